@@ -1,0 +1,142 @@
+// Binary elementwise ops with NumPy broadcasting (the host expands inputs to stride 0).
+// Host defines: OP (a function below); operand 0 = output, 1 = a, 2 = b. With SCALAR_A or
+// SCALAR_B that operand is the uniform u_scalar (float) / u_iscalar (int with SCALAR_INT) and the
+// tensor input is operand 1.
+
+uniform float u_scalar;
+uniform int u_iscalar;
+uniform float u_alpha;  // add/sub: a + alpha * b
+
+float op_add(float a, float b) { return a + b; }
+int op_add(int a, int b) { return a + b; }
+float op_add_alpha(float a, float b) { return a + u_alpha * b; }
+int op_add_alpha(int a, int b) { return a + int(u_alpha) * b; }
+float op_sub(float a, float b) { return a - b; }
+int op_sub(int a, int b) { return a - b; }
+float op_mul(float a, float b) { return a * b; }
+int op_mul(int a, int b) { return a * b; }
+float op_div(float a, float b) { return a / b; }
+float op_maximum(float a, float b) { return (is_nan(a) || is_nan(b)) ? F_NAN : max(a, b); }
+int op_maximum(int a, int b) { return max(a, b); }
+float op_minimum(float a, float b) { return (is_nan(a) || is_nan(b)) ? F_NAN : min(a, b); }
+int op_minimum(int a, int b) { return min(a, b); }
+// fmax/fmin: NaN only if both are NaN (numpy.fmax).
+float op_fmax(float a, float b) { return is_nan(a) ? b : (is_nan(b) ? a : max(a, b)); }
+float op_fmin(float a, float b) { return is_nan(a) ? b : (is_nan(b) ? a : min(a, b)); }
+
+float pow_abs(float a, float b) { return exp2(b * log2(a)); }
+// pow with C99/PyTorch special cases.
+float op_pow(float a, float b) {
+  if (b == 0.0) return 1.0;
+  if (a == 1.0) return 1.0;
+  if (is_nan(a) || is_nan(b)) return F_NAN;
+  if (b == 1.0) return a;
+  if (b == 2.0) return a * a;
+  bool b_int = trunc(b) == b && !is_inf(b);
+  bool b_odd = b_int && abs(mod(b, 2.0)) == 1.0;
+  if (a == 0.0) {
+    if (b > 0.0) return b_odd ? a : 0.0;
+    return (b_odd && floatBitsToUint(a) != 0u) ? -F_INF : F_INF;
+  }
+  if (is_inf(b)) {
+    float aa = abs(a);
+    if (aa == 1.0) return 1.0;
+    return ((aa > 1.0) == (b > 0.0)) ? F_INF : 0.0;
+  }
+  if (is_inf(a)) {
+    if (a > 0.0) return b > 0.0 ? F_INF : 0.0;
+    if (b > 0.0) return b_odd ? -F_INF : F_INF;
+    return b_odd ? -0.0 : 0.0;
+  }
+  if (a < 0.0) {
+    if (!b_int) return F_NAN;
+    float r = pow_abs(-a, b);
+    return b_odd ? -r : r;
+  }
+  return pow_abs(a, b);
+}
+int op_pow(int a, int b) {
+  if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) == 1 ? -1 : 1) : 0);
+  int r = 1;
+  int base = a;
+  for (int e = b; e > 0; e >>= 1) {
+    if ((e & 1) == 1) r *= base;
+    base *= base;
+  }
+  return r;
+}
+// fmod: C fmod, result has the sign of a. remainder: Python %, result has the sign of b.
+float op_fmod(float a, float b) {
+  if (b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
+  if (is_inf(b)) return a;
+  return a - b * trunc(a / b);
+}
+int op_fmod(int a, int b) { return b == 0 ? 0 : a - b * (a / b); }
+float op_remainder(float a, float b) {
+  if (b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
+  if (is_inf(b)) return (a == 0.0 || (a > 0.0) == (b > 0.0)) ? a : b;
+  float r = a - b * floor(a / b);
+  // floor(a/b) can be off by one when a/b rounds; keep the result in the range of b.
+  if (b > 0.0 && (r < 0.0 || r >= b)) r = r < 0.0 ? r + b : r - b;
+  if (b < 0.0 && (r > 0.0 || r <= b)) r = r > 0.0 ? r + b : r - b;
+  return r;
+}
+int op_remainder(int a, int b) {
+  if (b == 0) return 0;
+  int r = a - b * (a / b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+float op_atan2(float a, float b) {
+  if (is_nan(a) || is_nan(b)) return F_NAN;
+  if (a == 0.0 && b == 0.0) return (floatBitsToUint(b) != 0u) ? (floatBitsToUint(a) != 0u ? -3.14159265358979 : 3.14159265358979) : a;
+  return atan(a, b);
+}
+bool op_eq(float a, float b) { return a == b; }
+bool op_eq(int a, int b) { return a == b; }
+bool op_ne(float a, float b) { return !(a == b); }
+bool op_ne(int a, int b) { return a != b; }
+bool op_lt(float a, float b) { return a < b; }
+bool op_lt(int a, int b) { return a < b; }
+bool op_le(float a, float b) { return a <= b; }
+bool op_le(int a, int b) { return a <= b; }
+bool op_gt(float a, float b) { return a > b; }
+bool op_gt(int a, int b) { return a > b; }
+bool op_ge(float a, float b) { return a >= b; }
+bool op_ge(int a, int b) { return a >= b; }
+bool truthy(float a) { return a != 0.0 || is_nan(a); }
+bool truthy(int a) { return a != 0; }
+bool op_logical_and(float a, float b) { return truthy(a) && truthy(b); }
+bool op_logical_and(int a, int b) { return truthy(a) && truthy(b); }
+bool op_logical_or(float a, float b) { return truthy(a) || truthy(b); }
+bool op_logical_or(int a, int b) { return truthy(a) || truthy(b); }
+bool op_logical_xor(float a, float b) { return truthy(a) != truthy(b); }
+bool op_logical_xor(int a, int b) { return truthy(a) != truthy(b); }
+int op_bitwise_and(int a, int b) { return a & b; }
+int op_bitwise_or(int a, int b) { return a | b; }
+int op_bitwise_xor(int a, int b) { return a ^ b; }
+// Gradient helpers used by autograd (x, dy).
+float op_relu_backward(float x, float g) { return x > 0.0 ? g : 0.0; }
+float op_sigmoid_backward(float y, float g) { return g * y * (1.0 - y); }
+float op_tanh_backward(float y, float g) { return g * (1.0 - y * y); }
+
+// With a scalar, the one tensor input is operand 1.
+#ifdef SCALAR_A
+#define LOAD_A(off) CT1(u_scalar_value())
+#define LOAD_B(off) load1(off[1])
+#elif defined(SCALAR_B)
+#define LOAD_A(off) load1(off[1])
+#define LOAD_B(off) CT1(u_scalar_value())
+#else
+#define LOAD_A(off) load1(off[1])
+#define LOAD_B(off) load2(off[2])
+#endif
+
+#ifdef SCALAR_INT
+int u_scalar_value() { return u_iscalar; }
+#else
+float u_scalar_value() { return u_scalar; }
+#endif
+
+CT0 compute(uint off[NOPS]) { return CT0(OP(LOAD_A(off), LOAD_B(off))); }
+
+#include "elementwise.glsl"

@@ -1,0 +1,47 @@
+// Shared helpers: IEEE special values and 16-bit float conversions (round to nearest even).
+precision highp float;
+precision highp int;
+
+const float F_NAN = uintBitsToFloat(0x7fc00000u);
+const float F_INF = uintBitsToFloat(0x7f800000u);
+
+// Bit tests: compilers may fold x != x away, bit patterns cannot be folded.
+bool is_nan(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
+bool is_inf(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0x7f800000u; }
+bool is_nan(int x) { return false; }
+bool is_inf(int x) { return false; }
+
+float f16_bits_to_f32(uint h) { return unpackHalf2x16(h & 0xffffu).x; }
+
+// IEEE binary16 with round to nearest even, overflow to Inf, NaN kept quiet.
+uint f32_to_f16_bits(float f) {
+  uint x = floatBitsToUint(f);
+  uint sign = (x >> 16) & 0x8000u;
+  uint a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (a >= 0x477ff000u) return sign | 0x7c00u;  // rounds to Inf (>= 65520)
+  if (a < 0x38800000u) {                        // subnormal half or zero (< 2^-14)
+    if (a < 0x33000000u) return sign;           // < 2^-25 rounds to 0
+    uint e = a >> 23;
+    uint m = (a & 0x7fffffu) | 0x800000u;
+    uint shift = 126u - e;                      // 14..24 (= 113 - e + 13)
+    uint r = m >> shift;
+    uint rem = m & ((1u << shift) - 1u);
+    uint half_ = 1u << (shift - 1u);
+    if (rem > half_ || (rem == half_ && (r & 1u) == 1u)) r += 1u;
+    return sign | r;
+  }
+  uint r = a - 0x38000000u;  // rebias exponent 127 -> 15
+  uint mant = r & 0x1fffu;
+  r >>= 13;
+  if (mant > 0x1000u || (mant == 0x1000u && (r & 1u) == 1u)) r += 1u;
+  return sign | r;
+}
+
+float bf16_bits_to_f32(uint h) { return uintBitsToFloat((h & 0xffffu) << 16); }
+
+uint f32_to_bf16_bits(float f) {
+  uint x = floatBitsToUint(f);
+  if (is_nan(f)) return ((x >> 16) & 0x8000u) | 0x7fc0u;
+  return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+}

@@ -1,0 +1,53 @@
+// Generic strided elementwise driver, included by the unary/binary/ternary families.
+// Operand 0 is the output, operands 1..NOPS-1 the inputs (already broadcast: stride 0).
+// The host collapses dims that are contiguous in every operand, so NDIM is usually small, and
+// defines CONTIG when every operand is contiguous (offsets are then base + linear index).
+// Output modes: OUT_WORDS = each invocation writes one whole 32-bit word of a contiguous output
+// (2 f16/bf16 or 4 u8/bool elements); otherwise one element per invocation (storeN is atomic for
+// sub-word dtypes, so strided 16/8-bit views are written without races).
+// The family defines `CT0 compute(uint off[NOPS])` before including this file.
+layout(local_size_x = LOCAL_X) in;
+
+uniform uint u_base;   // first invocation of this part of a split grid
+uniform uint u_count;  // invocations in the whole grid
+uniform uint u_numel;
+uniform uint u_shape[NDIM];
+uniform uint u_strides[NOPS * NDIM];
+uniform uint u_offset[NOPS];
+
+void operand_offsets(uint lin, out uint off[NOPS]) {
+  for (int j = 0; j < NOPS; ++j) off[j] = u_offset[j];
+#ifdef CONTIG
+  for (int j = 0; j < NOPS; ++j) off[j] += lin;
+#else
+  for (int d = NDIM - 1; d >= 0; --d) {
+    uint s = u_shape[d];
+    uint i = lin % s;
+    lin /= s;
+    for (int j = 0; j < NOPS; ++j) off[j] += i * u_strides[j * NDIM + d];
+  }
+#endif
+}
+
+void main() {
+  uint inv = u_base + gl_GlobalInvocationID.x;
+  if (inv >= u_count) return;
+  uint off[NOPS];
+#ifdef OUT_WORDS
+  const uint BITS = 32u / PER_WORD0;
+  const uint MASK = (BITS == 32u) ? 0xffffffffu : ((1u << BITS) - 1u);
+  uint w = u_offset[0] / PER_WORD0 + inv;
+  uint word = t0[w];
+  for (uint k = 0u; k < PER_WORD0; ++k) {
+    uint e = w * PER_WORD0 + k;
+    if (e < u_offset[0] || e - u_offset[0] >= u_numel) continue;
+    operand_offsets(e - u_offset[0], off);
+    uint shift = k * BITS;
+    word = (word & ~(MASK << shift)) | ((bits0(compute(off)) & MASK) << shift);
+  }
+  t0[w] = word;
+#else
+  operand_offsets(inv, off);
+  store0(off[0], compute(off));
+#endif
+}

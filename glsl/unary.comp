@@ -1,0 +1,169 @@
+// Unary elementwise ops (PyTorch semantics), plus fill, copy and cast.
+// Host defines: OP (a function below), operand 0 = output, operand 1 = input (absent for fill).
+// Special values follow IEEE/PyTorch: NaN propagates, log(0) = -inf, log(x<0) = NaN, etc.
+// Uniforms u_p0, u_p1: op parameters (fill value, clamp bounds, slopes).
+
+uniform float u_p0;
+uniform float u_p1;
+uniform int u_i0;
+
+// ---- int-preserving ops ----
+int op_identity(int x) { return x; }
+float op_identity(float x) { return x; }
+int op_neg(int x) { return -x; }
+float op_neg(float x) { return -x; }
+int op_abs(int x) { return abs(x); }
+float op_abs(float x) { return abs(x); }
+int op_sign(int x) { return sign(x); }
+float op_sign(float x) { return is_nan(x) ? x : (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0)); }
+int op_relu(int x) { return x > 0 ? x : 0; }
+float op_relu(float x) { return (x > 0.0 || is_nan(x)) ? x : 0.0; }
+int op_clamp(int x) { return min(max(x, int(u_p0)), int(u_p1)); }
+float op_clamp(float x) { return is_nan(x) ? x : min(max(x, u_p0), u_p1); }
+int op_clamp_min(int x) { return max(x, int(u_p0)); }
+float op_clamp_min(float x) { return is_nan(x) ? x : max(x, u_p0); }
+int op_clamp_max(int x) { return min(x, int(u_p0)); }
+float op_clamp_max(float x) { return is_nan(x) ? x : min(x, u_p0); }
+int op_square(int x) { return x * x; }
+float op_square(float x) { return x * x; }
+bool op_to_bool(float x) { return x != 0.0 || is_nan(x); }
+bool op_to_bool(int x) { return x != 0; }
+bool op_logical_not(float x) { return x == 0.0; }
+bool op_logical_not(int x) { return x == 0; }
+bool op_isnan(float x) { return is_nan(x); }
+bool op_isnan(int x) { return false; }
+bool op_isinf(float x) { return is_inf(x); }
+bool op_isinf(int x) { return false; }
+bool op_isfinite(float x) { return !is_nan(x) && !is_inf(x); }
+float op_fill(float x) { return u_p0; }
+int op_fill(int x) { return u_i0; }
+
+// ---- float ops ----
+float op_exp(float x) { return exp(x); }
+float op_exp2(float x) { return exp2(x); }
+float op_log(float x) {
+  if (is_nan(x) || x < 0.0) return F_NAN;
+  if (x == 0.0) return -F_INF;
+  if (is_inf(x)) return x;
+  return log(x);
+}
+float op_log2(float x) { return op_log(x) * 1.4426950408889634; }
+float op_log10(float x) { return op_log(x) * 0.4342944819032518; }
+float op_log1p(float x) {
+  if (is_nan(x) || x < -1.0) return F_NAN;
+  if (x == -1.0) return -F_INF;
+  if (is_inf(x)) return x;
+  float u = 1.0 + x;
+  if (u == 1.0) return x;
+  return log(u) * (x / (u - 1.0));  // Goldberg's correction for small x
+}
+float op_expm1(float x) {
+  if (is_nan(x) || x > 88.8) return exp(x);
+  if (x < -20.0) return -1.0;
+  if (abs(x) < 1e-5) return x + 0.5 * x * x;
+  float u = exp(x);
+  if (u == 1.0) return x;
+  float um1 = u - 1.0;
+  return um1 * (x / log(u));  // Kahan's correction
+}
+float op_sqrt(float x) {
+  if (is_nan(x) || x < 0.0) return F_NAN;
+  return sqrt(x);
+}
+float op_rsqrt(float x) {
+  if (is_nan(x) || x < 0.0) return F_NAN;
+  if (x == 0.0) return F_INF;
+  if (is_inf(x)) return 0.0;
+  return inversesqrt(x);
+}
+float op_reciprocal(float x) { return 1.0 / x; }
+float op_sin(float x) { return is_inf(x) ? F_NAN : sin(x); }
+float op_cos(float x) { return is_inf(x) ? F_NAN : cos(x); }
+float op_tan(float x) { return is_inf(x) ? F_NAN : sin(x) / cos(x); }
+float op_asin(float x) { return (is_nan(x) || abs(x) > 1.0) ? F_NAN : asin(x); }
+float op_acos(float x) { return (is_nan(x) || abs(x) > 1.0) ? F_NAN : acos(x); }
+float op_atan(float x) { return is_nan(x) ? x : atan(x); }
+float op_sinh(float x) {
+  if (is_nan(x)) return x;
+  float u = op_expm1(abs(x));
+  float r = is_inf(u) ? u : 0.5 * (u + u / (u + 1.0));
+  return x < 0.0 ? -r : r;
+}
+float op_cosh(float x) {
+  if (is_nan(x)) return x;
+  float a = abs(x);
+  return exp(a - 0.6931471805599453) + 0.5 * exp(-a);
+}
+float op_tanh(float x) {
+  if (is_nan(x)) return x;
+  float a = abs(x);
+  float r = a > 9.5 ? 1.0 : -op_expm1(-2.0 * a) / (2.0 + op_expm1(-2.0 * a));
+  return x < 0.0 ? -r : r;
+}
+// erf: Abramowitz & Stegun 7.1.26 is too coarse near 0; use W. J. Cody's rational
+// approximations as in Numerical Recipes' erfc Chebyshev fit (|rel err| < 1.2e-7).
+float erfc_nr(float x) {
+  float z = abs(x);
+  float t = 1.0 / (1.0 + 0.5 * z);
+  float r = t * exp(-z * z - 1.26551223 +
+                    t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  return x >= 0.0 ? r : 2.0 - r;
+}
+float op_erf(float x) {
+  if (is_nan(x)) return x;
+  if (abs(x) < 0.5) {  // Taylor series near 0 keeps relative accuracy
+    float x2 = x * x;
+    return x * (1.1283791670955126 + x2 * (-0.3761263890318375 + x2 * (0.11283791670955126 +
+           x2 * (-0.026866170645131252 + x2 * (0.005223977625442188 + x2 * -0.0008548327023450852)))));
+  }
+  return 1.0 - erfc_nr(x);
+}
+float op_erfc(float x) { return is_nan(x) ? x : erfc_nr(x); }
+float op_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+float op_logsigmoid(float x) { return x < 0.0 ? x - op_log1p(exp(x)) : -op_log1p(exp(-x)); }
+float op_leaky_relu(float x) { return x > 0.0 ? x : x * u_p0; }
+float op_elu(float x) { return x > 0.0 ? x : u_p0 * op_expm1(x); }
+float op_selu(float x) {
+  return 1.0507009873554805 * (x > 0.0 ? x : 1.6732632423543772 * op_expm1(x));
+}
+float op_celu(float x) { return max(0.0, x) + min(0.0, u_p0 * op_expm1(x / u_p0)); }
+float op_gelu(float x) { return 0.5 * x * (1.0 + op_erf(x * 0.7071067811865476)); }
+float op_gelu_tanh(float x) {
+  return 0.5 * x * (1.0 + op_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+float op_silu(float x) { return x / (1.0 + exp(-x)); }
+// softplus(x) = log(1 + exp(beta x)) / beta; linear above threshold (u_p0 = beta, u_p1 = threshold).
+float op_softplus(float x) {
+  float bx = u_p0 * x;
+  return bx > u_p1 ? x : op_log1p(exp(bx)) / u_p0;
+}
+float softplus1(float x) { return x > 20.0 ? x : op_log1p(exp(x)); }
+float op_mish(float x) { return x * op_tanh(softplus1(x)); }
+float op_hardswish(float x) { return x * clamp(x + 3.0, 0.0, 6.0) / 6.0; }
+float op_hardsigmoid(float x) { return is_nan(x) ? x : clamp(x + 3.0, 0.0, 6.0) / 6.0; }
+float op_hardtanh(float x) { return is_nan(x) ? x : clamp(x, u_p0, u_p1); }
+float op_relu6(float x) { return is_nan(x) ? x : clamp(x, 0.0, 6.0); }
+float op_softsign(float x) { return x / (1.0 + abs(x)); }
+float op_floor(float x) { return floor(x); }
+float op_ceil(float x) { return ceil(x); }
+float op_round(float x) { return roundEven(x); }
+float op_trunc(float x) { return trunc(x); }
+float op_frac(float x) { return x - trunc(x); }
+int op_floor(int x) { return x; }
+int op_ceil(int x) { return x; }
+int op_round(int x) { return x; }
+int op_trunc(int x) { return x; }
+// Casts with PyTorch semantics: float -> int truncates toward zero.
+int op_to_int(float x) { return int(x); }
+int op_to_int(int x) { return x; }
+float op_to_float(float x) { return x; }
+float op_to_float(int x) { return float(x); }
+
+#if NOPS == 1
+CT0 compute(uint off[NOPS]) { return CT0(OP(CT0(0))); }
+#else
+CT0 compute(uint off[NOPS]) { return CT0(OP(load1(off[1]))); }
+#endif
+
+#include "elementwise.glsl"

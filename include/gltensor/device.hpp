@@ -1,0 +1,131 @@
+// Device: a headless EGL + OpenGL ES 3.1+ context that runs gltensor's compute shaders.
+//
+// A Device is a cheap, copyable handle; tensors keep their device alive. It must be used from the
+// thread that opened it (use from another thread throws ThreadError). Work is recorded without
+// waiting: dispatches are batched, each batch ends with a fence (glFenceSync), and reading a
+// tensor back waits only for the fence of the batch that last wrote it (never glFinish).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gltensor {
+
+namespace detail {
+struct DeviceImpl;
+}
+
+/// One EGL adapter as found by Device::list().
+struct AdapterInfo {
+  int index = 0;         ///< position in Device::list(), usable in OpenOptions::index
+  std::string platform;  ///< "device" (EGL_EXT_platform_device), "gbm" or "surfaceless"
+  std::string node;      ///< DRM render node (e.g. /dev/dri/renderD128) when known
+  std::string vendor;    ///< GL_VENDOR
+  std::string renderer;  ///< GL_RENDERER
+  std::string version;   ///< GL_VERSION (includes the driver's version)
+  bool software = false; ///< a CPU rasterizer (llvmpipe, softpipe, SwiftShader)
+};
+
+/// Capabilities, read once when the device opens.
+struct Capabilities {
+  int gl_major = 0, gl_minor = 0;
+  std::string version, renderer, vendor, glsl_version;
+  std::int64_t max_ssbo_block_size = 0;   ///< bytes; a tensor's storage may not be larger
+  int max_ssbo_bindings = 0;              ///< GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+  int max_workgroup_size[3] = {0, 0, 0};  ///< GL_MAX_COMPUTE_WORK_GROUP_SIZE
+  int max_workgroup_count[3] = {0, 0, 0}; ///< GL_MAX_COMPUTE_WORK_GROUP_COUNT
+  int max_workgroup_invocations = 0;
+  int max_shared_memory = 0;  ///< bytes of shared memory per workgroup
+  bool subgroup = false;      ///< GL_KHR_shader_subgroup
+  int subgroup_size = 0;
+  std::uint32_t subgroup_features = 0;  ///< GL_SUBGROUP_SUPPORTED_FEATURES_KHR bits
+  bool fp16_arithmetic = false;  ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
+  bool timer_query = false;      ///< EXT_disjoint_timer_query
+  bool program_binary = false;   ///< OES_get_program_binary with at least one format
+  bool debug_output = false;     ///< KHR_debug (messages go to the logger)
+  std::vector<std::string> extensions;
+  bool has_extension(const std::string& name) const;
+};
+
+/// SSBO pool statistics. Buffers are kept in size classes and reused.
+struct PoolStats {
+  std::size_t bytes_allocated = 0;  ///< bytes held in GL buffers (in use + cached)
+  std::size_t bytes_in_use = 0;     ///< bytes of buffers owned by live storages
+  std::size_t peak_bytes = 0;       ///< high-water mark of bytes_allocated
+  std::size_t live_buffers = 0;     ///< buffers owned by live storages
+  std::size_t cached_buffers = 0;   ///< free buffers kept for reuse
+  std::size_t hits = 0;             ///< requests served from the cache
+  std::size_t misses = 0;           ///< requests that created a GL buffer
+  std::size_t memory_limit = 0;     ///< 0 = none
+};
+
+enum class LogLevel { debug, info, warning, error };
+using Logger = std::function<void(LogLevel, const std::string&)>;
+
+struct OpenOptions {
+  /// Adapter index in Device::list(); -1 = choose: the env GLTENSOR_DEVICE (an index or a
+  /// substring of the renderer name) if set, else the first hardware adapter, else software.
+  int index = -1;
+  /// Substring of the renderer name (case-insensitive); empty = any.
+  std::string name;
+  /// Memory limit of the SSBO pool in bytes; 0 = none. Exceeding it throws OutOfMemory.
+  std::size_t memory_limit = 0;
+};
+
+class AsyncRead;
+
+class Device {
+ public:
+  /// Every EGL adapter: EGL_EXT_platform_device devices, then GBM render nodes not already
+  /// listed, then EGL_MESA_platform_surfaceless when no software device was found.
+  static std::vector<AdapterInfo> list();
+  /// Opens a new headless GLES 3.2 (else 3.1) context. Throws DeviceError if none can be made.
+  static Device open(const OpenOptions& options = {});
+  /// Uses the caller's current EGL context (graphics apps). Every GL binding gltensor changes
+  /// (program, SSBO bindings, copy buffers) is restored before each call returns. The context
+  /// must stay alive while the Device or any tensor on it is used.
+  static Device adopt_current();
+
+  Device() = default;  ///< an empty handle; valid() is false
+  bool valid() const { return impl_ != nullptr; }
+  const Capabilities& caps() const;
+  const AdapterInfo& adapter() const;
+  bool adopted() const;
+
+  /// Ends the current batch with a fence and submits it (glFlush); does not wait.
+  void flush();
+  /// Waits until every recorded dispatch has finished.
+  void synchronize();
+  /// Dispatches per batch before an automatic flush (default 64).
+  void set_auto_flush(std::size_t dispatches);
+
+  PoolStats pool_stats() const;
+  /// Frees every cached (unused) buffer.
+  void trim();
+  void set_memory_limit(std::size_t bytes);
+
+  /// Lowers the number of workgroups per dispatch below the device limit (0 = device limit).
+  /// Grids larger than this are split transparently; lowering it is meant for tests.
+  void set_dispatch_limit(std::uint32_t max_workgroups);
+
+  /// Receives KHR_debug messages and gltensor's own notices. Default: warnings and errors
+  /// to stderr.
+  void set_logger(Logger logger);
+
+  /// Number of compute dispatches recorded since the device opened.
+  std::uint64_t dispatch_count() const;
+  /// Number of glMemoryBarrier calls issued since the device opened.
+  std::uint64_t barrier_count() const;
+
+  const std::shared_ptr<detail::DeviceImpl>& impl() const { return impl_; }
+  explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
+  bool operator==(const Device& o) const { return impl_ == o.impl_; }
+
+ private:
+  std::shared_ptr<detail::DeviceImpl> impl_;
+};
+
+}  // namespace gltensor

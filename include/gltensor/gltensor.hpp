@@ -1,0 +1,7 @@
+// gltensor: tensors on GLSL compute shaders over SSBOs in a headless EGL + OpenGL ES 3.1 context.
+#pragma once
+#include "gltensor/device.hpp"
+#include "gltensor/dtype.hpp"
+#include "gltensor/errors.hpp"
+#include "gltensor/ops.hpp"
+#include "gltensor/tensor.hpp"

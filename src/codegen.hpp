@@ -1,0 +1,22 @@
+// GLSL declarations for kernel operands (internal). Every SSBO is declared as uint[]; the
+// generated loadN/storeN/bitsN functions unpack and pack the element dtype, so one kernel source
+// serves every dtype combination.
+#pragma once
+#include <string>
+
+#include "gltensor/dtype.hpp"
+
+namespace gltensor::detail {
+
+/// Compute type in a shader: floats compute in f32, integer and bool types in int.
+enum class CT { f32, i32 };
+inline CT natural_ct(DType d) { return is_floating(d) ? CT::f32 : CT::i32; }
+inline const char* ct_glsl(CT c) { return c == CT::f32 ? "float" : "int"; }
+/// Elements per 32-bit word.
+inline int per_word(DType d) { return 4 / static_cast<int>(itemsize(d)); }
+
+/// Declares operand `index` (binding = index): buffer tN, type CTN, loadN(e), bitsN(v),
+/// storeN(e, v) (atomic for 8/16-bit dtypes) and PER_WORDN.
+std::string operand_glsl(int index, DType dtype, CT ct, bool write);
+
+}  // namespace gltensor::detail

@@ -1,0 +1,156 @@
+// Device internals: the EGL context, the SSBO pool, the dispatch scheduler and the program cache.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "egl_platform.hpp"
+#include "gl.hpp"
+#include "gltensor/device.hpp"
+#include "gltensor/errors.hpp"
+
+namespace gltensor::detail {
+
+struct DeviceImpl;
+
+/// SSBOs in size classes (powers of two and 1.5x powers of two, at least 256 bytes), reused.
+class Pool {
+ public:
+  struct Block {
+    GLuint buffer = 0;
+    std::size_t capacity = 0;
+  };
+  explicit Pool(DeviceImpl& dev) : dev_(dev) {}
+  /// A buffer of at least `bytes`; throws OutOfMemory past the limit or on GL_OUT_OF_MEMORY.
+  Block acquire(std::size_t bytes, const char* op);
+  /// Returns a buffer for reuse. Makes no GL call (safe from any destructor).
+  void release(Block b);
+  void trim();
+  void destroy_all();
+  PoolStats stats() const;
+  void set_limit(std::size_t bytes) { limit_ = bytes; }
+  static std::size_t size_class(std::size_t bytes);
+
+ private:
+  DeviceImpl& dev_;
+  std::map<std::size_t, std::vector<GLuint>> free_;
+  std::size_t limit_ = 0;
+  PoolStats st_;
+};
+
+/// Refcounted SSBO storage. write_batch is the batch of the last dispatch that wrote it.
+struct Storage {
+  std::shared_ptr<DeviceImpl> dev;
+  Pool::Block block;
+  std::size_t nbytes = 0;
+  std::uint64_t write_batch = 0;
+  ~Storage();
+  GLuint buffer() const { return block.buffer; }
+};
+
+/// A linked compute program with its uniform locations.
+struct Program {
+  GLuint id = 0;
+  std::uint32_t local_size[3] = {1, 1, 1};
+  std::unordered_map<std::string, GLint> uniforms;
+  GLint loc(const std::string& name) const {
+    auto it = uniforms.find(name);
+    return it == uniforms.end() ? -1 : it->second;
+  }
+};
+
+class ProgramCache {
+ public:
+  explicit ProgramCache(DeviceImpl& dev) : dev_(dev) {}
+  /// Program for `kernel` (a glsl/ file name) with `defines` prepended and the local size.
+  /// Compiles on first use, or loads a matching on-disk program binary.
+  const Program& get(const std::string& kernel, const std::string& defines,
+                     std::uint32_t lx, std::uint32_t ly = 1, std::uint32_t lz = 1);
+  void destroy_all();
+  std::size_t size() const { return programs_.size(); }
+  std::size_t binary_cache_hits() const { return binary_hits_; }
+
+ private:
+  GLuint compile(const std::string& name, const std::string& source);
+  GLuint load_binary(const std::string& path, std::uint64_t hash);
+  void store_binary(const std::string& path, std::uint64_t hash, GLuint program);
+  DeviceImpl& dev_;
+  std::unordered_map<std::string, Program> programs_;
+  std::size_t binary_hits_ = 0;
+};
+
+/// One SSBO used by a dispatch: bound at binding point `binding`.
+struct BufferUse {
+  Storage* storage;
+  bool write;
+};
+
+struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
+  EglContext egl;
+  bool adopted = false;
+  AdapterInfo adapter;
+  Capabilities caps;
+  std::thread::id thread;
+  Logger logger;
+  Pool pool{*this};
+  ProgramCache programs{*this};
+
+  // ---- scheduler state ----
+  std::uint64_t batch = 1;  // id of the batch being recorded
+  std::size_t batch_dispatches = 0;
+  std::size_t auto_flush = 64;
+  std::deque<std::pair<std::uint64_t, GLsync>> fences;  // submitted batches, oldest first
+  std::uint64_t completed_batch = 0;                    // every batch <= this has finished
+  std::unordered_set<GLuint> written_since_barrier, read_since_barrier;
+  std::uint32_t dispatch_limit = 0;
+  std::uint64_t dispatches = 0, barriers = 0;
+  std::string pending_gl_error;  // from KHR_debug, raised at the next check
+
+  // ---- entry bookkeeping (thread check, context, state restore for adopted contexts) ----
+  int enter_depth = 0;
+  struct SavedState;
+  std::unique_ptr<SavedState> saved;
+
+  DeviceImpl();
+  ~DeviceImpl();
+  void init_capabilities();
+  void log(LogLevel level, const std::string& msg) const;
+
+  /// Records a dispatch of the current program `p` (uniforms already set with
+  /// glProgramUniform*). uses[i] is bound at binding i. Inserts a barrier only when a buffer
+  /// touched here was written (or, for a write, read) since the last barrier.
+  void dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
+                std::span<const BufferUse> uses);
+  /// Dispatches `invocations` threads along x, split into grids the device allows; the
+  /// uniform u_base receives the first invocation index of each part.
+  void dispatch_1d(const Program& p, std::uint64_t invocations, std::span<const BufferUse> uses);
+  std::uint32_t max_groups_x() const;
+  /// A barrier before host-side access (upload, copy, map) to a buffer written by a shader.
+  void barrier_for_host(GLuint buffer);
+  void flush();
+  void wait_batch(std::uint64_t batch_id);
+  void synchronize();
+  void check_gl(const char* op);
+};
+
+/// RAII entry into the device for one public call: checks the thread, makes the context
+/// current, and for adopted contexts saves and restores GL bindings.
+class Enter {
+ public:
+  Enter(DeviceImpl& dev, const char* op);
+  ~Enter();
+  Enter(const Enter&) = delete;
+  Enter& operator=(const Enter&) = delete;
+
+ private:
+  DeviceImpl& dev_;
+};
+
+}  // namespace gltensor::detail

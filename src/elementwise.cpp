@@ -1,0 +1,97 @@
+#include "elementwise.hpp"
+
+#include <algorithm>
+
+namespace gltensor::detail {
+
+void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs) {
+  DeviceImpl& dev = dev_of(out);
+  Enter guard(dev, e.op);
+  const Shape& shape = out.shape();
+  const std::int64_t n = out.numel();
+  for (std::int64_t d = 0; d < out.dim(); ++d)
+    if (out.strides()[d] == 0 && shape[d] > 1)
+      throw ValueError(std::string("gltensor::") + e.op + ": the output " + out.repr() +
+                       " has more than one element referring to the same memory location (expanded view)");
+  for (auto& in : inputs) {
+    if (in.shape() != shape) in = in.expand(shape);
+    if (in.shares_storage(out) && may_overlap(in, out) && !same_view(in, out)) in = in.clone();
+  }
+  if (n == 0) return;
+
+  // Collapse dims: drop size-1 dims, merge neighbours that are contiguous in every operand.
+  std::vector<const Tensor*> ops{&out};
+  for (auto& in : inputs) ops.push_back(&in);
+  const int nops = static_cast<int>(ops.size());
+  std::vector<std::int64_t> sizes;
+  std::vector<std::vector<std::int64_t>> strides(nops);
+  for (std::int64_t d = 0; d < out.dim(); ++d) {
+    if (shape[d] == 1) continue;
+    sizes.push_back(shape[d]);
+    for (int j = 0; j < nops; ++j) strides[j].push_back(ops[j]->strides()[d]);
+  }
+  for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d) {
+    bool merge = true;
+    for (int j = 0; j < nops; ++j) merge = merge && strides[j][d] == strides[j][d + 1] * sizes[d + 1];
+    if (!merge) continue;
+    sizes[d] *= sizes[d + 1];
+    sizes.erase(sizes.begin() + d + 1);
+    for (int j = 0; j < nops; ++j) {
+      strides[j][d] = strides[j][d + 1];
+      strides[j].erase(strides[j].begin() + d + 1);
+    }
+  }
+  if (sizes.empty()) {
+    sizes.push_back(1);
+    for (int j = 0; j < nops; ++j) strides[j].push_back(1);
+  }
+  const int ndim = static_cast<int>(sizes.size());
+  bool contig = ndim == 1;
+  for (int j = 0; j < nops && contig; ++j) contig = strides[j][0] == 1 || sizes[0] == 1;
+
+  const DType od = out.dtype();
+  const int pw = per_word(od);
+  const bool words = pw > 1 && out.is_contiguous();
+
+  std::string h = "#define NOPS " + std::to_string(nops) + "\n#define NDIM " + std::to_string(ndim) +
+                  "\n#define OP " + e.fn + "\n";
+  if (contig) h += "#define CONTIG 1\n";
+  if (words) h += "#define OUT_WORDS 1\n";
+  if (e.scalar) {
+    h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
+    if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
+  }
+  h += operand_glsl(0, od, natural_ct(od), true);
+  for (int j = 1; j < nops; ++j) h += operand_glsl(j, ops[j]->dtype(), e.in_ct, false);
+
+  const Program& p = dev.programs.get(e.kernel, h, 256);
+  std::uint64_t count = static_cast<std::uint64_t>(n);
+  if (words) {
+    const std::uint64_t off = static_cast<std::uint64_t>(out.offset());
+    count = (off + count + pw - 1) / pw - off / pw;
+  }
+  std::vector<GLuint> shape_u(sizes.begin(), sizes.end());
+  std::vector<GLuint> strides_u, offs;
+  for (int j = 0; j < nops; ++j) {
+    for (int d = 0; d < ndim; ++d) strides_u.push_back(static_cast<GLuint>(strides[j][d]));
+    offs.push_back(static_cast<GLuint>(ops[j]->offset()));
+  }
+  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(count));
+  glProgramUniform1ui(p.id, p.loc("u_numel"), static_cast<GLuint>(n));
+  glProgramUniform1uiv(p.id, p.loc("u_shape"), ndim, shape_u.data());
+  glProgramUniform1uiv(p.id, p.loc("u_strides"), nops * ndim, strides_u.data());
+  glProgramUniform1uiv(p.id, p.loc("u_offset"), nops, offs.data());
+  glProgramUniform1f(p.id, p.loc("u_p0"), e.p0);
+  glProgramUniform1f(p.id, p.loc("u_p1"), e.p1);
+  glProgramUniform1i(p.id, p.loc("u_i0"), e.i0);
+  glProgramUniform1f(p.id, p.loc("u_alpha"), e.alpha);
+  if (e.scalar) {
+    glProgramUniform1f(p.id, p.loc("u_scalar"), static_cast<float>(*e.scalar));
+    glProgramUniform1i(p.id, p.loc("u_iscalar"), static_cast<GLint>(*e.scalar));
+  }
+  std::vector<BufferUse> uses;
+  for (int j = 0; j < nops; ++j) uses.push_back({ops[j]->impl()->storage.get(), j == 0});
+  dev.dispatch_1d(p, count, uses);
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,110 @@
+// Dispatch recording, hazard barriers, fence-based batches, split grids.
+#include <algorithm>
+#include <string>
+
+#include "device_impl.hpp"
+
+namespace gltensor::detail {
+
+std::uint32_t DeviceImpl::max_groups_x() const {
+  std::uint32_t m = static_cast<std::uint32_t>(std::max(1, caps.max_workgroup_count[0]));
+  if (dispatch_limit != 0) m = std::min(m, dispatch_limit);
+  return m;
+}
+
+void DeviceImpl::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
+                          std::span<const BufferUse> uses) {
+  if (gx == 0 || gy == 0 || gz == 0) return;
+  bool need_barrier = false;
+  for (const auto& u : uses) {
+    const GLuint b = u.storage->buffer();
+    if (written_since_barrier.count(b) || (u.write && read_since_barrier.count(b))) need_barrier = true;
+  }
+  if (need_barrier) {
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    ++barriers;
+    written_since_barrier.clear();
+    read_since_barrier.clear();
+  }
+  glUseProgram(p.id);
+  for (std::size_t i = 0; i < uses.size(); ++i)
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(i), uses[i].storage->buffer());
+  glDispatchCompute(gx, gy, gz);
+  ++dispatches;
+  for (const auto& u : uses) {
+    const GLuint b = u.storage->buffer();
+    if (u.write) {
+      written_since_barrier.insert(b);
+      u.storage->write_batch = batch;
+    } else {
+      read_since_barrier.insert(b);
+    }
+  }
+#ifndef NDEBUG
+  check_gl("dispatch");
+#endif
+  if (++batch_dispatches >= auto_flush) flush();
+}
+
+void DeviceImpl::dispatch_1d(const Program& p, std::uint64_t invocations, std::span<const BufferUse> uses) {
+  if (invocations == 0) return;
+  const std::uint64_t lx = p.local_size[0];
+  const std::uint64_t groups = (invocations + lx - 1) / lx;
+  const std::uint64_t max_groups = max_groups_x();
+  const GLint base_loc = p.loc("u_base");
+  for (std::uint64_t g0 = 0; g0 < groups; g0 += max_groups) {
+    const std::uint64_t g = std::min(max_groups, groups - g0);
+    glProgramUniform1ui(p.id, base_loc, static_cast<GLuint>(g0 * lx));
+    dispatch(p, static_cast<std::uint32_t>(g), 1, 1, uses);
+  }
+}
+
+void DeviceImpl::barrier_for_host(GLuint buffer) {
+  if (written_since_barrier.count(buffer) || read_since_barrier.count(buffer)) {
+    glMemoryBarrier(GL_ALL_BARRIER_BITS);
+    ++barriers;
+    written_since_barrier.clear();
+    read_since_barrier.clear();
+  }
+}
+
+void DeviceImpl::flush() {
+  if (batch_dispatches == 0) return;
+  // Make this batch's shader writes visible to whatever follows: later dispatches, copies and
+  // mapped reads of the host.
+  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+  ++barriers;
+  written_since_barrier.clear();
+  read_since_barrier.clear();
+  GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  glFlush();
+  fences.emplace_back(batch, fence);
+  ++batch;
+  batch_dispatches = 0;
+}
+
+void DeviceImpl::wait_batch(std::uint64_t batch_id) {
+  if (batch_id <= completed_batch) return;
+  if (batch_id >= batch) flush();
+  while (!fences.empty() && fences.front().first <= batch_id) {
+    auto [id, fence] = fences.front();
+    for (;;) {
+      const GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
+      if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) break;
+      if (r == GL_WAIT_FAILED) {
+        check_gl("wait");
+        throw DeviceError("gltensor::wait: glClientWaitSync failed (context lost?)");
+      }
+    }
+    glDeleteSync(fence);
+    fences.pop_front();
+    completed_batch = id;
+  }
+}
+
+void DeviceImpl::synchronize() {
+  flush();
+  if (!fences.empty()) wait_batch(fences.back().first);
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,47 @@
+// Tensor internals shared by the ops (internal).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_impl.hpp"
+#include "gltensor/tensor.hpp"
+
+namespace gltensor::detail {
+
+struct AutogradMeta;
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape;
+  Shape strides;
+  std::int64_t offset = 0;
+  DType dtype = DType::f32;
+  std::shared_ptr<AutogradMeta> autograd;  // set by the autograd layer
+};
+
+inline DeviceImpl& dev_of(const Tensor& t) { return *t.impl()->storage->dev; }
+
+/// Throws if t is undefined.
+void check_defined(const char* op, const Tensor& t, const char* what = "input");
+/// Throws ValueError unless every tensor lives on the same device as the first.
+void check_same_device(const char* op, std::initializer_list<const Tensor*> ts);
+/// Validates dims and sizes, returns numel. Throws ValueError / LimitError naming op.
+std::int64_t check_shape(const char* op, const Shape& shape);
+/// New contiguous tensor backed by a pool buffer. Throws LimitError past max SSBO size.
+Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op);
+/// A view sharing t's storage.
+Tensor make_view(const Tensor& t, Shape shape, Shape strides, std::int64_t offset);
+/// Normalizes a possibly negative dim; throws IndexError naming op.
+std::int64_t wrap_dim(const char* op, std::int64_t dim, std::int64_t ndim);
+/// NumPy broadcast of two shapes; throws ShapeError naming op.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+/// The element span [first, last] of storage a view touches, in elements.
+std::pair<std::int64_t, std::int64_t> element_span(const Tensor& t);
+/// True if the two views touch overlapping storage elements.
+bool may_overlap(const Tensor& a, const Tensor& b);
+/// True if a and b are the very same view (storage, offset, shape, strides).
+bool same_view(const Tensor& a, const Tensor& b);
+std::shared_ptr<DeviceImpl> dev_ptr(const Tensor& t);
+
+}  // namespace gltensor::detail
