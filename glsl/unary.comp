@@ -72,7 +72,7 @@ float op_sqrt(float x) {
 }
 float op_rsqrt(float x) {
   if (is_nan(x) || x < 0.0) return F_NAN;
-  if (x == 0.0) return F_INF;
+  if (x == 0.0) return 1.0 / x;  // +-0 -> +-inf
   if (is_inf(x)) return 0.0;
   return inversesqrt(x);
 }
@@ -80,8 +80,24 @@ float op_reciprocal(float x) { return 1.0 / x; }
 float op_sin(float x) { return is_inf(x) ? F_NAN : sin(x); }
 float op_cos(float x) { return is_inf(x) ? F_NAN : cos(x); }
 float op_tan(float x) { return is_inf(x) ? F_NAN : sin(x) / cos(x); }
-float op_asin(float x) { return (is_nan(x) || abs(x) > 1.0) ? F_NAN : asin(x); }
-float op_acos(float x) { return (is_nan(x) || abs(x) > 1.0) ? F_NAN : acos(x); }
+// asin/acos: Cephes asinf/acosf (driver built-ins can be off by 2e-4, as on llvmpipe).
+float asin_poly(float x) {
+  float z = x * x;
+  return ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z +
+          1.6666752422e-1) * z * x + x;
+}
+float op_asin(float x) {
+  if (is_nan(x) || abs(x) > 1.0) return F_NAN;
+  float a = abs(x);
+  float r = a > 0.5 ? 1.5707963267948966 - 2.0 * asin_poly(sqrt(0.5 * (1.0 - a))) : asin_poly(a);
+  return x < 0.0 ? -r : r;
+}
+float op_acos(float x) {
+  if (is_nan(x) || abs(x) > 1.0) return F_NAN;
+  if (x > 0.5) return 2.0 * asin_poly(sqrt(0.5 * (1.0 - x)));
+  if (x < -0.5) return 3.141592653589793 - 2.0 * asin_poly(sqrt(0.5 * (1.0 + x)));
+  return 1.5707963267948966 - asin_poly(x);
+}
 float op_atan(float x) { return is_nan(x) ? x : atan(x); }
 float op_sinh(float x) {
   if (is_nan(x)) return x;

@@ -29,7 +29,7 @@ bool looks_software(const std::string& renderer) {
          r.find("swiftshader") != std::string::npos || r.find("software") != std::string::npos;
 }
 
-void GL_APIENTRY debug_callback(GLenum, GLenum type, GLuint, GLenum severity, GLsizei,
+void GL_APIENTRY debug_callback(GLenum source, GLenum type, GLuint, GLenum severity, GLsizei,
                                 const GLchar* message, const void* user) {
   auto* dev = static_cast<DeviceImpl*>(const_cast<void*>(user));
   LogLevel level = LogLevel::debug;
@@ -37,7 +37,9 @@ void GL_APIENTRY debug_callback(GLenum, GLenum type, GLuint, GLenum severity, GL
   else if (severity == GL_DEBUG_SEVERITY_MEDIUM) level = LogLevel::warning;
   else if (severity == GL_DEBUG_SEVERITY_LOW) level = LogLevel::info;
   dev->log(level, std::string("GL: ") + message);
-  if (type == GL_DEBUG_TYPE_ERROR && dev->pending_gl_error.empty()) dev->pending_gl_error = message;
+  // API errors are raised at the next check; shader compiler messages become ShaderError.
+  if (type == GL_DEBUG_TYPE_ERROR && source == GL_DEBUG_SOURCE_API && dev->pending_gl_error.empty())
+    dev->pending_gl_error = message;
 }
 
 AdapterInfo describe(const EglCandidate& c, int index) {

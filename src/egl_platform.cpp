@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <set>
 
 namespace gltensor::detail {
@@ -25,29 +23,13 @@ bool has_word(const char* list, const char* word) {
   return false;
 }
 
-// eglTerminate affects every user of a display handle, so displays are refcounted here.
-std::mutex g_display_mutex;
-std::map<EGLDisplay, int> g_display_refs;
-
+// EGL displays are process-wide: the same handle is returned to every user of a device, and
+// eglTerminate would pull it from under the application and other Devices. Displays are
+// therefore initialized once and left initialized for the life of the process (as the EGL
+// spec allows); contexts are destroyed with their Device.
 bool init_display(EGLDisplay d) {
-  std::lock_guard<std::mutex> lock(g_display_mutex);
-  if (g_display_refs[d]++ > 0) return true;
   EGLint major = 0, minor = 0;
-  if (!eglInitialize(d, &major, &minor)) {
-    g_display_refs.erase(d);
-    return false;
-  }
-  return true;
-}
-
-void release_display(EGLDisplay d) {
-  std::lock_guard<std::mutex> lock(g_display_mutex);
-  auto it = g_display_refs.find(d);
-  if (it == g_display_refs.end()) return;
-  if (--it->second == 0) {
-    g_display_refs.erase(it);
-    eglTerminate(d);
-  }
+  return eglInitialize(d, &major, &minor) == EGL_TRUE;
 }
 
 }  // namespace
@@ -187,7 +169,6 @@ void destroy_egl_context(EglContext& ctx) {
         eglMakeCurrent(ctx.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
       eglDestroyContext(ctx.display, ctx.context);
     }
-    release_display(ctx.display);
   }
   if (ctx.gbm) gbm_device_destroy(ctx.gbm);
   if (ctx.gbm_fd >= 0) ::close(ctx.gbm_fd);

@@ -40,6 +40,7 @@ Shape infer_shape(const char* op, Shape shape, std::int64_t numel, const Shape& 
 // computeStride): nullopt if impossible.
 std::optional<Shape> view_strides(const Shape& oldshape, const Shape& oldstride, const Shape& newshape) {
   Shape newstride(newshape.size(), 0);
+  if (oldshape.empty()) return Shape(newshape.size(), 1);
   const std::int64_t numel = numel_of(oldshape);
   if (numel == 0) {
     if (oldshape == newshape) return oldstride;
