@@ -239,8 +239,9 @@ Tensor Tensor::from_bytes(const Device& dev, const void* data, std::size_t nbyte
   if (nbytes % 4 == 0) {
     upload(d, t, data, nbytes);
   } else {  // pad the last word
-    std::vector<std::uint8_t> padded((nbytes + 3) & ~std::size_t{3}, 0);
-    std::memcpy(padded.data(), data, nbytes);
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    std::vector<std::uint8_t> padded(p, p + nbytes);
+    padded.resize((nbytes + 3) & ~std::size_t{3}, 0);
     upload(d, t, padded.data(), padded.size());
   }
   return t;
