@@ -13,24 +13,46 @@ std::string operand_glsl(int i, DType d, CT ct, bool write) {
   // load: element e of the buffer -> compute type
   std::string raw;
   switch (d) {
-    case DType::f32: raw = "uintBitsToFloat(" + t + "[e])"; break;
-    case DType::i32: raw = "int(" + t + "[e])"; break;
-    case DType::f16: raw = "f16_bits_to_f32(" + t + "[e >> 1u] >> ((e & 1u) * 16u))"; break;
-    case DType::bf16: raw = "bf16_bits_to_f32(" + t + "[e >> 1u] >> ((e & 1u) * 16u))"; break;
+    case DType::f32:
+      raw = "uintBitsToFloat(" + t + "[e])";
+      break;
+    case DType::i32:
+      raw = "int(" + t + "[e])";
+      break;
+    case DType::f16:
+      raw = "f16_bits_to_f32(" + t + "[e >> 1u] >> ((e & 1u) * 16u))";
+      break;
+    case DType::bf16:
+      raw = "bf16_bits_to_f32(" + t + "[e >> 1u] >> ((e & 1u) * 16u))";
+      break;
     case DType::u8:
-    case DType::bool_: raw = "int((" + t + "[e >> 2u] >> ((e & 3u) * 8u)) & 0xffu)"; break;
+    case DType::bool_:
+      raw = "int((" + t + "[e >> 2u] >> ((e & 3u) * 8u)) & 0xffu)";
+      break;
   }
   s += C + " load" + n + "(uint e) { return " + C + "(" + raw + "); }\n";
   if (!write) return s;
   // bits: compute type -> element bits (low bits of a uint)
   std::string bits;
   switch (d) {
-    case DType::f32: bits = "floatBitsToUint(float(v))"; break;
-    case DType::i32: bits = "uint(int(v))"; break;
-    case DType::f16: bits = "f32_to_f16_bits(float(v))"; break;
-    case DType::bf16: bits = "f32_to_bf16_bits(float(v))"; break;
-    case DType::u8: bits = "(uint(int(v)) & 0xffu)"; break;
-    case DType::bool_: bits = "(v != " + C + "(0) ? 1u : 0u)"; break;
+    case DType::f32:
+      bits = "floatBitsToUint(float(v))";
+      break;
+    case DType::i32:
+      bits = "uint(int(v))";
+      break;
+    case DType::f16:
+      bits = "f32_to_f16_bits(float(v))";
+      break;
+    case DType::bf16:
+      bits = "f32_to_bf16_bits(float(v))";
+      break;
+    case DType::u8:
+      bits = "(uint(int(v)) & 0xffu)";
+      break;
+    case DType::bool_:
+      bits = "(v != " + C + "(0) ? 1u : 0u)";
+      break;
   }
   s += "uint bits" + n + "(" + C + " v) { return " + bits + "; }\n";
   if (itemsize(d) == 4) {

@@ -1,4 +1,6 @@
 // Device: opening, adopting, capabilities, logging, thread and context entry.
+#include "gltensor/device.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -6,7 +8,6 @@
 #include <cstring>
 
 #include "device_impl.hpp"
-#include "gltensor/device.hpp"
 
 namespace gltensor {
 namespace detail {
@@ -29,13 +30,16 @@ bool looks_software(const std::string& renderer) {
          r.find("swiftshader") != std::string::npos || r.find("software") != std::string::npos;
 }
 
-void GL_APIENTRY debug_callback(GLenum source, GLenum type, GLuint, GLenum severity, GLsizei,
-                                const GLchar* message, const void* user) {
+void GL_APIENTRY debug_callback(GLenum source, GLenum type, GLuint, GLenum severity, GLsizei, const GLchar* message,
+                                const void* user) {
   auto* dev = static_cast<DeviceImpl*>(const_cast<void*>(user));
   LogLevel level = LogLevel::debug;
-  if (severity == GL_DEBUG_SEVERITY_HIGH || type == GL_DEBUG_TYPE_ERROR) level = LogLevel::error;
-  else if (severity == GL_DEBUG_SEVERITY_MEDIUM) level = LogLevel::warning;
-  else if (severity == GL_DEBUG_SEVERITY_LOW) level = LogLevel::info;
+  if (severity == GL_DEBUG_SEVERITY_HIGH || type == GL_DEBUG_TYPE_ERROR)
+    level = LogLevel::error;
+  else if (severity == GL_DEBUG_SEVERITY_MEDIUM)
+    level = LogLevel::warning;
+  else if (severity == GL_DEBUG_SEVERITY_LOW)
+    level = LogLevel::info;
   dev->log(level, std::string("GL: ") + message);
   // API errors are raised at the next check; shader compiler messages become ShaderError.
   if (type == GL_DEBUG_TYPE_ERROR && source == GL_DEBUG_SOURCE_API && dev->pending_gl_error.empty())
@@ -64,8 +68,7 @@ constexpr bool kDebugBuild = true;
 
 DeviceImpl::DeviceImpl() : thread(std::this_thread::get_id()) {
   logger = [](LogLevel level, const std::string& msg) {
-    if (level == LogLevel::warning || level == LogLevel::error)
-      std::fprintf(stderr, "gltensor: %s\n", msg.c_str());
+    if (level == LogLevel::warning || level == LogLevel::error) std::fprintf(stderr, "gltensor: %s\n", msg.c_str());
   };
 }
 
@@ -73,8 +76,10 @@ DeviceImpl::~DeviceImpl() {
   // Tensors keep the device alive, so nothing uses it any more. Free GL objects only if our
   // context can be made current on this thread; otherwise the driver frees them with it.
   bool current = false;
-  if (adopted) current = eglGetCurrentContext() == egl.context && egl.context != EGL_NO_CONTEXT;
-  else if (egl.context != EGL_NO_CONTEXT) current = make_current(egl);
+  if (adopted)
+    current = eglGetCurrentContext() == egl.context && egl.context != EGL_NO_CONTEXT;
+  else if (egl.context != EGL_NO_CONTEXT)
+    current = make_current(egl);
   if (current) {
     for (auto& f : fences) glDeleteSync(f.second);
     fences.clear();
@@ -121,8 +126,8 @@ void DeviceImpl::init_capabilities() {
     glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &v);
     c.subgroup_features = static_cast<std::uint32_t>(v);
   }
-  c.fp16_arithmetic = c.has_extension("GL_NV_gpu_shader5") ||
-                      c.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
+  c.fp16_arithmetic =
+      c.has_extension("GL_NV_gpu_shader5") || c.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
   c.timer_query = c.has_extension("GL_EXT_disjoint_timer_query");
   GLint formats = 0;
   glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
@@ -177,8 +182,7 @@ Enter::Enter(DeviceImpl& dev, const char* op) : dev_(dev) {
   if (dev.adopted) {
     if (eglGetCurrentContext() != dev.egl.context) {
       --dev.enter_depth;
-      throw DeviceError(std::string("gltensor::") + op +
-                        ": the adopted EGL context is not current on this thread");
+      throw DeviceError(std::string("gltensor::") + op + ": the adopted EGL context is not current on this thread");
     }
     auto s = std::make_unique<DeviceImpl::SavedState>();
     glGetIntegerv(GL_CURRENT_PROGRAM, &s->program);
@@ -249,16 +253,19 @@ std::vector<AdapterInfo> Device::list() {
 Device Device::open(const OpenOptions& options) {
   auto candidates = detail::enumerate_egl_candidates();
   if (candidates.empty())
-    throw DeviceError("gltensor::Device::open: no EGL platform found (need EGL_EXT_platform_device, "
-                      "GBM or EGL_MESA_platform_surfaceless; install libegl-mesa0 and libgl1-mesa-dri)");
+    throw DeviceError(
+        "gltensor::Device::open: no EGL platform found (need EGL_EXT_platform_device, "
+        "GBM or EGL_MESA_platform_surfaceless; install libegl-mesa0 and libgl1-mesa-dri)");
   int want_index = options.index;
   std::string want_name = detail::lower(options.name);
   if (want_index < 0 && want_name.empty()) {
     if (const char* env = std::getenv("GLTENSOR_DEVICE"); env && *env) {
       char* end = nullptr;
       long v = std::strtol(env, &end, 10);
-      if (end && *end == '\0') want_index = static_cast<int>(v);
-      else want_name = detail::lower(env);
+      if (end && *end == '\0')
+        want_index = static_cast<int>(v);
+      else
+        want_name = detail::lower(env);
     }
   }
   std::string failures;
@@ -312,8 +319,8 @@ Device Device::adopt_current() {
     throw DeviceError("gltensor::Device::adopt_current: no EGL context is current on this thread");
   const char* version = detail::gl_str(GL_VERSION);
   if (std::strstr(version, "OpenGL ES") == nullptr)
-    throw DeviceError(std::string("gltensor::Device::adopt_current: the current context is not OpenGL ES (") +
-                      version + ")");
+    throw DeviceError(std::string("gltensor::Device::adopt_current: the current context is not OpenGL ES (") + version +
+                      ")");
   auto impl = std::make_shared<DeviceImpl>();
   impl->adopted = true;
   impl->egl.display = eglGetCurrentDisplay();

@@ -71,8 +71,8 @@ class ProgramCache {
   explicit ProgramCache(DeviceImpl& dev) : dev_(dev) {}
   /// Program for `kernel` (a glsl/ file name) with `defines` prepended and the local size.
   /// Compiles on first use, or loads a matching on-disk program binary.
-  const Program& get(const std::string& kernel, const std::string& defines,
-                     std::uint32_t lx, std::uint32_t ly = 1, std::uint32_t lz = 1);
+  const Program& get(const std::string& kernel, const std::string& defines, std::uint32_t lx, std::uint32_t ly = 1,
+                     std::uint32_t lz = 1);
   void destroy_all();
   std::size_t size() const { return programs_.size(); }
   std::size_t binary_cache_hits() const { return binary_hits_; }

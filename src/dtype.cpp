@@ -1,18 +1,24 @@
+#include "gltensor/dtype.hpp"
+
 #include <bit>
 #include <cstring>
-
-#include "gltensor/dtype.hpp"
 
 namespace gltensor {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "float32";
-    case DType::f16: return "float16";
-    case DType::bf16: return "bfloat16";
-    case DType::i32: return "int32";
-    case DType::u8: return "uint8";
-    case DType::bool_: return "bool";
+    case DType::f32:
+      return "float32";
+    case DType::f16:
+      return "float16";
+    case DType::bf16:
+      return "bfloat16";
+    case DType::i32:
+      return "int32";
+    case DType::u8:
+      return "uint8";
+    case DType::bool_:
+      return "bool";
   }
   return "?";
 }

@@ -42,8 +42,7 @@ std::vector<EglCandidate> enumerate_egl_candidates() {
 
   if (has_word(client, "EGL_EXT_device_enumeration") && has_word(client, "EGL_EXT_platform_device")) {
     auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
-    auto query_string =
-        reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+    auto query_string = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
     EGLDeviceEXT devices[32];
     EGLint n = 0;
     if (query_devices && query_devices(32, devices, &n)) {
@@ -90,8 +89,7 @@ std::vector<EglCandidate> enumerate_egl_candidates() {
 }
 
 bool create_egl_context(const EglCandidate& c, bool debug, EglContext& out, std::string& why) {
-  auto get_display =
-      reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+  auto get_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
   if (!get_display) {
     why = "eglGetPlatformDisplayEXT is missing";
     return false;
@@ -116,8 +114,11 @@ bool create_egl_context(const EglCandidate& c, bool debug, EglContext& out, std:
   }
   ctx.display = get_display(c.platform_enum, native, nullptr);
   if (ctx.display == EGL_NO_DISPLAY || !init_display(ctx.display)) {
-    why = "eglInitialize failed on platform " + c.platform + " (EGL error 0x" +
-          [] { char b[16]; std::snprintf(b, sizeof b, "%x", eglGetError()); return std::string(b); }() + ")";
+    why = "eglInitialize failed on platform " + c.platform + " (EGL error 0x" + [] {
+      char b[16];
+      std::snprintf(b, sizeof b, "%x", eglGetError());
+      return std::string(b);
+    }() + ")";
     if (ctx.display != EGL_NO_DISPLAY) ctx.display = EGL_NO_DISPLAY;
     destroy_egl_context(ctx);
     return false;
@@ -139,8 +140,13 @@ bool create_egl_context(const EglCandidate& c, bool debug, EglContext& out, std:
     }
   }
   for (int minor : {2, 1}) {
-    EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, minor,
-                      debug ? EGL_CONTEXT_OPENGL_DEBUG : EGL_NONE, EGL_TRUE, EGL_NONE};
+    EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
+                      3,
+                      EGL_CONTEXT_MINOR_VERSION,
+                      minor,
+                      debug ? EGL_CONTEXT_OPENGL_DEBUG : EGL_NONE,
+                      EGL_TRUE,
+                      EGL_NONE};
     ctx.context = eglCreateContext(ctx.display, config, EGL_NO_CONTEXT, attrs);
     if (ctx.context != EGL_NO_CONTEXT) break;
   }

@@ -53,8 +53,8 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   const int pw = per_word(od);
   const bool words = pw > 1 && out.is_contiguous();
 
-  std::string h = "#define NOPS " + std::to_string(nops) + "\n#define NDIM " + std::to_string(ndim) +
-                  "\n#define OP " + e.fn + "\n";
+  std::string h =
+      "#define NOPS " + std::to_string(nops) + "\n#define NDIM " + std::to_string(ndim) + "\n#define OP " + e.fn + "\n";
   if (contig) h += "#define CONTIG 1\n";
   if (words) h += "#define OUT_WORDS 1\n";
   if (e.scalar) {

@@ -10,13 +10,13 @@
 namespace gltensor::detail {
 
 struct Elementwise {
-  const char* op = "";         // public op name, for errors
-  const char* kernel = "";     // glsl file
-  std::string fn;              // GLSL function, e.g. "op_exp"
-  CT in_ct = CT::f32;          // compute type of the inputs (and scalar)
-  float p0 = 0, p1 = 0;        // u_p0, u_p1
-  int i0 = 0;                  // u_i0
-  float alpha = 1;             // u_alpha
+  const char* op = "";           // public op name, for errors
+  const char* kernel = "";       // glsl file
+  std::string fn;                // GLSL function, e.g. "op_exp"
+  CT in_ct = CT::f32;            // compute type of the inputs (and scalar)
+  float p0 = 0, p1 = 0;          // u_p0, u_p1
+  int i0 = 0;                    // u_i0
+  float alpha = 1;               // u_alpha
   std::optional<double> scalar;  // binary.comp: one operand is this scalar
   bool scalar_first = false;     // the scalar is operand a (else b)
 };

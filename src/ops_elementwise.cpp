@@ -74,11 +74,16 @@ void check_bitwise(const char* op, DType d) {
 // Result dtype and compute type of a binary op whose operands promote to `common`.
 std::pair<DType, CT> binary_types(const char* op, BKind kind, DType common) {
   switch (kind) {
-    case BKind::Arith: return {common, natural_ct(common)};
-    case BKind::FloatArith: return {is_floating(common) ? common : DType::f32, CT::f32};
+    case BKind::Arith:
+      return {common, natural_ct(common)};
+    case BKind::FloatArith:
+      return {is_floating(common) ? common : DType::f32, CT::f32};
     case BKind::Compare:
-    case BKind::Logical: return {DType::bool_, natural_ct(common)};
-    case BKind::Bitwise: check_bitwise(op, common); return {common, CT::i32};
+    case BKind::Logical:
+      return {DType::bool_, natural_ct(common)};
+    case BKind::Bitwise:
+      check_bitwise(op, common);
+      return {common, CT::i32};
   }
   return {common, natural_ct(common)};
 }
@@ -140,15 +145,15 @@ Tensor scalar_like(const Tensor& t, double v, DType dtype) { return full(t.devic
 }  // namespace
 
 // ---- unary ----
-#define GLTENSOR_DEFINE_UNARY(name, kind)                                                                   \
-  Tensor name(const Tensor& x) { return unary(#name, "op_" #name, Kind::kind, x, nullptr); }                \
-  Tensor& name##_(Tensor& x) {                                                                              \
-    unary(#name "_", "op_" #name, Kind::kind, x, &x);                                                       \
-    return x;                                                                                               \
-  }                                                                                                         \
-  Tensor& name##_out(Tensor& out, const Tensor& x) {                                                        \
-    unary(#name "_out", "op_" #name, Kind::kind, x, &out);                                                  \
-    return out;                                                                                             \
+#define GLTENSOR_DEFINE_UNARY(name, kind)                                                    \
+  Tensor name(const Tensor& x) { return unary(#name, "op_" #name, Kind::kind, x, nullptr); } \
+  Tensor& name##_(Tensor& x) {                                                               \
+    unary(#name "_", "op_" #name, Kind::kind, x, &x);                                        \
+    return x;                                                                                \
+  }                                                                                          \
+  Tensor& name##_out(Tensor& out, const Tensor& x) {                                         \
+    unary(#name "_out", "op_" #name, Kind::kind, x, &out);                                   \
+    return out;                                                                              \
   }
 GLTENSOR_DEFINE_UNARY(neg, Preserve)
 GLTENSOR_DEFINE_UNARY(abs, Preserve)
@@ -197,7 +202,9 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
     throw ValueError("gltensor::gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
   return unary("gelu", approximate == "tanh" ? "op_gelu_tanh" : "op_gelu", Kind::Float, x, nullptr);
 }
-Tensor leaky_relu(const Tensor& x, double s) { return unary("leaky_relu", "op_leaky_relu", Kind::Float, x, nullptr, float(s)); }
+Tensor leaky_relu(const Tensor& x, double s) {
+  return unary("leaky_relu", "op_leaky_relu", Kind::Float, x, nullptr, float(s));
+}
 Tensor elu(const Tensor& x, double a) { return unary("elu", "op_elu", Kind::Float, x, nullptr, float(a)); }
 Tensor celu(const Tensor& x, double a) {
   if (a == 0) throw ValueError("gltensor::celu: alpha must not be 0");
@@ -208,35 +215,44 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
   return unary("softplus", "op_softplus", Kind::Float, x, nullptr, float(beta), float(threshold));
 }
 Tensor hardtanh(const Tensor& x, double lo, double hi) {
-  if (lo > hi) throw ValueError("gltensor::hardtanh: min_val " + std::to_string(lo) + " > max_val " + std::to_string(hi));
+  if (lo > hi)
+    throw ValueError("gltensor::hardtanh: min_val " + std::to_string(lo) + " > max_val " + std::to_string(hi));
   return unary("hardtanh", "op_hardtanh", Kind::Float, x, nullptr, float(lo), float(hi));
 }
 Tensor clamp(const Tensor& x, double lo, double hi) {
   return unary("clamp", "op_clamp", Kind::Preserve, x, nullptr, float(lo), float(hi));
 }
-Tensor clamp_min(const Tensor& x, double lo) { return unary("clamp_min", "op_clamp_min", Kind::Preserve, x, nullptr, float(lo)); }
-Tensor clamp_max(const Tensor& x, double hi) { return unary("clamp_max", "op_clamp_max", Kind::Preserve, x, nullptr, float(hi)); }
+Tensor clamp_min(const Tensor& x, double lo) {
+  return unary("clamp_min", "op_clamp_min", Kind::Preserve, x, nullptr, float(lo));
+}
+Tensor clamp_max(const Tensor& x, double hi) {
+  return unary("clamp_max", "op_clamp_max", Kind::Preserve, x, nullptr, float(hi));
+}
 Tensor isnan(const Tensor& x) { return unary("isnan", "op_isnan", Kind::Bool, x, nullptr); }
 Tensor isinf(const Tensor& x) { return unary("isinf", "op_isinf", Kind::Bool, x, nullptr); }
 Tensor isfinite(const Tensor& x) { return unary("isfinite", "op_isfinite", Kind::Bool, x, nullptr); }
 Tensor logical_not(const Tensor& x) { return unary("logical_not", "op_logical_not", Kind::Bool, x, nullptr); }
 
 // ---- binary ----
-#define GLTENSOR_DEFINE_BINARY(name, kind)                                                                   \
+#define GLTENSOR_DEFINE_BINARY(name, kind)                                                                           \
   Tensor name(const Tensor& a, const Tensor& b) { return binary(#name, {"op_" #name, BKind::kind}, a, b, nullptr); } \
-  Tensor name(const Tensor& a, double b) { return binary_scalar(#name, {"op_" #name, BKind::kind}, a, b, false, nullptr); } \
-  Tensor name(double a, const Tensor& b) { return binary_scalar(#name, {"op_" #name, BKind::kind}, b, a, true, nullptr); } \
-  Tensor& name##_(Tensor& a, const Tensor& b) {                                                              \
-    binary(#name "_", {"op_" #name, BKind::kind}, a, b, &a);                                                 \
-    return a;                                                                                                \
-  }                                                                                                          \
-  Tensor& name##_(Tensor& a, double b) {                                                                     \
-    binary_scalar(#name "_", {"op_" #name, BKind::kind}, a, b, false, &a);                                   \
-    return a;                                                                                                \
-  }                                                                                                          \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                                        \
-    binary(#name "_out", {"op_" #name, BKind::kind}, a, b, &out);                                            \
-    return out;                                                                                              \
+  Tensor name(const Tensor& a, double b) {                                                                           \
+    return binary_scalar(#name, {"op_" #name, BKind::kind}, a, b, false, nullptr);                                   \
+  }                                                                                                                  \
+  Tensor name(double a, const Tensor& b) {                                                                           \
+    return binary_scalar(#name, {"op_" #name, BKind::kind}, b, a, true, nullptr);                                    \
+  }                                                                                                                  \
+  Tensor& name##_(Tensor& a, const Tensor& b) {                                                                      \
+    binary(#name "_", {"op_" #name, BKind::kind}, a, b, &a);                                                         \
+    return a;                                                                                                        \
+  }                                                                                                                  \
+  Tensor& name##_(Tensor& a, double b) {                                                                             \
+    binary_scalar(#name "_", {"op_" #name, BKind::kind}, a, b, false, &a);                                           \
+    return a;                                                                                                        \
+  }                                                                                                                  \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                                                \
+    binary(#name "_out", {"op_" #name, BKind::kind}, a, b, &out);                                                    \
+    return out;                                                                                                      \
   }
 GLTENSOR_DEFINE_BINARY(add, Arith)
 GLTENSOR_DEFINE_BINARY(sub, Arith)
@@ -278,8 +294,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   // operand order in ternary.comp: (cond, a, b); cond loads in the compute type too.
   return ternary("where", "op_where", cond, a, b, rd, natural_ct(rd));
 }
-Tensor where(const Tensor& cond, const Tensor& a, double b) { return where(cond, a, scalar_like(a, b, result_type(a.dtype(), b))); }
-Tensor where(const Tensor& cond, double a, const Tensor& b) { return where(cond, scalar_like(b, a, result_type(b.dtype(), a)), b); }
+Tensor where(const Tensor& cond, const Tensor& a, double b) {
+  return where(cond, a, scalar_like(a, b, result_type(a.dtype(), b)));
+}
+Tensor where(const Tensor& cond, double a, const Tensor& b) {
+  return where(cond, scalar_like(b, a, result_type(b.dtype(), a)), b);
+}
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
   const DType rd = promote_types(promote_types(a.dtype(), b.dtype()), w.dtype());
   return ternary("lerp", "op_lerp", a, b, w, is_floating(rd) ? rd : DType::f32, CT::f32);

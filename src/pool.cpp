@@ -43,8 +43,8 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op) {
   if (glGetError() == GL_OUT_OF_MEMORY) {
     glDeleteBuffers(1, &buf);
     trim();
-    throw OutOfMemory(std::string("gltensor::") + op + ": GL_OUT_OF_MEMORY allocating " +
-                      std::to_string(cls) + " bytes");
+    throw OutOfMemory(std::string("gltensor::") + op + ": GL_OUT_OF_MEMORY allocating " + std::to_string(cls) +
+                      " bytes");
   }
   ++st_.misses;
   ++st_.live_buffers;

@@ -1,13 +1,13 @@
 // Compute program cache: in memory by (kernel, defines, local size); on disk as program binaries
 // (OES_get_program_binary) keyed by renderer, GL version and source hash.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "device_impl.hpp"
 #include "shader_sources.hpp"

@@ -16,7 +16,8 @@ void check_same_device(const char* op, std::initializer_list<const Tensor*> ts) 
   const DeviceImpl* first = nullptr;
   for (const Tensor* t : ts) {
     check_defined(op, *t);
-    if (!first) first = &dev_of(*t);
+    if (!first)
+      first = &dev_of(*t);
     else if (&dev_of(*t) != first)
       throw ValueError(std::string("gltensor::") + op + ": tensors are on different devices");
   }
@@ -146,15 +147,39 @@ std::vector<T> convert_bytes(const std::vector<std::uint8_t>& b, DType d) {
     const std::uint8_t* p = b.data() + i * itemsize(d);
     double v = 0;
     switch (d) {
-      case DType::f32: { float f; std::memcpy(&f, p, 4); v = f; break; }
-      case DType::i32: { std::int32_t x; std::memcpy(&x, p, 4); v = x; break; }
-      case DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); v = f16_to_f32(h); break; }
-      case DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); v = bf16_to_f32(h); break; }
+      case DType::f32: {
+        float f;
+        std::memcpy(&f, p, 4);
+        v = f;
+        break;
+      }
+      case DType::i32: {
+        std::int32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+        break;
+      }
+      case DType::f16: {
+        std::uint16_t h;
+        std::memcpy(&h, p, 2);
+        v = f16_to_f32(h);
+        break;
+      }
+      case DType::bf16: {
+        std::uint16_t h;
+        std::memcpy(&h, p, 2);
+        v = bf16_to_f32(h);
+        break;
+      }
       case DType::u8:
-      case DType::bool_: v = *p; break;
+      case DType::bool_:
+        v = *p;
+        break;
     }
-    if constexpr (std::is_same_v<T, float>) out[i] = static_cast<float>(v);
-    else out[i] = (v != v) ? 0 : static_cast<T>(v);
+    if constexpr (std::is_same_v<T, float>)
+      out[i] = static_cast<float>(v);
+    else
+      out[i] = (v != v) ? 0 : static_cast<T>(v);
   }
   return out;
 }
@@ -174,12 +199,32 @@ Tensor from_host_values(const Device& dev, std::span<const Src> values, const Sh
     std::uint8_t* p = bytes.data() + i * itemsize(dtype);
     const Src v = values[i];
     switch (dtype) {
-      case DType::f32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
-      case DType::i32: { std::int32_t x = static_cast<std::int32_t>(v); std::memcpy(p, &x, 4); break; }
-      case DType::f16: { std::uint16_t h = f32_to_f16(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case DType::bf16: { std::uint16_t h = f32_to_bf16(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case DType::u8: *p = static_cast<std::uint8_t>(static_cast<std::int32_t>(v)); break;
-      case DType::bool_: *p = v != Src(0) ? 1 : 0; break;
+      case DType::f32: {
+        float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case DType::i32: {
+        std::int32_t x = static_cast<std::int32_t>(v);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::f16: {
+        std::uint16_t h = f32_to_f16(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::bf16: {
+        std::uint16_t h = f32_to_bf16(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::u8:
+        *p = static_cast<std::uint8_t>(static_cast<std::int32_t>(v));
+        break;
+      case DType::bool_:
+        *p = v != Src(0) ? 1 : 0;
+        break;
     }
   }
   return Tensor::from_bytes(dev, bytes.data(), bytes.size(), shape, dtype);

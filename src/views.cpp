@@ -15,7 +15,8 @@ Shape infer_shape(const char* op, Shape shape, std::int64_t numel, const Shape& 
   int infer = -1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      if (infer >= 0) throw ShapeError(std::string("gltensor::") + op + ": only one dimension can be -1 in " + to_string(shape));
+      if (infer >= 0)
+        throw ShapeError(std::string("gltensor::") + op + ": only one dimension can be -1 in " + to_string(shape));
       infer = static_cast<int>(i);
     } else if (shape[i] < 0) {
       throw ValueError(std::string("gltensor::") + op + ": invalid size in shape " + to_string(shape));
@@ -25,12 +26,13 @@ Shape infer_shape(const char* op, Shape shape, std::int64_t numel, const Shape& 
   }
   if (infer >= 0) {
     if (known == 0 || numel % known != 0)
-      throw ShapeError(std::string("gltensor::") + op + ": shape " + to_string(shape) + " is invalid for input of shape " +
-                       to_string(from) + " (" + std::to_string(numel) + " elements)");
+      throw ShapeError(std::string("gltensor::") + op + ": shape " + to_string(shape) +
+                       " is invalid for input of shape " + to_string(from) + " (" + std::to_string(numel) +
+                       " elements)");
     shape[infer] = numel / known;
   } else if (known != numel) {
-    throw ShapeError(std::string("gltensor::") + op + ": shape " + to_string(shape) + " is invalid for input of shape " +
-                     to_string(from) + " (" + std::to_string(numel) + " elements)");
+    throw ShapeError(std::string("gltensor::") + op + ": shape " + to_string(shape) +
+                     " is invalid for input of shape " + to_string(from) + " (" + std::to_string(numel) + " elements)");
   }
   check_shape(op, shape);
   return shape;
@@ -92,7 +94,9 @@ Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
   check_defined("flatten", *this);
   if (dim() == 0) return reshape({1});
   const std::int64_t s = wrap_dim("flatten", start_dim, dim()), e = wrap_dim("flatten", end_dim, dim());
-  if (s > e) throw ValueError("gltensor::flatten: start_dim " + std::to_string(start_dim) + " > end_dim " + std::to_string(end_dim));
+  if (s > e)
+    throw ValueError("gltensor::flatten: start_dim " + std::to_string(start_dim) + " > end_dim " +
+                     std::to_string(end_dim));
   Shape shape(this->shape().begin(), this->shape().begin() + s);
   std::int64_t m = 1;
   for (std::int64_t i = s; i <= e; ++i) m *= this->shape()[i];
@@ -187,7 +191,8 @@ Tensor Tensor::expand(const Shape& target) const {
   Shape shape(target.size()), st(target.size());
   for (std::size_t i = 0; i < target.size(); ++i) {
     if (i < lead) {
-      if (target[i] < 0) throw ShapeError("gltensor::expand: -1 is not allowed for new leading dims in " + to_string(target));
+      if (target[i] < 0)
+        throw ShapeError("gltensor::expand: -1 is not allowed for new leading dims in " + to_string(target));
       shape[i] = target[i];
       st[i] = 0;
       continue;
@@ -201,8 +206,9 @@ Tensor Tensor::expand(const Shape& target) const {
       shape[i] = want;
       st[i] = 0;
     } else {
-      throw ShapeError("gltensor::expand: cannot expand shape " + to_string(this->shape()) + " to " + to_string(target) +
-                       " (dim " + std::to_string(i) + ": " + std::to_string(have) + " vs " + std::to_string(want) + ")");
+      throw ShapeError("gltensor::expand: cannot expand shape " + to_string(this->shape()) + " to " +
+                       to_string(target) + " (dim " + std::to_string(i) + ": " + std::to_string(have) + " vs " +
+                       std::to_string(want) + ")");
     }
   }
   check_shape("expand", shape);

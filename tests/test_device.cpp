@@ -88,8 +88,9 @@ TEST(Device, UseFromAnotherThreadIsThreadError) {
 
 namespace {
 GLuint make_user_program() {
-  const char* src = "#version 310 es\nlayout(local_size_x=1) in;\nlayout(std430, binding=0) buffer B { uint d[]; };\n"
-                    "void main() { d[0] = 7u; }\n";
+  const char* src =
+      "#version 310 es\nlayout(local_size_x=1) in;\nlayout(std430, binding=0) buffer B { uint d[]; };\n"
+      "void main() { d[0] = 7u; }\n";
   GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
   glShaderSource(sh, 1, &src, nullptr);
   glCompileShader(sh);

@@ -9,7 +9,6 @@
 #include <functional>
 
 #include "tensor_impl.hpp"
-
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -60,34 +59,48 @@ std::vector<UnaryCase> unary_cases() {
       {"sigmoid", [](auto& x) { return sigmoid(x); }, sigm, -10, 10, T, A},
       {"logsigmoid", [](auto& x) { return logsigmoid(x); },
        [](double x) { return x < 0 ? x - std::log1p(std::exp(x)) : -std::log1p(std::exp(-x)); }, -10, 10, T, A},
-      {"relu", [](auto& x) { return relu(x); }, [](double x) { return std::isnan(x) ? x : x > 0 ? x : 0; }, -5, 5, 0, 0},
-      {"relu6", [](auto& x) { return relu6(x); }, [](double x) { return std::isnan(x) ? x : std::clamp(x, 0.0, 6.0); }, -8, 8, 0, 0},
+      {"relu", [](auto& x) { return relu(x); }, [](double x) { return std::isnan(x) ? x
+                                                                      : x > 0       ? x
+                                                                                    : 0; }, -5, 5, 0,
+       0},
+      {"relu6", [](auto& x) { return relu6(x); }, [](double x) { return std::isnan(x) ? x : std::clamp(x, 0.0, 6.0); },
+       -8, 8, 0, 0},
       {"selu", [](auto& x) { return selu(x); },
        [](double x) { return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x)); }, -5, 5, T, A},
       {"silu", [](auto& x) { return silu(x); }, [](double x) { return x / (1 + std::exp(-x)); }, -10, 10, T, A},
       {"mish", [](auto& x) { return mish(x); }, [](double x) { return x * std::tanh(softplus_ref(x)); }, -10, 10, T, A},
-      {"hardswish", [](auto& x) { return hardswish(x); }, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1e-6, 1e-7},
+      {"hardswish", [](auto& x) { return hardswish(x); }, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; },
+       -5, 5, 1e-6, 1e-7},
       {"hardsigmoid", [](auto& x) { return hardsigmoid(x); },
        [](double x) { return std::isnan(x) ? x : std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1e-6, 1e-7},
-      {"softsign", [](auto& x) { return softsign(x); }, [](double x) { return x / (1 + std::fabs(x)); }, -5, 5, 1e-6, 0},
+      {"softsign", [](auto& x) { return softsign(x); }, [](double x) { return x / (1 + std::fabs(x)); }, -5, 5, 1e-6,
+       0},
       {"floor", [](auto& x) { return floor(x); }, [](double x) { return std::floor(x); }, -5, 5, 0, 0},
       {"ceil", [](auto& x) { return ceil(x); }, [](double x) { return std::ceil(x); }, -5, 5, 0, 0},
       {"round", [](auto& x) { return round(x); }, [](double x) { return std::nearbyint(x); }, -5, 5, 0, 0},
       {"trunc", [](auto& x) { return trunc(x); }, [](double x) { return std::trunc(x); }, -5, 5, 0, 0},
       {"frac", [](auto& x) { return frac(x); }, [](double x) { return x - std::trunc(x); }, -5, 5, 0, 1e-7},
-      {"gelu", [](auto& x) { return gelu(x); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5, T, A},
+      {"gelu", [](auto& x) { return gelu(x); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); },
+       -5, 5, T, A},
       {"gelu_tanh", [](auto& x) { return gelu(x, "tanh"); },
-       [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }, -5, 5, T, A},
-      {"leaky_relu", [](auto& x) { return leaky_relu(x, 0.2); }, [](double x) { return x > 0 ? x : 0.2 * x; }, -5, 5, 1e-7, 0},
-      {"elu", [](auto& x) { return elu(x, 1.5); }, [](double x) { return x > 0 ? x : 1.5 * std::expm1(x); }, -5, 5, T, A},
+       [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }, -5, 5, T,
+       A},
+      {"leaky_relu", [](auto& x) { return leaky_relu(x, 0.2); }, [](double x) { return x > 0 ? x : 0.2 * x; }, -5, 5,
+       1e-7, 0},
+      {"elu", [](auto& x) { return elu(x, 1.5); }, [](double x) { return x > 0 ? x : 1.5 * std::expm1(x); }, -5, 5, T,
+       A},
       {"celu", [](auto& x) { return celu(x, 2.0); },
        [](double x) { return std::max(0.0, x) + std::min(0.0, 2.0 * std::expm1(x / 2.0)); }, -5, 5, T, A},
       {"softplus", [](auto& x) { return softplus(x, 2.0, 10.0); },
        [](double x) { return 2 * x > 10 ? x : std::log1p(std::exp(2 * x)) / 2; }, -8, 8, T, A},
-      {"hardtanh", [](auto& x) { return hardtanh(x, -2, 3); }, [](double x) { return std::isnan(x) ? x : std::clamp(x, -2.0, 3.0); }, -5, 5, 0, 0},
-      {"clamp", [](auto& x) { return clamp(x, -1.5, 0.5); }, [](double x) { return std::isnan(x) ? x : std::clamp(x, -1.5, 0.5); }, -5, 5, 0, 0},
-      {"clamp_min", [](auto& x) { return clamp_min(x, 0.25); }, [](double x) { return std::isnan(x) ? x : std::max(x, 0.25); }, -5, 5, 0, 0},
-      {"clamp_max", [](auto& x) { return clamp_max(x, 0.25); }, [](double x) { return std::isnan(x) ? x : std::min(x, 0.25); }, -5, 5, 0, 0},
+      {"hardtanh", [](auto& x) { return hardtanh(x, -2, 3); },
+       [](double x) { return std::isnan(x) ? x : std::clamp(x, -2.0, 3.0); }, -5, 5, 0, 0},
+      {"clamp", [](auto& x) { return clamp(x, -1.5, 0.5); },
+       [](double x) { return std::isnan(x) ? x : std::clamp(x, -1.5, 0.5); }, -5, 5, 0, 0},
+      {"clamp_min", [](auto& x) { return clamp_min(x, 0.25); },
+       [](double x) { return std::isnan(x) ? x : std::max(x, 0.25); }, -5, 5, 0, 0},
+      {"clamp_max", [](auto& x) { return clamp_max(x, 0.25); },
+       [](double x) { return std::isnan(x) ? x : std::min(x, 0.25); }, -5, 5, 0, 0},
   };
 }
 
@@ -175,27 +188,42 @@ double py_mod(double a, double b) {
 
 std::vector<BinaryCase> binary_cases() {
   return {
-      {"add", [](auto& a, auto& b) { return add(a, b); }, [](double a, double b) { return double(float(a + b)); }, -5, 5, 0, 0},
-      {"add_alpha", [](auto& a, auto& b) { return add(a, b, 2.5); }, [](double a, double b) { return a + 2.5 * b; }, -5, 5, 1e-6, 1e-6},
-      {"sub", [](auto& a, auto& b) { return sub(a, b); }, [](double a, double b) { return double(float(a - b)); }, -5, 5, 0, 0},
-      {"mul", [](auto& a, auto& b) { return mul(a, b); }, [](double a, double b) { return double(float(a * b)); }, -5, 5, 0, 0},
+      {"add", [](auto& a, auto& b) { return add(a, b); }, [](double a, double b) { return double(float(a + b)); }, -5,
+       5, 0, 0},
+      {"add_alpha", [](auto& a, auto& b) { return add(a, b, 2.5); }, [](double a, double b) { return a + 2.5 * b; }, -5,
+       5, 1e-6, 1e-6},
+      {"sub", [](auto& a, auto& b) { return sub(a, b); }, [](double a, double b) { return double(float(a - b)); }, -5,
+       5, 0, 0},
+      {"mul", [](auto& a, auto& b) { return mul(a, b); }, [](double a, double b) { return double(float(a * b)); }, -5,
+       5, 0, 0},
       {"div", [](auto& a, auto& b) { return div(a, b); }, [](double a, double b) { return a / b; }, 0.5f, 5, 1e-6, 0},
-      {"pow", [](auto& a, auto& b) { return pow(a, b); }, [](double a, double b) { return std::pow(a, b); }, 0.1f, 4, 4e-5, 1e-6},
+      {"pow", [](auto& a, auto& b) { return pow(a, b); }, [](double a, double b) { return std::pow(a, b); }, 0.1f, 4,
+       4e-5, 1e-6},
       {"maximum", [](auto& a, auto& b) { return maximum(a, b); },
        [](double a, double b) { return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b); }, -5, 5, 0, 0},
       {"minimum", [](auto& a, auto& b) { return minimum(a, b); },
        [](double a, double b) { return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b); }, -5, 5, 0, 0},
-      {"fmax", [](auto& a, auto& b) { return fmax(a, b); }, [](double a, double b) { return std::fmax(a, b); }, -5, 5, 0, 0},
-      {"fmin", [](auto& a, auto& b) { return fmin(a, b); }, [](double a, double b) { return std::fmin(a, b); }, -5, 5, 0, 0},
-      {"fmod", [](auto& a, auto& b) { return fmod(a, b); }, [](double a, double b) { return std::fmod(a, b); }, 0.5f, 9, 1e-5, 2e-6},
+      {"fmax", [](auto& a, auto& b) { return fmax(a, b); }, [](double a, double b) { return std::fmax(a, b); }, -5, 5,
+       0, 0},
+      {"fmin", [](auto& a, auto& b) { return fmin(a, b); }, [](double a, double b) { return std::fmin(a, b); }, -5, 5,
+       0, 0},
+      {"fmod", [](auto& a, auto& b) { return fmod(a, b); }, [](double a, double b) { return std::fmod(a, b); }, 0.5f, 9,
+       1e-5, 2e-6},
       {"remainder", [](auto& a, auto& b) { return remainder(a, b); }, py_mod, 0.5f, 9, 1e-5, 2e-6},
-      {"atan2", [](auto& a, auto& b) { return atan2(a, b); }, [](double a, double b) { return std::atan2(a, b); }, -5, 5, 2e-5, 1e-6},
-      {"eq", [](auto& a, auto& b) { return eq(a, b); }, [](double a, double b) { return double(a == b); }, -2, 2, 0, 0, true},
-      {"ne", [](auto& a, auto& b) { return ne(a, b); }, [](double a, double b) { return double(a != b); }, -2, 2, 0, 0, true},
-      {"lt", [](auto& a, auto& b) { return lt(a, b); }, [](double a, double b) { return double(a < b); }, -2, 2, 0, 0, true},
-      {"le", [](auto& a, auto& b) { return le(a, b); }, [](double a, double b) { return double(a <= b); }, -2, 2, 0, 0, true},
-      {"gt", [](auto& a, auto& b) { return gt(a, b); }, [](double a, double b) { return double(a > b); }, -2, 2, 0, 0, true},
-      {"ge", [](auto& a, auto& b) { return ge(a, b); }, [](double a, double b) { return double(a >= b); }, -2, 2, 0, 0, true},
+      {"atan2", [](auto& a, auto& b) { return atan2(a, b); }, [](double a, double b) { return std::atan2(a, b); }, -5,
+       5, 2e-5, 1e-6},
+      {"eq", [](auto& a, auto& b) { return eq(a, b); }, [](double a, double b) { return double(a == b); }, -2, 2, 0, 0,
+       true},
+      {"ne", [](auto& a, auto& b) { return ne(a, b); }, [](double a, double b) { return double(a != b); }, -2, 2, 0, 0,
+       true},
+      {"lt", [](auto& a, auto& b) { return lt(a, b); }, [](double a, double b) { return double(a < b); }, -2, 2, 0, 0,
+       true},
+      {"le", [](auto& a, auto& b) { return le(a, b); }, [](double a, double b) { return double(a <= b); }, -2, 2, 0, 0,
+       true},
+      {"gt", [](auto& a, auto& b) { return gt(a, b); }, [](double a, double b) { return double(a > b); }, -2, 2, 0, 0,
+       true},
+      {"ge", [](auto& a, auto& b) { return ge(a, b); }, [](double a, double b) { return double(a >= b); }, -2, 2, 0, 0,
+       true},
       {"logical_and", [](auto& a, auto& b) { return logical_and(a, b); },
        [](double a, double b) { return double(a != 0 && b != 0); }, -1, 1, 0, 0, true},
       {"logical_or", [](auto& a, auto& b) { return logical_or(a, b); },
@@ -211,7 +239,7 @@ TEST_P(BinaryOps, BroadcastingAndEdgeShapes) {
   const auto& c = GetParam();
   GLT_RNG(rng);
   const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{5, 7}, {5, 7}}, {{5, 7}, {7}}, {{3, 1, 4}, {1, 5, 1}}, {{}, {4}}, {{0, 3}, {3}},
+      {{5, 7}, {5, 7}}, {{5, 7}, {7}}, {{3, 1, 4}, {1, 5, 1}},    {{}, {4}},    {{0, 3}, {3}},
       {{1}, {1}},       {{1031}, {1}}, {{2, 3, 4, 5}, {3, 1, 5}}, {{6, 1}, {0}}};
   for (const auto& [sa, sb] : shapes) {
     auto a = uniform(rng, numel_of(sa), c.lo, c.hi), b = uniform(rng, numel_of(sb), c.lo, c.hi);
@@ -232,8 +260,8 @@ TEST_P(BinaryOps, BroadcastingAndEdgeShapes) {
   }
   // Non-contiguous operands: transposed and strided views.
   auto a = uniform(rng, 9 * 8, c.lo, c.hi), b = uniform(rng, 8 * 20, c.lo, c.hi);
-  Tensor va = Tensor::from_host(device(), a, {9, 8}).t();                     // [8, 9]
-  Tensor vb = Tensor::from_host(device(), b, {8, 20}).slice(1, 2, 20, 2);   // [8, 9]
+  Tensor va = Tensor::from_host(device(), a, {9, 8}).t();                  // [8, 9]
+  Tensor vb = Tensor::from_host(device(), b, {8, 20}).slice(1, 2, 20, 2);  // [8, 9]
   auto ga = gather_view(a, va), gb = gather_view(b, vb);
   std::vector<double> ref(ga.size());
   for (std::size_t i = 0; i < ga.size(); ++i) ref[i] = c.ref(ga[i], gb[i]);
@@ -296,7 +324,10 @@ TEST(BinaryOps, IntegerArithmeticIsExact) {
   chk(ta * tb, [](int x, int y) { return x * y; });
   chk(maximum(ta, tb), [](int x, int y) { return std::max(x, y); });
   chk(fmod(ta, tb), [](int x, int y) { return x % y; });
-  chk(remainder(ta, tb), [](int x, int y) { int r = x % y; return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; });
+  chk(remainder(ta, tb), [](int x, int y) {
+    int r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+  });
   chk(bitwise_xor(ta, tb), [](int x, int y) { return x ^ y; });
   chk(bitwise_and(ta, tb), [](int x, int y) { return x & y; });
 }
@@ -312,8 +343,7 @@ TEST(BinaryOps, MixedDtypesPromote) {
   EXPECT_EQ((h + bf).dtype(), DType::f32);
   EXPECT_EQ((i + eq(i, i)).dtype(), DType::i32);
   auto r = (h + bf).to_vector();
-  for (int k = 0; k < 100; ++k)
-    ASSERT_EQ(r[k], f16_to_f32(f32_to_f16(a[k])) + bf16_to_f32(f32_to_bf16(a[k])));
+  for (int k = 0; k < 100; ++k) ASSERT_EQ(r[k], f16_to_f32(f32_to_f16(a[k])) + bf16_to_f32(f32_to_bf16(a[k])));
   auto hr = (h * h).to_vector();  // f16 * f16 rounds once from the exact f32 product
   for (int k = 0; k < 100; ++k) {
     const float x = f16_to_f32(f32_to_f16(a[k]));
@@ -438,12 +468,18 @@ TEST(Creation, CastBetweenAllDtypes) {
   const DType all[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u8, DType::bool_};
   auto host_cast = [](float x, DType to) -> float {
     switch (to) {
-      case DType::f32: return x;
-      case DType::f16: return f16_to_f32(f32_to_f16(x));
-      case DType::bf16: return bf16_to_f32(f32_to_bf16(x));
-      case DType::i32: return static_cast<float>(static_cast<std::int32_t>(x));
-      case DType::u8: return static_cast<float>(static_cast<std::uint8_t>(static_cast<std::int32_t>(x)));
-      case DType::bool_: return x != 0 ? 1.0f : 0.0f;
+      case DType::f32:
+        return x;
+      case DType::f16:
+        return f16_to_f32(f32_to_f16(x));
+      case DType::bf16:
+        return bf16_to_f32(f32_to_bf16(x));
+      case DType::i32:
+        return static_cast<float>(static_cast<std::int32_t>(x));
+      case DType::u8:
+        return static_cast<float>(static_cast<std::uint8_t>(static_cast<std::int32_t>(x)));
+      case DType::bool_:
+        return x != 0 ? 1.0f : 0.0f;
     }
     return x;
   };
@@ -463,8 +499,10 @@ TEST(Creation, CastBetweenAllDtypes) {
   auto h = Tensor::from_host(device(), sp, {7}).to(DType::f16).to_vector();
   for (int i = 0; i < 7; ++i) {
     const float want = f16_to_f32(f32_to_f16(sp[i]));
-    if (std::isnan(want)) EXPECT_TRUE(std::isnan(h[i]));
-    else EXPECT_EQ(h[i], want) << sp[i];
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(h[i]));
+    else
+      EXPECT_EQ(h[i], want) << sp[i];
   }
   EXPECT_EQ(h[1], INFINITY);
   EXPECT_EQ(h[0], 65504.0f);
@@ -492,7 +530,8 @@ TEST(Creation, CopyIntoStridedSubWordViews) {
     Tensor mid = dst.view({3 * n}).slice(0, 1, 3 * n - 2);
     mid.fill_(0);
     auto z = dst.view({3 * n}).to_vector();
-    for (int i = 0; i < 3 * n; ++i) ASSERT_EQ(z[i], (i == 0 || i >= 3 * n - 2) ? (i == 0 ? (dt == DType::bool_ ? 1.0f : 5.0f) : got[i]) : 0.0f) << i;
+    for (int i = 0; i < 3 * n; ++i)
+      ASSERT_EQ(z[i], (i == 0 || i >= 3 * n - 2) ? (i == 0 ? (dt == DType::bool_ ? 1.0f : 5.0f) : got[i]) : 0.0f) << i;
   }
 }
 

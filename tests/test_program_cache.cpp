@@ -66,9 +66,11 @@ TEST(ProgramCache, CompileErrorIsShaderErrorWithLogAndLine) {
   auto& impl = *dev.impl();
   detail::Enter e(impl, "test");
   try {
-    impl.programs.get("unary.comp", "#define NOPS 1\n#define NDIM 1\n#define OP op_no_such_function\n"
+    impl.programs.get("unary.comp",
+                      "#define NOPS 1\n#define NDIM 1\n#define OP op_no_such_function\n"
                       "layout(std430, binding = 0) buffer Buf0 { uint t0[]; };\n#define CT0 float\n"
-                      "uint bits0(float v) { return 0u; }\nvoid store0(uint e, float v) {}\n", 64);
+                      "uint bits0(float v) { return 0u; }\nvoid store0(uint e, float v) {}\n",
+                      64);
     FAIL() << "expected ShaderError";
   } catch (const ShaderError& err) {
     EXPECT_FALSE(err.log().empty());

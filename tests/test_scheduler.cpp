@@ -40,8 +40,8 @@ TEST(Scheduler, WriteAfterReadGetsABarrier) {
   Tensor a = ones(dev, {1000}), b = ones(dev, {1000});
   dev.synchronize();
   const auto b0 = dev.barrier_count();
-  Tensor c = a + b;    // reads a
-  a.fill_(5.0);        // overwrites a: must wait for the read
+  Tensor c = a + b;  // reads a
+  a.fill_(5.0);      // overwrites a: must wait for the read
   EXPECT_EQ(dev.barrier_count(), b0 + 1);
   EXPECT_EQ(c.to_vector(), std::vector<float>(1000, 2.0f));
   EXPECT_EQ(a.to_vector(), std::vector<float>(1000, 5.0f));
@@ -72,7 +72,7 @@ TEST(Scheduler, AutoFlushEndsBatches) {
   auto& impl = *dev.impl();
   dev.synchronize();
   const auto batch0 = impl.batch;
-  Tensor t = zeros(dev, {100});  // 1 dispatch
+  Tensor t = zeros(dev, {100});           // 1 dispatch
   for (int i = 0; i < 11; ++i) t += 1.0;  // 11 more: 12 in all -> 3 flushes
   EXPECT_EQ(impl.batch, batch0 + 3);
   EXPECT_EQ(t.to_vector(), std::vector<float>(100, 11.0f));

@@ -30,8 +30,8 @@ inline std::uint64_t fresh_seed() {
 }
 
 /// A generator whose seed appears in every failure message of the enclosing scope.
-#define GLT_RNG(name)                                      \
-  const std::uint64_t name##_seed = glt_test::fresh_seed(); \
+#define GLT_RNG(name)                                                                      \
+  const std::uint64_t name##_seed = glt_test::fresh_seed();                                \
   SCOPED_TRACE("seed=" + std::to_string(name##_seed) + " (GLTENSOR_TEST_SEED to replay)"); \
   std::mt19937_64 name(name##_seed)
 
@@ -67,10 +67,14 @@ inline ::testing::AssertionResult close(const std::vector<float>& got, const std
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = got[i], r = ref[i];
     bool ok;
-    if (std::isnan(r)) ok = std::isnan(g);
-    else if (std::isinf(r)) ok = g == r;
-    else ok = std::isfinite(g) && std::fabs(g - r) <= atol + rtol * std::fabs(r);
-    if (!ok && bad++ < 5) msg += "\n  [" + std::to_string(i) + "] got " + std::to_string(g) + ", want " + std::to_string(r);
+    if (std::isnan(r))
+      ok = std::isnan(g);
+    else if (std::isinf(r))
+      ok = g == r;
+    else
+      ok = std::isfinite(g) && std::fabs(g - r) <= atol + rtol * std::fabs(r);
+    if (!ok && bad++ < 5)
+      msg += "\n  [" + std::to_string(i) + "] got " + std::to_string(g) + ", want " + std::to_string(r);
   }
   if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements differ:" << msg;
   return ::testing::AssertionSuccess();

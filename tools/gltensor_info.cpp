@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   int failures = 0;
   const auto adapters = gltensor::Device::list();
   for (const auto& a : adapters) {
-    json j{{"index", a.index}, {"platform", a.platform}, {"node", a.node}, {"vendor", a.vendor},
-           {"renderer", a.renderer}, {"version", a.version}, {"software", a.software}};
+    json j{{"index", a.index},       {"platform", a.platform}, {"node", a.node},        {"vendor", a.vendor},
+           {"renderer", a.renderer}, {"version", a.version},   {"software", a.software}};
     try {
       gltensor::OpenOptions o;
       o.index = a.index;
@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
                   c["max_workgroup_count"][1].get<int>(), c["max_workgroup_count"][2].get<int>());
       std::printf("  shared memory       %d bytes\n", c["max_shared_memory"].get<int>());
       std::printf("  subgroups           %s", c["subgroup"].get<bool>() ? "yes" : "no");
-      if (c["subgroup"].get<bool>()) std::printf(" (size %d, features 0x%x)", c["subgroup_size"].get<int>(), c["subgroup_features"].get<unsigned>());
+      if (c["subgroup"].get<bool>())
+        std::printf(" (size %d, features 0x%x)", c["subgroup_size"].get<int>(), c["subgroup_features"].get<unsigned>());
       std::printf("\n  fp16 arithmetic     %s\n", c["fp16_arithmetic"].get<bool>() ? "yes" : "no");
       std::printf("  timer query         %s\n", c["timer_query"].get<bool>() ? "yes" : "no");
       std::printf("  program binary      %s\n", c["program_binary"].get<bool>() ? "yes" : "no");

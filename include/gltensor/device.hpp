@@ -20,32 +20,32 @@ struct DeviceImpl;
 
 /// One EGL adapter as found by Device::list().
 struct AdapterInfo {
-  int index = 0;         ///< position in Device::list(), usable in OpenOptions::index
-  std::string platform;  ///< "device" (EGL_EXT_platform_device), "gbm" or "surfaceless"
-  std::string node;      ///< DRM render node (e.g. /dev/dri/renderD128) when known
-  std::string vendor;    ///< GL_VENDOR
-  std::string renderer;  ///< GL_RENDERER
-  std::string version;   ///< GL_VERSION (includes the driver's version)
-  bool software = false; ///< a CPU rasterizer (llvmpipe, softpipe, SwiftShader)
+  int index = 0;          ///< position in Device::list(), usable in OpenOptions::index
+  std::string platform;   ///< "device" (EGL_EXT_platform_device), "gbm" or "surfaceless"
+  std::string node;       ///< DRM render node (e.g. /dev/dri/renderD128) when known
+  std::string vendor;     ///< GL_VENDOR
+  std::string renderer;   ///< GL_RENDERER
+  std::string version;    ///< GL_VERSION (includes the driver's version)
+  bool software = false;  ///< a CPU rasterizer (llvmpipe, softpipe, SwiftShader)
 };
 
 /// Capabilities, read once when the device opens.
 struct Capabilities {
   int gl_major = 0, gl_minor = 0;
   std::string version, renderer, vendor, glsl_version;
-  std::int64_t max_ssbo_block_size = 0;   ///< bytes; a tensor's storage may not be larger
-  int max_ssbo_bindings = 0;              ///< GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
-  int max_workgroup_size[3] = {0, 0, 0};  ///< GL_MAX_COMPUTE_WORK_GROUP_SIZE
-  int max_workgroup_count[3] = {0, 0, 0}; ///< GL_MAX_COMPUTE_WORK_GROUP_COUNT
+  std::int64_t max_ssbo_block_size = 0;    ///< bytes; a tensor's storage may not be larger
+  int max_ssbo_bindings = 0;               ///< GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+  int max_workgroup_size[3] = {0, 0, 0};   ///< GL_MAX_COMPUTE_WORK_GROUP_SIZE
+  int max_workgroup_count[3] = {0, 0, 0};  ///< GL_MAX_COMPUTE_WORK_GROUP_COUNT
   int max_workgroup_invocations = 0;
   int max_shared_memory = 0;  ///< bytes of shared memory per workgroup
   bool subgroup = false;      ///< GL_KHR_shader_subgroup
   int subgroup_size = 0;
   std::uint32_t subgroup_features = 0;  ///< GL_SUBGROUP_SUPPORTED_FEATURES_KHR bits
-  bool fp16_arithmetic = false;  ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
-  bool timer_query = false;      ///< EXT_disjoint_timer_query
-  bool program_binary = false;   ///< OES_get_program_binary with at least one format
-  bool debug_output = false;     ///< KHR_debug (messages go to the logger)
+  bool fp16_arithmetic = false;         ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
+  bool timer_query = false;             ///< EXT_disjoint_timer_query
+  bool program_binary = false;          ///< OES_get_program_binary with at least one format
+  bool debug_output = false;            ///< KHR_debug (messages go to the logger)
   std::vector<std::string> extensions;
   bool has_extension(const std::string& name) const;
 };

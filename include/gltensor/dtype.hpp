@@ -25,9 +25,7 @@ constexpr std::size_t itemsize(DType t) {
   return 4;
 }
 
-constexpr bool is_floating(DType t) {
-  return t == DType::f32 || t == DType::f16 || t == DType::bf16;
-}
+constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
 /// PyTorch-style names: "float32", "float16", "bfloat16", "int32", "uint8", "bool".
 const char* dtype_name(DType t);

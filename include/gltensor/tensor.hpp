@@ -63,13 +63,12 @@ class Tensor {
   /// nearest even). Throws ShapeError if values.size() != numel(shape).
   static Tensor from_host(const Device& dev, std::span<const float> values, const Shape& shape,
                           DType dtype = DType::f32);
-  static Tensor from_host(const Device& dev, std::span<const std::int32_t> values,
-                          const Shape& shape, DType dtype = DType::i32);
-  static Tensor from_host(const Device& dev, std::span<const std::uint8_t> values,
-                          const Shape& shape, DType dtype = DType::u8);
+  static Tensor from_host(const Device& dev, std::span<const std::int32_t> values, const Shape& shape,
+                          DType dtype = DType::i32);
+  static Tensor from_host(const Device& dev, std::span<const std::uint8_t> values, const Shape& shape,
+                          DType dtype = DType::u8);
   /// Raw bytes already in dtype's layout (f16/bf16 as uint16 bits, bool as 0/1 bytes).
-  static Tensor from_bytes(const Device& dev, const void* data, std::size_t nbytes,
-                           const Shape& shape, DType dtype);
+  static Tensor from_bytes(const Device& dev, const void* data, std::size_t nbytes, const Shape& shape, DType dtype);
 
   // ---- metadata ----
   Device device() const;
