@@ -4,4 +4,5 @@
 #include "gltensor/dtype.hpp"
 #include "gltensor/errors.hpp"
 #include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
 #include "gltensor/tensor.hpp"

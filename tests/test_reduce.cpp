@@ -1,0 +1,299 @@
+// Reductions, softmax and cumsum against float64 host references.
+// Tolerances: sums/means atol 1e-5 * (1 + sum|x|) (f32 tree accumulation), rtol 1e-5;
+// var/std/logsumexp/softmax rtol 1e-5 atol 1e-6; max/min/argmax/all/any exact.
+#include <functional>
+#include <numeric>
+
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+using Groups = std::vector<std::vector<std::pair<double, std::int64_t>>>;  // (value, index in reduced space)
+
+// Groups the elements of a contiguous host tensor by output element.
+Groups group(const std::vector<float>& x, const Shape& shape, const Dims& dims_in) {
+  std::vector<bool> red(shape.size(), dims_in.empty());
+  for (auto d : dims_in) red[d < 0 ? d + shape.size() : d] = true;
+  std::int64_t nout = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (!red[d]) nout *= shape[d];
+  Groups g(static_cast<std::size_t>(nout));
+  for (std::int64_t lin = 0; lin < static_cast<std::int64_t>(x.size()); ++lin) {
+    std::int64_t rem = lin, o = 0, ostride = 1, r = 0, rstride = 1;
+    for (std::int64_t d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
+      const std::int64_t i = rem % shape[d];
+      rem /= shape[d];
+      if (red[d]) {
+        r += i * rstride;
+        rstride *= shape[d];
+      } else {
+        o += i * ostride;
+        ostride *= shape[d];
+      }
+    }
+    g[o].push_back({x[lin], r});
+  }
+  for (auto& v : g) std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return g;
+}
+
+using Reducer = std::function<double(const std::vector<std::pair<double, std::int64_t>>&)>;
+
+double r_sum(const std::vector<std::pair<double, std::int64_t>>& v) {
+  double s = 0;
+  for (auto& [x, i] : v) s += x;
+  return s;
+}
+double r_max(const std::vector<std::pair<double, std::int64_t>>& v, bool want_index, bool is_max) {
+  double best = 0;
+  std::int64_t bi = -1;
+  for (auto& [x, i] : v) {
+    if (bi >= 0 && std::isnan(best)) break;
+    if (bi < 0 || std::isnan(x) || (is_max ? x > best : x < best)) {
+      best = x;
+      bi = i;
+    }
+  }
+  return want_index ? double(bi) : best;
+}
+double r_var(const std::vector<std::pair<double, std::int64_t>>& v, double corr) {
+  const double n = v.size();
+  if (n == 0) return NAN;
+  const double m = r_sum(v) / n;
+  double s = 0;
+  for (auto& [x, i] : v) s += (x - m) * (x - m);
+  return s / std::max(n - corr, 0.0);
+}
+double r_lse(const std::vector<std::pair<double, std::int64_t>>& v) {
+  double m = -INFINITY;
+  for (auto& [x, i] : v) m = std::isnan(x) || std::isnan(m) ? NAN : std::max(m, x);
+  if (std::isnan(m) || std::isinf(m)) return m;
+  double s = 0;
+  for (auto& [x, i] : v) s += std::exp(x - m);
+  return m + std::log(s);
+}
+
+struct Case {
+  Shape shape;
+  Dims dims;
+};
+
+void check_all(std::mt19937_64& rng, const Case& c, bool keepdim, bool noncontig, bool specials) {
+  const std::size_t n = static_cast<std::size_t>(numel_of(c.shape));
+  auto x = uniform(rng, n);
+  if (specials && n > 30) sprinkle_specials(x);
+  Tensor t;
+  std::vector<float> host = x;
+  if (noncontig && c.shape.size() >= 2) {
+    // Store transposed and view it back: same logical values, non-contiguous strides.
+    Shape ts = c.shape;
+    std::swap(ts[0], ts[1]);
+    std::vector<float> stored(n);
+    Tensor probe = Tensor::empty(device(), ts).transpose(0, 1);
+    auto offs = view_offsets(probe);
+    for (std::size_t i = 0; i < n; ++i) stored[offs[i]] = x[i];
+    t = Tensor::from_host(device(), stored, ts).transpose(0, 1);
+    ASSERT_FALSE(t.is_contiguous() && c.shape[0] > 1 && c.shape[1] > 1);
+  } else {
+    t = Tensor::from_host(device(), x, c.shape);
+  }
+  const auto g = group(host, c.shape, c.dims);
+  double abs_sum = 0;
+  for (float v : x) abs_sum += std::isfinite(v) ? std::fabs(v) : 0;
+  auto expect = [&](const char* name, const Tensor& r, const Reducer& f, double rtol, double atol) {
+    std::vector<double> ref;
+    for (auto& v : g) ref.push_back(f(v));
+    EXPECT_EQ(r.numel(), static_cast<std::int64_t>(ref.size())) << name;
+    EXPECT_TRUE(close(r.to_vector(), ref, rtol, atol)) << name << " shape " << to_string(c.shape) << " dims "
+                                                       << to_string(c.dims) << (noncontig ? " non-contiguous" : "");
+  };
+  const double sa = 1e-5 * (1 + abs_sum);
+  expect("sum", sum(t, c.dims, keepdim), r_sum, 1e-5, sa);
+  expect(
+      "mean", mean(t, c.dims, keepdim), [](auto& v) { return v.empty() ? NAN : r_sum(v) / v.size(); }, 1e-5, sa);
+  expect(
+      "var", var(t, c.dims, 1.0, keepdim), [](auto& v) { return r_var(v, 1); }, 1e-4, 1e-6);
+  expect(
+      "var0", var(t, c.dims, 0.0, keepdim), [](auto& v) { return r_var(v, 0); }, 1e-4, 1e-6);
+  expect(
+      "std", gltensor::std(t, c.dims, 1.0, keepdim), [](auto& v) { return std::sqrt(r_var(v, 1)); }, 1e-4, 1e-6);
+  expect("logsumexp", logsumexp(t, c.dims, keepdim), r_lse, 1e-5, 1e-6);
+  expect(
+      "norm1", norm(t, 1, c.dims, keepdim),
+      [](auto& v) {
+        double s = 0;
+        for (auto& [x, i] : v) s += std::fabs(x);
+        return s;
+      },
+      1e-5, sa);
+  expect(
+      "norm2", norm(t, 2, c.dims, keepdim),
+      [](auto& v) {
+        double s = 0;
+        for (auto& [x, i] : v) s += x * x;
+        return std::sqrt(s);
+      },
+      1e-5, sa);
+  expect(
+      "all", all(t, c.dims, keepdim),
+      [](auto& v) {
+        for (auto& [x, i] : v)
+          if (x == 0) return 0.0;
+        return 1.0;
+      },
+      0, 0);
+  expect(
+      "any", any(t, c.dims, keepdim),
+      [](auto& v) {
+        for (auto& [x, i] : v)
+          if (x != 0) return 1.0;
+        return 0.0;
+      },
+      0, 0);
+  if (n > 0 && !g.empty() && !g[0].empty()) {
+    expect(
+        "amax", amax(t, c.dims, keepdim), [](auto& v) { return r_max(v, false, true); }, 0, 0);
+    expect(
+        "amin", amin(t, c.dims, keepdim), [](auto& v) { return r_max(v, false, false); }, 0, 0);
+    if (c.dims.size() == 1) {
+      expect(
+          "argmax", argmax(t, c.dims[0], keepdim), [](auto& v) { return r_max(v, true, true); }, 0, 0);
+      expect(
+          "argmin", argmin(t, c.dims[0], keepdim), [](auto& v) { return r_max(v, true, false); }, 0, 0);
+    }
+  }
+  // prod on values near 1
+  auto p = uniform(rng, n, 0.9f, 1.1f);
+  Tensor tp = Tensor::from_host(device(), p, c.shape);
+  std::vector<double> pref;
+  for (auto& v : group(p, c.shape, c.dims)) {
+    double s = 1;
+    for (auto& [x, i] : v) s *= x;
+    pref.push_back(s);
+  }
+  EXPECT_TRUE(close(prod(tp, c.dims, keepdim).to_vector(), pref, 1e-4, 1e-30)) << "prod " << to_string(c.shape);
+}
+
+}  // namespace
+
+TEST(Reduce, ShapesDimsKeepdimViewsAndSpecials) {
+  GLT_RNG(rng);
+  const std::vector<Case> cases = {{{7}, {}},         {{3, 5}, {1}},     {{3, 5}, {0}},  {{2, 3, 4}, {0, 2}},
+                                   {{4, 1, 3}, {1}},  {{5, 6}, {-1}},    {{1}, {0}},     {{2, 3, 4, 5}, {1, 3}},
+                                   {{0, 3}, {0}},     {{3, 0}, {1}},     {{100003}, {}}, {{3, 20011}, {1}},
+                                   {{20011, 3}, {0}}, {{513, 7}, {0, 1}}};
+  for (const auto& c : cases)
+    for (bool keepdim : {false, true}) check_all(rng, c, keepdim, false, false);
+  for (const auto& c : cases) check_all(rng, c, false, true, false);
+  check_all(rng, {{4, 50}, {1}}, false, false, true);
+  check_all(rng, {{50, 4}, {0}}, false, true, true);
+}
+
+TEST(Reduce, ShapesAndDtypes) {
+  Tensor x = ones(device(), {2, 3, 4});
+  EXPECT_EQ(sum(x, {1}).shape(), (Shape{2, 4}));
+  EXPECT_EQ(sum(x, {1}, true).shape(), (Shape{2, 1, 4}));
+  EXPECT_EQ(sum(x).shape(), Shape{});
+  EXPECT_EQ(argmax(x).shape(), Shape{});
+  EXPECT_EQ(argmax(x, kAllDims, true).shape(), (Shape{1, 1, 1}));
+  EXPECT_EQ(argmax(x, 2).dtype(), DType::i32);
+  Tensor i = arange(device(), 0, 10, 1, DType::i32);
+  EXPECT_EQ(sum(i).dtype(), DType::i32);
+  EXPECT_EQ(sum(i).item(), 45.0f);
+  EXPECT_EQ(mean(i).dtype(), DType::f32);
+  EXPECT_EQ(mean(i).item(), 4.5f);
+  EXPECT_EQ(cumsum(i, 0).to_int_vector(), (std::vector<int>{0, 1, 3, 6, 10, 15, 21, 28, 36, 45}));
+  EXPECT_EQ(sum(gt(i, 4.0)).item(), 5.0f);
+  Tensor h = full(device(), {1000}, 0.5, DType::f16);
+  EXPECT_EQ(sum(h).dtype(), DType::f16);
+  EXPECT_EQ(sum(h).item(), 500.0f);
+  EXPECT_EQ(sum(Tensor::empty(device(), {0})).item(), 0.0f);
+  EXPECT_EQ(prod(Tensor::empty(device(), {0})).item(), 1.0f);
+  EXPECT_TRUE(std::isnan(mean(Tensor::empty(device(), {0})).item()));
+  EXPECT_EQ(logsumexp(Tensor::empty(device(), {0}), {0}).item(), -INFINITY);
+  EXPECT_THROW(amax(Tensor::empty(device(), {0, 3}), {0}), IndexError);
+  EXPECT_THROW(sum(x, {1, 1}), ValueError);
+  EXPECT_THROW(sum(x, {3}), IndexError);
+  EXPECT_THROW(norm(x, 3), ValueError);
+  EXPECT_EQ(sum(x).item(), 24.0f);  // still usable
+}
+
+TEST(Softmax, AnyDimViewsAndSpecials) {
+  GLT_RNG(rng);
+  struct C {
+    Shape shape;
+    std::int64_t dim;
+  };
+  for (const C& c :
+       std::vector<C>{{{5, 17}, -1}, {{5, 17}, 0}, {{2, 3, 300}, 1}, {{1}, 0}, {{3, 1}, 1}, {{4, 1000}, 1}}) {
+    const std::size_t n = numel_of(c.shape);
+    auto x = uniform(rng, n, -8, 8);
+    Tensor t = Tensor::from_host(device(), x, c.shape);
+    const std::int64_t d = c.dim < 0 ? c.dim + c.shape.size() : c.dim;
+    auto g = group(x, c.shape, {d});
+    // reference in the same element order: for each element, its group's stats
+    std::vector<double> ref(n), lref(n);
+    Shape st = contiguous_strides(c.shape);
+    for (std::size_t lin = 0; lin < n; ++lin) {
+      std::int64_t rem = lin, o = 0, ostride = 1;
+      for (std::int64_t k = static_cast<std::int64_t>(c.shape.size()) - 1; k >= 0; --k) {
+        const std::int64_t i = rem % c.shape[k];
+        rem /= c.shape[k];
+        if (k != d) {
+          o += i * ostride;
+          ostride *= c.shape[k];
+        }
+      }
+      const double lse = r_lse(g[o]);
+      ref[lin] = std::exp(x[lin] - lse);
+      lref[lin] = x[lin] - lse;
+    }
+    EXPECT_TRUE(close(softmax(t, c.dim).to_vector(), ref, 1e-5, 1e-7)) << to_string(c.shape) << " dim " << c.dim;
+    EXPECT_TRUE(close(log_softmax(t, c.dim).to_vector(), lref, 1e-5, 1e-5)) << to_string(c.shape) << " dim " << c.dim;
+  }
+  // non-contiguous input, f16, NaN row and -inf entries
+  auto x = uniform(rng, 60, -3, 3);
+  Tensor t = Tensor::from_host(device(), x, {6, 10}).t();  // [10, 6]
+  auto s = softmax(t, 1).to_vector();
+  for (int i = 0; i < 10; ++i) {
+    double m = 0;
+    for (int j = 0; j < 6; ++j) m += std::exp(double(x[j * 10 + i]));
+    for (int j = 0; j < 6; ++j) ASSERT_NEAR(s[i * 6 + j], std::exp(double(x[j * 10 + i])) / m, 1e-6);
+  }
+  std::vector<float> sp = {1, NAN, 2, -INFINITY, 0, 1};
+  auto r = softmax(Tensor::from_host(device(), sp, {2, 3}), 1).to_vector();
+  EXPECT_TRUE(std::isnan(r[0]) && std::isnan(r[1]) && std::isnan(r[2]));
+  EXPECT_EQ(r[3], 0.0f);
+  EXPECT_NEAR(r[4], 1 / (1 + std::exp(1.0)), 1e-6);
+  Tensor h = Tensor::from_host(device(), x, {6, 10}, DType::f16);
+  EXPECT_EQ(softmax(h, 1).dtype(), DType::f16);
+  EXPECT_NEAR(sum(softmax(h, 1).to(DType::f32), {1}).to_vector()[0], 1.0, 2e-3);
+  EXPECT_THROW(softmax(t, 2), IndexError);
+}
+
+TEST(Cumsum, RowsAndViews) {
+  GLT_RNG(rng);
+  auto x = uniform(rng, 4 * 33);
+  Tensor t = Tensor::from_host(device(), x, {4, 33});
+  auto c1 = cumsum(t, 1).to_vector(), c0 = cumsum(t, 0).to_vector();
+  auto ct = cumsum(t.t(), 1).to_vector();  // [33, 4]
+  for (int i = 0; i < 4; ++i) {
+    double s = 0;
+    for (int j = 0; j < 33; ++j) {
+      s += x[i * 33 + j];
+      ASSERT_NEAR(c1[i * 33 + j], s, 1e-5);
+    }
+  }
+  for (int j = 0; j < 33; ++j) {
+    double s = 0;
+    for (int i = 0; i < 4; ++i) {
+      s += x[i * 33 + j];
+      ASSERT_NEAR(c0[i * 33 + j], s, 1e-5);
+      ASSERT_NEAR(ct[j * 4 + i], s, 1e-5);
+    }
+  }
+  EXPECT_EQ(cumsum(Tensor::empty(device(), {0, 3}), 1).shape(), (Shape{0, 3}));
+}
