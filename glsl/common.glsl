@@ -45,3 +45,46 @@ uint f32_to_bf16_bits(float f) {
   if (is_nan(f)) return ((x >> 16) & 0x8000u) | 0x7fc0u;
   return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
 }
+
+// Special functions shared by the unary ops and fused epilogues.
+// expm1 with Kahan's correction; tanh via expm1 (no overflow, accurate near 0);
+// erfc: Numerical Recipes' Chebyshev fit (relative error < 1.2e-7); erf: Taylor series near 0.
+float expm1_f(float x) {
+  if (is_nan(x) || x > 88.8) return exp(x);
+  if (x < -20.0) return -1.0;
+  if (abs(x) < 1e-5) return x + 0.5 * x * x;
+  float u = exp(x);
+  if (u == 1.0) return x;
+  return (u - 1.0) * (x / log(u));
+}
+
+float tanh_f(float x) {
+  if (is_nan(x)) return x;
+  float a = abs(x);
+  float r = 1.0;
+  if (a <= 9.5) {
+    float e = expm1_f(-2.0 * a);
+    r = -e / (2.0 + e);
+  }
+  return x < 0.0 ? -r : r;
+}
+
+float erfc_f(float x) {
+  if (is_nan(x)) return x;
+  float z = abs(x);
+  float t = 1.0 / (1.0 + 0.5 * z);
+  float r = t * exp(-z * z - 1.26551223 +
+                    t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  return x >= 0.0 ? r : 2.0 - r;
+}
+
+float erf_f(float x) {
+  if (is_nan(x)) return x;
+  if (abs(x) < 0.5) {
+    float x2 = x * x;
+    return x * (1.1283791670955126 + x2 * (-0.3761263890318375 + x2 * (0.11283791670955126 +
+           x2 * (-0.026866170645131252 + x2 * (0.005223977625442188 + x2 * -0.0008548327023450852)))));
+  }
+  return 1.0 - erfc_f(x);
+}

@@ -57,15 +57,7 @@ float op_log1p(float x) {
   if (u == 1.0) return x;
   return log(u) * (x / (u - 1.0));  // Goldberg's correction for small x
 }
-float op_expm1(float x) {
-  if (is_nan(x) || x > 88.8) return exp(x);
-  if (x < -20.0) return -1.0;
-  if (abs(x) < 1e-5) return x + 0.5 * x * x;
-  float u = exp(x);
-  if (u == 1.0) return x;
-  float um1 = u - 1.0;
-  return um1 * (x / log(u));  // Kahan's correction
-}
+float op_expm1(float x) { return expm1_f(x); }
 float op_sqrt(float x) {
   if (is_nan(x) || x < 0.0) return F_NAN;
   return sqrt(x);
@@ -101,7 +93,7 @@ float op_acos(float x) {
 float op_atan(float x) { return is_nan(x) ? x : atan(x); }
 float op_sinh(float x) {
   if (is_nan(x)) return x;
-  float u = op_expm1(abs(x));
+  float u = expm1_f(abs(x));
   float r = is_inf(u) ? u : 0.5 * (u + u / (u + 1.0));
   return x < 0.0 ? -r : r;
 }
@@ -110,43 +102,20 @@ float op_cosh(float x) {
   float a = abs(x);
   return exp(a - 0.6931471805599453) + 0.5 * exp(-a);
 }
-float op_tanh(float x) {
-  if (is_nan(x)) return x;
-  float a = abs(x);
-  float r = a > 9.5 ? 1.0 : -op_expm1(-2.0 * a) / (2.0 + op_expm1(-2.0 * a));
-  return x < 0.0 ? -r : r;
-}
-// erf: Abramowitz & Stegun 7.1.26 is too coarse near 0; use W. J. Cody's rational
-// approximations as in Numerical Recipes' erfc Chebyshev fit (|rel err| < 1.2e-7).
-float erfc_nr(float x) {
-  float z = abs(x);
-  float t = 1.0 / (1.0 + 0.5 * z);
-  float r = t * exp(-z * z - 1.26551223 +
-                    t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
-                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
-  return x >= 0.0 ? r : 2.0 - r;
-}
-float op_erf(float x) {
-  if (is_nan(x)) return x;
-  if (abs(x) < 0.5) {  // Taylor series near 0 keeps relative accuracy
-    float x2 = x * x;
-    return x * (1.1283791670955126 + x2 * (-0.3761263890318375 + x2 * (0.11283791670955126 +
-           x2 * (-0.026866170645131252 + x2 * (0.005223977625442188 + x2 * -0.0008548327023450852)))));
-  }
-  return 1.0 - erfc_nr(x);
-}
-float op_erfc(float x) { return is_nan(x) ? x : erfc_nr(x); }
+float op_tanh(float x) { return tanh_f(x); }
+float op_erf(float x) { return erf_f(x); }
+float op_erfc(float x) { return erfc_f(x); }
 float op_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
 float op_logsigmoid(float x) { return x < 0.0 ? x - op_log1p(exp(x)) : -op_log1p(exp(-x)); }
 float op_leaky_relu(float x) { return x > 0.0 ? x : x * u_p0; }
-float op_elu(float x) { return x > 0.0 ? x : u_p0 * op_expm1(x); }
+float op_elu(float x) { return x > 0.0 ? x : u_p0 * expm1_f(x); }
 float op_selu(float x) {
-  return 1.0507009873554805 * (x > 0.0 ? x : 1.6732632423543772 * op_expm1(x));
+  return 1.0507009873554805 * (x > 0.0 ? x : 1.6732632423543772 * expm1_f(x));
 }
-float op_celu(float x) { return max(0.0, x) + min(0.0, u_p0 * op_expm1(x / u_p0)); }
-float op_gelu(float x) { return 0.5 * x * (1.0 + op_erf(x * 0.7071067811865476)); }
+float op_celu(float x) { return max(0.0, x) + min(0.0, u_p0 * expm1_f(x / u_p0)); }
+float op_gelu(float x) { return 0.5 * x * (1.0 + erf_f(x * 0.7071067811865476)); }
 float op_gelu_tanh(float x) {
-  return 0.5 * x * (1.0 + op_tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1.0 + tanh_f(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 float op_silu(float x) { return x / (1.0 + exp(-x)); }
 // softplus(x) = log(1 + exp(beta x)) / beta; linear above threshold (u_p0 = beta, u_p1 = threshold).
@@ -155,7 +124,7 @@ float op_softplus(float x) {
   return bx > u_p1 ? x : op_log1p(exp(bx)) / u_p0;
 }
 float softplus1(float x) { return x > 20.0 ? x : op_log1p(exp(x)); }
-float op_mish(float x) { return x * op_tanh(softplus1(x)); }
+float op_mish(float x) { return x * tanh_f(softplus1(x)); }
 float op_hardswish(float x) { return x * clamp(x + 3.0, 0.0, 6.0) / 6.0; }
 float op_hardsigmoid(float x) { return is_nan(x) ? x : clamp(x + 3.0, 0.0, 6.0) / 6.0; }
 float op_hardtanh(float x) { return is_nan(x) ? x : clamp(x, u_p0, u_p1); }

@@ -3,6 +3,7 @@
 #include "gltensor/device.hpp"
 #include "gltensor/dtype.hpp"
 #include "gltensor/errors.hpp"
+#include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "gltensor/tensor.hpp"

@@ -1,0 +1,102 @@
+// Batched matmul C = act(alpha * A @ B + beta * D), tiled in shared memory with register
+// blocking: a workgroup of 16x16 invocations computes a BM x BN = 64 x 64 tile of C, each
+// invocation a 4 x 4 block (rows ty + 16 i, cols tx + 16 j), stepping K by BK = 16.
+// A [M, K], B [K, N] and the addend D [M, N] are read through strides, so transposed and
+// broadcast operands need no copy; batch dims (BD of them, broadcast) address each operand's
+// batch offset. C is contiguous [batch..., M, N].
+// ACT: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh), 4 sigmoid, 5 tanh, 6 silu.
+layout(local_size_x = 16, local_size_y = 16) in;
+
+uniform uint u_M;
+uniform uint u_N;
+uniform uint u_K;
+uniform uint u_zbase;
+uniform uint u_bshape[BD];
+uniform uint u_bstride_a[BD];
+uniform uint u_bstride_b[BD];
+uniform uint u_bstride_d[BD];
+uniform uint u_a_off;
+uniform uint u_b_off;
+uniform uint u_d_off;
+uniform uint u_a_sm;
+uniform uint u_a_sk;
+uniform uint u_b_sk;
+uniform uint u_b_sn;
+uniform uint u_d_sm;
+uniform uint u_d_sn;
+uniform float u_alpha;
+uniform float u_beta;
+
+shared float As[16][65];
+shared float Bs[16][65];
+
+float act(float x) {
+#if ACT == 1
+  return (x > 0.0 || is_nan(x)) ? x : 0.0;
+#elif ACT == 2
+  return 0.5 * x * (1.0 + erf_f(x * 0.7071067811865476));
+#elif ACT == 3
+  float u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1.0 + tanh_f(u));
+#elif ACT == 4
+  return 1.0 / (1.0 + exp(-x));
+#elif ACT == 5
+  return tanh_f(x);
+#elif ACT == 6
+  return x / (1.0 + exp(-x));
+#else
+  return x;
+#endif
+}
+
+void main() {
+  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
+  uint tid = ty * 16u + tx;
+  uint m0 = gl_WorkGroupID.y * 64u, n0 = gl_WorkGroupID.x * 64u;
+  uint z = u_zbase + gl_WorkGroupID.z;
+  uint a_off = u_a_off, b_off = u_b_off, d_off = u_d_off, zz = z;
+  for (int d = BD - 1; d >= 0; --d) {
+    uint i = zz % u_bshape[d];
+    zz /= u_bshape[d];
+    a_off += i * u_bstride_a[d];
+    b_off += i * u_bstride_b[d];
+    d_off += i * u_bstride_d[d];
+  }
+  float acc[4][4];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+
+  for (uint k0 = 0u; k0 < u_K; k0 += 16u) {
+    for (uint e = tid; e < 1024u; e += 256u) {
+      uint mm = e / 16u, kk = e % 16u;
+      uint gm = m0 + mm, gk = k0 + kk;
+      As[kk][mm] = (gm < u_M && gk < u_K) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+      uint kb = e / 64u, nb = e % 64u;
+      uint gkb = k0 + kb, gn = n0 + nb;
+      Bs[kb][nb] = (gkb < u_K && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+    }
+    barrier();
+    for (uint kk = 0u; kk < 16u; ++kk) {
+      float a[4], b[4];
+      for (uint i = 0u; i < 4u; ++i) a[i] = As[kk][ty + 16u * i];
+      for (uint j = 0u; j < 4u; ++j) b[j] = Bs[kk][tx + 16u * j];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
+    }
+    barrier();
+  }
+  uint c_off = z * u_M * u_N;
+  for (uint i = 0u; i < 4u; ++i) {
+    uint m = m0 + ty + 16u * i;
+    if (m >= u_M) continue;
+    for (uint j = 0u; j < 4u; ++j) {
+      uint n = n0 + tx + 16u * j;
+      if (n >= u_N) continue;
+      float v = u_alpha * acc[i][j];
+#ifdef ADDEND
+      v += u_beta * float(load3(d_off + m * u_d_sm + n * u_d_sn));
+#endif
+      store0(c_off + m * u_N + n, CT0(act(v)));
+    }
+  }
+}

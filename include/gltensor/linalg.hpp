@@ -1,0 +1,36 @@
+// Matrix products (torch.matmul / ONNX Gemm semantics) on a tiled shared-memory GLSL kernel
+// with register blocking (64x64 tiles, 4x4 per invocation), f32 accumulation.
+//
+// Operands may be any strided views: a transposed operand (x.t(), x.transpose(-1, -2)) is read
+// through its strides, never copied. Dtypes: any float or integer dtypes; the result is
+// promote_types(a, b) for floats, f32 when both are integers. Errors: ShapeError when inner dims
+// differ or batch dims do not broadcast (naming both shapes), LimitError past 2^31 elements.
+#pragma once
+#include "gltensor/tensor.hpp"
+
+namespace gltensor {
+
+/// Activation fused into the matmul epilogue.
+enum class Activation { none, relu, gelu, gelu_tanh, sigmoid, tanh, silu };
+
+/// torch.matmul: 1-D x 1-D is a dot product (0-dim result); a 1-D left operand is treated as
+/// [1, K] and a 1-D right operand as [K, 1] (the added dim is removed); >= 2-D operands are
+/// batches of matrices whose batch dims broadcast. a [..., M, K] @ b [..., K, N] -> [..., M, N].
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+/// ONNX Gemm: alpha * op(a) @ op(b) + beta * c, op = transpose when trans_*; a, b 2-D, c (may be
+/// undefined) broadcastable to [M, N].
+Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& c = Tensor(), double alpha = 1.0, double beta = 1.0,
+            bool trans_a = false, bool trans_b = false);
+
+/// act(x @ weight^T + bias) in one kernel (torch.nn.functional.linear plus activation).
+/// x [..., in], weight [out, in], bias [out] or undefined -> [..., out].
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              Activation activation = Activation::none);
+
+/// act(alpha * a @ b + beta * addend) for batched a [..., M, K], b [..., K, N]; addend (may be
+/// undefined) broadcastable to the result. The general entry point behind the others.
+Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
+                    Activation activation);
+
+}  // namespace gltensor

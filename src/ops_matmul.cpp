@@ -1,0 +1,140 @@
+// matmul / gemm / linear on matmul.comp.
+#include <algorithm>
+
+#include "codegen.hpp"
+#include "gltensor/linalg.hpp"
+#include "tensor_impl.hpp"
+
+namespace gltensor {
+using namespace detail;
+
+Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
+                    Activation activation) {
+  const char* op = "matmul";
+  check_same_device(op, {&a, &b});
+  if (addend.defined()) check_same_device(op, {&a, &addend});
+  if (a.dim() < 2 || b.dim() < 2)
+    throw ShapeError(std::string("gltensor::matmul: expects operands with >= 2 dims here, got ") +
+                     to_string(a.shape()) + " and " + to_string(b.shape()));
+  const std::int64_t M = a.size(-2), K = a.size(-1), K2 = b.size(-2), N = b.size(-1);
+  if (K != K2)
+    throw ShapeError("gltensor::matmul: shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) +
+                     " cannot be multiplied (" + std::to_string(K) + " != " + std::to_string(K2) + ")");
+  DeviceImpl& dev = dev_of(a);
+  Enter guard(dev, op);
+  const Shape abatch(a.shape().begin(), a.shape().end() - 2), bbatch(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(op, abatch, bbatch);
+  Shape out_shape = batch;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  DType od = promote_types(a.dtype(), b.dtype());
+  if (!is_floating(od)) od = DType::f32;
+  Tensor out = alloc(dev, out_shape, od, op);
+  if (out.numel() == 0) return out;
+  // Expand operands' batch dims to the broadcast batch (stride 0 where broadcast).
+  auto expand_batch = [&](const Tensor& t) {
+    Shape s = batch;
+    s.push_back(t.size(-2));
+    s.push_back(t.size(-1));
+    return t.expand(s);
+  };
+  const Tensor ea = expand_batch(a), eb = expand_batch(b);
+  Tensor ed;
+  if (addend.defined()) {
+    broadcast_shapes(op, addend.shape(), out_shape);
+    ed = addend.expand(out_shape);
+  }
+  Shape bshape = batch;
+  if (bshape.empty()) bshape.push_back(1);
+  const std::size_t bd = bshape.size();
+  auto bstrides = [&](const Tensor& t) {
+    std::vector<GLuint> s(bd, 0);
+    for (std::size_t i = 0; i + 2 < static_cast<std::size_t>(t.dim()); ++i) s[i] = static_cast<GLuint>(t.strides()[i]);
+    return s;
+  };
+  std::string h =
+      "#define BD " + std::to_string(bd) + "\n#define ACT " + std::to_string(static_cast<int>(activation)) + "\n";
+  if (ed.defined()) h += "#define ADDEND 1\n";
+  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a.dtype(), CT::f32, false) +
+       operand_glsl(2, b.dtype(), CT::f32, false);
+  if (ed.defined()) h += operand_glsl(3, ed.dtype(), CT::f32, false);
+  const Program& p = dev.programs.get("matmul.comp", h, 16, 16, 1);
+  auto u = [&](const char* n, std::int64_t v) { glProgramUniform1ui(p.id, p.loc(n), static_cast<GLuint>(v)); };
+  u("u_M", M);
+  u("u_N", N);
+  u("u_K", K);
+  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sa = bstrides(ea), sb = bstrides(eb);
+  std::vector<GLuint> sd = ed.defined() ? bstrides(ed) : std::vector<GLuint>(bd, 0);
+  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bs.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_a"), static_cast<GLsizei>(bd), sa.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_b"), static_cast<GLsizei>(bd), sb.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_d"), static_cast<GLsizei>(bd), sd.data());
+  u("u_a_off", ea.offset());
+  u("u_b_off", eb.offset());
+  u("u_a_sm", ea.strides()[ea.dim() - 2]);
+  u("u_a_sk", ea.strides()[ea.dim() - 1]);
+  u("u_b_sk", eb.strides()[eb.dim() - 2]);
+  u("u_b_sn", eb.strides()[eb.dim() - 1]);
+  if (ed.defined()) {
+    u("u_d_off", ed.offset());
+    u("u_d_sm", ed.strides()[ed.dim() - 2]);
+    u("u_d_sn", ed.strides()[ed.dim() - 1]);
+  }
+  glProgramUniform1f(p.id, p.loc("u_alpha"), static_cast<float>(alpha));
+  glProgramUniform1f(p.id, p.loc("u_beta"), static_cast<float>(beta));
+  std::vector<BufferUse> uses = {
+      {out.impl()->storage.get(), true}, {a.impl()->storage.get(), false}, {b.impl()->storage.get(), false}};
+  if (ed.defined()) uses.push_back({ed.impl()->storage.get(), false});
+  const std::uint64_t gx = static_cast<std::uint64_t>((N + 63) / 64), gy = static_cast<std::uint64_t>((M + 63) / 64);
+  if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]) ||
+      gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
+    throw LimitError("gltensor::matmul: result " + to_string(out_shape) +
+                     " needs more workgroups than the device allows");
+  const std::int64_t nbatch = numel_of(bshape);
+  const std::int64_t zmax = std::max(1, dev.caps.max_workgroup_count[2]);
+  for (std::int64_t z0 = 0; z0 < nbatch; z0 += zmax) {
+    u("u_zbase", z0);
+    dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy),
+                 static_cast<std::uint32_t>(std::min(zmax, nbatch - z0)), uses);
+  }
+  return out;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_same_device("matmul", {&a, &b});
+  if (a.dim() == 0 || b.dim() == 0)
+    throw ShapeError("gltensor::matmul: both arguments need at least 1 dim, got " + to_string(a.shape()) + " and " +
+                     to_string(b.shape()));
+  const bool va = a.dim() == 1, vb = b.dim() == 1;
+  Tensor ma = va ? a.unsqueeze(0) : a, mb = vb ? b.unsqueeze(1) : b;
+  if (ma.size(-1) != mb.size(-2))
+    throw ShapeError("gltensor::matmul: shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) +
+                     " cannot be multiplied (" + std::to_string(ma.size(-1)) + " != " + std::to_string(mb.size(-2)) +
+                     ")");
+  Tensor r = matmul_fused(ma, mb, Tensor(), 1.0, 0.0, Activation::none);
+  if (vb) r = r.squeeze(-1);
+  if (va) r = r.squeeze(r.dim() - (vb ? 1 : 2));
+  return r;
+}
+
+Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta, bool ta, bool tb) {
+  if (a.defined() && b.defined() && (a.dim() != 2 || b.dim() != 2))
+    throw ShapeError("gltensor::gemm: expects 2-D a and b, got " + to_string(a.shape()) + " and " +
+                     to_string(b.shape()));
+  return matmul_fused(ta ? a.t() : a, tb ? b.t() : b, c, alpha, beta, Activation::none);
+}
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, Activation act) {
+  check_same_device("linear", {&x, &w});
+  if (w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1))
+    throw ShapeError("gltensor::linear: input " + to_string(x.shape()) + " and weight " + to_string(w.shape()) +
+                     " do not match (weight must be [out, in] with in = input's last dim)");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != w.size(0)))
+    throw ShapeError("gltensor::linear: bias " + to_string(bias.shape()) + " must be [" + std::to_string(w.size(0)) +
+                     "]");
+  Tensor x2 = x.dim() == 1 ? x.unsqueeze(0) : x;
+  Tensor r = matmul_fused(x2, w.t(), bias, 1.0, 1.0, act);
+  return x.dim() == 1 ? r.squeeze(0) : r;
+}
+
+}  // namespace gltensor

@@ -1,0 +1,186 @@
+// matmul / gemm / linear against a float64 host reference.
+// Tolerance: |got - ref| <= 2e-6 * K + 1e-5 |ref| for inputs in [-1, 1] (f32 accumulation).
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+// Reference for a [..., M, K] @ b [..., K, N] (row-major host arrays, batch broadcast).
+std::vector<double> ref_matmul(const std::vector<float>& a, const Shape& sa, const std::vector<float>& b,
+                               const Shape& sb, Shape& out_shape) {
+  const std::int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
+  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  const std::size_t nd = std::max(ba.size(), bb.size());
+  Shape batch(nd);
+  for (std::size_t i = 0; i < nd; ++i) {
+    const std::int64_t x = i < nd - ba.size() ? 1 : ba[i - (nd - ba.size())];
+    const std::int64_t y = i < nd - bb.size() ? 1 : bb[i - (nd - bb.size())];
+    batch[i] = x == 1 ? y : x;
+  }
+  out_shape = batch;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  const std::int64_t nb = numel_of(batch);
+  std::vector<double> out(static_cast<std::size_t>(nb * M * N));
+  for (std::int64_t z = 0; z < nb; ++z) {
+    const std::size_t ia = bcast_index(batch, ba, z), ib = bcast_index(batch, bb, z);
+    for (std::int64_t m = 0; m < M; ++m)
+      for (std::int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (std::int64_t k = 0; k < K; ++k) s += double(a[ia * M * K + m * K + k]) * b[ib * K * N + k * N + n];
+        out[z * M * N + m * N + n] = s;
+      }
+  }
+  return out;
+}
+
+void check(std::mt19937_64& rng, const Shape& sa, const Shape& sb) {
+  auto a = uniform(rng, numel_of(sa)), b = uniform(rng, numel_of(sb));
+  Shape os;
+  auto ref = ref_matmul(a, sa, b, sb, os);
+  Tensor r = matmul(Tensor::from_host(device(), a, sa), Tensor::from_host(device(), b, sb));
+  EXPECT_EQ(r.shape(), os);
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * sa.back() + 1e-7)) << to_string(sa) << " @ " << to_string(sb);
+}
+
+}  // namespace
+
+TEST(Matmul, Shapes2DAndTileEdges) {
+  GLT_RNG(rng);
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{
+           {1, 1, 1}, {3, 5, 7}, {64, 16, 64}, {65, 129, 33}, {128, 64, 256}, {1, 300, 1}, {200, 3, 70}})
+    check(rng, {m, k}, {k, n});
+}
+
+TEST(Matmul, BatchedWithBroadcast) {
+  GLT_RNG(rng);
+  check(rng, {2, 3, 5, 7}, {7, 4});
+  check(rng, {2, 1, 5, 7}, {3, 7, 4});
+  check(rng, {4, 9, 9}, {4, 9, 9});
+  check(rng, {5, 6}, {3, 6, 2});
+}
+
+TEST(Matmul, VectorsAndEmpty) {
+  GLT_RNG(rng);
+  auto a = uniform(rng, 7), b = uniform(rng, 7 * 3), c = uniform(rng, 4 * 7);
+  Tensor ta = Tensor::from_host(device(), a, {7});
+  double dot = 0;
+  for (int i = 0; i < 7; ++i) dot += double(a[i]) * a[i];
+  Tensor d = matmul(ta, ta);
+  EXPECT_EQ(d.shape(), Shape{});
+  EXPECT_NEAR(d.item(), dot, 1e-5);
+  Tensor vm = matmul(ta, Tensor::from_host(device(), b, {7, 3}));
+  EXPECT_EQ(vm.shape(), Shape{3});
+  auto vmv = vm.to_vector();
+  for (int n = 0; n < 3; ++n) {
+    double s = 0;
+    for (int k = 0; k < 7; ++k) s += double(a[k]) * b[k * 3 + n];
+    EXPECT_NEAR(vmv[n], s, 1e-5);
+  }
+  Tensor mv = matmul(Tensor::from_host(device(), c, {4, 7}), ta);
+  EXPECT_EQ(mv.shape(), Shape{4});
+  auto mvv = mv.to_vector();
+  for (int m = 0; m < 4; ++m) {
+    double s = 0;
+    for (int k = 0; k < 7; ++k) s += double(c[m * 7 + k]) * a[k];
+    EXPECT_NEAR(mvv[m], s, 1e-5);
+  }
+  EXPECT_EQ(matmul(Tensor::empty(device(), {0, 3}), ones(device(), {3, 4})).shape(), (Shape{0, 4}));
+  EXPECT_EQ(matmul(Tensor::empty(device(), {3, 0}), Tensor::empty(device(), {0, 4})).to_vector(),
+            std::vector<float>(12, 0.0f));
+}
+
+TEST(Matmul, TransposedOperandsWithoutCopies) {
+  GLT_RNG(rng);
+  const int M = 37, K = 70, N = 45;
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N);
+  // Store A^T and B^T; view them transposed.
+  std::vector<float> at(K * M), bt(N * K);
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) at[k * M + m] = a[m * K + k];
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) bt[n * K + k] = b[k * N + n];
+  Tensor ta = Tensor::from_host(device(), at, {K, M}).t(), tb = Tensor::from_host(device(), bt, {N, K}).t();
+  Shape os;
+  auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  EXPECT_TRUE(close(matmul(ta, tb).to_vector(), ref, 1e-5, 2e-6 * K));
+  // a strided (sliced) operand
+  auto wide = uniform(rng, M * 2 * K);
+  Tensor sl = Tensor::from_host(device(), wide, {M, 2 * K}).slice(1, 0, 2 * K, 2);
+  auto g = gather_view(wide, sl);
+  auto ref2 = ref_matmul(g, {M, K}, b, {K, N}, os);
+  EXPECT_TRUE(close(matmul(sl, Tensor::from_host(device(), b, {K, N})).to_vector(), ref2, 1e-5, 2e-6 * K));
+}
+
+TEST(Matmul, HalfStorage) {
+  GLT_RNG(rng);
+  auto a = uniform(rng, 33 * 40), b = uniform(rng, 40 * 17);
+  for (auto& x : a) x = f16_to_f32(f32_to_f16(x));
+  for (auto& x : b) x = f16_to_f32(f32_to_f16(x));
+  Shape os;
+  auto ref = ref_matmul(a, {33, 40}, b, {40, 17}, os);
+  Tensor r = matmul(Tensor::from_host(device(), a, {33, 40}, DType::f16),
+                    Tensor::from_host(device(), b, {40, 17}, DType::f16));
+  EXPECT_EQ(r.dtype(), DType::f16);
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-3, 1e-3));
+  Tensor mixed =
+      matmul(Tensor::from_host(device(), a, {33, 40}, DType::bf16), Tensor::from_host(device(), b, {40, 17}));
+  EXPECT_EQ(mixed.dtype(), DType::f32);
+}
+
+TEST(Matmul, GemmAndLinearEpilogues) {
+  GLT_RNG(rng);
+  const int M = 20, K = 30, N = 25;
+  auto a = uniform(rng, K * M), b = uniform(rng, N * K), c = uniform(rng, N);
+  Tensor ta = Tensor::from_host(device(), a, {K, M}), tb = Tensor::from_host(device(), b, {N, K});
+  Tensor tc = Tensor::from_host(device(), c, {N});
+  auto g = gemm(ta, tb, tc, 0.5, 2.0, true, true).to_vector();
+  auto lin_ref = [&](int m, int n) {  // x = a^T [M, K], w = b [N, K]
+    double s = 0;
+    for (int k = 0; k < K; ++k) s += double(a[k * M + m]) * b[n * K + k];
+    return s;
+  };
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) ASSERT_NEAR(g[m * N + n], 0.5 * lin_ref(m, n) + 2.0 * c[n], 1e-4);
+  struct A {
+    Activation act;
+    double (*f)(double);
+  };
+  const A acts[] = {
+      {Activation::none, [](double x) { return x; }},
+      {Activation::relu, [](double x) { return x > 0 ? x : 0; }},
+      {Activation::gelu, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
+      {Activation::gelu_tanh,
+       [](double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }},
+      {Activation::sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {Activation::tanh, [](double x) { return std::tanh(x); }},
+      {Activation::silu, [](double x) { return x / (1 + std::exp(-x)); }}};
+  Tensor x = ta.t();  // [M, K], non-contiguous
+  for (const auto& ac : acts) {
+    auto r = linear(x, tb, tc, ac.act).to_vector();
+    std::vector<double> ref;
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) ref.push_back(ac.f(lin_ref(m, n) + c[n]));
+    EXPECT_TRUE(close(r, ref, 1e-5, 1e-4)) << static_cast<int>(ac.act);
+  }
+  EXPECT_EQ(linear(Tensor::from_host(device(), a, {2, 3, 5, 20}).select(3, 0), ones(device(), {4, 5})).shape(),
+            (Shape{2, 3, 4}));
+}
+
+TEST(Matmul, Errors) {
+  Tensor a = ones(device(), {3, 4}), b = ones(device(), {5, 6});
+  try {
+    matmul(a, b);
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("[3, 4]"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("[5, 6]"), std::string::npos);
+  }
+  EXPECT_THROW(matmul(ones(device(), {2, 3, 4}), ones(device(), {3, 4, 5})), ShapeError);
+  EXPECT_THROW(matmul(full(device(), {}, 1.0), a), ShapeError);
+  EXPECT_THROW(linear(a, ones(device(), {5, 3})), ShapeError);
+  EXPECT_THROW(linear(a, ones(device(), {5, 4}), ones(device(), {4})), ShapeError);
+  EXPECT_EQ(matmul(a, ones(device(), {4, 2})).to_vector(), std::vector<float>(6, 4.0f));
+}
