@@ -85,6 +85,7 @@ DeviceImpl::~DeviceImpl() {
     fences.clear();
     pool.destroy_all();
     programs.destroy_all();
+    if (index_flag) glDeleteBuffers(1, &index_flag->block.buffer);
   }
   if (!adopted) destroy_egl_context(egl);
 }

@@ -113,6 +113,13 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   std::uint64_t dispatches = 0, barriers = 0;
   std::string pending_gl_error;  // from KHR_debug, raised at the next check
 
+  // ---- device-side index checks (index.comp writes 1 into the flag for a bad index) ----
+  std::unique_ptr<Storage> index_flag;                              // one uint, created on first use
+  std::vector<std::pair<std::uint64_t, std::string>> index_checks;  // (batch, op) not yet checked
+  Storage& index_flag_storage();
+  /// Throws IndexError if an index op whose batch has completed flagged a bad index.
+  void check_index_errors();
+
   // ---- entry bookkeeping (thread check, context, state restore for adopted contexts) ----
   int enter_depth = 0;
   struct SavedState;

@@ -1,5 +1,6 @@
 // Dispatch recording, hazard barriers, fence-based batches, split grids.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "device_impl.hpp"
@@ -105,6 +106,53 @@ void DeviceImpl::wait_batch(std::uint64_t batch_id) {
 void DeviceImpl::synchronize() {
   flush();
   if (!fences.empty()) wait_batch(fences.back().first);
+  check_index_errors();
+}
+
+Storage& DeviceImpl::index_flag_storage() {
+  if (!index_flag) {
+    index_flag = std::make_unique<Storage>();  // no dev: freed with the device, not the pool
+    glGenBuffers(1, &index_flag->block.buffer);
+    index_flag->block.capacity = 4;
+    const GLuint zero = 0;
+    glBindBuffer(GL_COPY_WRITE_BUFFER, index_flag->block.buffer);
+    glBufferData(GL_COPY_WRITE_BUFFER, 4, &zero, GL_DYNAMIC_COPY);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+  }
+  return *index_flag;
+}
+
+void DeviceImpl::check_index_errors() {
+  if (index_checks.empty() || !index_flag) return;
+  std::string failed;
+  bool pending = false;
+  for (const auto& [b, op] : index_checks) {
+    if (b <= completed_batch)
+      failed = failed.empty() ? op : failed;
+    else
+      pending = true;
+  }
+  if (failed.empty()) return;
+  const GLuint buf = index_flag->buffer();
+  barrier_for_host(buf);
+  glBindBuffer(GL_COPY_READ_BUFFER, buf);
+  GLuint v = 0;
+  if (const void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, 4, GL_MAP_READ_BIT)) {
+    std::memcpy(&v, p, 4);
+    glUnmapBuffer(GL_COPY_READ_BUFFER);
+  }
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+  if (!pending) index_checks.clear();
+  if (v != 0) {
+    const GLuint zero = 0;
+    glBindBuffer(GL_COPY_WRITE_BUFFER, buf);
+    glBufferSubData(GL_COPY_WRITE_BUFFER, 0, 4, &zero);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    index_checks.clear();
+    throw IndexError("gltensor::" + failed +
+                     ": an index was out of range for the indexed dim (detected on the GPU; "
+                     "the affected elements were left unwritten)");
+  }
 }
 
 }  // namespace gltensor::detail

@@ -370,6 +370,7 @@ std::vector<std::uint8_t> Tensor::to_bytes() const {
   std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
   if (out.empty()) return out;
   d.wait_batch(c.impl()->storage->write_batch);
+  d.check_index_errors();
   download(d, c.impl()->storage->buffer(), static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(),
            out.data());
   return out;

@@ -1,0 +1,61 @@
+// Indexed reads and writes along one dim (torch.gather / index_select / scatter / scatter_add).
+// Iterates over the index tensor's elements p (shape u_shape, NDIM dims). With GATHER:
+//   out[p] = x[p with p[DIM] := index[p]];  (index_select passes a 1-D index expanded by strides)
+// with SCATTER / SCATTER_ADD:
+//   out[p with p[DIM] := index[p]] = src[p]   (or += with an atomic compare-and-swap loop).
+// Negative indices count from the end; an index outside [-size, size) is skipped and recorded in
+// the error flag buffer (binding 3), reported as IndexError at the next read.
+// Operands: 0 = out, 1 = x (GATHER) or src (SCATTER), 2 = index (i32), 3 = error flag.
+layout(local_size_x = LOCAL_X) in;
+layout(std430, binding = 3) buffer Flag { uint err_flag[]; };
+
+uniform uint u_base;
+uniform uint u_count;
+uniform uint u_shape[NDIM];
+uniform uint u_st_idx[NDIM];  // index strides
+uniform uint u_st_src[NDIM];  // strides of the operand indexed by p (out for GATHER, src for SCATTER)
+uniform uint u_st_dst[NDIM];  // strides of the operand indexed by p[DIM := index] (x for GATHER, out for SCATTER)
+uniform uint u_off_idx;
+uniform uint u_off_src;
+uniform uint u_off_dst;
+uniform int u_dim_size;       // size of DIM in the indexed operand
+
+#ifdef SCATTER_ADD
+void atomic_add_f32(uint e, float v) {
+  uint old = t0[e];
+  for (int i = 0; i < 1000000; ++i) {
+    uint want = floatBitsToUint(uintBitsToFloat(old) + v);
+    uint prev = atomicCompSwap(t0[e], old, want);
+    if (prev == old) break;
+    old = prev;
+  }
+}
+#endif
+
+void main() {
+  uint lin = u_base + gl_GlobalInvocationID.x;
+  if (lin >= u_count) return;
+  uint oi = u_off_idx, os = u_off_src, od = u_off_dst, r = lin;
+  uint pdim = 0u;
+  for (int d = NDIM - 1; d >= 0; --d) {
+    uint i = r % u_shape[d];
+    r /= u_shape[d];
+    oi += i * u_st_idx[d];
+    os += i * u_st_src[d];
+    if (d != DIM) od += i * u_st_dst[d];
+  }
+  int k = int(load2(oi));
+  if (k < 0) k += u_dim_size;
+  if (k < 0 || k >= u_dim_size) {
+    atomicMax(err_flag[0], 1u);
+    return;
+  }
+  od += uint(k) * u_st_dst[DIM];
+#ifdef GATHER
+  store0(os, CT0(load1(od)));
+#elif defined(SCATTER_ADD)
+  atomic_add_f32(od, float(load1(os)));
+#else
+  store0(od, CT0(load1(os)));
+#endif
+}

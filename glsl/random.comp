@@ -1,0 +1,44 @@
+// Counter-based random numbers: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy
+// as 1, 2, 3", SC 2011). Element e uses counter (e, 0, offset_lo, offset_hi) and key
+// (seed_lo, seed_hi), so results depend only on (seed, offset, e): reproducible on any device.
+// DIST: 0 uniform [lo, hi), 1 normal (mean, std; Box-Muller), 2 bernoulli(p) -> 0/1,
+//       3 dropout: out = x * mask / (1 - p) with mask ~ bernoulli(1 - p) (operand 1 = x).
+layout(local_size_x = LOCAL_X) in;
+
+uniform uint u_base;
+uniform uint u_count;
+uniform uvec2 u_seed;
+uniform uvec2 u_offset;
+uniform float u_a;
+uniform float u_b;
+
+uvec4 philox(uvec4 c, uvec2 k) {
+  for (int r = 0; r < 10; ++r) {
+    uint hi0, lo0, hi1, lo1;
+    umulExtended(0xD2511F53u, c.x, hi0, lo0);
+    umulExtended(0xCD9E8D57u, c.z, hi1, lo1);
+    c = uvec4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+    k += uvec2(0x9E3779B9u, 0xBB67AE85u);
+  }
+  return c;
+}
+
+// (0, 1]: never 0, so log() is finite.
+float unit(uint x) { return (float(x >> 8) + 1.0) * (1.0 / 16777216.0); }
+
+void main() {
+  uint e = u_base + gl_GlobalInvocationID.x;
+  if (e >= u_count) return;
+  uvec4 r = philox(uvec4(e, 0u, u_offset.x, u_offset.y), u_seed);
+#if DIST == 0
+  float v = u_a + (u_b - u_a) * (unit(r.x) - 1.0 / 16777216.0);
+#elif DIST == 1
+  float v = u_a + u_b * sqrt(-2.0 * log(unit(r.x))) * cos(6.283185307179586 * unit(r.y));
+#elif DIST == 2
+  float v = unit(r.x) <= u_a ? 1.0 : 0.0;
+#else
+  float keep = 1.0 - u_a;
+  float v = unit(r.x) <= keep ? float(load1(e)) / keep : 0.0;
+#endif
+  store0(e, CT0(v));
+}
