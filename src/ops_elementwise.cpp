@@ -3,6 +3,7 @@
 
 #include "elementwise.hpp"
 #include "gltensor/ops.hpp"
+#include "grad_formulas.hpp"
 
 namespace gltensor {
 using namespace detail;
@@ -46,6 +47,7 @@ Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor*
   } else if (kind == Kind::Bool) {
     rd = DType::bool_;
   }
+  if (out) check_inplace(op, *out);
   Tensor o = prepare_out(op, out, x.shape(), rd, x);
   Elementwise e;
   e.op = op;
@@ -55,6 +57,7 @@ Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor*
   e.p0 = p0;
   e.p1 = p1;
   launch_elementwise(e, o, {x});
+  if (!out && kind != Kind::Bool) grad_unary(fn, x, o, p0, p1);
   return o;
 }
 
@@ -96,6 +99,7 @@ Tensor binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor
   if (out == &a && shape != a.shape())
     throw ShapeError(std::string("gltensor::") + op + "_: output with shape " + to_string(a.shape()) +
                      " doesn't match the broadcast shape " + to_string(shape));
+  if (out) check_inplace(op, *out);
   Tensor o = prepare_out(op, out, shape, rd, a);
   Elementwise e;
   e.op = op;
@@ -104,6 +108,7 @@ Tensor binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor
   e.in_ct = ct;
   e.alpha = alpha;
   launch_elementwise(e, o, {a, b});
+  if (!out && is_floating(rd)) grad_binary(s.fn, a, b, 0, false, alpha, o);
   return o;
 }
 
@@ -112,6 +117,7 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   Enter guard(dev_of(t), op);
   const DType common = result_type(t.dtype(), v);
   auto [rd, ct] = binary_types(op, s.kind, common);
+  if (out) check_inplace(op, *out);
   Tensor o = prepare_out(op, out, t.shape(), rd, t);
   Elementwise e;
   e.op = op;
@@ -121,6 +127,7 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   e.scalar = v;
   e.scalar_first = scalar_first;
   launch_elementwise(e, o, {t});
+  if (!out && is_floating(rd)) grad_binary(s.fn, t, Tensor(), v, scalar_first, 1, o);
   return o;
 }
 
@@ -137,6 +144,19 @@ Tensor ternary(const char* op, const char* fn, const Tensor& a, const Tensor& b,
   e.in_ct = ct;
   e.p0 = p0;
   launch_elementwise(e, o, {a, b, c});
+  if (std::string(fn) == "op_where") {
+    if (autograd::any_requires_grad({&b, &c})) {
+      const Tensor cond = detach(a);
+      autograd::record(
+          o, {a, b, c},
+          [cond](const Tensor& g) {
+            return std::vector<Tensor>{Tensor(), where(cond, g, 0.0), where(cond, 0.0, g)};
+          },
+          "where");
+    }
+  } else if (is_floating(rd)) {
+    grad_unsupported(op, {&a, &b, &c}, o);
+  }
   return o;
 }
 

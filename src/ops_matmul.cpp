@@ -2,14 +2,60 @@
 #include <algorithm>
 
 #include "codegen.hpp"
+#include "gltensor/autograd.hpp"
 #include "gltensor/linalg.hpp"
+#include "gltensor/ops.hpp"
 #include "tensor_impl.hpp"
 
 namespace gltensor {
 using namespace detail;
 
+namespace {
+Tensor apply_activation(const Tensor& z, Activation act) {
+  switch (act) {
+    case Activation::none:
+      return z;
+    case Activation::relu:
+      return relu(z);
+    case Activation::gelu:
+      return gelu(z);
+    case Activation::gelu_tanh:
+      return gelu(z, "tanh");
+    case Activation::sigmoid:
+      return sigmoid(z);
+    case Activation::tanh:
+      return tanh(z);
+    case Activation::silu:
+      return silu(z);
+  }
+  return z;
+}
+Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
+                     Activation activation);
+}  // namespace
+
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                     Activation activation) {
+  if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, activation);
+  // With gradients: the matmul (+ addend) records its node; the activation records its own.
+  if (activation != Activation::none)
+    return apply_activation(matmul_fused(a, b, addend, alpha, beta, Activation::none), activation);
+  Tensor y = matmul_kernel(a, b, addend, alpha, beta, Activation::none);
+  const Tensor ad = detach(a), bd = detach(b);
+  autograd::record(
+      y, {a, b, addend},
+      [ad, bd, alpha, beta](const Tensor& g) {
+        Tensor ga = matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Activation::none);
+        Tensor gb = matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Activation::none);
+        return std::vector<Tensor>{ga, gb, beta == 1 ? g : mul(g, beta)};
+      },
+      "matmul");
+  return y;
+}
+
+namespace {
+Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
+                     Activation activation) {
   const char* op = "matmul";
   check_same_device(op, {&a, &b});
   if (addend.defined()) check_same_device(op, {&a, &addend});
@@ -99,6 +145,7 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   }
   return out;
 }
+}  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_same_device("matmul", {&a, &b});

@@ -2,8 +2,11 @@
 #include <algorithm>
 
 #include "codegen.hpp"
+#include "gltensor/autograd.hpp"
+#include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "grad_formulas.hpp"
 #include "tensor_impl.hpp"
 
 namespace gltensor {
@@ -158,46 +161,103 @@ Tensor arg_reduce(const char* op, Red red, const Tensor& x, std::int64_t dim, bo
   return reduce(op, red, x, {dim}, keepdim, DType::i32);
 }
 
+// Shape of x with the reduced dims kept as size 1.
+Shape keep_shape(const Tensor& x, const Dims& dims) {
+  const auto red = reduced_mask("reduce", x, dims);
+  Shape s = x.shape();
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (red[i]) s[i] = 1;
+  return s;
+}
+
+// Records y = reduction(x) with backward g -> f(g reshaped to keepdim shape, x, y keepdim).
+template <typename F>
+Tensor reduce_node(const Tensor& x, Tensor y, const Dims& dims, const char* name, F f) {
+  if (!autograd::any_requires_grad({&x})) return y;
+  const Shape ks = keep_shape(x, dims);
+  const Tensor xd = detach(x), yk = detach(y).reshape(ks);
+  autograd::record(
+      y, {x}, [=](const Tensor& g) { return std::vector<Tensor>{f(g.reshape(ks).expand(xd.shape()), xd, yk)}; }, name);
+  return y;
+}
+
+std::int64_t reduced_count(const Tensor& x, const Dims& dims) {
+  const auto red = reduced_mask("reduce", x, dims);
+  std::int64_t n = 1;
+  for (std::size_t i = 0; i < red.size(); ++i)
+    if (red[i]) n *= x.shape()[i];
+  return n;
+}
+
 }  // namespace
 
 Tensor sum(const Tensor& x, const Dims& d, bool k) {
   check_defined("sum", x);
-  return reduce("sum", kSum, x, d, k, sum_result(x.dtype()));
+  return reduce_node(x, reduce("sum", kSum, x, d, k, sum_result(x.dtype())), d, "sum",
+                     [](const Tensor& g, const Tensor&, const Tensor&) { return g; });
 }
 Tensor mean(const Tensor& x, const Dims& d, bool k) {
   check_defined("mean", x);
-  return reduce("mean", kSum, x, d, k, float_result(x.dtype()), 0, 1);
+  const double n = static_cast<double>(reduced_count(x, d));
+  return reduce_node(x, reduce("mean", kSum, x, d, k, float_result(x.dtype()), 0, 1), d, "mean",
+                     [n](const Tensor& g, const Tensor&, const Tensor&) { return div(g, n); });
 }
 Tensor prod(const Tensor& x, const Dims& d, bool k) {
   check_defined("prod", x);
-  return reduce("prod", kProd, x, d, k, sum_result(x.dtype()));
+  Tensor y = reduce("prod", kProd, x, d, k, sum_result(x.dtype()));
+  grad_unsupported("prod", {&x}, y);
+  return y;
+}
+static Tensor extreme_grad(const Tensor& g, const Tensor& x, const Tensor& yk, const Dims& d) {
+  Tensor mask = eq(x, yk);
+  return where(mask, div(g, sum(mask.to(DType::f32), d, true)), 0.0);
 }
 Tensor amax(const Tensor& x, const Dims& d, bool k) {
   check_defined("amax", x);
-  return reduce("amax", kMax, x, d, k, x.dtype());
+  return reduce_node(x, reduce("amax", kMax, x, d, k, x.dtype()), d, "amax",
+                     [d](const Tensor& g, const Tensor& xd, const Tensor& yk) { return extreme_grad(g, xd, yk, d); });
 }
 Tensor amin(const Tensor& x, const Dims& d, bool k) {
   check_defined("amin", x);
-  return reduce("amin", kMin, x, d, k, x.dtype());
+  return reduce_node(x, reduce("amin", kMin, x, d, k, x.dtype()), d, "amin",
+                     [d](const Tensor& g, const Tensor& xd, const Tensor& yk) { return extreme_grad(g, xd, yk, d); });
 }
 Tensor argmax(const Tensor& x, std::int64_t dim, bool k) { return arg_reduce("argmax", kArgmax, x, dim, k); }
 Tensor argmin(const Tensor& x, std::int64_t dim, bool k) { return arg_reduce("argmin", kArgmin, x, dim, k); }
 Tensor var(const Tensor& x, const Dims& d, double c, bool k) {
   check_defined("var", x);
-  return reduce("var", kVar, x, d, k, float_result(x.dtype()), c, 0);
+  const double n = static_cast<double>(reduced_count(x, d));
+  return reduce_node(x, reduce("var", kVar, x, d, k, float_result(x.dtype()), c, 0), d, "var",
+                     [n, c, d](const Tensor& g, const Tensor& xd, const Tensor&) {
+                       NoGradGuard ng;
+                       Tensor m = mean(xd, d, true);
+                       return mul(g, mul(sub(xd, m), 2.0 / std::max(n - c, 0.0)));
+                     });
 }
 Tensor std(const Tensor& x, const Dims& d, double c, bool k) {
   check_defined("std", x);
-  return reduce("std", kVar, x, d, k, float_result(x.dtype()), c, 2);
+  const double n = static_cast<double>(reduced_count(x, d));
+  return reduce_node(x, reduce("std", kVar, x, d, k, float_result(x.dtype()), c, 2), d, "std",
+                     [n, c, d](const Tensor& g, const Tensor& xd, const Tensor& yk) {
+                       Tensor m = mean(xd, d, true);
+                       return mul(div(g, yk), div(sub(xd, m), std::max(n - c, 0.0)));
+                     });
 }
 Tensor logsumexp(const Tensor& x, const Dims& d, bool k) {
   check_defined("logsumexp", x);
-  return reduce("logsumexp", kLse, x, d, k, float_result(x.dtype()));
+  return reduce_node(x, reduce("logsumexp", kLse, x, d, k, float_result(x.dtype())), d, "logsumexp",
+                     [](const Tensor& g, const Tensor& xd, const Tensor& yk) { return mul(g, exp(sub(xd, yk))); });
 }
 Tensor norm(const Tensor& x, double p, const Dims& d, bool k) {
   check_defined("norm", x);
   if (p != 1.0 && p != 2.0) throw ValueError("gltensor::norm: p must be 1 or 2, got " + std::to_string(p));
-  return reduce("norm", p == 1.0 ? kL1 : kL2, x, d, k, float_result(x.dtype()));
+  Tensor y = reduce("norm", p == 1.0 ? kL1 : kL2, x, d, k, float_result(x.dtype()));
+  if (p == 1.0)
+    return reduce_node(x, y, d, "norm",
+                       [](const Tensor& g, const Tensor& xd, const Tensor&) { return mul(g, sign(xd)); });
+  return reduce_node(x, y, d, "norm", [](const Tensor& g, const Tensor& xd, const Tensor& yk) {
+    return where(eq(yk, 0.0), 0.0, mul(g, div(xd, yk)));
+  });
 }
 Tensor all(const Tensor& x, const Dims& d, bool k) { return reduce("all", kAll, x, d, k, DType::bool_); }
 Tensor any(const Tensor& x, const Dims& d, bool k) { return reduce("any", kAny, x, d, k, DType::bool_); }
@@ -273,8 +333,27 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, std::int64_t dim) { return softmax_impl("softmax", x, dim, false); }
-Tensor log_softmax(const Tensor& x, std::int64_t dim) { return softmax_impl("log_softmax", x, dim, true); }
+Tensor softmax(const Tensor& x, std::int64_t dim) {
+  Tensor y = softmax_impl("softmax", x, dim, false);
+  if (autograd::any_requires_grad({&x})) {
+    const Tensor yd = detach(y);
+    autograd::record(
+        y, {x},
+        [yd, dim](const Tensor& g) { return std::vector<Tensor>{mul(yd, sub(g, sum(mul(g, yd), {dim}, true)))}; },
+        "softmax");
+  }
+  return y;
+}
+Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  Tensor y = softmax_impl("log_softmax", x, dim, true);
+  if (autograd::any_requires_grad({&x})) {
+    const Tensor yd = detach(y);
+    autograd::record(
+        y, {x}, [yd, dim](const Tensor& g) { return std::vector<Tensor>{sub(g, mul(exp(yd), sum(g, {dim}, true)))}; },
+        "log_softmax");
+  }
+  return y;
+}
 
 Tensor cumsum(const Tensor& x, std::int64_t dim) {
   check_defined("cumsum", x);
@@ -291,6 +370,10 @@ Tensor cumsum(const Tensor& x, std::int64_t dim) {
   set_rows(p, r, x, out);
   BufferUse uses[] = {{out.impl()->storage.get(), true}, {x.impl()->storage.get(), false}};
   dev.dispatch_1d(p, static_cast<std::uint64_t>(r.rows), uses);
+  if (autograd::any_requires_grad({&x}))
+    autograd::record(
+        out, {x}, [dim](const Tensor& g) { return std::vector<Tensor>{flip(cumsum(flip(g, {dim}), dim), {dim})}; },
+        "cumsum");
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "elementwise.hpp"
+#include "grad_formulas.hpp"
 #include "tensor_impl.hpp"
 
 namespace gltensor {
@@ -336,6 +337,8 @@ Tensor Tensor::clone() const {
   e.fn = "op_identity";
   e.in_ct = natural_ct(dtype());
   launch_elementwise(e, out, {*this});
+  autograd::record(
+      out, {*this}, [](const Tensor& g) { return std::vector<Tensor>{g}; }, "clone");
   return out;
 }
 
@@ -359,6 +362,11 @@ Tensor Tensor::to(DType dtype) const {
   e.fn = cast_fn(this->dtype(), dtype);
   e.in_ct = natural_ct(this->dtype());
   launch_elementwise(e, out, {*this});
+  if (is_floating(this->dtype()) && is_floating(dtype)) {
+    const DType from = this->dtype();
+    autograd::record(
+        out, {*this}, [from](const Tensor& g) { return std::vector<Tensor>{g.to(from)}; }, "to");
+  }
   return out;
 }
 
@@ -389,6 +397,7 @@ float Tensor::item() const {
 
 Tensor& Tensor::fill_(double value) {
   check_defined("fill_", *this);
+  check_inplace("fill_", *this);
   Elementwise e;
   e.op = "fill_";
   e.kernel = "unary.comp";
@@ -403,6 +412,7 @@ Tensor& Tensor::fill_(double value) {
 
 Tensor& Tensor::copy_(const Tensor& src) {
   check_same_device("copy_", {this, &src});
+  check_inplace("copy_", *this);
   broadcast_shapes("copy_", src.shape(), shape());
   if (src.expand(shape()).shape() != shape()) throw ShapeError("gltensor::copy_: bad broadcast");
   Elementwise e;

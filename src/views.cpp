@@ -1,8 +1,11 @@
 // Views: reshape/view, permute/transpose, slice/select/narrow, expand, squeeze/unsqueeze.
 // None of these copy (except reshape() when strides cannot express the new shape).
 #include <algorithm>
+#include <functional>
 #include <optional>
 
+#include "gltensor/autograd.hpp"
+#include "gltensor/ops.hpp"
 #include "tensor_impl.hpp"
 
 namespace gltensor {
@@ -71,6 +74,33 @@ std::optional<Shape> view_strides(const Shape& oldshape, const Shape& oldstride,
   return newstride;
 }
 
+// Autograd for views: the gradient is reshaped back / scattered into the viewed region.
+Tensor reshape_node(const Tensor& x, Tensor v, const char* name) {
+  if (autograd::any_requires_grad({&x})) {
+    const Shape s = x.shape();
+    autograd::record(
+        v, {x}, [s](const Tensor& g) { return std::vector<Tensor>{g.reshape(s)}; }, name);
+  }
+  return v;
+}
+
+// For views of a region (slice, select, narrow): the gradient goes into zeros shaped like x
+// through the same view, applied by `pick` to the zeros tensor.
+Tensor region_node(const Tensor& x, Tensor v, const char* name, std::function<Tensor(const Tensor&)> pick) {
+  if (autograd::any_requires_grad({&x})) {
+    const Shape s = x.shape();
+    autograd::record(
+        v, {x},
+        [s, pick](const Tensor& g) {
+          Tensor z = zeros(g.device(), s, g.dtype());
+          pick(z).copy_(g);
+          return std::vector<Tensor>{z};
+        },
+        name);
+  }
+  return v;
+}
+
 }  // namespace
 
 Tensor Tensor::view(const Shape& shape_in) const {
@@ -80,13 +110,14 @@ Tensor Tensor::view(const Shape& shape_in) const {
   if (!st)
     throw ShapeError("gltensor::view: a view of shape " + to_string(shape) + " is not compatible with input of shape " +
                      to_string(this->shape()) + " and strides " + to_string(strides()) + "; use reshape()");
-  return make_view(*this, shape, *st, offset());
+  return reshape_node(*this, make_view(*this, shape, *st, offset()), "view");
 }
 
 Tensor Tensor::reshape(const Shape& shape_in) const {
   check_defined("reshape", *this);
   const Shape shape = infer_shape("reshape", shape_in, numel(), this->shape());
-  if (auto st = view_strides(this->shape(), strides(), shape)) return make_view(*this, shape, *st, offset());
+  if (auto st = view_strides(this->shape(), strides(), shape))
+    return reshape_node(*this, make_view(*this, shape, *st, offset()), "reshape");
   return contiguous().view(shape);
 }
 
@@ -119,7 +150,15 @@ Tensor Tensor::permute(const std::vector<std::int64_t>& dims) const {
     shape[i] = this->shape()[d];
     st[i] = strides()[d];
   }
-  return make_view(*this, shape, st, offset());
+  Tensor v = make_view(*this, shape, st, offset());
+  if (autograd::any_requires_grad({this})) {
+    std::vector<std::int64_t> inv(dims.size());
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      inv[wrap_dim("permute", dims[i], dim())] = static_cast<std::int64_t>(i);
+    autograd::record(
+        v, {*this}, [inv](const Tensor& g) { return std::vector<Tensor>{g.permute(inv)}; }, "permute");
+  }
+  return v;
 }
 
 Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
@@ -130,7 +169,11 @@ Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
   Shape shape = this->shape(), st = strides();
   std::swap(shape[d0], shape[d1]);
   std::swap(st[d0], st[d1]);
-  return make_view(*this, shape, st, offset());
+  Tensor v = make_view(*this, shape, st, offset());
+  if (autograd::any_requires_grad({this}))
+    autograd::record(
+        v, {*this}, [d0, d1](const Tensor& g) { return std::vector<Tensor>{g.transpose(d0, d1)}; }, "transpose");
+  return v;
 }
 
 Tensor Tensor::t() const {
@@ -152,7 +195,8 @@ Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end, std::
   Shape shape = this->shape(), st = strides();
   shape[d] = (end - start + step - 1) / step;
   st[d] *= step;
-  return make_view(*this, shape, st, offset() + start * strides()[d]);
+  return region_node(*this, make_view(*this, shape, st, offset() + start * strides()[d]), "slice",
+                     [d, start, end, step](const Tensor& z) { return z.slice(d, start, end, step); });
 }
 
 Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) const {
@@ -178,7 +222,8 @@ Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
   Shape shape = this->shape(), st = strides();
   shape.erase(shape.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(*this, shape, st, offset() + index * strides()[d]);
+  return region_node(*this, make_view(*this, shape, st, offset() + index * strides()[d]), "select",
+                     [d, index](const Tensor& z) { return z.select(d, index); });
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -212,7 +257,10 @@ Tensor Tensor::expand(const Shape& target) const {
     }
   }
   check_shape("expand", shape);
-  return make_view(*this, shape, st, offset());
+  Tensor v = make_view(*this, shape, st, offset());
+  autograd::record(
+      v, {*this}, [](const Tensor& g) { return std::vector<Tensor>{g}; }, "expand");
+  return v;
 }
 
 Tensor Tensor::squeeze() const {
@@ -223,7 +271,7 @@ Tensor Tensor::squeeze() const {
       shape.push_back(this->shape()[i]);
       st.push_back(strides()[i]);
     }
-  return make_view(*this, shape, st, offset());
+  return reshape_node(*this, make_view(*this, shape, st, offset()), "squeeze");
 }
 
 Tensor Tensor::squeeze(std::int64_t d) const {
@@ -234,7 +282,7 @@ Tensor Tensor::squeeze(std::int64_t d) const {
   Shape shape = this->shape(), st = strides();
   shape.erase(shape.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(*this, shape, st, offset());
+  return reshape_node(*this, make_view(*this, shape, st, offset()), "squeeze");
 }
 
 Tensor Tensor::unsqueeze(std::int64_t d) const {
@@ -245,7 +293,7 @@ Tensor Tensor::unsqueeze(std::int64_t d) const {
   shape.insert(shape.begin() + d, 1);
   st.insert(st.begin() + d, s);
   check_shape("unsqueeze", shape);
-  return make_view(*this, shape, st, offset());
+  return reshape_node(*this, make_view(*this, shape, st, offset()), "unsqueeze");
 }
 
 }  // namespace gltensor

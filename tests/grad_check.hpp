@@ -1,0 +1,76 @@
+// Gradient checks: GPU autograd gradients against central finite differences of a float64 host
+// reference. The checked loss is sum(f(inputs) * w) for fixed random weights w, so every output
+// element contributes with its own weight. Tolerance: |g - fd| <= 2e-3 * max(1, |fd|).
+#pragma once
+#include <functional>
+
+#include "test_util.hpp"
+
+namespace glt_test {
+
+struct HostT {
+  std::vector<double> v;
+  gltensor::Shape s;
+  double& operator[](std::size_t i) { return v[i]; }
+  double operator[](std::size_t i) const { return v[i]; }
+  std::size_t size() const { return v.size(); }
+};
+
+using GpuFn = std::function<gltensor::Tensor(const std::vector<gltensor::Tensor>&)>;
+using RefFn = std::function<std::vector<double>(const std::vector<HostT>&)>;
+
+inline ::testing::AssertionResult grad_check(std::mt19937_64& rng, const std::vector<gltensor::Shape>& shapes,
+                                             const GpuFn& gpu, const RefFn& ref, float lo = -1, float hi = 1) {
+  using namespace gltensor;
+  std::vector<HostT> hx;
+  std::vector<Tensor> tx;
+  for (const auto& s : shapes) {
+    auto v = uniform(rng, static_cast<std::size_t>(numel_of(s)), lo, hi);
+    hx.push_back({std::vector<double>(v.begin(), v.end()), s});
+    Tensor t = Tensor::from_host(device(), v, s);
+    requires_grad_(t);
+    tx.push_back(t);
+  }
+  Tensor y = gpu(tx);
+  const std::size_t ny = static_cast<std::size_t>(y.numel());
+  auto w = uniform(rng, ny, -1, 1);
+  Tensor loss = sum(mul(y, Tensor::from_host(device(), w, y.shape())));
+  backward(loss);
+  // forward values too
+  auto yref = ref(hx);
+  if (yref.size() != ny)
+    return ::testing::AssertionFailure() << "reference has " << yref.size() << " outputs, GPU " << ny;
+  auto yv = y.to_vector();
+  for (std::size_t i = 0; i < ny; ++i)
+    if (std::fabs(yv[i] - yref[i]) > 1e-4 * std::max(1.0, std::fabs(yref[i])))
+      return ::testing::AssertionFailure() << "forward [" << i << "] " << yv[i] << " vs " << yref[i];
+  auto L = [&](const std::vector<HostT>& x) {
+    auto r = ref(x);
+    double s = 0;
+    for (std::size_t i = 0; i < r.size(); ++i) s += r[i] * w[i];
+    return s;
+  };
+  for (std::size_t k = 0; k < tx.size(); ++k) {
+    Tensor g = grad(tx[k]);
+    if (!g.defined()) return ::testing::AssertionFailure() << "input " << k << " got no gradient";
+    if (g.shape() != shapes[k])
+      return ::testing::AssertionFailure() << "input " << k << " gradient shape " << to_string(g.shape());
+    auto gv = g.to_vector();
+    for (std::size_t i = 0; i < hx[k].size(); ++i) {
+      const double h = 1e-5 * std::max(1.0, std::fabs(hx[k][i]));
+      auto xp = hx, xm = hx;
+      xp[k][i] += h;
+      xm[k][i] -= h;
+      const double fd = (L(xp) - L(xm)) / (2 * h);
+      if (std::fabs(gv[i] - fd) > 2e-3 * std::max(1.0, std::fabs(fd)))
+        return ::testing::AssertionFailure()
+               << "input " << k << " grad[" << i << "] = " << gv[i] << ", finite difference " << fd;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Index helpers for references.
+inline std::size_t at2(const gltensor::Shape& s, std::int64_t i, std::int64_t j) { return i * s[1] + j; }
+
+}  // namespace glt_test
