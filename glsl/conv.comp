@@ -1,0 +1,67 @@
+// im2col / col2im for 2-D convolution (NCHW). Geometry: an image [N, C, H, W] and output
+// positions [OH, OW] with stride (sh, sw), padding (pt, pl) at the top/left and dilation
+// (dh, dw); the "columns" matrix has one row per (n, oh, ow) and one column per (c, kh, kw).
+// IM2COL: cols[(n*OH + oh)*OW + ow, (c*KH + kh)*KW + kw] = image[n, c, oh*sh - pt + kh*dh, ...]
+//         (0 outside the image). Operand 0 = cols (contiguous), operand 1 = image (strided).
+// COL2IM: image[n, c, h, w] = sum over (kh, kw) hitting (h, w) of cols[...] (gather form: no
+//         atomics, deterministic). Operand 0 = image (contiguous), operand 1 = cols (strided).
+// Used for conv2d forward (im2col + matmul), its input gradient and conv_transpose2d (col2im).
+layout(local_size_x = LOCAL_X) in;
+
+uniform uint u_base;
+uniform uint u_count;
+uniform int u_N;
+uniform int u_C;
+uniform int u_H;
+uniform int u_W;
+uniform int u_KH;
+uniform int u_KW;
+uniform int u_OH;
+uniform int u_OW;
+uniform int u_sh;
+uniform int u_sw;
+uniform int u_pt;
+uniform int u_pl;
+uniform int u_dh;
+uniform int u_dw;
+uniform uint u_img_stride[4];
+uniform uint u_img_off;
+uniform uint u_col_rs;  // cols row stride
+uniform uint u_col_cs;  // cols column stride
+uniform uint u_col_off;
+
+void main() {
+  uint e = u_base + gl_GlobalInvocationID.x;
+  if (e >= u_count) return;
+#ifdef IM2COL
+  int K = u_C * u_KH * u_KW;
+  int row = int(e / uint(K)), col = int(e % uint(K));
+  int ow = row % u_OW, oh = (row / u_OW) % u_OH, n = row / (u_OW * u_OH);
+  int kw = col % u_KW, kh = (col / u_KW) % u_KH, c = col / (u_KW * u_KH);
+  int h = oh * u_sh - u_pt + kh * u_dh, w = ow * u_sw - u_pl + kw * u_dw;
+  CT0 v = CT0(0);
+  if (h >= 0 && h < u_H && w >= 0 && w < u_W)
+    v = CT0(load1(u_img_off + uint(n) * u_img_stride[0] + uint(c) * u_img_stride[1] + uint(h) * u_img_stride[2] +
+                  uint(w) * u_img_stride[3]));
+  store0(e, v);
+#else
+  int w = int(e % uint(u_W)), h = int((e / uint(u_W)) % uint(u_H)), c = int((e / uint(u_W * u_H)) % uint(u_C));
+  int n = int(e / uint(u_W * u_H * u_C));
+  float acc = 0.0;
+  for (int kh = 0; kh < u_KH; ++kh) {
+    int th = h + u_pt - kh * u_dh;
+    if (th < 0 || th % u_sh != 0) continue;
+    int oh = th / u_sh;
+    if (oh >= u_OH) continue;
+    for (int kw = 0; kw < u_KW; ++kw) {
+      int tw = w + u_pl - kw * u_dw;
+      if (tw < 0 || tw % u_sw != 0) continue;
+      int ow = tw / u_sw;
+      if (ow >= u_OW) continue;
+      uint row = uint((n * u_OH + oh) * u_OW + ow), col = uint((c * u_KH + kh) * u_KW + kw);
+      acc += float(load1(u_col_off + row * u_col_rs + col * u_col_cs));
+    }
+  }
+  store0(e, CT0(acc));
+#endif
+}

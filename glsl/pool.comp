@@ -1,0 +1,110 @@
+// 2-D pooling over NCHW planes, one invocation per output element (forward) or per output
+// gradient element (backward, accumulating into the input gradient with float atomics).
+// MODE: 0 max, 1 avg, 2 adaptive avg (forward); 3 max, 4 avg, 5 adaptive avg (backward).
+// Windows: start = o*stride - pad, size kernel (dilation for max); adaptive windows follow
+// torch: [floor(o*H/OH), ceil((o+1)*H/OH)). avg divides by the window clipped to the padded
+// input when COUNT_PAD (count_include_pad), else by the number of real elements.
+// Operands: forward 0 = out, 1 = x, 2 = indices (max; i32 flat h*W + w);
+//           backward 0 = grad_x (f32, zero-filled), 1 = grad_out, 2 = indices (max).
+layout(local_size_x = LOCAL_X) in;
+
+uniform uint u_base;
+uniform uint u_count;
+uniform int u_C;
+uniform int u_H;
+uniform int u_W;
+uniform int u_OH;
+uniform int u_OW;
+uniform int u_KH;
+uniform int u_KW;
+uniform int u_sh;
+uniform int u_sw;
+uniform int u_pt;
+uniform int u_pl;
+uniform int u_dh;
+uniform int u_dw;
+uniform uint u_x_stride[4];
+uniform uint u_x_off;
+
+#if MODE >= 3
+void atomic_add_f32(uint e, float v) {
+  uint old = t0[e];
+  for (int i = 0; i < 1000000; ++i) {
+    uint prev = atomicCompSwap(t0[e], old, floatBitsToUint(uintBitsToFloat(old) + v));
+    if (prev == old) break;
+    old = prev;
+  }
+}
+#endif
+
+void window(int o, int O, int I, int k, int s, int p, out int lo, out int hi, out int padded) {
+#if MODE == 2 || MODE == 5
+  lo = (o * I) / O;
+  hi = ((o + 1) * I + O - 1) / O;
+  padded = hi - lo;
+#else
+  lo = o * s - p;
+  hi = lo + k;
+  padded = min(hi, I + p) - lo;
+  lo = max(lo, 0);
+  hi = min(hi, I);
+#endif
+}
+
+void main() {
+  uint e = u_base + gl_GlobalInvocationID.x;
+  if (e >= u_count) return;
+  int ow = int(e % uint(u_OW)), oh = int((e / uint(u_OW)) % uint(u_OH)), c = int((e / uint(u_OW * u_OH)) % uint(u_C));
+  int n = int(e / uint(u_OW * u_OH * u_C));
+#if MODE == 0 || MODE == 1 || MODE == 2
+  uint base = u_x_off + uint(n) * u_x_stride[0] + uint(c) * u_x_stride[1];
+#endif
+#if MODE == 0
+  float best = -F_INF;
+  int bi = -1;
+  for (int kh = 0; kh < u_KH; ++kh) {
+    int h = oh * u_sh - u_pt + kh * u_dh;
+    if (h < 0 || h >= u_H) continue;
+    for (int kw = 0; kw < u_KW; ++kw) {
+      int w = ow * u_sw - u_pl + kw * u_dw;
+      if (w < 0 || w >= u_W) continue;
+      float v = float(load1(base + uint(h) * u_x_stride[2] + uint(w) * u_x_stride[3]));
+      if (bi < 0 || v > best || (is_nan(v) && !is_nan(best))) {
+        best = v;
+        bi = h * u_W + w;
+      }
+    }
+  }
+  store0(e, CT0(best));
+  store2(e, bi);
+#elif MODE == 1 || MODE == 2
+  int h0, h1, ph, w0, w1, pw;
+  window(oh, u_OH, u_H, u_KH, u_sh, u_pt, h0, h1, ph);
+  window(ow, u_OW, u_W, u_KW, u_sw, u_pl, w0, w1, pw);
+  float acc = 0.0;
+  for (int h = h0; h < h1; ++h)
+    for (int w = w0; w < w1; ++w) acc += float(load1(base + uint(h) * u_x_stride[2] + uint(w) * u_x_stride[3]));
+#if defined(COUNT_PAD) && MODE == 1
+  float div = float(ph * pw);
+#else
+  float div = float((h1 - h0) * (w1 - w0));
+#endif
+  store0(e, CT0(acc / div));
+#elif MODE == 3
+  int idx = load2(e);
+  if (idx >= 0) atomic_add_f32(uint((n * u_C + c) * u_H * u_W + idx), float(load1(e)));
+#else
+  int h0, h1, ph, w0, w1, pw;
+  window(oh, u_OH, u_H, u_KH, u_sh, u_pt, h0, h1, ph);
+  window(ow, u_OW, u_W, u_KW, u_sw, u_pl, w0, w1, pw);
+#if defined(COUNT_PAD) && MODE == 4
+  float div = float(ph * pw);
+#else
+  float div = float((h1 - h0) * (w1 - w0));
+#endif
+  float g = float(load1(e)) / div;
+  uint plane = uint((n * u_C + c) * u_H * u_W);
+  for (int h = h0; h < h1; ++h)
+    for (int w = w0; w < w1; ++w) atomic_add_f32(plane + uint(h * u_W + w), g);
+#endif
+}

@@ -1,0 +1,81 @@
+// Neural-network ops (torch.nn.functional semantics), NCHW layout, float32 compute.
+//
+// conv2d follows the im2col formulation (Chellapilla et al., "High performance convolutional
+// neural networks for document processing", 2006): columns of input patches are multiplied by
+// the flattened filters with the tiled matmul kernel; the input gradient is the col2im of the
+// column gradient. Padding is given ONNX-style (top, left, bottom, right) so it may be
+// asymmetric. Output size: floor((H + pt + pb - dilation * (K - 1) - 1) / stride) + 1.
+// batch_norm follows Ioffe & Szegedy (2015), layer_norm Ba et al. (2016), group_norm Wu & He
+// (2018), rms_norm Zhang & Sennrich (2019). All differentiate through autograd.
+// Errors: ShapeError naming the shapes (channels not divisible by groups, kernel larger than the
+// padded input, weight of the wrong rank), ValueError for non-positive strides or eps.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "gltensor/tensor.hpp"
+
+namespace gltensor {
+
+struct Conv2dOptions {
+  std::array<std::int64_t, 2> stride{1, 1};
+  std::array<std::int64_t, 4> padding{0, 0, 0, 0};  ///< top, left, bottom, right
+  std::array<std::int64_t, 2> dilation{1, 1};
+  std::int64_t groups = 1;
+  /// Symmetric padding p on all sides.
+  static Conv2dOptions pad(std::int64_t p, std::int64_t stride = 1) {
+    Conv2dOptions o;
+    o.padding = {p, p, p, p};
+    o.stride = {stride, stride};
+    return o;
+  }
+};
+
+/// x [N, C, H, W], weight [O, C / groups, KH, KW], bias [O] or undefined -> [N, O, OH, OW].
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Conv2dOptions& opt = {});
+/// x [N, Cin, H, W], weight [Cin, Cout / groups, KH, KW] -> [N, Cout, OH, OW] with
+/// OH = (H - 1) * stride - pt - pb + dilation * (KH - 1) + output_padding + 1. Forward only.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const Conv2dOptions& opt = {}, std::array<std::int64_t, 2> output_padding = {0, 0});
+
+struct Pool2dOptions {
+  std::array<std::int64_t, 2> kernel{2, 2};
+  std::array<std::int64_t, 2> stride{0, 0};    ///< 0 = kernel size
+  std::array<std::int64_t, 2> padding{0, 0};   ///< symmetric (top/bottom, left/right); <= kernel / 2
+  std::array<std::int64_t, 2> dilation{1, 1};  ///< max pooling only
+  bool ceil_mode = false;
+  bool count_include_pad = true;  ///< avg pooling only
+};
+
+/// [N, C, H, W] -> [N, C, OH, OW]; NaN wins the max.
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
+/// Averages over adaptive windows to exactly [OH, OW] (torch.nn.AdaptiveAvgPool2d).
+Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> output_size);
+/// Mean over H and W, keeping them as size 1: [N, C, 1, 1].
+Tensor global_avg_pool2d(const Tensor& x);
+
+/// Normalizes over every dim but 1 (channels). Training: batch statistics, and running_mean /
+/// running_var (if defined) are updated in place: r = (1 - momentum) r + momentum * batch
+/// (unbiased variance). Eval: running statistics.
+Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
+                  bool training, double momentum = 0.1, double eps = 1e-5);
+/// Normalizes over the last `normalized_dims` dims; weight/bias (may be undefined) have their shape.
+Tensor layer_norm(const Tensor& x, std::int64_t normalized_dims, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+/// x * rsqrt(mean(x^2 over the last dims) + eps) * weight.
+Tensor rms_norm(const Tensor& x, std::int64_t normalized_dims, const Tensor& weight = Tensor(), double eps = 1e-6);
+/// x [N, C, ...] normalized over C / groups channels at a time; weight/bias [C].
+Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
+                  double eps = 1e-5);
+
+enum class Reduction { none, mean, sum };
+/// Fused log_softmax + negative log likelihood: logits [N, C], target int [N] in [0, C)
+/// (IndexError at the next read otherwise). label_smoothing as in torch.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean,
+                     double label_smoothing = 0.0);
+/// log_probs [N, C], target int [N].
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::mean);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
+
+}  // namespace gltensor

@@ -1,0 +1,320 @@
+// NN ops against float64 host references (forward) and finite differences (gradients).
+// Tolerances: forward rtol 1e-4 / atol 1e-5 (f32 accumulation); gradients as in grad_check.hpp.
+#include "grad_check.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+// Direct convolution in float64: x [N, C, H, W], w [O, C/G, KH, KW].
+std::vector<double> ref_conv(const HostT& x, const HostT& w, const std::vector<double>* b, const Conv2dOptions& o,
+                             Shape& out_shape) {
+  const std::int64_t N = x.s[0], C = x.s[1], H = x.s[2], W = x.s[3], O = w.s[0], KH = w.s[2], KW = w.s[3], G = o.groups;
+  const std::int64_t Cg = C / G, Og = O / G;
+  const std::int64_t OH = (H + o.padding[0] + o.padding[2] - o.dilation[0] * (KH - 1) - 1) / o.stride[0] + 1;
+  const std::int64_t OW = (W + o.padding[1] + o.padding[3] - o.dilation[1] * (KW - 1) - 1) / o.stride[1] + 1;
+  out_shape = {N, O, OH, OW};
+  std::vector<double> y(N * O * OH * OW);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t oc = 0; oc < O; ++oc)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          double s = b ? (*b)[oc] : 0.0;
+          const std::int64_t g = oc / Og;
+          for (std::int64_t c = 0; c < Cg; ++c)
+            for (std::int64_t kh = 0; kh < KH; ++kh)
+              for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const std::int64_t h = oh * o.stride[0] - o.padding[0] + kh * o.dilation[0];
+                const std::int64_t ww = ow * o.stride[1] - o.padding[1] + kw * o.dilation[1];
+                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
+                s += x.v[((n * C + g * Cg + c) * H + h) * W + ww] * w.v[((oc * Cg + c) * KH + kh) * KW + kw];
+              }
+          y[((n * O + oc) * OH + oh) * OW + ow] = s;
+        }
+  return y;
+}
+
+Conv2dOptions opts(std::array<std::int64_t, 2> s, std::array<std::int64_t, 4> p, std::array<std::int64_t, 2> d,
+                   std::int64_t g) {
+  Conv2dOptions o;
+  o.stride = s;
+  o.padding = p;
+  o.dilation = d;
+  o.groups = g;
+  return o;
+}
+
+}  // namespace
+
+TEST(Conv2d, ForwardMatchesDirectConvolution) {
+  GLT_RNG(rng);
+  struct C {
+    Shape x, w;
+    Conv2dOptions o;
+  };
+  const std::vector<C> cases = {
+      {{2, 3, 9, 8}, {4, 3, 3, 3}, opts({1, 1}, {1, 1, 1, 1}, {1, 1}, 1)},
+      {{1, 4, 10, 11}, {6, 2, 3, 2}, opts({2, 1}, {0, 1, 2, 0}, {1, 2}, 2)},
+      {{2, 6, 7, 7}, {6, 1, 3, 3}, opts({1, 2}, {1, 1, 1, 1}, {2, 1}, 6)},  // depthwise
+      {{3, 1, 28, 28}, {8, 1, 5, 5}, opts({1, 1}, {2, 2, 2, 2}, {1, 1}, 1)},
+      {{1, 2, 1, 1}, {3, 2, 1, 1}, opts({1, 1}, {0, 0, 0, 0}, {1, 1}, 1)},
+  };
+  for (const auto& c : cases) {
+    auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(c.w)), bv = uniform(rng, c.w[0]);
+    HostT hx{{xv.begin(), xv.end()}, c.x}, hw{{wv.begin(), wv.end()}, c.w};
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    auto ref = ref_conv(hx, hw, &hb, c.o, os);
+    Tensor y = conv2d(Tensor::from_host(device(), xv, c.x), Tensor::from_host(device(), wv, c.w),
+                      Tensor::from_host(device(), bv, {c.w[0]}), c.o);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(c.x) << " * " << to_string(c.w);
+  }
+  // non-contiguous input (NHWC storage viewed as NCHW)
+  auto xv = uniform(rng, 2 * 5 * 6 * 3), wv = uniform(rng, 4 * 3 * 3 * 3);
+  Tensor nhwc = Tensor::from_host(device(), xv, {2, 5, 6, 3});
+  Tensor x = nhwc.permute({0, 3, 1, 2});
+  HostT hx{std::vector<double>(), {2, 3, 5, 6}}, hw{{wv.begin(), wv.end()}, {4, 3, 3, 3}};
+  for (float v : gather_view(xv, x)) hx.v.push_back(v);
+  Shape os;
+  auto ref = ref_conv(hx, hw, nullptr, Conv2dOptions::pad(1), os);
+  EXPECT_TRUE(
+      close(conv2d(x, Tensor::from_host(device(), wv, {4, 3, 3, 3}), Tensor(), Conv2dOptions::pad(1)).to_vector(), ref,
+            1e-4, 1e-5));
+}
+
+TEST(Conv2d, Gradients) {
+  GLT_RNG(rng);
+  for (auto o : {opts({1, 1}, {1, 0, 1, 2}, {1, 1}, 1), opts({2, 2}, {1, 1, 1, 1}, {1, 1}, 2)}) {
+    EXPECT_TRUE(grad_check(
+        rng, {{2, 4, 6, 5}, {4, 4 / o.groups, 3, 3}, {4}}, [o](auto& t) { return conv2d(t[0], t[1], t[2], o); },
+        [o](const std::vector<HostT>& x) {
+          Shape os;
+          return ref_conv(x[0], x[1], &x[2].v, o, os);
+        }));
+  }
+}
+
+TEST(Conv2d, TransposeMatchesDefinition) {
+  GLT_RNG(rng);
+  const std::int64_t N = 2, Cin = 4, H = 5, W = 4, Cout = 3, KH = 3, KW = 2, G = 1;
+  Conv2dOptions o = opts({2, 1}, {1, 0, 0, 1}, {1, 2}, G);
+  auto xv = uniform(rng, N * Cin * H * W), wv = uniform(rng, Cin * Cout * KH * KW), bv = uniform(rng, Cout);
+  Tensor y = conv_transpose2d(Tensor::from_host(device(), xv, {N, Cin, H, W}),
+                              Tensor::from_host(device(), wv, {Cin, Cout, KH, KW}),
+                              Tensor::from_host(device(), bv, {Cout}), o, {1, 0});
+  const std::int64_t OH = (H - 1) * 2 - 1 + 1 * (KH - 1) + 1 + 1, OW = (W - 1) * 1 - 1 + 2 * (KW - 1) + 1;
+  ASSERT_EQ(y.shape(), (Shape{N, Cout, OH, OW}));
+  std::vector<double> ref(N * Cout * OH * OW);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t co = 0; co < Cout; ++co)
+      for (std::int64_t i = 0; i < OH * OW; ++i) ref[(n * Cout + co) * OH * OW + i] = bv[co];
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t ci = 0; ci < Cin; ++ci)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t w = 0; w < W; ++w)
+          for (std::int64_t co = 0; co < Cout; ++co)
+            for (std::int64_t kh = 0; kh < KH; ++kh)
+              for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const std::int64_t oh = h * 2 - 1 + kh * 1, ow = w * 1 - 0 + kw * 2;
+                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                ref[((n * Cout + co) * OH + oh) * OW + ow] +=
+                    double(xv[((n * Cin + ci) * H + h) * W + w]) * wv[((ci * Cout + co) * KH + kh) * KW + kw];
+              }
+  EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
+}
+
+namespace {
+std::vector<double> ref_pool(const HostT& x, int mode, const Pool2dOptions& o, std::int64_t OH, std::int64_t OW) {
+  const std::int64_t N = x.s[0], C = x.s[1], H = x.s[2], W = x.s[3];
+  const std::int64_t sh = o.stride[0] ? o.stride[0] : o.kernel[0], sw = o.stride[1] ? o.stride[1] : o.kernel[1];
+  std::vector<double> y;
+  for (std::int64_t p = 0; p < N * C; ++p)
+    for (std::int64_t oh = 0; oh < OH; ++oh)
+      for (std::int64_t ow = 0; ow < OW; ++ow) {
+        std::int64_t h0, h1, w0, w1, div;
+        if (mode == 2) {
+          h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH, w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
+          div = (h1 - h0) * (w1 - w0);
+        } else {
+          h0 = oh * sh - o.padding[0], w0 = ow * sw - o.padding[1];
+          h1 = h0 + (o.kernel[0] - 1) * (mode == 0 ? o.dilation[0] : 1) + 1;
+          w1 = w0 + (o.kernel[1] - 1) * (mode == 0 ? o.dilation[1] : 1) + 1;
+          div = (std::min(h1, H + o.padding[0]) - h0) * (std::min(w1, W + o.padding[1]) - w0);
+          if (!o.count_include_pad)
+            div = (std::min(h1, H) - std::max<std::int64_t>(h0, 0)) * (std::min(w1, W) - std::max<std::int64_t>(w0, 0));
+        }
+        double acc = mode == 0 ? -1e300 : 0;
+        for (std::int64_t h = h0; h < h1; h += (mode == 0 ? o.dilation[0] : 1))
+          for (std::int64_t w = w0; w < w1; w += (mode == 0 ? o.dilation[1] : 1)) {
+            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+            const double v = x.v[(p * H + h) * W + w];
+            acc = mode == 0 ? std::max(acc, v) : acc + v;
+          }
+        y.push_back(mode == 0 ? acc : acc / div);
+      }
+  return y;
+}
+}  // namespace
+
+TEST(Pool2d, ForwardAndGradients) {
+  GLT_RNG(rng);
+  Pool2dOptions a;
+  a.kernel = {3, 2};
+  a.stride = {2, 2};
+  a.padding = {1, 1};
+  a.ceil_mode = true;
+  Pool2dOptions b;
+  b.kernel = {2, 2};
+  Pool2dOptions c = a;
+  c.count_include_pad = false;
+  c.ceil_mode = false;
+  Pool2dOptions d;
+  d.kernel = {2, 3};
+  d.stride = {1, 2};
+  d.dilation = {2, 1};
+  for (const auto& [o, mode] :
+       std::vector<std::pair<Pool2dOptions, int>>{{a, 0}, {b, 0}, {d, 0}, {a, 1}, {b, 1}, {c, 1}}) {
+    const Shape s = {2, 3, 7, 6};
+    auto fwd = [o = o, mode = mode](const Tensor& t) { return mode == 0 ? max_pool2d(t, o) : avg_pool2d(t, o); };
+    Tensor probe = fwd(zeros(device(), s));
+    const std::int64_t OH = probe.size(2), OW = probe.size(3);
+    EXPECT_TRUE(grad_check(
+        rng, {s}, [&](auto& t) { return fwd(t[0]); },
+        [&](const std::vector<HostT>& x) { return ref_pool(x[0], mode, o, OH, OW); }))
+        << "mode " << mode << " ceil " << o.ceil_mode;
+  }
+  // sizes: torch gives 4x4 for 7x6 with k(3,2) s2 p1 ceil_mode
+  Tensor z = zeros(device(), {1, 1, 7, 6});
+  EXPECT_EQ(max_pool2d(z, a).shape(), (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(adaptive_avg_pool2d(z, {3, 4}).shape(), (Shape{1, 1, 3, 4}));
+  EXPECT_TRUE(grad_check(
+      rng, {{2, 2, 7, 6}},
+      [](auto& t) {
+        return adaptive_avg_pool2d(t[0], {3, 4});
+      },
+      [](const std::vector<HostT>& x) { return ref_pool(x[0], 2, Pool2dOptions{}, 3, 4); }));
+  EXPECT_EQ(global_avg_pool2d(ones(device(), {2, 3, 4, 5})).shape(), (Shape{2, 3, 1, 1}));
+  Pool2dOptions bad;
+  bad.kernel = {2, 2};
+  bad.padding = {2, 0};
+  EXPECT_THROW(max_pool2d(z, bad), ValueError);
+  EXPECT_THROW(max_pool2d(ones(device(), {3, 4}), b), ShapeError);
+}
+
+TEST(Norms, BatchLayerGroupRms) {
+  GLT_RNG(rng);
+  const Shape s = {4, 3, 2, 5};
+  auto norm_ref = [](const HostT& x, std::function<std::int64_t(std::int64_t)> group, const HostT* w, const HostT* b,
+                     std::function<std::int64_t(std::int64_t)> chan, bool rms, double eps) {
+    std::map<std::int64_t, std::vector<double>> g;
+    for (std::size_t i = 0; i < x.size(); ++i) g[group(i)].push_back(x.v[i]);
+    std::map<std::int64_t, std::pair<double, double>> stats;
+    for (auto& [k, v] : g) {
+      double m = 0, q = 0;
+      for (double e : v) m += e, q += e * e;
+      m /= v.size();
+      q /= v.size();
+      stats[k] = rms ? std::make_pair(0.0, q) : std::make_pair(m, q - m * m);
+    }
+    std::vector<double> y;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      auto [m, v] = stats[group(i)];
+      double r = (x.v[i] - m) / std::sqrt(v + eps);
+      if (w) r *= w->v[chan(i)];
+      if (b) r += b->v[chan(i)];
+      y.push_back(r);
+    }
+    return y;
+  };
+  auto chan = [](std::int64_t i) { return (i / 10) % 3; };
+  auto last2 = [](std::int64_t i) { return i % 10; };
+  EXPECT_TRUE(grad_check(
+      rng, {s, {3}, {3}}, [](auto& t) { return batch_norm(t[0], Tensor(), Tensor(), t[1], t[2], true); },
+      [&](const std::vector<HostT>& x) { return norm_ref(x[0], chan, &x[1], &x[2], chan, false, 1e-5); }));
+  EXPECT_TRUE(grad_check(
+      rng, {s, {2, 5}, {2, 5}}, [](auto& t) { return layer_norm(t[0], 2, t[1], t[2]); },
+      [&](const std::vector<HostT>& x) {
+        return norm_ref(
+            x[0], [](auto i) { return i / 10; }, &x[1], &x[2], last2, false, 1e-5);
+      }));
+  EXPECT_TRUE(grad_check(
+      rng, {s, {5}}, [](auto& t) { return rms_norm(t[0], 1, t[1]); },
+      [&](const std::vector<HostT>& x) {
+        return norm_ref(
+            x[0], [](auto i) { return i / 5; }, &x[1], nullptr, [](auto i) { return i % 5; }, true, 1e-6);
+      }));
+  const Shape s6 = {2, 6, 3};
+  EXPECT_TRUE(grad_check(
+      rng, {s6, {6}, {6}}, [](auto& t) { return group_norm(t[0], 3, t[1], t[2]); },
+      [&](const std::vector<HostT>& x) {
+        return norm_ref(
+            x[0], [](auto i) { return i / 6; }, &x[1], &x[2], [](auto i) { return (i / 3) % 6; }, false, 1e-5);
+      }));
+  // running statistics and eval mode
+  auto xv = uniform(rng, numel_of(s), -2, 3);
+  Tensor x = Tensor::from_host(device(), xv, s);
+  Tensor rm = zeros(device(), {3}), rv = ones(device(), {3});
+  batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1);
+  auto rmv = rm.to_vector(), rvv = rv.to_vector();
+  for (int c = 0; c < 3; ++c) {
+    double m = 0, q = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < xv.size(); ++i)
+      if (chan(i) == c) m += xv[i], q += double(xv[i]) * xv[i], ++n;
+    m /= n;
+    const double var_unbiased = (q - n * m * m) / (n - 1);
+    EXPECT_NEAR(rmv[c], 0.1 * m, 1e-5);
+    EXPECT_NEAR(rvv[c], 0.9 + 0.1 * var_unbiased, 1e-4);
+  }
+  auto ev = batch_norm(x, rm, rv, Tensor(), Tensor(), false).to_vector();
+  for (std::size_t i = 0; i < xv.size(); ++i)
+    ASSERT_NEAR(ev[i], (xv[i] - rmv[chan(i)]) / std::sqrt(rvv[chan(i)] + 1e-5), 1e-4);
+  EXPECT_THROW(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), false), ValueError);
+  EXPECT_THROW(layer_norm(x, 2, ones(device(), {5})), ShapeError);
+  EXPECT_THROW(group_norm(x, 2), ShapeError);
+}
+
+TEST(Losses, CrossEntropyNllMse) {
+  GLT_RNG(rng);
+  const std::vector<std::int32_t> target = {2, 0, 4, 4, 1};
+  auto ce_ref = [&](double ls) {
+    return [&, ls](const std::vector<HostT>& x) {
+      double total = 0;
+      for (int n = 0; n < 5; ++n) {
+        double m = -1e300, s = 0, mean_lsm = 0;
+        for (int c = 0; c < 5; ++c) m = std::max(m, x[0].v[n * 5 + c]);
+        for (int c = 0; c < 5; ++c) s += std::exp(x[0].v[n * 5 + c] - m);
+        for (int c = 0; c < 5; ++c) mean_lsm += (x[0].v[n * 5 + c] - m - std::log(s)) / 5;
+        const double nll = -(x[0].v[n * 5 + target[n]] - m - std::log(s));
+        total += (1 - ls) * nll - ls * mean_lsm;
+      }
+      return std::vector<double>{total / 5};
+    };
+  };
+  Tensor t = Tensor::from_host(device(), std::span<const std::int32_t>(target), {5});
+  EXPECT_TRUE(grad_check(
+      rng, {{5, 5}}, [&](auto& x) { return cross_entropy(x[0], t); }, ce_ref(0.0), -3, 3));
+  EXPECT_TRUE(grad_check(
+      rng, {{5, 5}}, [&](auto& x) { return cross_entropy(x[0], t, Reduction::mean, 0.1); }, ce_ref(0.1), -3, 3));
+  EXPECT_TRUE(grad_check(
+      rng, {{5, 5}}, [&](auto& x) { return nll_loss(x[0], t, Reduction::sum); },
+      [&](const std::vector<HostT>& x) {
+        double s = 0;
+        for (int n = 0; n < 5; ++n) s -= x[0].v[n * 5 + target[n]];
+        return std::vector<double>{s};
+      }));
+  EXPECT_TRUE(grad_check(
+      rng, {{3, 4}, {3, 4}}, [](auto& x) { return mse_loss(x[0], x[1]); },
+      [](const std::vector<HostT>& x) {
+        double s = 0;
+        for (int i = 0; i < 12; ++i) s += (x[0].v[i] - x[1].v[i]) * (x[0].v[i] - x[1].v[i]);
+        return std::vector<double>{s / 12};
+      }));
+  Tensor bad =
+      Tensor::from_host(device(), std::span<const std::int32_t>(std::vector<std::int32_t>{0, 7, 1, 1, 1}), {5});
+  EXPECT_THROW(cross_entropy(zeros(device(), {5, 5}), bad).item(), IndexError);
+  EXPECT_THROW(cross_entropy(zeros(device(), {5, 5}), zeros(device(), {5})), DTypeError);
+  EXPECT_THROW(cross_entropy(zeros(device(), {5, 5}), t.slice(0, 0, 3)), ShapeError);
+}
