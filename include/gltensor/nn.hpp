@@ -1,0 +1,168 @@
+// Modules, optimizers, learning-rate schedules and safetensors checkpoints (torch.nn / torch.optim
+// semantics). Parameters are float32 leaf tensors with requires_grad; optimizers update them in
+// place with one fused GLSL kernel per parameter tensor.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gltensor/linalg.hpp"
+#include "gltensor/nn_functional.hpp"
+#include "gltensor/random.hpp"
+#include "gltensor/tensor.hpp"
+
+namespace gltensor::nn {
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual Tensor forward(const Tensor& x) = 0;
+  Tensor operator()(const Tensor& x) { return forward(x); }
+  /// Parameters (trainable) and buffers (running statistics), with dotted names.
+  virtual std::vector<std::pair<std::string, Tensor*>> named_parameters() { return {}; }
+  virtual std::vector<std::pair<std::string, Tensor*>> named_buffers() { return {}; }
+  std::vector<Tensor*> parameters();
+  virtual void train(bool on = true) { training_ = on; }
+  void eval() { train(false); }
+  bool training() const { return training_; }
+
+ protected:
+  bool training_ = true;
+};
+
+/// y = act(x W^T + b); W [out, in] and b [out] start as U(-1/sqrt(in), 1/sqrt(in)) (torch's default).
+class Linear : public Module {
+ public:
+  Linear(const Device& dev, std::int64_t in, std::int64_t out, Generator& gen, bool bias = true,
+         Activation act = Activation::none);
+  Tensor forward(const Tensor& x) override;
+  std::vector<std::pair<std::string, Tensor*>> named_parameters() override;
+  Tensor weight, bias;
+  Activation activation;
+};
+
+class Conv2d : public Module {
+ public:
+  Conv2d(const Device& dev, std::int64_t in, std::int64_t out, std::int64_t kernel, Generator& gen,
+         Conv2dOptions opt = {}, bool bias = true);
+  Tensor forward(const Tensor& x) override;
+  std::vector<std::pair<std::string, Tensor*>> named_parameters() override;
+  Tensor weight, bias;
+  Conv2dOptions options;
+};
+
+class BatchNorm2d : public Module {
+ public:
+  BatchNorm2d(const Device& dev, std::int64_t channels, double momentum = 0.1, double eps = 1e-5);
+  Tensor forward(const Tensor& x) override;
+  std::vector<std::pair<std::string, Tensor*>> named_parameters() override;
+  std::vector<std::pair<std::string, Tensor*>> named_buffers() override;
+  Tensor weight, bias, running_mean, running_var;
+  double momentum, eps;
+};
+
+class ReLU : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+
+class Flatten : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;  ///< [N, ...] -> [N, prod(...)]
+};
+
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(Pool2dOptions opt) : options(opt) {}
+  Tensor forward(const Tensor& x) override;
+  Pool2dOptions options;
+};
+
+class Dropout : public Module {
+ public:
+  Dropout(double p, Generator& gen) : p(p), gen(&gen) {}
+  Tensor forward(const Tensor& x) override;  ///< identity in eval mode
+  double p;
+  Generator* gen;
+};
+
+class Sequential : public Module {
+ public:
+  Sequential& add(std::shared_ptr<Module> m);
+  Tensor forward(const Tensor& x) override;
+  std::vector<std::pair<std::string, Tensor*>> named_parameters() override;  ///< "0.weight", ...
+  std::vector<std::pair<std::string, Tensor*>> named_buffers() override;
+  void train(bool on = true) override;
+  std::vector<std::shared_ptr<Module>> layers;
+};
+
+// ---- optimizers ----
+
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Tensor*> params, double lr);
+  virtual ~Optimizer() = default;
+  /// Applies one update from the parameters' accumulated gradients (parameters without a
+  /// gradient are skipped).
+  virtual void step() = 0;
+  void zero_grad();
+  double lr;
+
+ protected:
+  std::vector<Tensor*> params_;
+};
+
+struct SGDOptions {
+  double momentum = 0, dampening = 0, weight_decay = 0;
+  bool nesterov = false;
+};
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor*> params, double lr, SGDOptions opt = {});
+  void step() override;
+  SGDOptions options;
+
+ private:
+  std::vector<Tensor> buf_;
+  bool first_ = true;
+};
+
+struct AdamOptions {
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
+  bool decoupled = false;  ///< AdamW
+};
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor*> params, double lr, AdamOptions opt = {});
+  void step() override;
+  AdamOptions options;
+
+ private:
+  std::vector<Tensor> m_, v_;
+  std::int64_t t_ = 0;
+};
+/// Adam with decoupled weight decay (default 0.01).
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor*> params, double lr, AdamOptions opt = {0.9, 0.999, 1e-8, 0.01, true});
+};
+
+// ---- learning-rate schedules (value for a step/epoch index, as torch's schedulers) ----
+/// base_lr * gamma^(floor(epoch / step_size))
+double step_lr(double base_lr, std::int64_t epoch, std::int64_t step_size, double gamma = 0.1);
+/// eta_min + (base_lr - eta_min) * (1 + cos(pi * t / t_max)) / 2
+double cosine_lr(double base_lr, std::int64_t t, std::int64_t t_max, double eta_min = 0.0);
+
+// ---- checkpoints (safetensors: 8-byte little-endian header length, JSON header, raw data) ----
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors);
+/// Throws ValueError naming the file for a missing, truncated or malformed file.
+std::map<std::string, Tensor> load_safetensors(const std::string& path, const Device& dev);
+/// Module parameters and buffers by name.
+std::map<std::string, Tensor> state_dict(Module& m);
+/// Copies tensors into the module's parameters/buffers; ShapeError/ValueError on mismatch or a
+/// missing name.
+void load_state_dict(Module& m, const std::map<std::string, Tensor>& tensors);
+
+}  // namespace gltensor::nn

@@ -1,0 +1,110 @@
+// Modules: Linear, Conv2d, BatchNorm2d, ReLU, Flatten, MaxPool2d, Dropout, Sequential.
+#include <cmath>
+
+#include "gltensor/autograd.hpp"
+#include "gltensor/errors.hpp"
+#include "gltensor/nn.hpp"
+#include "gltensor/ops.hpp"
+
+namespace gltensor::nn {
+
+std::vector<Tensor*> Module::parameters() {
+  std::vector<Tensor*> out;
+  for (auto& [n, t] : named_parameters()) out.push_back(t);
+  return out;
+}
+
+namespace {
+Tensor uniform_param(const Device& dev, const Shape& shape, double bound, Generator& gen) {
+  Tensor t = rand(dev, shape, gen, -bound, bound);
+  requires_grad_(t);
+  return t;
+}
+}  // namespace
+
+Linear::Linear(const Device& dev, std::int64_t in, std::int64_t out, Generator& gen, bool has_bias, Activation act)
+    : activation(act) {
+  if (in <= 0 || out <= 0) throw ValueError("gltensor::nn::Linear: sizes must be positive");
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  weight = uniform_param(dev, {out, in}, bound, gen);
+  if (has_bias) bias = uniform_param(dev, {out}, bound, gen);
+}
+Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias, activation); }
+std::vector<std::pair<std::string, Tensor*>> Linear::named_parameters() {
+  std::vector<std::pair<std::string, Tensor*>> p{{"weight", &weight}};
+  if (bias.defined()) p.push_back({"bias", &bias});
+  return p;
+}
+
+Conv2d::Conv2d(const Device& dev, std::int64_t in, std::int64_t out, std::int64_t k, Generator& gen, Conv2dOptions opt,
+               bool has_bias)
+    : options(opt) {
+  if (in <= 0 || out <= 0 || k <= 0 || in % opt.groups || out % opt.groups)
+    throw ValueError("gltensor::nn::Conv2d: channels and kernel must be positive and divisible by groups");
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in / opt.groups * k * k));
+  weight = uniform_param(dev, {out, in / opt.groups, k, k}, bound, gen);
+  if (has_bias) bias = uniform_param(dev, {out}, bound, gen);
+}
+Tensor Conv2d::forward(const Tensor& x) { return conv2d(x, weight, bias, options); }
+std::vector<std::pair<std::string, Tensor*>> Conv2d::named_parameters() {
+  std::vector<std::pair<std::string, Tensor*>> p{{"weight", &weight}};
+  if (bias.defined()) p.push_back({"bias", &bias});
+  return p;
+}
+
+BatchNorm2d::BatchNorm2d(const Device& dev, std::int64_t c, double momentum, double eps)
+    : momentum(momentum), eps(eps) {
+  weight = ones(dev, {c});
+  bias = zeros(dev, {c});
+  requires_grad_(weight);
+  requires_grad_(bias);
+  running_mean = zeros(dev, {c});
+  running_var = ones(dev, {c});
+}
+Tensor BatchNorm2d::forward(const Tensor& x) {
+  return batch_norm(x, running_mean, running_var, weight, bias, training_, momentum, eps);
+}
+std::vector<std::pair<std::string, Tensor*>> BatchNorm2d::named_parameters() {
+  return {{"weight", &weight}, {"bias", &bias}};
+}
+std::vector<std::pair<std::string, Tensor*>> BatchNorm2d::named_buffers() {
+  return {{"running_mean", &running_mean}, {"running_var", &running_var}};
+}
+
+Tensor ReLU::forward(const Tensor& x) { return relu(x); }
+Tensor Flatten::forward(const Tensor& x) { return x.flatten(1); }
+Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, options); }
+Tensor Dropout::forward(const Tensor& x) {
+  if (!training_ || p == 0) return x;
+  // mask * x / (1 - p), differentiable through mul
+  Tensor mask = dropout(ones(x.device(), x.shape()), p, *gen);
+  return mul(x, mask);
+}
+
+Sequential& Sequential::add(std::shared_ptr<Module> m) {
+  layers.push_back(std::move(m));
+  return *this;
+}
+Tensor Sequential::forward(const Tensor& x) {
+  Tensor h = x;
+  for (auto& l : layers) h = l->forward(h);
+  return h;
+}
+std::vector<std::pair<std::string, Tensor*>> Sequential::named_parameters() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    for (auto& [n, t] : layers[i]->named_parameters()) out.push_back({std::to_string(i) + "." + n, t});
+  return out;
+}
+std::vector<std::pair<std::string, Tensor*>> Sequential::named_buffers() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    for (auto& [n, t] : layers[i]->named_buffers()) out.push_back({std::to_string(i) + "." + n, t});
+  return out;
+}
+void Sequential::train(bool on) {
+  training_ = on;
+  for (auto& l : layers) l->train(on);
+}
+
+}  // namespace gltensor::nn

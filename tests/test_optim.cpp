@@ -1,0 +1,185 @@
+// Optimizers against float64 host implementations of torch.optim's update rules; schedules;
+// safetensors round trips and errors; module parameters and state dicts.
+#include <filesystem>
+#include <fstream>
+
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+// Runs `steps` updates with fixed per-step gradients, on the GPU and with `host` on the host.
+void run_optimizer(std::mt19937_64& rng,
+                   const std::function<std::unique_ptr<nn::Optimizer>(std::vector<Tensor*>)>& make,
+                   const std::function<void(std::vector<double>&, const std::vector<double>&, int)>& host) {
+  const int n = 37, steps = 5;
+  auto p0 = uniform(rng, n);
+  Tensor p = Tensor::from_host(device(), p0, {n});
+  requires_grad_(p);
+  auto opt = make({&p});
+  std::vector<double> hp(p0.begin(), p0.end());
+  for (int s = 0; s < steps; ++s) {
+    auto gv = uniform(rng, n);
+    opt->zero_grad();
+    backward(sum(mul(p, Tensor::from_host(device(), gv, {n}))));  // grad = gv
+    opt->step();
+    host(hp, std::vector<double>(gv.begin(), gv.end()), s + 1);
+  }
+  EXPECT_TRUE(close(p.to_vector(), hp, 1e-5, 1e-6));
+}
+}  // namespace
+
+TEST(Optim, SGDVariants) {
+  GLT_RNG(rng);
+  for (auto [mom, nest, wd] :
+       std::vector<std::tuple<double, bool, double>>{{0, false, 0}, {0.9, false, 0.01}, {0.9, true, 0}}) {
+    std::vector<double> buf;
+    run_optimizer(
+        rng,
+        [=](std::vector<Tensor*> ps) {
+          nn::SGDOptions o;
+          o.momentum = mom;
+          o.nesterov = nest;
+          o.weight_decay = wd;
+          return std::make_unique<nn::SGD>(ps, 0.1, o);
+        },
+        [&, mom = mom, nest = nest, wd = wd](std::vector<double>& p, const std::vector<double>& g, int t) {
+          if (buf.empty()) buf.assign(p.size(), 0);
+          for (std::size_t i = 0; i < p.size(); ++i) {
+            double d = g[i] + wd * p[i];
+            if (mom != 0) {
+              buf[i] = t == 1 ? d : mom * buf[i] + d;
+              d = nest ? d + mom * buf[i] : buf[i];
+            }
+            p[i] -= 0.1 * d;
+          }
+        });
+  }
+}
+
+TEST(Optim, AdamAndAdamW) {
+  GLT_RNG(rng);
+  for (bool decoupled : {false, true}) {
+    std::vector<double> m, v;
+    const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.05;
+    run_optimizer(
+        rng,
+        [=](std::vector<Tensor*> ps) -> std::unique_ptr<nn::Optimizer> {
+          nn::AdamOptions o{b1, b2, eps, wd, decoupled};
+          if (decoupled) return std::make_unique<nn::AdamW>(ps, lr, o);
+          return std::make_unique<nn::Adam>(ps, lr, o);
+        },
+        [&](std::vector<double>& p, const std::vector<double>& g, int t) {
+          if (m.empty()) m.assign(p.size(), 0), v.assign(p.size(), 0);
+          for (std::size_t i = 0; i < p.size(); ++i) {
+            double d = g[i];
+            if (decoupled)
+              p[i] *= 1 - lr * wd;
+            else
+              d += wd * p[i];
+            m[i] = b1 * m[i] + (1 - b1) * d;
+            v[i] = b2 * v[i] + (1 - b2) * d * d;
+            p[i] -= lr * (m[i] / (1 - std::pow(b1, t))) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps);
+          }
+        });
+  }
+  Tensor i = zeros(device(), {3}, DType::i32);
+  EXPECT_THROW(nn::SGD({&i}, 0.1), DTypeError);
+  Tensor f = zeros(device(), {3});
+  EXPECT_THROW(nn::SGD({&f}, -1.0), ValueError);
+  EXPECT_THROW(nn::Adam({&f}, 0.1, nn::AdamOptions{1.0}), ValueError);
+}
+
+TEST(Optim, Schedules) {
+  EXPECT_DOUBLE_EQ(nn::step_lr(0.1, 0, 3, 0.5), 0.1);
+  EXPECT_DOUBLE_EQ(nn::step_lr(0.1, 7, 3, 0.5), 0.025);
+  EXPECT_DOUBLE_EQ(nn::cosine_lr(0.1, 0, 10), 0.1);
+  EXPECT_NEAR(nn::cosine_lr(0.1, 5, 10, 0.01), 0.055, 1e-12);
+  EXPECT_NEAR(nn::cosine_lr(0.1, 10, 10), 0.0, 1e-12);
+  EXPECT_THROW(nn::cosine_lr(0.1, 1, 0), ValueError);
+}
+
+TEST(Modules, ParametersStateDictAndSafetensors) {
+  Generator gen(3);
+  nn::Sequential net;
+  net.add(std::make_shared<nn::Conv2d>(device(), 1, 4, 3, gen, Conv2dOptions::pad(1)))
+      .add(std::make_shared<nn::BatchNorm2d>(device(), 4))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Flatten>())
+      .add(std::make_shared<nn::Linear>(device(), 4 * 5 * 5, 3, gen));
+  auto names = net.named_parameters();
+  ASSERT_EQ(names.size(), 6u);
+  EXPECT_EQ(names[0].first, "0.weight");
+  EXPECT_EQ(names[5].first, "4.bias");
+  EXPECT_EQ(net.named_buffers()[0].first, "1.running_mean");
+  // Linear init bound 1/sqrt(fan_in)
+  auto w = names[4].second->to_vector();
+  for (float x : w) ASSERT_LE(std::fabs(x), 1.0f / 10.0f);
+  Tensor x = rand(device(), {2, 1, 5, 5}, gen);
+  Tensor y = net(x);
+  EXPECT_EQ(y.shape(), (Shape{2, 3}));
+  net.eval();
+  Tensor ye = net(x);
+  const auto path = (std::filesystem::temp_directory_path() / "gltensor-test.safetensors").string();
+  nn::save_safetensors(path, nn::state_dict(net));
+  Generator gen2(99);
+  nn::Sequential other;
+  other.add(std::make_shared<nn::Conv2d>(device(), 1, 4, 3, gen2, Conv2dOptions::pad(1)))
+      .add(std::make_shared<nn::BatchNorm2d>(device(), 4))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Flatten>())
+      .add(std::make_shared<nn::Linear>(device(), 4 * 5 * 5, 3, gen2));
+  other.eval();
+  nn::load_state_dict(other, nn::load_safetensors(path, device()));
+  EXPECT_EQ(other(x).to_vector(), ye.to_vector());
+  // header check: 8-byte length then JSON naming the dtype
+  std::ifstream f(path, std::ios::binary);
+  std::uint64_t n = 0;
+  f.read(reinterpret_cast<char*>(&n), 8);
+  std::string js(n, '\0');
+  f.read(js.data(), static_cast<std::streamsize>(n));
+  EXPECT_NE(js.find("\"0.weight\""), std::string::npos);
+  EXPECT_NE(js.find("\"F32\""), std::string::npos);
+  // dtypes round-trip
+  std::map<std::string, Tensor> mixed{{"h", full(device(), {3}, 1.5, DType::f16)},
+                                      {"i", arange(device(), 0, 4, 1, DType::i32)}};
+  nn::save_safetensors(path, mixed);
+  auto back = nn::load_safetensors(path, device());
+  EXPECT_EQ(back["h"].dtype(), DType::f16);
+  EXPECT_EQ(back["h"].to_vector(), std::vector<float>(3, 1.5f));
+  EXPECT_EQ(back["i"].to_int_vector(), (std::vector<int>{0, 1, 2, 3}));
+  // errors
+  std::filesystem::resize_file(path, 20);
+  EXPECT_THROW(nn::load_safetensors(path, device()), ValueError);
+  EXPECT_THROW(nn::load_safetensors("/nonexistent/x.safetensors", device()), ValueError);
+  std::map<std::string, Tensor> wrong{{"0.weight", zeros(device(), {1})}};
+  EXPECT_THROW(nn::load_state_dict(other, wrong), ShapeError);
+  std::map<std::string, Tensor> partial{{"0.weight", zeros(device(), {4, 1, 3, 3})}};
+  EXPECT_THROW(nn::load_state_dict(other, partial), ValueError);  // 0.bias is missing
+  std::filesystem::remove(path);
+}
+
+TEST(Modules, TrainsATinyProblem) {
+  // A 2-layer MLP learns XOR-like data: the loss must fall well below its start.
+  Generator gen(1);
+  nn::Sequential net;
+  net.add(std::make_shared<nn::Linear>(device(), 2, 16, gen, true, Activation::tanh))
+      .add(std::make_shared<nn::Linear>(device(), 16, 2, gen));
+  std::vector<float> xs = {0, 0, 0, 1, 1, 0, 1, 1};
+  std::vector<std::int32_t> ys = {0, 1, 1, 0};
+  Tensor x = Tensor::from_host(device(), xs, {4, 2});
+  Tensor y = Tensor::from_host(device(), std::span<const std::int32_t>(ys), {4});
+  nn::Adam opt(net.parameters(), 0.05);
+  float first = 0, last = 0;
+  for (int it = 0; it < 200; ++it) {
+    opt.zero_grad();
+    Tensor loss = cross_entropy(net(x), y);
+    backward(loss);
+    opt.step();
+    if (it == 0) first = loss.item();
+    last = loss.item();
+  }
+  EXPECT_LT(last, 0.05f * first);
+  EXPECT_EQ(argmax(net(x), 1).to_int_vector(), (std::vector<int>{0, 1, 1, 0}));
+}
