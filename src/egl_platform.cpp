@@ -1,7 +1,7 @@
 #include "egl_platform.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
-#include <gbm.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +30,26 @@ bool has_word(const char* list, const char* word) {
 bool init_display(EGLDisplay d) {
   EGLint major = 0, minor = 0;
   return eglInitialize(d, &major, &minor) == EGL_TRUE;
+}
+
+// libgbm is loaded on demand: machines without it (or without render nodes) still work through
+// the device and surfaceless platforms.
+struct GbmApi {
+  gbm_device* (*create)(int) = nullptr;
+  void (*destroy)(gbm_device*) = nullptr;
+  bool ok = false;
+};
+const GbmApi& gbm_api() {
+  static const GbmApi api = [] {
+    GbmApi a;
+    void* h = dlopen("libgbm.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return a;
+    a.create = reinterpret_cast<gbm_device* (*)(int)>(dlsym(h, "gbm_create_device"));
+    a.destroy = reinterpret_cast<void (*)(gbm_device*)>(dlsym(h, "gbm_device_destroy"));
+    a.ok = a.create && a.destroy;
+    return a;
+  }();
+  return api;
 }
 
 }  // namespace
@@ -63,7 +83,7 @@ std::vector<EglCandidate> enumerate_egl_candidates() {
       }
     }
   }
-  if (has_word(client, "EGL_KHR_platform_gbm") || has_word(client, "EGL_MESA_platform_gbm")) {
+  if ((has_word(client, "EGL_KHR_platform_gbm") || has_word(client, "EGL_MESA_platform_gbm")) && gbm_api().ok) {
     std::error_code ec;
     std::vector<std::string> found;
     for (const auto& e : std::filesystem::directory_iterator("/dev/dri", ec)) {
@@ -102,7 +122,7 @@ bool create_egl_context(const EglCandidate& c, bool debug, EglContext& out, std:
       why = "cannot open " + c.node + ": " + std::strerror(errno);
       return false;
     }
-    ctx.gbm = gbm_create_device(ctx.gbm_fd);
+    ctx.gbm = gbm_api().create(ctx.gbm_fd);
     if (!ctx.gbm) {
       ::close(ctx.gbm_fd);
       why = "gbm_create_device failed on " + c.node;
@@ -176,7 +196,7 @@ void destroy_egl_context(EglContext& ctx) {
       eglDestroyContext(ctx.display, ctx.context);
     }
   }
-  if (ctx.gbm) gbm_device_destroy(ctx.gbm);
+  if (ctx.gbm) gbm_api().destroy(ctx.gbm);
   if (ctx.gbm_fd >= 0) ::close(ctx.gbm_fd);
   ctx = EglContext{};
 }

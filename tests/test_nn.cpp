@@ -318,3 +318,39 @@ TEST(Losses, CrossEntropyNllMse) {
   EXPECT_THROW(cross_entropy(zeros(device(), {5, 5}), zeros(device(), {5})), DTypeError);
   EXPECT_THROW(cross_entropy(zeros(device(), {5, 5}), t.slice(0, 0, 3)), ShapeError);
 }
+
+TEST(Attention, MatchesReferenceAndDifferentiates) {
+  GLT_RNG(rng);
+  const int B = 2, L = 5, S = 6, E = 4, Ev = 3;
+  auto ref = [&](const std::vector<HostT>& x, bool causal) {
+    std::vector<double> out;
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < L; ++i) {
+        std::vector<double> sc(S);
+        double m = -1e300;
+        for (int j = 0; j < S; ++j) {
+          double d = 0;
+          for (int e = 0; e < E; ++e) d += x[0].v[(b * L + i) * E + e] * x[1].v[(b * S + j) * E + e];
+          sc[j] = (causal && j > i) ? -1e300 : d / std::sqrt(double(E));
+          m = std::max(m, sc[j]);
+        }
+        double z = 0;
+        for (int j = 0; j < S; ++j) z += (sc[j] <= -1e299) ? 0 : std::exp(sc[j] - m);
+        for (int c = 0; c < Ev; ++c) {
+          double acc = 0;
+          for (int j = 0; j < S; ++j)
+            if (sc[j] > -1e299) acc += std::exp(sc[j] - m) / z * x[2].v[(b * S + j) * Ev + c];
+          out.push_back(acc);
+        }
+      }
+    return out;
+  };
+  for (bool causal : {false, true})
+    EXPECT_TRUE(grad_check(
+        rng, {{B, L, E}, {B, S, E}, {B, S, Ev}},
+        [causal](auto& t) { return scaled_dot_product_attention(t[0], t[1], t[2], Tensor(), causal); },
+        [&, causal](const std::vector<HostT>& x) { return ref(x, causal); }))
+        << (causal ? "causal" : "full");
+  EXPECT_THROW(scaled_dot_product_attention(ones(device(), {2, 3}), ones(device(), {4, 5}), ones(device(), {4, 5})),
+               ShapeError);
+}

@@ -78,4 +78,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::mean);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
+/// softmax(q k^T * scale + mask) v (Vaswani et al. 2017; torch's scaled_dot_product_attention).
+/// q [..., L, E], k [..., S, E], v [..., S, Ev] -> [..., L, Ev]; scale 0 means 1 / sqrt(E).
+/// attn_mask (optional, broadcast to [..., L, S]): bool keeps where true, float is added.
+/// is_causal masks keys after each query (top-left aligned, as torch). Composite: the scores
+/// matrix is materialized (no flash-attention tiling yet).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
+                                    bool is_causal = false, double scale = 0.0);
+
 }  // namespace gltensor

@@ -1,0 +1,166 @@
+// gltensor benchmarks (Google Benchmark). Each iteration records the op and waits for it
+// (Device::synchronize), so times include one fence wait; rates are reported as GFLOP/s or GB/s
+// (bytes read + written once). Run through bench/run_gpu.sh to get ratios against PyTorch/CUDA
+// measured in the same run (bench/compare.py). Cases whose tensors exceed the device's max SSBO
+// size are skipped with a message.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+
+#include "gltensor/gltensor.hpp"
+
+using namespace gltensor;
+
+namespace {
+
+Device& dev() {
+  static Device d = Device::open();
+  return d;
+}
+Generator& gen() {
+  static Generator g(1);
+  return g;
+}
+
+bool fits(benchmark::State& st, std::int64_t floats) {
+  if (floats * 4 > dev().caps().max_ssbo_block_size) {
+    st.SkipWithError("tensor exceeds the device's max SSBO block size");
+    return false;
+  }
+  return true;
+}
+
+void set_rate(benchmark::State& st, double work, const char* unit) {
+  st.counters[unit] = benchmark::Counter(work * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_matmul(benchmark::State& st, DType dt) {
+  const std::int64_t n = st.range(0);
+  if (!fits(st, n * n)) return;
+  Tensor a = randn(dev(), {n, n}, gen(), 0, 1, dt), b = randn(dev(), {n, n}, gen(), 0, 1, dt);
+  Tensor c = matmul(a, b);
+  dev().synchronize();
+  for (auto _ : st) {
+    c = matmul(a, b);
+    dev().synchronize();
+  }
+  set_rate(st, 2.0 * n * n * n, "GFLOP/s");
+}
+
+void BM_elementwise(benchmark::State& st, int which) {
+  const std::int64_t n = std::int64_t{1} << st.range(0);
+  if (!fits(st, n)) return;
+  Tensor x = randn(dev(), {n}, gen()), y = randn(dev(), {n}, gen());
+  Tensor z = empty_like(x);
+  for (auto _ : st) {
+    if (which == 0)
+      add_out(z, x, y);
+    else if (which == 1)
+      mul_out(z, x, y);
+    else
+      z = gelu(x);
+    dev().synchronize();
+  }
+  set_rate(st, (which == 2 ? 8.0 : 12.0) * n, "GB/s");
+}
+
+void BM_sum(benchmark::State& st) {
+  const std::int64_t n = std::int64_t{1} << st.range(0);
+  if (!fits(st, n)) return;
+  Tensor x = randn(dev(), {n}, gen());
+  for (auto _ : st) {
+    Tensor s = sum(x);
+    dev().synchronize();
+  }
+  set_rate(st, 4.0 * n, "GB/s");
+}
+
+void BM_rows(benchmark::State& st, int which) {
+  const std::int64_t r = st.range(0), c = st.range(1);
+  if (!fits(st, r * c)) return;
+  Tensor x = randn(dev(), {r, c}, gen());
+  Tensor w = ones(dev(), {c}), b = zeros(dev(), {c});
+  for (auto _ : st) {
+    Tensor y = which == 0 ? softmax(x, -1) : layer_norm(x, 1, w, b);
+    dev().synchronize();
+  }
+  set_rate(st, 8.0 * r * c, "GB/s");
+}
+
+void BM_conv2d(benchmark::State& st) {
+  Tensor x = randn(dev(), {32, 64, 56, 56}, gen()), w = randn(dev(), {64, 64, 3, 3}, gen(), 0, 0.05);
+  Tensor bias = zeros(dev(), {64});
+  if (!fits(st, 32 * 56 * 56 * 64 * 9)) return;  // im2col columns
+  for (auto _ : st) {
+    Tensor y = conv2d(x, w, bias, Conv2dOptions::pad(1));
+    dev().synchronize();
+  }
+  set_rate(st, 2.0 * 32 * 64 * 56 * 56 * 64 * 9, "GFLOP/s");
+}
+
+void BM_sdpa(benchmark::State& st) {
+  const std::int64_t B = 8, H = 16, S = 1024, D = 64;
+  if (!fits(st, B * H * S * S)) return;
+  Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
+         v = randn(dev(), {B, H, S, D}, gen());
+  for (auto _ : st) {
+    Tensor o = scaled_dot_product_attention(q, k, v, Tensor(), true);
+    dev().synchronize();
+  }
+  set_rate(st, 2.0 * 2 * B * H * S * S * D / 2, "GFLOP/s");
+}
+
+void BM_tiny_op_chain(benchmark::State& st) {
+  Tensor t = randn(dev(), {64}, gen());
+  const int ops = 10000;
+  for (auto _ : st) {
+    for (int i = 0; i < ops; ++i) add_(t, 1.0);
+    dev().synchronize();
+  }
+  st.counters["ops_per_iteration"] = ops;  // compare.py divides the iteration time by this
+}
+
+void BM_fashion_mnist_step(benchmark::State& st) {
+  nn::Sequential net;
+  Generator g(1);
+  net.add(std::make_shared<nn::Linear>(dev(), 784, 256, g, true, Activation::relu))
+      .add(std::make_shared<nn::Linear>(dev(), 256, 128, g, true, Activation::relu))
+      .add(std::make_shared<nn::Linear>(dev(), 128, 10, g));
+  nn::Adam opt(net.parameters(), 1e-3);
+  Tensor x = randn(dev(), {128, 784}, g);
+  std::vector<std::int32_t> yl(128);
+  for (int i = 0; i < 128; ++i) yl[i] = i % 10;
+  Tensor y = Tensor::from_host(dev(), std::span<const std::int32_t>(yl), {128});
+  for (auto _ : st) {
+    opt.zero_grad();
+    Tensor loss = cross_entropy(net(x), y);
+    backward(loss);
+    opt.step();
+    dev().synchronize();
+  }
+  st.counters["images/s"] = benchmark::Counter(128, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_matmul, f32, DType::f32)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul, f16, DType::f16)->Arg(4096)->Arg(8192)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_elementwise, add, 0)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_elementwise, mul, 1)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_elementwise, gelu, 2)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rows, layer_norm, 1)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_tiny_op_chain)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fashion_mnist_step)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
