@@ -86,9 +86,15 @@ int op_remainder(int a, int b) {
   int r = a - b * (a / b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+// atan2 with C99 signed zeros: atan2(+-0, x) is +-0 for x > 0 or x = +0, +-pi for x < 0 or x = -0
+// (drivers' atan(y, x) may drop the sign of a zero y, as NVIDIA's does).
 float op_atan2(float a, float b) {
   if (is_nan(a) || is_nan(b)) return F_NAN;
-  if (a == 0.0 && b == 0.0) return (floatBitsToUint(b) != 0u) ? (floatBitsToUint(a) != 0u ? -3.14159265358979 : 3.14159265358979) : a;
+  if (a == 0.0) {
+    bool neg_a = floatBitsToUint(a) != 0u, neg_b = (floatBitsToUint(b) & 0x80000000u) != 0u;
+    if (b > 0.0 || (b == 0.0 && !neg_b)) return a;
+    return neg_a ? -3.141592653589793 : 3.141592653589793;
+  }
   return atan(a, b);
 }
 bool op_eq(float a, float b) { return a == b; }

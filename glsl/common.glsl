@@ -88,3 +88,10 @@ float erf_f(float x) {
   }
   return 1.0 - erfc_f(x);
 }
+
+// Execution barrier plus visibility of shared-memory writes to the whole workgroup. barrier()
+// alone does not make shared writes visible on every driver (seen on NVIDIA: stale reads).
+void workgroup_sync() {
+  memoryBarrierShared();
+  barrier();
+}

@@ -75,7 +75,7 @@ void main() {
       uint gkb = k0 + kb, gn = n0 + nb;
       Bs[kb][nb] = (gkb < u_K && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
     }
-    barrier();
+    workgroup_sync();
     for (uint kk = 0u; kk < 16u; ++kk) {
       float a[4], b[4];
       for (uint i = 0u; i < 4u; ++i) a[i] = As[kk][ty + 16u * i];
@@ -83,7 +83,7 @@ void main() {
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
     }
-    barrier();
+    workgroup_sync();
   }
   uint c_off = z * u_M * u_N;
   for (uint i = 0u; i < 4u; ++i) {

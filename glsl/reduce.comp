@@ -152,10 +152,10 @@ void main() {
   for (uint r = r0 + tid; r < r1; r += LOCAL_X) acc = combine(acc, lift(float(load1(base + red_offset(r))), r));
 #endif
   s_st[tid] = acc;
-  barrier();
+  workgroup_sync();
   for (uint s = LOCAL_X / 2u; s > 0u; s >>= 1u) {
     if (tid < s) s_st[tid] = combine(s_st[tid], s_st[tid + s]);
-    barrier();
+    workgroup_sync();
   }
   if (tid == 0u) {
 #if STAGE == 1

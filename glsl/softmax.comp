@@ -1,5 +1,5 @@
-// Softmax / log_softmax along one dim: one workgroup per row; three passes over the row (max,
-// sum of exp(x - max), write). Rows are addressed through the kept dims' strides (KD of them),
+// Softmax / log_softmax along one dim: one workgroup per row; two passes over the row (online
+// max and normalizer, then write). Rows are addressed through the kept dims' strides (KD of them),
 // the softmax dim through u_in_step / u_out_step, so any dim and any view works without a copy.
 // LOG defined: log_softmax. NaN in a row makes the row NaN (as in PyTorch).
 layout(local_size_x = LOCAL_X) in;
@@ -14,9 +14,28 @@ uniform uint u_out_off;
 uniform uint u_in_step;
 uniform uint u_out_step;
 
-shared float s_red[LOCAL_X];
+shared float s_m[LOCAL_X];
+shared float s_s[LOCAL_X];
 
-float max_nan(float a, float b) { return (is_nan(a) || is_nan(b)) ? F_NAN : max(a, b); }
+// Online softmax (Milakov & Gimelshein, "Online normalizer calculation for softmax", 2018): each
+// invocation keeps a running (max, sum of exp(x - max)) over its elements; pairs combine as
+// (M, s1 exp(m1 - M) + s2 exp(m2 - M)). Two passes over the row instead of three.
+void combine(inout float m, inout float s, float m2, float s2) {
+  if (is_nan(m) || is_nan(m2)) {
+    m = F_NAN;
+    s = F_NAN;
+    return;
+  }
+  if (m2 == -F_INF) return;
+  if (m == -F_INF) {
+    m = m2;
+    s = s2;
+    return;
+  }
+  float M = max(m, m2);
+  s = s * exp(m - M) + s2 * exp(m2 - M);
+  m = M;
+}
 
 void main() {
   uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
@@ -29,30 +48,27 @@ void main() {
     bi += i * u_kstride_in[d];
     bo += i * u_kstride_out[d];
   }
-  float m = -F_INF;
-  for (uint i = tid; i < u_L; i += LOCAL_X) m = max_nan(m, float(load1(bi + i * u_in_step)));
-  s_red[tid] = m;
-  barrier();
-  for (uint s = LOCAL_X / 2u; s > 0u; s >>= 1u) {
-    if (tid < s) s_red[tid] = max_nan(s_red[tid], s_red[tid + s]);
-    barrier();
+  float m = -F_INF, s = 0.0;
+  for (uint i = tid; i < u_L; i += LOCAL_X) combine(m, s, float(load1(bi + i * u_in_step)), 1.0);
+  s_m[tid] = m;
+  s_s[tid] = s;
+  workgroup_sync();
+  for (uint k = LOCAL_X / 2u; k > 0u; k >>= 1u) {
+    if (tid < k) {
+      float a = s_m[tid], b = s_s[tid];
+      combine(a, b, s_m[tid + k], s_s[tid + k]);
+      s_m[tid] = a;
+      s_s[tid] = b;
+    }
+    workgroup_sync();
   }
-  m = s_red[0];
-  barrier();
-  float sum = 0.0;
-  for (uint i = tid; i < u_L; i += LOCAL_X) sum += exp(float(load1(bi + i * u_in_step)) - m);
-  s_red[tid] = sum;
-  barrier();
-  for (uint s = LOCAL_X / 2u; s > 0u; s >>= 1u) {
-    if (tid < s) s_red[tid] += s_red[tid + s];
-    barrier();
-  }
-  sum = s_red[0];
+  m = s_m[0];
+  s = s_s[0];
 #ifdef LOG
-  float lse = m + log(sum);
+  float lse = m + log(s);
   for (uint i = tid; i < u_L; i += LOCAL_X) store0(bo + i * u_out_step, CT0(float(load1(bi + i * u_in_step)) - lse));
 #else
-  float inv = 1.0 / sum;
+  float inv = 1.0 / s;
   for (uint i = tid; i < u_L; i += LOCAL_X)
     store0(bo + i * u_out_step, CT0(exp(float(load1(bi + i * u_in_step)) - m) * inv));
 #endif

@@ -26,10 +26,14 @@ class Pool {
   struct Block {
     GLuint buffer = 0;
     std::size_t capacity = 0;
+    std::uint64_t busy_until = 0;  // last batch that used it; GPU access ends with that batch's fence
   };
   explicit Pool(DeviceImpl& dev) : dev_(dev) {}
   /// A buffer of at least `bytes`; throws OutOfMemory past the limit or on GL_OUT_OF_MEMORY.
-  Block acquire(std::size_t bytes, const char* op);
+  /// With host_write, only a buffer that no unfinished batch uses is reused: the host will write
+  /// it with glBufferSubData, which drivers do not order against in-flight shader access
+  /// (seen on NVIDIA), so such a buffer must be idle.
+  Block acquire(std::size_t bytes, const char* op, bool host_write = false);
   /// Returns a buffer for reuse. Makes no GL call (safe from any destructor).
   void release(Block b);
   void trim();
@@ -40,7 +44,7 @@ class Pool {
 
  private:
   DeviceImpl& dev_;
-  std::map<std::size_t, std::vector<GLuint>> free_;
+  std::map<std::size_t, std::vector<Block>> free_;
   std::size_t limit_ = 0;
   PoolStats st_;
 };
@@ -51,6 +55,7 @@ struct Storage {
   Pool::Block block;
   std::size_t nbytes = 0;
   std::uint64_t write_batch = 0;
+  std::uint64_t use_batch = 0;  // last batch with any GPU access (read or write)
   ~Storage();
   GLuint buffer() const { return block.buffer; }
 };
@@ -143,6 +148,10 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   void barrier_for_host(GLuint buffer);
   void flush();
   void wait_batch(std::uint64_t batch_id);
+  /// Retires submitted batches whose fences have signaled, without waiting.
+  void poll_fences();
+  /// Waits for every recorded dispatch (synchronize() without the index check).
+  void synchronize_fences_only();
   void synchronize();
   void check_gl(const char* op);
 };

@@ -1,4 +1,5 @@
 // SSBO pool: size classes, reuse, limit, statistics.
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -14,17 +15,26 @@ std::size_t Pool::size_class(std::size_t bytes) {
   return p * 2;
 }
 
-Pool::Block Pool::acquire(std::size_t bytes, const char* op) {
+Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
   const std::size_t cls = size_class(bytes);
   auto it = free_.find(cls);
   if (it != free_.end() && !it->second.empty()) {
-    Block b{it->second.back(), cls};
-    it->second.pop_back();
-    ++st_.hits;
-    --st_.cached_buffers;
-    ++st_.live_buffers;
-    st_.bytes_in_use += cls;
-    return b;
+    auto& list = it->second;
+    std::size_t pick = list.size() - 1;
+    if (host_write) {
+      if (list[pick].busy_until > dev_.completed_batch) dev_.poll_fences();
+      while (pick != static_cast<std::size_t>(-1) && list[pick].busy_until > dev_.completed_batch) --pick;
+    }
+    if (pick != static_cast<std::size_t>(-1)) {
+      Block b = list[pick];
+      b.busy_until = 0;
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(pick));
+      ++st_.hits;
+      --st_.cached_buffers;
+      ++st_.live_buffers;
+      st_.bytes_in_use += cls;
+      return b;
+    }
   }
   if (limit_ != 0 && st_.bytes_allocated + cls > limit_) {
     trim();
@@ -51,12 +61,12 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op) {
   st_.bytes_in_use += cls;
   st_.bytes_allocated += cls;
   if (st_.bytes_allocated > st_.peak_bytes) st_.peak_bytes = st_.bytes_allocated;
-  return Block{buf, cls};
+  return Block{buf, cls, 0};
 }
 
 void Pool::release(Block b) {
   if (b.buffer == 0) return;
-  free_[b.capacity].push_back(b.buffer);
+  free_[b.capacity].push_back(b);
   --st_.live_buffers;
   ++st_.cached_buffers;
   st_.bytes_in_use -= b.capacity;
@@ -65,14 +75,14 @@ void Pool::release(Block b) {
 }
 
 void Pool::trim() {
-  for (auto& [cls, bufs] : free_) {
-    if (!bufs.empty()) glDeleteBuffers(static_cast<GLsizei>(bufs.size()), bufs.data());
-    st_.bytes_allocated -= cls * bufs.size();
-    st_.cached_buffers -= bufs.size();
-    for (GLuint b : bufs) {
-      dev_.written_since_barrier.erase(b);
-      dev_.read_since_barrier.erase(b);
+  for (auto& [cls, blocks] : free_) {
+    for (const Block& b : blocks) {
+      glDeleteBuffers(1, &b.buffer);
+      dev_.written_since_barrier.erase(b.buffer);
+      dev_.read_since_barrier.erase(b.buffer);
     }
+    st_.bytes_allocated -= cls * blocks.size();
+    st_.cached_buffers -= blocks.size();
   }
   free_.clear();
 }
@@ -86,7 +96,9 @@ PoolStats Pool::stats() const {
 }
 
 Storage::~Storage() {
-  if (dev) dev->pool.release(block);
+  if (!dev) return;
+  block.busy_until = std::max(use_batch, write_batch);
+  dev->pool.release(block);
 }
 
 }  // namespace gltensor::detail

@@ -1,5 +1,6 @@
 // Dispatch recording, hazard barriers, fence-based batches, split grids.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -16,7 +17,12 @@ std::uint32_t DeviceImpl::max_groups_x() const {
 void DeviceImpl::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
                           std::span<const BufferUse> uses) {
   if (gx == 0 || gy == 0 || gz == 0) return;
-  bool need_barrier = false;
+  // GLTENSOR_FULL_BARRIERS=1: a barrier before every dispatch (diagnoses hazard tracking).
+  static const bool full_barriers = [] {
+    const char* e = std::getenv("GLTENSOR_FULL_BARRIERS");
+    return e && *e == '1';
+  }();
+  bool need_barrier = full_barriers && dispatches > 0;
   for (const auto& u : uses) {
     const GLuint b = u.storage->buffer();
     if (written_since_barrier.count(b) || (u.write && read_since_barrier.count(b))) need_barrier = true;
@@ -34,6 +40,7 @@ void DeviceImpl::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, 
   ++dispatches;
   for (const auto& u : uses) {
     const GLuint b = u.storage->buffer();
+    u.storage->use_batch = batch;
     if (u.write) {
       written_since_barrier.insert(b);
       u.storage->write_batch = batch;
@@ -103,6 +110,22 @@ void DeviceImpl::wait_batch(std::uint64_t batch_id) {
   }
 }
 
+void DeviceImpl::synchronize_fences_only() {
+  flush();
+  if (!fences.empty()) wait_batch(fences.back().first);
+}
+
+void DeviceImpl::poll_fences() {
+  while (!fences.empty()) {
+    GLint status = 0;
+    glGetSynciv(fences.front().second, GL_SYNC_STATUS, 1, nullptr, &status);
+    if (status != GL_SIGNALED) break;
+    glDeleteSync(fences.front().second);
+    completed_batch = fences.front().first;
+    fences.pop_front();
+  }
+}
+
 void DeviceImpl::synchronize() {
   flush();
   if (!fences.empty()) wait_batch(fences.back().first);
@@ -144,6 +167,7 @@ void DeviceImpl::check_index_errors() {
   glBindBuffer(GL_COPY_READ_BUFFER, 0);
   if (!pending) index_checks.clear();
   if (v != 0) {
+    if (pending) synchronize_fences_only();
     const GLuint zero = 0;
     glBindBuffer(GL_COPY_WRITE_BUFFER, buf);
     glBufferSubData(GL_COPY_WRITE_BUFFER, 0, 4, &zero);

@@ -1,4 +1,5 @@
 // Tensor: creation from host data, metadata, host transfer, async reads.
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -39,7 +40,7 @@ std::int64_t check_shape(const char* op, const Shape& shape) {
   return n;
 }
 
-Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op) {
+Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, bool host_write) {
   const std::int64_t n = check_shape(op, shape);
   const std::size_t bytes = (static_cast<std::size_t>(n) * itemsize(dtype) + 3) & ~std::size_t{3};
   if (static_cast<std::int64_t>(bytes) > dev.caps.max_ssbo_block_size)
@@ -48,7 +49,7 @@ Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op) {
                      " bytes, more than the device's max SSBO block size of " +
                      std::to_string(dev.caps.max_ssbo_block_size) + " bytes");
   auto st = std::make_shared<Storage>();
-  st->block = dev.pool.acquire(std::max<std::size_t>(bytes, 4), op);
+  st->block = dev.pool.acquire(std::max<std::size_t>(bytes, 4), op, host_write);
   st->dev = dev.shared_from_this();
   st->nbytes = bytes;
   auto impl = std::make_shared<TensorImpl>();
@@ -281,7 +282,7 @@ Tensor Tensor::from_bytes(const Device& dev, const void* data, std::size_t nbyte
                      std::to_string(static_cast<std::size_t>(n) * itemsize(dtype)) + " bytes)");
   DeviceImpl& d = *dev.impl();
   Enter guard(d, "from_host");
-  Tensor t = alloc(d, shape, dtype, "from_host");
+  Tensor t = alloc(d, shape, dtype, "from_host", /*host_write=*/true);
   if (nbytes % 4 == 0) {
     upload(d, t, data, nbytes);
   } else {  // pad the last word
@@ -435,6 +436,7 @@ struct AsyncRead::State {
   ~State() {
     if (!dev) return;
     if (fence && std::this_thread::get_id() == dev->thread) glDeleteSync(fence);
+    staging.busy_until = dev->batch;  // the copy belongs to the batch being recorded
     dev->pool.release(staging);
   }
 };
@@ -454,7 +456,7 @@ AsyncRead Tensor::to_host_async() const {
   r.s_->dev = d.shared_from_this();
   r.s_->dtype = dtype();
   r.s_->nbytes = static_cast<std::size_t>(c.numel()) * itemsize(c.dtype());
-  r.s_->staging = d.pool.acquire(std::max<std::size_t>(r.s_->nbytes, 4), "to_host_async");
+  r.s_->staging = d.pool.acquire(std::max<std::size_t>(r.s_->nbytes, 4), "to_host_async", /*host_write=*/true);
   if (r.s_->nbytes > 0) {
     const GLuint src = c.impl()->storage->buffer();
     d.flush();  // the copy must follow every recorded dispatch, with their writes visible

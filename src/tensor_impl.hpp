@@ -29,7 +29,8 @@ void check_same_device(const char* op, std::initializer_list<const Tensor*> ts);
 /// Validates dims and sizes, returns numel. Throws ValueError / LimitError naming op.
 std::int64_t check_shape(const char* op, const Shape& shape);
 /// New contiguous tensor backed by a pool buffer. Throws LimitError past max SSBO size.
-Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op);
+/// host_write: the caller will upload into it (see Pool::acquire).
+Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, bool host_write = false);
 /// A view sharing t's storage.
 Tensor make_view(const Tensor& t, Shape shape, Shape strides, std::int64_t offset);
 /// Normalizes a possibly negative dim; throws IndexError naming op.

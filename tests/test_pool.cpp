@@ -1,5 +1,5 @@
 // SSBO pool: size classes, reuse, statistics, trim, memory limit, max SSBO size.
-#include "device_impl.hpp"
+#include "tensor_impl.hpp"
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -107,4 +107,37 @@ TEST(Pool, ZeroSizeTensors) {
   EXPECT_TRUE(z.to_vector().empty());
   EXPECT_TRUE((z + z).to_vector().empty());
   EXPECT_EQ((z + z).shape(), (Shape{0, 3}));
+}
+
+TEST(Pool, UploadsNeverReuseBuffersStillInUse) {
+  // A buffer released while a recorded dispatch still uses it must not receive host uploads
+  // (drivers do not order glBufferSubData against in-flight shader access).
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  auto a = uniform(rng, 2000);
+  Tensor x = Tensor::from_host(dev, a, {2000});
+  Tensor y;
+  GLuint busy = 0;
+  {
+    Tensor tmp = x * 2.0;  // pending dispatch writes tmp
+    busy = tmp.impl()->storage->buffer();
+    y = tmp + 1.0;  // pending dispatch reads tmp
+  }                 // tmp released while both are pending
+  Tensor up = Tensor::from_host(dev, a, {2000});
+  EXPECT_NE(up.impl()->storage->buffer(), busy);
+  Tensor out = Tensor::empty(dev, {2000});  // a kernel output may reuse it (barriers order it)
+  EXPECT_EQ(out.impl()->storage->buffer(), busy);
+  dev.synchronize();
+  {
+    Tensor z = x * 3.0;
+    busy = z.impl()->storage->buffer();
+  }
+  dev.synchronize();  // now idle: an upload may reuse it
+  Tensor up2 = Tensor::from_host(dev, a, {2000});
+  EXPECT_EQ(up2.impl()->storage->buffer(), busy);
+  std::vector<double> ref(2000);
+  for (int i = 0; i < 2000; ++i) ref[i] = 2.0 * a[i] + 1.0;
+  EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 1e-6));
+  EXPECT_EQ(up.to_vector(), a);
 }
