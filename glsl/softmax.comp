@@ -49,7 +49,17 @@ void main() {
     bo += i * u_kstride_out[d];
   }
   float m = -F_INF, s = 0.0;
-  for (uint i = tid; i < u_L; i += LOCAL_X) combine(m, s, float(load1(bi + i * u_in_step)), 1.0);
+  for (uint i = tid; i < u_L; i += LOCAL_X) {
+    float x = float(load1(bi + i * u_in_step));
+    if (x > m && !is_inf(x)) {  // new running max: one exp rescales the sum
+      s = s * exp(m - x) + 1.0;
+      m = x;
+    } else if (x <= m && !is_inf(m)) {
+      s += exp(x - m);
+    } else {
+      combine(m, s, x, 1.0);  // NaN and infinities
+    }
+  }
   s_m[tid] = m;
   s_s[tid] = s;
   workgroup_sync();
