@@ -198,6 +198,7 @@ Enter::Enter(DeviceImpl& dev, const char* op) : dev_(dev) {
       glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_SIZE, i, &s->indexed[i].size);
     }
     dev.saved = std::move(s);
+    dev.invalidate_bindings();  // the application may have changed them
   } else if (eglGetCurrentContext() != dev.egl.context) {
     if (!make_current(dev.egl)) {
       --dev.enter_depth;

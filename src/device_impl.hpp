@@ -1,5 +1,6 @@
 // Device internals: the EGL context, the SSBO pool, the dispatch scheduler and the program cache.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -69,6 +70,20 @@ struct Program {
     auto it = uniforms.find(name);
     return it == uniforms.end() ? -1 : it->second;
   }
+  /// Location by string-literal address (no string hashing on hot paths).
+  GLint loc(const char* literal) const {
+    auto it = loc_by_ptr.find(literal);
+    if (it != loc_by_ptr.end()) return it->second;
+    return loc_by_ptr[literal] = loc(std::string(literal));
+  }
+  /// Sets uniform values only when they differ from the last values set (driver calls cost).
+  void set_uints(const char* name, const GLuint* v, GLsizei n) const;
+  void set_uint(const char* name, GLuint v) const { set_uints(name, &v, 1); }
+  void set_int(const char* name, GLint v) const;
+  void set_float(const char* name, float v) const;
+
+  mutable std::unordered_map<const char*, GLint> loc_by_ptr;
+  mutable std::unordered_map<GLint, std::vector<std::uint32_t>> last;
 };
 
 class ProgramCache {
@@ -78,6 +93,16 @@ class ProgramCache {
   /// Compiles on first use, or loads a matching on-disk program binary.
   const Program& get(const std::string& kernel, const std::string& defines, std::uint32_t lx, std::uint32_t ly = 1,
                      std::uint32_t lz = 1);
+  /// As get(), found by a short caller-made key; `header` builds the defines only on a miss.
+  template <typename HeaderFn>
+  const Program& get_keyed(const std::string& key, const char* kernel, HeaderFn&& header, std::uint32_t lx,
+                           std::uint32_t ly = 1, std::uint32_t lz = 1) {
+    auto it = keyed_.find(key);
+    if (it != keyed_.end()) return *it->second;
+    const Program& p = get(kernel, header(), lx, ly, lz);
+    keyed_.emplace(key, &p);
+    return p;
+  }
   void destroy_all();
   std::size_t size() const { return programs_.size(); }
   std::size_t binary_cache_hits() const { return binary_hits_; }
@@ -88,6 +113,7 @@ class ProgramCache {
   void store_binary(const std::string& path, std::uint64_t hash, GLuint program);
   DeviceImpl& dev_;
   std::unordered_map<std::string, Program> programs_;
+  std::unordered_map<std::string, const Program*> keyed_;
   std::size_t binary_hits_ = 0;
 };
 
@@ -115,6 +141,12 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   std::uint64_t completed_batch = 0;                    // every batch <= this has finished
   std::unordered_set<GLuint> written_since_barrier, read_since_barrier;
   std::uint32_t dispatch_limit = 0;
+  GLuint bound_program = 0;  // what this context has bound, to skip redundant binds
+  std::array<GLuint, 16> bound_ssbo{};
+  void invalidate_bindings() {
+    bound_program = 0;
+    bound_ssbo.fill(0);
+  }
   std::uint64_t dispatches = 0, barriers = 0;
   std::string pending_gl_error;  // from KHR_debug, raised at the next check
 

@@ -53,18 +53,31 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   const int pw = per_word(od);
   const bool words = pw > 1 && out.is_contiguous();
 
-  std::string h =
-      "#define NOPS " + std::to_string(nops) + "\n#define NDIM " + std::to_string(ndim) + "\n#define OP " + e.fn + "\n";
-  if (contig) h += "#define CONTIG 1\n";
-  if (words) h += "#define OUT_WORDS 1\n";
-  if (e.scalar) {
-    h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
-    if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
-  }
-  h += operand_glsl(0, od, natural_ct(od), true);
-  for (int j = 1; j < nops; ++j) h += operand_glsl(j, ops[j]->dtype(), e.in_ct, false);
-
-  const Program& p = dev.programs.get(e.kernel, h, 256);
+  // Short key first: the GLSL header is only built when the program is not cached yet.
+  std::string key = e.kernel;
+  key += '|';
+  key += e.fn;
+  key += '|' + std::to_string(nops) + std::to_string(ndim) + (contig ? "c" : "") + (words ? "w" : "");
+  key += e.scalar ? (e.scalar_first ? "A" : "B") : "";
+  key += e.in_ct == CT::i32 ? "i" : "f";
+  key += static_cast<char>('0' + static_cast<int>(od));
+  for (int j = 1; j < nops; ++j) key += static_cast<char>('0' + static_cast<int>(ops[j]->dtype()));
+  const Program& p = dev.programs.get_keyed(
+      key, e.kernel,
+      [&] {
+        std::string h = "#define NOPS " + std::to_string(nops) + "\n#define NDIM " + std::to_string(ndim) +
+                        "\n#define OP " + e.fn + "\n";
+        if (contig) h += "#define CONTIG 1\n";
+        if (words) h += "#define OUT_WORDS 1\n";
+        if (e.scalar) {
+          h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
+          if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
+        }
+        h += operand_glsl(0, od, natural_ct(od), true);
+        for (int j = 1; j < nops; ++j) h += operand_glsl(j, ops[j]->dtype(), e.in_ct, false);
+        return h;
+      },
+      256);
   std::uint64_t count = static_cast<std::uint64_t>(n);
   if (words) {
     const std::uint64_t off = static_cast<std::uint64_t>(out.offset());
@@ -76,18 +89,18 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
     for (int d = 0; d < ndim; ++d) strides_u.push_back(static_cast<GLuint>(strides[j][d]));
     offs.push_back(static_cast<GLuint>(ops[j]->offset()));
   }
-  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(count));
-  glProgramUniform1ui(p.id, p.loc("u_numel"), static_cast<GLuint>(n));
-  glProgramUniform1uiv(p.id, p.loc("u_shape"), ndim, shape_u.data());
-  glProgramUniform1uiv(p.id, p.loc("u_strides"), nops * ndim, strides_u.data());
-  glProgramUniform1uiv(p.id, p.loc("u_offset"), nops, offs.data());
-  glProgramUniform1f(p.id, p.loc("u_p0"), e.p0);
-  glProgramUniform1f(p.id, p.loc("u_p1"), e.p1);
-  glProgramUniform1i(p.id, p.loc("u_i0"), e.i0);
-  glProgramUniform1f(p.id, p.loc("u_alpha"), e.alpha);
+  p.set_uint("u_count", static_cast<GLuint>(count));
+  p.set_uint("u_numel", static_cast<GLuint>(n));
+  p.set_uints("u_shape", shape_u.data(), ndim);
+  p.set_uints("u_strides", strides_u.data(), nops * ndim);
+  p.set_uints("u_offset", offs.data(), nops);
+  p.set_float("u_p0", e.p0);
+  p.set_float("u_p1", e.p1);
+  p.set_int("u_i0", e.i0);
+  p.set_float("u_alpha", e.alpha);
   if (e.scalar) {
-    glProgramUniform1f(p.id, p.loc("u_scalar"), static_cast<float>(*e.scalar));
-    glProgramUniform1i(p.id, p.loc("u_iscalar"), static_cast<GLint>(*e.scalar));
+    p.set_float("u_scalar", static_cast<float>(*e.scalar));
+    p.set_int("u_iscalar", static_cast<GLint>(*e.scalar));
   }
   std::vector<BufferUse> uses;
   for (int j = 0; j < nops; ++j) uses.push_back({ops[j]->impl()->storage.get(), j == 0});

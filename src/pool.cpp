@@ -75,6 +75,7 @@ void Pool::release(Block b) {
 }
 
 void Pool::trim() {
+  dev_.invalidate_bindings();  // deleted names may be reused by new buffers
   for (auto& [cls, blocks] : free_) {
     for (const Block& b : blocks) {
       glDeleteBuffers(1, &b.buffer);

@@ -2,6 +2,7 @@
 // (OES_get_program_binary) keyed by renderer, GL version and source hash.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -234,6 +235,37 @@ void ProgramCache::store_binary(const std::string& path, std::uint64_t hash, GLu
 void ProgramCache::destroy_all() {
   for (auto& [k, p] : programs_) glDeleteProgram(p.id);
   programs_.clear();
+  keyed_.clear();
+}
+
+void Program::set_uints(const char* name, const GLuint* v, GLsizei n) const {
+  const GLint l = loc(name);
+  if (l < 0) return;
+  auto& prev = last[l];
+  if (prev.size() == static_cast<std::size_t>(n) && std::equal(v, v + n, prev.begin())) return;
+  prev.assign(v, v + n);
+  glProgramUniform1uiv(id, l, n, v);
+}
+
+void Program::set_int(const char* name, GLint v) const {
+  const GLint l = loc(name);
+  if (l < 0) return;
+  auto& prev = last[l];
+  const auto bits = static_cast<std::uint32_t>(v);
+  if (prev.size() == 1 && prev[0] == bits) return;
+  prev.assign(1, bits);
+  glProgramUniform1i(id, l, v);
+}
+
+void Program::set_float(const char* name, float v) const {
+  const GLint l = loc(name);
+  if (l < 0) return;
+  auto& prev = last[l];
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  if (prev.size() == 1 && prev[0] == bits) return;
+  prev.assign(1, bits);
+  glProgramUniform1f(id, l, v);
 }
 
 }  // namespace gltensor::detail

@@ -33,9 +33,16 @@ void DeviceImpl::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, 
     written_since_barrier.clear();
     read_since_barrier.clear();
   }
-  glUseProgram(p.id);
-  for (std::size_t i = 0; i < uses.size(); ++i)
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(i), uses[i].storage->buffer());
+  if (bound_program != p.id) {
+    glUseProgram(p.id);
+    bound_program = p.id;
+  }
+  for (std::size_t i = 0; i < uses.size(); ++i) {
+    const GLuint b = uses[i].storage->buffer();
+    if (i < bound_ssbo.size() && bound_ssbo[i] == b) continue;
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(i), b);
+    if (i < bound_ssbo.size()) bound_ssbo[i] = b;
+  }
   glDispatchCompute(gx, gy, gz);
   ++dispatches;
   for (const auto& u : uses) {
@@ -59,10 +66,9 @@ void DeviceImpl::dispatch_1d(const Program& p, std::uint64_t invocations, std::s
   const std::uint64_t lx = p.local_size[0];
   const std::uint64_t groups = (invocations + lx - 1) / lx;
   const std::uint64_t max_groups = max_groups_x();
-  const GLint base_loc = p.loc("u_base");
   for (std::uint64_t g0 = 0; g0 < groups; g0 += max_groups) {
     const std::uint64_t g = std::min(max_groups, groups - g0);
-    glProgramUniform1ui(p.id, base_loc, static_cast<GLuint>(g0 * lx));
+    p.set_uint("u_base", static_cast<GLuint>(g0 * lx));
     dispatch(p, static_cast<std::uint32_t>(g), 1, 1, uses);
   }
 }
