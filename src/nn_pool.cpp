@@ -65,9 +65,9 @@ Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
       if (g.o.kernel[d] <= 0 || g.o.stride[d] <= 0 || g.o.dilation[d] <= 0 || g.o.padding[d] < 0)
         throw ValueError(std::string("gltensor::") + op +
                          ": kernel, stride and dilation must be positive, padding >= 0");
-      if (g.o.padding[d] * 2 > g.o.kernel[d])
+      if (g.o.padding[d] >= g.o.kernel[d])
         throw ValueError(std::string("gltensor::") + op + ": padding " + std::to_string(g.o.padding[d]) +
-                         " must be at most half the kernel size " + std::to_string(g.o.kernel[d]));
+                         " must be smaller than the kernel size " + std::to_string(g.o.kernel[d]));
     }
     g.OH = out_size(g.H, g.o.kernel[0], g.o.stride[0], g.o.padding[0], g.o.dilation[0], g.o.ceil_mode);
     g.OW = out_size(g.W, g.o.kernel[1], g.o.stride[1], g.o.padding[1], g.o.dilation[1], g.o.ceil_mode);

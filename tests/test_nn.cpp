@@ -198,7 +198,7 @@ TEST(Pool2d, ForwardAndGradients) {
   EXPECT_EQ(global_avg_pool2d(ones(device(), {2, 3, 4, 5})).shape(), (Shape{2, 3, 1, 1}));
   Pool2dOptions bad;
   bad.kernel = {2, 2};
-  bad.padding = {2, 0};
+  bad.padding = {2, 0};  // not smaller than the kernel
   EXPECT_THROW(max_pool2d(z, bad), ValueError);
   EXPECT_THROW(max_pool2d(ones(device(), {3, 4}), b), ShapeError);
 }
