@@ -116,21 +116,30 @@ std::shared_ptr<DeviceImpl> dev_ptr(const Tensor& t) { return t.impl()->storage-
 
 namespace {
 
-void upload(DeviceImpl& dev, const Tensor& t, const void* data, std::size_t bytes) {
-  if (bytes == 0) return;
-  const GLuint b = t.impl()->storage->buffer();
-  dev.barrier_for_host(b);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, b);
-  glBufferSubData(GL_COPY_WRITE_BUFFER, 0, static_cast<GLsizeiptr>(bytes), data);
+// Host transfers go through short-lived staging buffers: a pool buffer that the host writes
+// with glBufferSubData or maps is moved to host memory by some drivers (NVIDIA says so in its
+// debug output), and kernels that later reuse it would then run over PCIe.
+GLuint make_staging(std::size_t bytes, const void* data, GLenum usage) {
+  GLuint s = 0;
+  glGenBuffers(1, &s);
+  glBindBuffer(GL_COPY_READ_BUFFER, s);
+  glBufferData(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), data, usage);
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+  return s;
+}
+
+void copy_buffer(GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes) {
+  glBindBuffer(GL_COPY_READ_BUFFER, src);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(src_off),
+                      static_cast<GLintptr>(dst_off), static_cast<GLsizeiptr>(bytes));
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
   glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
 }
 
-void download(DeviceImpl& dev, GLuint buffer, std::size_t byte_offset, std::size_t bytes, void* dst) {
-  if (bytes == 0) return;
-  dev.barrier_for_host(buffer);
+void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst) {
   glBindBuffer(GL_COPY_READ_BUFFER, buffer);
-  void* p = glMapBufferRange(GL_COPY_READ_BUFFER, static_cast<GLintptr>(byte_offset), static_cast<GLsizeiptr>(bytes),
-                             GL_MAP_READ_BIT);
+  void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(bytes), GL_MAP_READ_BIT);
   if (!p) {
     glBindBuffer(GL_COPY_READ_BUFFER, 0);
     dev.check_gl("to_host");
@@ -139,6 +148,24 @@ void download(DeviceImpl& dev, GLuint buffer, std::size_t byte_offset, std::size
   std::memcpy(dst, p, bytes);
   glUnmapBuffer(GL_COPY_READ_BUFFER);
   glBindBuffer(GL_COPY_READ_BUFFER, 0);
+}
+
+void upload(DeviceImpl& dev, const Tensor& t, const void* data, std::size_t bytes) {
+  if (bytes == 0) return;
+  const GLuint b = t.impl()->storage->buffer();
+  dev.barrier_for_host(b);
+  GLuint s = make_staging(bytes, data, GL_STREAM_DRAW);
+  copy_buffer(s, 0, b, 0, bytes);
+  glDeleteBuffers(1, &s);  // freed by the driver once the copy has run
+}
+
+void download(DeviceImpl& dev, GLuint buffer, std::size_t byte_offset, std::size_t bytes, void* dst) {
+  if (bytes == 0) return;
+  dev.barrier_for_host(buffer);
+  GLuint s = make_staging(bytes, nullptr, GL_STREAM_READ);
+  copy_buffer(buffer, byte_offset, s, 0, bytes);
+  map_read(dev, s, bytes, dst);  // the map waits for the copy
+  glDeleteBuffers(1, &s);
 }
 
 template <typename T>
@@ -429,15 +456,14 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 struct AsyncRead::State {
   std::shared_ptr<DeviceImpl> dev;
-  Pool::Block staging;
+  GLuint staging = 0;  // a GL_STREAM_READ buffer of its own (see make_staging)
   std::size_t nbytes = 0;
   DType dtype = DType::f32;
   GLsync fence = nullptr;
   ~State() {
-    if (!dev) return;
-    if (fence && std::this_thread::get_id() == dev->thread) glDeleteSync(fence);
-    staging.busy_until = dev->batch;  // the copy belongs to the batch being recorded
-    dev->pool.release(staging);
+    if (!dev || std::this_thread::get_id() != dev->thread) return;  // the context frees them
+    if (fence) glDeleteSync(fence);
+    if (staging) glDeleteBuffers(1, &staging);
   }
 };
 
@@ -456,18 +482,13 @@ AsyncRead Tensor::to_host_async() const {
   r.s_->dev = d.shared_from_this();
   r.s_->dtype = dtype();
   r.s_->nbytes = static_cast<std::size_t>(c.numel()) * itemsize(c.dtype());
-  r.s_->staging = d.pool.acquire(std::max<std::size_t>(r.s_->nbytes, 4), "to_host_async", /*host_write=*/true);
   if (r.s_->nbytes > 0) {
     const GLuint src = c.impl()->storage->buffer();
     d.flush();  // the copy must follow every recorded dispatch, with their writes visible
     d.barrier_for_host(src);
-    glBindBuffer(GL_COPY_READ_BUFFER, src);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, r.s_->staging.buffer);
-    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER,
-                        static_cast<GLintptr>(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype())), 0,
-                        static_cast<GLsizeiptr>(r.s_->nbytes));
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    r.s_->staging = make_staging(r.s_->nbytes, nullptr, GL_STREAM_READ);
+    copy_buffer(src, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), r.s_->staging, 0, r.s_->nbytes);
+    c.impl()->storage->use_batch = d.batch;
   }
   r.s_->fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   glFlush();
@@ -494,7 +515,7 @@ std::vector<std::uint8_t> AsyncRead::get() {
     s_->fence = nullptr;
   }
   std::vector<std::uint8_t> out(s_->nbytes);
-  detail::download(d, s_->staging.buffer, 0, s_->nbytes, out.data());
+  if (s_->nbytes) detail::map_read(d, s_->staging, s_->nbytes, out.data());
   return out;
 }
 
