@@ -13,6 +13,14 @@ std::string onnx_type_name(int t) {
   return t >= 0 && t < 17 ? names[t] : "type " + std::to_string(t);
 }
 
+namespace {
+// memcpy that accepts empty ranges (whose data() may be null).
+void copy_raw(void* dst, const std::string& raw, std::size_t bytes) {
+  bytes = std::min(bytes, raw.size());
+  if (bytes) std::memcpy(dst, raw.data(), bytes);
+}
+}  // namespace
+
 Tensor from_proto(const Device& dev, const onnx::TensorProto& t) {
   Shape shape(t.dims().begin(), t.dims().end());
   const std::int64_t n = numel_of(shape);
@@ -22,7 +30,7 @@ Tensor from_proto(const Device& dev, const onnx::TensorProto& t) {
     case onnx::TensorProto::FLOAT: {
       std::vector<float> v(static_cast<std::size_t>(n));
       if (has_raw)
-        std::memcpy(v.data(), raw.data(), std::min(raw.size(), v.size() * 4));
+        copy_raw(v.data(), raw, v.size() * 4);
       else
         std::copy(t.float_data().begin(), t.float_data().end(), v.begin());
       return Tensor::from_host(dev, v, shape);
@@ -59,7 +67,7 @@ Tensor from_proto(const Device& dev, const onnx::TensorProto& t) {
     case onnx::TensorProto::BFLOAT16: {
       std::vector<std::uint16_t> v(static_cast<std::size_t>(n));
       if (has_raw)
-        std::memcpy(v.data(), raw.data(), std::min(raw.size(), v.size() * 2));
+        copy_raw(v.data(), raw, v.size() * 2);
       else
         for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<std::uint16_t>(t.int32_data(static_cast<int>(i)));
       return Tensor::from_bytes(dev, v.data(), v.size() * 2, shape,
@@ -69,7 +77,7 @@ Tensor from_proto(const Device& dev, const onnx::TensorProto& t) {
     case onnx::TensorProto::BOOL: {
       std::vector<std::uint8_t> v(static_cast<std::size_t>(n));
       if (has_raw)
-        std::memcpy(v.data(), raw.data(), std::min(raw.size(), v.size()));
+        copy_raw(v.data(), raw, v.size());
       else
         for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(t.int32_data(static_cast<int>(i)));
       return Tensor::from_host(dev, std::span<const std::uint8_t>(v), shape,
