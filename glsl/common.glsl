@@ -46,16 +46,30 @@ uint f32_to_bf16_bits(float f) {
   return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
 }
 
-// Special functions shared by the unary ops and fused epilogues.
-// expm1 with Kahan's correction; tanh via expm1 (no overflow, accurate near 0);
+// Special functions shared by the unary ops and fused epilogues. GLSL only bounds log() near 1
+// by an absolute error (2^-21), so small arguments use series instead of exp/log near 1.
+// expm1: Taylor series for |x| < 0.5 (truncation < 3e-10 relative); tanh via expm1 (no overflow,
+// accurate near 0); log1p: 2 atanh(x / (2 + x)) series for |x| < 0.5;
 // erfc: Numerical Recipes' Chebyshev fit (relative error < 1.2e-7); erf: Taylor series near 0.
 float expm1_f(float x) {
   if (is_nan(x) || x > 88.8) return exp(x);
   if (x < -20.0) return -1.0;
-  if (abs(x) < 1e-5) return x + 0.5 * x * x;
-  float u = exp(x);
-  if (u == 1.0) return x;
-  return (u - 1.0) * (x / log(u));
+  if (abs(x) < 0.5)
+    return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0 +
+           x * (1.0 / 5040.0 + x * (1.0 / 40320.0 + x * (1.0 / 362880.0)))))))));
+  return exp(x) - 1.0;
+}
+
+float log1p_f(float x) {
+  if (is_nan(x) || x < -1.0) return F_NAN;
+  if (x == -1.0) return -F_INF;
+  if (is_inf(x)) return x;
+  if (abs(x) < 0.5) {
+    float s = x / (2.0 + x), s2 = s * s;
+    return 2.0 * s * (1.0 + s2 * (1.0 / 3.0 + s2 * (1.0 / 5.0 + s2 * (1.0 / 7.0 + s2 * (1.0 / 9.0 + s2 * (1.0 / 11.0 +
+           s2 * (1.0 / 13.0)))))));
+  }
+  return log(1.0 + x);
 }
 
 float tanh_f(float x) {

@@ -49,14 +49,7 @@ float op_log(float x) {
 }
 float op_log2(float x) { return op_log(x) * 1.4426950408889634; }
 float op_log10(float x) { return op_log(x) * 0.4342944819032518; }
-float op_log1p(float x) {
-  if (is_nan(x) || x < -1.0) return F_NAN;
-  if (x == -1.0) return -F_INF;
-  if (is_inf(x)) return x;
-  float u = 1.0 + x;
-  if (u == 1.0) return x;
-  return log(u) * (x / (u - 1.0));  // Goldberg's correction for small x
-}
+float op_log1p(float x) { return log1p_f(x); }
 float op_expm1(float x) { return expm1_f(x); }
 float op_sqrt(float x) {
   if (is_nan(x) || x < 0.0) return F_NAN;
@@ -106,7 +99,7 @@ float op_tanh(float x) { return tanh_f(x); }
 float op_erf(float x) { return erf_f(x); }
 float op_erfc(float x) { return erfc_f(x); }
 float op_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
-float op_logsigmoid(float x) { return x < 0.0 ? x - op_log1p(exp(x)) : -op_log1p(exp(-x)); }
+float op_logsigmoid(float x) { return x < 0.0 ? x - log1p_f(exp(x)) : -log1p_f(exp(-x)); }
 float op_leaky_relu(float x) { return x > 0.0 ? x : x * u_p0; }
 float op_elu(float x) { return x > 0.0 ? x : u_p0 * expm1_f(x); }
 float op_selu(float x) {
@@ -121,9 +114,9 @@ float op_silu(float x) { return x / (1.0 + exp(-x)); }
 // softplus(x) = log(1 + exp(beta x)) / beta; linear above threshold (u_p0 = beta, u_p1 = threshold).
 float op_softplus(float x) {
   float bx = u_p0 * x;
-  return bx > u_p1 ? x : op_log1p(exp(bx)) / u_p0;
+  return bx > u_p1 ? x : log1p_f(exp(bx)) / u_p0;
 }
-float softplus1(float x) { return x > 20.0 ? x : op_log1p(exp(x)); }
+float softplus1(float x) { return x > 20.0 ? x : log1p_f(exp(x)); }
 float op_mish(float x) { return x * tanh_f(softplus1(x)); }
 float op_hardswish(float x) { return x * clamp(x + 3.0, 0.0, 6.0) / 6.0; }
 float op_hardsigmoid(float x) { return is_nan(x) ? x : clamp(x + 3.0, 0.0, 6.0) / 6.0; }

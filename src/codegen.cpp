@@ -66,4 +66,17 @@ std::string operand_glsl(int i, DType d, CT ct, bool write) {
   return s;
 }
 
+std::string operand_glsl_vec4(int i, DType d, CT ct, bool write) {
+  const std::string n = std::to_string(i), t = "t" + n + "4", C = "CT" + n;
+  std::string s = "layout(std430, binding = " + n + ") " + (write ? "" : "readonly ") + "buffer Buf" + n + " { uvec4 " +
+                  t + "[]; };\n#define " + C + " " + ct_glsl(ct) + "\n#define PER_WORD" + n + " 1u\n";
+  const std::string w = t + "[e >> 2u][e & 3u]";
+  const std::string raw = d == DType::f32 ? "uintBitsToFloat(" + w + ")" : "int(" + w + ")";
+  s += C + " load" + n + "(uint e) { return " + C + "(" + raw + "); }\n";
+  if (write)
+    s += "uint bits" + n + "(" + C + " v) { return " +
+         (d == DType::f32 ? "floatBitsToUint(float(v))" : "uint(int(v))") + "; }\n";
+  return s;
+}
+
 }  // namespace gltensor::detail

@@ -52,12 +52,15 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   const DType od = out.dtype();
   const int pw = per_word(od);
   const bool words = pw > 1 && out.is_contiguous();
+  bool vec4 = contig && n % 4 == 0 && itemsize(od) == 4;
+  for (int j = 0; j < nops && vec4; ++j) vec4 = itemsize(ops[j]->dtype()) == 4 && ops[j]->offset() % 4 == 0;
 
   // Short key first: the GLSL header is only built when the program is not cached yet.
   std::string key = e.kernel;
   key += '|';
   key += e.fn;
-  key += '|' + std::to_string(nops) + std::to_string(ndim) + (contig ? "c" : "") + (words ? "w" : "");
+  key +=
+      '|' + std::to_string(nops) + std::to_string(ndim) + (contig ? "c" : "") + (words ? "w" : "") + (vec4 ? "v" : "");
   key += e.scalar ? (e.scalar_first ? "A" : "B") : "";
   key += e.in_ct == CT::i32 ? "i" : "f";
   key += static_cast<char>('0' + static_cast<int>(od));
@@ -69,9 +72,15 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
                         "\n#define OP " + e.fn + "\n";
         if (contig) h += "#define CONTIG 1\n";
         if (words) h += "#define OUT_WORDS 1\n";
+        if (vec4) h += "#define VEC4 1\n";
         if (e.scalar) {
           h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
           if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
+        }
+        if (vec4) {
+          h += operand_glsl_vec4(0, od, natural_ct(od), true);
+          for (int j = 1; j < nops; ++j) h += operand_glsl_vec4(j, ops[j]->dtype(), e.in_ct, false);
+          return h;
         }
         h += operand_glsl(0, od, natural_ct(od), true);
         for (int j = 1; j < nops; ++j) h += operand_glsl(j, ops[j]->dtype(), e.in_ct, false);
@@ -79,6 +88,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
       },
       256);
   std::uint64_t count = static_cast<std::uint64_t>(n);
+  if (vec4) count = count / 4;
   if (words) {
     const std::uint64_t off = static_cast<std::uint64_t>(out.offset());
     count = (off + count + pw - 1) / pw - off / pw;

@@ -1,5 +1,6 @@
 // batch_norm / layer_norm / rms_norm / group_norm, composed of reductions and elementwise ops
 // (their gradients come from autograd).
+#include "codegen.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
@@ -67,6 +68,39 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
   return y;
 }
 
+namespace {
+// norm.comp: one dispatch, for inputs that need no gradient.
+Tensor layer_norm_fused(const Tensor& x_in, std::int64_t L, const Tensor& w_in, const Tensor& b_in, double eps) {
+  DeviceImpl& dev = dev_of(x_in);
+  Enter guard(dev, "layer_norm");
+  // The kernel indexes from element 0: views are copied first.
+  auto dense = [](const Tensor& t) { return !t.defined() || (t.is_contiguous() && t.offset() == 0) ? t : t.clone(); };
+  const Tensor x = dense(x_in), w = dense(w_in), b = dense(b_in);
+  const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  Tensor y = alloc(dev, x.shape(), od, "layer_norm");
+  const std::int64_t rows = L ? x.numel() / L : 0;
+  if (rows == 0 || L == 0) return y;
+  std::string h = std::string(w.defined() ? "#define HAS_W 1\n" : "") + (b.defined() ? "#define HAS_B 1\n" : "");
+  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  h += operand_glsl(2, w.defined() ? w.dtype() : DType::f32, CT::f32, false);
+  h += operand_glsl(3, b.defined() ? b.dtype() : DType::f32, CT::f32, false);
+  const Program& p = dev.programs.get("norm.comp", h, L >= 1024 ? 256 : 64);
+  p.set_uint("u_rows", static_cast<GLuint>(rows));
+  p.set_uint("u_L", static_cast<GLuint>(L));
+  p.set_float("u_eps", static_cast<float>(eps));
+  // x stands in for absent weight/bias bindings (never read)
+  BufferUse uses[] = {{y.impl()->storage.get(), true},
+                      {x.impl()->storage.get(), false},
+                      {(w.defined() ? w : x).impl()->storage.get(), false},
+                      {(b.defined() ? b : x).impl()->storage.get(), false}};
+  const std::uint64_t m = dev.max_groups_x();
+  const auto gx = static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(rows), m));
+  const auto gy = static_cast<std::uint32_t>((static_cast<std::uint64_t>(rows) + m - 1) / m);
+  dev.dispatch(p, gx, gy, 1, uses);
+  return y;
+}
+}  // namespace
+
 Tensor layer_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, const Tensor& bias, double eps) {
   const char* op = "layer_norm";
   check_defined(op, x);
@@ -77,6 +111,7 @@ Tensor layer_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, const 
   const Shape ns(x.shape().end() - nd, x.shape().end());
   check_param(op, weight, ns, "weight");
   check_param(op, bias, ns, "bias");
+  if (!autograd::any_requires_grad({&x, &weight, &bias})) return layer_norm_fused(x, numel_of(ns), weight, bias, eps);
   Dims dims;
   for (std::int64_t d = x.dim() - nd; d < x.dim(); ++d) dims.push_back(d);
   Tensor y = mul(sub(x, mean(x, dims, true)), rsqrt(add(var(x, dims, 0.0, true), eps)));

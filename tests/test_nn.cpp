@@ -252,6 +252,36 @@ TEST(Norms, BatchLayerGroupRms) {
         return norm_ref(
             x[0], [](auto i) { return i / 6; }, &x[1], &x[2], [](auto i) { return (i / 3) % 6; }, false, 1e-5);
       }));
+  // the fused forward (no gradient needed): views, missing affine parameters, long rows, f16
+  for (const Shape& ls : std::vector<Shape>{{7, 33}, {3, 2, 1500}, {5, 1}}) {
+    auto xv = uniform(rng, numel_of(ls), -3, 2);
+    Tensor base = Tensor::from_host(device(), xv, ls);
+    const std::int64_t L = ls.back();
+    auto wv = uniform(rng, L), bv = uniform(rng, L);
+    Tensor w = Tensor::from_host(device(), wv, {L}), b = Tensor::from_host(device(), bv, {L});
+    auto ref = [&](const std::vector<float>& x, bool affine) {
+      std::vector<double> y(x.size());
+      for (std::size_t r = 0; r < x.size() / L; ++r) {
+        double m = 0, q = 0;
+        for (std::int64_t i = 0; i < L; ++i) m += x[r * L + i];
+        m /= L;
+        for (std::int64_t i = 0; i < L; ++i) q += (x[r * L + i] - m) * (x[r * L + i] - m);
+        q /= L;
+        for (std::int64_t i = 0; i < L; ++i)
+          y[r * L + i] = (x[r * L + i] - m) / std::sqrt(q + 1e-5) * (affine ? wv[i] : 1.0) + (affine ? bv[i] : 0.0);
+      }
+      return y;
+    };
+    EXPECT_TRUE(close(layer_norm(base, 1, w, b).to_vector(), ref(xv, true), 1e-4, 1e-5)) << to_string(ls);
+    EXPECT_TRUE(close(layer_norm(base, 1).to_vector(), ref(xv, false), 1e-4, 1e-5)) << to_string(ls);
+    if (ls[0] > 1) {  // a row-sliced view with a storage offset
+      Tensor v = base.slice(0, 1, ls[0]);
+      std::vector<float> sub(xv.begin() + numel_of(ls) / ls[0], xv.end());
+      EXPECT_TRUE(close(layer_norm(v, 1, w, b).to_vector(), ref(sub, true), 1e-4, 1e-5)) << "offset view";
+    }
+    Tensor h = layer_norm(base.to(DType::f16), 1, w, b);
+    EXPECT_EQ(h.dtype(), DType::f16);
+  }
   // running statistics and eval mode
   auto xv = uniform(rng, numel_of(s), -2, 3);
   Tensor x = Tensor::from_host(device(), xv, s);
