@@ -1,6 +1,6 @@
 // Batched matmul C = act(alpha * A @ B + beta * D), tiled in shared memory with register
-// blocking: a workgroup of 16x16 invocations computes a BM x BN = 64 x 64 tile of C, each
-// invocation a 4 x 4 block (rows ty + 16 i, cols tx + 16 j), stepping K by BK = 16.
+// blocking: a workgroup of 16x16 invocations computes a 128x128 (TILE 128) or 64x64 (TILE 64)
+// tile of C.
 // A [M, K], B [K, N] and the addend D [M, N] are read through strides, so transposed and
 // broadcast operands need no copy; batch dims (BD of them, broadcast) address each operand's
 // batch offset. C is contiguous [batch..., M, N].
@@ -27,8 +27,18 @@ uniform uint u_d_sn;
 uniform float u_alpha;
 uniform float u_beta;
 
+// TILE 128: 128x128 tile, BK = 8, each invocation an 8x8 block read from shared memory as vec4s
+// (rows 4 ty .. 4 ty + 3 and 64 + 4 ty .., columns likewise), next K-tile prefetched into
+// registers while the current one is multiplied. TILE 64: 64x64, BK = 16, 4x4 per invocation.
+#if TILE == 128
+#define BM 128u
+#define BK 8u
+shared vec4 As[BK][BM / 4u];
+shared vec4 Bs[BK][BM / 4u];
+#else
 shared float As[16][65];
 shared float Bs[16][65];
+#endif
 
 float act(float x) {
 #if ACT == 1
@@ -52,7 +62,6 @@ float act(float x) {
 void main() {
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
   uint tid = ty * 16u + tx;
-  uint m0 = gl_WorkGroupID.y * 64u, n0 = gl_WorkGroupID.x * 64u;
   uint z = u_zbase + gl_WorkGroupID.z;
   uint a_off = u_a_off, b_off = u_b_off, d_off = u_d_off, zz = z;
   for (int d = BD - 1; d >= 0; --d) {
@@ -62,6 +71,70 @@ void main() {
     b_off += i * u_bstride_b[d];
     d_off += i * u_bstride_d[d];
   }
+#if TILE == 128
+  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BM;
+  vec4 acc[8][2];
+  for (int i = 0; i < 8; ++i) {
+    acc[i][0] = vec4(0.0);
+    acc[i][1] = vec4(0.0);
+  }
+  // Global -> register staging: 4 elements of A (rows am + 32 r, column ak) and of B.
+  uint am = tid / 8u, ak = tid % 8u;  // A tile 128 x 8: thread reads rows am, am+32, am+64, am+96
+  uint bk = tid / 32u, bn = tid % 32u;  // B tile 8 x 128: thread reads columns bn, bn+32, ...
+  float ra[4], rb[4];
+  for (uint r = 0u; r < 4u; ++r) {
+    uint gm = m0 + am + 32u * r, gk = ak;
+    ra[r] = (gm < u_M && gk < u_K) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+    uint gn = n0 + bn + 32u * r;
+    rb[r] = (bk < u_K && gn < u_N) ? float(load2(b_off + bk * u_b_sk + gn * u_b_sn)) : 0.0;
+  }
+  for (uint k0 = 0u; k0 < u_K; k0 += BK) {
+    // registers -> shared (scalar writes into the vec4 arrays)
+    for (uint r = 0u; r < 4u; ++r) {
+      uint m = am + 32u * r, n = bn + 32u * r;
+      As[ak][m / 4u][m % 4u] = ra[r];
+      Bs[bk][n / 4u][n % 4u] = rb[r];
+    }
+    workgroup_sync();
+    // prefetch the next tile into registers
+    uint k1 = k0 + BK;
+    if (k1 < u_K) {
+      for (uint r = 0u; r < 4u; ++r) {
+        uint gm = m0 + am + 32u * r, gk = k1 + ak;
+        ra[r] = (gm < u_M && gk < u_K) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+        uint gkb = k1 + bk, gn = n0 + bn + 32u * r;
+        rb[r] = (gkb < u_K && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+      }
+    }
+    for (uint kk = 0u; kk < BK; ++kk) {
+      vec4 a0 = As[kk][ty], a1 = As[kk][16u + ty];
+      vec4 b0 = Bs[kk][tx], b1 = Bs[kk][16u + tx];
+      for (int i = 0; i < 4; ++i) {
+        acc[i][0] += a0[i] * b0;
+        acc[i][1] += a0[i] * b1;
+        acc[4 + i][0] += a1[i] * b0;
+        acc[4 + i][1] += a1[i] * b1;
+      }
+    }
+    workgroup_sync();
+  }
+  uint c_off = z * u_M * u_N;
+  for (uint i = 0u; i < 8u; ++i) {
+    uint m = m0 + (i < 4u ? 4u * ty + i : 64u + 4u * ty + (i - 4u));
+    if (m >= u_M) continue;
+    for (uint h = 0u; h < 2u; ++h)
+      for (uint j = 0u; j < 4u; ++j) {
+        uint n = n0 + h * 64u + 4u * tx + j;
+        if (n >= u_N) continue;
+        float v = u_alpha * acc[i][h][j];
+#ifdef ADDEND
+        v += u_beta * float(load3(d_off + m * u_d_sm + n * u_d_sn));
+#endif
+        store0(c_off + m * u_N + n, CT0(act(v)));
+      }
+  }
+#else
+  uint m0 = gl_WorkGroupID.y * 64u, n0 = gl_WorkGroupID.x * 64u;
   float acc[4][4];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
@@ -99,4 +172,5 @@ void main() {
       store0(c_off + m * u_N + n, CT0(act(v)));
     }
   }
+#endif
 }

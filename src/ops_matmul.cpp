@@ -100,6 +100,9 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   };
   std::string h =
       "#define BD " + std::to_string(bd) + "\n#define ACT " + std::to_string(static_cast<int>(activation)) + "\n";
+  // 128x128 tiles once both sides fill them; 64x64 for small products (more workgroups).
+  const std::int64_t tile = (M >= 128 && N >= 128 && K >= 8) ? 128 : 64;
+  h += "#define TILE " + std::to_string(tile) + "\n";
   if (ed.defined()) h += "#define ADDEND 1\n";
   h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a.dtype(), CT::f32, false) +
        operand_glsl(2, b.dtype(), CT::f32, false);
@@ -131,7 +134,8 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   std::vector<BufferUse> uses = {
       {out.impl()->storage.get(), true}, {a.impl()->storage.get(), false}, {b.impl()->storage.get(), false}};
   if (ed.defined()) uses.push_back({ed.impl()->storage.get(), false});
-  const std::uint64_t gx = static_cast<std::uint64_t>((N + 63) / 64), gy = static_cast<std::uint64_t>((M + 63) / 64);
+  const std::uint64_t gx = static_cast<std::uint64_t>((N + tile - 1) / tile),
+                      gy = static_cast<std::uint64_t>((M + tile - 1) / tile);
   if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]) ||
       gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
     throw LimitError("gltensor::matmul: result " + to_string(out_shape) +

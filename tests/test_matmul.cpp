@@ -184,3 +184,20 @@ TEST(Matmul, Errors) {
   EXPECT_THROW(linear(a, ones(device(), {5, 4}), ones(device(), {4})), ShapeError);
   EXPECT_EQ(matmul(a, ones(device(), {4, 2})).to_vector(), std::vector<float>(6, 4.0f));
 }
+
+TEST(Matmul, LargeTileEdges) {
+  // 128x128 tiles: sizes just past tile boundaries, K not a multiple of 8, strided operands.
+  GLT_RNG(rng);
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{130, 37, 257}, {256, 300, 129}, {128, 7, 128}})
+    check(rng, {m, k}, {k, n});
+  check(rng, {2, 129, 20}, {20, 131});
+  const int M = 140, K = 33, N = 150;
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N);
+  std::vector<float> at(K * M);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < K; ++j) at[j * M + i] = a[i * K + j];
+  Shape os;
+  auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  Tensor r = matmul(Tensor::from_host(device(), at, {K, M}).t(), Tensor::from_host(device(), b, {K, N}));
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * K));
+}
