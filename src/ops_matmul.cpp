@@ -1,5 +1,6 @@
 // matmul / gemm / linear on matmul.comp.
 #include <algorithm>
+#include <cstdlib>
 
 #include "codegen.hpp"
 #include "gltensor/autograd.hpp"
@@ -100,8 +101,16 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   };
   std::string h =
       "#define BD " + std::to_string(bd) + "\n#define ACT " + std::to_string(static_cast<int>(activation)) + "\n";
-  // 128x128 tiles once both sides fill them; 64x64 for small products (more workgroups).
-  const std::int64_t tile = (M >= 128 && N >= 128 && K >= 8) ? 128 : 64;
+  // Kernel variant per device: 128x128 tiles ran 6.8x faster than 64x64 on llvmpipe, but slower
+  // on an H100 (0.34 vs 0.37 of cuBLAS at 4096, bench/RESULTS.md), so hardware keeps 64x64.
+  // GLTENSOR_MATMUL_TILE=64|128 overrides the choice.
+  static const int forced = [] {
+    const char* e = std::getenv("GLTENSOR_MATMUL_TILE");
+    return e ? std::atoi(e) : 0;
+  }();
+  const bool big = M >= 128 && N >= 128 && K >= 8;
+  const int want = forced ? forced : (dev.adapter.software ? 128 : 64);
+  const std::int64_t tile = (want == 128 && big) ? 128 : 64;
   h += "#define TILE " + std::to_string(tile) + "\n";
   if (ed.defined()) h += "#define ADDEND 1\n";
   h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a.dtype(), CT::f32, false) +
