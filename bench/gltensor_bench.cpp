@@ -1,5 +1,7 @@
-// gltensor benchmarks (Google Benchmark). Each iteration records the op and waits for it
-// (Device::synchronize), so times include one fence wait; rates are reported as GFLOP/s or GB/s
+// gltensor benchmarks (Google Benchmark). Each case runs its body once untimed (shader compiles
+// take 10-300 ms on some drivers and would otherwise land in the first timed batch), then each
+// iteration records the op and waits for it (Device::synchronize), so times include one fence
+// wait; rates are reported as GFLOP/s or GB/s
 // (bytes read + written once). Run through bench/run_gpu.sh to get ratios against PyTorch/CUDA
 // measured in the same run (bench/compare.py). Cases whose tensors exceed the device's max SSBO
 // size are skipped with a message.
@@ -22,6 +24,12 @@ Generator& gen() {
   return g;
 }
 
+// Each case starts from an empty pool: freed buffers of earlier cases are released.
+void fresh() {
+  dev().synchronize();
+  dev().trim();
+}
+
 bool fits(benchmark::State& st, std::int64_t floats) {
   if (floats * 4 > dev().caps().max_ssbo_block_size) {
     st.SkipWithError("tensor exceeds the device's max SSBO block size");
@@ -35,6 +43,7 @@ void set_rate(benchmark::State& st, double work, const char* unit) {
 }
 
 void BM_matmul(benchmark::State& st, DType dt) {
+  fresh();
   const std::int64_t n = st.range(0);
   if (!fits(st, n * n)) return;
   Tensor a = randn(dev(), {n, n}, gen(), 0, 1, dt), b = randn(dev(), {n, n}, gen(), 0, 1, dt);
@@ -48,6 +57,7 @@ void BM_matmul(benchmark::State& st, DType dt) {
 }
 
 void BM_elementwise(benchmark::State& st, int which) {
+  fresh();
   const std::int64_t n = std::int64_t{1} << st.range(0);
   if (!fits(st, n)) return;
   Tensor x = randn(dev(), {n}, gen()), y = randn(dev(), {n}, gen());
@@ -65,9 +75,12 @@ void BM_elementwise(benchmark::State& st, int which) {
 }
 
 void BM_sum(benchmark::State& st) {
+  fresh();
   const std::int64_t n = std::int64_t{1} << st.range(0);
   if (!fits(st, n)) return;
   Tensor x = randn(dev(), {n}, gen());
+  sum(x);
+  dev().synchronize();
   for (auto _ : st) {
     Tensor s = sum(x);
     dev().synchronize();
@@ -76,10 +89,13 @@ void BM_sum(benchmark::State& st) {
 }
 
 void BM_rows(benchmark::State& st, int which) {
+  fresh();
   const std::int64_t r = st.range(0), c = st.range(1);
   if (!fits(st, r * c)) return;
   Tensor x = randn(dev(), {r, c}, gen());
   Tensor w = ones(dev(), {c}), b = zeros(dev(), {c});
+  (which == 0 ? softmax(x, -1) : layer_norm(x, 1, w, b));
+  dev().synchronize();
   for (auto _ : st) {
     Tensor y = which == 0 ? softmax(x, -1) : layer_norm(x, 1, w, b);
     dev().synchronize();
@@ -88,9 +104,12 @@ void BM_rows(benchmark::State& st, int which) {
 }
 
 void BM_conv2d(benchmark::State& st) {
+  fresh();
   Tensor x = randn(dev(), {32, 64, 56, 56}, gen()), w = randn(dev(), {64, 64, 3, 3}, gen(), 0, 0.05);
   Tensor bias = zeros(dev(), {64});
   if (!fits(st, 32 * 56 * 56 * 64 * 9)) return;  // im2col columns
+  conv2d(x, w, bias, Conv2dOptions::pad(1));
+  dev().synchronize();
   for (auto _ : st) {
     Tensor y = conv2d(x, w, bias, Conv2dOptions::pad(1));
     dev().synchronize();
@@ -99,6 +118,7 @@ void BM_conv2d(benchmark::State& st) {
 }
 
 void BM_sdpa(benchmark::State& st) {
+  fresh();
   const std::int64_t B = 8, H = 16, S = 1024, D = 64;
   if (!fits(st, B * H * S * S)) return;
   Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
@@ -111,8 +131,11 @@ void BM_sdpa(benchmark::State& st) {
 }
 
 void BM_tiny_op_chain(benchmark::State& st) {
+  fresh();
   Tensor t = randn(dev(), {64}, gen());
   const int ops = 10000;
+  add_(t, 1.0);
+  dev().synchronize();
   for (auto _ : st) {
     for (int i = 0; i < ops; ++i) add_(t, 1.0);
     dev().synchronize();
@@ -121,6 +144,7 @@ void BM_tiny_op_chain(benchmark::State& st) {
 }
 
 void BM_fashion_mnist_step(benchmark::State& st) {
+  fresh();
   nn::Sequential net;
   Generator g(1);
   net.add(std::make_shared<nn::Linear>(dev(), 784, 256, g, true, Activation::relu))
@@ -131,13 +155,15 @@ void BM_fashion_mnist_step(benchmark::State& st) {
   std::vector<std::int32_t> yl(128);
   for (int i = 0; i < 128; ++i) yl[i] = i % 10;
   Tensor y = Tensor::from_host(dev(), std::span<const std::int32_t>(yl), {128});
-  for (auto _ : st) {
+  auto step = [&] {
     opt.zero_grad();
     Tensor loss = cross_entropy(net(x), y);
     backward(loss);
     opt.step();
     dev().synchronize();
-  }
+  };
+  step();  // warm-up
+  for (auto _ : st) step();
   st.counters["images/s"] = benchmark::Counter(128, benchmark::Counter::kIsIterationInvariantRate);
 }
 
