@@ -19,6 +19,11 @@ void check_class_inputs(const char* op, const Tensor& x, const Tensor& target) {
     throw DTypeError(std::string("gltensor::") + op + ": target must hold class indices (integer dtype), got " +
                      dtype_name(target.dtype()));
 }
+// The upstream gradient of a reduced loss, per sample, shaped to broadcast over [N, C].
+Tensor per_sample_grad(const Tensor& g, Reduction r, std::int64_t n) {
+  if (r == Reduction::none) return g.unsqueeze(1);
+  return r == Reduction::mean ? div(g, static_cast<double>(n)) : g;
+}
 Tensor reduce_loss(const Tensor& per_sample, Reduction r) {
   if (r == Reduction::none) return per_sample;
   return r == Reduction::sum ? sum(per_sample) : mean(per_sample);
@@ -47,9 +52,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
           Tensor q = one_hot(t, C).to(DType::f32);
           if (ls > 0) q = add(mul(q, 1 - ls), ls / static_cast<double>(C));
           Tensor d = sub(exp(lsm), q);
-          Tensor gs = reduction == Reduction::none   ? g.unsqueeze(1)
-                      : reduction == Reduction::mean ? div(g, static_cast<double>(N))
-                                                     : g;
+          Tensor gs = per_sample_grad(g, reduction, N);
           return std::vector<Tensor>{mul(d, gs)};
         },
         op);
@@ -72,9 +75,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
         loss, {log_probs},
         [t, N, C, reduction](const Tensor& g) {
           Tensor q = neg(one_hot(t, C).to(DType::f32));
-          Tensor gs = reduction == Reduction::none   ? g.unsqueeze(1)
-                      : reduction == Reduction::mean ? div(g, static_cast<double>(N))
-                                                     : g;
+          Tensor gs = per_sample_grad(g, reduction, N);
           return std::vector<Tensor>{mul(q, gs)};
         },
         op);
