@@ -4,8 +4,10 @@
 #include <numeric>
 
 #include "codegen.hpp"
+#include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
+#include "grad_formulas.hpp"
 #include "tensor_impl.hpp"
 
 namespace gltensor {
@@ -90,6 +92,15 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index_in) {
   check_index_shape("gather", x, index, dim);
   Tensor out = alloc(dev, index.shape(), x.dtype(), "gather");
   launch_index("gather", IndexMode::gather, out, x, index, out, x, dim);
+  if (autograd::any_requires_grad({&x})) {
+    const Shape xs = x.shape();
+    autograd::record(
+        out, {x},
+        [xs, dim, index](const Tensor& g) {
+          return std::vector<Tensor>{scatter_add(zeros(g.device(), xs), dim, index, g.to(DType::f32))};
+        },
+        "gather");
+  }
   return out;
 }
 
@@ -109,6 +120,15 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index_in) {
   st[dim] = index.dim() == 0 ? 0 : index.strides()[0];
   Tensor iv = make_view(index, out_shape, st, index.offset());
   launch_index("index_select", IndexMode::gather, out, x1, iv, out, x1, dim);
+  if (autograd::any_requires_grad({&x})) {
+    const Shape xs = x1.shape();
+    autograd::record(
+        out, {x1},
+        [xs, dim, iv](const Tensor& g) {  // duplicates in the index add up
+          return std::vector<Tensor>{scatter_add(zeros(g.device(), xs), dim, iv, g.to(DType::f32))};
+        },
+        "index_select");
+  }
   return x.dim() == 0 ? out.reshape({}) : out;
 }
 
@@ -129,6 +149,7 @@ static Tensor scatter_impl(const char* op, IndexMode mode, const Tensor& x, std:
   Tensor out = x.clone();
   const Tensor srcv = make_view(src, index.shape(), src.strides(), src.offset());  // src cropped to index's shape
   launch_index(op, mode, out, src, index, srcv, out, dim);
+  grad_unsupported(op, {&x, &src}, out);
   return out;
 }
 
@@ -193,10 +214,30 @@ Tensor concat(const std::vector<Tensor>& ts, std::int64_t dim) {
   shape[dim] = total;
   Tensor out = Tensor::empty(f.device(), shape, dt);
   std::int64_t off = 0;
-  for (const auto& t : ts) {
-    out.narrow(dim, off, t.shape()[dim]).copy_(t);
-    off += t.shape()[dim];
+  std::vector<std::int64_t> sizes;
+  {
+    NoGradGuard ng;  // copies into the fresh output; the gradient is recorded below
+    for (const auto& t : ts) {
+      out.narrow(dim, off, t.shape()[dim]).copy_(t);
+      off += t.shape()[dim];
+      sizes.push_back(t.shape()[dim]);
+    }
   }
+  bool any = false;
+  for (const auto& t : ts) any = any || autograd::any_requires_grad({&t});
+  if (any)
+    autograd::record(
+        out, ts,
+        [sizes, dim](const Tensor& g) {
+          std::vector<Tensor> gs;
+          std::int64_t o = 0;
+          for (auto n : sizes) {
+            gs.push_back(g.narrow(dim, o, n));
+            o += n;
+          }
+          return gs;
+        },
+        "concat");
   return out;
 }
 
@@ -272,11 +313,26 @@ Tensor pad(const Tensor& x_in, const std::vector<std::int64_t>& pads, PadMode mo
       shape[x.dim() - 1 - i] += std::max<std::int64_t>(pads[2 * i], 0) + std::max<std::int64_t>(pads[2 * i + 1], 0);
     Tensor out = full(x.device(), shape, value, x.dtype());
     Tensor inner = out;
+    std::vector<std::pair<std::int64_t, std::int64_t>> region;  // (start, length) per padded dim
     for (std::size_t i = 0; i < np; ++i) {
       const std::int64_t d = x.dim() - 1 - static_cast<std::int64_t>(i);
-      inner = inner.narrow(d, std::max<std::int64_t>(pads[2 * i], 0), x.shape()[d]);
+      region.push_back({std::max<std::int64_t>(pads[2 * i], 0), x.shape()[d]});
+      inner = inner.narrow(d, region.back().first, region.back().second);
     }
-    inner.copy_(x);
+    {
+      NoGradGuard ng;
+      inner.copy_(x);
+    }
+    if (autograd::any_requires_grad({&x}))  // x here is already cropped: its gradient is g's inner region
+      autograd::record(
+          out, {x},
+          [region](const Tensor& g) {
+            Tensor r = g;
+            for (std::size_t i = 0; i < region.size(); ++i)
+              r = r.narrow(g.dim() - 1 - static_cast<std::int64_t>(i), region[i].first, region[i].second);
+            return std::vector<Tensor>{r};
+          },
+          "pad");
     return out;
   }
   for (std::size_t i = 0; i < np; ++i) {
@@ -386,6 +442,7 @@ SortResult sort(const Tensor& x_in, bool descending) {
     dev.dispatch_1d(p, static_cast<std::uint64_t>(n), uses);
   }
   if (x_in.dim() == 0) r = {r.values.reshape({}), r.indices.reshape({})};
+  grad_unsupported("sort", {&x_in}, r.values);
   return r;
 }
 

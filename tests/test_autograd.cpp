@@ -250,3 +250,63 @@ TEST(Autograd, AccumulationNoGradAndErrors) {
   backward(sum(add(e, mul(e, 2.0))));  // 3 z^2 -> 6 z
   EXPECT_EQ(grad(z).to_vector(), std::vector<float>(2, 18.0f));
 }
+
+TEST(Autograd, IndexingJoinsAndPadding) {
+  GLT_RNG(rng);
+  auto ints = [](std::vector<std::int32_t> v, Shape s) {
+    return Tensor::from_host(device(), std::span<const std::int32_t>(v), s);
+  };
+  // index_select with a repeated index: gradients add up
+  Tensor idx = ints({2, 0, 2}, {3});
+  EXPECT_TRUE(grad_check(
+      rng, {{4, 3}}, [&](auto& t) { return index_select(t[0], 0, idx); },
+      [](const std::vector<HostT>& x) {
+        std::vector<double> r;
+        for (int row : {2, 0, 2})
+          for (int c = 0; c < 3; ++c) r.push_back(x[0].v[row * 3 + c]);
+        return r;
+      }));
+  // embedding (index_select over rows)
+  Tensor ids = ints({1, 1, 3, 0}, {2, 2});
+  EXPECT_TRUE(grad_check(
+      rng, {{4, 2}}, [&](auto& t) { return embedding(t[0], ids); },
+      [](const std::vector<HostT>& x) {
+        std::vector<double> r;
+        for (int row : {1, 1, 3, 0})
+          for (int c = 0; c < 2; ++c) r.push_back(x[0].v[row * 2 + c]);
+        return r;
+      }));
+  // gather along dim 1
+  Tensor gi = ints({0, 2, 2, 1, 1, 0}, {2, 3});
+  EXPECT_TRUE(grad_check(
+      rng, {{2, 3}}, [&](auto& t) { return gather(t[0], 1, gi); },
+      [](const std::vector<HostT>& x) {
+        const int g[] = {0, 2, 2, 1, 1, 0};
+        std::vector<double> r;
+        for (int i = 0; i < 6; ++i) r.push_back(x[0].v[(i / 3) * 3 + g[i]]);
+        return r;
+      }));
+  // concat along dim 1, then flip (index_select) and constant pad with a negative (crop) side
+  EXPECT_TRUE(grad_check(
+      rng, {{2, 2}, {2, 3}},
+      [](auto& t) {
+        return pad(flip(concat({t[0], t[1]}, 1), {1}), {1, -2}, PadMode::constant, 0.5);
+      },
+      [](const std::vector<HostT>& x) {
+        std::vector<double> r;
+        for (int i = 0; i < 2; ++i) {
+          std::vector<double> row;
+          for (int c = 0; c < 2; ++c) row.push_back(x[0].v[i * 2 + c]);
+          for (int c = 0; c < 3; ++c) row.push_back(x[1].v[i * 3 + c]);
+          std::reverse(row.begin(), row.end());
+          r.push_back(0.5);                                 // left pad 1
+          for (int c = 0; c < 3; ++c) r.push_back(row[c]);  // right side cropped by 2
+        }
+        return r;
+      }));
+  // ops without a gradient say so instead of dropping it
+  Tensor x = full(device(), {4}, 1.0);
+  requires_grad_(x);
+  EXPECT_THROW(backward(sum(sort(x).values)), ValueError);
+  EXPECT_THROW(backward(sum(scatter(x, 0, ints({0}, {1}), x.slice(0, 0, 1)))), ValueError);
+}
