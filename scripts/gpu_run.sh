@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests onnx bench mlp cnn (diag: see git history)
+set -u
+P=$(cd "$(dirname "$0")" && pwd)
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+export LD_LIBRARY_PATH=$P/lib:${LD_LIBRARY_PATH:-}
+export GLTENSOR_CACHE_DIR=/tmp/gltensor-cache
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+for phase in "$@"; do
+  case $phase in
+    info) nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/info.txt"
+          timeout 60 "$P/bin/gltensor-info" 2>&1 | tee -a "$OUT/info.txt" ;;
+    tests) : > "$OUT/tests.txt"
+           for t in "$P"/bin/test_*; do
+             timeout 120 "$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
+             echo "$(basename "$t") rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/tests.txt"
+             [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/tests.txt"
+           done ;;
+    bench) timeout 420 "$P/bin/gltensor_bench" --benchmark_format=json --benchmark_out="$OUT/gltensor.json" \
+             --benchmark_min_time=0.2 > "$OUT/bench.txt" 2>&1; echo "bench rc=$?"; tail -25 "$OUT/bench.txt"
+           timeout 240 python3 "$P/torch_reference.py" --json "$OUT/torch.json" > "$OUT/torch.txt" 2>&1; cat "$OUT/torch.txt"
+           python3 "$P/compare.py" "$OUT/gltensor.json" "$OUT/torch.json" --device "$(nvidia-smi --query-gpu=name --format=csv,noheader)" \
+             --command "bench/run_gpu.sh" | tee "$OUT/table.md" ;;
+    onnx) timeout 300 "$P/bin/gltensor-onnx-test" --quiet "$P/onnx-node" 2>&1 | grep -v "performance warning" | tee "$OUT/onnx.txt" ;;
+    diag) for fb in 0 1; do
+            echo "== GLTENSOR_FULL_BARRIERS=$fb"
+            GLTENSOR_FULL_BARRIERS=$fb GLTENSOR_TEST_SEED=8227768616368950540 "$P/bin/test_nn" --gtest_brief=1 --gtest_filter='Losses*' 2>&1 | grep -E "Failure|grad\[|forward|PASSED|FAILED" | head -6
+            GLTENSOR_FULL_BARRIERS=$fb GLTENSOR_TEST_SEED=6380846010036783877 "$P/bin/test_nn" --gtest_brief=1 --gtest_filter='Attention*' 2>&1 | grep -E "Failure|grad\[|forward|PASSED|FAILED" | head -6
+          done 2>&1 | tee "$OUT/diag.txt" ;;
+    mlp|cnn) (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase 2>/dev/null | tee "$OUT/$phase.txt")
+         cp /tmp/$phase/metrics.json "$OUT/${phase}_metrics.json"; cp /tmp/$phase/training_curves.png "$OUT/${phase}_curves.png" ;;
+  esac
+done
