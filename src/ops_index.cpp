@@ -227,17 +227,7 @@ Tensor concat(const std::vector<Tensor>& ts, std::int64_t dim) {
   for (const auto& t : ts) any = any || autograd::any_requires_grad({&t});
   if (any)
     autograd::record(
-        out, ts,
-        [sizes, dim](const Tensor& g) {
-          std::vector<Tensor> gs;
-          std::int64_t o = 0;
-          for (auto n : sizes) {
-            gs.push_back(g.narrow(dim, o, n));
-            o += n;
-          }
-          return gs;
-        },
-        "concat");
+        out, ts, [sizes, dim](const Tensor& g) { return split(g, sizes, dim); }, "concat");
   return out;
 }
 
