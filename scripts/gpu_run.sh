@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests onnx bench mlp cnn (diag: see git history)
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests onnx bench benchf lab mlp cnn (diag: see git history)
 set -u
 P=$(cd "$(dirname "$0")" && pwd)
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -23,6 +23,8 @@ for phase in "$@"; do
            timeout 240 python3 "$P/torch_reference.py" --json "$OUT/torch.json" > "$OUT/torch.txt" 2>&1; cat "$OUT/torch.txt"
            python3 "$P/compare.py" "$OUT/gltensor.json" "$OUT/torch.json" --device "$(nvidia-smi --query-gpu=name --format=csv,noheader)" \
              --command "bench/run_gpu.sh" | tee "$OUT/table.md" ;;
+    lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
+    benchf) timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter="$BENCH_FILTER" 2>&1 | tee -a "$OUT/benchf.txt" ;;
     onnx) timeout 300 "$P/bin/gltensor-onnx-test" --quiet "$P/onnx-node" 2>&1 | grep -v "performance warning" | tee "$OUT/onnx.txt" ;;
     diag) for fb in 0 1; do
             echo "== GLTENSOR_FULL_BARRIERS=$fb"

@@ -11,7 +11,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGLTENSOR_BUILD_BENCH=ON >/de
 cmake --build "$build" -j"$(nproc)"
 grep -qx '/gpu-pack/' .git/info/exclude 2>/dev/null || echo '/gpu-pack/' >> .git/info/exclude
 rm -rf gpu-pack && mkdir -p gpu-pack/bin gpu-pack/lib
-cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/demos/fashion_mnist gpu-pack/bin/
+cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/bench/gltensor_kernel_lab "$build"/demos/fashion_mnist gpu-pack/bin/
 [ -x "$build/tools/gltensor-onnx-test" ] && cp "$build/tools/gltensor-onnx-test" gpu-pack/bin/
 strip gpu-pack/bin/*
 for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so.32; do
