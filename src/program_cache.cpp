@@ -99,6 +99,8 @@ const Program& ProgramCache::get(const std::string& kernel, const std::string& d
             "u\n#define LOCAL_Z " + std::to_string(lz) + "u\n";
   source += resolve_includes("common.glsl");
   source += rest;
+  if (const char* dump = std::getenv("GLTENSOR_DUMP_SOURCE"); dump && kernel.find(dump) != std::string::npos)
+    std::fprintf(stderr, "==== %s\n%s\n", kernel.c_str(), source.c_str());
 
   Program prog;
   prog.local_size[0] = lx;
