@@ -5,7 +5,12 @@
 // broadcast operands need no copy; batch dims (BD of them, broadcast) address each operand's
 // batch offset. C is contiguous [batch..., M, N].
 // ACT: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh), 4 sigmoid, 5 tanh, 6 silu.
+// VEC4 (the fast kernel, see below) or TILE 64 / TILE 128 (scalar loads, any strides).
+#ifdef VEC4
+layout(local_size_x = LOCAL_X) in;
+#else
 layout(local_size_x = 16, local_size_y = 16) in;
+#endif
 
 uniform uint u_M;
 uniform uint u_N;
@@ -30,7 +35,82 @@ uniform float u_beta;
 // TILE 128: 128x128 tile, BK = 8, each invocation an 8x8 block read from shared memory as vec4s
 // (rows 4 ty .. 4 ty + 3 and 64 + 4 ty .., columns likewise), next K-tile prefetched into
 // registers while the current one is multiplied. TILE 64: 64x64, BK = 16, 4x4 per invocation.
-#if TILE == 128
+#ifdef VEC4
+// VEC4: BM x BN tiles (BM = 64, BN = 128), BK = 8, LOCAL_X = (BM/8)(BN/8) = 128 invocations,
+// each computing an 8x8 block (rows 4ty.. and BM/2+4ty.., columns 4tx.. and BN/2+4tx.., so that
+// shared reads are conflict-free vec4s). The host picks it only for whole tiles (M, N, K
+// multiples of BM, BN, BK): no bounds checks. Operands are read as quads of 4 consecutive
+// elements along their contiguous dim, quadA(i) / quadB(i) taking quad indices (128-bit loads
+// for f32, 64-bit for f16/bf16): K for A_KMAJOR (row-major A) and B_KMAJOR (a transposed B, as in
+// linear), else M / N; u_qa_s / u_qb_s are the quad strides of the other dim. A is kept
+// transposed in shared memory so both operands are read as vec4s; the next K-tile is loaded
+// into registers while the current one is multiplied (double-buffered shared memory, one
+// barrier per K-tile). Measured against other tile shapes in bench/kernel_lab.cpp.
+#define BK 8u
+#define TX (BN / 8u)
+#define TY (BM / 8u)
+#define KV (BK / 4u)
+#define LA (BM * KV / LOCAL_X)
+#define LB (BN * KV / LOCAL_X)
+uniform uint u_qa_s;
+uniform uint u_qb_s;
+shared vec4 As[2][BK][BM / 4u];
+shared vec4 Bs[2][BK][BN / 4u];
+
+vec4 fetch_a(uint l, uint m0, uint k0, uint qbase) {
+  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+#if A_KMAJOR
+  return quadA(qbase + (m0 + e / KV) * u_qa_s + k0 / 4u + e % KV);
+#else
+  return quadA(qbase + (k0 + e / (BM / 4u)) * u_qa_s + m0 / 4u + e % (BM / 4u));
+#endif
+}
+void put_a(uint buf, uint l, vec4 v) {
+  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+#if A_KMAJOR
+  uint m = e / KV, q = e % KV;
+  for (uint j = 0u; j < 4u; ++j) As[buf][4u * q + j][m / 4u][m % 4u] = v[j];
+#else
+  As[buf][e / (BM / 4u)][e % (BM / 4u)] = v;
+#endif
+}
+vec4 fetch_b(uint l, uint n0, uint k0, uint qbase) {
+  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+#if B_KMAJOR
+  return quadB(qbase + (n0 + e / KV) * u_qb_s + k0 / 4u + e % KV);
+#else
+  return quadB(qbase + (k0 + e / (BN / 4u)) * u_qb_s + n0 / 4u + e % (BN / 4u));
+#endif
+}
+void put_b(uint buf, uint l, vec4 v) {
+  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+#if B_KMAJOR
+  uint n = e / KV, q = e % KV;
+  for (uint j = 0u; j < 4u; ++j) Bs[buf][4u * q + j][n / 4u][n % 4u] = v[j];
+#else
+  Bs[buf][e / (BN / 4u)][e % (BN / 4u)] = v;
+#endif
+}
+float act(float x);
+// Row m, columns n..n+3 of C: alpha, addend, activation, one 128-bit store (f32) or two whole
+// words (f16/bf16).
+void epilogue_quad(uint m, uint n, vec4 q, uint c_off, uint d_off) {
+  vec4 v = u_alpha * q;
+#ifdef ADDEND
+  uint d = d_off + m * u_d_sm + n * u_d_sn;
+  v += u_beta * vec4(float(load3(d)), float(load3(d + u_d_sn)), float(load3(d + 2u * u_d_sn)),
+                     float(load3(d + 3u * u_d_sn)));
+#endif
+  v = vec4(act(v.x), act(v.y), act(v.z), act(v.w));
+  uint e = c_off + m * u_N + n;
+#ifdef OUT_F32
+  t04[e >> 2u] = floatBitsToUint(v);
+#else
+  t0[e >> 1u] = (bits0(CT0(v.x)) & 0xffffu) | (bits0(CT0(v.y)) << 16u);
+  t0[(e >> 1u) + 1u] = (bits0(CT0(v.z)) & 0xffffu) | (bits0(CT0(v.w)) << 16u);
+#endif
+}
+#elif TILE == 128
 #define BM 128u
 #define BK 8u
 shared vec4 As[BK][BM / 4u];
@@ -60,8 +140,6 @@ float act(float x) {
 }
 
 void main() {
-  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
-  uint tid = ty * 16u + tx;
   uint z = u_zbase + gl_WorkGroupID.z;
   uint a_off = u_a_off, b_off = u_b_off, d_off = u_d_off, zz = z;
   for (int d = BD - 1; d >= 0; --d) {
@@ -71,6 +149,56 @@ void main() {
     b_off += i * u_bstride_b[d];
     d_off += i * u_bstride_d[d];
   }
+#ifdef VEC4
+  uint tid = gl_LocalInvocationID.x, tx = tid % TX, ty = tid / TX;
+  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+  uint qa = a_off / 4u, qb = b_off / 4u;
+  vec4 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = vec4(0.0);
+  vec4 ra[LA], rb[LB];
+  for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, 0u, qa);
+  for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, 0u, qb);
+  for (uint l = 0u; l < LA; ++l) put_a(0u, l, ra[l]);
+  for (uint l = 0u; l < LB; ++l) put_b(0u, l, rb[l]);
+  workgroup_sync();
+  uint nk = u_K / BK;
+  for (uint t = 0u; t < nk; ++t) {
+    uint cur = t & 1u;
+    if (t + 1u < nk) {
+      for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, (t + 1u) * BK, qa);
+      for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, (t + 1u) * BK, qb);
+    }
+    for (uint k = 0u; k < BK; ++k) {
+      vec4 a0 = As[cur][k][ty], a1 = As[cur][k][TY + ty];
+      vec4 b0 = Bs[cur][k][tx], b1 = Bs[cur][k][TX + tx];
+      for (int i = 0; i < 4; ++i) {
+        acc[2 * i] += a0[i] * b0;
+        acc[2 * i + 1] += a0[i] * b1;
+        acc[8 + 2 * i] += a1[i] * b0;
+        acc[9 + 2 * i] += a1[i] * b1;
+      }
+    }
+    if (t + 1u < nk) {
+      for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);
+      for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);
+    }
+    workgroup_sync();
+  }
+  uint c_off = z * u_M * u_N;
+  uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty, na = n0 + 4u * tx, nb = n0 + BN / 2u + 4u * tx;
+  // Constant register indices only (a dynamically indexed acc[] may be put in local memory).
+#define EPI_ROWS(I)                                                \
+  epilogue_quad(ma + uint(I), na, acc[2 * I], c_off, d_off);      \
+  epilogue_quad(ma + uint(I), nb, acc[2 * I + 1], c_off, d_off);  \
+  epilogue_quad(mb + uint(I), na, acc[8 + 2 * I], c_off, d_off);  \
+  epilogue_quad(mb + uint(I), nb, acc[9 + 2 * I], c_off, d_off);
+  EPI_ROWS(0)
+  EPI_ROWS(1)
+  EPI_ROWS(2)
+  EPI_ROWS(3)
+#else
+  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
+  uint tid = ty * 16u + tx;
 #if TILE == 128
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BM;
   vec4 acc[8][2];
@@ -172,5 +300,6 @@ void main() {
       store0(c_off + m * u_N + n, CT0(act(v)));
     }
   }
+#endif
 #endif
 }

@@ -1,6 +1,7 @@
 // matmul / gemm / linear on matmul.comp.
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "codegen.hpp"
 #include "gltensor/autograd.hpp"
@@ -55,6 +56,55 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
 }
 
 namespace {
+// VEC4 kernel eligibility: whole 64x128x8 tiles; each operand contiguous along one of its matrix
+// dims with quads of 4 elements on 4-element boundaries (offsets, strides and batch strides
+// multiples of 4); floating dtypes.
+struct VecLayout {
+  bool ok = false, a_kmajor = false, b_kmajor = false;
+  std::int64_t qa_s = 0, qb_s = 0;  // quad stride of the other dim
+};
+VecLayout vec4_layout(const Tensor& a, const Tensor& b, std::int64_t M, std::int64_t N, std::int64_t K) {
+  VecLayout v;
+  if (!is_floating(a.dtype()) || !is_floating(b.dtype()) || M % 64 || N % 128 || K % 8) return v;
+  auto aligned = [](const Tensor& t, std::int64_t skip) {
+    if (t.offset() % 4) return false;
+    for (std::int64_t d = 0; d < t.dim(); ++d)
+      if (d != skip && t.size(d) > 1 && t.strides()[d] % 4) return false;
+    return true;
+  };
+  const std::int64_t ra = a.dim() - 2, ca = a.dim() - 1, rb = b.dim() - 2, cb = b.dim() - 1;
+  bool a_ok = false, b_ok = false;
+  if (a.strides()[ca] == 1 && aligned(a, ca)) {
+    a_ok = v.a_kmajor = true;
+    v.qa_s = a.strides()[ra] / 4;
+  } else if (a.strides()[ra] == 1 && aligned(a, ra)) {
+    a_ok = true;
+    v.qa_s = a.strides()[ca] / 4;
+  }
+  if (b.strides()[cb] == 1 && aligned(b, cb)) {
+    b_ok = true;
+    v.qb_s = b.strides()[rb] / 4;
+  } else if (b.strides()[rb] == 1 && aligned(b, rb)) {
+    b_ok = v.b_kmajor = true;
+    v.qb_s = b.strides()[cb] / 4;
+  }
+  v.ok = a_ok && b_ok;
+  return v;
+}
+
+// Declares operand `index` as quads: vec4 quadNAME(i) loads quad i (elements 4i..4i+3).
+std::string quad_glsl(const char* name, int index, DType d) {
+  const std::string n = name, i = std::to_string(index);
+  if (d == DType::f32)
+    return "layout(std430, binding = " + i + ") readonly restrict buffer Quad" + n + " { vec4 q" + n +
+           "[]; };\nvec4 quad" + n + "(uint i) { return q" + n + "[i]; }\n";
+  const std::string unpack = d == DType::f16 ? "vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y))"
+                                             : "vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), "
+                                               "uintBitsToFloat(w.y << 16), uintBitsToFloat(w.y & 0xffff0000u))";
+  return "layout(std430, binding = " + i + ") readonly restrict buffer Quad" + n + " { uvec2 q" + n +
+         "[]; };\nvec4 quad" + n + "(uint i) { uvec2 w = q" + n + "[i]; return " + unpack + "; }\n";
+}
+
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                      Activation activation) {
   const char* op = "matmul";
@@ -101,22 +151,40 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   };
   std::string h =
       "#define BD " + std::to_string(bd) + "\n#define ACT " + std::to_string(static_cast<int>(activation)) + "\n";
-  // Kernel variant per device: 128x128 tiles ran 6.8x faster than 64x64 on llvmpipe, but slower
-  // on an H100 (0.34 vs 0.37 of cuBLAS at 4096, bench/RESULTS.md), so hardware keeps 64x64.
-  // GLTENSOR_MATMUL_TILE=64|128 overrides the choice.
-  static const int forced = [] {
-    const char* e = std::getenv("GLTENSOR_MATMUL_TILE");
-    return e ? std::atoi(e) : 0;
-  }();
-  const bool big = M >= 128 && N >= 128 && K >= 8;
-  const int want = forced ? forced : (dev.adapter.software ? 128 : 64);
-  const std::int64_t tile = (want == 128 && big) ? 128 : 64;
-  h += "#define TILE " + std::to_string(tile) + "\n";
+  // Kernel variant: VEC4 (quad loads, 64x128 tiles) where both operands are contiguous along M/K
+  // or K/N in aligned quads (bench/RESULTS.md: 1.7x the scalar kernels on an H100); otherwise the
+  // scalar tiled kernel, 128x128 on software rasterizers (6.8x 64x64 on llvmpipe), 64x64 on GPUs.
+  // GLTENSOR_MATMUL_KERNEL=vec4|tile64|tile128 overrides the choice where the kernel applies
+  // (read on every call, so tests can exercise every path).
+  const char* forced_env = std::getenv("GLTENSOR_MATMUL_KERNEL");
+  const std::string forced = forced_env ? forced_env : "";
+  const VecLayout vl = vec4_layout(ea, eb, M, N, K);
+  // Whole tiles only, and enough of them to fill a GPU: with few tiles the 64x64 kernel's
+  // smaller tiles spread better (bench/RESULTS.md).
+  const std::int64_t vec4_tiles = (M / 64) * (N / 128) * numel_of(batch);
+  const bool use_vec4 = vl.ok && (forced == "vec4" || (forced.empty() && vec4_tiles >= 256));
+  std::int64_t tile_m = 64, tile_n = 64;
+  if (use_vec4) {
+    tile_n = 128;
+    h += std::string("#define VEC4 1\n#define BM 64u\n#define BN 128u\n#define A_KMAJOR ") + (vl.a_kmajor ? "1" : "0") +
+         "\n#define B_KMAJOR " + (vl.b_kmajor ? "1" : "0") + "\n";
+    if (od == DType::f32) h += "#define OUT_F32 1\n";
+  } else {
+    const bool big = M >= 128 && N >= 128 && K >= 8;
+    const int want = forced == "tile128" ? 128 : forced == "tile64" ? 64 : (dev.adapter.software ? 128 : 64);
+    tile_m = tile_n = (want == 128 && big) ? 128 : 64;
+    h += "#define TILE " + std::to_string(tile_m) + "\n";
+  }
   if (ed.defined()) h += "#define ADDEND 1\n";
-  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a.dtype(), CT::f32, false) +
-       operand_glsl(2, b.dtype(), CT::f32, false);
+  if (use_vec4) {
+    h += (od == DType::f32 ? operand_glsl_vec4(0, od, CT::f32, true) : operand_glsl(0, od, CT::f32, true)) +
+         quad_glsl("A", 1, a.dtype()) + quad_glsl("B", 2, b.dtype());
+  } else {
+    h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a.dtype(), CT::f32, false) +
+         operand_glsl(2, b.dtype(), CT::f32, false);
+  }
   if (ed.defined()) h += operand_glsl(3, ed.dtype(), CT::f32, false);
-  const Program& p = dev.programs.get("matmul.comp", h, 16, 16, 1);
+  const Program& p = use_vec4 ? dev.programs.get("matmul.comp", h, 128) : dev.programs.get("matmul.comp", h, 16, 16, 1);
   auto u = [&](const char* n, std::int64_t v) { glProgramUniform1ui(p.id, p.loc(n), static_cast<GLuint>(v)); };
   u("u_M", M);
   u("u_N", N);
@@ -138,13 +206,17 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     u("u_d_sm", ed.strides()[ed.dim() - 2]);
     u("u_d_sn", ed.strides()[ed.dim() - 1]);
   }
+  if (use_vec4) {
+    u("u_qa_s", vl.qa_s);
+    u("u_qb_s", vl.qb_s);
+  }
   glProgramUniform1f(p.id, p.loc("u_alpha"), static_cast<float>(alpha));
   glProgramUniform1f(p.id, p.loc("u_beta"), static_cast<float>(beta));
   std::vector<BufferUse> uses = {
       {out.impl()->storage.get(), true}, {a.impl()->storage.get(), false}, {b.impl()->storage.get(), false}};
   if (ed.defined()) uses.push_back({ed.impl()->storage.get(), false});
-  const std::uint64_t gx = static_cast<std::uint64_t>((N + tile - 1) / tile),
-                      gy = static_cast<std::uint64_t>((M + tile - 1) / tile);
+  const std::uint64_t gx = static_cast<std::uint64_t>((N + tile_n - 1) / tile_n),
+                      gy = static_cast<std::uint64_t>((M + tile_m - 1) / tile_m);
   if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]) ||
       gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
     throw LimitError("gltensor::matmul: result " + to_string(out_shape) +

@@ -201,3 +201,60 @@ TEST(Matmul, LargeTileEdges) {
   Tensor r = matmul(Tensor::from_host(device(), at, {K, M}).t(), Tensor::from_host(device(), b, {K, N}));
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * K));
 }
+
+// Every kernel (VEC4 quads, scalar 64x64 and 128x128 tiles; GLTENSOR_MATMUL_KERNEL forces one
+// where it applies) on operands stored row-major or transposed, f32/f16/bf16, broadcast batches,
+// sizes off the tile edges, K not a multiple of the K-tile, and the fused epilogue.
+TEST(Matmul, EveryKernelPath) {
+  GLT_RNG(rng);
+  struct Case {
+    std::int64_t batch, M, K, N;
+    bool a_t, b_t;  // operand stored transposed (viewed with .t())
+    DType dt;
+  };
+  // The VEC4 kernel takes whole 64x128x8 tiles with quad-aligned operands; the others anything.
+  const std::vector<Case> cases = {
+      {1, 64, 16, 128, false, false, DType::f32}, {1, 128, 24, 256, true, false, DType::f32},
+      {1, 64, 8, 128, false, true, DType::f32},   {1, 192, 32, 128, true, true, DType::f32},
+      {3, 64, 16, 128, false, false, DType::f32}, {1, 128, 40, 128, false, false, DType::f16},
+      {1, 64, 24, 256, true, true, DType::bf16},  {1, 67, 12, 132, false, false, DType::f32},
+      {1, 45, 28, 60, false, true, DType::f32},   {1, 3, 5, 7, false, false, DType::f32}};
+  for (const char* kernel : {"", "vec4", "tile64", "tile128"}) {
+    if (*kernel)
+      setenv("GLTENSOR_MATMUL_KERNEL", kernel, 1);
+    else
+      unsetenv("GLTENSOR_MATMUL_KERNEL");
+    for (const Case& c : cases) {
+      auto a = uniform(rng, c.batch * c.M * c.K), b = uniform(rng, c.K * c.N), d = uniform(rng, c.N);
+      auto round = [&](std::vector<float>& v) {
+        for (auto& x : v)
+          x = c.dt == DType::f16 ? f16_to_f32(f32_to_f16(x)) : c.dt == DType::bf16 ? bf16_to_f32(f32_to_bf16(x)) : x;
+      };
+      round(a);
+      round(b);
+      Shape os;
+      auto ref = ref_matmul(a, {c.batch, c.M, c.K}, b, {c.K, c.N}, os);
+      // Device operands: the same values, stored transposed where asked.
+      auto stored = [&](const std::vector<float>& v, std::int64_t nb, std::int64_t r, std::int64_t cc, bool t) {
+        if (!t) return Tensor::from_host(device(), v, nb > 1 ? Shape{nb, r, cc} : Shape{r, cc}, c.dt);
+        std::vector<float> vt(v.size());
+        for (std::int64_t z = 0; z < nb; ++z)
+          for (std::int64_t i = 0; i < r; ++i)
+            for (std::int64_t j = 0; j < cc; ++j) vt[z * r * cc + j * r + i] = v[z * r * cc + i * cc + j];
+        return Tensor::from_host(device(), vt, nb > 1 ? Shape{nb, cc, r} : Shape{cc, r}, c.dt).transpose(-1, -2);
+      };
+      Tensor ta = stored(a, c.batch, c.M, c.K, c.a_t), tb = stored(b, 1, c.K, c.N, c.b_t);
+      const double tol = c.dt == DType::f32 ? 2e-6 * c.K + 1e-6 : 2e-2;
+      Tensor r = matmul(ta, tb);
+      EXPECT_TRUE(close(r.to(DType::f32).to_vector(), ref, c.dt == DType::f32 ? 1e-5 : 1e-2, tol))
+          << kernel << " " << c.batch << "x" << c.M << "x" << c.K << "x" << c.N << " a_t=" << c.a_t << " b_t=" << c.b_t
+          << " " << dtype_name(c.dt);
+      // Fused epilogue: relu(0.5 * a @ b + 2 * d), d broadcast over rows.
+      Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {c.N}), 0.5, 2.0, Activation::relu);
+      std::vector<double> ref_e(ref.size());
+      for (std::size_t i = 0; i < ref.size(); ++i) ref_e[i] = std::max(0.0, 0.5 * ref[i] + 2.0 * d[i % c.N]);
+      EXPECT_TRUE(close(e.to(DType::f32).to_vector(), ref_e, c.dt == DType::f32 ? 1e-5 : 1e-2, tol)) << kernel;
+    }
+  }
+  unsetenv("GLTENSOR_MATMUL_KERNEL");
+}
