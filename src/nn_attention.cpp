@@ -1,7 +1,11 @@
-// scaled_dot_product_attention as matmul -> mask -> softmax -> matmul (differentiable by
-// composition).
+// scaled_dot_product_attention: a fused kernel (glsl/attention.comp) without masks or gradients,
+// otherwise matmul -> mask -> softmax -> matmul (differentiable by composition).
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
+#include "codegen.hpp"
+#include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/nn_functional.hpp"
@@ -12,6 +16,108 @@
 namespace gltensor {
 using namespace detail;
 
+namespace {
+// The fused kernel applies with no mask, no gradient to record, floating dtypes, head dims
+// <= 64 and non-empty L and S. GLTENSOR_ATTENTION=composite forces the composite path.
+bool fused_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
+  const char* env = std::getenv("GLTENSOR_ATTENTION");
+  if (env && std::string(env) == "composite") return false;
+  if (mask.defined() || autograd::any_requires_grad({&q, &k, &v})) return false;
+  for (const Tensor* t : {&q, &k, &v})
+    if (!is_floating(t->dtype())) return false;
+  return q.size(-1) <= 64 && v.size(-1) <= 64 && q.size(-2) > 0 && k.size(-2) > 0;
+}
+
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale) {
+  const char* op = "scaled_dot_product_attention";
+  DeviceImpl& dev = dev_of(q);
+  Enter guard(dev, op);
+  const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
+  auto batch_of = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
+  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_of(q), batch_of(k)), batch_of(v));
+  auto expand = [&](const Tensor& t) {
+    Shape s = batch;
+    s.push_back(t.size(-2));
+    s.push_back(t.size(-1));
+    return t.expand(s);
+  };
+  const Tensor eq = expand(q), ek = expand(k), ev = expand(v);
+  Shape out_shape = batch;
+  out_shape.push_back(L);
+  out_shape.push_back(Ev);
+  const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
+  Tensor out = alloc(dev, out_shape, od, op);
+  if (out.numel() == 0) return out;
+  Shape bshape = batch;
+  if (bshape.empty()) bshape.push_back(1);
+  const std::size_t bd = bshape.size();
+  // 64 query rows per workgroup (44 KiB of shared memory) where the device allows it, else 32.
+  // GLTENSOR_ATTENTION_BQ=32|64 overrides (both tested; llvmpipe's 32 KiB allow only 32).
+  std::int64_t bq = dev.caps.max_shared_memory >= 45 * 1024 ? 64 : 32;
+  if (const char* e = std::getenv("GLTENSOR_ATTENTION_BQ"); e && std::atoi(e) == 32) bq = 32;
+  // f32 k and v contiguous along the head dim, rows and batches on 4-element boundaries: quads.
+  auto quads = [&](const Tensor& t) {
+    if (t.dtype() != DType::f32 || t.strides()[t.dim() - 1] != 1 || t.offset() % 4) return false;
+    for (std::int64_t d = 0; d + 1 < t.dim(); ++d)
+      if (t.size(d) > 1 && t.strides()[d] % 4) return false;
+    return true;
+  };
+  const bool kv_quads = quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
+  std::string h = "#define BD " + std::to_string(bd) + "\n#define BQ " + std::to_string(bq) + "u\n" +
+                  operand_glsl(0, od, CT::f32, true) + operand_glsl(1, q.dtype(), CT::f32, false) +
+                  operand_glsl(2, k.dtype(), CT::f32, false) + operand_glsl(3, v.dtype(), CT::f32, false);
+  if (kv_quads)
+    h += "#define KV_QUADS 1\nlayout(std430, binding = 4) readonly buffer QK { vec4 qK[]; };\n"
+         "layout(std430, binding = 5) readonly buffer QV { vec4 qV[]; };\n";
+  const Program& p = dev.programs.get("attention.comp", h, static_cast<std::uint32_t>(bq * 2));
+  auto u = [&](const char* n, std::int64_t x) { p.set_uint(n, static_cast<GLuint>(x)); };
+  u("u_L", L);
+  u("u_S", S);
+  u("u_E", E);
+  u("u_Ev", Ev);
+  auto bstrides = [&](const Tensor& t) {
+    std::vector<GLuint> st(bd, 0);
+    for (std::size_t i = 0; i + 2 < static_cast<std::size_t>(t.dim()); ++i) st[i] = static_cast<GLuint>(t.strides()[i]);
+    return st;
+  };
+  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sq = bstrides(eq), sk = bstrides(ek), sv = bstrides(ev);
+  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bs.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_q"), static_cast<GLsizei>(bd), sq.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_k"), static_cast<GLsizei>(bd), sk.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_v"), static_cast<GLsizei>(bd), sv.data());
+  u("u_q_off", eq.offset());
+  u("u_k_off", ek.offset());
+  u("u_v_off", ev.offset());
+  u("u_q_sl", eq.strides()[eq.dim() - 2]);
+  u("u_q_se", eq.strides()[eq.dim() - 1]);
+  u("u_k_ss", ek.strides()[ek.dim() - 2]);
+  u("u_k_se", ek.strides()[ek.dim() - 1]);
+  u("u_v_ss", ev.strides()[ev.dim() - 2]);
+  u("u_v_se", ev.strides()[ev.dim() - 1]);
+  glProgramUniform1f(p.id, p.loc("u_scale"), static_cast<float>(scale * 1.4426950408889634));
+  glProgramUniform1i(p.id, p.loc("u_causal"), causal ? 1 : 0);
+  std::vector<BufferUse> uses = {{out.impl()->storage.get(), true},
+                                 {q.impl()->storage.get(), false},
+                                 {k.impl()->storage.get(), false},
+                                 {v.impl()->storage.get(), false}};
+  if (kv_quads) {
+    uses.push_back({k.impl()->storage.get(), false});
+    uses.push_back({v.impl()->storage.get(), false});
+  }
+  const std::uint64_t gx = static_cast<std::uint64_t>((L + bq - 1) / bq);
+  if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]))
+    throw LimitError("gltensor::scaled_dot_product_attention: " + std::to_string(L) +
+                     " query rows need more workgroups than the device allows");
+  const std::int64_t nbatch = numel_of(bshape);
+  const std::int64_t ymax = std::max(1, dev.caps.max_workgroup_count[1]);
+  for (std::int64_t z0 = 0; z0 < nbatch; z0 += ymax) {
+    u("u_zbase", z0);
+    dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(std::min(ymax, nbatch - z0)), 1, uses);
+  }
+  return out;
+}
+}  // namespace
+
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal,
                                     double scale) {
   const char* op = "scaled_dot_product_attention";
@@ -21,6 +127,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                      to_string(k.shape()) + ", v " + to_string(v.shape()) +
                      " do not fit q [..., L, E], k [..., S, E], v [..., S, Ev]");
   const double sc = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  if (fused_applies(q, k, v, mask)) return fused_attention(q, k, v, causal, sc);
   Tensor s = matmul_fused(q, k.transpose(-1, -2), Tensor(), sc, 0, Activation::none);  // [..., L, S]
   const std::int64_t L = q.size(-2), S = k.size(-2);
   if (causal) s = where(tril(ones(q.device(), {L, S}, DType::bool_)), s, -INFINITY);

@@ -384,3 +384,93 @@ TEST(Attention, MatchesReferenceAndDifferentiates) {
   EXPECT_THROW(scaled_dot_product_attention(ones(device(), {2, 3}), ones(device(), {4, 5}), ones(device(), {4, 5})),
                ShapeError);
 }
+
+namespace {
+// float64 attention reference: q [Bq, L, E], k [Bk, S, E], v [Bk, S, Ev] with Bq a multiple of
+// Bk (k and v broadcast over q's batch when Bk == 1); causal top-left aligned.
+std::vector<double> ref_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                                  int Bq, int Bk, int L, int S, int E, int Ev, bool causal) {
+  std::vector<double> out;
+  for (int b = 0; b < Bq; ++b) {
+    const int bk = Bk == 1 ? 0 : b;
+    for (int i = 0; i < L; ++i) {
+      std::vector<double> sc(S);
+      double m = -INFINITY;
+      for (int j = 0; j < S; ++j) {
+        double d = 0;
+        for (int e = 0; e < E; ++e) d += double(q[(b * L + i) * E + e]) * k[(bk * S + j) * E + e];
+        sc[j] = (causal && j > i) ? -INFINITY : d / std::sqrt(double(E));
+        if (!(sc[j] <= m)) m = std::isnan(sc[j]) ? sc[j] : std::max(m, sc[j]);
+      }
+      double z = 0;
+      for (int j = 0; j < S; ++j) z += std::exp(sc[j] - m);
+      for (int c = 0; c < Ev; ++c) {
+        double acc = 0;
+        for (int j = 0; j < S; ++j) acc += std::exp(sc[j] - m) / z * v[(bk * S + j) * Ev + c];
+        out.push_back(acc);
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
+
+// The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
+// 64, broadcast k/v batches, a non-contiguous q, f16 inputs, NaN propagation; and the composite
+// path (GLTENSOR_ATTENTION=composite) must agree with it.
+TEST(Attention, FusedKernelMatchesReference) {
+  GLT_RNG(rng);
+  struct Case {
+    int Bq, Bk, L, S, E, Ev;
+  };
+  for (const Case& c : std::vector<Case>{{2, 2, 5, 6, 4, 3},
+                                         {3, 1, 70, 45, 64, 64},
+                                         {1, 1, 33, 100, 16, 40},
+                                         {2, 2, 129, 129, 64, 64},
+                                         {1, 1, 1, 1, 1, 1}})
+    for (bool causal : {false, true}) {
+      auto q = uniform(rng, c.Bq * c.L * c.E, -2, 2), k = uniform(rng, c.Bk * c.S * c.E, -2, 2),
+           v = uniform(rng, c.Bk * c.S * c.Ev);
+      auto ref = ref_attention(q, k, v, c.Bq, c.Bk, c.L, c.S, c.E, c.Ev, causal);
+      Tensor tq = Tensor::from_host(device(), q, {c.Bq, c.L, c.E});
+      Tensor tk = Tensor::from_host(device(), k, {c.Bk, c.S, c.E}),
+             tv = Tensor::from_host(device(), v, {c.Bk, c.S, c.Ev});
+      const std::string what = std::to_string(c.Bq) + "x" + std::to_string(c.L) + "x" + std::to_string(c.S) + "x" +
+                               std::to_string(c.E) + "x" + std::to_string(c.Ev) + (causal ? " causal" : "");
+      Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+      EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
+      EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what;
+      setenv("GLTENSOR_ATTENTION", "composite", 1);
+      EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
+          << "composite " << what;
+      unsetenv("GLTENSOR_ATTENTION");
+    }
+  // q as a non-contiguous view: [B, L, H, E] transposed to [B, H, L, E]; k/v f16.
+  const int B = 2, H = 3, L = 40, S = 50, E = 32;
+  auto q = uniform(rng, B * L * H * E), k = uniform(rng, B * H * S * E), v = uniform(rng, B * H * S * E);
+  for (auto* x : {&k, &v})
+    for (auto& f : *x) f = f16_to_f32(f32_to_f16(f));
+  Tensor tq = Tensor::from_host(device(), q, {B, L, H, E}).transpose(1, 2);
+  std::vector<float> qc = tq.contiguous().to_vector();
+  auto ref = ref_attention(qc, k, v, B * H, B * H, L, S, E, E, true);
+  Tensor r = scaled_dot_product_attention(tq, Tensor::from_host(device(), k, {B, H, S, E}, DType::f16),
+                                          Tensor::from_host(device(), v, {B, H, S, E}, DType::f16), Tensor(), true);
+  EXPECT_EQ(r.dtype(), DType::f32);
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "strided q, f16 k/v";
+  // NaN in a key reaches exactly the rows that see it (causal: rows >= 3), Inf in q gives NaN rows.
+  std::vector<float> kq(1 * 8 * 4, 0.5f), kk(1 * 8 * 4, 0.25f), kv(1 * 8 * 4, 1.0f);
+  kk[3 * 4 + 1] = NAN;
+  kq[0] = INFINITY;
+  auto out = scaled_dot_product_attention(Tensor::from_host(device(), kq, {1, 8, 4}),
+                                          Tensor::from_host(device(), kk, {1, 8, 4}),
+                                          Tensor::from_host(device(), kv, {1, 8, 4}), Tensor(), true)
+                 .to_vector();
+  for (int i = 0; i < 8; ++i)
+    for (int c = 0; c < 4; ++c) {
+      const float x = out[i * 4 + c];
+      if (i == 0 || i >= 3)
+        EXPECT_TRUE(std::isnan(x)) << i;
+      else
+        EXPECT_FLOAT_EQ(x, 1.0f) << i;
+    }
+}

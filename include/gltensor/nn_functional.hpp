@@ -81,9 +81,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 /// softmax(q k^T * scale + mask) v (Vaswani et al. 2017; torch's scaled_dot_product_attention).
 /// q [..., L, E], k [..., S, E], v [..., S, Ev] -> [..., L, Ev]; scale 0 means 1 / sqrt(E).
 /// attn_mask (optional, broadcast to [..., L, S]): bool keeps where true, float is added.
-/// is_causal masks keys after each query (top-left aligned, as torch). Composite: the scores
-/// matrix is materialized (no flash-attention tiling yet).
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
-                                    bool is_causal = false, double scale = 0.0);
+/// is_causal masks keys after each query (top-left aligned, as torch); rows that see no key
+/// give NaN, as torch. Without a mask or gradients, and with head dims E, Ev <= 64, one fused
+/// kernel computes it (FlashAttention-2 tiling, Dao 2023: online softmax, scores never stored);
+/// otherwise matmul -> mask -> softmax -> matmul with the [..., L, S] scores materialized
+/// (differentiable). GLTENSOR_ATTENTION=composite forces the composite path.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& attn_mask = Tensor(), bool is_causal = false, double scale = 0.0);
 
 }  // namespace gltensor
