@@ -1,11 +1,12 @@
 // Batched matmul C = act(alpha * A @ B + beta * D), tiled in shared memory with register
-// blocking: a workgroup of 16x16 invocations computes a 128x128 (TILE 128) or 64x64 (TILE 64)
-// tile of C.
+// blocking: a workgroup computes a 64x128 (VEC4, 128 invocations), 128x128 (TILE 128) or 64x64
+// (TILE 64, both 16x16 invocations) tile of C.
 // A [M, K], B [K, N] and the addend D [M, N] are read through strides, so transposed and
 // broadcast operands need no copy; batch dims (BD of them, broadcast) address each operand's
 // batch offset. C is contiguous [batch..., M, N].
 // ACT: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh), 4 sigmoid, 5 tanh, 6 silu.
-// VEC4 (the fast kernel, see below) or TILE 64 / TILE 128 (scalar loads, any strides).
+// VEC4 (quad loads, whole tiles only, see below) or TILE 64 / TILE 128 (scalar loads, any
+// strides and sizes).
 #ifdef VEC4
 layout(local_size_x = LOCAL_X) in;
 #else

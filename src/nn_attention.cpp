@@ -33,15 +33,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   DeviceImpl& dev = dev_of(q);
   Enter guard(dev, op);
   const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
-  auto batch_of = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
-  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_of(q), batch_of(k)), batch_of(v));
-  auto expand = [&](const Tensor& t) {
-    Shape s = batch;
-    s.push_back(t.size(-2));
-    s.push_back(t.size(-1));
-    return t.expand(s);
-  };
-  const Tensor eq = expand(q), ek = expand(k), ev = expand(v);
+  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
+  const Tensor eq = expand_batch(q, batch), ek = expand_batch(k, batch), ev = expand_batch(v, batch);
   Shape out_shape = batch;
   out_shape.push_back(L);
   out_shape.push_back(Ev);
@@ -56,12 +49,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   std::int64_t bq = dev.caps.max_shared_memory >= 45 * 1024 ? 64 : 32;
   if (const char* e = std::getenv("GLTENSOR_ATTENTION_BQ"); e && std::atoi(e) == 32) bq = 32;
   // f32 k and v contiguous along the head dim, rows and batches on 4-element boundaries: quads.
-  auto quads = [&](const Tensor& t) {
-    if (t.dtype() != DType::f32 || t.strides()[t.dim() - 1] != 1 || t.offset() % 4) return false;
-    for (std::int64_t d = 0; d + 1 < t.dim(); ++d)
-      if (t.size(d) > 1 && t.strides()[d] % 4) return false;
-    return true;
-  };
+  auto quads = [](const Tensor& t) { return t.dtype() == DType::f32 && quad_aligned(t, t.dim() - 1); };
   const bool kv_quads = quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
   std::string h = "#define BD " + std::to_string(bd) + "\n#define BQ " + std::to_string(bq) + "u\n" +
                   operand_glsl(0, od, CT::f32, true) + operand_glsl(1, q.dtype(), CT::f32, false) +
@@ -75,12 +63,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   u("u_S", S);
   u("u_E", E);
   u("u_Ev", Ev);
-  auto bstrides = [&](const Tensor& t) {
-    std::vector<GLuint> st(bd, 0);
-    for (std::size_t i = 0; i + 2 < static_cast<std::size_t>(t.dim()); ++i) st[i] = static_cast<GLuint>(t.strides()[i]);
-    return st;
-  };
-  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sq = bstrides(eq), sk = bstrides(ek), sv = bstrides(ev);
+  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sq = batch_strides(eq, bd), sk = batch_strides(ek, bd),
+                                                        sv = batch_strides(ev, bd);
   glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bs.data());
   glProgramUniform1uiv(p.id, p.loc("u_bstride_q"), static_cast<GLsizei>(bd), sq.data());
   glProgramUniform1uiv(p.id, p.loc("u_bstride_k"), static_cast<GLsizei>(bd), sk.data());

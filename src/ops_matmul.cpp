@@ -66,25 +66,19 @@ struct VecLayout {
 VecLayout vec4_layout(const Tensor& a, const Tensor& b, std::int64_t M, std::int64_t N, std::int64_t K) {
   VecLayout v;
   if (!is_floating(a.dtype()) || !is_floating(b.dtype()) || M % 64 || N % 128 || K % 8) return v;
-  auto aligned = [](const Tensor& t, std::int64_t skip) {
-    if (t.offset() % 4) return false;
-    for (std::int64_t d = 0; d < t.dim(); ++d)
-      if (d != skip && t.size(d) > 1 && t.strides()[d] % 4) return false;
-    return true;
-  };
   const std::int64_t ra = a.dim() - 2, ca = a.dim() - 1, rb = b.dim() - 2, cb = b.dim() - 1;
   bool a_ok = false, b_ok = false;
-  if (a.strides()[ca] == 1 && aligned(a, ca)) {
+  if (quad_aligned(a, ca)) {
     a_ok = v.a_kmajor = true;
     v.qa_s = a.strides()[ra] / 4;
-  } else if (a.strides()[ra] == 1 && aligned(a, ra)) {
+  } else if (quad_aligned(a, ra)) {
     a_ok = true;
     v.qa_s = a.strides()[ca] / 4;
   }
-  if (b.strides()[cb] == 1 && aligned(b, cb)) {
+  if (quad_aligned(b, cb)) {
     b_ok = true;
     v.qb_s = b.strides()[rb] / 4;
-  } else if (b.strides()[rb] == 1 && aligned(b, rb)) {
+  } else if (quad_aligned(b, rb)) {
     b_ok = v.b_kmajor = true;
     v.qb_s = b.strides()[cb] / 4;
   }
@@ -119,8 +113,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
                      " cannot be multiplied (" + std::to_string(K) + " != " + std::to_string(K2) + ")");
   DeviceImpl& dev = dev_of(a);
   Enter guard(dev, op);
-  const Shape abatch(a.shape().begin(), a.shape().end() - 2), bbatch(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(op, abatch, bbatch);
+  Shape batch = broadcast_shapes(op, batch_dims(a), batch_dims(b));
   Shape out_shape = batch;
   out_shape.push_back(M);
   out_shape.push_back(N);
@@ -128,14 +121,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   if (!is_floating(od)) od = DType::f32;
   Tensor out = alloc(dev, out_shape, od, op);
   if (out.numel() == 0) return out;
-  // Expand operands' batch dims to the broadcast batch (stride 0 where broadcast).
-  auto expand_batch = [&](const Tensor& t) {
-    Shape s = batch;
-    s.push_back(t.size(-2));
-    s.push_back(t.size(-1));
-    return t.expand(s);
-  };
-  const Tensor ea = expand_batch(a), eb = expand_batch(b);
+  const Tensor ea = expand_batch(a, batch), eb = expand_batch(b, batch);
   Tensor ed;
   if (addend.defined()) {
     broadcast_shapes(op, addend.shape(), out_shape);
@@ -144,11 +130,6 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   Shape bshape = batch;
   if (bshape.empty()) bshape.push_back(1);
   const std::size_t bd = bshape.size();
-  auto bstrides = [&](const Tensor& t) {
-    std::vector<GLuint> s(bd, 0);
-    for (std::size_t i = 0; i + 2 < static_cast<std::size_t>(t.dim()); ++i) s[i] = static_cast<GLuint>(t.strides()[i]);
-    return s;
-  };
   std::string h =
       "#define BD " + std::to_string(bd) + "\n#define ACT " + std::to_string(static_cast<int>(activation)) + "\n";
   // Kernel variant: VEC4 (quad loads, 64x128 tiles) where both operands are contiguous along M/K
@@ -189,8 +170,8 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   u("u_M", M);
   u("u_N", N);
   u("u_K", K);
-  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sa = bstrides(ea), sb = bstrides(eb);
-  std::vector<GLuint> sd = ed.defined() ? bstrides(ed) : std::vector<GLuint>(bd, 0);
+  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sa = batch_strides(ea, bd), sb = batch_strides(eb, bd);
+  std::vector<GLuint> sd = ed.defined() ? batch_strides(ed, bd) : std::vector<GLuint>(bd, 0);
   glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bs.data());
   glProgramUniform1uiv(p.id, p.loc("u_bstride_a"), static_cast<GLsizei>(bd), sa.data());
   glProgramUniform1uiv(p.id, p.loc("u_bstride_b"), static_cast<GLsizei>(bd), sb.data());

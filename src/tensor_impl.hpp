@@ -45,4 +45,31 @@ bool may_overlap(const Tensor& a, const Tensor& b);
 bool same_view(const Tensor& a, const Tensor& b);
 std::shared_ptr<DeviceImpl> dev_ptr(const Tensor& t);
 
+// Batched matrix operands ([batch..., rows, cols]), as matmul and attention pass them to kernels.
+/// The batch dims of t (all but the last two).
+inline Shape batch_dims(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); }
+/// t with its batch dims expanded to `batch` (stride 0 where broadcast).
+inline Tensor expand_batch(const Tensor& t, const Shape& batch) {
+  Shape s = batch;
+  s.push_back(t.size(-2));
+  s.push_back(t.size(-1));
+  return t.expand(s);
+}
+/// The batch strides of an operand already expanded to the batch, as `bd` uniforms (bd >= 1; a
+/// missing batch is one entry of stride 0).
+inline std::vector<std::uint32_t> batch_strides(const Tensor& t, std::size_t bd) {
+  std::vector<std::uint32_t> s(bd, 0);
+  for (std::size_t i = 0; i + 2 < static_cast<std::size_t>(t.dim()); ++i)
+    s[i] = static_cast<std::uint32_t>(t.strides()[i]);
+  return s;
+}
+/// True if every 4 consecutive elements along dim `contig` (stride 1) form an aligned quad: the
+/// offset and the strides of the other dims (those of size > 1) are multiples of 4.
+inline bool quad_aligned(const Tensor& t, std::int64_t contig) {
+  if (t.strides()[contig] != 1 || t.offset() % 4) return false;
+  for (std::int64_t d = 0; d < t.dim(); ++d)
+    if (d != contig && t.size(d) > 1 && t.strides()[d] % 4) return false;
+  return true;
+}
+
 }  // namespace gltensor::detail
