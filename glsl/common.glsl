@@ -109,3 +109,7 @@ void workgroup_sync() {
   memoryBarrierShared();
   barrier();
 }
+
+// Invocation index of a 1-D grid laid out as rows of gl_NumWorkGroups.x workgroups (the host's
+// dispatch_1d uses a 2-D grid when one row of 65535 workgroups is not enough).
+#define GLOBAL_ID_1D (gl_GlobalInvocationID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)

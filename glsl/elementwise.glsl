@@ -30,19 +30,20 @@ void operand_offsets(uint lin, out uint off[NOPS]) {
 }
 
 void main() {
-  uint inv = u_base + gl_GlobalInvocationID.x;
+  uint inv = u_base + GLOBAL_ID_1D;
   if (inv >= u_count) return;
   uint off[NOPS];
 #ifdef VEC4
   // Contiguous 32-bit operands, offsets and numel multiples of 4: four elements per invocation,
-  // one 128-bit load per operand (same uvec4, constant lanes) and one 128-bit store.
-  uint e0 = inv * 4u;
+  // one 128-bit load per input into a register (FETCH_QUADS, host-generated), compute() sees
+  // lane numbers as offsets (loadN(lane)), one 128-bit store.
+  FETCH_QUADS(inv)
   uvec4 r;
   for (int k = 0; k < 4; ++k) {
-    for (int j = 0; j < NOPS; ++j) off[j] = u_offset[j] + e0 + uint(k);
+    for (int j = 0; j < NOPS; ++j) off[j] = uint(k);
     r[k] = bits0(compute(off));
   }
-  t04[(u_offset[0] + e0) >> 2u] = r;
+  t04[(u_offset[0] >> 2u) + inv] = r;
 #elif defined(OUT_WORDS)
   const uint BITS = 32u / PER_WORD0;
   const uint MASK = (BITS == 32u) ? 0xffffffffu : ((1u << BITS) - 1u);

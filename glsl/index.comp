@@ -33,7 +33,7 @@ void atomic_add_f32(uint e, float v) {
 #endif
 
 void main() {
-  uint lin = u_base + gl_GlobalInvocationID.x;
+  uint lin = u_base + GLOBAL_ID_1D;
   if (lin >= u_count) return;
   uint oi = u_off_idx, os = u_off_src, od = u_off_dst, r = lin;
   uint pdim = 0u;

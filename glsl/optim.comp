@@ -23,7 +23,7 @@ uniform float u_c2;
 uniform int u_first;  // SGD: first step (buffer := g)
 
 void main() {
-  uint i = u_base + gl_GlobalInvocationID.x;
+  uint i = u_base + GLOBAL_ID_1D;
   if (i >= u_count) return;
   float x = p[i];
   float d = g[i];

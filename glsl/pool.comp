@@ -52,7 +52,7 @@ void window(int o, int O, int I, int k, int s, int p, out int lo, out int hi, ou
 }
 
 void main() {
-  uint e = u_base + gl_GlobalInvocationID.x;
+  uint e = u_base + GLOBAL_ID_1D;
   if (e >= u_count) return;
   int ow = int(e % uint(u_OW)), oh = int((e / uint(u_OW)) % uint(u_OH)), c = int((e / uint(u_OW * u_OH)) % uint(u_C));
   int n = int(e / uint(u_OW * u_OH * u_C));

@@ -27,7 +27,7 @@ uvec4 philox(uvec4 c, uvec2 k) {
 float unit(uint x) { return (float(x >> 8) + 1.0) * (1.0 / 16777216.0); }
 
 void main() {
-  uint e = u_base + gl_GlobalInvocationID.x;
+  uint e = u_base + GLOBAL_ID_1D;
   if (e >= u_count) return;
   uvec4 r = philox(uvec4(e, 0u, u_offset.x, u_offset.y), u_seed);
 #if DIST == 0

@@ -14,7 +14,7 @@ uniform uint u_in_step;
 uniform uint u_out_step;
 
 void main() {
-  uint row = u_base + gl_GlobalInvocationID.x;
+  uint row = u_base + GLOBAL_ID_1D;
   if (row >= u_count) return;
   uint bi = u_in_off, bo = u_out_off, r = row;
   for (int d = KD - 1; d >= 0; --d) {

@@ -20,7 +20,7 @@ bool before(float a, float b) {
 }
 
 void main() {
-  uint e = u_base + gl_GlobalInvocationID.x;
+  uint e = u_base + GLOBAL_ID_1D;
   if (e >= u_count) return;
   uint row = e / u_L, i = e % u_L;
   uint base = u_in_off, r = row;

@@ -70,12 +70,18 @@ std::string operand_glsl_vec4(int i, DType d, CT ct, bool write) {
   const std::string n = std::to_string(i), t = "t" + n + "4", C = "CT" + n;
   std::string s = "layout(std430, binding = " + n + ") " + (write ? "" : "readonly ") + "buffer Buf" + n + " { uvec4 " +
                   t + "[]; };\n#define " + C + " " + ct_glsl(ct) + "\n#define PER_WORD" + n + " 1u\n";
-  const std::string w = t + "[e >> 2u][e & 3u]";
-  const std::string raw = d == DType::f32 ? "uintBitsToFloat(" + w + ")" : "int(" + w + ")";
-  s += C + " load" + n + "(uint e) { return " + C + "(" + raw + "); }\n";
-  if (write)
+  const auto value = [&](const std::string& w) {
+    return C + "(" + (d == DType::f32 ? "uintBitsToFloat(" + w + ")" : "int(" + w + ")") + ")";
+  };
+  if (write) {
+    s += C + " load" + n + "(uint e) { return " + value(t + "[e >> 2u][e & 3u]") + "; }\n";
     s += "uint bits" + n + "(" + C + " v) { return " +
          (d == DType::f32 ? "floatBitsToUint(float(v))" : "uint(int(v))") + "; }\n";
+  } else {
+    // One 128-bit load per quad into a register, then lanes from the register.
+    s += "uvec4 q" + n + ";\nvoid fetch" + n + "(uint quad) { q" + n + " = " + t + "[quad]; }\n";
+    s += C + " load" + n + "(uint lane) { return " + value("q" + n + "[lane]") + "; }\n";
+  }
   return s;
 }
 

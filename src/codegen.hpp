@@ -18,8 +18,9 @@ inline int per_word(DType d) { return 4 / static_cast<int>(itemsize(d)); }
 /// Declares operand `index` (binding = index): buffer tN, type CTN, loadN(e), bitsN(v),
 /// storeN(e, v) (atomic for 8/16-bit dtypes) and PER_WORDN.
 std::string operand_glsl(int index, DType dtype, CT ct, bool write);
-/// The same for a 32-bit dtype viewed as uvec4[] (tN4): loads of 4 consecutive elements starting
-/// at a multiple of 4 read one 128-bit word. No storeN (the vec4 path stores whole uvec4s).
+/// The same for a 32-bit dtype viewed as uvec4[] (tN4). No storeN (the vec4 path stores whole
+/// uvec4s). A written operand keeps loadN(e) by element; a read-only one is read a quad at a time:
+/// fetchN(quad) loads tN4[quad] into a register (one 128-bit load), loadN(lane) returns lane 0..3.
 std::string operand_glsl_vec4(int index, DType dtype, CT ct, bool write);
 
 }  // namespace gltensor::detail

@@ -126,6 +126,8 @@ void DeviceImpl::init_capabilities() {
     c.subgroup_size = v;
     glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &v);
     c.subgroup_features = static_cast<std::uint32_t>(v);
+    glGetIntegerv(GL_SUBGROUP_SUPPORTED_STAGES_KHR, &v);
+    c.subgroup_stages = static_cast<std::uint32_t>(v);
   }
   c.fp16_arithmetic =
       c.has_extension("GL_NV_gpu_shader5") || c.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");

@@ -172,10 +172,18 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   /// touched here was written (or, for a write, read) since the last barrier.
   void dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
                 std::span<const BufferUse> uses);
-  /// Dispatches `invocations` threads along x, split into grids the device allows; the
-  /// uniform u_base receives the first invocation index of each part.
+  /// Dispatches `invocations` threads as a 1-D grid: one row of workgroups, or several rows of
+  /// max_groups_x() (a 2-D grid, flattened by GLOBAL_ID_1D in the shader); the uniform u_base
+  /// receives the first invocation index of each dispatch (0 unless the grid needs several).
   void dispatch_1d(const Program& p, std::uint64_t invocations, std::span<const BufferUse> uses);
+  /// Workgroups a dispatch may have along `axis` (the device's limit, or the test limit).
+  std::uint32_t max_groups(int axis) const;
   std::uint32_t max_groups_x() const;
+  /// Whether kernels may use KHR_shader_subgroup in compute shaders with these
+  /// GL_SUBGROUP_FEATURE_*_BIT_KHR features (basic implied); GLTENSOR_SUBGROUPS=0 forces the
+  /// shared-memory / workgroup-barrier fallbacks (read on every call, so tests can run both).
+  bool subgroup_ops(std::uint32_t features) const;
+  bool subgroup_arithmetic() const;
   /// A barrier before host-side access (upload, copy, map) to a buffer written by a shader.
   void barrier_for_host(GLuint buffer);
   void flush();

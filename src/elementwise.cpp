@@ -79,6 +79,10 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
         }
         if (vec4) {
           h += operand_glsl_vec4(0, od, natural_ct(od), true);
+          h += "#define FETCH_QUADS(q)";
+          for (int j = 1; j < nops; ++j)
+            h += " fetch" + std::to_string(j) + "((u_offset[" + std::to_string(j) + "] >> 2u) + q);";
+          h += "\n";
           for (int j = 1; j < nops; ++j) h += operand_glsl_vec4(j, ops[j]->dtype(), e.in_ct, false);
           return h;
         }

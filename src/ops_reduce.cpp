@@ -62,6 +62,65 @@ void grid_for(DeviceImpl& dev, std::uint64_t n, std::uint32_t& gx, std::uint32_t
     throw LimitError("gltensor::reduce: " + std::to_string(n) + " workgroups exceed the device's grid");
 }
 
+// One pass of reduce_rows.comp: `rows` rows of R contiguous elements of `in` (row o at
+// in.offset() + o * row_stride), G chunks of `chunk` elements per row, results to out[0 ..
+// rows * G) (partial sums when G > 1).
+void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std::int64_t R, std::int64_t row_stride,
+                      std::int64_t G, std::int64_t chunk, int f, int post, double div, const Tensor& out) {
+  const bool quads = in.dtype() == DType::f32 && in.offset() % 4 == 0 && (rows == 1 || row_stride % 4 == 0);
+  const bool sg = dev.subgroup_arithmetic();
+  std::string h = "#define F " + std::to_string(f) + "\n#define POST " + std::to_string(post) + "\n";
+  if (sg)
+    h += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
+         "#define SUBGROUP 1\n";
+  h += operand_glsl(0, out.dtype(), CT::f32, true);
+  if (quads) {
+    h += "#define QUADS 1\n";
+    h += operand_glsl_vec4(1, in.dtype(), CT::f32, false);
+  } else {
+    h += operand_glsl(1, in.dtype(), CT::f32, false);
+  }
+  const Program& p = dev.programs.get("reduce_rows.comp", h, std::min<std::int64_t>(R, chunk) >= 1024 ? 256 : 64);
+  p.set_uint("u_rows", static_cast<GLuint>(rows));
+  p.set_uint("u_R", static_cast<GLuint>(R));
+  p.set_uint("u_row_stride", static_cast<GLuint>(row_stride));
+  p.set_uint("u_in_off", static_cast<GLuint>(in.offset()));
+  p.set_uint("u_chunk", static_cast<GLuint>(chunk));
+  p.set_uint("u_G", static_cast<GLuint>(G));
+  p.set_uint("u_out_off", static_cast<GLuint>(out.offset()));
+  p.set_float("u_div", static_cast<float>(div));
+  BufferUse uses[] = {{out.impl()->storage.get(), true}, {in.impl()->storage.get(), false}};
+  std::uint32_t gx, gy;
+  grid_for(dev, static_cast<std::uint64_t>(rows * G), gx, gy);
+  dev.dispatch(p, gx, gy, 1, uses);
+}
+
+// Fast path for sum, mean and the L1/L2 norms of floating inputs whose reduced elements are
+// contiguous (one collapsed dim of stride 1) in rows of one stride: 128-bit loads, no index
+// tracking, subgroup sums where available (bench/RESULTS.md). Returns false where it does not
+// apply. (kshape, kstride) and (rshape, rstride) are collapsed.
+bool reduce_rows(DeviceImpl& dev, Red red, int post, const Tensor& x, const Tensor& out, const Shape& kshape,
+                 const Shape& kstride, const Shape& rshape, const Shape& rstride) {
+  if ((red != kSum && red != kL1 && red != kL2) || !is_floating(x.dtype()) || !is_floating(out.dtype())) return false;
+  if (rshape.size() != 1 || rstride[0] != 1 || kshape.size() != 1) return false;
+  const std::int64_t rows = kshape[0], R = rshape[0];
+  const int f = red == kL1 ? 1 : red == kL2 ? 2 : 0, final_post = red == kL2 ? 2 : post;
+  // Chunks per row: at least 16 elements per invocation, about 2048 workgroups in all at most.
+  const std::int64_t per_group = 256 * 16;
+  std::int64_t G = 1;
+  if (R > per_group) G = std::min((R + per_group - 1) / per_group, std::max<std::int64_t>(1, 2048 / rows));
+  const std::int64_t chunk = ((R + G - 1) / G + 3) / 4 * 4;
+  G = (R + chunk - 1) / chunk;
+  if (G == 1) {
+    reduce_rows_pass(dev, x, rows, R, kstride[0], 1, chunk, f, final_post, static_cast<double>(R), out);
+    return true;
+  }
+  Tensor partial = alloc(dev, {rows * G}, DType::f32, "reduce");
+  reduce_rows_pass(dev, x, rows, R, kstride[0], G, chunk, f, 0, 1.0, partial);
+  reduce_rows_pass(dev, partial, rows, G, G, 1, (G + 3) / 4 * 4, 0, final_post, static_cast<double>(R), out);
+  return true;
+}
+
 Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, bool keepdim, DType out_dtype,
               double correction = 0, int post = 0) {
   check_defined(op, x_in);
@@ -89,6 +148,7 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   if (nout == 0) return out;
   collapse(kshape, kstride);
   collapse(rshape, rstride);
+  if (R > 0 && reduce_rows(dev, red, post, x, out, kshape, kstride, rshape, rstride)) return out;
   const std::uint32_t lx = R >= 256 ? 256 : 64;
   // Two passes when few outputs share a long reduction.
   std::int64_t G = 1;

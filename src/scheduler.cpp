@@ -8,11 +8,23 @@
 
 namespace gltensor::detail {
 
-std::uint32_t DeviceImpl::max_groups_x() const {
-  std::uint32_t m = static_cast<std::uint32_t>(std::max(1, caps.max_workgroup_count[0]));
+std::uint32_t DeviceImpl::max_groups(int axis) const {
+  std::uint32_t m = static_cast<std::uint32_t>(std::max(1, caps.max_workgroup_count[axis]));
   if (dispatch_limit != 0) m = std::min(m, dispatch_limit);
   return m;
 }
+std::uint32_t DeviceImpl::max_groups_x() const { return max_groups(0); }
+
+bool DeviceImpl::subgroup_ops(std::uint32_t features) const {
+  features |= GL_SUBGROUP_FEATURE_BASIC_BIT_KHR;
+  if (!caps.subgroup || (caps.subgroup_features & features) != features ||
+      !(caps.subgroup_stages & GL_COMPUTE_SHADER_BIT))
+    return false;
+  const char* e = std::getenv("GLTENSOR_SUBGROUPS");
+  return !(e && *e == '0');
+}
+
+bool DeviceImpl::subgroup_arithmetic() const { return subgroup_ops(GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR); }
 
 void DeviceImpl::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
                           std::span<const BufferUse> uses) {
@@ -63,13 +75,19 @@ void DeviceImpl::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, 
 
 void DeviceImpl::dispatch_1d(const Program& p, std::uint64_t invocations, std::span<const BufferUse> uses) {
   if (invocations == 0) return;
+  // One dispatch: a row of workgroups, or rows of max_groups_x() workgroups (GLOBAL_ID_1D in
+  // the shader flattens them; invocations past the end exit on their bounds check). Only grids
+  // of more than 65535 x 65535 workgroups (or the test limit squared) are split into several dispatches.
   const std::uint64_t lx = p.local_size[0];
   const std::uint64_t groups = (invocations + lx - 1) / lx;
-  const std::uint64_t max_groups = max_groups_x();
-  for (std::uint64_t g0 = 0; g0 < groups; g0 += max_groups) {
-    const std::uint64_t g = std::min(max_groups, groups - g0);
-    p.set_uint("u_base", static_cast<GLuint>(g0 * lx));
-    dispatch(p, static_cast<std::uint32_t>(g), 1, 1, uses);
+  // Rows of equal length: fewer than `rows` workgroups past the end (65535 + 1 would be 2 x 32768).
+  const std::uint64_t max_x = max_groups_x();
+  const std::uint64_t rows = (groups + max_x - 1) / max_x;
+  const std::uint64_t gx = (groups + rows - 1) / rows;
+  const std::uint64_t max_rows = max_groups(1);
+  for (std::uint64_t y0 = 0; y0 < rows; y0 += max_rows) {
+    p.set_uint("u_base", static_cast<GLuint>(y0 * gx * lx));
+    dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(std::min(max_rows, rows - y0)), 1, uses);
   }
 }
 

@@ -192,6 +192,95 @@ TEST(Reduce, ShapesDimsKeepdimViewsAndSpecials) {
   check_all(rng, {{50, 4}, {0}}, false, true, true);
 }
 
+// The contiguous-row fast path (reduce_rows.comp): sum, mean and L1/L2 norms of floating inputs
+// whose reduced elements are contiguous. 128-bit loads where offsets and row strides allow,
+// element loads otherwise; one pass, or two (partial sums) for long rows; subgroup sums where
+// the device has KHR_shader_subgroup, and there the shared-memory fallback too (forced).
+TEST(Reduce, ContiguousRowsFastPath) {
+  GLT_RNG(rng);
+  struct V {
+    Shape base;
+    std::function<Tensor(const Tensor&)> view;
+    Dims dims;
+  };
+  const auto id = [](const Tensor& t) { return t; };
+  const std::vector<V> cases = {
+      {{1}, id, {}},
+      {{3}, id, {}},
+      {{4}, id, {}},
+      {{5}, id, {}},
+      {{1023}, id, {}},
+      {{4096}, id, {}},
+      {{4097}, id, {}},
+      {{(1 << 20) + 3}, id, {}},                                               // two passes, 256 chunks
+      {{5, 4099}, id, {-1}},                                                   // row stride 4099: element loads
+      {{7, 12300}, id, {-1}},                                                  // quads, 4 chunks per row
+      {{4, 4100}, [](const Tensor& t) { return t.slice(0, 0, 4, 2); }, {-1}},  // strided rows
+      {{8200}, [](const Tensor& t) { return t.slice(0, 1, 8198); }, {}},       // offset 1
+      {{8204}, [](const Tensor& t) { return t.slice(0, 4, 8204); }, {}},       // offset 4: quads
+      {{1, 5000},
+       [](const Tensor& t) {
+         return t.expand({3, 5000});
+       },
+       {-1}},                     // row stride 0
+      {{3, 4, 260}, id, {-1}},    // kept dims collapse
+      {{3, 4, 260}, id, {1, 2}},  // reduced dims collapse
+      {{70001, 3}, id, {-1}},     // rows beyond 65535 groups
+  };
+  std::vector<const char*> modes = {nullptr};
+  if (device().caps().subgroup) modes.push_back("0");
+  for (const char* mode : modes) {
+    if (mode) setenv("GLTENSOR_SUBGROUPS", mode, 1);
+    for (const V& c : cases)
+      for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
+        const std::size_t n = static_cast<std::size_t>(numel_of(c.base));
+        auto x = uniform(rng, n);
+        if (c.base.size() == 2 && c.base[0] >= 3 && c.base[1] >= 20) {  // NaN row, +Inf row, +Inf and -Inf row
+          const std::size_t R = c.base.back();
+          x[R / 2] = NAN;
+          x[R + 17] = INFINITY;
+          x[2 * R + 1] = INFINITY;
+          x[2 * R + R - 1] = -INFINITY;
+        }
+        if (c.base == Shape{7, 12300}) sprinkle_specials(x);
+        Tensor v = c.view(Tensor::from_host(device(), x, c.base));
+        std::vector<float> vals = gather_view(x, v);
+        if (dt != DType::f32) {
+          v = v.to(dt);
+          for (auto& f : vals) f = dt == DType::f16 ? f16_to_f32(f32_to_f16(f)) : bf16_to_f32(f32_to_bf16(f));
+        }
+        std::int64_t R = c.dims.empty() ? v.numel() : 1;
+        for (auto d : c.dims) R *= v.size(d);
+        const std::size_t rows = vals.size() / static_cast<std::size_t>(R);
+        std::vector<double> rs(rows, 0), r1(rows, 0), r2(rows, 0);
+        double abs_sum = 0;
+        for (std::size_t i = 0; i < vals.size(); ++i) {
+          const double f = vals[i];
+          rs[i / R] += f;
+          r1[i / R] += std::fabs(f);
+          r2[i / R] += f * f;
+          if (std::isfinite(f)) abs_sum += std::fabs(f);
+        }
+        std::vector<double> rm(rows), rn(rows);
+        for (std::size_t o = 0; o < rows; ++o) {
+          rm[o] = rs[o] / static_cast<double>(R);
+          rn[o] = std::sqrt(r2[o]);
+        }
+        if (dt == DType::f16)  // results are f16: large sums overflow to Inf as in PyTorch
+          for (auto* r : {&rs, &rm, &r1, &rn})
+            for (auto& f : *r) f = f16_to_f32(f32_to_f16(static_cast<float>(f)));
+        const double rtol = dt == DType::f32 ? 1e-5 : dt == DType::f16 ? 1e-3 : 8e-3, atol = 1e-5 * (1 + abs_sum);
+        const std::string what = std::string("view of ") + to_string(c.base) + " as " + v.repr() + " dims " +
+                                 to_string(c.dims) + (mode ? " without subgroups" : "");
+        EXPECT_TRUE(close(sum(v, c.dims).to_vector(), rs, rtol, atol)) << "sum, " << what;
+        EXPECT_TRUE(close(mean(v, c.dims).to_vector(), rm, rtol, atol / R)) << "mean, " << what;
+        EXPECT_TRUE(close(norm(v, 1, c.dims).to_vector(), r1, rtol, atol)) << "norm1, " << what;
+        EXPECT_TRUE(close(norm(v, 2, c.dims).to_vector(), rn, rtol, atol)) << "norm2, " << what;
+      }
+    if (mode) unsetenv("GLTENSOR_SUBGROUPS");
+  }
+}
+
 TEST(Reduce, ShapesAndDtypes) {
   Tensor x = ones(device(), {2, 3, 4});
   EXPECT_EQ(sum(x, {1}).shape(), (Shape{2, 4}));

@@ -42,6 +42,7 @@ struct Capabilities {
   bool subgroup = false;      ///< GL_KHR_shader_subgroup
   int subgroup_size = 0;
   std::uint32_t subgroup_features = 0;  ///< GL_SUBGROUP_SUPPORTED_FEATURES_KHR bits
+  std::uint32_t subgroup_stages = 0;    ///< GL_SUBGROUP_SUPPORTED_STAGES_KHR bits
   bool fp16_arithmetic = false;         ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
   bool timer_query = false;             ///< EXT_disjoint_timer_query
   bool program_binary = false;          ///< OES_get_program_binary with at least one format
@@ -107,8 +108,10 @@ class Device {
   void trim();
   void set_memory_limit(std::size_t bytes);
 
-  /// Lowers the number of workgroups per dispatch below the device limit (0 = device limit).
-  /// Grids larger than this are split transparently; lowering it is meant for tests.
+  /// Lowers the number of workgroups per grid dimension below the device limit (0 = device
+  /// limit). 1-D grids with more workgroups become 2-D grids (rows of this many workgroups), and
+  /// grids with more rows than this several dispatches, transparently; lowering it is meant for
+  /// tests.
   void set_dispatch_limit(std::uint32_t max_workgroups);
 
   /// Receives KHR_debug messages and gltensor's own notices. Default: warnings and errors
