@@ -5,8 +5,12 @@
 // scale * log2(e) so that exp2 can be used). The [L, S] scores are never stored.
 // Head dims E (q, k) and Ev (v) <= DH = 64, zero padded. Causal: key j is seen by query i iff
 // j <= i (top-left aligned, as torch), and key tiles past the block's last query are skipped.
-// Invocation (tx, ty) = (id % 8, id / 8) holds rows 4ty..4ty+3, keys 4tx..4tx+3 of a score tile
-// and output columns 4tx.. and 32+4tx..; row maxima and sums are combined through shared memory.
+// Invocation (tx, ty) = (id % 8, id / 8) holds rows 4ty..4ty+3, keys tx, tx+8, tx+16, tx+24 of a
+// score tile (dot products of row-major Q and K quads; K rows padded so that the 8 invocations of
+// a row group read 8 consecutive key rows without bank conflicts) and output columns 4tx.. and
+// 32+4tx..; row maxima, sums and probabilities are exchanged through shared memory within a row
+// group of 8 consecutive invocations (workgroup barriers: subgroup barriers there measured 9%
+// slower on an H100, bench/RESULTS.md).
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
 // KV_QUADS: k and v also bound as vec4 arrays qK (binding 4) and qV (binding 5).
 layout(local_size_x = LOCAL_X) in;
@@ -34,10 +38,10 @@ uniform uint u_v_se;
 uniform float u_scale;  // softmax scale * log2(e)
 uniform int u_causal;
 
-shared vec4 Qs[DH][BQ / 4u];   // Qs[d][r / 4][r % 4] = scaled q[r][d]
-shared vec4 Ks[DH][BKV / 4u];  // Ks[d][j / 4][j % 4] = k[j][d]
-shared vec4 Vs[BKV][DH / 4u];  // Vs[j][c / 4][c % 4] = v[j][c]
-shared vec4 Ps[BKV][BQ / 4u];  // probabilities, Ps[j][r / 4][r % 4]
+shared vec4 Qs[BQ][DH / 4u];        // Qs[r][d / 4][d % 4] = scaled q[r][d]
+shared vec4 Ks[BKV][DH / 4u + 1u];  // Ks[j][d / 4][d % 4] = k[j][d] (rows padded by one quad)
+shared vec4 Vs[BKV][DH / 4u];       // Vs[j][c / 4][c % 4] = v[j][c]
+shared vec4 Ps[BKV][BQ / 4u];       // probabilities, Ps[j][r / 4][r % 4]
 shared float red_max[BQ][8];
 shared float red_sum[BQ][8];
 
@@ -57,16 +61,19 @@ void main() {
   uint q0 = (nqb - 1u - gl_WorkGroupID.x) * BQ;  // longest causal blocks first
   uint z = u_zbase + gl_WorkGroupID.y;
   uint q_off = u_q_off, k_off = u_k_off, v_off = u_v_off, zz = z;
-  for (int d = BD - 1; d >= 0; --d) {
+  for (int d = BD - 1; d > 0; --d) {
     uint i = zz % u_bshape[d];
     zz /= u_bshape[d];
     q_off += i * u_bstride_q[d];
     k_off += i * u_bstride_k[d];
     v_off += i * u_bstride_v[d];
   }
+  q_off += zz * u_bstride_q[0];  // zz < u_bshape[0]
+  k_off += zz * u_bstride_k[0];
+  v_off += zz * u_bstride_v[0];
   for (uint e = tid; e < BQ * DH; e += LOCAL_X) {
     uint r = e / DH, d = e % DH, gr = q0 + r;
-    Qs[d][r / 4u][r % 4u] = (gr < u_L && d < u_E) ? float(load1(q_off + gr * u_q_sl + d * u_q_se)) * u_scale : 0.0;
+    Qs[r][d / 4u][d % 4u] = (gr < u_L && d < u_E) ? float(load1(q_off + gr * u_q_sl + d * u_q_se)) * u_scale : 0.0;
   }
   // Per row i (0..3): running max m, sum l, output columns o[2i] (4tx..) and o[2i+1] (32+4tx..).
   // Register arrays are only indexed by constants (ROWS expands per row), so that compilers keep
@@ -75,7 +82,7 @@ void main() {
   vec4 o[8];
   for (int i = 0; i < 8; ++i) o[i] = vec4(0.0);
   uint kend = u_causal != 0 ? min(u_S, q0 + BQ) : u_S;
-  uvec4 lanes = uvec4(0u, 1u, 2u, 3u);
+  uvec4 lanes = uvec4(0u, 8u, 16u, 24u);
   for (uint k0 = 0u; k0 < kend; k0 += BKV) {
     workgroup_sync();  // the previous tile's readers are done (and Qs is written)
 #ifdef KV_QUADS
@@ -83,31 +90,29 @@ void main() {
     for (uint e = tid; e < BKV * DH / 4u; e += LOCAL_X) {
       uint j = e / (DH / 4u), dq = e % (DH / 4u), gj = k0 + j;
       bool in_s = gj < u_S;
-      vec4 kq = (in_s && 4u * dq < u_E) ? qK[(k_off + gj * u_k_ss) / 4u + dq] : vec4(0.0);
-      Ks[4u * dq][j / 4u][j % 4u] = kq.x;
-      Ks[4u * dq + 1u][j / 4u][j % 4u] = kq.y;
-      Ks[4u * dq + 2u][j / 4u][j % 4u] = kq.z;
-      Ks[4u * dq + 3u][j / 4u][j % 4u] = kq.w;
+      Ks[j][dq] = (in_s && 4u * dq < u_E) ? qK[(k_off + gj * u_k_ss) / 4u + dq] : vec4(0.0);
       Vs[j][dq] = (in_s && 4u * dq < u_Ev) ? qV[(v_off + gj * u_v_ss) / 4u + dq] : vec4(0.0);
     }
 #else
     for (uint e = tid; e < BKV * DH; e += LOCAL_X) {
       uint j = e / DH, d = e % DH, gj = k0 + j;
       bool in_s = gj < u_S;
-      Ks[d][j / 4u][j % 4u] = (in_s && d < u_E) ? float(load2(k_off + gj * u_k_ss + d * u_k_se)) : 0.0;
+      Ks[j][d / 4u][d % 4u] = (in_s && d < u_E) ? float(load2(k_off + gj * u_k_ss + d * u_k_se)) : 0.0;
       Vs[j][d / 4u][d % 4u] = (in_s && d < u_Ev) ? float(load3(v_off + gj * u_v_ss + d * u_v_se)) : 0.0;
     }
 #endif
     workgroup_sync();
+    // s_i[c] = score of row 4ty + i and key tx + 8c
     vec4 s0 = vec4(0.0), s1 = vec4(0.0), s2 = vec4(0.0), s3 = vec4(0.0);
-    for (uint d = 0u; d < DH; ++d) {
-      vec4 a = Qs[d][ty], b = Ks[d][tx];
-      s0 += a.x * b;
-      s1 += a.y * b;
-      s2 += a.z * b;
-      s3 += a.w * b;
+    for (uint dq = 0u; dq < DH / 4u; ++dq) {
+      vec4 k0q = Ks[tx][dq], k1q = Ks[tx + 8u][dq], k2q = Ks[tx + 16u][dq], k3q = Ks[tx + 24u][dq];
+#define DOTS(S, A) S += vec4(dot(A, k0q), dot(A, k1q), dot(A, k2q), dot(A, k3q));
+      DOTS(s0, Qs[4u * ty][dq])
+      DOTS(s1, Qs[4u * ty + 1u][dq])
+      DOTS(s2, Qs[4u * ty + 2u][dq])
+      DOTS(s3, Qs[4u * ty + 3u][dq])
     }
-    uvec4 gj = uvec4(k0 + 4u * tx) + lanes;
+    uvec4 gj = uvec4(k0 + tx) + lanes;
     bvec4 out_s = greaterThanEqual(gj, uvec4(u_S));
     uint gi0 = q0 + 4u * ty;
 #define MASK_ROW(S, I)                                                                          \
@@ -130,10 +135,10 @@ void main() {
     red_sum[4u * ty + 1u][tx] = (p1.x + p1.y) + (p1.z + p1.w);
     red_sum[4u * ty + 2u][tx] = (p2.x + p2.y) + (p2.z + p2.w);
     red_sum[4u * ty + 3u][tx] = (p3.x + p3.y) + (p3.z + p3.w);
-    Ps[4u * tx][ty] = vec4(p0.x, p1.x, p2.x, p3.x);
-    Ps[4u * tx + 1u][ty] = vec4(p0.y, p1.y, p2.y, p3.y);
-    Ps[4u * tx + 2u][ty] = vec4(p0.z, p1.z, p2.z, p3.z);
-    Ps[4u * tx + 3u][ty] = vec4(p0.w, p1.w, p2.w, p3.w);
+    Ps[tx][ty] = vec4(p0.x, p1.x, p2.x, p3.x);
+    Ps[tx + 8u][ty] = vec4(p0.y, p1.y, p2.y, p3.y);
+    Ps[tx + 16u][ty] = vec4(p0.z, p1.z, p2.z, p3.z);
+    Ps[tx + 24u][ty] = vec4(p0.w, p1.w, p2.w, p3.w);
     workgroup_sync();
     vec4 t = vec4(0.0);
     for (uint c = 0u; c < 8u; ++c)

@@ -41,10 +41,9 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
   Tensor out = alloc(dev, out_shape, od, op);
   if (out.numel() == 0) return out;
-  Shape bshape = batch;
-  if (bshape.empty()) bshape.push_back(1);
-  const std::size_t bd = bshape.size();
-  // 64 query rows per workgroup (44 KiB of shared memory) where the device allows it, else 32.
+  const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
+  const std::size_t bd = bl.shape.size();
+  // 64 query rows per workgroup (44.5 KiB of shared memory) where the device allows it, else 32.
   // GLTENSOR_ATTENTION_BQ=32|64 overrides (both tested; llvmpipe's 32 KiB allow only 32).
   std::int64_t bq = dev.caps.max_shared_memory >= 45 * 1024 ? 64 : 32;
   if (const char* e = std::getenv("GLTENSOR_ATTENTION_BQ"); e && std::atoi(e) == 32) bq = 32;
@@ -63,12 +62,10 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   u("u_S", S);
   u("u_E", E);
   u("u_Ev", Ev);
-  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sq = batch_strides(eq, bd), sk = batch_strides(ek, bd),
-                                                        sv = batch_strides(ev, bd);
-  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bs.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_q"), static_cast<GLsizei>(bd), sq.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_k"), static_cast<GLsizei>(bd), sk.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_v"), static_cast<GLsizei>(bd), sv.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bl.shape.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_q"), static_cast<GLsizei>(bd), bl.strides[0].data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_k"), static_cast<GLsizei>(bd), bl.strides[1].data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_v"), static_cast<GLsizei>(bd), bl.strides[2].data());
   u("u_q_off", eq.offset());
   u("u_k_off", ek.offset());
   u("u_v_off", ev.offset());
@@ -92,7 +89,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]))
     throw LimitError("gltensor::scaled_dot_product_attention: " + std::to_string(L) +
                      " query rows need more workgroups than the device allows");
-  const std::int64_t nbatch = numel_of(bshape);
+  const std::int64_t nbatch = numel_of(batch);
   const std::int64_t ymax = std::max(1, dev.caps.max_workgroup_count[1]);
   for (std::int64_t z0 = 0; z0 < nbatch; z0 += ymax) {
     u("u_zbase", z0);

@@ -127,9 +127,8 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     broadcast_shapes(op, addend.shape(), out_shape);
     ed = addend.expand(out_shape);
   }
-  Shape bshape = batch;
-  if (bshape.empty()) bshape.push_back(1);
-  const std::size_t bd = bshape.size();
+  const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
+  const std::size_t bd = bl.shape.size();
   std::string h =
       "#define BD " + std::to_string(bd) + "\n#define ACT " + std::to_string(static_cast<int>(activation)) + "\n";
   // Kernel variant: VEC4 (quad loads, 64x128 tiles) where both operands are contiguous along M/K
@@ -157,6 +156,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     h += "#define TILE " + std::to_string(tile_m) + "\n";
   }
   if (ed.defined()) h += "#define ADDEND 1\n";
+  if (numel_of(batch) == 1) h += "#define NO_BATCH 1\n";
   if (use_vec4) {
     h += (od == DType::f32 ? operand_glsl_vec4(0, od, CT::f32, true) : operand_glsl(0, od, CT::f32, true)) +
          quad_glsl("A", 1, a.dtype()) + quad_glsl("B", 2, b.dtype());
@@ -170,12 +170,10 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   u("u_M", M);
   u("u_N", N);
   u("u_K", K);
-  std::vector<GLuint> bs(bshape.begin(), bshape.end()), sa = batch_strides(ea, bd), sb = batch_strides(eb, bd);
-  std::vector<GLuint> sd = ed.defined() ? batch_strides(ed, bd) : std::vector<GLuint>(bd, 0);
-  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bs.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_a"), static_cast<GLsizei>(bd), sa.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_b"), static_cast<GLsizei>(bd), sb.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_d"), static_cast<GLsizei>(bd), sd.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bl.shape.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_a"), static_cast<GLsizei>(bd), bl.strides[0].data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_b"), static_cast<GLsizei>(bd), bl.strides[1].data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_d"), static_cast<GLsizei>(bd), bl.strides[2].data());
   u("u_a_off", ea.offset());
   u("u_b_off", eb.offset());
   u("u_a_sm", ea.strides()[ea.dim() - 2]);
@@ -202,7 +200,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
       gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
     throw LimitError("gltensor::matmul: result " + to_string(out_shape) +
                      " needs more workgroups than the device allows");
-  const std::int64_t nbatch = numel_of(bshape);
+  const std::int64_t nbatch = numel_of(batch);
   const std::int64_t zmax = std::max(1, dev.caps.max_workgroup_count[2]);
   for (std::int64_t z0 = 0; z0 < nbatch; z0 += zmax) {
     u("u_zbase", z0);

@@ -55,13 +55,45 @@ inline Tensor expand_batch(const Tensor& t, const Shape& batch) {
   s.push_back(t.size(-1));
   return t.expand(s);
 }
-/// The batch strides of an operand already expanded to the batch, as `bd` uniforms (bd >= 1; a
-/// missing batch is one entry of stride 0).
-inline std::vector<std::uint32_t> batch_strides(const Tensor& t, std::size_t bd) {
-  std::vector<std::uint32_t> s(bd, 0);
-  for (std::size_t i = 0; i + 2 < static_cast<std::size_t>(t.dim()); ++i)
-    s[i] = static_cast<std::uint32_t>(t.strides()[i]);
-  return s;
+/// The batch of a batched kernel (matmul, attention) with its dims merged where every operand
+/// steps through neighbouring dims as through one (stride[d] == stride[d + 1] * size[d + 1]) and
+/// size-1 dims dropped: `shape` (at least one dim) and each operand's strides over it, as
+/// uniforms. Operands are already expanded to `batch`; an undefined one gets zero strides.
+struct BatchLayout {
+  std::vector<std::uint32_t> shape;
+  std::vector<std::vector<std::uint32_t>> strides;  // one per operand
+};
+inline BatchLayout collapse_batch(const Shape& batch, std::initializer_list<const Tensor*> ops) {
+  BatchLayout b;
+  b.strides.resize(ops.size());
+  for (std::size_t d = 0; d < batch.size(); ++d) {
+    if (batch[d] == 1) continue;
+    bool merge = !b.shape.empty();
+    std::size_t j = 0;
+    for (const Tensor* t : ops) {
+      const std::uint32_t st = t->defined() ? static_cast<std::uint32_t>(t->strides()[d]) : 0;
+      merge = merge && b.strides[j].back() == st * static_cast<std::uint32_t>(batch[d]);
+      ++j;
+    }
+    j = 0;
+    for (const Tensor* t : ops) {
+      const std::uint32_t st = t->defined() ? static_cast<std::uint32_t>(t->strides()[d]) : 0;
+      if (merge)
+        b.strides[j].back() = st;
+      else
+        b.strides[j].push_back(st);
+      ++j;
+    }
+    if (merge)
+      b.shape.back() *= static_cast<std::uint32_t>(batch[d]);
+    else
+      b.shape.push_back(static_cast<std::uint32_t>(batch[d]));
+  }
+  if (b.shape.empty()) {
+    b.shape.push_back(1);
+    for (auto& s : b.strides) s.push_back(0);
+  }
+  return b;
 }
 /// True if every 4 consecutive elements along dim `contig` (stride 1) form an aligned quad: the
 /// offset and the strides of the other dims (those of size > 1) are multiples of 4.
