@@ -1,11 +1,16 @@
 // im2col / col2im for 2-D convolution (NCHW). Geometry: an image [N, C, H, W] and output
 // positions [OH, OW] with stride (sh, sw), padding (pt, pl) at the top/left and dilation
 // (dh, dw); the "columns" matrix has one row per (n, oh, ow) and one column per (c, kh, kw).
-// IM2COL: cols[(n*OH + oh)*OW + ow, (c*KH + kh)*KW + kw] = image[n, c, oh*sh - pt + kh*dh, ...]
-//         (0 outside the image). Operand 0 = cols (contiguous), operand 1 = image (strided).
+// IM2COL: the transposed columns matrix, one row per (c, kh, kw) and one column per (n, oh, ow):
+//         colsT[(c*KH + kh)*KW + kw, (n*OH + oh)*OW + ow] = image[n, c, oh*sh - pt + kh*dh, ...]
+//         (0 outside the image), so that consecutive invocations read consecutive w of one image
+//         row and write consecutive columns. Operand 0 = colsT (contiguous), 1 = image (strided).
+//         3-D grid: x = output position in one image, y = image n, z = row (c, kh, kw) (from
+//         u_nbase / u_kbase where the grid is split), so that one integer division per element
+//         remains (the flat index's six divisions made it ALU-bound, bench/RESULTS.md).
 // COL2IM: image[n, c, h, w] = sum over (kh, kw) hitting (h, w) of cols[...] (gather form: no
 //         atomics, deterministic). Operand 0 = image (contiguous), operand 1 = cols (strided).
-// Used for conv2d forward (im2col + matmul), its input gradient and conv_transpose2d (col2im).
+// Used for conv2d forward (weights @ colsT), its input gradient and conv_transpose2d (col2im).
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_base;
@@ -29,22 +34,25 @@ uniform uint u_img_off;
 uniform uint u_col_rs;  // cols row stride
 uniform uint u_col_cs;  // cols column stride
 uniform uint u_col_off;
+uniform uint u_nbase;
+uniform uint u_kbase;
 
 void main() {
-  uint e = u_base + gl_GlobalInvocationID.x;
-  if (e >= u_count) return;
 #ifdef IM2COL
-  int K = u_C * u_KH * u_KW;
-  int row = int(e / uint(K)), col = int(e % uint(K));
-  int ow = row % u_OW, oh = (row / u_OW) % u_OH, n = row / (u_OW * u_OH);
-  int kw = col % u_KW, kh = (col / u_KW) % u_KH, c = col / (u_KW * u_KH);
+  uint P1 = uint(u_OH * u_OW), p = gl_GlobalInvocationID.x;
+  if (p >= P1) return;
+  uint n = u_nbase + gl_WorkGroupID.y, k = u_kbase + gl_WorkGroupID.z;
+  int kw = int(k) % u_KW, kh = (int(k) / u_KW) % u_KH, c = int(k) / (u_KW * u_KH);
+  int oh = int(p) / u_OW, ow = int(p) - oh * u_OW;
   int h = oh * u_sh - u_pt + kh * u_dh, w = ow * u_sw - u_pl + kw * u_dw;
   CT0 v = CT0(0);
   if (h >= 0 && h < u_H && w >= 0 && w < u_W)
-    v = CT0(load1(u_img_off + uint(n) * u_img_stride[0] + uint(c) * u_img_stride[1] + uint(h) * u_img_stride[2] +
+    v = CT0(load1(u_img_off + n * u_img_stride[0] + uint(c) * u_img_stride[1] + uint(h) * u_img_stride[2] +
                   uint(w) * u_img_stride[3]));
-  store0(e, v);
+  store0((k * uint(u_N) + n) * P1 + p, v);
 #else
+  uint e = u_base + GLOBAL_ID_1D;
+  if (e >= u_count) return;
   int w = int(e % uint(u_W)), h = int((e / uint(u_W)) % uint(u_H)), c = int((e / uint(u_W * u_H)) % uint(u_C));
   int n = int(e / uint(u_W * u_H * u_C));
   float acc = 0.0;

@@ -26,10 +26,10 @@ void set_geometry(const Program& p, const Geometry& g) {
   i("u_pt", g.o.padding[0]), i("u_pl", g.o.padding[1]), i("u_dh", g.o.dilation[0]), i("u_dw", g.o.dilation[1]);
 }
 
-// image [N, C, H, W] (strided) -> cols [N*OH*OW, C*KH*KW]
+// image [N, C, H, W] (strided) -> colsT [C*KH*KW, N*OH*OW] (the transposed columns matrix)
 Tensor im2col(const Tensor& img, const Geometry& g) {
   DeviceImpl& dev = dev_of(img);
-  Tensor cols = alloc(dev, {g.N * g.OH * g.OW, g.C * g.KH * g.KW}, DType::f32, "conv2d");
+  Tensor cols = alloc(dev, {g.C * g.KH * g.KW, g.N * g.OH * g.OW}, DType::f32, "conv2d");
   if (cols.numel() == 0) return cols;
   std::string h =
       "#define IM2COL 1\n" + operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, img.dtype(), CT::f32, false);
@@ -38,9 +38,21 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
   std::vector<GLuint> st(img.strides().begin(), img.strides().end());
   glProgramUniform1uiv(p.id, p.loc("u_img_stride"), 4, st.data());
   glProgramUniform1ui(p.id, p.loc("u_img_off"), static_cast<GLuint>(img.offset()));
-  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(cols.numel()));
   BufferUse uses[] = {{cols.impl()->storage.get(), true}, {img.impl()->storage.get(), false}};
-  dev.dispatch_1d(p, static_cast<std::uint64_t>(cols.numel()), uses);
+  // Grid: positions of one image along x, images along y, rows of colsT along z (split into
+  // several dispatches where y or z exceed the device's grid).
+  const std::uint64_t gx = static_cast<std::uint64_t>((g.OH * g.OW + 255) / 256);
+  if (gx > dev.max_groups(0))
+    throw LimitError("gltensor::conv2d: " + std::to_string(g.OH * g.OW) +
+                     " output positions per image need more workgroups than the device allows");
+  const std::int64_t ymax = dev.max_groups(1), zmax = dev.max_groups(2), K = g.C * g.KH * g.KW;
+  for (std::int64_t n0 = 0; n0 < g.N; n0 += ymax)
+    for (std::int64_t k0 = 0; k0 < K; k0 += zmax) {
+      glProgramUniform1ui(p.id, p.loc("u_nbase"), static_cast<GLuint>(n0));
+      glProgramUniform1ui(p.id, p.loc("u_kbase"), static_cast<GLuint>(k0));
+      dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(std::min(ymax, g.N - n0)),
+                   static_cast<std::uint32_t>(std::min(zmax, K - k0)), uses);
+    }
   return cols;
 }
 
@@ -101,10 +113,14 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     NoGradGuard ng;
     Tensor out = G == 1 ? Tensor() : Tensor::empty(x.device(), {g.N, O, g.OH, g.OW}, DType::f32);
     for (std::int64_t gi = 0; gi < G; ++gi) {
+      // [Og, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
+      // both operands contiguous along K / N (the quad-load matmul kernel where tiles are
+      // whole), then one copy from [Og, N, OH, OW] to NCHW.
       Tensor cols = im2col(G == 1 ? x : x.narrow(1, gi * g.C, g.C), g);
       Tensor wm = (G == 1 ? w : w.narrow(0, gi * Og, Og)).reshape({Og, K});
-      Tensor b = bias.defined() ? (G == 1 ? bias : bias.narrow(0, gi * Og, Og)) : Tensor();
-      Tensor r = linear(cols, wm, b).view({g.N, g.OH, g.OW, Og}).permute({0, 3, 1, 2});
+      Tensor b = bias.defined() ? (G == 1 ? bias : bias.narrow(0, gi * Og, Og)).view({Og, 1}) : Tensor();
+      Tensor r =
+          matmul_fused(wm, cols, b, 1.0, 1.0, Activation::none).view({Og, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
       if (G == 1)
         out = r.contiguous();
       else
@@ -125,7 +141,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
           for (std::int64_t gi = 0; gi < G; ++gi) {
             Tensor gmg = G == 1 ? gm : gm.narrow(1, gi * Og, Og);
             Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
-            gws.push_back(matmul(gmg.t(), saved_cols[gi]).view({Og, g.C, g.KH, g.KW}));
+            gws.push_back(matmul(gmg.t(), saved_cols[gi].t()).view({Og, g.C, g.KH, g.KW}));
             Tensor gxi = col2im(matmul(gmg, wm), g);
             if (G == 1)
               gx = gxi;

@@ -71,6 +71,38 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
     EXPECT_EQ(y.shape(), os);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(c.x) << " * " << to_string(c.w);
   }
+  // 64 output channels over 2 x 16 x 16 positions and K = 72: whole tiles for the quad-load
+  // matmul kernel (forced: too few tiles to be chosen), bias added in its epilogue.
+  {
+    setenv("GLTENSOR_MATMUL_KERNEL", "vec4", 1);
+    const Shape xs{2, 8, 16, 16}, ws{64, 8, 3, 3};
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 64);
+    HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    auto ref = ref_conv(hx, hw, &hb, Conv2dOptions::pad(1), os);
+    Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws),
+                      Tensor::from_host(device(), bv, {64}), Conv2dOptions::pad(1));
+    unsetenv("GLTENSOR_MATMUL_KERNEL");
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "64 output channels, quad-load matmul";
+  }
+  // im2col's grid split into several dispatches (at most 3 workgroups per grid dimension):
+  // 5 images x 18 rows (c, kh, kw) with 2 workgroups of positions each.
+  {
+    const Shape xs{5, 2, 20, 20}, ws{3, 2, 3, 3};
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
+    Shape os;
+    auto ref = ref_conv(hx, hw, nullptr, Conv2dOptions::pad(1), os);
+    Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws);
+    device().set_dispatch_limit(3);
+    const auto d0 = device().dispatch_count();
+    Tensor y = conv2d(x, w, Tensor(), Conv2dOptions::pad(1));
+    EXPECT_GE(device().dispatch_count() - d0, 12u);  // im2col alone: 2 x 6 dispatches
+    device().set_dispatch_limit(0);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "split im2col grid";
+  }
   // non-contiguous input (NHWC storage viewed as NCHW)
   auto xv = uniform(rng, 2 * 5 * 6 * 3), wv = uniform(rng, 4 * 3 * 3 * 3);
   Tensor nhwc = Tensor::from_host(device(), xv, {2, 5, 6, 3});
@@ -440,6 +472,13 @@ TEST(Attention, FusedKernelMatchesReference) {
       Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
       EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
       EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what;
+      // 32 query rows per workgroup, where the device would choose 64.
+      if (device().caps().max_shared_memory >= 45 * 1024) {
+        setenv("GLTENSOR_ATTENTION_BQ", "32", 1);
+        EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
+            << what << " with 32 query rows per workgroup";
+        unsetenv("GLTENSOR_ATTENTION_BQ");
+      }
       setenv("GLTENSOR_ATTENTION", "composite", 1);
       EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
           << "composite " << what;
