@@ -7,14 +7,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "device_impl.hpp"
 #include "gl.hpp"
 #include "gltensor/gltensor.hpp"
+#include "tensor_impl.hpp"
 
 using namespace gltensor;
 
@@ -23,7 +27,8 @@ namespace {
 Device* g_dev = nullptr;
 
 GLuint compile(const std::string& src) {
-  const std::string full = "#version 310 es\n" + src;
+  // A variant may start with its own #version line (the library compiles 320 es where it can).
+  const std::string full = src.rfind("#version", 0) == 0 ? src : "#version 310 es\n" + src;
   GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
   const char* p = full.c_str();
   glShaderSource(sh, 1, &p, nullptr);
@@ -197,9 +202,82 @@ void lab_add(bool small) {
     std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s %s\n", v.name, n, ms, v.bytes * n / ms * 1e-6, bad ? "WRONG" : "");
     glDeleteProgram(p);
   }
+  // gltensor::add, then its program as left bound (uniforms, bindings) dispatched raw on the
+  // library's buffers and on the lab's: the library's add vs the raw kernels above.
+  {
+    Generator gen(3);
+    Tensor ta = randn(*g_dev, {std::int64_t(n)}, gen), tb = randn(*g_dev, {std::int64_t(n)}, gen);
+    double ms = time_ms([&] { Tensor c = add(ta, tb); }, small ? 200 : 20);
+    std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s\n", "gltensor::add", n, ms, 12.0 * n / ms * 1e-6);
+    Tensor keep = add(ta, tb);
+    g_dev->synchronize();
+    GLint prog = 0;
+    glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
+    // dispatch_1d's grid: rows of equal length (2 x 32768 for 2^26); and 65535 + 65535 (half empty).
+    const GLuint groups = static_cast<GLuint>(n / 4 / 256), gy = (groups + 65534u) / 65535u,
+                 gx = (groups + gy - 1) / gy;
+    ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, small ? 200 : 20);
+    std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s\n", "add library program raw", n, ms, 12.0 * n / ms * 1e-6);
+    if (gy > 1) {
+      ms = time_ms([&] { glDispatchCompute(65535u, gy, 1); }, small ? 200 : 20);
+      std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s\n", "add library program 65535 x 2", n, ms, 12.0 * n / ms * 1e-6);
+    }
+    bind({C, A, B});
+    ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, small ? 200 : 20);
+    auto hc = read(C, n);
+    int bad = 0;
+    for (std::size_t i = 0; i < n; i += 4099) bad += hc[i] != ha[i] + hb[i];
+    std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s %s\n", "add library program lab bufs", n, ms, 12.0 * n / ms * 1e-6,
+                bad ? "WRONG" : "");
+    g_dev->impl()->invalidate_bindings();
+  }
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
   glDeleteBuffers(1, &C);
+}
+
+// The same add program (the library's, left bound by gltensor::add) on buffers made in different
+// ways, to find why it runs slower on the library's tensors than on the lab's buffers.
+void lab_bufs() {
+  const std::size_t n = std::size_t{1} << 26;
+  auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+  struct Set {
+    const char* name;
+    GLuint a, b, c;
+  };
+  std::vector<Set> sets;
+  sets.push_back(
+      {"lab buffers, allocated first", buffer(n * 4, ha.data()), buffer(n * 4, hb.data()), buffer(n * 4, nullptr)});
+  Generator gen(3);
+  Tensor ra = randn(*g_dev, {std::int64_t(n)}, gen), rb = randn(*g_dev, {std::int64_t(n)}, gen);
+  Tensor rc = add(ra, rb);
+  g_dev->synchronize();
+  GLint prog = 0;
+  glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
+  auto buf = [](const Tensor& t) { return t.impl()->storage->buffer(); };
+  sets.push_back({"randn tensors, add output", buf(ra), buf(rb), buf(rc)});
+  Tensor fa = Tensor::from_host(*g_dev, ha, {std::int64_t(n)}), fb = Tensor::from_host(*g_dev, hb, {std::int64_t(n)});
+  Tensor fc = Tensor::empty(*g_dev, {std::int64_t(n)});
+  sets.push_back({"from_host tensors, empty output", buf(fa), buf(fb), buf(fc)});
+  Tensor ca = ra.clone(), cb = rb.clone(), cc = zeros(*g_dev, {std::int64_t(n)});
+  sets.push_back({"clones of randn, zeros output", buf(ca), buf(cb), buf(cc)});
+  g_dev->synchronize();
+  sets.push_back(
+      {"lab buffers, allocated last", buffer(n * 4, ha.data()), buffer(n * 4, hb.data()), buffer(n * 4, nullptr)});
+  const GLuint groups = static_cast<GLuint>(n / 4 / 256), gy = (groups + 65534u) / 65535u, gx = (groups + gy - 1) / gy;
+  glUseProgram(static_cast<GLuint>(prog));
+  for (int round = 0; round < 2; ++round)
+    for (const Set& st : sets) {
+      bind({st.c, st.a, st.b});
+      const double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
+      std::printf("bufs %-34s %8.4f ms  %7.1f GB/s\n", st.name, ms, 12.0 * n / ms * 1e-6);
+    }
+  g_dev->impl()->invalidate_bindings();
+  for (int i : {0, 4}) {
+    glDeleteBuffers(1, &sets[i].a);
+    glDeleteBuffers(1, &sets[i].b);
+    glDeleteBuffers(1, &sets[i].c);
+  }
 }
 
 // ---------------------------------------------------------------- sum of 2^26 floats, stage 1
@@ -292,8 +370,17 @@ layout(std430, binding = 1) readonly restrict buffer B_ { vec4 B[]; };
 #define LDA(i) A[i]
 #define LDB(i) B[i]
 #endif
+#ifdef LIB_OUT
+layout(std430, binding = 2) buffer C_ { uvec4 C[]; };
+#define STORE_C(i, v) C[i] = floatBitsToUint(v)
+#else
 layout(std430, binding = 2) writeonly restrict buffer C_ { vec4 C[]; };
+#define STORE_C(i, v) C[i] = v
+#endif
 uniform uint M, N, K;
+// LIB_*: the library's VEC4 kernel's differences, one at a time (bisecting the lab/library gap).
+uniform uint u_qa_s, u_qb_s, u_a_off, u_b_off, u_zbase, u_bshape[1], u_bstride_a[1], u_bstride_b[1];
+uniform float u_alpha;
 #define KV (BK / 4u)
 #define LA (BM * KV / NT)
 #define LB (BK * (BN / 4u) / NT)
@@ -304,17 +391,44 @@ uniform uint M, N, K;
 #endif
 shared vec4 As[NBUF][BK][BM / 4u];
 shared vec4 Bs[NBUF][BK][BN / 4u];
+float act(float x) { return x; }
+void epilogue_quad(uint m, uint n, vec4 q, uint c_off) {
+  vec4 v = u_alpha * q;
+  v = vec4(act(v.x), act(v.y), act(v.z), act(v.w));
+  uint e = c_off + m * N + n;
+  STORE_C(e >> 2u, v);
+}
 void main() {
   uint lid = gl_LocalInvocationID.x, tx = lid % TX, ty = lid / TX;
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
-  uint K4 = K / 4u, N4 = N / 4u, nb4 = n0 / 4u;
+  uint nb4 = n0 / 4u;
+  uint z = 0u, qa0 = 0u, qb0 = 0u;
+#ifdef LIB_STRIDES
+  uint K4 = u_qa_s, N4 = u_qb_s;
+  qa0 = u_a_off / 4u;
+  qb0 = u_b_off / 4u;
+#else
+  uint K4 = K / 4u, N4 = N / 4u;
+#endif
+#ifdef LIB_BATCH
+  z = u_zbase + gl_WorkGroupID.z;
+  uint zz = z, a_b = 0u, b_b = 0u;
+  for (int d = 0; d >= 0; --d) {
+    uint i = zz % u_bshape[d];
+    zz /= u_bshape[d];
+    a_b += i * u_bstride_a[d];
+    b_b += i * u_bstride_b[d];
+  }
+  qa0 += a_b / 4u;
+  qb0 += b_b / 4u;
+#endif
   vec4 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = vec4(0.0);
   vec4 ra[LA], rb[LB];
   uint nk = K / BK;
 #ifdef PREFETCH
-  for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA((m0 + e / KV) * K4 + e % KV); }
-  for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB((e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
+  for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA(qa0 + (m0 + e / KV) * K4 + e % KV); }
+  for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB(qb0 + (e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
   for (uint l = 0u; l < LA; ++l) {
     uint e = lid + NT * l, r = e / KV, q = e % KV;
     for (uint j = 0u; j < 4u; ++j) As[0][4u * q + j][r / 4u][r % 4u] = ra[l][j];
@@ -328,14 +442,14 @@ void main() {
     uint cur = t & 1u;
     if (t + 1u < nk) {
       uint k1 = (t + 1u) * BK;
-      for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA((m0 + e / KV) * K4 + k1 / 4u + e % KV); }
-      for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB((k1 + e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
+      for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA(qa0 + (m0 + e / KV) * K4 + k1 / 4u + e % KV); }
+      for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB(qb0 + (k1 + e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
     }
 #else
     const uint cur = 0u;
     uint k0 = t * BK;
-    for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA((m0 + e / KV) * K4 + k0 / 4u + e % KV); }
-    for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB((k0 + e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
+    for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA(qa0 + (m0 + e / KV) * K4 + k0 / 4u + e % KV); }
+    for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB(qb0 + (k0 + e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
     for (uint l = 0u; l < LA; ++l) {
       uint e = lid + NT * l, r = e / KV, q = e % KV;
       for (uint j = 0u; j < 4u; ++j) As[0][4u * q + j][r / 4u][r % 4u] = ra[l][j];
@@ -367,11 +481,26 @@ void main() {
     memoryBarrierShared();
     barrier();
   }
+#ifdef LIB_EPI
+  uint c_off = z * M * N;
+  uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty, na = n0 + 4u * tx, nb = n0 + BN / 2u + 4u * tx;
+#define EPI_ROWS(I)                                         \
+  epilogue_quad(ma + uint(I), na, acc[2 * I], c_off);      \
+  epilogue_quad(ma + uint(I), nb, acc[2 * I + 1], c_off);  \
+  epilogue_quad(mb + uint(I), na, acc[8 + 2 * I], c_off);  \
+  epilogue_quad(mb + uint(I), nb, acc[9 + 2 * I], c_off);
+  EPI_ROWS(0)
+  EPI_ROWS(1)
+  EPI_ROWS(2)
+  EPI_ROWS(3)
+#else
+  uint N4c = N / 4u;
   for (uint i = 0u; i < 8u; ++i) {
     uint m = m0 + (i < 4u ? 4u * ty + i : BM / 2u + 4u * ty + i - 4u);
-    C[m * N4 + nb4 + tx] = acc[2u * i];
-    C[m * N4 + nb4 + TX + tx] = acc[2u * i + 1u];
+    STORE_C(m * N4c + nb4 + tx, acc[2u * i]);
+    STORE_C(m * N4c + nb4 + TX + tx, acc[2u * i + 1u]);
   }
+#endif
 }
 )";
 
@@ -443,7 +572,18 @@ void lab_matmul(std::size_t n) {
                        {"matmul 64x64 BK8 pf", T(64, 64, 8, true), 64, 64, false},
                        {"matmul 64x64 BK16 pf", T(64, 64, 16, true), 64, 64, false},
                        {"matmul f16 128x128 BK8 pf", T(128, 128, 8, true, true), 128, 128, true},
-                       {"matmul f16 64x128 BK8 pf", T(64, 128, 8, true, true), 64, 128, true}};
+                       {"matmul f16 64x128 BK8 pf", T(64, 128, 8, true, true), 64, 128, true},
+                       // Bisecting the gap to the library's VEC4 kernel (same tile, same loop):
+                       {"64x128 +lib strides", "#define LIB_STRIDES 1\n" + T(64, 128, 8, true), 64, 128, false},
+                       {"64x128 +lib batch", "#define LIB_BATCH 1\n" + T(64, 128, 8, true), 64, 128, false},
+                       {"64x128 +lib uvec4 out", "#define LIB_OUT 1\n" + T(64, 128, 8, true), 64, 128, false},
+                       {"64x128 +lib epilogue", "#define LIB_EPI 1\n" + T(64, 128, 8, true), 64, 128, false},
+                       {"64x128 +lib version 320", "#version 320 es\n" + T(64, 128, 8, true), 64, 128, false},
+                       {"64x128 +lib all five",
+                        "#version 320 es\n#define LIB_STRIDES 1\n#define LIB_BATCH 1\n#define LIB_OUT 1\n#define "
+                        "LIB_EPI 1\n" +
+                            T(64, 128, 8, true),
+                        64, 128, false}};
   std::mt19937 g(7);
   for (const V& v : vs) {
     if (n % v.bm || n % v.bn) continue;
@@ -451,6 +591,10 @@ void lab_matmul(std::size_t n) {
     if (!p) continue;
     glUseProgram(p);
     for (const char* u : {"M", "N", "K"}) glUniform1ui(glGetUniformLocation(p, u), static_cast<GLuint>(n));
+    glUniform1ui(glGetUniformLocation(p, "u_qa_s"), static_cast<GLuint>(n / 4));
+    glUniform1ui(glGetUniformLocation(p, "u_qb_s"), static_cast<GLuint>(n / 4));
+    glUniform1ui(glGetUniformLocation(p, "u_bshape"), 1u);
+    glUniform1f(glGetUniformLocation(p, "u_alpha"), 1.0f);
     bind({v.f16 ? A16 : A, v.f16 ? B16 : B, C});
     const GLuint gx = static_cast<GLuint>(n / v.bn), gy = static_cast<GLuint>(n / v.bm);
     double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, n >= 4096 ? 5 : 20);
@@ -479,11 +623,128 @@ void lab_matmul(std::size_t n) {
     double ms = time_ms([&] { Tensor c = matmul(ta, tb); }, n >= 4096 ? 5 : 20);
     std::printf("matmul gltensor::matmul %-6s n=%zu  %8.3f ms  %8.1f GFLOP/s\n", kern, n, ms,
                 2.0 * n * n * n / ms * 1e-6);
+    // The library's program as left bound by that call (its uniforms and SSBO bindings), timed
+    // as raw dispatches like the lab kernels: separates the kernel source from the dispatch path.
+    Tensor keep = matmul(ta, tb);
+    g_dev->synchronize();
+    GLint prog = 0;
+    glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
+    const bool vec4 = std::string(kern) == "vec4";
+    const GLuint gx = static_cast<GLuint>(n / (vec4 ? 128 : 64)), gy = static_cast<GLuint>(n / 64);
+    ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, n >= 4096 ? 5 : 20);
+    std::printf("matmul library program raw %-6s n=%zu  %8.3f ms  %8.1f GFLOP/s (program %d)\n", kern, n, ms,
+                2.0 * n * n * n / ms * 1e-6, prog);
+    g_dev->impl()->invalidate_bindings();
     unsetenv("GLTENSOR_MATMUL_KERNEL");
   }
   glDeleteBuffers(1, &C);
   glDeleteBuffers(1, &A16);
   glDeleteBuffers(1, &B16);
+}
+
+// Bisects the gap between the lab's 64x128 kernel and the library's VEC4 kernel (same tile and
+// loop): every program runs on the library's buffers and on the lab's, so that the source and
+// the buffers are told apart. Programs: the library's own (left bound by gltensor::matmul),
+// the lab kernel with all LIB_* differences, and every *.comp file in $LAB_SRC_DIR (complete
+// sources with the library's uniforms and bindings: C = 0, A = 1, B = 2; e.g. edited copies of
+// the library's source printed by GLTENSOR_DUMP_SOURCE=matmul.comp).
+void lab_matmul_bisect(std::size_t n) {
+  auto ha = random_floats(n * n, 4), hb = random_floats(n * n, 5);
+  GLuint A = buffer(n * n * 4, ha.data()), B = buffer(n * n * 4, hb.data()), C = buffer(n * n * 4, nullptr);
+  setenv("GLTENSOR_MATMUL_KERNEL", "vec4", 1);
+  Generator gen(1);
+  Tensor ta = randn(*g_dev, {std::int64_t(n), std::int64_t(n)}, gen),
+         tb = randn(*g_dev, {std::int64_t(n), std::int64_t(n)}, gen);
+  Tensor tc = matmul(ta, tb);
+  unsetenv("GLTENSOR_MATMUL_KERNEL");
+  g_dev->synchronize();
+  GLint libprog = 0;
+  glGetIntegerv(GL_CURRENT_PROGRAM, &libprog);
+  const GLuint LA = ta.impl()->storage->buffer(), LB = tb.impl()->storage->buffer(), LC = tc.impl()->storage->buffer();
+  struct P {
+    std::string name;
+    GLuint prog;
+    bool lab_bindings;  // A = 0, B = 1, C = 2
+  };
+  std::vector<P> progs = {{"library program", static_cast<GLuint>(libprog), false}};
+  const std::string all5 =
+      "#version 320 es\n#define LIB_STRIDES 1\n#define LIB_BATCH 1\n#define LIB_OUT 1\n#define LIB_EPI 1\n#define BM "
+      "64u\n#define BN 128u\n#define NTL 128\n#define NT 128u\n#define BK 8u\n#define PREFETCH 1\n" +
+      std::string(kMatmulT);
+  progs.push_back({"lab kernel, all LIB_*", compile(all5), true});
+  if (const char* dir = std::getenv("LAB_SRC_DIR")) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".comp") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::ifstream in(f);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      progs.push_back({f.filename().string(), compile(ss.str()), false});
+    }
+  }
+  std::mt19937 g(7);
+  for (const P& p : progs) {
+    if (!p.prog) continue;
+    glUseProgram(p.prog);
+    auto u = [&](const char* name, GLuint v) {
+      const GLint loc = glGetUniformLocation(p.prog, name);
+      if (loc >= 0) glUniform1ui(loc, v);
+    };
+    for (const char* nm : {"M", "N", "K", "u_M", "u_N", "u_K"}) u(nm, static_cast<GLuint>(n));
+    for (const char* nm : {"u_qa_s", "u_qb_s"}) u(nm, static_cast<GLuint>(n / 4));
+    u("u_bshape", 1u);
+    const GLint la = glGetUniformLocation(p.prog, "u_alpha");
+    if (la >= 0) glUniform1f(la, 1.0f);
+    for (bool lab_buffers : {false, true}) {
+      const GLuint a = lab_buffers ? A : LA, b = lab_buffers ? B : LB, c = lab_buffers ? C : LC;
+      if (p.lab_bindings)
+        bind({a, b, c});
+      else
+        bind({c, a, b});
+      const double ms = time_ms(
+          [&] { glDispatchCompute(static_cast<GLuint>(n / 128), static_cast<GLuint>(n / 64), 1); }, n >= 4096 ? 5 : 20);
+      double worst = 0;
+      if (lab_buffers) {
+        auto hc = read(C, n * n);
+        for (int k = 0; k < 32; ++k) {
+          std::size_t i = g() % n, j = g() % n;
+          double ref = 0;
+          for (std::size_t q = 0; q < n; ++q) ref += double(ha[i * n + q]) * hb[q * n + j];
+          worst = std::max(worst, std::abs(ref - hc[i * n + j]));
+        }
+      }
+      std::printf("bisect %-34s %-15s n=%zu  %8.3f ms  %8.1f GFLOP/s  max err %.2e\n", p.name.c_str(),
+                  lab_buffers ? "lab buffers" : "library buffers", n, ms, 2.0 * n * n * n / ms * 1e-6, worst);
+    }
+    if (p.prog != static_cast<GLuint>(libprog)) glDeleteProgram(p.prog);
+  }
+  g_dev->impl()->invalidate_bindings();
+  glDeleteBuffers(1, &A);
+  glDeleteBuffers(1, &B);
+  glDeleteBuffers(1, &C);
+}
+
+// conv2d 32x64x56x56, 64 3x3 filters, pad 1 (the bench case), stage by stage through the
+// library: the whole conv2d, the GEMM it runs (linear over im2col rows), the same GEMM the other
+// way round (weights @ columns: M = 64 output channels), and the NHWC -> NCHW copy.
+void lab_conv() {
+  Generator gen(2);
+  Tensor x = randn(*g_dev, {32, 64, 56, 56}, gen), w = randn(*g_dev, {64, 64, 3, 3}, gen), b = randn(*g_dev, {64}, gen);
+  Tensor cols = randn(*g_dev, {32 * 56 * 56, 576}, gen), colsT = randn(*g_dev, {576, 32 * 56 * 56}, gen);
+  Tensor wm = w.reshape({64, 576});
+  Tensor nhwc = randn(*g_dev, {32, 56, 56, 64}, gen);
+  const double flop = 2.0 * 32 * 56 * 56 * 64 * 576;
+  auto report = [&](const char* name, const std::function<void()>& f) {
+    const double ms = time_ms(f, 10);
+    std::printf("conv %-44s %8.3f ms  %8.1f GFLOP/s (conv flops)\n", name, ms, flop / ms * 1e-6);
+  };
+  report("conv2d total", [&] { Tensor y = conv2d(x, w, b, Conv2dOptions::pad(1)); });
+  report("linear(cols [100352,576], wm [64,576])", [&] { Tensor y = linear(cols, wm, b); });
+  report("matmul(wm [64,576], colsT [576,100352])", [&] { Tensor y = matmul(wm, colsT); });
+  report("permute NHWC -> NCHW copy", [&] { Tensor y = nhwc.permute({0, 3, 1, 2}).contiguous(); });
+  g_dev->synchronize();
 }
 
 }  // namespace
@@ -498,6 +759,9 @@ int main(int argc, char** argv) {
   auto want = [&](const char* name) { return filter.empty() || std::string(name).find(filter) != std::string::npos; };
   if (want("add")) lab_add(sw);
   if (want("sum")) lab_sum(d.caps().subgroup, sw);
+  if (want("conv") && !sw) lab_conv();
+  if (want("bufs") && !sw) lab_bufs();
+  if (want("bisect")) lab_matmul_bisect(sw ? 256 : 4096);
   if (want("matmul")) {
     if (sw) {
       lab_matmul(256);

@@ -34,15 +34,16 @@ Tensor empty_like(const Tensor& t);
 
 // ---- unary elementwise (x -> same shape) ----
 // Each NAME declares NAME(x), NAME_(x) and NAME_out(out, x).
-#define GLTENSOR_UNARY_OPS(X)                                                                                          \
-  X(neg)                                                                                                               \
-  X(abs)                                                                                                               \
-  X(sign)                                                                                                              \
-  X(square)                                                                                                            \
-  X(exp)                                                                                                               \
-  X(exp2)                                                                                                              \
-  X(log) X(log2) X(log10) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(reciprocal) X(sin) X(cos) X(tan) X(asin) X(acos)        \
-      X(atan) X(sinh) X(cosh) X(tanh) X(erf) X(erfc) X(sigmoid) X(logsigmoid) X(relu) X(relu6) X(selu) X(silu) X(mish) \
+#define GLTENSOR_UNARY_OPS(X)                                                                                    \
+  X(neg)                                                                                                         \
+  X(abs)                                                                                                         \
+  X(sign)                                                                                                        \
+  X(square)                                                                                                      \
+  X(exp)                                                                                                         \
+  X(exp2)                                                                                                        \
+  X(log)                                                                                                         \
+  X(log2) X(log10) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(reciprocal) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
+      X(sinh) X(cosh) X(tanh) X(erf) X(erfc) X(sigmoid) X(logsigmoid) X(relu) X(relu6) X(selu) X(silu) X(mish)   \
           X(hardswish) X(hardsigmoid) X(softsign) X(floor) X(ceil) X(round) X(trunc) X(frac)
 #define GLTENSOR_DECLARE_UNARY(name) \
   Tensor name(const Tensor& x);      \
@@ -73,15 +74,16 @@ Tensor logical_not(const Tensor& x);  ///< -> bool
 // ---- binary elementwise with broadcasting ----
 // Each NAME declares NAME(a, b), NAME(a, scalar), NAME(scalar, b), NAME_(a, b), NAME_(a, scalar)
 // and NAME_out(out, a, b).
-#define GLTENSOR_BINARY_OPS(X)                                                                                \
-  X(add)                                                                                                      \
-  X(sub)                                                                                                      \
-  X(mul)                                                                                                      \
-  X(div)                                                                                                      \
-  X(pow)                                                                                                      \
-  X(maximum)                                                                                                  \
-  X(minimum) X(fmax) X(fmin) X(fmod) X(remainder) X(atan2) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) \
-      X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)
+#define GLTENSOR_BINARY_OPS(X)                                                                                   \
+  X(add)                                                                                                         \
+  X(sub)                                                                                                         \
+  X(mul)                                                                                                         \
+  X(div)                                                                                                         \
+  X(pow)                                                                                                         \
+  X(maximum)                                                                                                     \
+  X(minimum)                                                                                                     \
+  X(fmax) X(fmin) X(fmod) X(remainder) X(atan2) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) \
+      X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)
 #define GLTENSOR_DECLARE_BINARY(name)            \
   Tensor name(const Tensor& a, const Tensor& b); \
   Tensor name(const Tensor& a, double b);        \
