@@ -39,17 +39,38 @@ uniform uint u_kbase;
 
 void main() {
 #ifdef IM2COL
+#ifdef QUADS
+  uint P1 = uint(u_OH * u_OW), p = gl_GlobalInvocationID.x * 4u;
+#else
   uint P1 = uint(u_OH * u_OW), p = gl_GlobalInvocationID.x;
+#endif
   if (p >= P1) return;
   uint n = u_nbase + gl_WorkGroupID.y, k = u_kbase + gl_WorkGroupID.z;
   int kw = int(k) % u_KW, kh = (int(k) / u_KW) % u_KH, c = int(k) / (u_KW * u_KH);
   int oh = int(p) / u_OW, ow = int(p) - oh * u_OW;
   int h = oh * u_sh - u_pt + kh * u_dh, w = ow * u_sw - u_pl + kw * u_dw;
+  uint img = u_img_off + n * u_img_stride[0] + uint(c) * u_img_stride[1];
+#ifdef QUADS
+  // OH * OW a multiple of 4: positions p..p+3 (p = 4 x invocation), one 128-bit store.
+  uvec4 r;
+  for (int i = 0; i < 4; ++i) {
+    float v = 0.0;
+    if (h >= 0 && h < u_H && w >= 0 && w < u_W) v = float(load1(img + uint(h) * u_img_stride[2] + uint(w) * u_img_stride[3]));
+    r[i] = floatBitsToUint(v);
+    w += u_sw;
+    if (++ow == u_OW) {  // next output row
+      ow = 0;
+      h += u_sh;
+      w = -u_pl + kw * u_dw;
+    }
+  }
+  t04[((k * uint(u_N) + n) * P1 + p) >> 2u] = r;
+#else
   CT0 v = CT0(0);
   if (h >= 0 && h < u_H && w >= 0 && w < u_W)
-    v = CT0(load1(u_img_off + n * u_img_stride[0] + uint(c) * u_img_stride[1] + uint(h) * u_img_stride[2] +
-                  uint(w) * u_img_stride[3]));
+    v = CT0(load1(img + uint(h) * u_img_stride[2] + uint(w) * u_img_stride[3]));
   store0((k * uint(u_N) + n) * P1 + p, v);
+#endif
 #else
   uint e = u_base + GLOBAL_ID_1D;
   if (e >= u_count) return;

@@ -55,6 +55,7 @@ uniform float u_beta;
 #define LB (BN * KV / LOCAL_X)
 uniform uint u_qa_s;
 uniform uint u_qb_s;
+uniform uint u_split;
 shared vec4 As[2][BK][BM / 4u];
 shared vec4 Bs[2][BK][BN / 4u];
 
@@ -103,7 +104,13 @@ void epilogue_quad(uint m, uint n, vec4 q, uint c_off, uint d_off) {
                      float(load3(d + 3u * u_d_sn)));
 #endif
   v = vec4(act(v.x), act(v.y), act(v.z), act(v.w));
+#ifdef SPLIT_COLS
+  // C [M, N] stored as [N / u_split, M, u_split] (u_split a multiple of 4: a quad stays whole)
+  uint g = n / u_split;
+  uint e = c_off + (g * u_M + m) * u_split + (n - g * u_split);
+#else
   uint e = c_off + m * u_N + n;
+#endif
 #ifdef OUT_F32
   t04[e >> 2u] = floatBitsToUint(v);
 #else

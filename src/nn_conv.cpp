@@ -31,8 +31,13 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
   DeviceImpl& dev = dev_of(img);
   Tensor cols = alloc(dev, {g.C * g.KH * g.KW, g.N * g.OH * g.OW}, DType::f32, "conv2d");
   if (cols.numel() == 0) return cols;
-  std::string h =
-      "#define IM2COL 1\n" + operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, img.dtype(), CT::f32, false);
+  // QUADS: four positions per invocation and one 128-bit store where a plane's positions come in
+  // whole quads.
+  const std::int64_t per = (g.OH * g.OW) % 4 == 0 ? 4 : 1;
+  std::string h = "#define IM2COL 1\n" +
+                  (per == 4 ? "#define QUADS 1\n" + operand_glsl_vec4(0, DType::f32, CT::f32, true)
+                            : operand_glsl(0, DType::f32, CT::f32, true)) +
+                  operand_glsl(1, img.dtype(), CT::f32, false);
   const Program& p = dev.programs.get("conv.comp", h, 256);
   set_geometry(p, g);
   std::vector<GLuint> st(img.strides().begin(), img.strides().end());
@@ -41,7 +46,7 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
   BufferUse uses[] = {{cols.impl()->storage.get(), true}, {img.impl()->storage.get(), false}};
   // Grid: positions of one image along x, images along y, rows of colsT along z (split into
   // several dispatches where y or z exceed the device's grid).
-  const std::uint64_t gx = static_cast<std::uint64_t>((g.OH * g.OW + 255) / 256);
+  const std::uint64_t gx = static_cast<std::uint64_t>((g.OH * g.OW / per + 255) / 256);
   if (gx > dev.max_groups(0))
     throw LimitError("gltensor::conv2d: " + std::to_string(g.OH * g.OW) +
                      " output positions per image need more workgroups than the device allows");
@@ -114,13 +119,17 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     Tensor out = G == 1 ? Tensor() : Tensor::empty(x.device(), {g.N, O, g.OH, g.OW}, DType::f32);
     for (std::int64_t gi = 0; gi < G; ++gi) {
       // [Og, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
-      // both operands contiguous along K / N (the quad-load matmul kernel where tiles are
-      // whole), then one copy from [Og, N, OH, OW] to NCHW.
+      // both operands contiguous along K / N. Where the quad-load matmul kernel applies it
+      // writes NCHW directly (column groups of OH*OW as the outer dim); otherwise the result
+      // [Og, N, OH, OW] is copied to NCHW.
       Tensor cols = im2col(G == 1 ? x : x.narrow(1, gi * g.C, g.C), g);
       Tensor wm = (G == 1 ? w : w.narrow(0, gi * Og, Og)).reshape({Og, K});
       Tensor b = bias.defined() ? (G == 1 ? bias : bias.narrow(0, gi * Og, Og)).view({Og, 1}) : Tensor();
-      Tensor r =
-          matmul_fused(wm, cols, b, 1.0, 1.0, Activation::none).view({Og, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
+      Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW);
+      if (r.defined())
+        r = r.view({g.N, Og, g.OH, g.OW});
+      else
+        r = matmul_fused(wm, cols, b, 1.0, 1.0, Activation::none).view({Og, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
       if (G == 1)
         out = r.contiguous();
       else

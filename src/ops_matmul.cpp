@@ -33,7 +33,7 @@ Tensor apply_activation(const Tensor& z, Activation act) {
   return z;
 }
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     Activation activation);
+                     Activation activation, std::int64_t split = 0);
 }  // namespace
 
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
@@ -99,8 +99,11 @@ std::string quad_glsl(const char* name, int index, DType d) {
          "[]; };\nvec4 quad" + n + "(uint i) { uvec2 w = q" + n + "[i]; return " + unpack + "; }\n";
 }
 
+// split > 0: only with the VEC4 kernel and no batch (else returns an undefined tensor); the
+// result [M, N] is written as [N / split, M, split] (column groups of `split` become the outer
+// dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     Activation activation) {
+                     Activation activation, std::int64_t split) {
   const char* op = "matmul";
   check_same_device(op, {&a, &b});
   if (addend.defined()) check_same_device(op, {&a, &addend});
@@ -119,8 +122,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   out_shape.push_back(N);
   DType od = promote_types(a.dtype(), b.dtype());
   if (!is_floating(od)) od = DType::f32;
-  Tensor out = alloc(dev, out_shape, od, op);
-  if (out.numel() == 0) return out;
+  if (split > 0 && (!batch.empty() || split % 4 != 0 || N % split != 0 || M == 0 || N == 0)) return Tensor();
   const Tensor ea = expand_batch(a, batch), eb = expand_batch(b, batch);
   Tensor ed;
   if (addend.defined()) {
@@ -143,6 +145,9 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   // smaller tiles spread better (bench/RESULTS.md).
   const std::int64_t vec4_tiles = (M / 64) * (N / 128) * numel_of(batch);
   const bool use_vec4 = vl.ok && (forced == "vec4" || (forced.empty() && vec4_tiles >= 256));
+  if (split > 0 && !use_vec4) return Tensor();
+  Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
+  if (out.numel() == 0) return out;
   std::int64_t tile_m = 64, tile_n = 64;
   if (use_vec4) {
     tile_n = 128;
@@ -157,6 +162,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   }
   if (ed.defined()) h += "#define ADDEND 1\n";
   if (numel_of(batch) == 1) h += "#define NO_BATCH 1\n";
+  if (split > 0) h += "#define SPLIT_COLS 1\n";
   if (use_vec4) {
     h += (od == DType::f32 ? operand_glsl_vec4(0, od, CT::f32, true) : operand_glsl(0, od, CT::f32, true)) +
          quad_glsl("A", 1, a.dtype()) + quad_glsl("B", 2, b.dtype());
@@ -188,6 +194,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   if (use_vec4) {
     u("u_qa_s", vl.qa_s);
     u("u_qb_s", vl.qb_s);
+    if (split > 0) u("u_split", split);
   }
   glProgramUniform1f(p.id, p.loc("u_alpha"), static_cast<float>(alpha));
   glProgramUniform1f(p.id, p.loc("u_beta"), static_cast<float>(beta));
@@ -210,6 +217,13 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   return out;
 }
 }  // namespace
+
+namespace detail {
+Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split) {
+  if (autograd::any_requires_grad({&a, &b, &addend})) return Tensor();
+  return matmul_kernel(a, b, addend, 1.0, 1.0, Activation::none, split);
+}
+}  // namespace detail
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_same_device("matmul", {&a, &b});

@@ -59,6 +59,9 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
       {{2, 6, 7, 7}, {6, 1, 3, 3}, opts({1, 2}, {1, 1, 1, 1}, {2, 1}, 6)},  // depthwise
       {{3, 1, 28, 28}, {8, 1, 5, 5}, opts({1, 1}, {2, 2, 2, 2}, {1, 1}, 1)},
       {{1, 2, 1, 1}, {3, 2, 1, 1}, opts({1, 1}, {0, 0, 0, 0}, {1, 1}, 1)},
+      // OH * OW multiples of 4 with OW not: im2col's quads of positions wrap to the next row
+      {{2, 3, 6, 6}, {4, 3, 3, 3}, opts({1, 1}, {1, 1, 1, 1}, {1, 1}, 1)},
+      {{1, 2, 15, 7}, {3, 2, 3, 3}, opts({2, 1}, {1, 1, 1, 1}, {1, 2}, 1)},  // 8 x 5 outputs
   };
   for (const auto& c : cases) {
     auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(c.w)), bv = uniform(rng, c.w[0]);
