@@ -23,28 +23,10 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   std::vector<const Tensor*> ops{&out};
   for (auto& in : inputs) ops.push_back(&in);
   const int nops = static_cast<int>(ops.size());
-  std::vector<std::int64_t> sizes;
-  std::vector<std::vector<std::int64_t>> strides(nops);
-  for (std::int64_t d = 0; d < out.dim(); ++d) {
-    if (shape[d] == 1) continue;
-    sizes.push_back(shape[d]);
-    for (int j = 0; j < nops; ++j) strides[j].push_back(ops[j]->strides()[d]);
-  }
-  for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d) {
-    bool merge = true;
-    for (int j = 0; j < nops; ++j) merge = merge && strides[j][d] == strides[j][d + 1] * sizes[d + 1];
-    if (!merge) continue;
-    sizes[d] *= sizes[d + 1];
-    sizes.erase(sizes.begin() + d + 1);
-    for (int j = 0; j < nops; ++j) {
-      strides[j][d] = strides[j][d + 1];
-      strides[j].erase(strides[j].begin() + d + 1);
-    }
-  }
-  if (sizes.empty()) {
-    sizes.push_back(1);
-    for (int j = 0; j < nops; ++j) strides[j].push_back(1);
-  }
+  Shape sizes = shape;
+  std::vector<Shape> strides;
+  for (int j = 0; j < nops; ++j) strides.push_back(ops[j]->strides());
+  merge_dims(sizes, strides, 1);
   const int ndim = static_cast<int>(sizes.size());
   bool contig = ndim == 1;
   for (int j = 0; j < nops && contig; ++j) contig = strides[j][0] == 1 || sizes[0] == 1;

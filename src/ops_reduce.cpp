@@ -30,25 +30,9 @@ std::vector<bool> reduced_mask(const char* op, const Tensor& x, const Dims& dims
 
 // Collapses (shape, strides) pairs in place: drops size-1 dims, merges contiguous neighbours.
 void collapse(Shape& shape, Shape& strides) {
-  Shape s, st;
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] != 1) {
-      s.push_back(shape[i]);
-      st.push_back(strides[i]);
-    }
-  for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d)
-    if (st[d] == st[d + 1] * s[d + 1]) {
-      s[d] *= s[d + 1];
-      st[d] = st[d + 1];
-      s.erase(s.begin() + d + 1);
-      st.erase(st.begin() + d + 1);
-    }
-  if (s.empty()) {
-    s.push_back(1);
-    st.push_back(0);
-  }
-  shape = s;
-  strides = st;
+  std::vector<Shape> st{strides};
+  merge_dims(shape, st, 0);
+  strides = st[0];
 }
 
 std::vector<GLuint> u32(const Shape& v) { return {v.begin(), v.end()}; }

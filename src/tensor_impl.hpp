@@ -55,44 +55,51 @@ inline Tensor expand_batch(const Tensor& t, const Shape& batch) {
   s.push_back(t.size(-1));
   return t.expand(s);
 }
-/// The batch of a batched kernel (matmul, attention) with its dims merged where every operand
-/// steps through neighbouring dims as through one (stride[d] == stride[d + 1] * size[d + 1]) and
-/// size-1 dims dropped: `shape` (at least one dim) and each operand's strides over it, as
-/// uniforms. Operands are already expanded to `batch`; an undefined one gets zero strides.
+/// Merges the dims of an index space walked over several operands (strides[j]: operand j's
+/// strides over `sizes`): drops size-1 dims and merges neighbours d, d + 1 where every operand
+/// has stride[d] == stride[d + 1] * size[d + 1]. With no dim left: one dim of size 1 and stride
+/// `empty_stride`. Used by elementwise kernels, reductions and batched kernels.
+inline void merge_dims(Shape& sizes, std::vector<Shape>& strides, std::int64_t empty_stride) {
+  Shape s;
+  std::vector<Shape> st(strides.size());
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    bool merge = !s.empty();
+    for (std::size_t j = 0; j < strides.size(); ++j) merge = merge && st[j].back() == strides[j][d] * sizes[d];
+    for (std::size_t j = 0; j < strides.size(); ++j) {
+      if (merge)
+        st[j].back() = strides[j][d];
+      else
+        st[j].push_back(strides[j][d]);
+    }
+    if (merge)
+      s.back() *= sizes[d];
+    else
+      s.push_back(sizes[d]);
+  }
+  if (s.empty()) {
+    s.push_back(1);
+    for (auto& v : st) v.push_back(empty_stride);
+  }
+  sizes = s;
+  strides = st;
+}
+/// The batch of a batched kernel (matmul, attention) with its dims merged (merge_dims): `shape`
+/// (at least one dim) and each operand's strides over it, as uniforms. Operands are already
+/// expanded to `batch`; an undefined one gets zero strides.
 struct BatchLayout {
   std::vector<std::uint32_t> shape;
   std::vector<std::vector<std::uint32_t>> strides;  // one per operand
 };
 inline BatchLayout collapse_batch(const Shape& batch, std::initializer_list<const Tensor*> ops) {
-  BatchLayout b;
-  b.strides.resize(ops.size());
-  for (std::size_t d = 0; d < batch.size(); ++d) {
-    if (batch[d] == 1) continue;
-    bool merge = !b.shape.empty();
-    std::size_t j = 0;
-    for (const Tensor* t : ops) {
-      const std::uint32_t st = t->defined() ? static_cast<std::uint32_t>(t->strides()[d]) : 0;
-      merge = merge && b.strides[j].back() == st * static_cast<std::uint32_t>(batch[d]);
-      ++j;
-    }
-    j = 0;
-    for (const Tensor* t : ops) {
-      const std::uint32_t st = t->defined() ? static_cast<std::uint32_t>(t->strides()[d]) : 0;
-      if (merge)
-        b.strides[j].back() = st;
-      else
-        b.strides[j].push_back(st);
-      ++j;
-    }
-    if (merge)
-      b.shape.back() *= static_cast<std::uint32_t>(batch[d]);
-    else
-      b.shape.push_back(static_cast<std::uint32_t>(batch[d]));
-  }
-  if (b.shape.empty()) {
-    b.shape.push_back(1);
-    for (auto& s : b.strides) s.push_back(0);
-  }
+  Shape sizes = batch;
+  std::vector<Shape> strides;
+  for (const Tensor* t : ops)
+    strides.push_back(t->defined() ? Shape(t->strides().begin(), t->strides().begin() + batch.size())
+                                   : Shape(batch.size(), 0));
+  merge_dims(sizes, strides, 0);
+  BatchLayout b{{sizes.begin(), sizes.end()}, {}};
+  for (const auto& st : strides) b.strides.emplace_back(st.begin(), st.end());
   return b;
 }
 /// a [M, K] @ b [K, N] + addend (broadcast to [M, N]) written as [N / split, M, split] in one
