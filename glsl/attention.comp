@@ -1,21 +1,38 @@
 // Fused scaled-dot-product attention, FlashAttention-2 style (Dao 2023, "FlashAttention-2:
 // Faster Attention with Better Parallelism and Work Partitioning"): one workgroup computes BQ
 // query rows of one batch entry; keys and values stream through shared memory in tiles of
-// BKV = 32 with the online softmax (running row max m and sum l; scores prescaled by
+// BKV = 32 * KQ keys with the online softmax (running row max m and sum l; scores prescaled by
 // scale * log2(e) so that exp2 can be used). The [L, S] scores are never stored.
 // Head dims E (q, k) and Ev (v) <= DH = 64, zero padded. Causal: key j is seen by query i iff
 // j <= i (top-left aligned, as torch), and key tiles past the block's last query are skipped.
-// Invocation (tx, ty) = (id % 8, id / 8) holds rows 4ty..4ty+3, keys tx, tx+8, tx+16, tx+24 of a
-// score tile (dot products of row-major Q and K quads; K rows padded so that the 8 invocations of
-// a row group read 8 consecutive key rows without bank conflicts) and output columns 4tx.. and
-// 32+4tx..; row maxima, sums and probabilities are exchanged through shared memory within a row
-// group of 8 consecutive invocations (workgroup barriers: subgroup barriers there measured 9%
-// slower on an H100, bench/RESULTS.md).
+//
+// Invocation (tx, ty) = (lane % 8, lane / 8) holds rows 4ty..4ty+3 and, per key quad h < KQ,
+// keys tx + 32h + 8c (c = 0..3) of a score tile (dot products of Q and K quads), and output
+// columns 4tx.. and 32+4tx..; a row group is 8 consecutive lanes. Row maxima and sums are
+// combined across a row group by subgroup shuffles (SUBGROUP: lanes numbered by subgroup, so
+// that a row group is 8 lanes of one subgroup) or through shared memory (red_max, red_sum).
+// Probabilities go through shared memory (Ps) to the row group's output products. KQ = 2 (64 keys
+// per tile, 48 KiB with BQ = 64) keeps the probabilities in the K tile's memory once every score
+// is computed; it requires SUBGROUP (no room for red_max and red_sum).
+// Each invocation loads the next tile's K and V quads into registers before it computes on the
+// current tile, so that the loads' latency hides behind the arithmetic.
+// Shared-memory layouts are XOR-swizzled so that a warp's 128-bit reads and writes spread over
+// all banks: K quad dq of key j at column dq ^ (j % 8), Q quad dq of row r at dq ^ (r / 4 % 4),
+// probability quad rq of key j at rq ^ (j % 8).
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
-// KV_QUADS: k and v also bound as vec4 arrays qK (binding 4) and qV (binding 5).
+// Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ (binding 6) / qK (4), qV (5).
 layout(local_size_x = LOCAL_X) in;
-#define BKV 32u
+#ifndef KQ
+#define KQ 1
+#endif
+#define KQU uint(KQ)
+#define BKV (32u * KQU)
 #define DH 64u
+#define NLD (BKV * DH / 4u / LOCAL_X)  // K (and V) quads each invocation loads per tile
+#define NLQ (BQ * DH / 4u / LOCAL_X)   // Q quads each invocation loads
+#if KQ == 2 && !defined(SUBGROUP)
+#error "64-key tiles need subgroup row reductions"
+#endif
 
 uniform uint u_L;
 uniform uint u_S;
@@ -38,12 +55,73 @@ uniform uint u_v_se;
 uniform float u_scale;  // softmax scale * log2(e)
 uniform int u_causal;
 
-shared vec4 Qs[BQ][DH / 4u];        // Qs[r][d / 4][d % 4] = scaled q[r][d]
-shared vec4 Ks[BKV][DH / 4u + 1u];  // Ks[j][d / 4][d % 4] = k[j][d] (rows padded by one quad)
-shared vec4 Vs[BKV][DH / 4u];       // Vs[j][c / 4][c % 4] = v[j][c]
-shared vec4 Ps[BKV][BQ / 4u];       // probabilities, Ps[j][r / 4][r % 4]
+shared vec4 Qs[BQ * DH / 4u];  // scaled q[r][d] at QS(r, d / 4)[d % 4]
+shared vec4 Vs[BKV * DH / 4u];  // v[j][c] at Vs[j * 16 + c / 4][c % 4]
+#define QS(r, dq) Qs[(r) * 16u + ((dq) ^ (((r) >> 2u) & 3u))]
+#define KS(j, dq) Ks[(j) * 16u + ((dq) ^ ((j) & 7u))]
+#define PS(j, rq) Ps[(j) * (BQ / 4u) + ((rq) ^ ((j) & 7u))]
+#if KQ == 2
+shared vec4 Ks[BKV * DH / 4u];  // K tile, then the probabilities (BKV * BQ / 4 <= BKV * 16 quads)
+#define Ps Ks
+#else
+shared vec4 Ks[BKV * DH / 4u];
+shared vec4 Ps[BKV * BQ / 4u];
+#endif
+#ifndef SUBGROUP
 shared float red_max[BQ][8];
 shared float red_sum[BQ][8];
+#endif
+
+// Quad dq (dims 4dq..4dq+3, zero past E or past S) of q row r, k row j, v row j.
+vec4 q_quad(uint off, uint r, uint dq) {
+  if (r >= u_L) return vec4(0.0);
+#ifdef Q_QUADS
+  return 4u * dq < u_E ? qQ[(off + r * u_q_sl) / 4u + dq] : vec4(0.0);
+#else
+  vec4 x = vec4(0.0);
+  for (uint c = 0u; c < 4u; ++c)
+    if (4u * dq + c < u_E) x[c] = float(load1(off + r * u_q_sl + (4u * dq + c) * u_q_se));
+  return x;
+#endif
+}
+vec4 k_quad(uint off, uint j, uint dq) {
+  if (j >= u_S) return vec4(0.0);
+#ifdef KV_QUADS
+  return 4u * dq < u_E ? qK[(off + j * u_k_ss) / 4u + dq] : vec4(0.0);
+#else
+  vec4 x = vec4(0.0);
+  for (uint c = 0u; c < 4u; ++c)
+    if (4u * dq + c < u_E) x[c] = float(load2(off + j * u_k_ss + (4u * dq + c) * u_k_se));
+  return x;
+#endif
+}
+vec4 v_quad(uint off, uint j, uint dq) {
+  if (j >= u_S) return vec4(0.0);
+#ifdef KV_QUADS
+  return 4u * dq < u_Ev ? qV[(off + j * u_v_ss) / 4u + dq] : vec4(0.0);
+#else
+  vec4 x = vec4(0.0);
+  for (uint c = 0u; c < 4u; ++c)
+    if (4u * dq + c < u_Ev) x[c] = float(load3(off + j * u_v_ss + (4u * dq + c) * u_v_se));
+  return x;
+#endif
+}
+
+#ifdef SUBGROUP
+// Sum and maximum over the 8 lanes of a row group (lanes 8k..8k+7 of a subgroup).
+vec4 group_max(vec4 x) {
+  for (uint b = 1u; b < 8u; b <<= 1u)
+    x = max(x, vec4(subgroupShuffleXor(x.x, b), subgroupShuffleXor(x.y, b), subgroupShuffleXor(x.z, b),
+                    subgroupShuffleXor(x.w, b)));
+  return x;
+}
+vec4 group_sum(vec4 x) {
+  for (uint b = 1u; b < 8u; b <<= 1u)
+    x += vec4(subgroupShuffleXor(x.x, b), subgroupShuffleXor(x.y, b), subgroupShuffleXor(x.z, b),
+              subgroupShuffleXor(x.w, b));
+  return x;
+}
+#endif
 
 // Output row r, columns c..c+3 (those < Ev).
 void store_quad(uint base, uint r, uint c, vec4 x) {
@@ -55,8 +133,27 @@ void store_quad(uint base, uint r, uint c, vec4 x) {
   if (c + 3u < u_Ev) store0(e + 3u, CT0(x.w));
 }
 
+float max4(vec4 x) { return max(max(x.x, x.y), max(x.z, x.w)); }
+float sum4(vec4 x) { return (x.x + x.y) + (x.z + x.w); }
+
+// Register arrays are only indexed by constants (the macros below expand per row and key quad),
+// so that compilers keep them in registers. s[KQU * i + h]: scores of row 4ty + i, keys
+// tx + 32h + 8c; o[2i], o[2i + 1]: output row 4ty + i, columns 4tx.. and 32 + 4tx...
+#if KQ == 2
+#define FOR_H(X, i) X(i, 0u) X(i, 1u)
+#else
+#define FOR_H(X, i) X(i, 0u)
+#endif
+#define FOR_ROWS(X) X(0u) X(1u) X(2u) X(3u)
+
 void main() {
-  uint tid = gl_LocalInvocationID.x, tx = tid % 8u, ty = tid / 8u;
+  uint tid = gl_LocalInvocationID.x;
+#ifdef SUBGROUP
+  uint lane = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+#else
+  uint lane = tid;
+#endif
+  uint tx = lane % 8u, ty = lane / 8u;
   uint nqb = (u_L + BQ - 1u) / BQ;
   uint q0 = (nqb - 1u - gl_WorkGroupID.x) * BQ;  // longest causal blocks first
   uint z = u_zbase + gl_WorkGroupID.y;
@@ -71,78 +168,116 @@ void main() {
   q_off += zz * u_bstride_q[0];  // zz < u_bshape[0]
   k_off += zz * u_bstride_k[0];
   v_off += zz * u_bstride_v[0];
-  for (uint e = tid; e < BQ * DH; e += LOCAL_X) {
-    uint r = e / DH, d = e % DH, gr = q0 + r;
-    Qs[r][d / 4u][d % 4u] = (gr < u_L && d < u_E) ? float(load1(q_off + gr * u_q_sl + d * u_q_se)) * u_scale : 0.0;
+  // Invocation tid loads quads e = tid + n * LOCAL_X (n < NLQ, NLD) of a tile: row e / 16,
+  // quad e % 16. All loads are issued before the first store.
+  {
+    vec4 pq[NLQ];
+    for (uint n = 0u; n < NLQ; ++n) {
+      uint e = tid + n * LOCAL_X;
+      pq[n] = q_quad(q_off, q0 + e / 16u, e % 16u);
+    }
+    for (uint n = 0u; n < NLQ; ++n) {
+      uint e = tid + n * LOCAL_X;
+      QS(e / 16u, e % 16u) = pq[n] * u_scale;
+    }
   }
-  // Per row i (0..3): running max m, sum l, output columns o[2i] (4tx..) and o[2i+1] (32+4tx..).
-  // Register arrays are only indexed by constants (ROWS expands per row), so that compilers keep
-  // them in registers.
+  vec4 pk[NLD], pv[NLD];
+  for (uint n = 0u; n < NLD; ++n) {
+    uint e = tid + n * LOCAL_X;
+    pk[n] = k_quad(k_off, e / 16u, e % 16u);
+    pv[n] = v_quad(v_off, e / 16u, e % 16u);
+  }
   vec4 m = vec4(-F_INF), l = vec4(0.0);
   vec4 o[8];
   for (int i = 0; i < 8; ++i) o[i] = vec4(0.0);
+  vec4 s[4 * KQ];
   uint kend = u_causal != 0 ? min(u_S, q0 + BQ) : u_S;
   uvec4 lanes = uvec4(0u, 8u, 16u, 24u);
+  uint gi0 = q0 + 4u * ty;
   for (uint k0 = 0u; k0 < kend; k0 += BKV) {
     workgroup_sync();  // the previous tile's readers are done (and Qs is written)
-#ifdef KV_QUADS
-    // f32 k and v contiguous along E with aligned rows: one 128-bit load per 4 dims.
-    for (uint e = tid; e < BKV * DH / 4u; e += LOCAL_X) {
-      uint j = e / (DH / 4u), dq = e % (DH / 4u), gj = k0 + j;
-      bool in_s = gj < u_S;
-      Ks[j][dq] = (in_s && 4u * dq < u_E) ? qK[(k_off + gj * u_k_ss) / 4u + dq] : vec4(0.0);
-      Vs[j][dq] = (in_s && 4u * dq < u_Ev) ? qV[(v_off + gj * u_v_ss) / 4u + dq] : vec4(0.0);
+    for (uint n = 0u; n < NLD; ++n) {
+      uint e = tid + n * LOCAL_X;
+      KS(e / 16u, e % 16u) = pk[n];
+      Vs[e] = pv[n];
     }
-#else
-    for (uint e = tid; e < BKV * DH; e += LOCAL_X) {
-      uint j = e / DH, d = e % DH, gj = k0 + j;
-      bool in_s = gj < u_S;
-      Ks[j][d / 4u][d % 4u] = (in_s && d < u_E) ? float(load2(k_off + gj * u_k_ss + d * u_k_se)) : 0.0;
-      Vs[j][d / 4u][d % 4u] = (in_s && d < u_Ev) ? float(load3(v_off + gj * u_v_ss + d * u_v_se)) : 0.0;
-    }
-#endif
     workgroup_sync();
-    // s_i[c] = score of row 4ty + i and key tx + 8c
-    vec4 s0 = vec4(0.0), s1 = vec4(0.0), s2 = vec4(0.0), s3 = vec4(0.0);
-    for (uint dq = 0u; dq < DH / 4u; ++dq) {
-      vec4 k0q = Ks[tx][dq], k1q = Ks[tx + 8u][dq], k2q = Ks[tx + 16u][dq], k3q = Ks[tx + 24u][dq];
-#define DOTS(S, A) S += vec4(dot(A, k0q), dot(A, k1q), dot(A, k2q), dot(A, k3q));
-      DOTS(s0, Qs[4u * ty][dq])
-      DOTS(s1, Qs[4u * ty + 1u][dq])
-      DOTS(s2, Qs[4u * ty + 2u][dq])
-      DOTS(s3, Qs[4u * ty + 3u][dq])
+    if (k0 + BKV < kend) {  // the next tile's loads, in flight while this tile is computed
+      for (uint n = 0u; n < NLD; ++n) {
+        uint e = tid + n * LOCAL_X;
+        pk[n] = k_quad(k_off, k0 + BKV + e / 16u, e % 16u);
+        pv[n] = v_quad(v_off, k0 + BKV + e / 16u, e % 16u);
+      }
     }
-    uvec4 gj = uvec4(k0 + tx) + lanes;
-    bvec4 out_s = greaterThanEqual(gj, uvec4(u_S));
-    uint gi0 = q0 + 4u * ty;
-#define MASK_ROW(S, I)                                                                          \
-  S = mix(S, vec4(-F_INF), u_causal != 0 ? bvec4(uvec4(out_s) | uvec4(greaterThan(gj, uvec4(gi0 + I)))) : out_s); \
-  red_max[4u * ty + I][tx] = max(max(S.x, S.y), max(S.z, S.w));
-    MASK_ROW(s0, 0u)
-    MASK_ROW(s1, 1u)
-    MASK_ROW(s2, 2u)
-    MASK_ROW(s3, 3u)
+    for (int i = 0; i < 4 * KQ; ++i) s[i] = vec4(0.0);
+    for (uint dq = 0u; dq < DH / 4u; ++dq) {
+      vec4 kq[4 * KQ];
+#define LOAD_K(i, h)                             \
+  kq[4u * h] = KS(tx + 32u * h, dq);             \
+  kq[4u * h + 1u] = KS(tx + 32u * h + 8u, dq);   \
+  kq[4u * h + 2u] = KS(tx + 32u * h + 16u, dq);  \
+  kq[4u * h + 3u] = KS(tx + 32u * h + 24u, dq);
+      FOR_H(LOAD_K, 0u)
+#define DOTS(i, h) \
+  s[KQU * i + h] += vec4(dot(a, kq[4u * h]), dot(a, kq[4u * h + 1u]), dot(a, kq[4u * h + 2u]), dot(a, kq[4u * h + 3u]));
+#define ROW_DOTS(i)               \
+  {                               \
+    vec4 a = QS(4u * ty + i, dq); \
+    FOR_H(DOTS, i)                \
+  }
+      FOR_ROWS(ROW_DOTS)
+    }
+    // Masks (keys past S; causal: keys after the row) and each row's maximum over this lane.
+    vec4 lmax = vec4(-F_INF);
+#define MASK(i, h)                                                                           \
+  {                                                                                          \
+    uvec4 gj = uvec4(k0 + tx + 32u * h) + lanes;                                             \
+    bvec4 out_s = greaterThanEqual(gj, uvec4(u_S));                                          \
+    if (u_causal != 0) out_s = bvec4(uvec4(out_s) | uvec4(greaterThan(gj, uvec4(gi0 + i)))); \
+    s[KQU * i + h] = mix(s[KQU * i + h], vec4(-F_INF), out_s);                               \
+    lmax[i] = max(lmax[i], max4(s[KQU * i + h]));                                            \
+  }
+#define MASK_ROW(i) FOR_H(MASK, i)
+    FOR_ROWS(MASK_ROW)
+#ifdef SUBGROUP
+    vec4 mn = max(m, group_max(lmax));
+#else
+    for (uint i = 0u; i < 4u; ++i) red_max[4u * ty + i][tx] = lmax[i];
     workgroup_sync();
     vec4 mn = m;
     for (uint c = 0u; c < 8u; ++c)
       mn = max(mn, vec4(red_max[4u * ty][c], red_max[4u * ty + 1u][c], red_max[4u * ty + 2u][c], red_max[4u * ty + 3u][c]));
+#endif
     // rows with no key yet keep exp2 away from inf - inf
     vec4 mu = mix(mn, vec4(0.0), equal(mn, vec4(-F_INF)));
     vec4 alpha = exp2(m - mu);
     m = mn;
-    vec4 p0 = exp2(s0 - mu.x), p1 = exp2(s1 - mu.y), p2 = exp2(s2 - mu.z), p3 = exp2(s3 - mu.w);
-    red_sum[4u * ty][tx] = (p0.x + p0.y) + (p0.z + p0.w);
-    red_sum[4u * ty + 1u][tx] = (p1.x + p1.y) + (p1.z + p1.w);
-    red_sum[4u * ty + 2u][tx] = (p2.x + p2.y) + (p2.z + p2.w);
-    red_sum[4u * ty + 3u][tx] = (p3.x + p3.y) + (p3.z + p3.w);
-    Ps[tx][ty] = vec4(p0.x, p1.x, p2.x, p3.x);
-    Ps[tx + 8u][ty] = vec4(p0.y, p1.y, p2.y, p3.y);
-    Ps[tx + 16u][ty] = vec4(p0.z, p1.z, p2.z, p3.z);
-    Ps[tx + 24u][ty] = vec4(p0.w, p1.w, p2.w, p3.w);
-    workgroup_sync();
+    vec4 lsum = vec4(0.0);
+#define EXP(i, h)                                \
+  s[KQU * i + h] = exp2(s[KQU * i + h] - mu[i]); \
+  lsum[i] += sum4(s[KQU * i + h]);
+#define EXP_ROW(i) FOR_H(EXP, i)
+    FOR_ROWS(EXP_ROW)
+#if KQ == 2
+    workgroup_sync();  // every score is computed: the K tile's memory takes the probabilities
+#endif
+#define STORE_P(i, h)                                                                               \
+  PS(tx + 32u * h, ty) = vec4(s[h].x, s[KQU + h].x, s[2u * KQU + h].x, s[3u * KQU + h].x);         \
+  PS(tx + 32u * h + 8u, ty) = vec4(s[h].y, s[KQU + h].y, s[2u * KQU + h].y, s[3u * KQU + h].y);    \
+  PS(tx + 32u * h + 16u, ty) = vec4(s[h].z, s[KQU + h].z, s[2u * KQU + h].z, s[3u * KQU + h].z);   \
+  PS(tx + 32u * h + 24u, ty) = vec4(s[h].w, s[KQU + h].w, s[2u * KQU + h].w, s[3u * KQU + h].w);
+    FOR_H(STORE_P, 0u)
+#ifdef SUBGROUP
+    vec4 t = group_sum(lsum);
+#else
+    for (uint i = 0u; i < 4u; ++i) red_sum[4u * ty + i][tx] = lsum[i];
+#endif
+    workgroup_sync();  // probabilities (and row sums) are visible
+#ifndef SUBGROUP
     vec4 t = vec4(0.0);
     for (uint c = 0u; c < 8u; ++c)
       t += vec4(red_sum[4u * ty][c], red_sum[4u * ty + 1u][c], red_sum[4u * ty + 2u][c], red_sum[4u * ty + 3u][c]);
+#endif
     l = l * alpha + t;
     o[0] *= alpha.x;
     o[1] *= alpha.x;
@@ -153,7 +288,7 @@ void main() {
     o[6] *= alpha.w;
     o[7] *= alpha.w;
     for (uint j = 0u; j < BKV; ++j) {
-      vec4 a = Ps[j][ty], b0 = Vs[j][tx], b1 = Vs[j][8u + tx];
+      vec4 a = PS(j, ty), b0 = Vs[j * 16u + tx], b1 = Vs[j * 16u + 8u + tx];
       o[0] += a.x * b0;
       o[1] += a.x * b1;
       o[2] += a.y * b0;
@@ -164,7 +299,7 @@ void main() {
       o[7] += a.w * b1;
     }
   }
-  uint out_base = z * u_L * u_Ev, gi0 = q0 + 4u * ty;
+  uint out_base = z * u_L * u_Ev;
   store_quad(out_base, gi0, 4u * tx, o[0] / l.x);
   store_quad(out_base, gi0, 32u + 4u * tx, o[1] / l.x);
   store_quad(out_base, gi0 + 1u, 4u * tx, o[2] / l.y);

@@ -179,9 +179,11 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   /// Workgroups a dispatch may have along `axis` (the device's limit, or the test limit).
   std::uint32_t max_groups(int axis) const;
   std::uint32_t max_groups_x() const;
-  /// Whether kernels may use KHR_shader_subgroup arithmetic in compute shaders (basic and
-  /// arithmetic features, compute stage); GLTENSOR_SUBGROUPS=0 forces the shared-memory
-  /// fallbacks (read on every call, so tests can run both).
+  /// Whether kernels may use the KHR_shader_subgroup features `need` (GL_SUBGROUP_FEATURE_*_BIT_KHR
+  /// bits; basic is always required) in compute shaders; GLTENSOR_SUBGROUPS=0 forces the
+  /// shared-memory fallbacks (read on every call, so tests can run both).
+  bool subgroup_features(std::uint32_t need) const;
+  /// subgroup_features(arithmetic).
   bool subgroup_arithmetic() const;
   /// A barrier before host-side access (upload, copy, map) to a buffer written by a shader.
   void barrier_for_host(GLuint buffer);

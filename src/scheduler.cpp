@@ -15,13 +15,14 @@ std::uint32_t DeviceImpl::max_groups(int axis) const {
 }
 std::uint32_t DeviceImpl::max_groups_x() const { return max_groups(0); }
 
-bool DeviceImpl::subgroup_arithmetic() const {
-  const std::uint32_t need = GL_SUBGROUP_FEATURE_BASIC_BIT_KHR | GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR;
+bool DeviceImpl::subgroup_features(std::uint32_t need) const {
+  need |= GL_SUBGROUP_FEATURE_BASIC_BIT_KHR;
   if (!caps.subgroup || (caps.subgroup_features & need) != need || !(caps.subgroup_stages & GL_COMPUTE_SHADER_BIT))
     return false;
   const char* e = std::getenv("GLTENSOR_SUBGROUPS");
   return !(e && *e == '0');
 }
+bool DeviceImpl::subgroup_arithmetic() const { return subgroup_features(GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR); }
 
 void DeviceImpl::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
                           std::span<const BufferUse> uses) {

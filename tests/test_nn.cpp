@@ -448,6 +448,19 @@ std::vector<double> ref_attention(const std::vector<float>& q, const std::vector
   }
   return out;
 }
+
+// Environment settings that select the fused attention kernel's smaller tilings on this device
+// (none on llvmpipe: 32 KiB of shared memory and no subgroups leave one).
+std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
+  std::vector<std::pair<const char*, const char*>> v;
+  if (device().caps().max_shared_memory >= 44 * 1024) v.push_back({"GLTENSOR_ATTENTION_BQ", "32"});
+  if (device().caps().subgroup) {
+    v.push_back({"GLTENSOR_ATTENTION_KEYS", "32"});
+    v.push_back({"GLTENSOR_SUBGROUPS", "0"});
+  }
+  return v;
+}
+
 }  // namespace
 
 // The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
@@ -475,12 +488,13 @@ TEST(Attention, FusedKernelMatchesReference) {
       Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
       EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
       EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what;
-      // 32 query rows per workgroup, where the device would choose 64.
-      if (device().caps().max_shared_memory >= 45 * 1024) {
-        setenv("GLTENSOR_ATTENTION_BQ", "32", 1);
+      // The kernel's other tilings where the device would choose a larger one: 32 query rows
+      // per workgroup, 32 keys per tile, shared-memory row reductions instead of clusters.
+      for (const auto& [var, val] : smaller_attention_tilings()) {
+        setenv(var, val, 1);
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
-            << what << " with 32 query rows per workgroup";
-        unsetenv("GLTENSOR_ATTENTION_BQ");
+            << what << " with " << var << "=" << val;
+        unsetenv(var);
       }
       setenv("GLTENSOR_ATTENTION", "composite", 1);
       EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
@@ -499,20 +513,27 @@ TEST(Attention, FusedKernelMatchesReference) {
                                           Tensor::from_host(device(), v, {B, H, S, E}, DType::f16), Tensor(), true);
   EXPECT_EQ(r.dtype(), DType::f32);
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "strided q, f16 k/v";
-  // NaN in a key reaches exactly the rows that see it (causal: rows >= 3), Inf in q gives NaN rows.
+  // NaN in a key reaches exactly the rows that see it (causal: rows >= 3), Inf in q gives NaN rows;
+  // in every tiling (row maxima of NaN through clustered operations or shared memory).
   std::vector<float> kq(1 * 8 * 4, 0.5f), kk(1 * 8 * 4, 0.25f), kv(1 * 8 * 4, 1.0f);
   kk[3 * 4 + 1] = NAN;
   kq[0] = INFINITY;
-  auto out = scaled_dot_product_attention(Tensor::from_host(device(), kq, {1, 8, 4}),
-                                          Tensor::from_host(device(), kk, {1, 8, 4}),
-                                          Tensor::from_host(device(), kv, {1, 8, 4}), Tensor(), true)
-                 .to_vector();
-  for (int i = 0; i < 8; ++i)
-    for (int c = 0; c < 4; ++c) {
-      const float x = out[i * 4 + c];
-      if (i == 0 || i >= 3)
-        EXPECT_TRUE(std::isnan(x)) << i;
-      else
-        EXPECT_FLOAT_EQ(x, 1.0f) << i;
-    }
+  auto tilings = smaller_attention_tilings();
+  tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
+  for (const auto& [var, val] : tilings) {
+    setenv(var, val, 1);
+    auto out = scaled_dot_product_attention(Tensor::from_host(device(), kq, {1, 8, 4}),
+                                            Tensor::from_host(device(), kk, {1, 8, 4}),
+                                            Tensor::from_host(device(), kv, {1, 8, 4}), Tensor(), true)
+                   .to_vector();
+    unsetenv(var);
+    for (int i = 0; i < 8; ++i)
+      for (int c = 0; c < 4; ++c) {
+        const float x = out[i * 4 + c];
+        if (i == 0 || i >= 3)
+          EXPECT_TRUE(std::isnan(x)) << i << " " << var << "=" << val;
+        else
+          EXPECT_FLOAT_EQ(x, 1.0f) << i << " " << var << "=" << val;
+      }
+  }
 }
