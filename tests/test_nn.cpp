@@ -74,21 +74,39 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
     EXPECT_EQ(y.shape(), os);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(c.x) << " * " << to_string(c.w);
   }
-  // 64 output channels over 2 x 16 x 16 positions and K = 72: whole tiles for the quad-load
-  // matmul kernel (forced: too few tiles to be chosen), bias added in its epilogue.
+  // The quad-load matmul kernel writing NCHW directly (forced: too few tiles to be chosen):
+  // 64 output channels, K = 72, Nimg * OH * OW a multiple of 128. Padding, bias in its epilogue;
+  // stride, dilation, asymmetric padding, OW = 6 (im2col's quads of positions wrap to the next
+  // row), a non-contiguous (NHWC) input; f16 input and weights.
   {
     setenv("GLTENSOR_MATMUL_KERNEL", "vec4", 1);
-    const Shape xs{2, 8, 16, 16}, ws{64, 8, 3, 3};
-    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 64);
-    HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
-    std::vector<double> hb(bv.begin(), bv.end());
-    Shape os;
-    auto ref = ref_conv(hx, hw, &hb, Conv2dOptions::pad(1), os);
-    Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws),
-                      Tensor::from_host(device(), bv, {64}), Conv2dOptions::pad(1));
+    struct IC {
+      Shape x;
+      Conv2dOptions o;
+      bool nhwc, f16;
+    };
+    for (const IC& c : std::vector<IC>{{{2, 8, 16, 16}, Conv2dOptions::pad(1), false, false},
+                                       {{16, 8, 9, 9}, opts({2, 1}, {1, 0, 0, 1}, {1, 2}, 1), true, false},
+                                       {{2, 8, 16, 16}, Conv2dOptions::pad(1), false, true}}) {
+      const Shape ws{64, 8, 3, 3};
+      auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 64);
+      if (c.f16)
+        for (auto* v : {&xv, &wv})
+          for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+      HostT hx{{xv.begin(), xv.end()}, c.x}, hw{{wv.begin(), wv.end()}, ws};
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(hx, hw, &hb, c.o, os);
+      const DType dt = c.f16 ? DType::f16 : DType::f32;
+      Tensor x = Tensor::from_host(device(), xv, c.x, dt);
+      if (c.nhwc) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      Tensor y = conv2d(x, Tensor::from_host(device(), wv, ws, dt), Tensor::from_host(device(), bv, {64}), c.o);
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_EQ(y.dtype(), dt);
+      EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, c.f16 ? 2e-3 : 1e-4, c.f16 ? 2e-3 : 1e-5))
+          << "quad-load kernel " << to_string(c.x) << (c.nhwc ? " NHWC view" : "") << (c.f16 ? " f16" : "");
+    }
     unsetenv("GLTENSOR_MATMUL_KERNEL");
-    EXPECT_EQ(y.shape(), os);
-    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "64 output channels, quad-load matmul";
   }
   // im2col's grid split into several dispatches (at most 3 workgroups per grid dimension):
   // 5 images x 18 rows (c, kh, kw) with 2 workgroups of positions each.
