@@ -2,6 +2,11 @@
 // max and normalizer, then write). Rows are addressed through the kept dims' strides (KD of them),
 // the softmax dim through u_in_step / u_out_step, so any dim and any view works without a copy.
 // LOG defined: log_softmax. NaN in a row makes the row NaN (as in PyTorch).
+// ROW_QUADS (f32 rows contiguous and on 4-element boundaries, L <= 4 * NQ * LOCAL_X): one read
+// of the row as 128-bit quads held in registers (NQ per invocation, all loads issued before any
+// arithmetic), max and sum combined across the workgroup (subgroupMax / subgroupAdd where
+// SUBGROUP, else a shared-memory tree), one 128-bit store per quad: the row is read once
+// instead of twice (bench/RESULTS.md).
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_rows;
@@ -37,6 +42,75 @@ void combine(inout float m, inout float s, float m2, float s2) {
   m = M;
 }
 
+#ifdef ROW_QUADS
+// Workgroup maximum (MAX) or sum of v, returned to every invocation.
+float workgroup_reduce(float v, bool MAX) {
+#ifdef SUBGROUP
+  v = MAX ? subgroupMax(v) : subgroupAdd(v);
+  workgroup_sync();  // s_m is free (earlier readers are done)
+  if (subgroupElect()) s_m[gl_SubgroupID] = v;
+  workgroup_sync();
+  v = s_m[0];
+  for (uint k = 1u; k < gl_NumSubgroups; ++k) v = MAX ? max(v, s_m[k]) : v + s_m[k];
+#else
+  uint tid = gl_LocalInvocationID.x;
+  workgroup_sync();
+  s_m[tid] = v;
+  workgroup_sync();
+  for (uint k = LOCAL_X / 2u; k > 0u; k >>= 1u) {
+    if (tid < k) s_m[tid] = MAX ? max(s_m[tid], s_m[tid + k]) : s_m[tid] + s_m[tid + k];
+    workgroup_sync();
+  }
+  v = s_m[0];
+#endif
+  return v;
+}
+
+void main() {
+  uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  uint tid = gl_LocalInvocationID.x;
+  if (row >= u_rows) return;
+  uint bi = u_in_off, bo = u_out_off, r = row;
+  for (int d = KD - 1; d >= 0; --d) {
+    uint i = r % u_kshape[d];
+    r /= u_kshape[d];
+    bi += i * u_kstride_in[d];
+    bo += i * u_kstride_out[d];
+  }
+  uint nq = u_L / 4u;
+  vec4 v[NQ];
+  for (uint q = 0u; q < NQ; ++q) {
+    uint i = tid + q * LOCAL_X;
+    v[q] = i < nq ? uintBitsToFloat(t14[bi / 4u + i]) : vec4(-F_INF);
+  }
+  // NaN: max may skip it, but exp(NaN - m) makes the sum, and so the row, NaN.
+  float m = -F_INF;
+  for (uint q = 0u; q < NQ; ++q) m = max(m, max(max(v[q].x, v[q].y), max(v[q].z, v[q].w)));
+  m = workgroup_reduce(m, true);
+  float s = 0.0;
+  for (uint q = 0u; q < NQ; ++q) {
+    vec4 e = exp(v[q] - m);
+    s += (e.x + e.y) + (e.z + e.w);
+#ifndef LOG
+    v[q] = e;
+#endif
+  }
+  s = workgroup_reduce(s, false);
+#ifdef LOG
+  float lse = m + log(s);
+  for (uint q = 0u; q < NQ; ++q) {
+    uint i = tid + q * LOCAL_X;
+    if (i < nq) t04[bo / 4u + i] = floatBitsToUint(v[q] - lse);
+  }
+#else
+  float inv = 1.0 / s;
+  for (uint q = 0u; q < NQ; ++q) {
+    uint i = tid + q * LOCAL_X;
+    if (i < nq) t04[bo / 4u + i] = floatBitsToUint(v[q] * inv);
+  }
+#endif
+}
+#else
 void main() {
   uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   uint tid = gl_LocalInvocationID.x;
@@ -83,3 +157,4 @@ void main() {
     store0(bo + i * u_out_step, CT0(exp(float(load1(bi + i * u_in_step)) - m) * inv));
 #endif
 }
+#endif

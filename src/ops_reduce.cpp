@@ -365,8 +365,29 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
   if (out.numel() == 0) return out;
   const RowLayout r = row_layout(x, out, dim);
   std::string h = "#define KD " + std::to_string(r.kshape.size()) + "\n" + (log ? "#define LOG 1\n" : "");
-  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-  const Program& p = dev.programs.get("softmax.comp", h, r.L >= 256 ? 256 : 64);
+  const std::uint32_t local = r.L >= 256 ? 256 : 64;
+  // Row in registers (ROW_QUADS): f32 rows contiguous, starting on 4-element boundaries, at most
+  // 8 quads per invocation.
+  auto quad_rows = [&](const Tensor& t, const Shape& kstrides, std::int64_t step) {
+    if (t.dtype() != DType::f32 || step != 1 || t.offset() % 4) return false;
+    for (std::int64_t st : kstrides)
+      if (st % 4) return false;
+    return true;
+  };
+  const std::int64_t nq = (r.L + 4 * local - 1) / (4 * local);
+  const bool row_quads =
+      r.L % 4 == 0 && nq <= 8 && quad_rows(x, r.kin, r.in_step) && quad_rows(out, r.kout, r.out_step);
+  if (row_quads) {
+    if (dev.subgroup_arithmetic())
+      h = "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
+          "#define SUBGROUP 1\n" +
+          h;
+    h += "#define ROW_QUADS 1\n#define NQ " + std::to_string(nq) + "u\n" +
+         operand_glsl_vec4(0, DType::f32, CT::f32, true) + operand_glsl_vec4(1, DType::f32, CT::f32, false);
+  } else {
+    h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  }
+  const Program& p = dev.programs.get("softmax.comp", h, local);
   set_rows(p, r, x, out);
   std::uint32_t gx, gy;
   grid_for(dev, static_cast<std::uint64_t>(r.rows), gx, gy);

@@ -316,8 +316,20 @@ TEST(Softmax, AnyDimViewsAndSpecials) {
     Shape shape;
     std::int64_t dim;
   };
-  for (const C& c :
-       std::vector<C>{{{5, 17}, -1}, {{5, 17}, 0}, {{2, 3, 300}, 1}, {{1}, 0}, {{3, 1}, 1}, {{4, 1000}, 1}}) {
+  // Rows of 4n contiguous f32 take the row-in-registers path ({4, 1000}: one quad per
+  // invocation, {3, 4100}: 5 with a partial last, {2, 8192}: 8, {5, 12}: 64 invocations);
+  // {2, 8196} is one quad too long for it. With subgroups, each also runs without them.
+  const bool sg = device().caps().subgroup;
+  for (const C& c : std::vector<C>{{{5, 17}, -1},
+                                   {{5, 17}, 0},
+                                   {{2, 3, 300}, 1},
+                                   {{1}, 0},
+                                   {{3, 1}, 1},
+                                   {{4, 1000}, 1},
+                                   {{3, 4100}, 1},
+                                   {{2, 8192}, -1},
+                                   {{2, 8196}, 1},
+                                   {{5, 12}, 1}}) {
     const std::size_t n = numel_of(c.shape);
     auto x = uniform(rng, n, -8, 8);
     Tensor t = Tensor::from_host(device(), x, c.shape);
@@ -340,8 +352,34 @@ TEST(Softmax, AnyDimViewsAndSpecials) {
       ref[lin] = std::exp(x[lin] - lse);
       lref[lin] = x[lin] - lse;
     }
-    EXPECT_TRUE(close(softmax(t, c.dim).to_vector(), ref, 1e-5, 1e-7)) << to_string(c.shape) << " dim " << c.dim;
-    EXPECT_TRUE(close(log_softmax(t, c.dim).to_vector(), lref, 1e-5, 1e-5)) << to_string(c.shape) << " dim " << c.dim;
+    for (const char* subgroups : {"1", "0"}) {
+      if (!sg && *subgroups == '0') continue;
+      setenv("GLTENSOR_SUBGROUPS", subgroups, 1);
+      EXPECT_TRUE(close(softmax(t, c.dim).to_vector(), ref, 1e-5, 1e-7))
+          << to_string(c.shape) << " dim " << c.dim << " subgroups " << subgroups;
+      EXPECT_TRUE(close(log_softmax(t, c.dim).to_vector(), lref, 1e-5, 1e-5))
+          << to_string(c.shape) << " dim " << c.dim << " subgroups " << subgroups;
+      unsetenv("GLTENSOR_SUBGROUPS");
+    }
+  }
+  // Specials in both paths (rows of 4, of 3): NaN or +Inf make the row NaN, -Inf entries get 0,
+  // a row of -Inf only is NaN (as PyTorch: exp(-inf - -inf)).
+  for (int len : {4, 3}) {
+    const float I = INFINITY;
+    std::vector<std::vector<float>> rows = {{1, NAN, 2, 3}, {I, 1, 2, 3}, {-I, 0, 1, -I}, {-I, -I, -I, -I}};
+    std::vector<float> flat;
+    for (auto& rw : rows) flat.insert(flat.end(), rw.begin(), rw.begin() + len);
+    auto out = softmax(Tensor::from_host(device(), flat, {4, len}), 1).to_vector();
+    for (int j = 0; j < len; ++j) {
+      EXPECT_TRUE(std::isnan(out[j])) << "NaN row, length " << len;
+      EXPECT_TRUE(std::isnan(out[len + j])) << "+Inf row, length " << len;
+      EXPECT_TRUE(std::isnan(out[3 * len + j])) << "-Inf row, length " << len;
+    }
+    EXPECT_EQ(out[2 * len], 0.0f);
+    EXPECT_NEAR(out[2 * len + 1], 1 / (1 + std::exp(1.0)), 1e-6) << len;
+    if (len == 4) {
+      EXPECT_EQ(out[2 * len + 3], 0.0f);
+    }
   }
   // non-contiguous input, f16, NaN row and -inf entries
   auto x = uniform(rng, 60, -3, 3);
