@@ -744,6 +744,14 @@ void lab_conv() {
   report("linear(cols [100352,576], wm [64,576])", [&] { Tensor y = linear(cols, wm, b); });
   report("matmul(wm [64,576], colsT [576,100352])", [&] { Tensor y = matmul(wm, colsT); });
   report("permute NHWC -> NCHW copy", [&] { Tensor y = nhwc.permute({0, 3, 1, 2}).contiguous(); });
+  // The same GEMM with N = 528 and 1056 tiles of 128 (one and two full waves if 4 workgroups of
+  // the kernel fit an SM of 132): rates scaled to the bench case's flops by N.
+  for (std::int64_t tiles : {528, 1056, 784 * 2}) {
+    Tensor c2 = randn(*g_dev, {576, tiles * 128}, gen);
+    const double ms = time_ms([&] { Tensor y = matmul(wm, c2); }, 10);
+    std::printf("conv matmul(wm [64,576], colsT [576,%lld]) %8.3f ms  %8.1f GFLOP/s\n",
+                static_cast<long long>(tiles * 128), ms, 2.0 * 64 * 576 * tiles * 128 / ms * 1e-6);
+  }
   g_dev->synchronize();
 }
 
