@@ -47,20 +47,32 @@ uniform float u_beta;
 // transposed in shared memory so both operands are read as vec4s; the next K-tile is loaded
 // into registers while the current one is multiplied (double-buffered shared memory, one
 // barrier per K-tile). Measured against other tile shapes in bench/kernel_lab.cpp.
+// SLICE_K: 2 x 128 invocations; slice s (invocations 128s..) computes the tile over the K half
+// [s K/2, (s+1) K/2) with its own shared buffers, and slice 1 hands its accumulators to slice
+// 0 through shared memory at the end (sliced K: twice the workgroups' invocations per tile, so
+// that few tiles fill a GPU's waves; bench/RESULTS.md). NT = invocations per slice.
 #define BK 8u
+#define NT 128u
 #define TX (BN / 8u)
 #define TY (BM / 8u)
 #define KV (BK / 4u)
-#define LA (BM * KV / LOCAL_X)
-#define LB (BN * KV / LOCAL_X)
+#define LA (BM * KV / NT)
+#define LB (BN * KV / NT)
+#ifdef SLICE_K
+#define NSL 2u
+#else
+#define NSL 1u
+#endif
+#define LID (gl_LocalInvocationID.x % NT)  // invocation within its slice
+#define SLICE (gl_LocalInvocationID.x / NT)
 uniform uint u_qa_s;
 uniform uint u_qb_s;
 uniform uint u_split;
-shared vec4 As[2][BK][BM / 4u];
-shared vec4 Bs[2][BK][BN / 4u];
+shared vec4 As[NSL][2][BK][BM / 4u];
+shared vec4 Bs[NSL][2][BK][BN / 4u];
 
 vec4 fetch_a(uint l, uint m0, uint k0, uint qbase) {
-  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+  uint e = LID + NT * l;
 #if A_KMAJOR
   return quadA(qbase + (m0 + e / KV) * u_qa_s + k0 / 4u + e % KV);
 #else
@@ -68,16 +80,16 @@ vec4 fetch_a(uint l, uint m0, uint k0, uint qbase) {
 #endif
 }
 void put_a(uint buf, uint l, vec4 v) {
-  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+  uint e = LID + NT * l;
 #if A_KMAJOR
   uint m = e / KV, q = e % KV;
-  for (uint j = 0u; j < 4u; ++j) As[buf][4u * q + j][m / 4u][m % 4u] = v[j];
+  for (uint j = 0u; j < 4u; ++j) As[SLICE][buf][4u * q + j][m / 4u][m % 4u] = v[j];
 #else
-  As[buf][e / (BM / 4u)][e % (BM / 4u)] = v;
+  As[SLICE][buf][e / (BM / 4u)][e % (BM / 4u)] = v;
 #endif
 }
 vec4 fetch_b(uint l, uint n0, uint k0, uint qbase) {
-  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+  uint e = LID + NT * l;
 #if B_KMAJOR
   return quadB(qbase + (n0 + e / KV) * u_qb_s + k0 / 4u + e % KV);
 #else
@@ -85,12 +97,12 @@ vec4 fetch_b(uint l, uint n0, uint k0, uint qbase) {
 #endif
 }
 void put_b(uint buf, uint l, vec4 v) {
-  uint e = gl_LocalInvocationID.x + LOCAL_X * l;
+  uint e = LID + NT * l;
 #if B_KMAJOR
   uint n = e / KV, q = e % KV;
-  for (uint j = 0u; j < 4u; ++j) Bs[buf][4u * q + j][n / 4u][n % 4u] = v[j];
+  for (uint j = 0u; j < 4u; ++j) Bs[SLICE][buf][4u * q + j][n / 4u][n % 4u] = v[j];
 #else
-  Bs[buf][e / (BN / 4u)][e % (BN / 4u)] = v;
+  Bs[SLICE][buf][e / (BN / 4u)][e % (BN / 4u)] = v;
 #endif
 }
 float act(float x);
@@ -169,27 +181,27 @@ void main() {
   uint z = u_zbase + gl_WorkGroupID.z;
 #ifdef VEC4
   uvec3 bo = batch_offsets();
-  uint tid = gl_LocalInvocationID.x, tx = tid % TX, ty = tid / TX;
+  uint tid = LID, tx = tid % TX, ty = tid / TX, sl = SLICE;
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   uint qa = bo.x / 4u, qb = bo.y / 4u;
   vec4 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = vec4(0.0);
   vec4 ra[LA], rb[LB];
-  for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, 0u, qa);
-  for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, 0u, qb);
+  uint nk = u_K / BK / NSL, kb = sl * nk * BK;  // this slice's K-tiles start at kb
+  for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, kb, qa);
+  for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, kb, qb);
   for (uint l = 0u; l < LA; ++l) put_a(0u, l, ra[l]);
   for (uint l = 0u; l < LB; ++l) put_b(0u, l, rb[l]);
   workgroup_sync();
-  uint nk = u_K / BK;
   for (uint t = 0u; t < nk; ++t) {
     uint cur = t & 1u;
     if (t + 1u < nk) {
-      for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, (t + 1u) * BK, qa);
-      for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, (t + 1u) * BK, qb);
+      for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, kb + (t + 1u) * BK, qa);
+      for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, kb + (t + 1u) * BK, qb);
     }
     for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[cur][k][ty], a1 = As[cur][k][TY + ty];
-      vec4 b0 = Bs[cur][k][tx], b1 = Bs[cur][k][TX + tx];
+      vec4 a0 = As[sl][cur][k][ty], a1 = As[sl][cur][k][TY + ty];
+      vec4 b0 = Bs[sl][cur][k][tx], b1 = Bs[sl][cur][k][TX + tx];
       for (int i = 0; i < 4; ++i) {
         acc[2 * i] += a0[i] * b0;
         acc[2 * i + 1] += a0[i] * b1;
@@ -203,6 +215,21 @@ void main() {
     }
     workgroup_sync();
   }
+#ifdef SLICE_K
+  // Slice 1's accumulators into slice 0's, 8 per invocation at a time through Bs (1024 quads).
+#define BS_FLAT(f) Bs[(f) / 512u][((f) / 256u) % 2u][((f) / 32u) % 8u][(f) % 32u]
+#define PUT(i, r) BS_FLAT(uint(i) * NT + tid) = acc[8 * r + i];
+#define ADD(i, r) acc[8 * r + i] += BS_FLAT(uint(i) * NT + tid);
+#define ALL8(X, r) X(0, r) X(1, r) X(2, r) X(3, r) X(4, r) X(5, r) X(6, r) X(7, r)
+#define HAND(r)                 \
+  if (sl == 1u) { ALL8(PUT, r) } \
+  workgroup_sync();             \
+  if (sl == 0u) { ALL8(ADD, r) } \
+  workgroup_sync();
+  HAND(0)
+  HAND(1)
+  if (sl != 0u) return;
+#endif
   uint c_off = z * u_M * u_N;
   uint d_off = bo.z;
   uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty, na = n0 + 4u * tx, nb = n0 + BN / 2u + 4u * tx;

@@ -3,21 +3,30 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "autotune.hpp"
 #include "egl_platform.hpp"
 #include "gl.hpp"
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
 
 namespace gltensor::detail {
+
+/// FNV-1a hash (on-disk cache keys).
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull);
+/// The on-disk cache folder (program binaries, tuning): GLTENSOR_CACHE_DIR ("off" or empty:
+/// none), else $XDG_CACHE_HOME/gltensor, else ~/.cache/gltensor.
+std::filesystem::path cache_dir();
 
 struct DeviceImpl;
 
@@ -132,6 +141,7 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   Logger logger;
   Pool pool{*this};
   ProgramCache programs{*this};
+  Tuner tuner;
 
   // ---- scheduler state ----
   std::uint64_t batch = 1;  // id of the batch being recorded

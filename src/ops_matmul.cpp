@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "autotune.hpp"
 #include "codegen.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/linalg.hpp"
@@ -144,7 +145,16 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   // Whole tiles only, and enough of them to fill a GPU: with few tiles the 64x64 kernel's
   // smaller tiles spread better (bench/RESULTS.md).
   const std::int64_t vec4_tiles = (M / 64) * (N / 128) * numel_of(batch);
-  const bool use_vec4 = vl.ok && (forced == "vec4" || (forced.empty() && vec4_tiles >= 256));
+  const bool use_vec4 = vl.ok && (forced == "vec4" || forced == "vec4s" || (forced.empty() && vec4_tiles >= 256));
+  // Sliced K (two halves of K per tile, 256 invocations per workgroup) fills a GPU's waves
+  // better where the tiles make a fraction of a wave over a whole one, and worse elsewhere
+  // (conv2d's 784 tiles of K = 576 on an H100: 0.344 ms against 0.395; 512 tiles of K = 2048:
+  // 0.749 against 0.659; bench/RESULTS.md). The wave size is not known to GL, so the choice is
+  // measured on first use per (tiles, K) (Tuner) where K splits into whole K-tiles, K >= 256 and
+  // the tiles are at most 4096. "vec4s" forces sliced K where K splits, "vec4" forces unsliced.
+  const bool slice_ok = use_vec4 && K % 16 == 0;
+  const bool slice_forced = slice_ok && forced == "vec4s";
+  const bool slice_tuned = slice_ok && forced.empty() && K >= 256 && vec4_tiles <= 4096;
   if (split > 0 && !use_vec4) return Tensor();
   Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   if (out.numel() == 0) return out;
@@ -171,49 +181,58 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
          operand_glsl(2, b.dtype(), CT::f32, false);
   }
   if (ed.defined()) h += operand_glsl(3, ed.dtype(), CT::f32, false);
-  const Program& p = use_vec4 ? dev.programs.get("matmul.comp", h, 128) : dev.programs.get("matmul.comp", h, 16, 16, 1);
-  auto u = [&](const char* n, std::int64_t v) { glProgramUniform1ui(p.id, p.loc(n), static_cast<GLuint>(v)); };
-  u("u_M", M);
-  u("u_N", N);
-  u("u_K", K);
-  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bl.shape.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_a"), static_cast<GLsizei>(bd), bl.strides[0].data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_b"), static_cast<GLsizei>(bd), bl.strides[1].data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_d"), static_cast<GLsizei>(bd), bl.strides[2].data());
-  u("u_a_off", ea.offset());
-  u("u_b_off", eb.offset());
-  u("u_a_sm", ea.strides()[ea.dim() - 2]);
-  u("u_a_sk", ea.strides()[ea.dim() - 1]);
-  u("u_b_sk", eb.strides()[eb.dim() - 2]);
-  u("u_b_sn", eb.strides()[eb.dim() - 1]);
-  if (ed.defined()) {
-    u("u_d_off", ed.offset());
-    u("u_d_sm", ed.strides()[ed.dim() - 2]);
-    u("u_d_sn", ed.strides()[ed.dim() - 1]);
-  }
-  if (use_vec4) {
-    u("u_qa_s", vl.qa_s);
-    u("u_qb_s", vl.qb_s);
-    if (split > 0) u("u_split", split);
-  }
-  glProgramUniform1f(p.id, p.loc("u_alpha"), static_cast<float>(alpha));
-  glProgramUniform1f(p.id, p.loc("u_beta"), static_cast<float>(beta));
-  std::vector<BufferUse> uses = {
-      {out.impl()->storage.get(), true}, {a.impl()->storage.get(), false}, {b.impl()->storage.get(), false}};
-  if (ed.defined()) uses.push_back({ed.impl()->storage.get(), false});
   const std::uint64_t gx = static_cast<std::uint64_t>((N + tile_n - 1) / tile_n),
                       gy = static_cast<std::uint64_t>((M + tile_m - 1) / tile_m);
   if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]) ||
       gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
     throw LimitError("gltensor::matmul: result " + to_string(out_shape) +
                      " needs more workgroups than the device allows");
-  const std::int64_t nbatch = numel_of(batch);
-  const std::int64_t zmax = std::max(1, dev.caps.max_workgroup_count[2]);
-  for (std::int64_t z0 = 0; z0 < nbatch; z0 += zmax) {
-    u("u_zbase", z0);
-    dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy),
-                 static_cast<std::uint32_t>(std::min(zmax, nbatch - z0)), uses);
-  }
+  auto launch = [&](bool slice_k) {
+    const Program& p = !use_vec4 ? dev.programs.get("matmul.comp", h, 16, 16, 1)
+                       : slice_k ? dev.programs.get("matmul.comp", h + "#define SLICE_K 1\n", 256)
+                                 : dev.programs.get("matmul.comp", h, 128);
+    auto u = [&](const char* n, std::int64_t v) { glProgramUniform1ui(p.id, p.loc(n), static_cast<GLuint>(v)); };
+    u("u_M", M);
+    u("u_N", N);
+    u("u_K", K);
+    glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bl.shape.data());
+    glProgramUniform1uiv(p.id, p.loc("u_bstride_a"), static_cast<GLsizei>(bd), bl.strides[0].data());
+    glProgramUniform1uiv(p.id, p.loc("u_bstride_b"), static_cast<GLsizei>(bd), bl.strides[1].data());
+    glProgramUniform1uiv(p.id, p.loc("u_bstride_d"), static_cast<GLsizei>(bd), bl.strides[2].data());
+    u("u_a_off", ea.offset());
+    u("u_b_off", eb.offset());
+    u("u_a_sm", ea.strides()[ea.dim() - 2]);
+    u("u_a_sk", ea.strides()[ea.dim() - 1]);
+    u("u_b_sk", eb.strides()[eb.dim() - 2]);
+    u("u_b_sn", eb.strides()[eb.dim() - 1]);
+    if (ed.defined()) {
+      u("u_d_off", ed.offset());
+      u("u_d_sm", ed.strides()[ed.dim() - 2]);
+      u("u_d_sn", ed.strides()[ed.dim() - 1]);
+    }
+    if (use_vec4) {
+      u("u_qa_s", vl.qa_s);
+      u("u_qb_s", vl.qb_s);
+      if (split > 0) u("u_split", split);
+    }
+    glProgramUniform1f(p.id, p.loc("u_alpha"), static_cast<float>(alpha));
+    glProgramUniform1f(p.id, p.loc("u_beta"), static_cast<float>(beta));
+    std::vector<BufferUse> uses = {
+        {out.impl()->storage.get(), true}, {a.impl()->storage.get(), false}, {b.impl()->storage.get(), false}};
+    if (ed.defined()) uses.push_back({ed.impl()->storage.get(), false});
+    const std::int64_t nbatch = numel_of(batch);
+    const std::int64_t zmax = std::max(1, dev.caps.max_workgroup_count[2]);
+    for (std::int64_t z0 = 0; z0 < nbatch; z0 += zmax) {
+      u("u_zbase", z0);
+      dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy),
+                   static_cast<std::uint32_t>(std::min(zmax, nbatch - z0)), uses);
+    }
+  };
+  if (slice_tuned)
+    dev.tuner.run(dev, "matmul_slice_k/" + std::to_string(vec4_tiles) + "/" + std::to_string(K) + "/" + dtype_name(od),
+                  2, [&](int v) { launch(v == 1); });
+  else
+    launch(slice_forced);
   return out;
 }
 }  // namespace

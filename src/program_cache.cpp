@@ -14,15 +14,26 @@
 #include "shader_sources.hpp"
 
 namespace gltensor::detail {
-namespace {
 
-std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h) {
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ull;
   }
   return h;
 }
+
+std::filesystem::path cache_dir() {
+  if (const char* d = std::getenv("GLTENSOR_CACHE_DIR")) {
+    if (std::string(d) == "off" || std::string(d).empty()) return {};
+    return d;
+  }
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "gltensor";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "gltensor";
+  return {};
+}
+
+namespace {
 
 std::string resolve_includes(const std::string& name, int depth = 0) {
   const auto& src = shader_sources();
@@ -58,16 +69,6 @@ std::string source_line(const std::string& source, int n) {
   for (int i = 1; std::getline(in, line); ++i)
     if (i == n) return line;
   return "";
-}
-
-std::filesystem::path cache_dir() {
-  if (const char* d = std::getenv("GLTENSOR_CACHE_DIR")) {
-    if (std::string(d) == "off" || std::string(d).empty()) return {};
-    return d;
-  }
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "gltensor";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "gltensor";
-  return {};
 }
 
 constexpr char kMagic[8] = {'G', 'L', 'T', 'B', 'I', 'N', '0', '1'};

@@ -74,21 +74,21 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
     EXPECT_EQ(y.shape(), os);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(c.x) << " * " << to_string(c.w);
   }
-  // The quad-load matmul kernel writing NCHW directly (forced: too few tiles to be chosen):
-  // 64 output channels, K = 72, Nimg * OH * OW a multiple of 128. Padding, bias in its epilogue;
-  // stride, dilation, asymmetric padding, OW = 6 (im2col's quads of positions wrap to the next
-  // row), a non-contiguous (NHWC) input; f16 input and weights.
-  {
-    setenv("GLTENSOR_MATMUL_KERNEL", "vec4", 1);
+  // The quad-load matmul kernel writing NCHW directly (forced: too few tiles to be chosen), with
+  // and without sliced K: 64 output channels, K = 144, Nimg * OH * OW a multiple of 128.
+  // Padding, bias in its epilogue; stride, dilation, asymmetric padding, OW = 6 (im2col's quads
+  // of positions wrap to the next row), a non-contiguous (NHWC) input; f16 input and weights.
+  for (const char* kernel : {"vec4", "vec4s"}) {
+    setenv("GLTENSOR_MATMUL_KERNEL", kernel, 1);
     struct IC {
       Shape x;
       Conv2dOptions o;
       bool nhwc, f16;
     };
-    for (const IC& c : std::vector<IC>{{{2, 8, 16, 16}, Conv2dOptions::pad(1), false, false},
-                                       {{16, 8, 9, 9}, opts({2, 1}, {1, 0, 0, 1}, {1, 2}, 1), true, false},
-                                       {{2, 8, 16, 16}, Conv2dOptions::pad(1), false, true}}) {
-      const Shape ws{64, 8, 3, 3};
+    for (const IC& c : std::vector<IC>{{{2, 16, 16, 16}, Conv2dOptions::pad(1), false, false},
+                                       {{16, 16, 9, 9}, opts({2, 1}, {1, 0, 0, 1}, {1, 2}, 1), true, false},
+                                       {{2, 16, 16, 16}, Conv2dOptions::pad(1), false, true}}) {
+      const Shape ws{64, 16, 3, 3};
       auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 64);
       if (c.f16)
         for (auto* v : {&xv, &wv})
@@ -104,7 +104,7 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
       EXPECT_EQ(y.shape(), os);
       EXPECT_EQ(y.dtype(), dt);
       EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, c.f16 ? 2e-3 : 1e-4, c.f16 ? 2e-3 : 1e-5))
-          << "quad-load kernel " << to_string(c.x) << (c.nhwc ? " NHWC view" : "") << (c.f16 ? " f16" : "");
+          << kernel << " " << to_string(c.x) << (c.nhwc ? " NHWC view" : "") << (c.f16 ? " f16" : "");
     }
     unsetenv("GLTENSOR_MATMUL_KERNEL");
   }

@@ -1,4 +1,4 @@
-// Program cache: on-disk binaries, stale/corrupt fallback, compile errors as ShaderError.
+// On-disk caches: program binaries (stale/corrupt fallback, compile errors as ShaderError) and tuning.
 #include <filesystem>
 #include <fstream>
 
@@ -80,4 +80,55 @@ TEST(ProgramCache, CompileErrorIsShaderErrorWithLogAndLine) {
   EXPECT_THROW(impl.programs.get("no_such_kernel.comp", "", 64), ShaderError);
   // The device still works.
   EXPECT_EQ((ones(dev, {3}) + 1.0).to_vector(), std::vector<float>(3, 2.0f));
+}
+
+// Tuning (autotune.hpp): matmul's sliced-K choice for (tiles, K) is measured on the first use
+// (every variant run, the chosen one last), reused without measuring, stored in the cache folder
+// and read back by a new device; the result is right whichever variant won.
+TEST(Tuning, MeasuredOnceStoredAndReused) {
+  GLT_RNG(rng);
+  const auto dir = fresh_cache_dir();
+  ::setenv("GLTENSOR_TUNE", "1", 1);               // llvmpipe too
+  const std::int64_t M = 1024, K = 256, N = 2048;  // 16 x 16 tiles of 64 x 128: the quad-load kernel
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N);
+  auto product = [&](Device& d, std::uint64_t& dispatches) {
+    Tensor ta = Tensor::from_host(d, a, {M, K}), tb = Tensor::from_host(d, b, {K, N});
+    d.synchronize();
+    const auto d0 = d.dispatch_count();
+    Tensor r = matmul(ta, tb);
+    dispatches = d.dispatch_count() - d0;
+    return r.to_vector();
+  };
+  auto check = [&](const std::vector<float>& r, const char* what) {
+    for (int t = 0; t < 64; ++t) {
+      const std::int64_t i = rng() % M, j = rng() % N;
+      double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) s += double(a[i * K + k]) * b[k * N + j];
+      ASSERT_NEAR(r[i * N + j], s, 1e-5 * std::abs(s) + 2e-6 * K) << what << " [" << i << ", " << j << "]";
+    }
+  };
+  Device d1 = Device::open();
+  std::uint64_t n = 0;
+  check(product(d1, n), "first use");
+  EXPECT_GE(n, 8u) << "2 variants x (1 warm-up + 3 timed)";
+  EXPECT_EQ(d1.impl()->tuner.measured(), 1u);
+  check(product(d1, n), "second use");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(d1.impl()->tuner.measured(), 1u);
+  bool stored = false;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("tuning-", 0) == 0) {
+      std::ifstream in(e.path());
+      std::string key;
+      int v = -1;
+      in >> key >> v;
+      stored = key == "matmul_slice_k/256/256/float32" && (v == 0 || v == 1);
+    }
+  EXPECT_TRUE(stored);
+  Device d2 = Device::open();
+  check(product(d2, n), "new device");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(d2.impl()->tuner.measured(), 0u);
+  ::unsetenv("GLTENSOR_TUNE");
+  std::filesystem::remove_all(dir);
 }
