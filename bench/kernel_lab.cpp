@@ -755,6 +755,38 @@ void lab_conv() {
   g_dev->synchronize();
 }
 
+// Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,
+// attention, softmax, add), written to $LAB_OUT/NAME.bin (default .), for reading what the
+// driver made of them (NVIDIA's binaries carry its assembly as text).
+void lab_asm() {
+  Generator gen(3);
+  const char* dir = std::getenv("LAB_OUT");
+  auto dump = [&](const char* name, const std::function<void()>& op) {
+    op();
+    g_dev->synchronize();
+    GLint prog = 0, len = 0;
+    glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
+    glGetProgramiv(static_cast<GLuint>(prog), GL_PROGRAM_BINARY_LENGTH, &len);
+    std::vector<char> bin(static_cast<std::size_t>(std::max(len, 0)));
+    GLenum fmt = 0;
+    GLsizei got = 0;
+    if (len > 0) glGetProgramBinary(static_cast<GLuint>(prog), len, &got, &fmt, bin.data());
+    const std::filesystem::path path = std::filesystem::path(dir ? dir : ".") / (std::string(name) + ".bin");
+    std::ofstream(path, std::ios::binary).write(bin.data(), got);
+    std::printf("asm %-10s program %d: %d bytes -> %s\n", name, prog, static_cast<int>(got), path.c_str());
+  };
+  Tensor a = randn(*g_dev, {4096, 4096}, gen), b = randn(*g_dev, {4096, 4096}, gen);
+  dump("matmul", [&] { Tensor c = matmul(a, b); });
+  Tensor x = randn(*g_dev, {32, 64, 56, 56}, gen), w = randn(*g_dev, {64, 64, 3, 3}, gen);
+  dump("conv2d", [&] { Tensor y = conv2d(x, w, Tensor(), Conv2dOptions::pad(1)); });
+  Tensor q = randn(*g_dev, {8, 16, 1024, 64}, gen);
+  dump("attention", [&] { Tensor o = scaled_dot_product_attention(q, q, q, Tensor(), true); });
+  Tensor r = randn(*g_dev, {16384, 4096}, gen);
+  dump("softmax", [&] { Tensor o = softmax(r, -1); });
+  Tensor e = randn(*g_dev, {1 << 26}, gen);
+  dump("add", [&] { Tensor o = add(e, e); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -770,6 +802,7 @@ int main(int argc, char** argv) {
   if (want("conv") && !sw) lab_conv();
   if (want("bufs") && !sw) lab_bufs();
   if (want("bisect")) lab_matmul_bisect(sw ? 256 : 4096);
+  if (filter == "asm") lab_asm();
   if (want("matmul")) {
     if (sw) {
       lab_matmul(256);

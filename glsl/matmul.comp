@@ -199,6 +199,23 @@ void main() {
       for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, kb + (t + 1u) * BK, qa);
       for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, kb + (t + 1u) * BK, qb);
     }
+#ifdef UNROLL_K
+    // Written out per k and row (no loops), so that acc is only indexed by constants (NVIDIA's
+    // intermediate code keeps the looped form's acc[] in local memory, indexed per iteration;
+    // which form runs faster depends on the shape, so the host's tuner measures both).
+#define FMA_ROW(i, C)          \
+  acc[2 * i] += a0.C * b0;     \
+  acc[2 * i + 1] += a0.C * b1; \
+  acc[8 + 2 * i] += a1.C * b0; \
+  acc[9 + 2 * i] += a1.C * b1;
+#define K_STEP(k)                                                        \
+  {                                                                      \
+    vec4 a0 = As[sl][cur][k][ty], a1 = As[sl][cur][k][TY + ty];          \
+    vec4 b0 = Bs[sl][cur][k][tx], b1 = Bs[sl][cur][k][TX + tx];          \
+    FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)              \
+  }
+    K_STEP(0u) K_STEP(1u) K_STEP(2u) K_STEP(3u) K_STEP(4u) K_STEP(5u) K_STEP(6u) K_STEP(7u)  // BK = 8
+#else
     for (uint k = 0u; k < BK; ++k) {
       vec4 a0 = As[sl][cur][k][ty], a1 = As[sl][cur][k][TY + ty];
       vec4 b0 = Bs[sl][cur][k][tx], b1 = Bs[sl][cur][k][TX + tx];
@@ -209,6 +226,7 @@ void main() {
         acc[9 + 2 * i] += a1[i] * b1;
       }
     }
+#endif
     if (t + 1u < nk) {
       for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);
       for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);

@@ -145,16 +145,21 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   // Whole tiles only, and enough of them to fill a GPU: with few tiles the 64x64 kernel's
   // smaller tiles spread better (bench/RESULTS.md).
   const std::int64_t vec4_tiles = (M / 64) * (N / 128) * numel_of(batch);
-  const bool use_vec4 = vl.ok && (forced == "vec4" || forced == "vec4s" || (forced.empty() && vec4_tiles >= 256));
-  // Sliced K (two halves of K per tile, 256 invocations per workgroup) fills a GPU's waves
-  // better where the tiles make a fraction of a wave over a whole one, and worse elsewhere
-  // (conv2d's 784 tiles of K = 576 on an H100: 0.344 ms against 0.395; 512 tiles of K = 2048:
-  // 0.749 against 0.659; bench/RESULTS.md). The wave size is not known to GL, so the choice is
-  // measured on first use per (tiles, K) (Tuner) where K splits into whole K-tiles, K >= 256 and
-  // the tiles are at most 4096. "vec4s" forces sliced K where K splits, "vec4" forces unsliced.
+  const bool forced_vec4 = forced.rfind("vec4", 0) == 0;
+  const bool use_vec4 = vl.ok && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
+  // Variants of the quad-load kernel: sliced K (two halves of K per tile, 256 invocations per
+  // workgroup) fills a GPU's waves better where the tiles make a fraction of a wave over a whole
+  // one, and worse elsewhere (conv2d's 784 tiles of K = 576 on an H100: 0.344 ms against 0.395;
+  // 512 tiles of K = 2048: 0.749 against 0.659); the inner product written out (UNROLL_K) ran
+  // conv2d 10% faster and f16 4096 30% slower (bench/RESULTS.md). Neither follows from what GL
+  // reports, so the choice is measured on first use per (tiles, K, dtype) (Tuner) where K splits
+  // into whole K-tiles, K >= 256 and the tiles are at most 4096. GLTENSOR_MATMUL_KERNEL=vec4
+  // forces the plain variant, with "s" (vec4s) sliced K where K splits, with "u" unrolled.
   const bool slice_ok = use_vec4 && K % 16 == 0;
-  const bool slice_forced = slice_ok && forced == "vec4s";
-  const bool slice_tuned = slice_ok && forced.empty() && K >= 256 && vec4_tiles <= 4096;
+  const int forced_variant = !forced_vec4 ? 0
+                                          : (slice_ok && forced.find('s', 4) != std::string::npos ? 1 : 0) |
+                                                (forced.find('u', 4) != std::string::npos ? 2 : 0);
+  const bool tuned = slice_ok && forced.empty() && K >= 256 && vec4_tiles <= 4096;
   if (split > 0 && !use_vec4) return Tensor();
   Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   if (out.numel() == 0) return out;
@@ -187,10 +192,15 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
       gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
     throw LimitError("gltensor::matmul: result " + to_string(out_shape) +
                      " needs more workgroups than the device allows");
-  auto launch = [&](bool slice_k) {
-    const Program& p = !use_vec4 ? dev.programs.get("matmul.comp", h, 16, 16, 1)
-                       : slice_k ? dev.programs.get("matmul.comp", h + "#define SLICE_K 1\n", 256)
-                                 : dev.programs.get("matmul.comp", h, 128);
+  // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
+  auto launch = [&](int variant) {
+    const bool slice_k = variant & 1;
+    const Program& p =
+        !use_vec4
+            ? dev.programs.get("matmul.comp", h, 16, 16, 1)
+            : dev.programs.get("matmul.comp",
+                               h + (slice_k ? "#define SLICE_K 1\n" : "") + (variant & 2 ? "#define UNROLL_K 1\n" : ""),
+                               slice_k ? 256 : 128);
     auto u = [&](const char* n, std::int64_t v) { glProgramUniform1ui(p.id, p.loc(n), static_cast<GLuint>(v)); };
     u("u_M", M);
     u("u_N", N);
@@ -228,11 +238,11 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
                    static_cast<std::uint32_t>(std::min(zmax, nbatch - z0)), uses);
     }
   };
-  if (slice_tuned)
-    dev.tuner.run(dev, "matmul_slice_k/" + std::to_string(vec4_tiles) + "/" + std::to_string(K) + "/" + dtype_name(od),
-                  2, [&](int v) { launch(v == 1); });
+  if (tuned)
+    dev.tuner.run(dev, "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(K) + "/" + dtype_name(od), 4,
+                  launch);
   else
-    launch(slice_forced);
+    launch(forced_variant);
   return out;
 }
 }  // namespace

@@ -202,9 +202,9 @@ TEST(Matmul, LargeTileEdges) {
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * K));
 }
 
-// Every kernel (VEC4 quads with and without sliced K, scalar 64x64 and 128x128 tiles;
-// GLTENSOR_MATMUL_KERNEL forces one where it applies) on operands stored row-major or transposed, f32/f16/bf16,
-// broadcast batches, sizes off the tile edges, K not a multiple of the K-tile, and the fused epilogue.
+// Every kernel (VEC4 quads with and without sliced K, looped or unrolled; scalar 64x64 and
+// 128x128 tiles; GLTENSOR_MATMUL_KERNEL forces one where it applies) on operands stored row-major or transposed,
+// f32/f16/bf16, broadcast batches, sizes off the tile edges, K not a multiple of the K-tile, and the fused epilogue.
 TEST(Matmul, EveryKernelPath) {
   GLT_RNG(rng);
   struct Case {
@@ -219,7 +219,7 @@ TEST(Matmul, EveryKernelPath) {
       {3, 64, 16, 128, false, false, DType::f32}, {1, 128, 48, 128, false, false, DType::f16},
       {1, 64, 32, 256, true, true, DType::bf16},  {1, 67, 12, 132, false, false, DType::f32},
       {1, 45, 28, 60, false, true, DType::f32},   {1, 3, 5, 7, false, false, DType::f32}};
-  for (const char* kernel : {"", "vec4", "vec4s", "tile64", "tile128"}) {
+  for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128"}) {
     if (*kernel)
       setenv("GLTENSOR_MATMUL_KERNEL", kernel, 1);
     else
