@@ -1,5 +1,11 @@
-// Matrix products (torch.matmul / ONNX Gemm semantics) on a tiled shared-memory GLSL kernel
-// with register blocking (64x64 tiles, 4x4 per invocation), f32 accumulation.
+// Matrix products (torch.matmul / ONNX Gemm semantics) on tiled shared-memory GLSL kernels with
+// register blocking, f32 accumulation (also for f16/bf16 storage): 64x128 tiles of 8x8 per
+// invocation with 128-bit operand loads where operands are quad-aligned and the tiles whole
+// (glsl/matmul.comp), else 64x64 (GPUs) or 128x128 (software rasterizers) tiles with scalar loads.
+// The quad-load kernel's variants (K split over two halves of a workgroup, inner product
+// unrolled) are timed on a GPU on the first use of a (tiles, K, dtype) class and the fastest is
+// kept on disk (GLTENSOR_TUNE, GLTENSOR_CACHE_DIR): such a first call takes a few runs longer;
+// variants differ only in summation order.
 //
 // Operands may be any strided views: a transposed operand (x.t(), x.transpose(-1, -2)) is read
 // through its strides, never copied. Dtypes: any float or integer dtypes; the result is
