@@ -238,9 +238,12 @@ class BinaryOps : public ::testing::TestWithParam<BinaryCase> {};
 TEST_P(BinaryOps, BroadcastingAndEdgeShapes) {
   const auto& c = GetParam();
   GLT_RNG(rng);
+  // {6, 4} and {1028}: same-shape contiguous operands of 4n elements (quads: the VEC4 path, and
+  // for f32 add/sub/mul/div whole-quad arithmetic).
   const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{5, 7}, {5, 7}}, {{5, 7}, {7}}, {{3, 1, 4}, {1, 5, 1}},    {{}, {4}},    {{0, 3}, {3}},
-      {{1}, {1}},       {{1031}, {1}}, {{2, 3, 4, 5}, {3, 1, 5}}, {{6, 1}, {0}}};
+      {{5, 7}, {5, 7}}, {{5, 7}, {7}},    {{3, 1, 4}, {1, 5, 1}}, {{}, {4}},
+      {{0, 3}, {3}},    {{1}, {1}},       {{1031}, {1}},          {{2, 3, 4, 5}, {3, 1, 5}},
+      {{6, 1}, {0}},    {{6, 4}, {6, 4}}, {{1028}, {1028}}};
   for (const auto& [sa, sb] : shapes) {
     auto a = uniform(rng, numel_of(sa), c.lo, c.hi), b = uniform(rng, numel_of(sb), c.lo, c.hi);
     if (c.bool_result) {  // small integers so that equality happens
