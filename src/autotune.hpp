@@ -19,10 +19,10 @@ struct DeviceImpl;
 /// software rasterizers too (off by default there: their speed is not the GPU's).
 class Tuner {
  public:
-  /// Runs the op (`run(v)` performs it with variant v; every variant computes the same result)
+  /// Runs the op (`op(v)` performs it with variant v; every variant computes the same result)
   /// with the chosen variant for `key` among `n`, measuring first where the key is new. The
   /// chosen variant runs last, so the op's output is always the chosen variant's.
-  void run(DeviceImpl& dev, const std::string& key, int n, const std::function<void(int)>& run);
+  void run(DeviceImpl& dev, const std::string& key, int n, const std::function<void(int)>& op);
   /// Keys measured by this device so far (not read from disk).
   std::size_t measured() const { return measured_; }
 
