@@ -755,6 +755,108 @@ void lab_conv() {
   g_dev->synchronize();
 }
 
+// Buffer usage hints (NVIDIA's driver places buffers by them: its debug output speaks of moving
+// buffers between video and "DMA cached" memory): the raw vec4 add and a write-only fill on
+// buffers created with each hint, two rounds in alternating order after a warm-up.
+void lab_hints() {
+  const std::size_t n = 1u << 26, n4 = n / 4;
+  const std::string one =
+      "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
+      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x "
+      "* gl_WorkGroupSize.x; if (i < n4) c[i] = a[i] + b[i]; }";
+  const std::string fill =
+      "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
+      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x "
+      "* gl_WorkGroupSize.x; if (i < n4) c[i] = vec4(float(i)); }";
+  GLuint padd = compile(one), pfill = compile(fill);
+  struct H {
+    const char* name;
+    GLenum usage;
+  };
+  const H hints[] = {{"DYNAMIC_COPY", GL_DYNAMIC_COPY}, {"STATIC_DRAW", GL_STATIC_DRAW}, {"DYNAMIC_DRAW", GL_DYNAMIC_DRAW},
+                     {"STREAM_COPY", GL_STREAM_COPY},   {"STATIC_COPY", GL_STATIC_COPY}, {"STATIC_READ", GL_STATIC_READ}};
+  auto make = [&](GLenum usage) {
+    GLuint b = 0;
+    glGenBuffers(1, &b);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(n * 4), nullptr, usage);
+    return b;
+  };
+  const GLuint gx = 32768, gy = static_cast<GLuint>(n4 / 256 / 32768);
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 6; ++i) {
+      const H& h = hints[round % 2 ? 5 - i : i];
+      GLuint A = make(h.usage), B = make(h.usage), C = make(h.usage);
+      bind({A, B, C});
+      glUseProgram(pfill);
+      glUniform1ui(glGetUniformLocation(pfill, "n4"), static_cast<GLuint>(n4));
+      const double fms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
+      glUseProgram(padd);
+      glUniform1ui(glGetUniformLocation(padd, "n4"), static_cast<GLuint>(n4));
+      const double ams = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
+      if (round > 0)
+        std::printf("hints %-13s add %7.1f GB/s  fill %7.1f GB/s\n", h.name, 12.0 * n / ams * 1e-6, 4.0 * n / fms * 1e-6);
+      glDeleteBuffers(1, &A);
+      glDeleteBuffers(1, &B);
+      glDeleteBuffers(1, &C);
+    }
+  glDeleteProgram(padd);
+  glDeleteProgram(pfill);
+  g_dev->impl()->invalidate_bindings();
+}
+
+// Relative placement of add's three streams: (1) ranges of one buffer, B and C starting `delta`
+// bytes after the previous range's end; (2) three separate buffers of n * 4 + pad bytes, made
+// anew each time (the allocations' placement is the driver's). Two rounds.
+void lab_offsets() {
+  const std::size_t n = 1u << 26, n4 = n / 4, bytes = n * 4;
+  const std::string one =
+      "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
+      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x "
+      "* gl_WorkGroupSize.x; if (i < n4) c[i] = a[i] + b[i]; }";
+  GLuint padd = compile(one);
+  glUseProgram(padd);
+  glUniform1ui(glGetUniformLocation(padd, "n4"), static_cast<GLuint>(n4));
+  GLint align = 0;
+  glGetIntegerv(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &align);
+  std::printf("offsets: SSBO offset alignment %d\n", align);
+  const GLuint gx = 32768, gy = static_cast<GLuint>(n4 / 256 / 32768);
+  const std::size_t slack = 40u << 20;
+  GLuint big = 0;
+  glGenBuffers(1, &big);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, big);
+  glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(3 * bytes + 2 * slack), nullptr, GL_DYNAMIC_COPY);
+  const std::size_t deltas[] = {0, 256, 4096, 65536, 1u << 20, (1u << 20) + 4096, 2u << 20, (2u << 20) + 65536,
+                                3 * 65536 + 256, 12345 * 256, 32u << 20};
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t d : deltas) {
+      const std::size_t ob = bytes + d, oc = 2 * (bytes + d);
+      glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, big, 0, static_cast<GLsizeiptr>(bytes));
+      glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, big, static_cast<GLintptr>(ob), static_cast<GLsizeiptr>(bytes));
+      glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 2, big, static_cast<GLintptr>(oc), static_cast<GLsizeiptr>(bytes));
+      const double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
+      std::printf("offsets one buffer, delta %9zu: add %7.1f GB/s\n", d, 12.0 * n / ms * 1e-6);
+    }
+    for (std::size_t pad : {std::size_t{0}, std::size_t{65536}, std::size_t{(2u << 20) + 65536}}) {
+      for (int rep = 0; rep < 2; ++rep) {
+        GLuint b[3];
+        glGenBuffers(3, b);
+        for (GLuint x : b) {
+          glBindBuffer(GL_SHADER_STORAGE_BUFFER, x);
+          glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes + pad), nullptr, GL_DYNAMIC_COPY);
+        }
+        bind({b[0], b[1], b[2]});
+        const double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
+        std::printf("offsets three buffers, pad %8zu, rep %d: add %7.1f GB/s\n", pad, rep, 12.0 * n / ms * 1e-6);
+        glDeleteBuffers(3, b);
+      }
+    }
+  }
+  glDeleteBuffers(1, &big);
+  glDeleteProgram(padd);
+  g_dev->impl()->invalidate_bindings();
+}
+
 // Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,
 // attention, softmax, add), written to $LAB_OUT/NAME.bin (default .), for reading what the
 // driver made of them (NVIDIA's binaries carry its assembly as text).
@@ -803,6 +905,8 @@ int main(int argc, char** argv) {
   if (want("bufs") && !sw) lab_bufs();
   if (want("bisect")) lab_matmul_bisect(sw ? 256 : 4096);
   if (filter == "asm") lab_asm();
+  if (filter == "hints" && !sw) lab_hints();
+  if (filter == "offsets" && !sw) lab_offsets();
   if (want("matmul")) {
     if (sw) {
       lab_matmul(256);
