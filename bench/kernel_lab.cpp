@@ -134,6 +134,19 @@ layout(std430, binding = 2) QUAL_OUT buffer C_ { vec4 c[]; };
 uniform uint n4;
 )";
 
+// Kernel body with one invocation per quad i < n4 of a 2-D grid: main() runs `statement`.
+std::string quad_body(const char* statement) {
+  return std::string(
+             "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
+             "gl_WorkGroupSize.x; if (i < n4) ") +
+         statement + " }";
+}
+// A whole program: 256-invocation workgroups, unqualified buffers a, b (in) and c (out).
+std::string quad_program(const char* statement) {
+  return "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
+         quad_body(statement);
+}
+
 void lab_add(bool small) {
   const std::size_t n = small ? (1u << 20) : (1u << 26), n4 = n / 4;
   auto ha = random_floats(n, 1), hb = random_floats(n, 2);
@@ -146,9 +159,7 @@ void lab_add(bool small) {
     double bytes = 12;  // per element
     bool barrier = true;
   };
-  const std::string one =
-      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x "
-      "* gl_WorkGroupSize.x; if (i < n4) c[i] = a[i] + b[i]; }";
+  const std::string one = quad_body("c[i] = a[i] + b[i];");
   const std::string four =
       "void main(){ uint base = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * gl_WorkGroupSize.x * 4u + "
       "gl_LocalInvocationID.x; for (uint k = 0u; k < 4u; ++k) { uint i = base + k * gl_WorkGroupSize.x; if (i < n4) "
@@ -156,15 +167,9 @@ void lab_add(bool small) {
   const std::string grid =
       "void main(){ uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x; for (uint i = gl_GlobalInvocationID.x; i < "
       "n4; i += stride) c[i] = a[i] + b[i]; }";
-  const std::string copy =
-      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
-      "gl_WorkGroupSize.x; if (i < n4) c[i] = a[i]; }";
-  const std::string fill =
-      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
-      "gl_WorkGroupSize.x; if (i < n4) c[i] = vec4(float(i)); }";
-  const std::string readonly =
-      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
-      "gl_WorkGroupSize.x; if (i < n4) { vec4 v = a[i]; if (v.x == 12345.0) c[0] = v; } }";
+  const std::string copy = quad_body("c[i] = a[i];");
+  const std::string fill = quad_body("c[i] = vec4(float(i));");
+  const std::string readonly = quad_body("{ vec4 v = a[i]; if (v.x == 12345.0) c[0] = v; }");
   std::vector<V> vs = {{"add vec4x1 wg256", one, 256, 1, false},
                        {"add vec4x1 wg256 ro/wo", one, 256, 1, true},
                        {"add vec4x1 wg128", one, 128, 1, false},
@@ -760,21 +765,16 @@ void lab_conv() {
 // buffers created with each hint, two rounds in alternating order after a warm-up.
 void lab_hints() {
   const std::size_t n = 1u << 26, n4 = n / 4;
-  const std::string one =
-      "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
-      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x "
-      "* gl_WorkGroupSize.x; if (i < n4) c[i] = a[i] + b[i]; }";
-  const std::string fill =
-      "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
-      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x "
-      "* gl_WorkGroupSize.x; if (i < n4) c[i] = vec4(float(i)); }";
+  const std::string one = quad_program("c[i] = a[i] + b[i];");
+  const std::string fill = quad_program("c[i] = vec4(float(i));");
   GLuint padd = compile(one), pfill = compile(fill);
   struct H {
     const char* name;
     GLenum usage;
   };
-  const H hints[] = {{"DYNAMIC_COPY", GL_DYNAMIC_COPY}, {"STATIC_DRAW", GL_STATIC_DRAW}, {"DYNAMIC_DRAW", GL_DYNAMIC_DRAW},
-                     {"STREAM_COPY", GL_STREAM_COPY},   {"STATIC_COPY", GL_STATIC_COPY}, {"STATIC_READ", GL_STATIC_READ}};
+  const H hints[] = {{"DYNAMIC_COPY", GL_DYNAMIC_COPY}, {"STATIC_DRAW", GL_STATIC_DRAW},
+                     {"DYNAMIC_DRAW", GL_DYNAMIC_DRAW}, {"STREAM_COPY", GL_STREAM_COPY},
+                     {"STATIC_COPY", GL_STATIC_COPY},   {"STATIC_READ", GL_STATIC_READ}};
   auto make = [&](GLenum usage) {
     GLuint b = 0;
     glGenBuffers(1, &b);
@@ -795,7 +795,8 @@ void lab_hints() {
       glUniform1ui(glGetUniformLocation(padd, "n4"), static_cast<GLuint>(n4));
       const double ams = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
       if (round > 0)
-        std::printf("hints %-13s add %7.1f GB/s  fill %7.1f GB/s\n", h.name, 12.0 * n / ams * 1e-6, 4.0 * n / fms * 1e-6);
+        std::printf("hints %-13s add %7.1f GB/s  fill %7.1f GB/s\n", h.name, 12.0 * n / ams * 1e-6,
+                    4.0 * n / fms * 1e-6);
       glDeleteBuffers(1, &A);
       glDeleteBuffers(1, &B);
       glDeleteBuffers(1, &C);
@@ -810,10 +811,7 @@ void lab_hints() {
 // anew each time (the allocations' placement is the driver's). Two rounds.
 void lab_offsets() {
   const std::size_t n = 1u << 26, n4 = n / 4, bytes = n * 4;
-  const std::string one =
-      "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
-      "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x "
-      "* gl_WorkGroupSize.x; if (i < n4) c[i] = a[i] + b[i]; }";
+  const std::string one = quad_program("c[i] = a[i] + b[i];");
   GLuint padd = compile(one);
   glUseProgram(padd);
   glUniform1ui(glGetUniformLocation(padd, "n4"), static_cast<GLuint>(n4));
@@ -826,8 +824,9 @@ void lab_offsets() {
   glGenBuffers(1, &big);
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, big);
   glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(3 * bytes + 2 * slack), nullptr, GL_DYNAMIC_COPY);
-  const std::size_t deltas[] = {0, 256, 4096, 65536, 1u << 20, (1u << 20) + 4096, 2u << 20, (2u << 20) + 65536,
-                                3 * 65536 + 256, 12345 * 256, 32u << 20};
+  const std::size_t deltas[] = {
+      0,           256,      4096, 65536, 1u << 20, (1u << 20) + 4096, 2u << 20, (2u << 20) + 65536, 3 * 65536 + 256,
+      12345 * 256, 32u << 20};
   for (int round = 0; round < 2; ++round) {
     for (std::size_t d : deltas) {
       const std::size_t ob = bytes + d, oc = 2 * (bytes + d);
