@@ -69,7 +69,8 @@ AttentionTiles attention_tiles(const DeviceImpl& dev) {
   return {0, 1, false};
 }
 
-Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale) {
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
+                       const AttentionTiles& t) {
   const char* op = "scaled_dot_product_attention";
   DeviceImpl& dev = dev_of(q);
   Enter guard(dev, op);
@@ -84,7 +85,6 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   if (out.numel() == 0) return out;
   const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
   const std::size_t bd = bl.shape.size();
-  const AttentionTiles t = attention_tiles(dev);
   const std::int64_t bq = t.bq;
   // f32 k and v contiguous along the head dim, rows and batches on 4-element boundaries: quads.
   auto quads = [](const Tensor& t) { return t.dtype() == DType::f32 && quad_aligned(t, t.dim() - 1); };
@@ -163,7 +163,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                      to_string(k.shape()) + ", v " + to_string(v.shape()) +
                      " do not fit q [..., L, E], k [..., S, E], v [..., S, Ev]");
   const double sc = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  if (fused_applies(q, k, v, mask) && attention_tiles(dev_of(q)).bq > 0) return fused_attention(q, k, v, causal, sc);
+  if (fused_applies(q, k, v, mask)) {
+    const AttentionTiles t = attention_tiles(dev_of(q));
+    if (t.bq > 0) return fused_attention(q, k, v, causal, sc, t);
+  }
   Tensor s = matmul_fused(q, k.transpose(-1, -2), Tensor(), sc, 0, Activation::none);  // [..., L, S]
   const std::int64_t L = q.size(-2), S = k.size(-2);
   if (causal) s = where(tril(ones(q.device(), {L, S}, DType::bool_)), s, -INFINITY);
