@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "device_impl.hpp"
-#include "gl.hpp"
+#include "runtime/device_impl.hpp"
+#include "runtime/gl.hpp"
 #include "gltensor/gltensor.hpp"
-#include "tensor_impl.hpp"
+#include "tensor/tensor_impl.hpp"
 
 using namespace gltensor;
 

@@ -1,0 +1,177 @@
+// scaled_dot_product_attention: a fused kernel (glsl/attention.comp) without masks or gradients,
+// otherwise matmul -> mask -> softmax -> matmul (differentiable by composition).
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "runtime/codegen.hpp"
+#include "gltensor/autograd.hpp"
+#include "gltensor/indexing.hpp"
+#include "gltensor/linalg.hpp"
+#include "gltensor/nn_functional.hpp"
+#include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor {
+using namespace detail;
+
+namespace {
+// The fused kernel applies with no mask, no gradient to record, floating dtypes, head dims
+// <= 64 and non-empty L and S (and where one of its tilings fits the device's shared memory).
+// GLTENSOR_ATTENTION=composite forces the composite path.
+bool fused_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
+  const char* env = std::getenv("GLTENSOR_ATTENTION");
+  if (env && std::string(env) == "composite") return false;
+  if (mask.defined() || autograd::any_requires_grad({&q, &k, &v})) return false;
+  for (const Tensor* t : {&q, &k, &v})
+    if (!is_floating(t->dtype())) return false;
+  return q.size(-1) <= 64 && v.size(-1) <= 64 && q.size(-2) > 0 && k.size(-2) > 0;
+}
+
+// The fused kernel's tiling (glsl/attention.comp): BQ query rows per workgroup (2 * BQ
+// invocations), 32 * KQ keys per tile, row reductions by subgroup shuffles or shared memory.
+struct AttentionTiles {
+  std::int64_t bq;
+  int kq;
+  bool subgroup;
+};
+
+// Shared memory of a tiling: Q tile, K and V tiles, probabilities (in the K tile's memory when
+// KQ = 2), and without subgroups the row maxima and sums.
+std::int64_t attention_shared_bytes(const AttentionTiles& t) {
+  const std::int64_t bkv = 32 * t.kq;
+  return 4 * (t.bq * 64 + 2 * bkv * 64 + (t.kq == 1 ? bkv * t.bq : 0) + (t.subgroup ? 0 : 2 * t.bq * 8));
+}
+
+// The largest tiling that fits the device: 64 query rows and 64 keys per tile with subgroup
+// reductions (48 KiB), else 64 rows and 32 keys (40 KiB, 44 KiB without subgroups), else 32
+// rows (24 or 30 KiB; llvmpipe has 32 KiB and no subgroups). Subgroup reductions need a row
+// group of 8 lanes inside one subgroup: subgroups of a multiple of 8 lanes that divide the
+// workgroup. GLTENSOR_ATTENTION_BQ=32 and GLTENSOR_ATTENTION_KEYS=32 cap the tiling,
+// GLTENSOR_SUBGROUPS=0 turns subgroups off (tests run every tiling the device has). bq = 0:
+// none fits.
+AttentionTiles attention_tiles(const DeviceImpl& dev) {
+  const char* eb = std::getenv("GLTENSOR_ATTENTION_BQ");
+  const char* ek = std::getenv("GLTENSOR_ATTENTION_KEYS");
+  const bool bq32 = eb && std::atoi(eb) == 32, keys32 = ek && std::atoi(ek) == 32;
+  const int sg = dev.caps.subgroup_size;
+  for (const std::int64_t bq : {64, 32}) {
+    if (bq == 64 && bq32) continue;
+    const bool subgroup =
+        dev.subgroup_features(GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR) && sg >= 8 && sg % 8 == 0 && (2 * bq) % sg == 0;
+    for (const int kq : {2, 1}) {
+      if (kq == 2 && (!subgroup || keys32 || bq != 64)) continue;
+      const AttentionTiles t{bq, kq, subgroup};
+      if (attention_shared_bytes(t) <= dev.caps.max_shared_memory) return t;
+    }
+  }
+  return {0, 1, false};
+}
+
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
+                       const AttentionTiles& t) {
+  const char* op = "scaled_dot_product_attention";
+  DeviceImpl& dev = dev_of(q);
+  Enter guard(dev, op);
+  const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
+  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
+  const Tensor eq = expand_batch(q, batch), ek = expand_batch(k, batch), ev = expand_batch(v, batch);
+  Shape out_shape = batch;
+  out_shape.push_back(L);
+  out_shape.push_back(Ev);
+  const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
+  Tensor out = alloc(dev, out_shape, od, op);
+  if (out.numel() == 0) return out;
+  const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
+  const std::size_t bd = bl.shape.size();
+  const std::int64_t bq = t.bq;
+  // f32 k and v contiguous along the head dim, rows and batches on 4-element boundaries: quads.
+  auto quads = [](const Tensor& t) { return t.dtype() == DType::f32 && quad_aligned(t, t.dim() - 1); };
+  // (7 bindings with all three; GLES 3.1 guarantees 4, so the quads go where the device has fewer.)
+  const bool quad_bindings = dev.caps.max_ssbo_bindings >= 7;
+  const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
+  const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
+  std::string h = "#define BD " + std::to_string(bd) + "\n#define BQ " + std::to_string(bq) + "u\n#define KQ " +
+                  std::to_string(t.kq) + "\n" + operand_glsl(0, od, CT::f32, true) +
+                  operand_glsl(1, q.dtype(), CT::f32, false) + operand_glsl(2, k.dtype(), CT::f32, false) +
+                  operand_glsl(3, v.dtype(), CT::f32, false);
+  if (t.subgroup)
+    h = "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n"
+        "#define SUBGROUP 1\n" +
+        h;
+  // Quad views of q, k, v take the bindings after the four operands, in that order.
+  std::vector<BufferUse> uses = {{out.impl()->storage.get(), true},
+                                 {q.impl()->storage.get(), false},
+                                 {k.impl()->storage.get(), false},
+                                 {v.impl()->storage.get(), false}};
+  auto quad_view = [&](const char* name, const Tensor& x) {
+    h += "layout(std430, binding = " + std::to_string(uses.size()) + ") readonly buffer Quads_" + name + " { vec4 " +
+         name + "[]; };\n";
+    uses.push_back({x.impl()->storage.get(), false});
+  };
+  if (q_quads) {
+    h += "#define Q_QUADS 1\n";
+    quad_view("qQ", q);
+  }
+  if (kv_quads) {
+    h += "#define KV_QUADS 1\n";
+    quad_view("qK", k);
+    quad_view("qV", v);
+  }
+  const Program& p = dev.programs.get("attention.comp", h, static_cast<std::uint32_t>(bq * 2));
+  auto u = [&](const char* n, std::int64_t x) { p.set_uint(n, static_cast<GLuint>(x)); };
+  u("u_L", L);
+  u("u_S", S);
+  u("u_E", E);
+  u("u_Ev", Ev);
+  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bl.shape.data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_q"), static_cast<GLsizei>(bd), bl.strides[0].data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_k"), static_cast<GLsizei>(bd), bl.strides[1].data());
+  glProgramUniform1uiv(p.id, p.loc("u_bstride_v"), static_cast<GLsizei>(bd), bl.strides[2].data());
+  u("u_q_off", eq.offset());
+  u("u_k_off", ek.offset());
+  u("u_v_off", ev.offset());
+  u("u_q_sl", eq.strides()[eq.dim() - 2]);
+  u("u_q_se", eq.strides()[eq.dim() - 1]);
+  u("u_k_ss", ek.strides()[ek.dim() - 2]);
+  u("u_k_se", ek.strides()[ek.dim() - 1]);
+  u("u_v_ss", ev.strides()[ev.dim() - 2]);
+  u("u_v_se", ev.strides()[ev.dim() - 1]);
+  glProgramUniform1f(p.id, p.loc("u_scale"), static_cast<float>(scale * 1.4426950408889634));
+  glProgramUniform1i(p.id, p.loc("u_causal"), causal ? 1 : 0);
+  const std::uint64_t gx = static_cast<std::uint64_t>((L + bq - 1) / bq);
+  if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]))
+    throw LimitError("gltensor::scaled_dot_product_attention: " + std::to_string(L) +
+                     " query rows need more workgroups than the device allows");
+  const std::int64_t nbatch = numel_of(batch);
+  const std::int64_t ymax = std::max(1, dev.caps.max_workgroup_count[1]);
+  for (std::int64_t z0 = 0; z0 < nbatch; z0 += ymax) {
+    u("u_zbase", z0);
+    dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(std::min(ymax, nbatch - z0)), 1, uses);
+  }
+  return out;
+}
+}  // namespace
+
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal,
+                                    double scale) {
+  const char* op = "scaled_dot_product_attention";
+  check_same_device(op, {&q, &k, &v});
+  if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2 || q.size(-1) != k.size(-1) || k.size(-2) != v.size(-2))
+    throw ShapeError("gltensor::scaled_dot_product_attention: q " + to_string(q.shape()) + ", k " +
+                     to_string(k.shape()) + ", v " + to_string(v.shape()) +
+                     " do not fit q [..., L, E], k [..., S, E], v [..., S, Ev]");
+  const double sc = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  if (fused_applies(q, k, v, mask)) {
+    const AttentionTiles t = attention_tiles(dev_of(q));
+    if (t.bq > 0) return fused_attention(q, k, v, causal, sc, t);
+  }
+  Tensor s = matmul_fused(q, k.transpose(-1, -2), Tensor(), sc, 0, Activation::none);  // [..., L, S]
+  const std::int64_t L = q.size(-2), S = k.size(-2);
+  if (causal) s = where(tril(ones(q.device(), {L, S}, DType::bool_)), s, -INFINITY);
+  if (mask.defined()) s = mask.dtype() == DType::bool_ ? where(mask, s, -INFINITY) : add(s, mask);
+  return matmul(softmax(s, -1), v);
+}
+
+}  // namespace gltensor

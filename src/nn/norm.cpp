@@ -1,0 +1,156 @@
+// batch_norm / layer_norm / rms_norm / group_norm, composed of reductions and elementwise ops
+// (their gradients come from autograd).
+#include "runtime/codegen.hpp"
+#include "gltensor/autograd.hpp"
+#include "gltensor/nn_functional.hpp"
+#include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor {
+using namespace detail;
+
+namespace {
+void check_eps(const char* op, double eps) {
+  if (!(eps > 0))
+    throw ValueError(std::string("gltensor::") + op + ": eps must be positive, got " + std::to_string(eps));
+}
+void check_param(const char* op, const Tensor& p, const Shape& want, const char* what) {
+  if (p.defined() && p.shape() != want)
+    throw ShapeError(std::string("gltensor::") + op + ": " + what + " has shape " + to_string(p.shape()) +
+                     ", expected " + to_string(want));
+}
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
+                  bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  check_defined(op, x);
+  check_eps(op, eps);
+  if (x.dim() < 2) throw ShapeError("gltensor::batch_norm: expects [N, C, ...], got " + to_string(x.shape()));
+  const std::int64_t C = x.size(1);
+  check_param(op, weight, {C}, "weight");
+  check_param(op, bias, {C}, "bias");
+  check_param(op, running_mean, {C}, "running_mean");
+  check_param(op, running_var, {C}, "running_var");
+  Shape bshape(static_cast<std::size_t>(x.dim()), 1);
+  bshape[1] = C;
+  Dims dims{0};
+  for (std::int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  Tensor m, v;
+  if (training) {
+    const std::int64_t n = x.numel() / std::max<std::int64_t>(C, 1);
+    if (n <= 1)
+      throw ValueError("gltensor::batch_norm: expected more than 1 value per channel when training, got input " +
+                       to_string(x.shape()));
+    m = mean(x, dims, true);
+    v = var(x, dims, 0.0, true);
+    if (running_mean.defined() || running_var.defined()) {
+      NoGradGuard ng;
+      if (running_mean.defined()) {
+        Tensor upd = add(mul(running_mean, 1 - momentum), mul(detach(m).reshape({C}), momentum));
+        running_mean.copy_(upd);
+      }
+      if (running_var.defined()) {
+        Tensor upd = add(mul(running_var, 1 - momentum), mul(detach(v).reshape({C}), momentum * n / (n - 1.0)));
+        running_var.copy_(upd);
+      }
+    }
+  } else {
+    if (!running_mean.defined() || !running_var.defined())
+      throw ValueError("gltensor::batch_norm: eval mode needs running_mean and running_var");
+    m = running_mean.reshape(bshape);
+    v = running_var.reshape(bshape);
+  }
+  Tensor y = mul(sub(x, m), rsqrt(add(v, eps)));
+  if (weight.defined()) y = mul(y, weight.reshape(bshape));
+  if (bias.defined()) y = add(y, bias.reshape(bshape));
+  return y;
+}
+
+namespace {
+// norm.comp: one dispatch, for inputs that need no gradient.
+Tensor layer_norm_fused(const Tensor& x_in, std::int64_t L, const Tensor& w_in, const Tensor& b_in, double eps) {
+  DeviceImpl& dev = dev_of(x_in);
+  Enter guard(dev, "layer_norm");
+  // The kernel indexes from element 0: views are copied first.
+  auto dense = [](const Tensor& t) { return !t.defined() || (t.is_contiguous() && t.offset() == 0) ? t : t.clone(); };
+  const Tensor x = dense(x_in), w = dense(w_in), b = dense(b_in);
+  const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  Tensor y = alloc(dev, x.shape(), od, "layer_norm");
+  const std::int64_t rows = L ? x.numel() / L : 0;
+  if (rows == 0 || L == 0) return y;
+  std::string h = std::string(w.defined() ? "#define HAS_W 1\n" : "") + (b.defined() ? "#define HAS_B 1\n" : "");
+  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  h += operand_glsl(2, w.defined() ? w.dtype() : DType::f32, CT::f32, false);
+  h += operand_glsl(3, b.defined() ? b.dtype() : DType::f32, CT::f32, false);
+  const Program& p = dev.programs.get("norm.comp", h, L >= 1024 ? 256 : 64);
+  p.set_uint("u_rows", static_cast<GLuint>(rows));
+  p.set_uint("u_L", static_cast<GLuint>(L));
+  p.set_float("u_eps", static_cast<float>(eps));
+  // x stands in for absent weight/bias bindings (never read)
+  BufferUse uses[] = {{y.impl()->storage.get(), true},
+                      {x.impl()->storage.get(), false},
+                      {(w.defined() ? w : x).impl()->storage.get(), false},
+                      {(b.defined() ? b : x).impl()->storage.get(), false}};
+  const std::uint64_t m = dev.max_groups_x();
+  const auto gx = static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(rows), m));
+  const auto gy = static_cast<std::uint32_t>((static_cast<std::uint64_t>(rows) + m - 1) / m);
+  dev.dispatch(p, gx, gy, 1, uses);
+  return y;
+}
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "layer_norm";
+  check_defined(op, x);
+  check_eps(op, eps);
+  if (nd < 1 || nd > x.dim())
+    throw ValueError("gltensor::layer_norm: normalized_dims " + std::to_string(nd) + " out of range for " +
+                     to_string(x.shape()));
+  const Shape ns(x.shape().end() - nd, x.shape().end());
+  check_param(op, weight, ns, "weight");
+  check_param(op, bias, ns, "bias");
+  if (!autograd::any_requires_grad({&x, &weight, &bias})) return layer_norm_fused(x, numel_of(ns), weight, bias, eps);
+  Dims dims;
+  for (std::int64_t d = x.dim() - nd; d < x.dim(); ++d) dims.push_back(d);
+  Tensor y = mul(sub(x, mean(x, dims, true)), rsqrt(add(var(x, dims, 0.0, true), eps)));
+  if (weight.defined()) y = mul(y, weight);
+  if (bias.defined()) y = add(y, bias);
+  return y;
+}
+
+Tensor rms_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, double eps) {
+  const char* op = "rms_norm";
+  check_defined(op, x);
+  check_eps(op, eps);
+  if (nd < 1 || nd > x.dim())
+    throw ValueError("gltensor::rms_norm: normalized_dims " + std::to_string(nd) + " out of range for " +
+                     to_string(x.shape()));
+  check_param(op, weight, Shape(x.shape().end() - nd, x.shape().end()), "weight");
+  Dims dims;
+  for (std::int64_t d = x.dim() - nd; d < x.dim(); ++d) dims.push_back(d);
+  Tensor y = mul(x, rsqrt(add(mean(square(x), dims, true), eps)));
+  return weight.defined() ? mul(y, weight) : y;
+}
+
+Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "group_norm";
+  check_defined(op, x);
+  check_eps(op, eps);
+  if (x.dim() < 2 || groups <= 0 || x.size(1) % groups != 0)
+    throw ShapeError("gltensor::group_norm: input " + to_string(x.shape()) + " channels must divide into " +
+                     std::to_string(groups) + " groups");
+  const std::int64_t C = x.size(1);
+  check_param(op, weight, {C}, "weight");
+  check_param(op, bias, {C}, "bias");
+  Tensor g = x.reshape({x.size(0), groups, -1});
+  Tensor y = mul(sub(g, mean(g, {2}, true)), rsqrt(add(var(g, {2}, 0.0, true), eps))).reshape(x.shape());
+  Shape bshape(static_cast<std::size_t>(x.dim()), 1);
+  bshape[1] = C;
+  if (weight.defined()) y = mul(y, weight.reshape(bshape));
+  if (bias.defined()) y = add(y, bias.reshape(bshape));
+  return y;
+}
+
+}  // namespace gltensor

@@ -1,0 +1,113 @@
+// SGD / Adam / AdamW as fused single-kernel updates (optim.comp), LR schedules.
+#include <cmath>
+
+#include "gltensor/autograd.hpp"
+#include "gltensor/nn.hpp"
+#include "gltensor/ops.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::nn {
+using namespace detail;
+
+Optimizer::Optimizer(std::vector<Tensor*> params, double lr) : lr(lr), params_(std::move(params)) {
+  if (!(lr >= 0)) throw ValueError("gltensor::optim: learning rate must be >= 0, got " + std::to_string(lr));
+  for (Tensor* p : params_) {
+    if (!p || !p->defined()) throw ValueError("gltensor::optim: undefined parameter");
+    if (p->dtype() != DType::f32 || !p->is_contiguous() || p->offset() != 0)
+      throw DTypeError("gltensor::optim: parameters must be contiguous float32 tensors, got " + p->repr());
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (Tensor* p : params_) gltensor::zero_grad(*p);
+}
+
+namespace {
+void launch(const std::string& defines, Tensor& p, const Tensor& g, Tensor& s1, Tensor& s2,
+            const std::vector<std::pair<const char*, float>>& f, int first) {
+  DeviceImpl& dev = dev_of(p);
+  Enter guard(dev, "optimizer.step");
+  const Tensor gc = g.dtype() == DType::f32 && g.is_contiguous() && g.offset() == 0 ? g : g.to(DType::f32).clone();
+  const Program& prog = dev.programs.get("optim.comp", defines, 256);
+  for (auto& [n, v] : f) glProgramUniform1f(prog.id, prog.loc(n), v);
+  glProgramUniform1i(prog.id, prog.loc("u_first"), first);
+  glProgramUniform1ui(prog.id, prog.loc("u_count"), static_cast<GLuint>(p.numel()));
+  BufferUse uses[] = {{p.impl()->storage.get(), true},
+                      {gc.impl()->storage.get(), false},
+                      {s1.impl()->storage.get(), true},
+                      {s2.impl()->storage.get(), true}};
+  dev.dispatch_1d(prog, static_cast<std::uint64_t>(p.numel()), uses);
+}
+}  // namespace
+
+SGD::SGD(std::vector<Tensor*> params, double lr, SGDOptions opt) : Optimizer(std::move(params), lr), options(opt) {
+  if (opt.nesterov && (opt.momentum <= 0 || opt.dampening != 0))
+    throw ValueError("gltensor::SGD: nesterov needs momentum > 0 and zero dampening");
+  for (Tensor* p : params_) buf_.push_back(opt.momentum != 0 ? zeros(p->device(), p->shape()) : *p);
+}
+
+void SGD::step() {
+  NoGradGuard ng;
+  std::string d = "#define OPT 0\n";
+  if (options.momentum != 0) d += "#define MOMENTUM 1\n";
+  if (options.nesterov) d += "#define NESTEROV 1\n";
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    Tensor g = grad(*params_[i]);
+    if (!g.defined() || params_[i]->numel() == 0) continue;
+    launch(d, *params_[i], g, buf_[i], buf_[i],
+           {{"u_lr", float(lr)},
+            {"u_wd", float(options.weight_decay)},
+            {"u_a", float(options.momentum)},
+            {"u_b", float(options.dampening)}},
+           first_ ? 1 : 0);
+  }
+  first_ = false;
+}
+
+Adam::Adam(std::vector<Tensor*> params, double lr, AdamOptions opt) : Optimizer(std::move(params), lr), options(opt) {
+  if (opt.beta1 < 0 || opt.beta1 >= 1 || opt.beta2 < 0 || opt.beta2 >= 1 || opt.eps <= 0)
+    throw ValueError("gltensor::Adam: betas must be in [0, 1) and eps > 0");
+  for (Tensor* p : params_) {
+    m_.push_back(zeros(p->device(), p->shape()));
+    v_.push_back(zeros(p->device(), p->shape()));
+  }
+}
+
+void Adam::step() {
+  NoGradGuard ng;
+  ++t_;
+  const std::string d = std::string("#define OPT 1\n") + (options.decoupled ? "#define DECOUPLED 1\n" : "");
+  const float c1 = static_cast<float>(1 - std::pow(options.beta1, static_cast<double>(t_)));
+  const float c2 = static_cast<float>(1 - std::pow(options.beta2, static_cast<double>(t_)));
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    Tensor g = grad(*params_[i]);
+    if (!g.defined() || params_[i]->numel() == 0) continue;
+    launch(d, *params_[i], g, m_[i], v_[i],
+           {{"u_lr", float(lr)},
+            {"u_wd", float(options.weight_decay)},
+            {"u_a", float(options.beta1)},
+            {"u_b", float(options.beta2)},
+            {"u_eps", float(options.eps)},
+            {"u_c1", c1},
+            {"u_c2", c2}},
+           0);
+  }
+}
+
+AdamW::AdamW(std::vector<Tensor*> params, double lr, AdamOptions opt)
+    : Adam(std::move(params), lr, [&] {
+        opt.decoupled = true;
+        return opt;
+      }()) {}
+
+double step_lr(double base, std::int64_t epoch, std::int64_t step_size, double gamma) {
+  if (step_size <= 0) throw ValueError("gltensor::step_lr: step_size must be positive");
+  return base * std::pow(gamma, static_cast<double>(epoch / step_size));
+}
+
+double cosine_lr(double base, std::int64_t t, std::int64_t t_max, double eta_min) {
+  if (t_max <= 0) throw ValueError("gltensor::cosine_lr: t_max must be positive");
+  return eta_min + (base - eta_min) * (1 + std::cos(M_PI * static_cast<double>(t) / static_cast<double>(t_max))) / 2;
+}
+
+}  // namespace gltensor::nn

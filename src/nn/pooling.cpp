@@ -1,0 +1,117 @@
+// max/avg/adaptive pooling (pool.comp) with explicit backward.
+#include <cmath>
+
+#include "runtime/codegen.hpp"
+#include "gltensor/autograd.hpp"
+#include "gltensor/nn_functional.hpp"
+#include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor {
+using namespace detail;
+
+namespace {
+
+enum Mode { kMax = 0, kAvg = 1, kAdaptive = 2 };
+
+struct PoolGeom {
+  std::int64_t N, C, H, W, OH, OW;
+  Pool2dOptions o;
+};
+
+std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil_mode) {
+  const std::int64_t eff = d * (k - 1) + 1;
+  const std::int64_t num = in + 2 * p - eff;
+  std::int64_t o = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+  if (ceil_mode && (o - 1) * s >= in + p) --o;  // the last window must start inside the input or left padding
+  return o;
+}
+
+void launch_pool(int mode, bool backward, const PoolGeom& g, const Tensor& out, const Tensor& in, const Tensor& idx) {
+  DeviceImpl& dev = dev_of(out);
+  const int m = mode + (backward ? 3 : 0);
+  std::string h = "#define MODE " + std::to_string(m) + "\n" + (g.o.count_include_pad ? "#define COUNT_PAD 1\n" : "");
+  h += operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
+  if (mode == kMax) h += operand_glsl(2, DType::i32, CT::i32, !backward);
+  const Program& p = dev.programs.get("pool.comp", h, 256);
+  auto i = [&](const char* n, std::int64_t v) { glProgramUniform1i(p.id, p.loc(n), static_cast<GLint>(v)); };
+  i("u_C", g.C), i("u_H", g.H), i("u_W", g.W), i("u_OH", g.OH), i("u_OW", g.OW);
+  i("u_KH", g.o.kernel[0]), i("u_KW", g.o.kernel[1]), i("u_sh", g.o.stride[0]), i("u_sw", g.o.stride[1]);
+  i("u_pt", g.o.padding[0]), i("u_pl", g.o.padding[1]), i("u_dh", g.o.dilation[0]), i("u_dw", g.o.dilation[1]);
+  const Tensor& x = backward ? out : in;
+  if (!backward) {
+    std::vector<GLuint> st(x.strides().begin(), x.strides().end());
+    glProgramUniform1uiv(p.id, p.loc("u_x_stride"), 4, st.data());
+    glProgramUniform1ui(p.id, p.loc("u_x_off"), static_cast<GLuint>(x.offset()));
+  }
+  const std::int64_t n = g.N * g.C * g.OH * g.OW;
+  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(n));
+  std::vector<BufferUse> uses{{out.impl()->storage.get(), true}, {in.impl()->storage.get(), false}};
+  if (mode == kMax) uses.push_back({idx.impl()->storage.get(), !backward});
+  dev.dispatch_1d(p, static_cast<std::uint64_t>(n), uses);
+}
+
+Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
+  check_defined(op, x);
+  if (x.dim() != 4)
+    throw ShapeError(std::string("gltensor::") + op + ": expects [N, C, H, W], got " + to_string(x.shape()));
+  DeviceImpl& dev = dev_of(x);
+  Enter guard(dev, op);
+  g.N = x.size(0), g.C = x.size(1), g.H = x.size(2), g.W = x.size(3);
+  if (mode != kAdaptive) {
+    for (int d = 0; d < 2; ++d) {
+      if (g.o.stride[d] == 0) g.o.stride[d] = g.o.kernel[d];
+      if (g.o.kernel[d] <= 0 || g.o.stride[d] <= 0 || g.o.dilation[d] <= 0 || g.o.padding[d] < 0)
+        throw ValueError(std::string("gltensor::") + op +
+                         ": kernel, stride and dilation must be positive, padding >= 0");
+      if (g.o.padding[d] >= g.o.kernel[d])
+        throw ValueError(std::string("gltensor::") + op + ": padding " + std::to_string(g.o.padding[d]) +
+                         " must be smaller than the kernel size " + std::to_string(g.o.kernel[d]));
+    }
+    g.OH = out_size(g.H, g.o.kernel[0], g.o.stride[0], g.o.padding[0], g.o.dilation[0], g.o.ceil_mode);
+    g.OW = out_size(g.W, g.o.kernel[1], g.o.stride[1], g.o.padding[1], g.o.dilation[1], g.o.ceil_mode);
+    if (g.OH <= 0 || g.OW <= 0)
+      throw ShapeError(std::string("gltensor::") + op + ": input " + to_string(x.shape()) +
+                       " is too small for kernel " + to_string({g.o.kernel[0], g.o.kernel[1]}));
+  }
+  const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  Tensor y = alloc(dev, {g.N, g.C, g.OH, g.OW}, od, op);
+  Tensor idx = mode == kMax ? alloc(dev, y.shape(), DType::i32, op) : Tensor();
+  if (y.numel() > 0) launch_pool(mode, false, g, y, x, idx);
+  if (autograd::any_requires_grad({&x})) {
+    autograd::record(
+        y, {x},
+        [g, mode, idx](const Tensor& gy) {
+          Tensor gx = zeros(gy.device(), {g.N, g.C, g.H, g.W});
+          if (gy.numel() > 0) launch_pool(mode, true, g, gx, gy.contiguous().to(DType::f32), idx);
+          return std::vector<Tensor>{gx};
+        },
+        op);
+  }
+  return y;
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o) {
+  return pool("max_pool2d", kMax, x, PoolGeom{0, 0, 0, 0, 0, 0, o});
+}
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o) {
+  Pool2dOptions a = o;
+  a.dilation = {1, 1};
+  return pool("avg_pool2d", kAvg, x, PoolGeom{0, 0, 0, 0, 0, 0, a});
+}
+Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> os) {
+  if (os[0] <= 0 || os[1] <= 0) throw ValueError("gltensor::adaptive_avg_pool2d: output size must be positive");
+  Pool2dOptions o;
+  o.count_include_pad = false;
+  return pool("adaptive_avg_pool2d", kAdaptive, x, PoolGeom{0, 0, 0, 0, os[0], os[1], o});
+}
+Tensor global_avg_pool2d(const Tensor& x) {
+  check_defined("global_avg_pool2d", x);
+  if (x.dim() != 4) throw ShapeError("gltensor::global_avg_pool2d: expects [N, C, H, W], got " + to_string(x.shape()));
+  return mean(x, {2, 3}, true);
+}
+
+}  // namespace gltensor

@@ -1,0 +1,29 @@
+// Launches the strided elementwise kernels (unary.comp, binary.comp, ternary.comp) (internal).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/codegen.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::detail {
+
+struct Elementwise {
+  const char* op = "";           // public op name, for errors
+  const char* kernel = "";       // glsl file
+  std::string fn;                // GLSL function, e.g. "op_exp"
+  CT in_ct = CT::f32;            // compute type of the inputs (and scalar)
+  float p0 = 0, p1 = 0;          // u_p0, u_p1
+  int i0 = 0;                    // u_i0
+  float alpha = 1;               // u_alpha
+  std::optional<double> scalar;  // binary.comp: one operand is this scalar
+  bool scalar_first = false;     // the scalar is operand a (else b)
+};
+
+/// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).
+/// If out overlaps an input other than as the identical view, that input is copied first.
+/// Throws ValueError if out has internal overlap (a stride-0 dim of size > 1).
+void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs);
+
+}  // namespace gltensor::detail

@@ -1,0 +1,69 @@
+// rand / randn / bernoulli / dropout on random.comp (Philox4x32-10).
+#include "gltensor/random.hpp"
+
+#include "runtime/codegen.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor {
+using namespace detail;
+
+namespace {
+
+Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, int dist, double a, double b,
+            Generator& gen, const Tensor* x = nullptr) {
+  Enter guard(dev, op);
+  Tensor out = alloc(dev, shape, dtype, op);
+  const std::int64_t n = out.numel();
+  const std::uint64_t off = gen.next_offset();
+  if (n == 0) return out;
+  std::string h = "#define DIST " + std::to_string(dist) + "\n" + operand_glsl(0, dtype, natural_ct(dtype), true);
+  if (x) h += operand_glsl(1, x->dtype(), CT::f32, false);
+  const Program& p = dev.programs.get("random.comp", h, 256);
+  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(n));
+  glProgramUniform2ui(p.id, p.loc("u_seed"), static_cast<GLuint>(gen.seed()), static_cast<GLuint>(gen.seed() >> 32));
+  glProgramUniform2ui(p.id, p.loc("u_offset"), static_cast<GLuint>(off), static_cast<GLuint>(off >> 32));
+  glProgramUniform1f(p.id, p.loc("u_a"), static_cast<float>(a));
+  glProgramUniform1f(p.id, p.loc("u_b"), static_cast<float>(b));
+  std::vector<BufferUse> uses{{out.impl()->storage.get(), true}};
+  if (x) uses.push_back({x->impl()->storage.get(), false});
+  dev.dispatch_1d(p, static_cast<std::uint64_t>(n), uses);
+  return out;
+}
+
+DeviceImpl& devref(const char* op, const Device& d) {
+  if (!d.valid()) throw ValueError(std::string("gltensor::") + op + ": invalid Device handle");
+  return *d.impl();
+}
+
+}  // namespace
+
+Tensor rand(const Device& dev, const Shape& shape, Generator& gen, double low, double high, DType dtype) {
+  if (!is_floating(dtype))
+    throw DTypeError(std::string("gltensor::rand: needs a float dtype, got ") + dtype_name(dtype));
+  return draw("rand", devref("rand", dev), shape, dtype, 0, low, high, gen);
+}
+
+Tensor randn(const Device& dev, const Shape& shape, Generator& gen, double mean, double std, DType dtype) {
+  if (!is_floating(dtype))
+    throw DTypeError(std::string("gltensor::randn: needs a float dtype, got ") + dtype_name(dtype));
+  if (std < 0) throw ValueError("gltensor::randn: std must be >= 0, got " + std::to_string(std));
+  return draw("randn", devref("randn", dev), shape, dtype, 1, mean, std, gen);
+}
+
+Tensor bernoulli(const Device& dev, const Shape& shape, double p, Generator& gen, DType dtype) {
+  if (!(p >= 0 && p <= 1)) throw ValueError("gltensor::bernoulli: p must be in [0, 1], got " + std::to_string(p));
+  return draw("bernoulli", devref("bernoulli", dev), shape, dtype, 2, p, 0, gen);
+}
+
+Tensor dropout(const Tensor& x, double p, Generator& gen) {
+  check_defined("dropout", x);
+  if (!(p >= 0 && p < 1)) throw ValueError("gltensor::dropout: p must be in [0, 1), got " + std::to_string(p));
+  if (p == 0) return x;
+  const Tensor c = x.contiguous();
+  const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  // random.comp reads element e of operand 1: a contiguous input with offset 0.
+  const Tensor src = c.offset() == 0 ? c : c.clone();
+  return draw("dropout", dev_of(x), x.shape(), od, 3, p, 0, gen, &src);
+}
+
+}  // namespace gltensor

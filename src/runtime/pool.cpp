@@ -1,0 +1,105 @@
+// SSBO pool: size classes, reuse, limit, statistics.
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "runtime/device_impl.hpp"
+
+namespace gltensor::detail {
+
+std::size_t Pool::size_class(std::size_t bytes) {
+  if (bytes <= 256) return 256;
+  const std::size_t p = std::bit_floor(bytes);
+  if (bytes == p) return p;
+  if (bytes <= p + p / 2) return p + p / 2;
+  return p * 2;
+}
+
+Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
+  const std::size_t cls = size_class(bytes);
+  auto it = free_.find(cls);
+  if (it != free_.end() && !it->second.empty()) {
+    auto& list = it->second;
+    std::size_t pick = list.size() - 1;
+    if (host_write) {
+      if (list[pick].busy_until > dev_.completed_batch) dev_.poll_fences();
+      while (pick != static_cast<std::size_t>(-1) && list[pick].busy_until > dev_.completed_batch) --pick;
+    }
+    if (pick != static_cast<std::size_t>(-1)) {
+      Block b = list[pick];
+      b.busy_until = 0;
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(pick));
+      ++st_.hits;
+      --st_.cached_buffers;
+      ++st_.live_buffers;
+      st_.bytes_in_use += cls;
+      return b;
+    }
+  }
+  if (limit_ != 0 && st_.bytes_allocated + cls > limit_) {
+    trim();
+    if (st_.bytes_allocated + cls > limit_)
+      throw OutOfMemory(std::string("gltensor::") + op + ": allocating " + std::to_string(bytes) +
+                        " bytes (size class " + std::to_string(cls) + ") would exceed the memory limit of " +
+                        std::to_string(limit_) + " bytes (" + std::to_string(st_.bytes_in_use) + " in use)");
+  }
+  while (glGetError() != GL_NO_ERROR) {
+  }
+  GLuint buf = 0;
+  glGenBuffers(1, &buf);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
+  glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(cls), nullptr, GL_DYNAMIC_COPY);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+  if (glGetError() == GL_OUT_OF_MEMORY) {
+    glDeleteBuffers(1, &buf);
+    trim();
+    throw OutOfMemory(std::string("gltensor::") + op + ": GL_OUT_OF_MEMORY allocating " + std::to_string(cls) +
+                      " bytes");
+  }
+  ++st_.misses;
+  ++st_.live_buffers;
+  st_.bytes_in_use += cls;
+  st_.bytes_allocated += cls;
+  if (st_.bytes_allocated > st_.peak_bytes) st_.peak_bytes = st_.bytes_allocated;
+  return Block{buf, cls, 0};
+}
+
+void Pool::release(Block b) {
+  if (b.buffer == 0) return;
+  free_[b.capacity].push_back(b);
+  --st_.live_buffers;
+  ++st_.cached_buffers;
+  st_.bytes_in_use -= b.capacity;
+  // The buffer may still be read by recorded dispatches; reuse is safe because the scheduler
+  // puts a barrier before any dispatch that writes a buffer read since the last barrier.
+}
+
+void Pool::trim() {
+  dev_.invalidate_bindings();  // deleted names may be reused by new buffers
+  for (auto& [cls, blocks] : free_) {
+    for (const Block& b : blocks) {
+      glDeleteBuffers(1, &b.buffer);
+      dev_.written_since_barrier.erase(b.buffer);
+      dev_.read_since_barrier.erase(b.buffer);
+    }
+    st_.bytes_allocated -= cls * blocks.size();
+    st_.cached_buffers -= blocks.size();
+  }
+  free_.clear();
+}
+
+void Pool::destroy_all() { trim(); }
+
+PoolStats Pool::stats() const {
+  PoolStats s = st_;
+  s.memory_limit = limit_;
+  return s;
+}
+
+Storage::~Storage() {
+  if (!dev) return;
+  block.busy_until = std::max(use_batch, write_batch);
+  dev->pool.release(block);
+}
+
+}  // namespace gltensor::detail

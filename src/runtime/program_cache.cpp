@@ -1,0 +1,274 @@
+// Compute program cache: in memory by (kernel, defines, local size); on disk as program binaries
+// (OES_get_program_binary) keyed by renderer, GL version and source hash.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/device_impl.hpp"
+#include "runtime/shader_sources.hpp"
+
+namespace gltensor::detail {
+
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::filesystem::path cache_dir() {
+  if (const char* d = std::getenv("GLTENSOR_CACHE_DIR")) {
+    if (std::string(d) == "off" || std::string(d).empty()) return {};
+    return d;
+  }
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "gltensor";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "gltensor";
+  return {};
+}
+
+namespace {
+
+std::string resolve_includes(const std::string& name, int depth = 0) {
+  const auto& src = shader_sources();
+  auto it = src.find(name);
+  if (it == src.end()) throw ShaderError("gltensor::ProgramCache: no kernel source named '" + name + "'", "", "");
+  if (depth > 8) throw ShaderError("gltensor::ProgramCache: include depth exceeded in '" + name + "'", "", "");
+  std::istringstream in{std::string(it->second)};
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.rfind("#include \"", 0) == 0) {
+      const auto end = line.find('"', 10);
+      out += resolve_includes(line.substr(10, end - 10), depth + 1);
+    } else {
+      out += line;
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+// Line number named by a driver's info log: Mesa "0:12(5): error", NVIDIA "0(12) : error".
+int log_line(const std::string& log) {
+  int a = 0, b = 0;
+  if (std::sscanf(log.c_str(), "%d:%d(", &a, &b) == 2) return b;
+  if (std::sscanf(log.c_str(), "%d(%d)", &a, &b) == 2) return b;
+  return -1;
+}
+
+std::string source_line(const std::string& source, int n) {
+  if (n <= 0) return "";
+  std::istringstream in(source);
+  std::string line;
+  for (int i = 1; std::getline(in, line); ++i)
+    if (i == n) return line;
+  return "";
+}
+
+constexpr char kMagic[8] = {'G', 'L', 'T', 'B', 'I', 'N', '0', '1'};
+
+}  // namespace
+
+const Program& ProgramCache::get(const std::string& kernel, const std::string& defines, std::uint32_t lx,
+                                 std::uint32_t ly, std::uint32_t lz) {
+  std::string key = kernel;
+  key += '|';
+  key += defines;
+  key += '|' + std::to_string(lx) + 'x' + std::to_string(ly) + 'x' + std::to_string(lz);
+  auto it = programs_.find(key);
+  if (it != programs_.end()) return it->second;
+
+  // Layout: #version, #extension lines hoisted from the header and kernel (GLSL ES wants them
+  // before any other token), local size, common.glsl, the header, the kernel.
+  const Capabilities& c = dev_.caps;
+  std::string body = defines + "\n" + resolve_includes(kernel);
+  std::string extensions, rest;
+  {
+    std::istringstream in(body);
+    std::string line;
+    while (std::getline(in, line)) (line.rfind("#extension", 0) == 0 ? extensions : rest) += line + "\n";
+  }
+  std::string source = (c.gl_major > 3 || c.gl_minor >= 2) ? "#version 320 es\n" : "#version 310 es\n";
+  source += extensions;
+  source += "#define LOCAL_X " + std::to_string(lx) + "u\n#define LOCAL_Y " + std::to_string(ly) +
+            "u\n#define LOCAL_Z " + std::to_string(lz) + "u\n";
+  source += resolve_includes("common.glsl");
+  source += rest;
+  if (const char* dump = std::getenv("GLTENSOR_DUMP_SOURCE"); dump && kernel.find(dump) != std::string::npos)
+    std::fprintf(stderr, "==== %s\n%s\n", kernel.c_str(), source.c_str());
+
+  Program prog;
+  prog.local_size[0] = lx;
+  prog.local_size[1] = ly;
+  prog.local_size[2] = lz;
+  const std::filesystem::path dir = c.program_binary ? cache_dir() : std::filesystem::path();
+  std::string path;
+  std::uint64_t hash = 0;
+  if (!dir.empty()) {
+    hash = fnv1a(source, fnv1a(c.renderer + '\n' + c.version + '\n' + c.vendor));
+    char name[40];
+    std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(hash));
+    path = (dir / name).string();
+    prog.id = load_binary(path, hash);
+  }
+  if (prog.id == 0) {
+    prog.id = compile(kernel, source);
+    if (!path.empty()) store_binary(path, hash, prog.id);
+  }
+  GLint n = 0;
+  glGetProgramiv(prog.id, GL_ACTIVE_UNIFORMS, &n);
+  for (GLint i = 0; i < n; ++i) {
+    char name[256];
+    GLsizei len = 0;
+    GLint size = 0;
+    GLenum type = 0;
+    glGetActiveUniform(prog.id, static_cast<GLuint>(i), sizeof name, &len, &size, &type, name);
+    std::string s(name, static_cast<std::size_t>(len));
+    if (s.size() > 3 && s.compare(s.size() - 3, 3, "[0]") == 0) s.resize(s.size() - 3);
+    prog.uniforms[s] = glGetUniformLocation(prog.id, name);
+  }
+  return programs_.emplace(key, std::move(prog)).first->second;
+}
+
+GLuint ProgramCache::compile(const std::string& name, const std::string& source) {
+  GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
+  const char* src = source.c_str();
+  glShaderSource(sh, 1, &src, nullptr);
+  glCompileShader(sh);
+  GLint ok = 0;
+  glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    GLint len = 0;
+    glGetShaderiv(sh, GL_INFO_LOG_LENGTH, &len);
+    std::string log(static_cast<std::size_t>(std::max(len, 1)), '\0');
+    glGetShaderInfoLog(sh, len, nullptr, log.data());
+    glDeleteShader(sh);
+    const int line = log_line(log);
+    std::string text = source_line(source, line);
+    throw ShaderError("gltensor::ProgramCache: kernel '" + name + "' failed to compile" +
+                          (line > 0 ? " at line " + std::to_string(line) + ": " + text : "") + "\n" + log,
+                      log, text);
+  }
+  GLuint prog = glCreateProgram();
+  glAttachShader(prog, sh);
+  glProgramParameteri(prog, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
+  glLinkProgram(prog);
+  glDeleteShader(sh);
+  glGetProgramiv(prog, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    GLint len = 0;
+    glGetProgramiv(prog, GL_INFO_LOG_LENGTH, &len);
+    std::string log(static_cast<std::size_t>(std::max(len, 1)), '\0');
+    glGetProgramInfoLog(prog, len, nullptr, log.data());
+    glDeleteProgram(prog);
+    throw ShaderError("gltensor::ProgramCache: kernel '" + name + "' failed to link\n" + log, log, "");
+  }
+  return prog;
+}
+
+GLuint ProgramCache::load_binary(const std::string& path, std::uint64_t hash) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return 0;
+  char magic[8];
+  std::uint64_t h = 0;
+  std::uint32_t format = 0, size = 0;
+  f.read(magic, 8);
+  f.read(reinterpret_cast<char*>(&h), sizeof h);
+  f.read(reinterpret_cast<char*>(&format), sizeof format);
+  f.read(reinterpret_cast<char*>(&size), sizeof size);
+  if (!f || std::memcmp(magic, kMagic, 8) != 0 || h != hash || size == 0 || size > (256u << 20)) return 0;
+  std::string data(size, '\0');
+  f.read(data.data(), size);
+  if (!f) return 0;
+  while (glGetError() != GL_NO_ERROR) {
+  }
+  GLuint prog = glCreateProgram();
+  glProgramBinary(prog, format, data.data(), static_cast<GLsizei>(size));
+  GLint ok = 0;
+  glGetProgramiv(prog, GL_LINK_STATUS, &ok);
+  while (glGetError() != GL_NO_ERROR) {
+  }
+  dev_.pending_gl_error.clear();
+  if (!ok) {  // stale or corrupt: recompile
+    glDeleteProgram(prog);
+    dev_.log(LogLevel::debug, "program binary " + path + " rejected; recompiling");
+    return 0;
+  }
+  ++binary_hits_;
+  return prog;
+}
+
+void ProgramCache::store_binary(const std::string& path, std::uint64_t hash, GLuint prog) {
+  GLint len = 0;
+  glGetProgramiv(prog, GL_PROGRAM_BINARY_LENGTH, &len);
+  if (len <= 0) return;
+  std::string data(static_cast<std::size_t>(len), '\0');
+  GLenum format = 0;
+  GLsizei got = 0;
+  glGetProgramBinary(prog, len, &got, &format, data.data());
+  if (got <= 0) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return;
+    const std::uint64_t h = hash;
+    const std::uint32_t fmt = format, size = static_cast<std::uint32_t>(got);
+    f.write(kMagic, 8);
+    f.write(reinterpret_cast<const char*>(&h), sizeof h);
+    f.write(reinterpret_cast<const char*>(&fmt), sizeof fmt);
+    f.write(reinterpret_cast<const char*>(&size), sizeof size);
+    f.write(data.data(), got);
+    if (!f) {
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+void ProgramCache::destroy_all() {
+  for (auto& [k, p] : programs_) glDeleteProgram(p.id);
+  programs_.clear();
+  keyed_.clear();
+}
+
+void Program::set_uints(const char* name, const GLuint* v, GLsizei n) const {
+  const GLint l = loc(name);
+  if (l < 0) return;
+  auto& prev = last[l];
+  if (prev.size() == static_cast<std::size_t>(n) && std::equal(v, v + n, prev.begin())) return;
+  prev.assign(v, v + n);
+  glProgramUniform1uiv(id, l, n, v);
+}
+
+void Program::set_int(const char* name, GLint v) const {
+  const GLint l = loc(name);
+  if (l < 0) return;
+  auto& prev = last[l];
+  const auto bits = static_cast<std::uint32_t>(v);
+  if (prev.size() == 1 && prev[0] == bits) return;
+  prev.assign(1, bits);
+  glProgramUniform1i(id, l, v);
+}
+
+void Program::set_float(const char* name, float v) const {
+  const GLint l = loc(name);
+  if (l < 0) return;
+  auto& prev = last[l];
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  if (prev.size() == 1 && prev[0] == bits) return;
+  prev.assign(1, bits);
+  glProgramUniform1f(id, l, v);
+}
+
+}  // namespace gltensor::detail

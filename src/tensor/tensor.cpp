@@ -1,0 +1,527 @@
+// Tensor: creation from host data, metadata, host transfer, async reads.
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "ops/elementwise.hpp"
+#include "autograd/grad_formulas.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor {
+namespace detail {
+
+void check_defined(const char* op, const Tensor& t, const char* what) {
+  if (!t.defined()) throw ValueError(std::string("gltensor::") + op + ": " + what + " is an undefined tensor");
+}
+
+void check_same_device(const char* op, std::initializer_list<const Tensor*> ts) {
+  const DeviceImpl* first = nullptr;
+  for (const Tensor* t : ts) {
+    check_defined(op, *t);
+    if (!first)
+      first = &dev_of(*t);
+    else if (&dev_of(*t) != first)
+      throw ValueError(std::string("gltensor::") + op + ": tensors are on different devices");
+  }
+}
+
+std::int64_t check_shape(const char* op, const Shape& shape) {
+  if (shape.size() > static_cast<std::size_t>(kMaxDims))
+    throw LimitError(std::string("gltensor::") + op + ": shape " + to_string(shape) + " has " +
+                     std::to_string(shape.size()) + " dims; the limit is " + std::to_string(kMaxDims));
+  std::int64_t n = 1;
+  for (auto s : shape) {
+    if (s < 0) throw ValueError(std::string("gltensor::") + op + ": negative size in shape " + to_string(shape));
+    n *= s;
+    if (n > 0x7fffffffll)
+      throw LimitError(std::string("gltensor::") + op + ": shape " + to_string(shape) +
+                       " has more than 2^31-1 elements (32-bit element indices)");
+  }
+  return n;
+}
+
+Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, bool host_write) {
+  const std::int64_t n = check_shape(op, shape);
+  const std::size_t bytes = (static_cast<std::size_t>(n) * itemsize(dtype) + 3) & ~std::size_t{3};
+  if (static_cast<std::int64_t>(bytes) > dev.caps.max_ssbo_block_size)
+    throw LimitError(std::string("gltensor::") + op + ": a " + dtype_name(dtype) + " tensor of shape " +
+                     to_string(shape) + " needs " + std::to_string(bytes) +
+                     " bytes, more than the device's max SSBO block size of " +
+                     std::to_string(dev.caps.max_ssbo_block_size) + " bytes");
+  auto st = std::make_shared<Storage>();
+  st->block = dev.pool.acquire(std::max<std::size_t>(bytes, 4), op, host_write);
+  st->dev = dev.shared_from_this();
+  st->nbytes = bytes;
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(st);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(impl);
+}
+
+Tensor make_view(const Tensor& t, Shape shape, Shape strides, std::int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = t.impl()->storage;
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = t.dtype();
+  return Tensor(impl);
+}
+
+std::int64_t wrap_dim(const char* op, std::int64_t dim, std::int64_t ndim) {
+  const std::int64_t n = std::max<std::int64_t>(ndim, 1);
+  if (dim < -n || dim >= n)
+    throw IndexError(std::string("gltensor::") + op + ": dim " + std::to_string(dim) + " is out of range for a " +
+                     std::to_string(ndim) + "-dim tensor (expected [" + std::to_string(-n) + ", " +
+                     std::to_string(n - 1) + "])");
+  return dim < 0 ? dim + n : dim;
+}
+
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
+  const std::size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const std::int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1)
+      throw ShapeError(std::string("gltensor::") + op + ": shapes " + to_string(a) + " and " + to_string(b) +
+                       " cannot be broadcast (dim " + std::to_string(i) + ": " + std::to_string(x) + " vs " +
+                       std::to_string(y) + ")");
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+std::pair<std::int64_t, std::int64_t> element_span(const Tensor& t) {
+  std::int64_t lo = t.offset(), hi = t.offset();
+  for (std::int64_t d = 0; d < t.dim(); ++d) hi += (t.shape()[d] - 1) * t.strides()[d];
+  return {lo, hi};
+}
+
+bool may_overlap(const Tensor& a, const Tensor& b) {
+  if (!a.shares_storage(b) || a.numel() == 0 || b.numel() == 0) return false;
+  auto [alo, ahi] = element_span(a);
+  auto [blo, bhi] = element_span(b);
+  return alo <= bhi && blo <= ahi;
+}
+
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.shares_storage(b) && a.offset() == b.offset() && a.shape() == b.shape() && a.strides() == b.strides() &&
+         a.dtype() == b.dtype();
+}
+
+std::shared_ptr<DeviceImpl> dev_ptr(const Tensor& t) { return t.impl()->storage->dev; }
+
+namespace {
+
+// Host transfers go through short-lived staging buffers: a pool buffer that the host writes
+// with glBufferSubData or maps is moved to host memory by some drivers (NVIDIA says so in its
+// debug output), and kernels that later reuse it would then run over PCIe.
+GLuint make_staging(std::size_t bytes, const void* data, GLenum usage) {
+  GLuint s = 0;
+  glGenBuffers(1, &s);
+  glBindBuffer(GL_COPY_READ_BUFFER, s);
+  glBufferData(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), data, usage);
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+  return s;
+}
+
+void copy_buffer(GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes) {
+  glBindBuffer(GL_COPY_READ_BUFFER, src);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(src_off),
+                      static_cast<GLintptr>(dst_off), static_cast<GLsizeiptr>(bytes));
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+}
+
+void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst) {
+  glBindBuffer(GL_COPY_READ_BUFFER, buffer);
+  void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(bytes), GL_MAP_READ_BIT);
+  if (!p) {
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    dev.check_gl("to_host");
+    throw DeviceError("gltensor::to_host: glMapBufferRange failed");
+  }
+  std::memcpy(dst, p, bytes);
+  glUnmapBuffer(GL_COPY_READ_BUFFER);
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+}
+
+void upload(DeviceImpl& dev, const Tensor& t, const void* data, std::size_t bytes) {
+  if (bytes == 0) return;
+  const GLuint b = t.impl()->storage->buffer();
+  dev.barrier_for_host(b);
+  GLuint s = make_staging(bytes, data, GL_STREAM_DRAW);
+  copy_buffer(s, 0, b, 0, bytes);
+  glDeleteBuffers(1, &s);  // freed by the driver once the copy has run
+}
+
+void download(DeviceImpl& dev, GLuint buffer, std::size_t byte_offset, std::size_t bytes, void* dst) {
+  if (bytes == 0) return;
+  dev.barrier_for_host(buffer);
+  GLuint s = make_staging(bytes, nullptr, GL_STREAM_READ);
+  copy_buffer(buffer, byte_offset, s, 0, bytes);
+  map_read(dev, s, bytes, dst);  // the map waits for the copy
+  glDeleteBuffers(1, &s);
+}
+
+template <typename T>
+std::vector<T> convert_bytes(const std::vector<std::uint8_t>& b, DType d) {
+  const std::size_t n = b.size() / itemsize(d);
+  std::vector<T> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t* p = b.data() + i * itemsize(d);
+    double v = 0;
+    switch (d) {
+      case DType::f32: {
+        float f;
+        std::memcpy(&f, p, 4);
+        v = f;
+        break;
+      }
+      case DType::i32: {
+        std::int32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+        break;
+      }
+      case DType::f16: {
+        std::uint16_t h;
+        std::memcpy(&h, p, 2);
+        v = f16_to_f32(h);
+        break;
+      }
+      case DType::bf16: {
+        std::uint16_t h;
+        std::memcpy(&h, p, 2);
+        v = bf16_to_f32(h);
+        break;
+      }
+      case DType::u8:
+      case DType::bool_:
+        v = *p;
+        break;
+    }
+    if constexpr (std::is_same_v<T, float>)
+      out[i] = static_cast<float>(v);
+    else
+      out[i] = (v != v) ? 0 : static_cast<T>(v);
+  }
+  return out;
+}
+
+void check_count(const char* op, std::size_t got, const Shape& shape) {
+  const std::int64_t n = check_shape(op, shape);
+  if (static_cast<std::int64_t>(got) != n)
+    throw ShapeError(std::string("gltensor::") + op + ": " + std::to_string(got) + " host values for shape " +
+                     to_string(shape) + " (" + std::to_string(n) + " elements)");
+}
+
+template <typename Src>
+Tensor from_host_values(const Device& dev, std::span<const Src> values, const Shape& shape, DType dtype) {
+  check_count("from_host", values.size(), shape);
+  std::vector<std::uint8_t> bytes(values.size() * itemsize(dtype));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::uint8_t* p = bytes.data() + i * itemsize(dtype);
+    const Src v = values[i];
+    switch (dtype) {
+      case DType::f32: {
+        float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case DType::i32: {
+        std::int32_t x = static_cast<std::int32_t>(v);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::f16: {
+        std::uint16_t h = f32_to_f16(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::bf16: {
+        std::uint16_t h = f32_to_bf16(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::u8:
+        *p = static_cast<std::uint8_t>(static_cast<std::int32_t>(v));
+        break;
+      case DType::bool_:
+        *p = v != Src(0) ? 1 : 0;
+        break;
+    }
+  }
+  return Tensor::from_bytes(dev, bytes.data(), bytes.size(), shape, dtype);
+}
+
+}  // namespace
+}  // namespace detail
+
+using namespace detail;
+
+std::string to_string(const Shape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::int64_t numel_of(const Shape& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape s(shape.size());
+  std::int64_t acc = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= std::max<std::int64_t>(shape[i], 1);
+  }
+  return s;
+}
+
+Tensor Tensor::empty(const Device& dev, const Shape& shape, DType dtype) {
+  if (!dev.valid()) throw ValueError("gltensor::empty: invalid Device handle");
+  Enter guard(*dev.impl(), "empty");
+  return alloc(*dev.impl(), shape, dtype, "empty");
+}
+
+Tensor Tensor::from_host(const Device& dev, std::span<const float> v, const Shape& shape, DType dtype) {
+  return from_host_values<float>(dev, v, shape, dtype);
+}
+Tensor Tensor::from_host(const Device& dev, std::span<const std::int32_t> v, const Shape& shape, DType dtype) {
+  return from_host_values<std::int32_t>(dev, v, shape, dtype);
+}
+Tensor Tensor::from_host(const Device& dev, std::span<const std::uint8_t> v, const Shape& shape, DType dtype) {
+  return from_host_values<std::uint8_t>(dev, v, shape, dtype);
+}
+
+Tensor Tensor::from_bytes(const Device& dev, const void* data, std::size_t nbytes, const Shape& shape, DType dtype) {
+  if (!dev.valid()) throw ValueError("gltensor::from_bytes: invalid Device handle");
+  const std::int64_t n = check_shape("from_bytes", shape);
+  if (nbytes != static_cast<std::size_t>(n) * itemsize(dtype))
+    throw ShapeError("gltensor::from_bytes: " + std::to_string(nbytes) + " bytes for a " + dtype_name(dtype) +
+                     " tensor of shape " + to_string(shape) + " (" +
+                     std::to_string(static_cast<std::size_t>(n) * itemsize(dtype)) + " bytes)");
+  DeviceImpl& d = *dev.impl();
+  Enter guard(d, "from_host");
+  Tensor t = alloc(d, shape, dtype, "from_host", /*host_write=*/true);
+  if (nbytes % 4 == 0) {
+    upload(d, t, data, nbytes);
+  } else {  // pad the last word
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    std::vector<std::uint8_t> padded(p, p + nbytes);
+    padded.resize((nbytes + 3) & ~std::size_t{3}, 0);
+    upload(d, t, padded.data(), padded.size());
+  }
+  return t;
+}
+
+Device Tensor::device() const { return Device(impl_->storage->dev); }
+DType Tensor::dtype() const { return impl_->dtype; }
+const Shape& Tensor::shape() const { return impl_->shape; }
+const Shape& Tensor::strides() const { return impl_->strides; }
+std::int64_t Tensor::offset() const { return impl_->offset; }
+std::int64_t Tensor::dim() const { return static_cast<std::int64_t>(impl_->shape.size()); }
+std::int64_t Tensor::size(std::int64_t d) const { return impl_->shape[wrap_dim("size", d, dim())]; }
+std::int64_t Tensor::numel() const { return numel_of(impl_->shape); }
+bool Tensor::shares_storage(const Tensor& o) const {
+  return defined() && o.defined() && impl_->storage == o.impl_->storage;
+}
+
+bool Tensor::is_contiguous() const {
+  std::int64_t expected = 1;
+  for (std::size_t i = impl_->shape.size(); i-- > 0;) {
+    if (impl_->shape[i] == 1) continue;
+    if (impl_->strides[i] != expected) return false;
+    expected *= impl_->shape[i];
+  }
+  return true;
+}
+
+std::string Tensor::repr() const {
+  if (!defined()) return "Tensor(undefined)";
+  return "Tensor(shape=" + to_string(shape()) + ", dtype=" + dtype_name(dtype()) + ")";
+}
+
+Tensor Tensor::contiguous() const {
+  check_defined("contiguous", *this);
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  check_defined("clone", *this);
+  DeviceImpl& d = dev_of(*this);
+  Enter guard(d, "clone");
+  Tensor out = alloc(d, shape(), dtype(), "clone");
+  Elementwise e;
+  e.op = "clone";
+  e.kernel = "unary.comp";
+  e.fn = "op_identity";
+  e.in_ct = natural_ct(dtype());
+  launch_elementwise(e, out, {*this});
+  autograd::record(
+      out, {*this}, [](const Tensor& g) { return std::vector<Tensor>{g}; }, "clone");
+  return out;
+}
+
+namespace detail {
+const char* cast_fn(DType from, DType to) {
+  if (to == DType::bool_) return "op_to_bool";
+  if (is_floating(to)) return is_floating(from) ? "op_identity" : "op_to_float";
+  return is_floating(from) ? "op_to_int" : "op_identity";
+}
+}  // namespace detail
+
+Tensor Tensor::to(DType dtype) const {
+  check_defined("to", *this);
+  if (dtype == this->dtype()) return *this;
+  DeviceImpl& d = dev_of(*this);
+  Enter guard(d, "to");
+  Tensor out = alloc(d, shape(), dtype, "to");
+  Elementwise e;
+  e.op = "to";
+  e.kernel = "unary.comp";
+  e.fn = cast_fn(this->dtype(), dtype);
+  e.in_ct = natural_ct(this->dtype());
+  launch_elementwise(e, out, {*this});
+  if (is_floating(this->dtype()) && is_floating(dtype)) {
+    const DType from = this->dtype();
+    autograd::record(
+        out, {*this}, [from](const Tensor& g) { return std::vector<Tensor>{g.to(from)}; }, "to");
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> Tensor::to_bytes() const {
+  check_defined("to_host", *this);
+  DeviceImpl& d = dev_of(*this);
+  Enter guard(d, "to_host");
+  const Tensor c = contiguous();
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
+  if (out.empty()) return out;
+  d.wait_batch(c.impl()->storage->write_batch);
+  d.check_index_errors();
+  download(d, c.impl()->storage->buffer(), static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(),
+           out.data());
+  return out;
+}
+
+std::vector<float> Tensor::to_vector() const { return convert_bytes<float>(to_bytes(), dtype()); }
+std::vector<std::int32_t> Tensor::to_int_vector() const { return convert_bytes<std::int32_t>(to_bytes(), dtype()); }
+
+float Tensor::item() const {
+  check_defined("item", *this);
+  if (numel() != 1)
+    throw ShapeError("gltensor::item: a tensor of shape " + to_string(shape()) + " has " + std::to_string(numel()) +
+                     " elements, item() needs exactly 1");
+  return to_vector()[0];
+}
+
+Tensor& Tensor::fill_(double value) {
+  check_defined("fill_", *this);
+  check_inplace("fill_", *this);
+  Elementwise e;
+  e.op = "fill_";
+  e.kernel = "unary.comp";
+  e.fn = "op_fill";
+  e.in_ct = natural_ct(dtype());
+  e.p0 = static_cast<float>(value);
+  e.i0 = static_cast<int>(value);
+  if (dtype() == DType::bool_) e.i0 = value != 0 ? 1 : 0;
+  launch_elementwise(e, *this, {});
+  return *this;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_same_device("copy_", {this, &src});
+  check_inplace("copy_", *this);
+  broadcast_shapes("copy_", src.shape(), shape());
+  if (src.expand(shape()).shape() != shape()) throw ShapeError("gltensor::copy_: bad broadcast");
+  Elementwise e;
+  e.op = "copy_";
+  e.kernel = "unary.comp";
+  e.fn = cast_fn(src.dtype(), dtype());
+  e.in_ct = natural_ct(src.dtype());
+  launch_elementwise(e, *this, {src});
+  return *this;
+}
+
+// ---- async read ----
+
+struct AsyncRead::State {
+  std::shared_ptr<DeviceImpl> dev;
+  GLuint staging = 0;  // a GL_STREAM_READ buffer of its own (see make_staging)
+  std::size_t nbytes = 0;
+  DType dtype = DType::f32;
+  GLsync fence = nullptr;
+  ~State() {
+    if (!dev || std::this_thread::get_id() != dev->thread) return;  // the context frees them
+    if (fence) glDeleteSync(fence);
+    if (staging) glDeleteBuffers(1, &staging);
+  }
+};
+
+AsyncRead::AsyncRead() = default;
+AsyncRead::~AsyncRead() = default;
+AsyncRead::AsyncRead(AsyncRead&&) noexcept = default;
+AsyncRead& AsyncRead::operator=(AsyncRead&&) noexcept = default;
+
+AsyncRead Tensor::to_host_async() const {
+  check_defined("to_host_async", *this);
+  DeviceImpl& d = dev_of(*this);
+  Enter guard(d, "to_host_async");
+  const Tensor c = contiguous();
+  AsyncRead r;
+  r.s_ = std::make_unique<AsyncRead::State>();
+  r.s_->dev = d.shared_from_this();
+  r.s_->dtype = dtype();
+  r.s_->nbytes = static_cast<std::size_t>(c.numel()) * itemsize(c.dtype());
+  if (r.s_->nbytes > 0) {
+    const GLuint src = c.impl()->storage->buffer();
+    d.flush();  // the copy must follow every recorded dispatch, with their writes visible
+    d.barrier_for_host(src);
+    r.s_->staging = make_staging(r.s_->nbytes, nullptr, GL_STREAM_READ);
+    copy_buffer(src, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), r.s_->staging, 0, r.s_->nbytes);
+    c.impl()->storage->use_batch = d.batch;
+  }
+  r.s_->fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  glFlush();
+  return r;
+}
+
+bool AsyncRead::ready() const {
+  if (!s_) throw ValueError("gltensor::AsyncRead::ready: empty handle");
+  if (!s_->fence) return true;
+  Enter guard(*s_->dev, "AsyncRead::ready");
+  GLint status = 0;
+  glGetSynciv(s_->fence, GL_SYNC_STATUS, 1, nullptr, &status);
+  return status == GL_SIGNALED;
+}
+
+std::vector<std::uint8_t> AsyncRead::get() {
+  if (!s_) throw ValueError("gltensor::AsyncRead::get: empty handle");
+  DeviceImpl& d = *s_->dev;
+  Enter guard(d, "AsyncRead::get");
+  if (s_->fence) {
+    while (glClientWaitSync(s_->fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull) == GL_TIMEOUT_EXPIRED) {
+    }
+    glDeleteSync(s_->fence);
+    s_->fence = nullptr;
+  }
+  std::vector<std::uint8_t> out(s_->nbytes);
+  if (s_->nbytes) detail::map_read(d, s_->staging, s_->nbytes, out.data());
+  return out;
+}
+
+std::vector<float> AsyncRead::get_float() {
+  const DType dt = s_ ? s_->dtype : DType::f32;
+  return detail::convert_bytes<float>(get(), dt);
+}
+
+}  // namespace gltensor

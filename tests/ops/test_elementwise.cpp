@@ -1,0 +1,541 @@
+// Elementwise ops against float64 host references: random inputs, NaN/Inf, broadcasting, 0-size,
+// size-1, odd sizes, non-contiguous views, every dtype, in-place and out= forms, errors.
+//
+// Tolerances (|got - ref| <= atol + rtol |ref|), float32 compute:
+//   exact ops (neg, abs, add, mul, comparisons, floor, ...): 0
+//   arithmetic rounding (div, sqrt, reciprocal):             rtol 1e-6
+//   transcendental (exp, log, sin, erf, tanh, pow, ...):     rtol 1e-5..4e-5, atol 1e-6 (per row)
+//   f16 / bf16 storage: results must equal the f32 result rounded to the dtype (round to even).
+#include <functional>
+
+#include "tensor/tensor_impl.hpp"
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> op;
+  std::function<double(double)> ref;
+  float lo, hi;
+  double rtol, atol;
+};
+
+double sgn(double x) { return std::isnan(x) ? x : (x > 0) - (x < 0); }
+double sigm(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double softplus_ref(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
+
+std::vector<UnaryCase> unary_cases() {
+  const double T = 2e-5, A = 1e-6;
+  return {
+      {"neg", [](auto& x) { return neg(x); }, [](double x) { return -x; }, -5, 5, 0, 0},
+      {"abs", [](auto& x) { return abs(x); }, [](double x) { return std::fabs(x); }, -5, 5, 0, 0},
+      {"sign", [](auto& x) { return sign(x); }, sgn, -5, 5, 0, 0},
+      {"square", [](auto& x) { return square(x); }, [](double x) { return x * x; }, -5, 5, 1e-7, 0},
+      {"exp", [](auto& x) { return exp(x); }, [](double x) { return std::exp(x); }, -10, 10, T, 0},
+      {"exp2", [](auto& x) { return exp2(x); }, [](double x) { return std::exp2(x); }, -10, 10, T, 0},
+      {"log", [](auto& x) { return log(x); }, [](double x) { return std::log(x); }, 0.01f, 100, T, A},
+      {"log2", [](auto& x) { return log2(x); }, [](double x) { return std::log2(x); }, 0.01f, 100, T, A},
+      {"log10", [](auto& x) { return log10(x); }, [](double x) { return std::log10(x); }, 0.01f, 100, T, A},
+      {"log1p", [](auto& x) { return log1p(x); }, [](double x) { return std::log1p(x); }, -0.9f, 5, T, 1e-7},
+      {"expm1", [](auto& x) { return expm1(x); }, [](double x) { return std::expm1(x); }, -3, 3, T, 1e-7},
+      {"sqrt", [](auto& x) { return sqrt(x); }, [](double x) { return std::sqrt(x); }, 0, 100, 1e-6, 0},
+      {"rsqrt", [](auto& x) { return rsqrt(x); }, [](double x) { return 1 / std::sqrt(x); }, 0.01f, 100, T, 0},
+      {"reciprocal", [](auto& x) { return reciprocal(x); }, [](double x) { return 1 / x; }, 0.1f, 10, 1e-6, 0},
+      {"sin", [](auto& x) { return sin(x); }, [](double x) { return std::sin(x); }, -6, 6, T, 2e-6},
+      {"cos", [](auto& x) { return cos(x); }, [](double x) { return std::cos(x); }, -6, 6, T, 2e-6},
+      {"tan", [](auto& x) { return tan(x); }, [](double x) { return std::tan(x); }, -1.4f, 1.4f, 4e-5, 2e-6},
+      {"asin", [](auto& x) { return asin(x); }, [](double x) { return std::asin(x); }, -1, 1, T, A},
+      {"acos", [](auto& x) { return acos(x); }, [](double x) { return std::acos(x); }, -1, 1, T, A},
+      {"atan", [](auto& x) { return atan(x); }, [](double x) { return std::atan(x); }, -10, 10, T, A},
+      {"sinh", [](auto& x) { return sinh(x); }, [](double x) { return std::sinh(x); }, -5, 5, T, A},
+      {"cosh", [](auto& x) { return cosh(x); }, [](double x) { return std::cosh(x); }, -5, 5, T, A},
+      {"tanh", [](auto& x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -5, 5, T, A},
+      {"erf", [](auto& x) { return erf(x); }, [](double x) { return std::erf(x); }, -3, 3, T, A},
+      {"erfc", [](auto& x) { return erfc(x); }, [](double x) { return std::erfc(x); }, -3, 3, T, A},
+      {"sigmoid", [](auto& x) { return sigmoid(x); }, sigm, -10, 10, T, A},
+      {"logsigmoid", [](auto& x) { return logsigmoid(x); },
+       [](double x) { return x < 0 ? x - std::log1p(std::exp(x)) : -std::log1p(std::exp(-x)); }, -10, 10, T, A},
+      {"relu", [](auto& x) { return relu(x); }, [](double x) { return std::isnan(x) ? x
+                                                                      : x > 0       ? x
+                                                                                    : 0; }, -5, 5, 0,
+       0},
+      {"relu6", [](auto& x) { return relu6(x); }, [](double x) { return std::isnan(x) ? x : std::clamp(x, 0.0, 6.0); },
+       -8, 8, 0, 0},
+      {"selu", [](auto& x) { return selu(x); },
+       [](double x) { return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x)); }, -5, 5, T, A},
+      {"silu", [](auto& x) { return silu(x); }, [](double x) { return x / (1 + std::exp(-x)); }, -10, 10, T, A},
+      {"mish", [](auto& x) { return mish(x); }, [](double x) { return x * std::tanh(softplus_ref(x)); }, -10, 10, T, A},
+      {"hardswish", [](auto& x) { return hardswish(x); }, [](double x) { return x * std::clamp(x + 3, 0.0, 6.0) / 6; },
+       -5, 5, 1e-6, 1e-7},
+      {"hardsigmoid", [](auto& x) { return hardsigmoid(x); },
+       [](double x) { return std::isnan(x) ? x : std::clamp(x + 3, 0.0, 6.0) / 6; }, -5, 5, 1e-6, 1e-7},
+      {"softsign", [](auto& x) { return softsign(x); }, [](double x) { return x / (1 + std::fabs(x)); }, -5, 5, 1e-6,
+       0},
+      {"floor", [](auto& x) { return floor(x); }, [](double x) { return std::floor(x); }, -5, 5, 0, 0},
+      {"ceil", [](auto& x) { return ceil(x); }, [](double x) { return std::ceil(x); }, -5, 5, 0, 0},
+      {"round", [](auto& x) { return round(x); }, [](double x) { return std::nearbyint(x); }, -5, 5, 0, 0},
+      {"trunc", [](auto& x) { return trunc(x); }, [](double x) { return std::trunc(x); }, -5, 5, 0, 0},
+      {"frac", [](auto& x) { return frac(x); }, [](double x) { return x - std::trunc(x); }, -5, 5, 0, 1e-7},
+      {"gelu", [](auto& x) { return gelu(x); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); },
+       -5, 5, T, A},
+      {"gelu_tanh", [](auto& x) { return gelu(x, "tanh"); },
+       [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }, -5, 5, T,
+       A},
+      {"leaky_relu", [](auto& x) { return leaky_relu(x, 0.2); }, [](double x) { return x > 0 ? x : 0.2 * x; }, -5, 5,
+       1e-7, 0},
+      {"elu", [](auto& x) { return elu(x, 1.5); }, [](double x) { return x > 0 ? x : 1.5 * std::expm1(x); }, -5, 5, T,
+       A},
+      {"celu", [](auto& x) { return celu(x, 2.0); },
+       [](double x) { return std::max(0.0, x) + std::min(0.0, 2.0 * std::expm1(x / 2.0)); }, -5, 5, T, A},
+      {"softplus", [](auto& x) { return softplus(x, 2.0, 10.0); },
+       [](double x) { return 2 * x > 10 ? x : std::log1p(std::exp(2 * x)) / 2; }, -8, 8, T, A},
+      {"hardtanh", [](auto& x) { return hardtanh(x, -2, 3); },
+       [](double x) { return std::isnan(x) ? x : std::clamp(x, -2.0, 3.0); }, -5, 5, 0, 0},
+      {"clamp", [](auto& x) { return clamp(x, -1.5, 0.5); },
+       [](double x) { return std::isnan(x) ? x : std::clamp(x, -1.5, 0.5); }, -5, 5, 0, 0},
+      {"clamp_min", [](auto& x) { return clamp_min(x, 0.25); },
+       [](double x) { return std::isnan(x) ? x : std::max(x, 0.25); }, -5, 5, 0, 0},
+      {"clamp_max", [](auto& x) { return clamp_max(x, 0.25); },
+       [](double x) { return std::isnan(x) ? x : std::min(x, 0.25); }, -5, 5, 0, 0},
+  };
+}
+
+class UnaryOps : public ::testing::TestWithParam<UnaryCase> {};
+
+TEST_P(UnaryOps, MatchesFloat64Reference) {
+  const auto& c = GetParam();
+  GLT_RNG(rng);
+  for (std::size_t n : {std::size_t{1}, std::size_t{0}, std::size_t{1031}}) {
+    auto x = uniform(rng, n, c.lo, c.hi);
+    if (n > 100) sprinkle_specials(x);
+    std::vector<double> ref;
+    for (float v : x) ref.push_back(c.ref(v));
+    auto got = c.op(Tensor::from_host(device(), x, {static_cast<std::int64_t>(n)})).to_vector();
+    EXPECT_TRUE(close(got, ref, c.rtol, c.atol)) << c.name << " n=" << n;
+  }
+  // Non-contiguous input: a transposed, sliced view.
+  auto base = uniform(rng, 12 * 17, c.lo, c.hi);
+  Tensor t = Tensor::from_host(device(), base, {12, 17}).t().slice(1, 1, 12, 2);
+  std::vector<double> ref;
+  for (float v : gather_view(base, t)) ref.push_back(c.ref(v));
+  EXPECT_TRUE(close(c.op(t).to_vector(), ref, c.rtol, c.atol)) << c.name << " (non-contiguous)";
+  // f16 storage: result equals the f32 result rounded to f16 (within one f16 ulp for
+  // transcendental ops, whose f32 result may sit on the other side of a rounding boundary).
+  auto xh = uniform(rng, 257, c.lo, c.hi);
+  Tensor th = Tensor::from_host(device(), xh, {257}, DType::f16);
+  Tensor rh = c.op(th);
+  EXPECT_EQ(rh.dtype(), DType::f16);
+  std::vector<double> refh;
+  for (float v : xh) refh.push_back(c.ref(f16_to_f32(f32_to_f16(v))));
+  EXPECT_TRUE(close(rh.to_vector(), refh, std::max(c.rtol, 1e-3), std::max(c.atol, 1e-4))) << c.name << " (f16)";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, UnaryOps, ::testing::ValuesIn(unary_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(UnaryOps, PredicatesReturnBool) {
+  std::vector<float> x = {1.0f, NAN, INFINITY, -INFINITY, 0.0f, -2.5f};
+  Tensor t = Tensor::from_host(device(), x, {6});
+  EXPECT_EQ(isnan(t).dtype(), DType::bool_);
+  EXPECT_EQ(isnan(t).to_int_vector(), (std::vector<int>{0, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(isinf(t).to_int_vector(), (std::vector<int>{0, 0, 1, 1, 0, 0}));
+  EXPECT_EQ(isfinite(t).to_int_vector(), (std::vector<int>{1, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(logical_not(t).to_int_vector(), (std::vector<int>{0, 0, 0, 0, 1, 0}));
+}
+
+TEST(UnaryOps, IntegerDtypes) {
+  GLT_RNG(rng);
+  auto v = uniform_int(rng, 999, -1000, 1000);
+  Tensor t = Tensor::from_host(device(), std::span<const std::int32_t>(v), {999});
+  auto check = [&](const Tensor& r, DType dt, auto f) {
+    EXPECT_EQ(r.dtype(), dt);
+    auto got = r.to_vector();
+    for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(got[i], static_cast<float>(f(double(v[i])))) << i;
+  };
+  check(neg(t), DType::i32, [](double x) { return -x; });
+  check(abs(t), DType::i32, [](double x) { return std::fabs(x); });
+  check(relu(t), DType::i32, [](double x) { return x > 0 ? x : 0; });
+  check(clamp(t, -7, 9), DType::i32, [](double x) { return std::clamp(x, -7.0, 9.0); });
+  check(sign(t), DType::i32, sgn);
+  // float ops promote integer inputs to float32
+  Tensor e = sqrt(abs(t));
+  EXPECT_EQ(e.dtype(), DType::f32);
+  std::vector<double> ref;
+  for (int x : v) ref.push_back(std::sqrt(std::fabs(double(x))));
+  EXPECT_TRUE(close(e.to_vector(), ref, 1e-6, 0));
+}
+
+// ---- binary ----
+
+struct BinaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&, const Tensor&)> op;
+  std::function<double(double, double)> ref;
+  float lo, hi;
+  double rtol, atol;
+  bool bool_result = false;
+};
+
+double py_mod(double a, double b) {
+  if (b == 0 || std::isinf(a) || std::isnan(a) || std::isnan(b)) return NAN;
+  double r = std::fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+std::vector<BinaryCase> binary_cases() {
+  return {
+      {"add", [](auto& a, auto& b) { return add(a, b); }, [](double a, double b) { return double(float(a + b)); }, -5,
+       5, 0, 0},
+      {"add_alpha", [](auto& a, auto& b) { return add(a, b, 2.5); }, [](double a, double b) { return a + 2.5 * b; }, -5,
+       5, 1e-6, 1e-6},
+      {"sub", [](auto& a, auto& b) { return sub(a, b); }, [](double a, double b) { return double(float(a - b)); }, -5,
+       5, 0, 0},
+      {"mul", [](auto& a, auto& b) { return mul(a, b); }, [](double a, double b) { return double(float(a * b)); }, -5,
+       5, 0, 0},
+      {"div", [](auto& a, auto& b) { return div(a, b); }, [](double a, double b) { return a / b; }, 0.5f, 5, 1e-6, 0},
+      {"pow", [](auto& a, auto& b) { return pow(a, b); }, [](double a, double b) { return std::pow(a, b); }, 0.1f, 4,
+       4e-5, 1e-6},
+      {"maximum", [](auto& a, auto& b) { return maximum(a, b); },
+       [](double a, double b) { return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b); }, -5, 5, 0, 0},
+      {"minimum", [](auto& a, auto& b) { return minimum(a, b); },
+       [](double a, double b) { return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b); }, -5, 5, 0, 0},
+      {"fmax", [](auto& a, auto& b) { return fmax(a, b); }, [](double a, double b) { return std::fmax(a, b); }, -5, 5,
+       0, 0},
+      {"fmin", [](auto& a, auto& b) { return fmin(a, b); }, [](double a, double b) { return std::fmin(a, b); }, -5, 5,
+       0, 0},
+      {"fmod", [](auto& a, auto& b) { return fmod(a, b); }, [](double a, double b) { return std::fmod(a, b); }, 0.5f, 9,
+       1e-5, 2e-6},
+      {"remainder", [](auto& a, auto& b) { return remainder(a, b); }, py_mod, 0.5f, 9, 1e-5, 2e-6},
+      {"atan2", [](auto& a, auto& b) { return atan2(a, b); }, [](double a, double b) { return std::atan2(a, b); }, -5,
+       5, 2e-5, 1e-6},
+      {"eq", [](auto& a, auto& b) { return eq(a, b); }, [](double a, double b) { return double(a == b); }, -2, 2, 0, 0,
+       true},
+      {"ne", [](auto& a, auto& b) { return ne(a, b); }, [](double a, double b) { return double(a != b); }, -2, 2, 0, 0,
+       true},
+      {"lt", [](auto& a, auto& b) { return lt(a, b); }, [](double a, double b) { return double(a < b); }, -2, 2, 0, 0,
+       true},
+      {"le", [](auto& a, auto& b) { return le(a, b); }, [](double a, double b) { return double(a <= b); }, -2, 2, 0, 0,
+       true},
+      {"gt", [](auto& a, auto& b) { return gt(a, b); }, [](double a, double b) { return double(a > b); }, -2, 2, 0, 0,
+       true},
+      {"ge", [](auto& a, auto& b) { return ge(a, b); }, [](double a, double b) { return double(a >= b); }, -2, 2, 0, 0,
+       true},
+      {"logical_and", [](auto& a, auto& b) { return logical_and(a, b); },
+       [](double a, double b) { return double(a != 0 && b != 0); }, -1, 1, 0, 0, true},
+      {"logical_or", [](auto& a, auto& b) { return logical_or(a, b); },
+       [](double a, double b) { return double(a != 0 || b != 0); }, -1, 1, 0, 0, true},
+      {"logical_xor", [](auto& a, auto& b) { return logical_xor(a, b); },
+       [](double a, double b) { return double((a != 0) != (b != 0)); }, -1, 1, 0, 0, true},
+  };
+}
+
+class BinaryOps : public ::testing::TestWithParam<BinaryCase> {};
+
+TEST_P(BinaryOps, BroadcastingAndEdgeShapes) {
+  const auto& c = GetParam();
+  GLT_RNG(rng);
+  // {6, 4} and {1028}: same-shape contiguous operands of 4n elements (quads: the VEC4 path, and
+  // for f32 add/sub/mul/div whole-quad arithmetic).
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{5, 7}, {5, 7}}, {{5, 7}, {7}},    {{3, 1, 4}, {1, 5, 1}}, {{}, {4}},
+      {{0, 3}, {3}},    {{1}, {1}},       {{1031}, {1}},          {{2, 3, 4, 5}, {3, 1, 5}},
+      {{6, 1}, {0}},    {{6, 4}, {6, 4}}, {{1028}, {1028}}};
+  for (const auto& [sa, sb] : shapes) {
+    auto a = uniform(rng, numel_of(sa), c.lo, c.hi), b = uniform(rng, numel_of(sb), c.lo, c.hi);
+    if (c.bool_result) {  // small integers so that equality happens
+      for (auto& x : a) x = std::round(x);
+      for (auto& x : b) x = std::round(x);
+    }
+    if (a.size() > 20) sprinkle_specials(a);
+    Tensor ta = Tensor::from_host(device(), a, sa), tb = Tensor::from_host(device(), b, sb);
+    Tensor r = c.op(ta, tb);
+    const Shape out = detail::broadcast_shapes("test", sa, sb);
+    ASSERT_EQ(r.shape(), out) << c.name;
+    EXPECT_EQ(r.dtype(), c.bool_result ? DType::bool_ : DType::f32);
+    std::vector<double> ref(numel_of(out));
+    for (std::int64_t i = 0; i < numel_of(out); ++i)
+      ref[i] = c.ref(a[bcast_index(out, sa, i)], b[bcast_index(out, sb, i)]);
+    EXPECT_TRUE(close(r.to_vector(), ref, c.rtol, c.atol)) << c.name << " " << to_string(sa) << " vs " << to_string(sb);
+  }
+  // Non-contiguous operands: transposed and strided views.
+  auto a = uniform(rng, 9 * 8, c.lo, c.hi), b = uniform(rng, 8 * 20, c.lo, c.hi);
+  Tensor va = Tensor::from_host(device(), a, {9, 8}).t();                  // [8, 9]
+  Tensor vb = Tensor::from_host(device(), b, {8, 20}).slice(1, 2, 20, 2);  // [8, 9]
+  auto ga = gather_view(a, va), gb = gather_view(b, vb);
+  std::vector<double> ref(ga.size());
+  for (std::size_t i = 0; i < ga.size(); ++i) ref[i] = c.ref(ga[i], gb[i]);
+  EXPECT_TRUE(close(c.op(va, vb).to_vector(), ref, c.rtol, c.atol)) << c.name << " (non-contiguous)";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, BinaryOps, ::testing::ValuesIn(binary_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(BinaryOps, PowSpecialValues) {
+  const float inf = INFINITY;
+  std::vector<float> a = {-2, -2, -8, 0, 0, 0, 2, NAN, NAN, 1, -inf, -inf, inf, 0.5f, 2, -1};
+  std::vector<float> b = {3, 0.5f, 1.0f / 3, 2, -1, 0, -inf, 0, 1, NAN, 3, -2, -1, inf, inf, inf};
+  Tensor r = pow(Tensor::from_host(device(), a, {16}), Tensor::from_host(device(), b, {16}));
+  std::vector<double> ref;
+  for (int i = 0; i < 16; ++i) ref.push_back(std::pow(double(a[i]), double(b[i])));
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-6, 0));
+}
+
+TEST(BinaryOps, ScalarForms) {
+  GLT_RNG(rng);
+  auto a = uniform(rng, 333, -3, 3);
+  Tensor t = Tensor::from_host(device(), a, {3, 111});
+  auto check = [&](const Tensor& r, auto f) {
+    std::vector<double> ref;
+    for (float x : a) ref.push_back(f(double(x)));
+    EXPECT_TRUE(close(r.to_vector(), ref, 1e-6, 1e-7));
+  };
+  check(t + 2.5, [](double x) { return x + 2.5; });
+  check(2.5 - t, [](double x) { return 2.5 - x; });
+  check(t * -3.0, [](double x) { return -3 * x; });
+  check(1.0 / t, [](double x) { return 1 / x; });
+  check(pow(t, 2.0), [](double x) { return x * x; });
+  check(pow(2.0, t), [](double x) { return std::pow(2.0, x); });
+  check(maximum(t, 0.5), [](double x) { return std::max(x, 0.5); });
+  check(gt(t, 0.0), [](double x) { return double(x > 0); });
+  EXPECT_EQ(gt(t, 0.0).dtype(), DType::bool_);
+  // dtype of tensor-scalar ops (torch.result_type)
+  Tensor i = arange(device(), 0, 10, 1, DType::i32);
+  EXPECT_EQ((i + 2).dtype(), DType::i32);
+  EXPECT_EQ((i + 2.5).dtype(), DType::f32);
+  EXPECT_EQ((i / 2).dtype(), DType::f32);
+  EXPECT_EQ((i / 4).to_vector()[3], 0.75f);
+  EXPECT_EQ((Tensor::from_host(device(), a, {333}, DType::f16) * 2).dtype(), DType::f16);
+}
+
+TEST(BinaryOps, IntegerArithmeticIsExact) {
+  GLT_RNG(rng);
+  auto a = uniform_int(rng, 1000, -100000, 100000), b = uniform_int(rng, 1000, -300, 300);
+  for (auto& x : b) x = x == 0 ? 7 : x;
+  Tensor ta = Tensor::from_host(device(), std::span<const std::int32_t>(a), {1000});
+  Tensor tb = Tensor::from_host(device(), std::span<const std::int32_t>(b), {1000});
+  auto chk = [&](const Tensor& r, auto f) {
+    ASSERT_EQ(r.dtype(), DType::i32);
+    auto got = r.to_int_vector();
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(got[i], f(a[i], b[i])) << i << ": " << a[i] << ", " << b[i];
+  };
+  chk(ta + tb, [](int x, int y) { return x + y; });
+  chk(ta - tb, [](int x, int y) { return x - y; });
+  chk(ta * tb, [](int x, int y) { return x * y; });
+  chk(maximum(ta, tb), [](int x, int y) { return std::max(x, y); });
+  chk(fmod(ta, tb), [](int x, int y) { return x % y; });
+  chk(remainder(ta, tb), [](int x, int y) {
+    int r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+  });
+  chk(bitwise_xor(ta, tb), [](int x, int y) { return x ^ y; });
+  chk(bitwise_and(ta, tb), [](int x, int y) { return x & y; });
+}
+
+TEST(BinaryOps, MixedDtypesPromote) {
+  GLT_RNG(rng);
+  auto a = uniform(rng, 100, -4, 4);
+  auto bi = uniform_int(rng, 100, -4, 4);
+  Tensor h = Tensor::from_host(device(), a, {100}, DType::f16);
+  Tensor bf = Tensor::from_host(device(), a, {100}, DType::bf16);
+  Tensor i = Tensor::from_host(device(), std::span<const std::int32_t>(bi), {100});
+  EXPECT_EQ((h + i).dtype(), DType::f16);
+  EXPECT_EQ((h + bf).dtype(), DType::f32);
+  EXPECT_EQ((i + eq(i, i)).dtype(), DType::i32);
+  auto r = (h + bf).to_vector();
+  for (int k = 0; k < 100; ++k) ASSERT_EQ(r[k], f16_to_f32(f32_to_f16(a[k])) + bf16_to_f32(f32_to_bf16(a[k])));
+  auto hr = (h * h).to_vector();  // f16 * f16 rounds once from the exact f32 product
+  for (int k = 0; k < 100; ++k) {
+    const float x = f16_to_f32(f32_to_f16(a[k]));
+    ASSERT_EQ(hr[k], f16_to_f32(f32_to_f16(x * x))) << k;
+  }
+  auto br = (bf + 1.0).to_vector();
+  for (int k = 0; k < 100; ++k) ASSERT_EQ(br[k], bf16_to_f32(f32_to_bf16(bf16_to_f32(f32_to_bf16(a[k])) + 1.0f))) << k;
+}
+
+TEST(BinaryOps, InPlaceAndOutForms) {
+  GLT_RNG(rng);
+  auto a = uniform(rng, 48), b = uniform(rng, 8);
+  Tensor ta = Tensor::from_host(device(), a, {6, 8}), tb = Tensor::from_host(device(), b, {8});
+  Tensor keep = ta;
+  add_(ta, tb);
+  EXPECT_TRUE(keep.shares_storage(ta));
+  std::vector<double> ref(48);
+  for (int i = 0; i < 48; ++i) ref[i] = double(float(a[i] + b[i % 8]));
+  EXPECT_TRUE(close(keep.to_vector(), ref, 0, 0));
+  // out= into a strided view of a bigger tensor.
+  Tensor big = zeros(device(), {6, 16});
+  Tensor view = big.slice(1, 0, 16, 2);
+  mul_out(view, ta, tb);
+  auto got = big.to_vector();
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 16; ++j) {
+      const double want = j % 2 ? 0.0 : double(float(ref[i * 8 + j / 2] * b[j / 2]));
+      ASSERT_EQ(got[i * 16 + j], want) << i << "," << j;
+    }
+  // in-place with an overlapping, differently indexed input: a += a^T
+  auto m = uniform(rng, 25);
+  Tensor tm = Tensor::from_host(device(), m, {5, 5});
+  add_(tm, tm.t());
+  auto gm = tm.to_vector();
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) ASSERT_EQ(gm[i * 5 + j], m[i * 5 + j] + m[j * 5 + i]);
+  // operators
+  Tensor x = Tensor::from_host(device(), a, {48});
+  x *= 2.0;
+  x -= 1.0;
+  for (int i = 0; i < 48; ++i) ref[i] = double(float(float(a[i] * 2.0f) - 1.0f));
+  EXPECT_TRUE(close(x.to_vector(), ref, 0, 0));
+}
+
+TEST(BinaryOps, ErrorsNameOpShapesAndDtypes) {
+  Tensor a = ones(device(), {2, 3}), b = ones(device(), {4});
+  try {
+    add(a, b);
+    FAIL();
+  } catch (const ShapeError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("gltensor::add"), std::string::npos) << m;
+    EXPECT_NE(m.find("[2, 3]"), std::string::npos) << m;
+    EXPECT_NE(m.find("[4]"), std::string::npos) << m;
+  }
+  Tensor i = zeros(device(), {2, 3}, DType::i32);
+  EXPECT_THROW(div_(i, a), DTypeError);
+  EXPECT_THROW(add_(i, 0.5), DTypeError);
+  Tensor col = ones(device(), {2, 1});
+  EXPECT_THROW(add_(col, a), ShapeError);  // in-place result would need a bigger shape
+  Tensor wrong = zeros(device(), {3, 2});
+  EXPECT_THROW(add_out(wrong, a, a), ShapeError);
+  Tensor expanded = zeros(device(), {1, 3}).expand({2, 3});
+  EXPECT_THROW(add_out(expanded, a, a), ValueError);
+  EXPECT_THROW(bitwise_and(a, a), DTypeError);
+  EXPECT_THROW(add(Tensor(), a), ValueError);
+  Device other = Device::open();
+  EXPECT_THROW(add(a, ones(other, {2, 3})), ValueError);
+  EXPECT_THROW(gelu(a, "fast"), ValueError);
+  // still usable
+  EXPECT_EQ((a + a).to_vector(), std::vector<float>(6, 2.0f));
+}
+
+// ---- ternary ----
+
+TEST(TernaryOps, WhereLerpAddcmulClamp) {
+  GLT_RNG(rng);
+  auto c = uniform(rng, 12), a = uniform(rng, 4), b = uniform(rng, 12 * 4);
+  Tensor tc = gt(Tensor::from_host(device(), c, {12, 1}), 0.0);
+  Tensor ta = Tensor::from_host(device(), a, {4}), tb = Tensor::from_host(device(), b, {12, 4});
+  auto w = where(tc, ta, tb).to_vector();
+  auto l = lerp(ta, tb, 0.25).to_vector();
+  auto m = addcmul(tb, ta, tb, 0.5).to_vector();
+  auto cl = clamp(tb, ta * -0.5, abs(ta) + 0.5).to_vector();
+  for (int i = 0; i < 12; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const int k = i * 4 + j;
+      ASSERT_EQ(w[k], c[i] > 0 ? a[j] : b[k]);
+      ASSERT_NEAR(l[k], a[j] + 0.25 * (b[k] - a[j]), 1e-6);
+      ASSERT_NEAR(m[k], b[k] + 0.5 * a[j] * b[k], 1e-6);
+      ASSERT_EQ(cl[k], std::clamp(b[k], -0.5f * a[j], std::fabs(a[j]) + 0.5f));
+    }
+}
+
+// ---- fill, copy, cast ----
+
+TEST(Creation, FullZerosOnesArange) {
+  for (DType dt : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u8, DType::bool_}) {
+    SCOPED_TRACE(dtype_name(dt));
+    for (std::int64_t n : {0, 1, 3, 5, 1027}) {
+      Tensor f = full(device(), {n}, 3.0, dt);
+      EXPECT_EQ(f.dtype(), dt);
+      EXPECT_EQ(f.to_vector(), std::vector<float>(n, dt == DType::bool_ ? 1.0f : 3.0f));
+      EXPECT_EQ(zeros(device(), {n}, dt).to_vector(), std::vector<float>(n, 0.0f));
+      EXPECT_EQ(ones(device(), {n, 1}, dt).to_vector(), std::vector<float>(n, 1.0f));
+    }
+  }
+  EXPECT_EQ(arange(device(), 5).to_vector(), (std::vector<float>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(arange(device(), 1, -2, -0.5).to_vector(), (std::vector<float>{1, 0.5f, 0, -0.5f, -1, -1.5f}));
+  EXPECT_EQ(arange(device(), 3, 3).numel(), 0);
+  EXPECT_EQ(arange(device(), 0, 7, 3, DType::i32).to_int_vector(), (std::vector<int>{0, 3, 6}));
+  EXPECT_THROW(arange(device(), 0, 1, 0), ValueError);
+  EXPECT_THROW(Tensor::from_host(device(), std::vector<float>(5), {2, 3}), ShapeError);
+}
+
+TEST(Creation, CastBetweenAllDtypes) {
+  GLT_RNG(rng);
+  auto v = uniform(rng, 1001, 0, 200);
+  v[0] = 0.0f;
+  v[1] = 0.75f;
+  v[2] = 199.5f;
+  const DType all[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u8, DType::bool_};
+  auto host_cast = [](float x, DType to) -> float {
+    switch (to) {
+      case DType::f32:
+        return x;
+      case DType::f16:
+        return f16_to_f32(f32_to_f16(x));
+      case DType::bf16:
+        return bf16_to_f32(f32_to_bf16(x));
+      case DType::i32:
+        return static_cast<float>(static_cast<std::int32_t>(x));
+      case DType::u8:
+        return static_cast<float>(static_cast<std::uint8_t>(static_cast<std::int32_t>(x)));
+      case DType::bool_:
+        return x != 0 ? 1.0f : 0.0f;
+    }
+    return x;
+  };
+  for (DType from : all)
+    for (DType to : all) {
+      SCOPED_TRACE(std::string(dtype_name(from)) + " -> " + dtype_name(to));
+      Tensor src = Tensor::from_host(device(), v, {1001}, from);
+      auto sv = src.to_vector();
+      auto got = src.to(to).to_vector();
+      for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(got[i], host_cast(sv[i], to)) << i << " value " << sv[i];
+      // also through a non-contiguous source
+      auto got2 = src.slice(0, 1, 1001, 3).to(to).to_vector();
+      for (std::size_t i = 0; i < got2.size(); ++i) ASSERT_EQ(got2[i], host_cast(sv[1 + 3 * i], to));
+    }
+  // f32 -> f16 rounding, overflow and NaN
+  std::vector<float> sp = {65504.0f, 65520.0f, 1e-8f, -2.98e-8f, NAN, -INFINITY, 1.0009765625f + 4.8e-4f};
+  auto h = Tensor::from_host(device(), sp, {7}).to(DType::f16).to_vector();
+  for (int i = 0; i < 7; ++i) {
+    const float want = f16_to_f32(f32_to_f16(sp[i]));
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(h[i]));
+    else
+      EXPECT_EQ(h[i], want) << sp[i];
+  }
+  EXPECT_EQ(h[1], INFINITY);
+  EXPECT_EQ(h[0], 65504.0f);
+}
+
+TEST(Creation, CopyIntoStridedSubWordViews) {
+  GLT_RNG(rng);
+  for (DType dt : {DType::f16, DType::bf16, DType::u8, DType::bool_}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const int n = 1003;
+    auto src = uniform(rng, n, 0, 100);
+    for (auto& x : src) x = std::floor(x);
+    Tensor dst = full(device(), {n, 3}, 5.0, dt);
+    Tensor col = dst.select(1, 1);  // stride 3: neighbours share 32-bit words
+    col.copy_(Tensor::from_host(device(), src, {n}));
+    auto got = dst.to_vector();
+    for (int i = 0; i < n; ++i) {
+      const float fill = dt == DType::bool_ ? 1.0f : 5.0f;
+      const float want = dt == DType::bool_ ? (src[i] != 0 ? 1.0f : 0.0f) : src[i];
+      ASSERT_EQ(got[i * 3 + 0], fill) << i;
+      ASSERT_EQ(got[i * 3 + 1], want) << i;
+      ASSERT_EQ(got[i * 3 + 2], fill) << i;
+    }
+    // contiguous slice starting at an odd element: partial first and last words
+    Tensor mid = dst.view({3 * n}).slice(0, 1, 3 * n - 2);
+    mid.fill_(0);
+    auto z = dst.view({3 * n}).to_vector();
+    for (int i = 0; i < 3 * n; ++i)
+      ASSERT_EQ(z[i], (i == 0 || i >= 3 * n - 2) ? (i == 0 ? (dt == DType::bool_ ? 1.0f : 5.0f) : got[i]) : 0.0f) << i;
+  }
+}
+
+}  // namespace

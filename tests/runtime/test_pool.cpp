@@ -1,0 +1,143 @@
+// SSBO pool: size classes, reuse, statistics, trim, memory limit, max SSBO size.
+#include "tensor/tensor_impl.hpp"
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+TEST(Pool, SizeClasses) {
+  using detail::Pool;
+  EXPECT_EQ(Pool::size_class(1), 256u);
+  EXPECT_EQ(Pool::size_class(256), 256u);
+  EXPECT_EQ(Pool::size_class(257), 384u);
+  EXPECT_EQ(Pool::size_class(384), 384u);
+  EXPECT_EQ(Pool::size_class(385), 512u);
+  EXPECT_EQ(Pool::size_class(1 << 20), 1u << 20);
+  EXPECT_EQ(Pool::size_class((1 << 20) + 1), (1u << 20) + (1u << 19));
+  for (std::size_t b = 1; b < 100000; b = b * 3 + 1) EXPECT_GE(Pool::size_class(b), b);
+}
+
+TEST(Pool, ReusesFreedBuffers) {
+  Device dev = Device::open();
+  const auto s0 = dev.pool_stats();
+  { Tensor t = Tensor::empty(dev, {1000}); }
+  const auto s1 = dev.pool_stats();
+  EXPECT_EQ(s1.misses, s0.misses + 1);
+  EXPECT_EQ(s1.cached_buffers, 1u);
+  EXPECT_EQ(s1.live_buffers, 0u);
+  Tensor t2 = Tensor::empty(dev, {990});  // same size class (4000 bytes -> 4096)
+  const auto s2 = dev.pool_stats();
+  EXPECT_EQ(s2.hits, s1.hits + 1);
+  EXPECT_EQ(s2.misses, s1.misses);
+  EXPECT_EQ(s2.live_buffers, 1u);
+  EXPECT_EQ(s2.bytes_in_use, 4096u);
+  EXPECT_GE(s2.peak_bytes, 4096u);
+}
+
+TEST(Pool, ReusedBufferHoldsNewValues) {
+  // A buffer freed while a dispatch still reads it must not be overwritten early.
+  Device dev = Device::open();
+  GLT_RNG(rng);
+  auto a = uniform(rng, 5000);
+  Tensor ta = Tensor::from_host(dev, a, {5000});
+  Tensor r;
+  {
+    Tensor tmp = ta * 2.0;
+    r = tmp + 1.0;
+  }  // tmp's buffer returns to the pool while the add may still be pending
+  Tensor reuse = full(dev, {5000}, 42.0);
+  auto got = r.to_vector();
+  std::vector<double> ref(5000);
+  for (int i = 0; i < 5000; ++i) ref[i] = 2.0 * a[i] + 1.0;
+  EXPECT_TRUE(close(got, ref, 1e-6, 1e-6));
+  EXPECT_EQ(reuse.to_vector(), std::vector<float>(5000, 42.0f));
+}
+
+TEST(Pool, TrimFreesCachedBuffers) {
+  Device dev = Device::open();
+  { Tensor a = Tensor::empty(dev, {100}), b = Tensor::empty(dev, {100000}); }
+  EXPECT_EQ(dev.pool_stats().cached_buffers, 2u);
+  dev.trim();
+  const auto s = dev.pool_stats();
+  EXPECT_EQ(s.cached_buffers, 0u);
+  EXPECT_EQ(s.bytes_allocated, 0u);
+}
+
+TEST(Pool, MemoryLimitThrowsOutOfMemoryAndDeviceStaysUsable) {
+  Device dev = Device::open();
+  dev.set_memory_limit(1 << 20);
+  Tensor small = ones(dev, {1000});
+  try {
+    Tensor big = Tensor::empty(dev, {1 << 19});  // 2 MiB
+    FAIL() << "expected OutOfMemory";
+  } catch (const OutOfMemory& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("memory limit"), std::string::npos) << m;
+    EXPECT_NE(m.find("1048576"), std::string::npos) << m;
+  }
+  EXPECT_EQ(dev.pool_stats().memory_limit, 1u << 20);
+  EXPECT_EQ((small + small).to_vector(), std::vector<float>(1000, 2.0f));
+  // Freed buffers are trimmed to make room before giving up.
+  { Tensor a = Tensor::empty(dev, {100000}); }
+  EXPECT_NO_THROW(Tensor::empty(dev, {150000}));  // 786432-byte class + 4096 in use
+  dev.set_memory_limit(0);
+  EXPECT_NO_THROW(Tensor::empty(dev, {1 << 19}));
+}
+
+TEST(Pool, LargerThanMaxSsboIsLimitError) {
+  Device dev = Device::open();
+  const std::int64_t max = dev.caps().max_ssbo_block_size;
+  try {
+    Tensor::empty(dev, {max / 4 + 1});
+    FAIL() << "expected LimitError";
+  } catch (const LimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("max SSBO block size"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(max)), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(dev.pool_stats().live_buffers, 0u);
+  EXPECT_THROW(Tensor::empty(dev, {1, 1, 1, 1, 1, 1, 1, 1, 1}), LimitError);
+  EXPECT_THROW(Tensor::empty(dev, {-1}), ValueError);
+  EXPECT_THROW(Tensor::empty(dev, {1 << 16, 1 << 16}), LimitError);
+}
+
+TEST(Pool, ZeroSizeTensors) {
+  Device dev = Device::open();
+  Tensor z = Tensor::empty(dev, {0, 3});
+  EXPECT_EQ(z.numel(), 0);
+  EXPECT_TRUE(z.to_vector().empty());
+  EXPECT_TRUE((z + z).to_vector().empty());
+  EXPECT_EQ((z + z).shape(), (Shape{0, 3}));
+}
+
+TEST(Pool, UploadsNeverReuseBuffersStillInUse) {
+  // A buffer released while a recorded dispatch still uses it must not receive host uploads
+  // (drivers do not order glBufferSubData against in-flight shader access).
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  auto a = uniform(rng, 2000);
+  Tensor x = Tensor::from_host(dev, a, {2000});
+  Tensor y;
+  GLuint busy = 0;
+  {
+    Tensor tmp = x * 2.0;  // pending dispatch writes tmp
+    busy = tmp.impl()->storage->buffer();
+    y = tmp + 1.0;  // pending dispatch reads tmp
+  }                 // tmp released while both are pending
+  Tensor up = Tensor::from_host(dev, a, {2000});
+  EXPECT_NE(up.impl()->storage->buffer(), busy);
+  Tensor out = Tensor::empty(dev, {2000});  // a kernel output may reuse it (barriers order it)
+  EXPECT_EQ(out.impl()->storage->buffer(), busy);
+  dev.synchronize();
+  {
+    Tensor z = x * 3.0;
+    busy = z.impl()->storage->buffer();
+  }
+  dev.synchronize();  // now idle: an upload may reuse it
+  Tensor up2 = Tensor::from_host(dev, a, {2000});
+  EXPECT_EQ(up2.impl()->storage->buffer(), busy);
+  std::vector<double> ref(2000);
+  for (int i = 0; i < 2000; ++i) ref[i] = 2.0 * a[i] + 1.0;
+  EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 1e-6));
+  EXPECT_EQ(up.to_vector(), a);
+}
