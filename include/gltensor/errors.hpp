@@ -68,6 +68,14 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+/// A model file that cannot be loaded or run (gltensor::Model): an unsupported op, attribute,
+/// dtype or opset (raised at load), or inputs that do not match the graph (raised at run). The
+/// message names the model file, the node (name, index, op type) and the attribute or input.
+class ModelError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A Device (or a tensor on it) used from a thread other than the one that opened it.
 class ThreadError : public Error {
  public:

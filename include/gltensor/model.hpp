@@ -1,0 +1,80 @@
+// ONNX models on gltensor: load a .onnx file (ONNX IR, protobuf; opsets 7 to 17 of the default
+// domain), plan it once, run it many times with named inputs -> named outputs that stay on the
+// GPU. Reference semantics: the ONNX operator specification (https://onnx.ai/onnx/operators/);
+// ONNX Runtime is the reference implementation the tests compare with.
+//
+// Loading validates everything up front: an unsupported op type, attribute value, dtype or opset
+// is a ModelError raised by Model::load naming the model file, the node (name and index), its op
+// type and the attribute, never a silent approximation at run time.
+//
+// Planning (at load, and again per new set of input shapes): shape subgraphs (Shape, Gather,
+// Concat, Cast, Unsqueeze, ... on int64) and constant subgraphs are folded on the host;
+// BatchNormalization is folded into a preceding Conv; Conv/Gemm/MatMul + bias + activation are
+// fused into one epilogue; intermediates are released at their last use so that the SSBO pool
+// reuses their buffers (peak_bytes() reports the peak).
+//
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gltensor/device.hpp"
+#include "gltensor/errors.hpp"
+#include "gltensor/tensor.hpp"
+
+namespace gltensor {
+
+/// A graph input or output. shape: -1 for a dynamic (symbolic or unknown) dim; dim_names holds
+/// the symbolic names ("" where fixed or unnamed). dtype: the ONNX element type mapped to
+/// gltensor's (int64 -> i32, values must fit; double is unsupported).
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::string> dim_names;
+};
+
+struct ModelOptions {
+  /// Store floating initializers (weights) as f16 on the GPU (compute stays f32).
+  bool f16_weights = false;
+  /// Fixed sizes for dynamic input dims, by input name (used to plan ahead; optional).
+  std::map<std::string, Shape> input_shapes;
+};
+
+class Model {
+ public:
+  /// Parses and plans `path` for `dev`; uploads initializers once. Throws ModelError (see above),
+  /// DeviceError/OutOfMemory from the device.
+  static Model load(const Device& dev, const std::string& path, const ModelOptions& options = {});
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+  /// The opset of the default domain the model imports.
+  int opset() const;
+
+  /// Runs the graph. `inputs` maps every graph input name to a tensor on this model's device
+  /// whose dtype and shape match the graph (dynamic dims free). Returns every graph output by
+  /// name; the tensors stay on the GPU. Throws ModelError for a missing/extra input or a shape
+  /// or dtype mismatch (naming the input, the expected and the given shape).
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
+
+  /// Peak bytes of intermediate tensors alive at once during the last run (excluding
+  /// initializers), and the sum over all intermediates, for comparison.
+  std::size_t peak_bytes() const;
+  std::size_t total_intermediate_bytes() const;
+  /// Bytes of initializers on the GPU.
+  std::size_t weight_bytes() const;
+
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+ private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gltensor
