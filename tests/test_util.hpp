@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gltensor/gltensor.hpp"
+#include "runtime/settings.hpp"
 
 namespace glt_test {
 
@@ -23,6 +24,42 @@ inline Device& device() {
   static Device dev = Device::open();
   return dev;
 }
+
+/// The library's settings (the GLTENSOR_* variables, read once) changed for a scope:
+///   ScopedSettings s; s->matmul_kernel = "tile64";
+class ScopedSettings {
+ public:
+  ScopedSettings() : saved_(gltensor::detail::settings()) {}
+  ~ScopedSettings() { gltensor::detail::settings() = saved_; }
+  ScopedSettings(const ScopedSettings&) = delete;
+  ScopedSettings& operator=(const ScopedSettings&) = delete;
+  gltensor::detail::Settings* operator->() { return &gltensor::detail::settings(); }
+
+ private:
+  gltensor::detail::Settings saved_;
+};
+
+/// A GLTENSOR_* environment variable set for a scope, with the settings read again from the
+/// environment (as at startup) on entry and exit.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* var, const char* value) : var_(var) {
+    if (value)
+      ::setenv(var, value, 1);
+    else
+      ::unsetenv(var);
+    gltensor::detail::settings() = gltensor::detail::Settings::from_env();
+  }
+  ~ScopedEnv() {
+    ::unsetenv(var_);
+    gltensor::detail::settings() = gltensor::detail::Settings::from_env();
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* var_;
+};
 
 inline std::uint64_t fresh_seed() {
   if (const char* s = std::getenv("GLTENSOR_TEST_SEED")) return std::strtoull(s, nullptr, 10);

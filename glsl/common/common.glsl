@@ -110,6 +110,15 @@ void workgroup_sync() {
   barrier();
 }
 
-// Invocation index of a 1-D grid laid out as rows of gl_NumWorkGroups.x workgroups (the host's
-// dispatch_1d uses a 2-D grid when one row of 65535 workgroups is not enough).
-#define GLOBAL_ID_1D (gl_GlobalInvocationID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)
+// Grid coordinates. The launch layer (src/runtime/launch.hpp) splits grids larger than the
+// device's workgroup counts into several dispatches: u_group_base is the first workgroup of this
+// dispatch and u_grid the whole grid, in workgroups. Kernels use these, never gl_WorkGroupID,
+// gl_GlobalInvocationID or gl_NumWorkGroups.
+uniform uvec3 u_group_base;
+uniform uvec3 u_grid;
+#define WORKGROUP_ID (gl_WorkGroupID + u_group_base)
+#define GLOBAL_ID (WORKGROUP_ID * gl_WorkGroupSize + gl_LocalInvocationID)
+// Workgroup / invocation index of a 1-D grid laid out as rows of u_grid.x workgroups
+// (Launch::groups_1d / Launch::invocations); indices past the end exist and must exit.
+#define WORKGROUP_ID_1D (WORKGROUP_ID.x + WORKGROUP_ID.y * u_grid.x)
+#define GLOBAL_ID_1D (GLOBAL_ID.x + GLOBAL_ID.y * u_grid.x * LOCAL_X)

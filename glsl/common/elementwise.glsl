@@ -8,7 +8,6 @@
 // The family defines `CT0 compute(uint off[NOPS])` before including this file.
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_base;   // first invocation of this part of a split grid
 uniform uint u_count;  // invocations in the whole grid
 uniform uint u_numel;
 uniform uint u_shape[NDIM];
@@ -30,7 +29,7 @@ void operand_offsets(uint lin, out uint off[NOPS]) {
 }
 
 void main() {
-  uint inv = u_base + GLOBAL_ID_1D;
+  uint inv = GLOBAL_ID_1D;
   if (inv >= u_count) return;
   uint off[NOPS];
 #ifdef VEC4

@@ -20,7 +20,8 @@
 // all banks: K quad dq of key j at column dq ^ (j % 8), Q quad dq of row r at dq ^ (r / 4 % 4),
 // probability quad rq of key j at rq ^ (j % 8).
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
-// Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ (binding 6) / qK (4), qV (5).
+// Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ / qK, qV at the next bindings
+// (4, 5, 6 with all three).
 layout(local_size_x = LOCAL_X) in;
 #ifndef KQ
 #define KQ 1
@@ -38,7 +39,6 @@ uniform uint u_L;
 uniform uint u_S;
 uniform uint u_E;
 uniform uint u_Ev;
-uniform uint u_zbase;
 uniform uint u_bshape[BD];
 uniform uint u_bstride_q[BD];
 uniform uint u_bstride_k[BD];
@@ -155,8 +155,8 @@ void main() {
 #endif
   uint tx = lane % 8u, ty = lane / 8u;
   uint nqb = (u_L + BQ - 1u) / BQ;
-  uint q0 = (nqb - 1u - gl_WorkGroupID.x) * BQ;  // longest causal blocks first
-  uint z = u_zbase + gl_WorkGroupID.y;
+  uint q0 = (nqb - 1u - WORKGROUP_ID.x) * BQ;  // longest causal blocks first
+  uint z = WORKGROUP_ID.y;
   uint q_off = u_q_off, k_off = u_k_off, v_off = u_v_off, zz = z;
   for (int d = BD - 1; d > 0; --d) {
     uint i = zz % u_bshape[d];

@@ -5,15 +5,14 @@
 //         colsT[(c*KH + kh)*KW + kw, (n*OH + oh)*OW + ow] = image[n, c, oh*sh - pt + kh*dh, ...]
 //         (0 outside the image), so that consecutive invocations read consecutive w of one image
 //         row and write consecutive columns. Operand 0 = colsT (contiguous), 1 = image (strided).
-//         3-D grid: x = output position in one image, y = image n, z = row (c, kh, kw) (from
-//         u_nbase / u_kbase where the grid is split), so that one integer division per element
+//         3-D grid: x = output position in one image, y = image n, z = row (c, kh, kw), so that
+//         one integer division per element
 //         remains (the flat index's six divisions made it ALU-bound, bench/RESULTS.md).
 // COL2IM: image[n, c, h, w] = sum over (kh, kw) hitting (h, w) of cols[...] (gather form: no
 //         atomics, deterministic). Operand 0 = image (contiguous), operand 1 = cols (strided).
 // Used for conv2d forward (weights @ colsT), its input gradient and conv_transpose2d (col2im).
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_base;
 uniform uint u_count;
 uniform int u_N;
 uniform int u_C;
@@ -34,18 +33,16 @@ uniform uint u_img_off;
 uniform uint u_col_rs;  // cols row stride
 uniform uint u_col_cs;  // cols column stride
 uniform uint u_col_off;
-uniform uint u_nbase;
-uniform uint u_kbase;
 
 void main() {
 #ifdef IM2COL
 #ifdef QUADS
-  uint P1 = uint(u_OH * u_OW), p = gl_GlobalInvocationID.x * 4u;
+  uint P1 = uint(u_OH * u_OW), p = GLOBAL_ID.x * 4u;
 #else
-  uint P1 = uint(u_OH * u_OW), p = gl_GlobalInvocationID.x;
+  uint P1 = uint(u_OH * u_OW), p = GLOBAL_ID.x;
 #endif
   if (p >= P1) return;
-  uint n = u_nbase + gl_WorkGroupID.y, k = u_kbase + gl_WorkGroupID.z;
+  uint n = WORKGROUP_ID.y, k = WORKGROUP_ID.z;
   int kw = int(k) % u_KW, kh = (int(k) / u_KW) % u_KH, c = int(k) / (u_KW * u_KH);
   int oh = int(p) / u_OW, ow = int(p) - oh * u_OW;
   int h = oh * u_sh - u_pt + kh * u_dh, w = ow * u_sw - u_pl + kw * u_dw;
@@ -72,7 +69,7 @@ void main() {
   store0((k * uint(u_N) + n) * P1 + p, v);
 #endif
 #else
-  uint e = u_base + GLOBAL_ID_1D;
+  uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
   int w = int(e % uint(u_W)), h = int((e / uint(u_W)) % uint(u_H)), c = int((e / uint(u_W * u_H)) % uint(u_C));
   int n = int(e / uint(u_W * u_H * u_C));

@@ -13,7 +13,7 @@ shared float s_mean[LOCAL_X];
 shared float s_m2[LOCAL_X];
 
 void main() {
-  uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  uint row = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
   if (row >= u_rows) return;
   uint base = row * u_L;

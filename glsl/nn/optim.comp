@@ -11,7 +11,6 @@ layout(std430, binding = 1) readonly buffer G { float g[]; };
 layout(std430, binding = 2) buffer S1 { float s1[]; };
 layout(std430, binding = 3) buffer S2 { float s2[]; };
 
-uniform uint u_base;
 uniform uint u_count;
 uniform float u_lr;
 uniform float u_wd;
@@ -23,7 +22,7 @@ uniform float u_c2;
 uniform int u_first;  // SGD: first step (buffer := g)
 
 void main() {
-  uint i = u_base + GLOBAL_ID_1D;
+  uint i = GLOBAL_ID_1D;
   if (i >= u_count) return;
   float x = p[i];
   float d = g[i];

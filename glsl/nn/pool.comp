@@ -8,7 +8,6 @@
 //           backward 0 = grad_x (f32, zero-filled), 1 = grad_out, 2 = indices (max).
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_base;
 uniform uint u_count;
 uniform int u_C;
 uniform int u_H;
@@ -52,7 +51,7 @@ void window(int o, int O, int I, int k, int s, int p, out int lo, out int hi, ou
 }
 
 void main() {
-  uint e = u_base + GLOBAL_ID_1D;
+  uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
   int ow = int(e % uint(u_OW)), oh = int((e / uint(u_OW)) % uint(u_OH)), c = int((e / uint(u_OW * u_OH)) % uint(u_C));
   int n = int(e / uint(u_OW * u_OH * u_C));

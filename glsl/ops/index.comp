@@ -9,7 +9,6 @@
 layout(local_size_x = LOCAL_X) in;
 layout(std430, binding = 3) buffer Flag { uint err_flag[]; };
 
-uniform uint u_base;
 uniform uint u_count;
 uniform uint u_shape[NDIM];
 uniform uint u_st_idx[NDIM];  // index strides
@@ -33,7 +32,7 @@ void atomic_add_f32(uint e, float v) {
 #endif
 
 void main() {
-  uint lin = u_base + GLOBAL_ID_1D;
+  uint lin = GLOBAL_ID_1D;
   if (lin >= u_count) return;
   uint oi = u_off_idx, os = u_off_src, od = u_off_dst, r = lin;
   uint pdim = 0u;

@@ -4,7 +4,13 @@
 // A [M, K], B [K, N] and the addend D [M, N] are read through strides, so transposed and
 // broadcast operands need no copy; batch dims (BD of them, broadcast) address each operand's
 // batch offset. C is contiguous [batch..., M, N].
-// ACT: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh), 4 sigmoid, 5 tanh, 6 silu.
+// ACT(x): the epilogue's activation, an expression over glsl/common/activations.glsl (absent:
+// none), with parameters u_act_p0 / u_act_p1.
+// SPLIT_K (split-K, for long K and few output tiles): grid z = batch * u_nsplit; split s of a
+// batch entry sums K range [s * u_kchunk, min(K, (s + 1) * u_kchunk)) and writes its raw partial
+// product (no alpha, addend or activation) to C[s][batch][M][N]; the host sums the splits and
+// applies the epilogue (so no invocation loops over all of a long K: llvmpipe stops loops after
+// 65535 iterations, and few tiles leave a GPU idle).
 // VEC4 (quad loads, whole tiles only, see below) or TILE 64 / TILE 128 (scalar loads, any
 // strides and sizes).
 #ifdef VEC4
@@ -16,7 +22,6 @@ layout(local_size_x = 16, local_size_y = 16) in;
 uniform uint u_M;
 uniform uint u_N;
 uniform uint u_K;
-uniform uint u_zbase;
 uniform uint u_bshape[BD];
 uniform uint u_bstride_a[BD];
 uniform uint u_bstride_b[BD];
@@ -32,6 +37,37 @@ uniform uint u_d_sm;
 uniform uint u_d_sn;
 uniform float u_alpha;
 uniform float u_beta;
+uniform float u_act_p0;  // activation parameters (ACT's expression may use them)
+uniform float u_act_p1;
+uniform uint u_kchunk;  // SPLIT_K: K per split (a multiple of the K-tile)
+uniform uint u_nsplit;  // SPLIT_K: splits per batch entry
+
+#include "activations.glsl"
+#ifndef ACT
+#define ACT(x) (x)
+#endif
+
+// This workgroup's batch entry, its K range and its output's first element.
+struct Part {
+  uint z, k0, k1, c_off;
+};
+Part part() {
+  Part p;
+#ifdef SPLIT_K
+  uint zs = WORKGROUP_ID.z;
+  p.z = zs / u_nsplit;
+  uint s = zs - p.z * u_nsplit;
+  p.k0 = s * u_kchunk;
+  p.k1 = min(u_K, p.k0 + u_kchunk);
+  p.c_off = (s * (u_grid.z / u_nsplit) + p.z) * u_M * u_N;
+#else
+  p.z = WORKGROUP_ID.z;
+  p.k0 = 0u;
+  p.k1 = u_K;
+  p.c_off = p.z * u_M * u_N;
+#endif
+  return p;
+}
 
 // TILE 128: 128x128 tile, BK = 8, each invocation an 8x8 block read from shared memory as vec4s
 // (rows 4 ty .. 4 ty + 3 and 64 + 4 ty .., columns likewise), next K-tile prefetched into
@@ -105,7 +141,6 @@ void put_b(uint buf, uint l, vec4 v) {
   Bs[SLICE][buf][e / (BN / 4u)][e % (BN / 4u)] = v;
 #endif
 }
-float act(float x);
 // Row m, columns n..n+3 of C: alpha, addend, activation, one 128-bit store (f32) or two whole
 // words (f16/bf16).
 void epilogue_quad(uint m, uint n, vec4 q, uint c_off, uint d_off) {
@@ -115,7 +150,7 @@ void epilogue_quad(uint m, uint n, vec4 q, uint c_off, uint d_off) {
   v += u_beta * vec4(float(load3(d)), float(load3(d + u_d_sn)), float(load3(d + 2u * u_d_sn)),
                      float(load3(d + 3u * u_d_sn)));
 #endif
-  v = vec4(act(v.x), act(v.y), act(v.z), act(v.w));
+  v = vec4(ACT(v.x), ACT(v.y), ACT(v.z), ACT(v.w));
 #ifdef SPLIT_COLS
   // C [M, N] stored as [N / u_split, M, u_split] (u_split a multiple of 4: a quad stays whole)
   uint g = n / u_split;
@@ -140,33 +175,14 @@ shared float As[16][65];
 shared float Bs[16][65];
 #endif
 
-float act(float x) {
-#if ACT == 1
-  return (x > 0.0 || is_nan(x)) ? x : 0.0;
-#elif ACT == 2
-  return 0.5 * x * (1.0 + erf_f(x * 0.7071067811865476));
-#elif ACT == 3
-  float u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
-  return 0.5 * x * (1.0 + tanh_f(u));
-#elif ACT == 4
-  return 1.0 / (1.0 + exp(-x));
-#elif ACT == 5
-  return tanh_f(x);
-#elif ACT == 6
-  return x / (1.0 + exp(-x));
-#else
-  return x;
-#endif
-}
-
 // Element offsets of this workgroup's batch in A (x), B (y) and the addend D (z). NO_BATCH (one
 // batch, the host's choice): the offsets are uniforms, known to be the same for the whole
 // workgroup; the VEC4 kernel ran 23% faster so on an H100 (bench/RESULTS.md).
-uvec3 batch_offsets() {
+uvec3 batch_offsets(uint z) {
 #ifdef NO_BATCH
   return uvec3(u_a_off, u_b_off, u_d_off);
 #else
-  uint zz = u_zbase + gl_WorkGroupID.z;
+  uint zz = z;
   uvec3 off = uvec3(u_a_off, u_b_off, u_d_off);
   for (int d = BD - 1; d > 0; --d) {
     uint i = zz % u_bshape[d];
@@ -178,16 +194,16 @@ uvec3 batch_offsets() {
 }
 
 void main() {
-  uint z = u_zbase + gl_WorkGroupID.z;
+  Part pt = part();
 #ifdef VEC4
-  uvec3 bo = batch_offsets();
+  uvec3 bo = batch_offsets(pt.z);
   uint tid = LID, tx = tid % TX, ty = tid / TX, sl = SLICE;
-  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+  uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN;
   uint qa = bo.x / 4u, qb = bo.y / 4u;
   vec4 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = vec4(0.0);
   vec4 ra[LA], rb[LB];
-  uint nk = u_K / BK / NSL, kb = sl * nk * BK;  // this slice's K-tiles start at kb
+  uint nk = (pt.k1 - pt.k0) / BK / NSL, kb = pt.k0 + sl * nk * BK;  // this slice's K-tiles start at kb
   for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, kb, qa);
   for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, n0, kb, qb);
   for (uint l = 0u; l < LA; ++l) put_a(0u, l, ra[l]);
@@ -248,7 +264,7 @@ void main() {
   HAND(1)
   if (sl != 0u) return;
 #endif
-  uint c_off = z * u_M * u_N;
+  uint c_off = pt.c_off;
   uint d_off = bo.z;
   uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty, na = n0 + 4u * tx, nb = n0 + BN / 2u + 4u * tx;
   // Constant register indices only (a dynamically indexed acc[] may be put in local memory).
@@ -262,12 +278,13 @@ void main() {
   EPI_ROWS(2)
   EPI_ROWS(3)
 #else
-  uvec3 bo = batch_offsets();
+  uvec3 bo = batch_offsets(pt.z);
   uint a_off = bo.x, b_off = bo.y, d_off = bo.z;
+  uint kend = pt.k1;
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
   uint tid = ty * 16u + tx;
 #if TILE == 128
-  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BM;
+  uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BM;
   vec4 acc[8][2];
   for (int i = 0; i < 8; ++i) {
     acc[i][0] = vec4(0.0);
@@ -278,12 +295,12 @@ void main() {
   uint bk = tid / 32u, bn = tid % 32u;  // B tile 8 x 128: thread reads columns bn, bn+32, ...
   float ra[4], rb[4];
   for (uint r = 0u; r < 4u; ++r) {
-    uint gm = m0 + am + 32u * r, gk = ak;
-    ra[r] = (gm < u_M && gk < u_K) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
-    uint gn = n0 + bn + 32u * r;
-    rb[r] = (bk < u_K && gn < u_N) ? float(load2(b_off + bk * u_b_sk + gn * u_b_sn)) : 0.0;
+    uint gm = m0 + am + 32u * r, gk = pt.k0 + ak;
+    ra[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+    uint gn = n0 + bn + 32u * r, gkb = pt.k0 + bk;
+    rb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
   }
-  for (uint k0 = 0u; k0 < u_K; k0 += BK) {
+  for (uint k0 = pt.k0; k0 < kend; k0 += BK) {
     // registers -> shared (scalar writes into the vec4 arrays)
     for (uint r = 0u; r < 4u; ++r) {
       uint m = am + 32u * r, n = bn + 32u * r;
@@ -293,12 +310,12 @@ void main() {
     workgroup_sync();
     // prefetch the next tile into registers
     uint k1 = k0 + BK;
-    if (k1 < u_K) {
+    if (k1 < kend) {
       for (uint r = 0u; r < 4u; ++r) {
         uint gm = m0 + am + 32u * r, gk = k1 + ak;
-        ra[r] = (gm < u_M && gk < u_K) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+        ra[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
         uint gkb = k1 + bk, gn = n0 + bn + 32u * r;
-        rb[r] = (gkb < u_K && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+        rb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
       }
     }
     for (uint kk = 0u; kk < BK; ++kk) {
@@ -313,7 +330,7 @@ void main() {
     }
     workgroup_sync();
   }
-  uint c_off = z * u_M * u_N;
+  uint c_off = pt.c_off;
   for (uint i = 0u; i < 8u; ++i) {
     uint m = m0 + (i < 4u ? 4u * ty + i : 64u + 4u * ty + (i - 4u));
     if (m >= u_M) continue;
@@ -325,23 +342,23 @@ void main() {
 #ifdef ADDEND
         v += u_beta * float(load3(d_off + m * u_d_sm + n * u_d_sn));
 #endif
-        store0(c_off + m * u_N + n, CT0(act(v)));
+        store0(c_off + m * u_N + n, CT0(ACT(v)));
       }
   }
 #else
-  uint m0 = gl_WorkGroupID.y * 64u, n0 = gl_WorkGroupID.x * 64u;
+  uint m0 = WORKGROUP_ID.y * 64u, n0 = WORKGROUP_ID.x * 64u;
   float acc[4][4];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
 
-  for (uint k0 = 0u; k0 < u_K; k0 += 16u) {
+  for (uint k0 = pt.k0; k0 < kend; k0 += 16u) {
     for (uint e = tid; e < 1024u; e += 256u) {
       uint mm = e / 16u, kk = e % 16u;
       uint gm = m0 + mm, gk = k0 + kk;
-      As[kk][mm] = (gm < u_M && gk < u_K) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+      As[kk][mm] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
       uint kb = e / 64u, nb = e % 64u;
       uint gkb = k0 + kb, gn = n0 + nb;
-      Bs[kb][nb] = (gkb < u_K && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+      Bs[kb][nb] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
     }
     workgroup_sync();
     for (uint kk = 0u; kk < 16u; ++kk) {
@@ -353,7 +370,7 @@ void main() {
     }
     workgroup_sync();
   }
-  uint c_off = z * u_M * u_N;
+  uint c_off = pt.c_off;
   for (uint i = 0u; i < 4u; ++i) {
     uint m = m0 + ty + 16u * i;
     if (m >= u_M) continue;
@@ -364,7 +381,7 @@ void main() {
 #ifdef ADDEND
       v += u_beta * float(load3(d_off + m * u_d_sm + n * u_d_sn));
 #endif
-      store0(c_off + m * u_N + n, CT0(act(v)));
+      store0(c_off + m * u_N + n, CT0(ACT(v)));
     }
   }
 #endif

@@ -5,7 +5,6 @@
 //       3 dropout: out = x * mask / (1 - p) with mask ~ bernoulli(1 - p) (operand 1 = x).
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_base;
 uniform uint u_count;
 uniform uvec2 u_seed;
 uniform uvec2 u_offset;
@@ -27,7 +26,7 @@ uvec4 philox(uvec4 c, uvec2 k) {
 float unit(uint x) { return (float(x >> 8) + 1.0) * (1.0 / 16777216.0); }
 
 void main() {
-  uint e = u_base + GLOBAL_ID_1D;
+  uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
   uvec4 r = philox(uvec4(e, 0u, u_offset.x, u_offset.y), u_seed);
 #if DIST == 0

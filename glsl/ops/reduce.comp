@@ -134,7 +134,7 @@ uint red_offset(uint r) {
 }
 
 void main() {
-  uint wid = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  uint wid = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
 #if STAGE == 2
   uint o = wid;

@@ -47,7 +47,7 @@ vec4 fq(uint q) {
 #endif
 
 void main() {
-  uint wid = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  uint wid = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
   uint o = wid / u_G;
   if (o >= u_rows) return;

@@ -2,7 +2,6 @@
 // compute type of the output (f32 for floats, int for integers). Rows as in softmax.comp.
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_base;
 uniform uint u_count;
 uniform uint u_L;
 uniform uint u_kshape[KD];
@@ -14,7 +13,7 @@ uniform uint u_in_step;
 uniform uint u_out_step;
 
 void main() {
-  uint row = u_base + GLOBAL_ID_1D;
+  uint row = GLOBAL_ID_1D;
   if (row >= u_count) return;
   uint bi = u_in_off, bo = u_out_off, r = row;
   for (int d = KD - 1; d >= 0; --d) {

@@ -67,7 +67,7 @@ float workgroup_reduce(float v, bool MAX) {
 }
 
 void main() {
-  uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  uint row = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
   if (row >= u_rows) return;
   uint bi = u_in_off, bo = u_out_off, r = row;
@@ -112,7 +112,7 @@ void main() {
 }
 #else
 void main() {
-  uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  uint row = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
   if (row >= u_rows) return;
   uint bi = u_in_off, bo = u_out_off, r = row;

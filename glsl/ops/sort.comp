@@ -4,7 +4,6 @@
 // Operands: 0 = sorted values (contiguous [rows, L]), 1 = input, 2 = indices out (i32).
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_base;
 uniform uint u_count;
 uniform uint u_L;
 uniform uint u_rows_shape[RD];
@@ -20,7 +19,7 @@ bool before(float a, float b) {
 }
 
 void main() {
-  uint e = u_base + GLOBAL_ID_1D;
+  uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
   uint row = e / u_L, i = e % u_L;
   uint base = u_in_off, r = row;

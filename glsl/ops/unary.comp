@@ -7,6 +7,8 @@ uniform float u_p0;
 uniform float u_p1;
 uniform int u_i0;
 
+#include "activations.glsl"
+
 // ---- int-preserving ops ----
 int op_identity(int x) { return x; }
 float op_identity(float x) { return x; }
@@ -17,7 +19,7 @@ float op_abs(float x) { return abs(x); }
 int op_sign(int x) { return sign(x); }
 float op_sign(float x) { return is_nan(x) ? x : (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0)); }
 int op_relu(int x) { return x > 0 ? x : 0; }
-float op_relu(float x) { return (x > 0.0 || is_nan(x)) ? x : 0.0; }
+float op_relu(float x) { return act_relu(x); }
 int op_clamp(int x) { return min(max(x, int(u_p0)), int(u_p1)); }
 float op_clamp(float x) { return is_nan(x) ? x : min(max(x, u_p0), u_p1); }
 int op_clamp_min(int x) { return max(x, int(u_p0)); }
@@ -95,22 +97,20 @@ float op_cosh(float x) {
   float a = abs(x);
   return exp(a - 0.6931471805599453) + 0.5 * exp(-a);
 }
-float op_tanh(float x) { return tanh_f(x); }
+float op_tanh(float x) { return act_tanh(x); }
 float op_erf(float x) { return erf_f(x); }
 float op_erfc(float x) { return erfc_f(x); }
-float op_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+float op_sigmoid(float x) { return act_sigmoid(x); }
 float op_logsigmoid(float x) { return x < 0.0 ? x - log1p_f(exp(x)) : -log1p_f(exp(-x)); }
-float op_leaky_relu(float x) { return x > 0.0 ? x : x * u_p0; }
+float op_leaky_relu(float x) { return act_leaky_relu(x, u_p0); }
 float op_elu(float x) { return x > 0.0 ? x : u_p0 * expm1_f(x); }
 float op_selu(float x) {
   return 1.0507009873554805 * (x > 0.0 ? x : 1.6732632423543772 * expm1_f(x));
 }
 float op_celu(float x) { return max(0.0, x) + min(0.0, u_p0 * expm1_f(x / u_p0)); }
-float op_gelu(float x) { return 0.5 * x * (1.0 + erf_f(x * 0.7071067811865476)); }
-float op_gelu_tanh(float x) {
-  return 0.5 * x * (1.0 + tanh_f(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-}
-float op_silu(float x) { return x / (1.0 + exp(-x)); }
+float op_gelu(float x) { return act_gelu(x); }
+float op_gelu_tanh(float x) { return act_gelu_tanh(x); }
+float op_silu(float x) { return act_silu(x); }
 // softplus(x) = log(1 + exp(beta x)) / beta; linear above threshold (u_p0 = beta, u_p1 = threshold).
 float op_softplus(float x) {
   float bx = u_p0 * x;
@@ -118,10 +118,10 @@ float op_softplus(float x) {
 }
 float softplus1(float x) { return x > 20.0 ? x : log1p_f(exp(x)); }
 float op_mish(float x) { return x * tanh_f(softplus1(x)); }
-float op_hardswish(float x) { return x * clamp(x + 3.0, 0.0, 6.0) / 6.0; }
-float op_hardsigmoid(float x) { return is_nan(x) ? x : clamp(x + 3.0, 0.0, 6.0) / 6.0; }
-float op_hardtanh(float x) { return is_nan(x) ? x : clamp(x, u_p0, u_p1); }
-float op_relu6(float x) { return is_nan(x) ? x : clamp(x, 0.0, 6.0); }
+float op_hardswish(float x) { return act_hardswish(x); }
+float op_hardsigmoid(float x) { return act_hardsigmoid(x, 1.0 / 6.0, 0.5); }
+float op_hardtanh(float x) { return act_clip(x, u_p0, u_p1); }
+float op_relu6(float x) { return act_clip(x, 0.0, 6.0); }
 float op_softsign(float x) { return x / (1.0 + abs(x)); }
 float op_floor(float x) { return floor(x); }
 float op_ceil(float x) { return ceil(x); }

@@ -45,6 +45,10 @@ struct Capabilities {
   std::uint32_t subgroup_stages = 0;    ///< GL_SUBGROUP_SUPPORTED_STAGES_KHR bits
   bool fp16_arithmetic = false;         ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
   bool timer_query = false;             ///< EXT_disjoint_timer_query
+  /// Loop iterations one shader invocation may run, all its loops together, before the driver
+  /// silently leaves them (Mesa's llvmpipe: 65535); 0 = no known limit. Kernels split longer
+  /// work across invocations, workgroups or passes.
+  std::uint64_t max_loop_iterations = 0;
   bool program_binary = false;          ///< OES_get_program_binary with at least one format
   bool debug_output = false;            ///< KHR_debug (messages go to the logger)
   std::vector<std::string> extensions;
@@ -113,6 +117,11 @@ class Device {
   /// grids with more rows than this several dispatches, transparently; lowering it is meant for
   /// tests.
   void set_dispatch_limit(std::uint32_t max_workgroups);
+
+  /// Lowers the loop iterations a kernel invocation may run (0 = the device's limit,
+  /// Capabilities::max_loop_iterations), so that ops take the paths that split long loops across
+  /// invocations or passes; meant for tests.
+  void set_loop_limit(std::uint64_t iterations);
 
   /// Receives KHR_debug messages and gltensor's own notices. Default: warnings and errors
   /// to stderr.

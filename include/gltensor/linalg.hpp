@@ -16,8 +16,31 @@
 
 namespace gltensor {
 
-/// Activation fused into the matmul epilogue.
-enum class Activation { none, relu, gelu, gelu_tanh, sigmoid, tanh, silu };
+/// Activation fused into the matmul epilogue (the same functions as the unary ops of that name).
+enum class Activation {
+  none,
+  relu,
+  gelu,         ///< erf form
+  gelu_tanh,    ///< tanh approximation
+  sigmoid,
+  tanh,
+  silu,
+  leaky_relu,   ///< x > 0 ? x : p0 x (p0 = negative slope)
+  hardsigmoid,  ///< clamp(p0 x + p1, 0, 1) (ONNX HardSigmoid: alpha p0, beta p1)
+  hardswish,    ///< x relu6(x + 3) / 6
+  clip,         ///< clamp(x, p0, p1) (ONNX Clip; relu6 is clip(0, 6)); NaN stays NaN
+};
+
+/// An activation with its parameters, applied after alpha, the addend and the bias:
+/// y = act(alpha * a @ b + beta * addend). Implicit from an Activation (default parameters:
+/// leaky_relu 0.01, hardsigmoid 1/6 and 0.5, clip 0 and 6).
+struct Epilogue {
+  Activation act = Activation::none;
+  float p0 = 0, p1 = 0;
+  Epilogue() = default;
+  Epilogue(Activation a);  // NOLINT(google-explicit-constructor): an Activation is an Epilogue
+  Epilogue(Activation a, double p0, double p1 = 0) : act(a), p0(static_cast<float>(p0)), p1(static_cast<float>(p1)) {}
+};
 
 /// torch.matmul: 1-D x 1-D is a dot product (0-dim result); a 1-D left operand is treated as
 /// [1, K] and a 1-D right operand as [K, 1] (the added dim is removed); >= 2-D operands are
@@ -31,12 +54,14 @@ Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& c = Tensor(), double
 
 /// act(x @ weight^T + bias) in one kernel (torch.nn.functional.linear plus activation).
 /// x [..., in], weight [out, in], bias [out] or undefined -> [..., out].
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
-              Activation activation = Activation::none);
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Epilogue& epilogue = {});
 
 /// act(alpha * a @ b + beta * addend) for batched a [..., M, K], b [..., K, N]; addend (may be
-/// undefined) broadcastable to the result. The general entry point behind the others.
+/// undefined) broadcastable to the result. The general entry point behind the others. The
+/// activation is fused into the kernel's epilogue; where the product is split over K (long K
+/// with few output tiles, or longer than one invocation may loop: see Capabilities::
+/// max_loop_iterations) the partial products are summed and the epilogue applied afterwards.
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                    Activation activation);
+                    const Epilogue& epilogue);
 
 }  // namespace gltensor

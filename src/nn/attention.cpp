@@ -4,13 +4,16 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/codegen.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "ops/batched.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -21,8 +24,7 @@ namespace {
 // <= 64 and non-empty L and S (and where one of its tilings fits the device's shared memory).
 // GLTENSOR_ATTENTION=composite forces the composite path.
 bool fused_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
-  const char* env = std::getenv("GLTENSOR_ATTENTION");
-  if (env && std::string(env) == "composite") return false;
+  if (settings().attention_composite) return false;
   if (mask.defined() || autograd::any_requires_grad({&q, &k, &v})) return false;
   for (const Tensor* t : {&q, &k, &v})
     if (!is_floating(t->dtype())) return false;
@@ -52,9 +54,7 @@ std::int64_t attention_shared_bytes(const AttentionTiles& t) {
 // GLTENSOR_SUBGROUPS=0 turns subgroups off (tests run every tiling the device has). bq = 0:
 // none fits.
 AttentionTiles attention_tiles(const DeviceImpl& dev) {
-  const char* eb = std::getenv("GLTENSOR_ATTENTION_BQ");
-  const char* ek = std::getenv("GLTENSOR_ATTENTION_KEYS");
-  const bool bq32 = eb && std::atoi(eb) == 32, keys32 = ek && std::atoi(ek) == 32;
+  const bool bq32 = settings().attention_bq == 32, keys32 = settings().attention_keys == 32;
   const int sg = dev.caps.subgroup_size;
   for (const std::int64_t bq : {64, 32}) {
     if (bq == 64 && bq32) continue;
@@ -69,11 +69,53 @@ AttentionTiles attention_tiles(const DeviceImpl& dev) {
   return {0, 1, false};
 }
 
+// Uniforms of glsl/nn/attention.comp.
+struct AttentionParams {
+  std::int64_t L, S, E, Ev;
+  const BatchLayout& bl;
+  const Tensor &q, &k, &v;  // expanded to the batch
+  double scale;
+  bool causal;
+  void set(Uniforms& u) const {
+    u.u32("u_L", L);
+    u.u32("u_S", S);
+    u.u32("u_E", E);
+    u.u32("u_Ev", Ev);
+    u.u32s("u_bshape", bl.shape);
+    u.u32s("u_bstride_q", bl.strides[0]);
+    u.u32s("u_bstride_k", bl.strides[1]);
+    u.u32s("u_bstride_v", bl.strides[2]);
+    u.u32("u_q_off", q.offset());
+    u.u32("u_k_off", k.offset());
+    u.u32("u_v_off", v.offset());
+    u.u32("u_q_sl", q.strides()[q.dim() - 2]);
+    u.u32("u_q_se", q.strides()[q.dim() - 1]);
+    u.u32("u_k_ss", k.strides()[k.dim() - 2]);
+    u.u32("u_k_se", k.strides()[k.dim() - 1]);
+    u.u32("u_v_ss", v.strides()[v.dim() - 2]);
+    u.u32("u_v_se", v.strides()[v.dim() - 1]);
+    u.f32("u_scale", scale * 1.4426950408889634);
+    u.i32("u_causal", causal ? 1 : 0);
+  }
+};
+
+// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
+// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the
+// score init, 16 head-dim quads, the row max/sum exchanges and the BKV-key products; before the
+// tiles the batch offsets and Q loads.
+std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd) {
+  const std::uint64_t bkv = 32u * static_cast<std::uint64_t>(t.kq), local = 2u * static_cast<std::uint64_t>(t.bq);
+  const std::uint64_t nld = bkv * 64 / 4 / local, nlq = static_cast<std::uint64_t>(t.bq) * 64 / 4 / local;
+  const std::uint64_t per_tile = 1 + 10 * nld + 4 * static_cast<std::uint64_t>(t.kq) + 16 + 24 + bkv;
+  const std::uint64_t tiles = (static_cast<std::uint64_t>(S) + bkv - 1) / bkv;
+  return tiles * per_tile + 10 * nlq + bd + 32;
+}
+
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
                        const AttentionTiles& t) {
   const char* op = "scaled_dot_product_attention";
   DeviceImpl& dev = dev_of(q);
-  Enter guard(dev, op);
+  Launch launch(dev, op);
   const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
   const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
   const Tensor eq = expand_batch(q, batch), ek = expand_batch(k, batch), ev = expand_batch(v, batch);
@@ -101,14 +143,12 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
         "#define SUBGROUP 1\n" +
         h;
   // Quad views of q, k, v take the bindings after the four operands, in that order.
-  std::vector<BufferUse> uses = {{out.impl()->storage.get(), true},
-                                 {q.impl()->storage.get(), false},
-                                 {k.impl()->storage.get(), false},
-                                 {v.impl()->storage.get(), false}};
+  launch.write(out).read(q).read(k).read(v);
+  int binding = 4;
   auto quad_view = [&](const char* name, const Tensor& x) {
-    h += "layout(std430, binding = " + std::to_string(uses.size()) + ") readonly buffer Quads_" + name + " { vec4 " +
+    h += "layout(std430, binding = " + std::to_string(binding++) + ") readonly buffer Quads_" + name + " { vec4 " +
          name + "[]; };\n";
-    uses.push_back({x.impl()->storage.get(), false});
+    launch.read(x);
   };
   if (q_quads) {
     h += "#define Q_QUADS 1\n";
@@ -119,37 +159,10 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
     quad_view("qK", k);
     quad_view("qV", v);
   }
-  const Program& p = dev.programs.get("attention.comp", h, static_cast<std::uint32_t>(bq * 2));
-  auto u = [&](const char* n, std::int64_t x) { p.set_uint(n, static_cast<GLuint>(x)); };
-  u("u_L", L);
-  u("u_S", S);
-  u("u_E", E);
-  u("u_Ev", Ev);
-  glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bl.shape.data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_q"), static_cast<GLsizei>(bd), bl.strides[0].data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_k"), static_cast<GLsizei>(bd), bl.strides[1].data());
-  glProgramUniform1uiv(p.id, p.loc("u_bstride_v"), static_cast<GLsizei>(bd), bl.strides[2].data());
-  u("u_q_off", eq.offset());
-  u("u_k_off", ek.offset());
-  u("u_v_off", ev.offset());
-  u("u_q_sl", eq.strides()[eq.dim() - 2]);
-  u("u_q_se", eq.strides()[eq.dim() - 1]);
-  u("u_k_ss", ek.strides()[ek.dim() - 2]);
-  u("u_k_se", ek.strides()[ek.dim() - 1]);
-  u("u_v_ss", ev.strides()[ev.dim() - 2]);
-  u("u_v_se", ev.strides()[ev.dim() - 1]);
-  glProgramUniform1f(p.id, p.loc("u_scale"), static_cast<float>(scale * 1.4426950408889634));
-  glProgramUniform1i(p.id, p.loc("u_causal"), causal ? 1 : 0);
-  const std::uint64_t gx = static_cast<std::uint64_t>((L + bq - 1) / bq);
-  if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]))
-    throw LimitError("gltensor::scaled_dot_product_attention: " + std::to_string(L) +
-                     " query rows need more workgroups than the device allows");
-  const std::int64_t nbatch = numel_of(batch);
-  const std::int64_t ymax = std::max(1, dev.caps.max_workgroup_count[1]);
-  for (std::int64_t z0 = 0; z0 < nbatch; z0 += ymax) {
-    u("u_zbase", z0);
-    dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(std::min(ymax, nbatch - z0)), 1, uses);
-  }
+  launch.program("attention.comp", h, {static_cast<std::uint32_t>(bq * 2)});
+  launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal})
+      .loop_iterations(attention_loops(t, S, bd))
+      .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(numel_of(batch)));
   return out;
 }
 }  // namespace
@@ -165,9 +178,11 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double sc = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   if (fused_applies(q, k, v, mask)) {
     const AttentionTiles t = attention_tiles(dev_of(q));
-    if (t.bq > 0) return fused_attention(q, k, v, causal, sc, t);
+    const std::uint64_t limit = dev_of(q).loop_limit();
+    if (t.bq > 0 && (limit == 0 || attention_loops(t, k.size(-2), q.dim()) <= limit))
+      return fused_attention(q, k, v, causal, sc, t);
   }
-  Tensor s = matmul_fused(q, k.transpose(-1, -2), Tensor(), sc, 0, Activation::none);  // [..., L, S]
+  Tensor s = matmul_fused(q, k.transpose(-1, -2), Tensor(), sc, 0, Epilogue());  // [..., L, S]
   const std::int64_t L = q.size(-2), S = k.size(-2);
   if (causal) s = where(tril(ones(q.device(), {L, S}, DType::bool_)), s, -INFINITY);
   if (mask.defined()) s = mask.dtype() == DType::bool_ ? where(mask, s, -INFINITY) : add(s, mask);

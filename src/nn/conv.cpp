@@ -1,12 +1,14 @@
 // conv2d (im2col + matmul, explicit backward) and conv_transpose2d (matmul + col2im).
-#include "runtime/codegen.hpp"
+#include "autograd/grad_formulas.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
-#include "autograd/grad_formulas.hpp"
+#include "ops/batched.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -19,16 +21,36 @@ struct Geometry {
   Conv2dOptions o;
 };
 
-void set_geometry(const Program& p, const Geometry& g) {
-  auto i = [&](const char* n, std::int64_t v) { glProgramUniform1i(p.id, p.loc(n), static_cast<GLint>(v)); };
-  i("u_N", g.N), i("u_C", g.C), i("u_H", g.H), i("u_W", g.W), i("u_KH", g.KH), i("u_KW", g.KW);
-  i("u_OH", g.OH), i("u_OW", g.OW), i("u_sh", g.o.stride[0]), i("u_sw", g.o.stride[1]);
-  i("u_pt", g.o.padding[0]), i("u_pl", g.o.padding[1]), i("u_dh", g.o.dilation[0]), i("u_dw", g.o.dilation[1]);
-}
+// Uniforms of glsl/nn/conv.comp: the geometry, and the image view (im2col) or the columns view
+// (col2im).
+struct ConvParams {
+  const Geometry& g;
+  const Tensor* img = nullptr;   // im2col
+  const Tensor* cols = nullptr;  // col2im
+  std::int64_t count = 0;        // col2im: image elements
+  void set(Uniforms& u) const {
+    u.i32("u_N", g.N), u.i32("u_C", g.C), u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_KH", g.KH);
+    u.i32("u_KW", g.KW), u.i32("u_OH", g.OH), u.i32("u_OW", g.OW), u.i32("u_sh", g.o.stride[0]);
+    u.i32("u_sw", g.o.stride[1]), u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]);
+    u.i32("u_dh", g.o.dilation[0]), u.i32("u_dw", g.o.dilation[1]);
+    if (img) {
+      const Shape& st = img->strides();
+      u.u32s("u_img_stride", {st[0], st[1], st[2], st[3]});
+      u.u32("u_img_off", img->offset());
+    }
+    if (cols) {
+      u.u32("u_col_rs", cols->strides()[0]);
+      u.u32("u_col_cs", cols->strides()[1]);
+      u.u32("u_col_off", cols->offset());
+      u.u32("u_count", count);
+    }
+  }
+};
 
 // image [N, C, H, W] (strided) -> colsT [C*KH*KW, N*OH*OW] (the transposed columns matrix)
 Tensor im2col(const Tensor& img, const Geometry& g) {
   DeviceImpl& dev = dev_of(img);
+  Launch launch(dev, "conv2d");
   Tensor cols = alloc(dev, {g.C * g.KH * g.KW, g.N * g.OH * g.OW}, DType::f32, "conv2d");
   if (cols.numel() == 0) return cols;
   // QUADS: four positions per invocation and one 128-bit store where a plane's positions come in
@@ -38,43 +60,24 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
                   (per == 4 ? "#define QUADS 1\n" + operand_glsl_vec4(0, DType::f32, CT::f32, true)
                             : operand_glsl(0, DType::f32, CT::f32, true)) +
                   operand_glsl(1, img.dtype(), CT::f32, false);
-  const Program& p = dev.programs.get("conv.comp", h, 256);
-  set_geometry(p, g);
-  std::vector<GLuint> st(img.strides().begin(), img.strides().end());
-  glProgramUniform1uiv(p.id, p.loc("u_img_stride"), 4, st.data());
-  glProgramUniform1ui(p.id, p.loc("u_img_off"), static_cast<GLuint>(img.offset()));
-  BufferUse uses[] = {{cols.impl()->storage.get(), true}, {img.impl()->storage.get(), false}};
-  // Grid: positions of one image along x, images along y, rows of colsT along z (split into
-  // several dispatches where y or z exceed the device's grid).
-  const std::uint64_t gx = static_cast<std::uint64_t>((g.OH * g.OW / per + 255) / 256);
-  if (gx > dev.max_groups(0))
-    throw LimitError("gltensor::conv2d: " + std::to_string(g.OH * g.OW) +
-                     " output positions per image need more workgroups than the device allows");
-  const std::int64_t ymax = dev.max_groups(1), zmax = dev.max_groups(2), K = g.C * g.KH * g.KW;
-  for (std::int64_t n0 = 0; n0 < g.N; n0 += ymax)
-    for (std::int64_t k0 = 0; k0 < K; k0 += zmax) {
-      glProgramUniform1ui(p.id, p.loc("u_nbase"), static_cast<GLuint>(n0));
-      glProgramUniform1ui(p.id, p.loc("u_kbase"), static_cast<GLuint>(k0));
-      dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(std::min(ymax, g.N - n0)),
-                   static_cast<std::uint32_t>(std::min(zmax, K - k0)), uses);
-    }
+  // Grid: positions of one image along x, images along y, rows of colsT along z.
+  launch.program("conv.comp", h, {256}).write(cols).read(img).params(ConvParams{g, &img}).loop_iterations(4);
+  launch.groups(static_cast<std::uint64_t>((g.OH * g.OW / per + 255) / 256), static_cast<std::uint64_t>(g.N),
+                static_cast<std::uint64_t>(g.C * g.KH * g.KW));
   return cols;
 }
 
 // cols [N*OH*OW, C*KH*KW] (strided 2-D view) -> image [N, C, H, W]
 Tensor col2im(const Tensor& cols, const Geometry& g) {
   DeviceImpl& dev = dev_of(cols);
+  Launch launch(dev, "conv2d");
   Tensor img = alloc(dev, {g.N, g.C, g.H, g.W}, DType::f32, "conv2d");
   if (img.numel() == 0) return img;
   std::string h = operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, cols.dtype(), CT::f32, false);
-  const Program& p = dev.programs.get("conv.comp", h, 256);
-  set_geometry(p, g);
-  glProgramUniform1ui(p.id, p.loc("u_col_rs"), static_cast<GLuint>(cols.strides()[0]));
-  glProgramUniform1ui(p.id, p.loc("u_col_cs"), static_cast<GLuint>(cols.strides()[1]));
-  glProgramUniform1ui(p.id, p.loc("u_col_off"), static_cast<GLuint>(cols.offset()));
-  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(img.numel()));
-  BufferUse uses[] = {{img.impl()->storage.get(), true}, {cols.impl()->storage.get(), false}};
-  dev.dispatch_1d(p, static_cast<std::uint64_t>(img.numel()), uses);
+  // Loops: kernel rows, and kernel columns in each.
+  launch.program("conv.comp", h, {256}).write(img).read(cols).params(ConvParams{g, nullptr, &cols, img.numel()});
+  launch.loop_iterations(static_cast<std::uint64_t>(g.KH * (g.KW + 1)))
+      .invocations(static_cast<std::uint64_t>(img.numel()));
   return img;
 }
 
@@ -129,7 +132,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
       if (r.defined())
         r = r.view({g.N, Og, g.OH, g.OW});
       else
-        r = matmul_fused(wm, cols, b, 1.0, 1.0, Activation::none).view({Og, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
+        r = matmul_fused(wm, cols, b, 1.0, 1.0, Epilogue()).view({Og, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
       if (G == 1)
         out = r.contiguous();
       else

@@ -1,10 +1,11 @@
 // batch_norm / layer_norm / rms_norm / group_norm, composed of reductions and elementwise ops
 // (their gradients come from autograd).
-#include "runtime/codegen.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -69,10 +70,27 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 }
 
 namespace {
+// Uniforms of glsl/nn/norm.comp.
+struct LayerNormParams {
+  std::int64_t rows, L;
+  double eps;
+  void set(Uniforms& u) const {
+    u.u32("u_rows", rows);
+    u.u32("u_L", L);
+    u.f32("u_eps", eps);
+  }
+};
+
+// norm.comp's loops: two passes over the row in strides of the workgroup, and the tree.
+std::uint64_t layer_norm_loops(std::int64_t L, std::uint32_t local) {
+  return 2 * static_cast<std::uint64_t>((L + local - 1) / local) + 16;
+}
+std::uint32_t layer_norm_local(std::int64_t L) { return L >= 1024 ? 256 : 64; }
+
 // norm.comp: one dispatch, for inputs that need no gradient.
 Tensor layer_norm_fused(const Tensor& x_in, std::int64_t L, const Tensor& w_in, const Tensor& b_in, double eps) {
   DeviceImpl& dev = dev_of(x_in);
-  Enter guard(dev, "layer_norm");
+  Launch launch(dev, "layer_norm");
   // The kernel indexes from element 0: views are copied first.
   auto dense = [](const Tensor& t) { return !t.defined() || (t.is_contiguous() && t.offset() == 0) ? t : t.clone(); };
   const Tensor x = dense(x_in), w = dense(w_in), b = dense(b_in);
@@ -84,19 +102,11 @@ Tensor layer_norm_fused(const Tensor& x_in, std::int64_t L, const Tensor& w_in, 
   h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
   h += operand_glsl(2, w.defined() ? w.dtype() : DType::f32, CT::f32, false);
   h += operand_glsl(3, b.defined() ? b.dtype() : DType::f32, CT::f32, false);
-  const Program& p = dev.programs.get("norm.comp", h, L >= 1024 ? 256 : 64);
-  p.set_uint("u_rows", static_cast<GLuint>(rows));
-  p.set_uint("u_L", static_cast<GLuint>(L));
-  p.set_float("u_eps", static_cast<float>(eps));
+  const std::uint32_t local = layer_norm_local(L);
   // x stands in for absent weight/bias bindings (never read)
-  BufferUse uses[] = {{y.impl()->storage.get(), true},
-                      {x.impl()->storage.get(), false},
-                      {(w.defined() ? w : x).impl()->storage.get(), false},
-                      {(b.defined() ? b : x).impl()->storage.get(), false}};
-  const std::uint64_t m = dev.max_groups_x();
-  const auto gx = static_cast<std::uint32_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(rows), m));
-  const auto gy = static_cast<std::uint32_t>((static_cast<std::uint64_t>(rows) + m - 1) / m);
-  dev.dispatch(p, gx, gy, 1, uses);
+  launch.program("norm.comp", h, {local}).write(y).read(x).read(w.defined() ? w : x).read(b.defined() ? b : x);
+  launch.params(LayerNormParams{rows, L, eps}).loop_iterations(layer_norm_loops(L, local));
+  launch.groups_1d(static_cast<std::uint64_t>(rows));
   return y;
 }
 }  // namespace
@@ -111,7 +121,11 @@ Tensor layer_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, const 
   const Shape ns(x.shape().end() - nd, x.shape().end());
   check_param(op, weight, ns, "weight");
   check_param(op, bias, ns, "bias");
-  if (!autograd::any_requires_grad({&x, &weight, &bias})) return layer_norm_fused(x, numel_of(ns), weight, bias, eps);
+  const std::int64_t L = numel_of(ns);
+  const std::uint64_t limit = dev_of(x).loop_limit();
+  if (!autograd::any_requires_grad({&x, &weight, &bias}) &&
+      (limit == 0 || layer_norm_loops(L, layer_norm_local(L)) <= limit))
+    return layer_norm_fused(x, L, weight, bias, eps);
   Dims dims;
   for (std::int64_t d = x.dim() - nd; d < x.dim(); ++d) dims.push_back(d);
   Tensor y = mul(sub(x, mean(x, dims, true)), rsqrt(add(var(x, dims, 0.0, true), eps)));

@@ -4,6 +4,7 @@
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn.hpp"
 #include "gltensor/ops.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::nn {
@@ -23,20 +24,35 @@ void Optimizer::zero_grad() {
 }
 
 namespace {
-void launch(const std::string& defines, Tensor& p, const Tensor& g, Tensor& s1, Tensor& s2,
-            const std::vector<std::pair<const char*, float>>& f, int first) {
+// Uniforms of glsl/nn/optim.comp. SGD: a = momentum, b = dampening; Adam: a, b = betas, c1, c2
+// the bias corrections.
+struct OptimParams {
+  double lr = 0, wd = 0, a = 0, b = 0, eps = 0, c1 = 0, c2 = 0;
+  bool sgd = true, first = false;
+  std::int64_t count = 0;
+  void set(Uniforms& u) const {
+    u.f32("u_lr", lr);
+    u.f32("u_wd", wd);
+    u.f32("u_a", a);
+    u.f32("u_b", b);
+    if (sgd) {
+      u.i32("u_first", first ? 1 : 0);
+    } else {
+      u.f32("u_eps", eps);
+      u.f32("u_c1", c1);
+      u.f32("u_c2", c2);
+    }
+    u.u32("u_count", count);
+  }
+};
+
+void launch(const std::string& defines, Tensor& p, const Tensor& g, Tensor& s1, Tensor& s2, OptimParams params) {
   DeviceImpl& dev = dev_of(p);
-  Enter guard(dev, "optimizer.step");
+  Launch launch(dev, "optimizer.step");
   const Tensor gc = g.dtype() == DType::f32 && g.is_contiguous() && g.offset() == 0 ? g : g.to(DType::f32).clone();
-  const Program& prog = dev.programs.get("optim.comp", defines, 256);
-  for (auto& [n, v] : f) glProgramUniform1f(prog.id, prog.loc(n), v);
-  glProgramUniform1i(prog.id, prog.loc("u_first"), first);
-  glProgramUniform1ui(prog.id, prog.loc("u_count"), static_cast<GLuint>(p.numel()));
-  BufferUse uses[] = {{p.impl()->storage.get(), true},
-                      {gc.impl()->storage.get(), false},
-                      {s1.impl()->storage.get(), true},
-                      {s2.impl()->storage.get(), true}};
-  dev.dispatch_1d(prog, static_cast<std::uint64_t>(p.numel()), uses);
+  params.count = p.numel();
+  launch.program("optim.comp", defines, {256}).write(p).read(gc).write(s1).write(s2);
+  launch.params(params).loop_iterations(0).invocations(static_cast<std::uint64_t>(p.numel()));
 }
 }  // namespace
 
@@ -54,12 +70,9 @@ void SGD::step() {
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor g = grad(*params_[i]);
     if (!g.defined() || params_[i]->numel() == 0) continue;
-    launch(d, *params_[i], g, buf_[i], buf_[i],
-           {{"u_lr", float(lr)},
-            {"u_wd", float(options.weight_decay)},
-            {"u_a", float(options.momentum)},
-            {"u_b", float(options.dampening)}},
-           first_ ? 1 : 0);
+    OptimParams op;
+    op.lr = lr, op.wd = options.weight_decay, op.a = options.momentum, op.b = options.dampening, op.first = first_;
+    launch(d, *params_[i], g, buf_[i], buf_[i], op);
   }
   first_ = false;
 }
@@ -77,20 +90,15 @@ void Adam::step() {
   NoGradGuard ng;
   ++t_;
   const std::string d = std::string("#define OPT 1\n") + (options.decoupled ? "#define DECOUPLED 1\n" : "");
-  const float c1 = static_cast<float>(1 - std::pow(options.beta1, static_cast<double>(t_)));
-  const float c2 = static_cast<float>(1 - std::pow(options.beta2, static_cast<double>(t_)));
+  OptimParams op;
+  op.sgd = false, op.lr = lr, op.wd = options.weight_decay, op.a = options.beta1, op.b = options.beta2;
+  op.eps = options.eps;
+  op.c1 = 1 - std::pow(options.beta1, static_cast<double>(t_));
+  op.c2 = 1 - std::pow(options.beta2, static_cast<double>(t_));
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor g = grad(*params_[i]);
     if (!g.defined() || params_[i]->numel() == 0) continue;
-    launch(d, *params_[i], g, m_[i], v_[i],
-           {{"u_lr", float(lr)},
-            {"u_wd", float(options.weight_decay)},
-            {"u_a", float(options.beta1)},
-            {"u_b", float(options.beta2)},
-            {"u_eps", float(options.eps)},
-            {"u_c1", c1},
-            {"u_c2", c2}},
-           0);
+    launch(d, *params_[i], g, m_[i], v_[i], op);
   }
 }
 

@@ -1,11 +1,12 @@
 // max/avg/adaptive pooling (pool.comp) with explicit backward.
 #include <cmath>
 
-#include "runtime/codegen.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -28,28 +29,48 @@ std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int6
   return o;
 }
 
+// Uniforms of glsl/nn/pool.comp.
+struct PoolParams {
+  const PoolGeom& g;
+  const Tensor* x;  // forward input (strided)
+  std::int64_t count;
+  void set(Uniforms& u) const {
+    u.i32("u_C", g.C), u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_OH", g.OH), u.i32("u_OW", g.OW);
+    u.i32("u_KH", g.o.kernel[0]), u.i32("u_KW", g.o.kernel[1]), u.i32("u_sh", g.o.stride[0]);
+    u.i32("u_sw", g.o.stride[1]), u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]);
+    u.i32("u_dh", g.o.dilation[0]), u.i32("u_dw", g.o.dilation[1]);
+    if (x) {
+      const Shape& st = x->strides();
+      u.u32s("u_x_stride", {st[0], st[1], st[2], st[3]});
+      u.u32("u_x_off", x->offset());
+    }
+    u.u32("u_count", count);
+  }
+};
+
+// Longest window along one axis: the kernel, or an adaptive window ceil(I / O) + 1.
+std::int64_t window_extent(int mode, std::int64_t in, std::int64_t out, std::int64_t k) {
+  return mode == kAdaptive ? (in + out - 1) / out + 1 : k;
+}
+
 void launch_pool(int mode, bool backward, const PoolGeom& g, const Tensor& out, const Tensor& in, const Tensor& idx) {
   DeviceImpl& dev = dev_of(out);
+  Launch launch(dev, backward ? "pool2d_backward" : "pool2d");
   const int m = mode + (backward ? 3 : 0);
   std::string h = "#define MODE " + std::to_string(m) + "\n" + (g.o.count_include_pad ? "#define COUNT_PAD 1\n" : "");
   h += operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
   if (mode == kMax) h += operand_glsl(2, DType::i32, CT::i32, !backward);
-  const Program& p = dev.programs.get("pool.comp", h, 256);
-  auto i = [&](const char* n, std::int64_t v) { glProgramUniform1i(p.id, p.loc(n), static_cast<GLint>(v)); };
-  i("u_C", g.C), i("u_H", g.H), i("u_W", g.W), i("u_OH", g.OH), i("u_OW", g.OW);
-  i("u_KH", g.o.kernel[0]), i("u_KW", g.o.kernel[1]), i("u_sh", g.o.stride[0]), i("u_sw", g.o.stride[1]);
-  i("u_pt", g.o.padding[0]), i("u_pl", g.o.padding[1]), i("u_dh", g.o.dilation[0]), i("u_dw", g.o.dilation[1]);
-  const Tensor& x = backward ? out : in;
-  if (!backward) {
-    std::vector<GLuint> st(x.strides().begin(), x.strides().end());
-    glProgramUniform1uiv(p.id, p.loc("u_x_stride"), 4, st.data());
-    glProgramUniform1ui(p.id, p.loc("u_x_off"), static_cast<GLuint>(x.offset()));
-  }
+  launch.program("pool.comp", h, {256}).write(out).read(in);
+  if (mode == kMax) launch.bind(*idx.impl()->storage, !backward);
   const std::int64_t n = g.N * g.C * g.OH * g.OW;
-  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(n));
-  std::vector<BufferUse> uses{{out.impl()->storage.get(), true}, {in.impl()->storage.get(), false}};
-  if (mode == kMax) uses.push_back({idx.impl()->storage.get(), !backward});
-  dev.dispatch_1d(p, static_cast<std::uint64_t>(n), uses);
+  // Window loops (rows, and columns in each; max backward has none). The retries of a float
+  // atomic add under contention are not counted.
+  const std::int64_t kh = window_extent(mode, g.H, g.OH, g.o.kernel[0]);
+  const std::int64_t kw = window_extent(mode, g.W, g.OW, g.o.kernel[1]);
+  const std::int64_t window = backward && mode == kMax ? 1 : kh * (kw + 1);
+  launch.params(PoolParams{g, backward ? nullptr : &in, n})
+      .loop_iterations(static_cast<std::uint64_t>(window))
+      .invocations(static_cast<std::uint64_t>(n));
 }
 
 Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
@@ -57,7 +78,7 @@ Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
   if (x.dim() != 4)
     throw ShapeError(std::string("gltensor::") + op + ": expects [N, C, H, W], got " + to_string(x.shape()));
   DeviceImpl& dev = dev_of(x);
-  Enter guard(dev, op);
+  Enter guard(dev, op);  // one entry for the forward's allocations and launch
   g.N = x.size(0), g.C = x.size(1), g.H = x.size(2), g.W = x.size(3);
   if (mode != kAdaptive) {
     for (int d = 0; d < 2; ++d) {

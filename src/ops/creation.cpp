@@ -1,8 +1,8 @@
 // zeros / ones / full / arange and the *_like forms.
 #include <cmath>
 
-#include "ops/elementwise.hpp"
 #include "gltensor/ops.hpp"
+#include "ops/elementwise.hpp"
 
 namespace gltensor {
 using namespace detail;

@@ -2,11 +2,43 @@
 
 #include <algorithm>
 
+#include "runtime/launch.hpp"
+
 namespace gltensor::detail {
+
+namespace {
+// Uniforms of glsl/common/elementwise.glsl and the family's own (unary/binary/ternary.comp).
+struct ElementwiseParams {
+  const Elementwise& e;
+  std::uint64_t count, numel;
+  std::vector<std::uint32_t> shape, strides, offsets;
+  void set(Uniforms& u) const {
+    u.u32("u_count", static_cast<std::int64_t>(count));
+    u.u32("u_numel", static_cast<std::int64_t>(numel));
+    u.u32s("u_shape", shape);
+    u.u32s("u_strides", strides);
+    u.u32s("u_offset", offsets);
+    const std::string kernel = e.kernel;
+    if (kernel == "unary.comp") {
+      u.f32("u_p0", e.p0);
+      u.f32("u_p1", e.p1);
+      u.i32("u_i0", e.i0);
+    } else if (kernel == "binary.comp") {
+      u.f32("u_alpha", e.alpha);
+      if (e.scalar) {
+        u.f32("u_scalar", *e.scalar);
+        u.i32("u_iscalar", static_cast<std::int64_t>(*e.scalar));
+      }
+    } else {
+      u.f32("u_p0", e.p0);
+    }
+  }
+};
+}  // namespace
 
 void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs) {
   DeviceImpl& dev = dev_of(out);
-  Enter guard(dev, e.op);
+  Launch launch(dev, e.op);
   const Shape& shape = out.shape();
   const std::int64_t n = out.numel();
   for (std::int64_t d = 0; d < out.dim(); ++d)
@@ -47,60 +79,45 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   key += e.in_ct == CT::i32 ? "i" : "f";
   key += static_cast<char>('0' + static_cast<int>(od));
   for (int j = 1; j < nops; ++j) key += static_cast<char>('0' + static_cast<int>(ops[j]->dtype()));
-  const Program& p = dev.programs.get_keyed(
-      key, e.kernel,
-      [&] {
-        std::string h = "#define NOPS " + std::to_string(nops) + "\n#define NDIM " + std::to_string(ndim) +
-                        "\n#define OP " + e.fn + "\n";
-        if (contig) h += "#define CONTIG 1\n";
-        if (words) h += "#define OUT_WORDS 1\n";
-        if (vec4) h += "#define VEC4 1\n";
-        if (e.scalar) {
-          h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
-          if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
-        }
-        if (vec4) {
-          h += operand_glsl_vec4(0, od, natural_ct(od), true);
-          h += "#define FETCH_QUADS(q)";
-          for (int j = 1; j < nops; ++j)
-            h += " fetch" + std::to_string(j) + "((u_offset[" + std::to_string(j) + "] >> 2u) + q);";
-          h += "\n";
-          for (int j = 1; j < nops; ++j) h += operand_glsl_vec4(j, ops[j]->dtype(), e.in_ct, false);
-          return h;
-        }
-        h += operand_glsl(0, od, natural_ct(od), true);
-        for (int j = 1; j < nops; ++j) h += operand_glsl(j, ops[j]->dtype(), e.in_ct, false);
-        return h;
-      },
-      256);
+  launch.program_keyed(key, e.kernel,
+                       [&] {
+                         std::string h = "#define NOPS " + std::to_string(nops) + "\n#define NDIM " +
+                                         std::to_string(ndim) + "\n#define OP " + e.fn + "\n";
+                         if (contig) h += "#define CONTIG 1\n";
+                         if (words) h += "#define OUT_WORDS 1\n";
+                         if (vec4) h += "#define VEC4 1\n";
+                         if (e.scalar) {
+                           h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
+                           if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
+                         }
+                         if (vec4) {
+                           h += operand_glsl_vec4(0, od, natural_ct(od), true);
+                           h += "#define FETCH_QUADS(q)";
+                           for (int j = 1; j < nops; ++j)
+                             h += " fetch" + std::to_string(j) + "((u_offset[" + std::to_string(j) + "] >> 2u) + q);";
+                           h += "\n";
+                           for (int j = 1; j < nops; ++j) h += operand_glsl_vec4(j, ops[j]->dtype(), e.in_ct, false);
+                           return h;
+                         }
+                         h += operand_glsl(0, od, natural_ct(od), true);
+                         for (int j = 1; j < nops; ++j) h += operand_glsl(j, ops[j]->dtype(), e.in_ct, false);
+                         return h;
+                       },
+                       {256});
   std::uint64_t count = static_cast<std::uint64_t>(n);
   if (vec4) count = count / 4;
   if (words) {
     const std::uint64_t off = static_cast<std::uint64_t>(out.offset());
     count = (off + count + pw - 1) / pw - off / pw;
   }
-  std::vector<GLuint> shape_u(sizes.begin(), sizes.end());
-  std::vector<GLuint> strides_u, offs;
+  ElementwiseParams params{e, count, static_cast<std::uint64_t>(n), {sizes.begin(), sizes.end()}, {}, {}};
   for (int j = 0; j < nops; ++j) {
-    for (int d = 0; d < ndim; ++d) strides_u.push_back(static_cast<GLuint>(strides[j][d]));
-    offs.push_back(static_cast<GLuint>(ops[j]->offset()));
+    for (int d = 0; d < ndim; ++d) params.strides.push_back(static_cast<std::uint32_t>(strides[j][d]));
+    params.offsets.push_back(static_cast<std::uint32_t>(ops[j]->offset()));
   }
-  p.set_uint("u_count", static_cast<GLuint>(count));
-  p.set_uint("u_numel", static_cast<GLuint>(n));
-  p.set_uints("u_shape", shape_u.data(), ndim);
-  p.set_uints("u_strides", strides_u.data(), nops * ndim);
-  p.set_uints("u_offset", offs.data(), nops);
-  p.set_float("u_p0", e.p0);
-  p.set_float("u_p1", e.p1);
-  p.set_int("u_i0", e.i0);
-  p.set_float("u_alpha", e.alpha);
-  if (e.scalar) {
-    p.set_float("u_scalar", static_cast<float>(*e.scalar));
-    p.set_int("u_iscalar", static_cast<GLint>(*e.scalar));
-  }
-  std::vector<BufferUse> uses;
-  for (int j = 0; j < nops; ++j) uses.push_back({ops[j]->impl()->storage.get(), j == 0});
-  dev.dispatch_1d(p, count, uses);
+  for (int j = 0; j < nops; ++j) j == 0 ? launch.write(*ops[j]) : launch.read(*ops[j]);
+  // Loops: operand offsets (NDIM x NOPS), a word's elements or a quad's lanes (4 x NOPS).
+  launch.params(params).loop_iterations(static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4)).invocations(count);
 }
 
 }  // namespace gltensor::detail

@@ -1,9 +1,9 @@
 // Unary, binary and ternary elementwise ops: dtype rules, forms (new / in-place / out=).
 #include <cmath>
 
-#include "ops/elementwise.hpp"
-#include "gltensor/ops.hpp"
 #include "autograd/grad_formulas.hpp"
+#include "gltensor/ops.hpp"
+#include "ops/elementwise.hpp"
 
 namespace gltensor {
 using namespace detail;

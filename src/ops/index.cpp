@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <numeric>
 
-#include "runtime/codegen.hpp"
+#include "autograd/grad_formulas.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
-#include "autograd/grad_formulas.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/error_flags.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -29,6 +31,25 @@ Tensor as_index(const char* op, const Tensor& index) {
 
 enum class IndexMode { gather, scatter, scatter_add };
 
+// Uniforms of glsl/ops/index.comp: the iteration space (index's shape) and the strides of the
+// index and of the operands indexed by position (p_op) and by position with dim replaced (dim_op).
+struct IndexParams {
+  std::int64_t count, dim_size;
+  std::vector<std::uint32_t> shape, st_idx, st_src, st_dst;
+  std::int64_t off_idx, off_src, off_dst;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.u32s("u_shape", shape);
+    u.u32s("u_st_idx", st_idx);
+    u.u32s("u_st_src", st_src);
+    u.u32s("u_st_dst", st_dst);
+    u.u32("u_off_idx", off_idx);
+    u.u32("u_off_src", off_src);
+    u.u32("u_off_dst", off_dst);
+    u.i32("u_dim_size", dim_size);
+  }
+};
+
 // Runs index.comp over the elements of `index` (already shaped like the iteration space).
 // gather: `p_op` = out (indexed by p), `dim_op` = x (indexed by p[dim := index]).
 // scatter: `p_op` = src, `dim_op` = out.
@@ -37,14 +58,15 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
   DeviceImpl& dev = dev_of(out);
   const std::int64_t n = index.numel();
   if (n == 0) return;
+  Launch launch(dev, op);
   const std::int64_t nd = std::max<std::int64_t>(index.dim(), 1);
   auto vec = [&](const Tensor& t) {
-    std::vector<GLuint> v(static_cast<std::size_t>(nd), 0);
-    for (std::int64_t d = 0; d < t.dim(); ++d) v[d] = static_cast<GLuint>(t.strides()[d]);
+    std::vector<std::uint32_t> v(static_cast<std::size_t>(nd), 0);
+    for (std::int64_t d = 0; d < t.dim(); ++d) v[d] = static_cast<std::uint32_t>(t.strides()[d]);
     return v;
   };
-  std::vector<GLuint> shape(static_cast<std::size_t>(nd), 1);
-  for (std::int64_t d = 0; d < index.dim(); ++d) shape[d] = static_cast<GLuint>(index.shape()[d]);
+  std::vector<std::uint32_t> shape(static_cast<std::size_t>(nd), 1);
+  for (std::int64_t d = 0; d < index.dim(); ++d) shape[d] = static_cast<std::uint32_t>(index.shape()[d]);
   std::string h = "#define NDIM " + std::to_string(nd) + "\n#define DIM " + std::to_string(dim) + "\n";
   h += mode == IndexMode::gather        ? "#define GATHER 1\n"
        : mode == IndexMode::scatter_add ? "#define SCATTER_ADD 1\n"
@@ -52,23 +74,20 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
   h += operand_glsl(0, out.dtype(), natural_ct(out.dtype()), true);
   h += operand_glsl(1, in.dtype(), natural_ct(out.dtype()), false);
   h += operand_glsl(2, DType::i32, CT::i32, false);
-  const Program& p = dev.programs.get("index.comp", h, 256);
-  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(n));
-  glProgramUniform1uiv(p.id, p.loc("u_shape"), static_cast<GLsizei>(nd), shape.data());
-  auto si = vec(index), sp = vec(p_op), sd = vec(dim_op);
-  glProgramUniform1uiv(p.id, p.loc("u_st_idx"), static_cast<GLsizei>(nd), si.data());
-  glProgramUniform1uiv(p.id, p.loc("u_st_src"), static_cast<GLsizei>(nd), sp.data());
-  glProgramUniform1uiv(p.id, p.loc("u_st_dst"), static_cast<GLsizei>(nd), sd.data());
-  glProgramUniform1ui(p.id, p.loc("u_off_idx"), static_cast<GLuint>(index.offset()));
-  glProgramUniform1ui(p.id, p.loc("u_off_src"), static_cast<GLuint>(p_op.offset()));
-  glProgramUniform1ui(p.id, p.loc("u_off_dst"), static_cast<GLuint>(dim_op.offset()));
-  glProgramUniform1i(p.id, p.loc("u_dim_size"), static_cast<GLint>(dim_op.dim() == 0 ? 1 : dim_op.shape()[dim]));
-  BufferUse uses[] = {{out.impl()->storage.get(), true},
-                      {in.impl()->storage.get(), false},
-                      {index.impl()->storage.get(), false},
-                      {&dev.index_flag_storage(), true}};
-  dev.dispatch_1d(p, static_cast<std::uint64_t>(n), uses);
-  dev.index_checks.emplace_back(dev.batch, op);
+  ErrorFlags& flags = dev.extension<ErrorFlags>();
+  launch.program("index.comp", h, {256}).write(out).read(in).read(index).bind(flags.storage(dev), true);
+  const IndexParams params{n,
+                           dim_op.dim() == 0 ? 1 : dim_op.shape()[dim],
+                           shape,
+                           vec(index),
+                           vec(p_op),
+                           vec(dim_op),
+                           index.offset(),
+                           p_op.offset(),
+                           dim_op.offset()};
+  // Loops: the position's dims; a float atomic add's retries are not counted.
+  launch.params(params).loop_iterations(static_cast<std::uint64_t>(nd) + 1).invocations(static_cast<std::uint64_t>(n));
+  flags.expect(dev, op);
 }
 
 void check_index_shape(const char* op, const Tensor& x, const Tensor& index, std::int64_t dim) {
@@ -402,6 +421,23 @@ Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
 
 // ---- sort ----
 
+namespace {
+// Uniforms of glsl/ops/sort.comp.
+struct SortParams {
+  std::int64_t count, L;
+  std::vector<std::uint32_t> rows_shape, rows_stride;
+  std::int64_t in_off, in_step;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.u32("u_L", L);
+    u.u32s("u_rows_shape", rows_shape);
+    u.u32s("u_rows_stride", rows_stride);
+    u.u32("u_in_off", in_off);
+    u.u32("u_in_step", in_step);
+  }
+};
+}  // namespace
+
 SortResult sort(const Tensor& x_in, bool descending) {
   check_defined("sort", x_in);
   DeviceImpl& dev = dev_of(x_in);
@@ -418,18 +454,11 @@ SortResult sort(const Tensor& x_in, bool descending) {
     std::string h = "#define RD " + std::to_string(rs.size()) + "\n" + (descending ? "#define DESCENDING 1\n" : "");
     h += operand_glsl(0, x.dtype(), natural_ct(x.dtype()), true) +
          operand_glsl(1, x.dtype(), natural_ct(x.dtype()), false) + operand_glsl(2, DType::i32, CT::i32, true);
-    const Program& p = dev.programs.get("sort.comp", h, 256);
-    std::vector<GLuint> a(rs.begin(), rs.end()), b(rst.begin(), rst.end());
-    glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(n));
-    glProgramUniform1ui(p.id, p.loc("u_L"), static_cast<GLuint>(L));
-    glProgramUniform1uiv(p.id, p.loc("u_rows_shape"), static_cast<GLsizei>(a.size()), a.data());
-    glProgramUniform1uiv(p.id, p.loc("u_rows_stride"), static_cast<GLsizei>(b.size()), b.data());
-    glProgramUniform1ui(p.id, p.loc("u_in_off"), static_cast<GLuint>(x.offset()));
-    glProgramUniform1ui(p.id, p.loc("u_in_step"), static_cast<GLuint>(x.strides().back()));
-    BufferUse uses[] = {{r.values.impl()->storage.get(), true},
-                        {x.impl()->storage.get(), false},
-                        {r.indices.impl()->storage.get(), true}};
-    dev.dispatch_1d(p, static_cast<std::uint64_t>(n), uses);
+    Launch launch(dev, "sort");
+    launch.program("sort.comp", h, {256}).write(r.values).read(x).write(r.indices);
+    launch.params(SortParams{n, L, {rs.begin(), rs.end()}, {rst.begin(), rst.end()}, x.offset(), x.strides().back()});
+    // Loops: the row's dims, and every element of the row (rank counting).
+    launch.loop_iterations(static_cast<std::uint64_t>(rs.size() + L)).invocations(static_cast<std::uint64_t>(n));
   }
   if (x_in.dim() == 0) r = {r.values.reshape({}), r.indices.reshape({})};
   grad_unsupported("sort", {&x_in}, r.values);

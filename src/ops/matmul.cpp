@@ -1,55 +1,40 @@
 // matmul / gemm / linear on matmul.comp.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
-#include "runtime/tuner.hpp"
-#include "runtime/codegen.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
+#include "ops/activation.hpp"
+#include "ops/batched.hpp"
+#include "ops/matmul_plan.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/tuner.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
 using namespace detail;
 
 namespace {
-Tensor apply_activation(const Tensor& z, Activation act) {
-  switch (act) {
-    case Activation::none:
-      return z;
-    case Activation::relu:
-      return relu(z);
-    case Activation::gelu:
-      return gelu(z);
-    case Activation::gelu_tanh:
-      return gelu(z, "tanh");
-    case Activation::sigmoid:
-      return sigmoid(z);
-    case Activation::tanh:
-      return tanh(z);
-    case Activation::silu:
-      return silu(z);
-  }
-  return z;
-}
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     Activation activation, std::int64_t split = 0);
+                     const Epilogue& epilogue, std::int64_t split = 0);
 }  // namespace
 
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                    Activation activation) {
-  if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, activation);
+                    const Epilogue& epilogue) {
+  if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, epilogue);
   // With gradients: the matmul (+ addend) records its node; the activation records its own.
-  if (activation != Activation::none)
-    return apply_activation(matmul_fused(a, b, addend, alpha, beta, Activation::none), activation);
-  Tensor y = matmul_kernel(a, b, addend, alpha, beta, Activation::none);
+  if (epilogue.act != Activation::none)
+    return apply_epilogue(matmul_fused(a, b, addend, alpha, beta, Epilogue()), epilogue);
+  Tensor y = matmul_kernel(a, b, addend, alpha, beta, Epilogue());
   const Tensor ad = detach(a), bd = detach(b);
   autograd::record(
       y, {a, b, addend},
       [ad, bd, alpha, beta](const Tensor& g) {
-        Tensor ga = matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Activation::none);
-        Tensor gb = matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Activation::none);
+        Tensor ga = matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Epilogue());
+        Tensor gb = matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Epilogue());
         return std::vector<Tensor>{ga, gb, beta == 1 ? g : mul(g, beta)};
       },
       "matmul");
@@ -57,16 +42,16 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
 }
 
 namespace {
-// VEC4 kernel eligibility: whole 64x128x8 tiles; each operand contiguous along one of its matrix
-// dims with quads of 4 elements on 4-element boundaries (offsets, strides and batch strides
-// multiples of 4); floating dtypes.
+// Quad-load kernel operands: each contiguous along one of its matrix dims with quads of 4
+// elements on 4-element boundaries (offsets, strides and batch strides multiples of 4);
+// floating dtypes.
 struct VecLayout {
   bool ok = false, a_kmajor = false, b_kmajor = false;
   std::int64_t qa_s = 0, qb_s = 0;  // quad stride of the other dim
 };
-VecLayout vec4_layout(const Tensor& a, const Tensor& b, std::int64_t M, std::int64_t N, std::int64_t K) {
+VecLayout vec4_layout(const Tensor& a, const Tensor& b) {
   VecLayout v;
-  if (!is_floating(a.dtype()) || !is_floating(b.dtype()) || M % 64 || N % 128 || K % 8) return v;
+  if (!is_floating(a.dtype()) || !is_floating(b.dtype())) return v;
   const std::int64_t ra = a.dim() - 2, ca = a.dim() - 1, rb = b.dim() - 2, cb = b.dim() - 1;
   bool a_ok = false, b_ok = false;
   if (quad_aligned(a, ca)) {
@@ -100,11 +85,108 @@ std::string quad_glsl(const char* name, int index, DType d) {
          "[]; };\nvec4 quad" + n + "(uint i) { uvec2 w = q" + n + "[i]; return " + unpack + "; }\n";
 }
 
-// split > 0: only with the VEC4 kernel and no batch (else returns an undefined tensor); the
-// result [M, N] is written as [N / split, M, split] (column groups of `split` become the outer
-// dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
+// Uniforms of glsl/ops/matmul.comp.
+struct MatmulParams {
+  std::int64_t M, N, K;
+  const BatchLayout& bl;
+  const Tensor &a, &b, &d;  // expanded to the batch; d may be undefined
+  const VecLayout& vl;
+  const MatmulPlan& plan;
+  std::int64_t split;
+  double alpha, beta;
+  const Epilogue& epilogue;
+  void set(Uniforms& u) const {
+    u.u32("u_M", M);
+    u.u32("u_N", N);
+    u.u32("u_K", K);
+    u.u32s("u_bshape", bl.shape);
+    u.u32s("u_bstride_a", bl.strides[0]);
+    u.u32s("u_bstride_b", bl.strides[1]);
+    u.u32s("u_bstride_d", bl.strides[2]);
+    u.u32("u_a_off", a.offset());
+    u.u32("u_b_off", b.offset());
+    u.u32("u_a_sm", a.strides()[a.dim() - 2]);
+    u.u32("u_a_sk", a.strides()[a.dim() - 1]);
+    u.u32("u_b_sk", b.strides()[b.dim() - 2]);
+    u.u32("u_b_sn", b.strides()[b.dim() - 1]);
+    if (d.defined()) {
+      u.u32("u_d_off", d.offset());
+      u.u32("u_d_sm", d.strides()[d.dim() - 2]);
+      u.u32("u_d_sn", d.strides()[d.dim() - 1]);
+    }
+    if (plan.kernel == MatmulPlan::Kernel::vec4) {
+      u.u32("u_qa_s", vl.qa_s);
+      u.u32("u_qb_s", vl.qb_s);
+      if (split > 0) u.u32("u_split", split);
+    }
+    u.f32("u_alpha", alpha);
+    u.f32("u_beta", beta);
+    u.f32("u_act_p0", epilogue.p0);
+    u.f32("u_act_p1", epilogue.p1);
+    if (plan.splits > 1) {
+      u.u32("u_kchunk", plan.kchunk);
+      u.u32("u_nsplit", plan.splits);
+    }
+  }
+};
+
+// Records the plan's dispatch (through the tuner where the plan measures variants). `out` is
+// the result, or the partial products with split-K (then alpha 1, no addend, no epilogue).
+void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
+                   const BatchLayout& bl, const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out,
+                   std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
+                   DType b_dtype) {
+  const bool vec4 = plan.kernel == MatmulPlan::Kernel::vec4;
+  const DType od = out.dtype();
+  std::string h = "#define BD " + std::to_string(bl.shape.size()) + "\n";
+  if (const std::string act = activation_glsl(epilogue.act); !act.empty()) h += "#define ACT(x) " + act + "\n";
+  if (vec4) {
+    h += std::string("#define VEC4 1\n#define BM 64u\n#define BN 128u\n#define A_KMAJOR ") + (vl.a_kmajor ? "1" : "0") +
+         "\n#define B_KMAJOR " + (vl.b_kmajor ? "1" : "0") + "\n";
+    if (od == DType::f32) h += "#define OUT_F32 1\n";
+  } else {
+    h += "#define TILE " + std::to_string(plan.tile_m) + "\n";
+  }
+  if (d.defined()) h += "#define ADDEND 1\n";
+  if (problem.batch == 1) h += "#define NO_BATCH 1\n";
+  if (split > 0) h += "#define SPLIT_COLS 1\n";
+  if (plan.splits > 1) h += "#define SPLIT_K 1\n";
+  if (vec4) {
+    h += (od == DType::f32 ? operand_glsl_vec4(0, od, CT::f32, true) : operand_glsl(0, od, CT::f32, true)) +
+         quad_glsl("A", 1, a_dtype) + quad_glsl("B", 2, b_dtype);
+  } else {
+    h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a_dtype, CT::f32, false) +
+         operand_glsl(2, b_dtype, CT::f32, false);
+  }
+  if (d.defined()) h += operand_glsl(3, d.dtype(), CT::f32, false);
+  const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
+  // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
+  auto run = [&](int variant) {
+    Launch launch(dev, "matmul");
+    if (!vec4) {
+      launch.program("matmul.comp", h, {16, 16});
+    } else {
+      const bool slice_k = variant & 1;
+      launch.program("matmul.comp",
+                     h + (slice_k ? "#define SLICE_K 1\n" : "") + (variant & 2 ? "#define UNROLL_K 1\n" : ""),
+                     {slice_k ? 256u : 128u});
+    }
+    launch.write(out).read(a).read(b);
+    if (d.defined()) launch.read(d);
+    launch.params(params).loop_iterations(plan.loop_iterations);
+    launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+  };
+  if (plan.tune)
+    dev.extension<Tuner>().run(dev, plan.tune_key, 4, run);
+  else
+    run(plan.variant);
+}
+
+// split > 0: only with the quad-load kernel, no batch and no split-K (else returns an undefined
+// tensor); the result [M, N] is written as [N / split, M, split] (column groups of `split`
+// become the outer dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     Activation activation, std::int64_t split) {
+                     const Epilogue& epilogue, std::int64_t split) {
   const char* op = "matmul";
   check_same_device(op, {&a, &b});
   if (addend.defined()) check_same_device(op, {&a, &addend});
@@ -130,127 +212,40 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     broadcast_shapes(op, addend.shape(), out_shape);
     ed = addend.expand(out_shape);
   }
-  const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
-  const std::size_t bd = bl.shape.size();
-  std::string h =
-      "#define BD " + std::to_string(bd) + "\n#define ACT " + std::to_string(static_cast<int>(activation)) + "\n";
-  // Kernel variant: VEC4 (quad loads, 64x128 tiles) where both operands are contiguous along M/K
-  // or K/N in aligned quads (bench/RESULTS.md: 1.7x the scalar kernels on an H100); otherwise the
-  // scalar tiled kernel, 128x128 on software rasterizers (6.8x 64x64 on llvmpipe), 64x64 on GPUs.
-  // GLTENSOR_MATMUL_KERNEL=vec4|tile64|tile128 overrides the choice where the kernel applies
-  // (read on every call, so tests can exercise every path).
-  const char* forced_env = std::getenv("GLTENSOR_MATMUL_KERNEL");
-  const std::string forced = forced_env ? forced_env : "";
-  const VecLayout vl = vec4_layout(ea, eb, M, N, K);
-  // Whole tiles only, and enough of them to fill a GPU: with few tiles the 64x64 kernel's
-  // smaller tiles spread better (bench/RESULTS.md).
-  const std::int64_t vec4_tiles = (M / 64) * (N / 128) * numel_of(batch);
-  const bool forced_vec4 = forced.rfind("vec4", 0) == 0;
-  const bool use_vec4 = vl.ok && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
-  // Variants of the quad-load kernel: sliced K (two halves of K per tile, 256 invocations per
-  // workgroup) fills a GPU's waves better where the tiles make a fraction of a wave over a whole
-  // one, and worse elsewhere (conv2d's 784 tiles of K = 576 on an H100: 0.344 ms against 0.395;
-  // 512 tiles of K = 2048: 0.749 against 0.659); the inner product written out (UNROLL_K) ran
-  // conv2d 10% faster and f16 4096 30% slower (bench/RESULTS.md). Neither follows from what GL
-  // reports, so the choice is measured on first use per (tiles, K, dtype) (Tuner) where K splits
-  // into whole K-tiles, K >= 256 and the tiles are at most 4096. GLTENSOR_MATMUL_KERNEL=vec4
-  // forces the plain variant, with "s" (vec4s) sliced K where K splits, with "u" unrolled.
-  const bool slice_ok = use_vec4 && K % 16 == 0;
-  const int forced_variant = !forced_vec4 ? 0
-                                          : (slice_ok && forced.find('s', 4) != std::string::npos ? 1 : 0) |
-                                                (forced.find('u', 4) != std::string::npos ? 2 : 0);
-  const bool tuned = slice_ok && forced.empty() && K >= 256 && vec4_tiles <= 4096;
-  if (split > 0 && !use_vec4) return Tensor();
+  const VecLayout vl = vec4_layout(ea, eb);
+  MatmulProblem problem;
+  problem.M = M, problem.N = N, problem.K = K, problem.batch = numel_of(batch), problem.out = od;
+  problem.quads = vl.ok, problem.split_columns = split > 0;
+  const MatmulPlan plan = plan_matmul(problem, DeviceTraits{dev.adapter.software, dev.loop_limit()}, settings());
+  if (split > 0 && !plan.split_columns) return Tensor();
+  if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
+  if (plan.splits > 1) {
+    // Split-K: raw partial products [splits, batch..., M, N] in f32, summed, then the epilogue.
+    Shape partial_shape = out_shape;
+    partial_shape.insert(partial_shape.begin(), plan.splits);
+    Tensor partial = alloc(dev, partial_shape, DType::f32, op);
+    const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
+    const Tensor none;
+    launch_matmul(dev, plan, problem, vl, bl, ea, eb, none, partial, 0, 1.0, 0.0, Epilogue(), a.dtype(), b.dtype());
+    NoGradGuard ng;
+    Tensor r = sum(partial, {0});
+    if (alpha != 1) r = mul(r, alpha);
+    if (ed.defined()) r = add(r, beta == 1 ? ed : mul(ed, beta));
+    r = apply_epilogue(r, epilogue);
+    return r.dtype() == od ? r : r.to(od);
+  }
   Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
-  if (out.numel() == 0) return out;
-  std::int64_t tile_m = 64, tile_n = 64;
-  if (use_vec4) {
-    tile_n = 128;
-    h += std::string("#define VEC4 1\n#define BM 64u\n#define BN 128u\n#define A_KMAJOR ") + (vl.a_kmajor ? "1" : "0") +
-         "\n#define B_KMAJOR " + (vl.b_kmajor ? "1" : "0") + "\n";
-    if (od == DType::f32) h += "#define OUT_F32 1\n";
-  } else {
-    const bool big = M >= 128 && N >= 128 && K >= 8;
-    const int want = forced == "tile128" ? 128 : forced == "tile64" ? 64 : (dev.adapter.software ? 128 : 64);
-    tile_m = tile_n = (want == 128 && big) ? 128 : 64;
-    h += "#define TILE " + std::to_string(tile_m) + "\n";
-  }
-  if (ed.defined()) h += "#define ADDEND 1\n";
-  if (numel_of(batch) == 1) h += "#define NO_BATCH 1\n";
-  if (split > 0) h += "#define SPLIT_COLS 1\n";
-  if (use_vec4) {
-    h += (od == DType::f32 ? operand_glsl_vec4(0, od, CT::f32, true) : operand_glsl(0, od, CT::f32, true)) +
-         quad_glsl("A", 1, a.dtype()) + quad_glsl("B", 2, b.dtype());
-  } else {
-    h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a.dtype(), CT::f32, false) +
-         operand_glsl(2, b.dtype(), CT::f32, false);
-  }
-  if (ed.defined()) h += operand_glsl(3, ed.dtype(), CT::f32, false);
-  const std::uint64_t gx = static_cast<std::uint64_t>((N + tile_n - 1) / tile_n),
-                      gy = static_cast<std::uint64_t>((M + tile_m - 1) / tile_m);
-  if (gx > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[0]) ||
-      gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
-    throw LimitError("gltensor::matmul: result " + to_string(out_shape) +
-                     " needs more workgroups than the device allows");
-  // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
-  auto launch = [&](int variant) {
-    const bool slice_k = variant & 1;
-    const Program& p =
-        !use_vec4
-            ? dev.programs.get("matmul.comp", h, 16, 16, 1)
-            : dev.programs.get("matmul.comp",
-                               h + (slice_k ? "#define SLICE_K 1\n" : "") + (variant & 2 ? "#define UNROLL_K 1\n" : ""),
-                               slice_k ? 256 : 128);
-    auto u = [&](const char* n, std::int64_t v) { glProgramUniform1ui(p.id, p.loc(n), static_cast<GLuint>(v)); };
-    u("u_M", M);
-    u("u_N", N);
-    u("u_K", K);
-    glProgramUniform1uiv(p.id, p.loc("u_bshape"), static_cast<GLsizei>(bd), bl.shape.data());
-    glProgramUniform1uiv(p.id, p.loc("u_bstride_a"), static_cast<GLsizei>(bd), bl.strides[0].data());
-    glProgramUniform1uiv(p.id, p.loc("u_bstride_b"), static_cast<GLsizei>(bd), bl.strides[1].data());
-    glProgramUniform1uiv(p.id, p.loc("u_bstride_d"), static_cast<GLsizei>(bd), bl.strides[2].data());
-    u("u_a_off", ea.offset());
-    u("u_b_off", eb.offset());
-    u("u_a_sm", ea.strides()[ea.dim() - 2]);
-    u("u_a_sk", ea.strides()[ea.dim() - 1]);
-    u("u_b_sk", eb.strides()[eb.dim() - 2]);
-    u("u_b_sn", eb.strides()[eb.dim() - 1]);
-    if (ed.defined()) {
-      u("u_d_off", ed.offset());
-      u("u_d_sm", ed.strides()[ed.dim() - 2]);
-      u("u_d_sn", ed.strides()[ed.dim() - 1]);
-    }
-    if (use_vec4) {
-      u("u_qa_s", vl.qa_s);
-      u("u_qb_s", vl.qb_s);
-      if (split > 0) u("u_split", split);
-    }
-    glProgramUniform1f(p.id, p.loc("u_alpha"), static_cast<float>(alpha));
-    glProgramUniform1f(p.id, p.loc("u_beta"), static_cast<float>(beta));
-    std::vector<BufferUse> uses = {
-        {out.impl()->storage.get(), true}, {a.impl()->storage.get(), false}, {b.impl()->storage.get(), false}};
-    if (ed.defined()) uses.push_back({ed.impl()->storage.get(), false});
-    const std::int64_t nbatch = numel_of(batch);
-    const std::int64_t zmax = std::max(1, dev.caps.max_workgroup_count[2]);
-    for (std::int64_t z0 = 0; z0 < nbatch; z0 += zmax) {
-      u("u_zbase", z0);
-      dev.dispatch(p, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>(gy),
-                   static_cast<std::uint32_t>(std::min(zmax, nbatch - z0)), uses);
-    }
-  };
-  if (tuned)
-    dev.tuner.run(dev, "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(K) + "/" + dtype_name(od), 4,
-                  launch);
-  else
-    launch(forced_variant);
+  const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
+  launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype());
   return out;
 }
 }  // namespace
 
 namespace detail {
-Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split) {
+Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
+                            const Epilogue& epilogue) {
   if (autograd::any_requires_grad({&a, &b, &addend})) return Tensor();
-  return matmul_kernel(a, b, addend, 1.0, 1.0, Activation::none, split);
+  return matmul_kernel(a, b, addend, 1.0, 1.0, epilogue, split);
 }
 }  // namespace detail
 
@@ -265,7 +260,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     throw ShapeError("gltensor::matmul: shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) +
                      " cannot be multiplied (" + std::to_string(ma.size(-1)) + " != " + std::to_string(mb.size(-2)) +
                      ")");
-  Tensor r = matmul_fused(ma, mb, Tensor(), 1.0, 0.0, Activation::none);
+  Tensor r = matmul_fused(ma, mb, Tensor(), 1.0, 0.0, Epilogue());
   if (vb) r = r.squeeze(-1);
   if (va) r = r.squeeze(r.dim() - (vb ? 1 : 2));
   return r;
@@ -275,10 +270,10 @@ Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, dou
   if (a.defined() && b.defined() && (a.dim() != 2 || b.dim() != 2))
     throw ShapeError("gltensor::gemm: expects 2-D a and b, got " + to_string(a.shape()) + " and " +
                      to_string(b.shape()));
-  return matmul_fused(ta ? a.t() : a, tb ? b.t() : b, c, alpha, beta, Activation::none);
+  return matmul_fused(ta ? a.t() : a, tb ? b.t() : b, c, alpha, beta, Epilogue());
 }
 
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, Activation act) {
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& act) {
   check_same_device("linear", {&x, &w});
   if (w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1))
     throw ShapeError("gltensor::linear: input " + to_string(x.shape()) + " and weight " + to_string(w.shape()) +

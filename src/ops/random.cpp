@@ -2,6 +2,7 @@
 #include "gltensor/random.hpp"
 
 #include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -9,24 +10,33 @@ using namespace detail;
 
 namespace {
 
+// Uniforms of glsl/ops/random.comp.
+struct RandomParams {
+  std::int64_t count;
+  std::uint64_t seed, offset;
+  double a, b;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.uvec2("u_seed", static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+    u.uvec2("u_offset", static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(offset >> 32));
+    u.f32("u_a", a);
+    u.f32("u_b", b);
+  }
+};
+
 Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, int dist, double a, double b,
             Generator& gen, const Tensor* x = nullptr) {
-  Enter guard(dev, op);
+  Launch launch(dev, op);
   Tensor out = alloc(dev, shape, dtype, op);
   const std::int64_t n = out.numel();
   const std::uint64_t off = gen.next_offset();
   if (n == 0) return out;
   std::string h = "#define DIST " + std::to_string(dist) + "\n" + operand_glsl(0, dtype, natural_ct(dtype), true);
   if (x) h += operand_glsl(1, x->dtype(), CT::f32, false);
-  const Program& p = dev.programs.get("random.comp", h, 256);
-  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(n));
-  glProgramUniform2ui(p.id, p.loc("u_seed"), static_cast<GLuint>(gen.seed()), static_cast<GLuint>(gen.seed() >> 32));
-  glProgramUniform2ui(p.id, p.loc("u_offset"), static_cast<GLuint>(off), static_cast<GLuint>(off >> 32));
-  glProgramUniform1f(p.id, p.loc("u_a"), static_cast<float>(a));
-  glProgramUniform1f(p.id, p.loc("u_b"), static_cast<float>(b));
-  std::vector<BufferUse> uses{{out.impl()->storage.get(), true}};
-  if (x) uses.push_back({x->impl()->storage.get(), false});
-  dev.dispatch_1d(p, static_cast<std::uint64_t>(n), uses);
+  launch.program("random.comp", h, {256}).write(out);
+  if (x) launch.read(*x);
+  // Philox4x32-10: 10 rounds (unrolled or not).
+  launch.params(RandomParams{n, gen.seed(), off, a, b}).loop_iterations(16).invocations(static_cast<std::uint64_t>(n));
   return out;
 }
 

@@ -1,12 +1,14 @@
 // Reductions (reduce.comp), softmax (softmax.comp), cumsum (scan.comp).
+#include "gltensor/reduce.hpp"
+
 #include <algorithm>
 
-#include "runtime/codegen.hpp"
+#include "autograd/grad_formulas.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
-#include "gltensor/reduce.hpp"
-#include "autograd/grad_formulas.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -35,16 +37,23 @@ void collapse(Shape& shape, Shape& strides) {
   strides = st[0];
 }
 
-std::vector<GLuint> u32(const Shape& v) { return {v.begin(), v.end()}; }
+std::vector<std::uint32_t> u32(const Shape& v) { return {v.begin(), v.end()}; }
 
-// Grid for n workgroups within the per-dimension limit.
-void grid_for(DeviceImpl& dev, std::uint64_t n, std::uint32_t& gx, std::uint32_t& gy) {
-  const std::uint64_t m = dev.max_groups_x();
-  gx = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, m));
-  gy = static_cast<std::uint32_t>((n + m - 1) / m);
-  if (gy > static_cast<std::uint64_t>(dev.caps.max_workgroup_count[1]))
-    throw LimitError("gltensor::reduce: " + std::to_string(n) + " workgroups exceed the device's grid");
-}
+// Uniforms of glsl/ops/reduce_rows.comp.
+struct ReduceRowsParams {
+  std::int64_t rows, R, row_stride, in_off, chunk, G, out_off;
+  double div;
+  void set(Uniforms& u) const {
+    u.u32("u_rows", rows);
+    u.u32("u_R", R);
+    u.u32("u_row_stride", row_stride);
+    u.u32("u_in_off", in_off);
+    u.u32("u_chunk", chunk);
+    u.u32("u_G", G);
+    u.u32("u_out_off", out_off);
+    u.f32("u_div", div);
+  }
+};
 
 // One pass of reduce_rows.comp: `rows` rows of R contiguous elements of `in` (row o at
 // in.offset() + o * row_stride), G chunks of `chunk` elements per row, results to out[0 ..
@@ -64,19 +73,13 @@ void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std:
   } else {
     h += operand_glsl(1, in.dtype(), CT::f32, false);
   }
-  const Program& p = dev.programs.get("reduce_rows.comp", h, std::min<std::int64_t>(R, chunk) >= 1024 ? 256 : 64);
-  p.set_uint("u_rows", static_cast<GLuint>(rows));
-  p.set_uint("u_R", static_cast<GLuint>(R));
-  p.set_uint("u_row_stride", static_cast<GLuint>(row_stride));
-  p.set_uint("u_in_off", static_cast<GLuint>(in.offset()));
-  p.set_uint("u_chunk", static_cast<GLuint>(chunk));
-  p.set_uint("u_G", static_cast<GLuint>(G));
-  p.set_uint("u_out_off", static_cast<GLuint>(out.offset()));
-  p.set_float("u_div", static_cast<float>(div));
-  BufferUse uses[] = {{out.impl()->storage.get(), true}, {in.impl()->storage.get(), false}};
-  std::uint32_t gx, gy;
-  grid_for(dev, static_cast<std::uint64_t>(rows * G), gx, gy);
-  dev.dispatch(p, gx, gy, 1, uses);
+  const std::uint32_t local = std::min<std::int64_t>(R, chunk) >= 1024 ? 256 : 64;
+  Launch launch(dev, "reduce");
+  launch.program("reduce_rows.comp", h, {local}).write(out).read(in);
+  launch.params(ReduceRowsParams{rows, R, row_stride, in.offset(), chunk, G, out.offset(), div});
+  // Loops: the chunk in strides of the workgroup (quads: 4 quads a step), the tree or subgroups.
+  launch.loop_iterations(static_cast<std::uint64_t>(2 * ((chunk + local - 1) / local) + 2 * local / 32 + 16));
+  launch.groups_1d(static_cast<std::uint64_t>(rows * G));
 }
 
 // Fast path for sum, mean and the L1/L2 norms of floating inputs whose reduced elements are
@@ -104,6 +107,29 @@ bool reduce_rows(DeviceImpl& dev, Red red, int post, const Tensor& x, const Tens
   reduce_rows_pass(dev, partial, rows, G, G, 1, (G + 3) / 4 * 4, 0, final_post, static_cast<double>(R), out);
   return true;
 }
+
+// Uniforms of glsl/ops/reduce.comp.
+struct ReduceParams {
+  std::int64_t nout, R, chunk, G;
+  std::vector<std::uint32_t> kshape, kstride, rshape, rstride;
+  std::int64_t in_off;
+  double correction;
+  int post;
+  void set(Uniforms& u) const {
+    u.u32("u_nout", nout);
+    u.u32("u_R", R);
+    u.u32("u_chunk", chunk);
+    u.u32("u_G", G);
+    u.u32s("u_kshape", kshape);
+    u.u32s("u_kstride", kstride);
+    u.u32s("u_rshape", rshape);
+    u.u32s("u_rstride", rstride);
+    u.u32("u_in_off", in_off);
+    u.u32("u_out_off", 0);
+    u.f32("u_correction", correction);
+    u.i32("u_post", post);
+  }
+};
 
 Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, bool keepdim, DType out_dtype,
               double correction = 0, int post = 0) {
@@ -134,9 +160,16 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   collapse(rshape, rstride);
   if (R > 0 && reduce_rows(dev, red, post, x, out, kshape, kstride, rshape, rstride)) return out;
   const std::uint32_t lx = R >= 256 ? 256 : 64;
-  // Two passes when few outputs share a long reduction.
+  // Two passes when few outputs share a long reduction, or when one workgroup's part would loop
+  // longer than the device allows.
   std::int64_t G = 1;
   if (R > 8192) G = std::min<std::int64_t>((R + 4095) / 4096, std::max<std::int64_t>(1, 2048 / nout));
+  if (const std::uint64_t limit = dev.loop_limit(); limit != 0) {
+    const std::int64_t steps = (static_cast<std::int64_t>(limit) - static_cast<std::int64_t>(kshape.size()) - 16) /
+                               static_cast<std::int64_t>(rshape.size() + 1);
+    const std::int64_t max_chunk = std::max<std::int64_t>(1, steps) * lx;
+    if ((R + G - 1) / G > max_chunk) G = (R + max_chunk - 1) / max_chunk;
+  }
   const std::int64_t chunk = (R + G - 1) / G;
 
   auto header = [&](int stage) {
@@ -146,47 +179,31 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
     h += operand_glsl(1, x.dtype(), CT::f32, false);
     return h;
   };
-  auto set_uniforms = [&](const Program& p) {
-    glProgramUniform1ui(p.id, p.loc("u_nout"), static_cast<GLuint>(nout));
-    glProgramUniform1ui(p.id, p.loc("u_R"), static_cast<GLuint>(R));
-    glProgramUniform1ui(p.id, p.loc("u_chunk"), static_cast<GLuint>(chunk));
-    glProgramUniform1ui(p.id, p.loc("u_G"), static_cast<GLuint>(G));
-    auto ks = u32(kshape), kt = u32(kstride), rs = u32(rshape), rt = u32(rstride);
-    glProgramUniform1uiv(p.id, p.loc("u_kshape"), static_cast<GLsizei>(ks.size()), ks.data());
-    glProgramUniform1uiv(p.id, p.loc("u_kstride"), static_cast<GLsizei>(kt.size()), kt.data());
-    glProgramUniform1uiv(p.id, p.loc("u_rshape"), static_cast<GLsizei>(rs.size()), rs.data());
-    glProgramUniform1uiv(p.id, p.loc("u_rstride"), static_cast<GLsizei>(rt.size()), rt.data());
-    glProgramUniform1ui(p.id, p.loc("u_in_off"), static_cast<GLuint>(x.offset()));
-    glProgramUniform1ui(p.id, p.loc("u_out_off"), 0);
-    glProgramUniform1f(p.id, p.loc("u_correction"), static_cast<float>(correction));
-    glProgramUniform1i(p.id, p.loc("u_post"), post);
+  ReduceParams params{nout,         R,          chunk,      G,   u32(kshape), u32(kstride), u32(rshape),
+                      u32(rstride), x.offset(), correction, post};
+  // Loops: the chunk in strides of the workgroup, each element's reduced-dim offsets; the kept
+  // dims; the tree. Stage 2: the partial states.
+  auto loops = [&](std::int64_t elements, std::uint32_t local, std::size_t dims) {
+    return static_cast<std::uint64_t>(((elements + local - 1) / local) * static_cast<std::int64_t>(dims + 1) +
+                                      static_cast<std::int64_t>(kshape.size()) + 16);
   };
-  Storage* in = x.impl()->storage.get();
-  Storage* o = out.impl()->storage.get();
-  std::uint32_t gx, gy;
   if (G == 1) {
-    const Program& p = dev.programs.get("reduce.comp", header(0), lx);
-    set_uniforms(p);
-    BufferUse uses[] = {{o, true}, {in, false}, {o, true}};  // binding 2 unused in stage 0
-    grid_for(dev, static_cast<std::uint64_t>(nout), gx, gy);
-    dev.dispatch(p, gx, gy, 1, uses);
+    Launch launch(dev, op);
+    launch.program("reduce.comp", header(0), {lx}).write(out).read(x).write(out);  // binding 2 unused in stage 0
+    launch.params(params).loop_iterations(loops(chunk, lx, rshape.size())).groups_1d(static_cast<std::uint64_t>(nout));
     return out;
   }
   Tensor states = alloc(dev, {nout * G * 4}, DType::f32, op);
-  Storage* s = states.impl()->storage.get();
   {
-    const Program& p = dev.programs.get("reduce.comp", header(1), lx);
-    set_uniforms(p);
-    BufferUse uses[] = {{o, false}, {in, false}, {s, true}};
-    grid_for(dev, static_cast<std::uint64_t>(nout * G), gx, gy);
-    dev.dispatch(p, gx, gy, 1, uses);
+    Launch launch(dev, op);
+    launch.program("reduce.comp", header(1), {lx}).read(out).read(x).write(states);
+    launch.params(params).loop_iterations(loops(chunk, lx, rshape.size()));
+    launch.groups_1d(static_cast<std::uint64_t>(nout * G));
   }
   {
-    const Program& p = dev.programs.get("reduce.comp", header(2), 64);
-    set_uniforms(p);
-    BufferUse uses[] = {{o, true}, {in, false}, {s, false}};
-    grid_for(dev, static_cast<std::uint64_t>(nout), gx, gy);
-    dev.dispatch(p, gx, gy, 1, uses);
+    Launch launch(dev, op);
+    launch.program("reduce.comp", header(2), {64}).write(out).read(x).read(states);
+    launch.params(params).loop_iterations(loops(G, 64, 0)).groups_1d(static_cast<std::uint64_t>(nout));
   }
   return out;
 }
@@ -339,20 +356,28 @@ RowLayout row_layout(const Tensor& in, const Tensor& out, std::int64_t dim) {
   return r;
 }
 
-void set_rows(const Program& p, const RowLayout& r, const Tensor& in, const Tensor& out) {
-  auto k = std::vector<GLuint>(r.kshape.begin(), r.kshape.end());
-  auto ki = std::vector<GLuint>(r.kin.begin(), r.kin.end());
-  auto ko = std::vector<GLuint>(r.kout.begin(), r.kout.end());
-  glProgramUniform1ui(p.id, p.loc("u_rows"), static_cast<GLuint>(r.rows));
-  glProgramUniform1ui(p.id, p.loc("u_count"), static_cast<GLuint>(r.rows));
-  glProgramUniform1ui(p.id, p.loc("u_L"), static_cast<GLuint>(r.L));
-  glProgramUniform1uiv(p.id, p.loc("u_kshape"), static_cast<GLsizei>(k.size()), k.data());
-  glProgramUniform1uiv(p.id, p.loc("u_kstride_in"), static_cast<GLsizei>(ki.size()), ki.data());
-  glProgramUniform1uiv(p.id, p.loc("u_kstride_out"), static_cast<GLsizei>(ko.size()), ko.data());
-  glProgramUniform1ui(p.id, p.loc("u_in_off"), static_cast<GLuint>(in.offset()));
-  glProgramUniform1ui(p.id, p.loc("u_out_off"), static_cast<GLuint>(out.offset()));
-  glProgramUniform1ui(p.id, p.loc("u_in_step"), static_cast<GLuint>(r.in_step));
-  glProgramUniform1ui(p.id, p.loc("u_out_step"), static_cast<GLuint>(r.out_step));
+// Uniforms of glsl/ops/softmax.comp and glsl/ops/scan.comp: rows over every dim but one.
+struct RowParams {
+  const RowLayout& r;
+  const Tensor &in, &out;
+  bool scan;  // scan.comp counts rows in u_count, softmax.comp in u_rows
+  void set(Uniforms& u) const {
+    u.u32(scan ? "u_count" : "u_rows", r.rows);
+    u.u32("u_L", r.L);
+    u.u32s("u_kshape", u32(r.kshape));
+    u.u32s("u_kstride_in", u32(r.kin));
+    u.u32s("u_kstride_out", u32(r.kout));
+    u.u32("u_in_off", in.offset());
+    u.u32("u_out_off", out.offset());
+    u.u32("u_in_step", r.in_step);
+    u.u32("u_out_step", r.out_step);
+  }
+};
+
+// softmax.comp's loops: the row's kept dims, two passes over the row in strides of the
+// workgroup (or NQ quads per invocation, three times), the tree.
+std::uint64_t softmax_loops(const RowLayout& r, std::uint32_t local) {
+  return r.kshape.size() + 2 * static_cast<std::uint64_t>((r.L + local - 1) / local) + 24;
 }
 
 Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log) {
@@ -361,6 +386,16 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
   Enter guard(dev, op);
   dim = wrap_dim(op, dim, x.dim());
   const DType od = float_result(x.dtype());
+  if (const std::uint64_t limit = dev.loop_limit(); limit != 0 && x.numel() > 0) {
+    // Rows longer than one workgroup may loop over: through logsumexp's split reduction.
+    const RowLayout probe = row_layout(x, x, dim);
+    if (softmax_loops(probe, 256) > limit) {
+      NoGradGuard ng;
+      const Tensor xf = x.to(od);
+      const Tensor z = sub(xf, logsumexp(xf, {dim}, true));
+      return log ? z : exp(z);
+    }
+  }
   Tensor out = alloc(dev, x.shape(), od, op);
   if (out.numel() == 0) return out;
   const RowLayout r = row_layout(x, out, dim);
@@ -387,12 +422,9 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
   } else {
     h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
   }
-  const Program& p = dev.programs.get("softmax.comp", h, local);
-  set_rows(p, r, x, out);
-  std::uint32_t gx, gy;
-  grid_for(dev, static_cast<std::uint64_t>(r.rows), gx, gy);
-  BufferUse uses[] = {{out.impl()->storage.get(), true}, {x.impl()->storage.get(), false}};
-  dev.dispatch(p, gx, gy, 1, uses);
+  Launch launch(dev, op);
+  launch.program("softmax.comp", h, {local}).write(out).read(x).params(RowParams{r, x, out, false});
+  launch.loop_iterations(softmax_loops(r, local)).groups_1d(static_cast<std::uint64_t>(r.rows));
   return out;
 }
 
@@ -431,10 +463,10 @@ Tensor cumsum(const Tensor& x, std::int64_t dim) {
   const RowLayout r = row_layout(x, out, dim);
   std::string h = "#define KD " + std::to_string(r.kshape.size()) + "\n";
   h += operand_glsl(0, od, natural_ct(od), true) + operand_glsl(1, x.dtype(), natural_ct(od), false);
-  const Program& p = dev.programs.get("scan.comp", h, 64);
-  set_rows(p, r, x, out);
-  BufferUse uses[] = {{out.impl()->storage.get(), true}, {x.impl()->storage.get(), false}};
-  dev.dispatch_1d(p, static_cast<std::uint64_t>(r.rows), uses);
+  Launch launch(dev, "cumsum");
+  launch.program("scan.comp", h, {64}).write(out).read(x).params(RowParams{r, x, out, true});
+  launch.loop_iterations(r.kshape.size() + static_cast<std::uint64_t>(r.L))
+      .invocations(static_cast<std::uint64_t>(r.rows));
   if (autograd::any_requires_grad({&x}))
     autograd::record(
         out, {x}, [dim](const Tensor& g) { return std::vector<Tensor>{flip(cumsum(flip(g, {dim}), dim), {dim})}; },

@@ -8,6 +8,9 @@
 #include <cstring>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/error_flags.hpp"
+#include "runtime/guard.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor {
 namespace detail {
@@ -81,11 +84,10 @@ DeviceImpl::~DeviceImpl() {
   else if (egl.context != EGL_NO_CONTEXT)
     current = make_current(egl);
   if (current) {
-    for (auto& f : fences) glDeleteSync(f.second);
-    fences.clear();
-    pool.destroy_all();
+    queue.destroy();
+    pool.trim();
     programs.destroy_all();
-    if (index_flag) glDeleteBuffers(1, &index_flag->block.buffer);
+    for (auto& [type, ext] : extensions_) ext->free_gl();
   }
   if (!adopted) destroy_egl_context(egl);
 }
@@ -132,6 +134,10 @@ void DeviceImpl::init_capabilities() {
   c.fp16_arithmetic =
       c.has_extension("GL_NV_gpu_shader5") || c.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
   c.timer_query = c.has_extension("GL_EXT_disjoint_timer_query");
+  // Mesa's gallivm (llvmpipe, softpipe's JIT) gives every shader invocation one loop counter for
+  // all its loops (LP_MAX_TGSI_LOOP_ITERATIONS) and leaves the loops silently past it.
+  if (looks_software(c.renderer) && lower(c.renderer).find("llvmpipe") != std::string::npos)
+    c.max_loop_iterations = 65535;
   GLint formats = 0;
   glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
   c.program_binary = formats > 0;
@@ -166,65 +172,26 @@ void DeviceImpl::check_gl(const char* op) {
   }
 }
 
-// ---- entry guard ----------------------------------------------------------------------------
-
-struct DeviceImpl::SavedState {
-  GLint program = 0, ssbo = 0, copy_read = 0, copy_write = 0;
-  struct Indexed {
-    GLint buffer = 0;
-    GLint64 start = 0, size = 0;
-  };
-  std::vector<Indexed> indexed;
-};
-
-Enter::Enter(DeviceImpl& dev, const char* op) : dev_(dev) {
-  if (std::this_thread::get_id() != dev.thread)
-    throw ThreadError(std::string("gltensor::") + op +
-                      ": the device is used from a thread other than the one that opened it");
-  if (dev.enter_depth++ > 0) return;
-  if (dev.adopted) {
-    if (eglGetCurrentContext() != dev.egl.context) {
-      --dev.enter_depth;
-      throw DeviceError(std::string("gltensor::") + op + ": the adopted EGL context is not current on this thread");
-    }
-    auto s = std::make_unique<DeviceImpl::SavedState>();
-    glGetIntegerv(GL_CURRENT_PROGRAM, &s->program);
-    glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &s->ssbo);
-    glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &s->copy_read);
-    glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &s->copy_write);
-    const int n = std::min(dev.caps.max_ssbo_bindings > 0 ? dev.caps.max_ssbo_bindings : 8, 16);
-    s->indexed.resize(n);
-    for (int i = 0; i < n; ++i) {
-      glGetIntegeri_v(GL_SHADER_STORAGE_BUFFER_BINDING, i, &s->indexed[i].buffer);
-      glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_START, i, &s->indexed[i].start);
-      glGetInteger64i_v(GL_SHADER_STORAGE_BUFFER_SIZE, i, &s->indexed[i].size);
-    }
-    dev.saved = std::move(s);
-    dev.invalidate_bindings();  // the application may have changed them
-  } else if (eglGetCurrentContext() != dev.egl.context) {
-    if (!make_current(dev.egl)) {
-      --dev.enter_depth;
-      throw DeviceError(std::string("gltensor::") + op + ": eglMakeCurrent failed");
-    }
-  }
+std::uint32_t DeviceImpl::max_groups(int axis) const {
+  std::uint32_t m = static_cast<std::uint32_t>(std::max(1, caps.max_workgroup_count[axis]));
+  if (dispatch_limit != 0) m = std::min(m, dispatch_limit);
+  return m;
 }
 
-Enter::~Enter() {
-  if (--dev_.enter_depth > 0 || !dev_.saved) return;
-  auto& s = *dev_.saved;
-  glUseProgram(s.program);
-  for (std::size_t i = 0; i < s.indexed.size(); ++i) {
-    const auto& b = s.indexed[i];
-    if (b.buffer != 0 && b.size > 0)
-      glBindBufferRange(GL_SHADER_STORAGE_BUFFER, i, b.buffer, b.start, b.size);
-    else
-      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, i, b.buffer);
-  }
-  glBindBuffer(GL_SHADER_STORAGE_BUFFER, s.ssbo);
-  glBindBuffer(GL_COPY_READ_BUFFER, s.copy_read);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, s.copy_write);
-  dev_.saved.reset();
+std::uint64_t DeviceImpl::loop_limit() const {
+  if (loop_limit_override != 0)
+    return caps.max_loop_iterations ? std::min(loop_limit_override, caps.max_loop_iterations) : loop_limit_override;
+  return caps.max_loop_iterations;
 }
+
+bool DeviceImpl::subgroup_features(std::uint32_t need) const {
+  need |= GL_SUBGROUP_FEATURE_BASIC_BIT_KHR;
+  if (!caps.subgroup || (caps.subgroup_features & need) != need || !(caps.subgroup_stages & GL_COMPUTE_SHADER_BIT))
+    return false;
+  return settings().subgroups;
+}
+
+bool DeviceImpl::subgroup_arithmetic() const { return subgroup_features(GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR); }
 
 }  // namespace detail
 
@@ -263,9 +230,9 @@ Device Device::open(const OpenOptions& options) {
   int want_index = options.index;
   std::string want_name = detail::lower(options.name);
   if (want_index < 0 && want_name.empty()) {
-    if (const char* env = std::getenv("GLTENSOR_DEVICE"); env && *env) {
+    if (const std::string& env = detail::settings().device; !env.empty()) {
       char* end = nullptr;
-      long v = std::strtol(env, &end, 10);
+      long v = std::strtol(env.c_str(), &end, 10);
       if (end && *end == '\0')
         want_index = static_cast<int>(v);
       else
@@ -342,17 +309,18 @@ bool Device::adopted() const { return impl_->adopted; }
 
 void Device::flush() {
   Enter e(*impl_, "Device::flush");
-  impl_->flush();
+  impl_->queue.flush();
 }
 
 void Device::synchronize() {
   Enter e(*impl_, "Device::synchronize");
-  impl_->synchronize();
+  impl_->queue.wait_all();
+  detail::check_device_errors(*impl_);
 }
 
 void Device::set_auto_flush(std::size_t dispatches) {
   if (dispatches == 0) throw ValueError("gltensor::Device::set_auto_flush: dispatches must be >= 1");
-  impl_->auto_flush = dispatches;
+  impl_->queue.set_auto_flush(dispatches);
 }
 
 PoolStats Device::pool_stats() const { return impl_->pool.stats(); }
@@ -366,9 +334,11 @@ void Device::set_memory_limit(std::size_t bytes) { impl_->pool.set_limit(bytes);
 
 void Device::set_dispatch_limit(std::uint32_t max_workgroups) { impl_->dispatch_limit = max_workgroups; }
 
+void Device::set_loop_limit(std::uint64_t iterations) { impl_->loop_limit_override = iterations; }
+
 void Device::set_logger(Logger logger) { impl_->logger = std::move(logger); }
 
-std::uint64_t Device::dispatch_count() const { return impl_->dispatches; }
-std::uint64_t Device::barrier_count() const { return impl_->barriers; }
+std::uint64_t Device::dispatch_count() const { return impl_->queue.dispatches(); }
+std::uint64_t Device::barrier_count() const { return impl_->queue.barriers(); }
 
 }  // namespace gltensor

@@ -1,4 +1,6 @@
 // SSBO pool: size classes, reuse, limit, statistics.
+#include "runtime/pool.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <string>
@@ -22,8 +24,8 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
     auto& list = it->second;
     std::size_t pick = list.size() - 1;
     if (host_write) {
-      if (list[pick].busy_until > dev_.completed_batch) dev_.poll_fences();
-      while (pick != static_cast<std::size_t>(-1) && list[pick].busy_until > dev_.completed_batch) --pick;
+      if (list[pick].busy_until > dev_.queue.completed()) dev_.queue.poll();
+      while (pick != static_cast<std::size_t>(-1) && list[pick].busy_until > dev_.queue.completed()) --pick;
     }
     if (pick != static_cast<std::size_t>(-1)) {
       Block b = list[pick];
@@ -75,12 +77,10 @@ void Pool::release(Block b) {
 }
 
 void Pool::trim() {
-  dev_.invalidate_bindings();  // deleted names may be reused by new buffers
   for (auto& [cls, blocks] : free_) {
     for (const Block& b : blocks) {
       glDeleteBuffers(1, &b.buffer);
-      dev_.written_since_barrier.erase(b.buffer);
-      dev_.read_since_barrier.erase(b.buffer);
+      dev_.queue.forget_buffer(b.buffer);  // deleted names may be reused by new buffers
     }
     st_.bytes_allocated -= cls * blocks.size();
     st_.cached_buffers -= blocks.size();
@@ -88,18 +88,10 @@ void Pool::trim() {
   free_.clear();
 }
 
-void Pool::destroy_all() { trim(); }
-
 PoolStats Pool::stats() const {
   PoolStats s = st_;
   s.memory_limit = limit_;
   return s;
-}
-
-Storage::~Storage() {
-  if (!dev) return;
-  block.busy_until = std::max(use_batch, write_batch);
-  dev->pool.release(block);
 }
 
 }  // namespace gltensor::detail

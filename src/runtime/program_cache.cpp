@@ -1,8 +1,11 @@
 // Compute program cache: in memory by (kernel, defines, local size); on disk as program binaries
 // (OES_get_program_binary) keyed by renderer, GL version and source hash.
+#include "runtime/program_cache.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +14,7 @@
 #include <sstream>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/settings.hpp"
 #include "runtime/shader_sources.hpp"
 
 namespace gltensor::detail {
@@ -21,16 +25,6 @@ std::uint64_t fnv1a(std::string_view s, std::uint64_t h) {
     h *= 1099511628211ull;
   }
   return h;
-}
-
-std::filesystem::path cache_dir() {
-  if (const char* d = std::getenv("GLTENSOR_CACHE_DIR")) {
-    if (std::string(d) == "off" || std::string(d).empty()) return {};
-    return d;
-  }
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "gltensor";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "gltensor";
-  return {};
 }
 
 namespace {
@@ -75,19 +69,11 @@ constexpr char kMagic[8] = {'G', 'L', 'T', 'B', 'I', 'N', '0', '1'};
 
 }  // namespace
 
-const Program& ProgramCache::get(const std::string& kernel, const std::string& defines, std::uint32_t lx,
-                                 std::uint32_t ly, std::uint32_t lz) {
-  std::string key = kernel;
-  key += '|';
-  key += defines;
-  key += '|' + std::to_string(lx) + 'x' + std::to_string(ly) + 'x' + std::to_string(lz);
-  auto it = programs_.find(key);
-  if (it != programs_.end()) return it->second;
-
+std::string ProgramCache::full_source(const Capabilities& c, const std::string& kernel, const std::string& header,
+                                      std::uint32_t lx, std::uint32_t ly, std::uint32_t lz) {
   // Layout: #version, #extension lines hoisted from the header and kernel (GLSL ES wants them
   // before any other token), local size, common.glsl, the header, the kernel.
-  const Capabilities& c = dev_.caps;
-  std::string body = defines + "\n" + resolve_includes(kernel);
+  std::string body = header + "\n" + resolve_includes(kernel);
   std::string extensions, rest;
   {
     std::istringstream in(body);
@@ -100,14 +86,80 @@ const Program& ProgramCache::get(const std::string& kernel, const std::string& d
             "u\n#define LOCAL_Z " + std::to_string(lz) + "u\n";
   source += resolve_includes("common.glsl");
   source += rest;
-  if (const char* dump = std::getenv("GLTENSOR_DUMP_SOURCE"); dump && kernel.find(dump) != std::string::npos)
+  return source;
+}
+
+std::unordered_set<std::string> ProgramCache::declared_uniforms(const std::string& source) {
+  // Comments removed, then every `uniform <type> <name>[...]` and `uniform <type> a, b;`
+  // (kernels declare no uniform blocks).
+  std::string code;
+  code.reserve(source.size());
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    if (source.compare(i, 2, "//") == 0) {
+      i = source.find('\n', i);
+      if (i == std::string::npos) break;
+    } else if (source.compare(i, 2, "/*") == 0) {
+      i = source.find("*/", i);
+      if (i == std::string::npos) break;
+      ++i;
+      continue;
+    }
+    code += source[i];
+  }
+  std::unordered_set<std::string> names;
+  std::size_t pos = 0;
+  while ((pos = code.find("uniform", pos)) != std::string::npos) {
+    const bool word =
+        (pos == 0 || !(std::isalnum(static_cast<unsigned char>(code[pos - 1])) || code[pos - 1] == '_')) &&
+        pos + 7 < code.size() && std::isspace(static_cast<unsigned char>(code[pos + 7]));
+    const std::size_t end = code.find(';', pos);
+    if (end == std::string::npos) break;
+    if (word) {
+      std::istringstream decl(code.substr(pos + 7, end - pos - 7));
+      std::string type, rest, name;
+      decl >> type;
+      if (type == "highp" || type == "mediump" || type == "lowp") decl >> type;
+      std::getline(decl, rest, '\0');
+      int depth = 0;
+      for (char ch : rest + ",") {
+        if (ch == '[') ++depth;
+        if (ch == ']') --depth;
+        if (depth == 0 && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) {
+          name += ch;
+        } else if (!name.empty() &&
+                   (ch == ',' || ch == '[' || ch == '=' || std::isspace(static_cast<unsigned char>(ch)))) {
+          names.insert(name);
+          name.clear();
+        }
+      }
+    }
+    pos = end;
+  }
+  return names;
+}
+
+const Program& ProgramCache::get(const std::string& kernel, const std::string& header, std::uint32_t lx,
+                                 std::uint32_t ly, std::uint32_t lz) {
+  std::string key = kernel;
+  key += '|';
+  key += header;
+  key += '|' + std::to_string(lx) + 'x' + std::to_string(ly) + 'x' + std::to_string(lz);
+  auto it = programs_.find(key);
+  if (it != programs_.end()) return it->second;
+
+  const Capabilities& c = dev_.caps;
+  const std::string source = full_source(c, kernel, header, lx, ly, lz);
+  const Settings& set = settings();
+  if (!set.dump_source.empty() && kernel.find(set.dump_source) != std::string::npos)
     std::fprintf(stderr, "==== %s\n%s\n", kernel.c_str(), source.c_str());
 
   Program prog;
+  prog.kernel = kernel;
   prog.local_size[0] = lx;
   prog.local_size[1] = ly;
   prog.local_size[2] = lz;
-  const std::filesystem::path dir = c.program_binary ? cache_dir() : std::filesystem::path();
+  prog.declared = declared_uniforms(source);
+  const std::filesystem::path dir = c.program_binary ? set.cache_dir : std::filesystem::path();
   std::string path;
   std::uint64_t hash = 0;
   if (!dir.empty()) {
@@ -241,34 +293,52 @@ void ProgramCache::destroy_all() {
   keyed_.clear();
 }
 
+GLint Program::loc(const char* name) const {
+  auto it = loc_by_ptr.find(name);
+  if (it != loc_by_ptr.end()) return it->second;
+  GLint l = -1;
+  if (auto u = uniforms.find(name); u != uniforms.end()) {
+    l = u->second;
+  } else if (!declared.count(name)) {
+    throw DeviceError(std::string("gltensor internal error: kernel ") + kernel + " declares no uniform named '" + name +
+                      "'");
+  }
+  return loc_by_ptr[name] = l;
+}
+
+bool Program::unchanged(GLint l, const void* v, std::size_t words) const {
+  auto& prev = last[l];
+  if (prev.size() == words && std::memcmp(prev.data(), v, words * 4) == 0) return true;
+  prev.resize(words);
+  std::memcpy(prev.data(), v, words * 4);
+  return false;
+}
+
 void Program::set_uints(const char* name, const GLuint* v, GLsizei n) const {
   const GLint l = loc(name);
-  if (l < 0) return;
-  auto& prev = last[l];
-  if (prev.size() == static_cast<std::size_t>(n) && std::equal(v, v + n, prev.begin())) return;
-  prev.assign(v, v + n);
+  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(n))) return;
   glProgramUniform1uiv(id, l, n, v);
 }
 
-void Program::set_int(const char* name, GLint v) const {
+void Program::set_ints(const char* name, const GLint* v, GLsizei n) const {
   const GLint l = loc(name);
-  if (l < 0) return;
-  auto& prev = last[l];
-  const auto bits = static_cast<std::uint32_t>(v);
-  if (prev.size() == 1 && prev[0] == bits) return;
-  prev.assign(1, bits);
-  glProgramUniform1i(id, l, v);
+  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(n))) return;
+  glProgramUniform1iv(id, l, n, v);
 }
 
-void Program::set_float(const char* name, float v) const {
+void Program::set_floats(const char* name, const float* v, GLsizei n) const {
   const GLint l = loc(name);
-  if (l < 0) return;
-  auto& prev = last[l];
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  if (prev.size() == 1 && prev[0] == bits) return;
-  prev.assign(1, bits);
-  glProgramUniform1f(id, l, v);
+  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(n))) return;
+  glProgramUniform1fv(id, l, n, v);
+}
+
+void Program::set_uvec(const char* name, const GLuint* v, int components) const {
+  const GLint l = loc(name);
+  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(components))) return;
+  if (components == 2)
+    glProgramUniform2uiv(id, l, 1, v);
+  else
+    glProgramUniform3uiv(id, l, 1, v);
 }
 
 }  // namespace gltensor::detail

@@ -7,13 +7,13 @@
 #include <fstream>
 #include <system_error>
 
-#include "runtime/device_impl.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor::detail {
 
 void Tuner::load(DeviceImpl& dev) {
   loaded_ = true;
-  const std::filesystem::path dir = cache_dir();
+  const std::filesystem::path dir = settings().cache_dir;
   if (dir.empty()) return;
   char name[48];
   std::snprintf(
@@ -27,8 +27,8 @@ void Tuner::load(DeviceImpl& dev) {
 }
 
 void Tuner::run(DeviceImpl& dev, const std::string& key, int n, const std::function<void(int)>& op) {
-  const char* env = std::getenv("GLTENSOR_TUNE");
-  const bool on = env ? *env != '0' : !dev.adapter.software;
+  const int tune = settings().tune;
+  const bool on = tune >= 0 ? tune == 1 : !dev.adapter.software;
   if (!on || n < 2) {
     op(0);
     return;

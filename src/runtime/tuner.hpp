@@ -6,9 +6,9 @@
 #include <map>
 #include <string>
 
-namespace gltensor::detail {
+#include "runtime/device_impl.hpp"
 
-struct DeviceImpl;
+namespace gltensor::detail {
 
 /// Picks among variants of an op whose speed depends on the device in ways its capabilities do
 /// not tell (e.g. how many workgroups fill its waves). On the first use of a key, each variant
@@ -17,7 +17,7 @@ struct DeviceImpl;
 /// <cache dir>/tuning-<device hash>.txt (GLTENSOR_CACHE_DIR, as the program binaries), which
 /// later processes read. GLTENSOR_TUNE=0 turns measuring off (variant 0), =1 turns it on for
 /// software rasterizers too (off by default there: their speed is not the GPU's).
-class Tuner {
+class Tuner : public DeviceExtension {
  public:
   /// Runs the op (`op(v)` performs it with variant v; every variant computes the same result)
   /// with the chosen variant for `key` among `n`, measuring first where the key is new. The

@@ -3,8 +3,10 @@
 #include <cstring>
 #include <numeric>
 
-#include "ops/elementwise.hpp"
-#include "autograd/grad_formulas.hpp"
+#include "runtime/error_flags.hpp"
+#include "runtime/guard.hpp"
+#include "runtime/readback.hpp"
+#include "runtime/storage.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -115,58 +117,6 @@ bool same_view(const Tensor& a, const Tensor& b) {
 std::shared_ptr<DeviceImpl> dev_ptr(const Tensor& t) { return t.impl()->storage->dev; }
 
 namespace {
-
-// Host transfers go through short-lived staging buffers: a pool buffer that the host writes
-// with glBufferSubData or maps is moved to host memory by some drivers (NVIDIA says so in its
-// debug output), and kernels that later reuse it would then run over PCIe.
-GLuint make_staging(std::size_t bytes, const void* data, GLenum usage) {
-  GLuint s = 0;
-  glGenBuffers(1, &s);
-  glBindBuffer(GL_COPY_READ_BUFFER, s);
-  glBufferData(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), data, usage);
-  glBindBuffer(GL_COPY_READ_BUFFER, 0);
-  return s;
-}
-
-void copy_buffer(GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes) {
-  glBindBuffer(GL_COPY_READ_BUFFER, src);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
-  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(src_off),
-                      static_cast<GLintptr>(dst_off), static_cast<GLsizeiptr>(bytes));
-  glBindBuffer(GL_COPY_READ_BUFFER, 0);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-}
-
-void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst) {
-  glBindBuffer(GL_COPY_READ_BUFFER, buffer);
-  void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(bytes), GL_MAP_READ_BIT);
-  if (!p) {
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    dev.check_gl("to_host");
-    throw DeviceError("gltensor::to_host: glMapBufferRange failed");
-  }
-  std::memcpy(dst, p, bytes);
-  glUnmapBuffer(GL_COPY_READ_BUFFER);
-  glBindBuffer(GL_COPY_READ_BUFFER, 0);
-}
-
-void upload(DeviceImpl& dev, const Tensor& t, const void* data, std::size_t bytes) {
-  if (bytes == 0) return;
-  const GLuint b = t.impl()->storage->buffer();
-  dev.barrier_for_host(b);
-  GLuint s = make_staging(bytes, data, GL_STREAM_DRAW);
-  copy_buffer(s, 0, b, 0, bytes);
-  glDeleteBuffers(1, &s);  // freed by the driver once the copy has run
-}
-
-void download(DeviceImpl& dev, GLuint buffer, std::size_t byte_offset, std::size_t bytes, void* dst) {
-  if (bytes == 0) return;
-  dev.barrier_for_host(buffer);
-  GLuint s = make_staging(bytes, nullptr, GL_STREAM_READ);
-  copy_buffer(buffer, byte_offset, s, 0, bytes);
-  map_read(dev, s, bytes, dst);  // the map waits for the copy
-  glDeleteBuffers(1, &s);
-}
 
 template <typename T>
 std::vector<T> convert_bytes(const std::vector<std::uint8_t>& b, DType d) {
@@ -311,12 +261,12 @@ Tensor Tensor::from_bytes(const Device& dev, const void* data, std::size_t nbyte
   Enter guard(d, "from_host");
   Tensor t = alloc(d, shape, dtype, "from_host", /*host_write=*/true);
   if (nbytes % 4 == 0) {
-    upload(d, t, data, nbytes);
+    t.impl()->storage->upload(data, nbytes);
   } else {  // pad the last word
     const auto* p = static_cast<const std::uint8_t*>(data);
     std::vector<std::uint8_t> padded(p, p + nbytes);
     padded.resize((nbytes + 3) & ~std::size_t{3}, 0);
-    upload(d, t, padded.data(), padded.size());
+    t.impl()->storage->upload(padded.data(), padded.size());
   }
   return t;
 }
@@ -354,50 +304,6 @@ Tensor Tensor::contiguous() const {
   return clone();
 }
 
-Tensor Tensor::clone() const {
-  check_defined("clone", *this);
-  DeviceImpl& d = dev_of(*this);
-  Enter guard(d, "clone");
-  Tensor out = alloc(d, shape(), dtype(), "clone");
-  Elementwise e;
-  e.op = "clone";
-  e.kernel = "unary.comp";
-  e.fn = "op_identity";
-  e.in_ct = natural_ct(dtype());
-  launch_elementwise(e, out, {*this});
-  autograd::record(
-      out, {*this}, [](const Tensor& g) { return std::vector<Tensor>{g}; }, "clone");
-  return out;
-}
-
-namespace detail {
-const char* cast_fn(DType from, DType to) {
-  if (to == DType::bool_) return "op_to_bool";
-  if (is_floating(to)) return is_floating(from) ? "op_identity" : "op_to_float";
-  return is_floating(from) ? "op_to_int" : "op_identity";
-}
-}  // namespace detail
-
-Tensor Tensor::to(DType dtype) const {
-  check_defined("to", *this);
-  if (dtype == this->dtype()) return *this;
-  DeviceImpl& d = dev_of(*this);
-  Enter guard(d, "to");
-  Tensor out = alloc(d, shape(), dtype, "to");
-  Elementwise e;
-  e.op = "to";
-  e.kernel = "unary.comp";
-  e.fn = cast_fn(this->dtype(), dtype);
-  e.in_ct = natural_ct(this->dtype());
-  launch_elementwise(e, out, {*this});
-  if (is_floating(this->dtype()) && is_floating(dtype)) {
-    const DType from = this->dtype();
-    autograd::record(
-        out, {*this}, [from](const Tensor& g) { return std::vector<Tensor>{g.to(from)}; }, "to");
-  }
-  return out;
-}
-
 std::vector<std::uint8_t> Tensor::to_bytes() const {
   check_defined("to_host", *this);
   DeviceImpl& d = dev_of(*this);
@@ -405,10 +311,9 @@ std::vector<std::uint8_t> Tensor::to_bytes() const {
   const Tensor c = contiguous();
   std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
   if (out.empty()) return out;
-  d.wait_batch(c.impl()->storage->write_batch);
-  d.check_index_errors();
-  download(d, c.impl()->storage->buffer(), static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(),
-           out.data());
+  d.queue.wait_batch(c.impl()->storage->write_batch);
+  check_device_errors(d);
+  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(), out.data());
   return out;
 }
 
@@ -423,48 +328,11 @@ float Tensor::item() const {
   return to_vector()[0];
 }
 
-Tensor& Tensor::fill_(double value) {
-  check_defined("fill_", *this);
-  check_inplace("fill_", *this);
-  Elementwise e;
-  e.op = "fill_";
-  e.kernel = "unary.comp";
-  e.fn = "op_fill";
-  e.in_ct = natural_ct(dtype());
-  e.p0 = static_cast<float>(value);
-  e.i0 = static_cast<int>(value);
-  if (dtype() == DType::bool_) e.i0 = value != 0 ? 1 : 0;
-  launch_elementwise(e, *this, {});
-  return *this;
-}
-
-Tensor& Tensor::copy_(const Tensor& src) {
-  check_same_device("copy_", {this, &src});
-  check_inplace("copy_", *this);
-  broadcast_shapes("copy_", src.shape(), shape());
-  if (src.expand(shape()).shape() != shape()) throw ShapeError("gltensor::copy_: bad broadcast");
-  Elementwise e;
-  e.op = "copy_";
-  e.kernel = "unary.comp";
-  e.fn = cast_fn(src.dtype(), dtype());
-  e.in_ct = natural_ct(src.dtype());
-  launch_elementwise(e, *this, {src});
-  return *this;
-}
-
 // ---- async read ----
 
 struct AsyncRead::State {
-  std::shared_ptr<DeviceImpl> dev;
-  GLuint staging = 0;  // a GL_STREAM_READ buffer of its own (see make_staging)
-  std::size_t nbytes = 0;
+  std::unique_ptr<Readback> read;
   DType dtype = DType::f32;
-  GLsync fence = nullptr;
-  ~State() {
-    if (!dev || std::this_thread::get_id() != dev->thread) return;  // the context frees them
-    if (fence) glDeleteSync(fence);
-    if (staging) glDeleteBuffers(1, &staging);
-  }
 };
 
 AsyncRead::AsyncRead() = default;
@@ -479,43 +347,24 @@ AsyncRead Tensor::to_host_async() const {
   const Tensor c = contiguous();
   AsyncRead r;
   r.s_ = std::make_unique<AsyncRead::State>();
-  r.s_->dev = d.shared_from_this();
   r.s_->dtype = dtype();
-  r.s_->nbytes = static_cast<std::size_t>(c.numel()) * itemsize(c.dtype());
-  if (r.s_->nbytes > 0) {
-    const GLuint src = c.impl()->storage->buffer();
-    d.flush();  // the copy must follow every recorded dispatch, with their writes visible
-    d.barrier_for_host(src);
-    r.s_->staging = make_staging(r.s_->nbytes, nullptr, GL_STREAM_READ);
-    copy_buffer(src, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), r.s_->staging, 0, r.s_->nbytes);
-    c.impl()->storage->use_batch = d.batch;
-  }
-  r.s_->fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  glFlush();
+  r.s_->read =
+      std::make_unique<Readback>(d, *c.impl()->storage, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()),
+                                 static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
   return r;
 }
 
 bool AsyncRead::ready() const {
   if (!s_) throw ValueError("gltensor::AsyncRead::ready: empty handle");
-  if (!s_->fence) return true;
-  Enter guard(*s_->dev, "AsyncRead::ready");
-  GLint status = 0;
-  glGetSynciv(s_->fence, GL_SYNC_STATUS, 1, nullptr, &status);
-  return status == GL_SIGNALED;
+  Enter guard(*s_->read->device(), "AsyncRead::ready");
+  return s_->read->ready();
 }
 
 std::vector<std::uint8_t> AsyncRead::get() {
   if (!s_) throw ValueError("gltensor::AsyncRead::get: empty handle");
-  DeviceImpl& d = *s_->dev;
-  Enter guard(d, "AsyncRead::get");
-  if (s_->fence) {
-    while (glClientWaitSync(s_->fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull) == GL_TIMEOUT_EXPIRED) {
-    }
-    glDeleteSync(s_->fence);
-    s_->fence = nullptr;
-  }
-  std::vector<std::uint8_t> out(s_->nbytes);
-  if (s_->nbytes) detail::map_read(d, s_->staging, s_->nbytes, out.data());
+  Enter guard(*s_->read->device(), "AsyncRead::get");
+  std::vector<std::uint8_t> out(s_->read->bytes());
+  s_->read->get(out.data());
   return out;
 }
 

@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device_impl.hpp"
 #include "gltensor/tensor.hpp"
+#include "runtime/device_impl.hpp"
+#include "runtime/guard.hpp"
+#include "runtime/storage.hpp"
 
 namespace gltensor::detail {
 
@@ -45,16 +47,6 @@ bool may_overlap(const Tensor& a, const Tensor& b);
 bool same_view(const Tensor& a, const Tensor& b);
 std::shared_ptr<DeviceImpl> dev_ptr(const Tensor& t);
 
-// Batched matrix operands ([batch..., rows, cols]), as matmul and attention pass them to kernels.
-/// The batch dims of t (all but the last two).
-inline Shape batch_dims(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); }
-/// t with its batch dims expanded to `batch` (stride 0 where broadcast).
-inline Tensor expand_batch(const Tensor& t, const Shape& batch) {
-  Shape s = batch;
-  s.push_back(t.size(-2));
-  s.push_back(t.size(-1));
-  return t.expand(s);
-}
 /// Merges the dims of an index space walked over several operands (strides[j]: operand j's
 /// strides over `sizes`): drops size-1 dims and merges neighbours d, d + 1 where every operand
 /// has stride[d] == stride[d + 1] * size[d + 1]. With no dim left: one dim of size 1 and stride
@@ -84,35 +76,4 @@ inline void merge_dims(Shape& sizes, std::vector<Shape>& strides, std::int64_t e
   sizes = s;
   strides = st;
 }
-/// The batch of a batched kernel (matmul, attention) with its dims merged (merge_dims): `shape`
-/// (at least one dim) and each operand's strides over it, as uniforms. Operands are already
-/// expanded to `batch`; an undefined one gets zero strides.
-struct BatchLayout {
-  std::vector<std::uint32_t> shape;
-  std::vector<std::vector<std::uint32_t>> strides;  // one per operand
-};
-inline BatchLayout collapse_batch(const Shape& batch, std::initializer_list<const Tensor*> ops) {
-  Shape sizes = batch;
-  std::vector<Shape> strides;
-  for (const Tensor* t : ops)
-    strides.push_back(t->defined() ? Shape(t->strides().begin(), t->strides().begin() + batch.size())
-                                   : Shape(batch.size(), 0));
-  merge_dims(sizes, strides, 0);
-  BatchLayout b{{sizes.begin(), sizes.end()}, {}};
-  for (const auto& st : strides) b.strides.emplace_back(st.begin(), st.end());
-  return b;
-}
-/// a [M, K] @ b [K, N] + addend (broadcast to [M, N]) written as [N / split, M, split] in one
-/// kernel, where the quad-load matmul kernel applies (2-D operands, whole tiles, split a multiple
-/// of 4 dividing N, no gradient); otherwise an undefined tensor (the caller permutes instead).
-Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split);
-/// True if every 4 consecutive elements along dim `contig` (stride 1) form an aligned quad: the
-/// offset and the strides of the other dims (those of size > 1) are multiples of 4.
-inline bool quad_aligned(const Tensor& t, std::int64_t contig) {
-  if (t.strides()[contig] != 1 || t.offset() % 4) return false;
-  for (std::int64_t d = 0; d < t.dim(); ++d)
-    if (d != contig && t.size(d) > 1 && t.strides()[d] % 4) return false;
-  return true;
-}
-
 }  // namespace gltensor::detail

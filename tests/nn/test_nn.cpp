@@ -79,7 +79,7 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
   // Padding, bias in its epilogue; stride, dilation, asymmetric padding, OW = 6 (im2col's quads
   // of positions wrap to the next row), a non-contiguous (NHWC) input; f16 input and weights.
   for (const char* kernel : {"vec4", "vec4s"}) {
-    setenv("GLTENSOR_MATMUL_KERNEL", kernel, 1);
+    ScopedEnv env("GLTENSOR_MATMUL_KERNEL", kernel);
     struct IC {
       Shape x;
       Conv2dOptions o;
@@ -106,7 +106,6 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
       EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, c.f16 ? 2e-3 : 1e-4, c.f16 ? 2e-3 : 1e-5))
           << kernel << " " << to_string(c.x) << (c.nhwc ? " NHWC view" : "") << (c.f16 ? " f16" : "");
     }
-    unsetenv("GLTENSOR_MATMUL_KERNEL");
   }
   // im2col's grid split into several dispatches (at most 3 workgroups per grid dimension):
   // 5 images x 18 rows (c, kh, kw) with 2 workgroups of positions each.
@@ -509,15 +508,15 @@ TEST(Attention, FusedKernelMatchesReference) {
       // The kernel's other tilings where the device would choose a larger one: 32 query rows
       // per workgroup, 32 keys per tile, shared-memory row reductions instead of clusters.
       for (const auto& [var, val] : smaller_attention_tilings()) {
-        setenv(var, val, 1);
+        ScopedEnv env(var, val);
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
             << what << " with " << var << "=" << val;
-        unsetenv(var);
       }
-      setenv("GLTENSOR_ATTENTION", "composite", 1);
-      EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
-          << "composite " << what;
-      unsetenv("GLTENSOR_ATTENTION");
+      {
+        ScopedEnv env("GLTENSOR_ATTENTION", "composite");
+        EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
+            << "composite " << what;
+      }
     }
   // q as a non-contiguous view: [B, L, H, E] transposed to [B, H, L, E]; k/v f16.
   const int B = 2, H = 3, L = 40, S = 50, E = 32;
@@ -539,12 +538,11 @@ TEST(Attention, FusedKernelMatchesReference) {
   auto tilings = smaller_attention_tilings();
   tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
   for (const auto& [var, val] : tilings) {
-    setenv(var, val, 1);
+    ScopedEnv env(var, val);
     auto out = scaled_dot_product_attention(Tensor::from_host(device(), kq, {1, 8, 4}),
                                             Tensor::from_host(device(), kk, {1, 8, 4}),
                                             Tensor::from_host(device(), kv, {1, 8, 4}), Tensor(), true)
                    .to_vector();
-    unsetenv(var);
     for (int i = 0; i < 8; ++i)
       for (int c = 0; c < 4; ++c) {
         const float x = out[i * 4 + c];

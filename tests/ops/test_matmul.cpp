@@ -220,10 +220,7 @@ TEST(Matmul, EveryKernelPath) {
       {1, 64, 32, 256, true, true, DType::bf16},  {1, 67, 12, 132, false, false, DType::f32},
       {1, 45, 28, 60, false, true, DType::f32},   {1, 3, 5, 7, false, false, DType::f32}};
   for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128"}) {
-    if (*kernel)
-      setenv("GLTENSOR_MATMUL_KERNEL", kernel, 1);
-    else
-      unsetenv("GLTENSOR_MATMUL_KERNEL");
+    ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
     for (const Case& c : cases) {
       auto a = uniform(rng, c.batch * c.M * c.K), b = uniform(rng, c.K * c.N), d = uniform(rng, c.N);
       auto round = [&](std::vector<float>& v) {
@@ -256,5 +253,4 @@ TEST(Matmul, EveryKernelPath) {
       EXPECT_TRUE(close(e.to(DType::f32).to_vector(), ref_e, c.dt == DType::f32 ? 1e-5 : 1e-2, tol)) << kernel;
     }
   }
-  unsetenv("GLTENSOR_MATMUL_KERNEL");
 }

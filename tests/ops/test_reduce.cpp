@@ -230,7 +230,7 @@ TEST(Reduce, ContiguousRowsFastPath) {
   std::vector<const char*> modes = {nullptr};
   if (device().caps().subgroup) modes.push_back("0");
   for (const char* mode : modes) {
-    if (mode) setenv("GLTENSOR_SUBGROUPS", mode, 1);
+    ScopedEnv env("GLTENSOR_SUBGROUPS", mode);
     for (const V& c : cases)
       for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
         const std::size_t n = static_cast<std::size_t>(numel_of(c.base));
@@ -277,7 +277,6 @@ TEST(Reduce, ContiguousRowsFastPath) {
         EXPECT_TRUE(close(norm(v, 1, c.dims).to_vector(), r1, rtol, atol)) << "norm1, " << what;
         EXPECT_TRUE(close(norm(v, 2, c.dims).to_vector(), rn, rtol, atol)) << "norm2, " << what;
       }
-    if (mode) unsetenv("GLTENSOR_SUBGROUPS");
   }
 }
 
@@ -354,12 +353,11 @@ TEST(Softmax, AnyDimViewsAndSpecials) {
     }
     for (const char* subgroups : {"1", "0"}) {
       if (!sg && *subgroups == '0') continue;
-      setenv("GLTENSOR_SUBGROUPS", subgroups, 1);
+      ScopedEnv env("GLTENSOR_SUBGROUPS", subgroups);
       EXPECT_TRUE(close(softmax(t, c.dim).to_vector(), ref, 1e-5, 1e-7))
           << to_string(c.shape) << " dim " << c.dim << " subgroups " << subgroups;
       EXPECT_TRUE(close(log_softmax(t, c.dim).to_vector(), lref, 1e-5, 1e-5))
           << to_string(c.shape) << " dim " << c.dim << " subgroups " << subgroups;
-      unsetenv("GLTENSOR_SUBGROUPS");
     }
   }
   // Specials in both paths (rows of 4, of 3): NaN or +Inf make the row NaN, -Inf entries get 0,

@@ -55,12 +55,16 @@ TEST(Device, BadSelectionThrowsDeviceError) {
   }
 }
 
+// GLTENSOR_DEVICE is read once into the settings (Settings::from_env), which Device::open uses.
 TEST(Device, EnvironmentSelectsDevice) {
   ::setenv("GLTENSOR_DEVICE", "no-such-renderer-xyz", 1);
-  EXPECT_THROW(Device::open(), DeviceError);
-  ::setenv("GLTENSOR_DEVICE", "0", 1);
-  EXPECT_NO_THROW(Device::open());
+  EXPECT_EQ(gltensor::detail::Settings::from_env().device, "no-such-renderer-xyz");
   ::unsetenv("GLTENSOR_DEVICE");
+  ScopedSettings settings;
+  settings->device = "no-such-renderer-xyz";
+  EXPECT_THROW(Device::open(), DeviceError);
+  settings->device = "0";
+  EXPECT_NO_THROW(Device::open());
 }
 
 TEST(Device, UseFromAnotherThreadIsThreadError) {

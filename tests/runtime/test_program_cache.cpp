@@ -3,6 +3,8 @@
 #include <fstream>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/guard.hpp"
+#include "runtime/tuner.hpp"
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -12,7 +14,7 @@ namespace {
 std::filesystem::path fresh_cache_dir() {
   auto dir = std::filesystem::temp_directory_path() / ("gltensor-cache-test-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  ::setenv("GLTENSOR_CACHE_DIR", dir.c_str(), 1);
+  gltensor::detail::settings().cache_dir = dir;
   return dir;
 }
 std::vector<float> run_ops(Device& dev) {
@@ -60,7 +62,8 @@ TEST(ProgramCache, CorruptBinariesFallBackToCompiling) {
 }
 
 TEST(ProgramCache, CompileErrorIsShaderErrorWithLogAndLine) {
-  ::setenv("GLTENSOR_CACHE_DIR", "off", 1);
+  ScopedSettings settings;
+  settings->cache_dir.clear();
   Device dev = Device::open();
   dev.set_logger([](LogLevel, const std::string&) {});
   auto& impl = *dev.impl();
@@ -88,7 +91,8 @@ TEST(ProgramCache, CompileErrorIsShaderErrorWithLogAndLine) {
 TEST(Tuning, MeasuredOnceStoredAndReused) {
   GLT_RNG(rng);
   const auto dir = fresh_cache_dir();
-  ::setenv("GLTENSOR_TUNE", "1", 1);               // llvmpipe too
+  ScopedSettings settings;
+  settings->tune = 1;                              // llvmpipe too
   const std::int64_t M = 1024, K = 256, N = 2048;  // 16 x 16 tiles of 64 x 128: the quad-load kernel
   auto a = uniform(rng, M * K), b = uniform(rng, K * N);
   auto product = [&](Device& d, std::uint64_t& dispatches) {
@@ -111,10 +115,10 @@ TEST(Tuning, MeasuredOnceStoredAndReused) {
   std::uint64_t n = 0;
   check(product(d1, n), "first use");
   EXPECT_GE(n, 16u) << "4 variants x (1 warm-up + 3 timed)";
-  EXPECT_EQ(d1.impl()->tuner.measured(), 1u);
+  EXPECT_EQ(d1.impl()->extension<detail::Tuner>().measured(), 1u);
   check(product(d1, n), "second use");
   EXPECT_EQ(n, 1u);
-  EXPECT_EQ(d1.impl()->tuner.measured(), 1u);
+  EXPECT_EQ(d1.impl()->extension<detail::Tuner>().measured(), 1u);
   bool stored = false;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().filename().string().rfind("tuning-", 0) == 0) {
@@ -128,7 +132,6 @@ TEST(Tuning, MeasuredOnceStoredAndReused) {
   Device d2 = Device::open();
   check(product(d2, n), "new device");
   EXPECT_EQ(n, 1u);
-  EXPECT_EQ(d2.impl()->tuner.measured(), 0u);
-  ::unsetenv("GLTENSOR_TUNE");
+  EXPECT_EQ(d2.impl()->extension<detail::Tuner>().measured(), 0u);
   std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,113 @@
+// Epilogue activations (activation.hpp).
+#include "ops/activation.hpp"
+
+#include "gltensor/ops.hpp"
+
+namespace gltensor {
+
+Epilogue::Epilogue(Activation a) : act(a) {
+  switch (a) {
+    case Activation::leaky_relu:
+      p0 = 0.01f;
+      break;
+    case Activation::hardsigmoid:
+      p0 = 1.0f / 6.0f;
+      p1 = 0.5f;
+      break;
+    case Activation::clip:
+      p0 = 0;
+      p1 = 6;
+      break;
+    default:
+      break;
+  }
+}
+
+namespace detail {
+
+std::string activation_glsl(Activation act) {
+  switch (act) {
+    case Activation::none:
+      return "";
+    case Activation::relu:
+      return "act_relu(x)";
+    case Activation::gelu:
+      return "act_gelu(x)";
+    case Activation::gelu_tanh:
+      return "act_gelu_tanh(x)";
+    case Activation::sigmoid:
+      return "act_sigmoid(x)";
+    case Activation::tanh:
+      return "act_tanh(x)";
+    case Activation::silu:
+      return "act_silu(x)";
+    case Activation::leaky_relu:
+      return "act_leaky_relu(x, u_act_p0)";
+    case Activation::hardsigmoid:
+      return "act_hardsigmoid(x, u_act_p0, u_act_p1)";
+    case Activation::hardswish:
+      return "act_hardswish(x)";
+    case Activation::clip:
+      return "act_clip(x, u_act_p0, u_act_p1)";
+  }
+  return "";
+}
+
+const char* activation_name(Activation act) {
+  switch (act) {
+    case Activation::none:
+      return "none";
+    case Activation::relu:
+      return "relu";
+    case Activation::gelu:
+      return "gelu";
+    case Activation::gelu_tanh:
+      return "gelu_tanh";
+    case Activation::sigmoid:
+      return "sigmoid";
+    case Activation::tanh:
+      return "tanh";
+    case Activation::silu:
+      return "silu";
+    case Activation::leaky_relu:
+      return "leaky_relu";
+    case Activation::hardsigmoid:
+      return "hardsigmoid";
+    case Activation::hardswish:
+      return "hardswish";
+    case Activation::clip:
+      return "clip";
+  }
+  return "?";
+}
+
+Tensor apply_epilogue(const Tensor& z, const Epilogue& e) {
+  switch (e.act) {
+    case Activation::none:
+      return z;
+    case Activation::relu:
+      return relu(z);
+    case Activation::gelu:
+      return gelu(z);
+    case Activation::gelu_tanh:
+      return gelu(z, "tanh");
+    case Activation::sigmoid:
+      return sigmoid(z);
+    case Activation::tanh:
+      return tanh(z);
+    case Activation::silu:
+      return silu(z);
+    case Activation::leaky_relu:
+      return leaky_relu(z, e.p0);
+    case Activation::hardsigmoid:
+      return clamp(add(mul(z, double(e.p0)), double(e.p1)), 0.0, 1.0);
+    case Activation::hardswish:
+      return hardswish(z);
+    case Activation::clip:
+      return clamp(z, e.p0, e.p1);
+  }
+  return z;
+}
+
+}  // namespace detail
+}  // namespace gltensor

@@ -1,0 +1,18 @@
+// Epilogue activations (internal): their GLSL in fused kernels, and the same function applied as
+// separate ops (autograd, split-K).
+#pragma once
+#include <string>
+
+#include "gltensor/linalg.hpp"
+
+namespace gltensor::detail {
+
+/// The ACT(x) expression of glsl/common/activations.glsl for an epilogue ("" for none).
+/// Parameters are read from the uniforms u_act_p0 / u_act_p1.
+std::string activation_glsl(Activation act);
+/// A short name for program cache keys and messages ("relu", ...).
+const char* activation_name(Activation act);
+/// act(z) with the public unary ops (differentiable).
+Tensor apply_epilogue(const Tensor& z, const Epilogue& e);
+
+}  // namespace gltensor::detail

@@ -1,0 +1,90 @@
+// plan_matmul (matmul_plan.hpp).
+#include "ops/matmul_plan.hpp"
+
+#include <algorithm>
+
+namespace gltensor::detail {
+
+namespace {
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices) {
+  const auto k = static_cast<std::uint64_t>(std::max<std::int64_t>(kc, 0));
+  switch (kernel) {
+    case MatmulPlan::Kernel::vec4:
+      // Per 8-K tile: 3 fetch loops, 3 put loops of 4 lanes, 8 k-steps of 4 rows, the tile
+      // loop; before: accumulators, the first fetch/put, batch dims.
+      return (k + 8u * slices - 1) / (8u * slices) * 59 + 48;
+    case MatmulPlan::Kernel::tile128:
+      // Per 8-K tile: stores and prefetches of 4, 8 k-steps of 4 rows; the 8 x 2 x 4 epilogue.
+      return (k + 7) / 8 * 49 + 108;
+    case MatmulPlan::Kernel::tile64:
+      // Per 16-K tile: 4 loads, 16 k-steps of (4 + 4 + 4 x 4); the 4 x 4 epilogue.
+      return (k + 15) / 16 * 469 + 48;
+  }
+  return 0;
+}
+
+MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings) {
+  MatmulPlan plan;
+  const std::string& forced = settings.matmul_kernel;
+  const bool whole = p.M % 64 == 0 && p.N % 128 == 0 && p.K % 8 == 0;
+  const std::int64_t vec4_tiles = (p.M / 64) * (p.N / 128) * p.batch;
+  const bool forced_vec4 = forced.rfind("vec4", 0) == 0;
+  const bool vec4 = p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
+  if (vec4) {
+    plan.kernel = MatmulPlan::Kernel::vec4;
+    plan.tile_m = 64;
+    plan.tile_n = 128;
+  } else {
+    const bool big = p.M >= 128 && p.N >= 128 && p.K >= 8;
+    const int want = forced == "tile128" ? 128 : forced == "tile64" ? 64 : (dev.software ? 128 : 64);
+    plan.kernel = want == 128 && big ? MatmulPlan::Kernel::tile128 : MatmulPlan::Kernel::tile64;
+    plan.tile_m = plan.tile_n = plan.kernel == MatmulPlan::Kernel::tile128 ? 128 : 64;
+  }
+  const std::int64_t tiles = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n) * p.batch;
+
+  // Split-K. Chunks are multiples of 16 (whole K-tiles of every kernel and of both slices).
+  std::int64_t splits = 1;
+  if (dev.loop_limit != 0 && matmul_loops(plan.kernel, p.K) > dev.loop_limit) {
+    std::int64_t max_kc = 16;
+    while (matmul_loops(plan.kernel, max_kc * 2) <= dev.loop_limit) max_kc *= 2;
+    for (std::int64_t step = max_kc / 2; step >= 16; step /= 2)
+      if (matmul_loops(plan.kernel, max_kc + step) <= dev.loop_limit) max_kc += step;
+    splits = ceil_div(p.K, max_kc);
+  }
+  const std::int64_t target = dev.software ? 16 : 256;
+  if (p.K >= 1024 && tiles * 4 < target) splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
+  if (splits > 1) {
+    plan.kchunk = ceil_div(ceil_div(p.K, splits), 16) * 16;
+    plan.splits = ceil_div(p.K, plan.kchunk);
+  } else {
+    plan.kchunk = p.K;
+  }
+  plan.split_columns = p.split_columns && vec4 && plan.splits == 1;
+
+  if (vec4) {
+    // Variants (bench/RESULTS.md): sliced K fills a GPU's waves better where the tiles make a
+    // fraction of a wave over a whole one, the unrolled inner product runs faster or slower by
+    // shape; neither follows from what GL reports, so they are measured on first use where K
+    // splits into whole K-tiles, K >= 256 and the tiles are at most 4096.
+    const bool slice_ok = p.K % 16 == 0;  // whole 16-K tiles in every split (chunks are multiples of 16)
+    plan.variant = !forced_vec4 ? 0
+                                : (slice_ok && forced.find('s', 4) != std::string::npos ? 1 : 0) |
+                                      (forced.find('u', 4) != std::string::npos ? 2 : 0);
+    plan.tune = slice_ok && forced.empty() && p.K >= 256 && vec4_tiles <= 4096;
+    if (plan.tune)
+      plan.tune_key = "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(p.K) + "/" +
+                      dtype_name(p.out) + (plan.splits > 1 ? "/s" + std::to_string(plan.splits) : "");
+    plan.local_x = (plan.variant & 1) ? 256 : 128;
+    plan.local_y = 1;
+  }
+  plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk);
+  plan.groups_x = static_cast<std::uint64_t>(ceil_div(p.N, plan.tile_n));
+  plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, plan.tile_m));
+  plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
+  return plan;
+}
+
+}  // namespace gltensor::detail

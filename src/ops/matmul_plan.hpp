@@ -1,0 +1,58 @@
+// How a matmul runs on a device (internal): the kernel variant, its tiles and workgroups, split-K
+// and the loop length of one invocation. A pure function of the problem, the device's traits and
+// the settings, unit-tested without a GPU (tests/ops/test_plans.cpp).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gltensor/dtype.hpp"
+#include "runtime/settings.hpp"
+
+namespace gltensor::detail {
+
+struct MatmulProblem {
+  std::int64_t M = 0, N = 0, K = 0;
+  std::int64_t batch = 1;      ///< product of the (broadcast) batch dims
+  DType out = DType::f32;      ///< result dtype
+  bool quads = false;          ///< both operands read as aligned quads (see vec4_layout in matmul.cpp)
+  bool split_columns = false;  ///< the caller wants the [N / split, M, split] epilogue (conv2d)
+};
+
+struct DeviceTraits {
+  bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
+  std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
+};
+
+struct MatmulPlan {
+  enum class Kernel { vec4, tile64, tile128 };
+  Kernel kernel = Kernel::tile64;
+  std::int64_t tile_m = 64, tile_n = 64;
+  /// Quad-load kernel variant: bit 0 sliced K (256 invocations), bit 1 inner product unrolled.
+  int variant = 0;
+  /// Measure the four quad-load variants on first use (Tuner), under tune_key.
+  bool tune = false;
+  std::string tune_key;
+  /// Split-K: `splits` partial products over K ranges of `kchunk` (a multiple of 16), summed
+  /// afterwards with the epilogue applied there. 1 = no split.
+  std::int64_t splits = 1, kchunk = 0;
+  /// The SPLIT_COLS epilogue applies (only without split-K and with the quad-load kernel).
+  bool split_columns = false;
+  std::uint32_t local_x = 16, local_y = 16;
+  std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
+  /// Worst-case loop iterations of one invocation (every variant the tuner may pick).
+  std::uint64_t loop_iterations = 0;
+};
+
+/// The plan. Kernel choice: the 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8)
+/// with quad-aligned operands and at least 256 tiles (GPUs fill better with smaller tiles below
+/// that), else 128x128 tiles on software rasterizers and 64x64 on GPUs
+/// (Settings::matmul_kernel overrides where the kernel applies). Split-K where one invocation
+/// would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and
+/// fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers).
+MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);
+
+/// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
+/// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant.
+std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices = 1);
+
+}  // namespace gltensor::detail

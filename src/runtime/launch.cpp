@@ -1,0 +1,123 @@
+// The kernel-launch layer (launch.hpp).
+#include "runtime/launch.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "gltensor/tensor.hpp"
+#include "runtime/storage.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::detail {
+
+namespace {
+GLuint checked_u32(const Program& p, const char* name, std::int64_t v) {
+  if (v < 0 || v > static_cast<std::int64_t>(std::numeric_limits<std::uint32_t>::max()))
+    throw LimitError(std::string("gltensor::") + p.kernel + ": uniform " + name + " = " + std::to_string(v) +
+                     " does not fit 32 bits (tensors are limited to 32-bit element indices)");
+  return static_cast<GLuint>(v);
+}
+GLint checked_i32(const Program& p, const char* name, std::int64_t v) {
+  if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
+    throw LimitError(std::string("gltensor::") + p.kernel + ": uniform " + name + " = " + std::to_string(v) +
+                     " does not fit a 32-bit int");
+  return static_cast<GLint>(v);
+}
+}  // namespace
+
+void Uniforms::u32(const char* name, std::int64_t v) {
+  const GLuint x = checked_u32(p_, name, v);
+  p_.set_uints(name, &x, 1);
+}
+void Uniforms::i32(const char* name, std::int64_t v) {
+  const GLint x = checked_i32(p_, name, v);
+  p_.set_ints(name, &x, 1);
+}
+void Uniforms::f32(const char* name, double v) {
+  const float x = static_cast<float>(v);
+  p_.set_floats(name, &x, 1);
+}
+void Uniforms::u32s(const char* name, std::span<const std::uint32_t> v) {
+  if (!v.empty()) p_.set_uints(name, v.data(), static_cast<GLsizei>(v.size()));
+}
+void Uniforms::u32s(const char* name, std::initializer_list<std::int64_t> v) {
+  std::vector<GLuint> x;
+  for (auto e : v) x.push_back(checked_u32(p_, name, e));
+  u32s(name, x);
+}
+void Uniforms::i32s(const char* name, std::span<const std::int32_t> v) {
+  if (!v.empty()) p_.set_ints(name, v.data(), static_cast<GLsizei>(v.size()));
+}
+void Uniforms::uvec2(const char* name, std::uint32_t x, std::uint32_t y) {
+  const GLuint v[2] = {x, y};
+  p_.set_uvec(name, v, 2);
+}
+
+Launch::Launch(DeviceImpl& dev, const char* op) : dev_(dev), guard_(dev, op), op_(op) {}
+
+Launch& Launch::program(const char* file, const std::string& header, Local local) {
+  program_ = &dev_.programs.get(file, header, local.x, local.y, local.z);
+  return *this;
+}
+
+const Program& Launch::current_program() const {
+  if (!program_) throw DeviceError(std::string("gltensor internal error: ") + op_ + ": launch without a program");
+  return *program_;
+}
+
+Launch& Launch::read(const Tensor& t) { return bind(*t.impl()->storage, false); }
+Launch& Launch::write(const Tensor& t) { return bind(*t.impl()->storage, true); }
+Launch& Launch::bind(Storage& s, bool write) {
+  uses_.push_back({&s, write});
+  return *this;
+}
+
+Launch& Launch::loop_iterations(std::uint64_t n) {
+  const std::uint64_t limit = dev_.loop_limit();
+  if (limit != 0 && n > limit)
+    throw LimitError(std::string("gltensor::") + op_ + ": kernel " + current_program().kernel + " would run " +
+                     std::to_string(n) + " loop iterations in one invocation, more than the device allows (" +
+                     std::to_string(limit) + "; internal error: the op should split its work)");
+  loop_declared_ = true;
+  return *this;
+}
+
+void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
+  const Program& p = current_program();
+  if (!loop_declared_)
+    throw DeviceError(std::string("gltensor internal error: ") + op_ + ": kernel " + p.kernel +
+                      " launched without loop_iterations()");
+  if (x == 0 || y == 0 || z == 0) return;
+  const std::uint64_t total = std::numeric_limits<std::uint32_t>::max();
+  if (x > total || y > total || z > total)
+    throw LimitError(std::string("gltensor::") + op_ + ": a grid of " + std::to_string(x) + " x " + std::to_string(y) +
+                     " x " + std::to_string(z) + " workgroups is too large");
+  const GLuint grid[3] = {static_cast<GLuint>(x), static_cast<GLuint>(y), static_cast<GLuint>(z)};
+  p.set_uvec("u_grid", grid, 3);
+  const std::uint64_t mx = dev_.max_groups(0), my = dev_.max_groups(1), mz = dev_.max_groups(2);
+  for (std::uint64_t z0 = 0; z0 < z; z0 += mz)
+    for (std::uint64_t y0 = 0; y0 < y; y0 += my)
+      for (std::uint64_t x0 = 0; x0 < x; x0 += mx) {
+        const GLuint base[3] = {static_cast<GLuint>(x0), static_cast<GLuint>(y0), static_cast<GLuint>(z0)};
+        p.set_uvec("u_group_base", base, 3);
+        dev_.queue.dispatch(p, static_cast<std::uint32_t>(std::min(mx, x - x0)),
+                            static_cast<std::uint32_t>(std::min(my, y - y0)),
+                            static_cast<std::uint32_t>(std::min(mz, z - z0)), uses_);
+      }
+}
+
+void Launch::invocations(std::uint64_t n) {
+  const std::uint64_t lx = current_program().local_size[0];
+  groups_1d((n + lx - 1) / lx);
+}
+
+void Launch::groups_1d(std::uint64_t n) {
+  // Rows of equal length: fewer than `rows` workgroups past the end (65535 + 1 would be 2 x
+  // 32768); workgroups past n exit on the kernel's bounds check.
+  const std::uint64_t max_x = dev_.max_groups(0);
+  const std::uint64_t rows = std::max<std::uint64_t>(1, (n + max_x - 1) / max_x);
+  groups(n == 0 ? 0 : (n + rows - 1) / rows, rows, 1);
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,75 @@
+// The queue: dispatch recording, hazard barriers, fence-based batches (internal).
+//
+// Dispatches are recorded without waiting. A glMemoryBarrier is issued only before a dispatch
+// that touches a buffer written since the last barrier (or writes one read since it); every
+// `auto_flush` dispatches (and at flush()) the batch ends with a barrier and a fence. Reads
+// wait on the fence of the batch that last wrote the buffer.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <unordered_set>
+#include <utility>
+
+#include "runtime/gl.hpp"
+
+namespace gltensor::detail {
+
+struct DeviceImpl;
+struct Program;
+struct Storage;
+
+/// One SSBO used by a dispatch, bound at the binding point of its position.
+struct BufferUse {
+  Storage* storage;
+  bool write;
+};
+
+class Queue {
+ public:
+  explicit Queue(DeviceImpl& dev) : dev_(dev) {}
+  /// Records a dispatch of `p` (uniforms already set). uses[i] is bound at binding i. Only the
+  /// launch layer (launch.hpp) calls this.
+  void dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
+                std::span<const BufferUse> uses);
+  /// A barrier before host-side access (upload, copy, map) to a buffer a shader touched.
+  void barrier_for_host(GLuint buffer);
+  /// Ends the current batch with a barrier and a fence and submits it; does not wait.
+  void flush();
+  /// Waits until batch `id` has finished (flushing it first if it is being recorded).
+  void wait_batch(std::uint64_t id);
+  /// Retires submitted batches whose fences have signaled, without waiting.
+  void poll();
+  /// Waits for every recorded dispatch.
+  void wait_all();
+  /// Forgets a deleted buffer name (names are reused by new buffers).
+  void forget_buffer(GLuint buffer);
+  /// The binding cache no longer holds (the application or a state restore changed bindings).
+  void invalidate_bindings();
+  /// Deletes the fences (device destruction, context current).
+  void destroy();
+
+  std::uint64_t batch() const { return batch_; }          ///< id of the batch being recorded
+  std::uint64_t completed() const { return completed_; }  ///< every batch <= this has finished
+  /// Submitted batches not known to be finished, and the newest submitted batch (0 if none).
+  std::size_t pending_batches() const { return fences_.size(); }
+  std::uint64_t last_submitted() const { return fences_.empty() ? completed_ : fences_.back().first; }
+  std::uint64_t dispatches() const { return dispatches_; }
+  std::uint64_t barriers() const { return barriers_; }
+  void set_auto_flush(std::size_t n) { auto_flush_ = n; }
+
+ private:
+  void barrier(GLbitfield bits);
+  DeviceImpl& dev_;
+  std::uint64_t batch_ = 1;
+  std::size_t batch_dispatches_ = 0, auto_flush_ = 64;
+  std::deque<std::pair<std::uint64_t, GLsync>> fences_;  // submitted batches, oldest first
+  std::uint64_t completed_ = 0;
+  std::unordered_set<GLuint> written_since_barrier_, read_since_barrier_;
+  GLuint bound_program_ = 0;  // what the context has bound, to skip redundant binds
+  std::array<GLuint, 16> bound_ssbo_{};
+  std::uint64_t dispatches_ = 0, barriers_ = 0;
+};
+
+}  // namespace gltensor::detail

@@ -1,0 +1,47 @@
+// Device-to-host copies in flight (readback.hpp).
+#include "runtime/readback.hpp"
+
+#include <thread>
+
+#include "runtime/device_impl.hpp"
+#include "runtime/storage.hpp"
+
+namespace gltensor::detail {
+
+Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)
+    : dev_(dev.shared_from_this()), bytes_(bytes) {
+  if (bytes > 0) {
+    dev.queue.flush();  // the copy must follow every recorded dispatch, with their writes visible
+    dev.queue.barrier_for_host(src.buffer());
+    staging_ = Staging(bytes, nullptr, true).take();
+    copy_buffer(src.buffer(), offset, staging_, 0, bytes);
+    src.use_batch = dev.queue.batch();
+  }
+  fence_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  glFlush();
+}
+
+Readback::~Readback() {
+  if (!dev_ || std::this_thread::get_id() != dev_->thread || eglGetCurrentContext() != dev_->egl.context) return;
+  if (fence_) glDeleteSync(fence_);
+  if (staging_) glDeleteBuffers(1, &staging_);
+}
+
+bool Readback::ready() {
+  if (!fence_) return true;
+  GLint status = 0;
+  glGetSynciv(fence_, GL_SYNC_STATUS, 1, nullptr, &status);
+  return status == GL_SIGNALED;
+}
+
+void Readback::get(void* dst) {
+  if (fence_) {
+    while (glClientWaitSync(fence_, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull) == GL_TIMEOUT_EXPIRED) {
+    }
+    glDeleteSync(fence_);
+    fence_ = nullptr;
+  }
+  if (bytes_) map_read(staging_, bytes_, dst, "AsyncRead::get");
+}
+
+}  // namespace gltensor::detail

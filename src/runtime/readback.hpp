@@ -1,0 +1,37 @@
+// A device-to-host copy in flight (internal): the bytes are copied into a staging buffer of
+// their own, followed by a fence, so that the host can poll and map later without stalling.
+#pragma once
+#include <cstddef>
+#include <memory>
+
+#include "runtime/gl.hpp"
+
+namespace gltensor::detail {
+
+struct DeviceImpl;
+struct Storage;
+
+class Readback {
+ public:
+  /// Records the copy of bytes [offset, offset + bytes) of `src` after every recorded dispatch.
+  Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes);
+  /// GL objects are deleted only with the device's context current on its thread (else the
+  /// context frees them with itself): never in another context.
+  ~Readback();
+  Readback(const Readback&) = delete;
+  Readback& operator=(const Readback&) = delete;
+  /// True once the copy has finished (non-blocking).
+  bool ready();
+  /// Waits for the copy and copies the bytes to dst.
+  void get(void* dst);
+  std::size_t bytes() const { return bytes_; }
+  DeviceImpl* device() const { return dev_.get(); }
+
+ private:
+  std::shared_ptr<DeviceImpl> dev_;
+  GLuint staging_ = 0;
+  GLsync fence_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace gltensor::detail

@@ -1,0 +1,39 @@
+// Every GLTENSOR_* environment variable, read once (internal). The README lists them for users.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace gltensor::detail {
+
+struct Settings {
+  /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
+  std::string device;
+  /// GLTENSOR_CACHE_DIR ("off" or empty: no cache), else $XDG_CACHE_HOME/gltensor, else
+  /// ~/.cache/gltensor: program binaries and tuning choices. Empty path = no cache.
+  std::filesystem::path cache_dir;
+  /// GLTENSOR_FULL_BARRIERS=1: a memory barrier before every dispatch (diagnoses hazards).
+  bool full_barriers = false;
+  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128 forces a matmul variant.
+  std::string matmul_kernel;
+  /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
+  int tune = -1;
+  /// GLTENSOR_ATTENTION=composite: no fused attention kernel.
+  bool attention_composite = false;
+  /// GLTENSOR_ATTENTION_BQ / _KEYS = 32: cap the fused attention tiling (0 = no cap).
+  int attention_bq = 0, attention_keys = 0;
+  /// GLTENSOR_SUBGROUPS=0: shared-memory fallbacks instead of KHR_shader_subgroup.
+  bool subgroups = true;
+  /// GLTENSOR_DUMP_SOURCE: print the GLSL of kernels whose file name contains it.
+  std::string dump_source;
+  /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
+  bool profile = false;
+
+  /// Reads the environment.
+  static Settings from_env();
+};
+
+/// The process's settings, read from the environment on first use. Tests may change fields
+/// (see ScopedSettings in tests/test_util.hpp); the library reads them where it decides.
+Settings& settings();
+
+}  // namespace gltensor::detail

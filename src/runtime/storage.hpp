@@ -1,0 +1,51 @@
+// Storage: a refcounted pool buffer with its GPU access history, and host transfers (internal).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "runtime/pool.hpp"
+
+namespace gltensor::detail {
+
+struct DeviceImpl;
+
+/// Refcounted SSBO storage. write_batch is the batch of the last dispatch that wrote it,
+/// use_batch the last batch with any GPU access.
+struct Storage {
+  std::shared_ptr<DeviceImpl> dev;  // null for buffers the device owns itself (freed with it)
+  Pool::Block block;
+  std::size_t nbytes = 0;
+  std::uint64_t write_batch = 0;
+  std::uint64_t use_batch = 0;
+  ~Storage();
+  GLuint buffer() const { return block.buffer; }
+
+  /// Host -> buffer at byte 0 (through a short-lived staging buffer, see storage.cpp).
+  void upload(const void* data, std::size_t bytes);
+  /// Buffer bytes [offset, offset + bytes) -> host; waits for the copy.
+  void download(std::size_t offset, std::size_t bytes, void* dst);
+};
+
+/// A short-lived GL buffer for host transfers: host writes or maps go to it, never to pool
+/// buffers (some drivers move a buffer the host maps or writes to host memory for good).
+class Staging {
+ public:
+  Staging(std::size_t bytes, const void* data, bool for_read);
+  ~Staging();
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  GLuint buffer() const { return buffer_; }
+  /// Releases ownership (the caller deletes the buffer).
+  GLuint take();
+
+ private:
+  GLuint buffer_ = 0;
+};
+
+/// glCopyBufferSubData through the copy bindings (restored to 0; see Enter for adopted contexts).
+void copy_buffer(GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes);
+/// Maps `buffer` for reading, copies `bytes` to dst, unmaps. Throws DeviceError on failure.
+void map_read(GLuint buffer, std::size_t bytes, void* dst, const char* op);
+
+}  // namespace gltensor::detail
