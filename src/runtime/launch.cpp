@@ -66,7 +66,9 @@ const Program& Launch::current_program() const {
 }
 
 Launch& Launch::bind(Storage& s, bool write) {
-  uses_.push_back({&s, write});
+  if (nuses_ == uses_.size())
+    throw DeviceError(std::string("gltensor internal error: ") + op_ + ": more than 16 operands in one launch");
+  uses_[nuses_++] = {&s, write};
   return *this;
 }
 
@@ -93,8 +95,7 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
   const GLuint grid[3] = {static_cast<GLuint>(x), static_cast<GLuint>(y), static_cast<GLuint>(z)};
   p.set_uvec("u_grid", grid, 3);
   const std::uint64_t mx = dev_.max_groups(0), my = dev_.max_groups(1), mz = dev_.max_groups(2);
-  Profiler* prof = dev_.find_extension<Profiler>();
-  if (prof && !prof->on()) prof = nullptr;
+  Profiler* prof = dev_.profiler;
   for (std::uint64_t z0 = 0; z0 < z; z0 += mz)
     for (std::uint64_t y0 = 0; y0 < y; y0 += my)
       for (std::uint64_t x0 = 0; x0 < x; x0 += mx) {
@@ -103,7 +104,8 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
         if (prof) prof->begin(dev_, op_, p.kernel);
         dev_.queue.dispatch(p, static_cast<std::uint32_t>(std::min(mx, x - x0)),
                             static_cast<std::uint32_t>(std::min(my, y - y0)),
-                            static_cast<std::uint32_t>(std::min(mz, z - z0)), uses_);
+                            static_cast<std::uint32_t>(std::min(mz, z - z0)),
+                            std::span<const BufferUse>(uses_.data(), nuses_));
         if (prof) prof->end(dev_);
       }
 }

@@ -18,6 +18,7 @@
 // uniform name the kernel does not declare throws (misspellings cannot pass silently).
 #pragma once
 #include <cstdint>
+#include <array>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -109,7 +110,8 @@ class Launch {
   Enter guard_;
   const char* op_;
   const Program* program_ = nullptr;
-  std::vector<BufferUse> uses_;
+  std::array<BufferUse, 16> uses_{};  // bindings (no allocation per launch)
+  std::size_t nuses_ = 0;
   bool loop_declared_ = false;
 };
 

@@ -35,6 +35,7 @@ void Profiler::set_on(DeviceImpl& dev, bool on) {
     glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);  // clears the flag
   }
   on_ = on;
+  dev.profiler = on ? this : nullptr;
 }
 
 GLuint Profiler::take_query() {
