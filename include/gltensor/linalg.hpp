@@ -12,6 +12,9 @@
 // promote_types(a, b) for floats, f32 when both are integers. Errors: ShapeError when inner dims
 // differ or batch dims do not broadcast (naming both shapes), LimitError past 2^31 elements.
 #pragma once
+#include <cstdint>
+#include <string>
+
 #include "gltensor/tensor.hpp"
 
 namespace gltensor {
@@ -38,5 +41,54 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 /// undefined) broadcastable to the result. The general entry point behind the others.
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                     Activation activation);
+
+/// An activation applied to a matmul or conv2d result (its epilogue), ONNX semantics:
+///   relu; clip: min(max(x, p0), p1); hardsigmoid: clamp(p0 * x + p1, 0, 1) (ONNX HardSigmoid,
+///   alpha = p0, beta = p1); hardswish: x * relu6(x + 3) / 6; leaky_relu: x < 0 ? p0 * x : x;
+///   sigmoid, tanh, silu, gelu (erf form), gelu_tanh.
+/// The activations of `Activation` run inside the matmul kernel; the others run as one
+/// elementwise op after it for now (hardsigmoid with p1 = 0.5 folds its scale into the kernel's
+/// alpha/beta and then runs as one op; other hardsigmoid parameters take three). The results
+/// are the same either way. ValueError for clip with p0 > p1.
+struct Epilogue {
+  enum class Kind : std::uint8_t {
+    none,
+    relu,
+    gelu,
+    gelu_tanh,
+    sigmoid,
+    tanh,
+    silu,
+    clip,
+    hardsigmoid,
+    hardswish,
+    leaky_relu
+  };
+  Kind kind = Kind::none;
+  double p0 = 0, p1 = 0;
+
+  Epilogue() = default;
+  Epilogue(Activation a);  // NOLINT(google-explicit-constructor): an Activation is an Epilogue
+  Epilogue(Kind k, double a = 0, double b = 0) : kind(k), p0(a), p1(b) {}
+  static Epilogue clip(double min, double max) { return {Kind::clip, min, max}; }
+  static Epilogue hardsigmoid(double alpha = 0.2, double beta = 0.5) { return {Kind::hardsigmoid, alpha, beta}; }
+  static Epilogue hardswish() { return {Kind::hardswish}; }
+  static Epilogue leaky_relu(double slope = 0.01) { return {Kind::leaky_relu, slope}; }
+  /// The activation the matmul kernel applies itself (Activation::none when it cannot).
+  Activation kernel_activation() const;
+  bool operator==(const Epilogue&) const = default;
+  /// "relu", "clip(0, 6)", "hardsigmoid(0.2, 0.5)", ...
+  std::string name() const;
+};
+
+/// Applies an epilogue's activation to x as separate elementwise op(s) (x itself for none).
+/// x: floating dtype (DTypeError otherwise); same shape and dtype out.
+Tensor apply_epilogue(const Tensor& x, const Epilogue& epilogue);
+
+/// matmul_fused with any epilogue (see Epilogue for what runs inside the kernel).
+Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
+                    const Epilogue& epilogue);
+/// linear with any epilogue.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Epilogue& epilogue);
 
 }  // namespace gltensor

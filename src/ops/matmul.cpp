@@ -3,11 +3,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/tuner.hpp"
-#include "runtime/codegen.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/tuner.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -248,9 +248,10 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
 }  // namespace
 
 namespace detail {
-Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split) {
+Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
+                            Activation activation) {
   if (autograd::any_requires_grad({&a, &b, &addend})) return Tensor();
-  return matmul_kernel(a, b, addend, 1.0, 1.0, Activation::none, split);
+  return matmul_kernel(a, b, addend, 1.0, 1.0, activation, split);
 }
 }  // namespace detail
 

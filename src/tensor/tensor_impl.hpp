@@ -4,8 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device_impl.hpp"
+#include "gltensor/linalg.hpp"
 #include "gltensor/tensor.hpp"
+#include "runtime/device_impl.hpp"
 
 namespace gltensor::detail {
 
@@ -105,7 +106,8 @@ inline BatchLayout collapse_batch(const Shape& batch, std::initializer_list<cons
 /// a [M, K] @ b [K, N] + addend (broadcast to [M, N]) written as [N / split, M, split] in one
 /// kernel, where the quad-load matmul kernel applies (2-D operands, whole tiles, split a multiple
 /// of 4 dividing N, no gradient); otherwise an undefined tensor (the caller permutes instead).
-Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split);
+Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
+                            Activation activation = Activation::none);
 /// True if every 4 consecutive elements along dim `contig` (stride 1) form an aligned quad: the
 /// offset and the strides of the other dims (those of size > 1) are multiples of 4.
 inline bool quad_aligned(const Tensor& t, std::int64_t contig) {

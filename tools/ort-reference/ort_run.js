@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // ONNX Runtime reference runner (CPU): runs MODEL.onnx on .npy inputs and writes .npy outputs.
 //   node ort_run.js MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x64x64]...
-//                   [--output-dir DIR] [--bench N] [--threads N] [--seed S]
-// Inputs without a file get uniform [0, 1) values of the given shape (float32). Outputs go to
+//                   [--output-dir DIR] [--save-inputs DIR] [--bench N] [--threads N] [--seed S]
+// Inputs without a file get uniform [0, 1) values of the given shape (float32); --save-inputs
+// writes every input as DIR/<name>.npy (to feed the same values to gltensor-run). Outputs go to
 // DIR/<name>.npy (characters outside [A-Za-z0-9._-] replaced by '_'). Prints one JSON line:
 // {"load_ms", "run_ms" (first run), "bench_ms" (mean of N runs, if --bench), "outputs": {...}}.
 // ONNX Runtime comes from npm onnxruntime-node (GLTENSOR_MODEL_CACHE/ort/node_modules, or
@@ -23,7 +24,7 @@ function loadOrt() {
 }
 
 function parseArgs(argv) {
-  const a = {model: null, inputs: {}, shapes: {}, outDir: null, bench: 0, threads: 0, seed: 1};
+  const a = {model: null, inputs: {}, shapes: {}, outDir: null, saveInputs: null, bench: 0, threads: 0, seed: 1};
   for (let i = 0; i < argv.length; ++i) {
     const k = argv[i];
     const next = () => {
@@ -38,6 +39,7 @@ function parseArgs(argv) {
     if (k === '--input') { const [n, v] = kv(next()); a.inputs[n] = v; }
     else if (k === '--shape') { const [n, v] = kv(next()); a.shapes[n] = v.split('x').map(Number); }
     else if (k === '--output-dir') a.outDir = next();
+    else if (k === '--save-inputs') a.saveInputs = next();
     else if (k === '--bench') a.bench = Number(next());
     else if (k === '--threads') a.threads = Number(next());
     else if (k === '--seed') a.seed = Number(next());
@@ -84,6 +86,12 @@ async function main() {
     } else {
       throw new Error('input ' + name + ' needs --input or --shape');
     }
+  }
+  if (a.saveInputs) {
+    fs.mkdirSync(a.saveInputs, {recursive: true});
+    for (const name of session.inputNames)
+      npy.write(path.join(a.saveInputs, name.replace(/[^A-Za-z0-9._-]/g, '_') + '.npy'), feeds[name].data,
+                feeds[name].dims);
   }
   const t1 = performance.now();
   let out = await session.run(feeds);
