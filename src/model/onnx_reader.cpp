@@ -15,7 +15,7 @@ namespace gltensor::model {
 
 namespace {
 
-constexpr int kMinOpset = 7, kMaxOpset = 17;
+constexpr int kMinOpset = 1, kMaxOpset = 17;
 
 [[noreturn]] void file_error(const std::string& path, const std::string& reason) {
   throw ModelError("gltensor::Model: " + path + ": " + reason, reason);

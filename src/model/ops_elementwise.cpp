@@ -55,19 +55,47 @@ void activation(Registry& m, const std::string& op, std::vector<std::string> att
 
 using BinFn = Tensor (*)(const Tensor&, const Tensor&);
 
+// Opsets < 7: broadcast=1 with axis places B's dims at A's dims axis, axis + 1, ...
+Tensor legacy_b(Args& a) {
+  Tensor b = a.t(1);
+  if (a.opset < 7 && a.attrs.i("broadcast", 0) && a.attrs.has("axis")) {
+    const std::int64_t rank = static_cast<std::int64_t>(a.shape(0).size());
+    const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 0), rank);
+    Shape s = b.shape();
+    while (static_cast<std::int64_t>(s.size()) + axis < rank) s.push_back(1);
+    b = b.reshape(s);
+  }
+  return b;
+}
+
+void check_legacy_broadcast(const CheckCtx& c) {
+  if (c.opset() >= 7 && (c.attrs().has("broadcast") || c.attrs().has("axis")))
+    c.fail_attr(c.attrs().has("axis") ? "axis" : "broadcast", "an attribute only before opset 7");
+}
+
 void binary(Registry& m, const std::string& op, BinFn f, int out_elem, std::function<double(double, double)> host,
             bool float_only = false) {
   OpDef d;
-  if (float_only) d.check = [](const CheckCtx& c) { c.need_float(0); };
+  d.attrs = {"broadcast", "axis"};
+  d.check = [float_only](const CheckCtx& c) {
+    check_legacy_broadcast(c);
+    if (float_only) c.need_float(0);
+  };
   d.types = [out_elem](const CheckCtx& c) { return out_elem == kUndefined ? same_as(c, 0) : of(out_elem); };
   d.run = [f, out_elem](Args& a) {
-    Tensor r = f(a.t(0), a.t(1));
+    Tensor r = f(a.t(0), legacy_b(a));
     if (out_elem == kUndefined) r = as(r, a.dtype(0));  // ONNX ops keep their input type
     return Ts{r};
   };
   if (host)
     d.host = [host, out_elem](Args& a) {
-      return Hs{host_map2(a, a.h(0), a.h(1), out_elem == kUndefined ? a.elem(0) : out_elem, host)};
+      HostTensor b = a.h(1);
+      if (a.opset < 7 && a.attrs.i("broadcast", 0) && a.attrs.has("axis")) {  // legacy axis broadcast
+        const std::int64_t rank = static_cast<std::int64_t>(a.shape(0).size());
+        const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 0), rank);
+        while (static_cast<std::int64_t>(b.shape.size()) + axis < rank) b.shape.push_back(1);
+      }
+      return Hs{host_map2(a, a.h(0), b, out_elem == kUndefined ? a.elem(0) : out_elem, host)};
     };
   m[op] = std::move(d);
 }
@@ -115,6 +143,37 @@ void register_elementwise_ops(Registry& m) {
   unary(m, "Asin", asin, true);
   unary(m, "Acos", acos, true);
   unary(m, "Atan", atan, true);
+  m["Asinh"] = OpDef{{},
+                     [](const CheckCtx& c) { c.need_float(0); },
+                     nullptr,
+                     [](Args& a) {
+                       const Tensor& x = a.t(0);  // sign(x) log(|x| + sqrt(x^2 + 1)), stable for x < 0
+                       Tensor ax = abs(x);
+                       return Ts{mul(sign(x), log(add(ax, sqrt(add(mul(ax, ax), 1.0)))))};
+                     }};
+  m["Acosh"] = OpDef{{},
+                     [](const CheckCtx& c) { c.need_float(0); },
+                     nullptr,
+                     [](Args& a) {
+                       const Tensor& x = a.t(0);
+                       return Ts{log(add(x, sqrt(sub(mul(x, x), 1.0))))};
+                     }};
+  m["Atanh"] = OpDef{{},
+                     [](const CheckCtx& c) { c.need_float(0); },
+                     nullptr,
+                     [](Args& a) {
+                       const Tensor& x = a.t(0);
+                       return Ts{mul(sub(log1p(x), log1p(neg(x))), 0.5)};
+                     }};
+  m["Shrink"] = OpDef{{"bias", "lambd"},
+                      [](const CheckCtx& c) { c.need_float(0); },
+                      nullptr,
+                      [](Args& a) {
+                        const Tensor& x = a.t(0);
+                        const double b = a.attrs.f("bias", 0.0), l = a.attrs.f("lambd", 0.5);
+                        Tensor r = where(lt(x, -l), add(x, b), where(gt(x, l), sub(x, b), zeros_like(x)));
+                        return Ts{as(r, x.dtype())};
+                      }};
   unary(m, "Sinh", sinh, true);
   unary(m, "Cosh", cosh, true);
   unary(m, "Tanh", tanh, true);
@@ -288,6 +347,8 @@ void register_elementwise_ops(Registry& m) {
                      }};
   m["Cast"] = OpDef{{"to", "saturate"},
                     [](const CheckCtx& c) {
+                      if (c.attrs().get("to") && c.attrs().get("to")->type != Attr::kInt)
+                        c.fail_attr("to", "a string type name (opset < 6) is not supported");
                       const int to = static_cast<int>(c.attrs().i("to", 0));
                       if (!elem_supported(to)) c.fail_attr("to", "cast to " + elem_name(to) + " is not supported");
                     },

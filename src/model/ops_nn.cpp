@@ -338,9 +338,11 @@ void register_nn_ops(Registry& m) {
   m["GlobalAveragePool"] = OpDef{{}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, global(false)};
   m["GlobalMaxPool"] = OpDef{{}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, global(true)};
   m["BatchNormalization"] =
-      OpDef{{"epsilon", "momentum", "spatial", "training_mode"},
+      OpDef{{"epsilon", "momentum", "spatial", "training_mode", "is_test"},
             [](const CheckCtx& c) {
               c.need_float(0);
+              if (c.opset() < 7 && c.attrs().i("is_test", 0) == 0 && c.n.outputs.size() > 1)
+                c.fail_attr("is_test", "training mode is not supported");
               if (c.attrs().i("training_mode", 0)) c.fail_attr("training_mode", "training mode is not supported");
               if (c.attrs().i("spatial", 1) != 1) c.fail_attr("spatial", "only spatial=1 is supported");
               for (std::size_t i = 1; i < c.n.outputs.size(); ++i)
@@ -426,13 +428,47 @@ void register_nn_ops(Registry& m) {
       OpDef{{"axis"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, [](Args& a) { return softmax_like(a, 1); }};
   m["Hardmax"] =
       OpDef{{"axis"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, [](Args& a) { return softmax_like(a, 2); }};
+  m["LRN"] = OpDef{{"alpha", "beta", "bias", "size"},
+                   [](const CheckCtx& c) { c.need_float(0); },
+                   nullptr,
+                   [](Args& a) {
+                     // x / (bias + alpha / size * sum of x^2 over a window of `size` channels)^beta
+                     const Tensor& x = a.t(0);
+                     const std::int64_t size = a.attrs.i("size", 1), N = x.size(0), C = x.size(1);
+                     const double alpha = a.attrs.f("alpha", 1e-4), beta = a.attrs.f("beta", 0.75),
+                                  bias = a.attrs.f("bias", 1.0);
+                     Tensor sq = mul(x, x).reshape({N, 1, C, -1});
+                     const std::int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+                     Pool2dOptions o;
+                     o.kernel = {size, 1};
+                     o.stride = {1, 1};
+                     Tensor s = mul(avg_pool2d(pad(sq, {0, 0, lo, hi}), o), static_cast<double>(size));
+                     Tensor den = pow(add(mul(s, alpha / static_cast<double>(size)), bias), beta);
+                     return Ts{div(x, den.reshape(x.shape()))};
+                   }};
+  m["MeanVarianceNormalization"] = OpDef{{"axes"},
+                                         [](const CheckCtx& c) { c.need_float(0); },
+                                         nullptr,
+                                         [](Args& a) {
+                                           const Tensor& x = a.t(0);
+                                           Dims axes = a.attrs.ints("axes", {0, 2, 3});
+                                           for (auto& ax : axes) ax = norm_axis(a, ax, x.dim());
+                                           Tensor mu = mean(x, axes, true);
+                                           Tensor sd = sqrt(var(x, axes, 0.0, true));
+                                           return Ts{div(sub(x, mu), add(sd, 1e-9))};
+                                         }};
   m["PRelu"] = OpDef{{},
                      [](const CheckCtx& c) { c.need_float(0); },
                      nullptr,
                      [](Args& a) {
                        const Tensor& x = a.t(0);
                        Tensor s = a.t(1);
-                       // opset < 7 style per-channel slope [C] on [N, C, ...] is numpy-broadcast in opset >= 7
+                       // PRelu-6: a slope [C] is per channel (dim 1); from opset 7 it broadcasts NumPy-style.
+                       if (a.opset < 7 && s.dim() == 1 && x.dim() > 2 && s.size(0) == x.size(1)) {
+                         Shape v(static_cast<std::size_t>(x.dim() - 1), 1);
+                         v[0] = s.size(0);
+                         s = s.view(v);
+                       }
                        return Ts{prelu(x, s)};
                      }};
   m["Resize"] = OpDef{{"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value",

@@ -25,7 +25,7 @@ I64s axes_of(Args& a, std::size_t input) {
 }
 
 Shape reshape_target(Args& a, const Shape& in) {
-  I64s s = a.ints(1);
+  I64s s = a.opset < 5 ? a.attrs.ints("shape") : a.ints(1);
   const bool allowzero = a.attrs.i("allowzero", 0) != 0;
   std::int64_t known = 1, infer = -1;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -443,7 +443,12 @@ void register_shape_ops(Registry& m) {
                                    return Ts{scatter_add(a.t(0), axis, a.t(1), a.t(2))};
                                  return Ts{scatter(a.t(0), axis, a.t(1), a.t(2))};
                                }};
-  m["Tile"] = OpDef{{}, nullptr, nullptr, [](Args& a) { return Ts{tile(a.t(0), a.ints(1))}; }};
+  m["Tile"] = OpDef{{},
+                    [](const CheckCtx& c) {
+                      if (c.opset() < 6) c.fail("Tile before opset 6 (tiles, axis inputs) is not supported");
+                    },
+                    nullptr,
+                    [](Args& a) { return Ts{tile(a.t(0), a.ints(1))}; }};
   m["Expand"] = OpDef{{},
                       nullptr,
                       nullptr,
