@@ -49,30 +49,26 @@ std::vector<int> code_points(const std::string& s) {
   return r;
 }
 
-const stbtt_fontinfo& info_of(const std::string& data) {
-  thread_local std::string key;
-  thread_local stbtt_fontinfo info;
-  if (key != data) {
-    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-    if (!stbtt_InitFont(&info, p, stbtt_GetFontOffsetForIndex(p, 0))) throw std::runtime_error("bad font data");
-    key = data;
-  }
-  return info;
-}
-
 }  // namespace
+
+struct Font::Info {
+  stbtt_fontinfo info;
+};
 
 Font::Font(const std::string& path) : path_(path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error(path + ": font not found (Debian package fonts-dejavu-core)");
   std::ostringstream ss;
   ss << f.rdbuf();
-  data_ = ss.str();
-  info_of(data_);
+  data_ = std::make_shared<const std::string>(ss.str());
+  info_ = std::make_shared<Info>();
+  const auto* p = reinterpret_cast<const unsigned char*>(data_->data());
+  if (!stbtt_InitFont(&info_->info, p, stbtt_GetFontOffsetForIndex(p, 0)))
+    throw std::runtime_error(path + ": not a TrueType font");
 }
 
 int Font::width(const std::string& text, float px) const {
-  const stbtt_fontinfo& info = info_of(data_);
+  const stbtt_fontinfo& info = info_->info;
   const float scale = stbtt_ScaleForPixelHeight(&info, px);
   float x = 0;
   const auto cps = code_points(text);
@@ -86,7 +82,7 @@ int Font::width(const std::string& text, float px) const {
 }
 
 int Font::draw(cv::Mat& rgb, const std::string& text, int x0, int y, float px, cv::Scalar color) const {
-  const stbtt_fontinfo& info = info_of(data_);
+  const stbtt_fontinfo& info = info_->info;
   const float scale = stbtt_ScaleForPixelHeight(&info, px);
   float x = static_cast<float>(x0);
   const auto cps = code_points(text);

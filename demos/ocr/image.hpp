@@ -1,5 +1,6 @@
 // Images of the OCR demo: 8-bit RGB cv::Mat (OpenCV imgproc from Debian), PNG/JPG through stb.
 #pragma once
+#include <memory>
 #include <opencv2/core.hpp>
 #include <string>
 
@@ -22,8 +23,10 @@ class Font {
   const std::string& path() const { return path_; }
 
  private:
+  struct Info;
   std::string path_;
-  std::string data_;
+  std::shared_ptr<const std::string> data_;
+  std::shared_ptr<Info> info_;  // points into *data_
 };
 
 }  // namespace ocr

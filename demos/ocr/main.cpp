@@ -21,11 +21,6 @@ std::string default_models() {
   return GLTENSOR_DEFAULT_MODEL_DIR;
 }
 
-std::string without_spaces(std::string s) {
-  s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,9 +91,9 @@ int main(int argc, char** argv) {
       // Character accuracy: each rendered line against the best-matching recognized line.
       std::size_t errors = 0, total = 0;
       for (const auto& s : truth) {
-        const std::string want = without_spaces(s.text);
+        const std::string want = ocr::without_spaces(s.text);
         std::size_t best = want.size();
-        for (const auto& l : lines) best = std::min(best, ocr::edit_distance(without_spaces(l.text), want));
+        for (const auto& l : lines) best = std::min(best, ocr::edit_distance(ocr::without_spaces(l.text), want));
         errors += best;
         total += want.size();
       }

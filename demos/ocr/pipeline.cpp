@@ -223,6 +223,8 @@ std::vector<TextLine> OcrPipeline::run(const cv::Mat& rgb, OcrTimings* timings) 
   int h = 0, w = 0;
   auto x = det_input(rgb, h, w);
   auto det_out = det_.run({{det_.inputs()[0].name, Tensor::from_host(dev_, x, {1, 3, h, w})}});
+  last_det_ = x;
+  last_det_shape_ = {1, 3, h, w};
   auto prob = det_out.begin()->second.to_vector();
   tm.det_ms = ms_since(t0);
   auto t1 = Clock::now();
@@ -266,6 +268,8 @@ std::vector<TextLine> OcrPipeline::run(const cv::Mat& rgb, OcrTimings* timings) 
     batch.insert(batch.end(), one.begin(), one.end());
   }
   auto out = rec_.run({{rec_.inputs()[0].name, Tensor::from_host(dev_, batch, {n, 3, opt_.rec_height, W})}});
+  last_rec_ = batch;
+  last_rec_shape_ = {n, 3, opt_.rec_height, W};
   const Tensor& probs = out.begin()->second;
   auto decoded = ctc_decode(probs.to_vector(), probs.size(0), probs.size(1), probs.size(2));
   for (std::int64_t i = 0; i < n; ++i) {
@@ -301,6 +305,19 @@ cv::Mat annotate(const cv::Mat& rgb, const std::vector<TextLine>& lines, const F
               static_cast<int>(lines[i].box[0].y + bh * 0.78f), px, cv::Scalar(0, 0, 0));
   }
   return canvas;
+}
+
+std::string without_spaces(const std::string& s) {
+  std::string r;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ' ') continue;
+    if (s.compare(i, 3, "\xE3\x80\x80") == 0) {
+      i += 2;
+      continue;
+    }
+    r += s[i];
+  }
+  return r;
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {

@@ -54,6 +54,16 @@ class OcrPipeline {
   std::vector<float> rec_input(const cv::Mat& crop, int width) const;
   std::vector<std::pair<std::string, float>> ctc_decode(const std::vector<float>& probs, std::int64_t n, std::int64_t t,
                                                         std::int64_t c) const;
+  /// The inputs of the last run's detector and recognizer calls (for benchmarks that feed the
+  /// same values to another runtime).
+  const std::vector<float>& last_det_input(gltensor::Shape& shape) const {
+    shape = last_det_shape_;
+    return last_det_;
+  }
+  const std::vector<float>& last_rec_input(gltensor::Shape& shape) const {
+    shape = last_rec_shape_;
+    return last_rec_;
+  }
   gltensor::Model& det() { return det_; }
   gltensor::Model& rec() { return rec_; }
   /// The crop of a box, upright (perspective transform; tall crops turned by 90 degrees).
@@ -65,11 +75,17 @@ class OcrPipeline {
   gltensor::Model det_, rec_;
   std::vector<gltensor::Model> cls_;  // zero or one
   std::vector<std::string> chars_;    // index 0: CTC blank
+  std::vector<float> last_det_, last_rec_;
+  gltensor::Shape last_det_shape_, last_rec_shape_;
 };
 
 /// The annotated picture: the image with the boxes (left) and the recognized text drawn at the
 /// boxes' places (right).
 cv::Mat annotate(const cv::Mat& rgb, const std::vector<TextLine>& lines, const Font& font);
+
+/// s without spaces (ASCII and the ideographic U+3000 the recognizer emits at line ends), for
+/// comparing text read back with the text rendered (the recognizer drops most spaces).
+std::string without_spaces(const std::string& s);
 
 /// Levenshtein distance between UTF-8 strings, by code point.
 std::size_t edit_distance(const std::string& a, const std::string& b);
