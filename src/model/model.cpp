@@ -164,6 +164,24 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     }
   };
   const std::size_t host_limit = 1 << 16;
+  // One node: on the host (shape subgraphs, small constants) or as gltensor ops on the GPU.
+  auto run_node = [&](Args& a, const OpDef& def, const Node& n, bool on_host) {
+    if (on_host) {
+      Hs outs = def.host(a);
+      for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+        if (n.outputs[k] >= 0) {
+          outs[k].elem = g.values[n.outputs[k]].elem;
+          vals[n.outputs[k]].host = std::make_shared<HostTensor>(std::move(outs[k]));
+        }
+      return;
+    }
+    Ts outs = def.run(a);
+    for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+      if (n.outputs[k] >= 0) {
+        vals[n.outputs[k]].gpu = outs[k];
+        hold(outs[k]);
+      }
+  };
   // GLTENSOR_MODEL_TRACE=1: wait for each node and print its wall time (debugging; the GPU
   // profiler with timer queries will give per-node GPU times here).
   static const bool trace = std::getenv("GLTENSOR_MODEL_TRACE") != nullptr;
@@ -185,20 +203,19 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     }
     Args a(m.dev, g, n, ptrs, weight_dtype(m.options));
     const bool on_host = def.host && (def.shape_only || (all_host && host_elems <= host_limit));
-    if (on_host) {
-      Hs outs = def.host(a);
-      for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-        if (n.outputs[k] >= 0) {
-          outs[k].elem = g.values[n.outputs[k]].elem;
-          vals[n.outputs[k]].host = std::make_shared<HostTensor>(std::move(outs[k]));
-        }
-    } else {
-      Ts outs = def.run(a);
-      for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-        if (n.outputs[k] >= 0) {
-          vals[n.outputs[k]].gpu = outs[k];
-          hold(outs[k]);
-        }
+    try {
+      run_node(a, def, n, on_host);
+    } catch (const ModelError&) {
+      throw;
+    } catch (const LimitError&) {
+      throw;
+    } catch (const OutOfMemory&) {
+      throw;
+    } catch (const DeviceError&) {
+      throw;
+    } catch (const Error& e) {
+      // Shapes or values the graph cannot take (known only at run time): name the node.
+      g.fail(n, e.what());
     }
     for (int o : n.outputs)
       if (o >= 0 && !vals[o].defined()) g.fail(n, "output '" + g.values[o].name + "' was not produced");

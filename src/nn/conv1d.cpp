@@ -10,29 +10,27 @@ void need_3d(const char* op, const Tensor& x, const char* what) {
     throw ShapeError(std::string("gltensor::") + op + ": expects " + what + " with 3 dims [N, C, L], got " +
                      (x.defined() ? to_string(x.shape()) : std::string("undefined")));
 }
-}  // namespace
-
-Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1dOptions& o, const Epilogue& e) {
-  need_3d("conv1d", x, "x");
-  need_3d("conv1d", w, "weight");
+Conv2dOptions conv2d_options(const Conv1dOptions& o) {
   Conv2dOptions c;
   c.stride = {1, o.stride};
   c.padding = {0, o.padding[0], 0, o.padding[1]};
   c.dilation = {1, o.dilation};
   c.groups = o.groups;
-  return conv2d(x.unsqueeze(2), w.unsqueeze(2), bias, c, e).squeeze(2);
+  return c;
+}
+}  // namespace
+
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1dOptions& o, const Epilogue& e) {
+  need_3d("conv1d", x, "x");
+  need_3d("conv1d", w, "weight");
+  return conv2d(x.unsqueeze(2), w.unsqueeze(2), bias, conv2d_options(o), e).squeeze(2);
 }
 
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1dOptions& o,
                         std::int64_t output_padding) {
   need_3d("conv_transpose1d", x, "x");
   need_3d("conv_transpose1d", w, "weight");
-  Conv2dOptions c;
-  c.stride = {1, o.stride};
-  c.padding = {0, o.padding[0], 0, o.padding[1]};
-  c.dilation = {1, o.dilation};
-  c.groups = o.groups;
-  return conv_transpose2d(x.unsqueeze(2), w.unsqueeze(2), bias, c, {0, output_padding}).squeeze(2);
+  return conv_transpose2d(x.unsqueeze(2), w.unsqueeze(2), bias, conv2d_options(o), {0, output_padding}).squeeze(2);
 }
 
 namespace {

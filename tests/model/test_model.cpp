@@ -311,6 +311,16 @@ TEST(Model, MismatchedInputsAreModelErrorsAtRun) {
       std::string::npos);
   o.input_shapes = {{"x", {4, 3}}};
   Model fixed = Model::load(device(), m.save("run_errors"), o);
+  // Shapes known only at run time that an op cannot take: a ModelError naming the node.
+  {
+    B mm(13);
+    mm.input("a", {-1, -1}).output("y").init("w", {4, 2}, std::vector<float>(8, 1));
+    mm.node("MatMul", {"a", "w"}, {"y"}, "mm0");
+    Model bad = Model::load(device(), mm.save("run_shape_error"));
+    const std::string e = error_of([&] { bad.run({{"a", ones(device(), {2, 3})}}); });
+    EXPECT_NE(e.find("node 0 'mm0' (MatMul): gltensor::"), std::string::npos) << e;
+    EXPECT_EQ(bad.run({{"a", ones(device(), {2, 4})}}).at("y").to_vector()[0], 4.0f);
+  }
   EXPECT_EQ(fixed.inputs()[0].shape, (Shape{4, 3}));
   EXPECT_NE(error_of([&] { fixed.run({{"x", good}}); }).find("expected [4, 3]"), std::string::npos);
 }
