@@ -130,7 +130,12 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
       // both operands contiguous along K / N. Where the quad-load matmul kernel applies it
       // writes NCHW directly (column groups of OH*OW as the outer dim); otherwise the result
       // [O, N, OH, OW] is copied to NCHW.
-      Tensor cols = im2col(x, g);
+      // A 1x1, stride-1, unpadded convolution of one image is the matmul itself: the image
+      // [C, H*W] is already the columns matrix.
+      const bool pointwise = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
+                             o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && g.N == 1 &&
+                             x.dtype() == DType::f32 && x.is_contiguous();
+      Tensor cols = pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
       Tensor wm = w.reshape({O, K});
       Tensor b = bias.defined() ? bias.view({O, 1}) : Tensor();
       Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW, act);
