@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests onnx bench benchf lab mlp cnn profile torchtrain
-#   (diag: see git history)
+#                                   ocr ocrbench ocrtest (after pack_gpu.sh --ocr) (diag: see git history)
+# The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
 P=$(cd "$(dirname "$0")" && pwd)
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -34,6 +35,24 @@ for phase in "$@"; do
           done 2>&1 | tee "$OUT/diag.txt" ;;
     profile) for m in cnn mlp; do timeout 120 "$P/bin/gltensor_train_profile" --model $m --steps ${PROFILE_STEPS:-40} 2>&1 | tee -a "$OUT/profile.txt"; done ;;
     torchtrain) timeout 300 python3 "$P/torch_train_reference.py" "$P/data" --epochs ${TORCH_EPOCHS:-2} 2>&1 | tee "$OUT/torchtrain.txt" ;;
+    ocr) # the OCR demo on its sample (accuracy) and on a 960x960 page, first and warm runs
+         mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
+         (cd /tmp && timeout 300 "$P/bin/ocr" --models "$P/models/ocr" --bench 20 --out "$OUT/ocr_out.png" 2>&1 | tee "$OUT/ocr.txt")
+         (cd /tmp && timeout 300 "$P/bin/ocr" --models "$P/models/ocr" --cls --f16 --bench 20 --out /tmp/ocr_f16.png 2>&1 | tee -a "$OUT/ocr.txt")
+         for m in det rec; do
+           f=$([ $m = det ] && echo x=1x3x640x640 || echo x=1x3x48x320)
+           timeout 120 "$P/bin/gltensor-run" "$P/models/ocr/ch_PP-OCRv4_${m}_infer.onnx" --shape $f --bench 50 2>&1 | tee -a "$OUT/ocr.txt"
+         done ;;
+    ocrbench) # gltensor vs ONNX Runtime (pip, CPU, every core) on the same inputs; det 640, rec 48x320, OCR
+         mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
+         python3 -c "import onnxruntime, numpy; print('onnxruntime', onnxruntime.__version__)" 2>&1 | tee "$OUT/ocrbench.txt"
+         timeout 500 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort python --source "$P" --runs 20 \
+           --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
+    ocrtest) # model tests; the ONNX Runtime comparisons skip without node, the OCR accuracy test runs
+         mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
+         for t in test_model test_ocr_models; do
+           GLTENSOR_MODEL_CACHE="$P" timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/ocrtest.txt"
+         done ;;
     mlp|cnn) (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase 2>/dev/null | tee "$OUT/$phase.txt")
          cp /tmp/$phase/metrics.json "$OUT/${phase}_metrics.json"; cp /tmp/$phase/training_curves.png "$OUT/${phase}_curves.png" ;;
   esac

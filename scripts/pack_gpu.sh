@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Packs what the lent GPU machine needs into gpu-pack/ (ignored by git): binaries built here
 # (same x86-64), the extra shared libraries they load, the Fashion-MNIST files (or, with
-# --onnx, the ONNX node tests instead, to stay under the 64 MiB carry limit), PyTorch's reference
-# script and scripts/gpu_run.sh. Then, with `.gl` from ../shared/gpu/fetch-gl-runtime.sh:
+# --onnx, the ONNX node tests instead, or with --ocr the PaddleOCR models (16 MB) and what the
+# OCR demo, gltensor-run and gltensor_ocr_bench load, to stay under the 64 MiB carry limit),
+# PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
+# ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn
+#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -14,12 +17,25 @@ rm -rf gpu-pack && mkdir -p gpu-pack/bin gpu-pack/lib
 cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/bench/gltensor_kernel_lab \
    "$build"/bench/gltensor_train_profile "$build"/demos/fashion_mnist gpu-pack/bin/
 [ -x "$build/tools/gltensor-onnx-test" ] && cp "$build/tools/gltensor-onnx-test" gpu-pack/bin/
+if [ "${1:-}" = "--ocr" ]; then
+  # Only what the OCR phases run; the other test programs stay home to fit the carry limit.
+  rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/fashion_mnist
+  cp "$build"/tests/test_ocr_models "$build"/tests/test_model "$build"/demos/ocr "$build"/tools/gltensor-run \
+     "$build"/bench/gltensor_ocr_bench gpu-pack/bin/
+  ldd gpu-pack/bin/ocr gpu-pack/bin/gltensor-run | awk '/=> \// {print $3}' | sort -u |
+    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
+    xargs -r -I{} cp -L {} gpu-pack/lib/
+  cache=${GLTENSOR_MODEL_CACHE:-.cache}
+  mkdir -p gpu-pack/models/ocr && cp "$cache"/models/ocr/*.onnx "$cache"/models/ocr/ppocr_keys_v1.txt gpu-pack/models/ocr/
+  mkdir -p gpu-pack/bench gpu-pack/fonts && cp bench/ort_reference.py gpu-pack/bench/
+  cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
+fi
 strip gpu-pack/bin/*
 for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so.32; do
   [ -e "/lib/x86_64-linux-gnu/$lib" ] && cp "/lib/x86_64-linux-gnu/$lib" gpu-pack/lib/
 done
 if [ "${1:-}" = "--onnx" ]; then cp -r /usr/share/libonnx-testdata/data/node gpu-pack/onnx-node
-else mkdir -p gpu-pack/data && cp /usr/share/datasets/fashion-mnist/*.gz gpu-pack/data/; fi
+elif [ "${1:-}" != "--ocr" ]; then mkdir -p gpu-pack/data && cp /usr/share/datasets/fashion-mnist/*.gz gpu-pack/data/; fi
 cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py gpu-pack/
 cp scripts/gpu_run.sh gpu-pack/run.sh
 du -sh gpu-pack

@@ -71,9 +71,17 @@ class ValueError : public Error {
 /// A model file that cannot be loaded or run (gltensor::Model): an unsupported op, attribute,
 /// dtype or opset (raised at load), or inputs that do not match the graph (raised at run). The
 /// message names the model file, the node (name, index, op type) and the attribute or input.
+/// reason() is the same message without the file and node (e.g. "op Foo is not supported",
+/// "attribute auto_pad=VALID is not supported"), for grouping.
 class ModelError : public Error {
  public:
   using Error::Error;
+  ModelError(const std::string& what, std::string reason) : Error(what), reason_(std::move(reason)) {}
+  /// Empty when the error was built from a message alone.
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 /// A Device (or a tensor on it) used from a thread other than the one that opened it.

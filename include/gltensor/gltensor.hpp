@@ -6,6 +6,7 @@
 #include "gltensor/errors.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/linalg.hpp"
+#include "gltensor/model.hpp"
 #include "gltensor/nn.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"

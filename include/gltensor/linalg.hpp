@@ -12,6 +12,9 @@
 // promote_types(a, b) for floats, f32 when both are integers. Errors: ShapeError when inner dims
 // differ or batch dims do not broadcast (naming both shapes), LimitError past 2^31 elements.
 #pragma once
+#include <cstdint>
+#include <string>
+
 #include "gltensor/tensor.hpp"
 
 namespace gltensor {
@@ -32,15 +35,30 @@ enum class Activation {
 };
 
 /// An activation with its parameters, applied after alpha, the addend and the bias:
-/// y = act(alpha * a @ b + beta * addend). Implicit from an Activation (default parameters:
-/// leaky_relu 0.01, hardsigmoid 1/6 and 0.5, clip 0 and 6).
+/// y = act(alpha * a @ b + beta * addend), inside the matmul kernel (glsl/common/activations.glsl)
+/// where no gradient is recorded, else as the same unary ops after it. Implicit from an
+/// Activation (default parameters as torch: leaky_relu 0.01, hardsigmoid 1/6 and 0.5, clip 0
+/// and 6); the factories take ONNX's parameters and defaults.
 struct Epilogue {
   Activation act = Activation::none;
   float p0 = 0, p1 = 0;
   Epilogue() = default;
   Epilogue(Activation a);  // NOLINT(google-explicit-constructor): an Activation is an Epilogue
   Epilogue(Activation a, double p0, double p1 = 0) : act(a), p0(static_cast<float>(p0)), p1(static_cast<float>(p1)) {}
+  /// ONNX Clip(min, max) (ValueError at use if min > max), HardSigmoid(alpha, beta),
+  /// HardSwish, LeakyRelu(alpha).
+  static Epilogue clip(double min, double max) { return {Activation::clip, min, max}; }
+  static Epilogue hardsigmoid(double alpha = 0.2, double beta = 0.5) { return {Activation::hardsigmoid, alpha, beta}; }
+  static Epilogue hardswish() { return {Activation::hardswish, 0, 0}; }
+  static Epilogue leaky_relu(double slope = 0.01) { return {Activation::leaky_relu, slope, 0}; }
+  bool operator==(const Epilogue&) const = default;
+  /// "relu", "clip(0, 6)", "hardsigmoid(0.2, 0.5)", ...
+  std::string name() const;
 };
+
+/// The epilogue's activation applied to x as separate (differentiable) unary ops; x itself for
+/// none. x: floating dtype; same shape and dtype out.
+Tensor apply_epilogue(const Tensor& x, const Epilogue& epilogue);
 
 /// torch.matmul: 1-D x 1-D is a dot product (0-dim result); a 1-D left operand is treated as
 /// [1, K] and a 1-D right operand as [K, 1] (the added dim is removed); >= 2-D operands are

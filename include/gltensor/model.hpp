@@ -66,6 +66,10 @@ class Model {
   std::size_t total_intermediate_bytes() const;
   /// Bytes of initializers on the GPU.
   std::size_t weight_bytes() const;
+  /// What planning did, in one line: nodes left to run, constants folded, BatchNormalization
+  /// and Mul/Add folded into Conv weights, fused epilogues and elementwise chains (an addition
+  /// to the API, for gltensor-run and tests).
+  std::string plan_summary() const;
 
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;

@@ -12,7 +12,9 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <vector>
 
+#include "gltensor/linalg.hpp"
 #include "gltensor/tensor.hpp"
 
 namespace gltensor {
@@ -33,10 +35,33 @@ struct Conv2dOptions {
 
 /// x [N, C, H, W], weight [O, C / groups, KH, KW], bias [O] or undefined -> [N, O, OH, OW].
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Conv2dOptions& opt = {});
+/// conv2d followed by an activation (its epilogue, see Epilogue in linalg.hpp): the kernel
+/// activations run inside the matmul kernel (without gradients), the others after it. Grouped
+/// convolutions run as one batched matmul ([groups, O/groups, K] @ [groups, K, N*OH*OW]);
+/// depthwise ones (one input and one output channel per group, no gradients) as KH * KW
+/// multiply-adds of shifted strided views of the padded input.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt,
+              const Epilogue& epilogue);
 /// x [N, Cin, H, W], weight [Cin, Cout / groups, KH, KW] -> [N, Cout, OH, OW] with
 /// OH = (H - 1) * stride - pt - pb + dilation * (KH - 1) + output_padding + 1. Forward only.
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
                         const Conv2dOptions& opt = {}, std::array<std::int64_t, 2> output_padding = {0, 0});
+
+/// 1-D convolution (torch.nn.functional.conv1d; ONNX Conv on [N, C, L]): x [N, C, L], weight
+/// [O, C / groups, K], bias [O] or undefined -> [N, O, OL]; padding {begin, end}. Runs as conv2d
+/// on [N, C, 1, L] (same errors, naming conv2d).
+struct Conv1dOptions {
+  std::int64_t stride = 1;
+  std::array<std::int64_t, 2> padding{0, 0};  ///< begin, end
+  std::int64_t dilation = 1;
+  std::int64_t groups = 1;
+};
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Conv1dOptions& opt = {},
+              const Epilogue& epilogue = {});
+/// x [N, Cin, L], weight [Cin, Cout / groups, K] -> [N, Cout, OL], OL = (L - 1) * stride - pb - pe +
+/// dilation * (K - 1) + output_padding + 1. Forward only; runs as conv_transpose2d.
+Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const Conv1dOptions& opt = {}, std::int64_t output_padding = 0);
 
 struct Pool2dOptions {
   std::array<std::int64_t, 2> kernel{2, 2};
@@ -50,6 +75,19 @@ struct Pool2dOptions {
 /// [N, C, H, W] -> [N, C, OH, OW]; NaN wins the max.
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
+/// 1-D pooling (torch max_pool1d/avg_pool1d): x [N, C, L] -> [N, C, OL]; options as
+/// Pool2dOptions for one dim (kernel, stride (0 = kernel), symmetric padding, dilation, ceil_mode,
+/// count_include_pad). Runs as 2-D pooling on [N, C, 1, L].
+struct Pool1dOptions {
+  std::int64_t kernel = 2;
+  std::int64_t stride = 0;
+  std::int64_t padding = 0;
+  std::int64_t dilation = 1;
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+};
+Tensor max_pool1d(const Tensor& x, const Pool1dOptions& opt);
+Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& opt);
 /// Averages over adaptive windows to exactly [OH, OW] (torch.nn.AdaptiveAvgPool2d).
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> output_size);
 /// Mean over H and W, keeping them as size 1: [N, C, 1, 1].
@@ -68,6 +106,39 @@ Tensor rms_norm(const Tensor& x, std::int64_t normalized_dims, const Tensor& wei
 /// x [N, C, ...] normalized over C / groups channels at a time; weight/bias [C].
 Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   double eps = 1e-5);
+
+/// ONNX PRelu: x < 0 ? slope * x : x, with slope broadcast to x NumPy-style (for torch's per-
+/// channel weight [C] on [N, C, H, W], pass weight.view({C, 1, 1})). NaN stays NaN. Floating
+/// dtypes; ShapeError when slope does not broadcast to x's shape.
+Tensor prelu(const Tensor& x, const Tensor& slope);
+
+/// ONNX Resize (opsets 10-17) for modes nearest and linear (N-linear: linear along every
+/// resized dim, i.e. bilinear on [N, C, H, W]) and the coordinate transformations
+///   half_pixel:           x_in = (x_out + 0.5) / scale - 0.5
+///   pytorch_half_pixel:   as half_pixel, 0 where the output length is 1
+///   align_corners:        x_in = x_out * (in - 1) / (out - 1)
+///   asymmetric:           x_in = x_out / scale
+///   tf_half_pixel_for_nn: x_in = (x_out + 0.5) / scale
+/// where scale = scales[d] when given, else out / in. Nearest rounds x_in by nearest_mode
+/// (round_prefer_floor, round_prefer_ceil, floor, ceil; `simple` = Resize-10's floor when
+/// upsampling, ceil when downsampling) and clamps it to [0, in - 1]; linear clamps the two
+/// neighbours. torch: interpolate(mode="nearest") = asymmetric + floor, mode="bilinear" with
+/// align_corners=False = pytorch_half_pixel + linear. Runs as index_select per resized dim
+/// (linear: two selects and a lerp, with indices and weights computed on the host); integer
+/// nearest upsampling that repeats each element runs as one broadcast copy.
+/// x: any rank, floating for linear; size: the output shape (same rank; ShapeError otherwise,
+/// ValueError for sizes < 1 or scales of the wrong length).
+struct ResizeOptions {
+  enum class Mode { nearest, linear };
+  enum class Coord { half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn };
+  enum class Nearest { round_prefer_floor, round_prefer_ceil, floor, ceil, simple };
+  Mode mode = Mode::nearest;
+  Coord coord = Coord::half_pixel;
+  Nearest nearest = Nearest::round_prefer_floor;
+  /// Per-dim scales (empty: out / in).
+  std::vector<double> scales;
+};
+Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt = {});
 
 enum class Reduction { none, mean, sum };
 /// Fused log_softmax + negative log likelihood: logits [N, C], target int [N] in [0, C)

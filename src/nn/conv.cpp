@@ -6,6 +6,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "ops/activation.hpp"
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -94,6 +95,10 @@ void check_options(const char* op, const Conv2dOptions& o) {
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o) {
+  return conv2d(x, w, bias, o, Epilogue());
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o, const Epilogue& epi) {
   const char* op = "conv2d";
   check_same_device(op, {&x, &w});
   check_options(op, o);
@@ -115,29 +120,61 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   g.OH = (ph - eh) / o.stride[0] + 1;
   g.OW = (pw - ew) / o.stride[1] + 1;
   const std::int64_t Og = O / G, K = g.C * g.KH * g.KW;
+  check_epilogue(op, epi);
+  const bool grad = autograd::any_requires_grad({&x, &w, &bias});
+  // The epilogue runs in the matmul kernel where no gradient is recorded, else after it.
+  const Epilogue fused = grad ? Epilogue() : epi, after = grad ? epi : Epilogue();
   Tensor y;
   std::vector<Tensor> saved_cols;
   {
     NoGradGuard ng;
-    Tensor out = G == 1 ? Tensor() : Tensor::empty(x.device(), {g.N, O, g.OH, g.OW}, DType::f32);
-    for (std::int64_t gi = 0; gi < G; ++gi) {
-      // [Og, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
+    Tensor out;
+    if (G == 1) {
+      // [O, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
       // both operands contiguous along K / N. Where the quad-load matmul kernel applies it
       // writes NCHW directly (column groups of OH*OW as the outer dim); otherwise the result
-      // [Og, N, OH, OW] is copied to NCHW.
-      Tensor cols = im2col(G == 1 ? x : x.narrow(1, gi * g.C, g.C), g);
-      Tensor wm = (G == 1 ? w : w.narrow(0, gi * Og, Og)).reshape({Og, K});
-      Tensor b = bias.defined() ? (G == 1 ? bias : bias.narrow(0, gi * Og, Og)).view({Og, 1}) : Tensor();
-      Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW);
+      // [O, N, OH, OW] is copied to NCHW.
+      // A 1x1, stride-1, unpadded convolution of one image is the matmul itself: the image
+      // [C, H*W] is already the columns matrix.
+      const bool pointwise = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
+                             o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && g.N == 1 &&
+                             x.dtype() == DType::f32 && x.is_contiguous();
+      Tensor cols = pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
+      Tensor wm = w.reshape({O, K});
+      Tensor b = bias.defined() ? bias.view({O, 1}) : Tensor();
+      Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW, fused);
       if (r.defined())
-        r = r.view({g.N, Og, g.OH, g.OW});
+        r = r.view({g.N, O, g.OH, g.OW});
       else
-        r = matmul_fused(wm, cols, b, 1.0, 1.0, Epilogue()).view({Og, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
-      if (G == 1)
-        out = r.contiguous();
-      else
-        out.narrow(1, gi * Og, Og).copy_(r);
+        r = matmul_fused(wm, cols, b, 1.0, 1.0, fused).view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
+      out = r.contiguous();
       saved_cols.push_back(cols);
+    } else if (Og == 1 && g.C == 1 && !grad) {
+      // Depthwise (one input and one output channel per group): a sum over the KH x KW taps of
+      // shifted strided views of the padded input times the tap's per-channel weight, one
+      // multiply-add each (a batched matmul with one-row tiles or a reduction over K is far
+      // slower on every device tried).
+      Tensor xp = pad(x, {o.padding[1], o.padding[3], o.padding[0], o.padding[2]});
+      Tensor acc = bias.defined() ? bias.view({1, O, 1, 1}) : zeros(x.device(), {1, O, 1, 1});
+      for (std::int64_t kh = 0; kh < g.KH; ++kh)
+        for (std::int64_t kw = 0; kw < g.KW; ++kw) {
+          const std::int64_t h0 = kh * o.dilation[0], w0 = kw * o.dilation[1];
+          Tensor xs = xp.slice(2, h0, h0 + (g.OH - 1) * o.stride[0] + 1, o.stride[0])
+                          .slice(3, w0, w0 + (g.OW - 1) * o.stride[1] + 1, o.stride[1]);
+          acc = addcmul(acc, xs, w.select(3, kw).select(2, kh).view({1, O, 1, 1}));
+        }
+      out = apply_epilogue(acc, fused);
+      if (out.dtype() != DType::f32) out = out.to(DType::f32);
+    } else {
+      // Groups: one im2col over all channels (rows of group gi are contiguous), then one batched
+      // matmul [G, Og, K] @ [G, K, N*OH*OW].
+      Geometry ga = g;
+      ga.C = C;
+      Tensor cols = im2col(x, ga).view({G, K, g.N * g.OH * g.OW});
+      Tensor r =
+          matmul_fused(w.reshape({G, Og, K}), cols, bias.defined() ? bias.view({G, Og, 1}) : Tensor(), 1.0, 1.0, fused);
+      out = r.view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3}).contiguous();
+      for (std::int64_t gi = 0; gi < G; ++gi) saved_cols.push_back(cols.select(0, gi));
     }
     y = x.dtype() == DType::f32 ? out : out.to(x.dtype());
   }
@@ -165,7 +202,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
         },
         "conv2d");
   }
-  return y;
+  return after.act == Activation::none ? y : apply_epilogue(y, after);
 }
 
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,

@@ -1,6 +1,9 @@
 // Epilogue activations (activation.hpp).
 #include "ops/activation.hpp"
 
+#include <cstdio>
+
+#include "gltensor/errors.hpp"
 #include "gltensor/ops.hpp"
 
 namespace gltensor {
@@ -23,7 +26,56 @@ Epilogue::Epilogue(Activation a) : act(a) {
   }
 }
 
+std::string Epilogue::name() const {
+  char buf[96];
+  if (act == Activation::leaky_relu)
+    std::snprintf(buf, sizeof buf, "leaky_relu(%g)", p0);
+  else if (act == Activation::hardsigmoid || act == Activation::clip)
+    std::snprintf(buf, sizeof buf, "%s(%g, %g)", detail::activation_name(act), p0, p1);
+  else
+    return detail::activation_name(act);
+  return buf;
+}
+
+Tensor apply_epilogue(const Tensor& z, const Epilogue& e) {
+  detail::check_epilogue("apply_epilogue", e);
+  if (e.act != Activation::none && z.defined() && !is_floating(z.dtype()))
+    throw DTypeError(std::string("gltensor::apply_epilogue: ") + e.name() + " needs a floating tensor, got " +
+                     dtype_name(z.dtype()));
+  switch (e.act) {
+    case Activation::none:
+      return z;
+    case Activation::relu:
+      return relu(z);
+    case Activation::gelu:
+      return gelu(z);
+    case Activation::gelu_tanh:
+      return gelu(z, "tanh");
+    case Activation::sigmoid:
+      return sigmoid(z);
+    case Activation::tanh:
+      return tanh(z);
+    case Activation::silu:
+      return silu(z);
+    case Activation::leaky_relu:
+      return leaky_relu(z, e.p0);
+    case Activation::hardsigmoid:
+      return clamp(add(mul(z, double(e.p0)), double(e.p1)), 0.0, 1.0);
+    case Activation::hardswish:
+      return hardswish(z);
+    case Activation::clip:
+      return clamp(z, e.p0, e.p1);
+  }
+  return z;
+}
+
 namespace detail {
+
+void check_epilogue(const char* op, const Epilogue& e) {
+  if (e.act == Activation::clip && e.p0 > e.p1)
+    throw ValueError(std::string("gltensor::") + op + ": clip min " + std::to_string(e.p0) + " > max " +
+                     std::to_string(e.p1));
+}
 
 std::string activation_glsl(Activation act) {
   switch (act) {
@@ -79,34 +131,6 @@ const char* activation_name(Activation act) {
       return "clip";
   }
   return "?";
-}
-
-Tensor apply_epilogue(const Tensor& z, const Epilogue& e) {
-  switch (e.act) {
-    case Activation::none:
-      return z;
-    case Activation::relu:
-      return relu(z);
-    case Activation::gelu:
-      return gelu(z);
-    case Activation::gelu_tanh:
-      return gelu(z, "tanh");
-    case Activation::sigmoid:
-      return sigmoid(z);
-    case Activation::tanh:
-      return tanh(z);
-    case Activation::silu:
-      return silu(z);
-    case Activation::leaky_relu:
-      return leaky_relu(z, e.p0);
-    case Activation::hardsigmoid:
-      return clamp(add(mul(z, double(e.p0)), double(e.p1)), 0.0, 1.0);
-    case Activation::hardswish:
-      return hardswish(z);
-    case Activation::clip:
-      return clamp(z, e.p0, e.p1);
-  }
-  return z;
 }
 
 }  // namespace detail

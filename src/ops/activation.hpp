@@ -10,9 +10,9 @@ namespace gltensor::detail {
 /// The ACT(x) expression of glsl/common/activations.glsl for an epilogue ("" for none).
 /// Parameters are read from the uniforms u_act_p0 / u_act_p1.
 std::string activation_glsl(Activation act);
+/// ValueError naming `op` for parameters no activation takes (clip with min > max).
+void check_epilogue(const char* op, const Epilogue& e);
 /// A short name for program cache keys and messages ("relu", ...).
 const char* activation_name(Activation act);
-/// act(z) with the public unary ops (differentiable).
-Tensor apply_epilogue(const Tensor& z, const Epilogue& e);
 
 }  // namespace gltensor::detail

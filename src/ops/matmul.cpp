@@ -24,6 +24,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
 
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                     const Epilogue& epilogue) {
+  check_epilogue("matmul", epilogue);
   if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, epilogue);
   // With gradients: the matmul (+ addend) records its node; the activation records its own.
   if (epilogue.act != Activation::none)

@@ -1,5 +1,8 @@
 // ONNX TensorProto <-> gltensor (gltensor-onnx-test).
 #pragma once
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
 #include <onnx/onnx_pb.h>
 
 #include <stdexcept>

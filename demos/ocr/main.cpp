@@ -1,0 +1,110 @@
+// ocr [IMAGE.png|jpg] [--models DIR] [--out FILE.png] [--cls] [--f16] [--limit N] [--bench N]
+// Reads the text in an image with PaddleOCR's PP-OCRv4 models on gltensor: prints each line
+// with its box and confidence, writes an annotated PNG. Without IMAGE it renders its own sample
+// (several lines and sizes, one rotated; DejaVu Sans), reads it and prints the character
+// accuracy against the rendered text.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "image.hpp"
+#include "pipeline.hpp"
+#include "sample.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string default_models() {
+  if (const char* c = std::getenv("GLTENSOR_MODEL_CACHE")) return (fs::path(c) / "models" / "ocr").string();
+  return GLTENSOR_DEFAULT_MODEL_DIR;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"OCR with PaddleOCR's PP-OCRv4 models on gltensor"};
+  std::string image, models = default_models(), out = "ocr_out.png", sample_out;
+  bool cls = false, f16 = false;
+  int limit = 960, bench = 0;
+  app.add_option("image", image, "PNG/JPG image (default: render the sample)");
+  app.add_option("--models", models,
+                 "folder with ch_PP-OCRv4_det_infer.onnx, ch_PP-OCRv4_rec_infer.onnx, "
+                 "ch_ppocr_mobile_v2.0_cls_infer.onnx and ppocr_keys_v1.txt")
+      ->capture_default_str();
+  app.add_option("--out", out, "annotated PNG")->capture_default_str();
+  app.add_option("--save-sample", sample_out, "also write the rendered sample image here");
+  app.add_flag("--cls", cls, "classify each line's angle (0/180 degrees) before recognition");
+  app.add_flag("--f16", f16, "store weights as float16 on the GPU");
+  app.add_option("--limit", limit, "longer side of the detector's input")->capture_default_str();
+  app.add_option("--bench", bench, "time N further runs of the whole OCR");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (const char* f : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx", "ppocr_keys_v1.txt"})
+      if (!fs::exists(fs::path(models) / f))
+        throw std::runtime_error((fs::path(models) / f).string() +
+                                 " not found: run .ci/install-deps (or scripts/fetch-models.sh), or pass --models DIR");
+    ocr::Font font;
+    std::vector<ocr::SampleLine> truth;
+    cv::Mat rgb;
+    if (image.empty()) {
+      truth = ocr::default_sample_lines();
+      rgb = ocr::render_sample(font, truth, 800, 480);
+      if (!sample_out.empty()) ocr::write_png(sample_out, rgb);
+      std::printf("image: rendered sample, %dx%d\n", rgb.cols, rgb.rows);
+    } else {
+      rgb = ocr::read_image(image);
+      std::printf("image: %s, %dx%d\n", image.c_str(), rgb.cols, rgb.rows);
+    }
+    gltensor::Device dev = gltensor::Device::open();
+    ocr::OcrOptions o;
+    o.det_model = (fs::path(models) / "ch_PP-OCRv4_det_infer.onnx").string();
+    o.rec_model = (fs::path(models) / "ch_PP-OCRv4_rec_infer.onnx").string();
+    o.cls_model = (fs::path(models) / "ch_ppocr_mobile_v2.0_cls_infer.onnx").string();
+    o.keys = (fs::path(models) / "ppocr_keys_v1.txt").string();
+    o.use_cls = cls;
+    o.f16_weights = f16;
+    o.det_limit = limit;
+    ocr::OcrPipeline pipe(dev, o);
+    ocr::OcrTimings t;
+    auto lines = pipe.run(rgb, &t);
+    for (const auto& l : lines) {
+      std::printf("[%4.0f,%4.0f %4.0f,%4.0f %4.0f,%4.0f %4.0f,%4.0f] %.3f%s  %s\n", l.box[0].x, l.box[0].y, l.box[1].x,
+                  l.box[1].y, l.box[2].x, l.box[2].y, l.box[3].x, l.box[3].y, l.confidence,
+                  l.rotated180 ? " (turned 180)" : "", l.text.c_str());
+    }
+    std::printf(
+        "%zu lines; first run %.0f ms (det %.0f, post %.0f, cls %.0f, rec %.0f; kernels compiled or read "
+        "from the cache)\n",
+        lines.size(), t.total_ms, t.det_ms, t.post_ms, t.cls_ms, t.rec_ms);
+    if (bench > 0) {
+      double sum = 0;
+      for (int i = 0; i < bench; ++i) {
+        pipe.run(rgb, &t);
+        sum += t.total_ms;
+      }
+      std::printf("bench: %d runs, mean %.1f ms per image (last: det %.0f, post %.0f, cls %.0f, rec %.0f)\n", bench,
+                  sum / bench, t.det_ms, t.post_ms, t.cls_ms, t.rec_ms);
+    }
+    if (!truth.empty()) {
+      // Character accuracy: each rendered line against the best-matching recognized line.
+      std::size_t errors = 0, total = 0;
+      for (const auto& s : truth) {
+        const std::string want = ocr::without_spaces(s.text);
+        std::size_t best = want.size();
+        for (const auto& l : lines) best = std::min(best, ocr::edit_distance(ocr::without_spaces(l.text), want));
+        errors += best;
+        total += want.size();
+      }
+      std::printf("character accuracy: %.1f%% (%zu edits over %zu characters, spaces ignored)\n",
+                  100.0 * (1.0 - static_cast<double>(errors) / static_cast<double>(total)), errors, total);
+    }
+    ocr::write_png(out, ocr::annotate(rgb, lines, font));
+    std::printf("annotated image: %s\n", out.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ocr: %s\n", e.what());
+    return 1;
+  }
+}

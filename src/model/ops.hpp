@@ -1,0 +1,124 @@
+// ONNX operators mapped to gltensor ops (internal): what each mapping accepts (checked at load),
+// the element types it produces (for load-time type inference), its GPU implementation and, for
+// the ops of shape subgraphs, a host implementation on small integer tensors.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/graph.hpp"
+
+namespace gltensor::model {
+
+/// A value at run time: on the GPU, on the host (constants, shape subgraphs) or both.
+struct RtValue {
+  Tensor gpu;
+  std::shared_ptr<const HostTensor> host;
+  bool defined() const { return gpu.defined() || host != nullptr; }
+};
+
+/// Load-time view of a node for checks and type inference.
+struct CheckCtx {
+  const Graph& g;
+  const Node& n;
+  std::vector<int> in_elems;  ///< kUndefined for omitted inputs
+  int opset() const { return g.opset; }
+  const Attrs& attrs() const { return n.attrs; }
+  bool has_input(std::size_t i) const { return i < n.inputs.size() && n.inputs[i] >= 0; }
+  int elem(std::size_t i) const { return i < in_elems.size() ? in_elems[i] : kUndefined; }
+  /// The constant value of input i, or null.
+  const HostTensor* constant(std::size_t i) const {
+    return has_input(i) ? g.values[n.inputs[i]].constant.get() : nullptr;
+  }
+  [[noreturn]] void fail(const std::string& reason) const { g.fail(n, reason); }
+  [[noreturn]] void fail_attr(const std::string& a, const std::string& why) const { g.fail_attr(n, a, why); }
+  /// Fails unless input i is floating ("integer inputs are not supported").
+  void need_float(std::size_t i = 0) const;
+};
+
+/// Run-time arguments of one node.
+class Args {
+ public:
+  Args(const Device& dev, const Graph& g, const Node& n, std::vector<RtValue*> in, DType weight_dtype)
+      : dev(dev), g(g), node(n), attrs(n.attrs), opset(g.opset), in_(std::move(in)), weight_dtype_(weight_dtype) {}
+  const Device& dev;
+  const Graph& g;
+  const Node& node;
+  const Attrs& attrs;
+  const int opset;
+
+  std::size_t size() const { return in_.size(); }
+  bool present(std::size_t i) const { return i < in_.size() && in_[i] && in_[i]->defined(); }
+  bool on_host(std::size_t i) const { return present(i) && in_[i]->host != nullptr; }
+  /// Input i on the GPU (a host value is uploaded once and kept).
+  const Tensor& t(std::size_t i);
+  /// Input i or an undefined tensor when omitted.
+  Tensor opt(std::size_t i) { return present(i) ? t(i) : Tensor(); }
+  /// Input i on the host (a GPU value is read back once and kept).
+  const HostTensor& h(std::size_t i);
+  std::vector<std::int64_t> ints(std::size_t i) { return h(i).ints(); }
+  Shape shape(std::size_t i) const;
+  /// ONNX element type of input i in the graph.
+  int elem(std::size_t i) const;
+  DType dtype(std::size_t i) const;
+  std::size_t n_outputs() const { return node.outputs.size(); }
+  bool wants_output(std::size_t i) const { return i < node.outputs.size() && node.outputs[i] >= 0; }
+  [[noreturn]] void fail(const std::string& reason) const { g.fail(node, reason); }
+
+ private:
+  std::vector<RtValue*> in_;
+  DType weight_dtype_;
+};
+
+using Ts = std::vector<Tensor>;
+using Hs = std::vector<HostTensor>;
+
+struct OpDef {
+  OpDef() = default;
+  OpDef(std::vector<std::string> a, std::function<void(const CheckCtx&)> c,
+        std::function<std::vector<int>(const CheckCtx&)> t, std::function<std::vector<Tensor>(Args&)> r,
+        std::function<std::vector<HostTensor>(Args&)> h = nullptr, bool so = false)
+      : attrs(std::move(a)),
+        check(std::move(c)),
+        types(std::move(t)),
+        run(std::move(r)),
+        host(std::move(h)),
+        shape_only(so) {}
+  /// Attributes the mapping handles; any other attribute on a node is a load-time ModelError.
+  std::vector<std::string> attrs;
+  /// Load-time checks of attribute values, input dtypes and the opset (optional).
+  std::function<void(const CheckCtx&)> check;
+  /// Output element types (optional; default: every output has input 0's type).
+  std::function<std::vector<int>(const CheckCtx&)> types;
+  std::function<Ts(Args&)> run;
+  /// Host implementation (optional): used when every input is on the host and small, and at load
+  /// to fold constants.
+  std::function<Hs(Args&)> host;
+  /// The host implementation needs only the inputs' shapes (Shape, Size): always on the host.
+  bool shape_only = false;
+};
+
+using Registry = std::map<std::string, OpDef>;
+/// Every ONNX op the runtime maps, plus the planner's internal ops (domain "gltensor").
+const Registry& registry();
+
+void register_elementwise_ops(Registry& r);
+void register_nn_ops(Registry& r);
+void register_shape_ops(Registry& r);
+void register_reduce_ops(Registry& r);
+void register_fused_ops(Registry& r);
+
+// Helpers shared by the op files.
+/// Normalizes a negative axis against rank (fails naming the node when out of range).
+std::int64_t norm_axis(const Args& a, std::int64_t axis, std::int64_t rank);
+/// NumPy broadcast of host shapes.
+Shape broadcast_host(const Args& a, const Shape& x, const Shape& y);
+/// Elementwise host op over broadcast inputs.
+HostTensor host_map2(const Args& a, const HostTensor& x, const HostTensor& y, int out_elem,
+                     const std::function<double(double, double)>& f);
+/// Rounds host values to what their element type holds (integers truncate, float -> float32).
+void host_round(HostTensor& t);
+
+}  // namespace gltensor::model

@@ -1,0 +1,122 @@
+// Run-time arguments, the registry and helpers shared by the op files.
+#include <cmath>
+
+#include "model/ops.hpp"
+
+namespace gltensor::model {
+
+void CheckCtx::need_float(std::size_t i) const {
+  const int e = elem(i);
+  if (e != kUndefined && !elem_is_float(e)) fail(elem_name(e) + " inputs are not supported");
+}
+
+const Tensor& Args::t(std::size_t i) {
+  if (!present(i)) fail("input " + std::to_string(i) + " is required");
+  RtValue& v = *in_[i];
+  if (!v.gpu.defined()) v.gpu = v.host->upload(dev, weight_dtype_);
+  return v.gpu;
+}
+
+const HostTensor& Args::h(std::size_t i) {
+  if (!present(i)) fail("input " + std::to_string(i) + " is required");
+  RtValue& v = *in_[i];
+  if (!v.host) v.host = std::make_shared<HostTensor>(HostTensor::download(v.gpu, elem(i)));
+  return *v.host;
+}
+
+Shape Args::shape(std::size_t i) const {
+  const RtValue& v = *in_.at(i);
+  return v.gpu.defined() ? v.gpu.shape() : v.host->shape;
+}
+
+int Args::elem(std::size_t i) const {
+  const int id = i < node.inputs.size() ? node.inputs[i] : -1;
+  return id >= 0 ? g.values[id].elem : kUndefined;
+}
+
+DType Args::dtype(std::size_t i) const {
+  const RtValue& v = *in_.at(i);
+  return v.gpu.defined() ? v.gpu.dtype() : elem_dtype(v.host->elem);
+}
+
+std::int64_t norm_axis(const Args& a, std::int64_t axis, std::int64_t rank) {
+  const std::int64_t r = axis < 0 ? axis + rank : axis;
+  if (r < 0 || r >= std::max<std::int64_t>(rank, 1))
+    a.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return r;
+}
+
+Shape broadcast_host(const Args& a, const Shape& x, const Shape& y) {
+  const std::size_t n = std::max(x.size(), y.size());
+  Shape r(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t p = i < n - x.size() ? 1 : x[i - (n - x.size())];
+    const std::int64_t q = i < n - y.size() ? 1 : y[i - (n - y.size())];
+    if (p != q && p != 1 && q != 1) a.fail("shapes " + to_string(x) + " and " + to_string(y) + " do not broadcast");
+    r[i] = p == 1 ? q : p;
+  }
+  return r;
+}
+
+HostTensor host_map2(const Args& a, const HostTensor& x, const HostTensor& y, int out_elem,
+                     const std::function<double(double, double)>& f) {
+  HostTensor r;
+  r.elem = out_elem;
+  r.shape = broadcast_host(a, x.shape, y.shape);
+  const std::size_t n = r.shape.size();
+  const std::int64_t total = numel_of(r.shape);
+  r.v.resize(static_cast<std::size_t>(total));
+  auto strides_of = [&](const Shape& s) {
+    Shape st(n, 0);
+    std::int64_t acc = 1;
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      const std::size_t d = n - 1 - k;
+      const std::int64_t size = s[s.size() - 1 - k];
+      st[d] = size == 1 ? 0 : acc;
+      acc *= size;
+    }
+    return st;
+  };
+  const Shape sx = strides_of(x.shape), sy = strides_of(y.shape);
+  std::vector<std::int64_t> idx(n, 0);
+  for (std::int64_t k = 0; k < total; ++k) {
+    std::int64_t ox = 0, oy = 0;
+    for (std::size_t d = 0; d < n; ++d) {
+      ox += idx[d] * sx[d];
+      oy += idx[d] * sy[d];
+    }
+    r.v[static_cast<std::size_t>(k)] = f(x.v[static_cast<std::size_t>(ox)], y.v[static_cast<std::size_t>(oy)]);
+    for (std::size_t d = n; d-- > 0;) {
+      if (++idx[d] < r.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  host_round(r);
+  return r;
+}
+
+void host_round(HostTensor& t) {
+  if (t.elem == kFloat) {
+    for (auto& x : t.v) x = static_cast<float>(x);
+  } else if (t.elem == kBool) {
+    for (auto& x : t.v) x = x != 0;
+  } else if (!elem_is_float(t.elem)) {
+    for (auto& x : t.v)
+      if (std::isfinite(x)) x = std::trunc(x);
+  }
+}
+
+const Registry& registry() {
+  static const Registry r = [] {
+    Registry m;
+    register_elementwise_ops(m);
+    register_nn_ops(m);
+    register_shape_ops(m);
+    register_reduce_ops(m);
+    register_fused_ops(m);
+    return m;
+  }();
+  return r;
+}
+
+}  // namespace gltensor::model

@@ -1,0 +1,536 @@
+// Neural-network ONNX ops: Conv, ConvTranspose (1-D and 2-D, auto_pad, groups, output_padding,
+// output_shape), pooling, normalizations, Gemm/MatMul (with the planner's fused bias and
+// epilogue), Softmax family, PRelu, Resize/Upsample, DepthToSpace/SpaceToDepth, Dropout, losses.
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "gltensor/indexing.hpp"
+#include "gltensor/linalg.hpp"
+#include "gltensor/nn_functional.hpp"
+#include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
+#include "model/ops.hpp"
+
+namespace gltensor::model {
+
+namespace {
+
+using I64s = std::vector<std::int64_t>;
+
+void check_auto_pad(const CheckCtx& c) {
+  const std::string p = c.attrs().s("auto_pad", "NOTSET");
+  if (p != "NOTSET" && p != "SAME_UPPER" && p != "SAME_LOWER" && p != "VALID")
+    c.fail_attr("auto_pad", "expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+}
+
+// Spatial rank from the weight (a constant), kernel_shape or the input's declared rank; 0 if unknown.
+std::int64_t spatial_rank(const CheckCtx& c, std::size_t weight_input) {
+  if (const HostTensor* w = c.constant(weight_input)) return static_cast<std::int64_t>(w->shape.size()) - 2;
+  if (c.attrs().has("kernel_shape")) return static_cast<std::int64_t>(c.attrs().ints("kernel_shape").size());
+  return 0;
+}
+
+void check_spatial(const CheckCtx& c, std::int64_t rank, const char* what) {
+  if (rank != 0 && rank != 1 && rank != 2)
+    c.fail(std::to_string(rank) + "-D " + what + " is not supported (1-D and 2-D only)");
+}
+
+/// ONNX pads [b0, b1, ..., e0, e1, ...] for a conv or pool over spatial dims `in`.
+I64s forward_pads(Args& a, const Shape& in, const I64s& k, const I64s& s, const I64s& d) {
+  const std::size_t r = in.size();
+  const std::string mode = a.attrs.s("auto_pad", "NOTSET");
+  I64s pads = a.attrs.ints("pads", I64s(2 * r, 0));
+  if (pads.size() != 2 * r)
+    a.fail("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(r) + " spatial dims");
+  if (mode == "VALID") return I64s(2 * r, 0);
+  if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+    for (std::size_t i = 0; i < r; ++i) {
+      const std::int64_t out = (in[i] + s[i] - 1) / s[i];
+      const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i]);
+      const std::int64_t small = total / 2, big = total - small;
+      pads[i] = mode == "SAME_UPPER" ? small : big;
+      pads[i + r] = mode == "SAME_UPPER" ? big : small;
+    }
+  }
+  return pads;
+}
+
+I64s ones(std::size_t r) { return I64s(r, 1); }
+
+Ts run_conv(Args& a) {
+  const Tensor& x = a.t(0);
+  const Tensor& w = a.t(1);
+  const std::int64_t r = x.dim() - 2;
+  if (r != 1 && r != 2) a.fail(std::to_string(r) + "-D convolutions are not supported (1-D and 2-D only)");
+  const Shape in(x.shape().begin() + 2, x.shape().end());
+  const I64s k(w.shape().begin() + 2, w.shape().end());
+  const I64s s = a.attrs.ints("strides", ones(r)), d = a.attrs.ints("dilations", ones(r));
+  const I64s p = forward_pads(a, in, k, s, d);
+  const std::int64_t groups = a.attrs.i("group", 1);
+  if (r == 1) {
+    Conv1dOptions o;
+    o.stride = s[0];
+    o.dilation = d[0];
+    o.padding = {p[0], p[1]};
+    o.groups = groups;
+    return Ts{conv1d(x, w, a.opt(2), o, a.node.epilogue)};
+  }
+  Conv2dOptions o;
+  o.stride = {s[0], s[1]};
+  o.dilation = {d[0], d[1]};
+  o.padding = {p[0], p[1], p[2], p[3]};
+  o.groups = groups;
+  return Ts{conv2d(x, w, a.opt(2), o, a.node.epilogue)};
+}
+
+Ts run_conv_transpose(Args& a) {
+  const Tensor& x = a.t(0);
+  const Tensor& w = a.t(1);
+  const std::int64_t r = x.dim() - 2;
+  if (r != 1 && r != 2) a.fail(std::to_string(r) + "-D convolutions are not supported (1-D and 2-D only)");
+  const std::size_t ur = static_cast<std::size_t>(r);
+  const I64s k(w.shape().begin() + 2, w.shape().end());
+  const I64s s = a.attrs.ints("strides", ones(ur)), d = a.attrs.ints("dilations", ones(ur));
+  I64s op = a.attrs.ints("output_padding", I64s(ur, 0));
+  I64s p = a.attrs.ints("pads", I64s(2 * ur, 0));
+  const std::string mode = a.attrs.s("auto_pad", "NOTSET");
+  const bool has_out = a.attrs.has("output_shape");
+  if (has_out || mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+    I64s out = a.attrs.ints("output_shape");
+    if (out.size() > ur) out.erase(out.begin(), out.end() - r);  // with N and C
+    for (std::size_t i = 0; i < ur; ++i) {
+      const std::int64_t in = x.size(static_cast<std::int64_t>(i) + 2);
+      const std::int64_t want = has_out ? out.at(i) : in * s[i];
+      const std::int64_t total = s[i] * (in - 1) + op[i] + (k[i] - 1) * d[i] + 1 - want;
+      if (total < 0) {  // the output is larger than the full transposed conv: extra output padding
+        op[i] -= total;
+        p[i] = p[i + ur] = 0;
+        continue;
+      }
+      const std::int64_t half = total / 2;
+      // ONNX: SAME_UPPER puts the larger half at the end.
+      p[i] = mode == "SAME_UPPER" ? half : total - half;
+      p[i + ur] = total - p[i];
+    }
+  } else if (mode == "VALID") {
+    p.assign(2 * ur, 0);
+  }
+  Tensor y;
+  if (r == 1) {
+    Conv1dOptions o;
+    o.stride = s[0];
+    o.dilation = d[0];
+    o.padding = {p[0], p[1]};
+    o.groups = a.attrs.i("group", 1);
+    y = conv_transpose1d(x, w, a.opt(2), o, op[0]);
+  } else {
+    Conv2dOptions o;
+    o.stride = {s[0], s[1]};
+    o.dilation = {d[0], d[1]};
+    o.padding = {p[0], p[1], p[2], p[3]};
+    o.groups = a.attrs.i("group", 1);
+    y = conv_transpose2d(x, w, a.opt(2), o, {op[0], op[1]});
+  }
+  return Ts{apply_epilogue(y, a.node.epilogue)};
+}
+
+Tensor pool(Args& a, bool is_max) {
+  const Tensor& x = a.t(0);
+  const std::int64_t r = x.dim() - 2;
+  if (r != 1 && r != 2) a.fail(std::to_string(r) + "-D pooling is not supported (1-D and 2-D only)");
+  const std::size_t ur = static_cast<std::size_t>(r);
+  const I64s k = a.attrs.ints("kernel_shape");
+  if (k.size() != ur)
+    a.fail("kernel_shape has " + std::to_string(k.size()) + " dims for a " + std::to_string(r) + "-D input");
+  const I64s s = a.attrs.ints("strides", ones(ur)), d = a.attrs.ints("dilations", ones(ur));
+  const Shape in(x.shape().begin() + 2, x.shape().end());
+  I64s p = forward_pads(a, in, k, s, d);
+  const bool ceil_mode = a.attrs.i("ceil_mode", 0) != 0;
+  const bool include_pad = a.attrs.i("count_include_pad", 0) != 0;
+  bool explicit_pad = false;
+  for (std::size_t i = 0; i < ur; ++i) explicit_pad = explicit_pad || p[i] != p[i + ur] || 2 * p[i] > k[i];
+  Tensor xin = r == 1 ? x.unsqueeze(2) : x;
+  I64s k2 = r == 1 ? I64s{1, k[0]} : k, s2 = r == 1 ? I64s{1, s[0]} : s, d2 = r == 1 ? I64s{1, d[0]} : d;
+  I64s pb = r == 1 ? I64s{0, p[0]} : I64s{p[0], p[1]}, pe = r == 1 ? I64s{0, p[1]} : I64s{p[2], p[3]};
+  Pool2dOptions o;
+  o.kernel = {k2[0], k2[1]};
+  o.stride = {s2[0], s2[1]};
+  o.dilation = {d2[0], d2[1]};
+  o.ceil_mode = ceil_mode;
+  o.count_include_pad = include_pad;
+  Tensor y;
+  if (!explicit_pad) {
+    o.padding = {pb[0], pb[1]};
+    y = is_max ? max_pool2d(xin, o) : avg_pool2d(xin, o);
+  } else {
+    // Asymmetric (auto_pad) or large pads: pad explicitly, then pool without padding.
+    const I64s pads{pb[1], pe[1], pb[0], pe[0]};
+    o.padding = {0, 0};
+    if (is_max) {
+      y = max_pool2d(pad(xin, pads, PadMode::constant, -std::numeric_limits<double>::infinity()), o);
+    } else {
+      o.count_include_pad = true;
+      y = avg_pool2d(pad(xin, pads), o);
+      if (!include_pad) {
+        Tensor mask = pad(ones(x.device(), {1, 1, xin.size(2), xin.size(3)}), pads);
+        y = div(y, avg_pool2d(mask, o));
+      }
+    }
+  }
+  return r == 1 ? y.squeeze(2) : y;
+}
+
+void check_pool(const CheckCtx& c) {
+  c.need_float(0);
+  check_auto_pad(c);
+  if (!c.attrs().has("kernel_shape")) c.fail("attribute kernel_shape is required");
+  check_spatial(c, static_cast<std::int64_t>(c.attrs().ints("kernel_shape").size()), "pooling");
+  if (c.attrs().i("storage_order", 0) != 0) c.fail_attr("storage_order", "only row-major (0) is supported");
+  if (c.n.outputs.size() > 1 && c.n.outputs[1] >= 0) c.fail("the Indices output of MaxPool is not supported");
+}
+
+Ts softmax_like(Args& a, int kind) {  // 0 softmax, 1 log_softmax, 2 hardmax
+  const Tensor& t = a.t(0);
+  auto apply = [kind](const Tensor& x, std::int64_t axis) {
+    if (kind == 0) return softmax(x, axis);
+    if (kind == 1) return log_softmax(x, axis);
+    // hardmax: one-hot of the first maximum along axis
+    const std::int64_t n = x.size(axis);
+    Tensor idx = argmax(x, axis, true);
+    Tensor pos = arange(x.device(), static_cast<double>(n), DType::i32);
+    Shape ps(static_cast<std::size_t>(x.dim()), 1);
+    ps[static_cast<std::size_t>(axis)] = n;
+    return eq(idx, pos.view(ps)).to(x.dtype());
+  };
+  if (a.opset >= 13) return Ts{apply(t, norm_axis(a, a.attrs.i("axis", -1), t.dim()))};
+  const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 1), t.dim());
+  std::int64_t rows = 1;
+  for (std::int64_t d = 0; d < axis; ++d) rows *= t.size(d);
+  return Ts{apply(t.reshape({rows, -1}), 1).reshape(t.shape())};
+}
+
+// ONNX NegativeLogLikelihoodLoss on log-probabilities [N, C, d...] and targets [N, d...], with
+// optional class weights, ignore_index and reduction none/sum/mean.
+Tensor nll_onnx(Args& a, const Tensor& logp, const Tensor& target, const Tensor& weight) {
+  const std::int64_t C = logp.size(1);
+  std::vector<std::int64_t> perm{0};
+  for (std::int64_t d = 2; d < logp.dim(); ++d) perm.push_back(d);
+  perm.push_back(1);
+  Tensor lp = logp.permute(perm).reshape({-1, C});
+  Tensor t = target.reshape({-1});
+  Tensor valid = gltensor::ones(t.device(), t.shape(), DType::bool_);
+  if (a.attrs.has("ignore_index")) valid = ne(t, static_cast<double>(a.attrs.i("ignore_index", 0)));
+  Tensor safe_t = where(valid, t, 0.0).to(DType::i32);
+  Tensor w = weight.defined() ? index_select(weight, 0, safe_t) : gltensor::ones(t.device(), t.shape());
+  w = where(valid, w, 0.0);
+  Tensor loss = neg(mul(gather(lp, 1, safe_t.unsqueeze(1)).squeeze(1), w));
+  const std::string red = a.attrs.s("reduction", "mean");
+  if (red == "none") return loss.reshape(target.shape());
+  if (red == "sum") return sum(loss);
+  return div(sum(loss), sum(w));
+}
+
+void check_reduction(const CheckCtx& c) {
+  c.need_float(0);
+  const std::string r = c.attrs().s("reduction", "mean");
+  if (r != "none" && r != "sum" && r != "mean") c.fail_attr("reduction", "expected none, sum or mean");
+}
+
+ResizeOptions::Coord coord_of(const std::string& s) {
+  using C = ResizeOptions::Coord;
+  if (s == "half_pixel") return C::half_pixel;
+  if (s == "pytorch_half_pixel") return C::pytorch_half_pixel;
+  if (s == "align_corners") return C::align_corners;
+  if (s == "asymmetric") return C::asymmetric;
+  return C::tf_half_pixel_for_nn;
+}
+
+ResizeOptions::Nearest nearest_of(const std::string& s) {
+  using N = ResizeOptions::Nearest;
+  if (s == "round_prefer_floor") return N::round_prefer_floor;
+  if (s == "round_prefer_ceil") return N::round_prefer_ceil;
+  if (s == "floor") return N::floor;
+  return N::ceil;
+}
+
+void check_resize(const CheckCtx& c) {
+  const std::string mode = c.attrs().s("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") c.fail_attr("mode", "only nearest and linear are supported");
+  if (mode == "linear") c.need_float(0);
+  const std::string ct = c.attrs().s("coordinate_transformation_mode", "half_pixel");
+  if (ct != "half_pixel" && ct != "pytorch_half_pixel" && ct != "align_corners" && ct != "asymmetric" &&
+      ct != "tf_half_pixel_for_nn")
+    c.fail_attr("coordinate_transformation_mode", "not supported");
+  const std::string nm = c.attrs().s("nearest_mode", "round_prefer_floor");
+  if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
+    c.fail_attr("nearest_mode", "not supported");
+}
+
+Ts run_resize(Args& a) {
+  const Tensor& x = a.t(0);
+  ResizeOptions o;
+  o.mode = a.attrs.s("mode", "nearest") == "linear" ? ResizeOptions::Mode::linear : ResizeOptions::Mode::nearest;
+  std::size_t scales_in = 2, sizes_in = 3;
+  if (a.opset < 11) {  // Resize-10: (X, scales), asymmetric
+    scales_in = 1;
+    sizes_in = 99;
+    o.coord = ResizeOptions::Coord::asymmetric;
+    o.nearest = ResizeOptions::Nearest::simple;
+  } else {
+    o.coord = coord_of(a.attrs.s("coordinate_transformation_mode", "half_pixel"));
+    o.nearest = nearest_of(a.attrs.s("nearest_mode", "round_prefer_floor"));
+  }
+  Shape size = x.shape();
+  if (a.present(sizes_in) && a.h(sizes_in).numel() > 0) {
+    size = a.ints(sizes_in);
+  } else if (a.present(scales_in) && a.h(scales_in).numel() > 0) {
+    o.scales = a.h(scales_in).v;
+    if (static_cast<std::int64_t>(o.scales.size()) != x.dim())
+      a.fail(std::to_string(o.scales.size()) + " scales for an input of rank " + std::to_string(x.dim()));
+    for (std::size_t d = 0; d < size.size(); ++d)
+      size[d] = static_cast<std::int64_t>(
+          std::floor(static_cast<double>(x.size(static_cast<std::int64_t>(d))) * o.scales[d]));
+  } else {
+    a.fail("Resize needs scales or sizes");
+  }
+  if (static_cast<std::int64_t>(size.size()) != x.dim())
+    a.fail("sizes " + to_string(size) + " do not match the input rank " + std::to_string(x.dim()));
+  return Ts{resize(x, size, o)};
+}
+
+}  // namespace
+
+void register_nn_ops(Registry& m) {
+  const std::vector<std::string> conv_attrs{"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  m["Conv"] = OpDef{conv_attrs,
+                    [](const CheckCtx& c) {
+                      c.need_float(0);
+                      check_auto_pad(c);
+                      check_spatial(c, spatial_rank(c, 1), "convolution");
+                    },
+                    nullptr, run_conv};
+  m["ConvTranspose"] =
+      OpDef{{"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"},
+            [](const CheckCtx& c) {
+              c.need_float(0);
+              check_auto_pad(c);
+              check_spatial(c, spatial_rank(c, 1), "convolution");
+            },
+            nullptr,
+            run_conv_transpose};
+  m["MaxPool"] = OpDef{{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"},
+                       check_pool,
+                       nullptr,
+                       [](Args& a) { return Ts{pool(a, true)}; }};
+  m["AveragePool"] = OpDef{{"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"},
+                           check_pool,
+                           nullptr,
+                           [](Args& a) { return Ts{pool(a, false)}; }};
+  auto global = [](bool is_max) {
+    return [is_max](Args& a) {
+      const Tensor& x = a.t(0);
+      Dims d;
+      for (std::int64_t i = 2; i < x.dim(); ++i) d.push_back(i);
+      return Ts{is_max ? amax(x, d, true) : mean(x, d, true)};
+    };
+  };
+  m["GlobalAveragePool"] = OpDef{{}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, global(false)};
+  m["GlobalMaxPool"] = OpDef{{}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, global(true)};
+  m["BatchNormalization"] =
+      OpDef{{"epsilon", "momentum", "spatial", "training_mode", "is_test"},
+            [](const CheckCtx& c) {
+              c.need_float(0);
+              if (c.opset() < 7 && c.attrs().i("is_test", 0) == 0 && c.n.outputs.size() > 1)
+                c.fail_attr("is_test", "training mode is not supported");
+              if (c.attrs().i("training_mode", 0)) c.fail_attr("training_mode", "training mode is not supported");
+              if (c.attrs().i("spatial", 1) != 1) c.fail_attr("spatial", "only spatial=1 is supported");
+              for (std::size_t i = 1; i < c.n.outputs.size(); ++i)
+                if (c.n.outputs[i] >= 0) c.fail("training-mode outputs (running mean/var) are not supported");
+            },
+            nullptr,
+            [](Args& a) {
+              return Ts{batch_norm(a.t(0), a.t(3), a.t(4), a.t(1), a.t(2), false, 0.1, a.attrs.f("epsilon", 1e-5))};
+            }};
+  m["InstanceNormalization"] = OpDef{{"epsilon"},
+                                     [](const CheckCtx& c) { c.need_float(0); },
+                                     nullptr,
+                                     [](Args& a) {
+                                       const Tensor& x = a.t(0);
+                                       return Ts{group_norm(x, x.size(1), a.t(1), a.t(2), a.attrs.f("epsilon", 1e-5))};
+                                     }};
+  m["LayerNormalization"] = OpDef{{"axis", "epsilon", "stash_type"},
+                                  [](const CheckCtx& c) {
+                                    c.need_float(0);
+                                    if (c.attrs().i("stash_type", 1) != 1)
+                                      c.fail_attr("stash_type", "only float statistics (1)");
+                                  },
+                                  [](const CheckCtx& c) {
+                                    return std::vector<int>{c.elem(0), kFloat, kFloat};
+                                  },
+                                  [](Args& a) {
+                                    const Tensor& x = a.t(0);
+                                    const std::int64_t axis = norm_axis(a, a.attrs.i("axis", -1), x.dim());
+                                    const double eps = a.attrs.f("epsilon", 1e-5);
+                                    Ts out{layer_norm(x, x.dim() - axis, a.t(1), a.opt(2), eps)};
+                                    if (a.n_outputs() > 1) {  // Mean and InvStdDev, reduced dims kept
+                                      Dims d;
+                                      for (std::int64_t i = axis; i < x.dim(); ++i) d.push_back(i);
+                                      out.push_back(mean(x, d, true));
+                                      out.push_back(rsqrt(add(var(x, d, 0.0, true), eps)));
+                                    }
+                                    return out;
+                                  }};
+  m["Dropout"] = OpDef{{"ratio", "seed", "is_test"},
+                       [](const CheckCtx& c) {
+                         const HostTensor* tm = c.constant(2);
+                         if (c.has_input(2) && (!tm || (tm->numel() && tm->v[0] != 0)))
+                           c.fail("training-mode Dropout is not supported");
+                       },
+                       [](const CheckCtx& c) {
+                         return std::vector<int>{c.elem(0), kBool};
+                       },
+                       [](Args& a) {
+                         Ts r{a.t(0)};
+                         if (a.wants_output(1)) r.push_back(gltensor::ones(a.dev, a.shape(0), DType::bool_));
+                         return r;
+                       }};
+  m["Gemm"] =
+      OpDef{{"alpha", "beta", "transA", "transB", "broadcast"},
+            [](const CheckCtx& c) { c.need_float(0); },
+            nullptr,
+            [](Args& a) {
+              const Tensor& x = a.t(0);
+              const Tensor& w = a.t(1);
+              if (x.dim() != 2 || w.dim() != 2)
+                a.fail("Gemm expects 2-D A and B, got " + to_string(x.shape()) + " and " + to_string(w.shape()));
+              return Ts{matmul_fused(a.attrs.i("transA", 0) ? x.t() : x, a.attrs.i("transB", 0) ? w.t() : w, a.opt(2),
+                                     a.attrs.f("alpha", 1.0), a.attrs.f("beta", 1.0), a.node.epilogue)};
+            }};
+  m["MatMul"] = OpDef{{},
+                      [](const CheckCtx& c) { c.need_float(0); },
+                      nullptr,
+                      [](Args& a) {
+                        const Tensor& x = a.t(0);
+                        const Tensor& w = a.t(1);
+                        if (a.present(2) || a.node.epilogue.act != Activation::none) {
+                          if (x.dim() >= 2 && w.dim() >= 2)
+                            return Ts{matmul_fused(x, w, a.opt(2), 1.0, 1.0, a.node.epilogue)};
+                          Tensor r = matmul(x, w);
+                          if (a.present(2)) r = add(r, a.t(2));
+                          return Ts{apply_epilogue(r, a.node.epilogue)};
+                        }
+                        return Ts{matmul(x, w)};
+                      }};
+  m["Softmax"] =
+      OpDef{{"axis"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, [](Args& a) { return softmax_like(a, 0); }};
+  m["LogSoftmax"] =
+      OpDef{{"axis"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, [](Args& a) { return softmax_like(a, 1); }};
+  m["Hardmax"] =
+      OpDef{{"axis"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, [](Args& a) { return softmax_like(a, 2); }};
+  m["LRN"] = OpDef{{"alpha", "beta", "bias", "size"},
+                   [](const CheckCtx& c) { c.need_float(0); },
+                   nullptr,
+                   [](Args& a) {
+                     // x / (bias + alpha / size * sum of x^2 over a window of `size` channels)^beta
+                     const Tensor& x = a.t(0);
+                     const std::int64_t size = a.attrs.i("size", 1), N = x.size(0), C = x.size(1);
+                     const double alpha = a.attrs.f("alpha", 1e-4), beta = a.attrs.f("beta", 0.75),
+                                  bias = a.attrs.f("bias", 1.0);
+                     Tensor sq = mul(x, x).reshape({N, 1, C, -1});
+                     const std::int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+                     Pool2dOptions o;
+                     o.kernel = {size, 1};
+                     o.stride = {1, 1};
+                     Tensor s = mul(avg_pool2d(pad(sq, {0, 0, lo, hi}), o), static_cast<double>(size));
+                     Tensor den = pow(add(mul(s, alpha / static_cast<double>(size)), bias), beta);
+                     return Ts{div(x, den.reshape(x.shape()))};
+                   }};
+  m["MeanVarianceNormalization"] = OpDef{{"axes"},
+                                         [](const CheckCtx& c) { c.need_float(0); },
+                                         nullptr,
+                                         [](Args& a) {
+                                           const Tensor& x = a.t(0);
+                                           Dims axes = a.attrs.ints("axes", {0, 2, 3});
+                                           for (auto& ax : axes) ax = norm_axis(a, ax, x.dim());
+                                           Tensor mu = mean(x, axes, true);
+                                           Tensor sd = sqrt(var(x, axes, 0.0, true));
+                                           return Ts{div(sub(x, mu), add(sd, 1e-9))};
+                                         }};
+  m["PRelu"] = OpDef{{},
+                     [](const CheckCtx& c) { c.need_float(0); },
+                     nullptr,
+                     [](Args& a) {
+                       const Tensor& x = a.t(0);
+                       Tensor s = a.t(1);
+                       // PRelu-6: a slope [C] is per channel (dim 1); from opset 7 it broadcasts NumPy-style.
+                       if (a.opset < 7 && s.dim() == 1 && x.dim() > 2 && s.size(0) == x.size(1)) {
+                         Shape v(static_cast<std::size_t>(x.dim() - 1), 1);
+                         v[0] = s.size(0);
+                         s = s.view(v);
+                       }
+                       return Ts{prelu(x, s)};
+                     }};
+  m["Resize"] = OpDef{{"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+                       "mode", "nearest_mode"},
+                      check_resize,
+                      nullptr,
+                      run_resize};
+  m["Upsample"] = OpDef{{"mode", "scales"},
+                        [](const CheckCtx& c) {
+                          const std::string mode = c.attrs().s("mode", "nearest");
+                          if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+                            c.fail_attr("mode", "only nearest and linear are supported");
+                        },
+                        nullptr,
+                        [](Args& a) {
+                          const Tensor& x = a.t(0);
+                          ResizeOptions o;
+                          const std::string mode = a.attrs.s("mode", "nearest");
+                          o.mode = mode == "nearest" ? ResizeOptions::Mode::nearest : ResizeOptions::Mode::linear;
+                          o.coord = ResizeOptions::Coord::asymmetric;
+                          o.nearest = ResizeOptions::Nearest::simple;
+                          o.scales = a.present(1) ? a.h(1).v : a.attrs.floats("scales");
+                          if (static_cast<std::int64_t>(o.scales.size()) != x.dim())
+                            a.fail("scales do not match the input rank");
+                          Shape size = x.shape();
+                          for (std::size_t d = 0; d < size.size(); ++d)
+                            size[d] = static_cast<std::int64_t>(std::floor(size[d] * o.scales[d]));
+                          return Ts{resize(x, size, o)};
+                        }};
+  m["DepthToSpace"] = OpDef{{"blocksize", "mode"},
+                            [](const CheckCtx& c) {
+                              const std::string mode = c.attrs().s("mode", "DCR");
+                              if (mode != "DCR" && mode != "CRD") c.fail_attr("mode", "expected DCR or CRD");
+                            },
+                            nullptr,
+                            [](Args& a) {
+                              const Tensor& x = a.t(0);
+                              if (x.dim() != 4) a.fail("DepthToSpace expects [N, C, H, W]");
+                              const std::int64_t b = a.attrs.i("blocksize", 1), N = x.size(0), C = x.size(1),
+                                                 H = x.size(2), W = x.size(3);
+                              Tensor t = a.attrs.s("mode", "DCR") == "DCR"
+                                             ? x.reshape({N, b, b, C / (b * b), H, W}).permute({0, 3, 4, 1, 5, 2})
+                                             : x.reshape({N, C / (b * b), b, b, H, W}).permute({0, 1, 4, 2, 5, 3});
+                              return Ts{t.contiguous().view({N, C / (b * b), H * b, W * b})};
+                            }};
+  m["SpaceToDepth"] = OpDef{{"blocksize"}, nullptr, nullptr, [](Args& a) {
+                              const Tensor& x = a.t(0);
+                              if (x.dim() != 4) a.fail("SpaceToDepth expects [N, C, H, W]");
+                              const std::int64_t b = a.attrs.i("blocksize", 1), N = x.size(0), C = x.size(1),
+                                                 H = x.size(2), W = x.size(3);
+                              Tensor t = x.reshape({N, C, H / b, b, W / b, b}).permute({0, 3, 5, 1, 2, 4});
+                              return Ts{t.contiguous().view({N, C * b * b, H / b, W / b})};
+                            }};
+  m["NegativeLogLikelihoodLoss"] = OpDef{{"ignore_index", "reduction"}, check_reduction, nullptr, [](Args& a) {
+                                           return Ts{nll_onnx(a, a.t(0), a.t(1), a.opt(2))};
+                                         }};
+  m["SoftmaxCrossEntropyLoss"] = OpDef{{"ignore_index", "reduction"}, check_reduction, nullptr, [](Args& a) {
+                                         Tensor lp = log_softmax(a.t(0), 1);
+                                         Ts out{nll_onnx(a, lp, a.t(1), a.opt(2))};
+                                         if (a.wants_output(1)) out.push_back(lp);
+                                         return out;
+                                       }};
+}
+
+}  // namespace gltensor::model

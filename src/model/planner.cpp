@@ -1,0 +1,359 @@
+#include "model/planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "model/ops.hpp"
+
+namespace gltensor::model {
+
+std::string PlanStats::summary() const {
+  return std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
+         " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
+         std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
+         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(dead) + " dead nodes";
+}
+
+// ---- checks and element types ----
+
+void check_and_type(Graph& g) {
+  const Registry& reg = registry();
+  for (auto& n : g.nodes) {
+    if (!n.domain.empty() && n.domain != "ai.onnx") g.fail(n, "domain " + n.domain + " is not supported");
+    auto it = reg.find(n.op_type);
+    if (it == reg.end()) g.fail(n, "op " + n.op_type + " is not supported");
+    const OpDef& def = it->second;
+    for (const auto& [name, attr] : n.attrs.all())
+      if (std::find(def.attrs.begin(), def.attrs.end(), name) == def.attrs.end())
+        g.fail_attr(n, name, "not supported by the " + n.op_type + " mapping");
+    CheckCtx c{g, n, {}};
+    for (int in : n.inputs) {
+      const int e = in >= 0 ? g.values[in].elem : kUndefined;
+      if (in >= 0 && e != kUndefined && !elem_supported(e))
+        g.fail(n, "input '" + g.values[in].name + "': dtype " + elem_name(e) + " is not supported");
+      c.in_elems.push_back(e);
+    }
+    if (def.check) def.check(c);
+    std::vector<int> types = def.types ? def.types(c) : std::vector<int>(n.outputs.size(), c.elem(0));
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k] < 0) continue;
+      const int e = k < types.size() ? types[k] : c.elem(0);
+      if (e != kUndefined && !elem_supported(e))
+        g.fail(n, "output '" + g.values[n.outputs[k]].name + "': dtype " + elem_name(e) + " is not supported");
+      g.values[n.outputs[k]].elem = e;
+    }
+  }
+}
+
+// ---- constant folding ----
+
+void fold_constants(Graph& g, const Device& dev, PlanStats& s) {
+  const Registry& reg = registry();
+  for (auto& n : g.nodes) {
+    if (n.removed) continue;
+    bool all_const = true;
+    for (int in : n.inputs) all_const = all_const && (in < 0 || g.values[in].constant);
+    if (!all_const) continue;
+    const OpDef& def = reg.at(n.op_type);
+    std::vector<RtValue> slots(n.inputs.size());
+    std::vector<RtValue*> ptrs;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] >= 0) slots[i].host = g.values[n.inputs[i]].constant;
+      ptrs.push_back(&slots[i]);
+    }
+    Args a(dev, g, n, ptrs, DType::f32);
+    std::vector<HostTensor> outs;
+    if (def.host) {
+      outs = def.host(a);
+    } else {
+      Ts t = def.run(a);
+      for (std::size_t k = 0; k < t.size() && k < n.outputs.size(); ++k)
+        outs.push_back(n.outputs[k] >= 0 ? HostTensor::download(t[k], g.values[n.outputs[k]].elem) : HostTensor{});
+    }
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k] < 0) continue;
+      if (k >= outs.size()) g.fail(n, "produced fewer outputs than the node declares");
+      outs[k].elem = g.values[n.outputs[k]].elem;
+      g.values[n.outputs[k]].constant = std::make_shared<HostTensor>(std::move(outs[k]));
+    }
+    n.removed = true;
+    ++s.folded;
+  }
+  g.recount();
+}
+
+// ---- helpers for rewrites ----
+
+namespace {
+
+// The single non-removed consumer of value v (and the input slot), or -1.
+int sole_consumer(const Graph& g, int v) {
+  if (v < 0 || g.values[v].uses != 1 || g.values[v].graph_output) return -1;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].removed) continue;
+    for (int in : g.nodes[i].inputs)
+      if (in == v) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const HostTensor* const_of(const Graph& g, int v) { return v >= 0 ? g.values[v].constant.get() : nullptr; }
+
+int new_constant(Graph& g, const std::string& name, HostTensor t) {
+  std::string nm = name;
+  while (g.ids.count(nm)) nm += "'";
+  const int id = g.value(nm);
+  g.values[id].elem = t.elem;
+  g.values[id].constant = std::make_shared<HostTensor>(std::move(t));
+  return id;
+}
+
+// Per-output-channel values of constant c broadcast against a conv output of rank `rank` with
+// `O` channels (dim 1): c must broadcast to [1, O, 1, ...] without growing the output.
+bool per_channel(const HostTensor& c, std::size_t rank, std::int64_t O, std::vector<double>& out) {
+  if (c.shape.size() > rank || !elem_is_float(c.elem)) return false;
+  const std::size_t pad = rank - c.shape.size();
+  std::int64_t channels = 1;
+  for (std::size_t d = 0; d < c.shape.size(); ++d) {
+    const std::size_t full = d + pad;
+    if (full == 1)
+      channels = c.shape[d];
+    else if (c.shape[d] != 1)
+      return false;
+  }
+  if (channels != 1 && channels != O) return false;
+  out.resize(static_cast<std::size_t>(O));
+  for (std::int64_t o = 0; o < O; ++o) out[static_cast<std::size_t>(o)] = c.v[channels == 1 ? 0 : o];
+  return true;
+}
+
+bool is_conv(const Node& n) { return n.op_type == "Conv" && n.epilogue.act == Activation::none; }
+
+// Rewrites conv's weight (scaled per output channel) and bias (b' = b * scale + shift).
+void set_conv_params(Graph& g, Node& conv, const std::vector<double>& scale, const std::vector<double>& shift) {
+  const HostTensor& w = *const_of(g, conv.inputs[1]);
+  const std::int64_t O = w.shape[0];
+  const std::size_t per = static_cast<std::size_t>(w.numel() / std::max<std::int64_t>(O, 1));
+  HostTensor nw = w;
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::size_t k = 0; k < per; ++k) nw.v[o * per + k] = static_cast<float>(w.v[o * per + k] * scale[o]);
+  HostTensor nb{w.elem, {O}, std::vector<double>(static_cast<std::size_t>(O), 0.0)};
+  if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) nb.v = const_of(g, conv.inputs[2])->v;
+  for (std::int64_t o = 0; o < O; ++o) nb.v[o] = static_cast<float>(nb.v[o] * scale[o] + shift[o]);
+  conv.inputs[1] = new_constant(g, g.values[conv.inputs[1]].name + "/folded", std::move(nw));
+  if (conv.inputs.size() < 3) conv.inputs.resize(3, -1);
+  conv.inputs[2] = new_constant(g, g.values[conv.inputs[1]].name + "/bias", std::move(nb));
+}
+
+bool conv_foldable(const Graph& g, const Node& conv) {
+  const HostTensor* w = const_of(g, conv.inputs.size() > 1 ? conv.inputs[1] : -1);
+  if (!w || w->shape.size() < 3 || !elem_is_float(w->elem)) return false;
+  return conv.inputs.size() < 3 || conv.inputs[2] < 0 || const_of(g, conv.inputs[2]);
+}
+
+void bypass(Graph& g, Node& producer, Node& consumer, const std::string& what) {
+  producer.outputs[0] = consumer.outputs[0];
+  consumer.removed = true;
+  producer.fused += (producer.fused.empty() ? "" : "+") + what;
+  g.recount();
+}
+
+}  // namespace
+
+void fold_batchnorm(Graph& g, PlanStats& s) {
+  for (auto& conv : g.nodes) {
+    if (conv.removed || !is_conv(conv) || !conv_foldable(g, conv)) continue;
+    const int c = sole_consumer(g, conv.outputs[0]);
+    if (c < 0) continue;
+    Node& bn = g.nodes[c];
+    if (bn.op_type != "BatchNormalization" || bn.inputs[0] != conv.outputs[0]) continue;
+    const HostTensor *sc = const_of(g, bn.inputs[1]), *bi = const_of(g, bn.inputs[2]), *mu = const_of(g, bn.inputs[3]),
+                     *var = const_of(g, bn.inputs[4]);
+    const std::int64_t O = const_of(g, conv.inputs[1])->shape[0];
+    if (!sc || !bi || !mu || !var || sc->numel() != O || bi->numel() != O || mu->numel() != O || var->numel() != O)
+      continue;
+    const double eps = bn.attrs.f("epsilon", 1e-5);
+    std::vector<double> scale(static_cast<std::size_t>(O)), shift(static_cast<std::size_t>(O));
+    for (std::int64_t o = 0; o < O; ++o) {
+      scale[o] = sc->v[o] / std::sqrt(var->v[o] + eps);
+      shift[o] = bi->v[o] - mu->v[o] * scale[o];
+    }
+    set_conv_params(g, conv, scale, shift);
+    bypass(g, conv, bn, "BatchNormalization");
+    ++s.batchnorm;
+  }
+}
+
+void fold_affine(Graph& g, PlanStats& s) {
+  for (auto& conv : g.nodes) {
+    if (conv.removed) continue;
+    if (is_conv(conv)) {
+      while (conv_foldable(g, conv)) {
+        const int c = sole_consumer(g, conv.outputs[0]);
+        if (c < 0) break;
+        Node& n = g.nodes[c];
+        if ((n.op_type != "Mul" && n.op_type != "Add") || n.inputs.size() != 2) break;
+        const int other = n.inputs[0] == conv.outputs[0] ? n.inputs[1] : n.inputs[0];
+        const HostTensor* k = const_of(g, other);
+        const HostTensor& w = *const_of(g, conv.inputs[1]);
+        std::vector<double> v;
+        if (!k || !per_channel(*k, w.shape.size(), w.shape[0], v)) break;
+        const std::size_t O = static_cast<std::size_t>(w.shape[0]);
+        if (n.op_type == "Mul")
+          set_conv_params(g, conv, v, std::vector<double>(O, 0.0));
+        else
+          set_conv_params(g, conv, std::vector<double>(O, 1.0), v);
+        bypass(g, conv, n, n.op_type);
+        ++s.affine;
+      }
+    } else if (conv.op_type == "MatMul" && conv.inputs.size() == 2) {
+      const HostTensor* b = const_of(g, conv.inputs[1]);
+      if (!b || b->shape.size() != 2 || !elem_is_float(b->elem)) continue;
+      const int c = sole_consumer(g, conv.outputs[0]);
+      if (c < 0) continue;
+      Node& n = g.nodes[c];
+      if (n.op_type != "Add" || n.inputs.size() != 2) continue;
+      const int other = n.inputs[0] == conv.outputs[0] ? n.inputs[1] : n.inputs[0];
+      const HostTensor* k = const_of(g, other);
+      if (!k || k->shape.size() != 1 || k->shape[0] != b->shape[1] || !elem_is_float(k->elem)) continue;
+      conv.inputs.push_back(other);
+      bypass(g, conv, n, "Add");
+      ++s.affine;
+    }
+  }
+}
+
+void fuse_hardswish(Graph& g, PlanStats& s) {
+  auto scalar = [&](int v, double want) {
+    const HostTensor* c = const_of(g, v);
+    return c && c->numel() == 1 && std::fabs(c->v[0] - want) < 1e-6;
+  };
+  auto clip_0_6 = [&](const Node& n) {
+    if (n.op_type != "Clip") return false;
+    if (g.opset < 11) return n.attrs.f("min", -1) == 0 && n.attrs.f("max", -1) == 6;
+    return n.inputs.size() == 3 && scalar(n.inputs[1], 0) && scalar(n.inputs[2], 6);
+  };
+  for (auto& last : g.nodes) {
+    if (last.removed) continue;
+    // last: Div(m, 6) or Mul(m, 1/6)
+    int m = -1;
+    if (last.op_type == "Div" && scalar(last.inputs[1], 6)) m = last.inputs[0];
+    if (last.op_type == "Mul" && scalar(last.inputs[1], 1.0 / 6)) m = last.inputs[0];
+    if (last.op_type == "Mul" && scalar(last.inputs[0], 1.0 / 6)) m = last.inputs[1];
+    if (m < 0 || g.values[m].uses != 1 || g.values[m].graph_output || g.values[m].producer < 0) continue;
+    Node& mul = g.nodes[g.values[m].producer];
+    if (mul.op_type != "Mul") continue;
+    for (int side = 0; side < 2; ++side) {
+      const int x = mul.inputs[side], cl = mul.inputs[1 - side];
+      if (g.values[cl].producer < 0 || g.values[cl].uses != 1 || g.values[cl].graph_output) continue;
+      Node& clip = g.nodes[g.values[cl].producer];
+      if (!clip_0_6(clip)) continue;
+      const int ad = clip.inputs[0];
+      if (g.values[ad].producer < 0 || g.values[ad].uses != 1 || g.values[ad].graph_output) continue;
+      Node& add = g.nodes[g.values[ad].producer];
+      if (add.op_type != "Add" ||
+          !((add.inputs[0] == x && scalar(add.inputs[1], 3)) || (add.inputs[1] == x && scalar(add.inputs[0], 3))))
+        continue;
+      if (!elem_is_float(g.values[x].elem)) continue;
+      // Rewrite: last becomes HardSwish(x).
+      add.removed = clip.removed = mul.removed = true;
+      last.op_type = "HardSwish";
+      last.inputs = {x};
+      last.attrs = Attrs();
+      last.fused = "Add+Clip+Mul+Div";
+      ++s.hardswish;
+      g.recount();
+      break;
+    }
+  }
+}
+
+void fuse_epilogues(Graph& g, PlanStats& s) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (auto& p : g.nodes) {
+    if (p.removed || p.epilogue.act != Activation::none) continue;
+    if (p.op_type != "Conv" && p.op_type != "ConvTranspose" && p.op_type != "Gemm" && p.op_type != "MatMul") continue;
+    const int c = sole_consumer(g, p.outputs[0]);
+    if (c < 0) continue;
+    Node& n = g.nodes[c];
+    if (n.inputs.empty() || n.inputs[0] != p.outputs[0]) continue;
+    Epilogue e;
+    const std::string& op = n.op_type;
+    if (op == "Relu") {
+      e = Epilogue(Activation::relu);
+    } else if (op == "Sigmoid") {
+      e = Epilogue(Activation::sigmoid);
+    } else if (op == "Tanh") {
+      e = Epilogue(Activation::tanh);
+    } else if (op == "HardSwish") {
+      e = Epilogue::hardswish();
+    } else if (op == "HardSigmoid") {
+      e = Epilogue::hardsigmoid(n.attrs.f("alpha", 0.2), n.attrs.f("beta", 0.5));
+    } else if (op == "LeakyRelu") {
+      e = Epilogue::leaky_relu(n.attrs.f("alpha", 0.01));
+    } else if (op == "Clip") {
+      double lo = -inf, hi = inf;
+      if (g.opset < 11) {
+        lo = n.attrs.f("min", -inf);
+        hi = n.attrs.f("max", inf);
+      } else {
+        const HostTensor* a = n.inputs.size() > 1 ? const_of(g, n.inputs[1]) : nullptr;
+        const HostTensor* b = n.inputs.size() > 2 ? const_of(g, n.inputs[2]) : nullptr;
+        if ((n.inputs.size() > 1 && n.inputs[1] >= 0 && (!a || a->numel() != 1)) ||
+            (n.inputs.size() > 2 && n.inputs[2] >= 0 && (!b || b->numel() != 1)))
+          continue;
+        if (a) lo = a->v[0];
+        if (b) hi = b->v[0];
+      }
+      if (lo > hi) continue;
+      e = Epilogue::clip(lo, hi);
+    } else {
+      continue;
+    }
+    p.epilogue = e;
+    bypass(g, p, n, op);
+    ++s.epilogues;
+  }
+}
+
+void fuse_muladd(Graph& g, PlanStats& s) {
+  for (auto& m : g.nodes) {
+    if (m.removed || m.op_type != "Mul" || m.inputs.size() != 2) continue;
+    const int side = const_of(g, m.inputs[1]) ? 1 : const_of(g, m.inputs[0]) ? 0 : -1;
+    if (side < 0 || const_of(g, m.inputs[1 - side])) continue;
+    const int x = m.inputs[1 - side], sc = m.inputs[side];
+    if (!elem_is_float(g.values[x].elem) || !elem_is_float(g.values[sc].elem)) continue;
+    const int c = sole_consumer(g, m.outputs[0]);
+    if (c < 0) continue;
+    Node& add = g.nodes[c];
+    if (add.op_type != "Add" || add.inputs.size() != 2) continue;
+    const int b = add.inputs[0] == m.outputs[0] ? add.inputs[1] : add.inputs[0];
+    if (!const_of(g, b) || !elem_is_float(g.values[b].elem)) continue;
+    m.op_type = "gltensor.MulAdd";
+    m.inputs = {x, sc, b};
+    bypass(g, m, add, "Mul+Add");
+    ++s.muladd;
+  }
+}
+
+void remove_dead(Graph& g, PlanStats& s) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    g.recount();
+    for (auto& n : g.nodes) {
+      if (n.removed) continue;
+      bool used = false;
+      for (int o : n.outputs) used = used || (o >= 0 && (g.values[o].uses > 0 || g.values[o].graph_output));
+      if (!used) {
+        n.removed = true;
+        ++s.dead;
+        changed = true;
+      }
+    }
+  }
+  g.recount();
+}
+
+}  // namespace gltensor::model

@@ -1,0 +1,35 @@
+// Planning passes over the graph IR (internal), run once at load:
+//   check_and_type   every node maps to a registered op, with handled attributes, supported
+//                    dtypes and opset; infers element types (ModelError naming node/attribute).
+//   fold_constants   nodes whose inputs are all constants are evaluated once (on the host where
+//                    the op has a host form, else on the GPU and read back).
+//   fold_batchnorm   BatchNormalization after a Conv with constant weights -> new Conv weights.
+//   fold_affine      Mul/Add by per-channel constants after a Conv -> Conv weights/bias; Add of
+//                    a constant vector after a MatMul with a constant matrix -> its bias input.
+//   fuse_hardswish   x * Clip(x + 3, 0, 6) / 6 -> HardSwish(x).
+//   fuse_epilogues   Conv/ConvTranspose/Gemm/MatMul -> Relu, Clip, HardSigmoid, HardSwish,
+//                    Sigmoid, Tanh or LeakyRelu -> one node with Node::epilogue.
+//   fuse_muladd      Mul(x, s) -> Add(., b) with constant s, b -> gltensor.MulAdd (addcmul).
+//   remove_dead      drops nodes whose outputs nothing reads.
+#pragma once
+#include <string>
+
+#include "model/graph.hpp"
+
+namespace gltensor::model {
+
+struct PlanStats {
+  int folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
+  std::string summary() const;
+};
+
+void check_and_type(Graph& g);
+void fold_constants(Graph& g, const Device& dev, PlanStats& s);
+void fold_batchnorm(Graph& g, PlanStats& s);
+void fold_affine(Graph& g, PlanStats& s);
+void fuse_hardswish(Graph& g, PlanStats& s);
+void fuse_epilogues(Graph& g, PlanStats& s);
+void fuse_muladd(Graph& g, PlanStats& s);
+void remove_dead(Graph& g, PlanStats& s);
+
+}  // namespace gltensor::model

@@ -1,0 +1,139 @@
+// resize (ONNX Resize, nearest and linear) as index_select / lerp with host-computed indices
+// and weights, one resized dim at a time (separable).
+#include <cmath>
+
+#include "gltensor/errors.hpp"
+#include "gltensor/indexing.hpp"
+#include "gltensor/nn_functional.hpp"
+#include "gltensor/ops.hpp"
+
+namespace gltensor {
+
+namespace {
+
+using C = ResizeOptions::Coord;
+using NM = ResizeOptions::Nearest;
+
+// out: the resized length (in * scale when scales are given, not rounded, as ONNX's reference).
+double source_coord(C coord, std::int64_t o, std::int64_t in, double out, double scale) {
+  switch (coord) {
+    case C::half_pixel:
+      return (o + 0.5) / scale - 0.5;
+    case C::pytorch_half_pixel:
+      return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    case C::align_corners:
+      return out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / (out - 1);
+    case C::asymmetric:
+      return o / scale;
+    case C::tf_half_pixel_for_nn:
+      return (o + 0.5) / scale;
+  }
+  return 0.0;
+}
+
+std::int64_t round_nearest(NM mode, double x, double scale) {
+  switch (mode) {
+    case NM::round_prefer_floor:
+      return static_cast<std::int64_t>(x - std::floor(x) == 0.5 ? std::floor(x) : std::floor(x + 0.5));
+    case NM::round_prefer_ceil:
+      return static_cast<std::int64_t>(x - std::floor(x) == 0.5 ? std::ceil(x) : std::floor(x + 0.5));
+    case NM::floor:
+      return static_cast<std::int64_t>(std::floor(x));
+    case NM::ceil:
+      return static_cast<std::int64_t>(std::ceil(x));
+    case NM::simple:
+      return static_cast<std::int64_t>(scale < 1 ? std::ceil(x) : std::floor(x));
+  }
+  return 0;
+}
+
+Tensor index_tensor(const Device& dev, const std::vector<std::int32_t>& v) {
+  return Tensor::from_host(dev, std::span<const std::int32_t>(v), {static_cast<std::int64_t>(v.size())});
+}
+
+// Shape of a per-position vector along dim d of a rank-r tensor: [len, 1, ..., 1].
+Shape along(std::int64_t d, std::int64_t r, std::int64_t len) {
+  Shape s(static_cast<std::size_t>(r - d), 1);
+  s[0] = len;
+  return s;
+}
+
+}  // namespace
+
+Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
+  if (!x.defined()) throw ValueError("gltensor::resize: undefined input");
+  const std::int64_t r = x.dim();
+  if (static_cast<std::int64_t>(size.size()) != r)
+    throw ShapeError("gltensor::resize: size " + to_string(size) + " must have the rank of the input " +
+                     to_string(x.shape()));
+  if (!opt.scales.empty() && static_cast<std::int64_t>(opt.scales.size()) != r)
+    throw ValueError("gltensor::resize: " + std::to_string(opt.scales.size()) + " scales for an input of rank " +
+                     std::to_string(r));
+  for (std::int64_t d = 0; d < r; ++d) {
+    if (size[d] < 1) throw ValueError("gltensor::resize: output size " + to_string(size) + " has a size < 1");
+    if (!opt.scales.empty() && !(opt.scales[d] > 0))
+      throw ValueError("gltensor::resize: scales must be positive, got " + std::to_string(opt.scales[d]));
+  }
+  const bool linear = opt.mode == ResizeOptions::Mode::linear;
+  if (linear && !is_floating(x.dtype()))
+    throw DTypeError(std::string("gltensor::resize: linear mode needs a floating input, got ") + dtype_name(x.dtype()));
+  const Device dev = x.device();
+  Tensor y = x;
+  for (std::int64_t d = 0; d < r; ++d) {
+    const std::int64_t in = x.size(d), out = size[d];
+    const double scale = opt.scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : opt.scales[d];
+    if (in == out && scale == 1.0) continue;
+    if (in == 0) throw ShapeError("gltensor::resize: cannot resize an empty dim of " + to_string(x.shape()));
+    std::vector<std::int32_t> i0(static_cast<std::size_t>(out)), i1(static_cast<std::size_t>(out));
+    std::vector<float> w(static_cast<std::size_t>(out));
+    for (std::int64_t o = 0; o < out; ++o) {
+      const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
+      const double s = source_coord(opt.coord, o, in, len, scale);
+      if (linear) {
+        const double f = std::floor(s);
+        const std::int64_t a = static_cast<std::int64_t>(f);
+        i0[o] = static_cast<std::int32_t>(std::clamp<std::int64_t>(a, 0, in - 1));
+        i1[o] = static_cast<std::int32_t>(std::clamp<std::int64_t>(a + 1, 0, in - 1));
+        w[o] = static_cast<float>(s - f);
+      } else {
+        i0[o] = static_cast<std::int32_t>(std::clamp<std::int64_t>(round_nearest(opt.nearest, s, scale), 0, in - 1));
+      }
+    }
+    if (!linear) {
+      // Each input element repeated k times in order: one broadcast copy.
+      bool repeat = out % in == 0;
+      const std::int64_t k = repeat ? out / in : 0;
+      for (std::int64_t o = 0; repeat && o < out; ++o) repeat = i0[o] == o / k;
+      if (repeat) {
+        Shape s = y.shape();
+        Shape e = s;
+        s.insert(s.begin() + d + 1, 1);
+        e.insert(e.begin() + d + 1, k);
+        Shape f = y.shape();
+        f[d] = out;
+        y = y.reshape(s).expand(e).contiguous().view(f);
+      } else {
+        y = index_select(y, d, index_tensor(dev, i0));
+      }
+      continue;
+    }
+    Tensor lo = index_select(y, d, index_tensor(dev, i0)), hi = index_select(y, d, index_tensor(dev, i1));
+    Tensor wt = Tensor::from_host(dev, w, along(d, r, out));
+    y = lerp(lo, hi, wt);
+    if (y.dtype() != x.dtype()) y = y.to(x.dtype());
+  }
+  return y;
+}
+
+Tensor prelu(const Tensor& x, const Tensor& slope) {
+  if (!x.defined() || !slope.defined()) throw ValueError("gltensor::prelu: undefined input");
+  if (!is_floating(x.dtype()))
+    throw DTypeError(std::string("gltensor::prelu: needs a floating input, got ") + dtype_name(x.dtype()));
+  Tensor r = where(lt(x, 0.0), mul(x, slope), x);
+  if (r.shape() != x.shape())
+    throw ShapeError("gltensor::prelu: slope " + to_string(slope.shape()) + " does not broadcast to " +
+                     to_string(x.shape()));
+  return r.dtype() == x.dtype() ? r : r.to(x.dtype());
+}
+
+}  // namespace gltensor

@@ -1,0 +1,192 @@
+// The PaddleOCR models (PP-OCRv4 det/rec, v2.0 cls) on gltensor::Model against ONNX Runtime
+// (npm onnxruntime-node run by tools/ort-reference/ort_run.js on the same .npy inputs), on
+// images with rendered text; and the whole OCR pipeline of demos/ocr reading rendered text back.
+// Skipped (with the reason) only when the model cache or node is absent; .ci/install-deps
+// provides both. Inputs are kept small: the detector at 160 x 384, one recognizer line.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "image.hpp"
+#include "npy_io.hpp"
+#include "pipeline.hpp"
+#include "sample.hpp"
+#include "test_util.hpp"
+
+// Tolerances against ONNX Runtime (float32 on the CPU; summation orders differ):
+constexpr double kDetAtol = 2e-3;      // probability map (sigmoid outputs in [0, 1])
+constexpr double kRecAtol = 2e-3;      // per-step character probabilities (softmax)
+constexpr double kClsAtol = 1e-3;      // angle probabilities
+constexpr double kMinAccuracy = 0.95;  // characters read back from rendered text (edit distance)
+
+using namespace gltensor;
+using namespace glt_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path cache_dir() {
+  if (const char* c = std::getenv("GLTENSOR_MODEL_CACHE")) return c;
+  return GLTENSOR_TEST_MODEL_CACHE;
+}
+fs::path models() { return cache_dir() / "models" / "ocr"; }
+
+std::string missing_models() {
+  for (const char* f : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx",
+                        "ch_ppocr_mobile_v2.0_cls_infer.onnx", "ppocr_keys_v1.txt"})
+    if (!fs::exists(models() / f)) return (models() / f).string() + " is missing (run .ci/install-deps)";
+  return "";
+}
+
+std::string missing() {
+  if (std::string m = missing_models(); !m.empty()) return m;
+  if (!fs::exists(cache_dir() / "ort" / "node_modules" / "onnxruntime-node"))
+    return "onnxruntime-node is missing under " + cache_dir().string() + " (run .ci/install-deps)";
+  if (std::system("node --version > /dev/null 2>&1") != 0) return "node is not installed";
+  return "";
+}
+
+#define SKIP_WITHOUT_MODELS()              \
+  do {                                     \
+    const std::string why = missing();     \
+    if (!why.empty()) GTEST_SKIP() << why; \
+  } while (0)
+
+fs::path work_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / "gltensor-ocr-tests" / name;
+  fs::create_directories(d);
+  return d;
+}
+
+// Runs ONNX Runtime on x (.npy) and returns its only output.
+std::vector<float> ort_run(const fs::path& model, const fs::path& x, const fs::path& out_dir, Shape& shape) {
+  fs::remove_all(out_dir);
+  const std::string cmd = "GLTENSOR_MODEL_CACHE='" + cache_dir().string() +
+                          "' node '" GLTENSOR_TEST_SOURCE_DIR "/tools/ort-reference/ort_run.js' '" + model.string() +
+                          "' --input x='" + x.string() + "' --output-dir '" + out_dir.string() + "' --threads 2 > '" +
+                          (out_dir.string() + ".log") + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << cmd;
+  for (const auto& e : fs::directory_iterator(out_dir)) return npy::read_floats(e.path().string(), shape);
+  ADD_FAILURE() << "ONNX Runtime wrote no output in " << out_dir;
+  return {};
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = a.size() == b.size() ? 0.0 : INFINITY;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    m = std::max(m, std::isnan(a[i]) ? INFINITY : std::fabs(double(a[i]) - b[i]));
+  return m;
+}
+
+ocr::OcrOptions options() {
+  ocr::OcrOptions o;
+  o.det_model = (models() / "ch_PP-OCRv4_det_infer.onnx").string();
+  o.rec_model = (models() / "ch_PP-OCRv4_rec_infer.onnx").string();
+  o.cls_model = (models() / "ch_ppocr_mobile_v2.0_cls_infer.onnx").string();
+  o.keys = (models() / "ppocr_keys_v1.txt").string();
+  return o;
+}
+
+cv::Mat two_lines(const ocr::Font& font) {
+  return ocr::render_sample(
+      font, {{"Hello gltensor 2026", 30, 0, {16, 50}}, {"ONNX on GLSL shaders", 26, 0, {20, 120}}}, 384, 160);
+}
+
+std::string no_spaces(const std::string& s) { return ocr::without_spaces(s); }
+
+}  // namespace
+
+TEST(OcrModels, DetectorMatchesOnnxRuntime) {
+  SKIP_WITHOUT_MODELS();
+  ocr::Font font;
+  cv::Mat img = two_lines(font);
+  ocr::OcrPipeline pipe(device(), options());
+  int h = 0, w = 0;
+  auto x = pipe.det_input(img, h, w);
+  ASSERT_EQ(h, 160);
+  ASSERT_EQ(w, 384);
+  const fs::path dir = work_dir("det");
+  npy::write_floats((dir / "x.npy").string(), x, {1, 3, h, w});
+  Shape ref_shape;
+  auto ref = ort_run(models() / "ch_PP-OCRv4_det_infer.onnx", dir / "x.npy", dir / "ort", ref_shape);
+  auto out = pipe.det().run({{"x", Tensor::from_host(device(), x, {1, 3, h, w})}});
+  const Tensor& p = out.begin()->second;
+  ASSERT_EQ(p.shape(), ref_shape);
+  auto got = p.to_vector();
+  EXPECT_LE(max_abs_diff(got, ref), kDetAtol);
+  // The text is found: both lines come out of DB post-processing on gltensor's map.
+  auto boxes = pipe.boxes_from_map(got, h, w, img.rows, img.cols);
+  EXPECT_EQ(boxes.size(), 2u);
+  EXPECT_LT(pipe.det().peak_bytes(), pipe.det().total_intermediate_bytes() / 4);
+}
+
+TEST(OcrModels, RecognizerAndClassifierMatchOnnxRuntime) {
+  SKIP_WITHOUT_MODELS();
+  ocr::Font font;
+  cv::Mat img(48, 320, CV_8UC3, cv::Scalar(255, 255, 255));
+  font.draw(img, "gltensor 12345", 8, 36, 34, cv::Scalar(0, 0, 0));
+  auto o = options();
+  o.use_cls = true;
+  ocr::OcrPipeline pipe(device(), o);
+  auto x = pipe.rec_input(img, 320);
+  const fs::path dir = work_dir("rec");
+  npy::write_floats((dir / "x.npy").string(), x, {1, 3, 48, 320});
+  Shape ref_shape;
+  auto ref = ort_run(models() / "ch_PP-OCRv4_rec_infer.onnx", dir / "x.npy", dir / "ort", ref_shape);
+  auto out = pipe.rec().run({{"x", Tensor::from_host(device(), x, {1, 3, 48, 320})}});
+  const Tensor& p = out.begin()->second;
+  ASSERT_EQ(p.shape(), ref_shape);
+  auto got = p.to_vector();
+  EXPECT_LE(max_abs_diff(got, ref), kRecAtol);
+  auto text = pipe.ctc_decode(got, p.size(0), p.size(1), p.size(2));
+  auto ref_text = pipe.ctc_decode(ref, ref_shape[0], ref_shape[1], ref_shape[2]);
+  EXPECT_EQ(text[0].first, ref_text[0].first);
+  EXPECT_EQ(no_spaces(text[0].first), "gltensor12345");
+  // Angle classifier: the line and the line turned by 180 degrees, as one batch of 2.
+  cv::Mat turned;
+  cv::rotate(img, turned, cv::ROTATE_180);
+  auto c0 = pipe.rec_input(img, 192), c1 = pipe.rec_input(turned, 192);
+  c0.insert(c0.end(), c1.begin(), c1.end());
+  npy::write_floats((dir / "c.npy").string(), c0, {2, 3, 48, 192});
+  auto cref = ort_run(models() / "ch_ppocr_mobile_v2.0_cls_infer.onnx", dir / "c.npy", dir / "ort_cls", ref_shape);
+  Model cls = Model::load(device(), (models() / "ch_ppocr_mobile_v2.0_cls_infer.onnx").string());
+  auto cgot = cls.run({{"x", Tensor::from_host(device(), c0, {2, 3, 48, 192})}}).begin()->second.to_vector();
+  EXPECT_LE(max_abs_diff(cgot, cref), kClsAtol);
+  ASSERT_EQ(cgot.size(), 4u);
+  EXPECT_GT(cgot[0], cgot[1]) << "upright line classified as turned";
+  EXPECT_GT(cgot[3], cgot[2]) << "turned line classified as upright";
+}
+
+TEST(OcrModels, ReadsRenderedTextBack) {
+  if (std::string why = missing_models(); !why.empty()) GTEST_SKIP() << why;
+  ocr::Font font;
+  auto o = options();
+  o.use_cls = true;
+  ocr::OcrPipeline pipe(device(), o);
+  // The demo's sample: several lines and sizes, one rotated by 8 degrees.
+  const auto truth = ocr::default_sample_lines();
+  cv::Mat img = ocr::render_sample(font, truth, 800, 480);
+  auto lines = pipe.run(img);
+  EXPECT_EQ(lines.size(), truth.size());
+  std::size_t errors = 0, total = 0;
+  for (const auto& t : truth) {
+    const std::string want = no_spaces(t.text);
+    std::size_t best = want.size();
+    for (const auto& l : lines) best = std::min(best, ocr::edit_distance(no_spaces(l.text), want));
+    errors += best;
+    total += want.size();
+    EXPECT_LE(best, want.size() / 10) << "line '" << t.text << "'";
+  }
+  const double accuracy = 1.0 - static_cast<double>(errors) / static_cast<double>(total);
+  std::printf("character accuracy %.1f%% (%zu edits over %zu characters, spaces ignored)\n", 100 * accuracy, errors,
+              total);
+  EXPECT_GE(accuracy, kMinAccuracy);
+  for (const auto& l : lines) EXPECT_FALSE(l.rotated180) << l.text;
+}
+
+TEST(OcrModels, EditDistance) {
+  EXPECT_EQ(ocr::edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(ocr::edit_distance("", "abc"), 3u);
+  EXPECT_EQ(ocr::edit_distance("中文", "中"), 1u);  // by code point
+}

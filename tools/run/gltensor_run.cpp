@@ -1,0 +1,162 @@
+// gltensor-run MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x640x640]...
+//              [--output-dir DIR] [--bench N] [--profile] [--f16] [--seed S]
+// Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
+// [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
+// output's name, shape and min/max/mean, the load and run times and the planner's summary, and
+// writes outputs as DIR/<name>.npy. --bench N times N more runs (mean, min).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include "gltensor/gltensor.hpp"
+#include "npy_io.hpp"
+
+namespace fs = std::filesystem;
+using namespace gltensor;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+std::pair<std::string, std::string> split_kv(const std::string& s, const char* what) {
+  const auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) throw CLI::ValidationError(what, "expected NAME=VALUE, got '" + s + "'");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+Shape parse_shape(const std::string& s) {
+  Shape r;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    const auto x = s.find('x', pos);
+    const std::string part = s.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+      throw CLI::ValidationError("--shape", "expected sizes like 1x3x640x640, got '" + s + "'");
+    r.push_back(std::stoll(part));
+    if (x == std::string::npos) break;
+    pos = x + 1;
+  }
+  return r;
+}
+
+std::string file_name(const std::string& value_name) {
+  std::string s = value_name;
+  for (auto& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return s + ".npy";
+}
+
+std::string mib(std::size_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run an ONNX model with gltensor (inputs and outputs as NumPy .npy files)"};
+  std::string model_path, out_dir;
+  std::vector<std::string> input_args, shape_args;
+  int bench = 0;
+  bool profile = false, f16 = false;
+  unsigned seed = 1;
+  app.add_option("model", model_path, "the .onnx file")->required()->check(CLI::ExistingFile);
+  app.add_option("--input", input_args, "NAME=FILE.npy: a graph input from a .npy file");
+  app.add_option("--shape", shape_args, "NAME=1x3x640x640: shape of a random input (and of the model's dynamic dims)");
+  app.add_option("--output-dir", out_dir, "write each output as DIR/<name>.npy");
+  app.add_option("--bench", bench, "time N further runs")->check(CLI::NonNegativeNumber);
+  app.add_flag("--profile", profile, "GPU time per node type (needs GPU timer queries; not yet available)");
+  app.add_flag("--f16", f16, "store weights as float16 on the GPU");
+  app.add_option("--seed", seed, "seed of the random inputs");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::map<std::string, std::string> files;
+    ModelOptions opt;
+    opt.f16_weights = f16;
+    for (const auto& s : input_args) files.insert(split_kv(s, "--input"));
+    for (const auto& s : shape_args) {
+      auto [name, v] = split_kv(s, "--shape");
+      opt.input_shapes[name] = parse_shape(v);
+    }
+    Device dev = Device::open();
+    std::printf("device: %s\n", dev.caps().renderer.c_str());
+    auto t0 = Clock::now();
+    Model model = Model::load(dev, model_path, opt);
+    const double load_ms = ms_since(t0);
+    std::printf("model: %s (opset %d), loaded in %.1f ms, weights %s\n", model_path.c_str(), model.opset(), load_ms,
+                mib(model.weight_bytes()).c_str());
+    std::printf("plan: %s\n", model.plan_summary().c_str());
+    std::map<std::string, Tensor> inputs;
+    for (const auto& vi : model.inputs()) {
+      auto f = files.find(vi.name);
+      if (f != files.end()) {
+        inputs[vi.name] = npy::read(dev, f->second);
+        files.erase(f);
+      } else {
+        Shape s = vi.shape;
+        for (std::size_t d = 0; d < s.size(); ++d)
+          if (s[d] < 0)
+            throw std::runtime_error("input '" + vi.name + "' has dynamic dims " + to_string(vi.shape) +
+                                     ": give --input " + vi.name + "=FILE.npy or --shape " + vi.name + "=AxBx...");
+        Generator gen(seed);
+        inputs[vi.name] = rand(dev, s, gen).to(vi.dtype);
+      }
+      std::printf("input  %-24s %s %s\n", vi.name.c_str(), to_string(inputs[vi.name].shape()).c_str(),
+                  dtype_name(inputs[vi.name].dtype()));
+    }
+    for (const auto& [name, file] : files)
+      throw std::runtime_error("--input " + name + ": the model has no such input");
+    const auto d0 = dev.dispatch_count();
+    t0 = Clock::now();
+    auto outputs = model.run(inputs);
+    const auto dispatches = dev.dispatch_count() - d0;
+    dev.synchronize();
+    const double first_ms = ms_since(t0);
+    for (const auto& vi : model.outputs()) {
+      const Tensor& t = outputs.at(vi.name);
+      auto v = t.to_vector();
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+      for (float x : v) {
+        lo = std::min<double>(lo, x);
+        hi = std::max<double>(hi, x);
+        sum += x;
+      }
+      std::printf("output %-24s %s %s min %.6g max %.6g mean %.6g\n", vi.name.c_str(), to_string(t.shape()).c_str(),
+                  dtype_name(t.dtype()), lo, hi, v.empty() ? 0.0 : sum / static_cast<double>(v.size()));
+      if (!out_dir.empty()) {
+        fs::create_directories(out_dir);
+        npy::write((fs::path(out_dir) / file_name(vi.name)).string(), t);
+      }
+    }
+    std::printf("dispatches: %llu per run\n", static_cast<unsigned long long>(dispatches));
+    std::printf("run: %.1f ms (first run, kernels compiled or read from the cache)\n", first_ms);
+    std::printf("memory: peak intermediates %s (sum of all intermediates %s)\n", mib(model.peak_bytes()).c_str(),
+                mib(model.total_intermediate_bytes()).c_str());
+    if (bench > 0) {
+      std::vector<double> times;
+      for (int i = 0; i < bench; ++i) {
+        t0 = Clock::now();
+        outputs = model.run(inputs);
+        dev.synchronize();
+        times.push_back(ms_since(t0));
+      }
+      double mean = 0;
+      for (double t : times) mean += t;
+      mean /= bench;
+      std::printf("bench: %d runs, mean %.2f ms, min %.2f ms\n", bench, mean,
+                  *std::min_element(times.begin(), times.end()));
+    }
+    if (profile)
+      std::printf("profile: GPU time per node type needs the GPU profiler (timer queries), not available yet\n");
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gltensor-run: %s\n", e.what());
+    return 1;
+  }
+}
