@@ -66,20 +66,42 @@ int op_pow(int a, int b) {
   return r;
 }
 // fmod: C fmod, result has the sign of a. remainder: Python %, result has the sign of b.
+// C's fmod is exact (the result is always representable); a - b * trunc(a / b) is not once the
+// quotient passes 2^24. fmod_finite divides the integer significands, 8 quotient bits per step
+// (the f32 exponent range needs at most 32 steps), so nothing rounds and no denormal is flushed.
+float fmod_finite(float a, float b) {  // a finite, b finite and nonzero
+  uint xa = floatBitsToUint(a) & 0x7fffffffu, xb = floatBitsToUint(b) & 0x7fffffffu;
+  if (xa < xb) return a;  // |a| < |b|, a = +-0 included
+  // value = m * 2^(e - 150); denormals have e = 1 and no implicit bit.
+  int ea = max(int(xa >> 23), 1), eb = max(int(xb >> 23), 1);
+  uint ma = (xa & 0x7fffffu) | (xa >= 0x800000u ? 0x800000u : 0u);
+  uint mb = (xb & 0x7fffffu) | (xb >= 0x800000u ? 0x800000u : 0u);
+  uint m = ma % mb;
+  for (int d = ea - eb; d > 0 && m != 0u; d -= 8) {
+    int s = min(d, 8);
+    m = (m << uint(s)) % mb;  // m < mb < 2^24: m << 8 fits in 32 bits
+  }
+  uint sign = floatBitsToUint(a) & 0x80000000u;
+  if (m == 0u) return uintBitsToFloat(sign);
+  // m * 2^(eb - 150) with m < 2^24: normalize to a 24-bit significand, or encode as a denormal.
+  int e = eb + findMSB(m) - 23;
+  uint r = e >= 1 ? (uint(e) << 23) | ((m << uint(23 - findMSB(m))) & 0x7fffffu) : m << uint(eb - 1);
+  return uintBitsToFloat(sign | r);
+}
+bool is_zero_bits(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0u; }  // a denormal is not 0
 float op_fmod(float a, float b) {
-  if (b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
+  if (is_zero_bits(b) || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
   if (is_inf(b)) return a;
-  return a - b * trunc(a / b);
+  return fmod_finite(a, b);
 }
 int op_fmod(int a, int b) { return b == 0 ? 0 : a - b * (a / b); }
+// PyTorch: r = fmod(a, b); r + b when r and b have opposite signs (r + b rounds when |r| << |b|).
 float op_remainder(float a, float b) {
-  if (b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
-  if (is_inf(b)) return (a == 0.0 || (a > 0.0) == (b > 0.0)) ? a : b;
-  float r = a - b * floor(a / b);
-  // floor(a/b) can be off by one when a/b rounds; keep the result in the range of b.
-  if (b > 0.0 && (r < 0.0 || r >= b)) r = r < 0.0 ? r + b : r - b;
-  if (b < 0.0 && (r > 0.0 || r <= b)) r = r > 0.0 ? r + b : r - b;
-  return r;
+  if (is_zero_bits(b) || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
+  float r = is_inf(b) ? a : fmod_finite(a, b);
+  // Bit tests: a device that treats denormals as zero in comparisons must still adjust a tiny r.
+  bool adjust = !is_zero_bits(r) && (floatBitsToUint(r) >> 31) != (floatBitsToUint(b) >> 31);
+  return adjust ? r + b : r;
 }
 int op_remainder(int a, int b) {
   if (b == 0) return 0;

@@ -6,6 +6,7 @@
 //   arithmetic rounding (div, sqrt, reciprocal):             rtol 1e-6
 //   transcendental (exp, log, sin, erf, tanh, pow, ...):     rtol 1e-5..4e-5, atol 1e-6 (per row)
 //   f16 / bf16 storage: results must equal the f32 result rounded to the dtype (round to even).
+#include <cstring>
 #include <functional>
 
 #include "ops/unary_reference.hpp"
@@ -209,6 +210,56 @@ TEST(BinaryOps, PowSpecialValues) {
   std::vector<double> ref;
   for (int i = 0; i < 16; ++i) ref.push_back(std::pow(double(a[i]), double(b[i])));
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-6, 0));
+}
+
+// C's fmod is exact (its result is always representable), also for quotients far beyond 2^24
+// where a - b * trunc(a / b) in float32 loses every bit; remainder follows PyTorch (the fmod
+// result, plus b when the signs differ). std::fmod in double is exact for float inputs.
+TEST(BinaryOps, FmodRemainderExactForLargeQuotients) {
+  GLT_RNG(rng);
+  const float inf = INFINITY, nan = NAN, den = 1e-40f, mn = 1.17549435e-38f;  // denormal, smallest normal
+  std::vector<float> a = {1e8f, -1e8f,  7,    -7,          3.4e38f, -3.4e38f, 1e-30f, den, 5 * den, 1,
+                          mn,   3e-39f, 0.0f, -0.0f,       inf,     -inf,     nan,    5,   5,       -5,
+                          5,    5,      7,    16777217.0f, 1e30f,   1e30f,    3e-45f, 2,   -2,      1e-45f};
+  std::vector<float> b = {3, 3, 0.1f, 0.1f,  3,   -7e-3f, 3e-38f, den, 2 * den, den,    den, -1e-39f, 3, 3, 3,
+                          3, 3, 0.0f, -0.0f, inf, -inf,   nan,    7,   3,       1e-30f, -7,  1e-45f,  3, 3, 1e-45f};
+  // Random finite floats over the whole exponent range (random bit patterns), denormals included.
+  std::uniform_int_distribution<std::uint32_t> bits(0, 0x7f7fffffu);
+  for (int i = 0; i < 2000; ++i) {
+    std::uint32_t x = bits(rng) | (i & 1 ? 0x80000000u : 0u), y = bits(rng) | (i & 2 ? 0x80000000u : 0u);
+    if (i % 5 == 0) y = (y & 0x807fffffu) | (std::min(x >> 23 & 0xffu, 30u) << 23);  // small b: long quotients
+    float fx, fy;
+    std::memcpy(&fx, &x, 4);
+    std::memcpy(&fy, &y, 4);
+    a.push_back(fx);
+    b.push_back(fy);
+  }
+  const auto n = static_cast<std::int64_t>(a.size());
+  Tensor ta = Tensor::from_host(device(), a, {n}), tb = Tensor::from_host(device(), b, {n});
+  auto gf = fmod(ta, tb).to_vector(), gr = remainder(ta, tb).to_vector();
+  int bad = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = a[i], y = b[i];
+    const double rf = (y == 0 || std::isinf(x) || std::isnan(x) || std::isnan(y)) ? NAN : std::fmod(x, y);
+    const double rr = py_mod(x, y);
+    const bool ok_f =
+        std::isnan(rf) ? std::isnan(gf[i]) : (gf[i] == float(rf) && std::signbit(gf[i]) == std::signbit(rf));
+    // remainder's r + b is a float add: a device may flush denormals there (GLSL ES allows it),
+    // so where one takes part the result may be off by less than the smallest normal float.
+    const double tiny = std::numeric_limits<float>::min();
+    const bool denormal_add = rr != rf && (std::fabs(rf) < tiny || std::fabs(y) < tiny || std::fabs(rr) < tiny);
+    const bool ok_r =
+        std::isnan(rr) ? std::isnan(gr[i]) : gr[i] == float(rr) || (denormal_add && std::fabs(gr[i] - rr) < tiny);
+    if ((!ok_f || !ok_r) && bad++ < 8)
+      ADD_FAILURE() << "a=" << a[i] << " b=" << b[i] << ": fmod " << gf[i] << " (want " << rf << "), remainder "
+                    << gr[i] << " (want " << rr << ")";
+  }
+  EXPECT_EQ(bad, 0);
+  // The scalar forms and the examples.
+  EXPECT_EQ(fmod(Tensor::from_host(device(), std::vector<float>{1e8f}, {1}), 3.0).to_vector()[0], 1.0f);
+  EXPECT_EQ(remainder(Tensor::from_host(device(), std::vector<float>{-1e8f}, {1}), 3.0).to_vector()[0], 2.0f);
+  EXPECT_EQ(fmod(7.0, Tensor::from_host(device(), std::vector<float>{0.1f}, {1})).to_vector()[0],
+            float(std::fmod(7.0, double(0.1f))));
 }
 
 TEST(BinaryOps, ScalarForms) {
