@@ -71,6 +71,7 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
   h += mode == IndexMode::gather        ? "#define GATHER 1\n"
        : mode == IndexMode::scatter_add ? "#define SCATTER_ADD 1\n"
                                         : "";
+  if (out.dtype() == DType::i32) h += "#define OUT_INT 1\n";
   h += operand_glsl(0, out.dtype(), natural_ct(out.dtype()), true);
   h += operand_glsl(1, in.dtype(), natural_ct(out.dtype()), false);
   h += operand_glsl(2, DType::i32, CT::i32, false);
@@ -163,8 +164,12 @@ static Tensor scatter_impl(const char* op, IndexMode mode, const Tensor& x, std:
     if (index.shape()[d] > src.size(d))
       throw ShapeError(std::string("gltensor::") + op + ": index " + to_string(index.shape()) + " is larger than src " +
                        to_string(src.shape()));
-  if (mode == IndexMode::scatter_add && x.dtype() != DType::f32)
-    throw DTypeError(std::string("gltensor::") + op + ": supports float32 only, got " + dtype_name(x.dtype()));
+  if (mode == IndexMode::scatter_add && x.dtype() != DType::f32 && x.dtype() != DType::i32)
+    throw DTypeError(std::string("gltensor::") + op + ": supports float32 and int32 outputs only, got " +
+                     dtype_name(x.dtype()));
+  if (!can_cast(src.dtype(), x.dtype()))
+    throw DTypeError(std::string("gltensor::") + op + ": src dtype " + dtype_name(src.dtype()) +
+                     " can't be cast to the output dtype " + dtype_name(x.dtype()));
   Tensor out = x.clone();
   const Tensor srcv = make_view(src, index.shape(), src.strides(), src.offset());  // src cropped to index's shape
   launch_index(op, mode, out, src, index, srcv, out, dim);

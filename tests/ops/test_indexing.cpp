@@ -122,6 +122,30 @@ TEST(Indexing, GatherIndexSelectScatter) {
   EXPECT_EQ(oh.to_int_vector(), (std::vector<int>{0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}));
 }
 
+// int32 scatter_add is exact (atomic integer adds): many sources per target, negative indices,
+// a non-contiguous src; a float src into an int32 output is a DTypeError (no silent truncation).
+TEST(Indexing, ScatterAddInt32) {
+  GLT_RNG(rng);
+  const int R = 3, C = 5, N = 3001;
+  auto x = uniform_int(rng, R * C, -1000, 1000);
+  auto idx = uniform_int(rng, N * C, -R, R - 1);
+  auto src = uniform_int(rng, C * N, -100000, 100000);  // stored [C, N], used as its transpose
+  Tensor srct = ihost(src, {C, N}).t();                 // [N, C], non-contiguous
+  Tensor r = scatter_add(ihost(x, {R, C}), 0, ihost(idx, {N, C}), srct);
+  ASSERT_EQ(r.dtype(), DType::i32);
+  std::vector<std::int64_t> want(x.begin(), x.end());
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < C; ++j) {
+      const int k = idx[i * C + j] < 0 ? idx[i * C + j] + R : idx[i * C + j];
+      want[k * C + j] += src[j * N + i];
+    }
+  auto got = r.to_int_vector();
+  for (int i = 0; i < R * C; ++i) ASSERT_EQ(got[i], want[i]) << i;
+  EXPECT_THROW(scatter_add(ihost(x, {R, C}), 0, ihost(idx, {N, C}), ones(device(), {N, C})), DTypeError);
+  EXPECT_THROW(scatter_add(ones(device(), {R, C}, DType::f16), 0, ihost(idx, {N, C}), ones(device(), {N, C})),
+               DTypeError);
+}
+
 TEST(Indexing, OutOfRangeIndexIsIndexErrorAtTheNextRead) {
   Tensor t = ones(device(), {4, 3});
   Tensor g = index_select(t, 0, ihost({0, 4}, {2}));
