@@ -23,6 +23,7 @@ struct ElementwiseParams {
       u.f32("u_p0", e.p0);
       u.f32("u_p1", e.p1);
       u.i32("u_i0", e.i0);
+      u.u32s("u_words", e.words);
     } else if (std::strcmp(e.kernel, "binary.comp") == 0) {
       u.f32("u_alpha", e.alpha);
       if (e.scalar) {

@@ -1,5 +1,7 @@
 // Launches the strided elementwise kernels (unary.comp, binary.comp, ternary.comp) (internal).
 #pragma once
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,8 @@ struct Elementwise {
   float alpha = 1;               // u_alpha
   std::optional<double> scalar;  // binary.comp: one operand is this scalar
   bool scalar_first = false;     // the scalar is operand a (else b)
+  /// u_words: raw 32-bit parameters (arange's 96-bit start and step).
+  std::array<std::uint32_t, 7> words{};
 };
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).

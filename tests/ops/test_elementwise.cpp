@@ -6,6 +6,8 @@
 //   arithmetic rounding (div, sqrt, reciprocal):             rtol 1e-6
 //   transcendental (exp, log, sin, erf, tanh, pow, ...):     rtol 1e-5..4e-5, atol 1e-6 (per row)
 //   f16 / bf16 storage: results must equal the f32 result rounded to the dtype (round to even).
+#include <sys/resource.h>
+
 #include <cstring>
 #include <functional>
 
@@ -438,6 +440,92 @@ TEST(Creation, FullZerosOnesArange) {
   EXPECT_EQ(arange(device(), 0, 7, 3, DType::i32).to_int_vector(), (std::vector<int>{0, 3, 6}));
   EXPECT_THROW(arange(device(), 0, 1, 0), ValueError);
   EXPECT_THROW(Tensor::from_host(device(), std::vector<float>(5), {2, 3}), ShapeError);
+}
+
+// arange is generated on the device. Float values against the float64 value start + i * step
+// rounded to the dtype (PyTorch's CPU arange): within 1 ulp, exact where the float64 value is an
+// integer below 2^24 (index tensors). Integer dtypes follow torch: start and step truncated to
+// integers, the length ceil((end - start) / step) from the given values, exact.
+TEST(Creation, ArangeValuesAgainstFloat64) {
+  struct C {
+    double start, end, step;
+  };
+  for (const C& c : std::vector<C>{{0, 5, 1},
+                                   {1, -2, -0.5},
+                                   {0.1, 1000.3, 0.1},
+                                   {-3.7, 5e4, 1.3},
+                                   {1e6, -1e6, -0.37},
+                                   {-1e7, 7e6, 1},             // i past 2^24, every value exact
+                                   {0, 2.86e7, 1.7},           // i past 2^24, non-integer step
+                                   {16777215, 16777300, 1},    // values past 2^24 (rounding ties)
+                                   {5, 5, 1},                  // empty
+                                   {5, 0, 1},                  // empty (numpy; torch raises)
+                                   {0, 1, 0.3},                // 4 elements: the VEC4 path
+                                   {-1e-30, 1e-30, 3e-31}}) {  // tiny values
+    SCOPED_TRACE(std::to_string(c.start) + ", " + std::to_string(c.end) + ", " + std::to_string(c.step));
+    const double len = std::ceil((c.end - c.start) / c.step);
+    const std::int64_t n = len > 0 ? static_cast<std::int64_t>(len) : 0;
+    Tensor t = arange(device(), c.start, c.end, c.step);
+    ASSERT_EQ(t.shape(), (Shape{n}));
+    ASSERT_EQ(t.dtype(), DType::f32);
+    auto got = t.to_vector();
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double v = c.start + static_cast<double>(i) * c.step;
+      const float want = static_cast<float>(v);
+      const bool exact = c.start == std::round(c.start) && c.step == std::round(c.step) && std::fabs(v) < 16777216.0;
+      const float ulp = std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+      const bool ok = exact ? got[i] == want : std::fabs(double(got[i]) - double(want)) <= ulp;
+      if (!ok && bad++ < 5) ADD_FAILURE() << "[" << i << "] got " << got[i] << ", want " << want;
+    }
+    EXPECT_EQ(bad, 0);
+    // f16 / bf16: the f32 value rounded to the dtype.
+    if (n > 0 && n < 100000)
+      for (DType dt : {DType::f16, DType::bf16}) {
+        auto h = arange(device(), c.start, c.end, c.step, dt);
+        ASSERT_EQ(h.dtype(), dt);
+        EXPECT_EQ(h.to_vector(), t.to(dt).to_vector()) << dtype_name(dt);
+      }
+  }
+  // Integer dtypes (torch): truncated start and step, wrapping past the dtype's range.
+  EXPECT_EQ(arange(device(), 0, 7, 3, DType::i32).to_int_vector(), (std::vector<int>{0, 3, 6}));
+  EXPECT_EQ(arange(device(), 5, -10, -3, DType::i32).to_int_vector(), (std::vector<int>{5, 2, -1, -4, -7}));
+  EXPECT_EQ(arange(device(), 0.5, 5, 1.5, DType::i32).to_int_vector(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(arange(device(), 250, 260, 2, DType::u8).to_int_vector(), (std::vector<int>{250, 252, 254, 0, 2}));
+  auto big = arange(device(), -2147483648.0, 2147483647.0, 65536 * 3 + 1, DType::i32).to_int_vector();
+  ASSERT_EQ(big.size(), 21846u);
+  for (std::size_t i = 0; i < big.size(); ++i)
+    ASSERT_EQ(big[i], -2147483648LL + static_cast<std::int64_t>(i) * (65536 * 3 + 1)) << i;
+  auto many = arange(device(), 3, 3 + 70001 * 7, 7, DType::i32).to_int_vector();
+  ASSERT_EQ(many.size(), 70001u);
+  for (std::size_t i = 0; i < many.size(); ++i) ASSERT_EQ(many[i], 3 + 7 * static_cast<int>(i)) << i;
+  EXPECT_THROW(arange(device(), 0, 5, 0.5, DType::i32), ValueError);  // step truncates to 0 (torch)
+  EXPECT_THROW(arange(device(), 0, 5, 1, DType::bool_), DTypeError);
+  EXPECT_THROW(arange(device(), 0, 1, 0), ValueError);
+  EXPECT_THROW(arange(device(), 0, NAN, 1), ValueError);
+}
+
+// The size limit is checked before anything is allocated (no host copy of the values).
+TEST(Creation, HugeArangeIsLimitErrorWithoutHostAllocation) {
+  auto peak_kib = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+  };
+  const long before = peak_kib();
+  for (double end : {5e8, 3e9, 1e12, 1e300}) {
+    try {
+      arange(device(), 0, end);
+      ADD_FAILURE() << "arange(0, " << end << ") did not throw";
+    } catch (const LimitError& e) {
+      EXPECT_NE(std::string(e.what()).find("gltensor::arange"), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "arange(0, " << end << ") threw " << e.what() << " instead of LimitError";
+    }
+  }
+  EXPECT_THROW(arange(device(), 0, 1e12, 1, DType::i32), LimitError);
+  EXPECT_LT(peak_kib() - before, 64 * 1024) << "KiB of peak resident memory added by the huge aranges";
+  EXPECT_EQ(arange(device(), 4).to_vector(), (std::vector<float>{0, 1, 2, 3}));  // the device is still usable
 }
 
 TEST(Creation, CastBetweenAllDtypes) {
