@@ -4,8 +4,9 @@
 // with SCATTER / SCATTER_ADD:
 //   out[p with p[DIM] := index[p]] = src[p]   (or +=: a compare-and-swap loop for float32,
 //   atomicAdd for int32 outputs, OUT_INT).
-// Negative indices count from the end; an index outside [-size, size) is skipped and recorded in
-// the error flag buffer (binding 3), reported as IndexError at the next read.
+// Negative indices count from the end (NONNEG_INDEX: class indices, only [0, size) is valid); an
+// index outside [-size, size) is skipped and recorded in the error flag buffer (binding 3),
+// reported as IndexError at the next read.
 // Operands: 0 = out, 1 = x (GATHER) or src (SCATTER), 2 = index (i32), 3 = error flag.
 layout(local_size_x = LOCAL_X) in;
 layout(std430, binding = 3) buffer Flag { uint err_flag[]; };
@@ -46,7 +47,9 @@ void main() {
     if (d != DIM) od += i * u_st_dst[d];
   }
   int k = int(load2(oi));
+#ifndef NONNEG_INDEX
   if (k < 0) k += u_dim_size;
+#endif
   if (k < 0 || k >= u_dim_size) {
     atomicMax(err_flag[0], 1u);
     return;

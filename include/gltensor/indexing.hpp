@@ -44,7 +44,9 @@ Tensor scatter(const Tensor& x, std::int64_t dim, const Tensor& index, const Ten
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
 /// weight [num, dim], indices any shape -> [*indices.shape, dim].
 Tensor embedding(const Tensor& weight, const Tensor& indices);
-/// indices -> int32 [*indices.shape, num_classes] with ones at the indices.
+/// indices -> int32 [*indices.shape, num_classes] with ones at the indices (torch.nn.functional.
+/// one_hot): indices must lie in [0, num_classes), no counting from the end (IndexError naming
+/// one_hot at the next read otherwise); ValueError if num_classes <= 0.
 Tensor one_hot(const Tensor& indices, std::int64_t num_classes);
 /// Lower / upper triangle of the last two dims (diagonal offset as in torch.tril/triu).
 Tensor tril(const Tensor& x, std::int64_t diagonal = 0);

@@ -74,7 +74,7 @@ enum class Reduction { none, mean, sum };
 /// (IndexError at the next read otherwise). label_smoothing as in torch.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean,
                      double label_smoothing = 0.0);
-/// log_probs [N, C], target int [N].
+/// log_probs [N, C], target int [N] in [0, C) (IndexError at the next read otherwise).
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::mean);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 

@@ -4,6 +4,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "ops/index.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -39,8 +40,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   Tensor loss, lsm;
   {
     NoGradGuard ng;
-    lsm = log_softmax(logits, 1);                                 // [N, C]
-    Tensor nll = neg(gather(lsm, 1, t.unsqueeze(1)).squeeze(1));  // [N]
+    lsm = log_softmax(logits, 1);                                             // [N, C]
+    Tensor nll = neg(gather_classes(op, lsm, 1, t.unsqueeze(1)).squeeze(1));  // [N]
     if (ls > 0) nll = add(mul(nll, 1 - ls), mul(neg(mean(lsm, {1})), ls));
     loss = reduce_loss(nll, reduction);
   }
@@ -68,7 +69,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
   Tensor loss;
   {
     NoGradGuard ng;
-    loss = reduce_loss(neg(gather(log_probs, 1, t.unsqueeze(1)).squeeze(1)), reduction);
+    loss = reduce_loss(neg(gather_classes(op, log_probs, 1, t.unsqueeze(1)).squeeze(1)), reduction);
   }
   if (autograd::any_requires_grad({&log_probs})) {
     autograd::record(

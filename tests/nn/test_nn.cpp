@@ -401,6 +401,34 @@ TEST(Losses, CrossEntropyNllMse) {
   EXPECT_THROW(cross_entropy(zeros(device(), {5, 5}), t.slice(0, 0, 3)), ShapeError);
 }
 
+// Class targets outside [0, C) are IndexError naming the loss (at the next read), -1 included;
+// only ignore_index is exempt.
+TEST(Losses, TargetOutOfRangeIsIndexError) {
+  auto tgt = [](std::vector<std::int32_t> v) {
+    const auto n = static_cast<std::int64_t>(v.size());
+    return Tensor::from_host(device(), std::span<const std::int32_t>(v), {n});
+  };
+  Tensor logits = zeros(device(), {4, 3});
+  for (auto bad : {std::vector<std::int32_t>{0, -1, 1, 2}, {0, 1, 3, 2}, {-3, 0, 0, 0}}) {
+    for (Reduction r : {Reduction::mean, Reduction::sum, Reduction::none}) {
+      try {
+        cross_entropy(logits, tgt(bad), r).to_vector();
+        ADD_FAILURE() << "cross_entropy accepted target " << bad[0] << ", " << bad[1] << ", " << bad[2];
+      } catch (const IndexError& e) {
+        EXPECT_NE(std::string(e.what()).find("cross_entropy"), std::string::npos) << e.what();
+      }
+      try {
+        nll_loss(logits, tgt(bad), r).to_vector();
+        ADD_FAILURE() << "nll_loss accepted target " << bad[0] << ", " << bad[1] << ", " << bad[2];
+      } catch (const IndexError& e) {
+        EXPECT_NE(std::string(e.what()).find("nll_loss"), std::string::npos) << e.what();
+      }
+    }
+  }
+  // The device stays usable and in-range targets work.
+  EXPECT_NEAR(cross_entropy(logits, tgt({0, 1, 2, 2})).item(), std::log(3.0), 1e-6);
+}
+
 TEST(Attention, MatchesReferenceAndDifferentiates) {
   GLT_RNG(rng);
   const int B = 2, L = 5, S = 6, E = 4, Ev = 3;

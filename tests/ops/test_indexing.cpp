@@ -161,6 +161,22 @@ TEST(Indexing, OutOfRangeIndexIsIndexErrorAtTheNextRead) {
   EXPECT_THROW(gather(t, 0, host({0.0f}, {1, 1})), DTypeError);
 }
 
+// one_hot takes class indices in [0, num_classes) (torch): -1 or num_classes is IndexError.
+TEST(Indexing, OneHotOutOfRangeIsIndexError) {
+  for (auto bad : {std::vector<std::int32_t>{-1, 2}, {0, 3}, {-4, 0}}) {
+    try {
+      one_hot(ihost(bad, {2}), 3).to_int_vector();
+      ADD_FAILURE() << "one_hot accepted " << bad[0] << ", " << bad[1];
+    } catch (const IndexError& e) {
+      EXPECT_NE(std::string(e.what()).find("one_hot"), std::string::npos) << e.what();
+    }
+  }
+  Tensor oh = one_hot(ihost({2, 0, 1, 2, 1, 0}, {2, 3}), 3);
+  EXPECT_EQ(oh.shape(), (Shape{2, 3, 3}));
+  EXPECT_EQ(oh.to_int_vector(), (std::vector<int>{0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0}));
+  EXPECT_EQ(one_hot(ihost({}, {0}), 3).shape(), (Shape{0, 3}));
+}
+
 TEST(Indexing, TrilTriu) {
   GLT_RNG(rng);
   auto x = uniform(rng, 2 * 4 * 5);
