@@ -7,6 +7,14 @@ uniform float u_scalar;
 uniform int u_iscalar;
 uniform float u_alpha;  // add/sub: a + alpha * b
 
+// ERR_FLAG: the device's error flag word, bound after the operands (integer division by zero).
+#ifdef ERR_FLAG
+layout(std430, binding = NOPS) buffer ErrFlag { uint err_flag[]; };
+void flag_zero_division() { atomicOr(err_flag[0], 2u); }  // ErrorFlags::kZeroDivision
+#else
+void flag_zero_division() {}
+#endif
+
 float op_add(float a, float b) { return a + b; }
 int op_add(int a, int b) { return a + b; }
 float op_add_alpha(float a, float b) { return a + u_alpha * b; }
@@ -55,6 +63,8 @@ float op_pow(float a, float b) {
   }
   return pow_abs(a, b);
 }
+// Integers (torch's integer pow for tensor exponents; the host rejects negative scalar ones):
+// a negative exponent gives 1 for a = 1, +-1 for a = -1, else 0.
 int op_pow(int a, int b) {
   if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) == 1 ? -1 : 1) : 0);
   int r = 1;
@@ -94,7 +104,11 @@ float op_fmod(float a, float b) {
   if (is_inf(b)) return a;
   return fmod_finite(a, b);
 }
-int op_fmod(int a, int b) { return b == 0 ? 0 : a - b * (a / b); }
+// Integers: division by zero gives 0 and sets the flag (torch raises); b = -1 avoids INT_MIN / -1.
+int op_fmod(int a, int b) {
+  if (b == 0) flag_zero_division();
+  return (b == 0 || b == -1) ? 0 : a - b * (a / b);
+}
 // PyTorch: r = fmod(a, b); r + b when r and b have opposite signs (r + b rounds when |r| << |b|).
 float op_remainder(float a, float b) {
   if (is_zero_bits(b) || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
@@ -104,7 +118,8 @@ float op_remainder(float a, float b) {
   return adjust ? r + b : r;
 }
 int op_remainder(int a, int b) {
-  if (b == 0) return 0;
+  if (b == 0) flag_zero_division();
+  if (b == 0 || b == -1) return 0;
   int r = a - b * (a / b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

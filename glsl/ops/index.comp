@@ -51,7 +51,7 @@ void main() {
   if (k < 0) k += u_dim_size;
 #endif
   if (k < 0 || k >= u_dim_size) {
-    atomicMax(err_flag[0], 1u);
+    atomicOr(err_flag[0], 1u);  // ErrorFlags::kIndex
     return;
   }
   od += uint(k) * u_st_dst[DIM];

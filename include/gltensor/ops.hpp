@@ -161,6 +161,15 @@ Tensor logical_not(const Tensor& x);  ///< -> bool
 GLTENSOR_BINARY_OPS(GLTENSOR_DECLARE_BINARY)
 #undef GLTENSOR_DECLARE_BINARY
 
+/// fmod: C's fmod (exact; sign of a). remainder: torch.remainder / Python's % (fmod plus b when
+/// the signs differ; sign of b). Floats: NaN for a zero divisor, an infinite a or a NaN operand.
+/// Integers (torch raises "ZeroDivisionError"): ValueError for division by zero, at the call
+/// for a scalar divisor 0, at the next read for a zero in a divisor tensor (detected on the GPU;
+/// those elements are 0).
+/// pow on integers: ValueError for a negative scalar exponent ("Integers to negative integer
+/// powers are not allowed", as torch); a negative exponent in a tensor gives torch's integer pow:
+/// 1 for base 1, +-1 for base -1, 0 otherwise. Integer results wrap on overflow.
+
 /// a + alpha * b and a - alpha * b (torch.add/sub with alpha).
 Tensor add(const Tensor& a, const Tensor& b, double alpha);
 Tensor sub(const Tensor& a, const Tensor& b, double alpha);

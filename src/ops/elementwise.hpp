@@ -23,6 +23,9 @@ struct Elementwise {
   bool scalar_first = false;     // the scalar is operand a (else b)
   /// u_words: raw 32-bit parameters (arange's 96-bit start and step).
   std::array<std::uint32_t, 7> words{};
+  /// An ErrorFlags bit the kernel may set (ERR_FLAG: the flag word is bound after the
+  /// operands), checked at the next read; 0: none.
+  std::uint32_t error_flag = 0;
 };
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).

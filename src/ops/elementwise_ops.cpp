@@ -5,6 +5,7 @@
 #include "gltensor/ops.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/elementwise_grads.hpp"
+#include "runtime/error_flags.hpp"
 
 namespace gltensor {
 using namespace detail;
@@ -100,6 +101,23 @@ void record_binary(const char* op, const BinarySpec& s, const Tensor& a, const T
       y, {a, b}, [=](const Tensor& g) { return grad(g, ad, bd, yd, alpha, need_a, need_b); }, op);
 }
 
+// Integer fmod / remainder divide: a zero divisor tensor is flagged on the GPU (ValueError at the
+// next read), as torch raises.
+bool integer_division(const BinarySpec& s, CT ct) {
+  return ct == CT::i32 && (std::string(s.fn) == "op_fmod" || std::string(s.fn) == "op_remainder");
+}
+
+// Checks of a scalar operand that torch rejects on integer tensors.
+void check_integer_scalar(const char* op, const BinarySpec& s, CT ct, double v, bool scalar_first) {
+  if (ct != CT::i32 || scalar_first) return;
+  if (integer_division(s, ct) && v == 0)
+    throw ValueError(std::string("gltensor::") + op + ": integer division by zero (the divisor is 0)");
+  if (std::string(s.fn) == "op_pow" && v < 0)
+    throw ValueError(std::string("gltensor::") + op +
+                     ": integers to negative integer powers are not allowed (exponent " +
+                     std::to_string(static_cast<long long>(v)) + ")");
+}
+
 void check_bitwise(const char* op, DType d) {
   if (is_floating(d))
     throw DTypeError(std::string("gltensor::") + op + ": not implemented for dtype " + dtype_name(d) +
@@ -139,6 +157,7 @@ Tensor binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor
   e.fn = alpha != 1 ? std::string(s.fn) + "_alpha" : s.fn;
   e.in_ct = ct;
   e.alpha = alpha;
+  if (integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {a, b});
   if (!out && is_floating(rd)) record_binary(op, s, a, b, o, alpha);
   return o;
@@ -149,6 +168,7 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   Enter guard(dev_of(t), op);
   const DType common = result_type(t.dtype(), v);
   auto [rd, ct] = binary_types(op, s.kind, common);
+  check_integer_scalar(op, s, ct, v, scalar_first);
   if (out) check_inplace(op, *out);
   Tensor o = prepare_out(op, out, t.shape(), rd, t);
   Elementwise e;
@@ -158,6 +178,7 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   e.in_ct = ct;
   e.scalar = v;
   e.scalar_first = scalar_first;
+  if (scalar_first && integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {t});
   if (!out && is_floating(rd) && autograd::any_requires_grad({&t})) {
     const Tensor c = full(t.device(), {}, v, rd);

@@ -90,7 +90,7 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
                            dim_op.offset()};
   // Loops: the position's dims; a float atomic add's retries are not counted.
   launch.params(params).loop_iterations(static_cast<std::uint64_t>(nd) + 1).invocations(static_cast<std::uint64_t>(n));
-  flags.expect(dev, op);
+  flags.expect(dev, op, ErrorFlags::kIndex);
 }
 
 void check_index_shape(const char* op, const Tensor& x, const Tensor& index, std::int64_t dim) {

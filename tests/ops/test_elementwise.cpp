@@ -315,6 +315,48 @@ TEST(BinaryOps, IntegerArithmeticIsExact) {
   chk(bitwise_and(ta, tb), [](int x, int y) { return x & y; });
 }
 
+// Integer fmod / remainder by zero raise (torch: "ZeroDivisionError"): a scalar 0 at the call, a
+// zero in a divisor tensor at the next read (flagged on the GPU), naming the op. Integer pow
+// with a negative scalar exponent raises (torch); tensor exponents follow torch's integer pow.
+TEST(BinaryOps, IntegerDivisionByZeroAndNegativePowers) {
+  auto it = [](std::vector<std::int32_t> v) {
+    const auto n = static_cast<std::int64_t>(v.size());
+    return Tensor::from_host(device(), std::span<const std::int32_t>(v), {n});
+  };
+  Tensor a = it({7, -7, 0, 5, -2147483647 - 1}), b0 = it({2, 0, 3, -1, 5}), b = it({2, -3, 3, -1, -1});
+  auto expect_zero_division = [](const std::function<Tensor()>& f, const char* op) {
+    try {
+      f().to_int_vector();
+      ADD_FAILURE() << op << ": no error";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("gltensor::") + op), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("division by zero"), std::string::npos) << e.what();
+    }
+  };
+  expect_zero_division([&] { return fmod(a, b0); }, "fmod");
+  expect_zero_division([&] { return remainder(a, b0); }, "remainder");
+  expect_zero_division([&] { return remainder(5.0, b0); }, "remainder");
+  expect_zero_division([&] { return fmod(a.to(DType::u8), b0.to(DType::u8)); }, "fmod");
+  expect_zero_division([&] { return fmod(a, 0.0); }, "fmod");
+  expect_zero_division([&] { return remainder(a, 0.0); }, "remainder");
+  Tensor a2 = a.clone();
+  EXPECT_THROW(fmod_(a2, 0.0), ValueError);
+  // The device stays usable; nonzero divisors (INT_MIN % -1 included) are exact.
+  EXPECT_EQ(fmod(a, b).to_int_vector(), (std::vector<int>{1, -1, 0, 0, 0}));
+  EXPECT_EQ(remainder(a, b).to_int_vector(), (std::vector<int>{1, -1, 0, 0, 0}));
+  // An out-of-range index is still an IndexError, not a division by zero.
+  EXPECT_THROW(index_select(a, 0, it({9})).to_int_vector(), IndexError);
+  // Floats divide by zero into NaN, no error.
+  EXPECT_TRUE(std::isnan(fmod(a.to(DType::f32), 0.0).to_vector()[0]));
+  // pow: negative scalar exponents on integers raise; tensor exponents: 1^n = 1, (-1)^n = +-1, else 0.
+  EXPECT_THROW(pow(a, -1.0), ValueError);
+  EXPECT_THROW(pow_(a2, -2.0), ValueError);
+  EXPECT_EQ(pow(a, -1.5).dtype(), DType::f32);  // a non-integral exponent promotes to float
+  Tensor base = it({2, 1, -1, -1, 0, 3, -2, 5}), ex = it({-1, -3, -3, -2, -1, 2, 3, 0});
+  EXPECT_EQ(pow(base, ex).to_int_vector(), (std::vector<int>{0, 1, -1, 1, 0, 9, -8, 1}));
+  EXPECT_EQ(pow(base, 2.0).to_int_vector(), (std::vector<int>{4, 1, 1, 1, 0, 9, 4, 25}));
+}
+
 TEST(BinaryOps, MixedDtypesPromote) {
   GLT_RNG(rng);
   auto a = uniform(rng, 100, -4, 4);
