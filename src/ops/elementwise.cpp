@@ -122,8 +122,10 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   for (int j = 0; j < nops; ++j) j == 0 ? launch.write(*ops[j]) : launch.read(*ops[j]);
   ErrorFlags* flags = e.error_flag ? &dev.extension<ErrorFlags>() : nullptr;
   if (flags) launch.bind(flags->storage(dev), true);  // binding NOPS
-  // Loops: operand offsets (NDIM x NOPS), a word's elements or a quad's lanes (4 x NOPS).
-  launch.params(params).loop_iterations(static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4)).invocations(count);
+  // Loops: operand offsets (NDIM x NOPS), a word's elements or a quad's lanes (4 x NOPS), OP's own
+  // loop for each of a word's or quad's elements.
+  const std::uint64_t loops = static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4) + 4ull * e.fn_loop;
+  launch.params(params).loop_iterations(loops).invocations(count);
   if (flags) flags->expect(dev, e.op, e.error_flag);
 }
 

@@ -26,6 +26,9 @@ struct Elementwise {
   /// An ErrorFlags bit the kernel may set (ERR_FLAG: the flag word is bound after the
   /// operands), checked at the next read; 0: none.
   std::uint32_t error_flag = 0;
+  /// Worst-case loop trips of OP for one element (binary.comp's float fmod/remainder and integer
+  /// pow: 32), declared to the launch with the driver's own loops.
+  std::uint32_t fn_loop = 0;
 };
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).

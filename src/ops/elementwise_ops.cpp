@@ -101,6 +101,13 @@ void record_binary(const char* op, const BinarySpec& s, const Tensor& a, const T
       y, {a, b}, [=](const Tensor& g) { return grad(g, ad, bd, yd, alpha, need_a, need_b); }, op);
 }
 
+// Loop trips of binary.comp's OP per element: fmod_finite's long division (8 quotient bits a
+// step over the f32 exponent range) and integer pow's square-and-multiply.
+std::uint32_t binary_fn_loop(const BinarySpec& s) {
+  const std::string fn = s.fn;
+  return fn == "op_fmod" || fn == "op_remainder" || fn == "op_pow" ? 32 : 0;
+}
+
 // Integer fmod / remainder divide: a zero divisor tensor is flagged on the GPU (ValueError at the
 // next read), as torch raises.
 bool integer_division(const BinarySpec& s, CT ct) {
@@ -157,6 +164,7 @@ Tensor binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor
   e.fn = alpha != 1 ? std::string(s.fn) + "_alpha" : s.fn;
   e.in_ct = ct;
   e.alpha = alpha;
+  e.fn_loop = binary_fn_loop(s);
   if (integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {a, b});
   if (!out && is_floating(rd)) record_binary(op, s, a, b, o, alpha);
@@ -178,6 +186,7 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   e.in_ct = ct;
   e.scalar = v;
   e.scalar_first = scalar_first;
+  e.fn_loop = binary_fn_loop(s);
   if (scalar_first && integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {t});
   if (!out && is_floating(rd) && autograd::any_requires_grad({&t})) {
