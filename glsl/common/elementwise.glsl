@@ -5,7 +5,9 @@
 // Output modes: OUT_WORDS = each invocation writes one whole 32-bit word of a contiguous output
 // (2 f16/bf16 or 4 u8/bool elements); otherwise one element per invocation (storeN is atomic for
 // sub-word dtypes, so strided 16/8-bit views are written without races).
-// The family defines `CT0 compute(uint off[NOPS])` before including this file.
+// The family defines `CT0 compute(uint off[NOPS])` before including this file; with ELEM_INDEX
+// it also declares `uint g_elem`, set here to the linear index (in the collapsed iteration
+// order) of the element that compute() is about to produce.
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_count;  // invocations in the whole grid
@@ -40,6 +42,9 @@ void main() {
   uvec4 r;
   for (int k = 0; k < 4; ++k) {
     for (int j = 0; j < NOPS; ++j) off[j] = uint(k);
+#ifdef ELEM_INDEX
+    g_elem = inv * 4u + uint(k);
+#endif
     r[k] = bits0(compute(off));
   }
   t04[(u_offset[0] >> 2u) + inv] = r;
@@ -52,12 +57,18 @@ void main() {
     uint e = w * PER_WORD0 + k;
     if (e < u_offset[0] || e - u_offset[0] >= u_numel) continue;
     operand_offsets(e - u_offset[0], off);
+#ifdef ELEM_INDEX
+    g_elem = e - u_offset[0];
+#endif
     uint shift = k * BITS;
     word = (word & ~(MASK << shift)) | ((bits0(compute(off)) & MASK) << shift);
   }
   t0[w] = word;
 #else
   operand_offsets(inv, off);
+#ifdef ELEM_INDEX
+  g_elem = inv;
+#endif
   store0(off[0], compute(off));
 #endif
 }

@@ -7,6 +7,14 @@ uniform float u_scalar;
 uniform int u_iscalar;
 uniform float u_alpha;  // add/sub: a + alpha * b
 
+// ERR_FLAG: the device's error flag word, bound after the operands (integer division by zero).
+#ifdef ERR_FLAG
+layout(std430, binding = NOPS) buffer ErrFlag { uint err_flag[]; };
+void flag_zero_division() { atomicOr(err_flag[0], 2u); }  // ErrorFlags::kZeroDivision
+#else
+void flag_zero_division() {}
+#endif
+
 float op_add(float a, float b) { return a + b; }
 int op_add(int a, int b) { return a + b; }
 float op_add_alpha(float a, float b) { return a + u_alpha * b; }
@@ -55,6 +63,8 @@ float op_pow(float a, float b) {
   }
   return pow_abs(a, b);
 }
+// Integers (torch's integer pow for tensor exponents; the host rejects negative scalar ones):
+// a negative exponent gives 1 for a = 1, +-1 for a = -1, else 0.
 int op_pow(int a, int b) {
   if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) == 1 ? -1 : 1) : 0);
   int r = 1;
@@ -66,23 +76,50 @@ int op_pow(int a, int b) {
   return r;
 }
 // fmod: C fmod, result has the sign of a. remainder: Python %, result has the sign of b.
-float op_fmod(float a, float b) {
-  if (b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
-  if (is_inf(b)) return a;
-  return a - b * trunc(a / b);
+// C's fmod is exact (the result is always representable); a - b * trunc(a / b) is not once the
+// quotient passes 2^24. fmod_finite divides the integer significands, 8 quotient bits per step
+// (the f32 exponent range needs at most 32 steps), so nothing rounds and no denormal is flushed.
+float fmod_finite(float a, float b) {  // a finite, b finite and nonzero
+  uint xa = floatBitsToUint(a) & 0x7fffffffu, xb = floatBitsToUint(b) & 0x7fffffffu;
+  if (xa < xb) return a;  // |a| < |b|, a = +-0 included
+  // value = m * 2^(e - 150); denormals have e = 1 and no implicit bit.
+  int ea = max(int(xa >> 23), 1), eb = max(int(xb >> 23), 1);
+  uint ma = (xa & 0x7fffffu) | (xa >= 0x800000u ? 0x800000u : 0u);
+  uint mb = (xb & 0x7fffffu) | (xb >= 0x800000u ? 0x800000u : 0u);
+  uint m = ma % mb;
+  for (int d = ea - eb; d > 0 && m != 0u; d -= 8) {
+    int s = min(d, 8);
+    m = (m << uint(s)) % mb;  // m < mb < 2^24: m << 8 fits in 32 bits
+  }
+  uint sign = floatBitsToUint(a) & 0x80000000u;
+  if (m == 0u) return uintBitsToFloat(sign);
+  // m * 2^(eb - 150) with m < 2^24: normalize to a 24-bit significand, or encode as a denormal.
+  int e = eb + findMSB(m) - 23;
+  uint r = e >= 1 ? (uint(e) << 23) | ((m << uint(23 - findMSB(m))) & 0x7fffffu) : m << uint(eb - 1);
+  return uintBitsToFloat(sign | r);
 }
-int op_fmod(int a, int b) { return b == 0 ? 0 : a - b * (a / b); }
+bool is_zero_bits(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0u; }  // a denormal is not 0
+float op_fmod(float a, float b) {
+  if (is_zero_bits(b) || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
+  if (is_inf(b)) return a;
+  return fmod_finite(a, b);
+}
+// Integers: division by zero gives 0 and sets the flag (torch raises); b = -1 avoids INT_MIN / -1.
+int op_fmod(int a, int b) {
+  if (b == 0) flag_zero_division();
+  return (b == 0 || b == -1) ? 0 : a - b * (a / b);
+}
+// PyTorch: r = fmod(a, b); r + b when r and b have opposite signs (r + b rounds when |r| << |b|).
 float op_remainder(float a, float b) {
-  if (b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
-  if (is_inf(b)) return (a == 0.0 || (a > 0.0) == (b > 0.0)) ? a : b;
-  float r = a - b * floor(a / b);
-  // floor(a/b) can be off by one when a/b rounds; keep the result in the range of b.
-  if (b > 0.0 && (r < 0.0 || r >= b)) r = r < 0.0 ? r + b : r - b;
-  if (b < 0.0 && (r > 0.0 || r <= b)) r = r > 0.0 ? r + b : r - b;
-  return r;
+  if (is_zero_bits(b) || is_inf(a) || is_nan(a) || is_nan(b)) return F_NAN;
+  float r = is_inf(b) ? a : fmod_finite(a, b);
+  // Bit tests: a device that treats denormals as zero in comparisons must still adjust a tiny r.
+  bool adjust = !is_zero_bits(r) && (floatBitsToUint(r) >> 31) != (floatBitsToUint(b) >> 31);
+  return adjust ? r + b : r;
 }
 int op_remainder(int a, int b) {
-  if (b == 0) return 0;
+  if (b == 0) flag_zero_division();
+  if (b == 0 || b == -1) return 0;
   int r = a - b * (a / b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

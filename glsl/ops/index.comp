@@ -2,9 +2,11 @@
 // Iterates over the index tensor's elements p (shape u_shape, NDIM dims). With GATHER:
 //   out[p] = x[p with p[DIM] := index[p]];  (index_select passes a 1-D index expanded by strides)
 // with SCATTER / SCATTER_ADD:
-//   out[p with p[DIM] := index[p]] = src[p]   (or += with an atomic compare-and-swap loop).
-// Negative indices count from the end; an index outside [-size, size) is skipped and recorded in
-// the error flag buffer (binding 3), reported as IndexError at the next read.
+//   out[p with p[DIM] := index[p]] = src[p]   (or +=: a compare-and-swap loop for float32,
+//   atomicAdd for int32 outputs, OUT_INT).
+// Negative indices count from the end (NONNEG_INDEX: class indices, only [0, size) is valid); an
+// index outside [-size, size) is skipped and recorded in the error flag buffer (binding 3),
+// reported as IndexError at the next read.
 // Operands: 0 = out, 1 = x (GATHER) or src (SCATTER), 2 = index (i32), 3 = error flag.
 layout(local_size_x = LOCAL_X) in;
 layout(std430, binding = 3) buffer Flag { uint err_flag[]; };
@@ -20,6 +22,7 @@ uniform uint u_off_dst;
 uniform int u_dim_size;       // size of DIM in the indexed operand
 
 #ifdef SCATTER_ADD
+void atomic_add_i32(uint e, int v) { atomicAdd(t0[e], uint(v)); }  // two's complement: wraps like int32
 void atomic_add_f32(uint e, float v) {
   uint old = t0[e];
   for (int i = 0; i < 1000000; ++i) {
@@ -44,14 +47,18 @@ void main() {
     if (d != DIM) od += i * u_st_dst[d];
   }
   int k = int(load2(oi));
+#ifndef NONNEG_INDEX
   if (k < 0) k += u_dim_size;
+#endif
   if (k < 0 || k >= u_dim_size) {
-    atomicMax(err_flag[0], 1u);
+    atomicOr(err_flag[0], 1u);  // ErrorFlags::kIndex
     return;
   }
   od += uint(k) * u_st_dst[DIM];
 #ifdef GATHER
   store0(os, CT0(load1(od)));
+#elif defined(SCATTER_ADD) && defined(OUT_INT)
+  atomic_add_i32(od, int(load1(os)));
 #elif defined(SCATTER_ADD)
   atomic_add_f32(od, float(load1(os)));
 #else

@@ -88,10 +88,11 @@ void main() {
   }
   s = workgroup_reduce(s, false);
 #ifdef LOG
-  float lse = m + log(s);
+  // (x - m) - log(s), not x - (m + log(s)): m + log(s) would round to the ulp of m.
+  float ls = log(s);
   for (uint q = 0u; q < NQ; ++q) {
     uint i = tid + q * LOCAL_X;
-    if (i < nq) t04[bo / 4u + i] = floatBitsToUint(v[q] - lse);
+    if (i < nq) t04[bo / 4u + i] = floatBitsToUint((v[q] - m) - ls);
   }
 #else
   float inv = 1.0 / s;
@@ -135,8 +136,9 @@ void main() {
   m = s_m[0];
   s = s_s[0];
 #ifdef LOG
-  float lse = m + log(s);
-  for (uint i = tid; i < u_L; i += LOCAL_X) store0(bo + i * u_out_step, CT0(float(load1(bi + i * u_in_step)) - lse));
+  float ls = log(s);  // (x - m) - log(s), as above
+  for (uint i = tid; i < u_L; i += LOCAL_X)
+    store0(bo + i * u_out_step, CT0((float(load1(bi + i * u_in_step)) - m) - ls));
 #else
   float inv = 1.0 / s;
   for (uint i = tid; i < u_L; i += LOCAL_X)

@@ -6,6 +6,9 @@
 uniform float u_p0;
 uniform float u_p1;
 uniform int u_i0;
+uniform uint u_words[7];
+#define ELEM_INDEX 1
+uint g_elem = 0u;  // linear index of the element being computed (set by elementwise.glsl)
 
 #include "activations.glsl"
 
@@ -39,6 +42,67 @@ bool op_isinf(int x) { return false; }
 bool op_isfinite(float x) { return !is_nan(x) && !is_inf(x); }
 float op_fill(float x) { return u_p0; }
 int op_fill(int x) { return u_i0; }
+// arange (no input): element i = g_elem is V = S + i * T in 96-bit two's complement integers
+// (uvec3(low, mid, high) words; S = u_words[0..2], T = u_words[3..5]), times 2^E (E = int(u_words[6])).
+// The host picks E so that every value fits in 95 bits, with 32 bits below the 2^-61 part of
+// the largest value. Integer dtypes keep the low 32 bits of S + i * T with S and T torch's int64
+// start and step (the words at 2^0), wrapped to the dtype. Floats round V to nearest even in
+// integer arithmetic: no float operation that a compiler could reassociate, no denormal flush.
+uvec3 add96(uvec3 a, uvec3 b) {
+  uint c0, c1, c2;
+  uint x = uaddCarry(a.x, b.x, c0);
+  uint y = uaddCarry(a.y, b.y, c1);
+  y = uaddCarry(y, c0, c2);
+  return uvec3(x, y, a.z + b.z + c1 + c2);
+}
+uvec3 mul96(uvec3 a, uint b) {  // modulo 2^96
+  uint h0, l0, h1, l1, c;
+  umulExtended(a.x, b, h0, l0);
+  umulExtended(a.y, b, h1, l1);
+  uint y = uaddCarry(l1, h0, c);
+  return uvec3(l0, y, a.z * b + h1 + c);
+}
+uint word96(uvec3 v, int w) { return w == 0 ? v.x : (w == 1 ? v.y : v.z); }
+uint bit96(uvec3 v, int b) { return (word96(v, b >> 5) >> uint(b & 31)) & 1u; }
+bool any_below96(uvec3 v, int b) {  // any of bits 0 .. b-1 set
+  for (int w = 0; w < 3 && b > w * 32; ++w) {
+    uint mask = b - w * 32 >= 32 ? 0xffffffffu : (1u << uint(b - w * 32)) - 1u;
+    if ((word96(v, w) & mask) != 0u) return true;
+  }
+  return false;
+}
+uint shr96_low(uvec3 v, int k) {  // low word of v >> k, 0 < k < 96
+  int w = k >> 5, s = k & 31;
+  uint r = word96(v, w) >> uint(s);
+  if (s != 0 && w < 2) r |= word96(v, w + 1) << uint(32 - s);
+  return r;
+}
+int op_arange(int x) { return int(u_words[1] + g_elem * u_words[4]); }
+float op_arange(float x) {
+  uvec3 v = add96(uvec3(u_words[0], u_words[1], u_words[2]), mul96(uvec3(u_words[3], u_words[4], u_words[5]), g_elem));
+  uint sign = v.z & 0x80000000u;
+  if (sign != 0u) v = add96(~v, uvec3(1u, 0u, 0u));
+  if (v == uvec3(0u)) return 0.0;
+  int E = int(u_words[6]);
+  int msb = v.z != 0u ? 64 + findMSB(v.z) : (v.y != 0u ? 32 + findMSB(v.y) : findMSB(v.x));
+  int k = max(msb - 23, -149 - E);  // lowest bit kept: 24 bits, or the denormal grid 2^-149
+  uint m = 0u;                      // v = m * 2^k, rounded to nearest even
+  if (k <= 0) {
+    m = v.x << uint(-k);
+  } else if (k < 96) {
+    m = shr96_low(v, k);
+    if (bit96(v, k - 1) == 1u && (any_below96(v, k - 1) || (m & 1u) == 1u)) m += 1u;
+  }
+  if (m == 0u) return uintBitsToFloat(sign);
+  int e2 = k + E;  // value = m * 2^e2
+  if (m == 0x1000000u) {
+    m >>= 1;
+    e2 += 1;
+  }
+  if (m < 0x800000u) return uintBitsToFloat(sign | m);  // denormal (e2 = -149)
+  int ef = e2 + 150;                                    // biased exponent of m * 2^e2
+  return uintBitsToFloat(sign | (ef >= 255 ? 0x7f800000u : (uint(ef) << 23) | (m & 0x7fffffu)));
+}
 
 // ---- float ops ----
 float op_exp(float x) { return exp(x); }

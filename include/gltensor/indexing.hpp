@@ -37,12 +37,16 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
 /// Selects entries along dim with a 1-D index.
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index);
 /// out = x with out[p with p[dim] := index[p]] = src[p] (duplicates: one of them wins).
+/// DTypeError if src's dtype can't be cast to x's (can_cast: no float src into an integer x).
 Tensor scatter(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
-/// Same with += (float32 and int32 outputs).
+/// Same with += (atomic adds): float32 and int32 outputs (int32 wraps on overflow, as torch),
+/// DTypeError for other dtypes. Float32 sums of duplicates are in an unspecified order.
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
 /// weight [num, dim], indices any shape -> [*indices.shape, dim].
 Tensor embedding(const Tensor& weight, const Tensor& indices);
-/// indices -> int32 [*indices.shape, num_classes] with ones at the indices.
+/// indices -> int32 [*indices.shape, num_classes] with ones at the indices (torch.nn.functional.
+/// one_hot): indices must lie in [0, num_classes), no counting from the end (IndexError naming
+/// one_hot at the next read otherwise); ValueError if num_classes <= 0.
 Tensor one_hot(const Tensor& indices, std::int64_t num_classes);
 /// Lower / upper triangle of the last two dims (diagonal offset as in torch.tril/triu).
 Tensor tril(const Tensor& x, std::int64_t diagonal = 0);

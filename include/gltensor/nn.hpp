@@ -157,7 +157,12 @@ double cosine_lr(double base_lr, std::int64_t t, std::int64_t t_max, double eta_
 
 // ---- checkpoints (safetensors: 8-byte little-endian header length, JSON header, raw data) ----
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors);
-/// Throws ValueError naming the file for a missing, truncated or malformed file.
+/// Every error names the file (and the tensor, for a bad entry): ValueError for a missing or
+/// truncated file, a header that is not a JSON object, an entry without dtype / shape /
+/// data_offsets or with values of the wrong JSON type (shape and data_offsets: lists of
+/// non-negative integers), data_offsets outside the data; DTypeError for a dtype other than
+/// F32, F16, BF16, I32, U8, BOOL; errors creating the tensor keep their type (ShapeError when
+/// the byte count does not match the shape, LimitError past the device's limits).
 std::map<std::string, Tensor> load_safetensors(const std::string& path, const Device& dev);
 /// Module parameters and buffers by name.
 std::map<std::string, Tensor> state_dict(Module& m);

@@ -142,11 +142,15 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt = {})
 
 enum class Reduction { none, mean, sum };
 /// Fused log_softmax + negative log likelihood: logits [N, C], target int [N] in [0, C)
-/// (IndexError at the next read otherwise). label_smoothing as in torch.
+/// (IndexError at the next read otherwise), label_smoothing as in torch. Samples whose target
+/// is ignore_index (torch's default -100) add 0 to the loss and its gradient and are left out
+/// of the mean's denominator (the mean is NaN if every sample is ignored).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean,
-                     double label_smoothing = 0.0);
-/// log_probs [N, C], target int [N].
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::mean);
+                     double label_smoothing = 0.0, std::int64_t ignore_index = -100);
+/// log_probs [N, C], target int [N] in [0, C) (IndexError at the next read otherwise);
+/// ignore_index as in cross_entropy.
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::mean,
+                std::int64_t ignore_index = -100);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
 /// softmax(q k^T * scale + mask) v (Vaswani et al. 2017; torch's scaled_dot_product_attention).

@@ -24,7 +24,14 @@ namespace gltensor {
 Tensor zeros(const Device& dev, const Shape& shape, DType dtype = DType::f32);
 Tensor ones(const Device& dev, const Shape& shape, DType dtype = DType::f32);
 Tensor full(const Device& dev, const Shape& shape, double value, DType dtype = DType::f32);
-/// Values start, start+step, ... < end (numpy.arange); ValueError if step == 0.
+/// Values start + i * step for i < ceil((end - start) / step) (numpy.arange; empty if that is <= 0),
+/// generated on the device. Float dtypes: the exact value of start + i * step (start and step to
+/// 2^-93 of the largest |value|) rounded once to float32 (then to f16/bf16): exact whenever the
+/// value is representable; torch's CPU arange rounds twice (double, then float) and can differ by
+/// 1 ulp at ties. Integer dtypes (torch): start and step truncated to integers, values wrap to the
+/// dtype. Errors: ValueError for step 0 (also after truncation), a non-finite argument or a start
+/// or step beyond int64 for integer dtypes; DTypeError for bool; LimitError (before any
+/// allocation) past 2^31-1 elements or the device's max SSBO size.
 Tensor arange(const Device& dev, double start, double end, double step = 1.0, DType dtype = DType::f32);
 Tensor arange(const Device& dev, double end, DType dtype = DType::f32);
 Tensor zeros_like(const Tensor& t);
@@ -153,6 +160,15 @@ Tensor logical_not(const Tensor& x);  ///< -> bool
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b);
 GLTENSOR_BINARY_OPS(GLTENSOR_DECLARE_BINARY)
 #undef GLTENSOR_DECLARE_BINARY
+
+/// fmod: C's fmod (exact; sign of a). remainder: torch.remainder / Python's % (fmod plus b when
+/// the signs differ; sign of b). Floats: NaN for a zero divisor, an infinite a or a NaN operand.
+/// Integers (torch raises "ZeroDivisionError"): ValueError for division by zero, at the call
+/// for a scalar divisor 0, at the next read for a zero in a divisor tensor (detected on the GPU;
+/// those elements are 0).
+/// pow on integers: ValueError for a negative scalar exponent ("Integers to negative integer
+/// powers are not allowed", as torch); a negative exponent in a tensor gives torch's integer pow:
+/// 1 for base 1, +-1 for base -1, 0 otherwise. Integer results wrap on overflow.
 
 /// a + alpha * b and a - alpha * b (torch.add/sub with alpha).
 Tensor add(const Tensor& a, const Tensor& b, double alpha);

@@ -29,14 +29,77 @@ const char* st_dtype(DType d) {
   }
   return "F32";
 }
-DType from_st(const std::string& s, const std::string& path) {
+DType from_st(const std::string& s, const std::string& what) {
   if (s == "F32") return DType::f32;
   if (s == "F16") return DType::f16;
   if (s == "BF16") return DType::bf16;
   if (s == "I32") return DType::i32;
   if (s == "U8") return DType::u8;
   if (s == "BOOL") return DType::bool_;
-  throw DTypeError("gltensor::load_safetensors: " + path + ": unsupported dtype " + s);
+  throw DTypeError(what + "unsupported dtype " + s + " (F32, F16, BF16, I32, U8, BOOL)");
+}
+
+using Json = nlohmann::json;
+
+std::string excerpt(const Json& v) {
+  std::string s = v.dump();
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+const Json& field(const Json& entry, const char* name, const std::string& what) {
+  const auto it = entry.find(name);
+  if (it == entry.end()) throw ValueError(what + "missing \"" + name + "\"");
+  return *it;
+}
+
+// A JSON list of non-negative integers (floats such as 2.5 are not silently truncated).
+std::vector<std::int64_t> uint_list(const Json& v, const char* name, const std::string& what) {
+  std::vector<std::int64_t> out;
+  if (v.is_array())
+    for (const Json& x : v) {
+      if (!x.is_number_integer() || x.get<std::int64_t>() < 0) break;
+      out.push_back(x.get<std::int64_t>());
+    }
+  if (!v.is_array() || out.size() != v.size())
+    throw ValueError(what + "\"" + name + "\" must be a list of non-negative integers, got " + excerpt(v));
+  return out;
+}
+
+// Rethrows the current gltensor error with `prefix` (file and tensor) before its message, same type.
+[[noreturn]] void rethrow_with(const std::string& prefix) {
+  try {
+    throw;
+  } catch (const ShapeError& e) {
+    throw ShapeError(prefix + e.what());
+  } catch (const LimitError& e) {
+    throw LimitError(prefix + e.what());
+  } catch (const DTypeError& e) {
+    throw DTypeError(prefix + e.what());
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(prefix + e.what());
+  } catch (const DeviceError& e) {
+    throw DeviceError(prefix + e.what());
+  } catch (const Error& e) {
+    throw ValueError(prefix + e.what());
+  }
+}
+
+Tensor load_entry(const Device& dev, const Json& entry, const std::vector<char>& data, const std::string& what) {
+  if (!entry.is_object()) throw ValueError(what + "the entry must be a JSON object, got " + excerpt(entry));
+  const Json& dt = field(entry, "dtype", what);
+  if (!dt.is_string()) throw ValueError(what + "\"dtype\" must be a string, got " + excerpt(dt));
+  const DType dtype = from_st(dt.get<std::string>(), what);
+  const std::vector<std::int64_t> shape = uint_list(field(entry, "shape", what), "shape", what);
+  const std::vector<std::int64_t> offs = uint_list(field(entry, "data_offsets", what), "data_offsets", what);
+  if (offs.size() != 2 || offs[1] < offs[0] || static_cast<std::uint64_t>(offs[1]) > data.size())
+    throw ValueError(what + "data_offsets " + excerpt(field(entry, "data_offsets", what)) +
+                     " must be [begin, end] with begin <= end <= " + std::to_string(data.size()) +
+                     " (the data's size)");
+  try {
+    return Tensor::from_bytes(dev, data.data() + offs[0], static_cast<std::size_t>(offs[1] - offs[0]), shape, dtype);
+  } catch (const Error&) {
+    rethrow_with(what);
+  }
 }
 }  // namespace
 
@@ -62,34 +125,31 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
 }
 
 std::map<std::string, Tensor> load_safetensors(const std::string& path, const Device& dev) {
-  std::ifstream f(path, std::ios::binary);
+  const std::string where = "gltensor::load_safetensors: " + path + ": ";
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw ValueError("gltensor::load_safetensors: cannot open " + path);
+  const auto file_size = static_cast<std::uint64_t>(f.tellg());
+  f.seekg(0);
   std::uint64_t n = 0;
   f.read(reinterpret_cast<char*>(&n), 8);
-  if (!f || n == 0 || n > (100u << 20)) throw ValueError("gltensor::load_safetensors: " + path + ": bad header size");
+  if (!f || n == 0 || n > (100u << 20) || n > file_size - 8)
+    throw ValueError(where + "bad header size " + std::to_string(n) + " (file of " + std::to_string(file_size) +
+                     " bytes, at most 100 MiB of header)");
   std::string js(n, '\0');
   f.read(js.data(), static_cast<std::streamsize>(n));
-  if (!f) throw ValueError("gltensor::load_safetensors: " + path + ": truncated header");
-  nlohmann::json h;
+  if (!f) throw ValueError(where + "truncated header");
+  Json h;
   try {
-    h = nlohmann::json::parse(js);
+    h = Json::parse(js);
   } catch (const std::exception& e) {
-    throw ValueError("gltensor::load_safetensors: " + path + ": malformed JSON header: " + e.what());
+    throw ValueError(where + "malformed JSON header: " + e.what());
   }
-  std::vector<char> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (!h.is_object()) throw ValueError(where + "the header must be a JSON object, got " + excerpt(h));
+  const std::vector<char> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::map<std::string, Tensor> out;
-  for (auto it = h.begin(); it != h.end(); ++it) {
-    if (it.key() == "__metadata__") continue;
-    try {
-      const DType dt = from_st(it.value().at("dtype").get<std::string>(), path);
-      const Shape shape = it.value().at("shape").get<Shape>();
-      const auto offs = it.value().at("data_offsets").get<std::vector<std::size_t>>();
-      if (offs.size() != 2 || offs[1] < offs[0] || offs[1] > data.size())
-        throw ValueError("gltensor::load_safetensors: " + path + ": tensor '" + it.key() + "' lies outside the file");
-      out[it.key()] = Tensor::from_bytes(dev, data.data() + offs[0], offs[1] - offs[0], shape, dt);
-    } catch (const nlohmann::json::exception& e) {
-      throw ValueError("gltensor::load_safetensors: " + path + ": bad entry '" + it.key() + "': " + e.what());
-    }
+  for (const auto& [name, entry] : h.items()) {
+    if (name == "__metadata__") continue;
+    out[name] = load_entry(dev, entry, data, where + "tensor '" + name + "': ");
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "ops/index.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -19,64 +20,83 @@ void check_class_inputs(const char* op, const Tensor& x, const Tensor& target) {
     throw DTypeError(std::string("gltensor::") + op + ": target must hold class indices (integer dtype), got " +
                      dtype_name(target.dtype()));
 }
-// The upstream gradient of a reduced loss, per sample, shaped to broadcast over [N, C].
-Tensor per_sample_grad(const Tensor& g, Reduction r, std::int64_t n) {
-  if (r == Reduction::none) return g.unsqueeze(1);
-  return r == Reduction::mean ? div(g, static_cast<double>(n)) : g;
+// Targets with ignore_index: `keep` (bool [N]) marks the others; `safe` holds class 0 in their
+// place (so that only targets outside [0, C) other than ignore_index are IndexError).
+struct ClassTargets {
+  Tensor safe, keep, keep_f, count;  // count: f32 scalar, the number kept (the mean's denominator)
+};
+ClassTargets class_targets(const Tensor& target, std::int64_t ignore_index, Reduction r) {
+  const Tensor t = target.dtype() == DType::i32 ? target : target.to(DType::i32);
+  ClassTargets c;
+  c.keep = ne(t, static_cast<double>(ignore_index));
+  c.safe = where(c.keep, t, 0.0);
+  c.keep_f = c.keep.to(DType::f32);
+  if (r == Reduction::mean) c.count = sum(c.keep_f);
+  return c;
 }
-Tensor reduce_loss(const Tensor& per_sample, Reduction r) {
-  if (r == Reduction::none) return per_sample;
-  return r == Reduction::sum ? sum(per_sample) : mean(per_sample);
+// Per-sample losses (ignored samples 0, even if their row holds NaN) reduced: the mean divides
+// by the number of samples kept (NaN if none, as torch).
+Tensor reduce_loss(const Tensor& per_sample, const ClassTargets& c, Reduction r) {
+  const Tensor p = where(c.keep, per_sample, 0.0);
+  if (r == Reduction::none) return p;
+  return r == Reduction::sum ? sum(p) : div(sum(p), c.count);
+}
+// The upstream gradient of a reduced loss, per sample (0 for ignored samples), shaped [N, 1].
+Tensor per_sample_grad(const Tensor& g, const ClassTargets& c, Reduction r) {
+  const Tensor k = c.keep_f.unsqueeze(1);
+  if (r == Reduction::none) return mul(g.unsqueeze(1), k);
+  return mul(r == Reduction::mean ? div(g, c.count) : g, k);
 }
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double ls) {
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double ls,
+                     std::int64_t ignore_index) {
   const char* op = "cross_entropy";
   check_class_inputs(op, logits, target);
   if (ls < 0 || ls > 1) throw ValueError("gltensor::cross_entropy: label_smoothing must be in [0, 1]");
-  const std::int64_t N = logits.size(0), C = logits.size(1);
-  const Tensor t = target.dtype() == DType::i32 ? target : target.to(DType::i32);
+  const std::int64_t C = logits.size(1);
   Tensor loss, lsm;
+  ClassTargets ct;
   {
     NoGradGuard ng;
-    lsm = log_softmax(logits, 1);                                 // [N, C]
-    Tensor nll = neg(gather(lsm, 1, t.unsqueeze(1)).squeeze(1));  // [N]
+    ct = class_targets(target, ignore_index, reduction);
+    lsm = log_softmax(logits, 1);                                                   // [N, C]
+    Tensor nll = neg(gather_classes(op, lsm, 1, ct.safe.unsqueeze(1)).squeeze(1));  // [N]
     if (ls > 0) nll = add(mul(nll, 1 - ls), mul(neg(mean(lsm, {1})), ls));
-    loss = reduce_loss(nll, reduction);
+    loss = reduce_loss(nll, ct, reduction);
   }
   if (autograd::any_requires_grad({&logits})) {
     autograd::record(
         loss, {logits},
-        [lsm, t, N, C, ls, reduction](const Tensor& g) {
+        [lsm, ct, C, ls, reduction](const Tensor& g) {
           // d/dlogits = softmax - target distribution, times the upstream gradient per sample.
-          Tensor q = one_hot(t, C).to(DType::f32);
+          Tensor q = one_hot(ct.safe, C).to(DType::f32);
           if (ls > 0) q = add(mul(q, 1 - ls), ls / static_cast<double>(C));
           Tensor d = sub(exp(lsm), q);
-          Tensor gs = per_sample_grad(g, reduction, N);
-          return std::vector<Tensor>{mul(d, gs)};
+          return std::vector<Tensor>{where(ct.keep.unsqueeze(1), mul(d, per_sample_grad(g, ct, reduction)), 0.0)};
         },
         op);
   }
   return loss;
 }
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction) {
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, std::int64_t ignore_index) {
   const char* op = "nll_loss";
   check_class_inputs(op, log_probs, target);
-  const std::int64_t N = log_probs.size(0), C = log_probs.size(1);
-  const Tensor t = target.dtype() == DType::i32 ? target : target.to(DType::i32);
+  const std::int64_t C = log_probs.size(1);
   Tensor loss;
+  ClassTargets ct;
   {
     NoGradGuard ng;
-    loss = reduce_loss(neg(gather(log_probs, 1, t.unsqueeze(1)).squeeze(1)), reduction);
+    ct = class_targets(target, ignore_index, reduction);
+    loss = reduce_loss(neg(gather_classes(op, log_probs, 1, ct.safe.unsqueeze(1)).squeeze(1)), ct, reduction);
   }
   if (autograd::any_requires_grad({&log_probs})) {
     autograd::record(
         loss, {log_probs},
-        [t, N, C, reduction](const Tensor& g) {
-          Tensor q = neg(one_hot(t, C).to(DType::f32));
-          Tensor gs = per_sample_grad(g, reduction, N);
-          return std::vector<Tensor>{mul(q, gs)};
+        [ct, C, reduction](const Tensor& g) {
+          Tensor q = neg(one_hot(ct.safe, C).to(DType::f32));
+          return std::vector<Tensor>{mul(q, per_sample_grad(g, ct, reduction))};
         },
         op);
   }
@@ -88,7 +108,9 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   if (input.shape() != target.shape())
     throw ShapeError("gltensor::mse_loss: input " + to_string(input.shape()) + " and target " +
                      to_string(target.shape()) + " must have the same shape");
-  return reduce_loss(square(sub(input, target)), reduction);
+  const Tensor e = square(sub(input, target));
+  if (reduction == Reduction::none) return e;
+  return reduction == Reduction::sum ? sum(e) : mean(e);
 }
 
 }  // namespace gltensor

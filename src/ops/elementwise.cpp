@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 
 namespace gltensor::detail {
@@ -23,6 +24,7 @@ struct ElementwiseParams {
       u.f32("u_p0", e.p0);
       u.f32("u_p1", e.p1);
       u.i32("u_i0", e.i0);
+      u.u32s("u_words", e.words);
     } else if (std::strcmp(e.kernel, "binary.comp") == 0) {
       u.f32("u_alpha", e.alpha);
       if (e.scalar) {
@@ -77,6 +79,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
       '|' + std::to_string(nops) + std::to_string(ndim) + (contig ? "c" : "") + (words ? "w" : "") + (vec4 ? "v" : "");
   key += e.scalar ? (e.scalar_first ? "A" : "B") : "";
   key += e.in_ct == CT::i32 ? "i" : "f";
+  key += e.error_flag ? "e" : "";
   key += static_cast<char>('0' + static_cast<int>(od));
   for (int j = 1; j < nops; ++j) key += static_cast<char>('0' + static_cast<int>(ops[j]->dtype()));
   launch.program_keyed(key, e.kernel,
@@ -86,6 +89,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
                          if (contig) h += "#define CONTIG 1\n";
                          if (words) h += "#define OUT_WORDS 1\n";
                          if (vec4) h += "#define VEC4 1\n";
+                         if (e.error_flag) h += "#define ERR_FLAG 1\n";
                          if (e.scalar) {
                            h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
                            if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
@@ -116,8 +120,13 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
     params.offsets.push_back(static_cast<std::uint32_t>(ops[j]->offset()));
   }
   for (int j = 0; j < nops; ++j) j == 0 ? launch.write(*ops[j]) : launch.read(*ops[j]);
-  // Loops: operand offsets (NDIM x NOPS), a word's elements or a quad's lanes (4 x NOPS).
-  launch.params(params).loop_iterations(static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4)).invocations(count);
+  ErrorFlags* flags = e.error_flag ? &dev.extension<ErrorFlags>() : nullptr;
+  if (flags) launch.bind(flags->storage(dev), true);  // binding NOPS
+  // Loops: operand offsets (NDIM x NOPS), a word's elements or a quad's lanes (4 x NOPS), OP's own
+  // loop for each of a word's or quad's elements.
+  const std::uint64_t loops = static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4) + 4ull * e.fn_loop;
+  launch.params(params).loop_iterations(loops).invocations(count);
+  if (flags) flags->expect(dev, e.op, e.error_flag);
 }
 
 }  // namespace gltensor::detail

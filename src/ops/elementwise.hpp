@@ -1,5 +1,7 @@
 // Launches the strided elementwise kernels (unary.comp, binary.comp, ternary.comp) (internal).
 #pragma once
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,14 @@ struct Elementwise {
   float alpha = 1;               // u_alpha
   std::optional<double> scalar;  // binary.comp: one operand is this scalar
   bool scalar_first = false;     // the scalar is operand a (else b)
+  /// u_words: raw 32-bit parameters (arange's 96-bit start and step).
+  std::array<std::uint32_t, 7> words{};
+  /// An ErrorFlags bit the kernel may set (ERR_FLAG: the flag word is bound after the
+  /// operands), checked at the next read; 0: none.
+  std::uint32_t error_flag = 0;
+  /// Worst-case loop trips of OP for one element (binary.comp's float fmod/remainder and integer
+  /// pow: 32), declared to the launch with the driver's own loops.
+  std::uint32_t fn_loop = 0;
 };
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).

@@ -5,6 +5,7 @@
 #include "gltensor/ops.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/elementwise_grads.hpp"
+#include "runtime/error_flags.hpp"
 
 namespace gltensor {
 using namespace detail;
@@ -100,6 +101,30 @@ void record_binary(const char* op, const BinarySpec& s, const Tensor& a, const T
       y, {a, b}, [=](const Tensor& g) { return grad(g, ad, bd, yd, alpha, need_a, need_b); }, op);
 }
 
+// Loop trips of binary.comp's OP per element: fmod_finite's long division (8 quotient bits a
+// step over the f32 exponent range) and integer pow's square-and-multiply.
+std::uint32_t binary_fn_loop(const BinarySpec& s) {
+  const std::string fn = s.fn;
+  return fn == "op_fmod" || fn == "op_remainder" || fn == "op_pow" ? 32 : 0;
+}
+
+// Integer fmod / remainder divide: a zero divisor tensor is flagged on the GPU (ValueError at the
+// next read), as torch raises.
+bool integer_division(const BinarySpec& s, CT ct) {
+  return ct == CT::i32 && (std::string(s.fn) == "op_fmod" || std::string(s.fn) == "op_remainder");
+}
+
+// Checks of a scalar operand that torch rejects on integer tensors.
+void check_integer_scalar(const char* op, const BinarySpec& s, CT ct, double v, bool scalar_first) {
+  if (ct != CT::i32 || scalar_first) return;
+  if (integer_division(s, ct) && v == 0)
+    throw ValueError(std::string("gltensor::") + op + ": integer division by zero (the divisor is 0)");
+  if (std::string(s.fn) == "op_pow" && v < 0)
+    throw ValueError(std::string("gltensor::") + op +
+                     ": integers to negative integer powers are not allowed (exponent " +
+                     std::to_string(static_cast<long long>(v)) + ")");
+}
+
 void check_bitwise(const char* op, DType d) {
   if (is_floating(d))
     throw DTypeError(std::string("gltensor::") + op + ": not implemented for dtype " + dtype_name(d) +
@@ -139,6 +164,8 @@ Tensor binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor
   e.fn = alpha != 1 ? std::string(s.fn) + "_alpha" : s.fn;
   e.in_ct = ct;
   e.alpha = alpha;
+  e.fn_loop = binary_fn_loop(s);
+  if (integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {a, b});
   if (!out && is_floating(rd)) record_binary(op, s, a, b, o, alpha);
   return o;
@@ -149,6 +176,7 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   Enter guard(dev_of(t), op);
   const DType common = result_type(t.dtype(), v);
   auto [rd, ct] = binary_types(op, s.kind, common);
+  check_integer_scalar(op, s, ct, v, scalar_first);
   if (out) check_inplace(op, *out);
   Tensor o = prepare_out(op, out, t.shape(), rd, t);
   Elementwise e;
@@ -158,6 +186,8 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   e.in_ct = ct;
   e.scalar = v;
   e.scalar_first = scalar_first;
+  e.fn_loop = binary_fn_loop(s);
+  if (scalar_first && integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {t});
   if (!out && is_floating(rd) && autograd::any_requires_grad({&t})) {
     const Tensor c = full(t.device(), {}, v, rd);

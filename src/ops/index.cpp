@@ -7,6 +7,7 @@
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
+#include "ops/index.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
@@ -52,9 +53,9 @@ struct IndexParams {
 
 // Runs index.comp over the elements of `index` (already shaped like the iteration space).
 // gather: `p_op` = out (indexed by p), `dim_op` = x (indexed by p[dim := index]).
-// scatter: `p_op` = src, `dim_op` = out.
+// scatter: `p_op` = src, `dim_op` = out. wrap_negative = false: class indices, valid in [0, size) only.
 void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tensor& in, const Tensor& index,
-                  const Tensor& p_op, const Tensor& dim_op, std::int64_t dim) {
+                  const Tensor& p_op, const Tensor& dim_op, std::int64_t dim, bool wrap_negative = true) {
   DeviceImpl& dev = dev_of(out);
   const std::int64_t n = index.numel();
   if (n == 0) return;
@@ -71,6 +72,8 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
   h += mode == IndexMode::gather        ? "#define GATHER 1\n"
        : mode == IndexMode::scatter_add ? "#define SCATTER_ADD 1\n"
                                         : "";
+  if (out.dtype() == DType::i32) h += "#define OUT_INT 1\n";
+  if (!wrap_negative) h += "#define NONNEG_INDEX 1\n";
   h += operand_glsl(0, out.dtype(), natural_ct(out.dtype()), true);
   h += operand_glsl(1, in.dtype(), natural_ct(out.dtype()), false);
   h += operand_glsl(2, DType::i32, CT::i32, false);
@@ -87,7 +90,7 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
                            dim_op.offset()};
   // Loops: the position's dims; a float atomic add's retries are not counted.
   launch.params(params).loop_iterations(static_cast<std::uint64_t>(nd) + 1).invocations(static_cast<std::uint64_t>(n));
-  flags.expect(dev, op);
+  flags.expect(dev, op, ErrorFlags::kIndex);
 }
 
 void check_index_shape(const char* op, const Tensor& x, const Tensor& index, std::int64_t dim) {
@@ -120,6 +123,18 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index_in) {
         },
         "gather");
   }
+  return out;
+}
+
+Tensor detail::gather_classes(const char* op, const Tensor& x, std::int64_t dim, const Tensor& index_in) {
+  check_same_device(op, {&x, &index_in});
+  DeviceImpl& dev = dev_of(x);
+  Enter guard(dev, op);
+  const Tensor index = as_index(op, index_in);
+  dim = wrap_dim(op, dim, x.dim());
+  check_index_shape(op, x, index, dim);
+  Tensor out = alloc(dev, index.shape(), x.dtype(), op);
+  launch_index(op, IndexMode::gather, out, x, index, out, x, dim, false);
   return out;
 }
 
@@ -163,8 +178,12 @@ static Tensor scatter_impl(const char* op, IndexMode mode, const Tensor& x, std:
     if (index.shape()[d] > src.size(d))
       throw ShapeError(std::string("gltensor::") + op + ": index " + to_string(index.shape()) + " is larger than src " +
                        to_string(src.shape()));
-  if (mode == IndexMode::scatter_add && x.dtype() != DType::f32)
-    throw DTypeError(std::string("gltensor::") + op + ": supports float32 only, got " + dtype_name(x.dtype()));
+  if (mode == IndexMode::scatter_add && x.dtype() != DType::f32 && x.dtype() != DType::i32)
+    throw DTypeError(std::string("gltensor::") + op + ": supports float32 and int32 outputs only, got " +
+                     dtype_name(x.dtype()));
+  if (!can_cast(src.dtype(), x.dtype()))
+    throw DTypeError(std::string("gltensor::") + op + ": src dtype " + dtype_name(src.dtype()) +
+                     " can't be cast to the output dtype " + dtype_name(x.dtype()));
   Tensor out = x.clone();
   const Tensor srcv = make_view(src, index.shape(), src.strides(), src.offset());  // src cropped to index's shape
   launch_index(op, mode, out, src, index, srcv, out, dim);
@@ -192,8 +211,17 @@ Tensor one_hot(const Tensor& indices, std::int64_t num_classes) {
   check_defined("one_hot", indices);
   if (num_classes <= 0)
     throw ValueError("gltensor::one_hot: num_classes must be positive, got " + std::to_string(num_classes));
-  Tensor classes = arange(indices.device(), 0, static_cast<double>(num_classes), 1, DType::i32);
-  return eq(as_index("one_hot", indices).unsqueeze(-1), classes).to(DType::i32);
+  DeviceImpl& dev = dev_of(indices);
+  Enter guard(dev, "one_hot");
+  // Scatter a 1 into zeros at each index (class indices: no counting from the end).
+  const Tensor idx = as_index("one_hot", indices).unsqueeze(-1);  // [*, 1]
+  Shape shape = indices.shape();
+  shape.push_back(num_classes);
+  Tensor out = zeros(indices.device(), shape, DType::i32);
+  const Tensor one = full(indices.device(), {1}, 1.0, DType::i32);
+  const Tensor src = make_view(one, idx.shape(), Shape(idx.shape().size(), 0), 0);
+  launch_index("one_hot", IndexMode::scatter, out, one, idx, src, out, out.dim() - 1, false);
+  return out;
 }
 
 static Tensor tri(const char* op, const Tensor& x, std::int64_t k, bool lower) {

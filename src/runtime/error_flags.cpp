@@ -18,35 +18,42 @@ Storage& ErrorFlags::storage(DeviceImpl&) {
   return *flag_;
 }
 
-void ErrorFlags::expect(DeviceImpl& dev, const char* op) { pending_.emplace_back(dev.queue.batch(), op); }
+void ErrorFlags::expect(DeviceImpl& dev, const char* op, std::uint32_t bit) {
+  pending_.push_back({dev.queue.batch(), op, bit});
+}
 
 void ErrorFlags::check(DeviceImpl& dev) {
   if (pending_.empty() || !flag_) return;
-  std::string failed;
-  bool later = false;
-  for (const auto& [b, op] : pending_) {
-    if (b <= dev.queue.completed())
-      failed = failed.empty() ? op : failed;
-    else
-      later = true;
-  }
-  if (failed.empty()) return;
+  bool done = false, later = false;
+  for (const auto& p : pending_) (p.batch <= dev.queue.completed() ? done : later) = true;
+  if (!done) return;
   const GLuint buf = flag_->buffer();
   dev.queue.barrier_for_host(buf);
   GLuint v = 0;
   map_read(buf, 4, &v, "check");
-  if (!later) pending_.clear();
-  if (v != 0) {
-    if (later) dev.queue.wait_all();
-    const GLuint zero = 0;
-    glBindBuffer(GL_COPY_WRITE_BUFFER, buf);
-    glBufferSubData(GL_COPY_WRITE_BUFFER, 0, 4, &zero);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-    pending_.clear();
-    throw IndexError("gltensor::" + failed +
+  if (v == 0) {
+    if (!later) pending_.clear();
+    return;
+  }
+  if (later) dev.queue.wait_all();  // every pending op is complete now
+  const GLuint zero = 0;
+  glBindBuffer(GL_COPY_WRITE_BUFFER, buf);
+  glBufferSubData(GL_COPY_WRITE_BUFFER, 0, 4, &zero);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+  // The flag says which kind of error, not which op: name the first op that may have set it.
+  const auto first_op = [&](std::uint32_t bit) {
+    for (const auto& p : pending_)
+      if (p.bit & bit) return p.op;
+    return std::string("?");
+  };
+  const std::string index_op = first_op(kIndex), zero_op = first_op(kZeroDivision);
+  pending_.clear();
+  if (v & kIndex)
+    throw IndexError("gltensor::" + index_op +
                      ": an index was out of range for the indexed dim (detected on the GPU; "
                      "the affected elements were left unwritten)");
-  }
+  throw ValueError("gltensor::" + zero_op +
+                   ": integer division by zero (detected on the GPU; the affected elements are 0)");
 }
 
 void ErrorFlags::free_gl() {

@@ -401,6 +401,94 @@ TEST(Losses, CrossEntropyNllMse) {
   EXPECT_THROW(cross_entropy(zeros(device(), {5, 5}), t.slice(0, 0, 3)), ShapeError);
 }
 
+// Class targets outside [0, C) are IndexError naming the loss (at the next read), -1 included;
+// only ignore_index is exempt.
+TEST(Losses, TargetOutOfRangeIsIndexError) {
+  auto tgt = [](std::vector<std::int32_t> v) {
+    const auto n = static_cast<std::int64_t>(v.size());
+    return Tensor::from_host(device(), std::span<const std::int32_t>(v), {n});
+  };
+  Tensor logits = zeros(device(), {4, 3});
+  for (auto bad : {std::vector<std::int32_t>{0, -1, 1, 2}, {0, 1, 3, 2}, {-3, 0, 0, 0}}) {
+    for (Reduction r : {Reduction::mean, Reduction::sum, Reduction::none}) {
+      try {
+        cross_entropy(logits, tgt(bad), r).to_vector();
+        ADD_FAILURE() << "cross_entropy accepted target " << bad[0] << ", " << bad[1] << ", " << bad[2];
+      } catch (const IndexError& e) {
+        EXPECT_NE(std::string(e.what()).find("cross_entropy"), std::string::npos) << e.what();
+      }
+      try {
+        nll_loss(logits, tgt(bad), r).to_vector();
+        ADD_FAILURE() << "nll_loss accepted target " << bad[0] << ", " << bad[1] << ", " << bad[2];
+      } catch (const IndexError& e) {
+        EXPECT_NE(std::string(e.what()).find("nll_loss"), std::string::npos) << e.what();
+      }
+    }
+  }
+  // The device stays usable and in-range targets work.
+  EXPECT_NEAR(cross_entropy(logits, tgt({0, 1, 2, 2})).item(), std::log(3.0), 1e-6);
+}
+
+// ignore_index (torch): those samples add 0 to the loss and its gradient and are left out of the
+// mean's denominator; any other target outside [0, C) is still IndexError.
+TEST(Losses, IgnoreIndex) {
+  GLT_RNG(rng);
+  const int N = 9, C = 5;
+  const std::vector<std::int32_t> target = {2, -100, 4, 4, 1, -100, 0, 2, 3};  // ignore_index -100 (default)
+  const std::vector<std::int32_t> target2 = {2, 1, 4, 4, 1, 2, 0, 2, 3};       // ignore_index 2 (a class)
+  const std::vector<std::int32_t> target4 = {2, 1, 4, 4, 1, 0, 0, 2, 3};       // ignore_index 4
+  auto dev_t = [](const std::vector<std::int32_t>& v) {
+    return Tensor::from_host(device(), std::span<const std::int32_t>(v), {static_cast<std::int64_t>(v.size())});
+  };
+  Tensor t = dev_t(target), t2 = dev_t(target2), t4 = dev_t(target4);
+  // Per-sample (1 - ls) * nll + ls * smoothing term; ignored samples give 0 (and no count).
+  auto ref = [&](const std::vector<std::int32_t>& tg, Reduction red, double ls, int ignore, bool log_probs_in) {
+    return [&tg, red, ls, ignore, log_probs_in](const std::vector<HostT>& x) {
+      std::vector<double> per(N, 0.0);
+      double total = 0, count = 0;
+      for (int n = 0; n < N; ++n) {
+        if (tg[n] == ignore) continue;
+        double m = -1e300, s = 0, mean_lsm = 0;
+        for (int c = 0; c < C; ++c) m = std::max(m, x[0].v[n * C + c]);
+        for (int c = 0; c < C; ++c) s += std::exp(x[0].v[n * C + c] - m);
+        auto lsm = [&](int c) { return log_probs_in ? x[0].v[n * C + c] : x[0].v[n * C + c] - m - std::log(s); };
+        for (int c = 0; c < C; ++c) mean_lsm += lsm(c) / C;
+        per[n] = -(1 - ls) * lsm(tg[n]) - ls * mean_lsm;
+        total += per[n];
+        count += 1;
+      }
+      if (red == Reduction::none) return per;
+      return std::vector<double>{red == Reduction::sum ? total : total / count};
+    };
+  };
+  for (Reduction red : {Reduction::mean, Reduction::sum, Reduction::none}) {
+    SCOPED_TRACE(static_cast<int>(red));
+    EXPECT_TRUE(grad_check(
+        rng, {{N, C}}, [&](auto& x) { return cross_entropy(x[0], t, red); }, ref(target, red, 0.0, -100, false), -3,
+        3));
+    EXPECT_TRUE(grad_check(
+        rng, {{N, C}}, [&](auto& x) { return cross_entropy(x[0], t2, red, 0.2, 2); }, ref(target2, red, 0.2, 2, false),
+        -3, 3));
+    EXPECT_TRUE(grad_check(
+        rng, {{N, C}}, [&](auto& x) { return nll_loss(x[0], t, red); }, ref(target, red, 0.0, -100, true), -3, 3));
+    EXPECT_TRUE(grad_check(
+        rng, {{N, C}}, [&](auto& x) { return nll_loss(x[0], t4, red, 4); }, ref(target4, red, 0.0, 4, true), -3, 3));
+  }
+  // NaN logits in an ignored sample do not reach the loss; every sample ignored: mean is NaN (0/0).
+  std::vector<float> x(N * C, 0.5f);
+  x[1 * C + 3] = NAN;
+  Tensor tx = Tensor::from_host(device(), x, {N, C});
+  EXPECT_TRUE(std::isfinite(cross_entropy(tx, t).item()));
+  Tensor all = full(device(), {N}, -100, DType::i32);
+  EXPECT_TRUE(std::isnan(cross_entropy(tx, all).item()));
+  EXPECT_EQ(nll_loss(tx, all, Reduction::sum).item(), 0.0f);
+  // Only ignore_index is exempt: -100 with ignore_index -1 is out of range, -1 is not.
+  EXPECT_THROW(cross_entropy(zeros(device(), {N, C}), t, Reduction::mean, 0.0, -1).item(), IndexError);
+  Tensor m1 = full(device(), {N}, -1, DType::i32);
+  EXPECT_NEAR(cross_entropy(zeros(device(), {N, C}), m1.slice(0, 0, 1).expand({N}), Reduction::sum, 0.0, -1).item(),
+              0.0, 1e-7);
+}
+
 TEST(Attention, MatchesReferenceAndDifferentiates) {
   GLT_RNG(rng);
   const int B = 2, L = 5, S = 6, E = 4, Ev = 3;

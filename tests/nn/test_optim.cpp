@@ -160,6 +160,82 @@ TEST(Modules, ParametersStateDictAndSafetensors) {
   std::filesystem::remove(path);
 }
 
+// Every malformed safetensors file is a gltensor error naming the file (and the tensor, for a bad
+// entry); errors from creating the tensor keep their type.
+TEST(Checkpoints, MalformedSafetensorsAreGltensorErrorsNamingTheFile) {
+  const auto path = (std::filesystem::temp_directory_path() / "gltensor-malformed.safetensors").string();
+  auto write = [&](const std::string& header, std::size_t data_bytes) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    const std::uint64_t n = header.size();
+    f.write(reinterpret_cast<const char*>(&n), 8);
+    f << header << std::string(data_bytes, '\0');
+  };
+  enum Kind { value, shape, dtype, any };
+  struct Case {
+    std::string header;
+    Kind kind;
+    bool names_tensor;
+  };
+  const std::string ok_entry = R"("dtype": "F32", "shape": [2], "data_offsets": [0, 8])";
+  const std::vector<Case> cases = {
+      {"[1, 2]", value, false},
+      {R"("text")", value, false},
+      {"5", value, false},
+      {"null", value, false},
+      {R"({"w": 5})", value, true},
+      {R"({"w": [1]})", value, true},
+      {R"({"w": {"shape": [2], "data_offsets": [0, 8]}})", value, true},
+      {R"({"w": {"dtype": 3, "shape": [2], "data_offsets": [0, 8]}})", value, true},
+      {R"({"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 8]}})", dtype, true},
+      {R"({"w": {"dtype": "F32", "shape": [2.5], "data_offsets": [0, 8]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": "2", "data_offsets": [0, 8]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 100]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [-8, 8]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0.5, 8]}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": "0, 8"}})", value, true},
+      {R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", shape, true},  // 12 bytes needed
+      {R"({"w": {"dtype": "F32", "shape": [1000000000000], "data_offsets": [0, 8]}})", any, true},
+      {R"({"__metadata__": {"format": "pt"}, "ok": {)" + ok_entry + R"(}, "w": 7})", value, true},
+      {R"({"w": {)" + ok_entry, value, false},  // truncated JSON
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.header);
+    write(c.header, 8);
+    try {
+      nn::load_safetensors(path, device());
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("gltensor::load_safetensors: " + path), std::string::npos) << what;
+      const bool has_name = what.find("'w'") != std::string::npos;
+      EXPECT_TRUE(!c.names_tensor || has_name) << what;
+      const bool type_ok = c.kind == any || (c.kind == value && dynamic_cast<const ValueError*>(&e)) ||
+                           (c.kind == shape && dynamic_cast<const ShapeError*>(&e)) ||
+                           (c.kind == dtype && dynamic_cast<const DTypeError*>(&e));
+      EXPECT_TRUE(type_ok) << "wrong error type: " << what;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a gltensor error: " << e.what();
+    }
+  }
+  // Header sizes: 0, past the end of the file, absurd.
+  for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1000}, std::uint64_t{1} << 62}) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(&n), 8);
+    f << "{}";
+    f.close();
+    EXPECT_THROW(nn::load_safetensors(path, device()), ValueError) << n;
+  }
+  // A well-formed file still loads, the metadata entry skipped.
+  write(R"({"__metadata__": {"format": "pt"}, "w": {)" + ok_entry + "}}", 8);
+  auto m = nn::load_safetensors(path, device());
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m["w"].to_vector(), std::vector<float>(2, 0.0f));
+  std::filesystem::remove(path);
+}
+
 TEST(Modules, TrainsATinyProblem) {
   // A 2-layer MLP learns XOR-like data: the loss must fall well below its start.
   Generator gen(1);

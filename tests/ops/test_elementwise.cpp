@@ -6,6 +6,9 @@
 //   arithmetic rounding (div, sqrt, reciprocal):             rtol 1e-6
 //   transcendental (exp, log, sin, erf, tanh, pow, ...):     rtol 1e-5..4e-5, atol 1e-6 (per row)
 //   f16 / bf16 storage: results must equal the f32 result rounded to the dtype (round to even).
+#include <sys/resource.h>
+
+#include <cstring>
 #include <functional>
 
 #include "ops/unary_reference.hpp"
@@ -211,6 +214,56 @@ TEST(BinaryOps, PowSpecialValues) {
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-6, 0));
 }
 
+// C's fmod is exact (its result is always representable), also for quotients far beyond 2^24
+// where a - b * trunc(a / b) in float32 loses every bit; remainder follows PyTorch (the fmod
+// result, plus b when the signs differ). std::fmod in double is exact for float inputs.
+TEST(BinaryOps, FmodRemainderExactForLargeQuotients) {
+  GLT_RNG(rng);
+  const float inf = INFINITY, nan = NAN, den = 1e-40f, mn = 1.17549435e-38f;  // denormal, smallest normal
+  std::vector<float> a = {1e8f, -1e8f,  7,    -7,          3.4e38f, -3.4e38f, 1e-30f, den, 5 * den, 1,
+                          mn,   3e-39f, 0.0f, -0.0f,       inf,     -inf,     nan,    5,   5,       -5,
+                          5,    5,      7,    16777217.0f, 1e30f,   1e30f,    3e-45f, 2,   -2,      1e-45f};
+  std::vector<float> b = {3, 3, 0.1f, 0.1f,  3,   -7e-3f, 3e-38f, den, 2 * den, den,    den, -1e-39f, 3, 3, 3,
+                          3, 3, 0.0f, -0.0f, inf, -inf,   nan,    7,   3,       1e-30f, -7,  1e-45f,  3, 3, 1e-45f};
+  // Random finite floats over the whole exponent range (random bit patterns), denormals included.
+  std::uniform_int_distribution<std::uint32_t> bits(0, 0x7f7fffffu);
+  for (int i = 0; i < 2000; ++i) {
+    std::uint32_t x = bits(rng) | (i & 1 ? 0x80000000u : 0u), y = bits(rng) | (i & 2 ? 0x80000000u : 0u);
+    if (i % 5 == 0) y = (y & 0x807fffffu) | (std::min(x >> 23 & 0xffu, 30u) << 23);  // small b: long quotients
+    float fx, fy;
+    std::memcpy(&fx, &x, 4);
+    std::memcpy(&fy, &y, 4);
+    a.push_back(fx);
+    b.push_back(fy);
+  }
+  const auto n = static_cast<std::int64_t>(a.size());
+  Tensor ta = Tensor::from_host(device(), a, {n}), tb = Tensor::from_host(device(), b, {n});
+  auto gf = fmod(ta, tb).to_vector(), gr = remainder(ta, tb).to_vector();
+  int bad = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = a[i], y = b[i];
+    const double rf = (y == 0 || std::isinf(x) || std::isnan(x) || std::isnan(y)) ? NAN : std::fmod(x, y);
+    const double rr = py_mod(x, y);
+    const bool ok_f =
+        std::isnan(rf) ? std::isnan(gf[i]) : (gf[i] == float(rf) && std::signbit(gf[i]) == std::signbit(rf));
+    // remainder's r + b is a float add: a device may flush denormals there (GLSL ES allows it),
+    // so where one takes part the result may be off by less than the smallest normal float.
+    const double tiny = std::numeric_limits<float>::min();
+    const bool denormal_add = rr != rf && (std::fabs(rf) < tiny || std::fabs(y) < tiny || std::fabs(rr) < tiny);
+    const bool ok_r =
+        std::isnan(rr) ? std::isnan(gr[i]) : gr[i] == float(rr) || (denormal_add && std::fabs(gr[i] - rr) < tiny);
+    if ((!ok_f || !ok_r) && bad++ < 8)
+      ADD_FAILURE() << "a=" << a[i] << " b=" << b[i] << ": fmod " << gf[i] << " (want " << rf << "), remainder "
+                    << gr[i] << " (want " << rr << ")";
+  }
+  EXPECT_EQ(bad, 0);
+  // The scalar forms and the examples.
+  EXPECT_EQ(fmod(Tensor::from_host(device(), std::vector<float>{1e8f}, {1}), 3.0).to_vector()[0], 1.0f);
+  EXPECT_EQ(remainder(Tensor::from_host(device(), std::vector<float>{-1e8f}, {1}), 3.0).to_vector()[0], 2.0f);
+  EXPECT_EQ(fmod(7.0, Tensor::from_host(device(), std::vector<float>{0.1f}, {1})).to_vector()[0],
+            float(std::fmod(7.0, double(0.1f))));
+}
+
 TEST(BinaryOps, ScalarForms) {
   GLT_RNG(rng);
   auto a = uniform(rng, 333, -3, 3);
@@ -260,6 +313,48 @@ TEST(BinaryOps, IntegerArithmeticIsExact) {
   });
   chk(bitwise_xor(ta, tb), [](int x, int y) { return x ^ y; });
   chk(bitwise_and(ta, tb), [](int x, int y) { return x & y; });
+}
+
+// Integer fmod / remainder by zero raise (torch: "ZeroDivisionError"): a scalar 0 at the call, a
+// zero in a divisor tensor at the next read (flagged on the GPU), naming the op. Integer pow
+// with a negative scalar exponent raises (torch); tensor exponents follow torch's integer pow.
+TEST(BinaryOps, IntegerDivisionByZeroAndNegativePowers) {
+  auto it = [](std::vector<std::int32_t> v) {
+    const auto n = static_cast<std::int64_t>(v.size());
+    return Tensor::from_host(device(), std::span<const std::int32_t>(v), {n});
+  };
+  Tensor a = it({7, -7, 0, 5, -2147483647 - 1}), b0 = it({2, 0, 3, -1, 5}), b = it({2, -3, 3, -1, -1});
+  auto expect_zero_division = [](const std::function<Tensor()>& f, const char* op) {
+    try {
+      f().to_int_vector();
+      ADD_FAILURE() << op << ": no error";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("gltensor::") + op), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("division by zero"), std::string::npos) << e.what();
+    }
+  };
+  expect_zero_division([&] { return fmod(a, b0); }, "fmod");
+  expect_zero_division([&] { return remainder(a, b0); }, "remainder");
+  expect_zero_division([&] { return remainder(5.0, b0); }, "remainder");
+  expect_zero_division([&] { return fmod(a.to(DType::u8), b0.to(DType::u8)); }, "fmod");
+  expect_zero_division([&] { return fmod(a, 0.0); }, "fmod");
+  expect_zero_division([&] { return remainder(a, 0.0); }, "remainder");
+  Tensor a2 = a.clone();
+  EXPECT_THROW(fmod_(a2, 0.0), ValueError);
+  // The device stays usable; nonzero divisors (INT_MIN % -1 included) are exact.
+  EXPECT_EQ(fmod(a, b).to_int_vector(), (std::vector<int>{1, -1, 0, 0, 0}));
+  EXPECT_EQ(remainder(a, b).to_int_vector(), (std::vector<int>{1, -1, 0, 0, 0}));
+  // An out-of-range index is still an IndexError, not a division by zero.
+  EXPECT_THROW(index_select(a, 0, it({9})).to_int_vector(), IndexError);
+  // Floats divide by zero into NaN, no error.
+  EXPECT_TRUE(std::isnan(fmod(a.to(DType::f32), 0.0).to_vector()[0]));
+  // pow: negative scalar exponents on integers raise; tensor exponents: 1^n = 1, (-1)^n = +-1, else 0.
+  EXPECT_THROW(pow(a, -1.0), ValueError);
+  EXPECT_THROW(pow_(a2, -2.0), ValueError);
+  EXPECT_EQ(pow(a, -1.5).dtype(), DType::f32);  // a non-integral exponent promotes to float
+  Tensor base = it({2, 1, -1, -1, 0, 3, -2, 5}), ex = it({-1, -3, -3, -2, -1, 2, 3, 0});
+  EXPECT_EQ(pow(base, ex).to_int_vector(), (std::vector<int>{0, 1, -1, 1, 0, 9, -8, 1}));
+  EXPECT_EQ(pow(base, 2.0).to_int_vector(), (std::vector<int>{4, 1, 1, 1, 0, 9, 4, 25}));
 }
 
 TEST(BinaryOps, MixedDtypesPromote) {
@@ -387,6 +482,92 @@ TEST(Creation, FullZerosOnesArange) {
   EXPECT_EQ(arange(device(), 0, 7, 3, DType::i32).to_int_vector(), (std::vector<int>{0, 3, 6}));
   EXPECT_THROW(arange(device(), 0, 1, 0), ValueError);
   EXPECT_THROW(Tensor::from_host(device(), std::vector<float>(5), {2, 3}), ShapeError);
+}
+
+// arange is generated on the device. Float values against the float64 value start + i * step
+// rounded to the dtype (PyTorch's CPU arange): within 1 ulp, exact where the float64 value is an
+// integer below 2^24 (index tensors). Integer dtypes follow torch: start and step truncated to
+// integers, the length ceil((end - start) / step) from the given values, exact.
+TEST(Creation, ArangeValuesAgainstFloat64) {
+  struct C {
+    double start, end, step;
+  };
+  for (const C& c : std::vector<C>{{0, 5, 1},
+                                   {1, -2, -0.5},
+                                   {0.1, 1000.3, 0.1},
+                                   {-3.7, 5e4, 1.3},
+                                   {1e6, -1e6, -0.37},
+                                   {-1e7, 7e6, 1},             // i past 2^24, every value exact
+                                   {0, 2.86e7, 1.7},           // i past 2^24, non-integer step
+                                   {16777215, 16777300, 1},    // values past 2^24 (rounding ties)
+                                   {5, 5, 1},                  // empty
+                                   {5, 0, 1},                  // empty (numpy; torch raises)
+                                   {0, 1, 0.3},                // 4 elements: the VEC4 path
+                                   {-1e-30, 1e-30, 3e-31}}) {  // tiny values
+    SCOPED_TRACE(std::to_string(c.start) + ", " + std::to_string(c.end) + ", " + std::to_string(c.step));
+    const double len = std::ceil((c.end - c.start) / c.step);
+    const std::int64_t n = len > 0 ? static_cast<std::int64_t>(len) : 0;
+    Tensor t = arange(device(), c.start, c.end, c.step);
+    ASSERT_EQ(t.shape(), (Shape{n}));
+    ASSERT_EQ(t.dtype(), DType::f32);
+    auto got = t.to_vector();
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double v = c.start + static_cast<double>(i) * c.step;
+      const float want = static_cast<float>(v);
+      const bool exact = c.start == std::round(c.start) && c.step == std::round(c.step) && std::fabs(v) < 16777216.0;
+      const float ulp = std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+      const bool ok = exact ? got[i] == want : std::fabs(double(got[i]) - double(want)) <= ulp;
+      if (!ok && bad++ < 5) ADD_FAILURE() << "[" << i << "] got " << got[i] << ", want " << want;
+    }
+    EXPECT_EQ(bad, 0);
+    // f16 / bf16: the f32 value rounded to the dtype.
+    if (n > 0 && n < 100000)
+      for (DType dt : {DType::f16, DType::bf16}) {
+        auto h = arange(device(), c.start, c.end, c.step, dt);
+        ASSERT_EQ(h.dtype(), dt);
+        EXPECT_EQ(h.to_vector(), t.to(dt).to_vector()) << dtype_name(dt);
+      }
+  }
+  // Integer dtypes (torch): truncated start and step, wrapping past the dtype's range.
+  EXPECT_EQ(arange(device(), 0, 7, 3, DType::i32).to_int_vector(), (std::vector<int>{0, 3, 6}));
+  EXPECT_EQ(arange(device(), 5, -10, -3, DType::i32).to_int_vector(), (std::vector<int>{5, 2, -1, -4, -7}));
+  EXPECT_EQ(arange(device(), 0.5, 5, 1.5, DType::i32).to_int_vector(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(arange(device(), 250, 260, 2, DType::u8).to_int_vector(), (std::vector<int>{250, 252, 254, 0, 2}));
+  auto big = arange(device(), -2147483648.0, 2147483647.0, 65536 * 3 + 1, DType::i32).to_int_vector();
+  ASSERT_EQ(big.size(), 21846u);
+  for (std::size_t i = 0; i < big.size(); ++i)
+    ASSERT_EQ(big[i], -2147483648LL + static_cast<std::int64_t>(i) * (65536 * 3 + 1)) << i;
+  auto many = arange(device(), 3, 3 + 70001 * 7, 7, DType::i32).to_int_vector();
+  ASSERT_EQ(many.size(), 70001u);
+  for (std::size_t i = 0; i < many.size(); ++i) ASSERT_EQ(many[i], 3 + 7 * static_cast<int>(i)) << i;
+  EXPECT_THROW(arange(device(), 0, 5, 0.5, DType::i32), ValueError);  // step truncates to 0 (torch)
+  EXPECT_THROW(arange(device(), 0, 5, 1, DType::bool_), DTypeError);
+  EXPECT_THROW(arange(device(), 0, 1, 0), ValueError);
+  EXPECT_THROW(arange(device(), 0, NAN, 1), ValueError);
+}
+
+// The size limit is checked before anything is allocated (no host copy of the values).
+TEST(Creation, HugeArangeIsLimitErrorWithoutHostAllocation) {
+  auto peak_kib = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+  };
+  const long before = peak_kib();
+  for (double end : {5e8, 3e9, 1e12, 1e300}) {
+    try {
+      arange(device(), 0, end);
+      ADD_FAILURE() << "arange(0, " << end << ") did not throw";
+    } catch (const LimitError& e) {
+      EXPECT_NE(std::string(e.what()).find("gltensor::arange"), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "arange(0, " << end << ") threw " << e.what() << " instead of LimitError";
+    }
+  }
+  EXPECT_THROW(arange(device(), 0, 1e12, 1, DType::i32), LimitError);
+  EXPECT_LT(peak_kib() - before, 64 * 1024) << "KiB of peak resident memory added by the huge aranges";
+  EXPECT_EQ(arange(device(), 4).to_vector(), (std::vector<float>{0, 1, 2, 3}));  // the device is still usable
 }
 
 TEST(Creation, CastBetweenAllDtypes) {

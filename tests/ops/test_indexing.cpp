@@ -122,6 +122,30 @@ TEST(Indexing, GatherIndexSelectScatter) {
   EXPECT_EQ(oh.to_int_vector(), (std::vector<int>{0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}));
 }
 
+// int32 scatter_add is exact (atomic integer adds): many sources per target, negative indices,
+// a non-contiguous src; a float src into an int32 output is a DTypeError (no silent truncation).
+TEST(Indexing, ScatterAddInt32) {
+  GLT_RNG(rng);
+  const int R = 3, C = 5, N = 3001;
+  auto x = uniform_int(rng, R * C, -1000, 1000);
+  auto idx = uniform_int(rng, N * C, -R, R - 1);
+  auto src = uniform_int(rng, C * N, -100000, 100000);  // stored [C, N], used as its transpose
+  Tensor srct = ihost(src, {C, N}).t();                 // [N, C], non-contiguous
+  Tensor r = scatter_add(ihost(x, {R, C}), 0, ihost(idx, {N, C}), srct);
+  ASSERT_EQ(r.dtype(), DType::i32);
+  std::vector<std::int64_t> want(x.begin(), x.end());
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < C; ++j) {
+      const int k = idx[i * C + j] < 0 ? idx[i * C + j] + R : idx[i * C + j];
+      want[k * C + j] += src[j * N + i];
+    }
+  auto got = r.to_int_vector();
+  for (int i = 0; i < R * C; ++i) ASSERT_EQ(got[i], want[i]) << i;
+  EXPECT_THROW(scatter_add(ihost(x, {R, C}), 0, ihost(idx, {N, C}), ones(device(), {N, C})), DTypeError);
+  EXPECT_THROW(scatter_add(ones(device(), {R, C}, DType::f16), 0, ihost(idx, {N, C}), ones(device(), {N, C})),
+               DTypeError);
+}
+
 TEST(Indexing, OutOfRangeIndexIsIndexErrorAtTheNextRead) {
   Tensor t = ones(device(), {4, 3});
   Tensor g = index_select(t, 0, ihost({0, 4}, {2}));
@@ -135,6 +159,22 @@ TEST(Indexing, OutOfRangeIndexIsIndexErrorAtTheNextRead) {
   EXPECT_EQ(index_select(t, 0, ihost({3, -4}, {2})).to_vector(), std::vector<float>(6, 1.0f));
   EXPECT_THROW(gather(t, 1, ihost({0, 1}, {2})), ShapeError);
   EXPECT_THROW(gather(t, 0, host({0.0f}, {1, 1})), DTypeError);
+}
+
+// one_hot takes class indices in [0, num_classes) (torch): -1 or num_classes is IndexError.
+TEST(Indexing, OneHotOutOfRangeIsIndexError) {
+  for (auto bad : {std::vector<std::int32_t>{-1, 2}, {0, 3}, {-4, 0}}) {
+    try {
+      one_hot(ihost(bad, {2}), 3).to_int_vector();
+      ADD_FAILURE() << "one_hot accepted " << bad[0] << ", " << bad[1];
+    } catch (const IndexError& e) {
+      EXPECT_NE(std::string(e.what()).find("one_hot"), std::string::npos) << e.what();
+    }
+  }
+  Tensor oh = one_hot(ihost({2, 0, 1, 2, 1, 0}, {2, 3}), 3);
+  EXPECT_EQ(oh.shape(), (Shape{2, 3, 3}));
+  EXPECT_EQ(oh.to_int_vector(), (std::vector<int>{0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0}));
+  EXPECT_EQ(one_hot(ihost({}, {0}), 3).shape(), (Shape{0, 3}));
 }
 
 TEST(Indexing, TrilTriu) {

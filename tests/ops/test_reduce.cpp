@@ -399,6 +399,49 @@ TEST(Softmax, AnyDimViewsAndSpecials) {
   EXPECT_THROW(softmax(t, 2), IndexError);
 }
 
+// log_softmax = (x - max) - log(sum): with large logits, x - (max + log(sum)) rounds max + log(sum)
+// to the ulp of max (6e-5 at 1000) and loses the small results. Rows of 5 (and a transposed view)
+// take the generic path, rows of 8 the row-in-registers path.
+TEST(Softmax, LogSoftmaxKeepsPrecisionOnLargeLogits) {
+  GLT_RNG(rng);
+  auto ref_row = [](const std::vector<float>& x, std::size_t begin, std::size_t len, std::size_t step) {
+    double m = -INFINITY, s = 0;
+    for (std::size_t j = 0; j < len; ++j) m = std::max(m, double(x[begin + j * step]));
+    for (std::size_t j = 0; j < len; ++j) s += std::exp(double(x[begin + j * step]) - m);
+    std::vector<double> r;
+    for (std::size_t j = 0; j < len; ++j) r.push_back(double(x[begin + j * step]) - m - std::log(s));
+    return r;
+  };
+  const bool sg = device().caps().subgroup;
+  for (std::int64_t len : {5, 8}) {
+    std::vector<float> x = {1000, 1000, -1000, 0, 1, 500, -3, 999.5f};
+    x.resize(static_cast<std::size_t>(len));
+    for (float off : {1000.0f, -1e4f, 3e4f, 0.0f})
+      for (float v : uniform(rng, static_cast<std::size_t>(len), -8, 8)) x.push_back(off + v);
+    const std::int64_t rows = static_cast<std::int64_t>(x.size()) / len;
+    std::vector<double> ref;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      auto rr = ref_row(x, static_cast<std::size_t>(r * len), static_cast<std::size_t>(len), 1);
+      ref.insert(ref.end(), rr.begin(), rr.end());
+    }
+    for (const char* subgroups : {"1", "0"}) {
+      if (!sg && *subgroups == '0') continue;
+      setenv("GLTENSOR_SUBGROUPS", subgroups, 1);
+      auto got = log_softmax(Tensor::from_host(device(), x, {rows, len}), 1).to_vector();
+      EXPECT_TRUE(close(got, ref, 1e-6, 2e-6)) << "rows of " << len << ", subgroups " << subgroups;
+      unsetenv("GLTENSOR_SUBGROUPS");
+    }
+    if (len == 5) {
+      EXPECT_NEAR(log_softmax(Tensor::from_host(device(), x, {rows, len}), 1).to_vector()[0], -0.6931471805599453,
+                  1e-6);
+    }
+    // Along dim 0 of the [len, rows] transpose: strided rows.
+    Tensor tt = Tensor::from_host(device(), x, {rows, len}).t();
+    auto got = log_softmax(tt, 0).t().contiguous().to_vector();
+    EXPECT_TRUE(close(got, ref, 1e-6, 2e-6)) << "transposed, rows of " << len;
+  }
+}
+
 TEST(Cumsum, RowsAndViews) {
   GLT_RNG(rng);
   auto x = uniform(rng, 4 * 33);
