@@ -553,3 +553,168 @@ TEST(Attention, FusedKernelMatchesReference) {
       }
   }
 }
+
+namespace {
+// float64 gradients of loss = sum(conv2d(x, w, b) * r) (groups 1): dx, dw, db.
+struct ConvGrads {
+  std::vector<double> dx, dw, db;
+};
+ConvGrads ref_conv_grads(const HostT& x, const HostT& w, const std::vector<double>& r, const Conv2dOptions& o) {
+  const std::int64_t N = x.s[0], C = x.s[1], H = x.s[2], W = x.s[3], O = w.s[0], KH = w.s[2], KW = w.s[3];
+  const std::int64_t OH = (H + o.padding[0] + o.padding[2] - o.dilation[0] * (KH - 1) - 1) / o.stride[0] + 1;
+  const std::int64_t OW = (W + o.padding[1] + o.padding[3] - o.dilation[1] * (KW - 1) - 1) / o.stride[1] + 1;
+  ConvGrads g{std::vector<double>(x.size()), std::vector<double>(w.size()), std::vector<double>(O)};
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t oc = 0; oc < O; ++oc)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          const double gy = r[((n * O + oc) * OH + oh) * OW + ow];
+          g.db[oc] += gy;
+          for (std::int64_t c = 0; c < C; ++c)
+            for (std::int64_t kh = 0; kh < KH; ++kh)
+              for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const std::int64_t h = oh * o.stride[0] - o.padding[0] + kh * o.dilation[0];
+                const std::int64_t ww = ow * o.stride[1] - o.padding[1] + kw * o.dilation[1];
+                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
+                const std::size_t xi = ((n * C + c) * H + h) * W + ww, wi = ((oc * C + c) * KH + kh) * KW + kw;
+                g.dw[wi] += gy * x.v[xi];
+                g.dx[xi] += gy * w.v[wi];
+              }
+        }
+  return g;
+}
+
+// conv2d forward and gradients of random inputs against float64 references.
+void check_conv_grads(std::mt19937_64& rng, const Shape& xs, const Shape& ws, const Conv2dOptions& o) {
+  auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+  HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
+  std::vector<double> hb(bv.begin(), bv.end());
+  Shape os;
+  const auto ref_y = ref_conv(hx, hw, &hb, o, os);
+  auto rv = uniform(rng, numel_of(os));
+  const auto ref_g = ref_conv_grads(hx, hw, {rv.begin(), rv.end()}, o);
+  Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws),
+         b = Tensor::from_host(device(), bv, {ws[0]});
+  requires_grad_(x);
+  requires_grad_(w);
+  requires_grad_(b);
+  Tensor y = conv2d(x, w, b, o);
+  backward(sum(mul(y, Tensor::from_host(device(), rv, os))));
+  const std::int64_t K = numel_of(os) / ws[0];  // the weight gradient's K: N * OH * OW
+  const std::string what = to_string(xs) + " * " + to_string(ws);
+  EXPECT_TRUE(close(y.to_vector(), ref_y, 1e-4, 1e-5)) << what;
+  EXPECT_TRUE(close(grad(w).to_vector(), ref_g.dw, 1e-5, 2e-6 * K)) << what << " weight gradient";
+  EXPECT_TRUE(close(grad(b).to_vector(), ref_g.db, 1e-5, 2e-6 * K)) << what << " bias gradient";
+  EXPECT_TRUE(close(grad(x).to_vector(), ref_g.dx, 1e-5, 1e-4)) << what << " input gradient";
+}
+}  // namespace
+
+// The weight gradient is a matmul over K = N * OH * OW: past llvmpipe's loop limit it splits
+// over K (the issue "Correctness on llvmpipe": batch 128 at 28x28 gave 42365 instead of 93312 on
+// a ones test).
+TEST(Conv2d, WeightGradientPastTheLoopLimit) {
+  GLT_RNG(rng);
+  Tensor x = ones(device(), {128, 1, 28, 28}), w = ones(device(), {1, 1, 2, 2});
+  requires_grad_(w);
+  backward(sum(conv2d(x, w)));
+  EXPECT_EQ(grad(w).to_vector(), std::vector<float>(4, 128.0f * 27 * 27));
+  check_conv_grads(rng, {64, 2, 28, 28}, {3, 2, 3, 3}, Conv2dOptions::pad(1));  // K = 50176
+}
+
+// The same paths under a lowered loop limit, on small shapes (so that they run on any device):
+// split-K in the forward's GEMM (K = C * KH * KW = 144) and in the weight gradient.
+TEST(Conv2d, SplitKUnderALoweredLoopLimit) {
+  GLT_RNG(rng);
+  ScopedLoopLimit limit(2000);
+  check_conv_grads(rng, {4, 2, 9, 9}, {3, 2, 3, 3}, Conv2dOptions::pad(1));
+  check_conv_grads(rng, {2, 16, 7, 6}, {5, 16, 3, 3}, opts({2, 1}, {1, 0, 0, 1}, {1, 2}, 1));
+}
+
+namespace {
+// linear(x [B, I], w [O, I], b) and its gradients (loss = sum(y * r)) against float64.
+void check_linear_grads(std::mt19937_64& rng, std::int64_t B, std::int64_t I, std::int64_t O) {
+  auto xv = uniform(rng, B * I), wv = uniform(rng, O * I), bv = uniform(rng, O), rv = uniform(rng, B * O);
+  std::vector<double> y(B * O), dx(B * I), dw(O * I), db(O);
+  for (std::int64_t n = 0; n < B; ++n)
+    for (std::int64_t o = 0; o < O; ++o) {
+      double s = bv[o];
+      const double r = rv[n * O + o];
+      db[o] += r;
+      for (std::int64_t i = 0; i < I; ++i) {
+        s += double(xv[n * I + i]) * wv[o * I + i];
+        dw[o * I + i] += r * xv[n * I + i];
+        dx[n * I + i] += r * wv[o * I + i];
+      }
+      y[n * O + o] = s;
+    }
+  Tensor x = Tensor::from_host(device(), xv, {B, I}), w = Tensor::from_host(device(), wv, {O, I}),
+         b = Tensor::from_host(device(), bv, {O});
+  requires_grad_(x);
+  requires_grad_(w);
+  requires_grad_(b);
+  Tensor out = linear(x, w, b);
+  backward(sum(mul(out, Tensor::from_host(device(), rv, {B, O}))));
+  const std::string what = "batch " + std::to_string(B);
+  EXPECT_TRUE(close(out.to_vector(), y, 1e-5, 2e-6 * I)) << what;
+  EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 2e-6 * B)) << what << " weight gradient";
+  EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 2e-6 * B)) << what << " bias gradient";
+  EXPECT_TRUE(close(grad(x).to_vector(), dx, 1e-5, 2e-6 * O)) << what << " input gradient";
+}
+}  // namespace
+
+// linear's weight gradient is grad_out^T [O, B] @ x [B, I]: K = B, split past the loop limit
+// (the issue: wrong for batches over ~45587 rows on llvmpipe); and under a lowered limit.
+TEST(Linear, WeightGradientOfLongBatches) {
+  GLT_RNG(rng);
+  check_linear_grads(rng, 50000, 3, 2);
+  ScopedLoopLimit limit(2000);
+  check_linear_grads(rng, 300, 5, 4);
+  check_linear_grads(rng, 257, 130, 129);
+}
+
+namespace {
+// float64 layer norm of each row of a row-major [rows, L] array, with optional w, b of L.
+std::vector<double> ref_layer_norm(const std::vector<float>& x, std::int64_t rows, std::int64_t L,
+                                   const std::vector<float>* w, const std::vector<float>* b, double eps) {
+  std::vector<double> y(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double m = 0, q = 0;
+    for (std::int64_t l = 0; l < L; ++l) m += x[r * L + l];
+    m /= L;
+    for (std::int64_t l = 0; l < L; ++l) q += (x[r * L + l] - m) * (x[r * L + l] - m);
+    q /= L;
+    for (std::int64_t l = 0; l < L; ++l) {
+      double v = (x[r * L + l] - m) / std::sqrt(q + eps);
+      if (w) v *= (*w)[l];
+      if (b) v += (*b)[l];
+      y[r * L + l] = v;
+    }
+  }
+  return y;
+}
+}  // namespace
+
+// layer_norm's fused kernel loops over a row in strides of its workgroup: rows longer than the
+// loop limit allows take the composite form (split reductions). Under a lowered limit (any
+// device), over one and two normalized dims with weight and bias; and at a real length past
+// llvmpipe's limit (8.5M: 2 x 33204 strides).
+TEST(Norms, LayerNormRowsPastTheLoopLimit) {
+  GLT_RNG(rng);
+  {
+    ScopedLoopLimit limit(100);
+    const std::int64_t rows = 3, L = 20000;
+    auto x = uniform(rng, rows * L, -2, 3), w = uniform(rng, L), b = uniform(rng, L);
+    Tensor tx = Tensor::from_host(device(), x, {rows, L});
+    EXPECT_TRUE(
+        close(layer_norm(tx, 1, Tensor::from_host(device(), w, {L}), Tensor::from_host(device(), b, {L})).to_vector(),
+              ref_layer_norm(x, rows, L, &w, &b, 1e-5), 1e-4, 1e-5));
+    EXPECT_TRUE(close(layer_norm(Tensor::from_host(device(), x, {rows, 100, 200}), 2,
+                                 Tensor::from_host(device(), w, {100, 200}), Tensor())
+                          .to_vector(),
+                      ref_layer_norm(x, rows, L, &w, nullptr, 1e-5), 1e-4, 1e-5));
+  }
+  const std::int64_t L = 8500000;
+  auto x = uniform(rng, L, -2, 3);
+  EXPECT_TRUE(close(layer_norm(Tensor::from_host(device(), x, {1, L}), 1, Tensor(), Tensor()).to_vector(),
+                    ref_layer_norm(x, 1, L, nullptr, nullptr, 1e-5), 1e-4, 1e-5));
+}
