@@ -2,6 +2,7 @@
 #include "gltensor/reduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "autograd/grad_formulas.hpp"
 #include "gltensor/autograd.hpp"
@@ -398,10 +399,13 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
     // Rows longer than one workgroup may loop over: through logsumexp's split reduction.
     const RowLayout probe = row_layout(x, x, dim);
     if (softmax_loops(probe, 256) > limit) {
+      // In f32, rounded once to the result's dtype, as the kernel; as the kernel (and torch), a
+      // row with +Inf is NaN (logsumexp is +Inf there).
       NoGradGuard ng;
-      const Tensor xf = x.to(od);
-      const Tensor z = sub(xf, logsumexp(xf, {dim}, true));
-      return log ? z : exp(z);
+      const Tensor xf = x.to(DType::f32);
+      const Tensor lse = logsumexp(xf, {dim}, true);
+      const Tensor z = where(eq(lse, INFINITY), NAN, sub(xf, lse));
+      return (log ? z : exp(z)).to(od);
     }
   }
   Tensor out = alloc(dev, x.shape(), od, op);

@@ -538,3 +538,64 @@ TEST(Cumsum, LongRowGradient) {
   for (std::int64_t i = 0; i < L; ++i) ref[i] = static_cast<double>(L - i);
   EXPECT_TRUE(close(g, ref, 0, 0));
 }
+
+namespace {
+// float64 softmax and log_softmax of each row of a row-major [rows, L] array.
+void ref_softmax_rows(const std::vector<float>& x, std::int64_t rows, std::int64_t L, std::vector<double>& sm,
+                      std::vector<double>& lsm) {
+  sm.resize(x.size());
+  lsm.resize(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<std::pair<double, std::int64_t>> row;
+    for (std::int64_t l = 0; l < L; ++l) row.push_back({x[r * L + l], l});
+    const double lse = r_lse(row);
+    for (std::int64_t l = 0; l < L; ++l) {
+      const double v = x[r * L + l];
+      // torch: a row with NaN or +Inf is NaN, as is a row of -Inf only.
+      const bool nan_row = std::isnan(lse) || lse == INFINITY || lse == -INFINITY;
+      lsm[r * L + l] = nan_row ? NAN : v - lse;
+      sm[r * L + l] = nan_row ? NAN : std::exp(v - lse);
+    }
+  }
+}
+}  // namespace
+
+// Rows longer than one workgroup may loop over go through logsumexp's split reduction: under a
+// lowered loop limit (any device) with specials, along dim 0 of a view, f16; and at a real
+// length past llvmpipe's limit (8.5M: 2 x 33204 workgroup strides plus the tree).
+TEST(Softmax, RowsPastTheLoopLimit) {
+  GLT_RNG(rng);
+  {
+    ScopedLoopLimit limit(100);
+    const std::int64_t rows = 5, L = 20000;
+    auto x = uniform(rng, rows * L, -8, 8);
+    x[3] = NAN;                                                     // row 0: NaN
+    x[L + 7] = INFINITY;                                            // row 1: +Inf
+    for (std::int64_t l = 0; l < L; ++l) x[2 * L + l] = -INFINITY;  // row 2: -Inf only
+    x[3 * L + 11] = -INFINITY;                                      // row 3: one -Inf entry
+    std::vector<double> sm, lsm;
+    ref_softmax_rows(x, rows, L, sm, lsm);
+    Tensor t = Tensor::from_host(device(), x, {rows, L});
+    EXPECT_TRUE(close(softmax(t, 1).to_vector(), sm, 1e-5, 1e-9));
+    EXPECT_TRUE(close(log_softmax(t, -1).to_vector(), lsm, 1e-5, 1e-4));
+    // dim 0 of the transposed view: the same rows, strided.
+    Tensor tt = Tensor::from_host(device(), x, {rows, L}).t();  // [L, rows]
+    auto s0 = softmax(tt, 0);
+    EXPECT_EQ(s0.shape(), (Shape{L, rows}));
+    EXPECT_TRUE(close(s0.t().contiguous().to_vector(), sm, 1e-5, 1e-9));
+    // f16 storage: computed in f32, rounded once.
+    auto h = uniform(rng, 2 * L, -4, 4);
+    Tensor th = Tensor::from_host(device(), h, {2, L}).to(DType::f16);
+    const auto hv = th.to(DType::f32).to_vector();
+    ref_softmax_rows(hv, 2, L, sm, lsm);
+    Tensor sh = softmax(th, 1);
+    EXPECT_EQ(sh.dtype(), DType::f16);
+    EXPECT_TRUE(close(sh.to(DType::f32).to_vector(), sm, 2e-3, 1e-7));
+  }
+  const std::int64_t L = 8500000;
+  auto x = uniform(rng, L, -8, 8);
+  std::vector<double> sm, lsm;
+  ref_softmax_rows(x, 1, L, sm, lsm);
+  Tensor t = Tensor::from_host(device(), x, {1, L});
+  EXPECT_TRUE(close(log_softmax(t, 1).to_vector(), lsm, 1e-5, 1e-4));
+}
