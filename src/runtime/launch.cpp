@@ -5,9 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "gltensor/tensor.hpp"
 #include "runtime/storage.hpp"
-#include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
 
@@ -66,8 +64,6 @@ const Program& Launch::current_program() const {
   return *program_;
 }
 
-Launch& Launch::read(const Tensor& t) { return bind(*t.impl()->storage, false); }
-Launch& Launch::write(const Tensor& t) { return bind(*t.impl()->storage, true); }
 Launch& Launch::bind(Storage& s, bool write) {
   uses_.push_back({&s, write});
   return *this;

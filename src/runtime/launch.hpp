@@ -27,10 +27,6 @@
 #include "runtime/guard.hpp"
 #include "runtime/queue.hpp"
 
-namespace gltensor {
-class Tensor;
-}
-
 namespace gltensor::detail {
 
 struct Storage;
@@ -75,9 +71,17 @@ class Launch {
   }
   const Program& current_program() const;
 
-  /// Operands in binding order (binding = position). A tensor's storage, read or written.
-  Launch& read(const Tensor& t);
-  Launch& write(const Tensor& t);
+  /// Operands in binding order (binding = position): a tensor's storage (any type with
+  /// impl()->storage, i.e. Tensor; a template so that the runtime layer needs no tensor
+  /// internals), read or written.
+  template <typename T>
+  Launch& read(const T& t) {
+    return bind(*t.impl()->storage, false);
+  }
+  template <typename T>
+  Launch& write(const T& t) {
+    return bind(*t.impl()->storage, true);
+  }
   Launch& bind(Storage& s, bool write);
 
   /// Sets the uniforms through the params struct's `set(Uniforms&) const`.
