@@ -1,6 +1,6 @@
 // Inclusive prefix sum along one dim, in the compute type of the output (f32 for floats, int for
-// integers). Rows run over every other dim (u_kshape with the input's and output's strides);
-// element i of a row is at offset + i * step.
+// integers). Rows run over every other dim (rows.glsl); element i of a row is at its base + i *
+// step.
 // MODE 0: one invocation per row, sequential (short rows).
 // Blocked scan (reduce, then scan; Merrill & Garland, "Single-pass Parallel Prefix Scan with
 // Decoupled Look-back", 2016, section 2): rows cut into blocks of BLOCK = E * LOCAL_X elements,
@@ -15,33 +15,16 @@ layout(local_size_x = LOCAL_X) in;
 uniform uint u_count;  // MODE 0: rows; else workgroups (rows * u_nb)
 uniform uint u_L;
 uniform uint u_nb;
-uniform uint u_kshape[KD];
-uniform uint u_kstride_in[KD];
-uniform uint u_kstride_out[KD];
-uniform uint u_in_off;
-uniform uint u_out_off;
+#include "rows.glsl"
 uniform uint u_in_step;
 uniform uint u_out_step;
-
-// First element of row `row` in the input and the output.
-void row_bases(uint row, out uint bi, out uint bo) {
-  bi = u_in_off;
-  bo = u_out_off;
-  uint r = row;
-  for (int d = KD - 1; d >= 0; --d) {
-    uint i = r % u_kshape[d];
-    r /= u_kshape[d];
-    bi += i * u_kstride_in[d];
-    bo += i * u_kstride_out[d];
-  }
-}
 
 #if MODE == 0
 void main() {
   uint row = GLOBAL_ID_1D;
   if (row >= u_count) return;
-  uint bi, bo;
-  row_bases(row, bi, bo);
+  uvec2 rb = row_bases(row);
+  uint bi = rb.x, bo = rb.y;
   CT0 acc = CT0(0);
   for (uint i = 0u; i < u_L; ++i) {
     acc += CT0(load1(bi + i * u_in_step));
@@ -60,8 +43,8 @@ void main() {
   if (w >= u_count) return;  // the whole workgroup
   uint lid = gl_LocalInvocationID.x;
   uint row = w / u_nb, first = (w - row * u_nb) * BLOCK;
-  uint bi, bo;
-  row_bases(row, bi, bo);
+  uvec2 rb = row_bases(row);
+  uint bi = rb.x, bo = rb.y;
 #if MODE == 1
   CT0 acc = CT0(0);
   for (uint j = 0u; j < E; ++j) {
