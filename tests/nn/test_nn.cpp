@@ -854,3 +854,91 @@ TEST(Pool2d, SeparablePassesUnderALoweredLoopLimit) {
   xv[700] = NAN;
   check_pool(rng, xv, xs, 0, a, {}, DType::f32, "max with NaN");
 }
+
+// Key sequences longer than one invocation of the fused kernel may loop over (the issue
+// "Correctness on llvmpipe": 45000 keys gave 0 instead of 1) go split-KV: chunks of keys in
+// separate workgroups, combined by their row maxima and sums; no [L, S] scores are stored.
+TEST(Attention, KeysPastTheLoopLimitSplitKV) {
+  GLT_RNG(rng);
+  const int S = 45000;
+  {
+    auto q = uniform(rng, 8 * 16, -2, 2);
+    Tensor r = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, 8, 16}), ones(device(), {1, S, 16}),
+                                            ones(device(), {1, S, 16}));
+    EXPECT_TRUE(close(r.to_vector(), std::vector<double>(8 * 16, 1.0), 1e-5, 0)) << "ones";
+  }
+  // (Few query rows: llvmpipe runs this kernel at ~0.15 GFLOP/s.)
+  for (bool causal : {false, true}) {
+    const int B = 1, L = causal ? 40 : 8, E = 16, Ev = 8;
+    auto q = uniform(rng, B * L * E, -2, 2), k = uniform(rng, B * S * E, -2, 2), v = uniform(rng, B * S * Ev);
+    auto ref = ref_attention(q, k, v, B, B, L, S, E, Ev, causal);
+    Tensor r = scaled_dot_product_attention(Tensor::from_host(device(), q, {B, L, E}),
+                                            Tensor::from_host(device(), k, {B, S, E}),
+                                            Tensor::from_host(device(), v, {B, S, Ev}), Tensor(), causal);
+    EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << (causal ? "causal" : "");
+  }
+}
+
+// The split-KV path under a lowered loop limit (chunks of 32 or 64 keys), so that any device runs
+// it on small shapes: tile edges, broadcast batches, causal rows whose later chunks hold no key,
+// every tiling of the device, f16 k/v, NaN in a key and Inf in a query.
+TEST(Attention, SplitKVUnderALoweredLoopLimit) {
+  GLT_RNG(rng);
+  ScopedLoopLimit limit(600);
+  struct Case {
+    int Bq, Bk, L, S, E, Ev;
+  };
+  auto tilings = smaller_attention_tilings();
+  tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
+  for (const Case& c : std::vector<Case>{{2, 2, 5, 300, 4, 3}, {3, 1, 70, 450, 64, 64}, {1, 1, 129, 1000, 16, 40}})
+    for (bool causal : {false, true}) {
+      auto q = uniform(rng, c.Bq * c.L * c.E, -2, 2), k = uniform(rng, c.Bk * c.S * c.E, -2, 2),
+           v = uniform(rng, c.Bk * c.S * c.Ev);
+      auto ref = ref_attention(q, k, v, c.Bq, c.Bk, c.L, c.S, c.E, c.Ev, causal);
+      Tensor tq = Tensor::from_host(device(), q, {c.Bq, c.L, c.E});
+      Tensor tk = Tensor::from_host(device(), k, {c.Bk, c.S, c.E}),
+             tv = Tensor::from_host(device(), v, {c.Bk, c.S, c.Ev});
+      const std::string what = std::to_string(c.Bq) + "x" + std::to_string(c.L) + "x" + std::to_string(c.S) + "x" +
+                               std::to_string(c.E) + "x" + std::to_string(c.Ev) + (causal ? " causal" : "");
+      for (const auto& [var, val] : tilings) {
+        ScopedEnv env(var, val);
+        Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+        EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
+        EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what << " with " << var << "=" << val;
+      }
+    }
+  // f16 k and v: an f32 result (the promoted dtype), and all f16: an f16 result.
+  const int L = 40, S = 500, E = 32;
+  auto q = uniform(rng, L * E), k = uniform(rng, S * E), v = uniform(rng, S * E);
+  for (auto* x : {&q, &k, &v})
+    for (auto& f : *x) f = f16_to_f32(f32_to_f16(f));
+  auto ref = ref_attention(q, k, v, 1, 1, L, S, E, E, true);
+  Tensor tk = Tensor::from_host(device(), k, {1, S, E}, DType::f16),
+         tv = Tensor::from_host(device(), v, {1, S, E}, DType::f16);
+  Tensor r = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, L, E}), tk, tv, Tensor(), true);
+  EXPECT_EQ(r.dtype(), DType::f32);
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "f16 k/v";
+  Tensor h =
+      scaled_dot_product_attention(Tensor::from_host(device(), q, {1, L, E}, DType::f16), tk, tv, Tensor(), true);
+  EXPECT_EQ(h.dtype(), DType::f16);
+  EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
+  // NaN in key 200 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
+  std::vector<float> nq(300 * 4, 0.5f), nk(300 * 4, 0.25f), nv(300 * 4, 1.0f);
+  nk[200 * 4 + 1] = NAN;
+  nq[0] = INFINITY;
+  for (const auto& [var, val] : tilings) {
+    ScopedEnv env(var, val);
+    auto out = scaled_dot_product_attention(Tensor::from_host(device(), nq, {1, 300, 4}),
+                                            Tensor::from_host(device(), nk, {1, 300, 4}),
+                                            Tensor::from_host(device(), nv, {1, 300, 4}), Tensor(), true)
+                   .to_vector();
+    for (int i = 0; i < 300; ++i)
+      for (int c = 0; c < 4; ++c) {
+        const float x = out[i * 4 + c];
+        if (i == 0 || i >= 200)
+          ASSERT_TRUE(std::isnan(x)) << i << " " << var << "=" << val;
+        else
+          ASSERT_FLOAT_EQ(x, 1.0f) << i << " " << var << "=" << val;
+      }
+  }
+}
