@@ -10,6 +10,7 @@
 #include "runtime/device_impl.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/guard.hpp"
+#include "runtime/profiler.hpp"
 #include "runtime/settings.hpp"
 
 namespace gltensor {
@@ -84,6 +85,8 @@ DeviceImpl::~DeviceImpl() {
   else if (egl.context != EGL_NO_CONTEXT)
     current = make_current(egl);
   if (current) {
+    if (Profiler* p = find_extension<Profiler>(); p && p->on() && settings().profile)
+      std::fprintf(stderr, "gltensor profile (%s):\n%s", adapter.renderer.c_str(), p->report(*this).table().c_str());
     queue.destroy();
     pool.trim();
     programs.destroy_all();
@@ -281,6 +284,7 @@ Device Device::open(const OpenOptions& options) {
   if (!detail::make_current(impl->egl)) throw DeviceError("gltensor::Device::open: eglMakeCurrent failed");
   impl->init_capabilities();
   impl->pool.set_limit(options.memory_limit);
+  if (detail::settings().profile && impl->caps.timer_query) impl->extension<detail::Profiler>().set_on(*impl, true);
   return Device(impl);
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/profiler.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
@@ -92,14 +93,18 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
   const GLuint grid[3] = {static_cast<GLuint>(x), static_cast<GLuint>(y), static_cast<GLuint>(z)};
   p.set_uvec("u_grid", grid, 3);
   const std::uint64_t mx = dev_.max_groups(0), my = dev_.max_groups(1), mz = dev_.max_groups(2);
+  Profiler* prof = dev_.find_extension<Profiler>();
+  if (prof && !prof->on()) prof = nullptr;
   for (std::uint64_t z0 = 0; z0 < z; z0 += mz)
     for (std::uint64_t y0 = 0; y0 < y; y0 += my)
       for (std::uint64_t x0 = 0; x0 < x; x0 += mx) {
         const GLuint base[3] = {static_cast<GLuint>(x0), static_cast<GLuint>(y0), static_cast<GLuint>(z0)};
         p.set_uvec("u_group_base", base, 3);
+        if (prof) prof->begin(dev_, op_, p.kernel);
         dev_.queue.dispatch(p, static_cast<std::uint32_t>(std::min(mx, x - x0)),
                             static_cast<std::uint32_t>(std::min(my, y - y0)),
                             static_cast<std::uint32_t>(std::min(mz, z - z0)), uses_);
+        if (prof) prof->end(dev_);
       }
 }
 
