@@ -478,6 +478,31 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
   return v;
 }
 
+// Causal attention over S keys (constant q, k, v) with NaN in key `nan_key` and Inf in query 0,
+// in every tiling of the device: rows 0 and >= nan_key are NaN, the others 1.
+void check_nan_rows(int S, int nan_key) {
+  std::vector<float> q(S * 4, 0.5f), k(S * 4, 0.25f), v(S * 4, 1.0f);
+  k[nan_key * 4 + 1] = NAN;
+  q[0] = INFINITY;
+  auto tilings = smaller_attention_tilings();
+  tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
+  for (const auto& [var, val] : tilings) {
+    ScopedEnv env(var, val);
+    auto out = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, S, 4}),
+                                            Tensor::from_host(device(), k, {1, S, 4}),
+                                            Tensor::from_host(device(), v, {1, S, 4}), Tensor(), true)
+                   .to_vector();
+    for (int i = 0; i < S; ++i)
+      for (int c = 0; c < 4; ++c) {
+        const float x = out[i * 4 + c];
+        if (i == 0 || i >= nan_key)
+          ASSERT_TRUE(std::isnan(x)) << i << " " << var << "=" << val;
+        else
+          ASSERT_FLOAT_EQ(x, 1.0f) << i << " " << var << "=" << val;
+      }
+  }
+}
+
 }  // namespace
 
 // The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
@@ -532,26 +557,7 @@ TEST(Attention, FusedKernelMatchesReference) {
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "strided q, f16 k/v";
   // NaN in a key reaches exactly the rows that see it (causal: rows >= 3), Inf in q gives NaN rows;
   // in every tiling (row maxima of NaN through clustered operations or shared memory).
-  std::vector<float> kq(1 * 8 * 4, 0.5f), kk(1 * 8 * 4, 0.25f), kv(1 * 8 * 4, 1.0f);
-  kk[3 * 4 + 1] = NAN;
-  kq[0] = INFINITY;
-  auto tilings = smaller_attention_tilings();
-  tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
-  for (const auto& [var, val] : tilings) {
-    ScopedEnv env(var, val);
-    auto out = scaled_dot_product_attention(Tensor::from_host(device(), kq, {1, 8, 4}),
-                                            Tensor::from_host(device(), kk, {1, 8, 4}),
-                                            Tensor::from_host(device(), kv, {1, 8, 4}), Tensor(), true)
-                   .to_vector();
-    for (int i = 0; i < 8; ++i)
-      for (int c = 0; c < 4; ++c) {
-        const float x = out[i * 4 + c];
-        if (i == 0 || i >= 3)
-          EXPECT_TRUE(std::isnan(x)) << i << " " << var << "=" << val;
-        else
-          EXPECT_FLOAT_EQ(x, 1.0f) << i << " " << var << "=" << val;
-      }
-  }
+  check_nan_rows(8, 3);
 }
 
 namespace {
@@ -923,22 +929,5 @@ TEST(Attention, SplitKVUnderALoweredLoopLimit) {
   EXPECT_EQ(h.dtype(), DType::f16);
   EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
   // NaN in key 200 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
-  std::vector<float> nq(300 * 4, 0.5f), nk(300 * 4, 0.25f), nv(300 * 4, 1.0f);
-  nk[200 * 4 + 1] = NAN;
-  nq[0] = INFINITY;
-  for (const auto& [var, val] : tilings) {
-    ScopedEnv env(var, val);
-    auto out = scaled_dot_product_attention(Tensor::from_host(device(), nq, {1, 300, 4}),
-                                            Tensor::from_host(device(), nk, {1, 300, 4}),
-                                            Tensor::from_host(device(), nv, {1, 300, 4}), Tensor(), true)
-                   .to_vector();
-    for (int i = 0; i < 300; ++i)
-      for (int c = 0; c < 4; ++c) {
-        const float x = out[i * 4 + c];
-        if (i == 0 || i >= 200)
-          ASSERT_TRUE(std::isnan(x)) << i << " " << var << "=" << val;
-        else
-          ASSERT_FLOAT_EQ(x, 1.0f) << i << " " << var << "=" << val;
-      }
-  }
+  check_nan_rows(300, 200);
 }
