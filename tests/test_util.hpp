@@ -61,6 +61,16 @@ class ScopedEnv {
   const char* var_;
 };
 
+/// The test device's loop limit lowered for a scope (Device::set_loop_limit), so that ops take
+/// the paths that split long loops on small shapes, on any device.
+class ScopedLoopLimit {
+ public:
+  explicit ScopedLoopLimit(std::uint64_t iterations) { device().set_loop_limit(iterations); }
+  ~ScopedLoopLimit() { device().set_loop_limit(0); }
+  ScopedLoopLimit(const ScopedLoopLimit&) = delete;
+  ScopedLoopLimit& operator=(const ScopedLoopLimit&) = delete;
+};
+
 inline std::uint64_t fresh_seed() {
   if (const char* s = std::getenv("GLTENSOR_TEST_SEED")) return std::strtoull(s, nullptr, 10);
   return std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32);

@@ -1,5 +1,6 @@
-// Rows over every dim but one (softmax.comp; the host's RowParams in src/ops/reduce.cpp): row r
-// of the kept dims' index space starts at row_bases(r).x in the input and .y in the output.
+// Rows over every dim but one (softmax.comp, scan.comp; the host's RowParams in
+// src/ops/reduce.cpp): row r of the kept dims' index space starts at row_bases(r).x in the input
+// and .y in the output.
 uniform uint u_kshape[KD];
 uniform uint u_kstride_in[KD];
 uniform uint u_kstride_out[KD];

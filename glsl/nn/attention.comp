@@ -19,6 +19,11 @@
 // Shared-memory layouts are XOR-swizzled so that a warp's 128-bit reads and writes spread over
 // all banks: K quad dq of key j at column dq ^ (j % 8), Q quad dq of row r at dq ^ (r / 4 % 4),
 // probability quad rq of key j at rq ^ (j % 8).
+// SPLIT_KV (FlashDecoding: Dao et al. 2023, "Flash-Decoding for long-context inference"): the
+// keys split into chunks of u_kchunk (a multiple of BKV), chunk WORKGROUP_ID.z; the output is
+// [chunks, batch, L, Ev + 2]: per row the unnormalized sum o (Ev values), then m (the row's
+// maximum score, scaled by scale * log2(e)) and l (the sum of exp2(score - m)); a chunk with no
+// key for a row (causal) leaves o = 0, m = -Inf, l = 0. The host combines the chunks.
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
 // Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ / qK, qV at the next bindings
 // (4, 5, 6 with all three).
@@ -54,6 +59,12 @@ uniform uint u_v_ss;
 uniform uint u_v_se;
 uniform float u_scale;  // softmax scale * log2(e)
 uniform int u_causal;
+uniform uint u_kchunk;  // SPLIT_KV
+#ifdef SPLIT_KV
+#define OUT_COLS (u_Ev + 2u)
+#else
+#define OUT_COLS u_Ev
+#endif
 
 shared vec4 Qs[BQ * DH / 4u];  // scaled q[r][d] at QS(r, d / 4)[d % 4]
 shared vec4 Vs[BKV * DH / 4u];  // v[j][c] at Vs[j * 16 + c / 4][c % 4]
@@ -126,7 +137,7 @@ vec4 group_sum(vec4 x) {
 // Output row r, columns c..c+3 (those < Ev).
 void store_quad(uint base, uint r, uint c, vec4 x) {
   if (r >= u_L) return;
-  uint e = base + r * u_Ev + c;
+  uint e = base + r * OUT_COLS + c;
   if (c < u_Ev) store0(e, CT0(x.x));
   if (c + 1u < u_Ev) store0(e + 1u, CT0(x.y));
   if (c + 2u < u_Ev) store0(e + 2u, CT0(x.z));
@@ -181,20 +192,26 @@ void main() {
       QS(e / 16u, e % 16u) = pq[n] * u_scale;
     }
   }
+  uint kend = u_causal != 0 ? min(u_S, q0 + BQ) : u_S;
+#ifdef SPLIT_KV
+  uint kbegin = WORKGROUP_ID.z * u_kchunk;
+  kend = min(kend, kbegin + u_kchunk);
+#else
+  uint kbegin = 0u;
+#endif
   vec4 pk[NLD], pv[NLD];
   for (uint n = 0u; n < NLD; ++n) {
     uint e = tid + n * LOCAL_X;
-    pk[n] = k_quad(k_off, e / 16u, e % 16u);
-    pv[n] = v_quad(v_off, e / 16u, e % 16u);
+    pk[n] = k_quad(k_off, kbegin + e / 16u, e % 16u);
+    pv[n] = v_quad(v_off, kbegin + e / 16u, e % 16u);
   }
   vec4 m = vec4(-F_INF), l = vec4(0.0);
   vec4 o[8];
   for (int i = 0; i < 8; ++i) o[i] = vec4(0.0);
   vec4 s[4 * KQ];
-  uint kend = u_causal != 0 ? min(u_S, q0 + BQ) : u_S;
   uvec4 lanes = uvec4(0u, 8u, 16u, 24u);
   uint gi0 = q0 + 4u * ty;
-  for (uint k0 = 0u; k0 < kend; k0 += BKV) {
+  for (uint k0 = kbegin; k0 < kend; k0 += BKV) {
     workgroup_sync();  // the previous tile's readers are done (and Qs is written)
     for (uint n = 0u; n < NLD; ++n) {
       uint e = tid + n * LOCAL_X;
@@ -299,13 +316,26 @@ void main() {
       o[7] += a.w * b1;
     }
   }
+#ifdef SPLIT_KV
+  // Unnormalized, with each row's m and l after its Ev values (lane tx = 0 of the row group).
+  uint out_base = (WORKGROUP_ID.z * u_grid.y + z) * u_L * OUT_COLS;
+  vec4 d = vec4(1.0);
+  if (tx == 0u)
+    for (uint i = 0u; i < 4u; ++i)
+      if (gi0 + i < u_L) {
+        store0(out_base + (gi0 + i) * OUT_COLS + u_Ev, CT0(m[i]));
+        store0(out_base + (gi0 + i) * OUT_COLS + u_Ev + 1u, CT0(l[i]));
+      }
+#else
   uint out_base = z * u_L * u_Ev;
-  store_quad(out_base, gi0, 4u * tx, o[0] / l.x);
-  store_quad(out_base, gi0, 32u + 4u * tx, o[1] / l.x);
-  store_quad(out_base, gi0 + 1u, 4u * tx, o[2] / l.y);
-  store_quad(out_base, gi0 + 1u, 32u + 4u * tx, o[3] / l.y);
-  store_quad(out_base, gi0 + 2u, 4u * tx, o[4] / l.z);
-  store_quad(out_base, gi0 + 2u, 32u + 4u * tx, o[5] / l.z);
-  store_quad(out_base, gi0 + 3u, 4u * tx, o[6] / l.w);
-  store_quad(out_base, gi0 + 3u, 32u + 4u * tx, o[7] / l.w);
+  vec4 d = l;
+#endif
+  store_quad(out_base, gi0, 4u * tx, o[0] / d.x);
+  store_quad(out_base, gi0, 32u + 4u * tx, o[1] / d.x);
+  store_quad(out_base, gi0 + 1u, 4u * tx, o[2] / d.y);
+  store_quad(out_base, gi0 + 1u, 32u + 4u * tx, o[3] / d.y);
+  store_quad(out_base, gi0 + 2u, 4u * tx, o[4] / d.z);
+  store_quad(out_base, gi0 + 2u, 32u + 4u * tx, o[5] / d.z);
+  store_quad(out_base, gi0 + 3u, 4u * tx, o[6] / d.w);
+  store_quad(out_base, gi0 + 3u, 32u + 4u * tx, o[7] / d.w);
 }

@@ -1,12 +1,14 @@
 // 2-D pooling over NCHW planes, one invocation per output element (forward) or per output
-// gradient element (backward, accumulating into the input gradient with float atomics).
+// gradient element (max's backward, accumulating into the input gradient with float atomics at
+// the forward's argmax; the avg gradients and windows too long for one invocation's loops go
+// through pool_axis.comp).
 // POOL (host: `#define POOL pool_<name>`): pool_max, pool_avg, pool_adaptive (adaptive avg);
-// BACKWARD defined: the gradient pass.
+// BACKWARD defined (pool_max only): the gradient pass.
 // Windows: start = o*stride - pad, size kernel (dilation for max); adaptive windows follow
 // torch: [floor(o*H/OH), ceil((o+1)*H/OH)). avg divides by the window clipped to the padded
 // input when COUNT_PAD (count_include_pad), else by the number of real elements.
 // Operands: forward 0 = out, 1 = x, 2 = indices (max; i32 flat h*W + w);
-//           backward 0 = grad_x (f32, zero-filled), 1 = grad_out, 2 = indices (max).
+//           backward 0 = grad_x (f32, zero-filled), 1 = grad_out, 2 = indices.
 // The names' values are private to this file.
 #define pool_max 0
 #define pool_avg 1
@@ -95,21 +97,8 @@ void main() {
   float div = float((h1 - h0) * (w1 - w0));
 #endif
   store0(e, CT0(acc / div));
-#elif POOL == pool_max
+#else
   int idx = load2(e);
   if (idx >= 0) atomic_add_f32(uint((n * u_C + c) * u_H * u_W + idx), float(load1(e)));
-#else
-  int h0, h1, ph, w0, w1, pw;
-  window(oh, u_OH, u_H, u_KH, u_sh, u_pt, h0, h1, ph);
-  window(ow, u_OW, u_W, u_KW, u_sw, u_pl, w0, w1, pw);
-#if defined(COUNT_PAD) && POOL == pool_avg
-  float div = float(ph * pw);
-#else
-  float div = float((h1 - h0) * (w1 - w0));
-#endif
-  float g = float(load1(e)) / div;
-  uint plane = uint((n * u_C + c) * u_H * u_W);
-  for (int h = h0; h < h1; ++h)
-    for (int w = w0; w < w1; ++w) atomic_add_f32(plane + uint(h * u_W + w), g);
 #endif
 }

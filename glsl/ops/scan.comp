@@ -1,30 +1,92 @@
-// Inclusive prefix sum along one dim: one invocation per row, sequential in the row, in the
-// compute type of the output (f32 for floats, int for integers). Rows as in softmax.comp.
+// Inclusive prefix sum along one dim, in the compute type of the output (f32 for floats, int for
+// integers). Rows run over every other dim (rows.glsl); element i of a row is at its base + i *
+// step.
+// MODE 0: one invocation per row, sequential (short rows).
+// Blocked scan (reduce, then scan; Merrill & Garland, "Single-pass Parallel Prefix Scan with
+// Decoupled Look-back", 2016, section 2): rows cut into blocks of BLOCK = E * LOCAL_X elements,
+// workgroup w taking block w % u_nb of row w / u_nb, so that no invocation loops over a row.
+// MODE 1: the sum of each block to t0[w] (contiguous [rows, u_nb]).
+// MODE 2: the block's inclusive scan (staged in shared memory: coalesced loads, a sequential
+//         scan of E elements per invocation, a Hillis-Steele scan of the invocations' totals),
+//         plus, with CARRY, the inclusive scan of the preceding blocks' sums (t2[w - 1], MODE 1's
+//         output scanned along its rows).
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_count;
+uniform uint u_count;  // MODE 0: rows; else workgroups (rows * u_nb)
 uniform uint u_L;
-uniform uint u_kshape[KD];
-uniform uint u_kstride_in[KD];
-uniform uint u_kstride_out[KD];
-uniform uint u_in_off;
-uniform uint u_out_off;
+uniform uint u_nb;
+#include "rows.glsl"
 uniform uint u_in_step;
 uniform uint u_out_step;
 
+#if MODE == 0
 void main() {
   uint row = GLOBAL_ID_1D;
   if (row >= u_count) return;
-  uint bi = u_in_off, bo = u_out_off, r = row;
-  for (int d = KD - 1; d >= 0; --d) {
-    uint i = r % u_kshape[d];
-    r /= u_kshape[d];
-    bi += i * u_kstride_in[d];
-    bo += i * u_kstride_out[d];
-  }
+  uvec2 rb = row_bases(row);
+  uint bi = rb.x, bo = rb.y;
   CT0 acc = CT0(0);
   for (uint i = 0u; i < u_L; ++i) {
     acc += CT0(load1(bi + i * u_in_step));
     store0(bo + i * u_out_step, acc);
   }
 }
+#else
+#define BLOCK (E * LOCAL_X)
+shared CT0 s_tot[LOCAL_X];
+#if MODE == 2
+shared CT0 s_data[BLOCK];
+#endif
+
+void main() {
+  uint w = WORKGROUP_ID_1D;
+  if (w >= u_count) return;  // the whole workgroup
+  uint lid = gl_LocalInvocationID.x;
+  uint row = w / u_nb, first = (w - row * u_nb) * BLOCK;
+  uvec2 rb = row_bases(row);
+  uint bi = rb.x, bo = rb.y;
+#if MODE == 1
+  CT0 acc = CT0(0);
+  for (uint j = 0u; j < E; ++j) {
+    uint i = first + j * LOCAL_X + lid;
+    if (i < u_L) acc += CT0(load1(bi + i * u_in_step));
+  }
+  s_tot[lid] = acc;
+  workgroup_sync();
+  for (uint off = LOCAL_X / 2u; off > 0u; off >>= 1u) {
+    if (lid < off) s_tot[lid] += s_tot[lid + off];
+    workgroup_sync();
+  }
+  if (lid == 0u) store0(w, s_tot[0]);
+#else
+  for (uint j = 0u; j < E; ++j) {
+    uint i = first + j * LOCAL_X + lid;
+    s_data[j * LOCAL_X + lid] = i < u_L ? CT0(load1(bi + i * u_in_step)) : CT0(0);
+  }
+  workgroup_sync();
+  CT0 run = CT0(0);
+  for (uint j = 0u; j < E; ++j) {
+    run += s_data[lid * E + j];
+    s_data[lid * E + j] = run;
+  }
+  s_tot[lid] = run;
+  workgroup_sync();
+  for (uint off = 1u; off < LOCAL_X; off <<= 1u) {
+    CT0 v = lid >= off ? s_tot[lid - off] : CT0(0);
+    workgroup_sync();
+    s_tot[lid] += v;
+    workgroup_sync();
+  }
+  CT0 prefix = lid > 0u ? s_tot[lid - 1u] : CT0(0);
+#ifdef CARRY
+  if (first > 0u) prefix += CT2(load2(w - 1u));
+#endif
+  for (uint j = 0u; j < E; ++j) s_data[lid * E + j] += prefix;
+  workgroup_sync();
+  for (uint j = 0u; j < E; ++j) {
+    uint i = first + j * LOCAL_X + lid;
+    if (i < u_L) store0(bo + i * u_out_step, s_data[j * LOCAL_X + lid]);
+  }
+#endif
+}
+#endif

@@ -56,10 +56,14 @@ struct SortResult {
   Tensor values;
   Tensor indices;  ///< int32
 };
-/// Sorts along the last dim (stable; NaN last in ascending order).
+/// Sorts along the last dim (torch.sort with stable=True): ties (-0 and +0 included) keep their
+/// original order; NaN sorts after every number ascending, before descending; integers compare
+/// exactly. Any row length: a merge sort in passes (segments sorted by a bitonic network, Batcher
+/// 1968, then merges by binary search), each invocation looping ~log2(length) times at most.
+/// values: x's dtype; indices: int32 positions along the last dim.
 SortResult sort(const Tensor& x, bool descending = false);
 Tensor argsort(const Tensor& x, bool descending = false);
-/// k largest (or smallest) along the last dim, sorted.
+/// k largest (or smallest) along the last dim, sorted as sort(); IndexError unless 0 <= k <= size.
 SortResult topk(const Tensor& x, std::int64_t k, bool largest = true);
 
 }  // namespace gltensor

@@ -159,8 +159,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 /// is_causal masks keys after each query (top-left aligned, as torch); rows that see no key
 /// give NaN, as torch. Without a mask or gradients, and with head dims E, Ev <= 64, one fused
 /// kernel computes it (FlashAttention-2 tiling, Dao 2023: online softmax, scores never stored);
+/// keys too many for one invocation's loops on the device (llvmpipe: about 11000) are split
+/// into chunks computed by separate workgroups and combined by their row maxima and sums
+/// (Flash-Decoding, Dao et al. 2023), using [chunks, ..., L, Ev + 2] floats of memory;
 /// otherwise matmul -> mask -> softmax -> matmul with the [..., L, S] scores materialized
-/// (differentiable). GLTENSOR_ATTENTION=composite forces the composite path.
+/// (differentiable; LimitError where they exceed the device's largest buffer).
+/// GLTENSOR_ATTENTION=composite forces the composite path.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& attn_mask = Tensor(), bool is_causal = false, double scale = 0.0);
 

@@ -39,6 +39,7 @@ struct AttentionParams {
   const Tensor &q, &k, &v;  // expanded to the batch
   double scale;
   bool causal;
+  std::int64_t kchunk;  // split-KV: keys per chunk (0: none)
   void set(Uniforms& u) const {
     u.u32("u_L", L);
     u.u32("u_S", S);
@@ -59,11 +60,25 @@ struct AttentionParams {
     u.u32("u_v_se", v.strides()[v.dim() - 1]);
     u.f32("u_scale", scale * 1.4426950408889634);
     u.i32("u_causal", causal ? 1 : 0);
+    if (kchunk > 0) u.u32("u_kchunk", kchunk);
   }
 };
 
+// Combines split-KV partials P [chunks, nb, L, Ev + 2] (o, m, l per row; attention.comp) into
+// [nb, L, Ev]: with M the rows' largest m, out = sum(o exp2(m - M)) / sum(l exp2(m - M)); chunks
+// with no key for a row (m = -Inf, o = l = 0) weigh 0, NaN propagates.
+Tensor combine_chunks(const Tensor& P, std::int64_t Ev) {
+  NoGradGuard ng;
+  const Tensor o = P.narrow(-1, 0, Ev), m = P.narrow(-1, Ev, 1), l = P.narrow(-1, Ev + 1, 1);
+  const Tensor w = exp2(sub(m, amax(m, {0}, true)));
+  return div(sum(mul(o, w), {0}), sum(mul(l, w), {0}));
+}
+
+// kchunk > 0: split-KV, the keys in chunks of kchunk (a multiple of the tiling's BKV) computed by
+// separate workgroups, then combined (for key sequences longer than one invocation may loop
+// over).
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
-                       const AttentionTiles& t) {
+                       const AttentionTiles& t, std::int64_t kchunk) {
   const char* op = "scaled_dot_product_attention";
   DeviceImpl& dev = dev_of(q);
   Launch launch(dev, op);
@@ -74,8 +89,9 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   out_shape.push_back(L);
   out_shape.push_back(Ev);
   const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
-  Tensor out = alloc(dev, out_shape, od, op);
-  if (out.numel() == 0) return out;
+  const std::int64_t chunks = kchunk > 0 ? (S + kchunk - 1) / kchunk : 1, nb = numel_of(batch);
+  if (numel_of(out_shape) == 0) return alloc(dev, out_shape, od, op);
+  Tensor out = kchunk > 0 ? alloc(dev, {chunks, nb, L, Ev + 2}, DType::f32, op) : alloc(dev, out_shape, od, op);
   const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
   const std::size_t bd = bl.shape.size();
   const std::int64_t bq = t.bq;
@@ -86,9 +102,9 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
   const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
   std::string h = "#define BD " + std::to_string(bd) + "\n#define BQ " + std::to_string(bq) + "u\n#define KQ " +
-                  std::to_string(t.kq) + "\n" + operand_glsl(0, od, CT::f32, true) +
-                  operand_glsl(1, q.dtype(), CT::f32, false) + operand_glsl(2, k.dtype(), CT::f32, false) +
-                  operand_glsl(3, v.dtype(), CT::f32, false);
+                  std::to_string(t.kq) + "\n" + (kchunk > 0 ? "#define SPLIT_KV 1\n" : "") +
+                  operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, q.dtype(), CT::f32, false) +
+                  operand_glsl(2, k.dtype(), CT::f32, false) + operand_glsl(3, v.dtype(), CT::f32, false);
   if (t.subgroup)
     h = "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n"
         "#define SUBGROUP 1\n" +
@@ -111,10 +127,12 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
     quad_view("qV", v);
   }
   launch.program("attention.comp", h, {static_cast<std::uint32_t>(bq * 2)});
-  launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal})
-      .loop_iterations(attention_loops(t, S, bd))
-      .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(numel_of(batch)));
-  return out;
+  launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal, kchunk})
+      .loop_iterations(attention_loops(t, kchunk > 0 ? kchunk : S, bd))
+      .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(nb),
+              static_cast<std::uint64_t>(chunks));
+  if (kchunk == 0) return out;
+  return combine_chunks(out, Ev).reshape(out_shape).to(od);
 }
 }  // namespace
 
@@ -133,8 +151,18 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                              dev.caps.max_shared_memory};
     const AttentionTiles t = plan_attention_tiles(ad, settings());
     const std::uint64_t limit = dev_of(q).loop_limit();
-    if (t.bq > 0 && (limit == 0 || attention_loops(t, k.size(-2), q.dim()) <= limit))
-      return fused_attention(q, k, v, causal, sc, t);
+    const std::int64_t S = k.size(-2), bkv = 32 * t.kq;
+    if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q.dim()) <= limit))
+      return fused_attention(q, k, v, causal, sc, t, 0);
+    // Keys past what one invocation may loop over: split-KV, chunks of the most key tiles that fit.
+    if (t.bq > 0 && attention_loops(t, bkv, q.dim()) <= limit) {
+      std::int64_t lo = 1, hi = (S + bkv - 1) / bkv;  // tiles per chunk: lo fits, hi does not
+      while (hi - lo > 1) {
+        const std::int64_t mid = (lo + hi) / 2;
+        (attention_loops(t, mid * bkv, q.dim()) <= limit ? lo : hi) = mid;
+      }
+      return fused_attention(q, k, v, causal, sc, t, lo * bkv);
+    }
   }
   Tensor s = matmul_fused(q, k.transpose(-1, -2), Tensor(), sc, 0, Epilogue());  // [..., L, S]
   const std::int64_t L = q.size(-2), S = k.size(-2);

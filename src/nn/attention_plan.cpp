@@ -26,9 +26,15 @@ AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& 
 std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd) {
   const std::uint64_t bkv = 32u * static_cast<std::uint64_t>(t.kq), local = 2u * static_cast<std::uint64_t>(t.bq);
   const std::uint64_t nld = bkv * 64 / 4 / local, nlq = static_cast<std::uint64_t>(t.bq) * 64 / 4 / local;
-  const std::uint64_t per_tile = 1 + 10 * nld + 4 * static_cast<std::uint64_t>(t.kq) + 16 + 24 + bkv;
+  // Each loop counts its trips and its exit test. Per tile: the tile loop, the K/V stores, the
+  // next loads (4 lanes each of K and V without quad loads), the score init, 16 head-dim quads,
+  // the row max and sum exchanges (shared memory: 4 writes and 8 reads each), the BKV-key
+  // products. Before: the batch dims, the Q loads and stores, the output init, the first K/V
+  // loads, the tile loop's exit.
+  const std::uint64_t per_tile =
+      1 + (nld + 1) + (nld + 1 + 10 * nld) + (4 * static_cast<std::uint64_t>(t.kq) + 1) + 17 + 28 + (bkv + 1);
   const std::uint64_t tiles = (static_cast<std::uint64_t>(S) + bkv - 1) / bkv;
-  return tiles * per_tile + 10 * nlq + bd + 32;
+  return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16;
 }
 
 }  // namespace gltensor::detail

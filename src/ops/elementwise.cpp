@@ -1,6 +1,7 @@
 #include "ops/elementwise.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "runtime/error_flags.hpp"
@@ -28,8 +29,11 @@ struct ElementwiseParams {
     } else if (std::strcmp(e.kernel, "binary.comp") == 0) {
       u.f32("u_alpha", e.alpha);
       if (e.scalar) {
-        u.f32("u_scalar", *e.scalar);
-        u.i32("u_iscalar", static_cast<std::int64_t>(*e.scalar));
+        const double s = *e.scalar;
+        u.f32("u_scalar", s);
+        // The int form is read only for integral scalars (SCALAR_INT): Inf, NaN or 1e10 next to
+        // a float tensor do not set it.
+        if (std::isfinite(s) && std::fabs(s) <= 2147483647.0) u.i32("u_iscalar", static_cast<std::int64_t>(s));
       }
     } else {
       u.f32("u_p0", e.p0);

@@ -1,5 +1,5 @@
 // concat/stack/split/chunk, pad, repeat/tile, flip/roll, gather/index_select/scatter(_add),
-// embedding, one_hot, tril/triu, sort/argsort/topk.
+// embedding, one_hot, tril/triu.
 #include <algorithm>
 #include <numeric>
 
@@ -445,65 +445,6 @@ Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
   std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) idx[i] = static_cast<std::int32_t>(((i - shift) % n + n) % n);
   return index_select(x, dim, index_from_host(x.device(), idx));
-}
-
-// ---- sort ----
-
-namespace {
-// Uniforms of glsl/ops/sort.comp.
-struct SortParams {
-  std::int64_t count, L;
-  std::vector<std::uint32_t> rows_shape, rows_stride;
-  std::int64_t in_off, in_step;
-  void set(Uniforms& u) const {
-    u.u32("u_count", count);
-    u.u32("u_L", L);
-    u.u32s("u_rows_shape", rows_shape);
-    u.u32s("u_rows_stride", rows_stride);
-    u.u32("u_in_off", in_off);
-    u.u32("u_in_step", in_step);
-  }
-};
-}  // namespace
-
-SortResult sort(const Tensor& x_in, bool descending) {
-  check_defined("sort", x_in);
-  DeviceImpl& dev = dev_of(x_in);
-  Enter guard(dev, "sort");
-  const Tensor x = x_in.dim() == 0 ? x_in.reshape({1}) : x_in;
-  SortResult r{alloc(dev, x.shape(), x.dtype(), "sort"), alloc(dev, x.shape(), DType::i32, "sort")};
-  const std::int64_t L = x.size(-1), n = x.numel();
-  if (n > 0) {
-    Shape rs(x.shape().begin(), x.shape().end() - 1), rst(x.strides().begin(), x.strides().end() - 1);
-    if (rs.empty()) {
-      rs = {1};
-      rst = {0};
-    }
-    std::string h = "#define RD " + std::to_string(rs.size()) + "\n" + (descending ? "#define DESCENDING 1\n" : "");
-    h += operand_glsl(0, x.dtype(), natural_ct(x.dtype()), true) +
-         operand_glsl(1, x.dtype(), natural_ct(x.dtype()), false) + operand_glsl(2, DType::i32, CT::i32, true);
-    Launch launch(dev, "sort");
-    launch.program("sort.comp", h, {256}).write(r.values).read(x).write(r.indices);
-    launch.params(SortParams{n, L, {rs.begin(), rs.end()}, {rst.begin(), rst.end()}, x.offset(), x.strides().back()});
-    // Loops: the row's dims, and every element of the row (rank counting).
-    launch.loop_iterations(static_cast<std::uint64_t>(rs.size() + L)).invocations(static_cast<std::uint64_t>(n));
-  }
-  if (x_in.dim() == 0) r = {r.values.reshape({}), r.indices.reshape({})};
-  grad_unsupported("sort", {&x_in}, r.values);
-  return r;
-}
-
-Tensor argsort(const Tensor& x, bool descending) { return sort(x, descending).indices; }
-
-SortResult topk(const Tensor& x, std::int64_t k, bool largest) {
-  check_defined("topk", x);
-  const std::int64_t L = x.dim() ? x.size(-1) : 1;
-  if (k < 0 || k > L)
-    throw IndexError("gltensor::topk: k = " + std::to_string(k) + " is out of range for the last dim of " +
-                     to_string(x.shape()));
-  SortResult s = sort(x, largest);
-  if (x.dim() == 0) return s;
-  return {s.values.narrow(-1, 0, k).contiguous(), s.indices.narrow(-1, 0, k).contiguous()};
 }
 
 }  // namespace gltensor

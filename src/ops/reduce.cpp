@@ -2,6 +2,7 @@
 #include "gltensor/reduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
@@ -364,13 +365,15 @@ RowLayout row_layout(const Tensor& in, const Tensor& out, std::int64_t dim) {
   return r;
 }
 
-// Uniforms of glsl/ops/softmax.comp and glsl/ops/scan.comp: rows over every dim but one.
+// Uniforms of glsl/ops/softmax.comp and glsl/ops/scan.comp: rows over every dim but one, and
+// the grid's size (`count_name`: softmax.comp's u_rows, scan.comp's u_count).
 struct RowParams {
   const RowLayout& r;
   const Tensor &in, &out;
-  bool scan;  // scan.comp counts rows in u_count, softmax.comp in u_rows
+  const char* count_name;
+  std::int64_t count;
   void set(Uniforms& u) const {
-    u.u32(scan ? "u_count" : "u_rows", r.rows);
+    u.u32(count_name, count);
     u.u32("u_L", r.L);
     u.u32s("u_kshape", u32(r.kshape));
     u.u32s("u_kstride_in", u32(r.kin));
@@ -380,6 +383,12 @@ struct RowParams {
     u.u32("u_in_step", r.in_step);
     u.u32("u_out_step", r.out_step);
   }
+};
+
+// scan.comp's blocks per row.
+struct BlockCount {
+  std::int64_t nb;
+  void set(Uniforms& u) const { u.u32("u_nb", nb); }
 };
 
 // softmax.comp's loops: the row's kept dims, two passes over the row in strides of the
@@ -398,10 +407,13 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
     // Rows longer than one workgroup may loop over: through logsumexp's split reduction.
     const RowLayout probe = row_layout(x, x, dim);
     if (softmax_loops(probe, 256) > limit) {
+      // In f32, rounded once to the result's dtype, as the kernel; as the kernel (and torch), a
+      // row with +Inf is NaN (logsumexp is +Inf there).
       NoGradGuard ng;
-      const Tensor xf = x.to(od);
-      const Tensor z = sub(xf, logsumexp(xf, {dim}, true));
-      return log ? z : exp(z);
+      const Tensor xf = x.to(DType::f32);
+      const Tensor lse = logsumexp(xf, {dim}, true);
+      const Tensor z = where(eq(lse, INFINITY), NAN, sub(xf, lse));
+      return (log ? z : exp(z)).to(od);
     }
   }
   Tensor out = alloc(dev, x.shape(), od, op);
@@ -431,9 +443,65 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
     h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
   }
   Launch launch(dev, op);
-  launch.program("softmax.comp", h, {local}).write(out).read(x).params(RowParams{r, x, out, false});
+  launch.program("softmax.comp", h, {local}).write(out).read(x).params(RowParams{r, x, out, "u_rows", r.rows});
   launch.loop_iterations(softmax_loops(r, local)).groups_1d(static_cast<std::uint64_t>(r.rows));
   return out;
+}
+
+// scan.comp's blocked scan: E elements per invocation, 256 invocations per workgroup.
+constexpr std::int64_t kScanE = 4, kScanLocal = 256, kScanBlock = kScanE * kScanLocal;
+
+// out = inclusive prefix sums of `in` along the rows of r (scan.comp). Rows of one block scan in
+// one pass; longer rows sum their blocks (MODE 1), scan the [rows, blocks] sums by the same
+// function (one more level per factor of kScanBlock), and scan their blocks with the sums of the
+// blocks before as carries (MODE 2). No invocation loops over a row, so rows of any length fit
+// the device's loop limit. Short rows: one invocation per row.
+void scan_rows(DeviceImpl& dev, const Tensor& in, const Tensor& out, const RowLayout& r) {
+  const DType od = out.dtype();
+  const std::string kd = "#define KD " + std::to_string(r.kshape.size()) + "\n";
+  const std::uint64_t limit = dev.loop_limit();
+  // MODE 0's loops (a loop of n trips counts n + 1: its exit test): the row's kept dims, the row.
+  const auto row_loops = static_cast<std::uint64_t>(r.kshape.size() + r.L + 2);
+  if (r.L <= 64 && (limit == 0 || row_loops <= limit)) {
+    Launch launch(dev, "cumsum");
+    launch.program("scan.comp",
+                   "#define MODE 0\n" + kd + operand_glsl(0, od, natural_ct(od), true) +
+                       operand_glsl(1, in.dtype(), natural_ct(od), false),
+                   {64});
+    launch.write(out).read(in).params(RowParams{r, in, out, "u_count", r.rows});
+    launch.loop_iterations(row_loops).invocations(static_cast<std::uint64_t>(r.rows));
+    return;
+  }
+  const std::int64_t nb = (r.L + kScanBlock - 1) / kScanBlock;
+  const std::string blocked = kd + "#define E " + std::to_string(kScanE) + "u\n";
+  // Loops of MODE 1 and 2, each counting its exit test: the row's kept dims; E per load, scan,
+  // carry and store; the tree of log2(256) steps.
+  const auto block_loops = static_cast<std::uint64_t>(r.kshape.size() + 1 + 4 * (kScanE + 1) + 9);
+  const std::uint64_t groups = static_cast<std::uint64_t>(r.rows * nb);
+  Tensor carries;
+  if (nb > 1) {
+    const DType sd = natural_ct(od) == CT::f32 ? DType::f32 : DType::i32;
+    const Tensor sums = alloc(dev, {r.rows, nb}, sd, "cumsum");
+    {
+      Launch launch(dev, "cumsum");
+      launch.program("scan.comp",
+                     "#define MODE 1\n" + blocked + operand_glsl(0, sd, natural_ct(od), true) +
+                         operand_glsl(1, in.dtype(), natural_ct(od), false),
+                     {static_cast<std::uint32_t>(kScanLocal)});
+      launch.write(sums).read(in).params(RowParams{r, in, out, "u_count", static_cast<std::int64_t>(groups)});
+      launch.params(BlockCount{nb}).loop_iterations(block_loops).groups_1d(groups);
+    }
+    carries = alloc(dev, {r.rows, nb}, sd, "cumsum");
+    scan_rows(dev, sums, carries, row_layout(sums, carries, 1));
+  }
+  std::string h = "#define MODE 2\n" + blocked + operand_glsl(0, od, natural_ct(od), true) +
+                  operand_glsl(1, in.dtype(), natural_ct(od), false);
+  if (carries.defined()) h += "#define CARRY 1\n" + operand_glsl(2, carries.dtype(), natural_ct(od), false);
+  Launch launch(dev, "cumsum");
+  launch.program("scan.comp", h, {static_cast<std::uint32_t>(kScanLocal)}).write(out).read(in);
+  if (carries.defined()) launch.read(carries);
+  launch.params(RowParams{r, in, out, "u_count", static_cast<std::int64_t>(groups)}).params(BlockCount{nb});
+  launch.loop_iterations(block_loops).groups_1d(groups);
 }
 
 }  // namespace
@@ -465,16 +533,9 @@ Tensor cumsum(const Tensor& x, std::int64_t dim) {
   DeviceImpl& dev = dev_of(x);
   Enter guard(dev, "cumsum");
   dim = wrap_dim("cumsum", dim, x.dim());
-  const DType od = sum_result(x.dtype());
-  Tensor out = alloc(dev, x.shape(), od, "cumsum");
+  Tensor out = alloc(dev, x.shape(), sum_result(x.dtype()), "cumsum");
   if (out.numel() == 0) return out;
-  const RowLayout r = row_layout(x, out, dim);
-  std::string h = "#define KD " + std::to_string(r.kshape.size()) + "\n";
-  h += operand_glsl(0, od, natural_ct(od), true) + operand_glsl(1, x.dtype(), natural_ct(od), false);
-  Launch launch(dev, "cumsum");
-  launch.program("scan.comp", h, {64}).write(out).read(x).params(RowParams{r, x, out, true});
-  launch.loop_iterations(r.kshape.size() + static_cast<std::uint64_t>(r.L))
-      .invocations(static_cast<std::uint64_t>(r.rows));
+  scan_rows(dev, x, out, row_layout(x, out, dim));
   if (autograd::any_requires_grad({&x}))
     autograd::record(
         out, {x}, [dim](const Tensor& g) { return std::vector<Tensor>{flip(cumsum(flip(g, {dim}), dim), {dim})}; },

@@ -566,6 +566,31 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
   return v;
 }
 
+// Causal attention over S keys (constant q, k, v) with NaN in key `nan_key` and Inf in query 0,
+// in every tiling of the device: rows 0 and >= nan_key are NaN, the others 1.
+void check_nan_rows(int S, int nan_key) {
+  std::vector<float> q(S * 4, 0.5f), k(S * 4, 0.25f), v(S * 4, 1.0f);
+  k[nan_key * 4 + 1] = NAN;
+  q[0] = INFINITY;
+  auto tilings = smaller_attention_tilings();
+  tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
+  for (const auto& [var, val] : tilings) {
+    ScopedEnv env(var, val);
+    auto out = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, S, 4}),
+                                            Tensor::from_host(device(), k, {1, S, 4}),
+                                            Tensor::from_host(device(), v, {1, S, 4}), Tensor(), true)
+                   .to_vector();
+    for (int i = 0; i < S; ++i)
+      for (int c = 0; c < 4; ++c) {
+        const float x = out[i * 4 + c];
+        if (i == 0 || i >= nan_key)
+          ASSERT_TRUE(std::isnan(x)) << i << " " << var << "=" << val;
+        else
+          ASSERT_FLOAT_EQ(x, 1.0f) << i << " " << var << "=" << val;
+      }
+  }
+}
+
 }  // namespace
 
 // The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
@@ -620,24 +645,377 @@ TEST(Attention, FusedKernelMatchesReference) {
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "strided q, f16 k/v";
   // NaN in a key reaches exactly the rows that see it (causal: rows >= 3), Inf in q gives NaN rows;
   // in every tiling (row maxima of NaN through clustered operations or shared memory).
-  std::vector<float> kq(1 * 8 * 4, 0.5f), kk(1 * 8 * 4, 0.25f), kv(1 * 8 * 4, 1.0f);
-  kk[3 * 4 + 1] = NAN;
-  kq[0] = INFINITY;
+  check_nan_rows(8, 3);
+}
+
+namespace {
+// float64 gradients of loss = sum(conv2d(x, w, b) * r) (groups 1): dx, dw, db.
+struct ConvGrads {
+  std::vector<double> dx, dw, db;
+};
+ConvGrads ref_conv_grads(const HostT& x, const HostT& w, const std::vector<double>& r, const Conv2dOptions& o) {
+  const std::int64_t N = x.s[0], C = x.s[1], H = x.s[2], W = x.s[3], O = w.s[0], KH = w.s[2], KW = w.s[3];
+  const std::int64_t OH = (H + o.padding[0] + o.padding[2] - o.dilation[0] * (KH - 1) - 1) / o.stride[0] + 1;
+  const std::int64_t OW = (W + o.padding[1] + o.padding[3] - o.dilation[1] * (KW - 1) - 1) / o.stride[1] + 1;
+  ConvGrads g{std::vector<double>(x.size()), std::vector<double>(w.size()), std::vector<double>(O)};
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t oc = 0; oc < O; ++oc)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          const double gy = r[((n * O + oc) * OH + oh) * OW + ow];
+          g.db[oc] += gy;
+          for (std::int64_t c = 0; c < C; ++c)
+            for (std::int64_t kh = 0; kh < KH; ++kh)
+              for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const std::int64_t h = oh * o.stride[0] - o.padding[0] + kh * o.dilation[0];
+                const std::int64_t ww = ow * o.stride[1] - o.padding[1] + kw * o.dilation[1];
+                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
+                const std::size_t xi = ((n * C + c) * H + h) * W + ww, wi = ((oc * C + c) * KH + kh) * KW + kw;
+                g.dw[wi] += gy * x.v[xi];
+                g.dx[xi] += gy * w.v[wi];
+              }
+        }
+  return g;
+}
+
+// conv2d forward and gradients of random inputs against float64 references.
+void check_conv_grads(std::mt19937_64& rng, const Shape& xs, const Shape& ws, const Conv2dOptions& o) {
+  auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+  HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
+  std::vector<double> hb(bv.begin(), bv.end());
+  Shape os;
+  const auto ref_y = ref_conv(hx, hw, &hb, o, os);
+  auto rv = uniform(rng, numel_of(os));
+  const auto ref_g = ref_conv_grads(hx, hw, {rv.begin(), rv.end()}, o);
+  Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws),
+         b = Tensor::from_host(device(), bv, {ws[0]});
+  requires_grad_(x);
+  requires_grad_(w);
+  requires_grad_(b);
+  Tensor y = conv2d(x, w, b, o);
+  backward(sum(mul(y, Tensor::from_host(device(), rv, os))));
+  const std::int64_t K = numel_of(os) / ws[0];  // the weight gradient's K: N * OH * OW
+  const std::string what = to_string(xs) + " * " + to_string(ws);
+  EXPECT_TRUE(close(y.to_vector(), ref_y, 1e-4, 1e-5)) << what;
+  EXPECT_TRUE(close(grad(w).to_vector(), ref_g.dw, 1e-5, 2e-6 * K)) << what << " weight gradient";
+  EXPECT_TRUE(close(grad(b).to_vector(), ref_g.db, 1e-5, 2e-6 * K)) << what << " bias gradient";
+  EXPECT_TRUE(close(grad(x).to_vector(), ref_g.dx, 1e-5, 1e-4)) << what << " input gradient";
+}
+}  // namespace
+
+// The weight gradient is a matmul over K = N * OH * OW: past llvmpipe's loop limit it splits
+// over K (the issue "Correctness on llvmpipe": batch 128 at 28x28 gave 42365 instead of 93312 on
+// a ones test).
+TEST(Conv2d, WeightGradientPastTheLoopLimit) {
+  GLT_RNG(rng);
+  Tensor x = ones(device(), {128, 1, 28, 28}), w = ones(device(), {1, 1, 2, 2});
+  requires_grad_(w);
+  backward(sum(conv2d(x, w)));
+  EXPECT_EQ(grad(w).to_vector(), std::vector<float>(4, 128.0f * 27 * 27));
+  check_conv_grads(rng, {64, 2, 28, 28}, {3, 2, 3, 3}, Conv2dOptions::pad(1));  // K = 50176
+}
+
+// The same paths under a lowered loop limit, on small shapes (so that they run on any device):
+// split-K in the forward's GEMM (K = C * KH * KW = 144) and in the weight gradient.
+TEST(Conv2d, SplitKUnderALoweredLoopLimit) {
+  GLT_RNG(rng);
+  ScopedLoopLimit limit(2000);
+  check_conv_grads(rng, {4, 2, 9, 9}, {3, 2, 3, 3}, Conv2dOptions::pad(1));
+  check_conv_grads(rng, {2, 16, 7, 6}, {5, 16, 3, 3}, opts({2, 1}, {1, 0, 0, 1}, {1, 2}, 1));
+}
+
+namespace {
+// linear(x [B, I], w [O, I], b) and its gradients (loss = sum(y * r)) against float64.
+void check_linear_grads(std::mt19937_64& rng, std::int64_t B, std::int64_t I, std::int64_t O) {
+  auto xv = uniform(rng, B * I), wv = uniform(rng, O * I), bv = uniform(rng, O), rv = uniform(rng, B * O);
+  std::vector<double> y(B * O), dx(B * I), dw(O * I), db(O);
+  for (std::int64_t n = 0; n < B; ++n)
+    for (std::int64_t o = 0; o < O; ++o) {
+      double s = bv[o];
+      const double r = rv[n * O + o];
+      db[o] += r;
+      for (std::int64_t i = 0; i < I; ++i) {
+        s += double(xv[n * I + i]) * wv[o * I + i];
+        dw[o * I + i] += r * xv[n * I + i];
+        dx[n * I + i] += r * wv[o * I + i];
+      }
+      y[n * O + o] = s;
+    }
+  Tensor x = Tensor::from_host(device(), xv, {B, I}), w = Tensor::from_host(device(), wv, {O, I}),
+         b = Tensor::from_host(device(), bv, {O});
+  requires_grad_(x);
+  requires_grad_(w);
+  requires_grad_(b);
+  Tensor out = linear(x, w, b);
+  backward(sum(mul(out, Tensor::from_host(device(), rv, {B, O}))));
+  const std::string what = "batch " + std::to_string(B);
+  EXPECT_TRUE(close(out.to_vector(), y, 1e-5, 2e-6 * I)) << what;
+  EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 2e-6 * B)) << what << " weight gradient";
+  EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 2e-6 * B)) << what << " bias gradient";
+  EXPECT_TRUE(close(grad(x).to_vector(), dx, 1e-5, 2e-6 * O)) << what << " input gradient";
+}
+}  // namespace
+
+// linear's weight gradient is grad_out^T [O, B] @ x [B, I]: K = B, split past the loop limit
+// (the issue: wrong for batches over ~45587 rows on llvmpipe); and under a lowered limit.
+TEST(Linear, WeightGradientOfLongBatches) {
+  GLT_RNG(rng);
+  check_linear_grads(rng, 50000, 3, 2);
+  ScopedLoopLimit limit(2000);
+  check_linear_grads(rng, 300, 5, 4);
+  check_linear_grads(rng, 257, 130, 129);
+}
+
+namespace {
+// float64 layer norm of each row of a row-major [rows, L] array, with optional w, b of L.
+std::vector<double> ref_layer_norm(const std::vector<float>& x, std::int64_t rows, std::int64_t L,
+                                   const std::vector<float>* w, const std::vector<float>* b, double eps) {
+  std::vector<double> y(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double m = 0, q = 0;
+    for (std::int64_t l = 0; l < L; ++l) m += x[r * L + l];
+    m /= L;
+    for (std::int64_t l = 0; l < L; ++l) q += (x[r * L + l] - m) * (x[r * L + l] - m);
+    q /= L;
+    for (std::int64_t l = 0; l < L; ++l) {
+      double v = (x[r * L + l] - m) / std::sqrt(q + eps);
+      if (w) v *= (*w)[l];
+      if (b) v += (*b)[l];
+      y[r * L + l] = v;
+    }
+  }
+  return y;
+}
+}  // namespace
+
+// layer_norm's fused kernel loops over a row in strides of its workgroup: rows longer than the
+// loop limit allows take the composite form (split reductions). Under a lowered limit (any
+// device), over one and two normalized dims with weight and bias; and at a real length past
+// llvmpipe's limit (8.5M: 2 x 33204 strides).
+TEST(Norms, LayerNormRowsPastTheLoopLimit) {
+  GLT_RNG(rng);
+  {
+    ScopedLoopLimit limit(100);
+    const std::int64_t rows = 3, L = 20000;
+    auto x = uniform(rng, rows * L, -2, 3), w = uniform(rng, L), b = uniform(rng, L);
+    Tensor tx = Tensor::from_host(device(), x, {rows, L});
+    EXPECT_TRUE(
+        close(layer_norm(tx, 1, Tensor::from_host(device(), w, {L}), Tensor::from_host(device(), b, {L})).to_vector(),
+              ref_layer_norm(x, rows, L, &w, &b, 1e-5), 1e-4, 1e-5));
+    EXPECT_TRUE(close(layer_norm(Tensor::from_host(device(), x, {rows, 100, 200}), 2,
+                                 Tensor::from_host(device(), w, {100, 200}), Tensor())
+                          .to_vector(),
+                      ref_layer_norm(x, rows, L, &w, nullptr, 1e-5), 1e-4, 1e-5));
+  }
+  const std::int64_t L = 8500000;
+  auto x = uniform(rng, L, -2, 3);
+  EXPECT_TRUE(close(layer_norm(Tensor::from_host(device(), x, {1, L}), 1, Tensor(), Tensor()).to_vector(),
+                    ref_layer_norm(x, 1, L, nullptr, nullptr, 1e-5), 1e-4, 1e-5));
+}
+
+namespace {
+// float64 pooling of x (row-major [N, C, H, W]) to [N, C, OH, OW] and the gradient of
+// sum(y * gy): mode 0 max (the first maximum in row-major order, NaN first; the gradient to it),
+// 1 avg, 2 adaptive avg.
+struct PoolRef {
+  std::vector<double> y, gx;
+};
+PoolRef ref_pool_grad(const std::vector<float>& x, const Shape& xs, int mode, const Pool2dOptions& o, std::int64_t OH,
+                      std::int64_t OW, const std::vector<float>& gy) {
+  const std::int64_t NC = xs[0] * xs[1], H = xs[2], W = xs[3];
+  const std::int64_t sh = o.stride[0] ? o.stride[0] : o.kernel[0], sw = o.stride[1] ? o.stride[1] : o.kernel[1];
+  PoolRef r{std::vector<double>(NC * OH * OW), std::vector<double>(x.size())};
+  for (std::int64_t p = 0; p < NC; ++p)
+    for (std::int64_t oh = 0; oh < OH; ++oh)
+      for (std::int64_t ow = 0; ow < OW; ++ow) {
+        const std::size_t e = (p * OH + oh) * OW + ow;
+        std::vector<std::int64_t> hs, ws;  // the window's rows and columns inside the input
+        double div = 0;
+        if (mode == 2) {
+          for (std::int64_t h = oh * H / OH; h < ((oh + 1) * H + OH - 1) / OH; ++h) hs.push_back(h);
+          for (std::int64_t w = ow * W / OW; w < ((ow + 1) * W + OW - 1) / OW; ++w) ws.push_back(w);
+          div = double(hs.size() * ws.size());
+        } else {
+          const std::int64_t dh = mode == 0 ? o.dilation[0] : 1, dw = mode == 0 ? o.dilation[1] : 1;
+          const std::int64_t h0 = oh * sh - o.padding[0], w0 = ow * sw - o.padding[1];
+          for (std::int64_t k = 0; k < o.kernel[0]; ++k)
+            if (h0 + k * dh >= 0 && h0 + k * dh < H) hs.push_back(h0 + k * dh);
+          for (std::int64_t k = 0; k < o.kernel[1]; ++k)
+            if (w0 + k * dw >= 0 && w0 + k * dw < W) ws.push_back(w0 + k * dw);
+          div = o.count_include_pad ? double((std::min(h0 + o.kernel[0], H + o.padding[0]) - h0) *
+                                             (std::min(w0 + o.kernel[1], W + o.padding[1]) - w0))
+                                    : double(hs.size() * ws.size());
+        }
+        if (mode == 0) {
+          double best = -INFINITY;
+          std::int64_t bi = -1;
+          for (auto h : hs)
+            for (auto w : ws) {
+              const double v = x[(p * H + h) * W + w];
+              if (bi < 0 || v > best || (std::isnan(v) && !std::isnan(best))) best = v, bi = (p * H + h) * W + w;
+            }
+          r.y[e] = best;
+          if (bi >= 0) r.gx[bi] += gy[e];
+        } else {
+          double s = 0;
+          for (auto h : hs)
+            for (auto w : ws) s += x[(p * H + h) * W + w];
+          r.y[e] = s / div;
+          for (auto h : hs)
+            for (auto w : ws) r.gx[(p * H + h) * W + w] += gy[e] / div;
+        }
+      }
+  return r;
+}
+
+// max_pool2d / avg_pool2d (mode 0 / 1) with o, or adaptive_avg_pool2d to `out` (mode 2), of x
+// (f32 or f16 storage), forward and gradient against ref_pool_grad.
+void check_pool(std::mt19937_64& rng, const std::vector<float>& xv, const Shape& xs, int mode, const Pool2dOptions& o,
+                std::array<std::int64_t, 2> out, DType dt, const std::string& what) {
+  Tensor x = Tensor::from_host(device(), xv, xs, dt);
+  const auto stored = x.to(DType::f32).to_vector();
+  requires_grad_(x);
+  Tensor y = mode == 0 ? max_pool2d(x, o) : mode == 1 ? avg_pool2d(x, o) : adaptive_avg_pool2d(x, out);
+  EXPECT_EQ(y.dtype(), dt) << what;
+  const std::int64_t OH = y.size(2), OW = y.size(3);
+  auto gy = uniform(rng, numel_of(y.shape()));
+  backward(y, Tensor::from_host(device(), gy, y.shape(), dt));
+  const auto ref = ref_pool_grad(stored, xs, mode, o, OH, OW, gy);
+  const bool f32 = dt == DType::f32;
+  EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref.y, f32 ? 1e-5 : 2e-3, f32 ? 1e-6 : 1e-3)) << what;
+  EXPECT_TRUE(close(grad(x).to(DType::f32).to_vector(), ref.gx, f32 ? 1e-5 : 2e-3, f32 ? 1e-6 : 1e-3))
+      << what << " gradient";
+}
+}  // namespace
+
+// Windows whose loops exceed llvmpipe's limit go through two passes of one axis each (the issue
+// "Correctness on llvmpipe": avg_pool2d / adaptive_avg_pool2d over a 256x256 window gave 0.99223
+// instead of 1): ones, then random values with NaN for max, forward and gradients.
+TEST(Pool2d, WindowsPastTheLoopLimit) {
+  GLT_RNG(rng);
+  Pool2dOptions k256;
+  k256.kernel = {256, 256};
+  Tensor ones_x = ones(device(), {1, 2, 256, 256});
+  EXPECT_EQ(avg_pool2d(ones_x, k256).to_vector(), std::vector<float>(2, 1.0f));
+  EXPECT_EQ(adaptive_avg_pool2d(ones_x, {1, 1}).to_vector(), std::vector<float>(2, 1.0f));
+  const Shape xs{1, 2, 260, 257};
+  auto xv = uniform(rng, numel_of(xs));
+  Pool2dOptions s2 = k256;
+  s2.stride = {2, 1};
+  s2.padding = {1, 0};
+  check_pool(rng, xv, xs, 1, s2, {}, DType::f32, "avg 256x256 stride (2, 1) padding (1, 0)");
+  check_pool(rng, xv, xs, 2, {}, {1, 2}, DType::f32, "adaptive avg to 1x2");
+  xv[1000] = NAN;
+  check_pool(rng, xv, xs, 0, s2, {}, DType::f32, "max 256x256 with NaN");
+}
+
+// The same passes under a lowered loop limit on small shapes (so that any device runs them),
+// with windows split over several dispatches (limit 16: offsets in chunks of 14): stride,
+// padding with and without count_include_pad, ceil_mode, dilation, adaptive windows smaller and
+// larger than the input, f16, ties and NaN for max.
+TEST(Pool2d, SeparablePassesUnderALoweredLoopLimit) {
+  GLT_RNG(rng);
+  const Shape xs{2, 3, 30, 27};
+  auto xv = uniform(rng, numel_of(xs));
+  for (std::size_t i = 0; i < xv.size(); i += 4) xv[i] = std::round(xv[i] * 2);  // ties
+  Pool2dOptions a;  // windows of 17 x 15 offsets, in two dispatches each
+  a.kernel = {17, 15};
+  a.stride = {3, 2};
+  a.padding = {8, 7};
+  a.ceil_mode = true;
+  Pool2dOptions b = a;
+  b.count_include_pad = false;
+  b.ceil_mode = false;
+  Pool2dOptions c;  // stride 1: 17 and 16 windows cover a position (the gradient's passes split)
+  c.kernel = {16, 15};
+  c.stride = {1, 1};
+  c.padding = {0, 7};
+  Pool2dOptions d;
+  d.kernel = {7, 5};
+  d.stride = {1, 2};
+  d.padding = {2, 1};
+  d.dilation = {2, 3};
+  ScopedLoopLimit limit(16);
+  check_pool(rng, xv, xs, 1, a, {}, DType::f32, "avg, count_include_pad, ceil_mode");
+  check_pool(rng, xv, xs, 1, b, {}, DType::f32, "avg, no count_include_pad");
+  check_pool(rng, xv, xs, 1, c, {}, DType::f32, "avg, stride 1");
+  check_pool(rng, xv, xs, 1, a, {}, DType::f16, "avg, f16");
+  check_pool(rng, xv, xs, 2, {}, {4, 5}, DType::f32, "adaptive to 4x5");
+  check_pool(rng, xv, xs, 2, {}, {45, 2}, DType::f32, "adaptive to 45x2");
+  check_pool(rng, xv, xs, 0, a, {}, DType::f32, "max");
+  check_pool(rng, xv, xs, 0, d, {}, DType::f32, "max, dilation");
+  xv[5] = NAN;
+  xv[700] = NAN;
+  check_pool(rng, xv, xs, 0, a, {}, DType::f32, "max with NaN");
+}
+
+// Key sequences longer than one invocation of the fused kernel may loop over (the issue
+// "Correctness on llvmpipe": 45000 keys gave 0 instead of 1) go split-KV: chunks of keys in
+// separate workgroups, combined by their row maxima and sums; no [L, S] scores are stored.
+TEST(Attention, KeysPastTheLoopLimitSplitKV) {
+  GLT_RNG(rng);
+  const int S = 45000;
+  {
+    auto q = uniform(rng, 8 * 16, -2, 2);
+    Tensor r = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, 8, 16}), ones(device(), {1, S, 16}),
+                                            ones(device(), {1, S, 16}));
+    EXPECT_TRUE(close(r.to_vector(), std::vector<double>(8 * 16, 1.0), 1e-5, 0)) << "ones";
+  }
+  // (Few query rows: llvmpipe runs this kernel at ~0.15 GFLOP/s.)
+  for (bool causal : {false, true}) {
+    const int B = 1, L = causal ? 40 : 8, E = 16, Ev = 8;
+    auto q = uniform(rng, B * L * E, -2, 2), k = uniform(rng, B * S * E, -2, 2), v = uniform(rng, B * S * Ev);
+    auto ref = ref_attention(q, k, v, B, B, L, S, E, Ev, causal);
+    Tensor r = scaled_dot_product_attention(Tensor::from_host(device(), q, {B, L, E}),
+                                            Tensor::from_host(device(), k, {B, S, E}),
+                                            Tensor::from_host(device(), v, {B, S, Ev}), Tensor(), causal);
+    EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << (causal ? "causal" : "");
+  }
+}
+
+// The split-KV path under a lowered loop limit (chunks of 32 or 64 keys), so that any device runs
+// it on small shapes: tile edges, broadcast batches, causal rows whose later chunks hold no key,
+// every tiling of the device, f16 k/v, NaN in a key and Inf in a query.
+TEST(Attention, SplitKVUnderALoweredLoopLimit) {
+  GLT_RNG(rng);
+  ScopedLoopLimit limit(600);
+  struct Case {
+    int Bq, Bk, L, S, E, Ev;
+  };
   auto tilings = smaller_attention_tilings();
   tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
-  for (const auto& [var, val] : tilings) {
-    ScopedEnv env(var, val);
-    auto out = scaled_dot_product_attention(Tensor::from_host(device(), kq, {1, 8, 4}),
-                                            Tensor::from_host(device(), kk, {1, 8, 4}),
-                                            Tensor::from_host(device(), kv, {1, 8, 4}), Tensor(), true)
-                   .to_vector();
-    for (int i = 0; i < 8; ++i)
-      for (int c = 0; c < 4; ++c) {
-        const float x = out[i * 4 + c];
-        if (i == 0 || i >= 3)
-          EXPECT_TRUE(std::isnan(x)) << i << " " << var << "=" << val;
-        else
-          EXPECT_FLOAT_EQ(x, 1.0f) << i << " " << var << "=" << val;
+  for (const Case& c : std::vector<Case>{{2, 2, 5, 300, 4, 3}, {3, 1, 70, 450, 64, 64}, {1, 1, 129, 1000, 16, 40}})
+    for (bool causal : {false, true}) {
+      auto q = uniform(rng, c.Bq * c.L * c.E, -2, 2), k = uniform(rng, c.Bk * c.S * c.E, -2, 2),
+           v = uniform(rng, c.Bk * c.S * c.Ev);
+      auto ref = ref_attention(q, k, v, c.Bq, c.Bk, c.L, c.S, c.E, c.Ev, causal);
+      Tensor tq = Tensor::from_host(device(), q, {c.Bq, c.L, c.E});
+      Tensor tk = Tensor::from_host(device(), k, {c.Bk, c.S, c.E}),
+             tv = Tensor::from_host(device(), v, {c.Bk, c.S, c.Ev});
+      const std::string what = std::to_string(c.Bq) + "x" + std::to_string(c.L) + "x" + std::to_string(c.S) + "x" +
+                               std::to_string(c.E) + "x" + std::to_string(c.Ev) + (causal ? " causal" : "");
+      for (const auto& [var, val] : tilings) {
+        ScopedEnv env(var, val);
+        Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+        EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
+        EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what << " with " << var << "=" << val;
       }
-  }
+    }
+  // f16 k and v: an f32 result (the promoted dtype), and all f16: an f16 result.
+  const int L = 40, S = 500, E = 32;
+  auto q = uniform(rng, L * E), k = uniform(rng, S * E), v = uniform(rng, S * E);
+  for (auto* x : {&q, &k, &v})
+    for (auto& f : *x) f = f16_to_f32(f32_to_f16(f));
+  auto ref = ref_attention(q, k, v, 1, 1, L, S, E, E, true);
+  Tensor tk = Tensor::from_host(device(), k, {1, S, E}, DType::f16),
+         tv = Tensor::from_host(device(), v, {1, S, E}, DType::f16);
+  Tensor r = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, L, E}), tk, tv, Tensor(), true);
+  EXPECT_EQ(r.dtype(), DType::f32);
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "f16 k/v";
+  Tensor h =
+      scaled_dot_product_attention(Tensor::from_host(device(), q, {1, L, E}, DType::f16), tk, tv, Tensor(), true);
+  EXPECT_EQ(h.dtype(), DType::f16);
+  EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
+  // NaN in key 200 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
+  check_nan_rows(300, 200);
 }

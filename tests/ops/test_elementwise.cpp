@@ -289,6 +289,13 @@ TEST(BinaryOps, ScalarForms) {
   EXPECT_EQ((i / 2).dtype(), DType::f32);
   EXPECT_EQ((i / 4).to_vector()[3], 0.75f);
   EXPECT_EQ((Tensor::from_host(device(), a, {333}, DType::f16) * 2).dtype(), DType::f16);
+  // Scalars outside int32 (Inf, NaN, 1e10) next to float tensors.
+  std::vector<float> sp = {1, INFINITY, -INFINITY, NAN};
+  Tensor s = Tensor::from_host(device(), sp, {4});
+  EXPECT_EQ(eq(s, INFINITY).to_vector(), (std::vector<float>{0, 1, 0, 0}));
+  EXPECT_EQ(lt(s, -INFINITY).to_vector(), (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(ne(s, NAN).to_vector(), (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_EQ((s * 0.0 + 1e10).to_vector()[0], 1e10f);
 }
 
 TEST(BinaryOps, IntegerArithmeticIsExact) {

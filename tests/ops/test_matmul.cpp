@@ -24,12 +24,17 @@ std::vector<double> ref_matmul(const std::vector<float>& a, const Shape& sa, con
   out_shape.push_back(N);
   const std::int64_t nb = numel_of(batch);
   std::vector<double> out(static_cast<std::size_t>(nb * M * N));
+  std::vector<double> bt(static_cast<std::size_t>(K * N));  // one batch entry of b, transposed
   for (std::int64_t z = 0; z < nb; ++z) {
     const std::size_t ia = bcast_index(batch, ba, z), ib = bcast_index(batch, bb, z);
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t n = 0; n < N; ++n) bt[n * K + k] = b[ib * K * N + k * N + n];
     for (std::int64_t m = 0; m < M; ++m)
       for (std::int64_t n = 0; n < N; ++n) {
+        const float* ar = &a[ia * M * K + m * K];
+        const double* br = &bt[n * K];
         double s = 0;
-        for (std::int64_t k = 0; k < K; ++k) s += double(a[ia * M * K + m * K + k]) * b[ib * K * N + k * N + n];
+        for (std::int64_t k = 0; k < K; ++k) s += double(ar[k]) * br[k];
         out[z * M * N + m * N + n] = s;
       }
   }
@@ -253,4 +258,105 @@ TEST(Matmul, EveryKernelPath) {
       EXPECT_TRUE(close(e.to(DType::f32).to_vector(), ref_e, c.dt == DType::f32 ? 1e-5 : 1e-2, tol)) << kernel;
     }
   }
+}
+
+namespace {
+// Values as stored in dtype dt.
+void round_to(std::vector<float>& v, DType dt) {
+  for (auto& x : v)
+    x = dt == DType::f16 ? f16_to_f32(f32_to_f16(x)) : dt == DType::bf16 ? bf16_to_f32(f32_to_bf16(x)) : x;
+}
+}  // namespace
+
+// Split-K at real lengths past llvmpipe's 65535 loop iterations per invocation (the issue
+// "Correctness on llvmpipe": ones [1, 50000] @ ones [50000, 1] gave 45587), on every kernel:
+// each one's chunk is planned from its loop count, so a count that is too low fails here.
+TEST(Matmul, LongKPastTheLoopLimit) {
+  GLT_RNG(rng);
+  EXPECT_EQ(matmul(ones(device(), {1, 50000}), ones(device(), {50000, 1})).item(), 50000.0f);
+  check(rng, {3, 50000}, {50000, 5});
+  check(rng, {2, 1, 2, 3000}, {3, 3000, 3});
+  // K = 12000 is past the longest chunk of every kernel (2233 to 10680 K per invocation).
+  for (const char* kernel : {"tile64", "tile128", "vec4", "vec4su"}) {
+    ScopedEnv env("GLTENSOR_MATMUL_KERNEL", kernel);
+    const bool t128 = std::string(kernel) == "tile128";
+    const std::int64_t M = t128 ? 128 : 64, N = 128, K = 12000;
+    auto a = uniform(rng, M * K), b = uniform(rng, K * N);
+    Shape os;
+    auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+    Tensor r = matmul(Tensor::from_host(device(), a, {M, K}), Tensor::from_host(device(), b, {K, N}));
+    EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * K)) << kernel;
+  }
+  // f16 operands and result.
+  auto a = uniform(rng, 2 * 12000), b = uniform(rng, 12000 * 3);
+  round_to(a, DType::f16);
+  round_to(b, DType::f16);
+  Shape os;
+  auto ref = ref_matmul(a, {2, 12000}, b, {12000, 3}, os);
+  Tensor r = matmul(Tensor::from_host(device(), a, {2, 12000}, DType::f16),
+                    Tensor::from_host(device(), b, {12000, 3}, DType::f16));
+  EXPECT_EQ(r.dtype(), DType::f16);
+  EXPECT_TRUE(close(r.to(DType::f32).to_vector(), ref, 2e-3, 0.05));
+}
+
+// The split-K path under a lowered loop limit (so that it runs on small shapes on any device,
+// the GPU included): every kernel with a batch, a transposed operand and f16/bf16 storage; on
+// the default kernels K off the chunk and tile edges, and the epilogues applied after the
+// partial sums (alpha, beta with a broadcast or full addend, activations).
+TEST(Matmul, SplitKUnderALoweredLoopLimit) {
+  GLT_RNG(rng);
+  ScopedLoopLimit limit(6000);  // chunks of 192 (tile64), 800 (vec4) and 960 (tile128) K
+  struct Case {
+    std::int64_t batch, M, K, N;
+    bool a_t;
+    DType dt;
+    bool epilogues;
+  };
+  auto run = [&](const char* kernel, const Case& c) {
+    auto a = uniform(rng, c.batch * c.M * c.K), b = uniform(rng, c.K * c.N), d = uniform(rng, c.N),
+         full_d = uniform(rng, c.batch * c.M * c.N);
+    round_to(a, c.dt);
+    round_to(b, c.dt);
+    Shape os;
+    auto ref = ref_matmul(a, {c.batch, c.M, c.K}, b, {c.K, c.N}, os);
+    Tensor ta;
+    if (c.a_t) {
+      std::vector<float> at(a.size());
+      for (std::int64_t z = 0; z < c.batch; ++z)
+        for (std::int64_t i = 0; i < c.M; ++i)
+          for (std::int64_t j = 0; j < c.K; ++j) at[(z * c.K + j) * c.M + i] = a[(z * c.M + i) * c.K + j];
+      ta = Tensor::from_host(device(), at, {c.batch, c.K, c.M}, c.dt).transpose(-1, -2);
+    } else {
+      ta = Tensor::from_host(device(), a, {c.batch, c.M, c.K}, c.dt);
+    }
+    Tensor tb = Tensor::from_host(device(), b, {c.K, c.N}, c.dt);
+    const bool f32 = c.dt == DType::f32;
+    const double rtol = f32 ? 1e-5 : 1e-2, atol = f32 ? 2e-6 * c.K : 5e-2;
+    const std::string what = std::string(kernel) + " " + std::to_string(c.batch) + "x" + std::to_string(c.M) + "x" +
+                             std::to_string(c.K) + "x" + std::to_string(c.N) + " " + dtype_name(c.dt);
+    Tensor r = matmul(ta, tb);
+    EXPECT_EQ(r.dtype(), c.dt) << what;
+    EXPECT_TRUE(close(r.to(DType::f32).to_vector(), ref, rtol, atol)) << what;
+    if (!c.epilogues) return;
+    // relu(0.5 a @ b + 2 d), d broadcast over rows; gelu(-1.5 a @ b + 0.25 D), D full.
+    Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {c.N}), 0.5, 2.0, Activation::relu);
+    Tensor f =
+        matmul_fused(ta, tb, Tensor::from_host(device(), full_d, {c.batch, c.M, c.N}), -1.5, 0.25, Activation::gelu);
+    std::vector<double> ref_e(ref.size()), ref_f(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      ref_e[i] = std::max(0.0, 0.5 * ref[i] + 2.0 * d[i % c.N]);
+      const double v = -1.5 * ref[i] + 0.25 * full_d[i];
+      ref_f[i] = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    }
+    EXPECT_TRUE(close(e.to(DType::f32).to_vector(), ref_e, rtol, atol)) << what << " relu epilogue";
+    EXPECT_TRUE(close(f.to(DType::f32).to_vector(), ref_f, rtol, 2 * atol)) << what << " gelu epilogue";
+  };
+  for (const char* kernel : {"vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128"}) {
+    ScopedEnv env("GLTENSOR_MATMUL_KERNEL", kernel);
+    run(kernel, {2, 64, 2600, 128, true, DType::f32, false});
+    run(kernel, {1, 128, 1304, 128, false, std::string(kernel) == "tile64" ? DType::bf16 : DType::f16, false});
+  }
+  for (const Case& c : {Case{2, 64, 2600, 128, true, DType::f32, true}, Case{1, 67, 1003, 45, false, DType::f32, true},
+                        Case{1, 1, 4099, 1, false, DType::f32, false}})
+    run("default", c);
 }

@@ -465,3 +465,180 @@ TEST(Cumsum, RowsAndViews) {
   }
   EXPECT_EQ(cumsum(Tensor::empty(device(), {0, 3}), 1).shape(), (Shape{0, 3}));
 }
+
+namespace {
+// float64 inclusive prefix sums of a row-major [outer, L, inner] array along the middle dim.
+std::vector<double> ref_cumsum(const std::vector<double>& x, std::int64_t outer, std::int64_t L, std::int64_t inner) {
+  std::vector<double> out(x.size());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      double s = 0;
+      for (std::int64_t l = 0; l < L; ++l) {
+        const std::size_t e = static_cast<std::size_t>((o * L + l) * inner + i);
+        s += x[e];
+        out[e] = s;
+      }
+    }
+  return out;
+}
+}  // namespace
+
+// Rows longer than llvmpipe's 65535 loop iterations (the issue "Correctness on llvmpipe": a
+// sequential scan per row gave zeros from index 65535 on), block boundaries, every level of the
+// blocked scan (1024-element blocks: 1024^2 + 3 needs three), integers exact.
+TEST(Cumsum, LongRowsBlockedScan) {
+  GLT_RNG(rng);
+  {
+    auto c = cumsum(ones(device(), {65536}), 0).to_vector();
+    ASSERT_EQ(c.size(), 65536u);
+    EXPECT_EQ(c[65535], 65536.0f);
+    std::vector<double> ref(65536);
+    for (int i = 0; i < 65536; ++i) ref[i] = i + 1;
+    EXPECT_TRUE(close(c, ref, 0, 0));
+  }
+  for (std::int64_t L : {65, 1023, 1024, 1025, 4097, 100003}) {
+    auto x = uniform(rng, static_cast<std::size_t>(3 * L));
+    sprinkle_specials(x);
+    Tensor t = Tensor::from_host(device(), x, {3, L});
+    EXPECT_TRUE(close(cumsum(t, 1).to_vector(), ref_cumsum(to_double(x), 3, L, 1), 1e-5, 2e-3)) << "L=" << L;
+  }
+  for (std::int64_t L : {70001, 1024 * 1024 + 3}) {
+    auto x = uniform_int(rng, static_cast<std::size_t>(2 * L), -1000, 1000);
+    Tensor t = Tensor::from_host(device(), x, {2, L});
+    Tensor c = cumsum(t, -1);
+    EXPECT_EQ(c.dtype(), DType::i32);
+    auto got = c.to_int_vector();
+    std::vector<std::int64_t> ref(got.size());
+    for (std::int64_t r = 0; r < 2; ++r) {
+      std::int64_t s = 0;
+      for (std::int64_t l = 0; l < L; ++l) ref[r * L + l] = s += x[r * L + l];
+    }
+    std::int64_t bad = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) bad += got[i] != ref[i];
+    EXPECT_EQ(bad, 0) << "L=" << L << ": first values " << got[L - 1] << " vs " << ref[L - 1];
+  }
+}
+
+// Long rows along a non-last dim, strided and transposed views, many short rows, u8 and bool
+// inputs (i32 results), f16 results.
+TEST(Cumsum, LongRowsViewsAndDtypes) {
+  GLT_RNG(rng);
+  const std::int64_t L = 70000;
+  auto x = uniform(rng, static_cast<std::size_t>(L * 3));
+  Tensor t = Tensor::from_host(device(), x, {L, 3});
+  const auto ref0 = ref_cumsum(to_double(x), 1, L, 3);
+  EXPECT_TRUE(close(cumsum(t, 0).to_vector(), ref0, 1e-5, 2e-3));
+  // [3, L] transposed view of t: rows of step 3, results in a contiguous [3, L].
+  std::vector<double> ref_t(ref0.size());
+  for (std::int64_t l = 0; l < L; ++l)
+    for (int c = 0; c < 3; ++c) ref_t[c * L + l] = ref0[l * 3 + c];
+  EXPECT_TRUE(close(cumsum(t.t(), 1).to_vector(), ref_t, 1e-5, 2e-3));
+  // Every other row of a [2L, 3] tensor, column 1: a view with offset and step 6.
+  auto y = uniform(rng, static_cast<std::size_t>(2 * L * 3));
+  Tensor ty = Tensor::from_host(device(), y, {2 * L, 3});
+  Tensor v = ty.slice(0, 0, 2 * L, 2).select(1, 1);
+  std::vector<double> yv;
+  for (std::int64_t l = 0; l < L; ++l) yv.push_back(y[l * 6 + 1]);
+  EXPECT_TRUE(close(cumsum(v, 0).to_vector(), ref_cumsum(yv, 1, L, 1), 1e-5, 2e-3));
+  // Many short rows (one invocation per row) and rows just past that.
+  for (std::int64_t n : {7, 64, 65}) {
+    auto z = uniform(rng, static_cast<std::size_t>(5000 * n));
+    Tensor tz = Tensor::from_host(device(), z, {5000, n});
+    EXPECT_TRUE(close(cumsum(tz, 1).to_vector(), ref_cumsum(to_double(z), 5000, n, 1), 1e-5, 1e-5)) << n;
+  }
+  // u8 and bool inputs sum in i32.
+  auto u = uniform_int(rng, 80000, 0, 255);
+  Tensor tu = Tensor::from_host(device(), u, {80000}).to(DType::u8);
+  Tensor tb = gt(tu, 127.0);
+  auto cu = cumsum(tu, 0), cb = cumsum(tb, 0);
+  EXPECT_EQ(cu.dtype(), DType::i32);
+  EXPECT_EQ(cb.dtype(), DType::i32);
+  auto gu = cu.to_int_vector(), gb = cb.to_int_vector();
+  std::int64_t su = 0, sb = 0, bad = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    su += u[i];
+    sb += u[i] > 127;
+    bad += gu[i] != su || gb[i] != sb;
+  }
+  EXPECT_EQ(bad, 0);
+  // f16 in and out: sums in f32, each result rounded once.
+  auto h = uniform(rng, 70000, 0, 1);
+  Tensor th = Tensor::from_host(device(), h, {70000}).to(DType::f16);
+  const auto hv = th.to(DType::f32).to_vector();
+  Tensor ch = cumsum(th, 0);
+  EXPECT_EQ(ch.dtype(), DType::f16);
+  EXPECT_TRUE(close(ch.to(DType::f32).to_vector(), ref_cumsum(to_double(hv), 1, 70000, 1), 1e-3, 1e-3));
+}
+
+// The gradient of a long cumsum: reversed cumsum of the incoming gradient.
+TEST(Cumsum, LongRowGradient) {
+  const std::int64_t L = 70000;
+  Tensor x = zeros(device(), {L});
+  requires_grad_(x);
+  backward(sum(cumsum(x, 0)));
+  auto g = grad(x).to_vector();
+  std::vector<double> ref(L);
+  for (std::int64_t i = 0; i < L; ++i) ref[i] = static_cast<double>(L - i);
+  EXPECT_TRUE(close(g, ref, 0, 0));
+}
+
+namespace {
+// float64 softmax and log_softmax of each row of a row-major [rows, L] array.
+void ref_softmax_rows(const std::vector<float>& x, std::int64_t rows, std::int64_t L, std::vector<double>& sm,
+                      std::vector<double>& lsm) {
+  sm.resize(x.size());
+  lsm.resize(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<std::pair<double, std::int64_t>> row;
+    for (std::int64_t l = 0; l < L; ++l) row.push_back({x[r * L + l], l});
+    const double lse = r_lse(row);
+    for (std::int64_t l = 0; l < L; ++l) {
+      const double v = x[r * L + l];
+      // torch: a row with NaN or +Inf is NaN, as is a row of -Inf only.
+      const bool nan_row = std::isnan(lse) || lse == INFINITY || lse == -INFINITY;
+      lsm[r * L + l] = nan_row ? NAN : v - lse;
+      sm[r * L + l] = nan_row ? NAN : std::exp(v - lse);
+    }
+  }
+}
+}  // namespace
+
+// Rows longer than one workgroup may loop over go through logsumexp's split reduction: under a
+// lowered loop limit (any device) with specials, along dim 0 of a view, f16; and at a real
+// length past llvmpipe's limit (8.5M: 2 x 33204 workgroup strides plus the tree).
+TEST(Softmax, RowsPastTheLoopLimit) {
+  GLT_RNG(rng);
+  {
+    ScopedLoopLimit limit(100);
+    const std::int64_t rows = 5, L = 20000;
+    auto x = uniform(rng, rows * L, -8, 8);
+    x[3] = NAN;                                                     // row 0: NaN
+    x[L + 7] = INFINITY;                                            // row 1: +Inf
+    for (std::int64_t l = 0; l < L; ++l) x[2 * L + l] = -INFINITY;  // row 2: -Inf only
+    x[3 * L + 11] = -INFINITY;                                      // row 3: one -Inf entry
+    std::vector<double> sm, lsm;
+    ref_softmax_rows(x, rows, L, sm, lsm);
+    Tensor t = Tensor::from_host(device(), x, {rows, L});
+    EXPECT_TRUE(close(softmax(t, 1).to_vector(), sm, 1e-5, 1e-9));
+    EXPECT_TRUE(close(log_softmax(t, -1).to_vector(), lsm, 1e-5, 1e-4));
+    // dim 0 of the transposed view: the same rows, strided.
+    Tensor tt = Tensor::from_host(device(), x, {rows, L}).t();  // [L, rows]
+    auto s0 = softmax(tt, 0);
+    EXPECT_EQ(s0.shape(), (Shape{L, rows}));
+    EXPECT_TRUE(close(s0.t().contiguous().to_vector(), sm, 1e-5, 1e-9));
+    // f16 storage: computed in f32, rounded once.
+    auto h = uniform(rng, 2 * L, -4, 4);
+    Tensor th = Tensor::from_host(device(), h, {2, L}).to(DType::f16);
+    const auto hv = th.to(DType::f32).to_vector();
+    ref_softmax_rows(hv, 2, L, sm, lsm);
+    Tensor sh = softmax(th, 1);
+    EXPECT_EQ(sh.dtype(), DType::f16);
+    EXPECT_TRUE(close(sh.to(DType::f32).to_vector(), sm, 2e-3, 1e-7));
+  }
+  const std::int64_t L = 8500000;
+  auto x = uniform(rng, L, -8, 8);
+  std::vector<double> sm, lsm;
+  ref_softmax_rows(x, 1, L, sm, lsm);
+  Tensor t = Tensor::from_host(device(), x, {1, L});
+  EXPECT_TRUE(close(log_softmax(t, 1).to_vector(), lsm, 1e-5, 1e-4));
+}

@@ -1,0 +1,102 @@
+// The loop limit: what the driver does past it (Mesa's gallivm counts every loop iteration of an
+// invocation in one counter and leaves all loops at 65535), and what the launch layer does with
+// a kernel that would loop longer (LimitError instead of a silently truncated result).
+#include <string>
+
+#include "runtime/device_impl.hpp"
+#include "runtime/guard.hpp"
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+// Runs one invocation of a kernel with two loops in sequence, the second nested
+// (n1 iterations, then n2 x n3), each storing its trip count; returns the counts it ran.
+std::vector<std::uint32_t> run_loops(Device& dev, std::uint32_t n1, std::uint32_t n2, std::uint32_t n3) {
+  auto& impl = *dev.impl();
+  detail::Enter enter(impl, "test");
+  const std::string src =
+      "#version 310 es\nlayout(local_size_x = 1) in;\n"
+      "layout(std430, binding = 0) buffer Counts { uint c[]; };\n"
+      "uniform uint u_n1;\nuniform uint u_n2;\nuniform uint u_n3;\n"
+      "void main() {\n"
+      "  for (uint i = 0u; i < u_n1; ++i) c[0] = i + 1u;\n"
+      "  for (uint i = 0u; i < u_n2; ++i)\n"
+      "    for (uint j = 0u; j < u_n3; ++j) c[1] = i * u_n3 + j + 1u;\n"
+      "}\n";
+  const GLuint prog = detail::ProgramCache::compile("loop_limit_probe", src);
+  GLuint buf = 0;
+  glGenBuffers(1, &buf);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
+  const std::uint32_t zero[2] = {0, 0};
+  glBufferData(GL_SHADER_STORAGE_BUFFER, sizeof zero, zero, GL_DYNAMIC_READ);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buf);
+  glUseProgram(prog);
+  glUniform1ui(glGetUniformLocation(prog, "u_n1"), n1);
+  glUniform1ui(glGetUniformLocation(prog, "u_n2"), n2);
+  glUniform1ui(glGetUniformLocation(prog, "u_n3"), n3);
+  glDispatchCompute(1, 1, 1);
+  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+  glBindBuffer(GL_COPY_READ_BUFFER, buf);
+  std::vector<std::uint32_t> out(2, 0);
+  if (auto* p = static_cast<const std::uint32_t*>(glMapBufferRange(GL_COPY_READ_BUFFER, 0, 8, GL_MAP_READ_BIT))) {
+    out = {p[0], p[1]};
+    glUnmapBuffer(GL_COPY_READ_BUFFER);
+  }
+  glUseProgram(0);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);
+  glDeleteBuffers(1, &buf);
+  glDeleteProgram(prog);
+  return out;
+}
+
+}  // namespace
+
+// The cause of the issue "Correctness on llvmpipe": on llvmpipe one invocation runs 65535 loop
+// iterations in all, its loops together (a nested loop's iterations count, and so do the outer
+// loop's and each loop's exit test), then leaves every loop without an error.
+// Capabilities::max_loop_iterations says so.
+TEST(LoopLimit, DriverCountsEveryLoopOfAnInvocation) {
+  Device& dev = device();
+  const std::uint64_t limit = dev.caps().max_loop_iterations;
+  // Within the limit: every loop runs to its end.
+  EXPECT_EQ(run_loops(dev, 1000, 30, 300), (std::vector<std::uint32_t>{1000, 9000}));
+  const auto got = run_loops(dev, 70000, 200, 200);
+  if (limit == 0) {
+    EXPECT_EQ(got, (std::vector<std::uint32_t>{70000, 40000})) << dev.adapter().renderer;
+    return;
+  }
+  EXPECT_EQ(limit, 65535u);
+  // The first loop stops at the limit; the nested loop after it runs one inner iteration (each
+  // loop runs its body once before the counter is checked).
+  EXPECT_EQ(got[0], 65535u);
+  EXPECT_LE(got[1], 1u);
+  // A loop of n trips counts n + 1 (its exit test is one more pass through the loop): 40000
+  // trips leave 25534 for the 200 x 200 nest after it, whose outer trips count 202 each (200 + 1
+  // inner, 1 outer): 126 of them, then 82 inner trips.
+  const auto nested = run_loops(dev, 40000, 200, 200);
+  EXPECT_EQ(nested[0], 40000u);
+  EXPECT_EQ(nested[1], 126u * 200 + 82);
+}
+
+// A kernel that would loop past the device's limit is a LimitError naming the op and kernel,
+// before anything is dispatched; the device stays usable. (A limit of 4 is below what any
+// kernel of cumsum runs.)
+TEST(LoopLimit, LaunchPastTheLimitIsLimitError) {
+  Device& dev = device();
+  const Tensor x = ones(dev, {100});
+  dev.set_loop_limit(4);
+  try {
+    Tensor y = cumsum(x, 0);
+    dev.set_loop_limit(0);
+    FAIL() << "expected LimitError";
+  } catch (const LimitError& e) {
+    dev.set_loop_limit(0);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cumsum"), std::string::npos) << what;
+    EXPECT_NE(what.find("loop iterations"), std::string::npos) << what;
+  }
+  EXPECT_EQ(cumsum(x, 0).to_vector().back(), 100.0f);
+}
