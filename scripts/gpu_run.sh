@@ -31,7 +31,7 @@ for phase in "$@"; do
             GLTENSOR_FULL_BARRIERS=$fb GLTENSOR_TEST_SEED=8227768616368950540 "$P/bin/test_nn" --gtest_brief=1 --gtest_filter='Losses*' 2>&1 | grep -E "Failure|grad\[|forward|PASSED|FAILED" | head -6
             GLTENSOR_FULL_BARRIERS=$fb GLTENSOR_TEST_SEED=6380846010036783877 "$P/bin/test_nn" --gtest_brief=1 --gtest_filter='Attention*' 2>&1 | grep -E "Failure|grad\[|forward|PASSED|FAILED" | head -6
           done 2>&1 | tee "$OUT/diag.txt" ;;
-    mlp|cnn) (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase 2>/dev/null | tee "$OUT/$phase.txt")
+    mlp|cnn) (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase --overwrite 2>/dev/null | tee "$OUT/$phase.txt")
          cp /tmp/$phase/metrics.json "$OUT/${phase}_metrics.json"; cp /tmp/$phase/training_curves.png "$OUT/${phase}_curves.png" ;;
   esac
 done
