@@ -1,14 +1,12 @@
 // Trains an MLP or a CNN on Fashion-MNIST with gltensor: data, forward, backward and optimizer
 // all run on the GPU path; the host reads back only the loss every few steps and the metrics.
-// Writes training curves and a confusion matrix as PNG, metrics as JSON, and a safetensors
-// checkpoint; --eval CHECKPOINT runs inference only.
-#include <unistd.h>
-
+// Writes training curves and a confusion matrix as PNG (PLplot), metrics as JSON, and a
+// safetensors checkpoint into a new folder per run; --eval CHECKPOINT runs inference only.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -17,15 +15,44 @@
 #include "idx.hpp"
 #include "models.hpp"
 #include "plot.hpp"
+#include "progress.hpp"
+#include "run_dir.hpp"
 
 using namespace gltensor;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-const std::vector<std::string> kClasses = {"T-shirt", "Trouser", "Pullover", "Dress", "Coat",
-                                           "Sandal",  "Shirt",   "Sneaker",  "Bag",   "Boot"};
+// The class names of the dataset's README, in label order.
+const std::vector<std::string> kClasses = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                           "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
 constexpr double kMean = 0.2860, kStd = 0.3530;  // Fashion-MNIST training-set pixel statistics
+constexpr std::array<std::int64_t, 3> kImage = {1, 28, 28};
+constexpr std::int64_t kMaxEvalPass = 1000;  // images per evaluation pass where the device allows it
+const std::string kDefaultOut = "fashion_mnist_out";
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string format(const char* f, auto... args) {
+  char b[256];
+  std::snprintf(b, sizeof b, f, args...);
+  return b;
+}
+
+// CLI11 2.1's PositiveNumber / NonNegativeNumber print their bound as a 309-digit double
+// ("not in range 0.000000 to 1797...") ; this names the bound as written: "--limit: must be >= 0, got -5".
+CLI::Validator bound(double lo, bool inclusive) {
+  const std::string rule = (inclusive ? ">= " : "> ") + format("%g", lo);
+  return CLI::Validator(
+      [lo, inclusive, rule](std::string& s) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(s, v)) return "'" + s + "' is not a number";
+        return (inclusive ? v >= lo : v > lo) ? std::string() : "must be " + rule + ", got " + s;
+      },
+      (lo == 0 && inclusive)                ? "NONNEGATIVE"
+      : (lo == 0 || (lo == 1 && inclusive)) ? "POSITIVE"
+                                            : rule);
+}
 
 struct Split {
   Tensor images;  // u8 [n, 784] on the GPU
@@ -56,21 +83,34 @@ std::pair<Tensor, Tensor> batch(const Split& s, const Tensor& idx) {
 }
 
 struct EvalResult {
-  double accuracy = 0;
+  double accuracy = 0, seconds = 0;
   std::vector<std::vector<long>> confusion;
 };
 
-EvalResult evaluate(nn::Module& model, const Split& test, std::int64_t bs) {
+// The whole test set in passes of `per_pass` images (chosen from the device's limits); the
+// confusion counts accumulate on the GPU.
+EvalResult evaluate(nn::Module& model, const Split& test, std::int64_t per_pass, demo::Progress& bar) {
   NoGradGuard ng;
   model.eval();
+  const auto t0 = Clock::now();
+  auto last_report = t0;
   const Device dev = test.images.device();
   Tensor counts = zeros(dev, {100}, DType::i32);
-  for (std::int64_t s = 0; s < test.n; s += bs) {
-    const std::int64_t b = std::min(bs, test.n - s);
+  for (std::int64_t s = 0; s < test.n; s += per_pass) {
+    const std::int64_t b = std::min(per_pass, test.n - s);
     Tensor idx = arange(dev, static_cast<double>(s), static_cast<double>(s + b), 1, DType::i32);
     auto [x, y] = batch(test, idx);
     Tensor pred = argmax(model(x), 1);
     counts = add(counts, sum(one_hot(add(mul(y, 10), pred), 100), {0}));
+    // Progress: on a terminal after every pass, in a log every 15 s (a cnn pass takes a while on
+    // llvmpipe). The read waits for this pass (a small gap in the queue, once per pass).
+    (void)counts.to_int_vector();
+    if (bar.tty() || seconds_since(last_report) > 15) {
+      last_report = Clock::now();
+      bar.update("evaluating", s + b, test.n,
+                 format("%lld/%lld images  %.0f img/s", static_cast<long long>(s + b), static_cast<long long>(test.n),
+                        (s + b) / seconds_since(t0)));
+    }
   }
   auto c = counts.to_int_vector();
   EvalResult r;
@@ -82,166 +122,216 @@ EvalResult evaluate(nn::Module& model, const Split& test, std::int64_t bs) {
       if (i == j) correct += c[i * 10 + j];
     }
   r.accuracy = static_cast<double>(correct) / static_cast<double>(test.n);
+  r.seconds = seconds_since(t0);
   model.train();
   return r;
 }
 
-std::string hms(double s) {
-  char b[32];
-  const int t = static_cast<int>(s);
-  std::snprintf(b, sizeof b, "%d:%02d", t / 60, t % 60);
-  return b;
+std::string epochs_text(int n) { return std::to_string(n) + (n == 1 ? " epoch" : " epochs"); }
+
+std::string confusion_title(const EvalResult& r, std::int64_t n, const std::string& what) {
+  return format("Fashion-MNIST test set: %.2f%% of %lld images correct\n%s", 100 * r.accuracy,
+                static_cast<long long>(n), what.c_str());
 }
 
-void progress(int epoch, int epochs, std::int64_t done, std::int64_t total, double loss, double ips, double eta) {
-  const int width = 28, fill = static_cast<int>(width * done / std::max<std::int64_t>(total, 1));
-  std::string bar(static_cast<std::size_t>(fill), '=');
-  if (fill < width) bar += '>';
-  bar.resize(width, ' ');
-  std::fprintf(stderr, "\repoch %d/%d [%s] %3d%%  loss %.4f  %6.0f img/s  ETA %s   ", epoch, epochs, bar.c_str(),
-               static_cast<int>(100 * done / std::max<std::int64_t>(total, 1)), loss, ips, hms(eta).c_str());
-  std::fflush(stderr);
-}
+struct Options {
+  std::string data = "/usr/share/datasets/fashion-mnist", model = "mlp", out, eval_ckpt;
+  std::string optimizer = "adam", schedule = "cosine";
+  int epochs = 10, log_every = 20;
+  std::int64_t batch_size = 128, limit = 0, seed = 1;
+  double lr = 1e-3;
+  bool overwrite = false;
+};
 
-void write_confusion_png(const std::string& path, const EvalResult& r) {
-  demo::Canvas c(700, 640);
-  demo::confusion(c, 20, 20, 54, r.confusion, kClasses);
-  c.save_png(path);
+int run(const Options& o, demo::Progress& bar) {
+  demo::check_png_driver();  // before any training: a run must not end without its plots
+  Device dev = Device::open();
+  std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
+  Generator gen(static_cast<std::uint64_t>(o.seed));
+  auto model = demo::make_model(o.model, dev, gen);
+  const std::int64_t per_pass = demo::images_per_pass(*model, kImage, dev, kMaxEvalPass);
+  const Split test = load_split(dev, o.data, "t10k", 0);
+
+  if (!o.eval_ckpt.empty()) {
+    const std::string out =
+        demo::claim_output_dir(o.out, kDefaultOut, o.model + "-eval", {"confusion_matrix.png"}, o.overwrite);
+    nn::load_state_dict(*model, nn::load_safetensors(o.eval_ckpt, dev));
+    EvalResult r = evaluate(*model, test, per_pass, bar);
+    bar.end_line();
+    std::printf("test accuracy %.2f%% on %lld images (%.0f img/s, %lld per pass)\n", 100 * r.accuracy,
+                static_cast<long long>(test.n), test.n / r.seconds, static_cast<long long>(per_pass));
+    demo::plot_confusion_matrix(out + "/confusion_matrix.png", r.confusion, kClasses,
+                                confusion_title(r, test.n, "checkpoint " + o.eval_ckpt));
+    std::printf("wrote %s/confusion_matrix.png\n", out.c_str());
+    return 0;
+  }
+
+  const std::int64_t max_batch = demo::images_per_pass(*model, kImage, dev, std::numeric_limits<std::int64_t>::max());
+  if (o.batch_size > max_batch)
+    throw std::runtime_error(
+        format("--batch-size %lld: the %s needs %lld bytes per image in one buffer; the device's "
+               "max SSBO block size (%lld bytes) holds at most %lld images per step",
+               static_cast<long long>(o.batch_size), o.model.c_str(),
+               static_cast<long long>(demo::forward_bytes_per_image(*model, kImage)),
+               static_cast<long long>(dev.caps().max_ssbo_block_size), static_cast<long long>(max_batch)));
+  const Split train = load_split(dev, o.data, "train", o.limit);
+  const std::int64_t steps_per_epoch = train.n / o.batch_size;  // drop the last partial batch
+  if (steps_per_epoch == 0)
+    throw std::runtime_error("--batch-size " + std::to_string(o.batch_size) + " exceeds the " +
+                             std::to_string(train.n) + " training images");
+  const std::string ckpt_name = "fashion_mnist_" + o.model + ".safetensors";
+  const std::string out =
+      demo::claim_output_dir(o.out, kDefaultOut, o.model,
+                             {ckpt_name, "metrics.json", "training_curves.png", "confusion_matrix.png"}, o.overwrite);
+  std::printf(
+      "model %s, %zu parameter tensors, train %lld, test %lld (%lld per evaluation pass), batch %lld, %s lr %g "
+      "(%s)\nwriting to %s/\n",
+      o.model.c_str(), model->parameters().size(), static_cast<long long>(train.n), static_cast<long long>(test.n),
+      static_cast<long long>(per_pass), static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr,
+      o.schedule.c_str(), out.c_str());
+  std::fflush(stdout);
+  std::unique_ptr<nn::Optimizer> opt;
+  if (o.optimizer == "adam")
+    opt = std::make_unique<nn::Adam>(model->parameters(), o.lr);
+  else
+    opt = std::make_unique<nn::SGD>(model->parameters(), o.lr, nn::SGDOptions{0.9, 0, 0, false});
+
+  // At least ~10 loss read-backs per epoch for the curves of short runs.
+  const std::int64_t log_every = std::min<std::int64_t>(o.log_every, std::max<std::int64_t>(1, steps_per_epoch / 10));
+  std::mt19937_64 shuffle_rng(static_cast<std::uint64_t>(o.seed));
+  std::vector<std::int32_t> order(static_cast<std::size_t>(train.n));
+  std::iota(order.begin(), order.end(), 0);
+  demo::History hist;
+  nlohmann::json metrics = {{"model", o.model},
+                            {"device", dev.caps().renderer},
+                            {"train_images", train.n},
+                            {"test_images", test.n},
+                            {"batch_size", o.batch_size},
+                            {"eval_images_per_pass", per_pass},
+                            {"optimizer", o.optimizer},
+                            {"lr", o.lr},
+                            {"schedule", o.schedule},
+                            {"seed", o.seed},
+                            {"epochs", nlohmann::json::array()}};
+  EvalResult last;
+  double train_total = 0, eval_total = 0;
+  const auto start = Clock::now();
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    if (o.schedule == "cosine")
+      opt->lr = nn::cosine_lr(o.lr, epoch - 1, o.epochs);
+    else if (o.schedule == "step")
+      opt->lr = nn::step_lr(o.lr, epoch - 1, 4);
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+    const auto e0 = Clock::now();
+    auto last_report = e0;  // progress lines in a log: every 15 s
+    double loss_sum = 0;
+    int loss_n = 0;
+    for (std::int64_t s = 0; s < steps_per_epoch; ++s) {
+      Tensor idx = Tensor::from_host(dev, std::span<const std::int32_t>(order.data() + s * o.batch_size, o.batch_size),
+                                     {o.batch_size});
+      auto [x, y] = batch(train, idx);
+      opt->zero_grad();
+      Tensor loss = cross_entropy((*model)(x), y);
+      backward(loss);
+      opt->step();
+      if ((s + 1) % log_every == 0 || s + 1 == steps_per_epoch) {
+        const float loss_now = loss.item();
+        loss_sum += loss_now;
+        ++loss_n;
+        hist.step_epoch.push_back(epoch - 1 + static_cast<double>(s + 1) / steps_per_epoch);
+        hist.step_loss.push_back(loss_now);
+        const double ips = (s + 1) * o.batch_size / seconds_since(e0);
+        const double eta = (steps_per_epoch - s - 1) * o.batch_size / ips;
+        if (bar.tty() || seconds_since(last_report) > 15 || s + 1 == steps_per_epoch) {
+          last_report = Clock::now();
+          bar.update(format("epoch %d/%d", epoch, o.epochs), s + 1, steps_per_epoch,
+                     format("loss %.4f  %6.0f img/s  ETA %s", loss_now, ips, demo::hms(eta).c_str()));
+        }
+      }
+    }
+    bar.end_line();
+    const double epoch_secs = seconds_since(e0);
+    last = evaluate(*model, test, per_pass, bar);
+    bar.end_line();
+    train_total += epoch_secs;
+    eval_total += last.seconds;
+    const double mean_loss = loss_n ? loss_sum / loss_n : 0.0;
+    hist.epoch_loss.push_back(mean_loss);
+    hist.test_accuracy.push_back(100 * last.accuracy);
+    std::printf(
+        "epoch %d/%d  train loss %.4f  test accuracy %.2f%%  train %.1f s (%.0f img/s)  eval %.1f s (%.0f img/s)  lr "
+        "%.2e\n",
+        epoch, o.epochs, mean_loss, 100 * last.accuracy, epoch_secs, steps_per_epoch * o.batch_size / epoch_secs,
+        last.seconds, test.n / last.seconds, opt->lr);
+    std::fflush(stdout);
+    metrics["epochs"].push_back({{"epoch", epoch},
+                                 {"train_loss", mean_loss},
+                                 {"test_accuracy", last.accuracy},
+                                 {"seconds", epoch_secs},
+                                 {"eval_seconds", last.seconds}});
+  }
+  const double total = seconds_since(start);
+  metrics["total_seconds"] = total;
+  metrics["final_test_accuracy"] = last.accuracy;
+  metrics["confusion_matrix"] = last.confusion;
+  metrics["classes"] = kClasses;
+  const std::string ckpt = out + "/" + ckpt_name;
+  nn::save_safetensors(ckpt, nn::state_dict(*model));
+  demo::plot_training_curves(
+      out + "/training_curves.png", hist,
+      format("Fashion-MNIST: %s, %s on %lld training images\nbatch %lld, %s, lr %g (%s schedule), %s", o.model.c_str(),
+             epochs_text(o.epochs).c_str(), static_cast<long long>(train.n), static_cast<long long>(o.batch_size),
+             o.optimizer.c_str(), o.lr, o.schedule.c_str(), dev.caps().renderer.c_str()));
+  demo::plot_confusion_matrix(out + "/confusion_matrix.png", last.confusion, kClasses,
+                              confusion_title(last, test.n,
+                                              format("%s after %s on %lld training images", o.model.c_str(),
+                                                     epochs_text(o.epochs).c_str(), static_cast<long long>(train.n))));
+  if (!(std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n"))
+    throw std::runtime_error("cannot write " + out + "/metrics.json");
+  std::printf(
+      "final test accuracy %.2f%% after %s in %s (training %s, evaluation %s)\nwrote %s, "
+      "%s/training_curves.png, %s/confusion_matrix.png, %s/metrics.json\n",
+      100 * last.accuracy, epochs_text(o.epochs).c_str(), demo::hms(total).c_str(), demo::hms(train_total).c_str(),
+      demo::hms(eval_total).c_str(), ckpt.c_str(), out.c_str(), out.c_str(), out.c_str());
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Train an MLP or a CNN on Fashion-MNIST with gltensor (GLSL compute shaders over EGL/GLES)"};
-  std::string data = "/usr/share/datasets/fashion-mnist", model_name = "mlp", out = "fashion_mnist_out", eval_ckpt;
-  std::string optimizer = "adam", schedule = "cosine";
-  int epochs = 10, log_every = 20;
-  std::int64_t batch_size = 128, limit = 0, seed = 1;
-  double lr = 1e-3;
-  app.add_option("--data", data, "directory with the gzipped IDX files")->capture_default_str();
-  app.add_option("--model", model_name, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
-  app.add_option("--epochs", epochs, "training epochs")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--batch-size", batch_size, "images per step")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--lr", lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--optimizer", optimizer, "adam or sgd (momentum 0.9)")
+  Options o;
+  app.add_option("--data", o.data, "directory with the gzipped IDX files")->capture_default_str();
+  app.add_option("--model", o.model, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
+  app.add_option("--epochs", o.epochs, "training epochs")->check(bound(1, true))->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "images per step")->check(bound(1, true))->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->check(bound(0, false))->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "adam or sgd (momentum 0.9)")
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
-  app.add_option("--schedule", schedule, "cosine, step (x0.1 every 4 epochs) or none")
+  app.add_option("--schedule", o.schedule, "cosine, step (x0.1 every 4 epochs) or none")
       ->check(CLI::IsMember({"cosine", "step", "none"}))
       ->capture_default_str();
-  app.add_option("--seed", seed, "seed for initialization, shuffling and dropout")->capture_default_str();
-  app.add_option("--limit", limit, "use only the first N training images (0 = all)")->capture_default_str();
-  app.add_option("--out", out, "directory for plots, metrics and the checkpoint")->capture_default_str();
-  app.add_option("--eval", eval_ckpt, "evaluate a checkpoint on the test set and exit");
-  app.add_option("--log-every", log_every, "steps between loss read-backs")->check(CLI::PositiveNumber);
+  app.add_option("--seed", o.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
+  app.add_option("--limit", o.limit, "use only the first N training images (0 = all)")
+      ->check(bound(0, true))
+      ->capture_default_str();
+  app.add_option(
+      "--out", o.out,
+      "folder for plots, metrics and the checkpoint (default: a new folder " + kDefaultOut + "/<model>-<N> per run)");
+  app.add_flag("--overwrite", o.overwrite, "let --out replace the files of an earlier run");
+  app.add_option("--eval", o.eval_ckpt, "evaluate a checkpoint on the test set and exit");
+  app.add_option("--log-every", o.log_every,
+                 "steps between loss read-backs (fewer where an epoch has under 10 of them)")
+      ->check(bound(1, true));
   CLI11_PARSE(app, argc, argv);
 
+  demo::Progress bar;
   try {
-    Device dev = Device::open();
-    std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
-    Generator gen(static_cast<std::uint64_t>(seed));
-    auto model = demo::make_model(model_name, dev, gen);
-    const Split test = load_split(dev, data, "t10k", 0);
-    std::filesystem::create_directories(out);
-
-    if (!eval_ckpt.empty()) {
-      nn::load_state_dict(*model, nn::load_safetensors(eval_ckpt, dev));
-      const auto t0 = Clock::now();
-      EvalResult r = evaluate(*model, test, 1000);
-      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-      std::printf("test accuracy %.2f%% on %lld images (%.0f img/s)\n", 100 * r.accuracy,
-                  static_cast<long long>(test.n), test.n / secs);
-      write_confusion_png(out + "/confusion_matrix.png", r);
-      std::printf("wrote %s/confusion_matrix.png\n", out.c_str());
-      return 0;
-    }
-
-    const Split train = load_split(dev, data, "train", limit);
-    std::printf("model %s, %zu parameter tensors, train %lld, test %lld, batch %lld, %s lr %g (%s)\n",
-                model_name.c_str(), model->parameters().size(), static_cast<long long>(train.n),
-                static_cast<long long>(test.n), static_cast<long long>(batch_size), optimizer.c_str(), lr,
-                schedule.c_str());
-    std::unique_ptr<nn::Optimizer> opt;
-    if (optimizer == "adam")
-      opt = std::make_unique<nn::Adam>(model->parameters(), lr);
-    else
-      opt = std::make_unique<nn::SGD>(model->parameters(), lr, nn::SGDOptions{0.9, 0, 0, false});
-
-    std::mt19937_64 shuffle_rng(static_cast<std::uint64_t>(seed));
-    std::vector<std::int32_t> order(static_cast<std::size_t>(train.n));
-    std::iota(order.begin(), order.end(), 0);
-    const std::int64_t steps_per_epoch = train.n / batch_size;  // drop the last partial batch
-    if (steps_per_epoch == 0)
-      throw std::runtime_error("batch size " + std::to_string(batch_size) + " exceeds the training set");
-    demo::Series loss_series{"train loss", {}, {}, {31, 119, 180}}, acc_series{"test accuracy", {}, {}, {214, 39, 40}};
-    nlohmann::json metrics = {
-        {"model", model_name}, {"device", dev.caps().renderer}, {"epochs", nlohmann::json::array()}};
-    EvalResult last;
-    const bool tty = ::isatty(2);
-    const auto start = Clock::now();
-    for (int epoch = 1; epoch <= epochs; ++epoch) {
-      if (schedule == "cosine")
-        opt->lr = nn::cosine_lr(lr, epoch - 1, epochs);
-      else if (schedule == "step")
-        opt->lr = nn::step_lr(lr, epoch - 1, 4);
-      std::shuffle(order.begin(), order.end(), shuffle_rng);
-      const auto e0 = Clock::now();
-      double loss_sum = 0;
-      int loss_n = 0;
-      float loss_now = 0;
-      for (std::int64_t s = 0; s < steps_per_epoch; ++s) {
-        Tensor idx = Tensor::from_host(dev, std::span<const std::int32_t>(order.data() + s * batch_size, batch_size),
-                                       {batch_size});
-        auto [x, y] = batch(train, idx);
-        opt->zero_grad();
-        Tensor loss = cross_entropy((*model)(x), y);
-        backward(loss);
-        opt->step();
-        if ((s + 1) % log_every == 0 || s + 1 == steps_per_epoch) {
-          loss_now = loss.item();
-          loss_sum += loss_now;
-          ++loss_n;
-          loss_series.x.push_back(epoch - 1 + static_cast<double>(s + 1) / steps_per_epoch);
-          loss_series.y.push_back(loss_now);
-          const double el = std::chrono::duration<double>(Clock::now() - e0).count();
-          const double ips = (s + 1) * batch_size / el;
-          const double eta = (steps_per_epoch - s - 1) * batch_size / ips;
-          if (tty || (s + 1) % (log_every * 10) == 0 || s + 1 == steps_per_epoch)
-            progress(epoch, epochs, s + 1, steps_per_epoch, loss_now, ips, eta);
-          if (!tty) std::fprintf(stderr, "\n");
-        }
-      }
-      const double epoch_secs = std::chrono::duration<double>(Clock::now() - e0).count();
-      last = evaluate(*model, test, 1000);
-      acc_series.x.push_back(epoch);
-      acc_series.y.push_back(100 * last.accuracy);
-      if (tty) std::fprintf(stderr, "\n");
-      std::printf("epoch %d/%d  train loss %.4f  test accuracy %.2f%%  %.1f s  (%.0f img/s)  lr %.2e\n", epoch, epochs,
-                  loss_n ? loss_sum / loss_n : 0.0, 100 * last.accuracy, epoch_secs,
-                  steps_per_epoch * batch_size / epoch_secs, opt->lr);
-      std::fflush(stdout);
-      metrics["epochs"].push_back({{"epoch", epoch},
-                                   {"train_loss", loss_n ? loss_sum / loss_n : 0.0},
-                                   {"test_accuracy", last.accuracy},
-                                   {"seconds", epoch_secs}});
-    }
-    const double total = std::chrono::duration<double>(Clock::now() - start).count();
-    metrics["total_seconds"] = total;
-    metrics["final_test_accuracy"] = last.accuracy;
-    const std::string ckpt = out + "/fashion_mnist_" + model_name + ".safetensors";
-    nn::save_safetensors(ckpt, nn::state_dict(*model));
-    demo::Canvas c(900, 380);
-    demo::chart(c, 0, 0, 450, 380, "training loss", {loss_series}, "epoch");
-    demo::chart(c, 450, 0, 450, 380, "test accuracy (%)", {acc_series}, "epoch");
-    c.save_png(out + "/training_curves.png");
-    write_confusion_png(out + "/confusion_matrix.png", last);
-    std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n";
-    std::printf(
-        "final test accuracy %.2f%% after %d epochs in %s\nwrote %s, %s/training_curves.png, %s/confusion_matrix.png, "
-        "%s/metrics.json\n",
-        100 * last.accuracy, epochs, hms(total).c_str(), ckpt.c_str(), out.c_str(), out.c_str(), out.c_str());
-    return 0;
+    return run(o, bar);
   } catch (const std::exception& e) {
+    bar.end_line();
+    std::fflush(stdout);
     std::fprintf(stderr, "fashion_mnist: error: %s\n", e.what());
     return 2;
   }

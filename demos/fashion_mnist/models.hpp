@@ -1,5 +1,7 @@
 // The two Fashion-MNIST models of the dataset's benchmark table.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -12,5 +14,16 @@ namespace demo {
 /// Input [N, 1, 28, 28]; the mlp flattens it.
 std::shared_ptr<gltensor::nn::Sequential> make_model(const std::string& name, const gltensor::Device& dev,
                                                      gltensor::Generator& gen);
+
+/// Bytes of the largest buffer that one image of shape chw ([C, H, W]) needs in the model's
+/// forward pass: a layer's float32 output, or a convolution's im2col columns (C*KH*KW x OH*OW per
+/// image: gltensor's conv2d lowers to im2col + matmul). Knows Conv2d, MaxPool2d, Flatten and Linear;
+/// other layers keep their input's shape.
+std::int64_t forward_bytes_per_image(const gltensor::nn::Sequential& model, std::array<std::int64_t, 3> chw);
+
+/// Images per forward pass such that no buffer of the pass exceeds the device's max SSBO block
+/// size (Capabilities::max_ssbo_block_size), at most `cap`; at least 1.
+std::int64_t images_per_pass(const gltensor::nn::Sequential& model, std::array<std::int64_t, 3> chw,
+                             const gltensor::Device& dev, std::int64_t cap);
 
 }  // namespace demo

@@ -1,120 +1,205 @@
 #include "plot.hpp"
 
-#include <stb/stb_easy_font.h>
-#include <stb/stb_image_write.h>
+#include <plplot/plstream.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <stdexcept>
 
 namespace demo {
-
-Canvas::Canvas(int w, int h, RGB bg) : w_(w), h_(h), px_(static_cast<std::size_t>(w) * h * 3) {
-  for (std::size_t i = 0; i < px_.size(); i += 3) std::copy(bg.begin(), bg.end(), px_.begin() + i);
-}
-
-void Canvas::rect(int x0, int y0, int x1, int y1, RGB c) {
-  x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, w_), y1 = std::min(y1, h_);
-  for (int y = y0; y < y1; ++y)
-    for (int x = x0; x < x1; ++x)
-      std::copy(c.begin(), c.end(), px_.begin() + (static_cast<std::size_t>(y) * w_ + x) * 3);
-}
-
-void Canvas::line(double x0, double y0, double x1, double y1, RGB c, int t) {
-  const int steps = static_cast<int>(std::max(std::fabs(x1 - x0), std::fabs(y1 - y0))) + 1;
-  for (int i = 0; i <= steps; ++i) {
-    const double f = static_cast<double>(i) / steps;
-    const int x = static_cast<int>(std::lround(x0 + f * (x1 - x0))),
-              y = static_cast<int>(std::lround(y0 + f * (y1 - y0)));
-    rect(x - t / 2, y - t / 2, x - t / 2 + t, y - t / 2 + t, c);
-  }
-}
-
-void Canvas::text(int x, int y, const std::string& s, RGB c, int scale) {
-  static char buf[60000];
-  const int quads = stb_easy_font_print(0, 0, const_cast<char*>(s.c_str()), nullptr, buf, sizeof buf);
-  const float* v = reinterpret_cast<const float*>(buf);
-  for (int q = 0; q < quads; ++q) {
-    const float* p = v + q * 16;  // 4 vertices of (x, y, z, color)
-    const int qx0 = static_cast<int>(p[0]), qy0 = static_cast<int>(p[1]), qx1 = static_cast<int>(p[8]),
-              qy1 = static_cast<int>(p[9]);
-    rect(x + qx0 * scale, y + qy0 * scale, x + qx1 * scale, y + qy1 * scale, c);
-  }
-}
-
-void Canvas::save_png(const std::string& path) const {
-  if (!stbi_write_png(path.c_str(), w_, h_, 3, px_.data(), w_ * 3)) throw std::runtime_error("cannot write " + path);
-}
-
 namespace {
-std::string fmt(double v) {
+
+// cmap0 indices (PLplot draws lines, text and fills in the "current" cmap0 color).
+enum Color : PLINT { kBackground = 0, kInk = 1, kGrid = 2, kBlue = 3, kLightBlue = 4, kRed = 5, kWhite = 6 };
+
+// PLplot ends the process on a fatal error (plexit); this names the program before it does.
+// The usual causes (missing driver, unwritable file) are checked before PLplot is called.
+int on_plplot_exit(PLCHAR_VECTOR msg) {
+  std::fprintf(stderr, "\nfashion_mnist: error: PLplot: %s\n", msg);
+  return 2;
+}
+
+// One PNG page of w x h pixels, white background, written when the object is destroyed.
+std::unique_ptr<plstream> open_png(const std::string& path, int w, int h) {
+  check_png_driver();
+  if (!std::ofstream(path, std::ios::binary)) throw std::runtime_error("cannot write " + path);
+  ::plsexit(on_plplot_exit);
+  auto pls = std::make_unique<plstream>();
+  pls->sdev("pngcairo");
+  pls->sfnam(path.c_str());
+  pls->spage(0, 0, w, h, 0, 0);
+  const PLINT r[] = {255, 30, 225, 31, 158, 214, 255}, g[] = {255, 30, 225, 119, 202, 39, 255},
+              b[] = {255, 30, 225, 180, 225, 40, 255};
+  pls->scmap0(r, g, b, 7);
+  pls->init();
+  pls->adv(0);
+  return pls;
+}
+
+void finish(std::unique_ptr<plstream> pls, const std::string& path) {
+  pls.reset();  // plend1: the cairo driver writes the PNG
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) == 0 || ec) throw std::runtime_error("PLplot wrote no image to " + path);
+}
+
+// Light grid, then black axes with ticks and numeric labels (y labels upright).
+void axes(plstream& p, PLFLT xtick) {
+  p.col0(kGrid);
+  p.width(1);
+  p.box("g", xtick, 0, "g", 0, 0);
+  p.col0(kInk);
+  p.box("bcnst", xtick, 0, "bcnstv", 0, 0);
+}
+
+// Lines of `title` ('\n'-separated) centred at the top of the page, the first one larger.
+void page_title(plstream& p, const std::string& title) {
+  p.vpor(0, 1, 0, 1);
+  p.wind(0, 1, 0, 1);
+  p.col0(kInk);
+  double y = 0.955;
+  std::size_t from = 0;
+  for (int line = 0; from <= title.size(); ++line) {
+    const std::size_t to = std::min(title.find('\n', from), title.size());
+    p.schr(0, line == 0 ? 1.15 : 0.9);
+    p.ptex(0.5, y, 1, 0, 0.5, title.substr(from, to - from).c_str());
+    y -= line == 0 ? 0.045 : 0.04;
+    from = to + 1;
+  }
+  p.schr(0, 1.0);
+}
+
+std::string percent(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, std::fabs(v) >= 100 ? "%.0f" : std::fabs(v) >= 1 ? "%.2f" : "%.3f", v);
+  std::snprintf(b, sizeof b, "%.2f", v);
   return b;
 }
+
 }  // namespace
 
-void chart(Canvas& c, int x, int y, int w, int h, const std::string& title, const std::vector<Series>& series,
-           const std::string& xlabel) {
-  const RGB axis{40, 40, 40}, grid{225, 225, 225};
-  double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-  for (const auto& s : series)
-    for (std::size_t i = 0; i < s.x.size(); ++i) {
-      xmin = std::min(xmin, s.x[i]), xmax = std::max(xmax, s.x[i]);
-      ymin = std::min(ymin, s.y[i]), ymax = std::max(ymax, s.y[i]);
-    }
-  if (xmin > xmax) xmin = 0, xmax = 1, ymin = 0, ymax = 1;
-  if (xmax == xmin) xmax = xmin + 1;
-  if (ymax - ymin < 1e-9 * std::max(1.0, std::fabs(ymax))) ymin -= 1, ymax += 1;
-  const double pad = (ymax - ymin) * 0.08 + 1e-9;
-  ymin -= pad, ymax += pad;
-  const int L = x + 60, R = x + w - 15, T = y + 30, B = y + h - 40;
-  c.text(x + 60, y + 8, title, axis, 2);
-  for (int i = 0; i <= 4; ++i) {
-    const int gy = B - (B - T) * i / 4;
-    c.line(L, gy, R, gy, grid);
-    c.text(x + 5, gy - 4, fmt(ymin + (ymax - ymin) * i / 4), axis);
-    const int gx = L + (R - L) * i / 4;
-    c.text(gx - 8, B + 8, fmt(xmin + (xmax - xmin) * i / 4), axis);
-  }
-  c.line(L, T, L, B, axis, 2);
-  c.line(L, B, R, B, axis, 2);
-  c.text((L + R) / 2 - 20, B + 24, xlabel, axis);
-  int ly = T + 6;
-  for (const auto& s : series) {
-    for (std::size_t i = 1; i < s.x.size(); ++i) {
-      auto px = [&](double v) { return L + (v - xmin) / (xmax - xmin) * (R - L); };
-      auto py = [&](double v) { return B - (v - ymin) / (ymax - ymin) * (B - T); };
-      c.line(px(s.x[i - 1]), py(s.y[i - 1]), px(s.x[i]), py(s.y[i]), s.color, 2);
-    }
-    if (s.x.size() == 1) c.rect(L - 2, ly, L + 2, ly + 4, s.color);
-    c.rect(R - 150, ly, R - 135, ly + 8, s.color);
-    c.text(R - 130, ly, s.label, axis);
-    ly += 14;
-  }
+void check_png_driver() {
+  // plgDevs fills caller-owned arrays (capacity in n) with the drivers PLplot can load.
+  std::vector<const char*> m(128), d(128);
+  const char** menus = m.data();
+  const char** names = d.data();
+  int n = static_cast<int>(m.size());
+  plgDevs(&menus, &names, &n);
+  for (int i = 0; i < n; ++i)
+    if (std::string(d[static_cast<std::size_t>(i)]) == "pngcairo") return;
+  throw std::runtime_error(
+      "PLplot's PNG driver 'pngcairo' is not installed (Debian package plplot-driver-cairo; "
+      "bash .ci/install-deps installs it)");
 }
 
-void confusion(Canvas& c, int x, int y, int cell, const std::vector<std::vector<long>>& m,
-               const std::vector<std::string>& names) {
-  long mx = 1;
-  for (const auto& r : m)
-    for (long v : r) mx = std::max(mx, v);
-  const RGB axis{40, 40, 40};
-  c.text(x, y, "confusion matrix (rows: true class, columns: predicted)", axis, 2);
-  const int top = y + 30, left = x + 90;
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    c.text(x, top + static_cast<int>(i) * cell + cell / 2 - 4, names[i], axis);
-    c.text(left + static_cast<int>(i) * cell + 2, top + static_cast<int>(m.size()) * cell + 6, names[i].substr(0, 6),
-           axis);
-    for (std::size_t j = 0; j < m[i].size(); ++j) {
-      const double f = std::sqrt(static_cast<double>(m[i][j]) / mx);
-      const RGB col{static_cast<unsigned char>(255 - 200 * f), static_cast<unsigned char>(255 - 150 * f), 255};
-      const int cx = left + static_cast<int>(j) * cell, cy = top + static_cast<int>(i) * cell;
-      c.rect(cx, cy, cx + cell - 1, cy + cell - 1, col);
-      c.text(cx + 4, cy + cell / 2 - 4, std::to_string(m[i][j]), f > 0.6 ? RGB{255, 255, 255} : axis);
-    }
+void plot_training_curves(const std::string& path, const History& h, const std::string& title) {
+  auto pls = open_png(path, 1200, 600);
+  plstream& p = *pls;
+  const int epochs = static_cast<int>(h.test_accuracy.size());
+  const PLFLT xtick = epochs <= 12 ? 1 : 0;  // integer epochs while they fit; else PLplot's choice
+  page_title(p, title);
+
+  // Left: training loss per read-back step (thin) and its mean per epoch (thick, markers).
+  double ymax = 0;
+  for (double v : h.step_loss) ymax = std::max(ymax, v);
+  for (double v : h.epoch_loss) ymax = std::max(ymax, v);
+  // Headroom above the data for the legend (the loss falls, so the top right is free).
+  p.vpor(0.085, 0.475, 0.15, 0.76);
+  p.wind(0, std::max(epochs, 1), 0, ymax > 0 ? ymax * 1.3 : 1);
+  axes(p, xtick);
+  p.lab("epoch", "cross-entropy loss", "training loss");
+  p.col0(kLightBlue);
+  p.width(1.5);
+  if (!h.step_loss.empty()) p.line(static_cast<PLINT>(h.step_loss.size()), h.step_epoch.data(), h.step_loss.data());
+  std::vector<double> ex(h.epoch_loss.size());
+  for (std::size_t i = 0; i < ex.size(); ++i) ex[i] = static_cast<double>(i + 1);
+  p.col0(kBlue);
+  p.width(2.5);
+  if (ex.size() > 1) p.line(static_cast<PLINT>(ex.size()), ex.data(), h.epoch_loss.data());
+  p.string(static_cast<PLINT>(ex.size()), ex.data(), h.epoch_loss.data(), "●");
+  {
+    PLINT opt[] = {PL_LEGEND_LINE, PL_LEGEND_LINE | PL_LEGEND_SYMBOL};
+    const char* text[] = {"loss every few steps", "mean loss of the epoch"};
+    PLINT text_colors[] = {kInk, kInk}, line_colors[] = {kLightBlue, kBlue}, line_styles[] = {1, 1};
+    PLFLT line_widths[] = {1.5, 2.5}, symbol_scales[] = {1, 1};
+    PLINT symbol_colors[] = {kBlue, kBlue}, symbol_numbers[] = {0, 1};
+    const char* symbols[] = {"", "●"};
+    PLFLT lw, lh;
+    p.legend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+             PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE, 0.02, 0.03, 0.08, kBackground, kGrid, 1, 0, 0, 2,
+             opt, 0.8, 0.85, 1.6, 0, text_colors, text, nullptr, nullptr, nullptr, nullptr, line_colors, line_styles,
+             line_widths, symbol_colors, symbol_scales, symbol_numbers, symbols);
   }
+
+  // Right: test accuracy after each epoch, each point labelled while they fit.
+  double lo = 100, hi = 0;
+  for (double v : h.test_accuracy) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (lo > hi) lo = 0, hi = 100;
+  const double pad = std::max(1.0, (hi - lo) * 0.2);
+  p.vpor(0.585, 0.975, 0.15, 0.76);
+  p.wind(0.5, epochs + 0.5, std::max(0.0, lo - pad), std::min(100.0, hi + pad));
+  p.width(1);
+  axes(p, xtick);
+  p.lab("epoch", "accuracy (%)", "test accuracy (whole test set)");
+  p.col0(kRed);
+  p.width(2.5);
+  if (ex.size() > 1) p.line(static_cast<PLINT>(ex.size()), ex.data(), h.test_accuracy.data());
+  p.string(static_cast<PLINT>(ex.size()), ex.data(), h.test_accuracy.data(), "●");
+  p.col0(kInk);
+  p.schr(0, 0.85);
+  for (std::size_t i = 0; i < ex.size(); ++i)
+    if (epochs <= 12 || i + 1 == ex.size())
+      p.ptex(ex[i], h.test_accuracy[i] + (hi - lo + 2 * pad) * 0.05, 1, 0, 0.5, percent(h.test_accuracy[i]).c_str());
+  finish(std::move(pls), path);
+}
+
+void plot_confusion_matrix(const std::string& path, const std::vector<std::vector<long>>& m,
+                           const std::vector<std::string>& names, const std::string& title) {
+  const int n = static_cast<int>(m.size());
+  auto pls = open_png(path, 1000, 980);
+  plstream& p = *pls;
+  page_title(p, title);
+  // cmap1: white -> dark blue, indexed by the fraction of the true class.
+  PLFLT pos[] = {0, 1}, r[] = {1, 0.03}, g[] = {1, 0.19}, b[] = {1, 0.42};
+  p.scmap1l(true, 2, pos, r, g, b, nullptr);
+  p.schr(0, 1.0);
+  p.vpor(0.22, 0.22 + 0.65 * 980 / 1000, 0.21, 0.86);  // square cells on the 1000 x 980 page
+  p.wind(0, n, 0, n);
+  for (int i = 0; i < n; ++i) {
+    long row = 0;
+    for (long v : m[static_cast<std::size_t>(i)]) row += v;
+    const double y0 = n - 1 - i;  // true class 0 at the top
+    for (int j = 0; j < n; ++j) {
+      const long v = m[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+      const double f = row > 0 ? static_cast<double>(v) / static_cast<double>(row) : 0;
+      PLFLT xs[] = {static_cast<PLFLT>(j), j + 1.0, j + 1.0, static_cast<PLFLT>(j)}, ys[] = {y0, y0, y0 + 1, y0 + 1};
+      p.col1(std::sqrt(f));  // sqrt: the off-diagonal confusions stay visible next to the diagonal
+      p.fill(4, xs, ys);
+      p.col0(f > 0.3 ? kWhite : kInk);
+      p.schr(0, 0.9);
+      p.ptex(j + 0.5, y0 + 0.5, 1, 0, 0.5, std::to_string(v).c_str());
+    }
+    p.col0(kInk);
+    p.schr(0, 1.0);
+    const double along = (n - 1 - i + 0.5) / n;
+    p.mtex("lv", 0.7, along, 1.0, names[static_cast<std::size_t>(i)].c_str());
+    const double recall =
+        row > 0 ? 100.0 * static_cast<double>(m[static_cast<std::size_t>(i)][static_cast<std::size_t>(i)]) /
+                      static_cast<double>(row)
+                : 0;
+    p.mtex("rv", 0.7, along, 0.0, (percent(recall) + "%").c_str());
+  }
+  p.col0(kInk);
+  for (int j = 0; j < n; ++j) p.mtex("bv", 0.7, (j + 0.5) / n, 1.0, names[static_cast<std::size_t>(j)].c_str());
+  p.width(1);
+  p.box("bc", 0, 0, "bc", 0, 0);
+  p.schr(0, 1.1);
+  p.mtex("b", 8.5, 0.5, 0.5, "predicted class");
+  p.mtex("l", 9.0, 0.5, 0.5, "true class");
+  p.mtex("t", 0.6, 1.0 + 0.85 / n, 0.5, "recall");  // header of the recall column
+  finish(std::move(pls), path);
 }
 
 }  // namespace demo

@@ -1,41 +1,29 @@
-// A small RGB canvas for the training report: line charts, a heat-map grid and text
-// (stb_easy_font), written as PNG (stb_image_write).
+// The training report's two figures, drawn with PLplot (Debian: libplplot-dev) through its cairo
+// PNG driver "pngcairo" (Debian: plplot-driver-cairo).
 #pragma once
-#include <array>
 #include <string>
 #include <vector>
 
 namespace demo {
 
-using RGB = std::array<unsigned char, 3>;
+/// Throws std::runtime_error naming the Debian package when PLplot's pngcairo driver is missing
+/// (call it before training, so that a long run does not end without its plots).
+void check_png_driver();
 
-class Canvas {
- public:
-  Canvas(int w, int h, RGB bg = {255, 255, 255});
-  void rect(int x0, int y0, int x1, int y1, RGB c);
-  void line(double x0, double y0, double x1, double y1, RGB c, int thickness = 1);
-  /// Text with its top-left corner at (x, y); scale 1 = 7-pixel-high glyphs.
-  void text(int x, int y, const std::string& s, RGB c, int scale = 1);
-  void save_png(const std::string& path) const;
-  int width() const { return w_; }
-  int height() const { return h_; }
-
- private:
-  int w_, h_;
-  std::vector<unsigned char> px_;
+/// What the training loop records.
+struct History {
+  std::vector<double> step_epoch, step_loss;  ///< loss read back every few steps; x in epochs (fractional)
+  std::vector<double> epoch_loss;             ///< mean of the read-back losses of epoch i + 1
+  std::vector<double> test_accuracy;          ///< percent, after epoch i + 1
 };
 
-struct Series {
-  std::string label;
-  std::vector<double> x, y;
-  RGB color;
-};
+/// Two panels: training loss per step (and its mean per epoch), test accuracy per epoch.
+/// `title` names the run (model, device). Throws std::runtime_error if the file cannot be written.
+void plot_training_curves(const std::string& path, const History& h, const std::string& title);
 
-/// Draws a chart with axes, ticks and a legend into the rectangle (x, y, w, h).
-void chart(Canvas& c, int x, int y, int w, int h, const std::string& title, const std::vector<Series>& series,
-           const std::string& xlabel);
-/// Draws a 10x10 confusion matrix (rows = true class, columns = predicted) with counts.
-void confusion(Canvas& c, int x, int y, int cell, const std::vector<std::vector<long>>& m,
-               const std::vector<std::string>& names);
+/// A 10x10 (n x n) confusion matrix m[true][predicted] with counts in the cells, shaded by the
+/// fraction of the true class, the class names in full and each class's recall on the right.
+void plot_confusion_matrix(const std::string& path, const std::vector<std::vector<long>>& m,
+                           const std::vector<std::string>& names, const std::string& title);
 
 }  // namespace demo
