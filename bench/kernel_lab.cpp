@@ -234,7 +234,7 @@ void lab_add(bool small) {
     for (std::size_t i = 0; i < n; i += 4099) bad += hc[i] != ha[i] + hb[i];
     std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s %s\n", "add library program lab bufs", n, ms, 12.0 * n / ms * 1e-6,
                 bad ? "WRONG" : "");
-    g_dev->impl()->queue.invalidate_bindings();
+    g_dev->impl()->gl.invalidate();
   }
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
@@ -277,7 +277,7 @@ void lab_bufs() {
       const double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
       std::printf("bufs %-34s %8.4f ms  %7.1f GB/s\n", st.name, ms, 12.0 * n / ms * 1e-6);
     }
-  g_dev->impl()->queue.invalidate_bindings();
+  g_dev->impl()->gl.invalidate();
   for (int i : {0, 4}) {
     glDeleteBuffers(1, &sets[i].a);
     glDeleteBuffers(1, &sets[i].b);
@@ -639,7 +639,7 @@ void lab_matmul(std::size_t n) {
     ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, n >= 4096 ? 5 : 20);
     std::printf("matmul library program raw %-6s n=%zu  %8.3f ms  %8.1f GFLOP/s (program %d)\n", kern, n, ms,
                 2.0 * n * n * n / ms * 1e-6, prog);
-    g_dev->impl()->queue.invalidate_bindings();
+    g_dev->impl()->gl.invalidate();
     unsetenv("GLTENSOR_MATMUL_KERNEL");
   }
   glDeleteBuffers(1, &C);
@@ -725,7 +725,7 @@ void lab_matmul_bisect(std::size_t n) {
     }
     if (p.prog != static_cast<GLuint>(libprog)) glDeleteProgram(p.prog);
   }
-  g_dev->impl()->queue.invalidate_bindings();
+  g_dev->impl()->gl.invalidate();
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
   glDeleteBuffers(1, &C);
@@ -803,7 +803,7 @@ void lab_hints() {
     }
   glDeleteProgram(padd);
   glDeleteProgram(pfill);
-  g_dev->impl()->queue.invalidate_bindings();
+  g_dev->impl()->gl.invalidate();
 }
 
 // Relative placement of add's three streams: (1) ranges of one buffer, B and C starting `delta`
@@ -853,7 +853,7 @@ void lab_offsets() {
   }
   glDeleteBuffers(1, &big);
   glDeleteProgram(padd);
-  g_dev->impl()->queue.invalidate_bindings();
+  g_dev->impl()->gl.invalidate();
 }
 
 // Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,

@@ -14,6 +14,7 @@ std::string env(const char* name) {
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
+  s.api = env("GLTENSOR_API");
   if (const char* d = std::getenv("GLTENSOR_CACHE_DIR")) {
     if (std::string(d) != "off" && *d) s.cache_dir = d;
   } else if (const std::string x = env("XDG_CACHE_HOME"); !x.empty()) {

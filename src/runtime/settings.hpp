@@ -8,6 +8,9 @@ namespace gltensor::detail {
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
   std::string device;
+  /// GLTENSOR_API=gl: Device::open makes desktop OpenGL core contexts where OpenOptions leave
+  /// the API to choose ("gles" or "" = OpenGL ES).
+  std::string api;
   /// GLTENSOR_CACHE_DIR ("off" or empty: no cache), else $XDG_CACHE_HOME/gltensor, else
   /// ~/.cache/gltensor: program binaries and tuning choices. Empty path = no cache.
   std::filesystem::path cache_dir;
