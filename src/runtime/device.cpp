@@ -128,6 +128,11 @@ void DeviceImpl::defer_delete(GLuint buffer, GLsync fence) {
   if (fence) deferred_fences_.push_back(fence);
 }
 
+std::size_t DeviceImpl::deferred_count() {
+  std::lock_guard<std::mutex> lock(deferred_mutex_);
+  return deferred_buffers_.size() + deferred_fences_.size();
+}
+
 void DeviceImpl::run_deferred() {
   std::vector<GLuint> buffers;
   std::vector<GLsync> fences;

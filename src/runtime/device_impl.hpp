@@ -58,6 +58,8 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   void defer_delete(GLuint buffer, GLsync fence);
   /// Deletes the deferred objects (context current).
   void run_deferred();
+  /// Objects waiting for deletion (tests).
+  std::size_t deferred_count();
 
   DeviceImpl();
   ~DeviceImpl();
