@@ -27,13 +27,18 @@
 
 namespace glt_app {
 
-/// An application's context: EGL, surfaceless, OpenGL ES 3.2 or desktop OpenGL core.
-struct AppContext {
-  gltensor::detail::EglContext egl;
+/// What the helpers need to know of a context.
+struct ContextKind {
   bool desktop = false;
   bool es32 = false;  // OpenGL ES 3.2 (or desktop): texture buffers, cube map arrays, ...
+};
 
-  explicit AppContext(bool desktop_gl) : desktop(desktop_gl) {
+/// An application's context: EGL, surfaceless, OpenGL ES 3.2 or desktop OpenGL core.
+struct AppContext : ContextKind {
+  gltensor::detail::EglContext egl;
+
+  explicit AppContext(bool desktop_gl) {
+    desktop = desktop_gl;
     auto cands = gltensor::detail::enumerate_egl_candidates();
     std::string why;
     if (cands.empty() ||
@@ -81,7 +86,7 @@ inline const std::vector<TextureTarget>& texture_targets() {
   };
   return t;
 }
-inline bool has_target(const AppContext& app, const TextureTarget& t) {
+inline bool has_target(const ContextKind& app, const TextureTarget& t) {
   return t.level == 0 || (t.level == 1 && app.es32) || (t.level == 2 && app.desktop);
 }
 
@@ -104,7 +109,7 @@ inline const std::vector<IndexedTarget>& indexed_targets() {
 }
 
 /// Every binding listed at the top of this file, by name.
-inline Snapshot snapshot(const AppContext& app) {
+inline Snapshot snapshot(const ContextKind& app) {
   Snapshot s;
   const auto one = [&](const std::string& name, GLenum e) { s[name] = get_int(e); };
   one("program", GL_CURRENT_PROGRAM);
@@ -203,7 +208,7 @@ struct AppState {
   GLuint image_textures[2] = {0, 0};
   GLuint interop_buffer = 0, interop_texture = 0;  // for gltensor: 1024 bytes; RGBA8 8 x 8
 
-  explicit AppState(const AppContext& app) {
+  explicit AppState(const ContextKind& app) {
     glGenBuffers(1, &interop_buffer);
     glBindBuffer(GL_COPY_WRITE_BUFFER, interop_buffer);
     glBufferData(GL_COPY_WRITE_BUFFER, 1024, nullptr, GL_DYNAMIC_DRAW);
