@@ -18,6 +18,9 @@ struct Settings {
   bool full_barriers = false;
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128 forces a matmul variant.
   std::string matmul_kernel;
+  /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
+  /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
+  std::string conv;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.
