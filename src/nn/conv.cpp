@@ -82,16 +82,34 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
+// Output channels per invocation of the direct kernel: all of a group's up to 8, else the
+// largest divisor of Og up to 8.
+std::int64_t direct_opi(std::int64_t Og) {
+  for (std::int64_t d = std::min<std::int64_t>(Og, 8); d > 1; --d)
+    if (Og % d == 0) return d;
+  return 1;
+}
+// Loop iterations of one invocation of the direct kernel (every loop counted).
+// Output positions per invocation of the direct kernel (register blocking along rows).
+std::int64_t direct_px(std::int64_t opi) { return opi <= 4 ? 8 : 4; }
+// Loop iterations of one invocation of the direct kernel (every loop counted).
+std::uint64_t direct_loops(const Geometry& g, std::int64_t Og) {
+  const std::int64_t opi = direct_opi(Og), px = direct_px(opi);
+  const std::int64_t seg = px + (g.KW - 1) * g.o.dilation[1];
+  return static_cast<std::uint64_t>(opi * (1 + px) + opi * px +
+                                    g.C * g.KH * (1 + seg + g.KW * (1 + opi + px * (1 + opi))));
+}
+
 // Uniforms of glsl/nn/conv_direct.comp.
 struct DirectParams {
   const Geometry& g;
   std::int64_t O, Og;
   const Tensor &x, &w, &bias;
   void set(Uniforms& u) const {
-    u.i32("u_C", g.C), u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_O", O), u.i32("u_Og", Og);
-    u.i32("u_KH", g.KH), u.i32("u_KW", g.KW), u.i32("u_OH", g.OH), u.i32("u_OW", g.OW);
-    u.i32("u_sh", g.o.stride[0]), u.i32("u_sw", g.o.stride[1]), u.i32("u_pt", g.o.padding[0]);
-    u.i32("u_pl", g.o.padding[1]), u.i32("u_dh", g.o.dilation[0]), u.i32("u_dw", g.o.dilation[1]);
+    u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_O", O), u.i32("u_Og", Og), u.i32("u_OH", g.OH);
+    u.i32("u_OW", g.OW), u.i32("u_sh", g.o.stride[0]), u.i32("u_sw", g.o.stride[1]);
+    u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]), u.i32("u_dh", g.o.dilation[0]);
+    u.i32("u_dw", g.o.dilation[1]);
     const Shape &xs = x.strides(), &ws = w.strides();
     u.u32s("u_x_stride", {xs[0], xs[1], xs[2], xs[3]});
     u.u32("u_x_off", x.offset());
@@ -108,15 +126,22 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   Launch launch(dev, "conv2d");
   Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, DType::f32, "conv2d");
   if (out.numel() == 0) return out;
-  std::string h = (bias.defined() ? "#define HAS_BIAS 1\n" : "") + operand_glsl(0, DType::f32, CT::f32, true) +
-                  operand_glsl(1, x.dtype(), CT::f32, false) + operand_glsl(2, w.dtype(), CT::f32, false) +
-                  (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
+  const std::int64_t opi = direct_opi(Og), px = direct_px(opi);
+  std::string h =
+      (g.o.stride[1] == 1 ? "#define ROWSEG 1\n#define DW " + std::to_string(g.o.dilation[1]) + "\n#define SEGLEN " +
+                                std::to_string(px + (g.KW - 1) * g.o.dilation[1]) + "\n"
+                          : std::string()) +
+      "#define PX " + std::to_string(px) + "\n#define CG " + std::to_string(g.C) + "\n#define KH " +
+      std::to_string(g.KH) + "\n#define KW " + std::to_string(g.KW) + "\n#define OPI " + std::to_string(opi) + "\n" +
+      (bias.defined() ? "#define HAS_BIAS 1\n" : "") + operand_glsl(0, DType::f32, CT::f32, true) +
+      operand_glsl(1, x.dtype(), CT::f32, false) + operand_glsl(2, w.dtype(), CT::f32, false) +
+      (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
   launch.program("conv_direct.comp", h, {256}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
   launch.params(DirectParams{g, O, Og, x, w, bias})
-      .loop_iterations(static_cast<std::uint64_t>(g.C * g.KH * (g.KW + 1)))
-      .groups(static_cast<std::uint64_t>((g.OH * g.OW + 255) / 256), static_cast<std::uint64_t>(O),
-              static_cast<std::uint64_t>(g.N));
+      .loop_iterations(direct_loops(g, Og))
+      .groups(static_cast<std::uint64_t>((g.OH * ((g.OW + px - 1) / px) + 255) / 256),
+              static_cast<std::uint64_t>(O / opi), static_cast<std::uint64_t>(g.N));
   return out;
 }
 
@@ -158,12 +183,11 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   // read a columns matrix K times the image, which for large images also exceeds the device's
   // SSBO limit (then the direct kernel runs whatever K is, if its loop fits the device's limit).
   const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
-  const std::uint64_t direct_loops = static_cast<std::uint64_t>(g.C * g.KH * (g.KW + 1));
-  const std::uint64_t loop_limit = dev_of(x).loop_limit();
+  const std::uint64_t loops = direct_loops(g, Og), loop_limit = dev_of(x).loop_limit();
   const std::string& force = settings().conv;  // GLTENSOR_CONV=direct|im2col
   const bool direct = force != "im2col" &&
                       (force == "direct" || K <= 32 || cols_bytes > dev_of(x).caps.max_ssbo_block_size) &&
-                      (loop_limit == 0 || direct_loops <= loop_limit);
+                      (loop_limit == 0 || loops <= loop_limit);
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (direct) {

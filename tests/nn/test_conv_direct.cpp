@@ -68,6 +68,39 @@ TEST(ConvDirect, HalfAndStridedOperandsAndNaN) {
   EXPECT_LT(nans, ref.size());
 }
 
+TEST(ConvDirect, BlockingVariants) {
+  // Output channels per invocation (OPI: 1, 2, 3, 6, 8 of Og = 1, 2, 3, 12, 16) and positions
+  // per invocation (PX 8 or 4) with partial tiles, the row segment (stride 1, dilation 1 or 3)
+  // and the strided path (stride 2 along rows), groups.
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv = "direct";
+  struct Case {
+    std::int64_t Cg, Og, G, W;
+    std::array<std::int64_t, 2> stride, dilation;
+  };
+  for (const Case& c : std::vector<Case>{{2, 1, 1, 13, {1, 1}, {1, 1}},
+                                         {3, 2, 2, 9, {1, 1}, {1, 3}},
+                                         {3, 3, 1, 17, {1, 2}, {2, 1}},
+                                         {1, 12, 1, 11, {2, 1}, {1, 1}},
+                                         {2, 16, 1, 5, {1, 1}, {1, 1}},
+                                         {2, 6, 2, 10, {3, 2}, {1, 2}}}) {
+    const Shape xs{2, c.Cg * c.G, 7, c.W}, ws{c.Og * c.G, c.Cg, 3, 3};
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    o.stride = c.stride;
+    o.dilation = c.dilation;
+    o.groups = c.G;
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+    Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws),
+                      Tensor::from_host(device(), bv, {ws[0]}), o);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
+  }
+}
+
 TEST(ConvDirect, FallsBackToIm2colPastTheLoopLimit) {
   GLT_RNG(rng);
   // Forced direct, but its loop (64 x 3 x 4 = 768 iterations) exceeds the limit: im2col + GEMM
@@ -79,8 +112,8 @@ TEST(ConvDirect, FallsBackToIm2colPastTheLoopLimit) {
   Shape os;
   auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, Conv2dOptions::pad(1), os);
   device().set_loop_limit(600);
-  Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(),
-                    Conv2dOptions::pad(1));
+  Tensor y =
+      conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), Conv2dOptions::pad(1));
   device().set_loop_limit(0);
   EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
   EXPECT_EQ(conv2d(zeros(device(), {0, 64, 6, 6}), zeros(device(), ws), Tensor(), Conv2dOptions::pad(1)).shape(),
