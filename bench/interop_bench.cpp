@@ -12,12 +12,14 @@
 // Times are host wall-clock per call / per frame over many calls or frames with one wait at the
 // end (throughput). Usage:
 //   gltensor_interop_bench [--api gles|gl] [--calls N] [--frames N] [--size WxH]
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,47 +67,56 @@ double per_call_us(Device& dev, int n, const std::function<void()>& op) {
 }
 
 void bench_calls(const Args& a) {
-  const int n = a.calls;
-  struct Row {
-    std::string mode;
-    double us;
-  };
-  std::vector<Row> rows;
+  // Every mode's device exists at once; rounds measure the modes in turn and each mode's median
+  // is reported (drift and other load hit all modes alike).
+  const int n = a.calls, rounds = 7;
   OpenOptions oo;
   oo.api = a.desktop ? GlApi::gl : GlApi::gles;
-  {  // Device::open, no other context
-    Device dev = Device::open(oo);
-    Tensor x = ones(dev, {256}), y = ones(dev, {256}), z;
-    rows.push_back({"Device::open", per_call_us(dev, n, [&] { z = x + y; })});
-  }
+  struct Mode {
+    std::string name;
+    Device dev;
+    bool app_current, scope;
+    Tensor x, y, z;
+    std::vector<double> us;
+  };
+  std::vector<Mode> modes;
+  modes.push_back({"Device::open", Device::open(oo), false, false, {}, {}, {}, {}});
   AppContext app(a.desktop);
   app.make_current();
-  {
-    Device dev = Device::adopt_current();
-    Tensor x = ones(dev, {256}), y = ones(dev, {256}), z;
-    rows.push_back({"adopted, restored at each call", per_call_us(dev, n, [&] { z = x + y; })});
-    double us = 0;
-    {
-      interop::StateScope scope(dev);
-      us = per_call_us(dev, n, [&] { z = x + y; });
+  AdoptOptions no_restore;
+  no_restore.restore_state = false;
+  modes.push_back({"adopted, restored at each call", Device::adopt_current(), true, false, {}, {}, {}, {}});
+  modes.push_back({"adopted, one StateScope", Device::adopt_current(), true, true, {}, {}, {}, {}});
+  modes.push_back({"adopted, restore_state = false", Device::adopt_current(no_restore), true, false, {}, {}, {}, {}});
+  modes.push_back({"Device::open beside a current app context", Device::open(oo), true, false, {}, {}, {}, {}});
+  for (Mode& m : modes) {
+    m.x = ones(m.dev, {256});
+    m.y = ones(m.dev, {256});
+  }
+  for (int r = 0; r < rounds; ++r)
+    for (Mode& m : modes) {
+      if (m.app_current)
+        app.make_current();
+      else
+        eglMakeCurrent(app.egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      std::unique_ptr<interop::StateScope> scope;
+      if (m.scope) scope = std::make_unique<interop::StateScope>(m.dev);
+      m.us.push_back(per_call_us(m.dev, n, [&] { m.z = m.x + m.y; }));
     }
-    rows.push_back({"adopted, one StateScope", us});
-  }
-  {
-    AdoptOptions ao;
-    ao.restore_state = false;
-    Device dev = Device::adopt_current(ao);
-    Tensor x = ones(dev, {256}), y = ones(dev, {256}), z;
-    rows.push_back({"adopted, restore_state = false", per_call_us(dev, n, [&] { z = x + y; })});
-  }
-  {  // the application's context current: a switch there and back per call
-    Device dev = Device::open(oo);
-    Tensor x = ones(dev, {256}), y = ones(dev, {256}), z;
-    rows.push_back({"Device::open beside a current app context", per_call_us(dev, n, [&] { z = x + y; })});
-  }
-  std::printf("\nPer-call cost: add of 256 floats, %d calls, one wait at the end\n\n", n);
+  app.make_current();
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double base = median(modes[0].us);
+  std::printf("\nPer-call cost: add of 256 floats, %d calls then one wait, median of %d interleaved rounds\n\n", n,
+              rounds);
   std::printf("| mode | us per call | ratio to Device::open |\n|---|---|---|\n");
-  for (const Row& r : rows) std::printf("| %s | %.2f | %.2f |\n", r.mode.c_str(), r.us, r.us / rows[0].us);
+  for (const Mode& m : modes) {
+    const double us = median(m.us);
+    std::printf("| %s | %.2f | %.2f |\n", m.name.c_str(), us, us / base);
+  }
+  for (Mode& m : modes) m = Mode{};
 }
 
 GLuint compile(bool desktop, const std::string& body) {
@@ -231,6 +242,15 @@ void bench_frame(const Args& a) {
     interop::to_texture(conv2d(x, w, b, Conv2dOptions::pad(1)), out);
     interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
   };
+  interop::TextureTransfer rgb16 = rgb;
+  rgb16.dtype = DType::f16;
+  Tensor w16 = w.to(DType::f16), b16 = b.to(DType::f16);
+  const auto gltensor_frame16 = [&] {  // f16 tensors: half the bytes between the passes
+    interop::StateScope scope(dev);
+    Tensor x = interop::from_texture(dev, in, rgb16);
+    interop::to_texture(conv2d(x, w16, b16, Conv2dOptions::pad(1)), out);
+    interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
+  };
   const auto time_frames = [&](const std::function<void()>& frame) {
     for (int i = 0; i < 2; ++i) frame();
     glFinish();
@@ -239,14 +259,24 @@ void bench_frame(const Args& a) {
     glFinish();
     return seconds_since(t0) * 1e3 / a.frames;
   };
-  double raw_ms = 1e30, glt_ms = 1e30;
+  double raw_ms = 1e30, glt_ms = 1e30, glt16_ms = 1e30;
   for (int round = 0; round < 2; ++round) {  // interleaved, best of two
     raw_ms = std::min(raw_ms, time_frames(raw_frame));
     glt_ms = std::min(glt_ms, time_frames(gltensor_frame));
+    glt16_ms = std::min(glt16_ms, time_frames(gltensor_frame16));
   }
+  auto p16 = read_texture(tex[2], W, H);
+  // gltensor's stages alone (where the frame's time goes).
+  Tensor x0 = interop::from_texture(dev, in, rgb), y0 = conv2d(x0, w, b, Conv2dOptions::pad(1));
+  const double from_ms = time_frames([&] { x0 = interop::from_texture(dev, in, rgb); });
+  const double conv_ms = time_frames([&] { y0 = conv2d(x0, w, b, Conv2dOptions::pad(1)); });
+  const double to_ms = time_frames([&] { interop::to_texture(y0, out); });
   auto pr = read_texture(tex[1], W, H), pg = read_texture(tex[2], W, H);
-  int max_diff = 0;
-  for (std::size_t i = 0; i < pr.size(); ++i) max_diff = std::max(max_diff, std::abs(pr[i] - pg[i]));
+  int max_diff = 0, max_diff16 = 0;
+  for (std::size_t i = 0; i < pr.size(); ++i) {
+    max_diff = std::max(max_diff, std::abs(pr[i] - pg[i]));
+    max_diff16 = std::max(max_diff16, std::abs(pr[i] - p16[i]));
+  }
   std::printf(
       "\nFrame: %dx%d RGBA8 texture -> tensor [1, 3, H, W] f32 -> conv2d 3x3 (3 -> 3, padding 1) -> RGBA8 "
       "texture, %d frames (best of two interleaved rounds)\n\n",
@@ -254,8 +284,15 @@ void bench_frame(const Args& a) {
   std::printf("| path | ms per frame |\n|---|---|\n");
   std::printf("| raw GL compute shader (one dispatch) | %.3f |\n", raw_ms);
   std::printf("| gltensor (adopted, StateScope; from_texture, conv2d, to_texture, release) | %.3f |\n", glt_ms);
-  std::printf("\nratio raw / gltensor = %.2f (goal >= 0.8); outputs differ by at most %d/255%s\n", raw_ms / glt_ms,
-              max_diff, max_diff > 1 ? " (MISMATCH)" : "");
+  std::printf("| gltensor, f16 tensors | %.3f |\n", glt16_ms);
+  std::printf("| gltensor stage: from_texture alone | %.3f |\n", from_ms);
+  std::printf("| gltensor stage: conv2d alone (direct kernel) | %.3f |\n", conv_ms);
+  std::printf("| gltensor stage: to_texture alone | %.3f |\n", to_ms);
+  std::printf(
+      "\nratio raw / gltensor = %.2f (f16 tensors: %.2f; goal >= 0.8); outputs differ by at most %d/255%s "
+      "(f16: %d/255)\n",
+      raw_ms / glt_ms, raw_ms / glt16_ms, max_diff, max_diff > 1 ? " (MISMATCH)" : "", max_diff16);
+  x0 = y0 = w = b = w16 = b16 = Tensor();
   dev = Device();
   glDeleteSamplers(1, &sampler);
   glDeleteProgram(prog);

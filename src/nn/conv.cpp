@@ -119,12 +119,14 @@ struct DirectParams {
   }
 };
 
-// Direct convolution for small filters (glsl/nn/conv_direct.comp): out [N, O, OH, OW] f32.
+// Direct convolution for small filters (glsl/nn/conv_direct.comp): out [N, O, OH, OW] of x's
+// dtype where it is a float (f32 accumulation, one rounding at the store), else f32.
 Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
                    std::int64_t Og) {
   DeviceImpl& dev = dev_of(x);
   Launch launch(dev, "conv2d");
-  Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, DType::f32, "conv2d");
+  const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
   if (out.numel() == 0) return out;
   const std::int64_t opi = direct_opi(Og), px = direct_px(opi);
   std::string h =
@@ -133,7 +135,7 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
                           : std::string()) +
       "#define PX " + std::to_string(px) + "\n#define CG " + std::to_string(g.C) + "\n#define KH " +
       std::to_string(g.KH) + "\n#define KW " + std::to_string(g.KW) + "\n#define OPI " + std::to_string(opi) + "\n" +
-      (bias.defined() ? "#define HAS_BIAS 1\n" : "") + operand_glsl(0, DType::f32, CT::f32, true) +
+      (bias.defined() ? "#define HAS_BIAS 1\n" : "") + operand_glsl(0, odt, CT::f32, true) +
       operand_glsl(1, x.dtype(), CT::f32, false) + operand_glsl(2, w.dtype(), CT::f32, false) +
       (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
   launch.program("conv_direct.comp", h, {256}).write(out).read(x).read(w);
@@ -193,7 +195,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   if (direct) {
     NoGradGuard ng;
     Tensor out = conv_direct(x, w, bias, g, O, Og);
-    y = x.dtype() == DType::f32 ? out : out.to(x.dtype());
+    y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
   } else {
     NoGradGuard ng;
     Tensor out = G == 1 ? Tensor() : Tensor::empty(x.device(), {g.N, O, g.OH, g.OW}, DType::f32);
