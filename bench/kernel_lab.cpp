@@ -1,7 +1,16 @@
 // Kernel lab: times candidate GLSL formulations of the hot kernels (elementwise add, sum,
 // matmul) in isolation, outside the library's dispatch path, so that variants can be compared
 // on one device in one run before one of them goes into glsl/. Not part of the test suite.
-// Usage: gltensor_kernel_lab [FILTER]   (runs the experiments whose name contains FILTER)
+// The candidates are bench/lab/*.comp (embedded at build time), each with the #defines that make
+// a variant; they are compiled by the library's ProgramCache::compile and dispatched raw.
+// Usage: gltensor_kernel_lab [--check] [FILTER]
+//   FILTER   runs the modes whose name contains FILTER: add, sum, matmul, bisect (all devices),
+//            conv, bufs (GPUs only); asm, hints, offsets only when named exactly (hints and
+//            offsets on GPUs only). No FILTER: every mode that a plain filter selects.
+//   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
+//            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
+//            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
+//            bench/lab kernel went unused.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,13 +20,18 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "gltensor/gltensor.hpp"
+#include "lab_sources.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/gl.hpp"
-#include "gltensor/gltensor.hpp"
+#include "runtime/program_cache.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 using namespace gltensor;
@@ -25,36 +39,101 @@ using namespace gltensor;
 namespace {
 
 Device* g_dev = nullptr;
+bool g_check = false;          // --check: tiny sizes, one dispatch per measurement
+int g_failures = 0;            // failed compiles and wrong results
+std::set<std::string> g_used;  // bench/lab files compiled
 
-GLuint compile(const std::string& src) {
-  // A variant may start with its own #version line (the library compiles 320 es where it can).
-  const std::string full = src.rfind("#version", 0) == 0 ? src : "#version 310 es\n" + src;
-  GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
-  const char* p = full.c_str();
-  glShaderSource(sh, 1, &p, nullptr);
-  glCompileShader(sh);
-  GLint ok = 0;
-  glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    char log[4096];
-    glGetShaderInfoLog(sh, sizeof log, nullptr, log);
-    std::printf("compile error: %s\n", log);
-    glDeleteShader(sh);
-    return 0;
-  }
-  GLuint prog = glCreateProgram();
-  glAttachShader(prog, sh);
-  glLinkProgram(prog);
-  glDeleteShader(sh);
-  glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    char log[4096];
-    glGetProgramInfoLog(prog, sizeof log, nullptr, log);
-    std::printf("link error: %s\n", log);
-    return 0;
-  }
-  return prog;
+// A bench/lab kernel as compiled: #version (310 es, or 320 es as the library uses where it can),
+// the variant's #defines, the file.
+std::string lab_source(const char* file, const std::string& defines, bool es320 = false) {
+  const auto& sources = lab::lab_sources();
+  const auto it = sources.find(file);
+  if (it == sources.end()) throw std::runtime_error(std::string("kernel lab: no bench/lab/") + file);
+  g_used.insert(file);
+  return std::string(es320 ? "#version 320 es\n" : "#version 310 es\n") + defines + std::string(it->second);
 }
+
+// The library's compile path; a candidate that does not compile is reported and skipped (0).
+GLuint compile(const std::string& name, const std::string& source) {
+  try {
+    return detail::ProgramCache::compile(name, source);
+  } catch (const ShaderError& e) {
+    std::printf("%s\n", e.what());
+    ++g_failures;
+    return 0;
+  }
+}
+
+// Prints WRONG (and counts a failure) where `ok` is false.
+const char* verdict(bool ok) {
+  if (ok) return "";
+  ++g_failures;
+  return "WRONG";
+}
+
+// The lab binds programs and buffers behind the library's queue: it forgets what it bound.
+void use(GLuint prog) {
+  glUseProgram(prog);
+  g_dev->impl()->gl.invalidate();
+}
+
+void bind(std::initializer_list<GLuint> bufs) {
+  GLuint i = 0;
+  for (GLuint b : bufs) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, i++, b);
+  g_dev->impl()->gl.invalidate();
+}
+
+// The launch layer's grid uniforms (glsl/common/common.glsl: u_grid, u_group_base) of a library
+// program dispatched raw as gx x gy x gz workgroups from workgroup 0, while in scope; the values
+// the library set come back at the end (its Program caches them and would not set them again).
+class LibraryGrid {
+ public:
+  LibraryGrid(GLuint prog, GLuint gx, GLuint gy, GLuint gz) : prog_(prog) {
+    grid_ = glGetUniformLocation(prog, "u_grid");
+    base_ = glGetUniformLocation(prog, "u_group_base");
+    if (grid_ >= 0) {
+      glGetUniformuiv(prog, grid_, saved_grid_);
+      glProgramUniform3ui(prog, grid_, gx, gy, gz);
+    }
+    if (base_ >= 0) {
+      glGetUniformuiv(prog, base_, saved_base_);
+      glProgramUniform3ui(prog, base_, 0, 0, 0);
+    }
+  }
+  ~LibraryGrid() {
+    if (grid_ >= 0) glProgramUniform3uiv(prog_, grid_, 1, saved_grid_);
+    if (base_ >= 0) glProgramUniform3uiv(prog_, base_, 1, saved_base_);
+  }
+  LibraryGrid(const LibraryGrid&) = delete;
+  LibraryGrid& operator=(const LibraryGrid&) = delete;
+
+ private:
+  GLuint prog_;
+  GLint grid_ = -1, base_ = -1;
+  GLuint saved_grid_[3] = {}, saved_base_[3] = {};
+};
+
+// The program the library's last dispatch left bound.
+GLuint library_program() {
+  GLint prog = 0;
+  glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
+  return static_cast<GLuint>(prog);
+}
+
+// The matmul kernel the library is forced to use while in scope (Settings::matmul_kernel, i.e.
+// GLTENSOR_MATMUL_KERNEL, read once at start).
+class ForceMatmulKernel {
+ public:
+  explicit ForceMatmulKernel(const char* kernel) : saved_(detail::settings().matmul_kernel) {
+    detail::settings().matmul_kernel = kernel;
+  }
+  ~ForceMatmulKernel() { detail::settings().matmul_kernel = saved_; }
+  ForceMatmulKernel(const ForceMatmulKernel&) = delete;
+  ForceMatmulKernel& operator=(const ForceMatmulKernel&) = delete;
+
+ private:
+  std::string saved_;
+};
 
 GLuint buffer(std::size_t bytes, const void* data) {
   GLuint b = 0;
@@ -89,11 +168,14 @@ std::vector<float> read(GLuint b, std::size_t count) {
 }
 
 // Median over 5 batches of `reps` dispatches (barrier between dispatches), in ms per dispatch.
+// --check: one batch of one dispatch (after the warm-up one).
 double time_ms(const std::function<void()>& once, int reps, bool barriers = true) {
+  const int batches = g_check ? 1 : 5;
+  if (g_check) reps = 1;
   once();
   glFinish();
   std::vector<double> t;
-  for (int b = 0; b < 5; ++b) {
+  for (int b = 0; b < batches; ++b) {
     auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < reps; ++r) {
       once();
@@ -103,7 +185,7 @@ double time_ms(const std::function<void()>& once, int reps, bool barriers = true
     t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps);
   }
   std::sort(t.begin(), t.end());
-  return t[2];
+  return t[t.size() / 2];
 }
 
 std::vector<float> random_floats(std::size_t n, unsigned seed) {
@@ -121,75 +203,44 @@ std::uint16_t detail_f16(float x, float& back) {
   return h;
 }
 
-void bind(std::initializer_list<GLuint> bufs) {
-  GLuint i = 0;
-  for (GLuint b : bufs) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, i++, b);
-}
-
 // ---------------------------------------------------------------- elementwise add, 2^26 floats
-const char* kAddHeader = R"(
-layout(std430, binding = 0) QUAL_IN buffer A_ { vec4 a[]; };
-layout(std430, binding = 1) QUAL_IN buffer B_ { vec4 b[]; };
-layout(std430, binding = 2) QUAL_OUT buffer C_ { vec4 c[]; };
-uniform uint n4;
-)";
-
-// Kernel body with one invocation per quad i < n4 of a 2-D grid: main() runs `statement`.
-std::string quad_body(const char* statement) {
-  return std::string(
-             "void main(){ uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
-             "gl_WorkGroupSize.x; if (i < n4) ") +
-         statement + " }";
-}
-// A whole program: 256-invocation workgroups, unqualified buffers a, b (in) and c (out).
-std::string quad_program(const char* statement) {
-  return "layout(local_size_x = 256) in;\n#define QUAL_IN\n#define QUAL_OUT\n" + std::string(kAddHeader) +
-         quad_body(statement);
+// bench/lab/quad.comp: `per_thread` quads per invocation (1: run_one, 4: run_four, 0: run_stride).
+std::string quad_source(GLuint local, bool qualified, const char* op, GLuint per_thread = 1) {
+  const char* run = per_thread == 1 ? "run_one" : per_thread == 4 ? "run_four" : "run_stride";
+  return lab_source("quad.comp", "#define LOCAL " + std::to_string(local) + "\n" +
+                                     (qualified ? "#define QUALIFIED 1\n" : "") + "#define OP " + op +
+                                     "\n#define RUN " + run + "\n");
 }
 
 void lab_add(bool small) {
-  const std::size_t n = small ? (1u << 20) : (1u << 26), n4 = n / 4;
+  const std::size_t n = g_check ? (1u << 14) : small ? (1u << 20) : (1u << 26), n4 = n / 4;
+  const std::size_t step = g_check ? 1 : 4099;  // elements checked
   auto ha = random_floats(n, 1), hb = random_floats(n, 2);
   GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
   struct V {
     const char* name;
-    std::string body;
+    const char* op;            // quad.comp's OP
     GLuint local, per_thread;  // vec4s per invocation; 0 = grid-stride with 132*16 groups
     bool qual;
     double bytes = 12;  // per element
     bool barrier = true;
   };
-  const std::string one = quad_body("c[i] = a[i] + b[i];");
-  const std::string four =
-      "void main(){ uint base = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * gl_WorkGroupSize.x * 4u + "
-      "gl_LocalInvocationID.x; for (uint k = 0u; k < 4u; ++k) { uint i = base + k * gl_WorkGroupSize.x; if (i < n4) "
-      "c[i] = a[i] + b[i]; } }";
-  const std::string grid =
-      "void main(){ uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x; for (uint i = gl_GlobalInvocationID.x; i < "
-      "n4; i += stride) c[i] = a[i] + b[i]; }";
-  const std::string copy = quad_body("c[i] = a[i];");
-  const std::string fill = quad_body("c[i] = vec4(float(i));");
-  const std::string readonly = quad_body("{ vec4 v = a[i]; if (v.x == 12345.0) c[0] = v; }");
-  std::vector<V> vs = {{"add vec4x1 wg256", one, 256, 1, false},
-                       {"add vec4x1 wg256 ro/wo", one, 256, 1, true},
-                       {"add vec4x1 wg128", one, 128, 1, false},
-                       {"add vec4x1 wg512", one, 512, 1, false},
-                       {"add vec4x1 wg1024", one, 1024, 1, false},
-                       {"add vec4x4 wg256", four, 256, 4, false},
-                       {"add vec4x4 wg256 ro/wo", four, 256, 4, true},
-                       {"add gridstride wg256", grid, 256, 0, true},
-                       {"add vec4x1 no barriers", one, 256, 1, true, 12, false},
-                       {"copy vec4x1", copy, 256, 1, true, 8},
-                       {"fill vec4x1", fill, 256, 1, true, 4},
-                       {"read vec4x1 (sum into c[0] if 0)", readonly, 256, 1, true, 4}};
+  std::vector<V> vs = {{"add vec4x1 wg256", "op_add", 256, 1, false},
+                       {"add vec4x1 wg256 ro/wo", "op_add", 256, 1, true},
+                       {"add vec4x1 wg128", "op_add", 128, 1, false},
+                       {"add vec4x1 wg512", "op_add", 512, 1, false},
+                       {"add vec4x1 wg1024", "op_add", 1024, 1, false},
+                       {"add vec4x4 wg256", "op_add", 256, 4, false},
+                       {"add vec4x4 wg256 ro/wo", "op_add", 256, 4, true},
+                       {"add gridstride wg256", "op_add", 256, 0, true},
+                       {"add vec4x1 no barriers", "op_add", 256, 1, true, 12, false},
+                       {"copy vec4x1", "op_copy", 256, 1, true, 8},
+                       {"fill vec4x1", "op_fill", 256, 1, true, 4},
+                       {"read vec4x1 (sum into c[0] if 0)", "op_read", 256, 1, true, 4}};
   for (const V& v : vs) {
-    std::string src = "layout(local_size_x = " + std::to_string(v.local) + ") in;\n" +
-                      (v.qual ? "#define QUAL_IN readonly restrict\n#define QUAL_OUT writeonly restrict\n"
-                              : "#define QUAL_IN\n#define QUAL_OUT\n") +
-                      kAddHeader + v.body;
-    GLuint p = compile(src);
+    GLuint p = compile(v.name, quad_source(v.local, v.qual, v.op, v.per_thread));
     if (!p) continue;
-    glUseProgram(p);
+    use(p);
     glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(n4));
     bind({A, B, C});
     GLuint groups =
@@ -202,9 +253,13 @@ void lab_add(bool small) {
     double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, small ? 200 : 20, v.barrier);
     auto hc = read(C, n);
     int bad = 0;
-    if (v.bytes == 12)
-      for (std::size_t i = 0; i < n; i += 4099) bad += hc[i] != ha[i] + hb[i];
-    std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s %s\n", v.name, n, ms, v.bytes * n / ms * 1e-6, bad ? "WRONG" : "");
+    const std::string op = v.op;
+    for (std::size_t i = 0; i < n; i += step) {
+      if (op == "op_add") bad += hc[i] != ha[i] + hb[i];
+      if (op == "op_copy") bad += hc[i] != ha[i];
+      if (op == "op_fill") bad += hc[i] != static_cast<float>(static_cast<GLuint>(i / 4));
+    }
+    std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s %s\n", v.name, n, ms, v.bytes * n / ms * 1e-6, verdict(!bad));
     glDeleteProgram(p);
   }
   // gltensor::add, then its program as left bound (uniforms, bindings) dispatched raw on the
@@ -216,25 +271,30 @@ void lab_add(bool small) {
     std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s\n", "gltensor::add", n, ms, 12.0 * n / ms * 1e-6);
     Tensor keep = add(ta, tb);
     g_dev->synchronize();
-    GLint prog = 0;
-    glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
-    // dispatch_1d's grid: rows of equal length (2 x 32768 for 2^26); and 65535 + 65535 (half empty).
+    const GLuint prog = library_program();
+    // The launch's 1-D grid: rows of equal length (2 x 32768 for 2^26); and 65535 + 65535 (half empty).
     const GLuint groups = static_cast<GLuint>(n / 4 / 256), gy = (groups + 65534u) / 65535u,
                  gx = (groups + gy - 1) / gy;
-    ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, small ? 200 : 20);
+    {
+      LibraryGrid grid(prog, gx, gy, 1);
+      ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, small ? 200 : 20);
+    }
     std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s\n", "add library program raw", n, ms, 12.0 * n / ms * 1e-6);
     if (gy > 1) {
+      LibraryGrid grid(prog, 65535u, gy, 1);
       ms = time_ms([&] { glDispatchCompute(65535u, gy, 1); }, small ? 200 : 20);
       std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s\n", "add library program 65535 x 2", n, ms, 12.0 * n / ms * 1e-6);
     }
     bind({C, A, B});
-    ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, small ? 200 : 20);
+    {
+      LibraryGrid grid(prog, gx, gy, 1);
+      ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, small ? 200 : 20);
+    }
     auto hc = read(C, n);
     int bad = 0;
-    for (std::size_t i = 0; i < n; i += 4099) bad += hc[i] != ha[i] + hb[i];
+    for (std::size_t i = 0; i < n; i += step) bad += hc[i] != ha[i] + hb[i];
     std::printf("%-28s n=%zu  %8.4f ms  %7.1f GB/s %s\n", "add library program lab bufs", n, ms, 12.0 * n / ms * 1e-6,
-                bad ? "WRONG" : "");
-    g_dev->impl()->gl.invalidate();
+                verdict(!bad));
   }
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
@@ -244,7 +304,7 @@ void lab_add(bool small) {
 // The same add program (the library's, left bound by gltensor::add) on buffers made in different
 // ways, to find why it runs slower on the library's tensors than on the lab's buffers.
 void lab_bufs() {
-  const std::size_t n = std::size_t{1} << 26;
+  const std::size_t n = g_check ? (std::size_t{1} << 14) : (std::size_t{1} << 26);
   auto ha = random_floats(n, 1), hb = random_floats(n, 2);
   struct Set {
     const char* name;
@@ -257,8 +317,7 @@ void lab_bufs() {
   Tensor ra = randn(*g_dev, {std::int64_t(n)}, gen), rb = randn(*g_dev, {std::int64_t(n)}, gen);
   Tensor rc = add(ra, rb);
   g_dev->synchronize();
-  GLint prog = 0;
-  glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
+  const GLuint prog = library_program();
   auto buf = [](const Tensor& t) { return t.impl()->storage->buffer(); };
   sets.push_back({"randn tensors, add output", buf(ra), buf(rb), buf(rc)});
   Tensor fa = Tensor::from_host(*g_dev, ha, {std::int64_t(n)}), fb = Tensor::from_host(*g_dev, hb, {std::int64_t(n)});
@@ -270,14 +329,16 @@ void lab_bufs() {
   sets.push_back(
       {"lab buffers, allocated last", buffer(n * 4, ha.data()), buffer(n * 4, hb.data()), buffer(n * 4, nullptr)});
   const GLuint groups = static_cast<GLuint>(n / 4 / 256), gy = (groups + 65534u) / 65535u, gx = (groups + gy - 1) / gy;
-  glUseProgram(static_cast<GLuint>(prog));
-  for (int round = 0; round < 2; ++round)
-    for (const Set& st : sets) {
-      bind({st.c, st.a, st.b});
-      const double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
-      std::printf("bufs %-34s %8.4f ms  %7.1f GB/s\n", st.name, ms, 12.0 * n / ms * 1e-6);
-    }
-  g_dev->impl()->gl.invalidate();
+  use(prog);
+  {
+    LibraryGrid grid(prog, gx, gy, 1);
+    for (int round = 0; round < 2; ++round)
+      for (const Set& st : sets) {
+        bind({st.c, st.a, st.b});
+        const double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
+        std::printf("bufs %-34s %8.4f ms  %7.1f GB/s\n", st.name, ms, 12.0 * n / ms * 1e-6);
+      }
+  }
   for (int i : {0, 4}) {
     glDeleteBuffers(1, &sets[i].a);
     glDeleteBuffers(1, &sets[i].b);
@@ -286,67 +347,38 @@ void lab_bufs() {
 }
 
 // ---------------------------------------------------------------- sum of 2^26 floats, stage 1
-const char* kSumHeader = R"(
-layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly restrict buffer X_ { vec4 x[]; };
-layout(std430, binding = 1) writeonly restrict buffer P_ { float part[]; };
-uniform uint n4;
-shared float s[256];
-)";
-
 void lab_sum(bool subgroups, bool small) {
-  const std::size_t n = small ? (1u << 20) : (1u << 26), n4 = n / 4;
+  const std::size_t n = g_check ? (1u << 14) : small ? (1u << 20) : (1u << 26), n4 = n / 4;
   auto hx = random_floats(n, 3);
   double ref = 0;
   for (float v : hx) ref += v;
   GLuint X = buffer(n * 4, hx.data()), P = buffer(132 * 64 * 4, nullptr);
-  const std::string acc1 =
-      "vec4 acc = vec4(0.0); uint stride = gl_NumWorkGroups.x * 256u;"
-      "for (uint i = gl_GlobalInvocationID.x; i < n4; i += stride) acc += x[i];"
-      "float v = (acc.x + acc.y) + (acc.z + acc.w);";
-  const std::string acc4 =
-      "vec4 a0 = vec4(0.0), a1 = vec4(0.0), a2 = vec4(0.0), a3 = vec4(0.0); uint stride = gl_NumWorkGroups.x * 256u;"
-      "uint i = gl_GlobalInvocationID.x;"
-      "for (; i + 3u * stride < n4; i += 4u * stride) { a0 += x[i]; a1 += x[i + stride]; a2 += x[i + 2u * stride]; a3 "
-      "+= x[i + 3u * stride]; }"
-      "for (; i < n4; i += stride) a0 += x[i];"
-      "vec4 acc = (a0 + a1) + (a2 + a3); float v = (acc.x + acc.y) + (acc.z + acc.w);";
-  const std::string tree =
-      "uint t = gl_LocalInvocationID.x; s[t] = v; barrier();"
-      "for (uint h = 128u; h > 0u; h >>= 1u) { if (t < h) s[t] += s[t + h]; memoryBarrierShared(); barrier(); }"
-      "if (t == 0u) part[gl_WorkGroupID.x] = s[0];";
-  const std::string sg =
-      "v = subgroupAdd(v); if (subgroupElect()) s[gl_SubgroupID] = v; memoryBarrierShared(); barrier();"
-      "if (gl_LocalInvocationID.x == 0u) { float t = 0.0; for (uint k = 0u; k < gl_NumSubgroups; ++k) t += s[k]; "
-      "part[gl_WorkGroupID.x] = t; }";
   struct V {
     const char* name;
-    std::string body;
+    bool acc4;  // bench/lab/sum.comp's ACC4
     GLuint groups;
-    bool sg;
+    bool sg;  // SUBGROUP
   };
-  std::vector<V> vs = {{"sum acc1 tree g132x8", acc1 + tree, 132 * 8, false},
-                       {"sum acc1 tree g132x16", acc1 + tree, 132 * 16, false},
-                       {"sum acc4 tree g132x8", acc4 + tree, 132 * 8, false},
-                       {"sum acc4 tree g132x16", acc4 + tree, 132 * 16, false},
-                       {"sum acc4 tree g132x32", acc4 + tree, 132 * 32, false},
-                       {"sum acc1 subgroup g132x16", acc1 + sg, 132 * 16, true},
-                       {"sum acc4 subgroup g132x16", acc4 + sg, 132 * 16, true},
-                       {"sum acc4 subgroup g132x32", acc4 + sg, 132 * 32, true}};
+  std::vector<V> vs = {
+      {"sum acc1 tree g132x8", false, 132 * 8, false},     {"sum acc1 tree g132x16", false, 132 * 16, false},
+      {"sum acc4 tree g132x8", true, 132 * 8, false},      {"sum acc4 tree g132x16", true, 132 * 16, false},
+      {"sum acc4 tree g132x32", true, 132 * 32, false},    {"sum acc1 subgroup g132x16", false, 132 * 16, true},
+      {"sum acc4 subgroup g132x16", true, 132 * 16, true}, {"sum acc4 subgroup g132x32", true, 132 * 32, true}};
   for (const V& v : vs) {
     if (v.sg && !subgroups) continue;
-    std::string src = std::string(v.sg ? "#extension GL_KHR_shader_subgroup_arithmetic : require\n" : "") + kSumHeader +
-                      "void main() {" + v.body + "}";
-    GLuint p = compile(src);
+    const std::string defines = std::string(v.acc4 ? "#define ACC4 1\n" : "") + (v.sg ? "#define SUBGROUP 1\n" : "");
+    GLuint p = compile(v.name, lab_source("sum.comp", defines));
     if (!p) continue;
-    glUseProgram(p);
+    use(p);
     glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(n4));
     bind({X, P});
     double ms = time_ms([&] { glDispatchCompute(v.groups, 1, 1); }, 20);
     auto hp = read(P, v.groups);
     double got = 0;
     for (float f : hp) got += f;
-    std::printf("%-28s %8.4f ms  %7.1f GB/s  err %.2e\n", v.name, ms, 4.0 * n / ms * 1e-6, std::abs(got - ref));
+    const double err = std::abs(got - ref);
+    std::printf("%-28s %8.4f ms  %7.1f GB/s  err %.2e %s\n", v.name, ms, 4.0 * n / ms * 1e-6, err,
+                verdict(err <= 1e-5 * n));
     glDeleteProgram(p);
   }
   glDeleteBuffers(1, &X);
@@ -354,195 +386,31 @@ void lab_sum(bool subgroups, bool small) {
 }
 
 // ---------------------------------------------------------------- matmul f32, row-major
-// C[M,N] = A[M,K] B[K,N]; (BM/8)*(BN/8) invocations, each computing an 8x8 block (rows 4ty..
-// and BM/2+4ty.., columns 4tx.. and BN/2+4tx..) of a BM x BN tile. A is stored transposed in
-// shared memory so both operands are read as vec4s; global loads are vec4s (uvec2 = 4 halves
-// with F16); PREFETCH: next K-tile loaded into registers during the current one's products,
-// shared memory double-buffered (one barrier per K-tile).
-const char* kMatmulT = R"(
-#define TX (BN / 8u)
-#define TY (BM / 8u)
-layout(local_size_x = NTL) in;
-#ifdef F16
-layout(std430, binding = 0) readonly restrict buffer A_ { uvec2 A[]; };
-layout(std430, binding = 1) readonly restrict buffer B_ { uvec2 B[]; };
-vec4 ld(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }
-#define LDA(i) ld(A[i])
-#define LDB(i) ld(B[i])
-#else
-layout(std430, binding = 0) readonly restrict buffer A_ { vec4 A[]; };
-layout(std430, binding = 1) readonly restrict buffer B_ { vec4 B[]; };
-#define LDA(i) A[i]
-#define LDB(i) B[i]
-#endif
-#ifdef LIB_OUT
-layout(std430, binding = 2) buffer C_ { uvec4 C[]; };
-#define STORE_C(i, v) C[i] = floatBitsToUint(v)
-#else
-layout(std430, binding = 2) writeonly restrict buffer C_ { vec4 C[]; };
-#define STORE_C(i, v) C[i] = v
-#endif
-uniform uint M, N, K;
-// LIB_*: the library's VEC4 kernel's differences, one at a time (bisecting the lab/library gap).
-uniform uint u_qa_s, u_qb_s, u_a_off, u_b_off, u_zbase, u_bshape[1], u_bstride_a[1], u_bstride_b[1];
-uniform float u_alpha;
-#define KV (BK / 4u)
-#define LA (BM * KV / NT)
-#define LB (BK * (BN / 4u) / NT)
-#ifdef PREFETCH
-#define NBUF 2
-#else
-#define NBUF 1
-#endif
-shared vec4 As[NBUF][BK][BM / 4u];
-shared vec4 Bs[NBUF][BK][BN / 4u];
-float act(float x) { return x; }
-void epilogue_quad(uint m, uint n, vec4 q, uint c_off) {
-  vec4 v = u_alpha * q;
-  v = vec4(act(v.x), act(v.y), act(v.z), act(v.w));
-  uint e = c_off + m * N + n;
-  STORE_C(e >> 2u, v);
+// bench/lab/matmul_tile.comp's defines for a BM x BN tile (BM * BN / 64 invocations), K-tile BK.
+std::string tile_defines(int bm, int bn, int bk, bool pf, bool f16 = false) {
+  return "#define BM " + std::to_string(bm) + "u\n#define BN " + std::to_string(bn) + "u\n#define NTL " +
+         std::to_string(bm * bn / 64) + "\n#define NT " + std::to_string(bm * bn / 64) + "u\n#define BK " +
+         std::to_string(bk) + "u\n" + (pf ? "#define PREFETCH 1\n" : "") + (f16 ? "#define F16 1\n" : "");
 }
-void main() {
-  uint lid = gl_LocalInvocationID.x, tx = lid % TX, ty = lid / TX;
-  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
-  uint nb4 = n0 / 4u;
-  uint z = 0u, qa0 = 0u, qb0 = 0u;
-#ifdef LIB_STRIDES
-  uint K4 = u_qa_s, N4 = u_qb_s;
-  qa0 = u_a_off / 4u;
-  qb0 = u_b_off / 4u;
-#else
-  uint K4 = K / 4u, N4 = N / 4u;
-#endif
-#ifdef LIB_BATCH
-  z = u_zbase + gl_WorkGroupID.z;
-  uint zz = z, a_b = 0u, b_b = 0u;
-  for (int d = 0; d >= 0; --d) {
-    uint i = zz % u_bshape[d];
-    zz /= u_bshape[d];
-    a_b += i * u_bstride_a[d];
-    b_b += i * u_bstride_b[d];
-  }
-  qa0 += a_b / 4u;
-  qb0 += b_b / 4u;
-#endif
-  vec4 acc[16];
-  for (int i = 0; i < 16; ++i) acc[i] = vec4(0.0);
-  vec4 ra[LA], rb[LB];
-  uint nk = K / BK;
-#ifdef PREFETCH
-  for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA(qa0 + (m0 + e / KV) * K4 + e % KV); }
-  for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB(qb0 + (e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
-  for (uint l = 0u; l < LA; ++l) {
-    uint e = lid + NT * l, r = e / KV, q = e % KV;
-    for (uint j = 0u; j < 4u; ++j) As[0][4u * q + j][r / 4u][r % 4u] = ra[l][j];
-  }
-  for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; Bs[0][e / (BN / 4u)][e % (BN / 4u)] = rb[l]; }
-  memoryBarrierShared();
-  barrier();
-#endif
-  for (uint t = 0u; t < nk; ++t) {
-#ifdef PREFETCH
-    uint cur = t & 1u;
-    if (t + 1u < nk) {
-      uint k1 = (t + 1u) * BK;
-      for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA(qa0 + (m0 + e / KV) * K4 + k1 / 4u + e % KV); }
-      for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB(qb0 + (k1 + e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
-    }
-#else
-    const uint cur = 0u;
-    uint k0 = t * BK;
-    for (uint l = 0u; l < LA; ++l) { uint e = lid + NT * l; ra[l] = LDA(qa0 + (m0 + e / KV) * K4 + k0 / 4u + e % KV); }
-    for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; rb[l] = LDB(qb0 + (k0 + e / (BN / 4u)) * N4 + nb4 + e % (BN / 4u)); }
-    for (uint l = 0u; l < LA; ++l) {
-      uint e = lid + NT * l, r = e / KV, q = e % KV;
-      for (uint j = 0u; j < 4u; ++j) As[0][4u * q + j][r / 4u][r % 4u] = ra[l][j];
-    }
-    for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; Bs[0][e / (BN / 4u)][e % (BN / 4u)] = rb[l]; }
-    memoryBarrierShared();
-    barrier();
-#endif
-    for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[cur][k][ty], a1 = As[cur][k][TY + ty];
-      vec4 b0 = Bs[cur][k][tx], b1 = Bs[cur][k][TX + tx];
-      for (int i = 0; i < 4; ++i) {
-        acc[2 * i] += a0[i] * b0;
-        acc[2 * i + 1] += a0[i] * b1;
-        acc[8 + 2 * i] += a1[i] * b0;
-        acc[8 + 2 * i + 1] += a1[i] * b1;
-      }
-    }
-#ifdef PREFETCH
-    if (t + 1u < nk) {
-      uint nxt = cur ^ 1u;
-      for (uint l = 0u; l < LA; ++l) {
-        uint e = lid + NT * l, r = e / KV, q = e % KV;
-        for (uint j = 0u; j < 4u; ++j) As[nxt][4u * q + j][r / 4u][r % 4u] = ra[l][j];
-      }
-      for (uint l = 0u; l < LB; ++l) { uint e = lid + NT * l; Bs[nxt][e / (BN / 4u)][e % (BN / 4u)] = rb[l]; }
-    }
-#endif
-    memoryBarrierShared();
-    barrier();
-  }
-#ifdef LIB_EPI
-  uint c_off = z * M * N;
-  uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty, na = n0 + 4u * tx, nb = n0 + BN / 2u + 4u * tx;
-#define EPI_ROWS(I)                                         \
-  epilogue_quad(ma + uint(I), na, acc[2 * I], c_off);      \
-  epilogue_quad(ma + uint(I), nb, acc[2 * I + 1], c_off);  \
-  epilogue_quad(mb + uint(I), na, acc[8 + 2 * I], c_off);  \
-  epilogue_quad(mb + uint(I), nb, acc[9 + 2 * I], c_off);
-  EPI_ROWS(0)
-  EPI_ROWS(1)
-  EPI_ROWS(2)
-  EPI_ROWS(3)
-#else
-  uint N4c = N / 4u;
-  for (uint i = 0u; i < 8u; ++i) {
-    uint m = m0 + (i < 4u ? 4u * ty + i : BM / 2u + 4u * ty + i - 4u);
-    STORE_C(m * N4c + nb4 + tx, acc[2u * i]);
-    STORE_C(m * N4c + nb4 + TX + tx, acc[2u * i + 1u]);
-  }
-#endif
-}
-)";
+// The 64x128 BK8 prefetching tile with all of the library's VEC4 differences (LIB_*; the
+// library compiles #version 320 es where it can).
+const char* kLibAll = "#define LIB_STRIDES 1\n#define LIB_BATCH 1\n#define LIB_OUT 1\n#define LIB_EPI 1\n";
 
-// The library's 64x64 kernel as of 2026-11-22 (scalar loads, 4x4 per invocation), contiguous.
-const char* kMatmul64 = R"(
-layout(local_size_x = 16, local_size_y = 16) in;
-layout(std430, binding = 0) readonly restrict buffer A_ { float A[]; };
-layout(std430, binding = 1) readonly restrict buffer B_ { float B[]; };
-layout(std430, binding = 2) writeonly restrict buffer C_ { float C[]; };
-uniform uint M, N, K;
-shared float As[16][65];
-shared float Bs[16][65];
-void main() {
-  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y, tid = ty * 16u + tx;
-  uint m0 = gl_WorkGroupID.y * 64u, n0 = gl_WorkGroupID.x * 64u;
-  float acc[4][4];
-  for (int i = 0; i < 4; ++i) for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
-  for (uint k0 = 0u; k0 < K; k0 += 16u) {
-    for (uint e = tid; e < 1024u; e += 256u) {
-      uint mm = e / 16u, kk = e % 16u;
-      As[kk][mm] = A[(m0 + mm) * K + k0 + kk];
-      uint kb = e / 64u, nb = e % 64u;
-      Bs[kb][nb] = B[(k0 + kb) * N + n0 + nb];
-    }
-    memoryBarrierShared(); barrier();
-    for (uint kk = 0u; kk < 16u; ++kk) {
-      float a[4], b[4];
-      for (uint i = 0u; i < 4u; ++i) a[i] = As[kk][ty + 16u * i];
-      for (uint j = 0u; j < 4u; ++j) b[j] = Bs[kk][tx + 16u * j];
-      for (int i = 0; i < 4; ++i) for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
-    }
-    memoryBarrierShared(); barrier();
+// Largest error of 64 (`samples`) random entries of C = A B (n x n) against float64.
+double matmul_error(const std::vector<float>& c, const std::vector<float>& a, const std::vector<float>& b,
+                    std::size_t n, std::mt19937& g, int samples) {
+  double worst = 0;
+  for (int s = 0; s < samples; ++s) {
+    std::size_t i = g() % n, j = g() % n;
+    double ref = 0;
+    for (std::size_t k = 0; k < n; ++k) ref += double(a[i * n + k]) * b[k * n + j];
+    worst = std::max(worst, std::abs(ref - c[i * n + j]));
   }
-  for (uint i = 0u; i < 4u; ++i) for (uint j = 0u; j < 4u; ++j)
-    C[(m0 + ty + 16u * i) * N + n0 + tx + 16u * j] = acc[i][j];
+  return worst;
 }
-)";
+
+// Whether a matmul error over K = n terms of values in [-1, 1] is a rounding error.
+bool matmul_ok(double err, std::size_t n) { return err <= 1e-4 * static_cast<double>(n); }
 
 void lab_matmul(std::size_t n) {
   auto ha = random_floats(n * n, 4), hb = random_floats(n * n, 5);
@@ -557,44 +425,40 @@ void lab_matmul(std::size_t n) {
   GLuint A16 = buffer(n * n * 2, a16.data()), B16 = buffer(n * n * 2, b16.data());
   struct V {
     const char* name;
-    std::string src;
+    const char* file;  // bench/lab
+    std::string defines;
     GLuint bm, bn;
     bool f16;
+    bool es320 = false;
   };
-  auto T = [](int bm, int bn, int bk, bool pf, bool f16 = false) {
-    return "#define BM " + std::to_string(bm) + "u\n#define BN " + std::to_string(bn) + "u\n#define NTL " +
-           std::to_string(bm * bn / 64) + "\n#define NT " + std::to_string(bm * bn / 64) + "u\n#define BK " +
-           std::to_string(bk) + "u\n" + (pf ? "#define PREFETCH 1\n" : "") + (f16 ? "#define F16 1\n" : "") + kMatmulT;
-  };
-  std::vector<V> vs = {{"matmul 64 (library)", kMatmul64, 64, 64, false},
-                       {"matmul 128x128 BK8 pf", T(128, 128, 8, true), 128, 128, false},
-                       {"matmul 128x128 BK8", T(128, 128, 8, false), 128, 128, false},
-                       {"matmul 128x128 BK16", T(128, 128, 16, false), 128, 128, false},
-                       {"matmul 64x128 BK8 pf", T(64, 128, 8, true), 64, 128, false},
-                       {"matmul 64x128 BK16 pf", T(64, 128, 16, true), 64, 128, false},
-                       {"matmul 64x128 BK8", T(64, 128, 8, false), 64, 128, false},
-                       {"matmul 128x64 BK8 pf", T(128, 64, 8, true), 128, 64, false},
-                       {"matmul 64x64 BK8 pf", T(64, 64, 8, true), 64, 64, false},
-                       {"matmul 64x64 BK16 pf", T(64, 64, 16, true), 64, 64, false},
-                       {"matmul f16 128x128 BK8 pf", T(128, 128, 8, true, true), 128, 128, true},
-                       {"matmul f16 64x128 BK8 pf", T(64, 128, 8, true, true), 64, 128, true},
-                       // Bisecting the gap to the library's VEC4 kernel (same tile, same loop):
-                       {"64x128 +lib strides", "#define LIB_STRIDES 1\n" + T(64, 128, 8, true), 64, 128, false},
-                       {"64x128 +lib batch", "#define LIB_BATCH 1\n" + T(64, 128, 8, true), 64, 128, false},
-                       {"64x128 +lib uvec4 out", "#define LIB_OUT 1\n" + T(64, 128, 8, true), 64, 128, false},
-                       {"64x128 +lib epilogue", "#define LIB_EPI 1\n" + T(64, 128, 8, true), 64, 128, false},
-                       {"64x128 +lib version 320", "#version 320 es\n" + T(64, 128, 8, true), 64, 128, false},
-                       {"64x128 +lib all five",
-                        "#version 320 es\n#define LIB_STRIDES 1\n#define LIB_BATCH 1\n#define LIB_OUT 1\n#define "
-                        "LIB_EPI 1\n" +
-                            T(64, 128, 8, true),
-                        64, 128, false}};
+  const auto T = tile_defines;
+  const char* tile = "matmul_tile.comp";
+  std::vector<V> vs = {
+      {"matmul 64 (library)", "matmul64.comp", "", 64, 64, false},
+      {"matmul 128x128 BK8 pf", tile, T(128, 128, 8, true, false), 128, 128, false},
+      {"matmul 128x128 BK8", tile, T(128, 128, 8, false, false), 128, 128, false},
+      {"matmul 128x128 BK16", tile, T(128, 128, 16, false, false), 128, 128, false},
+      {"matmul 64x128 BK8 pf", tile, T(64, 128, 8, true, false), 64, 128, false},
+      {"matmul 64x128 BK16 pf", tile, T(64, 128, 16, true, false), 64, 128, false},
+      {"matmul 64x128 BK8", tile, T(64, 128, 8, false, false), 64, 128, false},
+      {"matmul 128x64 BK8 pf", tile, T(128, 64, 8, true, false), 128, 64, false},
+      {"matmul 64x64 BK8 pf", tile, T(64, 64, 8, true, false), 64, 64, false},
+      {"matmul 64x64 BK16 pf", tile, T(64, 64, 16, true, false), 64, 64, false},
+      {"matmul f16 128x128 BK8 pf", tile, T(128, 128, 8, true, true), 128, 128, true},
+      {"matmul f16 64x128 BK8 pf", tile, T(64, 128, 8, true, true), 64, 128, true},
+      // Bisecting the gap to the library's VEC4 kernel (same tile, same loop):
+      {"64x128 +lib strides", tile, "#define LIB_STRIDES 1\n" + T(64, 128, 8, true, false), 64, 128, false},
+      {"64x128 +lib batch", tile, "#define LIB_BATCH 1\n" + T(64, 128, 8, true, false), 64, 128, false},
+      {"64x128 +lib uvec4 out", tile, "#define LIB_OUT 1\n" + T(64, 128, 8, true, false), 64, 128, false},
+      {"64x128 +lib epilogue", tile, "#define LIB_EPI 1\n" + T(64, 128, 8, true, false), 64, 128, false},
+      {"64x128 +lib version 320", tile, T(64, 128, 8, true, false), 64, 128, false, true},
+      {"64x128 +lib all five", tile, kLibAll + T(64, 128, 8, true, false), 64, 128, false, true}};
   std::mt19937 g(7);
   for (const V& v : vs) {
     if (n % v.bm || n % v.bn) continue;
-    GLuint p = compile(v.src);
+    GLuint p = compile(v.name, lab_source(v.file, v.defines, v.es320));
     if (!p) continue;
-    glUseProgram(p);
+    use(p);
     for (const char* u : {"M", "N", "K"}) glUniform1ui(glGetUniformLocation(p, u), static_cast<GLuint>(n));
     glUniform1ui(glGetUniformLocation(p, "u_qa_s"), static_cast<GLuint>(n / 4));
     glUniform1ui(glGetUniformLocation(p, "u_qb_s"), static_cast<GLuint>(n / 4));
@@ -604,24 +468,16 @@ void lab_matmul(std::size_t n) {
     const GLuint gx = static_cast<GLuint>(n / v.bn), gy = static_cast<GLuint>(n / v.bm);
     double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, n >= 4096 ? 5 : 20);
     auto hc = read(C, n * n);
-    double worst = 0;
-    for (int s = 0; s < 64; ++s) {
-      std::size_t i = g() % n, j = g() % n;
-      double ref = 0;
-      const auto& ra = v.f16 ? ha16 : ha;
-      const auto& rb = v.f16 ? hb16 : hb;
-      for (std::size_t k = 0; k < n; ++k) ref += double(ra[i * n + k]) * rb[k * n + j];
-      worst = std::max(worst, std::abs(ref - hc[i * n + j]));
-    }
-    std::printf("%-28s n=%zu  %8.3f ms  %8.1f GFLOP/s  max err %.2e\n", v.name, n, ms, 2.0 * n * n * n / ms * 1e-6,
-                worst);
+    const double worst = matmul_error(hc, v.f16 ? ha16 : ha, v.f16 ? hb16 : hb, n, g, 64);
+    std::printf("%-28s n=%zu  %8.3f ms  %8.1f GFLOP/s  max err %.2e %s\n", v.name, n, ms, 2.0 * n * n * n / ms * 1e-6,
+                worst, verdict(matmul_ok(worst, n)));
     glDeleteProgram(p);
   }
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
   // gltensor::matmul itself (5 calls per synchronize), per forced kernel.
   for (const char* kern : {"vec4", "tile64"}) {
-    setenv("GLTENSOR_MATMUL_KERNEL", kern, 1);
+    ForceMatmulKernel force(kern);
     Generator gen(1);
     Tensor ta = randn(*g_dev, {std::int64_t(n), std::int64_t(n)}, gen),
            tb = randn(*g_dev, {std::int64_t(n), std::int64_t(n)}, gen);
@@ -632,15 +488,16 @@ void lab_matmul(std::size_t n) {
     // as raw dispatches like the lab kernels: separates the kernel source from the dispatch path.
     Tensor keep = matmul(ta, tb);
     g_dev->synchronize();
-    GLint prog = 0;
-    glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
+    const GLuint prog = library_program();
     const bool vec4 = std::string(kern) == "vec4";
     const GLuint gx = static_cast<GLuint>(n / (vec4 ? 128 : 64)), gy = static_cast<GLuint>(n / 64);
-    ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, n >= 4096 ? 5 : 20);
-    std::printf("matmul library program raw %-6s n=%zu  %8.3f ms  %8.1f GFLOP/s (program %d)\n", kern, n, ms,
+    {
+      LibraryGrid grid(prog, gx, gy, 1);
+      ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, n >= 4096 ? 5 : 20);
+    }
+    std::printf("matmul library program raw %-6s n=%zu  %8.3f ms  %8.1f GFLOP/s (program %u)\n", kern, n, ms,
                 2.0 * n * n * n / ms * 1e-6, prog);
     g_dev->impl()->gl.invalidate();
-    unsetenv("GLTENSOR_MATMUL_KERNEL");
   }
   glDeleteBuffers(1, &C);
   glDeleteBuffers(1, &A16);
@@ -652,31 +509,30 @@ void lab_matmul(std::size_t n) {
 // the buffers are told apart. Programs: the library's own (left bound by gltensor::matmul),
 // the lab kernel with all LIB_* differences, and every *.comp file in $LAB_SRC_DIR (complete
 // sources with the library's uniforms and bindings: C = 0, A = 1, B = 2; e.g. edited copies of
-// the library's source printed by GLTENSOR_DUMP_SOURCE=matmul.comp).
+// the library's source printed by GLTENSOR_DUMP_SOURCE=matmul.comp with GLTENSOR_MATMUL_KERNEL=vec4;
+// the lab sets their grid uniforms u_grid and u_group_base).
 void lab_matmul_bisect(std::size_t n) {
   auto ha = random_floats(n * n, 4), hb = random_floats(n * n, 5);
   GLuint A = buffer(n * n * 4, ha.data()), B = buffer(n * n * 4, hb.data()), C = buffer(n * n * 4, nullptr);
-  setenv("GLTENSOR_MATMUL_KERNEL", "vec4", 1);
   Generator gen(1);
   Tensor ta = randn(*g_dev, {std::int64_t(n), std::int64_t(n)}, gen),
          tb = randn(*g_dev, {std::int64_t(n), std::int64_t(n)}, gen);
-  Tensor tc = matmul(ta, tb);
-  unsetenv("GLTENSOR_MATMUL_KERNEL");
+  Tensor tc;
+  {
+    ForceMatmulKernel force("vec4");
+    tc = matmul(ta, tb);
+  }
   g_dev->synchronize();
-  GLint libprog = 0;
-  glGetIntegerv(GL_CURRENT_PROGRAM, &libprog);
+  const GLuint libprog = library_program();
   const GLuint LA = ta.impl()->storage->buffer(), LB = tb.impl()->storage->buffer(), LC = tc.impl()->storage->buffer();
   struct P {
     std::string name;
     GLuint prog;
     bool lab_bindings;  // A = 0, B = 1, C = 2
   };
-  std::vector<P> progs = {{"library program", static_cast<GLuint>(libprog), false}};
-  const std::string all5 =
-      "#version 320 es\n#define LIB_STRIDES 1\n#define LIB_BATCH 1\n#define LIB_OUT 1\n#define LIB_EPI 1\n#define BM "
-      "64u\n#define BN 128u\n#define NTL 128\n#define NT 128u\n#define BK 8u\n#define PREFETCH 1\n" +
-      std::string(kMatmulT);
-  progs.push_back({"lab kernel, all LIB_*", compile(all5), true});
+  std::vector<P> progs = {{"library program", libprog, false}};
+  const std::string all5 = lab_source("matmul_tile.comp", kLibAll + tile_defines(64, 128, 8, true), true);
+  progs.push_back({"lab kernel, all LIB_*", compile("lab kernel, all LIB_*", all5), true});
   if (const char* dir = std::getenv("LAB_SRC_DIR")) {
     std::vector<std::filesystem::path> files;
     for (const auto& e : std::filesystem::directory_iterator(dir))
@@ -686,13 +542,14 @@ void lab_matmul_bisect(std::size_t n) {
       std::ifstream in(f);
       std::stringstream ss;
       ss << in.rdbuf();
-      progs.push_back({f.filename().string(), compile(ss.str()), false});
+      progs.push_back({f.filename().string(), compile(f.filename().string(), ss.str()), false});
     }
   }
+  const GLuint gx = static_cast<GLuint>(n / 128), gy = static_cast<GLuint>(n / 64);
   std::mt19937 g(7);
   for (const P& p : progs) {
     if (!p.prog) continue;
-    glUseProgram(p.prog);
+    use(p.prog);
     auto u = [&](const char* name, GLuint v) {
       const GLint loc = glGetUniformLocation(p.prog, name);
       if (loc >= 0) glUniform1ui(loc, v);
@@ -702,30 +559,23 @@ void lab_matmul_bisect(std::size_t n) {
     u("u_bshape", 1u);
     const GLint la = glGetUniformLocation(p.prog, "u_alpha");
     if (la >= 0) glUniform1f(la, 1.0f);
+    LibraryGrid grid(p.prog, gx, gy, 1);
     for (bool lab_buffers : {false, true}) {
       const GLuint a = lab_buffers ? A : LA, b = lab_buffers ? B : LB, c = lab_buffers ? C : LC;
       if (p.lab_bindings)
         bind({a, b, c});
       else
         bind({c, a, b});
-      const double ms = time_ms(
-          [&] { glDispatchCompute(static_cast<GLuint>(n / 128), static_cast<GLuint>(n / 64), 1); }, n >= 4096 ? 5 : 20);
+      const double ms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, n >= 4096 ? 5 : 20);
       double worst = 0;
-      if (lab_buffers) {
-        auto hc = read(C, n * n);
-        for (int k = 0; k < 32; ++k) {
-          std::size_t i = g() % n, j = g() % n;
-          double ref = 0;
-          for (std::size_t q = 0; q < n; ++q) ref += double(ha[i * n + q]) * hb[q * n + j];
-          worst = std::max(worst, std::abs(ref - hc[i * n + j]));
-        }
-      }
-      std::printf("bisect %-34s %-15s n=%zu  %8.3f ms  %8.1f GFLOP/s  max err %.2e\n", p.name.c_str(),
-                  lab_buffers ? "lab buffers" : "library buffers", n, ms, 2.0 * n * n * n / ms * 1e-6, worst);
+      if (lab_buffers) worst = matmul_error(read(C, n * n), ha, hb, n, g, 32);
+      std::printf("bisect %-34s %-15s n=%zu  %8.3f ms  %8.1f GFLOP/s  max err %.2e %s\n", p.name.c_str(),
+                  lab_buffers ? "lab buffers" : "library buffers", n, ms, 2.0 * n * n * n / ms * 1e-6, worst,
+                  verdict(matmul_ok(worst, n)));
     }
-    if (p.prog != static_cast<GLuint>(libprog)) glDeleteProgram(p.prog);
   }
-  g_dev->impl()->gl.invalidate();
+  for (const P& p : progs)
+    if (p.prog && p.prog != libprog) glDeleteProgram(p.prog);
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
   glDeleteBuffers(1, &C);
@@ -734,40 +584,54 @@ void lab_matmul_bisect(std::size_t n) {
 // conv2d 32x64x56x56, 64 3x3 filters, pad 1 (the bench case), stage by stage through the
 // library: the whole conv2d, the GEMM it runs (linear over im2col rows), the same GEMM the other
 // way round (weights @ columns: M = 64 output channels), and the NHWC -> NCHW copy.
+// --check: 1x8x8x8, 8 filters.
 void lab_conv() {
+  const std::int64_t nb = g_check ? 1 : 32, c = g_check ? 8 : 64, hw = g_check ? 8 : 56, o = c, kc = c * 9;
+  const std::int64_t rows = nb * hw * hw;
   Generator gen(2);
-  Tensor x = randn(*g_dev, {32, 64, 56, 56}, gen), w = randn(*g_dev, {64, 64, 3, 3}, gen), b = randn(*g_dev, {64}, gen);
-  Tensor cols = randn(*g_dev, {32 * 56 * 56, 576}, gen), colsT = randn(*g_dev, {576, 32 * 56 * 56}, gen);
-  Tensor wm = w.reshape({64, 576});
-  Tensor nhwc = randn(*g_dev, {32, 56, 56, 64}, gen);
-  const double flop = 2.0 * 32 * 56 * 56 * 64 * 576;
-  auto report = [&](const char* name, const std::function<void()>& f) {
+  Tensor x = randn(*g_dev, {nb, c, hw, hw}, gen), w = randn(*g_dev, {o, c, 3, 3}, gen), b = randn(*g_dev, {o}, gen);
+  Tensor cols = randn(*g_dev, {rows, kc}, gen), colsT = randn(*g_dev, {kc, rows}, gen);
+  Tensor wm = w.reshape({o, kc});
+  Tensor nhwc = randn(*g_dev, {nb, hw, hw, o}, gen);
+  const double flop = 2.0 * static_cast<double>(rows * o * kc);
+  auto report = [&](const std::string& name, const std::function<void()>& f) {
     const double ms = time_ms(f, 10);
-    std::printf("conv %-44s %8.3f ms  %8.1f GFLOP/s (conv flops)\n", name, ms, flop / ms * 1e-6);
+    std::printf("conv %-44s %8.3f ms  %8.1f GFLOP/s (conv flops)\n", name.c_str(), ms, flop / ms * 1e-6);
   };
+  const std::string r = std::to_string(rows), k = std::to_string(kc), oc = std::to_string(o);
   report("conv2d total", [&] { Tensor y = conv2d(x, w, b, Conv2dOptions::pad(1)); });
-  report("linear(cols [100352,576], wm [64,576])", [&] { Tensor y = linear(cols, wm, b); });
-  report("matmul(wm [64,576], colsT [576,100352])", [&] { Tensor y = matmul(wm, colsT); });
+  report("linear(cols [" + r + "," + k + "], wm [" + oc + "," + k + "])", [&] { Tensor y = linear(cols, wm, b); });
+  report("matmul(wm [" + oc + "," + k + "], colsT [" + k + "," + r + "])", [&] { Tensor y = matmul(wm, colsT); });
   report("permute NHWC -> NCHW copy", [&] { Tensor y = nhwc.permute({0, 3, 1, 2}).contiguous(); });
   // The same GEMM with N = 528 and 1056 tiles of 128 (one and two full waves if 4 workgroups of
   // the kernel fit an SM of 132): rates scaled to the bench case's flops by N.
-  for (std::int64_t tiles : {528, 1056, 784 * 2}) {
-    Tensor c2 = randn(*g_dev, {576, tiles * 128}, gen);
+  const std::vector<std::int64_t> tile_counts =
+      g_check ? std::vector<std::int64_t>{1} : std::vector<std::int64_t>{528, 1056, 784 * 2};
+  for (std::int64_t tiles : tile_counts) {
+    Tensor c2 = randn(*g_dev, {kc, tiles * 128}, gen);
     const double ms = time_ms([&] { Tensor y = matmul(wm, c2); }, 10);
-    std::printf("conv matmul(wm [64,576], colsT [576,%lld]) %8.3f ms  %8.1f GFLOP/s\n",
-                static_cast<long long>(tiles * 128), ms, 2.0 * 64 * 576 * tiles * 128 / ms * 1e-6);
+    std::printf("conv matmul(wm [%lld,%lld], colsT [%lld,%lld]) %8.3f ms  %8.1f GFLOP/s\n", static_cast<long long>(o),
+                static_cast<long long>(kc), static_cast<long long>(kc), static_cast<long long>(tiles * 128), ms,
+                2.0 * static_cast<double>(o * kc * tiles * 128) / ms * 1e-6);
   }
   g_dev->synchronize();
+}
+
+// The raw add's 2-D grid of 256-invocation workgroups over n floats: rows of at most 32768.
+void add_grid(std::size_t n, GLuint& gx, GLuint& gy) {
+  const GLuint groups = static_cast<GLuint>(n / 4 / 256);
+  gx = std::min(groups, 32768u);
+  gy = groups / gx;
 }
 
 // Buffer usage hints (NVIDIA's driver places buffers by them: its debug output speaks of moving
 // buffers between video and "DMA cached" memory): the raw vec4 add and a write-only fill on
 // buffers created with each hint, two rounds in alternating order after a warm-up.
 void lab_hints() {
-  const std::size_t n = 1u << 26, n4 = n / 4;
-  const std::string one = quad_program("c[i] = a[i] + b[i];");
-  const std::string fill = quad_program("c[i] = vec4(float(i));");
-  GLuint padd = compile(one), pfill = compile(fill);
+  const std::size_t n = g_check ? (1u << 14) : (1u << 26), n4 = n / 4;
+  GLuint padd = compile("hints add", quad_source(256, false, "op_add")),
+         pfill = compile("hints fill", quad_source(256, false, "op_fill"));
+  if (!padd || !pfill) return;
   struct H {
     const char* name;
     GLenum usage;
@@ -782,16 +646,17 @@ void lab_hints() {
     glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(n * 4), nullptr, usage);
     return b;
   };
-  const GLuint gx = 32768, gy = static_cast<GLuint>(n4 / 256 / 32768);
+  GLuint gx = 0, gy = 0;
+  add_grid(n, gx, gy);
   for (int round = 0; round < 3; ++round)
     for (int i = 0; i < 6; ++i) {
       const H& h = hints[round % 2 ? 5 - i : i];
       GLuint A = make(h.usage), B = make(h.usage), C = make(h.usage);
       bind({A, B, C});
-      glUseProgram(pfill);
+      use(pfill);
       glUniform1ui(glGetUniformLocation(pfill, "n4"), static_cast<GLuint>(n4));
       const double fms = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
-      glUseProgram(padd);
+      use(padd);
       glUniform1ui(glGetUniformLocation(padd, "n4"), static_cast<GLuint>(n4));
       const double ams = time_ms([&] { glDispatchCompute(gx, gy, 1); }, 20);
       if (round > 0)
@@ -803,22 +668,22 @@ void lab_hints() {
     }
   glDeleteProgram(padd);
   glDeleteProgram(pfill);
-  g_dev->impl()->gl.invalidate();
 }
 
 // Relative placement of add's three streams: (1) ranges of one buffer, B and C starting `delta`
 // bytes after the previous range's end; (2) three separate buffers of n * 4 + pad bytes, made
 // anew each time (the allocations' placement is the driver's). Two rounds.
 void lab_offsets() {
-  const std::size_t n = 1u << 26, n4 = n / 4, bytes = n * 4;
-  const std::string one = quad_program("c[i] = a[i] + b[i];");
-  GLuint padd = compile(one);
-  glUseProgram(padd);
+  const std::size_t n = g_check ? (1u << 14) : (1u << 26), n4 = n / 4, bytes = n * 4;
+  GLuint padd = compile("offsets add", quad_source(256, false, "op_add"));
+  if (!padd) return;
+  use(padd);
   glUniform1ui(glGetUniformLocation(padd, "n4"), static_cast<GLuint>(n4));
   GLint align = 0;
   glGetIntegerv(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &align);
   std::printf("offsets: SSBO offset alignment %d\n", align);
-  const GLuint gx = 32768, gy = static_cast<GLuint>(n4 / 256 / 32768);
+  GLuint gx = 0, gy = 0;
+  add_grid(n, gx, gy);
   const std::size_t slack = 40u << 20;
   GLuint big = 0;
   glGenBuffers(1, &big);
@@ -858,61 +723,92 @@ void lab_offsets() {
 
 // Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,
 // attention, softmax, add), written to $LAB_OUT/NAME.bin (default .), for reading what the
-// driver made of them (NVIDIA's binaries carry its assembly as text).
+// driver made of them (NVIDIA's binaries carry its assembly as text). --check: tiny shapes, and
+// files only where $LAB_OUT is set.
 void lab_asm() {
   Generator gen(3);
   const char* dir = std::getenv("LAB_OUT");
   auto dump = [&](const char* name, const std::function<void()>& op) {
     op();
     g_dev->synchronize();
-    GLint prog = 0, len = 0;
-    glGetIntegerv(GL_CURRENT_PROGRAM, &prog);
-    glGetProgramiv(static_cast<GLuint>(prog), GL_PROGRAM_BINARY_LENGTH, &len);
+    const GLuint prog = library_program();
+    GLint len = 0;
+    glGetProgramiv(prog, GL_PROGRAM_BINARY_LENGTH, &len);
     std::vector<char> bin(static_cast<std::size_t>(std::max(len, 0)));
     GLenum fmt = 0;
     GLsizei got = 0;
-    if (len > 0) glGetProgramBinary(static_cast<GLuint>(prog), len, &got, &fmt, bin.data());
+    if (len > 0) glGetProgramBinary(prog, len, &got, &fmt, bin.data());
+    if (g_check && !dir) {
+      std::printf("asm %-10s program %u: %d bytes\n", name, prog, static_cast<int>(got));
+      return;
+    }
     const std::filesystem::path path = std::filesystem::path(dir ? dir : ".") / (std::string(name) + ".bin");
     std::ofstream(path, std::ios::binary).write(bin.data(), got);
-    std::printf("asm %-10s program %d: %d bytes -> %s\n", name, prog, static_cast<int>(got), path.c_str());
+    std::printf("asm %-10s program %u: %d bytes -> %s\n", name, prog, static_cast<int>(got), path.c_str());
   };
-  Tensor a = randn(*g_dev, {4096, 4096}, gen), b = randn(*g_dev, {4096, 4096}, gen);
+  const bool tiny = g_check;
+  Tensor a = randn(*g_dev, {tiny ? 128 : 4096, tiny ? 128 : 4096}, gen),
+         b = randn(*g_dev, {tiny ? 128 : 4096, tiny ? 128 : 4096}, gen);
   dump("matmul", [&] { Tensor c = matmul(a, b); });
-  Tensor x = randn(*g_dev, {32, 64, 56, 56}, gen), w = randn(*g_dev, {64, 64, 3, 3}, gen);
+  Tensor x = randn(*g_dev, {tiny ? 1 : 32, tiny ? 8 : 64, tiny ? 8 : 56, tiny ? 8 : 56}, gen),
+         w = randn(*g_dev, {tiny ? 8 : 64, tiny ? 8 : 64, 3, 3}, gen);
   dump("conv2d", [&] { Tensor y = conv2d(x, w, Tensor(), Conv2dOptions::pad(1)); });
-  Tensor q = randn(*g_dev, {8, 16, 1024, 64}, gen);
+  Tensor q = randn(*g_dev, {tiny ? 1 : 8, tiny ? 2 : 16, tiny ? 16 : 1024, tiny ? 8 : 64}, gen);
   dump("attention", [&] { Tensor o = scaled_dot_product_attention(q, q, q, Tensor(), true); });
-  Tensor r = randn(*g_dev, {16384, 4096}, gen);
+  Tensor r = randn(*g_dev, {tiny ? 16 : 16384, tiny ? 64 : 4096}, gen);
   dump("softmax", [&] { Tensor o = softmax(r, -1); });
-  Tensor e = randn(*g_dev, {1 << 26}, gen);
+  Tensor e = randn(*g_dev, {tiny ? 1 << 12 : 1 << 26}, gen);
   dump("add", [&] { Tensor o = add(e, e); });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string filter = argc > 1 ? argv[1] : "";
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--check") {
+      g_check = true;
+    } else if (arg.rfind("--", 0) == 0 || !filter.empty()) {
+      std::fprintf(stderr, "usage: %s [--check] [FILTER]\n", argv[0]);
+      return 2;
+    } else {
+      filter = arg;
+    }
+  }
   Device d = Device::open();
   g_dev = &d;
   detail::Enter guard(*d.impl(), "kernel_lab");
   const bool sw = d.impl()->adapter.software;
-  std::printf("device: %s\n", d.caps().renderer.c_str());
+  const bool gpu = !sw || g_check;  // modes for GPUs run everywhere at --check's sizes
+  std::printf("device: %s%s\n", d.caps().renderer.c_str(), g_check ? " (--check)" : "");
   auto want = [&](const char* name) { return filter.empty() || std::string(name).find(filter) != std::string::npos; };
+  auto named = [&](const char* name) { return filter == name || (g_check && filter.empty()); };
   if (want("add")) lab_add(sw);
   if (want("sum")) lab_sum(d.caps().subgroup, sw);
-  if (want("conv") && !sw) lab_conv();
-  if (want("bufs") && !sw) lab_bufs();
-  if (want("bisect")) lab_matmul_bisect(sw ? 256 : 4096);
-  if (filter == "asm") lab_asm();
-  if (filter == "hints" && !sw) lab_hints();
-  if (filter == "offsets" && !sw) lab_offsets();
+  if (want("conv") && gpu) lab_conv();
+  if (want("bufs") && gpu) lab_bufs();
+  if (want("bisect")) lab_matmul_bisect(g_check ? 128 : sw ? 256 : 4096);
+  if (named("asm")) lab_asm();
+  if (named("hints") && gpu) lab_hints();
+  if (named("offsets") && gpu) lab_offsets();
   if (want("matmul")) {
-    if (sw) {
+    if (g_check) {
+      lab_matmul(128);
+    } else if (sw) {
       lab_matmul(256);
     } else {
       lab_matmul(1024);
       lab_matmul(4096);
     }
   }
-  return 0;
+  if (!g_check) return 0;
+  if (filter.empty())
+    for (const auto& [file, text] : lab::lab_sources())
+      if (!g_used.count(file)) {
+        std::printf("check: bench/lab/%s is used by no mode\n", file.c_str());
+        ++g_failures;
+      }
+  std::printf("check: %d failure(s)\n", g_failures);
+  return g_failures ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench benchf lab mlp cnn interop (diag: see git history)
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench benchf lab mlp cnn profile torchtrain
+#   interop (diag: see git history)
 set -u
 P=$(cd "$(dirname "$0")" && pwd)
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -46,6 +47,8 @@ for phase in "$@"; do
                echo "$(basename "$t") rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/interop.txt"
                [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/interop.txt"
              done ;;
+    profile) for m in cnn mlp; do timeout 120 "$P/bin/gltensor_train_profile" --model $m --steps ${PROFILE_STEPS:-40} 2>&1 | tee -a "$OUT/profile.txt"; done ;;
+    torchtrain) timeout 300 python3 "$P/torch_train_reference.py" "$P/data" --epochs ${TORCH_EPOCHS:-2} 2>&1 | tee "$OUT/torchtrain.txt" ;;
     mlp|cnn) (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase 2>/dev/null | tee "$OUT/$phase.txt")
          cp /tmp/$phase/metrics.json "$OUT/${phase}_metrics.json"; cp /tmp/$phase/training_curves.png "$OUT/${phase}_curves.png" ;;
   esac

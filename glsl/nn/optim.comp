@@ -1,10 +1,14 @@
 // Fused optimizer updates, one invocation per parameter element, one dispatch per tensor.
 // Operands (contiguous f32): 0 = param (updated), 1 = grad, 2 = state1, 3 = state2.
-// OPT 0 SGD (PyTorch torch.optim.SGD): g = grad + wd * p; with momentum: buf = mu * buf + (1 - damp) * g
+// OPT opt_sgd: SGD (PyTorch torch.optim.SGD): g = grad + wd * p; with momentum: buf = mu * buf + (1 - damp) * g
 //        (buf = g on the first step), g = nesterov ? g + mu * buf : buf; p -= lr * g.
-// OPT 1 Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019): m = b1 m + (1 - b1) g,
+// OPT opt_adam: Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019): m = b1 m + (1 - b1) g,
 //        v = b2 v + (1 - b2) g^2, p -= lr * (m / c1) / (sqrt(v / c2) + eps) with c1 = 1 - b1^t,
 //        c2 = 1 - b2^t. Adam adds wd * p to g; AdamW (DECOUPLED) multiplies p by 1 - lr * wd first.
+// The names' values are private to this file.
+#define opt_sgd 0
+#define opt_adam 1
+
 layout(local_size_x = LOCAL_X) in;
 layout(std430, binding = 0) buffer P { float p[]; };
 layout(std430, binding = 1) readonly buffer G { float g[]; };
@@ -26,7 +30,7 @@ void main() {
   if (i >= u_count) return;
   float x = p[i];
   float d = g[i];
-#if OPT == 0
+#if OPT == opt_sgd
   d += u_wd * x;
 #ifdef MOMENTUM
   float buf = u_first != 0 ? d : u_a * s1[i] + (1.0 - u_b) * d;

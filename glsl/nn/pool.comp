@@ -1,11 +1,17 @@
 // 2-D pooling over NCHW planes, one invocation per output element (forward) or per output
 // gradient element (backward, accumulating into the input gradient with float atomics).
-// MODE: 0 max, 1 avg, 2 adaptive avg (forward); 3 max, 4 avg, 5 adaptive avg (backward).
+// POOL (host: `#define POOL pool_<name>`): pool_max, pool_avg, pool_adaptive (adaptive avg);
+// BACKWARD defined: the gradient pass.
 // Windows: start = o*stride - pad, size kernel (dilation for max); adaptive windows follow
 // torch: [floor(o*H/OH), ceil((o+1)*H/OH)). avg divides by the window clipped to the padded
 // input when COUNT_PAD (count_include_pad), else by the number of real elements.
 // Operands: forward 0 = out, 1 = x, 2 = indices (max; i32 flat h*W + w);
 //           backward 0 = grad_x (f32, zero-filled), 1 = grad_out, 2 = indices (max).
+// The names' values are private to this file.
+#define pool_max 0
+#define pool_avg 1
+#define pool_adaptive 2
+
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_count;
@@ -25,7 +31,7 @@ uniform int u_dw;
 uniform uint u_x_stride[4];
 uniform uint u_x_off;
 
-#if MODE >= 3
+#ifdef BACKWARD
 void atomic_add_f32(uint e, float v) {
   uint old = t0[e];
   for (int i = 0; i < 1000000; ++i) {
@@ -37,7 +43,7 @@ void atomic_add_f32(uint e, float v) {
 #endif
 
 void window(int o, int O, int I, int k, int s, int p, out int lo, out int hi, out int padded) {
-#if MODE == 2 || MODE == 5
+#if POOL == pool_adaptive
   lo = (o * I) / O;
   hi = ((o + 1) * I + O - 1) / O;
   padded = hi - lo;
@@ -55,10 +61,10 @@ void main() {
   if (e >= u_count) return;
   int ow = int(e % uint(u_OW)), oh = int((e / uint(u_OW)) % uint(u_OH)), c = int((e / uint(u_OW * u_OH)) % uint(u_C));
   int n = int(e / uint(u_OW * u_OH * u_C));
-#if MODE == 0 || MODE == 1 || MODE == 2
+#ifndef BACKWARD
   uint base = u_x_off + uint(n) * u_x_stride[0] + uint(c) * u_x_stride[1];
 #endif
-#if MODE == 0
+#if !defined(BACKWARD) && POOL == pool_max
   float best = -F_INF;
   int bi = -1;
   for (int kh = 0; kh < u_KH; ++kh) {
@@ -76,27 +82,27 @@ void main() {
   }
   store0(e, CT0(best));
   store2(e, bi);
-#elif MODE == 1 || MODE == 2
+#elif !defined(BACKWARD)
   int h0, h1, ph, w0, w1, pw;
   window(oh, u_OH, u_H, u_KH, u_sh, u_pt, h0, h1, ph);
   window(ow, u_OW, u_W, u_KW, u_sw, u_pl, w0, w1, pw);
   float acc = 0.0;
   for (int h = h0; h < h1; ++h)
     for (int w = w0; w < w1; ++w) acc += float(load1(base + uint(h) * u_x_stride[2] + uint(w) * u_x_stride[3]));
-#if defined(COUNT_PAD) && MODE == 1
+#if defined(COUNT_PAD) && POOL == pool_avg
   float div = float(ph * pw);
 #else
   float div = float((h1 - h0) * (w1 - w0));
 #endif
   store0(e, CT0(acc / div));
-#elif MODE == 3
+#elif POOL == pool_max
   int idx = load2(e);
   if (idx >= 0) atomic_add_f32(uint((n * u_C + c) * u_H * u_W + idx), float(load1(e)));
 #else
   int h0, h1, ph, w0, w1, pw;
   window(oh, u_OH, u_H, u_KH, u_sh, u_pt, h0, h1, ph);
   window(ow, u_OW, u_W, u_KW, u_sw, u_pl, w0, w1, pw);
-#if defined(COUNT_PAD) && MODE == 4
+#if defined(COUNT_PAD) && POOL == pool_avg
   float div = float(ph * pw);
 #else
   float div = float((h1 - h0) * (w1 - w0));

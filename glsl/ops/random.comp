@@ -1,8 +1,15 @@
 // Counter-based random numbers: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy
 // as 1, 2, 3", SC 2011). Element e uses counter (e, 0, offset_lo, offset_hi) and key
 // (seed_lo, seed_hi), so results depend only on (seed, offset, e): reproducible on any device.
-// DIST: 0 uniform [lo, hi), 1 normal (mean, std; Box-Muller), 2 bernoulli(p) -> 0/1,
-//       3 dropout: out = x * mask / (1 - p) with mask ~ bernoulli(1 - p) (operand 1 = x).
+// DIST (host: `#define DIST dist_<name>`): dist_uniform [lo, hi), dist_normal (mean, std;
+// Box-Muller), dist_bernoulli(p) -> 0/1, dist_dropout: out = x * mask / (1 - p) with
+// mask ~ bernoulli(1 - p) (operand 1 = x).
+// The names' values are private to this file.
+#define dist_uniform 0
+#define dist_normal 1
+#define dist_bernoulli 2
+#define dist_dropout 3
+
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_count;
@@ -29,11 +36,11 @@ void main() {
   uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
   uvec4 r = philox(uvec4(e, 0u, u_offset.x, u_offset.y), u_seed);
-#if DIST == 0
+#if DIST == dist_uniform
   float v = u_a + (u_b - u_a) * (unit(r.x) - 1.0 / 16777216.0);
-#elif DIST == 1
+#elif DIST == dist_normal
   float v = u_a + u_b * sqrt(-2.0 * log(unit(r.x))) * cos(6.283185307179586 * unit(r.y));
-#elif DIST == 2
+#elif DIST == dist_bernoulli
   float v = unit(r.x) <= u_a ? 1.0 : 0.0;
 #else
   float keep = 1.0 - u_a;

@@ -2,14 +2,22 @@
 // elements, element r of row o at u_in_off + o * u_row_stride + r. One workgroup reduces a chunk
 // of u_chunk elements (a multiple of 4) of one row; with u_G > 1 chunks per row the host runs
 // this kernel again over the [rows, G] partial sums (written to operand 0 as f32, unscaled).
-// F: 0 sum, 1 sum of |x| (L1), 2 sum of x^2 (L2, sqrt applied when POST == 2).
-// POST: 0 none, 1 divide by u_div (mean), 2 sqrt (L2 norm). Only the last stage posts.
+// TERM (host: `#define TERM term_<name>`): term_x (sum), term_abs (L1), term_square (L2).
+// POST: post_none, post_mean (divide by u_div), post_sqrt (L2 norm). Only the last stage posts.
 // QUADS: operand 1 is f32 read as 128-bit quads (the host checks that u_in_off and u_row_stride
 // are multiples of 4); four independent accumulators per invocation keep several loads in
 // flight. Otherwise elements are read one by one through load1 (any dtype).
 // SUBGROUP: the workgroup's partial sums combine with subgroupAdd (KHR_shader_subgroup
 // arithmetic) and one shared slot per subgroup; otherwise with a shared-memory tree.
 // Sums are plain float additions: NaN and Inf propagate as IEEE arithmetic does (Inf - Inf = NaN).
+// The names' values are private to this file.
+#define term_x 0
+#define term_abs 1
+#define term_square 2
+#define post_none 0
+#define post_mean 1
+#define post_sqrt 2
+
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_rows;
@@ -24,9 +32,9 @@ uniform float u_div;
 shared float s_part[LOCAL_X];
 
 float f(float x) {
-#if F == 1
+#if TERM == term_abs
   return abs(x);
-#elif F == 2
+#elif TERM == term_square
   return x * x;
 #else
   return x;
@@ -36,9 +44,9 @@ float f(float x) {
 #ifdef QUADS
 vec4 fq(uint q) {
   vec4 v = uintBitsToFloat(t14[q]);
-#if F == 1
+#if TERM == term_abs
   return abs(v);
-#elif F == 2
+#elif TERM == term_square
   return v * v;
 #else
   return v;
@@ -92,9 +100,9 @@ void main() {
   v = s_part[0];
 #endif
   if (tid == 0u) {
-#if POST == 1
+#if POST == post_mean
     v /= u_div;
-#elif POST == 2
+#elif POST == post_sqrt
     v = sqrt(v);
 #endif
     store0(u_out_off + wid, CT0(v));

@@ -11,11 +11,7 @@ layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_rows;
 uniform uint u_L;
-uniform uint u_kshape[KD];
-uniform uint u_kstride_in[KD];
-uniform uint u_kstride_out[KD];
-uniform uint u_in_off;
-uniform uint u_out_off;
+#include "rows.glsl"
 uniform uint u_in_step;
 uniform uint u_out_step;
 
@@ -70,13 +66,8 @@ void main() {
   uint row = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
   if (row >= u_rows) return;
-  uint bi = u_in_off, bo = u_out_off, r = row;
-  for (int d = KD - 1; d >= 0; --d) {
-    uint i = r % u_kshape[d];
-    r /= u_kshape[d];
-    bi += i * u_kstride_in[d];
-    bo += i * u_kstride_out[d];
-  }
+  uvec2 rb = row_bases(row);
+  uint bi = rb.x, bo = rb.y;
   uint nq = u_L / 4u;
   vec4 v[NQ];
   for (uint q = 0u; q < NQ; ++q) {
@@ -115,13 +106,8 @@ void main() {
   uint row = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
   if (row >= u_rows) return;
-  uint bi = u_in_off, bo = u_out_off, r = row;
-  for (int d = KD - 1; d >= 0; --d) {
-    uint i = r % u_kshape[d];
-    r /= u_kshape[d];
-    bi += i * u_kstride_in[d];
-    bo += i * u_kstride_out[d];
-  }
+  uvec2 rb = row_bases(row);
+  uint bi = rb.x, bo = rb.y;
   float m = -F_INF, s = 0.0;
   for (uint i = tid; i < u_L; i += LOCAL_X) {
     float x = float(load1(bi + i * u_in_step));

@@ -5,10 +5,10 @@
 // reverse topological order; leaf tensors accumulate into grad() (gradients add up across calls
 // until zero_grad()). Broadcasting is undone by summing gradients to each input's shape.
 // Backward kernels run on the GPU like every other op. In-place ops on tensors that require
-// grad throw ValueError (they would invalidate saved values). Ops without a gradient formula
-// (sort/topk values, scatter, prod, conv_transpose2d, lerp/addcmul/addcdiv, fmod/remainder/
-// atan2 and the rarer unary ops) record a node whose backward throws ValueError naming the op,
-// so a missing gradient is never silently zero.
+// grad throw ValueError (they would invalidate saved values). Every elementwise op has a gradient
+// (the op tables in ops.hpp mark each row). Ops without a gradient formula (sort/topk values,
+// scatter, prod, conv_transpose2d, lerp/addcmul/addcdiv) record a node whose backward throws
+// ValueError naming the op, so a missing gradient is never silently zero.
 #pragma once
 #include <functional>
 #include <memory>

@@ -70,6 +70,27 @@ struct PoolStats {
   std::size_t memory_limit = 0;     ///< 0 = none
 };
 
+/// One row of a GPU profile: a kernel (its glsl file), an op (the public op that launched it) or
+/// a ProfileScope; gpu_ms is the GPU time of its dispatches (timer queries), share its part of
+/// the total.
+struct ProfileRow {
+  std::string name;
+  std::uint64_t calls = 0;
+  double gpu_ms = 0;
+  double share = 0;
+};
+
+/// The GPU profile since profiling was turned on (or reset), each list heaviest first.
+struct ProfileReport {
+  std::vector<ProfileRow> by_scope;   ///< innermost ProfileScope (the op's name outside any)
+  std::vector<ProfileRow> by_op;
+  std::vector<ProfileRow> by_kernel;
+  double total_ms = 0;
+  std::uint64_t disjoint_events = 0;  ///< GL_GPU_DISJOINT_EXT seen: timings of that time dropped
+  /// A printable table per op and per kernel (calls, GPU ms, share), and per scope if any.
+  std::string table() const;
+};
+
 enum class LogLevel { debug, info, warning, error };
 using Logger = std::function<void(LogLevel, const std::string&)>;
 
@@ -157,6 +178,16 @@ class Device {
   /// invocations or passes; meant for tests.
   void set_loop_limit(std::uint64_t iterations);
 
+  /// GPU profiler: with `on`, every dispatch is timed by a GL_TIME_ELAPSED query
+  /// (EXT_disjoint_timer_query) and wrapped in a KHR_debug group named after its op (apitrace and
+  /// RenderDoc show them); costs a little speed. GLTENSOR_PROFILE=1 turns it on when a device
+  /// opens and prints the table to stderr when it closes. Throws DeviceError without timer
+  /// queries. An adopted context must not have its own GL_TIME_ELAPSED query active meanwhile.
+  void set_profiling(bool on);
+  /// Waits for the pending timings and returns the profile so far.
+  ProfileReport profile();
+  void reset_profile();
+
   /// Receives KHR_debug messages and gltensor's own notices. Default: warnings and errors
   /// to stderr.
   void set_logger(Logger logger);
@@ -172,6 +203,20 @@ class Device {
 
  private:
   std::shared_ptr<detail::DeviceImpl> impl_;
+};
+
+/// While alive, dispatches on `dev` are attributed to `name` in ProfileReport::by_scope (scopes
+/// nest; the innermost wins). Cheap when profiling is off.
+class ProfileScope {
+ public:
+  ProfileScope(const Device& dev, std::string name);
+  ~ProfileScope();
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+ private:
+  std::shared_ptr<detail::DeviceImpl> dev_;
+  bool active_ = false;
 };
 
 }  // namespace gltensor

@@ -33,21 +33,60 @@ Tensor full_like(const Tensor& t, double value);
 Tensor empty_like(const Tensor& t);
 
 // ---- unary elementwise (x -> same shape) ----
-// Each NAME declares NAME(x), NAME_(x) and NAME_out(out, x).
-#define GLTENSOR_UNARY_OPS(X)                                                                                    \
-  X(neg)                                                                                                         \
-  X(abs)                                                                                                         \
-  X(sign)                                                                                                        \
-  X(square)                                                                                                      \
-  X(exp)                                                                                                         \
-  X(exp2)                                                                                                        \
-  X(log)                                                                                                         \
-  X(log2) X(log10) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(reciprocal) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
-      X(sinh) X(cosh) X(tanh) X(erf) X(erfc) X(sigmoid) X(logsigmoid) X(relu) X(relu6) X(selu) X(silu) X(mish)   \
-          X(hardswish) X(hardsigmoid) X(softsign) X(floor) X(ceil) X(round) X(trunc) X(frac)
-#define GLTENSOR_DECLARE_UNARY(name) \
-  Tensor name(const Tensor& x);      \
-  Tensor& name##_(Tensor& x);        \
+// The unary ops without parameters, one row each: X(name, dtype rule, gradient). Each row
+// declares name(x), name_(x) and name_out(out, x); src/ops/elementwise_ops.cpp defines them, the
+// GLSL function is op_<name> in glsl/ops/unary.comp, and the tests check every row.
+//   dtype rule: keep (the input's dtype, integers included) or floating (integer and bool inputs
+//               compute and return float32; float inputs keep their dtype);
+//   gradient:   grad (a backward formula in src/ops/elementwise_grads.cpp, checked against finite
+//               differences) or no_grad (backward throws ValueError naming the op). Piecewise
+//               constant ops (sign, floor, ceil, round, trunc) have the zero gradient, as in PyTorch.
+// clang-format off
+#define GLTENSOR_UNARY_OPS(X) \
+  X(neg, keep, grad) \
+  X(abs, keep, grad) \
+  X(sign, keep, grad) \
+  X(square, keep, grad) \
+  X(exp, floating, grad) \
+  X(exp2, floating, grad) \
+  X(log, floating, grad) \
+  X(log2, floating, grad) \
+  X(log10, floating, grad) \
+  X(log1p, floating, grad) \
+  X(expm1, floating, grad) \
+  X(sqrt, floating, grad) \
+  X(rsqrt, floating, grad) \
+  X(reciprocal, floating, grad) \
+  X(sin, floating, grad) \
+  X(cos, floating, grad) \
+  X(tan, floating, grad) \
+  X(asin, floating, grad) \
+  X(acos, floating, grad) \
+  X(atan, floating, grad) \
+  X(sinh, floating, grad) \
+  X(cosh, floating, grad) \
+  X(tanh, floating, grad) \
+  X(erf, floating, grad) \
+  X(erfc, floating, grad) \
+  X(sigmoid, floating, grad) \
+  X(logsigmoid, floating, grad) \
+  X(relu, keep, grad) \
+  X(relu6, floating, grad) \
+  X(selu, floating, grad) \
+  X(silu, floating, grad) \
+  X(mish, floating, grad) \
+  X(hardswish, floating, grad) \
+  X(hardsigmoid, floating, grad) \
+  X(softsign, floating, grad) \
+  X(floor, keep, grad) \
+  X(ceil, keep, grad) \
+  X(round, keep, grad) \
+  X(trunc, keep, grad) \
+  X(frac, floating, grad) \
+// clang-format on
+#define GLTENSOR_DECLARE_UNARY(name, rule, grad) \
+  Tensor name(const Tensor& x);                  \
+  Tensor& name##_(Tensor& x);                    \
   Tensor& name##_out(Tensor& out, const Tensor& x);
 GLTENSOR_UNARY_OPS(GLTENSOR_DECLARE_UNARY)
 #undef GLTENSOR_DECLARE_UNARY
@@ -72,19 +111,40 @@ Tensor isfinite(const Tensor& x);     ///< -> bool
 Tensor logical_not(const Tensor& x);  ///< -> bool
 
 // ---- binary elementwise with broadcasting ----
-// Each NAME declares NAME(a, b), NAME(a, scalar), NAME(scalar, b), NAME_(a, b), NAME_(a, scalar)
-// and NAME_out(out, a, b).
-#define GLTENSOR_BINARY_OPS(X)                                                                                   \
-  X(add)                                                                                                         \
-  X(sub)                                                                                                         \
-  X(mul)                                                                                                         \
-  X(div)                                                                                                         \
-  X(pow)                                                                                                         \
-  X(maximum)                                                                                                     \
-  X(minimum)                                                                                                     \
-  X(fmax) X(fmin) X(fmod) X(remainder) X(atan2) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) \
-      X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)
-#define GLTENSOR_DECLARE_BINARY(name)            \
+// One row each: X(name, dtype rule, gradient). Each row declares name(a, b), name(a, scalar),
+// name(scalar, b), name_(a, b), name_(a, scalar) and name_out(out, a, b); the GLSL function is
+// op_<name> in glsl/ops/binary.comp.
+//   dtype rule: arith (promote_types of the operands), float_arith (as arith, integers -> float32),
+//               compare and logical (-> bool), bitwise (integer and bool only, DTypeError else);
+//   gradient:   grad (src/ops/elementwise_grads.cpp) or no_grad (non-float results).
+// clang-format off
+#define GLTENSOR_BINARY_OPS(X) \
+  X(add, arith, grad) \
+  X(sub, arith, grad) \
+  X(mul, arith, grad) \
+  X(div, float_arith, grad) \
+  X(pow, arith, grad) \
+  X(maximum, arith, grad) \
+  X(minimum, arith, grad) \
+  X(fmax, float_arith, grad) \
+  X(fmin, float_arith, grad) \
+  X(fmod, arith, grad) \
+  X(remainder, arith, grad) \
+  X(atan2, float_arith, grad) \
+  X(eq, compare, no_grad) \
+  X(ne, compare, no_grad) \
+  X(lt, compare, no_grad) \
+  X(le, compare, no_grad) \
+  X(gt, compare, no_grad) \
+  X(ge, compare, no_grad) \
+  X(logical_and, logical, no_grad) \
+  X(logical_or, logical, no_grad) \
+  X(logical_xor, logical, no_grad) \
+  X(bitwise_and, bitwise, no_grad) \
+  X(bitwise_or, bitwise, no_grad) \
+  X(bitwise_xor, bitwise, no_grad) \
+// clang-format on
+#define GLTENSOR_DECLARE_BINARY(name, rule, grad) \
   Tensor name(const Tensor& a, const Tensor& b); \
   Tensor name(const Tensor& a, double b);        \
   Tensor name(double a, const Tensor& b);        \

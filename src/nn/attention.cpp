@@ -10,6 +10,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/attention_plan.hpp"
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -29,44 +30,6 @@ bool fused_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
   for (const Tensor* t : {&q, &k, &v})
     if (!is_floating(t->dtype())) return false;
   return q.size(-1) <= 64 && v.size(-1) <= 64 && q.size(-2) > 0 && k.size(-2) > 0;
-}
-
-// The fused kernel's tiling (glsl/attention.comp): BQ query rows per workgroup (2 * BQ
-// invocations), 32 * KQ keys per tile, row reductions by subgroup shuffles or shared memory.
-struct AttentionTiles {
-  std::int64_t bq;
-  int kq;
-  bool subgroup;
-};
-
-// Shared memory of a tiling: Q tile, K and V tiles, probabilities (in the K tile's memory when
-// KQ = 2), and without subgroups the row maxima and sums.
-std::int64_t attention_shared_bytes(const AttentionTiles& t) {
-  const std::int64_t bkv = 32 * t.kq;
-  return 4 * (t.bq * 64 + 2 * bkv * 64 + (t.kq == 1 ? bkv * t.bq : 0) + (t.subgroup ? 0 : 2 * t.bq * 8));
-}
-
-// The largest tiling that fits the device: 64 query rows and 64 keys per tile with subgroup
-// reductions (48 KiB), else 64 rows and 32 keys (40 KiB, 44 KiB without subgroups), else 32
-// rows (24 or 30 KiB; llvmpipe has 32 KiB and no subgroups). Subgroup reductions need a row
-// group of 8 lanes inside one subgroup: subgroups of a multiple of 8 lanes that divide the
-// workgroup. GLTENSOR_ATTENTION_BQ=32 and GLTENSOR_ATTENTION_KEYS=32 cap the tiling,
-// GLTENSOR_SUBGROUPS=0 turns subgroups off (tests run every tiling the device has). bq = 0:
-// none fits.
-AttentionTiles attention_tiles(const DeviceImpl& dev) {
-  const bool bq32 = settings().attention_bq == 32, keys32 = settings().attention_keys == 32;
-  const int sg = dev.caps.subgroup_size;
-  for (const std::int64_t bq : {64, 32}) {
-    if (bq == 64 && bq32) continue;
-    const bool subgroup =
-        dev.subgroup_features(GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR) && sg >= 8 && sg % 8 == 0 && (2 * bq) % sg == 0;
-    for (const int kq : {2, 1}) {
-      if (kq == 2 && (!subgroup || keys32 || bq != 64)) continue;
-      const AttentionTiles t{bq, kq, subgroup};
-      if (attention_shared_bytes(t) <= dev.caps.max_shared_memory) return t;
-    }
-  }
-  return {0, 1, false};
 }
 
 // Uniforms of glsl/nn/attention.comp.
@@ -98,18 +61,6 @@ struct AttentionParams {
     u.i32("u_causal", causal ? 1 : 0);
   }
 };
-
-// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
-// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the
-// score init, 16 head-dim quads, the row max/sum exchanges and the BKV-key products; before the
-// tiles the batch offsets and Q loads.
-std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd) {
-  const std::uint64_t bkv = 32u * static_cast<std::uint64_t>(t.kq), local = 2u * static_cast<std::uint64_t>(t.bq);
-  const std::uint64_t nld = bkv * 64 / 4 / local, nlq = static_cast<std::uint64_t>(t.bq) * 64 / 4 / local;
-  const std::uint64_t per_tile = 1 + 10 * nld + 4 * static_cast<std::uint64_t>(t.kq) + 16 + 24 + bkv;
-  const std::uint64_t tiles = (static_cast<std::uint64_t>(S) + bkv - 1) / bkv;
-  return tiles * per_tile + 10 * nlq + bd + 32;
-}
 
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
                        const AttentionTiles& t) {
@@ -177,7 +128,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                      " do not fit q [..., L, E], k [..., S, E], v [..., S, Ev]");
   const double sc = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   if (fused_applies(q, k, v, mask)) {
-    const AttentionTiles t = attention_tiles(dev_of(q));
+    const DeviceImpl& dev = dev_of(q);
+    const AttentionDevice ad{dev.subgroup_features(GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR), dev.caps.subgroup_size,
+                             dev.caps.max_shared_memory};
+    const AttentionTiles t = plan_attention_tiles(ad, settings());
     const std::uint64_t limit = dev_of(q).loop_limit();
     if (t.bq > 0 && (limit == 0 || attention_loops(t, k.size(-2), q.dim()) <= limit))
       return fused_attention(q, k, v, causal, sc, t);

@@ -1,5 +1,5 @@
 // conv2d (im2col + matmul, explicit backward) and conv_transpose2d (matmul + col2im).
-#include "autograd/grad_formulas.hpp"
+#include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/linalg.hpp"

@@ -64,7 +64,7 @@ SGD::SGD(std::vector<Tensor*> params, double lr, SGDOptions opt) : Optimizer(std
 
 void SGD::step() {
   NoGradGuard ng;
-  std::string d = "#define OPT 0\n";
+  std::string d = "#define OPT opt_sgd\n";
   if (options.momentum != 0) d += "#define MOMENTUM 1\n";
   if (options.nesterov) d += "#define NESTEROV 1\n";
   for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -89,7 +89,7 @@ Adam::Adam(std::vector<Tensor*> params, double lr, AdamOptions opt) : Optimizer(
 void Adam::step() {
   NoGradGuard ng;
   ++t_;
-  const std::string d = std::string("#define OPT 1\n") + (options.decoupled ? "#define DECOUPLED 1\n" : "");
+  const std::string d = std::string("#define OPT opt_adam\n") + (options.decoupled ? "#define DECOUPLED 1\n" : "");
   OptimParams op;
   op.sgd = false, op.lr = lr, op.wd = options.weight_decay, op.a = options.beta1, op.b = options.beta2;
   op.eps = options.eps;

@@ -56,8 +56,9 @@ std::int64_t window_extent(int mode, std::int64_t in, std::int64_t out, std::int
 void launch_pool(int mode, bool backward, const PoolGeom& g, const Tensor& out, const Tensor& in, const Tensor& idx) {
   DeviceImpl& dev = dev_of(out);
   Launch launch(dev, backward ? "pool2d_backward" : "pool2d");
-  const int m = mode + (backward ? 3 : 0);
-  std::string h = "#define MODE " + std::to_string(m) + "\n" + (g.o.count_include_pad ? "#define COUNT_PAD 1\n" : "");
+  static const char* names[] = {"pool_max", "pool_avg", "pool_adaptive"};
+  std::string h = std::string("#define POOL ") + names[mode] + "\n" + (backward ? "#define BACKWARD 1\n" : "") +
+                  (g.o.count_include_pad ? "#define COUNT_PAD 1\n" : "");
   h += operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
   if (mode == kMax) h += operand_glsl(2, DType::i32, CT::i32, !backward);
   launch.program("pool.comp", h, {256}).write(out).read(in);

@@ -1,6 +1,7 @@
 #include "ops/elementwise.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/launch.hpp"
 
@@ -18,12 +19,11 @@ struct ElementwiseParams {
     u.u32s("u_shape", shape);
     u.u32s("u_strides", strides);
     u.u32s("u_offset", offsets);
-    const std::string kernel = e.kernel;
-    if (kernel == "unary.comp") {
+    if (std::strcmp(e.kernel, "unary.comp") == 0) {
       u.f32("u_p0", e.p0);
       u.f32("u_p1", e.p1);
       u.i32("u_i0", e.i0);
-    } else if (kernel == "binary.comp") {
+    } else if (std::strcmp(e.kernel, "binary.comp") == 0) {
       u.f32("u_alpha", e.alpha);
       if (e.scalar) {
         u.f32("u_scalar", *e.scalar);

@@ -1,9 +1,10 @@
 // Unary, binary and ternary elementwise ops: dtype rules, forms (new / in-place / out=).
 #include <cmath>
 
-#include "autograd/grad_formulas.hpp"
+#include "autograd/recording.hpp"
 #include "gltensor/ops.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/elementwise_grads.hpp"
 
 namespace gltensor {
 using namespace detail;
@@ -22,7 +23,8 @@ DType result_type(DType tensor, double scalar) {
 
 namespace {
 
-enum class Kind { Float, Preserve, Bool };
+// Result dtype rules of the unary ops (the `rule` column of GLTENSOR_UNARY_OPS, plus bool).
+enum class Kind { floating, keep, boolean };
 
 Tensor prepare_out(const char* op, Tensor* out, const Shape& shape, DType dtype, const Tensor& like) {
   if (!out) return alloc(dev_of(like), shape, dtype, op);
@@ -36,15 +38,28 @@ Tensor prepare_out(const char* op, Tensor* out, const Shape& shape, DType dtype,
   return *out;
 }
 
-Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor* out, float p0 = 0, float p1 = 0) {
+// Records y = op(x)'s node: the formula, or one that throws (no_grad rows). Bool results none.
+void record_unary(const char* op, UnaryGrad grad, const Tensor& x, Tensor& y, float p0, float p1) {
+  if (!autograd::any_requires_grad({&x})) return;
+  if (!grad) {
+    grad_unsupported(op, {&x}, y);
+    return;
+  }
+  const Tensor xd = detach(x), yd = detach(y);
+  autograd::record(
+      y, {x}, [=](const Tensor& g) { return std::vector<Tensor>{grad(g, xd, yd, p0, p1)}; }, op);
+}
+
+Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor* out, UnaryGrad grad, float p0 = 0,
+             float p1 = 0) {
   check_defined(op, x);
   Enter guard(dev_of(x), op);
   DType rd = x.dtype();
   CT ct = natural_ct(x.dtype());
-  if (kind == Kind::Float) {
+  if (kind == Kind::floating) {
     rd = is_floating(x.dtype()) ? x.dtype() : DType::f32;
     ct = CT::f32;
-  } else if (kind == Kind::Bool) {
+  } else if (kind == Kind::boolean) {
     rd = DType::bool_;
   }
   if (out) check_inplace(op, *out);
@@ -57,16 +72,33 @@ Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor*
   e.p0 = p0;
   e.p1 = p1;
   launch_elementwise(e, o, {x});
-  if (!out && kind != Kind::Bool) grad_unary(fn, x, o, p0, p1);
+  if (!out && kind != Kind::boolean) record_unary(op, grad, x, o, p0, p1);
   return o;
 }
 
-enum class BKind { Arith, FloatArith, Compare, Logical, Bitwise };
+// Result dtype rules of the binary ops (the `rule` column of GLTENSOR_BINARY_OPS).
+enum class BKind { arith, float_arith, compare, logical, bitwise };
 
 struct BinarySpec {
-  const char* fn;
+  const char* fn;  // GLSL function
   BKind kind;
+  BinaryGrad grad;  // null: no gradient (non-float results)
 };
+
+// Records the node of y = op(a, b): the formula, or one that throws (no_grad rows). A scalar
+// operand comes as a 0-dim constant (it gets no gradient).
+void record_binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor& b, Tensor& y, float alpha) {
+  if (!autograd::any_requires_grad({&a, &b})) return;
+  if (!s.grad) {
+    grad_unsupported(op, {&a, &b}, y);
+    return;
+  }
+  const Tensor ad = detach(a), bd = detach(b), yd = detach(y);
+  const bool need_a = autograd::any_requires_grad({&a}), need_b = autograd::any_requires_grad({&b});
+  const BinaryGrad grad = s.grad;
+  autograd::record(
+      y, {a, b}, [=](const Tensor& g) { return grad(g, ad, bd, yd, alpha, need_a, need_b); }, op);
+}
 
 void check_bitwise(const char* op, DType d) {
   if (is_floating(d))
@@ -77,14 +109,14 @@ void check_bitwise(const char* op, DType d) {
 // Result dtype and compute type of a binary op whose operands promote to `common`.
 std::pair<DType, CT> binary_types(const char* op, BKind kind, DType common) {
   switch (kind) {
-    case BKind::Arith:
+    case BKind::arith:
       return {common, natural_ct(common)};
-    case BKind::FloatArith:
+    case BKind::float_arith:
       return {is_floating(common) ? common : DType::f32, CT::f32};
-    case BKind::Compare:
-    case BKind::Logical:
+    case BKind::compare:
+    case BKind::logical:
       return {DType::bool_, natural_ct(common)};
-    case BKind::Bitwise:
+    case BKind::bitwise:
       check_bitwise(op, common);
       return {common, CT::i32};
   }
@@ -108,7 +140,7 @@ Tensor binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor
   e.in_ct = ct;
   e.alpha = alpha;
   launch_elementwise(e, o, {a, b});
-  if (!out && is_floating(rd)) grad_binary(s.fn, a, b, 0, false, alpha, o);
+  if (!out && is_floating(rd)) record_binary(op, s, a, b, o, alpha);
   return o;
 }
 
@@ -127,7 +159,10 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   e.scalar = v;
   e.scalar_first = scalar_first;
   launch_elementwise(e, o, {t});
-  if (!out && is_floating(rd)) grad_binary(s.fn, t, Tensor(), v, scalar_first, 1, o);
+  if (!out && is_floating(rd) && autograd::any_requires_grad({&t})) {
+    const Tensor c = full(t.device(), {}, v, rd);
+    record_binary(op, s, scalar_first ? c : t, scalar_first ? t : c, o, 1);
+  }
   return o;
 }
 
@@ -165,146 +200,92 @@ Tensor scalar_like(const Tensor& t, double v, DType dtype) { return full(t.devic
 }  // namespace
 
 // ---- unary ----
-#define GLTENSOR_DEFINE_UNARY(name, kind)                                                    \
-  Tensor name(const Tensor& x) { return unary(#name, "op_" #name, Kind::kind, x, nullptr); } \
-  Tensor& name##_(Tensor& x) {                                                               \
-    unary(#name "_", "op_" #name, Kind::kind, x, &x);                                        \
-    return x;                                                                                \
-  }                                                                                          \
-  Tensor& name##_out(Tensor& out, const Tensor& x) {                                         \
-    unary(#name "_out", "op_" #name, Kind::kind, x, &out);                                   \
-    return out;                                                                              \
+#define GLTENSOR_GRAD_PTR_grad(name) &unary_grad::name
+#define GLTENSOR_GRAD_PTR_no_grad(name) nullptr
+#define GLTENSOR_DEFINE_UNARY(name, rule, grad)                                               \
+  Tensor name(const Tensor& x) {                                                              \
+    return unary(#name, "op_" #name, Kind::rule, x, nullptr, GLTENSOR_GRAD_PTR_##grad(name)); \
+  }                                                                                           \
+  Tensor& name##_(Tensor& x) {                                                                \
+    unary(#name "_", "op_" #name, Kind::rule, x, &x, nullptr);                                \
+    return x;                                                                                 \
+  }                                                                                           \
+  Tensor& name##_out(Tensor& out, const Tensor& x) {                                          \
+    unary(#name "_out", "op_" #name, Kind::rule, x, &out, nullptr);                           \
+    return out;                                                                               \
   }
-GLTENSOR_DEFINE_UNARY(neg, Preserve)
-GLTENSOR_DEFINE_UNARY(abs, Preserve)
-GLTENSOR_DEFINE_UNARY(sign, Preserve)
-GLTENSOR_DEFINE_UNARY(square, Preserve)
-GLTENSOR_DEFINE_UNARY(relu, Preserve)
-GLTENSOR_DEFINE_UNARY(floor, Preserve)
-GLTENSOR_DEFINE_UNARY(ceil, Preserve)
-GLTENSOR_DEFINE_UNARY(round, Preserve)
-GLTENSOR_DEFINE_UNARY(trunc, Preserve)
-GLTENSOR_DEFINE_UNARY(exp, Float)
-GLTENSOR_DEFINE_UNARY(exp2, Float)
-GLTENSOR_DEFINE_UNARY(log, Float)
-GLTENSOR_DEFINE_UNARY(log2, Float)
-GLTENSOR_DEFINE_UNARY(log10, Float)
-GLTENSOR_DEFINE_UNARY(log1p, Float)
-GLTENSOR_DEFINE_UNARY(expm1, Float)
-GLTENSOR_DEFINE_UNARY(sqrt, Float)
-GLTENSOR_DEFINE_UNARY(rsqrt, Float)
-GLTENSOR_DEFINE_UNARY(reciprocal, Float)
-GLTENSOR_DEFINE_UNARY(sin, Float)
-GLTENSOR_DEFINE_UNARY(cos, Float)
-GLTENSOR_DEFINE_UNARY(tan, Float)
-GLTENSOR_DEFINE_UNARY(asin, Float)
-GLTENSOR_DEFINE_UNARY(acos, Float)
-GLTENSOR_DEFINE_UNARY(atan, Float)
-GLTENSOR_DEFINE_UNARY(sinh, Float)
-GLTENSOR_DEFINE_UNARY(cosh, Float)
-GLTENSOR_DEFINE_UNARY(tanh, Float)
-GLTENSOR_DEFINE_UNARY(erf, Float)
-GLTENSOR_DEFINE_UNARY(erfc, Float)
-GLTENSOR_DEFINE_UNARY(sigmoid, Float)
-GLTENSOR_DEFINE_UNARY(logsigmoid, Float)
-GLTENSOR_DEFINE_UNARY(relu6, Float)
-GLTENSOR_DEFINE_UNARY(selu, Float)
-GLTENSOR_DEFINE_UNARY(silu, Float)
-GLTENSOR_DEFINE_UNARY(mish, Float)
-GLTENSOR_DEFINE_UNARY(hardswish, Float)
-GLTENSOR_DEFINE_UNARY(hardsigmoid, Float)
-GLTENSOR_DEFINE_UNARY(softsign, Float)
-GLTENSOR_DEFINE_UNARY(frac, Float)
+GLTENSOR_UNARY_OPS(GLTENSOR_DEFINE_UNARY)
 #undef GLTENSOR_DEFINE_UNARY
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   if (approximate != "none" && approximate != "tanh")
     throw ValueError("gltensor::gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
-  return unary("gelu", approximate == "tanh" ? "op_gelu_tanh" : "op_gelu", Kind::Float, x, nullptr);
+  const bool t = approximate == "tanh";
+  return unary("gelu", t ? "op_gelu_tanh" : "op_gelu", Kind::floating, x, nullptr,
+               t ? &unary_grad::gelu_tanh : &unary_grad::gelu);
 }
 Tensor leaky_relu(const Tensor& x, double s) {
-  return unary("leaky_relu", "op_leaky_relu", Kind::Float, x, nullptr, float(s));
+  return unary("leaky_relu", "op_leaky_relu", Kind::floating, x, nullptr, &unary_grad::leaky_relu, float(s));
 }
-Tensor elu(const Tensor& x, double a) { return unary("elu", "op_elu", Kind::Float, x, nullptr, float(a)); }
+Tensor elu(const Tensor& x, double a) {
+  return unary("elu", "op_elu", Kind::floating, x, nullptr, &unary_grad::elu, float(a));
+}
 Tensor celu(const Tensor& x, double a) {
   if (a == 0) throw ValueError("gltensor::celu: alpha must not be 0");
-  return unary("celu", "op_celu", Kind::Float, x, nullptr, float(a));
+  return unary("celu", "op_celu", Kind::floating, x, nullptr, &unary_grad::celu, float(a));
 }
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   if (beta == 0) throw ValueError("gltensor::softplus: beta must not be 0");
-  return unary("softplus", "op_softplus", Kind::Float, x, nullptr, float(beta), float(threshold));
+  return unary("softplus", "op_softplus", Kind::floating, x, nullptr, &unary_grad::softplus, float(beta),
+               float(threshold));
 }
 Tensor hardtanh(const Tensor& x, double lo, double hi) {
   if (lo > hi)
     throw ValueError("gltensor::hardtanh: min_val " + std::to_string(lo) + " > max_val " + std::to_string(hi));
-  return unary("hardtanh", "op_hardtanh", Kind::Float, x, nullptr, float(lo), float(hi));
+  return unary("hardtanh", "op_hardtanh", Kind::floating, x, nullptr, &unary_grad::hardtanh, float(lo), float(hi));
 }
 Tensor clamp(const Tensor& x, double lo, double hi) {
-  return unary("clamp", "op_clamp", Kind::Preserve, x, nullptr, float(lo), float(hi));
+  return unary("clamp", "op_clamp", Kind::keep, x, nullptr, &unary_grad::clamp, float(lo), float(hi));
 }
 Tensor clamp_min(const Tensor& x, double lo) {
-  return unary("clamp_min", "op_clamp_min", Kind::Preserve, x, nullptr, float(lo));
+  return unary("clamp_min", "op_clamp_min", Kind::keep, x, nullptr, &unary_grad::clamp_min, float(lo));
 }
 Tensor clamp_max(const Tensor& x, double hi) {
-  return unary("clamp_max", "op_clamp_max", Kind::Preserve, x, nullptr, float(hi));
+  return unary("clamp_max", "op_clamp_max", Kind::keep, x, nullptr, &unary_grad::clamp_max, float(hi));
 }
-Tensor isnan(const Tensor& x) { return unary("isnan", "op_isnan", Kind::Bool, x, nullptr); }
-Tensor isinf(const Tensor& x) { return unary("isinf", "op_isinf", Kind::Bool, x, nullptr); }
-Tensor isfinite(const Tensor& x) { return unary("isfinite", "op_isfinite", Kind::Bool, x, nullptr); }
-Tensor logical_not(const Tensor& x) { return unary("logical_not", "op_logical_not", Kind::Bool, x, nullptr); }
+Tensor isnan(const Tensor& x) { return unary("isnan", "op_isnan", Kind::boolean, x, nullptr, nullptr); }
+Tensor isinf(const Tensor& x) { return unary("isinf", "op_isinf", Kind::boolean, x, nullptr, nullptr); }
+Tensor isfinite(const Tensor& x) { return unary("isfinite", "op_isfinite", Kind::boolean, x, nullptr, nullptr); }
+Tensor logical_not(const Tensor& x) {
+  return unary("logical_not", "op_logical_not", Kind::boolean, x, nullptr, nullptr);
+}
 
 // ---- binary ----
-#define GLTENSOR_DEFINE_BINARY(name, kind)                                                                           \
-  Tensor name(const Tensor& a, const Tensor& b) { return binary(#name, {"op_" #name, BKind::kind}, a, b, nullptr); } \
-  Tensor name(const Tensor& a, double b) {                                                                           \
-    return binary_scalar(#name, {"op_" #name, BKind::kind}, a, b, false, nullptr);                                   \
-  }                                                                                                                  \
-  Tensor name(double a, const Tensor& b) {                                                                           \
-    return binary_scalar(#name, {"op_" #name, BKind::kind}, b, a, true, nullptr);                                    \
-  }                                                                                                                  \
-  Tensor& name##_(Tensor& a, const Tensor& b) {                                                                      \
-    binary(#name "_", {"op_" #name, BKind::kind}, a, b, &a);                                                         \
-    return a;                                                                                                        \
-  }                                                                                                                  \
-  Tensor& name##_(Tensor& a, double b) {                                                                             \
-    binary_scalar(#name "_", {"op_" #name, BKind::kind}, a, b, false, &a);                                           \
-    return a;                                                                                                        \
-  }                                                                                                                  \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                                                \
-    binary(#name "_out", {"op_" #name, BKind::kind}, a, b, &out);                                                    \
-    return out;                                                                                                      \
+#define GLTENSOR_BGRAD_PTR_grad(name) &binary_grad::name
+#define GLTENSOR_BGRAD_PTR_no_grad(name) nullptr
+#define GLTENSOR_DEFINE_BINARY(name, rule, grad)                                                          \
+  static const BinarySpec k_##name{"op_" #name, BKind::rule, GLTENSOR_BGRAD_PTR_##grad(name)};            \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary(#name, k_##name, a, b, nullptr); }        \
+  Tensor name(const Tensor& a, double b) { return binary_scalar(#name, k_##name, a, b, false, nullptr); } \
+  Tensor name(double a, const Tensor& b) { return binary_scalar(#name, k_##name, b, a, true, nullptr); }  \
+  Tensor& name##_(Tensor& a, const Tensor& b) {                                                           \
+    binary(#name "_", k_##name, a, b, &a);                                                                \
+    return a;                                                                                             \
+  }                                                                                                       \
+  Tensor& name##_(Tensor& a, double b) {                                                                  \
+    binary_scalar(#name "_", k_##name, a, b, false, &a);                                                  \
+    return a;                                                                                             \
+  }                                                                                                       \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {                                     \
+    binary(#name "_out", k_##name, a, b, &out);                                                           \
+    return out;                                                                                           \
   }
-GLTENSOR_DEFINE_BINARY(add, Arith)
-GLTENSOR_DEFINE_BINARY(sub, Arith)
-GLTENSOR_DEFINE_BINARY(mul, Arith)
-GLTENSOR_DEFINE_BINARY(div, FloatArith)
-GLTENSOR_DEFINE_BINARY(pow, Arith)
-GLTENSOR_DEFINE_BINARY(maximum, Arith)
-GLTENSOR_DEFINE_BINARY(minimum, Arith)
-GLTENSOR_DEFINE_BINARY(fmax, FloatArith)
-GLTENSOR_DEFINE_BINARY(fmin, FloatArith)
-GLTENSOR_DEFINE_BINARY(fmod, Arith)
-GLTENSOR_DEFINE_BINARY(remainder, Arith)
-GLTENSOR_DEFINE_BINARY(atan2, FloatArith)
-GLTENSOR_DEFINE_BINARY(eq, Compare)
-GLTENSOR_DEFINE_BINARY(ne, Compare)
-GLTENSOR_DEFINE_BINARY(lt, Compare)
-GLTENSOR_DEFINE_BINARY(le, Compare)
-GLTENSOR_DEFINE_BINARY(gt, Compare)
-GLTENSOR_DEFINE_BINARY(ge, Compare)
-GLTENSOR_DEFINE_BINARY(logical_and, Logical)
-GLTENSOR_DEFINE_BINARY(logical_or, Logical)
-GLTENSOR_DEFINE_BINARY(logical_xor, Logical)
-GLTENSOR_DEFINE_BINARY(bitwise_and, Bitwise)
-GLTENSOR_DEFINE_BINARY(bitwise_or, Bitwise)
-GLTENSOR_DEFINE_BINARY(bitwise_xor, Bitwise)
+GLTENSOR_BINARY_OPS(GLTENSOR_DEFINE_BINARY)
 #undef GLTENSOR_DEFINE_BINARY
 
-Tensor add(const Tensor& a, const Tensor& b, double alpha) {
-  return binary("add", {"op_add", BKind::Arith}, a, b, nullptr, float(alpha));
-}
+Tensor add(const Tensor& a, const Tensor& b, double alpha) { return binary("add", k_add, a, b, nullptr, float(alpha)); }
 Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
-  return binary("add", {"op_add", BKind::Arith}, a, b, nullptr, float(-alpha));
+  return binary("add", k_add, a, b, nullptr, float(-alpha));
 }
 
 // ---- ternary ----

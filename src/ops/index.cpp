@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "autograd/grad_formulas.hpp"
+#include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"

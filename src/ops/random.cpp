@@ -31,7 +31,8 @@ Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, in
   const std::int64_t n = out.numel();
   const std::uint64_t off = gen.next_offset();
   if (n == 0) return out;
-  std::string h = "#define DIST " + std::to_string(dist) + "\n" + operand_glsl(0, dtype, natural_ct(dtype), true);
+  static const char* names[] = {"dist_uniform", "dist_normal", "dist_bernoulli", "dist_dropout"};
+  std::string h = std::string("#define DIST ") + names[dist] + "\n" + operand_glsl(0, dtype, natural_ct(dtype), true);
   if (x) h += operand_glsl(1, x->dtype(), CT::f32, false);
   launch.program("random.comp", h, {256}).write(out);
   if (x) launch.read(*x);

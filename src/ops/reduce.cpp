@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "autograd/grad_formulas.hpp"
+#include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
@@ -17,6 +17,12 @@ using namespace detail;
 namespace {
 
 enum Red { kSum = 0, kProd, kMax, kMin, kArgmax, kArgmin, kVar, kLse, kL1, kL2, kAll, kAny };
+// reduce.comp's names for them (`#define RED red_...`).
+const char* red_glsl(Red r) {
+  static const char* names[] = {"red_sum",       "red_prod", "red_max", "red_min", "red_argmax", "red_argmin",
+                                "red_var",       "red_logsumexp", "red_l1", "red_l2", "red_all", "red_any"};
+  return names[r];
+}
 
 std::vector<bool> reduced_mask(const char* op, const Tensor& x, const Dims& dims) {
   std::vector<bool> red(static_cast<std::size_t>(x.dim()), dims.empty());
@@ -62,7 +68,9 @@ void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std:
                       std::int64_t G, std::int64_t chunk, int f, int post, double div, const Tensor& out) {
   const bool quads = in.dtype() == DType::f32 && in.offset() % 4 == 0 && (rows == 1 || row_stride % 4 == 0);
   const bool sg = dev.subgroup_arithmetic();
-  std::string h = "#define F " + std::to_string(f) + "\n#define POST " + std::to_string(post) + "\n";
+  static const char* terms[] = {"term_x", "term_abs", "term_square"};
+  static const char* posts[] = {"post_none", "post_mean", "post_sqrt"};
+  std::string h = std::string("#define TERM ") + terms[f] + "\n#define POST " + posts[post] + "\n";
   if (sg)
     h += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
          "#define SUBGROUP 1\n";
@@ -172,9 +180,9 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   }
   const std::int64_t chunk = (R + G - 1) / G;
 
-  auto header = [&](int stage) {
-    std::string h = "#define RED " + std::to_string(red) + "\n#define KD " + std::to_string(kshape.size()) +
-                    "\n#define RD " + std::to_string(rshape.size()) + "\n#define STAGE " + std::to_string(stage) + "\n";
+  auto header = [&](const char* stage) {
+    std::string h = std::string("#define RED ") + red_glsl(red) + "\n#define KD " + std::to_string(kshape.size()) +
+                    "\n#define RD " + std::to_string(rshape.size()) + "\n#define STAGE " + stage + "\n";
     h += operand_glsl(0, out_dtype, natural_ct(out_dtype), true);
     h += operand_glsl(1, x.dtype(), CT::f32, false);
     return h;
@@ -189,20 +197,20 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   };
   if (G == 1) {
     Launch launch(dev, op);
-    launch.program("reduce.comp", header(0), {lx}).write(out).read(x).write(out);  // binding 2 unused in stage 0
+    launch.program("reduce.comp", header("stage_whole"), {lx}).write(out).read(x).write(out);  // binding 2 unused in stage 0
     launch.params(params).loop_iterations(loops(chunk, lx, rshape.size())).groups_1d(static_cast<std::uint64_t>(nout));
     return out;
   }
   Tensor states = alloc(dev, {nout * G * 4}, DType::f32, op);
   {
     Launch launch(dev, op);
-    launch.program("reduce.comp", header(1), {lx}).read(out).read(x).write(states);
+    launch.program("reduce.comp", header("stage_partial"), {lx}).read(out).read(x).write(states);
     launch.params(params).loop_iterations(loops(chunk, lx, rshape.size()));
     launch.groups_1d(static_cast<std::uint64_t>(nout * G));
   }
   {
     Launch launch(dev, op);
-    launch.program("reduce.comp", header(2), {64}).write(out).read(x).read(states);
+    launch.program("reduce.comp", header("stage_combine"), {64}).write(out).read(x).read(states);
     launch.params(params).loop_iterations(loops(G, 64, 0)).groups_1d(static_cast<std::uint64_t>(nout));
   }
   return out;

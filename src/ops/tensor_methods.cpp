@@ -1,6 +1,6 @@
 // Tensor methods that run kernels (clone, to, fill_, copy_): defined in the ops layer, on the
 // elementwise kernels, although declared in gltensor/tensor.hpp.
-#include "autograd/grad_formulas.hpp"
+#include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "ops/elementwise.hpp"
 #include "runtime/guard.hpp"

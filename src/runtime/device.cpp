@@ -10,6 +10,7 @@
 #include "runtime/device_impl.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/guard.hpp"
+#include "runtime/profiler.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
@@ -115,6 +116,8 @@ DeviceImpl::~DeviceImpl() {
 }
 
 void DeviceImpl::free_gl_objects() {
+  if (Profiler* p = find_extension<Profiler>(); p && p->on() && settings().profile)
+    std::fprintf(stderr, "gltensor profile (%s):\n%s", adapter.renderer.c_str(), p->report(*this).table().c_str());
   run_deferred();
   queue.destroy();
   pool.trim();
@@ -193,7 +196,7 @@ void DeviceImpl::init_capabilities() {
   }
   c.fp16_arithmetic =
       c.has_extension("GL_NV_gpu_shader5") || c.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
-  c.timer_query = c.desktop || c.has_extension("GL_EXT_disjoint_timer_query");
+  c.timer_query = c.has_extension("GL_EXT_disjoint_timer_query");  // the profiler uses its EXT entry points
   // Mesa's gallivm (llvmpipe, softpipe's JIT) gives every shader invocation one loop counter for
   // all its loops (LP_MAX_TGSI_LOOP_ITERATIONS) and leaves the loops silently past it.
   if (looks_software(c.renderer) && lower(c.renderer).find("llvmpipe") != std::string::npos)
@@ -406,6 +409,7 @@ Device Device::open(const OpenOptions& options) {
   if (!detail::make_current(impl->egl)) throw DeviceError("gltensor::Device::open: eglMakeCurrent failed");
   impl->init_capabilities();
   impl->pool.set_limit(options.memory_limit);
+  if (detail::settings().profile && impl->caps.timer_query) impl->extension<detail::Profiler>().set_on(*impl, true);
   return Device(impl);
 }
 

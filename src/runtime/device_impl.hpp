@@ -22,6 +22,8 @@
 
 namespace gltensor::detail {
 
+class Profiler;
+
 /// A service attached to a device (DeviceImpl::extension<T>()). free_gl() runs at device
 /// destruction while the device's context is current (delete GL objects there).
 struct DeviceExtension {
@@ -47,6 +49,7 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   std::string pending_gl_error;           // from KHR_debug, raised at the next check_gl
   std::uint32_t dispatch_limit = 0;       // test override of the workgroup count limit (0 = device's)
   std::uint64_t loop_limit_override = 0;  // test override of the loop iteration limit (0 = device's)
+  Profiler* profiler = nullptr;     // the Profiler extension while it is on (launches check it)
 
   // ---- entry bookkeeping (Enter) ----
   int enter_depth = 0;

@@ -5,9 +5,8 @@
 #include <limits>
 #include <string>
 
-#include "gltensor/tensor.hpp"
+#include "runtime/profiler.hpp"
 #include "runtime/storage.hpp"
-#include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
 
@@ -69,10 +68,10 @@ const Program& Launch::current_program() const {
   return *program_;
 }
 
-Launch& Launch::read(const Tensor& t) { return bind(*t.impl()->storage, false); }
-Launch& Launch::write(const Tensor& t) { return bind(*t.impl()->storage, true); }
 Launch& Launch::bind(Storage& s, bool write) {
-  uses_.push_back({&s, write});
+  if (nuses_ == uses_.size())
+    throw DeviceError(std::string("gltensor internal error: ") + op_ + ": more than 16 operands in one launch");
+  uses_[nuses_++] = {&s, write};
   return *this;
 }
 
@@ -99,14 +98,18 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
   const GLuint grid[3] = {static_cast<GLuint>(x), static_cast<GLuint>(y), static_cast<GLuint>(z)};
   p.set_uvec("u_grid", grid, 3);
   const std::uint64_t mx = dev_.max_groups(0), my = dev_.max_groups(1), mz = dev_.max_groups(2);
+  Profiler* prof = dev_.profiler;
   for (std::uint64_t z0 = 0; z0 < z; z0 += mz)
     for (std::uint64_t y0 = 0; y0 < y; y0 += my)
       for (std::uint64_t x0 = 0; x0 < x; x0 += mx) {
         const GLuint base[3] = {static_cast<GLuint>(x0), static_cast<GLuint>(y0), static_cast<GLuint>(z0)};
         p.set_uvec("u_group_base", base, 3);
+        if (prof) prof->begin(dev_, op_, p.kernel);
         dev_.queue.dispatch(p, static_cast<std::uint32_t>(std::min(mx, x - x0)),
                             static_cast<std::uint32_t>(std::min(my, y - y0)),
-                            static_cast<std::uint32_t>(std::min(mz, z - z0)), uses_);
+                            static_cast<std::uint32_t>(std::min(mz, z - z0)),
+                            std::span<const BufferUse>(uses_.data(), nuses_));
+        if (prof) prof->end(dev_);
       }
 }
 

@@ -18,6 +18,7 @@
 // uniform name the kernel does not declare throws (misspellings cannot pass silently).
 #pragma once
 #include <cstdint>
+#include <array>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -26,10 +27,6 @@
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/queue.hpp"
-
-namespace gltensor {
-class Tensor;
-}
 
 namespace gltensor::detail {
 
@@ -76,9 +73,17 @@ class Launch {
   }
   const Program& current_program() const;
 
-  /// Operands in binding order (binding = position). A tensor's storage, read or written.
-  Launch& read(const Tensor& t);
-  Launch& write(const Tensor& t);
+  /// Operands in binding order (binding = position): a tensor's storage (any type with
+  /// impl()->storage, i.e. Tensor; a template so that the runtime layer needs no tensor
+  /// internals), read or written.
+  template <typename T>
+  Launch& read(const T& t) {
+    return bind(*t.impl()->storage, false);
+  }
+  template <typename T>
+  Launch& write(const T& t) {
+    return bind(*t.impl()->storage, true);
+  }
   Launch& bind(Storage& s, bool write);
 
   /// Sets the uniforms through the params struct's `set(Uniforms&) const`.
@@ -106,7 +111,8 @@ class Launch {
   Enter guard_;
   const char* op_;
   const Program* program_ = nullptr;
-  std::vector<BufferUse> uses_;
+  std::array<BufferUse, 16> uses_{};  // bindings (no allocation per launch)
+  std::size_t nuses_ = 0;
   bool loop_declared_ = false;
 };
 

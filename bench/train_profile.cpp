@@ -1,0 +1,49 @@
+// Training-step profile: times steps of the Fashion-MNIST demo's models (synthetic batch of 128)
+// and prints the GPU profile per op and per kernel (Device::set_profiling).
+//   gltensor_train_profile [--model cnn|mlp] [--steps N] [--batch B]
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+
+#include "gltensor/gltensor.hpp"
+#include "models.hpp"
+
+using namespace gltensor;
+
+int main(int argc, char** argv) {
+  CLI::App app{"gltensor training-step profile"};
+  std::string model = "cnn";
+  int steps = 20, batch = 128;
+  app.add_option("--model", model, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}));
+  app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 100000));
+  app.add_option("--batch", batch, "batch size")->check(CLI::Range(1, 65536));
+  CLI11_PARSE(app, argc, argv);
+  Device dev = Device::open();
+  Generator gen(1);
+  auto m = demo::make_model(model, dev, gen);
+  auto params = m->parameters();
+  nn::Adam opt(params, 1e-3);
+  Tensor x = randn(dev, {batch, 1, 28, 28}, gen);
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(batch));
+  for (int i = 0; i < batch; ++i) labels[i] = i % 10;
+  Tensor y = Tensor::from_host(dev, std::span<const std::int32_t>(labels), {batch});
+  auto step = [&] {
+    opt.zero_grad();
+    Tensor loss = cross_entropy(m->forward(x), y);
+    backward(loss);
+    opt.step();
+  };
+  step();  // compiles every kernel, tunes
+  dev.synchronize();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  dev.synchronize();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s on %s: %.3f ms per step (batch %d), %.0f img/s, %.2f s per 60000-image epoch\n", model.c_str(),
+              dev.adapter().renderer.c_str(), 1e3 * s / steps, batch, batch * steps / s, 60000.0 / batch * s / steps);
+  if (dev.caps().timer_query) {
+    dev.set_profiling(true);
+    for (int i = 0; i < std::max(1, steps / 4); ++i) step();
+    std::printf("profile of %d steps:\n%s", std::max(1, steps / 4), dev.profile().table().c_str());
+  }
+}

@@ -1,0 +1,53 @@
+// The GPU profiler: timer queries per dispatch attributed to kernels, ops and scopes.
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+const ProfileRow* find(const std::vector<ProfileRow>& rows, const std::string& name) {
+  for (const auto& r : rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+}  // namespace
+
+TEST(Profiler, AttributesDispatchesToKernelsOpsAndScopes) {
+  Device dev = Device::open();
+  if (!dev.caps().timer_query) GTEST_SKIP() << "no EXT_disjoint_timer_query";
+  Tensor a = ones(dev, {64, 96}), b = ones(dev, {96, 32});
+  dev.synchronize();
+  dev.set_profiling(true);
+  for (int i = 0; i < 3; ++i) (void)matmul(a, b);
+  {
+    ProfileScope scope(dev, "my block");
+    (void)exp(a);
+    (void)softmax(a, 1);
+  }
+  const ProfileReport r = dev.profile();
+  const ProfileRow* mm = find(r.by_op, "matmul");
+  ASSERT_NE(mm, nullptr) << r.table();
+  EXPECT_EQ(mm->calls, 3u);
+  EXPECT_GT(mm->gpu_ms, 0.0);
+  ASSERT_NE(find(r.by_kernel, "matmul.comp"), nullptr) << r.table();
+  ASSERT_NE(find(r.by_kernel, "softmax.comp"), nullptr) << r.table();
+  const ProfileRow* block = find(r.by_scope, "my block");
+  ASSERT_NE(block, nullptr) << r.table();
+  EXPECT_EQ(block->calls, 2u);
+  double share = 0, ms = 0;
+  for (const auto& row : r.by_kernel) share += row.share, ms += row.gpu_ms;
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  EXPECT_NEAR(ms, r.total_ms, 1e-6 * std::max(1.0, ms));
+  const std::string t = r.table();
+  EXPECT_NE(t.find("matmul.comp"), std::string::npos) << t;
+  EXPECT_NE(t.find("my block"), std::string::npos) << t;
+  // Reset, then off: nothing more is recorded.
+  dev.reset_profile();
+  EXPECT_TRUE(dev.profile().by_op.empty());
+  dev.set_profiling(false);
+  (void)exp(a);
+  EXPECT_TRUE(dev.profile().by_op.empty());
+  // Results are unaffected by profiling.
+  dev.set_profiling(true);
+  EXPECT_EQ(matmul(a, b).to_vector(), std::vector<float>(64 * 32, 96.0f));
+}
