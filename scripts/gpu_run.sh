@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests onnx bench benchf lab mlp cnn profile torchtrain
-#                                   ocr ocrbench ocrtest (after pack_gpu.sh --ocr) (diag: see git history)
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench benchf lab mlp cnn profile torchtrain
+#                                   interop, ocr ocrbench ocrtest (after pack_gpu.sh --ocr) (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
 P=$(cd "$(dirname "$0")" && pwd)
@@ -14,12 +14,15 @@ for phase in "$@"; do
   case $phase in
     info) nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/info.txt"
           timeout 60 "$P/bin/gltensor-info" 2>&1 | tee -a "$OUT/info.txt" ;;
-    tests) : > "$OUT/tests.txt"
+    tests|testsgl) # testsgl: the whole suite on desktop OpenGL 4.6 core contexts (GLTENSOR_API=gl)
+           log="$OUT/$phase.txt"; : > "$log"
+           [ $phase = testsgl ] && export GLTENSOR_API=gl
            for t in "$P"/bin/test_*; do
              timeout 120 "$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
-             echo "$(basename "$t") rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/tests.txt"
-             [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/tests.txt"
-           done ;;
+             echo "$(basename "$t") rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$log"
+             [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$log"
+           done
+           unset GLTENSOR_API ;;
     bench) timeout 420 "$P/bin/gltensor_bench" --benchmark_format=json --benchmark_out="$OUT/gltensor.json" \
              --benchmark_min_time=0.2 > "$OUT/bench.txt" 2>&1; echo "bench rc=$?"; tail -25 "$OUT/bench.txt"
            timeout 240 python3 "$P/torch_reference.py" --json "$OUT/torch.json" > "$OUT/torch.txt" 2>&1; cat "$OUT/torch.txt"
@@ -33,6 +36,18 @@ for phase in "$@"; do
             GLTENSOR_FULL_BARRIERS=$fb GLTENSOR_TEST_SEED=8227768616368950540 "$P/bin/test_nn" --gtest_brief=1 --gtest_filter='Losses*' 2>&1 | grep -E "Failure|grad\[|forward|PASSED|FAILED" | head -6
             GLTENSOR_FULL_BARRIERS=$fb GLTENSOR_TEST_SEED=6380846010036783877 "$P/bin/test_nn" --gtest_brief=1 --gtest_filter='Attention*' 2>&1 | grep -E "Failure|grad\[|forward|PASSED|FAILED" | head -6
           done 2>&1 | tee "$OUT/diag.txt" ;;
+    interop) # graphics apps (bench/RESULTS.md): per-call cost adopted vs Device::open with and without
+             # NVIDIA's threaded optimisations, the 1920x1080 texture -> conv2d -> texture frame against
+             # a raw compute shader (GLES and desktop GL through EGL), then the interop tests.
+             for api in gles gl; do for thr in 0 1; do
+               echo "== --api $api, __GL_THREADED_OPTIMIZATIONS=$thr"
+               __GL_THREADED_OPTIMIZATIONS=$thr timeout 240 "$P/bin/gltensor_interop_bench" --api $api; echo "rc=$?"
+             done; done 2>&1 | tee "$OUT/interop.txt"
+             for t in "$P"/bin/test_interop_* "$P/bin/test_conv_direct"; do
+               timeout 120 "$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
+               echo "$(basename "$t") rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/interop.txt"
+               [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/interop.txt"
+             done ;;
     profile) for m in cnn mlp; do timeout 120 "$P/bin/gltensor_train_profile" --model $m --steps ${PROFILE_STEPS:-40} 2>&1 | tee -a "$OUT/profile.txt"; done ;;
     torchtrain) timeout 300 python3 "$P/torch_train_reference.py" "$P/data" --epochs ${TORCH_EPOCHS:-2} 2>&1 | tee "$OUT/torchtrain.txt" ;;
     ocr) # the OCR demo on its sample (accuracy) and on a 960x960 page, first and warm runs

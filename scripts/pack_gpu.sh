@@ -5,7 +5,7 @@
 # OCR demo, gltensor-run and gltensor_ocr_bench load, to stay under the 64 MiB carry limit),
 # PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
 # ../shared/gpu/fetch-gl-runtime.sh:
-#   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn
+#   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
 #   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +15,10 @@ cmake --build "$build" -j"$(nproc)"
 grep -qx '/gpu-pack/' .git/info/exclude 2>/dev/null || echo '/gpu-pack/' >> .git/info/exclude
 rm -rf gpu-pack && mkdir -p gpu-pack/bin gpu-pack/lib
 cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/bench/gltensor_kernel_lab \
-   "$build"/bench/gltensor_train_profile "$build"/demos/fashion_mnist gpu-pack/bin/
+   "$build"/bench/gltensor_train_profile "$build"/bench/gltensor_interop_bench "$build"/demos/fashion_mnist gpu-pack/bin/
+cp -L "$build"/libgltensor.so.0 gpu-pack/lib/  # the shared library (BUILD_SHARED_LIBS, the default)
 [ -x "$build/tools/gltensor-onnx-test" ] && cp "$build/tools/gltensor-onnx-test" gpu-pack/bin/
+rm -f gpu-pack/bin/test_interop_glx  # needs an X display and GLFW's X11 libraries
 if [ "${1:-}" = "--ocr" ]; then
   # Only what the OCR phases run; the other test programs stay home to fit the carry limit.
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/fashion_mnist

@@ -1,7 +1,11 @@
 // Gradient checks: GPU autograd gradients against central finite differences of a float64 host
 // reference. The checked loss is sum(f(inputs) * w) for fixed random weights w, so every output
 // element contributes with its own weight. Tolerance: |g - fd| <= 2e-3 * max(1, |fd|).
+// Functions with kinks at ties (max pooling, max/min reductions) take `distinct` inputs: a random
+// permutation of evenly spaced values in [lo, hi), so that no two are within the finite
+// difference's step of each other (with uniform values, a near tie made the check flaky).
 #pragma once
+#include <algorithm>
 #include <functional>
 
 #include "test_util.hpp"
@@ -20,12 +24,18 @@ using GpuFn = std::function<gltensor::Tensor(const std::vector<gltensor::Tensor>
 using RefFn = std::function<std::vector<double>(const std::vector<HostT>&)>;
 
 inline ::testing::AssertionResult grad_check(std::mt19937_64& rng, const std::vector<gltensor::Shape>& shapes,
-                                             const GpuFn& gpu, const RefFn& ref, float lo = -1, float hi = 1) {
+                                             const GpuFn& gpu, const RefFn& ref, float lo = -1, float hi = 1,
+                                             bool distinct = false) {
   using namespace gltensor;
   std::vector<HostT> hx;
   std::vector<Tensor> tx;
   for (const auto& s : shapes) {
     auto v = uniform(rng, static_cast<std::size_t>(numel_of(s)), lo, hi);
+    if (distinct) {
+      for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = lo + (hi - lo) * (static_cast<float>(i) + 0.5f) / static_cast<float>(v.size());
+      std::shuffle(v.begin(), v.end(), rng);
+    }
     hx.push_back({std::vector<double>(v.begin(), v.end()), s});
     Tensor t = Tensor::from_host(device(), v, s);
     requires_grad_(t);

@@ -43,14 +43,17 @@ struct Capabilities {
   int subgroup_size = 0;
   std::uint32_t subgroup_features = 0;  ///< GL_SUBGROUP_SUPPORTED_FEATURES_KHR bits
   std::uint32_t subgroup_stages = 0;    ///< GL_SUBGROUP_SUPPORTED_STAGES_KHR bits
+  bool desktop = false;                 ///< desktop OpenGL (4.3+, core or compatibility profile), not OpenGL ES
+  int max_texture_units = 0;            ///< GL_MAX_COMBINED_TEXTURE_IMAGE_UNITS
+  int max_image_units = 0;              ///< GL_MAX_IMAGE_UNITS
   bool fp16_arithmetic = false;         ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
   bool timer_query = false;             ///< EXT_disjoint_timer_query
   /// Loop iterations one shader invocation may run, all its loops together, before the driver
   /// silently leaves them (Mesa's llvmpipe: 65535); 0 = no known limit. Kernels split longer
   /// work across invocations, workgroups or passes.
   std::uint64_t max_loop_iterations = 0;
-  bool program_binary = false;          ///< OES_get_program_binary with at least one format
-  bool debug_output = false;            ///< KHR_debug (messages go to the logger)
+  bool program_binary = false;  ///< OES_get_program_binary with at least one format
+  bool debug_output = false;    ///< KHR_debug (messages go to the logger)
   std::vector<std::string> extensions;
   bool has_extension(const std::string& name) const;
 };
@@ -91,6 +94,13 @@ struct ProfileReport {
 enum class LogLevel { debug, info, warning, error };
 using Logger = std::function<void(LogLevel, const std::string&)>;
 
+/// Client API of a context Device::open makes.
+enum class GlApi {
+  choose,  ///< GLTENSOR_API ("gl" or "gles") if set, else OpenGL ES
+  gles,    ///< OpenGL ES 3.2, else 3.1
+  gl,      ///< desktop OpenGL 4.6, 4.5, 4.4 or 4.3, core profile (EGL_OPENGL_API)
+};
+
 struct OpenOptions {
   /// Adapter index in Device::list(); -1 = choose: the env GLTENSOR_DEVICE (an index or a
   /// substring of the renderer name) if set, else the first hardware adapter, else software.
@@ -99,6 +109,24 @@ struct OpenOptions {
   std::string name;
   /// Memory limit of the SSBO pool in bytes; 0 = none. Exceeding it throws OutOfMemory.
   std::size_t memory_limit = 0;
+  /// Client API of the new context.
+  GlApi api = GlApi::choose;
+  /// An application's EGLContext (and its EGLDisplay) to share objects with: the new context is
+  /// made on that display, in the same share group, with the same client API (and config where
+  /// the display needs one), so that the application's buffers, textures and fences can be used
+  /// by the device (gltensor/interop.hpp), typically on a compute thread beside the render thread.
+  /// index, name and api are then ignored. Both null: a headless context of its own.
+  void* share_context = nullptr;
+  void* share_display = nullptr;
+};
+
+struct AdoptOptions {
+  /// true: each public call (or each interop::StateScope) puts back every GL binding it changed
+  /// (reading each one's value with one glGet the first time it changes it). false: the
+  /// application promises to bind what its own GL calls use (as engines that bind per draw do):
+  /// gltensor then reads and restores nothing, leaving its own program and buffer, texture,
+  /// sampler and image unit bindings in place, and binds again what it needs at each call.
+  bool restore_state = true;
 };
 
 class AsyncRead;
@@ -108,12 +136,18 @@ class Device {
   /// Every EGL adapter: EGL_EXT_platform_device devices, then GBM render nodes not already
   /// listed, then EGL_MESA_platform_surfaceless when no software device was found.
   static std::vector<AdapterInfo> list();
-  /// Opens a new headless GLES 3.2 (else 3.1) context. Throws DeviceError if none can be made.
+  /// Opens a new headless context (OpenGL ES 3.2, else 3.1; or desktop OpenGL 4.3+ core, see
+  /// OpenOptions::api), or one sharing objects with an application's (OpenOptions::share_*).
+  /// Throws DeviceError if none can be made.
   static Device open(const OpenOptions& options = {});
-  /// Uses the caller's current EGL context (graphics apps). Every GL binding gltensor changes
-  /// (program, SSBO bindings, copy buffers) is restored before each call returns. The context
-  /// must stay alive while the Device or any tensor on it is used.
-  static Device adopt_current();
+  /// Uses the caller's current context (graphics apps): EGL (OpenGL ES 3.1+ or desktop OpenGL
+  /// 4.3+) or GLX (desktop OpenGL 4.3+). The bindings gltensor changes (program; generic and
+  /// indexed shader storage, copy and pixel buffer bindings; the active texture unit and one
+  /// texture unit's 2-D texture and sampler; one image unit) are put back as AdoptOptions says.
+  /// The context must stay alive while the Device or any tensor on it is used, and be current
+  /// on this thread at each call (DeviceError otherwise). Throws DeviceError when no context is
+  /// current or it lacks compute shaders.
+  static Device adopt_current(const AdoptOptions& options = {});
 
   Device() = default;  ///< an empty handle; valid() is false
   bool valid() const { return impl_ != nullptr; }

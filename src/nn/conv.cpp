@@ -10,6 +10,7 @@
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -82,6 +83,71 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
+// Output channels per invocation of the direct kernel: all of a group's up to 8, else the
+// largest divisor of Og up to 8.
+std::int64_t direct_opi(std::int64_t Og) {
+  for (std::int64_t d = std::min<std::int64_t>(Og, 8); d > 1; --d)
+    if (Og % d == 0) return d;
+  return 1;
+}
+// Loop iterations of one invocation of the direct kernel (every loop counted).
+// Output positions per invocation of the direct kernel (register blocking along rows).
+std::int64_t direct_px(std::int64_t opi) { return opi <= 4 ? 8 : 4; }
+// Loop iterations of one invocation of the direct kernel (every loop counted).
+std::uint64_t direct_loops(const Geometry& g, std::int64_t Og) {
+  const std::int64_t opi = direct_opi(Og), px = direct_px(opi);
+  const std::int64_t seg = px + (g.KW - 1) * g.o.dilation[1];
+  return static_cast<std::uint64_t>(opi * (1 + px) + opi * px +
+                                    g.C * g.KH * (1 + seg + g.KW * (1 + opi + px * (1 + opi))));
+}
+
+// Uniforms of glsl/nn/conv_direct.comp.
+struct DirectParams {
+  const Geometry& g;
+  std::int64_t O, Og;
+  const Tensor &x, &w, &bias;
+  void set(Uniforms& u) const {
+    u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_O", O), u.i32("u_Og", Og), u.i32("u_OH", g.OH);
+    u.i32("u_OW", g.OW), u.i32("u_sh", g.o.stride[0]), u.i32("u_sw", g.o.stride[1]);
+    u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]), u.i32("u_dh", g.o.dilation[0]);
+    u.i32("u_dw", g.o.dilation[1]);
+    const Shape &xs = x.strides(), &ws = w.strides();
+    u.u32s("u_x_stride", {xs[0], xs[1], xs[2], xs[3]});
+    u.u32("u_x_off", x.offset());
+    u.u32s("u_w_stride", {ws[0], ws[1], ws[2], ws[3]});
+    u.u32("u_w_off", w.offset());
+    if (bias.defined()) u.u32("u_b_stride", bias.strides()[0]), u.u32("u_b_off", bias.offset());
+  }
+};
+
+// Direct convolution for small filters (glsl/nn/conv_direct.comp): out [N, O, OH, OW] of x's
+// dtype where it is a float (f32 accumulation, one rounding at the store), else f32.
+Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
+                   std::int64_t Og) {
+  DeviceImpl& dev = dev_of(x);
+  Launch launch(dev, "conv2d");
+  const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
+  if (out.numel() == 0) return out;
+  const std::int64_t opi = direct_opi(Og), px = direct_px(opi);
+  std::string h =
+      (g.o.stride[1] == 1 ? "#define ROWSEG 1\n#define DW " + std::to_string(g.o.dilation[1]) + "\n#define SEGLEN " +
+                                std::to_string(px + (g.KW - 1) * g.o.dilation[1]) + "\n"
+                          : std::string()) +
+      "#define PX " + std::to_string(px) + "\n#define CG " + std::to_string(g.C) + "\n#define KH " +
+      std::to_string(g.KH) + "\n#define KW " + std::to_string(g.KW) + "\n#define OPI " + std::to_string(opi) + "\n" +
+      (bias.defined() ? "#define HAS_BIAS 1\n" : "") + operand_glsl(0, odt, CT::f32, true) +
+      operand_glsl(1, x.dtype(), CT::f32, false) + operand_glsl(2, w.dtype(), CT::f32, false) +
+      (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
+  launch.program("conv_direct.comp", h, {256}).write(out).read(x).read(w);
+  if (bias.defined()) launch.read(bias);
+  launch.params(DirectParams{g, O, Og, x, w, bias})
+      .loop_iterations(direct_loops(g, Og))
+      .groups(static_cast<std::uint64_t>((g.OH * ((g.OW + px - 1) / px) + 255) / 256),
+              static_cast<std::uint64_t>(O / opi), static_cast<std::uint64_t>(g.N));
+  return out;
+}
+
 void check_options(const char* op, const Conv2dOptions& o) {
   for (auto s : o.stride)
     if (s <= 0) throw ValueError(std::string("gltensor::") + op + ": stride must be positive");
@@ -124,9 +190,22 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   const bool grad = autograd::any_requires_grad({&x, &w, &bias});
   // The epilogue runs in the matmul kernel where no gradient is recorded, else after it.
   const Epilogue fused = grad ? Epilogue() : epi, after = grad ? epi : Epilogue();
+  // Small filters (image filters, depthwise convs) run directly: im2col + GEMM would write and
+  // read a columns matrix K times the image, which for large images also exceeds the device's
+  // SSBO limit (then the direct kernel runs whatever K is, if its loop fits the device's limit).
+  const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
+  const std::uint64_t loops = direct_loops(g, Og), loop_limit = dev_of(x).loop_limit();
+  const std::string& force = settings().conv;  // GLTENSOR_CONV=direct|im2col
+  const bool direct = force != "im2col" &&
+                      (force == "direct" || K <= 32 || cols_bytes > dev_of(x).caps.max_ssbo_block_size) &&
+                      (loop_limit == 0 || loops <= loop_limit);
   Tensor y;
   std::vector<Tensor> saved_cols;
-  {
+  if (direct) {
+    NoGradGuard ng;
+    Tensor out = apply_epilogue(conv_direct(x, w, bias, g, O, Og), fused);
+    y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
+  } else {
     NoGradGuard ng;
     Tensor out;
     if (G == 1) {
@@ -180,17 +259,20 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   }
   if (autograd::any_requires_grad({&x, &w, &bias})) {
     const Tensor wd = detach(w);
+    const Tensor xd = direct ? detach(x) : Tensor();  // the direct path saves no columns
     const bool has_bias = bias.defined();
     autograd::record(
         y, {x, w, bias},
-        [g, G, Og, K, wd, saved_cols, has_bias](const Tensor& gy) {
+        [g, G, Og, K, wd, xd, saved_cols, has_bias](const Tensor& gy) {
           Tensor gm = gy.permute({0, 2, 3, 1}).reshape({-1, G * Og});  // [N*OH*OW, O]
           Tensor gx = G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
           for (std::int64_t gi = 0; gi < G; ++gi) {
             Tensor gmg = G == 1 ? gm : gm.narrow(1, gi * Og, Og);
             Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
-            gws.push_back(matmul(gmg.t(), saved_cols[gi].t()).view({Og, g.C, g.KH, g.KW}));
+            const Tensor cols =
+                saved_cols.empty() ? im2col(G == 1 ? xd : xd.narrow(1, gi * g.C, g.C), g) : saved_cols[gi];
+            gws.push_back(matmul(gmg.t(), cols.t()).view({Og, g.C, g.KH, g.KW}));
             Tensor gxi = col2im(matmul(gmg, wm), g);
             if (G == 1)
               gx = gxi;

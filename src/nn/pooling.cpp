@@ -170,6 +170,7 @@ void pool_separable(int mode, const PoolGeom& g, const Tensor& x, const Tensor& 
 // the windows covering it, one axis at a time (no atomics).
 Tensor avg_backward(int mode, const PoolGeom& g, const Tensor& gy) {
   DeviceImpl& dev = dev_of(gy);
+  Enter guard(dev, "pool2d_backward");  // one entry for the allocations and the passes
   const Tensor t = alloc(dev, {g.N, g.C, g.OH, g.W}, DType::f32, "pool2d_backward");
   axis_pass("pool2d_backward", Pass::grad, mode, g.o.count_include_pad, 3, axis_geom(g, 1), t, gy);
   const Tensor gx = alloc(dev, {g.N, g.C, g.H, g.W}, DType::f32, "pool2d_backward");

@@ -12,6 +12,7 @@
 #include "runtime/guard.hpp"
 #include "runtime/profiler.hpp"
 #include "runtime/settings.hpp"
+#include "runtime/storage.hpp"
 
 namespace gltensor {
 namespace detail {
@@ -77,22 +78,75 @@ DeviceImpl::DeviceImpl() : thread(std::this_thread::get_id()) {
 }
 
 DeviceImpl::~DeviceImpl() {
-  // Tensors keep the device alive, so nothing uses it any more. Free GL objects only if our
-  // context can be made current on this thread; otherwise the driver frees them with it.
-  bool current = false;
-  if (adopted)
-    current = eglGetCurrentContext() == egl.context && egl.context != EGL_NO_CONTEXT;
-  else if (egl.context != EGL_NO_CONTEXT)
-    current = make_current(egl);
-  if (current) {
-    if (Profiler* p = find_extension<Profiler>(); p && p->on() && settings().profile)
-      std::fprintf(stderr, "gltensor profile (%s):\n%s", adapter.renderer.c_str(), p->report(*this).table().c_str());
-    queue.destroy();
-    pool.trim();
-    programs.destroy_all();
-    for (auto& [type, ext] : extensions_) ext->free_gl();
+  // Tensors keep the device alive, so nothing uses it any more. GL objects are deleted in the
+  // device's context only: current here, or made current for the purpose (the thread's context
+  // before is made current again). Where that fails (the context is current on another thread),
+  // say what is left to the context.
+  const ContextBinding before = ContextBinding::current(/*probe_glx=*/true);
+  bool current = false, switched = false;
+  if (adopted) {
+    current = app.is_current();
+    if (!current) {
+      ContextBinding target = app;
+      target.draw = target.read = EGL_NO_SURFACE;  // surfaceless first, then the adopted surfaces
+      target.api = before.api;
+      if (before.is_glx() && !target.is_glx()) ContextBinding::release_glx();
+      current = switched = target.make_current() || (app.draw != EGL_NO_SURFACE && app.make_current());
+    }
+  } else if (egl.context != EGL_NO_CONTEXT) {
+    current = eglGetCurrentContext() == egl.context;
+    if (!current) {
+      if (before.is_glx()) ContextBinding::release_glx();
+      current = switched = make_current(egl);
+    }
   }
-  if (!adopted) destroy_egl_context(egl);
+  const PoolStats st = pool.stats();
+  if (current) {
+    free_gl_objects();
+  } else if (st.bytes_allocated > 0 || programs.size() > 0) {
+    log(LogLevel::warning,
+        "a Device was destroyed where its context could not be made current (it is current on another "
+        "thread?): " +
+            std::to_string(st.cached_buffers) + " buffers (" + std::to_string(st.bytes_allocated) + " bytes) and " +
+            std::to_string(programs.size()) + " programs are left to the context, which frees them when destroyed" +
+            (adopted || !owns_context ? " (with its share group)" : ""));
+  }
+  if (!adopted) destroy_egl_context(egl);  // releases it first where it is current here
+  if (switched) before.make_current();
+}
+
+void DeviceImpl::free_gl_objects() {
+  if (Profiler* p = find_extension<Profiler>(); p && p->on() && settings().profile)
+    std::fprintf(stderr, "gltensor profile (%s):\n%s", adapter.renderer.c_str(), p->report(*this).table().c_str());
+  run_deferred();
+  queue.destroy();
+  pool.trim();
+  programs.destroy_all();
+  for (auto& [type, ext] : extensions_) ext->free_gl();
+}
+
+void DeviceImpl::defer_delete(GLuint buffer, GLsync fence) {
+  std::lock_guard<std::mutex> lock(deferred_mutex_);
+  if (buffer) deferred_buffers_.push_back(buffer);
+  if (fence) deferred_fences_.push_back(fence);
+}
+
+std::size_t DeviceImpl::deferred_count() {
+  std::lock_guard<std::mutex> lock(deferred_mutex_);
+  return deferred_buffers_.size() + deferred_fences_.size();
+}
+
+void DeviceImpl::run_deferred() {
+  std::vector<GLuint> buffers;
+  std::vector<GLsync> fences;
+  {
+    std::lock_guard<std::mutex> lock(deferred_mutex_);
+    if (deferred_buffers_.empty() && deferred_fences_.empty()) return;
+    buffers.swap(deferred_buffers_);
+    fences.swap(deferred_fences_);
+  }
+  for (GLsync f : fences) glDeleteSync(f);
+  for (GLuint b : buffers) delete_buffer(*this, b);
 }
 
 void DeviceImpl::log(LogLevel level, const std::string& msg) const {
@@ -107,9 +161,12 @@ void DeviceImpl::init_capabilities() {
   c.glsl_version = gl_str(GL_SHADING_LANGUAGE_VERSION);
   glGetIntegerv(GL_MAJOR_VERSION, &c.gl_major);
   glGetIntegerv(GL_MINOR_VERSION, &c.gl_minor);
-  if (c.gl_major < 3 || (c.gl_major == 3 && c.gl_minor < 1))
-    throw DeviceError("gltensor::Device: context is OpenGL ES " + std::to_string(c.gl_major) + "." +
-                      std::to_string(c.gl_minor) + ", compute shaders need 3.1 (" + c.renderer + ")");
+  c.desktop = c.version.rfind("OpenGL ES", 0) != 0;
+  const int need_minor = c.desktop ? 3 : 1, need_major = c.desktop ? 4 : 3;
+  if (c.gl_major < need_major || (c.gl_major == need_major && c.gl_minor < need_minor))
+    throw DeviceError(std::string("gltensor::Device: the context is ") + (c.desktop ? "OpenGL " : "OpenGL ES ") +
+                      std::to_string(c.gl_major) + "." + std::to_string(c.gl_minor) + "; compute shaders need " +
+                      (c.desktop ? "OpenGL 4.3" : "OpenGL ES 3.1") + " (" + c.renderer + ", " + c.version + ")");
   GLint64 ssbo = 0;
   glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &ssbo);
   c.max_ssbo_block_size = ssbo;
@@ -120,6 +177,9 @@ void DeviceImpl::init_capabilities() {
   }
   glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &c.max_workgroup_invocations);
   glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &c.max_shared_memory);
+  glGetIntegerv(GL_MAX_COMBINED_TEXTURE_IMAGE_UNITS, &c.max_texture_units);
+  glGetIntegerv(GL_MAX_IMAGE_UNITS, &c.max_image_units);
+  gl.init(c.max_ssbo_bindings, c.max_texture_units, c.max_image_units);
   GLint n = 0;
   glGetIntegerv(GL_NUM_EXTENSIONS, &n);
   for (GLint i = 0; i < n; ++i)
@@ -136,7 +196,7 @@ void DeviceImpl::init_capabilities() {
   }
   c.fp16_arithmetic =
       c.has_extension("GL_NV_gpu_shader5") || c.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
-  c.timer_query = c.has_extension("GL_EXT_disjoint_timer_query");
+  c.timer_query = c.has_extension("GL_EXT_disjoint_timer_query");  // the profiler uses its EXT entry points
   // Mesa's gallivm (llvmpipe, softpipe's JIT) gives every shader invocation one loop counter for
   // all its loops (LP_MAX_TGSI_LOOP_ITERATIONS) and leaves the loops silently past it.
   if (looks_software(c.renderer) && lower(c.renderer).find("llvmpipe") != std::string::npos)
@@ -144,9 +204,14 @@ void DeviceImpl::init_capabilities() {
   GLint formats = 0;
   glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
   c.program_binary = formats > 0;
-  c.debug_output = c.has_extension("GL_KHR_debug") || (c.gl_major == 3 && c.gl_minor >= 2);
-  while (glGetError() != GL_NO_ERROR) {
-  }
+  binary_formats.assign(static_cast<std::size_t>(std::max(formats, 0)), 0);
+  if (formats > 0) glGetIntegerv(GL_PROGRAM_BINARY_FORMATS, binary_formats.data());
+  c.debug_output = c.has_extension("GL_KHR_debug") || c.desktop || (c.gl_major == 3 && c.gl_minor >= 2);
+  // Every query above is valid for the context's version and extensions, so an adopted
+  // context's error flags (the application's) are neither read nor changed.
+  if (!adopted)
+    while (glGetError() != GL_NO_ERROR) {
+    }
   if (c.debug_output) {
     using Fn = void(GL_APIENTRY*)(GLDEBUGPROC, const void*);
     auto fn = reinterpret_cast<Fn>(eglGetProcAddress("glDebugMessageCallback"));
@@ -207,24 +272,73 @@ bool Capabilities::has_extension(const std::string& name) const {
   return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
 }
 
+namespace {
+
+// The caller's current context, made current again when a scope ends (Device::list, open).
+class KeepCallerContext {
+ public:
+  KeepCallerContext() : before_(detail::ContextBinding::current(/*probe_glx=*/true)) {
+    if (before_.is_glx()) detail::ContextBinding::release_glx();  // libglvnd: one window system per thread
+  }
+  ~KeepCallerContext() {
+    if (!before_.empty()) before_.make_current();
+  }
+  KeepCallerContext(const KeepCallerContext&) = delete;
+  KeepCallerContext& operator=(const KeepCallerContext&) = delete;
+
+ private:
+  detail::ContextBinding before_;
+};
+
+EGLenum egl_api(GlApi api) {
+  if (api == GlApi::choose) {
+    const std::string& env = detail::settings().api;
+    if (env == "gl") return EGL_OPENGL_API;
+    if (!env.empty() && env != "gles")
+      throw ValueError("gltensor::Device::open: GLTENSOR_API must be gl or gles, not '" + env + "'");
+    return EGL_OPENGL_ES_API;
+  }
+  return api == GlApi::gl ? EGL_OPENGL_API : EGL_OPENGL_ES_API;
+}
+
+Device open_shared(const OpenOptions& options) {
+  if (!options.share_context || !options.share_display)
+    throw ValueError("gltensor::Device::open: share_context and share_display go together");
+  KeepCallerContext keep;
+  detail::EglContext ctx;
+  std::string why;
+  if (!detail::create_shared_context(static_cast<EGLDisplay>(options.share_display),
+                                     static_cast<EGLContext>(options.share_context), detail::kDebugBuild, ctx, why))
+    throw DeviceError("gltensor::Device::open: no context sharing with the application's: " + why);
+  auto impl = std::make_shared<DeviceImpl>();
+  impl->egl = ctx;
+  detail::EglCandidate c;
+  c.platform = "shared";
+  impl->adapter = detail::describe(c, -1);
+  impl->init_capabilities();
+  impl->pool.set_limit(options.memory_limit);
+  return Device(impl);
+}
+
+}  // namespace
+
 std::vector<AdapterInfo> Device::list() {
   std::vector<AdapterInfo> out;
-  const EGLContext prev_ctx = eglGetCurrentContext();
-  const EGLDisplay prev_dpy = eglGetCurrentDisplay();
-  const EGLSurface prev_draw = eglGetCurrentSurface(EGL_DRAW), prev_read = eglGetCurrentSurface(EGL_READ);
+  KeepCallerContext keep;
   int index = 0;
   for (const auto& c : detail::enumerate_egl_candidates()) {
     detail::EglContext ctx;
     std::string why;
-    if (!detail::create_egl_context(c, false, ctx, why)) continue;
+    if (!detail::create_egl_context(c, false, EGL_OPENGL_ES_API, ctx, why)) continue;
     out.push_back(detail::describe(c, index++));
     detail::destroy_egl_context(ctx);
   }
-  if (prev_ctx != EGL_NO_CONTEXT) eglMakeCurrent(prev_dpy, prev_draw, prev_read, prev_ctx);
   return out;
 }
 
 Device Device::open(const OpenOptions& options) {
+  if (options.share_context || options.share_display) return open_shared(options);
+  const EGLenum api = egl_api(options.api);
   auto candidates = detail::enumerate_egl_candidates();
   if (candidates.empty())
     throw DeviceError(
@@ -242,6 +356,16 @@ Device Device::open(const OpenOptions& options) {
         want_name = detail::lower(env);
     }
   }
+  // The caller's context is current again when open returns; where it had none, the device's
+  // stays current (the first call then switches nothing).
+  const detail::ContextBinding caller = detail::ContextBinding::current(/*probe_glx=*/true);
+  if (caller.is_glx()) detail::ContextBinding::release_glx();
+  struct Restore {
+    const detail::ContextBinding& caller;
+    ~Restore() {
+      if (!caller.empty()) caller.make_current();
+    }
+  } restore{caller};
   std::string failures;
   struct Opened {
     detail::EglContext ctx;
@@ -252,7 +376,7 @@ Device Device::open(const OpenOptions& options) {
   for (const auto& c : candidates) {
     detail::EglContext ctx;
     std::string why;
-    if (!detail::create_egl_context(c, detail::kDebugBuild, ctx, why)) {
+    if (!detail::create_egl_context(c, detail::kDebugBuild, api, ctx, why)) {
       failures += "\n  " + c.platform + (c.node.empty() ? "" : " " + c.node) + ": " + why;
       continue;
     }
@@ -271,6 +395,7 @@ Device Device::open(const OpenOptions& options) {
     std::string what = "gltensor::Device::open: no matching EGL device";
     if (want_index >= 0) what += " (index " + std::to_string(want_index) + ")";
     if (!want_name.empty()) what += " (name containing '" + want_name + "')";
+    if (api == EGL_OPENGL_API) what += " (desktop OpenGL 4.3+ core)";
     throw DeviceError(what + (failures.empty() ? "" : "; failures:" + failures));
   }
   // Prefer the first hardware adapter; else the first one.
@@ -288,20 +413,18 @@ Device Device::open(const OpenOptions& options) {
   return Device(impl);
 }
 
-Device Device::adopt_current() {
-  EGLContext ctx = eglGetCurrentContext();
-  if (ctx == EGL_NO_CONTEXT)
-    throw DeviceError("gltensor::Device::adopt_current: no EGL context is current on this thread");
-  const char* version = detail::gl_str(GL_VERSION);
-  if (std::strstr(version, "OpenGL ES") == nullptr)
-    throw DeviceError(std::string("gltensor::Device::adopt_current: the current context is not OpenGL ES (") + version +
-                      ")");
+Device Device::adopt_current(const AdoptOptions& options) {
+  const detail::ContextBinding app = detail::ContextBinding::current(/*probe_glx=*/true);
+  if (app.empty())
+    throw DeviceError("gltensor::Device::adopt_current: no EGL or GLX context is current on this thread");
   auto impl = std::make_shared<DeviceImpl>();
   impl->adopted = true;
-  impl->egl.display = eglGetCurrentDisplay();
-  impl->egl.context = ctx;
+  impl->app = app;
+  impl->restore_state = options.restore_state;
+  impl->egl.display = app.display;
+  impl->egl.context = app.context;
   detail::EglCandidate c;
-  c.platform = "adopted";
+  c.platform = app.is_glx() ? "adopted GLX" : "adopted EGL";
   impl->adapter = detail::describe(c, -1);
   impl->init_capabilities();
   return Device(impl);

@@ -3,15 +3,19 @@
 // profiler) attach to a device as extensions instead of living in it.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <typeindex>
 #include <unordered_map>
+#include <vector>
 
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
+#include "runtime/context.hpp"
 #include "runtime/egl_platform.hpp"
 #include "runtime/gl.hpp"
+#include "runtime/gl_state.hpp"
 #include "runtime/pool.hpp"
 #include "runtime/program_cache.hpp"
 #include "runtime/queue.hpp"
@@ -28,12 +32,17 @@ struct DeviceExtension {
 };
 
 struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
-  EglContext egl;
+  EglContext egl;  // gltensor's own context (Device::open); for adopted EGL contexts display + context
   bool adopted = false;
+  ContextBinding app;         // adopted: the application's context as adopted
+  bool restore_state = true;  // adopted: AdoptOptions::restore_state
+  bool owns_context = true;   // Device::open: destroy egl.context with the device
   AdapterInfo adapter;
   Capabilities caps;
+  std::vector<GLint> binary_formats;  // GL_PROGRAM_BINARY_FORMATS
   std::thread::id thread;
   Logger logger;
+  GlState gl;  // every binding gltensor changes (before pool, queue: they bind through it)
   Pool pool{*this};
   ProgramCache programs{*this};
   Queue queue{*this};
@@ -44,8 +53,16 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
 
   // ---- entry bookkeeping (Enter) ----
   int enter_depth = 0;
-  struct SavedState;
-  std::unique_ptr<SavedState> saved;
+  bool switched = false;  // Enter made the device's context current over `outer`
+  ContextBinding outer;   // the thread's context before that, made current again on exit
+
+  /// GL objects whose owner was destroyed where the device's context was not current (another
+  /// thread, or another context current): deleted at the next entry (or with the device).
+  void defer_delete(GLuint buffer, GLsync fence);
+  /// Deletes the deferred objects (context current).
+  void run_deferred();
+  /// Objects waiting for deletion (tests).
+  std::size_t deferred_count();
 
   DeviceImpl();
   ~DeviceImpl();
@@ -78,7 +95,11 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   }
 
  private:
+  void free_gl_objects();
   std::unordered_map<std::type_index, std::unique_ptr<DeviceExtension>> extensions_;
+  std::mutex deferred_mutex_;
+  std::vector<GLuint> deferred_buffers_;
+  std::vector<GLsync> deferred_fences_;
 };
 
 }  // namespace gltensor::detail

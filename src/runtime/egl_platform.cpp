@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <span>
+#include <vector>
 
 namespace gltensor::detail {
 namespace {
@@ -50,6 +52,50 @@ const GbmApi& gbm_api() {
     return a;
   }();
   return api;
+}
+
+// A context of `api` on an initialized display (not made current). `config`: EGL_NO_CONFIG_KHR
+// to choose one (none where the display allows configless contexts). The thread's bound API is
+// restored.
+bool create_context_on(EGLDisplay display, EGLContext share, EGLConfig config, EGLenum api, bool debug, EGLContext& out,
+                       std::string& why) {
+  const EGLenum prev_api = eglQueryAPI();
+  const bool gl = api == EGL_OPENGL_API;
+  if (!eglBindAPI(api)) {
+    why = gl ? "eglBindAPI(EGL_OPENGL_API) failed" : "eglBindAPI(EGL_OPENGL_ES_API) failed";
+    return false;
+  }
+  const char* dext = eglQueryString(display, EGL_EXTENSIONS);
+  if (config == EGL_NO_CONFIG_KHR && !has_word(dext, "EGL_KHR_no_config_context") &&
+      !has_word(dext, "EGL_MESA_configless_context")) {
+    const EGLint attrs[] = {EGL_RENDERABLE_TYPE, gl ? EGL_OPENGL_BIT : EGL_OPENGL_ES3_BIT, EGL_NONE};
+    EGLint n = 0;
+    if (!eglChooseConfig(display, attrs, &config, 1, &n) || n < 1) {
+      why = gl ? "no EGL config with EGL_OPENGL_BIT" : "no EGL config with EGL_OPENGL_ES3_BIT";
+      eglBindAPI(prev_api);
+      return false;
+    }
+  }
+  struct Version {
+    int major, minor;
+  };
+  static constexpr Version kGles[] = {{3, 2}, {3, 1}};
+  static constexpr Version kGl[] = {{4, 6}, {4, 5}, {4, 4}, {4, 3}};
+  out = EGL_NO_CONTEXT;
+  for (const Version& v : gl ? std::span<const Version>(kGl) : std::span<const Version>(kGles)) {
+    std::vector<EGLint> attrs = {EGL_CONTEXT_MAJOR_VERSION, v.major, EGL_CONTEXT_MINOR_VERSION, v.minor};
+    if (gl) attrs.insert(attrs.end(), {EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT});
+    if (debug) attrs.insert(attrs.end(), {EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE});
+    attrs.push_back(EGL_NONE);
+    out = eglCreateContext(display, config, share, attrs.data());
+    if (out != EGL_NO_CONTEXT) break;
+  }
+  eglBindAPI(prev_api);
+  if (out == EGL_NO_CONTEXT) {
+    why = gl ? "eglCreateContext for OpenGL 4.3 core failed" : "eglCreateContext for OpenGL ES 3.1 failed";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -108,7 +154,7 @@ std::vector<EglCandidate> enumerate_egl_candidates() {
   return out;
 }
 
-bool create_egl_context(const EglCandidate& c, bool debug, EglContext& out, std::string& why) {
+bool create_egl_context(const EglCandidate& c, bool debug, EGLenum api, EglContext& out, std::string& why) {
   auto get_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
   if (!get_display) {
     why = "eglGetPlatformDisplayEXT is missing";
@@ -143,41 +189,38 @@ bool create_egl_context(const EglCandidate& c, bool debug, EglContext& out, std:
     destroy_egl_context(ctx);
     return false;
   }
-  if (!eglBindAPI(EGL_OPENGL_ES_API)) {
-    why = "eglBindAPI(EGL_OPENGL_ES_API) failed";
-    destroy_egl_context(ctx);
-    return false;
-  }
-  const char* dext = eglQueryString(ctx.display, EGL_EXTENSIONS);
-  EGLConfig config = EGL_NO_CONFIG_KHR;
-  if (!has_word(dext, "EGL_KHR_no_config_context") && !has_word(dext, "EGL_MESA_configless_context")) {
-    const EGLint attrs[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_NONE};
-    EGLint n = 0;
-    if (!eglChooseConfig(ctx.display, attrs, &config, 1, &n) || n < 1) {
-      why = "no EGL config with EGL_OPENGL_ES3_BIT";
-      destroy_egl_context(ctx);
-      return false;
-    }
-  }
-  for (int minor : {2, 1}) {
-    EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
-                      3,
-                      EGL_CONTEXT_MINOR_VERSION,
-                      minor,
-                      debug ? EGL_CONTEXT_OPENGL_DEBUG : EGL_NONE,
-                      EGL_TRUE,
-                      EGL_NONE};
-    ctx.context = eglCreateContext(ctx.display, config, EGL_NO_CONTEXT, attrs);
-    if (ctx.context != EGL_NO_CONTEXT) break;
-  }
-  if (ctx.context == EGL_NO_CONTEXT) {
-    why = "eglCreateContext for OpenGL ES 3.1 failed";
+  if (!create_context_on(ctx.display, EGL_NO_CONTEXT, EGL_NO_CONFIG_KHR, api, debug, ctx.context, why)) {
     destroy_egl_context(ctx);
     return false;
   }
   if (!make_current(ctx)) {
     why = "eglMakeCurrent without surface failed (EGL_KHR_surfaceless_context missing?)";
     destroy_egl_context(ctx);
+    return false;
+  }
+  out = ctx;
+  return true;
+}
+
+bool create_shared_context(EGLDisplay display, EGLContext share, bool debug, EglContext& out, std::string& why) {
+  EGLint type = 0, config_id = 0;
+  if (!eglQueryContext(display, share, EGL_CONTEXT_CLIENT_TYPE, &type) ||
+      !eglQueryContext(display, share, EGL_CONFIG_ID, &config_id)) {
+    why = "eglQueryContext failed on the context to share with (not a context of that display?)";
+    return false;
+  }
+  EGLConfig config = EGL_NO_CONFIG_KHR;
+  if (config_id != 0) {  // the shared context's config, where it has one
+    const EGLint attrs[] = {EGL_CONFIG_ID, config_id, EGL_NONE};
+    EGLint n = 0;
+    if (!eglChooseConfig(display, attrs, &config, 1, &n) || n < 1) config = EGL_NO_CONFIG_KHR;
+  }
+  EglContext ctx;
+  ctx.display = display;
+  if (!create_context_on(display, share, config, static_cast<EGLenum>(type), debug, ctx.context, why)) return false;
+  if (!make_current(ctx)) {
+    why = "eglMakeCurrent without surface failed (EGL_KHR_surfaceless_context missing?)";
+    eglDestroyContext(display, ctx.context);
     return false;
   }
   out = ctx;

@@ -18,7 +18,7 @@ struct EglCandidate {
   bool software = false;   // known to be a software rasterizer before context creation
 };
 
-/// An initialized display with a current-able GLES context.
+/// An initialized display with a current-able context.
 struct EglContext {
   EGLDisplay display = EGL_NO_DISPLAY;
   EGLContext context = EGL_NO_CONTEXT;
@@ -27,9 +27,14 @@ struct EglContext {
 };
 
 std::vector<EglCandidate> enumerate_egl_candidates();
-/// Initializes the display and creates a GLES 3.2 (else 3.1) context. On failure returns false
+/// Initializes the display and creates a context of `api` (EGL_OPENGL_ES_API: OpenGL ES 3.2,
+/// else 3.1; EGL_OPENGL_API: desktop OpenGL 4.6 ... 4.3 core profile), made current on the
+/// calling thread. The thread's bound client API is left as it was. On failure returns false
 /// and sets why.
-bool create_egl_context(const EglCandidate& c, bool debug, EglContext& out, std::string& why);
+bool create_egl_context(const EglCandidate& c, bool debug, EGLenum api, EglContext& out, std::string& why);
+/// A context on an application's display that shares objects with `share` (its client API
+/// and, where the display needs configs, its config), made current. False with why on failure.
+bool create_shared_context(EGLDisplay display, EGLContext share, bool debug, EglContext& out, std::string& why);
 void destroy_egl_context(EglContext& ctx);
 bool make_current(const EglContext& ctx);
 

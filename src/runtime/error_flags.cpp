@@ -5,15 +5,14 @@
 
 namespace gltensor::detail {
 
-Storage& ErrorFlags::storage(DeviceImpl&) {
+Storage& ErrorFlags::storage(DeviceImpl& dev) {
   if (!flag_) {
     flag_ = std::make_unique<Storage>();  // no dev: freed with the device, not the pool
     glGenBuffers(1, &flag_->block.buffer);
     flag_->block.capacity = 4;
     const GLuint zero = 0;
-    glBindBuffer(GL_COPY_WRITE_BUFFER, flag_->block.buffer);
+    dev.gl.bind_buffer(GlState::kCopyWrite, flag_->block.buffer);
     glBufferData(GL_COPY_WRITE_BUFFER, 4, &zero, GL_DYNAMIC_COPY);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
   }
   return *flag_;
 }
@@ -30,16 +29,15 @@ void ErrorFlags::check(DeviceImpl& dev) {
   const GLuint buf = flag_->buffer();
   dev.queue.barrier_for_host(buf);
   GLuint v = 0;
-  map_read(buf, 4, &v, "check");
+  map_read(dev, buf, 4, &v, "check");
   if (v == 0) {
     if (!later) pending_.clear();
     return;
   }
   if (later) dev.queue.wait_all();  // every pending op is complete now
   const GLuint zero = 0;
-  glBindBuffer(GL_COPY_WRITE_BUFFER, buf);
+  dev.gl.bind_buffer(GlState::kCopyWrite, buf);
   glBufferSubData(GL_COPY_WRITE_BUFFER, 0, 4, &zero);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
   // The flag says which kind of error, not which op: name the first op that may have set it.
   const auto first_op = [&](std::uint32_t bit) {
     for (const auto& p : pending_)

@@ -1,25 +1,19 @@
 // Entry into a device for one public call (internal).
 #pragma once
-#include <vector>
-
 #include "runtime/device_impl.hpp"
 
 namespace gltensor::detail {
 
-// The GL state an adopted context gets back: what gltensor's calls change (program, generic and
-// indexed SSBO bindings, copy buffer bindings).
-struct DeviceImpl::SavedState {
-  GLint program = 0, ssbo = 0, copy_read = 0, copy_write = 0;
-  struct Indexed {
-    GLint buffer = 0;
-    GLint64 start = 0, size = 0;
-  };
-  std::vector<Indexed> indexed;
-};
-
-/// RAII entry into the device for one public call: checks the thread, makes the context
-/// current, and for adopted contexts saves the GL state gltensor changes and restores it on
-/// exit. Nested entries (an op calling ops) cost nothing.
+/// RAII entry into the device for one public call. The outermost entry
+///  - checks the thread;
+///  - adopted context: checks that it is current; the binding cache is forgotten (the
+///    application may have changed anything since) and, with AdoptOptions::restore_state, every
+///    binding gltensor changes is saved when first changed and put back on exit (GlState);
+///  - own context (Device::open): makes it current if another (or none) is, and on exit makes
+///    the thread's previous context current again (a thread that had none keeps the device's,
+///    so that consecutive calls switch nothing);
+///  - deletes GL objects whose deletion was deferred (DeviceImpl::defer_delete).
+/// Nested entries (an op calling ops, calls inside an interop::StateScope) cost nothing.
 class Enter {
  public:
   Enter(DeviceImpl& dev, const char* op);
@@ -28,6 +22,7 @@ class Enter {
   Enter& operator=(const Enter&) = delete;
 
  private:
+  void leave() noexcept;
   DeviceImpl& dev_;
 };
 

@@ -37,6 +37,9 @@ void Uniforms::f32(const char* name, double v) {
   const float x = static_cast<float>(v);
   p_.set_floats(name, &x, 1);
 }
+void Uniforms::f32s(const char* name, std::span<const float> v) {
+  if (!v.empty()) p_.set_floats(name, v.data(), static_cast<GLsizei>(v.size()));
+}
 void Uniforms::u32s(const char* name, std::span<const std::uint32_t> v) {
   if (!v.empty()) p_.set_uints(name, v.data(), static_cast<GLsizei>(v.size()));
 }

@@ -40,6 +40,7 @@ class Uniforms {
   void u32(const char* name, std::int64_t v);
   void i32(const char* name, std::int64_t v);
   void f32(const char* name, double v);
+  void f32s(const char* name, std::span<const float> v);
   void u32s(const char* name, std::span<const std::uint32_t> v);
   void u32s(const char* name, std::initializer_list<std::int64_t> v);
   void i32s(const char* name, std::span<const std::int32_t> v);

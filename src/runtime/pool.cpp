@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/storage.hpp"
 
 namespace gltensor::detail {
 
@@ -45,15 +46,26 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
                         " bytes (size class " + std::to_string(cls) + ") would exceed the memory limit of " +
                         std::to_string(limit_) + " bytes (" + std::to_string(st_.bytes_in_use) + " in use)");
   }
-  while (glGetError() != GL_NO_ERROR) {
-  }
+  // Out of memory: glGetError on our own context (its errors are ours); an adopted context's
+  // error flags belong to the application, so there the buffer's size tells (a failed
+  // glBufferData leaves it 0 on the drivers seen; the GL leaves it undefined).
+  if (!dev_.adopted)
+    while (glGetError() != GL_NO_ERROR) {
+    }
   GLuint buf = 0;
   glGenBuffers(1, &buf);
-  glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
+  dev_.gl.bind_buffer(GlState::kSsbo, buf);  // created as an SSBO (drivers may place it by first use)
   glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(cls), nullptr, GL_DYNAMIC_COPY);
-  glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
-  if (glGetError() == GL_OUT_OF_MEMORY) {
-    glDeleteBuffers(1, &buf);
+  bool oom = false;
+  if (dev_.adopted) {
+    GLint64 size = 0;
+    glGetBufferParameteri64v(GL_SHADER_STORAGE_BUFFER, GL_BUFFER_SIZE, &size);
+    oom = size != static_cast<GLint64>(cls);
+  } else {
+    oom = glGetError() == GL_OUT_OF_MEMORY;
+  }
+  if (oom) {
+    delete_buffer(dev_, buf);
     trim();
     throw OutOfMemory(std::string("gltensor::") + op + ": GL_OUT_OF_MEMORY allocating " + std::to_string(cls) +
                       " bytes");
@@ -78,10 +90,7 @@ void Pool::release(Block b) {
 
 void Pool::trim() {
   for (auto& [cls, blocks] : free_) {
-    for (const Block& b : blocks) {
-      glDeleteBuffers(1, &b.buffer);
-      dev_.queue.forget_buffer(b.buffer);  // deleted names may be reused by new buffers
-    }
+    for (const Block& b : blocks) delete_buffer(dev_, b.buffer);  // names may be reused by new buffers
     st_.bytes_allocated -= cls * blocks.size();
     st_.cached_buffers -= blocks.size();
   }

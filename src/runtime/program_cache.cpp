@@ -80,7 +80,11 @@ std::string ProgramCache::full_source(const Capabilities& c, const std::string& 
     std::string line;
     while (std::getline(in, line)) (line.rfind("#extension", 0) == 0 ? extensions : rest) += line + "\n";
   }
-  std::string source = (c.gl_major > 3 || c.gl_minor >= 2) ? "#version 320 es\n" : "#version 310 es\n";
+  // Kernels are written in GLSL ES 3.10; desktop GLSL 4.30 accepts them (precision qualifiers
+  // are allowed and ignored there).
+  std::string source = c.desktop                             ? "#version 430 core\n"
+                       : (c.gl_major > 3 || c.gl_minor >= 2) ? "#version 320 es\n"
+                                                             : "#version 310 es\n";
   source += extensions;
   source += "#define LOCAL_X " + std::to_string(lx) + "u\n#define LOCAL_Y " + std::to_string(ly) +
             "u\n#define LOCAL_Z " + std::to_string(lz) + "u\n";
@@ -238,14 +242,14 @@ GLuint ProgramCache::load_binary(const std::string& path, std::uint64_t hash) {
   std::string data(size, '\0');
   f.read(data.data(), size);
   if (!f) return 0;
-  while (glGetError() != GL_NO_ERROR) {
-  }
+  // A format the driver lists cannot raise a GL error; a stale or corrupt binary only fails to
+  // link. So no glGetError is needed (an adopted context's error flags are the application's).
+  const auto& formats = dev_.binary_formats;
+  if (std::find(formats.begin(), formats.end(), static_cast<GLint>(format)) == formats.end()) return 0;
   GLuint prog = glCreateProgram();
   glProgramBinary(prog, format, data.data(), static_cast<GLsizei>(size));
   GLint ok = 0;
   glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-  while (glGetError() != GL_NO_ERROR) {
-  }
   dev_.pending_gl_error.clear();
   if (!ok) {  // stale or corrupt: recompile
     glDeleteProgram(prog);
@@ -288,7 +292,10 @@ void ProgramCache::store_binary(const std::string& path, std::uint64_t hash, GLu
 }
 
 void ProgramCache::destroy_all() {
-  for (auto& [k, p] : programs_) glDeleteProgram(p.id);
+  for (auto& [k, p] : programs_) {
+    glDeleteProgram(p.id);
+    dev_.gl.forget_program(p.id);
+  }
   programs_.clear();
   keyed_.clear();
 }

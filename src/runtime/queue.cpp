@@ -23,16 +23,8 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
     if (written_since_barrier_.count(b) || (u.write && read_since_barrier_.count(b))) need_barrier = true;
   }
   if (need_barrier) barrier(GL_SHADER_STORAGE_BARRIER_BIT);
-  if (bound_program_ != p.id) {
-    glUseProgram(p.id);
-    bound_program_ = p.id;
-  }
-  for (std::size_t i = 0; i < uses.size(); ++i) {
-    const GLuint b = uses[i].storage->buffer();
-    if (i < bound_ssbo_.size() && bound_ssbo_[i] == b) continue;
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(i), b);
-    if (i < bound_ssbo_.size()) bound_ssbo_[i] = b;
-  }
+  dev_.gl.use_program(p.id);
+  for (std::size_t i = 0; i < uses.size(); ++i) dev_.gl.bind_ssbo(static_cast<GLuint>(i), uses[i].storage->buffer());
   glDispatchCompute(gx, gy, gz);
   ++dispatches_;
   for (const auto& u : uses) {
@@ -46,7 +38,7 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
     }
   }
 #ifndef NDEBUG
-  dev_.check_gl("dispatch");
+  if (!dev_.adopted) dev_.check_gl("dispatch");  // an adopted context's error flags are the application's
 #endif
   if (++batch_dispatches_ >= auto_flush_) flush();
 }
@@ -105,13 +97,7 @@ void Queue::poll() {
 void Queue::forget_buffer(GLuint buffer) {
   written_since_barrier_.erase(buffer);
   read_since_barrier_.erase(buffer);
-  for (auto& b : bound_ssbo_)
-    if (b == buffer) b = 0;
-}
-
-void Queue::invalidate_bindings() {
-  bound_program_ = 0;
-  bound_ssbo_.fill(0);
+  dev_.gl.forget_buffer(buffer);
 }
 
 void Queue::destroy() {

@@ -5,7 +5,6 @@
 // `auto_flush` dispatches (and at flush()) the batch ends with a barrier and a fence. Reads
 // wait on the fence of the batch that last wrote the buffer.
 #pragma once
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -45,8 +44,6 @@ class Queue {
   void wait_all();
   /// Forgets a deleted buffer name (names are reused by new buffers).
   void forget_buffer(GLuint buffer);
-  /// The binding cache no longer holds (the application or a state restore changed bindings).
-  void invalidate_bindings();
   /// Deletes the fences (device destruction, context current).
   void destroy();
 
@@ -67,8 +64,6 @@ class Queue {
   std::deque<std::pair<std::uint64_t, GLsync>> fences_;  // submitted batches, oldest first
   std::uint64_t completed_ = 0;
   std::unordered_set<GLuint> written_since_barrier_, read_since_barrier_;
-  GLuint bound_program_ = 0;  // what the context has bound, to skip redundant binds
-  std::array<GLuint, 16> bound_ssbo_{};
   std::uint64_t dispatches_ = 0, barriers_ = 0;
 };
 

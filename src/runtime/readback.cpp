@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/guard.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
@@ -13,8 +14,8 @@ Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_
   if (bytes > 0) {
     dev.queue.flush();  // the copy must follow every recorded dispatch, with their writes visible
     dev.queue.barrier_for_host(src.buffer());
-    staging_ = Staging(bytes, nullptr, true).take();
-    copy_buffer(src.buffer(), offset, staging_, 0, bytes);
+    staging_ = Staging(dev, bytes, nullptr, true).take();
+    copy_buffer(dev, src.buffer(), offset, staging_, 0, bytes);
     src.use_batch = dev.queue.batch();
   }
   fence_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
@@ -22,9 +23,18 @@ Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_
 }
 
 Readback::~Readback() {
-  if (!dev_ || std::this_thread::get_id() != dev_->thread || eglGetCurrentContext() != dev_->egl.context) return;
-  if (fence_) glDeleteSync(fence_);
-  if (staging_) glDeleteBuffers(1, &staging_);
+  if (!dev_ || (!staging_ && !fence_)) return;
+  // Only in the device's context, which may not be current here (another thread, or the
+  // application's context on a Device::open device): then at the device's next entry.
+  const bool here =
+      std::this_thread::get_id() == dev_->thread &&
+      (dev_->enter_depth > 0 || (dev_->adopted ? dev_->app.is_current() : eglGetCurrentContext() == dev_->egl.context));
+  if (here) {
+    if (fence_) glDeleteSync(fence_);
+    if (staging_) delete_buffer(*dev_, staging_);
+  } else {
+    dev_->defer_delete(staging_, fence_);
+  }
 }
 
 bool Readback::ready() {
@@ -41,7 +51,7 @@ void Readback::get(void* dst) {
     glDeleteSync(fence_);
     fence_ = nullptr;
   }
-  if (bytes_) map_read(staging_, bytes_, dst, "AsyncRead::get");
+  if (bytes_) map_read(*dev_, staging_, bytes_, dst, "AsyncRead::get");
 }
 
 }  // namespace gltensor::detail

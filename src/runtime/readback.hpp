@@ -15,8 +15,9 @@ class Readback {
  public:
   /// Records the copy of bytes [offset, offset + bytes) of `src` after every recorded dispatch.
   Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes);
-  /// GL objects are deleted only with the device's context current on its thread (else the
-  /// context frees them with itself): never in another context.
+  /// GL objects are deleted only inside an entry into the device (its context current on its
+  /// thread); otherwise their deletion waits for the device's next entry or its destruction
+  /// (DeviceImpl::defer_delete): never in another context, never leaked.
   ~Readback();
   Readback(const Readback&) = delete;
   Readback& operator=(const Readback&) = delete;

@@ -14,6 +14,7 @@ std::string env(const char* name) {
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
+  s.api = env("GLTENSOR_API");
   if (const char* d = std::getenv("GLTENSOR_CACHE_DIR")) {
     if (std::string(d) != "off" && *d) s.cache_dir = d;
   } else if (const std::string x = env("XDG_CACHE_HOME"); !x.empty()) {
@@ -23,6 +24,7 @@ Settings Settings::from_env() {
   }
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
   s.matmul_kernel = env("GLTENSOR_MATMUL_KERNEL");
+  s.conv = env("GLTENSOR_CONV");
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;

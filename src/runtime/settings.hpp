@@ -8,6 +8,9 @@ namespace gltensor::detail {
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
   std::string device;
+  /// GLTENSOR_API=gl: Device::open makes desktop OpenGL core contexts where OpenOptions leave
+  /// the API to choose ("gles" or "" = OpenGL ES).
+  std::string api;
   /// GLTENSOR_CACHE_DIR ("off" or empty: no cache), else $XDG_CACHE_HOME/gltensor, else
   /// ~/.cache/gltensor: program binaries and tuning choices. Empty path = no cache.
   std::filesystem::path cache_dir;
@@ -15,6 +18,9 @@ struct Settings {
   bool full_barriers = false;
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128 forces a matmul variant.
   std::string matmul_kernel;
+  /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
+  /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
+  std::string conv;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.

@@ -10,20 +10,19 @@
 namespace gltensor::detail {
 
 Storage::~Storage() {
-  if (!dev) return;
+  if (!dev || external) return;
   block.busy_until = std::max(use_batch, write_batch);
   dev->pool.release(block);
 }
 
-Staging::Staging(std::size_t bytes, const void* data, bool for_read) {
+Staging::Staging(DeviceImpl& dev, std::size_t bytes, const void* data, bool for_read) : dev_(dev) {
   glGenBuffers(1, &buffer_);
-  glBindBuffer(GL_COPY_READ_BUFFER, buffer_);
+  dev.gl.bind_buffer(GlState::kCopyRead, buffer_);
   glBufferData(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), data, for_read ? GL_STREAM_READ : GL_STREAM_DRAW);
-  glBindBuffer(GL_COPY_READ_BUFFER, 0);
 }
 
 Staging::~Staging() {
-  if (buffer_) glDeleteBuffers(1, &buffer_);  // freed by the driver once pending copies have run
+  if (buffer_) delete_buffer(dev_, buffer_);  // freed by the driver once pending copies have run
 }
 
 GLuint Staging::take() {
@@ -32,25 +31,24 @@ GLuint Staging::take() {
   return b;
 }
 
-void copy_buffer(GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes) {
-  glBindBuffer(GL_COPY_READ_BUFFER, src);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+void copy_buffer(DeviceImpl& dev, GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes) {
+  dev.gl.bind_buffer(GlState::kCopyRead, src);
+  dev.gl.bind_buffer(GlState::kCopyWrite, dst);
   glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(src_off),
                       static_cast<GLintptr>(dst_off), static_cast<GLsizeiptr>(bytes));
-  glBindBuffer(GL_COPY_READ_BUFFER, 0);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
 }
 
-void map_read(GLuint buffer, std::size_t bytes, void* dst, const char* op) {
-  glBindBuffer(GL_COPY_READ_BUFFER, buffer);
+void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst, const char* op) {
+  dev.gl.bind_buffer(GlState::kCopyRead, buffer);
   void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(bytes), GL_MAP_READ_BIT);
-  if (!p) {
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    throw DeviceError(std::string("gltensor::") + op + ": glMapBufferRange failed");
-  }
+  if (!p) throw DeviceError(std::string("gltensor::") + op + ": glMapBufferRange failed");
   std::memcpy(dst, p, bytes);
   glUnmapBuffer(GL_COPY_READ_BUFFER);
-  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+}
+
+void delete_buffer(DeviceImpl& dev, GLuint buffer) {
+  glDeleteBuffers(1, &buffer);
+  dev.queue.forget_buffer(buffer);  // also the binding cache: GL unbound it in this context
 }
 
 // Host transfers go through short-lived staging buffers: a pool buffer that the host writes
@@ -59,16 +57,16 @@ void map_read(GLuint buffer, std::size_t bytes, void* dst, const char* op) {
 void Storage::upload(const void* data, std::size_t bytes) {
   if (bytes == 0) return;
   dev->queue.barrier_for_host(buffer());
-  Staging s(bytes, data, false);
-  copy_buffer(s.buffer(), 0, buffer(), 0, bytes);
+  Staging s(*dev, bytes, data, false);
+  copy_buffer(*dev, s.buffer(), 0, buffer(), 0, bytes);
 }
 
 void Storage::download(std::size_t offset, std::size_t bytes, void* dst) {
   if (bytes == 0) return;
   dev->queue.barrier_for_host(buffer());
-  Staging s(bytes, nullptr, true);
-  copy_buffer(buffer(), offset, s.buffer(), 0, bytes);
-  map_read(s.buffer(), bytes, dst, "to_host");  // the map waits for the copy
+  Staging s(*dev, bytes, nullptr, true);
+  copy_buffer(*dev, buffer(), offset, s.buffer(), 0, bytes);
+  map_read(*dev, s.buffer(), bytes, dst, "to_host");  // the map waits for the copy
 }
 
 }  // namespace gltensor::detail

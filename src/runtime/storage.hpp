@@ -15,6 +15,7 @@ struct DeviceImpl;
 struct Storage {
   std::shared_ptr<DeviceImpl> dev;  // null for buffers the device owns itself (freed with it)
   Pool::Block block;
+  bool external = false;  // an application's buffer (interop::wrap_buffer): never freed or pooled
   std::size_t nbytes = 0;
   std::uint64_t write_batch = 0;
   std::uint64_t use_batch = 0;
@@ -31,7 +32,7 @@ struct Storage {
 /// buffers (some drivers move a buffer the host maps or writes to host memory for good).
 class Staging {
  public:
-  Staging(std::size_t bytes, const void* data, bool for_read);
+  Staging(DeviceImpl& dev, std::size_t bytes, const void* data, bool for_read);
   ~Staging();
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
@@ -40,12 +41,15 @@ class Staging {
   GLuint take();
 
  private:
+  DeviceImpl& dev_;
   GLuint buffer_ = 0;
 };
 
-/// glCopyBufferSubData through the copy bindings (restored to 0; see Enter for adopted contexts).
-void copy_buffer(GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes);
+/// glCopyBufferSubData through the copy bindings (GlState: put back on adopted contexts).
+void copy_buffer(DeviceImpl& dev, GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes);
 /// Maps `buffer` for reading, copies `bytes` to dst, unmaps. Throws DeviceError on failure.
-void map_read(GLuint buffer, std::size_t bytes, void* dst, const char* op);
+void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst, const char* op);
+/// Deletes a buffer gltensor made (and forgets its name in the queue and binding cache).
+void delete_buffer(DeviceImpl& dev, GLuint buffer);
 
 }  // namespace gltensor::detail

@@ -1,39 +1,12 @@
 // NN ops against float64 host references (forward) and finite differences (gradients).
 // Tolerances: forward rtol 1e-4 / atol 1e-5 (f32 accumulation); gradients as in grad_check.hpp.
 #include "grad_check.hpp"
+#include "nn/conv_ref.hpp"
 
 using namespace glt_test;
 using namespace gltensor;
 
 namespace {
-
-// Direct convolution in float64: x [N, C, H, W], w [O, C/G, KH, KW].
-std::vector<double> ref_conv(const HostT& x, const HostT& w, const std::vector<double>* b, const Conv2dOptions& o,
-                             Shape& out_shape) {
-  const std::int64_t N = x.s[0], C = x.s[1], H = x.s[2], W = x.s[3], O = w.s[0], KH = w.s[2], KW = w.s[3], G = o.groups;
-  const std::int64_t Cg = C / G, Og = O / G;
-  const std::int64_t OH = (H + o.padding[0] + o.padding[2] - o.dilation[0] * (KH - 1) - 1) / o.stride[0] + 1;
-  const std::int64_t OW = (W + o.padding[1] + o.padding[3] - o.dilation[1] * (KW - 1) - 1) / o.stride[1] + 1;
-  out_shape = {N, O, OH, OW};
-  std::vector<double> y(N * O * OH * OW);
-  for (std::int64_t n = 0; n < N; ++n)
-    for (std::int64_t oc = 0; oc < O; ++oc)
-      for (std::int64_t oh = 0; oh < OH; ++oh)
-        for (std::int64_t ow = 0; ow < OW; ++ow) {
-          double s = b ? (*b)[oc] : 0.0;
-          const std::int64_t g = oc / Og;
-          for (std::int64_t c = 0; c < Cg; ++c)
-            for (std::int64_t kh = 0; kh < KH; ++kh)
-              for (std::int64_t kw = 0; kw < KW; ++kw) {
-                const std::int64_t h = oh * o.stride[0] - o.padding[0] + kh * o.dilation[0];
-                const std::int64_t ww = ow * o.stride[1] - o.padding[1] + kw * o.dilation[1];
-                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
-                s += x.v[((n * C + g * Cg + c) * H + h) * W + ww] * w.v[((oc * Cg + c) * KH + kh) * KW + kw];
-              }
-          y[((n * O + oc) * OH + oh) * OW + ow] = s;
-        }
-  return y;
-}
 
 Conv2dOptions opts(std::array<std::int64_t, 2> s, std::array<std::int64_t, 4> p, std::array<std::int64_t, 2> d,
                    std::int64_t g) {
@@ -63,17 +36,20 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
       {{2, 3, 6, 6}, {4, 3, 3, 3}, opts({1, 1}, {1, 1, 1, 1}, {1, 1}, 1)},
       {{1, 2, 15, 7}, {3, 2, 3, 3}, opts({2, 1}, {1, 1, 1, 1}, {1, 2}, 1)},  // 8 x 5 outputs
   };
-  for (const auto& c : cases) {
-    auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(c.w)), bv = uniform(rng, c.w[0]);
-    HostT hx{{xv.begin(), xv.end()}, c.x}, hw{{wv.begin(), wv.end()}, c.w};
-    std::vector<double> hb(bv.begin(), bv.end());
-    Shape os;
-    auto ref = ref_conv(hx, hw, &hb, c.o, os);
-    Tensor y = conv2d(Tensor::from_host(device(), xv, c.x), Tensor::from_host(device(), wv, c.w),
-                      Tensor::from_host(device(), bv, {c.w[0]}), c.o);
-    EXPECT_EQ(y.shape(), os);
-    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(c.x) << " * " << to_string(c.w);
-  }
+  for (const char* path : {"im2col", "direct"})  // GLTENSOR_CONV: both forward paths
+    for (const auto& c : cases) {
+      ScopedSettings s;
+      s->conv = path;
+      auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(c.w)), bv = uniform(rng, c.w[0]);
+      HostT hx{{xv.begin(), xv.end()}, c.x}, hw{{wv.begin(), wv.end()}, c.w};
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(hx, hw, &hb, c.o, os);
+      Tensor y = conv2d(Tensor::from_host(device(), xv, c.x), Tensor::from_host(device(), wv, c.w),
+                        Tensor::from_host(device(), bv, {c.w[0]}), c.o);
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << path << " " << to_string(c.x) << " * " << to_string(c.w);
+    }
   // The quad-load matmul kernel writing NCHW directly (forced: too few tiles to be chosen), with
   // and without sliced K: 64 output channels, K = 144, Nimg * OH * OW a multiple of 128.
   // Padding, bias in its epilogue; stride, dilation, asymmetric padding, OW = 6 (im2col's quads
@@ -116,6 +92,8 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
     Shape os;
     auto ref = ref_conv(hx, hw, nullptr, Conv2dOptions::pad(1), os);
     Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws);
+    ScopedSettings s;
+    s->conv = "im2col";
     device().set_dispatch_limit(3);
     const auto d0 = device().dispatch_count();
     Tensor y = conv2d(x, w, Tensor(), Conv2dOptions::pad(1));
@@ -138,14 +116,17 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
 
 TEST(Conv2d, Gradients) {
   GLT_RNG(rng);
-  for (auto o : {opts({1, 1}, {1, 0, 1, 2}, {1, 1}, 1), opts({2, 2}, {1, 1, 1, 1}, {1, 1}, 2)}) {
-    EXPECT_TRUE(grad_check(
-        rng, {{2, 4, 6, 5}, {4, 4 / o.groups, 3, 3}, {4}}, [o](auto& t) { return conv2d(t[0], t[1], t[2], o); },
-        [o](const std::vector<HostT>& x) {
-          Shape os;
-          return ref_conv(x[0], x[1], &x[2].v, o, os);
-        }));
-  }
+  for (const char* path : {"im2col", "direct"})  // the direct forward saves no columns
+    for (auto o : {opts({1, 1}, {1, 0, 1, 2}, {1, 1}, 1), opts({2, 2}, {1, 1, 1, 1}, {1, 1}, 2)}) {
+      ScopedSettings s;
+      s->conv = path;
+      EXPECT_TRUE(grad_check(
+          rng, {{2, 4, 6, 5}, {4, 4 / o.groups, 3, 3}, {4}}, [o](auto& t) { return conv2d(t[0], t[1], t[2], o); },
+          [o](const std::vector<HostT>& x) {
+            Shape os;
+            return ref_conv(x[0], x[1], &x[2].v, o, os);
+          }));
+    }
 }
 
 TEST(Conv2d, TransposeMatchesDefinition) {
@@ -234,7 +215,7 @@ TEST(Pool2d, ForwardAndGradients) {
     const std::int64_t OH = probe.size(2), OW = probe.size(3);
     EXPECT_TRUE(grad_check(
         rng, {s}, [&](auto& t) { return fwd(t[0]); },
-        [&](const std::vector<HostT>& x) { return ref_pool(x[0], mode, o, OH, OW); }))
+        [&](const std::vector<HostT>& x) { return ref_pool(x[0], mode, o, OH, OW); }, -1, 1, mode == 0))
         << "mode " << mode << " ceil " << o.ceil_mode;
   }
   // sizes: torch gives 4x4 for 7x6 with k(3,2) s2 p1 ceil_mode

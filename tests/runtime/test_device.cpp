@@ -111,7 +111,7 @@ TEST(Device, AdoptCurrentRestoresBindings) {
   ASSERT_FALSE(cands.empty());
   detail::EglContext ctx;
   std::string why;
-  ASSERT_TRUE(detail::create_egl_context(cands[0], false, ctx, why)) << why;
+  ASSERT_TRUE(detail::create_egl_context(cands[0], false, EGL_OPENGL_ES_API, ctx, why)) << why;
   ASSERT_TRUE(detail::make_current(ctx));
   // The "application" state.
   GLuint bufs[2];

@@ -1,0 +1,340 @@
+// Graphics-app costs (bench/RESULTS.md), in one run on one device:
+//  1. per-call cost of a small op (add of 256 floats, recorded without waiting) on a
+//     Device::open device and on an adopted application context: restoring at each call, inside
+//     an interop::StateScope, with AdoptOptions::restore_state = false; and a Device::open device
+//     used while the application's context is current (a context switch per call). Run it with
+//     and without NVIDIA's threaded optimisations (__GL_THREADED_OPTIMIZATIONS=0/1 in the
+//     environment: the driver reads it when the process starts).
+//  2. a frame: a W x H RGBA8 texture -> tensor (from_texture, 3 channels) -> conv2d 3x3 (3 -> 3
+//     channels, padding 1) -> RGBA8 texture (to_texture), against one raw GL compute shader
+//     doing the same arithmetic (texelFetch of the 3 x 3 neighbourhood, imageStore) in the same
+//     run; both outputs are compared (at most 1/255 apart) so that the same work is timed.
+// Times are host wall-clock per call / per frame over many calls or frames with one wait at the
+// end (throughput). Usage:
+//   gltensor_interop_bench [--api gles|gl] [--calls N] [--frames N] [--size WxH]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gltensor/gltensor.hpp"
+#include "gltensor/interop.hpp"
+#include "runtime/egl_platform.hpp"
+#include "runtime/gl.hpp"
+
+using namespace gltensor;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Args {
+  bool desktop = false;
+  int calls = 0, frames = 0, w = 1920, h = 1080;
+};
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// An application's context (surfaceless EGL), current on this thread.
+struct AppContext {
+  detail::EglContext egl;
+  explicit AppContext(bool desktop) {
+    auto cands = detail::enumerate_egl_candidates();
+    std::string why;
+    if (cands.empty() ||
+        !detail::create_egl_context(cands[0], false, desktop ? EGL_OPENGL_API : EGL_OPENGL_ES_API, egl, why)) {
+      std::fprintf(stderr, "no application context: %s\n", why.c_str());
+      std::exit(1);
+    }
+  }
+  ~AppContext() { detail::destroy_egl_context(egl); }
+  void make_current() const { detail::make_current(egl); }
+};
+
+// Microseconds per call of `op` (n calls, then one wait).
+double per_call_us(Device& dev, int n, const std::function<void()>& op) {
+  for (int i = 0; i < 50; ++i) op();
+  dev.synchronize();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) op();
+  dev.synchronize();
+  return seconds_since(t0) * 1e6 / n;
+}
+
+void bench_calls(const Args& a) {
+  // Every mode's device exists at once; rounds measure the modes in turn and each mode's median
+  // is reported (drift and other load hit all modes alike).
+  const int n = a.calls, rounds = 7;
+  OpenOptions oo;
+  oo.api = a.desktop ? GlApi::gl : GlApi::gles;
+  struct Mode {
+    std::string name;
+    Device dev;
+    bool app_current, scope;
+    Tensor x, y, z;
+    std::vector<double> us;
+  };
+  std::vector<Mode> modes;
+  modes.push_back({"Device::open", Device::open(oo), false, false, {}, {}, {}, {}});
+  AppContext app(a.desktop);
+  app.make_current();
+  AdoptOptions no_restore;
+  no_restore.restore_state = false;
+  modes.push_back({"adopted, restored at each call", Device::adopt_current(), true, false, {}, {}, {}, {}});
+  modes.push_back({"adopted, one StateScope", Device::adopt_current(), true, true, {}, {}, {}, {}});
+  modes.push_back({"adopted, restore_state = false", Device::adopt_current(no_restore), true, false, {}, {}, {}, {}});
+  modes.push_back({"Device::open beside a current app context", Device::open(oo), true, false, {}, {}, {}, {}});
+  for (Mode& m : modes) {
+    m.x = ones(m.dev, {256});
+    m.y = ones(m.dev, {256});
+  }
+  for (int r = 0; r < rounds; ++r)
+    for (Mode& m : modes) {
+      if (m.app_current)
+        app.make_current();
+      else
+        eglMakeCurrent(app.egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      std::unique_ptr<interop::StateScope> scope;
+      if (m.scope) scope = std::make_unique<interop::StateScope>(m.dev);
+      m.us.push_back(per_call_us(m.dev, n, [&] { m.z = m.x + m.y; }));
+    }
+  app.make_current();
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double base = median(modes[0].us);
+  std::printf("\nPer-call cost: add of 256 floats, %d calls then one wait, median of %d interleaved rounds\n\n", n,
+              rounds);
+  std::printf("| mode | us per call | ratio to Device::open |\n|---|---|---|\n");
+  for (const Mode& m : modes) {
+    const double us = median(m.us);
+    std::printf("| %s | %.2f | %.2f |\n", m.name.c_str(), us, us / base);
+  }
+  for (Mode& m : modes) m = Mode{};
+}
+
+GLuint compile(bool desktop, const std::string& body) {
+  const std::string src = std::string(desktop ? "#version 430 core\n" : "#version 310 es\n") + body;
+  GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
+  const char* s = src.c_str();
+  glShaderSource(sh, 1, &s, nullptr);
+  glCompileShader(sh);
+  GLint ok = 0;
+  glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log[2048];
+    glGetShaderInfoLog(sh, sizeof log, nullptr, log);
+    std::fprintf(stderr, "raw shader: %s\n", log);
+    std::exit(1);
+  }
+  GLuint p = glCreateProgram();
+  glAttachShader(p, sh);
+  glLinkProgram(p);
+  glDeleteShader(sh);
+  return p;
+}
+
+// The raw filter: out(x, picture row y) = b + sum w[o][c][ky][kx] * in(x + kx - 1, y + ky - 1),
+// with picture row y at texel row H - 1 - y (as from_texture's default origin), zero outside.
+const char* kRawFilter = R"(
+precision highp float;
+layout(local_size_x = 16, local_size_y = 16) in;
+layout(binding = 0) uniform highp sampler2D u_in;
+layout(binding = 0, rgba8) writeonly uniform highp image2D u_out;
+uniform float u_w[81];
+uniform float u_b[3];
+uniform ivec2 u_size;
+void main() {
+  ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+  if (p.x >= u_size.x || p.y >= u_size.y) return;
+  vec3 acc = vec3(u_b[0], u_b[1], u_b[2]);
+  for (int ky = 0; ky < 3; ++ky)
+    for (int kx = 0; kx < 3; ++kx) {
+      ivec2 q = ivec2(p.x + kx - 1, p.y - (ky - 1));  // picture row + (ky - 1) is texel row - (ky - 1)
+      if (q.x < 0 || q.y < 0 || q.x >= u_size.x || q.y >= u_size.y) continue;
+      vec3 t = texelFetch(u_in, q, 0).rgb;
+      for (int o = 0; o < 3; ++o)
+        acc[o] += u_w[(o * 3 + 0) * 9 + ky * 3 + kx] * t.r + u_w[(o * 3 + 1) * 9 + ky * 3 + kx] * t.g +
+                  u_w[(o * 3 + 2) * 9 + ky * 3 + kx] * t.b;
+    }
+  imageStore(u_out, p, vec4(acc, 1.0));
+}
+)";
+
+std::vector<std::uint8_t> read_texture(GLuint tex, int w, int h) {
+  GLuint fbo = 0;
+  glGenFramebuffers(1, &fbo);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+  glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
+  std::vector<std::uint8_t> px(static_cast<std::size_t>(w) * h * 4);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+  glDeleteFramebuffers(1, &fbo);
+  return px;
+}
+
+void bench_frame(const Args& a) {
+  const int W = a.w, H = a.h;
+  AppContext app(a.desktop);
+  app.make_current();
+  GLuint tex[3];
+  glGenTextures(3, tex);
+  std::vector<std::uint8_t> px(static_cast<std::size_t>(W) * H * 4);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      std::uint8_t* p = &px[(static_cast<std::size_t>(y) * W + x) * 4];
+      p[0] = static_cast<std::uint8_t>((x * 7 + y * 3) & 255);
+      p[1] = static_cast<std::uint8_t>(((x / 16 + y / 16) & 1) * 200);
+      p[2] = static_cast<std::uint8_t>((x * y) >> 6 & 255);
+      p[3] = 255;
+    }
+  for (int i = 0; i < 3; ++i) {
+    glBindTexture(GL_TEXTURE_2D, tex[i]);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, W, H);
+  }
+  glBindTexture(GL_TEXTURE_2D, tex[0]);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glBindTexture(GL_TEXTURE_2D, 0);
+  // A 3 x 3 filter: a blur mixed with an edge detector, per channel and across channels.
+  std::vector<float> wv(81), bv = {0.05f, 0.0f, -0.05f};
+  for (int o = 0; o < 3; ++o)
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 9; ++k)
+        wv[static_cast<std::size_t>((o * 3 + c) * 9 + k)] =
+            (o == c ? (k == 4 ? 1.5f : -0.0625f) : 0.02f * static_cast<float>(k % 3 - 1));
+
+  // raw: one compute shader
+  GLuint prog = compile(a.desktop, kRawFilter);
+  glUseProgram(prog);
+  glUniform1fv(glGetUniformLocation(prog, "u_w"), 81, wv.data());
+  glUniform1fv(glGetUniformLocation(prog, "u_b"), 3, bv.data());
+  glUniform2i(glGetUniformLocation(prog, "u_size"), W, H);
+  GLuint sampler = 0;
+  glGenSamplers(1, &sampler);
+  glSamplerParameteri(sampler, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glSamplerParameteri(sampler, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  const auto raw_frame = [&] {
+    glUseProgram(prog);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, tex[0]);
+    glBindSampler(0, sampler);
+    glBindImageTexture(0, tex[1], 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
+    glDispatchCompute(static_cast<GLuint>((W + 15) / 16), static_cast<GLuint>((H + 15) / 16), 1);
+    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+  };
+
+  // gltensor: adopted context, one StateScope per frame
+  Device dev = Device::adopt_current();
+  Tensor w = Tensor::from_host(dev, wv, {3, 3, 3, 3}), b = Tensor::from_host(dev, bv, {3});
+  const interop::Texture in{tex[0], GL_RGBA8, W, H, 0}, out{tex[2], GL_RGBA8, W, H, 0};
+  interop::TextureTransfer rgb;
+  rgb.channels = 3;
+  const auto gltensor_frame = [&] {
+    interop::StateScope scope(dev);
+    Tensor x = interop::from_texture(dev, in, rgb);
+    interop::to_texture(conv2d(x, w, b, Conv2dOptions::pad(1)), out);
+    interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
+  };
+  interop::TextureTransfer rgb16 = rgb;
+  rgb16.dtype = DType::f16;
+  Tensor w16 = w.to(DType::f16), b16 = b.to(DType::f16);
+  const auto gltensor_frame16 = [&] {  // f16 tensors: half the bytes between the passes
+    interop::StateScope scope(dev);
+    Tensor x = interop::from_texture(dev, in, rgb16);
+    interop::to_texture(conv2d(x, w16, b16, Conv2dOptions::pad(1)), out);
+    interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
+  };
+  const auto time_frames = [&](const std::function<void()>& frame) {
+    for (int i = 0; i < 2; ++i) frame();
+    glFinish();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < a.frames; ++i) frame();
+    glFinish();
+    return seconds_since(t0) * 1e3 / a.frames;
+  };
+  double raw_ms = 1e30, glt_ms = 1e30, glt16_ms = 1e30;
+  for (int round = 0; round < 2; ++round) {  // interleaved, best of two
+    raw_ms = std::min(raw_ms, time_frames(raw_frame));
+    glt_ms = std::min(glt_ms, time_frames(gltensor_frame));
+    glt16_ms = std::min(glt16_ms, time_frames(gltensor_frame16));
+  }
+  auto p16 = read_texture(tex[2], W, H);
+  // gltensor's stages alone (where the frame's time goes).
+  Tensor x0 = interop::from_texture(dev, in, rgb), y0 = conv2d(x0, w, b, Conv2dOptions::pad(1));
+  const double from_ms = time_frames([&] { x0 = interop::from_texture(dev, in, rgb); });
+  const double conv_ms = time_frames([&] { y0 = conv2d(x0, w, b, Conv2dOptions::pad(1)); });
+  const double to_ms = time_frames([&] { interop::to_texture(y0, out); });
+  auto pr = read_texture(tex[1], W, H), pg = read_texture(tex[2], W, H);
+  int max_diff = 0, max_diff16 = 0;
+  for (std::size_t i = 0; i < pr.size(); ++i) {
+    max_diff = std::max(max_diff, std::abs(pr[i] - pg[i]));
+    max_diff16 = std::max(max_diff16, std::abs(pr[i] - p16[i]));
+  }
+  std::printf(
+      "\nFrame: %dx%d RGBA8 texture -> tensor [1, 3, H, W] f32 -> conv2d 3x3 (3 -> 3, padding 1) -> RGBA8 "
+      "texture, %d frames (best of two interleaved rounds)\n\n",
+      W, H, a.frames);
+  std::printf("| path | ms per frame |\n|---|---|\n");
+  std::printf("| raw GL compute shader (one dispatch) | %.3f |\n", raw_ms);
+  std::printf("| gltensor (adopted, StateScope; from_texture, conv2d, to_texture, release) | %.3f |\n", glt_ms);
+  std::printf("| gltensor, f16 tensors | %.3f |\n", glt16_ms);
+  std::printf("| gltensor stage: from_texture alone | %.3f |\n", from_ms);
+  std::printf("| gltensor stage: conv2d alone (direct kernel) | %.3f |\n", conv_ms);
+  std::printf("| gltensor stage: to_texture alone | %.3f |\n", to_ms);
+  std::printf(
+      "\nratio raw / gltensor = %.2f (f16 tensors: %.2f; goal >= 0.8); outputs differ by at most %d/255%s "
+      "(f16: %d/255)\n",
+      raw_ms / glt_ms, raw_ms / glt16_ms, max_diff, max_diff > 1 ? " (MISMATCH)" : "", max_diff16);
+  x0 = y0 = w = b = w16 = b16 = Tensor();
+  dev = Device();
+  glDeleteSamplers(1, &sampler);
+  glDeleteProgram(prog);
+  glDeleteTextures(3, tex);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : "";
+    if (s == "--api") {
+      a.desktop = std::string(v) == "gl";
+      ++i;
+    } else if (s == "--calls") {
+      a.calls = std::atoi(v);
+      ++i;
+    } else if (s == "--frames") {
+      a.frames = std::atoi(v);
+      ++i;
+    } else if (s == "--size") {
+      std::sscanf(v, "%dx%d", &a.w, &a.h);
+      ++i;
+    } else {
+      std::fprintf(stderr, "usage: %s [--api gles|gl] [--calls N] [--frames N] [--size WxH]\n", argv[0]);
+      return 2;
+    }
+  }
+  {
+    OpenOptions oo;
+    oo.api = a.desktop ? GlApi::gl : GlApi::gles;
+    Device probe = Device::open(oo);
+    const bool software = probe.adapter().software;
+    if (a.calls == 0) a.calls = software ? 2000 : 20000;
+    if (a.frames == 0) a.frames = software ? 5 : 200;
+    const char* threaded = std::getenv("__GL_THREADED_OPTIMIZATIONS");
+    std::printf("device: %s | %s | __GL_THREADED_OPTIMIZATIONS=%s\n", probe.caps().renderer.c_str(),
+                probe.caps().version.c_str(), threaded ? threaded : "(unset)");
+  }
+  bench_calls(a);
+  bench_frame(a);
+  return 0;
+}

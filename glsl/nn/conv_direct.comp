@@ -1,0 +1,93 @@
+// Direct 2-D convolution (NCHW) for small filters:
+// out[n, o, oh, ow] = bias[o] + sum over c < CG, kh < KH, kw < KW of
+//     x[n, g * CG + c, oh * sh - pt + kh * dh, ow * sw - pl + kw * dw] * w[o, c, kh, kw]
+// (g = o / Og; taps outside the image are skipped). One invocation computes PX consecutive
+// output positions of a row for OPI consecutive output channels of one group: each weight is
+// loaded once for PX positions and each input tap once for OPI channels (register blocking;
+// llvmpipe turns every SSBO load into per-lane gathers, and weight loads were 80% of the time
+// with one position per invocation). The filter's sizes CG, KH, KW, OPI and PX are compile-time
+// constants, so that compilers unroll the loops. ROWSEG (stride 1 along rows): the SEGLEN =
+// PX + (KW - 1) * dilation inputs a row contributes to the PX positions are loaded once for all
+// KW taps (the dilation DW a constant too, so that the segment stays in registers). Operand 0 = out (contiguous), 1 = x, 2 = w,
+// 3 = bias (HAS_BIAS), each read through its strides. Grid: x = tiles of PX positions of one
+// plane, y = groups of OPI output channels (a workgroup reads the same weights), z = image n.
+layout(local_size_x = LOCAL_X) in;
+
+uniform int u_H;
+uniform int u_W;
+uniform int u_O;
+uniform int u_Og;  // output channels per group
+uniform int u_OH;
+uniform int u_OW;
+uniform int u_sh;
+uniform int u_sw;
+uniform int u_pt;
+uniform int u_pl;
+uniform int u_dh;
+uniform int u_dw;
+uniform uint u_x_stride[4];
+uniform uint u_x_off;
+uniform uint u_w_stride[4];
+uniform uint u_w_off;
+uniform uint u_b_stride;
+uniform uint u_b_off;
+
+void main() {
+  int tiles = (u_OW + PX - 1) / PX;
+  uint t = GLOBAL_ID.x;
+  if (t >= uint(u_OH * tiles)) return;
+  uint ob = WORKGROUP_ID.y * uint(OPI), n = WORKGROUP_ID.z;
+  int oh = int(t) / tiles, ow0 = (int(t) - oh * tiles) * PX;
+  int h0 = oh * u_sh - u_pt;
+  uint c0 = (ob / uint(u_Og)) * uint(CG);
+  float acc[OPI * PX];
+  for (int j = 0; j < OPI; ++j) {
+#ifdef HAS_BIAS
+    float b = float(load3(u_b_off + (ob + uint(j)) * u_b_stride));
+#else
+    float b = 0.0;
+#endif
+    for (int q = 0; q < PX; ++q) acc[j * PX + q] = b;
+  }
+  for (int c = 0; c < CG; ++c) {
+    uint xb = u_x_off + n * u_x_stride[0] + (c0 + uint(c)) * u_x_stride[1];
+    uint wc = u_w_off + ob * u_w_stride[0] + uint(c) * u_w_stride[1];
+    for (int kh = 0; kh < KH; ++kh) {
+      int h = h0 + kh * u_dh;
+      if (h < 0 || h >= u_H) continue;
+      uint xr = xb + uint(h) * u_x_stride[2];
+#ifdef ROWSEG
+      float seg[SEGLEN];
+      bool seg_in[SEGLEN];
+      for (int i = 0; i < SEGLEN; ++i) {
+        int w = ow0 - u_pl + i;
+        seg_in[i] = w >= 0 && w < u_W;
+        seg[i] = seg_in[i] ? float(load1(xr + uint(w) * u_x_stride[3])) : 0.0;
+      }
+#endif
+      for (int kw = 0; kw < KW; ++kw) {
+        uint wt = wc + uint(kh) * u_w_stride[2] + uint(kw) * u_w_stride[3];
+        float wv[OPI];
+        for (int j = 0; j < OPI; ++j) wv[j] = float(load2(wt + uint(j) * u_w_stride[0]));
+#ifdef ROWSEG
+        for (int q = 0; q < PX; ++q) {
+          int i = q + kw * DW;
+          if (!seg_in[i]) continue;
+          for (int j = 0; j < OPI; ++j) acc[j * PX + q] += seg[i] * wv[j];
+        }
+#else
+        int w = ow0 * u_sw - u_pl + kw * u_dw;
+        for (int q = 0; q < PX; ++q, w += u_sw) {
+          if (w < 0 || w >= u_W) continue;
+          float v = float(load1(xr + uint(w) * u_x_stride[3]));
+          for (int j = 0; j < OPI; ++j) acc[j * PX + q] += v * wv[j];
+        }
+#endif
+      }
+    }
+  }
+  uint P = uint(u_OH * u_OW), base = uint(oh * u_OW + ow0);
+  for (int j = 0; j < OPI; ++j)
+    for (int q = 0; q < PX; ++q)
+      if (ow0 + q < u_OW) store0((n * uint(u_O) + ob + uint(j)) * P + base + uint(q), CT0(acc[j * PX + q]));
+}

@@ -1,0 +1,33 @@
+// Per-device interop state (interop_state.hpp).
+#include "interop/interop_state.hpp"
+
+namespace gltensor::detail {
+
+GLuint InteropState::sampler(bool mipmaps) {
+  GLuint& s = samplers_[mipmaps ? 1 : 0];
+  if (s == 0) {
+    glGenSamplers(1, &s);
+    glSamplerParameteri(s, GL_TEXTURE_MIN_FILTER, mipmaps ? GL_NEAREST_MIPMAP_NEAREST : GL_NEAREST);
+    glSamplerParameteri(s, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glSamplerParameteri(s, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glSamplerParameteri(s, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+  return s;
+}
+
+void InteropState::barrier_before(GLuint texture, bool write) {
+  if (images_written.count(texture) || (write && textures_read.count(texture))) {
+    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+    forget_textures();
+  }
+}
+
+void InteropState::free_gl() {
+  for (GLuint& s : samplers_)
+    if (s) {
+      glDeleteSamplers(1, &s);
+      s = 0;
+    }
+}
+
+}  // namespace gltensor::detail

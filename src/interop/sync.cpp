@@ -1,0 +1,60 @@
+// interop: state scopes and the acquire/release hand-off (gltensor/interop.hpp).
+#include <string>
+
+#include "gltensor/interop.hpp"
+#include "interop/interop_state.hpp"
+#include "runtime/guard.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::interop {
+
+using detail::DeviceImpl;
+using detail::Enter;
+
+static_assert(std::is_same_v<GLname, GLuint> && std::is_same_v<GLenumValue, GLenum> &&
+                  std::is_same_v<GLbits, GLbitfield> && std::is_same_v<GLsyncHandle, GLsync>,
+              "interop.hpp's GL types must be the Khronos headers' types");
+
+namespace {
+DeviceImpl& device_of(const Device& dev, const char* op) {
+  if (!dev.valid()) throw ValueError(std::string("gltensor::") + op + ": invalid Device handle");
+  return *dev.impl();
+}
+}  // namespace
+
+StateScope::StateScope(const Device& dev) : dev_(device_of(dev, "interop::StateScope").shared_from_this()) {
+  enter_ = std::make_unique<Enter>(*dev_, "interop::StateScope");
+}
+
+StateScope::~StateScope() = default;
+
+void StateScope::invalidate() { dev_->gl.invalidate(); }
+
+void acquire(const Device& dev, GLsyncHandle fence) {
+  DeviceImpl& d = device_of(dev, "interop::acquire");
+  Enter guard(d, "interop::acquire");
+  if (fence) glWaitSync(fence, 0, GL_TIMEOUT_IGNORED);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+  d.extension<detail::InteropState>().forget_textures();
+  d.gl.invalidate();  // objects changed in another context are seen where they are bound again
+}
+
+GLsyncHandle release(const Device& dev, GLbits barriers, bool fence) {
+  DeviceImpl& d = device_of(dev, "interop::release");
+  Enter guard(d, "interop::release");
+  d.queue.flush();  // ends the batch being recorded (with its own barrier and fence)
+  if (barriers) glMemoryBarrier(barriers);
+  if ((barriers & GL_TEXTURE_FETCH_BARRIER_BIT) && (barriers & GL_SHADER_IMAGE_ACCESS_BARRIER_BIT))
+    d.extension<detail::InteropState>().forget_textures();
+  GLsync f = fence ? glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0) : nullptr;
+  glFlush();  // a fence waited on in another context must have been flushed
+  return f;
+}
+
+GLsyncHandle release(const Tensor& t, GLbits barriers) {
+  detail::check_defined("interop::release", t);
+  // Fences signal in order: one made now follows the tensor's last writer.
+  return release(t.device(), barriers, true);
+}
+
+}  // namespace gltensor::interop
