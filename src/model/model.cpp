@@ -9,6 +9,7 @@
 #include "model/graph.hpp"
 #include "model/ops.hpp"
 #include "model/planner.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -182,9 +183,10 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
         hold(outs[k]);
       }
   };
-  // GLTENSOR_MODEL_TRACE=1: wait for each node and print its wall time (debugging; the GPU
-  // profiler with timer queries will give per-node GPU times here).
-  static const bool trace = std::getenv("GLTENSOR_MODEL_TRACE") != nullptr;
+  // GLTENSOR_MODEL_TRACE=1: wait for each node and print its wall time (debugging). With the
+  // device's profiler on, each node's dispatches are attributed to a ProfileScope named after
+  // its op type (ProfileReport::by_scope: GPU time per node type).
+  const bool trace = detail::settings().model_trace;
   for (int ni : m.order) {
     const auto t0 = std::chrono::steady_clock::now();
     const Node& n = g.nodes[ni];
@@ -204,6 +206,7 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     Args a(m.dev, g, n, ptrs, weight_dtype(m.options));
     const bool on_host = def.host && (def.shape_only || (all_host && host_elems <= host_limit));
     try {
+      ProfileScope scope(m.dev, n.op_type);
       run_node(a, def, n, on_host);
     } catch (const ModelError&) {
       throw;

@@ -32,6 +32,7 @@ Settings Settings::from_env() {
   s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
   s.profile = env("GLTENSOR_PROFILE") == "1";
+  s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";
   return s;
 }
 

@@ -33,6 +33,9 @@ struct Settings {
   std::string dump_source;
   /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
   bool profile = false;
+  /// GLTENSOR_MODEL_TRACE=1: Model::run waits for each node and prints its wall time (debugging;
+  /// the profiler's per-node-type GPU time is the measurement).
+  bool model_trace = false;
 
   /// Reads the environment.
   static Settings from_env();
