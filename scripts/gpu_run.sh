@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench benchf lab mlp cnn profile torchtrain
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench ab benchf lab mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest (after pack_gpu.sh --ocr) (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
@@ -28,6 +28,16 @@ for phase in "$@"; do
            timeout 240 python3 "$P/torch_reference.py" --json "$OUT/torch.json" > "$OUT/torch.txt" 2>&1; cat "$OUT/torch.txt"
            python3 "$P/compare.py" "$OUT/gltensor.json" "$OUT/torch.json" --device "$(nvidia-smi --query-gpu=name --format=csv,noheader)" \
              --command "bench/run_gpu.sh" | tee "$OUT/table.md" ;;
+    ab) # #12's no-slowdown check: the bench of the commit before the launch-layer refactor
+        # (bin/gltensor_bench_old, packed with OLD_BENCH=...) against this one, interleaved rounds.
+        f=${AB_FILTER:-'BM_matmul/f32/(256|1024|2048|4096)/|BM_matmul/f16/4096|BM_elementwise|BM_sum|BM_rows|BM_conv2d|BM_sdpa|BM_tiny|BM_fashion'}
+        for r in 1 2 3; do for b in old new; do
+          exe="$P/bin/gltensor_bench"; [ $b = old ] && exe="$P/bin/gltensor_bench_old"
+          timeout 200 "$exe" --benchmark_min_time=0.1 --benchmark_filter="$f" --benchmark_format=json \
+            --benchmark_out="$OUT/ab_${b}_$r.json" > /dev/null 2>&1; echo "ab $b round $r rc=$?"
+        done; done
+        python3 "$P/ab_compare.py" --old "$OUT"/ab_old_*.json --new "$OUT"/ab_new_*.json \
+          --device "$(nvidia-smi --query-gpu=name --format=csv,noheader)" --command "bash gpu-pack/run.sh ab" | tee "$OUT/ab.md" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
     benchf) timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter="$BENCH_FILTER" 2>&1 | tee -a "$OUT/benchf.txt" ;;
     onnx) timeout 300 "$P/bin/gltensor-onnx-test" --quiet "$P/onnx-node" 2>&1 | grep -v "performance warning" | tee "$OUT/onnx.txt" ;;
@@ -56,7 +66,7 @@ for phase in "$@"; do
          (cd /tmp && timeout 300 "$P/bin/ocr" --models "$P/models/ocr" --cls --f16 --bench 20 --out /tmp/ocr_f16.png 2>&1 | tee -a "$OUT/ocr.txt")
          for m in det rec; do
            f=$([ $m = det ] && echo x=1x3x640x640 || echo x=1x3x48x320)
-           timeout 120 "$P/bin/gltensor-run" "$P/models/ocr/ch_PP-OCRv4_${m}_infer.onnx" --shape $f --bench 50 2>&1 | tee -a "$OUT/ocr.txt"
+           timeout 120 "$P/bin/gltensor-run" "$P/models/ocr/ch_PP-OCRv4_${m}_infer.onnx" --shape $f --bench 50 --profile 2>&1 | tee -a "$OUT/ocr.txt"
          done ;;
     ocrbench) # gltensor vs ONNX Runtime (pip, CPU, every core) on the same inputs; det 640, rec 48x320, OCR
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/

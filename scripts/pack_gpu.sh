@@ -38,6 +38,8 @@ for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so
 done
 if [ "${1:-}" = "--onnx" ]; then cp -r /usr/share/libonnx-testdata/data/node gpu-pack/onnx-node
 elif [ "${1:-}" != "--ocr" ]; then mkdir -p gpu-pack/data && cp /usr/share/datasets/fashion-mnist/*.gz gpu-pack/data/; fi
-cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py gpu-pack/
+cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py bench/ab_compare.py gpu-pack/
+# OLD_BENCH=path/to/gltensor_bench of an earlier commit: packed for the `ab` phase.
+[ -n "${OLD_BENCH:-}" ] && cp "$OLD_BENCH" gpu-pack/bin/gltensor_bench_old && strip gpu-pack/bin/gltensor_bench_old
 cp scripts/gpu_run.sh gpu-pack/run.sh
 du -sh gpu-pack
