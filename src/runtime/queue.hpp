@@ -5,11 +5,12 @@
 // `auto_flush` dispatches (and at flush()) the batch ends with a barrier and a fence. Reads
 // wait on the fence of the batch that last wrote the buffer.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <span>
-#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "runtime/gl.hpp"
 
@@ -63,7 +64,19 @@ class Queue {
   std::size_t batch_dispatches_ = 0, auto_flush_ = 64;
   std::deque<std::pair<std::uint64_t, GLsync>> fences_;  // submitted batches, oldest first
   std::uint64_t completed_ = 0;
-  std::unordered_set<GLuint> written_since_barrier_, read_since_barrier_;
+  // Buffers touched since the last barrier: a flat set (a batch ends with a barrier after at most
+  // auto_flush_ dispatches, so it stays short; clearing keeps its capacity: no allocation per
+  // dispatch, as a node-based set had).
+  struct BufferSet {
+    std::vector<GLuint> v;
+    bool count(GLuint b) const { return std::find(v.begin(), v.end(), b) != v.end(); }
+    void insert(GLuint b) {
+      if (!count(b)) v.push_back(b);
+    }
+    void erase(GLuint b) { v.erase(std::remove(v.begin(), v.end(), b), v.end()); }
+    void clear() { v.clear(); }
+  };
+  BufferSet written_since_barrier_, read_since_barrier_;
   std::uint64_t dispatches_ = 0, barriers_ = 0;
 };
 
