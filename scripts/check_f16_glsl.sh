@@ -6,7 +6,8 @@
 # printed first), once per matmul kernel variant; each dumped source using F16_MATH / F16V is
 # validated. glslang 12 does not know GL_NV_gpu_shader5, so the check swaps in
 # GL_EXT_shader_explicit_arithmetic_types_float16 (the same float16_t / f16vecN types and
-# pack/unpackFloat2x16). The real compile is the GPU driver's (run test_precision there).
+# pack/unpackFloat2x16), and turns common.glsl's F_NAN / F_INF constants into macros (glslang does
+# not fold uintBitsToFloat in a const initializer). The real compile is the GPU driver's (run test_precision there).
 #   scripts/check_f16_glsl.sh [build-dir]
 set -euo pipefail
 build=${1:-build}
@@ -14,7 +15,7 @@ tool=$build/bench/gltensor_precision_error
 command -v glslangValidator >/dev/null || { echo "glslangValidator not found (apt-get install glslang-tools)"; exit 2; }
 [ -x "$tool" ] || { echo "$tool not built (-DGLTENSOR_BUILD_BENCH=ON, target gltensor_precision_error)"; exit 2; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+[ -n "${KEEP:-}" ] && echo "sources kept in $work" || trap 'rm -rf "$work"' EXIT
 for kernel in "" tile64 tile128 vec4 vec4s vec4u vec4su; do
   GLTENSOR_CACHE_DIR=off GLTENSOR_PRECISION=f16-force GLTENSOR_DUMP_SOURCE=.comp GLTENSOR_MATMUL_KERNEL=$kernel \
     "$tool" --compile-check >"$work/log-$kernel.txt" 2>"$work/dump-$kernel.txt" || true
@@ -32,6 +33,10 @@ for dump in glob.glob(os.path.join(work, "dump-*.txt")):
             continue
         src = src.replace("#extension GL_NV_gpu_shader5 : require",
                           "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require")
+        # glslang does not fold uintBitsToFloat in const initializers (GPU drivers do).
+        for c in ("F_NAN", "F_INF"):
+            src = src.replace(f"const float {c} = uintBitsToFloat(", f"#define {c} uintBitsToFloat(")
+        src = "\n".join(l[:-1] if l.startswith("#define F_") and l.endswith(";") else l for l in src.split("\n"))
         # The dump holds only the source up to the driver's messages.
         src = src.split("\ngltensor")[0]
         h = hashlib.sha1(src.encode()).hexdigest()[:10]
