@@ -61,6 +61,25 @@ void BM_matmul(benchmark::State& st, DType dt) {
   set_rate(st, 2.0 * n * n * n, "GFLOP/s");
 }
 
+// Precision::f16_allowed for a case's duration (docs/precision.md); the case is skipped where the
+// device keeps f32 math (no fp16 arithmetic), so that f32 and f16 rows of one run compare.
+class F16Math {
+ public:
+  explicit F16Math(benchmark::State& st) {
+    dev().set_precision(Precision::f16_allowed);
+    if (dev().precision_in_effect() != Precision::f16_allowed) st.SkipWithError("no fp16 arithmetic on this device");
+  }
+  ~F16Math() { dev().set_precision(Precision::f32); }
+  bool on() const { return dev().precision_in_effect() == Precision::f16_allowed; }
+};
+
+// matmul with f16 products and block partial sums (f32 or f16 operands).
+void BM_matmul_f16math(benchmark::State& st, DType dt) {
+  F16Math mode(st);
+  if (!mode.on()) return;
+  BM_matmul(st, dt);
+}
+
 void BM_elementwise(benchmark::State& st, int which) {
   fresh();
   const std::int64_t n = std::int64_t{1} << st.range(0);
@@ -127,6 +146,12 @@ void BM_conv2d(benchmark::State& st) {
   set_rate(st, 2.0 * 32 * 64 * 56 * 56 * 64 * 9, "GFLOP/s");
 }
 
+void BM_conv2d_f16math(benchmark::State& st) {
+  F16Math mode(st);
+  if (!mode.on()) return;
+  BM_conv2d(st);
+}
+
 void BM_sdpa(benchmark::State& st) {
   fresh();
   const std::int64_t B = 8, H = 16, S = 1024, D = 64;
@@ -190,6 +215,17 @@ BENCHMARK_CAPTURE(BM_matmul, f32, DType::f32)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul, f16, DType::f16)->Arg(4096)->Arg(8192)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_f16math, f32, DType::f32)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise, add, 0)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise, mul, 1)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise, gelu, 2)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -197,6 +233,7 @@ BENCHMARK(BM_sum)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, layer_norm, 1)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv2d_f16math)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_tiny_op_chain)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fashion_mnist_step)->UseRealTime()->Unit(benchmark::kMillisecond);

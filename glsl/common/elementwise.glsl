@@ -2,6 +2,7 @@
 // Operand 0 is the output, operands 1..NOPS-1 the inputs (already broadcast: stride 0).
 // The host collapses dims that are contiguous in every operand, so NDIM is usually small, and
 // defines CONTIG when every operand is contiguous (offsets are then base + linear index).
+// F16V: f16 math (Precision::f16_allowed) over contiguous f16 operands, one word each.
 // Output modes: OUT_WORDS = each invocation writes one whole 32-bit word of a contiguous output
 // (2 f16/bf16 or 4 u8/bool elements); otherwise one element per invocation (storeN is atomic for
 // sub-word dtypes, so strided 16/8-bit views are written without races).
@@ -48,6 +49,11 @@ void main() {
     r[k] = bits0(compute(off));
   }
   t04[(u_offset[0] >> 2u) + inv] = r;
+#elif defined(F16V)
+  // F16V (f16 math: contiguous f16 operands at even offsets, even numel): one word (two
+  // elements) of each operand per invocation, computed in f16vec2 by the family's compute16().
+  for (int j = 0; j < NOPS; ++j) off[j] = (u_offset[j] >> 1u) + inv;
+  t0[off[0]] = compute16(off);
 #elif defined(OUT_WORDS)
   const uint BITS = 32u / PER_WORD0;
   const uint MASK = (BITS == 32u) ? 0xffffffffu : ((1u << BITS) - 1u);

@@ -182,4 +182,25 @@ float u_scalar_value() { return u_scalar; }
 
 CT0 compute(uint off[NOPS]) { return CT0(OP(LOAD_A(off), LOAD_B(off))); }
 
+#ifdef F16V
+// F16V (Precision::f16_allowed, f16 operands): the ops' f16 forms, two elements at a time in
+// f16vec2 arithmetic; off[j] is operand j's word index (glsl/common/elementwise.glsl).
+f16vec2 op16_add(f16vec2 a, f16vec2 b) { return a + b; }
+f16vec2 op16_add_alpha(f16vec2 a, f16vec2 b) { return a + float16_t(u_alpha) * b; }
+f16vec2 op16_sub(f16vec2 a, f16vec2 b) { return a - b; }
+f16vec2 op16_mul(f16vec2 a, f16vec2 b) { return a * b; }
+f16vec2 op16_div(f16vec2 a, f16vec2 b) { return a / b; }
+#ifdef SCALAR_A
+#define LOAD16_A(off) f16vec2(float16_t(u_scalar))
+#define LOAD16_B(off) unpackFloat2x16(t1[off[1]])
+#elif defined(SCALAR_B)
+#define LOAD16_A(off) unpackFloat2x16(t1[off[1]])
+#define LOAD16_B(off) f16vec2(float16_t(u_scalar))
+#else
+#define LOAD16_A(off) unpackFloat2x16(t1[off[1]])
+#define LOAD16_B(off) unpackFloat2x16(t2[off[2]])
+#endif
+uint compute16(uint off[NOPS]) { return packFloat2x16(OP16(LOAD16_A(off), LOAD16_B(off))); }
+#endif
+
 #include "elementwise.glsl"

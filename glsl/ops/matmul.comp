@@ -13,6 +13,11 @@
 // 65535 iterations, and few tiles leave a GPU idle).
 // VEC4 (quad loads, whole tiles only, see below) or TILE 64 / TILE 128 (scalar loads, any
 // strides and sizes).
+// F16_MATH (Precision::f16_allowed on a device with fp16 arithmetic; the host adds the #extension
+// for float16_t): every kernel reads its shared-memory operands as f16 vectors and forms the
+// products and partial sums in f16 (hacc, f16vec4 FMAs) over F16_BLOCK values of K (a multiple
+// of the K-tile), then adds each block's partial sum into the f32 accumulators (acc), so that
+// the f16 rounding error grows with the block, not with K (docs/precision.md).
 #ifdef VEC4
 layout(local_size_x = LOCAL_X) in;
 #else
@@ -45,6 +50,16 @@ uniform uint u_nsplit;  // SPLIT_K: splits per batch entry
 #include "activations.glsl"
 #ifndef ACT
 #define ACT(x) (x)
+#endif
+
+#ifdef F16_MATH
+#define HVEC f16vec4
+#define TO_H(v) f16vec4(v)
+#define HACC hacc
+#else
+#define HVEC vec4
+#define TO_H(v) (v)
+#define HACC acc
 #endif
 
 // This workgroup's batch entry, its K range and its output's first element.
@@ -202,6 +217,10 @@ void main() {
   uint qa = bo.x / 4u, qb = bo.y / 4u;
   vec4 acc[16];
   for (int i = 0; i < 16; ++i) acc[i] = vec4(0.0);
+#ifdef F16_MATH
+  f16vec4 hacc[16];
+  for (int i = 0; i < 16; ++i) hacc[i] = f16vec4(0.0);
+#endif
   vec4 ra[LA], rb[LB];
   uint nk = (pt.k1 - pt.k0) / BK / NSL, kb = pt.k0 + sl * nk * BK;  // this slice's K-tiles start at kb
   for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, kb, qa);
@@ -219,27 +238,35 @@ void main() {
     // Written out per k and row (no loops), so that acc is only indexed by constants (NVIDIA's
     // intermediate code keeps the looped form's acc[] in local memory, indexed per iteration;
     // which form runs faster depends on the shape, so the host's tuner measures both).
-#define FMA_ROW(i, C)          \
-  acc[2 * i] += a0.C * b0;     \
-  acc[2 * i + 1] += a0.C * b1; \
-  acc[8 + 2 * i] += a1.C * b0; \
-  acc[9 + 2 * i] += a1.C * b1;
-#define K_STEP(k)                                                        \
-  {                                                                      \
-    vec4 a0 = As[sl][cur][k][ty], a1 = As[sl][cur][k][TY + ty];          \
-    vec4 b0 = Bs[sl][cur][k][tx], b1 = Bs[sl][cur][k][TX + tx];          \
-    FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)              \
+#define FMA_ROW(i, C)           \
+  HACC[2 * i] += a0.C * b0;     \
+  HACC[2 * i + 1] += a0.C * b1; \
+  HACC[8 + 2 * i] += a1.C * b0; \
+  HACC[9 + 2 * i] += a1.C * b1;
+#define K_STEP(k)                                                               \
+  {                                                                             \
+    HVEC a0 = TO_H(As[sl][cur][k][ty]), a1 = TO_H(As[sl][cur][k][TY + ty]);     \
+    HVEC b0 = TO_H(Bs[sl][cur][k][tx]), b1 = TO_H(Bs[sl][cur][k][TX + tx]);     \
+    FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)                     \
   }
     K_STEP(0u) K_STEP(1u) K_STEP(2u) K_STEP(3u) K_STEP(4u) K_STEP(5u) K_STEP(6u) K_STEP(7u)  // BK = 8
 #else
     for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[sl][cur][k][ty], a1 = As[sl][cur][k][TY + ty];
-      vec4 b0 = Bs[sl][cur][k][tx], b1 = Bs[sl][cur][k][TX + tx];
+      HVEC a0 = TO_H(As[sl][cur][k][ty]), a1 = TO_H(As[sl][cur][k][TY + ty]);
+      HVEC b0 = TO_H(Bs[sl][cur][k][tx]), b1 = TO_H(Bs[sl][cur][k][TX + tx]);
       for (int i = 0; i < 4; ++i) {
-        acc[2 * i] += a0[i] * b0;
-        acc[2 * i + 1] += a0[i] * b1;
-        acc[8 + 2 * i] += a1[i] * b0;
-        acc[9 + 2 * i] += a1[i] * b1;
+        HACC[2 * i] += a0[i] * b0;
+        HACC[2 * i + 1] += a0[i] * b1;
+        HACC[8 + 2 * i] += a1[i] * b0;
+        HACC[9 + 2 * i] += a1[i] * b1;
+      }
+    }
+#endif
+#ifdef F16_MATH
+    if ((t + 1u) % (F16_BLOCK / BK) == 0u || t + 1u == nk) {
+      for (int i = 0; i < 16; ++i) {
+        acc[i] += vec4(hacc[i]);
+        hacc[i] = f16vec4(0.0);
       }
     }
 #endif
@@ -290,6 +317,13 @@ void main() {
     acc[i][0] = vec4(0.0);
     acc[i][1] = vec4(0.0);
   }
+#ifdef F16_MATH
+  f16vec4 hacc[8][2];
+  for (int i = 0; i < 8; ++i) {
+    hacc[i][0] = f16vec4(0.0);
+    hacc[i][1] = f16vec4(0.0);
+  }
+#endif
   // Global -> register staging: 4 elements of A (rows am + 32 r, column ak) and of B.
   uint am = tid / 8u, ak = tid % 8u;  // A tile 128 x 8: thread reads rows am, am+32, am+64, am+96
   uint bk = tid / 32u, bn = tid % 32u;  // B tile 8 x 128: thread reads columns bn, bn+32, ...
@@ -319,15 +353,25 @@ void main() {
       }
     }
     for (uint kk = 0u; kk < BK; ++kk) {
-      vec4 a0 = As[kk][ty], a1 = As[kk][16u + ty];
-      vec4 b0 = Bs[kk][tx], b1 = Bs[kk][16u + tx];
+      HVEC a0 = TO_H(As[kk][ty]), a1 = TO_H(As[kk][16u + ty]);
+      HVEC b0 = TO_H(Bs[kk][tx]), b1 = TO_H(Bs[kk][16u + tx]);
       for (int i = 0; i < 4; ++i) {
-        acc[i][0] += a0[i] * b0;
-        acc[i][1] += a0[i] * b1;
-        acc[4 + i][0] += a1[i] * b0;
-        acc[4 + i][1] += a1[i] * b1;
+        HACC[i][0] += a0[i] * b0;
+        HACC[i][1] += a0[i] * b1;
+        HACC[4 + i][0] += a1[i] * b0;
+        HACC[4 + i][1] += a1[i] * b1;
       }
     }
+#ifdef F16_MATH
+    if (((k0 - pt.k0) / BK + 1u) % (F16_BLOCK / BK) == 0u || k0 + BK >= kend) {
+      for (int i = 0; i < 8; ++i) {
+        acc[i][0] += vec4(hacc[i][0]);
+        acc[i][1] += vec4(hacc[i][1]);
+        hacc[i][0] = f16vec4(0.0);
+        hacc[i][1] = f16vec4(0.0);
+      }
+    }
+#endif
     workgroup_sync();
   }
   uint c_off = pt.c_off;
@@ -350,6 +394,10 @@ void main() {
   float acc[4][4];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+#ifdef F16_MATH
+  f16vec4 hacc[4];  // hacc[i][j]: row i, column j
+  for (int i = 0; i < 4; ++i) hacc[i] = f16vec4(0.0);
+#endif
 
   for (uint k0 = pt.k0; k0 < kend; k0 += 16u) {
     for (uint e = tid; e < 1024u; e += 256u) {
@@ -365,9 +413,23 @@ void main() {
       float a[4], b[4];
       for (uint i = 0u; i < 4u; ++i) a[i] = As[kk][ty + 16u * i];
       for (uint j = 0u; j < 4u; ++j) b[j] = Bs[kk][tx + 16u * j];
+#ifdef F16_MATH
+      f16vec4 hb = f16vec4(b[0], b[1], b[2], b[3]);
+      for (int i = 0; i < 4; ++i) hacc[i] += float16_t(a[i]) * hb;
+#else
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
+#endif
     }
+#ifdef F16_MATH
+    if (((k0 - pt.k0) / 16u + 1u) % (F16_BLOCK / 16u) == 0u || k0 + 16u >= kend) {
+      for (int i = 0; i < 4; ++i) {
+        vec4 f = vec4(hacc[i]);
+        for (int j = 0; j < 4; ++j) acc[i][j] += f[j];
+        hacc[i] = f16vec4(0.0);
+      }
+    }
+#endif
     workgroup_sync();
   }
   uint c_off = pt.c_off;

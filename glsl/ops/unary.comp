@@ -202,6 +202,24 @@ int op_to_int(int x) { return x; }
 float op_to_float(float x) { return x; }
 float op_to_float(int x) { return float(x); }
 
+#ifdef F16V
+// F16V (Precision::f16_allowed, f16 operands): the ops' f16 forms, two elements at a time in
+// f16vec2 arithmetic; off[j] is operand j's word index (glsl/common/elementwise.glsl).
+f16vec2 op16_neg(f16vec2 x) { return -x; }
+f16vec2 op16_square(f16vec2 x) { return x * x; }
+f16vec2 op16_reciprocal(f16vec2 x) { return f16vec2(1.0) / x; }
+// relu by the sign bits (a comparison would turn NaN into 0): negative non-NaN lanes become +0.
+f16vec2 op16_relu(f16vec2 x) {
+  uint w = packFloat2x16(x);
+  for (uint k = 0u; k < 32u; k += 16u) {
+    uint h = (w >> k) & 0xffffu;
+    if ((h & 0x8000u) != 0u && (h & 0x7fffu) <= 0x7c00u) w &= ~(0xffffu << k);
+  }
+  return unpackFloat2x16(w);
+}
+uint compute16(uint off[NOPS]) { return packFloat2x16(OP16(unpackFloat2x16(t1[off[1]]))); }
+#endif
+
 #if NOPS == 1
 CT0 compute(uint off[NOPS]) { return CT0(OP(CT0(0))); }
 #else

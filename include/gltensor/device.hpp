@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,7 @@ struct ProfileRow {
 
 /// The GPU profile since profiling was turned on (or reset), each list heaviest first.
 struct ProfileReport {
-  std::vector<ProfileRow> by_scope;   ///< innermost ProfileScope (the op's name outside any)
+  std::vector<ProfileRow> by_scope;  ///< innermost ProfileScope (the op's name outside any)
   std::vector<ProfileRow> by_op;
   std::vector<ProfileRow> by_kernel;
   double total_ms = 0;
@@ -101,6 +102,33 @@ enum class GlApi {
   gl,      ///< desktop OpenGL 4.6, 4.5, 4.4 or 4.3, core profile (EGL_OPENGL_API)
 };
 
+/// Arithmetic precision of the device's kernels (issue 15; docs/precision.md), after TFLite's GPU
+/// delegate option "precision loss allowed".
+///
+/// - f32 (the default): every floating op computes in f32 and accumulates in f32, whatever the
+///   tensors' dtypes (f16/bf16 tensors are widened on load and rounded once on store).
+/// - f16_allowed: where the device has fp16 arithmetic (Capabilities::fp16_arithmetic), matmul
+///   (and what runs on it: gemm, linear, conv2d's im2col path, attention's composite path) takes
+///   its operands as f16 (f32 operands rounded to f16), forms products and partial sums in f16
+///   vectors (f16vec4 FMAs) over blocks of Precision::kF16BlockK values of K, and adds each
+///   block's partial sum into an f32 accumulator; the result keeps its dtype. Binary and unary
+///   elementwise ops whose operands and result are all f16 tensors (contiguous) compute in f16
+///   vectors (f16vec2) for the ops that have an f16 form (docs/precision.md lists them).
+///   Expected error (docs/precision.md has the measured table): matmul about
+///   1e-3 * sqrt(K) * sum_k |a_ik| |b_kj| / sqrt(K) in the worst case, typically a relative
+///   error ~1e-3 of the result's scale; values past f16's range (|x| > 65504, including block
+///   partial sums) become +-Inf and values below 6e-8 flush to 0. Elementwise f16 ops round
+///   each intermediate to f16 (one more rounding than the f32 path for composite formulas).
+///   On a device without fp16 arithmetic (Mesa llvmpipe) the mode is accepted and every op keeps
+///   f32 math: Device::precision_in_effect() reports f32 there.
+enum class Precision {
+  f32,          ///< f32 math and f32 accumulation (default)
+  f16_allowed,  ///< f16 products and block partial sums where the device has fp16 arithmetic
+};
+
+/// K values per f16 partial sum in matmul's f16 math before it is added to the f32 accumulator.
+inline constexpr int kF16BlockK = 32;
+
 struct OpenOptions {
   /// Adapter index in Device::list(); -1 = choose: the env GLTENSOR_DEVICE (an index or a
   /// substring of the renderer name) if set, else the first hardware adapter, else software.
@@ -118,9 +146,13 @@ struct OpenOptions {
   /// index, name and api are then ignored. Both null: a headless context of its own.
   void* share_context = nullptr;
   void* share_display = nullptr;
+  /// Precision of the device's kernels; unset = GLTENSOR_PRECISION (f16 = f16_allowed), else f32.
+  std::optional<Precision> precision;
 };
 
 struct AdoptOptions {
+  /// Precision of the device's kernels; unset = GLTENSOR_PRECISION (f16 = f16_allowed), else f32.
+  std::optional<Precision> precision;
   /// true: each public call (or each interop::StateScope) puts back every GL binding it changed
   /// (reading each one's value with one glGet the first time it changes it). false: the
   /// application promises to bind what its own GL calls use (as engines that bind per draw do):
@@ -177,6 +209,15 @@ class Device {
   /// Capabilities::max_loop_iterations), so that ops take the paths that split long loops across
   /// invocations or passes; meant for tests.
   void set_loop_limit(std::uint64_t iterations);
+
+  /// The precision ops run in from now on (see Precision). Accepted on every device; where the
+  /// device has no fp16 arithmetic, f16_allowed keeps f32 math (precision_in_effect() says so).
+  void set_precision(Precision precision);
+  /// The precision asked for (OpenOptions, set_precision or GLTENSOR_PRECISION).
+  Precision precision() const;
+  /// The precision kernels actually use: f16_allowed only where it was asked for and the device
+  /// has fp16 arithmetic (Capabilities::fp16_arithmetic), else f32.
+  Precision precision_in_effect() const;
 
   /// GPU profiler: with `on`, every dispatch is timed by a GL_TIME_ELAPSED query
   /// (EXT_disjoint_timer_query) and wrapped in a KHR_debug group named after its op (apitrace and

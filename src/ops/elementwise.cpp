@@ -40,6 +40,16 @@ struct ElementwiseParams {
     }
   }
 };
+
+// The f16 form of e's function (F16V; the op16_* functions of unary.comp / binary.comp), or "".
+std::string f16_form(const Elementwise& e) {
+  static const std::vector<std::string> unary = {"op_neg", "op_square", "op_reciprocal", "op_relu"};
+  static const std::vector<std::string> binary = {"op_add", "op_add_alpha", "op_sub", "op_mul", "op_div"};
+  const bool is_unary = std::strcmp(e.kernel, "unary.comp") == 0;
+  if (!is_unary && std::strcmp(e.kernel, "binary.comp") != 0) return "";
+  const std::vector<std::string>& names = is_unary ? unary : binary;
+  return std::find(names.begin(), names.end(), e.fn) != names.end() ? "op16_" + e.fn.substr(3) : "";
+}
 }  // namespace
 
 void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs) {
@@ -72,6 +82,12 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   const DType od = out.dtype();
   const int pw = per_word(od);
   const bool words = pw > 1 && out.is_contiguous();
+  // f16 math (Precision::f16_allowed on a device with fp16 arithmetic): ops with an f16 form over
+  // contiguous f16 operands, word-aligned, compute two elements at a time in f16vec2.
+  std::string f16_fn = dev.f16_math() && contig && n % 2 == 0 && e.in_ct == CT::f32 && !e.error_flag ? f16_form(e) : "";
+  for (int j = 0; j < nops && !f16_fn.empty(); ++j)
+    if (ops[j]->dtype() != DType::f16 || ops[j]->offset() % 2 != 0) f16_fn.clear();
+  const bool f16v = !f16_fn.empty();
   bool vec4 = contig && n % 4 == 0 && itemsize(od) == 4;
   for (int j = 0; j < nops && vec4; ++j) vec4 = itemsize(ops[j]->dtype()) == 4 && ops[j]->offset() % 4 == 0;
 
@@ -84,6 +100,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   key += e.scalar ? (e.scalar_first ? "A" : "B") : "";
   key += e.in_ct == CT::i32 ? "i" : "f";
   key += e.error_flag ? "e" : "";
+  key += f16v ? "h" : "";
   key += static_cast<char>('0' + static_cast<int>(od));
   for (int j = 1; j < nops; ++j) key += static_cast<char>('0' + static_cast<int>(ops[j]->dtype()));
   launch.program_keyed(key, e.kernel,
@@ -93,6 +110,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
                          if (contig) h += "#define CONTIG 1\n";
                          if (words) h += "#define OUT_WORDS 1\n";
                          if (vec4) h += "#define VEC4 1\n";
+                         if (f16v) h += dev.f16_extension_glsl() + "#define F16V 1\n#define OP16 " + f16_fn + "\n";
                          if (e.error_flag) h += "#define ERR_FLAG 1\n";
                          if (e.scalar) {
                            h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
@@ -114,6 +132,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
                        {256});
   std::uint64_t count = static_cast<std::uint64_t>(n);
   if (vec4) count = count / 4;
+  if (f16v) count = count / 2;
   if (words) {
     const std::uint64_t off = static_cast<std::uint64_t>(out.offset());
     count = (off + count + pw - 1) / pw - off / pw;

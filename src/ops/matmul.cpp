@@ -149,6 +149,8 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     h += "#define TILE " + std::to_string(plan.tile_m) + "\n";
   }
   if (d.defined()) h += "#define ADDEND 1\n";
+  if (plan.f16_block > 0)
+    h += dev.f16_extension_glsl() + "#define F16_MATH 1\n#define F16_BLOCK " + std::to_string(plan.f16_block) + "u\n";
   if (problem.batch == 1) h += "#define NO_BATCH 1\n";
   if (split > 0) h += "#define SPLIT_COLS 1\n";
   if (plan.splits > 1) h += "#define SPLIT_K 1\n";
@@ -216,8 +218,9 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   const VecLayout vl = vec4_layout(ea, eb);
   MatmulProblem problem;
   problem.M = M, problem.N = N, problem.K = K, problem.batch = numel_of(batch), problem.out = od;
-  problem.quads = vl.ok, problem.split_columns = split > 0;
-  const MatmulPlan plan = plan_matmul(problem, DeviceTraits{dev.adapter.software, dev.loop_limit()}, settings());
+  problem.quads = vl.ok, problem.split_columns = split > 0, problem.precision = dev.precision;
+  const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_arithmetic()};
+  const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   if (plan.splits > 1) {

@@ -9,8 +9,16 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices) {
+std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices, std::int64_t f16_block) {
   const auto k = static_cast<std::uint64_t>(std::max<std::int64_t>(kc, 0));
+  if (f16_block > 0) {
+    // F16_MATH: the f32 form (whose k-steps count at least the f16 ones), the partial sums'
+    // reset, and a flush after every block of K and after the last K-tile of each slice.
+    const std::uint64_t flushes = (k + f16_block - 1) / f16_block + 1;
+    const std::uint64_t per = kernel == MatmulPlan::Kernel::vec4 ? 16 : kernel == MatmulPlan::Kernel::tile128 ? 8 : 20;
+    const std::uint64_t reset = kernel == MatmulPlan::Kernel::tile64 ? 4 : per;
+    return matmul_loops(kernel, kc, slices) + reset + flushes * per;
+  }
   switch (kernel) {
     case MatmulPlan::Kernel::vec4:
       // Per 8-K tile: 3 fetch loops, 3 put loops of 4 lanes, 8 k-steps of 4 rows, the tile
@@ -44,14 +52,16 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.tile_m = plan.tile_n = plan.kernel == MatmulPlan::Kernel::tile128 ? 128 : 64;
   }
   const std::int64_t tiles = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n) * p.batch;
+  plan.f16_block = p.precision == Precision::f16_allowed && dev.fp16_arithmetic ? kF16BlockK : 0;
+  const std::int64_t fb = plan.f16_block;
 
   // Split-K. Chunks are multiples of 16 (whole K-tiles of every kernel and of both slices).
   std::int64_t splits = 1;
-  if (dev.loop_limit != 0 && matmul_loops(plan.kernel, p.K) > dev.loop_limit) {
+  if (dev.loop_limit != 0 && matmul_loops(plan.kernel, p.K, 1, fb) > dev.loop_limit) {
     std::int64_t max_kc = 16;
-    while (matmul_loops(plan.kernel, max_kc * 2) <= dev.loop_limit) max_kc *= 2;
+    while (matmul_loops(plan.kernel, max_kc * 2, 1, fb) <= dev.loop_limit) max_kc *= 2;
     for (std::int64_t step = max_kc / 2; step >= 16; step /= 2)
-      if (matmul_loops(plan.kernel, max_kc + step) <= dev.loop_limit) max_kc += step;
+      if (matmul_loops(plan.kernel, max_kc + step, 1, fb) <= dev.loop_limit) max_kc += step;
     splits = ceil_div(p.K, max_kc);
   }
   const std::int64_t target = dev.software ? 16 : 256;
@@ -76,11 +86,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.tune = slice_ok && forced.empty() && p.K >= 256 && vec4_tiles <= 4096;
     if (plan.tune)
       plan.tune_key = "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(p.K) + "/" +
-                      dtype_name(p.out) + (plan.splits > 1 ? "/s" + std::to_string(plan.splits) : "");
+                      dtype_name(p.out) + (plan.splits > 1 ? "/s" + std::to_string(plan.splits) : "") +
+                      (fb ? "/f16math" : "");
     plan.local_x = (plan.variant & 1) ? 256 : 128;
     plan.local_y = 1;
   }
-  plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk);
+  plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk, 1, fb);
   plan.groups_x = static_cast<std::uint64_t>(ceil_div(p.N, plan.tile_n));
   plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);

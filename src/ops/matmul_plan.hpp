@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gltensor/device.hpp"
 #include "gltensor/dtype.hpp"
 #include "runtime/settings.hpp"
 
@@ -12,15 +13,17 @@ namespace gltensor::detail {
 
 struct MatmulProblem {
   std::int64_t M = 0, N = 0, K = 0;
-  std::int64_t batch = 1;      ///< product of the (broadcast) batch dims
-  DType out = DType::f32;      ///< result dtype
-  bool quads = false;          ///< both operands read as aligned quads (see vec4_layout in matmul.cpp)
-  bool split_columns = false;  ///< the caller wants the [N / split, M, split] epilogue (conv2d)
+  std::int64_t batch = 1;                ///< product of the (broadcast) batch dims
+  DType out = DType::f32;                ///< result dtype
+  bool quads = false;                    ///< both operands read as aligned quads (see vec4_layout in matmul.cpp)
+  bool split_columns = false;            ///< the caller wants the [N / split, M, split] epilogue (conv2d)
+  Precision precision = Precision::f32;  ///< the device's precision setting (Device::precision)
 };
 
 struct DeviceTraits {
   bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
   std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
+  bool fp16_arithmetic = false;  ///< f16 math in shaders (Capabilities::fp16_arithmetic)
 };
 
 struct MatmulPlan {
@@ -39,6 +42,9 @@ struct MatmulPlan {
   bool split_columns = false;
   std::uint32_t local_x = 16, local_y = 16;
   std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
+  /// F16_MATH: K values per f16 partial sum (kF16BlockK; a multiple of every kernel's K-tile);
+  /// 0 = f32 products and sums.
+  std::int64_t f16_block = 0;
   /// Worst-case loop iterations of one invocation (every variant the tuner may pick).
   std::uint64_t loop_iterations = 0;
 };
@@ -49,10 +55,14 @@ struct MatmulPlan {
 /// (Settings::matmul_kernel overrides where the kernel applies). Split-K where one invocation
 /// would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and
 /// fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers).
+/// f16 math (f16_block = kF16BlockK) in every kernel where the problem's precision is
+/// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands
+/// are rounded to f16 in the kernel); else f32 math.
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
-/// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant.
-std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices = 1);
+/// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant;
+/// f16_block > 0: the F16_MATH form (its partial sums' reset and flush loops counted).
+std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices = 1, std::int64_t f16_block = 0);
 
 }  // namespace gltensor::detail

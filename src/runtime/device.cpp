@@ -259,6 +259,23 @@ bool DeviceImpl::subgroup_features(std::uint32_t need) const {
   return settings().subgroups;
 }
 
+Precision default_precision() {
+  const std::string& p = settings().precision;
+  return p == "f16" || p == "f16-force" ? Precision::f16_allowed : Precision::f32;
+}
+
+bool DeviceImpl::fp16_arithmetic() const { return caps.fp16_arithmetic || settings().precision == "f16-force"; }
+
+bool DeviceImpl::f16_math() const { return precision == Precision::f16_allowed && fp16_arithmetic(); }
+
+std::string DeviceImpl::f16_extension_glsl() const {
+  // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension.
+  const bool ext =
+      !caps.has_extension("GL_NV_gpu_shader5") && caps.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
+  return ext ? "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
+             : "#extension GL_NV_gpu_shader5 : require\n";
+}
+
 bool DeviceImpl::subgroup_arithmetic() const { return subgroup_features(GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR); }
 
 }  // namespace detail
@@ -317,6 +334,7 @@ Device open_shared(const OpenOptions& options) {
   impl->adapter = detail::describe(c, -1);
   impl->init_capabilities();
   impl->pool.set_limit(options.memory_limit);
+  impl->precision = options.precision.value_or(detail::default_precision());
   return Device(impl);
 }
 
@@ -409,6 +427,7 @@ Device Device::open(const OpenOptions& options) {
   if (!detail::make_current(impl->egl)) throw DeviceError("gltensor::Device::open: eglMakeCurrent failed");
   impl->init_capabilities();
   impl->pool.set_limit(options.memory_limit);
+  impl->precision = options.precision.value_or(detail::default_precision());
   if (detail::settings().profile && impl->caps.timer_query) impl->extension<detail::Profiler>().set_on(*impl, true);
   return Device(impl);
 }
@@ -421,6 +440,7 @@ Device Device::adopt_current(const AdoptOptions& options) {
   impl->adopted = true;
   impl->app = app;
   impl->restore_state = options.restore_state;
+  impl->precision = options.precision.value_or(detail::default_precision());
   impl->egl.display = app.display;
   impl->egl.context = app.context;
   detail::EglCandidate c;
@@ -462,6 +482,10 @@ void Device::set_memory_limit(std::size_t bytes) { impl_->pool.set_limit(bytes);
 void Device::set_dispatch_limit(std::uint32_t max_workgroups) { impl_->dispatch_limit = max_workgroups; }
 
 void Device::set_loop_limit(std::uint64_t iterations) { impl_->loop_limit_override = iterations; }
+
+void Device::set_precision(Precision precision) { impl_->precision = precision; }
+Precision Device::precision() const { return impl_->precision; }
+Precision Device::precision_in_effect() const { return impl_->f16_math() ? Precision::f16_allowed : Precision::f32; }
 
 void Device::set_logger(Logger logger) { impl_->logger = std::move(logger); }
 

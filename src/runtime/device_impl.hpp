@@ -31,6 +31,9 @@ struct DeviceExtension {
   virtual void free_gl() {}
 };
 
+/// The precision a device opens with where its options leave it unset (GLTENSOR_PRECISION).
+Precision default_precision();
+
 struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   EglContext egl;  // gltensor's own context (Device::open); for adopted EGL contexts display + context
   bool adopted = false;
@@ -49,7 +52,8 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   std::string pending_gl_error;           // from KHR_debug, raised at the next check_gl
   std::uint32_t dispatch_limit = 0;       // test override of the workgroup count limit (0 = device's)
   std::uint64_t loop_limit_override = 0;  // test override of the loop iteration limit (0 = device's)
-  Profiler* profiler = nullptr;     // the Profiler extension while it is on (launches check it)
+  Precision precision = Precision::f32;   // asked for (Device::set_precision)
+  Profiler* profiler = nullptr;           // the Profiler extension while it is on (launches check it)
 
   // ---- entry bookkeeping (Enter) ----
   int enter_depth = 0;
@@ -80,6 +84,14 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   /// bits; basic is always required) in compute shaders (and Settings::subgroups allows it).
   bool subgroup_features(std::uint32_t need) const;
   bool subgroup_arithmetic() const;
+  /// Whether kernels may use f16 arithmetic: Capabilities::fp16_arithmetic, or
+  /// Settings::precision = "f16-force" (diagnostics).
+  bool fp16_arithmetic() const;
+  /// Whether kernels use f16 math (Precision::f16_allowed asked for and the device has fp16
+  /// arithmetic, or Settings::precision = "f16-force").
+  bool f16_math() const;
+  /// The #extension line that enables float16_t / f16vecN in kernels on this device.
+  std::string f16_extension_glsl() const;
 
   /// The extension of type T, created on first use.
   template <typename T>

@@ -31,6 +31,7 @@ Settings Settings::from_env() {
   s.attention_keys = std::atoi(env("GLTENSOR_ATTENTION_KEYS").c_str()) == 32 ? 32 : 0;
   s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
+  s.precision = env("GLTENSOR_PRECISION");
   s.profile = env("GLTENSOR_PROFILE") == "1";
   s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";
   return s;

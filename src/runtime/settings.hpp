@@ -31,6 +31,11 @@ struct Settings {
   bool subgroups = true;
   /// GLTENSOR_DUMP_SOURCE: print the GLSL of kernels whose file name contains it.
   std::string dump_source;
+  /// GLTENSOR_PRECISION: "f16" opens devices with Precision::f16_allowed (where OpenOptions leave
+  /// it unset); "f16-force" also uses the f16 kernels on devices that report no fp16 arithmetic
+  /// (diagnostics only: their GLSL then fails to compile there; with GLTENSOR_DUMP_SOURCE it shows
+  /// the f16 kernels' source for an offline compiler). "" or "f32": f32.
+  std::string precision;
   /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
   bool profile = false;
   /// GLTENSOR_MODEL_TRACE=1: Model::run waits for each node and prints its wall time (debugging;

@@ -14,7 +14,7 @@ MatmulProblem problem(std::int64_t M, std::int64_t N, std::int64_t K, bool quads
   p.M = M, p.N = N, p.K = K, p.batch = batch, p.quads = quads;
   return p;
 }
-const DeviceTraits kGpu{false, 0}, kLlvmpipe{true, 65535};
+const DeviceTraits kGpu{false, 0, false}, kLlvmpipe{true, 65535, false};
 }  // namespace
 
 TEST(PlanMatmul, KernelChoice) {
@@ -75,7 +75,7 @@ TEST(PlanMatmul, SplitKForTheLoopLimit) {
   // Each kernel's loop count grows with K and stays under the limit it was planned for.
   for (auto k : {MatmulPlan::Kernel::vec4, MatmulPlan::Kernel::tile64, MatmulPlan::Kernel::tile128})
     EXPECT_LT(matmul_loops(k, 1024), matmul_loops(k, 2048));
-  const DeviceTraits tiny{false, 2000};
+  const DeviceTraits tiny{false, 2000, false};
   const MatmulPlan t = plan_matmul(problem(70, 30, 5000, false), tiny, s);
   EXPECT_LE(t.loop_iterations, 2000u);
   EXPECT_GE(t.splits * t.kchunk, 5000);
@@ -128,4 +128,65 @@ TEST(PlanAttention, TilingByDevice) {
   EXPECT_LT(attention_loops(t, 1000, 1), attention_loops(t, 2000, 1));
   for (const auto& tt : {plan_attention_tiles({true, 32, 49152}, s), plan_attention_tiles({false, 0, 32768}, s)})
     EXPECT_LE(attention_shared_bytes(tt), 49152);
+}
+
+// Precision (issue 15): f16 math only where it is allowed and the device has fp16 arithmetic.
+TEST(PlanMatmul, F16MathNeedsPrecisionAndDeviceTrait) {
+  const Settings s;
+  const DeviceTraits gpu16{false, 0, true}, llvm16{true, 65535, true};
+  for (const MatmulProblem& base :
+       {problem(1024, 4096, 512), problem(100, 20, 30, false), problem(1024, 4096, 512, false)}) {
+    MatmulProblem p = base;
+    EXPECT_EQ(plan_matmul(p, gpu16, s).f16_block, 0) << "f32 stays the default";
+    p.precision = Precision::f16_allowed;
+    EXPECT_EQ(plan_matmul(p, kGpu, s).f16_block, 0) << "no fp16 arithmetic: f32 math";
+    EXPECT_EQ(plan_matmul(p, kLlvmpipe, s).f16_block, 0);
+    const MatmulPlan f16 = plan_matmul(p, gpu16, s), f32 = plan_matmul(base, gpu16, s);
+    EXPECT_EQ(f16.f16_block, kF16BlockK);
+    EXPECT_EQ(f16.kernel, f32.kernel) << "the same kernels, with F16_MATH";
+    EXPECT_EQ(plan_matmul(p, llvm16, s).kernel, plan_matmul(base, llvm16, s).kernel);
+    // Blocks are whole K-tiles of every kernel (8 for vec4/tile128, 16 for tile64).
+    EXPECT_EQ(f16.f16_block % 16, 0);
+  }
+  // f16 operands and output too.
+  MatmulProblem p = problem(1024, 4096, 512);
+  p.out = DType::f16;
+  p.precision = Precision::f16_allowed;
+  EXPECT_EQ(plan_matmul(p, gpu16, s).f16_block, kF16BlockK);
+}
+
+TEST(PlanMatmul, F16MathTunesUnderItsOwnKeyAndCountsItsLoops) {
+  const Settings s;
+  const DeviceTraits gpu16{false, 0, true};
+  MatmulProblem p = problem(1024, 4096, 512);
+  p.precision = Precision::f16_allowed;
+  const MatmulPlan plan = plan_matmul(p, gpu16, s);
+  EXPECT_EQ(plan.tune_key, "matmul_vec4/512/512/float32/f16math");
+  EXPECT_GT(plan.loop_iterations, plan_matmul(problem(1024, 4096, 512), gpu16, s).loop_iterations);
+  for (auto k : {MatmulPlan::Kernel::vec4, MatmulPlan::Kernel::tile64, MatmulPlan::Kernel::tile128})
+    for (std::int64_t K : {0, 8, 32, 33, 1000, 4096}) {
+      // The f32 form plus the reset and at least one flush per started block and the last tile.
+      const std::uint64_t blocks = static_cast<std::uint64_t>((K + 31) / 32);
+      EXPECT_GE(matmul_loops(k, K, 1, 32), matmul_loops(k, K) + (blocks + 1) * 8) << K;
+      EXPECT_GE(matmul_loops(k, K, 2, 32), matmul_loops(k, K, 2));
+    }
+}
+
+TEST(PlanMatmul, F16MathSplitsWithinTheLoopLimit) {
+  const Settings s;
+  const DeviceTraits llvm16{true, 65535, true};
+  for (std::int64_t K : {50000, 93312, 65535 * 4 + 7}) {
+    for (bool quads : {true, false}) {
+      MatmulProblem p = problem(64, 128, K, quads);
+      p.precision = Precision::f16_allowed;
+      const MatmulPlan plan = plan_matmul(p, llvm16, s);
+      EXPECT_EQ(plan.f16_block, kF16BlockK);
+      EXPECT_GT(plan.splits, 1) << K;
+      EXPECT_LE(plan.loop_iterations, 65535u) << K;
+      EXPECT_EQ(plan.loop_iterations, matmul_loops(plan.kernel, plan.kchunk, 1, kF16BlockK));
+      EXPECT_EQ(plan.kchunk % 16, 0);
+      EXPECT_GE(plan.kchunk * plan.splits, K);
+      EXPECT_LT(plan.kchunk * (plan.splits - 1), K);
+    }
+  }
 }

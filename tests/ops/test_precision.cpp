@@ -1,0 +1,190 @@
+// Precision::f16_allowed (issue 15, docs/precision.md): matmul with f16 products and f16 partial
+// sums over blocks of K flushed to f32, elementwise ops on f16 tensors in f16 vectors, against a
+// float64 reference; on devices without fp16 arithmetic the mode falls back to f32 math, and
+// that fallback must give the f32 path's results bit for bit.
+#include <cmath>
+
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+constexpr double kU = 1.0 / 2048;  // f16 unit roundoff (2^-11)
+
+// The test device's precision for a scope.
+class ScopedPrecision {
+ public:
+  explicit ScopedPrecision(Precision p) : saved_(device().precision()) { device().set_precision(p); }
+  ~ScopedPrecision() { device().set_precision(saved_); }
+  ScopedPrecision(const ScopedPrecision&) = delete;
+  ScopedPrecision& operator=(const ScopedPrecision&) = delete;
+
+ private:
+  Precision saved_;
+};
+
+bool has_f16_math() { return device().caps().fp16_arithmetic; }
+
+struct MatmulCase {
+  std::int64_t M, K, N;
+  DType dt;
+  const char* kernel;  // Settings::matmul_kernel ("" = the planner's choice)
+  std::uint64_t loop_limit;
+};
+
+// a [M, K] @ b [K, N] in float64 with the inputs as the device holds them, and sum |a||b|.
+void reference(const std::vector<float>& a, const std::vector<float>& b, const MatmulCase& c, std::vector<double>& ref,
+               std::vector<double>& scale) {
+  ref.assign(static_cast<std::size_t>(c.M * c.N), 0.0);
+  scale = ref;
+  for (std::int64_t m = 0; m < c.M; ++m)
+    for (std::int64_t k = 0; k < c.K; ++k) {
+      const double x = a[m * c.K + k];
+      for (std::int64_t n = 0; n < c.N; ++n) {
+        ref[m * c.N + n] += x * b[k * c.N + n];
+        scale[m * c.N + n] += std::fabs(x * b[k * c.N + n]);
+      }
+    }
+}
+
+Tensor run_matmul(const MatmulCase& c, const std::vector<float>& a, const std::vector<float>& b) {
+  ScopedSettings s;
+  s->matmul_kernel = c.kernel;
+  ScopedLoopLimit limit(c.loop_limit);
+  return matmul(Tensor::from_host(device(), a, {c.M, c.K}, c.dt), Tensor::from_host(device(), b, {c.K, c.N}, c.dt))
+      .to(DType::f32);
+}
+
+// Every planned kernel: 64x64 tiles (ragged), 128x128 tiles, the quad-load kernel (plain and
+// sliced/unrolled), split-K (loop limit lowered), f16 operands.
+const std::vector<MatmulCase> kCases = {
+    {67, 300, 45, DType::f32, "tile64", 0}, {256, 200, 256, DType::f32, "tile128", 0},
+    {128, 512, 256, DType::f32, "vec4", 0}, {128, 512, 256, DType::f32, "vec4su", 0},
+    {70, 5000, 30, DType::f32, "", 4000},   {64, 1000, 128, DType::f16, "vec4", 0},
+    {33, 257, 17, DType::f16, "tile64", 0},
+};
+
+std::vector<float> rounded_uniform(std::mt19937_64& rng, std::size_t n, DType dt) {
+  auto v = uniform(rng, n);
+  if (dt == DType::f16)
+    for (auto& x : v) x = f16_to_f32(f32_to_f16(x));
+  return v;
+}
+
+}  // namespace
+
+TEST(Precision, F32IsTheDefault) {
+  if (!detail::settings().precision.empty())
+    GTEST_SKIP() << "GLTENSOR_PRECISION is set (" << detail::settings().precision << ")";
+  Device dev = Device::open();
+  EXPECT_EQ(dev.precision(), Precision::f32);
+  EXPECT_EQ(dev.precision_in_effect(), Precision::f32);
+  OpenOptions o;
+  o.precision = Precision::f16_allowed;
+  Device d16 = Device::open(o);
+  EXPECT_EQ(d16.precision(), Precision::f16_allowed);
+  EXPECT_EQ(d16.precision_in_effect(), d16.caps().fp16_arithmetic ? Precision::f16_allowed : Precision::f32);
+  ScopedEnv env("GLTENSOR_PRECISION", "f16");
+  EXPECT_EQ(Device::open().precision(), Precision::f16_allowed);
+}
+
+// Without fp16 arithmetic: f16_allowed is accepted, reports f32 in effect, and every op gives
+// the f32 path's results exactly.
+TEST(Precision, FallbackWithoutFp16ArithmeticIsTheF32Path) {
+  if (has_f16_math()) GTEST_SKIP() << "the device has fp16 arithmetic (F16* tests cover it)";
+  GLT_RNG(rng);
+  for (const MatmulCase& c : kCases) {
+    auto a = rounded_uniform(rng, c.M * c.K, c.dt), b = rounded_uniform(rng, c.K * c.N, c.dt);
+    const std::vector<float> f32 = run_matmul(c, a, b).to_vector();
+    ScopedPrecision p(Precision::f16_allowed);
+    EXPECT_EQ(device().precision_in_effect(), Precision::f32);
+    EXPECT_EQ(run_matmul(c, a, b).to_vector(), f32) << c.M << "x" << c.K << "x" << c.N << " " << c.kernel;
+  }
+  auto x = rounded_uniform(rng, 1000, DType::f16), y = rounded_uniform(rng, 1000, DType::f16);
+  Tensor tx = Tensor::from_host(device(), x, {1000}, DType::f16),
+         ty = Tensor::from_host(device(), y, {1000}, DType::f16);
+  const std::vector<float> add32 = add(tx, ty).to_vector(), relu32 = relu(tx).to_vector();
+  ScopedPrecision p(Precision::f16_allowed);
+  EXPECT_EQ(add(tx, ty).to_vector(), add32);
+  EXPECT_EQ(relu(tx).to_vector(), relu32);
+}
+
+// f16 math: |c - ref| <= (3 + F16_BLOCK - 1) u sum_k |a_ik b_kj| elementwise (inputs rounded to
+// f16: 2u; each product: u; a block's recursive f16 sum: (block - 1) u, all relative to the sum
+// of |products|; f32 parts negligible), the mean of |c - ref| / scale within 4u (rounding errors
+// of random signs grow as sqrt(block)), and above 0 (the f16 path ran: f32 math is ~1e-7).
+TEST(Precision, F16MatmulWithinTheDocumentedBound) {
+  if (!has_f16_math()) GTEST_SKIP() << "the device has no fp16 arithmetic (Capabilities::fp16_arithmetic)";
+  GLT_RNG(rng);
+  ScopedPrecision p(Precision::f16_allowed);
+  ASSERT_EQ(device().precision_in_effect(), Precision::f16_allowed);
+  for (const MatmulCase& c : kCases) {
+    auto a = rounded_uniform(rng, c.M * c.K, c.dt), b = rounded_uniform(rng, c.K * c.N, c.dt);
+    std::vector<double> ref, scale;
+    reference(a, b, c, ref, scale);
+    const std::vector<float> got = run_matmul(c, a, b).to_vector();
+    ASSERT_EQ(got.size(), ref.size());
+    const double out_round = c.dt == DType::f16 ? kU : 0.0;  // an f16 result is rounded once more
+    double max_rel = 0, sum_rel = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double err = std::fabs(got[i] - ref[i]), s = scale[i] > 0 ? scale[i] : 1;
+      ASSERT_LE(err, (3 + kF16BlockK - 1) * kU * s + out_round * std::fabs(ref[i]) + 1e-30)
+          << "element " << i << " of " << c.M << "x" << c.K << "x" << c.N << " " << c.kernel;
+      max_rel = std::max(max_rel, err / s);
+      sum_rel += err / s;
+    }
+    const double mean_rel = sum_rel / got.size();
+    std::printf("f16 matmul %lldx%lldx%lld %s %s: max |err|/sum|ab| %.3g, mean %.3g\n", (long long)c.M, (long long)c.K,
+                (long long)c.N, dtype_name(c.dt), c.kernel, max_rel, mean_rel);
+    EXPECT_LE(mean_rel, 4 * kU);
+    EXPECT_GT(max_rel, 1e-6) << "no f16 rounding seen: the f16 path did not run";
+  }
+}
+
+// f16 tensors, ops with an f16 form: each result within one f16 ulp (2u relative) of the exact
+// value of the f16 inputs.
+TEST(Precision, F16ElementwiseWithinOneUlp) {
+  if (!has_f16_math()) GTEST_SKIP() << "the device has no fp16 arithmetic (Capabilities::fp16_arithmetic)";
+  GLT_RNG(rng);
+  ScopedPrecision p(Precision::f16_allowed);
+  const std::int64_t n = 4098;
+  auto x = rounded_uniform(rng, n, DType::f16), y = rounded_uniform(rng, n, DType::f16);
+  for (auto& v : y)
+    if (std::fabs(v) < 0.01f) v = 0.5f;  // divisors away from 0
+  x[0] = NAN, x[1] = -INFINITY, x[2] = -0.0f;
+  Tensor tx = Tensor::from_host(device(), x, {n}, DType::f16), ty = Tensor::from_host(device(), y, {n}, DType::f16);
+  struct Op {
+    const char* name;
+    Tensor got;
+    double (*ref)(double, double);
+  };
+  const std::vector<Op> ops = {
+      {"add", add(tx, ty), [](double a, double b) { return a + b; }},
+      {"sub", sub(tx, ty), [](double a, double b) { return a - b; }},
+      {"mul", mul(tx, ty), [](double a, double b) { return a * b; }},
+      {"div", div(tx, ty), [](double a, double b) { return a / b; }},
+      {"mul_scalar", mul(tx, 3.0), [](double a, double) { return a * 3.0; }},
+      {"neg", neg(tx), [](double a, double) { return -a; }},
+      {"square", square(tx), [](double a, double) { return a * a; }},
+      {"reciprocal", reciprocal(ty), [](double, double b) { return 1 / b; }},
+      {"relu", relu(tx), [](double a, double) { return std::isnan(a) ? a
+                                                       : a > 0       ? a
+                                                                     : 0.0; }},
+  };
+  for (const Op& op : ops) {
+    EXPECT_EQ(op.got.dtype(), DType::f16) << op.name;
+    const std::vector<float> got = op.got.to_vector();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double r = op.ref(x[i], y[i]);
+      if (std::isnan(r)) {
+        EXPECT_TRUE(std::isnan(got[i])) << op.name << " at " << i;
+      } else if (std::isinf(r) || std::fabs(r) > 65504) {
+        EXPECT_EQ(got[i], r > 0 ? INFINITY : -INFINITY) << op.name << " at " << i;
+      } else {
+        EXPECT_LE(std::fabs(got[i] - r), 2 * kU * std::fabs(r) + 6e-8) << op.name << " at " << i << ": " << got[i];
+      }
+    }
+  }
+}
