@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench ab benchf lab mlp cnn profile torchtrain
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench ab precision benchf lab mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest (after pack_gpu.sh --ocr) (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
@@ -38,6 +38,11 @@ for phase in "$@"; do
         done; done
         python3 "$P/ab_compare.py" --old "$OUT"/ab_old_*.json --new "$OUT"/ab_new_*.json \
           --device "$(nvidia-smi --query-gpu=name --format=csv,noheader)" --command "bash gpu-pack/run.sh ab" | tee "$OUT/ab.md" ;;
+    precision) # f16 precision mode (docs/precision.md): the tests, the error table, f32 vs f16 speed
+        timeout 200 "$P/bin/test_precision" --gtest_brief=1 2>&1 | tail -30 | tee "$OUT/precision.txt"
+        timeout 300 "$P/bin/gltensor_precision_error" 2>&1 | tee -a "$OUT/precision.txt"
+        timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 \
+          --benchmark_filter='BM_matmul/|BM_matmul_f16math|BM_conv2d' 2>&1 | tee -a "$OUT/precision.txt" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
     benchf) timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter="$BENCH_FILTER" 2>&1 | tee -a "$OUT/benchf.txt" ;;
     onnx) timeout 300 "$P/bin/gltensor-onnx-test" --quiet "$P/onnx-node" 2>&1 | grep -v "performance warning" | tee "$OUT/onnx.txt" ;;
