@@ -5,6 +5,7 @@
 // Needs an X display: ctest runs it under Xvfb (test_interop_glx_xvfb); without one it skips.
 #include <GLFW/glfw3.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "gltensor/interop.hpp"
@@ -19,6 +20,7 @@ class Glx : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::getenv("DISPLAY")) GTEST_SKIP() << "no X display (ctest runs this under xvfb-run)";
+    glfwSetErrorCallback([](int code, const char* what) { std::fprintf(stderr, "GLFW error %d: %s\n", code, what); });
     ASSERT_TRUE(glfwInit());
     glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
     glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_API);
