@@ -77,8 +77,8 @@ TEST(ConvDirect, HalfAndStridedOperandsAndNaN) {
 
 TEST(ConvDirect, BlockingVariants) {
   // Output channels per invocation (OPI: 1, 2, 3, 6, 8 of Og = 1, 2, 3, 12, 16) and positions
-  // per invocation (PX 8 or 4) with partial tiles, the row segment (stride 1, dilation 1 or 3)
-  // and the strided path (stride 2 along rows), groups.
+  // per invocation (PX 8 or 4) with partial tiles, the row segment (stride 1, dilation 1 or 3),
+  // the strided path (stride 2 along rows), row dilation 1 or 2, groups.
   for (const char* layout : kLayouts) {
     SCOPED_TRACE(layout);
     GLT_RNG(rng);
@@ -90,7 +90,7 @@ TEST(ConvDirect, BlockingVariants) {
       std::array<std::int64_t, 2> stride, dilation;
     };
     for (const Case& c : std::vector<Case>{{2, 1, 1, 13, {1, 1}, {1, 1}},
-                                           {3, 2, 2, 9, {1, 1}, {1, 3}},
+                                           {3, 2, 2, 9, {1, 1}, {2, 3}},
                                            {3, 3, 1, 17, {1, 2}, {2, 1}},
                                            {1, 12, 1, 11, {2, 1}, {1, 1}},
                                            {2, 16, 1, 5, {1, 1}, {1, 1}},
@@ -101,6 +101,7 @@ TEST(ConvDirect, BlockingVariants) {
       o.dilation = c.dilation;
       o.groups = c.G;
       auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+      xv[3] = std::nanf("");
       std::vector<double> hb(bv.begin(), bv.end());
       Shape os;
       auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
@@ -139,7 +140,7 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
   // The lanes layout: planes of 1024 * k +- a few positions (a partial last workgroup, a last
   // invocation with fewer than PX positions), odd widths, depthwise and grouped filters, no
   // bias, filters past the shared-memory staging limit (read from the SSBO), x contiguous
-  // (X_CONTIG) or a column view; the rows layout on the same cases.
+  // (X_CONTIG) or a column view, a NaN input; the rows layout on the same cases.
   GLT_RNG(rng);
   struct Case {
     std::int64_t N, Cg, Og, G, H, W, KH, KW;
@@ -160,6 +161,7 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
       o.padding = {1, 2, 0, 1};
       o.groups = c.G;
       auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+      xv[3] = std::nanf("");
       std::vector<double> hb(bv.begin(), bv.end());
       Shape os;
       auto ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
