@@ -17,7 +17,8 @@
 // LANES (GPUs): invocation i of a workgroup computes the positions base + q * LOCAL_X + i,
 // q < PX, of the flattened plane, so that adjacent invocations read adjacent inputs and write
 // adjacent outputs (coalesced); W_SHARED: the workgroup's OPI filters (OPI * CG * KH * KW
-// floats) are staged once in shared memory, else read from the SSBO.
+// floats) are staged once in shared memory, else read from the SSBO. OUT16 (rows): the output
+// is 16-bit, pairs of positions of a row stored as whole words.
 layout(local_size_x = LOCAL_X) in;
 
 uniform int u_H;
@@ -158,8 +159,24 @@ void main() {
     }
   }
   uint P = uint(u_OH * u_OW), base = uint(oh * u_OW + ow0);
-  for (int j = 0; j < OPI; ++j)
-    for (int q = 0; q < PX; ++q)
-      if (ow0 + q < u_OW) store0((n * uint(u_O) + ob + uint(j)) * P + base + uint(q), CT0(acc[j * PX + q]));
+  int cnt = min(PX, u_OW - ow0);
+  for (int j = 0; j < OPI; ++j) {
+    uint e0 = (n * uint(u_O) + ob + uint(j)) * P + base;
+    for (int q = 0; q < PX; ++q) {
+      if (q >= cnt) continue;
+#ifdef OUT16
+      // 16-bit outputs: a word whose halves are both this invocation's is one plain store (two
+      // atomics per element otherwise); an odd first element shares its word with the tile before.
+      uint e = e0 + uint(q);
+      bool even = (e & 1u) == 0u;
+      if (even && q + 1 < cnt)
+        t0[e >> 1u] = bits0(CT0(acc[j * PX + q])) | (bits0(CT0(acc[j * PX + q + 1])) << 16u);
+      else if (even || q == 0)
+        store0(e, CT0(acc[j * PX + q]));
+#else
+      store0(e0 + uint(q), CT0(acc[j * PX + q]));
+#endif
+    }
+  }
 }
 #endif

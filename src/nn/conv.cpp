@@ -133,6 +133,7 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
          std::to_string(plan.seglen) + "\n";
   if (plan.x_rows_contiguous) h += "#define X_CONTIG 1\n";
   if (bias.defined()) h += "#define HAS_BIAS 1\n";
+  if (itemsize(odt) == 2) h += "#define OUT16 1\n";
   h += operand_glsl(0, odt, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false) +
        operand_glsl(2, w.dtype(), CT::f32, false) +
        (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");

@@ -182,4 +182,29 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
     }
 }
 
+TEST(ConvDirect, HalfOutputsOfOddWidths) {
+  // f16 outputs are stored as word pairs where both halves are one invocation's: odd widths
+  // and odd planes (rows and planes starting at odd elements), a width of 1, partial tiles.
+  GLT_RNG(rng);
+  for (const char* layout : kLayouts)
+    for (std::int64_t W : {1, 2, 13, 17}) {
+      ScopedSettings s;
+      s->conv = "direct";
+      s->conv_direct = layout;
+      const Shape xs{2, 2, 5, W}, ws{3, 2, 3, 3};
+      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 3);
+      for (auto* v : {&xv, &wv, &bv})
+        for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, Conv2dOptions::pad(1), os);
+      Tensor y =
+          conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
+                 Tensor::from_host(device(), bv, {3}, DType::f16), Conv2dOptions::pad(1));
+      EXPECT_EQ(y.dtype(), DType::f16);
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << layout << " W = " << W;
+    }
+}
+
 }  // namespace
