@@ -29,7 +29,7 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     plan.loop_iterations =
         static_cast<std::uint64_t>(stage + plan.px * (1 + opi + p.C * (1 + p.KH * (1 + p.KW * (1 + opi))) + opi));
   } else {
-    plan.px = opi <= 4 ? 8 : 4;
+    plan.px = opi <= 4 ? 16 : 4;
     plan.rowseg = p.stride_w == 1;
     plan.seglen = plan.px + (p.KW - 1) * p.dilation_w;
     const std::int64_t tiles = (p.OW + plan.px - 1) / plan.px;

@@ -43,7 +43,8 @@ inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
 
 /// The plan. Layout: rows on software rasterizers, lanes on GPUs (Settings::conv_direct
 /// overrides). OPI: all of a group's output channels up to 8, else the largest divisor of Og up
-/// to 8. PX: rows 8 (4 where OPI > 4); lanes 4 (2 where OPI > 4).
+/// to 8. PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
+/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 }  // namespace gltensor::detail

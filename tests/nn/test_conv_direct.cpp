@@ -77,7 +77,7 @@ TEST(ConvDirect, HalfAndStridedOperandsAndNaN) {
 
 TEST(ConvDirect, BlockingVariants) {
   // Output channels per invocation (OPI: 1, 2, 3, 6, 8 of Og = 1, 2, 3, 12, 16) and positions
-  // per invocation (PX 8 or 4) with partial tiles, the row segment (stride 1, dilation 1 or 3),
+  // per invocation (PX 16 or 4) with partial tiles, the row segment (stride 1, dilation 1 or 3),
   // the strided path (stride 2 along rows), row dilation 1 or 2, groups.
   for (const char* layout : kLayouts) {
     SCOPED_TRACE(layout);

@@ -149,13 +149,13 @@ TEST(PlanConvDirect, LayoutByDevice) {
   ConvDirectPlan r = plan_conv_direct(frame_problem(), kLlvmpipe, s);
   EXPECT_EQ(r.layout, ConvDirectPlan::Layout::rows);
   EXPECT_EQ(r.opi, 3);
-  EXPECT_EQ(r.px, 8);
+  EXPECT_EQ(r.px, 16);
   EXPECT_TRUE(r.rowseg);
-  EXPECT_EQ(r.seglen, 10);
+  EXPECT_EQ(r.seglen, 18);
   EXPECT_TRUE(r.x_rows_contiguous);
-  EXPECT_EQ(r.groups_x, (1080u * 240u + 255u) / 256u);
+  EXPECT_EQ(r.groups_x, (1080u * 120u + 255u) / 256u);
   // opi (1 + px) + opi px + C KH (1 + seglen + KW (1 + opi + px (1 + opi)))
-  EXPECT_EQ(r.loop_iterations, 27u + 24u + 9u * (11u + 3u * 36u));
+  EXPECT_EQ(r.loop_iterations, 51u + 48u + 9u * (19u + 3u * 68u));
   ConvDirectPlan l = plan_conv_direct(frame_problem(), kGpu, s);
   EXPECT_EQ(l.layout, ConvDirectPlan::Layout::lanes);
   EXPECT_EQ(l.px, 4);
