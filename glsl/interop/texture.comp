@@ -6,6 +6,9 @@
 //               u_scale[c] plus u_bias[c], stored to operand 0.
 // else (to the texture): operand 0's channels times u_scale plus u_bias, the rest (0, 0, 0, 1),
 //               imageStore to u_img (image unit IMG_UNIT, format IMG_FORMAT).
+// CH: the channel count (u_C) as a compile-time constant, so that the channel loop unrolls and
+// the vector and uniform arrays are indexed by constants (llvmpipe gathers dynamically indexed
+// ones lane by lane).
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y) in;
 
 uniform int u_W;
@@ -31,10 +34,10 @@ void main() {
   uint base = u_off + g.y * u_stride[1] + g.x * u_stride[2];
 #ifdef FROM_TEXTURE
   vec4 v = texelFetch(u_tex, ivec2(int(g.x), ty), u_level);
-  for (int c = 0; c < u_C; ++c) store0(base + uint(c) * u_stride[0], CT0(v[c] * u_scale[c] + u_bias[c]));
+  for (int c = 0; c < CH; ++c) store0(base + uint(c) * u_stride[0], CT0(v[c] * u_scale[c] + u_bias[c]));
 #else
   vec4 v = vec4(0.0, 0.0, 0.0, 1.0);
-  for (int c = 0; c < u_C; ++c) v[c] = float(load0(base + uint(c) * u_stride[0])) * u_scale[c] + u_bias[c];
+  for (int c = 0; c < CH; ++c) v[c] = float(load0(base + uint(c) * u_stride[0])) * u_scale[c] + u_bias[c];
   imageStore(u_img, ivec2(int(g.x), ty), v);
 #endif
 }

@@ -8,9 +8,17 @@
 // with one position per invocation). The filter's sizes CG, KH, KW, OPI and PX are compile-time
 // constants, so that compilers unroll the loops. ROWSEG (stride 1 along rows): the SEGLEN =
 // PX + (KW - 1) * dilation inputs a row contributes to the PX positions are loaded once for all
-// KW taps (the dilation DW a constant too, so that the segment stays in registers). Operand 0 = out (contiguous), 1 = x, 2 = w,
-// 3 = bias (HAS_BIAS), each read through its strides. Grid: x = tiles of PX positions of one
-// plane, y = groups of OPI output channels (a workgroup reads the same weights), z = image n.
+// KW taps (the dilation DW a constant too, so that the segment stays in registers).
+// Operand 0 = out (contiguous), 1 = x, 2 = w,
+// 3 = bias (HAS_BIAS), each read through its strides (X_CONTIG: x contiguous, its row and
+// column strides compile-time W and 1). Grid: x = tiles of PX positions of one plane (LANES:
+// workgroups of LOCAL_X * PX positions), y = groups of OPI output channels (a workgroup reads
+// the same weights), z = image n.
+// LANES (GPUs): invocation i of a workgroup computes the positions base + q * LOCAL_X + i,
+// q < PX, of the flattened plane, so that adjacent invocations read adjacent inputs and write
+// adjacent outputs (coalesced); W_SHARED: the workgroup's OPI filters (OPI * CG * KH * KW
+// floats) are staged once in shared memory, else read from the SSBO. OUT16 (rows): the output
+// is 16-bit, pairs of positions of a row stored as whole words.
 layout(local_size_x = LOCAL_X) in;
 
 uniform int u_H;
@@ -32,6 +40,70 @@ uniform uint u_w_off;
 uniform uint u_b_stride;
 uniform uint u_b_off;
 
+
+#ifdef X_CONTIG
+#define X_RS uint(u_W)
+#define X_CS 1u
+#else
+#define X_RS u_x_stride[2]
+#define X_CS u_x_stride[3]
+#endif
+
+#ifdef LANES
+#define TAPS (CG * KH * KW)
+#ifdef W_SHARED
+shared float s_w[OPI * TAPS];
+#define WEIGHT(j, c, kh, kw) s_w[(j) * TAPS + ((c) * KH + (kh)) * KW + (kw)]
+#else
+#define WEIGHT(j, c, kh, kw)                                                                          \
+  float(load2(u_w_off + (ob + uint(j)) * u_w_stride[0] + uint(c) * u_w_stride[1] + uint(kh) * u_w_stride[2] + \
+              uint(kw) * u_w_stride[3]))
+#endif
+
+void main() {
+  uint ob = WORKGROUP_ID.y * uint(OPI), n = WORKGROUP_ID.z, lid = gl_LocalInvocationID.x;
+#ifdef W_SHARED
+  for (uint i = lid; i < uint(OPI * TAPS); i += uint(LOCAL_X)) {
+    uint j = i / uint(TAPS), r = i - j * uint(TAPS), c = r / uint(KH * KW), k = r - c * uint(KH * KW);
+    uint kh = k / uint(KW), kw = k - kh * uint(KW);
+    s_w[i] = float(load2(u_w_off + (ob + j) * u_w_stride[0] + c * u_w_stride[1] + kh * u_w_stride[2] +
+                         kw * u_w_stride[3]));
+  }
+  barrier();
+#endif
+  uint P = uint(u_OH * u_OW), c0 = (ob / uint(u_Og)) * uint(CG);
+  uint xn = u_x_off + n * u_x_stride[0] + c0 * u_x_stride[1];
+  uint ybase = (n * uint(u_O) + ob) * P;
+  for (int q = 0; q < PX; ++q) {
+    uint p = (WORKGROUP_ID.x * uint(PX) + uint(q)) * uint(LOCAL_X) + lid;
+    if (p >= P) break;
+    int oh = int(p) / u_OW, ow = int(p) - oh * u_OW;
+    int h0 = oh * u_sh - u_pt, w0 = ow * u_sw - u_pl;
+    float acc[OPI];
+    for (int j = 0; j < OPI; ++j)
+#ifdef HAS_BIAS
+      acc[j] = float(load3(u_b_off + (ob + uint(j)) * u_b_stride));
+#else
+      acc[j] = 0.0;
+#endif
+    for (int c = 0; c < CG; ++c) {
+      uint xb = xn + uint(c) * u_x_stride[1];
+      for (int kh = 0; kh < KH; ++kh) {
+        int h = h0 + kh * u_dh;
+        if (h < 0 || h >= u_H) continue;
+        uint xr = xb + uint(h) * X_RS;
+        for (int kw = 0; kw < KW; ++kw) {
+          int w = w0 + kw * u_dw;
+          if (w < 0 || w >= u_W) continue;
+          float v = float(load1(xr + uint(w) * X_CS));
+          for (int j = 0; j < OPI; ++j) acc[j] += v * WEIGHT(j, c, kh, kw);
+        }
+      }
+    }
+    for (int j = 0; j < OPI; ++j) store0(ybase + uint(j) * P + p, CT0(acc[j]));
+  }
+}
+#else
 void main() {
   int tiles = (u_OW + PX - 1) / PX;
   uint t = GLOBAL_ID.x;
@@ -55,14 +127,14 @@ void main() {
     for (int kh = 0; kh < KH; ++kh) {
       int h = h0 + kh * u_dh;
       if (h < 0 || h >= u_H) continue;
-      uint xr = xb + uint(h) * u_x_stride[2];
+      uint xr = xb + uint(h) * X_RS;
 #ifdef ROWSEG
       float seg[SEGLEN];
       bool seg_in[SEGLEN];
       for (int i = 0; i < SEGLEN; ++i) {
         int w = ow0 - u_pl + i;
         seg_in[i] = w >= 0 && w < u_W;
-        seg[i] = seg_in[i] ? float(load1(xr + uint(w) * u_x_stride[3])) : 0.0;
+        seg[i] = seg_in[i] ? float(load1(xr + uint(w) * X_CS)) : 0.0;
       }
 #endif
       for (int kw = 0; kw < KW; ++kw) {
@@ -79,7 +151,7 @@ void main() {
         int w = ow0 * u_sw - u_pl + kw * u_dw;
         for (int q = 0; q < PX; ++q, w += u_sw) {
           if (w < 0 || w >= u_W) continue;
-          float v = float(load1(xr + uint(w) * u_x_stride[3]));
+          float v = float(load1(xr + uint(w) * X_CS));
           for (int j = 0; j < OPI; ++j) acc[j * PX + q] += v * wv[j];
         }
 #endif
@@ -87,7 +159,24 @@ void main() {
     }
   }
   uint P = uint(u_OH * u_OW), base = uint(oh * u_OW + ow0);
-  for (int j = 0; j < OPI; ++j)
-    for (int q = 0; q < PX; ++q)
-      if (ow0 + q < u_OW) store0((n * uint(u_O) + ob + uint(j)) * P + base + uint(q), CT0(acc[j * PX + q]));
+  int cnt = min(PX, u_OW - ow0);
+  for (int j = 0; j < OPI; ++j) {
+    uint e0 = (n * uint(u_O) + ob + uint(j)) * P + base;
+    for (int q = 0; q < PX; ++q) {
+      if (q >= cnt) continue;
+#ifdef OUT16
+      // 16-bit outputs: a word whose halves are both this invocation's is one plain store (two
+      // atomics per element otherwise); an odd first element shares its word with the tile before.
+      uint e = e0 + uint(q);
+      bool even = (e & 1u) == 0u;
+      if (even && q + 1 < cnt)
+        t0[e >> 1u] = bits0(CT0(acc[j * PX + q])) | (bits0(CT0(acc[j * PX + q + 1])) << 16u);
+      else if (even || q == 0)
+        store0(e, CT0(acc[j * PX + q]));
+#else
+      store0(e0 + uint(q), CT0(acc[j * PX + q]));
+#endif
+    }
+  }
 }
+#endif

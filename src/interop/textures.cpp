@@ -151,11 +151,12 @@ Tensor from_texture(const Device& dev, const Texture& tex, const TextureTransfer
   const std::uint32_t s_c = static_cast<std::uint32_t>(nchw ? H * W : 1);
   const std::uint32_t s_y = static_cast<std::uint32_t>(nchw ? W : W * C),
                       s_x = static_cast<std::uint32_t>(nchw ? 1 : C);
-  const std::string key = "tex_in|" + std::to_string(static_cast<int>(opt.dtype)) + "|" + std::to_string(unit);
+  const std::string key =
+      "tex_in|" + std::to_string(static_cast<int>(opt.dtype)) + "|" + std::to_string(unit) + "|" + std::to_string(C);
   launch.program_keyed(key, "texture.comp",
                        [&] {
-                         return "#define FROM_TEXTURE 1\n#define TEX_UNIT " + std::to_string(unit) + "\n" +
-                                detail::operand_glsl(0, opt.dtype, detail::CT::f32, true);
+                         return "#define FROM_TEXTURE 1\n#define TEX_UNIT " + std::to_string(unit) + "\n#define CH " +
+                                std::to_string(C) + "\n" + detail::operand_glsl(0, opt.dtype, detail::CT::f32, true);
                        },
                        {16, 16});
   launch.write(out).params(TextureParams{tex, opt, C, 0, {s_c, s_y, s_x}}).loop_iterations(4);
@@ -191,11 +192,13 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt)
                      std::to_string(tex.height));
   check_texture(op, d, tex, f, true);
   const Shape& s = t.strides();
-  const std::string key = "tex_out|" + std::to_string(static_cast<int>(t.dtype())) + "|" + f.image;
+  const std::string key =
+      "tex_out|" + std::to_string(static_cast<int>(t.dtype())) + "|" + f.image + "|" + std::to_string(C);
   const GLuint unit = image_unit(d);
   launch.program_keyed(key, "texture.comp",
                        [&] {
-                         return "#define IMG_UNIT " + std::to_string(unit) + "\n#define IMG_FORMAT " + f.image + "\n" +
+                         return "#define IMG_UNIT " + std::to_string(unit) + "\n#define IMG_FORMAT " + f.image +
+                                "\n#define CH " + std::to_string(C) + "\n" +
                                 detail::operand_glsl(0, t.dtype(), detail::CT::f32, false);
                        },
                        {16, 16});

@@ -6,6 +6,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/conv_direct_plan.hpp"
 #include "ops/activation.hpp"
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
@@ -83,22 +84,14 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
-// Output channels per invocation of the direct kernel: all of a group's up to 8, else the
-// largest divisor of Og up to 8.
-std::int64_t direct_opi(std::int64_t Og) {
-  for (std::int64_t d = std::min<std::int64_t>(Og, 8); d > 1; --d)
-    if (Og % d == 0) return d;
-  return 1;
-}
-// Loop iterations of one invocation of the direct kernel (every loop counted).
-// Output positions per invocation of the direct kernel (register blocking along rows).
-std::int64_t direct_px(std::int64_t opi) { return opi <= 4 ? 8 : 4; }
-// Loop iterations of one invocation of the direct kernel (every loop counted).
-std::uint64_t direct_loops(const Geometry& g, std::int64_t Og) {
-  const std::int64_t opi = direct_opi(Og), px = direct_px(opi);
-  const std::int64_t seg = px + (g.KW - 1) * g.o.dilation[1];
-  return static_cast<std::uint64_t>(opi * (1 + px) + opi * px +
-                                    g.C * g.KH * (1 + seg + g.KW * (1 + opi + px * (1 + opi))));
+// The direct kernel's plan for a problem on x's device.
+ConvDirectPlan direct_plan(const Tensor& x, const Geometry& g, std::int64_t Og) {
+  ConvDirectProblem p;
+  p.C = g.C, p.Og = Og, p.KH = g.KH, p.KW = g.KW, p.OH = g.OH, p.OW = g.OW;
+  p.stride_w = g.o.stride[1], p.dilation_w = g.o.dilation[1];
+  p.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
+  const DeviceImpl& dev = dev_of(x);
+  return plan_conv_direct(p, DeviceTraits{dev.adapter.software, dev.loop_limit()}, settings());
 }
 
 // Uniforms of glsl/nn/conv_direct.comp.
@@ -129,22 +122,26 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
   if (out.numel() == 0) return out;
-  const std::int64_t opi = direct_opi(Og), px = direct_px(opi);
-  std::string h =
-      (g.o.stride[1] == 1 ? "#define ROWSEG 1\n#define DW " + std::to_string(g.o.dilation[1]) + "\n#define SEGLEN " +
-                                std::to_string(px + (g.KW - 1) * g.o.dilation[1]) + "\n"
-                          : std::string()) +
-      "#define PX " + std::to_string(px) + "\n#define CG " + std::to_string(g.C) + "\n#define KH " +
-      std::to_string(g.KH) + "\n#define KW " + std::to_string(g.KW) + "\n#define OPI " + std::to_string(opi) + "\n" +
-      (bias.defined() ? "#define HAS_BIAS 1\n" : "") + operand_glsl(0, odt, CT::f32, true) +
-      operand_glsl(1, x.dtype(), CT::f32, false) + operand_glsl(2, w.dtype(), CT::f32, false) +
-      (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
-  launch.program("conv_direct.comp", h, {256}).write(out).read(x).read(w);
+  const ConvDirectPlan plan = direct_plan(x, g, Og);
+  const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
+  std::string h = "#define PX " + std::to_string(plan.px) + "\n#define CG " + std::to_string(g.C) + "\n#define KH " +
+                  std::to_string(g.KH) + "\n#define KW " + std::to_string(g.KW) + "\n#define OPI " +
+                  std::to_string(plan.opi) + "\n";
+  if (lanes) h += "#define LANES 1\n" + std::string(plan.shared_weights ? "#define W_SHARED 1\n" : "");
+  if (plan.rowseg)
+    h += "#define ROWSEG 1\n#define DW " + std::to_string(g.o.dilation[1]) + "\n#define SEGLEN " +
+         std::to_string(plan.seglen) + "\n";
+  if (plan.x_rows_contiguous) h += "#define X_CONTIG 1\n";
+  if (bias.defined()) h += "#define HAS_BIAS 1\n";
+  if (itemsize(odt) == 2) h += "#define OUT16 1\n";
+  h += operand_glsl(0, odt, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false) +
+       operand_glsl(2, w.dtype(), CT::f32, false) +
+       (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
+  launch.program("conv_direct.comp", h, {plan.local_x}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
   launch.params(DirectParams{g, O, Og, x, w, bias})
-      .loop_iterations(direct_loops(g, Og))
-      .groups(static_cast<std::uint64_t>((g.OH * ((g.OW + px - 1) / px) + 255) / 256),
-              static_cast<std::uint64_t>(O / opi), static_cast<std::uint64_t>(g.N));
+      .loop_iterations(plan.loop_iterations)
+      .groups(plan.groups_x, static_cast<std::uint64_t>(O / plan.opi), static_cast<std::uint64_t>(g.N));
   return out;
 }
 
@@ -194,7 +191,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   // read a columns matrix K times the image, which for large images also exceeds the device's
   // SSBO limit (then the direct kernel runs whatever K is, if its loop fits the device's limit).
   const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
-  const std::uint64_t loops = direct_loops(g, Og), loop_limit = dev_of(x).loop_limit();
+  const std::uint64_t loops = direct_plan(x, g, Og).loop_iterations, loop_limit = dev_of(x).loop_limit();
   const std::string& force = settings().conv;  // GLTENSOR_CONV=direct|im2col
   const bool direct = force != "im2col" &&
                       (force == "direct" || K <= 32 || cols_bytes > dev_of(x).caps.max_ssbo_block_size) &&

@@ -25,6 +25,7 @@ Settings Settings::from_env() {
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
   s.matmul_kernel = env("GLTENSOR_MATMUL_KERNEL");
   s.conv = env("GLTENSOR_CONV");
+  s.conv_direct = env("GLTENSOR_CONV_DIRECT");
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;

@@ -21,6 +21,9 @@ struct Settings {
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
   /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
   std::string conv;
+  /// GLTENSOR_CONV_DIRECT=rows|lanes forces the direct conv kernel's layout ("" = choose: rows on
+  /// software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
+  std::string conv_direct;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.

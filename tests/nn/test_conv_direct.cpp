@@ -1,7 +1,8 @@
 // conv2d's direct kernel (glsl/nn/conv_direct.comp) against the float64 reference: images whose
 // im2col columns exceed the SSBO limit (the direct kernel is then the only way), f16 and
 // strided operands, NaN, and the fallback to im2col where the direct loop exceeds the device's
-// loop limit. Tolerances as in test_nn.cpp: rtol 1e-4 / atol 1e-5 (f16: 2e-3).
+// loop limit, each in both layouts of the kernel (rows, lanes: GLTENSOR_CONV_DIRECT). Tolerances
+// as in test_nn.cpp: rtol 1e-4 / atol 1e-5 (f16: 2e-3).
 #include <cmath>
 
 #include "nn/conv_ref.hpp"
@@ -12,6 +13,8 @@ using namespace gltensor;
 namespace {
 
 HostT host(const std::vector<float>& v, const Shape& s) { return HostT{{v.begin(), v.end()}, s}; }
+
+const char* const kLayouts[] = {"rows", "lanes"};
 
 TEST(ConvDirect, ImageWhoseColumnsExceedTheSsboLimit) {
   GLT_RNG(rng);
@@ -35,89 +38,173 @@ TEST(ConvDirect, ImageWhoseColumnsExceedTheSsboLimit) {
 }
 
 TEST(ConvDirect, HalfAndStridedOperandsAndNaN) {
-  GLT_RNG(rng);
-  ScopedSettings s;
-  s->conv = "direct";
-  const Shape xs{2, 4, 9, 11}, ws{6, 2, 3, 3};
-  Conv2dOptions o;
-  o.padding = {1, 0, 2, 1};
-  o.stride = {2, 1};
-  o.dilation = {1, 2};
-  o.groups = 2;
-  auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 12);
-  for (auto* v : {&xv, &wv, &bv})
-    for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
-  xv[17] = std::nanf("");
-  // x as an NHWC tensor viewed NCHW, w transposed in storage, bias every other element.
-  Tensor x = Tensor::from_host(device(), xv, xs, DType::f16).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-  Tensor w = Tensor::from_host(device(), wv, ws, DType::f16).permute({3, 2, 1, 0}).contiguous().permute({3, 2, 1, 0});
-  Tensor b = Tensor::from_host(device(), bv, {12}).slice(0, 0, 12, 2);
-  ASSERT_FALSE(x.is_contiguous());
-  ASSERT_FALSE(w.is_contiguous());
-  std::vector<double> hb;
-  for (int i = 0; i < 12; i += 2) hb.push_back(bv[static_cast<std::size_t>(i)]);
-  Shape os;
-  auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
-  Tensor y = conv2d(x, w, b, o);
-  EXPECT_EQ(y.dtype(), DType::f16);
-  EXPECT_EQ(y.shape(), os);
-  EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, 2e-3, 2e-3));  // NaN where the reference has NaN
-  std::size_t nans = 0;
-  for (double r : ref) nans += std::isnan(r);
-  EXPECT_GT(nans, 0u);
-  EXPECT_LT(nans, ref.size());
+  for (const char* layout : kLayouts) {
+    SCOPED_TRACE(layout);
+    GLT_RNG(rng);
+    ScopedSettings s;
+    s->conv = "direct";
+    s->conv_direct = layout;
+    const Shape xs{2, 4, 9, 11}, ws{6, 2, 3, 3};
+    Conv2dOptions o;
+    o.padding = {1, 0, 2, 1};
+    o.stride = {2, 1};
+    o.dilation = {1, 2};
+    o.groups = 2;
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 12);
+    for (auto* v : {&xv, &wv, &bv})
+      for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+    xv[17] = std::nanf("");
+    // x as an NHWC tensor viewed NCHW, w transposed in storage, bias every other element.
+    Tensor x = Tensor::from_host(device(), xv, xs, DType::f16).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    Tensor w = Tensor::from_host(device(), wv, ws, DType::f16).permute({3, 2, 1, 0}).contiguous().permute({3, 2, 1, 0});
+    Tensor b = Tensor::from_host(device(), bv, {12}).slice(0, 0, 12, 2);
+    ASSERT_FALSE(x.is_contiguous());
+    ASSERT_FALSE(w.is_contiguous());
+    std::vector<double> hb;
+    for (int i = 0; i < 12; i += 2) hb.push_back(bv[static_cast<std::size_t>(i)]);
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+    Tensor y = conv2d(x, w, b, o);
+    EXPECT_EQ(y.dtype(), DType::f16);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, 2e-3, 2e-3));  // NaN where the reference has NaN
+    std::size_t nans = 0;
+    for (double r : ref) nans += std::isnan(r);
+    EXPECT_GT(nans, 0u);
+    EXPECT_LT(nans, ref.size());
+  }
 }
 
 TEST(ConvDirect, BlockingVariants) {
   // Output channels per invocation (OPI: 1, 2, 3, 6, 8 of Og = 1, 2, 3, 12, 16) and positions
-  // per invocation (PX 8 or 4) with partial tiles, the row segment (stride 1, dilation 1 or 3)
-  // and the strided path (stride 2 along rows), groups.
-  GLT_RNG(rng);
-  ScopedSettings s;
-  s->conv = "direct";
-  struct Case {
-    std::int64_t Cg, Og, G, W;
-    std::array<std::int64_t, 2> stride, dilation;
-  };
-  for (const Case& c : std::vector<Case>{{2, 1, 1, 13, {1, 1}, {1, 1}},
-                                         {3, 2, 2, 9, {1, 1}, {1, 3}},
-                                         {3, 3, 1, 17, {1, 2}, {2, 1}},
-                                         {1, 12, 1, 11, {2, 1}, {1, 1}},
-                                         {2, 16, 1, 5, {1, 1}, {1, 1}},
-                                         {2, 6, 2, 10, {3, 2}, {1, 2}}}) {
-    const Shape xs{2, c.Cg * c.G, 7, c.W}, ws{c.Og * c.G, c.Cg, 3, 3};
-    Conv2dOptions o = Conv2dOptions::pad(1);
-    o.stride = c.stride;
-    o.dilation = c.dilation;
-    o.groups = c.G;
-    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
-    std::vector<double> hb(bv.begin(), bv.end());
-    Shape os;
-    auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
-    Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws),
-                      Tensor::from_host(device(), bv, {ws[0]}), o);
-    EXPECT_EQ(y.shape(), os);
-    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
+  // per invocation (PX 16 or 4) with partial tiles, the row segment (stride 1, dilation 1 or 3),
+  // the strided path (stride 2 along rows), row dilation 1 or 2, groups.
+  for (const char* layout : kLayouts) {
+    SCOPED_TRACE(layout);
+    GLT_RNG(rng);
+    ScopedSettings s;
+    s->conv = "direct";
+    s->conv_direct = layout;
+    struct Case {
+      std::int64_t Cg, Og, G, W;
+      std::array<std::int64_t, 2> stride, dilation;
+    };
+    for (const Case& c : std::vector<Case>{{2, 1, 1, 13, {1, 1}, {1, 1}},
+                                           {3, 2, 2, 9, {1, 1}, {2, 3}},
+                                           {3, 3, 1, 17, {1, 2}, {2, 1}},
+                                           {1, 12, 1, 11, {2, 1}, {1, 1}},
+                                           {2, 16, 1, 5, {1, 1}, {1, 1}},
+                                           {2, 6, 2, 10, {3, 2}, {1, 2}}}) {
+      const Shape xs{2, c.Cg * c.G, 7, c.W}, ws{c.Og * c.G, c.Cg, 3, 3};
+      Conv2dOptions o = Conv2dOptions::pad(1);
+      o.stride = c.stride;
+      o.dilation = c.dilation;
+      o.groups = c.G;
+      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+      xv[3] = std::nanf("");
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+      Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws),
+                        Tensor::from_host(device(), bv, {ws[0]}), o);
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
+    }
   }
 }
 
 TEST(ConvDirect, FallsBackToIm2colPastTheLoopLimit) {
+  for (const char* layout : kLayouts) {
+    SCOPED_TRACE(layout);
+    GLT_RNG(rng);
+    // Forced direct, but its loop (over 64 x 3 x 4 = 768 iterations) exceeds the limit: im2col +
+    // GEMM (which splits K) runs instead of a LimitError.
+    ScopedSettings s;
+    s->conv = "direct";
+    s->conv_direct = layout;
+    const Shape xs{1, 64, 6, 6}, ws{2, 64, 3, 3};
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, Conv2dOptions::pad(1), os);
+    device().set_loop_limit(600);
+    Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(),
+                      Conv2dOptions::pad(1));
+    device().set_loop_limit(0);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
+    EXPECT_EQ(conv2d(zeros(device(), {0, 64, 6, 6}), zeros(device(), ws), Tensor(), Conv2dOptions::pad(1)).shape(),
+              (Shape{0, 2, 6, 6}));
+  }
+}
+
+TEST(ConvDirect, LanesLayoutTilesAndWeights) {
+  // The lanes layout: planes of 1024 * k +- a few positions (a partial last workgroup, a last
+  // invocation with fewer than PX positions), odd widths, depthwise and grouped filters, no
+  // bias, filters past the shared-memory staging limit (read from the SSBO), x contiguous
+  // (X_CONTIG) or a column view, a NaN input; the rows layout on the same cases.
   GLT_RNG(rng);
-  // Forced direct, but its loop (64 x 3 x 4 = 768 iterations) exceeds the limit: im2col + GEMM
-  // (which splits K) runs instead of a LimitError.
-  ScopedSettings s;
-  s->conv = "direct";
-  const Shape xs{1, 64, 6, 6}, ws{2, 64, 3, 3};
-  auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
-  Shape os;
-  auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, Conv2dOptions::pad(1), os);
-  device().set_loop_limit(600);
-  Tensor y =
-      conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), Conv2dOptions::pad(1));
-  device().set_loop_limit(0);
-  EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
-  EXPECT_EQ(conv2d(zeros(device(), {0, 64, 6, 6}), zeros(device(), ws), Tensor(), Conv2dOptions::pad(1)).shape(),
-            (Shape{0, 2, 6, 6}));
+  struct Case {
+    std::int64_t N, Cg, Og, G, H, W, KH, KW;
+    bool bias, view;
+  };
+  for (const char* layout : kLayouts)
+    for (const Case& c : std::vector<Case>{{1, 3, 3, 1, 34, 31, 3, 3, true, false},
+                                           {2, 1, 1, 5, 32, 33, 3, 3, false, true},
+                                           {1, 2, 4, 3, 17, 61, 1, 5, true, false},
+                                           {1, 40, 8, 1, 9, 7, 3, 3, true, true},
+                                           {1, 3, 5, 1, 2, 1, 3, 3, true, false},
+                                           {3, 4, 2, 2, 5, 3, 2, 1, false, false}}) {
+      ScopedSettings s;
+      s->conv = "direct";
+      s->conv_direct = layout;
+      const Shape xs{c.N, c.Cg * c.G, c.H, c.W}, ws{c.Og * c.G, c.Cg, c.KH, c.KW};
+      Conv2dOptions o;
+      o.padding = {1, 2, 0, 1};
+      o.groups = c.G;
+      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+      xv[3] = std::nanf("");
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
+      Tensor x = Tensor::from_host(device(), xv, xs);
+      if (c.view) {  // the same values in a wider tensor: a column stride of 2
+        Shape wide = xs;
+        wide[3] *= 2;
+        Tensor big = zeros(device(), wide);
+        Tensor v = big.slice(3, 0, wide[3], 2);
+        v.copy_(x);
+        x = v;
+        ASSERT_FALSE(x.is_contiguous());
+      }
+      Tensor y = conv2d(x, Tensor::from_host(device(), wv, ws),
+                        c.bias ? Tensor::from_host(device(), bv, {ws[0]}) : Tensor(), o);
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << layout << " " << to_string(xs) << " * " << to_string(ws);
+    }
+}
+
+TEST(ConvDirect, HalfOutputsOfOddWidths) {
+  // f16 outputs are stored as word pairs where both halves are one invocation's: odd widths
+  // and odd planes (rows and planes starting at odd elements), a width of 1, partial tiles.
+  GLT_RNG(rng);
+  for (const char* layout : kLayouts)
+    for (std::int64_t W : {1, 2, 13, 17}) {
+      ScopedSettings s;
+      s->conv = "direct";
+      s->conv_direct = layout;
+      const Shape xs{2, 2, 5, W}, ws{3, 2, 3, 3};
+      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 3);
+      for (auto* v : {&xv, &wv, &bv})
+        for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, Conv2dOptions::pad(1), os);
+      Tensor y =
+          conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
+                 Tensor::from_host(device(), bv, {3}, DType::f16), Conv2dOptions::pad(1));
+      EXPECT_EQ(y.dtype(), DType::f16);
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << layout << " W = " << W;
+    }
 }
 
 }  // namespace

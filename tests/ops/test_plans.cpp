@@ -1,8 +1,10 @@
 // Kernel planning as pure functions, without a GPU: plan_matmul's kernel, variants, split-K and
-// loop lengths for given shapes, device traits and settings; the fused attention tiling.
+// loop lengths for given shapes, device traits and settings; the fused attention tiling; the
+// direct conv kernel's layout.
 #include <gtest/gtest.h>
 
 #include "nn/attention_plan.hpp"
+#include "nn/conv_direct_plan.hpp"
 #include "ops/matmul_plan.hpp"
 
 using namespace gltensor;
@@ -189,4 +191,65 @@ TEST(PlanMatmul, F16MathSplitsWithinTheLoopLimit) {
       EXPECT_LT(plan.kchunk * (plan.splits - 1), K);
     }
   }
+}
+
+namespace {
+// A 3 x 3 filter, 3 -> 3 channels, over a 1920 x 1080 frame (the interop bench's frame).
+ConvDirectProblem frame_problem() {
+  ConvDirectProblem p;
+  p.C = 3, p.Og = 3, p.KH = 3, p.KW = 3, p.OH = 1080, p.OW = 1920;
+  p.x_rows_contiguous = true;
+  return p;
+}
+}  // namespace
+
+// Rows of PX positions on software rasterizers, positions interleaved across invocations with the
+// weights in shared memory on GPUs; the loop lengths every loop counted.
+TEST(PlanConvDirect, LayoutByDevice) {
+  const Settings s;
+  ConvDirectPlan r = plan_conv_direct(frame_problem(), kLlvmpipe, s);
+  EXPECT_EQ(r.layout, ConvDirectPlan::Layout::rows);
+  EXPECT_EQ(r.opi, 3);
+  EXPECT_EQ(r.px, 16);
+  EXPECT_TRUE(r.rowseg);
+  EXPECT_EQ(r.seglen, 18);
+  EXPECT_TRUE(r.x_rows_contiguous);
+  EXPECT_EQ(r.groups_x, (1080u * 120u + 255u) / 256u);
+  // opi (1 + px) + opi px + C KH (1 + seglen + KW (1 + opi + px (1 + opi)))
+  EXPECT_EQ(r.loop_iterations, 51u + 48u + 9u * (19u + 3u * 68u));
+  ConvDirectPlan l = plan_conv_direct(frame_problem(), kGpu, s);
+  EXPECT_EQ(l.layout, ConvDirectPlan::Layout::lanes);
+  EXPECT_EQ(l.px, 4);
+  EXPECT_TRUE(l.shared_weights);
+  EXPECT_FALSE(l.rowseg);
+  EXPECT_EQ(l.groups_x, 1920u * 1080u / 1024u);
+  // One staging iteration, then per position: 1 + opi + C (1 + KH (1 + KW (1 + opi))) + opi.
+  EXPECT_EQ(l.loop_iterations, 1u + 4u * (1u + 3u + 3u * (1u + 3u * (1u + 3u * 4u)) + 3u));
+  // A partial last workgroup.
+  ConvDirectProblem odd = frame_problem();
+  odd.OW = 1919;
+  EXPECT_EQ(plan_conv_direct(odd, kGpu, s).groups_x, (1919u * 1080u + 1023u) / 1024u);
+}
+
+TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
+  Settings s;
+  ConvDirectProblem p = frame_problem();
+  // Og = 12: 6 channels per invocation, fewer positions; stride 2 along rows: no row segment.
+  p.Og = 12, p.stride_w = 2;
+  ConvDirectPlan r = plan_conv_direct(p, kLlvmpipe, s), l = plan_conv_direct(p, kGpu, s);
+  EXPECT_EQ(r.opi, 6);
+  EXPECT_EQ(r.px, 4);
+  EXPECT_FALSE(r.rowseg);
+  EXPECT_EQ(l.opi, 6);
+  EXPECT_EQ(l.px, 2);
+  // Filters past kConvDirectSharedWeights floats are read from the SSBO.
+  p.C = 64, p.Og = 8;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).shared_weights);
+  p.C = 28;  // 8 x 28 x 9 = 2016 floats
+  EXPECT_TRUE(plan_conv_direct(p, kGpu, s).shared_weights);
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).loop_iterations % 2u, 0u) << "8 staging iterations, then 2 positions";
+  s.conv_direct = "lanes";
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::lanes);
+  s.conv_direct = "rows";
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::rows);
 }

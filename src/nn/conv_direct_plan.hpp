@@ -1,0 +1,50 @@
+// How conv2d's direct kernel (glsl/nn/conv_direct.comp) runs on a device (internal): the layout
+// of positions over invocations, the register blocking, where the weights live and the loop
+// length of one invocation. A pure function of the problem, the device's traits and the settings,
+// unit-tested without a GPU (tests/ops/test_plans.cpp).
+#pragma once
+#include <cstdint>
+
+#include "ops/matmul_plan.hpp"  // DeviceTraits
+#include "runtime/settings.hpp"
+
+namespace gltensor::detail {
+
+struct ConvDirectProblem {
+  std::int64_t C = 0;   ///< input channels per group
+  std::int64_t Og = 0;  ///< output channels per group
+  std::int64_t KH = 0, KW = 0, OH = 0, OW = 0;
+  std::int64_t stride_w = 1, dilation_w = 1;
+  bool x_rows_contiguous = false;  ///< x's column stride is 1 and its row stride W
+};
+
+struct ConvDirectPlan {
+  /// rows: one invocation computes PX consecutive positions of a row (each weight loaded once
+  /// for PX positions, a row segment shared by the KW taps; best on software rasterizers, whose
+  /// lanes gather every load). lanes: one invocation computes PX positions LOCAL_X apart, so that
+  /// adjacent invocations read adjacent addresses (coalesced on GPUs), the workgroup's weights
+  /// staged once in shared memory.
+  enum class Layout { rows, lanes };
+  Layout layout = Layout::rows;
+  std::int64_t opi = 1;               ///< output channels per invocation (divides Og)
+  std::int64_t px = 8;                ///< positions per invocation
+  bool rowseg = false;                ///< rows: stride 1 along rows, one segment of SEGLEN inputs
+  std::int64_t seglen = 0;            ///< rows + rowseg: px + (KW - 1) * dilation_w
+  bool shared_weights = false;        ///< lanes: the workgroup's OPI filters staged in shared memory
+  std::uint32_t local_x = 256;        ///< invocations per workgroup
+  std::uint64_t groups_x = 0;         ///< workgroups along the positions of one plane
+  bool x_rows_contiguous = false;     ///< X_CONTIG: x's row and column strides compile-time W and 1
+  std::uint64_t loop_iterations = 0;  ///< worst case of one invocation, every loop counted
+};
+
+/// Weights (floats) the lanes layout stages in shared memory at most (8 KiB of the 16 KiB every
+/// GLES 3.1 device has); larger filters are read from the SSBO.
+inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
+
+/// The plan. Layout: rows on software rasterizers, lanes on GPUs (Settings::conv_direct
+/// overrides). OPI: all of a group's output channels up to 8, else the largest divisor of Og up
+/// to 8. PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
+/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4).
+ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
+
+}  // namespace gltensor::detail
