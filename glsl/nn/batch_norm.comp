@@ -11,13 +11,14 @@
 //                   Both write partials [3][C][u_P] (counts, means, M2s), or with FINAL (one
 //                   workgroup per channel): mean[c], invstd[c] = 1 / sqrt(M2 / n + eps) and the
 //                   running statistics r = (1 - momentum) r + momentum * batch (unbiased variance).
-//   BN_NORM         one invocation per element: y = (x - mean) * invstd [* weight] [+ bias]; with
-//                   EVAL mean and var are the running statistics (invstd computed here).
+//   BN_NORM         elementwise (ROWS or one invocation per element, below): y = (x - mean) *
+//                   invstd [* weight] [+ bias]; with EVAL mean and var are the running
+//                   statistics (invstd computed here).
 //   BN_GRAD_SUMS    workgroup (p, c): partial sums of gy and gy * xhat, xhat = (x - mean) * invstd,
 //                   written as [2][C][u_P] (at u_P = 1: sum(gy) for all channels, then
 //                   sum(gy * xhat): dbias and dweight).
 //   BN_SUM_MERGE    the same over partial sums of an earlier level.
-//   BN_DX           one invocation per element: dx = w * invstd * (gy - sum(gy) / n - xhat *
+//   BN_DX           elementwise: dx = w * invstd * (gy - sum(gy) / n - xhat *
 //                   sum(gy * xhat) / n) (torch's formula); with EVAL dx = gy * w * invstd.
 //
 // Operands (host: src/nn/batch_norm.cpp):
@@ -152,26 +153,60 @@ uniform float u_eps;
 #endif
 #endif
 
-#ifdef BN_NORM
-uniform uint u_numel;
-void main() {
-  uint i = GLOBAL_ID_1D;
-  if (i >= u_numel) return;
-  uint c = (i / u_S) % u_C;
-  float mean = float(load2(c));
-#ifdef EVAL
-  float invstd = inversesqrt(float(load3(c)) + u_eps);
+
+#if defined(BN_NORM) || defined(BN_DX)
+// Elementwise grids. ROWS: workgroup (x, c, nb) covers s in [x * LOCAL_X * u_iters, ...) of row
+// (nb, c), u_iters values per invocation strided by LOCAL_X: no division, the channel's values
+// loaded once per invocation. Otherwise (short rows) one invocation per element, c = (i / S) % C.
+#ifdef ROWS
+uniform uint u_iters;
+#define ELEM_LOOP_BEGIN                                                  \
+  uint c = WORKGROUP_ID.y;                                               \
+  uint row = (WORKGROUP_ID.z * u_C + c) * u_S;                           \
+  uint s0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x; \
+  CHANNEL_VALUES                                                         \
+  for (uint k = 0u; k < u_iters; ++k) {                                  \
+    uint s = s0 + k * LOCAL_X;                                           \
+    if (s >= u_S) break;                                                 \
+    uint i = row + s;
+#define ELEM_LOOP_END }
 #else
-  float invstd = float(load3(c));
+uniform uint u_numel;
+#define ELEM_LOOP_BEGIN          \
+  uint i = GLOBAL_ID_1D;         \
+  if (i >= u_numel) return;      \
+  uint c = (i / u_S) % u_C;      \
+  CHANNEL_VALUES                 \
+  {
+#define ELEM_LOOP_END }
 #endif
-  float y = (float(load1(i)) - mean) * invstd;
+#endif
+
+#ifdef BN_NORM
+#ifdef EVAL
+#define INVSTD inversesqrt(float(load3(c)) + u_eps)
+#else
+#define INVSTD float(load3(c))
+#endif
 #ifdef HAS_W
-  y *= float(load4(c));
+#define WEIGHT float(load4(c))
+#else
+#define WEIGHT 1.0
 #endif
 #ifdef HAS_B
-  y += float(load5(c));
+#define BIAS float(load5(c))
+#else
+#define BIAS 0.0
 #endif
-  store0(i, CT0(y));
+// y = (x - mean) * scale + bias, scale = invstd * weight
+#define CHANNEL_VALUES          \
+  float mean = float(load2(c)); \
+  float scale = INVSTD * WEIGHT;  \
+  float bias = BIAS;
+void main() {
+  ELEM_LOOP_BEGIN
+  store0(i, CT0((float(load1(i)) - mean) * scale + bias));
+  ELEM_LOOP_END
 }
 #endif
 
@@ -220,30 +255,38 @@ void main() {
 #endif
 
 #ifdef BN_DX
-uniform uint u_numel;
 #ifndef EVAL
 uniform float u_inv_n;  // 1 / n
 #endif
-void main() {
-  uint i = GLOBAL_ID_1D;
-  if (i >= u_numel) return;
-  uint c = (i / u_S) % u_C;
 #ifdef EVAL
-  float invstd = inversesqrt(float(load4(c)) + u_eps);
+#define INVSTD inversesqrt(float(load4(c)) + u_eps)
 #else
-  float invstd = float(load4(c));
+#define INVSTD float(load4(c))
 #endif
-  float scale = invstd;
 #ifdef HAS_W
-  scale *= float(load5(c));
-#endif
-  float g = float(load1(i));
-#ifdef EVAL
-  float dx = g * scale;
+#define WEIGHT float(load5(c))
 #else
-  float xhat = (float(load2(i)) - float(load3(c))) * invstd;
-  float dx = scale * (g - float(load6(c)) * u_inv_n - xhat * (float(load6(u_C + c)) * u_inv_n));
+#define WEIGHT 1.0
 #endif
-  store0(i, CT0(dx));
+#ifdef EVAL
+// dx = gy * weight * invstd
+#define CHANNEL_VALUES float scale = INVSTD * WEIGHT;
+#else
+// dx = scale * (gy - sum(gy) / n - (x - mean) * invstd * sum(gy * xhat) / n), scale = weight * invstd
+#define CHANNEL_VALUES                                  \
+  float invstd = INVSTD;                                \
+  float scale = invstd * WEIGHT;                        \
+  float mean = float(load3(c));                         \
+  float mg = float(load6(c)) * u_inv_n;                 \
+  float mgx = invstd * (float(load6(u_C + c)) * u_inv_n);
+#endif
+void main() {
+  ELEM_LOOP_BEGIN
+#ifdef EVAL
+  store0(i, CT0(float(load1(i)) * scale));
+#else
+  store0(i, CT0(scale * (float(load1(i)) - mg - (float(load2(i)) - mean) * mgx)));
+#endif
+  ELEM_LOOP_END
 }
 #endif

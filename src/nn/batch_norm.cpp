@@ -80,15 +80,34 @@ struct ShiftParams {
   std::int64_t S;
   void set(Uniforms& u) const { u.u32("u_S", S); }
 };
-// Uniforms of the elementwise variants (BN_NORM, BN_DX).
+// Elementwise grid (BN_NORM, BN_DX): rows of S values (ROWS: workgroups (S chunks, C, N), `iters`
+// values per invocation, no division per element) when rows are long enough, else one
+// invocation per element.
+struct ElemGrid {
+  bool rows;
+  std::uint32_t local;
+  std::uint64_t iters, gx;
+};
+constexpr std::int64_t kRowsMinS = 64;
+ElemGrid plan_elem(const Geom& g, std::uint64_t limit) {
+  if (g.S < kRowsMinS) return {false, kLocal, 0, 0};
+  const std::uint32_t local = 64;
+  std::uint64_t iters = std::min<std::uint64_t>((g.S + local - 1) / local, 16);
+  if (limit != 0) iters = std::min(iters, limit);
+  const std::uint64_t chunk = local * iters;
+  return {true, local, iters, (static_cast<std::uint64_t>(g.S) + chunk - 1) / chunk};
+}
+// Uniforms of the elementwise variants.
 struct ElemParams {
   Geom g;
+  ElemGrid e;
   bool eval, dx;
   double eps;
   void set(Uniforms& u) const {
     u.u32("u_C", g.C);
     u.u32("u_S", g.S);
-    u.u32("u_numel", g.N * g.C * g.S);
+    if (e.rows) u.u32("u_iters", static_cast<std::int64_t>(e.iters));
+    if (!e.rows) u.u32("u_numel", g.N * g.C * g.S);
     if (eval) u.f32("u_eps", eps);
     if (dx && !eval) u.f32("u_inv_n", 1.0 / static_cast<double>(g.n));
   }
@@ -98,6 +117,14 @@ struct EpsParams {
   double eps;
   void set(Uniforms& u) const { u.f32("u_eps", eps); }
 };
+// Dispatches an elementwise variant on its grid.
+void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g) {
+  launch.loop_iterations(e.rows ? e.iters : 0);
+  if (e.rows)
+    launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
+  else
+    launch.invocations(static_cast<std::uint64_t>(g.N * g.C * g.S));
+}
 
 // The kernels index from element 0 of contiguous operands: views are copied first.
 Tensor dense(const Tensor& t) { return !t.defined() || (t.is_contiguous() && t.offset() == 0) ? t : t.clone(); }
@@ -148,17 +175,18 @@ void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor&
 void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& v,
                       const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps) {
   Launch launch(dev, "batch_norm");
-  std::string h =
-      define("BN_NORM") + define("EVAL", eval) + define("HAS_W", w.defined()) + define("HAS_B", b.defined());
+  const ElemGrid e = plan_elem(g, dev.loop_limit());
+  std::string h = define("BN_NORM") + define("ROWS", e.rows) + define("EVAL", eval) + define("HAS_W", w.defined()) +
+                  define("HAS_B", b.defined());
   h += operand_glsl(0, y.dtype(), CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
   h += operand_glsl(2, a.dtype(), CT::f32, false) + operand_glsl(3, v.dtype(), CT::f32, false);
   if (w.defined()) h += operand_glsl(4, w.dtype(), CT::f32, false);
   if (b.defined()) h += operand_glsl(5, b.dtype(), CT::f32, false);
-  launch.program("batch_norm.comp", h, {kLocal}).write(y).read(x).read(a).read(v);
+  launch.program("batch_norm.comp", h, {e.local}).write(y).read(x).read(a).read(v);
   launch.read(w.defined() ? w : x);  // x stands in for an absent weight (never read)
   if (b.defined()) launch.read(b);
-  launch.params(ElemParams{g, eval, false, eps}).loop_iterations(0);
-  launch.invocations(static_cast<std::uint64_t>(y.numel()));
+  launch.params(ElemParams{g, e, eval, false, eps});
+  dispatch_elem(launch, e, g);
 }
 
 // What the backward needs, captured by the autograd node.
@@ -216,17 +244,18 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s) {
   if (s.need_x) {
     Tensor dx = alloc(dev, s.x.shape(), s.x.dtype(), "batch_norm_backward");
     Launch launch(dev, "batch_norm_backward");
-    std::string h = define("BN_DX") + define("EVAL", s.eval) + define("HAS_W", s.w.defined());
+    const ElemGrid e = plan_elem(g, dev.loop_limit());
+    std::string h = define("BN_DX") + define("ROWS", e.rows) + define("EVAL", s.eval) + define("HAS_W", s.w.defined());
     h += operand_glsl(0, dx.dtype(), CT::f32, true) + operand_glsl(1, gy.dtype(), CT::f32, false);
     h += operand_glsl(2, s.x.dtype(), CT::f32, false) + operand_glsl(3, s.a.dtype(), CT::f32, false);
     h += operand_glsl(4, s.v.dtype(), CT::f32, false);
     if (s.w.defined()) h += operand_glsl(5, s.w.dtype(), CT::f32, false);
     if (!s.eval) h += operand_glsl(6, DType::f32, CT::f32, false);
-    launch.program("batch_norm.comp", h, {kLocal}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
+    launch.program("batch_norm.comp", h, {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
     launch.read(s.w.defined() ? s.w : s.x);  // x stands in for an absent weight (never read)
     if (!s.eval) launch.read(sums);
-    launch.params(ElemParams{g, s.eval, true, s.eps}).loop_iterations(0);
-    launch.invocations(static_cast<std::uint64_t>(dx.numel()));
+    launch.params(ElemParams{g, e, s.eval, true, s.eps});
+    dispatch_elem(launch, e, g);
     out[0] = dx;
   }
   if (s.need_b) out[2] = sums.slice(0, 0, g.C).to(s.b_dtype);
