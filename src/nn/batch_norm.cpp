@@ -20,9 +20,9 @@ using namespace detail;
 
 namespace {
 
-constexpr std::uint32_t kLocal = 256;
-constexpr std::uint64_t kTree = 8;         // log2(kLocal): the shared-memory tree's loop
-constexpr std::uint64_t kFirstIters = 16;  // values per invocation in the first level
+constexpr std::uint32_t kLocal = 64;
+constexpr std::uint64_t kTree = 6;         // log2(kLocal): the shared-memory tree's loop
+constexpr std::uint64_t kFirstIters = 64;  // values per invocation in the first level
 constexpr std::uint64_t kMergeIters = 1024;
 
 // x viewed as [N, C, S]; n = N * S values per channel.
