@@ -38,7 +38,7 @@ struct Level {
 Level plan_level(std::uint64_t items, std::uint64_t want_iters, std::uint64_t limit) {
   std::uint64_t iters = std::max<std::uint64_t>(want_iters, 1);
   // At a limit below the tree's own loop, iters = 1 and the launch's check throws LimitError.
-  if (limit != 0) iters = std::min(iters, limit > kTree + 1 ? limit - kTree : 1);
+  if (limit != 0) iters = std::min(iters, limit > kTree ? limit - kTree : 1);
   const std::uint64_t chunk = kLocal * iters;
   return {iters, std::max<std::uint64_t>((items + chunk - 1) / chunk, 1)};
 }
