@@ -117,7 +117,8 @@ std::vector<double> ref_y(const std::vector<HostT>& h, bool affine) {
 
 TEST(BatchNorm, FiniteDifferenceGradients) {
   GLT_RNG(rng);
-  for (const Shape& s : std::vector<Shape>{{4, 3, 2, 5}, {5, 3}, {3, 2, 7}}) {
+  // rows of 10, 1, 7 values (one invocation per element) and of 72 (the row grid)
+  for (const Shape& s : std::vector<Shape>{{4, 3, 2, 5}, {5, 3}, {3, 2, 7}, {2, 2, 8, 9}}) {
     SCOPED_TRACE(to_string(s));
     const Shape c = {s[1]};
     EXPECT_TRUE(grad_check(
