@@ -132,6 +132,30 @@ void BM_rows(benchmark::State& st, int which) {
   set_rate(st, kReps * 8.0 * r * c, "GB/s");
 }
 
+// batch_norm in training mode on the Fashion-MNIST CNN's first BatchNorm2d shape: the forward
+// (statistics, running-stat update, normalize: x read twice, y written) or forward and backward
+// (gy and x read twice more, dx written; weight and bias gradients).
+void BM_batch_norm(benchmark::State& st, int backward_too) {
+  fresh();
+  const Shape s = {128, 32, 28, 28};
+  Tensor x = randn(dev(), s, gen()), gy = randn(dev(), s, gen());
+  Tensor w = ones(dev(), {32}), b = zeros(dev(), {32}), rm = zeros(dev(), {32}), rv = ones(dev(), {32});
+  if (backward_too) requires_grad_(x), requires_grad_(w), requires_grad_(b);
+  auto step = [&] {
+    Tensor y = batch_norm(x, rm, rv, w, b, true);
+    if (!backward_too) return;
+    backward(y, gy);
+    zero_grad(x), zero_grad(w), zero_grad(b);  // no accumulation: each step's gradients are new tensors
+  };
+  step();
+  dev().synchronize();
+  for (auto _ : st) {
+    for (int k = 0; k < kReps; ++k) step();
+    dev().synchronize();
+  }
+  set_rate(st, kReps * (backward_too ? 32.0 : 12.0) * numel_of(s), "GB/s");
+}
+
 void BM_conv2d(benchmark::State& st) {
   fresh();
   Tensor x = randn(dev(), {32, 64, 56, 56}, gen()), w = randn(dev(), {64, 64, 3, 3}, gen(), 0, 0.05);
@@ -232,6 +256,8 @@ BENCHMARK_CAPTURE(BM_elementwise, gelu, 2)->Arg(26)->UseRealTime()->Unit(benchma
 BENCHMARK(BM_sum)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, layer_norm, 1)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_batch_norm, train_forward, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_batch_norm, train_forward_backward, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d_f16math)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -93,9 +93,16 @@ Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> output_s
 /// Mean over H and W, keeping them as size 1: [N, C, 1, 1].
 Tensor global_avg_pool2d(const Tensor& x);
 
-/// Normalizes over every dim but 1 (channels). Training: batch statistics, and running_mean /
-/// running_var (if defined) are updated in place: r = (1 - momentum) r + momentum * batch
-/// (unbiased variance). Eval: running statistics.
+/// Normalizes over every dim but 1 (channels): x [N, C, ...] (rank >= 2, any float dtype; 16-bit
+/// inputs compute in f32 and return their dtype, integer ones return f32), weight / bias /
+/// running_mean / running_var [C] or undefined (affine=false). Training: batch mean and biased
+/// variance per channel (Welford partials per workgroup chunk merged by Chan et al.'s formula, so
+/// large offsets keep their digits), and running_mean / running_var (if defined) are updated in
+/// place: r = (1 - momentum) r + momentum * batch (unbiased variance). Eval: running statistics.
+/// One autograd node: dx = weight * invstd / n * (n gy - sum(gy) - xhat sum(gy xhat)) in training
+/// (eval: gy * weight * invstd), dweight = sum(gy xhat), dbias = sum(gy), n = N * (spatial size).
+/// Errors: ShapeError for rank < 2 or parameters not [C]; ValueError for eps <= 0, eval without
+/// running statistics, training with at most 1 value per channel.
 Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
                   bool training, double momentum = 0.1, double eps = 1e-5);
 /// Normalizes over the last `normalized_dims` dims; weight/bias (may be undefined) have their shape.

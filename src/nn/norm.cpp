@@ -1,5 +1,6 @@
-// batch_norm / layer_norm / rms_norm / group_norm, composed of reductions and elementwise ops
-// (their gradients come from autograd).
+// layer_norm / rms_norm / group_norm, composed of reductions and elementwise ops (their gradients
+// come from autograd); layer_norm without gradients runs fused (glsl/nn/norm.comp). batch_norm has
+// its own kernels (src/nn/batch_norm.cpp).
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
@@ -22,52 +23,6 @@ void check_param(const char* op, const Tensor& p, const Shape& want, const char*
                      ", expected " + to_string(want));
 }
 }  // namespace
-
-Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
-                  bool training, double momentum, double eps) {
-  const char* op = "batch_norm";
-  check_defined(op, x);
-  check_eps(op, eps);
-  if (x.dim() < 2) throw ShapeError("gltensor::batch_norm: expects [N, C, ...], got " + to_string(x.shape()));
-  const std::int64_t C = x.size(1);
-  check_param(op, weight, {C}, "weight");
-  check_param(op, bias, {C}, "bias");
-  check_param(op, running_mean, {C}, "running_mean");
-  check_param(op, running_var, {C}, "running_var");
-  Shape bshape(static_cast<std::size_t>(x.dim()), 1);
-  bshape[1] = C;
-  Dims dims{0};
-  for (std::int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-  Tensor m, v;
-  if (training) {
-    const std::int64_t n = x.numel() / std::max<std::int64_t>(C, 1);
-    if (n <= 1)
-      throw ValueError("gltensor::batch_norm: expected more than 1 value per channel when training, got input " +
-                       to_string(x.shape()));
-    m = mean(x, dims, true);
-    v = var(x, dims, 0.0, true);
-    if (running_mean.defined() || running_var.defined()) {
-      NoGradGuard ng;
-      if (running_mean.defined()) {
-        Tensor upd = add(mul(running_mean, 1 - momentum), mul(detach(m).reshape({C}), momentum));
-        running_mean.copy_(upd);
-      }
-      if (running_var.defined()) {
-        Tensor upd = add(mul(running_var, 1 - momentum), mul(detach(v).reshape({C}), momentum * n / (n - 1.0)));
-        running_var.copy_(upd);
-      }
-    }
-  } else {
-    if (!running_mean.defined() || !running_var.defined())
-      throw ValueError("gltensor::batch_norm: eval mode needs running_mean and running_var");
-    m = running_mean.reshape(bshape);
-    v = running_var.reshape(bshape);
-  }
-  Tensor y = mul(sub(x, m), rsqrt(add(v, eps)));
-  if (weight.defined()) y = mul(y, weight.reshape(bshape));
-  if (bias.defined()) y = add(y, bias.reshape(bshape));
-  return y;
-}
 
 namespace {
 // Uniforms of glsl/nn/norm.comp.

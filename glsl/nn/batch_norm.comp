@@ -1,0 +1,292 @@
+// Batch normalization (src/nn/batch_norm.cpp) over a contiguous x viewed as [N, C, S], S the
+// product of the spatial dims; every value of channel c is x[(nb * C + c) * S + s], n = N * S of
+// them. f32 compute. One variant per launch, chosen by a define:
+//
+//   BN_STATS        workgroup (p, c) reduces values [p * u_chunk, (p + 1) * u_chunk) of channel c:
+//                   Welford per invocation (u_iters values, strided by LOCAL_X), Chan et al.'s
+//                   merge of (count, mean, M2) in shared memory. Values are shifted by the
+//                   channel's first value K (x - K is exact for values within a factor 2 of K,
+//                   so large offsets keep the variance's digits); means stay shifted until FINAL.
+//   BN_STATS_MERGE  the same over partials (count, mean, M2) of an earlier level.
+//                   Both write partials [3][C][u_P] (counts, means, M2s), or with FINAL (one
+//                   workgroup per channel): mean[c], invstd[c] = 1 / sqrt(M2 / n + eps) and the
+//                   running statistics r = (1 - momentum) r + momentum * batch (unbiased variance).
+//   BN_NORM         elementwise (ROWS or one invocation per element, below): y = (x - mean) *
+//                   invstd [* weight] [+ bias]; with EVAL mean and var are the running
+//                   statistics (invstd computed here).
+//   BN_GRAD_SUMS    workgroup (p, c): partial sums of gy and gy * xhat, xhat = (x - mean) * invstd,
+//                   written as [2][C][u_P] (at u_P = 1: sum(gy) for all channels, then
+//                   sum(gy * xhat): dbias and dweight).
+//   BN_SUM_MERGE    the same over partial sums of an earlier level.
+//   BN_DX           elementwise: dx = w * invstd * (gy - sum(gy) / n - xhat *
+//                   sum(gy * xhat) / n) (torch's formula); with EVAL dx = gy * w * invstd.
+//
+// Operands (host: src/nn/batch_norm.cpp):
+//   BN_STATS / BN_STATS_MERGE: 0 = partials out or mean (FINAL), 1 = x or partials in,
+//                              2 = invstd (FINAL), 3 = running_mean (HAS_RM), 4 = running_var (HAS_RV),
+//                              5 = x (BN_STATS_MERGE with FINAL: the shift K)
+//   BN_NORM:      0 = y, 1 = x, 2 = mean (EVAL: running_mean), 3 = invstd (EVAL: running_var),
+//                 4 = weight (HAS_W), 5 = bias (HAS_B)
+//   BN_GRAD_SUMS: 0 = partial sums out, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats)
+//   BN_SUM_MERGE: 0 = partial sums out, 1 = partial sums in
+//   BN_DX:        0 = dx, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats), 5 = weight
+//                 (HAS_W), 6 = sums [2][C] (not EVAL)
+layout(local_size_x = LOCAL_X) in;
+
+uniform uint u_C;
+uniform uint u_S;
+
+#if defined(BN_STATS) || defined(BN_STATS_MERGE) || defined(BN_GRAD_SUMS) || defined(BN_SUM_MERGE)
+uniform uint u_n;      // values (or partials) per channel to reduce
+uniform uint u_iters;  // values per invocation
+uniform uint u_chunk;  // values per workgroup: LOCAL_X * u_iters
+uniform uint u_P;      // workgroups per channel (partials written per channel)
+#endif
+#if defined(BN_STATS) || defined(BN_GRAD_SUMS)
+uniform uint u_step_n;  // LOCAL_X / S
+uniform uint u_step_s;  // LOCAL_X % S
+#endif
+
+#if defined(BN_STATS) || defined(BN_GRAD_SUMS)
+// Walks the values of channel c owned by this invocation without a division per value: j is the
+// index in the channel, (nb, s) its batch and spatial position.
+struct Walk {
+  uint j, nb, s, cs, cbase;
+};
+Walk walk_start(uint c, uint p) {
+  Walk w;
+  w.j = p * u_chunk + gl_LocalInvocationID.x;
+  w.nb = w.j / u_S;
+  w.s = w.j - w.nb * u_S;
+  w.cs = u_C * u_S;
+  w.cbase = c * u_S;
+  return w;
+}
+uint walk_elem(Walk w) { return w.nb * w.cs + w.cbase + w.s; }
+void walk_next(inout Walk w) {
+  w.j += LOCAL_X;
+  w.nb += u_step_n;
+  w.s += u_step_s;
+  if (w.s >= u_S) {
+    w.s -= u_S;
+    w.nb += 1u;
+  }
+}
+#endif
+
+#if defined(BN_STATS) || defined(BN_STATS_MERGE)
+#if defined(FINAL)
+uniform float u_eps;
+uniform float u_momentum;
+uniform float u_count;      // n, the values per channel
+uniform float u_unbias;     // 1 / (n - 1)
+#endif
+shared vec3 s_acc[LOCAL_X];
+
+// Chan, Golub & LeVeque's pairwise update of (count, mean, M2).
+vec3 chan_merge(vec3 a, vec3 b) {
+  if (b.x == 0.0) return a;
+  if (a.x == 0.0) return b;
+  float nt = a.x + b.x;
+  float d = b.y - a.y;
+  return vec3(nt, a.y + d * (b.x / nt), a.z + b.z + d * d * (a.x * (b.x / nt)));
+}
+
+void main() {
+  uint p = WORKGROUP_ID.x, c = WORKGROUP_ID.y;
+  uint tid = gl_LocalInvocationID.x;
+  vec3 acc = vec3(0.0);
+#ifdef BN_STATS
+  float shift = float(load1(c * u_S));
+  Walk w = walk_start(c, p);
+  for (uint i = 0u; i < u_iters; ++i) {
+    if (w.j >= u_n) break;
+    float x = float(load1(walk_elem(w))) - shift;
+    acc.x += 1.0;
+    float d = x - acc.y;
+    acc.y += d / acc.x;
+    acc.z += d * (x - acc.y);
+    walk_next(w);
+  }
+#else
+  uint CP = u_C * u_n;
+  for (uint i = 0u; i < u_iters; ++i) {
+    uint j = p * u_chunk + tid + i * LOCAL_X;
+    if (j >= u_n) break;
+    uint e = c * u_n + j;
+    acc = chan_merge(acc, vec3(float(load1(e)), float(load1(CP + e)), float(load1(2u * CP + e))));
+  }
+#endif
+  s_acc[tid] = acc;
+  workgroup_sync();
+  for (uint k = LOCAL_X / 2u; k > 0u; k >>= 1u) {
+    if (tid < k) s_acc[tid] = chan_merge(s_acc[tid], s_acc[tid + k]);
+    workgroup_sync();
+  }
+  if (tid != 0u) return;
+  vec3 r = s_acc[0];
+#ifdef FINAL
+#ifdef BN_STATS_MERGE
+  float shift = float(load5(c * u_S));
+#endif
+  float mean = shift + r.y;
+  store0(c, CT0(mean));
+  store2(c, CT2(inversesqrt(r.z / u_count + u_eps)));
+#ifdef HAS_RM
+  store3(c, CT3((1.0 - u_momentum) * float(load3(c)) + u_momentum * mean));
+#endif
+#ifdef HAS_RV
+  store4(c, CT4((1.0 - u_momentum) * float(load4(c)) + u_momentum * (r.z * u_unbias)));
+#endif
+#else
+  uint o = c * u_P + p, CPo = u_C * u_P;
+  store0(o, CT0(r.x));
+  store0(CPo + o, CT0(r.y));
+  store0(2u * CPo + o, CT0(r.z));
+#endif
+}
+#endif
+
+#if defined(BN_NORM) || defined(BN_GRAD_SUMS) || defined(BN_DX)
+#ifdef EVAL
+uniform float u_eps;
+#endif
+#endif
+
+
+#if defined(BN_NORM) || defined(BN_DX)
+// Elementwise grids. ROWS: workgroup (x, c, nb) covers s in [x * LOCAL_X * u_iters, ...) of row
+// (nb, c), u_iters values per invocation strided by LOCAL_X: no division, the channel's values
+// loaded once per invocation. Otherwise (short rows) one invocation per element, c = (i / S) % C.
+#ifdef ROWS
+uniform uint u_iters;
+#define ELEM_LOOP_BEGIN                                                  \
+  uint c = WORKGROUP_ID.y;                                               \
+  uint row = (WORKGROUP_ID.z * u_C + c) * u_S;                           \
+  uint s0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x; \
+  CHANNEL_VALUES                                                         \
+  for (uint k = 0u; k < u_iters; ++k) {                                  \
+    uint s = s0 + k * LOCAL_X;                                           \
+    if (s >= u_S) break;                                                 \
+    uint i = row + s;
+#define ELEM_LOOP_END }
+#else
+uniform uint u_numel;
+#define ELEM_LOOP_BEGIN          \
+  uint i = GLOBAL_ID_1D;         \
+  if (i >= u_numel) return;      \
+  uint c = (i / u_S) % u_C;      \
+  CHANNEL_VALUES                 \
+  {
+#define ELEM_LOOP_END }
+#endif
+#endif
+
+#ifdef BN_NORM
+#ifdef EVAL
+#define INVSTD inversesqrt(float(load3(c)) + u_eps)
+#else
+#define INVSTD float(load3(c))
+#endif
+#ifdef HAS_W
+#define WEIGHT float(load4(c))
+#else
+#define WEIGHT 1.0
+#endif
+#ifdef HAS_B
+#define BIAS float(load5(c))
+#else
+#define BIAS 0.0
+#endif
+// y = (x - mean) * scale + bias, scale = invstd * weight
+#define CHANNEL_VALUES          \
+  float mean = float(load2(c)); \
+  float scale = INVSTD * WEIGHT;  \
+  float bias = BIAS;
+void main() {
+  ELEM_LOOP_BEGIN
+  store0(i, CT0((float(load1(i)) - mean) * scale + bias));
+  ELEM_LOOP_END
+}
+#endif
+
+#if defined(BN_GRAD_SUMS) || defined(BN_SUM_MERGE)
+shared vec2 s_sum[LOCAL_X];
+void main() {
+  uint p = WORKGROUP_ID.x, c = WORKGROUP_ID.y;
+  uint tid = gl_LocalInvocationID.x;
+  vec2 acc = vec2(0.0);  // sum(gy), sum(gy * xhat)
+#ifdef BN_GRAD_SUMS
+  float mean = float(load3(c));
+#ifdef EVAL
+  float invstd = inversesqrt(float(load4(c)) + u_eps);
+#else
+  float invstd = float(load4(c));
+#endif
+  Walk w = walk_start(c, p);
+  for (uint i = 0u; i < u_iters; ++i) {
+    if (w.j >= u_n) break;
+    uint e = walk_elem(w);
+    float g = float(load1(e));
+    acc += vec2(g, g * (float(load2(e)) - mean));
+    walk_next(w);
+  }
+  acc.y *= invstd;
+#else
+  uint CP = u_C * u_n;
+  for (uint i = 0u; i < u_iters; ++i) {
+    uint j = p * u_chunk + tid + i * LOCAL_X;
+    if (j >= u_n) break;
+    uint e = c * u_n + j;
+    acc += vec2(float(load1(e)), float(load1(CP + e)));
+  }
+#endif
+  s_sum[tid] = acc;
+  workgroup_sync();
+  for (uint k = LOCAL_X / 2u; k > 0u; k >>= 1u) {
+    if (tid < k) s_sum[tid] += s_sum[tid + k];
+    workgroup_sync();
+  }
+  if (tid != 0u) return;
+  uint o = c * u_P + p;
+  store0(o, CT0(s_sum[0].x));
+  store0(u_C * u_P + o, CT0(s_sum[0].y));
+}
+#endif
+
+#ifdef BN_DX
+#ifndef EVAL
+uniform float u_inv_n;  // 1 / n
+#endif
+#ifdef EVAL
+#define INVSTD inversesqrt(float(load4(c)) + u_eps)
+#else
+#define INVSTD float(load4(c))
+#endif
+#ifdef HAS_W
+#define WEIGHT float(load5(c))
+#else
+#define WEIGHT 1.0
+#endif
+#ifdef EVAL
+// dx = gy * weight * invstd
+#define CHANNEL_VALUES float scale = INVSTD * WEIGHT;
+#else
+// dx = scale * (gy - sum(gy) / n - (x - mean) * invstd * sum(gy * xhat) / n), scale = weight * invstd
+#define CHANNEL_VALUES                                  \
+  float invstd = INVSTD;                                \
+  float scale = invstd * WEIGHT;                        \
+  float mean = float(load3(c));                         \
+  float mg = float(load6(c)) * u_inv_n;                 \
+  float mgx = invstd * (float(load6(u_C + c)) * u_inv_n);
+#endif
+void main() {
+  ELEM_LOOP_BEGIN
+#ifdef EVAL
+  store0(i, CT0(float(load1(i)) * scale));
+#else
+  store0(i, CT0(scale * (float(load1(i)) - mg - (float(load2(i)) - mean) * mgx)));
+#endif
+  ELEM_LOOP_END
+}
+#endif

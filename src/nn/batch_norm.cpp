@@ -1,0 +1,330 @@
+// batch_norm: fused kernels (glsl/nn/batch_norm.comp) for the training and eval forward and one
+// autograd node whose backward computes dx, dweight and dbias.
+//
+// Training forward: per-channel (count, mean, M2) partials of chunks of u_chunk values per
+// workgroup (Welford), merged by Chan et al.'s formula in further levels until one workgroup per
+// channel remains; that last level writes mean, invstd and the running statistics. Then one
+// elementwise pass normalizes. Every level's loop is bounded by the device's loop limit (a
+// channel's N * S values are never looped over by one invocation). Backward: partial sums of gy
+// and gy * xhat the same way, then one elementwise pass for dx.
+#include "autograd/recording.hpp"
+#include "gltensor/autograd.hpp"
+#include "gltensor/nn_functional.hpp"
+#include "gltensor/ops.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor {
+using namespace detail;
+
+namespace {
+
+constexpr std::uint32_t kLocal = 64;
+constexpr std::uint64_t kTree = 6;         // log2(kLocal): the shared-memory tree's loop
+constexpr std::uint64_t kFirstIters = 64;  // values per invocation in the first level
+constexpr std::uint64_t kMergeIters = 1024;
+
+// x viewed as [N, C, S]; n = N * S values per channel.
+struct Geom {
+  std::int64_t N, C, S, n;
+};
+
+// One reduction level: values per invocation and workgroups (partials) per channel.
+struct Level {
+  std::uint64_t iters, P;
+};
+
+Level plan_level(std::uint64_t items, std::uint64_t want_iters, std::uint64_t limit) {
+  std::uint64_t iters = std::max<std::uint64_t>(want_iters, 1);
+  // At a limit below the tree's own loop, iters = 1 and the launch's check throws LimitError.
+  if (limit != 0) iters = std::min(iters, limit > kTree ? limit - kTree : 1);
+  const std::uint64_t chunk = kLocal * iters;
+  return {iters, std::max<std::uint64_t>((items + chunk - 1) / chunk, 1)};
+}
+Level plan_merge(std::uint64_t partials, std::uint64_t limit) {
+  return plan_level(partials, std::min<std::uint64_t>((partials + kLocal - 1) / kLocal, kMergeIters), limit);
+}
+
+// Uniforms of the reduction variants (BN_STATS, BN_STATS_MERGE, BN_GRAD_SUMS, BN_SUM_MERGE).
+struct ReduceParams {
+  Geom g;
+  std::uint64_t items;  // values (first level) or partials per channel
+  Level lv;
+  bool walk;  // the first level: walks x's [N, C, S] layout
+  void set(Uniforms& u) const {
+    u.u32("u_C", g.C);
+    u.u32("u_n", static_cast<std::int64_t>(items));
+    u.u32("u_iters", static_cast<std::int64_t>(lv.iters));
+    u.u32("u_chunk", static_cast<std::int64_t>(kLocal * lv.iters));
+    u.u32("u_P", static_cast<std::int64_t>(lv.P));
+    if (walk) {
+      u.u32("u_S", g.S);
+      u.u32("u_step_n", kLocal / g.S);
+      u.u32("u_step_s", kLocal % g.S);
+    }
+  }
+};
+// The last statistics level's uniforms.
+struct FinalParams {
+  double n, eps, momentum;
+  void set(Uniforms& u) const {
+    u.f32("u_eps", eps);
+    u.f32("u_momentum", momentum);
+    u.f32("u_count", n);
+    u.f32("u_unbias", 1.0 / (n - 1.0));
+  }
+};
+// BN_STATS_MERGE's last level reads the shift x[c * S].
+struct ShiftParams {
+  std::int64_t S;
+  void set(Uniforms& u) const { u.u32("u_S", S); }
+};
+// Elementwise grid (BN_NORM, BN_DX): rows of S values (ROWS: workgroups (S chunks, C, N), `iters`
+// values per invocation, no division per element) when rows are long enough, else one
+// invocation per element.
+struct ElemGrid {
+  bool rows;
+  std::uint32_t local;
+  std::uint64_t iters, gx;
+};
+constexpr std::int64_t kRowsMinS = 64;
+ElemGrid plan_elem(const Geom& g, std::uint64_t limit) {
+  if (g.S < kRowsMinS) return {false, kLocal, 0, 0};
+  const std::uint32_t local = 64;
+  std::uint64_t iters = std::min<std::uint64_t>((g.S + local - 1) / local, 16);
+  if (limit != 0) iters = std::min(iters, limit);
+  const std::uint64_t chunk = local * iters;
+  return {true, local, iters, (static_cast<std::uint64_t>(g.S) + chunk - 1) / chunk};
+}
+// Uniforms of the elementwise variants.
+struct ElemParams {
+  Geom g;
+  ElemGrid e;
+  bool eval, dx;
+  double eps;
+  void set(Uniforms& u) const {
+    u.u32("u_C", g.C);
+    u.u32("u_S", g.S);
+    if (e.rows) u.u32("u_iters", static_cast<std::int64_t>(e.iters));
+    if (!e.rows) u.u32("u_numel", g.N * g.C * g.S);
+    if (eval) u.f32("u_eps", eps);
+    if (dx && !eval) u.f32("u_inv_n", 1.0 / static_cast<double>(g.n));
+  }
+};
+// The eval variant of BN_GRAD_SUMS: invstd from the running variance.
+struct EpsParams {
+  double eps;
+  void set(Uniforms& u) const { u.f32("u_eps", eps); }
+};
+// Dispatches an elementwise variant on its grid.
+void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g) {
+  launch.loop_iterations(e.rows ? e.iters : 0);
+  if (e.rows)
+    launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
+  else
+    launch.invocations(static_cast<std::uint64_t>(g.N * g.C * g.S));
+}
+
+// The kernels index from element 0 of contiguous operands: views are copied first.
+Tensor dense(const Tensor& t) { return !t.defined() || (t.is_contiguous() && t.offset() == 0) ? t : t.clone(); }
+
+std::string define(const char* name, bool on = true) { return on ? std::string("#define ") + name + "\n" : ""; }
+
+// Training statistics: mean and invstd [C] (f32), and running_mean / running_var (dense, or
+// undefined) updated in the last level.
+void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor& mean, const Tensor& invstd,
+                  const Tensor& rm, const Tensor& rv, double momentum, double eps) {
+  const std::uint64_t limit = dev.loop_limit();
+  Level lv = plan_level(static_cast<std::uint64_t>(g.n), kFirstIters, limit);
+  Tensor in = x;
+  std::uint64_t items = static_cast<std::uint64_t>(g.n);
+  for (bool first = true;; first = false) {
+    const bool last = lv.P == 1;
+    Launch launch(dev, "batch_norm");
+    std::string h = define(first ? "BN_STATS" : "BN_STATS_MERGE") + define("FINAL", last);
+    h += operand_glsl(1, in.dtype(), CT::f32, false);
+    Tensor out;
+    if (last) {
+      h += define("HAS_RM", rm.defined()) + define("HAS_RV", rv.defined());
+      h += operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(2, DType::f32, CT::f32, true);
+      if (rm.defined()) h += operand_glsl(3, rm.dtype(), CT::f32, true);
+      if (rv.defined()) h += operand_glsl(4, rv.dtype(), CT::f32, true);
+      if (!first) h += operand_glsl(5, x.dtype(), CT::f32, false);  // the shift: the channel's first value
+      launch.program("batch_norm.comp", h, {kLocal}).write(mean).read(in).write(invstd);
+      // x stands in for absent running statistics (never read)
+      if (rm.defined() || rv.defined() || !first) rm.defined() ? launch.write(rm) : launch.read(x);
+      if (rv.defined() || !first) rv.defined() ? launch.write(rv) : launch.read(x);
+      if (!first) launch.read(x).params(ShiftParams{g.S});
+      launch.params(FinalParams{static_cast<double>(g.n), eps, momentum});
+    } else {
+      out = alloc(dev, {3 * g.C * static_cast<std::int64_t>(lv.P)}, DType::f32, "batch_norm");
+      h += operand_glsl(0, DType::f32, CT::f32, true);
+      launch.program("batch_norm.comp", h, {kLocal}).write(out).read(in);
+    }
+    launch.params(ReduceParams{g, items, lv, first}).loop_iterations(lv.iters + kTree);
+    launch.groups(lv.P, static_cast<std::uint64_t>(g.C));
+    if (last) return;
+    in = out;
+    items = lv.P;
+    lv = plan_merge(items, limit);
+  }
+}
+
+// y = (x - mean) * invstd [* w] [+ b]; eval: a = running_mean, b = running_var, else mean, invstd.
+void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& v,
+                      const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps) {
+  Launch launch(dev, "batch_norm");
+  const ElemGrid e = plan_elem(g, dev.loop_limit());
+  std::string h = define("BN_NORM") + define("ROWS", e.rows) + define("EVAL", eval) + define("HAS_W", w.defined()) +
+                  define("HAS_B", b.defined());
+  h += operand_glsl(0, y.dtype(), CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  h += operand_glsl(2, a.dtype(), CT::f32, false) + operand_glsl(3, v.dtype(), CT::f32, false);
+  if (w.defined()) h += operand_glsl(4, w.dtype(), CT::f32, false);
+  if (b.defined()) h += operand_glsl(5, b.dtype(), CT::f32, false);
+  launch.program("batch_norm.comp", h, {e.local}).write(y).read(x).read(a).read(v);
+  launch.read(w.defined() ? w : x);  // x stands in for an absent weight (never read)
+  if (b.defined()) launch.read(b);
+  launch.params(ElemParams{g, e, eval, false, eps});
+  dispatch_elem(launch, e, g);
+}
+
+// What the backward needs, captured by the autograd node.
+struct Saved {
+  Geom g;
+  Tensor x, a, v, w;  // dense; a, v: mean and invstd, or (eval) copies of the running statistics
+  bool eval;
+  double eps;
+  bool need_x, need_w, need_b;
+  DType w_dtype, b_dtype;
+};
+
+// [2 * C] f32: sum(gy) per channel, then sum(gy * xhat).
+Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s) {
+  const std::uint64_t limit = dev.loop_limit();
+  const Geom& g = s.g;
+  Level lv = plan_level(static_cast<std::uint64_t>(g.n), kFirstIters, limit);
+  Tensor in = gy;
+  std::uint64_t items = static_cast<std::uint64_t>(g.n);
+  for (bool first = true;; first = false) {
+    Tensor out = alloc(dev, {2 * g.C * static_cast<std::int64_t>(lv.P)}, DType::f32, "batch_norm_backward");
+    Launch launch(dev, "batch_norm_backward");
+    std::string h = operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
+    if (first) {
+      h = define("BN_GRAD_SUMS") + define("EVAL", s.eval) + h + operand_glsl(2, s.x.dtype(), CT::f32, false) +
+          operand_glsl(3, s.a.dtype(), CT::f32, false) + operand_glsl(4, s.v.dtype(), CT::f32, false);
+      launch.program("batch_norm.comp", h, {kLocal}).write(out).read(in).read(s.x).read(s.a).read(s.v);
+      if (s.eval) launch.params(EpsParams{s.eps});
+    } else {
+      launch.program("batch_norm.comp", define("BN_SUM_MERGE") + h, {kLocal}).write(out).read(in);
+    }
+    launch.params(ReduceParams{g, items, lv, first}).loop_iterations(lv.iters + kTree);
+    launch.groups(lv.P, static_cast<std::uint64_t>(g.C));
+    if (lv.P == 1) return out;
+    in = out;
+    items = lv.P;
+    lv = plan_merge(items, limit);
+  }
+}
+
+std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s) {
+  DeviceImpl& dev = dev_of(gy_in);
+  Enter guard(dev, "batch_norm_backward");
+  const Geom& g = s.g;
+  std::vector<Tensor> out(3);
+  if (g.N * g.C * g.S == 0) {  // eval on an empty batch
+    if (s.need_x) out[0] = zeros(gy_in.device(), s.x.shape(), s.x.dtype());
+    if (s.need_w) out[1] = zeros(gy_in.device(), {g.C}, s.w_dtype);
+    if (s.need_b) out[2] = zeros(gy_in.device(), {g.C}, s.b_dtype);
+    return out;
+  }
+  const Tensor gy = dense(gy_in);
+  const bool sums_needed = s.need_w || s.need_b || (s.need_x && !s.eval);
+  const Tensor sums = sums_needed ? grad_sums(dev, gy, s) : Tensor();
+  if (s.need_x) {
+    Tensor dx = alloc(dev, s.x.shape(), s.x.dtype(), "batch_norm_backward");
+    Launch launch(dev, "batch_norm_backward");
+    const ElemGrid e = plan_elem(g, dev.loop_limit());
+    std::string h = define("BN_DX") + define("ROWS", e.rows) + define("EVAL", s.eval) + define("HAS_W", s.w.defined());
+    h += operand_glsl(0, dx.dtype(), CT::f32, true) + operand_glsl(1, gy.dtype(), CT::f32, false);
+    h += operand_glsl(2, s.x.dtype(), CT::f32, false) + operand_glsl(3, s.a.dtype(), CT::f32, false);
+    h += operand_glsl(4, s.v.dtype(), CT::f32, false);
+    if (s.w.defined()) h += operand_glsl(5, s.w.dtype(), CT::f32, false);
+    if (!s.eval) h += operand_glsl(6, DType::f32, CT::f32, false);
+    launch.program("batch_norm.comp", h, {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
+    launch.read(s.w.defined() ? s.w : s.x);  // x stands in for an absent weight (never read)
+    if (!s.eval) launch.read(sums);
+    launch.params(ElemParams{g, e, s.eval, true, s.eps});
+    dispatch_elem(launch, e, g);
+    out[0] = dx;
+  }
+  if (s.need_b) out[2] = sums.slice(0, 0, g.C).to(s.b_dtype);
+  if (s.need_w) out[1] = sums.slice(0, g.C, 2 * g.C).to(s.w_dtype);
+  return out;
+}
+
+void check_param(const Tensor& p, std::int64_t C, const char* what) {
+  if (p.defined() && p.shape() != Shape{C})
+    throw ShapeError(std::string("gltensor::batch_norm: ") + what + " has shape " + to_string(p.shape()) +
+                     ", expected " + to_string({C}));
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
+                  bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  check_defined(op, x_in);
+  if (!(eps > 0)) throw ValueError("gltensor::batch_norm: eps must be positive, got " + std::to_string(eps));
+  if (x_in.dim() < 2) throw ShapeError("gltensor::batch_norm: expects [N, C, ...], got " + to_string(x_in.shape()));
+  const std::int64_t C = x_in.size(1);
+  check_param(weight, C, "weight");
+  check_param(bias, C, "bias");
+  check_param(running_mean, C, "running_mean");
+  check_param(running_var, C, "running_var");
+  std::int64_t S = 1;
+  for (std::int64_t d = 2; d < x_in.dim(); ++d) S *= x_in.size(d);
+  const Geom g{x_in.size(0), C, S, x_in.size(0) * S};
+  if (training && (C == 0 || g.n <= 1))
+    throw ValueError("gltensor::batch_norm: expected more than 1 value per channel when training, got input " +
+                     to_string(x_in.shape()));
+  if (!training && (!running_mean.defined() || !running_var.defined()))
+    throw ValueError("gltensor::batch_norm: eval mode needs running_mean and running_var");
+  DeviceImpl& dev = dev_of(x_in);
+  Enter guard(dev, op);  // one entry for the allocations and launches
+  const Tensor x = dense(x_in), w = dense(weight), b = dense(bias);
+  const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  Tensor y = alloc(dev, x.shape(), od, op);
+  Saved s{g, x, Tensor(), Tensor(), w, !training, eps, false, false, false, DType::f32, DType::f32};
+  if (training) {
+    s.a = alloc(dev, {C}, DType::f32, op);
+    s.v = alloc(dev, {C}, DType::f32, op);
+    // the last statistics level updates dense running statistics in place (others via a copy)
+    const Tensor rm = dense(running_mean), rv = dense(running_var);
+    launch_stats(dev, x, g, s.a, s.v, rm, rv, momentum, eps);
+    if (rm.defined() && rm.impl() != running_mean.impl()) running_mean.copy_(rm);
+    if (rv.defined() && rv.impl() != running_var.impl()) running_var.copy_(rv);
+  } else {
+    s.a = dense(running_mean);
+    s.v = dense(running_var);
+  }
+  if (y.numel() > 0) launch_normalize(dev, y, x, s.a, s.v, w, b, g, !training, eps);
+  if (autograd::any_requires_grad({&x_in, &weight, &bias})) {
+    s.need_x = requires_grad(x_in);
+    s.need_w = weight.defined() && requires_grad(weight);
+    s.need_b = bias.defined() && requires_grad(bias);
+    if (weight.defined()) s.w_dtype = weight.dtype();
+    if (bias.defined()) s.b_dtype = bias.dtype();
+    if (!training) {  // the backward uses the statistics of this call
+      s.a = s.a.clone();
+      s.v = s.v.clone();
+    }
+    if (s.w.defined()) s.w = detach(s.w);
+    s.x = detach(x);
+    autograd::record(
+        y, {x_in, weight, bias}, [s](const Tensor& gy) { return batch_norm_backward(gy, s); }, op);
+  }
+  return y;
+}
+
+}  // namespace gltensor

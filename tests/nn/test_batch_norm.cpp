@@ -1,0 +1,259 @@
+// batch_norm (src/nn/batch_norm.cpp, glsl/nn/batch_norm.comp) against float64 references:
+// forward, running statistics, dx / dweight / dbias (torch's formulas and finite differences),
+// eval mode, affine=false, views, 16-bit inputs, NaN/Inf, large offsets, split reductions.
+#include <cmath>
+#include <limits>
+
+#include "grad_check.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+
+namespace {
+
+// x as [N, C, S]; element (nb, c, s) at (nb * C + c) * S + s.
+struct Ref {
+  std::vector<double> y, mean, var, rm, rv, dx, dw, db;
+};
+
+Ref bn_ref(const std::vector<float>& x, const Shape& shape, const std::vector<float>* w, const std::vector<float>* b,
+           const std::vector<float>* gy, bool training, const std::vector<float>& rm0, const std::vector<float>& rv0,
+           double momentum = 0.1, double eps = 1e-5) {
+  const std::int64_t N = shape[0], C = shape[1], S = numel_of(shape) / std::max<std::int64_t>(N * C, 1);
+  const double n = static_cast<double>(N * S);
+  Ref r;
+  r.mean.assign(C, 0);
+  r.var.assign(C, 0);
+  auto at = [&](std::int64_t nb, std::int64_t c, std::int64_t s) { return (nb * C + c) * S + s; };
+  for (std::int64_t c = 0; c < C; ++c) {
+    if (!training) {
+      r.mean[c] = rm0[c], r.var[c] = rv0[c];
+      continue;
+    }
+    double m = 0, q = 0;
+    for (std::int64_t nb = 0; nb < N; ++nb)
+      for (std::int64_t s = 0; s < S; ++s) m += x[at(nb, c, s)];
+    m /= n;
+    for (std::int64_t nb = 0; nb < N; ++nb)
+      for (std::int64_t s = 0; s < S; ++s) q += (x[at(nb, c, s)] - m) * (x[at(nb, c, s)] - m);
+    r.mean[c] = m, r.var[c] = q / n;
+    if (!rm0.empty()) r.rm.push_back((1 - momentum) * rm0[c] + momentum * m);
+    if (!rv0.empty()) r.rv.push_back((1 - momentum) * rv0[c] + momentum * q / (n - 1));
+  }
+  r.y.resize(x.size());
+  if (gy) r.dx.resize(x.size()), r.dw.assign(C, 0), r.db.assign(C, 0);
+  for (std::int64_t c = 0; c < C; ++c) {
+    const double is = 1 / std::sqrt(r.var[c] + eps), wc = w ? (*w)[c] : 1.0, bc = b ? (*b)[c] : 0.0;
+    for (std::int64_t nb = 0; nb < N; ++nb)
+      for (std::int64_t s = 0; s < S; ++s) {
+        const auto i = at(nb, c, s);
+        r.y[i] = (x[i] - r.mean[c]) * is * wc + bc;
+        if (gy) r.db[c] += (*gy)[i], r.dw[c] += (*gy)[i] * (x[i] - r.mean[c]) * is;
+      }
+    if (!gy) continue;
+    for (std::int64_t nb = 0; nb < N; ++nb)
+      for (std::int64_t s = 0; s < S; ++s) {
+        const auto i = at(nb, c, s);
+        const double xh = (x[i] - r.mean[c]) * is;
+        r.dx[i] = training ? wc * is / n * (n * (*gy)[i] - r.db[c] - xh * r.dw[c]) : (*gy)[i] * wc * is;
+      }
+  }
+  return r;
+}
+
+// Runs batch_norm with gradients on x (and weight/bias when affine) and compares everything.
+void check_all(std::mt19937_64& rng, const Shape& shape, bool affine, bool training, float lo = -2, float hi = 3,
+               double tol = 1e-4) {
+  SCOPED_TRACE(to_string(shape) + (affine ? " affine" : "") + (training ? " training" : " eval"));
+  const std::int64_t C = shape[1];
+  auto xv = uniform(rng, numel_of(shape), lo, hi), gv = uniform(rng, numel_of(shape));
+  auto wv = uniform(rng, C, 0.5, 2), bv = uniform(rng, C), rmv = uniform(rng, C), rvv = uniform(rng, C, 0.5, 2);
+  Tensor x = Tensor::from_host(device(), xv, shape);
+  Tensor w = Tensor::from_host(device(), wv, {C}), b = Tensor::from_host(device(), bv, {C});
+  Tensor rm = Tensor::from_host(device(), rmv, {C}), rv = Tensor::from_host(device(), rvv, {C});
+  requires_grad_(x);
+  if (affine) requires_grad_(w), requires_grad_(b);
+  Tensor y = batch_norm(x, rm, rv, affine ? w : Tensor(), affine ? b : Tensor(), training);
+  backward(y, Tensor::from_host(device(), gv, shape));
+  Ref r = bn_ref(xv, shape, affine ? &wv : nullptr, affine ? &bv : nullptr, &gv, training, rmv, rvv);
+  EXPECT_TRUE(close(y.to_vector(), r.y, tol, tol)) << "y";
+  EXPECT_TRUE(close(grad(x).to_vector(), r.dx, tol, tol)) << "dx";
+  if (affine) {
+    EXPECT_TRUE(close(grad(w).to_vector(), r.dw, tol, tol * std::sqrt(double(numel_of(shape))))) << "dweight";
+    EXPECT_TRUE(close(grad(b).to_vector(), r.db, tol, tol * std::sqrt(double(numel_of(shape))))) << "dbias";
+  }
+  if (training) {
+    EXPECT_TRUE(close(rm.to_vector(), r.rm, 1e-5, 1e-5)) << "running_mean";
+    EXPECT_TRUE(close(rv.to_vector(), r.rv, 1e-4, 1e-5)) << "running_var";
+  } else {
+    EXPECT_EQ(rm.to_vector(), rmv);
+    EXPECT_EQ(rv.to_vector(), rvv);
+  }
+}
+
+// y from double inputs (finite differences perturb them by less than f32 resolves).
+std::vector<double> ref_y(const std::vector<HostT>& h, bool affine) {
+  const Shape& s = h[0].s;
+  const std::int64_t N = s[0], C = s[1], S = numel_of(s) / (N * C);
+  std::vector<double> y(h[0].size());
+  for (std::int64_t c = 0; c < C; ++c) {
+    double m = 0, q = 0;
+    for (std::int64_t nb = 0; nb < N; ++nb)
+      for (std::int64_t k = 0; k < S; ++k) m += h[0][(nb * C + c) * S + k];
+    m /= N * S;
+    for (std::int64_t nb = 0; nb < N; ++nb)
+      for (std::int64_t k = 0; k < S; ++k) q += std::pow(h[0][(nb * C + c) * S + k] - m, 2);
+    const double is = 1 / std::sqrt(q / (N * S) + 1e-5);
+    for (std::int64_t nb = 0; nb < N; ++nb)
+      for (std::int64_t k = 0; k < S; ++k) {
+        const auto i = (nb * C + c) * S + k;
+        y[i] = (h[0][i] - m) * is * (affine ? h[1][c] : 1.0) + (affine ? h[2][c] : 0.0);
+      }
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST(BatchNorm, FiniteDifferenceGradients) {
+  GLT_RNG(rng);
+  // rows of 10, 1, 7 values (one invocation per element) and of 72 (the row grid)
+  for (const Shape& s : std::vector<Shape>{{4, 3, 2, 5}, {5, 3}, {3, 2, 7}, {2, 2, 8, 9}}) {
+    SCOPED_TRACE(to_string(s));
+    const Shape c = {s[1]};
+    EXPECT_TRUE(grad_check(
+        rng, {s, c, c}, [](auto& t) { return batch_norm(t[0], Tensor(), Tensor(), t[1], t[2], true); },
+        [](const std::vector<HostT>& h) { return ref_y(h, true); }));
+    EXPECT_TRUE(grad_check(
+        rng, {s}, [](auto& t) { return batch_norm(t[0], Tensor(), Tensor(), Tensor(), Tensor(), true); },
+        [](const std::vector<HostT>& h) { return ref_y(h, false); }));
+  }
+}
+
+TEST(BatchNorm, ForwardRunningStatsGradients) {
+  GLT_RNG(rng);
+  for (const Shape& s : std::vector<Shape>{{6, 4}, {3, 5, 7}, {4, 3, 5, 6}, {2, 3, 1, 1}, {3, 2, 17, 19}, {2, 1, 300}})
+    for (bool affine : {true, false})
+      for (bool training : {true, false}) check_all(rng, s, affine, training);
+}
+
+TEST(BatchNorm, OnlyWeightAndBiasRequireGrad) {
+  GLT_RNG(rng);
+  const Shape s = {4, 3, 6, 5};
+  auto xv = uniform(rng, numel_of(s)), gv = uniform(rng, numel_of(s)), wv = uniform(rng, 3), bv = uniform(rng, 3);
+  Tensor x = Tensor::from_host(device(), xv, s);
+  Tensor w = Tensor::from_host(device(), wv, {3}), b = Tensor::from_host(device(), bv, {3});
+  requires_grad_(w);
+  Tensor y = batch_norm(x, Tensor(), Tensor(), w, b, true);
+  backward(y, Tensor::from_host(device(), gv, s));
+  Ref r = bn_ref(xv, s, &wv, &bv, &gv, true, {}, {});
+  EXPECT_TRUE(close(grad(w).to_vector(), r.dw, 1e-4, 1e-3));
+  EXPECT_FALSE(grad(x).defined());
+  EXPECT_FALSE(grad(b).defined());
+  // nothing requires grad: no node
+  EXPECT_FALSE(requires_grad(batch_norm(x, Tensor(), Tensor(), detach(w), b, true)));
+}
+
+TEST(BatchNorm, PermutedViewAndHalfInputs) {
+  GLT_RNG(rng);
+  // x [2, 3, 4, 5] stored as [2, 4, 5, 3] (channels last), viewed back with permute
+  const Shape base = {2, 4, 5, 3}, s = {2, 3, 4, 5};
+  auto bv = uniform(rng, numel_of(base), -2, 2), gv = uniform(rng, numel_of(s));
+  Tensor xb = Tensor::from_host(device(), bv, base);
+  requires_grad_(xb);
+  Tensor x = xb.permute({0, 3, 1, 2});
+  ASSERT_FALSE(x.is_contiguous());
+  auto xv = gather_view(bv, x);
+  Tensor y = batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true);
+  backward(y, Tensor::from_host(device(), gv, s));
+  Ref r = bn_ref(xv, s, nullptr, nullptr, &gv, true, {}, {});
+  EXPECT_TRUE(close(y.to_vector(), r.y, 1e-4, 1e-4));
+  // grad(xb) is in base layout: permute it back to compare
+  EXPECT_TRUE(close(grad(xb).permute({0, 3, 1, 2}).contiguous().to_vector(), r.dx, 1e-4, 1e-4));
+  // f16 and bf16 inputs compute in f32 and return their dtype
+  for (DType dt : {DType::f16, DType::bf16}) {
+    Tensor xh = Tensor::from_host(device(), bv, base).to(dt).permute({0, 3, 1, 2});
+    auto xr = xh.to(DType::f32).contiguous().to_vector();  // the 16-bit values, in [2, 3, 4, 5] order
+    Tensor yh = batch_norm(xh, Tensor(), Tensor(), Tensor(), Tensor(), true);
+    EXPECT_EQ(yh.dtype(), dt);
+    EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), bn_ref(xr, s, nullptr, nullptr, nullptr, true, {}, {}).y, 1e-2,
+                      dt == DType::f16 ? 4e-3 : 3e-2))
+        << dtype_name(dt);
+  }
+}
+
+TEST(BatchNorm, IntegerInputsReturnFloat32) {
+  GLT_RNG(rng);
+  const Shape s = {4, 2, 3};
+  auto iv = uniform_int(rng, numel_of(s), -50, 50);
+  std::vector<float> xv(iv.begin(), iv.end());
+  Tensor y =
+      batch_norm(Tensor::from_host(device(), xv, s).to(DType::i32), Tensor(), Tensor(), Tensor(), Tensor(), true);
+  EXPECT_EQ(y.dtype(), DType::f32);
+  EXPECT_TRUE(close(y.to_vector(), bn_ref(xv, s, nullptr, nullptr, nullptr, true, {}, {}).y, 1e-4, 1e-4));
+}
+
+TEST(BatchNorm, NanAndInfStayInTheirChannel) {
+  GLT_RNG(rng);
+  const Shape s = {4, 3, 5, 5};
+  for (float special : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    auto xv = uniform(rng, numel_of(s));
+    xv[(2 * 3 + 1) * 25 + 7] = special;  // channel 1
+    Tensor x = Tensor::from_host(device(), xv, s);
+    Tensor rm = zeros(device(), {3}), rv = ones(device(), {3});
+    auto y = batch_norm(x, rm, rv, Tensor(), Tensor(), true).to_vector();
+    Ref r = bn_ref(xv, s, nullptr, nullptr, nullptr, true, {0, 0, 0}, {1, 1, 1});
+    EXPECT_TRUE(close(y, r.y, 1e-4, 1e-4));  // NaN in channel 1 (the reference's too), exact elsewhere
+    for (std::int64_t nb = 0; nb < 4; ++nb)
+      for (int k = 0; k < 25; ++k) EXPECT_TRUE(std::isnan(y[(nb * 3 + 1) * 25 + k]));
+    auto rmv = rm.to_vector(), rvv = rv.to_vector();
+    EXPECT_TRUE(std::isfinite(rmv[0]) && std::isfinite(rmv[2]) && std::isfinite(rvv[0]) && std::isfinite(rvv[2]));
+    EXPECT_FALSE(std::isfinite(rvv[1]));
+  }
+}
+
+TEST(BatchNorm, LargeOffsetKeepsVarianceAccurate) {
+  GLT_RNG(rng);
+  const Shape s = {16, 2, 40, 40};
+  auto xv = uniform(rng, numel_of(s), -1, 1);
+  for (auto& v : xv) v += 1e4f;
+  Tensor x = Tensor::from_host(device(), xv, s);
+  Tensor rm = zeros(device(), {2}), rv = zeros(device(), {2});
+  auto y = batch_norm(x, rm, rv, Tensor(), Tensor(), true, 1.0).to_vector();
+  Ref r = bn_ref(xv, s, nullptr, nullptr, nullptr, true, {0, 0}, {0, 0}, 1.0);
+  // x is exact to 1e-3 (its f32 ulp); the variance ~1/3 must keep ~3 digits (E[x^2] - E[x]^2 in
+  // f32 would lose all of them)
+  EXPECT_TRUE(close(rv.to_vector(), r.rv, 2e-3, 0)) << "variance";
+  EXPECT_TRUE(close(rm.to_vector(), r.rm, 2e-7, 0)) << "mean";
+  EXPECT_TRUE(close(y, r.y, 0, 3e-3));
+}
+
+// Per-channel lengths past llvmpipe's 65535 loop iterations, and a lowered loop limit that makes
+// the reduction take three levels at limit 9 (chunks of 64 x 3 values, merges of 64 x 3 partials).
+TEST(BatchNorm, SplitReductionsPastTheLoopLimit) {
+  GLT_RNG(rng);
+  const Shape s = {2, 2, 200, 200};  // 80000 values per channel
+  for (std::uint64_t limit : {0, 9, 12}) {
+    SCOPED_TRACE("loop limit " + std::to_string(limit));
+    std::unique_ptr<ScopedLoopLimit> scoped;
+    if (limit) scoped = std::make_unique<ScopedLoopLimit>(limit);
+    check_all(rng, s, true, true, -1, 4, 2e-4);
+  }
+  ScopedLoopLimit tiny(6);  // below the workgroup tree's own loop: a typed error, never a wrong result
+  Tensor x = Tensor::from_host(device(), uniform(rng, 4 * 3), {4, 3});
+  EXPECT_THROW(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), LimitError);
+}
+
+TEST(BatchNorm, Errors) {
+  Tensor rm = zeros(device(), {3}), rv = ones(device(), {3});
+  EXPECT_THROW(batch_norm(ones(device(), {1, 3}), rm, rv, Tensor(), Tensor(), true), ValueError);
+  EXPECT_THROW(batch_norm(ones(device(), {0, 3, 4}), rm, rv, Tensor(), Tensor(), true), ValueError);
+  EXPECT_THROW(batch_norm(ones(device(), {2, 3}), Tensor(), Tensor(), Tensor(), Tensor(), false), ValueError);
+  EXPECT_THROW(batch_norm(ones(device(), {2, 3}), rm, rv, ones(device(), {4}), Tensor(), true), ShapeError);
+  EXPECT_THROW(batch_norm(ones(device(), {4}), rm, rv, Tensor(), Tensor(), true), ShapeError);
+  EXPECT_THROW(batch_norm(ones(device(), {2, 3}), rm, rv, Tensor(), Tensor(), true, 0.1, 0.0), ValueError);
+  // eval on an empty batch: an empty result
+  EXPECT_EQ(batch_norm(ones(device(), {0, 3, 4}), rm, rv, Tensor(), Tensor(), false).numel(), 0);
+  // the device stays usable
+  EXPECT_EQ(batch_norm(ones(device(), {2, 3}), rm, rv, Tensor(), Tensor(), true).numel(), 6);
+}
