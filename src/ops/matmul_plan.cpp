@@ -22,6 +22,9 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
     case MatmulPlan::Kernel::tile64:
       // Per 16-K tile: 4 loads, 16 k-steps of (4 + 4 + 4 x 4); the 4 x 4 epilogue.
       return (k + 15) / 16 * 469 + 48;
+    case MatmulPlan::Kernel::reg:
+      // The K loop unrolled by 4 and the remainder's up to 3 steps (the block is written out).
+      return k / 4 + 3;
   }
   return 0;
 }
@@ -32,8 +35,22 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool whole = p.M % 64 == 0 && p.N % 128 == 0 && p.K % 8 == 0;
   const std::int64_t vec4_tiles = (p.M / 64) * (p.N / 128) * p.batch;
   const bool forced_vec4 = forced.rfind("vec4", 0) == 0;
-  const bool vec4 = p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
-  if (vec4) {
+  const bool small = std::min(p.M, p.N) <= 8;
+  const bool reg = forced == "reg" || (forced.empty() && (dev.software || small));
+  const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
+  if (reg) {
+    // Rows per block: 8 (bench/RESULTS.md), fewer where M is smaller (cost follows M). Columns:
+    // 8 per block, 4 where N is at most 4.
+    plan.kernel = MatmulPlan::Kernel::reg;
+    plan.reg_rows = p.M <= 1 ? 1 : p.M <= 2 ? 2 : p.M <= 4 ? 4 : 8;
+    plan.reg_quads = p.N <= 4 ? 1 : 2;
+    plan.a_quad = p.a_quads == 2 && plan.reg_rows % 4 != 0 ? 0 : p.a_quads;  // 4-row quads need 4-row blocks
+    plan.b_quad = p.b_quads;
+    plan.tile_m = plan.reg_rows;
+    plan.tile_n = 4 * plan.reg_quads;
+    plan.local_x = 64;
+    plan.local_y = 1;
+  } else if (vec4) {
     plan.kernel = MatmulPlan::Kernel::vec4;
     plan.tile_m = 64;
     plan.tile_n = 128;
@@ -43,7 +60,10 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.kernel = want == 128 && big ? MatmulPlan::Kernel::tile128 : MatmulPlan::Kernel::tile64;
     plan.tile_m = plan.tile_n = plan.kernel == MatmulPlan::Kernel::tile128 ? 128 : 64;
   }
-  const std::int64_t tiles = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n) * p.batch;
+  // Workgroups per batch entry (REG: blocks of one invocation each, local_x per workgroup).
+  const std::int64_t blocks = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n);
+  const std::int64_t groups = reg ? ceil_div(blocks, plan.local_x) : blocks;
+  const std::int64_t tiles = groups * p.batch;
 
   // Split-K. Chunks are multiples of 16 (whole K-tiles of every kernel and of both slices).
   std::int64_t splits = 1;
@@ -55,14 +75,17 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     splits = ceil_div(p.K, max_kc);
   }
   const std::int64_t target = dev.software ? 16 : 256;
-  if (p.K >= 1024 && tiles * 4 < target) splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
+  // REG's workgroups are single invocations' blocks over all of K: split below the target itself
+  // (a few workgroups leave cores idle on a CPU rasterizer).
+  if (p.K >= 1024 && tiles * (reg ? 1 : 4) < target)
+    splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
   if (splits > 1) {
     plan.kchunk = ceil_div(ceil_div(p.K, splits), 16) * 16;
     plan.splits = ceil_div(p.K, plan.kchunk);
   } else {
     plan.kchunk = p.K;
   }
-  plan.split_columns = p.split_columns && vec4 && plan.splits == 1;
+  plan.split_columns = p.split_columns && (vec4 || reg) && plan.splits == 1;
 
   if (vec4) {
     // Variants (bench/RESULTS.md): sliced K fills a GPU's waves better where the tiles make a
@@ -81,8 +104,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.local_y = 1;
   }
   plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk);
-  plan.groups_x = static_cast<std::uint64_t>(ceil_div(p.N, plan.tile_n));
-  plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, plan.tile_m));
+  plan.groups_x = static_cast<std::uint64_t>(reg ? groups : ceil_div(p.N, plan.tile_n));
+  plan.groups_y = static_cast<std::uint64_t>(reg ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
   return plan;
 }
