@@ -39,16 +39,22 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool reg = forced == "reg" || (forced.empty() && (dev.software || small));
   const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
   if (reg) {
-    // Rows per block: 8 (bench/RESULTS.md), fewer where M is smaller (cost follows M). Columns:
-    // 8 per block, 4 where N is at most 4.
+    // Blocks (bench/RESULTS.md): on software rasterizers up to 16 rows x 32 columns (every load
+    // is a loop over the SIMD lanes there, so the larger the block the fewer loads per
+    // multiply-add, spilled accumulators included), in workgroups of 16 (few idle lanes where
+    // the blocks are few); on GPUs up to 8 x 8 (registers), 64 per workgroup. Smaller where M
+    // or N is (cost follows the product's size).
     plan.kernel = MatmulPlan::Kernel::reg;
-    plan.reg_rows = p.M <= 1 ? 1 : p.M <= 2 ? 2 : p.M <= 4 ? 4 : 8;
-    plan.reg_quads = p.N <= 4 ? 1 : 2;
+    const std::int64_t max_rows = dev.software ? 16 : 8, max_quads = dev.software ? 8 : 2;
+    plan.reg_rows = 1;
+    while (plan.reg_rows < max_rows && plan.reg_rows < p.M) plan.reg_rows *= 2;
+    plan.reg_quads = 1;
+    while (plan.reg_quads < max_quads && 4 * plan.reg_quads < p.N) plan.reg_quads *= 2;
     plan.a_quad = p.a_quads == 2 && plan.reg_rows % 4 != 0 ? 0 : p.a_quads;  // 4-row quads need 4-row blocks
     plan.b_quad = p.b_quads;
     plan.tile_m = plan.reg_rows;
     plan.tile_n = 4 * plan.reg_quads;
-    plan.local_x = 64;
+    plan.local_x = dev.software ? 16 : 64;
     plan.local_y = 1;
   } else if (vec4) {
     plan.kernel = MatmulPlan::Kernel::vec4;

@@ -63,20 +63,21 @@ TEST(PlanMatmul, ForcedVariants) {
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::reg);
 }
 
-// The REG kernel: its block by shape, one invocation per block and local_x blocks per
-// workgroup along x, batch and splits along z; quad loads of B where the operand allows them.
+// The REG kernel: its block by shape and device (up to 16 x 32 on llvmpipe, 8 x 8 on GPUs), one
+// invocation per block and local_x blocks per workgroup along x, batch and splits along z; quad loads of B where the
+// operand allows them.
 TEST(PlanMatmul, RegisterBlocks) {
   const Settings s;
   MatmulProblem p = problem(64, 25088, 288);  // conv2d forward (issue 15)
   p.a_quads = 1;
   p.b_quads = 1;
   MatmulPlan r = plan_matmul(p, kLlvmpipe, s);
-  EXPECT_EQ(r.reg_rows, 8);
-  EXPECT_EQ(r.reg_quads, 2);
+  EXPECT_EQ(r.reg_rows, 16);
+  EXPECT_EQ(r.reg_quads, 8);
   EXPECT_EQ(r.a_quad, 1);
   EXPECT_EQ(r.b_quad, 1);
-  EXPECT_EQ(r.local_x, 64u);
-  EXPECT_EQ(r.groups_x, (8u * 3136u + 63u) / 64u);
+  EXPECT_EQ(r.local_x, 16u);
+  EXPECT_EQ(r.groups_x, 4u * 784u / 16u);
   EXPECT_EQ(r.groups_y, 1u);
   EXPECT_EQ(r.splits, 1);
   EXPECT_EQ(r.loop_iterations, 288u / 4u + 3u);
@@ -94,11 +95,15 @@ TEST(PlanMatmul, RegisterBlocks) {
   EXPECT_EQ(plan_matmul(problem(2, 100, 30), kLlvmpipe, s).reg_rows, 2);
   const MatmulPlan col = plan_matmul(problem(100352, 1, 32), kLlvmpipe, s);
   EXPECT_EQ(col.reg_quads, 1);
-  EXPECT_EQ(col.groups_x, (12544u + 63u) / 64u);
+  EXPECT_EQ(col.groups_x, 6272u / 16u);
   // GPUs: REG where M or N is at most 8 (a 64 x 64 tile would do 8 to 64 times the work), the
   // tiled kernels otherwise.
   EXPECT_EQ(plan_matmul(problem(3, 65536, 3), kGpu, s).kernel, MatmulPlan::Kernel::reg);
-  EXPECT_EQ(plan_matmul(problem(65536, 8, 64), kGpu, s).kernel, MatmulPlan::Kernel::reg);
+  const MatmulPlan gs = plan_matmul(problem(65536, 8, 64), kGpu, s);
+  EXPECT_EQ(gs.kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(gs.reg_rows, 8) << "GPU blocks stay within registers";
+  EXPECT_EQ(gs.reg_quads, 2);
+  EXPECT_EQ(gs.local_x, 64u);
   EXPECT_EQ(plan_matmul(problem(65536, 9, 64), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
   // Batches along z; split-K past the loop limit and for few workgroups over a long K.
   const MatmulPlan b = plan_matmul(problem(3, 5, 7, false, 6), kLlvmpipe, s);
