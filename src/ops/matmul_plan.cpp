@@ -39,13 +39,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool reg = forced == "reg" || (forced.empty() && (dev.software || small));
   const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
   if (reg) {
-    // Blocks (bench/RESULTS.md): on software rasterizers up to 16 rows x 32 columns (every load
-    // is a loop over the SIMD lanes there, so the larger the block the fewer loads per
-    // multiply-add, spilled accumulators included), in workgroups of 16 (few idle lanes where
-    // the blocks are few); on GPUs up to 8 x 8 (registers), 64 per workgroup. Smaller where M
-    // or N is (cost follows the product's size).
+    // Blocks (bench/RESULTS.md): up to 8 rows x 8 columns, fewer where M or N is (cost follows
+    // the product's size). On llvmpipe 16 x 32 blocks ran 1.4 to 2.8x faster but took LLVM
+    // minutes to compile per variant (register allocation of the spilled accumulators). Software
+    // rasterizers: workgroups of 16 (few idle lanes where the blocks are few); GPUs: 64.
     plan.kernel = MatmulPlan::Kernel::reg;
-    const std::int64_t max_rows = dev.software ? 16 : 8, max_quads = dev.software ? 8 : 2;
+    const std::int64_t max_rows = 8, max_quads = 2;
     plan.reg_rows = 1;
     while (plan.reg_rows < max_rows && plan.reg_rows < p.M) plan.reg_rows *= 2;
     plan.reg_quads = 1;

@@ -63,7 +63,7 @@ TEST(PlanMatmul, ForcedVariants) {
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::reg);
 }
 
-// The REG kernel: its block by shape and device (up to 16 x 32 on llvmpipe, 8 x 8 on GPUs), one
+// The REG kernel: its block by shape (up to 8 x 8), one
 // invocation per block and local_x blocks per workgroup along x, batch and splits along z; quad loads of B where the
 // operand allows them.
 TEST(PlanMatmul, RegisterBlocks) {
@@ -72,12 +72,12 @@ TEST(PlanMatmul, RegisterBlocks) {
   p.a_quads = 1;
   p.b_quads = 1;
   MatmulPlan r = plan_matmul(p, kLlvmpipe, s);
-  EXPECT_EQ(r.reg_rows, 16);
-  EXPECT_EQ(r.reg_quads, 8);
+  EXPECT_EQ(r.reg_rows, 8);
+  EXPECT_EQ(r.reg_quads, 2);
   EXPECT_EQ(r.a_quad, 1);
   EXPECT_EQ(r.b_quad, 1);
   EXPECT_EQ(r.local_x, 16u);
-  EXPECT_EQ(r.groups_x, 4u * 784u / 16u);
+  EXPECT_EQ(r.groups_x, 8u * 3136u / 16u);
   EXPECT_EQ(r.groups_y, 1u);
   EXPECT_EQ(r.splits, 1);
   EXPECT_EQ(r.loop_iterations, 288u / 4u + 3u);
@@ -95,7 +95,7 @@ TEST(PlanMatmul, RegisterBlocks) {
   EXPECT_EQ(plan_matmul(problem(2, 100, 30), kLlvmpipe, s).reg_rows, 2);
   const MatmulPlan col = plan_matmul(problem(100352, 1, 32), kLlvmpipe, s);
   EXPECT_EQ(col.reg_quads, 1);
-  EXPECT_EQ(col.groups_x, 6272u / 16u);
+  EXPECT_EQ(col.groups_x, 12544u / 16u);
   // GPUs: REG where M or N is at most 8 (a 64 x 64 tile would do 8 to 64 times the work), the
   // tiled kernels otherwise.
   EXPECT_EQ(plan_matmul(problem(3, 65536, 3), kGpu, s).kernel, MatmulPlan::Kernel::reg);
@@ -108,8 +108,8 @@ TEST(PlanMatmul, RegisterBlocks) {
   // Batches along z; split-K past the loop limit and for few workgroups over a long K.
   const MatmulPlan b = plan_matmul(problem(3, 5, 7, false, 6), kLlvmpipe, s);
   EXPECT_EQ(b.groups_z, 6u);
-  const MatmulPlan w = plan_matmul(problem(64, 288, 25088, false), kLlvmpipe, s);  // conv2d's weight gradient
-  EXPECT_GT(w.splits, 1);
+  const MatmulPlan w = plan_matmul(problem(32, 9, 100352, false), kLlvmpipe, s);  // conv2d's weight gradient
+  EXPECT_EQ(w.groups_x, 1u);
   EXPECT_GE(w.groups_x * static_cast<std::uint64_t>(w.splits), 16u);
   const MatmulPlan l = plan_matmul(problem(512, 512, 300000, false), kLlvmpipe, s);
   EXPECT_GT(l.splits, 1);
@@ -123,9 +123,12 @@ TEST(PlanMatmul, RegisterBlocks) {
 // Split-K where one invocation would loop past the device's limit: every split within it, chunks
 // of whole 16-K tiles covering K exactly.
 TEST(PlanMatmul, SplitKForTheLoopLimit) {
-  const Settings s;
+  // Forced tile64 (REG, llvmpipe's default, loops K / 4 times: it splits only the longest K).
+  Settings s;
+  s.matmul_kernel = "tile64";
   for (std::int64_t K : {50000, 93312, 65535 * 4 + 7}) {
     for (bool quads : {false, true}) {
+      if (K == 65535 * 4 + 7) s.matmul_kernel.clear();
       const MatmulPlan p = plan_matmul(problem(64, 288, K, quads), kLlvmpipe, s);
       EXPECT_GT(p.splits, 1) << K;
       EXPECT_EQ(p.kchunk % 16, 0) << K;
