@@ -4,7 +4,7 @@
 // The candidates are bench/lab/*.comp (embedded at build time), each with the #defines that make
 // a variant; they are compiled by the library's ProgramCache::compile and dispatched raw.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
-//   FILTER   runs the modes whose name contains FILTER: add, sum, matmul, bisect (all devices),
+//   FILTER   runs the modes whose name contains FILTER: add, sum, matmul, regmm, bisect (all devices),
 //            conv, bufs (GPUs only); asm, hints, offsets only when named exactly (hints and
 //            offsets on GPUs only). No FILTER: every mode that a plain filter selects.
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
@@ -761,6 +761,100 @@ void lab_asm() {
   dump("add", [&] { Tensor o = add(e, e); });
 }
 
+// ---------------------------------------------------------------- matmul on CPU rasterizers
+// bench/lab/matmul_reg.comp (register blocking straight from the SSBOs, no shared memory) on the
+// Fashion-MNIST CNN's products (issue 15), with their operand layouts (transposed where the
+// backward passes transposed views), against gltensor::matmul on the same layouts.
+// Fastest of 3 runs after a warm-up (the products here take up to seconds on llvmpipe).
+double best_ms(const std::function<void()>& once) {
+  once();
+  glFinish();
+  double best = 1e30;
+  for (int r = 0; r < (g_check ? 1 : 3); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    once();
+    glFinish();
+    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+void lab_matmul_reg(const std::string& only) {
+  struct Shape3 {
+    const char* name;
+    std::int64_t M, N, K;
+    bool at, bt;  // A stored [K, M] / B stored [N, K] (read transposed)
+  };
+  const std::vector<Shape3> shapes =
+      g_check ? std::vector<Shape3>{{"odd", 37, 29, 41, false, false}, {"odd T", 37, 29, 41, true, true}}
+              : std::vector<Shape3>{
+                    {"conv2 fwd", 64, 25088, 288, false, false}, {"conv2 dW", 64, 288, 25088, true, true},
+                    {"conv2 dX", 25088, 288, 64, false, false},  {"conv1 dW", 32, 9, 100352, true, true},
+                    {"fc1 fwd", 128, 128, 3136, false, true},    {"fc1 dX", 128, 3136, 128, false, false},
+                    {"fc1 dW", 3136, 128, 128, true, false},     {"small-M 3x3x65536", 3, 65536, 3, false, false}};
+  struct Cand {
+    int ra, cb, uk, lx;
+  };
+  // GLTENSOR_LAB_REG="RA CB UK LX" times that candidate alone.
+  std::vector<Cand> cands = {{4, 1, 4, 64}, {8, 1, 4, 64}, {4, 2, 4, 64}, {8, 2, 4, 64}, {16, 1, 4, 64}};
+  if (const char* one = std::getenv("GLTENSOR_LAB_REG")) {
+    Cand c{};
+    if (std::sscanf(one, "%d %d %d %d", &c.ra, &c.cb, &c.uk, &c.lx) == 4) cands = {c};
+  }
+  std::mt19937 g(11);
+  for (const Shape3& s : shapes) {
+    if (!only.empty() && std::string(s.name).find(only) == std::string::npos) continue;
+    const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+    auto ha = random_floats(M * K, 21), hb = random_floats(K * N, 22);  // as stored
+    auto aval = [&](std::size_t m, std::size_t k) { return s.at ? ha[k * M + m] : ha[m * K + k]; };
+    auto bval = [&](std::size_t k, std::size_t n) { return s.bt ? hb[n * K + k] : hb[k * N + n]; };
+    GLuint A = buffer(M * K * 4, ha.data()), B = buffer(K * N * 4, hb.data()), C = buffer(M * N * 4, nullptr);
+    const GLuint a_sm = s.at ? 1 : s.K, a_sk = s.at ? s.M : 1, b_sk = s.bt ? 1 : s.N, b_sn = s.bt ? s.K : 1;
+    const double flop = 2.0 * s.M * s.N * s.K;
+    for (const Cand& c : cands)
+      for (int quad = 0; quad < 2; ++quad) {
+        const bool bq = quad && !s.bt && N % 4 == 0, aq = quad && s.at && M % 4 == 0 && c.ra % 4 == 0;
+        if (quad && !bq && !aq) continue;
+        std::string defs = "#define LX " + std::to_string(c.lx) + "u\n#define RA " + std::to_string(c.ra) +
+                           "\n#define CB " + std::to_string(c.cb) + "\n#define UK " + std::to_string(c.uk) + "u\n" +
+                           (bq ? "#define B_QUAD 1\n" : "") + (aq ? "#define A_QUAD 1\n" : "");
+        char name[96];
+        std::snprintf(name, sizeof name, "reg %dx%d uk%d lx%d%s%s", c.ra, 4 * c.cb, c.uk, c.lx, bq ? " bq" : "",
+                      aq ? " aq" : "");
+        GLuint p = compile(name, lab_source("matmul_reg.comp", defs));
+        if (!p) continue;
+        use(p);
+        const GLuint vals[] = {GLuint(M), GLuint(N), GLuint(K), a_sm, a_sk, b_sk, b_sn};
+        const char* names[] = {"M", "N", "K", "a_sm", "a_sk", "b_sk", "b_sn"};
+        for (int i = 0; i < 7; ++i) glUniform1ui(glGetUniformLocation(p, names[i]), vals[i]);
+        bind({A, B, C});
+        const std::size_t blocks = (M + c.ra - 1) / c.ra * ((N + 4 * c.cb - 1) / (4 * c.cb));
+        const GLuint groups = static_cast<GLuint>((blocks + c.lx - 1) / c.lx);
+        const double ms = best_ms([&] { glDispatchCompute(groups, 1, 1); });
+        auto hc = read(C, M * N);
+        double worst = 0;
+        for (int t = 0; t < 32; ++t) {
+          std::size_t i = g() % M, j = g() % N;
+          double ref = 0;
+          for (std::size_t k = 0; k < K; ++k) ref += double(aval(i, k)) * bval(k, j);
+          worst = std::max(worst, std::abs(ref - hc[i * N + j]));
+        }
+        std::printf("%-18s %-26s %9.3f ms %7.2f GFLOP/s err %.1e %s\n", s.name, name, ms, flop / ms * 1e-6, worst,
+                    verdict(matmul_ok(worst, K)));
+        glDeleteProgram(p);
+      }
+    glDeleteBuffers(1, &A);
+    glDeleteBuffers(1, &B);
+    glDeleteBuffers(1, &C);
+    // The library on the same layouts (its plan's kernel; split-K and its sum included).
+    Generator gen(3);
+    Tensor ta = s.at ? randn(*g_dev, {s.K, s.M}, gen).t() : randn(*g_dev, {s.M, s.K}, gen);
+    Tensor tb = s.bt ? randn(*g_dev, {s.N, s.K}, gen).t() : randn(*g_dev, {s.K, s.N}, gen);
+    const double ms = best_ms([&] { Tensor c = matmul(ta, tb); });
+    std::printf("%-18s %-26s %9.3f ms %7.2f GFLOP/s\n", s.name, "gltensor::matmul", ms, flop / ms * 1e-6);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -788,6 +882,8 @@ int main(int argc, char** argv) {
   if (want("sum")) lab_sum(d.caps().subgroup, sw);
   if (want("conv") && gpu) lab_conv();
   if (want("bufs") && gpu) lab_bufs();
+  if (want("regmm") || filter.rfind("regmm:", 0) == 0)
+    lab_matmul_reg(filter.rfind("regmm:", 0) == 0 ? filter.substr(6) : std::string());
   if (want("bisect")) lab_matmul_bisect(g_check ? 128 : sw ? 256 : 4096);
   if (named("asm")) lab_asm();
   if (named("hints") && gpu) lab_hints();

@@ -257,27 +257,34 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   if (autograd::any_requires_grad({&x, &w, &bias})) {
     const Tensor wd = detach(w);
     const Tensor xd = direct ? detach(x) : Tensor();  // the direct path saves no columns
-    const bool has_bias = bias.defined();
+    // Only the gradients some input needs: the first layer's image needs none (its input
+    // gradient, a GEMM and a col2im, would be thrown away), nor does a frozen weight.
+    const bool need_x = requires_grad(x), need_w = requires_grad(w), need_b = bias.defined() && requires_grad(bias);
+    if (!need_w) saved_cols.clear();  // the columns are kept only for the weight's gradient
     autograd::record(
         y, {x, w, bias},
-        [g, G, Og, K, wd, xd, saved_cols, has_bias](const Tensor& gy) {
+        [g, G, Og, K, wd, xd, saved_cols, need_x, need_w, need_b](const Tensor& gy) {
           Tensor gm = gy.permute({0, 2, 3, 1}).reshape({-1, G * Og});  // [N*OH*OW, O]
-          Tensor gx = G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
+          Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
           for (std::int64_t gi = 0; gi < G; ++gi) {
             Tensor gmg = G == 1 ? gm : gm.narrow(1, gi * Og, Og);
-            Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
-            const Tensor cols =
-                saved_cols.empty() ? im2col(G == 1 ? xd : xd.narrow(1, gi * g.C, g.C), g) : saved_cols[gi];
-            gws.push_back(matmul(gmg.t(), cols.t()).view({Og, g.C, g.KH, g.KW}));
-            Tensor gxi = col2im(matmul(gmg, wm), g);
-            if (G == 1)
-              gx = gxi;
-            else
-              gx.narrow(1, gi * g.C, g.C).copy_(gxi);
+            if (need_w) {
+              const Tensor cols =
+                  saved_cols.empty() ? im2col(G == 1 ? xd : xd.narrow(1, gi * g.C, g.C), g) : saved_cols[gi];
+              gws.push_back(matmul(gmg.t(), cols.t()).view({Og, g.C, g.KH, g.KW}));
+            }
+            if (need_x) {
+              Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
+              Tensor gxi = col2im(matmul(gmg, wm), g);
+              if (G == 1)
+                gx = gxi;
+              else
+                gx.narrow(1, gi * g.C, g.C).copy_(gxi);
+            }
           }
-          Tensor gw = G == 1 ? gws[0] : concat(gws, 0);
-          return std::vector<Tensor>{gx, gw, has_bias ? sum(gm, {0}) : Tensor()};
+          Tensor gw = !need_w ? Tensor() : G == 1 ? gws[0] : concat(gws, 0);
+          return std::vector<Tensor>{gx, gw, need_b ? sum(gm, {0}) : Tensor()};
         },
         "conv2d");
   }

@@ -47,7 +47,7 @@ inline bool quad_aligned(const Tensor& t, std::int64_t contig) {
 }
 
 /// a [M, K] @ b [K, N] + addend (broadcast to [M, N]), epilogue applied, written as
-/// [N / split, M, split] in one kernel, where the quad-load matmul kernel applies (2-D operands,
+/// [N / split, M, split] in one kernel, where the quad-load or REG matmul kernel applies (2-D operands,
 /// whole tiles, split a multiple of 4 dividing N, no split-K, no gradient); otherwise an
 /// undefined tensor (the caller permutes instead).
 Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,

@@ -30,13 +30,15 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   if (epilogue.act != Activation::none)
     return apply_epilogue(matmul_fused(a, b, addend, alpha, beta, Epilogue()), epilogue);
   Tensor y = matmul_kernel(a, b, addend, alpha, beta, Epilogue());
-  const Tensor ad = detach(a), bd = detach(b);
+  // Only the gradients some input needs (a layer's input batch needs none).
+  const bool need_a = requires_grad(a), need_b = requires_grad(b), need_d = addend.defined() && requires_grad(addend);
+  const Tensor ad = need_b ? detach(a) : Tensor(), bd = need_a ? detach(b) : Tensor();
   autograd::record(
       y, {a, b, addend},
-      [ad, bd, alpha, beta](const Tensor& g) {
-        Tensor ga = matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Epilogue());
-        Tensor gb = matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Epilogue());
-        return std::vector<Tensor>{ga, gb, beta == 1 ? g : mul(g, beta)};
+      [ad, bd, alpha, beta, need_a, need_b, need_d](const Tensor& g) {
+        Tensor ga = need_a ? matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Epilogue()) : Tensor();
+        Tensor gb = need_b ? matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Epilogue()) : Tensor();
+        return std::vector<Tensor>{ga, gb, !need_d ? Tensor() : beta == 1 ? g : mul(g, beta)};
       },
       "matmul");
   return y;
@@ -118,8 +120,8 @@ struct MatmulParams {
     if (plan.kernel == MatmulPlan::Kernel::vec4) {
       u.u32("u_qa_s", vl.qa_s);
       u.u32("u_qb_s", vl.qb_s);
-      if (split > 0) u.u32("u_split", split);
     }
+    if (split > 0) u.u32("u_split", split);
     u.f32("u_alpha", alpha);
     u.f32("u_beta", beta);
     u.f32("u_act_p0", epilogue.p0);
@@ -137,11 +139,23 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
                    const BatchLayout& bl, const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out,
                    std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
                    DType b_dtype) {
-  const bool vec4 = plan.kernel == MatmulPlan::Kernel::vec4;
+  const bool vec4 = plan.kernel == MatmulPlan::Kernel::vec4, reg = plan.kernel == MatmulPlan::Kernel::reg;
   const DType od = out.dtype();
   std::string h = "#define BD " + std::to_string(bl.shape.size()) + "\n";
   if (const std::string act = activation_glsl(epilogue.act); !act.empty()) h += "#define ACT(x) " + act + "\n";
-  if (vec4) {
+  if (reg) {
+    // The block written out for the kernel: ROWS(X) = X(0) .. X(RA - 1) and the other lists.
+    auto list = [](int n, const char* pre) {
+      std::string l;
+      for (int i = 0; i < n; ++i) l += std::string(" X(") + pre + std::to_string(i) + ")";
+      return l;
+    };
+    const int ra = plan.reg_rows, cb = plan.reg_quads;
+    h += "#define REG 1\n#define RA " + std::to_string(ra) + "\n#define CB " + std::to_string(cb) + "\n#define A_Q " +
+         std::to_string(plan.a_quad) + "\n#define B_Q " + std::to_string(plan.b_quad) + "\n#define ROWS(X)" +
+         list(ra, "") + "\n#define ROWQ(X)" + list(ra / 4, "") + "\n#define COLS(X)" + list(cb, "") +
+         "\n#define COLN(X)" + list(4 * cb, "") + "\n#define COLS_I(X, i)" + list(cb, "i, ") + "\n";
+  } else if (vec4) {
     h += std::string("#define VEC4 1\n#define BM 64u\n#define BN 128u\n#define A_KMAJOR ") + (vl.a_kmajor ? "1" : "0") +
          "\n#define B_KMAJOR " + (vl.b_kmajor ? "1" : "0") + "\n";
     if (od == DType::f32) h += "#define OUT_F32 1\n";
@@ -158,15 +172,20 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     h += (od == DType::f32 ? operand_glsl_vec4(0, od, CT::f32, true) : operand_glsl(0, od, CT::f32, true)) +
          quad_glsl("A", 1, a_dtype) + quad_glsl("B", 2, b_dtype);
   } else {
+    // REG reads quads and, for a K % 4 tail, elements: both views of a quad operand.
     h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a_dtype, CT::f32, false) +
          operand_glsl(2, b_dtype, CT::f32, false);
+    if (reg && plan.a_quad) h += quad_glsl("A", 1, a_dtype);
+    if (reg && plan.b_quad) h += quad_glsl("B", 2, b_dtype);
   }
   if (d.defined()) h += operand_glsl(3, d.dtype(), CT::f32, false);
   const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
   // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
   auto run = [&](int variant) {
     Launch launch(dev, "matmul");
-    if (!vec4) {
+    if (reg) {
+      launch.program("matmul.comp", h, {plan.local_x});
+    } else if (!vec4) {
       launch.program("matmul.comp", h, {16, 16});
     } else {
       const bool slice_k = variant & 1;
@@ -185,8 +204,8 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     run(plan.variant);
 }
 
-// split > 0: only with the quad-load kernel, no batch and no split-K (else returns an undefined
-// tensor); the result [M, N] is written as [N / split, M, split] (column groups of `split`
+// split > 0: only with the quad-load or REG kernel, no batch and no split-K (else returns an
+// undefined tensor); the result [M, N] is written as [N / split, M, split] (column groups of `split`
 // become the outer dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                      const Epilogue& epilogue, std::int64_t split) {
@@ -219,6 +238,10 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   MatmulProblem problem;
   problem.M = M, problem.N = N, problem.K = K, problem.batch = numel_of(batch), problem.out = od;
   problem.quads = vl.ok, problem.split_columns = split > 0, problem.precision = dev.precision;
+  if (is_floating(ea.dtype()))
+    problem.a_quads = quad_aligned(ea, ea.dim() - 1) ? 1 : M % 4 == 0 && quad_aligned(ea, ea.dim() - 2) ? 2 : 0;
+  if (is_floating(eb.dtype()))
+    problem.b_quads = N % 4 == 0 && quad_aligned(eb, eb.dim() - 1) ? 1 : quad_aligned(eb, eb.dim() - 2) ? 2 : 0;
   const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_arithmetic()};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();

@@ -30,29 +30,58 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
     case MatmulPlan::Kernel::tile64:
       // Per 16-K tile: 4 loads, 16 k-steps of (4 + 4 + 4 x 4); the 4 x 4 epilogue.
       return (k + 15) / 16 * 469 + 48;
+    case MatmulPlan::Kernel::reg:
+      // The K loop unrolled by 4 and the remainder's up to 3 steps (the block is written out).
+      return k / 4 + 3;
   }
   return 0;
 }
 
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings) {
   MatmulPlan plan;
-  const std::string& forced = settings.matmul_kernel;
+  // "gpu": the choice a GPU would get, on any device (tests of the GPU paths on llvmpipe).
+  const bool as_gpu = settings.matmul_kernel == "gpu";
+  const std::string forced = as_gpu ? std::string() : settings.matmul_kernel;
+  const bool software = dev.software && !as_gpu;
   const bool whole = p.M % 64 == 0 && p.N % 128 == 0 && p.K % 8 == 0;
   const std::int64_t vec4_tiles = (p.M / 64) * (p.N / 128) * p.batch;
   const bool forced_vec4 = forced.rfind("vec4", 0) == 0;
-  const bool vec4 = p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
-  if (vec4) {
+  const bool small = std::min(p.M, p.N) <= 8;
+  const bool reg = forced == "reg" || (forced.empty() && (software || small));
+  const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
+  if (reg) {
+    // Blocks (bench/RESULTS.md): up to 8 rows x 8 columns, fewer where M or N is (cost follows
+    // the product's size). On llvmpipe 16 x 32 blocks ran 1.4 to 2.8x faster but took LLVM
+    // minutes to compile per variant (register allocation of the spilled accumulators). Software
+    // rasterizers: workgroups of 16 (few idle lanes where the blocks are few); GPUs: 64.
+    plan.kernel = MatmulPlan::Kernel::reg;
+    const std::int64_t max_rows = 8, max_quads = 2;
+    plan.reg_rows = 1;
+    while (plan.reg_rows < max_rows && plan.reg_rows < p.M) plan.reg_rows *= 2;
+    plan.reg_quads = 1;
+    while (plan.reg_quads < max_quads && 4 * plan.reg_quads < p.N) plan.reg_quads *= 2;
+    plan.a_quad = p.a_quads == 2 && plan.reg_rows % 4 != 0 ? 0 : p.a_quads;  // 4-row quads need 4-row blocks
+    plan.b_quad = p.b_quads;
+    plan.tile_m = plan.reg_rows;
+    plan.tile_n = 4 * plan.reg_quads;
+    plan.local_x = software ? 16 : 64;
+    plan.local_y = 1;
+  } else if (vec4) {
     plan.kernel = MatmulPlan::Kernel::vec4;
     plan.tile_m = 64;
     plan.tile_n = 128;
   } else {
     const bool big = p.M >= 128 && p.N >= 128 && p.K >= 8;
-    const int want = forced == "tile128" ? 128 : forced == "tile64" ? 64 : (dev.software ? 128 : 64);
+    const int want = forced == "tile128" ? 128 : forced == "tile64" ? 64 : (software ? 128 : 64);
     plan.kernel = want == 128 && big ? MatmulPlan::Kernel::tile128 : MatmulPlan::Kernel::tile64;
     plan.tile_m = plan.tile_n = plan.kernel == MatmulPlan::Kernel::tile128 ? 128 : 64;
   }
-  const std::int64_t tiles = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n) * p.batch;
-  plan.f16_block = p.precision == Precision::f16_allowed && dev.fp16_arithmetic ? kF16BlockK : 0;
+  // Workgroups per batch entry (REG: blocks of one invocation each, local_x per workgroup).
+  const std::int64_t blocks = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n);
+  const std::int64_t groups = reg ? ceil_div(blocks, plan.local_x) : blocks;
+  const std::int64_t tiles = groups * p.batch;
+  // F16_MATH is in every kernel but REG (which computes in f32 where it is chosen).
+  plan.f16_block = p.precision == Precision::f16_allowed && dev.fp16_arithmetic && !reg ? kF16BlockK : 0;
   const std::int64_t fb = plan.f16_block;
 
   // Split-K. Chunks are multiples of 16 (whole K-tiles of every kernel and of both slices).
@@ -64,15 +93,18 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
       if (matmul_loops(plan.kernel, max_kc + step, 1, fb) <= dev.loop_limit) max_kc += step;
     splits = ceil_div(p.K, max_kc);
   }
-  const std::int64_t target = dev.software ? 16 : 256;
-  if (p.K >= 1024 && tiles * 4 < target) splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
+  const std::int64_t target = software ? 16 : 256;
+  // REG's workgroups are single invocations' blocks over all of K: split below the target itself
+  // (a few workgroups leave cores idle on a CPU rasterizer).
+  if (p.K >= 1024 && tiles * (reg ? 1 : 4) < target)
+    splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
   if (splits > 1) {
     plan.kchunk = ceil_div(ceil_div(p.K, splits), 16) * 16;
     plan.splits = ceil_div(p.K, plan.kchunk);
   } else {
     plan.kchunk = p.K;
   }
-  plan.split_columns = p.split_columns && vec4 && plan.splits == 1;
+  plan.split_columns = p.split_columns && (vec4 || reg) && plan.splits == 1;
 
   if (vec4) {
     // Variants (bench/RESULTS.md): sliced K fills a GPU's waves better where the tiles make a
@@ -92,8 +124,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.local_y = 1;
   }
   plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk, 1, fb);
-  plan.groups_x = static_cast<std::uint64_t>(ceil_div(p.N, plan.tile_n));
-  plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, plan.tile_m));
+  plan.groups_x = static_cast<std::uint64_t>(reg ? groups : ceil_div(p.N, plan.tile_n));
+  plan.groups_y = static_cast<std::uint64_t>(reg ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
   return plan;
 }

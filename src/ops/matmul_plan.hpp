@@ -13,9 +13,12 @@ namespace gltensor::detail {
 
 struct MatmulProblem {
   std::int64_t M = 0, N = 0, K = 0;
-  std::int64_t batch = 1;                ///< product of the (broadcast) batch dims
-  DType out = DType::f32;                ///< result dtype
-  bool quads = false;                    ///< both operands read as aligned quads (see vec4_layout in matmul.cpp)
+  std::int64_t batch = 1;  ///< product of the (broadcast) batch dims
+  DType out = DType::f32;  ///< result dtype
+  bool quads = false;      ///< both operands read as aligned quads (see vec4_layout in matmul.cpp)
+  /// Quad loads the operands allow (offsets and other strides multiples of 4): A 1 along K, 2
+  /// along M (M % 4 == 0); B 1 along N (N % 4 == 0), 2 along K; 0 none.
+  int a_quads = 0, b_quads = 0;
   bool split_columns = false;            ///< the caller wants the [N / split, M, split] epilogue (conv2d)
   Precision precision = Precision::f32;  ///< the device's precision setting (Device::precision)
 };
@@ -27,7 +30,7 @@ struct DeviceTraits {
 };
 
 struct MatmulPlan {
-  enum class Kernel { vec4, tile64, tile128 };
+  enum class Kernel { vec4, tile64, tile128, reg };
   Kernel kernel = Kernel::tile64;
   std::int64_t tile_m = 64, tile_n = 64;
   /// Quad-load kernel variant: bit 0 sliced K (256 invocations), bit 1 inner product unrolled.
@@ -38,8 +41,12 @@ struct MatmulPlan {
   /// Split-K: `splits` partial products over K ranges of `kchunk` (a multiple of 16), summed
   /// afterwards with the epilogue applied there. 1 = no split.
   std::int64_t splits = 1, kchunk = 0;
-  /// The SPLIT_COLS epilogue applies (only without split-K and with the quad-load kernel).
+  /// The SPLIT_COLS epilogue applies (only without split-K, with the quad-load or REG kernel).
   bool split_columns = false;
+  /// REG kernel: each invocation computes reg_rows x 4 reg_quads of C; its quad loads of A and B
+  /// (MatmulProblem::a_quads / b_quads, 0 = scalar loads).
+  int reg_rows = 0, reg_quads = 0;
+  int a_quad = 0, b_quad = 0;
   std::uint32_t local_x = 16, local_y = 16;
   std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
   /// F16_MATH: K values per f16 partial sum (kF16BlockK; a multiple of every kernel's K-tile);
@@ -49,13 +56,15 @@ struct MatmulPlan {
   std::uint64_t loop_iterations = 0;
 };
 
-/// The plan. Kernel choice: the 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8)
-/// with quad-aligned operands and at least 256 tiles (GPUs fill better with smaller tiles below
-/// that), else 128x128 tiles on software rasterizers and 64x64 on GPUs
-/// (Settings::matmul_kernel overrides where the kernel applies). Split-K where one invocation
-/// would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and
-/// fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers).
-/// f16 math (f16_block = kF16BlockK) in every kernel where the problem's precision is
+/// The plan. Kernel choice: on software rasterizers the REG kernel (register blocks straight
+/// from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel
+/// where M or N is at most 8 (a 64-row tile of a 3-row product would do 21 times its work),
+/// else the 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned
+/// operands and at least 256 tiles (GPUs fill better with smaller tiles below that), else 64x64
+/// tiles (Settings::matmul_kernel overrides where the kernel applies: vec4*, tile64, tile128, reg). Split-K where one
+/// invocation would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and fewer than a
+/// quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than the target).
+/// f16 math (f16_block = kF16BlockK) in every kernel but REG where the problem's precision is
 /// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands
 /// are rounded to f16 in the kernel); else f32 math.
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);

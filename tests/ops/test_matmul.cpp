@@ -224,7 +224,7 @@ TEST(Matmul, EveryKernelPath) {
       {3, 64, 16, 128, false, false, DType::f32}, {1, 128, 48, 128, false, false, DType::f16},
       {1, 64, 32, 256, true, true, DType::bf16},  {1, 67, 12, 132, false, false, DType::f32},
       {1, 45, 28, 60, false, true, DType::f32},   {1, 3, 5, 7, false, false, DType::f32}};
-  for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128"}) {
+  for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128", "reg"}) {
     ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
     for (const Case& c : cases) {
       auto a = uniform(rng, c.batch * c.M * c.K), b = uniform(rng, c.K * c.N), d = uniform(rng, c.N);
@@ -277,7 +277,7 @@ TEST(Matmul, LongKPastTheLoopLimit) {
   check(rng, {3, 50000}, {50000, 5});
   check(rng, {2, 1, 2, 3000}, {3, 3000, 3});
   // K = 12000 is past the longest chunk of every kernel (2233 to 10680 K per invocation).
-  for (const char* kernel : {"tile64", "tile128", "vec4", "vec4su"}) {
+  for (const char* kernel : {"tile64", "tile128", "vec4", "vec4su", "reg"}) {
     ScopedEnv env("GLTENSOR_MATMUL_KERNEL", kernel);
     const bool t128 = std::string(kernel) == "tile128";
     const std::int64_t M = t128 ? 128 : 64, N = 128, K = 12000;
@@ -359,4 +359,63 @@ TEST(Matmul, SplitKUnderALoweredLoopLimit) {
   for (const Case& c : {Case{2, 64, 2600, 128, true, DType::f32, true}, Case{1, 67, 1003, 45, false, DType::f32, true},
                         Case{1, 1, 4099, 1, false, DType::f32, false}})
     run("default", c);
+  // REG loops 4 K per iteration: a lower limit (chunks of 1184 K) splits these.
+  ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "reg");
+  ScopedLoopLimit reg_limit(300);
+  run("reg", {2, 64, 2600, 128, true, DType::f32, true});
+  run("reg", {1, 67, 1303, 45, false, DType::f16, true});
+  run("reg", {1, 128, 1304, 128, false, DType::bf16, false});
+}
+
+// The REG kernel (register blocks without shared memory: llvmpipe's default, and small M or N on
+// GPUs) forced on every device: sizes off its blocks (M of 1 to 9 takes 1-, 2-, 4- and 8-row
+// blocks, N of 1 to 4 one quad), 0-size, B read as quads (row-major, N % 4 == 0) or through
+// strides (a misaligned slice, a transposed view), NaN and Inf reaching only their row / column.
+TEST(Matmul, RegisterBlockedKernel) {
+  GLT_RNG(rng);
+  ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "reg");
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
+                                                                 {1, 300, 1},
+                                                                 {2, 7, 3},
+                                                                 {3, 3, 4096},
+                                                                 {4, 9, 8},
+                                                                 {5, 13, 5},
+                                                                 {9, 1, 17},
+                                                                 {37, 41, 29},
+                                                                 {130, 64, 12},
+                                                                 {4099, 6, 2}})
+    check(rng, {m, k}, {k, n});
+  check(rng, {3, 1, 5, 7}, {2, 7, 8});  // broadcast batches, quads of B with a batch stride
+  EXPECT_EQ(matmul(Tensor::empty(device(), {0, 3}), ones(device(), {3, 4})).shape(), (Shape{0, 4}));
+  EXPECT_EQ(matmul(Tensor::empty(device(), {5, 0}), Tensor::empty(device(), {0, 4})).to_vector(),
+            std::vector<float>(20, 0.0f));
+  // B as a slice at element offset 1 (no quads), and as a transposed view.
+  const int M = 19, K = 23, N = 16;
+  auto a = uniform(rng, M * K), wide = uniform(rng, K * (N + 1));
+  Tensor bs = Tensor::from_host(device(), wide, {K, N + 1}).slice(1, 1, N + 1);
+  auto bv = gather_view(wide, bs);
+  Shape os;
+  auto ref = ref_matmul(a, {M, K}, bv, {K, N}, os);
+  Tensor ta = Tensor::from_host(device(), a, {M, K});
+  EXPECT_TRUE(close(matmul(ta, bs).to_vector(), ref, 1e-5, 2e-6 * K)) << "B at offset 1";
+  std::vector<float> bt(N * K);
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) bt[n * K + k] = bv[k * N + n];
+  EXPECT_TRUE(close(matmul(ta, Tensor::from_host(device(), bt, {N, K}).t()).to_vector(), ref, 1e-5, 2e-6 * K))
+      << "B transposed";
+  // NaN in A's row 2 makes row 2 NaN; +Inf in B's column 5 (positive A) makes column 5 +Inf.
+  std::vector<float> pa(9 * 6, 0.5f), pb(6 * 11, 0.25f);
+  pa[2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();
+  pb[4 * 11 + 5] = std::numeric_limits<float>::infinity();
+  auto c = matmul(Tensor::from_host(device(), pa, {9, 6}), Tensor::from_host(device(), pb, {6, 11})).to_vector();
+  for (int m = 0; m < 9; ++m)
+    for (int n = 0; n < 11; ++n) {
+      const float v = c[m * 11 + n];
+      if (m == 2)
+        EXPECT_TRUE(std::isnan(v)) << m << "," << n;
+      else if (n == 5)
+        EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
+      else
+        EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
+    }
 }

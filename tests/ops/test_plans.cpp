@@ -3,6 +3,9 @@
 // direct conv kernel's layout.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <vector>
+
 #include "nn/attention_plan.hpp"
 #include "nn/conv_direct_plan.hpp"
 #include "ops/matmul_plan.hpp"
@@ -28,12 +31,12 @@ TEST(PlanMatmul, KernelChoice) {
   EXPECT_EQ(p.groups_y, 16u);
   EXPECT_TRUE(p.tune);
   EXPECT_EQ(p.tune_key, "matmul_vec4/512/512/float32");
-  // Fewer tiles, or operands that are not quads: scalar tiles, 64 on GPUs, 128 on llvmpipe.
+  // Fewer tiles, or operands that are not quads: scalar 64 x 64 tiles on GPUs.
   EXPECT_EQ(plan_matmul(problem(128, 256, 64), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
-  EXPECT_EQ(plan_matmul(problem(1024, 4096, 512, false), kLlvmpipe, s).kernel, MatmulPlan::Kernel::tile128);
-  // Small products stay on 64 x 64 tiles on llvmpipe too.
-  EXPECT_EQ(plan_matmul(problem(100, 20, 30, false), kLlvmpipe, s).kernel, MatmulPlan::Kernel::tile64);
+  // llvmpipe: the REG kernel for every shape.
+  for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{1024, 4096, 512}, {100, 20, 30}, {64, 25088, 288}})
+    EXPECT_EQ(plan_matmul(problem(m, n, k), kLlvmpipe, s).kernel, MatmulPlan::Kernel::reg) << m << "x" << n;
   // Ragged sizes never take the quad-load kernel.
   EXPECT_EQ(plan_matmul(problem(1000, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
 }
@@ -53,14 +56,81 @@ TEST(PlanMatmul, ForcedVariants) {
   s.matmul_kernel = "vec4";
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64)
       << "the quad-load kernel only where it applies";
+  // The scalar tiles or the quad-load kernel on llvmpipe, and REG on a GPU, when forced.
+  s.matmul_kernel = "tile64";
+  EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kLlvmpipe, s).kernel, MatmulPlan::Kernel::tile64);
+  s.matmul_kernel = "vec4";
+  EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kLlvmpipe, s).kernel, MatmulPlan::Kernel::vec4);
+  s.matmul_kernel = "reg";
+  EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::reg);
+}
+
+// The REG kernel: its block by shape (up to 8 x 8), one
+// invocation per block and local_x blocks per workgroup along x, batch and splits along z; quad loads of B where the
+// operand allows them.
+TEST(PlanMatmul, RegisterBlocks) {
+  const Settings s;
+  MatmulProblem p = problem(64, 25088, 288);  // conv2d forward (issue 15)
+  p.a_quads = 1;
+  p.b_quads = 1;
+  MatmulPlan r = plan_matmul(p, kLlvmpipe, s);
+  EXPECT_EQ(r.reg_rows, 8);
+  EXPECT_EQ(r.reg_quads, 2);
+  EXPECT_EQ(r.a_quad, 1);
+  EXPECT_EQ(r.b_quad, 1);
+  EXPECT_EQ(r.local_x, 16u);
+  EXPECT_EQ(r.groups_x, 8u * 3136u / 16u);
+  EXPECT_EQ(r.groups_y, 1u);
+  EXPECT_EQ(r.splits, 1);
+  EXPECT_EQ(r.loop_iterations, 288u / 4u + 3u);
+  p.b_quads = 0;
+  EXPECT_EQ(plan_matmul(p, kLlvmpipe, s).b_quad, 0);
+  // Quads of 4 rows need blocks of 4 rows.
+  MatmulProblem t = problem(2, 64, 64);
+  t.a_quads = 2;
+  EXPECT_EQ(plan_matmul(t, kLlvmpipe, s).a_quad, 0);
+  t.M = 8;
+  EXPECT_EQ(plan_matmul(t, kLlvmpipe, s).a_quad, 2);
+  // Few rows or columns: the block shrinks with them (cost follows the product's size).
+  EXPECT_EQ(plan_matmul(problem(3, 65536, 3), kLlvmpipe, s).reg_rows, 4);
+  EXPECT_EQ(plan_matmul(problem(1, 100, 30), kLlvmpipe, s).reg_rows, 1);
+  EXPECT_EQ(plan_matmul(problem(2, 100, 30), kLlvmpipe, s).reg_rows, 2);
+  const MatmulPlan col = plan_matmul(problem(100352, 1, 32), kLlvmpipe, s);
+  EXPECT_EQ(col.reg_quads, 1);
+  EXPECT_EQ(col.groups_x, 12544u / 16u);
+  // GPUs: REG where M or N is at most 8 (a 64 x 64 tile would do 8 to 64 times the work), the
+  // tiled kernels otherwise.
+  EXPECT_EQ(plan_matmul(problem(3, 65536, 3), kGpu, s).kernel, MatmulPlan::Kernel::reg);
+  const MatmulPlan gs = plan_matmul(problem(65536, 8, 64), kGpu, s);
+  EXPECT_EQ(gs.kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(gs.reg_rows, 8) << "GPU blocks stay within registers";
+  EXPECT_EQ(gs.reg_quads, 2);
+  EXPECT_EQ(gs.local_x, 64u);
+  EXPECT_EQ(plan_matmul(problem(65536, 9, 64), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
+  // Batches along z; split-K past the loop limit and for few workgroups over a long K.
+  const MatmulPlan b = plan_matmul(problem(3, 5, 7, false, 6), kLlvmpipe, s);
+  EXPECT_EQ(b.groups_z, 6u);
+  const MatmulPlan w = plan_matmul(problem(32, 9, 100352, false), kLlvmpipe, s);  // conv2d's weight gradient
+  EXPECT_EQ(w.groups_x, 1u);
+  EXPECT_GE(w.groups_x * static_cast<std::uint64_t>(w.splits), 16u);
+  const MatmulPlan l = plan_matmul(problem(512, 512, 300000, false), kLlvmpipe, s);
+  EXPECT_GT(l.splits, 1);
+  EXPECT_LE(l.loop_iterations, kLlvmpipe.loop_limit);
+  EXPECT_GE(l.splits * l.kchunk, 300000);
+  // The conv2d epilogue writing NCHW applies to REG without split-K.
+  p.split_columns = true;
+  EXPECT_TRUE(plan_matmul(p, kLlvmpipe, s).split_columns);
 }
 
 // Split-K where one invocation would loop past the device's limit: every split within it, chunks
 // of whole 16-K tiles covering K exactly.
 TEST(PlanMatmul, SplitKForTheLoopLimit) {
-  const Settings s;
+  // Forced tile64 (REG, llvmpipe's default, loops K / 4 times: it splits only the longest K).
+  Settings s;
+  s.matmul_kernel = "tile64";
   for (std::int64_t K : {50000, 93312, 65535 * 4 + 7}) {
     for (bool quads : {false, true}) {
+      if (K == 65535 * 4 + 7) s.matmul_kernel.clear();
       const MatmulPlan p = plan_matmul(problem(64, 288, K, quads), kLlvmpipe, s);
       EXPECT_GT(p.splits, 1) << K;
       EXPECT_EQ(p.kchunk % 16, 0) << K;
@@ -75,7 +145,8 @@ TEST(PlanMatmul, SplitKForTheLoopLimit) {
   EXPECT_EQ(plan_matmul(problem(512, 512, 3000, false), kLlvmpipe, s).splits, 1);
   EXPECT_EQ(plan_matmul(problem(4096, 4096, 50000), kGpu, s).splits, 1);
   // Each kernel's loop count grows with K and stays under the limit it was planned for.
-  for (auto k : {MatmulPlan::Kernel::vec4, MatmulPlan::Kernel::tile64, MatmulPlan::Kernel::tile128})
+  for (auto k :
+       {MatmulPlan::Kernel::vec4, MatmulPlan::Kernel::tile64, MatmulPlan::Kernel::tile128, MatmulPlan::Kernel::reg})
     EXPECT_LT(matmul_loops(k, 1024), matmul_loops(k, 2048));
   const DeviceTraits tiny{false, 2000, false};
   const MatmulPlan t = plan_matmul(problem(70, 30, 5000, false), tiny, s);
@@ -147,6 +218,7 @@ TEST(PlanMatmul, F16MathNeedsPrecisionAndDeviceTrait) {
     EXPECT_EQ(f16.f16_block, kF16BlockK);
     EXPECT_EQ(f16.kernel, f32.kernel) << "the same kernels, with F16_MATH";
     EXPECT_EQ(plan_matmul(p, llvm16, s).kernel, plan_matmul(base, llvm16, s).kernel);
+    EXPECT_EQ(plan_matmul(p, llvm16, s).f16_block, 0) << "REG (software rasterizers) has no f16 math";
     // Blocks are whole K-tiles of every kernel (8 for vec4/tile128, 16 for tile64).
     EXPECT_EQ(f16.f16_block % 16, 0);
   }
@@ -176,7 +248,9 @@ TEST(PlanMatmul, F16MathTunesUnderItsOwnKeyAndCountsItsLoops) {
 
 TEST(PlanMatmul, F16MathSplitsWithinTheLoopLimit) {
   const Settings s;
-  const DeviceTraits llvm16{true, 65535, true};
+  // A GPU with fp16 arithmetic and llvmpipe's loop limit (a software rasterizer gets REG, which
+  // has no f16 math).
+  const DeviceTraits llvm16{false, 65535, true};
   for (std::int64_t K : {50000, 93312, 65535 * 4 + 7}) {
     for (bool quads : {true, false}) {
       MatmulProblem p = problem(64, 128, K, quads);
