@@ -121,6 +121,10 @@ enum class GlApi {
 ///   each intermediate to f16 (one more rounding than the f32 path for composite formulas).
 ///   On a device without fp16 arithmetic (Mesa llvmpipe) the mode is accepted and every op keeps
 ///   f32 math: Device::precision_in_effect() reports f32 there.
+///   Status (2026-11-24): the f16 kernels are off on every device, so f16_allowed keeps f32 math
+///   everywhere and precision_in_effect() reports f32: on the H100 they gave NaN in some matmul
+///   outputs, large errors with f16 operands and a wrong relu, and ran at 0.6x f32's speed
+///   (docs/precision.md). GLTENSOR_PRECISION=f16-force runs them, for debugging only.
 enum class Precision {
   f32,          ///< f32 math and f32 accumulation (default)
   f16_allowed,  ///< f16 products and block partial sums where the device has fp16 arithmetic

@@ -25,7 +25,9 @@ class ScopedPrecision {
   Precision saved_;
 };
 
-bool has_f16_math() { return device().caps().fp16_arithmetic; }
+// The f16 kernels run only with GLTENSOR_PRECISION=f16-force (off on every device until they are
+// fixed: docs/precision.md); the F16* tests check them then.
+bool has_f16_math() { return detail::settings().precision == "f16-force" && device().caps().fp16_arithmetic; }
 
 struct MatmulCase {
   std::int64_t M, K, N;
@@ -85,7 +87,7 @@ TEST(Precision, F32IsTheDefault) {
   o.precision = Precision::f16_allowed;
   Device d16 = Device::open(o);
   EXPECT_EQ(d16.precision(), Precision::f16_allowed);
-  EXPECT_EQ(d16.precision_in_effect(), d16.caps().fp16_arithmetic ? Precision::f16_allowed : Precision::f32);
+  EXPECT_EQ(d16.precision_in_effect(), Precision::f32) << "f16 kernels are off (docs/precision.md)";
   ScopedEnv env("GLTENSOR_PRECISION", "f16");
   EXPECT_EQ(Device::open().precision(), Precision::f16_allowed);
 }
