@@ -83,7 +83,10 @@ for phase in "$@"; do
          for t in test_model test_ocr_models; do
            GLTENSOR_MODEL_CACHE="$P" timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/ocrtest.txt"
          done ;;
-    mlp|cnn) (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase --overwrite 2>/dev/null | tee "$OUT/$phase.txt")
-         cp /tmp/$phase/metrics.json "$OUT/${phase}_metrics.json"; cp /tmp/$phase/training_curves.png "$OUT/${phase}_curves.png" ;;
+    mlp|cnn) [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers"
+         mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/ 2>/dev/null
+         (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase --overwrite > "$OUT/$phase.txt" 2> /tmp/$phase.err; echo "rc=$?" >> "$OUT/$phase.txt"
+          tr '\r' '\n' < /tmp/$phase.err | grep -v '^ *$' | tail -5 >> "$OUT/$phase.txt"; cat "$OUT/$phase.txt")
+         cp /tmp/$phase/metrics.json "$OUT/${phase}_metrics.json" ;;
   esac
 done

@@ -7,6 +7,7 @@
 # ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
 #   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest
+#   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -31,6 +32,17 @@ if [ "${1:-}" = "--ocr" ]; then
   mkdir -p gpu-pack/models/ocr && cp "$cache"/models/ocr/*.onnx "$cache"/models/ocr/ppocr_keys_v1.txt gpu-pack/models/ocr/
   mkdir -p gpu-pack/bench gpu-pack/fonts && cp bench/ort_reference.py gpu-pack/bench/
   cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
+fi
+if [ "${1:-}" = "--train" ]; then
+  # The training phases (profile mlp cnn torchtrain): the demo with its libraries and PLplot's
+  # pngcairo driver (PLPLOT_DRV_DIR), no test programs (the carry limit).
+  rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/gltensor-onnx-test
+  drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
+  mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
+  ldd "$build"/demos/fashion_mnist "$drv"/cairo.so | awk '/=> \// {print $3}' | sort -u |
+    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
+    xargs -r -I{} cp -L {} gpu-pack/lib/
+  mkdir -p gpu-pack/fonts && cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
 fi
 strip gpu-pack/bin/*
 for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so.32; do
