@@ -572,6 +572,25 @@ void check_nan_rows(int S, int nan_key) {
   }
 }
 
+// One attention case's random inputs (q, k in [-2, 2)), their float64 reference and a label.
+struct AttentionCase {
+  int Bq, Bk, L, S, E, Ev;
+};
+struct AttentionInputs {
+  std::vector<double> ref;
+  Tensor q, k, v;
+  std::string what;
+};
+AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionCase& c, bool causal) {
+  auto q = uniform(rng, c.Bq * c.L * c.E, -2, 2), k = uniform(rng, c.Bk * c.S * c.E, -2, 2),
+       v = uniform(rng, c.Bk * c.S * c.Ev);
+  return {ref_attention(q, k, v, c.Bq, c.Bk, c.L, c.S, c.E, c.Ev, causal),
+          Tensor::from_host(device(), q, {c.Bq, c.L, c.E}), Tensor::from_host(device(), k, {c.Bk, c.S, c.E}),
+          Tensor::from_host(device(), v, {c.Bk, c.S, c.Ev}),
+          std::to_string(c.Bq) + "x" + std::to_string(c.L) + "x" + std::to_string(c.S) + "x" + std::to_string(c.E) +
+              "x" + std::to_string(c.Ev) + (causal ? " causal" : "")};
+}
+
 }  // namespace
 
 // The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
@@ -579,23 +598,15 @@ void check_nan_rows(int S, int nan_key) {
 // path (GLTENSOR_ATTENTION=composite) must agree with it.
 TEST(Attention, FusedKernelMatchesReference) {
   GLT_RNG(rng);
-  struct Case {
-    int Bq, Bk, L, S, E, Ev;
-  };
+  using Case = AttentionCase;
   for (const Case& c : std::vector<Case>{{2, 2, 5, 6, 4, 3},
                                          {3, 1, 70, 45, 64, 64},
                                          {1, 1, 33, 100, 16, 40},
                                          {2, 2, 129, 129, 64, 64},
                                          {1, 1, 1, 1, 1, 1}})
     for (bool causal : {false, true}) {
-      auto q = uniform(rng, c.Bq * c.L * c.E, -2, 2), k = uniform(rng, c.Bk * c.S * c.E, -2, 2),
-           v = uniform(rng, c.Bk * c.S * c.Ev);
-      auto ref = ref_attention(q, k, v, c.Bq, c.Bk, c.L, c.S, c.E, c.Ev, causal);
-      Tensor tq = Tensor::from_host(device(), q, {c.Bq, c.L, c.E});
-      Tensor tk = Tensor::from_host(device(), k, {c.Bk, c.S, c.E}),
-             tv = Tensor::from_host(device(), v, {c.Bk, c.S, c.Ev});
-      const std::string what = std::to_string(c.Bq) + "x" + std::to_string(c.L) + "x" + std::to_string(c.S) + "x" +
-                               std::to_string(c.E) + "x" + std::to_string(c.Ev) + (causal ? " causal" : "");
+      const AttentionInputs in = attention_inputs(rng, c, causal);
+      const auto& [ref, tq, tk, tv, what] = in;
       Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
       EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
       EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what;
@@ -960,21 +971,13 @@ TEST(Attention, KeysPastTheLoopLimitSplitKV) {
 TEST(Attention, SplitKVUnderALoweredLoopLimit) {
   GLT_RNG(rng);
   ScopedLoopLimit limit(600);
-  struct Case {
-    int Bq, Bk, L, S, E, Ev;
-  };
+  using Case = AttentionCase;
   auto tilings = smaller_attention_tilings();
   tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
   for (const Case& c : std::vector<Case>{{2, 2, 5, 300, 4, 3}, {3, 1, 70, 450, 64, 64}, {1, 1, 129, 1000, 16, 40}})
     for (bool causal : {false, true}) {
-      auto q = uniform(rng, c.Bq * c.L * c.E, -2, 2), k = uniform(rng, c.Bk * c.S * c.E, -2, 2),
-           v = uniform(rng, c.Bk * c.S * c.Ev);
-      auto ref = ref_attention(q, k, v, c.Bq, c.Bk, c.L, c.S, c.E, c.Ev, causal);
-      Tensor tq = Tensor::from_host(device(), q, {c.Bq, c.L, c.E});
-      Tensor tk = Tensor::from_host(device(), k, {c.Bk, c.S, c.E}),
-             tv = Tensor::from_host(device(), v, {c.Bk, c.S, c.Ev});
-      const std::string what = std::to_string(c.Bq) + "x" + std::to_string(c.L) + "x" + std::to_string(c.S) + "x" +
-                               std::to_string(c.E) + "x" + std::to_string(c.Ev) + (causal ? " causal" : "");
+      const AttentionInputs in = attention_inputs(rng, c, causal);
+      const auto& [ref, tq, tk, tv, what] = in;
       for (const auto& [var, val] : tilings) {
         ScopedEnv env(var, val);
         Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
