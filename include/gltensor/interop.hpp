@@ -189,7 +189,11 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt 
 /// queues glWaitSync(fence) in gltensor's context when a fence is given (the application keeps
 /// it and may delete it once acquire returns), then glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT
 /// | GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT), and forgets which
-/// objects gltensor has bound (shared objects must be bound again to be seen). No host wait.
+/// objects gltensor has bound (shared objects must be bound again to be seen). It also binds 0
+/// to gltensor's texture and image units: NVIDIA's driver treats binding the texture that is
+/// already bound as a no-op, and image stores then go to the storage the texture had before
+/// another context attached it to a framebuffer (an application rebinding objects gltensor
+/// wrote should likewise bind 0 first). No host wait.
 void acquire(const Device& dev, GLsyncHandle fence = nullptr);
 /// Before the application uses objects gltensor wrote: glMemoryBarrier(barriers) (the bits of
 /// the application's access: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, GL_TEXTURE_FETCH_BARRIER_BIT,

@@ -22,6 +22,11 @@ void InteropState::barrier_before(GLuint texture, bool write) {
   }
 }
 
+void InteropState::detach_units(DeviceImpl& d) {
+  d.gl.bind_texture_2d(texture_unit(d), 0);
+  d.gl.bind_image(image_unit(d), 0, 0, GL_READ_ONLY, GL_RGBA8);
+}
+
 void InteropState::free_gl() {
   for (GLuint& s : samplers_)
     if (s) {

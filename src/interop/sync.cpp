@@ -36,7 +36,11 @@ void acquire(const Device& dev, GLsyncHandle fence) {
   if (fence) glWaitSync(fence, 0, GL_TIMEOUT_IGNORED);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
   d.extension<detail::InteropState>().forget_textures();
-  d.gl.invalidate();  // objects changed in another context are seen where they are bound again
+  // Objects changed in another context are seen where they are bound again: gltensor's units are
+  // emptied (a driver may skip binding the texture that is already bound) and every other
+  // binding is made again.
+  detail::InteropState::detach_units(d);
+  d.gl.invalidate();
 }
 
 GLsyncHandle release(const Device& dev, GLbits barriers, bool fence) {

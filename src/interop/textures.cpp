@@ -53,10 +53,9 @@ const Format& format_of(const char* op, GLenum internal, bool write) {
                    ")");
 }
 
-// Texture unit and image unit gltensor uses: the last ones (least likely to matter to an
-// application that does not restore its own state).
-GLuint texture_unit(const DeviceImpl& d) { return static_cast<GLuint>(std::max(d.caps.max_texture_units, 1) - 1); }
-GLuint image_unit(const DeviceImpl& d) { return static_cast<GLuint>(std::max(d.caps.max_image_units, 1) - 1); }
+using detail::InteropState;
+GLuint texture_unit(const DeviceImpl& d) { return InteropState::texture_unit(d); }
+GLuint image_unit(const DeviceImpl& d) { return InteropState::image_unit(d); }
 
 [[noreturn]] void throw_mutable(const char* op, const std::string& what) {
   throw ValueError(std::string("gltensor::") + op + ": " + what +

@@ -2,9 +2,11 @@
 // thread with a gltensor device in its share group (OpenOptions::share_context), handing
 // frames over with fences as gltensor/interop.hpp documents: render into texture A, fence F1;
 // acquire(F1), from_texture(A), tensor ops, to_texture(B), F2 = release(); glWaitSync(F2), read B.
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "gltensor/interop.hpp"
@@ -54,6 +56,7 @@ TEST_P(Threads, RenderThreadAndComputeThreadShareTexturesThroughFences) {
   glFlush();
   Channel to_compute, to_render;
   std::string compute_error;
+  std::vector<float> seen(frames, -1.0f);  // red of the bottom-left texel of A, as the compute thread read it
   std::thread compute([&] {
     try {
       OpenOptions o;
@@ -65,6 +68,7 @@ TEST_P(Threads, RenderThreadAndComputeThreadShareTexturesThroughFences) {
         GLsync ready = to_compute.receive();
         interop::acquire(dev, ready);  // the render thread deletes `ready` after our F2
         Tensor x = interop::from_texture(dev, {tex[0], GL_RGBA8, w, h, 0});
+        seen[static_cast<std::size_t>(f)] = x.narrow(2, h - 1, 1).narrow(3, 0, 1).narrow(1, 0, 1).item();
         Tensor y = 1.0 - x.narrow(1, 0, 3);  // invert RGB; alpha filled with 1 by to_texture
         interop::to_texture(y, {tex[1], GL_RGBA8, w, h, 0});
         to_render.send(interop::release(dev));
@@ -116,9 +120,190 @@ TEST_P(Threads, RenderThreadAndComputeThreadShareTexturesThroughFences) {
   }
   compute.join();
   EXPECT_EQ(compute_error, "");
+  for (int f = 0; f < frames; ++f)
+    EXPECT_NEAR(seen[static_cast<std::size_t>(f)], static_cast<float>(f) / frames, 1.0 / 255)
+        << "frame " << f << ": the compute thread read another frame's texture";
   EXPECT_TRUE(app.current());
   glDeleteFramebuffers(2, fbo);
   glDeleteTextures(2, tex);
+  EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+}
+
+// The same pattern under load: two texture pairs, the render thread rendering frame f into
+// A[f % 2] while the compute thread still works on frame f - 1 (A[(f - 1) % 2] -> B[(f - 1) % 2]),
+// random frame contents (a background colour and a random rectangle of another), every texel of
+// every frame checked on both threads.
+struct Frame {
+  std::uint8_t bg[3], fg[3];
+  int x0, y0, x1, y1;  // the rectangle, texel rows y0 .. y1 - 1 (GL's row 0 at the bottom)
+  std::array<int, 3> texel(int x, int y) const {
+    const bool in = x >= x0 && x < x1 && y >= y0 && y < y1;
+    const std::uint8_t* c = in ? fg : bg;
+    return {c[0], c[1], c[2]};
+  }
+};
+
+struct Job {
+  int frame;
+  GLsync fence;
+};
+class JobChannel {
+ public:
+  void send(Job j) {
+    std::lock_guard<std::mutex> l(m_);
+    q_.push_back(j);
+    cv_.notify_one();
+  }
+  Job receive() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !q_.empty(); });
+    Job j = q_.front();
+    q_.pop_front();
+    return j;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Job> q_;
+};
+
+TEST_P(Threads, StressRacingThreadsEveryFrameChecked) {
+  const int w = 24, h = 17, frames = 1000;
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::vector<Frame> script(frames);
+  for (Frame& fr : script) {
+    for (int c = 0; c < 3; ++c) {
+      fr.bg[c] = static_cast<std::uint8_t>(rng() & 255);
+      fr.fg[c] = static_cast<std::uint8_t>(rng() & 255);
+    }
+    fr.x0 = static_cast<int>(rng() % w), fr.y0 = static_cast<int>(rng() % h);
+    fr.x1 = fr.x0 + 1 + static_cast<int>(rng() % (w - fr.x0)),
+    fr.y1 = fr.y0 + 1 + static_cast<int>(rng() % (h - fr.y0));
+  }
+  AppContext app(GetParam());
+  GLuint a[2], b[2], fbo;
+  glGenTextures(2, a);
+  glGenTextures(2, b);
+  glGenFramebuffers(1, &fbo);
+  for (int i = 0; i < 2; ++i)
+    for (GLuint t : {a[i], b[i]}) {
+      glBindTexture(GL_TEXTURE_2D, t);
+      glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
+    }
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glFlush();
+  JobChannel to_compute, to_render;
+  std::string compute_error;
+  int compute_bad = 0;  // frames whose input the compute thread read wrong
+  std::string first_compute_bad;
+  std::thread compute([&] {
+    try {
+      OpenOptions o;
+      o.share_context = app.egl.context;
+      o.share_display = app.egl.display;
+      Device dev = Device::open(o);
+      for (int f = 0; f < frames; ++f) {
+        const Job job = to_compute.receive();
+        interop::acquire(dev, job.fence);
+        const int s = job.frame % 2;
+        interop::TextureTransfer t;
+        t.layout = interop::Layout::nhwc;
+        t.origin = interop::Origin::top_left;  // texel row 0 = tensor row 0
+        Tensor x = interop::from_texture(dev, {a[s], GL_RGBA8, w, h, 0}, t);
+        Tensor y = 1.0 - x.narrow(3, 0, 3);
+        interop::to_texture(y, {b[s], GL_RGBA8, w, h, 0}, t);
+        to_render.send({job.frame, interop::release(dev)});
+        if (job.frame % 97 == 0) {  // and now and then the input as the compute thread saw it
+          const std::vector<float> v = x.to_vector();
+          const Frame& fr = script[static_cast<std::size_t>(job.frame)];
+          for (int yy = 0; yy < h; ++yy)
+            for (int xx = 0; xx < w; ++xx)
+              for (int c = 0; c < 3; ++c)
+                if (std::lround(v[static_cast<std::size_t>((yy * w + xx) * 4 + c)] * 255.0f) != fr.texel(xx, yy)[c]) {
+                  if (compute_bad++ == 0)
+                    first_compute_bad = "frame " + std::to_string(job.frame) + " texel " + std::to_string(xx) + "," +
+                                        std::to_string(yy);
+                  yy = h, xx = w, c = 3;
+                }
+        }
+      }
+    } catch (const std::exception& e) {
+      compute_error = e.what();
+      to_render.send({-1, nullptr});
+    }
+  });
+  int bad_frames = 0;
+  std::string first_bad;
+  std::vector<std::uint8_t> px(static_cast<std::size_t>(w * h * 4));
+  const auto check = [&](const Job& done) {
+    glWaitSync(done.fence, 0, GL_TIMEOUT_IGNORED);
+    glDeleteSync(done.fence);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, b[done.frame % 2], 0);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+    const Frame& fr = script[static_cast<std::size_t>(done.frame)];
+    for (int yy = 0; yy < h; ++yy)
+      for (int xx = 0; xx < w; ++xx) {
+        const std::uint8_t* p = px.data() + static_cast<std::size_t>((yy * w + xx) * 4);
+        const auto want = fr.texel(xx, yy);
+        // GL leaves float -> unorm8 rounding to the implementation: within one step.
+        if (std::abs(p[0] - (255 - want[0])) > 1 || std::abs(p[1] - (255 - want[1])) > 1 ||
+            std::abs(p[2] - (255 - want[2])) > 1 || p[3] != 255) {
+          if (bad_frames++ == 0)
+            first_bad = "frame " + std::to_string(done.frame) + " texel " + std::to_string(xx) + "," +
+                        std::to_string(yy) + ": " + std::to_string(p[0]) + " " + std::to_string(p[1]) + " " +
+                        std::to_string(p[2]) + " " + std::to_string(p[3]) + ", want " + std::to_string(255 - want[0]) +
+                        " " + std::to_string(255 - want[1]) + " " + std::to_string(255 - want[2]) + " 255";
+          return;
+        }
+      }
+  };
+  std::vector<GLsync> ready(2, nullptr);
+  for (int f = 0; f < frames; ++f) {
+    const int s = f % 2;
+    // Frame f - 2 (the last user of slot s) was checked in the iteration before.
+    if (ready[static_cast<std::size_t>(s)]) glDeleteSync(ready[static_cast<std::size_t>(s)]);
+    const Frame& fr = script[static_cast<std::size_t>(f)];
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, a[s], 0);
+    glViewport(0, 0, w, h);
+    glClearColor(fr.bg[0] / 255.0f, fr.bg[1] / 255.0f, fr.bg[2] / 255.0f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glEnable(GL_SCISSOR_TEST);
+    glScissor(fr.x0, fr.y0, fr.x1 - fr.x0, fr.y1 - fr.y0);
+    glClearColor(fr.fg[0] / 255.0f, fr.fg[1] / 255.0f, fr.fg[2] / 255.0f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glDisable(GL_SCISSOR_TEST);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    ready[static_cast<std::size_t>(s)] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    glFlush();
+    to_compute.send({f, ready[static_cast<std::size_t>(s)]});
+    if (f >= 1) {  // frame f - 1, computed while frame f was rendered
+      const Job done = to_render.receive();
+      if (done.frame < 0) break;
+      ASSERT_EQ(done.frame, f - 1);
+      check(done);
+    }
+  }
+  if (compute_error.empty()) {
+    const Job done = to_render.receive();
+    if (done.frame >= 0) check(done);
+  }
+  compute.join();
+  for (GLsync r : ready)
+    if (r) glDeleteSync(r);
+  EXPECT_EQ(compute_error, "");
+  EXPECT_EQ(bad_frames, 0) << "frames whose result was wrong; the first: " << first_bad;
+  EXPECT_EQ(compute_bad, 0) << "frames the compute thread read wrong; the first: " << first_compute_bad;
+  glDeleteFramebuffers(1, &fbo);
+  glDeleteTextures(2, a);
+  glDeleteTextures(2, b);
   EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
 }
 
