@@ -5,7 +5,7 @@
 //     used while the application's context is current (a context switch per call). Run it with
 //     and without NVIDIA's threaded optimisations (__GL_THREADED_OPTIMIZATIONS=0/1 in the
 //     environment: the driver reads it when the process starts).
-//  2. a frame: a W x H RGBA8 texture -> tensor (from_texture, 3 channels) -> conv2d 3x3 (3 -> 3
+//  2. a frame (also fused: interop::conv2d_texture, one dispatch): a W x H RGBA8 texture -> tensor (from_texture, 3 channels) -> conv2d 3x3 (3 -> 3
 //     channels, padding 1) -> RGBA8 texture (to_texture), against one raw GL compute shader
 //     doing the same arithmetic (texelFetch of the 3 x 3 neighbourhood, imageStore) in the same
 //     run; both outputs are compared (at most 1/255 apart) so that the same work is timed.
@@ -251,6 +251,11 @@ void bench_frame(const Args& a) {
     interop::to_texture(conv2d(x, w16, b16, Conv2dOptions::pad(1)), out);
     interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
   };
+  const auto gltensor_fused = [&] {  // interop::conv2d_texture: texture -> texture in one dispatch
+    interop::StateScope scope(dev);
+    interop::conv2d_texture(in, out, w, b, Conv2dOptions::pad(1), {}, rgb);
+    interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
+  };
   const auto time_frames = [&](const std::function<void()>& frame) {
     for (int i = 0; i < 2; ++i) frame();
     glFinish();
@@ -259,9 +264,15 @@ void bench_frame(const Args& a) {
     glFinish();
     return seconds_since(t0) * 1e3 / a.frames;
   };
-  double raw_ms = 1e30, glt_ms = 1e30, glt16_ms = 1e30;
+  double raw_ms = 1e30, glt_ms = 1e30, glt16_ms = 1e30, fused_ms = 1e30;
+  int max_diff_fused = 0;
   for (int round = 0; round < 2; ++round) {  // interleaved, best of two
     raw_ms = std::min(raw_ms, time_frames(raw_frame));
+    fused_ms = std::min(fused_ms, time_frames(gltensor_fused));
+    if (round == 0) {
+      auto pr = read_texture(tex[1], W, H), pf = read_texture(tex[2], W, H);
+      for (std::size_t i = 0; i < pr.size(); ++i) max_diff_fused = std::max(max_diff_fused, std::abs(pr[i] - pf[i]));
+    }
     glt_ms = std::min(glt_ms, time_frames(gltensor_frame));
     glt16_ms = std::min(glt16_ms, time_frames(gltensor_frame16));
   }
@@ -285,6 +296,7 @@ void bench_frame(const Args& a) {
   std::printf("| raw GL compute shader (one dispatch) | %.3f |\n", raw_ms);
   std::printf("| gltensor (adopted, StateScope; from_texture, conv2d, to_texture, release) | %.3f |\n", glt_ms);
   std::printf("| gltensor, f16 tensors | %.3f |\n", glt16_ms);
+  std::printf("| gltensor fused: interop::conv2d_texture (one dispatch), release | %.3f |\n", fused_ms);
   std::printf("| gltensor stage: from_texture alone | %.3f |\n", from_ms);
   std::printf("| gltensor stage: conv2d alone (direct kernel) | %.3f |\n", conv_ms);
   std::printf("| gltensor stage: to_texture alone | %.3f |\n", to_ms);
@@ -292,6 +304,8 @@ void bench_frame(const Args& a) {
       "\nratio raw / gltensor = %.2f (f16 tensors: %.2f; goal >= 0.8); outputs differ by at most %d/255%s "
       "(f16: %d/255)\n",
       raw_ms / glt_ms, raw_ms / glt16_ms, max_diff, max_diff > 1 ? " (MISMATCH)" : "", max_diff16);
+  std::printf("ratio raw / gltensor fused (conv2d_texture) = %.2f (goal >= 0.8); outputs differ by at most %d/255%s\n",
+              raw_ms / fused_ms, max_diff_fused, max_diff_fused > 1 ? " (MISMATCH)" : "");
   x0 = y0 = w = b = w16 = b16 = Tensor();
   dev = Device();
   glDeleteSamplers(1, &sampler);

@@ -55,6 +55,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "gltensor/linalg.hpp"
+#include "gltensor/nn_functional.hpp"
 #include "gltensor/tensor.hpp"
 
 struct __GLsync;  // GLsync in <GLES3/gl3.h> and <GL/glcorearb.h> is `typedef struct __GLsync* GLsync`
@@ -182,6 +184,27 @@ Tensor from_texture(const Device& dev, const Texture& tex, const TextureTransfer
 /// Throws ValueError (mutable texture on OpenGL ES, not a texture), DTypeError (format),
 /// ShapeError (rank, sizes, channels).
 void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt = {});
+
+// ---- filters ---------------------------------------------------------------------------------
+
+/// A frame filter in one dispatch: conv2d (PyTorch/ONNX semantics, cross-correlation, zero
+/// padding) from a texture level straight to another texture level, each output texel computed
+/// from texelFetch'ed input texels (no tensor in between): out = epilogue(conv2d(in, weight,
+/// bias)) per channel, then written as to_texture writes (channels past C_out: 0, alpha 1).
+/// in_opt: origin, channels (C_in, 0 = the format's) and the per-channel scale / bias applied to
+/// the input texels, as from_texture; out_opt: origin and scale / bias applied before the store.
+/// layout and dtype are ignored (weights of any float dtype are read as float; arithmetic f32).
+/// weight [C_out, C_in, KH, KW] with C_out <= the output format's channels (<= 4), bias [C_out]
+/// or undefined; groups 1; the output texture's size must be conv2d's output size for the input
+/// texture's (floor((H + pad_top + pad_bottom - dil_y * (KH - 1) - 1) / stride_y) + 1, same for W).
+/// Formats as from_texture / to_texture. Records no gradient. Same synchronization as those two:
+/// acquire() before, release() after where another context is involved.
+/// Throws ValueError (textures, groups != 1, options), ShapeError (weight, bias or texture sizes),
+/// DTypeError (formats, integer weights), LimitError (a kernel longer than the device's loop
+/// limit).
+void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight, const Tensor& bias = Tensor(),
+                    const Conv2dOptions& opt = {}, const Epilogue& epilogue = {}, const TextureTransfer& in_opt = {},
+                    const TextureTransfer& out_opt = {});
 
 // ---- synchronization -------------------------------------------------------------------------
 

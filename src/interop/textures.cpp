@@ -4,23 +4,15 @@
 
 #include "gltensor/interop.hpp"
 #include "interop/interop_state.hpp"
+#include "interop/texture_format.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
-namespace gltensor::interop {
-
-using detail::DeviceImpl;
+namespace gltensor::detail {
 
 namespace {
-
-struct Format {
-  GLenum internal;
-  const char* name;
-  int channels;
-  const char* image;  // image format qualifier; null: read only
-};
-constexpr Format kFormats[] = {
+constexpr TextureFormat kFormats[] = {
     {GL_RGBA8, "GL_RGBA8", 4, "rgba8"},
     {GL_RGBA16F, "GL_RGBA16F", 4, "rgba16f"},
     {GL_RGBA32F, "GL_RGBA32F", 4, "rgba32f"},
@@ -32,14 +24,16 @@ constexpr Format kFormats[] = {
     {GL_RG32F, "GL_RG32F", 2, nullptr},
 };
 
+}  // namespace
+
 std::string hex(GLenum e) {
   char b[16];
   std::snprintf(b, sizeof b, "0x%04x", e);
   return b;
 }
 
-const Format& format_of(const char* op, GLenum internal, bool write) {
-  for (const Format& f : kFormats)
+const TextureFormat& format_of(const char* op, GLenum internal, bool write) {
+  for (const TextureFormat& f : kFormats)
     if (f.internal == internal) {
       if (write && !f.image)
         throw DTypeError(std::string("gltensor::") + op + ": " + f.name +
@@ -53,20 +47,16 @@ const Format& format_of(const char* op, GLenum internal, bool write) {
                    ")");
 }
 
-using detail::InteropState;
-GLuint texture_unit(const DeviceImpl& d) { return InteropState::texture_unit(d); }
-GLuint image_unit(const DeviceImpl& d) { return InteropState::image_unit(d); }
-
+namespace {
 [[noreturn]] void throw_mutable(const char* op, const std::string& what) {
   throw ValueError(std::string("gltensor::") + op + ": " + what +
                    " is mutable (glTexImage2D): OpenGL ES binds only immutable textures (glTexStorage2D) to image "
                    "units");
 }
 
-// Checks the description against the texture the first time it is seen (binds it to gltensor's
-// texture unit). GL offers no query of a texture's target before GL 4.5: a texture that is not a
-// GL_TEXTURE_2D one raises GL_INVALID_OPERATION at the bind.
-void check_texture(const char* op, DeviceImpl& d, const Texture& tex, const Format& f, bool write) {
+}  // namespace
+
+void check_texture(const char* op, DeviceImpl& d, const interop::Texture& tex, const TextureFormat& f, bool write) {
   auto& st = d.extension<detail::InteropState>();
   const std::string what = "texture " + std::to_string(tex.texture) + " level " + std::to_string(tex.level);
   if (tex.width <= 0 || tex.height <= 0 || tex.level < 0)
@@ -82,7 +72,7 @@ void check_texture(const char* op, DeviceImpl& d, const Texture& tex, const Form
   if (tex.texture == 0 || !glIsTexture(tex.texture))
     throw ValueError(std::string("gltensor::") + op + ": " + std::to_string(tex.texture) +
                      " is not a texture of the device's context (or its share group)");
-  d.gl.bind_texture_2d(texture_unit(d), tex.texture);
+  d.gl.bind_texture_2d(InteropState::texture_unit(d), tex.texture);
   GLint w = 0, h = 0, internal = 0, immutable = 0, levels = 0;
   glGetTexLevelParameteriv(GL_TEXTURE_2D, tex.level, GL_TEXTURE_WIDTH, &w);
   glGetTexLevelParameteriv(GL_TEXTURE_2D, tex.level, GL_TEXTURE_HEIGHT, &h);
@@ -104,6 +94,20 @@ void check_texture(const char* op, DeviceImpl& d, const Texture& tex, const Form
   if (write && !immutable && !d.caps.desktop) throw_mutable(op, what);
 }
 
+}  // namespace gltensor::detail
+
+namespace gltensor::interop {
+
+using detail::DeviceImpl;
+
+namespace {
+using detail::check_texture;
+using detail::format_of;
+using detail::InteropState;
+using detail::TextureFormat;
+GLuint texture_unit(const DeviceImpl& d) { return InteropState::texture_unit(d); }
+GLuint image_unit(const DeviceImpl& d) { return InteropState::image_unit(d); }
+
 // Uniforms of texture.comp.
 struct TextureParams {
   const Texture& tex;
@@ -121,7 +125,7 @@ struct TextureParams {
   }
 };
 
-void check_channels(const char* op, int channels, const Format& f) {
+void check_channels(const char* op, int channels, const TextureFormat& f) {
   if (channels < 1 || channels > f.channels)
     throw ValueError(std::string("gltensor::") + op + ": " + std::to_string(channels) + " channels for a " + f.name +
                      " texture (1.." + std::to_string(f.channels) + ")");
@@ -137,7 +141,7 @@ Tensor from_texture(const Device& dev, const Texture& tex, const TextureTransfer
                      " (float32 or float16)");
   DeviceImpl& d = *dev.impl();
   detail::Launch launch(d, op);
-  const Format& f = format_of(op, tex.internal_format, false);
+  const TextureFormat& f = format_of(op, tex.internal_format, false);
   const int C = opt.channels == 0 ? f.channels : opt.channels;
   check_channels(op, C, f);
   check_texture(op, d, tex, f, false);
@@ -171,7 +175,7 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt)
   detail::check_defined(op, t);
   DeviceImpl& d = detail::dev_of(t);
   detail::Launch launch(d, op);
-  const Format& f = format_of(op, tex.internal_format, true);
+  const TextureFormat& f = format_of(op, tex.internal_format, true);
   const bool nchw = opt.layout == Layout::nchw;
   if (!(t.dim() == 3 || (t.dim() == 4 && t.size(0) == 1)))
     throw ShapeError("gltensor::interop::to_texture: expects " +

@@ -1,0 +1,85 @@
+// conv2d from a texture to a texture in one dispatch (gltensor/interop.hpp, conv2d_texture):
+// one invocation per output texel. Input channel c of picture pixel (x, y) is
+// texelFetch(u_tex, (x, texel row of y)).c * u_in_scale[c] + u_in_bias[c], zero outside the
+// picture (padding); output channel o is ACT(bias[o] + sum over c, ky, kx of
+// w[o][c][ky][kx] * in(c, oy * stride_y - pad_top + ky * dil_y, ox * stride_x - pad_left +
+// kx * dil_x)) * u_out_scale[o] + u_out_bias[o], the texel's other channels (0, 0, 0, 1),
+// imageStore'd. Picture row y is texel row H - 1 - y where the flip is set (origin bottom left).
+// Operands: 0 the weight [CO, CI, KH, KW] (contiguous), 1 the bias [CO] (HAS_BIAS).
+// CI, CO, KH, KW: channel counts and kernel size as compile-time constants (the loops unroll and
+// index the weights with constants).
+// WN: the weight's element count where it fits in shared memory: the workgroup stages it there
+// once (SSBO loads are per-lane loops on llvmpipe, and the weights are every invocation's).
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y) in;
+
+uniform int u_in_W;
+uniform int u_in_H;
+uniform int u_in_level;
+uniform int u_in_flip;
+uniform int u_out_W;
+uniform int u_out_H;
+uniform int u_out_flip;
+uniform int u_stride_y;
+uniform int u_stride_x;
+uniform int u_dil_y;
+uniform int u_dil_x;
+uniform int u_pad_top;
+uniform int u_pad_left;
+uniform float u_in_scale[4];
+uniform float u_in_bias[4];
+uniform float u_out_scale[4];
+uniform float u_out_bias[4];
+uniform float u_act_p0;
+uniform float u_act_p1;
+
+layout(binding = TEX_UNIT) uniform highp sampler2D u_tex;
+layout(binding = IMG_UNIT, IMG_FORMAT) writeonly uniform highp image2D u_img;
+
+#include "activations.glsl"
+#ifndef ACT
+#define ACT(x) (x)
+#endif
+
+#ifdef WN
+shared float s_w[WN];
+#define WEIGHT(i) s_w[i]
+#else
+#define WEIGHT(i) float(load0(i))
+#endif
+
+void main() {
+  uvec3 g = GLOBAL_ID;
+#ifdef WN
+  for (uint i = gl_LocalInvocationIndex; i < uint(WN); i += LOCAL_X * LOCAL_Y) s_w[i] = float(load0(i));
+  barrier();
+#endif
+  if (g.x >= uint(u_out_W) || g.y >= uint(u_out_H)) return;
+  int ox = int(g.x), oy = int(g.y);
+  float acc[CO];
+  for (int o = 0; o < CO; ++o) {
+#ifdef HAS_BIAS
+    acc[o] = float(load1(uint(o)));
+#else
+    acc[o] = 0.0;
+#endif
+  }
+  const uint khw = uint(KH * KW);
+  for (int ky = 0; ky < KH; ++ky) {
+    int iy = oy * u_stride_y - u_pad_top + ky * u_dil_y;
+    if (iy < 0 || iy >= u_in_H) continue;
+    int ty = u_in_flip != 0 ? u_in_H - 1 - iy : iy;
+    for (int kx = 0; kx < KW; ++kx) {
+      int ix = ox * u_stride_x - u_pad_left + kx * u_dil_x;
+      if (ix < 0 || ix >= u_in_W) continue;
+      vec4 t = texelFetch(u_tex, ivec2(ix, ty), u_in_level);
+      uint k = uint(ky * KW + kx);
+      for (int c = 0; c < CI; ++c) {
+        float v = t[c] * u_in_scale[c] + u_in_bias[c];
+        for (int o = 0; o < CO; ++o) acc[o] += WEIGHT(uint(o * CI + c) * khw + k) * v;
+      }
+    }
+  }
+  vec4 r = vec4(0.0, 0.0, 0.0, 1.0);
+  for (int o = 0; o < CO; ++o) r[o] = ACT(acc[o]) * u_out_scale[o] + u_out_bias[o];
+  imageStore(u_img, ivec2(ox, u_out_flip != 0 ? u_out_H - 1 - oy : oy), r);
+}

@@ -1,0 +1,130 @@
+// interop: frame filters from texture to texture in one dispatch (gltensor/interop.hpp,
+// glsl/interop/conv_texture.comp).
+#include <string>
+
+#include "gltensor/interop.hpp"
+#include "interop/interop_state.hpp"
+#include "interop/texture_format.hpp"
+#include "ops/activation.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::interop {
+
+namespace {
+
+struct ConvTextureParams {
+  const Texture &in, &out;
+  const Conv2dOptions& o;
+  const Epilogue& epi;
+  const TextureTransfer &in_opt, &out_opt;
+  int kh, kw;
+  void set(detail::Uniforms& u) const {
+    u.i32("u_in_W", in.width), u.i32("u_in_H", in.height), u.i32("u_in_level", in.level);
+    u.i32("u_in_flip", in_opt.origin == Origin::bottom_left ? 1 : 0);
+    u.i32("u_out_W", out.width), u.i32("u_out_H", out.height);
+    u.i32("u_out_flip", out_opt.origin == Origin::bottom_left ? 1 : 0);
+    u.i32("u_stride_y", o.stride[0]), u.i32("u_stride_x", o.stride[1]);
+    u.i32("u_dil_y", o.dilation[0]), u.i32("u_dil_x", o.dilation[1]);
+    u.i32("u_pad_top", o.padding[0]), u.i32("u_pad_left", o.padding[1]);
+    u.f32s("u_in_scale", in_opt.scale), u.f32s("u_in_bias", in_opt.bias);
+    u.f32s("u_out_scale", out_opt.scale), u.f32s("u_out_bias", out_opt.bias);
+    u.f32("u_act_p0", epi.p0), u.f32("u_act_p1", epi.p1);
+  }
+};
+
+}  // namespace
+
+void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight, const Tensor& bias,
+                    const Conv2dOptions& o, const Epilogue& epi, const TextureTransfer& in_opt,
+                    const TextureTransfer& out_opt) {
+  const char* op = "interop::conv2d_texture";
+  detail::check_defined(op, weight, "weight");
+  detail::DeviceImpl& d = detail::dev_of(weight);
+  detail::Launch launch(d, op);
+  const auto& fin = detail::format_of(op, in.internal_format, false);
+  const auto& fout = detail::format_of(op, out.internal_format, true);
+  const std::string what = std::string("gltensor::") + op + ": ";
+  if (!is_floating(weight.dtype()) || (bias.defined() && !is_floating(bias.dtype())))
+    throw DTypeError(what + "weight " + dtype_name(weight.dtype()) +
+                     (bias.defined() ? std::string(", bias ") + dtype_name(bias.dtype()) : std::string()) +
+                     " (floating dtypes)");
+  if (weight.dim() != 4)
+    throw ShapeError(what + "weight " + to_string(weight.shape()) + " is not [C_out, C_in, KH, KW]");
+  if (o.groups != 1) throw ValueError(what + "groups " + std::to_string(o.groups) + " (only 1)");
+  const std::int64_t co = weight.size(0), ci = weight.size(1), kh = weight.size(2), kw = weight.size(3);
+  const int cin = in_opt.channels == 0 ? fin.channels : in_opt.channels;
+  if (in_opt.channels < 0 || cin > fin.channels)
+    throw ValueError(what + std::to_string(in_opt.channels) + " input channels for a " + fin.name + " texture (1.." +
+                     std::to_string(fin.channels) + ")");
+  if (ci != cin || co < 1 || co > fout.channels || kh < 1 || kw < 1)
+    throw ShapeError(what + "weight " + to_string(weight.shape()) + " for a " + std::to_string(cin) + "-channel " +
+                     fin.name + " input and a " + fout.name + " output (C_in = " + std::to_string(cin) +
+                     ", 1 <= C_out <= " + std::to_string(fout.channels) + ", KH, KW >= 1)");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != co))
+    throw ShapeError(what + "bias " + to_string(bias.shape()) + " for weight " + to_string(weight.shape()) +
+                     " (expects [" + std::to_string(co) + "])");
+  for (int i = 0; i < 2; ++i)
+    if (o.stride[i] < 1 || o.dilation[i] < 1) throw ValueError(what + "stride and dilation must be >= 1");
+  for (std::int64_t p : o.padding)
+    if (p < 0) throw ValueError(what + "padding must be >= 0");
+  if (in.width <= 0 || in.height <= 0)
+    throw ValueError(what + "input texture " + std::to_string(in.texture) + " is " + std::to_string(in.width) + " x " +
+                     std::to_string(in.height));
+  const std::int64_t oh = (in.height + o.padding[0] + o.padding[2] - o.dilation[0] * (kh - 1) - 1) / o.stride[0] + 1,
+                     ow = (in.width + o.padding[1] + o.padding[3] - o.dilation[1] * (kw - 1) - 1) / o.stride[1] + 1;
+  if (oh != out.height || ow != out.width)
+    throw ShapeError(what + "a " + std::to_string(in.width) + " x " + std::to_string(in.height) + " input and weight " +
+                     to_string(weight.shape()) + " give " + std::to_string(ow) + " x " + std::to_string(oh) +
+                     " (W x H), the output texture is " + std::to_string(out.width) + " x " +
+                     std::to_string(out.height));
+  detail::check_epilogue(op, epi);
+  if (&detail::dev_of(weight) != (bias.defined() ? &detail::dev_of(bias) : &d))
+    throw DeviceError(what + "weight and bias are on different devices");
+  detail::check_texture(op, d, in, fin, false);
+  detail::check_texture(op, d, out, fout, true);
+  const Tensor w = weight.contiguous();
+  auto& st = d.extension<detail::InteropState>();
+  st.barrier_before(in.texture, false);
+  st.barrier_before(out.texture, true);
+  const GLuint tunit = detail::InteropState::texture_unit(d), iunit = detail::InteropState::image_unit(d);
+  const std::string act = detail::activation_glsl(epi.act);
+  // Weights staged in shared memory where they fit (a quarter of the device's shared memory).
+  const std::int64_t wn = w.numel();
+  const bool staged = wn * 4 <= std::max<std::int64_t>(d.caps.max_shared_memory / 4, 4096);
+  const std::string key = std::string("conv_tex|") + std::to_string(static_cast<int>(w.dtype())) + "|" +
+                          (bias.defined() ? std::to_string(static_cast<int>(bias.dtype())) : "-") + "|" + fout.image +
+                          "|" + std::to_string(ci) + "|" + std::to_string(co) + "|" + detail::activation_name(epi.act) +
+                          "|" + std::to_string(tunit) + "|" + std::to_string(iunit);
+  launch.program_keyed(key, "conv_texture.comp",
+                       [&] {
+                         std::string h = "#define TEX_UNIT " + std::to_string(tunit) + "\n#define IMG_UNIT " +
+                                         std::to_string(iunit) + "\n#define IMG_FORMAT " + fout.image +
+                                         "\n#define CI " + std::to_string(ci) + "\n#define CO " + std::to_string(co) +
+                                         "\n#define KH " + std::to_string(kh) + "\n#define KW " + std::to_string(kw) +
+                                         "\n";
+                         if (!act.empty()) h += "#define ACT(x) " + act + "\n";
+                         if (staged) h += "#define WN " + std::to_string(wn) + "\n";
+                         h += detail::operand_glsl(0, w.dtype(), detail::CT::f32, false);
+                         if (bias.defined()) {
+                           h += "#define HAS_BIAS 1\n";
+                           h += detail::operand_glsl(1, bias.dtype(), detail::CT::f32, false);
+                         }
+                         return h;
+                       },
+                       {16, 16});
+  launch.read(w);
+  if (bias.defined()) launch.read(bias);
+  launch.params(ConvTextureParams{in, out, o, epi, in_opt, out_opt, static_cast<int>(kh), static_cast<int>(kw)})
+      .loop_iterations((staged ? static_cast<std::uint64_t>(wn / 256 + 1) : 0) + static_cast<std::uint64_t>(kh) +
+                       static_cast<std::uint64_t>(kh * kw) * static_cast<std::uint64_t>(1 + ci * (1 + co)));
+  d.gl.bind_texture_2d(tunit, in.texture);
+  d.gl.bind_sampler(tunit, st.sampler(in.level > 0));
+  d.gl.bind_image(iunit, out.texture, out.level, GL_WRITE_ONLY, fout.internal);
+  launch.groups(static_cast<std::uint64_t>((ow + 15) / 16), static_cast<std::uint64_t>((oh + 15) / 16));
+  st.textures_read.insert(in.texture);
+  st.images_written.insert(out.texture);
+}
+
+}  // namespace gltensor::interop
