@@ -1,7 +1,9 @@
 // Rotary position embeddings (Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position
-// Embedding"), src/nn/transformer.cpp. x is contiguous [rows, D] with rows = (..., T): the position
-// of row r is u_offset + (r % T), or with HAS_POS the integer positions[b * T + r % T] (POS_BATCH:
-// one row of positions per batch b = r / u_rows_per_batch) or positions[r % T].
+// Embedding"), src/nn/transformer.cpp. x is [rows, D] with rows = (..., T), contiguous, or with
+// STRIDED any view: row r starts at row_bases(r).x (rows.glsl: the leading dims' strides) and its
+// elements are u_in_step apart; the output is contiguous. The position of row r is
+// u_offset + (r % T), or with HAS_POS the integer positions[b * T + r % T] (POS_BATCH: one row of
+// positions per batch b = r / u_rows_per_batch) or positions[r % T].
 //
 // Pair k < R / 2 (R = rotary dim) rotates by angle pos * base^(-2k / R) (f32; the angle is reduced
 // to [-pi, pi] before cos / sin):
@@ -11,6 +13,7 @@
 // u_sign = -1 rotates by the negative angle (the backward: the transposed rotation). Elements
 // past R are copied. One invocation per pair or copied element: rows * (R / 2 + D - R).
 // Operands: 0 = out, 1 = x, 2 = positions (HAS_POS).
+// Loops: row_bases' KD dims (STRIDED).
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_count;  // rows * u_per_row
@@ -24,6 +27,13 @@ uniform float u_sign;
 #ifdef POS_BATCH
 uniform uint u_rows_per_batch;
 #endif
+#ifdef STRIDED
+#include "rows.glsl"
+uniform uint u_in_step;
+#define IN(e) (in_base + (e) * u_in_step)
+#else
+#define IN(e) (base + (e))
+#endif
 
 void main() {
   uint i = GLOBAL_ID_1D;
@@ -31,9 +41,12 @@ void main() {
   uint row = i / u_per_row;
   uint k = i - row * u_per_row;
   uint base = row * u_D;
+#ifdef STRIDED
+  uint in_base = row_bases(row).x;
+#endif
   if (k >= u_half) {  // past the rotary dims
-    uint e = base + u_half + k;  // R + (k - R / 2)
-    store0(e, CT0(float(load1(e))));
+    uint e = u_half + k;  // R + (k - R / 2)
+    store0(base + e, CT0(float(load1(IN(e)))));
     return;
   }
   uint t = row % u_T;
@@ -54,11 +67,11 @@ void main() {
   float r = (angle - n * 6.28125) - n * 1.9353071795864769e-3;
   float c = cos(r), s = sin(r) * u_sign;
 #ifdef INTERLEAVED
-  uint a = base + 2u * k, b = a + 1u;
+  uint a = 2u * k, b = a + 1u;
 #else
-  uint a = base + k, b = a + u_half;
+  uint a = k, b = a + u_half;
 #endif
-  float xa = float(load1(a)), xb = float(load1(b));
-  store0(a, CT0(xa * c - xb * s));
-  store0(b, CT0(xb * c + xa * s));
+  float xa = float(load1(IN(a))), xb = float(load1(IN(b)));
+  store0(base + a, CT0(xa * c - xb * s));
+  store0(base + b, CT0(xb * c + xa * s));
 }

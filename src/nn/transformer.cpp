@@ -53,20 +53,52 @@ struct RopeParams {
   }
 };
 
-// out = x rotated by sign * angle; x and pos dense.
+// Views: rows over x's leading dims (merged where their strides allow), for rows.glsl.
+struct RowView {
+  Shape kshape, kin, kout;
+  std::int64_t in_step, in_off;
+  void set(Uniforms& u) const {
+    auto u32 = [](const Shape& v) { return std::vector<std::uint32_t>(v.begin(), v.end()); };
+    u.u32s("u_kshape", u32(kshape));
+    u.u32s("u_kstride_in", u32(kin));
+    u.u32s("u_kstride_out", u32(kout));
+    u.u32("u_in_off", in_off);
+    u.u32("u_out_off", 0);
+    u.u32("u_in_step", in_step);
+  }
+};
+RowView row_view(const Tensor& x) {
+  RowView v;
+  Shape sizes(x.shape().begin(), x.shape().end() - 1);
+  std::vector<Shape> strides{Shape(x.strides().begin(), x.strides().end() - 1), Shape(sizes.size())};
+  std::int64_t st = x.size(-1);  // the contiguous output's row strides
+  for (std::size_t d = sizes.size(); d-- > 0;) {
+    strides[1][d] = st;
+    st *= sizes[d];
+  }
+  merge_dims(sizes, strides, 0);
+  return {sizes, strides[0], strides[1], x.strides().back(), x.offset()};
+}
+
+// out (contiguous) = x (any view) rotated by sign * angle; pos dense.
 Tensor rope_launch(DeviceImpl& dev, const char* op, const Tensor& x, const Tensor& pos, const RopeGeom& g,
                    double sign) {
   Tensor out = alloc(dev, x.shape(), x.dtype(), op);
   const std::int64_t per_row = g.R / 2 + (g.D - g.R);
   if (g.rows == 0 || per_row == 0) return out;
+  const bool strided = !(x.is_contiguous() && x.offset() == 0);
+  const RowView rv = strided ? row_view(x) : RowView{};
   std::string h = define("INTERLEAVED", g.interleaved) + define("HAS_POS", g.has_pos) +
-                  define("POS_BATCH", g.pos_batch) + operand_glsl(0, x.dtype(), CT::f32, true) +
-                  operand_glsl(1, x.dtype(), CT::f32, false);
+                  define("POS_BATCH", g.pos_batch) + define("STRIDED", strided) +
+                  operand_glsl(0, x.dtype(), CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  if (strided) h += "#define KD " + std::to_string(rv.kshape.size()) + "\n";
   if (g.has_pos) h += operand_glsl(2, pos.dtype(), CT::i32, false);
   Launch launch(dev, op);
   launch.program("rope.comp", h, {64}).write(out).read(x);
   if (g.has_pos) launch.read(pos);
-  launch.params(RopeParams{g, sign}).loop_iterations(0);
+  launch.params(RopeParams{g, sign});
+  if (strided) launch.params(rv);
+  launch.loop_iterations(strided ? rv.kshape.size() + 1 : 0);
   launch.invocations(static_cast<std::uint64_t>(g.rows * per_row));
   return out;
 }
@@ -106,7 +138,8 @@ Tensor rope_impl(const Tensor& x_in, const Tensor& pos_in, const RopeOptions& op
   }
   DeviceImpl& dev = dev_of(x_in);
   Enter guard(dev, op);
-  const Tensor x = dense(x_in), pos = dense(pos_in);
+  const Tensor& x = x_in;  // views are read in place (rope.comp's STRIDED)
+  const Tensor pos = dense(pos_in);
   const std::int64_t rows = D ? x.numel() / D : 0;
   const RopeGeom g{
       rows,          T,         D,        R,         pos_batch && x.size(0) ? rows / x.size(0) : 1, opt.interleaved,
@@ -118,7 +151,7 @@ Tensor rope_impl(const Tensor& x_in, const Tensor& pos_in, const RopeOptions& op
         [g, pos](const Tensor& gy) {
           DeviceImpl& d = dev_of(gy);
           Enter guard(d, "rope_backward");
-          return std::vector<Tensor>{rope_launch(d, "rope_backward", dense(gy), pos, g, -1.0)};
+          return std::vector<Tensor>{rope_launch(d, "rope_backward", gy, pos, g, -1.0)};
         },
         op);
   }

@@ -2,6 +2,10 @@
 // (glsl/nn/rms_norm.comp), rope (rope.comp), swiglu / geglu (glu.comp). Forward and backward
 // (analytic references and finite differences), edge shapes, views, 16-bit storage, NaN/Inf,
 // rows split past a lowered loop limit, grids past one dispatch, errors.
+// Tolerances (|got - ref| <= atol + rtol |ref|): f32 1e-4 for rms_norm (dweight's atol times
+// sqrt(rows), a sum over rows), 1e-5 for rope and the gated units; 16-bit storage 2e-3 (f16) and
+// 1e-2 (bf16) against the reference on the rounded inputs; rope at position 1e5 3e-2 absolute (f32
+// angles); finite differences as tests/grad_check.hpp (2e-3).
 #include <cmath>
 #include <limits>
 
@@ -456,6 +460,37 @@ TEST(Rope, ViewsHalfStorageNanAndFiniteDifferences) {
   auto xv = gather_view(bv, x);
   auto pos = [&](std::int64_t r) { return r % T; };
   EXPECT_TRUE(close(rope(x).to_vector(), rope_ref(to_double(xv), D, D, false, 10000.0, pos), 1e-5, 1e-5));
+  // the head dim strided: [B, H, D, T] storage read as [B, H, T, D]
+  {
+    auto dv = uniform(rng, 2 * 3 * 8 * 5, -1, 1);
+    Tensor xs = up(dv, {2, 3, 8, 5}).transpose(2, 3);
+    EXPECT_TRUE(
+        close(rope(xs, RopeOptions{6, false, 10000.0, 0}).to_vector(),
+              rope_ref(to_double(gather_view(dv, xs)), 8, 6, false, 10000.0, [](std::int64_t r) { return r % 5; }),
+              1e-5, 1e-5));
+  }
+  // k of a fused projection: qkv [B, T, 3, H, D], k = qkv[:, :, 1].transpose(1, 2) (an offset and
+  // strides on every dim), with the gradient arriving as a transposed view too
+  {
+    auto qv = uniform(rng, B * T * 3 * H * D, -1, 1), sv = uniform(rng, B * T * H * D);
+    Tensor qkv = up(qv, {B, T, 3, H, D});
+    requires_grad_(qkv);
+    Tensor k = qkv.select(2, 1).transpose(1, 2);
+    ASSERT_NE(k.offset(), 0);
+    const auto kv = to_double(gather_view(qv, k));
+    RopeOptions o{4, true, 10000.0, 5};
+    Tensor yk = rope(k, o);
+    auto p5 = [&](std::int64_t r) { return 5 + r % T; };
+    EXPECT_TRUE(close(yk.to_vector(), rope_ref(kv, D, 4, true, 10000.0, p5), 1e-5, 1e-5));
+    // seed given as [B, T, H, D]: rope's gradient is its transposed view
+    backward(yk.transpose(1, 2), up(sv, {B, T, H, D}));
+    Tensor gk = grad(qkv).select(2, 1).transpose(1, 2);
+    const auto gy = to_double(gather_view(sv, up(sv, {B, T, H, D}).transpose(1, 2)));
+    EXPECT_TRUE(close(gk.contiguous().to_vector(), rope_ref(gy, D, 4, true, 10000.0, p5, -1), 1e-5, 1e-5));
+    // q and v got zero gradients
+    auto gq = grad(qkv).select(2, 0).contiguous().to_vector();
+    EXPECT_EQ(gq, std::vector<float>(gq.size(), 0.f));
+  }
   // f16 / bf16 storage
   for (DType dt : {DType::f16, DType::bf16}) {
     Tensor xh = x.to(dt);
