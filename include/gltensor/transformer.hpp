@@ -1,7 +1,8 @@
 // Fused transformer kernels, forward and backward, each one dispatch where the shapes allow:
 // residual add + RMSNorm, rotary position embeddings and gated linear units. (rms_norm itself is
-// in nn_functional.hpp; it runs on the same kernel.) Inputs may be any view (non-contiguous ones
-// are copied first); arithmetic is f32 whatever the storage dtype (f32, f16, bf16).
+// in nn_functional.hpp; it runs on the same kernel.) Inputs may be any view: rope reads views in
+// place, the others copy non-contiguous inputs first. Results are contiguous; arithmetic is f32
+// whatever the storage dtype (f32, f16, bf16).
 //
 // Sources: RMSNorm, Zhang & Sennrich, "Root Mean Square Layer Normalization" (2019); rotary
 // embeddings, Su et al., "RoFormer: Enhanced Transformer with Rotary Position Embedding" (2021);
