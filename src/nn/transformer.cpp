@@ -172,6 +172,11 @@ const char* act_name(GluActivation a) {
   return "silu";
 }
 
+// The op as users call it, for errors: swiglu, geglu or geglu (tanh).
+std::string op_label(GluActivation a) {
+  return a == GluActivation::silu ? "swiglu" : a == GluActivation::gelu ? "geglu" : "geglu (tanh)";
+}
+
 std::string act_defines(GluActivation a) {
   const std::string n = act_name(a);
   return "#define ACT act_" + n + "\n#define DACT dact_" + n + "\n";
@@ -237,8 +242,8 @@ std::vector<Tensor> glu_backward(const Tensor& gy_in, const Tensor& gate, const 
 
 void check_float(const char* what, const Tensor& t, GluActivation act) {
   if (!is_floating(t.dtype()))
-    throw DTypeError(std::string("gltensor::gated_linear_unit (") + act_name(act) + "): " + what +
-                     " must be a float tensor, got " + dtype_name(t.dtype()));
+    throw DTypeError("gltensor::" + op_label(act) + ": " + what + " must be a float tensor, got " +
+                     dtype_name(t.dtype()));
 }
 
 }  // namespace
@@ -255,8 +260,8 @@ Tensor gated_linear_unit(const Tensor& gate_up_in, GluActivation act) {
   check_defined(op, gate_up_in);
   check_float("gate_up", gate_up_in, act);
   if (gate_up_in.dim() < 1 || gate_up_in.size(-1) % 2 != 0)
-    throw ShapeError(std::string("gltensor::gated_linear_unit (") + act_name(act) + "): gate_up " +
-                     to_string(gate_up_in.shape()) + " must have an even last dim (gate, then up)");
+    throw ShapeError("gltensor::" + op_label(act) + ": gate_up " + to_string(gate_up_in.shape()) +
+                     " must have an even last dim (gate, then up)");
   DeviceImpl& dev = dev_of(gate_up_in);
   Enter guard(dev, op);
   const Tensor gu = dense(gate_up_in);
@@ -279,8 +284,8 @@ Tensor gated_linear_unit(const Tensor& gate_in, const Tensor& up_in, GluActivati
   check_float("gate", gate_in, act);
   check_float("up", up_in, act);
   if (gate_in.shape() != up_in.shape())
-    throw ShapeError(std::string("gltensor::gated_linear_unit (") + act_name(act) + "): gate " +
-                     to_string(gate_in.shape()) + " and up " + to_string(up_in.shape()) + " must have the same shape");
+    throw ShapeError("gltensor::" + op_label(act) + ": gate " + to_string(gate_in.shape()) + " and up " +
+                     to_string(up_in.shape()) + " must have the same shape");
   check_same_device(op, {&gate_in, &up_in});
   DeviceImpl& dev = dev_of(gate_in);
   Enter guard(dev, op);

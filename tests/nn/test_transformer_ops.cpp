@@ -665,7 +665,7 @@ TEST(GatedUnits, EmptyShapesAndErrors) {
     geglu(ones(device(), {3, 5}), true);
   } catch (const ShapeError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("gelu_tanh"), std::string::npos) << m;
+    EXPECT_NE(m.find("geglu (tanh)"), std::string::npos) << m;
     EXPECT_NE(m.find("[3, 5]"), std::string::npos) << m;
   }
 }
