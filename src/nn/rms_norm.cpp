@@ -231,15 +231,15 @@ void check_eps(const char* op, double eps) {
 // (add_rms_norm); v is its dense value.
 void record_rms(Tensor& y, const Tensor& v_node, const Tensor& v, const Tensor& weight, const Tensor& w,
                 const Tensor& rstd, std::int64_t L, const char* op) {
-  RmsSaved s{detach(v),
-             w.defined() ? detach(w) : Tensor(),
-             rstd,
-             L ? v.numel() / L : 0,
-             L,
-             weight.defined() ? weight.shape() : Shape{},
-             requires_grad(v_node),
-             weight.defined() && requires_grad(weight),
-             weight.defined() ? weight.dtype() : DType::f32};
+  RmsSaved s{.v = detach(v),
+             .w = w.defined() ? detach(w) : Tensor(),
+             .rstd = rstd,
+             .rows = L ? v.numel() / L : 0,
+             .L = L,
+             .wshape = weight.defined() ? weight.shape() : Shape{},
+             .need_v = requires_grad(v_node),
+             .need_w = weight.defined() && requires_grad(weight),
+             .w_dtype = weight.defined() ? weight.dtype() : DType::f32};
   autograd::record(
       y, {v_node, weight}, [s](const Tensor& gy) { return rms_backward(gy, s); }, op);
 }

@@ -141,9 +141,16 @@ Tensor rope_impl(const Tensor& x_in, const Tensor& pos_in, const RopeOptions& op
   const Tensor& x = x_in;  // views are read in place (rope.comp's STRIDED)
   const Tensor pos = dense(pos_in);
   const std::int64_t rows = D ? x.numel() / D : 0;
-  const RopeGeom g{
-      rows,          T,         D,        R,         pos_batch && x.size(0) ? rows / x.size(0) : 1, opt.interleaved,
-      pos.defined(), pos_batch, opt.base, opt.offset};
+  const RopeGeom g{.rows = rows,
+                   .T = T,
+                   .D = D,
+                   .R = R,
+                   .rows_per_batch = pos_batch && x.size(0) ? rows / x.size(0) : 1,
+                   .interleaved = opt.interleaved,
+                   .has_pos = pos.defined(),
+                   .pos_batch = pos_batch,
+                   .base = opt.base,
+                   .offset = opt.offset};
   Tensor y = rope_launch(dev, op, x, pos, g, 1.0);
   if (autograd::any_requires_grad({&x_in})) {
     autograd::record(
