@@ -35,6 +35,12 @@ add("gelu 2^26", "BM_elementwise/gelu/26/real_time", "GB/s", "copy_f32", None, "
 add("sum 2^26", "BM_sum/26/real_time", "GB/s", "sum_f32", None, ">= 0.9")
 add("softmax 16384x4096", "BM_rows/softmax/16384/4096/real_time", "GB/s", "softmax_rows", None, ">= 0.8")
 add("layer_norm 16384x4096", "BM_rows/layer_norm/16384/4096/real_time", "GB/s", "layernorm", None, ">= 0.8")
+# the fused transformer kernels (issue 23: >= 0.8x PyTorch's bandwidth); PyTorch's cases are to be
+# named rms_norm / rope / swiglu (+ _backward) in torch_reference.py ("n/a" until then)
+for case, shape in (("rms_norm", "16384x4096"), ("rope", "8x16x1024x128"), ("swiglu", "16384x2x4096")):
+    for suffix in ("", "_backward"):
+        add(f"{case}{suffix.replace('_', ' ')} {shape}", f"BM_transformer/{case}{suffix}/real_time", "GB/s",
+            f"{case}{suffix}", None, ">= 0.8")
 add("conv2d 32x64x56x56 k64 3x3", "BM_conv2d/real_time", "GFLOP/s", "conv2d_3x3", None, ">= 0.6")
 add("attention 8x16x1024x64 causal", "BM_sdpa/real_time", "GFLOP/s", "sdpa_causal", None, ">= 0.5")
 tiny = gl.get("BM_tiny_op_chain/real_time"); ttiny = torch_row("tiny_op_latency")

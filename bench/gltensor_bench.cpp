@@ -156,6 +156,39 @@ void BM_batch_norm(benchmark::State& st, int backward_too) {
   set_rate(st, kReps * (backward_too ? 32.0 : 12.0) * numel_of(s), "GB/s");
 }
 
+// The fused transformer kernels (transformer.hpp) at bandwidth-bound sizes: rms_norm on rows of
+// 4096 (x read, y written; backward: gy and x read twice, dx and dweight written), rope on attention's
+// [8, 16, 1024, 128] (x read, y written; backward the same for gy), swiglu on [16384, 2 x 4096]
+// (gate_up read, out written; backward: gy and gate_up read, d gate_up written). GB/s counts each
+// of those bytes once.
+void BM_transformer(benchmark::State& st, int which, int backward_too) {
+  fresh();
+  const Shape s = which == 0 ? Shape{16384, 4096} : which == 1 ? Shape{8, 16, 1024, 128} : Shape{16384, 8192};
+  if (!fits(st, numel_of(s))) return;
+  Tensor x = randn(dev(), s, gen()), w = ones(dev(), {s.back()});
+  Shape ys = s;
+  if (which == 2) ys.back() /= 2;
+  Tensor gy = randn(dev(), ys, gen());
+  if (backward_too) requires_grad_(x), requires_grad_(w);
+  auto step = [&] {
+    Tensor y = which == 0 ? rms_norm(x, 1, w) : which == 1 ? rope(x) : swiglu(x);
+    if (!backward_too) return;
+    backward(y, gy);
+    zero_grad(x), zero_grad(w);
+  };
+  step();
+  dev().synchronize();
+  for (auto _ : st) {
+    for (int k = 0; k < kReps; ++k) step();
+    dev().synchronize();
+  }
+  const double n = static_cast<double>(numel_of(s));
+  const double bytes = which == 0   ? (backward_too ? 28 : 8) * n
+                       : which == 1 ? (backward_too ? 16 : 8) * n
+                                    : (backward_too ? 16 : 6) * n;
+  set_rate(st, kReps * bytes, "GB/s");
+}
+
 void BM_conv2d(benchmark::State& st) {
   fresh();
   Tensor x = randn(dev(), {32, 64, 56, 56}, gen()), w = randn(dev(), {64, 64, 3, 3}, gen(), 0, 0.05);
@@ -258,6 +291,12 @@ BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->UseRealTime()->Unit
 BENCHMARK_CAPTURE(BM_rows, layer_norm, 1)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_batch_norm, train_forward, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_batch_norm, train_forward_backward, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_transformer, rms_norm, 0, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_transformer, rms_norm_backward, 0, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_transformer, rope, 1, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_transformer, rope_backward, 1, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_transformer, swiglu, 2, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_transformer, swiglu_backward, 2, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d_f16math)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -13,3 +13,4 @@
 #include "gltensor/random.hpp"
 #include "gltensor/reduce.hpp"
 #include "gltensor/tensor.hpp"
+#include "gltensor/transformer.hpp"

@@ -6,7 +6,8 @@
 // column gradient. Padding is given ONNX-style (top, left, bottom, right) so it may be
 // asymmetric. Output size: floor((H + pt + pb - dilation * (K - 1) - 1) / stride) + 1.
 // batch_norm follows Ioffe & Szegedy (2015), layer_norm Ba et al. (2016), group_norm Wu & He
-// (2018), rms_norm Zhang & Sennrich (2019). All differentiate through autograd.
+// (2018), rms_norm Zhang & Sennrich (2019). All differentiate through autograd. Fused transformer
+// kernels (add_rms_norm, rope, swiglu/geglu) are in transformer.hpp.
 // Errors: ShapeError naming the shapes (channels not divisible by groups, kernel larger than the
 // padded input, weight of the wrong rank), ValueError for non-positive strides or eps.
 #pragma once
@@ -108,7 +109,16 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 /// Normalizes over the last `normalized_dims` dims; weight/bias (may be undefined) have their shape.
 Tensor layer_norm(const Tensor& x, std::int64_t normalized_dims, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
-/// x * rsqrt(mean(x^2 over the last dims) + eps) * weight.
+/// x * rsqrt(mean(x^2 over the last `normalized_dims` dims) + eps) [* weight] (torch's
+/// F.rms_norm; weight has those dims' shape). One fused dispatch (glsl/nn/rms_norm.comp): a
+/// workgroup per row sums x^2 in f32 and writes the row; rows longer than the device's loop limit
+/// allows one workgroup (llvmpipe: about 8M elements) take a second dispatch of per-chunk partial
+/// sums first. One autograd node: dx = rstd w gy - x rstd^3 mean(gy w x) (same dispatches),
+/// dweight = sum over rows of gy x rstd (per-block partials, then a reduction). Any dtype (16-bit
+/// storage computes in f32; integers give f32); the result is x's float dtype promoted with the
+/// weight's. add_rms_norm (transformer.hpp) fuses a residual add in front.
+/// Errors: ValueError for normalized_dims outside [1, rank] or eps <= 0; ShapeError for a weight
+/// of another shape; DTypeError for an integer weight.
 Tensor rms_norm(const Tensor& x, std::int64_t normalized_dims, const Tensor& weight = Tensor(), double eps = 1e-6);
 /// x [N, C, ...] normalized over C / groups channels at a time; weight/bias [C].
 Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),

@@ -1,6 +1,6 @@
-// layer_norm / rms_norm / group_norm, composed of reductions and elementwise ops (their gradients
-// come from autograd); layer_norm without gradients runs fused (glsl/nn/norm.comp). batch_norm has
-// its own kernels (src/nn/batch_norm.cpp).
+// layer_norm / group_norm, composed of reductions and elementwise ops (their gradients come from
+// autograd); layer_norm without gradients runs fused (glsl/nn/norm.comp). batch_norm and rms_norm
+// have their own kernels and autograd nodes (src/nn/batch_norm.cpp, src/nn/rms_norm.cpp).
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
@@ -87,20 +87,6 @@ Tensor layer_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, const 
   if (weight.defined()) y = mul(y, weight);
   if (bias.defined()) y = add(y, bias);
   return y;
-}
-
-Tensor rms_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, double eps) {
-  const char* op = "rms_norm";
-  check_defined(op, x);
-  check_eps(op, eps);
-  if (nd < 1 || nd > x.dim())
-    throw ValueError("gltensor::rms_norm: normalized_dims " + std::to_string(nd) + " out of range for " +
-                     to_string(x.shape()));
-  check_param(op, weight, Shape(x.shape().end() - nd, x.shape().end()), "weight");
-  Dims dims;
-  for (std::int64_t d = x.dim() - nd; d < x.dim(); ++d) dims.push_back(d);
-  Tensor y = mul(x, rsqrt(add(mean(square(x), dims, true), eps)));
-  return weight.defined() ? mul(y, weight) : y;
 }
 
 Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight, const Tensor& bias, double eps) {
