@@ -71,6 +71,16 @@ class ScopedLoopLimit {
   ScopedLoopLimit& operator=(const ScopedLoopLimit&) = delete;
 };
 
+/// The test device's max SSBO block size lowered for a scope (Device::set_ssbo_limit), so that
+/// ops take the paths that split large workspaces on small shapes, on any device.
+class ScopedSsboLimit {
+ public:
+  explicit ScopedSsboLimit(std::int64_t bytes) { device().set_ssbo_limit(bytes); }
+  ~ScopedSsboLimit() { device().set_ssbo_limit(0); }
+  ScopedSsboLimit(const ScopedSsboLimit&) = delete;
+  ScopedSsboLimit& operator=(const ScopedSsboLimit&) = delete;
+};
+
 inline std::uint64_t fresh_seed() {
   if (const char* s = std::getenv("GLTENSOR_TEST_SEED")) return std::strtoull(s, nullptr, 10);
   return std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32);

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     for (const char* f : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx", "ppocr_keys_v1.txt"})
       if (!fs::exists(fs::path(models) / f))
         throw std::runtime_error((fs::path(models) / f).string() +
-                                 " not found: run .ci/install-deps (or scripts/fetch-models.sh), or pass --models DIR");
+                                 " not found: run scripts/fetch-models.sh ocr, or pass --models DIR");
     ocr::Font font;
     std::vector<ocr::SampleLine> truth;
     cv::Mat rgb;

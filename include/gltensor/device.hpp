@@ -214,6 +214,13 @@ class Device {
   /// invocations or passes; meant for tests.
   void set_loop_limit(std::uint64_t iterations);
 
+  /// Lowers the max SSBO block size (bytes) that allocations are checked against and that ops
+  /// plan their workspaces with (0 = the device's, Capabilities::max_ssbo_block_size, which
+  /// keeps reporting the device's value), so that ops take the paths that split large
+  /// intermediates (im2col columns, split-K partials, attention scores) on small shapes; meant
+  /// for tests.
+  void set_ssbo_limit(std::int64_t bytes);
+
   /// The precision ops run in from now on (see Precision). Accepted on every device; where the
   /// device has no fp16 arithmetic, f16_allowed keeps f32 math (precision_in_effect() says so).
   void set_precision(Precision precision);

@@ -35,9 +35,9 @@ Tensor wrap_buffer(const Device& dev, GLname buffer, std::size_t offset, const S
                      to_string(shape) + " at byte offset " + std::to_string(offset) + " needs bytes up to " +
                      std::to_string(end) + " (whole 32-bit words) of " + what + ", which has " + std::to_string(size) +
                      " bytes");
-  if (static_cast<std::int64_t>(end) > d.caps.max_ssbo_block_size)
+  if (static_cast<std::int64_t>(end) > d.ssbo_limit())
     throw LimitError("gltensor::interop::wrap_buffer: bytes up to " + std::to_string(end) + " of " + what +
-                     " lie past the device's max SSBO block size of " + std::to_string(d.caps.max_ssbo_block_size) +
+                     " lie past the device's max SSBO block size of " + std::to_string(d.ssbo_limit()) +
                      " bytes (kernels bind the whole buffer)");
   auto st = std::make_shared<detail::Storage>();
   st->dev = d.shared_from_this();

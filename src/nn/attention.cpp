@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
@@ -161,14 +162,43 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
         const std::int64_t mid = (lo + hi) / 2;
         (attention_loops(t, mid * bkv, q.dim()) <= limit ? lo : hi) = mid;
       }
-      return fused_attention(q, k, v, causal, sc, t, lo * bkv);
+      // The chunks' partials [chunks, batch, L, Ev + 2] past the device's max SSBO block: blocks
+      // of query rows (without a causal mask, which the kernel aligns on the first row; with
+      // one, the composite path below splits its scores instead).
+      const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
+      const std::int64_t L = q.size(-2), chunks = (S + lo * bkv - 1) / (lo * bkv);
+      const std::int64_t row_bytes = chunks * numel_of(batch) * (v.size(-1) + 2) * 4;
+      const std::int64_t per = dev.ssbo_limit() / std::max<std::int64_t>(row_bytes, 1);
+      if (L <= per) return fused_attention(q, k, v, causal, sc, t, lo * bkv);
+      if (!causal && per >= 1) {
+        std::vector<Tensor> parts;
+        for (std::int64_t l0 = 0; l0 < L; l0 += per)
+          parts.push_back(fused_attention(q.narrow(-2, l0, std::min(per, L - l0)), k, v, false, sc, t, lo * bkv));
+        return concat(parts, -2);
+      }
     }
   }
-  Tensor s = matmul_fused(q, k.transpose(-1, -2), Tensor(), sc, 0, Epilogue());  // [..., L, S]
+  // Composite: scores [..., L, S] -> mask -> softmax -> matmul, for query rows [l0, l0 + lc).
   const std::int64_t L = q.size(-2), S = k.size(-2);
-  if (causal) s = where(tril(ones(q.device(), {L, S}, DType::bool_)), s, -INFINITY);
-  if (mask.defined()) s = mask.dtype() == DType::bool_ ? where(mask, s, -INFINITY) : add(s, mask);
-  return matmul(softmax(s, -1), v);
+  auto rows = [&](std::int64_t l0, std::int64_t lc) {
+    const Tensor qr = lc == L ? q : q.narrow(-2, l0, lc);
+    Tensor s = matmul_fused(qr, k.transpose(-1, -2), Tensor(), sc, 0, Epilogue());  // [..., lc, S]
+    if (causal) s = where(tril(ones(q.device(), {lc, S}, DType::bool_), l0), s, -INFINITY);
+    if (mask.defined()) {
+      const Tensor mr = lc != L && mask.dim() >= 2 && mask.size(-2) == L ? mask.narrow(-2, l0, lc) : mask;
+      s = mask.dtype() == DType::bool_ ? where(mr, s, -INFINITY) : add(s, mr);
+    }
+    return matmul(softmax(s, -1), v);
+  };
+  // Scores past the device's max SSBO block: blocks of query rows whose scores fit (4-byte
+  // floats), concatenated.
+  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
+  const std::int64_t row_bytes = std::max<std::int64_t>(numel_of(batch) * S * 4, 1);
+  const std::int64_t per = std::max<std::int64_t>(dev_of(q).ssbo_limit() / row_bytes, 1);
+  if (L <= per) return rows(0, L);
+  std::vector<Tensor> parts;
+  for (std::int64_t l0 = 0; l0 < L; l0 += per) parts.push_back(rows(l0, std::min(per, L - l0)));
+  return concat(parts, -2);
 }
 
 }  // namespace gltensor

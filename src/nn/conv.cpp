@@ -1,4 +1,8 @@
 // conv2d (im2col + matmul, explicit backward) and conv_transpose2d (matmul + col2im).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
@@ -84,6 +88,84 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
+// Output positions of a piece of a convolution: images [n0, n0 + nn), output rows [oh0, oh0 + noh)
+// and columns [ow0, ow0 + now).
+struct Piece {
+  std::int64_t n0, nn, oh0, noh, ow0, now;
+};
+
+// Pieces of at most `max_positions` output positions each (at least 1): all of g's output where
+// it fits, else whole images, else rows of one image, else parts of one row. Ops split their
+// columns matrices (one row or column per output position) this way to keep each under the
+// device's max SSBO block.
+std::vector<Piece> plan_pieces(const Geometry& g, std::int64_t max_positions) {
+  const std::int64_t P = g.OH * g.OW, m = std::max<std::int64_t>(max_positions, 1);
+  std::vector<Piece> pieces;
+  if (g.N * P <= m) return {Piece{0, g.N, 0, g.OH, 0, g.OW}};
+  if (P <= m) {
+    const std::int64_t per = m / P;
+    for (std::int64_t n = 0; n < g.N; n += per) pieces.push_back({n, std::min(per, g.N - n), 0, g.OH, 0, g.OW});
+  } else if (g.OW <= m) {
+    const std::int64_t rows = m / g.OW;
+    for (std::int64_t n = 0; n < g.N; ++n)
+      for (std::int64_t r = 0; r < g.OH; r += rows) pieces.push_back({n, 1, r, std::min(rows, g.OH - r), 0, g.OW});
+  } else {
+    for (std::int64_t n = 0; n < g.N; ++n)
+      for (std::int64_t r = 0; r < g.OH; ++r)
+        for (std::int64_t c = 0; c < g.OW; c += m) pieces.push_back({n, 1, r, 1, c, std::min(m, g.OW - c)});
+  }
+  return pieces;
+}
+
+// The input slice and the geometry of the convolution whose output is the piece of g's output:
+// the rows and columns of x its windows read, with the padding that remains above and left of
+// them (below and right the kernels read zeros past the slice anyway).
+std::pair<Tensor, Geometry> piece_input(const Tensor& x, const Geometry& g, const Piece& p) {
+  if (p.nn == g.N && p.noh == g.OH && p.now == g.OW) return {x, g};
+  Geometry gp = g;
+  Tensor xp = x.narrow(0, p.n0, p.nn);
+  gp.N = p.nn, gp.OH = p.noh, gp.OW = p.now;
+  // One axis: output range [o0, o0 + no) reads input [o0 * s - pad, (o0 + no - 1) * s - pad + (k - 1) * d].
+  auto axis = [&](int dim, std::int64_t size, std::int64_t o0, std::int64_t no, std::int64_t s, std::int64_t pad,
+                  std::int64_t d, std::int64_t k, std::int64_t& new_size, std::int64_t& new_pad) {
+    const std::int64_t first = o0 * s - pad, last = (o0 + no - 1) * s - pad + (k - 1) * d;
+    const std::int64_t lo = std::clamp<std::int64_t>(first, 0, size), hi = std::clamp<std::int64_t>(last + 1, lo, size);
+    xp = xp.narrow(dim, lo, hi - lo);
+    new_size = hi - lo;
+    new_pad = lo - first;
+  };
+  axis(2, g.H, p.oh0, p.noh, g.o.stride[0], g.o.padding[0], g.o.dilation[0], g.KH, gp.H, gp.o.padding[0]);
+  axis(3, g.W, p.ow0, p.now, g.o.stride[1], g.o.padding[1], g.o.dilation[1], g.KW, gp.W, gp.o.padding[1]);
+  return {xp, gp};
+}
+
+// The positions of a piece in a tensor [N, ..., OH, OW] (dims 0, 2, 3).
+Tensor piece_of(const Tensor& t, const Piece& p) {
+  return t.narrow(0, p.n0, p.nn).narrow(2, p.oh0, p.noh).narrow(3, p.ow0, p.now);
+}
+
+// col2im(a @ b) -> [N, C, H, W] f32 for a [N*OH*OW, k] and b [k, C*KH*KW] (g's geometry). Where
+// the product would exceed the device's max SSBO block, per piece of the output positions (as in
+// the forward): each piece's image region gets the sums over its own columns, added up where
+// pieces of rows overlap (windows taller than the stride).
+Tensor col2im_gemm(const Tensor& a, const Tensor& b, const Geometry& g) {
+  DeviceImpl& dev = dev_of(a);
+  const std::int64_t k = a.size(1), row_bytes = 4 * std::max<std::int64_t>(g.C * g.KH * g.KW, 1);
+  const std::vector<Piece> pieces = plan_pieces(g, dev.ssbo_limit() / row_bytes);
+  if (pieces.size() == 1) return col2im(matmul(a, b), g);
+  const bool whole_images = pieces[0].noh == g.OH && pieces[0].now == g.OW;
+  Tensor img =
+      whole_images ? alloc(dev, {g.N, g.C, g.H, g.W}, DType::f32, "conv2d") : zeros(a.device(), {g.N, g.C, g.H, g.W});
+  const Tensor a4 = a.reshape({g.N, g.OH, g.OW, k});
+  for (const Piece& p : pieces) {
+    const Tensor ap = a4.narrow(0, p.n0, p.nn).narrow(1, p.oh0, p.noh).narrow(2, p.ow0, p.now).reshape({-1, k});
+    auto [region, gp] = piece_input(img, g, p);  // the pixels the piece's windows cover
+    const Tensor part = col2im(matmul(ap, b), gp);
+    region.copy_(whole_images ? part : add(region, part));
+  }
+  return img;
+}
+
 // The direct kernel's plan for a problem on x's device.
 ConvDirectPlan direct_plan(const Tensor& x, const Geometry& g, std::int64_t Og) {
   ConvDirectProblem p;
@@ -145,6 +227,52 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   return out;
 }
 
+// im2col + GEMM: x [N, G*C, H, W] -> [N, O, OH, OW] f32 (fused: the matmul's epilogue).
+// `saved_cols` (optional) receives each group's columns [C*KH*KW, N*OH*OW] for the weight
+// gradient.
+Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t G,
+                 const Epilogue& fused, std::vector<Tensor>* saved_cols) {
+  const std::int64_t O = w.size(0), Og = O / G, K = g.C * g.KH * g.KW;
+  const Conv2dOptions& o = g.o;
+  if (G == 1) {
+    // [O, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
+    // both operands contiguous along K / N. Where the quad-load matmul kernel applies it
+    // writes NCHW directly (column groups of OH*OW as the outer dim); otherwise the result
+    // [O, N, OH, OW] is copied to NCHW.
+    // A 1x1, stride-1, unpadded convolution of one image is the matmul itself: the image
+    // [C, H*W] is already the columns matrix.
+    const bool pointwise = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
+                           o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && g.N == 1 &&
+                           x.dtype() == DType::f32 && x.is_contiguous();
+    Tensor cols = pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
+    Tensor wm = w.reshape({O, K});
+    Tensor b = bias.defined() ? bias.view({O, 1}) : Tensor();
+    Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW, fused);
+    if (r.defined())
+      r = r.view({g.N, O, g.OH, g.OW});
+    else
+      r = matmul_fused(wm, cols, b, 1.0, 1.0, fused).view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
+    if (saved_cols) saved_cols->push_back(cols);
+    return r.contiguous();
+  }
+  // Groups: one im2col over all channels (rows of group gi are contiguous), then one batched
+  // matmul [G, Og, K] @ [G, K, N*OH*OW].
+  Geometry ga = g;
+  ga.C = g.C * G;
+  Tensor cols = im2col(x, ga).view({G, K, g.N * g.OH * g.OW});
+  Tensor r =
+      matmul_fused(w.reshape({G, Og, K}), cols, bias.defined() ? bias.view({G, Og, 1}) : Tensor(), 1.0, 1.0, fused);
+  if (saved_cols)
+    for (std::int64_t gi = 0; gi < G; ++gi) saved_cols->push_back(cols.select(0, gi));
+  return r.view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3}).contiguous();
+}
+
+// Output positions per piece of the im2col path: its columns (C*G*KH*KW rows) and the GEMM's
+// result (O rows) under the device's max SSBO block, 4-byte floats.
+std::int64_t max_positions(const DeviceImpl& dev, std::int64_t col_rows, std::int64_t O) {
+  return dev.ssbo_limit() / (4 * std::max<std::int64_t>({col_rows, O, 1}));
+}
+
 void check_options(const char* op, const Conv2dOptions& o) {
   for (auto s : o.stride)
     if (s <= 0) throw ValueError(std::string("gltensor::") + op + ": stride must be positive");
@@ -193,9 +321,10 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
   const std::uint64_t loops = direct_plan(x, g, Og).loop_iterations, loop_limit = dev_of(x).loop_limit();
   const std::string& force = settings().conv;  // GLTENSOR_CONV=direct|im2col
-  const bool direct = force != "im2col" &&
-                      (force == "direct" || K <= 32 || cols_bytes > dev_of(x).caps.max_ssbo_block_size) &&
+  const bool direct = force != "im2col" && (force == "direct" || K <= 32 || cols_bytes > dev_of(x).ssbo_limit()) &&
                       (loop_limit == 0 || loops <= loop_limit);
+  // The im2col path in pieces where its columns would exceed the device's max SSBO block.
+  const std::vector<Piece> pieces = plan_pieces(g, max_positions(dev_of(x), G * K, O));
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (direct) {
@@ -205,27 +334,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   } else {
     NoGradGuard ng;
     Tensor out;
-    if (G == 1) {
-      // [O, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
-      // both operands contiguous along K / N. Where the quad-load matmul kernel applies it
-      // writes NCHW directly (column groups of OH*OW as the outer dim); otherwise the result
-      // [O, N, OH, OW] is copied to NCHW.
-      // A 1x1, stride-1, unpadded convolution of one image is the matmul itself: the image
-      // [C, H*W] is already the columns matrix.
-      const bool pointwise = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
-                             o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && g.N == 1 &&
-                             x.dtype() == DType::f32 && x.is_contiguous();
-      Tensor cols = pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
-      Tensor wm = w.reshape({O, K});
-      Tensor b = bias.defined() ? bias.view({O, 1}) : Tensor();
-      Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW, fused);
-      if (r.defined())
-        r = r.view({g.N, O, g.OH, g.OW});
-      else
-        r = matmul_fused(wm, cols, b, 1.0, 1.0, fused).view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3});
-      out = r.contiguous();
-      saved_cols.push_back(cols);
-    } else if (Og == 1 && g.C == 1 && !grad) {
+    if (Og == 1 && g.C == 1 && !grad) {
       // Depthwise (one input and one output channel per group): a sum over the KH x KW taps of
       // shifted strided views of the padded input times the tap's per-channel weight, one
       // multiply-add each (a batched matmul with one-row tiles or a reduction over K is far
@@ -241,22 +350,23 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
         }
       out = apply_epilogue(acc, fused);
       if (out.dtype() != DType::f32) out = out.to(DType::f32);
+    } else if (pieces.size() == 1) {
+      out = conv_gemm(x, w, bias, g, G, fused, &saved_cols);
     } else {
-      // Groups: one im2col over all channels (rows of group gi are contiguous), then one batched
-      // matmul [G, Og, K] @ [G, K, N*OH*OW].
-      Geometry ga = g;
-      ga.C = C;
-      Tensor cols = im2col(x, ga).view({G, K, g.N * g.OH * g.OW});
-      Tensor r =
-          matmul_fused(w.reshape({G, Og, K}), cols, bias.defined() ? bias.view({G, Og, 1}) : Tensor(), 1.0, 1.0, fused);
-      out = r.view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3}).contiguous();
-      for (std::int64_t gi = 0; gi < G; ++gi) saved_cols.push_back(cols.select(0, gi));
+      // Columns past the device's max SSBO block: im2col + GEMM per piece of the output
+      // positions (whole images, else rows, else parts of rows), each written into its slice.
+      out = alloc(dev_of(x), {g.N, O, g.OH, g.OW}, x.dtype(), op);
+      for (const Piece& p : pieces) {
+        const auto [xp, gp] = piece_input(x, g, p);
+        piece_of(out, p).copy_(conv_gemm(xp, w, bias, gp, G, fused, nullptr));
+      }
     }
-    y = x.dtype() == DType::f32 ? out : out.to(x.dtype());
+    y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
   }
   if (autograd::any_requires_grad({&x, &w, &bias})) {
     const Tensor wd = detach(w);
-    const Tensor xd = direct ? detach(x) : Tensor();  // the direct path saves no columns
+    // The direct and the pieces' paths save no columns: the backward makes them again from x.
+    const Tensor xd = saved_cols.empty() ? detach(x) : Tensor();
     // Only the gradients some input needs: the first layer's image needs none (its input
     // gradient, a GEMM and a col2im, would be thrown away), nor does a frozen weight.
     const bool need_x = requires_grad(x), need_w = requires_grad(w), need_b = bias.defined() && requires_grad(bias);
@@ -269,14 +379,30 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
           std::vector<Tensor> gws;
           for (std::int64_t gi = 0; gi < G; ++gi) {
             Tensor gmg = G == 1 ? gm : gm.narrow(1, gi * Og, Og);
-            if (need_w) {
-              const Tensor cols =
-                  saved_cols.empty() ? im2col(G == 1 ? xd : xd.narrow(1, gi * g.C, g.C), g) : saved_cols[gi];
-              gws.push_back(matmul(gmg.t(), cols.t()).view({Og, g.C, g.KH, g.KW}));
+            if (need_w && !saved_cols.empty()) {
+              gws.push_back(matmul(gmg.t(), saved_cols[gi].t()).view({Og, g.C, g.KH, g.KW}));
+            } else if (need_w) {
+              // gm^T [Og, positions] @ cols^T [positions, K], summed over pieces of the positions
+              // whose columns fit the device's max SSBO block.
+              const Tensor xg = G == 1 ? xd : xd.narrow(1, gi * g.C, g.C);
+              const std::vector<Piece> pieces = plan_pieces(g, max_positions(dev_of(gy), K, Og));
+              Tensor gw;
+              if (pieces.size() == 1) {
+                gw = matmul(gmg.t(), im2col(xg, g).t());
+              } else {
+                const Tensor gm4 = gmg.reshape({g.N, g.OH, g.OW, Og}).permute({0, 3, 1, 2});  // [N, Og, OH, OW]
+                for (const Piece& p : pieces) {
+                  const auto [xp, gp] = piece_input(xg, g, p);
+                  const Tensor gmp = piece_of(gm4, p).permute({0, 2, 3, 1}).reshape({-1, Og});
+                  const Tensor part = matmul(gmp.t(), im2col(xp, gp).t());
+                  gw = gw.defined() ? add(gw, part) : part;
+                }
+              }
+              gws.push_back(gw.view({Og, g.C, g.KH, g.KW}));
             }
             if (need_x) {
               Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
-              Tensor gxi = col2im(matmul(gmg, wm), g);
+              Tensor gxi = col2im_gemm(gmg, wm, g);
               if (G == 1)
                 gx = gxi;
               else
@@ -324,7 +450,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
     for (std::int64_t gi = 0; gi < G; ++gi) {
       Tensor xm = x.narrow(1, gi * Cg, Cg).permute({0, 2, 3, 1}).reshape({N * H * W, Cg});
       Tensor wm = w.narrow(0, gi * Cg, Cg).reshape({Cg, Coutg * KH * KW});
-      y.narrow(1, gi * Coutg, Coutg).copy_(col2im(matmul(xm, wm), g));
+      y.narrow(1, gi * Coutg, Coutg).copy_(col2im_gemm(xm, wm, g));
     }
     if (bias.defined()) y = add(y, bias.view({1, Cout, 1, 1}));
   }

@@ -248,6 +248,31 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   if (plan.splits > 1) {
     // Split-K: raw partial products [splits, batch..., M, N] in f32, summed, then the epilogue.
+    // Where they would exceed the device's max SSBO block: the same per block of rows (or of
+    // columns of one row), each block's result written into its slice of the output.
+    const std::int64_t limit = dev.ssbo_limit(), bytes_per_row = plan.splits * problem.batch * N * 4;
+    if (bytes_per_row * M > limit) {
+      Tensor out = alloc(dev, out_shape, od, op);
+      const std::int64_t rows = limit / bytes_per_row, cols = limit / (plan.splits * problem.batch * 4);
+      if (rows == 0 && cols == 0)
+        throw LimitError(
+            "gltensor::matmul: " + std::to_string(plan.splits) + " split-K partial products of " +
+            std::to_string(problem.batch) + " batch entries need " + std::to_string(plan.splits * problem.batch * 4) +
+            " bytes per output element, more than the device's max SSBO block size of " + std::to_string(limit) +
+            " bytes (shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) + ")");
+      auto part = [&](std::int64_t m0, std::int64_t mc, std::int64_t n0, std::int64_t nc) {
+        const Tensor d = ed.defined() ? ed.narrow(-2, m0, mc).narrow(-1, n0, nc) : Tensor();
+        out.narrow(-2, m0, mc)
+            .narrow(-1, n0, nc)
+            .copy_(matmul_kernel(ea.narrow(-2, m0, mc), eb.narrow(-1, n0, nc), d, alpha, beta, epilogue));
+      };
+      for (std::int64_t m0 = 0; m0 < M; m0 += std::max<std::int64_t>(rows, 1))
+        if (rows > 0)
+          part(m0, std::min(rows, M - m0), 0, N);
+        else
+          for (std::int64_t n0 = 0; n0 < N; n0 += cols) part(m0, 1, n0, std::min(cols, N - n0));
+      return out;
+    }
     Shape partial_shape = out_shape;
     partial_shape.insert(partial_shape.begin(), plan.splits);
     Tensor partial = alloc(dev, partial_shape, DType::f32, op);

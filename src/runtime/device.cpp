@@ -252,6 +252,11 @@ std::uint64_t DeviceImpl::loop_limit() const {
   return caps.max_loop_iterations;
 }
 
+std::int64_t DeviceImpl::ssbo_limit() const {
+  if (ssbo_limit_override > 0) return std::min(ssbo_limit_override, caps.max_ssbo_block_size);
+  return caps.max_ssbo_block_size;
+}
+
 bool DeviceImpl::subgroup_features(std::uint32_t need) const {
   need |= GL_SUBGROUP_FEATURE_BASIC_BIT_KHR;
   if (!caps.subgroup || (caps.subgroup_features & need) != need || !(caps.subgroup_stages & GL_COMPUTE_SHADER_BIT))
@@ -486,6 +491,11 @@ void Device::set_memory_limit(std::size_t bytes) { impl_->pool.set_limit(bytes);
 void Device::set_dispatch_limit(std::uint32_t max_workgroups) { impl_->dispatch_limit = max_workgroups; }
 
 void Device::set_loop_limit(std::uint64_t iterations) { impl_->loop_limit_override = iterations; }
+
+void Device::set_ssbo_limit(std::int64_t bytes) {
+  if (bytes < 0) throw ValueError("gltensor::Device::set_ssbo_limit: bytes must be >= 0, got " + std::to_string(bytes));
+  impl_->ssbo_limit_override = bytes;
+}
 
 void Device::set_precision(Precision precision) { impl_->precision = precision; }
 Precision Device::precision() const { return impl_->precision; }

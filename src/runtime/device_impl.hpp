@@ -52,6 +52,7 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   std::string pending_gl_error;           // from KHR_debug, raised at the next check_gl
   std::uint32_t dispatch_limit = 0;       // test override of the workgroup count limit (0 = device's)
   std::uint64_t loop_limit_override = 0;  // test override of the loop iteration limit (0 = device's)
+  std::int64_t ssbo_limit_override = 0;   // test override of the max SSBO block size (0 = device's)
   Precision precision = Precision::f32;   // asked for (Device::set_precision)
   Profiler* profiler = nullptr;           // the Profiler extension while it is on (launches check it)
 
@@ -80,6 +81,10 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   /// Loop iterations one invocation may run (all loops together): Capabilities'
   /// max_loop_iterations or the test override; 0 = unlimited.
   std::uint64_t loop_limit() const;
+  /// Bytes one buffer (a tensor's storage, an op's workspace) may have: Capabilities'
+  /// max_ssbo_block_size or the lower test override (Device::set_ssbo_limit). Ops whose
+  /// intermediates could be larger split their work to fit it.
+  std::int64_t ssbo_limit() const;
   /// Whether kernels may use the KHR_shader_subgroup features `need` (GL_SUBGROUP_FEATURE_*_BIT_KHR
   /// bits; basic is always required) in compute shaders (and Settings::subgroups allows it).
   bool subgroup_features(std::uint32_t need) const;

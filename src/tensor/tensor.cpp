@@ -45,11 +45,11 @@ std::int64_t check_shape(const char* op, const Shape& shape) {
 Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, bool host_write) {
   const std::int64_t n = check_shape(op, shape);
   const std::size_t bytes = (static_cast<std::size_t>(n) * itemsize(dtype) + 3) & ~std::size_t{3};
-  if (static_cast<std::int64_t>(bytes) > dev.caps.max_ssbo_block_size)
+  if (const std::int64_t limit = dev.ssbo_limit(); static_cast<std::int64_t>(bytes) > limit)
     throw LimitError(std::string("gltensor::") + op + ": a " + dtype_name(dtype) + " tensor of shape " +
                      to_string(shape) + " needs " + std::to_string(bytes) +
-                     " bytes, more than the device's max SSBO block size of " +
-                     std::to_string(dev.caps.max_ssbo_block_size) + " bytes");
+                     " bytes, more than the device's max SSBO block size of " + std::to_string(limit) + " bytes" +
+                     (limit < dev.caps.max_ssbo_block_size ? " (lowered by Device::set_ssbo_limit)" : ""));
   auto st = std::make_shared<Storage>();
   st->block = dev.pool.acquire(std::max<std::size_t>(bytes, 4), op, host_write);
   st->dev = dev.shared_from_this();

@@ -1,7 +1,7 @@
 // The PaddleOCR models (PP-OCRv4 det/rec, v2.0 cls) on gltensor::Model against ONNX Runtime
 // (npm onnxruntime-node run by tools/ort-reference/ort_run.js on the same .npy inputs), on
 // images with rendered text; and the whole OCR pipeline of demos/ocr reading rendered text back.
-// Skipped (with the reason) only when the model cache or node is absent; .ci/install-deps
+// Skipped (with the reason) only when the model cache or node is absent; scripts/test.sh
 // provides both. Inputs are kept small: the detector at 160 x 384, one recognizer line.
 #include <cmath>
 #include <cstdlib>
@@ -34,19 +34,19 @@ fs::path models() { return cache_dir() / "models" / "ocr"; }
 std::string missing_models() {
   for (const char* f : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx",
                         "ch_ppocr_mobile_v2.0_cls_infer.onnx", "ppocr_keys_v1.txt"})
-    if (!fs::exists(models() / f)) return (models() / f).string() + " is missing (run .ci/install-deps)";
+    if (!fs::exists(models() / f)) return (models() / f).string() + " is missing (run scripts/fetch-models.sh ocr)";
   return "";
 }
 
 std::string missing() {
   if (std::string m = missing_models(); !m.empty()) return m;
   if (!fs::exists(cache_dir() / "ort" / "node_modules" / "onnxruntime-node"))
-    return "onnxruntime-node is missing under " + cache_dir().string() + " (run .ci/install-deps)";
+    return "onnxruntime-node is missing under " + cache_dir().string() + " (run scripts/fetch-models.sh ort)";
   if (std::system("node --version > /dev/null 2>&1") != 0) return "node is not installed";
   return "";
 }
 
-// GLTENSOR_REQUIRE_MODELS=1 (CI, after .ci/install-deps fetched them): missing models or ONNX
+// GLTENSOR_REQUIRE_MODELS=1 (CI, after scripts/test.sh fetched them): missing models or ONNX
 // Runtime fail the test instead of skipping it.
 bool models_required() {
   const char* r = std::getenv("GLTENSOR_REQUIRE_MODELS");

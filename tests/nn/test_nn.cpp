@@ -716,6 +716,89 @@ TEST(Conv2d, SplitKUnderALoweredLoopLimit) {
   check_conv_grads(rng, {2, 16, 7, 6}, {5, 16, 3, 3}, opts({2, 1}, {1, 0, 0, 1}, {1, 2}, 1));
 }
 
+// im2col columns past the device's max SSBO block (the issue "Model coverage": a 3x3 conv of 256
+// channels at 128x128 needed 150994944 bytes of columns on llvmpipe's 128 MiB; for real in
+// test_conv_ssbo_limit): the im2col path runs per piece of the output positions (whole images,
+// rows, parts of rows), and the backward's columns and col2im products likewise. Under a lowered
+// limit on small shapes (the inputs and outputs themselves fit), against float64: forward,
+// input, weight and bias gradients; stride, dilation and asymmetric padding (pieces whose windows
+// start in the padding); groups and f16 inputs (forward) and conv_transpose2d against the same
+// ops without the lowered limit.
+TEST(Conv2d, PiecesUnderALoweredSsboLimit) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv = "im2col";  // else the direct kernel takes small filters whose columns do not fit
+  struct Case {
+    Shape x, w;
+    Conv2dOptions o;
+    std::int64_t limit;
+    const char* what;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{3, 4, 9, 8}, {5, 4, 3, 3}, Conv2dOptions::pad(1), 12000, "whole images"},
+           {{2, 4, 9, 8}, {5, 4, 3, 3}, Conv2dOptions::pad(1), 4000, "rows"},
+           {{1, 4, 5, 12}, {5, 4, 3, 3}, Conv2dOptions::pad(1), 1300, "parts of rows"},
+           {{2, 3, 11, 10}, {4, 3, 3, 2}, opts({2, 1}, {1, 0, 2, 1}, {1, 2}, 1), 2700, "rows, strided"},
+           {{1, 2, 4, 30}, {3, 2, 3, 3}, opts({1, 2}, {2, 1, 0, 2}, {2, 1}, 1), 1000, "parts of rows, strided"},
+       }) {
+    ScopedSsboLimit limit(c.limit);
+    SCOPED_TRACE(c.what);
+    check_conv_grads(rng, c.x, c.w, c.o);
+  }
+  // Groups: forward against float64, gradients against the same op without the lowered limit.
+  {
+    const Shape xs{2, 4, 7, 9}, ws{6, 2, 3, 3};
+    const Conv2dOptions o = opts({1, 1}, {1, 1, 1, 1}, {1, 1}, 2);
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 6);
+    HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    const auto ref = ref_conv(hx, hw, &hb, o, os);
+    auto run = [&](std::int64_t lim) {
+      ScopedSsboLimit limit(lim);
+      Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws),
+             b = Tensor::from_host(device(), bv, {6});
+      requires_grad_(x);
+      requires_grad_(w);
+      Tensor y = conv2d(x, w, b, o);
+      backward(sum(mul(y, y)));
+      return std::vector<std::vector<float>>{y.to_vector(), grad(x).to_vector(), grad(w).to_vector()};
+    };
+    const auto full = run(0), pieces = run(3100);  // columns of 36 rows: 2 output rows per piece
+    EXPECT_TRUE(close(pieces[0], ref, 1e-4, 1e-5)) << "groups";
+    EXPECT_TRUE(close(pieces[1], {full[1].begin(), full[1].end()}, 1e-5, 1e-4)) << "groups: input gradient";
+    EXPECT_TRUE(close(pieces[2], {full[2].begin(), full[2].end()}, 1e-5, 1e-4)) << "groups: weight gradient";
+  }
+  // f16 input and weights: an f16 result written piece by piece.
+  {
+    const Shape xs{2, 4, 9, 8}, ws{5, 4, 3, 3};
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    for (auto* v : {&xv, &wv})
+      for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+    HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
+    Shape os;
+    const auto ref = ref_conv(hx, hw, nullptr, Conv2dOptions::pad(1), os);
+    ScopedSsboLimit limit(3000);  // 2 output rows per piece
+    Tensor y = conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
+                      Tensor(), Conv2dOptions::pad(1));
+    EXPECT_EQ(y.dtype(), DType::f16);
+    EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << "f16";
+  }
+  // conv_transpose2d: its matmul + col2im per piece of the input positions.
+  {
+    const Shape xs{2, 4, 6, 5}, ws{4, 3, 3, 3};
+    const Conv2dOptions o = opts({2, 2}, {1, 1, 1, 1}, {1, 1}, 1);
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    auto run = [&](std::int64_t lim) {
+      ScopedSsboLimit limit(lim);
+      return conv_transpose2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o)
+          .to_vector();
+    };
+    const auto full = run(0);
+    EXPECT_TRUE(close(run(2400), {full.begin(), full.end()}, 1e-5, 1e-5)) << "conv_transpose2d";  // 4 rows per piece
+  }
+}
+
 namespace {
 // linear(x [B, I], w [O, I], b) and its gradients (loss = sum(y * r)) against float64.
 void check_linear_grads(std::mt19937_64& rng, std::int64_t B, std::int64_t I, std::int64_t O) {
@@ -1002,4 +1085,54 @@ TEST(Attention, SplitKVUnderALoweredLoopLimit) {
   EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
   // NaN in key 200 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
   check_nan_rows(300, 200);
+}
+
+// Attention scores past the device's max SSBO block (under a lowered limit): the composite path
+// (a mask, gradients, a causal split-KV problem, or GLTENSOR_ATTENTION=composite) runs per block
+// of query rows (causal masks shifted to each block's rows, a mask per row narrowed to them); the
+// fused kernel's split-KV partials [chunks, batch, L, Ev + 2] likewise without a causal mask.
+// Against float64, and gradients and masked results against the same op without the limit.
+TEST(Attention, ScoresPastTheSsboLimit) {
+  GLT_RNG(rng);
+  {
+    const AttentionCase c{2, 2, 40, 50, 16, 8};  // scores 16000 bytes; q, k, v at most 6400
+    for (bool causal : {false, true}) {
+      const AttentionInputs in = attention_inputs(rng, c, causal);
+      const auto& [ref, tq, tk, tv, what] = in;
+      ScopedEnv env("GLTENSOR_ATTENTION", "composite");
+      ScopedSsboLimit limit(7000);  // blocks of 17 rows
+      EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
+          << what;
+    }
+    std::vector<std::uint8_t> mv(40 * 50);
+    for (std::size_t i = 0; i < mv.size(); ++i) mv[i] = i % 50 == 0 || rng() % 3 != 0;
+    auto qv = uniform(rng, 2 * 40 * 16), kv = uniform(rng, 2 * 50 * 16), vv = uniform(rng, 2 * 50 * 8);
+    auto run = [&](std::int64_t lim, bool masked) {
+      ScopedSsboLimit limit(lim);
+      Tensor q = Tensor::from_host(device(), qv, {2, 40, 16}), k = Tensor::from_host(device(), kv, {2, 50, 16}),
+             v = Tensor::from_host(device(), vv, {2, 50, 8});
+      for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);
+      Tensor mask = masked ? Tensor::from_host(device(), mv, {1, 40, 50}, DType::bool_) : Tensor();
+      Tensor y = scaled_dot_product_attention(q, k, v, mask, !masked);
+      backward(sum(mul(y, y)));
+      return std::vector<std::vector<float>>{y.to_vector(), grad(q).to_vector(), grad(k).to_vector(),
+                                             grad(v).to_vector()};
+    };
+    for (bool masked : {false, true}) {
+      const auto full = run(0, masked), blocks = run(7000, masked);
+      for (std::size_t i = 0; i < full.size(); ++i)
+        EXPECT_TRUE(close(blocks[i], {full[i].begin(), full[i].end()}, 1e-5, 1e-6))
+            << (masked ? "mask" : "causal") << ", output/gradient " << i;
+    }
+  }
+  // Split-KV (lowered loop limit: chunks of 32 or 64 keys) with partials of 528000 bytes or more
+  // against v's 153600: blocks of query rows; a causal problem takes the composite path's blocks.
+  ScopedLoopLimit loops(600);
+  const AttentionCase c{2, 2, 200, 300, 4, 64};
+  for (bool causal : {false, true}) {
+    const AttentionInputs in = attention_inputs(rng, c, causal);
+    const auto& [ref, tq, tk, tv, what] = in;
+    ScopedSsboLimit limit(160000);
+    EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5)) << what;
+  }
 }

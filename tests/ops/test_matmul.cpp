@@ -367,6 +367,33 @@ TEST(Matmul, SplitKUnderALoweredLoopLimit) {
   run("reg", {1, 128, 1304, 128, false, DType::bf16, false});
 }
 
+// Split-K partial products past the device's max SSBO block (under a lowered limit, with loop
+// limits that split K into 10 chunks): computed per block of rows, or of columns of one row where
+// a row's partials alone exceed it (a batch broadcast over b), each written into its slice; with
+// the epilogue (alpha, beta and a full addend, an activation) applied per block.
+TEST(Matmul, SplitKPartialsPastTheSsboLimit) {
+  GLT_RNG(rng);
+  ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "reg");
+  ScopedLoopLimit loops(32);      // REG: 10 chunks of K
+  ScopedSsboLimit limit(700000);  // a, b: 655360 bytes; partials of 10 chunks: 1024000 bytes
+  const std::int64_t K = 1024, N = 160;
+  for (const Shape& sa : {Shape{160, K}, Shape{160, 1, K}}) {
+    auto a = uniform(rng, numel_of(sa)), b = uniform(rng, K * N);
+    Shape os;
+    const auto ref = ref_matmul(a, sa, b, {K, N}, os);
+    auto d = uniform(rng, numel_of(os));
+    Tensor ta = Tensor::from_host(device(), a, sa), tb = Tensor::from_host(device(), b, {K, N});
+    const std::string what = to_string(sa) + " @ [1024, 160]";
+    Tensor r = matmul(ta, tb);
+    EXPECT_EQ(r.shape(), os) << what;
+    EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * K)) << what;
+    Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, os), -1.5, 0.25, Activation::relu);
+    std::vector<double> ref_e(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) ref_e[i] = std::max(0.0, -1.5 * ref[i] + 0.25 * d[i]);
+    EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, 4e-6 * K)) << what << " with epilogue";
+  }
+}
+
 // The REG kernel (register blocks without shared memory: llvmpipe's default, and small M or N on
 // GPUs) forced on every device: sizes off its blocks (M of 1 to 9 takes 1-, 2-, 4- and 8-row
 // blocks, N of 1 to 4 one quad), 0-size, B read as quads (row-major, N % 4 == 0) or through

@@ -100,6 +100,29 @@ TEST(Pool, LargerThanMaxSsboIsLimitError) {
   EXPECT_THROW(Tensor::empty(dev, {1 << 16, 1 << 16}), LimitError);
 }
 
+// Device::set_ssbo_limit lowers the size that allocations are checked against (and that ops
+// split their workspaces to fit: tests/nn, tests/ops); the capabilities keep the device's
+// value, and 0 gives the device's limit back.
+TEST(Pool, LoweredSsboLimit) {
+  Device dev = Device::open();
+  const std::int64_t max = dev.caps().max_ssbo_block_size;
+  dev.set_ssbo_limit(4096);
+  EXPECT_NO_THROW(Tensor::empty(dev, {1024}));
+  try {
+    Tensor::empty(dev, {1025});
+    FAIL() << "expected LimitError";
+  } catch (const LimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("max SSBO block size of 4096 bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Device::set_ssbo_limit"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(dev.caps().max_ssbo_block_size, max);
+  dev.set_ssbo_limit(max * 2);  // never above the device's
+  EXPECT_THROW(Tensor::empty(dev, {max / 4 + 1}), LimitError);
+  dev.set_ssbo_limit(0);
+  EXPECT_NO_THROW(Tensor::empty(dev, {1025}));
+  EXPECT_THROW(dev.set_ssbo_limit(-1), ValueError);
+}
+
 TEST(Pool, ZeroSizeTensors) {
   Device dev = Device::open();
   Tensor z = Tensor::empty(dev, {0, 3});
