@@ -296,20 +296,27 @@ Ts gpu_pad(Args& a) {
     pads.push_back(full[static_cast<std::size_t>(d)]);
     pads.push_back(full[static_cast<std::size_t>(d + r)]);
   }
-  if (mode == "wrap") {  // Pad-19: out[i] = x[(i - lo) mod n] along each padded dim (negative pads crop)
+  if (mode == "wrap") {  // Pad-19: negative pads crop first, then out[i] = x[(i - lo) mod n] per dim
     Tensor y = x;
     for (std::int64_t d = 0; d < r; ++d) {
-      const std::int64_t lo = full[static_cast<std::size_t>(d)], hi = full[static_cast<std::size_t>(d + r)],
-                         n = x.size(d);
+      std::int64_t lo = full[static_cast<std::size_t>(d)], hi = full[static_cast<std::size_t>(d + r)];
+      if (lo < 0 || hi < 0) {
+        const std::int64_t b = std::max<std::int64_t>(-lo, 0), e = y.size(d) - std::max<std::int64_t>(-hi, 0);
+        if (e < b)
+          a.fail("pads " + to_string(p) + " crop more than dim " + std::to_string(d) + " of " + to_string(x.shape()));
+        y = y.slice(d, b, e);
+        lo = std::max<std::int64_t>(lo, 0);
+        hi = std::max<std::int64_t>(hi, 0);
+      }
+      const std::int64_t n = y.size(d);
       if (lo == 0 && hi == 0) continue;
-      if (n == 0 || n + lo + hi < 0) a.fail("wrap padding of " + to_string(x.shape()) + " by " + to_string(p));
+      if (n == 0) a.fail("wrap padding of an empty dim of " + to_string(x.shape()));
       std::vector<std::int32_t> idx(static_cast<std::size_t>(n + lo + hi));
       for (std::int64_t i = 0; i < n + lo + hi; ++i)
         idx[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((((i - lo) % n) + n) % n);
-      y = index_select(
-          y, d, Tensor::from_host(a.dev, std::span<const std::int32_t>(idx), {static_cast<std::int64_t>(idx.size())}));
+      y = index_select(y, d, Tensor::from_host(a.dev, std::span<const std::int32_t>(idx), {n + lo + hi}));
     }
-    return Ts{y};
+    return Ts{y.contiguous()};
   }
   const PadMode pm = mode == "reflect" ? PadMode::reflect : mode == "edge" ? PadMode::replicate : PadMode::constant;
   return Ts{pad(x, pads, pm, value)};
