@@ -137,7 +137,16 @@ Tensor prelu(const Tensor& x, const Tensor& slope);
 /// ValueError for sizes < 1 or scales of the wrong length).
 struct ResizeOptions {
   enum class Mode { nearest, linear };
-  enum class Coord { half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn };
+  /// half_pixel_symmetric (Resize-19): half_pixel shifted so that the input and output centers
+  /// meet when the output size was rounded from in * scale.
+  enum class Coord {
+    half_pixel,
+    pytorch_half_pixel,
+    align_corners,
+    asymmetric,
+    tf_half_pixel_for_nn,
+    half_pixel_symmetric
+  };
   enum class Nearest { round_prefer_floor, round_prefer_ceil, floor, ceil, simple };
   Mode mode = Mode::nearest;
   Coord coord = Coord::half_pixel;

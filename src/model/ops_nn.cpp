@@ -243,6 +243,7 @@ ResizeOptions::Coord coord_of(const std::string& s) {
   if (s == "pytorch_half_pixel") return C::pytorch_half_pixel;
   if (s == "align_corners") return C::align_corners;
   if (s == "asymmetric") return C::asymmetric;
+  if (s == "half_pixel_symmetric") return C::half_pixel_symmetric;
   return C::tf_half_pixel_for_nn;
 }
 
@@ -268,8 +269,10 @@ void check_resize(const CheckCtx& c) {
   if (mode == "linear") c.need_float(0);
   const std::string ct = c.attrs().s("coordinate_transformation_mode", "half_pixel");
   if (ct != "half_pixel" && ct != "pytorch_half_pixel" && ct != "align_corners" && ct != "asymmetric" &&
-      ct != "tf_half_pixel_for_nn")
+      ct != "tf_half_pixel_for_nn" && ct != "half_pixel_symmetric")
     c.fail_attr("coordinate_transformation_mode", "not supported");
+  if (ct == "half_pixel_symmetric" && c.opset() < 19)
+    c.fail_attr("coordinate_transformation_mode", "half_pixel_symmetric needs opset 19");
   const std::string nm = c.attrs().s("nearest_mode", "round_prefer_floor");
   if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
     c.fail_attr("nearest_mode", "not supported");
@@ -700,7 +703,7 @@ void register_nn_ops(Registry& m) {
                       check_resize,
                       nullptr,
                       run_resize};
-  m["Resize"].versions = {18, 19};  // 19: half_pixel_symmetric (refused by check_resize)
+  m["Resize"].versions = {18, 19};  // 19: half_pixel_symmetric
   m["GroupNormalization"] = OpDef{{"epsilon", "num_groups", "stash_type"},
                                   [](const CheckCtx& c) {
                                     c.need_float(0);

@@ -557,6 +557,10 @@ void register_shape_ops(Registry& m) {
                                  return Ts{scatter_with(a.t(0), axis, a.t(1), a.t(2), a.attrs.s("reduction", "none"))};
                                }};
   m["ScatterElements"].versions = {18};
+  m["Scatter"] = OpDef{{"axis"}, nullptr, nullptr, [](Args& a) {  // opsets 9-10: ScatterElements' old name
+                         const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 0), a.t(0).dim());
+                         return Ts{scatter(a.t(0), axis, a.t(1), a.t(2))};
+                       }};
   m["ScatterND"] = OpDef{{"reduction"}, check_scatter_reduction, nullptr, run_scatter_nd};
   m["ScatterND"].versions = {18};
   m["CenterCropPad"] = OpDef{{"axes"}, nullptr, nullptr, run_center_crop_pad};

@@ -14,11 +14,16 @@ namespace {
 using C = ResizeOptions::Coord;
 using NM = ResizeOptions::Nearest;
 
-// out: the resized length (in * scale when scales are given, not rounded, as ONNX's reference).
-double source_coord(C coord, std::int64_t o, std::int64_t in, double out, double scale) {
+// out: the resized length (in * scale when scales are given, not rounded, as ONNX's reference);
+// out_int: the output size.
+double source_coord(C coord, std::int64_t o, std::int64_t in, double out, std::int64_t out_int, double scale) {
   switch (coord) {
     case C::half_pixel:
       return (o + 0.5) / scale - 0.5;
+    case C::half_pixel_symmetric: {
+      const double center = static_cast<double>(in) / 2.0;
+      return center * (1.0 - static_cast<double>(out_int) / out) + (o + 0.5) / scale - 0.5;
+    }
     case C::pytorch_half_pixel:
       return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     case C::align_corners:
@@ -88,7 +93,7 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     std::vector<float> w(static_cast<std::size_t>(out));
     for (std::int64_t o = 0; o < out; ++o) {
       const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
-      const double s = source_coord(opt.coord, o, in, len, scale);
+      const double s = source_coord(opt.coord, o, in, len, out, scale);
       if (linear) {
         const double f = std::floor(s);
         const std::int64_t a = static_cast<std::int64_t>(f);

@@ -492,6 +492,18 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     m.init("sc", {4}, {1, 1, 2, 0.5f});
     auto& rs = m.node("Resize", {"x", "", "sc"}, {"rs"});
     B::attr_s(rs, "mode", "linear");
+    // half_pixel_symmetric with fractional output sizes (5 * 1.7 = 8.5, 4 * 0.7 = 2.8).
+    m.init("sc_frac", {4}, {1, 1, 1.7f, 0.7f}).init_i64("sz_not_larger", {2}, {9, 9});
+    for (const char* mode : {"linear", "nearest"}) {
+      auto& n = m.node("Resize", {"x", "", "sc_frac"}, {std::string("hps_") + mode});
+      B::attr_s(n, "mode", mode);
+      B::attr_s(n, "coordinate_transformation_mode", "half_pixel_symmetric");
+    }
+    auto& hk = m.node("Resize", {"x", "", "", "sz_not_larger"}, {"hps_keep"});
+    B::attr_s(hk, "mode", "linear");
+    B::attr_s(hk, "coordinate_transformation_mode", "half_pixel_symmetric");
+    B::attr_s(hk, "keep_aspect_ratio_policy", "not_larger");
+    B::attr_ints(hk, "axes", {2, 3});
     m.init_i64("shape", {3}, {2, 30, -1});
     m.node("Reshape", {"x", "shape"}, {"rsh"});
     auto& c = m.node("Cast", {"x"}, {"half"});
@@ -499,7 +511,7 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     auto& c2 = m.node("CastLike", {"half", "x"}, {"cast"});
     B::attr_i(c2, "saturate", 1);
     m.node("Identity", {"x"}, {"id"});
-    std::vector<std::string> outs{"wrap", "avg", "rs", "rsh", "cast", "id"};
+    std::vector<std::string> outs{"wrap", "avg", "rs", "hps_linear", "hps_nearest", "hps_keep", "rsh", "cast", "id"};
     for (const auto& o : outs) m.output_any(o);
     expect_matches_ort(m, "opset19", {{"x", {uniform(rng, 240), xs}}}, outs, 1e-3, 1e-3);
   }
@@ -610,12 +622,14 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
         << e;
   }
   {
-    B m(19);
+    B m(18);
     m.input("x", {1, 1, 4, 4}).output("y").init("sc", {4}, {1, 1, 2, 2});
     auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
     B::attr_s(r, "coordinate_transformation_mode", "half_pixel_symmetric");
     const std::string e = load_error(m, "half_pixel_symmetric");
-    EXPECT_NE(e.find("(Resize): attribute coordinate_transformation_mode=half_pixel_symmetric"), std::string::npos)
+    EXPECT_NE(e.find("(Resize): attribute coordinate_transformation_mode=half_pixel_symmetric: half_pixel_symmetric "
+                     "needs opset 19"),
+              std::string::npos)
         << e;
   }
   {
