@@ -439,10 +439,13 @@ Ts run_affine_grid(Args& a) {
       theta.size(2) != static_cast<std::int64_t>(sd) + 1)
     a.fail("AffineGrid of theta " + to_string(theta.shape()) + " and size " + to_string(size));
   auto coord = [corners](std::int64_t i, std::int64_t n) {
-    if (corners) return n > 1 ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1) : 0.0;
+    if (corners) return -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1);  // n > 1
     return (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n) - 1.0;
   };
   const I64s spatial(size.begin() + 2, size.end());  // [D,] H, W
+  for (auto s : spatial)                             // linspace(-1, 1, 1): -1 in ONNX's reference, +1 in ONNX Runtime
+    if (corners && s == 1)
+      a.fail("AffineGrid with align_corners=1 and a size-1 dim " + to_string(size) + " is ambiguous");
   std::int64_t M = 1;
   for (auto s : spatial) M *= s;
   std::vector<float> base;  // [M, sd + 1]: x (last dim) first, then y[, z], then 1

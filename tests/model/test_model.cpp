@@ -528,15 +528,19 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     auto& ga = m.node("AffineGrid", {"theta", "size2"}, {"grid_ac"});
     B::attr_i(ga, "align_corners", 1);
     m.node("AffineGrid", {"theta3", "size3"}, {"grid3"});
+    m.init_i64("size1", {4}, {2, 1, 1, 3});  // a size-1 dim, both alignments
+    m.node("AffineGrid", {"theta", "size1"}, {"grid1"});
     m.init_i64("one", {}, {1}).init_i64("two", {}, {2}).init_i64("len10", {}, {10});
     m.node("DFT", {"sig", "", "one"}, {"dft"});
     auto& dr = m.node("DFT", {"sigr"}, {"dft_onesided"});  // axis -2 by default
     B::attr_i(dr, "onesided", 1);
     auto& di = m.node("DFT", {"sig", "len10", "two"}, {"idft"});
     B::attr_i(di, "inverse", 1);
+    m.init_i64("len5", {}, {5});
+    m.node("DFT", {"sig", "len5", "one"}, {"dft_cut"});  // dft_length shorter than the signal
     m.node("ReduceMax", {"x"}, {"rmax"});
-    std::vector<std::string> outs{"gelu", "gelu_tanh",    "grid", "grid_ac", "grid3",
-                                  "dft",  "dft_onesided", "idft", "rmax"};
+    std::vector<std::string> outs{"gelu", "gelu_tanh",    "grid", "grid_ac", "grid3", "grid1",
+                                  "dft",  "dft_onesided", "idft", "dft_cut", "rmax"};
     for (const auto& o : outs) m.output_any(o);
     expect_matches_ort(m, "opset20",
                        {{"x", {uniform(rng, 240, -3, 3), xs}},
@@ -658,6 +662,16 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
     Model model = Model::load(device(), m.save("gn18_per_channel"));
     const std::string e = error_of([&] { model.run({{"x", ones(device(), {1, 4, 3})}}); });
     EXPECT_NE(e.find("GroupNormalization-18 expects scale and bias of 2 (num_groups) values"), std::string::npos) << e;
+  }
+  {
+    B m(20);  // AffineGrid with align_corners and a size-1 dim: references disagree (-1 or +1)
+    m.input("t", {1, 2, 3}).output("y").init_i64("size", {4}, {1, 1, 1, 3});
+    auto& g = m.node("AffineGrid", {"t", "size"}, {"y"}, "ag");
+    B::attr_i(g, "align_corners", 1);
+    Model model = Model::load(device(), m.save("affine_grid_size1"));
+    const std::string e = error_of([&] { model.run({{"t", ones(device(), {1, 2, 3})}}); });
+    EXPECT_NE(e.find("node 0 'ag' (AffineGrid): AffineGrid with align_corners=1 and a size-1 dim"), std::string::npos)
+        << e;
   }
   {
     B m(22);
