@@ -153,6 +153,11 @@ struct ResizeOptions {
   Nearest nearest = Nearest::round_prefer_floor;
   /// Per-dim scales (empty: out / in).
   std::vector<double> scales;
+  /// Linear mode (ONNX Resize-18 antialias): a triangle filter stretched by 1 / scale where a dim
+  /// shrinks, so that every input element contributes (Pillow's and ONNX Runtime's filter).
+  /// exclude_outside: taps outside the input get no weight (else they take the edge values).
+  bool antialias = false;
+  bool exclude_outside = false;
 };
 Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt = {});
 

@@ -257,7 +257,7 @@ ResizeOptions::Nearest nearest_of(const std::string& s) {
 
 void check_resize(const CheckCtx& c) {
   const std::string mode = c.attrs().s("mode", "nearest");
-  if (c.attrs().i("antialias", 0) != 0 && mode != "nearest")  // Resize-18; no effect on nearest
+  if (c.attrs().i("antialias", 0) != 0 && mode != "nearest" && mode != "linear")  // Resize-18
     c.fail_attr("antialias", "antialiased " + mode + " resizing is not supported");
   const std::string kp = c.attrs().s("keep_aspect_ratio_policy", "stretch");
   if (kp != "stretch" && kp != "not_larger" && kp != "not_smaller")
@@ -282,6 +282,8 @@ Ts run_resize(Args& a) {
   const Tensor& x = a.t(0);
   ResizeOptions o;
   o.mode = a.attrs.s("mode", "nearest") == "linear" ? ResizeOptions::Mode::linear : ResizeOptions::Mode::nearest;
+  o.antialias = a.attrs.i("antialias", 0) != 0;  // Resize-18 (linear only; no effect on nearest)
+  o.exclude_outside = a.attrs.i("exclude_outside", 0) != 0;
   std::size_t scales_in = 2, sizes_in = 3;
   if (a.opset < 11) {  // Resize-10: (X, scales), asymmetric
     scales_in = 1;
@@ -338,6 +340,15 @@ Ts run_resize(Args& a) {
   }
   if (static_cast<std::int64_t>(size.size()) != x.dim())
     a.fail("sizes " + to_string(size) + " do not match the input rank " + std::to_string(x.dim()));
+  if (o.antialias && o.mode == ResizeOptions::Mode::linear && o.coord == ResizeOptions::Coord::align_corners &&
+      !o.scales.empty())
+    for (std::int64_t d = 0; d < r; ++d) {
+      const double len = static_cast<double>(x.size(d)) * o.scales[static_cast<std::size_t>(d)];
+      if (len != static_cast<double>(size[static_cast<std::size_t>(d)]))  // in * scale not an integer
+        a.fail(
+            "antialiased align_corners resizing with scales whose in * scale is not an integer is ambiguous "
+            "(ONNX's reference divides by in * scale - 1, ONNX Runtime by the output size - 1)");
+    }
   return Ts{resize(x, size, o)};
 }
 

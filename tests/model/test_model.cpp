@@ -394,7 +394,7 @@ TEST(Model, Opset18FormsMatchOnnxRuntime) {
   GLT_RNG(rng);
   B m(18);
   const Shape xs{2, 6, 5, 4};
-  m.input("x", xs).input("u", xs).input("u2", {3, 5, 4}).input("c", {2, 12, 15});
+  m.input("x", xs).input("u", xs).input("u2", {3, 5, 4}).input("c", {2, 12, 15}).input("pic", {1, 2, 17, 23});
   // Reductions with axes as an input, noop_with_empty_axes, no axes.
   m.init_i64("ax_1_m1", {2}, {1, -1}).init_i64("ax_2", {1}, {2}).init_i64("ax_0_3", {2}, {0, 3});
   m.init_i64("ax_3", {1}, {3}).init_i64("ax_none", {0}, {});
@@ -433,6 +433,24 @@ TEST(Model, Opset18FormsMatchOnnxRuntime) {
   resize("rs2", "", "sz_3_10", {2, 3}, "nearest", "not_larger");
   resize("rs3", "", "sz_8_3", {2, 3}, "linear", "not_smaller");
   resize("rs4", "sc", "", {3, 2}, "linear", "");
+  // Antialiased linear resizing: downscaling (a stretched triangle filter), mixed down / up,
+  // exclude_outside, other coordinate transformations.
+  m.init("aa_sc", {4}, {1, 1, 0.4f, 0.35f})
+      .init("aa_sc2", {4}, {1, 1, 0.5f, 0.25f})
+      .init_i64("aa_sz", {4}, {1, 2, 7, 30});
+  auto aa = [&](const std::string& out, const std::string& scales, const std::string& sizes, const std::string& coord,
+                bool exclude) {
+    auto& n = m.node("Resize", {"pic", "", scales, sizes}, {out});
+    B::attr_s(n, "mode", "linear");
+    B::attr_i(n, "antialias", 1);
+    if (!coord.empty()) B::attr_s(n, "coordinate_transformation_mode", coord);
+    if (exclude) B::attr_i(n, "exclude_outside", 1);
+  };
+  aa("aa1", "aa_sc", "", "", false);
+  aa("aa2", "", "aa_sz", "", true);
+  aa("aa3", "aa_sc2", "", "pytorch_half_pixel", false);
+  aa("aa4", "", "aa_sz", "align_corners", false);
+  aa("aa5", "aa_sc2", "", "asymmetric", true);
   // ScatterElements and ScatterND with max / min (duplicate indices included).
   std::vector<std::int64_t> idx;
   for (auto v : uniform_int(rng, 2 * 6 * 5 * 4, -6, 5)) idx.push_back(v);
@@ -463,16 +481,17 @@ TEST(Model, Opset18FormsMatchOnnxRuntime) {
   B::attr_i(gn, "num_groups", 3);
   B::attr_f(gn, "epsilon", 1e-3f);
   m.node("Mish", {"x"}, {"mish"});
-  std::vector<std::string> outs{"rmax", "rnoop", "rl2",    "rl1",    "rmin",   "rlse",        "rss",     "rprod",
-                                "rls",  "s0",    "s1",     "s2",     "pad",    "pad_reflect", "rs1",     "rs2",
-                                "rs3",  "rs4",   "se_max", "se_min", "se_mul", "se_add",      "snd_max", "snd_min",
-                                "ccp",  "ccp2",  "col",    "gn",     "mish"};
+  std::vector<std::string> outs{
+      "rmax",   "rnoop",       "rl2",    "rl1",     "rmin",    "rlse", "rss",  "rprod", "rls", "s0",  "s1",  "s2",
+      "pad",    "pad_reflect", "rs1",    "rs2",     "rs3",     "rs4",  "aa1",  "aa2",   "aa3", "aa4", "aa5", "se_max",
+      "se_min", "se_mul",      "se_add", "snd_max", "snd_min", "ccp",  "ccp2", "col",   "gn",  "mish"};
   for (const auto& o : outs) m.output_any(o);
   expect_matches_ort(m, "opset18",
                      {{"x", {uniform(rng, 240), xs}},
                       {"u", {uniform(rng, 240), xs}},
                       {"u2", {uniform(rng, 60), {3, 5, 4}}},
-                      {"c", {uniform(rng, 360), {2, 12, 15}}}},
+                      {"c", {uniform(rng, 360), {2, 12, 15}}},
+                      {"pic", {uniform(rng, 2 * 17 * 23), {1, 2, 17, 23}}}},
                      outs);
 }
 
@@ -499,6 +518,10 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
       B::attr_s(n, "mode", mode);
       B::attr_s(n, "coordinate_transformation_mode", "half_pixel_symmetric");
     }
+    auto& ha = m.node("Resize", {"x", "", "sc_frac"}, {"hps_antialias"});
+    B::attr_s(ha, "mode", "linear");
+    B::attr_s(ha, "coordinate_transformation_mode", "half_pixel_symmetric");
+    B::attr_i(ha, "antialias", 1);
     auto& hk = m.node("Resize", {"x", "", "", "sz_not_larger"}, {"hps_keep"});
     B::attr_s(hk, "mode", "linear");
     B::attr_s(hk, "coordinate_transformation_mode", "half_pixel_symmetric");
@@ -511,7 +534,8 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     auto& c2 = m.node("CastLike", {"half", "x"}, {"cast"});
     B::attr_i(c2, "saturate", 1);
     m.node("Identity", {"x"}, {"id"});
-    std::vector<std::string> outs{"wrap", "avg", "rs", "hps_linear", "hps_nearest", "hps_keep", "rsh", "cast", "id"};
+    std::vector<std::string> outs{"wrap",          "avg",      "rs",  "hps_linear", "hps_nearest",
+                                  "hps_antialias", "hps_keep", "rsh", "cast",       "id"};
     for (const auto& o : outs) m.output_any(o);
     expect_matches_ort(m, "opset19", {{"x", {uniform(rng, 240), xs}}}, outs, 1e-3, 1e-3);
   }
@@ -618,10 +642,10 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
     B m(18);
     m.input("x", {1, 1, 4, 4}).output("y").init("sc", {4}, {1, 1, 0.5f, 0.5f});
     auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
-    B::attr_s(r, "mode", "linear");
+    B::attr_s(r, "mode", "cubic");
     B::attr_i(r, "antialias", 1);
     const std::string e = load_error(m, "antialias");
-    EXPECT_NE(e.find("node 0 'rs' (Resize): attribute antialias=1: antialiased linear resizing is not supported"),
+    EXPECT_NE(e.find("node 0 'rs' (Resize): attribute antialias=1: antialiased cubic resizing is not supported"),
               std::string::npos)
         << e;
   }
@@ -662,6 +686,17 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
     Model model = Model::load(device(), m.save("gn18_per_channel"));
     const std::string e = error_of([&] { model.run({{"x", ones(device(), {1, 4, 3})}}); });
     EXPECT_NE(e.find("GroupNormalization-18 expects scale and bias of 2 (num_groups) values"), std::string::npos) << e;
+  }
+  {
+    B m(18);  // antialiased align_corners with a fractional in * scale: references disagree
+    m.input("x", {1, 1, 5, 5}).output("y").init("sc", {4}, {1, 1, 0.3f, 0.3f});
+    auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
+    B::attr_s(r, "mode", "linear");
+    B::attr_s(r, "coordinate_transformation_mode", "align_corners");
+    B::attr_i(r, "antialias", 1);
+    Model model = Model::load(device(), m.save("antialias_align_corners"));
+    const std::string e = error_of([&] { model.run({{"x", ones(device(), {1, 1, 5, 5})}}); });
+    EXPECT_NE(e.find("node 0 'rs' (Resize): antialiased align_corners resizing"), std::string::npos) << e;
   }
   {
     B m(20);  // AffineGrid with align_corners and a size-1 dim: references disagree (-1 or +1)

@@ -189,6 +189,37 @@ TEST(Resize, NearestAndLinearMatchOnnxReference) {
   EXPECT_EQ(h.shape(), (Shape{1, 2, 1, 6, 8}));
 }
 
+TEST(Resize, AntialiasedLinear) {
+  GLT_RNG(rng);
+  ResizeOptions o;
+  o.mode = ResizeOptions::Mode::linear;
+  o.antialias = true;
+  // Halving with half_pixel: taps (0.125, 0.375, 0.375, 0.125) around 2o + 0.5, edge taps clamped.
+  const std::int64_t n = 12;
+  auto xv = uniform(rng, 3 * n);
+  Tensor y = resize(Tensor::from_host(device(), xv, {3, n}), {3, n / 2}, o);
+  std::vector<double> ref;
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t i = 0; i < n / 2; ++i) {
+      double s = 0;
+      const double w[4] = {0.125, 0.375, 0.375, 0.125};
+      for (int k = 0; k < 4; ++k) s += w[k] * xv[r * n + std::clamp<std::int64_t>(2 * i - 1 + k, 0, n - 1)];
+      ref.push_back(s);
+    }
+  EXPECT_TRUE(close(y.to_vector(), ref, 1e-5, 1e-6));
+  // Upscaling: the filter is the plain linear one.
+  Tensor x = Tensor::from_host(device(), uniform(rng, 2 * 5 * 7), {1, 2, 5, 7});
+  ResizeOptions plain = o;
+  plain.antialias = false;
+  EXPECT_TRUE(close(
+      resize(x, {1, 2, 9, 13}, o).to_vector(),
+      [&] {
+        auto v = resize(x, {1, 2, 9, 13}, plain).to_vector();
+        return std::vector<double>(v.begin(), v.end());
+      }(),
+      1e-5, 1e-6));
+}
+
 TEST(Resize, Errors) {
   Tensor x = ones(device(), {1, 1, 2, 2});
   EXPECT_THROW(resize(x, {1, 1, 4}), ShapeError);
