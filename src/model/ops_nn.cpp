@@ -58,6 +58,8 @@ I64s forward_pads(Args& a, const Shape& in, const I64s& k, const I64s& s, const 
 
 I64s ones(std::size_t r) { return I64s(r, 1); }
 
+Tensor as_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : t.to(d); }
+
 Ts run_conv(Args& a) {
   const Tensor& x = a.t(0);
   const Tensor& w = a.t(1);
@@ -153,6 +155,25 @@ Tensor pool(Args& a, bool is_max) {
   Tensor xin = r == 1 ? x.unsqueeze(2) : x;
   I64s k2 = r == 1 ? I64s{1, k[0]} : k, s2 = r == 1 ? I64s{1, s[0]} : s, d2 = r == 1 ? I64s{1, d[0]} : d;
   I64s pb = r == 1 ? I64s{0, p[0]} : I64s{p[0], p[1]}, pe = r == 1 ? I64s{0, p[1]} : I64s{p[2], p[3]};
+  if (!is_max && (d2[0] != 1 || d2[1] != 1)) {
+    // AveragePool-19 dilations: a depthwise convolution with 1 / (kh kw) weights over the padded
+    // input; without count_include_pad, rescaled by the number of taps inside the input.
+    const std::int64_t C = xin.size(1);
+    Conv2dOptions co;
+    co.stride = {s2[0], s2[1]};
+    co.dilation = {d2[0], d2[1]};
+    co.padding = {pb[0], pb[1], pe[0], pe[1]};
+    co.groups = C;
+    const double taps = static_cast<double>(k2[0] * k2[1]);
+    Tensor y = conv2d(xin, full(x.device(), {C, 1, k2[0], k2[1]}, 1.0 / taps, xin.dtype()), Tensor(), co);
+    if (!include_pad) {
+      co.groups = 1;
+      Tensor cnt = conv2d(gltensor::ones(x.device(), {1, 1, xin.size(2), xin.size(3)}, xin.dtype()),
+                          gltensor::ones(x.device(), {1, 1, k2[0], k2[1]}, xin.dtype()), Tensor(), co);
+      y = as_dtype(div(mul(y, taps), cnt), x.dtype());
+    }
+    return r == 1 ? y.squeeze(2) : y;
+  }
   Pool2dOptions o;
   o.kernel = {k2[0], k2[1]};
   o.stride = {s2[0], s2[1]};
@@ -563,7 +584,8 @@ void register_nn_ops(Registry& m) {
             [](const CheckCtx& c) {
               check_pool(c);
               for (auto d : c.attrs().ints("dilations"))  // AveragePool-19
-                if (d != 1) c.fail_attr("dilations", "dilated average pooling is not supported");
+                if (d != 1 && c.attrs().i("ceil_mode", 0))
+                  c.fail_attr("dilations", "dilated average pooling with ceil_mode=1 is not supported");
             },
             nullptr,
             [](Args& a) { return Ts{pool(a, false)}; }};

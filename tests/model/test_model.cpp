@@ -500,7 +500,7 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
   const Shape xs{2, 6, 5, 4};
   {
     B m(19);
-    m.input("x", xs);
+    m.input("x", xs).input("x3", {2, 3, 11});
     m.init_i64("wrap_pads", {8}, {0, 2, -1, 1, 0, 1, 2, 0});
     auto& p = m.node("Pad", {"x", "wrap_pads"}, {"wrap"});
     B::attr_s(p, "mode", "wrap");
@@ -508,6 +508,18 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     B::attr_ints(ap, "kernel_shape", {2, 2});
     B::attr_ints(ap, "dilations", {1, 1});
     B::attr_ints(ap, "pads", {1, 0, 0, 1});
+    for (int include_pad : {0, 1}) {  // dilated, with pads, counting the pads or not
+      auto& n = m.node("AveragePool", {"x"}, {"avg_dil" + std::to_string(include_pad)});
+      B::attr_ints(n, "kernel_shape", {2, 3});
+      B::attr_ints(n, "dilations", {2, 1});
+      B::attr_ints(n, "strides", {1, 2});
+      B::attr_ints(n, "pads", {1, 2, 1, 1});
+      B::attr_i(n, "count_include_pad", include_pad);
+    }
+    auto& a1 = m.node("AveragePool", {"x3"}, {"avg_dil_1d"});
+    B::attr_ints(a1, "kernel_shape", {3});
+    B::attr_ints(a1, "dilations", {2});
+    B::attr_ints(a1, "pads", {2, 1});  // (SAME_UPPER with dilations: ORT ignores them when padding)
     m.init("sc", {4}, {1, 1, 2, 0.5f});
     auto& rs = m.node("Resize", {"x", "", "sc"}, {"rs"});
     B::attr_s(rs, "mode", "linear");
@@ -534,10 +546,12 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     auto& c2 = m.node("CastLike", {"half", "x"}, {"cast"});
     B::attr_i(c2, "saturate", 1);
     m.node("Identity", {"x"}, {"id"});
-    std::vector<std::string> outs{"wrap",          "avg",      "rs",  "hps_linear", "hps_nearest",
-                                  "hps_antialias", "hps_keep", "rsh", "cast",       "id"};
+    std::vector<std::string> outs{"wrap", "avg",        "avg_dil0",    "avg_dil1",      "avg_dil_1d",
+                                  "rs",   "hps_linear", "hps_nearest", "hps_antialias", "hps_keep",
+                                  "rsh",  "cast",       "id"};
     for (const auto& o : outs) m.output_any(o);
-    expect_matches_ort(m, "opset19", {{"x", {uniform(rng, 240), xs}}}, outs, 1e-3, 1e-3);
+    expect_matches_ort(m, "opset19", {{"x", {uniform(rng, 240), xs}}, {"x3", {uniform(rng, 2 * 3 * 11), {2, 3, 11}}}},
+                       outs, 1e-3, 1e-3);
   }
   {
     B m(20);
@@ -666,8 +680,11 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
     auto& p = m.node("AveragePool", {"x"}, {"y"}, "ap");
     B::attr_ints(p, "kernel_shape", {2, 2});
     B::attr_ints(p, "dilations", {2, 2});
+    B::attr_i(p, "ceil_mode", 1);
     const std::string e = load_error(m, "avgpool_dilations");
-    EXPECT_NE(e.find("(AveragePool): attribute dilations=[2, 2]: dilated average pooling"), std::string::npos) << e;
+    EXPECT_NE(e.find("(AveragePool): attribute dilations=[2, 2]: dilated average pooling with ceil_mode=1"),
+              std::string::npos)
+        << e;
   }
   {
     B m(21);
