@@ -53,7 +53,7 @@ void reduce_op(Registry& m, const std::string& op, const std::string& kind, bool
       c.fail("the axes input needs opset " + std::to_string(input_axes_from));
   };
   d.run = [kind](Args& a) { return reduce(a, kind); };
-  d.versions = {18};
+  if (op != "ReduceSum") d.versions = {18};                   // ReduceSum's axes input came in 13
   if (kind == "max" || kind == "min") d.versions = {18, 20};  // 20: bool inputs
   m[op] = std::move(d);
 }

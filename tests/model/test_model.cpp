@@ -604,8 +604,28 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     m.node("Squeeze", {"un", "ax0"}, {"sq"});
     m.init_i64("pads", {8}, {0, 0, 1, 0, 0, 0, 0, 2});
     m.node("Pad", {"x", "pads"}, {"pad"});
+    // Versions that only added dtypes: the float forms are unchanged.
+    m.node("Shape", {"x"}, {"shape"});
+    m.node("Size", {"x"}, {"size"});
+    auto& cs = m.node("ConstantOfShape", {"shape"}, {"cos"});
+    auto* v = cs.add_attribute();
+    v->set_name("value");
+    v->set_type(onnx::AttributeProto::TENSOR);
+    v->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    v->mutable_t()->add_dims(1);
+    v->mutable_t()->add_float_data(2.5f);
+    auto& k = m.node("Constant", {}, {"k"});
+    B::attr_f(k, "value_float", 0.25f);
+    m.node("Greater", {"x", "k"}, {"gt"});
+    m.node("Equal", {"gt", "gt"}, {"eq"});
+    m.node("IsNaN", {"x"}, {"nan"});
+    m.node("IsInf", {"x"}, {"inf"});
+    m.node("Identity", {"cos"}, {"cos_id"});
     std::vector<std::string> outs{"gn", "tr", "fl", "sq", "pad"};
     for (const auto& o : outs) m.output_any(o);
+    m.output_any("shape", onnx::TensorProto::INT64).output_any("size", onnx::TensorProto::INT64).output_any("cos_id");
+    for (const char* o : {"eq", "nan", "inf"}) m.output_any(o, onnx::TensorProto::BOOL);
+    for (const char* o : {"shape", "size", "cos_id", "eq", "nan", "inf"}) outs.push_back(o);
     expect_matches_ort(m, "opset21", {{"x", {uniform(rng, 240), xs}}}, outs);
   }
 }
