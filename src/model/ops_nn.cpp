@@ -555,6 +555,103 @@ Ts run_dft(Args& a) {
   return Ts{y.dtype() == x.dtype() ? y : y.to(x.dtype())};
 }
 
+// GridSample (16; 20 renames bilinear/bicubic to linear/cubic) on 2-D spatial inputs, as ONNX's
+// reference and PyTorch: X [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]);
+// for nearest and linear, coordinates outside the border ([-0.5, size - 0.5], or [0, size - 1]
+// with align_corners) are clamped (border) or reflected (reflection) first; then each tap is
+// padded (zeros: 0 outside, border: clamped, reflection: reflected). Every tap is a gather of X
+// flattened to [N, C, H * W].
+Tensor gs_reflect(const Tensor& v, double lo, double hi) {
+  const double range = hi - lo;
+  auto fold = [&](const Tensor& dx, double from, double sign) {  // from + sign * r, or the other end
+    Tensor n = floor(div(dx, range));
+    Tensor r = sub(dx, mul(n, range));
+    Tensor even = eq(remainder(n, 2.0), 0.0);
+    return where(even, add(mul(r, sign), from), add(mul(r, -sign), from == lo ? hi : lo));
+  };
+  Tensor below = fold(sub(lo, v), lo, 1.0), above = fold(sub(v, hi), hi, -1.0);
+  return where(lt(v, lo), below, where(gt(v, hi), above, v));
+}
+
+Ts run_grid_sample(Args& a) {
+  const Tensor& x = a.t(0);
+  const Tensor& grid = a.t(1);
+  if (x.dim() != 4 || grid.dim() != 4 || grid.size(3) != 2 || grid.size(0) != x.size(0))
+    a.fail("GridSample of " + to_string(x.shape()) + " at grid " + to_string(grid.shape()) +
+           " (2-D spatial inputs only: X [N, C, H, W], grid [N, Ho, Wo, 2])");
+  const std::string mode = a.attrs.s("mode", "bilinear"), padding = a.attrs.s("padding_mode", "zeros");
+  const bool corners = a.attrs.i("align_corners", 0) != 0, cubic = mode == "bicubic" || mode == "cubic";
+  const std::int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), Ho = grid.size(1), Wo = grid.size(2);
+  const std::int64_t M = Ho * Wo;
+  Tensor g = grid.to(DType::f32);
+  auto coord = [&](std::int64_t k, std::int64_t len) {  // denormalized, then clamped / reflected
+    Tensor n = g.slice(3, k, k + 1).contiguous().reshape({N, M});
+    const double L = static_cast<double>(len);
+    Tensor v = corners ? mul(add(n, 1.0), (L - 1) / 2) : div(sub(mul(add(n, 1.0), L), 1.0), 2.0);
+    if (mode == "nearest") v = round(v);  // half to even (std::nearbyint)
+    const double lo = corners ? 0.0 : -0.5, hi = corners ? L - 1 : L - 0.5;
+    if (cubic)
+      return v;  // only its taps are padded (PyTorch, ONNX Runtime; ONNX's reference clamps
+                 // the coordinate too for border, which changes the cubic weights)
+    if (padding == "border") v = where(logical_or(lt(v, lo), gt(v, hi)), clamp(v, 0.0, L - 1), v);
+    if (padding == "reflection") v = gs_reflect(v, lo, hi);
+    return v;
+  };
+  const Tensor xs = coord(0, W), ys = coord(1, H);
+  const Tensor xf = x.reshape({N, C, H * W});
+  // One tap at integer positions (ix, iy) [N, M], weighted by w [N, M].
+  auto tap = [&](const Tensor& ix, const Tensor& iy, const Tensor& w) {
+    Tensor px = ix, py = iy, wt = w;
+    auto pad_index = [&](const Tensor& i, std::int64_t len) {
+      const double L = static_cast<double>(len);
+      if (padding == "border") return clamp(i, 0.0, L - 1);
+      if (padding == "reflection")
+        return clamp(trunc(gs_reflect(i, corners ? 0.0 : -0.5, corners ? L - 1 : L - 0.5)), 0.0, L - 1);
+      return clamp(i, 0.0, L - 1);  // zeros: masked below
+    };
+    if (padding == "zeros") {
+      Tensor inside = logical_and(logical_and(ge(ix, 0.0), lt(ix, static_cast<double>(W))),
+                                  logical_and(ge(iy, 0.0), lt(iy, static_cast<double>(H))));
+      wt = where(inside, w, 0.0);
+    }
+    px = pad_index(ix, W);
+    py = pad_index(iy, H);
+    Tensor lin = add(mul(py, static_cast<double>(W)), px).to(DType::i32).reshape({N, 1, M}).expand({N, C, M});
+    return mul(gather(xf, 2, lin.contiguous()), wt.reshape({N, 1, M}));
+  };
+  Tensor y;
+  auto acc = [&](const Tensor& t) { y = y.defined() ? add(y, t) : t; };
+  if (mode == "nearest") {
+    acc(tap(xs, ys, gltensor::ones(a.dev, {N, M})));
+  } else if (mode == "bilinear" || mode == "linear") {
+    Tensor x0 = floor(xs), y0 = floor(ys);
+    Tensor fx = sub(xs, x0), fy = sub(ys, y0);
+    Tensor gx = sub(1.0, fx), gy = sub(1.0, fy);
+    acc(tap(x0, y0, mul(gx, gy)));
+    acc(tap(add(x0, 1.0), y0, mul(fx, gy)));
+    acc(tap(x0, add(y0, 1.0), mul(gx, fy)));
+    acc(tap(add(x0, 1.0), add(y0, 1.0), mul(fx, fy)));
+  } else {                               // bicubic / cubic: Keys' kernel with A = -0.75 on taps -1..2
+    auto coeffs = [](const Tensor& t) {  // t in [0, 1): weights of taps -1, 0, 1, 2
+      const double A = -0.75;
+      auto far = [A](const Tensor& d) {  // 1 < d < 2
+        return sub(mul(add(mul(sub(mul(d, A), 5 * A), d), 8 * A), d), 4 * A);
+      };
+      auto near = [A](const Tensor& d) {  // d <= 1
+        return add(mul(mul(sub(mul(d, A + 2), A + 3), d), d), 1.0);
+      };
+      return std::vector<Tensor>{far(add(t, 1.0)), near(t), near(sub(1.0, t)), far(sub(2.0, t))};
+    };
+    Tensor x0 = floor(xs), y0 = floor(ys);
+    auto cx = coeffs(sub(xs, x0)), cy = coeffs(sub(ys, y0));
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i)
+        acc(tap(add(x0, static_cast<double>(i - 1)), add(y0, static_cast<double>(j - 1)), mul(cx[i], cy[j])));
+  }
+  y = y.reshape({N, C, Ho, Wo});
+  return Ts{y.dtype() == x.dtype() ? y : y.to(x.dtype())};
+}
+
 }  // namespace
 
 void register_nn_ops(Registry& m) {
@@ -757,6 +854,20 @@ void register_nn_ops(Registry& m) {
   m["Col2Im"].versions = {18};
   m["AffineGrid"] = OpDef{{"align_corners"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, run_affine_grid};
   m["AffineGrid"].versions = {20};
+  m["GridSample"] =
+      OpDef{{"align_corners", "mode", "padding_mode"},
+            [](const CheckCtx& c) {
+              c.need_float(0);
+              const std::string mode = c.attrs().s("mode", "bilinear");
+              if (mode != "bilinear" && mode != "linear" && mode != "nearest" && mode != "bicubic" && mode != "cubic")
+                c.fail_attr("mode", "expected bilinear (linear), nearest or bicubic (cubic)");
+              const std::string p = c.attrs().s("padding_mode", "zeros");
+              if (p != "zeros" && p != "border" && p != "reflection")
+                c.fail_attr("padding_mode", "expected zeros, border or reflection");
+            },
+            nullptr,
+            run_grid_sample};
+  m["GridSample"].versions = {20};  // 20: N-d (2-D spatial here) and the modes renamed
   m["DFT"] = OpDef{{"axis", "inverse", "onesided"},
                    [](const CheckCtx& c) {
                      c.need_float(0);

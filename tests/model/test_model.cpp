@@ -556,7 +556,7 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
   {
     B m(20);
     m.input("x", xs).input("theta", {2, 2, 3}).input("theta3", {1, 3, 4}).input("sig", {2, 8, 6, 2});
-    m.input("sigr", {3, 7, 1});
+    m.input("sigr", {3, 7, 1}).input("gx", {2, 3, 5, 6}).input("gg", {2, 4, 7, 2});
     auto& g = m.node("Gelu", {"x"}, {"gelu"});
     (void)g;
     auto& gt = m.node("Gelu", {"x"}, {"gelu_tanh"});
@@ -577,15 +577,30 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
     m.init_i64("len5", {}, {5});
     m.node("DFT", {"sig", "len5", "one"}, {"dft_cut"});  // dft_length shorter than the signal
     m.node("ReduceMax", {"x"}, {"rmax"});
+    // GridSample-20: every mode, padding and alignment, the grid reaching past [-1, 1].
+    std::vector<std::string> gs_outs;
+    for (const char* mode : {"linear", "nearest", "cubic"})
+      for (const char* pad : {"zeros", "border", "reflection"})
+        for (int corners : {0, 1}) {
+          const std::string o = std::string("gs_") + mode + "_" + pad + "_" + std::to_string(corners);
+          auto& n = m.node("GridSample", {"gx", "gg"}, {o});
+          B::attr_s(n, "mode", mode);
+          B::attr_s(n, "padding_mode", pad);
+          B::attr_i(n, "align_corners", corners);
+          gs_outs.push_back(o);
+        }
     std::vector<std::string> outs{"gelu", "gelu_tanh",    "grid", "grid_ac", "grid3", "grid1",
                                   "dft",  "dft_onesided", "idft", "dft_cut", "rmax"};
+    outs.insert(outs.end(), gs_outs.begin(), gs_outs.end());
     for (const auto& o : outs) m.output_any(o);
     expect_matches_ort(m, "opset20",
                        {{"x", {uniform(rng, 240, -3, 3), xs}},
                         {"theta", {uniform(rng, 12), {2, 2, 3}}},
                         {"theta3", {uniform(rng, 12), {1, 3, 4}}},
                         {"sig", {uniform(rng, 192), {2, 8, 6, 2}}},
-                        {"sigr", {uniform(rng, 21), {3, 7, 1}}}},
+                        {"sigr", {uniform(rng, 21), {3, 7, 1}}},
+                        {"gx", {uniform(rng, 180), {2, 3, 5, 6}}},
+                        {"gg", {uniform(rng, 112, -1.6f, 1.6f), {2, 4, 7, 2}}}},
                        outs);
   }
   {
