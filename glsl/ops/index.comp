@@ -1,9 +1,10 @@
 // Indexed reads and writes along one dim (torch.gather / index_select / scatter / scatter_add).
 // Iterates over the index tensor's elements p (shape u_shape, NDIM dims). With GATHER:
 //   out[p] = x[p with p[DIM] := index[p]];  (index_select passes a 1-D index expanded by strides)
-// with SCATTER / SCATTER_ADD:
+// with SCATTER / SCATTER_ADD / SCATTER_RED(a, b):
 //   out[p with p[DIM] := index[p]] = src[p]   (or +=: a compare-and-swap loop for float32,
-//   atomicAdd for int32 outputs, OUT_INT).
+//   atomicAdd for int32 outputs, OUT_INT; or = SCATTER_RED(out[...], src[p]), a product, max
+//   or min: a compare-and-swap loop for both).
 // Negative indices count from the end (NONNEG_INDEX: class indices, only [0, size) is valid); an
 // index outside [-size, size) is skipped and recorded in the error flag buffer (binding 3),
 // reported as IndexError at the next read.
@@ -27,6 +28,27 @@ void atomic_add_f32(uint e, float v) {
   uint old = t0[e];
   for (int i = 0; i < 1000000; ++i) {
     uint want = floatBitsToUint(uintBitsToFloat(old) + v);
+    uint prev = atomicCompSwap(t0[e], old, want);
+    if (prev == old) break;
+    old = prev;
+  }
+}
+#endif
+
+#ifdef SCATTER_RED
+void atomic_red_i32(uint e, int v) {
+  uint old = t0[e];
+  for (int i = 0; i < 1000000; ++i) {
+    uint want = uint(SCATTER_RED(int(old), v));
+    uint prev = atomicCompSwap(t0[e], old, want);
+    if (prev == old) break;
+    old = prev;
+  }
+}
+void atomic_red_f32(uint e, float v) {
+  uint old = t0[e];
+  for (int i = 0; i < 1000000; ++i) {
+    uint want = floatBitsToUint(SCATTER_RED(uintBitsToFloat(old), v));
     uint prev = atomicCompSwap(t0[e], old, want);
     if (prev == old) break;
     old = prev;
@@ -61,6 +83,10 @@ void main() {
   atomic_add_i32(od, int(load1(os)));
 #elif defined(SCATTER_ADD)
   atomic_add_f32(od, float(load1(os)));
+#elif defined(SCATTER_RED) && defined(OUT_INT)
+  atomic_red_i32(od, int(load1(os)));
+#elif defined(SCATTER_RED)
+  atomic_red_f32(od, float(load1(os)));
 #else
   store0(od, CT0(load1(os)));
 #endif

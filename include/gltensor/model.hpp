@@ -1,4 +1,4 @@
-// ONNX models on gltensor: load a .onnx file (ONNX IR, protobuf; opsets 7 to 17 of the default
+// ONNX models on gltensor: load a .onnx file (ONNX IR, protobuf; opsets 1 to 21 of the default
 // domain), plan it once, run it many times with named inputs -> named outputs that stay on the
 // GPU. Reference semantics: the ONNX operator specification (https://onnx.ai/onnx/operators/);
 // ONNX Runtime is the reference implementation the tests compare with.

@@ -147,13 +147,27 @@ Tensor prelu(const Tensor& x, const Tensor& slope);
 /// ValueError for sizes < 1 or scales of the wrong length).
 struct ResizeOptions {
   enum class Mode { nearest, linear };
-  enum class Coord { half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn };
+  /// half_pixel_symmetric (Resize-19): half_pixel shifted so that the input and output centers
+  /// meet when the output size was rounded from in * scale.
+  enum class Coord {
+    half_pixel,
+    pytorch_half_pixel,
+    align_corners,
+    asymmetric,
+    tf_half_pixel_for_nn,
+    half_pixel_symmetric
+  };
   enum class Nearest { round_prefer_floor, round_prefer_ceil, floor, ceil, simple };
   Mode mode = Mode::nearest;
   Coord coord = Coord::half_pixel;
   Nearest nearest = Nearest::round_prefer_floor;
   /// Per-dim scales (empty: out / in).
   std::vector<double> scales;
+  /// Linear mode (ONNX Resize-18 antialias): a triangle filter stretched by 1 / scale where a dim
+  /// shrinks, so that every input element contributes (Pillow's and ONNX Runtime's filter).
+  /// exclude_outside: taps outside the input get no weight (else they take the edge values).
+  bool antialias = false;
+  bool exclude_outside = false;
 };
 Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt = {});
 

@@ -1,6 +1,6 @@
 // Reading a .onnx file (ONNX protobuf, Debian's libonnx) into the graph IR: graph inputs and
 // outputs with names, dtypes and (symbolic) shapes, initializers and Constant nodes as host
-// constants, nodes sorted topologically. Only the default domain, opsets 7 to 17.
+// constants, nodes sorted topologically. Only the default domain, opsets 1 to 21.
 #define ONNX_ML 1
 #include <onnx/onnx_pb.h>
 
@@ -15,7 +15,7 @@ namespace gltensor::model {
 
 namespace {
 
-constexpr int kMinOpset = 1, kMaxOpset = 17;
+constexpr int kMinOpset = 1, kMaxOpset = 21;
 
 [[noreturn]] void file_error(const std::string& path, const std::string& reason) {
   throw ModelError("gltensor::Model: " + path + ": " + reason, reason);

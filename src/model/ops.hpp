@@ -19,12 +19,19 @@ struct RtValue {
   bool defined() const { return gpu.defined() || host != nullptr; }
 };
 
+/// The version of ONNX op `op` that a model of opset `opset` uses, from opset 18 on (its ONNX
+/// since_version: 18 for ReduceMax in opsets 18 and 19, 20 from opset 20), or 0 for the versions
+/// before 18 (each mapping checks those through the opset) and for ops unchanged since.
+int op_version(const std::string& op, int opset);
+
 /// Load-time view of a node for checks and type inference.
 struct CheckCtx {
   const Graph& g;
   const Node& n;
   std::vector<int> in_elems;  ///< kUndefined for omitted inputs
   int opset() const { return g.opset; }
+  /// op_version of the node's op at the graph's opset.
+  int version() const { return op_version(n.op_type, g.opset); }
   const Attrs& attrs() const { return n.attrs; }
   bool has_input(std::size_t i) const { return i < n.inputs.size() && n.inputs[i] >= 0; }
   int elem(std::size_t i) const { return i < in_elems.size() ? in_elems[i] : kUndefined; }
@@ -98,6 +105,9 @@ struct OpDef {
   std::function<Hs(Args&)> host;
   /// The host implementation needs only the inputs' shapes (Shape, Size): always on the host.
   bool shape_only = false;
+  /// The versions of the op from opset 18 on (ONNX since_version, see op_version) that the
+  /// mapping implements; a node whose opset selects another one is refused at load.
+  std::vector<int> versions;
 };
 
 using Registry = std::map<std::string, OpDef>;

@@ -1,5 +1,6 @@
 // Run-time arguments, the registry and helpers shared by the op files.
 #include <cmath>
+#include <map>
 
 #include "model/ops.hpp"
 
@@ -104,6 +105,65 @@ void host_round(HostTensor& t) {
     for (auto& x : t.v)
       if (std::isfinite(x)) x = std::trunc(x);
   }
+}
+
+int op_version(const std::string& op, int opset) {
+  // Versions 18 to 21 of the default domain's ops that the runtime maps or might (ONNX's
+  // onnx/defs/operator_sets.h and the 1.13-1.16 release notes): new attributes or inputs (Reduce*
+  // axes, Split num_outputs, Pad axes and wrap, Resize antialias/axes/keep_aspect_ratio_policy and
+  // half_pixel_symmetric, Scatter* max/min, AveragePool dilations, GroupNormalization's per-channel
+  // scale, DFT's axis input), new ops, and versions that only add dtypes (float8, int4, ...).
+  static const std::map<std::string, std::vector<int>> table = {
+      {"AffineGrid", {20}},
+      {"AveragePool", {19}},
+      {"BitwiseAnd", {18}},
+      {"BitwiseNot", {18}},
+      {"BitwiseOr", {18}},
+      {"BitwiseXor", {18}},
+      {"Cast", {19, 21}},
+      {"CastLike", {19, 21}},
+      {"CenterCropPad", {18}},
+      {"Col2Im", {18}},
+      {"Constant", {19, 21}},
+      {"ConstantOfShape", {20, 21}},
+      {"DFT", {20}},
+      {"Equal", {19}},
+      {"Flatten", {21}},
+      {"Gelu", {20}},
+      {"GridSample", {20}},
+      {"GroupNormalization", {18, 21}},
+      {"Identity", {19, 21}},
+      {"IsInf", {20}},
+      {"IsNaN", {20}},
+      {"LpPool", {18}},
+      {"Mish", {18}},
+      {"Pad", {18, 19, 21}},
+      {"ReduceL1", {18}},
+      {"ReduceL2", {18}},
+      {"ReduceLogSum", {18}},
+      {"ReduceLogSumExp", {18}},
+      {"ReduceMax", {18, 20}},
+      {"ReduceMean", {18}},
+      {"ReduceMin", {18, 20}},
+      {"ReduceProd", {18}},
+      {"ReduceSumSquare", {18}},
+      {"Reshape", {19, 21}},
+      {"Resize", {18, 19}},
+      {"ScatterElements", {18}},
+      {"ScatterND", {18}},
+      {"Shape", {19, 21}},
+      {"Size", {19, 21}},
+      {"Split", {18}},
+      {"Squeeze", {21}},
+      {"Transpose", {21}},
+      {"Unsqueeze", {21}},
+  };
+  auto it = table.find(op);
+  int v = 0;
+  if (it != table.end())
+    for (int s : it->second)
+      if (s <= opset) v = s;
+  return v;
 }
 
 const Registry& registry() {

@@ -360,6 +360,43 @@ void register_elementwise_ops(Registry& m) {
                       host_round(r);
                       return Hs{r};
                     }};
+  // BitwiseAnd/Or/Xor/Not (opset 18): integer inputs (uint8, int32 and int64 carried as int32:
+  // the low 32 bits of the result are exact).
+  auto check_bitwise = [](const CheckCtx& c) {
+    for (std::size_t i = 0; i < c.in_elems.size(); ++i)
+      if (c.elem(i) != kUndefined && (elem_is_float(c.elem(i)) || c.elem(i) == kBool))
+        c.fail(elem_name(c.elem(i)) + " inputs are not supported (integers only)");
+  };
+  auto host_bits = [](std::int64_t (*f)(std::int64_t, std::int64_t)) {
+    return [f](double x, double y) {
+      return static_cast<double>(f(static_cast<std::int64_t>(x), static_cast<std::int64_t>(y)));
+    };
+  };
+  binary(m, "BitwiseAnd", bitwise_and, kUndefined,
+         host_bits([](std::int64_t x, std::int64_t y) -> std::int64_t { return x & y; }));
+  binary(m, "BitwiseOr", bitwise_or, kUndefined,
+         host_bits([](std::int64_t x, std::int64_t y) -> std::int64_t { return x | y; }));
+  binary(m, "BitwiseXor", bitwise_xor, kUndefined,
+         host_bits([](std::int64_t x, std::int64_t y) -> std::int64_t { return x ^ y; }));
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+    m[op].attrs.clear();
+    m[op].check = check_bitwise;
+  }
+  m["BitwiseNot"] = OpDef{{},
+                          check_bitwise,
+                          nullptr,
+                          [](Args& a) {
+                            const Tensor& x = a.t(0);  // ~x = x ^ all ones (255 for uint8)
+                            return Ts{as(bitwise_xor(x, x.dtype() == DType::u8 ? 255.0 : -1.0), x.dtype())};
+                          },
+                          [](Args& a) {
+                            const bool u8 = a.elem(0) == kUint8;
+                            return Hs{host_map1(a.h(0), a.elem(0), [u8](double x) {
+                              const std::int64_t v = ~static_cast<std::int64_t>(x);
+                              return static_cast<double>(u8 ? (v & 255) : v);
+                            })};
+                          }};
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Mish"}) m[op].versions = {18};
   m["CastLike"] = OpDef{{"saturate"},
                         nullptr,
                         [](const CheckCtx& c) { return same_as(c, 1); },
@@ -370,6 +407,11 @@ void register_elementwise_ops(Registry& m) {
                           host_round(r);
                           return Hs{r};
                         }};
+  // Versions 19-21 that only add dtypes (float8, int4, string for Equal), refused by dtype;
+  // Cast's saturate applies to float8 only.
+  for (const char* op : {"Identity", "Cast", "CastLike"}) m[op].versions = {19, 21};
+  m["Equal"].versions = {19};
+  for (const char* op : {"IsInf", "IsNaN", "Gelu"}) m[op].versions = {20};
 }
 
 }  // namespace gltensor::model

@@ -58,6 +58,8 @@ I64s forward_pads(Args& a, const Shape& in, const I64s& k, const I64s& s, const 
 
 I64s ones(std::size_t r) { return I64s(r, 1); }
 
+Tensor as_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : t.to(d); }
+
 Ts run_conv(Args& a) {
   const Tensor& x = a.t(0);
   const Tensor& w = a.t(1);
@@ -153,6 +155,25 @@ Tensor pool(Args& a, bool is_max) {
   Tensor xin = r == 1 ? x.unsqueeze(2) : x;
   I64s k2 = r == 1 ? I64s{1, k[0]} : k, s2 = r == 1 ? I64s{1, s[0]} : s, d2 = r == 1 ? I64s{1, d[0]} : d;
   I64s pb = r == 1 ? I64s{0, p[0]} : I64s{p[0], p[1]}, pe = r == 1 ? I64s{0, p[1]} : I64s{p[2], p[3]};
+  if (!is_max && (d2[0] != 1 || d2[1] != 1)) {
+    // AveragePool-19 dilations: a depthwise convolution with 1 / (kh kw) weights over the padded
+    // input; without count_include_pad, rescaled by the number of taps inside the input.
+    const std::int64_t C = xin.size(1);
+    Conv2dOptions co;
+    co.stride = {s2[0], s2[1]};
+    co.dilation = {d2[0], d2[1]};
+    co.padding = {pb[0], pb[1], pe[0], pe[1]};
+    co.groups = C;
+    const double taps = static_cast<double>(k2[0] * k2[1]);
+    Tensor y = conv2d(xin, full(x.device(), {C, 1, k2[0], k2[1]}, 1.0 / taps, xin.dtype()), Tensor(), co);
+    if (!include_pad) {
+      co.groups = 1;
+      Tensor cnt = conv2d(gltensor::ones(x.device(), {1, 1, xin.size(2), xin.size(3)}, xin.dtype()),
+                          gltensor::ones(x.device(), {1, 1, k2[0], k2[1]}, xin.dtype()), Tensor(), co);
+      y = as_dtype(div(mul(y, taps), cnt), x.dtype());
+    }
+    return r == 1 ? y.squeeze(2) : y;
+  }
   Pool2dOptions o;
   o.kernel = {k2[0], k2[1]};
   o.stride = {s2[0], s2[1]};
@@ -243,6 +264,7 @@ ResizeOptions::Coord coord_of(const std::string& s) {
   if (s == "pytorch_half_pixel") return C::pytorch_half_pixel;
   if (s == "align_corners") return C::align_corners;
   if (s == "asymmetric") return C::asymmetric;
+  if (s == "half_pixel_symmetric") return C::half_pixel_symmetric;
   return C::tf_half_pixel_for_nn;
 }
 
@@ -256,12 +278,22 @@ ResizeOptions::Nearest nearest_of(const std::string& s) {
 
 void check_resize(const CheckCtx& c) {
   const std::string mode = c.attrs().s("mode", "nearest");
+  if (c.attrs().i("antialias", 0) != 0 && mode != "nearest" && mode != "linear")  // Resize-18
+    c.fail_attr("antialias", "antialiased " + mode + " resizing is not supported");
+  const std::string kp = c.attrs().s("keep_aspect_ratio_policy", "stretch");
+  if (kp != "stretch" && kp != "not_larger" && kp != "not_smaller")
+    c.fail_attr("keep_aspect_ratio_policy", "expected stretch, not_larger or not_smaller");
+  if (c.opset() < 18)
+    for (const char* a : {"antialias", "axes", "keep_aspect_ratio_policy"})
+      if (c.attrs().has(a)) c.fail_attr(a, "an attribute only from opset 18");
   if (mode != "nearest" && mode != "linear") c.fail_attr("mode", "only nearest and linear are supported");
   if (mode == "linear") c.need_float(0);
   const std::string ct = c.attrs().s("coordinate_transformation_mode", "half_pixel");
   if (ct != "half_pixel" && ct != "pytorch_half_pixel" && ct != "align_corners" && ct != "asymmetric" &&
-      ct != "tf_half_pixel_for_nn")
+      ct != "tf_half_pixel_for_nn" && ct != "half_pixel_symmetric")
     c.fail_attr("coordinate_transformation_mode", "not supported");
+  if (ct == "half_pixel_symmetric" && c.opset() < 19)
+    c.fail_attr("coordinate_transformation_mode", "half_pixel_symmetric needs opset 19");
   const std::string nm = c.attrs().s("nearest_mode", "round_prefer_floor");
   if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
     c.fail_attr("nearest_mode", "not supported");
@@ -271,6 +303,8 @@ Ts run_resize(Args& a) {
   const Tensor& x = a.t(0);
   ResizeOptions o;
   o.mode = a.attrs.s("mode", "nearest") == "linear" ? ResizeOptions::Mode::linear : ResizeOptions::Mode::nearest;
+  o.antialias = a.attrs.i("antialias", 0) != 0;  // Resize-18 (linear only; no effect on nearest)
+  o.exclude_outside = a.attrs.i("exclude_outside", 0) != 0;
   std::size_t scales_in = 2, sizes_in = 3;
   if (a.opset < 11) {  // Resize-10: (X, scales), asymmetric
     scales_in = 1;
@@ -281,13 +315,44 @@ Ts run_resize(Args& a) {
     o.coord = coord_of(a.attrs.s("coordinate_transformation_mode", "half_pixel"));
     o.nearest = nearest_of(a.attrs.s("nearest_mode", "round_prefer_floor"));
   }
+  // Resize-18: scales and sizes may name only `axes` (the other dims keep their size), and sizes
+  // may keep the aspect ratio: one scale for every axis, the smallest (not_larger) or largest
+  // (not_smaller) of sizes / input sizes, and sizes rounded half up from it.
+  const std::int64_t r = x.dim();
+  I64s axes = a.attrs.ints("axes");
+  if (axes.empty()) {
+    axes.resize(static_cast<std::size_t>(r));
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  for (auto& ax : axes) ax = norm_axis(a, ax, r);
   Shape size = x.shape();
   if (a.present(sizes_in) && a.h(sizes_in).numel() > 0) {
-    size = a.ints(sizes_in);
+    const I64s want = a.ints(sizes_in);
+    if (want.size() != axes.size())
+      a.fail(std::to_string(want.size()) + " sizes for " + std::to_string(axes.size()) + " axes");
+    const std::string policy = a.attrs.s("keep_aspect_ratio_policy", "stretch");
+    if (policy == "stretch") {
+      for (std::size_t i = 0; i < axes.size(); ++i) size[static_cast<std::size_t>(axes[i])] = want[i];
+    } else {
+      double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+      for (std::size_t i = 0; i < axes.size(); ++i) {
+        const double s = static_cast<double>(want[i]) / static_cast<double>(x.size(axes[i]));
+        scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+      }
+      o.scales.assign(static_cast<std::size_t>(r), 1.0);
+      for (auto ax : axes) {
+        o.scales[static_cast<std::size_t>(ax)] = scale;
+        size[static_cast<std::size_t>(ax)] =
+            static_cast<std::int64_t>(std::floor(scale * static_cast<double>(x.size(ax)) + 0.5));
+      }
+    }
   } else if (a.present(scales_in) && a.h(scales_in).numel() > 0) {
-    o.scales = a.h(scales_in).v;
-    if (static_cast<std::int64_t>(o.scales.size()) != x.dim())
-      a.fail(std::to_string(o.scales.size()) + " scales for an input of rank " + std::to_string(x.dim()));
+    const std::vector<double> sc = a.h(scales_in).v;
+    if (sc.size() != axes.size())
+      a.fail(std::to_string(sc.size()) + " scales for an input of rank " + std::to_string(x.dim()) +
+             (axes.size() == static_cast<std::size_t>(r) ? "" : " and " + std::to_string(axes.size()) + " axes"));
+    o.scales.assign(static_cast<std::size_t>(r), 1.0);
+    for (std::size_t i = 0; i < axes.size(); ++i) o.scales[static_cast<std::size_t>(axes[i])] = sc[i];
     for (std::size_t d = 0; d < size.size(); ++d)
       size[d] = static_cast<std::int64_t>(
           std::floor(static_cast<double>(x.size(static_cast<std::int64_t>(d))) * o.scales[d]));
@@ -296,7 +361,295 @@ Ts run_resize(Args& a) {
   }
   if (static_cast<std::int64_t>(size.size()) != x.dim())
     a.fail("sizes " + to_string(size) + " do not match the input rank " + std::to_string(x.dim()));
+  if (o.antialias && o.mode == ResizeOptions::Mode::linear && o.coord == ResizeOptions::Coord::align_corners &&
+      !o.scales.empty())
+    for (std::int64_t d = 0; d < r; ++d) {
+      const double len = static_cast<double>(x.size(d)) * o.scales[static_cast<std::size_t>(d)];
+      if (len != static_cast<double>(size[static_cast<std::size_t>(d)]))  // in * scale not an integer
+        a.fail(
+            "antialiased align_corners resizing with scales whose in * scale is not an integer is ambiguous "
+            "(ONNX's reference divides by in * scale - 1, ONNX Runtime by the output size - 1)");
+    }
   return Ts{resize(x, size, o)};
+}
+
+// GroupNormalization: statistics per (instance, group of channels); scale and bias per group
+// (version 18, shape [num_groups]) or per channel (version 21, shape [C]).
+Ts run_group_norm(Args& a, int version) {
+  const Tensor& x = a.t(0);
+  if (x.dim() < 2) a.fail("GroupNormalization expects [N, C, ...], got " + to_string(x.shape()));
+  const std::int64_t C = x.size(1), G = a.attrs.i("num_groups", 0);
+  if (G <= 0 || C % G != 0)
+    a.fail("num_groups " + std::to_string(G) + " does not divide " + std::to_string(C) + " channels");
+  Tensor scale = a.t(1), bias = a.t(2);
+  const std::int64_t want = version >= 21 ? C : G;
+  for (const Tensor* t : {&scale, &bias})
+    if (t->numel() != want)
+      a.fail("GroupNormalization-" + std::to_string(version) + " expects scale and bias of " + std::to_string(want) +
+             (version >= 21 ? " (channels)" : " (num_groups)") + " values, got " + to_string(t->shape()));
+  if (want != C) {  // per group -> per channel
+    std::vector<std::int32_t> idx(static_cast<std::size_t>(C));
+    for (std::int64_t c = 0; c < C; ++c) idx[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(c / (C / G));
+    Tensor it = Tensor::from_host(a.dev, std::span<const std::int32_t>(idx), {C});
+    scale = index_select(scale.reshape({G}), 0, it);
+    bias = index_select(bias.reshape({G}), 0, it);
+  }
+  return Ts{group_norm(x, G, scale.reshape({C}), bias.reshape({C}), a.attrs.f("epsilon", 1e-5))};
+}
+
+// Col2Im: input [N, C * prod(block_shape), L] -> [N, C, *image_shape], each column's block
+// added into the (padded) image at its sliding position: a scatter-add with host-computed
+// positions, then the padding cropped.
+Ts run_col2im(Args& a) {
+  const Tensor& x = a.t(0);
+  const I64s img = a.ints(1), blk = a.ints(2);
+  const std::size_t r = img.size();
+  if (r == 0 || blk.size() != r)
+    a.fail("image_shape " + to_string(img) + " and block_shape " + to_string(blk) + " differ in length");
+  const I64s dil = a.attrs.ints("dilations", ones(r)), st = a.attrs.ints("strides", ones(r));
+  const I64s pads = a.attrs.ints("pads", I64s(2 * r, 0));
+  if (dil.size() != r || st.size() != r || pads.size() != 2 * r)
+    a.fail("dilations, strides or pads do not match image_shape");
+  if (x.dim() != 3) a.fail("Col2Im expects [N, C * prod(block_shape), L], got " + to_string(x.shape()));
+  std::int64_t K = 1, L = 1, P = 1;
+  I64s padded(r), blocks(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    K *= blk[d];
+    padded[d] = img[d] + pads[d] + pads[d + r];
+    blocks[d] = (padded[d] - (dil[d] * (blk[d] - 1) + 1)) / st[d] + 1;
+    if (blocks[d] <= 0) a.fail("block_shape " + to_string(blk) + " does not fit image_shape " + to_string(img));
+    L *= blocks[d];
+    P *= padded[d];
+  }
+  const std::int64_t N = x.size(0), CK = x.size(1);
+  if (CK % K != 0 || x.size(2) != L)
+    a.fail("input " + to_string(x.shape()) + " does not match block_shape " + to_string(blk) + " with " +
+           std::to_string(L) + " blocks");
+  const std::int64_t C = CK / K;
+  // Position in the padded image of element (c * K + k, l).
+  std::vector<std::int32_t> pos(static_cast<std::size_t>(CK * L));
+  I64s kk(r), ll(r);
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t rem = k, d = static_cast<std::int64_t>(r); d-- > 0;) {
+      kk[d] = rem % blk[d];
+      rem /= blk[d];
+    }
+    for (std::int64_t l = 0; l < L; ++l) {
+      for (std::int64_t rem = l, d = static_cast<std::int64_t>(r); d-- > 0;) {
+        ll[d] = rem % blocks[d];
+        rem /= blocks[d];
+      }
+      std::int64_t off = 0;
+      for (std::size_t d = 0; d < r; ++d) off = off * padded[d] + ll[d] * st[d] + kk[d] * dil[d];
+      for (std::int64_t c = 0; c < C; ++c)
+        pos[static_cast<std::size_t>((c * K + k) * L + l)] = static_cast<std::int32_t>(c * P + off);
+    }
+  }
+  Tensor idx =
+      Tensor::from_host(a.dev, std::span<const std::int32_t>(pos), {1, CK * L}).expand({N, CK * L}).contiguous();
+  Tensor out = scatter_add(zeros(a.dev, {N, C * P}), 1, idx, x.reshape({N, CK * L}).to(DType::f32));
+  Shape ps{N, C};
+  ps.insert(ps.end(), padded.begin(), padded.end());
+  Tensor y = out.reshape(ps);
+  for (std::size_t d = 0; d < r; ++d) {
+    const std::int64_t dim = static_cast<std::int64_t>(d) + 2;
+    y = y.slice(dim, pads[d], pads[d] + img[d]);
+  }
+  y = y.contiguous();
+  return Ts{y.dtype() == x.dtype() ? y : y.to(x.dtype())};
+}
+
+// AffineGrid: theta [N, 2, 3] (or [N, 3, 4]) and size [N, C, H, W] (or [N, C, D, H, W]) ->
+// grid [N, H, W, 2] (or [N, D, H, W, 3]): theta times the normalized coordinates (x, y[, z], 1)
+// of each output position, in [-1, 1] (pixel centers, or corners with align_corners).
+Ts run_affine_grid(Args& a) {
+  const Tensor& theta = a.t(0);
+  const I64s size = a.ints(1);
+  const bool corners = a.attrs.i("align_corners", 0) != 0;
+  const std::size_t sd = size.size() - 2;
+  if ((size.size() != 4 && size.size() != 5) || theta.dim() != 3 || theta.size(1) != static_cast<std::int64_t>(sd) ||
+      theta.size(2) != static_cast<std::int64_t>(sd) + 1)
+    a.fail("AffineGrid of theta " + to_string(theta.shape()) + " and size " + to_string(size));
+  auto coord = [corners](std::int64_t i, std::int64_t n) {
+    if (corners) return -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1);  // n > 1
+    return (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n) - 1.0;
+  };
+  const I64s spatial(size.begin() + 2, size.end());  // [D,] H, W
+  for (auto s : spatial)                             // linspace(-1, 1, 1): -1 in ONNX's reference, +1 in ONNX Runtime
+    if (corners && s == 1)
+      a.fail("AffineGrid with align_corners=1 and a size-1 dim " + to_string(size) + " is ambiguous");
+  std::int64_t M = 1;
+  for (auto s : spatial) M *= s;
+  std::vector<float> base;  // [M, sd + 1]: x (last dim) first, then y[, z], then 1
+  for (std::int64_t m = 0; m < M; ++m) {
+    I64s idx(sd);
+    for (std::int64_t rem = m, d = static_cast<std::int64_t>(sd); d-- > 0;) {
+      idx[static_cast<std::size_t>(d)] = rem % spatial[static_cast<std::size_t>(d)];
+      rem /= spatial[static_cast<std::size_t>(d)];
+    }
+    for (std::size_t k = sd; k-- > 0;) base.push_back(static_cast<float>(coord(idx[k], spatial[k])));
+    base.push_back(1.0f);
+  }
+  const std::int64_t N = size[0], S = static_cast<std::int64_t>(sd);
+  Tensor b = Tensor::from_host(a.dev, base, {1, M, S + 1}).expand({N, M, S + 1});
+  Tensor th = theta.to(DType::f32);
+  if (th.size(0) != N) a.fail("theta " + to_string(theta.shape()) + " and size " + to_string(size) + " differ in N");
+  Tensor g = matmul(b.contiguous(), th.transpose(1, 2).contiguous());  // [N, M, S]
+  Shape out{N};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(S);
+  g = g.reshape(out);
+  return Ts{g.dtype() == theta.dtype() ? g : g.to(theta.dtype())};
+}
+
+// DFT (17: axis attribute; 20: axis input, default -2): input [..., n, 1 | 2] (real or complex,
+// the signal along axis, which is not the last dim) -> [..., m, 2]; the signal zero-padded or
+// cut to dft_length; onesided keeps the first m = n / 2 + 1 frequencies (real input only);
+// inverse scales by 1 / n. As two real matmuls with host-computed cos / sin matrices.
+Ts run_dft(Args& a) {
+  const Tensor& x = a.t(0);
+  const std::int64_t r = x.dim();
+  if (r < 2 || (x.size(-1) != 1 && x.size(-1) != 2)) a.fail("DFT expects [..., 1 | 2], got " + to_string(x.shape()));
+  std::int64_t axis = a.opset < 20 ? a.attrs.i("axis", 1) : (a.present(2) ? a.ints(2).at(0) : -2);
+  axis = norm_axis(a, axis, r);
+  if (axis == r - 1) a.fail("the DFT axis cannot be the last (real / imaginary) dim");
+  const bool inverse = a.attrs.i("inverse", 0) != 0, onesided = a.attrs.i("onesided", 0) != 0;
+  const bool complex_in = x.size(-1) == 2;
+  const std::int64_t n0 = x.size(axis);
+  const std::int64_t n = a.present(1) && a.h(1).numel() ? a.ints(1).at(0) : n0;
+  if (n <= 0) a.fail("dft_length " + std::to_string(n) + " must be positive");
+  const std::int64_t m = onesided ? n / 2 + 1 : n;
+  // Move the signal to the second-to-last dim: [..., n0, 1|2] -> rows [B, n0] of re and im.
+  Tensor xt = x.to(DType::f32).transpose(axis, r - 2).contiguous();  // [..., n0, ch]
+  Shape lead(xt.shape().begin(), xt.shape().end() - 2);
+  std::int64_t B = 1;
+  for (auto s : lead) B *= s;
+  Tensor re = xt.slice(r - 1, 0, 1).contiguous().reshape({B, n0});
+  Tensor im = complex_in ? xt.slice(r - 1, 1, 2).contiguous().reshape({B, n0}) : Tensor();
+  if (n != n0) {  // zero-pad or cut the signal to n
+    auto fit = [&](const Tensor& t) { return n > n0 ? pad(t, {0, n - n0}) : t.slice(1, 0, n).contiguous(); };
+    re = fit(re);
+    if (im.defined()) im = fit(im);
+  }
+  // X[k] = sum_j x[j] e^{-+2 pi i j k / n}: Re = xr cos + xi sin (forward: cos, -sin).
+  const double sign = inverse ? 1.0 : -1.0, norm = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+  std::vector<float> cs(static_cast<std::size_t>(n * m)), sn(static_cast<std::size_t>(n * m));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < m; ++k) {
+      const double t = 2.0 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
+      cs[static_cast<std::size_t>(j * m + k)] = static_cast<float>(std::cos(t) * norm);
+      sn[static_cast<std::size_t>(j * m + k)] = static_cast<float>(sign * std::sin(t) * norm);
+    }
+  Tensor Cm = Tensor::from_host(a.dev, cs, {n, m}), Sm = Tensor::from_host(a.dev, sn, {n, m});
+  // (re + i im)(cos + i s) = re cos - im s + i (re s + im cos)
+  Tensor out_re = matmul(re, Cm), out_im = matmul(re, Sm);
+  if (im.defined()) {
+    out_re = sub(out_re, matmul(im, Sm));
+    out_im = add(out_im, matmul(im, Cm));
+  }
+  Shape os = lead;
+  os.push_back(m);
+  os.push_back(1);
+  Tensor y = concat({out_re.reshape(os), out_im.reshape(os)}, r - 1);  // [..., m, 2]
+  y = y.transpose(axis, r - 2).contiguous();
+  return Ts{y.dtype() == x.dtype() ? y : y.to(x.dtype())};
+}
+
+// GridSample (16; 20 renames bilinear/bicubic to linear/cubic) on 2-D spatial inputs, as ONNX's
+// reference and PyTorch: X [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]);
+// for nearest and linear, coordinates outside the border ([-0.5, size - 0.5], or [0, size - 1]
+// with align_corners) are clamped (border) or reflected (reflection) first; then each tap is
+// padded (zeros: 0 outside, border: clamped, reflection: reflected). Every tap is a gather of X
+// flattened to [N, C, H * W].
+Tensor gs_reflect(const Tensor& v, double lo, double hi) {
+  const double range = hi - lo;
+  auto fold = [&](const Tensor& dx, double from, double sign) {  // from + sign * r, or the other end
+    Tensor n = floor(div(dx, range));
+    Tensor r = sub(dx, mul(n, range));
+    Tensor even = eq(remainder(n, 2.0), 0.0);
+    return where(even, add(mul(r, sign), from), add(mul(r, -sign), from == lo ? hi : lo));
+  };
+  Tensor below = fold(sub(lo, v), lo, 1.0), above = fold(sub(v, hi), hi, -1.0);
+  return where(lt(v, lo), below, where(gt(v, hi), above, v));
+}
+
+Ts run_grid_sample(Args& a) {
+  const Tensor& x = a.t(0);
+  const Tensor& grid = a.t(1);
+  if (x.dim() != 4 || grid.dim() != 4 || grid.size(3) != 2 || grid.size(0) != x.size(0))
+    a.fail("GridSample of " + to_string(x.shape()) + " at grid " + to_string(grid.shape()) +
+           " (2-D spatial inputs only: X [N, C, H, W], grid [N, Ho, Wo, 2])");
+  const std::string mode = a.attrs.s("mode", "bilinear"), padding = a.attrs.s("padding_mode", "zeros");
+  const bool corners = a.attrs.i("align_corners", 0) != 0, cubic = mode == "bicubic" || mode == "cubic";
+  const std::int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), Ho = grid.size(1), Wo = grid.size(2);
+  const std::int64_t M = Ho * Wo;
+  Tensor g = grid.to(DType::f32);
+  auto coord = [&](std::int64_t k, std::int64_t len) {  // denormalized, then clamped / reflected
+    Tensor n = g.slice(3, k, k + 1).contiguous().reshape({N, M});
+    const double L = static_cast<double>(len);
+    Tensor v = corners ? mul(add(n, 1.0), (L - 1) / 2) : div(sub(mul(add(n, 1.0), L), 1.0), 2.0);
+    if (mode == "nearest") v = round(v);  // half to even (std::nearbyint)
+    const double lo = corners ? 0.0 : -0.5, hi = corners ? L - 1 : L - 0.5;
+    if (cubic)
+      return v;  // only its taps are padded (PyTorch, ONNX Runtime; ONNX's reference clamps
+                 // the coordinate too for border, which changes the cubic weights)
+    if (padding == "border") v = where(logical_or(lt(v, lo), gt(v, hi)), clamp(v, 0.0, L - 1), v);
+    if (padding == "reflection") v = gs_reflect(v, lo, hi);
+    return v;
+  };
+  const Tensor xs = coord(0, W), ys = coord(1, H);
+  const Tensor xf = x.reshape({N, C, H * W});
+  // One tap at integer positions (ix, iy) [N, M], weighted by w [N, M].
+  auto tap = [&](const Tensor& ix, const Tensor& iy, const Tensor& w) {
+    Tensor px = ix, py = iy, wt = w;
+    auto pad_index = [&](const Tensor& i, std::int64_t len) {
+      const double L = static_cast<double>(len);
+      if (padding == "border") return clamp(i, 0.0, L - 1);
+      if (padding == "reflection")
+        return clamp(trunc(gs_reflect(i, corners ? 0.0 : -0.5, corners ? L - 1 : L - 0.5)), 0.0, L - 1);
+      return clamp(i, 0.0, L - 1);  // zeros: masked below
+    };
+    if (padding == "zeros") {
+      Tensor inside = logical_and(logical_and(ge(ix, 0.0), lt(ix, static_cast<double>(W))),
+                                  logical_and(ge(iy, 0.0), lt(iy, static_cast<double>(H))));
+      wt = where(inside, w, 0.0);
+    }
+    px = pad_index(ix, W);
+    py = pad_index(iy, H);
+    Tensor lin = add(mul(py, static_cast<double>(W)), px).to(DType::i32).reshape({N, 1, M}).expand({N, C, M});
+    return mul(gather(xf, 2, lin.contiguous()), wt.reshape({N, 1, M}));
+  };
+  Tensor y;
+  auto acc = [&](const Tensor& t) { y = y.defined() ? add(y, t) : t; };
+  if (mode == "nearest") {
+    acc(tap(xs, ys, gltensor::ones(a.dev, {N, M})));
+  } else if (mode == "bilinear" || mode == "linear") {
+    Tensor x0 = floor(xs), y0 = floor(ys);
+    Tensor fx = sub(xs, x0), fy = sub(ys, y0);
+    Tensor gx = sub(1.0, fx), gy = sub(1.0, fy);
+    acc(tap(x0, y0, mul(gx, gy)));
+    acc(tap(add(x0, 1.0), y0, mul(fx, gy)));
+    acc(tap(x0, add(y0, 1.0), mul(gx, fy)));
+    acc(tap(add(x0, 1.0), add(y0, 1.0), mul(fx, fy)));
+  } else {                               // bicubic / cubic: Keys' kernel with A = -0.75 on taps -1..2
+    auto coeffs = [](const Tensor& t) {  // t in [0, 1): weights of taps -1, 0, 1, 2
+      const double A = -0.75;
+      auto far = [A](const Tensor& d) {  // 1 < d < 2
+        return sub(mul(add(mul(sub(mul(d, A), 5 * A), d), 8 * A), d), 4 * A);
+      };
+      auto near = [A](const Tensor& d) {  // d <= 1
+        return add(mul(mul(sub(mul(d, A + 2), A + 3), d), d), 1.0);
+      };
+      return std::vector<Tensor>{far(add(t, 1.0)), near(t), near(sub(1.0, t)), far(sub(2.0, t))};
+    };
+    Tensor x0 = floor(xs), y0 = floor(ys);
+    auto cx = coeffs(sub(xs, x0)), cy = coeffs(sub(ys, y0));
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i)
+        acc(tap(add(x0, static_cast<double>(i - 1)), add(y0, static_cast<double>(j - 1)), mul(cx[i], cy[j])));
+  }
+  y = y.reshape({N, C, Ho, Wo});
+  return Ts{y.dtype() == x.dtype() ? y : y.to(x.dtype())};
 }
 
 }  // namespace
@@ -323,10 +676,17 @@ void register_nn_ops(Registry& m) {
                        check_pool,
                        nullptr,
                        [](Args& a) { return Ts{pool(a, true)}; }};
-  m["AveragePool"] = OpDef{{"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"},
-                           check_pool,
-                           nullptr,
-                           [](Args& a) { return Ts{pool(a, false)}; }};
+  m["AveragePool"] =
+      OpDef{{"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"},
+            [](const CheckCtx& c) {
+              check_pool(c);
+              for (auto d : c.attrs().ints("dilations"))  // AveragePool-19
+                if (d != 1 && c.attrs().i("ceil_mode", 0))
+                  c.fail_attr("dilations", "dilated average pooling with ceil_mode=1 is not supported");
+            },
+            nullptr,
+            [](Args& a) { return Ts{pool(a, false)}; }};
+  m["AveragePool"].versions = {19};
   auto global = [](bool is_max) {
     return [is_max](Args& a) {
       const Tensor& x = a.t(0);
@@ -471,11 +831,54 @@ void register_nn_ops(Registry& m) {
                        }
                        return Ts{prelu(x, s)};
                      }};
-  m["Resize"] = OpDef{{"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value",
-                       "mode", "nearest_mode"},
+  m["Resize"] = OpDef{{"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+                       "extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"},
                       check_resize,
                       nullptr,
                       run_resize};
+  m["Resize"].versions = {18, 19};  // 19: half_pixel_symmetric
+  m["GroupNormalization"] = OpDef{{"epsilon", "num_groups", "stash_type"},
+                                  [](const CheckCtx& c) {
+                                    c.need_float(0);
+                                    if (!c.attrs().has("num_groups")) c.fail("attribute num_groups is required");
+                                    if (c.attrs().i("stash_type", 1) != 1)
+                                      c.fail_attr("stash_type", "only float statistics (1)");
+                                    if (c.version() < 21 && c.attrs().has("stash_type"))
+                                      c.fail_attr("stash_type", "an attribute only from opset 21");
+                                  },
+                                  nullptr,
+                                  [](Args& a) { return run_group_norm(a, op_version("GroupNormalization", a.opset)); }};
+  m["GroupNormalization"].versions = {18, 21};
+  m["Col2Im"] =
+      OpDef{{"dilations", "pads", "strides"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, run_col2im};
+  m["Col2Im"].versions = {18};
+  m["AffineGrid"] = OpDef{{"align_corners"}, [](const CheckCtx& c) { c.need_float(0); }, nullptr, run_affine_grid};
+  m["AffineGrid"].versions = {20};
+  m["GridSample"] =
+      OpDef{{"align_corners", "mode", "padding_mode"},
+            [](const CheckCtx& c) {
+              c.need_float(0);
+              const std::string mode = c.attrs().s("mode", "bilinear");
+              if (mode != "bilinear" && mode != "linear" && mode != "nearest" && mode != "bicubic" && mode != "cubic")
+                c.fail_attr("mode", "expected bilinear (linear), nearest or bicubic (cubic)");
+              const std::string p = c.attrs().s("padding_mode", "zeros");
+              if (p != "zeros" && p != "border" && p != "reflection")
+                c.fail_attr("padding_mode", "expected zeros, border or reflection");
+            },
+            nullptr,
+            run_grid_sample};
+  m["GridSample"].versions = {20};  // 20: N-d (2-D spatial here) and the modes renamed
+  m["DFT"] = OpDef{{"axis", "inverse", "onesided"},
+                   [](const CheckCtx& c) {
+                     c.need_float(0);
+                     if (c.opset() >= 20 && c.attrs().has("axis"))
+                       c.fail_attr("axis", "an attribute only before opset 20 (an input since)");
+                     if (c.attrs().i("onesided", 0) && c.attrs().i("inverse", 0))
+                       c.fail_attr("onesided", "onesided inverse DFT is not supported");
+                   },
+                   nullptr,
+                   run_dft};
+  m["DFT"].versions = {20};
   m["Upsample"] = OpDef{{"mode", "scales"},
                         [](const CheckCtx& c) {
                           const std::string mode = c.attrs().s("mode", "nearest");

@@ -10,6 +10,9 @@ namespace {
 
 Tensor as(const Tensor& r, DType d) { return r.dtype() == d ? r : r.to(d); }
 
+// The axes come from the attribute (ReduceSum before 13, the others before 18) or from the
+// optional input 1 (later versions); none or an empty list: every axis, or the identity with
+// noop_with_empty_axes.
 Ts reduce(Args& a, const std::string& kind) {
   Dims axes;
   if (a.attrs.has("axes"))
@@ -23,6 +26,8 @@ Ts reduce(Args& a, const std::string& kind) {
     for (std::int64_t d = 0; d < t.dim(); ++d) axes.push_back(d);
   for (auto& ax : axes) ax = norm_axis(a, ax, t.dim());
   const DType dt = t.dtype();
+  if (dt == DType::bool_ && (kind == "max" || kind == "min"))  // ReduceMax/Min-20 on bool: any/all
+    return Ts{kind == "max" ? any(t, axes, keep) : all(t, axes, keep)};
   if (kind == "sum") return Ts{as(sum(t, axes, keep), dt)};
   if (kind == "mean") return Ts{mean(t, axes, keep)};
   if (kind == "max") return Ts{amax(t, axes, keep)};
@@ -38,8 +43,18 @@ Ts reduce(Args& a, const std::string& kind) {
 void reduce_op(Registry& m, const std::string& op, const std::string& kind, bool float_only) {
   OpDef d;
   d.attrs = {"axes", "keepdims", "noop_with_empty_axes"};
-  if (float_only) d.check = [](const CheckCtx& c) { c.need_float(0); };
+  // ReduceSum takes its axes as an input from opset 13, the others from opset 18.
+  const int input_axes_from = op == "ReduceSum" ? 13 : 18;
+  d.check = [float_only, input_axes_from](const CheckCtx& c) {
+    if (float_only) c.need_float(0);
+    if (c.opset() >= input_axes_from && c.attrs().has("axes"))
+      c.fail_attr("axes", "an attribute only before opset " + std::to_string(input_axes_from) + " (an input since)");
+    if (c.opset() < input_axes_from && c.has_input(1))
+      c.fail("the axes input needs opset " + std::to_string(input_axes_from));
+  };
   d.run = [kind](Args& a) { return reduce(a, kind); };
+  if (op != "ReduceSum") d.versions = {18};                   // ReduceSum's axes input came in 13
+  if (kind == "max" || kind == "min") d.versions = {18, 20};  // 20: bool inputs
   m[op] = std::move(d);
 }
 

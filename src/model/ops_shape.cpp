@@ -7,7 +7,9 @@
 
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
 #include "model/ops.hpp"
+#include "ops/index.hpp"
 
 namespace gltensor::model {
 
@@ -294,8 +296,116 @@ Ts gpu_pad(Args& a) {
     pads.push_back(full[static_cast<std::size_t>(d)]);
     pads.push_back(full[static_cast<std::size_t>(d + r)]);
   }
+  if (mode == "wrap") {  // Pad-19: negative pads crop first, then out[i] = x[(i - lo) mod n] per dim
+    Tensor y = x;
+    for (std::int64_t d = 0; d < r; ++d) {
+      std::int64_t lo = full[static_cast<std::size_t>(d)], hi = full[static_cast<std::size_t>(d + r)];
+      if (lo < 0 || hi < 0) {
+        const std::int64_t b = std::max<std::int64_t>(-lo, 0), e = y.size(d) - std::max<std::int64_t>(-hi, 0);
+        if (e < b)
+          a.fail("pads " + to_string(p) + " crop more than dim " + std::to_string(d) + " of " + to_string(x.shape()));
+        y = y.slice(d, b, e);
+        lo = std::max<std::int64_t>(lo, 0);
+        hi = std::max<std::int64_t>(hi, 0);
+      }
+      const std::int64_t n = y.size(d);
+      if (lo == 0 && hi == 0) continue;
+      if (n == 0) a.fail("wrap padding of an empty dim of " + to_string(x.shape()));
+      std::vector<std::int32_t> idx(static_cast<std::size_t>(n + lo + hi));
+      for (std::int64_t i = 0; i < n + lo + hi; ++i)
+        idx[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((((i - lo) % n) + n) % n);
+      y = index_select(y, d, Tensor::from_host(a.dev, std::span<const std::int32_t>(idx), {n + lo + hi}));
+    }
+    return Ts{y.contiguous()};
+  }
   const PadMode pm = mode == "reflect" ? PadMode::reflect : mode == "edge" ? PadMode::replicate : PadMode::constant;
   return Ts{pad(x, pads, pm, value)};
+}
+
+detail::ScatterReduce scatter_reduction(const std::string& r) {
+  using R = detail::ScatterReduce;
+  return r == "add" ? R::sum : r == "mul" ? R::prod : r == "max" ? R::max : R::min;
+}
+
+void check_scatter_reduction(const CheckCtx& c) {
+  const std::string r = c.attrs().s("reduction", "none");
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+    c.fail_attr("reduction", "expected none, add, mul, max or min");
+  if ((r == "max" || r == "min") && c.opset() < 18) c.fail_attr("reduction", "max and min need opset 18");
+}
+
+// A scatter with a reduction on float32 or int32 (16-bit floats go through float32).
+Tensor scatter_with(const Tensor& x, std::int64_t dim, const Tensor& idx, const Tensor& src, const std::string& r) {
+  if (r == "none") return scatter(x, dim, idx, src);
+  const DType dt = x.dtype(), work = is_floating(dt) ? DType::f32 : DType::i32;
+  Tensor y = detail::scatter_reduce(x.to(work), dim, idx, src.to(work), scatter_reduction(r));
+  return y.dtype() == dt ? y : y.to(dt);
+}
+
+// ScatterND: data [d0, ..., d(r-1)], indices [..., k], updates [..., dk, ..., d(r-1)]: each index
+// row selects a slice of data's last r - k dims, which the matching update slice replaces (or
+// combines with). As a scatter along dim 0 of data viewed as [d0 * ... * d(k-1), rest].
+Ts run_scatter_nd(Args& a) {
+  const Tensor& x = a.t(0);
+  Tensor idx = a.t(1).to(DType::i32);
+  const Shape xs = x.shape(), is = idx.shape();
+  if (is.empty()) a.fail("ScatterND indices must have at least one dim");
+  const std::int64_t k = is.back(), r = x.dim();
+  if (k < 1 || k > r)
+    a.fail("ScatterND index rows of length " + std::to_string(k) + " for data of rank " + std::to_string(r));
+  std::int64_t rows = 1, rest = 1, u = 1;
+  for (std::int64_t d = 0; d < k; ++d) rows *= xs[static_cast<std::size_t>(d)];
+  for (std::int64_t d = k; d < r; ++d) rest *= xs[static_cast<std::size_t>(d)];
+  for (std::size_t d = 0; d + 1 < is.size(); ++d) u *= is[d];
+  Shape us(is.begin(), is.end() - 1);
+  us.insert(us.end(), xs.begin() + k, xs.end());
+  if (a.shape(2) != us) a.fail("ScatterND updates " + to_string(a.shape(2)) + ", expected " + to_string(us));
+  // Row-major offsets of the index rows (negative indices count from the end).
+  std::vector<std::int32_t> dims, strides(static_cast<std::size_t>(k));
+  std::int64_t acc = 1;
+  for (std::int64_t d = k; d-- > 0;) {
+    strides[static_cast<std::size_t>(d)] = static_cast<std::int32_t>(acc);
+    acc *= xs[static_cast<std::size_t>(d)];
+  }
+  for (std::int64_t d = 0; d < k; ++d) dims.push_back(static_cast<std::int32_t>(xs[static_cast<std::size_t>(d)]));
+  Tensor i2 = idx.reshape({u, k});
+  Tensor dv = Tensor::from_host(a.dev, std::span<const std::int32_t>(dims), {1, k});
+  Tensor sv = Tensor::from_host(a.dev, std::span<const std::int32_t>(strides), {1, k});
+  i2 = where(lt(i2, 0.0), add(i2, dv), i2);
+  Tensor lin = sum(mul(i2, sv), {1}, true).to(DType::i32);  // [u, 1]
+  Tensor y = scatter_with(x.reshape({rows, rest}), 0, lin.expand({u, rest}).contiguous(), a.t(2).reshape({u, rest}),
+                          a.attrs.s("reduction", "none"));
+  return Ts{y.reshape(xs)};
+}
+
+// CenterCropPad: crops (centered, the extra element at the end) or zero-pads (centered, the
+// extra element at the end) each of `axes` (all by default) to the given shape.
+Ts run_center_crop_pad(Args& a) {
+  const Tensor& x = a.t(0);
+  const std::int64_t r = x.dim();
+  const I64s want = a.ints(1);
+  I64s axes = a.attrs.ints("axes");
+  if (axes.empty()) {
+    axes.resize(static_cast<std::size_t>(r));
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (want.size() != axes.size())
+    a.fail("shape " + to_string(want) + " has " + std::to_string(want.size()) + " values for " +
+           std::to_string(axes.size()) + " axes");
+  I64s pads(2 * static_cast<std::size_t>(r), 0);  // torch order: last dim first
+  Tensor y = x;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const std::int64_t d = norm_axis(a, axes[i], r), n = x.size(d), t = want[i];
+    if (t < 0) a.fail("CenterCropPad to a negative size " + to_string(want));
+    const std::int64_t lo = std::abs(n - t) / 2;
+    if (t < n) y = y.slice(d, lo, lo + t);
+    const std::size_t p = 2 * static_cast<std::size_t>(r - 1 - d);
+    if (t > n) {
+      pads[p] = lo;
+      pads[p + 1] = t - n - lo;
+    }
+  }
+  return Ts{pad(y.contiguous(), pads)};
 }
 
 HostTensor host_range(Args& a) {
@@ -388,24 +498,36 @@ void register_shape_ops(Registry& m) {
                         return Ts{concat(xs, a.attrs.i("axis", 0))};
                       },
                       [](Args& a) { return Hs{host_concat(a)}; }};
-  m["Split"] = OpDef{{"axis", "split", "num_outputs"},
-                     nullptr,
-                     [](const CheckCtx& c) { return std::vector<int>(c.n.outputs.size(), c.elem(0)); },
-                     [](Args& a) {
-                       const Tensor& x = a.t(0);
-                       const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 0), x.dim());
-                       I64s sizes = a.attrs.ints("split");
-                       if (a.present(1)) sizes = a.ints(1);
-                       Ts parts;
-                       if (!sizes.empty()) {
-                         parts = split(x, sizes, axis);
-                       } else {
-                         const std::int64_t n = a.attrs.i("num_outputs", static_cast<std::int64_t>(a.n_outputs()));
-                         parts = split(x, (x.size(axis) + n - 1) / n, axis);
-                       }
-                       for (auto& p : parts) p = p.contiguous();
-                       return parts;
-                     }};
+  m["Split"] =
+      OpDef{{"axis", "split", "num_outputs"},
+            [](const CheckCtx& c) {
+              if (!c.attrs().has("num_outputs")) return;
+              if (c.opset() < 18) c.fail_attr("num_outputs", "an attribute only from opset 18");
+              if (c.has_input(1)) c.fail_attr("num_outputs", "given with the split input");
+              if (c.attrs().i("num_outputs", 0) != static_cast<std::int64_t>(c.n.outputs.size()))
+                c.fail_attr("num_outputs", "the node has " + std::to_string(c.n.outputs.size()) + " outputs");
+            },
+            [](const CheckCtx& c) { return std::vector<int>(c.n.outputs.size(), c.elem(0)); },
+            [](Args& a) {
+              const Tensor& x = a.t(0);
+              const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 0), x.dim());
+              I64s sizes = a.attrs.ints("split");
+              if (a.present(1)) sizes = a.ints(1);
+              Ts parts;
+              if (!sizes.empty()) {
+                parts = split(x, sizes, axis);
+              } else {
+                // Split-18 num_outputs, or as many parts as outputs: ceil(size / n) each,
+                // the last one smaller.
+                const std::int64_t n = a.attrs.i("num_outputs", static_cast<std::int64_t>(a.n_outputs()));
+                parts = split(x, std::max<std::int64_t>((x.size(axis) + n - 1) / n, 1), axis);
+                if (static_cast<std::int64_t>(parts.size()) != n)
+                  a.fail("dim " + std::to_string(axis) + " of " + to_string(x.shape()) + " does not split into " +
+                         std::to_string(n) + " parts of ceil(size / " + std::to_string(n) + ")");
+              }
+              for (auto& p : parts) p = p.contiguous();
+              return parts;
+            }};
   m["Slice"] =
       OpDef{{"starts", "ends", "axes"}, nullptr, nullptr, gpu_slice, [](Args& a) { return Hs{host_slice(a)}; }};
   m["Gather"] = OpDef{
@@ -430,19 +552,19 @@ void register_shape_ops(Registry& m) {
                                 idx = where(lt(idx, 0.0), add(idx, static_cast<double>(x.size(axis))), idx);
                                 return Ts{gather(x, axis, idx.to(DType::i32))};
                               }};
-  m["ScatterElements"] = OpDef{{"axis", "reduction"},
-                               [](const CheckCtx& c) {
-                                 const std::string r = c.attrs().s("reduction", "none");
-                                 if (r != "none" && r != "add")
-                                   c.fail_attr("reduction", "only none and add are supported");
-                               },
-                               nullptr,
-                               [](Args& a) {
+  m["ScatterElements"] = OpDef{{"axis", "reduction"}, check_scatter_reduction, nullptr, [](Args& a) {
                                  const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 0), a.t(0).dim());
-                                 if (a.attrs.s("reduction", "none") == "add")
-                                   return Ts{scatter_add(a.t(0), axis, a.t(1), a.t(2))};
-                                 return Ts{scatter(a.t(0), axis, a.t(1), a.t(2))};
+                                 return Ts{scatter_with(a.t(0), axis, a.t(1), a.t(2), a.attrs.s("reduction", "none"))};
                                }};
+  m["ScatterElements"].versions = {18};
+  m["Scatter"] = OpDef{{"axis"}, nullptr, nullptr, [](Args& a) {  // opsets 9-10: ScatterElements' old name
+                         const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 0), a.t(0).dim());
+                         return Ts{scatter(a.t(0), axis, a.t(1), a.t(2))};
+                       }};
+  m["ScatterND"] = OpDef{{"reduction"}, check_scatter_reduction, nullptr, run_scatter_nd};
+  m["ScatterND"].versions = {18};
+  m["CenterCropPad"] = OpDef{{"axes"}, nullptr, nullptr, run_center_crop_pad};
+  m["CenterCropPad"].versions = {18};
   m["Tile"] = OpDef{{},
                     [](const CheckCtx& c) {
                       if (c.opset() < 6) c.fail("Tile before opset 6 (tiles, axis inputs) is not supported");
@@ -464,11 +586,14 @@ void register_shape_ops(Registry& m) {
   m["Pad"] = OpDef{{"mode", "pads", "value"},
                    [](const CheckCtx& c) {
                      const std::string mode = c.attrs().s("mode", "constant");
-                     if (mode != "constant" && mode != "reflect" && mode != "edge")
-                       c.fail_attr("mode", "expected constant, reflect or edge");
+                     if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+                       c.fail_attr("mode", "expected constant, reflect, edge or wrap");
+                     if (mode == "wrap" && c.opset() < 19) c.fail_attr("mode", "wrap needs opset 19");
+                     if (c.has_input(3) && c.opset() < 18) c.fail("the axes input of Pad needs opset 18");
                    },
                    nullptr,
                    gpu_pad};
+  m["Pad"].versions = {18, 19, 21};
   m["Trilu"] = OpDef{{"upper"}, nullptr, nullptr, [](Args& a) {
                        const std::int64_t k = a.present(1) ? a.ints(1).at(0) : 0;
                        return Ts{a.attrs.i("upper", 1) ? triu(a.t(0), k) : tril(a.t(0), k)};
@@ -546,6 +671,11 @@ void register_shape_ops(Registry& m) {
                          Tensor c = arange(a.dev, static_cast<double>(s[1]), DType::i32).view({1, s[1]});
                          return Ts{eq(add(r, static_cast<double>(a.attrs.i("k", 0))), c).to(elem_dtype(e))};
                        }};
+  // Versions 18-21 that only add dtypes (float8, int4, ...), which stay refused by dtype.
+  for (const char* op : {"Shape", "Size", "Reshape", "Constant"}) m[op].versions = {19, 21};
+  for (const char* op : {"Flatten", "Squeeze", "Unsqueeze", "Transpose"}) m[op].versions = {21};
+  m["ConstantOfShape"].versions = {20, 21};
+  m["Split"].versions = {18};
 }
 
 }  // namespace gltensor::model

@@ -24,6 +24,10 @@ void check_and_type(Graph& g) {
     auto it = reg.find(n.op_type);
     if (it == reg.end()) g.fail(n, "op " + n.op_type + " is not supported");
     const OpDef& def = it->second;
+    if (const int v = op_version(n.op_type, g.opset);
+        v && std::find(def.versions.begin(), def.versions.end(), v) == def.versions.end())
+      g.fail(n, "op " + n.op_type + " version " + std::to_string(v) + " (opset " + std::to_string(g.opset) +
+                    ") is not supported");
     for (const auto& [name, attr] : n.attrs.all())
       if (std::find(def.attrs.begin(), def.attrs.end(), name) == def.attrs.end())
         g.fail_attr(n, name, "not supported by the " + n.op_type + " mapping");

@@ -14,11 +14,16 @@ namespace {
 using C = ResizeOptions::Coord;
 using NM = ResizeOptions::Nearest;
 
-// out: the resized length (in * scale when scales are given, not rounded, as ONNX's reference).
-double source_coord(C coord, std::int64_t o, std::int64_t in, double out, double scale) {
+// out: the resized length (in * scale when scales are given, not rounded, as ONNX's reference);
+// out_int: the output size.
+double source_coord(C coord, std::int64_t o, std::int64_t in, double out, std::int64_t out_int, double scale) {
   switch (coord) {
     case C::half_pixel:
       return (o + 0.5) / scale - 0.5;
+    case C::half_pixel_symmetric: {
+      const double center = static_cast<double>(in) / 2.0;
+      return center * (1.0 - static_cast<double>(out_int) / out) + (o + 0.5) / scale - 0.5;
+    }
     case C::pytorch_half_pixel:
       return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     case C::align_corners:
@@ -58,6 +63,56 @@ Shape along(std::int64_t d, std::int64_t r, std::int64_t len) {
   return s;
 }
 
+// Antialiased linear resizing of dim d (a banded matrix: taps[k][o] weighs input idx[k][o]):
+// output o's filter is centered on its source coordinate + 0.5, with support max(1, 1 / scale)
+// and the triangle 1 - |t| evaluated at t = (j + 0.5 - center) * min(scale, 1); weights
+// normalized to sum 1, taps outside the input dropped or moved to the edge element.
+Tensor antialias_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int64_t out, double len, double scale,
+                     const ResizeOptions& opt) {
+  const double support = scale < 1 ? 1 / scale : 1.0, inv = scale < 1 ? scale : 1.0;
+  const std::int64_t window = static_cast<std::int64_t>(std::ceil(support)) * 2 + 1;
+  std::vector<std::vector<std::int32_t>> idx(static_cast<std::size_t>(window),
+                                             std::vector<std::int32_t>(static_cast<std::size_t>(out), 0));
+  std::vector<std::vector<float>> taps(static_cast<std::size_t>(window),
+                                       std::vector<float>(static_cast<std::size_t>(out), 0.0f));
+  for (std::int64_t o = 0; o < out; ++o) {
+    const double center =
+        0.5 + (scale == 1.0 ? static_cast<double>(o) : source_coord(opt.coord, o, in, len, out, scale));
+    std::int64_t lo = static_cast<std::int64_t>(std::floor(center - support + 0.5));
+    std::int64_t hi = static_cast<std::int64_t>(std::floor(center + support + 0.5));
+    hi = lo + std::clamp<std::int64_t>(hi - lo, 0, window);
+    if (opt.exclude_outside) {
+      lo = std::clamp<std::int64_t>(lo, 0, in);
+      hi = std::clamp<std::int64_t>(hi, 0, in);
+    }
+    std::vector<double> w(static_cast<std::size_t>(in), 0.0);  // by input element
+    double total = 0;
+    for (std::int64_t j = lo; j < hi; ++j) {
+      const double t = std::fabs((static_cast<double>(j) - center + 0.5) * inv);
+      const double v = t < 1 ? 1 - t : 0.0;
+      total += v;
+      w[static_cast<std::size_t>(std::clamp<std::int64_t>(j, 0, in - 1))] += v;
+    }
+    const double norm = total == 0 ? 1.0 : 1.0 / total;
+    std::int64_t k = 0;
+    for (std::int64_t j = std::clamp<std::int64_t>(lo, 0, in - 1);
+         j <= std::clamp<std::int64_t>(hi - 1, 0, in - 1) && k < window; ++j, ++k) {
+      idx[static_cast<std::size_t>(k)][static_cast<std::size_t>(o)] = static_cast<std::int32_t>(j);
+      taps[static_cast<std::size_t>(k)][static_cast<std::size_t>(o)] =
+          static_cast<float>(w[static_cast<std::size_t>(j)] * norm);
+    }
+  }
+  const Device dev = y.device();
+  const std::int64_t r = y.dim();
+  Tensor acc;
+  for (std::int64_t k = 0; k < window; ++k) {
+    Tensor t = mul(index_select(y, d, index_tensor(dev, idx[static_cast<std::size_t>(k)])),
+                   Tensor::from_host(dev, taps[static_cast<std::size_t>(k)], along(d, r, out)));
+    acc = acc.defined() ? add(acc, t) : t;
+  }
+  return acc;
+}
+
 }  // namespace
 
 Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
@@ -84,11 +139,17 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     const double scale = opt.scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : opt.scales[d];
     if (in == out && scale == 1.0) continue;
     if (in == 0) throw ShapeError("gltensor::resize: cannot resize an empty dim of " + to_string(x.shape()));
+    if (linear && opt.antialias) {
+      const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
+      y = antialias_dim(y, d, in, out, len, scale, opt);
+      if (y.dtype() != x.dtype()) y = y.to(x.dtype());
+      continue;
+    }
     std::vector<std::int32_t> i0(static_cast<std::size_t>(out)), i1(static_cast<std::size_t>(out));
     std::vector<float> w(static_cast<std::size_t>(out));
     for (std::int64_t o = 0; o < out; ++o) {
       const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
-      const double s = source_coord(opt.coord, o, in, len, scale);
+      const double s = source_coord(opt.coord, o, in, len, out, scale);
       if (linear) {
         const double f = std::floor(s);
         const std::int64_t a = static_cast<std::int64_t>(f);

@@ -1,5 +1,7 @@
 // concat/stack/split/chunk, pad, repeat/tile, flip/roll, gather/index_select/scatter(_add),
 // embedding, one_hot, tril/triu.
+#include "ops/index.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -7,7 +9,6 @@
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
-#include "ops/index.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
@@ -30,7 +31,7 @@ Tensor as_index(const char* op, const Tensor& index) {
   return index.dtype() == DType::i32 ? index : index.to(DType::i32);
 }
 
-enum class IndexMode { gather, scatter, scatter_add };
+enum class IndexMode { gather, scatter, scatter_add, scatter_prod, scatter_max, scatter_min };
 
 // Uniforms of glsl/ops/index.comp: the iteration space (index's shape) and the strides of the
 // index and of the operands indexed by position (p_op) and by position with dim replaced (dim_op).
@@ -69,9 +70,12 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
   std::vector<std::uint32_t> shape(static_cast<std::size_t>(nd), 1);
   for (std::int64_t d = 0; d < index.dim(); ++d) shape[d] = static_cast<std::uint32_t>(index.shape()[d]);
   std::string h = "#define NDIM " + std::to_string(nd) + "\n#define DIM " + std::to_string(dim) + "\n";
-  h += mode == IndexMode::gather        ? "#define GATHER 1\n"
-       : mode == IndexMode::scatter_add ? "#define SCATTER_ADD 1\n"
-                                        : "";
+  h += mode == IndexMode::gather         ? "#define GATHER 1\n"
+       : mode == IndexMode::scatter_add  ? "#define SCATTER_ADD 1\n"
+       : mode == IndexMode::scatter_prod ? "#define SCATTER_RED(a, b) ((a) * (b))\n"
+       : mode == IndexMode::scatter_max  ? "#define SCATTER_RED(a, b) max(a, b)\n"
+       : mode == IndexMode::scatter_min  ? "#define SCATTER_RED(a, b) min(a, b)\n"
+                                         : "";
   if (out.dtype() == DType::i32) h += "#define OUT_INT 1\n";
   if (!wrap_negative) h += "#define NONNEG_INDEX 1\n";
   h += operand_glsl(0, out.dtype(), natural_ct(out.dtype()), true);
@@ -178,7 +182,7 @@ static Tensor scatter_impl(const char* op, IndexMode mode, const Tensor& x, std:
     if (index.shape()[d] > src.size(d))
       throw ShapeError(std::string("gltensor::") + op + ": index " + to_string(index.shape()) + " is larger than src " +
                        to_string(src.shape()));
-  if (mode == IndexMode::scatter_add && x.dtype() != DType::f32 && x.dtype() != DType::i32)
+  if (mode != IndexMode::scatter && x.dtype() != DType::f32 && x.dtype() != DType::i32)
     throw DTypeError(std::string("gltensor::") + op + ": supports float32 and int32 outputs only, got " +
                      dtype_name(x.dtype()));
   if (!can_cast(src.dtype(), x.dtype()))
@@ -196,6 +200,14 @@ Tensor scatter(const Tensor& x, std::int64_t dim, const Tensor& index, const Ten
 }
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
   return scatter_impl("scatter_add", IndexMode::scatter_add, x, dim, index, src);
+}
+Tensor detail::scatter_reduce(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src,
+                              ScatterReduce red) {
+  const IndexMode m = red == ScatterReduce::sum    ? IndexMode::scatter_add
+                      : red == ScatterReduce::prod ? IndexMode::scatter_prod
+                      : red == ScatterReduce::max  ? IndexMode::scatter_max
+                                                   : IndexMode::scatter_min;
+  return scatter_impl("scatter_reduce", m, x, dim, index, src);
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {

@@ -11,4 +11,11 @@ namespace gltensor::detail {
 /// the next read. No autograd.
 Tensor gather_classes(const char* op, const Tensor& x, std::int64_t dim, const Tensor& index);
 
+/// scatter with a reduction (torch.scatter_reduce with include_self = true): out = x, then
+/// out[p with p[dim] := index[p]] = red(out[...], src[p]) for every p, red one of sum, prod, max,
+/// min (a compare-and-swap loop per element: duplicates combine in an unspecified order).
+/// float32 and int32 outputs (DTypeError else); no autograd. For ONNX ScatterElements/ScatterND.
+enum class ScatterReduce { sum, prod, max, min };
+Tensor scatter_reduce(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce red);
+
 }  // namespace gltensor::detail

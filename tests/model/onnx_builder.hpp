@@ -16,7 +16,7 @@ namespace glt_test {
 class OnnxBuilder {
  public:
   explicit OnnxBuilder(int opset = 13) {
-    m_.set_ir_version(8);
+    m_.set_ir_version(opset >= 21 ? 10 : opset >= 19 ? 9 : 8);  // the IR version each opset came with
     auto* o = m_.add_opset_import();
     o->set_domain("");
     o->set_version(opset);
@@ -30,6 +30,13 @@ class OnnxBuilder {
   OnnxBuilder& output(const std::string& name, std::vector<std::int64_t> shape = {},
                       int elem = onnx::TensorProto::FLOAT) {
     value(m_.mutable_graph()->add_output(), name, shape, elem);
+    return *this;
+  }
+  /// A graph output of unknown shape.
+  OnnxBuilder& output_any(const std::string& name, int elem = onnx::TensorProto::FLOAT) {
+    auto* v = m_.mutable_graph()->add_output();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
     return *this;
   }
   OnnxBuilder& init(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& v) {

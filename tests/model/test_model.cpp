@@ -1,11 +1,19 @@
 // gltensor::Model on small ONNX graphs built here: planning (constant folding, host shape
 // subgraphs, BatchNormalization and Mul/Add folding, fused epilogues, HardSwish and Mul+Add
 // chains, liveness) checked through plan_summary(), dispatch counts and peak_bytes(), outputs
-// against float64 references, and the ModelError cases at load and at run.
+// against float64 references, and the ModelError cases at load and at run; the forms of opsets
+// 18 to 21 against ONNX Runtime (npm onnxruntime-node in GLTENSOR_MODEL_CACHE, through
+// tools/ort-reference/ort_run.js) and float64 references.
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
 
 #include "onnx_builder.hpp"
 #include "test_util.hpp"
+#ifdef GLTENSOR_TEST_ORT
+#include "npy_io.hpp"
+#endif
 
 using namespace gltensor;
 using namespace glt_test;
@@ -247,13 +255,6 @@ TEST(Model, UnsupportedThingsAreModelErrorsAtLoad) {
     EXPECT_NE(e.find("3-D convolution is not supported"), std::string::npos) << e;
   }
   {
-    B m(18);
-    m.input("x", {2}).output("y");
-    m.node("Relu", {"x"}, {"y"});
-    const std::string e = error_of([&] { Model::load(device(), m.save("opset18")); });
-    EXPECT_NE(e.find("opset 18 is not supported"), std::string::npos) << e;
-  }
-  {
     B m(13);
     m.input("x", {2}, onnx::TensorProto::DOUBLE).output("y", {}, onnx::TensorProto::DOUBLE);
     m.node("Relu", {"x"}, {"y"});
@@ -323,4 +324,447 @@ TEST(Model, MismatchedInputsAreModelErrorsAtRun) {
   }
   EXPECT_EQ(fixed.inputs()[0].shape, (Shape{4, 3}));
   EXPECT_NE(error_of([&] { fixed.run({{"x", good}}); }).find("expected [4, 3]"), std::string::npos);
+}
+
+// ---- opsets 18 to 21 ----
+
+namespace {
+
+struct In {
+  std::vector<float> v;
+  Shape shape;
+};
+
+#ifdef GLTENSOR_TEST_ORT
+std::string ort_missing() {
+  const char* c = std::getenv("GLTENSOR_MODEL_CACHE");
+  const std::filesystem::path cache = c ? c : GLTENSOR_TEST_MODEL_CACHE;
+  if (!std::filesystem::exists(cache / "ort" / "node_modules" / "onnxruntime-node"))
+    return "onnxruntime-node is missing under " + cache.string() + " (run .ci/install-deps)";
+  if (std::system("node --version > /dev/null 2>&1") != 0) return "node is not installed";
+  return "";
+}
+#endif
+
+// Runs the model with gltensor and with ONNX Runtime (tools/ort-reference/ort_run.js) on the
+// same float inputs and compares every listed output: shape, and values within atol + rtol.
+void expect_matches_ort(const B& m, const std::string& name, const std::map<std::string, In>& inputs,
+                        const std::vector<std::string>& outputs, double atol = 1e-5, double rtol = 1e-4) {
+#ifndef GLTENSOR_TEST_ORT
+  GTEST_SKIP() << "gltensor_npy (xtensor) is not built: no ONNX Runtime comparison";
+#else
+  namespace fs = std::filesystem;
+  if (const std::string why = ort_missing(); !why.empty()) {
+    const char* r = std::getenv("GLTENSOR_REQUIRE_MODELS");
+    if (r && std::string(r) == "1") FAIL() << why;
+    GTEST_SKIP() << why;
+  }
+  const std::string path = m.save(name);
+  const fs::path dir = fs::temp_directory_path() / "gltensor-model-tests" / (name + "-ort");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string cmd = "node '" GLTENSOR_TEST_SOURCE_DIR "/tools/ort-reference/ort_run.js' '" + path + "'";
+  std::map<std::string, Tensor> feeds;
+  for (const auto& [k, in] : inputs) {
+    const std::string f = (dir / (k + ".npy")).string();
+    npy::write_floats(f, in.v, in.shape);
+    cmd += " --input " + k + "='" + f + "'";
+    feeds[k] = Tensor::from_host(device(), in.v, in.shape);
+  }
+  cmd += " --output-dir '" + (dir / "out").string() + "' --threads 1 > '" + (dir / "log.txt").string() + "' 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << " (see " << (dir / "log.txt") << ")";
+  Model model = Model::load(device(), path);
+  auto out = model.run(feeds);
+  for (const auto& o : outputs) {
+    Shape ref_shape;
+    const auto ref = npy::read_floats((dir / "out" / (o + ".npy")).string(), ref_shape);
+    ASSERT_TRUE(out.count(o)) << o;
+    const Tensor& t = out.at(o);
+    EXPECT_EQ(t.shape(), ref_shape) << name << ": output " << o;
+    if (t.shape() != ref_shape) continue;
+    const std::vector<double> r(ref.begin(), ref.end());
+    EXPECT_TRUE(close(t.to(DType::f32).to_vector(), r, rtol, atol)) << name << ": output " << o;
+  }
+#endif
+}
+
+}  // namespace
+
+TEST(Model, Opset18FormsMatchOnnxRuntime) {
+  GLT_RNG(rng);
+  B m(18);
+  const Shape xs{2, 6, 5, 4};
+  m.input("x", xs).input("u", xs).input("u2", {3, 5, 4}).input("c", {2, 12, 15}).input("pic", {1, 2, 17, 23});
+  // Reductions with axes as an input, noop_with_empty_axes, no axes.
+  m.init_i64("ax_1_m1", {2}, {1, -1}).init_i64("ax_2", {1}, {2}).init_i64("ax_0_3", {2}, {0, 3});
+  m.init_i64("ax_3", {1}, {3}).init_i64("ax_none", {0}, {});
+  auto& rmax = m.node("ReduceMax", {"x", "ax_1_m1"}, {"rmax"});
+  B::attr_i(rmax, "keepdims", 0);
+  auto& rnoop = m.node("ReduceMean", {"x", "ax_none"}, {"rnoop"});
+  B::attr_i(rnoop, "noop_with_empty_axes", 1);
+  m.node("ReduceL2", {"x"}, {"rl2"});
+  m.node("ReduceL1", {"x", "ax_none"}, {"rl1"});
+  m.node("ReduceMin", {"x", "ax_2"}, {"rmin"});
+  m.node("ReduceLogSumExp", {"x", "ax_2"}, {"rlse"});
+  m.node("ReduceSumSquare", {"x", "ax_0_3"}, {"rss"});
+  m.node("ReduceProd", {"x", "ax_3"}, {"rprod"});
+  m.node("Abs", {"x"}, {"xa"});
+  m.node("ReduceLogSum", {"xa", "ax_0_3"}, {"rls"});
+  // Split into num_outputs parts (5 -> 2, 2, 1).
+  auto& split = m.node("Split", {"x"}, {"s0", "s1", "s2"});
+  B::attr_i(split, "axis", 2);
+  B::attr_i(split, "num_outputs", 3);
+  // Pad with axes.
+  m.init_i64("pads", {4}, {1, 0, 2, 1}).init("half", {}, {0.5f}).init_i64("pad_axes", {2}, {1, -1});
+  m.node("Pad", {"x", "pads", "half", "pad_axes"}, {"pad"});
+  auto& rf = m.node("Pad", {"x", "pads", "", "pad_axes"}, {"pad_reflect"});
+  B::attr_s(rf, "mode", "reflect");
+  // Resize with axes and keep_aspect_ratio_policy.
+  m.init_i64("sz_7_9", {2}, {7, 9}).init_i64("sz_3_10", {2}, {3, 10}).init_i64("sz_8_3", {2}, {8, 3});
+  m.init("sc", {2}, {1.5f, 0.5f});
+  auto resize = [&](const std::string& out, const std::string& scales, const std::string& sizes,
+                    std::vector<std::int64_t> axes, const std::string& mode, const std::string& policy) {
+    auto& n = m.node("Resize", {"x", "", scales, sizes}, {out});
+    B::attr_ints(n, "axes", axes);
+    B::attr_s(n, "mode", mode);
+    if (!policy.empty()) B::attr_s(n, "keep_aspect_ratio_policy", policy);
+  };
+  resize("rs1", "", "sz_7_9", {2, 3}, "linear", "");
+  resize("rs2", "", "sz_3_10", {2, 3}, "nearest", "not_larger");
+  resize("rs3", "", "sz_8_3", {2, 3}, "linear", "not_smaller");
+  resize("rs4", "sc", "", {3, 2}, "linear", "");
+  // Antialiased linear resizing: downscaling (a stretched triangle filter), mixed down / up,
+  // exclude_outside, other coordinate transformations.
+  m.init("aa_sc", {4}, {1, 1, 0.4f, 0.35f})
+      .init("aa_sc2", {4}, {1, 1, 0.5f, 0.25f})
+      .init_i64("aa_sz", {4}, {1, 2, 7, 30});
+  auto aa = [&](const std::string& out, const std::string& scales, const std::string& sizes, const std::string& coord,
+                bool exclude) {
+    auto& n = m.node("Resize", {"pic", "", scales, sizes}, {out});
+    B::attr_s(n, "mode", "linear");
+    B::attr_i(n, "antialias", 1);
+    if (!coord.empty()) B::attr_s(n, "coordinate_transformation_mode", coord);
+    if (exclude) B::attr_i(n, "exclude_outside", 1);
+  };
+  aa("aa1", "aa_sc", "", "", false);
+  aa("aa2", "", "aa_sz", "", true);
+  aa("aa3", "aa_sc2", "", "pytorch_half_pixel", false);
+  aa("aa4", "", "aa_sz", "align_corners", false);
+  aa("aa5", "aa_sc2", "", "asymmetric", true);
+  // ScatterElements and ScatterND with max / min (duplicate indices included).
+  std::vector<std::int64_t> idx;
+  for (auto v : uniform_int(rng, 2 * 6 * 5 * 4, -6, 5)) idx.push_back(v);
+  m.init_i64("idx", {2, 6, 5, 4}, idx);
+  for (const char* red : {"max", "min", "mul", "add"}) {
+    auto& n = m.node("ScatterElements", {"x", "idx", "u"}, {std::string("se_") + red});
+    B::attr_i(n, "axis", 1);
+    B::attr_s(n, "reduction", red);
+  }
+  m.init_i64("nd_idx", {3, 2}, {0, 1, 1, -1, 0, 1});
+  for (const char* red : {"max", "min", "none"}) {
+    auto& n = m.node("ScatterND", {"x", "nd_idx", "u2"}, {std::string("snd_") + red});
+    if (std::string(red) != "none") B::attr_s(n, "reduction", red);
+  }
+  // CenterCropPad: crop dim 1 (6 -> 3), pad dim 2 (5 -> 8); and every dim.
+  m.init_i64("ccp_shape", {2}, {3, 8}).init_i64("ccp_all", {4}, {3, 7, 2, 5});
+  auto& ccp = m.node("CenterCropPad", {"x", "ccp_shape"}, {"ccp"});
+  B::attr_ints(ccp, "axes", {1, -2});
+  m.node("CenterCropPad", {"x", "ccp_all"}, {"ccp2"});
+  // Col2Im: [2, 2 * 2 * 3, 15] -> [2, 2, 5, 6] with padding and strides.
+  m.init_i64("img", {2}, {5, 6}).init_i64("blk", {2}, {2, 3});
+  auto& col = m.node("Col2Im", {"c", "img", "blk"}, {"col"});
+  B::attr_ints(col, "pads", {1, 0, 0, 1});
+  B::attr_ints(col, "strides", {1, 2});
+  // GroupNormalization-18: scale and bias per group.
+  m.init("gn_s", {3}, uniform(rng, 3, 0.5, 2)).init("gn_b", {3}, uniform(rng, 3));
+  auto& gn = m.node("GroupNormalization", {"x", "gn_s", "gn_b"}, {"gn"});
+  B::attr_i(gn, "num_groups", 3);
+  B::attr_f(gn, "epsilon", 1e-3f);
+  m.node("Mish", {"x"}, {"mish"});
+  std::vector<std::string> outs{
+      "rmax",   "rnoop",       "rl2",    "rl1",     "rmin",    "rlse", "rss",  "rprod", "rls", "s0",  "s1",  "s2",
+      "pad",    "pad_reflect", "rs1",    "rs2",     "rs3",     "rs4",  "aa1",  "aa2",   "aa3", "aa4", "aa5", "se_max",
+      "se_min", "se_mul",      "se_add", "snd_max", "snd_min", "ccp",  "ccp2", "col",   "gn",  "mish"};
+  for (const auto& o : outs) m.output_any(o);
+  expect_matches_ort(m, "opset18",
+                     {{"x", {uniform(rng, 240), xs}},
+                      {"u", {uniform(rng, 240), xs}},
+                      {"u2", {uniform(rng, 60), {3, 5, 4}}},
+                      {"c", {uniform(rng, 360), {2, 12, 15}}},
+                      {"pic", {uniform(rng, 2 * 17 * 23), {1, 2, 17, 23}}}},
+                     outs);
+}
+
+TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
+  GLT_RNG(rng);
+  const Shape xs{2, 6, 5, 4};
+  {
+    B m(19);
+    m.input("x", xs).input("x3", {2, 3, 11});
+    m.init_i64("wrap_pads", {8}, {0, 2, -1, 1, 0, 1, 2, 0});
+    auto& p = m.node("Pad", {"x", "wrap_pads"}, {"wrap"});
+    B::attr_s(p, "mode", "wrap");
+    auto& ap = m.node("AveragePool", {"x"}, {"avg"});
+    B::attr_ints(ap, "kernel_shape", {2, 2});
+    B::attr_ints(ap, "dilations", {1, 1});
+    B::attr_ints(ap, "pads", {1, 0, 0, 1});
+    for (int include_pad : {0, 1}) {  // dilated, with pads, counting the pads or not
+      auto& n = m.node("AveragePool", {"x"}, {"avg_dil" + std::to_string(include_pad)});
+      B::attr_ints(n, "kernel_shape", {2, 3});
+      B::attr_ints(n, "dilations", {2, 1});
+      B::attr_ints(n, "strides", {1, 2});
+      B::attr_ints(n, "pads", {1, 2, 1, 1});
+      B::attr_i(n, "count_include_pad", include_pad);
+    }
+    auto& a1 = m.node("AveragePool", {"x3"}, {"avg_dil_1d"});
+    B::attr_ints(a1, "kernel_shape", {3});
+    B::attr_ints(a1, "dilations", {2});
+    B::attr_ints(a1, "pads", {2, 1});  // (SAME_UPPER with dilations: ORT ignores them when padding)
+    m.init("sc", {4}, {1, 1, 2, 0.5f});
+    auto& rs = m.node("Resize", {"x", "", "sc"}, {"rs"});
+    B::attr_s(rs, "mode", "linear");
+    // half_pixel_symmetric with fractional output sizes (5 * 1.7 = 8.5, 4 * 0.7 = 2.8).
+    m.init("sc_frac", {4}, {1, 1, 1.7f, 0.7f}).init_i64("sz_not_larger", {2}, {9, 9});
+    for (const char* mode : {"linear", "nearest"}) {
+      auto& n = m.node("Resize", {"x", "", "sc_frac"}, {std::string("hps_") + mode});
+      B::attr_s(n, "mode", mode);
+      B::attr_s(n, "coordinate_transformation_mode", "half_pixel_symmetric");
+    }
+    auto& ha = m.node("Resize", {"x", "", "sc_frac"}, {"hps_antialias"});
+    B::attr_s(ha, "mode", "linear");
+    B::attr_s(ha, "coordinate_transformation_mode", "half_pixel_symmetric");
+    B::attr_i(ha, "antialias", 1);
+    auto& hk = m.node("Resize", {"x", "", "", "sz_not_larger"}, {"hps_keep"});
+    B::attr_s(hk, "mode", "linear");
+    B::attr_s(hk, "coordinate_transformation_mode", "half_pixel_symmetric");
+    B::attr_s(hk, "keep_aspect_ratio_policy", "not_larger");
+    B::attr_ints(hk, "axes", {2, 3});
+    m.init_i64("shape", {3}, {2, 30, -1});
+    m.node("Reshape", {"x", "shape"}, {"rsh"});
+    auto& c = m.node("Cast", {"x"}, {"half"});
+    B::attr_i(c, "to", onnx::TensorProto::FLOAT16);
+    auto& c2 = m.node("CastLike", {"half", "x"}, {"cast"});
+    B::attr_i(c2, "saturate", 1);
+    m.node("Identity", {"x"}, {"id"});
+    std::vector<std::string> outs{"wrap", "avg",        "avg_dil0",    "avg_dil1",      "avg_dil_1d",
+                                  "rs",   "hps_linear", "hps_nearest", "hps_antialias", "hps_keep",
+                                  "rsh",  "cast",       "id"};
+    for (const auto& o : outs) m.output_any(o);
+    expect_matches_ort(m, "opset19", {{"x", {uniform(rng, 240), xs}}, {"x3", {uniform(rng, 2 * 3 * 11), {2, 3, 11}}}},
+                       outs, 1e-3, 1e-3);
+  }
+  {
+    B m(20);
+    m.input("x", xs).input("theta", {2, 2, 3}).input("theta3", {1, 3, 4}).input("sig", {2, 8, 6, 2});
+    m.input("sigr", {3, 7, 1}).input("gx", {2, 3, 5, 6}).input("gg", {2, 4, 7, 2});
+    auto& g = m.node("Gelu", {"x"}, {"gelu"});
+    (void)g;
+    auto& gt = m.node("Gelu", {"x"}, {"gelu_tanh"});
+    B::attr_s(gt, "approximate", "tanh");
+    m.init_i64("size2", {4}, {2, 3, 4, 5}).init_i64("size3", {5}, {1, 1, 2, 3, 4});
+    m.node("AffineGrid", {"theta", "size2"}, {"grid"});
+    auto& ga = m.node("AffineGrid", {"theta", "size2"}, {"grid_ac"});
+    B::attr_i(ga, "align_corners", 1);
+    m.node("AffineGrid", {"theta3", "size3"}, {"grid3"});
+    m.init_i64("size1", {4}, {2, 1, 1, 3});  // a size-1 dim, both alignments
+    m.node("AffineGrid", {"theta", "size1"}, {"grid1"});
+    m.init_i64("one", {}, {1}).init_i64("two", {}, {2}).init_i64("len10", {}, {10});
+    m.node("DFT", {"sig", "", "one"}, {"dft"});
+    auto& dr = m.node("DFT", {"sigr"}, {"dft_onesided"});  // axis -2 by default
+    B::attr_i(dr, "onesided", 1);
+    auto& di = m.node("DFT", {"sig", "len10", "two"}, {"idft"});
+    B::attr_i(di, "inverse", 1);
+    m.init_i64("len5", {}, {5});
+    m.node("DFT", {"sig", "len5", "one"}, {"dft_cut"});  // dft_length shorter than the signal
+    m.node("ReduceMax", {"x"}, {"rmax"});
+    // GridSample-20: every mode, padding and alignment, the grid reaching past [-1, 1].
+    std::vector<std::string> gs_outs;
+    for (const char* mode : {"linear", "nearest", "cubic"})
+      for (const char* pad : {"zeros", "border", "reflection"})
+        for (int corners : {0, 1}) {
+          const std::string o = std::string("gs_") + mode + "_" + pad + "_" + std::to_string(corners);
+          auto& n = m.node("GridSample", {"gx", "gg"}, {o});
+          B::attr_s(n, "mode", mode);
+          B::attr_s(n, "padding_mode", pad);
+          B::attr_i(n, "align_corners", corners);
+          gs_outs.push_back(o);
+        }
+    std::vector<std::string> outs{"gelu", "gelu_tanh",    "grid", "grid_ac", "grid3", "grid1",
+                                  "dft",  "dft_onesided", "idft", "dft_cut", "rmax"};
+    outs.insert(outs.end(), gs_outs.begin(), gs_outs.end());
+    for (const auto& o : outs) m.output_any(o);
+    expect_matches_ort(m, "opset20",
+                       {{"x", {uniform(rng, 240, -3, 3), xs}},
+                        {"theta", {uniform(rng, 12), {2, 2, 3}}},
+                        {"theta3", {uniform(rng, 12), {1, 3, 4}}},
+                        {"sig", {uniform(rng, 192), {2, 8, 6, 2}}},
+                        {"sigr", {uniform(rng, 21), {3, 7, 1}}},
+                        {"gx", {uniform(rng, 180), {2, 3, 5, 6}}},
+                        {"gg", {uniform(rng, 112, -1.6f, 1.6f), {2, 4, 7, 2}}}},
+                       outs);
+  }
+  {
+    B m(21);
+    m.input("x", xs);
+    m.init("gn_s", {6}, uniform(rng, 6, 0.5, 2)).init("gn_b", {6}, uniform(rng, 6));
+    auto& gn = m.node("GroupNormalization", {"x", "gn_s", "gn_b"}, {"gn"});
+    B::attr_i(gn, "num_groups", 2);
+    B::attr_i(gn, "stash_type", 1);
+    auto& t = m.node("Transpose", {"x"}, {"tr"});
+    B::attr_ints(t, "perm", {0, 2, 3, 1});
+    auto& f = m.node("Flatten", {"x"}, {"fl"});
+    B::attr_i(f, "axis", 2);
+    m.init_i64("ax0", {1}, {0});
+    m.node("Unsqueeze", {"x", "ax0"}, {"un"});
+    m.node("Squeeze", {"un", "ax0"}, {"sq"});
+    m.init_i64("pads", {8}, {0, 0, 1, 0, 0, 0, 0, 2});
+    m.node("Pad", {"x", "pads"}, {"pad"});
+    // Versions that only added dtypes: the float forms are unchanged.
+    m.node("Shape", {"x"}, {"shape"});
+    m.node("Size", {"x"}, {"size"});
+    auto& cs = m.node("ConstantOfShape", {"shape"}, {"cos"});
+    auto* v = cs.add_attribute();
+    v->set_name("value");
+    v->set_type(onnx::AttributeProto::TENSOR);
+    v->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    v->mutable_t()->add_dims(1);
+    v->mutable_t()->add_float_data(2.5f);
+    auto& k = m.node("Constant", {}, {"k"});
+    B::attr_f(k, "value_float", 0.25f);
+    m.node("Greater", {"x", "k"}, {"gt"});
+    m.node("Equal", {"gt", "gt"}, {"eq"});
+    m.node("IsNaN", {"x"}, {"nan"});
+    m.node("IsInf", {"x"}, {"inf"});
+    m.node("Identity", {"cos"}, {"cos_id"});
+    std::vector<std::string> outs{"gn", "tr", "fl", "sq", "pad"};
+    for (const auto& o : outs) m.output_any(o);
+    m.output_any("shape", onnx::TensorProto::INT64).output_any("size", onnx::TensorProto::INT64).output_any("cos_id");
+    for (const char* o : {"eq", "nan", "inf"}) m.output_any(o, onnx::TensorProto::BOOL);
+    for (const char* o : {"shape", "size", "cos_id", "eq", "nan", "inf"}) outs.push_back(o);
+    expect_matches_ort(m, "opset21", {{"x", {uniform(rng, 240), xs}}}, outs);
+  }
+}
+
+TEST(Model, Opset18BitwiseOpsAndBoolReductions) {
+  GLT_RNG(rng);
+  const std::int64_t n = 64;
+  auto av = uniform_int(rng, n, -100000, 100000), bv = uniform_int(rng, n, -100000, 100000);
+  B m(20);
+  m.input("a", {n}, onnx::TensorProto::INT32).input("b", {n}, onnx::TensorProto::INT32);
+  m.input("p", {4, 16}, onnx::TensorProto::BOOL);
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) m.node(op, {"a", "b"}, {op});
+  m.node("BitwiseNot", {"a"}, {"BitwiseNot"});
+  m.init_i64("ax1", {1}, {1});
+  m.node("ReduceMax", {"p", "ax1"}, {"any"});
+  m.node("ReduceMin", {"p", "ax1"}, {"all"});
+  for (const char* o : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"})
+    m.output_any(o, onnx::TensorProto::INT32);
+  m.output_any("any", onnx::TensorProto::BOOL).output_any("all", onnx::TensorProto::BOOL);
+  Model model = Model::load(device(), m.save("bitwise"));
+  std::vector<std::uint8_t> pv(64);
+  for (std::size_t i = 0; i < pv.size(); ++i) pv[i] = i / 16 == 1 ? 1 : i / 16 == 2 ? 0 : (i % 5 == 0);
+  auto out =
+      model.run({{"a", Tensor::from_host(device(), std::span<const std::int32_t>(av), {n})},
+                 {"b", Tensor::from_host(device(), std::span<const std::int32_t>(bv), {n})},
+                 {"p", Tensor::from_host(device(), std::span<const std::uint8_t>(pv), {4, 16}).to(DType::bool_)}});
+  std::vector<double> r_and, r_or, r_xor, r_not;
+  for (std::int64_t i = 0; i < n; ++i) {
+    r_and.push_back(av[i] & bv[i]);
+    r_or.push_back(av[i] | bv[i]);
+    r_xor.push_back(av[i] ^ bv[i]);
+    r_not.push_back(~av[i]);
+  }
+  EXPECT_TRUE(close(out.at("BitwiseAnd").to(DType::f32).to_vector(), r_and, 0, 0));
+  EXPECT_TRUE(close(out.at("BitwiseOr").to(DType::f32).to_vector(), r_or, 0, 0));
+  EXPECT_TRUE(close(out.at("BitwiseXor").to(DType::f32).to_vector(), r_xor, 0, 0));
+  EXPECT_TRUE(close(out.at("BitwiseNot").to(DType::f32).to_vector(), r_not, 0, 0));
+  EXPECT_EQ(out.at("any").dtype(), DType::bool_);
+  EXPECT_TRUE(close(out.at("any").to(DType::f32).to_vector(), {1, 1, 0, 1}, 0, 0));
+  EXPECT_TRUE(close(out.at("all").to(DType::f32).to_vector(), {0, 1, 0, 0}, 0, 0));
+}
+
+TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
+  auto load_error = [](B& m, const std::string& name) {
+    return error_of([&] { Model::load(device(), m.save(name)); });
+  };
+  {
+    B m(18);
+    m.input("x", {1, 1, 4, 4}).output("y").init("sc", {4}, {1, 1, 0.5f, 0.5f});
+    auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
+    B::attr_s(r, "mode", "cubic");
+    B::attr_i(r, "antialias", 1);
+    const std::string e = load_error(m, "antialias");
+    EXPECT_NE(e.find("node 0 'rs' (Resize): attribute antialias=1: antialiased cubic resizing is not supported"),
+              std::string::npos)
+        << e;
+  }
+  {
+    B m(18);
+    m.input("x", {1, 1, 4, 4}).output("y").init("sc", {4}, {1, 1, 2, 2});
+    auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
+    B::attr_s(r, "coordinate_transformation_mode", "half_pixel_symmetric");
+    const std::string e = load_error(m, "half_pixel_symmetric");
+    EXPECT_NE(e.find("(Resize): attribute coordinate_transformation_mode=half_pixel_symmetric: half_pixel_symmetric "
+                     "needs opset 19"),
+              std::string::npos)
+        << e;
+  }
+  {
+    B m(19);
+    m.input("x", {1, 1, 6, 6}).output("y");
+    auto& p = m.node("AveragePool", {"x"}, {"y"}, "ap");
+    B::attr_ints(p, "kernel_shape", {2, 2});
+    B::attr_ints(p, "dilations", {2, 2});
+    B::attr_i(p, "ceil_mode", 1);
+    const std::string e = load_error(m, "avgpool_dilations");
+    EXPECT_NE(e.find("(AveragePool): attribute dilations=[2, 2]: dilated average pooling with ceil_mode=1"),
+              std::string::npos)
+        << e;
+  }
+  {
+    B m(21);
+    m.input("x", {1, 4, 3}).output("y").init("s", {4}, {1, 1, 1, 1}).init("b", {4}, {0, 0, 0, 0});
+    auto& g = m.node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn");
+    B::attr_i(g, "num_groups", 2);
+    B::attr_i(g, "stash_type", 10);
+    const std::string e = load_error(m, "gn_stash");
+    EXPECT_NE(e.find("(GroupNormalization): attribute stash_type=10"), std::string::npos) << e;
+  }
+  {
+    B m(18);  // a GroupNormalization-18 with per-channel scale (as some exporters wrote): refused at run
+    m.input("x", {1, 4, 3}).output("y").init("s", {4}, {1, 1, 1, 1}).init("b", {4}, {0, 0, 0, 0});
+    auto& g = m.node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn");
+    B::attr_i(g, "num_groups", 2);
+    Model model = Model::load(device(), m.save("gn18_per_channel"));
+    const std::string e = error_of([&] { model.run({{"x", ones(device(), {1, 4, 3})}}); });
+    EXPECT_NE(e.find("GroupNormalization-18 expects scale and bias of 2 (num_groups) values"), std::string::npos) << e;
+  }
+  {
+    B m(18);  // antialiased align_corners with a fractional in * scale: references disagree
+    m.input("x", {1, 1, 5, 5}).output("y").init("sc", {4}, {1, 1, 0.3f, 0.3f});
+    auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
+    B::attr_s(r, "mode", "linear");
+    B::attr_s(r, "coordinate_transformation_mode", "align_corners");
+    B::attr_i(r, "antialias", 1);
+    Model model = Model::load(device(), m.save("antialias_align_corners"));
+    const std::string e = error_of([&] { model.run({{"x", ones(device(), {1, 1, 5, 5})}}); });
+    EXPECT_NE(e.find("node 0 'rs' (Resize): antialiased align_corners resizing"), std::string::npos) << e;
+  }
+  {
+    B m(20);  // AffineGrid with align_corners and a size-1 dim: references disagree (-1 or +1)
+    m.input("t", {1, 2, 3}).output("y").init_i64("size", {4}, {1, 1, 1, 3});
+    auto& g = m.node("AffineGrid", {"t", "size"}, {"y"}, "ag");
+    B::attr_i(g, "align_corners", 1);
+    Model model = Model::load(device(), m.save("affine_grid_size1"));
+    const std::string e = error_of([&] { model.run({{"t", ones(device(), {1, 2, 3})}}); });
+    EXPECT_NE(e.find("node 0 'ag' (AffineGrid): AffineGrid with align_corners=1 and a size-1 dim"), std::string::npos)
+        << e;
+  }
+  {
+    B m(22);
+    m.input("x", {2}).output("y");
+    m.node("Relu", {"x"}, {"y"});
+    const std::string e = load_error(m, "opset22");
+    EXPECT_NE(e.find("opset 22 is not supported (supported: 1 to 21)"), std::string::npos) << e;
+  }
 }

@@ -14,10 +14,13 @@ using C = ResizeOptions::Coord;
 using NM = ResizeOptions::Nearest;
 
 // ONNX Resize reference on [N, C, H, W] (2-D spatial), element by element.
-double src_coord(C c, std::int64_t o, std::int64_t in, double len, double scale) {
+// len: in * scale (unrounded) with scales, else the output size out.
+double src_coord(C c, std::int64_t o, std::int64_t in, double len, std::int64_t out, double scale) {
   switch (c) {
     case C::half_pixel:
       return (o + 0.5) / scale - 0.5;
+    case C::half_pixel_symmetric:  // Resize-19: centers aligned when out was rounded from len
+      return in / 2.0 * (1.0 - out / len) + (o + 0.5) / scale - 0.5;
     case C::pytorch_half_pixel:
       return len > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     case C::align_corners:
@@ -63,7 +66,7 @@ std::vector<double> ref_resize(const std::vector<float>& x, const Shape& s, cons
     for (std::int64_t c = 0; c < Ch; ++c)
       for (std::int64_t oh = 0; oh < OH; ++oh)
         for (std::int64_t ow = 0; ow < OW; ++ow) {
-          const double ys = src_coord(o.coord, oh, H, lh, sh), xs = src_coord(o.coord, ow, W, lw, sw);
+          const double ys = src_coord(o.coord, oh, H, lh, OH, sh), xs = src_coord(o.coord, ow, W, lw, OW, sw);
           auto at = [&](std::int64_t h, std::int64_t w) {
             h = std::clamp<std::int64_t>(h, 0, H - 1);
             w = std::clamp<std::int64_t>(w, 0, W - 1);
@@ -144,7 +147,8 @@ TEST(Resize, NearestAndLinearMatchOnnxReference) {
   };
   using M = ResizeOptions::Mode;
   std::vector<Case> cases;
-  for (C c : {C::half_pixel, C::pytorch_half_pixel, C::align_corners, C::asymmetric, C::tf_half_pixel_for_nn}) {
+  for (C c : {C::half_pixel, C::pytorch_half_pixel, C::align_corners, C::asymmetric, C::tf_half_pixel_for_nn,
+              C::half_pixel_symmetric}) {
     for (NM n : {NM::round_prefer_floor, NM::round_prefer_ceil, NM::floor, NM::ceil, NM::simple}) {
       cases.push_back({{1, 2, 5, 7}, {1, 2, 9, 3}, opt(M::nearest, c, n)});
       cases.push_back({{2, 1, 4, 4}, {2, 1, 8, 8}, opt(M::nearest, c, n)});  // integer upsampling
@@ -153,6 +157,8 @@ TEST(Resize, NearestAndLinearMatchOnnxReference) {
     cases.push_back({{1, 1, 1, 1}, {1, 1, 3, 2}, opt(M::linear, c, NM::floor)});                    // size-1 input
     cases.push_back({{1, 1, 4, 6}, {1, 1, 1, 1}, opt(M::linear, c, NM::floor)});                    // size-1 output
     cases.push_back({{1, 2, 4, 4}, {1, 2, 2, 2}, opt(M::linear, c, NM::floor, {1, 1, 0.6, 0.6})});  // scales
+    cases.push_back({{1, 2, 5, 4}, {1, 2, 8, 2}, opt(M::linear, c, NM::floor, {1, 1, 1.7, 0.7})});  // rounded sizes
+    cases.push_back({{1, 2, 5, 4}, {1, 2, 8, 2}, opt(M::nearest, c, NM::round_prefer_floor, {1, 1, 1.7, 0.7})});
   }
   for (const auto& c : cases) {
     auto xv = uniform(rng, numel_of(c.in));
@@ -181,6 +187,37 @@ TEST(Resize, NearestAndLinearMatchOnnxReference) {
                     opt(M::linear, C::half_pixel, NM::floor));
   EXPECT_EQ(h.dtype(), DType::f16);
   EXPECT_EQ(h.shape(), (Shape{1, 2, 1, 6, 8}));
+}
+
+TEST(Resize, AntialiasedLinear) {
+  GLT_RNG(rng);
+  ResizeOptions o;
+  o.mode = ResizeOptions::Mode::linear;
+  o.antialias = true;
+  // Halving with half_pixel: taps (0.125, 0.375, 0.375, 0.125) around 2o + 0.5, edge taps clamped.
+  const std::int64_t n = 12;
+  auto xv = uniform(rng, 3 * n);
+  Tensor y = resize(Tensor::from_host(device(), xv, {3, n}), {3, n / 2}, o);
+  std::vector<double> ref;
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t i = 0; i < n / 2; ++i) {
+      double s = 0;
+      const double w[4] = {0.125, 0.375, 0.375, 0.125};
+      for (int k = 0; k < 4; ++k) s += w[k] * xv[r * n + std::clamp<std::int64_t>(2 * i - 1 + k, 0, n - 1)];
+      ref.push_back(s);
+    }
+  EXPECT_TRUE(close(y.to_vector(), ref, 1e-5, 1e-6));
+  // Upscaling: the filter is the plain linear one.
+  Tensor x = Tensor::from_host(device(), uniform(rng, 2 * 5 * 7), {1, 2, 5, 7});
+  ResizeOptions plain = o;
+  plain.antialias = false;
+  EXPECT_TRUE(close(
+      resize(x, {1, 2, 9, 13}, o).to_vector(),
+      [&] {
+        auto v = resize(x, {1, 2, 9, 13}, plain).to_vector();
+        return std::vector<double>(v.begin(), v.end());
+      }(),
+      1e-5, 1e-6));
 }
 
 TEST(Resize, Errors) {

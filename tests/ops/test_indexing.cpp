@@ -1,4 +1,5 @@
 // Data movement and indexing against host references (exact: these ops move values).
+#include "ops/index.hpp"
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -143,6 +144,44 @@ TEST(Indexing, ScatterAddInt32) {
   for (int i = 0; i < R * C; ++i) ASSERT_EQ(got[i], want[i]) << i;
   EXPECT_THROW(scatter_add(ihost(x, {R, C}), 0, ihost(idx, {N, C}), ones(device(), {N, C})), DTypeError);
   EXPECT_THROW(scatter_add(ones(device(), {R, C}, DType::f16), 0, ihost(idx, {N, C}), ones(device(), {N, C})),
+               DTypeError);
+}
+
+// detail::scatter_reduce (ONNX ScatterElements/ScatterND reductions): many sources per target
+// through compare-and-swap loops; products of powers of two and max/min are exact in any order.
+TEST(Indexing, ScatterReduceProdMaxMin) {
+  GLT_RNG(rng);
+  using R = detail::ScatterReduce;
+  const int Rw = 4, C = 3, N = 2001;
+  auto idx = uniform_int(rng, N * C, -Rw, Rw - 1);
+  auto xi = uniform_int(rng, Rw * C, -50, 50), si = uniform_int(rng, N * C, -100000, 100000);
+  auto ex = uniform_int(rng, N * C, -1, 1);  // float sources 2^e (products stay exact)
+  std::vector<float> sf(ex.size());
+  for (std::size_t i = 0; i < ex.size(); ++i) sf[i] = std::ldexp(i % 7 == 0 ? -1.0f : 1.0f, ex[i]);
+  std::vector<float> xf(static_cast<std::size_t>(Rw * C), 1.0f);
+  for (R red : {R::max, R::min, R::prod, R::sum}) {
+    std::vector<double> want_i(xi.begin(), xi.end()), want_f(xf.begin(), xf.end());
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < C; ++j) {
+        const int k = (idx[i * C + j] + Rw) % Rw;
+        double& wi = want_i[k * C + j];
+        double& wf = want_f[k * C + j];
+        const double vi = si[i * C + j], vf = sf[i * C + j];
+        if (red == R::max) wi = std::max(wi, vi), wf = std::max(wf, vf);
+        if (red == R::min) wi = std::min(wi, vi), wf = std::min(wf, vf);
+        if (red == R::sum) wi += vi, wf += vf;
+        if (red == R::prod) wf *= vf;
+      }
+    Tensor rf = detail::scatter_reduce(host(xf, {Rw, C}), 0, ihost(idx, {N, C}), host(sf, {N, C}), red);
+    EXPECT_TRUE(close(rf.to_vector(), want_f, 0, 0)) << int(red);
+    if (red == R::prod) continue;  // int32 products of these would wrap
+    Tensor ri = detail::scatter_reduce(ihost(xi, {Rw, C}), 0, ihost(idx, {N, C}), ihost(si, {N, C}), red);
+    ASSERT_EQ(ri.dtype(), DType::i32);
+    auto got = ri.to_int_vector();
+    for (int i = 0; i < Rw * C; ++i) ASSERT_EQ(got[i], want_i[i]) << int(red) << " " << i;
+  }
+  EXPECT_THROW(detail::scatter_reduce(ones(device(), {Rw, C}, DType::f16), 0, ihost(idx, {N, C}),
+                                      ones(device(), {N, C}, DType::f16), R::max),
                DTypeError);
 }
 
