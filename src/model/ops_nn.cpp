@@ -278,16 +278,15 @@ ResizeOptions::Nearest nearest_of(const std::string& s) {
 
 void check_resize(const CheckCtx& c) {
   const std::string mode = c.attrs().s("mode", "nearest");
-  if (c.attrs().i("antialias", 0) != 0 && mode != "nearest" && mode != "linear")  // Resize-18
-    c.fail_attr("antialias", "antialiased " + mode + " resizing is not supported");
   const std::string kp = c.attrs().s("keep_aspect_ratio_policy", "stretch");
   if (kp != "stretch" && kp != "not_larger" && kp != "not_smaller")
     c.fail_attr("keep_aspect_ratio_policy", "expected stretch, not_larger or not_smaller");
   if (c.opset() < 18)
     for (const char* a : {"antialias", "axes", "keep_aspect_ratio_policy"})
       if (c.attrs().has(a)) c.fail_attr(a, "an attribute only from opset 18");
-  if (mode != "nearest" && mode != "linear") c.fail_attr("mode", "only nearest and linear are supported");
-  if (mode == "linear") c.need_float(0);
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail_attr("mode", "expected nearest, linear or cubic");
+  if (mode != "nearest") c.need_float(0);
   const std::string ct = c.attrs().s("coordinate_transformation_mode", "half_pixel");
   if (ct != "half_pixel" && ct != "pytorch_half_pixel" && ct != "align_corners" && ct != "asymmetric" &&
       ct != "tf_half_pixel_for_nn" && ct != "half_pixel_symmetric")
@@ -302,8 +301,12 @@ void check_resize(const CheckCtx& c) {
 Ts run_resize(Args& a) {
   const Tensor& x = a.t(0);
   ResizeOptions o;
-  o.mode = a.attrs.s("mode", "nearest") == "linear" ? ResizeOptions::Mode::linear : ResizeOptions::Mode::nearest;
-  o.antialias = a.attrs.i("antialias", 0) != 0;  // Resize-18 (linear only; no effect on nearest)
+  const std::string mode = a.attrs.s("mode", "nearest");
+  o.mode = mode == "linear"  ? ResizeOptions::Mode::linear
+           : mode == "cubic" ? ResizeOptions::Mode::cubic
+                             : ResizeOptions::Mode::nearest;
+  o.cubic_coeff_a = a.attrs.f("cubic_coeff_a", -0.75);
+  o.antialias = a.attrs.i("antialias", 0) != 0;  // Resize-18 (no effect on nearest)
   o.exclude_outside = a.attrs.i("exclude_outside", 0) != 0;
   std::size_t scales_in = 2, sizes_in = 3;
   if (a.opset < 11) {  // Resize-10: (X, scales), asymmetric
@@ -361,7 +364,7 @@ Ts run_resize(Args& a) {
   }
   if (static_cast<std::int64_t>(size.size()) != x.dim())
     a.fail("sizes " + to_string(size) + " do not match the input rank " + std::to_string(x.dim()));
-  if (o.antialias && o.mode == ResizeOptions::Mode::linear && o.coord == ResizeOptions::Coord::align_corners &&
+  if (o.antialias && o.mode != ResizeOptions::Mode::nearest && o.coord == ResizeOptions::Coord::align_corners &&
       !o.scales.empty())
     for (std::int64_t d = 0; d < r; ++d) {
       const double len = static_cast<double>(x.size(d)) * o.scales[static_cast<std::size_t>(d)];

@@ -63,13 +63,23 @@ Shape along(std::int64_t d, std::int64_t r, std::int64_t len) {
   return s;
 }
 
-// Antialiased linear resizing of dim d (a banded matrix: taps[k][o] weighs input idx[k][o]):
-// output o's filter is centered on its source coordinate + 0.5, with support max(1, 1 / scale)
-// and the triangle 1 - |t| evaluated at t = (j + 0.5 - center) * min(scale, 1); weights
-// normalized to sum 1, taps outside the input dropped or moved to the edge element.
-Tensor antialias_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int64_t out, double len, double scale,
-                     const ResizeOptions& opt) {
-  const double support = scale < 1 ? 1 / scale : 1.0, inv = scale < 1 ? scale : 1.0;
+// Cubic or antialiased resizing of dim d (a banded matrix: taps[k][o] weighs input idx[k][o]):
+// output o's filter is centered on its source coordinate + 0.5, with support b (1 for the
+// triangle 1 - |t|, 2 for Keys' cubic) or, antialiased where the dim shrinks, b / scale with the
+// filter evaluated at t = (j + 0.5 - center) * scale; weights normalized to sum 1, taps outside
+// the input dropped (exclude_outside) or moved to the edge element.
+Tensor filter_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int64_t out, double len, double scale,
+                  const ResizeOptions& opt) {
+  const bool cubic = opt.mode == ResizeOptions::Mode::cubic, stretch = opt.antialias && scale < 1;
+  const double base = cubic ? 2.0 : 1.0, support = stretch ? base / scale : base, inv = stretch ? scale : 1.0;
+  const double A = opt.cubic_coeff_a;
+  auto filter = [cubic, A](double t) {
+    t = std::fabs(t);
+    if (!cubic) return t < 1 ? 1 - t : 0.0;
+    if (t < 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+    if (t < 2) return (((t - 5) * t + 8) * t - 4) * A;
+    return 0.0;
+  };
   const std::int64_t window = static_cast<std::int64_t>(std::ceil(support)) * 2 + 1;
   std::vector<std::vector<std::int32_t>> idx(static_cast<std::size_t>(window),
                                              std::vector<std::int32_t>(static_cast<std::size_t>(out), 0));
@@ -88,8 +98,7 @@ Tensor antialias_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int6
     std::vector<double> w(static_cast<std::size_t>(in), 0.0);  // by input element
     double total = 0;
     for (std::int64_t j = lo; j < hi; ++j) {
-      const double t = std::fabs((static_cast<double>(j) - center + 0.5) * inv);
-      const double v = t < 1 ? 1 - t : 0.0;
+      const double v = filter((static_cast<double>(j) - center + 0.5) * inv);
       total += v;
       w[static_cast<std::size_t>(std::clamp<std::int64_t>(j, 0, in - 1))] += v;
     }
@@ -129,9 +138,10 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     if (!opt.scales.empty() && !(opt.scales[d] > 0))
       throw ValueError("gltensor::resize: scales must be positive, got " + std::to_string(opt.scales[d]));
   }
-  const bool linear = opt.mode == ResizeOptions::Mode::linear;
-  if (linear && !is_floating(x.dtype()))
-    throw DTypeError(std::string("gltensor::resize: linear mode needs a floating input, got ") + dtype_name(x.dtype()));
+  const bool linear = opt.mode == ResizeOptions::Mode::linear, cubic = opt.mode == ResizeOptions::Mode::cubic;
+  if ((linear || cubic) && !is_floating(x.dtype()))
+    throw DTypeError(std::string("gltensor::resize: linear and cubic modes need a floating input, got ") +
+                     dtype_name(x.dtype()));
   const Device dev = x.device();
   Tensor y = x;
   for (std::int64_t d = 0; d < r; ++d) {
@@ -139,9 +149,9 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     const double scale = opt.scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : opt.scales[d];
     if (in == out && scale == 1.0) continue;
     if (in == 0) throw ShapeError("gltensor::resize: cannot resize an empty dim of " + to_string(x.shape()));
-    if (linear && opt.antialias) {
+    if (cubic || (linear && opt.antialias)) {
       const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
-      y = antialias_dim(y, d, in, out, len, scale, opt);
+      y = filter_dim(y, d, in, out, len, scale, opt);
       if (y.dtype() != x.dtype()) y = y.to(x.dtype());
       continue;
     }
