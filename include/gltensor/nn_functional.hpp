@@ -146,16 +146,20 @@ Tensor prelu(const Tensor& x, const Tensor& slope);
 /// x: any rank, floating for linear; size: the output shape (same rank; ShapeError otherwise,
 /// ValueError for sizes < 1 or scales of the wrong length).
 struct ResizeOptions {
-  enum class Mode { nearest, linear };
+  /// cubic: Keys' cubic convolution (coefficient cubic_coeff_a) on 4 taps.
+  enum class Mode { nearest, linear, cubic };
   /// half_pixel_symmetric (Resize-19): half_pixel shifted so that the input and output centers
   /// meet when the output size was rounded from in * scale.
+  /// tf_crop_and_resize: the region roi (normalized, per dim) resampled; outputs whose source
+  /// coordinate falls outside the input take extrapolation_value.
   enum class Coord {
     half_pixel,
     pytorch_half_pixel,
     align_corners,
     asymmetric,
     tf_half_pixel_for_nn,
-    half_pixel_symmetric
+    half_pixel_symmetric,
+    tf_crop_and_resize
   };
   enum class Nearest { round_prefer_floor, round_prefer_ceil, floor, ceil, simple };
   Mode mode = Mode::nearest;
@@ -163,9 +167,15 @@ struct ResizeOptions {
   Nearest nearest = Nearest::round_prefer_floor;
   /// Per-dim scales (empty: out / in).
   std::vector<double> scales;
-  /// Linear mode (ONNX Resize-18 antialias): a triangle filter stretched by 1 / scale where a dim
-  /// shrinks, so that every input element contributes (Pillow's and ONNX Runtime's filter).
-  /// exclude_outside: taps outside the input get no weight (else they take the edge values).
+  double cubic_coeff_a = -0.75;
+  /// tf_crop_and_resize: [start_0, ..., start_(r-1), end_0, ..., end_(r-1)] (empty: the whole
+  /// input), and the value of outputs sampled outside the input.
+  std::vector<double> roi;
+  double extrapolation_value = 0.0;
+  /// Linear and cubic modes (ONNX Resize-18 antialias): the filter (triangle or cubic) stretched
+  /// by 1 / scale where a dim shrinks, so that every input element contributes (Pillow's and ONNX
+  /// Runtime's filters). exclude_outside: taps outside the input get no weight and the others are
+  /// renormalized (else they take the edge values).
   bool antialias = false;
   bool exclude_outside = false;
 };

@@ -265,6 +265,7 @@ ResizeOptions::Coord coord_of(const std::string& s) {
   if (s == "align_corners") return C::align_corners;
   if (s == "asymmetric") return C::asymmetric;
   if (s == "half_pixel_symmetric") return C::half_pixel_symmetric;
+  if (s == "tf_crop_and_resize") return C::tf_crop_and_resize;
   return C::tf_half_pixel_for_nn;
 }
 
@@ -278,19 +279,18 @@ ResizeOptions::Nearest nearest_of(const std::string& s) {
 
 void check_resize(const CheckCtx& c) {
   const std::string mode = c.attrs().s("mode", "nearest");
-  if (c.attrs().i("antialias", 0) != 0 && mode != "nearest" && mode != "linear")  // Resize-18
-    c.fail_attr("antialias", "antialiased " + mode + " resizing is not supported");
   const std::string kp = c.attrs().s("keep_aspect_ratio_policy", "stretch");
   if (kp != "stretch" && kp != "not_larger" && kp != "not_smaller")
     c.fail_attr("keep_aspect_ratio_policy", "expected stretch, not_larger or not_smaller");
   if (c.opset() < 18)
     for (const char* a : {"antialias", "axes", "keep_aspect_ratio_policy"})
       if (c.attrs().has(a)) c.fail_attr(a, "an attribute only from opset 18");
-  if (mode != "nearest" && mode != "linear") c.fail_attr("mode", "only nearest and linear are supported");
-  if (mode == "linear") c.need_float(0);
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail_attr("mode", "expected nearest, linear or cubic");
+  if (mode != "nearest") c.need_float(0);
   const std::string ct = c.attrs().s("coordinate_transformation_mode", "half_pixel");
   if (ct != "half_pixel" && ct != "pytorch_half_pixel" && ct != "align_corners" && ct != "asymmetric" &&
-      ct != "tf_half_pixel_for_nn" && ct != "half_pixel_symmetric")
+      ct != "tf_half_pixel_for_nn" && ct != "half_pixel_symmetric" && ct != "tf_crop_and_resize")
     c.fail_attr("coordinate_transformation_mode", "not supported");
   if (ct == "half_pixel_symmetric" && c.opset() < 19)
     c.fail_attr("coordinate_transformation_mode", "half_pixel_symmetric needs opset 19");
@@ -302,8 +302,12 @@ void check_resize(const CheckCtx& c) {
 Ts run_resize(Args& a) {
   const Tensor& x = a.t(0);
   ResizeOptions o;
-  o.mode = a.attrs.s("mode", "nearest") == "linear" ? ResizeOptions::Mode::linear : ResizeOptions::Mode::nearest;
-  o.antialias = a.attrs.i("antialias", 0) != 0;  // Resize-18 (linear only; no effect on nearest)
+  const std::string mode = a.attrs.s("mode", "nearest");
+  o.mode = mode == "linear"  ? ResizeOptions::Mode::linear
+           : mode == "cubic" ? ResizeOptions::Mode::cubic
+                             : ResizeOptions::Mode::nearest;
+  o.cubic_coeff_a = a.attrs.f("cubic_coeff_a", -0.75);
+  o.antialias = a.attrs.i("antialias", 0) != 0;  // Resize-18 (no effect on nearest)
   o.exclude_outside = a.attrs.i("exclude_outside", 0) != 0;
   std::size_t scales_in = 2, sizes_in = 3;
   if (a.opset < 11) {  // Resize-10: (X, scales), asymmetric
@@ -325,6 +329,20 @@ Ts run_resize(Args& a) {
     std::iota(axes.begin(), axes.end(), 0);
   }
   for (auto& ax : axes) ax = norm_axis(a, ax, r);
+  // tf_crop_and_resize: the region of interest (input 1), [starts, ends] of the axes.
+  std::vector<double> region(2 * static_cast<std::size_t>(r), 0.0);
+  for (std::int64_t d = 0; d < r; ++d) region[static_cast<std::size_t>(d + r)] = 1.0;
+  if (o.coord == ResizeOptions::Coord::tf_crop_and_resize) {
+    if (!a.present(1) || a.h(1).numel() != 2 * static_cast<std::int64_t>(axes.size()))
+      a.fail("tf_crop_and_resize needs a roi of " + std::to_string(2 * axes.size()) + " values");
+    const std::vector<double>& roi = a.h(1).v;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      region[static_cast<std::size_t>(axes[i])] = roi[i];
+      region[static_cast<std::size_t>(axes[i] + r)] = roi[i + axes.size()];
+    }
+    o.roi = region;
+    o.extrapolation_value = a.attrs.f("extrapolation_value", 0.0);
+  }
   Shape size = x.shape();
   if (a.present(sizes_in) && a.h(sizes_in).numel() > 0) {
     const I64s want = a.ints(sizes_in);
@@ -353,6 +371,8 @@ Ts run_resize(Args& a) {
              (axes.size() == static_cast<std::size_t>(r) ? "" : " and " + std::to_string(axes.size()) + " axes"));
     o.scales.assign(static_cast<std::size_t>(r), 1.0);
     for (std::size_t i = 0; i < axes.size(); ++i) o.scales[static_cast<std::size_t>(axes[i])] = sc[i];
+    // floor(in * scale), also for tf_crop_and_resize (ONNX's reference and ONNX Runtime; the spec's
+    // text multiplies by the roi's extent)
     for (std::size_t d = 0; d < size.size(); ++d)
       size[d] = static_cast<std::int64_t>(
           std::floor(static_cast<double>(x.size(static_cast<std::int64_t>(d))) * o.scales[d]));
@@ -361,14 +381,18 @@ Ts run_resize(Args& a) {
   }
   if (static_cast<std::int64_t>(size.size()) != x.dim())
     a.fail("sizes " + to_string(size) + " do not match the input rank " + std::to_string(x.dim()));
-  if (o.antialias && o.mode == ResizeOptions::Mode::linear && o.coord == ResizeOptions::Coord::align_corners &&
+  // Where the references disagree: ONNX's reference divides by in * scale - 1, ONNX Runtime by
+  // the output size - 1 (antialiased align_corners, tf_crop_and_resize).
+  const bool crop = o.coord == ResizeOptions::Coord::tf_crop_and_resize;
+  if (((o.antialias && o.mode != ResizeOptions::Mode::nearest && o.coord == ResizeOptions::Coord::align_corners) ||
+       crop) &&
       !o.scales.empty())
     for (std::int64_t d = 0; d < r; ++d) {
       const double len = static_cast<double>(x.size(d)) * o.scales[static_cast<std::size_t>(d)];
       if (len != static_cast<double>(size[static_cast<std::size_t>(d)]))  // in * scale not an integer
-        a.fail(
-            "antialiased align_corners resizing with scales whose in * scale is not an integer is ambiguous "
-            "(ONNX's reference divides by in * scale - 1, ONNX Runtime by the output size - 1)");
+        a.fail(std::string(crop ? "tf_crop_and_resize" : "antialiased align_corners resizing") +
+               " with scales whose in * scale is not an integer is ambiguous (ONNX's reference divides by in * "
+               "scale - 1, ONNX Runtime by the output size - 1)");
     }
   return Ts{resize(x, size, o)};
 }

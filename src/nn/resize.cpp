@@ -15,9 +15,14 @@ using C = ResizeOptions::Coord;
 using NM = ResizeOptions::Nearest;
 
 // out: the resized length (in * scale when scales are given, not rounded, as ONNX's reference);
-// out_int: the output size.
-double source_coord(C coord, std::int64_t o, std::int64_t in, double out, std::int64_t out_int, double scale) {
+// out_int: the output size; rs, re: the dim's region (tf_crop_and_resize).
+double source_coord(C coord, std::int64_t o, std::int64_t in, double out, std::int64_t out_int, double scale,
+                    double rs = 0, double re = 1) {
   switch (coord) {
+    case C::tf_crop_and_resize: {
+      const double span = static_cast<double>(in - 1);
+      return out > 1 ? rs * span + static_cast<double>(o) * (re - rs) * span / (out - 1) : 0.5 * (rs + re) * span;
+    }
     case C::half_pixel:
       return (o + 0.5) / scale - 0.5;
     case C::half_pixel_symmetric: {
@@ -63,21 +68,32 @@ Shape along(std::int64_t d, std::int64_t r, std::int64_t len) {
   return s;
 }
 
-// Antialiased linear resizing of dim d (a banded matrix: taps[k][o] weighs input idx[k][o]):
-// output o's filter is centered on its source coordinate + 0.5, with support max(1, 1 / scale)
-// and the triangle 1 - |t| evaluated at t = (j + 0.5 - center) * min(scale, 1); weights
-// normalized to sum 1, taps outside the input dropped or moved to the edge element.
-Tensor antialias_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int64_t out, double len, double scale,
-                     const ResizeOptions& opt) {
-  const double support = scale < 1 ? 1 / scale : 1.0, inv = scale < 1 ? scale : 1.0;
+// Cubic or antialiased resizing of dim d (a banded matrix: taps[k][o] weighs input idx[k][o]):
+// output o's filter is centered on its source coordinate + 0.5, with support b (1 for the
+// triangle 1 - |t|, 2 for Keys' cubic) or, antialiased where the dim shrinks, b / scale with the
+// filter evaluated at t = (j + 0.5 - center) * scale; weights normalized to sum 1, taps outside
+// the input dropped (exclude_outside) or moved to the edge element.
+Tensor filter_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int64_t out, double len, double scale,
+                  const ResizeOptions& opt, double rs, double re) {
+  const bool cubic = opt.mode == ResizeOptions::Mode::cubic, stretch = opt.antialias && scale < 1;
+  const double base = cubic ? 2.0 : 1.0, support = stretch ? base / scale : base, inv = stretch ? scale : 1.0;
+  const double A = opt.cubic_coeff_a;
+  auto filter = [cubic, A](double t) {
+    t = std::fabs(t);
+    if (!cubic) return t < 1 ? 1 - t : 0.0;
+    if (t < 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+    if (t < 2) return (((t - 5) * t + 8) * t - 4) * A;
+    return 0.0;
+  };
   const std::int64_t window = static_cast<std::int64_t>(std::ceil(support)) * 2 + 1;
   std::vector<std::vector<std::int32_t>> idx(static_cast<std::size_t>(window),
                                              std::vector<std::int32_t>(static_cast<std::size_t>(out), 0));
   std::vector<std::vector<float>> taps(static_cast<std::size_t>(window),
                                        std::vector<float>(static_cast<std::size_t>(out), 0.0f));
   for (std::int64_t o = 0; o < out; ++o) {
-    const double center =
-        0.5 + (scale == 1.0 ? static_cast<double>(o) : source_coord(opt.coord, o, in, len, out, scale));
+    const double center = 0.5 + (scale == 1.0 && opt.coord != C::tf_crop_and_resize
+                                     ? static_cast<double>(o)
+                                     : source_coord(opt.coord, o, in, len, out, scale, rs, re));
     std::int64_t lo = static_cast<std::int64_t>(std::floor(center - support + 0.5));
     std::int64_t hi = static_cast<std::int64_t>(std::floor(center + support + 0.5));
     hi = lo + std::clamp<std::int64_t>(hi - lo, 0, window);
@@ -88,8 +104,7 @@ Tensor antialias_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int6
     std::vector<double> w(static_cast<std::size_t>(in), 0.0);  // by input element
     double total = 0;
     for (std::int64_t j = lo; j < hi; ++j) {
-      const double t = std::fabs((static_cast<double>(j) - center + 0.5) * inv);
-      const double v = t < 1 ? 1 - t : 0.0;
+      const double v = filter((static_cast<double>(j) - center + 0.5) * inv);
       total += v;
       w[static_cast<std::size_t>(std::clamp<std::int64_t>(j, 0, in - 1))] += v;
     }
@@ -129,19 +144,39 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     if (!opt.scales.empty() && !(opt.scales[d] > 0))
       throw ValueError("gltensor::resize: scales must be positive, got " + std::to_string(opt.scales[d]));
   }
-  const bool linear = opt.mode == ResizeOptions::Mode::linear;
-  if (linear && !is_floating(x.dtype()))
-    throw DTypeError(std::string("gltensor::resize: linear mode needs a floating input, got ") + dtype_name(x.dtype()));
+  const bool linear = opt.mode == ResizeOptions::Mode::linear, cubic = opt.mode == ResizeOptions::Mode::cubic;
+  if ((linear || cubic) && !is_floating(x.dtype()))
+    throw DTypeError(std::string("gltensor::resize: linear and cubic modes need a floating input, got ") +
+                     dtype_name(x.dtype()));
+  const bool crop = opt.coord == C::tf_crop_and_resize;
+  if (crop && static_cast<std::int64_t>(opt.roi.size()) != 2 * r && !opt.roi.empty())
+    throw ValueError("gltensor::resize: roi has " + std::to_string(opt.roi.size()) + " values for rank " +
+                     std::to_string(r));
   const Device dev = x.device();
-  Tensor y = x;
+  Tensor y = x, outside;  // outside: outputs sampled outside the input (tf_crop_and_resize)
   for (std::int64_t d = 0; d < r; ++d) {
     const std::int64_t in = x.size(d), out = size[d];
     const double scale = opt.scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : opt.scales[d];
-    if (in == out && scale == 1.0) continue;
+    const double rs = crop && !opt.roi.empty() ? opt.roi[d] : 0.0, re = crop && !opt.roi.empty() ? opt.roi[d + r] : 1.0;
+    if (in == out && scale == 1.0 && (!crop || (rs == 0 && re == 1))) continue;
     if (in == 0) throw ShapeError("gltensor::resize: cannot resize an empty dim of " + to_string(x.shape()));
-    if (linear && opt.antialias) {
+    if (crop) {
       const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
-      y = antialias_dim(y, d, in, out, len, scale, opt);
+      std::vector<std::uint8_t> off(static_cast<std::size_t>(out));
+      bool any = false;
+      for (std::int64_t o = 0; o < out; ++o) {
+        const double s = source_coord(opt.coord, o, in, len, out, scale, rs, re);
+        off[static_cast<std::size_t>(o)] = s < 0 || s > static_cast<double>(in - 1);
+        any = any || off[static_cast<std::size_t>(o)];
+      }
+      if (any) {
+        Tensor m = Tensor::from_host(dev, std::span<const std::uint8_t>(off), along(d, r, out)).to(DType::bool_);
+        outside = outside.defined() ? logical_or(outside, m) : m;
+      }
+    }
+    if (cubic || (linear && opt.antialias)) {
+      const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
+      y = filter_dim(y, d, in, out, len, scale, opt, rs, re);
       if (y.dtype() != x.dtype()) y = y.to(x.dtype());
       continue;
     }
@@ -149,7 +184,7 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     std::vector<float> w(static_cast<std::size_t>(out));
     for (std::int64_t o = 0; o < out; ++o) {
       const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
-      const double s = source_coord(opt.coord, o, in, len, out, scale);
+      const double s = source_coord(opt.coord, o, in, len, out, scale, rs, re);
       if (linear) {
         const double f = std::floor(s);
         const std::int64_t a = static_cast<std::int64_t>(f);
@@ -181,6 +216,10 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     Tensor lo = index_select(y, d, index_tensor(dev, i0)), hi = index_select(y, d, index_tensor(dev, i1));
     Tensor wt = Tensor::from_host(dev, w, along(d, r, out));
     y = lerp(lo, hi, wt);
+    if (y.dtype() != x.dtype()) y = y.to(x.dtype());
+  }
+  if (outside.defined()) {
+    y = where(outside, full_like(y, opt.extrapolation_value), y);
     if (y.dtype() != x.dtype()) y = y.to(x.dtype());
   }
   return y;

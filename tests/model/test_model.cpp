@@ -451,6 +451,35 @@ TEST(Model, Opset18FormsMatchOnnxRuntime) {
   aa("aa3", "aa_sc2", "", "pytorch_half_pixel", false);
   aa("aa4", "", "aa_sz", "align_corners", false);
   aa("aa5", "aa_sc2", "", "asymmetric", true);
+  // Cubic (Keys' kernel, edge or excluded taps, another coefficient), plain and antialiased.
+  auto cubic = [&](const std::string& out, const std::string& scales, const std::string& sizes, bool antialias,
+                   bool exclude, float a, const std::string& coord) {
+    auto& n = m.node("Resize", {"pic", "", scales, sizes}, {out});
+    B::attr_s(n, "mode", "cubic");
+    if (antialias) B::attr_i(n, "antialias", 1);
+    if (exclude) B::attr_i(n, "exclude_outside", 1);
+    if (a != -0.75f) B::attr_f(n, "cubic_coeff_a", a);
+    if (!coord.empty()) B::attr_s(n, "coordinate_transformation_mode", coord);
+  };
+  m.init("cu_sc", {4}, {1, 1, 1.6f, 0.6f});
+  cubic("cu1", "cu_sc", "", false, false, -0.75f, "");
+  cubic("cu2", "", "aa_sz", false, true, -0.5f, "");
+  cubic("cu3", "cu_sc", "", false, false, -0.75f, "asymmetric");
+  cubic("cu4", "", "aa_sz", false, false, -0.75f, "align_corners");  // (fractional in * scale: ORT differs)
+  cubic("cu5", "aa_sc", "", true, false, -0.75f, "");
+  cubic("cu6", "aa_sc2", "", true, true, -0.5f, "pytorch_half_pixel");
+  // tf_crop_and_resize: a region reaching outside the input (extrapolated), on two axes.
+  m.init("roi", {4}, {-0.23f, 0.13f, 0.91f, 1.27f}).init_i64("crop_sz", {2}, {6, 9}).init("crop_sc", {2}, {2.0f, 3.0f});
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* by : {"sizes", "scales"}) {
+      const bool sizes = std::string(by) == "sizes";
+      auto& n = m.node("Resize", {"pic", "roi", sizes ? "" : "crop_sc", sizes ? "crop_sz" : ""},
+                       {std::string("crop_") + mode + "_" + by});
+      B::attr_s(n, "mode", mode);
+      B::attr_s(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+      B::attr_ints(n, "axes", {2, 3});
+      B::attr_f(n, "extrapolation_value", -3.5f);
+    }
   // ScatterElements and ScatterND with max / min (duplicate indices included).
   std::vector<std::int64_t> idx;
   for (auto v : uniform_int(rng, 2 * 6 * 5 * 4, -6, 5)) idx.push_back(v);
@@ -481,10 +510,52 @@ TEST(Model, Opset18FormsMatchOnnxRuntime) {
   B::attr_i(gn, "num_groups", 3);
   B::attr_f(gn, "epsilon", 1e-3f);
   m.node("Mish", {"x"}, {"mish"});
-  std::vector<std::string> outs{
-      "rmax",   "rnoop",       "rl2",    "rl1",     "rmin",    "rlse", "rss",  "rprod", "rls", "s0",  "s1",  "s2",
-      "pad",    "pad_reflect", "rs1",    "rs2",     "rs3",     "rs4",  "aa1",  "aa2",   "aa3", "aa4", "aa5", "se_max",
-      "se_min", "se_mul",      "se_add", "snd_max", "snd_min", "ccp",  "ccp2", "col",   "gn",  "mish"};
+  std::vector<std::string> outs{"rmax",
+                                "rnoop",
+                                "rl2",
+                                "rl1",
+                                "rmin",
+                                "rlse",
+                                "rss",
+                                "rprod",
+                                "rls",
+                                "s0",
+                                "s1",
+                                "s2",
+                                "pad",
+                                "pad_reflect",
+                                "rs1",
+                                "rs2",
+                                "rs3",
+                                "rs4",
+                                "aa1",
+                                "aa2",
+                                "aa3",
+                                "aa4",
+                                "aa5",
+                                "cu1",
+                                "cu2",
+                                "cu3",
+                                "cu4",
+                                "cu5",
+                                "cu6",
+                                "crop_nearest_sizes",
+                                "crop_nearest_scales",
+                                "crop_linear_sizes",
+                                "crop_linear_scales",
+                                "crop_cubic_sizes",
+                                "crop_cubic_scales",
+                                "se_max",
+                                "se_min",
+                                "se_mul",
+                                "se_add",
+                                "snd_max",
+                                "snd_min",
+                                "ccp",
+                                "ccp2",
+                                "col",
+                                "gn",
+                                "mish"};
   for (const auto& o : outs) m.output_any(o);
   expect_matches_ort(m, "opset18",
                      {{"x", {uniform(rng, 240), xs}},
@@ -689,17 +760,6 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
   };
   {
     B m(18);
-    m.input("x", {1, 1, 4, 4}).output("y").init("sc", {4}, {1, 1, 0.5f, 0.5f});
-    auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
-    B::attr_s(r, "mode", "cubic");
-    B::attr_i(r, "antialias", 1);
-    const std::string e = load_error(m, "antialias");
-    EXPECT_NE(e.find("node 0 'rs' (Resize): attribute antialias=1: antialiased cubic resizing is not supported"),
-              std::string::npos)
-        << e;
-  }
-  {
-    B m(18);
     m.input("x", {1, 1, 4, 4}).output("y").init("sc", {4}, {1, 1, 2, 2});
     auto& r = m.node("Resize", {"x", "", "sc"}, {"y"}, "rs");
     B::attr_s(r, "coordinate_transformation_mode", "half_pixel_symmetric");
@@ -749,6 +809,19 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
     Model model = Model::load(device(), m.save("antialias_align_corners"));
     const std::string e = error_of([&] { model.run({{"x", ones(device(), {1, 1, 5, 5})}}); });
     EXPECT_NE(e.find("node 0 'rs' (Resize): antialiased align_corners resizing"), std::string::npos) << e;
+  }
+  {
+    B m(13);  // the same ambiguity for tf_crop_and_resize
+    m.input("x", {1, 1, 5, 5}).output("y").init("roi", {8}, {0, 0, 0.1f, 0.1f, 1, 1, 0.9f, 0.9f});
+    m.init("sc", {4}, {1, 1, 0.7f, 0.7f});
+    auto& r = m.node("Resize", {"x", "roi", "sc"}, {"y"}, "rs");
+    B::attr_s(r, "mode", "linear");
+    B::attr_s(r, "coordinate_transformation_mode", "tf_crop_and_resize");
+    Model model = Model::load(device(), m.save("tf_crop_fractional"));
+    const std::string e = error_of([&] { model.run({{"x", ones(device(), {1, 1, 5, 5})}}); });
+    EXPECT_NE(e.find("node 0 'rs' (Resize): tf_crop_and_resize with scales whose in * scale is not an integer"),
+              std::string::npos)
+        << e;
   }
   {
     B m(20);  // AffineGrid with align_corners and a size-1 dim: references disagree (-1 or +1)

@@ -21,6 +21,8 @@ double src_coord(C c, std::int64_t o, std::int64_t in, double len, std::int64_t 
       return (o + 0.5) / scale - 0.5;
     case C::half_pixel_symmetric:  // Resize-19: centers aligned when out was rounded from len
       return in / 2.0 * (1.0 - out / len) + (o + 0.5) / scale - 0.5;
+    case C::tf_crop_and_resize:  // the whole input as the region (roi empty)
+      return len > 1 ? o * (in - 1.0) / (len - 1.0) : 0.5 * (in - 1.0);
     case C::pytorch_half_pixel:
       return len > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     case C::align_corners:
@@ -148,7 +150,7 @@ TEST(Resize, NearestAndLinearMatchOnnxReference) {
   using M = ResizeOptions::Mode;
   std::vector<Case> cases;
   for (C c : {C::half_pixel, C::pytorch_half_pixel, C::align_corners, C::asymmetric, C::tf_half_pixel_for_nn,
-              C::half_pixel_symmetric}) {
+              C::half_pixel_symmetric, C::tf_crop_and_resize}) {
     for (NM n : {NM::round_prefer_floor, NM::round_prefer_ceil, NM::floor, NM::ceil, NM::simple}) {
       cases.push_back({{1, 2, 5, 7}, {1, 2, 9, 3}, opt(M::nearest, c, n)});
       cases.push_back({{2, 1, 4, 4}, {2, 1, 8, 8}, opt(M::nearest, c, n)});  // integer upsampling
