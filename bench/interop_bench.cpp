@@ -277,6 +277,29 @@ void bench_frame(const Args& a) {
     glt16_ms = std::min(glt16_ms, time_frames(gltensor_frame16));
   }
   auto p16 = read_texture(tex[2], W, H);
+  // Where the fused frame's time goes: without release() (the application's barrier instead),
+  // without the StateScope, and on a device that restores nothing.
+  const auto fused_no_release = [&] {
+    interop::StateScope scope(dev);
+    interop::conv2d_texture(in, out, w, b, Conv2dOptions::pad(1), {}, rgb);
+    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT);
+  };
+  const auto fused_no_scope = [&] {
+    interop::conv2d_texture(in, out, w, b, Conv2dOptions::pad(1), {}, rgb);
+    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT);
+  };
+  AdoptOptions no_restore;
+  no_restore.restore_state = false;
+  Device dev_nr = Device::adopt_current(no_restore);
+  Tensor w_nr = Tensor::from_host(dev_nr, wv, {3, 3, 3, 3}), b_nr = Tensor::from_host(dev_nr, bv, {3});
+  const auto fused_no_restore = [&] {
+    interop::conv2d_texture(in, out, w_nr, b_nr, Conv2dOptions::pad(1), {}, rgb);
+    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT);
+  };
+  const double fnr_ms = time_frames(fused_no_release), fns_ms = time_frames(fused_no_scope),
+               fnrs_ms = time_frames(fused_no_restore);
+  w_nr = b_nr = Tensor();
+  dev_nr = Device();
   // gltensor's stages alone (where the frame's time goes).
   Tensor x0 = interop::from_texture(dev, in, rgb), y0 = conv2d(x0, w, b, Conv2dOptions::pad(1));
   const double from_ms = time_frames([&] { x0 = interop::from_texture(dev, in, rgb); });
@@ -297,6 +320,9 @@ void bench_frame(const Args& a) {
   std::printf("| gltensor (adopted, StateScope; from_texture, conv2d, to_texture, release) | %.3f |\n", glt_ms);
   std::printf("| gltensor, f16 tensors | %.3f |\n", glt16_ms);
   std::printf("| gltensor fused: interop::conv2d_texture (one dispatch), release | %.3f |\n", fused_ms);
+  std::printf("| fused, StateScope, the application's glMemoryBarrier instead of release() | %.3f |\n", fnr_ms);
+  std::printf("| fused, no StateScope (each call restores), glMemoryBarrier | %.3f |\n", fns_ms);
+  std::printf("| fused, restore_state = false, glMemoryBarrier | %.3f |\n", fnrs_ms);
   std::printf("| gltensor stage: from_texture alone | %.3f |\n", from_ms);
   std::printf("| gltensor stage: conv2d alone (direct kernel) | %.3f |\n", conv_ms);
   std::printf("| gltensor stage: to_texture alone | %.3f |\n", to_ms);

@@ -6,10 +6,16 @@
 // kx * dil_x)) * u_out_scale[o] + u_out_bias[o], the texel's other channels (0, 0, 0, 1),
 // imageStore'd. Picture row y is texel row H - 1 - y where the flip is set (origin bottom left).
 // Operands: 0 the weight [CO, CI, KH, KW] (contiguous), 1 the bias [CO] (HAS_BIAS).
+// IN_AFFINE / OUT_AFFINE: the input's / output's scale and bias are not the identity.
 // CI, CO, KH, KW: channel counts and kernel size as compile-time constants (the loops unroll and
 // index the weights with constants).
-// WN: the weight's element count where it fits in shared memory: the workgroup stages it there
-// once (SSBO loads are per-lane loops on llvmpipe, and the weights are every invocation's).
+// Weights, by where they are read (every invocation reads all of them, at indices that are
+// constants once the loops unroll):
+//  WQ: f32 weights bound as a uniform block of WQ vec4s at UBO_BINDING (GPUs read uniform blocks
+//      at constant indices from their constant caches, as operands of the multiply-adds);
+//  WN: else the weight's element count where it fits in shared memory: the workgroup stages it
+//      there once;
+//  else read from operand 0.
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y) in;
 
 uniform int u_in_W;
@@ -40,7 +46,10 @@ layout(binding = IMG_UNIT, IMG_FORMAT) writeonly uniform highp image2D u_img;
 #define ACT(x) (x)
 #endif
 
-#ifdef WN
+#if defined(WQ)
+layout(std140, binding = UBO_BINDING) uniform Weights { vec4 u_wq[WQ]; };
+#define WEIGHT(i) u_wq[(i) >> 2u][(i)&3u]
+#elif defined(WN)
 shared float s_w[WN];
 #define WEIGHT(i) s_w[i]
 #else
@@ -55,14 +64,10 @@ void main() {
 #endif
   if (g.x >= uint(u_out_W) || g.y >= uint(u_out_H)) return;
   int ox = int(g.x), oy = int(g.y);
-  float acc[CO];
-  for (int o = 0; o < CO; ++o) {
+  vec4 acc = vec4(0.0);
 #ifdef HAS_BIAS
-    acc[o] = float(load1(uint(o)));
-#else
-    acc[o] = 0.0;
+  for (int o = 0; o < CO; ++o) acc[o] = float(load1(uint(o)));
 #endif
-  }
   const uint khw = uint(KH * KW);
   for (int ky = 0; ky < KH; ++ky) {
     int iy = oy * u_stride_y - u_pad_top + ky * u_dil_y;
@@ -73,13 +78,22 @@ void main() {
       if (ix < 0 || ix >= u_in_W) continue;
       vec4 t = texelFetch(u_tex, ivec2(ix, ty), u_in_level);
       uint k = uint(ky * KW + kx);
-      for (int c = 0; c < CI; ++c) {
-        float v = t[c] * u_in_scale[c] + u_in_bias[c];
-        for (int o = 0; o < CO; ++o) acc[o] += WEIGHT(uint(o * CI + c) * khw + k) * v;
+#ifdef IN_AFFINE
+      t = t * vec4(u_in_scale[0], u_in_scale[1], u_in_scale[2], u_in_scale[3]) +
+          vec4(u_in_bias[0], u_in_bias[1], u_in_bias[2], u_in_bias[3]);
+#endif
+      for (int o = 0; o < CO; ++o) {
+        float s = 0.0;
+        for (int c = 0; c < CI; ++c) s += WEIGHT(uint(o * CI + c) * khw + k) * t[c];
+        acc[o] += s;
       }
     }
   }
   vec4 r = vec4(0.0, 0.0, 0.0, 1.0);
+#ifdef OUT_AFFINE
   for (int o = 0; o < CO; ++o) r[o] = ACT(acc[o]) * u_out_scale[o] + u_out_bias[o];
+#else
+  for (int o = 0; o < CO; ++o) r[o] = ACT(acc[o]);
+#endif
   imageStore(u_img, ivec2(ox, u_out_flip != 0 ? u_out_H - 1 - oy : oy), r);
 }

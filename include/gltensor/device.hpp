@@ -47,6 +47,9 @@ struct Capabilities {
   bool desktop = false;                 ///< desktop OpenGL (4.3+, core or compatibility profile), not OpenGL ES
   int max_texture_units = 0;            ///< GL_MAX_COMBINED_TEXTURE_IMAGE_UNITS
   int max_image_units = 0;              ///< GL_MAX_IMAGE_UNITS
+  int max_uniform_bindings = 0;         ///< GL_MAX_UNIFORM_BUFFER_BINDINGS
+  int max_uniform_block_size = 0;       ///< GL_MAX_UNIFORM_BLOCK_SIZE (bytes)
+  int uniform_offset_alignment = 0;     ///< GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT (bytes)
   bool fp16_arithmetic = false;         ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
   bool timer_query = false;             ///< EXT_disjoint_timer_query
   /// Loop iterations one shader invocation may run, all its loops together, before the driver

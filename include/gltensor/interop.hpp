@@ -28,7 +28,7 @@
 //    (tensors' buffers, textures written by to_texture). It issues glMemoryBarrier(bits) with
 //    the bits of the application's use (default: all), submits gltensor's recorded work
 //    (glFlush) and returns a fence after it. In the same context the application may use the
-//    objects at once (GL orders the commands) and just delete the fence (or ask for none); in
+//    objects at once (GL orders the commands) and ask for no fence (then nothing is flushed); in
 //    another context of the share group it glWaitSync()s (or glClientWaitSync()s) on the fence
 //    first. The application owns returned fences (glDeleteSync, in any context of the group).
 // The tested two-thread pattern (tests/interop/test_interop_threads.cpp): the render thread
@@ -220,8 +220,10 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
 void acquire(const Device& dev, GLsyncHandle fence = nullptr);
 /// Before the application uses objects gltensor wrote: glMemoryBarrier(barriers) (the bits of
 /// the application's access: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, GL_TEXTURE_FETCH_BARRIER_BIT,
-/// GL_PIXEL_BUFFER_BARRIER_BIT, ...; default all), the recorded work submitted (glFlush), and,
-/// with `fence`, a new fence after all of it, owned by the application. No host wait.
+/// GL_PIXEL_BUFFER_BARRIER_BIT, ...; default all) and, with `fence`, the recorded work submitted
+/// (glFlush) and a new fence after all of it, owned by the application. Without `fence` (the
+/// application uses the objects in the device's own context, where GL orders the commands) only
+/// the barrier: nothing is flushed. No host wait.
 GLsyncHandle release(const Device& dev, GLbits barriers = kAllBarrierBits, bool fence = true);
 /// A fence that signals once the tensor's last writer (and the work recorded before this call)
 /// has finished: release(t's device, barriers) with the fence made after that writer's batch.

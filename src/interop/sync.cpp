@@ -46,11 +46,15 @@ void acquire(const Device& dev, GLsyncHandle fence) {
 GLsyncHandle release(const Device& dev, GLbits barriers, bool fence) {
   DeviceImpl& d = device_of(dev, "interop::release");
   Enter guard(d, "interop::release");
-  d.queue.flush();  // ends the batch being recorded (with its own barrier and fence)
+  // Without a fence the application uses the objects in this context, where GL orders the
+  // commands: the barrier is all it needs (no batch end, no flush: a frame's release costs one
+  // glMemoryBarrier).
+  if (fence) d.queue.flush();  // ends the batch being recorded (with its own barrier and fence)
   if (barriers) glMemoryBarrier(barriers);
   if ((barriers & GL_TEXTURE_FETCH_BARRIER_BIT) && (barriers & GL_SHADER_IMAGE_ACCESS_BARRIER_BIT))
     d.extension<detail::InteropState>().forget_textures();
-  GLsync f = fence ? glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0) : nullptr;
+  if (!fence) return nullptr;
+  GLsync f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   glFlush();  // a fence waited on in another context must have been flushed
   return f;
 }

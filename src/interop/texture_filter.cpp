@@ -90,30 +90,57 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
   st.barrier_before(out.texture, true);
   const GLuint tunit = detail::InteropState::texture_unit(d), iunit = detail::InteropState::image_unit(d);
   const std::string act = detail::activation_glsl(epi.act);
-  // Weights staged in shared memory where they fit (a quarter of the device's shared memory).
-  const std::int64_t wn = w.numel();
-  const bool staged = wn * 4 <= std::max<std::int64_t>(d.caps.max_shared_memory / 4, 4096);
-  const std::string key = std::string("conv_tex|") + std::to_string(static_cast<int>(w.dtype())) + "|" +
-                          (bias.defined() ? std::to_string(static_cast<int>(bias.dtype())) : "-") + "|" + fout.image +
-                          "|" + std::to_string(ci) + "|" + std::to_string(co) + "|" + detail::activation_name(epi.act) +
-                          "|" + std::to_string(tunit) + "|" + std::to_string(iunit);
-  launch.program_keyed(key, "conv_texture.comp",
-                       [&] {
-                         std::string h = "#define TEX_UNIT " + std::to_string(tunit) + "\n#define IMG_UNIT " +
-                                         std::to_string(iunit) + "\n#define IMG_FORMAT " + fout.image +
-                                         "\n#define CI " + std::to_string(ci) + "\n#define CO " + std::to_string(co) +
-                                         "\n#define KH " + std::to_string(kh) + "\n#define KW " + std::to_string(kw) +
-                                         "\n";
-                         if (!act.empty()) h += "#define ACT(x) " + act + "\n";
-                         if (staged) h += "#define WN " + std::to_string(wn) + "\n";
-                         h += detail::operand_glsl(0, w.dtype(), detail::CT::f32, false);
-                         if (bias.defined()) {
-                           h += "#define HAS_BIAS 1\n";
-                           h += detail::operand_glsl(1, bias.dtype(), detail::CT::f32, false);
-                         }
-                         return h;
-                       },
-                       {16, 16});
+  // Where the kernel reads the weights (conv_texture.comp): f32 weights as a uniform block where
+  // the tensor's range can be bound as one (offset aligned, vec4s inside the buffer, block size),
+  // else staged in shared memory where they fit (a quarter of the device's shared memory).
+  const std::int64_t wn = w.numel(), wq = (wn + 3) / 4;
+  const std::size_t w_off = static_cast<std::size_t>(w.offset()) * 4, w_range = static_cast<std::size_t>(wq) * 16;
+  const bool ubo = w.dtype() == DType::f32 && d.caps.max_uniform_bindings > 0 &&
+                   static_cast<std::int64_t>(w_range) <= d.caps.max_uniform_block_size &&
+                   w_off % static_cast<std::size_t>(std::max(d.caps.uniform_offset_alignment, 1)) == 0 &&
+                   w_off + w_range <= w.impl()->storage->block.capacity;
+  const bool staged = !ubo && wn * 4 <= std::max<std::int64_t>(d.caps.max_shared_memory / 4, 4096);
+  const auto affine = [](const TextureTransfer& t) {
+    return t.scale != std::array<float, 4>{1, 1, 1, 1} || t.bias != std::array<float, 4>{0, 0, 0, 0};
+  };
+  const bool in_affine = affine(in_opt), out_affine = affine(out_opt);
+  const GLuint ubo_binding = static_cast<GLuint>(std::max(d.caps.max_uniform_bindings, 1) - 1);
+  // Everything the header below depends on.
+  std::string key = "conv_tex|";
+  for (std::int64_t v : std::initializer_list<std::int64_t>{
+           static_cast<std::int64_t>(w.dtype()),
+           bias.defined() ? static_cast<std::int64_t>(bias.dtype()) : std::int64_t{-1}, ci, co, kh, kw,
+           static_cast<std::int64_t>(tunit), static_cast<std::int64_t>(iunit),
+           ubo ? static_cast<std::int64_t>(ubo_binding) : std::int64_t{-1}, ubo ? wq : 0, staged ? wn : 0,
+           in_affine ? 1 : 0, out_affine ? 1 : 0}) {
+    key += std::to_string(v);
+    key += '|';
+  }
+  key += fout.image;
+  key += '|';
+  key += detail::activation_name(epi.act);
+  launch.program_keyed(
+      key, "conv_texture.comp",
+      [&] {
+        std::string h = "#define TEX_UNIT " + std::to_string(tunit) + "\n#define IMG_UNIT " + std::to_string(iunit) +
+                        "\n#define IMG_FORMAT " + fout.image + "\n#define CI " + std::to_string(ci) + "\n#define CO " +
+                        std::to_string(co) + "\n#define KH " + std::to_string(kh) + "\n#define KW " +
+                        std::to_string(kw) + "\n";
+        if (!act.empty()) h += "#define ACT(x) " + act + "\n";
+        if (in_affine) h += "#define IN_AFFINE 1\n";
+        if (out_affine) h += "#define OUT_AFFINE 1\n";
+        if (ubo)
+          h += "#define WQ " + std::to_string(wq) + "\n#define UBO_BINDING " + std::to_string(ubo_binding) + "\n";
+        else if (staged)
+          h += "#define WN " + std::to_string(wn) + "\n";
+        h += detail::operand_glsl(0, w.dtype(), detail::CT::f32, false);
+        if (bias.defined()) {
+          h += "#define HAS_BIAS 1\n";
+          h += detail::operand_glsl(1, bias.dtype(), detail::CT::f32, false);
+        }
+        return h;
+      },
+      {16, 16});
   launch.read(w);
   if (bias.defined()) launch.read(bias);
   launch.params(ConvTextureParams{in, out, o, epi, in_opt, out_opt, static_cast<int>(kh), static_cast<int>(kw)})
@@ -122,6 +149,9 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
   d.gl.bind_texture_2d(tunit, in.texture);
   d.gl.bind_sampler(tunit, st.sampler(in.level > 0));
   d.gl.bind_image(iunit, out.texture, out.level, GL_WRITE_ONLY, fout.internal);
+  if (ubo)  // also operand 0, so that the queue orders it after the kernel that wrote it
+    d.gl.bind_ubo(ubo_binding, w.impl()->storage->buffer(), static_cast<GLintptr>(w_off),
+                  static_cast<GLsizeiptr>(w_range));
   launch.groups(static_cast<std::uint64_t>((ow + 15) / 16), static_cast<std::uint64_t>((oh + 15) / 16));
   st.textures_read.insert(in.texture);
   st.images_written.insert(out.texture);

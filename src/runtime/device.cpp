@@ -179,7 +179,10 @@ void DeviceImpl::init_capabilities() {
   glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &c.max_shared_memory);
   glGetIntegerv(GL_MAX_COMBINED_TEXTURE_IMAGE_UNITS, &c.max_texture_units);
   glGetIntegerv(GL_MAX_IMAGE_UNITS, &c.max_image_units);
-  gl.init(c.max_ssbo_bindings, c.max_texture_units, c.max_image_units);
+  glGetIntegerv(GL_MAX_UNIFORM_BUFFER_BINDINGS, &c.max_uniform_bindings);
+  glGetIntegerv(GL_MAX_UNIFORM_BLOCK_SIZE, &c.max_uniform_block_size);
+  glGetIntegerv(GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT, &c.uniform_offset_alignment);
+  gl.init(c.max_ssbo_bindings, c.max_texture_units, c.max_image_units, c.max_uniform_bindings);
   GLint n = 0;
   glGetIntegerv(GL_NUM_EXTENSIONS, &n);
   for (GLint i = 0; i < n; ++i)

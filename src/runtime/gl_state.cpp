@@ -7,15 +7,15 @@ namespace gltensor::detail {
 
 namespace {
 constexpr GLenum kGenericQuery[] = {GL_SHADER_STORAGE_BUFFER_BINDING, GL_COPY_READ_BUFFER_BINDING,
-                                    GL_COPY_WRITE_BUFFER_BINDING, GL_PIXEL_PACK_BUFFER_BINDING,
-                                    GL_PIXEL_UNPACK_BUFFER_BINDING};
-constexpr GLenum kGenericTarget[] = {GL_SHADER_STORAGE_BUFFER, GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER,
-                                     GL_PIXEL_PACK_BUFFER, GL_PIXEL_UNPACK_BUFFER};
+                                    GL_COPY_WRITE_BUFFER_BINDING,     GL_PIXEL_PACK_BUFFER_BINDING,
+                                    GL_PIXEL_UNPACK_BUFFER_BINDING,   GL_UNIFORM_BUFFER_BINDING};
+constexpr GLenum kGenericTarget[] = {GL_SHADER_STORAGE_BUFFER, GL_COPY_READ_BUFFER,    GL_COPY_WRITE_BUFFER,
+                                     GL_PIXEL_PACK_BUFFER,     GL_PIXEL_UNPACK_BUFFER, GL_UNIFORM_BUFFER};
 }  // namespace
 
 GLenum GlState::gl_target(Target t) { return kGenericTarget[t]; }
 
-void GlState::init(int ssbo_bindings, int texture_units, int image_units) {
+void GlState::init(int ssbo_bindings, int texture_units, int image_units, int uniform_bindings) {
   const auto n = [](int v) { return static_cast<std::size_t>(std::max(v, 1)); };
   ssbo_.assign(n(ssbo_bindings), kUnknown);
   texture_2d_.assign(n(texture_units), kUnknown);
@@ -25,8 +25,11 @@ void GlState::init(int ssbo_bindings, int texture_units, int image_units) {
   saved_texture_2d_.assign(texture_2d_.size(), 0);
   saved_sampler_.assign(sampler_.size(), 0);
   saved_image_.assign(image_.size(), {});
-  const std::size_t sizes[7] = {1, kTargets, ssbo_.size(), 1, texture_2d_.size(), sampler_.size(), image_.size()};
-  for (int k = 0; k < 7; ++k) saved_flags_[k].assign(sizes[k], 0);
+  ubo_.assign(n(uniform_bindings), {});
+  saved_ubo_.assign(ubo_.size(), {});
+  const std::size_t sizes[kKinds] = {
+      1, kTargets, ssbo_.size(), 1, texture_2d_.size(), sampler_.size(), image_.size(), ubo_.size()};
+  for (int k = 0; k < kKinds; ++k) saved_flags_[k].assign(sizes[k], 0);
 }
 
 void GlState::invalidate() {
@@ -36,6 +39,7 @@ void GlState::invalidate() {
   std::fill(texture_2d_.begin(), texture_2d_.end(), kUnknown);
   std::fill(sampler_.begin(), sampler_.end(), kUnknown);
   std::fill(image_.begin(), image_.end(), kUnknown);
+  std::fill(ubo_.begin(), ubo_.end(), UboRange{});
 }
 
 void GlState::begin(bool save, bool forget) {
@@ -90,6 +94,29 @@ void GlState::bind_ssbo(GLuint index, GLuint buffer) {
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, index, buffer);
   if (index < ssbo_.size()) ssbo_[index] = buffer;
   generic_[kSsbo] = buffer;
+}
+
+void GlState::bind_ubo(GLuint index, GLuint buffer, GLintptr offset, GLsizeiptr size) {
+  UboRange& c = ubo_[index];
+  if (c.buffer == buffer && c.offset == offset && c.size == size) return;
+  if (mark(saved_flags_[kGeneric], kGeneric, kUniform)) {  // glBindBufferRange sets it too
+    glGetIntegerv(GL_UNIFORM_BUFFER_BINDING, &saved_generic_[kUniform]);
+    ++saved_reads_;
+  }
+  if (mark(saved_flags_[kIndexedUbo], kIndexedUbo, index)) {
+    Range& r = saved_ubo_[index];
+    glGetIntegeri_v(GL_UNIFORM_BUFFER_BINDING, index, &r.buffer);
+    r.start = r.size = 0;
+    ++saved_reads_;
+    if (r.buffer != 0) {
+      glGetInteger64i_v(GL_UNIFORM_BUFFER_START, index, &r.start);
+      glGetInteger64i_v(GL_UNIFORM_BUFFER_SIZE, index, &r.size);
+      saved_reads_ += 2;
+    }
+  }
+  glBindBufferRange(GL_UNIFORM_BUFFER, index, buffer, offset, size);
+  c = {buffer, offset, size};
+  generic_[kUniform] = buffer;
 }
 
 void GlState::save_active_texture() {
@@ -149,6 +176,8 @@ void GlState::forget_buffer(GLuint buffer) {
     if (g == buffer) g = 0;
   for (auto& b : ssbo_)
     if (b == buffer) b = 0;
+  for (auto& u : ubo_)
+    if (u.buffer == buffer) u = {};
 }
 
 void GlState::forget_program(GLuint program) {
@@ -175,6 +204,16 @@ void GlState::end() {
           glBindBufferBase(GL_SHADER_STORAGE_BUFFER, s.index, static_cast<GLuint>(r.buffer));
         ssbo_[s.index] = kUnknown;  // a range, or the generic binding changed below
         generic_[kSsbo] = kUnknown;
+        break;
+      }
+      case kIndexedUbo: {
+        const Range& r = saved_ubo_[s.index];
+        if (r.buffer != 0 && r.size > 0)
+          glBindBufferRange(GL_UNIFORM_BUFFER, s.index, static_cast<GLuint>(r.buffer), r.start, r.size);
+        else
+          glBindBufferBase(GL_UNIFORM_BUFFER, s.index, static_cast<GLuint>(r.buffer));
+        ubo_[s.index] = {};
+        generic_[kUniform] = kUnknown;
         break;
       }
       case kImage: {

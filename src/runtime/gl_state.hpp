@@ -21,10 +21,10 @@ namespace gltensor::detail {
 class GlState {
  public:
   /// Generic (non-indexed) buffer binding points gltensor uses.
-  enum Target : int { kSsbo, kCopyRead, kCopyWrite, kPixelPack, kPixelUnpack, kTargets };
+  enum Target : int { kSsbo, kCopyRead, kCopyWrite, kPixelPack, kPixelUnpack, kUniform, kTargets };
 
   /// Sizes of the indexed binding tables (from the device's limits).
-  void init(int ssbo_bindings, int texture_units, int image_units);
+  void init(int ssbo_bindings, int texture_units, int image_units, int uniform_bindings);
 
   /// Starts an outermost entry. `save`: remember the application's value of each binding before
   /// changing it (restored by end()). `forget`: the cache no longer holds.
@@ -38,6 +38,9 @@ class GlState {
   void bind_buffer(Target target, GLuint buffer);
   /// glBindBufferBase(GL_SHADER_STORAGE_BUFFER, index, buffer) (also sets the generic binding).
   void bind_ssbo(GLuint index, GLuint buffer);
+  /// glBindBufferRange(GL_UNIFORM_BUFFER, index, buffer, offset, size) (also sets the generic
+  /// binding); cached by (buffer, offset, size).
+  void bind_ubo(GLuint index, GLuint buffer, GLintptr offset, GLsizeiptr size);
   /// Binds a GL_TEXTURE_2D texture to `unit` (through glActiveTexture).
   void bind_texture_2d(GLuint unit, GLuint texture);
   void bind_sampler(GLuint unit, GLuint sampler);
@@ -52,7 +55,17 @@ class GlState {
 
  private:
   static constexpr GLuint kUnknown = 0xffffffffu;
-  enum Kind : std::uint8_t { kProgram, kGeneric, kIndexedSsbo, kActiveTexture, kTexture2d, kSampler, kImage };
+  enum Kind : std::uint8_t {
+    kProgram,
+    kGeneric,
+    kIndexedSsbo,
+    kActiveTexture,
+    kTexture2d,
+    kSampler,
+    kImage,
+    kIndexedUbo,
+    kKinds
+  };
   struct Slot {
     Kind kind;
     std::uint32_t index;
@@ -75,14 +88,20 @@ class GlState {
 
   // Cache: what the context has bound (kUnknown = not known).
   GLuint program_ = kUnknown, active_texture_ = kUnknown;
-  GLuint generic_[kTargets] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
+  GLuint generic_[kTargets] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
   std::vector<GLuint> ssbo_, texture_2d_, sampler_, image_;
+  struct UboRange {
+    GLuint buffer = kUnknown;
+    GLintptr offset = 0;
+    GLsizeiptr size = 0;
+  };
+  std::vector<UboRange> ubo_;
 
   // The application's values, while saving.
-  std::vector<std::uint8_t> saved_flags_[7];
+  std::vector<std::uint8_t> saved_flags_[kKinds];
   GLint saved_program_ = 0, saved_active_texture_ = 0;
   GLint saved_generic_[kTargets] = {};
-  std::vector<Range> saved_ssbo_;
+  std::vector<Range> saved_ssbo_, saved_ubo_;
   std::vector<GLint> saved_texture_2d_, saved_sampler_;
   std::vector<Image> saved_image_;
 };

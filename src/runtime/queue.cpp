@@ -22,7 +22,8 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
     const GLuint b = u.storage->buffer();
     if (written_since_barrier_.count(b) || (u.write && read_since_barrier_.count(b))) need_barrier = true;
   }
-  if (need_barrier) barrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  // Uniform too: a kernel may read an operand's buffer as a uniform block as well.
+  if (need_barrier) barrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT);
   dev_.gl.use_program(p.id);
   for (std::size_t i = 0; i < uses.size(); ++i) dev_.gl.bind_ssbo(static_cast<GLuint>(i), uses[i].storage->buffer());
   glDispatchCompute(gx, gy, gz);

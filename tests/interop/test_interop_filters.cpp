@@ -1,7 +1,8 @@
 // Graphics apps: frame filters from texture to texture in one dispatch (interop::conv2d_texture)
 // against a float64 reference: formats in and out, origins, channel counts, stride, dilation,
 // asymmetric padding, activations, scale / bias on both sides, f16 weights, no bias, NaN texels,
-// the typed errors, and the loop limit.
+// the typed errors, and the loop limit; each place the kernel reads weights from (a uniform block
+// for f32, shared memory for small f16 ones, the SSBO for large f16 ones).
 #include <cmath>
 #include <random>
 
@@ -159,78 +160,58 @@ TEST_P(Filters, MatchFloat64Reference) {
 }
 
 using O = interop::Origin;
-INSTANTIATE_TEST_SUITE_P(Interop, Filters,
-                         ::testing::Values(Case{"rgb8_3x3",
-                                                GL_RGBA8,
-                                                GL_RGBA8,
-                                                37,
-                                                21,
-                                                3,
-                                                3,
-                                                3,
-                                                3,
-                                                Conv2dOptions::pad(1),
-                                                {},
-                                                true,
-                                                DType::f32,
-                                                O::bottom_left,
-                                                O::bottom_left,
-                                                false},
-                                           Case{"f32_stride_dil_asym", GL_RGBA32F, GL_RGBA32F, 29, 19, 4, 4, 3, 5,
-                                                options({2, 1}, {2, 0, 1, 3}, {1, 2}), Activation::relu, true,
-                                                DType::f32, O::top_left, O::bottom_left, true},
-                                           Case{"f32_to_r32f_1ch",
-                                                GL_RGBA32F,
-                                                GL_R32F,
-                                                17,
-                                                16,
-                                                2,
-                                                1,
-                                                1,
-                                                1,
-                                                {},
-                                                Epilogue::clip(-0.5, 0.5),
-                                                false,
-                                                DType::f32,
-                                                O::bottom_left,
-                                                O::top_left,
-                                                false},
-                                           Case{"f16_weights_sigmoid", GL_RGBA8, GL_RGBA16F, 16, 16, 3, 2, 5, 5,
-                                                Conv2dOptions::pad(2, 2), Activation::sigmoid, true, DType::f16,
-                                                O::top_left, O::top_left, true},
-                                           Case{"big_kernel_unstaged",
-                                                GL_RGBA32F,
-                                                GL_RGBA32F,
-                                                30,
-                                                27,
-                                                4,
-                                                4,
-                                                25,
-                                                25,
-                                                Conv2dOptions::pad(12),
-                                                {},
-                                                true,
-                                                DType::f32,
-                                                O::bottom_left,
-                                                O::top_left,
-                                                true},
-                                           Case{"one_texel",
-                                                GL_RGBA32F,
-                                                GL_RGBA32F,
-                                                1,
-                                                1,
-                                                1,
-                                                4,
-                                                3,
-                                                3,
-                                                Conv2dOptions::pad(1),
-                                                {},
-                                                true,
-                                                DType::f32,
-                                                O::bottom_left,
-                                                O::bottom_left,
-                                                false}),
-                         [](const auto& info) { return std::string(info.param.name); });
+constexpr DType f32 = DType::f32, f16 = DType::f16;
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Interop, Filters, ::testing::Values(
+    //   name                        in          out         W   H  CI CO KH  KW  options                                   epilogue                   bias weights origin in      origin out      scale
+    Case{"rgb8_3x3",                 GL_RGBA8,   GL_RGBA8,   37, 21, 3, 3, 3,  3, Conv2dOptions::pad(1),                    {},                        true, f32, O::bottom_left, O::bottom_left, false},
+    Case{"f32_stride_dil_asym",      GL_RGBA32F, GL_RGBA32F, 29, 19, 4, 4, 3,  5, options({2, 1}, {2, 0, 1, 3}, {1, 2}),   Activation::relu,          true, f32, O::top_left,    O::bottom_left, true},
+    Case{"f32_to_r32f_1ch",          GL_RGBA32F, GL_R32F,    17, 16, 2, 1, 1,  1, {},                                       Epilogue::clip(-0.5, 0.5), false, f32, O::bottom_left, O::top_left,   false},
+    Case{"f16_weights_sigmoid",      GL_RGBA8,   GL_RGBA16F, 16, 16, 3, 2, 5,  5, Conv2dOptions::pad(2, 2),                 Activation::sigmoid,       true, f16, O::top_left,    O::top_left,    true},
+    Case{"big_kernel_ubo",           GL_RGBA32F, GL_RGBA32F, 30, 27, 4, 4, 25, 25, Conv2dOptions::pad(12),                  {},                        true, f32, O::bottom_left, O::top_left,    true},
+    Case{"big_kernel_f16_from_ssbo", GL_RGBA32F, GL_RGBA32F, 30, 27, 4, 4, 25, 25, Conv2dOptions::pad(12),                  {},                        true, f16, O::bottom_left, O::top_left,    true},
+    Case{"one_texel",                GL_RGBA32F, GL_RGBA32F, 1,  1,  1, 4, 3,  3, Conv2dOptions::pad(1),                    {},                        true, f32, O::bottom_left, O::bottom_left, false}),
+    [](const auto& info) { return std::string(info.param.name); });
+// clang-format on
+
+// One process, filters that differ only in what the program is built for (kernel size, where the
+// weights are read, scale / bias): each gets its own program (a shared one would give the first
+// one's results).
+TEST(FiltersPrograms, EachVariantItsOwnProgram) {
+  AppContext app(false);
+  Device dev = Device::adopt_current();
+  GLuint t[2];
+  glGenTextures(2, t);
+  for (GLuint x : t) {
+    glBindTexture(GL_TEXTURE_2D, x);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, 9, 9);
+  }
+  std::vector<float> ones_px(9 * 9 * 4, 1.0f);
+  glBindTexture(GL_TEXTURE_2D, t[0]);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 9, 9, GL_RGBA, GL_FLOAT, ones_px.data());
+  glBindTexture(GL_TEXTURE_2D, 0);
+  const interop::Texture a{t[0], GL_RGBA32F, 9, 9, 0}, b{t[1], GL_RGBA32F, 9, 9, 0};
+  const auto centre = [&] {  // red of the centre texel of b
+    return interop::from_texture(dev, b).narrow(1, 0, 1).narrow(2, 4, 1).narrow(3, 4, 1).item();
+  };
+  // All-ones input, all-ones weights [1, 4, k, k]: the centre sums 4 k^2 ones.
+  interop::conv2d_texture(a, b, ones(dev, {1, 4, 3, 3}), Tensor(), Conv2dOptions::pad(1));
+  EXPECT_EQ(centre(), 36.0f);
+  interop::conv2d_texture(a, b, ones(dev, {1, 4, 5, 5}), Tensor(), Conv2dOptions::pad(2));
+  EXPECT_EQ(centre(), 100.0f);
+  interop::conv2d_texture(a, b, ones(dev, {1, 4, 5, 5}, DType::f16), Tensor(), Conv2dOptions::pad(2));
+  EXPECT_EQ(centre(), 100.0f);
+  interop::TextureTransfer scaled;
+  scaled.scale = {2, 2, 2, 2};
+  interop::conv2d_texture(a, b, ones(dev, {1, 4, 5, 5}), Tensor(), Conv2dOptions::pad(2), {}, scaled);
+  EXPECT_EQ(centre(), 200.0f);
+  interop::conv2d_texture(a, b, ones(dev, {1, 4, 5, 5}), Tensor(), Conv2dOptions::pad(2), {}, {}, scaled);
+  EXPECT_EQ(centre(), 200.0f);
+  interop::conv2d_texture(a, b, ones(dev, {1, 4, 3, 3}), Tensor(), Conv2dOptions::pad(1));
+  EXPECT_EQ(centre(), 36.0f);
+  glDeleteTextures(2, t);
+  EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
+}
 
 TEST(FiltersErrors, TypedErrorsNameTheOpAndShapes) {
   AppContext app(false);

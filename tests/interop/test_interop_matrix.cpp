@@ -1,7 +1,7 @@
 // Graphics apps: the matrix of context situations. Each kind of device (Device::open,
 // Device::adopt_current, OpenOptions::share_context) is called with its own context current,
 // another context current, no context current, and from another thread, across upload, an op
-// (conv2d), readback, from_texture and to_texture. Where the call is allowed its results match a
+// (conv2d), readback, from_texture, to_texture and conv2d_texture. Where the call is allowed its results match a
 // float64 reference; where it is not (an adopted context that is not current: DeviceError;
 // another thread: ThreadError) it changes nothing. Either way the caller's current context
 // (display, surfaces, context) and every binding of the caller's context are as they were, and
@@ -136,13 +136,35 @@ struct Steps {
       ASSERT_EQ(got[static_cast<std::size_t>(3 * kW * kH + p)], 1.0f) << where << " alpha, texel " << p;
     }
   }
+  // A frame filter from src to dst in one dispatch (its weights read as a uniform block: a binding
+  // the application's state has too), then dst read back as above.
+  void filter(const std::string& where) {
+    interop::TextureTransfer o;
+    o.origin = interop::Origin::top_left;
+    interop::conv2d_texture({src, GL_RGBA8, kW, kH, 0}, {dst, GL_RGBA8, kW, kH, 0}, full(dev, {1, 4, 3, 3}, 1.0 / 36),
+                            Tensor(), Conv2dOptions::pad(1), {}, o, o);
+    interop::release(dev, interop::kAllBarrierBits, false);
+    const std::vector<float> got = interop::from_texture(dev, {dst, GL_RGBA8, kW, kH, 0}, o).to_vector();
+    for (int i = 0; i < kH; ++i)
+      for (int j = 0; j < kW; ++j) {
+        double s = 0;
+        for (int a = -1; a <= 1; ++a)
+          for (int b = -1; b <= 1; ++b)
+            if (i + a >= 0 && i + a < kH && j + b >= 0 && j + b < kW)
+              for (int c = 0; c < 4; ++c)
+                s += in.texels[static_cast<std::size_t>(((i + a) * kW + j + b) * 4 + c)] / 255.0;
+        ASSERT_NEAR(got[static_cast<std::size_t>(i * kW + j)], s / 36, 1.0 / 255 + 1e-6)
+            << where << " texel " << i << "," << j;
+      }
+  }
   // Every step by name, for the loops below.
   std::vector<std::pair<std::string, std::function<void(const std::string&)>>> all() {
     return {{"upload", [this](const std::string&) { upload(); }},
             {"op", [this](const std::string&) { op(); }},
             {"readback", [this](const std::string& w) { readback(w); }},
             {"from_texture", [this](const std::string& w) { from_texture(w); }},
-            {"to_texture", [this](const std::string& w) { to_texture(w); }}};
+            {"to_texture", [this](const std::string& w) { to_texture(w); }},
+            {"conv2d_texture", [this](const std::string& w) { filter(w); }}};
   }
 };
 
