@@ -6,7 +6,8 @@
 // kx * dil_x)) * u_out_scale[o] + u_out_bias[o], the texel's other channels (0, 0, 0, 1),
 // imageStore'd. Picture row y is texel row H - 1 - y where the flip is set (origin bottom left).
 // Operands: 0 the weight [CO, CI, KH, KW] (contiguous), 1 the bias [CO] (HAS_BIAS).
-// IN_AFFINE / OUT_AFFINE: the input's / output's scale and bias are not the identity.
+// IN_LEVEL0: the input is level 0 (a constant lod for texelFetch).
+// BIAS_UBO_BINDING: an f32 bias read as a uniform block (one vec4) too, instead of operand 1. IN_AFFINE / OUT_AFFINE: the input's / output's scale and bias are not the identity.
 // CI, CO, KH, KW: channel counts and kernel size as compile-time constants (the loops unroll and
 // index the weights with constants).
 // Weights, by where they are read (every invocation reads all of them, at indices that are
@@ -48,6 +49,9 @@ layout(binding = IMG_UNIT, IMG_FORMAT) writeonly uniform highp image2D u_img;
 
 #if defined(WQ)
 layout(std140, binding = UBO_BINDING) uniform Weights { vec4 u_wq[WQ]; };
+#ifdef BIAS_UBO_BINDING
+layout(std140, binding = BIAS_UBO_BINDING) uniform Bias { vec4 u_bias4; };
+#endif
 #define WEIGHT(i) u_wq[(i) >> 2u][(i)&3u]
 #elif defined(WN)
 shared float s_w[WN];
@@ -65,7 +69,9 @@ void main() {
   if (g.x >= uint(u_out_W) || g.y >= uint(u_out_H)) return;
   int ox = int(g.x), oy = int(g.y);
   vec4 acc = vec4(0.0);
-#ifdef HAS_BIAS
+#if defined(HAS_BIAS) && defined(BIAS_UBO_BINDING)
+  acc = u_bias4;  // components past CO are unused
+#elif defined(HAS_BIAS)
   for (int o = 0; o < CO; ++o) acc[o] = float(load1(uint(o)));
 #endif
   const uint khw = uint(KH * KW);
@@ -76,7 +82,11 @@ void main() {
     for (int kx = 0; kx < KW; ++kx) {
       int ix = ox * u_stride_x - u_pad_left + kx * u_dil_x;
       if (ix < 0 || ix >= u_in_W) continue;
+#ifdef IN_LEVEL0
+      vec4 t = texelFetch(u_tex, ivec2(ix, ty), 0);
+#else
       vec4 t = texelFetch(u_tex, ivec2(ix, ty), u_in_level);
+#endif
       uint k = uint(ky * KW + kx);
 #ifdef IN_AFFINE
       t = t * vec4(u_in_scale[0], u_in_scale[1], u_in_scale[2], u_in_scale[3]) +

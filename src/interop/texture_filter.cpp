@@ -105,6 +105,12 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
   };
   const bool in_affine = affine(in_opt), out_affine = affine(out_opt);
   const GLuint ubo_binding = static_cast<GLuint>(std::max(d.caps.max_uniform_bindings, 1) - 1);
+  // The bias likewise (a vec4 from its offset), with the weights, on the binding before theirs.
+  const std::size_t b_off = bias.defined() ? static_cast<std::size_t>(bias.offset()) * 4 : 0;
+  const bool bias_ubo = ubo && bias.defined() && bias.dtype() == DType::f32 && d.caps.max_uniform_bindings > 1 &&
+                        b_off % static_cast<std::size_t>(std::max(d.caps.uniform_offset_alignment, 1)) == 0 &&
+                        b_off + 16 <= bias.impl()->storage->block.capacity;
+  const bool level0 = in.level == 0;
   // Everything the header below depends on.
   std::string key = "conv_tex|";
   for (std::int64_t v : std::initializer_list<std::int64_t>{
@@ -112,7 +118,7 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
            bias.defined() ? static_cast<std::int64_t>(bias.dtype()) : std::int64_t{-1}, ci, co, kh, kw,
            static_cast<std::int64_t>(tunit), static_cast<std::int64_t>(iunit),
            ubo ? static_cast<std::int64_t>(ubo_binding) : std::int64_t{-1}, ubo ? wq : 0, staged ? wn : 0,
-           in_affine ? 1 : 0, out_affine ? 1 : 0}) {
+           in_affine ? 1 : 0, out_affine ? 1 : 0, bias_ubo ? 1 : 0, level0 ? 1 : 0}) {
     key += std::to_string(v);
     key += '|';
   }
@@ -128,6 +134,8 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
                         std::to_string(kw) + "\n";
         if (!act.empty()) h += "#define ACT(x) " + act + "\n";
         if (in_affine) h += "#define IN_AFFINE 1\n";
+        if (level0) h += "#define IN_LEVEL0 1\n";
+        if (bias_ubo) h += "#define BIAS_UBO_BINDING " + std::to_string(ubo_binding - 1) + "\n";
         if (out_affine) h += "#define OUT_AFFINE 1\n";
         if (ubo)
           h += "#define WQ " + std::to_string(wq) + "\n#define UBO_BINDING " + std::to_string(ubo_binding) + "\n";
@@ -152,6 +160,7 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
   if (ubo)  // also operand 0, so that the queue orders it after the kernel that wrote it
     d.gl.bind_ubo(ubo_binding, w.impl()->storage->buffer(), static_cast<GLintptr>(w_off),
                   static_cast<GLsizeiptr>(w_range));
+  if (bias_ubo) d.gl.bind_ubo(ubo_binding - 1, bias.impl()->storage->buffer(), static_cast<GLintptr>(b_off), 16);
   launch.groups(static_cast<std::uint64_t>((ow + 15) / 16), static_cast<std::uint64_t>((oh + 15) / 16));
   st.textures_read.insert(in.texture);
   st.images_written.insert(out.texture);
