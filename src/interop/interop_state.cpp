@@ -15,13 +15,6 @@ GLuint InteropState::sampler(bool mipmaps) {
   return s;
 }
 
-void InteropState::barrier_before(GLuint texture, bool write) {
-  if (images_written.count(texture) || (write && textures_read.count(texture))) {
-    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
-    forget_textures();
-  }
-}
-
 void InteropState::detach_units(DeviceImpl& d) {
   d.gl.bind_texture_2d(texture_unit(d), 0);
   d.gl.bind_image(image_unit(d), 0, 0, GL_READ_ONLY, GL_RGBA8);

@@ -1,11 +1,10 @@
 // Per-device interop state (internal): gltensor's samplers, the texture descriptions already
-// checked, and the textures gltensor wrote with image stores since its last barrier.
+// checked, and the units gltensor uses. (Hazards between texture accesses are the Queue's.)
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <tuple>
-#include <unordered_set>
 
 #include "runtime/device_impl.hpp"
 
@@ -19,16 +18,6 @@ class InteropState : public DeviceExtension {
   /// (texture, level, internal format, width, height) descriptions found true, and whether the
   /// texture is immutable.
   std::map<std::tuple<GLuint, int, GLenum, int, int>, bool> checked;
-  /// Textures written by image stores, and read by texture fetches, since gltensor's last barrier
-  /// covering them (a read after a write, or a write after either, needs one).
-  std::unordered_set<GLuint> images_written, textures_read;
-  /// Issues glMemoryBarrier(TEXTURE_FETCH | SHADER_IMAGE_ACCESS) where `texture` is in the sets
-  /// (`write`: also when only read), then forgets them.
-  void barrier_before(GLuint texture, bool write);
-  void forget_textures() {
-    images_written.clear();
-    textures_read.clear();
-  }
   /// Texture unit and image unit gltensor uses: the last ones (least likely to matter to an
   /// application that does not restore its own state).
   static GLuint texture_unit(const DeviceImpl& d) {

@@ -34,8 +34,8 @@ void acquire(const Device& dev, GLsyncHandle fence) {
   DeviceImpl& d = device_of(dev, "interop::acquire");
   Enter guard(d, "interop::acquire");
   if (fence) glWaitSync(fence, 0, GL_TIMEOUT_IGNORED);
-  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
-  d.extension<detail::InteropState>().forget_textures();
+  d.queue.barrier_external(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT |
+                           GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
   // Objects changed in another context are seen where they are bound again: gltensor's units are
   // emptied (a driver may skip binding the texture that is already bound) and every other
   // binding is made again.
@@ -50,9 +50,7 @@ GLsyncHandle release(const Device& dev, GLbits barriers, bool fence) {
   // commands: the barrier is all it needs (no batch end, no flush: a frame's release costs one
   // glMemoryBarrier).
   if (fence) d.queue.flush();  // ends the batch being recorded (with its own barrier and fence)
-  if (barriers) glMemoryBarrier(barriers);
-  if ((barriers & GL_TEXTURE_FETCH_BARRIER_BIT) && (barriers & GL_SHADER_IMAGE_ACCESS_BARRIER_BIT))
-    d.extension<detail::InteropState>().forget_textures();
+  d.queue.barrier_external(barriers);
   if (!fence) return nullptr;
   GLsync f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   glFlush();  // a fence waited on in another context must have been flushed

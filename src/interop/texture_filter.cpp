@@ -86,8 +86,6 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
   detail::check_texture(op, d, out, fout, true);
   const Tensor w = weight.contiguous();
   auto& st = d.extension<detail::InteropState>();
-  st.barrier_before(in.texture, false);
-  st.barrier_before(out.texture, true);
   const GLuint tunit = detail::InteropState::texture_unit(d), iunit = detail::InteropState::image_unit(d);
   const std::string act = detail::activation_glsl(epi.act);
   // Where the kernel reads the weights (conv_texture.comp): f32 weights as a uniform block where
@@ -154,16 +152,11 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
   launch.params(ConvTextureParams{in, out, o, epi, in_opt, out_opt, static_cast<int>(kh), static_cast<int>(kw)})
       .loop_iterations((staged ? static_cast<std::uint64_t>(wn / 256 + 1) : 0) + static_cast<std::uint64_t>(kh) +
                        static_cast<std::uint64_t>(kh * kw) * static_cast<std::uint64_t>(1 + ci * (1 + co)));
-  d.gl.bind_texture_2d(tunit, in.texture);
-  d.gl.bind_sampler(tunit, st.sampler(in.level > 0));
-  d.gl.bind_image(iunit, out.texture, out.level, GL_WRITE_ONLY, fout.internal);
-  if (ubo)  // also operand 0, so that the queue orders it after the kernel that wrote it
-    d.gl.bind_ubo(ubo_binding, w.impl()->storage->buffer(), static_cast<GLintptr>(w_off),
-                  static_cast<GLsizeiptr>(w_range));
-  if (bias_ubo) d.gl.bind_ubo(ubo_binding - 1, bias.impl()->storage->buffer(), static_cast<GLintptr>(b_off), 16);
+  launch.texture(tunit, in.texture, st.sampler(in.level > 0));
+  launch.image(iunit, out.texture, out.level, GL_WRITE_ONLY, fout.internal);
+  if (ubo) launch.uniform_block(ubo_binding, w, static_cast<GLintptr>(w_off), static_cast<GLsizeiptr>(w_range));
+  if (bias_ubo) launch.uniform_block(ubo_binding - 1, bias, static_cast<GLintptr>(b_off), 16);
   launch.groups(static_cast<std::uint64_t>((ow + 15) / 16), static_cast<std::uint64_t>((oh + 15) / 16));
-  st.textures_read.insert(in.texture);
-  st.images_written.insert(out.texture);
 }
 
 }  // namespace gltensor::interop

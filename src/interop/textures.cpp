@@ -149,7 +149,6 @@ Tensor from_texture(const Device& dev, const Texture& tex, const TextureTransfer
   const bool nchw = opt.layout == Layout::nchw;
   Tensor out = detail::alloc(d, nchw ? Shape{1, C, H, W} : Shape{1, H, W, C}, opt.dtype, op);
   auto& st = d.extension<detail::InteropState>();
-  st.barrier_before(tex.texture, false);  // after to_texture's image stores into it
   const GLuint unit = texture_unit(d);
   const std::uint32_t s_c = static_cast<std::uint32_t>(nchw ? H * W : 1);
   const std::uint32_t s_y = static_cast<std::uint32_t>(nchw ? W : W * C),
@@ -163,10 +162,8 @@ Tensor from_texture(const Device& dev, const Texture& tex, const TextureTransfer
                        },
                        {16, 16});
   launch.write(out).params(TextureParams{tex, opt, C, 0, {s_c, s_y, s_x}}).loop_iterations(4);
-  d.gl.bind_texture_2d(unit, tex.texture);
-  d.gl.bind_sampler(unit, st.sampler(tex.level > 0));
+  launch.texture(unit, tex.texture, st.sampler(tex.level > 0));
   launch.groups(static_cast<std::uint64_t>((W + 15) / 16), static_cast<std::uint64_t>((H + 15) / 16));
-  st.textures_read.insert(tex.texture);
   return out;
 }
 
@@ -213,11 +210,8 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt)
           t.offset(),
           {static_cast<std::uint32_t>(s[cd]), static_cast<std::uint32_t>(s[yd]), static_cast<std::uint32_t>(s[xd])}})
       .loop_iterations(4);
-  auto& st = d.extension<detail::InteropState>();
-  st.barrier_before(tex.texture, true);
-  d.gl.bind_image(unit, tex.texture, tex.level, GL_WRITE_ONLY, f.internal);
+  launch.image(unit, tex.texture, tex.level, GL_WRITE_ONLY, f.internal);
   launch.groups(static_cast<std::uint64_t>((W + 15) / 16), static_cast<std::uint64_t>((H + 15) / 16));
-  st.images_written.insert(tex.texture);
 }
 
 }  // namespace gltensor::interop

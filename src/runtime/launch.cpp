@@ -75,6 +75,27 @@ Launch& Launch::bind(Storage& s, bool write) {
   return *this;
 }
 
+Launch& Launch::block(GLuint binding, Storage& s, GLintptr offset, GLsizeiptr size) {
+  if (nblocks_ == blocks_.size())
+    throw DeviceError(std::string("gltensor internal error: ") + op_ + ": more than 4 uniform blocks in one launch");
+  blocks_[nblocks_++] = {binding, &s, offset, size};
+  return *this;
+}
+
+Launch& Launch::texture(GLuint unit, GLuint texture, GLuint sampler) {
+  if (ntextures_ == textures_.size())
+    throw DeviceError(std::string("gltensor internal error: ") + op_ + ": more than 4 textures in one launch");
+  textures_[ntextures_++] = {unit, texture, false, sampler, 0, 0, 0};
+  return *this;
+}
+
+Launch& Launch::image(GLuint unit, GLuint texture, GLint level, GLenum access, GLenum format) {
+  if (ntextures_ == textures_.size())
+    throw DeviceError(std::string("gltensor internal error: ") + op_ + ": more than 4 textures in one launch");
+  textures_[ntextures_++] = {unit, texture, true, 0, level, access, format};
+  return *this;
+}
+
 Launch& Launch::loop_iterations(std::uint64_t n) {
   const std::uint64_t limit = dev_.loop_limit();
   if (limit != 0 && n > limit)
@@ -105,10 +126,11 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
         const GLuint base[3] = {static_cast<GLuint>(x0), static_cast<GLuint>(y0), static_cast<GLuint>(z0)};
         p.set_uvec("u_group_base", base, 3);
         if (prof) prof->begin(dev_, op_, p.kernel);
-        dev_.queue.dispatch(p, static_cast<std::uint32_t>(std::min(mx, x - x0)),
-                            static_cast<std::uint32_t>(std::min(my, y - y0)),
-                            static_cast<std::uint32_t>(std::min(mz, z - z0)),
-                            std::span<const BufferUse>(uses_.data(), nuses_));
+        dev_.queue.dispatch(
+            p, static_cast<std::uint32_t>(std::min(mx, x - x0)), static_cast<std::uint32_t>(std::min(my, y - y0)),
+            static_cast<std::uint32_t>(std::min(mz, z - z0)), std::span<const BufferUse>(uses_.data(), nuses_),
+            std::span<const BlockUse>(blocks_.data(), nblocks_),
+            std::span<const TextureUse>(textures_.data(), ntextures_));
         if (prof) prof->end(dev_);
       }
 }

@@ -17,8 +17,8 @@
 // Params structs spell their uniforms in one place, a `void set(Uniforms&) const` member; a
 // uniform name the kernel does not declare throws (misspellings cannot pass silently).
 #pragma once
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -85,6 +85,17 @@ class Launch {
     return bind(*t.impl()->storage, true);
   }
   Launch& bind(Storage& s, bool write);
+  /// Bytes [offset, offset + size) of a tensor's storage read as the uniform block at `binding`
+  /// (offset aligned to GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT).
+  template <typename T>
+  Launch& uniform_block(GLuint binding, const T& t, GLintptr offset, GLsizeiptr size) {
+    return block(binding, *t.impl()->storage, offset, size);
+  }
+  Launch& block(GLuint binding, Storage& s, GLintptr offset, GLsizeiptr size);
+  /// A GL_TEXTURE_2D texture the kernel samples at texture unit `unit` with `sampler`.
+  Launch& texture(GLuint unit, GLuint texture, GLuint sampler);
+  /// A texture level the kernel writes through image unit `unit`.
+  Launch& image(GLuint unit, GLuint texture, GLint level, GLenum access, GLenum format);
 
   /// Sets the uniforms through the params struct's `set(Uniforms&) const`.
   template <typename P>
@@ -113,6 +124,10 @@ class Launch {
   const Program* program_ = nullptr;
   std::array<BufferUse, 16> uses_{};  // bindings (no allocation per launch)
   std::size_t nuses_ = 0;
+  std::array<BlockUse, 4> blocks_{};
+  std::size_t nblocks_ = 0;
+  std::array<TextureUse, 4> textures_{};
+  std::size_t ntextures_ = 0;
   bool loop_declared_ = false;
 };
 

@@ -7,27 +7,57 @@
 
 namespace gltensor::detail {
 
+namespace {
+constexpr GLbitfield kBufferBits = GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT;
+constexpr GLbitfield kTextureBits = GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT;
+}  // namespace
+
 void Queue::barrier(GLbitfield bits) {
+  if (bits == 0) return;
   glMemoryBarrier(bits);
   ++barriers_;
-  written_since_barrier_.clear();
-  read_since_barrier_.clear();
+  if (bits & GL_SHADER_STORAGE_BARRIER_BIT) {
+    written_since_barrier_.clear();
+    read_since_barrier_.clear();
+  }
+  if ((bits & kTextureBits) == kTextureBits) {
+    images_written_.clear();
+    textures_read_.clear();
+  }
 }
 
 void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
-                     std::span<const BufferUse> uses) {
+                     std::span<const BufferUse> uses, std::span<const BlockUse> blocks,
+                     std::span<const TextureUse> textures) {
   if (gx == 0 || gy == 0 || gz == 0) return;
-  bool need_barrier = settings().full_barriers && dispatches_ > 0;
+  GLbitfield bits = settings().full_barriers && dispatches_ > 0 ? kBufferBits | kTextureBits : 0;
   for (const auto& u : uses) {
     const GLuint b = u.storage->buffer();
-    if (written_since_barrier_.count(b) || (u.write && read_since_barrier_.count(b))) need_barrier = true;
+    if (written_since_barrier_.count(b) || (u.write && read_since_barrier_.count(b))) bits |= kBufferBits;
   }
-  // Uniform too: a kernel may read an operand's buffer as a uniform block as well.
-  if (need_barrier) barrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT);
+  for (const auto& u : blocks)
+    if (written_since_barrier_.count(u.storage->buffer())) bits |= kBufferBits;
+  for (const auto& t : textures)
+    if (images_written_.count(t.texture) || (t.image && textures_read_.count(t.texture))) bits |= kTextureBits;
+  barrier(bits);
   dev_.gl.use_program(p.id);
   for (std::size_t i = 0; i < uses.size(); ++i) dev_.gl.bind_ssbo(static_cast<GLuint>(i), uses[i].storage->buffer());
+  for (const auto& u : blocks) dev_.gl.bind_ubo(u.binding, u.storage->buffer(), u.offset, u.size);
+  for (const auto& t : textures) {
+    if (t.image) {
+      dev_.gl.bind_image(t.unit, t.texture, t.level, t.access, t.format);
+    } else {
+      dev_.gl.bind_texture_2d(t.unit, t.texture);
+      dev_.gl.bind_sampler(t.unit, t.sampler);
+    }
+  }
   glDispatchCompute(gx, gy, gz);
   ++dispatches_;
+  for (const auto& u : blocks) {
+    read_since_barrier_.insert(u.storage->buffer());
+    u.storage->use_batch = batch_;
+  }
+  for (const auto& t : textures) (t.image ? images_written_ : textures_read_).insert(t.texture);
   for (const auto& u : uses) {
     const GLuint b = u.storage->buffer();
     u.storage->use_batch = batch_;

@@ -1,9 +1,11 @@
 // The queue: dispatch recording, hazard barriers, fence-based batches (internal).
 //
 // Dispatches are recorded without waiting. A glMemoryBarrier is issued only before a dispatch
-// that touches a buffer written since the last barrier (or writes one read since it); every
-// `auto_flush` dispatches (and at flush()) the batch ends with a barrier and a fence. Reads
-// wait on the fence of the batch that last wrote the buffer.
+// that touches a resource written since the last barrier covering it (or writes one read since
+// it): buffers (SSBOs, uniform blocks) and texture levels (sampled, or written through image
+// units); every `auto_flush` dispatches (and at flush()) the batch ends with a barrier and a
+// fence. Reads wait on the fence of the batch that last wrote the buffer. Every barrier gltensor
+// issues goes through the queue (barrier_external for the interop hand-offs).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -26,13 +28,35 @@ struct BufferUse {
   bool write;
 };
 
+/// A buffer range a dispatch reads as a uniform block, bound at `binding`.
+struct BlockUse {
+  GLuint binding;
+  Storage* storage;
+  GLintptr offset;
+  GLsizeiptr size;
+};
+
+/// A GL_TEXTURE_2D texture a dispatch samples (texture unit + sampler) or writes through an
+/// image unit (level, access, format).
+struct TextureUse {
+  GLuint unit;
+  GLuint texture;
+  bool image;
+  GLuint sampler;  // sampled
+  GLint level;     // image
+  GLenum access, format;
+};
+
 class Queue {
  public:
   explicit Queue(DeviceImpl& dev) : dev_(dev) {}
   /// Records a dispatch of `p` (uniforms already set). uses[i] is bound at binding i. Only the
   /// launch layer (launch.hpp) calls this.
-  void dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
-                std::span<const BufferUse> uses);
+  void dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, std::span<const BufferUse> uses,
+                std::span<const BlockUse> blocks = {}, std::span<const TextureUse> textures = {});
+  /// A barrier another context's or the application's access needs (interop's acquire and
+  /// release): glMemoryBarrier(bits), and the resources it covers are clean again.
+  void barrier_external(GLbitfield bits) { barrier(bits); }
   /// A barrier before host-side access (upload, copy, map) to a buffer a shader touched.
   void barrier_for_host(GLuint buffer);
   /// Ends the current batch with a barrier and a fence and submits it; does not wait.
@@ -77,6 +101,8 @@ class Queue {
     void clear() { v.clear(); }
   };
   BufferSet written_since_barrier_, read_since_barrier_;
+  // Texture names written through image units / sampled since the last barrier covering them.
+  BufferSet images_written_, textures_read_;
   std::uint64_t dispatches_ = 0, barriers_ = 0;
 };
 

@@ -3,9 +3,11 @@
 // textures; exact round trips; the origin convention checked through glReadPixels; errors.
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "gltensor/interop.hpp"
 #include "interop/gl_app.hpp"
+#include "runtime/device_impl.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -238,6 +240,30 @@ TEST_P(Textures, ToTextureClampsRoundsAndAcceptsViews) {
   EXPECT_FLOAT_EQ(back[1], 1.0f);
   EXPECT_FLOAT_EQ(back[2], 100.0f / 255.0f);
   EXPECT_FLOAT_EQ(back[3], 140.0f / 255.0f);  // 0.5 * 0.5 + 0.3
+}
+
+// The queue orders texture accesses by their hazards, as it does buffers: an image store then a
+// fetch of the same texture (or a fetch then a store) gets a barrier; fetches after fetches, and
+// accesses to other textures, get none.
+TEST_P(Textures, TextureHazardsGetBarriersAndOnlyThey) {
+  const int w = 4, h = 4;
+  GLuint a = texture(kRGBA32F, w, h), b = texture(kRGBA32F, w, h);
+  auto& q = dev_.impl()->queue;
+  Tensor x = full(dev_, {1, 4, h, w}, 0.25);
+  dev_.synchronize();  // a clean batch: no buffer hazard from here
+  const auto barriers = [&](const std::function<void()>& f) {
+    const auto b0 = q.barriers();
+    f();
+    return q.barriers() - b0;
+  };
+  interop::to_texture(x, {a, GL_RGBA32F, w, h, 0});
+  Tensor ya, yb;
+  EXPECT_EQ(barriers([&] { ya = interop::from_texture(dev_, {a, GL_RGBA32F, w, h, 0}); }), 1u) << "store, then fetch";
+  EXPECT_EQ(barriers([&] { yb = interop::from_texture(dev_, {a, GL_RGBA32F, w, h, 0}); }), 0u) << "fetch, fetch";
+  EXPECT_EQ(barriers([&] { interop::to_texture(x, {b, GL_RGBA32F, w, h, 0}); }), 0u) << "another texture";
+  EXPECT_EQ(barriers([&] { interop::to_texture(x, {a, GL_RGBA32F, w, h, 0}); }), 1u) << "fetch, then store";
+  EXPECT_EQ(ya.to_vector(), std::vector<float>(static_cast<std::size_t>(4 * w * h), 0.25f));
+  EXPECT_EQ(yb.to_vector(), ya.to_vector());
 }
 
 TEST_P(Textures, MipLevelsAndMutableTextures) {
