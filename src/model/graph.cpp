@@ -19,6 +19,11 @@ std::string Attr::text() const {
       return list(floats);
     case kInts:
       return list(ints);
+    case kStrings: {
+      std::string r = "[";
+      for (std::size_t k = 0; k < strings.size(); ++k) r += (k ? ", " : "") + strings[k];
+      return r + "]";
+    }
     case kTensor:
       return t ? "tensor " + to_string(t->shape) : "tensor";
     case kGraph:

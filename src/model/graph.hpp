@@ -13,6 +13,8 @@
 
 namespace gltensor::model {
 
+struct Graph;
+
 /// One attribute of a node, copied out of the protobuf.
 struct Attr {
   enum Type { kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kGraph = 5, kFloats = 6, kInts = 7, kStrings = 8 };
@@ -22,6 +24,7 @@ struct Attr {
   std::string s;
   std::vector<double> floats;
   std::vector<std::int64_t> ints;
+  std::vector<std::string> strings;
   std::shared_ptr<const HostTensor> t;  // kTensor (null if its dtype is unsupported)
   std::string t_error;                  // why t is null
   /// The value as written in messages ("SAME_UPPER", "2", "[1, 1]").

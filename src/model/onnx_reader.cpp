@@ -124,6 +124,9 @@ Attr attr_from_proto(const onnx::AttributeProto& a) {
     case onnx::AttributeProto::INTS:
       r.ints.assign(a.ints().begin(), a.ints().end());
       break;
+    case onnx::AttributeProto::STRINGS:
+      r.strings.assign(a.strings().begin(), a.strings().end());
+      break;
     case onnx::AttributeProto::TENSOR:
       try {
         r.t = std::make_shared<HostTensor>(host_from_proto(a.t()));
