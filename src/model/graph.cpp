@@ -53,6 +53,7 @@ void Graph::recount() {
     if (nodes[i].removed) continue;
     for (int in : nodes[i].inputs)
       if (in >= 0) ++values[in].uses;
+    for (int in : nodes[i].implicit) ++values[in].uses;
     for (int o : nodes[i].outputs)
       if (o >= 0) values[o].producer = static_cast<int>(i);
   }
