@@ -53,18 +53,42 @@ void check_and_type(Graph& g) {
 
 // ---- constant folding ----
 
+namespace {
+
+// A shape-only stand-in for graph input v when every dim of it is fixed (no values), or null.
+std::shared_ptr<const HostTensor> fixed_input_shape(const Graph& g, int v) {
+  if (v < 0 || !g.values[v].graph_input || g.sub) return nullptr;
+  for (std::size_t k = 0; k < g.inputs.size(); ++k) {
+    if (g.inputs[k] != v) continue;
+    auto t = std::make_shared<HostTensor>();
+    t->elem = g.values[v].elem;
+    t->shape = g.input_info[k].shape;
+    for (auto d : t->shape)
+      if (d < 0) return nullptr;
+    return t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void fold_constants(Graph& g, const Device& dev, PlanStats& s) {
   const Registry& reg = registry();
   for (auto& n : g.nodes) {
     if (n.removed || is_control_flow(n)) continue;  // (If with a constant condition: inline_ifs)
+    const OpDef& def = reg.at(n.op_type);
+    // Shape and Size of a graph input whose dims are all fixed: constants (its shape stands in
+    // for the value, which they do not read).
+    const std::shared_ptr<const HostTensor> fixed =
+        def.shape_only && !n.inputs.empty() ? fixed_input_shape(g, n.inputs[0]) : nullptr;
     bool all_const = true;
     for (int in : n.inputs) all_const = all_const && (in < 0 || g.values[in].constant);
-    if (!all_const) continue;
-    const OpDef& def = reg.at(n.op_type);
+    if (!all_const && !fixed) continue;
     std::vector<RtValue> slots(n.inputs.size());
     std::vector<RtValue*> ptrs;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i] >= 0) slots[i].host = g.values[n.inputs[i]].constant;
+      if (i == 0 && fixed && !slots[0].host) slots[0].host = fixed;
       ptrs.push_back(&slots[i]);
     }
     Args a(dev, g, n, ptrs, DType::f32);
