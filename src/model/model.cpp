@@ -410,7 +410,8 @@ void Model::Impl::run_loop(const Graph& g, const Node& n, std::vector<RtValue>& 
     in[1].host = std::make_shared<HostTensor>(HostTensor::scalar(cond ? 1 : 0, kBool));
     for (std::size_t k = 0; k < N; ++k) in[2 + k] = carried[k];
     std::vector<RtValue> out = run_sub(g, vals, b, std::move(in));
-    if (!cond_passthrough) cond = scalar(b, n, out[0], kBool) != 0;
+    // Without the cond input, the body's condition is ignored (ONNX: a for loop).
+    if (has(1) && !cond_passthrough) cond = scalar(b, n, out[0], kBool) != 0;
     for (const Tensor& t : previous) drop(t);
     previous.clear();
     for (std::size_t k = 0; k < N; ++k) {
@@ -421,13 +422,23 @@ void Model::Impl::run_loop(const Graph& g, const Node& n, std::vector<RtValue>& 
       scans[k].push_back(gpu(out[1 + N + k]));
       if (!out[1 + N + k].host) previous.push_back(out[1 + N + k].gpu);  // dropped after stacking
     }
-    if (!has(0) && !has(1)) g.fail(n, "a Loop without a trip count and a condition never ends");
   }
   for (std::size_t k = 0; k < N; ++k)
     if (k < n.outputs.size() && n.outputs[k] >= 0) vals[n.outputs[k]] = carried[k];
   for (std::size_t k = 0; k < K; ++k) {
     if (N + k >= n.outputs.size() || n.outputs[N + k] < 0) continue;
-    Tensor t = scans[k].empty() ? zeros(dev, {0}, elem_dtype(g.values[n.outputs[N + k]].elem)) : stack(scans[k], 0);
+    Tensor t;
+    if (scans[k].empty()) {  // no iteration: [0, dims of the body's output as declared]
+      Shape s{0};
+      for (auto d : b.output_info[1 + N + k].shape) {
+        if (d < 0)
+          g.fail(n, "no iteration ran and the body's scan output " + std::to_string(k) + " has no fixed shape");
+        s.push_back(d);
+      }
+      t = zeros(dev, s, elem_dtype(g.values[n.outputs[N + k]].elem));
+    } else {
+      t = stack(scans[k], 0);
+    }
     hold(t);
     vals[n.outputs[N + k]].gpu = t;
   }

@@ -64,6 +64,7 @@ void check_if(const CheckCtx& c) {
 
 void check_loop(const CheckCtx& c) {
   if (c.n.inputs.size() < 2) c.fail("Loop needs the inputs M and cond (either may be empty)");
+  if (!c.has_input(0) && !c.has_input(1)) c.fail("a Loop without a trip count M and a condition never ends");
   std::vector<int> in{kInt64, kBool};
   for (std::size_t k = 2; k < c.n.inputs.size(); ++k) {
     if (!c.has_input(k)) c.fail("an omitted loop-carried input is not supported");
