@@ -887,6 +887,30 @@ TEST(Model, RecurrentLayersMatchOnnxRuntime) {
     m.output("y", {T, 1, N, H}).output("yh", {1, N, H}).output("yc", {1, N, H});
     expect_matches_ort(m, "lstm_reverse_clip", {{"x", in({T, N, I}, -2, 2)}}, {"y", "yh", "yc"});
   }
+  {  // the other activations: bidirectional RNN (Affine; ThresholdedRelu), GRU (Elu, Softplus),
+     // LSTM (Sigmoid, Relu, Tanh)
+    B m(14);
+    m.input("x", {T, N, I});
+    m.init("W1", {2, H, I}, uniform(rng, 2 * H * I)).init("R1", {2, H, H}, uniform(rng, 2 * H * H, -0.5, 0.5));
+    m.init("W3", {1, 3 * H, I}, uniform(rng, 3 * H * I));
+    m.init("R3", {1, 3 * H, H}, uniform(rng, 3 * H * H, -0.5, 0.5));
+    m.init("W4", {1, 4 * H, I}, uniform(rng, 4 * H * I));
+    m.init("R4", {1, 4 * H, H}, uniform(rng, 4 * H * H, -0.5, 0.5));
+    auto& r = m.node("RNN", {"x", "W1", "R1"}, {"ry", "ryh"});
+    B::attr_s(r, "direction", "bidirectional");
+    B::attr_strings(r, "activations", {"Affine", "ThresholdedRelu"});
+    B::attr_floats(r, "activation_alpha", {0.7f, 0.3f});
+    B::attr_floats(r, "activation_beta", {0.2f});
+    auto& g = m.node("GRU", {"x", "W3", "R3"}, {"gy", "gyh"});
+    B::attr_strings(g, "activations", {"Elu", "Softplus"});
+    B::attr_floats(g, "activation_alpha", {0.5f});
+    auto& l = m.node("LSTM", {"x", "W4", "R4"}, {"ly", "lyh", "lyc"});
+    B::attr_strings(l, "activations", {"Sigmoid", "Relu", "Tanh"});
+    for (auto* n : {&r, &g, &l}) B::attr_i(*n, "hidden_size", H);
+    m.output("ry", {T, 2, N, H}).output("ryh", {2, N, H}).output("gy", {T, 1, N, H}).output("gyh", {1, N, H});
+    m.output("ly", {T, 1, N, H}).output("lyh", {1, N, H}).output("lyc", {1, N, H});
+    expect_matches_ort(m, "rnn_activations", {{"x", in({T, N, I})}}, {"ry", "ryh", "gy", "gyh", "ly", "lyh", "lyc"});
+  }
   for (int lbr : {0, 1}) {  // bidirectional GRU, linear_before_reset 0 and 1
     B m(14);
     m.input("x", {T, N, I}).input("h0", {2, N, H});
@@ -1091,4 +1115,71 @@ TEST(Model, ControlFlowFoldsAndRefuses) {
               std::string::npos)
         << e;
   }
+}
+
+TEST(Model, RecurrentStepsAreAMatmulAndAGateKernel) {
+  GLT_RNG(rng);
+  const std::int64_t N = 2, I = 3, H = 4;
+  // Dispatches per step: the difference between 9 steps and 1 step, over 8.
+  auto per_step = [&](const char* op, std::int64_t G, int lbr) {
+    std::vector<double> counts;
+    for (std::int64_t T : {1, 9}) {
+      B m(14);
+      m.input("x", {T, N, I}).output("y");
+      m.init("W", {2, G * H, I}, uniform(rng, 2 * G * H * I)).init("R", {2, G * H, H}, uniform(rng, 2 * G * H * H));
+      auto& n = m.node(op, {"x", "W", "R"}, {"y"});
+      B::attr_s(n, "direction", "bidirectional");
+      if (lbr >= 0) B::attr_i(n, "linear_before_reset", lbr);
+      Model model = Model::load(device(), m.save(std::string("steps_") + op));
+      const Tensor x = Tensor::from_host(device(), uniform(rng, T * N * I), {T, N, I});
+      model.run({{"x", x}});
+      const auto d0 = device().dispatch_count();
+      model.run({{"x", x}});
+      counts.push_back(static_cast<double>(device().dispatch_count() - d0));
+    }
+    return (counts[1] - counts[0]) / 8;
+  };
+  EXPECT_EQ(per_step("LSTM", 4, -1), 2.0) << "h @ R^T over both directions, then the gates";
+  EXPECT_EQ(per_step("RNN", 1, -1), 2.0);
+  EXPECT_EQ(per_step("GRU", 3, 1), 2.0);
+  EXPECT_EQ(per_step("GRU", 3, 0), 4.0) << "r before the candidate's matmul: two matmuls, two gate stages";
+}
+
+TEST(Model, SubgraphsArePlannedLikeTheMainGraph) {
+  GLT_RNG(rng);
+  // A Loop body with a constant subexpression (folded), MatMul + bias + Relu (one fused node)
+  // and a Mul by a main-graph constant.
+  B m(13);
+  m.input("x", {2, 4}).output("y", {2, 4});
+  const auto wv = uniform(rng, 16), bv = uniform(rng, 4);
+  m.init("w", {4, 4}, wv).init("b", {4}, bv).init("two", {}, {2.f});
+  m.init_i64("M", {}, {3});
+  B body;
+  body.input("i", {}, onnx::TensorProto::INT64).input("c", {}, onnx::TensorProto::BOOL).input("a", {2, 4});
+  body.output("c_out", {}, onnx::TensorProto::BOOL).output("a_out", {2, 4});
+  body.node("Identity", {"c"}, {"c_out"});
+  body.node("Mul", {"b", "two"}, {"b2"});  // constants only: folded at load
+  body.node("MatMul", {"a", "w"}, {"mm"});
+  body.node("Add", {"mm", "b2"}, {"mb"});
+  body.node("Relu", {"mb"}, {"a_out"});
+  auto& n = m.node("Loop", {"M", "", "x"}, {"y"});
+  B::attr_graph(n, "body", body);
+  Model model = Model::load(device(), m.save("loop_planned"));
+  const std::string plan = model.plan_summary();
+  EXPECT_NE(plan.find("1 nodes folded to constants"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("1 fused epilogues"), std::string::npos) << plan;
+  const auto xv = uniform(rng, 8);
+  auto y = model.run({{"x", Tensor::from_host(device(), xv, {2, 4})}}).at("y").to_vector();
+  std::vector<double> a(xv.begin(), xv.end());  // float64 reference: 3 times relu(a @ w + 2 b)
+  for (int it = 0; it < 3; ++it) {
+    std::vector<double> next(8);
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 4; ++c) {
+        double acc = 2.0 * bv[c];
+        for (int k = 0; k < 4; ++k) acc += a[r * 4 + k] * wv[k * 4 + c];
+        next[r * 4 + c] = std::max(acc, 0.0);
+      }
+    a = next;
+  }
+  EXPECT_TRUE(close(y, a, 1e-4, 1e-5));
 }
