@@ -513,7 +513,6 @@ void Model::Impl::run_scan(const Graph& g, const Node& n, std::vector<RtValue>& 
   if (!v8) {
     r = scan(states, xs);
   } else {
-    if (n.inputs[0] >= 0) g.fail(n, "Scan-8 with sequence_lens is not supported");
     const std::int64_t B = xs.empty() ? 0 : xs[0].shape()[0];
     std::vector<std::vector<Tensor>> per(N + K);
     for (std::int64_t bi = 0; bi < B; ++bi) {

@@ -93,6 +93,7 @@ void check_scan(const CheckCtx& c) {
   const std::size_t N = in.size() - static_cast<std::size_t>(M);
   if (sg.outputs.size() < N || c.n.outputs.size() != sg.outputs.size())
     c.fail_attr("body", "the body's outputs do not match the node's");
+  if (v8 && c.has_input(0)) c.fail("Scan-8 with sequence_lens is not supported");
   if (v8 && (c.attrs().has("scan_input_axes") || c.attrs().has("scan_output_axes")))
     c.fail("Scan-8 has no scan axes attributes");
 }
