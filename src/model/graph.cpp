@@ -19,6 +19,11 @@ std::string Attr::text() const {
       return list(floats);
     case kInts:
       return list(ints);
+    case kStrings: {
+      std::string r = "[";
+      for (std::size_t k = 0; k < strings.size(); ++k) r += (k ? ", " : "") + strings[k];
+      return r + "]";
+    }
     case kTensor:
       return t ? "tensor " + to_string(t->shape) : "tensor";
     case kGraph:
@@ -48,6 +53,7 @@ void Graph::recount() {
     if (nodes[i].removed) continue;
     for (int in : nodes[i].inputs)
       if (in >= 0) ++values[in].uses;
+    for (int in : nodes[i].implicit) ++values[in].uses;
     for (int o : nodes[i].outputs)
       if (o >= 0) values[o].producer = static_cast<int>(i);
   }

@@ -13,6 +13,8 @@
 
 namespace gltensor::model {
 
+struct Graph;
+
 /// One attribute of a node, copied out of the protobuf.
 struct Attr {
   enum Type { kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kGraph = 5, kFloats = 6, kInts = 7, kStrings = 8 };
@@ -22,8 +24,10 @@ struct Attr {
   std::string s;
   std::vector<double> floats;
   std::vector<std::int64_t> ints;
+  std::vector<std::string> strings;
   std::shared_ptr<const HostTensor> t;  // kTensor (null if its dtype is unsupported)
   std::string t_error;                  // why t is null
+  std::shared_ptr<Graph> g;             // kGraph: the subgraph (If branches, Loop and Scan bodies)
   /// The value as written in messages ("SAME_UPPER", "2", "[1, 1]").
   std::string text() const;
 };
@@ -55,6 +59,9 @@ struct Node {
   std::vector<int> inputs;   ///< value ids, -1 for an omitted optional input
   std::vector<int> outputs;  ///< value ids, -1 for an omitted optional output
   Attrs attrs;
+  /// Values of this graph that the node's subgraphs read by name (outer scope), nested ones
+  /// included: dependencies for the order and the liveness like inputs.
+  std::vector<int> implicit;
   bool removed = false;  ///< folded away by the planner
   // Planner annotations (Conv, ConvTranspose, Gemm, MatMul):
   Epilogue epilogue;  ///< activation fused into the op's epilogue
@@ -68,6 +75,7 @@ struct Value {
   int producer = -1;                           ///< node index in Graph::nodes, -1 for none
   int uses = 0;                                ///< number of node inputs reading it
   bool graph_input = false, graph_output = false;
+  bool outer = false;  ///< a subgraph's value read from an enclosing graph (by name)
 };
 
 struct Graph {
@@ -78,6 +86,8 @@ struct Graph {
   std::map<std::string, int> ids;
   std::vector<int> inputs, outputs;  ///< graph inputs (without initializers) and outputs, value ids
   std::vector<ValueInfo> input_info, output_info;
+  bool sub = false;        ///< a subgraph (If branch, Loop or Scan body)
+  std::vector<int> outer;  ///< a subgraph's values read from enclosing graphs, value ids
 
   /// The id of a value, created on first use.
   int value(const std::string& name);

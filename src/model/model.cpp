@@ -1,11 +1,14 @@
 // gltensor::Model: load (read, check, plan, upload constants) and run (executor with liveness).
 #include "gltensor/model.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
 
+#include "gltensor/indexing.hpp"
+#include "gltensor/ops.hpp"
 #include "model/graph.hpp"
 #include "model/ops.hpp"
 #include "model/planner.hpp"
@@ -16,15 +19,38 @@ namespace gltensor {
 
 using namespace model;
 
+// What the executor keeps per graph (the main graph and every subgraph).
+struct GraphPlan {
+  std::vector<RtValue> constants;  // by value id: host constants, uploaded once
+  std::vector<int> last_use;       // by value id: index of the last node reading it
+  std::vector<int> order;          // indices of the nodes to run
+};
+
 struct Model::Impl {
   Device dev;
   Graph g;
   ModelOptions options;
   PlanStats stats;
-  std::vector<RtValue> constants;  // by value id: host constants, uploaded once
-  std::vector<int> last_use;       // by value id: index of the last node reading it
-  std::vector<int> order;          // indices of the nodes to run
+  std::map<const Graph*, GraphPlan> plans;
   std::size_t peak = 0, total = 0, weights = 0;
+  int running = 0;  // nodes to run, subgraphs included
+  // Run-time accounting: storage -> (bytes, holders).
+  std::unordered_map<const void*, std::pair<std::size_t, int>> live;
+  std::size_t live_bytes = 0;
+
+  void plan(Graph& g, const Graph* parent);
+  void exec(const Graph& g, std::vector<RtValue>& vals);
+  void hold(const Tensor& t);
+  void drop(const Tensor& t);
+  RtValue& ref(const Graph& g, std::vector<RtValue>& vals, int id);
+  Tensor gpu(RtValue& v);
+  double scalar(const Graph& g, const Node& n, RtValue& v, int elem);
+  std::vector<RtValue> run_sub(const Graph& outer, std::vector<RtValue>& outer_vals, const Graph& sub,
+                               std::vector<RtValue> inputs);
+  void run_control(const Graph& g, const Node& n, std::vector<RtValue>& vals);
+  void run_if(const Graph& g, const Node& n, std::vector<RtValue>& vals);
+  void run_loop(const Graph& g, const Node& n, std::vector<RtValue>& vals);
+  void run_scan(const Graph& g, const Node& n, std::vector<RtValue>& vals);
 };
 
 namespace {
@@ -43,7 +69,7 @@ Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
 Model Model::load(const Device& dev, const std::string& path, const ModelOptions& options) {
-  auto m = std::make_unique<Impl>(Impl{dev, read_graph(path), options, {}, {}, {}, {}, 0, 0, 0});
+  auto m = std::make_unique<Impl>(Impl{dev, read_graph(path), options, {}, {}, 0, 0, 0, 0, {}, 0});
   Graph& g = m->g;
   for (auto& vi : g.input_info) {
     auto it = options.input_shapes.find(vi.name);
@@ -64,35 +90,56 @@ Model Model::load(const Device& dev, const std::string& path, const ModelOptions
     if (!found) input_error(g, "input_shapes names '" + name + "', which is not a graph input");
   }
   check_and_type(g);
-  fold_constants(g, dev, m->stats);
-  fold_batchnorm(g, m->stats);
-  fold_affine(g, m->stats);
-  fuse_hardswish(g, m->stats);
-  fuse_epilogues(g, m->stats);
-  fuse_muladd(g, m->stats);
-  remove_dead(g, m->stats);
+  m->plan(g, nullptr);
+  return Model(std::move(m));
+}
+
+// Plans a graph, then the subgraphs of its remaining nodes (which see its constants).
+void Model::Impl::plan(Graph& g, const Graph* parent) {
+  if (parent)  // outer values that are constants in the enclosing graph: constants here
+    for (int o : g.outer) {
+      auto it = parent->ids.find(g.values[o].name);
+      if (it != parent->ids.end() && parent->values[it->second].constant)
+        g.values[o].constant = parent->values[it->second].constant;
+    }
+  fold_constants(g, dev, stats);
+  while (inline_ifs(g, stats)) fold_constants(g, dev, stats);
+  fold_batchnorm(g, stats);
+  fold_affine(g, stats);
+  fuse_hardswish(g, stats);
+  fuse_epilogues(g, stats);
+  fuse_muladd(g, stats);
+  remove_dead(g, stats);
   // Constants read by nodes that run: upload floating ones and large ones now (once).
-  m->constants.resize(g.values.size());
-  m->last_use.assign(g.values.size(), -1);
+  GraphPlan& p = plans[&g];
+  p.constants.resize(g.values.size());
+  p.last_use.assign(g.values.size(), -1);
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (n.removed) continue;
-    m->order.push_back(static_cast<int>(i));
-    for (int in : n.inputs) {
+    p.order.push_back(static_cast<int>(i));
+    std::vector<int> reads = n.inputs;
+    reads.insert(reads.end(), n.implicit.begin(), n.implicit.end());
+    for (int in : reads) {
       if (in < 0) continue;
-      m->last_use[in] = static_cast<int>(i);
+      p.last_use[in] = static_cast<int>(i);
       const Value& v = g.values[in];
-      if (!v.constant || m->constants[in].host) continue;
-      m->constants[in].host = v.constant;
+      if (!v.constant || p.constants[in].host) continue;
+      p.constants[in].host = v.constant;
       if (elem_is_float(v.constant->elem) || v.constant->numel() > 16) {
-        m->constants[in].gpu = v.constant->upload(dev, weight_dtype(options));
-        m->weights += m->constants[in].gpu.impl()->storage->nbytes;
+        p.constants[in].gpu = v.constant->upload(dev, weight_dtype(options));
+        weights += p.constants[in].gpu.impl()->storage->nbytes;
       }
     }
   }
   for (int o : g.outputs)
-    if (g.values[o].constant && !m->constants[o].host) m->constants[o].host = g.values[o].constant;
-  return Model(std::move(m));
+    if (g.values[o].constant && !p.constants[o].host) p.constants[o].host = g.values[o].constant;
+  running += static_cast<int>(p.order.size());
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].removed) continue;
+    for (const auto& [name, a] : g.nodes[i].attrs.all())
+      if (a.g) plan(*a.g, &g);
+  }
 }
 
 const std::vector<ValueInfo>& Model::inputs() const { return impl_->g.input_info; }
@@ -102,8 +149,7 @@ std::size_t Model::peak_bytes() const { return impl_->peak; }
 std::size_t Model::total_intermediate_bytes() const { return impl_->total; }
 std::size_t Model::weight_bytes() const { return impl_->weights; }
 std::string Model::plan_summary() const {
-  int running = static_cast<int>(impl_->order.size());
-  return std::to_string(running) + " nodes to run (of " + std::to_string(impl_->g.nodes.size()) + "); " +
+  return std::to_string(impl_->running) + " nodes to run (of " + std::to_string(impl_->g.nodes.size()) + "); " +
          impl_->stats.summary();
 }
 
@@ -140,30 +186,64 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     vals[g.inputs[k]].gpu = t;
   }
   // ---- run the nodes in order, releasing values after their last use ----
-  const Registry& reg = registry();
-  std::unordered_map<const void*, std::pair<std::size_t, int>> live;  // storage -> (bytes, holders)
-  std::size_t live_bytes = 0;
+  m.live.clear();
+  m.live_bytes = 0;
   m.peak = 0;
   m.total = 0;
-  auto hold = [&](const Tensor& t) {
-    if (!t.defined()) return;
-    auto& st = t.impl()->storage;
-    auto [it, fresh] = live.try_emplace(st.get(), st->nbytes, 0);
-    if (fresh) {
-      live_bytes += st->nbytes;
-      m.total += st->nbytes;
-    }
-    ++it->second.second;
-  };
-  auto drop = [&](const Tensor& t) {
-    if (!t.defined()) return;
-    auto it = live.find(t.impl()->storage.get());
-    if (it == live.end()) return;
-    if (--it->second.second == 0) {
-      live_bytes -= it->second.first;
-      live.erase(it);
-    }
-  };
+  m.exec(g, vals);
+  GraphPlan& p = m.plans.at(&g);
+  std::map<std::string, Tensor> out;
+  for (int o : g.outputs) {
+    RtValue& v = g.values[o].constant ? p.constants[o] : vals[o];
+    if (g.values[o].graph_input) v = vals[o];
+    out[g.values[o].name] = m.gpu(v);
+  }
+  return out;
+}
+
+void Model::Impl::hold(const Tensor& t) {
+  if (!t.defined()) return;
+  auto& st = t.impl()->storage;
+  auto [it, fresh] = live.try_emplace(st.get(), st->nbytes, 0);
+  if (fresh) {
+    live_bytes += st->nbytes;
+    total += st->nbytes;
+  }
+  ++it->second.second;
+}
+
+void Model::Impl::drop(const Tensor& t) {
+  if (!t.defined()) return;
+  auto it = live.find(t.impl()->storage.get());
+  if (it == live.end()) return;
+  if (--it->second.second == 0) {
+    live_bytes -= it->second.first;
+    live.erase(it);
+  }
+}
+
+RtValue& Model::Impl::ref(const Graph& g, std::vector<RtValue>& vals, int id) {
+  if (!g.values[id].constant) return vals[id];
+  RtValue& c = plans.at(&g).constants[id];
+  if (!c.host) c.host = g.values[id].constant;
+  return c;
+}
+
+Tensor Model::Impl::gpu(RtValue& v) {
+  if (!v.gpu.defined() && v.host) v.gpu = v.host->upload(dev);
+  return v.gpu;
+}
+
+// The single value of a scalar (a condition, a trip count): on the host, or read back.
+double Model::Impl::scalar(const Graph& g, const Node& n, RtValue& v, int elem) {
+  if (!v.host) v.host = std::make_shared<HostTensor>(HostTensor::download(v.gpu, elem));
+  if (v.host->v.size() != 1) g.fail(n, "expected a single value, got a tensor of shape " + to_string(v.host->shape));
+  return v.host->v[0];
+}
+
+void Model::Impl::exec(const Graph& g, std::vector<RtValue>& vals) {
+  GraphPlan& p = plans.at(&g);
+  const Registry& reg = registry();
   const std::size_t host_limit = 1 << 16;
   // One node: on the host (shape subgraphs, small constants) or as gltensor ops on the GPU.
   auto run_node = [&](Args& a, const OpDef& def, const Node& n, bool on_host) {
@@ -187,7 +267,7 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
   // device's profiler on, each node's dispatches are attributed to a ProfileScope named after
   // its op type (ProfileReport::by_scope: GPU time per node type).
   const bool trace = detail::settings().model_trace;
-  for (int ni : m.order) {
+  for (int ni : p.order) {
     const auto t0 = std::chrono::steady_clock::now();
     const Node& n = g.nodes[ni];
     const OpDef& def = reg.at(n.op_type);
@@ -195,19 +275,22 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     bool all_host = true;
     std::size_t host_elems = 0;
     for (int in : n.inputs) {
-      RtValue* p = in < 0 ? nullptr : (g.values[in].constant ? &m.constants[in] : &vals[in]);
-      if (p && g.values[in].constant && !p->host) p->host = g.values[in].constant;
-      ptrs.push_back(p);
-      if (p && p->defined()) {
-        all_host = all_host && p->host != nullptr;
-        if (p->host) host_elems += p->host->v.size();
+      RtValue* ptr = in < 0 ? nullptr : &ref(g, vals, in);
+      ptrs.push_back(ptr);
+      if (ptr && ptr->defined()) {
+        all_host = all_host && ptr->host != nullptr;
+        if (ptr->host) host_elems += ptr->host->v.size();
       }
     }
-    Args a(m.dev, g, n, ptrs, weight_dtype(m.options));
-    const bool on_host = def.host && (def.shape_only || (all_host && host_elems <= host_limit));
+    Args a(dev, g, n, ptrs, weight_dtype(options));
+    const bool control = is_control_flow(n);
+    const bool on_host = !control && def.host && (def.shape_only || (all_host && host_elems <= host_limit));
     try {
-      ProfileScope scope(m.dev, n.op_type);
-      run_node(a, def, n, on_host);
+      ProfileScope scope(dev, n.op_type);
+      if (control)
+        run_control(g, n, vals);
+      else
+        run_node(a, def, n, on_host);
     } catch (const ModelError&) {
       throw;
     } catch (const LimitError&) {
@@ -222,35 +305,230 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     }
     for (int o : n.outputs)
       if (o >= 0 && !vals[o].defined()) g.fail(n, "output '" + g.values[o].name + "' was not produced");
-    m.peak = std::max(m.peak, live_bytes);
+    peak = std::max(peak, live_bytes);
     if (trace) {
-      m.dev.synchronize();
+      dev.synchronize();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       Shape s0 = n.inputs.empty() || n.inputs[0] < 0 ? Shape{} : a.shape(0);
       std::fprintf(stderr, "trace %4d %-22s %-10s %9.3f ms %s%s\n", n.index, n.op_type.c_str(),
-                   on_host ? "host" : "gpu", ms, to_string(s0).c_str(),
+                   control   ? "control"
+                   : on_host ? "host"
+                             : "gpu",
+                   ms, to_string(s0).c_str(),
                    n.fused.empty() ? "" : (" +" + n.fused + " " + n.epilogue.name()).c_str());
     }
-    for (int in : n.inputs) {
-      if (in < 0 || g.values[in].constant || g.values[in].graph_output || m.last_use[in] != ni) continue;
+    // Values go after their last reader; a subgraph's inputs and outer values belong to the
+    // enclosing graph.
+    auto release = [&](int in) {
+      const Value& v = g.values[in];
+      if (v.constant || v.graph_output || p.last_use[in] != ni) return;
+      if (g.sub && (v.graph_input || v.outer)) return;
       drop(vals[in].gpu);
       vals[in] = RtValue();
-    }
+    };
+    for (int in : n.inputs)
+      if (in >= 0) release(in);
+    for (int in : n.implicit) release(in);
     // Outputs nothing reads (optional outputs the graph ignores) go at once.
     for (int o : n.outputs)
-      if (o >= 0 && m.last_use[o] < 0 && !g.values[o].graph_output) {
+      if (o >= 0 && p.last_use[o] < 0 && !g.values[o].graph_output) {
         drop(vals[o].gpu);
         vals[o] = RtValue();
       }
   }
-  std::map<std::string, Tensor> out;
-  for (int o : g.outputs) {
-    RtValue& v = g.values[o].constant ? m.constants[o] : vals[o];
-    if (g.values[o].graph_input) v = vals[o];
-    if (!v.gpu.defined() && v.host) v.gpu = v.host->upload(m.dev);
-    out[g.values[o].name] = v.gpu;
+}
+
+// ---- control flow ----
+
+// Runs subgraph `sub` of a node of graph `outer`: its outer values read by name from
+// `outer_vals`, `inputs` bound to its inputs; returns its outputs. Outputs computed inside stay
+// held (the caller's graph releases them).
+std::vector<RtValue> Model::Impl::run_sub(const Graph& outer, std::vector<RtValue>& outer_vals, const Graph& sub,
+                                          std::vector<RtValue> inputs) {
+  std::vector<RtValue> sv(sub.values.size());
+  for (int o : sub.outer) {
+    if (sub.values[o].constant) continue;
+    auto it = outer.ids.find(sub.values[o].name);
+    if (it == outer.ids.end())
+      throw ModelError("gltensor::Model: " + sub.file + ": a subgraph reads '" + sub.values[o].name +
+                           "', which its enclosing graph does not have",
+                       "a subgraph reads '" + sub.values[o].name + "', which its enclosing graph does not have");
+    sv[o] = ref(outer, outer_vals, it->second);
   }
+  for (std::size_t k = 0; k < sub.inputs.size() && k < inputs.size(); ++k) sv[sub.inputs[k]] = std::move(inputs[k]);
+  exec(sub, sv);
+  std::vector<RtValue> out;
+  for (int o : sub.outputs) out.push_back(ref(sub, sv, o));
   return out;
+}
+
+void Model::Impl::run_control(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
+  if (n.op_type == "If")
+    run_if(g, n, vals);
+  else if (n.op_type == "Loop")
+    run_loop(g, n, vals);
+  else
+    run_scan(g, n, vals);
+}
+
+void Model::Impl::run_if(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
+  const bool cond = scalar(g, n, ref(g, vals, n.inputs[0]), kBool) != 0;
+  const Graph& b = *n.attrs.get(cond ? "then_branch" : "else_branch")->g;
+  std::vector<RtValue> outs = run_sub(g, vals, b, {});
+  for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+    if (n.outputs[k] >= 0) vals[n.outputs[k]] = outs[k];
+}
+
+namespace {
+
+// Slice i of x along axis, without the axis.
+Tensor select_axis(const Tensor& x, std::int64_t axis, std::int64_t i) {
+  Shape s = x.shape();
+  s.erase(s.begin() + axis);
+  return x.narrow(axis, i, 1).contiguous().reshape(s);
+}
+
+}  // namespace
+
+void Model::Impl::run_loop(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
+  const Graph& b = *n.attrs.get("body")->g;
+  auto has = [&](std::size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0; };
+  const double max_trip = has(0) ? scalar(g, n, ref(g, vals, n.inputs[0]), kInt64) : 0;
+  bool cond = has(1) ? scalar(g, n, ref(g, vals, n.inputs[1]), kBool) != 0 : true;
+  const std::size_t N = n.inputs.size() - 2;
+  const std::size_t K = b.outputs.size() - 1 - N;
+  std::vector<RtValue> carried;
+  for (std::size_t k = 0; k < N; ++k)
+    carried.push_back(n.inputs[2 + k] >= 0 ? ref(g, vals, n.inputs[2 + k]) : RtValue());
+  std::vector<std::vector<Tensor>> scans(K);
+  // The condition is read back only when the body computes it (not when it passes it through).
+  const bool cond_passthrough = b.outputs[0] == b.inputs[1];
+  std::vector<Tensor> previous;  // carried values the last iteration computed (held until replaced)
+  for (std::int64_t i = 0; (!has(0) || static_cast<double>(i) < max_trip) && cond; ++i) {
+    std::vector<RtValue> in(2 + N);
+    in[0].host = std::make_shared<HostTensor>(HostTensor::scalar(static_cast<double>(i), kInt64));
+    in[1].host = std::make_shared<HostTensor>(HostTensor::scalar(cond ? 1 : 0, kBool));
+    for (std::size_t k = 0; k < N; ++k) in[2 + k] = carried[k];
+    std::vector<RtValue> out = run_sub(g, vals, b, std::move(in));
+    // Without the cond input, the body's condition is ignored (ONNX: a for loop).
+    if (has(1) && !cond_passthrough) cond = scalar(b, n, out[0], kBool) != 0;
+    for (const Tensor& t : previous) drop(t);
+    previous.clear();
+    for (std::size_t k = 0; k < N; ++k) {
+      carried[k] = out[1 + k];
+      previous.push_back(carried[k].gpu);
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      scans[k].push_back(gpu(out[1 + N + k]));
+      if (!out[1 + N + k].host) previous.push_back(out[1 + N + k].gpu);  // dropped after stacking
+    }
+  }
+  for (std::size_t k = 0; k < N; ++k)
+    if (k < n.outputs.size() && n.outputs[k] >= 0) vals[n.outputs[k]] = carried[k];
+  for (std::size_t k = 0; k < K; ++k) {
+    if (N + k >= n.outputs.size() || n.outputs[N + k] < 0) continue;
+    Tensor t;
+    if (scans[k].empty()) {  // no iteration: [0, dims of the body's output as declared]
+      Shape s{0};
+      for (auto d : b.output_info[1 + N + k].shape) {
+        if (d < 0)
+          g.fail(n, "no iteration ran and the body's scan output " + std::to_string(k) + " has no fixed shape");
+        s.push_back(d);
+      }
+      t = zeros(dev, s, elem_dtype(g.values[n.outputs[N + k]].elem));
+    } else {
+      t = stack(scans[k], 0);
+    }
+    hold(t);
+    vals[n.outputs[N + k]].gpu = t;
+  }
+  // The carried outputs stay held (by the values they became); per-iteration scan slices go.
+  for (const Tensor& t : previous) {
+    bool carried_out = false;
+    for (const auto& c : carried) carried_out = carried_out || (c.gpu.defined() && c.gpu.impl() == t.impl());
+    if (!carried_out) drop(t);
+  }
+}
+
+void Model::Impl::run_scan(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
+  const Graph& b = *n.attrs.get("body")->g;
+  const Attrs& at = n.attrs;
+  const bool v8 = g.opset < 9;  // Scan-8: a batch axis 0, sequence_lens first, scan axis 1
+  const std::size_t first = v8 ? 1 : 0;
+  const std::size_t M = static_cast<std::size_t>(at.i("num_scan_inputs", 0));
+  const std::size_t N = n.inputs.size() - first - M;
+  const std::size_t K = b.outputs.size() - N;
+  std::vector<Tensor> states, xs;
+  for (std::size_t k = 0; k < N; ++k) states.push_back(gpu(ref(g, vals, n.inputs[first + k])));
+  for (std::size_t k = 0; k < M; ++k) xs.push_back(gpu(ref(g, vals, n.inputs[first + N + k])));
+  const auto in_axes = at.ints("scan_input_axes", std::vector<std::int64_t>(M, 0));
+  const auto in_dirs = at.ints(v8 ? "directions" : "scan_input_directions", std::vector<std::int64_t>(M, 0));
+  const auto out_axes = at.ints("scan_output_axes", std::vector<std::int64_t>(K, 0));
+  const auto out_dirs = at.ints("scan_output_directions", std::vector<std::int64_t>(K, 0));
+  auto norm = [&](std::int64_t a, std::int64_t rank) {
+    const std::int64_t r = a < 0 ? a + rank : a;
+    if (r < 0 || r >= rank)
+      g.fail(n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    return r;
+  };
+  // One scan over `st` and `x` (no batch axis); returns the final states, then the scan outputs.
+  auto scan = [&](std::vector<Tensor> st, const std::vector<Tensor>& x) {
+    std::int64_t T = -1;
+    std::vector<std::int64_t> ax(M);
+    for (std::size_t k = 0; k < M; ++k) {
+      ax[k] = norm(k < in_axes.size() ? in_axes[k] : 0, x[k].dim());
+      const std::int64_t len = x[k].shape()[ax[k]];
+      if (T >= 0 && len != T) g.fail(n, "the scan inputs have different lengths");
+      T = len;
+    }
+    std::vector<std::vector<Tensor>> outs(K);
+    std::vector<Tensor> previous;
+    for (std::int64_t s = 0; s < std::max<std::int64_t>(T, 0); ++s) {
+      std::vector<RtValue> in(N + M);
+      for (std::size_t k = 0; k < N; ++k) in[k].gpu = st[k];
+      for (std::size_t k = 0; k < M; ++k)
+        in[N + k].gpu = select_axis(x[k], ax[k], k < in_dirs.size() && in_dirs[k] ? T - 1 - s : s);
+      std::vector<RtValue> out = run_sub(g, vals, b, std::move(in));
+      for (const Tensor& t : previous) drop(t);
+      previous.clear();
+      for (std::size_t k = 0; k < N; ++k) {
+        st[k] = gpu(out[k]);
+        previous.push_back(st[k]);
+      }
+      for (std::size_t k = 0; k < K; ++k) {
+        outs[k].push_back(gpu(out[N + k]));
+        previous.push_back(outs[k].back());
+      }
+    }
+    for (const Tensor& t : previous) drop(t);
+    std::vector<Tensor> r = st;
+    for (std::size_t k = 0; k < K; ++k) {
+      if (k < out_dirs.size() && out_dirs[k]) std::reverse(outs[k].begin(), outs[k].end());
+      if (outs[k].empty()) g.fail(n, "a scan of length 0 is not supported");
+      r.push_back(stack(outs[k], norm(k < out_axes.size() ? out_axes[k] : 0, outs[k][0].dim() + 1)));
+    }
+    return r;
+  };
+  std::vector<Tensor> r;
+  if (!v8) {
+    r = scan(states, xs);
+  } else {
+    const std::int64_t B = xs.empty() ? 0 : xs[0].shape()[0];
+    std::vector<std::vector<Tensor>> per(N + K);
+    for (std::int64_t bi = 0; bi < B; ++bi) {
+      std::vector<Tensor> st, x;
+      for (const auto& t : states) st.push_back(select_axis(t, 0, bi));
+      for (const auto& t : xs) x.push_back(select_axis(t, 0, bi));
+      std::vector<Tensor> one = scan(st, x);
+      for (std::size_t k = 0; k < N + K; ++k) per[k].push_back(one[k]);
+    }
+    for (auto& v : per) r.push_back(stack(v, 0));
+  }
+  for (std::size_t k = 0; k < r.size() && k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0) {
+      hold(r[k]);
+      vals[n.outputs[k]].gpu = r[k];
+    }
 }
 
 }  // namespace gltensor

@@ -105,7 +105,9 @@ HostTensor host_from_proto(const onnx::TensorProto& t) {
 
 namespace {
 
-Attr attr_from_proto(const onnx::AttributeProto& a) {
+Graph read_graph_proto(const onnx::GraphProto& pg, const std::string& path, int opset, bool sub);
+
+Attr attr_from_proto(const onnx::AttributeProto& a, const std::string& path, int opset) {
   Attr r;
   r.type = a.type();
   switch (a.type()) {
@@ -124,6 +126,9 @@ Attr attr_from_proto(const onnx::AttributeProto& a) {
     case onnx::AttributeProto::INTS:
       r.ints.assign(a.ints().begin(), a.ints().end());
       break;
+    case onnx::AttributeProto::STRINGS:
+      r.strings.assign(a.strings().begin(), a.strings().end());
+      break;
     case onnx::AttributeProto::TENSOR:
       try {
         r.t = std::make_shared<HostTensor>(host_from_proto(a.t()));
@@ -131,8 +136,11 @@ Attr attr_from_proto(const onnx::AttributeProto& a) {
         r.t_error = e.what();
       }
       break;
+    case onnx::AttributeProto::GRAPH:
+      r.g = std::make_shared<Graph>(read_graph_proto(a.g(), path, opset, true));
+      break;
     default:
-      break;  // graphs, strings lists, sparse tensors: the op check refuses them
+      break;  // lists of graphs or tensors, sparse tensors: the op check refuses them
   }
   return r;
 }
@@ -151,23 +159,13 @@ ValueInfo value_info(const onnx::ValueInfoProto& v) {
 
 }  // namespace
 
-Graph read_graph(const std::string& path) {
-  onnx::ModelProto m;
-  {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) file_error(path, "cannot open the file");
-    if (!m.ParseFromIstream(&f)) file_error(path, "not an ONNX model (protobuf parse failed)");
-  }
+namespace {
+
+Graph read_graph_proto(const onnx::GraphProto& pg, const std::string& path, int opset, bool sub) {
   Graph g;
   g.file = path;
-  for (const auto& o : m.opset_import()) {
-    if (o.domain().empty() || o.domain() == "ai.onnx") g.opset = static_cast<int>(o.version());
-  }
-  if (g.opset == 0) file_error(path, "no opset of the default domain is imported");
-  if (g.opset < kMinOpset || g.opset > kMaxOpset)
-    file_error(path, "opset " + std::to_string(g.opset) + " is not supported (supported: " + std::to_string(kMinOpset) +
-                         " to " + std::to_string(kMaxOpset) + ")");
-  const auto& pg = m.graph();
+  g.opset = opset;
+  g.sub = sub;
   for (const auto& init : pg.initializer()) {
     const int id = g.value(init.name());
     try {
@@ -178,12 +176,16 @@ Graph read_graph(const std::string& path) {
     }
   }
   for (const auto& v : pg.input()) {
-    if (!v.type().has_tensor_type())
-      file_error(path, "graph input '" + v.name() + "' is not a tensor (sequence/map/optional)");
+    // A subgraph's input may leave its type to the enclosing node (found at check time).
+    const bool untyped = sub && v.type().value_case() == onnx::TypeProto::VALUE_NOT_SET;
+    if (!v.type().has_tensor_type() && !untyped)
+      file_error(path, std::string(sub ? "subgraph" : "graph") + " input '" + v.name() +
+                           "' is not a tensor (sequence/map/optional)");
     const int id = g.value(v.name());
     if (g.values[id].constant) continue;  // an initializer listed as input (IR < 4): a constant
-    const int elem = v.type().tensor_type().elem_type();
-    if (!elem_supported(elem)) file_error(path, "graph input '" + v.name() + "': dtype " + elem_name(elem));
+    const int elem = untyped ? kUndefined : v.type().tensor_type().elem_type();
+    if (!(sub && elem == kUndefined) && !elem_supported(elem))
+      file_error(path, std::string(sub ? "subgraph" : "graph") + " input '" + v.name() + "': dtype " + elem_name(elem));
     g.values[id].elem = elem;
     g.values[id].graph_input = true;
     g.inputs.push_back(id);
@@ -200,7 +202,15 @@ Graph read_graph(const std::string& path) {
     n.domain = pn.domain();
     for (const auto& in : pn.input()) n.inputs.push_back(in.empty() ? -1 : g.value(in));
     for (const auto& out : pn.output()) n.outputs.push_back(out.empty() ? -1 : g.value(out));
-    for (const auto& a : pn.attribute()) n.attrs.set(a.name(), attr_from_proto(a));
+    for (const auto& a : pn.attribute()) {
+      Attr at = attr_from_proto(a, path, opset);
+      if (at.g)  // the names its subgraph reads from outside: this node's implicit inputs
+        for (int o : at.g->outer) {
+          const int id = g.value(at.g->values[o].name);
+          if (std::find(n.implicit.begin(), n.implicit.end(), id) == n.implicit.end()) n.implicit.push_back(id);
+        }
+      n.attrs.set(a.name(), std::move(at));
+    }
     nodes.push_back(std::move(n));
   }
   {
@@ -214,15 +224,23 @@ Graph read_graph(const std::string& path) {
         }
     std::vector<int> pending(nodes.size(), 0);
     std::vector<std::vector<int>> users(nodes.size());
-    for (std::size_t i = 0; i < nodes.size(); ++i)
-      for (int in : nodes[i].inputs)
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      std::vector<int> reads = nodes[i].inputs;
+      reads.insert(reads.end(), nodes[i].implicit.begin(), nodes[i].implicit.end());
+      for (int in : reads)
         if (in >= 0 && producer[in] >= 0) {
           ++pending[i];
           users[producer[in]].push_back(static_cast<int>(i));
         } else if (in >= 0 && !g.values[in].constant && !g.values[in].graph_input) {
+          if (sub) {  // read from an enclosing graph
+            if (!g.values[in].outer) g.outer.push_back(in);
+            g.values[in].outer = true;
+            continue;
+          }
           file_error(path, "node " + std::to_string(i) + " '" + nodes[i].name + "' (" + nodes[i].op_type + ") reads '" +
                                g.values[in].name + "', which nothing produces");
         }
+    }
     std::vector<int> order, ready;
     for (std::size_t i = 0; i < nodes.size(); ++i)
       if (!pending[i]) ready.push_back(static_cast<int>(i));
@@ -238,15 +256,46 @@ Graph read_graph(const std::string& path) {
     for (int i : order) g.nodes.push_back(std::move(nodes[i]));
   }
   for (const auto& v : pg.output()) {
-    if (!v.type().has_tensor_type())
-      file_error(path, "graph output '" + v.name() + "' is not a tensor (sequence/map/optional)");
+    if (!v.type().has_tensor_type() && !(sub && v.type().value_case() == onnx::TypeProto::VALUE_NOT_SET))
+      file_error(path, std::string(sub ? "subgraph" : "graph") + " output '" + v.name() +
+                           "' is not a tensor (sequence/map/optional)");
     const int id = g.value(v.name());
+    // A subgraph may return a value of an enclosing graph directly.
+    if (sub && !g.values[id].constant && !g.values[id].graph_input && g.values[id].producer < 0) {
+      bool produced = false;
+      for (const auto& n : g.nodes)
+        for (int o : n.outputs) produced = produced || o == id;
+      if (!produced && !g.values[id].outer) {
+        g.values[id].outer = true;
+        g.outer.push_back(id);
+      }
+    }
     g.values[id].graph_output = true;
     g.outputs.push_back(id);
     g.output_info.push_back(value_info(v));
   }
   g.recount();
   return g;
+}
+
+}  // namespace
+
+Graph read_graph(const std::string& path) {
+  onnx::ModelProto m;
+  {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) file_error(path, "cannot open the file");
+    if (!m.ParseFromIstream(&f)) file_error(path, "not an ONNX model (protobuf parse failed)");
+  }
+  int opset = 0;
+  for (const auto& o : m.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
+  }
+  if (opset == 0) file_error(path, "no opset of the default domain is imported");
+  if (opset < kMinOpset || opset > kMaxOpset)
+    file_error(path, "opset " + std::to_string(opset) + " is not supported (supported: " + std::to_string(kMinOpset) +
+                         " to " + std::to_string(kMaxOpset) + ")");
+  return read_graph_proto(m.graph(), path, opset, false);
 }
 
 }  // namespace gltensor::model

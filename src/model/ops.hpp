@@ -119,6 +119,8 @@ void register_nn_ops(Registry& r);
 void register_shape_ops(Registry& r);
 void register_reduce_ops(Registry& r);
 void register_fused_ops(Registry& r);
+void register_rnn_ops(Registry& r);
+void register_control_ops(Registry& r);
 
 // Helpers shared by the op files.
 /// Normalizes a negative axis against rank (fails naming the node when out of range).

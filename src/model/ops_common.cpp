@@ -174,6 +174,8 @@ const Registry& registry() {
     register_shape_ops(m);
     register_reduce_ops(m);
     register_fused_ops(m);
+    register_rnn_ops(m);
+    register_control_ops(m);
     return m;
   }();
   return r;

@@ -9,10 +9,11 @@
 namespace gltensor::model {
 
 std::string PlanStats::summary() const {
-  return std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
-         " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
-         std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
-         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(dead) + " dead nodes";
+  return (ifs ? std::to_string(ifs) + " If folded to a branch, " : std::string()) + std::to_string(folded) +
+         " nodes folded to constants, " + std::to_string(batchnorm) + " BatchNormalization and " +
+         std::to_string(affine) + " Mul/Add folded into weights, " + std::to_string(hardswish) +
+         " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " + std::to_string(muladd) +
+         " Mul+Add chains, " + std::to_string(dead) + " dead nodes";
 }
 
 // ---- checks and element types ----
@@ -52,18 +53,42 @@ void check_and_type(Graph& g) {
 
 // ---- constant folding ----
 
+namespace {
+
+// A shape-only stand-in for graph input v when every dim of it is fixed (no values), or null.
+std::shared_ptr<const HostTensor> fixed_input_shape(const Graph& g, int v) {
+  if (v < 0 || !g.values[v].graph_input || g.sub) return nullptr;
+  for (std::size_t k = 0; k < g.inputs.size(); ++k) {
+    if (g.inputs[k] != v) continue;
+    auto t = std::make_shared<HostTensor>();
+    t->elem = g.values[v].elem;
+    t->shape = g.input_info[k].shape;
+    for (auto d : t->shape)
+      if (d < 0) return nullptr;
+    return t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void fold_constants(Graph& g, const Device& dev, PlanStats& s) {
   const Registry& reg = registry();
   for (auto& n : g.nodes) {
-    if (n.removed) continue;
+    if (n.removed || is_control_flow(n)) continue;  // (If with a constant condition: inline_ifs)
+    const OpDef& def = reg.at(n.op_type);
+    // Shape and Size of a graph input whose dims are all fixed: constants (its shape stands in
+    // for the value, which they do not read).
+    const std::shared_ptr<const HostTensor> fixed =
+        def.shape_only && !n.inputs.empty() ? fixed_input_shape(g, n.inputs[0]) : nullptr;
     bool all_const = true;
     for (int in : n.inputs) all_const = all_const && (in < 0 || g.values[in].constant);
-    if (!all_const) continue;
-    const OpDef& def = reg.at(n.op_type);
+    if (!all_const && !fixed) continue;
     std::vector<RtValue> slots(n.inputs.size());
     std::vector<RtValue*> ptrs;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i] >= 0) slots[i].host = g.values[n.inputs[i]].constant;
+      if (i == 0 && fixed && !slots[0].host) slots[0].host = fixed;
       ptrs.push_back(&slots[i]);
     }
     Args a(dev, g, n, ptrs, DType::f32);
@@ -85,6 +110,64 @@ void fold_constants(Graph& g, const Device& dev, PlanStats& s) {
     ++s.folded;
   }
   g.recount();
+}
+
+// ---- If with a constant condition ----
+
+bool is_control_flow(const Node& n) { return n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan"; }
+
+bool inline_ifs(Graph& g, PlanStats& s) {
+  bool any = false;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (n.removed || n.op_type != "If" || n.inputs.empty() || n.inputs[0] < 0) continue;
+    const HostTensor* c = g.values[n.inputs[0]].constant.get();
+    if (!c || c->v.size() != 1) continue;
+    const Attr* a = n.attrs.get(c->v[0] != 0 ? "then_branch" : "else_branch");
+    if (!a || !a->g) continue;
+    const Graph& b = *a->g;
+    // The branch's values keep their names (ONNX names are unique across nested graphs); a name
+    // this graph already has (other than the outer values) leaves the If to run time.
+    bool clash = false;
+    for (std::size_t v = 0; v < b.values.size(); ++v)
+      clash = clash || (!b.values[v].outer && g.ids.count(b.values[v].name) > 0);
+    if (clash) continue;
+    std::vector<int> map(b.values.size(), -1);
+    for (std::size_t v = 0; v < b.values.size(); ++v) {
+      const Value& bv = b.values[v];
+      const int id = g.value(bv.name);
+      map[v] = id;
+      if (bv.outer) continue;
+      g.values[id].elem = bv.elem;
+      g.values[id].constant = bv.constant;
+    }
+    std::vector<Node> added;
+    for (const Node& bn : b.nodes) {
+      if (bn.removed) continue;
+      Node m = bn;
+      for (int& in : m.inputs) in = in < 0 ? -1 : map[in];
+      for (int& o : m.outputs) o = o < 0 ? -1 : map[o];
+      for (int& in : m.implicit) in = map[in];
+      m.name = n.name + "/" + bn.name;
+      added.push_back(std::move(m));
+    }
+    for (std::size_t k = 0; k < n.outputs.size() && k < b.outputs.size(); ++k) {
+      if (n.outputs[k] < 0) continue;
+      Node id;
+      id.index = n.index;
+      id.name = n.name + "/output" + std::to_string(k);
+      id.op_type = "Identity";
+      id.inputs = {map[b.outputs[k]]};
+      id.outputs = {n.outputs[k]};
+      added.push_back(std::move(id));
+    }
+    n.removed = true;
+    g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, added.begin(), added.end());
+    ++s.ifs;
+    any = true;
+  }
+  g.recount();
+  return any;
 }
 
 // ---- helpers for rewrites ----

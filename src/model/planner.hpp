@@ -3,6 +3,7 @@
 //                    dtypes and opset; infers element types (ModelError naming node/attribute).
 //   fold_constants   nodes whose inputs are all constants are evaluated once (on the host where
 //                    the op has a host form, else on the GPU and read back).
+//   inline_ifs       If with a constant condition -> the nodes of the branch it takes.
 //   fold_batchnorm   BatchNormalization after a Conv with constant weights -> new Conv weights.
 //   fold_affine      Mul/Add by per-channel constants after a Conv -> Conv weights/bias; Add of
 //                    a constant vector after a MatMul with a constant matrix -> its bias input.
@@ -19,12 +20,17 @@
 namespace gltensor::model {
 
 struct PlanStats {
-  int folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
+  int ifs = 0, folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
   std::string summary() const;
 };
 
 void check_and_type(Graph& g);
 void fold_constants(Graph& g, const Device& dev, PlanStats& s);
+/// If, Loop or Scan (nodes with subgraphs).
+bool is_control_flow(const Node& n);
+/// Replaces each If whose condition is a constant by its chosen branch's nodes (and an Identity
+/// per output); returns whether any was. Run fold_constants again after it.
+bool inline_ifs(Graph& g, PlanStats& s);
 void fold_batchnorm(Graph& g, PlanStats& s);
 void fold_affine(Graph& g, PlanStats& s);
 void fuse_hardswish(Graph& g, PlanStats& s);

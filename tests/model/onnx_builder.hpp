@@ -55,6 +55,14 @@ class OnnxBuilder {
     for (auto x : v) t->add_int64_data(x);
     return *this;
   }
+  OnnxBuilder& init_i32(const std::string& name, std::vector<std::int64_t> shape, const std::vector<std::int32_t>& v) {
+    auto* t = m_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT32);
+    for (auto d : shape) t->add_dims(d);
+    for (auto x : v) t->add_int32_data(x);
+    return *this;
+  }
   /// Adds a node; attributes through the returned NodeProto.
   onnx::NodeProto& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
                         const std::string& name = "") {
@@ -88,6 +96,26 @@ class OnnxBuilder {
     a->set_name(k);
     a->set_type(onnx::AttributeProto::INTS);
     for (auto x : v) a->add_ints(x);
+  }
+  static void attr_floats(onnx::NodeProto& n, const std::string& k, std::vector<float> v) {
+    auto* a = n.add_attribute();
+    a->set_name(k);
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (auto x : v) a->add_floats(x);
+  }
+  static void attr_strings(onnx::NodeProto& n, const std::string& k, std::vector<std::string> v) {
+    auto* a = n.add_attribute();
+    a->set_name(k);
+    a->set_type(onnx::AttributeProto::STRINGS);
+    for (auto& x : v) a->add_strings(x);
+  }
+  /// A subgraph attribute (If branches, Loop and Scan bodies): the graph another builder holds
+  /// (its inputs, outputs, initializers and nodes; its opset is the enclosing model's).
+  static void attr_graph(onnx::NodeProto& n, const std::string& k, const OnnxBuilder& sub) {
+    auto* a = n.add_attribute();
+    a->set_name(k);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = sub.m_.graph();
   }
   /// Writes the model to a temporary file and returns its path.
   std::string save(const std::string& name) const {

@@ -348,8 +348,10 @@ std::string ort_missing() {
 
 // Runs the model with gltensor and with ONNX Runtime (tools/ort-reference/ort_run.js) on the
 // same float inputs and compares every listed output: shape, and values within atol + rtol.
+// `ort_model`: an equivalent model for ONNX Runtime where it lacks a form (RNN layout 1).
 void expect_matches_ort(const B& m, const std::string& name, const std::map<std::string, In>& inputs,
-                        const std::vector<std::string>& outputs, double atol = 1e-5, double rtol = 1e-4) {
+                        const std::vector<std::string>& outputs, double atol = 1e-5, double rtol = 1e-4,
+                        const B* ort_model = nullptr) {
 #ifndef GLTENSOR_TEST_ORT
   GTEST_SKIP() << "gltensor_npy (xtensor) is not built: no ONNX Runtime comparison";
 #else
@@ -360,10 +362,11 @@ void expect_matches_ort(const B& m, const std::string& name, const std::map<std:
     GTEST_SKIP() << why;
   }
   const std::string path = m.save(name);
+  const std::string ort_path = ort_model ? ort_model->save(name + "-for-ort") : path;
   const fs::path dir = fs::temp_directory_path() / "gltensor-model-tests" / (name + "-ort");
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::string cmd = "node '" GLTENSOR_TEST_SOURCE_DIR "/tools/ort-reference/ort_run.js' '" + path + "'";
+  std::string cmd = "node '" GLTENSOR_TEST_SOURCE_DIR "/tools/ort-reference/ort_run.js' '" + ort_path + "'";
   std::map<std::string, Tensor> feeds;
   for (const auto& [k, in] : inputs) {
     const std::string f = (dir / (k + ".npy")).string();
@@ -840,4 +843,343 @@ TEST(Model, Opset18To21FormsItCannotRunAreModelErrorsAtLoad) {
     const std::string e = load_error(m, "opset22");
     EXPECT_NE(e.find("opset 22 is not supported (supported: 1 to 21)"), std::string::npos) << e;
   }
+}
+
+// ---- recurrent layers and control flow ----
+
+TEST(Model, RecurrentLayersMatchOnnxRuntime) {
+  GLT_RNG(rng);
+  const std::int64_t T = 5, N = 3, I = 4, H = 6;
+  auto in = [&](const Shape& s, float lo = -1, float hi = 1) {
+    std::int64_t n = 1;
+    for (auto d : s) n *= d;
+    return In{uniform(rng, static_cast<std::size_t>(n), lo, hi), s};
+  };
+  auto weights = [&](B& m, std::int64_t D, std::int64_t G) {
+    m.init("W", {D, G * H, I}, uniform(rng, D * G * H * I));
+    m.init("R", {D, G * H, H}, uniform(rng, D * G * H * H, -0.5, 0.5));
+    m.init("Bias", {D, 2 * G * H}, uniform(rng, D * 2 * G * H));
+  };
+  {  // bidirectional LSTM with sequence_lens, peepholes and initial states
+    B m(14);
+    m.input("x", {T, N, I}).input("h0", {2, N, H}).input("c0", {2, N, H});
+    weights(m, 2, 4);
+    m.init("P", {2, 3 * H}, uniform(rng, 2 * 3 * H)).init_i32("lens", {N}, {5, 3, 1});
+    auto& n = m.node("LSTM", {"x", "W", "R", "Bias", "lens", "h0", "c0", "P"}, {"y", "yh", "yc"});
+    B::attr_s(n, "direction", "bidirectional");
+    B::attr_i(n, "hidden_size", H);
+    m.output("y", {T, 2, N, H}).output("yh", {2, N, H}).output("yc", {2, N, H});
+    expect_matches_ort(m, "lstm_bidirectional", {{"x", in({T, N, I})}, {"h0", in({2, N, H})}, {"c0", in({2, N, H})}},
+                       {"y", "yh", "yc"});
+  }
+  {  // reverse LSTM: clip, input_forget, activations with alpha and beta
+    B m(14);
+    m.input("x", {T, N, I});
+    weights(m, 1, 4);
+    auto& n = m.node("LSTM", {"x", "W", "R", "Bias"}, {"y", "yh", "yc"});
+    B::attr_s(n, "direction", "reverse");
+    B::attr_i(n, "hidden_size", H);
+    B::attr_f(n, "clip", 0.8f);
+    B::attr_i(n, "input_forget", 1);
+    B::attr_strings(n, "activations", {"HardSigmoid", "ScaledTanh", "Softsign"});
+    B::attr_floats(n, "activation_alpha", {0.3f, 1.2f});
+    B::attr_floats(n, "activation_beta", {0.4f, 0.7f});
+    m.output("y", {T, 1, N, H}).output("yh", {1, N, H}).output("yc", {1, N, H});
+    expect_matches_ort(m, "lstm_reverse_clip", {{"x", in({T, N, I}, -2, 2)}}, {"y", "yh", "yc"});
+  }
+  {  // the other activations: bidirectional RNN (Affine; ThresholdedRelu), GRU (Elu, Softplus),
+     // LSTM (Sigmoid, Relu, Tanh)
+    B m(14);
+    m.input("x", {T, N, I});
+    m.init("W1", {2, H, I}, uniform(rng, 2 * H * I)).init("R1", {2, H, H}, uniform(rng, 2 * H * H, -0.5, 0.5));
+    m.init("W3", {1, 3 * H, I}, uniform(rng, 3 * H * I));
+    m.init("R3", {1, 3 * H, H}, uniform(rng, 3 * H * H, -0.5, 0.5));
+    m.init("W4", {1, 4 * H, I}, uniform(rng, 4 * H * I));
+    m.init("R4", {1, 4 * H, H}, uniform(rng, 4 * H * H, -0.5, 0.5));
+    auto& r = m.node("RNN", {"x", "W1", "R1"}, {"ry", "ryh"});
+    B::attr_s(r, "direction", "bidirectional");
+    B::attr_strings(r, "activations", {"Affine", "ThresholdedRelu"});
+    B::attr_floats(r, "activation_alpha", {0.7f, 0.3f});
+    B::attr_floats(r, "activation_beta", {0.2f});
+    auto& g = m.node("GRU", {"x", "W3", "R3"}, {"gy", "gyh"});
+    B::attr_strings(g, "activations", {"Elu", "Softplus"});
+    B::attr_floats(g, "activation_alpha", {0.5f});
+    auto& l = m.node("LSTM", {"x", "W4", "R4"}, {"ly", "lyh", "lyc"});
+    B::attr_strings(l, "activations", {"Sigmoid", "Relu", "Tanh"});
+    for (auto* n : {&r, &g, &l}) B::attr_i(*n, "hidden_size", H);
+    m.output("ry", {T, 2, N, H}).output("ryh", {2, N, H}).output("gy", {T, 1, N, H}).output("gyh", {1, N, H});
+    m.output("ly", {T, 1, N, H}).output("lyh", {1, N, H}).output("lyc", {1, N, H});
+    expect_matches_ort(m, "rnn_activations", {{"x", in({T, N, I})}}, {"ry", "ryh", "gy", "gyh", "ly", "lyh", "lyc"});
+  }
+  for (int lbr : {0, 1}) {  // bidirectional GRU, linear_before_reset 0 and 1
+    B m(14);
+    m.input("x", {T, N, I}).input("h0", {2, N, H});
+    weights(m, 2, 3);
+    m.init_i32("lens", {N}, {2, 5, 4});
+    auto& n = m.node("GRU", {"x", "W", "R", "Bias", "lens", "h0"}, {"y", "yh"});
+    B::attr_s(n, "direction", "bidirectional");
+    B::attr_i(n, "hidden_size", H);
+    B::attr_i(n, "linear_before_reset", lbr);
+    m.output("y", {T, 2, N, H}).output("yh", {2, N, H});
+    expect_matches_ort(m, "gru_lbr" + std::to_string(lbr), {{"x", in({T, N, I})}, {"h0", in({2, N, H})}}, {"y", "yh"});
+  }
+  {  // layout 1 (batch first): GRU with sequence_lens and initial_h, LSTM, reverse RNN with
+     // LeakyRelu. ONNX Runtime has no layout 1 on the CPU: it runs the layout-0 form between
+     // Transposes.
+    const auto wv = uniform(rng, 3 * H * I), rv = uniform(rng, 3 * H * H, -0.5, 0.5), bv = uniform(rng, 6 * H);
+    const auto w4 = uniform(rng, 4 * H * I), r4 = uniform(rng, 4 * H * H, -0.5, 0.5);
+    const auto w1 = uniform(rng, H * I), r1 = uniform(rng, H * H, -0.5, 0.5);
+    auto build = [&](bool layout1) {
+      B m(14);
+      m.input("x", {N, T, I}).input("h0", {N, 1, H});
+      m.init("W", {1, 3 * H, I}, wv).init("R", {1, 3 * H, H}, rv).init("Bias", {1, 6 * H}, bv);
+      m.init("W4", {1, 4 * H, I}, w4).init("R4", {1, 4 * H, H}, r4);
+      m.init("W1", {1, H, I}, w1).init("R1", {1, H, H}, r1);
+      m.init_i32("lens", {N}, {3, 5, 1});
+      std::string x = "x", h0 = "h0";
+      if (!layout1) {
+        B::attr_ints(m.node("Transpose", {"x"}, {"xt"}), "perm", {1, 0, 2});
+        B::attr_ints(m.node("Transpose", {"h0"}, {"h0t"}), "perm", {1, 0, 2});
+        x = "xt";
+        h0 = "h0t";
+      }
+      const std::string sfx = layout1 ? "" : "_t";
+      auto& g = m.node("GRU", {x, "W", "R", "Bias", "lens", h0}, {"gy" + sfx, "gyh" + sfx});
+      auto& l = m.node("LSTM", {x, "W4", "R4", "", "", h0}, {"ly" + sfx, "lyh" + sfx, "lyc" + sfx});
+      auto& r = m.node("RNN", {x, "W1", "R1", "", "lens"}, {"ry" + sfx, "ryh" + sfx});
+      for (auto* n : {&g, &l, &r}) {
+        B::attr_i(*n, "hidden_size", H);
+        if (layout1) B::attr_i(*n, "layout", 1);
+      }
+      B::attr_s(r, "direction", "reverse");
+      B::attr_strings(r, "activations", {"LeakyRelu"});
+      B::attr_floats(r, "activation_alpha", {0.2f});
+      if (!layout1) {
+        for (const char* y : {"gy", "ly", "ry"})
+          B::attr_ints(m.node("Transpose", {std::string(y) + "_t"}, {y}), "perm", {2, 0, 1, 3});
+        for (const char* y : {"gyh", "lyh", "lyc", "ryh"})
+          B::attr_ints(m.node("Transpose", {std::string(y) + "_t"}, {y}), "perm", {1, 0, 2});
+      }
+      m.output("gy", {N, T, 1, H}).output("gyh", {N, 1, H}).output("ly", {N, T, 1, H}).output("lyh", {N, 1, H});
+      m.output("lyc", {N, 1, H}).output("ry", {N, T, 1, H}).output("ryh", {N, 1, H});
+      return m;
+    };
+    const B m = build(true), m0 = build(false);
+    expect_matches_ort(m, "rnn_layout1", {{"x", in({N, T, I})}, {"h0", in({N, 1, H})}},
+                       {"gy", "gyh", "ly", "lyh", "lyc", "ry", "ryh"}, 1e-5, 1e-4, &m0);
+  }
+}
+
+TEST(Model, ControlFlowMatchesOnnxRuntime) {
+  GLT_RNG(rng);
+  {  // If on a condition computed from the input's values: both branches, reading outer values
+    B m(13);
+    m.input("x", {3, 4}).output("y", {3, 4}).init("w", {3, 4}, uniform(rng, 12)).init("zero", {}, {0.f});
+    auto& rs = m.node("ReduceSum", {"x"}, {"s"});
+    B::attr_i(rs, "keepdims", 0);
+    m.node("Greater", {"s", "zero"}, {"cond"});
+    B then_b, else_b;
+    then_b.output("ty", {3, 4});
+    then_b.node("Mul", {"x", "w"}, {"ty"});
+    else_b.output("ey", {3, 4});
+    else_b.node("Sub", {"x", "w"}, {"e1"});
+    else_b.node("Relu", {"e1"}, {"ey"});
+    auto& n = m.node("If", {"cond"}, {"y"});
+    B::attr_graph(n, "then_branch", then_b);
+    B::attr_graph(n, "else_branch", else_b);
+    expect_matches_ort(m, "if_then", {{"x", {uniform(rng, 12, 0.1f, 1), {3, 4}}}}, {"y"});
+    expect_matches_ort(m, "if_else", {{"x", {uniform(rng, 12, -1, -0.1f), {3, 4}}}}, {"y"});
+  }
+  {  // Loop: trip count from an input's value, condition computed by the body, scan outputs
+    B m(13);
+    m.input("n", {1}).input("x", {4}).output("acc", {4}).output_any("scan");
+    m.init("limit", {}, {12.f}).init("half", {}, {0.5f}).init("big", {}, {-1000.f});
+    auto& rm = m.node("ReduceMax", {"n"}, {"nmax"});
+    B::attr_i(rm, "keepdims", 0);
+    auto& cast = m.node("Cast", {"nmax"}, {"M"});
+    B::attr_i(cast, "to", onnx::TensorProto::INT64);
+    auto& rs = m.node("ReduceSum", {"x"}, {"xs"});
+    B::attr_i(rs, "keepdims", 0);
+    m.node("Greater", {"xs", "big"}, {"cond0"});
+    B body;
+    body.input("i", {}, onnx::TensorProto::INT64).input("c", {}, onnx::TensorProto::BOOL).input("a", {4});
+    body.output("c_out", {}, onnx::TensorProto::BOOL).output("a_out", {4}).output("s_out", {4});
+    auto& bc = body.node("Cast", {"i"}, {"i_f"});
+    B::attr_i(bc, "to", onnx::TensorProto::FLOAT);
+    body.node("Mul", {"a", "half"}, {"a_half"});
+    body.node("Mul", {"x", "i_f"}, {"xi"});
+    body.node("Add", {"a_half", "xi"}, {"a_out"});
+    auto& brs = body.node("ReduceSum", {"a_out"}, {"a_sum"});
+    B::attr_i(brs, "keepdims", 0);
+    body.node("Less", {"a_sum", "limit"}, {"c_out"});
+    body.node("Mul", {"a_out", "a_out"}, {"s_out"});
+    auto& n = m.node("Loop", {"M", "cond0", "x"}, {"acc", "scan"});
+    B::attr_graph(n, "body", body);
+    // 6 trips, or fewer when the sum reaches the limit first
+    expect_matches_ort(m, "loop_trips", {{"n", {{6.f}, {1}}}, {"x", {uniform(rng, 4, 0, 0.5f), {4}}}}, {"acc", "scan"});
+    expect_matches_ort(m, "loop_cond", {{"n", {{6.f}, {1}}}, {"x", {uniform(rng, 4, 1, 2), {4}}}}, {"acc", "scan"});
+  }
+  {  // Scan with reversed input and output directions and non-zero axes
+    B m(13);
+    m.input("s0", {4}).input("xs", {5, 4}).input("zs", {4, 5}).output("s", {4}).output("ys", {4, 5});
+    B body;
+    body.input("st", {4}).input("xe", {4}).input("ze", {4}).output("st_out", {4}).output("y", {4});
+    body.node("Mul", {"xe", "ze"}, {"xz"});
+    body.node("Add", {"st", "xz"}, {"st_out"});
+    body.node("Tanh", {"st_out"}, {"y"});
+    auto& n = m.node("Scan", {"s0", "xs", "zs"}, {"s", "ys"});
+    B::attr_graph(n, "body", body);
+    B::attr_i(n, "num_scan_inputs", 2);
+    B::attr_ints(n, "scan_input_directions", {1, 0});
+    B::attr_ints(n, "scan_input_axes", {0, 1});
+    B::attr_ints(n, "scan_output_directions", {1});
+    B::attr_ints(n, "scan_output_axes", {1});
+    expect_matches_ort(
+        m, "scan_reverse",
+        {{"s0", {uniform(rng, 4), {4}}}, {"xs", {uniform(rng, 20), {5, 4}}}, {"zs", {uniform(rng, 20), {4, 5}}}},
+        {"s", "ys"});
+  }
+  {  // an If nested in a Loop body, reading the body's values and the main graph's
+    B m(13);
+    m.input("x", {4}).output("acc", {4}).init("w", {4}, uniform(rng, 4)).init("thr", {}, {1.5f});
+    m.init_i64("M", {}, {4});
+    B body;
+    body.input("i", {}, onnx::TensorProto::INT64).input("c", {}, onnx::TensorProto::BOOL).input("a", {4});
+    body.output("c_out", {}, onnx::TensorProto::BOOL).output("a_out", {4});
+    body.node("Identity", {"c"}, {"c_out"});
+    auto& bc = body.node("Cast", {"i"}, {"i_f"});
+    B::attr_i(bc, "to", onnx::TensorProto::FLOAT);
+    body.node("Greater", {"i_f", "thr"}, {"late"});
+    B then_b, else_b;
+    then_b.output("t_out", {4});
+    then_b.node("Add", {"a", "w"}, {"t_out"});
+    else_b.output("e_out", {4});
+    else_b.node("Mul", {"a", "x"}, {"e1"});
+    else_b.node("Add", {"e1", "i_f"}, {"e_out"});
+    auto& iff = body.node("If", {"late"}, {"a_out"});
+    B::attr_graph(iff, "then_branch", then_b);
+    B::attr_graph(iff, "else_branch", else_b);
+    auto& n = m.node("Loop", {"M", "", "x"}, {"acc"});
+    B::attr_graph(n, "body", body);
+    expect_matches_ort(m, "loop_nested_if", {{"x", {uniform(rng, 4), {4}}}}, {"acc"});
+  }
+}
+
+TEST(Model, ControlFlowFoldsAndRefuses) {
+  {  // an If whose condition comes from shapes and constants is replaced by its branch at load
+    B m(13);
+    m.input("x", {2, 3}).output("y", {2, 3}).init_i64("two", {}, {2});
+    m.node("Shape", {"x"}, {"sh"});
+    m.init_i64("zero_idx", {}, {0});
+    m.node("Gather", {"sh", "zero_idx"}, {"d0"});
+    m.node("Equal", {"d0", "two"}, {"cond"});
+    B then_b, else_b;
+    then_b.output("ty", {2, 3});
+    then_b.node("Relu", {"x"}, {"ty"});
+    else_b.output("ey", {2, 3});
+    else_b.node("Neg", {"x"}, {"ey"});
+    auto& n = m.node("If", {"cond"}, {"y"});
+    B::attr_graph(n, "then_branch", then_b);
+    B::attr_graph(n, "else_branch", else_b);
+    Model model = Model::load(device(), m.save("if_folded"));
+    EXPECT_NE(model.plan_summary().find("1 If folded to a branch"), std::string::npos) << model.plan_summary();
+    const std::vector<float> xv{-1, 2, -3, 4, -5, 6};
+    auto out = model.run({{"x", Tensor::from_host(device(), xv, {2, 3})}});
+    EXPECT_EQ(out.at("y").to_vector(), (std::vector<float>{0, 2, 0, 4, 0, 6}));
+  }
+  {  // an unsupported op inside a subgraph: refused at load, naming both nodes
+    B m(13);
+    m.input("c", {}, onnx::TensorProto::BOOL).input("x", {2}).output("y", {2});
+    B then_b, else_b;
+    then_b.output("ty", {2});
+    then_b.node("FancyOp", {"x"}, {"ty"}, "fancy");
+    else_b.output("ey", {2});
+    else_b.node("Relu", {"x"}, {"ey"});
+    auto& n = m.node("If", {"c"}, {"y"}, "branchy");
+    B::attr_graph(n, "then_branch", then_b);
+    B::attr_graph(n, "else_branch", else_b);
+    const std::string e = error_of([&] { Model::load(device(), m.save("if_bad_branch")); });
+    EXPECT_NE(
+        e.find("node 0 'branchy' (If): subgraph then_branch: node 0 'fancy' (FancyOp): op FancyOp is not supported"),
+        std::string::npos)
+        << e;
+  }
+  {  // an activation the recurrent layers do not have
+    B m(14);
+    m.input("x", {2, 1, 3}).output("y").init("W", {1, 2, 3}, std::vector<float>(6, 0.1f));
+    m.init("R", {1, 2, 2}, std::vector<float>(4, 0.1f));
+    auto& n = m.node("RNN", {"x", "W", "R"}, {"y"}, "rnn0");
+    B::attr_strings(n, "activations", {"Gelu"});
+    const std::string e = error_of([&] { Model::load(device(), m.save("rnn_bad_act")); });
+    EXPECT_NE(e.find("node 0 'rnn0' (RNN): attribute activations=[Gelu]: activation 'Gelu' is not supported"),
+              std::string::npos)
+        << e;
+  }
+}
+
+TEST(Model, RecurrentStepsAreAMatmulAndAGateKernel) {
+  GLT_RNG(rng);
+  const std::int64_t N = 2, I = 3, H = 4;
+  // Dispatches per step: the difference between 9 steps and 1 step, over 8.
+  auto per_step = [&](const char* op, std::int64_t G, int lbr) {
+    std::vector<double> counts;
+    for (std::int64_t T : {1, 9}) {
+      B m(14);
+      m.input("x", {T, N, I}).output("y");
+      m.init("W", {2, G * H, I}, uniform(rng, 2 * G * H * I)).init("R", {2, G * H, H}, uniform(rng, 2 * G * H * H));
+      auto& n = m.node(op, {"x", "W", "R"}, {"y"});
+      B::attr_s(n, "direction", "bidirectional");
+      if (lbr >= 0) B::attr_i(n, "linear_before_reset", lbr);
+      Model model = Model::load(device(), m.save(std::string("steps_") + op));
+      const Tensor x = Tensor::from_host(device(), uniform(rng, T * N * I), {T, N, I});
+      model.run({{"x", x}});
+      const auto d0 = device().dispatch_count();
+      model.run({{"x", x}});
+      counts.push_back(static_cast<double>(device().dispatch_count() - d0));
+    }
+    return (counts[1] - counts[0]) / 8;
+  };
+  EXPECT_EQ(per_step("LSTM", 4, -1), 2.0) << "h @ R^T over both directions, then the gates";
+  EXPECT_EQ(per_step("RNN", 1, -1), 2.0);
+  EXPECT_EQ(per_step("GRU", 3, 1), 2.0);
+  EXPECT_EQ(per_step("GRU", 3, 0), 4.0) << "r before the candidate's matmul: two matmuls, two gate stages";
+}
+
+TEST(Model, SubgraphsArePlannedLikeTheMainGraph) {
+  GLT_RNG(rng);
+  // A Loop body with a constant subexpression (folded), MatMul + bias + Relu (one fused node)
+  // and a Mul by a main-graph constant.
+  B m(13);
+  m.input("x", {2, 4}).output("y", {2, 4});
+  const auto wv = uniform(rng, 16), bv = uniform(rng, 4);
+  m.init("w", {4, 4}, wv).init("b", {4}, bv).init("two", {}, {2.f});
+  m.init_i64("M", {}, {3});
+  B body;
+  body.input("i", {}, onnx::TensorProto::INT64).input("c", {}, onnx::TensorProto::BOOL).input("a", {2, 4});
+  body.output("c_out", {}, onnx::TensorProto::BOOL).output("a_out", {2, 4});
+  body.node("Identity", {"c"}, {"c_out"});
+  body.node("Mul", {"b", "two"}, {"b2"});  // constants only: folded at load
+  body.node("MatMul", {"a", "w"}, {"mm"});
+  body.node("Add", {"mm", "b2"}, {"mb"});
+  body.node("Relu", {"mb"}, {"a_out"});
+  auto& n = m.node("Loop", {"M", "", "x"}, {"y"});
+  B::attr_graph(n, "body", body);
+  Model model = Model::load(device(), m.save("loop_planned"));
+  const std::string plan = model.plan_summary();
+  EXPECT_NE(plan.find("1 nodes folded to constants"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("1 fused epilogues"), std::string::npos) << plan;
+  const auto xv = uniform(rng, 8);
+  auto y = model.run({{"x", Tensor::from_host(device(), xv, {2, 4})}}).at("y").to_vector();
+  std::vector<double> a(xv.begin(), xv.end());  // float64 reference: 3 times relu(a @ w + 2 b)
+  for (int it = 0; it < 3; ++it) {
+    std::vector<double> next(8);
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 4; ++c) {
+        double acc = 2.0 * bv[c];
+        for (int k = 0; k < 4; ++k) acc += a[r * 4 + k] * wv[k * 4 + c];
+        next[r * 4 + c] = std::max(acc, 0.0);
+      }
+    a = next;
+  }
+  EXPECT_TRUE(close(y, a, 1e-4, 1e-5));
 }

@@ -1,0 +1,213 @@
+// Recurrent layers (ONNX LSTM, GRU, RNN) for the model runtime: see rnn.hpp and glsl/nn/rnn.comp.
+#include "nn/rnn.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "gltensor/errors.hpp"
+#include "gltensor/linalg.hpp"
+#include "gltensor/ops.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::detail {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// A float32 copy of t, contiguous from element 0, that the kernels may write.
+Tensor fresh_f32(const Tensor& t) {
+  Tensor f = t.dtype() == DType::f32 ? t : t.to(DType::f32);
+  if (f.impl() == t.impl() || !f.is_contiguous() || f.offset() != 0) f = f.contiguous().clone();
+  return f;
+}
+
+// A float32 tensor, contiguous from element 0 (read only: may share t's storage).
+Tensor dense_f32(const Tensor& t) {
+  Tensor f = t.dtype() == DType::f32 ? t : t.to(DType::f32);
+  if (!f.is_contiguous() || f.offset() != 0) f = f.contiguous();
+  if (f.offset() != 0) f = f.clone();
+  return f;
+}
+
+std::string lit(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "float(%.9g)", v);
+  return buf;
+}
+
+// "rnn_hardsigmoid(x, float(0.2), float(0.5))"
+std::string act_call(const RnnActivation& a) {
+  const std::string n = lower(a.name);
+  double al = 0, be = 0;
+  bool ua = false, ub = false;
+  rnn_activation_defaults(n, al, be, ua, ub);
+  std::string s = "rnn_" + n + "(x";
+  if (ua) s += ", " + lit(a.alpha);
+  if (ub) s += ", " + lit(a.beta);
+  return s + ")";
+}
+
+struct StepParams {
+  std::int64_t count, B, H, T, D, GR, step, rev;
+  double clip;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.u32("u_B", B);
+    u.u32("u_H", H);
+    u.u32("u_T", T);
+    u.u32("u_D", D);
+    u.u32("u_GR", GR);
+    u.u32("u_step", step);
+    u.u32("u_rev", rev);
+    u.f32("u_clip", clip);
+  }
+};
+
+}  // namespace
+
+bool rnn_activation_known(const std::string& name) {
+  static const char* known[] = {"sigmoid",    "tanh",        "relu", "affine",   "leakyrelu", "thresholdedrelu",
+                                "scaledtanh", "hardsigmoid", "elu",  "softsign", "softplus"};
+  const std::string n = lower(name);
+  return std::find(std::begin(known), std::end(known), n) != std::end(known);
+}
+
+void rnn_activation_defaults(const std::string& name, double& alpha, double& beta, bool& uses_alpha, bool& uses_beta) {
+  const std::string n = lower(name);
+  alpha = beta = 0;
+  uses_alpha = uses_beta = false;
+  if (n == "leakyrelu") {
+    uses_alpha = true;
+    alpha = 0.01;
+  } else if (n == "thresholdedrelu" || n == "elu") {
+    uses_alpha = true;
+    alpha = 1.0;
+  } else if (n == "hardsigmoid") {
+    uses_alpha = uses_beta = true;
+    alpha = 0.2;
+    beta = 0.5;
+  } else if (n == "affine") {
+    uses_alpha = uses_beta = true;
+    alpha = 1.0;
+  } else if (n == "scaledtanh") {
+    uses_alpha = uses_beta = true;
+    alpha = beta = 1.0;
+  }
+}
+
+RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w, const Tensor& r, const Tensor& b,
+                       const Tensor& seq_lens, const Tensor& h0, const Tensor& c0, const Tensor& p) {
+  const char* op = "rnn";
+  DeviceImpl& dev = dev_of(x_in);
+  const Device device = x_in.device();
+  const bool lstm = spec.cell == RnnCell::lstm, gru = spec.cell == RnnCell::gru;
+  const std::int64_t G = lstm ? 4 : gru ? 3 : 1;
+  if (x_in.dim() != 3 || w.dim() != 3 || r.dim() != 3)
+    throw ShapeError("gltensor::rnn: X, W and R must have rank 3, got " + to_string(x_in.shape()) + ", " +
+                     to_string(w.shape()) + ", " + to_string(r.shape()));
+  const Tensor x = spec.layout1 ? x_in.transpose(0, 1) : x_in;  // [T, B, I]
+  const std::int64_t T = x.shape()[0], B = x.shape()[1], I = x.shape()[2];
+  const std::int64_t D = w.shape()[0], H = r.shape()[2], GH = G * H;
+  if (D != spec.directions || w.shape()[1] != GH || w.shape()[2] != I || r.shape()[0] != D || r.shape()[1] != GH)
+    throw ShapeError("gltensor::rnn: W " + to_string(w.shape()) + " and R " + to_string(r.shape()) + " do not fit X " +
+                     to_string(x_in.shape()) + " with " + std::to_string(D) + " direction(s)");
+  auto check = [&](const Tensor& t, const Shape& s, const char* what) {
+    if (t.defined() && t.shape() != s)
+      throw ShapeError(std::string("gltensor::rnn: ") + what + " has shape " + to_string(t.shape()) + ", expected " +
+                       to_string(s));
+  };
+  check(b, {D, 2 * GH}, "B");
+  check(seq_lens, {B}, "sequence_lens");
+  const Shape state_in = spec.layout1 ? Shape{B, D, H} : Shape{D, B, H};
+  check(h0, state_in, "initial_h");
+  check(c0, state_in, "initial_c");
+  check(p, {D, 3 * H}, "P");
+
+  Tensor h = h0.defined() ? fresh_f32(spec.layout1 ? h0.transpose(0, 1) : h0) : zeros(device, {D, B, H});
+  Tensor c =
+      lstm ? (c0.defined() ? fresh_f32(spec.layout1 ? c0.transpose(0, 1) : c0) : zeros(device, {D, B, H})) : Tensor();
+  Tensor y = alloc(dev, spec.layout1 ? Shape{B, T, D, H} : Shape{T, D, B, H}, DType::f32, op);
+  if (T == 0 || B == 0 || H == 0) {
+    RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};
+    if (lstm) o.y_c = spec.layout1 ? c.transpose(0, 1).contiguous() : c;
+    return o;
+  }
+  // X @ W^T for every step and direction: [T B, I] @ [D, I, G H] -> [D, T B, G H].
+  const Tensor xw = dense_f32(matmul(dense_f32(x).reshape({T * B, I}), dense_f32(w).transpose(1, 2)));
+  const Tensor rt = dense_f32(dense_f32(r).transpose(1, 2));  // [D, H, G H]
+  const bool two_stage = gru && !spec.linear_before_reset;
+  const Tensor r_zr = two_stage ? rt.narrow(2, 0, 2 * H).contiguous() : Tensor();
+  const Tensor r_n = two_stage ? rt.narrow(2, 2 * H, H).contiguous() : Tensor();
+  const Tensor bias = b.defined() ? dense_f32(b) : zeros(device, {D, 2 * GH});
+  const Tensor pp = p.defined() ? dense_f32(p) : Tensor();
+  const Tensor seq = seq_lens.defined()
+                         ? (seq_lens.dtype() == DType::i32 ? seq_lens : seq_lens.to(DType::i32)).contiguous()
+                         : Tensor();
+  Tensor seqd = seq.defined() && seq.offset() != 0 ? seq.clone() : seq;
+  const Tensor rh = two_stage ? alloc(dev, {D, B, H}, DType::f32, op) : Tensor();
+
+  const std::size_t nacts = lstm ? 3 : gru ? 2 : 1;
+  if (spec.acts.size() != nacts * static_cast<std::size_t>(D))
+    throw ValueError("gltensor::rnn: expected " + std::to_string(nacts * D) + " activations, got " +
+                     std::to_string(spec.acts.size()));
+  std::string base = std::string("#define G ") + std::to_string(G) + "u\n";
+  base += lstm ? "#define CELL_LSTM\n" : gru ? "#define CELL_GRU\n" : "#define CELL_RNN\n";
+  if (spec.linear_before_reset) base += "#define GRU_LBR\n";
+  if (spec.input_forget) base += "#define INPUT_FORGET\n";
+  if (spec.has_clip) base += "#define HAS_CLIP\n";
+  if (spec.layout1) base += "#define LAYOUT1\n";
+  if (pp.defined()) base += "#define HAS_P\n";
+  if (seqd.defined()) base += "#define HAS_SEQ\n";
+  const char* slots[] = {"F", "G", "H"};
+  for (std::int64_t d = 0; d < 2; ++d)
+    for (std::size_t k = 0; k < nacts; ++k)
+      base += std::string("#define ACT_") + slots[k] + std::to_string(d) + "(x) " +
+              act_call(spec.acts[std::min<std::size_t>(d, D - 1) * nacts + k]) + "\n";
+  base += operand_glsl(3, DType::f32, CT::f32, false) + operand_glsl(4, DType::f32, CT::f32, false) +
+          operand_glsl(5, DType::f32, CT::f32, false);
+  if (pp.defined()) base += operand_glsl(6, DType::f32, CT::f32, false);
+  if (seqd.defined()) base += operand_glsl(7, DType::i32, CT::i32, false);
+  const std::string h_stage1 = base + "#define GRU_STAGE1\n" + operand_glsl(1, DType::f32, CT::f32, false) +
+                               operand_glsl(8, DType::f32, CT::f32, true);
+  std::string h_main = base + operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, DType::f32, CT::f32, true);
+  if (lstm) h_main += operand_glsl(2, DType::f32, CT::f32, true);
+  if (two_stage) h_main += operand_glsl(8, DType::f32, CT::f32, false);
+
+  const std::int64_t rev = (spec.reverse0 ? 1 : 0) | (D == 2 ? 2 : 0);
+  const std::int64_t count = D * B * H;
+  auto gate = [&](const std::string& header, const Tensor& hr, const Tensor& op8, bool stage1, std::int64_t step) {
+    Launch launch(dev, op);
+    launch.program("rnn.comp", header, {64});
+    launch.write(y).write(h);
+    lstm ? launch.write(c) : launch.read(bias);
+    launch.read(xw).read(hr).read(bias).read(pp.defined() ? pp : bias).read(seqd.defined() ? seqd : bias);
+    if (!op8.defined())
+      launch.read(bias);
+    else
+      stage1 ? launch.write(op8) : launch.read(op8);
+    launch.params(StepParams{count, B, H, T, D, hr.shape()[2], step, rev, spec.clip}).loop_iterations(0);
+    launch.invocations(static_cast<std::uint64_t>(count));
+  };
+  for (std::int64_t s = 0; s < T; ++s) {
+    if (two_stage) {
+      const Tensor hr = matmul(h, r_zr);  // [D, B, 2H]
+      gate(h_stage1, hr, rh, true, s);
+      const Tensor hn = dense_f32(matmul(rh, r_n));  // [D, B, H]
+      gate(h_main, hr, hn, false, s);
+    } else {
+      gate(h_main, dense_f32(matmul(h, rt)), Tensor(), false, s);
+    }
+  }
+  RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};
+  if (lstm) o.y_c = spec.layout1 ? c.transpose(0, 1).contiguous() : c;
+  return o;
+}
+
+}  // namespace gltensor::detail
