@@ -16,7 +16,11 @@
 // largest region of the scene with sides multiples of 32, at the top left.
 //
 //   graphics_demo [--api gles|gl] [--size WxH] [--frames N] [--screenshot FILE.png] [--input FILE.png]
-//                 [--network det[=MODEL.onnx]] [--prob FILE.npy] [--boxes FILE.txt]
+//                 [--network det[=MODEL.onnx]] [--prob FILE.npy] [--boxes FILE.txt] [--headless]
+//
+// --headless (with --frames): no window and no display server; the application's context is an
+// EGL context without surface (EGL's device platform, else Mesa's surfaceless one) and its
+// "window" a framebuffer of its own: for GPU machines without X.
 //
 // --api gles (default): OpenGL ES 3.1+ through EGL; gl: desktop OpenGL 4.3 core through GLX.
 // --frames N: stop after N frames (the animation advances 1/60 s per frame, so runs are
@@ -26,6 +30,8 @@
 // --boxes its boxes ("boxes N", then one line of 8 corner coordinates per box, image pixels, y
 // down); ctest compares them with ONNX Runtime on the scene (graphics_demo_net_check).
 #define GLFW_INCLUDE_NONE
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
 #include <GLES3/gl32.h>
 #include <GLFW/glfw3.h>
 #include <stb/stb_easy_font.h>
@@ -64,11 +70,12 @@ struct Args {
   std::string screenshot, input;
   std::string network;      ///< the det model's path; empty: no network
   std::string prob, boxes;  ///< outputs of the last frame's network
+  bool headless = false;
 };
 
 const char* kUsage =
     "usage: graphics_demo [--api gles|gl] [--size WxH] [--frames N] [--screenshot FILE.png] [--input FILE.png]\n"
-    "                     [--network det[=MODEL.onnx]] [--prob FILE.npy] [--boxes FILE.txt]";
+    "                     [--network det[=MODEL.onnx]] [--prob FILE.npy] [--boxes FILE.txt] [--headless]";
 
 #if GRAPHICS_DEMO_NETWORK
 std::string default_det_model() {
@@ -111,12 +118,15 @@ Args parse(int argc, char** argv) {
       a.prob = value();
     } else if (s == "--boxes") {
       a.boxes = value();
+    } else if (s == "--headless") {
+      a.headless = true;
     } else {
       throw std::runtime_error(kUsage);
     }
   }
   if ((!a.prob.empty() || !a.boxes.empty()) && a.network.empty())
     throw std::runtime_error("--prob and --boxes need --network det");
+  if (a.headless && a.frames <= 0) throw std::runtime_error("--headless needs --frames N");
   return a;
 }
 
@@ -305,9 +315,10 @@ void draw_scene_text(Painter& painter, float t, int w, int h) {
 // so that reading never waits.
 class GpuTimer {
  public:
-  explicit GpuTimer(bool desktop) {
-    const bool ext = desktop || glfwExtensionSupported("GL_EXT_disjoint_timer_query");
-    get_ = reinterpret_cast<Get>(glfwGetProcAddress(desktop ? "glGetQueryObjectui64v" : "glGetQueryObjectui64vEXT"));
+  template <class Host>
+  GpuTimer(bool desktop, const Host& host) {
+    const bool ext = desktop || host.extension("GL_EXT_disjoint_timer_query");
+    get_ = reinterpret_cast<Get>(host.proc(desktop ? "glGetQueryObjectui64v" : "glGetQueryObjectui64vEXT"));
     ok_ = ext && get_;
     if (ok_) glGenQueries(kRing, q_);
   }
@@ -460,27 +471,133 @@ class DetNetwork {
 };
 #endif
 
-int run(const Args& a) {
-  if (!glfwInit()) throw std::runtime_error("glfwInit failed (no display? run under xvfb-run)");
-  if (a.desktop) {
-    glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_API);
-    glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_NATIVE_CONTEXT_API);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-  } else {
-    glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
-    glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 1);
+// The application's window and context: a GLFW window, or with --headless an EGL context without
+// surface that draws its "window" into a framebuffer of its own.
+class Host {
+ public:
+  explicit Host(const Args& a) {
+    if (a.headless) {
+      open_headless(a);
+      return;
+    }
+    if (!glfwInit()) throw std::runtime_error("glfwInit failed (no display? run under xvfb-run, or --headless)");
+    if (a.desktop) {
+      glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_API);
+      glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_NATIVE_CONTEXT_API);
+      glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+      glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
+      glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    } else {
+      glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
+      glfwWindowHint(GLFW_CONTEXT_CREATION_API, GLFW_EGL_CONTEXT_API);
+      glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+      glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 1);
+    }
+    glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+    win_ = glfwCreateWindow(a.width, a.height, "gltensor graphics demo", nullptr, nullptr);
+    if (!win_) {
+      glfwTerminate();
+      throw std::runtime_error(a.desktop ? "no OpenGL 4.3 core window (GLX)" : "no OpenGL ES 3.1 window (EGL)");
+    }
+    glfwMakeContextCurrent(win_);
+    glfwSwapInterval(a.frames > 0 ? 0 : 1);
+    glfwGetFramebufferSize(win_, &width, &height);
   }
-  glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
-  GLFWwindow* win = glfwCreateWindow(a.width, a.height, "gltensor graphics demo", nullptr, nullptr);
-  if (!win) throw std::runtime_error(a.desktop ? "no OpenGL 4.3 core window (GLX)" : "no OpenGL ES 3.1 window (EGL)");
-  glfwMakeContextCurrent(win);
-  glfwSwapInterval(a.frames > 0 ? 0 : 1);
-  int W = 0, H = 0;
-  glfwGetFramebufferSize(win, &W, &H);
+  ~Host() {
+    if (win_) {
+      glfwDestroyWindow(win_);
+      glfwTerminate();
+    } else if (display_ != EGL_NO_DISPLAY) {
+      glDeleteFramebuffers(1, &fbo_);
+      glDeleteTextures(1, &color_);
+      eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      eglDestroyContext(display_, context_);
+      eglTerminate(display_);
+    }
+  }
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+
+  /// The window's framebuffer (0 for a window) and, headless, its colour texture (else 0).
+  GLuint framebuffer() const { return fbo_; }
+  GLuint color_texture() const { return color_; }
+  bool should_close() const { return win_ && glfwWindowShouldClose(win_); }
+  void present() {
+    if (win_) {
+      glfwSwapBuffers(win_);
+      glfwPollEvents();
+    } else {
+      glFlush();
+    }
+  }
+  void set_title(const char* title) {
+    if (win_) glfwSetWindowTitle(win_, title);
+  }
+  void (*proc(const char* name) const)() {
+    return win_ ? glfwGetProcAddress(name) : reinterpret_cast<void (*)()>(eglGetProcAddress(name));
+  }
+  bool extension(const char* name) const {
+    if (win_) return glfwExtensionSupported(name);
+    GLint n = 0;
+    glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+    for (GLint i = 0; i < n; ++i)
+      if (std::strcmp(reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, static_cast<GLuint>(i))), name) == 0)
+        return true;
+    return false;
+  }
+  int width = 0, height = 0;
+
+ private:
+  void open_headless(const Args& a) {
+    const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    const auto has = [&](const char* ext) { return client && std::strstr(client, ext) != nullptr; };
+    const auto get_display =
+        reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+    if (!get_display) throw std::runtime_error("--headless: eglGetPlatformDisplayEXT is missing");
+    // The first EGL device (a GPU where there is one), else Mesa's surfaceless platform.
+    if (has("EGL_EXT_device_enumeration") && has("EGL_EXT_platform_device")) {
+      const auto query = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+      EGLDeviceEXT devices[16];
+      EGLint n = 0;
+      if (query && query(16, devices, &n) && n > 0)
+        display_ = get_display(EGL_PLATFORM_DEVICE_EXT, devices[0], nullptr);
+    }
+    if (display_ == EGL_NO_DISPLAY && has("EGL_MESA_platform_surfaceless"))
+      display_ = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, nullptr, nullptr))
+      throw std::runtime_error("--headless: no EGL device or surfaceless display");
+    eglBindAPI(a.desktop ? EGL_OPENGL_API : EGL_OPENGL_ES_API);
+    const EGLint gl[] = {
+        EGL_CONTEXT_MAJOR_VERSION,           4,       EGL_CONTEXT_MINOR_VERSION, 3, EGL_CONTEXT_OPENGL_PROFILE_MASK,
+        EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+    const EGLint gles[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
+    context_ = eglCreateContext(display_, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, a.desktop ? gl : gles);
+    if (context_ == EGL_NO_CONTEXT || !eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context_)) {
+      eglTerminate(display_);
+      throw std::runtime_error(a.desktop ? "--headless: no OpenGL 4.3 core context without surface"
+                                         : "--headless: no OpenGL ES 3.1 context without surface");
+    }
+    width = a.width;
+    height = a.height;
+    glGenTextures(1, &color_);
+    glBindTexture(GL_TEXTURE_2D, color_);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, width, height);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glGenFramebuffers(1, &fbo_);
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, color_, 0);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  }
+
+  GLFWwindow* win_ = nullptr;
+  EGLDisplay display_ = EGL_NO_DISPLAY;
+  EGLContext context_ = EGL_NO_CONTEXT;
+  GLuint fbo_ = 0, color_ = 0;
+};
+
+int run(const Args& a) {
+  Host host(a);
+  const int W = host.width, H = host.height;
   const std::string version = a.desktop ? "#version 430 core\n" : "#version 310 es\n";
   {
     // The application's objects: scene and result textures, the scene's framebuffer, programs.
@@ -497,7 +614,7 @@ int run(const Args& a) {
     glGenVertexArrays(1, &vao);
     const GLuint scene = program(version, kFullscreenVs, kSceneFs), blit = program(version, kFullscreenVs, kBlitFs);
     Painter painter(version);
-    GpuTimer timer(a.desktop), net_timer(a.desktop);
+    GpuTimer timer(a.desktop, host), net_timer(a.desktop, host);
 
     // gltensor in the window's context.
     Device dev = Device::adopt_current();
@@ -529,7 +646,7 @@ int run(const Args& a) {
     int gpu_n = 0;
     long frames = 0;
     const auto t_loop = std::chrono::steady_clock::now();
-    for (long frame = 0; !glfwWindowShouldClose(win) && (a.frames == 0 || frame < a.frames); ++frame, ++frames) {
+    for (long frame = 0; !host.should_close() && (a.frames == 0 || frame < a.frames); ++frame, ++frames) {
       // 1. The application renders its scene into tex[0].
       glBindFramebuffer(GL_FRAMEBUFFER, fbo);
       glViewport(0, 0, W, H);
@@ -539,7 +656,7 @@ int run(const Args& a) {
       glBindVertexArray(vao);
       glDrawArrays(GL_TRIANGLES, 0, 3);
       if (net) draw_scene_text(painter, static_cast<float>(frame) / 60.0f, W, H);
-      glBindFramebuffer(GL_FRAMEBUFFER, 0);
+      glBindFramebuffer(GL_FRAMEBUFFER, host.framebuffer());
       // 2. gltensor filters it into tex[1] (one state save/restore for the frame's calls).
       timer.begin(frame);
       {
@@ -592,7 +709,12 @@ int run(const Args& a) {
         gpu_sum += ms;
         ++gpu_n;
       }
-      const auto ms_text = [](double ms) { return ms >= 0 ? std::to_string(ms).substr(0, 5) : std::string("n/a"); };
+      const auto ms_text = [](double ms) {
+        if (ms < 0) return std::string("n/a");
+        char b[32];
+        std::snprintf(b, sizeof b, "%.*f", ms < 10 ? 3 : ms < 100 ? 2 : ms < 1000 ? 1 : 0, ms);
+        return std::string(b);
+      };
       char text[200];
       std::snprintf(text, sizeof text, "%.1f fps   tensor pipeline %s ms GPU   frame %ld", fps, ms_text(gpu_ms).c_str(),
                     frame);
@@ -615,7 +737,7 @@ int run(const Args& a) {
 #endif
       painter.overlay(text, W, H);
       if (a.frames > 0 && frame == a.frames - 1) {
-        if (!a.screenshot.empty()) write_png(a.screenshot, 0, W, H);
+        if (!a.screenshot.empty()) write_png(a.screenshot, host.color_texture(), W, H);
         if (!a.input.empty()) write_png(a.input, tex[0], W, H);
 #if GRAPHICS_DEMO_NETWORK
         if (net) {
@@ -624,8 +746,7 @@ int run(const Args& a) {
         }
 #endif
       }
-      glfwSwapBuffers(win);
-      glfwPollEvents();
+      host.present();
       ++window_frames;
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_window).count();
       if (dt >= 1.0) {
@@ -638,7 +759,7 @@ int run(const Args& a) {
                         gpu_ms, net_ms);
         else
           std::snprintf(title, sizeof title, "gltensor graphics demo: %.1f fps, pipeline %.2f ms GPU", fps, gpu_ms);
-        glfwSetWindowTitle(win, title);
+        host.set_title(title);
         std::printf("%s\n", title + 24);
         std::fflush(stdout);
       }
@@ -666,8 +787,6 @@ int run(const Args& a) {
     glDeleteFramebuffers(1, &fbo);
     glDeleteTextures(2, tex);
   }
-  glfwDestroyWindow(win);
-  glfwTerminate();
   if (!a.screenshot.empty()) std::printf("wrote %s\n", a.screenshot.c_str());
   return 0;
 }
