@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench ab precision benchf lab mlp cnn profile torchtrain
-#                                   interop, ocr ocrbench ocrtest (after pack_gpu.sh --ocr) (diag: see git history)
+#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr) (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
 P=$(cd "$(dirname "$0")" && pwd)
@@ -78,6 +78,17 @@ for phase in "$@"; do
          python3 -c "import onnxruntime, numpy; print('onnxruntime', onnxruntime.__version__)" 2>&1 | tee "$OUT/ocrbench.txt"
          timeout 500 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort python --source "$P" --runs 20 \
            --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
+    graphics) # the graphics demo without X (--headless: its own EGL context without surface, adopted by
+         # gltensor) with PP-OCRv4 det on every frame, GLES and desktop GL: per-frame GPU times of the
+         # filter and the network; the last frame's scene, map and boxes of each run are kept for a
+         # check here (tools/ort-reference/ort_run.js + compare.js, as graphics_demo_net_check does).
+         for api in gles gl; do for size in 640x480 1280x704; do
+           echo "== --api $api --size $size"
+           o="$OUT/graphics_${api}_${size}"
+           timeout 240 "$P/bin/graphics_demo" --headless --api $api --size $size --frames 100 \
+             --network "det=$P/models/ocr/ch_PP-OCRv4_det_infer.onnx" --screenshot "$o.png" --input "$o-scene.png" \
+             --prob "$o-prob.npy" --boxes "$o-boxes.txt"; echo "rc=$?"
+         done; done 2>&1 | tee "$OUT/graphics.txt" ;;
     ocrtest) # model tests; the ONNX Runtime comparisons skip without node, the OCR accuracy test runs
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
          for t in test_model test_ocr_models; do

@@ -6,7 +6,7 @@
 # PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
 # ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
-#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest
+#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +24,8 @@ if [ "${1:-}" = "--ocr" ]; then
   # Only what the OCR phases run; the other test programs stay home to fit the carry limit.
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/fashion_mnist
   cp "$build"/tests/test_ocr_models "$build"/tests/test_model "$build"/demos/ocr "$build"/tools/gltensor-run \
-     "$build"/bench/gltensor_ocr_bench gpu-pack/bin/
-  ldd gpu-pack/bin/ocr gpu-pack/bin/gltensor-run | awk '/=> \// {print $3}' | sort -u |
+     "$build"/bench/gltensor_ocr_bench "$build"/demos/graphics_demo gpu-pack/bin/
+  ldd gpu-pack/bin/ocr gpu-pack/bin/gltensor-run gpu-pack/bin/graphics_demo | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
     xargs -r -I{} cp -L {} gpu-pack/lib/
   cache=${GLTENSOR_MODEL_CACHE:-.cache}

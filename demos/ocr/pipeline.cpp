@@ -5,7 +5,6 @@
 #include <cmath>
 #include <fstream>
 #include <opencv2/imgproc.hpp>
-#include <polyclipping/clipper.hpp>
 #include <stdexcept>
 
 namespace ocr {
@@ -21,80 +20,6 @@ Model load_model(const Device& dev, const std::string& path, const OcrOptions& o
   ModelOptions mo;
   mo.f16_weights = o.f16_weights;
   return Model::load(dev, path, mo);
-}
-
-// minAreaRect of points -> 4 corners ordered tl, tr, br, bl (PaddleOCR's get_mini_boxes) and
-// the shorter side.
-std::array<cv::Point2f, 4> mini_box(const std::vector<cv::Point2f>& pts, float& short_side) {
-  cv::RotatedRect r = cv::minAreaRect(pts);
-  cv::Point2f p[4];
-  r.points(p);
-  std::sort(p, p + 4, [](const cv::Point2f& a, const cv::Point2f& b) { return a.x < b.x; });
-  cv::Point2f tl = p[0], bl = p[1], tr = p[2], br = p[3];
-  if (p[1].y < p[0].y) std::swap(tl, bl);
-  if (p[3].y < p[2].y) std::swap(tr, br);
-  short_side = std::min(r.size.width, r.size.height);
-  return {tl, tr, br, bl};
-}
-
-// Mean probability inside the polygon (PaddleOCR's box_score_fast).
-float box_score(const std::vector<float>& prob, int h, int w, const std::array<cv::Point2f, 4>& box) {
-  float x0 = w, x1 = 0, y0 = h, y1 = 0;
-  for (const auto& p : box) {
-    x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y), y1 = std::max(y1, p.y);
-  }
-  const int xmin = std::clamp(static_cast<int>(std::floor(x0)), 0, w - 1),
-            xmax = std::clamp(static_cast<int>(std::ceil(x1)), 0, w - 1),
-            ymin = std::clamp(static_cast<int>(std::floor(y0)), 0, h - 1),
-            ymax = std::clamp(static_cast<int>(std::ceil(y1)), 0, h - 1);
-  cv::Mat mask = cv::Mat::zeros(ymax - ymin + 1, xmax - xmin + 1, CV_8UC1);
-  std::vector<cv::Point> poly;
-  for (const auto& p : box) poly.emplace_back(static_cast<int>(p.x) - xmin, static_cast<int>(p.y) - ymin);
-  cv::fillPoly(mask, std::vector<std::vector<cv::Point>>{poly}, cv::Scalar(1));
-  double sum = 0;
-  int n = 0;
-  for (int y = ymin; y <= ymax; ++y)
-    for (int x = xmin; x <= xmax; ++x)
-      if (mask.at<uchar>(y - ymin, x - xmin)) {
-        sum += prob[static_cast<std::size_t>(y) * w + x];
-        ++n;
-      }
-  return n ? static_cast<float>(sum / n) : 0.0f;
-}
-
-// Grows a box by area * ratio / perimeter (Clipper's rounded offset; PaddleOCR's unclip).
-std::vector<cv::Point2f> unclip(const std::array<cv::Point2f, 4>& box, float ratio) {
-  double area = 0, length = 0;
-  for (int i = 0; i < 4; ++i) {
-    const auto& a = box[i];
-    const auto& b = box[(i + 1) % 4];
-    area += static_cast<double>(a.x) * b.y - static_cast<double>(b.x) * a.y;
-    length += std::hypot(b.x - a.x, b.y - a.y);
-  }
-  area = std::fabs(area) / 2;
-  const double distance = length > 0 ? area * ratio / length : 0;
-  ClipperLib::Path path;
-  for (const auto& p : box)
-    path.emplace_back(static_cast<ClipperLib::cInt>(std::lround(p.x)), static_cast<ClipperLib::cInt>(std::lround(p.y)));
-  ClipperLib::ClipperOffset off;
-  off.AddPath(path, ClipperLib::jtRound, ClipperLib::etClosedPolygon);
-  ClipperLib::Paths out;
-  off.Execute(out, distance);
-  std::vector<cv::Point2f> r;
-  if (!out.empty())
-    for (const auto& p : out[0]) r.emplace_back(static_cast<float>(p.X), static_cast<float>(p.Y));
-  return r;
-}
-
-// BGR planes normalized as (x / 255 - mean) / std, written into CHW at row offset.
-void to_chw(const cv::Mat& rgb, const float mean[3], const float stdv[3], std::vector<float>& out, int width) {
-  const int h = rgb.rows, w = rgb.cols;
-  for (int c = 0; c < 3; ++c)  // c: B, G, R
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        const float v = rgb.at<cv::Vec3b>(y, x)[2 - c] / 255.0f;
-        out[(static_cast<std::size_t>(c) * h + y) * width + x] = (v - mean[c]) / stdv[c];
-      }
 }
 
 }  // namespace
@@ -116,53 +41,22 @@ OcrPipeline::OcrPipeline(const Device& dev, const OcrOptions& o)
 }
 
 std::vector<float> OcrPipeline::det_input(const cv::Mat& rgb, int& h, int& w) const {
-  const int ih = rgb.rows, iw = rgb.cols;
-  double ratio = 1.0;
-  if (std::max(ih, iw) > opt_.det_limit) ratio = static_cast<double>(opt_.det_limit) / std::max(ih, iw);
-  h = std::max(static_cast<int>(std::lround(ih * ratio / 32)) * 32, 32);
-  w = std::max(static_cast<int>(std::lround(iw * ratio / 32)) * 32, 32);
-  cv::Mat resized;
-  cv::resize(rgb, resized, cv::Size(w, h));
-  static const float mean[3] = {0.485f, 0.456f, 0.406f}, stdv[3] = {0.229f, 0.224f, 0.225f};
-  std::vector<float> x(static_cast<std::size_t>(3) * h * w);
-  to_chw(resized, mean, stdv, x, w);
-  return x;
+  return ocr::det_input(rgb, opt_.det_limit, h, w);
 }
 
 std::vector<TextLine> OcrPipeline::boxes_from_map(const std::vector<float>& prob, int h, int w, int img_h,
                                                   int img_w) const {
-  cv::Mat bitmap(h, w, CV_8UC1);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x)
-      bitmap.at<uchar>(y, x) = prob[static_cast<std::size_t>(y) * w + x] > opt_.det_threshold ? 255 : 0;
-  std::vector<std::vector<cv::Point>> contours;
-  cv::findContours(bitmap, contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE);
+  DbOptions db;
+  db.det_threshold = opt_.det_threshold;
+  db.box_threshold = opt_.box_threshold;
+  db.unclip_ratio = opt_.unclip_ratio;
   std::vector<TextLine> lines;
-  const float sx = static_cast<float>(img_w) / w, sy = static_cast<float>(img_h) / h;
-  for (std::size_t i = 0; i < contours.size() && i < 1000; ++i) {
-    std::vector<cv::Point2f> pts(contours[i].begin(), contours[i].end());
-    if (pts.size() < 4) continue;
-    float side = 0;
-    auto box = mini_box(pts, side);
-    if (side < 3) continue;
-    const float score = box_score(prob, h, w, box);
-    if (score < opt_.box_threshold) continue;
-    auto grown = unclip(box, opt_.unclip_ratio);
-    if (grown.size() < 4) continue;
-    box = mini_box(grown, side);
-    if (side < 5) continue;
+  for (const DetBox& b : db_boxes(prob, h, w, img_h, img_w, db)) {
     TextLine l;
-    for (int k = 0; k < 4; ++k)
-      l.box[k] = {std::clamp(std::round(box[k].x * sx), 0.0f, static_cast<float>(img_w)),
-                  std::clamp(std::round(box[k].y * sy), 0.0f, static_cast<float>(img_h))};
-    l.box_score = score;
+    l.box = b.box;
+    l.box_score = b.score;
     lines.push_back(l);
   }
-  // Top to bottom, left to right within a line (PaddleOCR's sorted_boxes).
-  std::sort(lines.begin(), lines.end(), [](const TextLine& a, const TextLine& b) {
-    if (std::fabs(a.box[0].y - b.box[0].y) < 10) return a.box[0].x < b.box[0].x;
-    return a.box[0].y < b.box[0].y;
-  });
   return lines;
 }
 
@@ -189,7 +83,7 @@ std::vector<float> OcrPipeline::rec_input(const cv::Mat& crop, int width) const 
   cv::resize(crop, resized, cv::Size(rw, H));
   static const float mean[3] = {0.5f, 0.5f, 0.5f}, stdv[3] = {0.5f, 0.5f, 0.5f};
   std::vector<float> x(static_cast<std::size_t>(3) * H * width, 0.0f);
-  to_chw(resized, mean, stdv, x, width);
+  to_chw_bgr(resized, mean, stdv, x, width);
   return x;
 }
 

@@ -1,5 +1,5 @@
-// PaddleOCR's PP-OCR pipeline on gltensor::Model: text detection (DBNet; Liao et al.,
-// "Real-time Scene Text Detection with Differentiable Binarization", AAAI 2020), optional text
+// PaddleOCR's PP-OCR pipeline on gltensor::Model: text detection (DBNet; its pre- and
+// post-processing in demos/ocr_det, shared with the graphics demo), optional text
 // angle classification, text recognition (SVTR-LCNet with CTC; greedy decoding). Pre- and
 // post-processing follow PaddleOCR's (DetResizeForTest, NormalizeImage, DBPostProcess,
 // get_rotate_crop_image, ClsResizeImg, RecResizeImg, CTCLabelDecode) with OpenCV's imgproc and
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "det.hpp"
 #include "gltensor/gltensor.hpp"
 #include "image.hpp"
 
