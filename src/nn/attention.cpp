@@ -166,6 +166,8 @@ struct FlashParams {
     u.u32("u_S", p.S);
     u.u32("u_E", p.E);
     u.u32("u_Ev", p.Ev);
+    u.u32("u_dq4", (p.E + 3) / 4);
+    u.u32("u_dv4", (p.Ev + 3) / 4);
     u.i32("u_causal", p.causal ? 1 : 0);
     u.u32("u_row0", row0);
     u.u32s("u_bshape", bl.shape);
@@ -512,8 +514,15 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     bq_chunk = flash_chunk(FlashMode::dkv, ft, E, Ev, L, bd + 1, drop_on, limit);
     bk_chunk = flash_chunk(FlashMode::dq, ft, E, Ev, S, bd + 1, drop_on, limit);
   }
-  const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps.max_ssbo_bindings >= 7 && kchunk >= 0 &&
-                     !mask_grad && (!grad || (bq_chunk >= 0 && bk_chunk >= 0));
+  // The backward's f32 outputs, dK|dV [query-row chunks, batch, S, E + Ev] and dQ [key chunks,
+  // batch, L, E], must fit the device's largest buffer (else the composite path, which splits
+  // its scores by query rows).
+  auto chunks = [](std::int64_t n, std::int64_t c) { return c > 0 ? (n + c - 1) / c : 1; };
+  const bool bwd_fits = !grad || (bq_chunk >= 0 && bk_chunk >= 0 &&
+                                   chunks(L, bq_chunk) * numel_of(batch) * S * (E + Ev) * 4 <= dev.ssbo_limit() &&
+                                   chunks(S, bk_chunk) * numel_of(batch) * L * E * 4 <= dev.ssbo_limit());
+  const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps.max_ssbo_bindings >= 7 &&
+                     kchunk >= 0 && !mask_grad && bwd_fits;
   if (flash) {
     const Forward f = flash_forward(p, ft, kchunk, od);
     Tensor out = f.out.reshape(user_shape);
