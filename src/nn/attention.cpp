@@ -1,5 +1,9 @@
-// scaled_dot_product_attention: a fused kernel (glsl/attention.comp) without masks or gradients,
-// otherwise matmul -> mask -> softmax -> matmul (differentiable by composition).
+// scaled_dot_product_attention. The plan: the register-tiled kernel (glsl/nn/attention.comp) for
+// inference without mask, dropout or GQA at head dims <= 64; else the flash kernels
+// (glsl/nn/attention_flash.comp: masks, dropout, GQA, head dims <= 256, the row logsumexp and the
+// recompute-based backward as an autograd node); else (head dims past 256, a mask that requires
+// grad, loops or buffers that cannot fit, GLTENSOR_ATTENTION=composite) the composite reference:
+// matmul -> mask -> softmax -> dropout -> matmul, differentiable by composition.
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -510,9 +514,10 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const std::int64_t kchunk = ft.bkv > 0 ? flash_chunk(FlashMode::forward, ft, E, Ev, S, bd, drop_on, limit) : -1;
   std::int64_t bq_chunk = -1, bk_chunk = -1;
   if (grad && ft.bkv > 0) {
-    // (the dQ kernel has one more batch operand, dO: its dims merge at most as far as these)
-    bq_chunk = flash_chunk(FlashMode::dkv, ft, E, Ev, L, bd + 1, drop_on, limit);
-    bk_chunk = flash_chunk(FlashMode::dq, ft, E, Ev, S, bd + 1, drop_on, limit);
+    // (the backward's batch operands include dO: at most batch.size() dims after merging)
+    const std::size_t bdb = std::max<std::size_t>(batch.size(), bd);
+    bq_chunk = flash_chunk(FlashMode::dkv, ft, E, Ev, L, bdb, drop_on, limit);
+    bk_chunk = flash_chunk(FlashMode::dq, ft, E, Ev, S, bdb, drop_on, limit);
   }
   // The backward's f32 outputs, dK|dV [query-row chunks, batch, S, E + Ev] and dQ [key chunks,
   // batch, L, E], must fit the device's largest buffer (else the composite path, which splits

@@ -279,6 +279,7 @@ TEST(FlashAttention, InfAndNanInAdditiveMask) {
     for (int e = 8; e < 16; ++e) EXPECT_EQ(dq[e], 0.0f);
     EXPECT_TRUE(close(grad(k).to_vector(), rg.dk, 1e-3, 1e-3));
     EXPECT_TRUE(close(grad(v).to_vector(), rg.dv, 1e-3, 1e-3));
+    for (Tensor* t : {&q, &k, &v}) zero_grad(*t);  // the same leaves next time
   }
 }
 
@@ -317,8 +318,9 @@ TEST(FlashAttention, EdgeShapes) {
   check(rng, {2, 2, 1, 1, 9, 8, 3, MaskKind::key_padding});
 }
 
-// Every tiling the planner can choose on this device (tile caps 16, 8, 4), with masks, causal
-// and GQA.
+// Every tiling the planner can choose on this device (tile caps 16, 8, 4; 64 or 32 query rows
+// per workgroup), with a mask, causal and GQA; small head dims (each tiling compiles its own
+// programs; HeadDims covers the wide ones in the default tiling).
 TEST(FlashAttention, EveryTiling) {
   GLT_RNG(rng);
   for (const char* cap : tile_caps())
@@ -326,8 +328,7 @@ TEST(FlashAttention, EveryTiling) {
       ScopedEnv e1("GLTENSOR_ATTENTION_TILE", cap);
       ScopedEnv e2("GLTENSOR_ATTENTION_BQ", bq);
       SCOPED_TRACE(std::string("tile cap ") + (cap ? cap : "none") + (bq ? " BQ 32" : ""));
-      check(rng, {1, 4, 2, 70, 45, 20, 20, MaskKind::bool_full, true});
-      check(rng, {1, 1, 1, 33, 67, 128, 128, MaskKind::add_full});
+      check(rng, {1, 4, 2, 70, 45, 20, 12, MaskKind::bool_full, true});
     }
 }
 
@@ -343,9 +344,11 @@ TEST(FlashAttention, SplitPastTheLoopLimit) {
     check(rng, {2, 1, 1, 64, 260, 64, 64, MaskKind::key_padding, true});
   }
   {
-    ScopedLoopLimit limit(3000);
-    ScopedSsboLimit ssbo(20000);
-    check(rng, {1, 1, 1, 100, 300, 8, 8, MaskKind::add_broadcast, true});
+    // chunks of 64 keys: partials 5 x 100 rows x 10 floats (20000 bytes) in blocks of 60 rows
+    // (the backward's outputs do not fit either: the composite path differentiates)
+    ScopedLoopLimit limit(600);
+    ScopedSsboLimit ssbo(12000);
+    check(rng, {1, 1, 1, 100, 300, 8, 8, MaskKind::key_padding, true});
   }
   // one tile past the limit: the composite path takes over (still correct)
   ScopedLoopLimit tiny(40);
@@ -411,6 +414,7 @@ TEST(FlashAttention, Dropout) {
       EXPECT_TRUE(close(grad(q).to_vector(), r.dq, 1e-3, 1e-3)) << "dq " << composite;
       EXPECT_TRUE(close(grad(k).to_vector(), r.dk, 1e-3, 1e-3)) << "dk " << composite;
       EXPECT_TRUE(close(grad(v).to_vector(), r.dv, 1e-3, 1e-3)) << "dv " << composite;
+      for (Tensor* t : {&q, &k, &v}) zero_grad(*t);  // the same leaves next time
     }
   }
   // a second draw uses another mask
