@@ -147,7 +147,8 @@ TEST(FlashAttention, CompositeAgrees) {
   check(rng, {1, 2, 2, 9, 12, 300, 4, MaskKind::add_full});  // E past the fused kernels' 256
 }
 
-// Finite differences (float64) of the reference against the fused gradients.
+// Finite differences (float64) of the reference against the fused gradients: causal GQA, and
+// an additive [L, S] mask with a bool key-padding mask's -inf and an explicit scale.
 TEST(FlashAttention, FiniteDifferences) {
   GLT_RNG(rng);
   const Case c{1, 2, 1, 5, 7, 4, 3, MaskKind::none, true};
@@ -160,6 +161,34 @@ TEST(FlashAttention, FiniteDifferences) {
         return scaled_dot_product_attention(t[0], t[1], t[2], o);
       },
       [&](const std::vector<HostT>& x) { return reference(c, x[0].v, x[1].v, x[2].v, {}, {}, nullptr).out; }));
+  Case m{2, 2, 2, 6, 5, 3, 4, MaskKind::add_broadcast, false};
+  m.scale = 0.7;
+  auto mv = uniform(rng, 30, -2, 2);
+  mv[4] = -INFINITY;  // row 0 never sees key 4
+  std::vector<double> bias(2 * 2 * 30);
+  for (std::size_t e = 0; e < bias.size(); ++e) bias[e] = mv[e % 30];
+  const Tensor mask = Tensor::from_host(device(), mv, {6, 5});
+  EXPECT_TRUE(grad_check(
+      rng, {{2, 2, 6, 3}, {2, 2, 5, 3}, {2, 2, 5, 4}},
+      [&](auto& t) {
+        AttentionOptions o;
+        o.attn_mask = mask;
+        o.scale = 0.7;
+        return scaled_dot_product_attention(t[0], t[1], t[2], o);
+      },
+      [&](const std::vector<HostT>& x) { return reference(m, x[0].v, x[1].v, x[2].v, bias, {}, nullptr).out; }));
+}
+
+// Typed errors: integer q, a mask neither bool nor float, shapes that do not fit.
+TEST(FlashAttention, Errors) {
+  const Tensor x = zeros(device(), {1, 2, 4, 8});
+  AttentionOptions o;
+  EXPECT_THROW(scaled_dot_product_attention(zeros(device(), {1, 2, 4, 8}, DType::i32), x, x, o), DTypeError);
+  o.attn_mask = zeros(device(), {4, 4}, DType::i32);
+  EXPECT_THROW(scaled_dot_product_attention(x, x, x, o), DTypeError);
+  o.attn_mask = zeros(device(), {3, 4});
+  EXPECT_THROW(scaled_dot_product_attention(x, x, x, o), ShapeError);
+  EXPECT_THROW(scaled_dot_product_attention(x, zeros(device(), {1, 2, 4, 7}), x), ShapeError);
 }
 
 // Dropout: the fused forward and backward use the mask attention_dropout_keep regenerates (the
