@@ -208,7 +208,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 ///   by 1 / (1 - p)), drawn by `generator` (required when p > 0) from a counter-based Philox
 ///   stream keyed by (batch, row, key), so that the backward regenerates the same mask.
 /// - enable_gqa: k and v may have Hkv heads (dim -3) dividing q's Hq heads; query head h reads
-///   key/value head h / (Hq / Hkv), and their gradients sum over each group's query heads.
+///   key/value head h / (Hq / Hkv), and their gradients sum over each group's query heads (the
+///   fused backward computes them per query head, [..., Hq, S, E + Ev] floats, then sums).
 /// A row whose keys are all masked gives NaN (0 / 0, as torch's math path); in the fused
 /// backward such a row adds nothing to dK and dV and gets dQ = 0 (the composite path gives NaN).
 /// Fused kernels (glsl/nn/attention_flash.comp; FlashAttention-2, Dao 2023, arXiv 2307.08691):
@@ -217,9 +218,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 /// the device's shared memory; keys (and the backward's query rows) too many for one
 /// invocation's loops on the device (llvmpipe: 65535 iterations) are split into chunks computed by
 /// separate workgroups and combined by their row maxima and sums (Flash-Decoding, Dao et al.
-/// 2023). Without mask, dropout or gradients and with E, Ev <= 64 an older register-tiled
+/// 2023). Without mask, dropout, GQA or gradients and with E, Ev <= 64 an older register-tiled
 /// kernel (glsl/nn/attention.comp) computes it. Otherwise (head dims past 256, a mask requiring
 /// grad, a device without the shared memory or the 7 storage-buffer bindings the kernels need,
+/// one tile's loops past the device's limit, backward chunk outputs past its largest buffer,
 /// GLTENSOR_ATTENTION=composite) matmul -> mask -> softmax -> dropout -> matmul with the
 /// [..., L, S] scores materialized (differentiable; blocks of query rows past the device's
 /// largest buffer). Errors: ShapeError for shapes that do not fit or broadcast (GQA: Hq not a
