@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gltensor/linalg.hpp"
+#include "gltensor/random.hpp"
 #include "gltensor/tensor.hpp"
 
 namespace gltensor {
@@ -194,18 +195,48 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
                 std::int64_t ignore_index = -100);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::mean);
 
-/// softmax(q k^T * scale + mask) v (Vaswani et al. 2017; torch's scaled_dot_product_attention).
-/// q [..., L, E], k [..., S, E], v [..., S, Ev] -> [..., L, Ev]; scale 0 means 1 / sqrt(E).
-/// attn_mask (optional, broadcast to [..., L, S]): bool keeps where true, float is added.
-/// is_causal masks keys after each query (top-left aligned, as torch); rows that see no key
-/// give NaN, as torch. Without a mask or gradients, and with head dims E, Ev <= 64, one fused
-/// kernel computes it (FlashAttention-2 tiling, Dao 2023: online softmax, scores never stored);
-/// keys too many for one invocation's loops on the device (llvmpipe: about 11000) are split
-/// into chunks computed by separate workgroups and combined by their row maxima and sums
-/// (Flash-Decoding, Dao et al. 2023), using [chunks, ..., L, Ev + 2] floats of memory;
-/// otherwise matmul -> mask -> softmax -> matmul with the [..., L, S] scores materialized
-/// (differentiable; LimitError where they exceed the device's largest buffer).
-/// GLTENSOR_ATTENTION=composite forces the composite path.
+/// softmax(q k^T * scale + mask) v (Vaswani et al. 2017), torch's F.scaled_dot_product_attention.
+/// q [..., L, E], k [..., S, E], v [..., S, Ev] -> [..., L, Ev] (batch dims broadcast; float
+/// dtypes, any views; the result has the promoted dtype, arithmetic in f32).
+/// - attn_mask (optional, broadcastable to [..., L, S]): bool keeps where true (key padding: a
+///   [B, 1, 1, S] bool mask); a float mask is added to the scaled scores (-inf masks, NaN gives
+///   NaN rows). A float mask that requires grad takes the composite path (its gradient flows).
+/// - is_causal: key j is seen by query i iff j <= i (top-left aligned, torch's tril(L, S), also
+///   for L != S); with attn_mask both apply.
+/// - scale: 0 means 1 / sqrt(E).
+/// - dropout_p: dropout on the attention weights (zeroed with probability p, the rest scaled
+///   by 1 / (1 - p)), drawn by `generator` (required when p > 0) from a counter-based Philox
+///   stream keyed by (batch, row, key), so that the backward regenerates the same mask.
+/// - enable_gqa: k and v may have Hkv heads (dim -3) dividing q's Hq heads; query head h reads
+///   key/value head h / (Hq / Hkv), and their gradients sum over each group's query heads (the
+///   fused backward computes them per query head, [..., Hq, S, E + Ev] floats, then sums).
+/// A row whose keys are all masked gives NaN (0 / 0, as torch's math path); in the fused
+/// backward such a row adds nothing to dK and dV and gets dQ = 0 (the composite path gives NaN).
+/// Fused kernels (glsl/nn/attention_flash.comp; FlashAttention-2, Dao 2023, arXiv 2307.08691):
+/// the forward keeps the row log-sum-exp, the backward recomputes the probabilities tile by tile
+/// (dK/dV per key tile, dQ per query tile, no atomics); head dims E, Ev <= 256, tiles chosen by
+/// the device's shared memory; keys (and the backward's query rows) too many for one
+/// invocation's loops on the device (llvmpipe: 65535 iterations) are split into chunks computed by
+/// separate workgroups and combined by their row maxima and sums (Flash-Decoding, Dao et al.
+/// 2023). Without mask, dropout, GQA or gradients and with E, Ev <= 64 an older register-tiled
+/// kernel (glsl/nn/attention.comp) computes it. Otherwise (head dims past 256, a mask requiring
+/// grad, a device without the shared memory or the 7 storage-buffer bindings the kernels need,
+/// one tile's loops past the device's limit, backward chunk outputs past its largest buffer,
+/// GLTENSOR_ATTENTION=composite) matmul -> mask -> softmax -> dropout -> matmul with the
+/// [..., L, S] scores materialized (differentiable; blocks of query rows past the device's
+/// largest buffer). Errors: ShapeError for shapes that do not fit or broadcast (GQA: Hq not a
+/// multiple of Hkv), DTypeError for an integer q/k/v or a mask neither bool nor float,
+/// ValueError for dropout_p outside [0, 1) or p > 0 without a generator.
+struct AttentionOptions {
+  Tensor attn_mask;
+  double dropout_p = 0.0;
+  bool is_causal = false;
+  double scale = 0.0;
+  bool enable_gqa = false;
+  Generator* generator = nullptr;
+};
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt);
+/// The same without dropout or GQA.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& attn_mask = Tensor(), bool is_causal = false, double scale = 0.0);
 

@@ -37,4 +37,64 @@ std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size
   return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16;
 }
 
+namespace {
+std::uint64_t quads(std::int64_t n) { return static_cast<std::uint64_t>((n + 3) / 4); }
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+std::int64_t flash_shared_bytes(std::int64_t E, std::int64_t Ev, const FlashTiles& t, bool dkv) {
+  const auto q4 = static_cast<std::int64_t>(quads(E) + quads(Ev));
+  return dkv ? t.bqt * (16 * q4 + 8) : 16 * t.bkv * q4;
+}
+
+FlashTiles plan_flash_tiles(std::int64_t E, std::int64_t Ev, int max_shared_memory, const Settings& settings) {
+  if (E < 1 || Ev < 1 || E > kFlashMaxHeadDim || Ev > kFlashMaxHeadDim) return {};
+  FlashTiles t{settings.attention_bq == 32 ? 32 : 64, 0, 64, 0};
+  for (const std::int64_t n : {32, 16, 8, 4}) {
+    if (settings.attention_tile > 0 && n > settings.attention_tile) continue;
+    FlashTiles c = t;
+    c.bkv = c.bqt = n;
+    if (t.bkv == 0 && flash_shared_bytes(E, Ev, c, false) <= max_shared_memory) t.bkv = n;
+    if (t.bqt == 0 && flash_shared_bytes(E, Ev, c, true) <= max_shared_memory) t.bqt = n;
+  }
+  if (t.bkv == 0 || t.bqt == 0) return {};
+  return t;
+}
+
+std::uint64_t flash_loops(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
+                          std::size_t bd, bool dropout) {
+  const std::uint64_t q4 = quads(E), v4 = quads(Ev), drop = dropout ? 11 : 0;
+  const std::uint64_t batch = bd + 1;
+  if (mode == FlashMode::dkv) {
+    const auto bqt = static_cast<std::uint64_t>(t.bqt), keys = static_cast<std::uint64_t>(t.keys);
+    // per query tile: the tile loop, the q / dO / stats loads, per row the score, dO and dK loops
+    const std::uint64_t per_tile = 1 + (ceil_div(bqt * q4, keys) + 1) + (ceil_div(bqt * v4, keys) + 1) +
+                                   (ceil_div(bqt, keys) + 1) + bqt * ((q4 + 1) + (v4 + 1) + (q4 + 1) + drop) + 1;
+    const std::uint64_t tiles = ceil_div(static_cast<std::uint64_t>(n), bqt);
+    return batch + 2 * (q4 + 1) + 2 * (v4 + 1) + 1 + tiles * per_tile + static_cast<std::uint64_t>(E + Ev) + 2 + 8;
+  }
+  const auto bkv = static_cast<std::uint64_t>(t.bkv), rows = static_cast<std::uint64_t>(t.rows);
+  const std::uint64_t loads = (ceil_div(bkv * q4, rows) + 1) + (ceil_div(bkv * v4, rows) + 1);
+  const std::uint64_t per_tile = mode == FlashMode::forward
+                                     // scores (with the head-dim loop), rescale, the probability-times-V products
+                                     ? 1 + loads + bkv * (q4 + 1) + 1 + (v4 + 1) + bkv * (v4 + 1 + drop) + 1
+                                     // scores, dO . v, dQ
+                                     : 1 + loads + bkv * ((q4 + 1) + (v4 + 1) + (q4 + 1) + drop) + 1;
+  const std::uint64_t tiles = ceil_div(static_cast<std::uint64_t>(n), bkv);
+  return batch + (q4 + 1) + 2 * (v4 + 1) + (q4 + 1) + 1 + tiles * per_tile + static_cast<std::uint64_t>(E + Ev) + 2 + 8;
+}
+
+std::int64_t flash_chunk(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
+                         std::size_t bd, bool dropout, std::uint64_t limit) {
+  if (limit == 0 || flash_loops(mode, t, E, Ev, n, bd, dropout) <= limit) return 0;
+  const std::int64_t tile = mode == FlashMode::dkv ? t.bqt : t.bkv;
+  if (flash_loops(mode, t, E, Ev, tile, bd, dropout) > limit) return -1;
+  std::int64_t lo = 1, hi = (n + tile - 1) / tile;  // tiles per chunk: lo fits, hi does not
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    (flash_loops(mode, t, E, Ev, mid * tile, bd, dropout) <= limit ? lo : hi) = mid;
+  }
+  return lo * tile;
+}
+
 }  // namespace gltensor::detail

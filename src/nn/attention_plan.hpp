@@ -42,4 +42,34 @@ AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& 
 /// tiles the batch offsets and Q loads.
 std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd);
 
+// ---- the flash kernels (glsl/nn/attention_flash.comp): masks, dropout, head dims up to 256,
+// the log-sum-exp for the backward, and the backward itself ----
+
+/// The largest head dim (E and Ev) of the flash kernels.
+constexpr std::int64_t kFlashMaxHeadDim = 256;
+
+/// The flash kernels' tiling for head dims E, Ev: `rows` query rows per workgroup (attn_fwd,
+/// attn_dq; one per invocation), `bkv` keys per shared-memory tile (K and V tiles: 16 bkv
+/// (ceil(E/4) + ceil(Ev/4)) bytes); `keys` key rows per workgroup (attn_dkv), `bqt` query rows
+/// per shared-memory tile (q and dO tiles and the rows' lse and D). Tiles of 32, 16, 8 or 4: the
+/// largest that fits the device's shared memory and Settings::attention_tile; rows = 32 under
+/// Settings::attention_bq = 32, else 64. bkv = 0: none fits (head dims past kFlashMaxHeadDim too).
+struct FlashTiles {
+  std::int64_t rows = 0, bkv = 0, keys = 0, bqt = 0;
+};
+FlashTiles plan_flash_tiles(std::int64_t E, std::int64_t Ev, int max_shared_memory, const Settings& settings);
+/// Shared memory of the forward / dQ kernels (dkv = false) or the dK/dV kernel (true).
+std::int64_t flash_shared_bytes(std::int64_t E, std::int64_t Ev, const FlashTiles& t, bool dkv);
+
+enum class FlashMode { forward, dkv, dq };
+/// attention_flash.comp's loop iterations per invocation in `mode` over n keys (forward, dq) or
+/// n query rows (dkv), every loop counted (a loop of n trips counts n + 1), with bd batch dims.
+std::uint64_t flash_loops(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
+                          std::size_t bd, bool dropout);
+/// How to split the n keys (forward, dq) or query rows (dkv) within `limit` loop iterations
+/// (0: none): 0 when all of them fit one invocation, else the largest chunk (a multiple of the
+/// tile) that fits; -1 when not even one tile fits (the composite path takes over).
+std::int64_t flash_chunk(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
+                         std::size_t bd, bool dropout, std::uint64_t limit);
+
 }  // namespace gltensor::detail

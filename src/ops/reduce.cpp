@@ -20,8 +20,8 @@ namespace {
 enum Red { kSum = 0, kProd, kMax, kMin, kArgmax, kArgmin, kVar, kLse, kL1, kL2, kAll, kAny };
 // reduce.comp's names for them (`#define RED red_...`).
 const char* red_glsl(Red r) {
-  static const char* names[] = {"red_sum",       "red_prod", "red_max", "red_min", "red_argmax", "red_argmin",
-                                "red_var",       "red_logsumexp", "red_l1", "red_l2", "red_all", "red_any"};
+  static const char* names[] = {"red_sum", "red_prod",      "red_max", "red_min", "red_argmax", "red_argmin",
+                                "red_var", "red_logsumexp", "red_l1",  "red_l2",  "red_all",    "red_any"};
   return names[r];
 }
 
@@ -65,6 +65,25 @@ struct ReduceRowsParams {
 // One pass of reduce_rows.comp: `rows` rows of R contiguous elements of `in` (row o at
 // in.offset() + o * row_stride), G chunks of `chunk` elements per row, results to out[0 ..
 // rows * G) (partial sums when G > 1).
+// The workgroup size of a pass over chunks of `chunk` elements of rows of R.
+std::uint32_t reduce_rows_local(std::int64_t R, std::int64_t chunk) {
+  return std::min<std::int64_t>(R, chunk) >= 1024 ? 256 : 64;
+}
+
+// reduce_rows.comp's loop iterations per invocation (a loop of n trips counts n + 1): the chunk
+// in strides of the workgroup (quads: the 4-quad steps, at most 3 single quads and 3 single
+// elements after them; otherwise one element a step), then the tree (log2(local) halvings) or
+// with subgroups the per-subgroup partials (local / subgroup_size of them).
+std::uint64_t reduce_rows_loops(std::int64_t chunk, std::uint32_t local, bool subgroup, int subgroup_size) {
+  const auto steps = static_cast<std::uint64_t>((chunk + local - 1) / local);
+  std::uint64_t tree = 1;
+  if (subgroup)
+    tree += local / static_cast<std::uint32_t>(std::max(1, subgroup_size));
+  else
+    for (std::uint32_t s = local / 2; s > 0; s >>= 1) ++tree;
+  return (steps + 1) + 4 + 4 + tree;
+}
+
 void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std::int64_t R, std::int64_t row_stride,
                       std::int64_t G, std::int64_t chunk, int f, int post, double div, const Tensor& out) {
   const bool quads = in.dtype() == DType::f32 && in.offset() % 4 == 0 && (rows == 1 || row_stride % 4 == 0);
@@ -82,12 +101,11 @@ void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std:
   } else {
     h += operand_glsl(1, in.dtype(), CT::f32, false);
   }
-  const std::uint32_t local = std::min<std::int64_t>(R, chunk) >= 1024 ? 256 : 64;
+  const std::uint32_t local = reduce_rows_local(R, chunk);
   Launch launch(dev, "reduce");
   launch.program("reduce_rows.comp", h, {local}).write(out).read(in);
   launch.params(ReduceRowsParams{rows, R, row_stride, in.offset(), chunk, G, out.offset(), div});
-  // Loops: the chunk in strides of the workgroup (quads: 4 quads a step), the tree or subgroups.
-  launch.loop_iterations(static_cast<std::uint64_t>(2 * ((chunk + local - 1) / local) + 2 * local / 32 + 16));
+  launch.loop_iterations(reduce_rows_loops(chunk, local, sg, dev.caps.subgroup_size));
   launch.groups_1d(static_cast<std::uint64_t>(rows * G));
 }
 
@@ -105,7 +123,23 @@ bool reduce_rows(DeviceImpl& dev, Red red, int post, const Tensor& x, const Tens
   const std::int64_t per_group = 256 * 16;
   std::int64_t G = 1;
   if (R > per_group) G = std::min((R + per_group - 1) / per_group, std::max<std::int64_t>(1, 2048 / rows));
-  const std::int64_t chunk = ((R + G - 1) / G + 3) / 4 * 4;
+  std::int64_t chunk = ((R + G - 1) / G + 3) / 4 * 4;
+  // Within the device's loop limit: chunks short enough for one invocation's loops (the tree's
+  // are fixed), and a second pass over the G partials that fits too; else the general kernel
+  // (reduce.comp) plans the reduction.
+  const bool sg = dev.subgroup_arithmetic();
+  const int sgs = dev.caps.subgroup_size;
+  if (const std::uint64_t limit = dev.loop_limit(); limit != 0) {
+    auto fits = [&](std::int64_t len, std::int64_t c) {
+      return reduce_rows_loops(c, reduce_rows_local(len, c), sg, sgs) <= limit;
+    };
+    while (!fits(R, chunk)) {
+      if (chunk <= 4) return false;
+      chunk = std::max<std::int64_t>(4, (chunk / 2 + 3) / 4 * 4);
+    }
+    const std::int64_t g = (R + chunk - 1) / chunk;
+    if (g > 1 && !fits(g, (g + 3) / 4 * 4)) return false;
+  }
   G = (R + chunk - 1) / chunk;
   if (G == 1) {
     reduce_rows_pass(dev, x, rows, R, kstride[0], 1, chunk, f, final_post, static_cast<double>(R), out);
@@ -198,7 +232,10 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   };
   if (G == 1) {
     Launch launch(dev, op);
-    launch.program("reduce.comp", header("stage_whole"), {lx}).write(out).read(x).write(out);  // binding 2 unused in stage 0
+    launch.program("reduce.comp", header("stage_whole"), {lx})
+        .write(out)
+        .read(x)
+        .write(out);  // binding 2 unused in stage 0
     launch.params(params).loop_iterations(loops(chunk, lx, rshape.size())).groups_1d(static_cast<std::uint64_t>(nout));
     return out;
   }

@@ -30,6 +30,10 @@ Settings Settings::from_env() {
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;
   s.attention_keys = std::atoi(env("GLTENSOR_ATTENTION_KEYS").c_str()) == 32 ? 32 : 0;
+  {
+    const int tile = std::atoi(env("GLTENSOR_ATTENTION_TILE").c_str());
+    s.attention_tile = tile == 4 || tile == 8 || tile == 16 ? tile : 0;
+  }
   s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
   s.precision = env("GLTENSOR_PRECISION");

@@ -31,6 +31,9 @@ struct Settings {
   bool attention_composite = false;
   /// GLTENSOR_ATTENTION_BQ / _KEYS = 32: cap the fused attention tiling (0 = no cap).
   int attention_bq = 0, attention_keys = 0;
+  /// GLTENSOR_ATTENTION_TILE = 4, 8 or 16: cap the flash kernels' shared-memory tiles (keys per
+  /// tile, query rows per tile of the backward; 0 = no cap), so that tests run every tiling.
+  int attention_tile = 0;
   /// GLTENSOR_SUBGROUPS=0: shared-memory fallbacks instead of KHR_shader_subgroup.
   bool subgroups = true;
   /// GLTENSOR_DUMP_SOURCE: print the GLSL of kernels whose file name contains it.

@@ -203,6 +203,71 @@ TEST(PlanAttention, TilingByDevice) {
     EXPECT_LE(attention_shared_bytes(tt), 49152);
 }
 
+// The flash kernels' tiles (attention_flash.comp) by head dim and shared memory: the largest of
+// 32, 16, 8, 4 keys (query rows for the backward) that fit; none past head dim 256 or where even
+// 4 do not fit; the caps that tests use to run every tiling.
+TEST(PlanAttention, FlashTilesByHeadDim) {
+  const Settings s;
+  FlashTiles t = plan_flash_tiles(64, 64, 32768, s);  // llvmpipe
+  EXPECT_EQ(t.rows, 64);
+  EXPECT_EQ(t.keys, 64);
+  EXPECT_EQ(t.bkv, 32);
+  EXPECT_EQ(t.bqt, 32);  // 32 rows of q and dO: 32 * (512 + 8) bytes
+  t = plan_flash_tiles(256, 256, 32768, s);
+  EXPECT_EQ(t.bkv, 16);  // 16 * 16 * 128 = 32 KiB exactly
+  EXPECT_EQ(t.bqt, 8);
+  t = plan_flash_tiles(256, 256, 49152, s);
+  EXPECT_EQ(t.bkv, 16);
+  EXPECT_EQ(t.bqt, 16);
+  t = plan_flash_tiles(1, 1, 32768, s);
+  EXPECT_EQ(t.bkv, 32);
+  EXPECT_EQ(t.bqt, 32);
+  for (const std::int64_t E : {1, 63, 64, 65, 128, 200, 256})
+    for (const int shared : {16384, 32768, 49152}) {
+      const FlashTiles f = plan_flash_tiles(E, E, shared, s);
+      ASSERT_GT(f.bkv, 0) << E << " " << shared;
+      EXPECT_LE(flash_shared_bytes(E, E, f, false), shared);
+      EXPECT_LE(flash_shared_bytes(E, E, f, true), shared);
+    }
+  EXPECT_EQ(plan_flash_tiles(257, 64, 1 << 20, s).bkv, 0);
+  EXPECT_EQ(plan_flash_tiles(64, 257, 1 << 20, s).bkv, 0);
+  EXPECT_EQ(plan_flash_tiles(0, 64, 1 << 20, s).bkv, 0);
+  EXPECT_EQ(plan_flash_tiles(256, 256, 4096, s).bkv, 0);  // 4 keys need 8 KiB
+  Settings capped;
+  capped.attention_tile = 4;
+  capped.attention_bq = 32;
+  t = plan_flash_tiles(64, 64, 32768, capped);
+  EXPECT_EQ(t.bkv, 4);
+  EXPECT_EQ(t.bqt, 4);
+  EXPECT_EQ(t.rows, 32);
+}
+
+// The flash kernels' splits: none without a limit or where the loops fit; otherwise the largest
+// chunk of whole tiles that fits, its loops within the limit and one more tile's past it; -1
+// where not even one tile fits (the composite path takes over). Dropout's Philox rounds count.
+TEST(PlanAttention, FlashChunks) {
+  const FlashTiles t = plan_flash_tiles(64, 64, 32768, Settings());
+  for (const FlashMode m : {FlashMode::forward, FlashMode::dkv, FlashMode::dq}) {
+    const std::int64_t tile = m == FlashMode::dkv ? t.bqt : t.bkv;
+    EXPECT_EQ(flash_chunk(m, t, 64, 64, 100000, 2, false, 0), 0);
+    EXPECT_EQ(flash_chunk(m, t, 64, 64, 100, 2, false, 65535), 0);
+    for (const bool drop : {false, true}) {
+      const std::int64_t c = flash_chunk(m, t, 64, 64, 100000, 2, drop, 65535);
+      ASSERT_GT(c, 0);
+      EXPECT_EQ(c % tile, 0);
+      EXPECT_LE(flash_loops(m, t, 64, 64, c, 2, drop), 65535u);
+      EXPECT_GT(flash_loops(m, t, 64, 64, c + tile, 2, drop), 65535u);
+    }
+    EXPECT_LT(flash_chunk(m, t, 64, 64, 100000, 2, true, 65535), flash_chunk(m, t, 64, 64, 100000, 2, false, 65535));
+    EXPECT_EQ(flash_chunk(m, t, 64, 64, 100000, 2, false, 50), -1);
+  }
+  // head dim 256 on llvmpipe's limit: a few hundred keys per chunk
+  const FlashTiles w = plan_flash_tiles(256, 256, 32768, Settings());
+  const std::int64_t c = flash_chunk(FlashMode::forward, w, 256, 256, 1 << 20, 1, false, 65535);
+  EXPECT_GE(c, 256);
+  EXPECT_LE(c, 1024);
+}
+
 // Precision (issue 15): f16 math only where it is allowed and the device has fp16 arithmetic.
 TEST(PlanMatmul, F16MathNeedsPrecisionAndDeviceTrait) {
   const Settings s;

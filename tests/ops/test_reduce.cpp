@@ -642,3 +642,29 @@ TEST(Softmax, RowsPastTheLoopLimit) {
   Tensor t = Tensor::from_host(device(), x, {1, L});
   EXPECT_TRUE(close(log_softmax(t, 1).to_vector(), lsm, 1e-5, 1e-4));
 }
+
+// sum / mean / norms under very low loop limits (20 to 40): the contiguous-rows fast path
+// (reduce_rows.comp) planned 22 iterations for any row (its tree and exit tests) and threw an
+// internal LimitError at limits 20-24; it now counts its tree honestly, shortens its chunks and
+// leaves what cannot fit to the general kernel. Sums against float64.
+TEST(Reduce, SumUnderVeryLowLoopLimits) {
+  GLT_RNG(rng);
+  for (const std::uint64_t lim : {20u, 21u, 22u, 23u, 24u, 30u, 40u})
+    for (const std::int64_t n : {1, 7, 64, 1000, 5000}) {
+      SCOPED_TRACE("limit " + std::to_string(lim) + " n " + std::to_string(n));
+      ScopedLoopLimit limit(lim);
+      auto x = uniform(rng, static_cast<std::size_t>(3 * n));
+      std::vector<double> rows(3, 0.0), all(1, 0.0), l2(3, 0.0);
+      for (std::int64_t r = 0; r < 3; ++r)
+        for (std::int64_t i = 0; i < n; ++i) {
+          rows[r] += x[r * n + i];
+          l2[r] += double(x[r * n + i]) * x[r * n + i];
+        }
+      for (double v : rows) all[0] += v;
+      for (double& v : l2) v = std::sqrt(v);
+      const Tensor t = Tensor::from_host(device(), x, {3, n});
+      ASSERT_TRUE(close(sum(t).to_vector(), all, 1e-5, 1e-4));
+      ASSERT_TRUE(close(sum(t, {1}).to_vector(), rows, 1e-5, 1e-4));
+      ASSERT_TRUE(close(norm(t, 2.0, {1}).to_vector(), l2, 1e-5, 1e-4));
+    }
+}
