@@ -43,7 +43,7 @@ std::string format(const char* f, auto... args) {
 struct Options {
   std::string config = "default", data = chargpt::kFortunesDir, out, eval_ckpt, prompt = "Q: ";
   std::int64_t layers = 0, d_model = 0, heads = 0, context = 0, ffn = 0, batch = 0, steps = 0, warmup = 0;
-  std::int64_t eval_every = 0, eval_batches = 0, sample = 0, seed = 1, top_k = 0, log_every = 10;
+  std::int64_t eval_every = 0, eval_batches = 0, sample = -1, seed = 1, top_k = 0, log_every = 10;  // sample -1: preset
   double lr = 0, weight_decay = 0.1, clip = 1.0, temperature = 0.8, top_p = 1.0;
   bool overwrite = false;
 };
@@ -65,7 +65,7 @@ void apply_config(Options& o) {
   set(o.warmup, small ? 20 : 100);
   set(o.eval_every, small ? 50 : 100);
   set(o.eval_batches, small ? 8 : 20);
-  set(o.sample, small ? 200 : 300);
+  if (o.sample < 0) o.sample = small ? 200 : 300;
 }
 
 // The reference's schedule: linear warm-up over `warmup` steps, then cosine decay to 0 at `steps`.
@@ -158,7 +158,7 @@ int run_eval(Options o, const Device& dev, const chargpt::Corpus& corpus) {
               static_cast<double>(m.num_parameters()) / 1e6);
   if (o.batch == 0) o.batch = 8;
   if (o.eval_batches == 0) o.eval_batches = 20;
-  if (o.sample == 0) o.sample = 200;
+  if (o.sample < 0) o.sample = 200;
   const auto t0 = Clock::now();
   const double vl = evaluate(m, dev, corpus.val, o.batch, cfg.context, o.eval_batches, 1000 + o.seed);
   std::printf("validation loss %.4f (perplexity %.2f) over %lld windows of %lld bytes (%.1f s)\n", vl, std::exp(vl),
