@@ -1,6 +1,8 @@
 // cross_entropy (log-sum-exp + NLL from row reductions; one fused backward kernel writing the
 // only [N, C] buffer, glsl/nn/cross_entropy.comp), nll_loss, mse_loss.
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
@@ -93,6 +95,39 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& lse, const Ten
       .invocations(static_cast<std::uint64_t>(N * C));
   return out;
 }
+// {lse [N], row mean [N] (with_mean) or undefined} in one dispatch of cross_entropy.comp's
+// FORWARD, one invocation per row; rows longer than the loop limit allows one invocation go
+// through logsumexp (and mean), reductions split across workgroups.
+std::pair<Tensor, Tensor> row_lse(const Tensor& logits, bool with_mean) {
+  const char* op = "cross_entropy";
+  DeviceImpl& dev = dev_of(logits);
+  Enter guard(dev, op);
+  const std::int64_t N = logits.size(0), C = logits.size(1);
+  const std::uint64_t limit = dev.loop_limit();
+  if (C == 0 || (limit != 0 && static_cast<std::uint64_t>(2 * C) > limit))
+    return {logsumexp(logits, {1}), with_mean ? mean(logits, {1}) : Tensor()};
+  const Tensor x = dense(logits);
+  Tensor lse = alloc(dev, {N}, DType::f32, op);
+  Tensor mu = with_mean ? alloc(dev, {N}, DType::f32, op) : Tensor();
+  if (N == 0) return {lse, mu};
+  std::string h = std::string("#define FORWARD 1\n") + (with_mean ? "#define MEAN 1\n" : "") +
+                  operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  if (with_mean) h += operand_glsl(2, DType::f32, CT::f32, true);
+  struct Params {
+    std::int64_t rows, C;
+    void set(Uniforms& u) const {
+      u.u32("u_rows", rows);
+      u.u32("u_C", C);
+    }
+  };
+  Launch launch(dev, op);
+  launch.program("cross_entropy.comp", h, {64}).write(lse).read(x);
+  if (with_mean) launch.write(mu);
+  launch.params(Params{N, C})
+      .loop_iterations(static_cast<std::uint64_t>(2 * C))
+      .invocations(static_cast<std::uint64_t>(N));
+  return {lse, mu};
+}
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double ls,
@@ -109,9 +144,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
     const Tensor x = detach(logits);
     ct = class_targets(target, ignore_index, reduction);
     t32 = target.dtype() == DType::i32 ? detach(target) : target.to(DType::i32);
-    lse = logsumexp(x, {1});                                                           // [N]
+    Tensor row_mean;
+    std::tie(lse, row_mean) = row_lse(x, ls > 0);                                      // [N]
     Tensor nll = sub(lse, gather_classes(op, x, 1, ct.safe.unsqueeze(1)).squeeze(1));  // [N]
-    if (ls > 0) nll = add(mul(nll, 1 - ls), mul(sub(lse, mean(x, {1})), ls));
+    if (ls > 0) nll = add(mul(nll, 1 - ls), mul(sub(lse, row_mean), ls));
     loss = reduce_loss(nll, ct, reduction);
   }
   if (autograd::any_requires_grad({&logits})) {
