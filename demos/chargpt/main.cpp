@@ -163,7 +163,6 @@ int run_eval(Options o, const Device& dev, const chargpt::Corpus& corpus) {
   const double vl = evaluate(m, dev, corpus.val, o.batch, cfg.context, o.eval_batches, 1000 + o.seed);
   std::printf("validation loss %.4f (perplexity %.2f) over %lld windows of %lld bytes (%.1f s)\n", vl, std::exp(vl),
               static_cast<long long>(o.eval_batches * o.batch), static_cast<long long>(cfg.context), seconds_since(t0));
-  m.cfg.context = cfg.context;
   print_sample(m, dev, o);
   return 0;
 }
