@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench ab precision benchf lab mlp cnn profile torchtrain
-#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr) (diag: see git history)
+#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr), gpt (after pack_gpu.sh --gpt)
+#                                   (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
 P=$(cd "$(dirname "$0")" && pwd)
@@ -99,5 +100,16 @@ for phase in "$@"; do
          (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase --overwrite > "$OUT/$phase.txt" 2> /tmp/$phase.err; echo "rc=$?" >> "$OUT/$phase.txt"
           tr '\r' '\n' < /tmp/$phase.err | grep -v '^ *$' | tail -5 >> "$OUT/$phase.txt"; cat "$OUT/$phase.txt")
          cp /tmp/$phase/metrics.json "$OUT/${phase}_metrics.json" ;;
+    gpt) # chargpt's default config (the reference's model) for GPT_STEPS steps (300), then PyTorch's
+         # reference (torch_gpt_reference.py, eager f32, TF32 off) on the same corpus and steps, in
+         # the same call (limits 420 + 150 s: one run call allows 600): compare tokens/s and the
+         # validation loss after the same step.
+         [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers"
+         mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/ 2>/dev/null
+         (cd /tmp && timeout 420 "$P/bin/chargpt" --config default --steps ${GPT_STEPS:-300} --data "$P/fortunes" \
+            --out /tmp/gpt --overwrite > "$OUT/gpt.txt" 2> /tmp/gpt.err; echo "rc=$?" >> "$OUT/gpt.txt"
+          tr '\r' '\n' < /tmp/gpt.err | grep -v '^ *$' | tail -8 >> "$OUT/gpt.txt"; cat "$OUT/gpt.txt")
+         cp /tmp/gpt/metrics.json "$OUT/gpt_metrics.json"; cp /tmp/gpt/loss.png "$OUT/gpt_loss.png"
+         timeout 150 python3 "$P/torch_gpt_reference.py" "$P/fortunes.txt" --steps ${GPT_STEPS:-300} 2>&1 | tee "$OUT/torch_gpt.txt" ;;
   esac
 done

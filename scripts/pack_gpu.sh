@@ -2,12 +2,14 @@
 # Packs what the lent GPU machine needs into gpu-pack/ (ignored by git): binaries built here
 # (same x86-64), the extra shared libraries they load, the Fashion-MNIST files (or, with
 # --onnx, the ONNX node tests instead, or with --ocr the PaddleOCR models (16 MB) and what the
-# OCR demo, gltensor-run and gltensor_ocr_bench load, to stay under the 64 MiB carry limit),
+# OCR demo, gltensor-run and gltensor_ocr_bench load, to stay under the 64 MiB carry limit, or
+# with --gpt only chargpt, the fortune cookie files and the PyTorch GPT reference),
 # PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
 # ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
 #   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
+#   after --gpt:                         bash gpu-pack/run.sh info gpt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -44,13 +46,32 @@ if [ "${1:-}" = "--train" ]; then
     xargs -r -I{} cp -L {} gpu-pack/lib/
   mkdir -p gpu-pack/fonts && cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
 fi
+if [ "${1:-}" = "--gpt" ]; then
+  # The gpt phase: chargpt with its libraries and PLplot's pngcairo driver, the fortune cookie
+  # files (Debian's fortunes, 2.5 MB) and their concatenation for the PyTorch reference
+  # (../shared/gpu/torch_gpt_reference.py), no test programs (the carry limit).
+  rm -f gpu-pack/bin/* && cp "$build"/demos/chargpt "$build"/tools/gltensor-info gpu-pack/bin/
+  drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
+  mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
+  ldd "$build"/demos/chargpt "$drv"/cairo.so | awk '/=> \// {print $3}' | sort -u |
+    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
+    xargs -r -I{} cp -L {} gpu-pack/lib/
+  mkdir -p gpu-pack/fonts && cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
+  # The corpus as chargpt reads it (files without an extension, sorted bytewise) and as the
+  # reference's docstring builds it (cat of `ls -d .../* | grep -v '\.'`).
+  mkdir -p gpu-pack/fortunes
+  files=$(LC_ALL=C ls -d /usr/share/games/fortunes/* | grep -v '\.')
+  cp -L $files gpu-pack/fortunes/
+  cat $files > gpu-pack/fortunes.txt
+  cp ../shared/gpu/torch_gpt_reference.py gpu-pack/
+fi
 strip gpu-pack/bin/*
 for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so.32; do
   [ -e "/lib/x86_64-linux-gnu/$lib" ] && cp "/lib/x86_64-linux-gnu/$lib" gpu-pack/lib/
 done
 if [ "${1:-}" = "--onnx" ]; then cp -r /usr/share/libonnx-testdata/data/node gpu-pack/onnx-node
-elif [ "${1:-}" != "--ocr" ]; then mkdir -p gpu-pack/data && cp /usr/share/datasets/fashion-mnist/*.gz gpu-pack/data/; fi
-cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py bench/ab_compare.py gpu-pack/
+elif [ "${1:-}" != "--ocr" ] && [ "${1:-}" != "--gpt" ]; then mkdir -p gpu-pack/data && cp /usr/share/datasets/fashion-mnist/*.gz gpu-pack/data/; fi
+[ "${1:-}" = "--gpt" ] || cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py bench/ab_compare.py gpu-pack/
 # OLD_BENCH=path/to/gltensor_bench of an earlier commit: packed for the `ab` phase.
 [ -n "${OLD_BENCH:-}" ] && cp "$OLD_BENCH" gpu-pack/bin/gltensor_bench_old && strip gpu-pack/bin/gltensor_bench_old
 cp scripts/gpu_run.sh gpu-pack/run.sh

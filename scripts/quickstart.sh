@@ -8,7 +8,7 @@
 # Adding a demo: its CMake target to `demos`, and a `step` that runs it at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-demos=(fashion_mnist ocr)
+demos=(fashion_mnist chargpt ocr)
 step() { echo; echo "== quickstart: $*"; }
 
 step "installing dependencies (.ci/install-deps)"
@@ -31,6 +31,9 @@ step "devices (gltensor-info)"
 
 step "Fashion-MNIST: MLP 784-256-128-10, 3 epochs (outputs in a new folder under fashion_mnist_out/)"
 ./build/demos/fashion_mnist --model mlp --epochs 3
+
+step "chargpt: a 2-layer GPT trained byte by byte on the fortune cookie files, small config (outputs under chargpt_out/)"
+./build/demos/chargpt --config small
 
 if [ -z "$ocr_skipped" ]; then
   step "OCR: PaddleOCR PP-OCRv4 (detection + recognition) on gltensor::Model, on its own sample image -> ocr_out.png"

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <random>
 
+#include "cli_bound.hpp"
 #include "gltensor/gltensor.hpp"
 #include "idx.hpp"
 #include "models.hpp"
@@ -37,21 +38,6 @@ std::string format(const char* f, auto... args) {
   char b[256];
   std::snprintf(b, sizeof b, f, args...);
   return b;
-}
-
-// CLI11 2.1's PositiveNumber / NonNegativeNumber print their bound as a 309-digit double
-// ("not in range 0.000000 to 1797...") ; this names the bound as written: "--limit: must be >= 0, got -5".
-CLI::Validator bound(double lo, bool inclusive) {
-  const std::string rule = (inclusive ? ">= " : "> ") + format("%g", lo);
-  return CLI::Validator(
-      [lo, inclusive, rule](std::string& s) -> std::string {
-        double v = 0;
-        if (!CLI::detail::lexical_cast(s, v)) return "'" + s + "' is not a number";
-        return (inclusive ? v >= lo : v > lo) ? std::string() : "must be " + rule + ", got " + s;
-      },
-      (lo == 0 && inclusive)                ? "NONNEGATIVE"
-      : (lo == 0 || (lo == 1 && inclusive)) ? "POSITIVE"
-                                            : rule);
 }
 
 struct Split {
@@ -303,9 +289,9 @@ int main(int argc, char** argv) {
   Options o;
   app.add_option("--data", o.data, "directory with the gzipped IDX files")->capture_default_str();
   app.add_option("--model", o.model, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
-  app.add_option("--epochs", o.epochs, "training epochs")->check(bound(1, true))->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "images per step")->check(bound(1, true))->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate")->check(bound(0, false))->capture_default_str();
+  app.add_option("--epochs", o.epochs, "training epochs")->check(demo::bound(1, true))->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "images per step")->check(demo::bound(1, true))->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->check(demo::bound(0, false))->capture_default_str();
   app.add_option("--optimizer", o.optimizer, "adam or sgd (momentum 0.9)")
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
@@ -314,7 +300,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
   app.add_option("--limit", o.limit, "use only the first N training images (0 = all)")
-      ->check(bound(0, true))
+      ->check(demo::bound(0, true))
       ->capture_default_str();
   app.add_option(
       "--out", o.out,
@@ -323,7 +309,7 @@ int main(int argc, char** argv) {
   app.add_option("--eval", o.eval_ckpt, "evaluate a checkpoint on the test set and exit");
   app.add_option("--log-every", o.log_every,
                  "steps between loss read-backs (fewer where an epoch has under 10 of them)")
-      ->check(bound(1, true));
+      ->check(demo::bound(1, true));
   CLI11_PARSE(app, argc, argv);
 
   demo::Progress bar;

@@ -1,14 +1,12 @@
 // The training report's two figures, drawn with PLplot (Debian: libplplot-dev) through its cairo
-// PNG driver "pngcairo" (Debian: plplot-driver-cairo).
+// PNG driver "pngcairo" (Debian: plplot-driver-cairo), with the helpers of demos/common.
 #pragma once
 #include <string>
 #include <vector>
 
-namespace demo {
+#include "plot_common.hpp"  // check_png_driver
 
-/// Throws std::runtime_error naming the Debian package when PLplot's pngcairo driver is missing
-/// (call it before training, so that a long run does not end without its plots).
-void check_png_driver();
+namespace demo {
 
 /// What the training loop records.
 struct History {

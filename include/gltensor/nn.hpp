@@ -133,21 +133,45 @@ struct AdamOptions {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
   bool decoupled = false;  ///< AdamW
 };
+/// Parameters that share a weight decay (torch's param groups, as far as the decay goes):
+/// transformers decay their matrices and leave norms' weights and biases undecayed.
+struct ParamGroup {
+  std::vector<Tensor*> params;
+  double weight_decay = 0;
+};
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor*> params, double lr, AdamOptions opt = {});
+  /// Each group's weight_decay replaces options.weight_decay for its parameters.
+  Adam(const std::vector<ParamGroup>& groups, double lr, AdamOptions opt = {});
   void step() override;
   AdamOptions options;
+  /// Steps taken (the bias corrections' t).
+  std::int64_t steps() const { return t_; }
 
  private:
   std::vector<Tensor> m_, v_;
+  std::vector<double> wd_;  ///< per parameter; empty: options.weight_decay for all
   std::int64_t t_ = 0;
 };
-/// Adam with decoupled weight decay (default 0.01).
+/// Adam with decoupled weight decay (Loshchilov & Hutter 2019; torch.optim.AdamW): each step
+/// first multiplies the parameter by 1 - lr * weight_decay, then applies Adam's update without
+/// the decay in the gradient. Default weight decay 0.01, as torch.
 class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor*> params, double lr, AdamOptions opt = {0.9, 0.999, 1e-8, 0.01, true});
+  AdamW(const std::vector<ParamGroup>& groups, double lr, AdamOptions opt = {0.9, 0.999, 1e-8, 0.01, true});
 };
+
+/// Scales the accumulated gradients of `params` in place so that their global 2-norm (the norm
+/// of all of them concatenated) is at most max_norm: g *= min(1, max_norm / (total + 1e-6)), as
+/// torch.nn.utils.clip_grad_norm_. Everything runs on the GPU (a norm per gradient, their norm,
+/// the clip factor, one in-place multiply per gradient): nothing is read back. Returns the total
+/// norm before clipping as a float32 scalar tensor (read it with item() when needed). Parameters
+/// without a gradient are skipped (0 if none has one); gradients that are the same tensor (one
+/// storage, offset and size) are scaled once. ValueError for max_norm <= 0 or NaN, an empty list
+/// or an undefined parameter.
+Tensor clip_grad_norm_(const std::vector<Tensor*>& params, double max_norm);
 
 // ---- learning-rate schedules (value for a step/epoch index, as torch's schedulers) ----
 /// base_lr * gamma^(floor(epoch / step_size))

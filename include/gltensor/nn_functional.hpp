@@ -186,7 +186,12 @@ enum class Reduction { none, mean, sum };
 /// Fused log_softmax + negative log likelihood: logits [N, C], target int [N] in [0, C)
 /// (IndexError at the next read otherwise), label_smoothing as in torch. Samples whose target
 /// is ignore_index (torch's default -100) add 0 to the loss and its gradient and are left out
-/// of the mean's denominator (the mean is NaN if every sample is ignored).
+/// of the mean's denominator (the mean is NaN if every sample is ignored). For large
+/// vocabularies the forward runs as row reductions only (log-sum-exp, the target's logit, the
+/// row mean for label smoothing: [N] buffers), and the backward is one dispatch writing
+/// d logits = (softmax - target distribution) * the per-sample gradient: the gradient is the
+/// only [N, C] buffer either pass allocates for contiguous logits (a strided view is copied
+/// first; glsl/nn/cross_entropy.comp).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::mean,
                      double label_smoothing = 0.0, std::int64_t ignore_index = -100);
 /// log_probs [N, C], target int [N] in [0, C) (IndexError at the next read otherwise);

@@ -1,10 +1,17 @@
-// cross_entropy (fused log_softmax + NLL, explicit backward), nll_loss, mse_loss.
+// cross_entropy (log-sum-exp + NLL from row reductions; one fused backward kernel writing the
+// only [N, C] buffer, glsl/nn/cross_entropy.comp), nll_loss, mse_loss.
+#include <cstdint>
+#include <tuple>
+#include <utility>
+
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "ops/index.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -49,31 +56,109 @@ Tensor per_sample_grad(const Tensor& g, const ClassTargets& c, Reduction r) {
 }
 }  // namespace
 
+namespace {
+// The contiguous f32-or-16-bit copy the backward kernel indexes from element 0.
+Tensor dense(const Tensor& t) { return t.is_contiguous() && t.offset() == 0 ? t : t.clone(); }
+
+// d logits in one dispatch of glsl/nn/cross_entropy.comp (see there).
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& lse, const Tensor& target, const Tensor& w, double ls,
+                              std::int64_t ignore_index) {
+  const char* op = "cross_entropy_backward";
+  DeviceImpl& dev = dev_of(logits);
+  Enter guard(dev, op);
+  const std::int64_t N = logits.size(0), C = logits.size(1);
+  Tensor out = alloc(dev, logits.shape(), logits.dtype(), op);
+  if (out.numel() == 0) return out;
+  const Tensor x = dense(logits), l = dense(lse), t = dense(target), wd = dense(w);
+  const std::string h = operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false) +
+                        operand_glsl(2, l.dtype(), CT::f32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
+                        operand_glsl(4, wd.dtype(), CT::f32, false);
+  struct Params {
+    std::int64_t count, C, w_step, ignore;
+    double on, off;
+    void set(Uniforms& u) const {
+      u.u32("u_count", count);
+      u.u32("u_C", C);
+      u.u32("u_w_step", w_step);
+      u.i32("u_ignore", ignore);
+      u.f32("u_on", on);
+      u.f32("u_off", off);
+    }
+  };
+  const bool ignore_fits = ignore_index >= INT32_MIN && ignore_index <= INT32_MAX;
+  Launch launch(dev, op);
+  launch.program("cross_entropy.comp", h, {256}).write(out).read(x).read(l).read(t).read(wd);
+  launch
+      .params(Params{out.numel(), C, wd.numel() == 1 ? 0 : 1, ignore_fits ? ignore_index : INT32_MIN, 1 - ls,
+                     ls / static_cast<double>(C)})
+      .loop_iterations(0)
+      .invocations(static_cast<std::uint64_t>(N * C));
+  return out;
+}
+// {lse [N], row mean [N] (with_mean) or undefined} in one dispatch of cross_entropy.comp's
+// FORWARD, one invocation per row; rows longer than the loop limit allows one invocation go
+// through logsumexp (and mean), reductions split across workgroups.
+std::pair<Tensor, Tensor> row_lse(const Tensor& logits, bool with_mean) {
+  const char* op = "cross_entropy";
+  DeviceImpl& dev = dev_of(logits);
+  Enter guard(dev, op);
+  const std::int64_t N = logits.size(0), C = logits.size(1);
+  const std::uint64_t limit = dev.loop_limit();
+  if (C == 0 || (limit != 0 && static_cast<std::uint64_t>(2 * C) > limit))
+    return {logsumexp(logits, {1}), with_mean ? mean(logits, {1}) : Tensor()};
+  const Tensor x = dense(logits);
+  Tensor lse = alloc(dev, {N}, DType::f32, op);
+  Tensor mu = with_mean ? alloc(dev, {N}, DType::f32, op) : Tensor();
+  if (N == 0) return {lse, mu};
+  std::string h = std::string("#define FORWARD 1\n") + (with_mean ? "#define MEAN 1\n" : "") +
+                  operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  if (with_mean) h += operand_glsl(2, DType::f32, CT::f32, true);
+  struct Params {
+    std::int64_t rows, C;
+    void set(Uniforms& u) const {
+      u.u32("u_rows", rows);
+      u.u32("u_C", C);
+    }
+  };
+  Launch launch(dev, op);
+  launch.program("cross_entropy.comp", h, {64}).write(lse).read(x);
+  if (with_mean) launch.write(mu);
+  launch.params(Params{N, C})
+      .loop_iterations(static_cast<std::uint64_t>(2 * C))
+      .invocations(static_cast<std::uint64_t>(N));
+  return {lse, mu};
+}
+}  // namespace
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double ls,
                      std::int64_t ignore_index) {
   const char* op = "cross_entropy";
   check_class_inputs(op, logits, target);
   if (ls < 0 || ls > 1) throw ValueError("gltensor::cross_entropy: label_smoothing must be in [0, 1]");
-  const std::int64_t C = logits.size(1);
-  Tensor loss, lsm;
+  Tensor loss, lse, t32;
   ClassTargets ct;
   {
+    // Row reductions only: log-sum-exp [N], the target's logit [N] (and the row mean for label
+    // smoothing); nll = lse - x[target]. No [N, C] buffer.
     NoGradGuard ng;
+    const Tensor x = detach(logits);
     ct = class_targets(target, ignore_index, reduction);
-    lsm = log_softmax(logits, 1);                                                   // [N, C]
-    Tensor nll = neg(gather_classes(op, lsm, 1, ct.safe.unsqueeze(1)).squeeze(1));  // [N]
-    if (ls > 0) nll = add(mul(nll, 1 - ls), mul(neg(mean(lsm, {1})), ls));
+    t32 = target.dtype() == DType::i32 ? detach(target) : target.to(DType::i32);
+    Tensor row_mean;
+    std::tie(lse, row_mean) = row_lse(x, ls > 0);                                      // [N]
+    Tensor nll = sub(lse, gather_classes(op, x, 1, ct.safe.unsqueeze(1)).squeeze(1));  // [N]
+    if (ls > 0) nll = add(mul(nll, 1 - ls), mul(sub(lse, row_mean), ls));
     loss = reduce_loss(nll, ct, reduction);
   }
   if (autograd::any_requires_grad({&logits})) {
+    const Tensor saved = detach(logits);
     autograd::record(
         loss, {logits},
-        [lsm, ct, C, ls, reduction](const Tensor& g) {
-          // d/dlogits = softmax - target distribution, times the upstream gradient per sample.
-          Tensor q = one_hot(ct.safe, C).to(DType::f32);
-          if (ls > 0) q = add(mul(q, 1 - ls), ls / static_cast<double>(C));
-          Tensor d = sub(exp(lsm), q);
-          return std::vector<Tensor>{where(ct.keep.unsqueeze(1), mul(d, per_sample_grad(g, ct, reduction)), 0.0)};
+        [saved, lse, t32, ct, ls, reduction, ignore_index](const Tensor& g) {
+          // d/dlogits = (softmax - target distribution) * the upstream gradient per sample.
+          Tensor w = reduction == Reduction::none ? g : reduction == Reduction::mean ? div(g, ct.count) : g;
+          if (w.dtype() != DType::f32) w = w.to(DType::f32);
+          return std::vector<Tensor>{cross_entropy_backward(saved, lse, t32, w, ls, ignore_index)};
         },
         op);
   }

@@ -1,9 +1,13 @@
 // SGD / Adam / AdamW as fused single-kernel updates (optim.comp), LR schedules.
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "gltensor/autograd.hpp"
+#include "gltensor/indexing.hpp"
 #include "gltensor/nn.hpp"
 #include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -86,6 +90,22 @@ Adam::Adam(std::vector<Tensor*> params, double lr, AdamOptions opt) : Optimizer(
   }
 }
 
+namespace {
+std::vector<Tensor*> group_params(const std::vector<ParamGroup>& groups) {
+  std::vector<Tensor*> all;
+  for (const ParamGroup& g : groups) all.insert(all.end(), g.params.begin(), g.params.end());
+  return all;
+}
+}  // namespace
+
+Adam::Adam(const std::vector<ParamGroup>& groups, double lr, AdamOptions opt) : Adam(group_params(groups), lr, opt) {
+  for (const ParamGroup& g : groups) {
+    if (!(g.weight_decay >= 0))
+      throw ValueError("gltensor::Adam: weight_decay must be >= 0, got " + std::to_string(g.weight_decay));
+    wd_.insert(wd_.end(), g.params.size(), g.weight_decay);
+  }
+}
+
 void Adam::step() {
   NoGradGuard ng;
   ++t_;
@@ -98,6 +118,7 @@ void Adam::step() {
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor g = grad(*params_[i]);
     if (!g.defined() || params_[i]->numel() == 0) continue;
+    op.wd = wd_.empty() ? options.weight_decay : wd_[i];
     launch(d, *params_[i], g, m_[i], v_[i], op);
   }
 }
@@ -107,6 +128,35 @@ AdamW::AdamW(std::vector<Tensor*> params, double lr, AdamOptions opt)
         opt.decoupled = true;
         return opt;
       }()) {}
+AdamW::AdamW(const std::vector<ParamGroup>& groups, double lr, AdamOptions opt)
+    : Adam(groups, lr, [&] {
+        opt.decoupled = true;
+        return opt;
+      }()) {}
+
+Tensor clip_grad_norm_(const std::vector<Tensor*>& params, double max_norm) {
+  if (!(max_norm > 0))
+    throw ValueError("gltensor::clip_grad_norm_: max_norm must be > 0, got " + std::to_string(max_norm));
+  NoGradGuard ng;
+  std::vector<Tensor> grads, norms;
+  std::vector<std::tuple<const void*, std::int64_t, std::int64_t>> seen;
+  for (Tensor* p : params) {
+    if (!p || !p->defined()) throw ValueError("gltensor::clip_grad_norm_: undefined parameter");
+    Tensor g = grad(*p);
+    if (!g.defined() || g.numel() == 0) continue;
+    const auto key = std::make_tuple(static_cast<const void*>(g.impl()->storage.get()), g.offset(), g.numel());
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;  // one gradient held twice
+    seen.push_back(key);
+    grads.push_back(g);
+    norms.push_back(norm(g.dtype() == DType::f32 ? g : g.to(DType::f32)).reshape({1}));
+  }
+  if (params.empty()) throw ValueError("gltensor::clip_grad_norm_: no parameters");
+  if (grads.empty()) return zeros(params.front()->device(), {});
+  const Tensor total = norm(concat(norms));  // sqrt(sum of the squared norms)
+  const Tensor coef = clamp_max(div(full(total.device(), {}, max_norm), add(total, 1e-6)), 1.0);
+  for (Tensor& g : grads) g *= coef;
+  return total;
+}
 
 double step_lr(double base, std::int64_t epoch, std::int64_t step_size, double gamma) {
   if (step_size <= 0) throw ValueError("gltensor::step_lr: step_size must be positive");

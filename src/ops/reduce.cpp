@@ -197,10 +197,22 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   if (R == 0 && nout > 0 && (red == kMax || red == kMin || red == kArgmax || red == kArgmin))
     throw IndexError(std::string("gltensor::") + op + ": cannot reduce over zero elements (input shape " +
                      to_string(x.shape()) + ")");
-  Tensor out = alloc(dev, out_shape, out_dtype, op);
-  if (nout == 0) return out;
   collapse(kshape, kstride);
   collapse(rshape, rstride);
+  // A short sum over many outputs (split-K partials, rms_norm's per-block weight gradients):
+  // R - 1 elementwise adds of strided views, one invocation per output each, rather than a
+  // workgroup per output whose invocations mostly idle (on llvmpipe a [8, 192, 64] sum over dim 0
+  // took ~50 ms that way, the adds well under 1 ms).
+  if (red == kSum && post == 0 && x.dtype() == DType::f32 && out_dtype == DType::f32 && rshape.size() == 1 && R >= 2 &&
+      R <= 16 && nout >= 1024) {
+    NoGradGuard ng;
+    auto part = [&](std::int64_t r) { return make_view(x, kshape, kstride, x.offset() + r * rstride[0]); };
+    Tensor acc = add(part(0), part(1));
+    for (std::int64_t r = 2; r < R; ++r) acc += part(r);
+    return acc.reshape(out_shape);
+  }
+  Tensor out = alloc(dev, out_shape, out_dtype, op);
+  if (nout == 0) return out;
   if (R > 0 && reduce_rows(dev, red, post, x, out, kshape, kstride, rshape, rstride)) return out;
   const std::uint32_t lx = R >= 256 ? 256 : 64;
   // Two passes when few outputs share a long reduction, or when one workgroup's part would loop
