@@ -75,7 +75,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   ElementwiseProblem problem;
   problem.kernel = e.kernel, problem.fn = e.fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
   problem.f16_math = dev.f16_math(), problem.contig = contig, problem.out_contiguous = out.is_contiguous();
-  problem.numel = n;
+  problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha;
   for (int j = 0; j < nops; ++j) problem.operands.push_back({ops[j]->dtype(), ops[j]->offset()});
   const ElementwisePlan plan = plan_elementwise(problem);
   const bool words = plan.words, vec4 = plan.vec4, f16v = !plan.f16_fn.empty();

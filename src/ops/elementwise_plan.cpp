@@ -2,6 +2,9 @@
 #include "ops/elementwise_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "gltensor/dtype.hpp"
 
 namespace gltensor::detail {
 
@@ -14,6 +17,15 @@ std::string f16_form(const std::string& kernel, const std::string& fn) {
   return std::find(names.begin(), names.end(), fn) != names.end() ? "op16_" + fn.substr(3) : "";
 }
 
+namespace {
+// The value as the f32 path sees it (a float uniform) is an f16 value: rounding it to f16 (the
+// f16 form's float16_t(u_scalar)) changes nothing. NaN is not (NaN != NaN): f32 math.
+bool f16_exact(double v) {
+  const float f = static_cast<float>(v);
+  return f16_to_f32(f32_to_f16(f)) == f;
+}
+}  // namespace
+
 ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
   ElementwisePlan plan;
   const DType od = p.operands.at(0).dtype;
@@ -22,9 +34,17 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
   // f16 math: ops with an f16 form over contiguous f16 operands (every one, the output
   // included: mixed dtypes keep f32 math), word-aligned, two elements at a time in f16vec2.
   if (p.f16_math && p.contig && p.numel % 2 == 0 && p.in_ct == CT::f32 && !p.error_flag) {
+    int exp2 = 0;
     plan.f16_fn = f16_form(p.kernel, p.fn);
     for (const ElementwiseOperand& o : p.operands)
       if (o.dtype != DType::f16 || o.offset % 2 != 0) plan.f16_fn.clear();
+    // A scalar operand or alpha is a value of another dtype (double, a float uniform): mixed
+    // dtypes too, unless rounding it to f16 is exact.
+    if (p.scalar && !f16_exact(*p.scalar)) plan.f16_fn.clear();
+    // a + alpha * b rounds the product to f16 before the sum unless alpha * b is exact: alpha a
+    // power of two (a + 3 b with a = -3 b would keep the product's rounding error whole).
+    if (p.fn == "op_add_alpha" && !(f16_exact(p.alpha) && std::fabs(std::frexp(p.alpha, &exp2)) == 0.5))
+      plan.f16_fn.clear();
   }
   plan.vec4 = p.contig && p.numel % 4 == 0 && itemsize(od) == 4;
   for (const ElementwiseOperand& o : p.operands)

@@ -3,6 +3,7 @@
 // and layout and the device's f16 math, unit-tested without a GPU (tests/ops/test_plans.cpp).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,18 @@ struct ElementwiseProblem {
   std::int64_t numel = 0;
   /// Operand 0 is the output, then the tensor inputs (a scalar operand is not one).
   std::vector<ElementwiseOperand> operands;
+  std::optional<double> scalar;  ///< binary.comp: the scalar operand (u_scalar), if any
+  double alpha = 1;              ///< binary.comp: u_alpha (op_add_alpha)
 };
 
 struct ElementwisePlan {
   bool vec4 = false;   ///< VEC4: four 32-bit elements per invocation
   bool words = false;  ///< OUT_WORDS: one whole 32-bit output word per invocation
   /// F16V: the op's f16 form ("op16_*"; "" = f32 math). Only where every operand (the output
-  /// included) is f16, contiguous, at an even offset, numel even, float inputs, no error flag.
+  /// included) is f16, contiguous, at an even offset, numel even, float inputs, no error flag,
+  /// and a scalar operand is an f16 value (the f16 form rounds it to f16, float16_t(u_scalar);
+  /// the f32 path does not: a + 0.1 is not a + f16(0.1)) and alpha (op_add_alpha) a power of two
+  /// (alpha * b exact in f16).
   std::string f16_fn;
   /// Invocations of the grid: elements, quads (VEC4), f16 words (F16V: numel / 2) or output
   /// words (OUT_WORDS).

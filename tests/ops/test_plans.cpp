@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "nn/attention_plan.hpp"
@@ -401,4 +402,27 @@ TEST(PlanElementwise, F16FormCoversEveryWord) {
   EXPECT_TRUE(q.vec4);
   EXPECT_EQ(q.f16_fn, "");
   EXPECT_EQ(q.invocations, 25u);
+}
+
+// Scalars and alpha are values of another dtype: the f16 form rounds them to f16, so it is
+// chosen only where that rounding is exact (and alpha * b exact: alpha a power of two).
+TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
+  ElementwiseProblem p = ew("binary.comp", "op_mul", {kH, kH}, 100);
+  for (double v : {3.0, -0.5, 1024.0, 0.0, 65504.0, 0.099975585937500}) {
+    p.scalar = v;
+    EXPECT_EQ(plan_elementwise(p).f16_fn, "op16_mul") << v;
+  }
+  for (double v : {0.1, 1e5, 65520.0, 1.0 / 3, std::nan("")}) {
+    p.scalar = v;
+    EXPECT_EQ(plan_elementwise(p).f16_fn, "") << v;
+  }
+  ElementwiseProblem a = ew("binary.comp", "op_add_alpha", {kH, kH, kH}, 100);
+  for (double alpha : {2.0, -1.0, 0.5, -0.25}) {
+    a.alpha = alpha;
+    EXPECT_EQ(plan_elementwise(a).f16_fn, "op16_add_alpha") << alpha;
+  }
+  for (double alpha : {3.0, 0.1, -1.5}) {
+    a.alpha = alpha;
+    EXPECT_EQ(plan_elementwise(a).f16_fn, "") << alpha;
+  }
 }
