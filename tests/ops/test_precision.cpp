@@ -247,3 +247,101 @@ TEST(Precision, F16ElementwiseWritesEveryElement) {
     }
   }
 }
+
+// A scalar operand or alpha is of another dtype than the f16 tensors: the f16 form rounded it to
+// f16 first (x + 0.1 at x = f16(-0.1): 0 instead of 2.44e-5; x * 1e5: Inf; a + 3 b rounded 3 b
+// before the sum). Each result within one f16 ulp of the exact value with the scalar as given.
+TEST(Precision, F16ElementwiseScalarsAreNotRoundedToF16) {
+  if (!has_f16_math()) GTEST_SKIP() << "the device has no fp16 arithmetic (Capabilities::fp16_arithmetic)";
+  ScopedPrecision p(Precision::f16_allowed);
+  const float m01 = f16_to_f32(f32_to_f16(-0.1f));
+  std::vector<float> x = {m01, m01, 1e-4f, -2e-4f, 0.5f, -0.25f, 3.0f, m01};
+  for (auto& v : x) v = f16_to_f32(f32_to_f16(v));
+  std::vector<float> y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = f16_to_f32(f32_to_f16(-x[i] / 3.0f));
+  const auto n = static_cast<std::int64_t>(x.size());
+  const Tensor tx = Tensor::from_host(device(), x, {n}, DType::f16),
+               ty = Tensor::from_host(device(), y, {n}, DType::f16);
+  struct Op {
+    const char* name;
+    Tensor got;
+    double (*ref)(double, double);
+  };
+  const std::vector<Op> ops = {
+      {"x + 0.1", add(tx, 0.1), [](double a, double) { return a + double(0.1f); }},
+      {"0.1 - x", sub(0.1, tx), [](double a, double) { return double(0.1f) - a; }},
+      {"x * 1e5", mul(tx, 1e5), [](double a, double) { return a * 1e5; }},
+      {"x / 0.3", div(tx, 0.3), [](double a, double) { return a / double(0.3f); }},
+      {"x + 3 y", add(tx, ty, 3.0), [](double a, double b) { return a + 3 * b; }},
+      {"x - 0.1 y", sub(tx, ty, 0.1), [](double a, double b) { return a - double(0.1f) * b; }},
+  };
+  for (const Op& op : ops) {
+    const std::vector<float> got = op.got.to_vector();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double r = op.ref(x[i], y[i]);
+      if (std::fabs(r) > 65504) {
+        EXPECT_EQ(got[i], r > 0 ? INFINITY : -INFINITY) << op.name << " at " << i;
+      } else {
+        EXPECT_LE(std::fabs(got[i] - r), 2 * kU * std::fabs(r) + 6e-8) << op.name << " at " << i << ": " << got[i];
+      }
+    }
+  }
+}
+
+// f16 matmul at the tile and block edges, per kernel and operand dtype: K around the K-tiles
+// (8, 16) and the f16 block (32: a flush after every block and after the last tile), M and N
+// around the tiles (64, 128) and ragged, the HalfStorage and epilogue shapes of test_matmul (f16
+// operands 33x40x17; gemm with transposed operands, alpha, beta and a broadcast addend, the one
+// that gave NaN at test_matmul.cpp:151). Each output finite and within the documented bound.
+TEST(Precision, F16MatmulTileAndBlockEdges) {
+  if (!has_f16_math()) GTEST_SKIP() << "the device has no fp16 arithmetic (Capabilities::fp16_arithmetic)";
+  GLT_RNG(rng);
+  ScopedPrecision p(Precision::f16_allowed);
+  std::vector<MatmulCase> cases;
+  for (const char* kernel : {"tile64", "tile128"})
+    for (DType dt : {DType::f32, DType::f16})
+      for (std::int64_t k : {1, 8, 15, 16, 17, 31, 32, 33, 48, 64, 65}) {
+        cases.push_back({9, k, 9, dt, kernel, 0});
+        cases.push_back({65, k, 130, dt, kernel, 0});
+      }
+  for (DType dt : {DType::f32, DType::f16}) {
+    cases.push_back({33, 40, 17, dt, "tile64", 0});
+    for (std::int64_t k : {8, 16, 24, 32, 40, 64, 72}) cases.push_back({64, k, 128, dt, "vec4", 0});
+    cases.push_back({64, 64, 128, dt, "vec4s", 0});
+    cases.push_back({64, 64, 128, dt, "vec4u", 0});
+  }
+  cases.push_back({70, 5000, 30, DType::f32, "tile64", 4000});  // split-K with F16_MATH
+  for (const MatmulCase& c : cases) {
+    auto a = rounded_uniform(rng, c.M * c.K, c.dt), b = rounded_uniform(rng, c.K * c.N, c.dt);
+    std::vector<double> ref, scale;
+    reference(a, b, c, ref, scale);
+    const std::vector<float> got = run_matmul(c, a, b).to_vector();
+    const double out_round = c.dt == DType::f16 ? kU : 0.0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(got[i])) << "element " << i << " of " << c.M << "x" << c.K << "x" << c.N << " "
+                                         << dtype_name(c.dt) << " " << c.kernel;
+      ASSERT_LE(std::fabs(got[i] - ref[i]),
+                (3 + kF16BlockK - 1) * kU * scale[i] + out_round * std::fabs(ref[i]) + 1e-30)
+          << "element " << i << " of " << c.M << "x" << c.K << "x" << c.N << " " << dtype_name(c.dt) << " " << c.kernel;
+    }
+  }
+  // test_matmul.cpp:151: gemm(a^T, b^T) * 0.5 + 2 c, M 20, K 30, N 25 (tile64 on GPUs).
+  ScopedSettings s;
+  s->matmul_kernel = "tile64";
+  const int M = 20, K = 30, N = 25;
+  auto a = rounded_uniform(rng, K * M, DType::f32), b = rounded_uniform(rng, N * K, DType::f32),
+       cv = rounded_uniform(rng, N, DType::f32);
+  Tensor ta = Tensor::from_host(device(), a, {K, M}), tb = Tensor::from_host(device(), b, {N, K});
+  const std::vector<float> g = gemm(ta, tb, Tensor::from_host(device(), cv, {N}), 0.5, 2.0, true, true).to_vector();
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double s = 0, sa = 0;
+      for (int k = 0; k < K; ++k) {
+        s += double(a[k * M + m]) * b[n * K + k];
+        sa += std::fabs(double(a[k * M + m]) * b[n * K + k]);
+      }
+      ASSERT_TRUE(std::isfinite(g[m * N + n])) << "gemm (" << m << ", " << n << ")";
+      ASSERT_NEAR(g[m * N + n], 0.5 * s + 2.0 * cv[n], 0.5 * (3 + kF16BlockK - 1) * kU * sa + 1e-6)
+          << "gemm (" << m << ", " << n << ")";
+    }
+}
