@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/elementwise_plan.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 
@@ -41,15 +42,6 @@ struct ElementwiseParams {
   }
 };
 
-// The f16 form of e's function (F16V; the op16_* functions of unary.comp / binary.comp), or "".
-std::string f16_form(const Elementwise& e) {
-  static const std::vector<std::string> unary = {"op_neg", "op_square", "op_reciprocal", "op_relu"};
-  static const std::vector<std::string> binary = {"op_add", "op_add_alpha", "op_sub", "op_mul", "op_div"};
-  const bool is_unary = std::strcmp(e.kernel, "unary.comp") == 0;
-  if (!is_unary && std::strcmp(e.kernel, "binary.comp") != 0) return "";
-  const std::vector<std::string>& names = is_unary ? unary : binary;
-  return std::find(names.begin(), names.end(), e.fn) != names.end() ? "op16_" + e.fn.substr(3) : "";
-}
 }  // namespace
 
 void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs) {
@@ -80,16 +72,14 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   for (int j = 0; j < nops && contig; ++j) contig = strides[j][0] == 1 || sizes[0] == 1;
 
   const DType od = out.dtype();
-  const int pw = per_word(od);
-  const bool words = pw > 1 && out.is_contiguous();
-  // f16 math (Precision::f16_allowed on a device with fp16 arithmetic): ops with an f16 form over
-  // contiguous f16 operands, word-aligned, compute two elements at a time in f16vec2.
-  std::string f16_fn = dev.f16_math() && contig && n % 2 == 0 && e.in_ct == CT::f32 && !e.error_flag ? f16_form(e) : "";
-  for (int j = 0; j < nops && !f16_fn.empty(); ++j)
-    if (ops[j]->dtype() != DType::f16 || ops[j]->offset() % 2 != 0) f16_fn.clear();
-  const bool f16v = !f16_fn.empty();
-  bool vec4 = contig && n % 4 == 0 && itemsize(od) == 4;
-  for (int j = 0; j < nops && vec4; ++j) vec4 = itemsize(ops[j]->dtype()) == 4 && ops[j]->offset() % 4 == 0;
+  ElementwiseProblem problem;
+  problem.kernel = e.kernel, problem.fn = e.fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
+  problem.f16_math = dev.f16_math(), problem.contig = contig, problem.out_contiguous = out.is_contiguous();
+  problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha;
+  for (int j = 0; j < nops; ++j) problem.operands.push_back({ops[j]->dtype(), ops[j]->offset()});
+  const ElementwisePlan plan = plan_elementwise(problem);
+  const bool words = plan.words, vec4 = plan.vec4, f16v = !plan.f16_fn.empty();
+  const std::string& f16_fn = plan.f16_fn;
 
   // Short key first: the GLSL header is only built when the program is not cached yet.
   std::string key = e.kernel;
@@ -130,13 +120,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
                          return h;
                        },
                        {256});
-  std::uint64_t count = static_cast<std::uint64_t>(n);
-  if (vec4) count = count / 4;
-  if (f16v) count = count / 2;
-  if (words) {
-    const std::uint64_t off = static_cast<std::uint64_t>(out.offset());
-    count = (off + count + pw - 1) / pw - off / pw;
-  }
+  const std::uint64_t count = plan.invocations;
   ElementwiseParams params{e, count, static_cast<std::uint64_t>(n), {sizes.begin(), sizes.end()}, {}, {}};
   for (int j = 0; j < nops; ++j) {
     for (int d = 0; d < ndim; ++d) params.strides.push_back(static_cast<std::uint32_t>(strides[j][d]));

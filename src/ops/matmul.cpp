@@ -163,8 +163,13 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     h += "#define TILE " + std::to_string(plan.tile_m) + "\n";
   }
   if (d.defined()) h += "#define ADDEND 1\n";
-  if (plan.f16_block > 0)
+  // GLTENSOR_PRECISION=f16-ext-only (debugging, docs/precision.md): the f32 kernels with the f16
+  // extension enabled, to tell the extension's effect on the existing code from F16_MATH's.
+  if (plan.f16_block > 0) {
     h += dev.f16_extension_glsl() + "#define F16_MATH 1\n#define F16_BLOCK " + std::to_string(plan.f16_block) + "u\n";
+  } else if (settings().precision == "f16-ext-only" && !reg) {
+    h += dev.f16_extension_glsl();
+  }
   if (problem.batch == 1) h += "#define NO_BATCH 1\n";
   if (split > 0) h += "#define SPLIT_COLS 1\n";
   if (plan.splits > 1) h += "#define SPLIT_K 1\n";

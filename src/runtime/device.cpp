@@ -335,18 +335,26 @@ bool DeviceImpl::subgroup_features(std::uint32_t need) const {
 
 Precision default_precision() {
   const std::string& p = settings().precision;
-  return p == "f16" || p == "f16-force" ? Precision::f16_allowed : Precision::f32;
+  return p == "f16" || p == "f16-force" || p == "f16-emulate" ? Precision::f16_allowed : Precision::f32;
 }
 
 // The f16 kernels are off on every device for now: on the H100 (2026-11-24, docs/precision.md)
 // matmul's F16_MATH gave NaN in some outputs and f16 operands errors of 1e2, the f16 relu was
 // wrong, and f16 math ran at 0.6x the speed of f32. GLTENSOR_PRECISION=f16-force runs them (to
 // debug them); caps.fp16_arithmetic still reports what the device offers.
-bool DeviceImpl::fp16_arithmetic() const { return settings().precision == "f16-force"; }
+// GLTENSOR_PRECISION=f16-emulate runs the same f16 kernel forms (their indexing, packing, block
+// flushes) on any device with f32 types standing in for the f16 ones (f16_extension_glsl): a
+// check of everything but the f16 rounding itself, on llvmpipe.
+bool DeviceImpl::fp16_arithmetic() const {
+  return settings().precision == "f16-force" || settings().precision == "f16-emulate";
+}
 
 bool DeviceImpl::f16_math() const { return precision == Precision::f16_allowed && fp16_arithmetic(); }
 
 std::string DeviceImpl::f16_extension_glsl() const {
+  if (settings().precision == "f16-emulate")
+    return "#define float16_t float\n#define f16vec2 vec2\n#define f16vec4 vec4\n"
+           "#define packFloat2x16 packHalf2x16\n#define unpackFloat2x16 unpackHalf2x16\n";
   // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension.
   const bool ext =
       !caps.has_extension("GL_NV_gpu_shader5") && caps.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");

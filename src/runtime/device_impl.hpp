@@ -93,10 +93,10 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   bool subgroup_features(std::uint32_t need) const;
   bool subgroup_arithmetic() const;
   /// Whether kernels may use f16 arithmetic: Capabilities::fp16_arithmetic, or
-  /// Settings::precision = "f16-force" (diagnostics).
+  /// Settings::precision = "f16-force" or "f16-emulate" (diagnostics).
   bool fp16_arithmetic() const;
   /// Whether kernels use f16 math (Precision::f16_allowed asked for and the device has fp16
-  /// arithmetic, or Settings::precision = "f16-force").
+  /// arithmetic, or Settings::precision = "f16-force" / "f16-emulate").
   bool f16_math() const;
   /// The #extension line that enables float16_t / f16vecN in kernels on this device.
   std::string f16_extension_glsl() const;

@@ -41,7 +41,10 @@ struct Settings {
   /// GLTENSOR_PRECISION: "f16" opens devices with Precision::f16_allowed (where OpenOptions leave
   /// it unset); "f16-force" also uses the f16 kernels on devices that report no fp16 arithmetic
   /// (diagnostics only: their GLSL then fails to compile there; with GLTENSOR_DUMP_SOURCE it shows
-  /// the f16 kernels' source for an offline compiler). "" or "f32": f32.
+  /// the f16 kernels' source for an offline compiler). "f16-emulate": the same f16 kernel forms
+  /// with f32 types for the f16 ones, on any device (checks their indexing, not f16 rounding).
+  /// "f16-ext-only": f32 math, the matmul kernels with the f16 extension enabled (diagnostics).
+  /// "" or "f32": f32.
   std::string precision;
   /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
   bool profile = false;

@@ -1,0 +1,70 @@
+// plan_elementwise (elementwise_plan.hpp).
+#include "ops/elementwise_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gltensor/dtype.hpp"
+
+namespace gltensor::detail {
+
+std::string f16_form(const std::string& kernel, const std::string& fn) {
+  static const std::vector<std::string> unary = {"op_neg", "op_square", "op_reciprocal", "op_relu"};
+  static const std::vector<std::string> binary = {"op_add", "op_add_alpha", "op_sub", "op_mul", "op_div"};
+  const bool is_unary = kernel == "unary.comp";
+  if (!is_unary && kernel != "binary.comp") return "";
+  const std::vector<std::string>& names = is_unary ? unary : binary;
+  return std::find(names.begin(), names.end(), fn) != names.end() ? "op16_" + fn.substr(3) : "";
+}
+
+namespace {
+// The value as the f32 path sees it (a float uniform) is an f16 value: rounding it to f16 (the
+// f16 form's float16_t(u_scalar)) changes nothing. NaN is not (NaN != NaN): f32 math.
+bool f16_exact(double v) {
+  const float f = static_cast<float>(v);
+  return f16_to_f32(f32_to_f16(f)) == f;
+}
+}  // namespace
+
+ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
+  ElementwisePlan plan;
+  const DType od = p.operands.at(0).dtype;
+  const int pw = per_word(od);
+  plan.words = pw > 1 && p.out_contiguous;
+  // f16 math: ops with an f16 form over contiguous f16 operands (every one, the output
+  // included: mixed dtypes keep f32 math), word-aligned, two elements at a time in f16vec2.
+  if (p.f16_math && p.contig && p.numel % 2 == 0 && p.in_ct == CT::f32 && !p.error_flag) {
+    int exp2 = 0;
+    plan.f16_fn = f16_form(p.kernel, p.fn);
+    for (const ElementwiseOperand& o : p.operands)
+      if (o.dtype != DType::f16 || o.offset % 2 != 0) plan.f16_fn.clear();
+    // A scalar operand or alpha is a value of another dtype (double, a float uniform): mixed
+    // dtypes too, unless rounding it to f16 is exact.
+    if (p.scalar && !f16_exact(*p.scalar)) plan.f16_fn.clear();
+    // a + alpha * b rounds the product to f16 before the sum unless alpha * b is exact: alpha a
+    // power of two (a + 3 b with a = -3 b would keep the product's rounding error whole).
+    if (p.fn == "op_add_alpha" && !(f16_exact(p.alpha) && std::fabs(std::frexp(p.alpha, &exp2)) == 0.5))
+      plan.f16_fn.clear();
+  }
+  plan.vec4 = p.contig && p.numel % 4 == 0 && itemsize(od) == 4;
+  for (const ElementwiseOperand& o : p.operands)
+    if (itemsize(o.dtype) != 4 || o.offset % 4 != 0) plan.vec4 = false;
+
+  const auto n = static_cast<std::uint64_t>(p.numel);
+  if (plan.vec4) {
+    plan.invocations = n / 4;
+  } else if (!plan.f16_fn.empty()) {
+    // One word (two elements) of every operand per invocation: numel / 2 words. (Not also the
+    // OUT_WORDS count below: that halved the grid again and left the second half of the output
+    // unwritten.)
+    plan.invocations = n / 2;
+  } else if (plan.words) {
+    const auto off = static_cast<std::uint64_t>(p.operands[0].offset);
+    plan.invocations = (off + n + pw - 1) / pw - off / pw;
+  } else {
+    plan.invocations = n;
+  }
+  return plan;
+}
+
+}  // namespace gltensor::detail

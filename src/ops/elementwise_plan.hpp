@@ -1,0 +1,54 @@
+// How an elementwise launch runs (internal): which kernel form (quads, whole output words, the
+// f16 form) and how many invocations. A pure function of the op, the operands' dtypes, offsets
+// and layout and the device's f16 math, unit-tested without a GPU (tests/ops/test_plans.cpp).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gltensor/dtype.hpp"
+#include "runtime/codegen.hpp"
+
+namespace gltensor::detail {
+
+struct ElementwiseOperand {
+  DType dtype = DType::f32;
+  std::int64_t offset = 0;  ///< element offset into its storage
+};
+
+struct ElementwiseProblem {
+  std::string kernel;  ///< "unary.comp", "binary.comp", ...
+  std::string fn;      ///< the GLSL function, e.g. "op_add"
+  CT in_ct = CT::f32;
+  bool error_flag = false;
+  bool f16_math = false;        ///< DeviceImpl::f16_math(): f16_allowed on a device with fp16 arithmetic
+  bool contig = false;          ///< one collapsed dim, contiguous in every operand
+  bool out_contiguous = false;  ///< the output tensor is contiguous
+  std::int64_t numel = 0;
+  /// Operand 0 is the output, then the tensor inputs (a scalar operand is not one).
+  std::vector<ElementwiseOperand> operands;
+  std::optional<double> scalar;  ///< binary.comp: the scalar operand (u_scalar), if any
+  double alpha = 1;              ///< binary.comp: u_alpha (op_add_alpha)
+};
+
+struct ElementwisePlan {
+  bool vec4 = false;   ///< VEC4: four 32-bit elements per invocation
+  bool words = false;  ///< OUT_WORDS: one whole 32-bit output word per invocation
+  /// F16V: the op's f16 form ("op16_*"; "" = f32 math). Only where every operand (the output
+  /// included) is f16, contiguous, at an even offset, numel even, float inputs, no error flag,
+  /// and a scalar operand is an f16 value (the f16 form rounds it to f16, float16_t(u_scalar);
+  /// the f32 path does not: a + 0.1 is not a + f16(0.1)) and alpha (op_add_alpha) a power of two
+  /// (alpha * b exact in f16).
+  std::string f16_fn;
+  /// Invocations of the grid: elements, quads (VEC4), f16 words (F16V: numel / 2) or output
+  /// words (OUT_WORDS).
+  std::uint64_t invocations = 0;
+};
+
+/// The f16 form of a kernel's function ("op16_add" for binary.comp's "op_add"), or "" if it has none.
+std::string f16_form(const std::string& kernel, const std::string& fn);
+
+ElementwisePlan plan_elementwise(const ElementwiseProblem& p);
+
+}  // namespace gltensor::detail
