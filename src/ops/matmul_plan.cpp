@@ -47,7 +47,14 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const std::int64_t vec4_tiles = (p.M / 64) * (p.N / 128) * p.batch;
   const bool forced_vec4 = forced.rfind("vec4", 0) == 0;
   const bool small = std::min(p.M, p.N) <= 8;
-  const bool reg = forced == "reg" || (forced.empty() && (software || small));
+  // A loop limit below what one K-chunk of 16 of a tiled kernel runs (tests lower it that far):
+  // only REG's loops (about K / 4) fit.
+  const auto fb0 = p.precision == Precision::f16_allowed && dev.fp16_arithmetic ? kF16BlockK : 0;
+  const bool tiles_too_long =
+      dev.loop_limit != 0 && std::min({matmul_loops(MatmulPlan::Kernel::vec4, 16, 1, fb0),
+                                       matmul_loops(MatmulPlan::Kernel::tile64, 16, 1, fb0),
+                                       matmul_loops(MatmulPlan::Kernel::tile128, 16, 1, fb0)}) > dev.loop_limit;
+  const bool reg = forced == "reg" || (forced.empty() && (software || small || tiles_too_long));
   const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
   if (reg) {
     // Blocks (bench/RESULTS.md): up to 8 rows x 8 columns, fewer where M or N is (cost follows

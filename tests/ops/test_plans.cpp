@@ -156,6 +156,20 @@ TEST(PlanMatmul, SplitKForTheLoopLimit) {
   EXPECT_GE(t.splits * t.kchunk, 5000);
 }
 
+// A GPU under a loop limit below one K-chunk of every tiled kernel (tests lower it to tens of
+// iterations): REG, whose loops are about K / 4, within the limit.
+TEST(PlanMatmul, TinyLoopLimitTakesReg) {
+  const DeviceTraits tiny{false, 40, false};
+  for (const auto& [M, N, K] : {std::array<std::int64_t, 3>{9, 10, 16}, {64, 128, 16}, {300, 200, 500}}) {
+    const MatmulPlan p = plan_matmul(problem(M, N, K, true), tiny, Settings{});
+    EXPECT_EQ(p.kernel, MatmulPlan::Kernel::reg) << M << "x" << N << "x" << K;
+    EXPECT_LE(p.loop_iterations, 40u) << M << "x" << N << "x" << K;
+    EXPECT_GE(p.splits * p.kchunk, K);
+  }
+  // Without a limit the same GPU problems take the tiled kernels.
+  EXPECT_NE(plan_matmul(problem(64, 128, 16, true), kGpu, Settings{}).kernel, MatmulPlan::Kernel::reg);
+}
+
 // Split-K for parallelism: few output tiles over a long K (conv2d's weight gradient).
 TEST(PlanMatmul, SplitKForFewTiles) {
   const Settings s;
