@@ -95,7 +95,7 @@ for phase in "$@"; do
          for t in test_model test_ocr_models; do
            GLTENSOR_MODEL_CACHE="$P" timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/ocrtest.txt"
          done ;;
-    mlp|cnn) [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers"
+    mlp|cnn) [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers" PLPLOT_LIB="$P/plplot-lib"
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/ 2>/dev/null
          (cd /tmp && timeout 450 "$P/bin/fashion_mnist" --data "$P/data" --model $phase --epochs 10 --out /tmp/$phase --overwrite > "$OUT/$phase.txt" 2> /tmp/$phase.err; echo "rc=$?" >> "$OUT/$phase.txt"
           tr '\r' '\n' < /tmp/$phase.err | grep -v '^ *$' | tail -5 >> "$OUT/$phase.txt"; cat "$OUT/$phase.txt")
@@ -104,7 +104,7 @@ for phase in "$@"; do
          # reference (torch_gpt_reference.py, eager f32, TF32 off) on the same corpus and steps, in
          # the same call (limits 420 + 150 s: one run call allows 600): compare tokens/s and the
          # validation loss after the same step.
-         [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers"
+         [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers" PLPLOT_LIB="$P/plplot-lib"
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/ 2>/dev/null
          (cd /tmp && timeout 420 "$P/bin/chargpt" --config default --steps ${GPT_STEPS:-300} --data "$P/fortunes" \
             --out /tmp/gpt --overwrite > "$OUT/gpt.txt" 2> /tmp/gpt.err; echo "rc=$?" >> "$OUT/gpt.txt"

@@ -41,6 +41,8 @@ if [ "${1:-}" = "--train" ]; then
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/gltensor-onnx-test
   drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
   mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
+  # PLplot's fonts and colour maps (PLPLOT_LIB): without them the plots abort at the end of a run.
+  mkdir -p gpu-pack/plplot-lib && cp /usr/share/plplot5.15.0/*.fnt /usr/share/plplot5.15.0/*.pal gpu-pack/plplot-lib/
   ldd "$build"/demos/fashion_mnist "$drv"/cairo.so | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
     xargs -r -I{} cp -L {} gpu-pack/lib/
@@ -53,6 +55,8 @@ if [ "${1:-}" = "--gpt" ]; then
   rm -f gpu-pack/bin/* && cp "$build"/demos/chargpt "$build"/tools/gltensor-info gpu-pack/bin/
   drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
   mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
+  # PLplot's fonts and colour maps (PLPLOT_LIB): without them the plots abort at the end of a run.
+  mkdir -p gpu-pack/plplot-lib && cp /usr/share/plplot5.15.0/*.fnt /usr/share/plplot5.15.0/*.pal gpu-pack/plplot-lib/
   ldd "$build"/demos/chargpt "$drv"/cairo.so | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
     xargs -r -I{} cp -L {} gpu-pack/lib/
