@@ -174,6 +174,16 @@ INSTANTIATE_TEST_SUITE_P(Interop, Filters, ::testing::Values(
     [](const auto& info) { return std::string(info.param.name); });
 // clang-format on
 
+// Two immutable w x h textures of `format` (bound to nothing afterwards).
+void immutable_textures(GLuint (&t)[2], GLenum format, int w, int h) {
+  glGenTextures(2, t);
+  for (GLuint x : t) {
+    glBindTexture(GL_TEXTURE_2D, x);
+    glTexStorage2D(GL_TEXTURE_2D, 1, format, w, h);
+  }
+  glBindTexture(GL_TEXTURE_2D, 0);
+}
+
 // One process, filters that differ only in what the program is built for (kernel size, where the
 // weights are read, scale / bias): each gets its own program (a shared one would give the first
 // one's results).
@@ -181,11 +191,7 @@ TEST(FiltersPrograms, EachVariantItsOwnProgram) {
   AppContext app(false);
   Device dev = Device::adopt_current();
   GLuint t[2];
-  glGenTextures(2, t);
-  for (GLuint x : t) {
-    glBindTexture(GL_TEXTURE_2D, x);
-    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, 9, 9);
-  }
+  immutable_textures(t, GL_RGBA32F, 9, 9);
   std::vector<float> ones_px(9 * 9 * 4, 1.0f);
   glBindTexture(GL_TEXTURE_2D, t[0]);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 9, 9, GL_RGBA, GL_FLOAT, ones_px.data());
@@ -217,12 +223,7 @@ TEST(FiltersErrors, TypedErrorsNameTheOpAndShapes) {
   AppContext app(false);
   Device dev = Device::adopt_current();
   GLuint t[2];
-  glGenTextures(2, t);
-  for (GLuint x : t) {
-    glBindTexture(GL_TEXTURE_2D, x);
-    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, 8, 8);
-  }
-  glBindTexture(GL_TEXTURE_2D, 0);
+  immutable_textures(t, GL_RGBA8, 8, 8);
   const interop::Texture a{t[0], GL_RGBA8, 8, 8, 0}, b{t[1], GL_RGBA8, 8, 8, 0};
   Tensor w = ones(dev, {3, 4, 3, 3});
   // Without padding the 8 x 8 input gives 6 x 6, not the 8 x 8 output.

@@ -18,26 +18,27 @@ using glt_app::AppContext;
 
 namespace {
 
-// A one-slot hand-over of fences between the threads.
+// A hand-over queue between the threads (fences, or frames with their fences).
+template <typename T>
 class Channel {
  public:
-  void send(GLsync f) {
+  void send(T v) {
     std::lock_guard<std::mutex> l(m_);
-    q_.push_back(f);
+    q_.push_back(v);
     cv_.notify_one();
   }
-  GLsync receive() {
+  T receive() {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !q_.empty(); });
-    GLsync f = q_.front();
+    T v = q_.front();
     q_.pop_front();
-    return f;
+    return v;
   }
 
  private:
   std::mutex m_;
   std::condition_variable cv_;
-  std::deque<GLsync> q_;
+  std::deque<T> q_;
 };
 
 class Threads : public ::testing::TestWithParam<bool> {};  // desktop OpenGL?
@@ -54,7 +55,7 @@ TEST_P(Threads, RenderThreadAndComputeThreadShareTexturesThroughFences) {
   }
   glBindTexture(GL_TEXTURE_2D, 0);
   glFlush();
-  Channel to_compute, to_render;
+  Channel<GLsync> to_compute, to_render;
   std::string compute_error;
   std::vector<float> seen(frames, -1.0f);  // red of the bottom-left texel of A, as the compute thread read it
   std::thread compute([&] {
@@ -147,26 +148,6 @@ struct Job {
   int frame;
   GLsync fence;
 };
-class JobChannel {
- public:
-  void send(Job j) {
-    std::lock_guard<std::mutex> l(m_);
-    q_.push_back(j);
-    cv_.notify_one();
-  }
-  Job receive() {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return !q_.empty(); });
-    Job j = q_.front();
-    q_.pop_front();
-    return j;
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<Job> q_;
-};
 
 TEST_P(Threads, StressRacingThreadsEveryFrameChecked) {
   const int w = 24, h = 17, frames = 1000;
@@ -195,7 +176,7 @@ TEST_P(Threads, StressRacingThreadsEveryFrameChecked) {
     }
   glBindTexture(GL_TEXTURE_2D, 0);
   glFlush();
-  JobChannel to_compute, to_render;
+  Channel<Job> to_compute, to_render;
   std::string compute_error;
   int compute_bad = 0;  // frames whose input the compute thread read wrong
   std::string first_compute_bad;
