@@ -25,20 +25,14 @@
 using namespace gltensor;
 using chargpt::Gpt;
 using chargpt::GptConfig;
-using Clock = std::chrono::steady_clock;
+using demo::Clock;
+using demo::format;
+using demo::seconds_since;
 
 namespace {
 
 const std::string kDefaultOut = "chargpt_out";
 const std::string kCheckpoint = "chargpt.safetensors";
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::string format(const char* f, auto... args) {
-  char b[512];
-  std::snprintf(b, sizeof b, f, args...);
-  return b;
-}
 
 struct Options {
   std::string config = "default", data = chargpt::kFortunesDir, out, eval_ckpt, prompt = "Q: ";

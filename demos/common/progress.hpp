@@ -2,7 +2,9 @@
 // otherwise) that knows whether its line is still open, so that what is printed next starts on
 // a line of its own.
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace demo {
@@ -23,5 +25,15 @@ class Progress {
 
 /// m:ss
 std::string hms(double seconds);
+
+using Clock = std::chrono::steady_clock;
+/// Seconds since t0.
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+/// printf into a string (lines of up to 511 characters).
+inline std::string format(const char* f, auto... args) {
+  char b[512];
+  std::snprintf(b, sizeof b, f, args...);
+  return b;
+}
 
 }  // namespace demo

@@ -20,7 +20,9 @@
 #include "run_dir.hpp"
 
 using namespace gltensor;
-using Clock = std::chrono::steady_clock;
+using demo::Clock;
+using demo::format;
+using demo::seconds_since;
 
 namespace {
 
@@ -31,14 +33,6 @@ constexpr double kMean = 0.2860, kStd = 0.3530;  // Fashion-MNIST training-set p
 constexpr std::array<std::int64_t, 3> kImage = {1, 28, 28};
 constexpr std::int64_t kMaxEvalPass = 1000;  // images per evaluation pass where the device allows it
 const std::string kDefaultOut = "fashion_mnist_out";
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::string format(const char* f, auto... args) {
-  char b[256];
-  std::snprintf(b, sizeof b, f, args...);
-  return b;
-}
 
 struct Split {
   Tensor images;  // u8 [n, 784] on the GPU

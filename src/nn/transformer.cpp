@@ -184,6 +184,15 @@ std::string op_label(GluActivation a) {
   return a == GluActivation::silu ? "swiglu" : a == GluActivation::gelu ? "geglu" : "geglu (tanh)";
 }
 
+// Uniforms of glu.comp (forward and backward): elements, and the gated width F.
+struct GluParams {
+  std::int64_t count, F;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.u32("u_F", F);
+  }
+};
+
 std::string act_defines(GluActivation a) {
   const std::string n = act_name(a);
   return "#define ACT act_" + n + "\n#define DACT dact_" + n + "\n";
@@ -201,14 +210,7 @@ Tensor glu_forward(DeviceImpl& dev, const char* op, const Tensor& gate, const Te
   Launch launch(dev, op);
   launch.program("glu.comp", h, {64}).write(out).read(gate);
   if (!fused) launch.read(up);
-  struct Params {
-    std::int64_t count, F;
-    void set(Uniforms& u) const {
-      u.u32("u_count", count);
-      u.u32("u_F", F);
-    }
-  };
-  launch.params(Params{out.numel(), out_shape.back()}).loop_iterations(0);
+  launch.params(GluParams{out.numel(), out_shape.back()}).loop_iterations(0);
   launch.invocations(static_cast<std::uint64_t>(out.numel()));
   return out;
 }
@@ -233,14 +235,7 @@ std::vector<Tensor> glu_backward(const Tensor& gy_in, const Tensor& gate, const 
     fused ? launch.read(gy) : launch.write(du);  // gy stands in for dup (never written)
     launch.read(gy).read(gate);
     if (!fused) launch.read(up);
-    struct Params {
-      std::int64_t count, F;
-      void set(Uniforms& u) const {
-        u.u32("u_count", count);
-        u.u32("u_F", F);
-      }
-    };
-    launch.params(Params{gy.numel(), gy.dim() ? gy.shape().back() : 1}).loop_iterations(0);
+    launch.params(GluParams{gy.numel(), gy.dim() ? gy.shape().back() : 1}).loop_iterations(0);
     launch.invocations(static_cast<std::uint64_t>(gy.numel()));
   }
   if (fused) return {dg};

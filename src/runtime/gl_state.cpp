@@ -13,6 +13,13 @@ constexpr GLenum kGenericTarget[] = {GL_SHADER_STORAGE_BUFFER, GL_COPY_READ_BUFF
                                      GL_PIXEL_PACK_BUFFER,     GL_PIXEL_UNPACK_BUFFER, GL_UNIFORM_BUFFER};
 }  // namespace
 
+void GlState::restore_range(GLenum target, GLuint index, const Range& r) {
+  if (r.buffer != 0 && r.size > 0)
+    glBindBufferRange(target, index, static_cast<GLuint>(r.buffer), r.start, r.size);
+  else
+    glBindBufferBase(target, index, static_cast<GLuint>(r.buffer));  // a whole buffer, or none
+}
+
 GLenum GlState::gl_target(Target t) { return kGenericTarget[t]; }
 
 void GlState::init(int ssbo_bindings, int texture_units, int image_units, int uniform_bindings) {
@@ -197,21 +204,13 @@ void GlState::end() {
         program_ = static_cast<GLuint>(saved_program_);
         break;
       case kIndexedSsbo: {
-        const Range& r = saved_ssbo_[s.index];
-        if (r.buffer != 0 && r.size > 0)
-          glBindBufferRange(GL_SHADER_STORAGE_BUFFER, s.index, static_cast<GLuint>(r.buffer), r.start, r.size);
-        else
-          glBindBufferBase(GL_SHADER_STORAGE_BUFFER, s.index, static_cast<GLuint>(r.buffer));
+        restore_range(GL_SHADER_STORAGE_BUFFER, s.index, saved_ssbo_[s.index]);
         ssbo_[s.index] = kUnknown;  // a range, or the generic binding changed below
         generic_[kSsbo] = kUnknown;
         break;
       }
       case kIndexedUbo: {
-        const Range& r = saved_ubo_[s.index];
-        if (r.buffer != 0 && r.size > 0)
-          glBindBufferRange(GL_UNIFORM_BUFFER, s.index, static_cast<GLuint>(r.buffer), r.start, r.size);
-        else
-          glBindBufferBase(GL_UNIFORM_BUFFER, s.index, static_cast<GLuint>(r.buffer));
+        restore_range(GL_UNIFORM_BUFFER, s.index, saved_ubo_[s.index]);
         ubo_[s.index] = {};
         generic_[kUniform] = kUnknown;
         break;

@@ -78,6 +78,8 @@ class GlState {
     GLint texture = 0, level = 0, layered = 0, layer = 0, access = 0, format = 0;
   };
   bool saving() const { return save_; }
+  /// Puts back an indexed buffer binding as saved (a range, a whole buffer or none).
+  static void restore_range(GLenum target, GLuint index, const Range& r);
   bool mark(std::vector<std::uint8_t>& flags, Kind kind, std::uint32_t index);
   void save_active_texture();
   void set_active_texture(GLuint unit);
