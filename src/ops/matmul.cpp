@@ -247,7 +247,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     problem.a_quads = quad_aligned(ea, ea.dim() - 1) ? 1 : M % 4 == 0 && quad_aligned(ea, ea.dim() - 2) ? 2 : 0;
   if (is_floating(eb.dtype()))
     problem.b_quads = N % 4 == 0 && quad_aligned(eb, eb.dim() - 1) ? 1 : quad_aligned(eb, eb.dim() - 2) ? 2 : 0;
-  const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_arithmetic()};
+  const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_matmul()};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);

@@ -36,6 +36,7 @@ Settings Settings::from_env() {
   }
   s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
+  s.glsl_dir = env("GLTENSOR_GLSL_DIR");
   s.precision = env("GLTENSOR_PRECISION");
   s.profile = env("GLTENSOR_PROFILE") == "1";
   s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";

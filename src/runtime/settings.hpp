@@ -38,8 +38,13 @@ struct Settings {
   bool subgroups = true;
   /// GLTENSOR_DUMP_SOURCE: print the GLSL of kernels whose file name contains it.
   std::string dump_source;
+  /// GLTENSOR_GLSL_DIR: read kernel sources from this folder (searched recursively by file name,
+  /// e.g. a copy of glsl/) instead of the embedded ones, where a file of that name is there
+  /// (kernel development on a machine without a build; "" = embedded only).
+  std::filesystem::path glsl_dir;
   /// GLTENSOR_PRECISION: "f16" opens devices with Precision::f16_allowed (where OpenOptions leave
-  /// it unset); "f16-force" also uses the f16 kernels on devices that report no fp16 arithmetic
+  /// it unset); "f16-matmul" as "f16", with f16 math in matmul too (slower than f32 on the H100:
+  /// DeviceImpl::fp16_matmul); "f16-force" also uses the f16 kernels on devices that report no fp16 arithmetic
   /// (diagnostics only: their GLSL then fails to compile there; with GLTENSOR_DUMP_SOURCE it shows
   /// the f16 kernels' source for an offline compiler). "f16-emulate": the same f16 kernel forms
   /// with f32 types for the f16 ones, on any device (checks their indexing, not f16 rounding).
