@@ -73,7 +73,11 @@ std::vector<std::int64_t> HostTensor::ints() const {
 }
 
 Tensor HostTensor::upload(const Device& dev, DType float_dtype) const {
-  const DType d = elem_is_float(elem) ? float_dtype : elem_dtype(elem);
+  // f16 and bf16 values keep their 16 bits (an f16 model's weights stay half the size); float
+  // and double take float_dtype (f32, or f16 with ModelOptions::f16_weights).
+  const DType d = elem == kFloat16 || elem == kBfloat16 ? elem_dtype(elem)
+                  : elem_is_float(elem)                 ? float_dtype
+                                                        : elem_dtype(elem);
   if (is_floating(d)) {
     std::vector<float> f(v.begin(), v.end());
     return Tensor::from_host(dev, f, shape, d);

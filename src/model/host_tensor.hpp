@@ -48,7 +48,8 @@ struct HostTensor {
   std::int64_t numel() const { return static_cast<std::int64_t>(v.size()); }
   std::vector<std::int64_t> ints() const;
   /// Uploads to the device (int64 -> int32: values must fit, INT64_MAX/MIN clamp to INT32_MAX/MIN
-  /// as "to the end" sentinels; LimitError otherwise). `as` overrides the dtype of floats.
+  /// as "to the end" sentinels; LimitError otherwise). f16/bf16 values keep their dtype;
+  /// float_dtype is the dtype of float and double values.
   Tensor upload(const Device& dev, DType float_dtype = DType::f32) const;
   /// Reads a GPU tensor back; `elem` is the ONNX element type the value has in the graph.
   static HostTensor download(const Tensor& t, int elem);

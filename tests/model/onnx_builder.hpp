@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gltensor/dtype.hpp"
+
 namespace glt_test {
 
 class OnnxBuilder {
@@ -45,6 +47,18 @@ class OnnxBuilder {
     t->set_data_type(onnx::TensorProto::FLOAT);
     for (auto d : shape) t->add_dims(d);
     for (float x : v) t->add_float_data(x);
+    return *this;
+  }
+  /// An initializer of ONNX type `elem` FLOAT16 (values rounded to f16, stored as bits in
+  /// int32_data as the spec says) or FLOAT.
+  OnnxBuilder& init_typed(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& v,
+                          int elem) {
+    if (elem == onnx::TensorProto::FLOAT) return init(name, shape, v);
+    auto* t = m_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem);
+    for (auto d : shape) t->add_dims(d);
+    for (float x : v) t->add_int32_data(gltensor::f32_to_f16(x));
     return *this;
   }
   OnnxBuilder& init_i64(const std::string& name, std::vector<std::int64_t> shape, const std::vector<std::int64_t>& v) {

@@ -215,6 +215,59 @@ TEST(Model, F16WeightsHalveWeightBytes) {
   EXPECT_TRUE(close(f16.run({{"x", x}}).at("y").to_vector(), ref, 1e-2, 1e-2));
 }
 
+// A float16 model (f16 initializers, a Cast to f16 at the input, Conv + Relu + MatMul in f16, a
+// Cast back): weights and intermediates stay 16-bit on the GPU (half the bytes of the same model
+// in float32), and the result matches a float64 reference of the f16-rounded computation.
+TEST(Model, F16ModelKeepsF16WeightsAndIntermediates) {
+  GLT_RNG(rng);
+  const std::int64_t C = 3, O = 8, H = 5, W = 7, N = 4;
+  auto xv = uniform(rng, C * H * W), wv = uniform(rng, O * C * 9), bv = uniform(rng, O), mv = uniform(rng, W * N);
+  auto build = [&](int elem, const char* name) {
+    B m(13);
+    m.input("x", {1, C, H, W}).output("y");
+    m.init_typed("w", {O, C, 3, 3}, wv, elem).init_typed("b", {O}, bv, elem).init_typed("m", {W, N}, mv, elem);
+    B::attr_i(m.node("Cast", {"x"}, {"xh"}), "to", elem);
+    auto& conv = m.node("Conv", {"xh", "w", "b"}, {"c"});
+    B::attr_s(conv, "auto_pad", "SAME_UPPER");
+    m.node("Relu", {"c"}, {"r"});
+    m.node("MatMul", {"r", "m"}, {"p"});
+    B::attr_i(m.node("Cast", {"p"}, {"y"}), "to", onnx::TensorProto::FLOAT);
+    return Model::load(device(), m.save(name));
+  };
+  Model h = build(onnx::TensorProto::FLOAT16, "f16_model"), f = build(onnx::TensorProto::FLOAT, "f32_model");
+  EXPECT_EQ(h.weight_bytes() * 2, f.weight_bytes());
+  EXPECT_EQ(h.weight_bytes(), static_cast<std::size_t>(2 * (O * C * 9 + O + W * N)));
+  Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
+  const std::vector<float> yh = h.run({{"x", x}}).at("y").to_vector(), yf = f.run({{"x", x}}).at("y").to_vector();
+  std::printf("intermediate bytes: f16 model %zu, f32 model %zu\n", h.total_intermediate_bytes(),
+              f.total_intermediate_bytes());
+  // Cast, Conv (+ Relu fused) and MatMul outputs in f16, the final Cast's in f32 (a few bytes of
+  // padding per buffer allowed); in the f32 model the first three take 4 bytes per element.
+  const auto elems = static_cast<std::size_t>(C * H * W + O * H * W + O * H * N);
+  EXPECT_LE(h.total_intermediate_bytes(), 2 * elems + 4 * static_cast<std::size_t>(O * H * N) + 16);
+  EXPECT_GE(f.total_intermediate_bytes(), 4 * elems);
+  // float64 reference on the f16-rounded operands; f16 storage of x, c/r and p adds ~3 ulps.
+  auto r16 = [](std::vector<float> v) {
+    for (auto& e : v) e = f16_to_f32(f32_to_f16(e));
+    return v;
+  };
+  const std::vector<double> c64 = ref_conv(r16(xv), C, H, W, r16(wv), O, 3, 1, r16(bv));
+  std::vector<float> conv(c64.size());
+  for (std::size_t i = 0; i < c64.size(); ++i) conv[i] = static_cast<float>(std::max(c64[i], 0.0));
+  conv = r16(conv);
+  const auto m16 = r16(mv);
+  std::vector<double> ref(static_cast<std::size_t>(O * H * N));
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t i = 0; i < H; ++i)
+      for (std::int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (std::int64_t k = 0; k < W; ++k) acc += double(conv[(o * H + i) * W + k]) * m16[k * N + j];
+        ref[(o * H + i) * N + j] = acc;
+      }
+  EXPECT_TRUE(close(yh, ref, 1e-2, 1e-2));
+  EXPECT_TRUE(close(yf, ref, 2e-2, 2e-2));
+}
+
 TEST(Model, UnsupportedThingsAreModelErrorsAtLoad) {
   {
     B m(13);
