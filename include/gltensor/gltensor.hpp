@@ -1,5 +1,6 @@
 // gltensor: tensors on GLSL compute shaders over SSBOs in a headless EGL + OpenGL ES 3.1 context.
 #pragma once
+#include "gltensor/autocast.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/device.hpp"
 #include "gltensor/dtype.hpp"

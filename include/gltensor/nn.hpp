@@ -108,6 +108,8 @@ class Optimizer {
   /// gradient are skipped).
   virtual void step() = 0;
   void zero_grad();
+  /// The parameters this optimizer updates.
+  const std::vector<Tensor*>& params() const { return params_; }
   double lr;
 
  protected:
@@ -172,6 +174,55 @@ class AdamW : public Adam {
 /// storage, offset and size) are scaled once. ValueError for max_norm <= 0 or NaN, an empty list
 /// or an undefined parameter.
 Tensor clip_grad_norm_(const std::vector<Tensor*>& params, double max_norm);
+
+// ---- mixed precision ----
+
+struct GradScalerOptions {
+  double init_scale = 65536.0;  ///< 2^16, as torch
+  double growth_factor = 2.0;   ///< scale *= growth_factor after growth_interval clean steps
+  double backoff_factor = 0.5;  ///< scale *= backoff_factor after a step with inf/NaN gradients
+  std::int64_t growth_interval = 2000;
+  bool enabled = true;  ///< false: scale() returns the loss, step() is optimizer.step()
+};
+/// Dynamic loss scaling for f16 training (torch.cuda.amp.GradScaler; Micikevicius et al., "Mixed
+/// Precision Training", ICLR 2018): small f16 gradients would flush to zero, so the loss is
+/// multiplied by a scale before backward() and the gradients divided by it before the update.
+///   Autocast ac;  Tensor loss = cross_entropy(model(x), y);  }  // f16 forward (autocast.hpp)
+///   backward(scaler.scale(loss));  scaler.step(opt);  scaler.update();
+/// unscale_ divides every gradient in place (on the GPU) and records whether any is inf/NaN;
+/// step() reads that one flag back (the only read-back per step, as torch's) and skips the
+/// optimizer's step if it is set; update() then backs the scale off, or grows it after
+/// growth_interval clean steps. Gradients held twice (tied weights) are unscaled once. Options
+/// out of range (scale or growth <= 0 or not finite, growth_factor <= 1, backoff not in (0, 1),
+/// growth_interval < 1) and unscale_ twice before update() are ValueErrors.
+class GradScaler {
+ public:
+  explicit GradScaler(GradScalerOptions o = {});
+  /// loss * scale (float32; undefined stays undefined).
+  Tensor scale(const Tensor& loss) const;
+  /// Divides the gradients of `opt`'s parameters by the scale (in place) and records inf/NaN.
+  void unscale_(Optimizer& opt);
+  /// unscale_ (if not done since the last update) and opt.step() unless a gradient was inf/NaN.
+  /// Returns whether the optimizer stepped.
+  bool step(Optimizer& opt);
+  /// Adjusts the scale for the next iteration (after step()).
+  void update();
+  double get_scale() const { return scale_; }
+  /// Steps skipped so far (inf/NaN gradients).
+  std::int64_t skipped_steps() const { return skipped_; }
+
+ private:
+  struct Pending {
+    Optimizer* opt;
+    Tensor found_inf;  ///< bool scalar on the GPU
+    bool stepped = false;
+  };
+  GradScalerOptions o_;
+  double scale_;
+  std::int64_t growth_tracker_ = 0, skipped_ = 0;
+  std::vector<Pending> pending_;
+  bool found_inf_ = false;
+};
 
 // ---- learning-rate schedules (value for a step/epoch index, as torch's schedulers) ----
 /// base_lr * gamma^(floor(epoch / step_size))
