@@ -1282,6 +1282,7 @@ TEST(Model, QLinearOpsMatchOnnxRuntime) {
   m.init("s2", {}, {0.06f}).init_int("z2", {}, {90}, kU8);
   std::vector<std::string> outs{"conv", "matmul"};
   auto ms_op = [&](const std::string& op, std::vector<std::string> in, const std::string& out) -> onnx::NodeProto& {
+    if (op != "QLinearConcat") in.insert(in.end(), {"s2", "z2"});  // the output's scale and zero point
     auto& n = m.node(op, std::move(in), {out + "_q"});
     n.set_domain("com.microsoft");
     m.node("DequantizeLinear", {out + "_q", "s2", "z2"}, {out});
