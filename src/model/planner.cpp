@@ -441,7 +441,8 @@ Node* dq_producer(Graph& g, int v) {
   return !d.removed && d.op_type == "DequantizeLinear" && !d.inputs.empty() ? &d : nullptr;
 }
 
-bool is_8bit(int elem) { return elem == kUint8 || elem == kInt8; }
+// 8-bit on the GPU: uint8, int8, and uint4 / int4 (carried widened).
+bool is_8bit(int elem) { return elem == kUint8 || elem == kInt8 || elem == kUint4 || elem == kInt4; }
 
 // A DequantizeLinear of a constant 8-bit tensor with constant parameters, not blocked.
 bool constant_q8(const Graph& g, const Node& d) {
