@@ -17,7 +17,7 @@
 //   lo = min(min, 0), hi = max(max, 0), scale = (hi - lo) / 255,
 //   zp = clamp(roundEven(-lo / scale), 0, 255) (0 when scale is 0).
 //   Operands: 0 = scale (f32 [1]), 1 = zp (int32 [1]), 2 = min, 3 = max.
-// IMATMUL (16 x 16 workgroups, one output each; grid x = column tiles, y = row tiles, z = batch):
+// IMATMUL (16 x 16 workgroups, 64 x 64 outputs each; grid x = column tiles, y = row tiles, z = batch):
 //   c[b, m, n] (+)= sum over k0 <= k < k1 of (a[b, m, k] - za[m]) * (b[b, k, n] - zb[n])
 //   (u_za_row / u_zb_col: 0 for one zero point), ACCUM adds to c (split K).
 //   Operands: 0 = c (int32), 1 = a, 2 = b, 3 = za, 4 = zb (int32).
@@ -111,31 +111,52 @@ uniform uint u_b_bs;
 uniform uint u_za_row;
 uniform uint u_zb_col;
 
-shared int s_a[16][17];
-shared int s_b[16][17];
+// A 64 x 64 tile of c per workgroup, 4 x 4 outputs per invocation (rows ty + 16 i, columns
+// tx + 16 j), K in steps of 16 through shared memory (zero points already subtracted).
+shared int s_a[16][64];
+shared int s_b[16][64];
 
 void main() {
   uvec3 wg = WORKGROUP_ID;
-  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
-  uint n = wg.x * 16u + tx, m = wg.y * 16u + ty, b = wg.z;
-  // Rows of A and columns of B this invocation stages: row m (k = k0 + tx), column n (k = k0 + ty).
-  int za = m < u_M ? load3(u_za_row * m) : 0;
-  int zb = n < u_N ? load4(u_zb_col * n) : 0;
-  int acc = 0;
+  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y, tid = ty * 16u + tx;
+  uint m0 = wg.y * 64u, n0 = wg.x * 64u, b = wg.z;
+  int acc[4][4];
+  for (uint i = 0u; i < 4u; ++i)
+    for (uint j = 0u; j < 4u; ++j) acc[i][j] = 0;
   for (uint k0 = u_k0; k0 < u_k1; k0 += 16u) {
-    uint ka = k0 + tx, kb = k0 + ty;
-    s_a[ty][tx] = m < u_M && ka < u_k1 ? int(load1(b * u_a_bs + m * u_K + ka)) - za : 0;
-    s_b[ty][tx] = n < u_N && kb < u_k1 ? int(load2(b * u_b_bs + kb * u_N + n)) - zb : 0;
+    for (uint r = 0u; r < 4u; ++r) {
+      uint idx = tid + 256u * r;
+      uint am = idx >> 4u, ak = idx & 15u;  // A: 64 rows x 16
+      uint m = m0 + am, k = k0 + ak;
+      s_a[ak][am] = m < u_M && k < u_k1 ? int(load1(b * u_a_bs + m * u_K + k)) - load3(u_za_row * m) : 0;
+      uint bk = idx >> 6u, bn = idx & 63u;  // B: 16 x 64 columns
+      uint n = n0 + bn, kb = k0 + bk;
+      s_b[bk][bn] = n < u_N && kb < u_k1 ? int(load2(b * u_b_bs + kb * u_N + n)) - load4(u_zb_col * n) : 0;
+    }
     barrier();
-    for (uint k = 0u; k < 16u; ++k) acc += s_a[ty][k] * s_b[k][tx];
+    for (uint k = 0u; k < 16u; ++k) {
+      int av[4], bv[4];
+      for (uint i = 0u; i < 4u; ++i) av[i] = s_a[k][ty + 16u * i];
+      for (uint j = 0u; j < 4u; ++j) bv[j] = s_b[k][tx + 16u * j];
+      for (uint i = 0u; i < 4u; ++i)
+        for (uint j = 0u; j < 4u; ++j) acc[i][j] += av[i] * bv[j];
+    }
     barrier();
   }
-  if (m >= u_M || n >= u_N) return;
-  uint e = (b * u_M + m) * u_N + n;
+  for (uint i = 0u; i < 4u; ++i) {
+    uint m = m0 + ty + 16u * i;
+    if (m >= u_M) break;
+    for (uint j = 0u; j < 4u; ++j) {
+      uint n = n0 + tx + 16u * j;
+      if (n >= u_N) break;
+      uint e = (b * u_M + m) * u_N + n;
+      int v = acc[i][j];
 #ifdef ACCUM
-  acc += int(load0(e));
+      v += int(load0(e));
 #endif
-  store0(e, acc);
+      store0(e, v);
+    }
+  }
 }
 #endif
 

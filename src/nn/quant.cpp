@@ -267,10 +267,14 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   Tensor c = alloc(dev, {B, M, N}, DType::i32, op);
   if (c.numel() == 0) return c.reshape(out_shape);
   if (K == 0) return zeros(device, out_shape, DType::i32);
-  // Split K so that one invocation's loops (16 + 1 per tile of 16) stay within the loop limit.
+  // Split K so that one invocation's loops stay within the loop limit: per tile of 16, 4 loads
+  // and 16 steps of 4 + 4 + 4 x 4 (all loops counted), plus 36 for the setup and the stores.
+  constexpr std::int64_t per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 20 + 20;
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_limit(), 1u << 30));
-  const std::int64_t chunk = std::max<std::int64_t>(16, limit / 17 * 16);
-  if (limit < 17) throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below 17");
+  if (limit < per_tile + fixed)
+    throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
+                     std::to_string(per_tile + fixed) + " (one K tile of the integer matmul)");
+  const std::int64_t chunk = (limit - fixed) / per_tile * 16;
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
     const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
     std::string h = operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, ad.dtype(), CT::i32, false) +
@@ -280,8 +284,8 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
     Launch launch(dev, op);
     launch.program("quant.comp", h, {16, 16}).write(c).read(ad).read(bd).read(za).read(zb);
     launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za.numel() != 1, zb.numel() != 1});
-    launch.loop_iterations(static_cast<std::uint64_t>(tiles * 17));
-    launch.groups(static_cast<std::uint64_t>((N + 15) / 16), static_cast<std::uint64_t>((M + 15) / 16),
+    launch.loop_iterations(static_cast<std::uint64_t>(tiles * per_tile + fixed));
+    launch.groups(static_cast<std::uint64_t>((N + 63) / 64), static_cast<std::uint64_t>((M + 63) / 64),
                   static_cast<std::uint64_t>(B));
   }
   return c.reshape(out_shape);

@@ -178,8 +178,9 @@ TEST(Quant, MatmulIntegerExact) {
   check_matmul(rng, {1, 6, 9}, {4, 9, 18}, DType::u8, DType::u8, false);  // broadcast A
   check_matmul(rng, {2, 0, 9}, {9, 5}, DType::u8, DType::u8, false);      // empty
   check_matmul(rng, {4, 300}, {300, 5}, DType::i8, DType::u8, true);
+  check_matmul(rng, {2, 130, 70}, {2, 70, 129}, DType::u8, DType::i8, true);  // several 64 x 64 tiles
   {
-    ScopedLoopLimit lim(60);  // split K: 3 tiles of 16 per launch
+    ScopedLoopLimit lim(1000);  // split K: 2 tiles of 16 per launch
     check_matmul(rng, {5, 300}, {300, 6}, DType::u8, DType::i8, true);
   }
   // 127 * 127 * K past 2^24 (float would lose it): K = 2000, all extremes.
