@@ -21,6 +21,9 @@
 //   c[b, m, n] (+)= sum over k0 <= k < k1 of (a[b, m, k] - za[m]) * (b[b, k, n] - zb[n])
 //   (u_za_row / u_zb_col: 0 for one zero point), ACCUM adds to c (split K).
 //   Operands: 0 = c (int32), 1 = a, 2 = b, 3 = za, 4 = zb (int32).
+// ICOL (im2col for the integer matmul, four 8-bit columns entries per invocation, one word store):
+//   cols[n, (c * KH + kh) * KW + kw, oh * OW + ow] = x[n, c, oh * sh - pt + kh * dh, ow * sw - pl + kw * dw],
+//   or zx outside the image (so that x - zx is 0 there). Operands: 0 = cols, 1 = x, 2 = zx (int32).
 // ICONV (one output per invocation, NCHW):
 //   y[n, o, oh, ow] (+)= sum over c0 <= c < c1, kh, kw of
 //       (x[n, g * CG + c, oh * sh - pt + kh * dh, ow * sw - pl + kw * dw] - zx) * (w[o, c, kh, kw] - zw[o])
@@ -213,5 +216,45 @@ void main() {
   acc += int(load0(e));
 #endif
   store0(e, acc);
+}
+#endif
+
+#ifdef ICOL
+layout(local_size_x = LOCAL_X) in;
+uniform uint u_count;
+uniform int u_C;
+uniform int u_H;
+uniform int u_W;
+uniform int u_OH;
+uniform int u_OW;
+uniform int u_KH;
+uniform int u_KW;
+uniform int u_sh;
+uniform int u_sw;
+uniform int u_pt;
+uniform int u_pl;
+uniform int u_dh;
+uniform int u_dw;
+
+int col_value(uint e, int zx) {
+  uint ohw = uint(u_OH * u_OW), taps = uint(u_KH * u_KW);
+  uint p = e % ohw, r = e / ohw;
+  uint ck = r % (uint(u_C) * taps), n = r / (uint(u_C) * taps);
+  int c = int(ck / taps), t = int(ck % taps), kh = t / u_KW, kw = t % u_KW;
+  int ih = int(p / uint(u_OW)) * u_sh - u_pt + kh * u_dh, iw = int(p % uint(u_OW)) * u_sw - u_pl + kw * u_dw;
+  if (ih < 0 || ih >= u_H || iw < 0 || iw >= u_W) return zx;
+  return int(load1(uint(((int(n) * u_C + c) * u_H + ih) * u_W + iw)));
+}
+
+void main() {
+  uint q = GLOBAL_ID_1D;
+  if (q * 4u >= u_count) return;
+  int zx = load2(0u);
+  uint word = 0u;
+  for (uint j = 0u; j < 4u; ++j) {
+    uint e = q * 4u + j;
+    if (e < u_count) word |= (uint(col_value(e, zx)) & 0xffu) << (8u * j);
+  }
+  t0[q] = word;
 }
 #endif

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gltensor/errors.hpp"
+#include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "runtime/codegen.hpp"
@@ -171,6 +172,42 @@ struct ConvParams {
   }
 };
 
+struct ColParams {
+  std::int64_t count, C, H, W, OH, OW, KH, KW;
+  IntConvOptions o;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.i32("u_C", C);
+    u.i32("u_H", H);
+    u.i32("u_W", W);
+    u.i32("u_OH", OH);
+    u.i32("u_OW", OW);
+    u.i32("u_KH", KH);
+    u.i32("u_KW", KW);
+    u.i32("u_sh", o.stride[0]);
+    u.i32("u_sw", o.stride[1]);
+    u.i32("u_pt", o.padding[0]);
+    u.i32("u_pl", o.padding[1]);
+    u.i32("u_dh", o.dilation[0]);
+    u.i32("u_dw", o.dilation[1]);
+  }
+};
+
+// im2col of n images of x (8-bit, contiguous): [n, C KH KW, OH OW], zx outside the image.
+Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t KH, std::int64_t KW, std::int64_t OH,
+                std::int64_t OW, const IntConvOptions& o, const char* op) {
+  const std::int64_t N = x.size(0), C = x.size(1);
+  Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, x.dtype(), op);
+  const std::int64_t count = cols.numel();
+  const std::string h = "#define ICOL\n" + operand_glsl(0, x.dtype(), CT::i32, true) +
+                        operand_glsl(1, x.dtype(), CT::i32, false) + operand_glsl(2, DType::i32, CT::i32, false);
+  Launch launch(dev, op);
+  launch.program("quant.comp", h, {64}).write(cols).read(x).read(zx);
+  launch.params(ColParams{count, C, x.size(2), x.size(3), OH, OW, KH, KW, o}).loop_iterations(4);
+  launch.invocations(static_cast<std::uint64_t>((count + 3) / 4));
+  return cols;
+}
+
 }  // namespace
 
 Tensor quantize_linear(const Tensor& x, const Tensor& scale, const Tensor& zp, QAxis ax, DType out, QRange range,
@@ -318,18 +355,40 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     throw ShapeError(name(op) + ": w_zero_point of shape " + to_string(zw_in.shape()) + " is neither one value nor " +
                      std::to_string(O) + " (one per output channel)");
   DeviceImpl& dev = dev_of(x_in);
-  Tensor y = alloc(dev, {N, O, OH, OW}, DType::i32, op);
-  const std::int64_t count = y.numel();
-  if (count == 0) return y;
-  if (CG * KH * KW == 0) return zeros(device, y.shape(), DType::i32);
+  const std::int64_t count = N * O * OH * OW;
+  if (count == 0 || CG * KH * KW == 0) return zeros(device, {N, O, OH, OW}, DType::i32);
   const Tensor x = dense(x_in), w = dense(w_in);
-  // Split the input channels so that one invocation's loops stay within the loop limit.
+  if (G == 1) {
+    // im2col (8-bit columns, zx where the filter leaves the image) and the integer matmul
+    // w [O, C KH KW] @ cols [n, C KH KW, OH OW] with w's zero point per row, in pieces of images
+    // whose columns fit the device's max SSBO block; 1x1 filters with stride 1 read x as it is.
+    const std::int64_t CK = C * KH * KW, per_image = CK * OH * OW;
+    const bool direct_1x1 = KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
+                            o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
+    const std::int64_t per_piece = std::max<std::int64_t>(1, dev.ssbo_limit() / std::max<std::int64_t>(per_image, 1));
+    if (direct_1x1 || per_image <= dev.ssbo_limit()) {
+      const Tensor wm = w.reshape({O, CK});
+      std::vector<Tensor> parts;
+      for (std::int64_t n0 = 0; n0 < N; n0 += direct_1x1 ? N : per_piece) {
+        const std::int64_t n1 = direct_1x1 ? N : std::min(N, n0 + per_piece);
+        const Tensor xs = x.narrow(0, n0, n1 - n0);
+        const Tensor cols =
+            direct_1x1 ? dense(xs).reshape({n1 - n0, C, H * W}) : int_cols(dev, dense(xs), zx, KH, KW, OH, OW, o, op);
+        parts.push_back(matmul_integer(wm, cols, zw, zx, op));
+      }
+      Tensor r = parts.size() == 1 ? parts[0] : concat(parts, 0);
+      return r.reshape({N, O, OH, OW});
+    }
+  }
+  // Grouped (depthwise) convolutions and images whose columns exceed the max SSBO block: one
+  // output per invocation. Split the input channels so that one invocation's loops stay within the loop limit.
   const std::uint64_t per_c = static_cast<std::uint64_t>(KH * KW + KH + 1), limit = dev.loop_limit();
   if (per_c > limit)
     throw LimitError(name(op) + ": a " + std::to_string(KH) + "x" + std::to_string(KW) + " filter needs " +
                      std::to_string(per_c) + " loop iterations per channel, more than the device's limit of " +
                      std::to_string(limit));
   const std::int64_t chunk = static_cast<std::int64_t>(std::min<std::uint64_t>(limit / per_c, 1u << 30));
+  Tensor y = alloc(dev, {N, O, OH, OW}, DType::i32, op);
   for (std::int64_t c0 = 0; c0 < CG; c0 += chunk) {
     const std::int64_t c1 = std::min(CG, c0 + chunk);
     const std::string h = std::string("#define ICONV\n") + (c0 > 0 ? "#define ACCUM\n" : "") +

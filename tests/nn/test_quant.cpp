@@ -237,9 +237,27 @@ TEST(Quant, ConvIntegerExact) {
   o = IntConvOptions{};
   o.groups = 2;
   check_conv(rng, 2, 6, 5, 5, 4, 3, 3, o, true);
+  o.groups = 1;
+  check_conv(rng, 1, 5, 6, 7, 3, 1, 1, o, true);  // 1x1: x read as the matmul's columns
+  o.stride = {2, 2};
+  check_conv(rng, 2, 5, 6, 7, 3, 1, 1, o, false);  // 1x1 with stride: im2col
   {
-    ScopedLoopLimit lim(30);  // 3x3 filter: 13 iterations per channel -> 2 channels per launch
-    check_conv(rng, 1, 7, 6, 6, 3, 3, 3, IntConvOptions{}, false);
+    ScopedLoopLimit lim(30);  // grouped, direct: 3x3 filter, 13 iterations per channel -> 2 channels per launch
+    IntConvOptions g;
+    g.groups = 2;
+    check_conv(rng, 1, 10, 6, 6, 4, 3, 3, g, false);
+  }
+  {
+    IntConvOptions p;
+    p.padding = {1, 1, 1, 1};
+    ScopedSsboLimit lim(1000);  // im2col of 450 bytes per image: pieces of 2 images
+    check_conv(rng, 3, 2, 5, 5, 2, 3, 3, p, true);
+  }
+  {
+    IntConvOptions p;
+    p.padding = {1, 1, 1, 1};
+    ScopedSsboLimit lim(400);  // one image's columns exceed the limit: the direct kernel
+    check_conv(rng, 3, 2, 5, 5, 1, 3, 3, p, true);
   }
   EXPECT_THROW(conv_integer(ints({1}, {1, 1, 1, 1}, DType::u8), ints({1, 1}, {1, 2, 1, 1}, DType::u8), Tensor(),
                             Tensor(), IntConvOptions{}),
