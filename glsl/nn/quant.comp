@@ -126,15 +126,21 @@ void main() {
   int acc[4][4];
   for (uint i = 0u; i < 4u; ++i)
     for (uint j = 0u; j < 4u; ++j) acc[i][j] = 0;
+  // Staging: element tid + 256 r of each tile; A's row (tid >> 4) + 16 r, k tid & 15; B's k
+  // (tid >> 6) + 4 r, column tid & 63 (the same column for every r): zero points loaded once.
+  uint ak = tid & 15u, bn = tid & 63u, n = n0 + bn;
+  int zb = n < u_N ? load4(u_zb_col * n) : 0;
+  int za[4];
+  for (uint r = 0u; r < 4u; ++r) {
+    uint m = m0 + (tid >> 4u) + 16u * r;
+    za[r] = m < u_M ? load3(u_za_row * m) : 0;
+  }
   for (uint k0 = u_k0; k0 < u_k1; k0 += 16u) {
     for (uint r = 0u; r < 4u; ++r) {
-      uint idx = tid + 256u * r;
-      uint am = idx >> 4u, ak = idx & 15u;  // A: 64 rows x 16
-      uint m = m0 + am, k = k0 + ak;
-      s_a[ak][am] = m < u_M && k < u_k1 ? int(load1(b * u_a_bs + m * u_K + k)) - load3(u_za_row * m) : 0;
-      uint bk = idx >> 6u, bn = idx & 63u;  // B: 16 x 64 columns
-      uint n = n0 + bn, kb = k0 + bk;
-      s_b[bk][bn] = n < u_N && kb < u_k1 ? int(load2(b * u_b_bs + kb * u_N + n)) - load4(u_zb_col * n) : 0;
+      uint am = (tid >> 4u) + 16u * r, m = m0 + am, k = k0 + ak;  // A: 64 rows x 16
+      s_a[ak][am] = m < u_M && k < u_k1 ? int(load1(b * u_a_bs + m * u_K + k)) - za[r] : 0;
+      uint bk = (tid >> 6u) + 4u * r, kb = k0 + bk;  // B: 16 x 64 columns
+      s_b[bk][bn] = n < u_N && kb < u_k1 ? int(load2(b * u_b_bs + kb * u_N + n)) - zb : 0;
     }
     barrier();
     for (uint k = 0u; k < 16u; ++k) {

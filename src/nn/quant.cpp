@@ -305,8 +305,8 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   if (c.numel() == 0) return c.reshape(out_shape);
   if (K == 0) return zeros(device, out_shape, DType::i32);
   // Split K so that one invocation's loops stay within the loop limit: per tile of 16, 4 loads
-  // and 16 steps of 4 + 4 + 4 x 4 (all loops counted), plus 36 for the setup and the stores.
-  constexpr std::int64_t per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 20 + 20;
+  // and 16 steps of 4 + 4 + 4 x 4 (all loops counted), plus 44 for the setup (zero points, sums) and the stores.
+  constexpr std::int64_t per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_limit(), 1u << 30));
   if (limit < per_tile + fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
