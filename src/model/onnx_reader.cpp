@@ -66,7 +66,10 @@ HostTensor host_from_proto(const onnx::TensorProto& t) {
       }
       break;
     case kInt32:
-      if (raw)
+    case kInt8:
+      if (raw && h.elem == kInt8)
+        read_raw<std::int8_t>(h.v, r, n);
+      else if (raw)
         read_raw<std::int32_t>(h.v, r, n);
       else {
         need(t.int32_data_size());
@@ -105,14 +108,6 @@ HostTensor host_from_proto(const onnx::TensorProto& t) {
       }
       break;
     }
-    case kInt8:
-      if (raw)
-        read_raw<std::int8_t>(h.v, r, n);
-      else {
-        need(t.int32_data_size());
-        for (std::size_t i = 0; i < n; ++i) h.v[i] = t.int32_data(static_cast<int>(i));
-      }
-      break;
     case kUint8:
     case kBool:
       if (raw)

@@ -143,36 +143,8 @@ struct MatmulParams {
   }
 };
 
-struct ConvParams {
-  std::int64_t count, C, H, W, O, Og, CG, OH, OW, KH, KW;
-  IntConvOptions o;
-  std::int64_t c0, c1;
-  bool zw_per;
-  void set(Uniforms& u) const {
-    u.u32("u_count", count);
-    u.i32("u_C", C);
-    u.i32("u_H", H);
-    u.i32("u_W", W);
-    u.i32("u_O", O);
-    u.i32("u_Og", Og);
-    u.i32("u_CG", CG);
-    u.i32("u_OH", OH);
-    u.i32("u_OW", OW);
-    u.i32("u_KH", KH);
-    u.i32("u_KW", KW);
-    u.i32("u_sh", o.stride[0]);
-    u.i32("u_sw", o.stride[1]);
-    u.i32("u_pt", o.padding[0]);
-    u.i32("u_pl", o.padding[1]);
-    u.i32("u_dh", o.dilation[0]);
-    u.i32("u_dw", o.dilation[1]);
-    u.i32("u_c0", c0);
-    u.i32("u_c1", c1);
-    u.u32("u_zw_per", zw_per ? 1 : 0);
-  }
-};
-
-struct ColParams {
+// The uniforms of the convolution's geometry (ICONV and ICOL).
+struct ConvGeometry {
   std::int64_t count, C, H, W, OH, OW, KH, KW;
   IntConvOptions o;
   void set(Uniforms& u) const {
@@ -193,6 +165,21 @@ struct ColParams {
   }
 };
 
+struct ConvParams {
+  ConvGeometry g;
+  std::int64_t O, Og, CG, c0, c1;
+  bool zw_per;
+  void set(Uniforms& u) const {
+    g.set(u);
+    u.i32("u_O", O);
+    u.i32("u_Og", Og);
+    u.i32("u_CG", CG);
+    u.i32("u_c0", c0);
+    u.i32("u_c1", c1);
+    u.u32("u_zw_per", zw_per ? 1 : 0);
+  }
+};
+
 // im2col of n images of x (8-bit, contiguous): [n, C KH KW, OH OW], zx outside the image.
 Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t KH, std::int64_t KW, std::int64_t OH,
                 std::int64_t OW, const IntConvOptions& o, const char* op) {
@@ -203,7 +190,7 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
                         operand_glsl(1, x.dtype(), CT::i32, false) + operand_glsl(2, DType::i32, CT::i32, false);
   Launch launch(dev, op);
   launch.program("quant.comp", h, {64}).write(cols).read(x).read(zx);
-  launch.params(ColParams{count, C, x.size(2), x.size(3), OH, OW, KH, KW, o}).loop_iterations(4);
+  launch.params(ConvGeometry{count, C, x.size(2), x.size(3), OH, OW, KH, KW, o}).loop_iterations(4);
   launch.invocations(static_cast<std::uint64_t>((count + 3) / 4));
   return cols;
 }
@@ -397,7 +384,7 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
                           operand_glsl(4, DType::i32, CT::i32, false);
     Launch launch(dev, op);
     launch.program("quant.comp", h, {64}).write(y).read(x).read(w).read(zx).read(zw);
-    launch.params(ConvParams{count, C, H, W, O, O / G, CG, OH, OW, KH, KW, o, c0, c1, zw.numel() != 1});
+    launch.params(ConvParams{{count, C, H, W, OH, OW, KH, KW, o}, O, O / G, CG, c0, c1, zw.numel() != 1});
     launch.loop_iterations(static_cast<std::uint64_t>(c1 - c0) * per_c);
     launch.invocations(static_cast<std::uint64_t>(count));
   }

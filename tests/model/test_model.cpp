@@ -1360,19 +1360,14 @@ TEST(Model, Opset21QuantFormsMatchOnnxRuntime) {
   };
   m.input("x", {4, 6}).output("y", {4, 6}).output("yu", {4, 6}).output("mm", {4, 5});
   m.init("s", {4, 2}, uniform(rng, 8, 0.1f, 0.3f)).init_int("z", {4, 2}, packed(q_values(rng, 8, -3, 3)), kI4);
-  auto& q = m.node("QuantizeLinear", {"x", "s", "z"}, {"q"});
-  B::attr_i(q, "axis", 1);
-  B::attr_i(q, "block_size", 3);
-  auto& dq = m.node("DequantizeLinear", {"q", "s", "z"}, {"y"});
-  B::attr_i(dq, "axis", 1);
-  B::attr_i(dq, "block_size", 3);
   m.init_int("zu", {4, 2}, packed(q_values(rng, 8, 5, 9)), kU4);
-  auto& qu = m.node("QuantizeLinear", {"x", "s", "zu"}, {"qu"});
-  B::attr_i(qu, "axis", 1);
-  B::attr_i(qu, "block_size", 3);
-  auto& dqu = m.node("DequantizeLinear", {"qu", "s", "zu"}, {"yu"});
-  B::attr_i(dqu, "axis", 1);
-  B::attr_i(dqu, "block_size", 3);
+  for (const std::string z : {"z", "zu"}) {  // x -> Q -> DQ, blocks of 3 along axis 1
+    const std::string q = "q" + z, y = z == "z" ? "y" : "yu";
+    for (auto* n : {&m.node("QuantizeLinear", {"x", "s", z}, {q}), &m.node("DequantizeLinear", {q, "s", z}, {y})}) {
+      B::attr_i(*n, "axis", 1);
+      B::attr_i(*n, "block_size", 3);
+    }
+  }
   const auto w = q_values(rng, 30, -8, 7);
   const auto ws = uniform(rng, 5, 0.01f, 0.1f);
   m.init_int("w", {6, 5}, packed(w), kI4).init("ws", {5}, ws);
