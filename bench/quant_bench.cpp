@@ -6,6 +6,7 @@
 // it (Device::synchronize).
 #include <benchmark/benchmark.h>
 
+#include "bench_device.hpp"
 #include "gltensor/gltensor.hpp"
 #include "nn/quant.hpp"
 
@@ -14,14 +15,8 @@ using detail::QAxis;
 
 namespace {
 
-Device& dev() {
-  static Device d = Device::open();
-  return d;
-}
-Generator& gen() {
-  static Generator g(1);
-  return g;
-}
+using gltensor::bench::dev;
+using gltensor::bench::gen;
 
 void fresh() {
   dev().synchronize();

@@ -252,16 +252,7 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
                      " do not multiply (K " + std::to_string(K) + " vs " + std::to_string(b.size(-2)) + ")");
   // Batch dims: NumPy broadcasting.
   const Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
-  const std::size_t nb = std::max(ab.size(), bb.size());
-  Shape batch(nb);
-  for (std::size_t i = 0; i < nb; ++i) {
-    const std::int64_t p = i < nb - ab.size() ? 1 : ab[i - (nb - ab.size())];
-    const std::int64_t q = i < nb - bb.size() ? 1 : bb[i - (nb - bb.size())];
-    if (p != q && p != 1 && q != 1)
-      throw ShapeError(name(op) + ": batch dims of A " + to_string(a_in.shape()) + " and B " + to_string(b_in.shape()) +
-                       " do not broadcast");
-    batch[i] = p == 1 ? q : p;
-  }
+  const Shape batch = broadcast_shapes(op, ab, bb);
   const std::int64_t B = numel_of(batch);
   auto flat = [&](const Tensor& t, const Shape& own, std::int64_t r, std::int64_t c, std::int64_t& bs) {
     if (numel_of(own) == 1) {  // one matrix for every batch entry
