@@ -1,4 +1,4 @@
-// Quantized ONNX ops (src/nn/quant.hpp for the kernels): QuantizeLinear and DequantizeLinear
+// Quantized ONNX ops (src/nn/quant_int.hpp for the kernels): QuantizeLinear and DequantizeLinear
 // (per-tensor, per-axis, blocked; uint8, int8, and uint4 / int4 carried widened to 8 bits),
 // DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (integer sums in
 // int32, then requantization), and the com.microsoft QLinear ops that ONNX Runtime's quantization
@@ -9,7 +9,7 @@
 
 #include "gltensor/ops.hpp"
 #include "model/ops.hpp"
-#include "nn/quant.hpp"
+#include "nn/quant_int.hpp"
 
 namespace gltensor::model {
 

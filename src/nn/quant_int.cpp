@@ -1,6 +1,6 @@
 // Linear quantization and integer kernels for the model runtime: see quant.hpp and
-// glsl/nn/quant.comp.
-#include "nn/quant.hpp"
+// glsl/nn/quant_int.comp.
+#include "nn/quant_int.hpp"
 
 #include <algorithm>
 
@@ -40,7 +40,7 @@ Tensor zero_point(const Device& dev, const Tensor& zp) {
   return dense_as(zp, DType::i32);
 }
 
-// The parameter layout of x's elements (see quant.comp).
+// The parameter layout of x's elements (see quant_int.comp).
 struct Layout {
   std::int64_t C = 1, inner = 1, block = 1, so = 0, sc = 0, si = 0;
 };
@@ -93,7 +93,7 @@ struct ElemParams {
   }
 };
 
-// One elementwise quant.comp launch: variant QUANTIZE, REQUANT or DEQUANTIZE.
+// One elementwise quant_int.comp launch: variant QUANTIZE, REQUANT or DEQUANTIZE.
 Tensor elementwise(const char* op, const char* variant, const Tensor& x, const Tensor& scale, const Tensor& zp_in,
                    const Tensor& bias, QAxis ax, DType out, QRange range) {
   DeviceImpl& dev = dev_of(x);
@@ -121,7 +121,7 @@ Tensor elementwise(const char* op, const char* variant, const Tensor& x, const T
        operand_glsl(2, DType::f32, CT::f32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
        operand_glsl(4, DType::i32, CT::i32, false);
   Launch launch(dev, op);
-  launch.program("quant.comp", h, {64}).write(y).read(xd).read(s).read(z).read(b);
+  launch.program("quant_int.comp", h, {64}).write(y).read(xd).read(s).read(z).read(b);
   launch.params(ElemParams{n, l, z.numel() != 1}).loop_iterations(4);
   launch.invocations(static_cast<std::uint64_t>((n + 3) / 4));
   return y;
@@ -189,7 +189,7 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
   const std::string h = "#define ICOL\n" + operand_glsl(0, x.dtype(), CT::i32, true) +
                         operand_glsl(1, x.dtype(), CT::i32, false) + operand_glsl(2, DType::i32, CT::i32, false);
   Launch launch(dev, op);
-  launch.program("quant.comp", h, {64}).write(cols).read(x).read(zx);
+  launch.program("quant_int.comp", h, {64}).write(cols).read(x).read(zx);
   launch.params(ConvGeometry{count, C, x.size(2), x.size(3), OH, OW, KH, KW, o}).loop_iterations(4);
   launch.invocations(static_cast<std::uint64_t>((count + 3) / 4));
   return cols;
@@ -232,7 +232,7 @@ std::array<Tensor, 2> dynamic_quant_params(const Tensor& x) {
                         operand_glsl(1, DType::i32, CT::i32, true) + operand_glsl(2, DType::f32, CT::f32, false) +
                         operand_glsl(3, DType::f32, CT::f32, false);
   Launch launch(dev, op);
-  launch.program("quant.comp", h, {1}).write(scale).write(zp).read(lo).read(hi);
+  launch.program("quant_int.comp", h, {1}).write(scale).write(zp).read(lo).read(hi);
   launch.loop_iterations(0).invocations(1);
   return {scale, zp};
 }
@@ -297,7 +297,7 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
                     operand_glsl(4, DType::i32, CT::i32, false);
     h = std::string("#define IMATMUL\n") + (k0 > 0 ? "#define ACCUM\n" : "") + h;
     Launch launch(dev, op);
-    launch.program("quant.comp", h, {16, 16}).write(c).read(ad).read(bd).read(za).read(zb);
+    launch.program("quant_int.comp", h, {16, 16}).write(c).read(ad).read(bd).read(za).read(zb);
     launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za.numel() != 1, zb.numel() != 1});
     launch.loop_iterations(static_cast<std::uint64_t>(tiles * per_tile + fixed));
     launch.groups(static_cast<std::uint64_t>((N + 63) / 64), static_cast<std::uint64_t>((M + 63) / 64),
@@ -374,7 +374,7 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
                           operand_glsl(2, w.dtype(), CT::i32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
                           operand_glsl(4, DType::i32, CT::i32, false);
     Launch launch(dev, op);
-    launch.program("quant.comp", h, {64}).write(y).read(x).read(w).read(zx).read(zw);
+    launch.program("quant_int.comp", h, {64}).write(y).read(x).read(w).read(zx).read(zw);
     launch.params(ConvParams{{count, C, H, W, OH, OW, KH, KW, o}, O, O / G, CG, c0, c1, zw.numel() != 1});
     launch.loop_iterations(static_cast<std::uint64_t>(c1 - c0) * per_c);
     launch.invocations(static_cast<std::uint64_t>(count));

@@ -1,5 +1,5 @@
 // Linear quantization (ONNX QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear) and the
-// integer kernels of MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; src/nn/quant.cpp.
+// integer kernels of MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; src/nn/quant_int.cpp.
 // Integer sums are exact int32 (no float accumulation); rounding is round half to even, then
 // saturation to [QMIN, QMAX], as ONNX specifies.
 //

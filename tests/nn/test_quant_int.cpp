@@ -1,11 +1,11 @@
-// int8 tensors and the quantization kernels of the model runtime (src/nn/quant.hpp):
+// int8 tensors and the quantization kernels of the model runtime (src/nn/quant_int.hpp):
 // QuantizeLinear / DequantizeLinear (per tensor, per axis, blocked; ties, saturation, NaN),
 // requantization, DynamicQuantizeLinear's parameters, and the integer matmul and convolution
 // against exact int64 references, with their split paths under a lowered loop limit.
 #include <cmath>
 
 #include "nn/conv_ref.hpp"
-#include "nn/quant.hpp"
+#include "nn/quant_int.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;

@@ -8,7 +8,7 @@
 
 #include "bench_device.hpp"
 #include "gltensor/gltensor.hpp"
-#include "nn/quant.hpp"
+#include "nn/quant_int.hpp"
 
 using namespace gltensor;
 using detail::QAxis;
