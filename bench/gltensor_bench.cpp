@@ -10,20 +10,15 @@
 #include <cmath>
 #include <optional>
 
+#include "bench_device.hpp"
 #include "gltensor/gltensor.hpp"
 
 using namespace gltensor;
 
 namespace {
 
-Device& dev() {
-  static Device d = Device::open();
-  return d;
-}
-Generator& gen() {
-  static Generator g(1);
-  return g;
-}
+using gltensor::bench::dev;
+using gltensor::bench::gen;
 
 // Memory-bound cases run kReps ops back to back per fence wait, so that the host's wait and
 // flush (tens of microseconds) do not dominate sub-millisecond kernels; PyTorch's reference times

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench ab precision benchf lab mlp cnn profile torchtrain
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr), gpt (after pack_gpu.sh --gpt)
 #                                   (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
@@ -46,6 +46,9 @@ for phase in "$@"; do
           --benchmark_filter='BM_matmul/|BM_matmul_f16math|BM_conv2d' 2>&1 | tee -a "$OUT/precision.txt" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
     benchf) timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter="$BENCH_FILTER" 2>&1 | tee -a "$OUT/benchf.txt" ;;
+    int8) # quantized kernels (QDQ MatMul / Conv as gltensor runs them) against float32, same run
+           timeout 300 "$P/bin/gltensor_int8_bench" --benchmark_min_time=0.2 2>&1 | tee "$OUT/int8.txt"
+           timeout 120 "$P/bin/test_quant_int" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/int8.txt" ;;
     onnx) timeout 300 "$P/bin/gltensor-onnx-test" --quiet "$P/onnx-node" 2>&1 | grep -v "performance warning" | tee "$OUT/onnx.txt" ;;
     diag) for fb in 0 1; do
             echo "== GLTENSOR_FULL_BARRIERS=$fb"

@@ -24,6 +24,8 @@ const char* st_dtype(DType d) {
       return "I32";
     case DType::u8:
       return "U8";
+    case DType::i8:
+      return "I8";
     case DType::bool_:
       return "BOOL";
   }
@@ -35,8 +37,9 @@ DType from_st(const std::string& s, const std::string& what) {
   if (s == "BF16") return DType::bf16;
   if (s == "I32") return DType::i32;
   if (s == "U8") return DType::u8;
+  if (s == "I8") return DType::i8;
   if (s == "BOOL") return DType::bool_;
-  throw DTypeError(what + "unsupported dtype " + s + " (F32, F16, BF16, I32, U8, BOOL)");
+  throw DTypeError(what + "unsupported dtype " + s + " (F32, F16, BF16, I32, U8, I8, BOOL)");
 }
 
 using Json = nlohmann::json;

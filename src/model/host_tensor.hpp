@@ -27,12 +27,15 @@ enum Elem : int {
   kDouble = 11,
   kUint32 = 12,
   kUint64 = 13,
-  kBfloat16 = 16
+  kBfloat16 = 16,
+  kUint4 = 21,  ///< carried widened to uint8 (0..15)
+  kInt4 = 22    ///< carried widened to int8 (-8..7)
 };
 
 /// "float", "int64", ... (ONNX names).
 std::string elem_name(int elem);
-/// True for element types gltensor carries (float, float16, bfloat16, int32, int64, uint8, bool).
+/// True for element types gltensor carries (float, float16, bfloat16, int32, int64, uint8, int8,
+/// uint4 and int4 widened to 8 bits, bool).
 bool elem_supported(int elem);
 /// gltensor dtype that carries an ONNX element type (int64 -> i32). Only for supported types.
 DType elem_dtype(int elem);

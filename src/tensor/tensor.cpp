@@ -154,6 +154,9 @@ std::vector<T> convert_bytes(const std::vector<std::uint8_t>& b, DType d) {
       case DType::bool_:
         v = *p;
         break;
+      case DType::i8:
+        v = static_cast<std::int8_t>(*p);
+        break;
     }
     if constexpr (std::is_same_v<T, float>)
       out[i] = static_cast<float>(v);
@@ -199,6 +202,7 @@ Tensor from_host_values(const Device& dev, std::span<const Src> values, const Sh
         break;
       }
       case DType::u8:
+      case DType::i8:
         *p = static_cast<std::uint8_t>(static_cast<std::int32_t>(v));
         break;
       case DType::bool_:

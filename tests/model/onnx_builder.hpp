@@ -77,6 +77,23 @@ class OnnxBuilder {
     for (auto x : v) t->add_int32_data(x);
     return *this;
   }
+  /// An integer initializer of element type `elem` (UINT8, INT8, INT32, ...), values in int32_data.
+  OnnxBuilder& init_int(const std::string& name, std::vector<std::int64_t> shape, const std::vector<std::int32_t>& v,
+                        int elem) {
+    auto* t = m_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem);
+    for (auto d : shape) t->add_dims(d);
+    for (auto x : v) t->add_int32_data(x);
+    return *this;
+  }
+  /// Imports another domain's opset (com.microsoft for ONNX Runtime's contrib ops).
+  OnnxBuilder& import_domain(const std::string& domain, int version) {
+    auto* o = m_.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
+    return *this;
+  }
   /// Adds a node; attributes through the returned NodeProto.
   onnx::NodeProto& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
                         const std::string& name = "") {
