@@ -15,6 +15,7 @@
 
 #include "cli_bound.hpp"
 #include "data.hpp"
+#include "generate.hpp"
 #include "gltensor/gltensor.hpp"
 #include "model.hpp"
 #include "plot.hpp"
@@ -35,7 +36,9 @@ const std::string kDefaultOut = "chargpt_out";
 const std::string kCheckpoint = "chargpt.safetensors";
 
 struct Options {
-  std::string config = "default", data = chargpt::kFortunesDir, out, eval_ckpt, prompt = "Q: ";
+  std::string config = "default", data = chargpt::kFortunesDir, out, eval_ckpt, prompt = "Q: ", checkpoint;
+  std::int64_t generate = 0;  // --generate N: bytes decoded with the KV cache
+  bool interactive = false;
   std::int64_t layers = 0, d_model = 0, heads = 0, context = 0, ffn = 0, batch = 0, steps = 0, warmup = 0;
   std::int64_t eval_every = 0, eval_batches = 0, sample = -1, seed = 1, top_k = 0, log_every = 10;  // sample -1: preset
   double lr = 0, weight_decay = 0.1, clip = 1.0, temperature = 0.8, top_p = 1.0;
@@ -164,6 +167,9 @@ int run_eval(Options o, const Device& dev, const chargpt::Corpus& corpus) {
 int run(Options o, demo::Progress& bar) {
   Device dev = Device::open();
   std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
+  if (o.generate > 0 || o.interactive)
+    return chargpt::run_serve(dev, o.checkpoint, o.prompt, o.generate, o.interactive, {o.temperature, o.top_k, o.top_p},
+                              o.seed);
   const chargpt::Corpus corpus = chargpt::load_corpus(o.data);
   std::printf("corpus: %zu files of %s, %zu bytes for training, %zu for validation\n", corpus.files.size(),
               o.data.c_str(), corpus.train.size(), corpus.val.size());
@@ -339,7 +345,19 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--prompt", o.prompt, "text the samples continue")->capture_default_str();
+  app.add_option("--checkpoint", o.checkpoint, "the checkpoint --generate and --interactive serve");
+  app.add_option("--generate", o.generate,
+                 "load --checkpoint and generate N bytes after --prompt, decoding with the KV cache and sampling on "
+                 "the GPU (prints decode tokens/s)")
+      ->check(demo::bound(1, true));
+  app.add_flag("--interactive", o.interactive,
+               "load --checkpoint, read prompts from stdin line by line and print a continuation of each "
+               "(--generate bytes, default 200)");
   CLI11_PARSE(app, argc, argv);
+  if ((o.generate > 0 || o.interactive) && o.checkpoint.empty()) {
+    std::fprintf(stderr, "--generate and --interactive need --checkpoint\n");
+    return 2;
+  }
 
   demo::Progress bar;
   try {
