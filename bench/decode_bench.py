@@ -8,9 +8,9 @@ The model: the reference's classes with the chosen config (small: 2 layers, d_mo
 chargpt checkpoint (safetensors, with chargpt's "config" tensor), which chargpt loads. Both decode --tokens bytes
 after --prompt at temperature 0.8 with a KV cache; timed: the tokens after the first (each a forward of one token
 and a draw), wall time and CPU time of the calling thread. PyTorch runs on CUDA when available (TF32 off), else on
-the CPU with its default threads (the cores llvmpipe uses too).
+the CPU with --threads threads (default: every core, as llvmpipe uses).
 
-Usage: decode_bench.py --chargpt build/demos/chargpt [--reference ../shared/gpu/torch_gpt_reference.py]
+Usage: /usr/bin/python3 decode_bench.py --chargpt build/demos/chargpt [--reference ../shared/gpu/torch_gpt_reference.py]
                        [--config small|default] [--tokens 256] [--prompt 'Q: '] [--json OUT.json]"""
 import argparse, json, math, os, re, struct, subprocess, sys, tempfile, time
 
@@ -23,6 +23,7 @@ ap.add_argument("--tokens", type=int, default=256)
 ap.add_argument("--prompt", default="Q: ")
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--json", default="")
+ap.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch's CPU threads (default: every core)")
 a = ap.parse_args()
 
 import torch, torch.nn as nn, torch.nn.functional as F
@@ -33,6 +34,7 @@ body = src[src.index("class RMSNorm"):src.index("m = GPT().to(dev)")]  # the ref
 g = {"torch": torch, "nn": nn, "F": F, "math": math, "L": L, "D": D, "H": H, "HD": D // H, "FF": FF, "T": T}
 exec(body, g)
 dev = "cuda" if torch.cuda.is_available() else "cpu"
+if dev == "cpu": torch.set_num_threads(a.threads)
 torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
 torch.manual_seed(a.seed)
 m = g["GPT"]().to(dev).eval()
@@ -54,7 +56,7 @@ with open(ckpt, "wb") as f:
 
 # chargpt: prefill, then --tokens bytes.
 out = subprocess.run([a.chargpt, "--checkpoint", ckpt, "--generate", str(a.tokens), "--prompt", a.prompt,
-                      "--temperature", "0.8", "--seed", str(a.seed)], capture_output=True, text=True)
+                      "--temperature", "0.8", "--seed", str(a.seed)], capture_output=True, text=True, errors="replace")
 if out.returncode != 0:
     print(out.stdout, out.stderr); sys.exit(1)
 dev_line = re.search(r"device: (.*)", out.stdout).group(1)
