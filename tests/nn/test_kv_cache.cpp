@@ -157,6 +157,21 @@ TEST(KvCache, NaNQueryPoisonsOnlyItsRow) {
     for (std::int64_t e = 0; e < E; ++e) EXPECT_EQ(std::isnan(y[r * E + e]), r == 3) << r << " " << e;
 }
 
+TEST(KvCache, HalfCaches) {
+  GLT_RNG(rng);
+  const std::int64_t B = 2, Hq = 4, H = 2, M = 12, E = 8, T = 5;
+  KVCache cache(device(), 1, B, H, M, E, DType::f16);
+  const auto k = uniform(rng, B * H * T * E), v = uniform(rng, B * H * T * E), q = uniform(rng, B * Hq * T * E);
+  cache.append(0, up(k, {B, H, T, E}), up(v, {B, H, T, E}));
+  const Tensor y = cache.attention(0, up(q, {B, Hq, T, E}));
+  EXPECT_EQ(y.dtype(), DType::f32);  // q's dtype
+  // the reference on the cache's f16 values (the rounding is the cache's, not the attention's)
+  HostSeqs h{B, H, M, E, E, std::vector<double>(B * H * M * E), std::vector<double>(B * H * M * E), {0, 0}};
+  host_append(h, up(k, {B * H * T * E}).to(DType::f16).to(DType::f32).to_vector(),
+              up(v, {B * H * T * E}).to(DType::f16).to(DType::f32).to_vector(), T);
+  EXPECT_TRUE(close(y.to_vector(), host_attention(h, q, Hq, T), 2e-5, 2e-5));
+}
+
 TEST(KvCache, ClassAppendsAdvancesAndGivesPositions) {
   GLT_RNG(rng);
   const std::int64_t L = 2, B = 2, H = 1, M = 6, E = 2;
