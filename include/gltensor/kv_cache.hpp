@@ -60,13 +60,14 @@ Tensor kv_cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& 
 
 /// The chunking of kv_cache_attention: keys per chunk and chunks over max_len.
 struct KvAttentionPlan {
-  std::int64_t chunk = 0;   ///< keys per workgroup (a multiple of 64)
+  std::int64_t chunk = 0;   ///< keys per workgroup (a multiple of 64, 64 .. 1024)
   std::int64_t splits = 0;  ///< ceil(max_len / chunk)
   std::uint64_t loops = 0;  ///< the attention kernel's loop iterations per invocation
 };
-/// The largest chunk (64 .. 256 keys, a multiple of 64) whose loops fit loop_limit, and the
-/// chunks over max_len. LimitError when even 64 keys do not fit, or when `splits` exceeds the
-/// limit (the combine loops over the chunks).
+/// The chunk: max_len rounded up to a multiple of 64 where that is at most 1024 (one chunk: no
+/// combine dispatch), else 512 keys (chunks in parallel: flash-decoding), less by 64 at a time
+/// while the kernel's loops pass loop_limit; and the chunks over max_len. LimitError when even 64
+/// keys do not fit, or when twice the chunks pass the limit (the combine loops over them).
 KvAttentionPlan kv_attention_plan(std::int64_t max_len, std::int64_t E, std::int64_t Ev, std::uint64_t loop_limit);
 
 /// The K/V buffers of a decoder's layers, [batch, kv_heads, max_len, head_dim] each (zeros at

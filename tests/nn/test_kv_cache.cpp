@@ -245,6 +245,9 @@ TEST(KvCache, Errors) {
   EXPECT_THROW(c.append(1, k, k), IndexError);
   EXPECT_THROW(c.set_lengths(std::vector<std::int32_t>{5}), LimitError);
   EXPECT_EQ(kv_cache_attention(zeros(device(), {B, H, 0, E}), kc, vc, len).numel(), 0);
+  kv_cache_append(kc, vc, zeros(device(), {B, H, 0, E}), zeros(device(), {B, H, 0, E}), len);  // no tokens
+  EXPECT_EQ(kv_cache_positions(len, 0).shape(), (Shape{B, 0}));
+  EXPECT_EQ(sum(kc).item(), 0.0f);
 }
 
 }  // namespace
