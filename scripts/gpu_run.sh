@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
-#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr), gpt (after pack_gpu.sh --gpt)
+#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt)
 #                                   (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
@@ -114,5 +114,10 @@ for phase in "$@"; do
           tr '\r' '\n' < /tmp/gpt.err | grep -v '^ *$' | tail -8 >> "$OUT/gpt.txt"; cat "$OUT/gpt.txt")
          cp /tmp/gpt/metrics.json "$OUT/gpt_metrics.json"; cp /tmp/gpt/loss.png "$OUT/gpt_loss.png"
          timeout 150 python3 "$P/torch_gpt_reference.py" "$P/fortunes.txt" --steps ${GPT_STEPS:-300} 2>&1 | tee "$OUT/torch_gpt.txt" ;;
+    decode) # batch-1 KV-cache decode of chargpt's default config (f32) beside PyTorch's eager decode
+            # (the reference's classes and decode loop, the same weights), in the same call: tokens/s and
+            # CPU ms per token (bench/decode_bench.py; after pack_gpu.sh --gpt).
+            timeout 300 python3 "$P/decode_bench.py" --chargpt "$P/bin/chargpt" --reference "$P/torch_gpt_reference.py" \
+              --config default --tokens ${DECODE_TOKENS:-256} --json "$OUT/decode.json" 2>&1 | tee "$OUT/decode.txt" ;;
   esac
 done

@@ -9,7 +9,7 @@
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
 #   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
-#   after --gpt:                         bash gpu-pack/run.sh info gpt
+#   after --gpt:                         bash gpu-pack/run.sh info gpt decode
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -67,7 +67,7 @@ if [ "${1:-}" = "--gpt" ]; then
   files=$(LC_ALL=C ls -d /usr/share/games/fortunes/* | grep -v '\.')
   cp -L $files gpu-pack/fortunes/
   cat $files > gpu-pack/fortunes.txt
-  cp ../shared/gpu/torch_gpt_reference.py gpu-pack/
+  cp ../shared/gpu/torch_gpt_reference.py bench/decode_bench.py gpu-pack/
 fi
 strip gpu-pack/bin/*
 for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so.32; do

@@ -27,6 +27,13 @@ class Gpt {
   Gpt(const gltensor::Device& dev, const GptConfig& cfg, gltensor::Generator& gen);
   /// idx int32 [B, T] (T <= context) -> logits [B * T, vocab].
   gltensor::Tensor forward(const gltensor::Tensor& idx);
+  /// Decoding: idx int32 [B, T], the tokens after those in the cache (positions from the cache's
+  /// lengths; a prefill chunk or one token), appended to the cache, which advances by T ->
+  /// logits [B, vocab] of the last token. No gradients.
+  gltensor::Tensor forward_cached(const gltensor::Tensor& idx, gltensor::KVCache& cache);
+  /// A cache for this model: [batch, heads, max_len, head dim] per layer.
+  gltensor::KVCache make_cache(std::int64_t batch, std::int64_t max_len) const;
+  gltensor::Device device() const { return emb_.device(); }
   /// Names as the reference's state_dict: emb.weight, blocks.<i>.{n1,qkv,o,n2,gate,up,down}.weight, norm.weight.
   std::vector<std::pair<std::string, gltensor::Tensor*>> named_parameters();
   /// Matrices (weight decay) and vectors (none), as the reference's two AdamW groups.
@@ -47,6 +54,10 @@ class Gpt {
   struct Block {
     gltensor::Tensor n1, qkv, o, n2, gate, up, down;
   };
+  // The blocks over idx [B, T] -> the final norm's output [B, T, D]; with a cache, attention
+  // over the cache (forward_cached), else causal attention over the T tokens.
+  gltensor::Tensor hidden(const gltensor::Tensor& idx, gltensor::KVCache* cache);
+
   gltensor::Tensor emb_, norm_;
   std::vector<Block> blocks_;
 };
