@@ -11,7 +11,8 @@
 //        t + LOCAL_X, ...: neighbours read neighbouring 16-byte words), each keeping MT * ROWS
 //        partial dot products, summed by a tree in shared memory. Q4 scales each block's dot
 //        product by its scale (one multiply per 32 products, as ggml's mul_mat_vec); Q8 scales
-//        the row's sum once. X_VEC4: K % 4 == 0, x read as vec4s.
+//        the row's sum once. X_VEC4: K % 4 == 0, x read as vec4s. SERIAL (software rasterizers):
+//        an invocation per output feature loops over the blocks itself, no reduction.
 //   GEMM (prefill: many rows)     workgroup (WORKGROUP_ID.x, .y) = a 64 x 64 tile of y (features x
 //        rows); per K block, 64 x 32 of x and the 64 x 32 dequantized weights go to shared
 //        memory; each of the 256 invocations accumulates a 4 x 4 sub-tile (strided by 16).
@@ -75,6 +76,65 @@ vec4 x_quad(uint m, uint k) {
 }
 
 #define NACC (MT * ROWS)
+
+// Adds K block b of output features n0.. (ROWS) against rows m0.. (MT) of x to acc[m * ROWS + r]
+// (rows past N or M repeat the last one; their sums are not stored).
+void accumulate_block(uint b, uint n0, uint m0, inout float acc[NACC]) {
+#ifdef Q4
+  uvec4 w[ROWS];
+  float d[ROWS];
+  for (uint r = 0u; r < ROWS; ++r) {
+    uint blk = min(n0 + r, u_N - 1u) * u_Kb + b;
+    w[r] = wq[blk];
+    d[r] = scale_at(blk);
+  }
+#else
+  uvec4 w[2u * ROWS];
+  for (uint r = 0u; r < ROWS; ++r) {
+    uint blk = min(n0 + r, u_N - 1u) * u_Kb + b;
+    w[2u * r] = wq[2u * blk];
+    w[2u * r + 1u] = wq[2u * blk + 1u];
+  }
+#endif
+  for (uint m = 0u; m < MT; ++m) {
+    uint mm = min(m0 + m, u_M - 1u), k0 = b * 32u;
+    vec4 xs[8];
+    for (uint i = 0u; i < 8u; ++i) xs[i] = x_quad(mm, k0 + 4u * i);
+    for (uint r = 0u; r < ROWS; ++r) {
+      float s = 0.0;
+#ifdef Q4
+      for (uint i = 0u; i < 4u; ++i) s += dot(nibbles_lo(w[r][i]), xs[i]) + dot(nibbles_hi(w[r][i]), xs[i + 4u]);
+      acc[m * ROWS + r] += s * d[r];
+#else
+      for (uint i = 0u; i < 4u; ++i)
+        s += dot(bytes_i8(w[2u * r][i]), xs[i]) + dot(bytes_i8(w[2u * r + 1u][i]), xs[i + 4u]);
+      acc[m * ROWS + r] += s;
+#endif
+    }
+  }
+}
+
+// y[m, n] from a finished sum (Q8: times the row's scale).
+void finish(uint m, uint n, float v) {
+  if (m >= u_M || n >= u_N) return;
+#ifdef Q8
+  v *= scale_at(n);
+#endif
+  store_y(m, n, v);
+}
+
+#ifdef SERIAL
+// Software rasterizers: an invocation per ROWS output features, all of the launch's K blocks in
+// one loop (no barriers: llvmpipe runs a workgroup's invocations as SIMD lanes of one thread).
+void main() {
+  uint n0 = GLOBAL_ID.x * ROWS, m0 = WORKGROUP_ID.y * MT;
+  if (n0 >= u_N) return;
+  float acc[NACC];
+  for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
+  for (uint b = u_b0; b < u_b1; ++b) accumulate_block(b, n0, m0, acc);
+  for (uint i = 0u; i < NACC; ++i) finish(m0 + i / ROWS, n0 + i % ROWS, acc[i]);
+}
+#else
 shared float s_red[NACC * LOCAL_X];
 
 void main() {
@@ -82,45 +142,7 @@ void main() {
   uint n0 = WORKGROUP_ID.x * ROWS, m0 = WORKGROUP_ID.y * MT;
   float acc[NACC];
   for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
-  for (uint b = u_b0 + t; b < u_b1; b += LOCAL_X) {
-#ifdef Q4
-    uvec4 w[ROWS];
-    float d[ROWS];
-    for (uint r = 0u; r < ROWS; ++r) {
-      uint blk = min(n0 + r, u_N - 1u) * u_Kb + b;
-      w[r] = wq[blk];
-      d[r] = scale_at(blk);
-    }
-    for (uint m = 0u; m < MT; ++m) {
-      uint mm = min(m0 + m, u_M - 1u), k0 = b * 32u;
-      vec4 xs[8];
-      for (uint i = 0u; i < 8u; ++i) xs[i] = x_quad(mm, k0 + 4u * i);
-      for (uint r = 0u; r < ROWS; ++r) {
-        float s = 0.0;
-        for (uint i = 0u; i < 4u; ++i) s += dot(nibbles_lo(w[r][i]), xs[i]) + dot(nibbles_hi(w[r][i]), xs[i + 4u]);
-        acc[m * ROWS + r] += s * d[r];
-      }
-    }
-#else  // Q8
-    uvec4 w[2u * ROWS];
-    for (uint r = 0u; r < ROWS; ++r) {
-      uint blk = min(n0 + r, u_N - 1u) * u_Kb + b;
-      w[2u * r] = wq[2u * blk];
-      w[2u * r + 1u] = wq[2u * blk + 1u];
-    }
-    for (uint m = 0u; m < MT; ++m) {
-      uint mm = min(m0 + m, u_M - 1u), k0 = b * 32u;
-      vec4 xs[8];
-      for (uint i = 0u; i < 8u; ++i) xs[i] = x_quad(mm, k0 + 4u * i);
-      for (uint r = 0u; r < ROWS; ++r) {
-        float s = 0.0;
-        for (uint i = 0u; i < 4u; ++i)
-          s += dot(bytes_i8(w[2u * r][i]), xs[i]) + dot(bytes_i8(w[2u * r + 1u][i]), xs[i + 4u]);
-        acc[m * ROWS + r] += s;
-      }
-    }
-#endif
-  }
+  for (uint b = u_b0 + t; b < u_b1; b += LOCAL_X) accumulate_block(b, n0, m0, acc);
   for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] = acc[i];
   barrier();
   for (uint s = LOCAL_X / 2u; s > 0u; s >>= 1) {
@@ -128,17 +150,9 @@ void main() {
       for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] += s_red[i * LOCAL_X + t + s];
     barrier();
   }
-  if (t < NACC) {
-    uint m = m0 + t / ROWS, n = n0 + t % ROWS;
-    if (m < u_M && n < u_N) {
-      float v = s_red[t * LOCAL_X];
-#ifdef Q8
-      v *= scale_at(n);
-#endif
-      store_y(m, n, v);
-    }
-  }
+  if (t < NACC) finish(m0 + t / ROWS, n0 + t % ROWS, s_red[t * LOCAL_X]);
 }
+#endif
 
 #else  // GEMM: LOCAL_X = 256
 shared float s_x[32 * 64];  // [k][row of x]

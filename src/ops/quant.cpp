@@ -13,6 +13,7 @@
 #include "ops/quant_plan.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -76,13 +77,13 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
     y.fill_(0.0);
     return bias.defined() ? add(y, bias) : y;
   }
-  const QLinearPlan p = plan_qlinear(M, K, w.format == QuantFormat::int4, dev.loop_limit());
+  const QLinearPlan p = plan_qlinear(M, K, dev.adapter.software, dev.loop_limit(), settings().qlinear_kernel);
   if (qlinear_loops(p, 1) > dev.loop_limit())
     throw LimitError("gltensor::quantized_linear: x [" + std::to_string(M) + ", " + std::to_string(K) + "] with the " +
                      shape_of(w) + " needs " + std::to_string(qlinear_loops(p, 1)) +
                      " loop iterations per invocation for one block of 32 columns; the device allows " +
                      std::to_string(dev.loop_limit()));
-  std::string h = fmt_define(w.format) + (p.gemv ? "#define GEMV\n" : "") +
+  std::string h = fmt_define(w.format) + (p.gemv ? "#define GEMV\n" : "") + (p.serial ? "#define SERIAL\n" : "") +
                   (p.gemv && K % 4 == 0 ? "#define X_VEC4\n" : "") + (bias.defined() ? "#define HAS_BIAS\n" : "") +
                   "#define MT " + std::to_string(p.mt) + "u\n#define ROWS " + std::to_string(p.rows) + "u\n";
   for (std::int64_t b0 = 0; b0 < Kb; b0 += p.blocks_per_launch) {
@@ -92,9 +93,12 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
     if (bias.defined()) launch.read(bias);
     launch.params(QLinearParams{M, N, K, Kb, b0, b1, b0 > 0});
     launch.loop_iterations(qlinear_loops(p, b1 - b0));
-    if (p.gemv)
-      launch.groups(static_cast<std::uint64_t>((N + p.rows - 1) / p.rows),
+    const std::int64_t features = (N + p.rows - 1) / p.rows;  // per workgroup (GEMV) or invocation (SERIAL)
+    if (p.serial)
+      launch.groups(static_cast<std::uint64_t>((features + p.local - 1) / p.local),
                     static_cast<std::uint64_t>((M + p.mt - 1) / p.mt));
+    else if (p.gemv)
+      launch.groups(static_cast<std::uint64_t>(features), static_cast<std::uint64_t>((M + p.mt - 1) / p.mt));
     else
       launch.groups(static_cast<std::uint64_t>((N + 63) / 64), static_cast<std::uint64_t>((M + 63) / 64));
   }

@@ -4,11 +4,13 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace gltensor::detail {
 
 struct QLinearPlan {
   bool gemv = true;
+  bool serial = false;                 // GEMV on a software rasterizer: an invocation per output feature
   std::uint32_t local = 64;            // invocations per workgroup
   std::int64_t mt = 1, rows = 2;       // GEMV: rows of x, output features per workgroup
   std::int64_t blocks_per_launch = 1;  // K blocks of 32 per launch (later launches add to y)
@@ -17,6 +19,8 @@ struct QLinearPlan {
 /// Worst-case loop iterations of one invocation of qlinear.comp over `blocks` K blocks, all loops
 /// counted (nested ones multiplied).
 inline std::uint64_t qlinear_loops(const QLinearPlan& p, std::int64_t blocks) {
+  if (p.gemv && p.serial)
+    return static_cast<std::uint64_t>(blocks * (p.rows + p.mt * (8 + p.rows * 5)) + 2 * p.mt * p.rows + 1);
   if (p.gemv) {
     const std::int64_t per_block = p.rows + p.mt * (8 + p.rows * 5);
     const std::int64_t nacc = p.mt * p.rows;
@@ -29,12 +33,17 @@ inline std::uint64_t qlinear_loops(const QLinearPlan& p, std::int64_t blocks) {
 }
 
 /// M rows of x, K input features (Kb = ceil(K / 32) blocks), under a loop limit.
-inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool /*int4*/, std::uint64_t loop_limit) {
+/// software: a CPU rasterizer (llvmpipe), where the GEMV's shared-memory reduction costs more
+/// than it saves (the serial form). forced: "gemv", "serial" or "gemm" (Settings::qlinear_kernel),
+/// "" to choose.
+inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, std::uint64_t loop_limit,
+                                const std::string& forced = "") {
   QLinearPlan p;
-  p.gemv = M <= 8;
+  p.gemv = forced.empty() ? M <= 8 : forced != "gemm";
+  p.serial = forced.empty() ? p.gemv && software : forced == "serial";
   p.local = p.gemv ? 64 : 256;
   p.mt = M <= 1 ? 1 : M <= 2 ? 2 : 4;
-  p.rows = 2;
+  p.rows = p.serial ? 1 : 2;
   const std::int64_t Kb = std::max<std::int64_t>(1, (K + 31) / 32);
   // The most blocks whose loops fit the limit (at least one per launch).
   std::int64_t lo = 1, hi = Kb;

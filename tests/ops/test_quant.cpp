@@ -9,6 +9,7 @@
 #include <map>
 
 #include "grad_check.hpp"
+#include "ops/quant_plan.hpp"
 #include "quant_ref.hpp"
 #include "test_util.hpp"
 
@@ -18,6 +19,8 @@ using namespace glt_test;
 namespace {
 
 const QuantFormat kFormats[] = {QuantFormat::int8, QuantFormat::int4};
+// quantized_linear's kernels: chosen by shape and device (""), then each forced.
+const char* const kKernels[] = {"", "gemv", "serial", "gemm"};
 
 // Random weights with a few exact zeros (a zero row or block gets d = 0).
 std::vector<float> weights(std::mt19937_64& rng, std::int64_t N, std::int64_t K) {
@@ -104,71 +107,91 @@ TEST(Quant, FromHalfAndStridedWeights) {
 
 TEST(Quant, LinearAgainstFloat64) {
   GLT_RNG(rng);
-  for (QuantFormat f : kFormats)
-    for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
-                                                                   {1, 7, 33},
-                                                                   {2, 65, 64},
-                                                                   {3, 33, 100},
-                                                                   {5, 17, 31},
-                                                                   {8, 40, 96},
-                                                                   {9, 70, 33},
-                                                                   {70, 65, 130},
-                                                                   {130, 3, 64},
-                                                                   {0, 5, 32}})
-      for (bool with_bias : {false, true}) {
-        SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M) + " N " + std::to_string(N) + " K " +
-                     std::to_string(K) + (with_bias ? " bias" : ""));
-        const auto w = weights(rng, N, K);
-        const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
-        const auto x = uniform(rng, static_cast<std::size_t>(M * K));
-        const auto b = with_bias ? uniform(rng, static_cast<std::size_t>(N)) : std::vector<float>{};
-        const Tensor y = quantized_linear(Tensor::from_host(device(), x, {M, K}), q,
-                                          with_bias ? Tensor::from_host(device(), b, {N}) : Tensor());
-        ASSERT_EQ(y.shape(), (Shape{M, N}));
-        ASSERT_EQ(y.dtype(), DType::f32);
-        const HostQuant h = decode(q);
-        EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), h.w, to_double(b), M, N, K), 1e-5,
-                          2e-6 * static_cast<double>(K) + 1e-6));
-      }
+  for (const char* kernel : kKernels) {
+    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
+    ScopedSettings set;
+    set->qlinear_kernel = kernel;
+    for (QuantFormat f : kFormats)
+      for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
+                                                                     {1, 7, 33},
+                                                                     {2, 65, 64},
+                                                                     {3, 33, 100},
+                                                                     {5, 17, 31},
+                                                                     {8, 40, 96},
+                                                                     {9, 70, 33},
+                                                                     {70, 65, 130},
+                                                                     {130, 3, 64},
+                                                                     {0, 5, 32}})
+        for (bool with_bias : {false, true}) {
+          SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M) + " N " + std::to_string(N) +
+                       " K " + std::to_string(K) + (with_bias ? " bias" : ""));
+          const auto w = weights(rng, N, K);
+          const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+          const auto x = uniform(rng, static_cast<std::size_t>(M * K));
+          const auto b = with_bias ? uniform(rng, static_cast<std::size_t>(N)) : std::vector<float>{};
+          const Tensor y = quantized_linear(Tensor::from_host(device(), x, {M, K}), q,
+                                            with_bias ? Tensor::from_host(device(), b, {N}) : Tensor());
+          ASSERT_EQ(y.shape(), (Shape{M, N}));
+          ASSERT_EQ(y.dtype(), DType::f32);
+          const HostQuant h = decode(q);
+          EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), h.w, to_double(b), M, N, K), 1e-5,
+                            2e-6 * static_cast<double>(K) + 1e-6));
+        }
+  }
 }
 
 TEST(Quant, LinearNanInfAndBatchDims) {
   GLT_RNG(rng);
-  for (QuantFormat f : kFormats)
-    for (std::int64_t M : {1, 3, 12})    // GEMV (MT 1 and 4) and GEMM
-      for (std::int64_t K : {45, 36}) {  // scalar and vec4 loads of x, both with pad columns
-        SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M) + " K " + std::to_string(K));
-        const std::int64_t N = 9;
-        const auto w = weights(rng, N, K);
-        const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
-        auto x = uniform(rng, static_cast<std::size_t>(M * K));
-        sprinkle_specials(x);
-        // Specials at the start of every later row: a kernel reading past K (into the next row,
-        // against the zero pad weights) would turn its row's outputs into NaN.
-        for (std::int64_t m = 1; m < M; ++m) x[static_cast<std::size_t>(m * K + 3)] = m % 2 ? INFINITY : NAN;
-        const Tensor y = quantized_linear(Tensor::from_host(device(), x, {1, M, K}), q);
-        ASSERT_EQ(y.shape(), (Shape{1, M, N}));
-        EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, {}, M, N, K), 1e-5, 1e-4));
-      }
+  for (const char* kernel : kKernels) {
+    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
+    ScopedSettings set;
+    set->qlinear_kernel = kernel;
+    for (QuantFormat f : kFormats)
+      for (std::int64_t M : {1, 3, 12})    // GEMV (MT 1 and 4) and GEMM
+        for (std::int64_t K : {45, 36}) {  // scalar and vec4 loads of x, both with pad columns
+          SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M) + " K " + std::to_string(K));
+          const std::int64_t N = 9;
+          const auto w = weights(rng, N, K);
+          const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+          auto x = uniform(rng, static_cast<std::size_t>(M * K));
+          sprinkle_specials(x);
+          // Specials near the start of odd rows (even rows past 0 stay finite): a kernel reading past
+          // K (into the next row, against the zero pad weights) would turn its row's outputs to NaN.
+          for (std::int64_t m = 1; m < M; ++m)
+            if (m % 2) x[static_cast<std::size_t>(m * K + 3)] = m % 4 == 1 ? INFINITY : NAN;
+          const Tensor y = quantized_linear(Tensor::from_host(device(), x, {1, M, K}), q);
+          ASSERT_EQ(y.shape(), (Shape{1, M, N}));
+          EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, {}, M, N, K), 1e-5, 1e-4));
+        }
+  }
 }
 
 TEST(Quant, LinearSplitK) {
   GLT_RNG(rng);
-  for (QuantFormat f : kFormats)
-    for (auto [M, K, limit] : std::vector<std::array<std::int64_t, 3>>{{1, 4100, 60}, {4, 4100, 150}, {20, 200, 500}}) {
-      SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M) + " K " + std::to_string(K));
-      const std::int64_t N = 5;
-      const auto w = weights(rng, N, K);
-      const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
-      const auto x = uniform(rng, static_cast<std::size_t>(M * K));
-      const auto b = uniform(rng, static_cast<std::size_t>(N));
-      Tensor y;
-      {
-        ScopedLoopLimit lim(static_cast<std::uint64_t>(limit));
-        y = quantized_linear(Tensor::from_host(device(), x, {M, K}), q, Tensor::from_host(device(), b, {N}));
+  for (const char* kernel : {"gemv", "serial", "gemm"})
+    for (QuantFormat f : kFormats)
+      for (auto [M, K] : std::vector<std::array<std::int64_t, 2>>{{1, 4100}, {4, 4100}, {20, 200}}) {
+        SCOPED_TRACE(std::string(kernel) + " " + quant_format_name(f) + " M " + std::to_string(M) + " K " +
+                     std::to_string(K));
+        ScopedSettings set;
+        set->qlinear_kernel = kernel;
+        // A loop limit that leaves one block per invocation (GEMV: 64 blocks per launch) or two.
+        const detail::QLinearPlan p = detail::plan_qlinear(M, K, true, 1u << 30, kernel);
+        if (p.gemv && !p.serial && K <= 64 * 32) continue;  // the GEMV splits past 64 blocks
+        const std::uint64_t limit = detail::qlinear_loops(p, p.gemv && !p.serial ? 1 : 2);
+        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, kernel).blocks_per_launch, (K + 31) / 32);  // split
+        const std::int64_t N = 5;
+        const auto w = weights(rng, N, K);
+        const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+        const auto x = uniform(rng, static_cast<std::size_t>(M * K));
+        const auto b = uniform(rng, static_cast<std::size_t>(N));
+        Tensor y;
+        {
+          ScopedLoopLimit lim(limit);
+          y = quantized_linear(Tensor::from_host(device(), x, {M, K}), q, Tensor::from_host(device(), b, {N}));
+        }
+        EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, to_double(b), M, N, K), 1e-5, 1e-3));
       }
-      EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, to_double(b), M, N, K), 1e-5, 1e-3));
-    }
 }
 
 TEST(Quant, GridPastOneDispatch) {
@@ -180,23 +203,33 @@ TEST(Quant, GridPastOneDispatch) {
     SCOPED_TRACE(quant_format_name(f));
     const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
     EXPECT_TRUE(layout_ok(q, w));
-    const Tensor y = quantized_linear(Tensor::from_host(device(), x, {1, K}), q);
-    EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, {}, 1, N, K), 1e-5, 1e-4));
+    const auto ref = linear_ref(to_double(x), decode(q).w, {}, 1, N, K);
+    for (const char* kernel : kKernels) {
+      SCOPED_TRACE(std::string("kernel '") + kernel + "'");
+      ScopedSettings set;
+      set->qlinear_kernel = kernel;
+      EXPECT_TRUE(close(quantized_linear(Tensor::from_host(device(), x, {1, K}), q).to_vector(), ref, 1e-5, 1e-4));
+    }
   }
 }
 
 TEST(Quant, Gradients) {
   GLT_RNG(rng);
-  for (QuantFormat f : kFormats)
-    for (std::int64_t M : {2, 11}) {
-      SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M));
-      const std::int64_t N = 6, K = 37;
-      const QuantizedWeight q = quantize(Tensor::from_host(device(), weights(rng, N, K), {N, K}), f);
-      const std::vector<double> wd = decode(q).w;
-      EXPECT_TRUE(grad_check(
-          rng, {{M, K}, {N}}, [&](const std::vector<Tensor>& in) { return quantized_linear(in[0], q, in[1]); },
-          [&](const std::vector<HostT>& in) { return linear_ref(in[0].v, wd, in[1].v, M, N, K); }));
-    }
+  for (const char* kernel : kKernels) {
+    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
+    ScopedSettings set;
+    set->qlinear_kernel = kernel;
+    for (QuantFormat f : kFormats)
+      for (std::int64_t M : {2, 11}) {
+        SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M));
+        const std::int64_t N = 6, K = 37;
+        const QuantizedWeight q = quantize(Tensor::from_host(device(), weights(rng, N, K), {N, K}), f);
+        const std::vector<double> wd = decode(q).w;
+        EXPECT_TRUE(grad_check(
+            rng, {{M, K}, {N}}, [&](const std::vector<Tensor>& in) { return quantized_linear(in[0], q, in[1]); },
+            [&](const std::vector<HostT>& in) { return linear_ref(in[0].v, wd, in[1].v, M, N, K); }));
+      }
+  }
 }
 
 TEST(Quant, SafetensorsRoundTrip) {
