@@ -19,8 +19,16 @@ using namespace glt_test;
 namespace {
 
 const QuantFormat kFormats[] = {QuantFormat::int8, QuantFormat::int4};
-// quantized_linear's kernels: chosen by shape and device (""), then each forced.
-const char* const kKernels[] = {"", "gemv", "serial", "gemm"};
+// Runs body() with quantized_linear's kernel chosen by shape and device, then with each forced.
+template <typename Body>
+void for_each_kernel(Body&& body) {
+  for (const char* kernel : {"", "gemv", "serial", "gemm"}) {
+    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
+    ScopedSettings set;
+    set->qlinear_kernel = kernel;
+    body();
+  }
+}
 
 // Random weights with a few exact zeros (a zero row or block gets d = 0).
 std::vector<float> weights(std::mt19937_64& rng, std::int64_t N, std::int64_t K) {
@@ -107,10 +115,7 @@ TEST(Quant, FromHalfAndStridedWeights) {
 
 TEST(Quant, LinearAgainstFloat64) {
   GLT_RNG(rng);
-  for (const char* kernel : kKernels) {
-    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
-    ScopedSettings set;
-    set->qlinear_kernel = kernel;
+  for_each_kernel([&] {
     for (QuantFormat f : kFormats)
       for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
                                                                      {1, 7, 33},
@@ -137,15 +142,12 @@ TEST(Quant, LinearAgainstFloat64) {
           EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), h.w, to_double(b), M, N, K), 1e-5,
                             2e-6 * static_cast<double>(K) + 1e-6));
         }
-  }
+  });
 }
 
 TEST(Quant, LinearNanInfAndBatchDims) {
   GLT_RNG(rng);
-  for (const char* kernel : kKernels) {
-    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
-    ScopedSettings set;
-    set->qlinear_kernel = kernel;
+  for_each_kernel([&] {
     for (QuantFormat f : kFormats)
       for (std::int64_t M : {1, 3, 12})    // GEMV (MT 1 and 4) and GEMM
         for (std::int64_t K : {45, 36}) {  // scalar and vec4 loads of x, both with pad columns
@@ -163,7 +165,7 @@ TEST(Quant, LinearNanInfAndBatchDims) {
           ASSERT_EQ(y.shape(), (Shape{1, M, N}));
           EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, {}, M, N, K), 1e-5, 1e-4));
         }
-  }
+  });
 }
 
 TEST(Quant, LinearSplitK) {
@@ -204,21 +206,15 @@ TEST(Quant, GridPastOneDispatch) {
     const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
     EXPECT_TRUE(layout_ok(q, w));
     const auto ref = linear_ref(to_double(x), decode(q).w, {}, 1, N, K);
-    for (const char* kernel : kKernels) {
-      SCOPED_TRACE(std::string("kernel '") + kernel + "'");
-      ScopedSettings set;
-      set->qlinear_kernel = kernel;
+    for_each_kernel([&] {
       EXPECT_TRUE(close(quantized_linear(Tensor::from_host(device(), x, {1, K}), q).to_vector(), ref, 1e-5, 1e-4));
-    }
+    });
   }
 }
 
 TEST(Quant, Gradients) {
   GLT_RNG(rng);
-  for (const char* kernel : kKernels) {
-    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
-    ScopedSettings set;
-    set->qlinear_kernel = kernel;
+  for_each_kernel([&] {
     for (QuantFormat f : kFormats)
       for (std::int64_t M : {2, 11}) {
         SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M));
@@ -229,7 +225,7 @@ TEST(Quant, Gradients) {
             rng, {{M, K}, {N}}, [&](const std::vector<Tensor>& in) { return quantized_linear(in[0], q, in[1]); },
             [&](const std::vector<HostT>& in) { return linear_ref(in[0].v, wd, in[1].v, M, N, K); }));
       }
-  }
+  });
 }
 
 TEST(Quant, SafetensorsRoundTrip) {
