@@ -6,10 +6,11 @@
 // No subgroup operations (they are optional in GL ES): reductions go through shared memory.
 //
 // Variants: Q4 or Q8 (the format), and
-//   GEMV (decode: few rows of x)  workgroup (WORKGROUP_ID.x, .y) = ROWS output features x MT rows
-//        of x; its LOCAL_X invocations stride over the K blocks (invocation t takes blocks t,
-//        t + LOCAL_X, ...: neighbours read neighbouring 16-byte words), each keeping MT * ROWS
-//        partial dot products, summed by a tree in shared memory. Q4 scales each block's dot
+//   GEMV (decode: few rows of x)  workgroup (WORKGROUP_ID.x, .y) = LOCAL_X / TPR groups of ROWS
+//        output features x MT rows of x; a group's TPR invocations stride over the K blocks
+//        (invocation t takes blocks t, t + TPR, ...: neighbours read neighbouring 16-byte words),
+//        each keeping MT * ROWS partial dot products, summed by a tree in shared memory. TPR: the
+//        blocks rounded up to a power of two in [8, 64], so that short rows keep invocations busy. Q4 scales each block's dot
 //        product by its scale (one multiply per 32 products, as ggml's mul_mat_vec); Q8 scales
 //        the row's sum once. X_VEC4: K % 4 == 0, x read as vec4s. SERIAL (software rasterizers):
 //        an invocation per output feature loops over the blocks itself, no reduction.
@@ -137,20 +138,21 @@ void main() {
 #else
 shared float s_red[NACC * LOCAL_X];
 
+// LOCAL_X / TPR groups of TPR invocations, each group ROWS output features.
 void main() {
-  uint t = gl_LocalInvocationID.x;
-  uint n0 = WORKGROUP_ID.x * ROWS, m0 = WORKGROUP_ID.y * MT;
+  uint t = gl_LocalInvocationID.x, g = t / TPR, lt = t % TPR;
+  uint n0 = (WORKGROUP_ID.x * (LOCAL_X / TPR) + g) * ROWS, m0 = WORKGROUP_ID.y * MT;
   float acc[NACC];
   for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
-  for (uint b = u_b0 + t; b < u_b1; b += LOCAL_X) accumulate_block(b, n0, m0, acc);
+  for (uint b = u_b0 + lt; b < u_b1; b += TPR) accumulate_block(b, n0, m0, acc);
   for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] = acc[i];
   barrier();
-  for (uint s = LOCAL_X / 2u; s > 0u; s >>= 1) {
-    if (t < s)
+  for (uint s = TPR / 2u; s > 0u; s >>= 1) {
+    if (lt < s)
       for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] += s_red[i * LOCAL_X + t + s];
     barrier();
   }
-  if (t < NACC) finish(m0 + t / ROWS, n0 + t % ROWS, s_red[t * LOCAL_X]);
+  if (lt < NACC) finish(m0 + lt / ROWS, n0 + lt % ROWS, s_red[lt * LOCAL_X + g * TPR]);
 }
 #endif
 

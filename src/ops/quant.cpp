@@ -85,7 +85,8 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
                      std::to_string(dev.loop_limit()));
   std::string h = fmt_define(w.format) + (p.gemv ? "#define GEMV\n" : "") + (p.serial ? "#define SERIAL\n" : "") +
                   (p.gemv && K % 4 == 0 ? "#define X_VEC4\n" : "") + (bias.defined() ? "#define HAS_BIAS\n" : "") +
-                  "#define MT " + std::to_string(p.mt) + "u\n#define ROWS " + std::to_string(p.rows) + "u\n";
+                  "#define MT " + std::to_string(p.mt) + "u\n#define ROWS " + std::to_string(p.rows) +
+                  "u\n#define TPR " + std::to_string(p.tpr) + "u\n";
   for (std::int64_t b0 = 0; b0 < Kb; b0 += p.blocks_per_launch) {
     const std::int64_t b1 = std::min(Kb, b0 + p.blocks_per_launch);
     Launch launch(dev, op);
@@ -93,12 +94,14 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
     if (bias.defined()) launch.read(bias);
     launch.params(QLinearParams{M, N, K, Kb, b0, b1, b0 > 0});
     launch.loop_iterations(qlinear_loops(p, b1 - b0));
-    const std::int64_t features = (N + p.rows - 1) / p.rows;  // per workgroup (GEMV) or invocation (SERIAL)
+    const std::int64_t features = (N + p.rows - 1) / p.rows;  // per group (GEMV) or invocation (SERIAL)
+    const std::int64_t groups = p.local / p.tpr;              // GEMV: groups per workgroup
     if (p.serial)
       launch.groups(static_cast<std::uint64_t>((features + p.local - 1) / p.local),
                     static_cast<std::uint64_t>((M + p.mt - 1) / p.mt));
     else if (p.gemv)
-      launch.groups(static_cast<std::uint64_t>(features), static_cast<std::uint64_t>((M + p.mt - 1) / p.mt));
+      launch.groups(static_cast<std::uint64_t>((features + groups - 1) / groups),
+                    static_cast<std::uint64_t>((M + p.mt - 1) / p.mt));
     else
       launch.groups(static_cast<std::uint64_t>((N + 63) / 64), static_cast<std::uint64_t>((M + 63) / 64));
   }

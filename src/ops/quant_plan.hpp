@@ -10,9 +10,10 @@ namespace gltensor::detail {
 
 struct QLinearPlan {
   bool gemv = true;
-  bool serial = false;                 // GEMV on a software rasterizer: an invocation per output feature
-  std::uint32_t local = 64;            // invocations per workgroup
-  std::int64_t mt = 1, rows = 2;       // GEMV: rows of x, output features per workgroup
+  bool serial = false;       // GEMV on a software rasterizer: an invocation per output feature
+  std::uint32_t local = 64;  // invocations per workgroup
+  // GEMV: rows of x and output features per group of tpr invocations (local / tpr groups)
+  std::int64_t mt = 1, rows = 2, tpr = 64;
   std::int64_t blocks_per_launch = 1;  // K blocks of 32 per launch (later launches add to y)
 };
 
@@ -24,8 +25,9 @@ inline std::uint64_t qlinear_loops(const QLinearPlan& p, std::int64_t blocks) {
   if (p.gemv) {
     const std::int64_t per_block = p.rows + p.mt * (8 + p.rows * 5);
     const std::int64_t nacc = p.mt * p.rows;
-    const std::int64_t steps = 6;  // log2(64)
-    const std::int64_t mine = (blocks + p.local - 1) / p.local;
+    std::int64_t steps = 0;  // log2(tpr)
+    while ((std::int64_t{1} << steps) < p.tpr) ++steps;
+    const std::int64_t mine = (blocks + p.tpr - 1) / p.tpr;
     return static_cast<std::uint64_t>(mine * per_block + 2 * nacc + steps * (nacc + 1) + 1);
   }
   // x tile (8), weights (Q8: 2 x (1 + 4), Q4: 4), 32 columns x (1 + 4); then the 4 x 4 stores.
@@ -45,6 +47,8 @@ inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, s
   p.mt = M <= 1 ? 1 : M <= 2 ? 2 : 4;
   p.rows = p.serial ? 1 : 2;
   const std::int64_t Kb = std::max<std::int64_t>(1, (K + 31) / 32);
+  p.tpr = 8;  // invocations per group of output features (GEMV): >= mt * rows, <= local
+  while (p.tpr < 64 && p.tpr < Kb) p.tpr *= 2;
   // The most blocks whose loops fit the limit (at least one per launch).
   std::int64_t lo = 1, hi = Kb;
   if (qlinear_loops(p, hi) <= loop_limit) lo = hi;

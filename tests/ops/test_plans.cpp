@@ -508,10 +508,20 @@ TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
 }
 
 TEST(PlanQLinear, KernelAndSplitK) {
-  // Decode rows take the GEMV, with as many rows of x per workgroup as there are (up to 4).
-  QLinearPlan p = plan_qlinear(1, 4096, true, 65535);
+  // Decode rows take the GEMV (serial on software rasterizers), with as many rows of x per
+  // workgroup as there are (up to 4); more rows the GEMM; Settings::qlinear_kernel forces one.
+  QLinearPlan p = plan_qlinear(1, 4096, false, 65535);
   EXPECT_TRUE(p.gemv);
+  EXPECT_FALSE(p.serial);
   EXPECT_EQ(p.mt, 1);
+  EXPECT_EQ(p.rows, 2);
+  EXPECT_EQ(p.blocks_per_launch, 128);
+  p = plan_qlinear(1, 4096, true, 65535);
+  EXPECT_TRUE(p.gemv && p.serial);
+  EXPECT_EQ(p.rows, 1);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, "gemm").gemv);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, "gemv").serial);
+  EXPECT_TRUE(plan_qlinear(100, 4096, false, 65535, "serial").serial);
   EXPECT_EQ(p.blocks_per_launch, 128);  // one launch: every block within the limit
   EXPECT_EQ(plan_qlinear(3, 384, true, 65535).mt, 4);
   EXPECT_EQ(plan_qlinear(8, 384, true, 65535).mt, 4);
