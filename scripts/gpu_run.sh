@@ -115,7 +115,8 @@ for phase in "$@"; do
     quant) # issue 24: the quantization and LoRA tests, then decode GEMV over f32 / int8 / int4 weights
            # against a copy's bandwidth (goal: int4 >= 0.7 of it)
            for t in test_quant test_lora; do timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/quant.txt"; done
-           timeout 120 "$P/bin/gltensor_quant_bench" --reps ${QUANT_REPS:-200} 2>&1 | tee -a "$OUT/quant.txt" ;;
+           timeout 120 "$P/bin/gltensor_quant_bench" --reps ${QUANT_REPS:-200} \
+             --shapes ${QUANT_SHAPES:-384x1024,1024x384,4096x4096,14336x4096} 2>&1 | tee -a "$OUT/quant.txt" ;;
     gptquant) # issue 24: chargpt's default config trained (GPT_STEPS, 300), then its validation loss with
               # int8 and int4 block matrices beside f32's (goals: perplexity within 1% and 5%)
          [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers" PLPLOT_LIB="$P/plplot-lib"
