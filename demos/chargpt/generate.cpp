@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "quantize.hpp"
+
 namespace chargpt {
 using namespace gltensor;
 
@@ -75,9 +77,12 @@ int run_serve(const Device& dev, const std::string& checkpoint, const std::strin
   const GptConfig cfg = Gpt::config_of(state);
   Generator gen(1);
   Gpt m(dev, cfg, gen);
+  const QuantizedBlocks q = load_quantized(state, checkpoint);  // a --quantize checkpoint: int8/int4 blocks
   m.load(state);
-  std::printf("checkpoint %s: %s, %.2fM parameters; sampling: temperature %g, top-k %lld, top-p %g, seed %lld\n",
+  if (!q.empty()) use_quantized(m, q);
+  std::printf("checkpoint %s: %s, %.2fM parameters%s; sampling: temperature %g, top-k %lld, top-p %g, seed %lld\n",
               checkpoint.c_str(), cfg.describe().c_str(), static_cast<double>(m.num_parameters()) / 1e6,
+              q.empty() ? "" : (", block matrices " + std::string(quant_format_name(q.begin()->second.format))).c_str(),
               opt.temperature, static_cast<long long>(opt.top_k), opt.top_p, static_cast<long long>(seed));
   const auto print = [](const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);

@@ -18,10 +18,12 @@
 #include "data.hpp"
 #include "generate.hpp"
 #include "gltensor/gltensor.hpp"
+#include "lora.hpp"
 #include "model.hpp"
 #include "plot.hpp"
 #include "plot_common.hpp"
 #include "progress.hpp"
+#include "quantize.hpp"
 #include "run_dir.hpp"
 
 using namespace gltensor;
@@ -37,9 +39,11 @@ const std::string kDefaultOut = "chargpt_out";
 const std::string kCheckpoint = "chargpt.safetensors";
 
 struct Options {
-  std::string config = "default", data = chargpt::kFortunesDir, out, eval_ckpt, prompt = "Q: ", checkpoint;
+  std::string config = "default", data = chargpt::kFortunesDir, out, eval_ckpt, prompt = "Q: ", checkpoint, quantize,
+      lora;
   std::int64_t generate = 0;  // --generate N: bytes decoded with the KV cache
   bool interactive = false;
+  chargpt::LoraRun lora_run;
   std::int64_t layers = 0, d_model = 0, heads = 0, context = 0, ffn = 0, batch = 0, steps = 0, warmup = 0;
   std::int64_t eval_every = 0, eval_batches = 0, sample = -1, seed = 1, top_k = 0, log_every = 10;  // sample -1: preset
   double lr = 0, weight_decay = 0.1, clip = 1.0, temperature = 0.8, top_p = 1.0;
@@ -151,9 +155,14 @@ int run_eval(Options o, const Device& dev, const chargpt::Corpus& corpus) {
   const GptConfig cfg = Gpt::config_of(state);
   Generator gen(1);
   Gpt m(dev, cfg, gen);
+  const chargpt::QuantizedBlocks loaded_q = chargpt::load_quantized(state, o.eval_ckpt);
   m.load(state);
-  std::printf("checkpoint %s: %s, %.2fM parameters\n", o.eval_ckpt.c_str(), cfg.describe().c_str(),
-              static_cast<double>(m.num_parameters()) / 1e6);
+  if (!loaded_q.empty()) chargpt::use_quantized(m, loaded_q);
+  std::printf("checkpoint %s: %s, %.2fM parameters%s\n", o.eval_ckpt.c_str(), cfg.describe().c_str(),
+              static_cast<double>(m.num_parameters()) / 1e6,
+              loaded_q.empty()
+                  ? ""
+                  : (", block matrices " + std::string(quant_format_name(loaded_q.begin()->second.format))).c_str());
   if (o.batch == 0) o.batch = 8;
   if (o.eval_batches == 0) o.eval_batches = 20;
   if (o.sample < 0) o.sample = 200;
@@ -161,6 +170,18 @@ int run_eval(Options o, const Device& dev, const chargpt::Corpus& corpus) {
   const double vl = evaluate(m, dev, corpus.val, o.batch, cfg.context, o.eval_batches, 1000 + o.seed);
   std::printf("validation loss %.4f (perplexity %.2f) over %lld windows of %lld bytes (%.1f s)\n", vl, std::exp(vl),
               static_cast<long long>(o.eval_batches * o.batch), static_cast<long long>(cfg.context), seconds_since(t0));
+  const chargpt::EvalFn eval = [&](Gpt& g, const std::vector<std::uint8_t>& split) {
+    return evaluate(g, dev, split, o.batch, cfg.context, o.eval_batches, 1000 + o.seed);
+  };
+  if (!o.quantize.empty()) {
+    const QuantFormat f = quant_format_from_name(o.quantize);
+    chargpt::quantize_and_report(m, f, vl, corpus.val, eval, chargpt::quantized_path(o.eval_ckpt, f));
+  }
+  if (!o.lora.empty()) {
+    chargpt::LoraRun r = o.lora_run;
+    r.data = o.lora, r.batch = o.batch, r.eval_batches = o.eval_batches, r.seed = static_cast<std::uint64_t>(o.seed);
+    chargpt::run_lora(m, dev, r, !o.quantize.empty() || !loaded_q.empty(), eval);
+  }
   print_sample(m, dev, o);
   return 0;
 }
@@ -333,7 +354,27 @@ int main(int argc, char** argv) {
       "--out", o.out,
       "folder for the checkpoint, plot and metrics (default: a new folder " + kDefaultOut + "/<config>-<N> per run)");
   app.add_flag("--overwrite", o.overwrite, "let --out replace the files of an earlier run");
-  app.add_option("--eval", o.eval_ckpt, "report a checkpoint's validation loss and perplexity (and sample) and exit");
+  CLI::Option* eval_opt = app.add_option("--eval", o.eval_ckpt,
+                                         "report a checkpoint's validation loss and perplexity (and sample) and exit");
+  app.add_option(
+         "--quantize", o.quantize,
+         "with --eval: quantize the blocks' matrices (int8: a scale per row; int4: per 32 columns; the "
+         "embedding stays f32), report the validation loss beside f32's and write <checkpoint>.<format>.safetensors")
+      ->check(CLI::IsMember({"int8", "int4"}))
+      ->needs(eval_opt);
+  app.add_option("--lora", o.lora,
+                 "with --eval: fine-tune LoRA adapters on Q/K/V/O on this text file (last 10% for validation), the "
+                 "checkpoint (or its --quantize form) frozen; then merge them into an f32 base")
+      ->needs(eval_opt);
+  app.add_option("--lora-rank", o.lora_run.rank, "LoRA rank")->check(demo::bound(1, true))->capture_default_str();
+  app.add_option("--lora-alpha", o.lora_run.alpha, "LoRA alpha (scale alpha / rank)")->capture_default_str();
+  app.add_option("--lora-steps", o.lora_run.steps, "LoRA training steps")
+      ->check(demo::bound(0, true))
+      ->capture_default_str();
+  app.add_option("--lora-lr", o.lora_run.lr, "LoRA AdamW learning rate")
+      ->check(demo::bound(0, false))
+      ->capture_default_str();
+  app.add_option("--lora-out", o.lora_run.out, "write the trained adapters to this safetensors file");
   app.add_option("--sample", o.sample, "bytes to sample after training or --eval (default 300, small 200)")
       ->check(demo::bound(0, true));
   app.add_option("--temperature", o.temperature, "sampling temperature (0: the most likely byte)")

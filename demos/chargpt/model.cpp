@@ -53,7 +53,7 @@ Tensor Gpt::hidden(const Tensor& idx, KVCache* cache) {
   for (std::size_t l = 0; l < blocks_.size(); ++l) {
     const Block& b = blocks_[l];
     // Attention: q, k, v [B, H, T, HD] as views of one projection; rotary embeddings on q and k.
-    Tensor qkv = linear(h, b.qkv).view({B, T, 3, H, HD}).permute({2, 0, 3, 1, 4});
+    Tensor qkv = lin(h, l, "qkv", b.qkv).view({B, T, 3, H, HD}).permute({2, 0, 3, 1, 4});
     Tensor q = rotate(qkv.select(0, 0)), k = rotate(qkv.select(0, 1));
     Tensor y;
     if (cache) {
@@ -62,9 +62,9 @@ Tensor Gpt::hidden(const Tensor& idx, KVCache* cache) {
     } else {
       y = scaled_dot_product_attention(q, k, qkv.select(0, 2), Tensor(), true);
     }
-    Tensor a = linear(y.transpose(1, 2).reshape({B, T, D}), b.o);
+    Tensor a = lin(y.transpose(1, 2).reshape({B, T, D}), l, "o", b.o);
     AddRmsNorm r = add_rms_norm(x, a, b.n2, cfg.eps);  // x + attention, and its norm
-    Tensor m = linear(swiglu(linear(r.normed, b.gate), linear(r.normed, b.up)), b.down);
+    Tensor m = lin(swiglu(lin(r.normed, l, "gate", b.gate), lin(r.normed, l, "up", b.up)), l, "down", b.down);
     // x + MLP, normalized for the next block (or by the final norm).
     AddRmsNorm n = add_rms_norm(r.sum, m, l + 1 < blocks_.size() ? blocks_[l + 1].n1 : norm_, cfg.eps);
     x = n.sum;

@@ -5,6 +5,7 @@
 // initialization).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -49,8 +50,17 @@ class Gpt {
   void load(const std::map<std::string, gltensor::Tensor>& state);
 
   GptConfig cfg;
+  /// When set, the blocks' products x @ W^T (W: qkv, o, gate, up, down of block `layer`) call
+  /// proj(x, layer, name, W) instead of linear (quantized weights, LoRA adapters: quantize.hpp,
+  /// lora.hpp). The tied output projection and the embedding stay f32.
+  std::function<gltensor::Tensor(const gltensor::Tensor& x, std::size_t layer, const char* name,
+                                 const gltensor::Tensor& w)>
+      proj;
 
  private:
+  gltensor::Tensor lin(const gltensor::Tensor& x, std::size_t layer, const char* name, const gltensor::Tensor& w) {
+    return proj ? proj(x, layer, name, w) : gltensor::linear(x, w);
+  }
   struct Block {
     gltensor::Tensor n1, qkv, o, n2, gate, up, down;
   };

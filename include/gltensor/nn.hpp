@@ -232,6 +232,10 @@ double cosine_lr(double base_lr, std::int64_t t, std::int64_t t_max, double eta_
 
 // ---- checkpoints (safetensors: 8-byte little-endian header length, JSON header, raw data) ----
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors);
+/// With string metadata (the header's "__metadata__" object: string keys and values; quant.hpp's
+/// to_state names quantized weights' formats there).
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata);
 /// Every error names the file (and the tensor, for a bad entry): ValueError for a missing or
 /// truncated file, a header that is not a JSON object, an entry without dtype / shape /
 /// data_offsets or with values of the wrong JSON type (shape and data_offsets: lists of
@@ -239,6 +243,9 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
 /// F32, F16, BF16, I32, U8, BOOL; errors creating the tensor keep their type (ShapeError when
 /// the byte count does not match the shape, LimitError past the device's limits).
 std::map<std::string, Tensor> load_safetensors(const std::string& path, const Device& dev);
+/// The header's "__metadata__" (empty without one); ValueError as above, and for metadata that is
+/// not an object of strings.
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);
 /// Module parameters and buffers by name.
 std::map<std::string, Tensor> state_dict(Module& m);
 /// Copies tensors into the module's parameters/buffers; ShapeError/ValueError on mismatch or a

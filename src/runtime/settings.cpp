@@ -24,6 +24,7 @@ Settings Settings::from_env() {
   }
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
   s.matmul_kernel = env("GLTENSOR_MATMUL_KERNEL");
+  s.qlinear_kernel = env("GLTENSOR_QLINEAR_KERNEL");
   s.conv = env("GLTENSOR_CONV");
   s.conv_direct = env("GLTENSOR_CONV_DIRECT");
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;

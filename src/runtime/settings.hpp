@@ -19,6 +19,9 @@ struct Settings {
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   std::string matmul_kernel;
+  /// GLTENSOR_QLINEAR_KERNEL=gemv|serial|gemm forces quantized_linear's kernel ("" = choose: GEMM
+  /// past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on GPUs).
+  std::string qlinear_kernel;
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
   /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
   std::string conv;

@@ -11,6 +11,7 @@
 #include "nn/conv_direct_plan.hpp"
 #include "ops/elementwise_plan.hpp"
 #include "ops/matmul_plan.hpp"
+#include "ops/quant_plan.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -504,4 +505,40 @@ TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
     a.alpha = alpha;
     EXPECT_EQ(plan_elementwise(a).f16_fn, "") << alpha;
   }
+}
+
+TEST(PlanQLinear, KernelAndSplitK) {
+  // Decode rows take the GEMV (serial on software rasterizers), with as many rows of x per
+  // workgroup as there are (up to 4); more rows the GEMM; Settings::qlinear_kernel forces one.
+  QLinearPlan p = plan_qlinear(1, 4096, false, 65535);
+  EXPECT_TRUE(p.gemv);
+  EXPECT_FALSE(p.serial);
+  EXPECT_EQ(p.mt, 1);
+  EXPECT_EQ(p.rows, 2);
+  EXPECT_EQ(p.blocks_per_launch, 128);
+  p = plan_qlinear(1, 4096, true, 65535);
+  EXPECT_TRUE(p.gemv && p.serial);
+  EXPECT_EQ(p.rows, 1);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, "gemm").gemv);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, "gemv").serial);
+  EXPECT_TRUE(plan_qlinear(100, 4096, false, 65535, "serial").serial);
+  EXPECT_EQ(p.blocks_per_launch, 128);  // one launch: every block within the limit
+  EXPECT_EQ(plan_qlinear(3, 384, true, 65535).mt, 4);
+  EXPECT_EQ(plan_qlinear(8, 384, true, 65535).mt, 4);
+  EXPECT_FALSE(plan_qlinear(9, 384, true, 65535).gemv);
+  // Under the loop limit: every launch fits it, and the launches cover K.
+  for (std::int64_t M : {1, 4, 64})
+    for (std::int64_t K : {32, 1000, 4100, 100000})
+      for (std::uint64_t limit : {60u, 500u, 65535u}) {
+        const QLinearPlan q = plan_qlinear(M, K, false, limit);
+        const std::int64_t Kb = (K + 31) / 32;
+        EXPECT_GE(q.blocks_per_launch, 1);
+        EXPECT_LE(q.blocks_per_launch, Kb);
+        if (qlinear_loops(q, 1) <= limit) {
+          EXPECT_LE(qlinear_loops(q, q.blocks_per_launch), limit) << M << " " << K << " " << limit;
+          if (q.blocks_per_launch < Kb) {
+            EXPECT_GT(qlinear_loops(q, q.blocks_per_launch + 1), limit);
+          }
+        }
+      }
 }
