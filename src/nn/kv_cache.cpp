@@ -266,7 +266,7 @@ Tensor kv_cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& 
   const std::int64_t rows = B * Hq * T;
   if (out.numel() == 0) return out;
   if (M == 0) return out.fill_(NAN);  // no keys: 0 / 0, as torch
-  const KvAttentionPlan plan = kv_attention_plan(M, E, Ev, dev.loop_limit());
+  const KvAttentionPlan plan = kv_attention_plan(M, E, Ev, dev.loop_budget());
   const bool single = plan.splits == 1;
   Tensor ws = single ? out : alloc(dev, {plan.splits, rows, Ev + 2}, DType::f32, op);
   const double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(E));

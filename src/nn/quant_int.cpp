@@ -285,7 +285,7 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   // Split K so that one invocation's loops stay within the loop limit: per tile of 16, 4 loads
   // and 16 steps of 4 + 4 + 4 x 4 (all loops counted), plus 44 for the setup (zero points, sums) and the stores.
   constexpr std::int64_t per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
-  const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_limit(), 1u << 30));
+  const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
   if (limit < per_tile + fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
                      std::to_string(per_tile + fixed) + " (one K tile of the integer matmul)");
@@ -360,7 +360,7 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   }
   // Grouped (depthwise) convolutions and images whose columns exceed the max SSBO block: one
   // output per invocation. Split the input channels so that one invocation's loops stay within the loop limit.
-  const std::uint64_t per_c = static_cast<std::uint64_t>(KH * KW + KH + 1), limit = dev.loop_limit();
+  const std::uint64_t per_c = static_cast<std::uint64_t>(KH * KW + KH + 1), limit = dev.loop_budget();
   if (per_c > limit)
     throw LimitError(name(op) + ": a " + std::to_string(KH) + "x" + std::to_string(KW) + " filter needs " +
                      std::to_string(per_c) + " loop iterations per channel, more than the device's limit of " +

@@ -77,12 +77,12 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
     y.fill_(0.0);
     return bias.defined() ? add(y, bias) : y;
   }
-  const QLinearPlan p = plan_qlinear(M, K, dev.adapter.software, dev.loop_limit(), settings().qlinear_kernel);
-  if (qlinear_loops(p, 1) > dev.loop_limit())
+  const QLinearPlan p = plan_qlinear(M, K, dev.adapter.software, dev.loop_budget(), settings().qlinear_kernel);
+  if (qlinear_loops(p, 1) > dev.loop_budget())
     throw LimitError("gltensor::quantized_linear: x [" + std::to_string(M) + ", " + std::to_string(K) + "] with the " +
                      shape_of(w) + " needs " + std::to_string(qlinear_loops(p, 1)) +
                      " loop iterations per invocation for one block of 32 columns; the device allows " +
-                     std::to_string(dev.loop_limit()));
+                     std::to_string(dev.loop_budget()));
   std::string h = fmt_define(w.format) + (p.gemv ? "#define GEMV\n" : "") + (p.serial ? "#define SERIAL\n" : "") +
                   (p.gemv && K % 4 == 0 ? "#define X_VEC4\n" : "") + (bias.defined() ? "#define HAS_BIAS\n" : "") +
                   "#define MT " + std::to_string(p.mt) + "u\n#define ROWS " + std::to_string(p.rows) +

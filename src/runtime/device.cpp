@@ -2,6 +2,7 @@
 #include "gltensor/device.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -319,6 +320,11 @@ std::uint64_t DeviceImpl::loop_limit() const {
   if (loop_limit_override != 0)
     return caps.max_loop_iterations ? std::min(loop_limit_override, caps.max_loop_iterations) : loop_limit_override;
   return caps.max_loop_iterations;
+}
+
+std::uint64_t DeviceImpl::loop_budget() const {
+  const std::uint64_t l = loop_limit();
+  return l == 0 ? std::numeric_limits<std::uint64_t>::max() : l;
 }
 
 std::int64_t DeviceImpl::ssbo_limit() const {

@@ -84,6 +84,10 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   /// Loop iterations one invocation may run (all loops together): Capabilities'
   /// max_loop_iterations or the test override; 0 = unlimited.
   std::uint64_t loop_limit() const;
+  /// loop_limit() for planners that compare against it: UINT64_MAX where there is no limit (0),
+  /// so that "fits the limit" is a plain <= (GPUs report none: an op that compares with 0 refuses
+  /// every launch there).
+  std::uint64_t loop_budget() const;
   /// Bytes one buffer (a tensor's storage, an op's workspace) may have: Capabilities'
   /// max_ssbo_block_size or the lower test override (Device::set_ssbo_limit). Ops whose
   /// intermediates could be larger split their work to fit it.
