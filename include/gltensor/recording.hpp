@@ -24,12 +24,16 @@
 //   as a host scalar (a host scalar becomes a uniform value fixed at capture).
 // - Outputs are the tensors made inside the capture; each replay overwrites them.
 // - The recording keeps every buffer a captured dispatch touched alive (inputs the caller has
-//   released included), so memory is not reused between the captured ops: its footprint is the
-//   sum of the buffers touched, not the peak of one run.
+//   released included). Buffers of tensors that die during the capture are reused by later
+//   allocations of the capture as without one (a replay repeats the same order of writes and
+//   reads), so its footprint is about one run's peak, not the sum of its intermediates.
 // - Things a replay cannot repeat are refused with CaptureError while capturing: reading a tensor
 //   back to the host (to_host, to_host_async, item; every op whose output shape depends on data
 //   reads back), writing host data into a buffer that a captured dispatch already used, a
-//   capture inside a capture, a replay inside a capture. The device stays usable after the
+//   capture inside a capture, a replay inside a capture, and a tensor allocated inside the
+//   capture, used by none of its dispatches and alive after it whose buffer the pool had given
+//   to one of the capture's dead intermediates (an allocation that escapes: the replays would
+//   overwrite it). The device stays usable after the
 //   error; the partial recording is dropped.
 // - Work that tunes itself on first use (Tuner) should run once before the capture (warm-up),
 //   as with CUDA graphs; the capture records whatever the work dispatched.

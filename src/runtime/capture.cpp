@@ -11,10 +11,61 @@
 
 namespace gltensor::detail {
 
+Capture::~Capture() {
+  for (const auto& b : owned) dev->pool.release(b);
+}
+
 void Capture::hold(Storage& s, bool write) {
   auto [it, fresh] = held_index_.try_emplace(&s, held.size());
-  if (fresh) held.push_back({s.weak_from_this().lock(), &s, false});
+  // A storage at the address of a dead one is another storage.
+  if (!fresh && !held[it->second].device_owned && held[it->second].weak.expired()) {
+    it->second = held.size();
+    fresh = true;
+  }
+  if (fresh) {
+    Held h;
+    h.weak = s.weak_from_this();
+    h.device_owned = h.weak.expired();  // not owned by a shared_ptr: the device's own buffer
+    h.raw = &s;
+    h.buffer = s.buffer();
+    held.push_back(std::move(h));
+    touched_.insert(s.buffer());
+  }
   held[it->second].written = held[it->second].written || write;
+}
+
+void Capture::keep_buffers() {
+  std::unordered_set<GLuint> alive;
+  for (auto& h : held) {
+    if (h.device_owned) {
+      alive.insert(h.buffer);
+      continue;
+    }
+    h.storage = h.weak.lock();
+    h.weak.reset();
+    h.raw = h.storage.get();
+    if (h.raw) alive.insert(h.buffer);
+  }
+  for (const GLuint b : touched_) {
+    if (alive.count(b)) continue;
+    Pool::Block block;
+    if (!dev->pool.take(b, block))
+      throw CaptureError(
+          "gltensor::Recording::capture: a tensor allocated during the capture and alive after it, but "
+          "used by no captured dispatch, has a buffer that the recording uses for a tensor that died "
+          "during it (an allocation that escapes the capture); make it before the capture, or use it in it");
+    owned.push_back(block);
+  }
+  held.erase(std::remove_if(held.begin(), held.end(), [](const Held& h) { return !h.raw; }), held.end());
+  held_index_.clear();
+}
+
+void Capture::replayed(std::uint64_t batch) const {
+  for (const auto& h : held) {
+    h.raw->use_batch = batch;
+    if (h.written) h.raw->write_batch = batch;
+  }
+  for (auto& b : const_cast<std::vector<Pool::Block>&>(owned)) b.busy_until = batch;
 }
 
 void Capture::dispatch(GLbitfield barrier, const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
@@ -62,7 +113,7 @@ void Capture::host_read(const char* op) const {
 }
 
 void Capture::host_write(const Storage& s, const char* op) const {
-  if (held_index_.count(&s))
+  if (touched(s.buffer()))
     throw CaptureError(std::string("gltensor::") + op +
                        ": writes host data into a buffer that a captured dispatch uses, while a Recording is "
                        "being captured (a replay would not repeat the upload: copy_ into the captured tensor "
@@ -70,6 +121,7 @@ void Capture::host_write(const Storage& s, const char* op) const {
 }
 
 void Capture::finish() {
+  keep_buffers();
   // Uniforms: a program's first dispatch sets every value it had (another call may change them
   // between replays); later dispatches of the program only what differs from its previous one.
   std::map<const Program*, std::map<GLint, UniformValue>> state;

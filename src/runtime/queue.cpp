@@ -111,10 +111,7 @@ void Queue::replay(const Capture& c) {
   for (GLuint b : c.tail_read) read_since_barrier_.insert(b);
   for (GLuint t : c.tail_images) images_written_.insert(t);
   for (GLuint t : c.tail_sampled) textures_read_.insert(t);
-  for (const auto& h : c.held) {
-    h.raw->use_batch = batch_;
-    if (h.written) h.raw->write_batch = batch_;
-  }
+  c.replayed(batch_);
 #ifndef NDEBUG
   if (!dev_.adopted) dev_.check_gl("replay");
 #endif

@@ -51,8 +51,10 @@ std::size_t Recording::barriers() const { return c_ ? c_->barriers : 0; }
 std::size_t Recording::buffers() const { return c_ ? c_->buffers.size() : 0; }
 std::size_t Recording::bytes() const {
   std::size_t n = 0;
-  if (c_)
+  if (c_) {
     for (const auto& h : c_->held) n += h.raw->block.capacity;
+    for (const auto& b : c_->owned) n += b.capacity;
+  }
   return n;
 }
 

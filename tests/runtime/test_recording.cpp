@@ -248,6 +248,38 @@ TEST(Recording, PerReplayValuesFromATensor) {
   EXPECT_THROW(y.to_vector(), IndexError);
 }
 
+// Intermediates that die during the capture give their buffers to later ones, as without a
+// capture: the recording holds about one run's peak, and replays stay right.
+TEST(Recording, ReusesBuffersOfDeadIntermediates) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const std::int64_t n = 1 << 18;  // 1 MiB of f32
+  const auto h = uniform(rng, n);
+  Tensor x = upload(h, {n}), y;
+  Recording rec = Recording::capture(dev, [&] {
+    Tensor t = x;
+    for (int i = 0; i < 20; ++i) t = t * 1.01 + 0.5;
+    y = t;
+  });
+  EXPECT_LE(rec.bytes(), 6u * n * 4) << "20 x 2 intermediates of 1 MiB each were kept apart";
+  // The dead intermediates' buffers stay the recording's: new tensors get others.
+  std::vector<Tensor> others;
+  for (int i = 0; i < 6; ++i) others.push_back(full(dev, {n}, -1.0));
+  for (int r = 0; r < 2; ++r) {
+    const auto h2 = uniform(rng, n);
+    x.copy_(upload(h2, {n}));
+    rec.replay();
+    std::vector<double> ref(n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      float v = h2[j];
+      for (int i = 0; i < 20; ++i) v = float(v * 1.01f) + 0.5f;
+      ref[j] = v;
+    }
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 1e-6));
+    for (auto& o : others) EXPECT_EQ(o.to_vector(), std::vector<float>(n, -1.0f));
+  }
+}
+
 TEST(Recording, RefusesWhatCannotReplay) {
   Device& dev = device();
   Tensor x = full(dev, {100}, 2.0), y;
@@ -265,6 +297,15 @@ TEST(Recording, RefusesWhatCannotReplay) {
                                     Tensor z = x * 3.0;
                                     const std::vector<float> h(100, 1.0f);
                                     z.impl()->storage->upload(h.data(), 400);
+                                  }),
+               CaptureError);
+  // A tensor made inside, untouched by the capture's dispatches and alive after it, in a buffer
+  // that a dead intermediate of the capture used: the replays would overwrite it.
+  Tensor escaped;
+  EXPECT_THROW(Recording::capture(dev,
+                                  [&] {
+                                    { Tensor t = x * 5.0; }
+                                    escaped = Tensor::empty(dev, {100});
                                   }),
                CaptureError);
   // The work's own errors pass through; the device stays usable and can capture again.
