@@ -4,6 +4,8 @@
 // interleaved rounds of N runs each, the best round of each kept:
 //   host ms   time inside Model::run (the CPU cost: planning, launches or the replay's GL calls)
 //   run ms    Model::run + Device::synchronize (until the GPU has finished)
+//   read ms   Model::run + every output read back (as ../shared/gpu/onnx_torch_bench.py times
+//             PyTorch: inputs already on the device, outputs to the host)
 //   e2e ms    upload the input, run, read every output back
 // Without --model it builds the small model: three Gemm layers (MatMul + Add, ReLU
 // between them) of width 96 on a [1, 34, 96] input. --ort adds ONNX Runtime's CPU time on the
@@ -48,7 +50,7 @@ std::string three_gemm_model(const std::string& path) {
 }
 
 struct Times {
-  double host = 0, run = 0, e2e = 0;
+  double host = 0, run = 0, read = 0, e2e = 0;
   std::uint64_t dispatches = 0;
 };
 
@@ -80,6 +82,11 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
   t.dispatches = (dev.dispatch_count() - d0) / static_cast<std::uint64_t>(runs);
   for (int i = 0; i < runs; ++i) {
     const auto t0 = Clock::now();
+    for (auto& [name, y] : model.run(in)) (void)y.to_vector();
+    t.read += ms(Clock::now() - t0);
+  }
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
     std::map<std::string, Tensor> fresh;
     for (const auto& vi : model.inputs()) fresh[vi.name] = Tensor::from_host(dev, host[vi.name], vi.shape);
     for (auto& [name, y] : model.run(fresh)) (void)y.to_vector();
@@ -87,6 +94,7 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
   }
   t.host /= runs;
   t.run /= runs;
+  t.read /= runs;
   t.e2e /= runs;
   return t;
 }
@@ -143,7 +151,8 @@ int main(int argc, char** argv) {
     }
     std::printf("device: %s; model %s; %d runs per row\n\n", dev.caps().renderer.c_str(), model.c_str(), runs);
     std::printf(
-        "| path | dispatches/run | host ms/run | run ms | e2e ms (upload, run, read back) |\n|---|---|---|---|---|\n");
+        "| path | dispatches/run | host ms/run | run ms | run + read back ms | e2e ms (upload, run, read back) "
+        "|\n|---|---|---|---|---|---|\n");
     // Three interleaved rounds, the best of each (this machine may be shared).
     Times plain, rep;
     for (int round = 0; round < 3; ++round)
@@ -153,13 +162,14 @@ int main(int argc, char** argv) {
         if (round == 0 || t.run < best.run) best = t;
       }
     const auto row = [](const char* name, const Times& t) {
-      std::printf("| %s | %llu | %.4f | %.4f | %.4f |\n", name, static_cast<unsigned long long>(t.dispatches), t.host,
-                  t.run, t.e2e);
+      std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f |\n", name, static_cast<unsigned long long>(t.dispatches),
+                  t.host, t.run, t.read, t.e2e);
     };
     row("Model::run", plain);
     row("Model::run, ModelOptions::replay", rep);
-    std::printf("\nreplay / plain: host %.3f, run %.3f, e2e %.3f (time ratios, lower is faster)\n",
-                rep.host / plain.host, rep.run / plain.run, rep.e2e / plain.e2e);
+    std::printf(
+        "\nreplay / plain: host %.3f, run %.3f, run + read back %.3f, e2e %.3f (time ratios, lower is faster)\n",
+        rep.host / plain.host, rep.run / plain.run, rep.read / plain.read, rep.e2e / plain.e2e);
     if (ort) {
       const double r = ort_ms(model, shapes, runs);
       std::printf("ONNX Runtime CPU: %.4f ms/run; gltensor e2e / ORT: plain %.2f, replay %.2f\n", r, plain.e2e / r,
