@@ -2,7 +2,10 @@
 // Per-run cost of gltensor::Model: plain runs (every node planned and launched on every run)
 // against ModelOptions::replay (the run recorded once and replayed), in one process, three
 // interleaved rounds of N runs each, the best round of each kept:
-//   host ms   time inside Model::run (the CPU cost: planning, launches or the replay's GL calls)
+//   host ms   time inside Model::run (planning, launches or the replay's GL calls; on llvmpipe
+//             also the kernels, which it runs inside the dispatch calls)
+//   cpu ms    CPU time of the calling thread inside Model::run (llvmpipe runs kernels on its own
+//             threads: this is gltensor's and the driver's host cost)
 //   run ms    Model::run + Device::synchronize (until the GPU has finished)
 //   read ms   Model::run + every output read back (as ../shared/gpu/onnx_torch_bench.py times
 //             PyTorch: inputs already on the device, outputs to the host)
@@ -14,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -49,8 +53,14 @@ std::string three_gemm_model(const std::string& path) {
   return path;
 }
 
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
 struct Times {
-  double host = 0, run = 0, read = 0, e2e = 0;
+  double host = 0, cpu = 0, run = 0, read = 0, e2e = 0;
   std::uint64_t dispatches = 0;
 };
 
@@ -73,7 +83,9 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
   const auto d0 = dev.dispatch_count();
   for (int i = 0; i < runs; ++i) {
     const auto t0 = Clock::now();
+    const double c0 = thread_cpu_ms();
     auto out = model.run(in);
+    t.cpu += thread_cpu_ms() - c0;
     const auto t1 = Clock::now();
     Device(dev).synchronize();
     t.host += ms(t1 - t0);
@@ -93,6 +105,7 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
     t.e2e += ms(Clock::now() - t0);
   }
   t.host /= runs;
+  t.cpu /= runs;
   t.run /= runs;
   t.read /= runs;
   t.e2e /= runs;
@@ -151,8 +164,8 @@ int main(int argc, char** argv) {
     }
     std::printf("device: %s; model %s; %d runs per row\n\n", dev.caps().renderer.c_str(), model.c_str(), runs);
     std::printf(
-        "| path | dispatches/run | host ms/run | run ms | run + read back ms | e2e ms (upload, run, read back) "
-        "|\n|---|---|---|---|---|---|\n");
+        "| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms (upload, run, "
+        "read back) |\n|---|---|---|---|---|---|---|\n");
     // Three interleaved rounds, the best of each (this machine may be shared).
     Times plain, rep;
     for (int round = 0; round < 3; ++round)
@@ -162,14 +175,15 @@ int main(int argc, char** argv) {
         if (round == 0 || t.run < best.run) best = t;
       }
     const auto row = [](const char* name, const Times& t) {
-      std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f |\n", name, static_cast<unsigned long long>(t.dispatches),
-                  t.host, t.run, t.read, t.e2e);
+      std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name,
+                  static_cast<unsigned long long>(t.dispatches), t.host, t.cpu, t.run, t.read, t.e2e);
     };
     row("Model::run", plain);
     row("Model::run, ModelOptions::replay", rep);
     std::printf(
-        "\nreplay / plain: host %.3f, run %.3f, run + read back %.3f, e2e %.3f (time ratios, lower is faster)\n",
-        rep.host / plain.host, rep.run / plain.run, rep.read / plain.read, rep.e2e / plain.e2e);
+        "\nreplay / plain: host %.3f, cpu %.3f, run %.3f, run + read back %.3f, e2e %.3f (time ratios, lower is "
+        "faster)\n",
+        rep.host / plain.host, rep.cpu / plain.cpu, rep.run / plain.run, rep.read / plain.read, rep.e2e / plain.e2e);
     if (ort) {
       const double r = ort_ms(model, shapes, runs);
       std::printf("ONNX Runtime CPU: %.4f ms/run; gltensor e2e / ORT: plain %.2f, replay %.2f\n", r, plain.e2e / r,
