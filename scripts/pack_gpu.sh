@@ -16,7 +16,9 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGLTENSOR_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
-grep -qx '/gpu-pack/' .git/info/exclude 2>/dev/null || echo '/gpu-pack/' >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)  # .git is a file in a worktree
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/gpu-pack/' "$exclude" 2>/dev/null || echo '/gpu-pack/' >> "$exclude"
 rm -rf gpu-pack && mkdir -p gpu-pack/bin gpu-pack/lib
 cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/bench/gltensor_kernel_lab \
    "$build"/bench/gltensor_train_profile "$build"/bench/gltensor_int8_bench "$build"/bench/gltensor_quant_bench "$build"/bench/gltensor_interop_bench "$build"/bench/gltensor_precision_error "$build"/demos/fashion_mnist gpu-pack/bin/
