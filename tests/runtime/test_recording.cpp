@@ -280,6 +280,67 @@ TEST(Recording, ReusesBuffersOfDeadIntermediates) {
   }
 }
 
+// A decode step as issue 24 replays it: a token's projections appended to a K/V cache at a
+// position read from a tensor, attention of the token over the cache up to that position (a
+// mask computed on the GPU from the position), recorded once and replayed per token; token for
+// token equal to the same step run unrecorded, and to a float64 reference.
+TEST(Recording, DecodeStepWithAKvCache) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const std::int64_t D = 16, S = 12;
+  const auto wq = uniform(rng, D * D), wk = uniform(rng, D * D), wv = uniform(rng, D * D);
+  const Tensor Wq = upload(wq, {D, D}), Wk = upload(wk, {D, D}), Wv = upload(wv, {D, D});
+  struct Cache {
+    Tensor k, v;
+  };
+  auto step = [&](const Tensor& x, const Tensor& pos, Cache& c) {
+    const Tensor at = pos.reshape({1, 1}).expand({1, D});
+    c.k.copy_(scatter(c.k, 0, at, matmul(x, Wk)));
+    c.v.copy_(scatter(c.v, 0, at, matmul(x, Wv)));
+    AttentionOptions o;
+    o.attn_mask = le(arange(dev, S, DType::i32), pos).reshape({1, S});
+    return scaled_dot_product_attention(matmul(x, Wq), c.k, c.v, o);
+  };
+  std::vector<std::vector<float>> xs;
+  for (std::int64_t t = 0; t < S; ++t) xs.push_back(uniform(rng, D));
+  Cache rc{zeros(dev, {S, D}), zeros(dev, {S, D})}, ec{zeros(dev, {S, D}), zeros(dev, {S, D})};
+  Tensor x = upload(xs[0], {1, D}), pos = Tensor::from_host(dev, std::vector<std::int32_t>{0}, {1}), y;
+  Recording rec = Recording::capture(dev, [&] { y = step(x, pos, rc); });  // token 0 runs here
+  std::vector<std::vector<double>> K, V;
+  for (std::int64_t t = 0; t < S; ++t) {
+    SCOPED_TRACE("token " + std::to_string(t));
+    const Tensor xt = upload(xs[t], {1, D});
+    const Tensor pt = Tensor::from_host(dev, std::vector<std::int32_t>{static_cast<std::int32_t>(t)}, {1});
+    if (t > 0) {
+      x.copy_(xt);
+      pos.copy_(pt);
+      rec.replay();
+    }
+    const auto eager = step(xt, pt, ec).to_vector();
+    const auto got = y.to_vector();
+    EXPECT_TRUE(close(got, to_double(eager), 0, 0)) << "replay differs from the unrecorded step";
+    auto proj = [&](const std::vector<float>& w) {
+      std::vector<double> r(D);
+      for (std::int64_t j = 0; j < D; ++j)
+        for (std::int64_t i = 0; i < D; ++i) r[j] += double(xs[t][i]) * w[i * D + j];
+      return r;
+    };
+    const auto q = proj(wq);
+    K.push_back(proj(wk));
+    V.push_back(proj(wv));
+    std::vector<double> s(t + 1), ref(D);
+    double mx = -INFINITY, sum = 0;
+    for (std::int64_t j = 0; j <= t; ++j) {
+      for (std::int64_t e = 0; e < D; ++e) s[j] += q[e] * K[j][e] / std::sqrt(double(D));
+      mx = std::max(mx, s[j]);
+    }
+    for (auto& v : s) sum += (v = std::exp(v - mx));
+    for (std::int64_t j = 0; j <= t; ++j)
+      for (std::int64_t e = 0; e < D; ++e) ref[e] += s[j] / sum * V[j][e];
+    EXPECT_TRUE(close(got, ref, 1e-4, 1e-4));
+  }
+}
+
 TEST(Recording, RefusesWhatCannotReplay) {
   Device& dev = device();
   Tensor x = full(dev, {100}, 2.0), y;
