@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
-#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
+#                                   interop, ocr ocrbench ocrtest graphics replay (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization)
 #                                   (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
@@ -78,6 +78,28 @@ for phase in "$@"; do
            f=$([ $m = det ] && echo x=1x3x640x640 || echo x=1x3x48x320)
            timeout 120 "$P/bin/gltensor-run" "$P/models/ocr/ch_PP-OCRv4_${m}_infer.onnx" --shape $f --bench 50 --profile 2>&1 | tee -a "$OUT/ocr.txt"
          done ;;
+    replay) # Recording and ModelOptions::replay (issues 21, 24): their tests, then per-run cost of the
+            # three-Gemm model ([1, 34, 96]), PP-OCRv4 rec 48x320 and det 640: gltensor plain and replayed
+            # (gltensor_model_bench: host ms in run(), run ms, end to end) and gltensor-run against
+            # PyTorch eager and CUDA-graph replay (onnx_torch_bench.py), all in this one call.
+            for t in test_recording test_model_replay; do
+              timeout 120 "$P/bin/$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
+              echo "$t rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/replay.txt"
+              [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/replay.txt"
+            done
+            timeout 120 "$P/bin/gltensor_model_bench" --runs 500 --save-model /tmp/three_gemm.onnx 2>&1 | tee -a "$OUT/replay.txt"
+            for s in rec:1x3x48x320 det:1x3x640x640; do
+              timeout 120 "$P/bin/gltensor_model_bench" --model "$P/models/ocr/ch_PP-OCRv4_${s%%:*}_infer.onnx" \
+                --shape x=${s#*:} --runs 100 2>&1 | tee -a "$OUT/replay.txt"
+            done
+            for s in /tmp/three_gemm.onnx:1x34x96 "$P/models/ocr/ch_PP-OCRv4_rec_infer.onnx:1x3x48x320" \
+                     "$P/models/ocr/ch_PP-OCRv4_det_infer.onnx:1x3x640x640"; do
+              m=${s%:*}; x=${s##*:}; echo "== $(basename "$m") x=$x"
+              for r in "" --replay; do
+                timeout 120 "$P/bin/gltensor-run" "$m" --shape x=$x --bench 200 $r 2>&1 | grep -E "^(bench|dispatches)" | sed "s/^/gltensor ${r:-plain}: /"
+              done
+              timeout 200 python3 "$P/onnx_torch_bench.py" "$m" --shape x=$x --reps 200 2>&1 | tail -4
+            done 2>&1 | tee -a "$OUT/replay.txt" ;;
     ocrbench) # gltensor vs ONNX Runtime (pip, CPU, every core) on the same inputs; det 640, rec 48x320, OCR
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
          python3 -c "import onnxruntime, numpy; print('onnxruntime', onnxruntime.__version__)" 2>&1 | tee "$OUT/ocrbench.txt"

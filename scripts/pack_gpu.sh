@@ -7,7 +7,7 @@
 # PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
 # ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
-#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics
+#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics replay
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
 #   after --gpt:                         bash gpu-pack/run.sh info gpt decode
 #                                        bash gpu-pack/run.sh info quant gptquant
@@ -16,7 +16,9 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGLTENSOR_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
-grep -qx '/gpu-pack/' .git/info/exclude 2>/dev/null || echo '/gpu-pack/' >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)  # .git is a file in a worktree
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/gpu-pack/' "$exclude" 2>/dev/null || echo '/gpu-pack/' >> "$exclude"
 rm -rf gpu-pack && mkdir -p gpu-pack/bin gpu-pack/lib
 cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/bench/gltensor_kernel_lab \
    "$build"/bench/gltensor_train_profile "$build"/bench/gltensor_int8_bench "$build"/bench/gltensor_quant_bench "$build"/bench/gltensor_interop_bench "$build"/bench/gltensor_precision_error "$build"/demos/fashion_mnist gpu-pack/bin/
@@ -28,6 +30,9 @@ if [ "${1:-}" = "--ocr" ]; then
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/fashion_mnist
   cp "$build"/tests/test_ocr_models "$build"/tests/test_model "$build"/demos/ocr "$build"/tools/gltensor-run \
      "$build"/bench/gltensor_ocr_bench "$build"/demos/graphics_demo gpu-pack/bin/
+  # The replay phase: the recording tests, the model bench and PyTorch's eager / CUDA-graph reference.
+  cp "$build"/tests/test_recording "$build"/tests/test_model_replay "$build"/bench/gltensor_model_bench gpu-pack/bin/
+  cp ../shared/gpu/onnx_torch.py ../shared/gpu/onnx_torch_bench.py gpu-pack/
   ldd gpu-pack/bin/ocr gpu-pack/bin/gltensor-run gpu-pack/bin/graphics_demo | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
     xargs -r -I{} cp -L {} gpu-pack/lib/

@@ -84,6 +84,14 @@ class ModelError : public Error {
   std::string reason_;
 };
 
+/// Work that a Recording cannot capture (gltensor/recording.hpp): a read-back to the host, a host
+/// upload into a buffer the capture already uses, a capture inside a capture. The message names
+/// the op and what it did.
+class CaptureError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A Device (or a tensor on it) used from a thread other than the one that opened it.
 class ThreadError : public Error {
  public:

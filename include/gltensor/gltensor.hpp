@@ -15,6 +15,7 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/quant.hpp"
 #include "gltensor/random.hpp"
+#include "gltensor/recording.hpp"
 #include "gltensor/reduce.hpp"
 #include "gltensor/sampling.hpp"
 #include "gltensor/tensor.hpp"

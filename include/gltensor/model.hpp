@@ -41,6 +41,16 @@ struct ModelOptions {
   bool f16_weights = false;
   /// Fixed sizes for dynamic input dims, by input name (used to plan ahead; optional).
   std::map<std::string, Shape> input_shapes;
+  /// Record the dispatches of a run and replay them while the input shapes stay the same
+  /// (gltensor::Recording, after CUDA graphs): the first run of a set of input shapes runs as
+  /// usual (a warm-up: kernels compiled, variants tuned), the second is captured on the model's
+  /// own copies of the inputs, later runs of those shapes copy the inputs in and replay, with no
+  /// per-node work on the host. The outputs are then the
+  /// recording's tensors: the next run overwrites them (clone() what must outlive it). A run that
+  /// cannot be captured (it reads values back: control flow on data, data-dependent shapes) runs
+  /// unrecorded for those shapes. A new set of shapes drops the previous recording and its
+  /// buffers. Memory: the recording keeps the buffers of one run (about peak_bytes()).
+  bool replay = false;
 };
 
 class Model {

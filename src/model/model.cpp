@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <unordered_map>
 
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
+#include "gltensor/recording.hpp"
 #include "model/graph.hpp"
 #include "model/ops.hpp"
 #include "model/planner.hpp"
@@ -38,7 +40,22 @@ struct Model::Impl {
   std::unordered_map<const void*, std::pair<std::size_t, int>> live;
   std::size_t live_bytes = 0;
 
+  // ModelOptions::replay: the recording of the last input shapes.
+  struct Replayed {
+    std::vector<Shape> shapes;
+    std::vector<Tensor> inputs;  // the captured copies of the inputs
+    std::map<std::string, Tensor> outputs;
+    Recording rec;
+    // warm: run once (the next run is captured); refused: the run cannot be captured, these
+    // shapes run unrecorded.
+    enum State { warm, captured, refused } state = warm;
+  };
+  std::optional<Replayed> replay;
+
   void plan(Graph& g, const Graph* parent);
+  std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs) const;
+  std::map<std::string, Tensor> execute(const std::vector<Tensor>& given);
+  std::map<std::string, Tensor> run_replayed(const std::vector<Tensor>& given);
   void exec(const Graph& g, std::vector<RtValue>& vals);
   void hold(const Tensor& t);
   void drop(const Tensor& t);
@@ -69,7 +86,7 @@ Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
 Model Model::load(const Device& dev, const std::string& path, const ModelOptions& options) {
-  auto m = std::make_unique<Impl>(Impl{dev, read_graph(path), options, {}, {}, 0, 0, 0, 0, {}, 0});
+  auto m = std::make_unique<Impl>(Impl{dev, read_graph(path), options, {}, {}, 0, 0, 0, 0, {}, 0, {}});
   Graph& g = m->g;
   for (auto& vi : g.input_info) {
     auto it = options.input_shapes.find(vi.name);
@@ -156,8 +173,12 @@ std::string Model::plan_summary() const {
 
 std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& inputs) {
   Impl& m = *impl_;
-  const Graph& g = m.g;
-  // ---- check the inputs ----
+  std::vector<Tensor> given = m.check_inputs(inputs);
+  return m.options.replay ? m.run_replayed(given) : m.execute(given);
+}
+
+// The inputs in graph order, checked against the graph's declarations.
+std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor>& inputs) const {
   for (const auto& [name, t] : inputs) {
     bool found = false;
     for (const auto& vi : g.input_info) found = found || vi.name == name;
@@ -167,7 +188,7 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
       input_error(g, "input '" + name + "' is not a graph input (inputs: " + names + ")");
     }
   }
-  std::vector<RtValue> vals(g.values.size());
+  std::vector<Tensor> given;
   for (std::size_t k = 0; k < g.inputs.size(); ++k) {
     const ValueInfo& vi = g.input_info[k];
     auto it = inputs.find(vi.name);
@@ -182,24 +203,63 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     if (t.dtype() != vi.dtype)
       input_error(g,
                   "input '" + vi.name + "' has dtype " + dtype_name(t.dtype()) + ", expected " + dtype_name(vi.dtype));
-    if (t.device().impl() != m.dev.impl())
+    if (t.device().impl() != dev.impl())
       input_error(g, "input '" + vi.name + "' lives on another device than the model");
-    vals[g.inputs[k]].gpu = t;
+    given.push_back(t);
   }
+  return given;
+}
+
+// Runs the graph on checked inputs (in graph order).
+std::map<std::string, Tensor> Model::Impl::execute(const std::vector<Tensor>& given) {
+  std::vector<RtValue> vals(g.values.size());
+  for (std::size_t k = 0; k < g.inputs.size(); ++k) vals[g.inputs[k]].gpu = given[k];
   // ---- run the nodes in order, releasing values after their last use ----
-  m.live.clear();
-  m.live_bytes = 0;
-  m.peak = 0;
-  m.total = 0;
-  m.exec(g, vals);
-  GraphPlan& p = m.plans.at(&g);
+  live.clear();
+  live_bytes = 0;
+  peak = 0;
+  total = 0;
+  exec(g, vals);
+  GraphPlan& p = plans.at(&g);
   std::map<std::string, Tensor> out;
   for (int o : g.outputs) {
     RtValue& v = g.values[o].constant ? p.constants[o] : vals[o];
     if (g.values[o].graph_input) v = vals[o];
-    out[g.values[o].name] = m.gpu(v);
+    out[g.values[o].name] = gpu(v);
   }
   return out;
+}
+
+// ModelOptions::replay: the first run of a set of input shapes runs plain (a warm-up: kernels
+// compiled, variants tuned, so that the recording holds no tuning runs), the second is captured
+// (on copies of the inputs that later runs overwrite), later runs of those shapes replay it.
+std::map<std::string, Tensor> Model::Impl::run_replayed(const std::vector<Tensor>& given) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : given) shapes.push_back(t.shape());
+  if (!replay || replay->shapes != shapes) {
+    replay.reset();  // its buffers go before a new capture takes its own
+    replay = Replayed{shapes, {}, {}, {}, Replayed::warm};
+    return execute(given);
+  }
+  Replayed& r = *replay;
+  if (r.state == Replayed::refused) return execute(given);
+  if (r.state == Replayed::captured) {
+    for (std::size_t k = 0; k < given.size(); ++k) r.inputs[k].copy_(given[k]);
+    r.rec.replay();
+    return r.outputs;
+  }
+  for (const Tensor& t : given) r.inputs.push_back(t.clone());
+  try {
+    r.rec = Recording::capture(dev, [&] { r.outputs = execute(r.inputs); });
+  } catch (const CaptureError& e) {
+    // A read-back inside the run (control flow on values, data-dependent shapes): these shapes
+    // run unrecorded.
+    dev.impl()->log(LogLevel::info, std::string("gltensor::Model: ") + g.file + ": runs without replay: " + e.what());
+    r = Replayed{shapes, {}, {}, {}, Replayed::refused};
+    return execute(given);
+  }
+  r.state = Replayed::captured;
+  return r.outputs;
 }
 
 void Model::Impl::hold(const Tensor& t) {
@@ -299,6 +359,8 @@ void Model::Impl::exec(const Graph& g, std::vector<RtValue>& vals) {
     } catch (const OutOfMemory&) {
       throw;
     } catch (const DeviceError&) {
+      throw;
+    } catch (const CaptureError&) {  // ModelOptions::replay: the run cannot be captured
       throw;
     } catch (const Error& e) {
       // Shapes or values the graph cannot take (known only at run time): name the node.

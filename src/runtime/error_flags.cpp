@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "runtime/capture.hpp"
+
 namespace gltensor::detail {
 
 Storage& ErrorFlags::storage(DeviceImpl& dev) {
@@ -19,6 +21,7 @@ Storage& ErrorFlags::storage(DeviceImpl& dev) {
 
 void ErrorFlags::expect(DeviceImpl& dev, const char* op, std::uint32_t bit) {
   pending_.push_back({dev.queue.batch(), op, bit});
+  if (Capture* c = dev.queue.capture()) c->expect(op, bit);
 }
 
 void ErrorFlags::check(DeviceImpl& dev) {

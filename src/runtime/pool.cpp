@@ -5,6 +5,7 @@
 #include <bit>
 #include <string>
 
+#include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/storage.hpp"
 
@@ -25,8 +26,12 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
     auto& list = it->second;
     std::size_t pick = list.size() - 1;
     if (host_write) {
+      const Capture* cap = dev_.queue.capture();
+      auto usable = [&](const Block& b) {
+        return b.busy_until <= dev_.queue.completed() && !(cap && cap->touched(b.buffer));
+      };
       if (list[pick].busy_until > dev_.queue.completed()) dev_.queue.poll();
-      while (pick != static_cast<std::size_t>(-1) && list[pick].busy_until > dev_.queue.completed()) --pick;
+      while (pick != static_cast<std::size_t>(-1) && !usable(list[pick])) --pick;
     }
     if (pick != static_cast<std::size_t>(-1)) {
       Block b = list[pick];
@@ -88,13 +93,37 @@ void Pool::release(Block b) {
   // puts a barrier before any dispatch that writes a buffer read since the last barrier.
 }
 
+bool Pool::take(GLuint buffer, Block& out) {
+  for (auto& [cls, blocks] : free_)
+    for (auto it = blocks.begin(); it != blocks.end(); ++it)
+      if (it->buffer == buffer) {
+        out = *it;
+        blocks.erase(it);
+        --st_.cached_buffers;
+        ++st_.live_buffers;
+        st_.bytes_in_use += cls;
+        return true;
+      }
+  return false;
+}
+
 void Pool::trim() {
+  // A capture in progress keeps the buffers it used (capture.hpp).
+  const Capture* cap = dev_.queue.capture();
   for (auto& [cls, blocks] : free_) {
-    for (const Block& b : blocks) delete_buffer(dev_, b.buffer);  // names may be reused by new buffers
-    st_.bytes_allocated -= cls * blocks.size();
-    st_.cached_buffers -= blocks.size();
+    std::vector<Block> kept;
+    for (const Block& b : blocks) {
+      if (cap && cap->touched(b.buffer)) {
+        kept.push_back(b);
+        continue;
+      }
+      delete_buffer(dev_, b.buffer);  // names may be reused by new buffers
+      st_.bytes_allocated -= cls;
+      --st_.cached_buffers;
+    }
+    blocks = std::move(kept);
   }
-  free_.clear();
+  std::erase_if(free_, [](const auto& e) { return e.second.empty(); });
 }
 
 PoolStats Pool::stats() const {

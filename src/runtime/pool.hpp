@@ -24,10 +24,14 @@ class Pool {
   /// A buffer of at least `bytes`; throws OutOfMemory past the limit or on GL_OUT_OF_MEMORY.
   /// With host_write, only a buffer that no unfinished batch uses is reused: the host will write
   /// it with a copy, which drivers do not order against in-flight shader access (seen on
-  /// NVIDIA), so such a buffer must be idle.
+  /// NVIDIA), so such a buffer must be idle; nor one that a capture in progress used (its
+  /// replays would overwrite the upload: capture.hpp).
   Block acquire(std::size_t bytes, const char* op, bool host_write = false);
   /// Returns a buffer for reuse. Makes no GL call (safe from any destructor).
   void release(Block b);
+  /// Takes the free buffer `buffer` out of the free lists (a Recording keeps it); false if it
+  /// is not free.
+  bool take(GLuint buffer, Block& out);
   void trim();
   PoolStats stats() const;
   void set_limit(std::size_t bytes) { limit_ = bytes; }

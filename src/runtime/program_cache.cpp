@@ -328,39 +328,50 @@ GLint Program::loc(const char* name) const {
   return loc_by_ptr[name] = l;
 }
 
-bool Program::unchanged(GLint l, const void* v, std::size_t words) const {
-  auto& prev = last[l];
-  if (prev.size() == words && std::memcmp(prev.data(), v, words * 4) == 0) return true;
-  prev.resize(words);
-  std::memcpy(prev.data(), v, words * 4);
-  return false;
+void Program::set(GLint l, UniformValue::Kind kind, const void* v, std::size_t words) const {
+  if (l < 0) return;
+  UniformValue& prev = last[l];
+  if (prev.kind == kind && prev.words.size() == words && std::memcmp(prev.words.data(), v, words * 4) == 0) return;
+  prev.kind = kind;
+  prev.words.resize(words);
+  std::memcpy(prev.words.data(), v, words * 4);
+  const auto n = static_cast<GLsizei>(words);
+  const auto* u = prev.words.data();
+  switch (kind) {
+    case UniformValue::uints:
+      glProgramUniform1uiv(id, l, n, u);
+      break;
+    case UniformValue::ints:
+      glProgramUniform1iv(id, l, n, reinterpret_cast<const GLint*>(u));
+      break;
+    case UniformValue::floats:
+      glProgramUniform1fv(id, l, n, reinterpret_cast<const float*>(u));
+      break;
+    case UniformValue::uvec2:
+      glProgramUniform2uiv(id, l, 1, u);
+      break;
+    case UniformValue::uvec3:
+      glProgramUniform3uiv(id, l, 1, u);
+      break;
+  }
 }
 
 void Program::set_uints(const char* name, const GLuint* v, GLsizei n) const {
-  const GLint l = loc(name);
-  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(n))) return;
-  glProgramUniform1uiv(id, l, n, v);
+  set(loc(name), UniformValue::uints, v, static_cast<std::size_t>(n));
 }
 
 void Program::set_ints(const char* name, const GLint* v, GLsizei n) const {
-  const GLint l = loc(name);
-  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(n))) return;
-  glProgramUniform1iv(id, l, n, v);
+  set(loc(name), UniformValue::ints, v, static_cast<std::size_t>(n));
 }
 
 void Program::set_floats(const char* name, const float* v, GLsizei n) const {
-  const GLint l = loc(name);
-  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(n))) return;
-  glProgramUniform1fv(id, l, n, v);
+  set(loc(name), UniformValue::floats, v, static_cast<std::size_t>(n));
 }
 
 void Program::set_uvec(const char* name, const GLuint* v, int components) const {
-  const GLint l = loc(name);
-  if (l < 0 || unchanged(l, v, static_cast<std::size_t>(components))) return;
-  if (components == 2)
-    glProgramUniform2uiv(id, l, 1, v);
-  else
-    glProgramUniform3uiv(id, l, 1, v);
+  set(loc(name), components == 2 ? UniformValue::uvec2 : UniformValue::uvec3, v, static_cast<std::size_t>(components));
 }
+
+void Program::set_value(GLint l, const UniformValue& v) const { set(l, v.kind, v.words.data(), v.words.size()); }
 
 }  // namespace gltensor::detail

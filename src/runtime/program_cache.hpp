@@ -21,6 +21,14 @@ struct DeviceImpl;
 /// FNV-1a hash (on-disk cache keys).
 std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull);
 
+/// A uniform's value as last set on a program: the setter it needs and its 32-bit words.
+struct UniformValue {
+  enum Kind : std::uint8_t { uints, ints, floats, uvec2, uvec3 };
+  Kind kind = uints;
+  std::vector<std::uint32_t> words;
+  bool operator==(const UniformValue&) const = default;
+};
+
 /// A linked compute program with its uniforms. Uniforms are set through Uniforms (launch.hpp),
 /// which checks every name against the names the source declares: a misspelt uniform throws,
 /// one the compiler removed (declared but unused in this variant) is skipped.
@@ -39,12 +47,14 @@ struct Program {
   void set_ints(const char* name, const GLint* v, GLsizei n) const;
   void set_floats(const char* name, const float* v, GLsizei n) const;
   void set_uvec(const char* name, const GLuint* v, int components) const;
+  /// Sets location `l` to `v` unless it holds it already (a recording's replay).
+  void set_value(GLint l, const UniformValue& v) const;
 
   mutable std::unordered_map<const char*, GLint> loc_by_ptr;
-  mutable std::unordered_map<GLint, std::vector<std::uint32_t>> last;
+  mutable std::unordered_map<GLint, UniformValue> last;  // by location: the values set
 
  private:
-  bool unchanged(GLint l, const void* v, std::size_t words) const;
+  void set(GLint l, UniformValue::Kind kind, const void* v, std::size_t words) const;
 };
 
 class ProgramCache {

@@ -1,16 +1,12 @@
 // Dispatch recording, hazard barriers, fence-based batches (queue.hpp).
 #include "runtime/queue.hpp"
 
+#include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
-
-namespace {
-constexpr GLbitfield kBufferBits = GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT;
-constexpr GLbitfield kTextureBits = GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT;
-}  // namespace
 
 void Queue::barrier(GLbitfield bits) {
   if (bits == 0) return;
@@ -40,6 +36,7 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
   for (const auto& t : textures)
     if (images_written_.count(t.texture) || (t.image && textures_read_.count(t.texture))) bits |= kTextureBits;
   barrier(bits);
+  if (capture_) capture_->dispatch(bits, p, gx, gy, gz, uses, blocks, textures);
   dev_.gl.use_program(p.id);
   for (std::size_t i = 0; i < uses.size(); ++i) dev_.gl.bind_ssbo(static_cast<GLuint>(i), uses[i].storage->buffer());
   for (const auto& u : blocks) dev_.gl.bind_ubo(u.binding, u.storage->buffer(), u.offset, u.size);
@@ -74,12 +71,60 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
   if (++batch_dispatches_ >= auto_flush_) flush();
 }
 
+void Queue::replay(const Capture& c) {
+  // Hazards with the work before the replay (the captured barriers cover those within it).
+  GLbitfield bits = 0;
+  for (const auto& [b, w] : c.buffers)
+    if (written_since_barrier_.count(b) || (w && read_since_barrier_.count(b))) bits |= kBufferBits;
+  for (const auto& [t, image] : c.all_textures)
+    if (images_written_.count(t) || (image && textures_read_.count(t))) bits |= kTextureBits;
+  barrier(bits);
+  for (const auto& s : c.steps) {
+    if (!s.program) {  // a batch end of the capture: its barrier and a fence
+      flush();
+      continue;
+    }
+    barrier(s.barrier);
+    const Program& p = *s.program;
+    dev_.gl.use_program(p.id);
+    for (std::uint32_t i = s.ssbo_begin; i < s.ssbo_end; ++i) dev_.gl.bind_ssbo(i - s.ssbo_begin, c.ssbos[i].buffer);
+    for (std::uint32_t i = s.block_begin; i < s.block_end; ++i) {
+      const auto& u = c.blocks[i];
+      dev_.gl.bind_ubo(u.binding, u.buffer, u.offset, u.size);
+    }
+    for (std::uint32_t i = s.texture_begin; i < s.texture_end; ++i) {
+      const TextureUse& t = c.textures[i];
+      if (t.image) {
+        dev_.gl.bind_image(t.unit, t.texture, t.level, t.access, t.format);
+      } else {
+        dev_.gl.bind_texture_2d(t.unit, t.texture);
+        dev_.gl.bind_sampler(t.unit, t.sampler);
+      }
+    }
+    for (std::uint32_t i = s.uniform_begin; i < s.uniform_end; ++i)
+      p.set_value(c.uniforms[i].location, c.uniforms[i].value);
+    glDispatchCompute(s.groups[0], s.groups[1], s.groups[2]);
+    ++dispatches_;
+    ++batch_dispatches_;
+  }
+  for (GLuint b : c.tail_written) written_since_barrier_.insert(b);
+  for (GLuint b : c.tail_read) read_since_barrier_.insert(b);
+  for (GLuint t : c.tail_images) images_written_.insert(t);
+  for (GLuint t : c.tail_sampled) textures_read_.insert(t);
+  c.replayed(batch_);
+#ifndef NDEBUG
+  if (!dev_.adopted) dev_.check_gl("replay");
+#endif
+  if (batch_dispatches_ >= auto_flush_) flush();
+}
+
 void Queue::barrier_for_host(GLuint buffer) {
   if (written_since_barrier_.count(buffer) || read_since_barrier_.count(buffer)) barrier(GL_ALL_BARRIER_BITS);
 }
 
 void Queue::flush() {
   if (batch_dispatches_ == 0) return;
+  if (capture_) capture_->flush();
   // Make this batch's shader writes visible to whatever follows: later dispatches, copies and
   // mapped reads of the host.
   barrier(GL_ALL_BARRIER_BITS);

@@ -18,6 +18,7 @@
 
 namespace gltensor::detail {
 
+struct Capture;
 struct DeviceImpl;
 struct Program;
 struct Storage;
@@ -49,6 +50,10 @@ struct TextureUse {
 
 class Queue {
  public:
+  /// The barrier bits that cover buffer (SSBO, uniform block) and texture hazards.
+  static constexpr GLbitfield kBufferBits = GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT;
+  static constexpr GLbitfield kTextureBits = GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT;
+
   explicit Queue(DeviceImpl& dev) : dev_(dev) {}
   /// Records a dispatch of `p` (uniforms already set). uses[i] is bound at binding i. Only the
   /// launch layer (launch.hpp) calls this.
@@ -81,6 +86,15 @@ class Queue {
   std::uint64_t barriers() const { return barriers_; }
   void set_auto_flush(std::size_t n) { auto_flush_ = n; }
 
+  /// The capture in progress (gltensor::Recording::capture; capture.hpp), or null: it sees every
+  /// dispatch and batch end.
+  Capture* capture() const { return capture_; }
+  void set_capture(Capture* c) { capture_ = c; }
+  /// Re-issues a capture's dispatches with their bindings, uniforms and barriers (a barrier first
+  /// where they touch what earlier work left unbarriered); the hazard state and the storages'
+  /// batches afterwards are as if they had been dispatched again.
+  void replay(const Capture& c);
+
  private:
   void barrier(GLbitfield bits);
   DeviceImpl& dev_;
@@ -104,6 +118,7 @@ class Queue {
   // Texture names written through image units / sampled since the last barrier covering them.
   BufferSet images_written_, textures_read_;
   std::uint64_t dispatches_ = 0, barriers_ = 0;
+  Capture* capture_ = nullptr;
 };
 
 }  // namespace gltensor::detail

@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/storage.hpp"
@@ -11,6 +12,7 @@ namespace gltensor::detail {
 
 Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)
     : dev_(dev.shared_from_this()), bytes_(bytes) {
+  if (const Capture* c = dev.queue.capture()) c->host_read("to_host_async");
   if (bytes > 0) {
     dev.queue.flush();  // the copy must follow every recorded dispatch, with their writes visible
     dev.queue.barrier_for_host(src.buffer());

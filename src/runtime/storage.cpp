@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 
 namespace gltensor::detail {
@@ -56,6 +57,7 @@ void delete_buffer(DeviceImpl& dev, GLuint buffer) {
 // debug output), and kernels that later reuse it would then run over PCIe.
 void Storage::upload(const void* data, std::size_t bytes) {
   if (bytes == 0) return;
+  if (const Capture* c = dev->queue.capture()) c->host_write(*this, "upload");
   dev->queue.barrier_for_host(buffer());
   Staging s(*dev, bytes, data, false);
   copy_buffer(*dev, s.buffer(), 0, buffer(), 0, bytes);
@@ -63,6 +65,7 @@ void Storage::upload(const void* data, std::size_t bytes) {
 
 void Storage::download(std::size_t offset, std::size_t bytes, void* dst) {
   if (bytes == 0) return;
+  if (const Capture* c = dev->queue.capture()) c->host_read("to_host");
   dev->queue.barrier_for_host(buffer());
   Staging s(*dev, bytes, nullptr, true);
   copy_buffer(*dev, buffer(), offset, s.buffer(), 0, bytes);

@@ -11,8 +11,9 @@ namespace gltensor::detail {
 struct DeviceImpl;
 
 /// Refcounted SSBO storage. write_batch is the batch of the last dispatch that wrote it,
-/// use_batch the last batch with any GPU access.
-struct Storage {
+/// use_batch the last batch with any GPU access. Shared (std::shared_ptr) where a tensor owns it,
+/// so that a Recording can keep the storages its dispatches use alive.
+struct Storage : std::enable_shared_from_this<Storage> {
   std::shared_ptr<DeviceImpl> dev;  // null for buffers the device owns itself (freed with it)
   Pool::Block block;
   bool external = false;  // an application's buffer (interop::wrap_buffer): never freed or pooled

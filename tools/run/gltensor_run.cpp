@@ -1,9 +1,10 @@
 // gltensor-run MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x640x640]...
-//              [--output-dir DIR] [--bench N] [--profile] [--f16] [--seed S]
+//              [--output-dir DIR] [--bench N] [--profile] [--f16] [--replay] [--seed S]
 // Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
 // output's name, shape and min/max/mean, the load and run times and the planner's summary, and
-// writes outputs as DIR/<name>.npy. --bench N times N more runs (mean, min).
+// writes outputs as DIR/<name>.npy. --bench N times N more runs (mean, min, and the host time
+// inside Model::run). --replay runs with ModelOptions::replay (the run recorded once, replayed).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -64,21 +65,24 @@ int main(int argc, char** argv) {
   std::string model_path, out_dir;
   std::vector<std::string> input_args, shape_args;
   int bench = 0;
-  bool profile = false, f16 = false;
+  bool profile = false, f16 = false, replay = false;
   unsigned seed = 1;
   app.add_option("model", model_path, "the .onnx file")->required()->check(CLI::ExistingFile);
   app.add_option("--input", input_args, "NAME=FILE.npy: a graph input from a .npy file");
   app.add_option("--shape", shape_args, "NAME=1x3x640x640: shape of a random input (and of the model's dynamic dims)");
   app.add_option("--output-dir", out_dir, "write each output as DIR/<name>.npy");
   app.add_option("--bench", bench, "time N further runs")->check(CLI::NonNegativeNumber);
-  app.add_flag("--profile", profile, "GPU time per node type, op and kernel (timer queries), over the --bench runs (else the first run)");
+  app.add_flag("--profile", profile,
+               "GPU time per node type, op and kernel (timer queries), over the --bench runs (else the first run)");
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
+  app.add_flag("--replay", replay, "record the run once and replay it (ModelOptions::replay)");
   app.add_option("--seed", seed, "seed of the random inputs");
   CLI11_PARSE(app, argc, argv);
   try {
     std::map<std::string, std::string> files;
     ModelOptions opt;
     opt.f16_weights = f16;
+    opt.replay = replay;
     for (const auto& s : input_args) files.insert(split_kv(s, "--input"));
     for (const auto& s : shape_args) {
       auto [name, v] = split_kv(s, "--shape");
@@ -141,17 +145,21 @@ int main(int argc, char** argv) {
     if (bench > 0) {
       if (profile) dev.set_profiling(true);  // the timings include the profiler's queries
       std::vector<double> times;
+      double host = 0;
+      const auto b0 = dev.dispatch_count();
       for (int i = 0; i < bench; ++i) {
         t0 = Clock::now();
         outputs = model.run(inputs);
+        host += ms_since(t0);
         dev.synchronize();
         times.push_back(ms_since(t0));
       }
       double mean = 0;
       for (double t : times) mean += t;
       mean /= bench;
-      std::printf("bench: %d runs, mean %.2f ms, min %.2f ms\n", bench, mean,
-                  *std::min_element(times.begin(), times.end()));
+      std::printf("bench: %d runs, mean %.3f ms, min %.3f ms, host %.3f ms in run(), %llu dispatches per run\n", bench,
+                  mean, *std::min_element(times.begin(), times.end()), host / bench,
+                  static_cast<unsigned long long>((dev.dispatch_count() - b0) / static_cast<std::uint64_t>(bench)));
     }
     if (profile) {
       // Timed runs after the first (which compiles kernels): the --bench runs, else one more.

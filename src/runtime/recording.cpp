@@ -1,0 +1,61 @@
+// gltensor::Recording (recording.hpp): capture through the queue's capture hook, replay through
+// Queue::replay.
+#include "gltensor/recording.hpp"
+
+#include <string>
+
+#include "gltensor/errors.hpp"
+#include "runtime/capture.hpp"
+#include "runtime/device_impl.hpp"
+#include "runtime/error_flags.hpp"
+#include "runtime/guard.hpp"
+#include "runtime/storage.hpp"
+
+namespace gltensor {
+
+using detail::Capture;
+
+Recording Recording::capture(const Device& dev, const std::function<void()>& work) {
+  detail::DeviceImpl& d = *dev.impl();
+  detail::Enter guard(d, "Recording::capture");
+  if (d.queue.capture())
+    throw CaptureError("gltensor::Recording::capture: a capture is already in progress on this device");
+  auto c = std::make_shared<Capture>(dev.impl());
+  d.queue.set_capture(c.get());
+  try {
+    work();
+  } catch (...) {
+    d.queue.set_capture(nullptr);
+    throw;
+  }
+  d.queue.set_capture(nullptr);
+  c->finish();
+  return Recording(std::move(c));
+}
+
+void Recording::replay() const {
+  if (!c_ || c_->steps.empty()) return;
+  detail::DeviceImpl& d = *c_->dev;
+  detail::Enter guard(d, "Recording::replay");
+  if (d.queue.capture())
+    throw CaptureError("gltensor::Recording::replay: replaying a recording while another is being captured");
+  d.queue.replay(*c_);
+  if (!c_->expects.empty()) {
+    auto& flags = d.extension<detail::ErrorFlags>();
+    for (const auto& e : c_->expects) flags.expect(d, e.op.c_str(), e.bit);
+  }
+}
+
+std::size_t Recording::dispatches() const { return c_ ? c_->dispatches : 0; }
+std::size_t Recording::barriers() const { return c_ ? c_->barriers : 0; }
+std::size_t Recording::buffers() const { return c_ ? c_->buffers.size() : 0; }
+std::size_t Recording::bytes() const {
+  std::size_t n = 0;
+  if (c_) {
+    for (const auto& h : c_->held) n += h.raw->block.capacity;
+    for (const auto& b : c_->owned) n += b.capacity;
+  }
+  return n;
+}
+
+}  // namespace gltensor

@@ -1,0 +1,125 @@
+// gltensor::Model with ModelOptions::replay: the first run of a set of input shapes runs plain,
+// the second is captured as a Recording, later runs of those shapes replay it. Checked against float64 references and
+// against the same model run without replay, across many runs with new input contents, shape
+// changes (a new capture) and a graph that cannot be captured (it reads values back).
+#include <cmath>
+
+#include "gltensor/gltensor.hpp"
+#include "onnx_builder.hpp"
+#include "test_util.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+using B = OnnxBuilder;
+
+namespace {
+
+// Three layers of width W: MatMul + Add, ReLU after the first two; the row count is dynamic.
+struct ThreeGemm {
+  static constexpr std::int64_t W = 96;
+  std::vector<std::vector<float>> w, b;
+  std::string path;
+  explicit ThreeGemm(std::mt19937_64& rng) {
+    B m(13);
+    m.input("x", {1, -1, W}).output("y", {1, -1, W});
+    std::string in = "x";
+    for (int l = 0; l < 3; ++l) {
+      const std::string s = std::to_string(l);
+      w.push_back(uniform(rng, W * W, -0.2f, 0.2f));
+      b.push_back(uniform(rng, W));
+      m.init("w" + s, {W, W}, w.back()).init("b" + s, {W}, b.back());
+      m.node("MatMul", {in, "w" + s}, {"m" + s});
+      m.node("Add", {"m" + s, "b" + s}, {l == 2 ? "y" : "p" + s});
+      if (l < 2) m.node("Relu", {"p" + s}, {"a" + s});
+      in = "a" + s;
+    }
+    path = m.save("replay_three_gemm");
+  }
+  std::vector<double> ref(const std::vector<float>& x, std::int64_t rows) const {
+    std::vector<double> a(x.begin(), x.end());
+    for (int l = 0; l < 3; ++l) {
+      std::vector<double> o(rows * W);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < W; ++j) {
+          double s = b[l][j];
+          for (std::int64_t k = 0; k < W; ++k) s += a[r * W + k] * w[l][k * W + j];
+          o[r * W + j] = l < 2 ? std::max(s, 0.0) : s;
+        }
+      a = std::move(o);
+    }
+    return a;
+  }
+};
+
+Model load(const std::string& path, bool replay) {
+  ModelOptions o;
+  o.replay = replay;
+  return Model::load(device(), path, o);
+}
+
+}  // namespace
+
+TEST(ModelReplay, RunsEqualThePlainPathAcrossContentsAndShapes) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  Model plain = load(g.path, false), replayed = load(g.path, true);
+  Device& dev = device();
+  for (std::int64_t rows : {34, 34, 34, 34, 5, 5, 5, 34, 34, 34, 1, 1, 1}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    auto x = uniform(rng, rows * ThreeGemm::W);
+    if (rows == 1) sprinkle_specials(x);
+    Tensor xt = Tensor::from_host(dev, x, {1, rows, ThreeGemm::W});
+    const auto want = plain.run({{"x", xt}}).at("y").to_vector();
+    const auto got = replayed.run({{"x", xt}}).at("y").to_vector();
+    EXPECT_TRUE(close(got, to_double(want), 0, 0)) << "replay differs from the plain run";
+    if (rows != 1) {  // rows == 1 has NaN and infinities: compared with the plain run only
+      EXPECT_TRUE(close(got, g.ref(x, rows), 1e-4, 1e-4));
+    }
+  }
+}
+
+// A replayed run issues the recorded dispatches and one copy per input, and allocates nothing.
+TEST(ModelReplay, ReplayedRunsOnlyCopyAndReplay) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  Model plain = load(g.path, false), replayed = load(g.path, true);
+  Device& dev = device();
+  Tensor x = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), {1, 34, ThreeGemm::W});
+  plain.run({{"x", x}});  // kernels compiled, variants tuned
+  auto d0 = dev.dispatch_count();
+  plain.run({{"x", x}});
+  const auto plain_dispatches = dev.dispatch_count() - d0;
+  replayed.run({{"x", x}});  // warm-up
+  replayed.run({{"x", x}});  // captured
+  for (int i = 0; i < 3; ++i) {
+    Tensor xi = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), {1, 34, ThreeGemm::W});
+    dev.synchronize();
+    d0 = dev.dispatch_count();
+    const PoolStats p0 = dev.pool_stats();
+    Tensor y = replayed.run({{"x", xi}}).at("y");
+    EXPECT_EQ(dev.dispatch_count() - d0, plain_dispatches + 1);  // the recording + the input's copy
+    EXPECT_EQ(dev.pool_stats().hits + dev.pool_stats().misses, p0.hits + p0.misses);
+    EXPECT_TRUE(close(y.to_vector(), g.ref(xi.to_vector(), 34), 1e-4, 1e-4));
+  }
+}
+
+// A Reshape to a shape computed on the GPU from an input's values reads it back (the output's
+// shape depends on data): the run cannot be captured and runs unrecorded, right for every value.
+TEST(ModelReplay, RunsThatReadBackRunUnrecorded) {
+  GLT_RNG(rng);
+  B m(13);
+  m.input("x", {3, 4}).input("s", {2}).output_any("y");
+  auto& cast = m.node("Cast", {"s"}, {"shape"});
+  B::attr_i(cast, "to", onnx::TensorProto::INT64);
+  m.node("Reshape", {"x", "shape"}, {"y"});
+  Model replayed = load(m.save("replay_reshape"), true);
+  const std::vector<std::vector<float>> shapes = {{4, 3}, {2, 6}, {12, 1}, {6, 2}, {4, 3}};
+  for (const auto& sv : shapes) {
+    const auto x = uniform(rng, 12);
+    auto out =
+        replayed.run({{"x", Tensor::from_host(device(), x, {3, 4})}, {"s", Tensor::from_host(device(), sv, {2})}});
+    const Tensor& y = out.at("y");
+    EXPECT_EQ(y.shape(), (Shape{static_cast<std::int64_t>(sv[0]), static_cast<std::int64_t>(sv[1])}));
+    EXPECT_TRUE(close(y.to_vector(), to_double(x), 0, 0));
+  }
+}

@@ -1,0 +1,383 @@
+// Recording: capture once, replay many times (gltensor/recording.hpp). Every replay is checked
+// against a float64 reference on fresh input contents and against the unrecorded path.
+#include <cmath>
+
+#include "gltensor/gltensor.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "test_util.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+Tensor upload(const std::vector<float>& v, const Shape& s) { return Tensor::from_host(device(), v, s); }
+
+// Runs `fn` eagerly on copies of `inputs`, and captured: then, `replays` times, new contents for
+// the captured inputs (copy_), a replay, and the outputs checked against `ref` (float64) and
+// against `fn` run without recording on the same contents.
+template <typename Fn, typename Ref>
+void check_replays(std::mt19937_64& rng, std::vector<Shape> shapes, Fn fn, Ref ref, double tol, int replays = 4) {
+  Device& dev = device();
+  std::vector<Tensor> in;
+  for (const auto& s : shapes) in.push_back(upload(uniform(rng, static_cast<std::size_t>(numel_of(s))), s));
+  Tensor out;
+  Recording rec = Recording::capture(dev, [&] { out = fn(in); });
+  ASSERT_GT(rec.dispatches(), 0u);
+  for (int r = 0; r < replays; ++r) {
+    SCOPED_TRACE("replay " + std::to_string(r));
+    std::vector<std::vector<float>> host;
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      host.push_back(uniform(rng, static_cast<std::size_t>(numel_of(shapes[k]))));
+      if (r == replays - 1) sprinkle_specials(host.back());
+      in[k].copy_(upload(host.back(), shapes[k]));  // no synchronize: the replay must wait for it
+    }
+    const PoolStats before = dev.pool_stats();
+    const auto d0 = dev.dispatch_count();
+    rec.replay();
+    EXPECT_EQ(dev.dispatch_count() - d0, rec.dispatches());
+    EXPECT_EQ(dev.pool_stats().hits + dev.pool_stats().misses, before.hits + before.misses) << "replay allocated";
+    std::vector<Tensor> fresh;
+    for (std::size_t k = 0; k < in.size(); ++k) fresh.push_back(upload(host[k], shapes[k]));
+    const std::vector<float> eager = fn(fresh).to_vector();
+    const std::vector<float> got = out.to_vector();
+    EXPECT_TRUE(close(got, to_double(eager), 0, 0)) << "replay differs from the unrecorded path";
+    if (r < replays - 1) {  // the last contents have NaN and infinities: compared with the eager path only
+      EXPECT_TRUE(close(got, ref(host), tol, tol));
+    }
+  }
+}
+
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+}  // namespace
+
+TEST(Recording, ElementwiseChain) {
+  GLT_RNG(rng);
+  const std::int64_t n = 1001;
+  check_replays(
+      rng, {{n}, {n}}, [](const std::vector<Tensor>& x) { return sigmoid(x[0] * 0.5 + 1.0) * x[1] - x[0]; },
+      [&](const std::vector<std::vector<float>>& h) {
+        std::vector<double> r(n);
+        for (std::int64_t i = 0; i < n; ++i) r[i] = sigmoid(h[0][i] * 0.5 + 1.0) * h[1][i] - h[0][i];
+        return r;
+      },
+      1e-5);
+}
+
+TEST(Recording, GemmLayers) {
+  GLT_RNG(rng);
+  const std::int64_t m = 34, k = 96, n = 33;
+  const auto w1 = uniform(rng, k * k), b1 = uniform(rng, k), w2 = uniform(rng, n * k), b2 = uniform(rng, n);
+  Tensor W1 = upload(w1, {k, k}), B1 = upload(b1, {k}), W2 = upload(w2, {n, k}), B2 = upload(b2, {n});
+  check_replays(
+      rng, {{m, k}}, [&](const std::vector<Tensor>& x) { return linear(relu(linear(x[0], W1, B1)), W2, B2); },
+      [&](const std::vector<std::vector<float>>& h) {
+        std::vector<double> hid(m * k), r(m * n);
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < k; ++j) {
+            double s = b1[j];
+            for (std::int64_t t = 0; t < k; ++t) s += double(h[0][i * k + t]) * w1[j * k + t];
+            hid[i * k + j] = std::max(s, 0.0);
+          }
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j) {
+            double s = b2[j];
+            for (std::int64_t t = 0; t < k; ++t) s += hid[i * k + t] * w2[j * k + t];
+            r[i * n + j] = s;
+          }
+        return r;
+      },
+      1e-4);
+}
+
+TEST(Recording, Conv2d) {
+  GLT_RNG(rng);
+  const std::int64_t N = 2, C = 3, H = 9, W = 7, O = 5;
+  const auto w = uniform(rng, O * C * 9), b = uniform(rng, O);
+  Tensor Wt = upload(w, {O, C, 3, 3}), Bt = upload(b, {O});
+  check_replays(
+      rng, {{N, C, H, W}}, [&](const std::vector<Tensor>& x) { return conv2d(x[0], Wt, Bt, Conv2dOptions::pad(1)); },
+      [&](const std::vector<std::vector<float>>& h) {
+        std::vector<double> r(N * O * H * W);
+        for (std::int64_t n = 0; n < N; ++n)
+          for (std::int64_t o = 0; o < O; ++o)
+            for (std::int64_t y = 0; y < H; ++y)
+              for (std::int64_t x = 0; x < W; ++x) {
+                double s = b[o];
+                for (std::int64_t c = 0; c < C; ++c)
+                  for (std::int64_t dy = 0; dy < 3; ++dy)
+                    for (std::int64_t dx = 0; dx < 3; ++dx) {
+                      const std::int64_t iy = y + dy - 1, ix = x + dx - 1;
+                      if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                      s += double(h[0][((n * C + c) * H + iy) * W + ix]) * w[((o * C + c) * 3 + dy) * 3 + dx];
+                    }
+                r[((n * O + o) * H + y) * W + x] = s;
+              }
+        return r;
+      },
+      1e-4);
+}
+
+TEST(Recording, Softmax) {
+  GLT_RNG(rng);
+  const std::int64_t rows = 7, cols = 301;
+  check_replays(
+      rng, {{rows, cols}}, [](const std::vector<Tensor>& x) { return softmax(x[0] * 3.0, -1); },
+      [&](const std::vector<std::vector<float>>& h) {
+        std::vector<double> r(rows * cols);
+        for (std::int64_t i = 0; i < rows; ++i) {
+          double mx = -INFINITY, sum = 0;
+          for (std::int64_t j = 0; j < cols; ++j) mx = std::max(mx, 3.0 * h[0][i * cols + j]);
+          for (std::int64_t j = 0; j < cols; ++j) sum += std::exp(3.0 * h[0][i * cols + j] - mx);
+          for (std::int64_t j = 0; j < cols; ++j) r[i * cols + j] = std::exp(3.0 * h[0][i * cols + j] - mx) / sum;
+        }
+        return r;
+      },
+      1e-5);
+}
+
+TEST(Recording, CausalAttention) {
+  GLT_RNG(rng);
+  const std::int64_t B = 2, L = 9, E = 16;
+  check_replays(
+      rng, {{B, L, E}, {B, L, E}, {B, L, E}},
+      [](const std::vector<Tensor>& x) {
+        AttentionOptions o;
+        o.is_causal = true;
+        return scaled_dot_product_attention(x[0], x[1], x[2], o);
+      },
+      [&](const std::vector<std::vector<float>>& h) {
+        std::vector<double> r(B * L * E);
+        const double scale = 1 / std::sqrt(double(E));
+        for (std::int64_t b = 0; b < B; ++b)
+          for (std::int64_t i = 0; i < L; ++i) {
+            std::vector<double> s(i + 1);
+            double mx = -INFINITY, sum = 0;
+            for (std::int64_t j = 0; j <= i; ++j) {
+              double d = 0;
+              for (std::int64_t e = 0; e < E; ++e) d += double(h[0][(b * L + i) * E + e]) * h[1][(b * L + j) * E + e];
+              s[j] = d * scale;
+              mx = std::max(mx, s[j]);
+            }
+            for (auto& v : s) sum += (v = std::exp(v - mx));
+            for (std::int64_t e = 0; e < E; ++e) {
+              double o = 0;
+              for (std::int64_t j = 0; j <= i; ++j) o += s[j] / sum * h[2][(b * L + j) * E + e];
+              r[(b * L + i) * E + e] = o;
+            }
+          }
+        return r;
+      },
+      1e-4);
+}
+
+// A grid past the device's workgroup count is split into several dispatches, each with its own
+// u_group_base: all of them are replayed with their own values.
+TEST(Recording, SplitGrids) {
+  GLT_RNG(rng);
+  struct Limit {
+    Limit() { device().set_dispatch_limit(3); }
+    ~Limit() { device().set_dispatch_limit(0); }
+  } limit;
+  const std::int64_t n = 100003;  // 391 workgroups of 256: rows of 3, dispatches of 3 rows
+  check_replays(
+      rng, {{n}}, [](const std::vector<Tensor>& x) { return x[0] * 2.0 + 1.0; },
+      [&](const std::vector<std::vector<float>>& h) {
+        std::vector<double> r(n);
+        for (std::int64_t i = 0; i < n; ++i) r[i] = double(float(h[0][i] * 2.0f)) + 1.0;
+        return r;
+      },
+      1e-6);
+}
+
+// Between replays the same programs run with other uniforms (other sizes, other scalars): a
+// replay sets its own again.
+TEST(Recording, OtherWorkOnTheSameProgramsBetweenReplays) {
+  Device& dev = device();
+  Tensor x = full(dev, {1000}, 1.0), y;
+  Recording rec = Recording::capture(dev, [&] { y = x * 2.0 + 1.0; });
+  for (int r = 0; r < 3; ++r) {
+    // The same kernels (a vectorized form for sizes divisible by 4) with other scalars and sizes.
+    Tensor other = full(dev, {996}, 5.0) * 3.0 + 7.0, same_n = full(dev, {1000}, 1.0) * -4.0 + 0.5;
+    x.fill_(r);
+    rec.replay();
+    EXPECT_EQ(y.to_vector(), std::vector<float>(1000, 2.0f * r + 1.0f));
+    EXPECT_EQ(other.to_vector(), std::vector<float>(996, 22.0f));
+    EXPECT_EQ(same_n.to_vector(), std::vector<float>(1000, -3.5f));
+    Tensor after = y + 1.0;  // reads the replay's output: needs its barrier
+    EXPECT_EQ(after.to_vector(), std::vector<float>(1000, 2.0f * r + 2.0f));
+  }
+}
+
+// The caller drops its handles to the inputs: the recording keeps their buffers, which the pool
+// may not hand to anyone else.
+TEST(Recording, KeepsReleasedInputsAlive) {
+  Device& dev = device();
+  Tensor x = full(dev, {4096}, 3.0), y;
+  Recording rec = Recording::capture(dev, [&] { y = x * x; });
+  x = Tensor();
+  EXPECT_GE(rec.buffers(), 2u);
+  EXPECT_GE(rec.bytes(), 2u * 4096 * 4);
+  std::vector<Tensor> others;
+  for (int i = 0; i < 8; ++i) others.push_back(full(dev, {4096}, -1.0));  // would reuse x's buffer
+  rec.replay();
+  EXPECT_EQ(y.to_vector(), std::vector<float>(4096, 9.0f));
+  for (auto& o : others) EXPECT_EQ(o.to_vector(), std::vector<float>(4096, -1.0f));
+}
+
+// A value that changes per replay is read from a tensor: a token id for an embedding lookup, as a
+// decode step's position would be. An id out of range is reported after the replay.
+TEST(Recording, PerReplayValuesFromATensor) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const std::int64_t V = 50, D = 24;
+  const auto table = uniform(rng, V * D);
+  Tensor w = upload(table, {V, D});
+  Tensor id = Tensor::from_host(dev, std::vector<std::int32_t>{0}, {1}), y;
+  Recording rec = Recording::capture(dev, [&] { y = embedding(w, id) * 2.0; });
+  for (int t : {7, 49, 0, 23}) {
+    id.copy_(Tensor::from_host(dev, std::vector<std::int32_t>{t}, {1}));
+    rec.replay();
+    std::vector<double> ref(D);
+    for (std::int64_t d = 0; d < D; ++d) ref[d] = 2.0 * table[t * D + d];
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 0)) << "token " << t;
+  }
+  id.copy_(Tensor::from_host(dev, std::vector<std::int32_t>{V + 3}, {1}));
+  rec.replay();
+  EXPECT_THROW(y.to_vector(), IndexError);
+}
+
+// Intermediates that die during the capture give their buffers to later ones, as without a
+// capture: the recording holds about one run's peak, and replays stay right.
+TEST(Recording, ReusesBuffersOfDeadIntermediates) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const std::int64_t n = 1 << 18;  // 1 MiB of f32
+  const auto h = uniform(rng, n);
+  Tensor x = upload(h, {n}), y;
+  Recording rec = Recording::capture(dev, [&] {
+    Tensor t = x;
+    for (int i = 0; i < 20; ++i) t = t * 1.01 + 0.5;
+    y = t;
+  });
+  EXPECT_LE(rec.bytes(), 6u * n * 4) << "20 x 2 intermediates of 1 MiB each were kept apart";
+  // The dead intermediates' buffers stay the recording's: new tensors get others.
+  std::vector<Tensor> others;
+  for (int i = 0; i < 6; ++i) others.push_back(full(dev, {n}, -1.0));
+  for (int r = 0; r < 2; ++r) {
+    const auto h2 = uniform(rng, n);
+    x.copy_(upload(h2, {n}));
+    rec.replay();
+    std::vector<double> ref(n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      float v = h2[j];
+      for (int i = 0; i < 20; ++i) v = float(v * 1.01f) + 0.5f;
+      ref[j] = v;
+    }
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 1e-6));
+    for (auto& o : others) EXPECT_EQ(o.to_vector(), std::vector<float>(n, -1.0f));
+  }
+}
+
+// A decode step as issue 24 replays it: a token's projections appended to a K/V cache at a
+// position read from a tensor, attention of the token over the cache up to that position (a
+// mask computed on the GPU from the position), recorded once and replayed per token; token for
+// token equal to the same step run unrecorded, and to a float64 reference.
+TEST(Recording, DecodeStepWithAKvCache) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const std::int64_t D = 16, S = 12;
+  const auto wq = uniform(rng, D * D), wk = uniform(rng, D * D), wv = uniform(rng, D * D);
+  const Tensor Wq = upload(wq, {D, D}), Wk = upload(wk, {D, D}), Wv = upload(wv, {D, D});
+  struct Cache {
+    Tensor k, v;
+  };
+  auto step = [&](const Tensor& x, const Tensor& pos, Cache& c) {
+    const Tensor at = pos.reshape({1, 1}).expand({1, D});
+    c.k.copy_(scatter(c.k, 0, at, matmul(x, Wk)));
+    c.v.copy_(scatter(c.v, 0, at, matmul(x, Wv)));
+    AttentionOptions o;
+    o.attn_mask = le(arange(dev, S, DType::i32), pos).reshape({1, S});
+    return scaled_dot_product_attention(matmul(x, Wq), c.k, c.v, o);
+  };
+  std::vector<std::vector<float>> xs;
+  for (std::int64_t t = 0; t < S; ++t) xs.push_back(uniform(rng, D));
+  Cache rc{zeros(dev, {S, D}), zeros(dev, {S, D})}, ec{zeros(dev, {S, D}), zeros(dev, {S, D})};
+  Tensor x = upload(xs[0], {1, D}), pos = Tensor::from_host(dev, std::vector<std::int32_t>{0}, {1}), y;
+  Recording rec = Recording::capture(dev, [&] { y = step(x, pos, rc); });  // token 0 runs here
+  std::vector<std::vector<double>> K, V;
+  for (std::int64_t t = 0; t < S; ++t) {
+    SCOPED_TRACE("token " + std::to_string(t));
+    const Tensor xt = upload(xs[t], {1, D});
+    const Tensor pt = Tensor::from_host(dev, std::vector<std::int32_t>{static_cast<std::int32_t>(t)}, {1});
+    if (t > 0) {
+      x.copy_(xt);
+      pos.copy_(pt);
+      rec.replay();
+    }
+    const auto eager = step(xt, pt, ec).to_vector();
+    const auto got = y.to_vector();
+    EXPECT_TRUE(close(got, to_double(eager), 0, 0)) << "replay differs from the unrecorded step";
+    auto proj = [&](const std::vector<float>& w) {
+      std::vector<double> r(D);
+      for (std::int64_t j = 0; j < D; ++j)
+        for (std::int64_t i = 0; i < D; ++i) r[j] += double(xs[t][i]) * w[i * D + j];
+      return r;
+    };
+    const auto q = proj(wq);
+    K.push_back(proj(wk));
+    V.push_back(proj(wv));
+    std::vector<double> s(t + 1), ref(D);
+    double mx = -INFINITY, sum = 0;
+    for (std::int64_t j = 0; j <= t; ++j) {
+      for (std::int64_t e = 0; e < D; ++e) s[j] += q[e] * K[j][e] / std::sqrt(double(D));
+      mx = std::max(mx, s[j]);
+    }
+    for (auto& v : s) sum += (v = std::exp(v - mx));
+    for (std::int64_t j = 0; j <= t; ++j)
+      for (std::int64_t e = 0; e < D; ++e) ref[e] += s[j] / sum * V[j][e];
+    EXPECT_TRUE(close(got, ref, 1e-4, 1e-4));
+  }
+}
+
+TEST(Recording, RefusesWhatCannotReplay) {
+  Device& dev = device();
+  Tensor x = full(dev, {100}, 2.0), y;
+  // A read-back inside the capture.
+  EXPECT_THROW(Recording::capture(dev, [&] { (void)(x * 2.0).to_vector(); }), CaptureError);
+  EXPECT_THROW(Recording::capture(dev, [&] { (void)sum(x).item(); }), CaptureError);
+  EXPECT_THROW(Recording::capture(dev, [&] { auto r = (x + 1.0).to_host_async(); }), CaptureError);
+  // A capture inside a capture, a replay inside a capture.
+  Recording inner = Recording::capture(dev, [&] { y = x + 1.0; });
+  EXPECT_THROW(Recording::capture(dev, [&] { Recording::capture(dev, [&] { y = x + 1.0; }); }), CaptureError);
+  EXPECT_THROW(Recording::capture(dev, [&] { inner.replay(); }), CaptureError);
+  // A host upload into a buffer that a captured dispatch used.
+  EXPECT_THROW(Recording::capture(dev,
+                                  [&] {
+                                    Tensor z = x * 3.0;
+                                    const std::vector<float> h(100, 1.0f);
+                                    z.impl()->storage->upload(h.data(), 400);
+                                  }),
+               CaptureError);
+  // A tensor made inside, untouched by the capture's dispatches and alive after it, in a buffer
+  // that a dead intermediate of the capture used: the replays would overwrite it.
+  Tensor escaped;
+  EXPECT_THROW(Recording::capture(dev,
+                                  [&] {
+                                    { Tensor t = x * 5.0; }
+                                    escaped = Tensor::empty(dev, {100});
+                                  }),
+               CaptureError);
+  // The work's own errors pass through; the device stays usable and can capture again.
+  EXPECT_THROW(Recording::capture(dev, [&] { y = x + full(dev, {3}, 1.0); }), ShapeError);
+  Tensor z;
+  Recording ok = Recording::capture(dev, [&] { z = x * 4.0; });
+  ok.replay();
+  EXPECT_EQ(z.to_vector(), std::vector<float>(100, 8.0f));
+  inner.replay();
+  EXPECT_EQ(y.to_vector(), std::vector<float>(100, 3.0f));
+  Recording empty;
+  EXPECT_TRUE(empty.empty());
+  empty.replay();
+}
