@@ -30,6 +30,19 @@
 //   (taps outside the image are skipped: ONNX pads with the zero point), ACCUM adds to y (split C).
 //   Operands: 0 = y (int32), 1 = x, 2 = w, 3 = zx, 4 = zw (int32).
 
+// a / b rounded to nearest as IEEE division is (ONNX's reference: numpy float32). GPUs divide
+// approximately (NVIDIA's GLSL division is within ~2 ulp), which moves exact halves such as
+// 25.5 off the tie that roundEven decides (the H100 gave 25 for 26 in DynamicQuantizeLinear's
+// node test): one Newton correction with the exact residual (fma) gives the correctly rounded
+// quotient. Infinite and NaN quotients pass unchanged. GLSL ES 3.10 has no fma: plain division.
+float div_rn(float a, float b) {
+  float q = a / b;
+#if !defined(GL_ES) || __VERSION__ >= 320
+  if (abs(q) <= 3.4028234e38) q += fma(-q, b, a) / b;
+#endif
+  return q;
+}
+
 #if defined(QUANTIZE) || defined(REQUANT) || defined(DEQUANTIZE)
 layout(local_size_x = LOCAL_X) in;
 uniform uint u_count;
@@ -66,7 +79,7 @@ int quantize_one(uint e) {
   uint p = param_index(e, c);
   float z = float(load3(u_zs * p));
 #ifdef QUANTIZE
-  float v = float(load1(e)) / float(load2(p));
+  float v = div_rn(float(load1(e)), float(load2(p)));
 #else
   int acc = int(load1(e));
 #ifdef HAS_BIAS
@@ -95,8 +108,8 @@ void main() {
 layout(local_size_x = LOCAL_X) in;
 void main() {
   float lo = min(float(load2(0u)), 0.0), hi = max(float(load3(0u)), 0.0);
-  float scale = (hi - lo) / 255.0;
-  float zp = scale > 0.0 ? clamp(roundEven(-lo / scale), 0.0, 255.0) : 0.0;
+  float scale = div_rn(hi - lo, 255.0);
+  float zp = scale > 0.0 ? clamp(roundEven(div_rn(-lo, scale)), 0.0, 255.0) : 0.0;
   store0(0u, scale);
   store1(0u, int(zp));
 }
