@@ -91,9 +91,7 @@ void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std:
   static const char* terms[] = {"term_x", "term_abs", "term_square"};
   static const char* posts[] = {"post_none", "post_mean", "post_sqrt"};
   std::string h = std::string("#define TERM ") + terms[f] + "\n#define POST " + posts[post] + "\n";
-  if (sg)
-    h += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
-         "#define SUBGROUP 1\n";
+  if (sg) h += subgroup_glsl(SubgroupFeature::arithmetic);
   h += operand_glsl(0, out.dtype(), CT::f32, true);
   if (quads) {
     h += "#define QUADS 1\n";
@@ -482,10 +480,7 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
   const bool row_quads =
       r.L % 4 == 0 && nq <= 8 && quad_rows(x, r.kin, r.in_step) && quad_rows(out, r.kout, r.out_step);
   if (row_quads) {
-    if (dev.subgroup_arithmetic())
-      h = "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
-          "#define SUBGROUP 1\n" +
-          h;
+    if (dev.subgroup_arithmetic()) h = subgroup_glsl(SubgroupFeature::arithmetic) + h;
     h += "#define ROW_QUADS 1\n#define NQ " + std::to_string(nq) + "u\n" +
          operand_glsl_vec4(0, DType::f32, CT::f32, true) + operand_glsl_vec4(1, DType::f32, CT::f32, false);
   } else {

@@ -363,6 +363,7 @@ std::string DeviceImpl::f16_extension_glsl() const {
 }
 
 bool DeviceImpl::subgroup_arithmetic() const { return subgroup_features(GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR); }
+bool DeviceImpl::subgroup_shuffle() const { return subgroup_features(GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR); }
 
 }  // namespace detail
 
