@@ -334,8 +334,9 @@ bool DeviceImpl::subgroup_features(std::uint32_t need) const {
 }
 
 Precision default_precision() {
-  const std::string& p = settings().precision;
-  return p == "f16" || p == "f16-force" || p == "f16-emulate" ? Precision::f16_allowed : Precision::f32;
+  using P = PrecisionSetting;
+  const P p = settings().precision;
+  return p == P::f16 || p == P::f16_force || p == P::f16_emulate ? Precision::f16_allowed : Precision::f32;
 }
 
 // The f16 kernels are off on every device for now: on the H100 (2026-11-24, docs/precision.md)
@@ -346,13 +347,13 @@ Precision default_precision() {
 // flushes) on any device with f32 types standing in for the f16 ones (f16_extension_glsl): a
 // check of everything but the f16 rounding itself, on llvmpipe.
 bool DeviceImpl::fp16_arithmetic() const {
-  return settings().precision == "f16-force" || settings().precision == "f16-emulate";
+  return settings().precision == PrecisionSetting::f16_force || settings().precision == PrecisionSetting::f16_emulate;
 }
 
 bool DeviceImpl::f16_math() const { return precision == Precision::f16_allowed && fp16_arithmetic(); }
 
 std::string DeviceImpl::f16_extension_glsl() const {
-  if (settings().precision == "f16-emulate")
+  if (settings().precision == PrecisionSetting::f16_emulate)
     return "#define float16_t float\n#define f16vec2 vec2\n#define f16vec4 vec4\n"
            "#define packFloat2x16 packHalf2x16\n#define unpackFloat2x16 unpackHalf2x16\n";
   // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension.

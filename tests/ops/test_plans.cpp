@@ -1,16 +1,19 @@
 // Kernel planning as pure functions, without a GPU: plan_matmul's kernel, variants, split-K and
 // loop lengths for given shapes, device traits and settings; the fused attention tiling; the
-// direct conv kernel's layout.
+// direct conv kernel's layout; softmax's form; the settings' parsing (conv2d's and pooling's
+// plans: tests/nn/test_nn_plans.cpp).
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
 #include <vector>
 
+#include "gltensor/errors.hpp"
 #include "nn/attention_plan.hpp"
 #include "nn/conv_direct_plan.hpp"
 #include "ops/elementwise_plan.hpp"
 #include "ops/matmul_plan.hpp"
+#include "ops/softmax_plan.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -45,25 +48,25 @@ TEST(PlanMatmul, KernelChoice) {
 
 TEST(PlanMatmul, ForcedVariants) {
   Settings s;
-  s.matmul_kernel = "vec4su";
+  s.matmul_kernel = MatmulKernelSetting::vec4su;
   MatmulPlan p = plan_matmul(problem(128, 256, 64), kGpu, s);  // 4 tiles, forced
   EXPECT_EQ(p.kernel, MatmulPlan::Kernel::vec4);
   EXPECT_EQ(p.variant, 3);
   EXPECT_EQ(p.local_x, 256u);
   EXPECT_FALSE(p.tune);
-  s.matmul_kernel = "vec4s";
+  s.matmul_kernel = MatmulKernelSetting::vec4s;
   EXPECT_EQ(plan_matmul(problem(128, 256, 72), kGpu, s).variant, 0) << "K = 72 does not split into 16-K tiles";
-  s.matmul_kernel = "tile128";
+  s.matmul_kernel = MatmulKernelSetting::tile128;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::tile128);
-  s.matmul_kernel = "vec4";
+  s.matmul_kernel = MatmulKernelSetting::vec4;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64)
       << "the quad-load kernel only where it applies";
   // The scalar tiles or the quad-load kernel on llvmpipe, and REG on a GPU, when forced.
-  s.matmul_kernel = "tile64";
+  s.matmul_kernel = MatmulKernelSetting::tile64;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kLlvmpipe, s).kernel, MatmulPlan::Kernel::tile64);
-  s.matmul_kernel = "vec4";
+  s.matmul_kernel = MatmulKernelSetting::vec4;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kLlvmpipe, s).kernel, MatmulPlan::Kernel::vec4);
-  s.matmul_kernel = "reg";
+  s.matmul_kernel = MatmulKernelSetting::reg;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::reg);
 }
 
@@ -129,10 +132,10 @@ TEST(PlanMatmul, RegisterBlocks) {
 TEST(PlanMatmul, SplitKForTheLoopLimit) {
   // Forced tile64 (REG, llvmpipe's default, loops K / 4 times: it splits only the longest K).
   Settings s;
-  s.matmul_kernel = "tile64";
+  s.matmul_kernel = MatmulKernelSetting::tile64;
   for (std::int64_t K : {50000, 93312, 65535 * 4 + 7}) {
     for (bool quads : {false, true}) {
-      if (K == 65535 * 4 + 7) s.matmul_kernel.clear();
+      if (K == 65535 * 4 + 7) s.matmul_kernel = MatmulKernelSetting::choose;
       const MatmulPlan p = plan_matmul(problem(64, 288, K, quads), kLlvmpipe, s);
       EXPECT_GT(p.splits, 1) << K;
       EXPECT_EQ(p.kchunk % 16, 0) << K;
@@ -403,9 +406,9 @@ TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
   p.C = 28;  // 8 x 28 x 9 = 2016 floats
   EXPECT_TRUE(plan_conv_direct(p, kGpu, s).shared_weights);
   EXPECT_EQ(plan_conv_direct(p, kGpu, s).loop_iterations % 2u, 0u) << "8 staging iterations, then 2 positions";
-  s.conv_direct = "lanes";
+  s.conv_direct = ConvDirectSetting::lanes;
   EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::lanes);
-  s.conv_direct = "rows";
+  s.conv_direct = ConvDirectSetting::rows;
   EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::rows);
 }
 
@@ -504,4 +507,62 @@ TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
     a.alpha = alpha;
     EXPECT_EQ(plan_elementwise(a).f16_fn, "") << alpha;
   }
+}
+
+// softmax.comp: workgroups of 256 for rows of 256 and more (64 below), the row in registers as
+// quads where it is f32, aligned and at most 8 quads per invocation; past the loop limit the
+// split path through logsumexp.
+TEST(PlanSoftmax, FormAndLoops) {
+  SoftmaxProblem p;
+  p.L = 1000, p.kept_dims = 1, p.quad_rows = true, p.loop_limit = 65535;
+  SoftmaxPlan plan = plan_softmax(p);
+  EXPECT_EQ(plan.path, SoftmaxPlan::Path::kernel);
+  EXPECT_EQ(plan.local, 256u);
+  EXPECT_TRUE(plan.row_quads);
+  EXPECT_EQ(plan.nq, 1);
+  EXPECT_FALSE(plan.subgroup);
+  EXPECT_EQ(plan.loop_iterations, 1u + 2u * 4u + 24u);  // KD, two passes of ceil(1000 / 256), the tree
+  p.subgroup_arithmetic = true;
+  EXPECT_TRUE(plan_softmax(p).subgroup);
+  p.L = 1002;  // not whole quads
+  EXPECT_FALSE(plan_softmax(p).row_quads);
+  EXPECT_FALSE(plan_softmax(p).subgroup) << "subgroups only in the ROW_QUADS form";
+  p.L = 8192;  // 8 quads per invocation
+  EXPECT_TRUE(plan_softmax(p).row_quads);
+  EXPECT_EQ(plan_softmax(p).nq, 8);
+  p.L = 8196;
+  EXPECT_FALSE(plan_softmax(p).row_quads);
+  p.L = 100, p.kept_dims = 3;
+  plan = plan_softmax(p);
+  EXPECT_EQ(plan.local, 64u);
+  EXPECT_EQ(plan.loop_iterations, 3u + 2u * 2u + 24u);
+  p.quad_rows = false;
+  EXPECT_FALSE(plan_softmax(p).row_quads);
+  // 1 + 2 ceil(L / 256) + 24 <= 65535: rows up to 32755 * 256 in the kernel.
+  p.kept_dims = 1, p.L = 32755 * 256;
+  EXPECT_EQ(plan_softmax(p).path, SoftmaxPlan::Path::kernel);
+  EXPECT_EQ(plan_softmax(p).loop_iterations, 65535u);
+  p.L += 1;
+  EXPECT_EQ(plan_softmax(p).path, SoftmaxPlan::Path::logsumexp);
+  p.loop_limit = 0;
+  EXPECT_EQ(plan_softmax(p).path, SoftmaxPlan::Path::kernel) << "no loop limit";
+}
+
+// The GLTENSOR_* kernel settings are parsed once into enums; a value outside the list throws
+// naming the variable.
+TEST(Settings, ParsedIntoEnums) {
+  EXPECT_EQ(parse_matmul_kernel(""), MatmulKernelSetting::choose);
+  EXPECT_EQ(parse_matmul_kernel("vec4su"), MatmulKernelSetting::vec4su);
+  EXPECT_EQ(parse_matmul_kernel("gpu"), MatmulKernelSetting::gpu);
+  EXPECT_EQ(parse_conv("im2col"), ConvSetting::im2col);
+  EXPECT_EQ(parse_conv_direct("lanes"), ConvDirectSetting::lanes);
+  EXPECT_EQ(parse_precision("f16-emulate"), PrecisionSetting::f16_emulate);
+  EXPECT_EQ(parse_precision("f32"), PrecisionSetting::f32);
+  try {
+    parse_matmul_kernel("vec5");
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("GLTENSOR_MATMUL_KERNEL=\"vec5\""), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_conv("Direct"), ValueError);
 }
