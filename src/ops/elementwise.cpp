@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "ops/elementwise_plan.hpp"
 #include "runtime/error_flags.hpp"
@@ -22,12 +21,12 @@ struct ElementwiseParams {
     u.u32s("u_shape", shape);
     u.u32s("u_strides", strides);
     u.u32s("u_offset", offsets);
-    if (std::strcmp(e.kernel, "unary.comp") == 0) {
+    if (e.kernel == ElementwiseKernel::unary) {
       u.f32("u_p0", e.p0);
       u.f32("u_p1", e.p1);
       u.i32("u_i0", e.i0);
       u.u32s("u_words", e.words);
-    } else if (std::strcmp(e.kernel, "binary.comp") == 0) {
+    } else if (e.kernel == ElementwiseKernel::binary) {
       u.f32("u_alpha", e.alpha);
       if (e.scalar) {
         const double s = *e.scalar;
@@ -43,6 +42,10 @@ struct ElementwiseParams {
 };
 
 }  // namespace
+
+const char* kernel_file(ElementwiseKernel k) {
+  return k == ElementwiseKernel::unary ? "unary.comp" : k == ElementwiseKernel::binary ? "binary.comp" : "ternary.comp";
+}
 
 void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs) {
   DeviceImpl& dev = dev_of(out);
@@ -73,7 +76,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
 
   const DType od = out.dtype();
   ElementwiseProblem problem;
-  problem.kernel = e.kernel, problem.fn = e.fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
+  problem.f16_fn = e.f16_fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
   problem.f16_math = dev.f16_math(), problem.contig = contig, problem.out_contiguous = out.is_contiguous();
   problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha;
   for (int j = 0; j < nops; ++j) problem.operands.push_back({ops[j]->dtype(), ops[j]->offset()});
@@ -82,7 +85,8 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   const std::string& f16_fn = plan.f16_fn;
 
   // Short key first: the GLSL header is only built when the program is not cached yet.
-  std::string key = e.kernel;
+  const char* file = kernel_file(e.kernel);
+  std::string key = file;
   key += '|';
   key += e.fn;
   key +=
@@ -93,7 +97,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   key += f16v ? "h" : "";
   key += static_cast<char>('0' + static_cast<int>(od));
   for (int j = 1; j < nops; ++j) key += static_cast<char>('0' + static_cast<int>(ops[j]->dtype()));
-  launch.program_keyed(key, e.kernel,
+  launch.program_keyed(key, file,
                        [&] {
                          std::string h = "#define NOPS " + std::to_string(nops) + "\n#define NDIM " +
                                          std::to_string(ndim) + "\n#define OP " + e.fn + "\n";

@@ -11,10 +11,16 @@
 
 namespace gltensor::detail {
 
+/// The strided elementwise kernel families.
+enum class ElementwiseKernel { unary, binary, ternary };
+/// Its GLSL file: unary.comp, binary.comp or ternary.comp (glsl/ops).
+const char* kernel_file(ElementwiseKernel k);
+
 struct Elementwise {
-  const char* op = "";           // public op name, for errors
-  const char* kernel = "";       // glsl file
+  const char* op = "";  // public op name, for errors
+  ElementwiseKernel kernel = ElementwiseKernel::unary;
   std::string fn;                // GLSL function, e.g. "op_exp"
+  std::string f16_fn;            // its f16 form from the op's table row ("op16_add"; "" none)
   CT in_ct = CT::f32;            // compute type of the inputs (and scalar)
   float p0 = 0, p1 = 0;          // u_p0, u_p1
   int i0 = 0;                    // u_i0

@@ -415,10 +415,10 @@ TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
 // Elementwise (docs/precision.md): the f16 form only where every operand, the output included,
 // is an f16 tensor, contiguous, at an even offset, with an even count, on a device with f16 math.
 namespace {
-ElementwiseProblem ew(const char* kernel, const char* fn, std::vector<ElementwiseOperand> ops, std::int64_t n,
-                      bool f16_math = true) {
+// An op whose table row gives the f16 form `f16_fn` ("" none).
+ElementwiseProblem ew(const char* f16_fn, std::vector<ElementwiseOperand> ops, std::int64_t n, bool f16_math = true) {
   ElementwiseProblem p;
-  p.kernel = kernel, p.fn = fn, p.f16_math = f16_math, p.contig = true, p.out_contiguous = true, p.numel = n;
+  p.f16_fn = f16_fn, p.f16_math = f16_math, p.contig = true, p.out_contiguous = true, p.numel = n;
   p.operands = std::move(ops);
   return p;
 }
@@ -426,41 +426,41 @@ const ElementwiseOperand kH{DType::f16, 0};
 }  // namespace
 
 TEST(PlanElementwise, F16FormOnlyForAllF16Operands) {
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH, kH}, 100)).f16_fn, "op16_mul");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add_alpha", {kH, kH, kH}, 100)).f16_fn, "op16_add_alpha");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {kH, kH}, 100)).f16_fn, "op16_relu");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH}, 100)).f16_fn, "op16_mul") << "tensor * scalar";
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH, kH}, 100)).f16_fn, "op16_mul");
+  EXPECT_EQ(plan_elementwise(ew("op16_add_alpha", {kH, kH, kH}, 100)).f16_fn, "op16_add_alpha");
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {kH, kH}, 100)).f16_fn, "op16_relu");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH}, 100)).f16_fn, "op16_mul") << "tensor * scalar";
   // Mixed dtypes (BinaryOps.MixedDtypesPromote): f16 + i32 -> f16, f16 + bf16 -> f32, an f32
   // input or output: f32 math.
   const ElementwiseOperand i32{DType::i32, 0}, bf{DType::bf16, 0}, f32{DType::f32, 0};
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, kH, i32}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, i32, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {f32, kH, bf}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {f32, kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, kH, f32}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, bf, bf}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {f32, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {bf, bf}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, kH, i32}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, i32, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {f32, kH, bf}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {f32, kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, kH, f32}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, bf, bf}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {f32, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {bf, bf}, 100)).f16_fn, "");
   // Odd counts, odd offsets, strided operands, ops without an f16 form, integer compute, error
   // flags, no f16 math: the f32 form.
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH, kH}, 99)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, {DType::f16, 1}, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {{DType::f16, 3}, kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {{DType::f16, 2}, kH, {DType::f16, 4}}, 100)).f16_fn,
-            "op16_mul");
-  ElementwiseProblem strided = ew("binary.comp", "op_mul", {kH, kH, kH}, 100);
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH, kH}, 99)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, {DType::f16, 1}, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {{DType::f16, 3}, kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {{DType::f16, 2}, kH, {DType::f16, 4}}, 100)).f16_fn, "op16_mul");
+  ElementwiseProblem strided = ew("op16_mul", {kH, kH, kH}, 100);
   strided.contig = false;
   EXPECT_EQ(plan_elementwise(strided).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_pow", {kH, kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_exp", {kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("ternary.comp", "op_where", {kH, kH, kH, kH}, 100)).f16_fn, "");
-  ElementwiseProblem ints = ew("binary.comp", "op_add", {kH, kH, kH}, 100);
+  // Ops whose row has no f16 form (pow, exp, where).
+  EXPECT_EQ(plan_elementwise(ew("", {kH, kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("", {kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("", {kH, kH, kH, kH}, 100)).f16_fn, "");
+  ElementwiseProblem ints = ew("op16_add", {kH, kH, kH}, 100);
   ints.in_ct = CT::i32;
   EXPECT_EQ(plan_elementwise(ints).f16_fn, "");
-  ElementwiseProblem flagged = ew("binary.comp", "op_add", {kH, kH, kH}, 100);
+  ElementwiseProblem flagged = ew("op16_add", {kH, kH, kH}, 100);
   flagged.error_flag = true;
   EXPECT_EQ(plan_elementwise(flagged).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH, kH}, 100, false)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH, kH}, 100, false)).f16_fn, "");
 }
 
 // The f16 form's grid is one invocation per word of the output (numel / 2), not halved again by
@@ -468,19 +468,19 @@ TEST(PlanElementwise, F16FormOnlyForAllF16Operands) {
 // written; 4098 elements: 2049, not 1025).
 TEST(PlanElementwise, F16FormCoversEveryWord) {
   for (std::int64_t n : {2, 100, 4096, 4098, 8192, 1 << 20}) {
-    const ElementwisePlan p = plan_elementwise(ew("unary.comp", "op_relu", {kH, kH}, n));
+    const ElementwisePlan p = plan_elementwise(ew("op16_relu", {kH, kH}, n));
     EXPECT_EQ(p.f16_fn, "op16_relu");
     EXPECT_EQ(p.invocations, static_cast<std::uint64_t>(n / 2)) << n;
-    const ElementwisePlan off = plan_elementwise(ew("binary.comp", "op_add", {{DType::f16, 6}, kH, kH}, n));
+    const ElementwisePlan off = plan_elementwise(ew("op16_add", {{DType::f16, 6}, kH, kH}, n));
     EXPECT_EQ(off.invocations, static_cast<std::uint64_t>(n / 2)) << n << " at offset 6";
   }
   // Without f16 math: OUT_WORDS, one invocation per output word the view touches.
-  const ElementwisePlan w = plan_elementwise(ew("unary.comp", "op_relu", {kH, kH}, 100, false));
+  const ElementwisePlan w = plan_elementwise(ew("op16_relu", {kH, kH}, 100, false));
   EXPECT_TRUE(w.words);
   EXPECT_EQ(w.invocations, 50u);
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {{DType::f16, 1}, kH}, 100, false)).invocations, 51u);
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {{DType::f16, 1}, kH}, 100, false)).invocations, 51u);
   // f32: quads.
-  const ElementwisePlan q = plan_elementwise(ew("unary.comp", "op_relu", {{DType::f32, 0}, {DType::f32, 0}}, 100));
+  const ElementwisePlan q = plan_elementwise(ew("op16_relu", {{DType::f32, 0}, {DType::f32, 0}}, 100));
   EXPECT_TRUE(q.vec4);
   EXPECT_EQ(q.f16_fn, "");
   EXPECT_EQ(q.invocations, 25u);
@@ -489,7 +489,7 @@ TEST(PlanElementwise, F16FormCoversEveryWord) {
 // Scalars and alpha are values of another dtype: the f16 form rounds them to f16, so it is
 // chosen only where that rounding is exact (and alpha * b exact: alpha a power of two).
 TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
-  ElementwiseProblem p = ew("binary.comp", "op_mul", {kH, kH}, 100);
+  ElementwiseProblem p = ew("op16_mul", {kH, kH}, 100);
   for (double v : {3.0, -0.5, 1024.0, 0.0, 65504.0, 0.099975585937500}) {
     p.scalar = v;
     EXPECT_EQ(plan_elementwise(p).f16_fn, "op16_mul") << v;
@@ -498,7 +498,7 @@ TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
     p.scalar = v;
     EXPECT_EQ(plan_elementwise(p).f16_fn, "") << v;
   }
-  ElementwiseProblem a = ew("binary.comp", "op_add_alpha", {kH, kH, kH}, 100);
+  ElementwiseProblem a = ew("op16_add_alpha", {kH, kH, kH}, 100);
   for (double alpha : {2.0, -1.0, 0.5, -0.25}) {
     a.alpha = alpha;
     EXPECT_EQ(plan_elementwise(a).f16_fn, "op16_add_alpha") << alpha;
