@@ -61,12 +61,9 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
   // QUADS: four positions per invocation and one 128-bit store where a plane's positions come in
   // whole quads.
   const std::int64_t per = (g.OH * g.OW) % 4 == 0 ? 4 : 1;
-  std::string h = "#define IM2COL 1\n" +
-                  (per == 4 ? "#define QUADS 1\n" + operand_glsl_vec4(0, DType::f32, CT::f32, true)
-                            : operand_glsl(0, DType::f32, CT::f32, true)) +
-                  operand_glsl(1, img.dtype(), CT::f32, false);
+  const ConvVariant v{true, per == 4, img.dtype()};
   // Grid: positions of one image along x, images along y, rows of colsT along z.
-  launch.program("conv.comp", h, {256}).write(cols).read(img).params(ConvParams{g, &img}).loop_iterations(4);
+  launch.program(v.kFile, v.defines(), {256}).write(cols).read(img).params(ConvParams{g, &img}).loop_iterations(4);
   launch.groups(static_cast<std::uint64_t>((g.OH * g.OW / per + 255) / 256), static_cast<std::uint64_t>(g.N),
                 static_cast<std::uint64_t>(g.C * g.KH * g.KW));
   return cols;
@@ -78,9 +75,9 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   Launch launch(dev, "conv2d");
   Tensor img = alloc(dev, {g.N, g.C, g.H, g.W}, DType::f32, "conv2d");
   if (img.numel() == 0) return img;
-  std::string h = operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, cols.dtype(), CT::f32, false);
+  const ConvVariant v{false, false, cols.dtype()};
   // Loops: kernel rows, and kernel columns in each.
-  launch.program("conv.comp", h, {256}).write(img).read(cols).params(ConvParams{g, nullptr, &cols, img.numel()});
+  launch.program(v.kFile, v.defines(), {256}).write(img).read(cols).params(ConvParams{g, nullptr, &cols, img.numel()});
   launch.loop_iterations(static_cast<std::uint64_t>(g.KH * (g.KW + 1)))
       .invocations(static_cast<std::uint64_t>(img.numel()));
   return img;
@@ -163,21 +160,10 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
   if (out.numel() == 0) return out;
-  const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
-  std::string h = "#define PX " + std::to_string(plan.px) + "\n#define CG " + std::to_string(g.C) + "\n#define KH " +
-                  std::to_string(g.KH) + "\n#define KW " + std::to_string(g.KW) + "\n#define OPI " +
-                  std::to_string(plan.opi) + "\n";
-  if (lanes) h += "#define LANES 1\n" + std::string(plan.shared_weights ? "#define W_SHARED 1\n" : "");
-  if (plan.rowseg)
-    h += "#define ROWSEG 1\n#define DW " + std::to_string(g.o.dilation[1]) + "\n#define SEGLEN " +
-         std::to_string(plan.seglen) + "\n";
-  if (plan.x_rows_contiguous) h += "#define X_CONTIG 1\n";
-  if (bias.defined()) h += "#define HAS_BIAS 1\n";
-  if (itemsize(odt) == 2) h += "#define OUT16 1\n";
-  h += operand_glsl(0, odt, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false) +
-       operand_glsl(2, w.dtype(), CT::f32, false) +
-       (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
-  launch.program("conv_direct.comp", h, {plan.local_x}).write(out).read(x).read(w);
+  ConvDirectVariant v;
+  v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
+  v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
+  launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
   launch.params(DirectParams{g, O, Og, x, w, bias})
       .loop_iterations(plan.loop_iterations)

@@ -84,4 +84,64 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   return plan;
 }
 
+Defines ConvDirectVariant::defines() const {
+  Defines d;
+  d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
+  const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
+  d.flag("LANES", lanes).flag("W_SHARED", lanes && plan.shared_weights);
+  if (plan.rowseg) d.flag("ROWSEG").value("DW", dw).value("SEGLEN", plan.seglen);
+  d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias).flag("OUT16", itemsize(out) == 2);
+  d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
+  if (bias) d.operand(3, b, CT::f32, false);
+  return d;
+}
+
+std::vector<ConvDirectVariant> ConvDirectVariant::space() {
+  std::vector<ConvDirectVariant> out;
+  for (bool lanes : {false, true})
+    for (bool shared : {false, true})
+      for (bool rowseg : {false, true})
+        for (bool contig : {false, true})
+          for (bool bias : {false, true}) {
+            if ((shared && !lanes) || (rowseg && lanes)) continue;
+            ConvDirectVariant v;
+            v.plan.layout = lanes ? ConvDirectPlan::Layout::lanes : ConvDirectPlan::Layout::rows;
+            v.plan.shared_weights = shared, v.plan.rowseg = rowseg, v.plan.x_rows_contiguous = contig;
+            v.plan.opi = 3, v.plan.px = lanes ? 4 : 16, v.cg = 3, v.kh = v.kw = 3, v.bias = bias;
+            if (rowseg) v.dw = 2, v.plan.seglen = v.plan.px + (v.kw - 1) * v.dw;
+            out.push_back(v);
+          }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    ConvDirectVariant v;
+    v.out = v.x = v.w = v.b = dt, v.bias = true, v.plan.opi = 8, v.plan.px = 4, v.cg = 1, v.kh = 5, v.kw = 1;
+    out.push_back(v);
+  }
+  ConvDirectVariant ints;  // an integer image: f32 results
+  ints.x = DType::u8;
+  out.push_back(ints);
+  return out;
+}
+
+Defines ConvVariant::defines() const {
+  Defines d;
+  if (im2col) {
+    d.flag("IM2COL").flag("QUADS", quads);
+    quads ? d.operand_vec4(0, DType::f32, CT::f32, true) : d.operand(0, DType::f32, CT::f32, true);
+  } else {
+    d.operand(0, DType::f32, CT::f32, true);
+  }
+  d.operand(1, in, CT::f32, false);
+  return d;
+}
+
+std::vector<ConvVariant> ConvVariant::space() {
+  std::vector<ConvVariant> out;
+  for (DType dt : {DType::f32, DType::f16, DType::bf16, DType::u8}) {
+    out.push_back({true, false, dt});
+    out.push_back({true, true, dt});
+    out.push_back({false, false, dt});
+  }
+  return out;
+}
+
 }  // namespace gltensor::detail

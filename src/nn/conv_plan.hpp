@@ -11,6 +11,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "nn/conv_direct_plan.hpp"
 #include "runtime/settings.hpp"
+#include "runtime/variant.hpp"
 
 namespace gltensor::detail {
 
@@ -83,5 +84,26 @@ struct Conv2dPlan {
 
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
+
+/// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
+/// blocking, the filter's size, the operands' dtypes.
+struct ConvDirectVariant {
+  static constexpr const char* kFile = "conv_direct.comp";
+  ConvDirectPlan plan;                          ///< PX, OPI, LANES, W_SHARED, ROWSEG (SEGLEN), X_CONTIG
+  std::int64_t cg = 1, kh = 1, kw = 1, dw = 1;  ///< CG, KH, KW; DW (ROWSEG: the dilation along rows)
+  bool bias = false;                            ///< HAS_BIAS (operand 3)
+  DType out = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;
+  Defines defines() const;
+  static std::vector<ConvDirectVariant> space();
+};
+
+/// The Variant of glsl/nn/conv.comp: im2col (IM2COL; QUADS: four positions a store) or col2im.
+struct ConvVariant {
+  static constexpr const char* kFile = "conv.comp";
+  bool im2col = true, quads = false;
+  DType in = DType::f32;  ///< the image (im2col) or the columns (col2im)
+  Defines defines() const;
+  static std::vector<ConvVariant> space();
+};
 
 }  // namespace gltensor::detail

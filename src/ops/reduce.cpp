@@ -8,6 +8,7 @@
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
+#include "ops/reduce_variants.hpp"
 #include "ops/softmax_plan.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -20,11 +21,7 @@ namespace {
 
 enum Red { kSum = 0, kProd, kMax, kMin, kArgmax, kArgmin, kVar, kLse, kL1, kL2, kAll, kAny };
 // reduce.comp's names for them (`#define RED red_...`).
-const char* red_glsl(Red r) {
-  static const char* names[] = {"red_sum", "red_prod",      "red_max", "red_min", "red_argmax", "red_argmin",
-                                "red_var", "red_logsumexp", "red_l1",  "red_l2",  "red_all",    "red_any"};
-  return names[r];
-}
+const char* red_glsl(Red r) { return kReduceFunctions[r]; }
 
 std::vector<bool> reduced_mask(const char* op, const Tensor& x, const Dims& dims) {
   std::vector<bool> red(static_cast<std::size_t>(x.dim()), dims.empty());
@@ -91,18 +88,11 @@ void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std:
   const bool sg = dev.subgroup_arithmetic();
   static const char* terms[] = {"term_x", "term_abs", "term_square"};
   static const char* posts[] = {"post_none", "post_mean", "post_sqrt"};
-  std::string h = std::string("#define TERM ") + terms[f] + "\n#define POST " + posts[post] + "\n";
-  if (sg) h += subgroup_glsl(SubgroupFeature::arithmetic);
-  h += operand_glsl(0, out.dtype(), CT::f32, true);
-  if (quads) {
-    h += "#define QUADS 1\n";
-    h += operand_glsl_vec4(1, in.dtype(), CT::f32, false);
-  } else {
-    h += operand_glsl(1, in.dtype(), CT::f32, false);
-  }
+  ReduceRowsVariant v;
+  v.term = terms[f], v.post = posts[post], v.subgroup = sg, v.quads = quads, v.out = out.dtype(), v.in = in.dtype();
   const std::uint32_t local = reduce_rows_local(R, chunk);
   Launch launch(dev, "reduce");
-  launch.program("reduce_rows.comp", h, {local}).write(out).read(in);
+  launch.program(v.kFile, v.defines(), {local}).write(out).read(in);
   launch.params(ReduceRowsParams{rows, R, row_stride, in.offset(), chunk, G, out.offset(), div});
   launch.loop_iterations(reduce_rows_loops(chunk, local, sg, dev.caps.subgroup_size));
   launch.groups_1d(static_cast<std::uint64_t>(rows * G));
@@ -227,11 +217,10 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   const std::int64_t chunk = (R + G - 1) / G;
 
   auto header = [&](const char* stage) {
-    std::string h = std::string("#define RED ") + red_glsl(red) + "\n#define KD " + std::to_string(kshape.size()) +
-                    "\n#define RD " + std::to_string(rshape.size()) + "\n#define STAGE " + stage + "\n";
-    h += operand_glsl(0, out_dtype, natural_ct(out_dtype), true);
-    h += operand_glsl(1, x.dtype(), CT::f32, false);
-    return h;
+    ReduceVariant v;
+    v.red = red_glsl(red), v.kd = static_cast<int>(kshape.size()), v.rd = static_cast<int>(rshape.size());
+    v.stage = stage, v.out = out_dtype, v.in = x.dtype();
+    return v.defines();
   };
   ReduceParams params{nout,         R,          chunk,      G,   u32(kshape), u32(kstride), u32(rshape),
                       u32(rstride), x.offset(), correction, post};
@@ -477,16 +466,11 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
   Tensor out = alloc(dev, x.shape(), od, op);
   if (out.numel() == 0) return out;
   const RowLayout r = row_layout(x, out, dim);
-  std::string h = "#define KD " + std::to_string(r.kshape.size()) + "\n" + (log ? "#define LOG 1\n" : "");
-  if (plan.row_quads) {
-    if (plan.subgroup) h = subgroup_glsl(SubgroupFeature::arithmetic) + h;
-    h += "#define ROW_QUADS 1\n#define NQ " + std::to_string(plan.nq) + "u\n" +
-         operand_glsl_vec4(0, DType::f32, CT::f32, true) + operand_glsl_vec4(1, DType::f32, CT::f32, false);
-  } else {
-    h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-  }
+  SoftmaxVariant v;
+  v.kd = static_cast<std::int64_t>(r.kshape.size()), v.log = log, v.row_quads = plan.row_quads, v.nq = plan.nq;
+  v.subgroup = plan.subgroup, v.out = od, v.in = x.dtype();
   Launch launch(dev, op);
-  launch.program("softmax.comp", h, {plan.local}).write(out).read(x).params(RowParams{r, x, out, "u_rows", r.rows});
+  launch.program(v.kFile, v.defines(), {plan.local}).write(out).read(x).params(RowParams{r, x, out, "u_rows", r.rows});
   launch.loop_iterations(plan.loop_iterations).groups_1d(static_cast<std::uint64_t>(r.rows));
   return out;
 }

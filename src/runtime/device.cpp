@@ -12,6 +12,7 @@
 
 #include "runtime/device_impl.hpp"
 #include "runtime/error_flags.hpp"
+#include "runtime/glsl_text.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/profiler.hpp"
 #include "runtime/settings.hpp"
@@ -359,8 +360,7 @@ std::string DeviceImpl::f16_extension_glsl() const {
   // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension.
   const bool ext =
       !caps.has_extension("GL_NV_gpu_shader5") && caps.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
-  return ext ? "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
-             : "#extension GL_NV_gpu_shader5 : require\n";
+  return ext ? kF16TypesExtensionGlsl : "#extension GL_NV_gpu_shader5 : require\n";
 }
 
 bool DeviceImpl::subgroup_arithmetic() const { return subgroup_features(GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR); }
