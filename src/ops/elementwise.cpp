@@ -89,7 +89,8 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
              : e.scalar_first ? ElementwiseVariant::Scalar::a
                               : ElementwiseVariant::Scalar::b;
   if (f16v) v.f16_ext = dev.f16_extension_glsl();
-  for (int j = 0; j < nops; ++j) v.dtypes.push_back(ops[j]->dtype());
+  v.nops = nops;
+  for (int j = 0; j < nops; ++j) v.dtypes[static_cast<std::size_t>(j)] = ops[j]->dtype();
   launch.program(kernel_file(e.kernel), v.defines(), {256});
   const std::uint64_t count = plan.invocations;
   ElementwiseParams params{e, count, static_cast<std::uint64_t>(n), {sizes.begin(), sizes.end()}, {}, {}};

@@ -53,7 +53,8 @@ struct ElementwiseVariant {
   enum class Scalar { none, a, b };
   Scalar scalar = Scalar::none;  ///< SCALAR_A / SCALAR_B: that operand is u_scalar
   CT in_ct = CT::f32;            ///< the inputs' compute type (SCALAR_INT for i32 with a scalar)
-  std::vector<DType> dtypes;     ///< operand 0 (the output), then the tensor inputs: NOPS of them
+  int nops = 0;                  ///< NOPS: the output and the tensor inputs (at most 4)
+  std::array<DType, 4> dtypes{};  ///< operand 0 (the output), then the tensor inputs
 
   Defines defines() const;
   /// Every op of the tables (and the casts, fill, arange) in its compute types, then every layout

@@ -1,12 +1,23 @@
 // ElementwiseVariant (elementwise.hpp): its defines and its variant space.
+#include <algorithm>
+
 #include "gltensor/ops.hpp"
 #include "ops/elementwise.hpp"
 #include "runtime/glsl_text.hpp"
 
 namespace gltensor::detail {
 
+namespace {
+// FETCH_QUADS(q): one quad of every input (operands 1 .. nops - 1) into its register.
+std::string fetch_quads(int nops) {
+  std::string s;
+  for (int j = 1; j < nops; ++j)
+    s += " fetch" + std::to_string(j) + "((u_offset[" + std::to_string(j) + "] >> 2u) + q);";
+  return s;
+}
+}  // namespace
+
 Defines ElementwiseVariant::defines() const {
-  const int nops = static_cast<int>(dtypes.size());
   Defines d;
   d.value("NOPS", nops).value("NDIM", ndim).ident("OP", fn);
   d.flag("CONTIG", contig).flag("OUT_WORDS", words).flag("VEC4", vec4);
@@ -14,13 +25,10 @@ Defines ElementwiseVariant::defines() const {
   d.flag("ERR_FLAG", error_flag);
   d.flag("SCALAR_A", scalar == Scalar::a).flag("SCALAR_B", scalar == Scalar::b);
   d.flag("SCALAR_INT", scalar != Scalar::none && in_ct == CT::i32);
-  const DType od = dtypes.at(0);
+  const DType od = dtypes[0];
   if (vec4) {
     d.operand_vec4(0, od, natural_ct(od), true);
-    std::string fetch = "#define FETCH_QUADS(q)";
-    for (int j = 1; j < nops; ++j)
-      fetch += " fetch" + std::to_string(j) + "((u_offset[" + std::to_string(j) + "] >> 2u) + q);";
-    d.text(fetch + "\n");
+    d.macro("FETCH_QUADS(q)", fetch_quads, nops);
     for (int j = 1; j < nops; ++j) d.operand_vec4(j, dtypes[j], in_ct, false);
     return d;
   }
@@ -35,7 +43,9 @@ std::vector<ElementwiseVariant> ElementwiseVariant::space() {
   std::vector<ElementwiseVariant> out;
   auto add = [&](K kernel, const std::string& fn, CT ct, std::vector<DType> dtypes) {
     ElementwiseVariant v;
-    v.kernel = kernel, v.fn = fn, v.in_ct = ct, v.dtypes = std::move(dtypes), v.contig = true;
+    v.kernel = kernel, v.fn = fn, v.in_ct = ct, v.contig = true;
+    v.nops = static_cast<int>(dtypes.size());
+    std::copy(dtypes.begin(), dtypes.end(), v.dtypes.begin());
     out.push_back(v);
     return &out.back();
   };

@@ -58,11 +58,8 @@ void Uniforms::uvec2(const char* name, std::uint32_t x, std::uint32_t y) {
 
 Launch::Launch(DeviceImpl& dev, const char* op) : dev_(dev), guard_(dev, op), op_(op) {}
 
-Launch& Launch::program(const char* file, const Defines& defines, Local local) {
-  std::string key = file;
-  key += '|';
-  key += defines.key();
-  key += '|' + std::to_string(local.x) + ',' + std::to_string(local.y) + ',' + std::to_string(local.z);
+Launch& Launch::program(const char* file, Defines defines, Local local) {
+  const std::string& key = defines.finish_key(file, local.x, local.y, local.z);
   program_ = &dev_.programs.get_keyed(
       key, file,
       [&] {

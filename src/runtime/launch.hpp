@@ -70,7 +70,7 @@ class Launch {
   /// The program of a kernel variant (variant.hpp): found by (file, the defines' key, local
   /// size); the header is rendered only for a new key, and in debug builds every define name is
   /// then checked against the kernel's source.
-  Launch& program(const char* file, const Defines& defines, Local local);
+  Launch& program(const char* file, Defines defines, Local local);
   /// The program: glsl file, header (defines and operand declarations from codegen.hpp). For
   /// kernels not yet converted to a Variant.
   Launch& program(const char* file, const std::string& header, Local local);

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <set>
 
 #include "gltensor/errors.hpp"
 #include "runtime/glsl_text.hpp"
+#include "runtime/program_cache.hpp"
 
 namespace gltensor::detail {
 
@@ -15,71 +17,141 @@ const char* ct_code(CT ct) { return ct == CT::f32 ? "f" : "i"; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 }  // namespace
 
-Defines& Defines::add(Entry e, const std::string& key_part) {
-  if (entries_.empty()) {
-    entries_.reserve(16);
-    key_.reserve(96);
-  }
-  key_ += key_part;
-  key_ += ';';
-  entries_.push_back(std::move(e));
-  return *this;
+Defines::Entry& Defines::add(Kind kind, const char* name) {
+  if (n_ == kMaxEntries)
+    throw DeviceError(std::string("gltensor internal error: more than ") + std::to_string(kMaxEntries) +
+                      " defines in one kernel variant");
+  if (n_ == 0) key_.reserve(128);
+  Entry& e = entries_[n_++];
+  e = Entry{kind, name, 0, "", DType::f32, CT::f32, false, nullptr};
+  return e;
+}
+
+void Defines::key_int(std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  key_.append(buf, r.ptr);
 }
 
 Defines& Defines::flag(const char* name, bool on) {
   if (!on) return *this;
-  return add({Kind::flag, name, "", 0, DType::f32, CT::f32, false}, name);
+  add(Kind::flag, name);
+  key_ += name;
+  key_ += ';';
+  return *this;
 }
 Defines& Defines::value(const char* name, std::int64_t v) {
-  return add({Kind::value, name, std::to_string(v), 0, DType::f32, CT::f32, false},
-             std::string(name) + "=" + std::to_string(v));
+  add(Kind::value, name).v = v;
+  key_ += name;
+  key_ += '=';
+  key_int(v);
+  key_ += ';';
+  return *this;
 }
 Defines& Defines::uvalue(const char* name, std::uint64_t v) {
-  return add({Kind::uvalue, name, std::to_string(v) + "u", 0, DType::f32, CT::f32, false},
-             std::string(name) + "=" + std::to_string(v) + "u");
+  add(Kind::uvalue, name).v = static_cast<std::int64_t>(v);
+  key_ += name;
+  key_ += '=';
+  key_int(static_cast<std::int64_t>(v));
+  key_ += "u;";
+  return *this;
 }
-Defines& Defines::ident(const char* name, const std::string& ident) {
-  return add({Kind::ident, name, ident, 0, DType::f32, CT::f32, false}, std::string(name) + "=" + ident);
+Defines& Defines::ident(const char* name, const std::string& ident) { return this->ident(name, ident.c_str()); }
+Defines& Defines::ident(const char* name, const char* ident) {
+  add(Kind::ident, name).arg = ident;
+  key_ += name;
+  key_ += '=';
+  key_ += ident;
+  key_ += ';';
+  return *this;
 }
 Defines& Defines::operand(int index, DType dtype, CT ct, bool write) {
-  return add({Kind::operand, "", "", index, dtype, ct, write},
-             std::string("@") + std::to_string(index) + dtype_name(dtype) + ct_code(ct) + (write ? "w" : "r"));
+  Entry& e = add(Kind::operand, "");
+  e.v = index, e.dtype = dtype, e.ct = ct, e.write = write;
+  key_ += '@';
+  key_int(index);
+  key_ += dtype_name(dtype);
+  key_ += ct_code(ct);
+  key_ += write ? "w;" : "r;";
+  return *this;
 }
 Defines& Defines::operand_vec4(int index, DType dtype, CT ct, bool write) {
-  return add({Kind::operand_vec4, "", "", index, dtype, ct, write},
-             std::string("@4") + std::to_string(index) + dtype_name(dtype) + ct_code(ct) + (write ? "w" : "r"));
+  Entry& e = add(Kind::operand_vec4, "");
+  e.v = index, e.dtype = dtype, e.ct = ct, e.write = write;
+  key_ += "@4.";
+  key_int(index);
+  key_ += dtype_name(dtype);
+  key_ += ct_code(ct);
+  key_ += write ? "w;" : "r;";
+  return *this;
 }
 Defines& Defines::subgroup(SubgroupFeature feature) {
-  return add({Kind::subgroup, "", "", static_cast<int>(feature), DType::f32, CT::f32, false},
-             std::string("!subgroup") + std::to_string(static_cast<int>(feature)));
+  add(Kind::subgroup, "").v = static_cast<int>(feature);
+  key_ += "!subgroup";
+  key_int(static_cast<int>(feature));
+  key_ += ';';
+  return *this;
 }
 Defines& Defines::text(const std::string& glsl) {
-  return add({Kind::text, "", glsl, 0, DType::f32, CT::f32, false}, "!" + glsl);
+  add(Kind::text, "").arg = glsl.c_str();
+  key_ += '!';
+  key_int(static_cast<std::int64_t>(fnv1a(glsl)));
+  key_ += ';';
+  return *this;
+}
+Defines& Defines::macro(const char* signature, std::string (*body)(int), int arg) {
+  Entry& e = add(Kind::macro, signature);
+  e.v = arg, e.body = body;
+  key_ += signature;
+  key_ += ':';
+  key_int(arg);
+  key_ += ';';
+  return *this;
+}
+
+const std::string& Defines::finish_key(const char* file, std::uint32_t lx, std::uint32_t ly, std::uint32_t lz) {
+  key_ += '|';
+  key_ += file;
+  key_ += '|';
+  key_int(lx);
+  key_ += ',';
+  key_int(ly);
+  key_ += ',';
+  key_int(lz);
+  return key_;
 }
 
 std::string Defines::header() const {
   std::string h;
-  for (const Entry& e : entries_) {
+  for (std::size_t i = 0; i < n_; ++i) {
+    const Entry& e = entries_[i];
     switch (e.kind) {
       case Kind::flag:
         h += std::string("#define ") + e.name + " 1\n";
         break;
       case Kind::value:
+        h += std::string("#define ") + e.name + " " + std::to_string(e.v) + "\n";
+        break;
       case Kind::uvalue:
+        h += std::string("#define ") + e.name + " " + std::to_string(static_cast<std::uint64_t>(e.v)) + "u\n";
+        break;
       case Kind::ident:
         h += std::string("#define ") + e.name + " " + e.arg + "\n";
         break;
       case Kind::operand:
-        h += operand_glsl(e.index, e.dtype, e.ct, e.write);
+        h += operand_glsl(static_cast<int>(e.v), e.dtype, e.ct, e.write);
         break;
       case Kind::operand_vec4:
-        h += operand_glsl_vec4(e.index, e.dtype, e.ct, e.write);
+        h += operand_glsl_vec4(static_cast<int>(e.v), e.dtype, e.ct, e.write);
         break;
       case Kind::subgroup:
-        h += subgroup_glsl(static_cast<SubgroupFeature>(e.index));
+        h += subgroup_glsl(static_cast<SubgroupFeature>(e.v));
         break;
       case Kind::text:
         h += e.arg;
+        break;
+      case Kind::macro:
+        h += std::string("#define ") + e.name + " " + e.body(static_cast<int>(e.v)) + "\n";
         break;
     }
   }
@@ -123,7 +195,8 @@ void Defines::check(const std::string& kernel, const std::string& source) const 
   auto has = [](const std::vector<std::string>& v, const std::string& n) {
     return std::binary_search(v.begin(), v.end(), n);
   };
-  for (const Entry& e : entries_) {
+  for (std::size_t i = 0; i < n_; ++i) {
+    const Entry& e = entries_[i];
     if (e.kind == Kind::flag && !has(names.tested, e.name))
       throw DeviceError("gltensor internal error: " + kernel + ": #define " + std::string(e.name) +
                         " is tested nowhere in the kernel's source (#if/#ifdef/defined): a misspelt variant");

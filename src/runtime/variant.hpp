@@ -18,6 +18,7 @@
 // throws (check_defines: on every new program in debug builds, and for every enumerated variant
 // in ctest), as a misspelt uniform does.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,17 +36,25 @@ class Defines {
   Defines& value(const char* name, std::int64_t v);
   Defines& uvalue(const char* name, std::uint64_t v);
   /// `#define NAME ident`: a variant chosen by name (`#define RED red_sum`), never by a code.
+  /// Identifiers and text are referenced, not copied: a Defines lives no longer than the Variant
+  /// (or literal) it was made from (`launch.program(v.kFile, v.defines(), ...)`).
   Defines& ident(const char* name, const std::string& ident);
+  Defines& ident(const char* name, const char* ident);
   /// Operand `index`'s declarations (codegen.hpp: operand_glsl, operand_glsl_vec4).
   Defines& operand(int index, DType dtype, CT ct, bool write);
   Defines& operand_vec4(int index, DType dtype, CT ct, bool write);
   /// The subgroup extensions and `#define SUBGROUP 1` (codegen.hpp: subgroup_glsl).
   Defines& subgroup(SubgroupFeature feature);
-  /// Text that depends on the device (the f16 extension lines): kept whole in the key.
+  /// Text that depends on the device (the f16 extension lines): a hash of it in the key.
   Defines& text(const std::string& glsl);
+  /// `#define <signature> <body(arg)>`: a macro generated from an int (e.g. one statement per
+  /// operand), rendered only with the header; `signature` and `arg` in the key.
+  Defines& macro(const char* signature, std::string (*body)(int), int arg);
 
   /// Encodes every call above, in order: equal keys render equal headers.
   const std::string& key() const { return key_; }
+  /// Appends the kernel file and local size to the key (Launch::program's program key).
+  const std::string& finish_key(const char* file, std::uint32_t lx, std::uint32_t ly, std::uint32_t lz);
   /// The GLSL header: the defines and operand declarations in the order they were added.
   std::string header() const;
 
@@ -55,18 +64,24 @@ class Defines {
   void check(const std::string& kernel, const std::string& source) const;
 
  private:
-  enum class Kind { flag, value, uvalue, ident, operand, operand_vec4, subgroup, text };
-  struct Entry {
+  // Kept inline (no allocation per launch: the key is made for every dispatch, the header only
+  // for new programs).
+  enum class Kind { flag, value, uvalue, ident, operand, operand_vec4, subgroup, text, macro };
+  struct Entry {  // trivial: the array costs nothing to make; add() sets every field
     Kind kind;
-    const char* name;  // define name (a literal)
-    std::string arg;   // value, identifier or text
-    int index = 0;
-    DType dtype = DType::f32;
-    CT ct = CT::f32;
-    bool write = false;
+    const char* name;  // define name or macro signature (a literal)
+    std::int64_t v;    // value, unsigned value, operand index, subgroup feature, macro arg
+    const char* arg;   // identifier or text (the Variant's)
+    DType dtype;
+    CT ct;
+    bool write;
+    std::string (*body)(int);
   };
-  Defines& add(Entry e, const std::string& key_part);
-  std::vector<Entry> entries_;
+  Entry& add(Kind kind, const char* name);
+  void key_int(std::int64_t v);
+  static constexpr std::size_t kMaxEntries = 24;
+  std::array<Entry, kMaxEntries> entries_;
+  std::size_t n_ = 0;
   std::string key_;
 };
 
