@@ -8,21 +8,17 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <optional>
 
+#include "bench_device.hpp"
 #include "gltensor/gltensor.hpp"
 
 using namespace gltensor;
 
 namespace {
 
-Device& dev() {
-  static Device d = Device::open();
-  return d;
-}
-Generator& gen() {
-  static Generator g(1);
-  return g;
-}
+using gltensor::bench::dev;
+using gltensor::bench::gen;
 
 // Memory-bound cases run kReps ops back to back per fence wait, so that the host's wait and
 // flush (tens of microseconds) do not dominate sub-millisecond kernels; PyTorch's reference times
@@ -73,7 +69,9 @@ class F16Math {
   bool on() const { return dev().precision_in_effect() == Precision::f16_allowed; }
 };
 
-// matmul with f16 products and block partial sums (f32 or f16 operands).
+// matmul with f16 products and block partial sums (f32 or f16 operands): only with
+// GLTENSOR_PRECISION=f16-matmul (else f16_allowed keeps matmul's f32 math: docs/precision.md), as
+// BM_conv2d_f16math.
 void BM_matmul_f16math(benchmark::State& st, DType dt) {
   F16Math mode(st);
   if (!mode.on()) return;
@@ -101,6 +99,29 @@ void BM_elementwise(benchmark::State& st, int which) {
     dev().synchronize();
   }
   set_rate(st, kReps * (which == 2 ? 8.0 : 12.0) * n, "GB/s");
+}
+
+// add / mul on f16 tensors: f32 math (one rounding on store) or, with f16 math, the f16vec2 form
+// (docs/precision.md); 6 bytes per element.
+void BM_elementwise_f16(benchmark::State& st, int which, bool f16math) {
+  fresh();
+  const std::int64_t n = std::int64_t{1} << st.range(0);
+  if (!fits(st, n)) return;
+  Tensor x = randn(dev(), {n}, gen()).to(DType::f16), y = randn(dev(), {n}, gen()).to(DType::f16);
+  Tensor z = empty_like(x);
+  std::optional<F16Math> mode;
+  if (f16math) {
+    mode.emplace(st);
+    if (!mode->on()) return;
+  }
+  auto once = [&] { which == 0 ? add_out(z, x, y) : mul_out(z, x, y); };
+  once();  // warm-up (compiles)
+  dev().synchronize();
+  for (auto _ : st) {
+    for (int r = 0; r < kReps; ++r) once();
+    dev().synchronize();
+  }
+  set_rate(st, kReps * 6.0 * n, "GB/s");
 }
 
 void BM_sum(benchmark::State& st) {
@@ -286,6 +307,10 @@ BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)
 BENCHMARK_CAPTURE(BM_elementwise, add, 0)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise, mul, 1)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise, gelu, 2)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_elementwise_f16, add, 0, false)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_elementwise_f16, add_f16math, 0, true)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_elementwise_f16, mul, 1, false)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_elementwise_f16, mul_f16math, 1, true)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, layer_norm, 1)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);

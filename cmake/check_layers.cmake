@@ -15,8 +15,8 @@ set(public_headers
     errors runtime device runtime dtype runtime
     tensor tensor
     autograd autograd
-    ops ops reduce ops indexing ops linalg ops random ops
-    nn nn nn_functional nn transformer nn
+    ops ops reduce ops indexing ops linalg ops random ops autocast ops quant ops
+    nn nn nn_functional nn transformer nn kv_cache nn sampling nn lora nn
     interop interop
     model model
     gltensor umbrella)

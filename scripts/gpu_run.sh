@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx bench ab precision benchf lab mlp cnn profile torchtrain
-#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr), gpt (after pack_gpu.sh --gpt)
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
+#                                   interop, ocr ocrbench ocrtest graphics (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
+#                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization)
 #                                   (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
@@ -46,6 +47,9 @@ for phase in "$@"; do
           --benchmark_filter='BM_matmul/|BM_matmul_f16math|BM_conv2d' 2>&1 | tee -a "$OUT/precision.txt" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
     benchf) timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter="$BENCH_FILTER" 2>&1 | tee -a "$OUT/benchf.txt" ;;
+    int8) # quantized kernels (QDQ MatMul / Conv as gltensor runs them) against float32, same run
+           timeout 300 "$P/bin/gltensor_int8_bench" --benchmark_min_time=0.2 2>&1 | tee "$OUT/int8.txt"
+           timeout 120 "$P/bin/test_quant_int" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/int8.txt" ;;
     onnx) timeout 300 "$P/bin/gltensor-onnx-test" --quiet "$P/onnx-node" 2>&1 | grep -v "performance warning" | tee "$OUT/onnx.txt" ;;
     diag) for fb in 0 1; do
             echo "== GLTENSOR_FULL_BARRIERS=$fb"
@@ -111,5 +115,25 @@ for phase in "$@"; do
           tr '\r' '\n' < /tmp/gpt.err | grep -v '^ *$' | tail -8 >> "$OUT/gpt.txt"; cat "$OUT/gpt.txt")
          cp /tmp/gpt/metrics.json "$OUT/gpt_metrics.json"; cp /tmp/gpt/loss.png "$OUT/gpt_loss.png"
          timeout 150 python3 "$P/torch_gpt_reference.py" "$P/fortunes.txt" --steps ${GPT_STEPS:-300} 2>&1 | tee "$OUT/torch_gpt.txt" ;;
+    decode) # batch-1 KV-cache decode of chargpt's default config (f32) beside PyTorch's eager decode
+            # (the reference's classes and decode loop, the same weights), in the same call: tokens/s and
+            # CPU ms per token (bench/decode_bench.py; after pack_gpu.sh --gpt).
+            timeout 300 python3 "$P/decode_bench.py" --chargpt "$P/bin/chargpt" --reference "$P/torch_gpt_reference.py" \
+              --config default --tokens ${DECODE_TOKENS:-256} --json "$OUT/decode.json" 2>&1 | tee "$OUT/decode.txt" ;;
+    quant) # issue 24: the quantization and LoRA tests, then decode GEMV over f32 / int8 / int4 weights
+           # against a copy's bandwidth (goal: int4 >= 0.7 of it)
+           for t in test_quant test_lora; do timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/quant.txt"; done
+           timeout 120 "$P/bin/gltensor_quant_bench" --reps ${QUANT_REPS:-200} \
+             --shapes ${QUANT_SHAPES:-384x1024,1024x384,4096x4096,14336x4096} 2>&1 | tee -a "$OUT/quant.txt" ;;
+    gptquant) # issue 24: chargpt's default config trained (GPT_STEPS, 300), then its validation loss with
+              # int8 and int4 block matrices beside f32's (goals: perplexity within 1% and 5%)
+         [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers" PLPLOT_LIB="$P/plplot-lib"
+         mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/ 2>/dev/null
+         (cd /tmp && timeout 300 "$P/bin/chargpt" --config default --steps ${GPT_STEPS:-300} --data "$P/fortunes" \
+            --out /tmp/gptq --overwrite --sample 0 > "$OUT/gptquant.txt" 2>/dev/null; echo "train rc=$?" >> "$OUT/gptquant.txt")
+         for f in int8 int4; do
+           timeout 120 "$P/bin/chargpt" --eval /tmp/gptq/chargpt.safetensors --data "$P/fortunes" --quantize $f \
+             --sample 100 2>&1 | tee -a "$OUT/gptquant.txt"
+         done ;;
   esac
 done

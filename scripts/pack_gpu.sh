@@ -9,7 +9,8 @@
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
 #   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
-#   after --gpt:                         bash gpu-pack/run.sh info gpt
+#   after --gpt:                         bash gpu-pack/run.sh info gpt decode
+#                                        bash gpu-pack/run.sh info quant gptquant
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -18,7 +19,7 @@ cmake --build "$build" -j"$(nproc)"
 grep -qx '/gpu-pack/' .git/info/exclude 2>/dev/null || echo '/gpu-pack/' >> .git/info/exclude
 rm -rf gpu-pack && mkdir -p gpu-pack/bin gpu-pack/lib
 cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/bench/gltensor_kernel_lab \
-   "$build"/bench/gltensor_train_profile "$build"/bench/gltensor_interop_bench "$build"/bench/gltensor_precision_error "$build"/demos/fashion_mnist gpu-pack/bin/
+   "$build"/bench/gltensor_train_profile "$build"/bench/gltensor_int8_bench "$build"/bench/gltensor_quant_bench "$build"/bench/gltensor_interop_bench "$build"/bench/gltensor_precision_error "$build"/demos/fashion_mnist gpu-pack/bin/
 cp -L "$build"/libgltensor.so.0 gpu-pack/lib/  # the shared library (BUILD_SHARED_LIBS, the default)
 [ -x "$build/tools/gltensor-onnx-test" ] && cp "$build/tools/gltensor-onnx-test" gpu-pack/bin/
 rm -f gpu-pack/bin/test_interop_glx  # needs an X display and GLFW's X11 libraries
@@ -52,7 +53,8 @@ if [ "${1:-}" = "--gpt" ]; then
   # The gpt phase: chargpt with its libraries and PLplot's pngcairo driver, the fortune cookie
   # files (Debian's fortunes, 2.5 MB) and their concatenation for the PyTorch reference
   # (../shared/gpu/torch_gpt_reference.py), no test programs (the carry limit).
-  rm -f gpu-pack/bin/* && cp "$build"/demos/chargpt "$build"/tools/gltensor-info gpu-pack/bin/
+  rm -f gpu-pack/bin/* && cp "$build"/demos/chargpt "$build"/tools/gltensor-info "$build"/bench/gltensor_quant_bench \
+    "$build"/tests/test_quant "$build"/tests/test_lora gpu-pack/bin/
   drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
   mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
   # PLplot's fonts and colour maps (PLPLOT_LIB): without them the plots abort at the end of a run.
@@ -67,7 +69,7 @@ if [ "${1:-}" = "--gpt" ]; then
   files=$(LC_ALL=C ls -d /usr/share/games/fortunes/* | grep -v '\.')
   cp -L $files gpu-pack/fortunes/
   cat $files > gpu-pack/fortunes.txt
-  cp ../shared/gpu/torch_gpt_reference.py gpu-pack/
+  cp ../shared/gpu/torch_gpt_reference.py bench/decode_bench.py gpu-pack/
 fi
 strip gpu-pack/bin/*
 for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so.32; do

@@ -42,27 +42,50 @@ Gpt::Gpt(const Device& dev, const GptConfig& c, Generator& gen) : cfg(c) {
   norm_ = ones_vec();
 }
 
-Tensor Gpt::forward(const Tensor& idx) {
+Tensor Gpt::hidden(const Tensor& idx, KVCache* cache) {
   const std::int64_t B = idx.size(0), T = idx.size(1), D = cfg.d_model, H = cfg.heads, HD = D / H;
   RopeOptions ro;
   ro.base = cfg.rope_base;
+  const Tensor pos = cache ? cache->positions(T) : Tensor();  // the cached tokens come first
+  const auto rotate = [&](const Tensor& t) { return cache ? rope(t, pos, ro) : rope(t, ro); };
   Tensor x = embedding(emb_, idx);  // [B, T, D]: the residual stream
   Tensor h = rms_norm(x, 1, blocks_.empty() ? norm_ : blocks_[0].n1, cfg.eps);
   for (std::size_t l = 0; l < blocks_.size(); ++l) {
     const Block& b = blocks_[l];
     // Attention: q, k, v [B, H, T, HD] as views of one projection; rotary embeddings on q and k.
-    Tensor qkv = linear(h, b.qkv).view({B, T, 3, H, HD}).permute({2, 0, 3, 1, 4});
-    Tensor q = rope(qkv.select(0, 0), ro), k = rope(qkv.select(0, 1), ro);
-    Tensor y = scaled_dot_product_attention(q, k, qkv.select(0, 2), Tensor(), true);
-    Tensor a = linear(y.transpose(1, 2).reshape({B, T, D}), b.o);
+    Tensor qkv = lin(h, l, "qkv", b.qkv).view({B, T, 3, H, HD}).permute({2, 0, 3, 1, 4});
+    Tensor q = rotate(qkv.select(0, 0)), k = rotate(qkv.select(0, 1));
+    Tensor y;
+    if (cache) {
+      cache->append(static_cast<std::int64_t>(l), k, qkv.select(0, 2));
+      y = cache->attention(static_cast<std::int64_t>(l), q);
+    } else {
+      y = scaled_dot_product_attention(q, k, qkv.select(0, 2), Tensor(), true);
+    }
+    Tensor a = lin(y.transpose(1, 2).reshape({B, T, D}), l, "o", b.o);
     AddRmsNorm r = add_rms_norm(x, a, b.n2, cfg.eps);  // x + attention, and its norm
-    Tensor m = linear(swiglu(linear(r.normed, b.gate), linear(r.normed, b.up)), b.down);
+    Tensor m = lin(swiglu(lin(r.normed, l, "gate", b.gate), lin(r.normed, l, "up", b.up)), l, "down", b.down);
     // x + MLP, normalized for the next block (or by the final norm).
     AddRmsNorm n = add_rms_norm(r.sum, m, l + 1 < blocks_.size() ? blocks_[l + 1].n1 : norm_, cfg.eps);
     x = n.sum;
     h = n.normed;
   }
-  return linear(h.reshape({B * T, D}), emb_);  // tied output projection: h @ emb^T
+  if (cache) cache->advance(T);
+  return h;
+}
+
+Tensor Gpt::forward(const Tensor& idx) {
+  const std::int64_t B = idx.size(0), T = idx.size(1);
+  return linear(hidden(idx, nullptr).reshape({B * T, cfg.d_model}), emb_);  // tied output projection: h @ emb^T
+}
+
+Tensor Gpt::forward_cached(const Tensor& idx, KVCache& cache) {
+  NoGradGuard ng;
+  return linear(hidden(idx, &cache).select(1, idx.size(1) - 1), emb_);
+}
+
+KVCache Gpt::make_cache(std::int64_t batch, std::int64_t max_len) const {
+  return KVCache(emb_.device(), cfg.layers, batch, cfg.heads, max_len, cfg.d_model / cfg.heads);
 }
 
 std::vector<std::pair<std::string, Tensor*>> Gpt::named_parameters() {

@@ -5,6 +5,7 @@
 // initialization).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -27,6 +28,13 @@ class Gpt {
   Gpt(const gltensor::Device& dev, const GptConfig& cfg, gltensor::Generator& gen);
   /// idx int32 [B, T] (T <= context) -> logits [B * T, vocab].
   gltensor::Tensor forward(const gltensor::Tensor& idx);
+  /// Decoding: idx int32 [B, T], the tokens after those in the cache (positions from the cache's
+  /// lengths; a prefill chunk or one token), appended to the cache, which advances by T ->
+  /// logits [B, vocab] of the last token. No gradients.
+  gltensor::Tensor forward_cached(const gltensor::Tensor& idx, gltensor::KVCache& cache);
+  /// A cache for this model: [batch, heads, max_len, head dim] per layer.
+  gltensor::KVCache make_cache(std::int64_t batch, std::int64_t max_len) const;
+  gltensor::Device device() const { return emb_.device(); }
   /// Names as the reference's state_dict: emb.weight, blocks.<i>.{n1,qkv,o,n2,gate,up,down}.weight, norm.weight.
   std::vector<std::pair<std::string, gltensor::Tensor*>> named_parameters();
   /// Matrices (weight decay) and vectors (none), as the reference's two AdamW groups.
@@ -42,11 +50,24 @@ class Gpt {
   void load(const std::map<std::string, gltensor::Tensor>& state);
 
   GptConfig cfg;
+  /// When set, the blocks' products x @ W^T (W: qkv, o, gate, up, down of block `layer`) call
+  /// proj(x, layer, name, W) instead of linear (quantized weights, LoRA adapters: quantize.hpp,
+  /// lora.hpp). The tied output projection and the embedding stay f32.
+  std::function<gltensor::Tensor(const gltensor::Tensor& x, std::size_t layer, const char* name,
+                                 const gltensor::Tensor& w)>
+      proj;
 
  private:
+  gltensor::Tensor lin(const gltensor::Tensor& x, std::size_t layer, const char* name, const gltensor::Tensor& w) {
+    return proj ? proj(x, layer, name, w) : gltensor::linear(x, w);
+  }
   struct Block {
     gltensor::Tensor n1, qkv, o, n2, gate, up, down;
   };
+  // The blocks over idx [B, T] -> the final norm's output [B, T, D]; with a cache, attention
+  // over the cache (forward_cached), else causal attention over the T tokens.
+  gltensor::Tensor hidden(const gltensor::Tensor& idx, gltensor::KVCache* cache);
+
   gltensor::Tensor emb_, norm_;
   std::vector<Block> blocks_;
 };

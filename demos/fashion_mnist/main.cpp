@@ -69,8 +69,9 @@ struct EvalResult {
 
 // The whole test set in passes of `per_pass` images (chosen from the device's limits); the
 // confusion counts accumulate on the GPU.
-EvalResult evaluate(nn::Module& model, const Split& test, std::int64_t per_pass, demo::Progress& bar) {
+EvalResult evaluate(nn::Module& model, const Split& test, std::int64_t per_pass, demo::Progress& bar, bool f16) {
   NoGradGuard ng;
+  Autocast ac(f16);
   model.eval();
   const auto t0 = Clock::now();
   auto last_report = t0;
@@ -116,7 +117,7 @@ std::string confusion_title(const EvalResult& r, std::int64_t n, const std::stri
 
 struct Options {
   std::string data = "/usr/share/datasets/fashion-mnist", model = "mlp", out, eval_ckpt;
-  std::string optimizer = "adam", schedule = "cosine";
+  std::string optimizer = "adam", schedule = "cosine", precision = "f32";
   int epochs = 10, log_every = 20;
   std::int64_t batch_size = 128, limit = 0, seed = 1;
   double lr = 1e-3;
@@ -136,7 +137,7 @@ int run(const Options& o, demo::Progress& bar) {
     const std::string out =
         demo::claim_output_dir(o.out, kDefaultOut, o.model + "-eval", {"confusion_matrix.png"}, o.overwrite);
     nn::load_state_dict(*model, nn::load_safetensors(o.eval_ckpt, dev));
-    EvalResult r = evaluate(*model, test, per_pass, bar);
+    EvalResult r = evaluate(*model, test, per_pass, bar, o.precision == "f16");
     bar.end_line();
     std::printf("test accuracy %.2f%% on %lld images (%.0f img/s, %lld per pass)\n", 100 * r.accuracy,
                 static_cast<long long>(test.n), test.n / r.seconds, static_cast<long long>(per_pass));
@@ -189,12 +190,18 @@ int run(const Options& o, demo::Progress& bar) {
                             {"batch_size", o.batch_size},
                             {"eval_images_per_pass", per_pass},
                             {"optimizer", o.optimizer},
+                            {"precision", o.precision},
                             {"lr", o.lr},
                             {"schedule", o.schedule},
                             {"seed", o.seed},
                             {"epochs", nlohmann::json::array()}};
   EvalResult last;
   double train_total = 0, eval_total = 0;
+  // Mixed precision (--precision f16): f32 master weights, dynamic loss scaling (nn::GradScaler).
+  const bool f16 = o.precision == "f16";
+  nn::GradScalerOptions so;
+  so.enabled = f16;
+  nn::GradScaler scaler(so);
   const auto start = Clock::now();
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     if (o.schedule == "cosine")
@@ -211,9 +218,14 @@ int run(const Options& o, demo::Progress& bar) {
                                      {o.batch_size});
       auto [x, y] = batch(train, idx);
       opt->zero_grad();
-      Tensor loss = cross_entropy((*model)(x), y);
-      backward(loss);
-      opt->step();
+      Tensor loss;
+      {
+        Autocast ac(f16);  // --precision f16: f16 forward (conv, linear), f32 loss
+        loss = cross_entropy((*model)(x), y);
+      }
+      backward(scaler.scale(loss));
+      scaler.step(*opt);
+      scaler.update();
       if ((s + 1) % log_every == 0 || s + 1 == steps_per_epoch) {
         const float loss_now = loss.item();
         loss_sum += loss_now;
@@ -231,7 +243,7 @@ int run(const Options& o, demo::Progress& bar) {
     }
     bar.end_line();
     const double epoch_secs = seconds_since(e0);
-    last = evaluate(*model, test, per_pass, bar);
+    last = evaluate(*model, test, per_pass, bar, o.precision == "f16");
     bar.end_line();
     train_total += epoch_secs;
     eval_total += last.seconds;
@@ -252,6 +264,12 @@ int run(const Options& o, demo::Progress& bar) {
   }
   const double total = seconds_since(start);
   metrics["total_seconds"] = total;
+  if (f16) {
+    metrics["loss_scale"] = scaler.get_scale();
+    metrics["skipped_steps"] = scaler.skipped_steps();
+    std::printf("mixed precision: %lld steps skipped for inf/NaN gradients, final loss scale %g\n",
+                static_cast<long long>(scaler.skipped_steps()), scaler.get_scale());
+  }
   metrics["final_test_accuracy"] = last.accuracy;
   metrics["confusion_matrix"] = last.confusion;
   metrics["classes"] = kClasses;
@@ -291,6 +309,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--schedule", o.schedule, "cosine, step (x0.1 every 4 epochs) or none")
       ->check(CLI::IsMember({"cosine", "step", "none"}))
+      ->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "f32, or f16: mixed precision (f16 forward under Autocast, f32 master weights, loss scaling)")
+      ->check(CLI::IsMember({"f32", "f16"}))
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
   app.add_option("--limit", o.limit, "use only the first N training images (0 = all)")

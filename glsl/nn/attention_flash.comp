@@ -76,16 +76,7 @@ uniform uvec2 u_seed;
 uniform uint u_doff;
 uniform float u_keep;  // 1 - dropout_p
 
-uvec4 philox(uvec4 c, uvec2 k) {
-  for (int r = 0; r < 10; ++r) {
-    uint hi0, lo0, hi1, lo1;
-    umulExtended(0xD2511F53u, c.x, hi0, lo0);
-    umulExtended(0xCD9E8D57u, c.z, hi1, lo1);
-    c = uvec4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
-    k += uvec2(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
-}
+#include "philox.glsl"
 // Z for (batch z, global row i, key j): 1 / keep or 0.
 float keep_scale(uint z, uint i, uint j) {
   uint x = philox(uvec4(j, i, z, u_doff), u_seed).x;

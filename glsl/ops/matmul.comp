@@ -53,8 +53,14 @@ uniform uint u_nsplit;  // SPLIT_K: splits per batch entry
 #endif
 
 #ifdef F16_MATH
+// f32 -> f16 through packHalf2x16 / unpackFloat2x16: NVIDIA's compiler folds a plain
+// f16vec4(shared f32 value) into a shared-memory load straight into a half register without the
+// conversion (LDS.F32 H0.x, ...: garbage operands; docs/precision.md), so the conversion is
+// done on 32-bit registers and the halves are moved in as bits.
+f16vec4 to_h4(vec4 v) { return f16vec4(unpackFloat2x16(packHalf2x16(v.xy)), unpackFloat2x16(packHalf2x16(v.zw))); }
+float16_t to_h1(float v) { return unpackFloat2x16(packHalf2x16(vec2(v, 0.0))).x; }
 #define HVEC f16vec4
-#define TO_H(v) f16vec4(v)
+#define TO_H(v) to_h4(v)
 #define HACC hacc
 #else
 #define HVEC vec4
@@ -561,8 +567,8 @@ void main() {
       for (uint i = 0u; i < 4u; ++i) a[i] = As[kk][ty + 16u * i];
       for (uint j = 0u; j < 4u; ++j) b[j] = Bs[kk][tx + 16u * j];
 #ifdef F16_MATH
-      f16vec4 hb = f16vec4(b[0], b[1], b[2], b[3]);
-      for (int i = 0; i < 4; ++i) hacc[i] += float16_t(a[i]) * hb;
+      f16vec4 hb = to_h4(vec4(b[0], b[1], b[2], b[3]));
+      for (int i = 0; i < 4; ++i) hacc[i] += to_h1(a[i]) * hb;
 #else
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];

@@ -18,16 +18,7 @@ uniform uvec2 u_offset;
 uniform float u_a;
 uniform float u_b;
 
-uvec4 philox(uvec4 c, uvec2 k) {
-  for (int r = 0; r < 10; ++r) {
-    uint hi0, lo0, hi1, lo1;
-    umulExtended(0xD2511F53u, c.x, hi0, lo0);
-    umulExtended(0xCD9E8D57u, c.z, hi1, lo1);
-    c = uvec4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
-    k += uvec2(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
-}
+#include "philox.glsl"
 
 // (0, 1]: never 0, so log() is finite.
 float unit(uint x) { return (float(x >> 8) + 1.0) * (1.0 / 16777216.0); }

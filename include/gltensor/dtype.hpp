@@ -1,5 +1,6 @@
 // Element types. f16 and bf16 are storage types: kernels load them, compute in f32 and round
-// back on store (round to nearest even). bool is stored as one byte holding 0 or 1.
+// back on store (round to nearest even). bool is stored as one byte holding 0 or 1. u8 and i8 are
+// one byte each (uint8 0..255, int8 -128..127, two's complement); kernels load them as int.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -7,7 +8,7 @@
 
 namespace gltensor {
 
-enum class DType : std::uint8_t { f32, f16, bf16, i32, u8, bool_ };
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u8, bool_, i8 };
 
 /// Bytes per element.
 constexpr std::size_t itemsize(DType t) {
@@ -19,6 +20,7 @@ constexpr std::size_t itemsize(DType t) {
     case DType::bf16:
       return 2;
     case DType::u8:
+    case DType::i8:
     case DType::bool_:
       return 1;
   }
@@ -27,11 +29,12 @@ constexpr std::size_t itemsize(DType t) {
 
 constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
-/// PyTorch-style names: "float32", "float16", "bfloat16", "int32", "uint8", "bool".
+/// PyTorch-style names: "float32", "float16", "bfloat16", "int32", "uint8", "int8", "bool".
 const char* dtype_name(DType t);
 
-/// Result dtype of a binary op on two tensors (torch.promote_types): bool < u8 < i32 < floats;
-/// f16 with bf16 gives f32; a float with an integer gives the float.
+/// Result dtype of a binary op on two tensors (torch.promote_types): bool < u8, i8 < i32 < floats;
+/// u8 with i8 gives i32 (torch gives int16, which gltensor does not have); f16 with bf16 gives f32;
+/// a float with an integer gives the float.
 DType promote_types(DType a, DType b);
 
 /// IEEE 754 binary16 / bfloat16 conversions on the host (round to nearest even, NaN kept).

@@ -108,6 +108,8 @@ class Optimizer {
   /// gradient are skipped).
   virtual void step() = 0;
   void zero_grad();
+  /// The parameters this optimizer updates.
+  const std::vector<Tensor*>& params() const { return params_; }
   double lr;
 
  protected:
@@ -173,6 +175,55 @@ class AdamW : public Adam {
 /// or an undefined parameter.
 Tensor clip_grad_norm_(const std::vector<Tensor*>& params, double max_norm);
 
+// ---- mixed precision ----
+
+struct GradScalerOptions {
+  double init_scale = 65536.0;  ///< 2^16, as torch
+  double growth_factor = 2.0;   ///< scale *= growth_factor after growth_interval clean steps
+  double backoff_factor = 0.5;  ///< scale *= backoff_factor after a step with inf/NaN gradients
+  std::int64_t growth_interval = 2000;
+  bool enabled = true;  ///< false: scale() returns the loss, step() is optimizer.step()
+};
+/// Dynamic loss scaling for f16 training (torch.cuda.amp.GradScaler; Micikevicius et al., "Mixed
+/// Precision Training", ICLR 2018): small f16 gradients would flush to zero, so the loss is
+/// multiplied by a scale before backward() and the gradients divided by it before the update.
+///   Autocast ac;  Tensor loss = cross_entropy(model(x), y);  }  // f16 forward (autocast.hpp)
+///   backward(scaler.scale(loss));  scaler.step(opt);  scaler.update();
+/// unscale_ divides every gradient in place (on the GPU) and records whether any is inf/NaN;
+/// step() reads that one flag back (the only read-back per step, as torch's) and skips the
+/// optimizer's step if it is set; update() then backs the scale off, or grows it after
+/// growth_interval clean steps. Gradients held twice (tied weights) are unscaled once. Options
+/// out of range (scale or growth <= 0 or not finite, growth_factor <= 1, backoff not in (0, 1),
+/// growth_interval < 1) and unscale_ twice before update() are ValueErrors.
+class GradScaler {
+ public:
+  explicit GradScaler(GradScalerOptions o = {});
+  /// loss * scale (float32; undefined stays undefined).
+  Tensor scale(const Tensor& loss) const;
+  /// Divides the gradients of `opt`'s parameters by the scale (in place) and records inf/NaN.
+  void unscale_(Optimizer& opt);
+  /// unscale_ (if not done since the last update) and opt.step() unless a gradient was inf/NaN.
+  /// Returns whether the optimizer stepped.
+  bool step(Optimizer& opt);
+  /// Adjusts the scale for the next iteration (after step()).
+  void update();
+  double get_scale() const { return scale_; }
+  /// Steps skipped so far (inf/NaN gradients).
+  std::int64_t skipped_steps() const { return skipped_; }
+
+ private:
+  struct Pending {
+    Optimizer* opt;
+    Tensor found_inf;  ///< bool scalar on the GPU
+    bool stepped = false;
+  };
+  GradScalerOptions o_;
+  double scale_;
+  std::int64_t growth_tracker_ = 0, skipped_ = 0;
+  std::vector<Pending> pending_;
+  bool found_inf_ = false;
+};
+
 // ---- learning-rate schedules (value for a step/epoch index, as torch's schedulers) ----
 /// base_lr * gamma^(floor(epoch / step_size))
 double step_lr(double base_lr, std::int64_t epoch, std::int64_t step_size, double gamma = 0.1);
@@ -181,6 +232,10 @@ double cosine_lr(double base_lr, std::int64_t t, std::int64_t t_max, double eta_
 
 // ---- checkpoints (safetensors: 8-byte little-endian header length, JSON header, raw data) ----
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors);
+/// With string metadata (the header's "__metadata__" object: string keys and values; quant.hpp's
+/// to_state names quantized weights' formats there).
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata);
 /// Every error names the file (and the tensor, for a bad entry): ValueError for a missing or
 /// truncated file, a header that is not a JSON object, an entry without dtype / shape /
 /// data_offsets or with values of the wrong JSON type (shape and data_offsets: lists of
@@ -188,6 +243,9 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
 /// F32, F16, BF16, I32, U8, BOOL; errors creating the tensor keep their type (ShapeError when
 /// the byte count does not match the shape, LimitError past the device's limits).
 std::map<std::string, Tensor> load_safetensors(const std::string& path, const Device& dev);
+/// The header's "__metadata__" (empty without one); ValueError as above, and for metadata that is
+/// not an object of strings.
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);
 /// Module parameters and buffers by name.
 std::map<std::string, Tensor> state_dict(Module& m);
 /// Copies tensors into the module's parameters/buffers; ShapeError/ValueError on mismatch or a

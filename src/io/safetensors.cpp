@@ -24,6 +24,8 @@ const char* st_dtype(DType d) {
       return "I32";
     case DType::u8:
       return "U8";
+    case DType::i8:
+      return "I8";
     case DType::bool_:
       return "BOOL";
   }
@@ -35,8 +37,9 @@ DType from_st(const std::string& s, const std::string& what) {
   if (s == "BF16") return DType::bf16;
   if (s == "I32") return DType::i32;
   if (s == "U8") return DType::u8;
+  if (s == "I8") return DType::i8;
   if (s == "BOOL") return DType::bool_;
-  throw DTypeError(what + "unsupported dtype " + s + " (F32, F16, BF16, I32, U8, BOOL)");
+  throw DTypeError(what + "unsupported dtype " + s + " (F32, F16, BF16, I32, U8, I8, BOOL)");
 }
 
 using Json = nlohmann::json;
@@ -104,7 +107,13 @@ Tensor load_entry(const Device& dev, const Json& entry, const std::vector<char>&
 }  // namespace
 
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors) {
+  save_safetensors(path, tensors, {});
+}
+
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
   nlohmann::json h = nlohmann::json::object();
+  if (!metadata.empty()) h["__metadata__"] = metadata;
   std::vector<std::vector<std::uint8_t>> blobs;
   std::size_t off = 0;
   for (const auto& [name, t] : tensors) {
@@ -124,9 +133,11 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   if (!f) throw ValueError("gltensor::save_safetensors: write to " + path + " failed");
 }
 
-std::map<std::string, Tensor> load_safetensors(const std::string& path, const Device& dev) {
+namespace {
+// Opens `path` and parses its JSON header; f is left at the start of the data.
+Json read_header(const std::string& path, std::ifstream& f) {
   const std::string where = "gltensor::load_safetensors: " + path + ": ";
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  f.open(path, std::ios::binary | std::ios::ate);
   if (!f) throw ValueError("gltensor::load_safetensors: cannot open " + path);
   const auto file_size = static_cast<std::uint64_t>(f.tellg());
   f.seekg(0);
@@ -145,6 +156,31 @@ std::map<std::string, Tensor> load_safetensors(const std::string& path, const De
     throw ValueError(where + "malformed JSON header: " + e.what());
   }
   if (!h.is_object()) throw ValueError(where + "the header must be a JSON object, got " + excerpt(h));
+  return h;
+}
+}  // namespace
+
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) {
+  std::ifstream f;
+  const Json h = read_header(path, f);
+  std::map<std::string, std::string> out;
+  const auto it = h.find("__metadata__");
+  if (it == h.end()) return out;
+  if (!it->is_object())
+    throw ValueError("gltensor::load_safetensors: " + path + ": __metadata__ must be an object, got " + excerpt(*it));
+  for (const auto& [k, v] : it->items()) {
+    if (!v.is_string())
+      throw ValueError("gltensor::load_safetensors: " + path + ": __metadata__ \"" + k + "\" must be a string, got " +
+                       excerpt(v));
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+std::map<std::string, Tensor> load_safetensors(const std::string& path, const Device& dev) {
+  const std::string where = "gltensor::load_safetensors: " + path + ": ";
+  std::ifstream f;
+  const Json h = read_header(path, f);
   const std::vector<char> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::map<std::string, Tensor> out;
   for (const auto& [name, entry] : h.items()) {

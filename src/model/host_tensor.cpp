@@ -11,11 +11,14 @@ std::string elem_name(int t) {
   static const char* names[] = {"undefined", "float",  "uint8",     "int8",       "uint16",  "int16",
                                 "int32",     "int64",  "string",    "bool",       "float16", "double",
                                 "uint32",    "uint64", "complex64", "complex128", "bfloat16"};
+  if (t == kUint4) return "uint4";
+  if (t == kInt4) return "int4";
   return t >= 0 && t < 17 ? names[t] : "type " + std::to_string(t);
 }
 
 bool elem_supported(int t) {
-  return t == kFloat || t == kFloat16 || t == kBfloat16 || t == kInt32 || t == kInt64 || t == kUint8 || t == kBool;
+  return t == kFloat || t == kFloat16 || t == kBfloat16 || t == kInt32 || t == kInt64 || t == kUint8 || t == kInt8 ||
+         t == kBool || t == kUint4 || t == kInt4;
 }
 
 bool elem_is_float(int t) { return t == kFloat || t == kFloat16 || t == kBfloat16 || t == kDouble; }
@@ -32,7 +35,11 @@ DType elem_dtype(int t) {
     case kInt64:
       return DType::i32;
     case kUint8:
+    case kUint4:
       return DType::u8;
+    case kInt8:
+    case kInt4:
+      return DType::i8;
     case kBool:
       return DType::bool_;
     default:
@@ -52,6 +59,8 @@ int dtype_elem(DType d, bool int64) {
       return int64 ? kInt64 : kInt32;
     case DType::u8:
       return kUint8;
+    case DType::i8:
+      return kInt8;
     case DType::bool_:
       return kBool;
   }
@@ -73,7 +82,11 @@ std::vector<std::int64_t> HostTensor::ints() const {
 }
 
 Tensor HostTensor::upload(const Device& dev, DType float_dtype) const {
-  const DType d = elem_is_float(elem) ? float_dtype : elem_dtype(elem);
+  // f16 and bf16 values keep their 16 bits (an f16 model's weights stay half the size); float
+  // and double take float_dtype (f32, or f16 with ModelOptions::f16_weights).
+  const DType d = elem == kFloat16 || elem == kBfloat16 ? elem_dtype(elem)
+                  : elem_is_float(elem)                 ? float_dtype
+                                                        : elem_dtype(elem);
   if (is_floating(d)) {
     std::vector<float> f(v.begin(), v.end());
     return Tensor::from_host(dev, f, shape, d);
@@ -94,7 +107,8 @@ Tensor HostTensor::upload(const Device& dev, DType float_dtype) const {
     return Tensor::from_host(dev, std::span<const std::int32_t>(w), shape, DType::i32);
   }
   std::vector<std::uint8_t> b(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) b[i] = d == DType::bool_ ? (v[i] != 0) : static_cast<std::uint8_t>(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    b[i] = d == DType::bool_ ? (v[i] != 0) : static_cast<std::uint8_t>(static_cast<std::int32_t>(v[i]));
   return Tensor::from_host(dev, std::span<const std::uint8_t>(b), shape, d);
 }
 

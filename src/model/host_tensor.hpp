@@ -27,12 +27,15 @@ enum Elem : int {
   kDouble = 11,
   kUint32 = 12,
   kUint64 = 13,
-  kBfloat16 = 16
+  kBfloat16 = 16,
+  kUint4 = 21,  ///< carried widened to uint8 (0..15)
+  kInt4 = 22    ///< carried widened to int8 (-8..7)
 };
 
 /// "float", "int64", ... (ONNX names).
 std::string elem_name(int elem);
-/// True for element types gltensor carries (float, float16, bfloat16, int32, int64, uint8, bool).
+/// True for element types gltensor carries (float, float16, bfloat16, int32, int64, uint8, int8,
+/// uint4 and int4 widened to 8 bits, bool).
 bool elem_supported(int elem);
 /// gltensor dtype that carries an ONNX element type (int64 -> i32). Only for supported types.
 DType elem_dtype(int elem);
@@ -48,7 +51,8 @@ struct HostTensor {
   std::int64_t numel() const { return static_cast<std::int64_t>(v.size()); }
   std::vector<std::int64_t> ints() const;
   /// Uploads to the device (int64 -> int32: values must fit, INT64_MAX/MIN clamp to INT32_MAX/MIN
-  /// as "to the end" sentinels; LimitError otherwise). `as` overrides the dtype of floats.
+  /// as "to the end" sentinels; LimitError otherwise). f16/bf16 values keep their dtype;
+  /// float_dtype is the dtype of float and double values.
   Tensor upload(const Device& dev, DType float_dtype = DType::f32) const;
   /// Reads a GPU tensor back; `elem` is the ONNX element type the value has in the graph.
   static HostTensor download(const Tensor& t, int elem);

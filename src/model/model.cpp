@@ -102,6 +102,7 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
       if (it != parent->ids.end() && parent->values[it->second].constant)
         g.values[o].constant = parent->values[it->second].constant;
     }
+  fuse_qdq(g, stats);
   fold_constants(g, dev, stats);
   while (inline_ifs(g, stats)) fold_constants(g, dev, stats);
   fold_batchnorm(g, stats);

@@ -66,7 +66,10 @@ HostTensor host_from_proto(const onnx::TensorProto& t) {
       }
       break;
     case kInt32:
-      if (raw)
+    case kInt8:
+      if (raw && h.elem == kInt8)
+        read_raw<std::int8_t>(h.v, r, n);
+      else if (raw)
         read_raw<std::int32_t>(h.v, r, n);
       else {
         need(t.int32_data_size());
@@ -84,6 +87,25 @@ HostTensor host_from_proto(const onnx::TensorProto& t) {
         for (std::size_t i = 0; i < n; ++i) bits[i] = static_cast<std::uint16_t>(t.int32_data(static_cast<int>(i)));
       }
       for (std::size_t i = 0; i < n; ++i) h.v[i] = h.elem == kFloat16 ? f16_to_f32(bits[i]) : bf16_to_f32(bits[i]);
+      break;
+    }
+    case kUint4:
+    case kInt4: {  // two per byte, the first in the low nibble (raw_data or int32_data's bytes)
+      const std::size_t bytes = (n + 1) / 2;
+      std::vector<std::uint8_t> packed(bytes);
+      if (raw) {
+        if (r.size() < bytes) throw std::runtime_error("raw_data holds fewer bytes than its dims need");
+        if (bytes) std::memcpy(packed.data(), r.data(), bytes);
+      } else {
+        if (static_cast<std::size_t>(t.int32_data_size()) < bytes)
+          throw std::runtime_error("tensor '" + t.name() + "' holds too few values");
+        for (std::size_t i = 0; i < bytes; ++i)
+          packed[i] = static_cast<std::uint8_t>(t.int32_data(static_cast<int>(i)));
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const int nib = (packed[i / 2] >> ((i & 1) * 4)) & 0xf;
+        h.v[i] = h.elem == kInt4 && nib >= 8 ? nib - 16 : nib;
+      }
       break;
     }
     case kUint8:

@@ -108,6 +108,9 @@ struct OpDef {
   /// The versions of the op from opset 18 on (ONNX since_version, see op_version) that the
   /// mapping implements; a node whose opset selects another one is refused at load.
   std::vector<int> versions;
+  /// Never folded to a constant at load, even with constant inputs (gltensor.DequantizeWeight:
+  /// quantized weights stay 8-bit in memory).
+  bool keep = false;
 };
 
 using Registry = std::map<std::string, OpDef>;
@@ -121,6 +124,9 @@ void register_reduce_ops(Registry& r);
 void register_fused_ops(Registry& r);
 void register_rnn_ops(Registry& r);
 void register_control_ops(Registry& r);
+void register_quant_ops(Registry& r);
+/// Ops mapped in the com.microsoft domain (ONNX Runtime's contrib QLinear ops, Q/DQ).
+bool microsoft_op(const std::string& op);
 
 // Helpers shared by the op files.
 /// Normalizes a negative axis against rank (fails naming the node when out of range).
@@ -130,6 +136,9 @@ Shape broadcast_host(const Args& a, const Shape& x, const Shape& y);
 /// Elementwise host op over broadcast inputs.
 HostTensor host_map2(const Args& a, const HostTensor& x, const HostTensor& y, int out_elem,
                      const std::function<double(double, double)>& f);
+/// ONNX pads [b0, b1, ..., e0, e1, ...] of a conv or pool over spatial dims `in` (auto_pad, pads).
+std::vector<std::int64_t> forward_pads(Args& a, const Shape& in, const std::vector<std::int64_t>& k,
+                                       const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& d);
 /// Rounds host values to what their element type holds (integers truncate, float -> float32).
 void host_round(HostTensor& t);
 

@@ -127,6 +127,7 @@ int op_version(const std::string& op, int opset) {
       {"Constant", {19, 21}},
       {"ConstantOfShape", {20, 21}},
       {"DFT", {20}},
+      {"DequantizeLinear", {19, 21}},
       {"Equal", {19}},
       {"Flatten", {21}},
       {"Gelu", {20}},
@@ -138,6 +139,7 @@ int op_version(const std::string& op, int opset) {
       {"LpPool", {18}},
       {"Mish", {18}},
       {"Pad", {18, 19, 21}},
+      {"QuantizeLinear", {19, 21}},
       {"ReduceL1", {18}},
       {"ReduceL2", {18}},
       {"ReduceLogSum", {18}},
@@ -176,6 +178,7 @@ const Registry& registry() {
     register_fused_ops(m);
     register_rnn_ops(m);
     register_control_ops(m);
+    register_quant_ops(m);
     return m;
   }();
   return r;

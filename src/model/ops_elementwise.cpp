@@ -231,9 +231,10 @@ void register_elementwise_ops(Registry& m) {
                         lo = clip_bound(a, 1, -inf);
                         hi = clip_bound(a, 2, inf);
                       }
-                      if (!is_floating(x.dtype())) {  // integer bounds
-                        lo = std::max(lo, double(INT32_MIN));
-                        hi = std::min(hi, double(INT32_MAX));
+                      if (!is_floating(x.dtype())) {  // integer bounds: the dtype's range
+                        const bool i8 = x.dtype() == DType::i8, u8 = x.dtype() == DType::u8;
+                        lo = std::max(lo, i8 ? -128.0 : u8 ? 0.0 : double(INT32_MIN));
+                        hi = std::min(hi, i8 ? 127.0 : u8 ? 255.0 : double(INT32_MAX));
                       }
                       if (lo > hi) return Ts{full_like(x, hi)};  // ONNX: min > max gives max
                       if (is_floating(x.dtype())) return Ts{apply_epilogue(x, Epilogue::clip(lo, hi))};

@@ -18,25 +18,7 @@ namespace {
 
 using I64s = std::vector<std::int64_t>;
 
-void check_auto_pad(const CheckCtx& c) {
-  const std::string p = c.attrs().s("auto_pad", "NOTSET");
-  if (p != "NOTSET" && p != "SAME_UPPER" && p != "SAME_LOWER" && p != "VALID")
-    c.fail_attr("auto_pad", "expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
-}
-
-// Spatial rank from the weight (a constant), kernel_shape or the input's declared rank; 0 if unknown.
-std::int64_t spatial_rank(const CheckCtx& c, std::size_t weight_input) {
-  if (const HostTensor* w = c.constant(weight_input)) return static_cast<std::int64_t>(w->shape.size()) - 2;
-  if (c.attrs().has("kernel_shape")) return static_cast<std::int64_t>(c.attrs().ints("kernel_shape").size());
-  return 0;
-}
-
-void check_spatial(const CheckCtx& c, std::int64_t rank, const char* what) {
-  if (rank != 0 && rank != 1 && rank != 2)
-    c.fail(std::to_string(rank) + "-D " + what + " is not supported (1-D and 2-D only)");
-}
-
-/// ONNX pads [b0, b1, ..., e0, e1, ...] for a conv or pool over spatial dims `in`.
+}  // namespace
 I64s forward_pads(Args& a, const Shape& in, const I64s& k, const I64s& s, const I64s& d) {
   const std::size_t r = in.size();
   const std::string mode = a.attrs.s("auto_pad", "NOTSET");
@@ -54,6 +36,26 @@ I64s forward_pads(Args& a, const Shape& in, const I64s& k, const I64s& s, const 
     }
   }
   return pads;
+}
+
+namespace {
+
+void check_auto_pad(const CheckCtx& c) {
+  const std::string p = c.attrs().s("auto_pad", "NOTSET");
+  if (p != "NOTSET" && p != "SAME_UPPER" && p != "SAME_LOWER" && p != "VALID")
+    c.fail_attr("auto_pad", "expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+}
+
+// Spatial rank from the weight (a constant), kernel_shape or the input's declared rank; 0 if unknown.
+std::int64_t spatial_rank(const CheckCtx& c, std::size_t weight_input) {
+  if (const HostTensor* w = c.constant(weight_input)) return static_cast<std::int64_t>(w->shape.size()) - 2;
+  if (c.attrs().has("kernel_shape")) return static_cast<std::int64_t>(c.attrs().ints("kernel_shape").size());
+  return 0;
+}
+
+void check_spatial(const CheckCtx& c, std::int64_t rank, const char* what) {
+  if (rank != 0 && rank != 1 && rank != 2)
+    c.fail(std::to_string(rank) + "-D " + what + " is not supported (1-D and 2-D only)");
 }
 
 I64s ones(std::size_t r) { return I64s(r, 1); }

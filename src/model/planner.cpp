@@ -9,11 +9,14 @@
 namespace gltensor::model {
 
 std::string PlanStats::summary() const {
-  return (ifs ? std::to_string(ifs) + " If folded to a branch, " : std::string()) + std::to_string(folded) +
-         " nodes folded to constants, " + std::to_string(batchnorm) + " BatchNormalization and " +
-         std::to_string(affine) + " Mul/Add folded into weights, " + std::to_string(hardswish) +
-         " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " + std::to_string(muladd) +
-         " Mul+Add chains, " + std::to_string(dead) + " dead nodes";
+  return (ifs ? std::to_string(ifs) + " If folded to a branch, " : std::string()) +
+         (qdq_integer || qdq_weights ? std::to_string(qdq_integer) + " QDQ Conv/MatMul as integer ops, " +
+                                           std::to_string(qdq_weights) + " 8-bit weights kept, "
+                                     : std::string()) +
+         std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
+         " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
+         std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
+         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(dead) + " dead nodes";
 }
 
 // ---- checks and element types ----
@@ -21,7 +24,11 @@ std::string PlanStats::summary() const {
 void check_and_type(Graph& g) {
   const Registry& reg = registry();
   for (auto& n : g.nodes) {
-    if (!n.domain.empty() && n.domain != "ai.onnx") g.fail(n, "domain " + n.domain + " is not supported");
+    const bool ms = n.domain == "com.microsoft";
+    if (!n.domain.empty() && n.domain != "ai.onnx" && !(ms && microsoft_op(n.op_type)))
+      g.fail(n, "domain " + n.domain + (ms ? " op " + n.op_type : std::string()) + " is not supported");
+    if (!ms && microsoft_op(n.op_type) && n.op_type.rfind("QLinear", 0) == 0)
+      g.fail(n, "op " + n.op_type + " is a com.microsoft op (not in the default domain)");
     auto it = reg.find(n.op_type);
     if (it == reg.end()) g.fail(n, "op " + n.op_type + " is not supported");
     const OpDef& def = it->second;
@@ -77,6 +84,7 @@ void fold_constants(Graph& g, const Device& dev, PlanStats& s) {
   for (auto& n : g.nodes) {
     if (n.removed || is_control_flow(n)) continue;  // (If with a constant condition: inline_ifs)
     const OpDef& def = reg.at(n.op_type);
+    if (def.keep) continue;
     // Shape and Size of a graph input whose dims are all fixed: constants (its shape stands in
     // for the value, which they do not read).
     const std::shared_ptr<const HostTensor> fixed =
@@ -422,6 +430,82 @@ void fuse_muladd(Graph& g, PlanStats& s) {
     bypass(g, m, add, "Mul+Add");
     ++s.muladd;
   }
+}
+
+namespace {
+
+// The DequantizeLinear producing value v, or null.
+Node* dq_producer(Graph& g, int v) {
+  if (v < 0 || g.values[v].producer < 0) return nullptr;
+  Node& d = g.nodes[g.values[v].producer];
+  return !d.removed && d.op_type == "DequantizeLinear" && !d.inputs.empty() ? &d : nullptr;
+}
+
+// 8-bit on the GPU: uint8, int8, and uint4 / int4 (carried widened).
+bool is_8bit(int elem) { return elem == kUint8 || elem == kInt8 || elem == kUint4 || elem == kInt4; }
+
+// A DequantizeLinear of a constant 8-bit tensor with constant parameters, not blocked.
+bool constant_q8(const Graph& g, const Node& d) {
+  if (!const_of(g, d.inputs[0]) || !is_8bit(g.values[d.inputs[0]].elem)) return false;
+  if (d.inputs.size() < 2 || !const_of(g, d.inputs[1]) || d.attrs.i("block_size", 0) != 0) return false;
+  return d.inputs.size() < 3 || d.inputs[2] < 0 || const_of(g, d.inputs[2]);
+}
+
+// Per tensor: one scale and zero point (constants or not), 8-bit input, float32 scale.
+bool per_tensor_q8(const Graph& g, const Node& d) {
+  if (!is_8bit(g.values[d.inputs[0]].elem) || d.inputs.size() < 2 || d.attrs.i("block_size", 0) != 0) return false;
+  const HostTensor* s = const_of(g, d.inputs[1]);
+  const HostTensor* z = d.inputs.size() > 2 ? const_of(g, d.inputs[2]) : nullptr;
+  const bool z_ok = d.inputs.size() < 3 || d.inputs[2] < 0 || (z && z->numel() == 1);
+  return s && s->numel() == 1 && s->elem == kFloat && z_ok;
+}
+
+// The weight's parameters are one value or one per `channels` along `axis` of a rank-`rank` weight.
+bool weight_params_fit(const Graph& g, const Node& d, std::int64_t axis, std::int64_t channels, std::size_t rank) {
+  const HostTensor* s = const_of(g, d.inputs[1]);
+  if (s->elem != kFloat) return false;
+  if (s->numel() == 1) return true;
+  std::int64_t a = d.attrs.i("axis", 1);
+  if (a < 0) a += static_cast<std::int64_t>(rank);
+  return a == axis && s->shape.size() == 1 && s->numel() == channels;
+}
+
+}  // namespace
+
+void fuse_qdq(Graph& g, PlanStats& s) {
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& p = g.nodes[i];
+    if (p.removed) continue;
+    const bool conv = p.op_type == "Conv", matmul = p.op_type == "MatMul";
+    if (!conv && !matmul && p.op_type != "ConvTranspose" && p.op_type != "Gemm") continue;
+    if (p.inputs.size() < 2) continue;
+    Node* dw = dq_producer(g, p.inputs[1]);
+    if (!dw || !constant_q8(g, *dw)) continue;
+    const HostTensor& w = *const_of(g, dw->inputs[0]);
+    Node* dx = dq_producer(g, p.inputs[0]);
+    const bool integer = dx && per_tensor_q8(g, *dx) &&
+                         ((conv && (w.shape.size() == 3 || w.shape.size() == 4) &&
+                           weight_params_fit(g, *dw, 0, w.shape[0], w.shape.size())) ||
+                          (matmul && w.shape.size() == 2 && weight_params_fit(g, *dw, 1, w.shape[1], 2)));
+    if (integer) {
+      const auto param = [](const Node& d, std::size_t k) { return k < d.inputs.size() ? d.inputs[k] : -1; };
+      const int bias = conv && p.inputs.size() > 2 ? p.inputs[2] : -1;
+      p.inputs = {dx->inputs[0], param(*dx, 1), param(*dx, 2), dw->inputs[0], param(*dw, 1), param(*dw, 2), bias};
+      p.op_type = conv ? "gltensor.QConv" : "gltensor.QMatMul";
+      p.fused += std::string(p.fused.empty() ? "" : "+") + "DequantizeLinear x2";
+      ++s.qdq_integer;
+    } else if (g.values[dw->outputs[0]].uses == 1) {
+      dw->op_type = "gltensor.DequantizeWeight";
+      ++s.qdq_weights;
+    }
+    g.recount();
+  }
+  // DequantizeLinear nodes that nothing reads any more: gone before fold_constants folds them.
+  for (auto& n : g.nodes)
+    if (!n.removed && n.op_type == "DequantizeLinear" && !g.values[n.outputs[0]].graph_output &&
+        g.values[n.outputs[0]].uses == 0)
+      n.removed = true;
+  g.recount();
 }
 
 void remove_dead(Graph& g, PlanStats& s) {

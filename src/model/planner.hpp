@@ -11,6 +11,13 @@
 //   fuse_epilogues   Conv/ConvTranspose/Gemm/MatMul -> Relu, Clip, HardSigmoid, HardSwish,
 //                    Sigmoid, Tanh or LeakyRelu -> one node with Node::epilogue.
 //   fuse_muladd      Mul(x, s) -> Add(., b) with constant s, b -> gltensor.MulAdd (addcmul).
+//   fuse_qdq         (before fold_constants) QDQ weights: DequantizeLinear(x_q) and
+//                    DequantizeLinear(w_q constant) feeding Conv or MatMul -> one integer op
+//                    (gltensor.QConv / gltensor.QMatMul: int32 sums of the 8-bit values, scaled to
+//                    float in one pass, plus the float bias); any other DequantizeLinear of a
+//                    constant 8-bit weight feeding Conv, ConvTranspose, Gemm or MatMul ->
+//                    gltensor.DequantizeWeight, never folded, so that the weight stays 8-bit in
+//                    memory (dequantized into a transient float32 buffer on each run).
 //   remove_dead      drops nodes whose outputs nothing reads.
 #pragma once
 #include <string>
@@ -21,6 +28,7 @@ namespace gltensor::model {
 
 struct PlanStats {
   int ifs = 0, folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
+  int qdq_integer = 0, qdq_weights = 0;
   std::string summary() const;
 };
 
@@ -36,6 +44,7 @@ void fold_affine(Graph& g, PlanStats& s);
 void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);
+void fuse_qdq(Graph& g, PlanStats& s);
 void remove_dead(Graph& g, PlanStats& s);
 
 }  // namespace gltensor::model

@@ -17,6 +17,7 @@
 #include "gltensor/reduce.hpp"
 #include "nn/attention_dropout.hpp"
 #include "nn/attention_plan.hpp"
+#include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -424,6 +425,9 @@ GqaViews gqa_views(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
 
 Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                                     const AttentionOptions& opt) {
+  if (detail::autocast_changes_low({&q_in, &k_in, &v_in}))
+    return scaled_dot_product_attention(detail::autocast_low(q_in), detail::autocast_low(k_in),
+                                        detail::autocast_low(v_in), opt);
   const char* op = kOp;
   check_same_device(op, {&q_in, &k_in, &v_in});
   if (q_in.dim() < 2 || k_in.dim() < 2 || v_in.dim() < 2 || q_in.size(-1) != k_in.size(-1) ||
@@ -520,10 +524,10 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   // its scores by query rows).
   auto chunks = [](std::int64_t n, std::int64_t c) { return c > 0 ? (n + c - 1) / c : 1; };
   const bool bwd_fits = !grad || (bq_chunk >= 0 && bk_chunk >= 0 &&
-                                   chunks(L, bq_chunk) * numel_of(batch) * S * (E + Ev) * 4 <= dev.ssbo_limit() &&
-                                   chunks(S, bk_chunk) * numel_of(batch) * L * E * 4 <= dev.ssbo_limit());
-  const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps.max_ssbo_bindings >= 7 &&
-                     kchunk >= 0 && !mask_grad && bwd_fits;
+                                  chunks(L, bq_chunk) * numel_of(batch) * S * (E + Ev) * 4 <= dev.ssbo_limit() &&
+                                  chunks(S, bk_chunk) * numel_of(batch) * L * E * 4 <= dev.ssbo_limit());
+  const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps.max_ssbo_bindings >= 7 && kchunk >= 0 &&
+                     !mask_grad && bwd_fits;
   if (flash) {
     const Forward f = flash_forward(p, ft, kchunk, od);
     Tensor out = f.out.reshape(user_shape);

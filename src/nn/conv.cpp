@@ -12,6 +12,7 @@
 #include "gltensor/reduce.hpp"
 #include "nn/conv_plan.hpp"
 #include "ops/activation.hpp"
+#include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -226,6 +227,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o, const Epilogue& epi) {
+  if (detail::autocast_changes_low({&x, &w, &bias}))
+    return conv2d(detail::autocast_low(x), detail::autocast_low(w), detail::autocast_low(bias), o, epi);
   const char* op = "conv2d";
   check_same_device(op, {&x, &w});
   check_options(op, o);

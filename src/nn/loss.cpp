@@ -9,6 +9,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "ops/autocast.hpp"
 #include "ops/index.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -132,6 +133,8 @@ std::pair<Tensor, Tensor> row_lse(const Tensor& logits, bool with_mean) {
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double ls,
                      std::int64_t ignore_index) {
+  if (detail::autocast_changes_f32({&logits, &target}))
+    return cross_entropy(detail::autocast_f32(logits), detail::autocast_f32(target), reduction, ls, ignore_index);
   const char* op = "cross_entropy";
   check_class_inputs(op, logits, target);
   if (ls < 0 || ls > 1) throw ValueError("gltensor::cross_entropy: label_smoothing must be in [0, 1]");
@@ -166,6 +169,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, std::int64_t ignore_index) {
+  if (detail::autocast_changes_f32({&log_probs}))
+    return nll_loss(detail::autocast_f32(log_probs), target, reduction, ignore_index);
   const char* op = "nll_loss";
   check_class_inputs(op, log_probs, target);
   const std::int64_t C = log_probs.size(1);
@@ -189,6 +194,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (detail::autocast_changes_f32({&input, &target}))
+    return mse_loss(detail::autocast_f32(input), detail::autocast_f32(target), reduction);
   check_same_device("mse_loss", {&input, &target});
   if (input.shape() != target.shape())
     throw ShapeError("gltensor::mse_loss: input " + to_string(input.shape()) + " and target " +

@@ -5,6 +5,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "ops/autocast.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -67,6 +68,8 @@ Tensor layer_norm_fused(const Tensor& x_in, std::int64_t L, const Tensor& w_in, 
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, const Tensor& bias, double eps) {
+  if (detail::autocast_changes_f32({&x, &weight, &bias}))
+    return layer_norm(detail::autocast_f32(x), nd, detail::autocast_f32(weight), detail::autocast_f32(bias), eps);
   const char* op = "layer_norm";
   check_defined(op, x);
   check_eps(op, eps);
@@ -90,6 +93,8 @@ Tensor layer_norm(const Tensor& x, std::int64_t nd, const Tensor& weight, const 
 }
 
 Tensor group_norm(const Tensor& x, std::int64_t groups, const Tensor& weight, const Tensor& bias, double eps) {
+  if (detail::autocast_changes_f32({&x, &weight, &bias}))
+    return group_norm(detail::autocast_f32(x), groups, detail::autocast_f32(weight), detail::autocast_f32(bias), eps);
   const char* op = "group_norm";
   check_defined(op, x);
   check_eps(op, eps);

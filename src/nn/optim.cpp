@@ -8,6 +8,7 @@
 #include "gltensor/nn.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/grads.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -134,22 +135,27 @@ AdamW::AdamW(const std::vector<ParamGroup>& groups, double lr, AdamOptions opt)
         return opt;
       }()) {}
 
-Tensor clip_grad_norm_(const std::vector<Tensor*>& params, double max_norm) {
-  if (!(max_norm > 0))
-    throw ValueError("gltensor::clip_grad_norm_: max_norm must be > 0, got " + std::to_string(max_norm));
-  NoGradGuard ng;
-  std::vector<Tensor> grads, norms;
+std::vector<Tensor> unique_grads(const std::vector<Tensor*>& params, const char* op) {
+  std::vector<Tensor> grads;
   std::vector<std::tuple<const void*, std::int64_t, std::int64_t>> seen;
   for (Tensor* p : params) {
-    if (!p || !p->defined()) throw ValueError("gltensor::clip_grad_norm_: undefined parameter");
+    if (!p || !p->defined()) throw ValueError(std::string("gltensor::") + op + ": undefined parameter");
     Tensor g = grad(*p);
     if (!g.defined() || g.numel() == 0) continue;
     const auto key = std::make_tuple(static_cast<const void*>(g.impl()->storage.get()), g.offset(), g.numel());
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;  // one gradient held twice
     seen.push_back(key);
     grads.push_back(g);
-    norms.push_back(norm(g.dtype() == DType::f32 ? g : g.to(DType::f32)).reshape({1}));
   }
+  return grads;
+}
+
+Tensor clip_grad_norm_(const std::vector<Tensor*>& params, double max_norm) {
+  if (!(max_norm > 0))
+    throw ValueError("gltensor::clip_grad_norm_: max_norm must be > 0, got " + std::to_string(max_norm));
+  NoGradGuard ng;
+  std::vector<Tensor> grads = unique_grads(params, "clip_grad_norm_"), norms;
+  for (const Tensor& g : grads) norms.push_back(norm(g.dtype() == DType::f32 ? g : g.to(DType::f32)).reshape({1}));
   if (params.empty()) throw ValueError("gltensor::clip_grad_norm_: no parameters");
   if (grads.empty()) return zeros(params.front()->device(), {});
   const Tensor total = norm(concat(norms));  // sqrt(sum of the squared norms)

@@ -15,6 +15,7 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "gltensor/transformer.hpp"
+#include "ops/autocast.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -247,6 +248,8 @@ void record_rms(Tensor& y, const Tensor& v_node, const Tensor& v, const Tensor& 
 }  // namespace
 
 Tensor rms_norm(const Tensor& x_in, std::int64_t nd, const Tensor& weight, double eps) {
+  if (detail::autocast_changes_f32({&x_in, &weight}))
+    return rms_norm(detail::autocast_f32(x_in), nd, detail::autocast_f32(weight), eps);
   const char* op = "rms_norm";
   check_defined(op, x_in);
   check_eps(op, eps);

@@ -111,7 +111,7 @@ std::vector<ElementwiseVariant> ElementwiseVariant::space() {
   add(K::binary, "op_add", CT::f32, {f, f, f})->vec4 = true;
   add(K::unary, "op_neg", CT::i32, {i, i})->vec4 = true;
   add(K::ternary, "op_where", CT::f32, {f, f, f, f})->vec4 = true;
-  for (DType d : {DType::f16, DType::bf16, DType::u8, DType::bool_}) {
+  for (DType d : {DType::f16, DType::bf16, DType::u8, DType::i8, DType::bool_}) {
     const CT ct = natural_ct(d);
     add(K::binary, "op_add", ct, {d, d, d})->words = true;
     ElementwiseVariant* s = add(K::unary, "op_identity", ct, {d, d});

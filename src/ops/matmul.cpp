@@ -7,6 +7,7 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "ops/activation.hpp"
+#include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "ops/matmul_plan.hpp"
 #include "runtime/codegen.hpp"
@@ -247,7 +248,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     problem.a_quads = quad_aligned(ea, ea.dim() - 1) ? 1 : M % 4 == 0 && quad_aligned(ea, ea.dim() - 2) ? 2 : 0;
   if (is_floating(eb.dtype()))
     problem.b_quads = N % 4 == 0 && quad_aligned(eb, eb.dim() - 1) ? 1 : quad_aligned(eb, eb.dim() - 2) ? 2 : 0;
-  const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_arithmetic()};
+  const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_matmul()};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
@@ -306,8 +307,9 @@ Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& adde
 }
 }  // namespace detail
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  check_same_device("matmul", {&a, &b});
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  check_same_device("matmul", {&a_in, &b_in});
+  const Tensor a = detail::autocast_low(a_in), b = detail::autocast_low(b_in);
   if (a.dim() == 0 || b.dim() == 0)
     throw ShapeError("gltensor::matmul: both arguments need at least 1 dim, got " + to_string(a.shape()) + " and " +
                      to_string(b.shape()));
@@ -323,15 +325,17 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return r;
 }
 
-Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta, bool ta, bool tb) {
+Tensor gemm(const Tensor& a_in, const Tensor& b_in, const Tensor& c_in, double alpha, double beta, bool ta, bool tb) {
+  const Tensor a = detail::autocast_low(a_in), b = detail::autocast_low(b_in), c = detail::autocast_low(c_in);
   if (a.defined() && b.defined() && (a.dim() != 2 || b.dim() != 2))
     throw ShapeError("gltensor::gemm: expects 2-D a and b, got " + to_string(a.shape()) + " and " +
                      to_string(b.shape()));
   return matmul_fused(ta ? a.t() : a, tb ? b.t() : b, c, alpha, beta, Epilogue());
 }
 
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias, const Epilogue& act) {
-  check_same_device("linear", {&x, &w});
+Tensor linear(const Tensor& x_in, const Tensor& w_in, const Tensor& bias_in, const Epilogue& act) {
+  check_same_device("linear", {&x_in, &w_in});
+  const Tensor x = detail::autocast_low(x_in), w = detail::autocast_low(w_in), bias = detail::autocast_low(bias_in);
   if (w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1))
     throw ShapeError("gltensor::linear: input " + to_string(x.shape()) + " and weight " + to_string(w.shape()) +
                      " do not match (weight must be [out, in] with in = input's last dim)");

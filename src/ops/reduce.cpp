@@ -8,6 +8,7 @@
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
+#include "ops/autocast.hpp"
 #include "ops/reduce_variants.hpp"
 #include "ops/softmax_plan.hpp"
 #include "runtime/codegen.hpp"
@@ -534,6 +535,7 @@ void scan_rows(DeviceImpl& dev, const Tensor& in, const Tensor& out, const RowLa
 }  // namespace
 
 Tensor softmax(const Tensor& x, std::int64_t dim) {
+  if (detail::autocast_changes_f32({&x})) return softmax(detail::autocast_f32(x), dim);
   Tensor y = softmax_impl("softmax", x, dim, false);
   if (autograd::any_requires_grad({&x})) {
     const Tensor yd = detach(y);
@@ -545,6 +547,7 @@ Tensor softmax(const Tensor& x, std::int64_t dim) {
   return y;
 }
 Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  if (detail::autocast_changes_f32({&x})) return log_softmax(detail::autocast_f32(x), dim);
   Tensor y = softmax_impl("log_softmax", x, dim, true);
   if (autograd::any_requires_grad({&x})) {
     const Tensor yd = detach(y);

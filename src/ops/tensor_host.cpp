@@ -48,6 +48,9 @@ std::vector<T> convert_bytes(const std::vector<std::uint8_t>& b, DType d) {
       case DType::bool_:
         v = *p;
         break;
+      case DType::i8:
+        v = static_cast<std::int8_t>(*p);
+        break;
     }
     if constexpr (std::is_same_v<T, float>)
       out[i] = static_cast<float>(v);

@@ -29,6 +29,9 @@ std::string operand_glsl(int i, DType d, CT ct, bool write) {
     case DType::bool_:
       raw = "int((" + t + "[e >> 2u] >> ((e & 3u) * 8u)) & 0xffu)";
       break;
+    case DType::i8:
+      raw = "bitfieldExtract(int(" + t + "[e >> 2u]), int((e & 3u) * 8u), 8)";
+      break;
   }
   s += C + " load" + n + "(uint e) { return " + C + "(" + raw + "); }\n";
   if (!write) return s;
@@ -48,6 +51,7 @@ std::string operand_glsl(int i, DType d, CT ct, bool write) {
       bits = "f32_to_bf16_bits(float(v))";
       break;
     case DType::u8:
+    case DType::i8:
       bits = "(uint(int(v)) & 0xffu)";
       break;
     case DType::bool_:

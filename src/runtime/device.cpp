@@ -337,18 +337,27 @@ bool DeviceImpl::subgroup_features(std::uint32_t need) const {
 Precision default_precision() {
   using P = PrecisionSetting;
   const P p = settings().precision;
-  return p == P::f16 || p == P::f16_force || p == P::f16_emulate ? Precision::f16_allowed : Precision::f32;
+  return p == P::f16 || p == P::f16_matmul || p == P::f16_force || p == P::f16_emulate ? Precision::f16_allowed
+                                                                                       : Precision::f32;
 }
 
-// The f16 kernels are off on every device for now: on the H100 (2026-11-24, docs/precision.md)
-// matmul's F16_MATH gave NaN in some outputs and f16 operands errors of 1e2, the f16 relu was
-// wrong, and f16 math ran at 0.6x the speed of f32. GLTENSOR_PRECISION=f16-force runs them (to
-// debug them); caps.fp16_arithmetic still reports what the device offers.
-// GLTENSOR_PRECISION=f16-emulate runs the same f16 kernel forms (their indexing, packing, block
-// flushes) on any device with f32 types standing in for the f16 ones (f16_extension_glsl): a
-// check of everything but the f16 rounding itself, on llvmpipe.
+// The f16 kernels run where the device has fp16 arithmetic (Capabilities::fp16_arithmetic) and
+// the precision allows them. GLTENSOR_PRECISION=f16-force also runs them elsewhere (their GLSL
+// then fails to compile: to dump it for an offline compiler); f16-emulate runs the same kernel
+// forms (their indexing, packing, block flushes) on any device with f32 types standing in for
+// the f16 ones (f16_extension_glsl): a check of everything but the f16 rounding, on llvmpipe.
+// (They were off on every device from 2026-11-24 to 2026-11-26: docs/precision.md has the
+// NVIDIA defects found and fixed.)
 bool DeviceImpl::fp16_arithmetic() const {
-  return settings().precision == PrecisionSetting::f16_force || settings().precision == PrecisionSetting::f16_emulate;
+  using P = PrecisionSetting;
+  const P p = settings().precision;
+  return caps.fp16_arithmetic || p == P::f16_force || p == P::f16_emulate;
+}
+
+bool DeviceImpl::fp16_matmul() const {
+  using P = PrecisionSetting;
+  const P p = settings().precision;
+  return fp16_arithmetic() && (p == P::f16_matmul || p == P::f16_force || p == P::f16_emulate);
 }
 
 bool DeviceImpl::f16_math() const { return precision == Precision::f16_allowed && fp16_arithmetic(); }

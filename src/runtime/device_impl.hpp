@@ -99,6 +99,11 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   /// Whether kernels use f16 math (Precision::f16_allowed asked for and the device has fp16
   /// arithmetic, or Settings::precision = "f16-force" / "f16-emulate").
   bool f16_math() const;
+  /// Whether matmul (and what runs on it: im2col conv, linear, gemm) uses f16 math too: only with
+  /// Settings::precision = "f16-matmul", "f16-force" or "f16-emulate". On the H100 its f16vec4
+  /// FMAs ran at 0.61x f32's speed (no tensor cores in GL), so f16_allowed keeps f32 math there
+  /// (docs/precision.md).
+  bool fp16_matmul() const;
   /// The #extension line that enables float16_t / f16vecN in kernels on this device.
   std::string f16_extension_glsl() const;
 

@@ -44,12 +44,16 @@ void ErrorFlags::check(DeviceImpl& dev) {
       if (p.bit & bit) return p.op;
     return std::string("?");
   };
-  const std::string index_op = first_op(kIndex), zero_op = first_op(kZeroDivision);
+  const std::string index_op = first_op(kIndex), zero_op = first_op(kZeroDivision), cache_op = first_op(kCacheFull);
   pending_.clear();
   if (v & kIndex)
     throw IndexError("gltensor::" + index_op +
                      ": an index was out of range for the indexed dim (detected on the GPU; "
                      "the affected elements were left unwritten)");
+  if (v & kCacheFull)
+    throw LimitError("gltensor::" + cache_op +
+                     ": a sequence's length passed the KV cache's max_len (detected on the GPU; the positions past "
+                     "max_len were left unwritten)");
   throw ValueError("gltensor::" + zero_op +
                    ": integer division by zero (detected on the GPU; the affected elements are 0)");
 }

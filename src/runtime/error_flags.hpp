@@ -16,15 +16,16 @@ namespace gltensor::detail {
 
 class ErrorFlags : public DeviceExtension {
  public:
-  /// Flag bits (the kernels write these numbers): index.comp, binary.comp (ERR_FLAG).
-  static constexpr std::uint32_t kIndex = 1, kZeroDivision = 2;
+  /// Flag bits (the kernels write these numbers): index.comp, binary.comp (ERR_FLAG),
+  /// kv_cache.comp (a KV cache appended past its max_len).
+  static constexpr std::uint32_t kIndex = 1, kZeroDivision = 2, kCacheFull = 4;
   /// The flag buffer (one uint, 0 = no error), bound by kernels that check their input.
   Storage& storage(DeviceImpl& dev);
   /// Records that `op`, recorded in the current batch, may set flag bit `bit`.
   void expect(DeviceImpl& dev, const char* op, std::uint32_t bit);
   /// If a completed checking kernel set the flag, clears it and throws, naming the first pending
-  /// op that may have set the bit: IndexError (kIndex, reported first), ValueError
-  /// (kZeroDivision). Makes no GL call while nothing is pending.
+  /// op that may have set the bit: IndexError (kIndex, reported first), LimitError (kCacheFull),
+  /// ValueError (kZeroDivision). Makes no GL call while nothing is pending.
   void check(DeviceImpl& dev);
   void free_gl() override;
 

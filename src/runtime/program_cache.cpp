@@ -30,12 +30,27 @@ std::uint64_t fnv1a(std::string_view s, std::uint64_t h) {
 
 namespace {
 
-std::string resolve_includes(const std::string& name, int depth = 0) {
+// A kernel source by file name: from Settings::glsl_dir where that folder has the file, else the
+// embedded copy.
+std::string kernel_source(const std::string& name) {
+  if (const auto& dir = settings().glsl_dir; !dir.empty()) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file() && it->path().filename() == name) {
+        std::ifstream f(it->path());
+        return std::string(std::istreambuf_iterator<char>(f), {});
+      }
+  }
   const auto& src = shader_sources();
   auto it = src.find(name);
   if (it == src.end()) throw ShaderError("gltensor::ProgramCache: no kernel source named '" + name + "'", "", "");
+  return std::string(it->second);
+}
+
+std::string resolve_includes(const std::string& name, int depth = 0) {
   if (depth > 8) throw ShaderError("gltensor::ProgramCache: include depth exceeded in '" + name + "'", "", "");
-  std::istringstream in{std::string(it->second)};
+  std::istringstream in{kernel_source(name)};
   std::string line, out;
   while (std::getline(in, line)) {
     if (line.rfind("#include \"", 0) == 0) {

@@ -57,9 +57,16 @@ PrecisionSetting parse_precision(const std::string& text) {
                   {{"", P::f32},
                    {"f32", P::f32},
                    {"f16", P::f16},
+                   {"f16-matmul", P::f16_matmul},
                    {"f16-force", P::f16_force},
                    {"f16-emulate", P::f16_emulate},
                    {"f16-ext-only", P::f16_ext_only}});
+}
+
+QlinearKernelSetting parse_qlinear_kernel(const std::string& text) {
+  using Q = QlinearKernelSetting;
+  return parse<Q>("GLTENSOR_QLINEAR_KERNEL", text,
+                  {{"", Q::choose}, {"gemv", Q::gemv}, {"serial", Q::serial}, {"gemm", Q::gemm}});
 }
 
 Settings Settings::from_env() {
@@ -75,6 +82,7 @@ Settings Settings::from_env() {
   }
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
+  s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
@@ -87,6 +95,7 @@ Settings Settings::from_env() {
   }
   s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
+  s.glsl_dir = env("GLTENSOR_GLSL_DIR");
   s.precision = parse_precision(env("GLTENSOR_PRECISION"));
   s.profile = env("GLTENSOR_PROFILE") == "1";
   s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";

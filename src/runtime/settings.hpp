@@ -13,7 +13,9 @@ enum class ConvSetting { choose, direct, im2col };
 /// GLTENSOR_CONV_DIRECT: the direct conv kernel's layout.
 enum class ConvDirectSetting { choose, rows, lanes };
 /// GLTENSOR_PRECISION ("" and "f32": f32; the others as named, "-" as "_").
-enum class PrecisionSetting { f32, f16, f16_force, f16_emulate, f16_ext_only };
+enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
+/// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
+enum class QlinearKernelSetting { choose, gemv, serial, gemm };
 
 /// The settings' values from their environment text; a value outside the list throws ValueError
 /// naming the variable and the values it takes.
@@ -21,6 +23,7 @@ MatmulKernelSetting parse_matmul_kernel(const std::string& text);
 ConvSetting parse_conv(const std::string& text);
 ConvDirectSetting parse_conv_direct(const std::string& text);
 PrecisionSetting parse_precision(const std::string& text);
+QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
 
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
@@ -36,6 +39,9 @@ struct Settings {
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
+  /// GLTENSOR_QLINEAR_KERNEL=gemv|serial|gemm forces quantized_linear's kernel ("" = choose: GEMM
+  /// past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on GPUs).
+  QlinearKernelSetting qlinear_kernel = QlinearKernelSetting::choose;
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
   /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
   ConvSetting conv = ConvSetting::choose;
@@ -55,8 +61,13 @@ struct Settings {
   bool subgroups = true;
   /// GLTENSOR_DUMP_SOURCE: print the GLSL of kernels whose file name contains it.
   std::string dump_source;
+  /// GLTENSOR_GLSL_DIR: read kernel sources from this folder (searched recursively by file name,
+  /// e.g. a copy of glsl/) instead of the embedded ones, where a file of that name is there
+  /// (kernel development on a machine without a build; "" = embedded only).
+  std::filesystem::path glsl_dir;
   /// GLTENSOR_PRECISION: "f16" opens devices with Precision::f16_allowed (where OpenOptions leave
-  /// it unset); "f16-force" also uses the f16 kernels on devices that report no fp16 arithmetic
+  /// it unset); "f16-matmul" as "f16", with f16 math in matmul too (slower than f32 on the H100:
+  /// DeviceImpl::fp16_matmul); "f16-force" also uses the f16 kernels on devices that report no fp16 arithmetic
   /// (diagnostics only: their GLSL then fails to compile there; with GLTENSOR_DUMP_SOURCE it shows
   /// the f16 kernels' source for an offline compiler). "f16-emulate": the same f16 kernel forms
   /// with f32 types for the f16 ones, on any device (checks their indexing, not f16 rounding).

@@ -17,6 +17,8 @@ const char* dtype_name(DType t) {
       return "int32";
     case DType::u8:
       return "uint8";
+    case DType::i8:
+      return "int8";
     case DType::bool_:
       return "bool";
   }
@@ -29,8 +31,9 @@ DType promote_types(DType a, DType b) {
   if (fa && fb) return DType::f32;  // f16+bf16, f16+f32, bf16+f32
   if (fa) return a;
   if (fb) return b;
-  auto rank = [](DType t) { return t == DType::bool_ ? 0 : t == DType::u8 ? 1 : 2; };
-  return rank(a) >= rank(b) ? a : b;
+  if (a == DType::bool_) return b;
+  if (b == DType::bool_) return a;
+  return DType::i32;  // i32 with u8 or i8, u8 with i8
 }
 
 std::uint16_t f32_to_f16(float f) {

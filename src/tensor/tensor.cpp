@@ -153,6 +153,7 @@ Tensor from_host_values(const Device& dev, std::span<const Src> values, const Sh
         break;
       }
       case DType::u8:
+      case DType::i8:
         *p = static_cast<std::uint8_t>(static_cast<std::int32_t>(v));
         break;
       case DType::bool_:

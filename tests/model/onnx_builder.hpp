@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gltensor/dtype.hpp"
+
 namespace glt_test {
 
 class OnnxBuilder {
@@ -47,6 +49,18 @@ class OnnxBuilder {
     for (float x : v) t->add_float_data(x);
     return *this;
   }
+  /// An initializer of ONNX type `elem` FLOAT16 (values rounded to f16, stored as bits in
+  /// int32_data as the spec says) or FLOAT.
+  OnnxBuilder& init_typed(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& v,
+                          int elem) {
+    if (elem == onnx::TensorProto::FLOAT) return init(name, shape, v);
+    auto* t = m_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem);
+    for (auto d : shape) t->add_dims(d);
+    for (float x : v) t->add_int32_data(gltensor::f32_to_f16(x));
+    return *this;
+  }
   OnnxBuilder& init_i64(const std::string& name, std::vector<std::int64_t> shape, const std::vector<std::int64_t>& v) {
     auto* t = m_.mutable_graph()->add_initializer();
     t->set_name(name);
@@ -61,6 +75,23 @@ class OnnxBuilder {
     t->set_data_type(onnx::TensorProto::INT32);
     for (auto d : shape) t->add_dims(d);
     for (auto x : v) t->add_int32_data(x);
+    return *this;
+  }
+  /// An integer initializer of element type `elem` (UINT8, INT8, INT32, ...), values in int32_data.
+  OnnxBuilder& init_int(const std::string& name, std::vector<std::int64_t> shape, const std::vector<std::int32_t>& v,
+                        int elem) {
+    auto* t = m_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem);
+    for (auto d : shape) t->add_dims(d);
+    for (auto x : v) t->add_int32_data(x);
+    return *this;
+  }
+  /// Imports another domain's opset (com.microsoft for ONNX Runtime's contrib ops).
+  OnnxBuilder& import_domain(const std::string& domain, int version) {
+    auto* o = m_.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
     return *this;
   }
   /// Adds a node; attributes through the returned NodeProto.

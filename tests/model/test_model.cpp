@@ -215,6 +215,59 @@ TEST(Model, F16WeightsHalveWeightBytes) {
   EXPECT_TRUE(close(f16.run({{"x", x}}).at("y").to_vector(), ref, 1e-2, 1e-2));
 }
 
+// A float16 model (f16 initializers, a Cast to f16 at the input, Conv + Relu + MatMul in f16, a
+// Cast back): weights and intermediates stay 16-bit on the GPU (half the bytes of the same model
+// in float32), and the result matches a float64 reference of the f16-rounded computation.
+TEST(Model, F16ModelKeepsF16WeightsAndIntermediates) {
+  GLT_RNG(rng);
+  const std::int64_t C = 3, O = 8, H = 5, W = 7, N = 4;
+  auto xv = uniform(rng, C * H * W), wv = uniform(rng, O * C * 9), bv = uniform(rng, O), mv = uniform(rng, W * N);
+  auto build = [&](int elem, const char* name) {
+    B m(13);
+    m.input("x", {1, C, H, W}).output("y");
+    m.init_typed("w", {O, C, 3, 3}, wv, elem).init_typed("b", {O}, bv, elem).init_typed("m", {W, N}, mv, elem);
+    B::attr_i(m.node("Cast", {"x"}, {"xh"}), "to", elem);
+    auto& conv = m.node("Conv", {"xh", "w", "b"}, {"c"});
+    B::attr_s(conv, "auto_pad", "SAME_UPPER");
+    m.node("Relu", {"c"}, {"r"});
+    m.node("MatMul", {"r", "m"}, {"p"});
+    B::attr_i(m.node("Cast", {"p"}, {"y"}), "to", onnx::TensorProto::FLOAT);
+    return Model::load(device(), m.save(name));
+  };
+  Model h = build(onnx::TensorProto::FLOAT16, "f16_model"), f = build(onnx::TensorProto::FLOAT, "f32_model");
+  EXPECT_EQ(h.weight_bytes() * 2, f.weight_bytes());
+  EXPECT_EQ(h.weight_bytes(), static_cast<std::size_t>(2 * (O * C * 9 + O + W * N)));
+  Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
+  const std::vector<float> yh = h.run({{"x", x}}).at("y").to_vector(), yf = f.run({{"x", x}}).at("y").to_vector();
+  std::printf("intermediate bytes: f16 model %zu, f32 model %zu\n", h.total_intermediate_bytes(),
+              f.total_intermediate_bytes());
+  // Cast, Conv (+ Relu fused) and MatMul outputs in f16, the final Cast's in f32 (a few bytes of
+  // padding per buffer allowed); in the f32 model the first three take 4 bytes per element.
+  const auto elems = static_cast<std::size_t>(C * H * W + O * H * W + O * H * N);
+  EXPECT_LE(h.total_intermediate_bytes(), 2 * elems + 4 * static_cast<std::size_t>(O * H * N) + 16);
+  EXPECT_GE(f.total_intermediate_bytes(), 4 * elems);
+  // float64 reference on the f16-rounded operands; f16 storage of x, c/r and p adds ~3 ulps.
+  auto r16 = [](std::vector<float> v) {
+    for (auto& e : v) e = f16_to_f32(f32_to_f16(e));
+    return v;
+  };
+  const std::vector<double> c64 = ref_conv(r16(xv), C, H, W, r16(wv), O, 3, 1, r16(bv));
+  std::vector<float> conv(c64.size());
+  for (std::size_t i = 0; i < c64.size(); ++i) conv[i] = static_cast<float>(std::max(c64[i], 0.0));
+  conv = r16(conv);
+  const auto m16 = r16(mv);
+  std::vector<double> ref(static_cast<std::size_t>(O * H * N));
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t i = 0; i < H; ++i)
+      for (std::int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (std::int64_t k = 0; k < W; ++k) acc += double(conv[(o * H + i) * W + k]) * m16[k * N + j];
+        ref[(o * H + i) * N + j] = acc;
+      }
+  EXPECT_TRUE(close(yh, ref, 1e-2, 1e-2));
+  EXPECT_TRUE(close(yf, ref, 2e-2, 2e-2));
+}
+
 TEST(Model, UnsupportedThingsAreModelErrorsAtLoad) {
   {
     B m(13);
@@ -1182,4 +1235,210 @@ TEST(Model, SubgraphsArePlannedLikeTheMainGraph) {
     a = next;
   }
   EXPECT_TRUE(close(y, a, 1e-4, 1e-5));
+}
+
+// ---- quantized models: ONNX Runtime's quantization tool's forms ----
+
+namespace {
+
+std::vector<std::int32_t> q_values(std::mt19937_64& rng, std::size_t n, int lo, int hi) {
+  return uniform_int(rng, n, lo, hi);
+}
+
+constexpr int kU8 = onnx::TensorProto::UINT8, kI8 = onnx::TensorProto::INT8, kI32 = onnx::TensorProto::INT32;
+
+}  // namespace
+
+TEST(Model, DynamicQuantizedMatMulMatchesOnnxRuntime) {
+  // quantize_dynamic's MatMul: DynamicQuantizeLinear -> MatMulInteger (uint8 x int8) -> Cast ->
+  // Mul by x_scale * w_scale -> Add bias.
+  GLT_RNG(rng);
+  B m(13);
+  const std::int64_t M = 5, K = 37, N = 11;
+  m.input("x", {M, K}).output("y", {M, N});
+  m.init_int("wq", {K, N}, q_values(rng, K * N, -127, 127), kI8).init_int("wz", {}, {0}, kI8);
+  m.init("ws", {}, {0.0123f}).init("bias", {N}, uniform(rng, N));
+  m.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+  m.node("MatMulInteger", {"xq", "wq", "xz", "wz"}, {"acc"});
+  B::attr_i(m.node("Cast", {"acc"}, {"accf"}), "to", onnx::TensorProto::FLOAT);
+  m.node("Mul", {"xs", "ws"}, {"s"});
+  m.node("Mul", {"accf", "s"}, {"y0"});
+  m.node("Add", {"y0", "bias"}, {"y"});
+  expect_matches_ort(m, "dynamic_quant_matmul", {{"x", {uniform(rng, M * K, -3, 2), {M, K}}}}, {"y"}, 1e-4, 1e-4);
+}
+
+TEST(Model, QdqConvAndMatMulRunAsIntegerOpsAndMatchOnnxRuntime) {
+  // quantize_static's QDQ form: activations Q -> DQ, weights int8 per output channel through DQ.
+  GLT_RNG(rng);
+  B m(13);
+  const std::int64_t C = 3, O = 4, H = 9, W = 8, K = 16, N = 6;
+  m.input("x", {1, C, H, W}).input("a", {5, K}).output("y", {1, O, H, W}).output("mm", {5, N}).output("g", {5, N});
+  m.init("xs", {}, {0.02f}).init_int("xz", {}, {128}, kU8);
+  m.init_int("wq", {O, C, 3, 3}, q_values(rng, O * C * 9, -127, 127), kI8);
+  m.init("ws", {O}, uniform(rng, O, 0.002f, 0.01f)).init_int("wz", {O}, std::vector<std::int32_t>(O, 0), kI8);
+  m.init("bias", {O}, uniform(rng, O));
+  m.init("ys", {}, {0.05f}).init_int("yz", {}, {0}, kU8);
+  m.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  m.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+  B::attr_i(m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}), "axis", 0);
+  B::attr_ints(m.node("Conv", {"xd", "wd", "bias"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"});
+  m.node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"});
+  m.node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"});
+  // MatMul with a per-column int8 weight, and a Gemm (transB) whose weight stays int8.
+  m.init("as", {}, {0.03f}).init_int("az", {}, {10}, kI8);
+  m.init_int("bq", {K, N}, q_values(rng, K * N, -127, 127), kI8);
+  m.init("bs", {N}, uniform(rng, N, 0.005f, 0.02f)).init_int("bz", {N}, std::vector<std::int32_t>(N, 0), kI8);
+  m.init_int("gq", {N, K}, q_values(rng, K * N, -127, 127), kI8).init("gs", {}, {0.01f});
+  m.node("QuantizeLinear", {"a", "as", "az"}, {"aq"});
+  m.node("DequantizeLinear", {"aq", "as", "az"}, {"ad"});
+  B::attr_i(m.node("DequantizeLinear", {"bq", "bs", "bz"}, {"bd"}), "axis", 1);
+  m.node("MatMul", {"ad", "bd"}, {"mm"});
+  m.node("DequantizeLinear", {"gq", "gs"}, {"gd"});
+  B::attr_i(m.node("Gemm", {"a", "gd"}, {"g"}), "transB", 1);
+  const std::map<std::string, In> in{{"x", {uniform(rng, C * H * W, -2, 2), {1, C, H, W}}},
+                                     {"a", {uniform(rng, 5 * K, -3, 3), {5, K}}}};
+  // y: one quantum (0.05) apart where the float sums of ONNX Runtime and the int32 sums round a
+  // value near a rounding boundary differently.
+  expect_matches_ort(m, "qdq_conv", in, {"y"}, 0.0501, 0);
+  expect_matches_ort(m, "qdq_matmul", in, {"mm", "g"}, 1e-4, 1e-4);
+  Model model = Model::load(device(), m.save("qdq_plan"));
+  const std::string s = model.plan_summary();
+  EXPECT_NE(s.find("2 QDQ Conv/MatMul as integer ops, 1 8-bit weights kept"), std::string::npos) << s;
+}
+
+TEST(Model, QLinearOpsMatchOnnxRuntime) {
+  // QLinearConv (int8 per-channel weights, int32 bias), QLinearMatMul, and the com.microsoft
+  // QLinear ops of ONNX Runtime's QOperator format.
+  GLT_RNG(rng);
+  B m(13);
+  m.import_domain("com.microsoft", 1);
+  const std::int64_t C = 2, O = 2, H = 6, W = 7;
+  m.input("x", {1, C, H, W}).input("a", {4, 8});
+  m.init("xs", {}, {0.02f}).init_int("xz", {}, {120}, kU8);
+  m.init_int("wq", {O, C, 3, 3}, q_values(rng, O * C * 9, -127, 127), kI8);
+  m.init("ws", {O}, uniform(rng, O, 0.005f, 0.02f)).init_int("wz", {O}, std::vector<std::int32_t>(O, 0), kI8);
+  m.init("ys", {}, {0.04f}).init_int("yz", {}, {100}, kU8);
+  m.init_int("bias", {O}, q_values(rng, O, -2000, 2000), kI32);
+  m.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  auto& qc = m.node("QLinearConv", {"xq", "xs", "xz", "wq", "ws", "wz", "ys", "yz", "bias"}, {"cq"});
+  B::attr_ints(qc, "pads", {1, 1, 1, 1});
+  m.node("DequantizeLinear", {"cq", "ys", "yz"}, {"conv"});
+  // QLinearMatMul uint8 x uint8.
+  m.init("as", {}, {0.01f}).init_int("az", {}, {128}, kU8);
+  m.init_int("bq", {8, 5}, q_values(rng, 40, 0, 255), kU8).init("bs", {}, {0.02f}).init_int("bz", {}, {130}, kU8);
+  m.init("ms", {}, {0.05f}).init_int("mz", {}, {128}, kU8);
+  m.node("QuantizeLinear", {"a", "as", "az"}, {"aq"});
+  m.node("QLinearMatMul", {"aq", "as", "az", "bq", "bs", "bz", "ms", "mz"}, {"mq"});
+  m.node("DequantizeLinear", {"mq", "ms", "mz"}, {"matmul"});
+  // com.microsoft ops on the conv's output.
+  m.init("s2", {}, {0.06f}).init_int("z2", {}, {90}, kU8);
+  std::vector<std::string> outs{"conv", "matmul"};
+  auto ms_op = [&](const std::string& op, std::vector<std::string> in, const std::string& out) -> onnx::NodeProto& {
+    if (op != "QLinearConcat") in.insert(in.end(), {"s2", "z2"});  // the output's scale and zero point
+    auto& n = m.node(op, std::move(in), {out + "_q"});
+    n.set_domain("com.microsoft");
+    m.node("DequantizeLinear", {out + "_q", "s2", "z2"}, {out});
+    outs.push_back(out);
+    return n;
+  };
+  ms_op("QLinearAdd", {"cq", "ys", "yz", "xq", "xs", "xz"}, "add");
+  ms_op("QLinearMul", {"cq", "ys", "yz", "cq", "ys", "yz"}, "mul");
+  ms_op("QLinearSigmoid", {"cq", "ys", "yz"}, "sigmoid");
+  B::attr_f(ms_op("QLinearLeakyRelu", {"cq", "ys", "yz"}, "leaky"), "alpha", 0.1f);
+  ms_op("QLinearGlobalAveragePool", {"cq", "ys", "yz"}, "gap");
+  auto& ap = ms_op("QLinearAveragePool", {"cq", "ys", "yz"}, "avgpool");
+  B::attr_ints(ap, "kernel_shape", {2, 2});
+  B::attr_ints(ap, "strides", {2, 2});
+  B::attr_i(ms_op("QLinearConcat", {"s2", "z2", "cq", "ys", "yz", "xq", "xs", "xz"}, "concat"), "axis", 1);
+  for (const auto& o : outs) m.output_any(o);
+  const std::map<std::string, In> in{{"x", {uniform(rng, C * H * W, -1, 1), {1, C, H, W}}},
+                                     {"a", {uniform(rng, 32, -1, 1), {4, 8}}}};
+  // One quantum of each output's scale: ONNX Runtime computes some of these through lookup
+  // tables or fixed-point multipliers, which round a value near a boundary the other way.
+  expect_matches_ort(m, "qlinear_conv", in, {"conv"}, 0.0401, 0);
+  expect_matches_ort(m, "qlinear_matmul", in, {"matmul"}, 0.0501, 0);
+  expect_matches_ort(m, "qlinear_contrib", in, {"add", "mul", "sigmoid", "leaky", "gap", "avgpool", "concat"}, 0.0601,
+                     0);
+}
+
+TEST(Model, QuantizedFormsRefusedAtLoadNameTheNode) {
+  auto refused = [](B& m, const std::string& want) {
+    try {
+      Model::load(device(), m.save("quant_refused"));
+      ADD_FAILURE() << "loaded; expected: " << want;
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  {  // QLinearAdd outside the com.microsoft domain
+    B m(13);
+    m.input("x", {4}, kU8).output("y", {4}, kU8).init("s", {}, {1.f}).init_int("z", {}, {0}, kU8);
+    m.node("QLinearAdd", {"x", "s", "z", "x", "s", "z", "s", "z"}, {"y"}, "qadd");
+    refused(m, "node 0 'qadd' (QLinearAdd): op QLinearAdd is a com.microsoft op");
+  }
+  {  // a contrib op gltensor does not map
+    B m(13);
+    m.import_domain("com.microsoft", 1);
+    m.input("x", {4}, kU8).output("y", {4}, kU8).init("s", {}, {1.f}).init_int("z", {}, {0}, kU8);
+    m.node("QLinearSoftmax", {"x", "s", "z", "s", "z"}, {"y"}, "qsm").set_domain("com.microsoft");
+    refused(m, "'qsm' (QLinearSoftmax): domain com.microsoft op QLinearSoftmax is not supported");
+  }
+  {  // float8 output (opset 19)
+    B m(19);
+    m.input("x", {4}).output_any("y").init("s", {}, {1.f});
+    B::attr_i(m.node("QuantizeLinear", {"x", "s"}, {"y"}, "q8"), "output_dtype", 17);
+    refused(m, "'q8' (QuantizeLinear): attribute output_dtype=17: only uint8, int8, uint4 and int4 outputs");
+  }
+  {  // 3-D ConvInteger
+    B m(13);
+    m.input("x", {1, 1, 3, 3, 3}, kU8).output("y", {}, kI32);
+    m.init_int("w", {1, 1, 1, 1, 1}, {1}, kU8);
+    m.node("ConvInteger", {"x", "w"}, {"y"}, "c3");
+    refused(m, "'c3' (ConvInteger): 3-D convolution is not supported");
+  }
+}
+
+TEST(Model, Opset21QuantFormsMatchOnnxRuntime) {
+  // QuantizeLinear / DequantizeLinear-21: blocked parameters (block_size), int4 and uint4 values
+  // (carried widened to 8 bits; initializers packed two per byte), a constant int4 weight kept
+  // 8-bit in memory (gltensor.DequantizeWeight) feeding a MatMul.
+  GLT_RNG(rng);
+  B m(21);
+  constexpr int kI4 = 22, kU4 = 21;  // INT4, UINT4 (ONNX 1.16; Debian's 1.12 headers lack the names)
+  auto packed = [](const std::vector<std::int32_t>& v) {  // two 4-bit values a byte, first in the low nibble
+    std::vector<std::int32_t> p((v.size() + 1) / 2, 0);
+    for (std::size_t i = 0; i < v.size(); ++i) p[i / 2] |= (v[i] & 0xf) << (4 * (i & 1));
+    return p;
+  };
+  m.input("x", {4, 6}).output("y", {4, 6}).output("yu", {4, 6}).output("mm", {4, 5});
+  m.init("s", {4, 2}, uniform(rng, 8, 0.1f, 0.3f)).init_int("z", {4, 2}, packed(q_values(rng, 8, -3, 3)), kI4);
+  m.init_int("zu", {4, 2}, packed(q_values(rng, 8, 5, 9)), kU4);
+  for (const std::string z : {"z", "zu"}) {  // x -> Q -> DQ, blocks of 3 along axis 1
+    const std::string q = "q" + z, y = z == "z" ? "y" : "yu";
+    for (auto* n : {&m.node("QuantizeLinear", {"x", "s", z}, {q}), &m.node("DequantizeLinear", {q, "s", z}, {y})}) {
+      B::attr_i(*n, "axis", 1);
+      B::attr_i(*n, "block_size", 3);
+    }
+  }
+  const auto w = q_values(rng, 30, -8, 7);
+  const auto ws = uniform(rng, 5, 0.01f, 0.1f);
+  m.init_int("w", {6, 5}, packed(w), kI4).init("ws", {5}, ws);
+  B::attr_i(m.node("DequantizeLinear", {"w", "ws"}, {"wd"}), "axis", 1);
+  m.node("MatMul", {"x", "wd"}, {"mm"});
+  // x spans more than the int4 range at these scales: saturation at -8 / 7 and 0 / 15.
+  const auto x = uniform(rng, 24, -3, 3);
+  expect_matches_ort(m, "opset21_quant", {{"x", {x, {4, 6}}}}, {"y", "yu"}, 1e-5, 1e-5);
+  // mm against float64: ONNX Runtime 1.30's result is up to 0.5% off here, and matches when the
+  // dequantized weight is also a graph output (so its DequantizeLinear -> MatMul fusions for 4-bit
+  // weights, which compute in lower precision, are the likely cause).
+  Model model = Model::load(device(), m.save("opset21_quant_plan"));
+  EXPECT_NE(model.plan_summary().find("0 QDQ Conv/MatMul as integer ops, 1 8-bit weights kept"), std::string::npos)
+      << model.plan_summary();
+  const auto got = model.run({{"x", Tensor::from_host(device(), x, {4, 6})}}).at("mm").to_vector();
+  std::vector<double> ref(20, 0.0);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 5; ++j)
+      for (int k = 0; k < 6; ++k) ref[i * 5 + j] += double(x[i * 6 + k]) * double(float(w[k * 5 + j]) * ws[j]);
+  EXPECT_TRUE(close(got, ref, 1e-5, 1e-5));
 }

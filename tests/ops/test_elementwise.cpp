@@ -473,7 +473,7 @@ TEST(TernaryOps, WhereLerpAddcmulClamp) {
 // ---- fill, copy, cast ----
 
 TEST(Creation, FullZerosOnesArange) {
-  for (DType dt : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u8, DType::bool_}) {
+  for (DType dt : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u8, DType::i8, DType::bool_}) {
     SCOPED_TRACE(dtype_name(dt));
     for (std::int64_t n : {0, 1, 3, 5, 1027}) {
       Tensor f = full(device(), {n}, 3.0, dt);
@@ -585,7 +585,7 @@ TEST(Creation, CastBetweenAllDtypes) {
   v[0] = 0.0f;
   v[1] = 0.75f;
   v[2] = 199.5f;
-  const DType all[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u8, DType::bool_};
+  const DType all[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::u8, DType::i8, DType::bool_};
   auto host_cast = [](float x, DType to) -> float {
     switch (to) {
       case DType::f32:
@@ -598,6 +598,8 @@ TEST(Creation, CastBetweenAllDtypes) {
         return static_cast<float>(static_cast<std::int32_t>(x));
       case DType::u8:
         return static_cast<float>(static_cast<std::uint8_t>(static_cast<std::int32_t>(x)));
+      case DType::i8:  // two's complement wrap, as the u8 cast
+        return static_cast<float>(static_cast<std::int8_t>(static_cast<std::int32_t>(x)));
       case DType::bool_:
         return x != 0 ? 1.0f : 0.0f;
     }
@@ -630,7 +632,7 @@ TEST(Creation, CastBetweenAllDtypes) {
 
 TEST(Creation, CopyIntoStridedSubWordViews) {
   GLT_RNG(rng);
-  for (DType dt : {DType::f16, DType::bf16, DType::u8, DType::bool_}) {
+  for (DType dt : {DType::f16, DType::bf16, DType::u8, DType::i8, DType::bool_}) {
     SCOPED_TRACE(dtype_name(dt));
     const int n = 1003;
     auto src = uniform(rng, n, 0, 100);

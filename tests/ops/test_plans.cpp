@@ -13,6 +13,7 @@
 #include "nn/conv_direct_plan.hpp"
 #include "ops/elementwise_plan.hpp"
 #include "ops/matmul_plan.hpp"
+#include "ops/quant_plan.hpp"
 #include "ops/softmax_plan.hpp"
 
 using namespace gltensor;
@@ -558,6 +559,9 @@ TEST(Settings, ParsedIntoEnums) {
   EXPECT_EQ(parse_conv_direct("lanes"), ConvDirectSetting::lanes);
   EXPECT_EQ(parse_precision("f16-emulate"), PrecisionSetting::f16_emulate);
   EXPECT_EQ(parse_precision("f32"), PrecisionSetting::f32);
+  EXPECT_EQ(parse_precision("f16-matmul"), PrecisionSetting::f16_matmul);
+  EXPECT_EQ(parse_qlinear_kernel("serial"), QlinearKernelSetting::serial);
+  EXPECT_EQ(parse_qlinear_kernel(""), QlinearKernelSetting::choose);
   try {
     parse_matmul_kernel("vec5");
     ADD_FAILURE() << "no error";
@@ -565,4 +569,40 @@ TEST(Settings, ParsedIntoEnums) {
     EXPECT_NE(std::string(e.what()).find("GLTENSOR_MATMUL_KERNEL=\"vec5\""), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_conv("Direct"), ValueError);
+}
+
+TEST(PlanQLinear, KernelAndSplitK) {
+  // Decode rows take the GEMV (serial on software rasterizers), with as many rows of x per
+  // workgroup as there are (up to 4); more rows the GEMM; Settings::qlinear_kernel forces one.
+  QLinearPlan p = plan_qlinear(1, 4096, false, 65535);
+  EXPECT_TRUE(p.gemv);
+  EXPECT_FALSE(p.serial);
+  EXPECT_EQ(p.mt, 1);
+  EXPECT_EQ(p.rows, 2);
+  EXPECT_EQ(p.blocks_per_launch, 128);
+  p = plan_qlinear(1, 4096, true, 65535);
+  EXPECT_TRUE(p.gemv && p.serial);
+  EXPECT_EQ(p.rows, 1);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, QlinearKernelSetting::gemm).gemv);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, QlinearKernelSetting::gemv).serial);
+  EXPECT_TRUE(plan_qlinear(100, 4096, false, 65535, QlinearKernelSetting::serial).serial);
+  EXPECT_EQ(p.blocks_per_launch, 128);  // one launch: every block within the limit
+  EXPECT_EQ(plan_qlinear(3, 384, true, 65535).mt, 4);
+  EXPECT_EQ(plan_qlinear(8, 384, true, 65535).mt, 4);
+  EXPECT_FALSE(plan_qlinear(9, 384, true, 65535).gemv);
+  // Under the loop limit: every launch fits it, and the launches cover K.
+  for (std::int64_t M : {1, 4, 64})
+    for (std::int64_t K : {32, 1000, 4100, 100000})
+      for (std::uint64_t limit : {60u, 500u, 65535u}) {
+        const QLinearPlan q = plan_qlinear(M, K, false, limit);
+        const std::int64_t Kb = (K + 31) / 32;
+        EXPECT_GE(q.blocks_per_launch, 1);
+        EXPECT_LE(q.blocks_per_launch, Kb);
+        if (qlinear_loops(q, 1) <= limit) {
+          EXPECT_LE(qlinear_loops(q, q.blocks_per_launch), limit) << M << " " << K << " " << limit;
+          if (q.blocks_per_launch < Kb) {
+            EXPECT_GT(qlinear_loops(q, q.blocks_per_launch + 1), limit);
+          }
+        }
+      }
 }

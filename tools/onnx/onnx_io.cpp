@@ -73,6 +73,15 @@ Tensor from_proto(const Device& dev, const onnx::TensorProto& t) {
       return Tensor::from_bytes(dev, v.data(), v.size() * 2, shape,
                                 t.data_type() == onnx::TensorProto::FLOAT16 ? DType::f16 : DType::bf16);
     }
+    case onnx::TensorProto::INT8: {
+      std::vector<std::int8_t> v(static_cast<std::size_t>(n));
+      if (has_raw)
+        copy_raw(v.data(), raw, v.size());
+      else
+        for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<std::int8_t>(t.int32_data(static_cast<int>(i)));
+      std::vector<std::int32_t> w(v.begin(), v.end());
+      return Tensor::from_host(dev, std::span<const std::int32_t>(w), shape, DType::i8);
+    }
     case onnx::TensorProto::UINT8:
     case onnx::TensorProto::BOOL: {
       std::vector<std::uint8_t> v(static_cast<std::size_t>(n));

@@ -1,0 +1,214 @@
+// y = x @ dequant(W)^T (+ bias) over weight-only quantized W (src/ops/quant.cpp; the byte layout
+// is glsl/ops/quant.comp's and include/gltensor/quant.hpp's). x f32 [M, K] contiguous, y f32
+// [M, N]. Weights are dequantized in registers (GEMV) or into shared memory (GEMM), never to a
+// buffer. Each launch covers the K blocks [u_b0, u_b1): longer K runs as several launches (split
+// within the loop limit), those after the first adding to y (u_accumulate); bias with the first.
+// No subgroup operations (they are optional in GL ES): reductions go through shared memory.
+//
+// Variants: Q4 or Q8 (the format), and
+//   GEMV (decode: few rows of x)  workgroup (WORKGROUP_ID.x, .y) = LOCAL_X / TPR groups of ROWS
+//        output features x MT rows of x; a group's TPR invocations stride over the K blocks
+//        (invocation t takes blocks t, t + TPR, ...: neighbours read neighbouring 16-byte words),
+//        each keeping MT * ROWS partial dot products, summed by a tree in shared memory. TPR: the
+//        blocks rounded up to a power of two in [8, 64], so that short rows keep invocations busy. Q4 scales each block's dot
+//        product by its scale (one multiply per 32 products, as ggml's mul_mat_vec); Q8 scales
+//        the row's sum once. X_VEC4: K % 4 == 0, x read as vec4s. SERIAL (software rasterizers):
+//        an invocation per output feature loops over the blocks itself, no reduction.
+//   GEMM (prefill: many rows)     workgroup (WORKGROUP_ID.x, .y) = a 64 x 64 tile of y (features x
+//        rows); per K block, 64 x 32 of x and the 64 x 32 dequantized weights go to shared
+//        memory; each of the 256 invocations accumulates a 4 x 4 sub-tile (strided by 16).
+//
+// Operands: 0 = y, 1 = x, 2 = packed data, 3 = scales (f16 pairs), 4 = bias (HAS_BIAS).
+layout(local_size_x = LOCAL_X) in;
+
+layout(std430, binding = 0) buffer Y { float y[]; };
+#ifdef X_VEC4
+layout(std430, binding = 1) readonly buffer X { vec4 x4[]; };
+#else
+layout(std430, binding = 1) readonly buffer X { float x1[]; };
+#endif
+layout(std430, binding = 2) readonly buffer Data { uvec4 wq[]; };  // Q4: 1 per block, Q8: 2
+layout(std430, binding = 3) readonly buffer Scales { uint scales[]; };
+#ifdef HAS_BIAS
+layout(std430, binding = 4) readonly buffer Bias { float bias[]; };
+#endif
+
+uniform uint u_M;
+uniform uint u_N;
+uniform uint u_K;
+uniform uint u_Kb;
+uniform uint u_b0;
+uniform uint u_b1;
+uniform uint u_accumulate;
+
+float scale_at(uint i) { return f16_bits_to_f32(scales[i >> 1] >> ((i & 1u) * 16u)); }
+
+// The bytes of a word as signed values (Q8) and as its low and high nibbles less 8 (Q4).
+vec4 bytes_i8(uint w) {
+  int v = int(w);
+  return vec4(bitfieldExtract(v, 0, 8), bitfieldExtract(v, 8, 8), bitfieldExtract(v, 16, 8), bitfieldExtract(v, 24, 8));
+}
+vec4 nibbles_lo(uint w) { return vec4(uvec4(w, w >> 8, w >> 16, w >> 24) & 0xfu) - 8.0; }
+vec4 nibbles_hi(uint w) { return vec4(uvec4(w >> 4, w >> 12, w >> 20, w >> 28) & 0xfu) - 8.0; }
+
+// y[m, n] from the launch's sum v.
+void store_y(uint m, uint n, float v) {
+  uint i = m * u_N + n;
+  if (u_accumulate != 0u) {
+    v += y[i];
+  } else {
+#ifdef HAS_BIAS
+    v += bias[n];
+#endif
+  }
+  y[i] = v;
+}
+
+#ifdef GEMV
+// x[m, k..k+3], zero past K (a NaN or Inf in x meets every weight of its column, never a pad).
+vec4 x_quad(uint m, uint k) {
+#ifdef X_VEC4
+  return k < u_K ? x4[(m * u_K + k) >> 2] : vec4(0.0);
+#else
+  uint b = m * u_K + k;
+  return vec4(k < u_K ? x1[b] : 0.0, k + 1u < u_K ? x1[b + 1u] : 0.0, k + 2u < u_K ? x1[b + 2u] : 0.0,
+              k + 3u < u_K ? x1[b + 3u] : 0.0);
+#endif
+}
+
+#define NACC (MT * ROWS)
+
+// Adds K block b of output features n0.. (ROWS) against rows m0.. (MT) of x to acc[m * ROWS + r]
+// (rows past N or M repeat the last one; their sums are not stored).
+void accumulate_block(uint b, uint n0, uint m0, inout float acc[NACC]) {
+#ifdef Q4
+  uvec4 w[ROWS];
+  float d[ROWS];
+  for (uint r = 0u; r < ROWS; ++r) {
+    uint blk = min(n0 + r, u_N - 1u) * u_Kb + b;
+    w[r] = wq[blk];
+    d[r] = scale_at(blk);
+  }
+#else
+  uvec4 w[2u * ROWS];
+  for (uint r = 0u; r < ROWS; ++r) {
+    uint blk = min(n0 + r, u_N - 1u) * u_Kb + b;
+    w[2u * r] = wq[2u * blk];
+    w[2u * r + 1u] = wq[2u * blk + 1u];
+  }
+#endif
+  for (uint m = 0u; m < MT; ++m) {
+    uint mm = min(m0 + m, u_M - 1u), k0 = b * 32u;
+    vec4 xs[8];
+    for (uint i = 0u; i < 8u; ++i) xs[i] = x_quad(mm, k0 + 4u * i);
+    for (uint r = 0u; r < ROWS; ++r) {
+      float s = 0.0;
+#ifdef Q4
+      for (uint i = 0u; i < 4u; ++i) s += dot(nibbles_lo(w[r][i]), xs[i]) + dot(nibbles_hi(w[r][i]), xs[i + 4u]);
+      acc[m * ROWS + r] += s * d[r];
+#else
+      for (uint i = 0u; i < 4u; ++i)
+        s += dot(bytes_i8(w[2u * r][i]), xs[i]) + dot(bytes_i8(w[2u * r + 1u][i]), xs[i + 4u]);
+      acc[m * ROWS + r] += s;
+#endif
+    }
+  }
+}
+
+// y[m, n] from a finished sum (Q8: times the row's scale).
+void finish(uint m, uint n, float v) {
+  if (m >= u_M || n >= u_N) return;
+#ifdef Q8
+  v *= scale_at(n);
+#endif
+  store_y(m, n, v);
+}
+
+#ifdef SERIAL
+// Software rasterizers: an invocation per ROWS output features, all of the launch's K blocks in
+// one loop (no barriers: llvmpipe runs a workgroup's invocations as SIMD lanes of one thread).
+void main() {
+  uint n0 = GLOBAL_ID.x * ROWS, m0 = WORKGROUP_ID.y * MT;
+  if (n0 >= u_N) return;
+  float acc[NACC];
+  for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
+  for (uint b = u_b0; b < u_b1; ++b) accumulate_block(b, n0, m0, acc);
+  for (uint i = 0u; i < NACC; ++i) finish(m0 + i / ROWS, n0 + i % ROWS, acc[i]);
+}
+#else
+shared float s_red[NACC * LOCAL_X];
+
+// LOCAL_X / TPR groups of TPR invocations, each group ROWS output features.
+void main() {
+  uint t = gl_LocalInvocationID.x, g = t / TPR, lt = t % TPR;
+  uint n0 = (WORKGROUP_ID.x * (LOCAL_X / TPR) + g) * ROWS, m0 = WORKGROUP_ID.y * MT;
+  float acc[NACC];
+  for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
+  for (uint b = u_b0 + lt; b < u_b1; b += TPR) accumulate_block(b, n0, m0, acc);
+  for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] = acc[i];
+  barrier();
+  for (uint s = TPR / 2u; s > 0u; s >>= 1) {
+    if (lt < s)
+      for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] += s_red[i * LOCAL_X + t + s];
+    barrier();
+  }
+  if (lt < NACC) finish(m0 + lt / ROWS, n0 + lt % ROWS, s_red[lt * LOCAL_X + g * TPR]);
+}
+#endif
+
+#else  // GEMM: LOCAL_X = 256
+shared float s_x[32 * 64];  // [k][row of x]
+shared float s_w[32 * 64];  // [k][feature]
+
+void main() {
+  uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;
+  uint n0 = WORKGROUP_ID.x * 64u, m0 = WORKGROUP_ID.y * 64u;
+  float acc[16];
+  for (uint i = 0u; i < 16u; ++i) acc[i] = 0.0;
+  for (uint b = u_b0; b < u_b1; ++b) {
+    uint k0 = b * 32u;
+    for (uint e = t; e < 2048u; e += 256u) {  // x: 64 rows x 32 columns
+      uint r = e / 32u, c = e % 32u, m = m0 + r, k = k0 + c;
+      s_x[c * 64u + r] = m < u_M && k < u_K ? x1[m * u_K + k] : 0.0;
+    }
+#ifdef Q4
+    {  // 64 features x 4 words
+      uint r = t / 4u, i = t % 4u, n = n0 + r;
+      uint blk = min(n, u_N - 1u) * u_Kb + b;
+      float d = n < u_N ? scale_at(blk) : 0.0;
+      uint w = wq[blk][i];
+      vec4 lo = nibbles_lo(w) * d, hi = nibbles_hi(w) * d;
+      for (uint j = 0u; j < 4u; ++j) {
+        s_w[(4u * i + j) * 64u + r] = lo[j];
+        s_w[(4u * i + j + 16u) * 64u + r] = hi[j];
+      }
+    }
+#else
+    for (uint e = t; e < 512u; e += 256u) {  // 64 features x 8 words
+      uint r = e / 8u, i = e % 8u, n = n0 + r;
+      uint nn = min(n, u_N - 1u);
+      float d = n < u_N ? scale_at(nn) : 0.0;
+      vec4 v = bytes_i8(wq[2u * (nn * u_Kb + b) + i / 4u][i % 4u]) * d;
+      for (uint j = 0u; j < 4u; ++j) s_w[(4u * i + j) * 64u + r] = v[j];
+    }
+#endif
+    barrier();
+    for (uint c = 0u; c < 32u; ++c) {
+      vec4 a = vec4(s_x[c * 64u + ty], s_x[c * 64u + ty + 16u], s_x[c * 64u + ty + 32u], s_x[c * 64u + ty + 48u]);
+      vec4 w = vec4(s_w[c * 64u + tx], s_w[c * 64u + tx + 16u], s_w[c * 64u + tx + 32u], s_w[c * 64u + tx + 48u]);
+      for (uint i = 0u; i < 4u; ++i) {
+        acc[i * 4u + 0u] += a[i] * w.x;
+        acc[i * 4u + 1u] += a[i] * w.y;
+        acc[i * 4u + 2u] += a[i] * w.z;
+        acc[i * 4u + 3u] += a[i] * w.w;
+      }
+    }
+    barrier();
+  }
+  for (uint i = 0u; i < 4u; ++i)
+    for (uint j = 0u; j < 4u; ++j) {
+      uint m = m0 + ty + 16u * i, n = n0 + tx + 16u * j;
+      if (m < u_M && n < u_N) store_y(m, n, acc[i * 4u + j]);
+    }
+}
+#endif

@@ -1,0 +1,385 @@
+// Linear quantization and integer kernels for the model runtime: see quant.hpp and
+// glsl/nn/quant_int.comp.
+#include "nn/quant_int.hpp"
+
+#include <algorithm>
+
+#include "gltensor/errors.hpp"
+#include "gltensor/indexing.hpp"
+#include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
+#include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::detail {
+
+namespace {
+
+std::string name(const char* op) { return std::string("gltensor::") + op; }
+
+// Contiguous from element 0 (read only: may share t's storage).
+Tensor dense(const Tensor& t) {
+  Tensor c = t.contiguous();
+  return c.offset() != 0 ? c.clone() : c;
+}
+
+Tensor dense_as(const Tensor& t, DType d) { return dense(t.dtype() == d ? t : t.to(d)); }
+
+bool is_q8(DType d) { return d == DType::u8 || d == DType::i8; }
+
+void need_q8(const char* op, const Tensor& t, const char* what) {
+  if (!is_q8(t.dtype()))
+    throw DTypeError(name(op) + ": " + what + " must be uint8 or int8, got " + dtype_name(t.dtype()));
+}
+
+// An int32 zero point (0 when undefined), contiguous.
+Tensor zero_point(const Device& dev, const Tensor& zp) {
+  if (!zp.defined()) return zeros(dev, {1}, DType::i32);
+  if (is_floating(zp.dtype())) throw DTypeError("gltensor: a zero point must be an integer tensor");
+  return dense_as(zp, DType::i32);
+}
+
+// The parameter layout of x's elements (see quant_int.comp).
+struct Layout {
+  std::int64_t C = 1, inner = 1, block = 1, so = 0, sc = 0, si = 0;
+};
+
+Layout layout_of(const char* op, const Shape& x, const Tensor& scale, QAxis ax) {
+  Layout l;
+  const std::int64_t r = static_cast<std::int64_t>(x.size());
+  if (scale.numel() == 1 && ax.block == 0) return l;
+  const std::int64_t axis = ax.axis < 0 ? ax.axis + r : ax.axis;
+  if (axis < 0 || axis >= r)
+    throw ShapeError(name(op) + ": axis " + std::to_string(ax.axis) + " is out of range for x of shape " +
+                     to_string(x));
+  l.C = x[static_cast<std::size_t>(axis)];
+  for (std::int64_t d = axis + 1; d < r; ++d) l.inner *= x[static_cast<std::size_t>(d)];
+  if (ax.block == 0) {
+    if (scale.dim() != 1 || scale.numel() != l.C)
+      throw ShapeError(name(op) + ": scale of shape " + to_string(scale.shape()) + " is neither one value nor " +
+                       std::to_string(l.C) + " values along axis " + std::to_string(axis) + " of x " + to_string(x));
+    l.sc = 1;
+    return l;
+  }
+  if (ax.block < 0) throw ShapeError(name(op) + ": block_size must be >= 0, got " + std::to_string(ax.block));
+  const std::int64_t Cb = (l.C + ax.block - 1) / ax.block;
+  Shape want = x;
+  want[static_cast<std::size_t>(axis)] = Cb;
+  if (scale.shape() != want)
+    throw ShapeError(name(op) + ": blocked scale of shape " + to_string(scale.shape()) + " does not fit x " +
+                     to_string(x) + " with block_size " + std::to_string(ax.block) + " along axis " +
+                     std::to_string(axis) + " (expected " + to_string(want) + ")");
+  l.block = ax.block;
+  l.so = Cb * l.inner;
+  l.sc = l.inner;
+  l.si = 1;
+  return l;
+}
+
+struct ElemParams {
+  std::int64_t count;
+  Layout l;
+  bool zp_per;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.u32("u_C", l.C);
+    u.u32("u_inner", l.inner);
+    u.u32("u_block", l.block);
+    u.u32("u_so", l.so);
+    u.u32("u_sc", l.sc);
+    u.u32("u_si", l.si);
+    u.u32("u_zs", zp_per ? 1 : 0);
+  }
+};
+
+// One elementwise quant_int.comp launch: variant QUANTIZE, REQUANT or DEQUANTIZE.
+Tensor elementwise(const char* op, const char* variant, const Tensor& x, const Tensor& scale, const Tensor& zp_in,
+                   const Tensor& bias, QAxis ax, DType out, QRange range) {
+  DeviceImpl& dev = dev_of(x);
+  const Device device = x.device();
+  const Layout l = layout_of(op, x.shape(), scale, ax);
+  const Tensor s = dense_as(scale, DType::f32);
+  const Tensor z = zero_point(device, zp_in);
+  if (z.numel() != 1 && z.numel() != s.numel())
+    throw ShapeError(name(op) + ": zero point of shape " + to_string(zp_in.shape()) + " does not fit scale " +
+                     to_string(scale.shape()));
+  if (bias.defined() && bias.numel() != l.C)
+    throw ShapeError(name(op) + ": bias of shape " + to_string(bias.shape()) + " needs " + std::to_string(l.C) +
+                     " values");
+  const Tensor xd = dense(x);
+  const Tensor b = bias.defined() ? dense_as(bias, DType::i32) : z;
+  Tensor y = alloc(dev, x.shape(), out, op);
+  const std::int64_t n = x.numel();
+  if (n == 0) return y;
+  const bool deq = std::string(variant) == "DEQUANTIZE";
+  const CT xct = is_floating(xd.dtype()) ? CT::f32 : CT::i32;
+  std::string h = std::string("#define ") + variant + "\n#define QMIN " + std::to_string(range.lo) + "\n#define QMAX " +
+                  std::to_string(range.hi) + "\n";
+  if (bias.defined()) h += "#define HAS_BIAS\n";
+  h += operand_glsl(0, out, deq ? CT::f32 : CT::i32, true) + operand_glsl(1, xd.dtype(), xct, false) +
+       operand_glsl(2, DType::f32, CT::f32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
+       operand_glsl(4, DType::i32, CT::i32, false);
+  Launch launch(dev, op);
+  launch.program("quant_int.comp", h, {64}).write(y).read(xd).read(s).read(z).read(b);
+  launch.params(ElemParams{n, l, z.numel() != 1}).loop_iterations(4);
+  launch.invocations(static_cast<std::uint64_t>((n + 3) / 4));
+  return y;
+}
+
+struct MatmulParams {
+  std::int64_t M, N, K, k0, k1, a_bs, b_bs;
+  bool za_row, zb_col;
+  void set(Uniforms& u) const {
+    u.u32("u_M", M);
+    u.u32("u_N", N);
+    u.u32("u_K", K);
+    u.u32("u_k0", k0);
+    u.u32("u_k1", k1);
+    u.u32("u_a_bs", a_bs);
+    u.u32("u_b_bs", b_bs);
+    u.u32("u_za_row", za_row ? 1 : 0);
+    u.u32("u_zb_col", zb_col ? 1 : 0);
+  }
+};
+
+// The uniforms of the convolution's geometry (ICONV and ICOL).
+struct ConvGeometry {
+  std::int64_t count, C, H, W, OH, OW, KH, KW;
+  IntConvOptions o;
+  void set(Uniforms& u) const {
+    u.u32("u_count", count);
+    u.i32("u_C", C);
+    u.i32("u_H", H);
+    u.i32("u_W", W);
+    u.i32("u_OH", OH);
+    u.i32("u_OW", OW);
+    u.i32("u_KH", KH);
+    u.i32("u_KW", KW);
+    u.i32("u_sh", o.stride[0]);
+    u.i32("u_sw", o.stride[1]);
+    u.i32("u_pt", o.padding[0]);
+    u.i32("u_pl", o.padding[1]);
+    u.i32("u_dh", o.dilation[0]);
+    u.i32("u_dw", o.dilation[1]);
+  }
+};
+
+struct ConvParams {
+  ConvGeometry g;
+  std::int64_t O, Og, CG, c0, c1;
+  bool zw_per;
+  void set(Uniforms& u) const {
+    g.set(u);
+    u.i32("u_O", O);
+    u.i32("u_Og", Og);
+    u.i32("u_CG", CG);
+    u.i32("u_c0", c0);
+    u.i32("u_c1", c1);
+    u.u32("u_zw_per", zw_per ? 1 : 0);
+  }
+};
+
+// im2col of n images of x (8-bit, contiguous): [n, C KH KW, OH OW], zx outside the image.
+Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t KH, std::int64_t KW, std::int64_t OH,
+                std::int64_t OW, const IntConvOptions& o, const char* op) {
+  const std::int64_t N = x.size(0), C = x.size(1);
+  Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, x.dtype(), op);
+  const std::int64_t count = cols.numel();
+  const std::string h = "#define ICOL\n" + operand_glsl(0, x.dtype(), CT::i32, true) +
+                        operand_glsl(1, x.dtype(), CT::i32, false) + operand_glsl(2, DType::i32, CT::i32, false);
+  Launch launch(dev, op);
+  launch.program("quant_int.comp", h, {64}).write(cols).read(x).read(zx);
+  launch.params(ConvGeometry{count, C, x.size(2), x.size(3), OH, OW, KH, KW, o}).loop_iterations(4);
+  launch.invocations(static_cast<std::uint64_t>((count + 3) / 4));
+  return cols;
+}
+
+}  // namespace
+
+Tensor quantize_linear(const Tensor& x, const Tensor& scale, const Tensor& zp, QAxis ax, DType out, QRange range,
+                       const char* op) {
+  if (!is_floating(x.dtype())) throw DTypeError(name(op) + ": x must be float, got " + dtype_name(x.dtype()));
+  if (!is_q8(out)) throw DTypeError(name(op) + ": output must be uint8 or int8, got " + dtype_name(out));
+  return elementwise(op, "QUANTIZE", x, scale, zp, Tensor(), ax, out, range);
+}
+
+Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const Tensor& zp, QAxis ax, const char* op) {
+  if (!is_q8(x.dtype()) && x.dtype() != DType::i32)
+    throw DTypeError(name(op) + ": x must be uint8, int8 or int32, got " + dtype_name(x.dtype()));
+  return elementwise(op, "DEQUANTIZE", x, scale, zp, Tensor(), ax, DType::f32, QRange{});
+}
+
+Tensor requantize(const Tensor& acc, const Tensor& multiplier, const Tensor& zp, const Tensor& bias, QAxis ax,
+                  DType out, const char* op) {
+  if (acc.dtype() != DType::i32) throw DTypeError(name(op) + ": sums must be int32, got " + dtype_name(acc.dtype()));
+  if (zp.defined() && zp.numel() != 1)
+    throw ShapeError(name(op) + ": the output zero point must be one value, got shape " + to_string(zp.shape()));
+  Tensor m = multiplier;
+  if (bias.defined() && m.numel() == 1) m = m.reshape({1}).expand({bias.numel()});  // bias needs the axis
+  return elementwise(op, "REQUANT", acc, m, zp, bias, ax, out, QRange::of(out));
+}
+
+std::array<Tensor, 2> dynamic_quant_params(const Tensor& x) {
+  const char* op = "dynamic_quantize_linear";
+  DeviceImpl& dev = dev_of(x);
+  const Device device = x.device();
+  if (!is_floating(x.dtype())) throw DTypeError(name(op) + ": x must be float, got " + dtype_name(x.dtype()));
+  Tensor scale = alloc(dev, {1}, DType::f32, op), zp = alloc(dev, {1}, DType::i32, op);
+  const Tensor lo = x.numel() ? dense_as(amin(x), DType::f32) : zeros(device, {1});
+  const Tensor hi = x.numel() ? dense_as(amax(x), DType::f32) : zeros(device, {1});
+  const std::string h = "#define DQPARAMS\n" + operand_glsl(0, DType::f32, CT::f32, true) +
+                        operand_glsl(1, DType::i32, CT::i32, true) + operand_glsl(2, DType::f32, CT::f32, false) +
+                        operand_glsl(3, DType::f32, CT::f32, false);
+  Launch launch(dev, op);
+  launch.program("quant_int.comp", h, {1}).write(scale).write(zp).read(lo).read(hi);
+  launch.loop_iterations(0).invocations(1);
+  return {scale, zp};
+}
+
+Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_in, const Tensor& zb_in,
+                      const char* op) {
+  need_q8(op, a_in, "A");
+  need_q8(op, b_in, "B");
+  if (a_in.dim() < 1 || b_in.dim() < 1)
+    throw ShapeError(name(op) + ": A and B need rank >= 1, got " + to_string(a_in.shape()) + " and " +
+                     to_string(b_in.shape()));
+  const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
+  const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
+  const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  if (b.size(-2) != K)
+    throw ShapeError(name(op) + ": A " + to_string(a_in.shape()) + " and B " + to_string(b_in.shape()) +
+                     " do not multiply (K " + std::to_string(K) + " vs " + std::to_string(b.size(-2)) + ")");
+  // Batch dims: NumPy broadcasting.
+  const Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  const Shape batch = broadcast_shapes(op, ab, bb);
+  const std::int64_t B = numel_of(batch);
+  auto flat = [&](const Tensor& t, const Shape& own, std::int64_t r, std::int64_t c, std::int64_t& bs) {
+    if (numel_of(own) == 1) {  // one matrix for every batch entry
+      bs = 0;
+      return dense(t.reshape({r, c}));
+    }
+    Shape full = batch;
+    full.push_back(r);
+    full.push_back(c);
+    bs = r * c;
+    return dense(t.expand(full)).reshape({B, r, c});
+  };
+  std::int64_t a_bs = 0, b_bs = 0;
+  const Tensor ad = flat(a, ab, M, K, a_bs), bd = flat(b, bb, K, N, b_bs);
+  const Device device = a.device();
+  const Tensor za = zero_point(device, za_in), zb = zero_point(device, zb_in);
+  if (za.numel() != 1 && za.numel() != M)
+    throw ShapeError(name(op) + ": a_zero_point of shape " + to_string(za_in.shape()) + " is neither one value nor " +
+                     std::to_string(M) + " (one per row of A)");
+  if (zb.numel() != 1 && zb.numel() != N)
+    throw ShapeError(name(op) + ": b_zero_point of shape " + to_string(zb_in.shape()) + " is neither one value nor " +
+                     std::to_string(N) + " (one per column of B)");
+  DeviceImpl& dev = dev_of(a);
+  Shape out_shape = batch;
+  if (a_in.dim() > 1) out_shape.push_back(M);
+  if (b_in.dim() > 1) out_shape.push_back(N);
+  Tensor c = alloc(dev, {B, M, N}, DType::i32, op);
+  if (c.numel() == 0) return c.reshape(out_shape);
+  if (K == 0) return zeros(device, out_shape, DType::i32);
+  // Split K so that one invocation's loops stay within the loop limit: per tile of 16, 4 loads
+  // and 16 steps of 4 + 4 + 4 x 4 (all loops counted), plus 44 for the setup (zero points, sums) and the stores.
+  constexpr std::int64_t per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+  const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_limit(), 1u << 30));
+  if (limit < per_tile + fixed)
+    throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
+                     std::to_string(per_tile + fixed) + " (one K tile of the integer matmul)");
+  const std::int64_t chunk = (limit - fixed) / per_tile * 16;
+  for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
+    const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
+    std::string h = operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, ad.dtype(), CT::i32, false) +
+                    operand_glsl(2, bd.dtype(), CT::i32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
+                    operand_glsl(4, DType::i32, CT::i32, false);
+    h = std::string("#define IMATMUL\n") + (k0 > 0 ? "#define ACCUM\n" : "") + h;
+    Launch launch(dev, op);
+    launch.program("quant_int.comp", h, {16, 16}).write(c).read(ad).read(bd).read(za).read(zb);
+    launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za.numel() != 1, zb.numel() != 1});
+    launch.loop_iterations(static_cast<std::uint64_t>(tiles * per_tile + fixed));
+    launch.groups(static_cast<std::uint64_t>((N + 63) / 64), static_cast<std::uint64_t>((M + 63) / 64),
+                  static_cast<std::uint64_t>(B));
+  }
+  return c.reshape(out_shape);
+}
+
+Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in, const Tensor& zw_in,
+                    const IntConvOptions& o, const char* op) {
+  need_q8(op, x_in, "x");
+  need_q8(op, w_in, "w");
+  if (x_in.dim() != 4 || w_in.dim() != 4)
+    throw ShapeError(name(op) + ": x and w must be 4-D (NCHW, OIHW), got " + to_string(x_in.shape()) + " and " +
+                     to_string(w_in.shape()));
+  const std::int64_t N = x_in.size(0), C = x_in.size(1), H = x_in.size(2), W = x_in.size(3);
+  const std::int64_t O = w_in.size(0), CG = w_in.size(1), KH = w_in.size(2), KW = w_in.size(3), G = o.groups;
+  if (G < 1 || C % G != 0 || O % G != 0 || CG != C / G)
+    throw ShapeError(name(op) + ": w " + to_string(w_in.shape()) + " does not fit x " + to_string(x_in.shape()) +
+                     " with " + std::to_string(G) + " groups");
+  for (int i = 0; i < 2; ++i)
+    if (o.stride[i] < 1 || o.dilation[i] < 1) throw ShapeError(name(op) + ": strides and dilations must be >= 1");
+  const std::int64_t OH = (H + o.padding[0] + o.padding[2] - o.dilation[0] * (KH - 1) - 1) / o.stride[0] + 1;
+  const std::int64_t OW = (W + o.padding[1] + o.padding[3] - o.dilation[1] * (KW - 1) - 1) / o.stride[1] + 1;
+  if (OH < 0 || OW < 0)
+    throw ShapeError(name(op) + ": the filter " + to_string(w_in.shape()) + " is larger than the padded input " +
+                     to_string(x_in.shape()));
+  const Device device = x_in.device();
+  const Tensor zx = zero_point(device, zx_in), zw = zero_point(device, zw_in);
+  if (zx.numel() != 1)
+    throw ShapeError(name(op) + ": x_zero_point must be one value, got shape " + to_string(zx_in.shape()));
+  if (zw.numel() != 1 && zw.numel() != O)
+    throw ShapeError(name(op) + ": w_zero_point of shape " + to_string(zw_in.shape()) + " is neither one value nor " +
+                     std::to_string(O) + " (one per output channel)");
+  DeviceImpl& dev = dev_of(x_in);
+  const std::int64_t count = N * O * OH * OW;
+  if (count == 0 || CG * KH * KW == 0) return zeros(device, {N, O, OH, OW}, DType::i32);
+  const Tensor x = dense(x_in), w = dense(w_in);
+  if (G == 1) {
+    // im2col (8-bit columns, zx where the filter leaves the image) and the integer matmul
+    // w [O, C KH KW] @ cols [n, C KH KW, OH OW] with w's zero point per row, in pieces of images
+    // whose columns fit the device's max SSBO block; 1x1 filters with stride 1 read x as it is.
+    const std::int64_t CK = C * KH * KW, per_image = CK * OH * OW;
+    const bool direct_1x1 = KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
+                            o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
+    const std::int64_t per_piece = std::max<std::int64_t>(1, dev.ssbo_limit() / std::max<std::int64_t>(per_image, 1));
+    if (direct_1x1 || per_image <= dev.ssbo_limit()) {
+      const Tensor wm = w.reshape({O, CK});
+      std::vector<Tensor> parts;
+      for (std::int64_t n0 = 0; n0 < N; n0 += direct_1x1 ? N : per_piece) {
+        const std::int64_t n1 = direct_1x1 ? N : std::min(N, n0 + per_piece);
+        const Tensor xs = x.narrow(0, n0, n1 - n0);
+        const Tensor cols =
+            direct_1x1 ? dense(xs).reshape({n1 - n0, C, H * W}) : int_cols(dev, dense(xs), zx, KH, KW, OH, OW, o, op);
+        parts.push_back(matmul_integer(wm, cols, zw, zx, op));
+      }
+      Tensor r = parts.size() == 1 ? parts[0] : concat(parts, 0);
+      return r.reshape({N, O, OH, OW});
+    }
+  }
+  // Grouped (depthwise) convolutions and images whose columns exceed the max SSBO block: one
+  // output per invocation. Split the input channels so that one invocation's loops stay within the loop limit.
+  const std::uint64_t per_c = static_cast<std::uint64_t>(KH * KW + KH + 1), limit = dev.loop_limit();
+  if (per_c > limit)
+    throw LimitError(name(op) + ": a " + std::to_string(KH) + "x" + std::to_string(KW) + " filter needs " +
+                     std::to_string(per_c) + " loop iterations per channel, more than the device's limit of " +
+                     std::to_string(limit));
+  const std::int64_t chunk = static_cast<std::int64_t>(std::min<std::uint64_t>(limit / per_c, 1u << 30));
+  Tensor y = alloc(dev, {N, O, OH, OW}, DType::i32, op);
+  for (std::int64_t c0 = 0; c0 < CG; c0 += chunk) {
+    const std::int64_t c1 = std::min(CG, c0 + chunk);
+    const std::string h = std::string("#define ICONV\n") + (c0 > 0 ? "#define ACCUM\n" : "") +
+                          operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, x.dtype(), CT::i32, false) +
+                          operand_glsl(2, w.dtype(), CT::i32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
+                          operand_glsl(4, DType::i32, CT::i32, false);
+    Launch launch(dev, op);
+    launch.program("quant_int.comp", h, {64}).write(y).read(x).read(w).read(zx).read(zw);
+    launch.params(ConvParams{{count, C, H, W, OH, OW, KH, KW, o}, O, O / G, CG, c0, c1, zw.numel() != 1});
+    launch.loop_iterations(static_cast<std::uint64_t>(c1 - c0) * per_c);
+    launch.invocations(static_cast<std::uint64_t>(count));
+  }
+  return y;
+}
+
+}  // namespace gltensor::detail

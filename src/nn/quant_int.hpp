@@ -1,0 +1,64 @@
+// Linear quantization for the model runtime (internal): ONNX QuantizeLinear and DequantizeLinear
+// (per-tensor, per-axis and blocked parameters), DynamicQuantizeLinear's parameters, the integer
+// matmul and convolution of MatMulInteger / ConvInteger (exact int32 sums of zero-point-shifted
+// 8-bit values) and requantization of int32 sums to 8 bits (QLinearMatMul, QLinearConv), on the
+// GPU (glsl/nn/quant_int.comp). Quantized values are u8 or i8 tensors; int4 and uint4 (ONNX opset 21)
+// are carried widened to i8 / u8 with their range [-8, 7] / [0, 15]. Rounding is round half to
+// even, then saturation, as ONNX's QuantizeLinear specifies (NaN quantizes to the zero point).
+// Errors: ShapeError for parameters whose shapes fit none of the forms, DTypeError for inputs
+// that are not 8-bit, LimitError where a single filter tap count exceeds the loop limit.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "gltensor/tensor.hpp"
+
+namespace gltensor::detail {
+
+/// The integer range of a quantized type.
+struct QRange {
+  int lo = 0, hi = 255;
+  static QRange of(DType d) { return d == DType::i8 ? QRange{-128, 127} : QRange{0, 255}; }
+  static QRange int4() { return {-8, 7}; }
+  static QRange uint4() { return {0, 15}; }
+};
+
+/// Where the parameters of x's elements come from: per tensor (scale of one element), per axis
+/// (scale [x.size(axis)]) or blocked (block > 0: scale shaped like x with ceil(size / block) along
+/// axis). The zero point has the scale's shape, or one element, or is undefined (0).
+struct QAxis {
+  std::int64_t axis = 1;
+  std::int64_t block = 0;
+};
+
+/// y = saturate(round_half_even(x / scale) + zp) as `out` (u8 or i8) in `range`. x float.
+Tensor quantize_linear(const Tensor& x, const Tensor& scale, const Tensor& zp, QAxis ax, DType out, QRange range,
+                       const char* op = "quantize_linear");
+/// y = (x - zp) * scale, float32. x u8, i8 or i32.
+Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const Tensor& zp, QAxis ax,
+                         const char* op = "dequantize_linear");
+/// y = saturate(round_half_even((acc + bias[c]) * multiplier) + zp) as `out`, for int32 sums acc;
+/// c is the index along ax.axis, multiplier is per tensor or per axis (float32), zp one value,
+/// bias (int32, optional) one value per index along the axis.
+Tensor requantize(const Tensor& acc, const Tensor& multiplier, const Tensor& zp, const Tensor& bias, QAxis ax,
+                  DType out, const char* op);
+/// DynamicQuantizeLinear's uint8 scale (float32 [1]) and zero point (int32 [1]) of x (float).
+std::array<Tensor, 2> dynamic_quant_params(const Tensor& x);
+
+/// (a - za) @ (b - zb) with int32 sums: a [..., M, K], b [..., K, N] (u8 or i8, NumPy matmul
+/// broadcasting of the batch dims); za one value or one per row of a (M), zb one value or one
+/// per column of b (N); zero points of any integer dtype, undefined for 0. int32 result.
+Tensor matmul_integer(const Tensor& a, const Tensor& b, const Tensor& za, const Tensor& zb,
+                      const char* op = "matmul_integer");
+
+struct IntConvOptions {
+  std::array<std::int64_t, 2> stride{1, 1}, dilation{1, 1};
+  std::array<std::int64_t, 4> padding{0, 0, 0, 0};  ///< top, left, bottom, right
+  std::int64_t groups = 1;
+};
+/// 2-D convolution of (x - zx) with (w - zw) with int32 sums: x [N, C, H, W], w [O, C / groups,
+/// KH, KW] (u8 or i8), zx one value, zw one value or one per output channel. int32 [N, O, OH, OW].
+Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
+                    const char* op = "conv_integer");
+
+}  // namespace gltensor::detail

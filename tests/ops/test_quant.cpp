@@ -1,0 +1,296 @@
+// Weight-only quantization (gltensor/quant.hpp): the packed layout decoded on the host against the
+// f32 weights, dequantize bit for bit, quantized_linear (GEMV and GEMM, split K, grids past one
+// dispatch, NaN/Inf in x, 0 rows) against float64 products of the decoded weights, gradients
+// against finite differences, safetensors round trips and errors.
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <initializer_list>
+#include <limits>
+#include <map>
+
+#include "grad_check.hpp"
+#include "ops/quant_plan.hpp"
+#include "quant_ref.hpp"
+#include "test_util.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+
+namespace {
+
+const QuantFormat kFormats[] = {QuantFormat::int8, QuantFormat::int4};
+// Runs body() with quantized_linear's kernel chosen by shape and device, then with each forced.
+template <typename Body>
+void for_each_kernel(Body&& body, std::initializer_list<const char*> kernels = {"", "gemv", "serial", "gemm"}) {
+  for (const char* kernel : kernels) {
+    SCOPED_TRACE(std::string("kernel '") + kernel + "'");
+    ScopedSettings set;
+    set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
+    body();
+  }
+}
+
+// Random weights with a few exact zeros (a zero row or block gets d = 0).
+std::vector<float> weights(std::mt19937_64& rng, std::int64_t N, std::int64_t K) {
+  auto w = uniform(rng, static_cast<std::size_t>(N * K), -2, 2);
+  if (N > 2)
+    for (std::int64_t k = 0; k < K; ++k) w[static_cast<std::size_t>(2 * K + k)] = 0.0f;  // row 2 all zero
+  return w;
+}
+
+// Checks the quantized values and scales of w against its f32 values, per the documented rules.
+::testing::AssertionResult layout_ok(const QuantizedWeight& q, const std::vector<float>& w) {
+  const std::int64_t N = q.out_features, K = q.in_features, Kp = q.padded_in(), Kb = Kp / 32;
+  const HostQuant h = decode(q);
+  const bool q4 = q.format == QuantFormat::int4;
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t b = 0; b < (q4 ? Kb : 1); ++b) {
+      const std::int64_t k0 = q4 ? b * 32 : 0, k1 = q4 ? std::min(K, k0 + 32) : K;
+      double amax = 0, m = 0;
+      for (std::int64_t k = k0; k < k1; ++k) {
+        const double v = w[static_cast<std::size_t>(n * K + k)];
+        if (std::fabs(v) > amax) amax = std::fabs(v), m = v;
+      }
+      const double d = h.scales[static_cast<std::size_t>(q4 ? n * Kb + b : n)];
+      const double want = q4 ? m / -8.0 : amax / 127.0;  // before f16 rounding
+      if (std::fabs(d - want) > std::ldexp(std::fabs(want), -10))
+        return ::testing::AssertionFailure() << "row " << n << " block " << b << ": scale " << d << ", want " << want;
+      for (std::int64_t k = k0; k < (q4 ? k0 + 32 : Kp); ++k) {
+        const int qv = h.q[static_cast<std::size_t>(n * Kp + k)];
+        if (k >= K) {
+          if (qv != 0) return ::testing::AssertionFailure() << "pad [" << n << ", " << k << "] holds " << qv;
+          continue;
+        }
+        const double v = w[static_cast<std::size_t>(n * K + k)];
+        if (qv < (q4 ? -8 : -127) || qv > (q4 ? 7 : 127))
+          return ::testing::AssertionFailure() << "[" << n << ", " << k << "] q " << qv << " out of range";
+        const double err = d == 0 ? std::fabs(v) : std::fabs(qv * d - v);
+        // Nearest, except int4's values of the other sign than m beyond 7.5 |d|: clamped to 7.
+        const bool clamped = q4 && qv == 7 && v / d >= 7.5 - 1e-3;
+        if (!clamped && err > 0.5 * std::fabs(d) * (1 + 1e-3) + 1e-30)
+          return ::testing::AssertionFailure()
+                 << "[" << n << ", " << k << "] w " << v << " -> q " << qv << " * d " << d;
+        if (q4 && v == m && d != 0 && qv != -8)
+          return ::testing::AssertionFailure()
+                 << "[" << n << ", " << k << "] the block's largest value maps to " << qv << ", not -8";
+      }
+    }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(Quant, LayoutAndExactDequantize) {
+  GLT_RNG(rng);
+  for (QuantFormat f : kFormats)
+    for (auto [N, K] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {1, 1}, {3, 5}, {7, 33}, {16, 64}, {5, 100}, {4, 31}, {2, 200}, {0, 8}, {3, 0}}) {
+      SCOPED_TRACE(std::string(quant_format_name(f)) + " [" + std::to_string(N) + ", " + std::to_string(K) + "]");
+      const auto w = weights(rng, N, K);
+      const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+      EXPECT_EQ(q.padded_in(), (K + 31) / 32 * 32);
+      EXPECT_TRUE(layout_ok(q, w));
+      // dequantize: q * d exactly.
+      const HostQuant h = decode(q);
+      const auto got = dequantize(q).to_vector();
+      ASSERT_EQ(got.size(), h.w.size());
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<float>(h.w[i])) << "element " << i;
+    }
+}
+
+TEST(Quant, FromHalfAndStridedWeights) {
+  GLT_RNG(rng);
+  const auto w = uniform(rng, 6 * 40);
+  Tensor base = Tensor::from_host(device(), w, {40, 6});
+  const Tensor wt = base.t();  // [6, 40], a transposed view
+  std::vector<float> wt_host(240);
+  for (int n = 0; n < 6; ++n)
+    for (int k = 0; k < 40; ++k) wt_host[static_cast<std::size_t>(n * 40 + k)] = w[static_cast<std::size_t>(k * 6 + n)];
+  for (QuantFormat f : kFormats) {
+    EXPECT_TRUE(layout_ok(quantize(wt, f), wt_host));
+    const Tensor h = wt.to(DType::f16);
+    EXPECT_TRUE(layout_ok(quantize(h, f), h.to_vector()));
+  }
+}
+
+TEST(Quant, LinearAgainstFloat64) {
+  GLT_RNG(rng);
+  for_each_kernel([&] {
+    for (QuantFormat f : kFormats)
+      for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
+                                                                     {1, 7, 33},
+                                                                     {2, 65, 64},
+                                                                     {3, 33, 100},
+                                                                     {5, 17, 31},
+                                                                     {8, 40, 96},
+                                                                     {9, 70, 33},
+                                                                     {70, 65, 130},
+                                                                     {130, 3, 64},
+                                                                     {0, 5, 32}})
+        for (bool with_bias : {false, true}) {
+          SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M) + " N " + std::to_string(N) +
+                       " K " + std::to_string(K) + (with_bias ? " bias" : ""));
+          const auto w = weights(rng, N, K);
+          const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+          const auto x = uniform(rng, static_cast<std::size_t>(M * K));
+          const auto b = with_bias ? uniform(rng, static_cast<std::size_t>(N)) : std::vector<float>{};
+          const Tensor y = quantized_linear(Tensor::from_host(device(), x, {M, K}), q,
+                                            with_bias ? Tensor::from_host(device(), b, {N}) : Tensor());
+          ASSERT_EQ(y.shape(), (Shape{M, N}));
+          ASSERT_EQ(y.dtype(), DType::f32);
+          const HostQuant h = decode(q);
+          EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), h.w, to_double(b), M, N, K), 1e-5,
+                            2e-6 * static_cast<double>(K) + 1e-6));
+        }
+  });
+}
+
+TEST(Quant, LinearNanInfAndBatchDims) {
+  GLT_RNG(rng);
+  for_each_kernel([&] {
+    for (QuantFormat f : kFormats)
+      for (std::int64_t M : {1, 3, 12})    // GEMV (MT 1 and 4) and GEMM
+        for (std::int64_t K : {45, 36}) {  // scalar and vec4 loads of x, both with pad columns
+          SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M) + " K " + std::to_string(K));
+          const std::int64_t N = 9;
+          const auto w = weights(rng, N, K);
+          const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+          auto x = uniform(rng, static_cast<std::size_t>(M * K));
+          sprinkle_specials(x);
+          // Specials near the start of odd rows (even rows past 0 stay finite): a kernel reading past
+          // K (into the next row, against the zero pad weights) would turn its row's outputs to NaN.
+          for (std::int64_t m = 1; m < M; ++m)
+            if (m % 2) x[static_cast<std::size_t>(m * K + 3)] = m % 4 == 1 ? INFINITY : NAN;
+          const Tensor y = quantized_linear(Tensor::from_host(device(), x, {1, M, K}), q);
+          ASSERT_EQ(y.shape(), (Shape{1, M, N}));
+          EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, {}, M, N, K), 1e-5, 1e-4));
+        }
+  });
+}
+
+TEST(Quant, LinearSplitK) {
+  GLT_RNG(rng);
+  for (const char* kernel : {"gemv", "serial", "gemm"})
+    for (QuantFormat f : kFormats)
+      for (auto [M, K] : std::vector<std::array<std::int64_t, 2>>{{1, 4100}, {4, 4100}, {20, 200}}) {
+        SCOPED_TRACE(std::string(kernel) + " " + quant_format_name(f) + " M " + std::to_string(M) + " K " +
+                     std::to_string(K));
+        ScopedSettings set;
+        set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
+        // A loop limit that leaves one block per invocation (GEMV: 64 blocks per launch) or two.
+        const detail::QLinearPlan p = detail::plan_qlinear(M, K, true, 1u << 30, set->qlinear_kernel);
+        if (p.gemv && !p.serial && K <= 64 * 32) continue;  // the GEMV splits past 64 blocks
+        const std::uint64_t limit = detail::qlinear_loops(p, p.gemv && !p.serial ? 1 : 2);
+        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, set->qlinear_kernel).blocks_per_launch,
+                  (K + 31) / 32);  // split
+        const std::int64_t N = 5;
+        const auto w = weights(rng, N, K);
+        const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+        const auto x = uniform(rng, static_cast<std::size_t>(M * K));
+        const auto b = uniform(rng, static_cast<std::size_t>(N));
+        Tensor y;
+        {
+          ScopedLoopLimit lim(limit);
+          y = quantized_linear(Tensor::from_host(device(), x, {M, K}), q, Tensor::from_host(device(), b, {N}));
+        }
+        EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, to_double(b), M, N, K), 1e-5, 1e-3));
+      }
+}
+
+TEST(Quant, GridPastOneDispatch) {
+  GLT_RNG(rng);
+  // GEMV: 8 groups of 2 features per workgroup (one block per row), so more than 65535
+  // workgroups; int8's quantization: N workgroups.
+  const std::int64_t N = 16 * 65535 + 17, K = 3;
+  const auto w = uniform(rng, static_cast<std::size_t>(N * K));
+  const auto x = uniform(rng, static_cast<std::size_t>(K));
+  for (QuantFormat f : kFormats) {
+    SCOPED_TRACE(quant_format_name(f));
+    const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+    EXPECT_TRUE(layout_ok(q, w));
+    const auto ref = linear_ref(to_double(x), decode(q).w, {}, 1, N, K);
+    for_each_kernel(  // the GEMV, whose grid passes the limit, and the default (the GEMM's stays below)
+        [&] {
+          EXPECT_TRUE(close(quantized_linear(Tensor::from_host(device(), x, {1, K}), q).to_vector(), ref, 1e-5, 1e-4));
+        },
+        {"", "gemv"});
+  }
+}
+
+TEST(Quant, Gradients) {
+  GLT_RNG(rng);
+  for_each_kernel([&] {
+    for (QuantFormat f : kFormats)
+      for (std::int64_t M : {2, 11}) {
+        SCOPED_TRACE(std::string(quant_format_name(f)) + " M " + std::to_string(M));
+        const std::int64_t N = 6, K = 37;
+        const QuantizedWeight q = quantize(Tensor::from_host(device(), weights(rng, N, K), {N, K}), f);
+        const std::vector<double> wd = decode(q).w;
+        EXPECT_TRUE(grad_check(
+            rng, {{M, K}, {N}}, [&](const std::vector<Tensor>& in) { return quantized_linear(in[0], q, in[1]); },
+            [&](const std::vector<HostT>& in) { return linear_ref(in[0].v, wd, in[1].v, M, N, K); }));
+      }
+  });
+}
+
+TEST(Quant, SafetensorsRoundTrip) {
+  GLT_RNG(rng);
+  const std::string path = ::testing::TempDir() + "quant_roundtrip.safetensors";
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, std::string> meta;
+  std::vector<QuantizedWeight> qs;
+  for (QuantFormat f : kFormats) {
+    qs.push_back(quantize(Tensor::from_host(device(), weights(rng, 7, 50), {7, 50}), f));
+    to_state(qs.back(), std::string("layer.") + quant_format_name(f), tensors, meta);
+  }
+  nn::save_safetensors(path, tensors, meta);
+  const auto loaded = nn::load_safetensors(path, device());
+  const auto lmeta = nn::load_safetensors_metadata(path);
+  EXPECT_EQ(lmeta, meta);
+  EXPECT_EQ(loaded.at("layer.int4.qdata").dtype(), DType::u8);
+  EXPECT_EQ(loaded.at("layer.int4.qscales").dtype(), DType::f16);
+  const auto x = Tensor::from_host(device(), uniform(rng, 3 * 50), {3, 50});
+  for (const QuantizedWeight& q : qs) {
+    const std::string name = std::string("layer.") + quant_format_name(q.format);
+    ASSERT_TRUE(has_quantized(name, lmeta));
+    const QuantizedWeight r = from_state(name, loaded, lmeta);
+    EXPECT_EQ(r.format, q.format);
+    EXPECT_EQ(r.out_features, 7);
+    EXPECT_EQ(r.in_features, 50);
+    EXPECT_EQ(r.data.to_bytes(), q.data.to_bytes());
+    EXPECT_EQ(r.scales.to_bytes(), q.scales.to_bytes());
+    EXPECT_EQ(quantized_linear(x, r).to_vector(), quantized_linear(x, q).to_vector());
+  }
+  EXPECT_FALSE(has_quantized("other", lmeta));
+  EXPECT_THROW(from_state("other", loaded, lmeta), ValueError);
+  auto bad = lmeta;
+  bad["layer.int4.in_features"] = "70";  // Kp 96: data would be [7, 48]
+  EXPECT_THROW(from_state("layer.int4", loaded, bad), ValueError);
+  bad["layer.int4.quant"] = "int3";
+  EXPECT_THROW(from_state("layer.int4", loaded, bad), ValueError);
+  std::remove(path.c_str());
+}
+
+TEST(Quant, Errors) {
+  const Tensor w = Tensor::from_host(device(), std::vector<float>(12, 0.5f), {3, 4});
+  EXPECT_THROW(quantize(w.view({12}), QuantFormat::int8), ShapeError);
+  EXPECT_THROW(quantize(w.to(DType::i32), QuantFormat::int4), DTypeError);
+  const QuantizedWeight q = quantize(w, QuantFormat::int4);
+  const Tensor x = Tensor::from_host(device(), std::vector<float>(10, 1.0f), {2, 5});
+  try {
+    quantized_linear(x, q);
+    FAIL() << "no error";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("[2, 5]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("int4 weight [3, 4]"), std::string::npos) << e.what();
+  }
+  const Tensor x4 = Tensor::from_host(device(), std::vector<float>(8, 1.0f), {2, 4});
+  EXPECT_THROW(quantized_linear(x4.to(DType::i32), q), DTypeError);
+  EXPECT_THROW(quantized_linear(x4, q, Tensor::from_host(device(), std::vector<float>(4, 0.0f), {4})), ShapeError);
+  QuantizedWeight broken = q;
+  broken.scales = broken.scales.to(DType::f32);
+  EXPECT_THROW(quantized_linear(x4, broken), ValueError);
+  // The device stays usable.
+  EXPECT_EQ(quantized_linear(x4, q).to_vector(), std::vector<float>(6, 2.0f));
+}
