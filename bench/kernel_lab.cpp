@@ -125,14 +125,14 @@ GLuint library_program() {
 class ForceMatmulKernel {
  public:
   explicit ForceMatmulKernel(const char* kernel) : saved_(detail::settings().matmul_kernel) {
-    detail::settings().matmul_kernel = kernel;
+    detail::settings().matmul_kernel = detail::parse_matmul_kernel(kernel);
   }
   ~ForceMatmulKernel() { detail::settings().matmul_kernel = saved_; }
   ForceMatmulKernel(const ForceMatmulKernel&) = delete;
   ForceMatmulKernel& operator=(const ForceMatmulKernel&) = delete;
 
  private:
-  std::string saved_;
+  detail::MatmulKernelSetting saved_;
 };
 
 GLuint buffer(std::size_t bytes, const void* data) {

@@ -26,7 +26,7 @@ inline Device& device() {
 }
 
 /// The library's settings (the GLTENSOR_* variables, read once) changed for a scope:
-///   ScopedSettings s; s->matmul_kernel = "tile64";
+///   ScopedSettings s; s->matmul_kernel = MatmulKernelSetting::tile64;
 class ScopedSettings {
  public:
   ScopedSettings() : saved_(gltensor::detail::settings()) {}

@@ -150,6 +150,28 @@ float op_acos(float x) {
   return 1.5707963267948966 - asin_poly(x);
 }
 float op_atan(float x) { return is_nan(x) ? x : atan(x); }
+// asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); log(2|x|) past 1e18 (x^2 overflows).
+float op_asinh(float x) {
+  if (is_nan(x) || x == 0.0) return x;
+  float a = abs(x);
+  float r = a > 1e18 ? log(a) + 0.6931471805599453 : log1p_f(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+  return x < 0.0 ? -r : r;
+}
+// acosh(x) = log1p(t + sqrt(2t + t^2)), t = x - 1 (exact near 1); NaN below 1.
+float op_acosh(float x) {
+  if (is_nan(x) || x < 1.0) return F_NAN;
+  if (x > 1e18) return log(x) + 0.6931471805599453;
+  float t = x - 1.0;
+  return log1p_f(t + sqrt(2.0 * t + t * t));
+}
+// atanh(x) = sign(x) log1p(2|x| / (1 - |x|)) / 2; +-Inf at +-1, NaN past.
+float op_atanh(float x) {
+  if (is_nan(x) || abs(x) > 1.0) return F_NAN;
+  if (x == 0.0) return x;
+  float a = abs(x);
+  float r = a == 1.0 ? F_INF : 0.5 * log1p_f(2.0 * a / (1.0 - a));
+  return x < 0.0 ? -r : r;
+}
 float op_sinh(float x) {
   if (is_nan(x)) return x;
   float u = expm1_f(abs(x));
@@ -185,6 +207,8 @@ float op_mish(float x) { return x * tanh_f(softplus1(x)); }
 float op_hardswish(float x) { return act_hardswish(x); }
 float op_hardsigmoid(float x) { return act_hardsigmoid(x, 1.0 / 6.0, 0.5); }
 float op_hardtanh(float x) { return act_clip(x, u_p0, u_p1); }
+// ONNX Shrink (u_p0 = lambd, u_p1 = bias).
+float op_shrink(float x) { return x < -u_p0 ? x + u_p1 : x > u_p0 ? x - u_p1 : 0.0; }
 float op_relu6(float x) { return act_clip(x, 0.0, 6.0); }
 float op_softsign(float x) { return x / (1.0 + abs(x)); }
 float op_floor(float x) { return floor(x); }

@@ -40,58 +40,66 @@ Tensor full_like(const Tensor& t, double value);
 Tensor empty_like(const Tensor& t);
 
 // ---- unary elementwise (x -> same shape) ----
-// The unary ops without parameters, one row each: X(name, dtype rule, gradient). Each row
-// declares name(x), name_(x) and name_out(out, x); src/ops/elementwise_ops.cpp defines them, the
-// GLSL function is op_<name> in glsl/ops/unary.comp, and the tests check every row.
+// The unary ops without parameters, one row each: X(name, dtype rule, gradient, kernel form).
+// Each row declares name(x), name_(x) and name_out(out, x); src/ops/elementwise_ops.cpp defines
+// them, the GLSL function is op_<name> in glsl/ops/unary.comp, and the tests check every row. The
+// row is the only place that holds the op's facts: nothing is looked up by its GLSL name.
 //   dtype rule: keep (the input's dtype, integers included) or floating (integer and bool inputs
 //               compute and return float32; float inputs keep their dtype);
 //   gradient:   grad (a backward formula in src/ops/elementwise_grads.cpp, checked against finite
 //               differences) or no_grad (backward throws ValueError naming the op). Piecewise
-//               constant ops (sign, floor, ceil, round, trunc) have the zero gradient, as in PyTorch.
+//               constant ops (sign, floor, ceil, round, trunc) have the zero gradient, as in PyTorch;
+//   kernel form: f32, or f16 (unary.comp also has op16_<name>, the f16vec2 form run where every
+//               operand is f16 and the device does f16 math: docs/precision.md).
+// asinh, acosh, atanh: stable forms (log1p near 0 and 1, log(2|x|) past 1e18); acosh(x < 1) and
+// atanh(|x| > 1) are NaN, atanh(+-1) +-Inf (C99 / PyTorch).
 // clang-format off
 #define GLTENSOR_UNARY_OPS(X) \
-  X(neg, keep, grad) \
-  X(abs, keep, grad) \
-  X(sign, keep, grad) \
-  X(square, keep, grad) \
-  X(exp, floating, grad) \
-  X(exp2, floating, grad) \
-  X(log, floating, grad) \
-  X(log2, floating, grad) \
-  X(log10, floating, grad) \
-  X(log1p, floating, grad) \
-  X(expm1, floating, grad) \
-  X(sqrt, floating, grad) \
-  X(rsqrt, floating, grad) \
-  X(reciprocal, floating, grad) \
-  X(sin, floating, grad) \
-  X(cos, floating, grad) \
-  X(tan, floating, grad) \
-  X(asin, floating, grad) \
-  X(acos, floating, grad) \
-  X(atan, floating, grad) \
-  X(sinh, floating, grad) \
-  X(cosh, floating, grad) \
-  X(tanh, floating, grad) \
-  X(erf, floating, grad) \
-  X(erfc, floating, grad) \
-  X(sigmoid, floating, grad) \
-  X(logsigmoid, floating, grad) \
-  X(relu, keep, grad) \
-  X(relu6, floating, grad) \
-  X(selu, floating, grad) \
-  X(silu, floating, grad) \
-  X(mish, floating, grad) \
-  X(hardswish, floating, grad) \
-  X(hardsigmoid, floating, grad) \
-  X(softsign, floating, grad) \
-  X(floor, keep, grad) \
-  X(ceil, keep, grad) \
-  X(round, keep, grad) \
-  X(trunc, keep, grad) \
-  X(frac, floating, grad) \
+  X(neg, keep, grad, f16) \
+  X(abs, keep, grad, f32) \
+  X(sign, keep, grad, f32) \
+  X(square, keep, grad, f16) \
+  X(exp, floating, grad, f32) \
+  X(exp2, floating, grad, f32) \
+  X(log, floating, grad, f32) \
+  X(log2, floating, grad, f32) \
+  X(log10, floating, grad, f32) \
+  X(log1p, floating, grad, f32) \
+  X(expm1, floating, grad, f32) \
+  X(sqrt, floating, grad, f32) \
+  X(rsqrt, floating, grad, f32) \
+  X(reciprocal, floating, grad, f32) \
+  X(sin, floating, grad, f32) \
+  X(cos, floating, grad, f32) \
+  X(tan, floating, grad, f32) \
+  X(asin, floating, grad, f32) \
+  X(acos, floating, grad, f32) \
+  X(atan, floating, grad, f32) \
+  X(asinh, floating, grad, f32) \
+  X(acosh, floating, grad, f32) \
+  X(atanh, floating, grad, f32) \
+  X(sinh, floating, grad, f32) \
+  X(cosh, floating, grad, f32) \
+  X(tanh, floating, grad, f32) \
+  X(erf, floating, grad, f32) \
+  X(erfc, floating, grad, f32) \
+  X(sigmoid, floating, grad, f32) \
+  X(logsigmoid, floating, grad, f32) \
+  X(relu, keep, grad, f16) \
+  X(relu6, floating, grad, f32) \
+  X(selu, floating, grad, f32) \
+  X(silu, floating, grad, f32) \
+  X(mish, floating, grad, f32) \
+  X(hardswish, floating, grad, f32) \
+  X(hardsigmoid, floating, grad, f32) \
+  X(softsign, floating, grad, f32) \
+  X(floor, keep, grad, f32) \
+  X(ceil, keep, grad, f32) \
+  X(round, keep, grad, f32) \
+  X(trunc, keep, grad, f32) \
+  X(frac, floating, grad, f32) \
 // clang-format on
-#define GLTENSOR_DECLARE_UNARY(name, rule, grad) \
+#define GLTENSOR_DECLARE_UNARY(name, rule, grad, ...) \
   Tensor name(const Tensor& x);                  \
   Tensor& name##_(Tensor& x);                    \
   Tensor& name##_out(Tensor& out, const Tensor& x);
@@ -110,6 +118,18 @@ Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
 Tensor clamp(const Tensor& x, double min, double max);
 Tensor clamp_min(const Tensor& x, double min);
 Tensor clamp_max(const Tensor& x, double max);
+/// ONNX Shrink: x + bias where x < -lambd, x - bias where x > lambd, else 0 (NaN gives 0, as
+/// ONNX's reference); gradient 1 outside [-lambd, lambd]. shrink(x, l, 0) is torch's hardshrink
+/// (but for NaN), shrink(x, l, l) its softshrink.
+Tensor shrink(const Tensor& x, double lambd = 0.5, double bias = 0.0);
+// The unary ops with parameters above, one row each (declared by hand: they validate their
+// parameters): X(name). Each has the GLSL function op_<name> in glsl/ops/unary.comp (its
+// parameters in u_p0, u_p1) and a backward formula in src/ops/elementwise_grads.cpp.
+// clang-format off
+#define GLTENSOR_PARAMETRIC_UNARY_OPS(X) \
+  X(gelu) X(gelu_tanh) X(leaky_relu) X(elu) X(celu) X(softplus) X(hardtanh) X(clamp) X(clamp_min) X(clamp_max) \
+  X(shrink)
+// clang-format on
 /// Tensor bounds, broadcast with x.
 Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max);
 Tensor isnan(const Tensor& x);        ///< -> bool
@@ -118,40 +138,45 @@ Tensor isfinite(const Tensor& x);     ///< -> bool
 Tensor logical_not(const Tensor& x);  ///< -> bool
 
 // ---- binary elementwise with broadcasting ----
-// One row each: X(name, dtype rule, gradient). Each row declares name(a, b), name(a, scalar),
-// name(scalar, b), name_(a, b), name_(a, scalar) and name_out(out, a, b); the GLSL function is
-// op_<name> in glsl/ops/binary.comp.
+// One row each: X(name, dtype rule, gradient, kernel form). Each row declares name(a, b),
+// name(a, scalar), name(scalar, b), name_(a, b), name_(a, scalar) and name_out(out, a, b); the
+// GLSL function is op_<name> in glsl/ops/binary.comp.
 //   dtype rule: arith (promote_types of the operands), float_arith (as arith, integers -> float32),
 //               compare and logical (-> bool), bitwise (integer and bool only, DTypeError else);
-//   gradient:   grad (src/ops/elementwise_grads.cpp) or no_grad (non-float results).
+//   gradient:   grad (src/ops/elementwise_grads.cpp) or no_grad (non-float results);
+//   kernel form: f32; f16 (binary.comp also has op16_<name>, and op16_<name>_alpha for add);
+//               int_division (OP loops up to 32 times an element, float fmod's long division; on
+//               integers a zero divisor tensor sets an error flag, ValueError at the next read);
+//               int_power (OP loops up to 32 times an element, integer square-and-multiply; a
+//               negative integer scalar exponent is a ValueError).
 // clang-format off
 #define GLTENSOR_BINARY_OPS(X) \
-  X(add, arith, grad) \
-  X(sub, arith, grad) \
-  X(mul, arith, grad) \
-  X(div, float_arith, grad) \
-  X(pow, arith, grad) \
-  X(maximum, arith, grad) \
-  X(minimum, arith, grad) \
-  X(fmax, float_arith, grad) \
-  X(fmin, float_arith, grad) \
-  X(fmod, arith, grad) \
-  X(remainder, arith, grad) \
-  X(atan2, float_arith, grad) \
-  X(eq, compare, no_grad) \
-  X(ne, compare, no_grad) \
-  X(lt, compare, no_grad) \
-  X(le, compare, no_grad) \
-  X(gt, compare, no_grad) \
-  X(ge, compare, no_grad) \
-  X(logical_and, logical, no_grad) \
-  X(logical_or, logical, no_grad) \
-  X(logical_xor, logical, no_grad) \
-  X(bitwise_and, bitwise, no_grad) \
-  X(bitwise_or, bitwise, no_grad) \
-  X(bitwise_xor, bitwise, no_grad) \
+  X(add, arith, grad, f16) \
+  X(sub, arith, grad, f16) \
+  X(mul, arith, grad, f16) \
+  X(div, float_arith, grad, f32) \
+  X(pow, arith, grad, int_power) \
+  X(maximum, arith, grad, f32) \
+  X(minimum, arith, grad, f32) \
+  X(fmax, float_arith, grad, f32) \
+  X(fmin, float_arith, grad, f32) \
+  X(fmod, arith, grad, int_division) \
+  X(remainder, arith, grad, int_division) \
+  X(atan2, float_arith, grad, f32) \
+  X(eq, compare, no_grad, f32) \
+  X(ne, compare, no_grad, f32) \
+  X(lt, compare, no_grad, f32) \
+  X(le, compare, no_grad, f32) \
+  X(gt, compare, no_grad, f32) \
+  X(ge, compare, no_grad, f32) \
+  X(logical_and, logical, no_grad, f32) \
+  X(logical_or, logical, no_grad, f32) \
+  X(logical_xor, logical, no_grad, f32) \
+  X(bitwise_and, bitwise, no_grad, f32) \
+  X(bitwise_or, bitwise, no_grad, f32) \
+  X(bitwise_xor, bitwise, no_grad, f32) \
 // clang-format on
-#define GLTENSOR_DECLARE_BINARY(name, rule, grad) \
+#define GLTENSOR_DECLARE_BINARY(name, rule, grad, ...) \
   Tensor name(const Tensor& a, const Tensor& b); \
   Tensor name(const Tensor& a, double b);        \
   Tensor name(double a, const Tensor& b);        \

@@ -143,37 +143,13 @@ void register_elementwise_ops(Registry& m) {
   unary(m, "Asin", asin, true);
   unary(m, "Acos", acos, true);
   unary(m, "Atan", atan, true);
-  m["Asinh"] = OpDef{{},
-                     [](const CheckCtx& c) { c.need_float(0); },
-                     nullptr,
-                     [](Args& a) {
-                       const Tensor& x = a.t(0);  // sign(x) log(|x| + sqrt(x^2 + 1)), stable for x < 0
-                       Tensor ax = abs(x);
-                       return Ts{mul(sign(x), log(add(ax, sqrt(add(mul(ax, ax), 1.0)))))};
-                     }};
-  m["Acosh"] = OpDef{{},
-                     [](const CheckCtx& c) { c.need_float(0); },
-                     nullptr,
-                     [](Args& a) {
-                       const Tensor& x = a.t(0);
-                       return Ts{log(add(x, sqrt(sub(mul(x, x), 1.0))))};
-                     }};
-  m["Atanh"] = OpDef{{},
-                     [](const CheckCtx& c) { c.need_float(0); },
-                     nullptr,
-                     [](Args& a) {
-                       const Tensor& x = a.t(0);
-                       return Ts{mul(sub(log1p(x), log1p(neg(x))), 0.5)};
-                     }};
+  unary(m, "Asinh", asinh, true);
+  unary(m, "Acosh", acosh, true);
+  unary(m, "Atanh", atanh, true);
   m["Shrink"] = OpDef{{"bias", "lambd"},
                       [](const CheckCtx& c) { c.need_float(0); },
                       nullptr,
-                      [](Args& a) {
-                        const Tensor& x = a.t(0);
-                        const double b = a.attrs.f("bias", 0.0), l = a.attrs.f("lambd", 0.5);
-                        Tensor r = where(lt(x, -l), add(x, b), where(gt(x, l), sub(x, b), zeros_like(x)));
-                        return Ts{as(r, x.dtype())};
-                      }};
+                      [](Args& a) { return Ts{shrink(a.t(0), a.attrs.f("lambd", 0.5), a.attrs.f("bias", 0.0))}; }};
   unary(m, "Sinh", sinh, true);
   unary(m, "Cosh", cosh, true);
   unary(m, "Tanh", tanh, true);

@@ -112,10 +112,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
                   std::to_string(t.kq) + "\n" + (kchunk > 0 ? "#define SPLIT_KV 1\n" : "") +
                   operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, q.dtype(), CT::f32, false) +
                   operand_glsl(2, k.dtype(), CT::f32, false) + operand_glsl(3, v.dtype(), CT::f32, false);
-  if (t.subgroup)
-    h = "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n"
-        "#define SUBGROUP 1\n" +
-        h;
+  if (t.subgroup) h = subgroup_glsl(SubgroupFeature::shuffle) + h;
   // Quad views of q, k, v take the bindings after the four operands, in that order.
   launch.write(out).read(q).read(k).read(v);
   int binding = 4;
@@ -479,8 +476,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool grad = autograd::any_requires_grad({&q_in, &k_in, &v_in});
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
-    const AttentionDevice ad{dev.subgroup_features(GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR), dev.caps.subgroup_size,
-                             dev.caps.max_shared_memory};
+    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps.subgroup_size, dev.caps.max_shared_memory};
     const AttentionTiles t = plan_attention_tiles(ad, settings());
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;

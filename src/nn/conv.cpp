@@ -10,7 +10,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
-#include "nn/conv_direct_plan.hpp"
+#include "nn/conv_plan.hpp"
 #include "ops/activation.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
@@ -24,10 +24,8 @@ using namespace detail;
 
 namespace {
 
-struct Geometry {
-  std::int64_t N, C, H, W, KH, KW, OH, OW;
-  Conv2dOptions o;
-};
+using Geometry = ConvGeometry;
+using Piece = ConvPiece;
 
 // Uniforms of glsl/nn/conv.comp: the geometry, and the image view (im2col) or the columns view
 // (col2im).
@@ -64,12 +62,9 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
   // QUADS: four positions per invocation and one 128-bit store where a plane's positions come in
   // whole quads.
   const std::int64_t per = (g.OH * g.OW) % 4 == 0 ? 4 : 1;
-  std::string h = "#define IM2COL 1\n" +
-                  (per == 4 ? "#define QUADS 1\n" + operand_glsl_vec4(0, DType::f32, CT::f32, true)
-                            : operand_glsl(0, DType::f32, CT::f32, true)) +
-                  operand_glsl(1, img.dtype(), CT::f32, false);
+  const ConvVariant v{true, per == 4, img.dtype()};
   // Grid: positions of one image along x, images along y, rows of colsT along z.
-  launch.program("conv.comp", h, {256}).write(cols).read(img).params(ConvParams{g, &img}).loop_iterations(4);
+  launch.program(v.kFile, v.defines(), {256}).write(cols).read(img).params(ConvParams{g, &img}).loop_iterations(4);
   launch.groups(static_cast<std::uint64_t>((g.OH * g.OW / per + 255) / 256), static_cast<std::uint64_t>(g.N),
                 static_cast<std::uint64_t>(g.C * g.KH * g.KW));
   return cols;
@@ -81,41 +76,12 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   Launch launch(dev, "conv2d");
   Tensor img = alloc(dev, {g.N, g.C, g.H, g.W}, DType::f32, "conv2d");
   if (img.numel() == 0) return img;
-  std::string h = operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, cols.dtype(), CT::f32, false);
+  const ConvVariant v{false, false, cols.dtype()};
   // Loops: kernel rows, and kernel columns in each.
-  launch.program("conv.comp", h, {256}).write(img).read(cols).params(ConvParams{g, nullptr, &cols, img.numel()});
+  launch.program(v.kFile, v.defines(), {256}).write(img).read(cols).params(ConvParams{g, nullptr, &cols, img.numel()});
   launch.loop_iterations(static_cast<std::uint64_t>(g.KH * (g.KW + 1)))
       .invocations(static_cast<std::uint64_t>(img.numel()));
   return img;
-}
-
-// Output positions of a piece of a convolution: images [n0, n0 + nn), output rows [oh0, oh0 + noh)
-// and columns [ow0, ow0 + now).
-struct Piece {
-  std::int64_t n0, nn, oh0, noh, ow0, now;
-};
-
-// Pieces of at most `max_positions` output positions each (at least 1): all of g's output where
-// it fits, else whole images, else rows of one image, else parts of one row. Ops split their
-// columns matrices (one row or column per output position) this way to keep each under the
-// device's max SSBO block.
-std::vector<Piece> plan_pieces(const Geometry& g, std::int64_t max_positions) {
-  const std::int64_t P = g.OH * g.OW, m = std::max<std::int64_t>(max_positions, 1);
-  std::vector<Piece> pieces;
-  if (g.N * P <= m) return {Piece{0, g.N, 0, g.OH, 0, g.OW}};
-  if (P <= m) {
-    const std::int64_t per = m / P;
-    for (std::int64_t n = 0; n < g.N; n += per) pieces.push_back({n, std::min(per, g.N - n), 0, g.OH, 0, g.OW});
-  } else if (g.OW <= m) {
-    const std::int64_t rows = m / g.OW;
-    for (std::int64_t n = 0; n < g.N; ++n)
-      for (std::int64_t r = 0; r < g.OH; r += rows) pieces.push_back({n, 1, r, std::min(rows, g.OH - r), 0, g.OW});
-  } else {
-    for (std::int64_t n = 0; n < g.N; ++n)
-      for (std::int64_t r = 0; r < g.OH; ++r)
-        for (std::int64_t c = 0; c < g.OW; c += m) pieces.push_back({n, 1, r, 1, c, std::min(m, g.OW - c)});
-  }
-  return pieces;
 }
 
 // The input slice and the geometry of the convolution whose output is the piece of g's output:
@@ -151,8 +117,8 @@ Tensor piece_of(const Tensor& t, const Piece& p) {
 // pieces of rows overlap (windows taller than the stride).
 Tensor col2im_gemm(const Tensor& a, const Tensor& b, const Geometry& g) {
   DeviceImpl& dev = dev_of(a);
-  const std::int64_t k = a.size(1), row_bytes = 4 * std::max<std::int64_t>(g.C * g.KH * g.KW, 1);
-  const std::vector<Piece> pieces = plan_pieces(g, dev.ssbo_limit() / row_bytes);
+  const std::int64_t k = a.size(1);
+  const std::vector<Piece> pieces = plan_col2im_pieces(g, dev.ssbo_limit());
   if (pieces.size() == 1) return col2im(matmul(a, b), g);
   const bool whole_images = pieces[0].noh == g.OH && pieces[0].now == g.OW;
   Tensor img =
@@ -165,16 +131,6 @@ Tensor col2im_gemm(const Tensor& a, const Tensor& b, const Geometry& g) {
     region.copy_(whole_images ? part : add(region, part));
   }
   return img;
-}
-
-// The direct kernel's plan for a problem on x's device.
-ConvDirectPlan direct_plan(const Tensor& x, const Geometry& g, std::int64_t Og) {
-  ConvDirectProblem p;
-  p.C = g.C, p.Og = Og, p.KH = g.KH, p.KW = g.KW, p.OH = g.OH, p.OW = g.OW;
-  p.stride_w = g.o.stride[1], p.dilation_w = g.o.dilation[1];
-  p.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
-  const DeviceImpl& dev = dev_of(x);
-  return plan_conv_direct(p, DeviceTraits{dev.adapter.software, dev.loop_limit()}, settings());
 }
 
 // Uniforms of glsl/nn/conv_direct.comp.
@@ -199,28 +155,16 @@ struct DirectParams {
 // Direct convolution for small filters (glsl/nn/conv_direct.comp): out [N, O, OH, OW] of x's
 // dtype where it is a float (f32 accumulation, one rounding at the store), else f32.
 Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
-                   std::int64_t Og) {
+                   std::int64_t Og, const ConvDirectPlan& plan) {
   DeviceImpl& dev = dev_of(x);
   Launch launch(dev, "conv2d");
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
   if (out.numel() == 0) return out;
-  const ConvDirectPlan plan = direct_plan(x, g, Og);
-  const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
-  std::string h = "#define PX " + std::to_string(plan.px) + "\n#define CG " + std::to_string(g.C) + "\n#define KH " +
-                  std::to_string(g.KH) + "\n#define KW " + std::to_string(g.KW) + "\n#define OPI " +
-                  std::to_string(plan.opi) + "\n";
-  if (lanes) h += "#define LANES 1\n" + std::string(plan.shared_weights ? "#define W_SHARED 1\n" : "");
-  if (plan.rowseg)
-    h += "#define ROWSEG 1\n#define DW " + std::to_string(g.o.dilation[1]) + "\n#define SEGLEN " +
-         std::to_string(plan.seglen) + "\n";
-  if (plan.x_rows_contiguous) h += "#define X_CONTIG 1\n";
-  if (bias.defined()) h += "#define HAS_BIAS 1\n";
-  if (itemsize(odt) == 2) h += "#define OUT16 1\n";
-  h += operand_glsl(0, odt, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false) +
-       operand_glsl(2, w.dtype(), CT::f32, false) +
-       (bias.defined() ? operand_glsl(3, bias.dtype(), CT::f32, false) : "");
-  launch.program("conv_direct.comp", h, {plan.local_x}).write(out).read(x).read(w);
+  ConvDirectVariant v;
+  v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
+  v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
+  launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
   launch.params(DirectParams{g, O, Og, x, w, bias})
       .loop_iterations(plan.loop_iterations)
@@ -234,7 +178,6 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
 Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t G,
                  const Epilogue& fused, std::vector<Tensor>* saved_cols) {
   const std::int64_t O = w.size(0), Og = O / G, K = g.C * g.KH * g.KW;
-  const Conv2dOptions& o = g.o;
   if (G == 1) {
     // [O, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
     // both operands contiguous along K / N. Where the quad-load matmul kernel applies it
@@ -242,9 +185,8 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
     // [O, N, OH, OW] is copied to NCHW.
     // A 1x1, stride-1, unpadded convolution of one image is the matmul itself: the image
     // [C, H*W] is already the columns matrix.
-    const bool pointwise = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
-                           o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && g.N == 1 &&
-                           x.dtype() == DType::f32 && x.is_contiguous();
+    const bool pointwise =
+        plan_conv_gemm(g, G, x.dtype() == DType::f32 && x.is_contiguous()) == ConvGemmForm::pointwise;
     Tensor cols = pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
     Tensor wm = w.reshape({O, K});
     Tensor b = bias.defined() ? bias.view({O, 1}) : Tensor();
@@ -266,12 +208,6 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
   if (saved_cols)
     for (std::int64_t gi = 0; gi < G; ++gi) saved_cols->push_back(cols.select(0, gi));
   return r.view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3}).contiguous();
-}
-
-// Output positions per piece of the im2col path: its columns (C*G*KH*KW rows) and the GEMM's
-// result (O rows) under the device's max SSBO block, 4-byte floats.
-std::int64_t max_positions(const DeviceImpl& dev, std::int64_t col_rows, std::int64_t O) {
-  return dev.ssbo_limit() / (4 * std::max<std::int64_t>({col_rows, O, 1}));
 }
 
 void check_options(const char* op, const Conv2dOptions& o) {
@@ -318,26 +254,23 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   const bool grad = autograd::any_requires_grad({&x, &w, &bias});
   // The epilogue runs in the matmul kernel where no gradient is recorded, else after it.
   const Epilogue fused = grad ? Epilogue() : epi, after = grad ? epi : Epilogue();
-  // Small filters (image filters, depthwise convs) run directly: im2col + GEMM would write and
-  // read a columns matrix K times the image, which for large images also exceeds the device's
-  // SSBO limit (then the direct kernel runs whatever K is, if its loop fits the device's limit).
-  const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
-  const std::uint64_t loops = direct_plan(x, g, Og).loop_iterations, loop_limit = dev_of(x).loop_limit();
-  const std::string& force = settings().conv;  // GLTENSOR_CONV=direct|im2col
-  const bool direct = force != "im2col" && (force == "direct" || K <= 32 || cols_bytes > dev_of(x).ssbo_limit()) &&
-                      (loop_limit == 0 || loops <= loop_limit);
-  // The im2col path in pieces where its columns would exceed the device's max SSBO block.
-  const std::vector<Piece> pieces = plan_pieces(g, max_positions(dev_of(x), G * K, O));
+  const DeviceImpl& dev = dev_of(x);
+  Conv2dProblem problem;
+  problem.g = g, problem.O = O, problem.grad = grad, problem.need_w = requires_grad(w);
+  problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
+  problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
+  const Conv2dPlan plan =
+      plan_conv2d(problem, ConvDevice{dev.adapter.software, dev.loop_limit(), dev.ssbo_limit()}, settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
-  if (direct) {
+  if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
-    Tensor out = apply_epilogue(conv_direct(x, w, bias, g, O, Og), fused);
+    Tensor out = apply_epilogue(conv_direct(x, w, bias, g, O, Og, plan.direct), fused);
     y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
   } else {
     NoGradGuard ng;
     Tensor out;
-    if (Og == 1 && g.C == 1 && !grad) {
+    if (plan.path == Conv2dPlan::Path::depthwise) {
       // Depthwise (one input and one output channel per group): a sum over the KH x KW taps of
       // shifted strided views of the padded input times the tap's per-channel weight, one
       // multiply-add each (a batched matmul with one-row tiles or a reduction over K is far
@@ -353,13 +286,13 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
         }
       out = apply_epilogue(acc, fused);
       if (out.dtype() != DType::f32) out = out.to(DType::f32);
-    } else if (pieces.size() == 1) {
+    } else if (plan.path == Conv2dPlan::Path::gemm) {
       out = conv_gemm(x, w, bias, g, G, fused, &saved_cols);
     } else {
       // Columns past the device's max SSBO block: im2col + GEMM per piece of the output
       // positions (whole images, else rows, else parts of rows), each written into its slice.
       out = alloc(dev_of(x), {g.N, O, g.OH, g.OW}, x.dtype(), op);
-      for (const Piece& p : pieces) {
+      for (const Piece& p : plan.pieces) {
         const auto [xp, gp] = piece_input(x, g, p);
         piece_of(out, p).copy_(conv_gemm(xp, w, bias, gp, G, fused, nullptr));
       }
@@ -376,7 +309,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     if (!need_w) saved_cols.clear();  // the columns are kept only for the weight's gradient
     autograd::record(
         y, {x, w, bias},
-        [g, G, Og, K, wd, xd, saved_cols, need_x, need_w, need_b](const Tensor& gy) {
+        [g, G, Og, K, wd, xd, saved_cols, need_x, need_w, need_b, wpieces = plan.weight_pieces](const Tensor& gy) {
           Tensor gm = gy.permute({0, 2, 3, 1}).reshape({-1, G * Og});  // [N*OH*OW, O]
           Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
@@ -388,13 +321,12 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
               // gm^T [Og, positions] @ cols^T [positions, K], summed over pieces of the positions
               // whose columns fit the device's max SSBO block.
               const Tensor xg = G == 1 ? xd : xd.narrow(1, gi * g.C, g.C);
-              const std::vector<Piece> pieces = plan_pieces(g, max_positions(dev_of(gy), K, Og));
               Tensor gw;
-              if (pieces.size() == 1) {
+              if (wpieces.size() == 1) {
                 gw = matmul(gmg.t(), im2col(xg, g).t());
               } else {
                 const Tensor gm4 = gmg.reshape({g.N, g.OH, g.OW, Og}).permute({0, 3, 1, 2});  // [N, Og, OH, OW]
-                for (const Piece& p : pieces) {
+                for (const Piece& p : wpieces) {
                   const auto [xp, gp] = piece_input(xg, g, p);
                   const Tensor gmp = piece_of(gm4, p).permute({0, 2, 3, 1}).reshape({-1, Og});
                   const Tensor part = matmul(gmp.t(), im2col(xp, gp).t());

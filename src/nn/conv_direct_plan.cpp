@@ -7,8 +7,8 @@ namespace gltensor::detail {
 
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings) {
   ConvDirectPlan plan;
-  const std::string& force = settings.conv_direct;
-  const bool lanes = force == "lanes" || (force != "rows" && !dev.software);
+  const ConvDirectSetting force = settings.conv_direct;
+  const bool lanes = force == ConvDirectSetting::lanes || (force != ConvDirectSetting::rows && !dev.software);
   plan.x_rows_contiguous = p.x_rows_contiguous;
   plan.layout = lanes ? ConvDirectPlan::Layout::lanes : ConvDirectPlan::Layout::rows;
   for (std::int64_t d = std::min<std::int64_t>(p.Og, 8); d > 1; --d)

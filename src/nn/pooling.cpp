@@ -6,6 +6,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/pool_plan.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -14,13 +15,6 @@ namespace gltensor {
 using namespace detail;
 
 namespace {
-
-enum Mode { kMax = 0, kAvg = 1, kAdaptive = 2 };
-
-struct PoolGeom {
-  std::int64_t N, C, H, W, OH, OW;
-  Pool2dOptions o;
-};
 
 std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil_mode) {
   const std::int64_t eff = d * (k - 1) + 1;
@@ -51,52 +45,28 @@ struct PoolParams {
 
 bool x_empty(const PoolGeom& g) { return g.N * g.C * g.H * g.W == 0; }
 
-// Longest window along one axis: the kernel, or an adaptive window ceil(I / O) + 1.
-std::int64_t window_extent(int mode, std::int64_t in, std::int64_t out, std::int64_t k) {
-  return mode == kAdaptive ? (in + out - 1) / out + 1 : k;
-}
-
-// pool.comp's loops, each counting its exit test: forward, the window's rows and the columns of
-// each; max's backward, none (one atomic add; its retries under contention are not counted).
-std::uint64_t direct_loops(int mode, bool backward, const PoolGeom& g) {
-  if (backward) return 1;
-  const std::int64_t kh = window_extent(mode, g.H, g.OH, g.o.kernel[0]);
-  const std::int64_t kw = window_extent(mode, g.W, g.OW, g.o.kernel[1]);
-  return static_cast<std::uint64_t>(kh * (kw + 2) + 1);
-}
-
 // pool.comp: the forward of every mode, max's backward.
-void launch_pool(int mode, bool backward, const PoolGeom& g, const Tensor& out, const Tensor& in, const Tensor& idx) {
+void launch_pool(PoolMode mode, bool backward, const PoolGeom& g, const Tensor& out, const Tensor& in,
+                 const Tensor& idx) {
   DeviceImpl& dev = dev_of(out);
   Launch launch(dev, backward ? "pool2d_backward" : "pool2d");
   static const char* names[] = {"pool_max", "pool_avg", "pool_adaptive"};
-  std::string h = std::string("#define POOL ") + names[mode] + "\n" + (backward ? "#define BACKWARD 1\n" : "") +
-                  (g.o.count_include_pad ? "#define COUNT_PAD 1\n" : "");
+  std::string h = std::string("#define POOL ") + names[static_cast<int>(mode)] + "\n" +
+                  (backward ? "#define BACKWARD 1\n" : "") + (g.o.count_include_pad ? "#define COUNT_PAD 1\n" : "");
   h += operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
-  if (mode == kMax) h += operand_glsl(2, DType::i32, CT::i32, !backward);
+  if (mode == PoolMode::max) h += operand_glsl(2, DType::i32, CT::i32, !backward);
   launch.program("pool.comp", h, {256}).write(out).read(in);
-  if (mode == kMax) launch.bind(*idx.impl()->storage, !backward);
+  if (mode == PoolMode::max) launch.bind(*idx.impl()->storage, !backward);
   const std::int64_t n = g.N * g.C * g.OH * g.OW;
   launch.params(PoolParams{g, backward ? nullptr : &in, n})
-      .loop_iterations(direct_loops(mode, backward, g))
+      .loop_iterations(pool_direct_loops(mode, backward, g))
       .invocations(static_cast<std::uint64_t>(n));
 }
-
-// One axis of a pooling: input positions I, windows O, kernel, stride, padding, dilation.
-struct AxisGeom {
-  std::int64_t I, O, k, s, p, d;
-};
-AxisGeom axis_geom(const PoolGeom& g, int axis) {
-  return {axis ? g.W : g.H, axis ? g.OW : g.OH, g.o.kernel[axis],
-          g.o.stride[axis], g.o.padding[axis],  g.o.dilation[axis]};
-}
-
-enum class Pass { sum, max, grad };
 
 // Uniforms of glsl/nn/pool_axis.comp.
 struct AxisParams {
   const Tensor &out, &in;
-  const AxisGeom& a;
+  const PoolAxis& a;
   std::int64_t j0, j1;
   bool accum, last;
   std::int64_t W;
@@ -113,79 +83,73 @@ struct AxisParams {
   }
 };
 
-// Longest loop of a pass: a window's offsets, or the windows covering one input position.
-std::int64_t pass_extent(Pass pass, int mode, const AxisGeom& a) {
-  if (pass == Pass::grad) return mode == kAdaptive ? (a.O + a.I - 1) / a.I + 2 : (a.k + a.s - 1) / a.s + 1;
-  return mode == kAdaptive ? (a.I + a.O - 1) / a.O + 1 : a.k;
-}
-
 // One pass of pool_axis.comp along `axis` (2 = H, 3 = W): `out` (f32, contiguous) from `in`, in
-// as many dispatches as the loop limit needs (each over a range of the window's offsets, adding
-// to or comparing with what the one before wrote). Max: indices to idx_out, with idx_in the W
-// pass's column indices (the H pass: flat h * W + w).
-void axis_pass(const char* op, Pass pass, int mode, bool count_pad, int axis, const AxisGeom& a, const Tensor& out,
-               const Tensor& in, const Tensor& idx_out = Tensor(), const Tensor& idx_in = Tensor(),
-               std::int64_t W = 0) {
+// the planned dispatches (each over a range of the window's offsets, adding to or comparing with
+// what the one before wrote). Max: indices to idx_out, with idx_in the W pass's column indices
+// (the H pass: flat h * W + w).
+void axis_pass(const char* op, PoolPass pass, PoolMode mode, bool count_pad, int axis, const PoolAxis& a,
+               const std::vector<PoolPassDispatch>& dispatches, const Tensor& out, const Tensor& in,
+               const Tensor& idx_out = Tensor(), const Tensor& idx_in = Tensor(), std::int64_t W = 0) {
   DeviceImpl& dev = dev_of(out);
   static const char* names[] = {"pass_sum", "pass_max", "pass_grad"};
   std::string h = std::string("#define PASS ") + names[static_cast<int>(pass)] + "\n#define AXIS " +
-                  std::to_string(axis) + "\n" + (mode == kAdaptive ? "#define ADAPTIVE 1\n" : "") +
-                  (count_pad && mode == kAvg ? "#define COUNT_PAD 1\n" : "") +
+                  std::to_string(axis) + "\n" + (mode == PoolMode::adaptive ? "#define ADAPTIVE 1\n" : "") +
+                  (count_pad && mode == PoolMode::avg ? "#define COUNT_PAD 1\n" : "") +
                   (idx_in.defined() ? "#define ROW_INDEX 1\n" : "");
   h += operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
-  if (pass == Pass::max) h += operand_glsl(2, DType::i32, CT::i32, true);
+  if (pass == PoolPass::max) h += operand_glsl(2, DType::i32, CT::i32, true);
   if (idx_in.defined()) h += operand_glsl(3, DType::i32, CT::i32, false);
-  const std::int64_t extent = pass_extent(pass, mode, a);
-  const std::uint64_t limit = dev.loop_limit();
-  const std::int64_t chunk = limit == 0 ? extent : std::max<std::int64_t>(1, static_cast<std::int64_t>(limit) - 2);
-  for (std::int64_t j0 = 0; j0 < extent; j0 += chunk) {
-    const std::int64_t j1 = std::min(extent, j0 + chunk);
+  for (const PoolPassDispatch& d : dispatches) {
     Launch launch(dev, op);
     launch.program("pool_axis.comp", h, {256}).write(out).read(in);
-    if (pass == Pass::max) launch.write(idx_out);
+    if (pass == PoolPass::max) launch.write(idx_out);
     if (idx_in.defined()) launch.read(idx_in);
-    // Loops: this dispatch's offsets and the exit test.
-    launch.params(AxisParams{out, in, a, j0, j1, j0 > 0, j1 == extent, W})
-        .loop_iterations(static_cast<std::uint64_t>(j1 - j0 + 1))
+    launch.params(AxisParams{out, in, a, d.j0, d.j1, d.j0 > 0, &d == &dispatches.back(), W})
+        .loop_iterations(d.loop_iterations)
         .invocations(static_cast<std::uint64_t>(out.numel()));
   }
 }
 
 // The forward in two passes (W, then H) into y32 (f32) and, for max, idx.
-void pool_separable(int mode, const PoolGeom& g, const Tensor& x, const Tensor& y32, const Tensor& idx) {
+void pool_separable(PoolMode mode, const PoolGeom& g, const Pool2dPlan& plan, const Tensor& x, const Tensor& y32,
+                    const Tensor& idx) {
   DeviceImpl& dev = dev_of(x);
-  const AxisGeom ah = axis_geom(g, 0), aw = axis_geom(g, 1);
+  const PoolAxis ah = pool_axis(g, 0), aw = pool_axis(g, 1);
   const Tensor t = alloc(dev, {g.N, g.C, g.H, g.OW}, DType::f32, "pool2d");
-  if (mode == kMax) {
+  if (mode == PoolMode::max) {
     const Tensor cols = alloc(dev, t.shape(), DType::i32, "pool2d");
-    axis_pass("pool2d", Pass::max, mode, false, 3, aw, t, x, cols);
-    axis_pass("pool2d", Pass::max, mode, false, 2, ah, y32, t, idx, cols, g.W);
+    axis_pass("pool2d", PoolPass::max, mode, false, 3, aw, plan.w_pass, t, x, cols);
+    axis_pass("pool2d", PoolPass::max, mode, false, 2, ah, plan.h_pass, y32, t, idx, cols, g.W);
   } else {
-    axis_pass("pool2d", Pass::sum, mode, g.o.count_include_pad, 3, aw, t, x);
-    axis_pass("pool2d", Pass::sum, mode, g.o.count_include_pad, 2, ah, y32, t);
+    axis_pass("pool2d", PoolPass::sum, mode, g.o.count_include_pad, 3, aw, plan.w_pass, t, x);
+    axis_pass("pool2d", PoolPass::sum, mode, g.o.count_include_pad, 2, ah, plan.h_pass, y32, t);
   }
 }
 
 // The avg gradient (f32 [N, C, H, W]) of gy (f32 [N, C, OH, OW]): each input position gathers
 // the windows covering it, one axis at a time (no atomics).
-Tensor avg_backward(int mode, const PoolGeom& g, const Tensor& gy) {
+Tensor avg_backward(PoolMode mode, const PoolGeom& g, const Tensor& gy) {
   DeviceImpl& dev = dev_of(gy);
   Enter guard(dev, "pool2d_backward");  // one entry for the allocations and the passes
+  const std::uint64_t limit = dev.loop_limit();
+  const PoolAxis ah = pool_axis(g, 0), aw = pool_axis(g, 1);
   const Tensor t = alloc(dev, {g.N, g.C, g.OH, g.W}, DType::f32, "pool2d_backward");
-  axis_pass("pool2d_backward", Pass::grad, mode, g.o.count_include_pad, 3, axis_geom(g, 1), t, gy);
+  axis_pass("pool2d_backward", PoolPass::grad, mode, g.o.count_include_pad, 3, aw,
+            plan_pool_pass(PoolPass::grad, mode, aw, limit), t, gy);
   const Tensor gx = alloc(dev, {g.N, g.C, g.H, g.W}, DType::f32, "pool2d_backward");
-  axis_pass("pool2d_backward", Pass::grad, mode, g.o.count_include_pad, 2, axis_geom(g, 0), gx, t);
+  axis_pass("pool2d_backward", PoolPass::grad, mode, g.o.count_include_pad, 2, ah,
+            plan_pool_pass(PoolPass::grad, mode, ah, limit), gx, t);
   return gx;
 }
 
-Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
+Tensor pool(const char* op, PoolMode mode, const Tensor& x, PoolGeom g) {
   check_defined(op, x);
   if (x.dim() != 4)
     throw ShapeError(std::string("gltensor::") + op + ": expects [N, C, H, W], got " + to_string(x.shape()));
   DeviceImpl& dev = dev_of(x);
   Enter guard(dev, op);  // one entry for the forward's allocations and launch
   g.N = x.size(0), g.C = x.size(1), g.H = x.size(2), g.W = x.size(3);
-  if (mode != kAdaptive) {
+  if (mode != PoolMode::adaptive) {
     for (int d = 0; d < 2; ++d) {
       if (g.o.stride[d] == 0) g.o.stride[d] = g.o.kernel[d];
       if (g.o.kernel[d] <= 0 || g.o.stride[d] <= 0 || g.o.dilation[d] <= 0 || g.o.padding[d] < 0)
@@ -203,15 +167,15 @@ Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
   }
   const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   Tensor y = alloc(dev, {g.N, g.C, g.OH, g.OW}, od, op);
-  Tensor idx = mode == kMax ? alloc(dev, y.shape(), DType::i32, op) : Tensor();
+  Tensor idx = mode == PoolMode::max ? alloc(dev, y.shape(), DType::i32, op) : Tensor();
   // One invocation per output where its window's loops fit the device, else two passes of one
   // axis each (and dispatches of parts of windows longer still).
-  const std::uint64_t limit = dev.loop_limit();
-  if (y.numel() > 0 && (limit == 0 || direct_loops(mode, false, g) <= limit)) {
+  const Pool2dPlan plan = plan_pool2d(mode, g, dev.loop_limit());
+  if (y.numel() > 0 && plan.path == Pool2dPlan::Path::direct) {
     launch_pool(mode, false, g, y, x, idx);
   } else if (y.numel() > 0) {
     const Tensor y32 = od == DType::f32 ? y : alloc(dev, y.shape(), DType::f32, op);
-    pool_separable(mode, g, x, y32, idx);
+    pool_separable(mode, g, plan, x, y32, idx);
     y = y32.to(od);
   }
   if (autograd::any_requires_grad({&x})) {
@@ -220,7 +184,7 @@ Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
         [g, mode, idx](const Tensor& gy) {
           if (gy.numel() == 0 || x_empty(g)) return std::vector<Tensor>{zeros(gy.device(), {g.N, g.C, g.H, g.W})};
           const Tensor gy32 = gy.to(DType::f32);
-          if (mode != kMax) return std::vector<Tensor>{avg_backward(mode, g, gy32)};
+          if (mode != PoolMode::max) return std::vector<Tensor>{avg_backward(mode, g, gy32)};
           Tensor gx = zeros(gy.device(), {g.N, g.C, g.H, g.W});
           launch_pool(mode, true, g, gx, gy32.contiguous(), idx);
           return std::vector<Tensor>{gx};
@@ -233,18 +197,18 @@ Tensor pool(const char* op, int mode, const Tensor& x, PoolGeom g) {
 }  // namespace
 
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o) {
-  return pool("max_pool2d", kMax, x, PoolGeom{0, 0, 0, 0, 0, 0, o});
+  return pool("max_pool2d", PoolMode::max, x, PoolGeom{0, 0, 0, 0, 0, 0, o});
 }
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o) {
   Pool2dOptions a = o;
   a.dilation = {1, 1};
-  return pool("avg_pool2d", kAvg, x, PoolGeom{0, 0, 0, 0, 0, 0, a});
+  return pool("avg_pool2d", PoolMode::avg, x, PoolGeom{0, 0, 0, 0, 0, 0, a});
 }
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> os) {
   if (os[0] <= 0 || os[1] <= 0) throw ValueError("gltensor::adaptive_avg_pool2d: output size must be positive");
   Pool2dOptions o;
   o.count_include_pad = false;
-  return pool("adaptive_avg_pool2d", kAdaptive, x, PoolGeom{0, 0, 0, 0, os[0], os[1], o});
+  return pool("adaptive_avg_pool2d", PoolMode::adaptive, x, PoolGeom{0, 0, 0, 0, os[0], os[1], o});
 }
 Tensor global_avg_pool2d(const Tensor& x) {
   check_defined("global_avg_pool2d", x);

@@ -43,7 +43,7 @@ Tensor arange(const Device& dev, double start, double end, double step, DType dt
   Tensor out = alloc(d, {count}, dtype, "arange");  // LimitError past the max SSBO size
   Elementwise e;
   e.op = "arange";
-  e.kernel = "unary.comp";
+  e.kernel = ElementwiseKernel::unary;
   e.fn = "op_arange";
   e.in_ct = natural_ct(dtype);
   // Values (S + i T) 2^E with 96-bit integers S, T (unary.comp's op_arange), as words

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "ops/elementwise_plan.hpp"
 #include "runtime/error_flags.hpp"
@@ -22,12 +21,12 @@ struct ElementwiseParams {
     u.u32s("u_shape", shape);
     u.u32s("u_strides", strides);
     u.u32s("u_offset", offsets);
-    if (std::strcmp(e.kernel, "unary.comp") == 0) {
+    if (e.kernel == ElementwiseKernel::unary) {
       u.f32("u_p0", e.p0);
       u.f32("u_p1", e.p1);
       u.i32("u_i0", e.i0);
       u.u32s("u_words", e.words);
-    } else if (std::strcmp(e.kernel, "binary.comp") == 0) {
+    } else if (e.kernel == ElementwiseKernel::binary) {
       u.f32("u_alpha", e.alpha);
       if (e.scalar) {
         const double s = *e.scalar;
@@ -43,6 +42,10 @@ struct ElementwiseParams {
 };
 
 }  // namespace
+
+const char* kernel_file(ElementwiseKernel k) {
+  return k == ElementwiseKernel::unary ? "unary.comp" : k == ElementwiseKernel::binary ? "binary.comp" : "ternary.comp";
+}
 
 void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs) {
   DeviceImpl& dev = dev_of(out);
@@ -71,55 +74,24 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   bool contig = ndim == 1;
   for (int j = 0; j < nops && contig; ++j) contig = strides[j][0] == 1 || sizes[0] == 1;
 
-  const DType od = out.dtype();
   ElementwiseProblem problem;
-  problem.kernel = e.kernel, problem.fn = e.fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
+  problem.f16_fn = e.f16_fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
   problem.f16_math = dev.f16_math(), problem.contig = contig, problem.out_contiguous = out.is_contiguous();
   problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha;
   for (int j = 0; j < nops; ++j) problem.operands.push_back({ops[j]->dtype(), ops[j]->offset()});
   const ElementwisePlan plan = plan_elementwise(problem);
   const bool words = plan.words, vec4 = plan.vec4, f16v = !plan.f16_fn.empty();
-  const std::string& f16_fn = plan.f16_fn;
 
-  // Short key first: the GLSL header is only built when the program is not cached yet.
-  std::string key = e.kernel;
-  key += '|';
-  key += e.fn;
-  key +=
-      '|' + std::to_string(nops) + std::to_string(ndim) + (contig ? "c" : "") + (words ? "w" : "") + (vec4 ? "v" : "");
-  key += e.scalar ? (e.scalar_first ? "A" : "B") : "";
-  key += e.in_ct == CT::i32 ? "i" : "f";
-  key += e.error_flag ? "e" : "";
-  key += f16v ? "h" : "";
-  key += static_cast<char>('0' + static_cast<int>(od));
-  for (int j = 1; j < nops; ++j) key += static_cast<char>('0' + static_cast<int>(ops[j]->dtype()));
-  launch.program_keyed(key, e.kernel,
-                       [&] {
-                         std::string h = "#define NOPS " + std::to_string(nops) + "\n#define NDIM " +
-                                         std::to_string(ndim) + "\n#define OP " + e.fn + "\n";
-                         if (contig) h += "#define CONTIG 1\n";
-                         if (words) h += "#define OUT_WORDS 1\n";
-                         if (vec4) h += "#define VEC4 1\n";
-                         if (f16v) h += dev.f16_extension_glsl() + "#define F16V 1\n#define OP16 " + f16_fn + "\n";
-                         if (e.error_flag) h += "#define ERR_FLAG 1\n";
-                         if (e.scalar) {
-                           h += e.scalar_first ? "#define SCALAR_A 1\n" : "#define SCALAR_B 1\n";
-                           if (e.in_ct == CT::i32) h += "#define SCALAR_INT 1\n";
-                         }
-                         if (vec4) {
-                           h += operand_glsl_vec4(0, od, natural_ct(od), true);
-                           h += "#define FETCH_QUADS(q)";
-                           for (int j = 1; j < nops; ++j)
-                             h += " fetch" + std::to_string(j) + "((u_offset[" + std::to_string(j) + "] >> 2u) + q);";
-                           h += "\n";
-                           for (int j = 1; j < nops; ++j) h += operand_glsl_vec4(j, ops[j]->dtype(), e.in_ct, false);
-                           return h;
-                         }
-                         h += operand_glsl(0, od, natural_ct(od), true);
-                         for (int j = 1; j < nops; ++j) h += operand_glsl(j, ops[j]->dtype(), e.in_ct, false);
-                         return h;
-                       },
-                       {256});
+  ElementwiseVariant v;
+  v.kernel = e.kernel, v.fn = e.fn, v.f16_fn = plan.f16_fn, v.ndim = ndim, v.contig = contig, v.words = words;
+  v.vec4 = vec4, v.error_flag = e.error_flag != 0, v.in_ct = e.in_ct;
+  v.scalar = !e.scalar        ? ElementwiseVariant::Scalar::none
+             : e.scalar_first ? ElementwiseVariant::Scalar::a
+                              : ElementwiseVariant::Scalar::b;
+  if (f16v) v.f16_ext = dev.f16_extension_glsl();
+  v.nops = nops;
+  for (int j = 0; j < nops; ++j) v.dtypes[static_cast<std::size_t>(j)] = ops[j]->dtype();
+  launch.program(kernel_file(e.kernel), v.defines(), {256});
   const std::uint64_t count = plan.invocations;
   ElementwiseParams params{e, count, static_cast<std::uint64_t>(n), {sizes.begin(), sizes.end()}, {}, {}};
   for (int j = 0; j < nops; ++j) {

@@ -7,14 +7,21 @@
 #include <vector>
 
 #include "runtime/codegen.hpp"
+#include "runtime/variant.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
 
+/// The strided elementwise kernel families.
+enum class ElementwiseKernel { unary, binary, ternary };
+/// Its GLSL file: unary.comp, binary.comp or ternary.comp (glsl/ops).
+const char* kernel_file(ElementwiseKernel k);
+
 struct Elementwise {
-  const char* op = "";           // public op name, for errors
-  const char* kernel = "";       // glsl file
+  const char* op = "";  // public op name, for errors
+  ElementwiseKernel kernel = ElementwiseKernel::unary;
   std::string fn;                // GLSL function, e.g. "op_exp"
+  std::string f16_fn;            // its f16 form from the op's table row ("op16_add"; "" none)
   CT in_ct = CT::f32;            // compute type of the inputs (and scalar)
   float p0 = 0, p1 = 0;          // u_p0, u_p1
   int i0 = 0;                    // u_i0
@@ -29,6 +36,31 @@ struct Elementwise {
   /// Worst-case loop trips of OP for one element (binary.comp's float fmod/remainder and integer
   /// pow: 32), declared to the launch with the driver's own loops.
   std::uint32_t fn_loop = 0;
+};
+
+/// The compile-time choices of unary/binary/ternary.comp (and glsl/common/elementwise.glsl's
+/// driver): the Variant of the elementwise kernels (runtime/variant.hpp).
+struct ElementwiseVariant {
+  ElementwiseKernel kernel = ElementwiseKernel::unary;
+  std::string fn;           ///< OP
+  std::string f16_fn;       ///< OP16 with F16V ("" = f32 math)
+  std::string f16_ext;      ///< F16V: the device's f16 extension text (DeviceImpl::f16_extension_glsl)
+  int ndim = 1;             ///< NDIM, collapsed dims
+  bool contig = false;      ///< CONTIG: one dim, contiguous in every operand
+  bool words = false;       ///< OUT_WORDS
+  bool vec4 = false;        ///< VEC4
+  bool error_flag = false;  ///< ERR_FLAG
+  enum class Scalar { none, a, b };
+  Scalar scalar = Scalar::none;  ///< SCALAR_A / SCALAR_B: that operand is u_scalar
+  CT in_ct = CT::f32;            ///< the inputs' compute type (SCALAR_INT for i32 with a scalar)
+  int nops = 0;                  ///< NOPS: the output and the tensor inputs (at most 4)
+  std::array<DType, 4> dtypes{};  ///< operand 0 (the output), then the tensor inputs
+
+  Defines defines() const;
+  /// Every op of the tables (and the casts, fill, arange) in its compute types, then every layout
+  /// (NDIM, CONTIG, OUT_WORDS, VEC4, F16V, ERR_FLAG, scalars) and every dtype for one op: every
+  /// value of every field, in combinations the ops launch.
+  static std::vector<ElementwiseVariant> space();
 };
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).

@@ -95,6 +95,18 @@ GRAD(acos) {
   UNUSED;
   return mul(g, neg(rsqrt(sub(1.0, square(x)))));
 }
+GRAD(asinh) {
+  UNUSED;
+  return mul(g, rsqrt(add(square(x), 1.0)));
+}
+GRAD(acosh) {
+  UNUSED;
+  return mul(g, rsqrt(sub(square(x), 1.0)));
+}
+GRAD(atanh) {
+  UNUSED;
+  return div(g, sub(1.0, square(x)));
+}
 GRAD(atan) {
   UNUSED;
   return div(g, add(square(x), 1.0));
@@ -229,6 +241,10 @@ GRAD(clamp_min) {
 GRAD(clamp_max) {
   UNUSED;
   return where(le(x, double(p0)), g, 0.0);
+}
+GRAD(shrink) {  // p0: lambd
+  UNUSED;
+  return where(logical_or(lt(x, -double(p0)), gt(x, double(p0))), g, 0.0);
 }
 #undef GRAD
 #undef UNUSED

@@ -1,6 +1,6 @@
 // Backward formulas of the elementwise ops (internal), one function per differentiable row of
-// GLTENSOR_UNARY_OPS / GLTENSOR_BINARY_OPS (include/gltensor/ops.hpp) and per parametric unary
-// op. A row marked `grad` without a function here fails to link.
+// GLTENSOR_UNARY_OPS / GLTENSOR_BINARY_OPS and per row of GLTENSOR_PARAMETRIC_UNARY_OPS
+// (include/gltensor/ops.hpp). A row marked `grad` without a function here fails to link.
 #pragma once
 #include <vector>
 
@@ -19,13 +19,8 @@ namespace unary_grad {
 #define GLTENSOR_UNARY_GRAD_grad(name) \
   Tensor name(const Tensor& g, const Tensor& x, const Tensor& y, float p0, float p1);
 #define GLTENSOR_UNARY_GRAD_no_grad(name)
-#define GLTENSOR_DECLARE_UNARY_GRAD(name, rule, grad) GLTENSOR_UNARY_GRAD_##grad(name)
+#define GLTENSOR_DECLARE_UNARY_GRAD(name, rule, grad, ...) GLTENSOR_UNARY_GRAD_##grad(name)
 GLTENSOR_UNARY_OPS(GLTENSOR_DECLARE_UNARY_GRAD)
-// The parametric unary ops (defined by hand in elementwise_ops.cpp: they validate parameters).
-// clang-format off
-#define GLTENSOR_PARAMETRIC_UNARY_OPS(X) \
-  X(gelu) X(gelu_tanh) X(leaky_relu) X(elu) X(celu) X(softplus) X(hardtanh) X(clamp) X(clamp_min) X(clamp_max)
-// clang-format on
 GLTENSOR_PARAMETRIC_UNARY_OPS(GLTENSOR_UNARY_GRAD_grad)
 #undef GLTENSOR_DECLARE_UNARY_GRAD
 }  // namespace unary_grad
@@ -35,7 +30,7 @@ namespace binary_grad {
   std::vector<Tensor> name(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y, float alpha, \
                            bool need_a, bool need_b);
 #define GLTENSOR_BINARY_GRAD_no_grad(name)
-#define GLTENSOR_DECLARE_BINARY_GRAD(name, rule, grad) GLTENSOR_BINARY_GRAD_##grad(name)
+#define GLTENSOR_DECLARE_BINARY_GRAD(name, rule, grad, ...) GLTENSOR_BINARY_GRAD_##grad(name)
 GLTENSOR_BINARY_OPS(GLTENSOR_DECLARE_BINARY_GRAD)
 #undef GLTENSOR_DECLARE_BINARY_GRAD
 }  // namespace binary_grad

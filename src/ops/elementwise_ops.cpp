@@ -52,7 +52,7 @@ void record_unary(const char* op, UnaryGrad grad, const Tensor& x, Tensor& y, fl
 }
 
 Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor* out, UnaryGrad grad, float p0 = 0,
-             float p1 = 0) {
+             float p1 = 0, const char* f16_fn = "") {
   check_defined(op, x);
   Enter guard(dev_of(x), op);
   DType rd = x.dtype();
@@ -67,8 +67,9 @@ Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor*
   Tensor o = prepare_out(op, out, x.shape(), rd, x);
   Elementwise e;
   e.op = op;
-  e.kernel = "unary.comp";
+  e.kernel = ElementwiseKernel::unary;
   e.fn = fn;
+  e.f16_fn = f16_fn;
   e.in_ct = ct;
   e.p0 = p0;
   e.p1 = p1;
@@ -80,10 +81,23 @@ Tensor unary(const char* op, const char* fn, Kind kind, const Tensor& x, Tensor*
 // Result dtype rules of the binary ops (the `rule` column of GLTENSOR_BINARY_OPS).
 enum class BKind { arith, float_arith, compare, logical, bitwise };
 
+// The `kernel form` column of GLTENSOR_BINARY_OPS.
+struct BinaryForm {
+  bool f16 = false;           // binary.comp has op16_<name> (and op16_<name>_alpha for add)
+  std::uint32_t fn_loop = 0;  // loop trips of OP per element
+  bool int_division = false;  // integer zero divisors flagged (kZeroDivision)
+  bool int_power = false;     // a negative integer scalar exponent is rejected
+};
+// fmod_finite's long division (8 quotient bits a step over the f32 exponent range) and integer
+// pow's square-and-multiply: 32 trips at most.
+constexpr BinaryForm form_f32{}, form_f16{true, 0, false, false}, form_int_division{false, 32, true, false},
+    form_int_power{false, 32, false, true};
+
 struct BinarySpec {
-  const char* fn;  // GLSL function
+  const char* name;  // the row's name: GLSL op_<name>, op16_<name>
   BKind kind;
   BinaryGrad grad;  // null: no gradient (non-float results)
+  BinaryForm form;
 };
 
 // Records the node of y = op(a, b): the formula, or one that throws (no_grad rows). A scalar
@@ -101,17 +115,14 @@ void record_binary(const char* op, const BinarySpec& s, const Tensor& a, const T
       y, {a, b}, [=](const Tensor& g) { return grad(g, ad, bd, yd, alpha, need_a, need_b); }, op);
 }
 
-// Loop trips of binary.comp's OP per element: fmod_finite's long division (8 quotient bits a
-// step over the f32 exponent range) and integer pow's square-and-multiply.
-std::uint32_t binary_fn_loop(const BinarySpec& s) {
-  const std::string fn = s.fn;
-  return fn == "op_fmod" || fn == "op_remainder" || fn == "op_pow" ? 32 : 0;
-}
-
 // Integer fmod / remainder divide: a zero divisor tensor is flagged on the GPU (ValueError at the
 // next read), as torch raises.
-bool integer_division(const BinarySpec& s, CT ct) {
-  return ct == CT::i32 && (std::string(s.fn) == "op_fmod" || std::string(s.fn) == "op_remainder");
+bool integer_division(const BinarySpec& s, CT ct) { return ct == CT::i32 && s.form.int_division; }
+
+// The GLSL function of a binary row and its f16 form ("" where it has none), with add's alpha.
+std::string binary_fn(const BinarySpec& s, bool alpha) { return std::string("op_") + s.name + (alpha ? "_alpha" : ""); }
+std::string binary_f16_fn(const BinarySpec& s, bool alpha) {
+  return s.form.f16 ? std::string("op16_") + s.name + (alpha ? "_alpha" : "") : std::string();
 }
 
 // Checks of a scalar operand that torch rejects on integer tensors.
@@ -119,7 +130,7 @@ void check_integer_scalar(const char* op, const BinarySpec& s, CT ct, double v, 
   if (ct != CT::i32 || scalar_first) return;
   if (integer_division(s, ct) && v == 0)
     throw ValueError(std::string("gltensor::") + op + ": integer division by zero (the divisor is 0)");
-  if (std::string(s.fn) == "op_pow" && v < 0)
+  if (s.form.int_power && v < 0)
     throw ValueError(std::string("gltensor::") + op +
                      ": integers to negative integer powers are not allowed (exponent " +
                      std::to_string(static_cast<long long>(v)) + ")");
@@ -160,11 +171,12 @@ Tensor binary(const char* op, const BinarySpec& s, const Tensor& a, const Tensor
   Tensor o = prepare_out(op, out, shape, rd, a);
   Elementwise e;
   e.op = op;
-  e.kernel = "binary.comp";
-  e.fn = alpha != 1 ? std::string(s.fn) + "_alpha" : s.fn;
+  e.kernel = ElementwiseKernel::binary;
+  e.fn = binary_fn(s, alpha != 1);
+  e.f16_fn = binary_f16_fn(s, alpha != 1);
   e.in_ct = ct;
   e.alpha = alpha;
-  e.fn_loop = binary_fn_loop(s);
+  e.fn_loop = s.form.fn_loop;
   if (integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {a, b});
   if (!out && is_floating(rd)) record_binary(op, s, a, b, o, alpha);
@@ -181,12 +193,13 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   Tensor o = prepare_out(op, out, t.shape(), rd, t);
   Elementwise e;
   e.op = op;
-  e.kernel = "binary.comp";
-  e.fn = s.fn;
+  e.kernel = ElementwiseKernel::binary;
+  e.fn = binary_fn(s, false);
+  e.f16_fn = binary_f16_fn(s, false);
   e.in_ct = ct;
   e.scalar = v;
   e.scalar_first = scalar_first;
-  e.fn_loop = binary_fn_loop(s);
+  e.fn_loop = s.form.fn_loop;
   if (scalar_first && integer_division(s, ct)) e.error_flag = ErrorFlags::kZeroDivision;
   launch_elementwise(e, o, {t});
   if (!out && is_floating(rd) && autograd::any_requires_grad({&t})) {
@@ -196,20 +209,23 @@ Tensor binary_scalar(const char* op, const BinarySpec& s, const Tensor& t, doubl
   return o;
 }
 
-Tensor ternary(const char* op, const char* fn, const Tensor& a, const Tensor& b, const Tensor& c, DType rd, CT ct,
-               float p0 = 0) {
+// where's gradient flows to a and b; the other ternary ops have none.
+enum class TernaryGrad { where, none };
+
+Tensor ternary(const char* op, const char* fn, TernaryGrad grad, const Tensor& a, const Tensor& b, const Tensor& c,
+               DType rd, CT ct, float p0 = 0) {
   check_same_device(op, {&a, &b, &c});
   Enter guard(dev_of(a), op);
   const Shape shape = broadcast_shapes(op, broadcast_shapes(op, a.shape(), b.shape()), c.shape());
   Tensor o = alloc(dev_of(a), shape, rd, op);
   Elementwise e;
   e.op = op;
-  e.kernel = "ternary.comp";
+  e.kernel = ElementwiseKernel::ternary;
   e.fn = fn;
   e.in_ct = ct;
   e.p0 = p0;
   launch_elementwise(e, o, {a, b, c});
-  if (std::string(fn) == "op_where") {
+  if (grad == TernaryGrad::where) {
     if (autograd::any_requires_grad({&b, &c})) {
       const Tensor cond = detach(a);
       autograd::record(
@@ -232,20 +248,26 @@ Tensor scalar_like(const Tensor& t, double v, DType dtype) { return full(t.devic
 // ---- unary ----
 #define GLTENSOR_GRAD_PTR_grad(name) &unary_grad::name
 #define GLTENSOR_GRAD_PTR_no_grad(name) nullptr
-#define GLTENSOR_DEFINE_UNARY(name, rule, grad)                                               \
-  Tensor name(const Tensor& x) {                                                              \
-    return unary(#name, "op_" #name, Kind::rule, x, nullptr, GLTENSOR_GRAD_PTR_##grad(name)); \
-  }                                                                                           \
-  Tensor& name##_(Tensor& x) {                                                                \
-    unary(#name "_", "op_" #name, Kind::rule, x, &x, nullptr);                                \
-    return x;                                                                                 \
-  }                                                                                           \
-  Tensor& name##_out(Tensor& out, const Tensor& x) {                                          \
-    unary(#name "_out", "op_" #name, Kind::rule, x, &out, nullptr);                           \
-    return out;                                                                               \
+// The `kernel form` column of GLTENSOR_UNARY_OPS: the f16 form's GLSL function.
+#define GLTENSOR_UNARY_F16_f32(name) ""
+#define GLTENSOR_UNARY_F16_f16(name) "op16_" #name
+#define GLTENSOR_DEFINE_UNARY(name, rule, grad, form)                                                      \
+  Tensor name(const Tensor& x) {                                                                           \
+    return unary(#name, "op_" #name, Kind::rule, x, nullptr, GLTENSOR_GRAD_PTR_##grad(name), 0, 0,         \
+                 GLTENSOR_UNARY_F16_##form(name));                                                         \
+  }                                                                                                        \
+  Tensor& name##_(Tensor& x) {                                                                             \
+    unary(#name "_", "op_" #name, Kind::rule, x, &x, nullptr, 0, 0, GLTENSOR_UNARY_F16_##form(name));      \
+    return x;                                                                                              \
+  }                                                                                                        \
+  Tensor& name##_out(Tensor& out, const Tensor& x) {                                                       \
+    unary(#name "_out", "op_" #name, Kind::rule, x, &out, nullptr, 0, 0, GLTENSOR_UNARY_F16_##form(name)); \
+    return out;                                                                                            \
   }
 GLTENSOR_UNARY_OPS(GLTENSOR_DEFINE_UNARY)
 #undef GLTENSOR_DEFINE_UNARY
+#undef GLTENSOR_UNARY_F16_f32
+#undef GLTENSOR_UNARY_F16_f16
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   if (approximate != "none" && approximate != "tanh")
@@ -283,6 +305,9 @@ Tensor clamp_min(const Tensor& x, double lo) {
 Tensor clamp_max(const Tensor& x, double hi) {
   return unary("clamp_max", "op_clamp_max", Kind::keep, x, nullptr, &unary_grad::clamp_max, float(hi));
 }
+Tensor shrink(const Tensor& x, double lambd, double bias) {
+  return unary("shrink", "op_shrink", Kind::floating, x, nullptr, &unary_grad::shrink, float(lambd), float(bias));
+}
 Tensor isnan(const Tensor& x) { return unary("isnan", "op_isnan", Kind::boolean, x, nullptr, nullptr); }
 Tensor isinf(const Tensor& x) { return unary("isinf", "op_isinf", Kind::boolean, x, nullptr, nullptr); }
 Tensor isfinite(const Tensor& x) { return unary("isfinite", "op_isfinite", Kind::boolean, x, nullptr, nullptr); }
@@ -293,8 +318,8 @@ Tensor logical_not(const Tensor& x) {
 // ---- binary ----
 #define GLTENSOR_BGRAD_PTR_grad(name) &binary_grad::name
 #define GLTENSOR_BGRAD_PTR_no_grad(name) nullptr
-#define GLTENSOR_DEFINE_BINARY(name, rule, grad)                                                          \
-  static const BinarySpec k_##name{"op_" #name, BKind::rule, GLTENSOR_BGRAD_PTR_##grad(name)};            \
+#define GLTENSOR_DEFINE_BINARY(name, rule, grad, form)                                                    \
+  static const BinarySpec k_##name{#name, BKind::rule, GLTENSOR_BGRAD_PTR_##grad(name), form_##form};     \
   Tensor name(const Tensor& a, const Tensor& b) { return binary(#name, k_##name, a, b, nullptr); }        \
   Tensor name(const Tensor& a, double b) { return binary_scalar(#name, k_##name, a, b, false, nullptr); } \
   Tensor name(double a, const Tensor& b) { return binary_scalar(#name, k_##name, b, a, true, nullptr); }  \
@@ -323,7 +348,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_same_device("where", {&cond, &a, &b});
   const DType rd = promote_types(a.dtype(), b.dtype());
   // operand order in ternary.comp: (cond, a, b); cond loads in the compute type too.
-  return ternary("where", "op_where", cond, a, b, rd, natural_ct(rd));
+  return ternary("where", "op_where", TernaryGrad::where, cond, a, b, rd, natural_ct(rd));
 }
 Tensor where(const Tensor& cond, const Tensor& a, double b) {
   return where(cond, a, scalar_like(a, b, result_type(a.dtype(), b)));
@@ -333,20 +358,22 @@ Tensor where(const Tensor& cond, double a, const Tensor& b) {
 }
 Tensor lerp(const Tensor& a, const Tensor& b, const Tensor& w) {
   const DType rd = promote_types(promote_types(a.dtype(), b.dtype()), w.dtype());
-  return ternary("lerp", "op_lerp", a, b, w, is_floating(rd) ? rd : DType::f32, CT::f32);
+  return ternary("lerp", "op_lerp", TernaryGrad::none, a, b, w, is_floating(rd) ? rd : DType::f32, CT::f32);
 }
 Tensor lerp(const Tensor& a, const Tensor& b, double w) { return lerp(a, b, scalar_like(a, w, DType::f32)); }
 Tensor addcmul(const Tensor& a, const Tensor& b, const Tensor& c, double v) {
   const DType rd = promote_types(promote_types(a.dtype(), b.dtype()), c.dtype());
-  return ternary("addcmul", "op_addcmul", a, b, c, is_floating(rd) ? rd : DType::f32, CT::f32, float(v));
+  return ternary("addcmul", "op_addcmul", TernaryGrad::none, a, b, c, is_floating(rd) ? rd : DType::f32, CT::f32,
+                 float(v));
 }
 Tensor addcdiv(const Tensor& a, const Tensor& b, const Tensor& c, double v) {
   const DType rd = promote_types(promote_types(a.dtype(), b.dtype()), c.dtype());
-  return ternary("addcdiv", "op_addcdiv", a, b, c, is_floating(rd) ? rd : DType::f32, CT::f32, float(v));
+  return ternary("addcdiv", "op_addcdiv", TernaryGrad::none, a, b, c, is_floating(rd) ? rd : DType::f32, CT::f32,
+                 float(v));
 }
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   const DType rd = promote_types(promote_types(x.dtype(), lo.dtype()), hi.dtype());
-  return ternary("clamp", "op_clamp_t", x, lo, hi, rd, natural_ct(rd));
+  return ternary("clamp", "op_clamp_t", TernaryGrad::none, x, lo, hi, rd, natural_ct(rd));
 }
 
 // ---- operators ----

@@ -8,18 +8,6 @@
 
 namespace gltensor::detail {
 
-std::string f16_form(const std::string& kernel, const std::string& fn) {
-  // No f16 form for division (div, reciprocal): NVIDIA's f16 division is not correctly rounded
-  // (errors up to ~1.1 ulp on the H200, test_precision F16ElementwiseWithinOneUlp); f32 math
-  // rounded once to f16 is.
-  static const std::vector<std::string> unary = {"op_neg", "op_square", "op_relu"};
-  static const std::vector<std::string> binary = {"op_add", "op_add_alpha", "op_sub", "op_mul"};
-  const bool is_unary = kernel == "unary.comp";
-  if (!is_unary && kernel != "binary.comp") return "";
-  const std::vector<std::string>& names = is_unary ? unary : binary;
-  return std::find(names.begin(), names.end(), fn) != names.end() ? "op16_" + fn.substr(3) : "";
-}
-
 namespace {
 // The value as the f32 path sees it (a float uniform) is an f16 value: rounding it to f16 (the
 // f16 form's float16_t(u_scalar)) changes nothing. NaN is not (NaN != NaN): f32 math.
@@ -38,16 +26,16 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
   // included: mixed dtypes keep f32 math), word-aligned, two elements at a time in f16vec2.
   if (p.f16_math && p.contig && p.numel % 2 == 0 && p.in_ct == CT::f32 && !p.error_flag) {
     int exp2 = 0;
-    plan.f16_fn = f16_form(p.kernel, p.fn);
+    plan.f16_fn = p.f16_fn;
     for (const ElementwiseOperand& o : p.operands)
       if (o.dtype != DType::f16 || o.offset % 2 != 0) plan.f16_fn.clear();
     // A scalar operand or alpha is a value of another dtype (double, a float uniform): mixed
     // dtypes too, unless rounding it to f16 is exact.
     if (p.scalar && !f16_exact(*p.scalar)) plan.f16_fn.clear();
     // a + alpha * b rounds the product to f16 before the sum unless alpha * b is exact: alpha a
-    // power of two (a + 3 b with a = -3 b would keep the product's rounding error whole).
-    if (p.fn == "op_add_alpha" && !(f16_exact(p.alpha) && std::fabs(std::frexp(p.alpha, &exp2)) == 0.5))
-      plan.f16_fn.clear();
+    // power of two (a + 3 b with a = -3 b would keep the product's rounding error whole; 1, every
+    // other op's, is one).
+    if (!(f16_exact(p.alpha) && std::fabs(std::frexp(p.alpha, &exp2)) == 0.5)) plan.f16_fn.clear();
   }
   plan.vec4 = p.contig && p.numel % 4 == 0 && itemsize(od) == 4;
   for (const ElementwiseOperand& o : p.operands)

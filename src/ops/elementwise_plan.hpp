@@ -18,8 +18,7 @@ struct ElementwiseOperand {
 };
 
 struct ElementwiseProblem {
-  std::string kernel;  ///< "unary.comp", "binary.comp", ...
-  std::string fn;      ///< the GLSL function, e.g. "op_add"
+  std::string f16_fn;  ///< the op's f16 form from its table row ("op16_add"; "" none)
   CT in_ct = CT::f32;
   bool error_flag = false;
   bool f16_math = false;        ///< DeviceImpl::f16_math(): f16_allowed on a device with fp16 arithmetic
@@ -29,7 +28,7 @@ struct ElementwiseProblem {
   /// Operand 0 is the output, then the tensor inputs (a scalar operand is not one).
   std::vector<ElementwiseOperand> operands;
   std::optional<double> scalar;  ///< binary.comp: the scalar operand (u_scalar), if any
-  double alpha = 1;              ///< binary.comp: u_alpha (op_add_alpha)
+  double alpha = 1;              ///< binary.comp: u_alpha (op_add_alpha; 1 for every other op)
 };
 
 struct ElementwisePlan {
@@ -45,9 +44,6 @@ struct ElementwisePlan {
   /// words (OUT_WORDS).
   std::uint64_t invocations = 0;
 };
-
-/// The f16 form of a kernel's function ("op16_add" for binary.comp's "op_add"), or "" if it has none.
-std::string f16_form(const std::string& kernel, const std::string& fn);
 
 ElementwisePlan plan_elementwise(const ElementwiseProblem& p);
 

@@ -168,7 +168,7 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
   // extension enabled, to tell the extension's effect on the existing code from F16_MATH's.
   if (plan.f16_block > 0) {
     h += dev.f16_extension_glsl() + "#define F16_MATH 1\n#define F16_BLOCK " + std::to_string(plan.f16_block) + "u\n";
-  } else if (settings().precision == "f16-ext-only" && !reg) {
+  } else if (settings().precision == PrecisionSetting::f16_ext_only && !reg) {
     h += dev.f16_extension_glsl();
   }
   if (problem.batch == 1) h += "#define NO_BATCH 1\n";

@@ -40,12 +40,14 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings) {
   MatmulPlan plan;
   // "gpu": the choice a GPU would get, on any device (tests of the GPU paths on llvmpipe).
-  const bool as_gpu = settings.matmul_kernel == "gpu";
-  const std::string forced = as_gpu ? std::string() : settings.matmul_kernel;
+  using K = MatmulKernelSetting;
+  const bool as_gpu = settings.matmul_kernel == K::gpu;
+  const K forced = as_gpu ? K::choose : settings.matmul_kernel;
+  const bool chosen = forced == K::choose;  // no variant forced
   const bool software = dev.software && !as_gpu;
   const bool whole = p.M % 64 == 0 && p.N % 128 == 0 && p.K % 8 == 0;
   const std::int64_t vec4_tiles = (p.M / 64) * (p.N / 128) * p.batch;
-  const bool forced_vec4 = forced.rfind("vec4", 0) == 0;
+  const bool forced_vec4 = forced == K::vec4 || forced == K::vec4s || forced == K::vec4u || forced == K::vec4su;
   const bool small = std::min(p.M, p.N) <= 8;
   // A loop limit below what one K-chunk of 16 of a tiled kernel runs (tests lower it that far):
   // only REG's loops (about K / 4) fit.
@@ -54,8 +56,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
       dev.loop_limit != 0 && std::min({matmul_loops(MatmulPlan::Kernel::vec4, 16, 1, fb0),
                                        matmul_loops(MatmulPlan::Kernel::tile64, 16, 1, fb0),
                                        matmul_loops(MatmulPlan::Kernel::tile128, 16, 1, fb0)}) > dev.loop_limit;
-  const bool reg = forced == "reg" || (forced.empty() && (software || small || tiles_too_long));
-  const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (forced.empty() && vec4_tiles >= 256));
+  const bool reg = forced == K::reg || (chosen && (software || small || tiles_too_long));
+  const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (chosen && vec4_tiles >= 256));
   if (reg) {
     // Blocks (bench/RESULTS.md): up to 8 rows x 8 columns, fewer where M or N is (cost follows
     // the product's size). On llvmpipe 16 x 32 blocks ran 1.4 to 2.8x faster but took LLVM
@@ -79,7 +81,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.tile_n = 128;
   } else {
     const bool big = p.M >= 128 && p.N >= 128 && p.K >= 8;
-    const int want = forced == "tile128" ? 128 : forced == "tile64" ? 64 : (software ? 128 : 64);
+    const int want = forced == K::tile128 ? 128 : forced == K::tile64 ? 64 : (software ? 128 : 64);
     plan.kernel = want == 128 && big ? MatmulPlan::Kernel::tile128 : MatmulPlan::Kernel::tile64;
     plan.tile_m = plan.tile_n = plan.kernel == MatmulPlan::Kernel::tile128 ? 128 : 64;
   }
@@ -119,10 +121,9 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     // shape; neither follows from what GL reports, so they are measured on first use where K
     // splits into whole K-tiles, K >= 256 and the tiles are at most 4096.
     const bool slice_ok = p.K % 16 == 0;  // whole 16-K tiles in every split (chunks are multiples of 16)
-    plan.variant = !forced_vec4 ? 0
-                                : (slice_ok && forced.find('s', 4) != std::string::npos ? 1 : 0) |
-                                      (forced.find('u', 4) != std::string::npos ? 2 : 0);
-    plan.tune = slice_ok && forced.empty() && p.K >= 256 && vec4_tiles <= 4096;
+    const bool sliced = forced == K::vec4s || forced == K::vec4su, unrolled = forced == K::vec4u || forced == K::vec4su;
+    plan.variant = (slice_ok && sliced ? 1 : 0) | (unrolled ? 2 : 0);
+    plan.tune = slice_ok && chosen && p.K >= 256 && vec4_tiles <= 4096;
     if (plan.tune)
       plan.tune_key = "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(p.K) + "/" +
                       dtype_name(p.out) + (plan.splits > 1 ? "/s" + std::to_string(plan.splits) : "") +

@@ -26,7 +26,7 @@ struct MatmulProblem {
 struct DeviceTraits {
   bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
   std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
-  bool fp16_arithmetic = false;  ///< f16 math in shaders (Capabilities::fp16_arithmetic)
+  bool fp16_arithmetic = false;  ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
 };
 
 struct MatmulPlan {

@@ -4,7 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <string>
+
+#include "runtime/settings.hpp"
 
 namespace gltensor::detail {
 
@@ -36,13 +37,13 @@ inline std::uint64_t qlinear_loops(const QLinearPlan& p, std::int64_t blocks) {
 
 /// M rows of x, K input features (Kb = ceil(K / 32) blocks), under a loop limit.
 /// software: a CPU rasterizer (llvmpipe), where the GEMV's shared-memory reduction costs more
-/// than it saves (the serial form). forced: "gemv", "serial" or "gemm" (Settings::qlinear_kernel),
-/// "" to choose.
+/// than it saves (the serial form). forced: Settings::qlinear_kernel (choose, or the kernel to use).
 inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, std::uint64_t loop_limit,
-                                const std::string& forced = "") {
+                                QlinearKernelSetting forced = QlinearKernelSetting::choose) {
+  using Q = QlinearKernelSetting;
   QLinearPlan p;
-  p.gemv = forced.empty() ? M <= 8 : forced != "gemm";
-  p.serial = forced.empty() ? p.gemv && software : forced == "serial";
+  p.gemv = forced == Q::choose ? M <= 8 : forced != Q::gemm;
+  p.serial = forced == Q::choose ? p.gemv && software : forced == Q::serial;
   p.local = p.gemv ? 64 : 256;
   p.mt = M <= 1 ? 1 : M <= 2 ? 2 : 4;
   p.rows = p.serial ? 1 : 2;

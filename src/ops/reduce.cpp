@@ -9,6 +9,8 @@
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
 #include "ops/autocast.hpp"
+#include "ops/reduce_variants.hpp"
+#include "ops/softmax_plan.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -20,11 +22,7 @@ namespace {
 
 enum Red { kSum = 0, kProd, kMax, kMin, kArgmax, kArgmin, kVar, kLse, kL1, kL2, kAll, kAny };
 // reduce.comp's names for them (`#define RED red_...`).
-const char* red_glsl(Red r) {
-  static const char* names[] = {"red_sum", "red_prod",      "red_max", "red_min", "red_argmax", "red_argmin",
-                                "red_var", "red_logsumexp", "red_l1",  "red_l2",  "red_all",    "red_any"};
-  return names[r];
-}
+const char* red_glsl(Red r) { return kReduceFunctions[r]; }
 
 std::vector<bool> reduced_mask(const char* op, const Tensor& x, const Dims& dims) {
   std::vector<bool> red(static_cast<std::size_t>(x.dim()), dims.empty());
@@ -91,20 +89,11 @@ void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std:
   const bool sg = dev.subgroup_arithmetic();
   static const char* terms[] = {"term_x", "term_abs", "term_square"};
   static const char* posts[] = {"post_none", "post_mean", "post_sqrt"};
-  std::string h = std::string("#define TERM ") + terms[f] + "\n#define POST " + posts[post] + "\n";
-  if (sg)
-    h += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
-         "#define SUBGROUP 1\n";
-  h += operand_glsl(0, out.dtype(), CT::f32, true);
-  if (quads) {
-    h += "#define QUADS 1\n";
-    h += operand_glsl_vec4(1, in.dtype(), CT::f32, false);
-  } else {
-    h += operand_glsl(1, in.dtype(), CT::f32, false);
-  }
+  ReduceRowsVariant v;
+  v.term = terms[f], v.post = posts[post], v.subgroup = sg, v.quads = quads, v.out = out.dtype(), v.in = in.dtype();
   const std::uint32_t local = reduce_rows_local(R, chunk);
   Launch launch(dev, "reduce");
-  launch.program("reduce_rows.comp", h, {local}).write(out).read(in);
+  launch.program(v.kFile, v.defines(), {local}).write(out).read(in);
   launch.params(ReduceRowsParams{rows, R, row_stride, in.offset(), chunk, G, out.offset(), div});
   launch.loop_iterations(reduce_rows_loops(chunk, local, sg, dev.caps.subgroup_size));
   launch.groups_1d(static_cast<std::uint64_t>(rows * G));
@@ -229,11 +218,10 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   const std::int64_t chunk = (R + G - 1) / G;
 
   auto header = [&](const char* stage) {
-    std::string h = std::string("#define RED ") + red_glsl(red) + "\n#define KD " + std::to_string(kshape.size()) +
-                    "\n#define RD " + std::to_string(rshape.size()) + "\n#define STAGE " + stage + "\n";
-    h += operand_glsl(0, out_dtype, natural_ct(out_dtype), true);
-    h += operand_glsl(1, x.dtype(), CT::f32, false);
-    return h;
+    ReduceVariant v;
+    v.red = red_glsl(red), v.kd = static_cast<int>(kshape.size()), v.rd = static_cast<int>(rshape.size());
+    v.stage = stage, v.out = out_dtype, v.in = x.dtype();
+    return v.defines();
   };
   ReduceParams params{nout,         R,          chunk,      G,   u32(kshape), u32(kstride), u32(rshape),
                       u32(rstride), x.offset(), correction, post};
@@ -441,60 +429,50 @@ struct BlockCount {
   void set(Uniforms& u) const { u.u32("u_nb", nb); }
 };
 
-// softmax.comp's loops: the row's kept dims, two passes over the row in strides of the
-// workgroup (or NQ quads per invocation, three times), the tree.
-std::uint64_t softmax_loops(const RowLayout& r, std::uint32_t local) {
-  return r.kshape.size() + 2 * static_cast<std::uint64_t>((r.L + local - 1) / local) + 24;
-}
-
 Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log) {
   check_defined(op, x);
   DeviceImpl& dev = dev_of(x);
   Enter guard(dev, op);
   dim = wrap_dim(op, dim, x.dim());
   const DType od = float_result(x.dtype());
-  if (const std::uint64_t limit = dev.loop_limit(); limit != 0 && x.numel() > 0) {
-    // Rows longer than one workgroup may loop over: through logsumexp's split reduction.
-    const RowLayout probe = row_layout(x, x, dim);
-    if (softmax_loops(probe, 256) > limit) {
-      // In f32, rounded once to the result's dtype, as the kernel; as the kernel (and torch), a
-      // row with +Inf is NaN (logsumexp is +Inf there).
-      NoGradGuard ng;
-      const Tensor xf = x.to(DType::f32);
-      const Tensor lse = logsumexp(xf, {dim}, true);
-      const Tensor z = where(eq(lse, INFINITY), NAN, sub(xf, lse));
-      return (log ? z : exp(z)).to(od);
-    }
-  }
-  Tensor out = alloc(dev, x.shape(), od, op);
-  if (out.numel() == 0) return out;
-  const RowLayout r = row_layout(x, out, dim);
-  std::string h = "#define KD " + std::to_string(r.kshape.size()) + "\n" + (log ? "#define LOG 1\n" : "");
-  const std::uint32_t local = r.L >= 256 ? 256 : 64;
-  // Row in registers (ROW_QUADS): f32 rows contiguous, starting on 4-element boundaries, at most
-  // 8 quads per invocation.
-  auto quad_rows = [&](const Tensor& t, const Shape& kstrides, std::int64_t step) {
-    if (t.dtype() != DType::f32 || step != 1 || t.offset() % 4) return false;
+  const RowLayout probe = row_layout(x, x, dim);
+  // Rows in registers (ROW_QUADS): f32 rows contiguous, starting on 4-element boundaries, in the
+  // input and in the output (allocated contiguous).
+  auto quad_rows = [](DType dt, std::int64_t offset, const Shape& kstrides, std::int64_t step) {
+    if (dt != DType::f32 || step != 1 || offset % 4) return false;
     for (std::int64_t st : kstrides)
       if (st % 4) return false;
     return true;
   };
-  const std::int64_t nq = (r.L + 4 * local - 1) / (4 * local);
-  const bool row_quads =
-      r.L % 4 == 0 && nq <= 8 && quad_rows(x, r.kin, r.in_step) && quad_rows(out, r.kout, r.out_step);
-  if (row_quads) {
-    if (dev.subgroup_arithmetic())
-      h = "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
-          "#define SUBGROUP 1\n" +
-          h;
-    h += "#define ROW_QUADS 1\n#define NQ " + std::to_string(nq) + "u\n" +
-         operand_glsl_vec4(0, DType::f32, CT::f32, true) + operand_glsl_vec4(1, DType::f32, CT::f32, false);
-  } else {
-    h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
+  const Shape os = contiguous_strides(x.shape());
+  Shape kout;
+  for (std::int64_t d = 0; d < x.dim(); ++d)
+    if (d != dim) kout.push_back(os[d]);
+  SoftmaxProblem problem;
+  problem.L = probe.L, problem.kept_dims = static_cast<std::int64_t>(probe.kshape.size());
+  problem.quad_rows =
+      quad_rows(x.dtype(), x.offset(), probe.kin, probe.in_step) && quad_rows(od, 0, kout, x.dim() > 0 ? os[dim] : 1);
+  problem.subgroup_arithmetic = dev.subgroup_arithmetic();
+  problem.loop_limit = x.numel() > 0 ? dev.loop_limit() : 0;
+  const SoftmaxPlan plan = plan_softmax(problem);
+  if (plan.path == SoftmaxPlan::Path::logsumexp) {
+    // In f32, rounded once to the result's dtype, as the kernel; as the kernel (and torch), a
+    // row with +Inf is NaN (logsumexp is +Inf there).
+    NoGradGuard ng;
+    const Tensor xf = x.to(DType::f32);
+    const Tensor lse = logsumexp(xf, {dim}, true);
+    const Tensor z = where(eq(lse, INFINITY), NAN, sub(xf, lse));
+    return (log ? z : exp(z)).to(od);
   }
+  Tensor out = alloc(dev, x.shape(), od, op);
+  if (out.numel() == 0) return out;
+  const RowLayout r = row_layout(x, out, dim);
+  SoftmaxVariant v;
+  v.kd = static_cast<std::int64_t>(r.kshape.size()), v.log = log, v.row_quads = plan.row_quads, v.nq = plan.nq;
+  v.subgroup = plan.subgroup, v.out = od, v.in = x.dtype();
   Launch launch(dev, op);
-  launch.program("softmax.comp", h, {local}).write(out).read(x).params(RowParams{r, x, out, "u_rows", r.rows});
-  launch.loop_iterations(softmax_loops(r, local)).groups_1d(static_cast<std::uint64_t>(r.rows));
+  launch.program(v.kFile, v.defines(), {plan.local}).write(out).read(x).params(RowParams{r, x, out, "u_rows", r.rows});
+  launch.loop_iterations(plan.loop_iterations).groups_1d(static_cast<std::uint64_t>(r.rows));
   return out;
 }
 

@@ -16,7 +16,7 @@ Tensor Tensor::clone() const {
   Tensor out = alloc(d, shape(), dtype(), "clone");
   Elementwise e;
   e.op = "clone";
-  e.kernel = "unary.comp";
+  e.kernel = ElementwiseKernel::unary;
   e.fn = "op_identity";
   e.in_ct = natural_ct(dtype());
   launch_elementwise(e, out, {*this});
@@ -41,7 +41,7 @@ Tensor Tensor::to(DType dtype) const {
   Tensor out = alloc(d, shape(), dtype, "to");
   Elementwise e;
   e.op = "to";
-  e.kernel = "unary.comp";
+  e.kernel = ElementwiseKernel::unary;
   e.fn = cast_fn(this->dtype(), dtype);
   e.in_ct = natural_ct(this->dtype());
   launch_elementwise(e, out, {*this});
@@ -58,7 +58,7 @@ Tensor& Tensor::fill_(double value) {
   check_inplace("fill_", *this);
   Elementwise e;
   e.op = "fill_";
-  e.kernel = "unary.comp";
+  e.kernel = ElementwiseKernel::unary;
   e.fn = "op_fill";
   e.in_ct = natural_ct(dtype());
   e.p0 = static_cast<float>(value);
@@ -75,7 +75,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
   if (src.expand(shape()).shape() != shape()) throw ShapeError("gltensor::copy_: bad broadcast");
   Elementwise e;
   e.op = "copy_";
-  e.kernel = "unary.comp";
+  e.kernel = ElementwiseKernel::unary;
   e.fn = cast_fn(src.dtype(), dtype());
   e.in_ct = natural_ct(src.dtype());
   launch_elementwise(e, *this, {src});

@@ -89,4 +89,9 @@ std::string operand_glsl_vec4(int i, DType d, CT ct, bool write) {
   return s;
 }
 
+std::string subgroup_glsl(SubgroupFeature feature) {
+  return std::string("#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_") +
+         (feature == SubgroupFeature::arithmetic ? "arithmetic" : "shuffle") + " : require\n#define SUBGROUP 1\n";
+}
+
 }  // namespace gltensor::detail

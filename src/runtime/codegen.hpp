@@ -23,4 +23,11 @@ std::string operand_glsl(int index, DType dtype, CT ct, bool write);
 /// fetchN(quad) loads tN4[quad] into a register (one 128-bit load), loadN(lane) returns lane 0..3.
 std::string operand_glsl_vec4(int index, DType dtype, CT ct, bool write);
 
+/// KHR_shader_subgroup features a kernel may use beside basic (DeviceImpl::subgroup_arithmetic,
+/// subgroup_shuffle tell whether the device allows them).
+enum class SubgroupFeature { arithmetic, shuffle };
+/// The #extension lines for subgroup basic and `feature`, then `#define SUBGROUP 1`: the only
+/// place outside src/runtime that needs #extension text gets it here.
+std::string subgroup_glsl(SubgroupFeature feature);
+
 }  // namespace gltensor::detail

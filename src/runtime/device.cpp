@@ -13,6 +13,7 @@
 
 #include "runtime/device_impl.hpp"
 #include "runtime/error_flags.hpp"
+#include "runtime/glsl_text.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/profiler.hpp"
 #include "runtime/settings.hpp"
@@ -340,9 +341,10 @@ bool DeviceImpl::subgroup_features(std::uint32_t need) const {
 }
 
 Precision default_precision() {
-  const std::string& p = settings().precision;
-  return p == "f16" || p == "f16-matmul" || p == "f16-force" || p == "f16-emulate" ? Precision::f16_allowed
-                                                                                    : Precision::f32;
+  using P = PrecisionSetting;
+  const P p = settings().precision;
+  return p == P::f16 || p == P::f16_matmul || p == P::f16_force || p == P::f16_emulate ? Precision::f16_allowed
+                                                                                       : Precision::f32;
 }
 
 // The f16 kernels run where the device has fp16 arithmetic (Capabilities::fp16_arithmetic) and
@@ -353,28 +355,31 @@ Precision default_precision() {
 // (They were off on every device from 2026-11-24 to 2026-11-26: docs/precision.md has the
 // NVIDIA defects found and fixed.)
 bool DeviceImpl::fp16_arithmetic() const {
-  return caps.fp16_arithmetic || settings().precision == "f16-force" || settings().precision == "f16-emulate";
+  using P = PrecisionSetting;
+  const P p = settings().precision;
+  return caps.fp16_arithmetic || p == P::f16_force || p == P::f16_emulate;
 }
 
 bool DeviceImpl::fp16_matmul() const {
-  const std::string& p = settings().precision;
-  return fp16_arithmetic() && (p == "f16-matmul" || p == "f16-force" || p == "f16-emulate");
+  using P = PrecisionSetting;
+  const P p = settings().precision;
+  return fp16_arithmetic() && (p == P::f16_matmul || p == P::f16_force || p == P::f16_emulate);
 }
 
 bool DeviceImpl::f16_math() const { return precision == Precision::f16_allowed && fp16_arithmetic(); }
 
 std::string DeviceImpl::f16_extension_glsl() const {
-  if (settings().precision == "f16-emulate")
+  if (settings().precision == PrecisionSetting::f16_emulate)
     return "#define float16_t float\n#define f16vec2 vec2\n#define f16vec4 vec4\n"
            "#define packFloat2x16 packHalf2x16\n#define unpackFloat2x16 unpackHalf2x16\n";
   // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension.
   const bool ext =
       !caps.has_extension("GL_NV_gpu_shader5") && caps.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
-  return ext ? "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
-             : "#extension GL_NV_gpu_shader5 : require\n";
+  return ext ? kF16TypesExtensionGlsl : "#extension GL_NV_gpu_shader5 : require\n";
 }
 
 bool DeviceImpl::subgroup_arithmetic() const { return subgroup_features(GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR); }
+bool DeviceImpl::subgroup_shuffle() const { return subgroup_features(GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR); }
 
 }  // namespace detail
 

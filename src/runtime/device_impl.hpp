@@ -96,6 +96,7 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   /// bits; basic is always required) in compute shaders (and Settings::subgroups allows it).
   bool subgroup_features(std::uint32_t need) const;
   bool subgroup_arithmetic() const;
+  bool subgroup_shuffle() const;
   /// Whether kernels may use f16 arithmetic: Capabilities::fp16_arithmetic, or
   /// Settings::precision = "f16-force" or "f16-emulate" (diagnostics).
   bool fp16_arithmetic() const;

@@ -58,6 +58,20 @@ void Uniforms::uvec2(const char* name, std::uint32_t x, std::uint32_t y) {
 
 Launch::Launch(DeviceImpl& dev, const char* op) : dev_(dev), guard_(dev, op), op_(op) {}
 
+Launch& Launch::program(const char* file, Defines defines, Local local) {
+  const std::string& key = defines.finish_key(file, local.x, local.y, local.z);
+  program_ = &dev_.programs.get_keyed(
+      key, file,
+      [&] {
+#ifndef NDEBUG
+        defines.check(file, ProgramCache::full_source(dev_.caps, file, "", local.x, local.y, local.z));
+#endif
+        return defines.header();
+      },
+      local.x, local.y, local.z);
+  return *this;
+}
+
 Launch& Launch::program(const char* file, const std::string& header, Local local) {
   program_ = &dev_.programs.get(file, header, local.x, local.y, local.z);
   return *this;

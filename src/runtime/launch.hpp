@@ -7,6 +7,9 @@
 //       .loop_iterations(n)                          // worst-case loop trips of one invocation
 //       .groups(gx, gy);                             // or .invocations(n) for 1-D grids
 //
+// Kernel variants (defines) are typed too: a Variant struct per kernel whose defines() build the
+// header and the program key in one place (runtime/variant.hpp).
+//
 // It enters the device (thread check, current context, adopted-context state guard), checks
 // the declared loop length against the device's limit (llvmpipe stops any invocation's loops
 // after 65535 iterations in all, silently: ops must split longer work), splits grids larger than
@@ -27,6 +30,7 @@
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/queue.hpp"
+#include "runtime/variant.hpp"
 
 namespace gltensor::detail {
 
@@ -63,7 +67,12 @@ class Launch {
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
 
-  /// The program: glsl file, header (defines and operand declarations from codegen.hpp).
+  /// The program of a kernel variant (variant.hpp): found by (file, the defines' key, local
+  /// size); the header is rendered only for a new key, and in debug builds every define name is
+  /// then checked against the kernel's source.
+  Launch& program(const char* file, Defines defines, Local local);
+  /// The program: glsl file, header (defines and operand declarations from codegen.hpp). For
+  /// kernels not yet converted to a Variant.
   Launch& program(const char* file, const std::string& header, Local local);
   /// As program(), found by a short key; `header()` runs only when the key is new.
   template <typename HeaderFn>

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/glsl_text.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/shader_sources.hpp"
 
@@ -111,20 +112,7 @@ std::string ProgramCache::full_source(const Capabilities& c, const std::string& 
 std::unordered_set<std::string> ProgramCache::declared_uniforms(const std::string& source) {
   // Comments removed, then every `uniform <type> <name>[...]` and `uniform <type> a, b;`
   // (kernels declare no uniform blocks).
-  std::string code;
-  code.reserve(source.size());
-  for (std::size_t i = 0; i < source.size(); ++i) {
-    if (source.compare(i, 2, "//") == 0) {
-      i = source.find('\n', i);
-      if (i == std::string::npos) break;
-    } else if (source.compare(i, 2, "/*") == 0) {
-      i = source.find("*/", i);
-      if (i == std::string::npos) break;
-      ++i;
-      continue;
-    }
-    code += source[i];
-  }
+  const std::string code = strip_glsl_comments(source);
   std::unordered_set<std::string> names;
   std::size_t pos = 0;
   while ((pos = code.find("uniform", pos)) != std::string::npos) {

@@ -1,6 +1,10 @@
 #include "runtime/settings.hpp"
 
 #include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "gltensor/errors.hpp"
 
 namespace gltensor::detail {
 
@@ -9,7 +13,61 @@ std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
+
+// The value named `text` among `values` (text, value), else ValueError naming the variable.
+template <typename E>
+E parse(const char* variable, const std::string& text, const std::vector<std::pair<const char*, E>>& values) {
+  std::string names;
+  for (const auto& [name, value] : values) {
+    if (text == name) return value;
+    names += std::string(names.empty() ? "" : ", ") + "\"" + name + "\"";
+  }
+  throw ValueError(std::string("gltensor: ") + variable + "=\"" + text + "\" is not one of " + names);
+}
 }  // namespace
+
+MatmulKernelSetting parse_matmul_kernel(const std::string& text) {
+  using K = MatmulKernelSetting;
+  return parse<K>("GLTENSOR_MATMUL_KERNEL", text,
+                  {{"", K::choose},
+                   {"gpu", K::gpu},
+                   {"vec4", K::vec4},
+                   {"vec4s", K::vec4s},
+                   {"vec4u", K::vec4u},
+                   {"vec4su", K::vec4su},
+                   {"tile64", K::tile64},
+                   {"tile128", K::tile128},
+                   {"reg", K::reg}});
+}
+
+ConvSetting parse_conv(const std::string& text) {
+  return parse<ConvSetting>(
+      "GLTENSOR_CONV", text,
+      {{"", ConvSetting::choose}, {"direct", ConvSetting::direct}, {"im2col", ConvSetting::im2col}});
+}
+
+ConvDirectSetting parse_conv_direct(const std::string& text) {
+  using C = ConvDirectSetting;
+  return parse<C>("GLTENSOR_CONV_DIRECT", text, {{"", C::choose}, {"rows", C::rows}, {"lanes", C::lanes}});
+}
+
+PrecisionSetting parse_precision(const std::string& text) {
+  using P = PrecisionSetting;
+  return parse<P>("GLTENSOR_PRECISION", text,
+                  {{"", P::f32},
+                   {"f32", P::f32},
+                   {"f16", P::f16},
+                   {"f16-matmul", P::f16_matmul},
+                   {"f16-force", P::f16_force},
+                   {"f16-emulate", P::f16_emulate},
+                   {"f16-ext-only", P::f16_ext_only}});
+}
+
+QlinearKernelSetting parse_qlinear_kernel(const std::string& text) {
+  using Q = QlinearKernelSetting;
+  return parse<Q>("GLTENSOR_QLINEAR_KERNEL", text,
+                  {{"", Q::choose}, {"gemv", Q::gemv}, {"serial", Q::serial}, {"gemm", Q::gemm}});
+}
 
 Settings Settings::from_env() {
   Settings s;
@@ -23,10 +81,10 @@ Settings Settings::from_env() {
     s.cache_dir = std::filesystem::path(h) / ".cache" / "gltensor";
   }
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
-  s.matmul_kernel = env("GLTENSOR_MATMUL_KERNEL");
-  s.qlinear_kernel = env("GLTENSOR_QLINEAR_KERNEL");
-  s.conv = env("GLTENSOR_CONV");
-  s.conv_direct = env("GLTENSOR_CONV_DIRECT");
+  s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
+  s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
+  s.conv = parse_conv(env("GLTENSOR_CONV"));
+  s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;
@@ -38,7 +96,7 @@ Settings Settings::from_env() {
   s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
   s.glsl_dir = env("GLTENSOR_GLSL_DIR");
-  s.precision = env("GLTENSOR_PRECISION");
+  s.precision = parse_precision(env("GLTENSOR_PRECISION"));
   s.profile = env("GLTENSOR_PROFILE") == "1";
   s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";
   return s;

@@ -5,6 +5,26 @@
 
 namespace gltensor::detail {
 
+/// GLTENSOR_MATMUL_KERNEL: the planner's choice, the choice a GPU would get, or a forced variant
+/// (vec4 with the s(liced K) and u(nrolled) bits).
+enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg };
+/// GLTENSOR_CONV: conv2d's forward path.
+enum class ConvSetting { choose, direct, im2col };
+/// GLTENSOR_CONV_DIRECT: the direct conv kernel's layout.
+enum class ConvDirectSetting { choose, rows, lanes };
+/// GLTENSOR_PRECISION ("" and "f32": f32; the others as named, "-" as "_").
+enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
+/// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
+enum class QlinearKernelSetting { choose, gemv, serial, gemm };
+
+/// The settings' values from their environment text; a value outside the list throws ValueError
+/// naming the variable and the values it takes.
+MatmulKernelSetting parse_matmul_kernel(const std::string& text);
+ConvSetting parse_conv(const std::string& text);
+ConvDirectSetting parse_conv_direct(const std::string& text);
+PrecisionSetting parse_precision(const std::string& text);
+QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
+
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
   std::string device;
@@ -18,16 +38,16 @@ struct Settings {
   bool full_barriers = false;
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
-  std::string matmul_kernel;
+  MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
   /// GLTENSOR_QLINEAR_KERNEL=gemv|serial|gemm forces quantized_linear's kernel ("" = choose: GEMM
   /// past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on GPUs).
-  std::string qlinear_kernel;
+  QlinearKernelSetting qlinear_kernel = QlinearKernelSetting::choose;
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
   /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
-  std::string conv;
+  ConvSetting conv = ConvSetting::choose;
   /// GLTENSOR_CONV_DIRECT=rows|lanes forces the direct conv kernel's layout ("" = choose: rows on
   /// software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
-  std::string conv_direct;
+  ConvDirectSetting conv_direct = ConvDirectSetting::choose;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.
@@ -53,7 +73,7 @@ struct Settings {
   /// with f32 types for the f16 ones, on any device (checks their indexing, not f16 rounding).
   /// "f16-ext-only": f32 math, the matmul kernels with the f16 extension enabled (diagnostics).
   /// "" or "f32": f32.
-  std::string precision;
+  PrecisionSetting precision = PrecisionSetting::f32;
   /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
   bool profile = false;
   /// GLTENSOR_MODEL_TRACE=1: Model::run waits for each node and prints its wall time (debugging;

@@ -1,11 +1,10 @@
-// Tensor: creation from host data, metadata, host transfer, async reads.
+// Tensor: creation from host data and metadata (host reads, which may copy a view first, are in
+// src/ops/tensor_host.cpp).
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
 
-#include "runtime/error_flags.hpp"
 #include "runtime/guard.hpp"
-#include "runtime/readback.hpp"
 #include "runtime/storage.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -117,54 +116,6 @@ bool same_view(const Tensor& a, const Tensor& b) {
 std::shared_ptr<DeviceImpl> dev_ptr(const Tensor& t) { return t.impl()->storage->dev; }
 
 namespace {
-
-template <typename T>
-std::vector<T> convert_bytes(const std::vector<std::uint8_t>& b, DType d) {
-  const std::size_t n = b.size() / itemsize(d);
-  std::vector<T> out(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint8_t* p = b.data() + i * itemsize(d);
-    double v = 0;
-    switch (d) {
-      case DType::f32: {
-        float f;
-        std::memcpy(&f, p, 4);
-        v = f;
-        break;
-      }
-      case DType::i32: {
-        std::int32_t x;
-        std::memcpy(&x, p, 4);
-        v = x;
-        break;
-      }
-      case DType::f16: {
-        std::uint16_t h;
-        std::memcpy(&h, p, 2);
-        v = f16_to_f32(h);
-        break;
-      }
-      case DType::bf16: {
-        std::uint16_t h;
-        std::memcpy(&h, p, 2);
-        v = bf16_to_f32(h);
-        break;
-      }
-      case DType::u8:
-      case DType::bool_:
-        v = *p;
-        break;
-      case DType::i8:
-        v = static_cast<std::int8_t>(*p);
-        break;
-    }
-    if constexpr (std::is_same_v<T, float>)
-      out[i] = static_cast<float>(v);
-    else
-      out[i] = (v != v) ? 0 : static_cast<T>(v);
-  }
-  return out;
-}
 
 void check_count(const char* op, std::size_t got, const Shape& shape) {
   const std::int64_t n = check_shape(op, shape);
@@ -300,81 +251,6 @@ bool Tensor::is_contiguous() const {
 std::string Tensor::repr() const {
   if (!defined()) return "Tensor(undefined)";
   return "Tensor(shape=" + to_string(shape()) + ", dtype=" + dtype_name(dtype()) + ")";
-}
-
-Tensor Tensor::contiguous() const {
-  check_defined("contiguous", *this);
-  if (is_contiguous()) return *this;
-  return clone();
-}
-
-std::vector<std::uint8_t> Tensor::to_bytes() const {
-  check_defined("to_host", *this);
-  DeviceImpl& d = dev_of(*this);
-  Enter guard(d, "to_host");
-  const Tensor c = contiguous();
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
-  if (out.empty()) return out;
-  d.queue.wait_batch(c.impl()->storage->write_batch);
-  check_device_errors(d);
-  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(), out.data());
-  return out;
-}
-
-std::vector<float> Tensor::to_vector() const { return convert_bytes<float>(to_bytes(), dtype()); }
-std::vector<std::int32_t> Tensor::to_int_vector() const { return convert_bytes<std::int32_t>(to_bytes(), dtype()); }
-
-float Tensor::item() const {
-  check_defined("item", *this);
-  if (numel() != 1)
-    throw ShapeError("gltensor::item: a tensor of shape " + to_string(shape()) + " has " + std::to_string(numel()) +
-                     " elements, item() needs exactly 1");
-  return to_vector()[0];
-}
-
-// ---- async read ----
-
-struct AsyncRead::State {
-  std::unique_ptr<Readback> read;
-  DType dtype = DType::f32;
-};
-
-AsyncRead::AsyncRead() = default;
-AsyncRead::~AsyncRead() = default;
-AsyncRead::AsyncRead(AsyncRead&&) noexcept = default;
-AsyncRead& AsyncRead::operator=(AsyncRead&&) noexcept = default;
-
-AsyncRead Tensor::to_host_async() const {
-  check_defined("to_host_async", *this);
-  DeviceImpl& d = dev_of(*this);
-  Enter guard(d, "to_host_async");
-  const Tensor c = contiguous();
-  AsyncRead r;
-  r.s_ = std::make_unique<AsyncRead::State>();
-  r.s_->dtype = dtype();
-  r.s_->read =
-      std::make_unique<Readback>(d, *c.impl()->storage, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()),
-                                 static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
-  return r;
-}
-
-bool AsyncRead::ready() const {
-  if (!s_) throw ValueError("gltensor::AsyncRead::ready: empty handle");
-  Enter guard(*s_->read->device(), "AsyncRead::ready");
-  return s_->read->ready();
-}
-
-std::vector<std::uint8_t> AsyncRead::get() {
-  if (!s_) throw ValueError("gltensor::AsyncRead::get: empty handle");
-  Enter guard(*s_->read->device(), "AsyncRead::get");
-  std::vector<std::uint8_t> out(s_->read->bytes());
-  s_->read->get(out.data());
-  return out;
-}
-
-std::vector<float> AsyncRead::get_float() {
-  const DType dt = s_ ? s_->dtype : DType::f32;
-  return detail::convert_bytes<float>(get(), dt);
 }
 
 }  // namespace gltensor

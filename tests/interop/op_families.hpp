@@ -73,7 +73,7 @@ inline std::vector<Family> families() {
          Tensor a = ones(d, {64, 64}), b = ones(d, {64, 128});
          for (const char* k : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128"}) {
            glt_test::ScopedSettings s;
-           s->matmul_kernel = k;
+           s->matmul_kernel = gltensor::detail::parse_matmul_kernel(k);
            s->tune = 0;
            EXPECT_EQ(matmul(a, b).to_vector()[5], 64.0f) << "kernel " << k;
          }

@@ -33,7 +33,7 @@ TEST(ConvDirect, ImageWhoseColumnsExceedTheSsboLimit) {
   // The im2col path forced: in pieces of output rows where the columns exceed the device's limit.
   SCOPED_TRACE(cols > device().caps().max_ssbo_block_size ? "im2col in pieces" : "im2col whole");
   ScopedSettings s;
-  s->conv = "im2col";
+  s->conv = detail::ConvSetting::im2col;
   EXPECT_TRUE(close(conv2d(x, w, b, Conv2dOptions::pad(1)).to_vector(), ref, 1e-4, 1e-5)) << "im2col";
 }
 
@@ -42,8 +42,8 @@ TEST(ConvDirect, HalfAndStridedOperandsAndNaN) {
     SCOPED_TRACE(layout);
     GLT_RNG(rng);
     ScopedSettings s;
-    s->conv = "direct";
-    s->conv_direct = layout;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::parse_conv_direct(layout);
     const Shape xs{2, 4, 9, 11}, ws{6, 2, 3, 3};
     Conv2dOptions o;
     o.padding = {1, 0, 2, 1};
@@ -83,8 +83,8 @@ TEST(ConvDirect, BlockingVariants) {
     SCOPED_TRACE(layout);
     GLT_RNG(rng);
     ScopedSettings s;
-    s->conv = "direct";
-    s->conv_direct = layout;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::parse_conv_direct(layout);
     struct Case {
       std::int64_t Cg, Og, G, W;
       std::array<std::int64_t, 2> stride, dilation;
@@ -120,8 +120,8 @@ TEST(ConvDirect, FallsBackToIm2colPastTheLoopLimit) {
     // Forced direct, but its loop (over 64 x 3 x 4 = 768 iterations) exceeds the limit: im2col +
     // GEMM (which splits K) runs instead of a LimitError.
     ScopedSettings s;
-    s->conv = "direct";
-    s->conv_direct = layout;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::parse_conv_direct(layout);
     const Shape xs{1, 64, 6, 6}, ws{2, 64, 3, 3};
     auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
     Shape os;
@@ -154,8 +154,8 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
                                            {1, 3, 5, 1, 2, 1, 3, 3, true, false},
                                            {3, 4, 2, 2, 5, 3, 2, 1, false, false}}) {
       ScopedSettings s;
-      s->conv = "direct";
-      s->conv_direct = layout;
+      s->conv = detail::ConvSetting::direct;
+      s->conv_direct = detail::parse_conv_direct(layout);
       const Shape xs{c.N, c.Cg * c.G, c.H, c.W}, ws{c.Og * c.G, c.Cg, c.KH, c.KW};
       Conv2dOptions o;
       o.padding = {1, 2, 0, 1};
@@ -189,8 +189,8 @@ TEST(ConvDirect, HalfOutputsOfOddWidths) {
   for (const char* layout : kLayouts)
     for (std::int64_t W : {1, 2, 13, 17}) {
       ScopedSettings s;
-      s->conv = "direct";
-      s->conv_direct = layout;
+      s->conv = detail::ConvSetting::direct;
+      s->conv_direct = detail::parse_conv_direct(layout);
       const Shape xs{2, 2, 5, W}, ws{3, 2, 3, 3};
       auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 3);
       for (auto* v : {&xv, &wv, &bv})

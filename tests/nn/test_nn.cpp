@@ -39,7 +39,7 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
   for (const char* path : {"im2col", "direct"})  // GLTENSOR_CONV: both forward paths
     for (const auto& c : cases) {
       ScopedSettings s;
-      s->conv = path;
+      s->conv = detail::parse_conv(path);
       auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(c.w)), bv = uniform(rng, c.w[0]);
       HostT hx{{xv.begin(), xv.end()}, c.x}, hw{{wv.begin(), wv.end()}, c.w};
       std::vector<double> hb(bv.begin(), bv.end());
@@ -93,7 +93,7 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
     auto ref = ref_conv(hx, hw, nullptr, Conv2dOptions::pad(1), os);
     Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws);
     ScopedSettings s;
-    s->conv = "im2col";
+    s->conv = detail::ConvSetting::im2col;
     device().set_dispatch_limit(3);
     const auto d0 = device().dispatch_count();
     Tensor y = conv2d(x, w, Tensor(), Conv2dOptions::pad(1));
@@ -119,7 +119,7 @@ TEST(Conv2d, Gradients) {
   for (const char* path : {"im2col", "direct"})  // the direct forward saves no columns
     for (auto o : {opts({1, 1}, {1, 0, 1, 2}, {1, 1}, 1), opts({2, 2}, {1, 1, 1, 1}, {1, 1}, 2)}) {
       ScopedSettings s;
-      s->conv = path;
+      s->conv = detail::parse_conv(path);
       EXPECT_TRUE(grad_check(
           rng, {{2, 4, 6, 5}, {4, 4 / o.groups, 3, 3}, {4}}, [o](auto& t) { return conv2d(t[0], t[1], t[2], o); },
           [o](const std::vector<HostT>& x) {
@@ -727,7 +727,7 @@ TEST(Conv2d, SplitKUnderALoweredLoopLimit) {
 TEST(Conv2d, PiecesUnderALoweredSsboLimit) {
   GLT_RNG(rng);
   ScopedSettings s;
-  s->conv = "im2col";  // else the direct kernel takes small filters whose columns do not fit
+  s->conv = detail::ConvSetting::im2col;  // else the direct kernel takes small filters whose columns do not fit
   struct Case {
     Shape x, w;
     Conv2dOptions o;

@@ -1,17 +1,20 @@
 // Kernel planning as pure functions, without a GPU: plan_matmul's kernel, variants, split-K and
 // loop lengths for given shapes, device traits and settings; the fused attention tiling; the
-// direct conv kernel's layout.
+// direct conv kernel's layout; softmax's form; the settings' parsing (conv2d's and pooling's
+// plans: tests/nn/test_nn_plans.cpp).
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
 #include <vector>
 
+#include "gltensor/errors.hpp"
 #include "nn/attention_plan.hpp"
 #include "nn/conv_direct_plan.hpp"
 #include "ops/elementwise_plan.hpp"
 #include "ops/matmul_plan.hpp"
 #include "ops/quant_plan.hpp"
+#include "ops/softmax_plan.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -46,25 +49,25 @@ TEST(PlanMatmul, KernelChoice) {
 
 TEST(PlanMatmul, ForcedVariants) {
   Settings s;
-  s.matmul_kernel = "vec4su";
+  s.matmul_kernel = MatmulKernelSetting::vec4su;
   MatmulPlan p = plan_matmul(problem(128, 256, 64), kGpu, s);  // 4 tiles, forced
   EXPECT_EQ(p.kernel, MatmulPlan::Kernel::vec4);
   EXPECT_EQ(p.variant, 3);
   EXPECT_EQ(p.local_x, 256u);
   EXPECT_FALSE(p.tune);
-  s.matmul_kernel = "vec4s";
+  s.matmul_kernel = MatmulKernelSetting::vec4s;
   EXPECT_EQ(plan_matmul(problem(128, 256, 72), kGpu, s).variant, 0) << "K = 72 does not split into 16-K tiles";
-  s.matmul_kernel = "tile128";
+  s.matmul_kernel = MatmulKernelSetting::tile128;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::tile128);
-  s.matmul_kernel = "vec4";
+  s.matmul_kernel = MatmulKernelSetting::vec4;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64)
       << "the quad-load kernel only where it applies";
   // The scalar tiles or the quad-load kernel on llvmpipe, and REG on a GPU, when forced.
-  s.matmul_kernel = "tile64";
+  s.matmul_kernel = MatmulKernelSetting::tile64;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kLlvmpipe, s).kernel, MatmulPlan::Kernel::tile64);
-  s.matmul_kernel = "vec4";
+  s.matmul_kernel = MatmulKernelSetting::vec4;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kLlvmpipe, s).kernel, MatmulPlan::Kernel::vec4);
-  s.matmul_kernel = "reg";
+  s.matmul_kernel = MatmulKernelSetting::reg;
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::reg);
 }
 
@@ -130,10 +133,10 @@ TEST(PlanMatmul, RegisterBlocks) {
 TEST(PlanMatmul, SplitKForTheLoopLimit) {
   // Forced tile64 (REG, llvmpipe's default, loops K / 4 times: it splits only the longest K).
   Settings s;
-  s.matmul_kernel = "tile64";
+  s.matmul_kernel = MatmulKernelSetting::tile64;
   for (std::int64_t K : {50000, 93312, 65535 * 4 + 7}) {
     for (bool quads : {false, true}) {
-      if (K == 65535 * 4 + 7) s.matmul_kernel.clear();
+      if (K == 65535 * 4 + 7) s.matmul_kernel = MatmulKernelSetting::choose;
       const MatmulPlan p = plan_matmul(problem(64, 288, K, quads), kLlvmpipe, s);
       EXPECT_GT(p.splits, 1) << K;
       EXPECT_EQ(p.kchunk % 16, 0) << K;
@@ -404,19 +407,19 @@ TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
   p.C = 28;  // 8 x 28 x 9 = 2016 floats
   EXPECT_TRUE(plan_conv_direct(p, kGpu, s).shared_weights);
   EXPECT_EQ(plan_conv_direct(p, kGpu, s).loop_iterations % 2u, 0u) << "8 staging iterations, then 2 positions";
-  s.conv_direct = "lanes";
+  s.conv_direct = ConvDirectSetting::lanes;
   EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::lanes);
-  s.conv_direct = "rows";
+  s.conv_direct = ConvDirectSetting::rows;
   EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::rows);
 }
 
 // Elementwise (docs/precision.md): the f16 form only where every operand, the output included,
 // is an f16 tensor, contiguous, at an even offset, with an even count, on a device with f16 math.
 namespace {
-ElementwiseProblem ew(const char* kernel, const char* fn, std::vector<ElementwiseOperand> ops, std::int64_t n,
-                      bool f16_math = true) {
+// An op whose table row gives the f16 form `f16_fn` ("" none).
+ElementwiseProblem ew(const char* f16_fn, std::vector<ElementwiseOperand> ops, std::int64_t n, bool f16_math = true) {
   ElementwiseProblem p;
-  p.kernel = kernel, p.fn = fn, p.f16_math = f16_math, p.contig = true, p.out_contiguous = true, p.numel = n;
+  p.f16_fn = f16_fn, p.f16_math = f16_math, p.contig = true, p.out_contiguous = true, p.numel = n;
   p.operands = std::move(ops);
   return p;
 }
@@ -424,41 +427,41 @@ const ElementwiseOperand kH{DType::f16, 0};
 }  // namespace
 
 TEST(PlanElementwise, F16FormOnlyForAllF16Operands) {
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH, kH}, 100)).f16_fn, "op16_mul");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add_alpha", {kH, kH, kH}, 100)).f16_fn, "op16_add_alpha");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {kH, kH}, 100)).f16_fn, "op16_relu");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH}, 100)).f16_fn, "op16_mul") << "tensor * scalar";
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH, kH}, 100)).f16_fn, "op16_mul");
+  EXPECT_EQ(plan_elementwise(ew("op16_add_alpha", {kH, kH, kH}, 100)).f16_fn, "op16_add_alpha");
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {kH, kH}, 100)).f16_fn, "op16_relu");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH}, 100)).f16_fn, "op16_mul") << "tensor * scalar";
   // Mixed dtypes (BinaryOps.MixedDtypesPromote): f16 + i32 -> f16, f16 + bf16 -> f32, an f32
   // input or output: f32 math.
   const ElementwiseOperand i32{DType::i32, 0}, bf{DType::bf16, 0}, f32{DType::f32, 0};
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, kH, i32}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, i32, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {f32, kH, bf}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {f32, kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, kH, f32}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_add", {kH, bf, bf}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {f32, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {bf, bf}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, kH, i32}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, i32, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {f32, kH, bf}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {f32, kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, kH, f32}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_add", {kH, bf, bf}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {f32, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {bf, bf}, 100)).f16_fn, "");
   // Odd counts, odd offsets, strided operands, ops without an f16 form, integer compute, error
   // flags, no f16 math: the f32 form.
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH, kH}, 99)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, {DType::f16, 1}, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {{DType::f16, 3}, kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {{DType::f16, 2}, kH, {DType::f16, 4}}, 100)).f16_fn,
-            "op16_mul");
-  ElementwiseProblem strided = ew("binary.comp", "op_mul", {kH, kH, kH}, 100);
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH, kH}, 99)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, {DType::f16, 1}, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {{DType::f16, 3}, kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {{DType::f16, 2}, kH, {DType::f16, 4}}, 100)).f16_fn, "op16_mul");
+  ElementwiseProblem strided = ew("op16_mul", {kH, kH, kH}, 100);
   strided.contig = false;
   EXPECT_EQ(plan_elementwise(strided).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_pow", {kH, kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_exp", {kH, kH}, 100)).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("ternary.comp", "op_where", {kH, kH, kH, kH}, 100)).f16_fn, "");
-  ElementwiseProblem ints = ew("binary.comp", "op_add", {kH, kH, kH}, 100);
+  // Ops whose row has no f16 form (pow, exp, where).
+  EXPECT_EQ(plan_elementwise(ew("", {kH, kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("", {kH, kH}, 100)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("", {kH, kH, kH, kH}, 100)).f16_fn, "");
+  ElementwiseProblem ints = ew("op16_add", {kH, kH, kH}, 100);
   ints.in_ct = CT::i32;
   EXPECT_EQ(plan_elementwise(ints).f16_fn, "");
-  ElementwiseProblem flagged = ew("binary.comp", "op_add", {kH, kH, kH}, 100);
+  ElementwiseProblem flagged = ew("op16_add", {kH, kH, kH}, 100);
   flagged.error_flag = true;
   EXPECT_EQ(plan_elementwise(flagged).f16_fn, "");
-  EXPECT_EQ(plan_elementwise(ew("binary.comp", "op_mul", {kH, kH, kH}, 100, false)).f16_fn, "");
+  EXPECT_EQ(plan_elementwise(ew("op16_mul", {kH, kH, kH}, 100, false)).f16_fn, "");
 }
 
 // The f16 form's grid is one invocation per word of the output (numel / 2), not halved again by
@@ -466,19 +469,19 @@ TEST(PlanElementwise, F16FormOnlyForAllF16Operands) {
 // written; 4098 elements: 2049, not 1025).
 TEST(PlanElementwise, F16FormCoversEveryWord) {
   for (std::int64_t n : {2, 100, 4096, 4098, 8192, 1 << 20}) {
-    const ElementwisePlan p = plan_elementwise(ew("unary.comp", "op_relu", {kH, kH}, n));
+    const ElementwisePlan p = plan_elementwise(ew("op16_relu", {kH, kH}, n));
     EXPECT_EQ(p.f16_fn, "op16_relu");
     EXPECT_EQ(p.invocations, static_cast<std::uint64_t>(n / 2)) << n;
-    const ElementwisePlan off = plan_elementwise(ew("binary.comp", "op_add", {{DType::f16, 6}, kH, kH}, n));
+    const ElementwisePlan off = plan_elementwise(ew("op16_add", {{DType::f16, 6}, kH, kH}, n));
     EXPECT_EQ(off.invocations, static_cast<std::uint64_t>(n / 2)) << n << " at offset 6";
   }
   // Without f16 math: OUT_WORDS, one invocation per output word the view touches.
-  const ElementwisePlan w = plan_elementwise(ew("unary.comp", "op_relu", {kH, kH}, 100, false));
+  const ElementwisePlan w = plan_elementwise(ew("op16_relu", {kH, kH}, 100, false));
   EXPECT_TRUE(w.words);
   EXPECT_EQ(w.invocations, 50u);
-  EXPECT_EQ(plan_elementwise(ew("unary.comp", "op_relu", {{DType::f16, 1}, kH}, 100, false)).invocations, 51u);
+  EXPECT_EQ(plan_elementwise(ew("op16_relu", {{DType::f16, 1}, kH}, 100, false)).invocations, 51u);
   // f32: quads.
-  const ElementwisePlan q = plan_elementwise(ew("unary.comp", "op_relu", {{DType::f32, 0}, {DType::f32, 0}}, 100));
+  const ElementwisePlan q = plan_elementwise(ew("op16_relu", {{DType::f32, 0}, {DType::f32, 0}}, 100));
   EXPECT_TRUE(q.vec4);
   EXPECT_EQ(q.f16_fn, "");
   EXPECT_EQ(q.invocations, 25u);
@@ -487,7 +490,7 @@ TEST(PlanElementwise, F16FormCoversEveryWord) {
 // Scalars and alpha are values of another dtype: the f16 form rounds them to f16, so it is
 // chosen only where that rounding is exact (and alpha * b exact: alpha a power of two).
 TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
-  ElementwiseProblem p = ew("binary.comp", "op_mul", {kH, kH}, 100);
+  ElementwiseProblem p = ew("op16_mul", {kH, kH}, 100);
   for (double v : {3.0, -0.5, 1024.0, 0.0, 65504.0, 0.099975585937500}) {
     p.scalar = v;
     EXPECT_EQ(plan_elementwise(p).f16_fn, "op16_mul") << v;
@@ -496,7 +499,7 @@ TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
     p.scalar = v;
     EXPECT_EQ(plan_elementwise(p).f16_fn, "") << v;
   }
-  ElementwiseProblem a = ew("binary.comp", "op_add_alpha", {kH, kH, kH}, 100);
+  ElementwiseProblem a = ew("op16_add_alpha", {kH, kH, kH}, 100);
   for (double alpha : {2.0, -1.0, 0.5, -0.25}) {
     a.alpha = alpha;
     EXPECT_EQ(plan_elementwise(a).f16_fn, "op16_add_alpha") << alpha;
@@ -505,6 +508,67 @@ TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
     a.alpha = alpha;
     EXPECT_EQ(plan_elementwise(a).f16_fn, "") << alpha;
   }
+}
+
+// softmax.comp: workgroups of 256 for rows of 256 and more (64 below), the row in registers as
+// quads where it is f32, aligned and at most 8 quads per invocation; past the loop limit the
+// split path through logsumexp.
+TEST(PlanSoftmax, FormAndLoops) {
+  SoftmaxProblem p;
+  p.L = 1000, p.kept_dims = 1, p.quad_rows = true, p.loop_limit = 65535;
+  SoftmaxPlan plan = plan_softmax(p);
+  EXPECT_EQ(plan.path, SoftmaxPlan::Path::kernel);
+  EXPECT_EQ(plan.local, 256u);
+  EXPECT_TRUE(plan.row_quads);
+  EXPECT_EQ(plan.nq, 1);
+  EXPECT_FALSE(plan.subgroup);
+  EXPECT_EQ(plan.loop_iterations, 1u + 2u * 4u + 24u);  // KD, two passes of ceil(1000 / 256), the tree
+  p.subgroup_arithmetic = true;
+  EXPECT_TRUE(plan_softmax(p).subgroup);
+  p.L = 1002;  // not whole quads
+  EXPECT_FALSE(plan_softmax(p).row_quads);
+  EXPECT_FALSE(plan_softmax(p).subgroup) << "subgroups only in the ROW_QUADS form";
+  p.L = 8192;  // 8 quads per invocation
+  EXPECT_TRUE(plan_softmax(p).row_quads);
+  EXPECT_EQ(plan_softmax(p).nq, 8);
+  p.L = 8196;
+  EXPECT_FALSE(plan_softmax(p).row_quads);
+  p.L = 100, p.kept_dims = 3;
+  plan = plan_softmax(p);
+  EXPECT_EQ(plan.local, 64u);
+  EXPECT_EQ(plan.loop_iterations, 3u + 2u * 2u + 24u);
+  p.quad_rows = false;
+  EXPECT_FALSE(plan_softmax(p).row_quads);
+  // 1 + 2 ceil(L / 256) + 24 <= 65535: rows up to 32755 * 256 in the kernel.
+  p.kept_dims = 1, p.L = 32755 * 256;
+  EXPECT_EQ(plan_softmax(p).path, SoftmaxPlan::Path::kernel);
+  EXPECT_EQ(plan_softmax(p).loop_iterations, 65535u);
+  p.L += 1;
+  EXPECT_EQ(plan_softmax(p).path, SoftmaxPlan::Path::logsumexp);
+  p.loop_limit = 0;
+  EXPECT_EQ(plan_softmax(p).path, SoftmaxPlan::Path::kernel) << "no loop limit";
+}
+
+// The GLTENSOR_* kernel settings are parsed once into enums; a value outside the list throws
+// naming the variable.
+TEST(Settings, ParsedIntoEnums) {
+  EXPECT_EQ(parse_matmul_kernel(""), MatmulKernelSetting::choose);
+  EXPECT_EQ(parse_matmul_kernel("vec4su"), MatmulKernelSetting::vec4su);
+  EXPECT_EQ(parse_matmul_kernel("gpu"), MatmulKernelSetting::gpu);
+  EXPECT_EQ(parse_conv("im2col"), ConvSetting::im2col);
+  EXPECT_EQ(parse_conv_direct("lanes"), ConvDirectSetting::lanes);
+  EXPECT_EQ(parse_precision("f16-emulate"), PrecisionSetting::f16_emulate);
+  EXPECT_EQ(parse_precision("f32"), PrecisionSetting::f32);
+  EXPECT_EQ(parse_precision("f16-matmul"), PrecisionSetting::f16_matmul);
+  EXPECT_EQ(parse_qlinear_kernel("serial"), QlinearKernelSetting::serial);
+  EXPECT_EQ(parse_qlinear_kernel(""), QlinearKernelSetting::choose);
+  try {
+    parse_matmul_kernel("vec5");
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("GLTENSOR_MATMUL_KERNEL=\"vec5\""), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_conv("Direct"), ValueError);
 }
 
 TEST(PlanQLinear, KernelAndSplitK) {
@@ -519,9 +583,9 @@ TEST(PlanQLinear, KernelAndSplitK) {
   p = plan_qlinear(1, 4096, true, 65535);
   EXPECT_TRUE(p.gemv && p.serial);
   EXPECT_EQ(p.rows, 1);
-  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, "gemm").gemv);
-  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, "gemv").serial);
-  EXPECT_TRUE(plan_qlinear(100, 4096, false, 65535, "serial").serial);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, QlinearKernelSetting::gemm).gemv);
+  EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, QlinearKernelSetting::gemv).serial);
+  EXPECT_TRUE(plan_qlinear(100, 4096, false, 65535, QlinearKernelSetting::serial).serial);
   EXPECT_EQ(p.blocks_per_launch, 128);  // one launch: every block within the limit
   EXPECT_EQ(plan_qlinear(3, 384, true, 65535).mt, 4);
   EXPECT_EQ(plan_qlinear(8, 384, true, 65535).mt, 4);

@@ -3,6 +3,7 @@
 // float64 reference; on devices without fp16 arithmetic the mode falls back to f32 math, and
 // that fallback must give the f32 path's results bit for bit.
 #include <cmath>
+#include <cstdlib>
 
 #include "test_util.hpp"
 
@@ -28,9 +29,10 @@ class ScopedPrecision {
 // The f16 kernels run on devices with fp16 arithmetic (the F16* tests check them there) and with
 // GLTENSOR_PRECISION=f16-emulate, which runs the same kernel forms with f32 types in place of the
 // f16 ones on any device (llvmpipe): their indexing is checked, not the f16 rounding.
-bool emulated() { return detail::settings().precision == "f16-emulate"; }
+bool emulated() { return detail::settings().precision == detail::PrecisionSetting::f16_emulate; }
 bool has_f16_math() {
-  return device().caps().fp16_arithmetic || detail::settings().precision == "f16-force" || emulated();
+  return device().caps().fp16_arithmetic || detail::settings().precision == detail::PrecisionSetting::f16_force ||
+         emulated();
 }
 
 // matmul's f16 math is taken only on request (GLTENSOR_PRECISION=f16-matmul: slower than f32 on
@@ -38,7 +40,8 @@ bool has_f16_math() {
 class ScopedF16Matmul {
  public:
   ScopedF16Matmul() {
-    if (s_->precision.empty() || s_->precision == "f16") s_->precision = "f16-matmul";
+    using P = detail::PrecisionSetting;
+    if (s_->precision == P::f32 || s_->precision == P::f16) s_->precision = P::f16_matmul;
   }
 
  private:
@@ -69,7 +72,7 @@ void reference(const std::vector<float>& a, const std::vector<float>& b, const M
 
 Tensor run_matmul(const MatmulCase& c, const std::vector<float>& a, const std::vector<float>& b) {
   ScopedSettings s;
-  s->matmul_kernel = c.kernel;
+  s->matmul_kernel = detail::parse_matmul_kernel(c.kernel);
   ScopedLoopLimit limit(c.loop_limit);
   return matmul(Tensor::from_host(device(), a, {c.M, c.K}, c.dt), Tensor::from_host(device(), b, {c.K, c.N}, c.dt))
       .to(DType::f32);
@@ -94,8 +97,8 @@ std::vector<float> rounded_uniform(std::mt19937_64& rng, std::size_t n, DType dt
 }  // namespace
 
 TEST(Precision, F32IsTheDefault) {
-  if (!detail::settings().precision.empty())
-    GTEST_SKIP() << "GLTENSOR_PRECISION is set (" << detail::settings().precision << ")";
+  if (const char* p = std::getenv("GLTENSOR_PRECISION"); p && *p)
+    GTEST_SKIP() << "GLTENSOR_PRECISION is set (" << p << ")";
   Device dev = Device::open();
   EXPECT_EQ(dev.precision(), Precision::f32);
   EXPECT_EQ(dev.precision_in_effect(), Precision::f32);
@@ -340,7 +343,7 @@ TEST(Precision, F16MatmulTileAndBlockEdges) {
   }
   // test_matmul.cpp:151: gemm(a^T, b^T) * 0.5 + 2 c, M 20, K 30, N 25 (tile64 on GPUs).
   ScopedSettings s;
-  s->matmul_kernel = "tile64";
+  s->matmul_kernel = detail::MatmulKernelSetting::tile64;
   const int M = 20, K = 30, N = 25;
   auto a = rounded_uniform(rng, K * M, DType::f32), b = rounded_uniform(rng, N * K, DType::f32),
        cv = rounded_uniform(rng, N, DType::f32);

@@ -26,7 +26,7 @@ void for_each_kernel(Body&& body, std::initializer_list<const char*> kernels = {
   for (const char* kernel : kernels) {
     SCOPED_TRACE(std::string("kernel '") + kernel + "'");
     ScopedSettings set;
-    set->qlinear_kernel = kernel;
+    set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
     body();
   }
 }
@@ -177,12 +177,13 @@ TEST(Quant, LinearSplitK) {
         SCOPED_TRACE(std::string(kernel) + " " + quant_format_name(f) + " M " + std::to_string(M) + " K " +
                      std::to_string(K));
         ScopedSettings set;
-        set->qlinear_kernel = kernel;
+        set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
         // A loop limit that leaves one block per invocation (GEMV: 64 blocks per launch) or two.
-        const detail::QLinearPlan p = detail::plan_qlinear(M, K, true, 1u << 30, kernel);
+        const detail::QLinearPlan p = detail::plan_qlinear(M, K, true, 1u << 30, set->qlinear_kernel);
         if (p.gemv && !p.serial && K <= 64 * 32) continue;  // the GEMV splits past 64 blocks
         const std::uint64_t limit = detail::qlinear_loops(p, p.gemv && !p.serial ? 1 : 2);
-        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, kernel).blocks_per_launch, (K + 31) / 32);  // split
+        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, set->qlinear_kernel).blocks_per_launch,
+                  (K + 31) / 32);  // split
         const std::int64_t N = 5;
         const auto w = weights(rng, N, K);
         const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);

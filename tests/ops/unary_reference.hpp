@@ -51,6 +51,9 @@ inline std::vector<UnaryCase> unary_cases() {
       {"asin", [](auto& x) { return asin(x); }, [](double x) { return std::asin(x); }, -1, 1, T, A, -0.9f, 0.9f},
       {"acos", [](auto& x) { return acos(x); }, [](double x) { return std::acos(x); }, -1, 1, T, A, -0.9f, 0.9f},
       {"atan", [](auto& x) { return atan(x); }, [](double x) { return std::atan(x); }, -10, 10, T, A},
+      {"asinh", [](auto& x) { return asinh(x); }, [](double x) { return std::asinh(x); }, -50, 50, T, A},
+      {"acosh", [](auto& x) { return acosh(x); }, [](double x) { return std::acosh(x); }, 1, 50, T, A, 1.1f, 50},
+      {"atanh", [](auto& x) { return atanh(x); }, [](double x) { return std::atanh(x); }, -1, 1, 4e-5, A, -0.9f, 0.9f},
       {"sinh", [](auto& x) { return sinh(x); }, [](double x) { return std::sinh(x); }, -5, 5, T, A},
       {"cosh", [](auto& x) { return cosh(x); }, [](double x) { return std::cosh(x); }, -5, 5, T, A},
       {"tanh", [](auto& x) { return tanh(x); }, [](double x) { return std::tanh(x); }, -5, 5, T, A},
@@ -101,6 +104,10 @@ inline std::vector<UnaryCase> unary_cases() {
        [](double x) { return std::isnan(x) ? x : std::max(x, 0.25); }, -5, 5, 0, 0},
       {"clamp_max", [](auto& x) { return clamp_max(x, 0.25); },
        [](double x) { return std::isnan(x) ? x : std::min(x, 0.25); }, -5, 5, 0, 0},
+      {"shrink", [](auto& x) { return shrink(x, 1.5, 0.25); },
+       [](double x) { return x < -1.5  ? x + 0.25
+                             : x > 1.5 ? x - 0.25
+                                       : 0.0; }, -5, 5, 1e-7, 0},
   };
 }
 

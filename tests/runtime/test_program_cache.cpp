@@ -92,9 +92,9 @@ TEST(Tuning, MeasuredOnceStoredAndReused) {
   GLT_RNG(rng);
   const auto dir = fresh_cache_dir();
   ScopedSettings settings;
-  settings->tune = 1;                              // llvmpipe too
-  settings->matmul_kernel = "gpu";                 // the GPU's kernel choice (llvmpipe's is REG)
-  const std::int64_t M = 1024, K = 256, N = 2048;  // 16 x 16 tiles of 64 x 128: the quad-load kernel
+  settings->tune = 1;                                          // llvmpipe too
+  settings->matmul_kernel = detail::MatmulKernelSetting::gpu;  // the GPU's kernel choice (llvmpipe's is REG)
+  const std::int64_t M = 1024, K = 256, N = 2048;              // 16 x 16 tiles of 64 x 128: the quad-load kernel
   auto a = uniform(rng, M * K), b = uniform(rng, K * N);
   auto product = [&](Device& d, std::uint64_t& dispatches) {
     Tensor ta = Tensor::from_host(d, a, {M, K}), tb = Tensor::from_host(d, b, {K, N});

@@ -1,5 +1,7 @@
 // Views: reshape/view, permute/transpose, slice/select/narrow, expand, squeeze/unsqueeze.
-// None of these copy (except reshape() when strides cannot express the new shape).
+// None of these copy (except reshape() when strides cannot express the new shape). They live in
+// the ops layer although declared in gltensor/tensor.hpp: each records its gradient, and a region's
+// gradient is scattered into zeros by a kernel.
 #include <algorithm>
 #include <functional>
 #include <optional>

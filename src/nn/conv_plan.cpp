@@ -1,0 +1,147 @@
+// plan_conv2d, plan_pieces and the GEMM form (conv_plan.hpp).
+#include "nn/conv_plan.hpp"
+
+#include <algorithm>
+
+namespace gltensor::detail {
+
+std::vector<ConvPiece> plan_pieces(const ConvGeometry& g, std::int64_t max_positions) {
+  const std::int64_t P = g.OH * g.OW, m = std::max<std::int64_t>(max_positions, 1);
+  std::vector<ConvPiece> pieces;
+  if (g.N * P <= m) return {ConvPiece{0, g.N, 0, g.OH, 0, g.OW}};
+  if (P <= m) {
+    const std::int64_t per = m / P;
+    for (std::int64_t n = 0; n < g.N; n += per) pieces.push_back({n, std::min(per, g.N - n), 0, g.OH, 0, g.OW});
+  } else if (g.OW <= m) {
+    const std::int64_t rows = m / g.OW;
+    for (std::int64_t n = 0; n < g.N; ++n)
+      for (std::int64_t r = 0; r < g.OH; r += rows) pieces.push_back({n, 1, r, std::min(rows, g.OH - r), 0, g.OW});
+  } else {
+    for (std::int64_t n = 0; n < g.N; ++n)
+      for (std::int64_t r = 0; r < g.OH; ++r)
+        for (std::int64_t c = 0; c < g.OW; c += m) pieces.push_back({n, 1, r, 1, c, std::min(m, g.OW - c)});
+  }
+  return pieces;
+}
+
+std::int64_t max_positions(std::int64_t ssbo_limit, std::int64_t col_rows, std::int64_t O) {
+  return ssbo_limit / (4 * std::max<std::int64_t>({col_rows, O, 1}));
+}
+
+std::vector<ConvPiece> plan_col2im_pieces(const ConvGeometry& g, std::int64_t ssbo_limit) {
+  const std::int64_t row_bytes = 4 * std::max<std::int64_t>(g.C * g.KH * g.KW, 1);
+  return plan_pieces(g, ssbo_limit / row_bytes);
+}
+
+ConvGemmForm plan_conv_gemm(const ConvGeometry& g, std::int64_t groups, bool x_f32_contiguous) {
+  if (groups > 1) return ConvGemmForm::grouped;
+  const Conv2dOptions& o = g.o;
+  const bool pointwise = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
+                         o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && g.N == 1 && x_f32_contiguous;
+  return pointwise ? ConvGemmForm::pointwise : ConvGemmForm::im2col;
+}
+
+Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings) {
+  Conv2dPlan plan;
+  const ConvGeometry& g = p.g;
+  const std::int64_t G = g.o.groups, Og = p.O / G, K = g.C * g.KH * g.KW;
+  ConvDirectProblem dp;
+  dp.C = g.C, dp.Og = Og, dp.KH = g.KH, dp.KW = g.KW, dp.OH = g.OH, dp.OW = g.OW;
+  dp.stride_w = g.o.stride[1], dp.dilation_w = g.o.dilation[1];
+  dp.x_rows_contiguous = p.x_rows_contiguous;
+  plan.direct = plan_conv_direct(dp, DeviceTraits{dev.software, dev.loop_limit}, settings);
+  // Small filters (image filters, depthwise convs) run directly: im2col + GEMM would write and
+  // read a columns matrix K times the image, which for large images also exceeds the device's
+  // SSBO limit (then the direct kernel runs whatever K is, if its loop fits the device's limit).
+  const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
+  const ConvSetting force = settings.conv;
+  const bool direct = force != ConvSetting::im2col &&
+                      (force == ConvSetting::direct || K <= 32 || cols_bytes > dev.ssbo_limit) &&
+                      (dev.loop_limit == 0 || plan.direct.loop_iterations <= dev.loop_limit);
+  // The im2col path in pieces where its columns would exceed the device's max SSBO block.
+  const std::vector<ConvPiece> pieces = plan_pieces(g, max_positions(dev.ssbo_limit, G * K, p.O));
+  plan.gemm_form = plan_conv_gemm(g, G, p.x_f32_contiguous);
+  if (direct) {
+    plan.path = Conv2dPlan::Path::direct;
+  } else if (Og == 1 && g.C == 1 && !p.grad) {
+    plan.path = Conv2dPlan::Path::depthwise;
+  } else if (pieces.size() == 1) {
+    plan.path = Conv2dPlan::Path::gemm;
+  } else {
+    plan.path = Conv2dPlan::Path::gemm_pieces;
+    plan.pieces = pieces;
+  }
+  // The direct and the pieces' paths save no columns: the weight gradient makes them again from
+  // x, per piece of one group's columns where they exceed the SSBO limit.
+  if (p.need_w) {
+    if (plan.path == Conv2dPlan::Path::gemm) {
+      plan.weight_grad = Conv2dPlan::WeightGrad::saved_columns;
+    } else {
+      plan.weight_grad = Conv2dPlan::WeightGrad::im2col;
+      plan.weight_pieces = plan_pieces(g, max_positions(dev.ssbo_limit, K, Og));
+    }
+  }
+  return plan;
+}
+
+Defines ConvDirectVariant::defines() const {
+  Defines d;
+  d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
+  const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
+  d.flag("LANES", lanes).flag("W_SHARED", lanes && plan.shared_weights);
+  if (plan.rowseg) d.flag("ROWSEG").value("DW", dw).value("SEGLEN", plan.seglen);
+  d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias).flag("OUT16", itemsize(out) == 2);
+  d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
+  if (bias) d.operand(3, b, CT::f32, false);
+  return d;
+}
+
+std::vector<ConvDirectVariant> ConvDirectVariant::space() {
+  std::vector<ConvDirectVariant> out;
+  for (bool lanes : {false, true})
+    for (bool shared : {false, true})
+      for (bool rowseg : {false, true})
+        for (bool contig : {false, true})
+          for (bool bias : {false, true}) {
+            if ((shared && !lanes) || (rowseg && lanes)) continue;
+            ConvDirectVariant v;
+            v.plan.layout = lanes ? ConvDirectPlan::Layout::lanes : ConvDirectPlan::Layout::rows;
+            v.plan.shared_weights = shared, v.plan.rowseg = rowseg, v.plan.x_rows_contiguous = contig;
+            v.plan.opi = 3, v.plan.px = lanes ? 4 : 16, v.cg = 3, v.kh = v.kw = 3, v.bias = bias;
+            if (rowseg) v.dw = 2, v.plan.seglen = v.plan.px + (v.kw - 1) * v.dw;
+            out.push_back(v);
+          }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    ConvDirectVariant v;
+    v.out = v.x = v.w = v.b = dt, v.bias = true, v.plan.opi = 8, v.plan.px = 4, v.cg = 1, v.kh = 5, v.kw = 1;
+    out.push_back(v);
+  }
+  ConvDirectVariant ints;  // an integer image: f32 results
+  ints.x = DType::u8;
+  out.push_back(ints);
+  return out;
+}
+
+Defines ConvVariant::defines() const {
+  Defines d;
+  if (im2col) {
+    d.flag("IM2COL").flag("QUADS", quads);
+    quads ? d.operand_vec4(0, DType::f32, CT::f32, true) : d.operand(0, DType::f32, CT::f32, true);
+  } else {
+    d.operand(0, DType::f32, CT::f32, true);
+  }
+  d.operand(1, in, CT::f32, false);
+  return d;
+}
+
+std::vector<ConvVariant> ConvVariant::space() {
+  std::vector<ConvVariant> out;
+  for (DType dt : {DType::f32, DType::f16, DType::bf16, DType::u8}) {
+    out.push_back({true, false, dt});
+    out.push_back({true, true, dt});
+    out.push_back({false, false, dt});
+  }
+  return out;
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,109 @@
+// How conv2d runs (internal): the forward's path (the direct kernel, depthwise taps, a GEMM over
+// the im2col columns, whole or in pieces of the output positions that fit the device's max SSBO
+// block) and form of the GEMM (pointwise, im2col, grouped), and the backward's (the weight
+// gradient from the forward's saved columns, from columns made again, or per piece; the input
+// gradient's col2im pieces). Pure functions of the geometry, the device's traits and the
+// settings, unit-tested without a GPU (tests/ops/test_plans.cpp).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gltensor/nn_functional.hpp"
+#include "nn/conv_direct_plan.hpp"
+#include "runtime/settings.hpp"
+#include "runtime/variant.hpp"
+
+namespace gltensor::detail {
+
+/// A convolution's geometry: batch N, input channels C (per group), input H x W, kernel KH x
+/// KW, output OH x OW, options (stride, padding, dilation, groups).
+struct ConvGeometry {
+  std::int64_t N, C, H, W, KH, KW, OH, OW;
+  Conv2dOptions o;
+};
+
+/// Output positions of a piece of a convolution: images [n0, n0 + nn), output rows [oh0, oh0 +
+/// noh) and columns [ow0, ow0 + now).
+struct ConvPiece {
+  std::int64_t n0, nn, oh0, noh, ow0, now;
+};
+
+/// Pieces of at most `max_positions` output positions each (at least 1): all of g's output
+/// where it fits, else whole images, else rows of one image, else parts of one row. Ops split
+/// their columns matrices (one row or column per output position) this way to keep each under
+/// the device's max SSBO block.
+std::vector<ConvPiece> plan_pieces(const ConvGeometry& g, std::int64_t max_positions);
+
+/// Output positions per piece of a columns matrix with `col_rows` rows (and a GEMM result of `O`
+/// rows) under `ssbo_limit` bytes, 4-byte floats.
+std::int64_t max_positions(std::int64_t ssbo_limit, std::int64_t col_rows, std::int64_t O);
+
+/// col2im(a @ b)'s pieces (the input gradient, conv_transpose2d): each piece's product [positions,
+/// C*KH*KW] under `ssbo_limit` bytes.
+std::vector<ConvPiece> plan_col2im_pieces(const ConvGeometry& g, std::int64_t ssbo_limit);
+
+/// The GEMM form of one im2col convolution: pointwise (a 1x1, stride-1, unpadded convolution of
+/// one contiguous f32 image, whose [C, H*W] view is the columns matrix), im2col (im2col then one
+/// matmul) or grouped (one im2col over every group's channels, then a batched matmul).
+enum class ConvGemmForm { pointwise, im2col, grouped };
+ConvGemmForm plan_conv_gemm(const ConvGeometry& g, std::int64_t groups, bool x_f32_contiguous);
+
+struct Conv2dProblem {
+  ConvGeometry g{};
+  std::int64_t O = 0;              ///< output channels (all groups)
+  bool x_f32_contiguous = false;   ///< x is f32 and contiguous
+  bool x_rows_contiguous = false;  ///< x's column stride is 1 and its row stride W
+  bool grad = false;               ///< a gradient is recorded (some input requires grad)
+  bool need_w = false;             ///< the weight requires grad
+};
+
+struct ConvDevice {
+  bool software = false;         ///< a CPU rasterizer (llvmpipe)
+  std::uint64_t loop_limit = 0;  ///< DeviceImpl::loop_limit() (0: none)
+  std::int64_t ssbo_limit = 0;   ///< DeviceImpl::ssbo_limit()
+};
+
+struct Conv2dPlan {
+  /// direct: glsl/nn/conv_direct.comp (small filters: C/groups * KH * KW <= 32, or where the
+  /// columns exceed the SSBO limit, if its loop fits the device). depthwise: one input and output
+  /// channel per group without a gradient, a sum over the taps of shifted views times the tap's
+  /// weights. gemm: im2col + GEMM (gemm_form). gemm_pieces: the same per piece of the output
+  /// positions, each into its slice, where the columns exceed the device's max SSBO block.
+  enum class Path { direct, depthwise, gemm, gemm_pieces };
+  Path path = Path::gemm;
+  ConvDirectPlan direct;                          ///< the direct kernel's plan (its loop length decides `direct`)
+  ConvGemmForm gemm_form = ConvGemmForm::im2col;  ///< gemm (gemm_pieces: per piece, planned per call)
+  std::vector<ConvPiece> pieces;                  ///< gemm_pieces
+
+  /// Backward, weight gradient: from the columns the forward kept (gemm without pieces), from
+  /// columns made again by im2col of x (in weight_pieces where they exceed the SSBO limit).
+  enum class WeightGrad { none, saved_columns, im2col };
+  WeightGrad weight_grad = WeightGrad::none;
+  std::vector<ConvPiece> weight_pieces;  ///< im2col: pieces of one group's columns
+};
+
+/// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
+Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
+
+/// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
+/// blocking, the filter's size, the operands' dtypes.
+struct ConvDirectVariant {
+  static constexpr const char* kFile = "conv_direct.comp";
+  ConvDirectPlan plan;                          ///< PX, OPI, LANES, W_SHARED, ROWSEG (SEGLEN), X_CONTIG
+  std::int64_t cg = 1, kh = 1, kw = 1, dw = 1;  ///< CG, KH, KW; DW (ROWSEG: the dilation along rows)
+  bool bias = false;                            ///< HAS_BIAS (operand 3)
+  DType out = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;
+  Defines defines() const;
+  static std::vector<ConvDirectVariant> space();
+};
+
+/// The Variant of glsl/nn/conv.comp: im2col (IM2COL; QUADS: four positions a store) or col2im.
+struct ConvVariant {
+  static constexpr const char* kFile = "conv.comp";
+  bool im2col = true, quads = false;
+  DType in = DType::f32;  ///< the image (im2col) or the columns (col2im)
+  Defines defines() const;
+  static std::vector<ConvVariant> space();
+};
+
+}  // namespace gltensor::detail

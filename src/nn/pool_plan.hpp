@@ -1,0 +1,57 @@
+// How 2-D pooling runs (internal): one invocation per output (pool.comp) where a window's loops
+// fit the device's loop limit, else two passes of one axis each (pool_axis.comp), each in
+// dispatches over ranges of the window's offsets short enough for the limit; the loop lengths
+// of both. Pure functions of the geometry and the loop limit, unit-tested without a GPU
+// (tests/ops/test_plans.cpp).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gltensor/nn_functional.hpp"
+
+namespace gltensor::detail {
+
+/// pool.comp's POOL and pool_axis.comp's ADAPTIVE: max, average, adaptive average.
+enum class PoolMode { max = 0, avg = 1, adaptive = 2 };
+
+struct PoolGeom {
+  std::int64_t N, C, H, W, OH, OW;
+  Pool2dOptions o;
+};
+
+/// One axis of a pooling: input positions I, windows O, kernel, stride, padding, dilation.
+struct PoolAxis {
+  std::int64_t I, O, k, s, p, d;
+};
+/// Axis 0 is H, 1 is W.
+PoolAxis pool_axis(const PoolGeom& g, int axis);
+
+/// A pass of pool_axis.comp: sums (avg, adaptive), maxima with their indices, or the avg
+/// gradient (each input position gathers the windows covering it).
+enum class PoolPass { sum, max, grad };
+
+/// A dispatch of a pass: the window's offsets [j0, j1) and the loop length of one invocation.
+struct PoolPassDispatch {
+  std::int64_t j0 = 0, j1 = 0;
+  std::uint64_t loop_iterations = 0;
+};
+
+/// pool.comp's loops, each counting its exit test: forward, the window's rows and the columns of
+/// each; max's backward, none (one atomic add; its retries under contention are not counted).
+std::uint64_t pool_direct_loops(PoolMode mode, bool backward, const PoolGeom& g);
+
+/// The dispatches of one pass along an axis (loop_limit 0: no limit, one dispatch).
+std::vector<PoolPassDispatch> plan_pool_pass(PoolPass pass, PoolMode mode, const PoolAxis& a, std::uint64_t loop_limit);
+
+struct Pool2dPlan {
+  /// direct: pool.comp, one invocation per output. separable: a W pass, then an H pass.
+  enum class Path { direct, separable };
+  Path path = Path::direct;
+  std::uint64_t loop_iterations = 0;             ///< direct: one invocation's loops
+  std::vector<PoolPassDispatch> w_pass, h_pass;  ///< separable
+};
+
+/// The forward's plan.
+Pool2dPlan plan_pool2d(PoolMode mode, const PoolGeom& g, std::uint64_t loop_limit);
+
+}  // namespace gltensor::detail

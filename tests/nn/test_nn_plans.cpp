@@ -1,0 +1,201 @@
+// conv2d's and pooling's kernel choices as pure functions, without a GPU: plan_conv2d's paths
+// (direct, depthwise, GEMM in its pointwise/im2col/grouped forms, GEMM per piece) forward and
+// backward, the pieces of the output positions, and plan_pool2d's direct and separable passes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "nn/conv_plan.hpp"
+#include "nn/pool_plan.hpp"
+
+using namespace gltensor;
+using namespace gltensor::detail;
+
+namespace {
+const ConvDevice kGpu{false, 0, std::int64_t{1} << 31}, kLlvmpipe{true, 65535, std::int64_t{128} << 20};
+
+// x [N, C*groups, H, W] with a KH x KW filter, stride 1, no padding, O output channels.
+Conv2dProblem conv(std::int64_t N, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t K, std::int64_t O,
+                   std::int64_t groups = 1) {
+  Conv2dProblem p;
+  p.g.N = N, p.g.C = C, p.g.H = H, p.g.W = W, p.g.KH = K, p.g.KW = K, p.g.OH = H - K + 1, p.g.OW = W - K + 1;
+  p.g.o.groups = groups;
+  p.O = O;
+  p.x_f32_contiguous = p.x_rows_contiguous = true;
+  return p;
+}
+
+// Every output position of g in exactly one piece, each piece at most `max` positions.
+void expect_cover(const ConvGeometry& g, const std::vector<ConvPiece>& pieces, std::int64_t max) {
+  std::vector<int> seen(static_cast<std::size_t>(g.N * g.OH * g.OW), 0);
+  for (const ConvPiece& p : pieces) {
+    EXPECT_LE(p.nn * p.noh * p.now, std::max<std::int64_t>(max, 1));
+    for (std::int64_t n = p.n0; n < p.n0 + p.nn; ++n)
+      for (std::int64_t r = p.oh0; r < p.oh0 + p.noh; ++r)
+        for (std::int64_t c = p.ow0; c < p.ow0 + p.now; ++c)
+          ++seen[static_cast<std::size_t>((n * g.OH + r) * g.OW + c)];
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "position " << i;
+}
+}  // namespace
+
+// Small filters (C * KH * KW <= 32) run the direct kernel; larger ones im2col + GEMM; forced
+// paths where they apply.
+TEST(PlanConv2d, DirectOrGemm) {
+  Settings s;
+  EXPECT_EQ(plan_conv2d(conv(2, 3, 32, 32, 3, 8), kGpu, s).path, Conv2dPlan::Path::direct);  // K = 27
+  EXPECT_EQ(plan_conv2d(conv(2, 4, 32, 32, 3, 8), kGpu, s).path, Conv2dPlan::Path::gemm);    // K = 36
+  const Conv2dPlan gemm = plan_conv2d(conv(2, 64, 32, 32, 3, 8), kLlvmpipe, s);
+  EXPECT_EQ(gemm.path, Conv2dPlan::Path::gemm);
+  EXPECT_EQ(gemm.gemm_form, ConvGemmForm::im2col);
+  EXPECT_TRUE(gemm.pieces.empty());
+  s.conv = ConvSetting::direct;
+  EXPECT_EQ(plan_conv2d(conv(2, 64, 32, 32, 3, 8), kLlvmpipe, s).path, Conv2dPlan::Path::direct);
+  s.conv = ConvSetting::im2col;
+  EXPECT_EQ(plan_conv2d(conv(2, 3, 32, 32, 3, 8), kGpu, s).path, Conv2dPlan::Path::gemm);
+}
+
+// The direct kernel only where its loop fits the device's limit, even when forced: C = 4096
+// channels of a 3 x 3 filter loop far past 65535 on llvmpipe.
+TEST(PlanConv2d, DirectOnlyWhereItsLoopFits) {
+  Settings s;
+  s.conv = ConvSetting::direct;
+  const Conv2dPlan p = plan_conv2d(conv(1, 4096, 8, 8, 3, 8), kLlvmpipe, s);
+  EXPECT_GT(p.direct.loop_iterations, 65535u);
+  EXPECT_EQ(p.path, Conv2dPlan::Path::gemm);
+  EXPECT_EQ(plan_conv2d(conv(1, 4096, 8, 8, 3, 8), kGpu, s).path, Conv2dPlan::Path::direct) << "no loop limit";
+}
+
+// Columns past the SSBO limit: the direct kernel where its loop fits (whatever K), else the GEMM
+// per piece of the output positions.
+TEST(PlanConv2d, ColumnsPastTheSsboLimit) {
+  Settings s;
+  // K = 64 * 9 = 576 rows of 4-byte floats over 2 * 30 * 30 positions: 4.1 MB > 1 MiB.
+  const ConvDevice small{true, 65535, 1 << 20};
+  Conv2dProblem p = conv(2, 64, 32, 32, 3, 8);
+  EXPECT_EQ(plan_conv2d(p, small, s).path, Conv2dPlan::Path::direct);
+  s.conv = ConvSetting::im2col;
+  const Conv2dPlan g = plan_conv2d(p, small, s);
+  ASSERT_EQ(g.path, Conv2dPlan::Path::gemm_pieces);
+  // (1 << 20) / (4 * 576) = 455 positions a piece: rows of 30, 15 rows a piece.
+  EXPECT_EQ(g.pieces.size(), 4u);
+  expect_cover(p.g, g.pieces, 455);
+  for (const ConvPiece& piece : g.pieces) EXPECT_EQ(piece.now, 30);
+}
+
+// One input and one output channel per group without a gradient: the taps as shifted views;
+// with a gradient, the grouped GEMM.
+TEST(PlanConv2d, DepthwiseAndGrouped) {
+  Settings s;
+  s.conv = ConvSetting::im2col;
+  Conv2dProblem p = conv(2, 1, 16, 16, 3, 32, 32);
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).path, Conv2dPlan::Path::depthwise);
+  p.grad = true;
+  const Conv2dPlan g = plan_conv2d(p, kGpu, s);
+  EXPECT_EQ(g.path, Conv2dPlan::Path::gemm);
+  EXPECT_EQ(g.gemm_form, ConvGemmForm::grouped);
+  // Two channels per group: the grouped GEMM.
+  EXPECT_EQ(plan_conv2d(conv(2, 2, 16, 16, 3, 32, 16), kGpu, s).gemm_form, ConvGemmForm::grouped);
+}
+
+// A 1x1, stride-1, unpadded conv of one contiguous f32 image is the matmul of its [C, H*W] view.
+TEST(PlanConv2d, Pointwise) {
+  const Settings s;
+  Conv2dProblem p = conv(1, 64, 16, 16, 1, 32);
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).path, Conv2dPlan::Path::gemm);
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::pointwise);
+  p.g.N = 2;
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::im2col) << "two images";
+  p.g.N = 1, p.x_f32_contiguous = false;
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::im2col) << "a strided or f16 image";
+  p.x_f32_contiguous = true, p.g.o.stride = {2, 2}, p.g.OH = p.g.OW = 8;
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::im2col) << "stride 2";
+  p.g.o.stride = {1, 1}, p.g.o.padding = {1, 0, 0, 0}, p.g.OH = 17;
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::im2col) << "padded";
+}
+
+// The weight gradient from the forward's columns where the GEMM kept them, else from columns
+// made again (in pieces under the SSBO limit); none for a frozen weight.
+TEST(PlanConv2d, Backward) {
+  Settings s;
+  Conv2dProblem p = conv(2, 64, 32, 32, 3, 8);
+  p.grad = true;
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).weight_grad, Conv2dPlan::WeightGrad::none);
+  p.need_w = true;
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).weight_grad, Conv2dPlan::WeightGrad::saved_columns);
+  const Conv2dPlan d = plan_conv2d(conv(2, 3, 32, 32, 3, 8), kGpu, s);
+  EXPECT_EQ(d.path, Conv2dPlan::Path::direct);
+  Conv2dProblem small = conv(2, 3, 32, 32, 3, 8);
+  small.grad = small.need_w = true;
+  const Conv2dPlan ds = plan_conv2d(small, kGpu, s);
+  EXPECT_EQ(ds.weight_grad, Conv2dPlan::WeightGrad::im2col);
+  EXPECT_EQ(ds.weight_pieces.size(), 1u);
+  // Pieces of one group's columns (K = 576 rows): (1 << 20) / (4 * 576) = 455 positions.
+  s.conv = ConvSetting::im2col;
+  const Conv2dPlan pieces = plan_conv2d(p, ConvDevice{true, 65535, 1 << 20}, s);
+  EXPECT_EQ(pieces.path, Conv2dPlan::Path::gemm_pieces);
+  EXPECT_EQ(pieces.weight_grad, Conv2dPlan::WeightGrad::im2col);
+  expect_cover(p.g, pieces.weight_pieces, 455);
+  EXPECT_GT(pieces.weight_pieces.size(), 1u);
+}
+
+// All positions, whole images, rows of one image, parts of one row.
+TEST(PlanConv2d, Pieces) {
+  ConvGeometry g{2, 1, 4, 5, 1, 1, 4, 5, {}};
+  EXPECT_EQ(plan_pieces(g, 40).size(), 1u);
+  for (std::int64_t max : {40, 39, 20, 10, 5, 3, 1, 0}) {
+    SCOPED_TRACE(max);
+    expect_cover(g, plan_pieces(g, max), max);
+  }
+  EXPECT_EQ(plan_pieces(g, 20).size(), 2u);           // whole images
+  EXPECT_EQ(plan_pieces(g, 10).size(), 4u);           // two rows a piece
+  EXPECT_EQ(plan_pieces(g, 3).size(), 2u * 4u * 2u);  // 3 + 2 columns of every row
+  // col2im's products [positions, C*KH*KW]: (4 * 25) / (4 * 9 * 3) positions, 1 row of 5 is 5 > 0.
+  ConvGeometry c{1, 3, 12, 12, 3, 3, 10, 10, {}};
+  expect_cover(c, plan_col2im_pieces(c, 4 * 27 * 10), 10);
+  EXPECT_EQ(plan_col2im_pieces(c, 4 * 27 * 10).size(), 10u);
+}
+
+// pool.comp where a window's loops fit, else a W pass and an H pass in dispatches of parts of
+// the window.
+TEST(PlanPool2d, DirectOrSeparable) {
+  PoolGeom g{1, 1, 64, 64, 62, 62, {}};
+  g.o.kernel = {3, 3}, g.o.stride = {1, 1};
+  Pool2dPlan p = plan_pool2d(PoolMode::max, g, 65535);
+  EXPECT_EQ(p.path, Pool2dPlan::Path::direct);
+  EXPECT_EQ(p.loop_iterations, 3u * (3u + 2u) + 1u);
+  p = plan_pool2d(PoolMode::avg, g, 10);
+  ASSERT_EQ(p.path, Pool2dPlan::Path::separable);
+  ASSERT_EQ(p.w_pass.size(), 1u);
+  EXPECT_EQ(p.w_pass[0].j0, 0);
+  EXPECT_EQ(p.w_pass[0].j1, 3);
+  EXPECT_EQ(p.w_pass[0].loop_iterations, 4u);
+  // A 100-wide window under a limit of 10: offsets in dispatches of 8, every one once.
+  g.o.kernel = {1, 100}, g.W = 100, g.OW = 1;
+  p = plan_pool2d(PoolMode::max, g, 10);
+  ASSERT_EQ(p.path, Pool2dPlan::Path::separable);
+  EXPECT_EQ(p.w_pass.size(), 13u);
+  std::int64_t next = 0;
+  for (const PoolPassDispatch& d : p.w_pass) {
+    EXPECT_EQ(d.j0, next);
+    EXPECT_LE(d.loop_iterations, 10u);
+    EXPECT_EQ(d.loop_iterations, static_cast<std::uint64_t>(d.j1 - d.j0 + 1));
+    next = d.j1;
+  }
+  EXPECT_EQ(next, 100);
+  EXPECT_EQ(plan_pool2d(PoolMode::max, g, 0).path, Pool2dPlan::Path::direct) << "no loop limit";
+}
+
+// Adaptive windows: ceil(I / O) + 1 positions at most; the avg gradient gathers the windows
+// covering one position: ceil(k / s) + 1, adaptive ceil(O / I) + 2.
+TEST(PlanPool2d, AdaptiveAndGradientPasses) {
+  PoolGeom g{1, 1, 10, 1000, 3, 1, {}};
+  EXPECT_EQ(pool_direct_loops(PoolMode::adaptive, false, g), (4u + 1u) * (1000u + 2u + 1u) + 1u);
+  EXPECT_EQ(pool_direct_loops(PoolMode::max, true, g), 1u);
+  const PoolAxis a{10, 3, 0, 0, 0, 1};
+  EXPECT_EQ(plan_pool_pass(PoolPass::sum, PoolMode::adaptive, a, 0).at(0).j1, 5);
+  EXPECT_EQ(plan_pool_pass(PoolPass::grad, PoolMode::adaptive, a, 0).at(0).j1, 3);
+  const PoolAxis k{64, 31, 5, 2, 0, 1};
+  EXPECT_EQ(plan_pool_pass(PoolPass::grad, PoolMode::avg, k, 0).at(0).j1, 4);
+}

@@ -1,0 +1,159 @@
+// Every enumerated variant of the kernels converted to the Variant contract
+// (runtime/variant.hpp) compiles offline with glslangValidator (Debian: glslang-tools), as GLSL ES
+// 3.10 and as desktop GLSL 4.30, and every define a variant emits is tested (flags) or used
+// (values, identifiers) by its kernel's source. No GPU: the sources are assembled as the
+// ProgramCache assembles them. One glslang adjustment: common.glsl's F_NAN / F_INF constants
+// become macros (glslang does not fold uintBitsToFloat in a const initializer; drivers do), as in
+// scripts/check_f16_glsl.sh.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gltensor/device.hpp"
+#include "gltensor/errors.hpp"
+#include "nn/conv_plan.hpp"
+#include "ops/elementwise.hpp"
+#include "ops/reduce_variants.hpp"
+#include "runtime/program_cache.hpp"
+
+using namespace gltensor;
+using namespace gltensor::detail;
+
+namespace {
+
+std::string glslang_source(const std::string& src) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < src.size()) {
+    std::size_t end = src.find('\n', pos);
+    if (end == std::string::npos) end = src.size();
+    const std::string line = src.substr(pos, end - pos);
+    pos = end + 1;
+    const std::string prefix = "const float F_";
+    if (line.rfind(prefix, 0) == 0 && !line.empty() && line.back() == ';') {
+      // const float F_NAN = uintBitsToFloat(...);  ->  #define F_NAN uintBitsToFloat(...)
+      const std::size_t eq = line.find(" = ");
+      out += "#define " + line.substr(12, eq - 12) + " " + line.substr(eq + 3, line.size() - eq - 4) + "\n";
+    } else {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+struct Compiled {
+  int rc = 0;
+  std::string log;
+};
+
+// Writes every source to its own file and compiles them in one glslangValidator run.
+Compiled compile_all(const std::string& family, const std::vector<std::string>& sources, bool desktop) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gltensor-variants-" + family + (desktop ? "-gl" : "-es") + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ostringstream cmd;
+  cmd << GLTENSOR_GLSLANG;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::filesystem::path path = dir / (family + "-" + std::to_string(i) + ".comp");
+    std::ofstream(path) << sources[i];
+    cmd << ' ' << path.string();
+  }
+  cmd << " 2>&1";
+  Compiled c;
+  if (FILE* p = popen(cmd.str().c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) c.log.append(buf, n);
+    c.rc = pclose(p);
+  } else {
+    c.rc = -1;
+  }
+  if (c.rc == 0) std::filesystem::remove_all(dir);
+  return c;
+}
+
+// GLSL ES 3.10 and, unless `es_only`, GLSL 4.30.
+template <typename V>
+void check_family(const std::string& family, const char* file, const std::vector<V>& space, std::uint32_t local,
+                  bool es_only = false) {
+  // The GPU pack runs every test_* on a machine without glslang-tools: nothing to compile with.
+  if (!std::filesystem::exists(GLTENSOR_GLSLANG)) GTEST_SKIP() << GLTENSOR_GLSLANG << " not found";
+  ASSERT_FALSE(space.empty());
+  for (bool desktop : {false, true}) {
+    if (desktop && es_only) continue;
+    Capabilities caps;
+    caps.desktop = desktop;
+    caps.gl_major = desktop ? 4 : 3;
+    caps.gl_minor = 1;
+    const std::string bare = ProgramCache::full_source(caps, file, "", local, 1, 1);
+    std::vector<std::string> sources;
+    for (const V& v : space) {
+      const Defines d = v.defines();
+      EXPECT_NO_THROW(d.check(file, bare)) << family << " variant " << d.key();
+      sources.push_back(glslang_source(ProgramCache::full_source(caps, file, d.header(), local, 1, 1)));
+    }
+    const Compiled c = compile_all(family, sources, desktop);
+    EXPECT_EQ(c.rc, 0) << family << (desktop ? " (GLSL 4.30)" : " (GLSL ES 3.10)") << ": " << sources.size()
+                       << " variants\n"
+                       << c.log;
+  }
+}
+
+}  // namespace
+
+// One file per family: unary, binary, ternary. The f16 forms (F16V) as GLSL ES only: desktop
+// drivers get them through NV_gpu_shader5 (DeviceImpl::f16_extension_glsl), which glslang does
+// not know, and glslang's EXT float16 types lack unpackFloat2x16 in desktop GLSL.
+TEST(KernelVariants, Elementwise) {
+  for (ElementwiseKernel k : {ElementwiseKernel::unary, ElementwiseKernel::binary, ElementwiseKernel::ternary}) {
+    std::vector<ElementwiseVariant> f32, f16;
+    for (const ElementwiseVariant& v : ElementwiseVariant::space())
+      if (v.kernel == k) (v.f16_fn.empty() ? f32 : f16).push_back(v);
+    check_family(kernel_file(k), kernel_file(k), f32, 256);
+    if (!f16.empty()) check_family(std::string(kernel_file(k)) + "-f16", kernel_file(k), f16, 256, true);
+  }
+}
+
+TEST(KernelVariants, Reductions) {
+  check_family("reduce", ReduceVariant::kFile, ReduceVariant::space(), 256);
+  check_family("reduce_rows", ReduceRowsVariant::kFile, ReduceRowsVariant::space(), 256);
+  check_family("softmax", SoftmaxVariant::kFile, SoftmaxVariant::space(), 256);
+}
+
+TEST(KernelVariants, Convolutions) {
+  check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
+  check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
+}
+
+// The check itself: a misspelt flag or value throws, naming the kernel and the define.
+TEST(KernelVariants, MisspeltDefinesThrow) {
+  Capabilities caps;
+  caps.gl_major = 3, caps.gl_minor = 1;
+  const std::string bare = ProgramCache::full_source(caps, "softmax.comp", "", 256, 1, 1);
+  SoftmaxVariant v;
+  EXPECT_NO_THROW(v.defines().check("softmax.comp", bare));
+  Defines bad = v.defines();
+  bad.flag("ROW_QUAD");
+  try {
+    bad.check("softmax.comp", bare);
+    ADD_FAILURE() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("softmax.comp: #define ROW_QUAD"), std::string::npos) << e.what();
+  }
+  Defines bad_value = v.defines();
+  bad_value.value("NQQ", 2);
+  EXPECT_THROW(bad_value.check("softmax.comp", bare), DeviceError);
+  // Equal variants, equal keys; any field changes the key.
+  SoftmaxVariant w = v;
+  EXPECT_EQ(v.defines().key(), w.defines().key());
+  w.log = true;
+  EXPECT_NE(v.defines().key(), w.defines().key());
+}
