@@ -11,6 +11,19 @@ bool is_inf(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0x7f800000u;
 bool is_nan(int x) { return false; }
 bool is_inf(int x) { return false; }
 
+// a / b rounded to nearest, as IEEE division is (the float64/numpy references, llvmpipe). GPUs
+// divide approximately (NVIDIA's GLSL division is within ~2 ulp), which moves exact quotients
+// such as 25.5 off a rounding tie and gives other answers than CI's (the H100 gave 25 for 26 in
+// ONNX's DynamicQuantizeLinear test): one Newton step with the exact residual (fma) gives the
+// correctly rounded quotient. Infinite and NaN quotients pass unchanged. GLSL ES 3.10 has no fma.
+float div_rn(float a, float b) {
+  float q = a / b;
+#if !defined(GL_ES) || __VERSION__ >= 320
+  if (abs(q) <= 3.4028234e38) q += fma(-q, b, a) / b;
+#endif
+  return q;
+}
+
 float f16_bits_to_f32(uint h) { return unpackHalf2x16(h & 0xffffu).x; }
 
 // IEEE binary16 with round to nearest even, overflow to Inf, NaN kept quiet.

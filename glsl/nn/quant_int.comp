@@ -30,18 +30,7 @@
 //   (taps outside the image are skipped: ONNX pads with the zero point), ACCUM adds to y (split C).
 //   Operands: 0 = y (int32), 1 = x, 2 = w, 3 = zx, 4 = zw (int32).
 
-// a / b rounded to nearest as IEEE division is (ONNX's reference: numpy float32). GPUs divide
-// approximately (NVIDIA's GLSL division is within ~2 ulp), which moves exact halves such as
-// 25.5 off the tie that roundEven decides (the H100 gave 25 for 26 in DynamicQuantizeLinear's
-// node test): one Newton correction with the exact residual (fma) gives the correctly rounded
-// quotient. Infinite and NaN quotients pass unchanged. GLSL ES 3.10 has no fma: plain division.
-float div_rn(float a, float b) {
-  float q = a / b;
-#if !defined(GL_ES) || __VERSION__ >= 320
-  if (abs(q) <= 3.4028234e38) q += fma(-q, b, a) / b;
-#endif
-  return q;
-}
+// div_rn (common.glsl): division rounded as IEEE division is, which roundEven needs at ties.
 
 #if defined(QUANTIZE) || defined(REQUANT) || defined(DEQUANTIZE)
 layout(local_size_x = LOCAL_X) in;

@@ -23,7 +23,7 @@ float op_sub(float a, float b) { return a - b; }
 int op_sub(int a, int b) { return a - b; }
 float op_mul(float a, float b) { return a * b; }
 int op_mul(int a, int b) { return a * b; }
-float op_div(float a, float b) { return a / b; }
+float op_div(float a, float b) { return div_rn(a, b); }  // correctly rounded (common.glsl)
 float op_maximum(float a, float b) { return (is_nan(a) || is_nan(b)) ? F_NAN : max(a, b); }
 int op_maximum(int a, int b) { return max(a, b); }
 float op_minimum(float a, float b) { return (is_nan(a) || is_nan(b)) ? F_NAN : min(a, b); }
