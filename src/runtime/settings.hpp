@@ -16,7 +16,7 @@ struct Settings {
   std::filesystem::path cache_dir;
   /// GLTENSOR_FULL_BARRIERS=1: a memory barrier before every dispatch (diagnoses hazards).
   bool full_barriers = false;
-  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg forces a matmul variant;
+  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   std::string matmul_kernel;
   /// GLTENSOR_QLINEAR_KERNEL=gemv|serial|gemm forces quantized_linear's kernel ("" = choose: GEMM
