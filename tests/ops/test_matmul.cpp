@@ -262,6 +262,21 @@ TEST(Matmul, EveryKernelPath) {
 
 namespace {
 // Values as stored in dtype dt.
+// C [M, N] of operands 0.5 (A) and 0.25 (B) over K = 6 with a NaN in A's row 2 and +Inf in B's
+// column 5: row 2 NaN, column 5 +Inf, the rest 6 * 0.125.
+void check_nan_row_inf_column(const std::vector<float>& c, int M, int N) {
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      const float v = c[m * N + n];
+      if (m == 2)
+        EXPECT_TRUE(std::isnan(v)) << m << "," << n;
+      else if (n == 5)
+        EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
+      else
+        EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
+    }
+}
+
 void round_to(std::vector<float>& v, DType dt) {
   for (auto& x : v)
     x = dt == DType::f16 ? f16_to_f32(f32_to_f16(x)) : dt == DType::bf16 ? bf16_to_f32(f32_to_bf16(x)) : x;
@@ -434,17 +449,8 @@ TEST(Matmul, RegisterBlockedKernel) {
   std::vector<float> pa(9 * 6, 0.5f), pb(6 * 11, 0.25f);
   pa[2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();
   pb[4 * 11 + 5] = std::numeric_limits<float>::infinity();
-  auto c = matmul(Tensor::from_host(device(), pa, {9, 6}), Tensor::from_host(device(), pb, {6, 11})).to_vector();
-  for (int m = 0; m < 9; ++m)
-    for (int n = 0; n < 11; ++n) {
-      const float v = c[m * 11 + n];
-      if (m == 2)
-        EXPECT_TRUE(std::isnan(v)) << m << "," << n;
-      else if (n == 5)
-        EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
-      else
-        EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
-    }
+  check_nan_row_inf_column(
+      matmul(Tensor::from_host(device(), pa, {9, 6}), Tensor::from_host(device(), pb, {6, 11})).to_vector(), 9, 11);
 }
 
 namespace {
@@ -511,17 +517,8 @@ TEST(Matmul, GemvKernel) {
     std::vector<float> px(4 * 6, 0.5f), pw(11 * 6, 0.25f);
     px[2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();
     pw[5 * 6 + 4] = std::numeric_limits<float>::infinity();
-    auto c = linear(Tensor::from_host(device(), px, {4, 6}), Tensor::from_host(device(), pw, {11, 6})).to_vector();
-    for (int m = 0; m < 4; ++m)
-      for (int n = 0; n < 11; ++n) {
-        const float v = c[m * 11 + n];
-        if (m == 2)
-          EXPECT_TRUE(std::isnan(v)) << m << "," << n;
-        else if (n == 5)
-          EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
-        else
-          EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
-      }
+    check_nan_row_inf_column(
+        linear(Tensor::from_host(device(), px, {4, 6}), Tensor::from_host(device(), pw, {11, 6})).to_vector(), 4, 11);
   }
   {  // x and w narrowed from rows of 8 (quads, the last one partial): the hidden column holds
      // NaN (x) and Inf (w), which must never be read
