@@ -57,6 +57,21 @@ void BM_matmul(benchmark::State& st, DType dt) {
   set_rate(st, 2.0 * n * n * n, "GFLOP/s");
 }
 
+// Decoding's linear layers: x [rows, in] @ w [out, in]^T in f32 (the GEMV kernel on GPUs), kReps
+// per fence wait; GB/s of the weight read (compare with gltensor_quant_bench's int8/int4 rows).
+void BM_linear_gemv(benchmark::State& st) {
+  fresh();
+  const std::int64_t rows = st.range(0), in = st.range(1), out = st.range(2);
+  Tensor x = randn(dev(), {rows, in}, gen()), w = randn(dev(), {out, in}, gen()), b = randn(dev(), {out}, gen());
+  Tensor y = linear(x, w, b);
+  dev().synchronize();
+  for (auto _ : st) {
+    for (int r = 0; r < kReps; ++r) y = linear(x, w, b);
+    dev().synchronize();
+  }
+  set_rate(st, kReps * 4.0 * in * out, "GB/s");
+}
+
 // Precision::f16_allowed for a case's duration (docs/precision.md); the case is skipped where the
 // device keeps f32 math (no fp16 arithmetic), so that f32 and f16 rows of one run compare.
 class F16Math {
@@ -304,6 +319,12 @@ BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)
     ->Arg(8192)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_linear_gemv)
+    ->Args({1, 384, 1024})
+    ->Args({1, 1024, 384})
+    ->Args({1, 4096, 4096})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_elementwise, add, 0)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise, mul, 1)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise, gelu, 2)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);

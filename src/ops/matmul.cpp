@@ -1,4 +1,4 @@
-// matmul / gemm / linear on matmul.comp.
+// matmul / gemm / linear on matmul.comp (GEMV: gemv.comp).
 #include <algorithm>
 #include <string>
 
@@ -141,10 +141,14 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
                    std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
                    DType b_dtype) {
   const bool vec4 = plan.kernel == MatmulPlan::Kernel::vec4, reg = plan.kernel == MatmulPlan::Kernel::reg;
+  const bool gemv = plan.kernel == MatmulPlan::Kernel::gemv;
   const DType od = out.dtype();
   std::string h = "#define BD " + std::to_string(bl.shape.size()) + "\n";
   if (const std::string act = activation_glsl(epilogue.act); !act.empty()) h += "#define ACT(x) " + act + "\n";
-  if (reg) {
+  if (gemv) {
+    h += "#define RM " + std::to_string(plan.tile_m) + "u\n#define NF " + std::to_string(plan.tile_n) +
+         "u\n#define A_Q " + std::to_string(plan.a_quad) + "\n#define B_Q " + std::to_string(plan.b_quad) + "\n";
+  } else if (reg) {
     // The block written out for the kernel: ROWS(X) = X(0) .. X(RA - 1) and the other lists.
     auto list = [](int n, const char* pre) {
       std::string l;
@@ -168,7 +172,7 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
   // extension enabled, to tell the extension's effect on the existing code from F16_MATH's.
   if (plan.f16_block > 0) {
     h += dev.f16_extension_glsl() + "#define F16_MATH 1\n#define F16_BLOCK " + std::to_string(plan.f16_block) + "u\n";
-  } else if (settings().precision == PrecisionSetting::f16_ext_only && !reg) {
+  } else if (settings().precision == PrecisionSetting::f16_ext_only && !reg && !gemv) {
     h += dev.f16_extension_glsl();
   }
   if (problem.batch == 1) h += "#define NO_BATCH 1\n";
@@ -181,15 +185,17 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     // REG reads quads and, for a K % 4 tail, elements: both views of a quad operand.
     h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a_dtype, CT::f32, false) +
          operand_glsl(2, b_dtype, CT::f32, false);
-    if (reg && plan.a_quad) h += quad_glsl("A", 1, a_dtype);
-    if (reg && plan.b_quad) h += quad_glsl("B", 2, b_dtype);
+    if ((reg || gemv) && plan.a_quad) h += quad_glsl("A", 1, a_dtype);
+    if ((reg || gemv) && plan.b_quad) h += quad_glsl("B", 2, b_dtype);
   }
   if (d.defined()) h += operand_glsl(3, d.dtype(), CT::f32, false);
   const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
   // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
   auto run = [&](int variant) {
     Launch launch(dev, "matmul");
-    if (reg) {
+    if (gemv) {
+      launch.program("gemv.comp", h, {plan.local_x});
+    } else if (reg) {
       launch.program("matmul.comp", h, {plan.local_x});
     } else if (!vec4) {
       launch.program("matmul.comp", h, {16, 16});
@@ -246,6 +252,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   problem.quads = vl.ok, problem.split_columns = split > 0, problem.precision = dev.precision;
   if (is_floating(ea.dtype()))
     problem.a_quads = quad_aligned(ea, ea.dim() - 1) ? 1 : M % 4 == 0 && quad_aligned(ea, ea.dim() - 2) ? 2 : 0;
+  problem.b_kmajor = eb.strides()[eb.dim() - 2] == 1;
   if (is_floating(eb.dtype()))
     problem.b_quads = N % 4 == 0 && quad_aligned(eb, eb.dim() - 1) ? 1 : quad_aligned(eb, eb.dim() - 2) ? 2 : 0;
   const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_matmul()};

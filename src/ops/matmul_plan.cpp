@@ -33,6 +33,14 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
     case MatmulPlan::Kernel::reg:
       // The K loop unrolled by 4 and the remainder's up to 3 steps (the block is written out).
       return k / 4 + 3;
+    case MatmulPlan::Kernel::gemv: {
+      // Per step of 4 kGemvLocal K: the step, B's quads, A's rows each with its features. Once:
+      // offsets, accumulators, their stores to shared memory, the tree's log2(local) levels of
+      // (1 + block) and up to 16 batch dims.
+      constexpr std::uint64_t rows = kGemvRows, feats = kGemvFeatures, block = rows * feats;
+      const std::uint64_t steps = (k + 4 * kGemvLocal - 1) / (4 * kGemvLocal);
+      return steps * (1 + feats + rows * (1 + feats)) + rows + feats + 2 * block + 7 * (1 + block) + 16;
+    }
   }
   return 0;
 }
@@ -56,9 +64,24 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
       dev.loop_limit != 0 && std::min({matmul_loops(MatmulPlan::Kernel::vec4, 16, 1, fb0),
                                        matmul_loops(MatmulPlan::Kernel::tile64, 16, 1, fb0),
                                        matmul_loops(MatmulPlan::Kernel::tile128, 16, 1, fb0)}) > dev.loop_limit;
-  const bool reg = forced == K::reg || (chosen && (software || small || tiles_too_long));
-  const bool vec4 = !reg && p.quads && whole && (forced_vec4 || (chosen && vec4_tiles >= 256));
-  if (reg) {
+  // GEMV: where its loops fit (a lowered limit may leave room only for REG's).
+  const bool gemv_fits = dev.loop_limit == 0 || matmul_loops(MatmulPlan::Kernel::gemv, 16) <= dev.loop_limit;
+  const bool gemv = gemv_fits && !p.split_columns &&
+                    (forced == K::gemv || (chosen && !software && p.M <= kGemvRows && p.b_kmajor));
+  const bool reg =
+      !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
+  const bool vec4 = !reg && !gemv && p.quads && whole && (forced_vec4 || (chosen && vec4_tiles >= 256));
+  if (gemv) {
+    plan.kernel = MatmulPlan::Kernel::gemv;
+    plan.tile_m = std::min<std::int64_t>(std::max<std::int64_t>(p.M, 1), kGemvRows);
+    plan.tile_n = kGemvFeatures;
+    // Invocations along K: 4 K each per step, fewer where K is short (32 to kGemvLocal).
+    plan.local_x = 32;
+    while (plan.local_x < kGemvLocal && 4 * plan.local_x < p.K) plan.local_x *= 2;
+    plan.local_y = 1;
+    plan.a_quad = p.a_quads == 1 ? 1 : 0;
+    plan.b_quad = p.b_quads == 2 ? 2 : 0;
+  } else if (reg) {
     // Blocks (bench/RESULTS.md): up to 8 rows x 8 columns, fewer where M or N is (cost follows
     // the product's size). On llvmpipe 16 x 32 blocks ran 1.4 to 2.8x faster but took LLVM
     // minutes to compile per variant (register allocation of the spilled accumulators). Software
@@ -89,8 +112,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const std::int64_t blocks = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n);
   const std::int64_t groups = reg ? ceil_div(blocks, plan.local_x) : blocks;
   const std::int64_t tiles = groups * p.batch;
-  // F16_MATH is in every kernel but REG (which computes in f32 where it is chosen).
-  plan.f16_block = p.precision == Precision::f16_allowed && dev.fp16_arithmetic && !reg ? kF16BlockK : 0;
+  // F16_MATH is in every kernel but REG and GEMV (which compute in f32 where they are chosen).
+  plan.f16_block = p.precision == Precision::f16_allowed && dev.fp16_arithmetic && !reg && !gemv ? kF16BlockK : 0;
   const std::int64_t fb = plan.f16_block;
 
   // Split-K. Chunks are multiples of 16 (whole K-tiles of every kernel and of both slices).
@@ -105,7 +128,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const std::int64_t target = software ? 16 : 256;
   // REG's workgroups are single invocations' blocks over all of K: split below the target itself
   // (a few workgroups leave cores idle on a CPU rasterizer).
-  if (p.K >= 1024 && tiles * (reg ? 1 : 4) < target)
+  // GEMV spreads K over a workgroup's invocations already: it splits only for the loop limit.
+  if (!gemv && p.K >= 1024 && tiles * (reg ? 1 : 4) < target)
     splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
   if (splits > 1) {
     plan.kchunk = ceil_div(ceil_div(p.K, splits), 16) * 16;
@@ -132,7 +156,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.local_y = 1;
   }
   plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk, 1, fb);
-  plan.groups_x = static_cast<std::uint64_t>(reg ? groups : ceil_div(p.N, plan.tile_n));
+  plan.groups_x = static_cast<std::uint64_t>(reg ? groups : ceil_div(p.N, plan.tile_n));  // GEMV: features
   plan.groups_y = static_cast<std::uint64_t>(reg ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
   return plan;

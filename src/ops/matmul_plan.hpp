@@ -19,7 +19,8 @@ struct MatmulProblem {
   /// Quad loads the operands allow (offsets and other strides multiples of 4): A 1 along K, 2
   /// along M (M % 4 == 0); B 1 along N (N % 4 == 0), 2 along K; 0 none.
   int a_quads = 0, b_quads = 0;
-  bool split_columns = false;            ///< the caller wants the [N / split, M, split] epilogue (conv2d)
+  bool b_kmajor = false;       ///< B's elements contiguous along K (linear's w.t()): GEMV reads them coalesced
+  bool split_columns = false;  ///< the caller wants the [N / split, M, split] epilogue (conv2d)
   Precision precision = Precision::f32;  ///< the device's precision setting (Device::precision)
 };
 
@@ -30,8 +31,9 @@ struct DeviceTraits {
 };
 
 struct MatmulPlan {
-  enum class Kernel { vec4, tile64, tile128, reg };
+  enum class Kernel { vec4, tile64, tile128, reg, gemv };
   Kernel kernel = Kernel::tile64;
+  /// Rows of C x columns (output features) of a workgroup (GEMV: up to 8 rows x kGemvFeatures).
   std::int64_t tile_m = 64, tile_n = 64;
   /// Quad-load kernel variant: bit 0 sliced K (256 invocations), bit 1 inner product unrolled.
   int variant = 0;
@@ -56,22 +58,29 @@ struct MatmulPlan {
   std::uint64_t loop_iterations = 0;
 };
 
-/// The plan. Kernel choice: on software rasterizers the REG kernel (register blocks straight
-/// from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel
-/// where M or N is at most 8 (a 64-row tile of a 3-row product would do 21 times its work),
-/// else the 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned
-/// operands and at least 256 tiles (GPUs fill better with smaller tiles below that), else 64x64
-/// tiles (Settings::matmul_kernel overrides where the kernel applies: vec4*, tile64, tile128, reg). Split-K where one
-/// invocation would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and fewer than a
-/// quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than the target).
-/// f16 math (f16_block = kF16BlockK) in every kernel but REG where the problem's precision is
-/// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands
-/// are rounded to f16 in the kernel); else f32 math.
+/// GEMV (glsl/ops/gemv.comp): output features and most rows of C per workgroup, most invocations.
+inline constexpr std::int64_t kGemvFeatures = 4, kGemvRows = 8;
+inline constexpr std::uint32_t kGemvLocal = 128;
+
+/// The plan. Kernel choice: on GPUs the GEMV kernel where M <= 8 and B is K-major (linear's
+/// w.t(): a workgroup per kGemvFeatures output features, its invocations splitting K, a
+/// shared-memory reduction; no split_columns); Settings::matmul_kernel "gemv" forces it for any
+/// shape and device (split_columns excepted). Otherwise: on software rasterizers the REG kernel (register blocks
+/// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
+/// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the 64x128 quad-load kernel for whole
+/// tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles (GPUs fill better with smaller
+/// tiles below that), else 64x64 tiles (Settings::matmul_kernel overrides where the kernel applies: vec4*, tile64,
+/// tile128, reg, gemv). Split-K where one invocation would loop past the device's limit, and where few output tiles
+/// share a long K (K >= 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software
+/// rasterizers; for REG fewer than the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV
+/// where the problem's precision is f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32
+/// operands are rounded to f16 in the kernel); else f32 math.
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
 /// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant;
-/// f16_block > 0: the F16_MATH form (its partial sums' reset and flush loops counted).
+/// f16_block > 0: the F16_MATH form (its partial sums' reset and flush loops counted). GEMV:
+/// kGemvRows x kGemvFeatures blocks of kGemvLocal invocations (the worst case of its plans).
 std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices = 1, std::int64_t f16_block = 0);
 
 }  // namespace gltensor::detail

@@ -37,7 +37,8 @@ MatmulKernelSetting parse_matmul_kernel(const std::string& text) {
                    {"vec4su", K::vec4su},
                    {"tile64", K::tile64},
                    {"tile128", K::tile128},
-                   {"reg", K::reg}});
+                   {"reg", K::reg},
+                   {"gemv", K::gemv}});
 }
 
 ConvSetting parse_conv(const std::string& text) {

@@ -7,7 +7,7 @@ namespace gltensor::detail {
 
 /// GLTENSOR_MATMUL_KERNEL: the planner's choice, the choice a GPU would get, or a forced variant
 /// (vec4 with the s(liced K) and u(nrolled) bits).
-enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg };
+enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg, gemv };
 /// GLTENSOR_CONV: conv2d's forward path.
 enum class ConvSetting { choose, direct, im2col };
 /// GLTENSOR_CONV_DIRECT: the direct conv kernel's layout.
@@ -36,7 +36,7 @@ struct Settings {
   std::filesystem::path cache_dir;
   /// GLTENSOR_FULL_BARRIERS=1: a memory barrier before every dispatch (diagnoses hazards).
   bool full_barriers = false;
-  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg forces a matmul variant;
+  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
   /// GLTENSOR_QLINEAR_KERNEL=gemv|serial|gemm forces quantized_linear's kernel ("" = choose: GEMM

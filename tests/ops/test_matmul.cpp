@@ -224,7 +224,7 @@ TEST(Matmul, EveryKernelPath) {
       {3, 64, 16, 128, false, false, DType::f32}, {1, 128, 48, 128, false, false, DType::f16},
       {1, 64, 32, 256, true, true, DType::bf16},  {1, 67, 12, 132, false, false, DType::f32},
       {1, 45, 28, 60, false, true, DType::f32},   {1, 3, 5, 7, false, false, DType::f32}};
-  for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128", "reg"}) {
+  for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128", "reg", "gemv"}) {
     ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
     for (const Case& c : cases) {
       auto a = uniform(rng, c.batch * c.M * c.K), b = uniform(rng, c.K * c.N), d = uniform(rng, c.N);
@@ -262,6 +262,21 @@ TEST(Matmul, EveryKernelPath) {
 
 namespace {
 // Values as stored in dtype dt.
+// C [M, N] of operands 0.5 (A) and 0.25 (B) over K = 6 with a NaN in A's row 2 and +Inf in B's
+// column 5: row 2 NaN, column 5 +Inf, the rest 6 * 0.125.
+void check_nan_row_inf_column(const std::vector<float>& c, int M, int N) {
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      const float v = c[m * N + n];
+      if (m == 2)
+        EXPECT_TRUE(std::isnan(v)) << m << "," << n;
+      else if (n == 5)
+        EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
+      else
+        EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
+    }
+}
+
 void round_to(std::vector<float>& v, DType dt) {
   for (auto& x : v)
     x = dt == DType::f16 ? f16_to_f32(f32_to_f16(x)) : dt == DType::bf16 ? bf16_to_f32(f32_to_bf16(x)) : x;
@@ -434,15 +449,102 @@ TEST(Matmul, RegisterBlockedKernel) {
   std::vector<float> pa(9 * 6, 0.5f), pb(6 * 11, 0.25f);
   pa[2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();
   pb[4 * 11 + 5] = std::numeric_limits<float>::infinity();
-  auto c = matmul(Tensor::from_host(device(), pa, {9, 6}), Tensor::from_host(device(), pb, {6, 11})).to_vector();
-  for (int m = 0; m < 9; ++m)
-    for (int n = 0; n < 11; ++n) {
-      const float v = c[m * 11 + n];
-      if (m == 2)
-        EXPECT_TRUE(std::isnan(v)) << m << "," << n;
-      else if (n == 5)
-        EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
-      else
-        EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
+  check_nan_row_inf_column(
+      matmul(Tensor::from_host(device(), pa, {9, 6}), Tensor::from_host(device(), pb, {6, 11})).to_vector(), 9, 11);
+}
+
+namespace {
+// linear(x [..., K], w [N, K], bias, act) against float64, values stored as dtype dt.
+void check_linear(std::mt19937_64& rng, const Shape& sx, std::int64_t N, DType dt, bool with_bias,
+                  Activation act = Activation::none, double (*f)(double) = nullptr) {
+  const std::int64_t K = sx.back(), rows = numel_of(sx) / std::max<std::int64_t>(K, 1);
+  auto x = uniform(rng, numel_of(sx)), w = uniform(rng, N * K), bias = uniform(rng, N);
+  round_to(x, dt);
+  round_to(w, dt);
+  std::vector<double> ref(static_cast<std::size_t>(rows * N));
+  for (std::int64_t m = 0; m < rows; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double s = with_bias ? bias[n] : 0.0;
+      for (std::int64_t k = 0; k < K; ++k) s += double(x[m * K + k]) * w[n * K + k];
+      ref[m * N + n] = f ? f(s) : s;
     }
+  Tensor b = with_bias ? Tensor::from_host(device(), bias, {N}) : Tensor();
+  Tensor r = linear(Tensor::from_host(device(), x, sx, dt), Tensor::from_host(device(), w, {N, K}, dt), b, act);
+  Shape os = sx;
+  os.back() = N;
+  EXPECT_EQ(r.shape(), os);
+  const bool f32 = dt == DType::f32;
+  EXPECT_TRUE(close(r.to(DType::f32).to_vector(), ref, f32 ? 1e-5 : 1e-2, f32 ? 2e-6 * K + 1e-6 : 2e-2))
+      << to_string(sx) << " x [" << N << ", " << K << "] " << dtype_name(dt);
+}
+}  // namespace
+
+// The GEMV kernel (glsl/ops/gemv.comp: GPUs' choice for M <= 8 with a K-major B) forced on
+// every device: M of 1 to 8 and past it, odd K and N (partial quads, features past the last
+// workgroup's block), B K-major (linear) and row-major or at an offset (element loads), batch
+// dims, the bias + activation epilogue, f16/bf16 operands, NaN/Inf, K split under a lowered loop
+// limit, more workgroups than one dispatch allows.
+TEST(Matmul, GemvKernel) {
+  GLT_RNG(rng);
+  ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "gemv");
+  for (std::int64_t m = 1; m <= 8; ++m)
+    for (auto [k, n] : std::vector<std::array<std::int64_t, 2>>{{1, 1}, {7, 5}, {384, 33}, {1027, 9}}) {
+      check_linear(rng, {m, k}, n, DType::f32, m % 2 == 0);
+      check(rng, {m, k}, {k, n});  // row-major B: element loads at stride N
+    }
+  check(rng, {11, 37}, {37, 6});        // past 8 rows: blocks of rows along y
+  check(rng, {3, 1, 5, 7}, {2, 7, 8});  // broadcast batch dims
+  check_linear(rng, {2, 3, 4, 65}, 17, DType::f32, true);
+  check_linear(rng, {3, 200}, 21, DType::f16, true);
+  check_linear(rng, {5, 96}, 12, DType::bf16, false);
+  check_linear(rng, {1, 130}, 19, DType::f32, true, Activation::gelu,
+               [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
+  check_linear(rng, {4, 130}, 19, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
+  EXPECT_EQ(matmul(Tensor::empty(device(), {5, 0}), Tensor::empty(device(), {0, 4})).to_vector(),
+            std::vector<float>(20, 0.0f));
+  {  // alpha, beta and a full addend; B at element offset 1 (no quads)
+    const int M = 3, K = 29, N = 10;
+    auto a = uniform(rng, M * K), wide = uniform(rng, K * (N + 1)), d = uniform(rng, M * N);
+    Tensor bs = Tensor::from_host(device(), wide, {K, N + 1}).slice(1, 1, N + 1);
+    Shape os;
+    auto ref = ref_matmul(a, {M, K}, gather_view(wide, bs), {K, N}, os);
+    Tensor e = matmul_fused(Tensor::from_host(device(), a, {M, K}), bs, Tensor::from_host(device(), d, {M, N}), -1.5,
+                            0.25, Activation::none);
+    for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = -1.5 * ref[i] + 0.25 * d[i];
+    EXPECT_TRUE(close(e.to_vector(), ref, 1e-5, 1e-4)) << "epilogue with a full addend";
+  }
+  {  // NaN in x's row 2 makes row 2 NaN; +Inf in w's feature 5 (positive x) makes column 5 +Inf.
+    std::vector<float> px(4 * 6, 0.5f), pw(11 * 6, 0.25f);
+    px[2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();
+    pw[5 * 6 + 4] = std::numeric_limits<float>::infinity();
+    check_nan_row_inf_column(
+        linear(Tensor::from_host(device(), px, {4, 6}), Tensor::from_host(device(), pw, {11, 6})).to_vector(), 4, 11);
+  }
+  {  // x and w narrowed from rows of 8 (quads, the last one partial): the hidden column holds
+     // NaN (x) and Inf (w), which must never be read
+    const int M = 3, K = 7, N = 5;
+    auto xw = uniform(rng, M * 8), ww = uniform(rng, N * 8);
+    for (int m = 0; m < M; ++m) xw[m * 8 + 7] = std::numeric_limits<float>::quiet_NaN();
+    for (int n = 0; n < N; ++n) ww[n * 8 + 7] = std::numeric_limits<float>::infinity();
+    Tensor x = Tensor::from_host(device(), xw, {M, 8}).slice(1, 0, K);
+    Tensor w = Tensor::from_host(device(), ww, {N, 8}).slice(1, 0, K);
+    std::vector<double> ref;
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double s = 0;
+        for (int k = 0; k < K; ++k) s += double(xw[m * 8 + k]) * ww[n * 8 + k];
+        ref.push_back(s);
+      }
+    EXPECT_TRUE(close(linear(x, w).to_vector(), ref, 1e-5, 1e-5)) << "narrowed operands";
+  }
+  {  // K split under a lowered loop limit (chunks of 1536 K), with the epilogue after the sum
+    ScopedLoopLimit limit(500);
+    check_linear(rng, {3, 5000}, 13, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
+    check(rng, {2, 4100}, {4100, 3});
+  }
+  {  // 3001 feature blocks, more than a dispatch of 1000 workgroups per axis
+    device().set_dispatch_limit(1000);
+    check_linear(rng, {2, 8}, 12001, DType::f32, true);
+    device().set_dispatch_limit(0);
+  }
 }

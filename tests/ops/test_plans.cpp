@@ -174,6 +174,61 @@ TEST(PlanMatmul, TinyLoopLimitTakesReg) {
   EXPECT_NE(plan_matmul(problem(64, 128, 16, true), kGpu, Settings{}).kernel, MatmulPlan::Kernel::reg);
 }
 
+// GEMV: GPUs with M <= 8 and a K-major B (linear's w.t()); llvmpipe keeps REG unless forced.
+TEST(PlanMatmul, GemvForFewRowsOnGpus) {
+  const Settings s;
+  auto lin = [](std::int64_t M, std::int64_t N, std::int64_t K) {
+    MatmulProblem p = problem(M, N, K);
+    p.b_kmajor = true, p.a_quads = 1, p.b_quads = 2;
+    return p;
+  };
+  for (std::int64_t m = 1; m <= 8; ++m) {
+    const MatmulPlan p = plan_matmul(lin(m, 1024, 384), kGpu, s);
+    EXPECT_EQ(p.kernel, MatmulPlan::Kernel::gemv) << m;
+    EXPECT_EQ(p.tile_m, m);
+    EXPECT_EQ(p.tile_n, kGemvFeatures);
+    EXPECT_EQ(p.groups_x, 1024u / kGemvFeatures);
+    EXPECT_EQ(p.groups_y, 1u);
+    EXPECT_EQ(p.local_x, kGemvLocal);
+    EXPECT_EQ(p.a_quad, 1);
+    EXPECT_EQ(p.b_quad, 2);
+    EXPECT_EQ(p.f16_block, 0) << "f32 math";
+    EXPECT_EQ(plan_matmul(lin(m, 1024, 384), kLlvmpipe, s).kernel, MatmulPlan::Kernel::reg) << m;
+  }
+  // Long K over few features: no split (the workgroup spreads K); short K: fewer invocations.
+  EXPECT_EQ(plan_matmul(lin(1, 384, 1024), kGpu, s).splits, 1);
+  EXPECT_EQ(plan_matmul(lin(1, 4096, 4096), kGpu, s).splits, 1);
+  EXPECT_EQ(plan_matmul(lin(1, 4096, 4096), kGpu, s).groups_x, 4096u / kGemvFeatures);
+  EXPECT_EQ(plan_matmul(lin(1, 64, 64), kGpu, s).local_x, 32u);
+  // 9 rows, a row-major B, conv2d's split columns: not GEMV.
+  EXPECT_NE(plan_matmul(lin(9, 1024, 384), kGpu, s).kernel, MatmulPlan::Kernel::gemv);
+  EXPECT_EQ(plan_matmul(problem(1, 1024, 384), kGpu, s).kernel, MatmulPlan::Kernel::reg);
+  MatmulProblem sc = lin(4, 1024, 384);
+  sc.split_columns = true;
+  EXPECT_EQ(plan_matmul(sc, kGpu, s).kernel, MatmulPlan::Kernel::reg);
+  // Forced: any shape and device; batches along z, rows along y in blocks of kGemvRows.
+  Settings f;
+  f.matmul_kernel = MatmulKernelSetting::gemv;
+  const MatmulPlan fp = plan_matmul(problem(20, 30, 5, false, 3), kLlvmpipe, f);
+  EXPECT_EQ(fp.kernel, MatmulPlan::Kernel::gemv);
+  EXPECT_EQ(fp.tile_m, kGemvRows);
+  EXPECT_EQ(fp.groups_y, 3u);
+  EXPECT_EQ(fp.groups_x, 8u);
+  EXPECT_EQ(fp.groups_z, 3u);
+  EXPECT_EQ(fp.b_quad, 0);
+  // Under a loop limit: split-K in chunks of 16 within it; below its fixed cost, REG.
+  const DeviceTraits low{true, 500, false};
+  const MatmulPlan lp = plan_matmul(lin(3, 40, 5000), low, f);
+  EXPECT_EQ(lp.kernel, MatmulPlan::Kernel::gemv);
+  EXPECT_GT(lp.splits, 1);
+  EXPECT_EQ(lp.kchunk % 16, 0);
+  EXPECT_GE(lp.splits * lp.kchunk, 5000);
+  EXPECT_LE(lp.loop_iterations, 500u);
+  EXPECT_EQ(lp.groups_z, static_cast<std::uint64_t>(lp.splits));
+  EXPECT_LT(matmul_loops(MatmulPlan::Kernel::gemv, 1024), matmul_loops(MatmulPlan::Kernel::gemv, 4096));
+  EXPECT_EQ(plan_matmul(lin(3, 40, 5000), DeviceTraits{true, 40, false}, f).kernel, MatmulPlan::Kernel::reg);
+}
+
 // Split-K for parallelism: few output tiles over a long K (conv2d's weight gradient).
 TEST(PlanMatmul, SplitKForFewTiles) {
   const Settings s;
