@@ -25,6 +25,18 @@ cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_be
 cp -L "$build"/libgltensor.so.0 gpu-pack/lib/  # the shared library (BUILD_SHARED_LIBS, the default)
 [ -x "$build/tools/gltensor-onnx-test" ] && cp "$build/tools/gltensor-onnx-test" gpu-pack/bin/
 rm -f gpu-pack/bin/test_interop_glx  # needs an X display and GLFW's X11 libraries
+# A demo that draws with PLplot: its libraries, PLplot's pngcairo driver (PLPLOT_DRV_DIR), its
+# fonts and colour maps (PLPLOT_LIB: without them the plots abort at the end of a run), DejaVu Sans.
+pack_plot_demo() {
+  local drv
+  drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
+  mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
+  mkdir -p gpu-pack/plplot-lib && cp /usr/share/plplot5.15.0/*.fnt /usr/share/plplot5.15.0/*.pal gpu-pack/plplot-lib/
+  ldd "$1" "$drv"/cairo.so | awk '/=> \// {print $3}' | sort -u |
+    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
+    xargs -r -I{} cp -L {} gpu-pack/lib/
+  mkdir -p gpu-pack/fonts && cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
+}
 if [ "${1:-}" = "--ocr" ]; then
   # Only what the OCR phases run; the other test programs stay home to fit the carry limit.
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/fashion_mnist
@@ -45,14 +57,7 @@ if [ "${1:-}" = "--train" ]; then
   # The training phases (profile mlp cnn torchtrain): the demo with its libraries and PLplot's
   # pngcairo driver (PLPLOT_DRV_DIR), no test programs (the carry limit).
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/gltensor-onnx-test
-  drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
-  mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
-  # PLplot's fonts and colour maps (PLPLOT_LIB): without them the plots abort at the end of a run.
-  mkdir -p gpu-pack/plplot-lib && cp /usr/share/plplot5.15.0/*.fnt /usr/share/plplot5.15.0/*.pal gpu-pack/plplot-lib/
-  ldd "$build"/demos/fashion_mnist "$drv"/cairo.so | awk '/=> \// {print $3}' | sort -u |
-    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
-    xargs -r -I{} cp -L {} gpu-pack/lib/
-  mkdir -p gpu-pack/fonts && cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
+  pack_plot_demo "$build"/demos/fashion_mnist
 fi
 if [ "${1:-}" = "--gpt" ]; then
   # The gpt phase: chargpt with its libraries and PLplot's pngcairo driver, the fortune cookie
@@ -60,14 +65,7 @@ if [ "${1:-}" = "--gpt" ]; then
   # (../shared/gpu/torch_gpt_reference.py), no test programs (the carry limit).
   rm -f gpu-pack/bin/* && cp "$build"/demos/chargpt "$build"/tools/gltensor-info "$build"/bench/gltensor_quant_bench \
     "$build"/tests/test_quant "$build"/tests/test_lora gpu-pack/bin/
-  drv=$(ls -d /usr/lib/x86_64-linux-gnu/plplot*/drivers)
-  mkdir -p gpu-pack/plplot-drivers && cp "$drv"/cairo.* gpu-pack/plplot-drivers/
-  # PLplot's fonts and colour maps (PLPLOT_LIB): without them the plots abort at the end of a run.
-  mkdir -p gpu-pack/plplot-lib && cp /usr/share/plplot5.15.0/*.fnt /usr/share/plplot5.15.0/*.pal gpu-pack/plplot-lib/
-  ldd "$build"/demos/chargpt "$drv"/cairo.so | awk '/=> \// {print $3}' | sort -u |
-    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |
-    xargs -r -I{} cp -L {} gpu-pack/lib/
-  mkdir -p gpu-pack/fonts && cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
+  pack_plot_demo "$build"/demos/chargpt
   # The corpus as chargpt reads it (files without an extension, sorted bytewise) and as the
   # reference's docstring builds it (cat of `ls -d .../* | grep -v '\.'`).
   mkdir -p gpu-pack/fortunes
