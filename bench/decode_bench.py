@@ -10,8 +10,15 @@ after --prompt at temperature 0.8 with a KV cache; timed: the tokens after the f
 and a draw), wall time and CPU time of the calling thread. PyTorch runs on CUDA when available (TF32 off), else on
 the CPU with --threads threads (default: every core, as llvmpipe uses).
 
+--layers/--d-model/--heads/--ffn change the config's sizes (e.g. 2 and 8 layers: the CPU time per token against the
+layer count; or a model whose weights dominate a step: f32 against int4). --modes names chargpt's runs, each a
+separate process on the same checkpoint: replay (the default decode: the step recorded once and replayed),
+plain (--no-replay: every step planned and dispatched anew), int8 and int4 (--quantize at load, replayed).
+The first mode is the one compared with PyTorch; every mode is also given as a ratio to the first.
+
 Usage: /usr/bin/python3 decode_bench.py --chargpt build/demos/chargpt [--reference ../shared/gpu/torch_gpt_reference.py]
-                       [--config small|default] [--tokens 256] [--prompt 'Q: '] [--json OUT.json]"""
+                       [--config small|default] [--layers N] [--d-model N] [--heads N] [--ffn N]
+                       [--modes replay,plain,int8,int4] [--tokens 256] [--prompt 'Q: '] [--json OUT.json]"""
 import argparse, json, math, os, re, struct, subprocess, sys, tempfile, time
 
 ap = argparse.ArgumentParser()
@@ -24,11 +31,21 @@ ap.add_argument("--prompt", default="Q: ")
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--json", default="")
 ap.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch's CPU threads (default: every core)")
+ap.add_argument("--layers", type=int, default=0)
+ap.add_argument("--d-model", type=int, default=0)
+ap.add_argument("--heads", type=int, default=0)
+ap.add_argument("--ffn", type=int, default=0)
+ap.add_argument("--modes", default="replay")
 a = ap.parse_args()
+modes = a.modes.split(",")
+flags = {"replay": [], "plain": ["--no-replay"], "int8": ["--quantize", "int8"], "int4": ["--quantize", "int4"]}
+for mo in modes:
+    if mo not in flags: sys.exit(f"--modes: unknown mode {mo!r} (replay, plain, int8, int4)")
 
 import torch, torch.nn as nn, torch.nn.functional as F
 
 L, D, H, T, FF = (2, 64, 2, 64, 128) if a.config == "small" else (6, 384, 6, 256, 1024)
+L, D, H, FF = a.layers or L, a.d_model or D, a.heads or H, a.ffn or FF
 src = open(a.reference).read()
 body = src[src.index("class RMSNorm"):src.index("m = GPT().to(dev)")]  # the reference's model classes
 g = {"torch": torch, "nn": nn, "F": F, "math": math, "L": L, "D": D, "H": H, "HD": D // H, "FF": FF, "T": T}
@@ -54,15 +71,20 @@ h = json.dumps(header).encode(); h += b" " * (-len(h) % 8)
 with open(ckpt, "wb") as f:
     f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
-# chargpt: prefill, then --tokens bytes.
-out = subprocess.run([a.chargpt, "--checkpoint", ckpt, "--generate", str(a.tokens), "--prompt", a.prompt,
-                      "--temperature", "0.8", "--seed", str(a.seed)], capture_output=True, text=True, errors="replace")
-if out.returncode != 0:
-    print(out.stdout, out.stderr); sys.exit(1)
-dev_line = re.search(r"device: (.*)", out.stdout).group(1)
-mm = re.search(r"decode: (\d+) tokens in ([0-9.]+) s, ([0-9.]+) tokens/s, ([0-9.]+) ms CPU", out.stdout)
-glt = {"tokens": int(mm.group(1)), "seconds": float(mm.group(2)), "tokens_per_s": float(mm.group(3)),
-       "cpu_ms_per_token": float(mm.group(4))}
+# chargpt: prefill, then --tokens bytes, once per mode.
+glts = {}
+for mo in modes:
+    out = subprocess.run([a.chargpt, "--checkpoint", ckpt, "--generate", str(a.tokens), "--prompt", a.prompt,
+                          "--temperature", "0.8", "--seed", str(a.seed)] + flags[mo], capture_output=True, text=True,
+                         errors="replace")
+    if out.returncode != 0:
+        print(out.stdout, out.stderr); sys.exit(1)
+    dev_line = re.search(r"device: (.*)", out.stdout).group(1)
+    mm = re.search(r"decode: (\d+) tokens in ([0-9.]+) s, ([0-9.]+) tokens/s, ([0-9.]+) ms CPU .*?, ([0-9.]+) ms of it "
+                   r"issuing", out.stdout)
+    glts[mo] = {"tokens": int(mm.group(1)), "seconds": float(mm.group(2)), "tokens_per_s": float(mm.group(3)),
+                "cpu_ms_per_token": float(mm.group(4)), "issue_cpu_ms_per_token": float(mm.group(5))}
+glt = glts[modes[0]]
 
 # PyTorch: the reference's decode loop (prefill with caches, then multinomial at temperature 0.8).
 sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
@@ -83,9 +105,17 @@ ref = {"tokens": n, "seconds": dt, "tokens_per_s": n / dt, "cpu_ms_per_token": 1
        "torch": torch.__version__}
 print(f"config {a.config}: {L} layers, d_model {D}, {H} heads, context {T}, SwiGLU {FF}; batch 1, f32, "
       f"{a.tokens} tokens after {a.prompt!r}")
-print(f"gltensor ({dev_line}): {glt['tokens_per_s']:.1f} tokens/s, {glt['cpu_ms_per_token']:.3f} ms CPU per token")
+params = sum(v.numel() for v in m.parameters())
+print(f"{params / 1e6:.1f}M parameters ({4 * params / 2**20:.0f} MiB in f32)")
+for mo in modes:
+    g_ = glts[mo]
+    print(f"gltensor {mo} ({dev_line}): {g_['tokens_per_s']:.1f} tokens/s, {g_['cpu_ms_per_token']:.3f} ms CPU per token "
+          f"({g_['issue_cpu_ms_per_token']:.3f} issuing the step, the rest waiting in read-backs)"
+          + (f"; {g_['tokens_per_s'] / glt['tokens_per_s']:.2f}x {modes[0]}'s tokens/s" if mo != modes[0] else ""))
 print(f"PyTorch eager ({ref['device']}, torch {ref['torch']}): {ref['tokens_per_s']:.1f} tokens/s, "
       f"{ref['cpu_ms_per_token']:.3f} ms CPU per token")
-print(f"ratio gltensor / PyTorch: {glt['tokens_per_s'] / ref['tokens_per_s']:.2f}x tokens/s")
+print(f"ratio gltensor {modes[0]} / PyTorch: {glt['tokens_per_s'] / ref['tokens_per_s']:.2f}x tokens/s")
 if a.json:
-    json.dump({"config": a.config, "tokens": a.tokens, "gltensor": dict(glt, device=dev_line), "torch": ref}, open(a.json, "w"), indent=2)
+    json.dump({"config": a.config, "layers": L, "d_model": D, "heads": H, "ffn": FF, "parameters": params,
+               "tokens": a.tokens, "gltensor": {mo: dict(g_, device=dev_line) for mo, g_ in glts.items()},
+               "torch": ref}, open(a.json, "w"), indent=2)

@@ -40,9 +40,9 @@ const std::string kCheckpoint = "chargpt.safetensors";
 
 struct Options {
   std::string config = "default", data = chargpt::kFortunesDir, out, eval_ckpt, prompt = "Q: ", checkpoint, quantize,
-      lora;
+              lora;
   std::int64_t generate = 0;  // --generate N: bytes decoded with the KV cache
-  bool interactive = false;
+  bool interactive = false, no_replay = false;
   chargpt::LoraRun lora_run;
   std::int64_t layers = 0, d_model = 0, heads = 0, context = 0, ffn = 0, batch = 0, steps = 0, warmup = 0;
   std::int64_t eval_every = 0, eval_batches = 0, sample = -1, seed = 1, top_k = 0, log_every = 10;  // sample -1: preset
@@ -191,7 +191,7 @@ int run(Options o, demo::Progress& bar) {
   std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
   if (o.generate > 0 || o.interactive)
     return chargpt::run_serve(dev, o.checkpoint, o.prompt, o.generate, o.interactive, {o.temperature, o.top_k, o.top_p},
-                              o.seed);
+                              o.seed, o.quantize, !o.no_replay);
   const chargpt::Corpus corpus = chargpt::load_corpus(o.data);
   std::printf("corpus: %zu files of %s, %zu bytes for training, %zu for validation\n", corpus.files.size(),
               o.data.c_str(), corpus.train.size(), corpus.val.size());
@@ -359,9 +359,9 @@ int main(int argc, char** argv) {
   app.add_option(
          "--quantize", o.quantize,
          "with --eval: quantize the blocks' matrices (int8: a scale per row; int4: per 32 columns; the "
-         "embedding stays f32), report the validation loss beside f32's and write <checkpoint>.<format>.safetensors")
-      ->check(CLI::IsMember({"int8", "int4"}))
-      ->needs(eval_opt);
+         "embedding stays f32), report the validation loss beside f32's and write <checkpoint>.<format>.safetensors; "
+         "with --checkpoint: serve an f32 checkpoint with its blocks' matrices quantized at load")
+      ->check(CLI::IsMember({"int8", "int4"}));
   app.add_option("--lora", o.lora,
                  "with --eval: fine-tune LoRA adapters on Q/K/V/O on this text file (last 10% for validation), the "
                  "checkpoint (or its --quantize form) frozen; then merge them into an f32 base")
@@ -395,7 +395,14 @@ int main(int argc, char** argv) {
   app.add_flag("--interactive", o.interactive,
                "load --checkpoint, read prompts from stdin line by line and print a continuation of each "
                "(--generate bytes, default 200)");
+  app.add_flag("--no-replay", o.no_replay,
+               "with --generate / --interactive: plan and dispatch every decode step anew instead of replaying the "
+               "step recorded once (gltensor::Recording)");
   CLI11_PARSE(app, argc, argv);
+  if (!o.quantize.empty() && o.eval_ckpt.empty() && o.checkpoint.empty()) {
+    std::fprintf(stderr, "--quantize needs --eval or --checkpoint\n");
+    return 2;
+  }
   if ((o.generate > 0 || o.interactive) && o.checkpoint.empty()) {
     std::fprintf(stderr, "--generate and --interactive need --checkpoint\n");
     return 2;

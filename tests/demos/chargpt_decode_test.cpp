@@ -2,7 +2,8 @@
 // full forward recomputed over all tokens at each step, on a small random model (matrices scaled
 // up so that the logits are far from ties): the logits of a chunked prefill and of each decode
 // step within 2e-4 (absolute, logits of order 10) of the full forward's, and greedy decoding token
-// for token the same bytes.
+// for token the same bytes; the decode step recorded once and replayed per token (the default)
+// gives the same bytes as every step planned anew, sampled and greedy, f32 and int4.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "generate.hpp"
 #include "model.hpp"
+#include "quantize.hpp"
 
 using namespace gltensor;
 using chargpt::Gpt;
@@ -87,6 +89,33 @@ TEST(ChargptDecode, CachedGreedyDecodingEqualsRecomputingTheFullForward) {
   const std::string s1 = chargpt::generate_cached(m, prompt, 32, {1.0, 0, 1.0}, 7);
   EXPECT_EQ(chargpt::generate_cached(m, prompt, 32, {1.0, 0, 1.0}, 7), s1);
   EXPECT_NE(chargpt::generate_cached(m, prompt, 32, {1.0, 0, 1.0}, 8), s1);
+}
+
+// Replay against the unrecorded path, token for token: sampling with temperature, top-k and
+// top-p (the draws keyed by the cache's lengths, read on the GPU by the replayed step), greedy,
+// flushes at odd intervals, and block matrices quantized to int4 (quantized_linear's kernels in
+// the recorded step). Each replayed run is also repeated, so that a second recording gives the
+// same bytes.
+TEST(ChargptDecode, ReplayedStepsGiveTheUnrecordedTokens) {
+  Gpt m = small_model(11);
+  const std::string prompt = "A fortune";
+  for (const bool quantized : {false, true}) {
+    if (quantized) chargpt::use_quantized(m, chargpt::quantize_blocks(m, QuantFormat::int4));
+    for (const SamplingOptions opt :
+         {SamplingOptions{1.0, 0, 1.0}, SamplingOptions{0.9, 20, 0.9}, SamplingOptions{0.0, 0, 1.0}}) {
+      SCOPED_TRACE(std::string(quantized ? "int4" : "f32") + ", temperature " + std::to_string(opt.temperature) +
+                   ", top-k " + std::to_string(opt.top_k));
+      const std::int64_t n = 40;
+      const std::string plain = chargpt::generate_cached(m, prompt, n, opt, 3, {}, nullptr, 7, false);
+      const std::string replayed = chargpt::generate_cached(m, prompt, n, opt, 3, {}, nullptr, 7, true);
+      ASSERT_EQ(plain.size(), static_cast<std::size_t>(n));
+      EXPECT_EQ(replayed, plain);
+      EXPECT_EQ(chargpt::generate_cached(m, prompt, n, opt, 3, {}, nullptr, 16, true), plain);
+      // short runs: no step recorded (n <= 2) or recorded and never replayed (n = 3)
+      for (const std::int64_t k : {1, 2, 3})
+        EXPECT_EQ(chargpt::generate_cached(m, prompt, k, opt, 3, {}, nullptr, 1, true), plain.substr(0, k));
+    }
+  }
 }
 
 }  // namespace
