@@ -5,7 +5,8 @@
 // int4: 0.5 + 2 / 32), x and y. Each timing is the median of 7 trials of `reps` back-to-back ops
 // ended by one Device::synchronize (the first run of each op, with its kernel compile, untimed).
 //
-//   gltensor_quant_bench [--reps N] [--shapes 384x1024,1024x384,4096x4096]   (out x in)
+//   gltensor_quant_bench [--reps N] [--shapes 384x1024,1024x384,4096x4096] [--copies C]   (out x in)
+// --copies: C distinct weights of each shape, used in turn (a working set past the L2 cache).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,13 +39,15 @@ double median_seconds(Device& dev, int reps, const std::function<void()>& op) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 20;
+  int reps = 20, copies = 1;
   std::string shapes = "384x1024,1024x384,4096x4096";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--reps"))
       reps = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--shapes"))
       shapes = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--copies"))
+      copies = std::max(1, std::atoi(argv[i + 1]));
   }
   Device dev = Device::open();
   Generator gen(1);
@@ -63,11 +66,15 @@ int main(int argc, char** argv) {
   while (std::getline(ss, item, ',')) {
     const auto x_pos = item.find('x');
     const std::int64_t N = std::stoll(item.substr(0, x_pos)), K = std::stoll(item.substr(x_pos + 1));
-    Tensor w = randn(dev, {N, K}, gen, 0, 0.02);
+    // `copies` distinct weights used in turn: a working set past the GPU's L2 cache, as a
+    // model's layers are (one weight read back to back would be served partly from L2).
+    std::vector<Tensor> ws;
+    for (int c = 0; c < copies; ++c) ws.push_back(randn(dev, {N, K}, gen, 0, 0.02));
     Tensor x = randn(dev, {1, K}, gen);
     Tensor y;
     const double io = 4.0 * static_cast<double>(K + N);
-    const double f32_s = median_seconds(dev, reps, [&] { y = linear(x, w); });
+    std::size_t turn = 0;
+    const double f32_s = median_seconds(dev, reps, [&] { y = linear(x, ws[turn++ % ws.size()]); });
     const auto row = [&](const char* what, double s, double weight_bytes) {
       const double rate = (weight_bytes + io) / s;
       std::printf("| %lldx%lld | %s | %.1f | %.1f | %.2f | %.2fx |\n", static_cast<long long>(N),
@@ -75,9 +82,10 @@ int main(int argc, char** argv) {
     };
     row("f32 (linear)", f32_s, 4.0 * static_cast<double>(N * K));
     for (QuantFormat f : {QuantFormat::int8, QuantFormat::int4}) {
-      const QuantizedWeight q = quantize(w, f);
-      const double s = median_seconds(dev, reps, [&] { y = quantized_linear(x, q); });
-      row(quant_format_name(f), s, static_cast<double>(q.nbytes()));
+      std::vector<QuantizedWeight> qs;
+      for (const Tensor& w : ws) qs.push_back(quantize(w, f));
+      const double s = median_seconds(dev, reps, [&] { y = quantized_linear(x, qs[turn++ % qs.size()]); });
+      row(quant_format_name(f), s, static_cast<double>(qs[0].nbytes()));
     }
     std::fflush(stdout);
   }

@@ -137,14 +137,19 @@ for phase in "$@"; do
           tr '\r' '\n' < /tmp/gpt.err | grep -v '^ *$' | tail -8 >> "$OUT/gpt.txt"; cat "$OUT/gpt.txt")
          cp /tmp/gpt/metrics.json "$OUT/gpt_metrics.json"; cp /tmp/gpt/loss.png "$OUT/gpt_loss.png"
          timeout 150 python3 "$P/torch_gpt_reference.py" "$P/fortunes.txt" --steps ${GPT_STEPS:-300} 2>&1 | tee "$OUT/torch_gpt.txt" ;;
-    decode) # batch-1 KV-cache decode of chargpt's default config (f32) beside PyTorch's eager decode
-            # (the reference's classes and decode loop, the same weights), in the same call: tokens/s and
-            # CPU ms per token (bench/decode_bench.py; after pack_gpu.sh --gpt).
-            timeout 300 python3 "$P/decode_bench.py" --chargpt "$P/bin/chargpt" --reference "$P/torch_gpt_reference.py" \
-              --config default --tokens ${DECODE_TOKENS:-256} --json "$OUT/decode.json" 2>&1 | tee "$OUT/decode.txt" ;;
+    decode) # batch-1 KV-cache decode beside PyTorch's eager decode (the reference's classes and decode
+            # loop, the same weights), in the same call: tokens/s and CPU ms per token (bench/decode_bench.py;
+            # after pack_gpu.sh --gpt). chargpt's default config: the replayed step, every step unrecorded,
+            # int8 and int4 block matrices; 2 and 8 layers (the CPU time per token against the layer count);
+            # a model whose weights dominate a step (8 layers, d_model 2048, SwiGLU 5632: 1.6 GB in f32).
+            run_decode() { timeout 300 python3 "$P/decode_bench.py" --chargpt "$P/bin/chargpt" --reference "$P/torch_gpt_reference.py" \
+              --config default --tokens ${DECODE_TOKENS:-256} "$@" 2>&1 | tee -a "$OUT/decode.txt"; }
+            run_decode --modes replay,plain,int8,int4 --json "$OUT/decode.json"
+            for l in 2 8; do run_decode --layers $l --modes replay,plain --json "$OUT/decode_layers$l.json"; done
+            run_decode --layers 8 --d-model 2048 --heads 16 --ffn 5632 --modes replay,int8,int4 --json "$OUT/decode_big.json" ;;
     quant) # issue 24: the quantization and LoRA tests, then decode GEMV over f32 / int8 / int4 weights
            # against a copy's bandwidth (goal: int4 >= 0.7 of it)
-           for t in test_quant test_lora; do timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/quant.txt"; done
+           for t in test_quant test_lora test_chargpt_decode; do timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/quant.txt"; done
            timeout 120 "$P/bin/gltensor_quant_bench" --reps ${QUANT_REPS:-200} \
              --shapes ${QUANT_SHAPES:-384x1024,1024x384,4096x4096,14336x4096} 2>&1 | tee -a "$OUT/quant.txt" ;;
     gptquant) # issue 24: chargpt's default config trained (GPT_STEPS, 300), then its validation loss with

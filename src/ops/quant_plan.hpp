@@ -9,6 +9,11 @@
 
 namespace gltensor::detail {
 
+/// GEMV on GPUs: output features per group of invocations, each block of x loaded once for
+/// them (H100, bench/RESULTS.md: 4 rather than 2 took the int4 GEMV from 0.31 to 0.46 of a copy's
+/// bandwidth at 14336 x 4096; 8 spilled registers in the int8 form).
+inline constexpr std::int64_t kQLinearRows = 4;
+
 struct QLinearPlan {
   bool gemv = true;
   bool serial = false;       // GEMV on a software rasterizer: an invocation per output feature
@@ -46,10 +51,10 @@ inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, s
   p.serial = forced == Q::choose ? p.gemv && software : forced == Q::serial;
   p.local = p.gemv ? 64 : 256;
   p.mt = M <= 1 ? 1 : M <= 2 ? 2 : 4;
-  p.rows = p.serial ? 1 : 2;
+  p.rows = p.serial ? 1 : kQLinearRows;
   const std::int64_t Kb = std::max<std::int64_t>(1, (K + 31) / 32);
   p.tpr = 8;  // invocations per group of output features (GEMV): >= mt * rows, <= local
-  while (p.tpr < 64 && p.tpr < Kb) p.tpr *= 2;
+  while (p.tpr < 64 && (p.tpr < Kb || p.tpr < p.mt * p.rows)) p.tpr *= 2;
   // The most blocks whose loops fit the limit (at least one per launch).
   std::int64_t lo = 1, hi = Kb;
   if (qlinear_loops(p, hi) <= loop_limit) lo = hi;

@@ -633,8 +633,15 @@ TEST(PlanQLinear, KernelAndSplitK) {
   EXPECT_TRUE(p.gemv);
   EXPECT_FALSE(p.serial);
   EXPECT_EQ(p.mt, 1);
-  EXPECT_EQ(p.rows, 2);
+  EXPECT_EQ(p.rows, kQLinearRows);
   EXPECT_EQ(p.blocks_per_launch, 128);
+  // A group's invocations cover its MT x ROWS sums (the reduction's last step stores them).
+  for (std::int64_t M : {1, 2, 4, 8})
+    for (std::int64_t K : {32, 100, 4096}) {
+      const QLinearPlan g = plan_qlinear(M, K, false, 65535);
+      EXPECT_GE(g.tpr, g.mt * g.rows) << M << " " << K;
+      EXPECT_LE(g.tpr, g.local);
+    }
   p = plan_qlinear(1, 4096, true, 65535);
   EXPECT_TRUE(p.gemv && p.serial);
   EXPECT_EQ(p.rows, 1);
