@@ -102,6 +102,8 @@ std::string generate_cached(Gpt& m, const std::string& prompt, std::int64_t n, c
     stats->decode_seconds = since(t1);
     stats->decode_cpu_seconds = thread_cpu_seconds() - cpu1;
     stats->issue_cpu_seconds = stats->decode_cpu_seconds - flush_cpu;
+    stats->step_dispatches = step.dispatches();
+    stats->step_barriers = step.barriers();
   }
   return out;
 }
@@ -140,7 +142,10 @@ int run_serve(const Device& dev, const std::string& checkpoint, const std::strin
         st.decode_seconds, st.tokens_per_second(),
         st.tokens > 1 ? 1e3 * st.decode_cpu_seconds / static_cast<double>(st.tokens - 1) : 0.0,
         st.tokens > 1 ? 1e3 * st.issue_cpu_seconds / static_cast<double>(st.tokens - 1) : 0.0,
-        replay ? "the step recorded once and replayed" : "unrecorded");
+        replay ? ("the step recorded once and replayed: " + std::to_string(st.step_dispatches) + " dispatches, " +
+                  std::to_string(st.step_barriers) + " barriers")
+                     .c_str()
+               : "unrecorded");
     return 0;
   }
   const std::int64_t len = n > 0 ? n : 200;

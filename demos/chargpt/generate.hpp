@@ -2,6 +2,7 @@
 // cache (gltensor/kv_cache.hpp) and sampled on the GPU (gltensor/sampling.hpp); tokens are read
 // back only to print them, a few steps at a time.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -14,10 +15,11 @@ namespace chargpt {
 
 struct DecodeStats {
   std::int64_t prompt_tokens = 0, tokens = 0;
-  double prefill_seconds = 0;     ///< the prompt's forward and the first token
-  double decode_seconds = 0;      ///< the other tokens (wall time, including the read-backs)
-  double decode_cpu_seconds = 0;  ///< CPU time of the calling thread over those tokens
-  double issue_cpu_seconds = 0;   ///< the part of it outside the read-backs of printed tokens
+  double prefill_seconds = 0;                          ///< the prompt's forward and the first token
+  double decode_seconds = 0;                           ///< the other tokens (wall time, including the read-backs)
+  double decode_cpu_seconds = 0;                       ///< CPU time of the calling thread over those tokens
+  double issue_cpu_seconds = 0;                        ///< the part of it outside the read-backs of printed tokens
+  std::size_t step_dispatches = 0, step_barriers = 0;  ///< of the recorded step (0 without replay)
   double tokens_per_second() const { return tokens > 1 ? static_cast<double>(tokens - 1) / decode_seconds : 0; }
 };
 
