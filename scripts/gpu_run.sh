@@ -141,12 +141,15 @@ for phase in "$@"; do
             # loop, the same weights), in the same call: tokens/s and CPU ms per token (bench/decode_bench.py;
             # after pack_gpu.sh --gpt). chargpt's default config: the replayed step, every step unrecorded,
             # int8 and int4 block matrices; 2 and 8 layers (the CPU time per token against the layer count);
-            # a model whose weights dominate a step (8 layers, d_model 2048, SwiGLU 5632: 1.6 GB in f32).
+            # models whose weights dominate a step more and more (8 layers, d_model 2048, SwiGLU 5632:
+            # 1.6 GB in f32; d_model 4096, SwiGLU 11008: 6.5 GB).
             run_decode() { timeout 300 python3 "$P/decode_bench.py" --chargpt "$P/bin/chargpt" --reference "$P/torch_gpt_reference.py" \
               --config default --tokens ${DECODE_TOKENS:-256} "$@" 2>&1 | tee -a "$OUT/decode.txt"; }
             run_decode --modes replay,plain,int8,int4 --json "$OUT/decode.json"
             for l in 2 8; do run_decode --layers $l --modes replay,plain --json "$OUT/decode_layers$l.json"; done
-            run_decode --layers 8 --d-model 2048 --heads 16 --ffn 5632 --modes replay,int8,int4 --json "$OUT/decode_big.json" ;;
+            run_decode --layers 8 --d-model 2048 --heads 16 --ffn 5632 --modes replay,int8,int4 --json "$OUT/decode_big.json"
+            run_decode --layers 8 --d-model 4096 --heads 32 --ffn 11008 --tokens 128 --modes replay,int8,int4 \
+              --json "$OUT/decode_huge.json" ;;
     quant) # issue 24: the quantization and LoRA tests, then decode GEMV over f32 / int8 / int4 weights
            # against a copy's bandwidth (goal: int4 >= 0.7 of it)
            for t in test_quant test_lora test_chargpt_decode; do timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/quant.txt"; done
