@@ -195,6 +195,40 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
   return cols;
 }
 
+// The integer matmul's kernel. IMATMUL (quant_int.comp): int32 products and sums, 64 x 64 tiles,
+// any zero points; per K tile of 16, 4 loads and 16 steps of 4 + 4 + 4 x 4 (all loops counted),
+// plus 44 for the setup and the stores. Block-f32 (imatmul.comp): exact f32 sums over
+// kIntBlockK values of K, 64 x tile_n tiles; per K tile at most 6 (LA + LB) + 32 = 80 (with byte
+// loads), plus 240 for the setup, the first tile's staging, the last block and the stores.
+struct IntKernel {
+  bool block_f32 = false;
+  const char* file = "quant_int.comp";
+  std::string defines = "#define IMATMUL\n";
+  std::uint32_t local_x = 16, local_y = 16;
+  std::int64_t tile_n = 64, per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+};
+
+// Values of K per exact f32 partial sum: 256 products of magnitude <= 255 * 255 stay below 2^24
+// (a multiple of the kernel's K tile of 16).
+constexpr std::int64_t kIntBlockK = 256;
+static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
+
+// 64 x 128 tiles (128 invocations) where they make at least 256 workgroups, else 64 x 64 (64
+// invocations), as matmul's quad-load kernel chooses; 8-bit words where K / N allow.
+IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words) {
+  IntKernel k;
+  k.block_f32 = true;
+  k.file = "imatmul.comp";
+  k.tile_n = (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
+  k.local_x = static_cast<std::uint32_t>(k.tile_n);  // (64 / 8) (tile_n / 8)
+  k.local_y = 1;
+  k.defines = "#define BN " + std::to_string(k.tile_n) + "u\n#define IBLOCK_K " + std::to_string(kIntBlockK) +
+              "u\n#define A_WORDS " + (a_words ? "1" : "0") + "\n#define B_WORDS " + (b_words ? "1" : "0") + "\n";
+  k.per_tile = 80;
+  k.fixed = 240;
+  return k;
+}
+
 }  // namespace
 
 Tensor quantize_linear(const Tensor& x, const Tensor& scale, const Tensor& zp, QAxis ax, DType out, QRange range,
@@ -282,26 +316,30 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   Tensor c = alloc(dev, {B, M, N}, DType::i32, op);
   if (c.numel() == 0) return c.reshape(out_shape);
   if (K == 0) return zeros(device, out_shape, DType::i32);
-  // Split K so that one invocation's loops stay within the loop limit: per tile of 16, 4 loads
-  // and 16 steps of 4 + 4 + 4 x 4 (all loops counted), plus 44 for the setup (zero points, sums) and the stores.
-  constexpr std::int64_t per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+  // 8-bit zero points of the operands' own types: every difference is in [-255, 255] and the
+  // block-f32 kernel (imatmul.comp) is exact; other zero points: the int32 kernel (IMATMUL).
+  const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
+  const IntKernel kern =
+      narrow(za_in, a) && narrow(zb_in, b) ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0) : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
-  if (limit < per_tile + fixed)
+  if (limit < kern.per_tile + kern.fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
-                     std::to_string(per_tile + fixed) + " (one K tile of the integer matmul)");
-  const std::int64_t chunk = (limit - fixed) / per_tile * 16;
+                     std::to_string(kern.per_tile + kern.fixed) + " (one K tile of the integer matmul)");
+  // Split K so that one invocation's loops stay within the loop limit.
+  const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * 16;
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
     const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
     std::string h = operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, ad.dtype(), CT::i32, false) +
                     operand_glsl(2, bd.dtype(), CT::i32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
                     operand_glsl(4, DType::i32, CT::i32, false);
-    h = std::string("#define IMATMUL\n") + (k0 > 0 ? "#define ACCUM\n" : "") + h;
+    h = kern.defines + (kern.block_f32 && ad.dtype() == DType::i8 ? "#define A_I8\n" : "") +
+        (kern.block_f32 && bd.dtype() == DType::i8 ? "#define B_I8\n" : "") + (k0 > 0 ? "#define ACCUM\n" : "") + h;
     Launch launch(dev, op);
-    launch.program("quant_int.comp", h, {16, 16}).write(c).read(ad).read(bd).read(za).read(zb);
+    launch.program(kern.file, h, {kern.local_x, kern.local_y}).write(c).read(ad).read(bd).read(za).read(zb);
     launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za.numel() != 1, zb.numel() != 1});
-    launch.loop_iterations(static_cast<std::uint64_t>(tiles * per_tile + fixed));
-    launch.groups(static_cast<std::uint64_t>((N + 63) / 64), static_cast<std::uint64_t>((M + 63) / 64),
-                  static_cast<std::uint64_t>(B));
+    launch.loop_iterations(static_cast<std::uint64_t>(tiles * kern.per_tile + kern.fixed));
+    launch.groups(static_cast<std::uint64_t>((N + kern.tile_n - 1) / kern.tile_n),
+                  static_cast<std::uint64_t>((M + 63) / 64), static_cast<std::uint64_t>(B));
   }
   return c.reshape(out_shape);
 }
@@ -352,7 +390,7 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
         const Tensor xs = x.narrow(0, n0, n1 - n0);
         const Tensor cols =
             direct_1x1 ? dense(xs).reshape({n1 - n0, C, H * W}) : int_cols(dev, dense(xs), zx, KH, KW, OH, OW, o, op);
-        parts.push_back(matmul_integer(wm, cols, zw, zx, op));
+        parts.push_back(matmul_integer(wm, cols, zw_in, zx_in, op));  // 8-bit zero points: block-f32
       }
       Tensor r = parts.size() == 1 ? parts[0] : concat(parts, 0);
       return r.reshape({N, O, OH, OW});

@@ -3,6 +3,7 @@
 // requantization, DynamicQuantizeLinear's parameters, and the integer matmul and convolution
 // against exact int64 references, with their split paths under a lowered loop limit.
 #include <cmath>
+#include <optional>
 
 #include "nn/conv_ref.hpp"
 #include "nn/quant_int.hpp"
@@ -143,17 +144,18 @@ TEST(Quant, DynamicQuantParams) {
 
 namespace {
 
-void check_matmul(std::mt19937_64& rng, const Shape& as, const Shape& bs, DType da, DType db, bool per_row) {
+// matmul_integer of the given values against the int64 reference; zero points of dtype dz
+// (default: the operand's own type).
+void check_matmul_values(const std::vector<std::int32_t>& a, const Shape& as, const std::vector<std::int32_t>& b,
+                         const Shape& bs, const std::vector<std::int32_t>& za, const std::vector<std::int32_t>& zb,
+                         DType da, DType db, std::optional<DType> dz = std::nullopt) {
   const std::int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
   const std::int64_t BA = numel_of(as) / std::max<std::int64_t>(M * K, 1),
                      BB = numel_of(bs) / std::max<std::int64_t>(K * N, 1);
-  const QRange ra = QRange::of(da), rb = QRange::of(db);
-  auto a = uniform_int(rng, static_cast<std::size_t>(numel_of(as)), ra.lo, ra.hi);
-  auto b = uniform_int(rng, static_cast<std::size_t>(numel_of(bs)), rb.lo, rb.hi);
-  auto za = uniform_int(rng, per_row ? static_cast<std::size_t>(M) : 1, ra.lo, ra.hi);
-  auto zb = uniform_int(rng, per_row ? static_cast<std::size_t>(N) : 1, rb.lo, rb.hi);
-  Tensor c = matmul_integer(ints(a, as, da), ints(b, bs, db), ints(za, {static_cast<std::int64_t>(za.size())}, da),
-                            ints(zb, {static_cast<std::int64_t>(zb.size())}, db));
+  const bool za_row = za.size() > 1, zb_col = zb.size() > 1;
+  Tensor c = matmul_integer(ints(a, as, da), ints(b, bs, db),
+                            ints(za, {static_cast<std::int64_t>(za.size())}, dz.value_or(da)),
+                            ints(zb, {static_cast<std::int64_t>(zb.size())}, dz.value_or(db)));
   ASSERT_EQ(c.dtype(), DType::i32);
   const std::int64_t B = std::max(BA, BB);
   ASSERT_EQ(c.numel(), B * M * N);
@@ -163,10 +165,33 @@ void check_matmul(std::mt19937_64& rng, const Shape& as, const Shape& bs, DType 
       for (std::int64_t n = 0; n < N; ++n) {
         std::int64_t s = 0;
         for (std::int64_t k = 0; k < K; ++k)
-          s += (a[((BA > 1 ? bi : 0) * M + m) * K + k] - za[per_row ? m : 0]) *
-               (b[((BB > 1 ? bi : 0) * K + k) * N + n] - zb[per_row ? n : 0]);
-        ASSERT_EQ(g[(bi * M + m) * N + n], s) << bi << "," << m << "," << n;
+          s += (a[((BA > 1 ? bi : 0) * M + m) * K + k] - za[za_row ? m : 0]) *
+               (b[((BB > 1 ? bi : 0) * K + k) * N + n] - zb[zb_col ? n : 0]);
+        ASSERT_EQ(g[(bi * M + m) * N + n], s) << bi << "," << m << "," << n << " of " << M << "x" << K << "x" << N;
       }
+}
+
+void check_matmul(std::mt19937_64& rng, const Shape& as, const Shape& bs, DType da, DType db, bool per_row) {
+  const std::int64_t M = as[as.size() - 2], N = bs.back();
+  const QRange ra = QRange::of(da), rb = QRange::of(db);
+  auto a = uniform_int(rng, static_cast<std::size_t>(numel_of(as)), ra.lo, ra.hi);
+  auto b = uniform_int(rng, static_cast<std::size_t>(numel_of(bs)), rb.lo, rb.hi);
+  auto za = uniform_int(rng, per_row ? static_cast<std::size_t>(M) : 1, ra.lo, ra.hi);
+  auto zb = uniform_int(rng, per_row ? static_cast<std::size_t>(N) : 1, rb.lo, rb.hi);
+  check_matmul_values(a, as, b, bs, za, zb, da, db);
+}
+
+// Every difference at its extreme, |a - za| = |b - zb| = 255 (a at one end of its range, za at
+// the other; likewise b), with the sign of each product chosen by `sign`: +1 all positive, -1
+// all negative, 0 random (ends picked at random per element, zero points fixed).
+void check_extremes(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, DType da, DType db,
+                    int sign) {
+  const QRange ra = QRange::of(da), rb = QRange::of(db);
+  std::vector<std::int32_t> a(static_cast<std::size_t>(M * K)), b(static_cast<std::size_t>(K * N));
+  std::bernoulli_distribution coin(0.5);
+  for (auto& v : a) v = sign == 0 && coin(rng) ? ra.lo : ra.hi;
+  for (auto& v : b) v = sign == 0 && coin(rng) ? rb.lo : (sign < 0 ? rb.lo : rb.hi);
+  check_matmul_values(a, {M, K}, b, {K, N}, {ra.lo}, {sign < 0 ? rb.hi : rb.lo}, da, db);
 }
 
 }  // namespace
@@ -190,6 +215,24 @@ TEST(Quant, MatmulIntegerExact) {
   EXPECT_EQ(got_ints(c)[0], 2000 * 128 * 128);
   EXPECT_THROW(matmul_integer(ints({1, 2}, {1, 2}, DType::u8), ints({1, 2, 3}, {3, 1}, DType::u8), Tensor(), Tensor()),
                ShapeError);
+}
+
+// The block-f32 kernel sums kIntBlockK = 256 values of K exactly in f32 (256 * 255^2 < 2^24):
+// K around the block (255, 256, 257, 513) with every product at +-65025. The first sums past
+// 2^24 are 259 such products, and a block is a whole number of the kernel's 16-value K tiles:
+// any longer block (272, ...) loses odd integers past 2^24 here (sabotage-checked with 512 and 272).
+TEST(Quant, MatmulIntegerBlockBoundary) {
+  GLT_RNG(rng);
+  for (std::int64_t K : {255, 256, 257, 272, 513, 1100}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    check_extremes(rng, 3, K, 5, DType::u8, DType::i8, -1);    // (255 - 0) * (-128 - 127)
+    check_extremes(rng, 2, K, 8, DType::i8, DType::i8, +1);    // (127 + 128) * (127 + 128), B as words
+    check_extremes(rng, 1, K, 1, DType::u8, DType::u8, +1);    // (255 - 0) * (255 - 0)
+    check_extremes(rng, 65, K, 130, DType::i8, DType::u8, 0);  // random signs, several tiles
+  }
+  // Zero points wider than 8 bits (int32): the int32 kernel, exact although |a - za| > 255.
+  check_matmul_values(std::vector<std::int32_t>(300, 255), {1, 300}, std::vector<std::int32_t>(300 * 3, 0), {300, 3},
+                      {-1000}, {300}, DType::u8, DType::u8, DType::i32);
 }
 
 namespace {
