@@ -7,7 +7,7 @@
 # PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
 # ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
-#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics replay
+#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics replay lstm
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
 #   after --gpt:                         bash gpu-pack/run.sh info gpt decode
 #                                        bash gpu-pack/run.sh info quant gptquant
