@@ -18,8 +18,12 @@
 // zero point (difference 0). A_I8 / B_I8: the operand is int8 (sign-extended), else uint8.
 // Grid: x = column tiles, y = row tiles, z = batch (u_a_bs / u_b_bs: batch strides, 0 broadcasts).
 // ACCUM adds to c (K split over launches: llvmpipe's loop limit).
-// Operands: 0 = c (int32), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb (int32; u_za_row / u_zb_col: one
-// per row / column, else one value).
+// DEQUANT (one launch for all of K): c is float32, c = float(sum) * (sa * sb[i]) (+ bias[i]), i the
+// row (DQ_ROW) or column index (u_sb_per: sb one per row / column, else one value), as
+// DequantizeLinear of the sums with the multiplier sa * sb computed in f32, then Add of the bias.
+// Operands: 0 = c (int32, DEQUANT float32), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb (integers of any
+// dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE / ZB_NONE: 0, operand
+// unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32).
 layout(local_size_x = LOCAL_X) in;
 uniform uint u_M;
 uniform uint u_N;
@@ -30,6 +34,7 @@ uniform uint u_a_bs;
 uniform uint u_b_bs;
 uniform uint u_za_row;
 uniform uint u_zb_col;
+uniform uint u_sb_per;
 
 #define BM 64u
 #define BK 16u
@@ -73,11 +78,19 @@ void main() {
   uint zaw[LA];  // za's byte, four times: the word read outside A
   for (uint l = 0u; l < LA; ++l) {
     uint m = m0 + (tid + LOCAL_X * l) / 4u;
-    za[l] = m < u_M ? load3(u_za_row * m) : 0;
+#ifdef ZA_NONE
+    za[l] = 0;
+#else
+    za[l] = m < u_M ? int(load3(u_za_row * m)) : 0;
+#endif
     zaw[l] = byte_of(za[l]) * 0x01010101u;
   }
   ivec4 zb;
-  for (uint j = 0u; j < 4u; ++j) zb[j] = bn + j < u_N ? load4(u_zb_col * (bn + j)) : 0;
+#ifdef ZB_NONE
+  zb = ivec4(0);
+#else
+  for (uint j = 0u; j < 4u; ++j) zb[j] = bn + j < u_N ? int(load4(u_zb_col * (bn + j))) : 0;
+#endif
   uint zbw = byte_of(zb.x) | (byte_of(zb.y) << 8u) | (byte_of(zb.z) << 16u) | (byte_of(zb.w) << 24u);
   vec4 zbf = vec4(zb);
 
@@ -163,11 +176,25 @@ void main() {
     for (uint j = 0u; j < 4u; ++j) {
       if (n + j >= u_N) break;
       uint e = (bz * u_M + m) * u_N + n + j;
+#ifdef DEQUANT
+#ifdef DQ_ROW
+      uint q = m;
+#else
+      uint q = n + j;
+#endif
+      float mult = float(load5(0u)) * float(load6(u_sb_per * q));
+      float v = float(iacc[i][j]) * mult;
+#ifdef HAS_BIAS
+      v += float(load7(q));
+#endif
+      store0(e, v);
+#else
       int v = iacc[i][j];
 #ifdef ACCUM
       v += load0(e);
 #endif
       store0(e, v);
+#endif
     }
   }
 }

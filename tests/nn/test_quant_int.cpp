@@ -235,6 +235,75 @@ TEST(Quant, MatmulIntegerBlockBoundary) {
                       {-1000}, {300}, DType::u8, DType::u8, DType::i32);
 }
 
+// matmul_dequant / conv_dequant: float(sum) * (sa * sb[i]) + bias[i] against float64 on the
+// exact int64 sums; the fused epilogue (one block-f32 launch) and the unfused forms (K split by a
+// lowered loop limit; int32 zero points; grouped convolution).
+namespace {
+
+void check_dequant(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, bool per_col, bool bias,
+                   DType dz = DType::u8) {
+  auto a = uniform_int(rng, static_cast<std::size_t>(M * K), 0, 255);
+  auto b = uniform_int(rng, static_cast<std::size_t>(K * N), -128, 127);
+  const int za = uniform_int(rng, 1, 0, 255)[0];
+  const std::int64_t ns = per_col ? N : 1;
+  const auto sb = uniform(rng, static_cast<std::size_t>(ns), 0.001f, 0.01f);
+  const auto bv = uniform(rng, static_cast<std::size_t>(N), -1.f, 1.f);
+  const float sa = 0.02f;
+  IntDequant dq{full(device(), {1}, sa), Tensor::from_host(device(), sb, {ns}),
+                bias ? Tensor::from_host(device(), bv, {N}) : Tensor(), false};
+  Tensor y = matmul_dequant(ints(a, {M, K}, DType::u8), ints(b, {K, N}, DType::i8), ints({za}, {1}, dz), Tensor(), dq);
+  ASSERT_EQ(y.dtype(), DType::f32);
+  ASSERT_EQ(y.shape(), (Shape{M, N}));
+  const auto g = y.to_vector();
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      std::int64_t s = 0;
+      for (std::int64_t k = 0; k < K; ++k) s += (a[m * K + k] - za) * b[k * N + n];
+      const double mult = static_cast<double>(sa * sb[per_col ? n : 0]);  // the f32 multiplier
+      const double want = static_cast<double>(s) * mult + (bias ? bv[n] : 0.0);
+      ASSERT_NEAR(g[m * N + n], want, 1e-6 * (std::abs(want) + 1))
+          << m << "," << n << " of " << M << "x" << K << "x" << N;
+    }
+}
+
+}  // namespace
+
+TEST(Quant, MatmulDequantEpilogue) {
+  GLT_RNG(rng);
+  check_dequant(rng, 1, 1, 1, false, false);
+  check_dequant(rng, 70, 300, 131, true, true);  // several tiles, byte loads of B (N % 4 != 0)
+  check_dequant(rng, 5, 257, 8, false, true);
+  check_dequant(rng, 3, 40, 6, true, true, DType::i32);  // int32 zero point: int32 kernel, then the ops
+  {
+    ScopedLoopLimit lim(1000);  // K split over launches: the unfused form
+    check_dequant(rng, 5, 300, 6, true, true);
+  }
+  // Per output channel in the convolution (im2col and grouped), against conv_integer's sums.
+  for (std::int64_t groups : {1, 2}) {
+    IntConvOptions o;
+    o.padding = {1, 1, 1, 1};
+    o.groups = groups;
+    const std::int64_t N = 2, C = 4, H = 5, O = 6;
+    Tensor x = ints(uniform_int(rng, static_cast<std::size_t>(N * C * H * H), 0, 255), {N, C, H, H}, DType::u8);
+    Tensor w = ints(uniform_int(rng, static_cast<std::size_t>(O * C / groups * 9), -128, 127), {O, C / groups, 3, 3},
+                    DType::i8);
+    Tensor zx = ints({100}, {1}, DType::u8);
+    const auto sw = uniform(rng, static_cast<std::size_t>(O), 0.001f, 0.01f);
+    const auto bv = uniform(rng, static_cast<std::size_t>(O), -1.f, 1.f);
+    IntDequant dq{full(device(), {1}, 0.05f), Tensor::from_host(device(), sw, {O}),
+                  Tensor::from_host(device(), bv, {O}), false};
+    const auto sums = got_ints(conv_integer(x, w, zx, Tensor(), o));
+    Tensor y = conv_dequant(x, w, zx, Tensor(), o, dq);
+    ASSERT_EQ(y.shape(), (Shape{N, O, H, H}));
+    const auto g = y.to_vector();
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const std::size_t oc = (i / static_cast<std::size_t>(H * H)) % static_cast<std::size_t>(O);
+      const double want = sums[i] * static_cast<double>(0.05f * sw[oc]) + bv[oc];
+      ASSERT_NEAR(g[i], want, 1e-6 * (std::abs(want) + 1)) << i << " groups " << groups;
+    }
+  }
+}
+
 namespace {
 
 void check_conv(std::mt19937_64& rng, std::int64_t N, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t O,
