@@ -1,16 +1,18 @@
 // Quantized kernels against their float32 forms, measured in the same run (bench/RESULTS.md,
 // "Quantized"): what the model runtime runs for a QDQ MatMul (gltensor.QMatMul: the uint8 x int8
-// integer matmul, then the int32 sums scaled to float32) and a QDQ Conv (gltensor.QConv: the
-// integer convolution, then the scale) against matmul / conv2d on float32 tensors of the same
-// shapes. Weight memory: int8 is a quarter of float32.
+// integer matmul with its sums scaled to float32, detail::matmul_dequant) and a QDQ Conv
+// (gltensor.QConv: the integer convolution, scaled per output channel, detail::conv_dequant)
+// against matmul / conv2d on float32 tensors of the same shapes. Weight memory: int8 is a
+// quarter of float32.
 //   gltensor_int8_bench [--rounds N] [--min-ms T] [--large]
 // Shapes fit the device: GPUs matmul 256^3 .. 4096^3 and 3x3 convs of 64 / 256 channels at 56x56;
 // software rasterizers (llvmpipe) smaller ones (--large: the GPU's list there too). Each case
 // times f32 and int8 alternately for N rounds (each round: back-to-back ops for at least T ms,
 // then Device::synchronize) and keeps each one's best round; "int8 / f32 speed" is f32's time
 // over int8's (above 1: int8 faster). The "int32 kernel" column runs the same int8 op with int32
-// zero points, which take the integer-arithmetic kernel (quant_int.comp's IMATMUL) instead of
-// the f32-block one (imatmul.comp). Prints a Markdown table.
+// zero points, which take the integer-arithmetic kernel (quant_int.comp's IMATMUL) and the
+// dequantization as separate ops instead of the f32-block kernel with its epilogue (imatmul.comp). Prints a Markdown
+// table.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -21,7 +23,6 @@
 #include "nn/quant_int.hpp"
 
 using namespace gltensor;
-using detail::QAxis;
 
 namespace {
 
@@ -77,9 +78,7 @@ int main(int argc, char** argv) {
     Tensor a = randn(dev, {n, n}, g), b = randn(dev, {n, n}, g);
     Tensor qa = q8(dev, g, {n, n}, DType::u8), qb = q8(dev, g, {n, n}, DType::i8);
     const auto op = [=](Tensor za) {
-      return [=] {
-        return detail::dequantize_linear(detail::matmul_integer(qa, qb, za, Tensor()), scale, Tensor(), QAxis{});
-      };
+      return [=] { return detail::matmul_dequant(qa, qb, za, Tensor(), {scale, scale, Tensor(), false}); };
     };
     cases.push_back({"matmul " + std::to_string(n) + "^3", 2.0 * n * n * n, [=] { return matmul(a, b); },
                      op(full(dev, {1}, 128, DType::u8)), op(full(dev, {1}, 128, DType::i32))});
@@ -93,9 +92,7 @@ int main(int argc, char** argv) {
     detail::IntConvOptions io;
     io.padding = {1, 1, 1, 1};
     const auto op = [=](Tensor zx) {
-      return [=] {
-        return detail::dequantize_linear(detail::conv_integer(qx, qw, zx, Tensor(), io), scale, Tensor(), QAxis{});
-      };
+      return [=] { return detail::conv_dequant(qx, qw, zx, Tensor(), io, {scale, scale, Tensor(), true}); };
     };
     cases.push_back({"conv 3x3, " + std::to_string(C) + " -> " + std::to_string(C) + " ch, " + std::to_string(H) + "x" +
                          std::to_string(H),
