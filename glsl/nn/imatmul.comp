@@ -9,9 +9,10 @@
 // of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
 // run quant_int.comp's IMATMUL.
 // Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, BN =
-// 64 or 128), BK = 16, LOCAL_X = (BM / 8)(BN / 8) invocations, each an 8 x 8 block (rows 4 ty ..
-// 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..) read from shared memory as
-// vec4s, A kept transposed there; the next K tile's words are loaded into registers while the
+// 64 or 128), BK = 16, LOCAL_X = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
+// 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
+// transposed there; the next K tile's words are loaded into registers while the
 // current one is multiplied (double-buffered shared memory, one barrier per K tile). The operands
 // are read four 8-bit values per 32-bit word: A's words along K (A_WORDS: K % 4 == 0), B's along
 // N (B_WORDS: N % 4 == 0); otherwise byte by byte. Values outside the matrices are read as the
@@ -38,8 +39,9 @@ uniform uint u_sb_per;
 
 #define BM 64u
 #define BK 16u
-#define TX (BN / 8u)
-#define TY (BM / 8u)
+#define TX (BN / (4u * uint(CB)))
+#define TY (BM / (4u * uint(RB)))
+#define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
 #define LA (BM * (BK / 4u) / LOCAL_X)  // A words per invocation and K tile
 #define LB (BK * (BN / 4u) / LOCAL_X)  // B words
 #define BLOCK_TILES (IBLOCK_K / BK)
@@ -134,9 +136,9 @@ void main() {
   for (uint l = 0u; l < LB; ++l)                                                 \
     Bs[buf][(tid + LOCAL_X * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
 
-  vec4 acc[16];
-  ivec4 iacc[16];
-  for (int i = 0; i < 16; ++i) {
+  vec4 acc[NACC];
+  ivec4 iacc[NACC];
+  for (int i = 0; i < NACC; ++i) {
     acc[i] = vec4(0.0);
     iacc[i] = ivec4(0);
   }
@@ -148,18 +150,31 @@ void main() {
     uint cur = t & 1u;
     if (t + 1u < nk) { FETCH(u_k0 + (t + 1u) * BK) }
     // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
-#define FMA_ROW(i, C)       \
-  acc[2 * i] += a0.C * b0;     \
-  acc[2 * i + 1] += a0.C * b1; \
-  acc[8 + 2 * i] += a1.C * b0; \
-  acc[9 + 2 * i] += a1.C * b1;
+#if CB == 2
+#define FMA_COLS(r, i, av) \
+  acc[(4 * r + i) * 2] += av * b0; \
+  acc[(4 * r + i) * 2 + 1] += av * b1;
+#else
+#define FMA_COLS(r, i, av) acc[4 * r + i] += av * b0;
+#endif
+#if RB == 2
+#define FMA_ROW(i, C) FMA_COLS(0, i, a0.C) FMA_COLS(1, i, a1.C)
+#else
+#define FMA_ROW(i, C) FMA_COLS(0, i, a0.C)
+#endif
     for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[cur][k][ty], a1 = As[cur][k][TY + ty];
-      vec4 b0 = Bs[cur][k][tx], b1 = Bs[cur][k][TX + tx];
+      vec4 a0 = As[cur][k][ty];
+      vec4 b0 = Bs[cur][k][tx];
+#if RB == 2
+      vec4 a1 = As[cur][k][TY + ty];
+#endif
+#if CB == 2
+      vec4 b1 = Bs[cur][k][TX + tx];
+#endif
       FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)
     }
     if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
-      for (int i = 0; i < 16; ++i) {
+      for (int i = 0; i < NACC; ++i) {
         iacc[i] += ivec4(acc[i]);
         acc[i] = vec4(0.0);
       }
@@ -167,11 +182,11 @@ void main() {
     if (t + 1u < nk) { PUT(cur ^ 1u) }
     workgroup_sync();
   }
-  for (int i = 0; i < 16; ++i) iacc[i] += ivec4(acc[i]);
-  // iacc[2 i + h] is row 4 ty + i, columns (h ? BN / 2 : 0) + 4 tx ..; iacc[8 + ..] rows + BM / 2.
-  for (uint i = 0u; i < 16u; ++i) {
-    uint m = m0 + (i >= 8u ? BM / 2u : 0u) + 4u * ty + (i % 8u) / 2u;
-    uint n = n0 + ((i & 1u) == 1u ? BN / 2u : 0u) + 4u * tx;
+  for (int i = 0; i < NACC; ++i) iacc[i] += ivec4(acc[i]);
+  for (uint i = 0u; i < uint(NACC); ++i) {
+    uint ri = i / uint(CB);  // 4 r + row
+    uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
+    uint n = n0 + (i % uint(CB)) * 4u * TX + 4u * tx;
     if (m >= u_M) continue;
     for (uint j = 0u; j < 4u; ++j) {
       if (n + j >= u_N) break;

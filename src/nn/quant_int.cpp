@@ -216,17 +216,20 @@ struct IntKernel {
 constexpr std::int64_t kIntBlockK = 256;
 static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
 
-// 64 x 128 tiles (128 invocations) where they make at least 256 workgroups, else 64 x 64 (64
-// invocations), as matmul's quad-load kernel chooses; 8-bit words where K / N allow.
+// 64 x 128 tiles (128 invocations of 8 x 8 outputs) where they make at least 256 workgroups, else
+// 64 x 64 (256 invocations of 4 x 4), as matmul chooses between its quad-load and 64 x 64 tile
+// kernels on GPUs; 8-bit words where K / N allow.
 IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words) {
   IntKernel k;
   k.block_f32 = true;
   k.file = "imatmul.comp";
   k.tile_n = (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
-  k.local_x = static_cast<std::uint32_t>(k.tile_n);  // (64 / 8) (tile_n / 8)
+  const int blocks = k.tile_n == 128 ? 2 : 1;  // RB = CB: 4 x 4 blocks per invocation along each dim
+  k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
   k.local_y = 1;
-  k.defines = "#define BN " + std::to_string(k.tile_n) + "u\n#define IBLOCK_K " + std::to_string(kIntBlockK) +
-              "u\n#define A_WORDS " + (a_words ? "1" : "0") + "\n#define B_WORDS " + (b_words ? "1" : "0") + "\n";
+  k.defines = "#define BN " + std::to_string(k.tile_n) + "u\n#define RB " + std::to_string(blocks) + "\n#define CB " +
+              std::to_string(blocks) + "\n#define IBLOCK_K " + std::to_string(kIntBlockK) + "u\n#define A_WORDS " +
+              (a_words ? "1" : "0") + "\n#define B_WORDS " + (b_words ? "1" : "0") + "\n";
   k.per_tile = 80;
   k.fixed = 240;
   return k;

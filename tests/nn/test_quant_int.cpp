@@ -184,14 +184,16 @@ void check_matmul(std::mt19937_64& rng, const Shape& as, const Shape& bs, DType 
 // Every difference at its extreme, |a - za| = |b - zb| = 255 (a at one end of its range, za at
 // the other; likewise b), with the sign of each product chosen by `sign`: +1 all positive, -1
 // all negative, 0 random (ends picked at random per element, zero points fixed).
-void check_extremes(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, DType da, DType db,
-                    int sign) {
+// `batch` > 1: A [batch, M, K] against one B (enough workgroups for the 64 x 128 tiles).
+void check_extremes(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, DType da, DType db, int sign,
+                    std::int64_t batch = 1) {
   const QRange ra = QRange::of(da), rb = QRange::of(db);
-  std::vector<std::int32_t> a(static_cast<std::size_t>(M * K)), b(static_cast<std::size_t>(K * N));
+  std::vector<std::int32_t> a(static_cast<std::size_t>(batch * M * K)), b(static_cast<std::size_t>(K * N));
   std::bernoulli_distribution coin(0.5);
   for (auto& v : a) v = sign == 0 && coin(rng) ? ra.lo : ra.hi;
   for (auto& v : b) v = sign == 0 && coin(rng) ? rb.lo : (sign < 0 ? rb.lo : rb.hi);
-  check_matmul_values(a, {M, K}, b, {K, N}, {ra.lo}, {sign < 0 ? rb.hi : rb.lo}, da, db);
+  check_matmul_values(a, batch > 1 ? Shape{batch, M, K} : Shape{M, K}, b, {K, N}, {ra.lo}, {sign < 0 ? rb.hi : rb.lo},
+                      da, db);
 }
 
 }  // namespace
@@ -205,6 +207,9 @@ TEST(Quant, MatmulIntegerExact) {
   check_matmul(rng, {2, 0, 9}, {9, 5}, DType::u8, DType::u8, false);      // empty
   check_matmul(rng, {4, 300}, {300, 5}, DType::i8, DType::u8, true);
   check_matmul(rng, {2, 130, 70}, {2, 70, 129}, DType::u8, DType::i8, true);  // several 64 x 64 tiles
+  // 256 workgroups: the block-f32 kernel's 64 x 128 tiles, with byte loads (K, N odd) and words
+  check_matmul(rng, {256, 3, 21}, {256, 21, 130}, DType::u8, DType::i8, false);
+  check_matmul(rng, {256, 5, 64}, {64, 8}, DType::i8, DType::u8, false);
   {
     ScopedLoopLimit lim(1000);  // split K: 2 tiles of 16 per launch
     check_matmul(rng, {5, 300}, {300, 6}, DType::u8, DType::i8, true);
@@ -230,6 +235,7 @@ TEST(Quant, MatmulIntegerBlockBoundary) {
     check_extremes(rng, 1, K, 1, DType::u8, DType::u8, +1);    // (255 - 0) * (255 - 0)
     check_extremes(rng, 65, K, 130, DType::i8, DType::u8, 0);  // random signs, several tiles
   }
+  check_extremes(rng, 2, 513, 8, DType::u8, DType::i8, -1, 256);  // 64 x 128 tiles (256 workgroups)
   // Zero points wider than 8 bits (int32): the int32 kernel, exact although |a - za| > 255.
   check_matmul_values(std::vector<std::int32_t>(300, 255), {1, 300}, std::vector<std::int32_t>(300 * 3, 0), {300, 3},
                       {-1000}, {300}, DType::u8, DType::u8, DType::i32);
