@@ -10,6 +10,7 @@
 #include "gltensor/reduce.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
@@ -217,14 +218,18 @@ constexpr std::int64_t kIntBlockK = 256;
 static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
 
 // 64 x 128 tiles (128 invocations of 8 x 8 outputs) where they make at least 256 workgroups, else
-// 64 x 64 (256 invocations of 4 x 4), as matmul chooses between its quad-load and 64 x 64 tile
-// kernels on GPUs; 8-bit words where K / N allow.
-IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words) {
+// 64 x 64 (256 invocations of 4 x 4; 64 of 8 x 8 on software rasterizers), as matmul chooses
+// between its quad-load and 64 x 64 tile kernels on GPUs; 8-bit words where K / N allow.
+IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words,
+                           bool software) {
   IntKernel k;
   k.block_f32 = true;
   k.file = "imatmul.comp";
   k.tile_n = (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
-  const int blocks = k.tile_n == 128 ? 2 : 1;  // RB = CB: 4 x 4 blocks per invocation along each dim
+  // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
+  // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
+  // llvmpipe; bench/RESULTS.md)
+  const int blocks = k.tile_n == 128 || software ? 2 : 1;
   k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
   k.local_y = 1;
   k.defines = "#define BN " + std::to_string(k.tile_n) + "u\n#define RB " + std::to_string(blocks) + "\n#define CB " +
@@ -332,7 +337,10 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   // block-f32 kernel (imatmul.comp) is exact; other zero points: the int32 kernel (IMATMUL).
   const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
   const IntKernel kern =
-      narrow(za_in, a) && narrow(zb_in, b) ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0) : IntKernel{};
+      narrow(za_in, a) && narrow(zb_in, b)
+          ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0,
+                             dev.adapter.software && settings().matmul_kernel != MatmulKernelSetting::gpu)
+          : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
   if (limit < kern.per_tile + kern.fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +

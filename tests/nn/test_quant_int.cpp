@@ -211,6 +211,12 @@ TEST(Quant, MatmulIntegerExact) {
   check_matmul(rng, {256, 3, 21}, {256, 21, 130}, DType::u8, DType::i8, false);
   check_matmul(rng, {256, 5, 64}, {64, 8}, DType::i8, DType::u8, false);
   {
+    ScopedSettings gpu;  // the GPUs' choice on llvmpipe too: 64 x 64 tiles of 256 invocations (4 x 4 each)
+    gpu->matmul_kernel = MatmulKernelSetting::gpu;
+    check_matmul(rng, {2, 130, 70}, {2, 70, 129}, DType::u8, DType::i8, true);
+    check_extremes(rng, 65, 513, 130, DType::i8, DType::u8, 0);
+  }
+  {
     ScopedLoopLimit lim(1000);  // split K: 2 tiles of 16 per launch
     check_matmul(rng, {5, 300}, {300, 6}, DType::u8, DType::i8, true);
   }
