@@ -2,7 +2,8 @@
 // (per-tensor, per-axis and blocked parameters), DynamicQuantizeLinear's parameters, the integer
 // matmul and convolution of MatMulInteger / ConvInteger (exact int32 sums of zero-point-shifted
 // 8-bit values) and requantization of int32 sums to 8 bits (QLinearMatMul, QLinearConv), on the
-// GPU (glsl/nn/quant_int.comp). Quantized values are u8 or i8 tensors; int4 and uint4 (ONNX opset 21)
+// GPU (glsl/nn/quant_int.comp; the integer matmul on f32 FMAs in exact blocks: glsl/nn/imatmul.comp).
+// Quantized values are u8 or i8 tensors; int4 and uint4 (ONNX opset 21)
 // are carried widened to i8 / u8 with their range [-8, 7] / [0, 15]. Rounding is round half to
 // even, then saturation, as ONNX's QuantizeLinear specifies (NaN quantizes to the zero point).
 // Errors: ShapeError for parameters whose shapes fit none of the forms, DTypeError for inputs
