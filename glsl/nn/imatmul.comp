@@ -49,13 +49,15 @@ uniform uint u_sb_per;
 shared vec4 As[2][BK][BM / 4u];  // As[k][q][i] = a[row 4q + i][k] - za
 shared vec4 Bs[2][BK][BN / 4u];  // Bs[k][q][i] = b[k][column 4q + i] - zb
 
-// The four values of a word, as floats.
+// The four 8-bit values of a word as floats 2^23 + u, u the byte (uint8) or the byte + 128 (int8,
+// offset binary): the byte is placed in the mantissa of 2^23 (integer bit operations; NVIDIA
+// GPUs convert int to float at a small fraction of their FMA rate). Subtracting 2^23 + (128) + z
+// leaves the exact value - z.
 vec4 bytes_of(uint w, bool signed8) {
-  ivec4 v = signed8 ? ivec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8),
-                            bitfieldExtract(int(w), 16, 8), bitfieldExtract(int(w), 24, 8))
-                    : ivec4(uvec4(w, w >> 8u, w >> 16u, w >> 24u) & 0xffu);
-  return vec4(v);
+  uint x = signed8 ? w ^ 0x80808080u : w;
+  return uintBitsToFloat((uvec4(x, x >> 8u, x >> 16u, x >> 24u) & 0xffu) | 0x4B000000u);
 }
+float offset_of(bool signed8) { return signed8 ? 8388736.0 : 8388608.0; }  // 2^23 (+ 128)
 uint byte_of(int v) { return uint(v) & 0xffu; }
 
 #ifdef A_I8
@@ -94,7 +96,9 @@ void main() {
   for (uint j = 0u; j < 4u; ++j) zb[j] = bn + j < u_N ? int(load4(u_zb_col * (bn + j))) : 0;
 #endif
   uint zbw = byte_of(zb.x) | (byte_of(zb.y) << 8u) | (byte_of(zb.z) << 16u) | (byte_of(zb.w) << 24u);
-  vec4 zbf = vec4(zb);
+  vec4 zbf = vec4(zb) + offset_of(B_SIGNED);  // exact: below 2^24
+  float zaf[LA];
+  for (uint l = 0u; l < LA; ++l) zaf[l] = float(za[l]) + offset_of(A_SIGNED);
 
   uint wa[LA], wb[LB];
 #define FETCH(k0)                                                                                  \
@@ -127,7 +131,7 @@ void main() {
 #define PUT(buf)                                                                 \
   for (uint l = 0u; l < LA; ++l) {                                               \
     uint m = (tid + LOCAL_X * l) / 4u;                                           \
-    vec4 v = bytes_of(wa[l], A_SIGNED) - float(za[l]);                           \
+    vec4 v = bytes_of(wa[l], A_SIGNED) - zaf[l];                                 \
     As[buf][4u * akq][m / 4u][m % 4u] = v.x;                                     \
     As[buf][4u * akq + 1u][m / 4u][m % 4u] = v.y;                                \
     As[buf][4u * akq + 2u][m / 4u][m % 4u] = v.z;                                \
