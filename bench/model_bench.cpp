@@ -1,4 +1,5 @@
 // gltensor_model_bench [--model FILE.onnx] [--shape NAME=AxB...]... [--runs N] [--ort] [--save-model FILE]
+// gltensor_model_bench --lstm [--runs N] [--ort | --ort-python bench/ort_reference.py]
 // Per-run cost of gltensor::Model: plain runs (every node planned and launched on every run)
 // against ModelOptions::replay (the run recorded once and replayed), in one process, three
 // interleaved rounds of N runs each, the best round of each kept:
@@ -12,9 +13,15 @@
 //   e2e ms    upload the input, run, read every output back
 // Without --model it builds the issue's small model: three Gemm layers (MatMul + Add, ReLU
 // between them) of width 96 on a [1, 34, 96] input. --ort adds ONNX Runtime's CPU time on the
-// same model (node tools/ort-reference/ort_run.js --bench N, every core). Prints a Markdown table.
+// same model (node tools/ort-reference/ort_run.js --bench N, every core); --ort-python SCRIPT the
+// same through Python's onnxruntime (bench/ort_reference.py; machines without npm). Prints a
+// Markdown table.
+// --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
+// seq 64 / 256, hidden 128 / 256, forward and bidirectional; the time of Model::run + synchronize
+// (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step.
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -51,6 +58,31 @@ std::string three_gemm_model(const std::string& path) {
   std::ofstream f(path, std::ios::binary);
   f << std::ifstream(m.save("three_gemm"), std::ios::binary).rdbuf();
   return path;
+}
+
+// One LSTM layer (opset 14): x [seq, batch, in] -> y [seq, dirs, batch, hidden], y_h, y_c;
+// weights and biases uniform in +-1 / sqrt(hidden) (PyTorch's initialization), fixed values.
+std::string lstm_model(std::int64_t seq, std::int64_t batch, std::int64_t in, std::int64_t hidden, int dirs) {
+  glt_test::OnnxBuilder m(14);
+  const std::int64_t H = hidden, D = dirs;
+  m.input("x", {seq, batch, in});
+  m.output("y", {seq, D, batch, H}).output("yh", {D, batch, H}).output("yc", {D, batch, H});
+  std::uint64_t state = 12345;
+  const float r = 1.0f / std::sqrt(static_cast<float>(H));
+  const auto uniform = [&](std::int64_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (auto& x : v) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      x = (static_cast<float>(state >> 40) / static_cast<float>(1 << 24) * 2 - 1) * r;
+    }
+    return v;
+  };
+  m.init("W", {D, 4 * H, in}, uniform(D * 4 * H * in)).init("R", {D, 4 * H, H}, uniform(D * 4 * H * H));
+  m.init("B", {D, 8 * H}, uniform(D * 8 * H));
+  auto& n = m.node("LSTM", {"x", "W", "R", "B"}, {"y", "yh", "yc"});
+  glt_test::OnnxBuilder::attr_i(n, "hidden_size", H);
+  if (dirs == 2) glt_test::OnnxBuilder::attr_s(n, "direction", "bidirectional");
+  return m.save("lstm_s" + std::to_string(seq) + "_h" + std::to_string(H) + "_d" + std::to_string(D));
 }
 
 double thread_cpu_ms() {
@@ -131,6 +163,63 @@ double ort_ms(const std::string& path, const std::map<std::string, Shape>& shape
   return k == std::string::npos ? NAN : std::stod(ss.str().substr(k + 11));
 }
 
+// ONNX Runtime through Python (bench/ort_reference.py --shape: one input, uniform [0, 1)).
+double ort_python_ms(const std::string& script, const std::string& path, const std::map<std::string, Shape>& shapes,
+                     int runs) {
+  if (shapes.size() != 1) return NAN;
+  std::string dims;
+  for (auto d : shapes.begin()->second) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+  const std::string log = path + ".ort.json";
+  const std::string cmd = "python3 '" + script + "' '" + path + "' --shape " + dims + " --runs " +
+                          std::to_string(runs) + " > '" + log + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0) return NAN;
+  std::stringstream ss;
+  ss << std::ifstream(log).rdbuf();
+  const auto k = ss.str().find("\"bench_ms\":");
+  return k == std::string::npos ? NAN : std::stod(ss.str().substr(k + 11));
+}
+
+// Best of three interleaved rounds of plain and replayed runs.
+std::pair<Times, Times> best_rounds(const Device& dev, const std::string& model,
+                                    const std::map<std::string, Shape>& shapes, int runs) {
+  Times plain, rep;
+  for (int round = 0; round < 3; ++round)
+    for (bool replay : {false, true}) {
+      const Times t = measure(dev, model, replay, shapes, runs);
+      Times& best = replay ? rep : plain;
+      if (round == 0 || t.run < best.run) best = t;
+    }
+  return {plain, rep};
+}
+
+int lstm_bench(const Device& dev, int runs, bool ort, const std::string& ort_python) {
+  std::printf("device: %s; LSTM, batch 1, input 64; %d runs per round, best of 3 rounds; ORT: %s\n\n",
+              dev.caps().renderer.c_str(), runs,
+              ort                  ? "node onnxruntime-node"
+              : ort_python.empty() ? "not run"
+                                   : "python3 onnxruntime");
+  std::printf(
+      "| seq | hidden | directions | dispatches/run | gltensor ms/run | gltensor us/step | replay us/step | ORT CPU "
+      "us/step | gltensor / ORT time | replay / ORT time |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (std::int64_t seq : {64, 256})
+    for (std::int64_t hidden : {128, 256})
+      for (int dirs : {1, 2}) {
+        const std::string path = lstm_model(seq, 1, 64, hidden, dirs);
+        const std::map<std::string, Shape> shapes{{"x", {seq, 1, 64}}};
+        const auto [plain, rep] = best_rounds(dev, path, shapes, runs);
+        const double o = ort                  ? ort_ms(path, shapes, runs * 4)
+                         : ort_python.empty() ? NAN
+                                              : ort_python_ms(ort_python, path, shapes, runs * 4);
+        const double s = static_cast<double>(seq);
+        std::printf("| %lld | %lld | %d | %llu | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+                    static_cast<long long>(seq), static_cast<long long>(hidden), dirs,
+                    static_cast<unsigned long long>(plain.dispatches), plain.run, plain.run / s * 1e3,
+                    rep.run / s * 1e3, o / s * 1e3, plain.run / o, rep.run / o);
+        std::fflush(stdout);
+      }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,6 +232,10 @@ int main(int argc, char** argv) {
   app.add_option("--shape", shape_args, "NAME=1x3x48x320: the shape of an input (random [0, 1) values)");
   app.add_option("--runs", runs, "timed runs per row")->check(CLI::PositiveNumber);
   app.add_flag("--ort", ort, "ONNX Runtime CPU on the same model (node, tools/ort-reference)");
+  std::string ort_python;
+  bool lstm = false;
+  app.add_option("--ort-python", ort_python, "ONNX Runtime CPU through python3 and this bench/ort_reference.py");
+  app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -154,6 +247,7 @@ int main(int argc, char** argv) {
       for (std::string d; std::getline(ss, d, 'x');) sh.push_back(std::stoll(d));
       shapes[s.substr(0, eq)] = sh;
     }
+    if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
     if (model.empty()) model = three_gemm_model(save);
     Device dev = Device::open();
     {  // every input's shape (for ONNX Runtime's random inputs)
@@ -167,13 +261,7 @@ int main(int argc, char** argv) {
         "| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms (upload, run, "
         "read back) |\n|---|---|---|---|---|---|---|\n");
     // Three interleaved rounds, the best of each (this machine may be shared).
-    Times plain, rep;
-    for (int round = 0; round < 3; ++round)
-      for (bool replay : {false, true}) {
-        const Times t = measure(dev, model, replay, shapes, runs);
-        Times& best = replay ? rep : plain;
-        if (round == 0 || t.run < best.run) best = t;
-      }
+    const auto [plain, rep] = best_rounds(dev, model, shapes, runs);
     const auto row = [](const char* name, const Times& t) {
       std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name,
                   static_cast<unsigned long long>(t.dispatches), t.host, t.cpu, t.run, t.read, t.e2e);
@@ -184,8 +272,8 @@ int main(int argc, char** argv) {
         "\nreplay / plain: host %.3f, cpu %.3f, run %.3f, run + read back %.3f, e2e %.3f (time ratios, lower is "
         "faster)\n",
         rep.host / plain.host, rep.cpu / plain.cpu, rep.run / plain.run, rep.read / plain.read, rep.e2e / plain.e2e);
-    if (ort) {
-      const double r = ort_ms(model, shapes, runs);
+    if (ort || !ort_python.empty()) {
+      const double r = ort ? ort_ms(model, shapes, runs) : ort_python_ms(ort_python, model, shapes, runs);
       std::printf("ONNX Runtime CPU: %.4f ms/run; gltensor e2e / ORT: plain %.2f, replay %.2f\n", r, plain.e2e / r,
                   rep.e2e / r);
     }

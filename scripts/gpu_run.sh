@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
-#                                   interop, ocr ocrbench ocrtest graphics replay (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
+#                                   interop, ocr ocrbench ocrtest graphics replay lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization)
 #                                   (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
@@ -47,8 +47,8 @@ for phase in "$@"; do
           --benchmark_filter='BM_matmul/|BM_matmul_f16math|BM_conv2d' 2>&1 | tee -a "$OUT/precision.txt" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
     benchf) timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter="$BENCH_FILTER" 2>&1 | tee -a "$OUT/benchf.txt" ;;
-    int8) # quantized kernels (QDQ MatMul / Conv as gltensor runs them) against float32, same run
-           timeout 300 "$P/bin/gltensor_int8_bench" --benchmark_min_time=0.2 2>&1 | tee "$OUT/int8.txt"
+    int8) # quantized kernels (QDQ MatMul / Conv as gltensor runs them) against float32, same run (ratio column)
+           timeout 300 "$P/bin/gltensor_int8_bench" 2>&1 | tee "$OUT/int8.txt"
            timeout 120 "$P/bin/test_quant_int" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/int8.txt" ;;
     onnx) timeout 300 "$P/bin/gltensor-onnx-test" --quiet "$P/onnx-node" 2>&1 | grep -v "performance warning" | tee "$OUT/onnx.txt" ;;
     diag) for fb in 0 1; do
@@ -78,6 +78,13 @@ for phase in "$@"; do
            f=$([ $m = det ] && echo x=1x3x640x640 || echo x=1x3x48x320)
            timeout 120 "$P/bin/gltensor-run" "$P/models/ocr/ch_PP-OCRv4_${m}_infer.onnx" --shape $f --bench 50 --profile 2>&1 | tee -a "$OUT/ocr.txt"
          done ;;
+    modelort) # tests/model's ONNX Runtime comparisons on the GPU: python3's onnxruntime through
+              # ort_run.py (the pack has no node / onnxruntime-node); after pack_gpu.sh --ocr
+              GLTENSOR_ORT_PYTHON="$P/bench/ort_run.py" GLTENSOR_MODEL_CACHE="$P" timeout 400 "$P/bin/test_model" 2>&1 |
+                grep -E "^\[ *(OK|SKIPPED|FAILED|PASSED) |Failure|Expected|Which is|output" | tee "$OUT/modelort.txt" ;;
+    lstm) # issue 22: an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions) against
+          # ONNX Runtime CPU (python3 onnxruntime); after pack_gpu.sh --ocr (model bench, ort_reference.py)
+          timeout 400 "$P/bin/gltensor_model_bench" --lstm --runs 20 --ort-python "$P/bench/ort_reference.py" 2>&1 | tee "$OUT/lstm.txt" ;;
     replay) # Recording and ModelOptions::replay (issues 21, 24): their tests, then per-run cost of the
             # three-Gemm model ([1, 34, 96]), PP-OCRv4 rec 48x320 and det 640: gltensor plain and replayed
             # (gltensor_model_bench: host ms in run(), run ms, end to end) and gltensor-run against

@@ -7,7 +7,7 @@
 # PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
 # ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
-#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics replay
+#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics replay lstm modelort
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
 #   after --gpt:                         bash gpu-pack/run.sh info gpt decode
 #                                        bash gpu-pack/run.sh info quant gptquant
@@ -50,7 +50,7 @@ if [ "${1:-}" = "--ocr" ]; then
     xargs -r -I{} cp -L {} gpu-pack/lib/
   cache=${GLTENSOR_MODEL_CACHE:-.cache}
   mkdir -p gpu-pack/models/ocr && cp "$cache"/models/ocr/*.onnx "$cache"/models/ocr/ppocr_keys_v1.txt gpu-pack/models/ocr/
-  mkdir -p gpu-pack/bench gpu-pack/fonts && cp bench/ort_reference.py gpu-pack/bench/
+  mkdir -p gpu-pack/bench gpu-pack/fonts && cp bench/ort_reference.py tools/ort-reference/ort_run.py gpu-pack/bench/
   cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf gpu-pack/fonts/
 fi
 if [ "${1:-}" = "--train" ]; then

@@ -17,7 +17,8 @@
 //   lo = min(min, 0), hi = max(max, 0), scale = (hi - lo) / 255,
 //   zp = clamp(roundEven(-lo / scale), 0, 255) (0 when scale is 0).
 //   Operands: 0 = scale (f32 [1]), 1 = zp (int32 [1]), 2 = min, 3 = max.
-// IMATMUL (16 x 16 workgroups, 64 x 64 outputs each; grid x = column tiles, y = row tiles, z = batch):
+// IMATMUL (int32 arithmetic, for zero points wider than 8 bits; 8-bit ones run imatmul.comp on f32
+// FMAs) (16 x 16 workgroups, 64 x 64 outputs each; grid x = column tiles, y = row tiles, z = batch):
 //   c[b, m, n] (+)= sum over k0 <= k < k1 of (a[b, m, k] - za[m]) * (b[b, k, n] - zb[n])
 //   (u_za_row / u_zb_col: 0 for one zero point), ACCUM adds to c (split K).
 //   Operands: 0 = c (int32), 1 = a, 2 = b, 3 = za, 4 = zb (int32).

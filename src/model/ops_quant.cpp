@@ -66,7 +66,10 @@ Tensor multiplier(Args& a, std::size_t xs, std::size_t ws, std::size_t ys) {
 I64s ints_or(const Args& a, const char* k, std::size_t r, std::int64_t v) { return a.attrs.ints(k, I64s(r, v)); }
 
 // ConvInteger / QLinearConv's int32 sums of (x - zx) * (w - zw): 1-D and 2-D.
-Tensor int_conv(Args& a, std::size_t xi, std::size_t zxi, std::size_t wi, std::size_t zwi) {
+// The integer convolution of inputs xi, zxi, wi, zwi: int32 sums, or with `dq` float32 sums
+// dequantized per output channel (detail::conv_dequant).
+Tensor int_conv(Args& a, std::size_t xi, std::size_t zxi, std::size_t wi, std::size_t zwi,
+                const detail::IntDequant* dq = nullptr) {
   Tensor x = a.t(xi), w = a.t(wi);
   const std::int64_t r = x.dim() - 2;
   if ((r != 1 && r != 2) || w.dim() != x.dim())
@@ -89,7 +92,9 @@ Tensor int_conv(Args& a, std::size_t xi, std::size_t zxi, std::size_t wi, std::s
     o.dilation = {d[0], d[1]};
     o.padding = {p[0], p[1], p[2], p[3]};
   }
-  Tensor y = detail::conv_integer(x, w, a.opt(zxi), a.present(zwi) ? flat1(a.t(zwi)) : Tensor(), o, "ConvInteger");
+  const Tensor zw = a.present(zwi) ? flat1(a.t(zwi)) : Tensor();
+  Tensor y = dq ? detail::conv_dequant(x, w, a.opt(zxi), zw, o, *dq, "Conv")
+                : detail::conv_integer(x, w, a.opt(zxi), zw, o, "ConvInteger");
   return r == 1 ? y.squeeze(2) : y;
 }
 
@@ -226,26 +231,15 @@ void register_quant_ops(Registry& m) {
   // The planner's QDQ forms (fuse_qdq): (x_q, x_scale, x_zp, w_q, w_scale, w_zp[, bias]) ->
   // float32 int32-sum * (x_scale * w_scale) (+ bias), and DequantizeLinear of a weight kept 8-bit.
   auto float_out = [](const CheckCtx&) { return std::vector<int>{kFloat}; };
-  m["gltensor.QConv"] = OpDef{conv_attrs, nullptr, float_out, [](Args& a) {
-                                const Tensor acc = int_conv(a, 0, 2, 3, 5);
-                                const std::int64_t O = acc.size(1);
-                                Tensor mult = mul(flat1(a.t(1)), flat1(a.t(4)));
-                                if (mult.numel() == 1) mult = mult.expand({O});
-                                Tensor y = detail::dequantize_linear(acc, mult, Tensor(), QAxis{1, 0}, "Conv");
-                                if (a.present(6)) {
-                                  Shape bs(static_cast<std::size_t>(acc.dim()), 1);
-                                  bs[1] = O;
-                                  y = add(y, a.t(6).to(DType::f32).reshape(bs));
-                                }
-                                return Ts{y};
-                              }};
+  // Both in the integer matmul's epilogue (detail::IntDequant) where it applies.
+  m["gltensor.QConv"] =
+      OpDef{conv_attrs, nullptr, float_out, [](Args& a) {
+              const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), a.present(6) ? flat1(a.t(6)) : Tensor(), true};
+              return Ts{int_conv(a, 0, 2, 3, 5, &dq)};
+            }};
   m["gltensor.QMatMul"] = OpDef{{}, nullptr, float_out, [](Args& a) {
-                                  const Tensor acc =
-                                      detail::matmul_integer(a.t(0), a.t(3), a.opt(2), a.opt(5), "MatMul");
-                                  const std::int64_t N = acc.size(-1);
-                                  Tensor mult = mul(flat1(a.t(1)), flat1(a.t(4)));
-                                  if (mult.numel() == 1) mult = mult.expand({N});
-                                  return Ts{detail::dequantize_linear(acc, mult, Tensor(), QAxis{-1, 0}, "MatMul")};
+                                  const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), Tensor(), false};
+                                  return Ts{detail::matmul_dequant(a.t(0), a.t(3), a.opt(2), a.opt(5), dq, "MatMul")};
                                 }};
   m["gltensor.DequantizeWeight"] = m["DequantizeLinear"];
   m["gltensor.DequantizeWeight"].keep = true;

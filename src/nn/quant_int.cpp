@@ -10,6 +10,7 @@
 #include "gltensor/reduce.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
@@ -33,11 +34,12 @@ void need_q8(const char* op, const Tensor& t, const char* what) {
     throw DTypeError(name(op) + ": " + what + " must be uint8 or int8, got " + dtype_name(t.dtype()));
 }
 
-// An int32 zero point (0 when undefined), contiguous.
+// A zero point as the kernels read it: contiguous, in its own integer dtype (their loads give
+// ints); int32 zeros when undefined.
 Tensor zero_point(const Device& dev, const Tensor& zp) {
   if (!zp.defined()) return zeros(dev, {1}, DType::i32);
   if (is_floating(zp.dtype())) throw DTypeError("gltensor: a zero point must be an integer tensor");
-  return dense_as(zp, DType::i32);
+  return dense(zp);
 }
 
 // The parameter layout of x's elements (see quant_int.comp).
@@ -118,7 +120,7 @@ Tensor elementwise(const char* op, const char* variant, const Tensor& x, const T
                   std::to_string(range.hi) + "\n";
   if (bias.defined()) h += "#define HAS_BIAS\n";
   h += operand_glsl(0, out, deq ? CT::f32 : CT::i32, true) + operand_glsl(1, xd.dtype(), xct, false) +
-       operand_glsl(2, DType::f32, CT::f32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
+       operand_glsl(2, DType::f32, CT::f32, false) + operand_glsl(3, z.dtype(), CT::i32, false) +
        operand_glsl(4, DType::i32, CT::i32, false);
   Launch launch(dev, op);
   launch.program("quant_int.comp", h, {64}).write(y).read(xd).read(s).read(z).read(b);
@@ -130,6 +132,7 @@ Tensor elementwise(const char* op, const char* variant, const Tensor& x, const T
 struct MatmulParams {
   std::int64_t M, N, K, k0, k1, a_bs, b_bs;
   bool za_row, zb_col;
+  std::int64_t sb_per = -1;  // imatmul.comp's u_sb_per (-1: the int32 kernel, which has none)
   void set(Uniforms& u) const {
     u.u32("u_M", M);
     u.u32("u_N", N);
@@ -140,6 +143,7 @@ struct MatmulParams {
     u.u32("u_b_bs", b_bs);
     u.u32("u_za_row", za_row ? 1 : 0);
     u.u32("u_zb_col", zb_col ? 1 : 0);
+    if (sb_per >= 0) u.u32("u_sb_per", sb_per);
   }
 };
 
@@ -187,12 +191,53 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
   Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, x.dtype(), op);
   const std::int64_t count = cols.numel();
   const std::string h = "#define ICOL\n" + operand_glsl(0, x.dtype(), CT::i32, true) +
-                        operand_glsl(1, x.dtype(), CT::i32, false) + operand_glsl(2, DType::i32, CT::i32, false);
+                        operand_glsl(1, x.dtype(), CT::i32, false) + operand_glsl(2, zx.dtype(), CT::i32, false);
   Launch launch(dev, op);
   launch.program("quant_int.comp", h, {64}).write(cols).read(x).read(zx);
   launch.params(ConvGeometry{count, C, x.size(2), x.size(3), OH, OW, KH, KW, o}).loop_iterations(4);
   launch.invocations(static_cast<std::uint64_t>((count + 3) / 4));
   return cols;
+}
+
+// The integer matmul's kernel. IMATMUL (quant_int.comp): int32 products and sums, 64 x 64 tiles,
+// any zero points; per K tile of 16, 4 loads and 16 steps of 4 + 4 + 4 x 4 (all loops counted),
+// plus 44 for the setup and the stores. Block-f32 (imatmul.comp): exact f32 sums over
+// kIntBlockK values of K, 64 x tile_n tiles; per K tile at most 6 (LA + LB) + 32 = 80 (with byte
+// loads), plus 240 for the setup, the first tile's staging, the last block and the stores.
+struct IntKernel {
+  bool block_f32 = false;
+  const char* file = "quant_int.comp";
+  std::string defines = "#define IMATMUL\n";
+  std::uint32_t local_x = 16, local_y = 16;
+  std::int64_t tile_n = 64, per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+};
+
+// Values of K per exact f32 partial sum: 256 products of magnitude <= 255 * 255 stay below 2^24
+// (a multiple of the kernel's K tile of 16).
+constexpr std::int64_t kIntBlockK = 256;
+static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
+
+// 64 x 128 tiles (128 invocations of 8 x 8 outputs) where they make at least 256 workgroups, else
+// 64 x 64 (256 invocations of 4 x 4; 64 of 8 x 8 on software rasterizers), as matmul chooses
+// between its quad-load and 64 x 64 tile kernels on GPUs; 8-bit words where K / N allow.
+IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words,
+                           bool software) {
+  IntKernel k;
+  k.block_f32 = true;
+  k.file = "imatmul.comp";
+  k.tile_n = (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
+  // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
+  // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
+  // llvmpipe; bench/RESULTS.md)
+  const int blocks = k.tile_n == 128 || software ? 2 : 1;
+  k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
+  k.local_y = 1;
+  k.defines = "#define BN " + std::to_string(k.tile_n) + "u\n#define RB " + std::to_string(blocks) + "\n#define CB " +
+              std::to_string(blocks) + "\n#define IBLOCK_K " + std::to_string(kIntBlockK) + "u\n#define A_WORDS " +
+              (a_words ? "1" : "0") + "\n#define B_WORDS " + (b_words ? "1" : "0") + "\n";
+  k.per_tile = 80;
+  k.fixed = 240;
+  return k;
 }
 
 }  // namespace
@@ -237,8 +282,13 @@ std::array<Tensor, 2> dynamic_quant_params(const Tensor& x) {
   return {scale, zp};
 }
 
-Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_in, const Tensor& zb_in,
-                      const char* op) {
+namespace {
+
+// matmul_integer, and with `dq` its dequantizing epilogue where one block-f32 launch covers K
+// (nullptr: int32 sums; otherwise a float32 result, or an undefined tensor where the epilogue
+// does not apply and the caller dequantizes the int32 sums itself).
+Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_in, const Tensor& zb_in,
+                      const IntDequant* dq, const char* op) {
   need_q8(op, a_in, "A");
   need_q8(op, b_in, "B");
   if (a_in.dim() < 1 || b_in.dim() < 1)
@@ -268,46 +318,118 @@ Tensor matmul_integer(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   std::int64_t a_bs = 0, b_bs = 0;
   const Tensor ad = flat(a, ab, M, K, a_bs), bd = flat(b, bb, K, N, b_bs);
   const Device device = a.device();
-  const Tensor za = zero_point(device, za_in), zb = zero_point(device, zb_in);
-  if (za.numel() != 1 && za.numel() != M)
+  const std::int64_t za_n = za_in.defined() ? za_in.numel() : 1, zb_n = zb_in.defined() ? zb_in.numel() : 1;
+  if (za_n != 1 && za_n != M)
     throw ShapeError(name(op) + ": a_zero_point of shape " + to_string(za_in.shape()) + " is neither one value nor " +
                      std::to_string(M) + " (one per row of A)");
-  if (zb.numel() != 1 && zb.numel() != N)
+  if (zb_n != 1 && zb_n != N)
     throw ShapeError(name(op) + ": b_zero_point of shape " + to_string(zb_in.shape()) + " is neither one value nor " +
                      std::to_string(N) + " (one per column of B)");
   DeviceImpl& dev = dev_of(a);
   Shape out_shape = batch;
   if (a_in.dim() > 1) out_shape.push_back(M);
   if (b_in.dim() > 1) out_shape.push_back(N);
-  Tensor c = alloc(dev, {B, M, N}, DType::i32, op);
-  if (c.numel() == 0) return c.reshape(out_shape);
-  if (K == 0) return zeros(device, out_shape, DType::i32);
-  // Split K so that one invocation's loops stay within the loop limit: per tile of 16, 4 loads
-  // and 16 steps of 4 + 4 + 4 x 4 (all loops counted), plus 44 for the setup (zero points, sums) and the stores.
-  constexpr std::int64_t per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+  if (B * M * N == 0 || K == 0) {
+    if (dq) return Tensor();  // the caller's unfused path (zeros, then the epilogue)
+    return zeros(device, out_shape, DType::i32);
+  }
+  // 8-bit zero points of the operands' own types: every difference is in [-255, 255] and the
+  // block-f32 kernel (imatmul.comp) is exact; other zero points: the int32 kernel (IMATMUL).
+  const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
+  const IntKernel kern =
+      narrow(za_in, a) && narrow(zb_in, b)
+          ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0,
+                             dev.adapter.software && settings().matmul_kernel != MatmulKernelSetting::gpu)
+          : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
-  if (limit < per_tile + fixed)
+  if (limit < kern.per_tile + kern.fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
-                     std::to_string(per_tile + fixed) + " (one K tile of the integer matmul)");
-  const std::int64_t chunk = (limit - fixed) / per_tile * 16;
+                     std::to_string(kern.per_tile + kern.fixed) + " (one K tile of the integer matmul)");
+  // Split K so that one invocation's loops stay within the loop limit.
+  const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * 16;
+  const bool fused = dq && kern.block_f32 && K <= chunk;
+  if (dq && !fused) return Tensor();
+  // Zero points: the block-f32 kernel reads them in their own dtype (no conversion), the int32
+  // kernel as int32; undefined ones are 0 (block-f32: not read, operand bound to A).
+  const auto zp = [&](const Tensor& z, const char* none, std::string& defs) {
+    if (!kern.block_f32) return zero_point(device, z);
+    if (z.defined()) return dense(z);
+    defs += none;
+    return ad;
+  };
+  std::string zdefs;
+  const Tensor za = zp(za_in, "#define ZA_NONE\n", zdefs), zb = zp(zb_in, "#define ZB_NONE\n", zdefs);
+  Tensor c = alloc(dev, {B, M, N}, fused ? DType::f32 : DType::i32, op);
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
     const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
-    std::string h = operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, ad.dtype(), CT::i32, false) +
-                    operand_glsl(2, bd.dtype(), CT::i32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
-                    operand_glsl(4, DType::i32, CT::i32, false);
-    h = std::string("#define IMATMUL\n") + (k0 > 0 ? "#define ACCUM\n" : "") + h;
+    std::string h = operand_glsl(0, c.dtype(), fused ? CT::f32 : CT::i32, true) +
+                    operand_glsl(1, ad.dtype(), CT::i32, false) + operand_glsl(2, bd.dtype(), CT::i32, false) +
+                    operand_glsl(3, za.dtype(), CT::i32, false) + operand_glsl(4, zb.dtype(), CT::i32, false);
+    h = kern.defines + zdefs + (kern.block_f32 && ad.dtype() == DType::i8 ? "#define A_I8\n" : "") +
+        (kern.block_f32 && bd.dtype() == DType::i8 ? "#define B_I8\n" : "") + (k0 > 0 ? "#define ACCUM\n" : "") + h;
     Launch launch(dev, op);
-    launch.program("quant_int.comp", h, {16, 16}).write(c).read(ad).read(bd).read(za).read(zb);
-    launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za.numel() != 1, zb.numel() != 1});
-    launch.loop_iterations(static_cast<std::uint64_t>(tiles * per_tile + fixed));
-    launch.groups(static_cast<std::uint64_t>((N + 63) / 64), static_cast<std::uint64_t>((M + 63) / 64),
-                  static_cast<std::uint64_t>(B));
+    std::int64_t sb_per = kern.block_f32 ? 0 : -1;
+    if (fused) {
+      h += std::string("#define DEQUANT\n") + (dq->per_row ? "#define DQ_ROW\n" : "") +
+           (dq->bias.defined() ? "#define HAS_BIAS\n" : "") + operand_glsl(5, DType::f32, CT::f32, false) +
+           operand_glsl(6, DType::f32, CT::f32, false) + operand_glsl(7, DType::f32, CT::f32, false);
+      sb_per = dq->scale_b.numel() != 1 ? 1 : 0;
+    }
+    launch.program(kern.file, h, {kern.local_x, kern.local_y}).write(c).read(ad).read(bd).read(za).read(zb);
+    if (fused) {
+      const Tensor sa = dense_as(dq->scale_a, DType::f32), sb = dense_as(dq->scale_b, DType::f32);
+      launch.read(sa).read(sb).read(dq->bias.defined() ? dense_as(dq->bias, DType::f32) : sa);
+    }
+    launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per});
+    launch.loop_iterations(static_cast<std::uint64_t>(tiles * kern.per_tile + kern.fixed));
+    launch.groups(static_cast<std::uint64_t>((N + kern.tile_n - 1) / kern.tile_n),
+                  static_cast<std::uint64_t>((M + 63) / 64), static_cast<std::uint64_t>(B));
   }
   return c.reshape(out_shape);
 }
 
-Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in, const Tensor& zw_in,
-                    const IntConvOptions& o, const char* op) {
+// The unfused epilogue: DequantizeLinear of the int32 sums with the multiplier scale_a * scale_b
+// (`len` values along `axis`), then Add of the bias.
+Tensor dequant_sums(const Tensor& acc, const IntDequant& dq, std::int64_t axis, std::int64_t len, const char* op) {
+  Tensor mult = mul(dq.scale_a.reshape({1}), dq.scale_b.reshape({-1}));
+  if (mult.numel() == 1) mult = mult.expand({len});
+  Tensor y = dequantize_linear(acc, mult, Tensor(), QAxis{axis, 0}, op);
+  if (dq.bias.defined()) {
+    Shape bs(static_cast<std::size_t>(y.dim()), 1);
+    if (y.dim() > 0) bs[static_cast<std::size_t>(axis)] = len;
+    y = add(y, dq.bias.to(DType::f32).reshape(bs));
+  }
+  return y;
+}
+
+}  // namespace
+
+Tensor matmul_integer(const Tensor& a, const Tensor& b, const Tensor& za, const Tensor& zb, const char* op) {
+  return integer_matmul(a, b, za, zb, nullptr, op);
+}
+
+Tensor matmul_dequant(const Tensor& a, const Tensor& b, const Tensor& za, const Tensor& zb, const IntDequant& dq,
+                      const char* op) {
+  const std::int64_t n = b.dim() > 1 ? b.size(-1) : 1, m = a.dim() > 1 ? a.size(-2) : 1;
+  const std::int64_t len = dq.per_row ? m : n;
+  if (dq.scale_a.numel() != 1 || (dq.scale_b.numel() != 1 && dq.scale_b.numel() != len) ||
+      (dq.bias.defined() && dq.bias.numel() != len))
+    throw ShapeError(name(op) + ": scales " + to_string(dq.scale_a.shape()) + " and " + to_string(dq.scale_b.shape()) +
+                     (dq.bias.defined() ? " and bias " + to_string(dq.bias.shape()) : std::string()) +
+                     " are not one value (A's scale) and one or " + std::to_string(len) + " values");
+  Tensor y = integer_matmul(a, b, za, zb, &dq, op);
+  if (y.defined()) return y;
+  const Tensor acc = integer_matmul(a, b, za, zb, nullptr, op);
+  const std::int64_t axis = std::max<std::int64_t>(acc.dim() - (dq.per_row ? 2 : 1), 0);
+  return dequant_sums(acc, dq, axis, len, op);
+}
+
+namespace {
+
+// conv_integer, and with `dq` (per output channel) its dequantizing epilogue where every piece's
+// matmul takes it (nullptr: int32 sums; otherwise float32, or undefined: the caller's unfused path).
+Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in, const Tensor& zw_in,
+                    const IntConvOptions& o, const IntDequant* dq, const char* op) {
   need_q8(op, x_in, "x");
   need_q8(op, w_in, "w");
   if (x_in.dim() != 4 || w_in.dim() != 4)
@@ -334,7 +456,12 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
                      std::to_string(O) + " (one per output channel)");
   DeviceImpl& dev = dev_of(x_in);
   const std::int64_t count = N * O * OH * OW;
-  if (count == 0 || CG * KH * KW == 0) return zeros(device, {N, O, OH, OW}, DType::i32);
+  if (count == 0 || CG * KH * KW == 0) return dq ? Tensor() : zeros(device, {N, O, OH, OW}, DType::i32);
+  IntDequant dq_rows;  // the matmul's rows are the output channels
+  if (dq) {
+    dq_rows = *dq;
+    dq_rows.per_row = true;
+  }
   const Tensor x = dense(x_in), w = dense(w_in);
   if (G == 1) {
     // im2col (8-bit columns, zx where the filter leaves the image) and the integer matmul
@@ -352,12 +479,14 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
         const Tensor xs = x.narrow(0, n0, n1 - n0);
         const Tensor cols =
             direct_1x1 ? dense(xs).reshape({n1 - n0, C, H * W}) : int_cols(dev, dense(xs), zx, KH, KW, OH, OW, o, op);
-        parts.push_back(matmul_integer(wm, cols, zw, zx, op));
+        parts.push_back(integer_matmul(wm, cols, zw_in, zx_in, dq ? &dq_rows : nullptr, op));
+        if (!parts.back().defined()) return Tensor();
       }
       Tensor r = parts.size() == 1 ? parts[0] : concat(parts, 0);
       return r.reshape({N, O, OH, OW});
     }
   }
+  if (dq) return Tensor();
   // Grouped (depthwise) convolutions and images whose columns exceed the max SSBO block: one
   // output per invocation. Split the input channels so that one invocation's loops stay within the loop limit.
   const std::uint64_t per_c = static_cast<std::uint64_t>(KH * KW + KH + 1), limit = dev.loop_budget();
@@ -371,8 +500,8 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     const std::int64_t c1 = std::min(CG, c0 + chunk);
     const std::string h = std::string("#define ICONV\n") + (c0 > 0 ? "#define ACCUM\n" : "") +
                           operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, x.dtype(), CT::i32, false) +
-                          operand_glsl(2, w.dtype(), CT::i32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
-                          operand_glsl(4, DType::i32, CT::i32, false);
+                          operand_glsl(2, w.dtype(), CT::i32, false) + operand_glsl(3, zx.dtype(), CT::i32, false) +
+                          operand_glsl(4, zw.dtype(), CT::i32, false);
     Launch launch(dev, op);
     launch.program("quant_int.comp", h, {64}).write(y).read(x).read(w).read(zx).read(zw);
     launch.params(ConvParams{{count, C, H, W, OH, OW, KH, KW, o}, O, O / G, CG, c0, c1, zw.numel() != 1});
@@ -380,6 +509,26 @@ Tensor conv_integer(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     launch.invocations(static_cast<std::uint64_t>(count));
   }
   return y;
+}
+
+}  // namespace
+
+Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
+                    const char* op) {
+  return integer_conv(x, w, zx, zw, o, nullptr, op);
+}
+
+Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
+                    const IntDequant& dq, const char* op) {
+  const std::int64_t O = w.dim() == 4 ? w.size(0) : 0;
+  if (dq.scale_a.numel() != 1 || (dq.scale_b.numel() != 1 && dq.scale_b.numel() != O) ||
+      (dq.bias.defined() && dq.bias.numel() != O))
+    throw ShapeError(name(op) + ": scales " + to_string(dq.scale_a.shape()) + " and " + to_string(dq.scale_b.shape()) +
+                     (dq.bias.defined() ? " and bias " + to_string(dq.bias.shape()) : std::string()) +
+                     " are not one value (x's scale) and one or " + std::to_string(O) + " values (per output channel)");
+  Tensor y = integer_conv(x, w, zx, zw, o, &dq, op);
+  if (y.defined()) return y;
+  return dequant_sums(integer_conv(x, w, zx, zw, o, nullptr, op), dq, 1, O, op);
 }
 
 }  // namespace gltensor::detail

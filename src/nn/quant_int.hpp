@@ -2,7 +2,8 @@
 // (per-tensor, per-axis and blocked parameters), DynamicQuantizeLinear's parameters, the integer
 // matmul and convolution of MatMulInteger / ConvInteger (exact int32 sums of zero-point-shifted
 // 8-bit values) and requantization of int32 sums to 8 bits (QLinearMatMul, QLinearConv), on the
-// GPU (glsl/nn/quant_int.comp). Quantized values are u8 or i8 tensors; int4 and uint4 (ONNX opset 21)
+// GPU (glsl/nn/quant_int.comp; the integer matmul on f32 FMAs in exact blocks: glsl/nn/imatmul.comp).
+// Quantized values are u8 or i8 tensors; int4 and uint4 (ONNX opset 21)
 // are carried widened to i8 / u8 with their range [-8, 7] / [0, 15]. Rounding is round half to
 // even, then saturation, as ONNX's QuantizeLinear specifies (NaN quantizes to the zero point).
 // Errors: ShapeError for parameters whose shapes fit none of the forms, DTypeError for inputs
@@ -51,6 +52,21 @@ std::array<Tensor, 2> dynamic_quant_params(const Tensor& x);
 Tensor matmul_integer(const Tensor& a, const Tensor& b, const Tensor& za, const Tensor& zb,
                       const char* op = "matmul_integer");
 
+/// The dequantizing epilogue of the integer matmul (the model runtime's QDQ MatMul / Conv):
+/// y = float(sum) * (scale_a * scale_b[i]) (+ bias[i]) as float32, i the row of the product
+/// (per_row: the conv's output channel) or its column; scale_a one value, scale_b one value or
+/// one per row / column, bias (optional, float) one per row / column. As DequantizeLinear of the
+/// int32 sums with the f32 multiplier scale_a * scale_b, then Add of the bias (the add may round
+/// once instead of twice where the GPU's compiler fuses it into an FMA).
+struct IntDequant {
+  Tensor scale_a, scale_b, bias;
+  bool per_row = false;
+};
+/// matmul_integer followed by `dq`, float32 [..., M, N]: in the block-f32 kernel's epilogue where
+/// it covers K in one launch (no int32 sums in memory), else as separate ops.
+Tensor matmul_dequant(const Tensor& a, const Tensor& b, const Tensor& za, const Tensor& zb, const IntDequant& dq,
+                      const char* op = "matmul_integer");
+
 struct IntConvOptions {
   std::array<std::int64_t, 2> stride{1, 1}, dilation{1, 1};
   std::array<std::int64_t, 4> padding{0, 0, 0, 0};  ///< top, left, bottom, right
@@ -60,5 +76,9 @@ struct IntConvOptions {
 /// KH, KW] (u8 or i8), zx one value, zw one value or one per output channel. int32 [N, O, OH, OW].
 Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const char* op = "conv_integer");
+/// conv_integer followed by `dq` per output channel (per_row is ignored: scale_b and bias are
+/// one value or one per output channel O), float32 [N, O, OH, OW].
+Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
+                    const IntDequant& dq, const char* op = "conv_integer");
 
 }  // namespace gltensor::detail

@@ -141,8 +141,11 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   }
   // X @ W^T for every step and direction: [T B, I] @ [D, I, G H] -> [D, T B, G H].
   const Tensor xw = dense_f32(matmul(dense_f32(x).reshape({T * B, I}), dense_f32(w).transpose(1, 2)));
-  const Tensor rt = dense_f32(dense_f32(r).transpose(1, 2));  // [D, H, G H]
+  // h @ R^T reads R through a transposed view, [D, H, G H] with K (= H) contiguous: on GPUs
+  // matmul's GEMV kernel (K-major B and at most 8 rows: batch sizes up to 8), as linear's weight.
+  const Tensor rk = dense_f32(r).transpose(1, 2);
   const bool two_stage = gru && !spec.linear_before_reset;
+  const Tensor rt = two_stage ? dense_f32(rk) : Tensor();  // [D, H, G H], N contiguous, to split
   const Tensor r_zr = two_stage ? rt.narrow(2, 0, 2 * H).contiguous() : Tensor();
   const Tensor r_n = two_stage ? rt.narrow(2, 2 * H, H).contiguous() : Tensor();
   const Tensor bias = b.defined() ? dense_f32(b) : zeros(device, {D, 2 * GH});
@@ -202,7 +205,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
       const Tensor hn = dense_f32(matmul(rh, r_n));  // [D, B, H]
       gate(h_main, hr, hn, false, s);
     } else {
-      gate(h_main, dense_f32(matmul(h, rt)), Tensor(), false, s);
+      gate(h_main, dense_f32(matmul(h, rk)), Tensor(), false, s);
     }
   }
   RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};

@@ -389,7 +389,18 @@ struct In {
 };
 
 #ifdef GLTENSOR_TEST_ORT
+// GLTENSOR_ORT_PYTHON: the path of tools/ort-reference/ort_run.py, to compare through python3's
+// onnxruntime where npm's is missing (the GPU machine); else node and onnxruntime-node.
+const char* ort_python() {
+  const char* p = std::getenv("GLTENSOR_ORT_PYTHON");
+  return p && *p ? p : nullptr;
+}
+
 std::string ort_missing() {
+  if (ort_python())
+    return std::system("python3 -c 'import numpy, onnxruntime' > /dev/null 2>&1") == 0
+               ? ""
+               : "GLTENSOR_ORT_PYTHON is set but python3 cannot import numpy and onnxruntime";
   const char* c = std::getenv("GLTENSOR_MODEL_CACHE");
   const std::filesystem::path cache = c ? c : GLTENSOR_TEST_MODEL_CACHE;
   if (!std::filesystem::exists(cache / "ort" / "node_modules" / "onnxruntime-node"))
@@ -399,7 +410,7 @@ std::string ort_missing() {
 }
 #endif
 
-// Runs the model with gltensor and with ONNX Runtime (tools/ort-reference/ort_run.js) on the
+// Runs the model with gltensor and with ONNX Runtime (tools/ort-reference/ort_run.js or .py) on the
 // same float inputs and compares every listed output: shape, and values within atol + rtol.
 // `ort_model`: an equivalent model for ONNX Runtime where it lacks a form (RNN layout 1).
 void expect_matches_ort(const B& m, const std::string& name, const std::map<std::string, In>& inputs,
@@ -419,7 +430,9 @@ void expect_matches_ort(const B& m, const std::string& name, const std::map<std:
   const fs::path dir = fs::temp_directory_path() / "gltensor-model-tests" / (name + "-ort");
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::string cmd = "node '" GLTENSOR_TEST_SOURCE_DIR "/tools/ort-reference/ort_run.js' '" + ort_path + "'";
+  std::string cmd = (ort_python() ? "python3 '" + std::string(ort_python()) + "'"
+                                  : std::string("node '" GLTENSOR_TEST_SOURCE_DIR "/tools/ort-reference/ort_run.js'")) +
+                    " '" + ort_path + "'";
   std::map<std::string, Tensor> feeds;
   for (const auto& [k, in] : inputs) {
     const std::string f = (dir / (k + ".npy")).string();

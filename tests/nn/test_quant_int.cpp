@@ -3,6 +3,7 @@
 // requantization, DynamicQuantizeLinear's parameters, and the integer matmul and convolution
 // against exact int64 references, with their split paths under a lowered loop limit.
 #include <cmath>
+#include <optional>
 
 #include "nn/conv_ref.hpp"
 #include "nn/quant_int.hpp"
@@ -143,17 +144,18 @@ TEST(Quant, DynamicQuantParams) {
 
 namespace {
 
-void check_matmul(std::mt19937_64& rng, const Shape& as, const Shape& bs, DType da, DType db, bool per_row) {
+// matmul_integer of the given values against the int64 reference; zero points of dtype dz
+// (default: the operand's own type).
+void check_matmul_values(const std::vector<std::int32_t>& a, const Shape& as, const std::vector<std::int32_t>& b,
+                         const Shape& bs, const std::vector<std::int32_t>& za, const std::vector<std::int32_t>& zb,
+                         DType da, DType db, std::optional<DType> dz = std::nullopt) {
   const std::int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
   const std::int64_t BA = numel_of(as) / std::max<std::int64_t>(M * K, 1),
                      BB = numel_of(bs) / std::max<std::int64_t>(K * N, 1);
-  const QRange ra = QRange::of(da), rb = QRange::of(db);
-  auto a = uniform_int(rng, static_cast<std::size_t>(numel_of(as)), ra.lo, ra.hi);
-  auto b = uniform_int(rng, static_cast<std::size_t>(numel_of(bs)), rb.lo, rb.hi);
-  auto za = uniform_int(rng, per_row ? static_cast<std::size_t>(M) : 1, ra.lo, ra.hi);
-  auto zb = uniform_int(rng, per_row ? static_cast<std::size_t>(N) : 1, rb.lo, rb.hi);
-  Tensor c = matmul_integer(ints(a, as, da), ints(b, bs, db), ints(za, {static_cast<std::int64_t>(za.size())}, da),
-                            ints(zb, {static_cast<std::int64_t>(zb.size())}, db));
+  const bool za_row = za.size() > 1, zb_col = zb.size() > 1;
+  Tensor c = matmul_integer(ints(a, as, da), ints(b, bs, db),
+                            ints(za, {static_cast<std::int64_t>(za.size())}, dz.value_or(da)),
+                            ints(zb, {static_cast<std::int64_t>(zb.size())}, dz.value_or(db)));
   ASSERT_EQ(c.dtype(), DType::i32);
   const std::int64_t B = std::max(BA, BB);
   ASSERT_EQ(c.numel(), B * M * N);
@@ -163,10 +165,35 @@ void check_matmul(std::mt19937_64& rng, const Shape& as, const Shape& bs, DType 
       for (std::int64_t n = 0; n < N; ++n) {
         std::int64_t s = 0;
         for (std::int64_t k = 0; k < K; ++k)
-          s += (a[((BA > 1 ? bi : 0) * M + m) * K + k] - za[per_row ? m : 0]) *
-               (b[((BB > 1 ? bi : 0) * K + k) * N + n] - zb[per_row ? n : 0]);
-        ASSERT_EQ(g[(bi * M + m) * N + n], s) << bi << "," << m << "," << n;
+          s += (a[((BA > 1 ? bi : 0) * M + m) * K + k] - za[za_row ? m : 0]) *
+               (b[((BB > 1 ? bi : 0) * K + k) * N + n] - zb[zb_col ? n : 0]);
+        ASSERT_EQ(g[(bi * M + m) * N + n], s) << bi << "," << m << "," << n << " of " << M << "x" << K << "x" << N;
       }
+}
+
+void check_matmul(std::mt19937_64& rng, const Shape& as, const Shape& bs, DType da, DType db, bool per_row) {
+  const std::int64_t M = as[as.size() - 2], N = bs.back();
+  const QRange ra = QRange::of(da), rb = QRange::of(db);
+  auto a = uniform_int(rng, static_cast<std::size_t>(numel_of(as)), ra.lo, ra.hi);
+  auto b = uniform_int(rng, static_cast<std::size_t>(numel_of(bs)), rb.lo, rb.hi);
+  auto za = uniform_int(rng, per_row ? static_cast<std::size_t>(M) : 1, ra.lo, ra.hi);
+  auto zb = uniform_int(rng, per_row ? static_cast<std::size_t>(N) : 1, rb.lo, rb.hi);
+  check_matmul_values(a, as, b, bs, za, zb, da, db);
+}
+
+// Every difference at its extreme, |a - za| = |b - zb| = 255 (a at one end of its range, za at
+// the other; likewise b), with the sign of each product chosen by `sign`: +1 all positive, -1
+// all negative, 0 random (ends picked at random per element, zero points fixed).
+// `batch` > 1: A [batch, M, K] against one B (enough workgroups for the 64 x 128 tiles).
+void check_extremes(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, DType da, DType db, int sign,
+                    std::int64_t batch = 1) {
+  const QRange ra = QRange::of(da), rb = QRange::of(db);
+  std::vector<std::int32_t> a(static_cast<std::size_t>(batch * M * K)), b(static_cast<std::size_t>(K * N));
+  std::bernoulli_distribution coin(0.5);
+  for (auto& v : a) v = sign == 0 && coin(rng) ? ra.lo : ra.hi;
+  for (auto& v : b) v = sign == 0 && coin(rng) ? rb.lo : (sign < 0 ? rb.lo : rb.hi);
+  check_matmul_values(a, batch > 1 ? Shape{batch, M, K} : Shape{M, K}, b, {K, N}, {ra.lo}, {sign < 0 ? rb.hi : rb.lo},
+                      da, db);
 }
 
 }  // namespace
@@ -180,6 +207,15 @@ TEST(Quant, MatmulIntegerExact) {
   check_matmul(rng, {2, 0, 9}, {9, 5}, DType::u8, DType::u8, false);      // empty
   check_matmul(rng, {4, 300}, {300, 5}, DType::i8, DType::u8, true);
   check_matmul(rng, {2, 130, 70}, {2, 70, 129}, DType::u8, DType::i8, true);  // several 64 x 64 tiles
+  // 256 workgroups: the block-f32 kernel's 64 x 128 tiles, with byte loads (K, N odd) and words
+  check_matmul(rng, {256, 3, 21}, {256, 21, 130}, DType::u8, DType::i8, false);
+  check_matmul(rng, {256, 5, 64}, {64, 8}, DType::i8, DType::u8, false);
+  {
+    ScopedSettings gpu;  // the GPUs' choice on llvmpipe too: 64 x 64 tiles of 256 invocations (4 x 4 each)
+    gpu->matmul_kernel = MatmulKernelSetting::gpu;
+    check_matmul(rng, {2, 130, 70}, {2, 70, 129}, DType::u8, DType::i8, true);
+    check_extremes(rng, 65, 513, 130, DType::i8, DType::u8, 0);
+  }
   {
     ScopedLoopLimit lim(1000);  // split K: 2 tiles of 16 per launch
     check_matmul(rng, {5, 300}, {300, 6}, DType::u8, DType::i8, true);
@@ -190,6 +226,94 @@ TEST(Quant, MatmulIntegerExact) {
   EXPECT_EQ(got_ints(c)[0], 2000 * 128 * 128);
   EXPECT_THROW(matmul_integer(ints({1, 2}, {1, 2}, DType::u8), ints({1, 2, 3}, {3, 1}, DType::u8), Tensor(), Tensor()),
                ShapeError);
+}
+
+// The block-f32 kernel sums kIntBlockK = 256 values of K exactly in f32 (256 * 255^2 < 2^24):
+// K around the block (255, 256, 257, 513) with every product at +-65025. The first sums past
+// 2^24 are 259 such products, and a block is a whole number of the kernel's 16-value K tiles:
+// any longer block (272, ...) loses odd integers past 2^24 here (sabotage-checked with 512 and 272).
+TEST(Quant, MatmulIntegerBlockBoundary) {
+  GLT_RNG(rng);
+  for (std::int64_t K : {255, 256, 257, 272, 513, 1100}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    check_extremes(rng, 3, K, 5, DType::u8, DType::i8, -1);    // (255 - 0) * (-128 - 127)
+    check_extremes(rng, 2, K, 8, DType::i8, DType::i8, +1);    // (127 + 128) * (127 + 128), B as words
+    check_extremes(rng, 1, K, 1, DType::u8, DType::u8, +1);    // (255 - 0) * (255 - 0)
+    check_extremes(rng, 65, K, 130, DType::i8, DType::u8, 0);  // random signs, several tiles
+  }
+  check_extremes(rng, 2, 513, 8, DType::u8, DType::i8, -1, 256);  // 64 x 128 tiles (256 workgroups)
+  // Zero points wider than 8 bits (int32): the int32 kernel, exact although |a - za| > 255.
+  check_matmul_values(std::vector<std::int32_t>(300, 255), {1, 300}, std::vector<std::int32_t>(300 * 3, 0), {300, 3},
+                      {-1000}, {300}, DType::u8, DType::u8, DType::i32);
+}
+
+// matmul_dequant / conv_dequant: float(sum) * (sa * sb[i]) + bias[i] against float64 on the
+// exact int64 sums; the fused epilogue (one block-f32 launch) and the unfused forms (K split by a
+// lowered loop limit; int32 zero points; grouped convolution).
+namespace {
+
+void check_dequant(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, bool per_col, bool bias,
+                   DType dz = DType::u8) {
+  auto a = uniform_int(rng, static_cast<std::size_t>(M * K), 0, 255);
+  auto b = uniform_int(rng, static_cast<std::size_t>(K * N), -128, 127);
+  const int za = uniform_int(rng, 1, 0, 255)[0];
+  const std::int64_t ns = per_col ? N : 1;
+  const auto sb = uniform(rng, static_cast<std::size_t>(ns), 0.001f, 0.01f);
+  const auto bv = uniform(rng, static_cast<std::size_t>(N), -1.f, 1.f);
+  const float sa = 0.02f;
+  IntDequant dq{full(device(), {1}, sa), Tensor::from_host(device(), sb, {ns}),
+                bias ? Tensor::from_host(device(), bv, {N}) : Tensor(), false};
+  Tensor y = matmul_dequant(ints(a, {M, K}, DType::u8), ints(b, {K, N}, DType::i8), ints({za}, {1}, dz), Tensor(), dq);
+  ASSERT_EQ(y.dtype(), DType::f32);
+  ASSERT_EQ(y.shape(), (Shape{M, N}));
+  const auto g = y.to_vector();
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      std::int64_t s = 0;
+      for (std::int64_t k = 0; k < K; ++k) s += (a[m * K + k] - za) * b[k * N + n];
+      const double mult = static_cast<double>(sa * sb[per_col ? n : 0]);  // the f32 multiplier
+      const double want = static_cast<double>(s) * mult + (bias ? bv[n] : 0.0);
+      ASSERT_NEAR(g[m * N + n], want, 1e-6 * (std::abs(want) + 1))
+          << m << "," << n << " of " << M << "x" << K << "x" << N;
+    }
+}
+
+}  // namespace
+
+TEST(Quant, MatmulDequantEpilogue) {
+  GLT_RNG(rng);
+  check_dequant(rng, 1, 1, 1, false, false);
+  check_dequant(rng, 70, 300, 131, true, true);  // several tiles, byte loads of B (N % 4 != 0)
+  check_dequant(rng, 5, 257, 8, false, true);
+  check_dequant(rng, 3, 40, 6, true, true, DType::i32);  // int32 zero point: int32 kernel, then the ops
+  {
+    ScopedLoopLimit lim(1000);  // K split over launches: the unfused form
+    check_dequant(rng, 5, 300, 6, true, true);
+  }
+  // Per output channel in the convolution (im2col and grouped), against conv_integer's sums.
+  for (std::int64_t groups : {1, 2}) {
+    IntConvOptions o;
+    o.padding = {1, 1, 1, 1};
+    o.groups = groups;
+    const std::int64_t N = 2, C = 4, H = 5, O = 6;
+    Tensor x = ints(uniform_int(rng, static_cast<std::size_t>(N * C * H * H), 0, 255), {N, C, H, H}, DType::u8);
+    Tensor w = ints(uniform_int(rng, static_cast<std::size_t>(O * C / groups * 9), -128, 127), {O, C / groups, 3, 3},
+                    DType::i8);
+    Tensor zx = ints({100}, {1}, DType::u8);
+    const auto sw = uniform(rng, static_cast<std::size_t>(O), 0.001f, 0.01f);
+    const auto bv = uniform(rng, static_cast<std::size_t>(O), -1.f, 1.f);
+    IntDequant dq{full(device(), {1}, 0.05f), Tensor::from_host(device(), sw, {O}),
+                  Tensor::from_host(device(), bv, {O}), false};
+    const auto sums = got_ints(conv_integer(x, w, zx, Tensor(), o));
+    Tensor y = conv_dequant(x, w, zx, Tensor(), o, dq);
+    ASSERT_EQ(y.shape(), (Shape{N, O, H, H}));
+    const auto g = y.to_vector();
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const std::size_t oc = (i / static_cast<std::size_t>(H * H)) % static_cast<std::size_t>(O);
+      const double want = sums[i] * static_cast<double>(0.05f * sw[oc]) + bv[oc];
+      ASSERT_NEAR(g[i], want, 1e-6 * (std::abs(want) + 1)) << i << " groups " << groups;
+    }
+  }
 }
 
 namespace {

@@ -1,0 +1,219 @@
+// The integer matmul of MatMulInteger / ConvInteger / QLinearMatMul / QLinearConv on the f32 FMA
+// units (src/nn/quant_int.cpp): exact int32 results from f32 products and sums.
+//   c[b, m, n] (+)= sum over k0 <= k < k1 of (a[b, m, k] - za[m]) * (b[b, k, n] - zb[n])
+// Every difference of an 8-bit value and an 8-bit zero point lies in [-255, 255], so a product is
+// an integer of magnitude <= 65025 and a sum of up to IBLOCK_K of them stays below 2^24: every
+// partial sum is an exact integer in f32. The kernel sums blocks of IBLOCK_K values of K in f32
+// FMAs, then converts each block's sums to int32 and adds them to int32 accumulators (NVIDIA GPUs
+// issue f32 FMAs at twice their int32 multiply-add rate). The host defines IBLOCK_K (a multiple
+// of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
+// run quant_int.comp's IMATMUL.
+// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, BN =
+// 64 or 128), BK = 16, LOCAL_X = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
+// 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
+// transposed there; the next K tile's words are loaded into registers while the
+// current one is multiplied (double-buffered shared memory, one barrier per K tile). The operands
+// are read four 8-bit values per 32-bit word: A's words along K (A_WORDS: K % 4 == 0), B's along
+// N (B_WORDS: N % 4 == 0); otherwise byte by byte. Values outside the matrices are read as the
+// zero point (difference 0). A_I8 / B_I8: the operand is int8 (sign-extended), else uint8.
+// Grid: x = column tiles, y = row tiles, z = batch (u_a_bs / u_b_bs: batch strides, 0 broadcasts).
+// ACCUM adds to c (K split over launches: llvmpipe's loop limit).
+// DEQUANT (one launch for all of K): c is float32, c = float(sum) * (sa * sb[i]) (+ bias[i]), i the
+// row (DQ_ROW) or column index (u_sb_per: sb one per row / column, else one value), as
+// DequantizeLinear of the sums with the multiplier sa * sb computed in f32, then Add of the bias.
+// Operands: 0 = c (int32, DEQUANT float32), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb (integers of any
+// dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE / ZB_NONE: 0, operand
+// unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32).
+layout(local_size_x = LOCAL_X) in;
+uniform uint u_M;
+uniform uint u_N;
+uniform uint u_K;
+uniform uint u_k0;
+uniform uint u_k1;
+uniform uint u_a_bs;
+uniform uint u_b_bs;
+uniform uint u_za_row;
+uniform uint u_zb_col;
+uniform uint u_sb_per;
+
+#define BM 64u
+#define BK 16u
+#define TX (BN / (4u * uint(CB)))
+#define TY (BM / (4u * uint(RB)))
+#define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
+#define LA (BM * (BK / 4u) / LOCAL_X)  // A words per invocation and K tile
+#define LB (BK * (BN / 4u) / LOCAL_X)  // B words
+#define BLOCK_TILES (IBLOCK_K / BK)
+
+shared vec4 As[2][BK][BM / 4u];  // As[k][q][i] = a[row 4q + i][k] - za
+shared vec4 Bs[2][BK][BN / 4u];  // Bs[k][q][i] = b[k][column 4q + i] - zb
+
+// The four 8-bit values of a word as floats 2^23 + u, u the byte (uint8) or the byte + 128 (int8,
+// offset binary): the byte is placed in the mantissa of 2^23 (integer bit operations; NVIDIA
+// GPUs convert int to float at a small fraction of their FMA rate). Subtracting 2^23 + (128) + z
+// leaves the exact value - z.
+vec4 bytes_of(uint w, bool signed8) {
+  uint x = signed8 ? w ^ 0x80808080u : w;
+  return uintBitsToFloat((uvec4(x, x >> 8u, x >> 16u, x >> 24u) & 0xffu) | 0x4B000000u);
+}
+float offset_of(bool signed8) { return signed8 ? 8388736.0 : 8388608.0; }  // 2^23 (+ 128)
+uint byte_of(int v) { return uint(v) & 0xffu; }
+
+#ifdef A_I8
+#define A_SIGNED true
+#else
+#define A_SIGNED false
+#endif
+#ifdef B_I8
+#define B_SIGNED true
+#else
+#define B_SIGNED false
+#endif
+
+void main() {
+  uint tid = gl_LocalInvocationID.x, tx = tid % TX, ty = tid / TX;
+  uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, bz = WORKGROUP_ID.z;
+  uint a_base = bz * u_a_bs, b_base = bz * u_b_bs;
+  // Staging: A word e = tid + LOCAL_X l is row e / 4, K quad e % 4 (the same quad for every l);
+  // B word e is K row e / (BN / 4), column quad e % (BN / 4) (the same columns for every l).
+  uint akq = tid % 4u, bnq = tid % (BN / 4u), bn = n0 + 4u * bnq;
+  int za[LA];
+  uint zaw[LA];  // za's byte, four times: the word read outside A
+  for (uint l = 0u; l < LA; ++l) {
+    uint m = m0 + (tid + LOCAL_X * l) / 4u;
+#ifdef ZA_NONE
+    za[l] = 0;
+#else
+    za[l] = m < u_M ? int(load3(u_za_row * m)) : 0;
+#endif
+    zaw[l] = byte_of(za[l]) * 0x01010101u;
+  }
+  ivec4 zb;
+#ifdef ZB_NONE
+  zb = ivec4(0);
+#else
+  for (uint j = 0u; j < 4u; ++j) zb[j] = bn + j < u_N ? int(load4(u_zb_col * (bn + j))) : 0;
+#endif
+  uint zbw = byte_of(zb.x) | (byte_of(zb.y) << 8u) | (byte_of(zb.z) << 16u) | (byte_of(zb.w) << 24u);
+  vec4 zbf = vec4(zb) + offset_of(B_SIGNED);  // exact: below 2^24
+  float zaf[LA];
+  for (uint l = 0u; l < LA; ++l) zaf[l] = float(za[l]) + offset_of(A_SIGNED);
+
+  uint wa[LA], wb[LB];
+#define FETCH(k0)                                                                                  \
+  for (uint l = 0u; l < LA; ++l) {                                                                 \
+    uint m = m0 + (tid + LOCAL_X * l) / 4u, k = (k0) + 4u * akq;                                   \
+    uint e = a_base + m * u_K + k;                                                                 \
+    wa[l] = zaw[l];                                                                                \
+    if (m < u_M) {                                                                                 \
+      if (A_WORDS == 1) {                                                                          \
+        if (k < u_k1) wa[l] = t1[e >> 2u];                                                         \
+      } else {                                                                                     \
+        for (uint j = 0u; j < 4u; ++j)                                                             \
+          if (k + j < u_k1) wa[l] = (wa[l] & ~(0xffu << (8u * j))) | (byte_of(load1(e + j)) << (8u * j)); \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+  for (uint l = 0u; l < LB; ++l) {                                                                 \
+    uint k = (k0) + (tid + LOCAL_X * l) / (BN / 4u);                                               \
+    uint e = b_base + k * u_N + bn;                                                                \
+    wb[l] = zbw;                                                                                   \
+    if (k < u_k1) {                                                                                \
+      if (B_WORDS == 1) {                                                                          \
+        if (bn < u_N) wb[l] = t2[e >> 2u];                                                         \
+      } else {                                                                                     \
+        for (uint j = 0u; j < 4u; ++j)                                                             \
+          if (bn + j < u_N) wb[l] = (wb[l] & ~(0xffu << (8u * j))) | (byte_of(load2(e + j)) << (8u * j)); \
+      }                                                                                            \
+    }                                                                                              \
+  }
+#define PUT(buf)                                                                 \
+  for (uint l = 0u; l < LA; ++l) {                                               \
+    uint m = (tid + LOCAL_X * l) / 4u;                                           \
+    vec4 v = bytes_of(wa[l], A_SIGNED) - zaf[l];                                 \
+    As[buf][4u * akq][m / 4u][m % 4u] = v.x;                                     \
+    As[buf][4u * akq + 1u][m / 4u][m % 4u] = v.y;                                \
+    As[buf][4u * akq + 2u][m / 4u][m % 4u] = v.z;                                \
+    As[buf][4u * akq + 3u][m / 4u][m % 4u] = v.w;                                \
+  }                                                                              \
+  for (uint l = 0u; l < LB; ++l)                                                 \
+    Bs[buf][(tid + LOCAL_X * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
+
+  vec4 acc[NACC];
+  ivec4 iacc[NACC];
+  for (int i = 0; i < NACC; ++i) {
+    acc[i] = vec4(0.0);
+    iacc[i] = ivec4(0);
+  }
+  uint nk = (u_k1 - u_k0 + BK - 1u) / BK;
+  FETCH(u_k0)
+  PUT(0u)
+  workgroup_sync();
+  for (uint t = 0u; t < nk; ++t) {
+    uint cur = t & 1u;
+    if (t + 1u < nk) { FETCH(u_k0 + (t + 1u) * BK) }
+    // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
+#if CB == 2
+#define FMA_COLS(r, i, av) \
+  acc[(4 * r + i) * 2] += av * b0; \
+  acc[(4 * r + i) * 2 + 1] += av * b1;
+#else
+#define FMA_COLS(r, i, av) acc[4 * r + i] += av * b0;
+#endif
+#if RB == 2
+#define FMA_ROW(i, C) FMA_COLS(0, i, a0.C) FMA_COLS(1, i, a1.C)
+#else
+#define FMA_ROW(i, C) FMA_COLS(0, i, a0.C)
+#endif
+    for (uint k = 0u; k < BK; ++k) {
+      vec4 a0 = As[cur][k][ty];
+      vec4 b0 = Bs[cur][k][tx];
+#if RB == 2
+      vec4 a1 = As[cur][k][TY + ty];
+#endif
+#if CB == 2
+      vec4 b1 = Bs[cur][k][TX + tx];
+#endif
+      FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)
+    }
+    if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
+      for (int i = 0; i < NACC; ++i) {
+        iacc[i] += ivec4(acc[i]);
+        acc[i] = vec4(0.0);
+      }
+    }
+    if (t + 1u < nk) { PUT(cur ^ 1u) }
+    workgroup_sync();
+  }
+  for (int i = 0; i < NACC; ++i) iacc[i] += ivec4(acc[i]);
+  for (uint i = 0u; i < uint(NACC); ++i) {
+    uint ri = i / uint(CB);  // 4 r + row
+    uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
+    uint n = n0 + (i % uint(CB)) * 4u * TX + 4u * tx;
+    if (m >= u_M) continue;
+    for (uint j = 0u; j < 4u; ++j) {
+      if (n + j >= u_N) break;
+      uint e = (bz * u_M + m) * u_N + n + j;
+#ifdef DEQUANT
+#ifdef DQ_ROW
+      uint q = m;
+#else
+      uint q = n + j;
+#endif
+      float mult = float(load5(0u)) * float(load6(u_sb_per * q));
+      float v = float(iacc[i][j]) * mult;
+#ifdef HAS_BIAS
+      v += float(load7(q));
+#endif
+      store0(e, v);
+#else
+      int v = iacc[i][j];
+#ifdef ACCUM
+      v += load0(e);
+#endif
+      store0(e, v);
+#endif
+    }
+  }
+}
