@@ -8,6 +8,7 @@
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/quant_int_variants.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
@@ -114,16 +115,15 @@ Tensor elementwise(const char* op, const char* variant, const Tensor& x, const T
   Tensor y = alloc(dev, x.shape(), out, op);
   const std::int64_t n = x.numel();
   if (n == 0) return y;
-  const bool deq = std::string(variant) == "DEQUANTIZE";
-  const CT xct = is_floating(xd.dtype()) ? CT::f32 : CT::i32;
-  std::string h = std::string("#define ") + variant + "\n#define QMIN " + std::to_string(range.lo) + "\n#define QMAX " +
-                  std::to_string(range.hi) + "\n";
-  if (bias.defined()) h += "#define HAS_BIAS\n";
-  h += operand_glsl(0, out, deq ? CT::f32 : CT::i32, true) + operand_glsl(1, xd.dtype(), xct, false) +
-       operand_glsl(2, DType::f32, CT::f32, false) + operand_glsl(3, z.dtype(), CT::i32, false) +
-       operand_glsl(4, DType::i32, CT::i32, false);
+  const std::string kind = variant;
+  QuantIntVariant v;
+  v.kind = kind == "DEQUANTIZE" ? QuantIntVariant::Kind::dequantize
+           : kind == "REQUANT"  ? QuantIntVariant::Kind::requant
+                                : QuantIntVariant::Kind::quantize;
+  v.qmin = range.lo, v.qmax = range.hi, v.bias = bias.defined();
+  v.dt = {out, xd.dtype(), DType::f32, z.dtype(), DType::i32};
   Launch launch(dev, op);
-  launch.program("quant_int.comp", h, {64}).write(y).read(xd).read(s).read(z).read(b);
+  launch.program(v.kFile, v.defines(), {64}).write(y).read(xd).read(s).read(z).read(b);
   launch.params(ElemParams{n, l, z.numel() != 1}).loop_iterations(4);
   launch.invocations(static_cast<std::uint64_t>((n + 3) / 4));
   return y;
@@ -190,10 +190,11 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
   const std::int64_t N = x.size(0), C = x.size(1);
   Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, x.dtype(), op);
   const std::int64_t count = cols.numel();
-  const std::string h = "#define ICOL\n" + operand_glsl(0, x.dtype(), CT::i32, true) +
-                        operand_glsl(1, x.dtype(), CT::i32, false) + operand_glsl(2, zx.dtype(), CT::i32, false);
+  QuantIntVariant v;
+  v.kind = QuantIntVariant::Kind::icol;
+  v.dt = {x.dtype(), x.dtype(), zx.dtype(), DType::i32, DType::i32};
   Launch launch(dev, op);
-  launch.program("quant_int.comp", h, {64}).write(cols).read(x).read(zx);
+  launch.program(v.kFile, v.defines(), {64}).write(cols).read(x).read(zx);
   launch.params(ConvGeometry{count, C, x.size(2), x.size(3), OH, OW, KH, KW, o}).loop_iterations(4);
   launch.invocations(static_cast<std::uint64_t>((count + 3) / 4));
   return cols;
@@ -206,8 +207,7 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
 // loads), plus 240 for the setup, the first tile's staging, the last block and the stores.
 struct IntKernel {
   bool block_f32 = false;
-  const char* file = "quant_int.comp";
-  std::string defines = "#define IMATMUL\n";
+  IMatmulVariant v;  // block-f32: the tiling (bn, blocks, words)
   std::uint32_t local_x = 16, local_y = 16;
   std::int64_t tile_n = 64, per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
 };
@@ -224,7 +224,6 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
                            bool software) {
   IntKernel k;
   k.block_f32 = true;
-  k.file = "imatmul.comp";
   k.tile_n = (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
@@ -232,9 +231,7 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
   const int blocks = k.tile_n == 128 || software ? 2 : 1;
   k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
   k.local_y = 1;
-  k.defines = "#define BN " + std::to_string(k.tile_n) + "u\n#define RB " + std::to_string(blocks) + "\n#define CB " +
-              std::to_string(blocks) + "\n#define IBLOCK_K " + std::to_string(kIntBlockK) + "u\n#define A_WORDS " +
-              (a_words ? "1" : "0") + "\n#define B_WORDS " + (b_words ? "1" : "0") + "\n";
+  k.v.bn = k.tile_n, k.v.blocks = blocks, k.v.iblock_k = kIntBlockK, k.v.a_words = a_words, k.v.b_words = b_words;
   k.per_tile = 80;
   k.fixed = 240;
   return k;
@@ -273,11 +270,10 @@ std::array<Tensor, 2> dynamic_quant_params(const Tensor& x) {
   Tensor scale = alloc(dev, {1}, DType::f32, op), zp = alloc(dev, {1}, DType::i32, op);
   const Tensor lo = x.numel() ? dense_as(amin(x), DType::f32) : zeros(device, {1});
   const Tensor hi = x.numel() ? dense_as(amax(x), DType::f32) : zeros(device, {1});
-  const std::string h = "#define DQPARAMS\n" + operand_glsl(0, DType::f32, CT::f32, true) +
-                        operand_glsl(1, DType::i32, CT::i32, true) + operand_glsl(2, DType::f32, CT::f32, false) +
-                        operand_glsl(3, DType::f32, CT::f32, false);
+  QuantIntVariant v;
+  v.kind = QuantIntVariant::Kind::dqparams;
   Launch launch(dev, op);
-  launch.program("quant_int.comp", h, {1}).write(scale).write(zp).read(lo).read(hi);
+  launch.program(v.kFile, v.defines(), {1}).write(scale).write(zp).read(lo).read(hi);
   launch.loop_iterations(0).invocations(1);
   return {scale, zp};
 }
@@ -351,31 +347,34 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   if (dq && !fused) return Tensor();
   // Zero points: the block-f32 kernel reads them in their own dtype (no conversion), the int32
   // kernel as int32; undefined ones are 0 (block-f32: not read, operand bound to A).
-  const auto zp = [&](const Tensor& z, const char* none, std::string& defs) {
+  const auto zp = [&](const Tensor& z, bool& none) {
     if (!kern.block_f32) return zero_point(device, z);
     if (z.defined()) return dense(z);
-    defs += none;
+    none = true;
     return ad;
   };
-  std::string zdefs;
-  const Tensor za = zp(za_in, "#define ZA_NONE\n", zdefs), zb = zp(zb_in, "#define ZB_NONE\n", zdefs);
+  IMatmulVariant bv = kern.v;
+  const Tensor za = zp(za_in, bv.za_none), zb = zp(zb_in, bv.zb_none);
+  bv.a = ad.dtype(), bv.b = bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
   Tensor c = alloc(dev, {B, M, N}, fused ? DType::f32 : DType::i32, op);
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
     const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
-    std::string h = operand_glsl(0, c.dtype(), fused ? CT::f32 : CT::i32, true) +
-                    operand_glsl(1, ad.dtype(), CT::i32, false) + operand_glsl(2, bd.dtype(), CT::i32, false) +
-                    operand_glsl(3, za.dtype(), CT::i32, false) + operand_glsl(4, zb.dtype(), CT::i32, false);
-    h = kern.defines + zdefs + (kern.block_f32 && ad.dtype() == DType::i8 ? "#define A_I8\n" : "") +
-        (kern.block_f32 && bd.dtype() == DType::i8 ? "#define B_I8\n" : "") + (k0 > 0 ? "#define ACCUM\n" : "") + h;
     Launch launch(dev, op);
     std::int64_t sb_per = kern.block_f32 ? 0 : -1;
+    bv.accum = k0 > 0;
     if (fused) {
-      h += std::string("#define DEQUANT\n") + (dq->per_row ? "#define DQ_ROW\n" : "") +
-           (dq->bias.defined() ? "#define HAS_BIAS\n" : "") + operand_glsl(5, DType::f32, CT::f32, false) +
-           operand_glsl(6, DType::f32, CT::f32, false) + operand_glsl(7, DType::f32, CT::f32, false);
+      bv.dequant = true, bv.dq_row = dq->per_row, bv.bias = dq->bias.defined();
       sb_per = dq->scale_b.numel() != 1 ? 1 : 0;
     }
-    launch.program(kern.file, h, {kern.local_x, kern.local_y}).write(c).read(ad).read(bd).read(za).read(zb);
+    if (kern.block_f32) {
+      launch.program(bv.kFile, bv.defines(), {kern.local_x, kern.local_y});
+    } else {
+      QuantIntVariant v;
+      v.kind = QuantIntVariant::Kind::imatmul, v.accum = k0 > 0;
+      v.dt = {DType::i32, ad.dtype(), bd.dtype(), za.dtype(), zb.dtype()};
+      launch.program(v.kFile, v.defines(), {kern.local_x, kern.local_y});
+    }
+    launch.write(c).read(ad).read(bd).read(za).read(zb);
     if (fused) {
       const Tensor sa = dense_as(dq->scale_a, DType::f32), sb = dense_as(dq->scale_b, DType::f32);
       launch.read(sa).read(sb).read(dq->bias.defined() ? dense_as(dq->bias, DType::f32) : sa);
@@ -498,12 +497,11 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   Tensor y = alloc(dev, {N, O, OH, OW}, DType::i32, op);
   for (std::int64_t c0 = 0; c0 < CG; c0 += chunk) {
     const std::int64_t c1 = std::min(CG, c0 + chunk);
-    const std::string h = std::string("#define ICONV\n") + (c0 > 0 ? "#define ACCUM\n" : "") +
-                          operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, x.dtype(), CT::i32, false) +
-                          operand_glsl(2, w.dtype(), CT::i32, false) + operand_glsl(3, zx.dtype(), CT::i32, false) +
-                          operand_glsl(4, zw.dtype(), CT::i32, false);
+    QuantIntVariant v;
+    v.kind = QuantIntVariant::Kind::iconv, v.accum = c0 > 0;
+    v.dt = {DType::i32, x.dtype(), w.dtype(), zx.dtype(), zw.dtype()};
     Launch launch(dev, op);
-    launch.program("quant_int.comp", h, {64}).write(y).read(x).read(w).read(zx).read(zw);
+    launch.program(v.kFile, v.defines(), {64}).write(y).read(x).read(w).read(zx).read(zw);
     launch.params(ConvParams{{count, C, H, W, OH, OW, KH, KW, o}, O, O / G, CG, c0, c1, zw.numel() != 1});
     launch.loop_iterations(static_cast<std::uint64_t>(c1 - c0) * per_c);
     launch.invocations(static_cast<std::uint64_t>(count));

@@ -11,6 +11,7 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "ops/quant_plan.hpp"
+#include "ops/quant_variants.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
@@ -20,8 +21,6 @@ namespace gltensor {
 using namespace detail;
 
 namespace {
-
-std::string fmt_define(QuantFormat f) { return f == QuantFormat::int4 ? "#define Q4\n" : "#define Q8\n"; }
 
 // Uniforms of quant.comp.
 struct QuantParams {
@@ -83,14 +82,13 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
                      shape_of(w) + " needs " + std::to_string(qlinear_loops(p, 1)) +
                      " loop iterations per invocation for one block of 32 columns; the device allows " +
                      std::to_string(dev.loop_budget()));
-  std::string h = fmt_define(w.format) + (p.gemv ? "#define GEMV\n" : "") + (p.serial ? "#define SERIAL\n" : "") +
-                  (p.gemv && K % 4 == 0 ? "#define X_VEC4\n" : "") + (bias.defined() ? "#define HAS_BIAS\n" : "") +
-                  "#define MT " + std::to_string(p.mt) + "u\n#define ROWS " + std::to_string(p.rows) +
-                  "u\n#define TPR " + std::to_string(p.tpr) + "u\n";
+  QLinearVariant v;
+  v.format = w.format, v.gemv = p.gemv, v.serial = p.serial, v.x_vec4 = p.gemv && K % 4 == 0;
+  v.bias = bias.defined(), v.mt = p.mt, v.rows = p.rows, v.tpr = p.tpr;
   for (std::int64_t b0 = 0; b0 < Kb; b0 += p.blocks_per_launch) {
     const std::int64_t b1 = std::min(Kb, b0 + p.blocks_per_launch);
     Launch launch(dev, op);
-    launch.program("qlinear.comp", h, {p.local}).write(y).read(x).read(w.data).read(w.scales);
+    launch.program(v.kFile, v.defines(), {p.local}).write(y).read(x).read(w.data).read(w.scales);
     if (bias.defined()) launch.read(bias);
     launch.params(QLinearParams{M, N, K, Kb, b0, b1, b0 > 0});
     launch.loop_iterations(qlinear_loops(p, b1 - b0));
@@ -150,10 +148,9 @@ QuantizedWeight quantize(const Tensor& weight, QuantFormat format) {
     w = detach(weight).contiguous();
     if (w.offset() != 0) w = w.clone();
   }
-  const std::string h = "#define QUANTIZE\n" + fmt_define(format) + operand_glsl(1, DType::f16, CT::f32, true) +
-                        operand_glsl(2, w.dtype(), CT::f32, false);
+  const QuantVariant v{format, true, w.dtype()};
   Launch launch(dev, op);
-  launch.program("quant.comp", h, {64}).write(q.data).write(q.scales).read(w).params(QuantParams{N, K, Kb});
+  launch.program(v.kFile, v.defines(), {64}).write(q.data).write(q.scales).read(w).params(QuantParams{N, K, Kb});
   if (q4) {
     launch.loop_iterations(60).invocations(static_cast<std::uint64_t>(N * Kb));
   } else {
@@ -171,9 +168,9 @@ Tensor dequantize(const QuantizedWeight& w) {
   const std::int64_t N = w.out_features, K = w.in_features;
   Tensor out = alloc(dev, {N, K}, DType::f32, op);
   if (N * K == 0) return out;
-  const std::string h = "#define DEQUANTIZE\n" + fmt_define(w.format) + operand_glsl(0, DType::f32, CT::f32, true);
+  const QuantVariant v{w.format, false, DType::f32};
   Launch launch(dev, op);
-  launch.program("quant.comp", h, {64}).write(out).read(w.data).read(w.scales);
+  launch.program(v.kFile, v.defines(), {64}).write(out).read(w.data).read(w.scales);
   launch.params(QuantParams{N, K, w.padded_in() / 32})
       .loop_iterations(0)
       .invocations(static_cast<std::uint64_t>(N * K));

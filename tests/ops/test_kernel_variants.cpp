@@ -19,7 +19,9 @@
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
 #include "nn/conv_plan.hpp"
+#include "nn/quant_int_variants.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/quant_variants.hpp"
 #include "ops/reduce_variants.hpp"
 #include "runtime/program_cache.hpp"
 
@@ -131,6 +133,26 @@ TEST(KernelVariants, Reductions) {
 TEST(KernelVariants, Convolutions) {
   check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
   check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
+}
+
+// Weight-only quantization (quant.comp, qlinear.comp) and the model runtime's integer kernels
+// (quant_int.comp; imatmul.comp with the local size of each tiling: its staging divides by it).
+TEST(KernelVariants, Quantization) {
+  check_family("quant", QuantVariant::kFile, QuantVariant::space(), 64);
+  std::vector<QLinearVariant> gemv, gemm;
+  for (const QLinearVariant& v : QLinearVariant::space()) (v.gemv ? gemv : gemm).push_back(v);
+  check_family("qlinear-gemv", QLinearVariant::kFile, gemv, 64);
+  check_family("qlinear-gemm", QLinearVariant::kFile, gemm, 256);
+  check_family("quant_int", QuantIntVariant::kFile, QuantIntVariant::space(), 64);
+  for (int blocks : {1, 2})
+    for (std::int64_t bn : {64, 128}) {
+      std::vector<IMatmulVariant> group;
+      for (const IMatmulVariant& v : IMatmulVariant::space())
+        if (v.blocks == blocks && v.bn == bn) group.push_back(v);
+      if (!group.empty())
+        check_family("imatmul-" + std::to_string(bn) + "-" + std::to_string(blocks), IMatmulVariant::kFile, group,
+                     static_cast<std::uint32_t>(64 / (4 * blocks) * (bn / (4 * blocks))));
+    }
 }
 
 // The check itself: a misspelt flag or value throws, naming the kernel and the define.

@@ -1,0 +1,110 @@
+// The integer kernels' Variants (quant_int_variants.hpp): defines and variant spaces.
+#include "nn/quant_int_variants.hpp"
+
+#include <utility>
+
+namespace gltensor::detail {
+
+namespace {
+CT int_ct(DType d) { return is_floating(d) ? CT::f32 : CT::i32; }
+constexpr DType kQ8[] = {DType::u8, DType::i8};
+}  // namespace
+
+Defines QuantIntVariant::defines() const {
+  Defines d;
+  switch (kind) {
+    case Kind::quantize:
+    case Kind::requant:
+    case Kind::dequantize: {
+      const bool deq = kind == Kind::dequantize;
+      d.flag(kind == Kind::quantize ? "QUANTIZE" : kind == Kind::requant ? "REQUANT" : "DEQUANTIZE");
+      d.value("QMIN", qmin).value("QMAX", qmax).flag("HAS_BIAS", bias);
+      d.operand(0, dt[0], deq ? CT::f32 : CT::i32, true).operand(1, dt[1], int_ct(dt[1]), false);
+      d.operand(2, DType::f32, CT::f32, false).operand(3, dt[3], CT::i32, false).operand(4, DType::i32, CT::i32, false);
+      break;
+    }
+    case Kind::dqparams:
+      d.flag("DQPARAMS").operand(0, DType::f32, CT::f32, true).operand(1, DType::i32, CT::i32, true);
+      d.operand(2, DType::f32, CT::f32, false).operand(3, DType::f32, CT::f32, false);
+      break;
+    case Kind::icol:
+      d.flag("ICOL").operand(0, dt[0], CT::i32, true).operand(1, dt[1], CT::i32, false);
+      d.operand(2, dt[2], CT::i32, false);
+      break;
+    case Kind::imatmul:
+    case Kind::iconv:
+      d.flag(kind == Kind::imatmul ? "IMATMUL" : "ICONV").flag("ACCUM", accum);
+      d.operand(0, DType::i32, CT::i32, true);
+      for (int i = 1; i < 5; ++i) d.operand(i, dt[static_cast<std::size_t>(i)], CT::i32, false);
+      break;
+  }
+  return d;
+}
+
+std::vector<QuantIntVariant> QuantIntVariant::space() {
+  using K = Kind;
+  std::vector<QuantIntVariant> out;
+  for (DType q : kQ8) {
+    const std::int64_t lo = q == DType::u8 ? 0 : -128, hi = q == DType::u8 ? 255 : 127;
+    for (DType x : {DType::f32, DType::f16})
+      out.push_back({K::quantize, lo, hi, false, false, {q, x, DType::f32, q, DType::i32}});
+    for (bool bias : {false, true})
+      out.push_back({K::requant, lo, hi, bias, false, {q, DType::i32, DType::f32, q, DType::i32}});
+    out.push_back({K::dequantize, 0, 0, false, false, {DType::f32, q, DType::f32, q, DType::i32}});
+    out.push_back({K::dequantize, 0, 0, false, false, {DType::f32, DType::i32, DType::f32, DType::i32, DType::i32}});
+    out.push_back({K::icol, 0, 0, false, false, {q, q, q, DType::i32, DType::i32}});
+    for (DType w : kQ8)
+      for (bool accum : {false, true}) {
+        out.push_back({K::imatmul, 0, 0, false, accum, {DType::i32, q, w, DType::i32, DType::i32}});
+        out.push_back({K::iconv, 0, 0, false, accum, {DType::i32, q, w, q, w}});
+      }
+  }
+  out.push_back({K::dqparams, 0, 0, false, false, {}});
+  return out;
+}
+
+Defines IMatmulVariant::defines() const {
+  Defines d;
+  d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", blocks).value("CB", blocks);
+  d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k));
+  d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words ? 1 : 0);
+  d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
+  d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
+  d.operand(0, dequant ? DType::f32 : DType::i32, dequant ? CT::f32 : CT::i32, true);
+  d.operand(1, a, CT::i32, false).operand(2, b, CT::i32, false);
+  // zero points absent: the operand is bound to A (never read)
+  d.operand(3, za_none ? a : za, CT::i32, false).operand(4, zb_none ? a : zb, CT::i32, false);
+  if (dequant) {
+    d.flag("DEQUANT").flag("DQ_ROW", dq_row).flag("HAS_BIAS", bias);
+    for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
+  }
+  return d;
+}
+
+std::vector<IMatmulVariant> IMatmulVariant::space() {
+  std::vector<IMatmulVariant> out;
+  // the tilings quant_int.cpp's block_f32_kernel makes: 64 x 64 with 4 x 4 or 8 x 8 per
+  // invocation, 64 x 128 with 8 x 8
+  for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 1}, {64, 2}, {128, 2}})
+    for (bool words : {false, true}) {
+      IMatmulVariant v;
+      v.bn = bn, v.blocks = blocks, v.a_words = words, v.b_words = !words;
+      out.push_back(v);
+    }
+  for (DType a : kQ8)
+    for (DType b : kQ8)
+      for (bool none : {false, true}) {
+        IMatmulVariant v;
+        v.a = v.za = a, v.b = v.zb = b, v.za_none = v.zb_none = none, v.accum = none;
+        out.push_back(v);
+      }
+  for (bool row : {false, true})
+    for (bool bias : {false, true}) {
+      IMatmulVariant v;
+      v.dequant = true, v.dq_row = row, v.bias = bias;
+      out.push_back(v);
+    }
+  return out;
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,43 @@
+// The Variants (runtime/variant.hpp) of the model runtime's integer kernels (internal):
+// quant_int.comp (QuantizeLinear / DequantizeLinear / requantization, DynamicQuantizeLinear's
+// parameters, the integer im2col, the int32 matmul and the direct integer convolution) and
+// imatmul.comp (the integer matmul on f32 FMAs in exact blocks, with its dequantizing epilogue).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "gltensor/dtype.hpp"
+#include "runtime/variant.hpp"
+
+namespace gltensor::detail {
+
+struct QuantIntVariant {
+  static constexpr const char* kFile = "quant_int.comp";
+  enum class Kind { quantize, requant, dequantize, dqparams, icol, imatmul, iconv };
+  Kind kind = Kind::quantize;
+  std::int64_t qmin = 0, qmax = 0;  ///< QMIN, QMAX (quantize, requant, dequantize)
+  bool bias = false;                ///< HAS_BIAS (requant)
+  bool accum = false;               ///< ACCUM (imatmul, iconv: a later K / channel range)
+  /// Operand dtypes in binding order: elementwise y, x, (scale f32), zero point, (bias i32);
+  /// icol cols, x, zx; imatmul c, a, b, za, zb; iconv y, x, w, zx, zw (dqparams: fixed).
+  std::array<DType, 5> dt{DType::i32, DType::f32, DType::f32, DType::i32, DType::i32};
+  Defines defines() const;
+  static std::vector<QuantIntVariant> space();
+};
+
+struct IMatmulVariant {
+  static constexpr const char* kFile = "imatmul.comp";
+  std::int64_t bn = 64;         ///< BN: the tile's columns (64 or 128)
+  int blocks = 1;               ///< RB = CB: 4 x 4 blocks per invocation along each dim (1, 2; 2 where bn is 128)
+  std::int64_t iblock_k = 256;  ///< IBLOCK_K: values of K per exact f32 sum
+  bool a_words = true, b_words = true;                 ///< A_WORDS, B_WORDS: operands read four bytes per word
+  bool za_none = false, zb_none = false;               ///< ZA_NONE, ZB_NONE: no zero point (0)
+  bool accum = false;                                  ///< ACCUM (split K: a later range)
+  bool dequant = false, dq_row = false, bias = false;  ///< DEQUANT epilogue, DQ_ROW, HAS_BIAS
+  DType a = DType::u8, b = DType::i8, za = DType::u8, zb = DType::i8;  ///< A_I8 / B_I8 from a, b
+  Defines defines() const;
+  static std::vector<IMatmulVariant> space();
+};
+
+}  // namespace gltensor::detail
