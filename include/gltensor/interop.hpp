@@ -74,6 +74,10 @@ using GLbits = unsigned int;       ///< GLbitfield (glMemoryBarrier bits)
 using GLsyncHandle = ::__GLsync*;  ///< GLsync
 
 inline constexpr GLbits kAllBarrierBits = 0xFFFFFFFFu;  ///< GL_ALL_BARRIER_BITS
+/// The bits for a texture gltensor wrote that the application reads next by sampling, image
+/// loads or as a framebuffer attachment (blits, draws into it): GL_TEXTURE_FETCH_BARRIER_BIT |
+/// GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT. A frame filter's release().
+inline constexpr GLbits kTextureReadBarrierBits = 0x8u | 0x20u | 0x400u;
 
 // ---- state -----------------------------------------------------------------------------------
 
@@ -193,7 +197,8 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt 
 /// bias)) per channel, then written as to_texture writes (channels past C_out: 0, alpha 1).
 /// in_opt: origin, channels (C_in, 0 = the format's) and the per-channel scale / bias applied to
 /// the input texels, as from_texture; out_opt: origin and scale / bias applied before the store.
-/// layout and dtype are ignored (weights of any float dtype are read as float; arithmetic f32).
+/// layout and dtype are ignored (weights of any float dtype are read as float; arithmetic f32; f32
+/// and f16 weights and bias are read from uniform blocks where they fit one).
 /// weight [C_out, C_in, KH, KW] with C_out <= the output format's channels (<= 4), bias [C_out]
 /// or undefined; groups 1; the output texture's size must be conv2d's output size for the input
 /// texture's (floor((H + pad_top + pad_bottom - dil_y * (KH - 1) - 1) / stride_y) + 1, same for W).
@@ -218,12 +223,14 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
 /// another context attached it to a framebuffer (an application rebinding objects gltensor
 /// wrote should likewise bind 0 first). No host wait.
 void acquire(const Device& dev, GLsyncHandle fence = nullptr);
-/// Before the application uses objects gltensor wrote: glMemoryBarrier(barriers) (the bits of
-/// the application's access: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, GL_TEXTURE_FETCH_BARRIER_BIT,
-/// GL_PIXEL_BUFFER_BARRIER_BIT, ...; default all) and, with `fence`, the recorded work submitted
-/// (glFlush) and a new fence after all of it, owned by the application. Without `fence` (the
-/// application uses the objects in the device's own context, where GL orders the commands) only
-/// the barrier: nothing is flushed. No host wait.
+/// Before the application uses objects gltensor wrote: one glMemoryBarrier with `barriers` (the
+/// bits of the application's access, GL's convention: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT,
+/// kTextureReadBarrierBits for textures, GL_PIXEL_BUFFER_BARRIER_BIT, ...; default all) plus
+/// the bits of gltensor's own pending hazards (those its next dispatches would need, e.g. the
+/// next frame's store into the texture it wrote: no second barrier then), and, with `fence`, a
+/// new fence after all recorded work, flushed (glFlush), owned by the application. Without
+/// `fence` (the application uses the objects in the device's own context, where GL orders the
+/// commands) only the barrier: nothing is flushed. No host wait.
 GLsyncHandle release(const Device& dev, GLbits barriers = kAllBarrierBits, bool fence = true);
 /// A fence that signals once the tensor's last writer (and the work recorded before this call)
 /// has finished: release(t's device, barriers) with the fence made after that writer's batch.
