@@ -54,6 +54,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "gltensor/linalg.hpp"
 #include "gltensor/nn_functional.hpp"
@@ -210,6 +211,75 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt 
 void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight, const Tensor& bias = Tensor(),
                     const Conv2dOptions& opt = {}, const Epilogue& epilogue = {}, const TextureTransfer& in_opt = {},
                     const TextureTransfer& out_opt = {});
+
+/// A frame filter chain: texture in -> conv2d and elementwise stages -> texture out, built once
+/// and run every frame in as few dispatches as the stages allow: one per conv2d. Elementwise
+/// steps before the first conv2d are fused into its input reads (applied to the texels, before the
+/// zero padding), later ones into the epilogue of the conv2d before them (TFLite GL's fusion of
+/// elementwise nodes into their neighbours); consecutive affine steps (mul, add) are folded into
+/// one per-channel affine (in double, rounded once to f32). The first dispatch samples the
+/// application's texture (texelFetch), the last writes its image (imageStore, as to_texture);
+/// between them intermediates [H, W, C] live in gltensor's buffers, f32 or f16. Arithmetic is f32.
+/// Stages are PyTorch's / ONNX's: conv2d (cross-correlation, zero padding, groups 1), relu,
+/// clamp (ONNX Clip: NaN stays NaN), any Epilogue activation, mul / add by a scalar or by one value
+/// per channel (broadcast over H, W). Records no gradient.
+///
+///   FrameFilter f(dev);
+///   f.conv2d(w1, b1, Conv2dOptions::pad(1)).relu().conv2d(w2, b2, Conv2dOptions::pad(1)).clamp(0, 1);
+///   f.run(in, out);  // every frame: 2 dispatches
+///
+/// Building (each call): ValueError for groups != 1, bad stride / dilation / padding or clip
+/// bounds; DTypeError for integer weights or bias; ShapeError for a weight that is not [C_out,
+/// C_in, KH, KW], a bias that is not [C_out], C_in not the previous conv2d's C_out, a per-channel
+/// vector whose length is not the channel count at that point (the next conv2d's C_in before the
+/// first conv2d); DeviceError for tensors of another device. The weights are copied when added
+/// (f16 kept as f16 and read as f16, widened exactly: the same f32 math as f32 weights of the
+/// same values; other float dtypes as f32): later changes to the tensors do not reach the filter.
+class FrameFilter {
+ public:
+  /// Intermediates between conv2d stages: f16 (half the bytes; rounded to nearest even, |x| past
+  /// 65504 -> Inf) where the device has fp16 arithmetic (Capabilities::fp16_arithmetic) with
+  /// `automatic`, else f32.
+  enum class Intermediates { automatic, f32, f16 };
+  explicit FrameFilter(const Device& dev, Intermediates mids = Intermediates::automatic);
+  ~FrameFilter();
+  FrameFilter(FrameFilter&&) noexcept;
+  FrameFilter& operator=(FrameFilter&&) noexcept;
+
+  /// conv2d with weight [C_out, C_in, KH, KW] (any float dtype) and bias [C_out] or undefined.
+  FrameFilter& conv2d(const Tensor& weight, const Tensor& bias = Tensor(), const Conv2dOptions& opt = {});
+  /// An activation (Epilogue: relu, clip, leaky_relu, sigmoid, ...), per element.
+  FrameFilter& activation(const Epilogue& act);
+  FrameFilter& relu() { return activation(Activation::relu); }
+  /// clamp(x, min, max); NaN stays NaN.
+  FrameFilter& clamp(double min, double max) { return activation(Epilogue::clip(min, max)); }
+  FrameFilter& mul(double s);
+  FrameFilter& add(double b);
+  /// Per channel: x[c] * s[c] / x[c] + b[c].
+  FrameFilter& mul(const std::vector<float>& s);
+  FrameFilter& add(const std::vector<float>& b);
+
+  /// Dispatches per run (the conv2d stages).
+  std::size_t dispatches() const;
+  /// Whether intermediates are f16.
+  bool f16_intermediates() const;
+
+  /// Runs the chain from texture level `in` to texture level `out`. in_opt: origin, channels
+  /// (the first conv2d's C_in; 0 = the format's) and per-channel scale / bias on the texels (a
+  /// first affine step); out_opt: origin and scale / bias before the store (a last affine step).
+  /// layout and dtype are ignored. The last conv2d's C_out <= the output format's channels (the
+  /// rest written as to_texture does: 0, alpha 1); `out` must have the chain's output size.
+  /// Formats as from_texture / to_texture; synchronization as conv2d_texture.
+  /// Throws ValueError (no conv2d stage, textures, channels), DTypeError (formats), ShapeError
+  /// (sizes, channels), LimitError (an intermediate past the SSBO limit, loops past the device's
+  /// loop limit).
+  void run(const Texture& in, const Texture& out, const TextureTransfer& in_opt = {},
+           const TextureTransfer& out_opt = {});
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // ---- synchronization -------------------------------------------------------------------------
 
