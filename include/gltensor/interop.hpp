@@ -232,9 +232,10 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
 /// bounds; DTypeError for integer weights or bias; ShapeError for a weight that is not [C_out,
 /// C_in, KH, KW], a bias that is not [C_out], C_in not the previous conv2d's C_out, a per-channel
 /// vector whose length is not the channel count at that point (the next conv2d's C_in before the
-/// first conv2d); DeviceError for tensors of another device. The weights are copied when added
-/// (f16 kept as f16 and read as f16, widened exactly: the same f32 math as f32 weights of the
-/// same values; other float dtypes as f32): later changes to the tensors do not reach the filter.
+/// first conv2d); DeviceError for tensors of another device. The weights and bias are copied to
+/// f32 when added (f16 and bf16 values widen exactly: f16 weights cost what f32 ones cost, with
+/// the same results as f32 weights of the same values): later changes to the tensors do not
+/// reach the filter.
 class FrameFilter {
  public:
   /// Intermediates between conv2d stages: f16 (half the bytes; rounded to nearest even, |x| past

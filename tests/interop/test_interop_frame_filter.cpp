@@ -335,6 +335,39 @@ TEST(FrameFilterState, AdoptedContextLeftAsFound) {
   }
 }
 
+// f16 weights and bias are their values widened to f32: the same results, bit for bit, as f32
+// weights holding the f16-rounded values.
+TEST(FrameFilterF16, F16WeightsComputeAsTheirF32Values) {
+  GLT_RNG(rng);
+  AppContext app(false);
+  Device dev = Device::adopt_current();
+  const int W = 19, H = 13;
+  GLuint t[3];
+  glGenTextures(3, t);
+  for (GLuint x : t) {
+    glBindTexture(GL_TEXTURE_2D, x);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, W, H);
+  }
+  const std::vector<float> px = rand_vec(rng, static_cast<std::size_t>(W * H * 4), 2.0f);
+  glBindTexture(GL_TEXTURE_2D, t[0]);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, W, H, GL_RGBA, GL_FLOAT, px.data());
+  glBindTexture(GL_TEXTURE_2D, 0);
+  Tensor w16 = Tensor::from_host(dev, rand_vec(rng, 4 * 4 * 9, 0.5f), {4, 4, 3, 3}).to(DType::f16),
+         b16 = Tensor::from_host(dev, rand_vec(rng, 4, 0.5f), {4}).to(DType::f16);
+  interop::FrameFilter half(dev, Mids::f32), single(dev, Mids::f32);
+  half.conv2d(w16, b16, Conv2dOptions::pad(1)).relu().conv2d(w16, b16, Conv2dOptions::pad(1));
+  single.conv2d(w16.to(DType::f32), b16.to(DType::f32), Conv2dOptions::pad(1))
+      .relu()
+      .conv2d(w16.to(DType::f32), b16.to(DType::f32), Conv2dOptions::pad(1));
+  half.run({t[0], GL_RGBA32F, W, H, 0}, {t[1], GL_RGBA32F, W, H, 0});
+  single.run({t[0], GL_RGBA32F, W, H, 0}, {t[2], GL_RGBA32F, W, H, 0});
+  const auto a = interop::from_texture(dev, {t[1], GL_RGBA32F, W, H, 0}).to_vector(),
+             b = interop::from_texture(dev, {t[2], GL_RGBA32F, W, H, 0}).to_vector();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "element " << i;
+  glDeleteTextures(3, t);
+}
+
 TEST(FrameFilterErrors, TypedErrorsNameTheProblem) {
   AppContext app(false);
   Device dev = Device::adopt_current();
