@@ -25,9 +25,10 @@
 //    access wrapped buffers and textures) and, given the application's fence (glFenceSync then
 //    glFlush in the application's context), queues glWaitSync on it in gltensor's context.
 //  - gltensor -> app: call release() before the application uses objects gltensor wrote
-//    (tensors' buffers, textures written by to_texture). It issues glMemoryBarrier(bits) with
-//    the bits of the application's use (default: all), submits gltensor's recorded work
-//    (glFlush) and returns a fence after it. In the same context the application may use the
+//    (tensors' buffers, textures written by to_texture). It issues one glMemoryBarrier with
+//    the bits of the application's use (default: all; kTextureReadBarrierBits for a texture
+//    sampled, image-loaded or blitted next) plus those of gltensor's own pending hazards, then
+//    a fence after all recorded work, flushed (glFlush). In the same context the application may use the
 //    objects at once (GL orders the commands) and ask for no fence (then nothing is flushed); in
 //    another context of the share group it glWaitSync()s (or glClientWaitSync()s) on the fence
 //    first. The application owns returned fences (glDeleteSync, in any context of the group).

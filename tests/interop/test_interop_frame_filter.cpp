@@ -18,14 +18,6 @@ using Mids = interop::FrameFilter::Intermediates;
 
 namespace {
 
-#define EXPECT_THROW_MSG(stmt, E, part)                                         \
-  try {                                                                         \
-    stmt;                                                                       \
-    ADD_FAILURE() << #stmt " did not throw";                                    \
-  } catch (const E& e) {                                                        \
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what(); \
-  }
-
 // A picture [C][H][W] in float64, with each value's magnitude bound (for the f16 tolerance).
 struct Plane {
   int C = 0, H = 0, W = 0;
