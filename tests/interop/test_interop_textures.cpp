@@ -288,6 +288,13 @@ TEST_P(Textures, ReleaseCoversTheNextFramesStore) {
   EXPECT_EQ(barriers([&] { interop::to_texture(y, t); }), 0u) << "store, release, store";
   EXPECT_EQ(barriers([&] { interop::release(dev_, interop::kTextureReadBarrierBits, false); }), 1u);
   EXPECT_EQ(barriers([&] { interop::to_texture(x, t); }), 0u) << "store, release, store";
+  // With a fence for another context: still one barrier (and one fence, flushed).
+  interop::to_texture(y, t);
+  GLsync fence = nullptr;
+  EXPECT_EQ(barriers([&] { fence = interop::release(dev_, interop::kTextureReadBarrierBits); }), 1u);
+  ASSERT_NE(fence, nullptr);
+  glDeleteSync(fence);
+  EXPECT_EQ(barriers([&] { interop::to_texture(x, t); }), 0u) << "store, release with a fence, store";
   EXPECT_EQ(interop::from_texture(dev_, t).to_vector(), std::vector<float>(static_cast<std::size_t>(4 * w * h), 0.25f));
 }
 
