@@ -87,41 +87,65 @@ void step_arrays(const std::vector<FrameStep>& steps, std::int64_t C, std::vecto
   }
 }
 
-// frame_filter.comp's compile-time choices.
-struct FrameStageVariant {
-  static constexpr const char* kFile = "frame_filter.comp";
-  std::int64_t ci = 1, co = 1, kh = 1, kw = 1;
-  std::int64_t tex_unit = -1, img_unit = -1;  // >= 0: the input is a texture / the output an image
-  const char* img_format = "rgba8";
-  bool level0 = true, mid_in_f16 = false, mid_out_f16 = false;
-  std::int64_t wq = 0, ubo_binding = 0, wn = 0;  // weights: uniform block of wq vec4s, else wn staged
-  DType wdtype = DType::f32, bdtype = DType::f32;
-  bool bias = false;
-  std::int64_t bq = 0;  // bias: a uniform block of bq vec4s at ubo_binding - 1
-  std::string pre, post;
-  std::int64_t pre_n = 1, post_n = 1;
+}  // namespace
 
-  Defines defines() const {
-    Defines d;
-    d.value("CI", ci).value("CO", co).value("KH", kh).value("KW", kw);
-    if (tex_unit >= 0) d.flag("IN_TEXTURE").value("TEX_UNIT", tex_unit).flag("IN_LEVEL0", level0);
-    if (tex_unit < 0) d.flag("MID_IN_F16", mid_in_f16);
-    if (img_unit >= 0) d.flag("OUT_IMAGE").value("IMG_UNIT", img_unit).ident("IMG_FORMAT", img_format);
-    if (img_unit < 0) d.flag("MID_OUT_F16", mid_out_f16);
-    if (wq > 0)
-      d.value("WQ", wq).value("UBO_BINDING", ubo_binding).flag("WQ16", wdtype == DType::f16);
-    else if (wn > 0)
-      d.value("WN", wn);
-    if (wq == 0) d.operand(0, wdtype, CT::f32, false);
-    d.flag("HAS_BIAS", bias);
-    if (bias && bq > 0) d.value("BIAS_UBO_BINDING", ubo_binding - 1).value("BQ", bq).flag("BQ16", bdtype == DType::f16);
-    if (bias && bq == 0) d.operand(1, bdtype, CT::f32, false);
-    if (tex_unit < 0) d.operand(2, DType::i32, CT::i32, false);
-    if (img_unit < 0) d.operand(3, DType::i32, CT::i32, true);
-    d.ident("PRE_STEPS", pre).ident("POST_STEPS", post).value("PRE_N", pre_n).value("POST_N", post_n);
-    return d;
+Defines FrameStageVariant::defines() const {
+  Defines d;
+  d.value("CI", ci).value("CO", co).value("KH", kh).value("KW", kw);
+  if (tex_unit >= 0) d.flag("IN_TEXTURE").value("TEX_UNIT", tex_unit).flag("IN_LEVEL0", level0);
+  if (tex_unit < 0) d.flag("MID_IN_F16", mid_in_f16);
+  if (img_unit >= 0) d.flag("OUT_IMAGE").value("IMG_UNIT", img_unit).ident("IMG_FORMAT", img_format);
+  if (img_unit < 0) d.flag("MID_OUT_F16", mid_out_f16);
+  if (wq > 0)
+    d.value("WQ", wq).value("UBO_BINDING", ubo_binding).flag("WQ16", wdtype == DType::f16);
+  else if (wn > 0)
+    d.value("WN", wn);
+  if (wq == 0) d.operand(0, wdtype, CT::f32, false);
+  d.flag("HAS_BIAS", bias);
+  if (bias && bq > 0) d.value("BIAS_UBO_BINDING", ubo_binding - 1).value("BQ", bq).flag("BQ16", bdtype == DType::f16);
+  if (bias && bq == 0) d.operand(1, bdtype, CT::f32, false);
+  if (tex_unit < 0) d.operand(2, DType::i32, CT::i32, false);
+  if (img_unit < 0) d.operand(3, DType::i32, CT::i32, true);
+  d.ident("PRE_STEPS", pre).ident("POST_STEPS", post).value("PRE_N", pre_n).value("POST_N", post_n);
+  return d;
+}
+
+std::vector<FrameStageVariant> FrameStageVariant::space() {
+  std::vector<FrameStageVariant> out;
+  FrameStageVariant base;
+  base.ci = 3, base.co = 5, base.kh = base.kw = 3, base.tex_unit = 15, base.img_unit = 7, base.ubo_binding = 23;
+  // Inputs and outputs: texture -> image, texture -> f32 / f16 intermediate, intermediate -> image,
+  // intermediate -> intermediate; a level above 0.
+  for (int io = 0; io < 6; ++io) {
+    FrameStageVariant v = base;
+    if (io == 1 || io == 2) v.img_unit = -1, v.mid_out_f16 = io == 2;
+    if (io == 3 || io == 4) v.tex_unit = -1, v.mid_in_f16 = io == 4, v.co = 4;
+    if (io == 5) v.tex_unit = -1, v.img_unit = -1, v.mid_in_f16 = true;
+    v.level0 = io != 0;
+    out.push_back(v);
   }
-};
+  // Weights and bias: uniform blocks of f32 or f16, staged in shared memory, read from the SSBO.
+  for (DType dt : {DType::f32, DType::f16})
+    for (int place = 0; place < 3; ++place)
+      for (int b = 0; b < 3; ++b) {
+        FrameStageVariant v = base;
+        v.co = 4, v.wdtype = v.bdtype = dt, v.bias = b > 0;
+        if (place == 0) v.wq = dt == DType::f16 ? 14 : 27, v.bq = b == 2 ? 1 : 0;
+        if (place == 1) v.wn = 108;
+        out.push_back(v);
+      }
+  // Fused steps before and after: affine and activations with parameters.
+  FrameStageVariant v = base;
+  v.pre = "v = v * u_pre_s[0 * CI + ch] + u_pre_b[0 * CI + ch]; ";
+  v.post =
+      "{ float x = v; float u_act_p0 = u_post_s[0 * CO], u_act_p1 = u_post_b[0 * CO]; v = act_clip(x, u_act_p0, "
+      "u_act_p1); } v = v * u_post_s[1 * CO + ch] + u_post_b[1 * CO + ch]; ";
+  v.pre_n = 3, v.post_n = 10;
+  out.push_back(v);
+  return out;
+}
+
+namespace {
 
 struct FrameStageParams {
   const FrameEnd &in, &out;

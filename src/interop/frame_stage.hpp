@@ -9,6 +9,7 @@
 #include "gltensor/interop.hpp"
 #include "interop/texture_format.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/variant.hpp"
 
 namespace gltensor::detail {
 
@@ -40,6 +41,26 @@ std::int64_t mid_words(std::int64_t H, std::int64_t W, std::int64_t C, bool f16)
 /// conv2d's output size along one axis (floor division; may be <= 0).
 std::int64_t conv_out_size(std::int64_t in, std::int64_t pad0, std::int64_t pad1, std::int64_t dil, std::int64_t k,
                            std::int64_t stride);
+
+/// glsl/interop/frame_filter.comp's compile-time choices (the Variant contract, variant.hpp).
+struct FrameStageVariant {
+  static constexpr const char* kFile = "frame_filter.comp";
+  std::int64_t ci = 1, co = 1, kh = 1, kw = 1;
+  std::int64_t tex_unit = -1, img_unit = -1;  // >= 0: the input is a texture / the output an image
+  const char* img_format = "rgba8";
+  bool level0 = true, mid_in_f16 = false, mid_out_f16 = false;
+  std::int64_t wq = 0, ubo_binding = 0, wn = 0;  // weights: uniform block of wq vec4s, else wn staged
+  DType wdtype = DType::f32, bdtype = DType::f32;
+  bool bias = false;
+  std::int64_t bq = 0;    // bias: a uniform block of bq vec4s at ubo_binding - 1
+  std::string pre, post;  // PRE_STEPS / POST_STEPS statements
+  std::int64_t pre_n = 1, post_n = 1;
+
+  Defines defines() const;
+  /// Every kind of input and output, weight and bias placement and dtype, and fused steps
+  /// (tests/ops/test_kernel_variants.cpp compiles each offline).
+  static std::vector<FrameStageVariant> space();
+};
 
 /// Dispatches one stage: weight [CO, CI, KH, KW] (any float dtype; read as a uniform block where
 /// f32, aligned and small enough), bias [CO] or undefined, `pre` steps on the input (zero padding
