@@ -5,13 +5,14 @@
 //     used while the application's context is current (a context switch per call). Run it with
 //     and without NVIDIA's threaded optimisations (__GL_THREADED_OPTIMIZATIONS=0/1 in the
 //     environment: the driver reads it when the process starts).
-//  2. a frame (also fused: interop::conv2d_texture, one dispatch): a W x H RGBA8 texture -> tensor (from_texture, 3 channels) -> conv2d 3x3 (3 -> 3
-//     channels, padding 1) -> RGBA8 texture (to_texture), against one raw GL compute shader
-//     doing the same arithmetic (texelFetch of the 3 x 3 neighbourhood, imageStore) in the same
+//  2. a frame (also fused: interop::conv2d_texture and interop::FrameFilter, one dispatch; their f16
+//     forms against the raw shader's mediump form; a two-conv FrameFilter chain): a W x H RGBA8 texture -> tensor
+//     (from_texture, 3 channels) -> conv2d 3x3 (3 -> 3 channels, padding 1) -> RGBA8 texture (to_texture), against one
+//     raw GL compute shader doing the same arithmetic (texelFetch of the 3 x 3 neighbourhood, imageStore) in the same
 //     run; both outputs are compared (at most 1/255 apart) so that the same work is timed.
 // Times are host wall-clock per call / per frame over many calls or frames with one wait at the
 // end (throughput). Usage:
-//   gltensor_interop_bench [--api gles|gl] [--calls N] [--frames N] [--size WxH]
+//   gltensor_interop_bench [--api gles|gl] [--calls N] [--frames N] [--rounds N] [--size WxH]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,7 +36,7 @@ namespace {
 
 struct Args {
   bool desktop = false;
-  int calls = 0, frames = 0, w = 1920, h = 1080;
+  int calls = 0, frames = 0, w = 1920, h = 1080, rounds = 2;
 };
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -167,6 +168,14 @@ void main() {
 }
 )";
 
+// The same filter as an application writes its f16 form: mediump (16-bit where the GPU has it;
+// NVIDIA's drivers compute mediump in 32 bits), weights rounded to f16 by the application.
+std::string raw_filter_f16() {
+  std::string s = kRawFilter;
+  s.replace(s.find("precision highp float;"), 22, "precision mediump float;");
+  return s;
+}
+
 std::vector<std::uint8_t> read_texture(GLuint tex, int w, int h) {
   GLuint fbo = 0;
   glGenFramebuffers(1, &fbo);
@@ -220,8 +229,9 @@ void bench_frame(const Args& a) {
   glGenSamplers(1, &sampler);
   glSamplerParameteri(sampler, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glSamplerParameteri(sampler, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  const auto raw_frame = [&] {
-    glUseProgram(prog);
+  GLuint prog16 = compile(a.desktop, raw_filter_f16());
+  const auto raw_dispatch = [&](GLuint p) {
+    glUseProgram(p);
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, tex[0]);
     glBindSampler(0, sampler);
@@ -229,6 +239,8 @@ void bench_frame(const Args& a) {
     glDispatchCompute(static_cast<GLuint>((W + 15) / 16), static_cast<GLuint>((H + 15) / 16), 1);
     glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
   };
+  const auto raw_frame = [&] { raw_dispatch(prog); };
+  const auto raw_frame16 = [&] { raw_dispatch(prog16); };
 
   // gltensor: adopted context, one StateScope per frame
   Device dev = Device::adopt_current();
@@ -240,21 +252,51 @@ void bench_frame(const Args& a) {
     interop::StateScope scope(dev);
     Tensor x = interop::from_texture(dev, in, rgb);
     interop::to_texture(conv2d(x, w, b, Conv2dOptions::pad(1)), out);
-    interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
+    interop::release(dev, interop::kTextureReadBarrierBits, false);
   };
   interop::TextureTransfer rgb16 = rgb;
   rgb16.dtype = DType::f16;
   Tensor w16 = w.to(DType::f16), b16 = b.to(DType::f16);
+  {  // the raw f16 form's weights: rounded to f16 as gltensor's f16 forms read them
+    const std::vector<float> w16v = w16.to(DType::f32).to_vector(), b16v = b16.to(DType::f32).to_vector();
+    glUseProgram(prog16);
+    glUniform1fv(glGetUniformLocation(prog16, "u_w"), 81, w16v.data());
+    glUniform1fv(glGetUniformLocation(prog16, "u_b"), 3, b16v.data());
+    glUniform2i(glGetUniformLocation(prog16, "u_size"), W, H);
+  }
   const auto gltensor_frame16 = [&] {  // f16 tensors: half the bytes between the passes
     interop::StateScope scope(dev);
     Tensor x = interop::from_texture(dev, in, rgb16);
     interop::to_texture(conv2d(x, w16, b16, Conv2dOptions::pad(1)), out);
-    interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
+    interop::release(dev, interop::kTextureReadBarrierBits, false);
   };
   const auto gltensor_fused = [&] {  // interop::conv2d_texture: texture -> texture in one dispatch
     interop::StateScope scope(dev);
     interop::conv2d_texture(in, out, w, b, Conv2dOptions::pad(1), {}, rgb);
-    interop::release(dev, GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT, false);
+    interop::release(dev, interop::kTextureReadBarrierBits, false);
+  };
+  const auto gltensor_fused16 = [&] {  // f16 weights and bias (read as f16 from uniform blocks)
+    interop::StateScope scope(dev);
+    interop::conv2d_texture(in, out, w16, b16, Conv2dOptions::pad(1), {}, rgb);
+    interop::release(dev, interop::kTextureReadBarrierBits, false);
+  };
+  // FrameFilter chains: the same filter, then conv 3 -> 8, relu, conv 8 -> 3, clamp (two dispatches)
+  // with f32 and f16 intermediates.
+  interop::FrameFilter filter(dev), filter16(dev);
+  filter.conv2d(w, b, Conv2dOptions::pad(1));
+  filter16.conv2d(w16, b16, Conv2dOptions::pad(1));
+  std::vector<float> w1(8 * 3 * 9), w2(3 * 8 * 9);
+  for (std::size_t i = 0; i < w1.size(); ++i) w1[i] = 0.05f * static_cast<float>(static_cast<int>(i * 7 % 11) - 5);
+  for (std::size_t i = 0; i < w2.size(); ++i) w2[i] = 0.03f * static_cast<float>(static_cast<int>(i * 5 % 13) - 6);
+  Tensor tw1 = Tensor::from_host(dev, w1, {8, 3, 3, 3}), tw2 = Tensor::from_host(dev, w2, {3, 8, 3, 3});
+  interop::FrameFilter chain(dev, interop::FrameFilter::Intermediates::f32),
+      chain16(dev, interop::FrameFilter::Intermediates::f16);
+  for (interop::FrameFilter* f : {&chain, &chain16})
+    f->conv2d(tw1, Tensor(), Conv2dOptions::pad(1)).relu().conv2d(tw2, b, Conv2dOptions::pad(1)).clamp(0, 1);
+  const auto filter_frame = [&](interop::FrameFilter& f) {
+    interop::StateScope scope(dev);
+    f.run(in, out, rgb);
+    interop::release(dev, interop::kTextureReadBarrierBits, false);
   };
   const auto time_frames = [&](const std::function<void()>& frame) {
     for (int i = 0; i < 2; ++i) frame();
@@ -264,29 +306,43 @@ void bench_frame(const Args& a) {
     glFinish();
     return seconds_since(t0) * 1e3 / a.frames;
   };
-  double raw_ms = 1e30, glt_ms = 1e30, glt16_ms = 1e30, fused_ms = 1e30;
-  int max_diff_fused = 0;
-  for (int round = 0; round < 2; ++round) {  // interleaved, best of two
+  // Where the fused frame's time goes: without release() (the application's barrier instead).
+  const auto fused_no_release = [&] {
+    interop::StateScope scope(dev);
+    interop::conv2d_texture(in, out, w, b, Conv2dOptions::pad(1), {}, rgb);
+    glMemoryBarrier(interop::kTextureReadBarrierBits);
+  };
+  double raw_ms = 1e30, glt_ms = 1e30, glt16_ms = 1e30, fused_ms = 1e30, raw16_ms = 1e30, fused16_ms = 1e30,
+         filter_ms = 1e30, filter16_ms = 1e30, chain_ms = 1e30, chain16_ms = 1e30, fnr_ms = 1e30;
+  int max_diff_fused = 0, max_diff_fused16 = 0;
+  const auto diff_to_raw = [&] {
+    auto pr = read_texture(tex[1], W, H), pf = read_texture(tex[2], W, H);
+    int m = 0;
+    for (std::size_t i = 0; i < pr.size(); ++i) m = std::max(m, std::abs(pr[i] - pf[i]));
+    return m;
+  };
+  for (int round = 0; round < a.rounds; ++round) {  // interleaved, the best round of each
     raw_ms = std::min(raw_ms, time_frames(raw_frame));
     fused_ms = std::min(fused_ms, time_frames(gltensor_fused));
-    if (round == 0) {
-      auto pr = read_texture(tex[1], W, H), pf = read_texture(tex[2], W, H);
-      for (std::size_t i = 0; i < pr.size(); ++i) max_diff_fused = std::max(max_diff_fused, std::abs(pr[i] - pf[i]));
-    }
+    if (round == 0) max_diff_fused = diff_to_raw();
+    fnr_ms = std::min(fnr_ms, time_frames(fused_no_release));
+    filter_ms = std::min(filter_ms, time_frames([&] { filter_frame(filter); }));
+    if (round == 0) max_diff_fused = std::max(max_diff_fused, diff_to_raw());
+    raw16_ms = std::min(raw16_ms, time_frames(raw_frame16));
+    fused16_ms = std::min(fused16_ms, time_frames(gltensor_fused16));
+    if (round == 0) max_diff_fused16 = diff_to_raw();
+    filter16_ms = std::min(filter16_ms, time_frames([&] { filter_frame(filter16); }));
+    if (round == 0) max_diff_fused16 = std::max(max_diff_fused16, diff_to_raw());
+    chain_ms = std::min(chain_ms, time_frames([&] { filter_frame(chain); }));
+    chain16_ms = std::min(chain16_ms, time_frames([&] { filter_frame(chain16); }));
     glt_ms = std::min(glt_ms, time_frames(gltensor_frame));
     glt16_ms = std::min(glt16_ms, time_frames(gltensor_frame16));
   }
   auto p16 = read_texture(tex[2], W, H);
-  // Where the fused frame's time goes: without release() (the application's barrier instead),
-  // without the StateScope, and on a device that restores nothing.
-  const auto fused_no_release = [&] {
-    interop::StateScope scope(dev);
-    interop::conv2d_texture(in, out, w, b, Conv2dOptions::pad(1), {}, rgb);
-    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT);
-  };
+  // Without the StateScope, and on a device that restores nothing.
   const auto fused_no_scope = [&] {
     interop::conv2d_texture(in, out, w, b, Conv2dOptions::pad(1), {}, rgb);
-    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT);
+    glMemoryBarrier(interop::kTextureReadBarrierBits);
   };
   AdoptOptions no_restore;
   no_restore.restore_state = false;
@@ -294,10 +350,9 @@ void bench_frame(const Args& a) {
   Tensor w_nr = Tensor::from_host(dev_nr, wv, {3, 3, 3, 3}), b_nr = Tensor::from_host(dev_nr, bv, {3});
   const auto fused_no_restore = [&] {
     interop::conv2d_texture(in, out, w_nr, b_nr, Conv2dOptions::pad(1), {}, rgb);
-    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT);
+    glMemoryBarrier(interop::kTextureReadBarrierBits);
   };
-  const double fnr_ms = time_frames(fused_no_release), fns_ms = time_frames(fused_no_scope),
-               fnrs_ms = time_frames(fused_no_restore);
+  const double fns_ms = time_frames(fused_no_scope), fnrs_ms = time_frames(fused_no_restore);
   w_nr = b_nr = Tensor();
   dev_nr = Device();
   // gltensor's stages alone (where the frame's time goes).
@@ -313,13 +368,20 @@ void bench_frame(const Args& a) {
   }
   std::printf(
       "\nFrame: %dx%d RGBA8 texture -> tensor [1, 3, H, W] f32 -> conv2d 3x3 (3 -> 3, padding 1) -> RGBA8 "
-      "texture, %d frames (best of two interleaved rounds)\n\n",
-      W, H, a.frames);
+      "texture, %d frames (best of %d interleaved rounds)\n\n",
+      W, H, a.frames, a.rounds);
   std::printf("| path | ms per frame |\n|---|---|\n");
   std::printf("| raw GL compute shader (one dispatch) | %.3f |\n", raw_ms);
   std::printf("| gltensor (adopted, StateScope; from_texture, conv2d, to_texture, release) | %.3f |\n", glt_ms);
   std::printf("| gltensor, f16 tensors | %.3f |\n", glt16_ms);
   std::printf("| gltensor fused: interop::conv2d_texture (one dispatch), release | %.3f |\n", fused_ms);
+  std::printf("| gltensor fused: interop::FrameFilter (conv2d, one dispatch), release | %.3f |\n", filter_ms);
+  std::printf("| raw GL compute shader, f16 form (mediump, f16-rounded weights) | %.3f |\n", raw16_ms);
+  std::printf("| gltensor fused, f16 form: conv2d_texture with f16 weights and bias, release | %.3f |\n", fused16_ms);
+  std::printf("| gltensor fused, f16 form: FrameFilter with f16 weights and bias, release | %.3f |\n", filter16_ms);
+  std::printf("| FrameFilter chain: conv 3->8, relu, conv 8->3, clamp (2 dispatches), f32 intermediates | %.3f |\n",
+              chain_ms);
+  std::printf("| the same chain, f16 intermediates | %.3f |\n", chain16_ms);
   std::printf("| fused, StateScope, the application's glMemoryBarrier instead of release() | %.3f |\n", fnr_ms);
   std::printf("| fused, no StateScope (each call restores), glMemoryBarrier | %.3f |\n", fns_ms);
   std::printf("| fused, restore_state = false, glMemoryBarrier | %.3f |\n", fnrs_ms);
@@ -330,12 +392,23 @@ void bench_frame(const Args& a) {
       "\nratio raw / gltensor = %.2f (f16 tensors: %.2f; goal >= 0.8); outputs differ by at most %d/255%s "
       "(f16: %d/255)\n",
       raw_ms / glt_ms, raw_ms / glt16_ms, max_diff, max_diff > 1 ? " (MISMATCH)" : "", max_diff16);
-  std::printf("ratio raw / gltensor fused (conv2d_texture) = %.2f (goal >= 0.8); outputs differ by at most %d/255%s\n",
-              raw_ms / fused_ms, max_diff_fused, max_diff_fused > 1 ? " (MISMATCH)" : "");
-  x0 = y0 = w = b = w16 = b16 = Tensor();
+  std::printf(
+      "ratio raw / gltensor fused (conv2d_texture) = %.2f, FrameFilter %.2f (goal >= 0.8); outputs differ by "
+      "at most %d/255%s\n",
+      raw_ms / fused_ms, raw_ms / filter_ms, max_diff_fused, max_diff_fused > 1 ? " (MISMATCH)" : "");
+  std::printf(
+      "f16 form: ratio raw f16 / gltensor fused f16 = %.2f, FrameFilter %.2f; f16 / f32 time: raw %.2f, "
+      "conv2d_texture %.2f (goal <= 1); outputs differ from raw f32 by at most %d/255%s\n",
+      raw16_ms / fused16_ms, raw16_ms / filter16_ms, raw16_ms / raw_ms, fused16_ms / fused_ms, max_diff_fused16,
+      max_diff_fused16 > 2 ? " (MISMATCH)" : "");
+  std::printf("chain: f16 / f32 intermediates time %.2f\n", chain16_ms / chain_ms);
+  x0 = y0 = w = b = w16 = b16 = tw1 = tw2 = Tensor();
+  filter = interop::FrameFilter(dev), filter16 = interop::FrameFilter(dev), chain = interop::FrameFilter(dev),
+  chain16 = interop::FrameFilter(dev);
   dev = Device();
   glDeleteSamplers(1, &sampler);
   glDeleteProgram(prog);
+  glDeleteProgram(prog16);
   glDeleteTextures(3, tex);
 }
 
@@ -352,6 +425,9 @@ int main(int argc, char** argv) {
     } else if (s == "--calls") {
       a.calls = std::atoi(v);
       ++i;
+    } else if (s == "--rounds") {
+      a.rounds = std::max(1, std::atoi(v));
+      ++i;
     } else if (s == "--frames") {
       a.frames = std::atoi(v);
       ++i;
@@ -359,7 +435,7 @@ int main(int argc, char** argv) {
       std::sscanf(v, "%dx%d", &a.w, &a.h);
       ++i;
     } else {
-      std::fprintf(stderr, "usage: %s [--api gles|gl] [--calls N] [--frames N] [--size WxH]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--api gles|gl] [--calls N] [--frames N] [--rounds N] [--size WxH]\n", argv[0]);
       return 2;
     }
   }

@@ -61,7 +61,7 @@ for phase in "$@"; do
              # a raw compute shader (GLES and desktop GL through EGL), then the interop tests.
              for api in gles gl; do for thr in 0 1; do
                echo "== --api $api, __GL_THREADED_OPTIMIZATIONS=$thr"
-               __GL_THREADED_OPTIMIZATIONS=$thr timeout 240 "$P/bin/gltensor_interop_bench" --api $api; echo "rc=$?"
+               __GL_THREADED_OPTIMIZATIONS=$thr timeout 240 "$P/bin/gltensor_interop_bench" --api $api --frames 1000 --rounds 5; echo "rc=$?"
              done; done 2>&1 | tee "$OUT/interop.txt"
              for t in "$P"/bin/test_interop_* "$P/bin/test_conv_direct"; do
                timeout 120 "$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?

@@ -181,3 +181,12 @@ inline std::size_t bcast_index(const Shape& out, const Shape& in, std::int64_t l
 inline std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 }  // namespace glt_test
+
+// The statement throws E whose message contains `part`.
+#define EXPECT_THROW_MSG(stmt, E, part)                                         \
+  try {                                                                         \
+    stmt;                                                                       \
+    ADD_FAILURE() << #stmt " did not throw";                                    \
+  } catch (const E& e) {                                                        \
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what(); \
+  }

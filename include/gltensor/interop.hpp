@@ -25,9 +25,10 @@
 //    access wrapped buffers and textures) and, given the application's fence (glFenceSync then
 //    glFlush in the application's context), queues glWaitSync on it in gltensor's context.
 //  - gltensor -> app: call release() before the application uses objects gltensor wrote
-//    (tensors' buffers, textures written by to_texture). It issues glMemoryBarrier(bits) with
-//    the bits of the application's use (default: all), submits gltensor's recorded work
-//    (glFlush) and returns a fence after it. In the same context the application may use the
+//    (tensors' buffers, textures written by to_texture). It issues one glMemoryBarrier with
+//    the bits of the application's use (default: all; kTextureReadBarrierBits for a texture
+//    sampled, image-loaded or blitted next) plus those of gltensor's own pending hazards, then
+//    a fence after all recorded work, flushed (glFlush). In the same context the application may use the
 //    objects at once (GL orders the commands) and ask for no fence (then nothing is flushed); in
 //    another context of the share group it glWaitSync()s (or glClientWaitSync()s) on the fence
 //    first. The application owns returned fences (glDeleteSync, in any context of the group).
@@ -54,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "gltensor/linalg.hpp"
 #include "gltensor/nn_functional.hpp"
@@ -74,6 +76,10 @@ using GLbits = unsigned int;       ///< GLbitfield (glMemoryBarrier bits)
 using GLsyncHandle = ::__GLsync*;  ///< GLsync
 
 inline constexpr GLbits kAllBarrierBits = 0xFFFFFFFFu;  ///< GL_ALL_BARRIER_BITS
+/// The bits for a texture gltensor wrote that the application reads next by sampling, image
+/// loads or as a framebuffer attachment (blits, draws into it): GL_TEXTURE_FETCH_BARRIER_BIT |
+/// GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT. A frame filter's release().
+inline constexpr GLbits kTextureReadBarrierBits = 0x8u | 0x20u | 0x400u;
 
 // ---- state -----------------------------------------------------------------------------------
 
@@ -193,7 +199,8 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt 
 /// bias)) per channel, then written as to_texture writes (channels past C_out: 0, alpha 1).
 /// in_opt: origin, channels (C_in, 0 = the format's) and the per-channel scale / bias applied to
 /// the input texels, as from_texture; out_opt: origin and scale / bias applied before the store.
-/// layout and dtype are ignored (weights of any float dtype are read as float; arithmetic f32).
+/// layout and dtype are ignored (weights of any float dtype are read as float; arithmetic f32; f32
+/// and f16 weights and bias are read from uniform blocks where they fit one).
 /// weight [C_out, C_in, KH, KW] with C_out <= the output format's channels (<= 4), bias [C_out]
 /// or undefined; groups 1; the output texture's size must be conv2d's output size for the input
 /// texture's (floor((H + pad_top + pad_bottom - dil_y * (KH - 1) - 1) / stride_y) + 1, same for W).
@@ -205,6 +212,76 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt 
 void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight, const Tensor& bias = Tensor(),
                     const Conv2dOptions& opt = {}, const Epilogue& epilogue = {}, const TextureTransfer& in_opt = {},
                     const TextureTransfer& out_opt = {});
+
+/// A frame filter chain: texture in -> conv2d and elementwise stages -> texture out, built once
+/// and run every frame in as few dispatches as the stages allow: one per conv2d. Elementwise
+/// steps before the first conv2d are fused into its input reads (applied to the texels, before the
+/// zero padding), later ones into the epilogue of the conv2d before them (TFLite GL's fusion of
+/// elementwise nodes into their neighbours); consecutive affine steps (mul, add) are folded into
+/// one per-channel affine (in double, rounded once to f32). The first dispatch samples the
+/// application's texture (texelFetch), the last writes its image (imageStore, as to_texture);
+/// between them intermediates [H, W, C] live in gltensor's buffers, f32 or f16. Arithmetic is f32.
+/// Stages are PyTorch's / ONNX's: conv2d (cross-correlation, zero padding, groups 1), relu,
+/// clamp (ONNX Clip: NaN stays NaN), any Epilogue activation, mul / add by a scalar or by one value
+/// per channel (broadcast over H, W). Records no gradient.
+///
+///   FrameFilter f(dev);
+///   f.conv2d(w1, b1, Conv2dOptions::pad(1)).relu().conv2d(w2, b2, Conv2dOptions::pad(1)).clamp(0, 1);
+///   f.run(in, out);  // every frame: 2 dispatches
+///
+/// Building (each call): ValueError for groups != 1, bad stride / dilation / padding or clip
+/// bounds; DTypeError for integer weights or bias; ShapeError for a weight that is not [C_out,
+/// C_in, KH, KW], a bias that is not [C_out], C_in not the previous conv2d's C_out, a per-channel
+/// vector whose length is not the channel count at that point (the next conv2d's C_in before the
+/// first conv2d); DeviceError for tensors of another device. The weights and bias are copied to
+/// f32 when added (f16 and bf16 values widen exactly: f16 weights cost what f32 ones cost, with
+/// the same results as f32 weights of the same values): later changes to the tensors do not
+/// reach the filter.
+class FrameFilter {
+ public:
+  /// Intermediates between conv2d stages: f16 (half the bytes; rounded to nearest even, |x| past
+  /// 65504 -> Inf) where the device has fp16 arithmetic (Capabilities::fp16_arithmetic) with
+  /// `automatic`, else f32.
+  enum class Intermediates { automatic, f32, f16 };
+  explicit FrameFilter(const Device& dev, Intermediates mids = Intermediates::automatic);
+  ~FrameFilter();
+  FrameFilter(FrameFilter&&) noexcept;
+  FrameFilter& operator=(FrameFilter&&) noexcept;
+
+  /// conv2d with weight [C_out, C_in, KH, KW] (any float dtype) and bias [C_out] or undefined.
+  FrameFilter& conv2d(const Tensor& weight, const Tensor& bias = Tensor(), const Conv2dOptions& opt = {});
+  /// An activation (Epilogue: relu, clip, leaky_relu, sigmoid, ...), per element.
+  FrameFilter& activation(const Epilogue& act);
+  FrameFilter& relu() { return activation(Activation::relu); }
+  /// clamp(x, min, max); NaN stays NaN.
+  FrameFilter& clamp(double min, double max) { return activation(Epilogue::clip(min, max)); }
+  FrameFilter& mul(double s);
+  FrameFilter& add(double b);
+  /// Per channel: x[c] * s[c] / x[c] + b[c].
+  FrameFilter& mul(const std::vector<float>& s);
+  FrameFilter& add(const std::vector<float>& b);
+
+  /// Dispatches per run (the conv2d stages).
+  std::size_t dispatches() const;
+  /// Whether intermediates are f16.
+  bool f16_intermediates() const;
+
+  /// Runs the chain from texture level `in` to texture level `out`. in_opt: origin, channels
+  /// (the first conv2d's C_in; 0 = the format's) and per-channel scale / bias on the texels (a
+  /// first affine step); out_opt: origin and scale / bias before the store (a last affine step).
+  /// layout and dtype are ignored. The last conv2d's C_out <= the output format's channels (the
+  /// rest written as to_texture does: 0, alpha 1); `out` must have the chain's output size.
+  /// Formats as from_texture / to_texture; synchronization as conv2d_texture.
+  /// Throws ValueError (no conv2d stage, textures, channels), DTypeError (formats), ShapeError
+  /// (sizes, channels), LimitError (an intermediate past the SSBO limit, loops past the device's
+  /// loop limit).
+  void run(const Texture& in, const Texture& out, const TextureTransfer& in_opt = {},
+           const TextureTransfer& out_opt = {});
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // ---- synchronization -------------------------------------------------------------------------
 
@@ -218,12 +295,14 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
 /// another context attached it to a framebuffer (an application rebinding objects gltensor
 /// wrote should likewise bind 0 first). No host wait.
 void acquire(const Device& dev, GLsyncHandle fence = nullptr);
-/// Before the application uses objects gltensor wrote: glMemoryBarrier(barriers) (the bits of
-/// the application's access: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT, GL_TEXTURE_FETCH_BARRIER_BIT,
-/// GL_PIXEL_BUFFER_BARRIER_BIT, ...; default all) and, with `fence`, the recorded work submitted
-/// (glFlush) and a new fence after all of it, owned by the application. Without `fence` (the
-/// application uses the objects in the device's own context, where GL orders the commands) only
-/// the barrier: nothing is flushed. No host wait.
+/// Before the application uses objects gltensor wrote: one glMemoryBarrier with `barriers` (the
+/// bits of the application's access, GL's convention: GL_VERTEX_ATTRIB_ARRAY_BARRIER_BIT,
+/// kTextureReadBarrierBits for textures, GL_PIXEL_BUFFER_BARRIER_BIT, ...; default all) plus
+/// the bits of gltensor's own pending hazards (those its next dispatches would need, e.g. the
+/// next frame's store into the texture it wrote: no second barrier then), and, with `fence`, a
+/// new fence after all recorded work, flushed (glFlush), owned by the application. Without
+/// `fence` (the application uses the objects in the device's own context, where GL orders the
+/// commands) only the barrier: nothing is flushed. No host wait.
 GLsyncHandle release(const Device& dev, GLbits barriers = kAllBarrierBits, bool fence = true);
 /// A fence that signals once the tensor's last writer (and the work recorded before this call)
 /// has finished: release(t's device, barriers) with the fence made after that writer's batch.

@@ -11,6 +11,9 @@ namespace gltensor::interop {
 using detail::DeviceImpl;
 using detail::Enter;
 
+static_assert(kTextureReadBarrierBits ==
+                  (GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT),
+              "interop.hpp's kTextureReadBarrierBits");
 static_assert(std::is_same_v<GLname, GLuint> && std::is_same_v<GLenumValue, GLenum> &&
                   std::is_same_v<GLbits, GLbitfield> && std::is_same_v<GLsyncHandle, GLsync>,
               "interop.hpp's GL types must be the Khronos headers' types");
@@ -46,14 +49,15 @@ void acquire(const Device& dev, GLsyncHandle fence) {
 GLsyncHandle release(const Device& dev, GLbits barriers, bool fence) {
   DeviceImpl& d = device_of(dev, "interop::release");
   Enter guard(d, "interop::release");
+  // One glMemoryBarrier: the application's bits, widened by the queue with those of gltensor's
+  // own pending hazards (its next store into a texture it wrote needs no barrier of its own).
   // Without a fence the application uses the objects in this context, where GL orders the
-  // commands: the barrier is all it needs (no batch end, no flush: a frame's release costs one
-  // glMemoryBarrier).
-  if (fence) d.queue.flush();  // ends the batch being recorded (with its own barrier and fence)
+  // commands: nothing else. With one, the fence follows every command recorded so far (fences
+  // signal in order), and is flushed so that another context can wait on it.
   d.queue.barrier_external(barriers);
   if (!fence) return nullptr;
   GLsync f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  glFlush();  // a fence waited on in another context must have been flushed
+  glFlush();
   return f;
 }
 

@@ -124,6 +124,9 @@ void Queue::barrier_for_host(GLuint buffer) {
 
 void Queue::flush() {
   if (batch_dispatches_ == 0) return;
+  // Retire finished batches now and then: work that never allocates or reads back (a frame
+  // filter run every frame) would otherwise keep every batch's fence.
+  if (fences_.size() >= kRetireAfter) poll();
   if (capture_) capture_->flush();
   // Make this batch's shader writes visible to whatever follows: later dispatches, copies and
   // mapped reads of the host.

@@ -60,8 +60,16 @@ class Queue {
   void dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, std::span<const BufferUse> uses,
                 std::span<const BlockUse> blocks = {}, std::span<const TextureUse> textures = {});
   /// A barrier another context's or the application's access needs (interop's acquire and
-  /// release): glMemoryBarrier(bits), and the resources it covers are clean again.
-  void barrier_external(GLbitfield bits) { barrier(bits); }
+  /// release): glMemoryBarrier(bits | the bits of gltensor's own pending hazards), so that the
+  /// one barrier also covers what gltensor's next dispatches would have needed a barrier for (a
+  /// frame filter's next image store into the texture it wrote: one barrier per frame, as an
+  /// application's own compute shader has); every resource it covers is clean again.
+  void barrier_external(GLbitfield bits) { barrier(bits | pending_bits()); }
+  /// The bits that would make every written resource clean (0 if none was written since its
+  /// last barrier).
+  GLbitfield pending_bits() const {
+    return (written_since_barrier_.v.empty() ? 0 : kBufferBits) | (images_written_.v.empty() ? 0 : kTextureBits);
+  }
   /// A barrier before host-side access (upload, copy, map) to a buffer a shader touched.
   void barrier_for_host(GLuint buffer);
   /// Ends the current batch with a barrier and a fence and submits it; does not wait.
@@ -97,6 +105,7 @@ class Queue {
 
  private:
   void barrier(GLbitfield bits);
+  static constexpr std::size_t kRetireAfter = 16;  // submitted batches before flush() polls
   DeviceImpl& dev_;
   std::uint64_t batch_ = 1;
   std::size_t batch_dispatches_ = 0, auto_flush_ = 64;

@@ -15,15 +15,6 @@ using glt_app::AppContext;
 
 namespace {
 
-// The statement throws E whose message contains `part`.
-#define EXPECT_THROW_MSG(stmt, E, part)                                         \
-  try {                                                                         \
-    stmt;                                                                       \
-    ADD_FAILURE() << #stmt " did not throw";                                    \
-  } catch (const E& e) {                                                        \
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what(); \
-  }
-
 struct Case {
   const char* name;
   GLenum in_format, out_format;

@@ -266,6 +266,38 @@ TEST_P(Textures, TextureHazardsGetBarriersAndOnlyThey) {
   EXPECT_EQ(yb.to_vector(), ya.to_vector());
 }
 
+// release() is the frame's one barrier: its glMemoryBarrier (the application's bits, GL's
+// convention) also covers gltensor's next store into the texture it wrote, so that the next
+// frame's dispatch needs none (a store after a store without release gets one).
+TEST_P(Textures, ReleaseCoversTheNextFramesStore) {
+  const int w = 4, h = 3;
+  GLuint a = texture(kRGBA32F, w, h);
+  auto& q = dev_.impl()->queue;
+  Tensor x = full(dev_, {1, 4, h, w}, 0.25), y = full(dev_, {1, 4, h, w}, 0.5);
+  dev_.synchronize();
+  const auto barriers = [&](const std::function<void()>& f) {
+    const auto b0 = q.barriers();
+    f();
+    return q.barriers() - b0;
+  };
+  const interop::Texture t{a, GL_RGBA32F, w, h, 0};
+  interop::to_texture(x, t);
+  EXPECT_EQ(barriers([&] { interop::to_texture(y, t); }), 1u) << "store, store";
+  // Sampled next: the bits name only the application's fetch; the queue adds its own.
+  EXPECT_EQ(barriers([&] { interop::release(dev_, GL_TEXTURE_FETCH_BARRIER_BIT, false); }), 1u);
+  EXPECT_EQ(barriers([&] { interop::to_texture(y, t); }), 0u) << "store, release, store";
+  EXPECT_EQ(barriers([&] { interop::release(dev_, interop::kTextureReadBarrierBits, false); }), 1u);
+  EXPECT_EQ(barriers([&] { interop::to_texture(x, t); }), 0u) << "store, release, store";
+  // With a fence for another context: still one barrier (and one fence, flushed).
+  interop::to_texture(y, t);
+  GLsync fence = nullptr;
+  EXPECT_EQ(barriers([&] { fence = interop::release(dev_, interop::kTextureReadBarrierBits); }), 1u);
+  ASSERT_NE(fence, nullptr);
+  glDeleteSync(fence);
+  EXPECT_EQ(barriers([&] { interop::to_texture(x, t); }), 0u) << "store, release with a fence, store";
+  EXPECT_EQ(interop::from_texture(dev_, t).to_vector(), std::vector<float>(static_cast<std::size_t>(4 * w * h), 0.25f));
+}
+
 TEST_P(Textures, MipLevelsAndMutableTextures) {
   GLT_RNG(rng);
   // Level 1 of an immutable two-level texture.

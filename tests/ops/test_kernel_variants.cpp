@@ -18,6 +18,7 @@
 
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
+#include "interop/frame_stage.hpp"
 #include "nn/conv_plan.hpp"
 #include "nn/quant_int_variants.hpp"
 #include "ops/elementwise.hpp"
@@ -178,4 +179,11 @@ TEST(KernelVariants, MisspeltDefinesThrow) {
   EXPECT_EQ(v.defines().key(), w.defines().key());
   w.log = true;
   EXPECT_NE(v.defines().key(), w.defines().key());
+}
+
+// interop's frame filter stage (glsl/interop/frame_filter.comp): texture or intermediate in,
+// image or intermediate out, weights and bias in f32 / f16 uniform blocks, shared memory or SSBOs,
+// fused steps.
+TEST(KernelVariants, InteropFrameFilter) {
+  check_family("frame_filter", FrameStageVariant::kFile, FrameStageVariant::space(), 256);
 }
