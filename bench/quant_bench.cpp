@@ -5,8 +5,10 @@
 // int4: 0.5 + 2 / 32), x and y. Each timing is the median of 7 trials of `reps` back-to-back ops
 // ended by one Device::synchronize (the first run of each op, with its kernel compile, untimed).
 //
-//   gltensor_quant_bench [--reps N] [--shapes 384x1024,1024x384,4096x4096] [--copies C]   (out x in)
+//   gltensor_quant_bench [--reps N] [--shapes 384x1024,1024x384,4096x4096] [--copies C] [--chain 1]   (out x in)
 // --copies: C distinct weights of each shape, used in turn (a working set past the L2 cache).
+// --chain 1: each op reads the previous op's output (x -> W -> W^T-shaped -> ...: a decode
+// step's dependent products, each waiting for the last), timed per product.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,6 +42,7 @@ double median_seconds(Device& dev, int reps, const std::function<void()>& op) {
 
 int main(int argc, char** argv) {
   int reps = 20, copies = 1;
+  bool chain = false;
   std::string shapes = "384x1024,1024x384,4096x4096";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--reps"))
@@ -48,6 +51,8 @@ int main(int argc, char** argv) {
       shapes = argv[i + 1];
     else if (!std::strcmp(argv[i], "--copies"))
       copies = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--chain"))
+      chain = std::atoi(argv[i + 1]) != 0;
   }
   Device dev = Device::open();
   Generator gen(1);
@@ -70,11 +75,16 @@ int main(int argc, char** argv) {
     // model's layers are (one weight read back to back would be served partly from L2).
     std::vector<Tensor> ws;
     for (int c = 0; c < copies; ++c) ws.push_back(randn(dev, {N, K}, gen, 0, 0.02));
+    // --chain: the products alternate between W [N, K] and V [K, N], each reading the last's y.
+    const Tensor v = randn(dev, {K, N}, gen, 0, 0.02);
     Tensor x = randn(dev, {1, K}, gen);
     Tensor y;
     const double io = 4.0 * static_cast<double>(K + N);
     std::size_t turn = 0;
-    const double f32_s = median_seconds(dev, reps, [&] { y = linear(x, ws[turn++ % ws.size()]); });
+    const double f32_s =
+        chain
+            ? median_seconds(dev, reps, [&] { y = linear(linear(y.defined() ? y : x, ws[turn++ % ws.size()]), v); }) / 2
+            : median_seconds(dev, reps, [&] { y = linear(x, ws[turn++ % ws.size()]); });
     const auto row = [&](const char* what, double s, double weight_bytes) {
       const double rate = (weight_bytes + io) / s;
       std::printf("| %lldx%lld | %s | %.1f | %.1f | %.2f | %.2fx |\n", static_cast<long long>(N),
@@ -84,7 +94,15 @@ int main(int argc, char** argv) {
     for (QuantFormat f : {QuantFormat::int8, QuantFormat::int4}) {
       std::vector<QuantizedWeight> qs;
       for (const Tensor& w : ws) qs.push_back(quantize(w, f));
-      const double s = median_seconds(dev, reps, [&] { y = quantized_linear(x, qs[turn++ % qs.size()]); });
+      const QuantizedWeight qv = quantize(v, f);
+      y = Tensor();
+      const double s =
+          chain
+              ? median_seconds(
+                    dev, reps,
+                    [&] { y = quantized_linear(quantized_linear(y.defined() ? y : x, qs[turn++ % qs.size()]), qv); }) /
+                    2
+              : median_seconds(dev, reps, [&] { y = quantized_linear(x, qs[turn++ % qs.size()]); });
       row(quant_format_name(f), s, static_cast<double>(qs[0].nbytes()));
     }
     std::fflush(stdout);
