@@ -30,6 +30,10 @@
 //  else read from operand 0.
 // Bias [CO]: HAS_BIAS; BIAS_UBO_BINDING: read as a uniform block of BQ vec4s (BQ16: of f16, 8 per
 // uvec4), else operand 1.
+// NVIDIA's compiler left the loops over channels rolled and acc[] / t[] in local memory (the
+// fused 1080p 3x3 filter took 0.168 ms against 0.027 ms unrolled, H100); other drivers ignore
+// the pragma.
+#pragma optionNV(unroll all)
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y) in;
 
 uniform int u_in_W;
