@@ -110,6 +110,29 @@ Defines FrameStageVariant::defines() const {
   return d;
 }
 
+Defines TextureVariant::defines() const {
+  Defines d;
+  if (from_texture)
+    d.flag("FROM_TEXTURE").value("TEX_UNIT", unit);
+  else
+    d.value("IMG_UNIT", unit).ident("IMG_FORMAT", img_format);
+  d.value("CH", channels).operand(0, dtype, CT::f32, from_texture);
+  return d;
+}
+
+std::vector<TextureVariant> TextureVariant::space() {
+  std::vector<TextureVariant> out;
+  for (bool from : {true, false})
+    for (std::int64_t ch = 1; ch <= 4; ++ch)
+      for (DType dt : {DType::f32, DType::f16}) {
+        TextureVariant v;
+        v.from_texture = from, v.unit = from ? 15 : 7, v.channels = ch, v.dtype = dt;
+        v.img_format = ch == 1 ? "r32f" : dt == DType::f16 ? "rgba16f" : "rgba8";
+        out.push_back(v);
+      }
+  return out;
+}
+
 std::vector<FrameStageVariant> FrameStageVariant::space() {
   std::vector<FrameStageVariant> out;
   FrameStageVariant base;

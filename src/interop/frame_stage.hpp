@@ -62,6 +62,19 @@ struct FrameStageVariant {
   static std::vector<FrameStageVariant> space();
 };
 
+/// glsl/interop/texture.comp's compile-time choices: from_texture (a sampled texture into a
+/// tensor) or to_texture (a tensor into an image).
+struct TextureVariant {
+  static constexpr const char* kFile = "texture.comp";
+  bool from_texture = true;          ///< FROM_TEXTURE (TEX_UNIT), else IMG_UNIT / IMG_FORMAT
+  std::int64_t unit = 0;             ///< the texture or image unit
+  const char* img_format = "rgba8";  ///< to_texture: the image's format qualifier
+  std::int64_t channels = 4;         ///< CH
+  DType dtype = DType::f32;          ///< the tensor's dtype (operand 0)
+  Defines defines() const;
+  static std::vector<TextureVariant> space();
+};
+
 /// Dispatches one stage: weight [CO, CI, KH, KW] (any float dtype; read as a uniform block where
 /// f32, aligned and small enough), bias [CO] or undefined, `pre` steps on the input (zero padding
 /// untouched), `post` steps on the conv's output. Shapes are the caller's to check; LimitError

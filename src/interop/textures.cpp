@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gltensor/interop.hpp"
+#include "interop/frame_stage.hpp"
 #include "interop/interop_state.hpp"
 #include "interop/texture_format.hpp"
 #include "runtime/codegen.hpp"
@@ -153,14 +154,8 @@ Tensor from_texture(const Device& dev, const Texture& tex, const TextureTransfer
   const std::uint32_t s_c = static_cast<std::uint32_t>(nchw ? H * W : 1);
   const std::uint32_t s_y = static_cast<std::uint32_t>(nchw ? W : W * C),
                       s_x = static_cast<std::uint32_t>(nchw ? 1 : C);
-  const std::string key =
-      "tex_in|" + std::to_string(static_cast<int>(opt.dtype)) + "|" + std::to_string(unit) + "|" + std::to_string(C);
-  launch.program_keyed(key, "texture.comp",
-                       [&] {
-                         return "#define FROM_TEXTURE 1\n#define TEX_UNIT " + std::to_string(unit) + "\n#define CH " +
-                                std::to_string(C) + "\n" + detail::operand_glsl(0, opt.dtype, detail::CT::f32, true);
-                       },
-                       {16, 16});
+  const detail::TextureVariant v{true, static_cast<std::int64_t>(unit), "", C, opt.dtype};
+  launch.program(v.kFile, v.defines(), {16, 16});
   launch.write(out).params(TextureParams{tex, opt, C, 0, {s_c, s_y, s_x}}).loop_iterations(4);
   launch.texture(unit, tex.texture, st.sampler(tex.level > 0));
   launch.groups(static_cast<std::uint64_t>((W + 15) / 16), static_cast<std::uint64_t>((H + 15) / 16));
@@ -192,16 +187,9 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt)
                      std::to_string(tex.height));
   check_texture(op, d, tex, f, true);
   const Shape& s = t.strides();
-  const std::string key =
-      "tex_out|" + std::to_string(static_cast<int>(t.dtype())) + "|" + f.image + "|" + std::to_string(C);
   const GLuint unit = image_unit(d);
-  launch.program_keyed(key, "texture.comp",
-                       [&] {
-                         return "#define IMG_UNIT " + std::to_string(unit) + "\n#define IMG_FORMAT " + f.image +
-                                "\n#define CH " + std::to_string(C) + "\n" +
-                                detail::operand_glsl(0, t.dtype(), detail::CT::f32, false);
-                       },
-                       {16, 16});
+  const detail::TextureVariant v{false, static_cast<std::int64_t>(unit), f.image, C, t.dtype()};
+  launch.program(v.kFile, v.defines(), {16, 16});
   launch.read(t)
       .params(TextureParams{
           tex,

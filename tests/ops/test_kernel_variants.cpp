@@ -186,4 +186,5 @@ TEST(KernelVariants, MisspeltDefinesThrow) {
 // fused steps.
 TEST(KernelVariants, InteropFrameFilter) {
   check_family("frame_filter", FrameStageVariant::kFile, FrameStageVariant::space(), 256);
+  check_family("texture", TextureVariant::kFile, TextureVariant::space(), 256);
 }
