@@ -34,8 +34,8 @@ for phase in "$@"; do
         # (bin/gltensor_bench_old, packed with OLD_BENCH=...) against this one, interleaved rounds.
         f=${AB_FILTER:-'BM_matmul/f32/(256|1024|2048|4096)/|BM_matmul/f16/4096|BM_elementwise|BM_sum|BM_rows|BM_conv2d|BM_sdpa|BM_tiny|BM_fashion'}
         for r in 1 2 3; do for b in old new; do
-          exe="$P/bin/gltensor_bench"; [ $b = old ] && exe="$P/bin/gltensor_bench_old"
-          timeout 200 "$exe" --benchmark_min_time=0.1 --benchmark_filter="$f" --benchmark_format=json \
+          exe="$P/bin/gltensor_bench"; lib=$P/lib; [ $b = old ] && exe="$P/bin/gltensor_bench_old" lib=$P/oldlib:$P/lib
+          LD_LIBRARY_PATH=$lib timeout 200 "$exe" --benchmark_min_time=0.1 --benchmark_filter="$f" --benchmark_format=json \
             --benchmark_out="$OUT/ab_${b}_$r.json" > /dev/null 2>&1; echo "ab $b round $r rc=$?"
         done; done
         python3 "$P/ab_compare.py" --old "$OUT"/ab_old_*.json --new "$OUT"/ab_new_*.json \

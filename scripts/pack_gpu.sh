@@ -82,6 +82,11 @@ if [ "${1:-}" = "--onnx" ]; then cp -r /usr/share/libonnx-testdata/data/node gpu
 elif [ "${1:-}" != "--ocr" ] && [ "${1:-}" != "--gpt" ]; then mkdir -p gpu-pack/data && cp /usr/share/datasets/fashion-mnist/*.gz gpu-pack/data/; fi
 [ "${1:-}" = "--gpt" ] || cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py bench/ab_compare.py gpu-pack/
 # OLD_BENCH=path/to/gltensor_bench of an earlier commit: packed for the `ab` phase.
-[ -n "${OLD_BENCH:-}" ] && cp "$OLD_BENCH" gpu-pack/bin/gltensor_bench_old && strip gpu-pack/bin/gltensor_bench_old
+# Its libgltensor.so.0 (the build folder's, next to bench/) goes to gpu-pack/oldlib: the old
+# binary must not load this build's library.
+if [ -n "${OLD_BENCH:-}" ]; then
+  cp "$OLD_BENCH" gpu-pack/bin/gltensor_bench_old && strip gpu-pack/bin/gltensor_bench_old
+  mkdir -p gpu-pack/oldlib && cp -L "$(dirname "$OLD_BENCH")/../libgltensor.so.0" gpu-pack/oldlib/ && strip gpu-pack/oldlib/*
+fi
 cp scripts/gpu_run.sh gpu-pack/run.sh
 du -sh gpu-pack
