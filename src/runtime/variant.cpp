@@ -85,6 +85,16 @@ Defines& Defines::operand_vec4(int index, DType dtype, CT ct, bool write) {
   key_ += write ? "w;" : "r;";
   return *this;
 }
+Defines& Defines::quads(const char* name, int index, DType dtype) {
+  Entry& e = add(Kind::quads, name);
+  e.v = index, e.dtype = dtype;
+  key_ += "@q";
+  key_ += name;
+  key_int(index);
+  key_ += dtype_name(dtype);
+  key_ += ';';
+  return *this;
+}
 Defines& Defines::subgroup(SubgroupFeature feature) {
   add(Kind::subgroup, "").v = static_cast<int>(feature);
   key_ += "!subgroup";
@@ -143,6 +153,9 @@ std::string Defines::header() const {
         break;
       case Kind::operand_vec4:
         h += operand_glsl_vec4(static_cast<int>(e.v), e.dtype, e.ct, e.write);
+        break;
+      case Kind::quads:
+        h += quad_glsl(e.name, static_cast<int>(e.v), e.dtype);
         break;
       case Kind::subgroup:
         h += subgroup_glsl(static_cast<SubgroupFeature>(e.v));

@@ -43,6 +43,8 @@ class Defines {
   /// Operand `index`'s declarations (codegen.hpp: operand_glsl, operand_glsl_vec4).
   Defines& operand(int index, DType dtype, CT ct, bool write);
   Defines& operand_vec4(int index, DType dtype, CT ct, bool write);
+  /// Operand `index` read as quads, quadNAME(i) (codegen.hpp: quad_glsl; `name` a literal).
+  Defines& quads(const char* name, int index, DType dtype);
   /// The subgroup extensions and `#define SUBGROUP 1` (codegen.hpp: subgroup_glsl).
   Defines& subgroup(SubgroupFeature feature);
   /// Text that depends on the device (the f16 extension lines): a hash of it in the key.
@@ -66,7 +68,7 @@ class Defines {
  private:
   // Kept inline (no allocation per launch: the key is made for every dispatch, the header only
   // for new programs).
-  enum class Kind { flag, value, uvalue, ident, operand, operand_vec4, subgroup, text, macro };
+  enum class Kind { flag, value, uvalue, ident, operand, operand_vec4, quads, subgroup, text, macro };
   struct Entry {  // trivial: the array costs nothing to make; add() sets every field
     Kind kind;
     const char* name;  // define name or macro signature (a literal)

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "gltensor/errors.hpp"
 #include "nn/conv_plan.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/matmul_variant.hpp"
 #include "ops/reduce_variants.hpp"
 #include "runtime/program_cache.hpp"
 
@@ -131,6 +133,16 @@ TEST(KernelVariants, Reductions) {
 TEST(KernelVariants, Convolutions) {
   check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
   check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
+}
+
+// One family per kernel file (matmul_vec4/tile64/tile128/reg.comp over matmul.glsl); the f16
+// math forms as GLSL ES only (as the elementwise F16V forms).
+TEST(KernelVariants, Matmul) {
+  std::map<std::string, std::vector<MatmulVariant>> f32, f16;
+  for (const MatmulVariant& v : MatmulVariant::space()) (v.f16_ext.empty() ? f32 : f16)[v.file()].push_back(v);
+  ASSERT_EQ(f32.size(), 4u);
+  for (const auto& [file, space] : f32) check_family(file, file.c_str(), space, 256);
+  for (const auto& [file, space] : f16) check_family(file + "-f16", file.c_str(), space, 256, true);
 }
 
 // The check itself: a misspelt flag or value throws, naming the kernel and the define.
