@@ -20,6 +20,7 @@
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
 #include "nn/conv_plan.hpp"
+#include "ops/data_variants.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/matmul_variant.hpp"
 #include "ops/reduce_variants.hpp"
@@ -128,6 +129,13 @@ TEST(KernelVariants, Reductions) {
   check_family("reduce", ReduceVariant::kFile, ReduceVariant::space(), 256);
   check_family("reduce_rows", ReduceRowsVariant::kFile, ReduceRowsVariant::space(), 256);
   check_family("softmax", SoftmaxVariant::kFile, SoftmaxVariant::space(), 256);
+  check_family("scan", ScanVariant::kFile, ScanVariant::space(), 256);
+}
+
+TEST(KernelVariants, SortIndexRandom) {
+  check_family("sort", SortVariant::kFile, SortVariant::space(), 256);
+  check_family("index", IndexVariant::kFile, IndexVariant::space(), 256);
+  check_family("random", RandomVariant::kFile, RandomVariant::space(), 256);
 }
 
 TEST(KernelVariants, Convolutions) {
