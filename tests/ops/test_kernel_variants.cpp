@@ -20,6 +20,10 @@
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
 #include "nn/conv_plan.hpp"
+#include "nn/norm_variants.hpp"
+#include "nn/pool_plan.hpp"
+#include "nn/train_variants.hpp"
+#include "nn/transformer_variants.hpp"
 #include "ops/data_variants.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/matmul_variant.hpp"
@@ -141,6 +145,30 @@ TEST(KernelVariants, SortIndexRandom) {
 TEST(KernelVariants, Convolutions) {
   check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
   check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
+}
+
+TEST(KernelVariants, Norms) {
+  check_family("norm", NormVariant::kFile, NormVariant::space(), 256);
+  check_family("rms_norm", RmsNormVariant::kFile, RmsNormVariant::space(), 256);
+  check_family("batch_norm", BatchNormVariant::kFile, BatchNormVariant::space(), 256);
+}
+
+TEST(KernelVariants, PoolingAndTraining) {
+  check_family("pool", PoolVariant::kFile, PoolVariant::space(), 256);
+  check_family("pool_axis", PoolAxisVariant::kFile, PoolAxisVariant::space(), 256);
+  check_family("cross_entropy", CrossEntropyVariant::kFile, CrossEntropyVariant::space(), 256);
+  check_family("optim", OptimVariant::kFile, OptimVariant::space(), 256);
+}
+
+TEST(KernelVariants, Transformer) {
+  check_family("rope", RopeVariant::kFile, RopeVariant::space(), 64);
+  check_family("glu", GluVariant::kFile, GluVariant::space(), 64);
+}
+
+TEST(KernelVariants, Decoding) {
+  check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);
+  check_family("kv_attention", KvAttentionVariant::kFile, KvAttentionVariant::space(), 64);
+  check_family("sample", SampleVariant::kFile, SampleVariant::space(), 256);
 }
 
 // One family per kernel file (matmul_vec4/tile64/tile128/reg.comp over matmul.glsl); the f16
