@@ -95,6 +95,14 @@ Defines& Defines::quads(const char* name, int index, DType dtype) {
   key_ += ';';
   return *this;
 }
+Defines& Defines::quad_array(const char* name, int index) {
+  add(Kind::quad_array, name).v = index;
+  key_ += "@a";
+  key_ += name;
+  key_int(index);
+  key_ += ';';
+  return *this;
+}
 Defines& Defines::subgroup(SubgroupFeature feature) {
   add(Kind::subgroup, "").v = static_cast<int>(feature);
   key_ += "!subgroup";
@@ -115,6 +123,15 @@ Defines& Defines::macro(const char* signature, std::string (*body)(int), int arg
   key_ += signature;
   key_ += ':';
   key_int(arg);
+  key_ += ';';
+  return *this;
+}
+
+Defines& Defines::macro(const char* signature, const std::string& body) {
+  add(Kind::macro_text, signature).arg = body.c_str();
+  key_ += signature;
+  key_ += ':';
+  key_ += body;
   key_ += ';';
   return *this;
 }
@@ -157,6 +174,10 @@ std::string Defines::header() const {
       case Kind::quads:
         h += quad_glsl(e.name, static_cast<int>(e.v), e.dtype);
         break;
+      case Kind::quad_array:
+        h += "layout(std430, binding = " + std::to_string(e.v) + ") readonly buffer Quads_" + e.name + " { vec4 " +
+             e.name + "[]; };\n";
+        break;
       case Kind::subgroup:
         h += subgroup_glsl(static_cast<SubgroupFeature>(e.v));
         break;
@@ -165,6 +186,9 @@ std::string Defines::header() const {
         break;
       case Kind::macro:
         h += std::string("#define ") + e.name + " " + e.body(static_cast<int>(e.v)) + "\n";
+        break;
+      case Kind::macro_text:
+        h += std::string("#define ") + e.name + " " + e.arg + "\n";
         break;
     }
   }

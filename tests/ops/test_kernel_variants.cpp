@@ -19,9 +19,11 @@
 
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
+#include "nn/attention_variants.hpp"
 #include "nn/conv_plan.hpp"
 #include "nn/norm_variants.hpp"
 #include "nn/pool_plan.hpp"
+#include "nn/rnn.hpp"
 #include "nn/train_variants.hpp"
 #include "nn/transformer_variants.hpp"
 #include "ops/data_variants.hpp"
@@ -164,6 +166,13 @@ TEST(KernelVariants, Transformer) {
   check_family("rope", RopeVariant::kFile, RopeVariant::space(), 64);
   check_family("glu", GluVariant::kFile, GluVariant::space(), 64);
 }
+
+TEST(KernelVariants, Attention) {
+  check_family("attention", AttentionVariant::kFile, AttentionVariant::space(), 64);
+  check_family("attention_flash", FlashAttentionVariant::kFile, FlashAttentionVariant::space(), 64);
+}
+
+TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }
 
 TEST(KernelVariants, Decoding) {
   check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);
