@@ -31,31 +31,18 @@ std::vector<RopeVariant> RopeVariant::space() {
 }
 
 namespace {
-const char* act_ident(GluActivation a) {
-  switch (a) {
-    case GluActivation::gelu:
-      return "act_gelu";
-    case GluActivation::gelu_tanh:
-      return "act_gelu_tanh";
-    default:
-      return "act_silu";
-  }
-}
-const char* dact_ident(GluActivation a) {
-  switch (a) {
-    case GluActivation::gelu:
-      return "dact_gelu";
-    case GluActivation::gelu_tanh:
-      return "dact_gelu_tanh";
-    default:
-      return "dact_silu";
-  }
-}
+// glu.comp's ACT and DACT functions, by GluActivation (silu, gelu, gelu_tanh).
+struct GluFunctions {
+  const char *act, *dact;
+};
+constexpr GluFunctions kGluFunctions[] = {
+    {"act_silu", "dact_silu"}, {"act_gelu", "dact_gelu"}, {"act_gelu_tanh", "dact_gelu_tanh"}};
 }  // namespace
 
 Defines GluVariant::defines() const {
   Defines d;
-  d.ident("ACT", act_ident(act)).ident("DACT", dact_ident(act)).flag("FUSED", fused);
+  const GluFunctions& f = kGluFunctions[static_cast<int>(act)];
+  d.ident("ACT", f.act).ident("DACT", f.dact).flag("FUSED", fused);
   if (backward) {
     d.flag("BACKWARD").operand(0, out, CT::f32, true).operand(2, gy, CT::f32, false).operand(3, gate, CT::f32, false);
     if (!fused) d.operand(1, dup, CT::f32, true).operand(4, up, CT::f32, false);
