@@ -509,7 +509,7 @@ void lab_matmul(std::size_t n) {
 // the buffers are told apart. Programs: the library's own (left bound by gltensor::matmul),
 // the lab kernel with all LIB_* differences, and every *.comp file in $LAB_SRC_DIR (complete
 // sources with the library's uniforms and bindings: C = 0, A = 1, B = 2; e.g. edited copies of
-// the library's source printed by GLTENSOR_DUMP_SOURCE=matmul.comp with GLTENSOR_MATMUL_KERNEL=vec4;
+// the library's source printed by GLTENSOR_DUMP_SOURCE=matmul_vec4.comp with GLTENSOR_MATMUL_KERNEL=vec4;
 // the lab sets their grid uniforms u_grid and u_group_base).
 void lab_matmul_bisect(std::size_t n) {
   auto ha = random_floats(n * n, 4), hb = random_floats(n * n, 5);

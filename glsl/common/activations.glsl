@@ -1,5 +1,5 @@
 // Activations shared by the unary ops (unary.comp: op_<name>) and the fused epilogues of the
-// matmul kernel (matmul.comp: ACT(x)), so that both compute the same function. PyTorch / ONNX
+// matmul kernels (matmul.glsl: ACT(x)), so that both compute the same function. PyTorch / ONNX
 // semantics; NaN propagates.
 float act_relu(float x) { return (x > 0.0 || is_nan(x)) ? x : 0.0; }
 float act_gelu(float x) { return 0.5 * x * (1.0 + erf_f(x * 0.7071067811865476)); }

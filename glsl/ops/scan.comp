@@ -1,25 +1,25 @@
 // Inclusive prefix sum along one dim, in the compute type of the output (f32 for floats, int for
 // integers). Rows run over every other dim (rows.glsl); element i of a row is at its base + i *
 // step.
-// MODE 0: one invocation per row, sequential (short rows).
+// ROW_SCAN: one invocation per row, sequential (short rows).
 // Blocked scan (reduce, then scan; Merrill & Garland, "Single-pass Parallel Prefix Scan with
 // Decoupled Look-back", 2016, section 2): rows cut into blocks of BLOCK = E * LOCAL_X elements,
 // workgroup w taking block w % u_nb of row w / u_nb, so that no invocation loops over a row.
-// MODE 1: the sum of each block to t0[w] (contiguous [rows, u_nb]).
-// MODE 2: the block's inclusive scan (staged in shared memory: coalesced loads, a sequential
-//         scan of E elements per invocation, a Hillis-Steele scan of the invocations' totals),
-//         plus, with CARRY, the inclusive scan of the preceding blocks' sums (t2[w - 1], MODE 1's
-//         output scanned along its rows).
+// BLOCK_SUMS: the sum of each block to t0[w] (contiguous [rows, u_nb]).
+// BLOCK_SCAN: the block's inclusive scan (staged in shared memory: coalesced loads, a
+//   sequential scan of E elements per invocation, a Hillis-Steele scan of the invocations'
+//   totals), plus, with CARRY, the inclusive scan of the preceding blocks' sums (t2[w - 1],
+//   BLOCK_SUMS' output scanned along its rows).
 layout(local_size_x = LOCAL_X) in;
 
-uniform uint u_count;  // MODE 0: rows; else workgroups (rows * u_nb)
+uniform uint u_count;  // ROW_SCAN: rows; else workgroups (rows * u_nb)
 uniform uint u_L;
 uniform uint u_nb;
 #include "rows.glsl"
 uniform uint u_in_step;
 uniform uint u_out_step;
 
-#if MODE == 0
+#ifdef ROW_SCAN
 void main() {
   uint row = GLOBAL_ID_1D;
   if (row >= u_count) return;
@@ -34,7 +34,7 @@ void main() {
 #else
 #define BLOCK (E * LOCAL_X)
 shared CT0 s_tot[LOCAL_X];
-#if MODE == 2
+#ifdef BLOCK_SCAN
 shared CT0 s_data[BLOCK];
 #endif
 
@@ -45,7 +45,7 @@ void main() {
   uint row = w / u_nb, first = (w - row * u_nb) * BLOCK;
   uvec2 rb = row_bases(row);
   uint bi = rb.x, bo = rb.y;
-#if MODE == 1
+#ifdef BLOCK_SUMS
   CT0 acc = CT0(0);
   for (uint j = 0u; j < E; ++j) {
     uint i = first + j * LOCAL_X + lid;

@@ -5,11 +5,11 @@
 // Keys are 32-bit unsigned integers ordered as the values: floats by their bits (sign flipped,
 // negatives inverted; -0 as +0; every NaN as the largest key, after +Inf), integers offset by
 // 2^31; DESCENDING inverts the key (NaN first, ties still in their original order).
-// MODE 0 (segment sort): rows cut into segments of u_P (a power of two <= BLOCK); a workgroup
+// SEGMENT_SORT (segment sort): rows cut into segments of u_P (a power of two <= BLOCK); a workgroup
 //   sorts BLOCK / u_P consecutive segments in shared memory with Batcher's bitonic network
 //   (K. E. Batcher, "Sorting networks and their applications", 1968), padding with keys past
 //   every element. Operands: 0 = indices out, 1 = input (strided rows), 2 = keys out.
-// MODE 1 (merge pass): sorted runs of u_w become runs of 2 u_w: each invocation finds its
+// Otherwise (merge pass): sorted runs of u_w become runs of 2 u_w: each invocation finds its
 //   element's rank in the partner run by binary search and writes it at its merged position.
 //   Operands: 0 = indices out, 1 = keys in, 2 = indices in, 3 = keys out.
 // Pairs live contiguously as [rows, u_L] (keys and indices in separate int32 tensors); FINAL
@@ -21,7 +21,7 @@ uniform uint u_rows;
 
 bool pair_less(uint ka, uint ia, uint kb, uint ib) { return ka < kb || (ka == kb && ia < ib); }
 
-#if MODE == 0
+#ifdef SEGMENT_SORT
 uniform uint u_P;
 uniform uint u_segs;  // segments per row
 uniform uint u_groups;
@@ -30,6 +30,11 @@ uniform uint u_rows_stride[RD];
 uniform uint u_in_off;
 uniform uint u_in_step;
 
+#ifdef DESCENDING
+#define DIR(k) (~(k))
+#else
+#define DIR(k) (k)
+#endif
 uint sort_key(CT1 v) {
 #ifdef KEY_FLOAT
   float f = float(v);
@@ -100,7 +105,7 @@ void main() {
   }
 }
 
-#else
+#else  // merge pass
 uniform uint u_w;
 uniform uint u_count;
 

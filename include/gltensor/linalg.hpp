@@ -1,7 +1,8 @@
 // Matrix products (torch.matmul / ONNX Gemm semantics) on tiled shared-memory GLSL kernels with
 // register blocking, f32 accumulation (also for f16/bf16 storage): 64x128 tiles of 8x8 per
 // invocation with 128-bit operand loads where operands are quad-aligned and the tiles whole
-// (glsl/matmul.comp), else 64x64 (GPUs) or 128x128 (software rasterizers) tiles with scalar loads.
+// (glsl/ops/matmul_vec4.comp), else 64x64 or 128x128 tiles with scalar loads (matmul_tile64/128.comp)
+// or register blocks (matmul_reg.comp: software rasterizers, few rows or columns).
 // The quad-load kernel's variants (K split over two halves of a workgroup, inner product
 // unrolled) are timed on a GPU on the first use of a (tiles, K, dtype) class and the fastest is
 // kept on disk (GLTENSOR_TUNE, GLTENSOR_CACHE_DIR): such a first call takes a few runs longer;
@@ -23,8 +24,8 @@ namespace gltensor {
 enum class Activation {
   none,
   relu,
-  gelu,         ///< erf form
-  gelu_tanh,    ///< tanh approximation
+  gelu,       ///< erf form
+  gelu_tanh,  ///< tanh approximation
   sigmoid,
   tanh,
   silu,

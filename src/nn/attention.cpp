@@ -17,9 +17,9 @@
 #include "gltensor/reduce.hpp"
 #include "nn/attention_dropout.hpp"
 #include "nn/attention_plan.hpp"
+#include "nn/attention_variants.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
-#include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -108,29 +108,15 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const bool quad_bindings = dev.caps.max_ssbo_bindings >= 7;
   const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
   const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
-  std::string h = "#define BD " + std::to_string(bd) + "\n#define BQ " + std::to_string(bq) + "u\n#define KQ " +
-                  std::to_string(t.kq) + "\n" + (kchunk > 0 ? "#define SPLIT_KV 1\n" : "") +
-                  operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, q.dtype(), CT::f32, false) +
-                  operand_glsl(2, k.dtype(), CT::f32, false) + operand_glsl(3, v.dtype(), CT::f32, false);
-  if (t.subgroup) h = subgroup_glsl(SubgroupFeature::shuffle) + h;
+  AttentionVariant av;
+  av.bd = static_cast<int>(bd), av.bq = bq, av.kq = t.kq, av.subgroup = t.subgroup, av.split_kv = kchunk > 0;
+  av.q_quads = q_quads, av.kv_quads = kv_quads;
+  av.out = out.dtype(), av.q = q.dtype(), av.k = k.dtype(), av.v = v.dtype();
+  launch.program(av.kFile, av.defines(), {static_cast<std::uint32_t>(bq * 2)});
   // Quad views of q, k, v take the bindings after the four operands, in that order.
   launch.write(out).read(q).read(k).read(v);
-  int binding = 4;
-  auto quad_view = [&](const char* name, const Tensor& x) {
-    h += "layout(std430, binding = " + std::to_string(binding++) + ") readonly buffer Quads_" + name + " { vec4 " +
-         name + "[]; };\n";
-    launch.read(x);
-  };
-  if (q_quads) {
-    h += "#define Q_QUADS 1\n";
-    quad_view("qQ", q);
-  }
-  if (kv_quads) {
-    h += "#define KV_QUADS 1\n";
-    quad_view("qK", k);
-    quad_view("qV", v);
-  }
-  launch.program("attention.comp", h, {static_cast<std::uint32_t>(bq * 2)});
+  if (q_quads) launch.read(q);
+  if (kv_quads) launch.read(k).read(v);
   launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal, kchunk})
       .loop_iterations(attention_loops(t, kchunk > 0 ? kchunk : S, bd))
       .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(nb),
@@ -210,23 +196,19 @@ struct FlashParams {
 
 const char* const kOp = "scaled_dot_product_attention";
 
-std::string flash_header(const char* mode, std::size_t bd, std::int64_t E, std::int64_t Ev, const FlashTiles& t,
-                         bool split, const Problem& p) {
-  std::string h = std::string("#define MODE ") + mode + "\n#define BD " + std::to_string(bd) + "\n#define DQ4 " +
-                  std::to_string((E + 3) / 4) + "u\n#define DV4 " + std::to_string((Ev + 3) / 4) + "u\n#define BKV " +
-                  std::to_string(t.bkv) + "u\n#define BQT " + std::to_string(t.bqt) + "u\n";
-  if (split) h += "#define SPLIT 1\n";
-  if (p.drop.p > 0) h += "#define DROPOUT 1\n";
-  if (p.mask.defined())
-    h += p.mask.dtype() == DType::bool_ ? "#define HAS_MASK 1\n#define MASK_BOOL 1\n"
-                                        : "#define HAS_MASK 1\n#define MASK_ADD 1\n";
-  return h;
-}
-
-// The mask operand's declaration at binding n (LOAD_MASK).
-std::string mask_glsl(int n, const Tensor& mask) {
-  return operand_glsl(n, mask.dtype(), mask.dtype() == DType::bool_ ? CT::i32 : CT::f32, false) +
-         "#define LOAD_MASK load" + std::to_string(n) + "\n";
+// attention_flash.comp's variant for a mode: the problem's tiles, mask and dropout.
+FlashAttentionVariant flash_variant(const char* mode, std::size_t bd, const FlashTiles& t, bool split,
+                                    const Problem& p) {
+  using Mask = FlashAttentionVariant::Mask;
+  FlashAttentionVariant v;
+  v.mode = mode, v.bd = static_cast<int>(bd), v.dq4 = (p.E + 3) / 4, v.dv4 = (p.Ev + 3) / 4;
+  v.bkv = t.bkv, v.bqt = t.bqt, v.split = split, v.dropout = p.drop.p > 0;
+  v.q = p.q.dtype(), v.k = p.k.dtype(), v.v = p.v.dtype();
+  if (p.mask.defined()) {
+    v.mask = p.mask.dtype() == DType::bool_ ? Mask::bool_ : Mask::add;
+    v.mask_dtype = p.mask.dtype();
+  }
+  return v;
 }
 
 struct Forward {
@@ -247,23 +229,16 @@ Forward flash_forward_rows(const Problem& p, const FlashTiles& t, std::int64_t r
   const bool split = kchunk > 0;
   Tensor out = split ? alloc(dev, {chunks, nb, lc, p.Ev + 2}, DType::f32, kOp) : alloc(dev, {nb, lc, p.Ev}, od, kOp);
   Tensor lse = alloc(dev, {nb, lc}, DType::f32, kOp);
-  std::string h = flash_header("attn_fwd", bl.shape.size(), p.E, p.Ev, t, split, p) +
-                  operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, q.dtype(), CT::f32, false) +
-                  operand_glsl(2, p.k.dtype(), CT::f32, false) + operand_glsl(3, p.v.dtype(), CT::f32, false);
+  FlashAttentionVariant fv = flash_variant("attn_fwd", bl.shape.size(), t, split, p);
+  fv.out = out.dtype(), fv.q = q.dtype();
+  if (mask.defined()) fv.mask_dtype = mask.dtype();
   launch.write(out).read(q).read(p.k).read(p.v);
-  int n = 4;
-  if (!split) {
-    h += operand_glsl(n++, DType::f32, CT::f32, true);
-    launch.write(lse);
-  }
-  if (mask.defined()) {
-    h += mask_glsl(n, mask);
-    launch.read(mask);
-  }
+  if (!split) launch.write(lse);
+  if (mask.defined()) launch.read(mask);
   // no keys: softmax over nothing times nothing is 0 (torch's math path)
   if (p.S == 0) return {zeros(q.device(), {nb, lc, p.Ev}, od), zeros(q.device(), {nb, lc}, DType::f32)};
   if (out.numel() == 0 || lse.numel() == 0) return {split ? alloc(dev, {nb, lc, p.Ev}, od, kOp) : out, lse};
-  launch.program("attention_flash.comp", h, {static_cast<std::uint32_t>(t.rows)})
+  launch.program(fv.kFile, fv.defines(), {static_cast<std::uint32_t>(t.rows)})
       .params(FlashParams{p, bl, q, mask, nullptr, lc, row0, kchunk})
       .loop_iterations(
           flash_loops(FlashMode::forward, t, p.E, p.Ev, split ? kchunk : p.S, bl.shape.size(), p.drop.p > 0))
@@ -320,17 +295,12 @@ Grads flash_backward(const Problem& p, const FlashTiles& t, const Tensor& out, c
   auto run = [&](const char* mode, FlashMode fm, const Tensor& dst, std::int64_t chunk, std::uint32_t local,
                  std::int64_t tiles) {
     Launch launch(dev, kOp);
-    std::string h = flash_header(mode, bd, p.E, p.Ev, t, chunk > 0, p) + operand_glsl(0, DType::f32, CT::f32, true) +
-                    operand_glsl(1, p.q.dtype(), CT::f32, false) + operand_glsl(2, p.k.dtype(), CT::f32, false) +
-                    operand_glsl(3, p.v.dtype(), CT::f32, false) + operand_glsl(4, DType::f32, CT::f32, false) +
-                    operand_glsl(5, dout.dtype(), CT::f32, false);
+    FlashAttentionVariant fv = flash_variant(mode, bd, t, chunk > 0, p);
+    fv.dout = dout.dtype();
     launch.write(dst).read(p.q).read(p.k).read(p.v).read(stats).read(dout);
-    if (p.mask.defined()) {
-      h += mask_glsl(6, p.mask);
-      launch.read(p.mask);
-    }
+    if (p.mask.defined()) launch.read(p.mask);
     const std::int64_t n = fm == FlashMode::dkv ? p.L : p.S;
-    launch.program("attention_flash.comp", h, {local})
+    launch.program(fv.kFile, fv.defines(), {local})
         .params(FlashParams{p, bl, p.q, p.mask, &dout, p.L, 0, chunk})
         .loop_iterations(flash_loops(fm, t, p.E, p.Ev, chunk > 0 ? chunk : n, bd, drop))
         .groups(static_cast<std::uint64_t>(tiles), static_cast<std::uint64_t>(nb),
@@ -378,7 +348,9 @@ Tensor attention_dropout_keep(const Device& device, const Shape& batch, std::int
       u.f32("u_keep", 1.0 - p.drop.p);
     }
   };
-  launch.program("attention_flash.comp", "#define MODE attn_keep\n" + operand_glsl(0, DType::f32, CT::f32, true), {256})
+  FlashAttentionVariant keep;
+  keep.mode = "attn_keep";
+  launch.program(keep.kFile, keep.defines(), {256})
       .write(out)
       .params(KeepParams{pr, out.numel(), row0})
       .loop_iterations(16)

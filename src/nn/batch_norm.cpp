@@ -11,7 +11,7 @@
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
-#include "runtime/codegen.hpp"
+#include "nn/norm_variants.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -129,8 +129,6 @@ void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g) {
 // The kernels index from element 0 of contiguous operands: views are copied first.
 Tensor dense(const Tensor& t) { return !t.defined() || (t.is_contiguous() && t.offset() == 0) ? t : t.clone(); }
 
-std::string define(const char* name, bool on = true) { return on ? std::string("#define ") + name + "\n" : ""; }
-
 // Training statistics: mean and invstd [C] (f32), and running_mean / running_var (dense, or
 // undefined) updated in the last level.
 void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor& mean, const Tensor& invstd,
@@ -142,16 +140,14 @@ void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor&
   for (bool first = true;; first = false) {
     const bool last = lv.P == 1;
     Launch launch(dev, "batch_norm");
-    std::string h = define(first ? "BN_STATS" : "BN_STATS_MERGE") + define("FINAL", last);
-    h += operand_glsl(1, in.dtype(), CT::f32, false);
+    BatchNormVariant bv;
+    bv.stage = first ? "BN_STATS" : "BN_STATS_MERGE", bv.final = last, bv.in = in.dtype(), bv.x = x.dtype();
+    bv.has_rm = last && rm.defined(), bv.has_rv = last && rv.defined();
+    if (rm.defined()) bv.rm = rm.dtype();
+    if (rv.defined()) bv.rv = rv.dtype();
     Tensor out;
     if (last) {
-      h += define("HAS_RM", rm.defined()) + define("HAS_RV", rv.defined());
-      h += operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(2, DType::f32, CT::f32, true);
-      if (rm.defined()) h += operand_glsl(3, rm.dtype(), CT::f32, true);
-      if (rv.defined()) h += operand_glsl(4, rv.dtype(), CT::f32, true);
-      if (!first) h += operand_glsl(5, x.dtype(), CT::f32, false);  // the shift: the channel's first value
-      launch.program("batch_norm.comp", h, {kLocal}).write(mean).read(in).write(invstd);
+      launch.program(bv.kFile, bv.defines(), {kLocal}).write(mean).read(in).write(invstd);
       // x stands in for absent running statistics (never read)
       if (rm.defined() || rv.defined() || !first) rm.defined() ? launch.write(rm) : launch.read(x);
       if (rv.defined() || !first) rv.defined() ? launch.write(rv) : launch.read(x);
@@ -159,8 +155,7 @@ void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor&
       launch.params(FinalParams{static_cast<double>(g.n), eps, momentum});
     } else {
       out = alloc(dev, {3 * g.C * static_cast<std::int64_t>(lv.P)}, DType::f32, "batch_norm");
-      h += operand_glsl(0, DType::f32, CT::f32, true);
-      launch.program("batch_norm.comp", h, {kLocal}).write(out).read(in);
+      launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in);
     }
     launch.params(ReduceParams{g, items, lv, first}).loop_iterations(lv.iters + kTree);
     launch.groups(lv.P, static_cast<std::uint64_t>(g.C));
@@ -176,13 +171,12 @@ void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const T
                       const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps) {
   Launch launch(dev, "batch_norm");
   const ElemGrid e = plan_elem(g, dev.loop_limit());
-  std::string h = define("BN_NORM") + define("ROWS", e.rows) + define("EVAL", eval) + define("HAS_W", w.defined()) +
-                  define("HAS_B", b.defined());
-  h += operand_glsl(0, y.dtype(), CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-  h += operand_glsl(2, a.dtype(), CT::f32, false) + operand_glsl(3, v.dtype(), CT::f32, false);
-  if (w.defined()) h += operand_glsl(4, w.dtype(), CT::f32, false);
-  if (b.defined()) h += operand_glsl(5, b.dtype(), CT::f32, false);
-  launch.program("batch_norm.comp", h, {e.local}).write(y).read(x).read(a).read(v);
+  BatchNormVariant bv;
+  bv.stage = "BN_NORM", bv.rows = e.rows, bv.eval = eval, bv.has_w = w.defined(), bv.has_b = b.defined();
+  bv.y = y.dtype(), bv.x = x.dtype(), bv.a = a.dtype(), bv.v = v.dtype();
+  if (w.defined()) bv.w = w.dtype();
+  if (b.defined()) bv.b = b.dtype();
+  launch.program(bv.kFile, bv.defines(), {e.local}).write(y).read(x).read(a).read(v);
   launch.read(w.defined() ? w : x);  // x stands in for an absent weight (never read)
   if (b.defined()) launch.read(b);
   launch.params(ElemParams{g, e, eval, false, eps});
@@ -209,14 +203,14 @@ Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s) {
   for (bool first = true;; first = false) {
     Tensor out = alloc(dev, {2 * g.C * static_cast<std::int64_t>(lv.P)}, DType::f32, "batch_norm_backward");
     Launch launch(dev, "batch_norm_backward");
-    std::string h = operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
+    BatchNormVariant bv;
+    bv.stage = first ? "BN_GRAD_SUMS" : "BN_SUM_MERGE", bv.eval = first && s.eval, bv.in = in.dtype();
+    bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
     if (first) {
-      h = define("BN_GRAD_SUMS") + define("EVAL", s.eval) + h + operand_glsl(2, s.x.dtype(), CT::f32, false) +
-          operand_glsl(3, s.a.dtype(), CT::f32, false) + operand_glsl(4, s.v.dtype(), CT::f32, false);
-      launch.program("batch_norm.comp", h, {kLocal}).write(out).read(in).read(s.x).read(s.a).read(s.v);
+      launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in).read(s.x).read(s.a).read(s.v);
       if (s.eval) launch.params(EpsParams{s.eps});
     } else {
-      launch.program("batch_norm.comp", define("BN_SUM_MERGE") + h, {kLocal}).write(out).read(in);
+      launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in);
     }
     launch.params(ReduceParams{g, items, lv, first}).loop_iterations(lv.iters + kTree);
     launch.groups(lv.P, static_cast<std::uint64_t>(g.C));
@@ -245,13 +239,11 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s) {
     Tensor dx = alloc(dev, s.x.shape(), s.x.dtype(), "batch_norm_backward");
     Launch launch(dev, "batch_norm_backward");
     const ElemGrid e = plan_elem(g, dev.loop_limit());
-    std::string h = define("BN_DX") + define("ROWS", e.rows) + define("EVAL", s.eval) + define("HAS_W", s.w.defined());
-    h += operand_glsl(0, dx.dtype(), CT::f32, true) + operand_glsl(1, gy.dtype(), CT::f32, false);
-    h += operand_glsl(2, s.x.dtype(), CT::f32, false) + operand_glsl(3, s.a.dtype(), CT::f32, false);
-    h += operand_glsl(4, s.v.dtype(), CT::f32, false);
-    if (s.w.defined()) h += operand_glsl(5, s.w.dtype(), CT::f32, false);
-    if (!s.eval) h += operand_glsl(6, DType::f32, CT::f32, false);
-    launch.program("batch_norm.comp", h, {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
+    BatchNormVariant bv;
+    bv.stage = "BN_DX", bv.rows = e.rows, bv.eval = s.eval, bv.has_w = s.w.defined();
+    bv.y = dx.dtype(), bv.in = gy.dtype(), bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
+    if (s.w.defined()) bv.w = s.w.dtype();
+    launch.program(bv.kFile, bv.defines(), {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
     launch.read(s.w.defined() ? s.w : s.x);  // x stands in for an absent weight (never read)
     if (!s.eval) launch.read(sums);
     launch.params(ElemParams{g, e, s.eval, true, s.eps});

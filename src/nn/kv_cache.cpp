@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "gltensor/ops.hpp"
-#include "runtime/codegen.hpp"
+#include "nn/transformer_variants.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -181,17 +181,10 @@ void kv_cache_append(const Tensor& k_cache, const Tensor& v_cache, const Tensor&
   DeviceImpl& dev = dev_of(k);
   Enter guard(dev, op);
   ErrorFlags& flags = dev.extension<ErrorFlags>();
-  const std::string key = std::string("kva") + dtype_name(k_cache.dtype()) + dtype_name(v_cache.dtype()) +
-                          dtype_name(k.dtype()) + dtype_name(v.dtype());
+  KvCacheVariant kv;
+  kv.k_cache = k_cache.dtype(), kv.v_cache = v_cache.dtype(), kv.k = k.dtype(), kv.v = v.dtype();
   Launch launch(dev, op);
-  launch.program_keyed(
-      key, "kv_cache.comp",
-      [&] {
-        return "#define MODE kv_append\n" + operand_glsl(0, k_cache.dtype(), CT::f32, true) +
-               operand_glsl(1, v_cache.dtype(), CT::f32, true) + operand_glsl(2, k.dtype(), CT::f32, false) +
-               operand_glsl(3, v.dtype(), CT::f32, false) + operand_glsl(4, DType::i32, CT::i32, false);
-      },
-      {kLocal});
+  launch.program(kv.kFile, kv.defines(), {kLocal});
   launch.write(k_cache).write(v_cache).read(k).read(v).read(lengths).bind(flags.storage(dev), true);
   launch.params(AppendParams{count, W, H, T, M, E, Ev, view4(k), view4(v)}).loop_iterations(0);
   launch.invocations(static_cast<std::uint64_t>(count));
@@ -207,9 +200,9 @@ void kv_cache_advance(const Tensor& lengths, std::int64_t n) {
   DeviceImpl& dev = dev_of(lengths);
   Enter guard(dev, op);
   Launch launch(dev, op);
-  launch.program_keyed(
-      "kvadv", "kv_cache.comp",
-      [] { return std::string("#define MODE kv_advance\n") + operand_glsl(0, DType::i32, CT::i32, true); }, {kLocal});
+  KvCacheVariant kv;
+  kv.mode = "kv_advance";
+  launch.program(kv.kFile, kv.defines(), {kLocal});
   launch.write(lengths).params(AdvanceParams{lengths.numel(), n}).loop_iterations(0);
   launch.invocations(static_cast<std::uint64_t>(lengths.numel()));
 }
@@ -223,13 +216,9 @@ Tensor kv_cache_positions(const Tensor& lengths, std::int64_t T) {
   Tensor out = alloc(dev, {lengths.size(0), T}, DType::i32, op);
   if (out.numel() == 0) return out;
   Launch launch(dev, op);
-  launch.program_keyed("kvpos", "kv_cache.comp",
-                       [] {
-                         return std::string("#define MODE kv_positions\n") +
-                                operand_glsl(0, DType::i32, CT::i32, true) +
-                                operand_glsl(1, DType::i32, CT::i32, false);
-                       },
-                       {kLocal});
+  KvCacheVariant kv;
+  kv.mode = "kv_positions";
+  launch.program(kv.kFile, kv.defines(), {kLocal});
   launch.write(out).read(lengths).params(PositionsParams{out.numel(), T}).loop_iterations(0);
   launch.invocations(static_cast<std::uint64_t>(out.numel()));
   return out;
@@ -271,33 +260,20 @@ Tensor kv_cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& 
   Tensor ws = single ? out : alloc(dev, {plan.splits, rows, Ev + 2}, DType::f32, op);
   const double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(E));
   {
-    const std::string key = "kvp" + std::to_string(plan.chunk) + "_" + std::to_string(E) + (single ? "s" : "") +
-                            dtype_name(ws.dtype()) + dtype_name(q.dtype()) + dtype_name(k_cache.dtype()) +
-                            dtype_name(v_cache.dtype());
+    KvAttentionVariant v;
+    v.chunk = plan.chunk, v.emax = std::max<std::int64_t>(E, 1), v.single = single;
+    v.out = ws.dtype(), v.q = q.dtype(), v.k_cache = k_cache.dtype(), v.v_cache = v_cache.dtype();
     Launch launch(dev, op);
-    launch.program_keyed(
-        key, "kv_attention.comp",
-        [&] {
-          return "#define MODE kv_partial\n#define CHUNK " + std::to_string(plan.chunk) + "\n#define EMAX " +
-                 std::to_string(std::max<std::int64_t>(E, 1)) + "\n" + (single ? "#define SINGLE 1\n" : "") +
-                 operand_glsl(0, ws.dtype(), CT::f32, true) + operand_glsl(1, q.dtype(), CT::f32, false) +
-                 operand_glsl(2, k_cache.dtype(), CT::f32, false) + operand_glsl(3, v_cache.dtype(), CT::f32, false) +
-                 operand_glsl(4, DType::i32, CT::i32, false);
-        },
-        {kLocal});
+    launch.program(v.kFile, v.defines(), {kLocal});
     launch.write(ws).read(q).read(k_cache).read(v_cache).read(lengths);
     launch.params(PartialParams{rows, Ev, Hq, Hkv, T, M, E, view4(q), s}).loop_iterations(plan.loops);
     launch.groups(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(plan.splits));
   }
   if (!single) {
-    const std::string key = std::string("kvc") + dtype_name(out.dtype());
+    KvAttentionVariant v;
+    v.mode = "kv_combine", v.out = out.dtype();
     Launch launch(dev, op);
-    launch.program_keyed(key, "kv_attention.comp",
-                         [&] {
-                           return "#define MODE kv_combine\n" + operand_glsl(0, out.dtype(), CT::f32, true) +
-                                  operand_glsl(1, DType::f32, CT::f32, false);
-                         },
-                         {kLocal});
+    launch.program(v.kFile, v.defines(), {kLocal});
     launch.write(out).read(ws).params(CombineParams{rows, Ev, plan.splits});
     launch.loop_iterations(2 * static_cast<std::uint64_t>(plan.splits))
         .invocations(static_cast<std::uint64_t>(rows * Ev));

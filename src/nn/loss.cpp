@@ -9,9 +9,9 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/train_variants.hpp"
 #include "ops/autocast.hpp"
 #include "ops/index.hpp"
-#include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -71,9 +71,8 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& lse, const Ten
   Tensor out = alloc(dev, logits.shape(), logits.dtype(), op);
   if (out.numel() == 0) return out;
   const Tensor x = dense(logits), l = dense(lse), t = dense(target), wd = dense(w);
-  const std::string h = operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false) +
-                        operand_glsl(2, l.dtype(), CT::f32, false) + operand_glsl(3, DType::i32, CT::i32, false) +
-                        operand_glsl(4, wd.dtype(), CT::f32, false);
+  CrossEntropyVariant v;
+  v.out = out.dtype(), v.x = x.dtype(), v.lse = l.dtype(), v.w = wd.dtype();
   struct Params {
     std::int64_t count, C, w_step, ignore;
     double on, off;
@@ -88,7 +87,7 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& lse, const Ten
   };
   const bool ignore_fits = ignore_index >= INT32_MIN && ignore_index <= INT32_MAX;
   Launch launch(dev, op);
-  launch.program("cross_entropy.comp", h, {256}).write(out).read(x).read(l).read(t).read(wd);
+  launch.program(v.kFile, v.defines(), {256}).write(out).read(x).read(l).read(t).read(wd);
   launch
       .params(Params{out.numel(), C, wd.numel() == 1 ? 0 : 1, ignore_fits ? ignore_index : INT32_MIN, 1 - ls,
                      ls / static_cast<double>(C)})
@@ -111,9 +110,8 @@ std::pair<Tensor, Tensor> row_lse(const Tensor& logits, bool with_mean) {
   Tensor lse = alloc(dev, {N}, DType::f32, op);
   Tensor mu = with_mean ? alloc(dev, {N}, DType::f32, op) : Tensor();
   if (N == 0) return {lse, mu};
-  std::string h = std::string("#define FORWARD 1\n") + (with_mean ? "#define MEAN 1\n" : "") +
-                  operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-  if (with_mean) h += operand_glsl(2, DType::f32, CT::f32, true);
+  CrossEntropyVariant v;
+  v.forward = true, v.mean = with_mean, v.x = x.dtype();
   struct Params {
     std::int64_t rows, C;
     void set(Uniforms& u) const {
@@ -122,7 +120,7 @@ std::pair<Tensor, Tensor> row_lse(const Tensor& logits, bool with_mean) {
     }
   };
   Launch launch(dev, op);
-  launch.program("cross_entropy.comp", h, {64}).write(lse).read(x);
+  launch.program(v.kFile, v.defines(), {64}).write(lse).read(x);
   if (with_mean) launch.write(mu);
   launch.params(Params{N, C})
       .loop_iterations(static_cast<std::uint64_t>(2 * C))

@@ -5,8 +5,8 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/norm_variants.hpp"
 #include "ops/autocast.hpp"
-#include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -54,13 +54,13 @@ Tensor layer_norm_fused(const Tensor& x_in, std::int64_t L, const Tensor& w_in, 
   Tensor y = alloc(dev, x.shape(), od, "layer_norm");
   const std::int64_t rows = L ? x.numel() / L : 0;
   if (rows == 0 || L == 0) return y;
-  std::string h = std::string(w.defined() ? "#define HAS_W 1\n" : "") + (b.defined() ? "#define HAS_B 1\n" : "");
-  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-  h += operand_glsl(2, w.defined() ? w.dtype() : DType::f32, CT::f32, false);
-  h += operand_glsl(3, b.defined() ? b.dtype() : DType::f32, CT::f32, false);
+  NormVariant v;
+  v.has_w = w.defined(), v.has_b = b.defined(), v.y = od, v.x = x.dtype();
+  if (w.defined()) v.w = w.dtype();
+  if (b.defined()) v.b = b.dtype();
   const std::uint32_t local = layer_norm_local(L);
   // x stands in for absent weight/bias bindings (never read)
-  launch.program("norm.comp", h, {local}).write(y).read(x).read(w.defined() ? w : x).read(b.defined() ? b : x);
+  launch.program(v.kFile, v.defines(), {local}).write(y).read(x).read(w.defined() ? w : x).read(b.defined() ? b : x);
   launch.params(LayerNormParams{rows, L, eps}).loop_iterations(layer_norm_loops(L, local));
   launch.groups_1d(static_cast<std::uint64_t>(rows));
   return y;

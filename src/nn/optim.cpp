@@ -9,6 +9,7 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "nn/grads.hpp"
+#include "nn/train_variants.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -51,12 +52,12 @@ struct OptimParams {
   }
 };
 
-void launch(const std::string& defines, Tensor& p, const Tensor& g, Tensor& s1, Tensor& s2, OptimParams params) {
+void launch(const OptimVariant& v, Tensor& p, const Tensor& g, Tensor& s1, Tensor& s2, OptimParams params) {
   DeviceImpl& dev = dev_of(p);
   Launch launch(dev, "optimizer.step");
   const Tensor gc = g.dtype() == DType::f32 && g.is_contiguous() && g.offset() == 0 ? g : g.to(DType::f32).clone();
   params.count = p.numel();
-  launch.program("optim.comp", defines, {256}).write(p).read(gc).write(s1).write(s2);
+  launch.program(v.kFile, v.defines(), {256}).write(p).read(gc).write(s1).write(s2);
   launch.params(params).loop_iterations(0).invocations(static_cast<std::uint64_t>(p.numel()));
 }
 }  // namespace
@@ -69,9 +70,8 @@ SGD::SGD(std::vector<Tensor*> params, double lr, SGDOptions opt) : Optimizer(std
 
 void SGD::step() {
   NoGradGuard ng;
-  std::string d = "#define OPT opt_sgd\n";
-  if (options.momentum != 0) d += "#define MOMENTUM 1\n";
-  if (options.nesterov) d += "#define NESTEROV 1\n";
+  OptimVariant d;
+  d.momentum = options.momentum != 0, d.nesterov = options.nesterov;
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor g = grad(*params_[i]);
     if (!g.defined() || params_[i]->numel() == 0) continue;
@@ -110,7 +110,8 @@ Adam::Adam(const std::vector<ParamGroup>& groups, double lr, AdamOptions opt) : 
 void Adam::step() {
   NoGradGuard ng;
   ++t_;
-  const std::string d = std::string("#define OPT opt_adam\n") + (options.decoupled ? "#define DECOUPLED 1\n" : "");
+  OptimVariant d;
+  d.opt = "opt_adam", d.decoupled = options.decoupled;
   OptimParams op;
   op.sgd = false, op.lr = lr, op.wd = options.weight_decay, op.a = options.beta1, op.b = options.beta2;
   op.eps = options.eps;

@@ -55,4 +55,51 @@ Pool2dPlan plan_pool2d(PoolMode mode, const PoolGeom& g, std::uint64_t loop_limi
   return plan;
 }
 
+Defines PoolVariant::defines() const {
+  static const char* names[] = {"pool_max", "pool_avg", "pool_adaptive"};
+  Defines d;
+  d.ident("POOL", names[static_cast<int>(mode)]).flag("BACKWARD", backward).flag("COUNT_PAD", count_pad);
+  d.operand(0, out, CT::f32, true).operand(1, in, CT::f32, false);
+  if (mode == PoolMode::max) d.operand(2, DType::i32, CT::i32, !backward);
+  return d;
+}
+
+std::vector<PoolVariant> PoolVariant::space() {
+  std::vector<PoolVariant> out;
+  for (PoolMode mode : {PoolMode::max, PoolMode::avg, PoolMode::adaptive})
+    for (int f = 0; f < 4; ++f)
+      for (DType dt : {DType::f32, DType::f16}) {
+        PoolVariant v;
+        v.mode = mode, v.backward = f & 1, v.count_pad = f & 2, v.out = v.in = dt;
+        if (v.backward && mode != PoolMode::max) continue;
+        out.push_back(v);
+      }
+  return out;
+}
+
+Defines PoolAxisVariant::defines() const {
+  static const char* names[] = {"pass_sum", "pass_max", "pass_grad"};
+  Defines d;
+  d.ident("PASS", names[static_cast<int>(pass)]).value("AXIS", axis);
+  d.flag("ADAPTIVE", adaptive).flag("COUNT_PAD", count_pad).flag("ROW_INDEX", row_index);
+  d.operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
+  if (pass == PoolPass::max) d.operand(2, DType::i32, CT::i32, true);
+  if (row_index) d.operand(3, DType::i32, CT::i32, false);
+  return d;
+}
+
+std::vector<PoolAxisVariant> PoolAxisVariant::space() {
+  std::vector<PoolAxisVariant> out;
+  for (PoolPass pass : {PoolPass::sum, PoolPass::max, PoolPass::grad})
+    for (int axis : {2, 3})
+      for (int f = 0; f < 8; ++f)
+        for (DType dt : {DType::f32, DType::f16}) {
+          PoolAxisVariant v;
+          v.pass = pass, v.axis = axis, v.adaptive = f & 1, v.count_pad = f & 2, v.row_index = f & 4, v.in = dt;
+          if (v.adaptive && v.count_pad) continue;
+          out.push_back(v);
+        }
+  return out;
+}
+
 }  // namespace gltensor::detail

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "gltensor/dtype.hpp"
 #include "gltensor/nn_functional.hpp"
+#include "runtime/variant.hpp"
 
 namespace gltensor::detail {
 
@@ -53,5 +55,28 @@ struct Pool2dPlan {
 
 /// The forward's plan.
 Pool2dPlan plan_pool2d(PoolMode mode, const PoolGeom& g, std::uint64_t loop_limit);
+
+/// pool.comp's Variant (runtime/variant.hpp): POOL by name (pool_max, pool_avg, pool_adaptive),
+/// BACKWARD (max's backward), COUNT_PAD; max reads or writes the indices (operand 2).
+struct PoolVariant {
+  static constexpr const char* kFile = "pool.comp";
+  PoolMode mode = PoolMode::max;
+  bool backward = false, count_pad = false;
+  DType out = DType::f32, in = DType::f32;
+  Defines defines() const;
+  static std::vector<PoolVariant> space();
+};
+
+/// pool_axis.comp's Variant: PASS by name (pass_sum, pass_max, pass_grad), AXIS (2 = H, 3 = W),
+/// ADAPTIVE, COUNT_PAD (average), ROW_INDEX (the W pass's column indices read, operand 3).
+struct PoolAxisVariant {
+  static constexpr const char* kFile = "pool_axis.comp";
+  PoolPass pass = PoolPass::sum;
+  int axis = 2;
+  bool adaptive = false, count_pad = false, row_index = false;
+  DType in = DType::f32;
+  Defines defines() const;
+  static std::vector<PoolAxisVariant> space();
+};
 
 }  // namespace gltensor::detail

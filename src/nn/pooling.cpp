@@ -7,7 +7,6 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "nn/pool_plan.hpp"
-#include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -50,12 +49,9 @@ void launch_pool(PoolMode mode, bool backward, const PoolGeom& g, const Tensor& 
                  const Tensor& idx) {
   DeviceImpl& dev = dev_of(out);
   Launch launch(dev, backward ? "pool2d_backward" : "pool2d");
-  static const char* names[] = {"pool_max", "pool_avg", "pool_adaptive"};
-  std::string h = std::string("#define POOL ") + names[static_cast<int>(mode)] + "\n" +
-                  (backward ? "#define BACKWARD 1\n" : "") + (g.o.count_include_pad ? "#define COUNT_PAD 1\n" : "");
-  h += operand_glsl(0, out.dtype(), CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
-  if (mode == PoolMode::max) h += operand_glsl(2, DType::i32, CT::i32, !backward);
-  launch.program("pool.comp", h, {256}).write(out).read(in);
+  PoolVariant v;
+  v.mode = mode, v.backward = backward, v.count_pad = g.o.count_include_pad, v.out = out.dtype(), v.in = in.dtype();
+  launch.program(v.kFile, v.defines(), {256}).write(out).read(in);
   if (mode == PoolMode::max) launch.bind(*idx.impl()->storage, !backward);
   const std::int64_t n = g.N * g.C * g.OH * g.OW;
   launch.params(PoolParams{g, backward ? nullptr : &in, n})
@@ -91,17 +87,12 @@ void axis_pass(const char* op, PoolPass pass, PoolMode mode, bool count_pad, int
                const std::vector<PoolPassDispatch>& dispatches, const Tensor& out, const Tensor& in,
                const Tensor& idx_out = Tensor(), const Tensor& idx_in = Tensor(), std::int64_t W = 0) {
   DeviceImpl& dev = dev_of(out);
-  static const char* names[] = {"pass_sum", "pass_max", "pass_grad"};
-  std::string h = std::string("#define PASS ") + names[static_cast<int>(pass)] + "\n#define AXIS " +
-                  std::to_string(axis) + "\n" + (mode == PoolMode::adaptive ? "#define ADAPTIVE 1\n" : "") +
-                  (count_pad && mode == PoolMode::avg ? "#define COUNT_PAD 1\n" : "") +
-                  (idx_in.defined() ? "#define ROW_INDEX 1\n" : "");
-  h += operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, in.dtype(), CT::f32, false);
-  if (pass == PoolPass::max) h += operand_glsl(2, DType::i32, CT::i32, true);
-  if (idx_in.defined()) h += operand_glsl(3, DType::i32, CT::i32, false);
+  PoolAxisVariant v;
+  v.pass = pass, v.axis = axis, v.adaptive = mode == PoolMode::adaptive;
+  v.count_pad = count_pad && mode == PoolMode::avg, v.row_index = idx_in.defined(), v.in = in.dtype();
   for (const PoolPassDispatch& d : dispatches) {
     Launch launch(dev, op);
-    launch.program("pool_axis.comp", h, {256}).write(out).read(in);
+    launch.program(v.kFile, v.defines(), {256}).write(out).read(in);
     if (pass == PoolPass::max) launch.write(idx_out);
     if (idx_in.defined()) launch.read(idx_in);
     launch.params(AxisParams{out, in, a, d.j0, d.j1, d.j0 > 0, &d == &dispatches.back(), W})

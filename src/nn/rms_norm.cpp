@@ -15,8 +15,8 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "gltensor/transformer.hpp"
+#include "nn/norm_variants.hpp"
 #include "ops/autocast.hpp"
-#include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -85,8 +85,6 @@ struct DwParams {
   }
 };
 
-std::string define(const char* name, bool on = true) { return on ? std::string("#define ") + name + "\n" : ""; }
-
 // The kernels index from element 0 of contiguous operands: views are copied first (without
 // recording a node: gradients are recorded against the caller's tensors).
 Tensor dense(const Tensor& t) {
@@ -110,25 +108,22 @@ Tensor rms_forward(DeviceImpl& dev, const char* op, const Tensor& x, const Tenso
   if (plan.P > 1) {
     partials = alloc(dev, {rows, static_cast<std::int64_t>(plan.P)}, DType::f32, op);
     Launch launch(dev, op);
-    std::string h = define("RMS_FWD_PARTIAL") + define("HAS_RES", has_res);
-    h += operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-    if (has_res) h += operand_glsl(3, res.dtype(), CT::f32, false);
+    RmsNormVariant v;
+    v.stage = "RMS_FWD_PARTIAL", v.has_res = has_res, v.in = x.dtype();
+    if (has_res) v.res = res.dtype();
     // x stands in for the weight's binding (never read)
-    launch.program("rms_norm.comp", h, {plan.local}).write(partials).read(x).read(x).read(has_res ? res : x);
+    launch.program(v.kFile, v.defines(), {plan.local}).write(partials).read(x).read(x).read(has_res ? res : x);
     launch.params(RmsParams{rows, L, plan, false, true, eps}).loop_iterations(partial_loops(plan));
     launch.groups(plan.P, static_cast<std::uint64_t>(rows));
   }
   Launch launch(dev, op);
-  std::string h = define("RMS_FWD") + define("HAS_W", w.defined()) + define("HAS_RES", has_res) +
-                  define("HAS_RSTD", rstd.defined()) + define("PARTIALS", plan.P > 1) +
-                  define("PARTIALS_LOAD load6", plan.P > 1);
-  h += operand_glsl(0, yd, CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-  if (w.defined()) h += operand_glsl(2, w.dtype(), CT::f32, false);
-  if (has_res) h += operand_glsl(3, res.dtype(), CT::f32, false) + operand_glsl(4, v_out.dtype(), CT::f32, true);
-  if (rstd.defined()) h += operand_glsl(5, DType::f32, CT::f32, true);
-  if (plan.P > 1) h += operand_glsl(6, DType::f32, CT::f32, false);
+  RmsNormVariant v;
+  v.stage = "RMS_FWD", v.has_w = w.defined(), v.has_res = has_res, v.has_rstd = rstd.defined();
+  v.partials = plan.P > 1, v.out = yd, v.in = x.dtype();
+  if (w.defined()) v.w = w.dtype();
+  if (has_res) v.res = res.dtype(), v.v_out = v_out.dtype();
   // x stands in for absent operands (never read or written)
-  launch.program("rms_norm.comp", h, {plan.local}).write(y).read(x).read(w.defined() ? w : x);
+  launch.program(v.kFile, v.defines(), {plan.local}).write(y).read(x).read(w.defined() ? w : x);
   launch.read(has_res ? res : x);
   has_res ? launch.write(v_out) : launch.read(x);
   rstd.defined() ? launch.write(rstd) : launch.read(x);
@@ -157,24 +152,20 @@ Tensor rms_dv(DeviceImpl& dev, const Tensor& gy, const RmsSaved& s) {
   if (plan.P > 1) {
     partials = alloc(dev, {s.rows, static_cast<std::int64_t>(plan.P)}, DType::f32, op);
     Launch launch(dev, op);
-    std::string h = define("RMS_BWD_PARTIAL") + define("HAS_W", w.defined());
-    h += operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, gy.dtype(), CT::f32, false);
-    h += operand_glsl(2, s.v.dtype(), CT::f32, false);
-    if (w.defined()) h += operand_glsl(3, w.dtype(), CT::f32, false);
-    launch.program("rms_norm.comp", h, {plan.local}).write(partials).read(gy).read(s.v).read(w.defined() ? w : gy);
+    RmsNormVariant v;
+    v.stage = "RMS_BWD_PARTIAL", v.has_w = w.defined(), v.in = gy.dtype(), v.v = s.v.dtype();
+    if (w.defined()) v.w = w.dtype();
+    launch.program(v.kFile, v.defines(), {plan.local}).write(partials).read(gy).read(s.v).read(w.defined() ? w : gy);
     launch.params(RmsParams{s.rows, s.L, plan, false, false, 0.0}).loop_iterations(partial_loops(plan));
     launch.groups(plan.P, static_cast<std::uint64_t>(s.rows));
   }
   Launch launch(dev, op);
-  std::string h = define("RMS_BWD") + define("HAS_W", w.defined()) + define("PARTIALS", plan.P > 1) +
-                  define("PARTIALS_LOAD load5", plan.P > 1);
-  h += operand_glsl(0, dv.dtype(), CT::f32, true) + operand_glsl(1, gy.dtype(), CT::f32, false);
-  h += operand_glsl(2, s.v.dtype(), CT::f32, false);
-  if (w.defined()) h += operand_glsl(3, w.dtype(), CT::f32, false);
-  h += operand_glsl(4, DType::f32, CT::f32, false);
-  if (plan.P > 1) h += operand_glsl(5, DType::f32, CT::f32, false);
+  RmsNormVariant v;
+  v.stage = "RMS_BWD", v.has_w = w.defined(), v.partials = plan.P > 1;
+  v.out = dv.dtype(), v.in = gy.dtype(), v.v = s.v.dtype();
+  if (w.defined()) v.w = w.dtype();
   // gy stands in for an absent weight (never read)
-  launch.program("rms_norm.comp", h, {plan.local}).write(dv).read(gy).read(s.v).read(w.defined() ? w : gy);
+  launch.program(v.kFile, v.defines(), {plan.local}).write(dv).read(gy).read(s.v).read(w.defined() ? w : gy);
   launch.read(s.rstd);
   if (plan.P > 1) launch.read(partials);
   launch.params(RmsParams{s.rows, s.L, plan, true, false, 0.0}).loop_iterations(apply_loops(plan));
@@ -197,10 +188,9 @@ Tensor rms_dw(DeviceImpl& dev, const Tensor& gy, const RmsSaved& s) {
   const std::int64_t blocks = (s.rows + R - 1) / R;
   Tensor part = alloc(dev, {blocks, s.L}, DType::f32, op);
   Launch launch(dev, op);
-  std::string h = define("RMS_DW") + operand_glsl(0, DType::f32, CT::f32, true) +
-                  operand_glsl(1, gy.dtype(), CT::f32, false) + operand_glsl(2, s.v.dtype(), CT::f32, false) +
-                  operand_glsl(3, DType::f32, CT::f32, false);
-  launch.program("rms_norm.comp", h, {64}).write(part).read(gy).read(s.v).read(s.rstd);
+  RmsNormVariant v;
+  v.stage = "RMS_DW", v.in = gy.dtype(), v.v = s.v.dtype();
+  launch.program(v.kFile, v.defines(), {64}).write(part).read(gy).read(s.v).read(s.rstd);
   launch.params(DwParams{s.rows, s.L, R}).loop_iterations(static_cast<std::uint64_t>(R) + 1);
   launch.groups(ceil_div(static_cast<std::uint64_t>(s.L), 64), static_cast<std::uint64_t>(blocks));
   Tensor dw = blocks == 1 ? part.reshape({s.L}) : sum(part, {0});

@@ -8,7 +8,6 @@
 #include "gltensor/errors.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
-#include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -160,34 +159,21 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   if (spec.acts.size() != nacts * static_cast<std::size_t>(D))
     throw ValueError("gltensor::rnn: expected " + std::to_string(nacts * D) + " activations, got " +
                      std::to_string(spec.acts.size()));
-  std::string base = std::string("#define G ") + std::to_string(G) + "u\n";
-  base += lstm ? "#define CELL_LSTM\n" : gru ? "#define CELL_GRU\n" : "#define CELL_RNN\n";
-  if (spec.linear_before_reset) base += "#define GRU_LBR\n";
-  if (spec.input_forget) base += "#define INPUT_FORGET\n";
-  if (spec.has_clip) base += "#define HAS_CLIP\n";
-  if (spec.layout1) base += "#define LAYOUT1\n";
-  if (pp.defined()) base += "#define HAS_P\n";
-  if (seqd.defined()) base += "#define HAS_SEQ\n";
-  const char* slots[] = {"F", "G", "H"};
+  RnnVariant rv;
+  rv.cell = spec.cell, rv.gates = G, rv.gru_lbr = spec.linear_before_reset, rv.input_forget = spec.input_forget;
+  rv.has_clip = spec.has_clip, rv.layout1 = spec.layout1, rv.has_p = pp.defined(), rv.has_seq = seqd.defined();
   for (std::int64_t d = 0; d < 2; ++d)
     for (std::size_t k = 0; k < nacts; ++k)
-      base += std::string("#define ACT_") + slots[k] + std::to_string(d) + "(x) " +
-              act_call(spec.acts[std::min<std::size_t>(d, D - 1) * nacts + k]) + "\n";
-  base += operand_glsl(3, DType::f32, CT::f32, false) + operand_glsl(4, DType::f32, CT::f32, false) +
-          operand_glsl(5, DType::f32, CT::f32, false);
-  if (pp.defined()) base += operand_glsl(6, DType::f32, CT::f32, false);
-  if (seqd.defined()) base += operand_glsl(7, DType::i32, CT::i32, false);
-  const std::string h_stage1 = base + "#define GRU_STAGE1\n" + operand_glsl(1, DType::f32, CT::f32, false) +
-                               operand_glsl(8, DType::f32, CT::f32, true);
-  std::string h_main = base + operand_glsl(0, DType::f32, CT::f32, true) + operand_glsl(1, DType::f32, CT::f32, true);
-  if (lstm) h_main += operand_glsl(2, DType::f32, CT::f32, true);
-  if (two_stage) h_main += operand_glsl(8, DType::f32, CT::f32, false);
+      rv.act[d][k] = act_call(spec.acts[std::min<std::size_t>(d, D - 1) * nacts + k]);
+  RnnVariant rv_stage1 = rv;
+  rv_stage1.stage1 = true;
+  rv.two_stage = two_stage;
 
   const std::int64_t rev = (spec.reverse0 ? 1 : 0) | (D == 2 ? 2 : 0);
   const std::int64_t count = D * B * H;
-  auto gate = [&](const std::string& header, const Tensor& hr, const Tensor& op8, bool stage1, std::int64_t step) {
+  auto gate = [&](const RnnVariant& v, const Tensor& hr, const Tensor& op8, bool stage1, std::int64_t step) {
     Launch launch(dev, op);
-    launch.program("rnn.comp", header, {64});
+    launch.program(v.kFile, v.defines(), {64});
     launch.write(y).write(h);
     lstm ? launch.write(c) : launch.read(bias);
     launch.read(xw).read(hr).read(bias).read(pp.defined() ? pp : bias).read(seqd.defined() ? seqd : bias);
@@ -201,16 +187,72 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   for (std::int64_t s = 0; s < T; ++s) {
     if (two_stage) {
       const Tensor hr = matmul(h, r_zr);  // [D, B, 2H]
-      gate(h_stage1, hr, rh, true, s);
+      gate(rv_stage1, hr, rh, true, s);
       const Tensor hn = dense_f32(matmul(rh, r_n));  // [D, B, H]
-      gate(h_main, hr, hn, false, s);
+      gate(rv, hr, hn, false, s);
     } else {
-      gate(h_main, dense_f32(matmul(h, rk)), Tensor(), false, s);
+      gate(rv, dense_f32(matmul(h, rk)), Tensor(), false, s);
     }
   }
   RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};
   if (lstm) o.y_c = spec.layout1 ? c.transpose(0, 1).contiguous() : c;
   return o;
+}
+
+Defines RnnVariant::defines() const {
+  static const char* macros[2][3] = {{"ACT_F0(x)", "ACT_G0(x)", "ACT_H0(x)"}, {"ACT_F1(x)", "ACT_G1(x)", "ACT_H1(x)"}};
+  Defines d;
+  // The plain RNN cell is rnn.comp's #else branch (it tests no CELL_RNN).
+  d.uvalue("G", static_cast<std::uint64_t>(gates))
+      .flag("CELL_LSTM", cell == RnnCell::lstm)
+      .flag("CELL_GRU", cell == RnnCell::gru);
+  d.flag("GRU_LBR", gru_lbr).flag("INPUT_FORGET", input_forget).flag("HAS_CLIP", has_clip);
+  d.flag("LAYOUT1", layout1).flag("HAS_P", has_p).flag("HAS_SEQ", has_seq);
+  for (int dir = 0; dir < 2; ++dir)
+    for (int k = 0; k < 3; ++k)
+      if (!act[dir][k].empty()) d.macro(macros[dir][k], act[dir][k]);
+  d.operand(3, DType::f32, CT::f32, false)
+      .operand(4, DType::f32, CT::f32, false)
+      .operand(5, DType::f32, CT::f32, false);
+  if (has_p) d.operand(6, DType::f32, CT::f32, false);
+  if (has_seq) d.operand(7, DType::i32, CT::i32, false);
+  if (stage1) {
+    d.flag("GRU_STAGE1").operand(1, DType::f32, CT::f32, false).operand(8, DType::f32, CT::f32, true);
+  } else {
+    d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, true);
+    if (cell == RnnCell::lstm) d.operand(2, DType::f32, CT::f32, true);
+    if (two_stage) d.operand(8, DType::f32, CT::f32, false);
+  }
+  return d;
+}
+
+std::vector<RnnVariant> RnnVariant::space() {
+  std::vector<RnnVariant> out;
+  const char* names[] = {"Sigmoid",    "Tanh",        "Relu", "Affine",   "LeakyRelu", "ThresholdedRelu",
+                         "ScaledTanh", "HardSigmoid", "Elu",  "Softsign", "Softplus"};
+  for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn})
+    for (int f = 0; f < 16; ++f) {
+      RnnVariant v;
+      v.cell = cell, v.gates = cell == RnnCell::lstm ? 4 : cell == RnnCell::gru ? 3 : 1;
+      v.has_clip = f & 1, v.layout1 = f & 2, v.has_seq = f & 4;
+      if (cell == RnnCell::lstm) v.has_p = v.input_forget = f & 8;
+      if (cell == RnnCell::gru) v.gru_lbr = f & 8;
+      const int nacts = cell == RnnCell::lstm ? 3 : cell == RnnCell::gru ? 2 : 1;
+      for (int dir = 0; dir < 2; ++dir)
+        for (int k = 0; k < nacts; ++k) {
+          RnnActivation a;
+          a.name = names[(f + 3 * dir + k) % 11], a.alpha = 0.5, a.beta = 0.25;
+          v.act[dir][k] = act_call(a);
+        }
+      if (cell == RnnCell::gru && !v.gru_lbr) {
+        RnnVariant s1 = v;
+        s1.stage1 = true;
+        out.push_back(s1);
+        v.two_stage = true;
+      }
+      out.push_back(v);
+    }
+  return out;
 }
 
 }  // namespace gltensor::detail

@@ -3,10 +3,12 @@
 // directions and one gate kernel (glsl/nn/rnn.comp; GRU without linear_before_reset: two matmuls
 // and two gate stages). No read-back: the whole sequence is queued on the GPU.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gltensor/tensor.hpp"
+#include "runtime/variant.hpp"
 
 namespace gltensor::detail {
 
@@ -30,6 +32,22 @@ struct RnnSpec {
   bool input_forget = false;         ///< LSTM
   bool linear_before_reset = false;  ///< GRU
   bool layout1 = false;              ///< X [B, T, I], Y [B, T, D, H], states [B, D, H]
+};
+
+/// rnn.comp's Variant (runtime/variant.hpp): the cell (CELL_LSTM, CELL_GRU, else RNN) with G
+/// gates, GRU_LBR, INPUT_FORGET, HAS_CLIP, LAYOUT1, HAS_P (LSTM peepholes), HAS_SEQ (sequence
+/// lengths), the activations ACT_F<d>, ACT_G<d>, ACT_H<d> (calls of glsl's rnn_<name>, with the
+/// model's parameters), and the stage: GRU_STAGE1 (r * h for the second matmul), or the gate
+/// update (TWO_STAGE: reading that product's matmul; operands as rnn.comp lists them).
+struct RnnVariant {
+  static constexpr const char* kFile = "rnn.comp";
+  RnnCell cell = RnnCell::lstm;
+  std::int64_t gates = 4;
+  bool gru_lbr = false, input_forget = false, has_clip = false, layout1 = false, has_p = false, has_seq = false;
+  std::string act[2][3];  ///< direction d's activation calls (f, g, h; empty where the cell has fewer)
+  bool stage1 = false, two_stage = false;
+  Defines defines() const;
+  static std::vector<RnnVariant> space();
 };
 
 struct RnnOutputs {

@@ -6,7 +6,7 @@
 
 #include "gltensor/autograd.hpp"
 #include "gltensor/ops.hpp"
-#include "runtime/codegen.hpp"
+#include "nn/transformer_variants.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -79,19 +79,10 @@ Tensor sample_impl(const Tensor& logits_in, const SamplingOptions& opt, std::uin
   const bool top_k = !greedy && opt.top_k > 0 && opt.top_k < V, top_p = !greedy && opt.top_p < 1;
   const bool has_ctr = !greedy && ctr.defined();
   const std::uint32_t local = local_size(V);
-  const std::string key = std::string("smp") + std::to_string(local) + (greedy ? "g" : "") + (top_k ? "k" : "") +
-                          (top_p ? "p" : "") + (has_ctr ? "c" : "") + dtype_name(logits.dtype());
+  SampleVariant v;
+  v.greedy = greedy, v.top_k = top_k, v.top_p = top_p, v.has_counter = has_ctr, v.logits = logits.dtype();
   Launch launch(dev, op);
-  launch.program_keyed(
-      key, "sample.comp",
-      [&] {
-        std::string h = std::string(greedy ? "#define GREEDY 1\n" : "") + (top_k ? "#define TOP_K 1\n" : "") +
-                        (top_p ? "#define TOP_P 1\n" : "") + (has_ctr ? "#define HAS_COUNTER 1\n" : "") +
-                        operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, logits.dtype(), CT::f32, false);
-        if (has_ctr) h += operand_glsl(2, DType::i32, CT::i32, false);
-        return h;
-      },
-      {local});
+  launch.program(v.kFile, v.defines(), {local});
   launch.write(out).read(logits);
   if (has_ctr) launch.read(ctr);
   launch.params(SampleParams{V, greedy ? 0.0 : 1.4426950408889634 / opt.temperature, top_k ? opt.top_k : 0, opt.top_p,

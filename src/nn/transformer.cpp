@@ -7,7 +7,7 @@
 
 #include "gltensor/autograd.hpp"
 #include "gltensor/ops.hpp"
-#include "runtime/codegen.hpp"
+#include "nn/transformer_variants.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -15,8 +15,6 @@ namespace gltensor {
 using namespace detail;
 
 namespace {
-
-std::string define(const char* name, bool on = true) { return on ? std::string("#define ") + name + "\n" : ""; }
 
 // The kernels index from element 0 of contiguous operands: views are copied first (without
 // recording a node: gradients are recorded against the caller's tensors).
@@ -88,13 +86,12 @@ Tensor rope_launch(DeviceImpl& dev, const char* op, const Tensor& x, const Tenso
   if (g.rows == 0 || per_row == 0) return out;
   const bool strided = !(x.is_contiguous() && x.offset() == 0);
   const RowView rv = strided ? row_view(x) : RowView{};
-  std::string h = define("INTERLEAVED", g.interleaved) + define("HAS_POS", g.has_pos) +
-                  define("POS_BATCH", g.pos_batch) + define("STRIDED", strided) +
-                  operand_glsl(0, x.dtype(), CT::f32, true) + operand_glsl(1, x.dtype(), CT::f32, false);
-  if (strided) h += "#define KD " + std::to_string(rv.kshape.size()) + "\n";
-  if (g.has_pos) h += operand_glsl(2, pos.dtype(), CT::i32, false);
+  RopeVariant v;
+  v.interleaved = g.interleaved, v.has_pos = g.has_pos, v.pos_batch = g.pos_batch, v.strided = strided;
+  v.kd = static_cast<int>(rv.kshape.size()), v.x = x.dtype();
+  if (g.has_pos) v.pos = pos.dtype();
   Launch launch(dev, op);
-  launch.program("rope.comp", h, {64}).write(out).read(x);
+  launch.program(v.kFile, v.defines(), {64}).write(out).read(x);
   if (g.has_pos) launch.read(pos);
   launch.params(RopeParams{g, sign});
   if (strided) launch.params(rv);
@@ -167,18 +164,6 @@ Tensor rope_impl(const Tensor& x_in, const Tensor& pos_in, const RopeOptions& op
 
 // ---- gated linear units ----
 
-const char* act_name(GluActivation a) {
-  switch (a) {
-    case GluActivation::silu:
-      return "silu";
-    case GluActivation::gelu:
-      return "gelu";
-    case GluActivation::gelu_tanh:
-      return "gelu_tanh";
-  }
-  return "silu";
-}
-
 // The op as users call it, for errors: swiglu, geglu or geglu (tanh).
 std::string op_label(GluActivation a) {
   return a == GluActivation::silu ? "swiglu" : a == GluActivation::gelu ? "geglu" : "geglu (tanh)";
@@ -193,22 +178,17 @@ struct GluParams {
   }
 };
 
-std::string act_defines(GluActivation a) {
-  const std::string n = act_name(a);
-  return "#define ACT act_" + n + "\n#define DACT dact_" + n + "\n";
-}
-
 // Forward: out [rows, F] from gate_up [rows, 2F] (fused: `up` undefined) or gate, up [rows, F].
 Tensor glu_forward(DeviceImpl& dev, const char* op, const Tensor& gate, const Tensor& up, const Shape& out_shape,
                    DType od, GluActivation act) {
   Tensor out = alloc(dev, out_shape, od, op);
   if (out.numel() == 0) return out;
   const bool fused = !up.defined();
-  std::string h = act_defines(act) + define("FUSED", fused) + operand_glsl(0, od, CT::f32, true) +
-                  operand_glsl(1, gate.dtype(), CT::f32, false);
-  if (!fused) h += operand_glsl(2, up.dtype(), CT::f32, false);
+  GluVariant v;
+  v.act = act, v.fused = fused, v.out = od, v.gate = gate.dtype();
+  if (!fused) v.up = up.dtype();
   Launch launch(dev, op);
-  launch.program("glu.comp", h, {64}).write(out).read(gate);
+  launch.program(v.kFile, v.defines(), {64}).write(out).read(gate);
   if (!fused) launch.read(up);
   launch.params(GluParams{out.numel(), out_shape.back()}).loop_iterations(0);
   launch.invocations(static_cast<std::uint64_t>(out.numel()));
@@ -226,12 +206,11 @@ std::vector<Tensor> glu_backward(const Tensor& gy_in, const Tensor& gate, const 
   Tensor dg = alloc(dev, gate.shape(), gate.dtype(), op);
   Tensor du = fused ? Tensor() : alloc(dev, up.shape(), up.dtype(), op);
   if (gy.numel() > 0) {
-    std::string h = act_defines(act) + define("FUSED", fused) + define("BACKWARD") +
-                    operand_glsl(0, dg.dtype(), CT::f32, true) + operand_glsl(2, gy.dtype(), CT::f32, false) +
-                    operand_glsl(3, gate.dtype(), CT::f32, false);
-    if (!fused) h += operand_glsl(1, du.dtype(), CT::f32, true) + operand_glsl(4, up.dtype(), CT::f32, false);
+    GluVariant v;
+    v.act = act, v.fused = fused, v.backward = true, v.out = dg.dtype(), v.gy = gy.dtype(), v.gate = gate.dtype();
+    if (!fused) v.dup = du.dtype(), v.up = up.dtype();
     Launch launch(dev, op);
-    launch.program("glu.comp", h, {64}).write(dg);
+    launch.program(v.kFile, v.defines(), {64}).write(dg);
     fused ? launch.read(gy) : launch.write(du);  // gy stands in for dup (never written)
     launch.read(gy).read(gate);
     if (!fused) launch.read(up);

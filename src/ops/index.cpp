@@ -9,7 +9,7 @@
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
-#include "runtime/codegen.hpp"
+#include "ops/data_variants.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -30,8 +30,6 @@ Tensor as_index(const char* op, const Tensor& index) {
                      dtype_name(index.dtype()));
   return index.dtype() == DType::i32 ? index : index.to(DType::i32);
 }
-
-enum class IndexMode { gather, scatter, scatter_add, scatter_prod, scatter_max, scatter_min };
 
 // Uniforms of glsl/ops/index.comp: the iteration space (index's shape) and the strides of the
 // index and of the operands indexed by position (p_op) and by position with dim replaced (dim_op).
@@ -69,20 +67,11 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
   };
   std::vector<std::uint32_t> shape(static_cast<std::size_t>(nd), 1);
   for (std::int64_t d = 0; d < index.dim(); ++d) shape[d] = static_cast<std::uint32_t>(index.shape()[d]);
-  std::string h = "#define NDIM " + std::to_string(nd) + "\n#define DIM " + std::to_string(dim) + "\n";
-  h += mode == IndexMode::gather         ? "#define GATHER 1\n"
-       : mode == IndexMode::scatter_add  ? "#define SCATTER_ADD 1\n"
-       : mode == IndexMode::scatter_prod ? "#define SCATTER_RED(a, b) ((a) * (b))\n"
-       : mode == IndexMode::scatter_max  ? "#define SCATTER_RED(a, b) max(a, b)\n"
-       : mode == IndexMode::scatter_min  ? "#define SCATTER_RED(a, b) min(a, b)\n"
-                                         : "";
-  if (out.dtype() == DType::i32) h += "#define OUT_INT 1\n";
-  if (!wrap_negative) h += "#define NONNEG_INDEX 1\n";
-  h += operand_glsl(0, out.dtype(), natural_ct(out.dtype()), true);
-  h += operand_glsl(1, in.dtype(), natural_ct(out.dtype()), false);
-  h += operand_glsl(2, DType::i32, CT::i32, false);
+  IndexVariant v;
+  v.mode = mode, v.ndim = static_cast<int>(nd), v.dim = dim, v.wrap_negative = wrap_negative;
+  v.out = out.dtype(), v.in = in.dtype();
   ErrorFlags& flags = dev.extension<ErrorFlags>();
-  launch.program("index.comp", h, {256}).write(out).read(in).read(index).bind(flags.storage(dev), true);
+  launch.program(v.kFile, v.defines(), {256}).write(out).read(in).read(index).bind(flags.storage(dev), true);
   const IndexParams params{n,
                            dim_op.dim() == 0 ? 1 : dim_op.shape()[dim],
                            shape,

@@ -1,4 +1,4 @@
-// matmul / gemm / linear on matmul.comp (GEMV: gemv.comp).
+// matmul / gemm / linear on the matmul kernels (glsl/ops/matmul_*.comp; GEMV: gemv.comp).
 #include <algorithm>
 #include <string>
 
@@ -10,6 +10,7 @@
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "ops/matmul_plan.hpp"
+#include "ops/matmul_variant.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tuner.hpp"
@@ -76,20 +77,7 @@ VecLayout vec4_layout(const Tensor& a, const Tensor& b) {
   return v;
 }
 
-// Declares operand `index` as quads: vec4 quadNAME(i) loads quad i (elements 4i..4i+3).
-std::string quad_glsl(const char* name, int index, DType d) {
-  const std::string n = name, i = std::to_string(index);
-  if (d == DType::f32)
-    return "layout(std430, binding = " + i + ") readonly restrict buffer Quad" + n + " { vec4 q" + n +
-           "[]; };\nvec4 quad" + n + "(uint i) { return q" + n + "[i]; }\n";
-  const std::string unpack = d == DType::f16 ? "vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y))"
-                                             : "vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), "
-                                               "uintBitsToFloat(w.y << 16), uintBitsToFloat(w.y & 0xffff0000u))";
-  return "layout(std430, binding = " + i + ") readonly restrict buffer Quad" + n + " { uvec2 q" + n +
-         "[]; };\nvec4 quad" + n + "(uint i) { uvec2 w = q" + n + "[i]; return " + unpack + "; }\n";
-}
-
-// Uniforms of glsl/ops/matmul.comp.
+// Uniforms of glsl/ops/matmul.glsl and its kernels (gemv.comp: the same names).
 struct MatmulParams {
   std::int64_t M, N, K;
   const BatchLayout& bl;
@@ -134,6 +122,31 @@ struct MatmulParams {
   }
 };
 
+// The GEMV kernel (gemv.comp; not yet on the Variant contract): its header string.
+void launch_gemv(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const BatchLayout& bl,
+                 const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out, const MatmulParams& params,
+                 const Epilogue& epilogue, DType a_dtype, DType b_dtype) {
+  const DType od = out.dtype();
+  std::string h = "#define BD " + std::to_string(bl.shape.size()) + "\n";
+  if (const std::string act = activation_glsl(epilogue.act); !act.empty()) h += "#define ACT(x) " + act + "\n";
+  h += "#define RM " + std::to_string(plan.tile_m) + "u\n#define NF " + std::to_string(plan.tile_n) +
+       "u\n#define A_Q " + std::to_string(plan.a_quad) + "\n#define B_Q " + std::to_string(plan.b_quad) + "\n";
+  if (d.defined()) h += "#define ADDEND 1\n";
+  if (problem.batch == 1) h += "#define NO_BATCH 1\n";
+  if (plan.splits > 1) h += "#define SPLIT_K 1\n";
+  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a_dtype, CT::f32, false) +
+       operand_glsl(2, b_dtype, CT::f32, false);
+  if (plan.a_quad) h += quad_glsl("A", 1, a_dtype);
+  if (plan.b_quad) h += quad_glsl("B", 2, b_dtype);
+  if (d.defined()) h += operand_glsl(3, d.dtype(), CT::f32, false);
+  Launch launch(dev, "matmul");
+  launch.program("gemv.comp", h, {plan.local_x});
+  launch.write(out).read(a).read(b);
+  if (d.defined()) launch.read(d);
+  launch.params(params).loop_iterations(plan.loop_iterations);
+  launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+}
+
 // Records the plan's dispatch (through the tuner where the plan measures variants). `out` is
 // the result, or the partial products with split-K (then alpha 1, no addend, no epilogue).
 void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
@@ -142,68 +155,36 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
                    DType b_dtype) {
   const bool vec4 = plan.kernel == MatmulPlan::Kernel::vec4, reg = plan.kernel == MatmulPlan::Kernel::reg;
   const bool gemv = plan.kernel == MatmulPlan::Kernel::gemv;
-  const DType od = out.dtype();
-  std::string h = "#define BD " + std::to_string(bl.shape.size()) + "\n";
-  if (const std::string act = activation_glsl(epilogue.act); !act.empty()) h += "#define ACT(x) " + act + "\n";
+  const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
   if (gemv) {
-    h += "#define RM " + std::to_string(plan.tile_m) + "u\n#define NF " + std::to_string(plan.tile_n) +
-         "u\n#define A_Q " + std::to_string(plan.a_quad) + "\n#define B_Q " + std::to_string(plan.b_quad) + "\n";
-  } else if (reg) {
-    // The block written out for the kernel: ROWS(X) = X(0) .. X(RA - 1) and the other lists.
-    auto list = [](int n, const char* pre) {
-      std::string l;
-      for (int i = 0; i < n; ++i) l += std::string(" X(") + pre + std::to_string(i) + ")";
-      return l;
-    };
-    const int ra = plan.reg_rows, cb = plan.reg_quads;
-    h += "#define REG 1\n#define RA " + std::to_string(ra) + "\n#define CB " + std::to_string(cb) + "\n#define A_Q " +
-         std::to_string(plan.a_quad) + "\n#define B_Q " + std::to_string(plan.b_quad) + "\n#define ROWS(X)" +
-         list(ra, "") + "\n#define ROWQ(X)" + list(ra / 4, "") + "\n#define COLS(X)" + list(cb, "") +
-         "\n#define COLN(X)" + list(4 * cb, "") + "\n#define COLS_I(X, i)" + list(cb, "i, ") + "\n";
-  } else if (vec4) {
-    h += std::string("#define VEC4 1\n#define BM 64u\n#define BN 128u\n#define A_KMAJOR ") + (vl.a_kmajor ? "1" : "0") +
-         "\n#define B_KMAJOR " + (vl.b_kmajor ? "1" : "0") + "\n";
-    if (od == DType::f32) h += "#define OUT_F32 1\n";
-  } else {
-    h += "#define TILE " + std::to_string(plan.tile_m) + "\n";
+    launch_gemv(dev, plan, problem, bl, a, b, d, out, params, epilogue, a_dtype, b_dtype);
+    return;
   }
-  if (d.defined()) h += "#define ADDEND 1\n";
+  MatmulVariant v;
+  v.kernel = plan.kernel;
+  v.bd = static_cast<int>(bl.shape.size());
+  v.act = epilogue.act;
+  v.addend = d.defined();
+  v.no_batch = problem.batch == 1;
+  v.split_cols = split > 0;
+  v.split_k = plan.splits > 1;
+  v.f16_block = plan.f16_block;
   // GLTENSOR_PRECISION=f16-ext-only (debugging, docs/precision.md): the f32 kernels with the f16
   // extension enabled, to tell the extension's effect on the existing code from F16_MATH's.
-  if (plan.f16_block > 0) {
-    h += dev.f16_extension_glsl() + "#define F16_MATH 1\n#define F16_BLOCK " + std::to_string(plan.f16_block) + "u\n";
-  } else if (settings().precision == PrecisionSetting::f16_ext_only && !reg && !gemv) {
-    h += dev.f16_extension_glsl();
-  }
-  if (problem.batch == 1) h += "#define NO_BATCH 1\n";
-  if (split > 0) h += "#define SPLIT_COLS 1\n";
-  if (plan.splits > 1) h += "#define SPLIT_K 1\n";
-  if (vec4) {
-    h += (od == DType::f32 ? operand_glsl_vec4(0, od, CT::f32, true) : operand_glsl(0, od, CT::f32, true)) +
-         quad_glsl("A", 1, a_dtype) + quad_glsl("B", 2, b_dtype);
-  } else {
-    // REG reads quads and, for a K % 4 tail, elements: both views of a quad operand.
-    h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a_dtype, CT::f32, false) +
-         operand_glsl(2, b_dtype, CT::f32, false);
-    if ((reg || gemv) && plan.a_quad) h += quad_glsl("A", 1, a_dtype);
-    if ((reg || gemv) && plan.b_quad) h += quad_glsl("B", 2, b_dtype);
-  }
-  if (d.defined()) h += operand_glsl(3, d.dtype(), CT::f32, false);
-  const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
+  if (plan.f16_block > 0 || (settings().precision == PrecisionSetting::f16_ext_only && !reg))
+    v.f16_ext = dev.f16_extension_glsl();
+  v.a_kmajor = vl.a_kmajor, v.b_kmajor = vl.b_kmajor;
+  v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
+  v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
+  if (d.defined()) v.d = d.dtype();
   // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
   auto run = [&](int variant) {
     Launch launch(dev, "matmul");
-    if (gemv) {
-      launch.program("gemv.comp", h, {plan.local_x});
-    } else if (reg) {
-      launch.program("matmul.comp", h, {plan.local_x});
-    } else if (!vec4) {
-      launch.program("matmul.comp", h, {16, 16});
+    if (vec4) {
+      v.slice_k = variant & 1, v.unroll_k = variant & 2;
+      launch.program(v.file(), v.defines(), {v.slice_k ? 256u : 128u});
     } else {
-      const bool slice_k = variant & 1;
-      launch.program("matmul.comp",
-                     h + (slice_k ? "#define SLICE_K 1\n" : "") + (variant & 2 ? "#define UNROLL_K 1\n" : ""),
-                     {slice_k ? 256u : 128u});
+      launch.program(v.file(), v.defines(), reg ? Local{plan.local_x} : Local{16, 16});
     }
     launch.write(out).read(a).read(b);
     if (d.defined()) launch.read(d);

@@ -1,7 +1,7 @@
 // rand / randn / bernoulli / dropout on random.comp (Philox4x32-10).
 #include "gltensor/random.hpp"
 
-#include "runtime/codegen.hpp"
+#include "ops/data_variants.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -24,17 +24,17 @@ struct RandomParams {
   }
 };
 
-Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, int dist, double a, double b,
+Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, const char* dist, double a, double b,
             Generator& gen, const Tensor* x = nullptr) {
   Launch launch(dev, op);
   Tensor out = alloc(dev, shape, dtype, op);
   const std::int64_t n = out.numel();
   const std::uint64_t off = gen.next_offset();
   if (n == 0) return out;
-  static const char* names[] = {"dist_uniform", "dist_normal", "dist_bernoulli", "dist_dropout"};
-  std::string h = std::string("#define DIST ") + names[dist] + "\n" + operand_glsl(0, dtype, natural_ct(dtype), true);
-  if (x) h += operand_glsl(1, x->dtype(), CT::f32, false);
-  launch.program("random.comp", h, {256}).write(out);
+  RandomVariant v;
+  v.dist = dist, v.out = dtype, v.input = x != nullptr;
+  if (x) v.in = x->dtype();
+  launch.program(v.kFile, v.defines(), {256}).write(out);
   if (x) launch.read(*x);
   // Philox4x32-10: 10 rounds (unrolled or not).
   launch.params(RandomParams{n, gen.seed(), off, a, b}).loop_iterations(16).invocations(static_cast<std::uint64_t>(n));
@@ -51,19 +51,19 @@ DeviceImpl& devref(const char* op, const Device& d) {
 Tensor rand(const Device& dev, const Shape& shape, Generator& gen, double low, double high, DType dtype) {
   if (!is_floating(dtype))
     throw DTypeError(std::string("gltensor::rand: needs a float dtype, got ") + dtype_name(dtype));
-  return draw("rand", devref("rand", dev), shape, dtype, 0, low, high, gen);
+  return draw("rand", devref("rand", dev), shape, dtype, "dist_uniform", low, high, gen);
 }
 
 Tensor randn(const Device& dev, const Shape& shape, Generator& gen, double mean, double std, DType dtype) {
   if (!is_floating(dtype))
     throw DTypeError(std::string("gltensor::randn: needs a float dtype, got ") + dtype_name(dtype));
   if (std < 0) throw ValueError("gltensor::randn: std must be >= 0, got " + std::to_string(std));
-  return draw("randn", devref("randn", dev), shape, dtype, 1, mean, std, gen);
+  return draw("randn", devref("randn", dev), shape, dtype, "dist_normal", mean, std, gen);
 }
 
 Tensor bernoulli(const Device& dev, const Shape& shape, double p, Generator& gen, DType dtype) {
   if (!(p >= 0 && p <= 1)) throw ValueError("gltensor::bernoulli: p must be in [0, 1], got " + std::to_string(p));
-  return draw("bernoulli", devref("bernoulli", dev), shape, dtype, 2, p, 0, gen);
+  return draw("bernoulli", devref("bernoulli", dev), shape, dtype, "dist_bernoulli", p, 0, gen);
 }
 
 Tensor dropout(const Tensor& x, double p, Generator& gen) {
@@ -74,7 +74,7 @@ Tensor dropout(const Tensor& x, double p, Generator& gen) {
   const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   // random.comp reads element e of operand 1: a contiguous input with offset 0.
   const Tensor src = c.offset() == 0 ? c : c.clone();
-  return draw("dropout", dev_of(x), x.shape(), od, 3, p, 0, gen, &src);
+  return draw("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, gen, &src);
 }
 
 }  // namespace gltensor

@@ -480,29 +480,27 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
 constexpr std::int64_t kScanE = 4, kScanLocal = 256, kScanBlock = kScanE * kScanLocal;
 
 // out = inclusive prefix sums of `in` along the rows of r (scan.comp). Rows of one block scan in
-// one pass; longer rows sum their blocks (MODE 1), scan the [rows, blocks] sums by the same
+// one pass; longer rows sum their blocks (BLOCK_SUMS), scan the [rows, blocks] sums by the same
 // function (one more level per factor of kScanBlock), and scan their blocks with the sums of the
-// blocks before as carries (MODE 2). No invocation loops over a row, so rows of any length fit
+// blocks before as carries (BLOCK_SCAN). No invocation loops over a row, so rows of any length fit
 // the device's loop limit. Short rows: one invocation per row.
 void scan_rows(DeviceImpl& dev, const Tensor& in, const Tensor& out, const RowLayout& r) {
   const DType od = out.dtype();
-  const std::string kd = "#define KD " + std::to_string(r.kshape.size()) + "\n";
+  ScanVariant v;
+  v.kd = static_cast<int>(r.kshape.size()), v.e = kScanE, v.out = od, v.in = in.dtype();
   const std::uint64_t limit = dev.loop_limit();
-  // MODE 0's loops (a loop of n trips counts n + 1: its exit test): the row's kept dims, the row.
+  // ROW_SCAN's loops (a loop of n trips counts n + 1: its exit test): the row's kept dims, the row.
   const auto row_loops = static_cast<std::uint64_t>(r.kshape.size() + r.L + 2);
   if (r.L <= 64 && (limit == 0 || row_loops <= limit)) {
     Launch launch(dev, "cumsum");
-    launch.program("scan.comp",
-                   "#define MODE 0\n" + kd + operand_glsl(0, od, natural_ct(od), true) +
-                       operand_glsl(1, in.dtype(), natural_ct(od), false),
-                   {64});
+    v.mode = "ROW_SCAN";
+    launch.program(v.kFile, v.defines(), {64});
     launch.write(out).read(in).params(RowParams{r, in, out, "u_count", r.rows});
     launch.loop_iterations(row_loops).invocations(static_cast<std::uint64_t>(r.rows));
     return;
   }
   const std::int64_t nb = (r.L + kScanBlock - 1) / kScanBlock;
-  const std::string blocked = kd + "#define E " + std::to_string(kScanE) + "u\n";
-  // Loops of MODE 1 and 2, each counting its exit test: the row's kept dims; E per load, scan,
+  // Loops of BLOCK_SUMS and BLOCK_SCAN, each counting its exit test: the row's kept dims; E per load, scan,
   // carry and store; the tree of log2(256) steps.
   const auto block_loops = static_cast<std::uint64_t>(r.kshape.size() + 1 + 4 * (kScanE + 1) + 9);
   const std::uint64_t groups = static_cast<std::uint64_t>(r.rows * nb);
@@ -512,21 +510,18 @@ void scan_rows(DeviceImpl& dev, const Tensor& in, const Tensor& out, const RowLa
     const Tensor sums = alloc(dev, {r.rows, nb}, sd, "cumsum");
     {
       Launch launch(dev, "cumsum");
-      launch.program("scan.comp",
-                     "#define MODE 1\n" + blocked + operand_glsl(0, sd, natural_ct(od), true) +
-                         operand_glsl(1, in.dtype(), natural_ct(od), false),
-                     {static_cast<std::uint32_t>(kScanLocal)});
+      v.mode = "BLOCK_SUMS";
+      launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(kScanLocal)});
       launch.write(sums).read(in).params(RowParams{r, in, out, "u_count", static_cast<std::int64_t>(groups)});
       launch.params(BlockCount{nb}).loop_iterations(block_loops).groups_1d(groups);
     }
     carries = alloc(dev, {r.rows, nb}, sd, "cumsum");
     scan_rows(dev, sums, carries, row_layout(sums, carries, 1));
   }
-  std::string h = "#define MODE 2\n" + blocked + operand_glsl(0, od, natural_ct(od), true) +
-                  operand_glsl(1, in.dtype(), natural_ct(od), false);
-  if (carries.defined()) h += "#define CARRY 1\n" + operand_glsl(2, carries.dtype(), natural_ct(od), false);
+  v.mode = "BLOCK_SCAN", v.carry = carries.defined();
+  if (v.carry) v.carries = carries.dtype();
   Launch launch(dev, "cumsum");
-  launch.program("scan.comp", h, {static_cast<std::uint32_t>(kScanLocal)}).write(out).read(in);
+  launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(kScanLocal)}).write(out).read(in);
   if (carries.defined()) launch.read(carries);
   launch.params(RowParams{r, in, out, "u_count", static_cast<std::int64_t>(groups)}).params(BlockCount{nb});
   launch.loop_iterations(block_loops).groups_1d(groups);

@@ -1,6 +1,8 @@
 // The reduction kernels' Variants (reduce_variants.hpp): defines and variant spaces.
 #include "ops/reduce_variants.hpp"
 
+#include <string>
+
 namespace gltensor::detail {
 
 Defines ReduceVariant::defines() const {
@@ -99,6 +101,36 @@ std::vector<SoftmaxVariant> SoftmaxVariant::space() {
   SoftmaxVariant mixed;
   mixed.in = DType::i32;  // integer inputs: float32 results
   out.push_back(mixed);
+  return out;
+}
+
+Defines ScanVariant::defines() const {
+  Defines d;
+  const bool blocked = std::string(mode) != "ROW_SCAN";
+  d.flag(mode).value("KD", kd);
+  if (blocked) d.uvalue("E", static_cast<std::uint64_t>(e));
+  const CT ct = natural_ct(out);
+  // BLOCK_SUMS writes the sums in the compute type (f32 or i32).
+  d.operand(0, std::string(mode) == "BLOCK_SUMS" ? (ct == CT::f32 ? DType::f32 : DType::i32) : out, ct, true);
+  d.operand(1, in, ct, false);
+  if (carry) d.flag("CARRY").operand(2, carries, ct, false);
+  return d;
+}
+
+std::vector<ScanVariant> ScanVariant::space() {
+  std::vector<ScanVariant> out;
+  for (const char* mode : {"ROW_SCAN", "BLOCK_SUMS", "BLOCK_SCAN"})
+    for (int kd = 1; kd <= 3; ++kd)
+      for (DType dt : {DType::f32, DType::f16, DType::i32, DType::u8}) {
+        ScanVariant v;
+        v.mode = mode, v.kd = kd, v.in = dt, v.out = is_floating(dt) ? dt : DType::i32;
+        v.carries = is_floating(dt) ? DType::f32 : DType::i32;
+        out.push_back(v);
+        if (std::string(mode) == "BLOCK_SCAN") {
+          v.carry = true;
+          out.push_back(v);
+        }
+      }
   return out;
 }
 

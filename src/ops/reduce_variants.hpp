@@ -1,6 +1,6 @@
 // The Variants (runtime/variant.hpp) of the reduction kernels (internal): reduce.comp (any
 // reduction over strided dims, one or two stages), reduce_rows.comp (sums and norms of
-// contiguous rows) and softmax.comp.
+// contiguous rows), softmax.comp and scan.comp (cumsum).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -46,6 +46,19 @@ struct SoftmaxVariant {
   DType out = DType::f32, in = DType::f32;
   Defines defines() const;
   static std::vector<SoftmaxVariant> space();
+};
+
+/// scan.comp: prefix sums along rows, short rows one per invocation (ROW_SCAN), longer ones in
+/// blocks of E * LOCAL_X (BLOCK_SUMS, then BLOCK_SCAN with the preceding blocks' sums as CARRY).
+struct ScanVariant {
+  static constexpr const char* kFile = "scan.comp";
+  const char* mode = "ROW_SCAN";  ///< ROW_SCAN, BLOCK_SUMS or BLOCK_SCAN (a flag)
+  int kd = 1;                     ///< KD: the row index's dims
+  std::int64_t e = 4;             ///< E: elements per invocation (blocked modes)
+  bool carry = false;             ///< CARRY (BLOCK_SCAN): operand 2 holds the scanned block sums
+  DType out = DType::f32, in = DType::f32, carries = DType::f32;
+  Defines defines() const;
+  static std::vector<ScanVariant> space();
 };
 
 }  // namespace gltensor::detail

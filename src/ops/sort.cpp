@@ -5,7 +5,7 @@
 #include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/indexing.hpp"
-#include "runtime/codegen.hpp"
+#include "ops/data_variants.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -23,7 +23,7 @@ std::uint64_t log2_ceil(std::int64_t n) {
   return b;
 }
 
-// Uniforms of sort.comp's segment sort (MODE 0).
+// Uniforms of sort.comp's segment sort (SEGMENT_SORT).
 struct SegmentSortParams {
   std::int64_t L, rows, P, segs, groups;
   std::vector<std::uint32_t> rows_shape, rows_stride;
@@ -41,7 +41,7 @@ struct SegmentSortParams {
   }
 };
 
-// Uniforms of sort.comp's merge pass (MODE 1).
+// Uniforms of sort.comp's merge pass.
 struct MergeParams {
   std::int64_t L, rows, w;
   void set(Uniforms& u) const {
@@ -83,16 +83,12 @@ Tensor sort_indices(DeviceImpl& dev, const Tensor& x, bool descending, const cha
       keys[i] = alloc(dev, {rows * L}, DType::i32, op);
       idx[i] = alloc(dev, {rows * L}, DType::i32, op);
     }
-  const std::string common = std::string("#define DIR(k) ") + (descending ? "(~(k))" : "(k)") + "\n";
   {
     const bool final = segs == 1;
-    std::string h = "#define MODE 0\n#define E " + std::to_string(kSortE) + "u\n#define RD " +
-                    std::to_string(rs.size()) + "\n" + common +
-                    (is_floating(x.dtype()) ? "#define KEY_FLOAT 1\n" : "") + (final ? "#define FINAL 1\n" : "");
-    h += operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, x.dtype(), natural_ct(x.dtype()), false);
-    if (!final) h += operand_glsl(2, DType::i32, CT::i32, true);
+    SortVariant v;
+    v.e = kSortE, v.rd = static_cast<int>(rs.size()), v.descending = descending, v.final = final, v.in = x.dtype();
     Launch launch(dev, op);
-    launch.program("sort.comp", h, {static_cast<std::uint32_t>(kSortLocal)});
+    launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(kSortLocal)});
     launch.write(final ? indices : idx[0]).read(x);
     if (!final) launch.write(keys[0]);
     launch.params(SegmentSortParams{
@@ -102,12 +98,10 @@ Tensor sort_indices(DeviceImpl& dev, const Tensor& x, bool descending, const cha
   int cur = 0;
   for (std::int64_t w = P; w < L; w *= 2) {
     const bool final = 2 * w >= L;
-    std::string h = "#define MODE 1\n" + common + (final ? "#define FINAL 1\n" : "");
-    h += operand_glsl(0, DType::i32, CT::i32, true) + operand_glsl(1, DType::i32, CT::i32, false) +
-         operand_glsl(2, DType::i32, CT::i32, false);
-    if (!final) h += operand_glsl(3, DType::i32, CT::i32, true);
+    SortVariant v;
+    v.segments = false, v.final = final;
     Launch launch(dev, op);
-    launch.program("sort.comp", h, {static_cast<std::uint32_t>(kSortLocal)});
+    launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(kSortLocal)});
     launch.write(final ? indices : idx[1 - cur]).read(keys[cur]).read(idx[cur]);
     if (!final) launch.write(keys[1 - cur]);
     // Loops: the binary search over the partner run (at most log2(w) + 1 halvings) and its exit

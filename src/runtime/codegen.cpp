@@ -70,6 +70,18 @@ std::string operand_glsl(int i, DType d, CT ct, bool write) {
   return s;
 }
 
+std::string quad_glsl(const char* name, int index, DType d) {
+  const std::string n = name, i = std::to_string(index);
+  if (d == DType::f32)
+    return "layout(std430, binding = " + i + ") readonly restrict buffer Quad" + n + " { vec4 q" + n +
+           "[]; };\nvec4 quad" + n + "(uint i) { return q" + n + "[i]; }\n";
+  const std::string unpack = d == DType::f16 ? "vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y))"
+                                             : "vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), "
+                                               "uintBitsToFloat(w.y << 16), uintBitsToFloat(w.y & 0xffff0000u))";
+  return "layout(std430, binding = " + i + ") readonly restrict buffer Quad" + n + " { uvec2 q" + n +
+         "[]; };\nvec4 quad" + n + "(uint i) { uvec2 w = q" + n + "[i]; return " + unpack + "; }\n";
+}
+
 std::string operand_glsl_vec4(int i, DType d, CT ct, bool write) {
   const std::string n = std::to_string(i), t = "t" + n + "4", C = "CT" + n;
   std::string s = "layout(std430, binding = " + n + ") " + (write ? "" : "readonly ") + "buffer Buf" + n + " { uvec4 " +

@@ -22,6 +22,9 @@ std::string operand_glsl(int index, DType dtype, CT ct, bool write);
 /// uvec4s). A written operand keeps loadN(e) by element; a read-only one is read a quad at a time:
 /// fetchN(quad) loads tN4[quad] into a register (one 128-bit load), loadN(lane) returns lane 0..3.
 std::string operand_glsl_vec4(int index, DType dtype, CT ct, bool write);
+/// Operand `index` (a floating dtype) read-only as quads of 4 consecutive elements: buffer qNAME,
+/// vec4 quadNAME(i) loads elements 4i..4i+3 (one 128-bit load for f32, 64-bit for f16/bf16).
+std::string quad_glsl(const char* name, int index, DType dtype);
 
 /// KHR_shader_subgroup features a kernel may use beside basic (DeviceImpl::subgroup_arithmetic,
 /// subgroup_shuffle tell whether the device allows them).

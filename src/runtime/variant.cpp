@@ -85,6 +85,24 @@ Defines& Defines::operand_vec4(int index, DType dtype, CT ct, bool write) {
   key_ += write ? "w;" : "r;";
   return *this;
 }
+Defines& Defines::quads(const char* name, int index, DType dtype) {
+  Entry& e = add(Kind::quads, name);
+  e.v = index, e.dtype = dtype;
+  key_ += "@q";
+  key_ += name;
+  key_int(index);
+  key_ += dtype_name(dtype);
+  key_ += ';';
+  return *this;
+}
+Defines& Defines::quad_array(const char* name, int index) {
+  add(Kind::quad_array, name).v = index;
+  key_ += "@a";
+  key_ += name;
+  key_int(index);
+  key_ += ';';
+  return *this;
+}
 Defines& Defines::subgroup(SubgroupFeature feature) {
   add(Kind::subgroup, "").v = static_cast<int>(feature);
   key_ += "!subgroup";
@@ -105,6 +123,15 @@ Defines& Defines::macro(const char* signature, std::string (*body)(int), int arg
   key_ += signature;
   key_ += ':';
   key_int(arg);
+  key_ += ';';
+  return *this;
+}
+
+Defines& Defines::macro(const char* signature, const std::string& body) {
+  add(Kind::macro_text, signature).arg = body.c_str();
+  key_ += signature;
+  key_ += ':';
+  key_ += body;
   key_ += ';';
   return *this;
 }
@@ -144,6 +171,13 @@ std::string Defines::header() const {
       case Kind::operand_vec4:
         h += operand_glsl_vec4(static_cast<int>(e.v), e.dtype, e.ct, e.write);
         break;
+      case Kind::quads:
+        h += quad_glsl(e.name, static_cast<int>(e.v), e.dtype);
+        break;
+      case Kind::quad_array:
+        h += "layout(std430, binding = " + std::to_string(e.v) + ") readonly buffer Quads_" + e.name + " { vec4 " +
+             e.name + "[]; };\n";
+        break;
       case Kind::subgroup:
         h += subgroup_glsl(static_cast<SubgroupFeature>(e.v));
         break;
@@ -152,6 +186,9 @@ std::string Defines::header() const {
         break;
       case Kind::macro:
         h += std::string("#define ") + e.name + " " + e.body(static_cast<int>(e.v)) + "\n";
+        break;
+      case Kind::macro_text:
+        h += std::string("#define ") + e.name + " " + e.arg + "\n";
         break;
     }
   }

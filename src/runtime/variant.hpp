@@ -43,6 +43,10 @@ class Defines {
   /// Operand `index`'s declarations (codegen.hpp: operand_glsl, operand_glsl_vec4).
   Defines& operand(int index, DType dtype, CT ct, bool write);
   Defines& operand_vec4(int index, DType dtype, CT ct, bool write);
+  /// Operand `index` read as quads, quadNAME(i) (codegen.hpp: quad_glsl; `name` a literal).
+  Defines& quads(const char* name, int index, DType dtype);
+  /// An f32 operand at `index` read as the array `vec4 NAME[]` (no functions; `name` a literal).
+  Defines& quad_array(const char* name, int index);
   /// The subgroup extensions and `#define SUBGROUP 1` (codegen.hpp: subgroup_glsl).
   Defines& subgroup(SubgroupFeature feature);
   /// Text that depends on the device (the f16 extension lines): a hash of it in the key.
@@ -50,6 +54,9 @@ class Defines {
   /// `#define <signature> <body(arg)>`: a macro generated from an int (e.g. one statement per
   /// operand), rendered only with the header; `signature` and `arg` in the key.
   Defines& macro(const char* signature, std::string (*body)(int), int arg);
+  /// `#define <signature> <body>` with a body the Variant holds (e.g. an activation call with
+  /// a model's parameters); both in the key.
+  Defines& macro(const char* signature, const std::string& body);
 
   /// Encodes every call above, in order: equal keys render equal headers.
   const std::string& key() const { return key_; }
@@ -66,7 +73,20 @@ class Defines {
  private:
   // Kept inline (no allocation per launch: the key is made for every dispatch, the header only
   // for new programs).
-  enum class Kind { flag, value, uvalue, ident, operand, operand_vec4, subgroup, text, macro };
+  enum class Kind {
+    flag,
+    value,
+    uvalue,
+    ident,
+    operand,
+    operand_vec4,
+    quads,
+    quad_array,
+    subgroup,
+    text,
+    macro,
+    macro_text
+  };
   struct Entry {  // trivial: the array costs nothing to make; add() sets every field
     Kind kind;
     const char* name;  // define name or macro signature (a literal)
@@ -79,7 +99,7 @@ class Defines {
   };
   Entry& add(Kind kind, const char* name);
   void key_int(std::int64_t v);
-  static constexpr std::size_t kMaxEntries = 24;
+  static constexpr std::size_t kMaxEntries = 32;
   std::array<Entry, kMaxEntries> entries_;
   std::size_t n_ = 0;
   std::string key_;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,9 +20,17 @@
 #include "gltensor/device.hpp"
 #include "gltensor/errors.hpp"
 #include "interop/frame_stage.hpp"
+#include "nn/attention_variants.hpp"
 #include "nn/conv_plan.hpp"
+#include "nn/norm_variants.hpp"
+#include "nn/pool_plan.hpp"
 #include "nn/quant_int_variants.hpp"
+#include "nn/rnn.hpp"
+#include "nn/train_variants.hpp"
+#include "nn/transformer_variants.hpp"
+#include "ops/data_variants.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/matmul_variant.hpp"
 #include "ops/quant_variants.hpp"
 #include "ops/reduce_variants.hpp"
 #include "runtime/program_cache.hpp"
@@ -129,6 +138,13 @@ TEST(KernelVariants, Reductions) {
   check_family("reduce", ReduceVariant::kFile, ReduceVariant::space(), 256);
   check_family("reduce_rows", ReduceRowsVariant::kFile, ReduceRowsVariant::space(), 256);
   check_family("softmax", SoftmaxVariant::kFile, SoftmaxVariant::space(), 256);
+  check_family("scan", ScanVariant::kFile, ScanVariant::space(), 256);
+}
+
+TEST(KernelVariants, SortIndexRandom) {
+  check_family("sort", SortVariant::kFile, SortVariant::space(), 256);
+  check_family("index", IndexVariant::kFile, IndexVariant::space(), 256);
+  check_family("random", RandomVariant::kFile, RandomVariant::space(), 256);
 }
 
 TEST(KernelVariants, Convolutions) {
@@ -154,6 +170,48 @@ TEST(KernelVariants, Quantization) {
         check_family("imatmul-" + std::to_string(bn) + "-" + std::to_string(blocks), IMatmulVariant::kFile, group,
                      static_cast<std::uint32_t>(64 / (4 * blocks) * (bn / (4 * blocks))));
     }
+}
+
+TEST(KernelVariants, Norms) {
+  check_family("norm", NormVariant::kFile, NormVariant::space(), 256);
+  check_family("rms_norm", RmsNormVariant::kFile, RmsNormVariant::space(), 256);
+  check_family("batch_norm", BatchNormVariant::kFile, BatchNormVariant::space(), 256);
+}
+
+TEST(KernelVariants, PoolingAndTraining) {
+  check_family("pool", PoolVariant::kFile, PoolVariant::space(), 256);
+  check_family("pool_axis", PoolAxisVariant::kFile, PoolAxisVariant::space(), 256);
+  check_family("cross_entropy", CrossEntropyVariant::kFile, CrossEntropyVariant::space(), 256);
+  check_family("optim", OptimVariant::kFile, OptimVariant::space(), 256);
+}
+
+TEST(KernelVariants, Transformer) {
+  check_family("rope", RopeVariant::kFile, RopeVariant::space(), 64);
+  check_family("glu", GluVariant::kFile, GluVariant::space(), 64);
+}
+
+TEST(KernelVariants, Attention) {
+  check_family("attention", AttentionVariant::kFile, AttentionVariant::space(), 64);
+  check_family("attention_flash", FlashAttentionVariant::kFile, FlashAttentionVariant::space(), 64);
+}
+
+TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }
+
+TEST(KernelVariants, Decoding) {
+  check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);
+  check_family("kv_attention", KvAttentionVariant::kFile, KvAttentionVariant::space(), 64);
+  check_family("sample", SampleVariant::kFile, SampleVariant::space(), 256);
+}
+
+// One family per kernel file (matmul_vec4/tile64/tile128/reg.comp over matmul.glsl); the f16
+// math forms as GLSL ES only (as the elementwise F16V forms).
+TEST(KernelVariants, Matmul) {
+  std::map<std::string, std::vector<MatmulVariant>> f32, f16;
+  for (const MatmulVariant& v : MatmulVariant::space()) (v.f16_ext.empty() ? f32 : f16)[v.file()].push_back(v);
+  ASSERT_EQ(f32.size(), 4u);
+  for (const auto& [file, space] : f32) check_family(file, file.c_str(), space, 256);
+  for (const auto& [file, space] : f16) check_family(file + "-f16", file.c_str(), space, 256, true);
+  check_family("gemv", GemvVariant::kFile, GemvVariant::space(), 128);
 }
 
 // The check itself: a misspelt flag or value throws, naming the kernel and the define.

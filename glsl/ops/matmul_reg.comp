@@ -1,0 +1,153 @@
+// The register-blocked matmul kernel (MatmulPlan::Kernel::reg); the shared part, epilogue and
+// split-K in matmul.glsl.
+layout(local_size_x = LOCAL_X) in;
+
+#include "matmul.glsl"
+
+// REG: register blocking without shared memory or barriers, for CPU rasterizers and for products
+// with few rows or columns. llvmpipe (Mesa 22) runs a workgroup on one thread with invocations as
+// SIMD lanes, and every SSBO or shared-memory load is a loop over the lanes with a bounds check
+// per component, so loads per multiply-add decide, and a vec4 load costs far less than four
+// scalar ones (bench/RESULTS.md). Invocation GLOBAL_ID.x computes an RA x 4 CB block of C (blocks
+// numbered along N first, so that M or N of 1 wastes no lanes) straight from the SSBOs, 4 K per
+// step: per step RA + 4 CB quad loads (where the operands allow quads) feed 16 RA CB multiply-adds.
+// Rows and columns past the edge are clamped to the last one (loads stay in bounds, no branch in
+// the K loop) and not stored.
+// A_Q: A's quads: 1 along K (row-major A: quadA), 2 along M (transposed A; M % 4 == 0, RA % 4
+// == 0), 0 scalar loads (load1). B_Q: 1 along N (row-major B; N % 4 == 0), 2 along K
+// (transposed B), 0 scalar loads (load2). Quads along K need 4-aligned K ranges: the K steps
+// start at u_k0 multiples of 4 and a K % 4 tail runs with scalar loads (A_Q/B_Q != 0 declare
+// both views of the operand).
+// The host defines RA, CB and the block written out (acc is then indexed by constants and no
+// loop but K's runs): ROWS(X) = X(0) .. X(RA - 1), ROWQ(X) = X(0) .. X(RA / 4 - 1),
+// COLS(X) = X(0) .. X(CB - 1), COLN(X) = X(0) .. X(4 CB - 1), COLS_I(X, i) = X(i, 0) .. X(i, CB - 1).
+uniform uint u_split;  // SPLIT_COLS
+
+// C's element (m, n) of this workgroup's output: alpha, addend, activation, store.
+void epilogue_reg(uint m, uint n, float a, uint c_off, uint d_off) {
+  float v = u_alpha * a;
+#ifdef ADDEND
+  v += u_beta * float(load3(d_off + m * u_d_sm + n * u_d_sn));
+#endif
+#ifdef SPLIT_COLS
+  // C [M, N] stored as [N / u_split, M, u_split]
+  uint g = n / u_split;
+  store0(c_off + (g * u_M + m) * u_split + (n - g * u_split), CT0(ACT(v)));
+#else
+  store0(c_off + m * u_N + n, CT0(ACT(v)));
+#endif
+}
+
+void main() {
+  Part pt = part();
+  uvec3 bo = batch_offsets(pt.z);
+  uint ncb = (u_N + 4u * uint(CB) - 1u) / (4u * uint(CB));
+  uint blk = GLOBAL_ID.x;
+  uint m0 = (blk / ncb) * uint(RA), n0 = (blk % ncb) * (4u * uint(CB));
+  if (m0 >= u_M) return;
+  vec4 acc[RA * CB];
+#define ZERO_C(i, j) acc[i * CB + j] = vec4(0.0);
+#define ZERO_R(i) COLS_I(ZERO_C, i)
+  ROWS(ZERO_R)
+  // Element offsets of the clamped rows of A (ra) and columns of B (cn); quads: of the clamped
+  // 4-row groups (raq) and 4-column groups (cq).
+  uint ra[RA], cn[4 * CB];
+#define ROW_OFF(i) ra[i] = bo.x + min(m0 + uint(i), u_M - 1u) * u_a_sm;
+  ROWS(ROW_OFF)
+#define COL_OFF(c) cn[c] = bo.y + min(n0 + uint(c), u_N - 1u) * u_b_sn;
+  COLN(COL_OFF)
+#if A_Q == 2
+  uint raq[RA / 4];
+#define ROWQ_OFF(r) raq[r] = bo.x + min(m0 + 4u * uint(r), u_M - 4u);
+  ROWQ(ROWQ_OFF)
+#endif
+#if B_Q == 1
+  uint cq[CB];
+#define COLQ_OFF(j) cq[j] = bo.y + min(n0 + 4u * uint(j), u_N - 4u);
+  COLS(COLQ_OFF)
+#endif
+  // One step of 4 K: av[i] = A[row i][k .. k+3], bv[4 j + t] = B[k + t][columns 4j .. 4j+3].
+  vec4 av[RA], bv[4 * CB];
+#if A_Q == 1
+#define LOAD_A(i) av[i] = quadA((ra[i] + k) / 4u);
+#define LOAD_AQ(r)
+#elif A_Q == 2
+  vec4 aq[RA];  // aq[4 r + t] = A[rows 4r .. 4r+3][k + t]
+#define LOAD_AQ(r)                                     \
+  aq[4 * r] = quadA((raq[r] + k * u_a_sk) / 4u);       \
+  aq[4 * r + 1] = quadA((raq[r] + (k + 1u) * u_a_sk) / 4u); \
+  aq[4 * r + 2] = quadA((raq[r] + (k + 2u) * u_a_sk) / 4u); \
+  aq[4 * r + 3] = quadA((raq[r] + (k + 3u) * u_a_sk) / 4u);
+#define LOAD_A(i)                                                                        \
+  av[i] = vec4(aq[(i / 4) * 4][i % 4], aq[(i / 4) * 4 + 1][i % 4], aq[(i / 4) * 4 + 2][i % 4], \
+               aq[(i / 4) * 4 + 3][i % 4]);
+#else
+#define LOAD_AQ(r)
+#define LOAD_A(i)                                                                   \
+  av[i] = vec4(float(load1(ra[i] + k * u_a_sk)), float(load1(ra[i] + (k + 1u) * u_a_sk)), \
+               float(load1(ra[i] + (k + 2u) * u_a_sk)), float(load1(ra[i] + (k + 3u) * u_a_sk)));
+#endif
+#if B_Q == 1
+#define LOAD_BC(c)
+#define LOAD_B(j)                                              \
+  bv[4 * j] = quadB((cq[j] + k * u_b_sk) / 4u);                 \
+  bv[4 * j + 1] = quadB((cq[j] + (k + 1u) * u_b_sk) / 4u);      \
+  bv[4 * j + 2] = quadB((cq[j] + (k + 2u) * u_b_sk) / 4u);      \
+  bv[4 * j + 3] = quadB((cq[j] + (k + 3u) * u_b_sk) / 4u);
+#elif B_Q == 2
+  vec4 bc[4 * CB];  // bc[c] = B[k .. k+3][column c]
+#define LOAD_BC(c) bc[c] = quadB((cn[c] + k) / 4u);
+#define LOAD_B(j)                                                                                   \
+  bv[4 * j] = vec4(bc[4 * j].x, bc[4 * j + 1].x, bc[4 * j + 2].x, bc[4 * j + 3].x);                 \
+  bv[4 * j + 1] = vec4(bc[4 * j].y, bc[4 * j + 1].y, bc[4 * j + 2].y, bc[4 * j + 3].y);             \
+  bv[4 * j + 2] = vec4(bc[4 * j].z, bc[4 * j + 1].z, bc[4 * j + 2].z, bc[4 * j + 3].z);             \
+  bv[4 * j + 3] = vec4(bc[4 * j].w, bc[4 * j + 1].w, bc[4 * j + 2].w, bc[4 * j + 3].w);
+#else
+#define LOAD_BC(c)
+#define LOAD_B1(j, t)                                                                                  \
+  bv[4 * j + t] = vec4(float(load2((k + uint(t)) * u_b_sk + cn[4 * j])),                              \
+                       float(load2((k + uint(t)) * u_b_sk + cn[4 * j + 1])),                          \
+                       float(load2((k + uint(t)) * u_b_sk + cn[4 * j + 2])),                          \
+                       float(load2((k + uint(t)) * u_b_sk + cn[4 * j + 3])));
+#define LOAD_B(j) LOAD_B1(j, 0) LOAD_B1(j, 1) LOAD_B1(j, 2) LOAD_B1(j, 3)
+#endif
+#define FMA_C(i, j)                               \
+  acc[i * CB + j] += av[i].x * bv[4 * j];         \
+  acc[i * CB + j] += av[i].y * bv[4 * j + 1];     \
+  acc[i * CB + j] += av[i].z * bv[4 * j + 2];     \
+  acc[i * CB + j] += av[i].w * bv[4 * j + 3];
+#define FMA_R(i) COLS_I(FMA_C, i)
+  uint k = pt.k0;
+  for (; k + 4u <= pt.k1; k += 4u) {
+    ROWQ(LOAD_AQ)
+    ROWS(LOAD_A)
+    COLN(LOAD_BC)
+    COLS(LOAD_B)
+    ROWS(FMA_R)
+  }
+  // The K % 4 tail, one K at a time with scalar loads.
+  for (; k < pt.k1; ++k) {
+#define TAIL_B(j)                                                                                        \
+  bv[j] = vec4(float(load2(k * u_b_sk + cn[4 * j])), float(load2(k * u_b_sk + cn[4 * j + 1])),            \
+               float(load2(k * u_b_sk + cn[4 * j + 2])), float(load2(k * u_b_sk + cn[4 * j + 3])));
+    COLS(TAIL_B)
+#define TAIL_C(i, j) acc[i * CB + j] += a * bv[j];
+#define TAIL_R(i)                               \
+  {                                             \
+    float a = float(load1(ra[i] + k * u_a_sk)); \
+    COLS_I(TAIL_C, i)                           \
+  }
+    ROWS(TAIL_R)
+  }
+  uint c_off = pt.c_off, d_off = bo.z;
+#define EPI_C1(i, j, c)                 \
+  if (n0 + uint(4 * j + c) < u_N)       \
+    epilogue_reg(m, n0 + uint(4 * j + c), acc[i * CB + j][c], c_off, d_off);
+#define EPI_C(i, j) EPI_C1(i, j, 0) EPI_C1(i, j, 1) EPI_C1(i, j, 2) EPI_C1(i, j, 3)
+#define EPI_R(i)                      \
+  {                                   \
+    uint m = m0 + uint(i);            \
+    if (m < u_M) { COLS_I(EPI_C, i) } \
+  }
+  ROWS(EPI_R)
+}

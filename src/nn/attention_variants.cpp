@@ -1,0 +1,99 @@
+// The attention kernels' Variants (attention_variants.hpp): defines and variant spaces.
+#include "nn/attention_variants.hpp"
+
+#include <string>
+
+namespace gltensor::detail {
+
+Defines AttentionVariant::defines() const {
+  Defines d;
+  if (subgroup) d.subgroup(SubgroupFeature::shuffle);
+  d.value("BD", bd).uvalue("BQ", static_cast<std::uint64_t>(bq)).value("KQ", kq).flag("SPLIT_KV", split_kv);
+  d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
+  d.operand(3, v, CT::f32, false);
+  int binding = 4;
+  if (q_quads) d.flag("Q_QUADS").quad_array("qQ", binding++);
+  if (kv_quads) {
+    d.flag("KV_QUADS").quad_array("qK", binding);
+    d.quad_array("qV", binding + 1);
+  }
+  return d;
+}
+
+std::vector<AttentionVariant> AttentionVariant::space() {
+  std::vector<AttentionVariant> out;
+  for (std::int64_t bq : {32, 64})
+    for (int kq : {1, 2})
+      for (bool subgroup : {false, true}) {
+        if (kq == 2 && !subgroup) continue;  // 64-key tiles need subgroup reductions
+        for (int f = 0; f < 8; ++f) {
+          AttentionVariant v;
+          v.bq = bq, v.kq = kq, v.subgroup = subgroup, v.split_kv = f & 1, v.q_quads = f & 2, v.kv_quads = f & 4;
+          if (v.split_kv) v.out = DType::f32;
+          out.push_back(v);
+        }
+      }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    AttentionVariant v;
+    v.bd = 3, v.out = v.q = v.k = v.v = dt;
+    out.push_back(v);
+  }
+  return out;
+}
+
+Defines FlashAttentionVariant::defines() const {
+  static const char* loads[] = {"load0", "load1", "load2", "load3", "load4", "load5", "load6"};
+  Defines d;
+  d.ident("MODE", mode);
+  const std::string m = mode;
+  if (m == "attn_keep") {
+    d.operand(0, DType::f32, CT::f32, true);
+    return d;
+  }
+  d.value("BD", bd).uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
+  d.uvalue("BKV", static_cast<std::uint64_t>(bkv)).uvalue("BQT", static_cast<std::uint64_t>(bqt));
+  d.flag("SPLIT", split).flag("DROPOUT", dropout);
+  if (mask != Mask::none) d.flag("HAS_MASK").flag(mask == Mask::bool_ ? "MASK_BOOL" : "MASK_ADD");
+  int n;
+  if (m == "attn_fwd") {
+    d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
+    d.operand(3, v, CT::f32, false);
+    n = 4;
+    if (!split) d.operand(n++, DType::f32, CT::f32, true);  // lse
+  } else {
+    d.operand(0, DType::f32, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
+    d.operand(3, v, CT::f32, false).operand(4, DType::f32, CT::f32, false).operand(5, dout, CT::f32, false);
+    n = 6;
+  }
+  if (mask != Mask::none) {
+    d.operand(n, mask_dtype, mask == Mask::bool_ ? CT::i32 : CT::f32, false);
+    d.ident("LOAD_MASK", loads[n]);
+  }
+  return d;
+}
+
+std::vector<FlashAttentionVariant> FlashAttentionVariant::space() {
+  std::vector<FlashAttentionVariant> out;
+  for (const char* mode : {"attn_fwd", "attn_dkv", "attn_dq"})
+    for (int f = 0; f < 4; ++f)
+      for (Mask mask : {Mask::none, Mask::bool_, Mask::add}) {
+        FlashAttentionVariant v;
+        v.mode = mode, v.split = f & 1, v.dropout = f & 2, v.mask = mask;
+        v.mask_dtype = mask == Mask::add ? DType::f32 : DType::bool_;
+        if (v.split && std::string(mode) == "attn_fwd") v.out = DType::f32;
+        out.push_back(v);
+      }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    FlashAttentionVariant v;
+    v.bd = 2, v.dq4 = 32, v.dv4 = 8, v.out = v.q = v.k = v.v = v.dout = dt;
+    out.push_back(v);
+    v.mode = "attn_dq";
+    out.push_back(v);
+  }
+  FlashAttentionVariant keep;
+  keep.mode = "attn_keep";
+  out.push_back(keep);
+  return out;
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,44 @@
+// The Variants (runtime/variant.hpp) of the attention kernels (internal): attention.comp (the
+// tiled forward, attention_plan's AttentionTiles) and attention_flash.comp (one row per
+// invocation: forward, dK/dV, dQ and the dropout mask, attention_plan's FlashTiles).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gltensor/dtype.hpp"
+#include "runtime/variant.hpp"
+
+namespace gltensor::detail {
+
+/// attention.comp: BD batch dims, BQ query rows and KQ x 32 keys per tile, SUBGROUP (shuffle
+/// reductions), SPLIT_KV (partial results per key chunk), Q_QUADS / KV_QUADS (f32 q / k and v
+/// also read as vec4 arrays qQ / qK, qV at the bindings after the four operands).
+struct AttentionVariant {
+  static constexpr const char* kFile = "attention.comp";
+  int bd = 1;
+  std::int64_t bq = 32;
+  int kq = 1;
+  bool subgroup = false, split_kv = false, q_quads = false, kv_quads = false;
+  DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32;
+  Defines defines() const;
+  static std::vector<AttentionVariant> space();
+};
+
+/// attention_flash.comp: MODE by name (attn_fwd, attn_dkv, attn_dq, attn_keep: the dropout mask
+/// alone); BD, DQ4 / DV4 (head dims in quads), BKV and BQT (tiles), SPLIT (partial results per
+/// chunk), DROPOUT, a mask (HAS_MASK with MASK_BOOL or MASK_ADD, LOAD_MASK its load function).
+struct FlashAttentionVariant {
+  static constexpr const char* kFile = "attention_flash.comp";
+  enum class Mask { none, bool_, add };
+  const char* mode = "attn_fwd";
+  int bd = 1;
+  std::int64_t dq4 = 16, dv4 = 16, bkv = 32, bqt = 32;
+  bool split = false, dropout = false;
+  Mask mask = Mask::none;
+  /// attn_fwd: out (the result, or f32 partials with SPLIT), q, k, v; the backward modes: dout.
+  DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, dout = DType::f32, mask_dtype = DType::bool_;
+  Defines defines() const;
+  static std::vector<FlashAttentionVariant> space();
+};
+
+}  // namespace gltensor::detail

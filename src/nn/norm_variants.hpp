@@ -1,0 +1,58 @@
+// The Variants (runtime/variant.hpp) of the normalization kernels (internal): norm.comp
+// (layer_norm), rms_norm.comp (rms_norm / add_rms_norm, forward and backward) and
+// batch_norm.comp (statistics, normalization and the backward). Operands are described by the
+// dtypes of the tensors the op binds; absent optional operands are not declared.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gltensor/dtype.hpp"
+#include "runtime/variant.hpp"
+
+namespace gltensor::detail {
+
+/// norm.comp: y = (x - mean) * rstd [* w] [+ b] per row.
+struct NormVariant {
+  static constexpr const char* kFile = "norm.comp";
+  bool has_w = false, has_b = false;  ///< HAS_W, HAS_B
+  DType y = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;
+  Defines defines() const;
+  static std::vector<NormVariant> space();
+};
+
+/// rms_norm.comp's stages (a flag each): RMS_FWD_PARTIAL, RMS_FWD, RMS_BWD_PARTIAL, RMS_BWD,
+/// RMS_DW.
+struct RmsNormVariant {
+  static constexpr const char* kFile = "rms_norm.comp";
+  const char* stage = "RMS_FWD";
+  bool has_w = false;     ///< HAS_W (RMS_FWD, RMS_BWD_PARTIAL, RMS_BWD)
+  bool has_res = false;   ///< HAS_RES (forward): x + residual, written to v
+  bool has_rstd = false;  ///< HAS_RSTD (RMS_FWD): the rows' 1 / rms written
+  bool partials = false;  ///< PARTIALS (RMS_FWD, RMS_BWD): the rows' partial sums read
+  /// y (forward) or dv (RMS_BWD); x (forward) or gy (backward); v (RMS_BWD*, RMS_DW); w; res
+  /// and v_out (HAS_RES).
+  DType out = DType::f32, in = DType::f32, v = DType::f32, w = DType::f32, res = DType::f32, v_out = DType::f32;
+  Defines defines() const;
+  static std::vector<RmsNormVariant> space();
+};
+
+/// batch_norm.comp's stages (a flag each): BN_STATS / BN_STATS_MERGE (statistics, FINAL the last
+/// level), BN_NORM, BN_GRAD_SUMS / BN_SUM_MERGE, BN_DX.
+struct BatchNormVariant {
+  static constexpr const char* kFile = "batch_norm.comp";
+  const char* stage = "BN_STATS";
+  bool final = false;                   ///< FINAL (statistics): mean, invstd, running stats
+  bool has_rm = false, has_rv = false;  ///< HAS_RM, HAS_RV (FINAL)
+  bool rows = false;                    ///< ROWS (BN_NORM, BN_DX): the elementwise grid's form
+  bool eval = false;                    ///< EVAL: running statistics
+  bool has_w = false, has_b = false;    ///< HAS_W (BN_NORM, BN_DX), HAS_B (BN_NORM)
+  /// in: the level's input (x, gy or partial sums); x: the input (BN_NORM, BN_GRAD_SUMS, BN_DX;
+  /// BN_STATS_MERGE's FINAL shift); y: BN_NORM's output, BN_DX's dx; a, v: mean / invstd or the
+  /// running statistics; w, b, rm, rv.
+  DType in = DType::f32, x = DType::f32, y = DType::f32, a = DType::f32, v = DType::f32, w = DType::f32, b = DType::f32,
+        rm = DType::f32, rv = DType::f32;
+  Defines defines() const;
+  static std::vector<BatchNormVariant> space();
+};
+
+}  // namespace gltensor::detail

@@ -1,0 +1,32 @@
+// The Variants (runtime/variant.hpp) of the training kernels (internal): cross_entropy.comp
+// (the row log-sum-exp forward and the fused backward) and optim.comp (the optimizers' steps).
+#pragma once
+#include <vector>
+
+#include "gltensor/dtype.hpp"
+#include "runtime/variant.hpp"
+
+namespace gltensor::detail {
+
+/// cross_entropy.comp: FORWARD (lse per row, MEAN: and the row mean), else the backward (d logits
+/// from logits, lse, targets and class weights).
+struct CrossEntropyVariant {
+  static constexpr const char* kFile = "cross_entropy.comp";
+  bool forward = false, mean = false;
+  /// Backward: d logits, logits, lse, class weights; forward: logits (x).
+  DType out = DType::f32, x = DType::f32, lse = DType::f32, w = DType::f32;
+  Defines defines() const;
+  static std::vector<CrossEntropyVariant> space();
+};
+
+/// optim.comp: OPT by name (opt_sgd with MOMENTUM / NESTEROV, opt_adam with DECOUPLED weight
+/// decay); the operands are declared by the kernel (f32 parameters, gradients and states).
+struct OptimVariant {
+  static constexpr const char* kFile = "optim.comp";
+  const char* opt = "opt_sgd";
+  bool momentum = false, nesterov = false, decoupled = false;
+  Defines defines() const;
+  static std::vector<OptimVariant> space();
+};
+
+}  // namespace gltensor::detail

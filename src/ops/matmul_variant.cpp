@@ -1,0 +1,141 @@
+// The matmul kernels' Variant (matmul_variant.hpp): defines and variant space.
+#include "ops/matmul_variant.hpp"
+
+#include "ops/activation.hpp"
+#include "runtime/glsl_text.hpp"
+
+namespace gltensor::detail {
+
+namespace {
+std::string act_body(int act) { return activation_glsl(static_cast<Activation>(act)); }
+// The REG kernel's block written out: ROWS(X) = X(0) .. X(RA - 1) and the other lists.
+std::string list(int n, const char* pre) {
+  std::string l;
+  for (int i = 0; i < n; ++i) l += std::string("X(") + pre + std::to_string(i) + ") ";
+  return l;
+}
+std::string rows_list(int ra) { return list(ra, ""); }
+std::string rowq_list(int ra) { return list(ra / 4, ""); }
+std::string cols_list(int cb) { return list(cb, ""); }
+std::string coln_list(int cb) { return list(4 * cb, ""); }
+std::string cols_i_list(int cb) { return list(cb, "i, "); }
+}  // namespace
+
+const char* MatmulVariant::file() const {
+  switch (kernel) {
+    case MatmulPlan::Kernel::vec4:
+      return "matmul_vec4.comp";
+    case MatmulPlan::Kernel::tile128:
+      return "matmul_tile128.comp";
+    case MatmulPlan::Kernel::reg:
+      return "matmul_reg.comp";
+    default:
+      return "matmul_tile64.comp";
+  }
+}
+
+Defines MatmulVariant::defines() const {
+  const bool vec4 = kernel == MatmulPlan::Kernel::vec4, reg = kernel == MatmulPlan::Kernel::reg;
+  Defines d;
+  d.value("BD", bd);
+  if (act != Activation::none) d.macro("ACT(x)", act_body, static_cast<int>(act));
+  if (reg) {
+    d.value("RA", ra).value("CB", cb).value("A_Q", a_q).value("B_Q", b_q);
+    d.macro("ROWS(X)", rows_list, ra).macro("ROWQ(X)", rowq_list, ra).macro("COLS(X)", cols_list, cb);
+    d.macro("COLN(X)", coln_list, cb).macro("COLS_I(X, i)", cols_i_list, cb);
+  } else if (vec4) {
+    d.uvalue("BM", 64).uvalue("BN", 128).value("A_KMAJOR", a_kmajor).value("B_KMAJOR", b_kmajor);
+    d.flag("OUT_F32", out == DType::f32);
+  }
+  d.flag("ADDEND", addend);
+  if (!f16_ext.empty()) d.text(f16_ext);
+  if (f16_block > 0) d.flag("F16_MATH").uvalue("F16_BLOCK", static_cast<std::uint64_t>(f16_block));
+  d.flag("NO_BATCH", no_batch).flag("SPLIT_COLS", split_cols).flag("SPLIT_K", split_k);
+  if (vec4) {
+    if (out == DType::f32)
+      d.operand_vec4(0, out, CT::f32, true);
+    else
+      d.operand(0, out, CT::f32, true);
+    d.quads("A", 1, this->a).quads("B", 2, this->b);
+  } else {
+    // REG reads quads and, for a K % 4 tail, elements: both views of a quad operand.
+    d.operand(0, out, CT::f32, true).operand(1, this->a, CT::f32, false).operand(2, this->b, CT::f32, false);
+    if (reg && a_q) d.quads("A", 1, this->a);
+    if (reg && b_q) d.quads("B", 2, this->b);
+  }
+  if (addend) d.operand(3, this->d, CT::f32, false);
+  if (vec4) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
+  return d;
+}
+
+std::vector<MatmulVariant> MatmulVariant::space() {
+  using K = MatmulPlan::Kernel;
+  std::vector<MatmulVariant> out;
+  // Every kernel with every epilogue and form flag, one at a time.
+  for (K k : {K::vec4, K::tile64, K::tile128, K::reg}) {
+    MatmulVariant base;
+    base.kernel = k;
+    out.push_back(base);
+    for (int bd = 2; bd <= 4; ++bd) {
+      MatmulVariant v = base;
+      v.bd = bd;
+      out.push_back(v);
+    }
+    for (int a = 1; a <= static_cast<int>(Activation::clip); ++a) {
+      MatmulVariant v = base;
+      v.act = static_cast<Activation>(a);
+      out.push_back(v);
+    }
+    for (int f = 0; f < 4; ++f) {
+      MatmulVariant v = base;
+      (f == 0 ? v.addend : f == 1 ? v.no_batch : f == 2 ? v.split_k : v.split_cols) = true;
+      if (f == 3 && (k == K::tile64 || k == K::tile128)) continue;  // SPLIT_COLS: vec4 and reg only
+      out.push_back(v);
+    }
+    for (DType dt : {DType::f16, DType::bf16}) {
+      MatmulVariant v = base;
+      v.out = v.a = v.b = v.d = dt;
+      v.addend = true;
+      out.push_back(v);
+    }
+    MatmulVariant all = base;  // everything at once
+    all.bd = 3, all.act = Activation::gelu, all.addend = all.split_k = true;
+    all.split_cols = k == K::vec4 || k == K::reg;
+    out.push_back(all);
+  }
+  // vec4: every layout and form.
+  for (int bits = 0; bits < 16; ++bits) {
+    MatmulVariant v;
+    v.kernel = K::vec4;
+    v.a_kmajor = bits & 1, v.b_kmajor = bits & 2, v.slice_k = bits & 4, v.unroll_k = bits & 8;
+    out.push_back(v);
+    v.out = DType::f16;
+    out.push_back(v);
+  }
+  // reg: every block and quad load the planner makes.
+  for (int ra : {1, 2, 4, 8})
+    for (int cb : {1, 2})
+      for (int a_q = 0; a_q <= 2; ++a_q)
+        for (int b_q = 0; b_q <= 2; ++b_q) {
+          if (a_q == 2 && ra % 4 != 0) continue;
+          MatmulVariant v;
+          v.kernel = K::reg;
+          v.ra = ra, v.cb = cb, v.a_q = a_q, v.b_q = b_q;
+          out.push_back(v);
+        }
+  // f16 math (the EXT extension, as on Mesa) in every kernel but reg, and the f32 kernels with the
+  // extension only (GLTENSOR_PRECISION=f16-ext-only).
+  for (K k : {K::vec4, K::tile64, K::tile128}) {
+    MatmulVariant v;
+    v.kernel = k, v.f16_ext = kF16TypesExtensionGlsl;
+    out.push_back(v);
+    v.f16_block = kF16BlockK;
+    out.push_back(v);
+    v.unroll_k = v.slice_k = k == K::vec4;
+    v.addend = v.split_k = true, v.out = v.a = v.b = DType::f16;
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace gltensor::detail

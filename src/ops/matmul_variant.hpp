@@ -1,0 +1,42 @@
+// The Variant (runtime/variant.hpp) of the matmul kernels (internal): one file per kernel,
+// glsl/ops/matmul_vec4.comp, matmul_tile64.comp, matmul_tile128.comp and matmul_reg.comp, sharing
+// glsl/ops/matmul.glsl (uniforms, the epilogue's activation, f16 math, split-K and batch offsets).
+// The GEMV kernel (gemv.comp) keeps its header string for now.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gltensor/dtype.hpp"
+#include "gltensor/linalg.hpp"
+#include "ops/matmul_plan.hpp"
+#include "runtime/variant.hpp"
+
+namespace gltensor::detail {
+
+struct MatmulVariant {
+  MatmulPlan::Kernel kernel = MatmulPlan::Kernel::tile64;  ///< vec4, tile64, tile128 or reg (not gemv)
+  int bd = 1;                                              ///< BD: collapsed batch dims
+  Activation act = Activation::none;                       ///< ACT(x): the epilogue's activation
+  bool addend = false;                                     ///< ADDEND: beta * D added
+  bool no_batch = false;                                   ///< NO_BATCH: one batch entry
+  bool split_cols = false;                                 ///< SPLIT_COLS (vec4, reg): [N / split, M, split] output
+  bool split_k = false;                                    ///< SPLIT_K: partial products per K range
+  /// F16_MATH / F16_BLOCK (not reg): f16 products over blocks of f16_block values of K; 0 = f32.
+  std::int64_t f16_block = 0;
+  /// The device's f16 extension text (DeviceImpl::f16_extension_glsl) where f16_block > 0, or
+  /// with GLTENSOR_PRECISION=f16-ext-only (the f32 kernels with the extension enabled).
+  std::string f16_ext;
+  /// vec4: A_KMAJOR / B_KMAJOR (quads along K), SLICE_K (2 x 128 invocations), UNROLL_K.
+  bool a_kmajor = false, b_kmajor = false, slice_k = false, unroll_k = false;
+  /// reg: RA rows x 4 CB columns per invocation; A_Q / B_Q the operands' quad loads (0 none).
+  int ra = 1, cb = 1, a_q = 0, b_q = 0;
+  DType out = DType::f32, a = DType::f32, b = DType::f32, d = DType::f32;
+
+  const char* file() const;
+  Defines defines() const;
+  /// Every kernel's fields in combinations the op launches (a covering set).
+  static std::vector<MatmulVariant> space();
+};
+
+}  // namespace gltensor::detail
