@@ -126,21 +126,15 @@ struct MatmulParams {
 void launch_gemv(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const BatchLayout& bl,
                  const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out, const MatmulParams& params,
                  const Epilogue& epilogue, DType a_dtype, DType b_dtype) {
-  const DType od = out.dtype();
-  std::string h = "#define BD " + std::to_string(bl.shape.size()) + "\n";
-  if (const std::string act = activation_glsl(epilogue.act); !act.empty()) h += "#define ACT(x) " + act + "\n";
-  h += "#define RM " + std::to_string(plan.tile_m) + "u\n#define NF " + std::to_string(plan.tile_n) +
-       "u\n#define A_Q " + std::to_string(plan.a_quad) + "\n#define B_Q " + std::to_string(plan.b_quad) + "\n";
-  if (d.defined()) h += "#define ADDEND 1\n";
-  if (problem.batch == 1) h += "#define NO_BATCH 1\n";
-  if (plan.splits > 1) h += "#define SPLIT_K 1\n";
-  h += operand_glsl(0, od, CT::f32, true) + operand_glsl(1, a_dtype, CT::f32, false) +
-       operand_glsl(2, b_dtype, CT::f32, false);
-  if (plan.a_quad) h += quad_glsl("A", 1, a_dtype);
-  if (plan.b_quad) h += quad_glsl("B", 2, b_dtype);
-  if (d.defined()) h += operand_glsl(3, d.dtype(), CT::f32, false);
+  GemvVariant v;
+  v.bd = static_cast<int>(bl.shape.size());
+  v.act = epilogue.act;
+  v.rm = plan.tile_m, v.nf = plan.tile_n, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
+  v.addend = d.defined(), v.no_batch = problem.batch == 1, v.split_k = plan.splits > 1;
+  v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
+  if (d.defined()) v.d = d.dtype();
   Launch launch(dev, "matmul");
-  launch.program("gemv.comp", h, {plan.local_x});
+  launch.program(v.kFile, v.defines(), {plan.local_x});
   launch.write(out).read(a).read(b);
   if (d.defined()) launch.read(d);
   launch.params(params).loop_iterations(plan.loop_iterations);

@@ -138,4 +138,41 @@ std::vector<MatmulVariant> MatmulVariant::space() {
   return out;
 }
 
+Defines GemvVariant::defines() const {
+  Defines dd;
+  dd.value("BD", bd);
+  if (act != Activation::none) dd.macro("ACT(x)", act_body, static_cast<int>(act));
+  dd.uvalue("RM", static_cast<std::uint64_t>(rm)).uvalue("NF", static_cast<std::uint64_t>(nf));
+  dd.value("A_Q", a_q).value("B_Q", b_q).flag("ADDEND", addend).flag("NO_BATCH", no_batch).flag("SPLIT_K", split_k);
+  dd.operand(0, out, CT::f32, true).operand(1, a, CT::f32, false).operand(2, b, CT::f32, false);
+  if (a_q) dd.quads("A", 1, a);
+  if (b_q) dd.quads("B", 2, b);
+  if (addend) dd.operand(3, d, CT::f32, false);
+  return dd;
+}
+
+std::vector<GemvVariant> GemvVariant::space() {
+  std::vector<GemvVariant> out;
+  for (std::int64_t rm : {1, 2, 8})
+    for (int q : {0, 1}) {
+      GemvVariant v;
+      v.rm = rm, v.a_q = q, v.b_q = 2 * q, v.no_batch = true;
+      out.push_back(v);
+    }
+  for (int bd = 1; bd <= 3; ++bd) {
+    GemvVariant v;
+    v.bd = bd;
+    out.push_back(v);
+  }
+  GemvVariant e;
+  e.act = Activation::relu, e.addend = true, e.split_k = true, e.no_batch = true;
+  out.push_back(e);
+  for (DType dt : {DType::f16, DType::bf16}) {
+    GemvVariant v;
+    v.a = v.b = v.out = v.d = dt, v.a_q = 1, v.b_q = 2, v.addend = true;
+    out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace gltensor::detail

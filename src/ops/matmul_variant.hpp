@@ -1,7 +1,7 @@
 // The Variant (runtime/variant.hpp) of the matmul kernels (internal): one file per kernel,
 // glsl/ops/matmul_vec4.comp, matmul_tile64.comp, matmul_tile128.comp and matmul_reg.comp, sharing
 // glsl/ops/matmul.glsl (uniforms, the epilogue's activation, f16 math, split-K and batch offsets).
-// The GEMV kernel (gemv.comp) keeps its header string for now.
+// The GEMV kernel (gemv.comp, few rows of A on GPUs) has its own Variant below.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -37,6 +37,19 @@ struct MatmulVariant {
   Defines defines() const;
   /// Every kernel's fields in combinations the op launches (a covering set).
   static std::vector<MatmulVariant> space();
+};
+
+/// gemv.comp: RM rows x NF output features per workgroup, its invocations splitting K.
+struct GemvVariant {
+  static constexpr const char* kFile = "gemv.comp";
+  int bd = 1;                                              ///< BD: collapsed batch dims
+  Activation act = Activation::none;                       ///< ACT(x)
+  std::int64_t rm = 1, nf = 4;                             ///< RM, NF
+  int a_q = 0, b_q = 0;                                    ///< A_Q (1: A read as quads along K), B_Q (2: B likewise)
+  bool addend = false, no_batch = false, split_k = false;  ///< ADDEND, NO_BATCH, SPLIT_K
+  DType out = DType::f32, a = DType::f32, b = DType::f32, d = DType::f32;
+  Defines defines() const;
+  static std::vector<GemvVariant> space();
 };
 
 }  // namespace gltensor::detail
