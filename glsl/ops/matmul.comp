@@ -331,7 +331,7 @@ void main() {
   acc[i * CB + j] += av[i].w * bv[4 * j + 3];
 #define FMA_R(i) COLS_I(FMA_C, i)
   uint k = pt.k0;
-  for (; k + 4u <= pt.k1; k += 4u) {
+  for (; LOOP(k + 4u <= pt.k1); k += 4u) {
     ROWQ(LOAD_AQ)
     ROWS(LOAD_A)
     COLN(LOAD_BC)
@@ -339,7 +339,7 @@ void main() {
     ROWS(FMA_R)
   }
   // The K % 4 tail, one K at a time with scalar loads.
-  for (; k < pt.k1; ++k) {
+  for (; LOOP(k < pt.k1); ++k) {
 #define TAIL_B(j)                                                                                        \
   bv[j] = vec4(float(load2(k * u_b_sk + cn[4 * j])), float(load2(k * u_b_sk + cn[4 * j + 1])),            \
                float(load2(k * u_b_sk + cn[4 * j + 2])), float(load2(k * u_b_sk + cn[4 * j + 3])));
@@ -381,7 +381,7 @@ void main() {
   for (uint l = 0u; l < LA; ++l) put_a(0u, l, ra[l]);
   for (uint l = 0u; l < LB; ++l) put_b(0u, l, rb[l]);
   workgroup_sync();
-  for (uint t = 0u; t < nk; ++t) {
+  for (uint t = 0u; LOOP(t < nk); ++t) {
     uint cur = t & 1u;
     if (t + 1u < nk) {
       for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, kb + (t + 1u) * BK, qa);
@@ -487,7 +487,7 @@ void main() {
     uint gn = n0 + bn + 32u * r, gkb = pt.k0 + bk;
     rb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
   }
-  for (uint k0 = pt.k0; k0 < kend; k0 += BK) {
+  for (uint k0 = pt.k0; LOOP(k0 < kend); k0 += BK) {
     // registers -> shared (scalar writes into the vec4 arrays)
     for (uint r = 0u; r < 4u; ++r) {
       uint m = am + 32u * r, n = bn + 32u * r;
@@ -552,7 +552,7 @@ void main() {
   for (int i = 0; i < 4; ++i) hacc[i] = f16vec4(0.0);
 #endif
 
-  for (uint k0 = pt.k0; k0 < kend; k0 += 16u) {
+  for (uint k0 = pt.k0; LOOP(k0 < kend); k0 += 16u) {
     for (uint e = tid; e < 1024u; e += 256u) {
       uint mm = e / 16u, kk = e % 16u;
       uint gm = m0 + mm, gk = k0 + kk;

@@ -2,11 +2,11 @@
 #include "gltensor/device.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -76,7 +76,7 @@ constexpr bool kDebugBuild = true;
 
 }  // namespace
 
-DeviceImpl::DeviceImpl() : thread(std::this_thread::get_id()) {
+DeviceImpl::DeviceImpl() : thread(std::this_thread::get_id()), check_loops_(settings().check_loops) {
   logger = [](LogLevel level, const std::string& msg) {
     if (level == LogLevel::warning || level == LogLevel::error) std::fprintf(stderr, "gltensor: %s\n", msg.c_str());
   };

@@ -110,6 +110,9 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   bool fp16_matmul() const;
   /// The #extension line that enables float16_t / f16vecN in kernels on this device.
   std::string f16_extension_glsl() const;
+  /// Whether kernels check their loop lengths (Settings::check_loops when the device opened):
+  /// every program is compiled with CHECK_LOOPS and every launch takes a loop-check slot.
+  bool check_loops() const { return check_loops_; }
 
   /// The extension of type T, created on first use.
   template <typename T>
@@ -126,6 +129,7 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
 
  private:
   void free_gl_objects();
+  const bool check_loops_;
   std::unordered_map<std::type_index, std::unique_ptr<DeviceExtension>> extensions_;
   std::mutex deferred_mutex_;
   std::vector<GLuint> deferred_buffers_;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/error_flags.hpp"
 #include "runtime/profiler.hpp"
 #include "runtime/storage.hpp"
 
@@ -117,6 +118,7 @@ Launch& Launch::loop_iterations(std::uint64_t n) {
                      std::to_string(n) + " loop iterations in one invocation, more than the device allows (" +
                      std::to_string(limit) + "; internal error: the op should split its work)");
   loop_declared_ = true;
+  loop_n_ = n;
   return *this;
 }
 
@@ -134,15 +136,34 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
   p.set_uvec("u_grid", grid, 3);
   const std::uint64_t mx = dev_.max_groups(0), my = dev_.max_groups(1), mz = dev_.max_groups(2);
   Profiler* prof = dev_.profiler;
+  // GLTENSOR_CHECK_LOOPS: the loop-check buffer at its binding (the bindings between the operands
+  // and it hold it too, read: the queue sees no write, so it adds no barrier), the declared count,
+  // and a slot per dispatch.
+  ErrorFlags* loops = dev_.check_loops() ? &dev_.extension<ErrorFlags>() : nullptr;
+  std::size_t nuses = nuses_;
+  if (loops) {
+    const std::uint32_t binding = ErrorFlags::loop_binding(dev_.caps);
+    if (nuses_ > binding)
+      throw DeviceError(std::string("gltensor internal error: ") + op_ + ": kernel " + p.kernel + " has " +
+                        std::to_string(nuses_) + " operands, no binding left for GLTENSOR_CHECK_LOOPS");
+    Storage& s = loops->storage(dev_);
+    while (nuses <= binding) uses_[nuses++] = {&s, false};
+    const GLuint declared = static_cast<GLuint>(std::min<std::uint64_t>(loop_n_, 0xffffffffu));
+    p.set_uints("u_loop_declared", &declared, 1);
+  }
   for (std::uint64_t z0 = 0; z0 < z; z0 += mz)
     for (std::uint64_t y0 = 0; y0 < y; y0 += my)
       for (std::uint64_t x0 = 0; x0 < x; x0 += mx) {
         const GLuint base[3] = {static_cast<GLuint>(x0), static_cast<GLuint>(y0), static_cast<GLuint>(z0)};
         p.set_uvec("u_group_base", base, 3);
+        if (loops) {
+          const GLuint slot = loops->loop_slot(dev_, op_, p.kernel, loop_n_);
+          p.set_uints("u_loop_slot", &slot, 1);
+        }
         if (prof) prof->begin(dev_, op_, p.kernel);
         dev_.queue.dispatch(
             p, static_cast<std::uint32_t>(std::min(mx, x - x0)), static_cast<std::uint32_t>(std::min(my, y - y0)),
-            static_cast<std::uint32_t>(std::min(mz, z - z0)), std::span<const BufferUse>(uses_.data(), nuses_),
+            static_cast<std::uint32_t>(std::min(mz, z - z0)), std::span<const BufferUse>(uses_.data(), nuses),
             std::span<const BlockUse>(blocks_.data(), nblocks_),
             std::span<const TextureUse>(textures_.data(), ntextures_));
         if (prof) prof->end(dev_);

@@ -138,6 +138,7 @@ class Launch {
   std::array<TextureUse, 4> textures_{};
   std::size_t ntextures_ = 0;
   bool loop_declared_ = false;
+  std::uint64_t loop_n_ = 0;  // the declared loop iterations
 };
 
 }  // namespace gltensor::detail

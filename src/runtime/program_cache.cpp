@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/error_flags.hpp"
 #include "runtime/glsl_text.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/shader_sources.hpp"
@@ -86,7 +87,7 @@ constexpr char kMagic[8] = {'G', 'L', 'T', 'B', 'I', 'N', '0', '1'};
 }  // namespace
 
 std::string ProgramCache::full_source(const Capabilities& c, const std::string& kernel, const std::string& header,
-                                      std::uint32_t lx, std::uint32_t ly, std::uint32_t lz) {
+                                      std::uint32_t lx, std::uint32_t ly, std::uint32_t lz, bool check_loops) {
   // Layout: #version, #extension lines hoisted from the header and kernel (GLSL ES wants them
   // before any other token), local size, common.glsl, the header, the kernel.
   std::string body = header + "\n" + resolve_includes(kernel);
@@ -104,6 +105,9 @@ std::string ProgramCache::full_source(const Capabilities& c, const std::string& 
   source += extensions;
   source += "#define LOCAL_X " + std::to_string(lx) + "u\n#define LOCAL_Y " + std::to_string(ly) +
             "u\n#define LOCAL_Z " + std::to_string(lz) + "u\n";
+  if (check_loops)  // common.glsl's LOOP() counts (GLTENSOR_CHECK_LOOPS)
+    source +=
+        "#define CHECK_LOOPS 1\n#define CHECK_LOOPS_BINDING " + std::to_string(ErrorFlags::loop_binding(c)) + "\n";
   source += resolve_includes("common.glsl");
   source += rest;
   return source;
@@ -155,7 +159,9 @@ const Program& ProgramCache::get(const std::string& kernel, const std::string& h
   if (it != programs_.end()) return it->second;
 
   const Capabilities& c = dev_.caps;
-  const std::string source = full_source(c, kernel, header, lx, ly, lz);
+  // A device that checks loop lengths compiles every program with CHECK_LOOPS (fixed for the
+  // device's life, so the keys need not say it).
+  const std::string source = full_source(c, kernel, header, lx, ly, lz, dev_.check_loops());
   const Settings& set = settings();
   if (!set.dump_source.empty() && kernel.find(set.dump_source) != std::string::npos)
     std::fprintf(stderr, "==== %s\n%s\n", kernel.c_str(), source.c_str());
