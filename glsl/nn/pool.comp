@@ -36,7 +36,7 @@ uniform uint u_x_off;
 #ifdef BACKWARD
 void atomic_add_f32(uint e, float v) {
   uint old = t0[e];
-  for (int i = 0; LOOP(i < 1000000); ++i) {
+  for (int i = 0; i < 1000000; ++i) {
     uint prev = atomicCompSwap(t0[e], old, floatBitsToUint(uintBitsToFloat(old) + v));
     if (prev == old) break;
     old = prev;

@@ -26,7 +26,7 @@ uniform int u_dim_size;       // size of DIM in the indexed operand
 void atomic_add_i32(uint e, int v) { atomicAdd(t0[e], uint(v)); }  // two's complement: wraps like int32
 void atomic_add_f32(uint e, float v) {
   uint old = t0[e];
-  for (int i = 0; LOOP(i < 1000000); ++i) {
+  for (int i = 0; i < 1000000; ++i) {
     uint want = floatBitsToUint(uintBitsToFloat(old) + v);
     uint prev = atomicCompSwap(t0[e], old, want);
     if (prev == old) break;
@@ -38,7 +38,7 @@ void atomic_add_f32(uint e, float v) {
 #ifdef SCATTER_RED
 void atomic_red_i32(uint e, int v) {
   uint old = t0[e];
-  for (int i = 0; LOOP(i < 1000000); ++i) {
+  for (int i = 0; i < 1000000; ++i) {
     uint want = uint(SCATTER_RED(int(old), v));
     uint prev = atomicCompSwap(t0[e], old, want);
     if (prev == old) break;
@@ -47,7 +47,7 @@ void atomic_red_i32(uint e, int v) {
 }
 void atomic_red_f32(uint e, float v) {
   uint old = t0[e];
-  for (int i = 0; LOOP(i < 1000000); ++i) {
+  for (int i = 0; i < 1000000; ++i) {
     uint want = floatBitsToUint(SCATTER_RED(uintBitsToFloat(old), v));
     uint prev = atomicCompSwap(t0[e], old, want);
     if (prev == old) break;

@@ -108,10 +108,10 @@ TEST(LoopLimit, LaunchPastTheLimitIsLimitError) {
   EXPECT_EQ(cumsum(x, 0).to_vector().back(), 100.0f);
 }
 
-// GLTENSOR_CHECK_LOOPS: kernels count the passes through their LOOP() tests, and a launch that
-// declared fewer loop iterations than an invocation ran is a LimitError at the next read naming
-// the op, the kernel and both counts (the sabotage: a probe kernel of n trips, n + 1 passes with
-// the exit test, declared one short). The honest declaration passes; the device stays usable.
+// GLTENSOR_CHECK_LOOPS: kernels count the trips of their LOOP()s, and a launch that declared
+// fewer loop iterations than an invocation ran is a LimitError at the next read naming the op,
+// the kernel and both counts (the sabotage: a probe kernel of n trips declared one short). The
+// honest declaration passes; the device stays usable.
 namespace {
 
 struct LoopProbeParams {
@@ -144,11 +144,11 @@ TEST(LoopCheck, UnderDeclaredLaunchFailsAtTheNextRead) {
   Device dev = Device::open();
   const Tensor out = zeros(dev, {1});
   for (std::int64_t n : {0, 1, 7, 300}) {
-    loop_probe(dev, out, n, static_cast<std::uint64_t>(n) + 1);  // honest: n trips and the exit test
+    loop_probe(dev, out, n, static_cast<std::uint64_t>(n));  // honest: n trips
     EXPECT_EQ(out.to_vector()[0], static_cast<float>(n));
   }
   for (std::int64_t n : {1, 300}) {
-    loop_probe(dev, out, n, static_cast<std::uint64_t>(n));  // one short
+    loop_probe(dev, out, n, static_cast<std::uint64_t>(n) - 1);  // one short
     try {
       (void)out.to_vector();
       FAIL() << "expected LimitError for n = " << n;
@@ -156,15 +156,15 @@ TEST(LoopCheck, UnderDeclaredLaunchFailsAtTheNextRead) {
       const std::string what = e.what();
       EXPECT_NE(what.find("loop_probe:"), std::string::npos) << what;
       EXPECT_NE(what.find("loop_probe.comp"), std::string::npos) << what;
-      EXPECT_NE(what.find("ran " + std::to_string(n + 1) + " loop iterations"), std::string::npos) << what;
-      EXPECT_NE(what.find("the " + std::to_string(n) + " its launch declared"), std::string::npos) << what;
+      EXPECT_NE(what.find("ran " + std::to_string(n) + " loop iterations"), std::string::npos) << what;
+      EXPECT_NE(what.find("the " + std::to_string(n - 1) + " its launch declared"), std::string::npos) << what;
     }
   }
   // Reported once; later launches, and slots reused after the device ran out, check again.
-  for (int i = 0; i < static_cast<int>(detail::ErrorFlags::kLoopSlots) + 10; ++i) loop_probe(dev, out, 5, 6);
+  for (int i = 0; i < static_cast<int>(detail::ErrorFlags::kLoopSlots) + 10; ++i) loop_probe(dev, out, 5, 5);
   EXPECT_EQ(out.to_vector()[0], 5.0f);
   EXPECT_EQ(cumsum(ones(dev, {100}), 0).to_vector().back(), 100.0f);
-  loop_probe(dev, out, 5, 2);
+  loop_probe(dev, out, 5, 4);
   EXPECT_THROW(dev.synchronize(), LimitError);
   // Without the mode, LOOP(c) is (c): the same under-declared launch passes (unchecked).
   s->check_loops = false;
