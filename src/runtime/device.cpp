@@ -164,7 +164,7 @@ namespace {
 // left the loop at its limit.
 constexpr std::uint32_t kLoopProbe = 200000;
 
-std::uint64_t run_loop_probe(bool desktop) {
+std::uint64_t run_loop_probe(Queue& queue, bool desktop) {
   const std::string src = std::string(desktop ? "#version 430 core\n" : "#version 310 es\n") +
                           "layout(local_size_x = 1) in;\n"
                           "layout(std430, binding = 0) buffer Count { uint c[]; };\n"
@@ -187,7 +187,7 @@ std::uint64_t run_loop_probe(bool desktop) {
   glUseProgram(prog);
   glUniform1ui(glGetUniformLocation(prog, "u_n"), kLoopProbe);
   glDispatchCompute(1, 1, 1);
-  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+  queue.barrier_unlaunched(GL_ALL_BARRIER_BITS);
   std::uint32_t trips = kLoopProbe;
   if (const auto* p = static_cast<const std::uint32_t*>(
           glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, sizeof trips, GL_MAP_READ_BIT))) {
@@ -204,7 +204,7 @@ std::uint64_t run_loop_probe(bool desktop) {
 
 }  // namespace
 
-std::uint64_t DeviceImpl::probe_loop_limit(const Capabilities& c, bool adopted_context) {
+std::uint64_t DeviceImpl::probe_loop_limit(Queue& queue, const Capabilities& c, bool adopted_context) {
   static std::mutex m;
   static std::map<std::string, std::uint64_t> probed;  // renderer + version -> limit
   const std::string key = c.renderer + "|" + c.version;
@@ -213,7 +213,7 @@ std::uint64_t DeviceImpl::probe_loop_limit(const Capabilities& c, bool adopted_c
     if (auto it = probed.find(key); it != probed.end()) return it->second;
   }
   if (adopted_context) return lower(c.renderer).find("llvmpipe") != std::string::npos ? 65535 : 0;
-  const std::uint64_t limit = run_loop_probe(c.desktop);
+  const std::uint64_t limit = run_loop_probe(queue, c.desktop);
   std::lock_guard<std::mutex> l(m);
   probed[key] = limit;
   return limit;
@@ -271,7 +271,7 @@ void DeviceImpl::init_capabilities() {
   // past it; Mesa 25 has no such limit. Software renderers are probed (once per process and
   // renderer/version; an adopted context, whose state the probe would change, takes an earlier
   // probe's answer or else assumes Mesa 22's 65535 for llvmpipe).
-  if (looks_software(c.renderer)) c.max_loop_iterations = probe_loop_limit(c, adopted);
+  if (looks_software(c.renderer)) c.max_loop_iterations = probe_loop_limit(queue, c, adopted);
   GLint formats = 0;
   glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
   c.program_binary = formats > 0;

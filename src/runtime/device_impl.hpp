@@ -73,8 +73,8 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   ~DeviceImpl();
   void init_capabilities();
   /// The loop iterations one invocation may run on a software renderer, measured by a probe
-  /// kernel (0: no limit found); see init_capabilities.
-  static std::uint64_t probe_loop_limit(const Capabilities& c, bool adopted_context);
+  /// kernel (0: no limit found; its barrier through `queue`); see init_capabilities.
+  static std::uint64_t probe_loop_limit(Queue& queue, const Capabilities& c, bool adopted_context);
   void log(LogLevel level, const std::string& msg) const;
   /// Throws DeviceError / OutOfMemory for a pending GL error (or KHR_debug error in debug builds).
   void check_gl(const char* op);
