@@ -61,11 +61,11 @@ Launch::Launch(DeviceImpl& dev, const char* op) : dev_(dev), guard_(dev, op), op
 
 Launch& Launch::program(const char* file, Defines defines, Local local) {
   const std::string& key = defines.finish_key(file, local.x, local.y, local.z);
-  program_ = &dev_.programs.get_keyed(
+  program_ = &dev_.programs().get_keyed(
       key, file,
       [&] {
 #ifndef NDEBUG
-        defines.check(file, ProgramCache::full_source(dev_.caps, file, "", local.x, local.y, local.z));
+        defines.check(file, ProgramCache::full_source(dev_.caps(), file, "", local.x, local.y, local.z));
 #endif
         return defines.header();
       },
@@ -74,7 +74,7 @@ Launch& Launch::program(const char* file, Defines defines, Local local) {
 }
 
 Launch& Launch::program(const char* file, const std::string& header, Local local) {
-  program_ = &dev_.programs.get(file, header, local.x, local.y, local.z);
+  program_ = &dev_.programs().get(file, header, local.x, local.y, local.z);
   return *this;
 }
 
@@ -135,14 +135,14 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
   const GLuint grid[3] = {static_cast<GLuint>(x), static_cast<GLuint>(y), static_cast<GLuint>(z)};
   p.set_uvec("u_grid", grid, 3);
   const std::uint64_t mx = dev_.max_groups(0), my = dev_.max_groups(1), mz = dev_.max_groups(2);
-  Profiler* prof = dev_.profiler;
+  Profiler* prof = dev_.profiler();
   // GLTENSOR_CHECK_LOOPS: the loop-check buffer at its binding (the bindings between the operands
   // and it hold it too, read: the queue sees no write, so it adds no barrier), the declared count,
   // and a slot per dispatch.
   ErrorFlags* loops = dev_.check_loops() ? &dev_.extension<ErrorFlags>() : nullptr;
   std::size_t nuses = nuses_;
   if (loops) {
-    const std::uint32_t binding = ErrorFlags::loop_binding(dev_.caps);
+    const std::uint32_t binding = ErrorFlags::loop_binding(dev_.caps());
     if (nuses_ > binding)
       throw DeviceError(std::string("gltensor internal error: ") + op_ + ": kernel " + p.kernel + " has " +
                         std::to_string(nuses_) + " operands, no binding left for GLTENSOR_CHECK_LOOPS");
@@ -161,7 +161,7 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
           p.set_uints("u_loop_slot", &slot, 1);
         }
         if (prof) prof->begin(dev_, op_, p.kernel);
-        dev_.queue.dispatch(
+        dev_.queue().dispatch(
             p, static_cast<std::uint32_t>(std::min(mx, x - x0)), static_cast<std::uint32_t>(std::min(my, y - y0)),
             static_cast<std::uint32_t>(std::min(mz, z - z0)), std::span<const BufferUse>(uses_.data(), nuses),
             std::span<const BlockUse>(blocks_.data(), nblocks_),

@@ -77,7 +77,7 @@ class Launch {
   /// As program(), found by a short key; `header()` runs only when the key is new.
   template <typename HeaderFn>
   Launch& program_keyed(const std::string& key, const char* file, HeaderFn&& header, Local local) {
-    program_ = &dev_.programs.get_keyed(key, file, header, local.x, local.y, local.z);
+    program_ = &dev_.programs().get_keyed(key, file, header, local.x, local.y, local.z);
     return *this;
   }
   const Program& current_program() const;

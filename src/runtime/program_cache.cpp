@@ -158,7 +158,7 @@ const Program& ProgramCache::get(const std::string& kernel, const std::string& h
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
 
-  const Capabilities& c = dev_.caps;
+  const Capabilities& c = dev_.caps();
   // A device that checks loop lengths compiles every program with CHECK_LOOPS (fixed for the
   // device's life, so the keys need not say it).
   const std::string source = full_source(c, kernel, header, lx, ly, lz, dev_.check_loops());
@@ -253,13 +253,13 @@ GLuint ProgramCache::load_binary(const std::string& path, std::uint64_t hash) {
   if (!f) return 0;
   // A format the driver lists cannot raise a GL error; a stale or corrupt binary only fails to
   // link. So no glGetError is needed (an adopted context's error flags are the application's).
-  const auto& formats = dev_.binary_formats;
+  const auto& formats = dev_.binary_formats();
   if (std::find(formats.begin(), formats.end(), static_cast<GLint>(format)) == formats.end()) return 0;
   GLuint prog = glCreateProgram();
   glProgramBinary(prog, format, data.data(), static_cast<GLsizei>(size));
   GLint ok = 0;
   glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-  dev_.pending_gl_error.clear();
+  dev_.clear_pending_gl_error();
   if (!ok) {  // stale or corrupt: recompile
     glDeleteProgram(prog);
     dev_.log(LogLevel::debug, "program binary " + path + " rejected; recompiling");
@@ -303,7 +303,7 @@ void ProgramCache::store_binary(const std::string& path, std::uint64_t hash, GLu
 void ProgramCache::destroy_all() {
   for (auto& [k, p] : programs_) {
     glDeleteProgram(p.id);
-    dev_.gl.forget_program(p.id);
+    dev_.gl().forget_program(p.id);
   }
   programs_.clear();
   keyed_.clear();
