@@ -74,13 +74,13 @@ const char* verdict(bool ok) {
 // The lab binds programs and buffers behind the library's queue: it forgets what it bound.
 void use(GLuint prog) {
   glUseProgram(prog);
-  g_dev->impl()->gl.invalidate();
+  g_dev->impl()->gl().invalidate();
 }
 
 void bind(std::initializer_list<GLuint> bufs) {
   GLuint i = 0;
   for (GLuint b : bufs) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, i++, b);
-  g_dev->impl()->gl.invalidate();
+  g_dev->impl()->gl().invalidate();
 }
 
 // The launch layer's grid uniforms (glsl/common/common.glsl: u_grid, u_group_base) of a library
@@ -497,7 +497,7 @@ void lab_matmul(std::size_t n) {
     }
     std::printf("matmul library program raw %-6s n=%zu  %8.3f ms  %8.1f GFLOP/s (program %u)\n", kern, n, ms,
                 2.0 * n * n * n / ms * 1e-6, prog);
-    g_dev->impl()->gl.invalidate();
+    g_dev->impl()->gl().invalidate();
   }
   glDeleteBuffers(1, &C);
   glDeleteBuffers(1, &A16);
@@ -718,7 +718,7 @@ void lab_offsets() {
   }
   glDeleteBuffers(1, &big);
   glDeleteProgram(padd);
-  g_dev->impl()->gl.invalidate();
+  g_dev->impl()->gl().invalidate();
 }
 
 // Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,
@@ -873,7 +873,7 @@ int main(int argc, char** argv) {
   Device d = Device::open();
   g_dev = &d;
   detail::Enter guard(*d.impl(), "kernel_lab");
-  const bool sw = d.impl()->adapter.software;
+  const bool sw = d.impl()->adapter().software;
   const bool gpu = !sw || g_check;  // modes for GPUs run everywhere at --check's sizes
   std::printf("device: %s%s\n", d.caps().renderer.c_str(), g_check ? " (--check)" : "");
   auto want = [&](const char* name) { return filter.empty() || std::string(name).find(filter) != std::string::npos; };

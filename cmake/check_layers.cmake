@@ -6,7 +6,9 @@
 #   included;
 # - only src/runtime and src/interop (and the interop header) touch GL: no `gl[A-Z]` call, no `GL_`
 #   name and no `#extension` line anywhere else (comments and GLSL text in strings included: the
-#   runtime hands out what kernels need, e.g. codegen's subgroup_glsl).
+#   runtime hands out what kernels need, e.g. codegen's subgroup_glsl);
+# - the Queue owns every barrier: no glMemoryBarrier call outside src/runtime/queue.* (interop and
+#   the runtime's probe call the Queue's barrier_external / barrier_unlaunched).
 #   cmake -DSRC=<repo>/src [-DINCLUDE=<repo>/include] -P check_layers.cmake
 set(ranks runtime 0 tensor 1 autograd 2 ops 3 nn 4 io 4 interop 4 model 5 umbrella 6)
 set(gl_layers runtime interop)
@@ -91,6 +93,14 @@ foreach(entry ${entries})
       string(APPEND problems "\n  ${shown}: includes ${line} from the higher layer ${target}")
     endif()
   endforeach()
+  if(NOT shown MATCHES "^src/runtime/queue\\.")
+    file(STRINGS ${path} barrier_lines REGEX "glMemoryBarrier(ByRegion)? *\\(")
+    foreach(line ${barrier_lines})
+      if(NOT line MATCHES "^ *//" AND NOT line MATCHES "//.*glMemoryBarrier")
+        string(APPEND problems "\n  ${shown}: glMemoryBarrier outside the Queue (src/runtime/queue.*): ${line}")
+      endif()
+    endforeach()
+  endif()
   list(FIND gl_layers ${layer} gl_ok)
   if(gl_ok EQUAL -1)
     file(STRINGS ${path} gl_lines REGEX "gl[A-Z]|GL_|#extension")
@@ -104,4 +114,4 @@ if(problems)
 endif()
 list(LENGTH entries n)
 message("layers: ${n} files checked, no include points up a layer (public headers included), no GL name or "
-        "#extension outside src/runtime and src/interop")
+        "#extension outside src/runtime and src/interop, no glMemoryBarrier outside the Queue")

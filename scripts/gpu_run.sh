@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest graphics replay lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization)
 #                                   (diag: see git history)
@@ -16,15 +16,17 @@ for phase in "$@"; do
   case $phase in
     info) nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/info.txt"
           timeout 60 "$P/bin/gltensor-info" 2>&1 | tee -a "$OUT/info.txt" ;;
-    tests|testsgl) # testsgl: the whole suite on desktop OpenGL 4.6 core contexts (GLTENSOR_API=gl)
+    tests|testsgl|testsloops) # testsgl: the whole suite on desktop OpenGL 4.6 core contexts (GLTENSOR_API=gl);
+           # testsloops: with GLTENSOR_CHECK_LOOPS=1 (kernels check their declared loop lengths)
            log="$OUT/$phase.txt"; : > "$log"
            [ $phase = testsgl ] && export GLTENSOR_API=gl
+           [ $phase = testsloops ] && export GLTENSOR_CHECK_LOOPS=1
            for t in "$P"/bin/test_*; do
              timeout 120 "$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
              echo "$(basename "$t") rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$log"
              [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$log"
            done
-           unset GLTENSOR_API ;;
+           unset GLTENSOR_API GLTENSOR_CHECK_LOOPS ;;
     bench) timeout 420 "$P/bin/gltensor_bench" --benchmark_format=json --benchmark_out="$OUT/gltensor.json" \
              --benchmark_min_time=0.2 > "$OUT/bench.txt" 2>&1; echo "bench rc=$?"; tail -25 "$OUT/bench.txt"
            timeout 240 python3 "$P/torch_reference.py" --json "$OUT/torch.json" > "$OUT/torch.txt" 2>&1; cat "$OUT/torch.txt"

@@ -135,3 +135,29 @@ uniform uvec3 u_grid;
 // (Launch::groups_1d / Launch::invocations); indices past the end exist and must exit.
 #define WORKGROUP_ID_1D (WORKGROUP_ID.x + WORKGROUP_ID.y * u_grid.x)
 #define GLOBAL_ID_1D (GLOBAL_ID.x + GLOBAL_ID.y * u_grid.x * LOCAL_X)
+
+// Loop lengths, checked by the kernels themselves. A loop whose trip count depends on the input
+// is written `for (init; LOOP(cond); step)`. Normally LOOP(c) is (c). With CHECK_LOOPS (the
+// device opened with GLTENSOR_CHECK_LOOPS=1: the program cache adds it to every program) each
+// invocation counts the trips of its LOOP()s together, and one that passes the launch's declared
+// loop_iterations (u_loop_declared) raises its launch's slot (u_loop_slot) of the device's error
+// flag buffer to its count; the host raises LimitError naming the kernel and both counts
+// (src/runtime/error_flags.hpp). Trips only: llvmpipe also counts each loop's exit test, which
+// many declarations leave out (up to one per loop entered: the check allows that slack). Loops
+// with constant trip counts, compare-and-swap retry loops (their trips depend on contention, not
+// on the input), and loops over register arrays of attention_flash.comp (llvmpipe gave wrong
+// results with the counter in them) stay plain `for`s.
+#ifdef CHECK_LOOPS
+layout(std430, binding = CHECK_LOOPS_BINDING) buffer LoopCheck { uint loop_check[]; };
+uniform uint u_loop_declared;
+uniform uint u_loop_slot;
+uint loop_count_ = 0u;
+bool loop_tick_() {
+  loop_count_ += 1u;
+  if (loop_count_ > u_loop_declared) atomicMax(loop_check[u_loop_slot], loop_count_);
+  return true;
+}
+#define LOOP(cond) ((cond) && loop_tick_())
+#else
+#define LOOP(cond) (cond)
+#endif

@@ -211,7 +211,7 @@ void main() {
   vec4 s[4 * KQ];
   uvec4 lanes = uvec4(0u, 8u, 16u, 24u);
   uint gi0 = q0 + 4u * ty;
-  for (uint k0 = kbegin; k0 < kend; k0 += BKV) {
+  for (uint k0 = kbegin; LOOP(k0 < kend); k0 += BKV) {
     workgroup_sync();  // the previous tile's readers are done (and Qs is written)
     for (uint n = 0u; n < NLD; ++n) {
       uint e = tid + n * LOCAL_X;

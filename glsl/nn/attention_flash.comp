@@ -170,7 +170,7 @@ void main() {
 #endif
   // causal: rows before the tile's first key see none of its keys
   if (u_causal != 0) ibegin = max(ibegin, WORKGROUP_ID.x * LOCAL_X);
-  for (uint i0 = ibegin; i0 < iend; i0 += BQT) {
+  for (uint i0 = ibegin; LOOP(i0 < iend); i0 += BQT) {
     workgroup_sync();
     for (uint e = tid; e < BQT * DQ4; e += LOCAL_X) {
       uint r = i0 + e / DQ4;
@@ -240,7 +240,7 @@ void main() {
 #endif
   // causal: keys after the block's last row are seen by none of its rows
   if (u_causal != 0) kend = min(kend, u_row0 + (WORKGROUP_ID.x + 1u) * LOCAL_X);
-  for (uint k0 = kbegin; k0 < kend; k0 += BKV) {
+  for (uint k0 = kbegin; LOOP(k0 < kend); k0 += BKV) {
     workgroup_sync();
     for (uint e = tid; e < BKV * DQ4; e += LOCAL_X) {
       uint jj = k0 + e / DQ4;

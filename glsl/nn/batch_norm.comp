@@ -99,7 +99,7 @@ void main() {
 #ifdef BN_STATS
   float shift = float(load1(c * u_S));
   Walk w = walk_start(c, p);
-  for (uint i = 0u; i < u_iters; ++i) {
+  for (uint i = 0u; LOOP(i < u_iters); ++i) {
     if (w.j >= u_n) break;
     float x = float(load1(walk_elem(w))) - shift;
     acc.x += 1.0;
@@ -110,7 +110,7 @@ void main() {
   }
 #else
   uint CP = u_C * u_n;
-  for (uint i = 0u; i < u_iters; ++i) {
+  for (uint i = 0u; LOOP(i < u_iters); ++i) {
     uint j = p * u_chunk + tid + i * LOCAL_X;
     if (j >= u_n) break;
     uint e = c * u_n + j;
@@ -165,7 +165,7 @@ uniform uint u_iters;
   uint row = (WORKGROUP_ID.z * u_C + c) * u_S;                           \
   uint s0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x; \
   CHANNEL_VALUES                                                         \
-  for (uint k = 0u; k < u_iters; ++k) {                                  \
+  for (uint k = 0u; LOOP(k < u_iters); ++k) {                                  \
     uint s = s0 + k * LOCAL_X;                                           \
     if (s >= u_S) break;                                                 \
     uint i = row + s;
@@ -224,7 +224,7 @@ void main() {
   float invstd = float(load4(c));
 #endif
   Walk w = walk_start(c, p);
-  for (uint i = 0u; i < u_iters; ++i) {
+  for (uint i = 0u; LOOP(i < u_iters); ++i) {
     if (w.j >= u_n) break;
     uint e = walk_elem(w);
     float g = float(load1(e));
@@ -234,7 +234,7 @@ void main() {
   acc.y *= invstd;
 #else
   uint CP = u_C * u_n;
-  for (uint i = 0u; i < u_iters; ++i) {
+  for (uint i = 0u; LOOP(i < u_iters); ++i) {
     uint j = p * u_chunk + tid + i * LOCAL_X;
     if (j >= u_n) break;
     uint e = c * u_n + j;

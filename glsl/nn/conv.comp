@@ -74,12 +74,12 @@ void main() {
   int w = int(e % uint(u_W)), h = int((e / uint(u_W)) % uint(u_H)), c = int((e / uint(u_W * u_H)) % uint(u_C));
   int n = int(e / uint(u_W * u_H * u_C));
   float acc = 0.0;
-  for (int kh = 0; kh < u_KH; ++kh) {
+  for (int kh = 0; LOOP(kh < u_KH); ++kh) {
     int th = h + u_pt - kh * u_dh;
     if (th < 0 || th % u_sh != 0) continue;
     int oh = th / u_sh;
     if (oh >= u_OH) continue;
-    for (int kw = 0; kw < u_KW; ++kw) {
+    for (int kw = 0; LOOP(kw < u_KW); ++kw) {
       int tw = w + u_pl - kw * u_dw;
       if (tw < 0 || tw % u_sw != 0) continue;
       int ow = tw / u_sw;

@@ -32,13 +32,13 @@ void main() {
   uint base = r * u_C;
   float m = -F_INF;
   bool nan = false;
-  for (uint c = 0u; c < u_C; ++c) {
+  for (uint c = 0u; LOOP(c < u_C); ++c) {
     float x = float(load1(base + c));
     nan = nan || is_nan(x);
     m = max(m, x);
   }
   float s = 0.0, sx = 0.0;
-  for (uint c = 0u; c < u_C; ++c) {
+  for (uint c = 0u; LOOP(c < u_C); ++c) {
     float x = float(load1(base + c));
     s += exp(x - m);
     sx += x;

@@ -45,17 +45,17 @@ void main() {
   uint h = bh % u_Hq, b = bh / u_Hq;
   uint kvh = b * u_Hkv + h / u_group;
   uint qb = u_q_off + b * u_q_st[0] + h * u_q_st[1] + t * u_q_st[2];
-  for (uint e = tid; e < u_E; e += LOCAL_X) qs[e] = float(load1(qb + e * u_q_st[3]));
+  for (uint e = tid; LOOP(e < u_E); e += LOCAL_X) qs[e] = float(load1(qb + e * u_q_st[3]));
   int len = load4(b);
   uint total = min(uint(max(len, 0)) + t + 1u, u_M);
   uint k0 = chunk * uint(CHUNK);
   uint n = total > k0 ? min(total - k0, uint(CHUNK)) : 0u;
   workgroup_sync();
   float m = -F_INF;
-  for (uint j = tid; j < n; j += LOCAL_X) {
+  for (uint j = tid; LOOP(j < n); j += LOCAL_X) {
     uint kb = (kvh * u_M + k0 + j) * u_E;
     float x = 0.0;
-    for (uint e = 0u; e < u_E; ++e) x += qs[e] * float(load2(kb + e));
+    for (uint e = 0u; LOOP(e < u_E); ++e) x += qs[e] * float(load2(kb + e));
     x *= u_scale;
     s[j] = x;
     m = nan_max(m, x);
@@ -70,7 +70,7 @@ void main() {
   float mu = m == -F_INF ? 0.0 : m;  // no keys: keep exp2 away from inf - inf
   float l = 0.0;
   workgroup_sync();
-  for (uint j = tid; j < n; j += LOCAL_X) {
+  for (uint j = tid; LOOP(j < n); j += LOCAL_X) {
     float p = exp2(s[j] - mu);
     s[j] = p;
     l += p;
@@ -83,9 +83,9 @@ void main() {
   }
   l = red[0];
   uint vb = kvh * u_M + k0;
-  for (uint d = tid; d < u_Ev; d += LOCAL_X) {
+  for (uint d = tid; LOOP(d < u_Ev); d += LOCAL_X) {
     float acc = 0.0;
-    for (uint j = 0u; j < n; ++j) acc += s[j] * float(load3((vb + j) * u_Ev + d));
+    for (uint j = 0u; LOOP(j < n); ++j) acc += s[j] * float(load3((vb + j) * u_Ev + d));
 #ifdef SINGLE
     store0(row * u_Ev + d, CT0(acc / l));
 #else
@@ -109,7 +109,7 @@ void main() {
   uint row = i / u_Ev, d = i % u_Ev;
   uint W = u_Ev + 2u;
   float m = -F_INF;
-  for (uint c = 0u; c < u_chunks; ++c) {
+  for (uint c = 0u; LOOP(c < u_chunks); ++c) {
     uint base = (c * u_rows + row) * W;
     if (float(load1(base + u_Ev + 1u)) != 0.0) {
       float mc = float(load1(base + u_Ev));
@@ -117,7 +117,7 @@ void main() {
     }
   }
   float acc = 0.0, l = 0.0;
-  for (uint c = 0u; c < u_chunks; ++c) {
+  for (uint c = 0u; LOOP(c < u_chunks); ++c) {
     uint base = (c * u_rows + row) * W;
     float lc = float(load1(base + u_Ev + 1u));
     if (lc == 0.0) continue;

@@ -18,7 +18,7 @@ void main() {
   if (row >= u_rows) return;
   uint base = row * u_L;
   float n = 0.0, mean = 0.0, m2 = 0.0;
-  for (uint i = tid; i < u_L; i += LOCAL_X) {
+  for (uint i = tid; LOOP(i < u_L); i += LOCAL_X) {
     float x = float(load1(base + i));
     n += 1.0;
     float d = x - mean;
@@ -44,7 +44,7 @@ void main() {
   }
   float mu = s_mean[0];
   float rstd = inversesqrt(s_m2[0] / s_n[0] + u_eps);
-  for (uint i = tid; i < u_L; i += LOCAL_X) {
+  for (uint i = tid; LOOP(i < u_L); i += LOCAL_X) {
     float y = (float(load1(base + i)) - mu) * rstd;
 #ifdef HAS_W
     y *= float(load2(i));

@@ -69,10 +69,10 @@ void main() {
 #if !defined(BACKWARD) && POOL == pool_max
   float best = -F_INF;
   int bi = -1;
-  for (int kh = 0; kh < u_KH; ++kh) {
+  for (int kh = 0; LOOP(kh < u_KH); ++kh) {
     int h = oh * u_sh - u_pt + kh * u_dh;
     if (h < 0 || h >= u_H) continue;
-    for (int kw = 0; kw < u_KW; ++kw) {
+    for (int kw = 0; LOOP(kw < u_KW); ++kw) {
       int w = ow * u_sw - u_pl + kw * u_dw;
       if (w < 0 || w >= u_W) continue;
       float v = float(load1(base + uint(h) * u_x_stride[2] + uint(w) * u_x_stride[3]));
@@ -89,8 +89,8 @@ void main() {
   window(oh, u_OH, u_H, u_KH, u_sh, u_pt, h0, h1, ph);
   window(ow, u_OW, u_W, u_KW, u_sw, u_pl, w0, w1, pw);
   float acc = 0.0;
-  for (int h = h0; h < h1; ++h)
-    for (int w = w0; w < w1; ++w) acc += float(load1(base + uint(h) * u_x_stride[2] + uint(w) * u_x_stride[3]));
+  for (int h = h0; LOOP(h < h1); ++h)
+    for (int w = w0; LOOP(w < w1); ++w) acc += float(load1(base + uint(h) * u_x_stride[2] + uint(w) * u_x_stride[3]));
 #if defined(COUNT_PAD) && POOL == pool_avg
   float div = float(ph * pw);
 #else

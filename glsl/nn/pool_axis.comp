@@ -84,7 +84,7 @@ void main() {
   int lo, hi, padded;
   window(o, lo, hi, padded);
   float acc = u_accum != 0 ? float(load0(e)) : 0.0;
-  for (int j = u_j0; j < u_j1; ++j) {
+  for (int j = u_j0; LOOP(j < u_j1); ++j) {
     int pos = lo + j;
     if (pos >= hi) break;
     acc += float(load1(base + uint(pos) * step));
@@ -99,7 +99,7 @@ void main() {
     bi = load2(e);
   }
   int start = o * u_s - u_p;
-  for (int j = u_j0; j < u_j1; ++j) {
+  for (int j = u_j0; LOOP(j < u_j1); ++j) {
     int pos = start + j * u_d;
     if (pos < 0 || pos >= u_I) continue;
 #ifdef ROW_INDEX
@@ -127,7 +127,7 @@ void main() {
   int ohi = min(u_O - 1, floor_div(o + u_p, u_s));
 #endif
   float acc = u_accum != 0 ? float(load0(e)) : 0.0;
-  for (int j = u_j0; j < u_j1; ++j) {
+  for (int j = u_j0; LOOP(j < u_j1); ++j) {
     int w = olo + j;
     if (w > ohi) break;
     acc += float(load1(base + uint(w) * step)) / divisor(w);

@@ -138,7 +138,7 @@ void main() {
     uint m = m0 + (tid >> 4u) + 16u * r;
     za[r] = m < u_M ? load3(u_za_row * m) : 0;
   }
-  for (uint k0 = u_k0; k0 < u_k1; k0 += 16u) {
+  for (uint k0 = u_k0; LOOP(k0 < u_k1); k0 += 16u) {
     for (uint r = 0u; r < 4u; ++r) {
       uint am = (tid >> 4u) + 16u * r, m = m0 + am, k = k0 + ak;  // A: 64 rows x 16
       s_a[ak][am] = m < u_M && k < u_k1 ? int(load1(b * u_a_bs + m * u_K + k)) - za[r] : 0;
@@ -208,13 +208,13 @@ void main() {
   int zx = load3(0u);
   int zw = load4(u_zw_per * uint(o));
   int acc = 0;
-  for (int c = u_c0; c < u_c1; ++c) {
+  for (int c = u_c0; LOOP(c < u_c1); ++c) {
     int xc = (n * u_C + g * u_CG + c) * u_H;
     int wc = (o * u_CG + c) * u_KH;
-    for (int kh = 0; kh < u_KH; ++kh) {
+    for (int kh = 0; LOOP(kh < u_KH); ++kh) {
       int ih = oh * u_sh - u_pt + kh * u_dh;
       if (ih < 0 || ih >= u_H) continue;
-      for (int kw = 0; kw < u_KW; ++kw) {
+      for (int kw = 0; LOOP(kw < u_KW); ++kw) {
         int iw = ow * u_sw - u_pl + kw * u_dw;
         if (iw < 0 || iw >= u_W) continue;
         acc += (int(load1(uint((xc + ih) * u_W + iw))) - zx) * (int(load2(uint((wc + kh) * u_KW + kw))) - zw);

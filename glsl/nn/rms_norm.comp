@@ -39,7 +39,7 @@ void main() {
   if (col >= u_L) return;
   uint r0 = block * u_R;
   float acc = 0.0;
-  for (uint k = 0u; k < u_R; ++k) {
+  for (uint k = 0u; LOOP(k < u_R); ++k) {
     uint r = r0 + k;
     if (r >= u_rows) break;
     uint e = r * u_L + col;
@@ -100,7 +100,7 @@ float term(uint e, uint i) { return float(load1(e)) * WEIGHT(i) * float(load2(e)
 float chunk_sum(uint base, uint p) {
   float acc = 0.0;
   uint i = p * u_chunk + gl_LocalInvocationID.x;
-  for (uint k = 0u; k < u_iters; ++k, i += LOCAL_X) {
+  for (uint k = 0u; LOOP(k < u_iters); ++k, i += LOCAL_X) {
     if (i >= u_L) break;
     acc += term(base + i, i);
   }
@@ -119,7 +119,7 @@ void main() {
   // The row's sum: over the whole row (u_P = 1, chunk 0 is the row) or over its partials.
 #ifdef PARTIALS
   float acc = 0.0;
-  for (uint k = tid; k < u_P; k += LOCAL_X) acc += float(PARTIALS_LOAD(row * u_P + k));
+  for (uint k = tid; LOOP(k < u_P); k += LOCAL_X) acc += float(PARTIALS_LOAD(row * u_P + k));
   float total = workgroup_sum(acc);
 #else
   float total = workgroup_sum(chunk_sum(base, 0u));
@@ -131,7 +131,7 @@ void main() {
   if (p == 0u && tid == 0u) store5(row, CT5(rstd));
 #endif
   uint i = p * u_chunk + tid;
-  for (uint k = 0u; k < u_iters; ++k, i += LOCAL_X) {
+  for (uint k = 0u; LOOP(k < u_iters); ++k, i += LOCAL_X) {
     if (i >= u_L) break;
     float v = value(base + i);
 #ifdef HAS_RES
@@ -147,7 +147,7 @@ void main() {
   float rstd = float(load4(row));
   float c = rstd * rstd * rstd * total * u_inv_L;
   uint i = p * u_chunk + tid;
-  for (uint k = 0u; k < u_iters; ++k, i += LOCAL_X) {
+  for (uint k = 0u; LOOP(k < u_iters); ++k, i += LOCAL_X) {
     if (i >= u_L) break;
     uint e = base + i;
     store0(e, CT0(rstd * float(load1(e)) * WEIGHT(i) - float(load2(e)) * c));

@@ -65,7 +65,7 @@ void main() {
   uint base = row * u_V;
   // the largest logit (GREEDY: and its first index)
   uint bk = 0u, bi = 0xffffffffu;
-  for (uint i = tid; i < u_V; i += LOCAL_X) {
+  for (uint i = tid; LOOP(i < u_V); i += LOCAL_X) {
     uint k = fkey(float(load1(base + i)));
     if (k > bk || bi == 0xffffffffu) {
       bk = k;
@@ -99,7 +99,7 @@ void main() {
     for (int bit = 31; bit >= 0; --bit) {
       uint cand = t | (1u << uint(bit));
       uint c = 0u;
-      for (uint i = tid; i < u_V; i += LOCAL_X) c += fkey(float(load1(base + i))) >= cand ? 1u : 0u;
+      for (uint i = tid; LOOP(i < u_V); i += LOCAL_X) c += fkey(float(load1(base + i))) >= cand ? 1u : 0u;
       if (count_all(c) >= u_top_k) t = cand;
     }
     thr = max(thr, t);
@@ -109,7 +109,7 @@ void main() {
 #ifdef TOP_P
   {
     float own = 0.0;
-    for (uint i = tid; i < u_V; i += LOCAL_X) {
+    for (uint i = tid; LOOP(i < u_V); i += LOCAL_X) {
       float x = float(load1(base + i));
       own += fkey(x) >= thr ? PROB(x) : 0.0;
     }
@@ -119,7 +119,7 @@ void main() {
       uint cand = t | (1u << uint(bit));
       uint lim = max(cand, thr);
       float m = 0.0;
-      for (uint i = tid; i < u_V; i += LOCAL_X) {
+      for (uint i = tid; LOOP(i < u_V); i += LOCAL_X) {
         float x = float(load1(base + i));
         m += fkey(x) >= lim ? PROB(x) : 0.0;
       }
@@ -132,7 +132,7 @@ void main() {
   uint seg = (u_V + LOCAL_X - 1u) / LOCAL_X;
   uint s0 = min(tid * seg, u_V), s1 = min(s0 + seg, u_V);
   float own = 0.0;
-  for (uint i = s0; i < s1; ++i) {
+  for (uint i = s0; LOOP(i < s1); ++i) {
     float x = float(load1(base + i));
     own += fkey(x) >= thr ? PROB(x) : 0.0;
   }
@@ -167,7 +167,7 @@ void main() {
     uint pick = 0u, lastkept = 0u;
     bool got = false;
     uint a0 = min(sseg * seg, u_V), a1 = min(a0 + seg, u_V);
-    for (uint i = a0; i < a1; ++i) {
+    for (uint i = a0; LOOP(i < a1); ++i) {
       float x = float(load1(base + i));
       if (fkey(x) < thr) continue;
       lastkept = i;

@@ -69,7 +69,7 @@ int op_pow(int a, int b) {
   if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) == 1 ? -1 : 1) : 0);
   int r = 1;
   int base = a;
-  for (int e = b; e > 0; e >>= 1) {
+  for (int e = b; LOOP(e > 0); e >>= 1) {
     if ((e & 1) == 1) r *= base;
     base *= base;
   }
@@ -87,7 +87,7 @@ float fmod_finite(float a, float b) {  // a finite, b finite and nonzero
   uint ma = (xa & 0x7fffffu) | (xa >= 0x800000u ? 0x800000u : 0u);
   uint mb = (xb & 0x7fffffu) | (xb >= 0x800000u ? 0x800000u : 0u);
   uint m = ma % mb;
-  for (int d = ea - eb; d > 0 && m != 0u; d -= 8) {
+  for (int d = ea - eb; LOOP(d > 0 && m != 0u); d -= 8) {
     int s = min(d, 8);
     m = (m << uint(s)) % mb;  // m < mb < 2^24: m << 8 fits in 32 bits
   }

@@ -99,7 +99,7 @@ void main() {
   for (uint f = 0u; f < NF; ++f) cn[f] = bo.y + min(n0 + f, u_N - 1u) * u_b_sn;
   float acc[NACC];
   for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
-  for (uint k = k0 + 4u * t; k < k1; k += 4u * LOCAL_X) {
+  for (uint k = k0 + 4u * t; LOOP(k < k1); k += 4u * LOCAL_X) {
     vec4 bv[NF];
     for (uint f = 0u; f < NF; ++f) bv[f] = b_quad(cn[f], k, k1);
     for (uint r = 0u; r < RM; ++r) {

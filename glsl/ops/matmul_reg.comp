@@ -118,7 +118,7 @@ void main() {
   acc[i * CB + j] += av[i].w * bv[4 * j + 3];
 #define FMA_R(i) COLS_I(FMA_C, i)
   uint k = pt.k0;
-  for (; k + 4u <= pt.k1; k += 4u) {
+  for (; LOOP(k + 4u <= pt.k1); k += 4u) {
     ROWQ(LOAD_AQ)
     ROWS(LOAD_A)
     COLN(LOAD_BC)
@@ -126,7 +126,7 @@ void main() {
     ROWS(FMA_R)
   }
   // The K % 4 tail, one K at a time with scalar loads.
-  for (; k < pt.k1; ++k) {
+  for (; LOOP(k < pt.k1); ++k) {
 #define TAIL_B(j)                                                                                        \
   bv[j] = vec4(float(load2(k * u_b_sk + cn[4 * j])), float(load2(k * u_b_sk + cn[4 * j + 1])),            \
                float(load2(k * u_b_sk + cn[4 * j + 2])), float(load2(k * u_b_sk + cn[4 * j + 3])));

@@ -41,7 +41,7 @@ void main() {
     uint gn = n0 + bn + 32u * r, gkb = pt.k0 + bk;
     rb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
   }
-  for (uint k0 = pt.k0; k0 < kend; k0 += BK) {
+  for (uint k0 = pt.k0; LOOP(k0 < kend); k0 += BK) {
     // registers -> shared (scalar writes into the vec4 arrays)
     for (uint r = 0u; r < 4u; ++r) {
       uint m = am + 32u * r, n = bn + 32u * r;

@@ -23,7 +23,7 @@ void main() {
   for (int i = 0; i < 4; ++i) hacc[i] = f16vec4(0.0);
 #endif
 
-  for (uint k0 = pt.k0; k0 < kend; k0 += 16u) {
+  for (uint k0 = pt.k0; LOOP(k0 < kend); k0 += 16u) {
     for (uint e = tid; e < 1024u; e += 256u) {
       uint mm = e / 16u, kk = e % 16u;
       uint gm = m0 + mm, gk = k0 + kk;

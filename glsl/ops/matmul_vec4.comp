@@ -116,7 +116,7 @@ void main() {
   for (uint l = 0u; l < LA; ++l) put_a(0u, l, ra[l]);
   for (uint l = 0u; l < LB; ++l) put_b(0u, l, rb[l]);
   workgroup_sync();
-  for (uint t = 0u; t < nk; ++t) {
+  for (uint t = 0u; LOOP(t < nk); ++t) {
     uint cur = t & 1u;
     if (t + 1u < nk) {
       for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, m0, kb + (t + 1u) * BK, qa);

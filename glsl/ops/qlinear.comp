@@ -160,7 +160,7 @@ void main() {
   if (n0 >= u_N) return;
   float acc[NACC];
   for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
-  for (uint b = u_b0; b < u_b1; ++b) accumulate_block(b, n0, m0, acc);
+  for (uint b = u_b0; LOOP(b < u_b1); ++b) accumulate_block(b, n0, m0, acc);
   for (uint i = 0u; i < NACC; ++i) finish(m0 + i / ROWS, n0 + i % ROWS, acc[i]);
 }
 #else
@@ -172,7 +172,7 @@ void main() {
   uint n0 = (WORKGROUP_ID.x * (LOCAL_X / TPR) + g) * ROWS, m0 = WORKGROUP_ID.y * MT;
   float acc[NACC];
   for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
-  for (uint b = u_b0 + lt; b < u_b1; b += TPR) accumulate_block(b, n0, m0, acc);
+  for (uint b = u_b0 + lt; LOOP(b < u_b1); b += TPR) accumulate_block(b, n0, m0, acc);
   for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] = acc[i];
   barrier();
   for (uint s = TPR / 2u; s > 0u; s >>= 1) {
@@ -193,7 +193,7 @@ void main() {
   uint n0 = WORKGROUP_ID.x * 64u, m0 = WORKGROUP_ID.y * 64u;
   float acc[16];
   for (uint i = 0u; i < 16u; ++i) acc[i] = 0.0;
-  for (uint b = u_b0; b < u_b1; ++b) {
+  for (uint b = u_b0; LOOP(b < u_b1); ++b) {
     uint k0 = b * 32u;
     for (uint e = t; e < 2048u; e += 256u) {  // x: 64 rows x 32 columns
       uint r = e / 32u, c = e % 32u, m = m0 + r, k = k0 + c;

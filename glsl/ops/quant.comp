@@ -60,7 +60,7 @@ void main() {
   uint n = WORKGROUP_ID_1D, t = gl_LocalInvocationID.x;
   if (n >= u_N) return;  // uniform per workgroup
   float amax = 0.0;
-  for (uint k = t; k < u_K; k += LOCAL_X) amax = max(amax, abs(w_at(n, k)));
+  for (uint k = t; LOOP(k < u_K); k += LOCAL_X) amax = max(amax, abs(w_at(n, k)));
   s_max[t] = amax;
   barrier();
   for (uint s = LOCAL_X / 2u; s > 0u; s >>= 1) {
@@ -69,7 +69,7 @@ void main() {
   }
   float d = f16_round(s_max[0] / 127.0);
   uint words = u_Kb * 8u;
-  for (uint i = t; i < words; i += LOCAL_X) {
+  for (uint i = t; LOOP(i < words); i += LOCAL_X) {
     uint word = 0u;
     for (uint j = 0u; j < 4u; ++j) word |= (uint(quant(w_at(n, 4u * i + j), d, -127, 127)) & 0xffu) << (8u * j);
     data[n * words + i] = word;

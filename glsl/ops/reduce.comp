@@ -158,7 +158,7 @@ void main() {
   uint o = wid;
   if (o >= u_nout) return;
   RS acc = identity();
-  for (uint j = tid; j < u_G; j += LOCAL_X) acc = combine(acc, st[o * u_G + j]);
+  for (uint j = tid; LOOP(j < u_G); j += LOCAL_X) acc = combine(acc, st[o * u_G + j]);
 #else
   uint o = wid / u_G;
   uint g = wid % u_G;
@@ -167,7 +167,7 @@ void main() {
   uint r0 = g * u_chunk;
   uint r1 = min(u_R, r0 + u_chunk);
   RS acc = identity();
-  for (uint r = r0 + tid; r < r1; r += LOCAL_X) acc = combine(acc, lift(float(load1(base + red_offset(r))), r));
+  for (uint r = r0 + tid; LOOP(r < r1); r += LOCAL_X) acc = combine(acc, lift(float(load1(base + red_offset(r))), r));
 #endif
   s_st[tid] = acc;
   workgroup_sync();

@@ -68,18 +68,18 @@ void main() {
   uint q1 = r1 >> 2u;  // whole quads end here; the tail (r1 % 4 elements) follows
   uint q = (r0 >> 2u) + tid;
   vec4 a0 = vec4(0.0), a1 = vec4(0.0), a2 = vec4(0.0), a3 = vec4(0.0);
-  for (; q + 3u * LOCAL_X < q1; q += 4u * LOCAL_X) {
+  for (; LOOP(q + 3u * LOCAL_X < q1); q += 4u * LOCAL_X) {
     a0 += fq(qb + q);
     a1 += fq(qb + q + LOCAL_X);
     a2 += fq(qb + q + 2u * LOCAL_X);
     a3 += fq(qb + q + 3u * LOCAL_X);
   }
-  for (; q < q1; q += LOCAL_X) a0 += fq(qb + q);
+  for (; LOOP(q < q1); q += LOCAL_X) a0 += fq(qb + q);
   vec4 a = (a0 + a1) + (a2 + a3);
   v = (a.x + a.y) + (a.z + a.w);
-  for (uint r = (q1 << 2u) + tid; r < r1; r += LOCAL_X) v += f(uintBitsToFloat(t14[qb + (r >> 2u)][r & 3u]));
+  for (uint r = (q1 << 2u) + tid; LOOP(r < r1); r += LOCAL_X) v += f(uintBitsToFloat(t14[qb + (r >> 2u)][r & 3u]));
 #else
-  for (uint r = r0 + tid; r < r1; r += LOCAL_X) v += f(float(load1(base + r)));
+  for (uint r = r0 + tid; LOOP(r < r1); r += LOCAL_X) v += f(float(load1(base + r)));
 #endif
 
 #ifdef SUBGROUP

@@ -26,7 +26,7 @@ void main() {
   uvec2 rb = row_bases(row);
   uint bi = rb.x, bo = rb.y;
   CT0 acc = CT0(0);
-  for (uint i = 0u; i < u_L; ++i) {
+  for (uint i = 0u; LOOP(i < u_L); ++i) {
     acc += CT0(load1(bi + i * u_in_step));
     store0(bo + i * u_out_step, acc);
   }

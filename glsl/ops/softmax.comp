@@ -110,7 +110,7 @@ void main() {
   uvec2 rb = row_bases(row);
   uint bi = rb.x, bo = rb.y;
   float m = -F_INF, s = 0.0;
-  for (uint i = tid; i < u_L; i += LOCAL_X) {
+  for (uint i = tid; LOOP(i < u_L); i += LOCAL_X) {
     float x = float(load1(bi + i * u_in_step));
     if (x > m && !is_inf(x)) {  // new running max: one exp rescales the sum
       s = s * exp(m - x) + 1.0;
@@ -137,11 +137,11 @@ void main() {
   s = s_s[0];
 #ifdef LOG
   float ls = log(s);  // (x - m) - log(s), as above
-  for (uint i = tid; i < u_L; i += LOCAL_X)
+  for (uint i = tid; LOOP(i < u_L); i += LOCAL_X)
     store0(bo + i * u_out_step, CT0((float(load1(bi + i * u_in_step)) - m) - ls));
 #else
   float inv = 1.0 / s;
-  for (uint i = tid; i < u_L; i += LOCAL_X)
+  for (uint i = tid; LOOP(i < u_L); i += LOCAL_X)
     store0(bo + i * u_out_step, CT0(exp(float(load1(bi + i * u_in_step)) - m) * inv));
 #endif
 }

@@ -74,8 +74,8 @@ void main() {
     s_idx[e] = idx;
   }
   workgroup_sync();
-  for (uint k = 2u; k <= u_P; k <<= 1u) {
-    for (uint s = k >> 1u; s > 0u; s >>= 1u) {
+  for (uint k = 2u; LOOP(k <= u_P); k <<= 1u) {
+    for (uint s = k >> 1u; LOOP(s > 0u); s >>= 1u) {
       for (uint q = 0u; q < PAIRS; ++q) {
         uint t = q * LOCAL_X + lid;
         uint a = (t / s) * 2u * s + t % s, b = a + s;
@@ -120,7 +120,7 @@ void main() {
   if (other < u_L) {
     // Rank among the partner run: its elements before (key, idx).
     uint lo = 0u, hi = min(other + u_w, u_L) - other;
-    while (lo < hi) {
+    while (LOOP(lo < hi)) {
       uint mid = (lo + hi) >> 1u;
       if (pair_less(t1[base + other + mid], t2[base + other + mid], key, idx))
         lo = mid + 1u;

@@ -65,7 +65,7 @@ uvec3 mul96(uvec3 a, uint b) {  // modulo 2^96
 uint word96(uvec3 v, int w) { return w == 0 ? v.x : (w == 1 ? v.y : v.z); }
 uint bit96(uvec3 v, int b) { return (word96(v, b >> 5) >> uint(b & 31)) & 1u; }
 bool any_below96(uvec3 v, int b) {  // any of bits 0 .. b-1 set
-  for (int w = 0; w < 3 && b > w * 32; ++w) {
+  for (int w = 0; LOOP(w < 3 && b > w * 32); ++w) {
     uint mask = b - w * 32 >= 32 ? 0xffffffffu : (1u << uint(b - w * 32)) - 1u;
     if ((word96(v, w) & mask) != 0u) return true;
   }

@@ -25,7 +25,7 @@ Tensor wrap_buffer(const Device& dev, GLname buffer, std::size_t offset, const S
   if (offset % item != 0)
     throw ValueError("gltensor::interop::wrap_buffer: byte offset " + std::to_string(offset) + " into " + what +
                      " is not a multiple of the " + dtype_name(dtype) + " element size (" + std::to_string(item) + ")");
-  d.gl.bind_buffer(detail::GlState::kCopyRead, buffer);
+  d.gl().bind_buffer(detail::GlState::kCopyRead, buffer);
   GLint64 size = 0;
   glGetBufferParameteri64v(GL_COPY_READ_BUFFER, GL_BUFFER_SIZE, &size);
   const std::size_t bytes = static_cast<std::size_t>(n) * item;

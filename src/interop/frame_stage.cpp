@@ -189,8 +189,8 @@ struct FrameStageParams {
 // f32 or f16 elements (8 f16 per vec4: block_bytes).
 bool ubo_range_ok(const DeviceImpl& d, const Tensor& t, std::size_t off, std::size_t size) {
   return (t.dtype() == DType::f32 || t.dtype() == DType::f16) &&
-         static_cast<std::int64_t>(size) <= d.caps.max_uniform_block_size &&
-         off % static_cast<std::size_t>(std::max(d.caps.uniform_offset_alignment, 1)) == 0 &&
+         static_cast<std::int64_t>(size) <= d.caps().max_uniform_block_size &&
+         off % static_cast<std::size_t>(std::max(d.caps().uniform_offset_alignment, 1)) == 0 &&
          off + size <= t.impl()->storage->block.capacity;
 }
 
@@ -212,11 +212,11 @@ void run_frame_stage(DeviceImpl& d, const char* op, const Tensor& weight, const 
   const std::int64_t wn = w.numel();
   const std::size_t w_off = static_cast<std::size_t>(w.offset()) * itemsize(w.dtype()),
                     w_range = static_cast<std::size_t>(block_vec4s(wn, w.dtype())) * 16;
-  const bool ubo = d.caps.max_uniform_bindings > 1 && ubo_range_ok(d, w, w_off, w_range);
-  v.ubo_binding = std::max(d.caps.max_uniform_bindings, 2) - 1;
+  const bool ubo = d.caps().max_uniform_bindings > 1 && ubo_range_ok(d, w, w_off, w_range);
+  v.ubo_binding = std::max(d.caps().max_uniform_bindings, 2) - 1;
   if (ubo)
     v.wq = block_vec4s(wn, w.dtype());
-  else if (wn * 4 <= std::max<std::int64_t>(d.caps.max_shared_memory / 4, 4096))
+  else if (wn * 4 <= std::max<std::int64_t>(d.caps().max_shared_memory / 4, 4096))
     v.wn = wn;
   v.wdtype = w.dtype();
   v.bias = bias.defined();

@@ -16,8 +16,8 @@ GLuint InteropState::sampler(bool mipmaps) {
 }
 
 void InteropState::detach_units(DeviceImpl& d) {
-  d.gl.bind_texture_2d(texture_unit(d), 0);
-  d.gl.bind_image(image_unit(d), 0, 0, GL_READ_ONLY, GL_RGBA8);
+  d.gl().bind_texture_2d(texture_unit(d), 0);
+  d.gl().bind_image(image_unit(d), 0, 0, GL_READ_ONLY, GL_RGBA8);
 }
 
 void InteropState::free_gl() {

@@ -21,9 +21,11 @@ class InteropState : public DeviceExtension {
   /// Texture unit and image unit gltensor uses: the last ones (least likely to matter to an
   /// application that does not restore its own state).
   static GLuint texture_unit(const DeviceImpl& d) {
-    return static_cast<GLuint>(std::max(d.caps.max_texture_units, 1) - 1);
+    return static_cast<GLuint>(std::max(d.caps().max_texture_units, 1) - 1);
   }
-  static GLuint image_unit(const DeviceImpl& d) { return static_cast<GLuint>(std::max(d.caps.max_image_units, 1) - 1); }
+  static GLuint image_unit(const DeviceImpl& d) {
+    return static_cast<GLuint>(std::max(d.caps().max_image_units, 1) - 1);
+  }
   /// Binds 0 to gltensor's texture and image units, so that the next from_texture / to_texture
   /// binds its texture again for real. GL's rule for objects changed in another context (ES 3.2
   /// 5.3.3) is "bind it again after the wait"; NVIDIA's driver skips a glBindImageTexture of the

@@ -31,19 +31,19 @@ StateScope::StateScope(const Device& dev) : dev_(device_of(dev, "interop::StateS
 
 StateScope::~StateScope() = default;
 
-void StateScope::invalidate() { dev_->gl.invalidate(); }
+void StateScope::invalidate() { dev_->gl().invalidate(); }
 
 void acquire(const Device& dev, GLsyncHandle fence) {
   DeviceImpl& d = device_of(dev, "interop::acquire");
   Enter guard(d, "interop::acquire");
   if (fence) glWaitSync(fence, 0, GL_TIMEOUT_IGNORED);
-  d.queue.barrier_external(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT |
-                           GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+  d.queue().barrier_external(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT |
+                             GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
   // Objects changed in another context are seen where they are bound again: gltensor's units are
   // emptied (a driver may skip binding the texture that is already bound) and every other
   // binding is made again.
   detail::InteropState::detach_units(d);
-  d.gl.invalidate();
+  d.gl().invalidate();
 }
 
 GLsyncHandle release(const Device& dev, GLbits barriers, bool fence) {
@@ -54,7 +54,7 @@ GLsyncHandle release(const Device& dev, GLbits barriers, bool fence) {
   // Without a fence the application uses the objects in this context, where GL orders the
   // commands: nothing else. With one, the fence follows every command recorded so far (fences
   // signal in order), and is flushed so that another context can wait on it.
-  d.queue.barrier_external(barriers);
+  d.queue().barrier_external(barriers);
   if (!fence) return nullptr;
   GLsync f = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   glFlush();

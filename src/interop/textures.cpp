@@ -67,13 +67,13 @@ void check_texture(const char* op, DeviceImpl& d, const interop::Texture& tex, c
       std::make_tuple(tex.texture, tex.level, static_cast<GLenum>(tex.internal_format), tex.width, tex.height);
   const auto known = st.checked.find(key);
   if (known != st.checked.end()) {
-    if (write && !known->second && !d.caps.desktop) throw_mutable(op, what);
+    if (write && !known->second && !d.caps().desktop) throw_mutable(op, what);
     return;
   }
   if (tex.texture == 0 || !glIsTexture(tex.texture))
     throw ValueError(std::string("gltensor::") + op + ": " + std::to_string(tex.texture) +
                      " is not a texture of the device's context (or its share group)");
-  d.gl.bind_texture_2d(InteropState::texture_unit(d), tex.texture);
+  d.gl().bind_texture_2d(InteropState::texture_unit(d), tex.texture);
   GLint w = 0, h = 0, internal = 0, immutable = 0, levels = 0;
   glGetTexLevelParameteriv(GL_TEXTURE_2D, tex.level, GL_TEXTURE_WIDTH, &w);
   glGetTexLevelParameteriv(GL_TEXTURE_2D, tex.level, GL_TEXTURE_HEIGHT, &h);
@@ -92,7 +92,7 @@ void check_texture(const char* op, DeviceImpl& d, const interop::Texture& tex, c
                      std::to_string(h) + ", not " + std::to_string(tex.width) + " x " + std::to_string(tex.height) +
                      " as described");
   st.checked[key] = immutable != 0;
-  if (write && !immutable && !d.caps.desktop) throw_mutable(op, what);
+  if (write && !immutable && !d.caps().desktop) throw_mutable(op, what);
 }
 
 }  // namespace gltensor::detail

@@ -105,7 +105,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   // f32 k and v contiguous along the head dim, rows and batches on 4-element boundaries: quads.
   auto quads = [](const Tensor& t) { return t.dtype() == DType::f32 && quad_aligned(t, t.dim() - 1); };
   // (7 bindings with all three; GLES 3.1 guarantees 4, so the quads go where the device has fewer.)
-  const bool quad_bindings = dev.caps.max_ssbo_bindings >= 7;
+  const bool quad_bindings = dev.caps().max_ssbo_bindings >= 7;
   const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
   const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
   AttentionVariant av;
@@ -448,7 +448,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool grad = autograd::any_requires_grad({&q_in, &k_in, &v_in});
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
-    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps.subgroup_size, dev.caps.max_shared_memory};
+    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
     const AttentionTiles t = plan_attention_tiles(ad, settings());
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
@@ -467,7 +467,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
       if (L <= per) return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, lo * bkv);
     }
   }
-  const FlashTiles ft = plan_flash_tiles(E, Ev, dev.caps.max_shared_memory, settings());
+  const FlashTiles ft = plan_flash_tiles(E, Ev, dev.caps().max_shared_memory, settings());
   const Problem p{expand_batch(g.q, batch),
                   expand_batch(g.k, batch),
                   expand_batch(g.v, batch),
@@ -498,8 +498,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool bwd_fits = !grad || (bq_chunk >= 0 && bk_chunk >= 0 &&
                                   chunks(L, bq_chunk) * numel_of(batch) * S * (E + Ev) * 4 <= dev.ssbo_limit() &&
                                   chunks(S, bk_chunk) * numel_of(batch) * L * E * 4 <= dev.ssbo_limit());
-  const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps.max_ssbo_bindings >= 7 && kchunk >= 0 &&
-                     !mask_grad && bwd_fits;
+  const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps().max_ssbo_bindings >= 7 &&
+                     kchunk >= 0 && !mask_grad && bwd_fits;
   if (flash) {
     const Forward f = flash_forward(p, ft, kchunk, od);
     Tensor out = f.out.reshape(user_shape);

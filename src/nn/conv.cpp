@@ -260,7 +260,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
   const Conv2dPlan plan =
-      plan_conv2d(problem, ConvDevice{dev.adapter.software, dev.loop_limit(), dev.ssbo_limit()}, settings());
+      plan_conv2d(problem, ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit()}, settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (plan.path == Conv2dPlan::Path::direct) {

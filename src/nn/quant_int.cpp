@@ -335,7 +335,7 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   const IntKernel kern =
       narrow(za_in, a) && narrow(zb_in, b)
           ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0,
-                             dev.adapter.software && settings().matmul_kernel != MatmulKernelSetting::gpu)
+                             dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu)
           : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
   if (limit < kern.per_tile + kern.fixed)

@@ -224,13 +224,13 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   const VecLayout vl = vec4_layout(ea, eb);
   MatmulProblem problem;
   problem.M = M, problem.N = N, problem.K = K, problem.batch = numel_of(batch), problem.out = od;
-  problem.quads = vl.ok, problem.split_columns = split > 0, problem.precision = dev.precision;
+  problem.quads = vl.ok, problem.split_columns = split > 0, problem.precision = dev.precision();
   if (is_floating(ea.dtype()))
     problem.a_quads = quad_aligned(ea, ea.dim() - 1) ? 1 : M % 4 == 0 && quad_aligned(ea, ea.dim() - 2) ? 2 : 0;
   problem.b_kmajor = eb.strides()[eb.dim() - 2] == 1;
   if (is_floating(eb.dtype()))
     problem.b_quads = N % 4 == 0 && quad_aligned(eb, eb.dim() - 1) ? 1 : quad_aligned(eb, eb.dim() - 2) ? 2 : 0;
-  const DeviceTraits traits{dev.adapter.software, dev.loop_limit(), dev.fp16_matmul()};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);

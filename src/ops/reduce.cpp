@@ -95,7 +95,7 @@ void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std:
   Launch launch(dev, "reduce");
   launch.program(v.kFile, v.defines(), {local}).write(out).read(in);
   launch.params(ReduceRowsParams{rows, R, row_stride, in.offset(), chunk, G, out.offset(), div});
-  launch.loop_iterations(reduce_rows_loops(chunk, local, sg, dev.caps.subgroup_size));
+  launch.loop_iterations(reduce_rows_loops(chunk, local, sg, dev.caps().subgroup_size));
   launch.groups_1d(static_cast<std::uint64_t>(rows * G));
 }
 
@@ -118,7 +118,7 @@ bool reduce_rows(DeviceImpl& dev, Red red, int post, const Tensor& x, const Tens
   // are fixed), and a second pass over the G partials that fits too; else the general kernel
   // (reduce.comp) plans the reduction.
   const bool sg = dev.subgroup_arithmetic();
-  const int sgs = dev.caps.subgroup_size;
+  const int sgs = dev.caps().subgroup_size;
   if (const std::uint64_t limit = dev.loop_limit(); limit != 0) {
     auto fits = [&](std::int64_t len, std::int64_t c) {
       return reduce_rows_loops(c, reduce_rows_local(len, c), sg, sgs) <= limit;

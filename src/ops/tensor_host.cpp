@@ -78,7 +78,7 @@ std::vector<std::uint8_t> Tensor::to_bytes() const {
   const Tensor c = contiguous();
   std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
   if (out.empty()) return out;
-  d.queue.wait_batch(c.impl()->storage->write_batch);
+  d.queue().wait_batch(c.impl()->storage->write_batch);
   check_device_errors(d);
   c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(), out.data());
   return out;

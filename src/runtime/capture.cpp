@@ -12,7 +12,7 @@
 namespace gltensor::detail {
 
 Capture::~Capture() {
-  for (const auto& b : owned) dev->pool.release(b);
+  for (const auto& b : owned) dev->pool().release(b);
 }
 
 void Capture::hold(Storage& s, bool write) {
@@ -49,7 +49,7 @@ void Capture::keep_buffers() {
   for (const GLuint b : touched_) {
     if (alive.count(b)) continue;
     Pool::Block block;
-    if (!dev->pool.take(b, block))
+    if (!dev->pool().take(b, block))
       throw CaptureError(
           "gltensor::Recording::capture: a tensor allocated during the capture and alive after it, but "
           "used by no captured dispatch, has a buffer that the recording uses for a tensor that died "

@@ -2,11 +2,11 @@
 #include "gltensor/device.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -52,8 +52,7 @@ void GL_APIENTRY debug_callback(GLenum source, GLenum type, GLuint, GLenum sever
     level = LogLevel::info;
   dev->log(level, std::string("GL: ") + message);
   // API errors are raised at the next check; shader compiler messages become ShaderError.
-  if (type == GL_DEBUG_TYPE_ERROR && source == GL_DEBUG_SOURCE_API && dev->pending_gl_error.empty())
-    dev->pending_gl_error = message;
+  if (type == GL_DEBUG_TYPE_ERROR && source == GL_DEBUG_SOURCE_API) dev->note_gl_error(message);
 }
 
 AdapterInfo describe(const EglCandidate& c, int index) {
@@ -76,8 +75,8 @@ constexpr bool kDebugBuild = true;
 
 }  // namespace
 
-DeviceImpl::DeviceImpl() : thread(std::this_thread::get_id()) {
-  logger = [](LogLevel level, const std::string& msg) {
+DeviceImpl::DeviceImpl() : thread_(std::this_thread::get_id()), check_loops_(settings().check_loops) {
+  logger_ = [](LogLevel level, const std::string& msg) {
     if (level == LogLevel::warning || level == LogLevel::error) std::fprintf(stderr, "gltensor: %s\n", msg.c_str());
   };
 }
@@ -89,44 +88,44 @@ DeviceImpl::~DeviceImpl() {
   // say what is left to the context.
   const ContextBinding before = ContextBinding::current(/*probe_glx=*/true);
   bool current = false, switched = false;
-  if (adopted) {
-    current = app.is_current();
+  if (adopted_) {
+    current = app_.is_current();
     if (!current) {
-      ContextBinding target = app;
+      ContextBinding target = app_;
       target.draw = target.read = EGL_NO_SURFACE;  // surfaceless first, then the adopted surfaces
       target.api = before.api;
       if (before.is_glx() && !target.is_glx()) ContextBinding::release_glx();
-      current = switched = target.make_current() || (app.draw != EGL_NO_SURFACE && app.make_current());
+      current = switched = target.make_current() || (app_.draw != EGL_NO_SURFACE && app_.make_current());
     }
-  } else if (egl.context != EGL_NO_CONTEXT) {
-    current = eglGetCurrentContext() == egl.context;
+  } else if (egl_.context != EGL_NO_CONTEXT) {
+    current = eglGetCurrentContext() == egl_.context;
     if (!current) {
       if (before.is_glx()) ContextBinding::release_glx();
-      current = switched = make_current(egl);
+      current = switched = make_current(egl_);
     }
   }
-  const PoolStats st = pool.stats();
+  const PoolStats st = pool_.stats();
   if (current) {
     free_gl_objects();
-  } else if (st.bytes_allocated > 0 || programs.size() > 0) {
+  } else if (st.bytes_allocated > 0 || programs_.size() > 0) {
     log(LogLevel::warning,
         "a Device was destroyed where its context could not be made current (it is current on another "
         "thread?): " +
             std::to_string(st.cached_buffers) + " buffers (" + std::to_string(st.bytes_allocated) + " bytes) and " +
-            std::to_string(programs.size()) + " programs are left to the context, which frees them when destroyed" +
-            (adopted || !owns_context ? " (with its share group)" : ""));
+            std::to_string(programs_.size()) + " programs are left to the context, which frees them when destroyed" +
+            (adopted_ || !owns_context_ ? " (with its share group)" : ""));
   }
-  if (!adopted) destroy_egl_context(egl);  // releases it first where it is current here
+  if (!adopted_) destroy_egl_context(egl_);  // releases it first where it is current here
   if (switched) before.make_current();
 }
 
 void DeviceImpl::free_gl_objects() {
   if (Profiler* p = find_extension<Profiler>(); p && p->on() && settings().profile)
-    std::fprintf(stderr, "gltensor profile (%s):\n%s", adapter.renderer.c_str(), p->report(*this).table().c_str());
+    std::fprintf(stderr, "gltensor profile (%s):\n%s", adapter_.renderer.c_str(), p->report(*this).table().c_str());
   run_deferred();
-  queue.destroy();
-  pool.trim();
-  programs.destroy_all();
+  queue_.destroy();
+  pool_.trim();
+  programs_.destroy_all();
   for (auto& [type, ext] : extensions_) ext->free_gl();
 }
 
@@ -154,8 +153,26 @@ void DeviceImpl::run_deferred() {
   for (GLuint b : buffers) delete_buffer(*this, b);
 }
 
+void DeviceImpl::open_own(const EglContext& ctx, const AdapterInfo& adapter, std::size_t memory_limit,
+                          Precision precision) {
+  egl_ = ctx;
+  adapter_ = adapter;
+  init_capabilities();
+  pool_.set_limit(memory_limit);
+  precision_ = precision;
+}
+
+void DeviceImpl::note_gl_error(const char* message) {
+  if (pending_gl_error_.empty()) pending_gl_error_ = message;
+}
+
+bool DeviceImpl::context_current_here() const {
+  return std::this_thread::get_id() == thread_ &&
+         (enter_depth_ > 0 || (adopted_ ? app_.is_current() : eglGetCurrentContext() == egl_.context));
+}
+
 void DeviceImpl::log(LogLevel level, const std::string& msg) const {
-  if (logger) logger(level, msg);
+  if (logger_) logger_(level, msg);
 }
 
 namespace {
@@ -164,7 +181,7 @@ namespace {
 // left the loop at its limit.
 constexpr std::uint32_t kLoopProbe = 200000;
 
-std::uint64_t run_loop_probe(bool desktop) {
+std::uint64_t run_loop_probe(Queue& queue, bool desktop) {
   const std::string src = std::string(desktop ? "#version 430 core\n" : "#version 310 es\n") +
                           "layout(local_size_x = 1) in;\n"
                           "layout(std430, binding = 0) buffer Count { uint c[]; };\n"
@@ -187,7 +204,7 @@ std::uint64_t run_loop_probe(bool desktop) {
   glUseProgram(prog);
   glUniform1ui(glGetUniformLocation(prog, "u_n"), kLoopProbe);
   glDispatchCompute(1, 1, 1);
-  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+  queue.barrier_unlaunched(GL_ALL_BARRIER_BITS);
   std::uint32_t trips = kLoopProbe;
   if (const auto* p = static_cast<const std::uint32_t*>(
           glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, sizeof trips, GL_MAP_READ_BIT))) {
@@ -204,7 +221,7 @@ std::uint64_t run_loop_probe(bool desktop) {
 
 }  // namespace
 
-std::uint64_t DeviceImpl::probe_loop_limit(const Capabilities& c, bool adopted_context) {
+std::uint64_t DeviceImpl::probe_loop_limit(Queue& queue, const Capabilities& c, bool adopted_context) {
   static std::mutex m;
   static std::map<std::string, std::uint64_t> probed;  // renderer + version -> limit
   const std::string key = c.renderer + "|" + c.version;
@@ -213,14 +230,14 @@ std::uint64_t DeviceImpl::probe_loop_limit(const Capabilities& c, bool adopted_c
     if (auto it = probed.find(key); it != probed.end()) return it->second;
   }
   if (adopted_context) return lower(c.renderer).find("llvmpipe") != std::string::npos ? 65535 : 0;
-  const std::uint64_t limit = run_loop_probe(c.desktop);
+  const std::uint64_t limit = run_loop_probe(queue, c.desktop);
   std::lock_guard<std::mutex> l(m);
   probed[key] = limit;
   return limit;
 }
 
 void DeviceImpl::init_capabilities() {
-  Capabilities& c = caps;
+  Capabilities& c = caps_;
   c.version = gl_str(GL_VERSION);
   c.renderer = gl_str(GL_RENDERER);
   c.vendor = gl_str(GL_VENDOR);
@@ -248,7 +265,7 @@ void DeviceImpl::init_capabilities() {
   glGetIntegerv(GL_MAX_UNIFORM_BUFFER_BINDINGS, &c.max_uniform_bindings);
   glGetIntegerv(GL_MAX_UNIFORM_BLOCK_SIZE, &c.max_uniform_block_size);
   glGetIntegerv(GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT, &c.uniform_offset_alignment);
-  gl.init(c.max_ssbo_bindings, c.max_texture_units, c.max_image_units, c.max_uniform_bindings);
+  gl_.init(c.max_ssbo_bindings, c.max_texture_units, c.max_image_units, c.max_uniform_bindings);
   GLint n = 0;
   glGetIntegerv(GL_NUM_EXTENSIONS, &n);
   for (GLint i = 0; i < n; ++i)
@@ -271,23 +288,23 @@ void DeviceImpl::init_capabilities() {
   // past it; Mesa 25 has no such limit. Software renderers are probed (once per process and
   // renderer/version; an adopted context, whose state the probe would change, takes an earlier
   // probe's answer or else assumes Mesa 22's 65535 for llvmpipe).
-  if (looks_software(c.renderer)) c.max_loop_iterations = probe_loop_limit(c, adopted);
+  if (looks_software(c.renderer)) c.max_loop_iterations = probe_loop_limit(queue_, c, adopted_);
   GLint formats = 0;
   glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
   c.program_binary = formats > 0;
-  binary_formats.assign(static_cast<std::size_t>(std::max(formats, 0)), 0);
-  if (formats > 0) glGetIntegerv(GL_PROGRAM_BINARY_FORMATS, binary_formats.data());
+  binary_formats_.assign(static_cast<std::size_t>(std::max(formats, 0)), 0);
+  if (formats > 0) glGetIntegerv(GL_PROGRAM_BINARY_FORMATS, binary_formats_.data());
   c.debug_output = c.has_extension("GL_KHR_debug") || c.desktop || (c.gl_major == 3 && c.gl_minor >= 2);
   // Every query above is valid for the context's version and extensions, so an adopted
   // context's error flags (the application's) are neither read nor changed.
-  if (!adopted)
+  if (!adopted_)
     while (glGetError() != GL_NO_ERROR) {
     }
   if (c.debug_output) {
     using Fn = void(GL_APIENTRY*)(GLDEBUGPROC, const void*);
     auto fn = reinterpret_cast<Fn>(eglGetProcAddress("glDebugMessageCallback"));
     if (!fn) fn = reinterpret_cast<Fn>(eglGetProcAddress("glDebugMessageCallbackKHR"));
-    if (fn && !adopted) {
+    if (fn && !adopted_) {
       fn(debug_callback, this);
       glEnable(GL_DEBUG_OUTPUT);
       if (kDebugBuild) glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
@@ -300,7 +317,7 @@ void DeviceImpl::init_capabilities() {
 void DeviceImpl::check_gl(const char* op) {
   GLenum e = glGetError();
   std::string debug_msg;
-  std::swap(debug_msg, pending_gl_error);
+  std::swap(debug_msg, pending_gl_error_);
   if (e == GL_OUT_OF_MEMORY)
     throw OutOfMemory(std::string("gltensor::") + op + ": the driver returned GL_OUT_OF_MEMORY");
   if (e != GL_NO_ERROR || (kDebugBuild && !debug_msg.empty())) {
@@ -312,15 +329,15 @@ void DeviceImpl::check_gl(const char* op) {
 }
 
 std::uint32_t DeviceImpl::max_groups(int axis) const {
-  std::uint32_t m = static_cast<std::uint32_t>(std::max(1, caps.max_workgroup_count[axis]));
-  if (dispatch_limit != 0) m = std::min(m, dispatch_limit);
+  std::uint32_t m = static_cast<std::uint32_t>(std::max(1, caps_.max_workgroup_count[axis]));
+  if (dispatch_limit_ != 0) m = std::min(m, dispatch_limit_);
   return m;
 }
 
 std::uint64_t DeviceImpl::loop_limit() const {
-  if (loop_limit_override != 0)
-    return caps.max_loop_iterations ? std::min(loop_limit_override, caps.max_loop_iterations) : loop_limit_override;
-  return caps.max_loop_iterations;
+  if (loop_limit_override_ != 0)
+    return caps_.max_loop_iterations ? std::min(loop_limit_override_, caps_.max_loop_iterations) : loop_limit_override_;
+  return caps_.max_loop_iterations;
 }
 
 std::uint64_t DeviceImpl::loop_budget() const {
@@ -329,13 +346,13 @@ std::uint64_t DeviceImpl::loop_budget() const {
 }
 
 std::int64_t DeviceImpl::ssbo_limit() const {
-  if (ssbo_limit_override > 0) return std::min(ssbo_limit_override, caps.max_ssbo_block_size);
-  return caps.max_ssbo_block_size;
+  if (ssbo_limit_override_ > 0) return std::min(ssbo_limit_override_, caps_.max_ssbo_block_size);
+  return caps_.max_ssbo_block_size;
 }
 
 bool DeviceImpl::subgroup_features(std::uint32_t need) const {
   need |= GL_SUBGROUP_FEATURE_BASIC_BIT_KHR;
-  if (!caps.subgroup || (caps.subgroup_features & need) != need || !(caps.subgroup_stages & GL_COMPUTE_SHADER_BIT))
+  if (!caps_.subgroup || (caps_.subgroup_features & need) != need || !(caps_.subgroup_stages & GL_COMPUTE_SHADER_BIT))
     return false;
   return settings().subgroups;
 }
@@ -357,7 +374,7 @@ Precision default_precision() {
 bool DeviceImpl::fp16_arithmetic() const {
   using P = PrecisionSetting;
   const P p = settings().precision;
-  return caps.fp16_arithmetic || p == P::f16_force || p == P::f16_emulate;
+  return caps_.fp16_arithmetic || p == P::f16_force || p == P::f16_emulate;
 }
 
 bool DeviceImpl::fp16_matmul() const {
@@ -366,15 +383,15 @@ bool DeviceImpl::fp16_matmul() const {
   return fp16_arithmetic() && (p == P::f16_matmul || p == P::f16_force || p == P::f16_emulate);
 }
 
-bool DeviceImpl::f16_math() const { return precision == Precision::f16_allowed && fp16_arithmetic(); }
+bool DeviceImpl::f16_math() const { return precision_ == Precision::f16_allowed && fp16_arithmetic(); }
 
 std::string DeviceImpl::f16_extension_glsl() const {
   if (settings().precision == PrecisionSetting::f16_emulate)
     return "#define float16_t float\n#define f16vec2 vec2\n#define f16vec4 vec4\n"
            "#define packFloat2x16 packHalf2x16\n#define unpackFloat2x16 unpackHalf2x16\n";
   // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension.
-  const bool ext =
-      !caps.has_extension("GL_NV_gpu_shader5") && caps.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
+  const bool ext = !caps_.has_extension("GL_NV_gpu_shader5") &&
+                   caps_.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
   return ext ? kF16TypesExtensionGlsl : "#extension GL_NV_gpu_shader5 : require\n";
 }
 
@@ -431,13 +448,10 @@ Device open_shared(const OpenOptions& options) {
                                      static_cast<EGLContext>(options.share_context), detail::kDebugBuild, ctx, why))
     throw DeviceError("gltensor::Device::open: no context sharing with the application's: " + why);
   auto impl = std::make_shared<DeviceImpl>();
-  impl->egl = ctx;
   detail::EglCandidate c;
   c.platform = "shared";
-  impl->adapter = detail::describe(c, -1);
-  impl->init_capabilities();
-  impl->pool.set_limit(options.memory_limit);
-  impl->precision = options.precision.value_or(detail::default_precision());
+  impl->open_own(ctx, detail::describe(c, -1), options.memory_limit,
+                 options.precision.value_or(detail::default_precision()));
   return Device(impl);
 }
 
@@ -524,14 +538,13 @@ Device Device::open(const OpenOptions& options) {
   if (pick == usable.end()) pick = usable.begin();
   for (auto it = usable.begin(); it != usable.end(); ++it)
     if (it != pick) detail::destroy_egl_context(it->ctx);
+  if (!detail::make_current(pick->ctx)) {
+    detail::destroy_egl_context(pick->ctx);
+    throw DeviceError("gltensor::Device::open: eglMakeCurrent failed");
+  }
   auto impl = std::make_shared<DeviceImpl>();
-  impl->egl = pick->ctx;
-  impl->adapter = pick->info;
-  if (!detail::make_current(impl->egl)) throw DeviceError("gltensor::Device::open: eglMakeCurrent failed");
-  impl->init_capabilities();
-  impl->pool.set_limit(options.memory_limit);
-  impl->precision = options.precision.value_or(detail::default_precision());
-  if (detail::settings().profile && impl->caps.timer_query) impl->extension<detail::Profiler>().set_on(*impl, true);
+  impl->open_own(pick->ctx, pick->info, options.memory_limit, options.precision.value_or(detail::default_precision()));
+  if (detail::settings().profile && impl->caps().timer_query) impl->extension<detail::Profiler>().set_on(*impl, true);
   return Device(impl);
 }
 
@@ -540,64 +553,64 @@ Device Device::adopt_current(const AdoptOptions& options) {
   if (app.empty())
     throw DeviceError("gltensor::Device::adopt_current: no EGL or GLX context is current on this thread");
   auto impl = std::make_shared<DeviceImpl>();
-  impl->adopted = true;
-  impl->app = app;
-  impl->restore_state = options.restore_state;
-  impl->precision = options.precision.value_or(detail::default_precision());
-  impl->egl.display = app.display;
-  impl->egl.context = app.context;
+  impl->adopted_ = true;
+  impl->app_ = app;
+  impl->restore_state_ = options.restore_state;
+  impl->precision_ = options.precision.value_or(detail::default_precision());
+  impl->egl_.display = app.display;
+  impl->egl_.context = app.context;
   detail::EglCandidate c;
   c.platform = app.is_glx() ? "adopted GLX" : "adopted EGL";
-  impl->adapter = detail::describe(c, -1);
+  impl->adapter_ = detail::describe(c, -1);
   impl->init_capabilities();
   return Device(impl);
 }
 
-const Capabilities& Device::caps() const { return impl_->caps; }
-const AdapterInfo& Device::adapter() const { return impl_->adapter; }
-bool Device::adopted() const { return impl_->adopted; }
+const Capabilities& Device::caps() const { return impl_->caps_; }
+const AdapterInfo& Device::adapter() const { return impl_->adapter_; }
+bool Device::adopted() const { return impl_->adopted_; }
 
 void Device::flush() {
   Enter e(*impl_, "Device::flush");
-  impl_->queue.flush();
+  impl_->queue_.flush();
 }
 
 void Device::synchronize() {
   Enter e(*impl_, "Device::synchronize");
-  impl_->queue.wait_all();
+  impl_->queue_.wait_all();
   detail::check_device_errors(*impl_);
 }
 
 void Device::set_auto_flush(std::size_t dispatches) {
   if (dispatches == 0) throw ValueError("gltensor::Device::set_auto_flush: dispatches must be >= 1");
-  impl_->queue.set_auto_flush(dispatches);
+  impl_->queue_.set_auto_flush(dispatches);
 }
 
-PoolStats Device::pool_stats() const { return impl_->pool.stats(); }
+PoolStats Device::pool_stats() const { return impl_->pool_.stats(); }
 
 void Device::trim() {
   Enter e(*impl_, "Device::trim");
-  impl_->pool.trim();
+  impl_->pool_.trim();
 }
 
-void Device::set_memory_limit(std::size_t bytes) { impl_->pool.set_limit(bytes); }
+void Device::set_memory_limit(std::size_t bytes) { impl_->pool_.set_limit(bytes); }
 
-void Device::set_dispatch_limit(std::uint32_t max_workgroups) { impl_->dispatch_limit = max_workgroups; }
+void Device::set_dispatch_limit(std::uint32_t max_workgroups) { impl_->dispatch_limit_ = max_workgroups; }
 
-void Device::set_loop_limit(std::uint64_t iterations) { impl_->loop_limit_override = iterations; }
+void Device::set_loop_limit(std::uint64_t iterations) { impl_->loop_limit_override_ = iterations; }
 
 void Device::set_ssbo_limit(std::int64_t bytes) {
   if (bytes < 0) throw ValueError("gltensor::Device::set_ssbo_limit: bytes must be >= 0, got " + std::to_string(bytes));
-  impl_->ssbo_limit_override = bytes;
+  impl_->ssbo_limit_override_ = bytes;
 }
 
-void Device::set_precision(Precision precision) { impl_->precision = precision; }
-Precision Device::precision() const { return impl_->precision; }
+void Device::set_precision(Precision precision) { impl_->precision_ = precision; }
+Precision Device::precision() const { return impl_->precision_; }
 Precision Device::precision_in_effect() const { return impl_->f16_math() ? Precision::f16_allowed : Precision::f32; }
 
-void Device::set_logger(Logger logger) { impl_->logger = std::move(logger); }
+void Device::set_logger(Logger logger) { impl_->logger_ = std::move(logger); }
 
-std::uint64_t Device::dispatch_count() const { return impl_->queue.dispatches(); }
-std::uint64_t Device::barrier_count() const { return impl_->queue.barriers(); }
+std::uint64_t Device::dispatch_count() const { return impl_->queue_.dispatches(); }
+std::uint64_t Device::barrier_count() const { return impl_->queue_.barriers(); }
 
 }  // namespace gltensor

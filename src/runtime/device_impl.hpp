@@ -34,32 +34,41 @@ struct DeviceExtension {
 /// The precision a device opens with where its options leave it unset (GLTENSOR_PRECISION).
 Precision default_precision();
 
+// The device's state is private: the layers above use the parts below (each with its own
+// interface) and the narrow reads and setters here; Device (the public handle: open, adopt, the
+// test overrides) and Enter (entry bookkeeping) are the runtime classes that set the rest.
 struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
-  EglContext egl;  // gltensor's own context (Device::open); for adopted EGL contexts display + context
-  bool adopted = false;
-  ContextBinding app;         // adopted: the application's context as adopted
-  bool restore_state = true;  // adopted: AdoptOptions::restore_state
-  bool owns_context = true;   // Device::open: destroy egl.context with the device
-  AdapterInfo adapter;
-  Capabilities caps;
-  std::vector<GLint> binary_formats;  // GL_PROGRAM_BINARY_FORMATS
-  std::thread::id thread;
-  Logger logger;
-  GlState gl;  // every binding gltensor changes (before pool, queue: they bind through it)
-  Pool pool{*this};
-  ProgramCache programs{*this};
-  Queue queue{*this};
-  std::string pending_gl_error;           // from KHR_debug, raised at the next check_gl
-  std::uint32_t dispatch_limit = 0;       // test override of the workgroup count limit (0 = device's)
-  std::uint64_t loop_limit_override = 0;  // test override of the loop iteration limit (0 = device's)
-  std::int64_t ssbo_limit_override = 0;   // test override of the max SSBO block size (0 = device's)
-  Precision precision = Precision::f32;   // asked for (Device::set_precision)
-  Profiler* profiler = nullptr;           // the Profiler extension while it is on (launches check it)
+  // ---- the parts: GL state cache, buffers, programs, dispatch queue ----
+  GlState& gl() { return gl_; }
+  Pool& pool() { return pool_; }
+  ProgramCache& programs() { return programs_; }
+  Queue& queue() { return queue_; }
+  const Queue& queue() const { return queue_; }
 
-  // ---- entry bookkeeping (Enter) ----
-  int enter_depth = 0;
-  bool switched = false;  // Enter made the device's context current over `outer`
-  ContextBinding outer;   // the thread's context before that, made current again on exit
+  // ---- what the device is ----
+  const Capabilities& caps() const { return caps_; }
+  const AdapterInfo& adapter() const { return adapter_; }
+  /// gltensor's own context (Device::open); for adopted EGL contexts display + context.
+  const EglContext& egl() const { return egl_; }
+  /// Whether the device runs in an application's context (Device::adopt).
+  bool adopted() const { return adopted_; }
+  /// The precision asked for (Device::set_precision; f16_math() says what is in effect).
+  Precision precision() const { return precision_; }
+  /// Whether this thread may make GL calls on the device now: its thread, inside an entry or
+  /// with its context current (destructors that delete GL objects; else defer_delete).
+  bool context_current_here() const;
+  /// GL_PROGRAM_BINARY_FORMATS (the program cache's on-disk binaries).
+  const std::vector<GLint>& binary_formats() const { return binary_formats_; }
+  /// Forgets a KHR_debug error that a call expected (a rejected program binary).
+  void clear_pending_gl_error() { pending_gl_error_.clear(); }
+  /// Sets up a device on gltensor's own context `ctx`, current (Device::open): capabilities, the
+  /// pool's limit, the precision asked for.
+  void open_own(const EglContext& ctx, const AdapterInfo& adapter, std::size_t memory_limit, Precision precision);
+  /// A GL error reported through KHR_debug, raised at the next check_gl (the first one kept).
+  void note_gl_error(const char* message);
+  /// The Profiler extension while it is on (launches check it), or null.
+  Profiler* profiler() const { return profiler_; }
+  void set_profiler(Profiler* p) { profiler_ = p; }
 
   /// GL objects whose owner was destroyed where the device's context was not current (another
   /// thread, or another context current): deleted at the next entry (or with the device).
@@ -73,8 +82,8 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   ~DeviceImpl();
   void init_capabilities();
   /// The loop iterations one invocation may run on a software renderer, measured by a probe
-  /// kernel (0: no limit found); see init_capabilities.
-  static std::uint64_t probe_loop_limit(const Capabilities& c, bool adopted_context);
+  /// kernel (0: no limit found; its barrier through `queue`); see init_capabilities.
+  static std::uint64_t probe_loop_limit(Queue& queue, const Capabilities& c, bool adopted_context);
   void log(LogLevel level, const std::string& msg) const;
   /// Throws DeviceError / OutOfMemory for a pending GL error (or KHR_debug error in debug builds).
   void check_gl(const char* op);
@@ -110,6 +119,12 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   bool fp16_matmul() const;
   /// The #extension line that enables float16_t / f16vecN in kernels on this device.
   std::string f16_extension_glsl() const;
+  /// Whether kernels check their loop lengths (Settings::check_loops when the device opened):
+  /// every program is compiled with CHECK_LOOPS and every launch takes a loop-check slot.
+  bool check_loops() const { return check_loops_; }
+
+  friend class gltensor::Device;  // opens, adopts, sets the options and test overrides
+  friend class Enter;             // the entry bookkeeping
 
   /// The extension of type T, created on first use.
   template <typename T>
@@ -126,6 +141,31 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
 
  private:
   void free_gl_objects();
+  EglContext egl_;
+  bool adopted_ = false;
+  ContextBinding app_;         // adopted: the application's context as adopted
+  bool restore_state_ = true;  // adopted: AdoptOptions::restore_state
+  bool owns_context_ = true;   // Device::open: destroy egl_.context with the device
+  AdapterInfo adapter_;
+  Capabilities caps_;
+  std::vector<GLint> binary_formats_;
+  std::thread::id thread_;
+  Logger logger_;
+  GlState gl_;  // every binding gltensor changes (before pool, queue: they bind through it)
+  Pool pool_{*this};
+  ProgramCache programs_{*this};
+  Queue queue_{*this};
+  std::string pending_gl_error_;           // from KHR_debug, raised at the next check_gl
+  std::uint32_t dispatch_limit_ = 0;       // test override of the workgroup count limit (0 = device's)
+  std::uint64_t loop_limit_override_ = 0;  // test override of the loop iteration limit (0 = device's)
+  std::int64_t ssbo_limit_override_ = 0;   // test override of the max SSBO block size (0 = device's)
+  Precision precision_ = Precision::f32;   // asked for (Device::set_precision)
+  Profiler* profiler_ = nullptr;
+  // ---- entry bookkeeping (Enter) ----
+  int enter_depth_ = 0;
+  bool switched_ = false;  // Enter made the device's context current over `outer_`
+  ContextBinding outer_;   // the thread's context before that, made current again on exit
+  const bool check_loops_;
   std::unordered_map<std::type_index, std::unique_ptr<DeviceExtension>> extensions_;
   std::mutex deferred_mutex_;
   std::vector<GLuint> deferred_buffers_;

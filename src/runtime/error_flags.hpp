@@ -1,7 +1,9 @@
 // Device-side error flags (internal): kernels that find bad input (an index out of range, an
 // integer division by zero) cannot throw; they OR a bit into a flag word in a small buffer, and
 // the host raises the error at the next read or synchronize after the kernel's batch has
-// completed.
+// completed. With GLTENSOR_CHECK_LOOPS the buffer also holds one word per launch (a slot) that
+// the launch's invocations raise to their loop count where it passes the declared
+// loop_iterations (LOOP() in glsl/common/common.glsl), checked the same way.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,13 +21,25 @@ class ErrorFlags : public DeviceExtension {
   /// Flag bits (the kernels write these numbers): index.comp, binary.comp (ERR_FLAG),
   /// kv_cache.comp (a KV cache appended past its max_len).
   static constexpr std::uint32_t kIndex = 1, kZeroDivision = 2, kCacheFull = 4;
-  /// The flag buffer (one uint, 0 = no error), bound by kernels that check their input.
+  /// Loop-check slots after the flag word (GLTENSOR_CHECK_LOOPS): launches take them in turn;
+  /// when they run out, the device waits and checks them all before reusing them.
+  static constexpr std::uint32_t kLoopSlots = 4095;
+  /// The binding of the loop-check buffer (CHECK_LOOPS_BINDING): the last of the 16 operand
+  /// bindings a launch has, or the device's last where it has fewer.
+  static std::uint32_t loop_binding(const Capabilities& caps);
+  /// The flag buffer (one uint, 0 = no error; then kLoopSlots words where the device checks
+  /// loops), bound by kernels that check their input.
   Storage& storage(DeviceImpl& dev);
   /// Records that `op`, recorded in the current batch, may set flag bit `bit`.
   void expect(DeviceImpl& dev, const char* op, std::uint32_t bit);
+  /// The loop-check slot of a dispatch of `kernel` by `op` that declared `declared` iterations,
+  /// recorded in the current batch (GLTENSOR_CHECK_LOOPS; launch.cpp).
+  std::uint32_t loop_slot(DeviceImpl& dev, const char* op, const std::string& kernel, std::uint64_t declared);
   /// If a completed checking kernel set the flag, clears it and throws, naming the first pending
   /// op that may have set the bit: IndexError (kIndex, reported first), LimitError (kCacheFull),
-  /// ValueError (kZeroDivision). Makes no GL call while nothing is pending.
+  /// ValueError (kZeroDivision); then, if a completed launch ran more loop iterations than it
+  /// declared, LimitError naming its op, kernel and both counts. Makes no GL call while nothing
+  /// is pending.
   void check(DeviceImpl& dev);
   void free_gl() override;
 
@@ -35,8 +49,17 @@ class ErrorFlags : public DeviceExtension {
     std::string op;
     std::uint32_t bit;
   };
+  struct PendingLoop {
+    std::uint64_t batch;
+    std::uint32_t slot;
+    std::string op, kernel;
+    std::uint64_t declared;
+  };
+  void check_loops(DeviceImpl& dev, const std::vector<std::uint32_t>& words);
   std::unique_ptr<Storage> flag_;
   std::vector<Pending> pending_;  // not yet checked
+  std::vector<PendingLoop> loops_;
+  std::uint32_t next_slot_ = 1;
 };
 
 /// ErrorFlags::check if the device has the extension (nothing to do otherwise).

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/error_flags.hpp"
 #include "runtime/profiler.hpp"
 #include "runtime/storage.hpp"
 
@@ -60,11 +61,11 @@ Launch::Launch(DeviceImpl& dev, const char* op) : dev_(dev), guard_(dev, op), op
 
 Launch& Launch::program(const char* file, Defines defines, Local local) {
   const std::string& key = defines.finish_key(file, local.x, local.y, local.z);
-  program_ = &dev_.programs.get_keyed(
+  program_ = &dev_.programs().get_keyed(
       key, file,
       [&] {
 #ifndef NDEBUG
-        defines.check(file, ProgramCache::full_source(dev_.caps, file, "", local.x, local.y, local.z));
+        defines.check(file, ProgramCache::full_source(dev_.caps(), file, "", local.x, local.y, local.z));
 #endif
         return defines.header();
       },
@@ -73,7 +74,7 @@ Launch& Launch::program(const char* file, Defines defines, Local local) {
 }
 
 Launch& Launch::program(const char* file, const std::string& header, Local local) {
-  program_ = &dev_.programs.get(file, header, local.x, local.y, local.z);
+  program_ = &dev_.programs().get(file, header, local.x, local.y, local.z);
   return *this;
 }
 
@@ -117,6 +118,7 @@ Launch& Launch::loop_iterations(std::uint64_t n) {
                      std::to_string(n) + " loop iterations in one invocation, more than the device allows (" +
                      std::to_string(limit) + "; internal error: the op should split its work)");
   loop_declared_ = true;
+  loop_n_ = n;
   return *this;
 }
 
@@ -133,16 +135,35 @@ void Launch::groups(std::uint64_t x, std::uint64_t y, std::uint64_t z) {
   const GLuint grid[3] = {static_cast<GLuint>(x), static_cast<GLuint>(y), static_cast<GLuint>(z)};
   p.set_uvec("u_grid", grid, 3);
   const std::uint64_t mx = dev_.max_groups(0), my = dev_.max_groups(1), mz = dev_.max_groups(2);
-  Profiler* prof = dev_.profiler;
+  Profiler* prof = dev_.profiler();
+  // GLTENSOR_CHECK_LOOPS: the loop-check buffer at its binding (the bindings between the operands
+  // and it hold it too, read: the queue sees no write, so it adds no barrier), the declared count,
+  // and a slot per dispatch.
+  ErrorFlags* loops = dev_.check_loops() ? &dev_.extension<ErrorFlags>() : nullptr;
+  std::size_t nuses = nuses_;
+  if (loops) {
+    const std::uint32_t binding = ErrorFlags::loop_binding(dev_.caps());
+    if (nuses_ > binding)
+      throw DeviceError(std::string("gltensor internal error: ") + op_ + ": kernel " + p.kernel + " has " +
+                        std::to_string(nuses_) + " operands, no binding left for GLTENSOR_CHECK_LOOPS");
+    Storage& s = loops->storage(dev_);
+    while (nuses <= binding) uses_[nuses++] = {&s, false};
+    const GLuint declared = static_cast<GLuint>(std::min<std::uint64_t>(loop_n_, 0xffffffffu));
+    p.set_uints("u_loop_declared", &declared, 1);
+  }
   for (std::uint64_t z0 = 0; z0 < z; z0 += mz)
     for (std::uint64_t y0 = 0; y0 < y; y0 += my)
       for (std::uint64_t x0 = 0; x0 < x; x0 += mx) {
         const GLuint base[3] = {static_cast<GLuint>(x0), static_cast<GLuint>(y0), static_cast<GLuint>(z0)};
         p.set_uvec("u_group_base", base, 3);
+        if (loops) {
+          const GLuint slot = loops->loop_slot(dev_, op_, p.kernel, loop_n_);
+          p.set_uints("u_loop_slot", &slot, 1);
+        }
         if (prof) prof->begin(dev_, op_, p.kernel);
-        dev_.queue.dispatch(
+        dev_.queue().dispatch(
             p, static_cast<std::uint32_t>(std::min(mx, x - x0)), static_cast<std::uint32_t>(std::min(my, y - y0)),
-            static_cast<std::uint32_t>(std::min(mz, z - z0)), std::span<const BufferUse>(uses_.data(), nuses_),
+            static_cast<std::uint32_t>(std::min(mz, z - z0)), std::span<const BufferUse>(uses_.data(), nuses),
             std::span<const BlockUse>(blocks_.data(), nblocks_),
             std::span<const TextureUse>(textures_.data(), ntextures_));
         if (prof) prof->end(dev_);

@@ -77,7 +77,7 @@ class Launch {
   /// As program(), found by a short key; `header()` runs only when the key is new.
   template <typename HeaderFn>
   Launch& program_keyed(const std::string& key, const char* file, HeaderFn&& header, Local local) {
-    program_ = &dev_.programs.get_keyed(key, file, header, local.x, local.y, local.z);
+    program_ = &dev_.programs().get_keyed(key, file, header, local.x, local.y, local.z);
     return *this;
   }
   const Program& current_program() const;
@@ -138,6 +138,7 @@ class Launch {
   std::array<TextureUse, 4> textures_{};
   std::size_t ntextures_ = 0;
   bool loop_declared_ = false;
+  std::uint64_t loop_n_ = 0;  // the declared loop iterations
 };
 
 }  // namespace gltensor::detail

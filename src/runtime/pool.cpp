@@ -26,11 +26,11 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
     auto& list = it->second;
     std::size_t pick = list.size() - 1;
     if (host_write) {
-      const Capture* cap = dev_.queue.capture();
+      const Capture* cap = dev_.queue().capture();
       auto usable = [&](const Block& b) {
-        return b.busy_until <= dev_.queue.completed() && !(cap && cap->touched(b.buffer));
+        return b.busy_until <= dev_.queue().completed() && !(cap && cap->touched(b.buffer));
       };
-      if (list[pick].busy_until > dev_.queue.completed()) dev_.queue.poll();
+      if (list[pick].busy_until > dev_.queue().completed()) dev_.queue().poll();
       while (pick != static_cast<std::size_t>(-1) && !usable(list[pick])) --pick;
     }
     if (pick != static_cast<std::size_t>(-1)) {
@@ -54,15 +54,15 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
   // Out of memory: glGetError on our own context (its errors are ours); an adopted context's
   // error flags belong to the application, so there the buffer's size tells (a failed
   // glBufferData leaves it 0 on the drivers seen; the GL leaves it undefined).
-  if (!dev_.adopted)
+  if (!dev_.adopted())
     while (glGetError() != GL_NO_ERROR) {
     }
   GLuint buf = 0;
   glGenBuffers(1, &buf);
-  dev_.gl.bind_buffer(GlState::kSsbo, buf);  // created as an SSBO (drivers may place it by first use)
+  dev_.gl().bind_buffer(GlState::kSsbo, buf);  // created as an SSBO (drivers may place it by first use)
   glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(cls), nullptr, GL_DYNAMIC_COPY);
   bool oom = false;
-  if (dev_.adopted) {
+  if (dev_.adopted()) {
     GLint64 size = 0;
     glGetBufferParameteri64v(GL_SHADER_STORAGE_BUFFER, GL_BUFFER_SIZE, &size);
     oom = size != static_cast<GLint64>(cls);
@@ -109,7 +109,7 @@ bool Pool::take(GLuint buffer, Block& out) {
 
 void Pool::trim() {
   // A capture in progress keeps the buffers it used (capture.hpp).
-  const Capture* cap = dev_.queue.capture();
+  const Capture* cap = dev_.queue().capture();
   for (auto& [cls, blocks] : free_) {
     std::vector<Block> kept;
     for (const Block& b : blocks) {

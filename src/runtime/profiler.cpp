@@ -16,7 +16,7 @@
 namespace gltensor::detail {
 
 void Profiler::set_on(DeviceImpl& dev, bool on) {
-  if (on && !dev.caps.timer_query)
+  if (on && !dev.caps().timer_query)
     throw DeviceError("gltensor::Device::set_profiling: the device has no timer queries (EXT_disjoint_timer_query)");
   if (on && !get_u64_) {
     get_u64_ = reinterpret_cast<GetU64>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
@@ -30,12 +30,12 @@ void Profiler::set_on(DeviceImpl& dev, bool on) {
       push_group_ = reinterpret_cast<PushGroup>(eglGetProcAddress("glPushDebugGroupKHR"));
       pop_group_ = reinterpret_cast<PopGroup>(eglGetProcAddress("glPopDebugGroupKHR"));
     }
-    if (!dev.caps.debug_output) push_group_ = nullptr, pop_group_ = nullptr;
+    if (!dev.caps().debug_output) push_group_ = nullptr, pop_group_ = nullptr;
     GLint disjoint = 0;
     glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);  // clears the flag
   }
   on_ = on;
-  dev.profiler = on ? this : nullptr;
+  dev.set_profiler(on ? this : nullptr);
 }
 
 GLuint Profiler::take_query() {
@@ -93,7 +93,7 @@ void Profiler::collect(DeviceImpl&, bool wait) {
 }
 
 ProfileReport Profiler::report(DeviceImpl& dev) {
-  dev.queue.flush();
+  dev.queue().flush();
   collect(dev, true);
   ProfileReport r;
   auto rows = [&](const std::map<std::string, Row>& m) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/error_flags.hpp"
 #include "runtime/glsl_text.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/shader_sources.hpp"
@@ -86,7 +87,7 @@ constexpr char kMagic[8] = {'G', 'L', 'T', 'B', 'I', 'N', '0', '1'};
 }  // namespace
 
 std::string ProgramCache::full_source(const Capabilities& c, const std::string& kernel, const std::string& header,
-                                      std::uint32_t lx, std::uint32_t ly, std::uint32_t lz) {
+                                      std::uint32_t lx, std::uint32_t ly, std::uint32_t lz, bool check_loops) {
   // Layout: #version, #extension lines hoisted from the header and kernel (GLSL ES wants them
   // before any other token), local size, common.glsl, the header, the kernel.
   std::string body = header + "\n" + resolve_includes(kernel);
@@ -104,6 +105,9 @@ std::string ProgramCache::full_source(const Capabilities& c, const std::string& 
   source += extensions;
   source += "#define LOCAL_X " + std::to_string(lx) + "u\n#define LOCAL_Y " + std::to_string(ly) +
             "u\n#define LOCAL_Z " + std::to_string(lz) + "u\n";
+  if (check_loops)  // common.glsl's LOOP() counts (GLTENSOR_CHECK_LOOPS)
+    source +=
+        "#define CHECK_LOOPS 1\n#define CHECK_LOOPS_BINDING " + std::to_string(ErrorFlags::loop_binding(c)) + "\n";
   source += resolve_includes("common.glsl");
   source += rest;
   return source;
@@ -154,8 +158,10 @@ const Program& ProgramCache::get(const std::string& kernel, const std::string& h
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
 
-  const Capabilities& c = dev_.caps;
-  const std::string source = full_source(c, kernel, header, lx, ly, lz);
+  const Capabilities& c = dev_.caps();
+  // A device that checks loop lengths compiles every program with CHECK_LOOPS (fixed for the
+  // device's life, so the keys need not say it).
+  const std::string source = full_source(c, kernel, header, lx, ly, lz, dev_.check_loops());
   const Settings& set = settings();
   if (!set.dump_source.empty() && kernel.find(set.dump_source) != std::string::npos)
     std::fprintf(stderr, "==== %s\n%s\n", kernel.c_str(), source.c_str());
@@ -247,13 +253,13 @@ GLuint ProgramCache::load_binary(const std::string& path, std::uint64_t hash) {
   if (!f) return 0;
   // A format the driver lists cannot raise a GL error; a stale or corrupt binary only fails to
   // link. So no glGetError is needed (an adopted context's error flags are the application's).
-  const auto& formats = dev_.binary_formats;
+  const auto& formats = dev_.binary_formats();
   if (std::find(formats.begin(), formats.end(), static_cast<GLint>(format)) == formats.end()) return 0;
   GLuint prog = glCreateProgram();
   glProgramBinary(prog, format, data.data(), static_cast<GLsizei>(size));
   GLint ok = 0;
   glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-  dev_.pending_gl_error.clear();
+  dev_.clear_pending_gl_error();
   if (!ok) {  // stale or corrupt: recompile
     glDeleteProgram(prog);
     dev_.log(LogLevel::debug, "program binary " + path + " rejected; recompiling");
@@ -297,7 +303,7 @@ void ProgramCache::store_binary(const std::string& path, std::uint64_t hash, GLu
 void ProgramCache::destroy_all() {
   for (auto& [k, p] : programs_) {
     glDeleteProgram(p.id);
-    dev_.gl.forget_program(p.id);
+    dev_.gl().forget_program(p.id);
   }
   programs_.clear();
   keyed_.clear();

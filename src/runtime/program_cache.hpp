@@ -80,8 +80,9 @@ class ProgramCache {
 
   /// The complete GLSL source of a kernel as compiled on a device with `caps`: #version, hoisted
   /// #extension lines, local size, common.glsl, `header`, the kernel with its includes resolved.
+  /// `check_loops`: with CHECK_LOOPS defined before common.glsl (DeviceImpl::check_loops).
   static std::string full_source(const Capabilities& caps, const std::string& kernel, const std::string& header,
-                                 std::uint32_t lx, std::uint32_t ly, std::uint32_t lz);
+                                 std::uint32_t lx, std::uint32_t ly, std::uint32_t lz, bool check_loops = false);
   /// Compiles and links a complete compute shader source (the current context). Throws
   /// ShaderError naming `name`, the line and the driver's log.
   static GLuint compile(const std::string& name, const std::string& source);

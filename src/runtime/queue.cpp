@@ -37,15 +37,15 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
     if (images_written_.count(t.texture) || (t.image && textures_read_.count(t.texture))) bits |= kTextureBits;
   barrier(bits);
   if (capture_) capture_->dispatch(bits, p, gx, gy, gz, uses, blocks, textures);
-  dev_.gl.use_program(p.id);
-  for (std::size_t i = 0; i < uses.size(); ++i) dev_.gl.bind_ssbo(static_cast<GLuint>(i), uses[i].storage->buffer());
-  for (const auto& u : blocks) dev_.gl.bind_ubo(u.binding, u.storage->buffer(), u.offset, u.size);
+  dev_.gl().use_program(p.id);
+  for (std::size_t i = 0; i < uses.size(); ++i) dev_.gl().bind_ssbo(static_cast<GLuint>(i), uses[i].storage->buffer());
+  for (const auto& u : blocks) dev_.gl().bind_ubo(u.binding, u.storage->buffer(), u.offset, u.size);
   for (const auto& t : textures) {
     if (t.image) {
-      dev_.gl.bind_image(t.unit, t.texture, t.level, t.access, t.format);
+      dev_.gl().bind_image(t.unit, t.texture, t.level, t.access, t.format);
     } else {
-      dev_.gl.bind_texture_2d(t.unit, t.texture);
-      dev_.gl.bind_sampler(t.unit, t.sampler);
+      dev_.gl().bind_texture_2d(t.unit, t.texture);
+      dev_.gl().bind_sampler(t.unit, t.sampler);
     }
   }
   glDispatchCompute(gx, gy, gz);
@@ -66,7 +66,7 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
     }
   }
 #ifndef NDEBUG
-  if (!dev_.adopted) dev_.check_gl("dispatch");  // an adopted context's error flags are the application's
+  if (!dev_.adopted()) dev_.check_gl("dispatch");  // an adopted context's error flags are the application's
 #endif
   if (++batch_dispatches_ >= auto_flush_) flush();
 }
@@ -86,19 +86,19 @@ void Queue::replay(const Capture& c) {
     }
     barrier(s.barrier);
     const Program& p = *s.program;
-    dev_.gl.use_program(p.id);
-    for (std::uint32_t i = s.ssbo_begin; i < s.ssbo_end; ++i) dev_.gl.bind_ssbo(i - s.ssbo_begin, c.ssbos[i].buffer);
+    dev_.gl().use_program(p.id);
+    for (std::uint32_t i = s.ssbo_begin; i < s.ssbo_end; ++i) dev_.gl().bind_ssbo(i - s.ssbo_begin, c.ssbos[i].buffer);
     for (std::uint32_t i = s.block_begin; i < s.block_end; ++i) {
       const auto& u = c.blocks[i];
-      dev_.gl.bind_ubo(u.binding, u.buffer, u.offset, u.size);
+      dev_.gl().bind_ubo(u.binding, u.buffer, u.offset, u.size);
     }
     for (std::uint32_t i = s.texture_begin; i < s.texture_end; ++i) {
       const TextureUse& t = c.textures[i];
       if (t.image) {
-        dev_.gl.bind_image(t.unit, t.texture, t.level, t.access, t.format);
+        dev_.gl().bind_image(t.unit, t.texture, t.level, t.access, t.format);
       } else {
-        dev_.gl.bind_texture_2d(t.unit, t.texture);
-        dev_.gl.bind_sampler(t.unit, t.sampler);
+        dev_.gl().bind_texture_2d(t.unit, t.texture);
+        dev_.gl().bind_sampler(t.unit, t.sampler);
       }
     }
     for (std::uint32_t i = s.uniform_begin; i < s.uniform_end; ++i)
@@ -113,7 +113,7 @@ void Queue::replay(const Capture& c) {
   for (GLuint t : c.tail_sampled) textures_read_.insert(t);
   c.replayed(batch_);
 #ifndef NDEBUG
-  if (!dev_.adopted) dev_.check_gl("replay");
+  if (!dev_.adopted()) dev_.check_gl("replay");
 #endif
   if (batch_dispatches_ >= auto_flush_) flush();
 }
@@ -176,7 +176,7 @@ void Queue::poll() {
 void Queue::forget_buffer(GLuint buffer) {
   written_since_barrier_.erase(buffer);
   read_since_barrier_.erase(buffer);
-  dev_.gl.forget_buffer(buffer);
+  dev_.gl().forget_buffer(buffer);
 }
 
 void Queue::destroy() {

@@ -5,7 +5,8 @@
 // it): buffers (SSBOs, uniform blocks) and texture levels (sampled, or written through image
 // units); every `auto_flush` dispatches (and at flush()) the batch ends with a barrier and a
 // fence. Reads wait on the fence of the batch that last wrote the buffer. Every barrier gltensor
-// issues goes through the queue (barrier_external for the interop hand-offs).
+// issues goes through the queue (barrier_external for the interop hand-offs, barrier_unlaunched
+// for the loop-limit probe); ctest `layers` finds glMemoryBarrier nowhere else.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -70,6 +71,9 @@ class Queue {
   GLbitfield pending_bits() const {
     return (written_since_barrier_.v.empty() ? 0 : kBufferBits) | (images_written_.v.empty() ? 0 : kTextureBits);
   }
+  /// A barrier after GL work done outside the launch layer on objects of its own (the device's
+  /// loop-limit probe: its dispatch's write, then a map): glMemoryBarrier(bits), counted.
+  void barrier_unlaunched(GLbitfield bits) { barrier(bits); }
   /// A barrier before host-side access (upload, copy, map) to a buffer a shader touched.
   void barrier_for_host(GLuint buffer);
   /// Ends the current batch with a barrier and a fence and submits it; does not wait.

@@ -1,8 +1,6 @@
 // Device-to-host copies in flight (readback.hpp).
 #include "runtime/readback.hpp"
 
-#include <thread>
-
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
@@ -12,13 +10,13 @@ namespace gltensor::detail {
 
 Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)
     : dev_(dev.shared_from_this()), bytes_(bytes) {
-  if (const Capture* c = dev.queue.capture()) c->host_read("to_host_async");
+  if (const Capture* c = dev.queue().capture()) c->host_read("to_host_async");
   if (bytes > 0) {
-    dev.queue.flush();  // the copy must follow every recorded dispatch, with their writes visible
-    dev.queue.barrier_for_host(src.buffer());
+    dev.queue().flush();  // the copy must follow every recorded dispatch, with their writes visible
+    dev.queue().barrier_for_host(src.buffer());
     staging_ = Staging(dev, bytes, nullptr, true).take();
     copy_buffer(dev, src.buffer(), offset, staging_, 0, bytes);
-    src.use_batch = dev.queue.batch();
+    src.use_batch = dev.queue().batch();
   }
   fence_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   glFlush();
@@ -28,9 +26,7 @@ Readback::~Readback() {
   if (!dev_ || (!staging_ && !fence_)) return;
   // Only in the device's context, which may not be current here (another thread, or the
   // application's context on a Device::open device): then at the device's next entry.
-  const bool here =
-      std::this_thread::get_id() == dev_->thread &&
-      (dev_->enter_depth > 0 || (dev_->adopted ? dev_->app.is_current() : eglGetCurrentContext() == dev_->egl.context));
+  const bool here = dev_->context_current_here();
   if (here) {
     if (fence_) glDeleteSync(fence_);
     if (staging_) delete_buffer(*dev_, staging_);

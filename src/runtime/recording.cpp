@@ -18,17 +18,17 @@ using detail::Capture;
 Recording Recording::capture(const Device& dev, const std::function<void()>& work) {
   detail::DeviceImpl& d = *dev.impl();
   detail::Enter guard(d, "Recording::capture");
-  if (d.queue.capture())
+  if (d.queue().capture())
     throw CaptureError("gltensor::Recording::capture: a capture is already in progress on this device");
   auto c = std::make_shared<Capture>(dev.impl());
-  d.queue.set_capture(c.get());
+  d.queue().set_capture(c.get());
   try {
     work();
   } catch (...) {
-    d.queue.set_capture(nullptr);
+    d.queue().set_capture(nullptr);
     throw;
   }
-  d.queue.set_capture(nullptr);
+  d.queue().set_capture(nullptr);
   c->finish();
   return Recording(std::move(c));
 }
@@ -37,9 +37,9 @@ void Recording::replay() const {
   if (!c_ || c_->steps.empty()) return;
   detail::DeviceImpl& d = *c_->dev;
   detail::Enter guard(d, "Recording::replay");
-  if (d.queue.capture())
+  if (d.queue().capture())
     throw CaptureError("gltensor::Recording::replay: replaying a recording while another is being captured");
-  d.queue.replay(*c_);
+  d.queue().replay(*c_);
   if (!c_->expects.empty()) {
     auto& flags = d.extension<detail::ErrorFlags>();
     for (const auto& e : c_->expects) flags.expect(d, e.op.c_str(), e.bit);

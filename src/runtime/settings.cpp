@@ -100,6 +100,7 @@ Settings Settings::from_env() {
   s.precision = parse_precision(env("GLTENSOR_PRECISION"));
   s.profile = env("GLTENSOR_PROFILE") == "1";
   s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";
+  s.check_loops = env("GLTENSOR_CHECK_LOOPS") == "1";
   return s;
 }
 

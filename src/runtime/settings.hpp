@@ -79,6 +79,11 @@ struct Settings {
   /// GLTENSOR_MODEL_TRACE=1: Model::run waits for each node and prints its wall time (debugging;
   /// the profiler's per-node-type GPU time is the measurement).
   bool model_trace = false;
+  /// GLTENSOR_CHECK_LOOPS=1 (a CI mode, read when a device opens): kernels count the iterations of
+  /// their input-dependent loops (LOOP() in glsl/common/common.glsl) and a launch whose declared
+  /// loop_iterations is below what an invocation ran raises LimitError at the next read or
+  /// synchronize (ErrorFlags). Off: LOOP(c) is (c), no cost.
+  bool check_loops = false;
 
   /// Reads the environment.
   static Settings from_env();

@@ -13,12 +13,12 @@ namespace gltensor::detail {
 Storage::~Storage() {
   if (!dev || external) return;
   block.busy_until = std::max(use_batch, write_batch);
-  dev->pool.release(block);
+  dev->pool().release(block);
 }
 
 Staging::Staging(DeviceImpl& dev, std::size_t bytes, const void* data, bool for_read) : dev_(dev) {
   glGenBuffers(1, &buffer_);
-  dev.gl.bind_buffer(GlState::kCopyRead, buffer_);
+  dev.gl().bind_buffer(GlState::kCopyRead, buffer_);
   glBufferData(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), data, for_read ? GL_STREAM_READ : GL_STREAM_DRAW);
 }
 
@@ -33,14 +33,14 @@ GLuint Staging::take() {
 }
 
 void copy_buffer(DeviceImpl& dev, GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes) {
-  dev.gl.bind_buffer(GlState::kCopyRead, src);
-  dev.gl.bind_buffer(GlState::kCopyWrite, dst);
+  dev.gl().bind_buffer(GlState::kCopyRead, src);
+  dev.gl().bind_buffer(GlState::kCopyWrite, dst);
   glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(src_off),
                       static_cast<GLintptr>(dst_off), static_cast<GLsizeiptr>(bytes));
 }
 
 void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst, const char* op) {
-  dev.gl.bind_buffer(GlState::kCopyRead, buffer);
+  dev.gl().bind_buffer(GlState::kCopyRead, buffer);
   void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(bytes), GL_MAP_READ_BIT);
   if (!p) throw DeviceError(std::string("gltensor::") + op + ": glMapBufferRange failed");
   std::memcpy(dst, p, bytes);
@@ -49,7 +49,7 @@ void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst, cons
 
 void delete_buffer(DeviceImpl& dev, GLuint buffer) {
   glDeleteBuffers(1, &buffer);
-  dev.queue.forget_buffer(buffer);  // also the binding cache: GL unbound it in this context
+  dev.queue().forget_buffer(buffer);  // also the binding cache: GL unbound it in this context
 }
 
 // Host transfers go through short-lived staging buffers: a pool buffer that the host writes
@@ -57,16 +57,16 @@ void delete_buffer(DeviceImpl& dev, GLuint buffer) {
 // debug output), and kernels that later reuse it would then run over PCIe.
 void Storage::upload(const void* data, std::size_t bytes) {
   if (bytes == 0) return;
-  if (const Capture* c = dev->queue.capture()) c->host_write(*this, "upload");
-  dev->queue.barrier_for_host(buffer());
+  if (const Capture* c = dev->queue().capture()) c->host_write(*this, "upload");
+  dev->queue().barrier_for_host(buffer());
   Staging s(*dev, bytes, data, false);
   copy_buffer(*dev, s.buffer(), 0, buffer(), 0, bytes);
 }
 
 void Storage::download(std::size_t offset, std::size_t bytes, void* dst) {
   if (bytes == 0) return;
-  if (const Capture* c = dev->queue.capture()) c->host_read("to_host");
-  dev->queue.barrier_for_host(buffer());
+  if (const Capture* c = dev->queue().capture()) c->host_read("to_host");
+  dev->queue().barrier_for_host(buffer());
   Staging s(*dev, bytes, nullptr, true);
   copy_buffer(*dev, buffer(), offset, s.buffer(), 0, bytes);
   map_read(*dev, s.buffer(), bytes, dst, "to_host");  // the map waits for the copy

@@ -16,9 +16,9 @@ void Tuner::load(DeviceImpl& dev) {
   const std::filesystem::path dir = settings().cache_dir;
   if (dir.empty()) return;
   char name[48];
-  std::snprintf(
-      name, sizeof name, "tuning-%016llx.txt",
-      static_cast<unsigned long long>(fnv1a(dev.caps.renderer + '\n' + dev.caps.version + '\n' + dev.caps.vendor)));
+  std::snprintf(name, sizeof name, "tuning-%016llx.txt",
+                static_cast<unsigned long long>(
+                    fnv1a(dev.caps().renderer + '\n' + dev.caps().version + '\n' + dev.caps().vendor)));
   file_ = dir / name;
   std::ifstream in(file_);
   std::string key;
@@ -28,7 +28,7 @@ void Tuner::load(DeviceImpl& dev) {
 
 void Tuner::run(DeviceImpl& dev, const std::string& key, int n, const std::function<void(int)>& op) {
   const int tune = settings().tune;
-  const bool on = tune >= 0 ? tune == 1 : !dev.adapter.software;
+  const bool on = tune >= 0 ? tune == 1 : !dev.adapter().software;
   if (!on || n < 2) {
     op(0);
     return;

@@ -48,9 +48,9 @@ Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, b
     throw LimitError(std::string("gltensor::") + op + ": a " + dtype_name(dtype) + " tensor of shape " +
                      to_string(shape) + " needs " + std::to_string(bytes) +
                      " bytes, more than the device's max SSBO block size of " + std::to_string(limit) + " bytes" +
-                     (limit < dev.caps.max_ssbo_block_size ? " (lowered by Device::set_ssbo_limit)" : ""));
+                     (limit < dev.caps().max_ssbo_block_size ? " (lowered by Device::set_ssbo_limit)" : ""));
   auto st = std::make_shared<Storage>();
-  st->block = dev.pool.acquire(std::max<std::size_t>(bytes, 4), op, host_write);
+  st->block = dev.pool().acquire(std::max<std::size_t>(bytes, 4), op, host_write);
   st->dev = dev.shared_from_this();
   st->nbytes = bytes;
   auto impl = std::make_shared<TensorImpl>();

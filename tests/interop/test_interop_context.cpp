@@ -44,9 +44,9 @@ TEST(Contexts, ListOpenCallsAndDestructionKeepTheCallersContext) {
 TEST(Contexts, WithoutACallersContextTheDevicesStaysCurrent) {
   std::thread([] {
     Device dev = Device::open();
-    EXPECT_EQ(eglGetCurrentContext(), dev.impl()->egl.context);  // consecutive calls switch nothing
+    EXPECT_EQ(eglGetCurrentContext(), dev.impl()->egl().context);  // consecutive calls switch nothing
     EXPECT_EQ(sum(ones(dev, {10})).item(), 10.0f);
-    EXPECT_EQ(eglGetCurrentContext(), dev.impl()->egl.context);
+    EXPECT_EQ(eglGetCurrentContext(), dev.impl()->egl().context);
     dev = Device();
     EXPECT_EQ(eglGetCurrentContext(), EGL_NO_CONTEXT);
   }).join();
@@ -137,7 +137,7 @@ TEST(Contexts, GlGetsPerCallByPolicy) {
   Tensor x;
   {
     Device dev = Device::adopt_current();
-    auto& gl = dev.impl()->gl;
+    auto& gl = dev.impl()->gl();
     Tensor a = ones(dev, {256}), b = ones(dev, {256});
     (void)(a + b);  // programs compiled
     const auto reads0 = gl.saved_reads();
@@ -158,7 +158,7 @@ TEST(Contexts, GlGetsPerCallByPolicy) {
     Device dev = Device::adopt_current(o);
     Tensor a = ones(dev, {256});
     for (int i = 0; i < 10; ++i) (void)(a + a).to_vector();
-    EXPECT_EQ(dev.impl()->gl.saved_reads(), 0u);
+    EXPECT_EQ(dev.impl()->gl().saved_reads(), 0u);
   }
 }
 

@@ -233,10 +233,10 @@ TEST_P(Chains, MatchFloat64Reference) {
   glBindTexture(GL_TEXTURE_2D, 0);
   interop::TextureTransfer in_opt;
   in_opt.channels = cin;
-  const auto dispatches0 = dev.impl()->queue.dispatches();
+  const auto dispatches0 = dev.impl()->queue().dispatches();
   f.run({tex[0], c.in_format, c.W, c.H, 0}, {tex[1], c.out_format, want.W, want.H, 0}, in_opt);
   if (!c.dispatch_limit) {
-    EXPECT_EQ(dev.impl()->queue.dispatches() - dispatches0, f.dispatches());
+    EXPECT_EQ(dev.impl()->queue().dispatches() - dispatches0, f.dispatches());
   }
   std::size_t convs = 0;
   for (const Op& op : ops) convs += op.kind == Op::conv;

@@ -198,7 +198,7 @@ TEST_P(Matrix, CallsKeepTheCallersContextAndGiveRightResults) {
   // the device's own context.
   GLuint src = 0, dst = 0;
   if (kind == Kind::open) {
-    ASSERT_TRUE(detail::make_current(dev.impl()->egl));
+    ASSERT_TRUE(detail::make_current(dev.impl()->egl()));
   }
   src = make_texture(&in.texels);
   dst = make_texture(nullptr);
@@ -227,7 +227,7 @@ TEST_P(Matrix, CallsKeepTheCallersContextAndGiveRightResults) {
       app.make_current();
       ctx = &app;
     } else {
-      ASSERT_TRUE(detail::make_current(dev.impl()->egl));  // gltensor's own context: its bindings are its own
+      ASSERT_TRUE(detail::make_current(dev.impl()->egl()));  // gltensor's own context: its bindings are its own
     }
   } else if (caller == Caller::other) {
     other->make_current();
@@ -253,7 +253,7 @@ TEST_P(Matrix, CallsKeepTheCallersContextAndGiveRightResults) {
       }
       const Current after = Current::get();
       if (allowed && caller == Caller::none) {
-        EXPECT_EQ(after.context, dev.impl()->egl.context) << where << ": the device's context stays current";
+        EXPECT_EQ(after.context, dev.impl()->egl().context) << where << ": the device's context stays current";
         eglMakeCurrent(app.egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
       } else {
         EXPECT_TRUE(after == before) << where << ": the current context changed";

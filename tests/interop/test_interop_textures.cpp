@@ -248,7 +248,7 @@ TEST_P(Textures, ToTextureClampsRoundsAndAcceptsViews) {
 TEST_P(Textures, TextureHazardsGetBarriersAndOnlyThey) {
   const int w = 4, h = 4;
   GLuint a = texture(kRGBA32F, w, h), b = texture(kRGBA32F, w, h);
-  auto& q = dev_.impl()->queue;
+  auto& q = dev_.impl()->queue();
   Tensor x = full(dev_, {1, 4, h, w}, 0.25);
   dev_.synchronize();  // a clean batch: no buffer hazard from here
   const auto barriers = [&](const std::function<void()>& f) {
@@ -272,7 +272,7 @@ TEST_P(Textures, TextureHazardsGetBarriersAndOnlyThey) {
 TEST_P(Textures, ReleaseCoversTheNextFramesStore) {
   const int w = 4, h = 3;
   GLuint a = texture(kRGBA32F, w, h);
-  auto& q = dev_.impl()->queue;
+  auto& q = dev_.impl()->queue();
   Tensor x = full(dev_, {1, 4, h, w}, 0.25), y = full(dev_, {1, 4, h, w}, 0.5);
   dev_.synchronize();
   const auto barriers = [&](const std::function<void()>& f) {

@@ -1,10 +1,17 @@
 // The loop limit: what the driver does past it (Mesa's gallivm counts every loop iteration of an
 // invocation in one counter and leaves all loops at 65535), and what the launch layer does with
 // a kernel that would loop longer (LimitError instead of a silently truncated result).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/error_flags.hpp"
 #include "runtime/guard.hpp"
+#include "runtime/launch.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -99,4 +106,71 @@ TEST(LoopLimit, LaunchPastTheLimitIsLimitError) {
     EXPECT_NE(what.find("loop iterations"), std::string::npos) << what;
   }
   EXPECT_EQ(cumsum(x, 0).to_vector().back(), 100.0f);
+}
+
+// GLTENSOR_CHECK_LOOPS: kernels count the trips of their LOOP()s, and a launch that declared
+// fewer loop iterations than an invocation ran is a LimitError at the next read naming the op,
+// the kernel and both counts (the sabotage: a probe kernel of n trips declared one short). The
+// honest declaration passes; the device stays usable.
+namespace {
+
+struct LoopProbeParams {
+  std::int64_t n;
+  void set(detail::Uniforms& u) const { u.u32("u_n", n); }
+};
+
+void loop_probe(Device& dev, const Tensor& out, std::int64_t n, std::uint64_t declared) {
+  detail::Launch launch(*dev.impl(), "loop_probe");
+  launch.program("loop_probe.comp", std::string(), {1}).write(out);
+  launch.params(LoopProbeParams{n}).loop_iterations(declared).groups(1);
+}
+
+}  // namespace
+
+TEST(LoopCheck, UnderDeclaredLaunchFailsAtTheNextRead) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gltensor-loop-probe-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "loop_probe.comp") << "layout(local_size_x = LOCAL_X) in;\n"
+                                            "layout(std430, binding = 0) buffer Out { float c[]; };\n"
+                                            "uniform uint u_n;\n"
+                                            "void main() {\n"
+                                            "  uint t = 0u;\n"
+                                            "  for (uint i = 0u; LOOP(i < u_n); ++i) t += 1u;\n"
+                                            "  c[0] = float(t);\n"
+                                            "}\n";
+  ScopedSettings s;
+  s->glsl_dir = dir;
+  s->check_loops = true;
+  Device dev = Device::open();
+  const Tensor out = zeros(dev, {1});
+  for (std::int64_t n : {0, 1, 7, 300}) {
+    loop_probe(dev, out, n, static_cast<std::uint64_t>(n));  // honest: n trips
+    EXPECT_EQ(out.to_vector()[0], static_cast<float>(n));
+  }
+  for (std::int64_t n : {1, 300}) {
+    loop_probe(dev, out, n, static_cast<std::uint64_t>(n) - 1);  // one short
+    try {
+      (void)out.to_vector();
+      FAIL() << "expected LimitError for n = " << n;
+    } catch (const LimitError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("loop_probe:"), std::string::npos) << what;
+      EXPECT_NE(what.find("loop_probe.comp"), std::string::npos) << what;
+      EXPECT_NE(what.find("ran " + std::to_string(n) + " loop iterations"), std::string::npos) << what;
+      EXPECT_NE(what.find("the " + std::to_string(n - 1) + " its launch declared"), std::string::npos) << what;
+    }
+  }
+  // Reported once; later launches, and slots reused after the device ran out, check again.
+  for (int i = 0; i < static_cast<int>(detail::ErrorFlags::kLoopSlots) + 10; ++i) loop_probe(dev, out, 5, 5);
+  EXPECT_EQ(out.to_vector()[0], 5.0f);
+  EXPECT_EQ(cumsum(ones(dev, {100}), 0).to_vector().back(), 100.0f);
+  loop_probe(dev, out, 5, 4);
+  EXPECT_THROW(dev.synchronize(), LimitError);
+  // Without the mode, LOOP(c) is (c): the same under-declared launch passes (unchecked).
+  s->check_loops = false;
+  Device plain = Device::open();
+  const Tensor out2 = zeros(plain, {1});
+  loop_probe(plain, out2, 300, 3);
+  EXPECT_EQ(out2.to_vector()[0], 300.0f);
+  std::filesystem::remove_all(dir);
 }

@@ -28,11 +28,11 @@ TEST(ProgramCache, BinariesAreStoredAndReused) {
   Device d1 = Device::open();
   if (!d1.caps().program_binary) GTEST_SKIP() << "no program binary formats";
   auto r1 = run_ops(d1);
-  EXPECT_EQ(d1.impl()->programs.binary_cache_hits(), 0u);
+  EXPECT_EQ(d1.impl()->programs().binary_cache_hits(), 0u);
   EXPECT_FALSE(std::filesystem::is_empty(dir));
   Device d2 = Device::open();
   auto r2 = run_ops(d2);
-  EXPECT_GT(d2.impl()->programs.binary_cache_hits(), 0u);
+  EXPECT_GT(d2.impl()->programs().binary_cache_hits(), 0u);
   EXPECT_EQ(r1, r2);
   for (int i = 0; i < 10; ++i) EXPECT_NEAR(r1[i], std::exp(0.5 * i), 1e-4 * std::exp(0.5 * i));
   std::filesystem::remove_all(dir);
@@ -57,7 +57,7 @@ TEST(ProgramCache, CorruptBinariesFallBackToCompiling) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) std::filesystem::resize_file(e.path(), 10);
   Device d3 = Device::open();
   EXPECT_EQ(run_ops(d3), r1);
-  EXPECT_EQ(d3.impl()->programs.binary_cache_hits(), 0u);
+  EXPECT_EQ(d3.impl()->programs().binary_cache_hits(), 0u);
   std::filesystem::remove_all(dir);
 }
 
@@ -69,18 +69,18 @@ TEST(ProgramCache, CompileErrorIsShaderErrorWithLogAndLine) {
   auto& impl = *dev.impl();
   detail::Enter e(impl, "test");
   try {
-    impl.programs.get("unary.comp",
-                      "#define NOPS 1\n#define NDIM 1\n#define OP op_no_such_function\n"
-                      "layout(std430, binding = 0) buffer Buf0 { uint t0[]; };\n#define CT0 float\n"
-                      "uint bits0(float v) { return 0u; }\nvoid store0(uint e, float v) {}\n",
-                      64);
+    impl.programs().get("unary.comp",
+                        "#define NOPS 1\n#define NDIM 1\n#define OP op_no_such_function\n"
+                        "layout(std430, binding = 0) buffer Buf0 { uint t0[]; };\n#define CT0 float\n"
+                        "uint bits0(float v) { return 0u; }\nvoid store0(uint e, float v) {}\n",
+                        64);
     FAIL() << "expected ShaderError";
   } catch (const ShaderError& err) {
     EXPECT_FALSE(err.log().empty());
     EXPECT_NE(std::string(err.what()).find("unary.comp"), std::string::npos) << err.what();
     EXPECT_NE(err.line().find("OP"), std::string::npos) << "line: " << err.line() << "\n" << err.what();
   }
-  EXPECT_THROW(impl.programs.get("no_such_kernel.comp", "", 64), ShaderError);
+  EXPECT_THROW(impl.programs().get("no_such_kernel.comp", "", 64), ShaderError);
   // The device still works.
   EXPECT_EQ((ones(dev, {3}) + 1.0).to_vector(), std::vector<float>(3, 2.0f));
 }

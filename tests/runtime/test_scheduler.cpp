@@ -58,12 +58,12 @@ TEST(Scheduler, ReadWaitsOnlyForItsWritersFence) {
   EXPECT_GT(b.impl()->storage->write_batch, batch_a);
   EXPECT_EQ(a.to_vector(), std::vector<float>(256, 2.0f));
   // b's batch was not waited for: its fence is still queued.
-  ASSERT_GT(impl.queue.pending_batches(), 0u);
-  EXPECT_EQ(impl.queue.last_submitted(), b.impl()->storage->write_batch);
-  EXPECT_GE(impl.queue.completed(), batch_a);
-  EXPECT_LT(impl.queue.completed(), b.impl()->storage->write_batch);
+  ASSERT_GT(impl.queue().pending_batches(), 0u);
+  EXPECT_EQ(impl.queue().last_submitted(), b.impl()->storage->write_batch);
+  EXPECT_GE(impl.queue().completed(), batch_a);
+  EXPECT_LT(impl.queue().completed(), b.impl()->storage->write_batch);
   dev.synchronize();
-  EXPECT_EQ(impl.queue.pending_batches(), 0u);
+  EXPECT_EQ(impl.queue().pending_batches(), 0u);
 }
 
 TEST(Scheduler, AutoFlushEndsBatches) {
@@ -71,10 +71,10 @@ TEST(Scheduler, AutoFlushEndsBatches) {
   dev.set_auto_flush(4);
   auto& impl = *dev.impl();
   dev.synchronize();
-  const auto batch0 = impl.queue.batch();
+  const auto batch0 = impl.queue().batch();
   Tensor t = zeros(dev, {100});           // 1 dispatch
   for (int i = 0; i < 11; ++i) t += 1.0;  // 11 more: 12 in all -> 3 flushes
-  EXPECT_EQ(impl.queue.batch(), batch0 + 3);
+  EXPECT_EQ(impl.queue().batch(), batch0 + 3);
   EXPECT_EQ(t.to_vector(), std::vector<float>(100, 11.0f));
   EXPECT_THROW(dev.set_auto_flush(0), ValueError);
 }
