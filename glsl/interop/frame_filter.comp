@@ -32,8 +32,11 @@
 // uvec4), else operand 1.
 // NVIDIA's compiler left the loops over channels rolled and acc[] / t[] in local memory (the
 // fused 1080p 3x3 filter took 0.168 ms against 0.027 ms unrolled, H100); other drivers ignore
-// the pragma.
+// the pragma. Not for big filters: a 25 x 25 kernel over 12 channels unrolled passed the
+// driver's instruction limit ("too many instructions").
+#if CI * CO * KH * KW <= 2048
 #pragma optionNV(unroll all)
+#endif
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y) in;
 
 uniform int u_in_W;
