@@ -82,6 +82,8 @@ def main():
                 v = v.astype(np.int32)
             elif v.dtype == np.float16:
                 v = v.astype(np.float32)
+            elif v.dtype == np.bool_:  # as ort_run.js writes them (npy.js): uint8 0 / 1
+                v = v.astype(np.uint8)
             np.save(os.path.join(a.output_dir, fname(o.name)), v)
     print(json.dumps({"load_ms": load_ms, "run_ms": run_ms, "bench_ms": bench_ms, "outputs": summary}))
 
