@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "gltensor/gltensor.hpp"
+#include "kernel_lab_variants.hpp"
 #include "lab_sources.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/gl.hpp"
@@ -878,6 +879,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s%s\n", d.caps().renderer.c_str(), g_check ? " (--check)" : "");
   auto want = [&](const char* name) { return filter.empty() || std::string(name).find(filter) != std::string::npos; };
   auto named = [&](const char* name) { return filter == name || (g_check && filter.empty()); };
+  if (want("variants")) g_failures += lab::lab_variants(d, g_check);
   if (want("add")) lab_add(sw);
   if (want("sum")) lab_sum(d.caps().subgroup, sw);
   if (want("conv") && gpu) lab_conv();
