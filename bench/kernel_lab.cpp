@@ -1,12 +1,16 @@
-// Kernel lab: times candidate GLSL formulations of the hot kernels (elementwise add, sum,
-// matmul) in isolation, outside the library's dispatch path, so that variants can be compared
-// on one device in one run before one of them goes into glsl/. Not part of the test suite.
-// The candidates are bench/lab/*.comp (embedded at build time), each with the #defines that make
-// a variant; they are compiled by the library's ProgramCache::compile and dispatched raw.
+// Kernel lab: times kernels in isolation, so that variants can be compared on one device in one
+// run. Not part of the test suite (its --check runs in ctest: kernel_lab_check).
+// - Mode variants (kernel_lab_variants.cpp): the library's own kernels (matmul, elementwise add)
+//   through the launch layer, the candidates being their Variants, each as a ratio to the op's
+//   own (planned) choice.
+// - The other modes: candidate GLSL formulations not yet in the library (elementwise add, sum,
+//   matmul tile shapes, conv stages), bench/lab/*.comp (embedded at build time), each with the
+//   #defines that make a variant, compiled by the library's ProgramCache::compile and
+//   dispatched raw, outside the library's dispatch path.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
-//   FILTER   runs the modes whose name contains FILTER: add, sum, matmul, regmm, bisect (all devices),
-//            conv, bufs (GPUs only); asm, hints, offsets only when named exactly (hints and
-//            offsets on GPUs only). No FILTER: every mode that a plain filter selects.
+//   FILTER   runs the modes whose name contains FILTER: variants, add, sum, matmul, regmm, bisect
+//            (all devices), conv, bufs (GPUs only); asm, hints, offsets only when named exactly
+//            (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
