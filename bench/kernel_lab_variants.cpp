@@ -116,26 +116,17 @@ struct Table {
       ok = ok && !std::isnan(e1) && e1 <= 0;
     }
     if (!ok) ++lab.failures;
-    std::printf("  %-30s %10.4f ms %9.2f %-7s %6.2fx %-5s %s\n", name.c_str(), ms, work / ms * 1e-6, unit,
+    std::printf("  %-36s %10.4f ms %9.2f %-7s %6.2fx %-5s %s\n", name.c_str(), ms, work / ms * 1e-6, unit,
                 ms / first_ms, ok ? "" : "WRONG", key.c_str());
     if (!ok) std::printf("  (seed %u)\n", seed);
   }
 };
 
+// The kernel file of a plan's kernel.
 const char* kernel_name(MatmulPlan::Kernel k) {
-  switch (k) {
-    case MatmulPlan::Kernel::vec4:
-      return "vec4";
-    case MatmulPlan::Kernel::tile64:
-      return "tile64";
-    case MatmulPlan::Kernel::tile128:
-      return "tile128";
-    case MatmulPlan::Kernel::reg:
-      return "reg";
-    case MatmulPlan::Kernel::gemv:
-      return "gemv";
-  }
-  return "?";
+  MatmulVariant v;
+  v.kernel = k;
+  return k == MatmulPlan::Kernel::gemv ? GemvVariant::kFile : v.file();
 }
 
 // ---------------------------------------------------------------- matmul
@@ -200,7 +191,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     s.matmul_kernel = c.setting;
     MatmulPlan plan = plan_matmul(problem, traits, s);
     if (plan.kernel != c.kernel || (c.kernel == Kn::vec4 && plan.variant != c.variant)) {
-      std::printf("  %-30s n/a (the planner gives %s for this shape)\n", c.name, kernel_name(plan.kernel));
+      std::printf("  %-36s n/a (the planner gives %s for this shape)\n", c.name, kernel_name(plan.kernel));
       continue;
     }
     plan.tune = false;
@@ -272,7 +263,7 @@ void add_variants(Lab& lab, std::int64_t n) {
             : std::vector<Form>{{"words", false, true, false}, {"words f16v (f16 math)", false, true, true}};
     for (const Form& f : forms) {
       if ((f.vec4 && n % 4 != 0) || (f.f16v && (!dev.f16_math() || n % 2 != 0))) {
-        std::printf("  %-30s n/a (%s)\n", f.name, f.vec4 ? "n % 4 != 0" : "no f16 math here, or n odd");
+        std::printf("  %-36s n/a (%s)\n", f.name, f.vec4 ? "n % 4 != 0" : "no f16 math here, or n odd");
         continue;
       }
       Elementwise e;
