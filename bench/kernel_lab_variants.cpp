@@ -104,8 +104,16 @@ struct Table {
 
   void row(const std::string& name, const std::string& key, const std::function<Tensor()>& run) {
     Tensor r;
-    const double ms = time_ms(lab, [&] { r = run(); });
-    const std::vector<float> got = r.to_vector();
+    double ms = 0;
+    std::vector<float> got;
+    try {  // a candidate that fails to compile or to launch (a gltensor error) is a failure
+      ms = time_ms(lab, [&] { r = run(); });
+      got = r.to_vector();
+    } catch (const Error& e) {
+      ++lab.failures;
+      std::printf("  %-36s FAILED: %s\n", name.c_str(), e.what());
+      return;
+    }
     const double e = worst_excess(got, ref, idx, tol);
     bool ok = !std::isnan(e) && e <= 0;
     if (first.empty()) {
