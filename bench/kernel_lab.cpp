@@ -1,12 +1,16 @@
-// Kernel lab: times candidate GLSL formulations of the hot kernels (elementwise add, sum,
-// matmul) in isolation, outside the library's dispatch path, so that variants can be compared
-// on one device in one run before one of them goes into glsl/. Not part of the test suite.
-// The candidates are bench/lab/*.comp (embedded at build time), each with the #defines that make
-// a variant; they are compiled by the library's ProgramCache::compile and dispatched raw.
+// Kernel lab: times kernels in isolation, so that variants can be compared on one device in one
+// run. Not part of the test suite (its --check runs in ctest: kernel_lab_check).
+// - Mode variants (kernel_lab_variants.cpp): the library's own kernels (matmul, elementwise add)
+//   through the launch layer, the candidates being their Variants, each as a ratio to the op's
+//   own (planned) choice.
+// - The other modes: candidate GLSL formulations not yet in the library (elementwise add, sum,
+//   matmul tile shapes, conv stages), bench/lab/*.comp (embedded at build time), each with the
+//   #defines that make a variant, compiled by the library's ProgramCache::compile and
+//   dispatched raw, outside the library's dispatch path.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
-//   FILTER   runs the modes whose name contains FILTER: add, sum, matmul, regmm, bisect (all devices),
-//            conv, bufs (GPUs only); asm, hints, offsets only when named exactly (hints and
-//            offsets on GPUs only). No FILTER: every mode that a plain filter selects.
+//   FILTER   runs the modes whose name contains FILTER: variants, add, sum, matmul, regmm, bisect
+//            (all devices), conv, bufs (GPUs only); asm, hints, offsets only when named exactly
+//            (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
@@ -27,6 +31,7 @@
 #include <vector>
 
 #include "gltensor/gltensor.hpp"
+#include "kernel_lab_variants.hpp"
 #include "lab_sources.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/gl.hpp"
@@ -878,6 +883,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s%s\n", d.caps().renderer.c_str(), g_check ? " (--check)" : "");
   auto want = [&](const char* name) { return filter.empty() || std::string(name).find(filter) != std::string::npos; };
   auto named = [&](const char* name) { return filter == name || (g_check && filter.empty()); };
+  if (want("variants")) g_failures += lab::lab_variants(d, g_check);
   if (want("add")) lab_add(sw);
   if (want("sum")) lab_sum(d.caps().subgroup, sw);
   if (want("conv") && gpu) lab_conv();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision benchf lab mlp cnn profile torchtrain
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision benchf lab labvariants mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest graphics replay lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization)
 #                                   (diag: see git history)
@@ -48,6 +48,9 @@ for phase in "$@"; do
         timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 \
           --benchmark_filter='BM_matmul/|BM_matmul_f16math|BM_conv2d' 2>&1 | tee -a "$OUT/precision.txt" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
+    labvariants) # the library's kernel Variants through Launch (bench/kernel_lab_variants.cpp): checked, then timed
+      timeout 120 "$P/bin/gltensor_kernel_lab" --check variants 2>&1 | tee "$OUT/labvariants.txt"
+      timeout 300 "$P/bin/gltensor_kernel_lab" variants 2>&1 | tee -a "$OUT/labvariants.txt" ;;
     benchf) timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter="$BENCH_FILTER" 2>&1 | tee -a "$OUT/benchf.txt" ;;
     int8) # quantized kernels (QDQ MatMul / Conv as gltensor runs them) against float32, same run (ratio column)
            timeout 300 "$P/bin/gltensor_int8_bench" 2>&1 | tee "$OUT/int8.txt"

@@ -1,47 +1,12 @@
 #include "ops/elementwise.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "ops/elementwise_plan.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 
 namespace gltensor::detail {
-
-namespace {
-// Uniforms of glsl/common/elementwise.glsl and the family's own (unary/binary/ternary.comp).
-struct ElementwiseParams {
-  const Elementwise& e;
-  std::uint64_t count, numel;
-  std::vector<std::uint32_t> shape, strides, offsets;
-  void set(Uniforms& u) const {
-    u.u32("u_count", static_cast<std::int64_t>(count));
-    u.u32("u_numel", static_cast<std::int64_t>(numel));
-    u.u32s("u_shape", shape);
-    u.u32s("u_strides", strides);
-    u.u32s("u_offset", offsets);
-    if (e.kernel == ElementwiseKernel::unary) {
-      u.f32("u_p0", e.p0);
-      u.f32("u_p1", e.p1);
-      u.i32("u_i0", e.i0);
-      u.u32s("u_words", e.words);
-    } else if (e.kernel == ElementwiseKernel::binary) {
-      u.f32("u_alpha", e.alpha);
-      if (e.scalar) {
-        const double s = *e.scalar;
-        u.f32("u_scalar", s);
-        // The int form is read only for integral scalars (SCALAR_INT): Inf, NaN or 1e10 next to
-        // a float tensor do not set it.
-        if (std::isfinite(s) && std::fabs(s) <= 2147483647.0) u.i32("u_iscalar", static_cast<std::int64_t>(s));
-      }
-    } else {
-      u.f32("u_p0", e.p0);
-    }
-  }
-};
-
-}  // namespace
 
 const char* kernel_file(ElementwiseKernel k) {
   return k == ElementwiseKernel::unary ? "unary.comp" : k == ElementwiseKernel::binary ? "binary.comp" : "ternary.comp";
@@ -101,10 +66,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   for (int j = 0; j < nops; ++j) j == 0 ? launch.write(*ops[j]) : launch.read(*ops[j]);
   ErrorFlags* flags = e.error_flag ? &dev.extension<ErrorFlags>() : nullptr;
   if (flags) launch.bind(flags->storage(dev), true);  // binding NOPS
-  // Loops: operand offsets (NDIM x NOPS), a word's elements or a quad's lanes (4 x NOPS), OP's own
-  // loop for each of a word's or quad's elements.
-  const std::uint64_t loops = static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4) + 4ull * e.fn_loop;
-  launch.params(params).loop_iterations(loops).invocations(count);
+  launch.params(params).loop_iterations(elementwise_loops(ndim, nops, e.fn_loop)).invocations(count);
   if (flags) flags->expect(dev, e.op, e.error_flag);
 }
 

@@ -1,12 +1,14 @@
 // Launches the strided elementwise kernels (unary.comp, binary.comp, ternary.comp) (internal).
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/codegen.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/variant.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -51,9 +53,9 @@ struct ElementwiseVariant {
   bool vec4 = false;        ///< VEC4
   bool error_flag = false;  ///< ERR_FLAG
   enum class Scalar { none, a, b };
-  Scalar scalar = Scalar::none;  ///< SCALAR_A / SCALAR_B: that operand is u_scalar
-  CT in_ct = CT::f32;            ///< the inputs' compute type (SCALAR_INT for i32 with a scalar)
-  int nops = 0;                  ///< NOPS: the output and the tensor inputs (at most 4)
+  Scalar scalar = Scalar::none;   ///< SCALAR_A / SCALAR_B: that operand is u_scalar
+  CT in_ct = CT::f32;             ///< the inputs' compute type (SCALAR_INT for i32 with a scalar)
+  int nops = 0;                   ///< NOPS: the output and the tensor inputs (at most 4)
   std::array<DType, 4> dtypes{};  ///< operand 0 (the output), then the tensor inputs
 
   Defines defines() const;
@@ -62,6 +64,43 @@ struct ElementwiseVariant {
   /// value of every field, in combinations the ops launch.
   static std::vector<ElementwiseVariant> space();
 };
+
+/// Uniforms of glsl/common/elementwise.glsl and the family's own (unary/binary/ternary.comp).
+struct ElementwiseParams {
+  const Elementwise& e;
+  std::uint64_t count, numel;
+  std::vector<std::uint32_t> shape, strides, offsets;
+  void set(Uniforms& u) const {
+    u.u32("u_count", static_cast<std::int64_t>(count));
+    u.u32("u_numel", static_cast<std::int64_t>(numel));
+    u.u32s("u_shape", shape);
+    u.u32s("u_strides", strides);
+    u.u32s("u_offset", offsets);
+    if (e.kernel == ElementwiseKernel::unary) {
+      u.f32("u_p0", e.p0);
+      u.f32("u_p1", e.p1);
+      u.i32("u_i0", e.i0);
+      u.u32s("u_words", e.words);
+    } else if (e.kernel == ElementwiseKernel::binary) {
+      u.f32("u_alpha", e.alpha);
+      if (e.scalar) {
+        const double s = *e.scalar;
+        u.f32("u_scalar", s);
+        // The int form is read only for integral scalars (SCALAR_INT): Inf, NaN or 1e10 next to
+        // a float tensor do not set it.
+        if (std::isfinite(s) && std::fabs(s) <= 2147483647.0) u.i32("u_iscalar", static_cast<std::int64_t>(s));
+      }
+    } else {
+      u.f32("u_p0", e.p0);
+    }
+  }
+};
+
+/// Worst-case loop iterations of one invocation: operand offsets (NDIM x NOPS), a word's elements
+/// or a quad's lanes (4 x NOPS), OP's own loop (fn_loop) for each of a word's or quad's elements.
+inline std::uint64_t elementwise_loops(int ndim, int nops, std::uint32_t fn_loop) {
+  return static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4) + 4ull * fn_loop;
+}
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).
 /// If out overlaps an input other than as the identical view, that input is copied first.

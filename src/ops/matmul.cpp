@@ -9,8 +9,7 @@
 #include "ops/activation.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
-#include "ops/matmul_plan.hpp"
-#include "ops/matmul_variant.hpp"
+#include "ops/matmul_launch.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tuner.hpp"
@@ -46,14 +45,7 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   return y;
 }
 
-namespace {
-// Quad-load kernel operands: each contiguous along one of its matrix dims with quads of 4
-// elements on 4-element boundaries (offsets, strides and batch strides multiples of 4);
-// floating dtypes.
-struct VecLayout {
-  bool ok = false, a_kmajor = false, b_kmajor = false;
-  std::int64_t qa_s = 0, qb_s = 0;  // quad stride of the other dim
-};
+namespace detail {
 VecLayout vec4_layout(const Tensor& a, const Tensor& b) {
   VecLayout v;
   if (!is_floating(a.dtype()) || !is_floating(b.dtype())) return v;
@@ -77,83 +69,9 @@ VecLayout vec4_layout(const Tensor& a, const Tensor& b) {
   return v;
 }
 
-// Uniforms of glsl/ops/matmul.glsl and its kernels (gemv.comp: the same names).
-struct MatmulParams {
-  std::int64_t M, N, K;
-  const BatchLayout& bl;
-  const Tensor &a, &b, &d;  // expanded to the batch; d may be undefined
-  const VecLayout& vl;
-  const MatmulPlan& plan;
-  std::int64_t split;
-  double alpha, beta;
-  const Epilogue& epilogue;
-  void set(Uniforms& u) const {
-    u.u32("u_M", M);
-    u.u32("u_N", N);
-    u.u32("u_K", K);
-    u.u32s("u_bshape", bl.shape);
-    u.u32s("u_bstride_a", bl.strides[0]);
-    u.u32s("u_bstride_b", bl.strides[1]);
-    u.u32s("u_bstride_d", bl.strides[2]);
-    u.u32("u_a_off", a.offset());
-    u.u32("u_b_off", b.offset());
-    u.u32("u_a_sm", a.strides()[a.dim() - 2]);
-    u.u32("u_a_sk", a.strides()[a.dim() - 1]);
-    u.u32("u_b_sk", b.strides()[b.dim() - 2]);
-    u.u32("u_b_sn", b.strides()[b.dim() - 1]);
-    if (d.defined()) {
-      u.u32("u_d_off", d.offset());
-      u.u32("u_d_sm", d.strides()[d.dim() - 2]);
-      u.u32("u_d_sn", d.strides()[d.dim() - 1]);
-    }
-    if (plan.kernel == MatmulPlan::Kernel::vec4) {
-      u.u32("u_qa_s", vl.qa_s);
-      u.u32("u_qb_s", vl.qb_s);
-    }
-    if (split > 0) u.u32("u_split", split);
-    u.f32("u_alpha", alpha);
-    u.f32("u_beta", beta);
-    u.f32("u_act_p0", epilogue.p0);
-    u.f32("u_act_p1", epilogue.p1);
-    if (plan.splits > 1) {
-      u.u32("u_kchunk", plan.kchunk);
-      u.u32("u_nsplit", plan.splits);
-    }
-  }
-};
-
-// The GEMV kernel (gemv.comp; not yet on the Variant contract): its header string.
-void launch_gemv(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const BatchLayout& bl,
-                 const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out, const MatmulParams& params,
-                 const Epilogue& epilogue, DType a_dtype, DType b_dtype) {
-  GemvVariant v;
-  v.bd = static_cast<int>(bl.shape.size());
-  v.act = epilogue.act;
-  v.rm = plan.tile_m, v.nf = plan.tile_n, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
-  v.addend = d.defined(), v.no_batch = problem.batch == 1, v.split_k = plan.splits > 1;
-  v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
-  if (d.defined()) v.d = d.dtype();
-  Launch launch(dev, "matmul");
-  launch.program(v.kFile, v.defines(), {plan.local_x});
-  launch.write(out).read(a).read(b);
-  if (d.defined()) launch.read(d);
-  launch.params(params).loop_iterations(plan.loop_iterations);
-  launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
-}
-
-// Records the plan's dispatch (through the tuner where the plan measures variants). `out` is
-// the result, or the partial products with split-K (then alpha 1, no addend, no epilogue).
-void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
-                   const BatchLayout& bl, const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out,
-                   std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
-                   DType b_dtype) {
-  const bool vec4 = plan.kernel == MatmulPlan::Kernel::vec4, reg = plan.kernel == MatmulPlan::Kernel::reg;
-  const bool gemv = plan.kernel == MatmulPlan::Kernel::gemv;
-  const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
-  if (gemv) {
-    launch_gemv(dev, plan, problem, bl, a, b, d, out, params, epilogue, a_dtype, b_dtype);
-    return;
-  }
+MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
+                             const BatchLayout& bl, const Tensor& d, const Tensor& out, std::int64_t split,
+                             const Epilogue& epilogue, DType a_dtype, DType b_dtype) {
   MatmulVariant v;
   v.kernel = plan.kernel;
   v.bd = static_cast<int>(bl.shape.size());
@@ -165,20 +83,71 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
   v.f16_block = plan.f16_block;
   // GLTENSOR_PRECISION=f16-ext-only (debugging, docs/precision.md): the f32 kernels with the f16
   // extension enabled, to tell the extension's effect on the existing code from F16_MATH's.
-  if (plan.f16_block > 0 || (settings().precision == PrecisionSetting::f16_ext_only && !reg))
+  if (plan.f16_block > 0 ||
+      (settings().precision == PrecisionSetting::f16_ext_only && plan.kernel != MatmulPlan::Kernel::reg))
     v.f16_ext = dev.f16_extension_glsl();
   v.a_kmajor = vl.a_kmajor, v.b_kmajor = vl.b_kmajor;
+  v.slice_k = plan.variant & 1, v.unroll_k = plan.variant & 2;
   v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
   if (d.defined()) v.d = d.dtype();
+  return v;
+}
+
+GemvVariant gemv_variant(const MatmulPlan& plan, const MatmulProblem& problem, const BatchLayout& bl, const Tensor& d,
+                         const Tensor& out, const Epilogue& epilogue, DType a_dtype, DType b_dtype) {
+  GemvVariant v;
+  v.bd = static_cast<int>(bl.shape.size());
+  v.act = epilogue.act;
+  v.rm = plan.tile_m, v.nf = plan.tile_n, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
+  v.addend = d.defined(), v.no_batch = problem.batch == 1, v.split_k = plan.splits > 1;
+  v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
+  if (d.defined()) v.d = d.dtype();
+  return v;
+}
+
+MatmulProblem matmul_problem(const Tensor& a, const Tensor& b, const VecLayout& vl, std::int64_t batch, DType out,
+                             bool split_columns, Precision precision) {
+  const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  MatmulProblem problem;
+  problem.M = M, problem.N = N, problem.K = K, problem.batch = batch, problem.out = out;
+  problem.quads = vl.ok, problem.split_columns = split_columns, problem.precision = precision;
+  if (is_floating(a.dtype()))
+    problem.a_quads = quad_aligned(a, a.dim() - 1) ? 1 : M % 4 == 0 && quad_aligned(a, a.dim() - 2) ? 2 : 0;
+  problem.b_kmajor = b.strides()[b.dim() - 2] == 1;
+  if (is_floating(b.dtype()))
+    problem.b_quads = N % 4 == 0 && quad_aligned(b, b.dim() - 1) ? 1 : quad_aligned(b, b.dim() - 2) ? 2 : 0;
+  return problem;
+}
+}  // namespace detail
+
+namespace {
+// Records the plan's dispatch (through the tuner where the plan measures variants). `out` is
+// the result, or the partial products with split-K (then alpha 1, no addend, no epilogue).
+void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
+                   const BatchLayout& bl, const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out,
+                   std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
+                   DType b_dtype) {
+  const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
+  if (plan.kernel == MatmulPlan::Kernel::gemv) {
+    const GemvVariant v = gemv_variant(plan, problem, bl, d, out, epilogue, a_dtype, b_dtype);
+    Launch launch(dev, "matmul");
+    launch.program(v.kFile, v.defines(), {plan.local_x});
+    launch.write(out).read(a).read(b);
+    if (d.defined()) launch.read(d);
+    launch.params(params).loop_iterations(plan.loop_iterations);
+    launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+    return;
+  }
+  MatmulVariant v = matmul_variant(dev, plan, problem, vl, bl, d, out, split, epilogue, a_dtype, b_dtype);
   // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
   auto run = [&](int variant) {
     Launch launch(dev, "matmul");
-    if (vec4) {
+    if (v.kernel == MatmulPlan::Kernel::vec4) {
       v.slice_k = variant & 1, v.unroll_k = variant & 2;
       launch.program(v.file(), v.defines(), {v.slice_k ? 256u : 128u});
     } else {
-      launch.program(v.file(), v.defines(), reg ? Local{plan.local_x} : Local{16, 16});
+      launch.program(v.file(), v.defines(), v.kernel == MatmulPlan::Kernel::reg ? Local{plan.local_x} : Local{16, 16});
     }
     launch.write(out).read(a).read(b);
     if (d.defined()) launch.read(d);
@@ -222,14 +191,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     ed = addend.expand(out_shape);
   }
   const VecLayout vl = vec4_layout(ea, eb);
-  MatmulProblem problem;
-  problem.M = M, problem.N = N, problem.K = K, problem.batch = numel_of(batch), problem.out = od;
-  problem.quads = vl.ok, problem.split_columns = split > 0, problem.precision = dev.precision();
-  if (is_floating(ea.dtype()))
-    problem.a_quads = quad_aligned(ea, ea.dim() - 1) ? 1 : M % 4 == 0 && quad_aligned(ea, ea.dim() - 2) ? 2 : 0;
-  problem.b_kmajor = eb.strides()[eb.dim() - 2] == 1;
-  if (is_floating(eb.dtype()))
-    problem.b_quads = N % 4 == 0 && quad_aligned(eb, eb.dim() - 1) ? 1 : quad_aligned(eb, eb.dim() - 2) ? 2 : 0;
+  const MatmulProblem problem = matmul_problem(ea, eb, vl, numel_of(batch), od, split > 0, dev.precision());
   const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();

@@ -45,6 +45,16 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
   return 0;
 }
 
+void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads) {
+  plan.reg_rows = rows;
+  plan.reg_quads = quads;
+  plan.a_quad = p.a_quads == 2 && rows % 4 != 0 ? 0 : p.a_quads;  // 4-row quads need 4-row blocks
+  plan.b_quad = p.b_quads;
+  plan.tile_m = rows;
+  plan.tile_n = 4 * quads;
+  plan.groups_x = static_cast<std::uint64_t>(ceil_div(ceil_div(p.M, rows) * ceil_div(p.N, 4 * quads), plan.local_x));
+}
+
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings) {
   MatmulPlan plan;
   // "gpu": the choice a GPU would get, on any device (tests of the GPU paths on llvmpipe).
@@ -66,8 +76,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
                                        matmul_loops(MatmulPlan::Kernel::tile128, 16, 1, fb0)}) > dev.loop_limit;
   // GEMV: where its loops fit (a lowered limit may leave room only for REG's).
   const bool gemv_fits = dev.loop_limit == 0 || matmul_loops(MatmulPlan::Kernel::gemv, 16) <= dev.loop_limit;
-  const bool gemv = gemv_fits && !p.split_columns &&
-                    (forced == K::gemv || (chosen && !software && p.M <= kGemvRows && p.b_kmajor));
+  const bool gemv =
+      gemv_fits && !p.split_columns && (forced == K::gemv || (chosen && !software && p.M <= kGemvRows && p.b_kmajor));
   const bool reg =
       !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
   const bool vec4 = !reg && !gemv && p.quads && whole && (forced_vec4 || (chosen && vec4_tiles >= 256));
@@ -87,17 +97,13 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     // minutes to compile per variant (register allocation of the spilled accumulators). Software
     // rasterizers: workgroups of 16 (few idle lanes where the blocks are few); GPUs: 64.
     plan.kernel = MatmulPlan::Kernel::reg;
-    const std::int64_t max_rows = 8, max_quads = 2;
-    plan.reg_rows = 1;
-    while (plan.reg_rows < max_rows && plan.reg_rows < p.M) plan.reg_rows *= 2;
-    plan.reg_quads = 1;
-    while (plan.reg_quads < max_quads && 4 * plan.reg_quads < p.N) plan.reg_quads *= 2;
-    plan.a_quad = p.a_quads == 2 && plan.reg_rows % 4 != 0 ? 0 : p.a_quads;  // 4-row quads need 4-row blocks
-    plan.b_quad = p.b_quads;
-    plan.tile_m = plan.reg_rows;
-    plan.tile_n = 4 * plan.reg_quads;
+    const int max_rows = 8, max_quads = 2;
+    int rows = 1, quads = 1;
+    while (rows < max_rows && rows < p.M) rows *= 2;
+    while (quads < max_quads && 4 * quads < p.N) quads *= 2;
     plan.local_x = software ? 16 : 64;
     plan.local_y = 1;
+    set_reg_block(plan, p, rows, quads);
   } else if (vec4) {
     plan.kernel = MatmulPlan::Kernel::vec4;
     plan.tile_m = 64;

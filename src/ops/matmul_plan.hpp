@@ -77,6 +77,11 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// operands are rounded to f16 in the kernel); else f32 math.
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);
 
+/// A REG plan's block of `rows` x 4 `quads` of C per invocation: its quad loads (A's 4-row quads
+/// only with 4-row blocks), tiles and workgroups of local_x invocations (split-K, loops unchanged:
+/// REG's loops do not depend on the block). plan_matmul's choice, or a kernel lab candidate.
+void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads);
+
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
 /// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant;
 /// f16_block > 0: the F16_MATH form (its partial sums' reset and flush loops counted). GEMV:

@@ -1,0 +1,12 @@
+// Kernel lab mode `variants` (kernel_lab_variants.cpp): the library's own kernels timed through
+// Launch, the candidates being their Variants.
+#pragma once
+#include "gltensor/device.hpp"
+
+namespace gltensor::lab {
+
+/// Prints a table per problem (matmul shapes, elementwise add); check: tiny sizes, one run per
+/// candidate, every element against the float64 reference. Returns the failed candidates.
+int lab_variants(Device& dev, bool check);
+
+}  // namespace gltensor::lab
