@@ -1,7 +1,7 @@
 // Batched matmul with few rows, C = act(alpha * A @ B + beta * D) (GEMV: batch-1 decoding's
 // linear layers on GPUs; src/ops/matmul_plan.hpp chooses it). Operands, uniforms, batch dims,
-// SPLIT_K and the epilogue as in glsl/ops/matmul.comp: A [M, K], B [K, N] and the addend D
-// [M, N] read through strides, C contiguous [batch..., M, N] (with SPLIT_K the raw partial
+// SPLIT_K and the epilogue as in glsl/ops/matmul.glsl (the tiled kernels): A [M, K], B [K, N]
+// and the addend D [M, N] read through strides, C contiguous [batch..., M, N] (with SPLIT_K the raw partial
 // product of this split's K range at C[s][batch][M][N]; the host sums the splits and applies the
 // epilogue).
 // Workgroup (WORKGROUP_ID.x, .y, .z) computes an RM x NF block of C (rows m0.., output features
