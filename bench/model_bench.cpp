@@ -16,10 +16,14 @@
 // same model (node tools/ort-reference/ort_run.js --bench N, every core); --ort-python SCRIPT the
 // same through Python's onnxruntime (bench/ort_reference.py; machines without npm). Prints a
 // Markdown table.
+// --qdq: a CNN of 3x3 convolutions in ONNX Runtime's QDQ form (uint8 activations, int8 weights
+// per output channel) against the same network in f32 (issue 22: int8 at least as fast, with a
+// quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds.
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step.
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -192,6 +196,109 @@ std::pair<Times, Times> best_rounds(const Device& dev, const std::string& model,
   return {plain, rep};
 }
 
+// A CNN of 3x3 convolutions (pads 1, ReLU) as ONNX Runtime's quantize_static writes it in QDQ
+// form (activations QuantizeLinear -> DequantizeLinear in uint8, weights int8 per output channel
+// through DequantizeLinear, f32 bias) and the same network in f32 with the dequantized weights:
+// input [1, chans[0], hw, hw], convolutions chans[i] -> chans[i + 1]. Fixed pseudo-random values.
+std::string cnn_model(const std::vector<std::int64_t>& chans, std::int64_t hw, bool qdq) {
+  constexpr int kU8 = onnx::TensorProto::UINT8, kI8 = onnx::TensorProto::INT8;
+  glt_test::OnnxBuilder m(13);
+  const std::size_t L = chans.size() - 1;
+  m.input("x", {1, chans[0], hw, hw}).output("y", {1, chans[L], hw, hw});
+  std::uint64_t state = 777;
+  const auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<float>(state >> 40) / static_cast<float>(1 << 24);
+  };
+  std::string cur = "x";
+  if (qdq) {
+    m.init("s0", {}, {0.02f}).init_int("z0", {}, {128}, kU8);
+    m.node("QuantizeLinear", {"x", "s0", "z0"}, {"xq"});
+    m.node("DequantizeLinear", {"xq", "s0", "z0"}, {"xd"});
+    cur = "xd";
+  }
+  for (std::size_t l = 0; l < L; ++l) {
+    const std::int64_t O = chans[l + 1], C = chans[l], n = O * C * 9;
+    const std::string i = std::to_string(l);
+    std::vector<std::int32_t> q(static_cast<std::size_t>(n));
+    for (auto& v : q) v = static_cast<std::int32_t>(next() * 254) - 127;
+    std::vector<float> ws(static_cast<std::size_t>(O)), bias(static_cast<std::size_t>(O));
+    const float base = 1.0f / (127.0f * std::sqrt(static_cast<float>(C * 9)));
+    for (auto& v : ws) v = base * (0.5f + next());
+    for (auto& v : bias) v = 0.1f * (next() - 0.5f);
+    std::string w = "w" + i;
+    if (qdq) {
+      m.init_int("wq" + i, {O, C, 3, 3}, q, kI8).init("ws" + i, {O}, ws);
+      m.init_int("wz" + i, {O}, std::vector<std::int32_t>(static_cast<std::size_t>(O), 0), kI8);
+      glt_test::OnnxBuilder::attr_i(m.node("DequantizeLinear", {"wq" + i, "ws" + i, "wz" + i}, {w}), "axis", 0);
+    } else {
+      std::vector<float> wf(static_cast<std::size_t>(n));
+      for (std::int64_t k = 0; k < n; ++k)
+        wf[static_cast<std::size_t>(k)] =
+            static_cast<float>(q[static_cast<std::size_t>(k)]) * ws[static_cast<std::size_t>(k / (C * 9))];
+      m.init(w, {O, C, 3, 3}, wf);
+    }
+    m.init("b" + i, {O}, bias);
+    glt_test::OnnxBuilder::attr_ints(m.node("Conv", {cur, w, "b" + i}, {"c" + i}), "pads", {1, 1, 1, 1});
+    const std::string r = l + 1 == L && !qdq ? "y" : "r" + i;
+    m.node("Relu", {"c" + i}, {r});
+    cur = r;
+    if (qdq) {
+      m.init("s" + std::to_string(l + 1), {}, {0.05f}).init_int("z" + std::to_string(l + 1), {}, {0}, kU8);
+      const std::string sc = "s" + std::to_string(l + 1), zp = "z" + std::to_string(l + 1);
+      m.node("QuantizeLinear", {r, sc, zp}, {r + "q"});
+      m.node("DequantizeLinear", {r + "q", sc, zp}, {l + 1 == L ? "y" : r + "d"});
+      cur = r + "d";
+    }
+  }
+  return m.save(std::string(qdq ? "qdq" : "f32") + "_cnn_" + std::to_string(hw));
+}
+
+// --qdq: the QDQ CNN against its f32 form (issue 22's goal: int8 at least as fast, with a
+// quarter of the weight memory), one row per size.
+int qdq_bench(const Device& dev, int runs) {
+  std::printf("device: %s; 3x3 convolutions (pads 1, ReLU), batch 1; %d runs per round, best of 3 rounds\n\n",
+              dev.caps().renderer.c_str(), runs);
+  std::printf(
+      "| channels | size | f32 ms/run | QDQ int8 ms/run | int8 / f32 speed | weights f32 / int8 (MB) | plan |\n"
+      "|---|---|---|---|---|---|---|\n");
+  // a software rasterizer: one small size (the GPU's would take minutes there)
+  const bool sw = dev.adapter().software;
+  const std::vector<std::vector<std::int64_t>> nets =
+      sw ? std::vector<std::vector<std::int64_t>>{{16, 32, 32}}
+         : std::vector<std::vector<std::int64_t>>{{64, 128, 128, 256, 256}, {32, 64, 64, 128}};
+  for (const auto& chans : nets)
+    for (std::int64_t hw : sw ? std::vector<std::int64_t>{28} : std::vector<std::int64_t>{56, 112}) {
+      const std::string f32 = cnn_model(chans, hw, false), q8 = cnn_model(chans, hw, true);
+      const std::map<std::string, Shape> shapes{{"x", {1, chans[0], hw, hw}}};
+      const double tf = best_rounds(dev, f32, shapes, runs).first.run;
+      const double tq = best_rounds(dev, q8, shapes, runs).first.run;
+      std::int64_t params = 0;
+      std::string ch;
+      for (std::size_t l = 0; l + 1 < chans.size(); ++l) {
+        params += chans[l] * chans[l + 1] * 9;
+        if (l) ch += '-';
+        ch += std::to_string(chans[l]);
+      }
+      ch += '-';
+      ch += std::to_string(chans.back());
+      ModelOptions o;
+      o.input_shapes = shapes;
+      const std::string plan = Model::load(dev, q8, o).plan_summary();
+      // "<n> QDQ Conv/MatMul as integer ops" (Model::plan_summary)
+      const auto at = plan.find(" QDQ Conv/MatMul as integer ops");
+      std::size_t b = at;
+      while (b != std::string::npos && b > 0 && std::isdigit(static_cast<unsigned char>(plan[b - 1]))) --b;
+      const std::string what =
+          at == std::string::npos ? "no QDQ fusion" : plan.substr(b, at - b) + " Conv as integer ops";
+      std::printf("| %s | %lldx%lld | %.3f | %.3f | %.2fx | %.1f / %.1f | %s |\n", ch.c_str(),
+                  static_cast<long long>(hw), static_cast<long long>(hw), tf, tq, tf / tq,
+                  4e-6 * static_cast<double>(params), 1e-6 * static_cast<double>(params), what.c_str());
+      std::fflush(stdout);
+    }
+  return 0;
+}
+
 int lstm_bench(const Device& dev, int runs, bool ort, const std::string& ort_python) {
   std::printf("device: %s; LSTM, batch 1, input 64; %d runs per round, best of 3 rounds; ORT: %s\n\n",
               dev.caps().renderer.c_str(), runs,
@@ -233,9 +340,10 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs, "timed runs per row")->check(CLI::PositiveNumber);
   app.add_flag("--ort", ort, "ONNX Runtime CPU on the same model (node, tools/ort-reference)");
   std::string ort_python;
-  bool lstm = false;
+  bool lstm = false, qdq = false;
   app.add_option("--ort-python", ort_python, "ONNX Runtime CPU through python3 and this bench/ort_reference.py");
   app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions)");
+  app.add_flag("--qdq", qdq, "a QDQ-quantized CNN against its f32 form (int8 speed and weight memory)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -248,6 +356,7 @@ int main(int argc, char** argv) {
       shapes[s.substr(0, eq)] = sh;
     }
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
+    if (qdq) return qdq_bench(Device::open(), runs);
     if (model.empty()) model = three_gemm_model(save);
     Device dev = Device::open();
     {  // every input's shape (for ONNX Runtime's random inputs)

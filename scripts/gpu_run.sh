@@ -87,6 +87,9 @@ for phase in "$@"; do
               # ort_run.py (the pack has no node / onnxruntime-node); after pack_gpu.sh --ocr
               GLTENSOR_ORT_PYTHON="$P/bench/ort_run.py" GLTENSOR_MODEL_CACHE="$P" timeout 400 "$P/bin/test_model" 2>&1 |
                 grep -E "^\[ *(OK|SKIPPED|FAILED|PASSED) |Failure|Expected|Which is|output" | tee "$OUT/modelort.txt" ;;
+    qdq) # issue 22: a QDQ-quantized CNN (uint8 activations, int8 weights) against its f32 form;
+         # after pack_gpu.sh --ocr (the model bench)
+         timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 | tee "$OUT/qdq.txt" ;;
     lstm) # issue 22: an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions) against
           # ONNX Runtime CPU (python3 onnxruntime); after pack_gpu.sh --ocr (model bench, ort_reference.py)
           timeout 400 "$P/bin/gltensor_model_bench" --lstm --runs 20 --ort-python "$P/bench/ort_reference.py" 2>&1 | tee "$OUT/lstm.txt" ;;
