@@ -44,12 +44,8 @@ std::string generate_cached(Gpt& m, const std::string& prompt, std::int64_t n, c
   const auto flush = [&] {
     if (pending.empty()) return;
     const double c0 = thread_cpu_seconds();
-    struct Count {
-      double& total;
-      double c0;
-      ~Count() { total += thread_cpu_seconds() - c0; }
-    } count{flush_cpu, c0};
     for (std::int32_t t : stack(pending).to_int_vector()) out.push_back(static_cast<char>(t));
+    flush_cpu += thread_cpu_seconds() - c0;
     if (print) print(out.substr(out.size() - pending.size()));
     pending.clear();
   };
