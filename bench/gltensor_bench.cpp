@@ -260,6 +260,27 @@ void BM_sdpa(benchmark::State& st) {
   set_rate(st, 2.0 * 2 * B * H * S * S * D / 2, "GFLOP/s");
 }
 
+// Training attention (issue 23's goal: forward + backward at 8x16x1024x128 causal >= 0.7x
+// PyTorch's SDPA, bench/torch_attention.py): q, k, v require gradients, so the forward keeps its
+// logsumexp and backward runs the fused dK/dV and dQ kernels. Arg: the head dim.
+void BM_sdpa_train(benchmark::State& st) {
+  fresh();
+  const std::int64_t B = 8, H = 16, S = 1024, D = st.range(0);
+  if (!fits(st, B * H * S * D)) return;
+  Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
+         v = randn(dev(), {B, H, S, D}, gen()), gy = randn(dev(), {B, H, S, D}, gen());
+  for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);
+  auto step = [&] {
+    backward(scaled_dot_product_attention(q, k, v, Tensor(), true), gy);
+    for (Tensor* t : {&q, &k, &v}) zero_grad(*t);
+    dev().synchronize();
+  };
+  step();  // warm-up (compiles)
+  for (auto _ : st) step();
+  // forward 2 GEMMs, backward 5 (recomputed S, dP, dV, dK, dQ), half of each under the mask
+  set_rate(st, 7.0 * 2 * B * H * S * S * D / 2, "GFLOP/s");
+}
+
 void BM_tiny_op_chain(benchmark::State& st) {
   fresh();
   Tensor t = randn(dev(), {64}, gen());
@@ -346,6 +367,7 @@ BENCHMARK_CAPTURE(BM_transformer, swiglu_backward, 2, 1)->UseRealTime()->Unit(be
 BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d_f16math)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sdpa_train)->Arg(64)->Arg(128)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_tiny_op_chain)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fashion_mnist_step)->UseRealTime()->Unit(benchmark::kMillisecond);
 

@@ -2,7 +2,8 @@
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision benchf lab labvariants mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest graphics replay lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
-#                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization)
+#                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization),
+#                                   attn (after pack_gpu.sh --gpt: issue 23's training attention)
 #                                   (diag: see git history)
 # The OCR phases need python3 with numpy and onnxruntime (CPU) for the reference timings.
 set -u
@@ -165,6 +166,11 @@ for phase in "$@"; do
             run_decode --layers 8 --d-model 2048 --heads 16 --ffn 5632 --modes replay,int8,int4 --json "$OUT/decode_big.json"
             run_decode --layers 8 --d-model 4096 --heads 32 --ffn 11008 --tokens 128 --modes replay,int8,int4 \
               --json "$OUT/decode_huge.json" ;;
+    attn) # issue 23: the attention tests, then training attention (forward + backward, causal,
+          # 8x16x1024xD) beside PyTorch's SDPA in the same call (after pack_gpu.sh --gpt)
+          timeout 300 "$P/bin/test_attention" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/attn.txt"
+          timeout 200 "$P/bin/gltensor_bench" --benchmark_filter='BM_sdpa' --benchmark_min_time=0.5 2>&1 | tail -4 | tee -a "$OUT/attn.txt"
+          timeout 120 python3 "$P/torch_attention.py" 2>&1 | tee -a "$OUT/attn.txt" ;;
     quant) # issue 24: the quantization and LoRA tests, then decode GEMV over f32 / int8 / int4 weights
            # against a copy's bandwidth (goal: int4 >= 0.7 of it)
            for t in test_quant test_lora test_chargpt_decode; do timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/quant.txt"; done

@@ -64,7 +64,8 @@ if [ "${1:-}" = "--gpt" ]; then
   # files (Debian's fortunes, 2.5 MB) and their concatenation for the PyTorch reference
   # (../shared/gpu/torch_gpt_reference.py), no test programs (the carry limit).
   rm -f gpu-pack/bin/* && cp "$build"/demos/chargpt "$build"/tools/gltensor-info "$build"/bench/gltensor_quant_bench \
-    "$build"/tests/test_quant "$build"/tests/test_lora "$build"/tests/test_chargpt_decode gpu-pack/bin/
+    "$build"/tests/test_quant "$build"/tests/test_lora "$build"/tests/test_chargpt_decode "$build"/tests/test_attention \
+    "$build"/bench/gltensor_bench gpu-pack/bin/
   pack_plot_demo "$build"/demos/chargpt
   # The corpus as chargpt reads it (files without an extension, sorted bytewise) and as the
   # reference's docstring builds it (cat of `ls -d .../* | grep -v '\.'`).
@@ -72,7 +73,7 @@ if [ "${1:-}" = "--gpt" ]; then
   files=$(LC_ALL=C ls -d /usr/share/games/fortunes/* | grep -v '\.')
   cp -L $files gpu-pack/fortunes/
   cat $files > gpu-pack/fortunes.txt
-  cp ../shared/gpu/torch_gpt_reference.py bench/decode_bench.py gpu-pack/
+  cp ../shared/gpu/torch_gpt_reference.py bench/decode_bench.py bench/torch_attention.py gpu-pack/
 fi
 strip gpu-pack/bin/*
 for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so.32; do

@@ -58,6 +58,15 @@ uniform uint u_chunk;   // SPLIT
 // them, taking minutes to compile the 256-wide kernels)
 uniform uint u_dq4;
 uniform uint u_dv4;
+// CONST_DIMS (GPUs): the bounds are the constants DQ4 and DV4 (equal to the uniforms), so that
+// the compiler can unroll the loops and keep the per-row arrays (qr, o, dq, ...) in registers.
+#ifdef CONST_DIMS
+#define NQ4 DQ4
+#define NV4 DV4
+#else
+#define NQ4 u_dq4
+#define NV4 u_dv4
+#endif
 #endif
 #if MODE == attn_dkv || MODE == attn_dq
 uniform uint u_bstride_o[BD];
@@ -101,6 +110,19 @@ void main() {
        4u * (dq) + 1u < (n) ? float(LOAD((b) + (4u * (dq) + 1u) * (st))) : 0.0,                    \
        4u * (dq) + 2u < (n) ? float(LOAD((b) + (4u * (dq) + 2u) * (st))) : 0.0,                    \
        4u * (dq) + 3u < (n) ? float(LOAD((b) + (4u * (dq) + 3u) * (st))) : 0.0)
+
+// Stores quad dq of a row (elements 4dq..4dq+3 below n) at b. The arrays are stored a quad at a
+// time, never indexed by an element counter: an element index into a register array (a[c / 4][c
+// % 4]) makes NVIDIA's compiler keep the whole array in local memory, in every loop that uses it
+// (this kernel ran 20-100x slower than PyTorch's SDPA on the H100 with such stores).
+#define STORE_QUAD(b, dq, n, value)                                                     \
+  {                                                                                     \
+    vec4 quad_ = (value);                                                               \
+    if (4u * (dq) < (n)) store0((b) + 4u * (dq), CT0(quad_.x));                          \
+    if (4u * (dq) + 1u < (n)) store0((b) + 4u * (dq) + 1u, CT0(quad_.y));                \
+    if (4u * (dq) + 2u < (n)) store0((b) + 4u * (dq) + 2u, CT0(quad_.z));                \
+    if (4u * (dq) + 3u < (n)) store0((b) + 4u * (dq) + 3u, CT0(quad_.w));                \
+  }
 
 // The score bias of (row i, key j) of this batch entry (mask offset moff), log2 units.
 float bias(uint moff, uint i, uint j) {
@@ -155,11 +177,11 @@ void main() {
   uint j = WORKGROUP_ID.x * LOCAL_X + tid;
   bool live = j < u_S;
   vec4 kr[DQ4], vr[DV4], dk[DQ4], dv[DV4];
-  for (uint c = 0u; c < u_dq4; ++c) {
+  for (uint c = 0u; c < NQ4; ++c) {
     kr[c] = live ? QUAD(load2, k_off + j * u_k_ss, u_k_se, c, u_E) : vec4(0.0);
     dk[c] = vec4(0.0);
   }
-  for (uint c = 0u; c < u_dv4; ++c) {
+  for (uint c = 0u; c < NV4; ++c) {
     vr[c] = live ? QUAD(load3, v_off + j * u_v_ss, u_v_se, c, u_Ev) : vec4(0.0);
     dv[c] = vec4(0.0);
   }
@@ -189,7 +211,7 @@ void main() {
       uint i = i0 + r;
       bool seen = live && i < iend && !(u_causal != 0 && j > i);
       float x = 0.0;
-      for (uint c = 0u; c < u_dq4; ++c) x += dot(Qs[r * DQ4 + c], kr[c]);
+      for (uint c = 0u; c < NQ4; ++c) x += dot(Qs[r * DQ4 + c], kr[c]);
       x = seen ? x * u_scale + bias(m_off, i, j) : -F_INF;
       float p = x == -F_INF ? 0.0 : exp2(x - St[r].x);
 #ifdef DROPOUT
@@ -198,13 +220,13 @@ void main() {
       float zd = 1.0;
 #endif
       float dp = 0.0;
-      for (uint c = 0u; c < u_dv4; ++c) {
+      for (uint c = 0u; c < NV4; ++c) {
         vec4 g = Os[r * DV4 + c];
         dp += dot(g, vr[c]);
         dv[c] += (p * zd) * g;
       }
       float ds = p != 0.0 ? p * (dp * zd - St[r].y) : 0.0;
-      for (uint c = 0u; c < u_dq4; ++c) dk[c] += ds * Qs[r * DQ4 + c];
+      for (uint c = 0u; c < NQ4; ++c) dk[c] += ds * Qs[r * DQ4 + c];
     }
   }
   if (!live) return;
@@ -214,23 +236,23 @@ void main() {
 #else
   uint base = (z * u_S + j) * EE;
 #endif
-  for (uint c = 0u; c < u_E; ++c) store0(base + c, CT0(dk[c / 4u][c % 4u] * u_scale_e));
-  for (uint c = 0u; c < u_Ev; ++c) store0(base + u_E + c, CT0(dv[c / 4u][c % 4u]));
+  for (uint c = 0u; c < NQ4; ++c) STORE_QUAD(base, c, u_E, dk[c] * u_scale_e);
+  for (uint c = 0u; c < NV4; ++c) STORE_QUAD(base + u_E, c, u_Ev, dv[c]);
 #else
   // ---- query row r (global row i): the output (attn_fwd) or dQ (attn_dq) over this chunk's keys ----
   uint r = WORKGROUP_ID.x * LOCAL_X + tid;
   uint i = u_row0 + r;
   bool live = r < u_L;
   vec4 qr[DQ4];
-  for (uint c = 0u; c < u_dq4; ++c) qr[c] = live ? QUAD(load1, q_off + r * u_q_sl, u_q_se, c, u_E) : vec4(0.0);
+  for (uint c = 0u; c < NQ4; ++c) qr[c] = live ? QUAD(load1, q_off + r * u_q_sl, u_q_se, c, u_E) : vec4(0.0);
 #if MODE == attn_fwd
   vec4 o[DV4];
-  for (uint c = 0u; c < u_dv4; ++c) o[c] = vec4(0.0);
+  for (uint c = 0u; c < NV4; ++c) o[c] = vec4(0.0);
   float m = -F_INF, l = 0.0;
 #else
   vec4 gr[DV4], dq[DQ4];
-  for (uint c = 0u; c < u_dv4; ++c) gr[c] = live ? QUAD(load5, o_off + r * u_o_sl, u_o_se, c, u_Ev) : vec4(0.0);
-  for (uint c = 0u; c < u_dq4; ++c) dq[c] = vec4(0.0);
+  for (uint c = 0u; c < NV4; ++c) gr[c] = live ? QUAD(load5, o_off + r * u_o_sl, u_o_se, c, u_Ev) : vec4(0.0);
+  for (uint c = 0u; c < NQ4; ++c) dq[c] = vec4(0.0);
   vec2 st = live ? vec2(load4(2u * (z * u_L + r)), load4(2u * (z * u_L + r) + 1u)) : vec2(0.0);
 #endif
 #ifdef SPLIT
@@ -257,7 +279,7 @@ void main() {
     for (uint jt = 0u; jt < BKV; ++jt) {
       uint j = k0 + jt;
       float x = 0.0;
-      for (uint c = 0u; c < u_dq4; ++c) x += dot(qr[c], Ks[jt * DQ4 + c]);
+      for (uint c = 0u; c < NQ4; ++c) x += dot(qr[c], Ks[jt * DQ4 + c]);
       bool seen = live && j < kend && !(u_causal != 0 && j > i);
       x = seen ? x * u_scale + bias(m_off, r, j) : -F_INF;
       s[jt] = x;
@@ -267,20 +289,20 @@ void main() {
     float alpha = exp2(m - mu);
     m = mx;
     l *= alpha;
-    for (uint c = 0u; c < u_dv4; ++c) o[c] *= alpha;
+    for (uint c = 0u; c < NV4; ++c) o[c] *= alpha;
     for (uint jt = 0u; jt < BKV; ++jt) {
       float p = exp2(s[jt] - mu);
       l += p;
 #ifdef DROPOUT
       if (p != 0.0) p *= keep_scale(z, i, k0 + jt);
 #endif
-      for (uint c = 0u; c < u_dv4; ++c) o[c] += p * Vs[jt * DV4 + c];
+      for (uint c = 0u; c < NV4; ++c) o[c] += p * Vs[jt * DV4 + c];
     }
 #else
     for (uint jt = 0u; jt < BKV; ++jt) {
       uint j = k0 + jt;
       float x = 0.0;
-      for (uint c = 0u; c < u_dq4; ++c) x += dot(qr[c], Ks[jt * DQ4 + c]);
+      for (uint c = 0u; c < NQ4; ++c) x += dot(qr[c], Ks[jt * DQ4 + c]);
       bool seen = live && j < kend && !(u_causal != 0 && j > i);
       x = seen ? x * u_scale + bias(m_off, r, j) : -F_INF;
       float p = x == -F_INF ? 0.0 : exp2(x - st.x);
@@ -290,9 +312,9 @@ void main() {
       float zd = 1.0;
 #endif
       float dp = 0.0;
-      for (uint c = 0u; c < u_dv4; ++c) dp += dot(gr[c], Vs[jt * DV4 + c]);
+      for (uint c = 0u; c < NV4; ++c) dp += dot(gr[c], Vs[jt * DV4 + c]);
       float ds = p != 0.0 ? p * (dp * zd - st.y) : 0.0;
-      for (uint c = 0u; c < u_dq4; ++c) dq[c] += ds * Ks[jt * DQ4 + c];
+      for (uint c = 0u; c < NQ4; ++c) dq[c] += ds * Ks[jt * DQ4 + c];
     }
 #endif
   }
@@ -300,12 +322,12 @@ void main() {
 #if MODE == attn_fwd
 #ifdef SPLIT
   uint base = ((WORKGROUP_ID.z * u_grid.y + z) * u_L + r) * (u_Ev + 2u);
-  for (uint c = 0u; c < u_Ev; ++c) store0(base + c, CT0(o[c / 4u][c % 4u]));
+  for (uint c = 0u; c < NV4; ++c) STORE_QUAD(base, c, u_Ev, o[c]);
   store0(base + u_Ev, CT0(m));
   store0(base + u_Ev + 1u, CT0(l));
 #else
   uint base = (z * u_L + r) * u_Ev;
-  for (uint c = 0u; c < u_Ev; ++c) store0(base + c, CT0(o[c / 4u][c % 4u] / l));
+  for (uint c = 0u; c < NV4; ++c) STORE_QUAD(base, c, u_Ev, o[c] / l);
   store4(z * u_L + r, m + log2(l));
 #endif
 #else
@@ -314,7 +336,7 @@ void main() {
 #else
   uint base = (z * u_L + r) * u_E;
 #endif
-  for (uint c = 0u; c < u_E; ++c) store0(base + c, CT0(dq[c / 4u][c % 4u] * u_scale_e));
+  for (uint c = 0u; c < NQ4; ++c) STORE_QUAD(base, c, u_E, dq[c] * u_scale_e);
 #endif
 #endif
 }

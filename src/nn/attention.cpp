@@ -203,6 +203,7 @@ FlashAttentionVariant flash_variant(const char* mode, std::size_t bd, const Flas
   FlashAttentionVariant v;
   v.mode = mode, v.bd = static_cast<int>(bd), v.dq4 = (p.E + 3) / 4, v.dv4 = (p.Ev + 3) / 4;
   v.bkv = t.bkv, v.bqt = t.bqt, v.split = split, v.dropout = p.drop.p > 0;
+  v.const_dims = !dev_of(p.q).adapter().software;  // llvmpipe: uniform bounds (compile time)
   v.q = p.q.dtype(), v.k = p.k.dtype(), v.v = p.v.dtype();
   if (p.mask.defined()) {
     v.mask = p.mask.dtype() == DType::bool_ ? Mask::bool_ : Mask::add;

@@ -52,7 +52,7 @@ Defines FlashAttentionVariant::defines() const {
   }
   d.value("BD", bd).uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
   d.uvalue("BKV", static_cast<std::uint64_t>(bkv)).uvalue("BQT", static_cast<std::uint64_t>(bqt));
-  d.flag("SPLIT", split).flag("DROPOUT", dropout);
+  d.flag("SPLIT", split).flag("DROPOUT", dropout).flag("CONST_DIMS", const_dims);
   if (mask != Mask::none) d.flag("HAS_MASK").flag(mask == Mask::bool_ ? "MASK_BOOL" : "MASK_ADD");
   int n;
   if (m == "attn_fwd") {
@@ -89,6 +89,14 @@ std::vector<FlashAttentionVariant> FlashAttentionVariant::space() {
     out.push_back(v);
     v.mode = "attn_dq";
     out.push_back(v);
+  }
+  {  // the GPUs' form: constant head-dim bounds
+    FlashAttentionVariant v;
+    v.const_dims = true;
+    for (const char* mode : {"attn_fwd", "attn_dkv", "attn_dq"}) {
+      v.mode = mode;
+      out.push_back(v);
+    }
   }
   FlashAttentionVariant keep;
   keep.mode = "attn_keep";

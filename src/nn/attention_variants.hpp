@@ -26,14 +26,15 @@ struct AttentionVariant {
 
 /// attention_flash.comp: MODE by name (attn_fwd, attn_dkv, attn_dq, attn_keep: the dropout mask
 /// alone); BD, DQ4 / DV4 (head dims in quads), BKV and BQT (tiles), SPLIT (partial results per
-/// chunk), DROPOUT, a mask (HAS_MASK with MASK_BOOL or MASK_ADD, LOAD_MASK its load function).
+/// chunk), DROPOUT, a mask (HAS_MASK with MASK_BOOL or MASK_ADD, LOAD_MASK its load function),
+/// CONST_DIMS (GPUs: the head-dim loops bounded by DQ4 / DV4, unrolled, arrays in registers).
 struct FlashAttentionVariant {
   static constexpr const char* kFile = "attention_flash.comp";
   enum class Mask { none, bool_, add };
   const char* mode = "attn_fwd";
   int bd = 1;
   std::int64_t dq4 = 16, dv4 = 16, bkv = 32, bqt = 32;
-  bool split = false, dropout = false;
+  bool split = false, dropout = false, const_dims = false;
   Mask mask = Mask::none;
   /// attn_fwd: out (the result, or f32 partials with SPLIT), q, k, v; the backward modes: dout.
   DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, dout = DType::f32, mask_dtype = DType::bool_;
