@@ -26,6 +26,19 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                     const Epilogue& epilogue) {
   check_epilogue("matmul", epilogue);
+  // A contiguous batched a against a 2-D b (linear layers over [batch, tokens, features]): one
+  // GEMM over the folded rows, whose weight gradient is one GEMM over them too, instead of a GEMM
+  // per batch entry and a sum of their [K, N] results (chargpt's training step, bench/RESULTS.md).
+  if (a.dim() > 2 && b.dim() == 2 && a.is_contiguous() && a.numel() > 0 && a.size(-1) == b.size(0)) {
+    Shape out_shape = a.shape();
+    out_shape.back() = b.size(1);
+    const std::int64_t rows = a.numel() / a.size(-1);
+    const bool full_addend = addend.defined() && addend.shape() == out_shape && addend.is_contiguous();
+    if (!addend.defined() || addend.dim() <= 1 || full_addend) {
+      const Tensor d = full_addend ? addend.view({rows, b.size(1)}) : addend;
+      return matmul_fused(a.view({rows, a.size(-1)}), b, d, alpha, beta, epilogue).view(out_shape);
+    }
+  }
   if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, epilogue);
   // With gradients: the matmul (+ addend) records its node; the activation records its own.
   if (epilogue.act != Activation::none)

@@ -137,6 +137,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // GEMV spreads K over a workgroup's invocations already: it splits only for the loop limit.
   if (!gemv && p.K >= 1024 && tiles * (reg ? 1 : 4) < target)
     splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
+  // GPUs, long K over few tiles (weight gradients: K = batch x tokens, [in, out] outputs): at
+  // least about four waves of an H100's 132 SMs, chunks of at least 1024 (chargpt's step,
+  // bench/RESULTS.md: 108 tiles over K = 16384 ran 2.3x longer unsplit).
+  if (!software && !gemv && !reg && p.K >= 4096 && tiles < 512)
+    splits = std::max(splits, std::min(ceil_div(512, tiles), p.K / 1024));
   if (splits > 1) {
     plan.kchunk = ceil_div(ceil_div(p.K, splits), 16) * 16;
     plan.splits = ceil_div(p.K, plan.kchunk);
