@@ -2,9 +2,10 @@
 // Iterates over the index tensor's elements p (shape u_shape, NDIM dims). With GATHER:
 //   out[p] = x[p with p[DIM] := index[p]];  (index_select passes a 1-D index expanded by strides)
 // with SCATTER / SCATTER_ADD / SCATTER_RED(a, b):
-//   out[p with p[DIM] := index[p]] = src[p]   (or +=: a compare-and-swap loop for float32,
-//   atomicAdd for int32 outputs, OUT_INT; or = SCATTER_RED(out[...], src[p]), a product, max
-//   or min: a compare-and-swap loop for both).
+//   out[p with p[DIM] := index[p]] = src[p]   (or +=: a compare-and-swap loop for float32, or
+//   NV_shader_atomic_float's atomicAdd where the device has it (ATOMIC_FLOAT); atomicAdd for
+//   int32 outputs, OUT_INT; or = SCATTER_RED(out[...], src[p]), a product, max or min: a
+//   compare-and-swap loop for both).
 // Negative indices count from the end (NONNEG_INDEX: class indices, only [0, size) is valid); an
 // index outside [-size, size) is skipped and recorded in the error flag buffer (binding 3),
 // reported as IndexError at the next read.
@@ -24,6 +25,13 @@ uniform int u_dim_size;       // size of DIM in the indexed operand
 
 #ifdef SCATTER_ADD
 void atomic_add_i32(uint e, int v) { atomicAdd(t0[e], uint(v)); }  // two's complement: wraps like int32
+#ifdef ATOMIC_FLOAT
+// The output's words as floats (the same binding): NV_shader_atomic_float's atomicAdd, one
+// hardware atomic instead of a compare-and-swap loop that retries under contention (an
+// embedding's gradient: 16384 token rows into 256 byte rows, bench/RESULTS.md).
+layout(std430, binding = 0) buffer Out0Float { float t0_float[]; };
+void atomic_add_f32(uint e, float v) { atomicAdd(t0_float[e], v); }
+#else
 void atomic_add_f32(uint e, float v) {
   uint old = t0[e];
   for (int i = 0; i < 1000000; ++i) {
@@ -33,6 +41,7 @@ void atomic_add_f32(uint e, float v) {
     old = prev;
   }
 }
+#endif
 #endif
 
 #ifdef SCATTER_RED

@@ -58,6 +58,7 @@ Defines IndexVariant::defines() const {
   d.value("NDIM", ndim).value("DIM", dim);
   if (mode == IndexMode::gather) d.flag("GATHER");
   if (mode == IndexMode::scatter_add) d.flag("SCATTER_ADD");
+  if (atomic_float) d.text("#extension GL_NV_shader_atomic_float : require\n").flag("ATOMIC_FLOAT");
   if (mode == IndexMode::scatter_prod || mode == IndexMode::scatter_max || mode == IndexMode::scatter_min)
     d.macro("SCATTER_RED(a, b)", scatter_red, static_cast<int>(mode));
   d.flag("OUT_INT", out == DType::i32).flag("NONNEG_INDEX", !wrap_negative);
@@ -75,6 +76,8 @@ std::vector<IndexVariant> IndexVariant::space() {
       IndexVariant v;
       v.mode = mode, v.out = v.in = dt;
       out.push_back(v);
+      // (ATOMIC_FLOAT is not enumerated: glslang does not know NV_shader_atomic_float; NVIDIA's
+      // compiler checks it in test_indexing's scatter_add tests.)
       v.wrap_negative = false, v.ndim = 4, v.dim = 3;
       out.push_back(v);
     }

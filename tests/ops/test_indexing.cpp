@@ -147,6 +147,27 @@ TEST(Indexing, ScatterAddInt32) {
                DTypeError);
 }
 
+// float32 scatter_add under contention (thousands of sources per target, as an embedding's
+// gradient: NVIDIA's float atomicAdd, else the compare-and-swap loop) against float64 sums, with
+// an Inf and a NaN reaching one target each.
+TEST(Indexing, ScatterAddFloatContention) {
+  GLT_RNG(rng);
+  const int R = 7, C = 33, N = 20011;
+  auto x = uniform(rng, R * C);
+  auto idx = uniform_int(rng, N * C, -R, R - 1);
+  auto src = uniform(rng, N * C);
+  src[5 * C + 3] = INFINITY;
+  src[9 * C + 4] = NAN;
+  Tensor r = scatter_add(host(x, {R, C}), 0, ihost(idx, {N, C}), host(src, {N, C}));
+  std::vector<double> want(x.begin(), x.end());
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < C; ++j) {
+      const int k = idx[i * C + j] < 0 ? idx[i * C + j] + R : idx[i * C + j];
+      want[k * C + j] += src[i * C + j];
+    }
+  EXPECT_TRUE(close(r.to_vector(), want, 1e-5, 1e-4 * std::sqrt(static_cast<double>(N))));
+}
+
 // detail::scatter_reduce (ONNX ScatterElements/ScatterND reductions): many sources per target
 // through compare-and-swap loops; products of powers of two and max/min are exact in any order.
 TEST(Indexing, ScatterReduceProdMaxMin) {
