@@ -590,6 +590,42 @@ class ExprBuilder {
 
 bool fuse_elementwise_enabled = true;
 
+// A Conv/ConvTranspose/Gemm/MatMul whose fused epilogue (fuse_epilogues) feeds an elementwise
+// node gives the activation back to its node, which the chain then takes: conv_direct and the
+// depthwise path apply epilogues as a dispatch of their own (one fewer), the matmul kernel in
+// its epilogue (the same count, the same traffic). float32 only: with float16 the kernel's
+// epilogue acts before the output's rounding, a separate node after it.
+void release_epilogues(Graph& g, PlanStats& s) {
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& p = g.nodes[i];
+    if (p.removed || p.epilogue.act == Activation::none || p.outputs.empty() || p.outputs[0] < 0 ||
+        g.values[p.outputs[0]].elem != kFloat)
+      continue;
+    const int c = sole_consumer(g, p.outputs[0]);
+    if (c < 0 || fusable_operands(g, g.nodes[c]).empty()) continue;
+    // The activation node fuse_epilogues bypassed: removed, after p, writing p's output.
+    for (std::size_t j = i + 1; j < static_cast<std::size_t>(c); ++j) {
+      Node& n = g.nodes[j];
+      if (!n.removed || n.outputs.size() != 1 || n.outputs[0] != p.outputs[0] || n.inputs.empty()) continue;
+      n.removed = false;
+      const int raw = n.inputs[0];
+      p.outputs[0] = raw;
+      g.recount();
+      if (fusable_operands(g, n).empty()) {  // not one the chain takes: as it was
+        n.removed = true;
+        p.outputs[0] = n.outputs[0];
+        g.recount();
+        break;
+      }
+      p.epilogue = Epilogue();
+      const std::size_t plus = p.fused.rfind('+');
+      p.fused = plus == std::string::npos ? std::string() : p.fused.substr(0, plus);
+      --s.epilogues;
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 void set_fuse_elementwise(bool on) { fuse_elementwise_enabled = on; }
@@ -597,6 +633,7 @@ void set_fuse_elementwise(bool on) { fuse_elementwise_enabled = on; }
 void fuse_elementwise(Graph& g, const Device& dev, PlanStats& s) {
   if (!fuse_elementwise_enabled) return;
   g.recount();
+  release_epilogues(g, s);
   const int max_inputs = std::min(detail::kFusedMaxInputs, dev.caps().max_ssbo_bindings - 1);
   std::vector<int> group_of(g.nodes.size(), -1);  // node -> index in groups
   std::vector<FuseGroup> groups;

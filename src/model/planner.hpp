@@ -17,8 +17,9 @@
 //                    intermediates nothing else reads and are not graph outputs, with at most 6
 //                    tensor inputs (one-element constants become literals), two nodes or more ->
 //                    gltensor.FusedElementwise: one generated kernel (ops/fused_elementwise.hpp),
-//                    the same values as the unfused ops. (Chains after a fused Conv/MatMul
-//                    epilogue stay a separate kernel: the epilogues take one activation.)
+//                    the same values as the unfused ops. A float32 Conv/ConvTranspose/Gemm/
+//                    MatMul whose epilogue feeds such a node gives the activation back to the
+//                    chain first (conv_direct applies epilogues in a dispatch of its own).
 //   fuse_qdq         (before fold_constants) QDQ weights: DequantizeLinear(x_q) and
 //                    DequantizeLinear(w_q constant) feeding Conv or MatMul -> one integer op
 //                    (gltensor.QConv / gltensor.QMatMul: int32 sums of the 8-bit values, scaled to
