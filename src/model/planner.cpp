@@ -509,7 +509,10 @@ struct FuseGroup {
 
 class ExprBuilder {
  public:
-  ExprBuilder(const Graph& g, const std::vector<int>& members) : g_(g), members_(members.begin(), members.end()) {}
+  // f16_constants: float32 constants are float16 on the GPU (ModelOptions::f16_weights): literals
+  // take the value the unfused op reads.
+  ExprBuilder(const Graph& g, const std::vector<int>& members, bool f16_constants)
+      : g_(g), members_(members.begin(), members.end()), f16_constants_(f16_constants) {}
 
   FusedExpr build(int root) {
     emit(root);
@@ -533,7 +536,9 @@ class ExprBuilder {
     } else if (literal_input(g_, v)) {
       const HostTensor& c = *const_of(g_, v);
       e_.min_rank = std::max<int>(e_.min_rank, static_cast<int>(c.shape.size()));
-      k = e_.add({FusedOp::constant, -1, -1, -1, static_cast<float>(c.v[0])});
+      float x = static_cast<float>(c.v[0]);
+      if (f16_constants_ && c.elem == kFloat) x = f16_to_f32(f32_to_f16(x));
+      k = e_.add({FusedOp::constant, -1, -1, -1, x});
     } else {
       k = e_.add({FusedOp::input, static_cast<int>(inputs_.size())});
       inputs_.push_back(v);
@@ -586,6 +591,7 @@ class ExprBuilder {
   std::map<int, int> steps_;  // value id -> step
   std::vector<int> inputs_;
   bool f16_ = false;
+  bool f16_constants_ = false;
 };
 
 bool fuse_elementwise_enabled = true;
@@ -630,7 +636,7 @@ void release_epilogues(Graph& g, PlanStats& s) {
 
 void set_fuse_elementwise(bool on) { fuse_elementwise_enabled = on; }
 
-void fuse_elementwise(Graph& g, const Device& dev, PlanStats& s) {
+void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s) {
   if (!fuse_elementwise_enabled) return;
   g.recount();
   release_epilogues(g, s);
@@ -671,7 +677,7 @@ void fuse_elementwise(Graph& g, const Device& dev, PlanStats& s) {
   for (FuseGroup& grp : groups) {
     if (grp.nodes.size() < 2) continue;
     const int root = grp.nodes.back();
-    ExprBuilder b(g, grp.nodes);
+    ExprBuilder b(g, grp.nodes, f16_constants);
     auto expr = std::make_shared<FusedExpr>(b.build(root));
     Node& r = g.nodes[root];
     std::string what;

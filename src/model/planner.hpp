@@ -55,8 +55,10 @@ void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);
 void fuse_qdq(Graph& g, PlanStats& s);
-/// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings).
-void fuse_elementwise(Graph& g, const Device& dev, PlanStats& s);
+/// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
+/// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
+/// expression's literals are rounded to float16 as the unfused ops read them.
+void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s);
 /// Tests only: with false, fuse_elementwise leaves graphs unchanged (the unfused path, for
 /// comparison). Process-wide; not thread-safe against loads in flight.
 void set_fuse_elementwise(bool on);

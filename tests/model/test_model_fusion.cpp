@@ -140,12 +140,12 @@ struct Runs {
   std::uint64_t fused_dispatches = 0, unfused_dispatches = 0;
 };
 
-Runs run_both(const RefGraph& g, const std::string& name) {
+Runs run_both(const RefGraph& g, const std::string& name, const ModelOptions& options = {}) {
   Runs r;
   const std::string path = g.b.save(name);
   for (bool fuse : {true, false}) {
     model::set_fuse_elementwise(fuse);
-    Model m = Model::load(device(), path);
+    Model m = Model::load(device(), path, options);
     model::set_fuse_elementwise(true);
     const auto feeds = g.feeds();
     m.run(feeds);  // kernels compiled
@@ -180,10 +180,22 @@ void check(const RefGraph& g, const Runs& r, double tol) {
   }
 }
 
+// Runs g both ways: the plan says `fused` ("N elementwise nodes fused into K kernels"), a run
+// takes `dispatches`, the outputs pass check().
+Runs expect_fused(const RefGraph& g, const std::string& name, const std::string& fused, std::uint64_t dispatches,
+                  double tol) {
+  Runs r = run_both(g, name);
+  EXPECT_NE(r.plan.find(fused), std::string::npos) << r.plan;
+  EXPECT_EQ(r.fused_dispatches, dispatches) << r.plan;
+  check(g, r, tol);
+  return r;
+}
+
 }  // namespace
 
-// y = Relu(x * Sigmoid(x) + r) * s + b with a per-channel scale s, a scalar b, and x * Sigmoid(x)
-// also a graph output: the SiLU part is one kernel (its output is read twice), the rest another.
+// y = Relu(x * Sigmoid(x) + r) * s - b with a per-channel scale s, a scalar b, and x * Sigmoid(x)
+// also a graph output: the SiLU part is one kernel (its output is read twice), the rest another;
+// the same with float16 weights.
 TEST(ModelFusion, ChainsFuseAroundGraphOutputs) {
   GLT_RNG(rng);
   const Shape S{2, 3, 5, 7};
@@ -191,7 +203,7 @@ TEST(ModelFusion, ChainsFuseAroundGraphOutputs) {
   const auto x = g.input("x", S, uniform(rng, numel(S), -4, 4));
   const auto res = g.input("r", S, uniform(rng, numel(S)));
   const auto s = g.constant("s", {3, 1, 1}, uniform(rng, 3, 0.5, 2));
-  const auto b = g.constant("b", {}, {0.25f});
+  const auto b = g.constant("b", {}, {0.1f});  // not a float16 value
   const auto sg = g.unary("Sigmoid", x, ref_sigmoid);
   const auto silu = g.binary("Mul", x, sg);
   g.output(silu);
@@ -200,12 +212,15 @@ TEST(ModelFusion, ChainsFuseAroundGraphOutputs) {
   const auto m = g.binary("Mul", rl, s);
   const auto y = g.binary("Sub", m, b);
   g.output(y);
-  const Runs r = run_both(g, "fusion_chain");
-  EXPECT_NE(r.plan.find("6 elementwise nodes fused into 2 kernels"), std::string::npos) << r.plan;
+  const Runs r = expect_fused(g, "fusion_chain", "6 elementwise nodes fused into 2 kernels", 2, 1e-6);
   EXPECT_EQ(r.plan.rfind("2 nodes to run", 0), 0u) << r.plan;
-  EXPECT_EQ(r.fused_dispatches, 2u);
   EXPECT_EQ(r.unfused_dispatches, 6u);
-  check(g, r, 1e-6);
+  // With float16 weights, the literal 0.1 is what the unfused Sub reads: the f16 constant.
+  ModelOptions o;
+  o.f16_weights = true;
+  const Runs h = run_both(g, "fusion_chain", o);
+  EXPECT_TRUE(same_bits(h.fused.at(y), h.unfused.at(y)));
+  EXPECT_FALSE(same_bits(h.fused.at(y), r.fused.at(y)));
 }
 
 // Random trees and DAGs of every fusable op over inputs and constants of broadcasting shapes,
@@ -378,10 +393,7 @@ TEST(ModelFusion, Float16GraphsRoundEachStep) {
   t = g.unary("Sigmoid", t, ref_sigmoid);
   t = g.binary("Mul", t, x);
   g.output(t);
-  const Runs r = run_both(g, "fusion_f16");
-  EXPECT_NE(r.plan.find("6 elementwise nodes fused into 1 kernels"), std::string::npos) << r.plan;
-  EXPECT_EQ(r.fused_dispatches, 1u);
-  check(g, r, 2e-3);
+  expect_fused(g, "fusion_f16", "6 elementwise nodes fused into 1 kernels", 1, 2e-3);
 }
 
 // Edge shapes: 0-size inputs (nothing to run, the right shape), a rank-0 input with a [1]
@@ -448,10 +460,7 @@ TEST(ModelFusion, KernelsTakeAtMostSixInputs) {
     t = g.unary("Relu", t, [](double v) { return v > 0 ? v : 0; });
   }
   g.output(t);
-  const Runs r = run_both(g, "fusion_inputs");
-  EXPECT_NE(r.plan.find("16 elementwise nodes fused into 2 kernels"), std::string::npos) << r.plan;
-  EXPECT_EQ(r.fused_dispatches, 2u);
-  check(g, r, 1e-6);
+  expect_fused(g, "fusion_inputs", "16 elementwise nodes fused into 2 kernels", 2, 1e-6);
 }
 
 // The generated GLSL: one statement per step, literals as exact bits, malformed expressions
