@@ -11,6 +11,10 @@
 #include "gltensor/model.hpp"
 #include "model/host_tensor.hpp"
 
+namespace gltensor::detail {
+struct FusedExpr;  // ops/fused_elementwise.hpp
+}
+
 namespace gltensor::model {
 
 struct Graph;
@@ -66,6 +70,10 @@ struct Node {
   // Planner annotations (Conv, ConvTranspose, Gemm, MatMul):
   Epilogue epilogue;  ///< activation fused into the op's epilogue
   std::string fused;  ///< what was fused into this node ("BatchNormalization", "Add", ...), for dumps
+  /// gltensor.FusedElementwise (fuse_elementwise): the expression over the node's inputs and its
+  /// GLSL (render_fused_glsl), made once at planning.
+  std::shared_ptr<const detail::FusedExpr> fused_expr;
+  std::shared_ptr<const std::string> fused_glsl;
 };
 
 struct Value {

@@ -127,6 +127,7 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_hardswish(g, stats);
   fuse_epilogues(g, stats);
   fuse_muladd(g, stats);
+  fuse_elementwise(g, dev, options.f16_weights, stats);
   remove_dead(g, stats);
   // Constants read by nodes that run: upload floating ones and large ones now (once).
   GraphPlan& p = plans[&g];

@@ -1,8 +1,11 @@
 // The planner's internal ops (domain "gltensor"), never read from a file:
 //   MulAdd(x, s, b) = x * s + b in one elementwise op (addcmul), for Mul -> Add chains with
 //   constant s and b.
+//   FusedElementwise(x0, ..., xn) = the node's FusedExpr over its inputs (fuse_elementwise), one
+//   generated kernel (ops/fused_elementwise.hpp); float16 where the fused nodes' output was.
 #include "gltensor/ops.hpp"
 #include "model/ops.hpp"
+#include "ops/fused_elementwise.hpp"
 
 namespace gltensor::model {
 
@@ -12,6 +15,14 @@ void register_fused_ops(Registry& m) {
                                  Tensor r = addcmul(a.t(2), x, a.t(1));
                                  return Ts{r.dtype() == x.dtype() ? r : r.to(x.dtype())};
                                }};
+  m["gltensor.FusedElementwise"] =
+      OpDef{{}, nullptr, nullptr, [](Args& a) {
+              Ts in;
+              for (std::size_t i = 0; i < a.size(); ++i) in.push_back(a.t(i));
+              const int elem = a.g.values[a.node.outputs[0]].elem;
+              return Ts{detail::fused_elementwise("FusedElementwise", *a.node.fused_expr, *a.node.fused_glsl, in,
+                                                  elem == kFloat16 ? DType::f16 : DType::f32)};
+            }};
 }
 
 }  // namespace gltensor::model

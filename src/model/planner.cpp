@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "model/ops.hpp"
+#include "ops/fused_elementwise.hpp"
 
 namespace gltensor::model {
 
@@ -16,7 +19,9 @@ std::string PlanStats::summary() const {
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
-         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(dead) + " dead nodes";
+         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(elementwise_nodes) +
+         " elementwise nodes fused into " + std::to_string(elementwise_groups) + " kernels, " + std::to_string(dead) +
+         " dead nodes";
 }
 
 // ---- checks and element types ----
@@ -430,6 +435,267 @@ void fuse_muladd(Graph& g, PlanStats& s) {
     bypass(g, m, add, "Mul+Add");
     ++s.muladd;
   }
+}
+
+// ---- elementwise chains -> gltensor.FusedElementwise ----
+
+namespace {
+
+using detail::FusedExpr;
+using detail::FusedOp;
+using detail::FusedStep;
+
+// Compute class of an element type: 1 = float32, 2 = float16 (intermediates rounded to f16), 0 =
+// not fused (integers, bfloat16).
+int float_class(int elem) { return elem == kFloat ? 1 : elem == kFloat16 ? 2 : 0; }
+
+// A constant of one element and rank <= 1 becomes a literal of the expression (its rank, when
+// 1, kept through FusedExpr::min_rank).
+bool literal_input(const Graph& g, int v) {
+  const HostTensor* c = const_of(g, v);
+  return c && c->numel() == 1 && c->shape.size() <= 1 && float_class(c->elem) != 0;
+}
+
+// Clip's bounds as the unfused mapping takes them (ops_elementwise.cpp): attributes before opset
+// 11, else constant one-element inputs; false where they are not constants or min > max.
+bool clip_bounds(const Graph& g, const Node& n, double& lo, double& hi) {
+  const double inf = std::numeric_limits<double>::infinity();
+  lo = -inf, hi = inf;
+  if (g.opset < 11) {
+    lo = n.attrs.f("min", -inf);
+    hi = n.attrs.f("max", inf);
+  } else {
+    for (std::size_t k = 1; k < 3 && k < n.inputs.size(); ++k) {
+      if (n.inputs[k] < 0) continue;
+      const HostTensor* b = const_of(g, n.inputs[k]);
+      if (!b || b->numel() != 1) return false;
+      (k == 1 ? lo : hi) = b->v[0];
+    }
+  }
+  return lo <= hi;
+}
+
+// The tensor operands of an elementwise node (Clip's bounds are parameters), or {} if the node
+// is not one that fuse_elementwise takes.
+std::vector<int> fusable_operands(const Graph& g, const Node& n) {
+  static const std::set<std::string> unary = {"Relu", "Sigmoid", "Tanh",      "HardSwish",   "Neg", "Abs",
+                                              "Exp",  "Erf",     "LeakyRelu", "HardSigmoid", "Clip"},
+                                     binary = {"Add", "Sub", "Mul", "Div"};
+  if (n.removed || n.outputs.size() != 1 || n.outputs[0] < 0 || !n.implicit.empty()) return {};
+  const int cls = float_class(g.values[n.outputs[0]].elem);
+  if (!cls) return {};
+  std::vector<int> ops;
+  if (unary.count(n.op_type)) {
+    double lo = 0, hi = 0;
+    if (n.op_type == "Clip" && !clip_bounds(g, n, lo, hi)) return {};
+    ops = {n.inputs.empty() ? -1 : n.inputs[0]};
+  } else if (binary.count(n.op_type) && n.inputs.size() == 2 && !n.attrs.has("broadcast") && !n.attrs.has("axis")) {
+    ops = n.inputs;
+  } else if (n.op_type == "gltensor.MulAdd" && n.inputs.size() == 3) {
+    ops = n.inputs;
+  } else {
+    return {};
+  }
+  for (int v : ops)
+    if (v < 0 || float_class(g.values[v].elem) != cls) return {};
+  return ops;
+}
+
+// A group of nodes being fused: a tree whose root's output is the only value read outside it.
+struct FuseGroup {
+  std::vector<int> nodes;   // node indices, in graph order
+  std::vector<int> inputs;  // the values it reads from outside (literals not counted)
+};
+
+class ExprBuilder {
+ public:
+  // f16_constants: float32 constants are float16 on the GPU (ModelOptions::f16_weights): literals
+  // take the value the unfused op reads.
+  ExprBuilder(const Graph& g, const std::vector<int>& members, bool f16_constants)
+      : g_(g), members_(members.begin(), members.end()), f16_constants_(f16_constants) {}
+
+  FusedExpr build(int root) {
+    emit(root);
+    return std::move(e_);
+  }
+  const std::vector<int>& inputs() const { return inputs_; }
+
+ private:
+  int step(FusedStep s) {
+    s.round_f16 = f16_;
+    return e_.add(s);
+  }
+
+  // The step holding value v: a member's result, a literal, or a tensor input.
+  int value(int v) {
+    if (auto it = steps_.find(v); it != steps_.end()) return it->second;
+    int k = -1;
+    const int p = g_.values[v].producer;
+    if (p >= 0 && members_.count(p)) {
+      k = emit(p);
+    } else if (literal_input(g_, v)) {
+      const HostTensor& c = *const_of(g_, v);
+      e_.min_rank = std::max<int>(e_.min_rank, static_cast<int>(c.shape.size()));
+      float x = static_cast<float>(c.v[0]);
+      if (f16_constants_ && c.elem == kFloat) x = f16_to_f32(f32_to_f16(x));
+      k = e_.add({FusedOp::constant, -1, -1, -1, x});
+    } else {
+      k = e_.add({FusedOp::input, static_cast<int>(inputs_.size())});
+      inputs_.push_back(v);
+      e_.inputs = static_cast<int>(inputs_.size());
+    }
+    steps_[v] = k;
+    return k;
+  }
+
+  // Node i's steps (its operands first); returns the step of its output.
+  int emit(int i) {
+    const Node& n = g_.nodes[i];
+    std::vector<int> a;
+    for (int v : fusable_operands(g_, n)) a.push_back(value(v));
+    f16_ = float_class(g_.values[n.outputs[0]].elem) == 2;
+    const std::string& op = n.op_type;
+    auto k = [&](double x) { return e_.add({FusedOp::constant, -1, -1, -1, static_cast<float>(x)}); };
+    int r = -1;
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+      const FusedOp f = op == "Add"   ? FusedOp::add
+                        : op == "Sub" ? FusedOp::sub
+                        : op == "Mul" ? FusedOp::mul
+                                      : FusedOp::div;
+      r = step({f, a[0], a[1]});
+    } else if (op == "gltensor.MulAdd") {  // addcmul(b, x, s)
+      r = step({FusedOp::muladd, a[2], a[0], a[1]});
+    } else if (op == "LeakyRelu") {
+      r = step({FusedOp::leaky_relu, a[0], -1, -1, static_cast<float>(n.attrs.f("alpha", 0.01))});
+    } else if (op == "HardSigmoid") {  // apply_epilogue: clamp(x * alpha + beta, 0, 1), three ops
+      const int m = step({FusedOp::mul, a[0], k(static_cast<float>(n.attrs.f("alpha", 0.2)))});
+      const int s = step({FusedOp::add, m, k(static_cast<float>(n.attrs.f("beta", 0.5)))});
+      r = step({FusedOp::clip, s, -1, -1, 0.0f, 1.0f});
+    } else if (op == "Clip") {
+      double lo = 0, hi = 0;
+      clip_bounds(g_, n, lo, hi);
+      r = step({FusedOp::clip, a[0], -1, -1, static_cast<float>(lo), static_cast<float>(hi)});
+    } else {
+      static const std::map<std::string, FusedOp> unary = {
+          {"Relu", FusedOp::relu}, {"Sigmoid", FusedOp::sigmoid},     {"Tanh", FusedOp::tanh}, {"Neg", FusedOp::neg},
+          {"Abs", FusedOp::abs},   {"HardSwish", FusedOp::hardswish}, {"Exp", FusedOp::exp},   {"Erf", FusedOp::erf}};
+      r = step({unary.at(op), a[0]});
+    }
+    steps_[n.outputs[0]] = r;
+    return r;
+  }
+
+  const Graph& g_;
+  std::set<int> members_;
+  FusedExpr e_;
+  std::map<int, int> steps_;  // value id -> step
+  std::vector<int> inputs_;
+  bool f16_ = false;
+  bool f16_constants_ = false;
+};
+
+bool fuse_elementwise_enabled = true;
+
+// A Conv/ConvTranspose/Gemm/MatMul whose fused epilogue (fuse_epilogues) feeds an elementwise
+// node gives the activation back to its node, which the chain then takes: conv_direct and the
+// depthwise path apply epilogues as a dispatch of their own (one fewer), the matmul kernel in
+// its epilogue (the same count, the same traffic). float32 only: with float16 the kernel's
+// epilogue acts before the output's rounding, a separate node after it.
+void release_epilogues(Graph& g, PlanStats& s) {
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& p = g.nodes[i];
+    if (p.removed || p.epilogue.act == Activation::none || p.outputs.empty() || p.outputs[0] < 0 ||
+        g.values[p.outputs[0]].elem != kFloat)
+      continue;
+    const int c = sole_consumer(g, p.outputs[0]);
+    if (c < 0 || fusable_operands(g, g.nodes[c]).empty()) continue;
+    // The activation node fuse_epilogues bypassed: removed, after p, writing p's output.
+    for (std::size_t j = i + 1; j < static_cast<std::size_t>(c); ++j) {
+      Node& n = g.nodes[j];
+      if (!n.removed || n.outputs.size() != 1 || n.outputs[0] != p.outputs[0] || n.inputs.empty()) continue;
+      n.removed = false;
+      const int raw = n.inputs[0];
+      p.outputs[0] = raw;
+      g.recount();
+      if (fusable_operands(g, n).empty()) {  // not one the chain takes: as it was
+        n.removed = true;
+        p.outputs[0] = n.outputs[0];
+        g.recount();
+        break;
+      }
+      p.epilogue = Epilogue();
+      const std::size_t plus = p.fused.rfind('+');
+      p.fused = plus == std::string::npos ? std::string() : p.fused.substr(0, plus);
+      --s.epilogues;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void set_fuse_elementwise(bool on) { fuse_elementwise_enabled = on; }
+
+void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s) {
+  if (!fuse_elementwise_enabled) return;
+  g.recount();
+  release_epilogues(g, s);
+  const int max_inputs = std::min(detail::kFusedMaxInputs, dev.caps().max_ssbo_bindings - 1);
+  std::vector<int> group_of(g.nodes.size(), -1);  // node -> index in groups
+  std::vector<FuseGroup> groups;
+  auto is_input = [&](int v) { return !literal_input(g, v); };
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const std::vector<int> ops = fusable_operands(g, g.nodes[i]);
+    if (ops.empty()) continue;
+    FuseGroup grp{{static_cast<int>(i)}, {}};
+    for (int v : ops)
+      if (is_input(v) && std::find(grp.inputs.begin(), grp.inputs.end(), v) == grp.inputs.end())
+        grp.inputs.push_back(v);
+    // Merge the groups of producers whose output only this node reads (a tree: each merged
+    // group's root output has no other reader), while the inputs stay within the limit.
+    for (int v : std::vector<int>(grp.inputs)) {
+      const int p = g.values[v].producer;
+      if (p < 0 || group_of[p] < 0 || g.values[v].graph_output) continue;
+      const int reads = static_cast<int>(std::count(ops.begin(), ops.end(), v));
+      if (g.values[v].uses != reads) continue;
+      FuseGroup& pg = groups[group_of[p]];
+      std::vector<int> merged;
+      for (int u : grp.inputs)
+        if (u != v) merged.push_back(u);
+      for (int u : pg.inputs)
+        if (std::find(merged.begin(), merged.end(), u) == merged.end()) merged.push_back(u);
+      if (static_cast<int>(merged.size()) > max_inputs) continue;
+      grp.inputs = std::move(merged);
+      grp.nodes.insert(grp.nodes.begin(), pg.nodes.begin(), pg.nodes.end());
+      pg.nodes.clear();
+    }
+    if (static_cast<int>(grp.inputs.size()) > max_inputs) continue;
+    std::sort(grp.nodes.begin(), grp.nodes.end());
+    for (int n : grp.nodes) group_of[n] = static_cast<int>(groups.size());
+    groups.push_back(std::move(grp));
+  }
+  for (FuseGroup& grp : groups) {
+    if (grp.nodes.size() < 2) continue;
+    const int root = grp.nodes.back();
+    ExprBuilder b(g, grp.nodes, f16_constants);
+    auto expr = std::make_shared<FusedExpr>(b.build(root));
+    Node& r = g.nodes[root];
+    std::string what;
+    for (int n : grp.nodes) {
+      what += (what.empty() ? "" : "+") + g.nodes[n].op_type;
+      if (n != root) g.nodes[n].removed = true;
+    }
+    r.op_type = "gltensor.FusedElementwise";
+    r.domain.clear();
+    r.inputs = b.inputs();
+    r.attrs = Attrs();
+    r.fused = what;
+    r.fused_glsl = std::make_shared<const std::string>(detail::render_fused_glsl(*expr));
+    r.fused_expr = std::move(expr);
+    ++s.elementwise_groups;
+    s.elementwise_nodes += static_cast<int>(grp.nodes.size());
+  }
+  g.recount();
 }
 
 namespace {

@@ -11,6 +11,15 @@
 //   fuse_epilogues   Conv/ConvTranspose/Gemm/MatMul -> Relu, Clip, HardSigmoid, HardSwish,
 //                    Sigmoid, Tanh or LeakyRelu -> one node with Node::epilogue.
 //   fuse_muladd      Mul(x, s) -> Add(., b) with constant s, b -> gltensor.MulAdd (addcmul).
+//   fuse_elementwise (after the others) maximal trees of elementwise nodes (Add, Sub, Mul, Div,
+//                    Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip with constant
+//                    bounds, Neg, Abs, Exp, Erf, gltensor.MulAdd; float32 or float16) whose
+//                    intermediates nothing else reads and are not graph outputs, with at most 6
+//                    tensor inputs (one-element constants become literals), two nodes or more ->
+//                    gltensor.FusedElementwise: one generated kernel (ops/fused_elementwise.hpp),
+//                    the same values as the unfused ops. A float32 Conv/ConvTranspose/Gemm/
+//                    MatMul whose epilogue feeds such a node gives the activation back to the
+//                    chain first (conv_direct applies epilogues in a dispatch of its own).
 //   fuse_qdq         (before fold_constants) QDQ weights: DequantizeLinear(x_q) and
 //                    DequantizeLinear(w_q constant) feeding Conv or MatMul -> one integer op
 //                    (gltensor.QConv / gltensor.QMatMul: int32 sums of the 8-bit values, scaled to
@@ -29,6 +38,7 @@ namespace gltensor::model {
 struct PlanStats {
   int ifs = 0, folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
   int qdq_integer = 0, qdq_weights = 0;
+  int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
   std::string summary() const;
 };
 
@@ -45,6 +55,13 @@ void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);
 void fuse_qdq(Graph& g, PlanStats& s);
+/// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
+/// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
+/// expression's literals are rounded to float16 as the unfused ops read them.
+void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s);
+/// Tests only: with false, fuse_elementwise leaves graphs unchanged (the unfused path, for
+/// comparison). Process-wide; not thread-safe against loads in flight.
+void set_fuse_elementwise(bool on);
 void remove_dead(Graph& g, PlanStats& s);
 
 }  // namespace gltensor::model

@@ -9,7 +9,17 @@
 namespace gltensor::detail {
 
 const char* kernel_file(ElementwiseKernel k) {
-  return k == ElementwiseKernel::unary ? "unary.comp" : k == ElementwiseKernel::binary ? "binary.comp" : "ternary.comp";
+  switch (k) {
+    case ElementwiseKernel::unary:
+      return "unary.comp";
+    case ElementwiseKernel::binary:
+      return "binary.comp";
+    case ElementwiseKernel::ternary:
+      return "ternary.comp";
+    case ElementwiseKernel::fused:
+      return "fused_elementwise.comp";
+  }
+  return "";
 }
 
 void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Tensor> inputs) {

@@ -1,4 +1,5 @@
-// Launches the strided elementwise kernels (unary.comp, binary.comp, ternary.comp) (internal).
+// Launches the strided elementwise kernels (unary.comp, binary.comp, ternary.comp and the
+// generated expressions of fused_elementwise.comp) (internal).
 #pragma once
 #include <array>
 #include <cmath>
@@ -14,15 +15,15 @@
 
 namespace gltensor::detail {
 
-/// The strided elementwise kernel families.
-enum class ElementwiseKernel { unary, binary, ternary };
-/// Its GLSL file: unary.comp, binary.comp or ternary.comp (glsl/ops).
+/// The strided elementwise kernel families (fused: a generated expression, ops/fused_elementwise.hpp).
+enum class ElementwiseKernel { unary, binary, ternary, fused };
+/// Its GLSL file: unary.comp, binary.comp, ternary.comp or fused_elementwise.comp (glsl/ops).
 const char* kernel_file(ElementwiseKernel k);
 
 struct Elementwise {
   const char* op = "";  // public op name, for errors
   ElementwiseKernel kernel = ElementwiseKernel::unary;
-  std::string fn;                // GLSL function, e.g. "op_exp"
+  std::string fn;                // GLSL function, e.g. "op_exp" (fused: the FUSED_BODY statements)
   std::string f16_fn;            // its f16 form from the op's table row ("op16_add"; "" none)
   CT in_ct = CT::f32;            // compute type of the inputs (and scalar)
   float p0 = 0, p1 = 0;          // u_p0, u_p1
@@ -44,7 +45,7 @@ struct Elementwise {
 /// driver): the Variant of the elementwise kernels (runtime/variant.hpp).
 struct ElementwiseVariant {
   ElementwiseKernel kernel = ElementwiseKernel::unary;
-  std::string fn;           ///< OP
+  std::string fn;           ///< OP (fused: FUSED_BODY, the expression's statements)
   std::string f16_fn;       ///< OP16 with F16V ("" = f32 math)
   std::string f16_ext;      ///< F16V: the device's f16 extension text (DeviceImpl::f16_extension_glsl)
   int ndim = 1;             ///< NDIM, collapsed dims
@@ -55,8 +56,8 @@ struct ElementwiseVariant {
   enum class Scalar { none, a, b };
   Scalar scalar = Scalar::none;   ///< SCALAR_A / SCALAR_B: that operand is u_scalar
   CT in_ct = CT::f32;             ///< the inputs' compute type (SCALAR_INT for i32 with a scalar)
-  int nops = 0;                   ///< NOPS: the output and the tensor inputs (at most 4)
-  std::array<DType, 4> dtypes{};  ///< operand 0 (the output), then the tensor inputs
+  int nops = 0;                   ///< NOPS: the output and the tensor inputs (at most 7: fused)
+  std::array<DType, 7> dtypes{};  ///< operand 0 (the output), then the tensor inputs
 
   Defines defines() const;
   /// Every op of the tables (and the casts, fill, arange) in its compute types, then every layout
@@ -90,7 +91,7 @@ struct ElementwiseParams {
         // a float tensor do not set it.
         if (std::isfinite(s) && std::fabs(s) <= 2147483647.0) u.i32("u_iscalar", static_cast<std::int64_t>(s));
       }
-    } else {
+    } else if (e.kernel == ElementwiseKernel::ternary) {
       u.f32("u_p0", e.p0);
     }
   }

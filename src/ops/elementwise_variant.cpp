@@ -3,6 +3,7 @@
 
 #include "gltensor/ops.hpp"
 #include "ops/elementwise.hpp"
+#include "ops/fused_elementwise.hpp"
 #include "runtime/glsl_text.hpp"
 
 namespace gltensor::detail {
@@ -15,11 +16,32 @@ std::string fetch_quads(int nops) {
     s += " fetch" + std::to_string(j) + "((u_offset[" + std::to_string(j) + "] >> 2u) + q);";
   return s;
 }
+
+// A fused expression over `inputs` tensors that uses every FusedOp, rounding to f16 on `f16`.
+std::string every_fused_op(int inputs, bool f16) {
+  FusedExpr e;
+  e.inputs = inputs;
+  int x = e.add({FusedOp::input, 0});
+  for (int j = 1; j < inputs; ++j) x = e.add({FusedOp::add, x, e.add({FusedOp::input, j})});
+  const int k = e.add({FusedOp::constant, -1, -1, -1, 3.0f});
+  for (FusedOp op : {FusedOp::sub, FusedOp::mul, FusedOp::div}) x = e.add({op, x, k});
+  for (FusedOp op : {FusedOp::neg, FusedOp::abs, FusedOp::exp, FusedOp::erf, FusedOp::relu, FusedOp::sigmoid,
+                     FusedOp::tanh, FusedOp::hardswish})
+    x = e.add({op, x});
+  x = e.add({FusedOp::leaky_relu, x, -1, -1, 0.01f});
+  x = e.add({FusedOp::clip, x, -1, -1, -1.0f, 6.0f, f16});
+  e.add({FusedOp::muladd, x, k, x});
+  return render_fused_glsl(e);
+}
 }  // namespace
 
 Defines ElementwiseVariant::defines() const {
   Defines d;
-  d.value("NOPS", nops).value("NDIM", ndim).ident("OP", fn);
+  d.value("NOPS", nops).value("NDIM", ndim);
+  if (kernel == ElementwiseKernel::fused)
+    d.macro("FUSED_BODY", fn);
+  else
+    d.ident("OP", fn);
   d.flag("CONTIG", contig).flag("OUT_WORDS", words).flag("VEC4", vec4);
   if (!f16_fn.empty()) d.text(f16_ext).flag("F16V").ident("OP16", f16_fn);
   d.flag("ERR_FLAG", error_flag);
@@ -135,6 +157,16 @@ std::vector<ElementwiseVariant> ElementwiseVariant::space() {
   hs->f16_fn = "op16_mul", hs->scalar = Scalar::b;
   for (ElementwiseVariant& v : out)
     if (!v.f16_fn.empty()) v.f16_ext = ext;
+  // Fused expressions (fused_elementwise.comp): every step op, 1 to kFusedMaxInputs inputs, strided,
+  // quads, f16 operands and whole f16 output words.
+  for (int n = 1; n <= kFusedMaxInputs; ++n) {
+    std::vector<DType> dt(static_cast<std::size_t>(n) + 1, f);
+    add(K::fused, every_fused_op(n, false), CT::f32, dt)->vec4 = n % 2 == 0;
+    ElementwiseVariant* s = add(K::fused, every_fused_op(n, false), CT::f32, dt);
+    s->contig = false, s->ndim = n;
+  }
+  add(K::fused, every_fused_op(2, true), CT::f32, {h, h, f})->words = true;
+  add(K::fused, every_fused_op(2, true), CT::f32, {h, h, h});
   return out;
 }
 

@@ -174,7 +174,8 @@ TEST(Model, ConstantSubgraphsFoldAtLoad) {
 }
 
 TEST(Model, LivenessKeepsPeakFarBelowTheSum) {
-  // 16 Adds on [256, 256] float32 (256 KiB each): at most an input and an output alive at once.
+  // 16 Sums on [256, 256] float32 (256 KiB each): at most an input and an output alive at once.
+  // (Sum, not Add: fuse_elementwise would make a chain of Adds one kernel with no intermediates.)
   const std::int64_t n = 256;
   B m(13);
   m.input("x", {n, n}).output("v16");
@@ -183,7 +184,7 @@ TEST(Model, LivenessKeepsPeakFarBelowTheSum) {
   std::string prev = "x";
   for (int i = 1; i <= 16; ++i) {
     const std::string out = std::string("v").append(std::to_string(i));
-    m.node("Add", {prev, "one"}, {out});
+    m.node("Sum", {prev, "one"}, {out});
     prev = out;
   }
   Model model = Model::load(device(), m.save("liveness"));

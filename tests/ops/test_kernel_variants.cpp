@@ -121,11 +121,12 @@ void check_family(const std::string& family, const char* file, const std::vector
 
 }  // namespace
 
-// One file per family: unary, binary, ternary. The f16 forms (F16V) as GLSL ES only: desktop
-// drivers get them through NV_gpu_shader5 (DeviceImpl::f16_extension_glsl), which glslang does
-// not know, and glslang's EXT float16 types lack unpackFloat2x16 in desktop GLSL.
+// One file per family: unary, binary, ternary, fused (generated expressions). The f16 forms (F16V) as GLSL ES only:
+// desktop drivers get them through NV_gpu_shader5 (DeviceImpl::f16_extension_glsl), which glslang does not know, and
+// glslang's EXT float16 types lack unpackFloat2x16 in desktop GLSL.
 TEST(KernelVariants, Elementwise) {
-  for (ElementwiseKernel k : {ElementwiseKernel::unary, ElementwiseKernel::binary, ElementwiseKernel::ternary}) {
+  for (ElementwiseKernel k :
+       {ElementwiseKernel::unary, ElementwiseKernel::binary, ElementwiseKernel::ternary, ElementwiseKernel::fused}) {
     std::vector<ElementwiseVariant> f32, f16;
     for (const ElementwiseVariant& v : ElementwiseVariant::space())
       if (v.kernel == k) (v.f16_fn.empty() ? f32 : f16).push_back(v);
