@@ -1,8 +1,9 @@
 // gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR]
-//                    [--only det|rec|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
+//                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
+//   recshapes     the recognizer's first run of a new input width against its second run
 //   ocr sample    the whole OCR of the demo's sample (800 x 480): det + post-processing + rec
 //   ocr 960x960   the whole OCR of a 960 x 960 page of many lines (ocr::page_sample_lines):
 //                 det + angle classification + rec with every host step, once per --rec-batch
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
   app.add_option("--source", g_source, "repository root (for the reference scripts)");
   app.add_option("--threads", g_threads, "ONNX Runtime threads")->capture_default_str();
   app.add_option("--out", out, "folder for the inputs given to the reference")->capture_default_str();
-  app.add_option("--only", only, "cases: det rec ocr ocr960");
+  app.add_option("--only", only, "cases: det rec recshapes ocr ocr960");
   app.add_option("--rec-batch", rec_batch_values, "ocr960: lines per recognizer call, one row each (0: all lines)")
       ->capture_default_str();
   app.add_option("--rec-align", rec_align, "recognizer batch widths rounded up to a multiple of this (1: PaddleOCR's)")
@@ -200,6 +201,26 @@ int main(int argc, char** argv) {
       Tensor t = Tensor::from_host(dev, x, {1, 3, 48, 320});
       const double g = time_ms(runs, [&] { pipe.rec().run({{"x", t}}).begin()->second.to_vector(); });
       row("rec 48x320", g, ort_ms(o.rec_model, f, runs), "PP-OCRv4 rec, one line");
+    }
+    if (want("recshapes")) {
+      // What a new input width costs: the recognizer's first run of a width it has not seen
+      // (planning; new kernel variants; on GPUs the matmul tuner, whose choices persist in the
+      // cache folder) against its next run of that width.
+      cv::Mat line = ocr::OcrPipeline::crop(
+          sample, {cv::Point2f(38, 108), cv::Point2f(630, 108), cv::Point2f(630, 148), cv::Point2f(38, 148)});
+      for (int width : {352, 416, 480, 544}) {
+        const Shape shape{1, 3, 48, width};
+        Tensor t = Tensor::from_host(dev, pipe.rec_input(line, width), shape);
+        auto once = [&] {
+          const auto t0 = Clock::now();
+          pipe.rec().run({{"x", t}}).begin()->second.to_vector();
+          return ms_since(t0);
+        };
+        const double first = once(), next = once();
+        const std::string name = "rec 48x" + std::to_string(width) + ", new width";
+        row(name.c_str(), first, NAN,
+            "first run of this width; the next run: " + std::to_string(next).substr(0, 6) + " ms");
+      }
     }
     if (want("ocr")) {
       // The demo's sample as before: det + rec, no classification.
