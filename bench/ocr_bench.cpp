@@ -1,20 +1,29 @@
-// gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR] [--sizes]
+// gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR]
+//                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
+//   recshapes     the recognizer's first run of a new input width against its second run
 //   ocr sample    the whole OCR of the demo's sample (800 x 480): det + post-processing + rec
-//   ocr 960x960   the whole OCR of the sample lines on a 960 x 960 page
+//   ocr 960x960   the whole OCR of a 960 x 960 page of many lines (ocr::page_sample_lines):
+//                 det + angle classification + rec with every host step, once per --rec-batch
+//                 value (lines per recognizer call; default 6, PaddleOCR's, and 0, all lines in
+//                 one call), with the time per stage, the recognizer calls and their distinct
+//                 input shapes, the first run's time (new shapes: planning and, on GPUs, the
+//                 matmul tuner) and the character accuracy against the rendered text.
 // gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished).
 // ONNX Runtime: `node tools/ort-reference/ort_run.js --bench N` (npm onnxruntime-node; this
 // machine) or `python3 bench/ort_reference.py` (pip onnxruntime; the GPU machine) on the same
-// .npy inputs, with every CPU core; the whole OCR's reference is ORT's det + rec times plus the
-// same host post-processing time. Prints a Markdown table (ms, and speed = ORT ms / gltensor ms).
+// .npy inputs, with every CPU core; the whole OCR's reference is ORT's time for every model call
+// of a run (det, cls, each rec batch) plus gltensor's host pre- and post-processing time. Prints
+// Markdown tables (ms, and speed = ORT ms / gltensor ms).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <opencv2/imgproc.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -72,6 +81,59 @@ void row(const char* name, double g, double r, const std::string& note) {
   std::fflush(stdout);
 }
 
+// Mean ms of every stage over runs, and the last run's shapes.
+struct PageResult {
+  ocr::OcrTimings mean, first, last;
+  std::vector<ocr::TextLine> lines;
+};
+
+PageResult time_page(ocr::OcrPipeline& pipe, const cv::Mat& img, int runs) {
+  PageResult r;
+  pipe.run(img, &r.first);
+  ocr::OcrTimings& m = r.mean;
+  for (int i = 0; i < runs; ++i) {
+    r.lines = pipe.run(img, &r.last);
+    const ocr::OcrTimings& t = r.last;
+    for (auto [sum, v] : {std::pair{&m.det_pre_ms, t.det_pre_ms},
+                          {&m.det_ms, t.det_ms},
+                          {&m.post_ms, t.post_ms},
+                          {&m.cls_ms, t.cls_ms},
+                          {&m.rec_pre_ms, t.rec_pre_ms},
+                          {&m.rec_ms, t.rec_ms},
+                          {&m.decode_ms, t.decode_ms},
+                          {&m.total_ms, t.total_ms}})
+      *sum += v / runs;
+  }
+  return r;
+}
+
+// The reference for a whole OCR run: ONNX Runtime on each model call's inputs of the last run.
+double ort_whole(const ocr::OcrPipeline& pipe, const ocr::OcrOptions& o, const fs::path& dir, const std::string& tag,
+                 int runs) {
+  if (g_ort == "none") return NAN;
+  double ms = 0;
+  auto one = [&](const std::string& model, const ocr::ModelInput& in, const std::string& name) {
+    const std::string f = (dir / (tag + "_" + name + ".npy")).string();
+    npy::write_floats(f, in.values, in.shape);
+    ms += ort_ms(model, f, runs);
+  };
+  one(o.det_model, pipe.last_det_input(), "det");
+  for (std::size_t k = 0; k < pipe.last_cls_inputs().size(); ++k)
+    one(o.cls_model, pipe.last_cls_inputs()[k], "cls" + std::to_string(k));
+  for (std::size_t k = 0; k < pipe.last_rec_inputs().size(); ++k)
+    one(o.rec_model, pipe.last_rec_inputs()[k], "rec" + std::to_string(k));
+  return ms;
+}
+
+std::string shapes_note(const ocr::OcrTimings& t) {
+  std::set<Shape> distinct(t.rec_shapes.begin(), t.rec_shapes.end());
+  std::string s = "det " + to_string(t.det_shape) + (t.cls_shape.empty() ? "" : ", cls " + to_string(t.cls_shape)) +
+                  ", rec " + std::to_string(t.rec_shapes.size()) + " calls, " + std::to_string(distinct.size()) +
+                  " shapes:";
+  for (const auto& r : t.rec_shapes) s += " " + to_string(r);
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,13 +145,20 @@ int main(int argc, char** argv) {
   g_cache = std::getenv("GLTENSOR_MODEL_CACHE") ? std::getenv("GLTENSOR_MODEL_CACHE") : GLTENSOR_BENCH_MODEL_CACHE;
   g_threads = static_cast<int>(std::thread::hardware_concurrency());
   std::vector<std::string> only;
+  std::vector<int> rec_batch_values{6, 0};
+  int rec_align = ocr::RecBatchOptions{}.align;
   app.add_option("--models", models, "folder of the OCR models (default: GLTENSOR_MODEL_CACHE/models/ocr)");
   app.add_option("--runs", runs, "timed runs per case")->capture_default_str();
   app.add_option("--ort", g_ort, "reference: node, python or none")->check(CLI::IsMember({"node", "python", "none"}));
   app.add_option("--source", g_source, "repository root (for the reference scripts)");
   app.add_option("--threads", g_threads, "ONNX Runtime threads")->capture_default_str();
   app.add_option("--out", out, "folder for the inputs given to the reference")->capture_default_str();
-  app.add_option("--only", only, "cases: det rec ocr ocr960");
+  app.add_option("--only", only, "cases: det rec recshapes ocr ocr960");
+  app.add_option("--rec-batch", rec_batch_values, "ocr960: lines per recognizer call, one row each (0: all lines)")
+      ->capture_default_str();
+  app.add_option("--rec-align", rec_align, "recognizer batch widths rounded up to a multiple of this (1: PaddleOCR's)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   if (models.empty()) models = (fs::path(g_cache) / "models" / "ocr").string();
   auto want = [&](const std::string& c) {
@@ -103,6 +172,8 @@ int main(int argc, char** argv) {
     o.rec_model = (fs::path(models) / "ch_PP-OCRv4_rec_infer.onnx").string();
     o.cls_model = (fs::path(models) / "ch_ppocr_mobile_v2.0_cls_infer.onnx").string();
     o.keys = (fs::path(models) / "ppocr_keys_v1.txt").string();
+    o.use_cls = true;  // loads the classifier; the sample case runs without it (set_use_cls)
+    o.rec.align = rec_align;
     ocr::OcrPipeline pipe(dev, o);
     ocr::Font font;
     const auto lines = ocr::default_sample_lines();
@@ -131,31 +202,82 @@ int main(int argc, char** argv) {
       const double g = time_ms(runs, [&] { pipe.rec().run({{"x", t}}).begin()->second.to_vector(); });
       row("rec 48x320", g, ort_ms(o.rec_model, f, runs), "PP-OCRv4 rec, one line");
     }
-    for (const std::string c : {"ocr", "ocr960"}) {
-      if (!want(c)) continue;
-      cv::Mat img = c == "ocr" ? sample : ocr::render_sample(font, lines, 960, 960);
-      ocr::OcrTimings tm;
-      double post = 0, det = 0, rec = 0;
-      const double g = time_ms(runs, [&] {
-        pipe.run(img, &tm);
-        post += tm.post_ms;
-        det += tm.det_ms;
-        rec += tm.rec_ms;
-      });
-      post /= runs + 1;
-      Shape ds, rs;
-      const auto& dx = pipe.last_det_input(ds);
-      const auto& rx = pipe.last_rec_input(rs);
-      const std::string fd = (fs::path(out) / (c + "_det.npy")).string(),
-                        fr = (fs::path(out) / (c + "_rec.npy")).string();
-      npy::write_floats(fd, dx, ds);
-      npy::write_floats(fr, rx, rs);
-      const double r = ort_ms(o.det_model, fd, runs) + ort_ms(o.rec_model, fr, runs) + post;
-      const std::string note = "det " + to_string(ds) + ", rec " + to_string(rs) + "; gltensor det " +
-                               std::to_string(static_cast<int>(det / (runs + 1))) + " ms, rec " +
-                               std::to_string(static_cast<int>(rec / (runs + 1))) + " ms, post " +
-                               std::to_string(static_cast<int>(post)) + " ms";
-      row(c == "ocr" ? "OCR sample 800x480" : "OCR 960x960", g, r, note);
+    if (want("recshapes")) {
+      // What a new input width costs: the recognizer's first run of a width it has not seen
+      // (planning; new kernel variants; on GPUs the matmul tuner, whose choices persist in the
+      // cache folder) against its next run of that width.
+      cv::Mat line = ocr::OcrPipeline::crop(
+          sample, {cv::Point2f(38, 108), cv::Point2f(630, 108), cv::Point2f(630, 148), cv::Point2f(38, 148)});
+      for (int width : {352, 416, 480, 544}) {
+        const Shape shape{1, 3, 48, width};
+        Tensor t = Tensor::from_host(dev, pipe.rec_input(line, width), shape);
+        auto once = [&] {
+          const auto t0 = Clock::now();
+          pipe.rec().run({{"x", t}}).begin()->second.to_vector();
+          return ms_since(t0);
+        };
+        const double first = once(), next = once();
+        const std::string name = "rec 48x" + std::to_string(width) + ", new width";
+        row(name.c_str(), first, NAN,
+            "first run of this width; the next run: " + std::to_string(next).substr(0, 6) + " ms");
+      }
+    }
+    if (want("ocr")) {
+      // The demo's sample as before: det + rec, no classification.
+      pipe.set_use_cls(false);
+      const PageResult r = time_page(pipe, sample, runs);
+      const ocr::OcrTimings& m = r.mean;
+      const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
+      const double ref = ort_whole(pipe, o, out, "ocr", runs) + host;
+      char note[160];
+      std::snprintf(note, sizeof note, "; gltensor det %.1f ms, rec %.1f ms, host %.1f ms", m.det_ms, m.rec_ms, host);
+      row("OCR sample 800x480", m.total_ms, ref, shapes_note(r.last) + note);
+    }
+    if (want("ocr960")) {
+      // A page of many lines: det + cls + rec, per batching.
+      pipe.set_use_cls(true);
+      const auto truth = ocr::page_sample_lines(font, 960, 960);
+      cv::Mat page = ocr::render_sample(font, truth, 960, 960);
+      std::vector<std::pair<int, PageResult>> results;
+      for (int b : rec_batch_values) {
+        ocr::RecBatchOptions rb = pipe.options().rec;
+        rb.batch = b;
+        pipe.set_rec_batching(rb);
+        PageResult r = time_page(pipe, page, runs);
+        const ocr::OcrTimings& m = r.mean;
+        const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
+        const double ref = ort_whole(pipe, o, out, "ocr960_b" + std::to_string(b), runs) + host;
+        std::vector<std::string> read;
+        for (const auto& l : r.lines) read.push_back(l.text);
+        const auto acc = ocr::text_accuracy(truth, read);
+        char note[200];
+        std::snprintf(note, sizeof note, "; %zu of %zu lines found, %.1f%% of characters read; first run %.1f ms",
+                      r.lines.size(), truth.size(), 100 * acc.accuracy(), r.first.total_ms);
+        const std::string name = "OCR 960x960, rec batch " + (b > 0 ? std::to_string(b) : std::string("all"));
+        row(name.c_str(), m.total_ms, ref, shapes_note(r.last) + note);
+        results.emplace_back(b, std::move(r));
+      }
+      // Where the time goes: one column per batching.
+      std::printf("\n| stage (ms, mean of %d runs) |", runs);
+      for (const auto& [b, r] : results) std::printf(" rec batch %s |", b > 0 ? std::to_string(b).c_str() : "all");
+      std::printf("\n|---|");
+      for (std::size_t i = 0; i < results.size(); ++i) std::printf("---|");
+      std::printf("\n");
+      const std::pair<const char*, double ocr::OcrTimings::*> stages[] = {
+          {"det: resize, normalize (host)", &ocr::OcrTimings::det_pre_ms},
+          {"det: upload, model, read-back", &ocr::OcrTimings::det_ms},
+          {"DB boxes, crops (host)", &ocr::OcrTimings::post_ms},
+          {"cls: inputs, model, read-back", &ocr::OcrTimings::cls_ms},
+          {"rec: inputs (host)", &ocr::OcrTimings::rec_pre_ms},
+          {"rec: upload, model, read-back", &ocr::OcrTimings::rec_ms},
+          {"CTC decode (host)", &ocr::OcrTimings::decode_ms},
+          {"total", &ocr::OcrTimings::total_ms}};
+      for (const auto& [label, field] : stages) {
+        std::printf("| %s |", label);
+        for (const auto& [b, r] : results) std::printf(" %.2f |", r.mean.*field);
+        std::printf("\n");
+      }
+      std::fflush(stdout);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -80,6 +80,8 @@ for phase in "$@"; do
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
          (cd /tmp && timeout 300 "$P/bin/ocr" --models "$P/models/ocr" --bench 20 --out "$OUT/ocr_out.png" 2>&1 | tee "$OUT/ocr.txt")
          (cd /tmp && timeout 300 "$P/bin/ocr" --models "$P/models/ocr" --cls --f16 --bench 20 --out /tmp/ocr_f16.png 2>&1 | tee -a "$OUT/ocr.txt")
+         # issue 21: the 960x960 page of many lines (det + cls + rec batched by width as PaddleOCR)
+         (cd /tmp && timeout 300 "$P/bin/ocr" --models "$P/models/ocr" --page --cls --bench 20 --out "$OUT/ocr_page.png" 2>&1 | tee -a "$OUT/ocr.txt")
          for m in det rec; do
            f=$([ $m = det ] && echo x=1x3x640x640 || echo x=1x3x48x320)
            timeout 120 "$P/bin/gltensor-run" "$P/models/ocr/ch_PP-OCRv4_${m}_infer.onnx" --shape $f --bench 50 --profile 2>&1 | tee -a "$OUT/ocr.txt"
@@ -119,8 +121,9 @@ for phase in "$@"; do
     ocrbench) # gltensor vs ONNX Runtime (pip, CPU, every core) on the same inputs; det 640, rec 48x320, OCR
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
          python3 -c "import onnxruntime, numpy; print('onnxruntime', onnxruntime.__version__)" 2>&1 | tee "$OUT/ocrbench.txt"
+         # ocr960: the 960x960 page (det + cls + rec), one row per --rec-batch, and the time per stage
          timeout 500 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort python --source "$P" --runs 20 \
-           --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
+           --rec-batch 6 --rec-batch 12 --rec-batch 0 --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
     graphics) # the graphics demo without X (--headless: its own EGL context without surface, adopted by
          # gltensor) with PP-OCRv4 det on every frame, GLES and desktop GL: per-frame GPU times of the
          # filter and the network; the last frame's scene, map and boxes of each run are kept for a

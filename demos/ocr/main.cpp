@@ -1,8 +1,9 @@
 // ocr [IMAGE.png|jpg] [--models DIR] [--out FILE.png] [--cls] [--f16] [--limit N] [--bench N]
+//     [--page] [--rec-batch N] [--rec-align N]
 // Reads the text in an image with PaddleOCR's PP-OCRv4 models on gltensor: prints each line
 // with its box and confidence, writes an annotated PNG. Without IMAGE it renders its own sample
-// (several lines and sizes, one rotated; DejaVu Sans), reads it and prints the character
-// accuracy against the rendered text.
+// (several lines and sizes, one rotated; DejaVu Sans; --page: a 960 x 960 page of many lines),
+// reads it and prints the character accuracy against the rendered text.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -26,8 +27,9 @@ std::string default_models() {
 int main(int argc, char** argv) {
   CLI::App app{"OCR with PaddleOCR's PP-OCRv4 models on gltensor"};
   std::string image, models = default_models(), out = "ocr_out.png", sample_out;
-  bool cls = false, f16 = false;
+  bool cls = false, f16 = false, page = false;
   int limit = 960, bench = 0;
+  ocr::RecBatchOptions rec;
   app.add_option("image", image, "PNG/JPG image (default: render the sample)");
   app.add_option("--models", models,
                  "folder with ch_PP-OCRv4_det_infer.onnx, ch_PP-OCRv4_rec_infer.onnx, "
@@ -39,6 +41,12 @@ int main(int argc, char** argv) {
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
   app.add_option("--limit", limit, "longer side of the detector's input")->capture_default_str();
   app.add_option("--bench", bench, "time N further runs of the whole OCR");
+  app.add_flag("--page", page, "without IMAGE: render a 960 x 960 page of many lines instead of the sample");
+  app.add_option("--rec-batch", rec.batch, "text lines per recognizer call (PaddleOCR's rec_batch_num; 0: all)")
+      ->capture_default_str();
+  app.add_option("--rec-align", rec.align, "recognizer batch widths rounded up to a multiple of this (1: PaddleOCR's)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   try {
     for (const char* f : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx", "ppocr_keys_v1.txt"})
@@ -49,8 +57,8 @@ int main(int argc, char** argv) {
     std::vector<ocr::SampleLine> truth;
     cv::Mat rgb;
     if (image.empty()) {
-      truth = ocr::default_sample_lines();
-      rgb = ocr::render_sample(font, truth, 800, 480);
+      truth = page ? ocr::page_sample_lines(font, 960, 960) : ocr::default_sample_lines();
+      rgb = page ? ocr::render_sample(font, truth, 960, 960) : ocr::render_sample(font, truth, 800, 480);
       if (!sample_out.empty()) ocr::write_png(sample_out, rgb);
       std::printf("image: rendered sample, %dx%d\n", rgb.cols, rgb.rows);
     } else {
@@ -66,6 +74,7 @@ int main(int argc, char** argv) {
     o.use_cls = cls;
     o.f16_weights = f16;
     o.det_limit = limit;
+    o.rec = rec;
     ocr::OcrPipeline pipe(dev, o);
     ocr::OcrTimings t;
     auto lines = pipe.run(rgb, &t);
@@ -74,10 +83,13 @@ int main(int argc, char** argv) {
                   l.box[1].y, l.box[2].x, l.box[2].y, l.box[3].x, l.box[3].y, l.confidence,
                   l.rotated180 ? " (turned 180)" : "", l.text.c_str());
     }
+    std::string shapes;
+    for (const auto& r : t.rec_shapes) shapes += " " + gltensor::to_string(r);
     std::printf(
         "%zu lines; first run %.0f ms (det %.0f, post %.0f, cls %.0f, rec %.0f; kernels compiled or read "
-        "from the cache)\n",
-        lines.size(), t.total_ms, t.det_ms, t.post_ms, t.cls_ms, t.rec_ms);
+        "from the cache)\ndet input %s; %zu recognizer calls:%s\n",
+        lines.size(), t.total_ms, t.det_pre_ms + t.det_ms, t.post_ms, t.cls_ms, t.rec_pre_ms + t.rec_ms + t.decode_ms,
+        gltensor::to_string(t.det_shape).c_str(), t.rec_shapes.size(), shapes.c_str());
     if (bench > 0) {
       double sum = 0;
       for (int i = 0; i < bench; ++i) {
@@ -85,20 +97,14 @@ int main(int argc, char** argv) {
         sum += t.total_ms;
       }
       std::printf("bench: %d runs, mean %.1f ms per image (last: det %.0f, post %.0f, cls %.0f, rec %.0f)\n", bench,
-                  sum / bench, t.det_ms, t.post_ms, t.cls_ms, t.rec_ms);
+                  sum / bench, t.det_pre_ms + t.det_ms, t.post_ms, t.cls_ms, t.rec_pre_ms + t.rec_ms + t.decode_ms);
     }
     if (!truth.empty()) {
-      // Character accuracy: each rendered line against the best-matching recognized line.
-      std::size_t errors = 0, total = 0;
-      for (const auto& s : truth) {
-        const std::string want = ocr::without_spaces(s.text);
-        std::size_t best = want.size();
-        for (const auto& l : lines) best = std::min(best, ocr::edit_distance(ocr::without_spaces(l.text), want));
-        errors += best;
-        total += want.size();
-      }
-      std::printf("character accuracy: %.1f%% (%zu edits over %zu characters, spaces ignored)\n",
-                  100.0 * (1.0 - static_cast<double>(errors) / static_cast<double>(total)), errors, total);
+      std::vector<std::string> read;
+      for (const auto& l : lines) read.push_back(l.text);
+      const auto a = ocr::text_accuracy(truth, read);
+      std::printf("character accuracy: %.1f%% (%zu edits over %zu characters, spaces ignored)\n", 100.0 * a.accuracy(),
+                  a.edits, a.characters);
     }
     ocr::write_png(out, ocr::annotate(rgb, lines, font));
     std::printf("annotated image: %s\n", out.c_str());

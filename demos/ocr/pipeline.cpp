@@ -22,10 +22,19 @@ Model load_model(const Device& dev, const std::string& path, const OcrOptions& o
   return Model::load(dev, path, mo);
 }
 
+// o, after checking the options that the models do not (before any model loads).
+const OcrOptions& checked(const OcrOptions& o) {
+  rec_batches({}, o.rec);
+  if (o.cls_width <= 0 || o.det_limit <= 0)
+    throw std::invalid_argument("OcrOptions: cls_width " + std::to_string(o.cls_width) + " and det_limit " +
+                                std::to_string(o.det_limit) + " must be positive");
+  return o;
+}
+
 }  // namespace
 
 OcrPipeline::OcrPipeline(const Device& dev, const OcrOptions& o)
-    : dev_(dev), opt_(o), det_(load_model(dev, o.det_model, o)), rec_(load_model(dev, o.rec_model, o)) {
+    : dev_(dev), opt_(checked(o)), det_(load_model(dev, o.det_model, o)), rec_(load_model(dev, o.rec_model, o)) {
   if (o.use_cls) {
     if (o.cls_model.empty()) throw std::runtime_error("angle classification needs the cls model");
     cls_.push_back(load_model(dev, o.cls_model, o));
@@ -76,11 +85,9 @@ cv::Mat OcrPipeline::crop(const cv::Mat& rgb, const std::array<cv::Point2f, 4>& 
 }
 
 std::vector<float> OcrPipeline::rec_input(const cv::Mat& crop, int width) const {
-  const int H = opt_.rec_height;
-  const double ratio = static_cast<double>(crop.cols) / crop.rows;
-  const int rw = std::min(width, std::max(1, static_cast<int>(std::ceil(H * ratio))));
+  const int H = opt_.rec.height;
   cv::Mat resized;
-  cv::resize(crop, resized, cv::Size(rw, H));
+  cv::resize(crop, resized, cv::Size(rec_resized_width(crop.size(), H, width), H));
   static const float mean[3] = {0.5f, 0.5f, 0.5f}, stdv[3] = {0.5f, 0.5f, 0.5f};
   std::vector<float> x(static_cast<std::size_t>(3) * H * width, 0.0f);
   to_chw_bgr(resized, mean, stdv, x, width);
@@ -110,67 +117,115 @@ std::vector<std::pair<std::string, float>> OcrPipeline::ctc_decode(const std::ve
   return r;
 }
 
+void OcrPipeline::set_rec_batching(const RecBatchOptions& rec) {
+  rec_batches({}, rec);  // validates
+  opt_.rec = rec;
+}
+
+void OcrPipeline::set_use_cls(bool on) {
+  if (on && cls_.empty()) throw std::runtime_error("angle classification needs the cls model");
+  opt_.use_cls = on;
+}
+
+namespace {
+
+// The inputs of one model call: each crop's input (width columns) one after the other.
+ModelInput batch_input(const OcrPipeline& p, const std::vector<cv::Mat>& crops, const std::vector<std::size_t>& which,
+                       int height, int width) {
+  ModelInput in;
+  in.shape = {static_cast<std::int64_t>(which.size()), 3, height, width};
+  in.values.reserve(static_cast<std::size_t>(numel_of(in.shape)));
+  for (std::size_t i : which) {
+    const auto one = p.rec_input(crops[i], width);
+    in.values.insert(in.values.end(), one.begin(), one.end());
+  }
+  return in;
+}
+
+}  // namespace
+
+void OcrPipeline::classify(std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm) {
+  // One call for every line at 48 x cls_width: PaddleOCR's TextClassifier pads each line to that
+  // fixed width, so batching changes nothing but the number of calls.
+  const auto t0 = Clock::now();
+  std::vector<std::size_t> all(crops.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  last_cls_.assign(1, batch_input(*this, crops, all, opt_.rec.height, opt_.cls_width));
+  const ModelInput& in = last_cls_[0];
+  tm.cls_shape = in.shape;
+  auto out = cls_[0].run({{cls_[0].inputs()[0].name, Tensor::from_host(dev_, in.values, in.shape)}});
+  const auto p = out.begin()->second.to_vector();
+  for (std::size_t i = 0; i < crops.size(); ++i)
+    if (p[i * 2 + 1] > p[i * 2] && p[i * 2 + 1] > opt_.cls_threshold) {
+      cv::rotate(crops[i], crops[i], cv::ROTATE_180);
+      lines[i].rotated180 = true;
+    }
+  tm.cls_ms = ms_since(t0);
+}
+
+void OcrPipeline::recognize(const std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm) {
+  const auto t0 = Clock::now();
+  std::vector<cv::Size> sizes;
+  for (const auto& c : crops) sizes.push_back(c.size());
+  const auto batches = rec_batches(sizes, opt_.rec);
+  // Every batch is queued before the first is read back, so the host prepares the next batch
+  // while the GPU runs this one.
+  last_rec_.clear();
+  std::vector<AsyncRead> reads;
+  std::vector<Shape> out_shapes;
+  double pre = 0, decode = 0;
+  for (const auto& b : batches) {
+    const auto tp = Clock::now();
+    last_rec_.push_back(batch_input(*this, crops, b.lines, opt_.rec.height, b.width));
+    pre += ms_since(tp);
+    const ModelInput& in = last_rec_.back();
+    tm.rec_shapes.push_back(in.shape);
+    auto out = rec_.run({{rec_.inputs()[0].name, Tensor::from_host(dev_, in.values, in.shape)}});
+    const Tensor& probs = out.begin()->second;
+    out_shapes.push_back(probs.shape());
+    reads.push_back(probs.to_host_async());
+  }
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    const auto probs = reads[k].get_float();
+    const auto td = Clock::now();
+    const Shape& s = out_shapes[k];
+    const auto decoded = ctc_decode(probs, s[0], s[1], s[2]);
+    for (std::size_t j = 0; j < batches[k].lines.size(); ++j) {
+      TextLine& l = lines[batches[k].lines[j]];
+      l.text = decoded[j].first;
+      l.confidence = decoded[j].second;
+    }
+    decode += ms_since(td);
+  }
+  tm.rec_pre_ms = pre;
+  tm.decode_ms = decode;
+  tm.rec_ms = ms_since(t0) - pre - decode;
+}
+
 std::vector<TextLine> OcrPipeline::run(const cv::Mat& rgb, OcrTimings* timings) {
   OcrTimings tm;
   const auto t0 = Clock::now();
   // ---- detection ----
   int h = 0, w = 0;
-  auto x = det_input(rgb, h, w);
-  auto det_out = det_.run({{det_.inputs()[0].name, Tensor::from_host(dev_, x, {1, 3, h, w})}});
-  last_det_ = x;
-  last_det_shape_ = {1, 3, h, w};
-  auto prob = det_out.begin()->second.to_vector();
-  tm.det_ms = ms_since(t0);
-  auto t1 = Clock::now();
+  last_det_.values = det_input(rgb, h, w);
+  last_det_.shape = {1, 3, h, w};
+  tm.det_shape = last_det_.shape;
+  tm.det_pre_ms = ms_since(t0);
+  const auto t1 = Clock::now();
+  auto det_out = det_.run({{det_.inputs()[0].name, Tensor::from_host(dev_, last_det_.values, last_det_.shape)}});
+  const auto prob = det_out.begin()->second.to_vector();
+  tm.det_ms = ms_since(t1);
+  const auto t2 = Clock::now();
   auto lines = boxes_from_map(prob, h, w, rgb.rows, rgb.cols);
   std::vector<cv::Mat> crops;
   for (const auto& l : lines) crops.push_back(crop(rgb, l.box));
-  tm.post_ms = ms_since(t1);
-  if (lines.empty()) {
-    tm.total_ms = ms_since(t0);
-    if (timings) *timings = tm;
-    return lines;
+  tm.post_ms = ms_since(t2);
+  last_cls_.clear();
+  last_rec_.clear();
+  if (!lines.empty()) {
+    if (opt_.use_cls) classify(crops, lines, tm);
+    recognize(crops, lines, tm);
   }
-  const std::int64_t n = static_cast<std::int64_t>(crops.size());
-  // ---- angle classification (batched, 48 x 192) ----
-  if (!cls_.empty()) {
-    auto t2 = Clock::now();
-    const int CW = 192;
-    std::vector<float> batch;
-    for (const auto& c : crops) {
-      auto one = rec_input(c, CW);
-      batch.insert(batch.end(), one.begin(), one.end());
-    }
-    auto out = cls_[0].run({{cls_[0].inputs()[0].name, Tensor::from_host(dev_, batch, {n, 3, opt_.rec_height, CW})}});
-    auto p = out.begin()->second.to_vector();
-    for (std::int64_t i = 0; i < n; ++i)
-      if (p[static_cast<std::size_t>(i * 2 + 1)] > p[static_cast<std::size_t>(i * 2)] &&
-          p[static_cast<std::size_t>(i * 2 + 1)] > opt_.cls_threshold) {
-        cv::rotate(crops[i], crops[i], cv::ROTATE_180);
-        lines[i].rotated180 = true;
-      }
-    tm.cls_ms = ms_since(t2);
-  }
-  // ---- recognition (one batch at the widest crop's width) ----
-  auto t3 = Clock::now();
-  double max_ratio = static_cast<double>(opt_.rec_min_width) / opt_.rec_height;
-  for (const auto& c : crops) max_ratio = std::max(max_ratio, static_cast<double>(c.cols) / c.rows);
-  const int W = static_cast<int>(std::ceil(opt_.rec_height * max_ratio));
-  std::vector<float> batch;
-  for (const auto& c : crops) {
-    auto one = rec_input(c, W);
-    batch.insert(batch.end(), one.begin(), one.end());
-  }
-  auto out = rec_.run({{rec_.inputs()[0].name, Tensor::from_host(dev_, batch, {n, 3, opt_.rec_height, W})}});
-  last_rec_ = batch;
-  last_rec_shape_ = {n, 3, opt_.rec_height, W};
-  const Tensor& probs = out.begin()->second;
-  auto decoded = ctc_decode(probs.to_vector(), probs.size(0), probs.size(1), probs.size(2));
-  for (std::int64_t i = 0; i < n; ++i) {
-    lines[i].text = decoded[i].first;
-    lines[i].confidence = decoded[i].second;
-  }
-  tm.rec_ms = ms_since(t3);
   tm.total_ms = ms_since(t0);
   if (timings) *timings = tm;
   return lines;

@@ -3,7 +3,8 @@
 // angle classification, text recognition (SVTR-LCNet with CTC; greedy decoding). Pre- and
 // post-processing follow PaddleOCR's (DetResizeForTest, NormalizeImage, DBPostProcess,
 // get_rotate_crop_image, ClsResizeImg, RecResizeImg, CTCLabelDecode) with OpenCV's imgproc and
-// the Clipper library for the geometry.
+// the Clipper library for the geometry; recognition batches lines by width as PaddleOCR's
+// TextRecognizer does (rec_batches.hpp).
 #pragma once
 #include <array>
 #include <opencv2/core.hpp>
@@ -13,18 +14,19 @@
 #include "det.hpp"
 #include "gltensor/gltensor.hpp"
 #include "image.hpp"
+#include "rec_batches.hpp"
 
 namespace ocr {
 
 struct OcrOptions {
   std::string det_model, rec_model, cls_model, keys;  ///< cls_model may be empty
-  int det_limit = 960;         ///< longer image side is scaled down to at most this (multiple of 32)
-  float det_threshold = 0.3f;  ///< probability -> bitmap
-  float box_threshold = 0.6f;  ///< minimum mean probability inside a box
-  float unclip_ratio = 1.5f;   ///< box growth: area * ratio / perimeter
-  int rec_height = 48;
-  int rec_min_width = 320;
+  int det_limit = 960;                                ///< longer image side is scaled down to at most this (det_size)
+  float det_threshold = 0.3f;                         ///< probability -> bitmap
+  float box_threshold = 0.6f;                         ///< minimum mean probability inside a box
+  float unclip_ratio = 1.5f;                          ///< box growth: area * ratio / perimeter
+  RecBatchOptions rec;  ///< recognizer input height, narrowest width, lines per call, width rounding
   bool use_cls = false;
+  int cls_width = 192;  ///< the angle classifier's input width (cls_image_shape 3, 48, 192)
   float cls_threshold = 0.9f;
   bool f16_weights = false;
 };
@@ -37,8 +39,25 @@ struct TextLine {
   bool rotated180 = false;  ///< the angle classifier turned the crop
 };
 
+/// Where a run's time went (wall-clock ms on the host; a model's time includes its input's
+/// upload and its output's read-back) and the input shapes the models were given.
 struct OcrTimings {
-  double det_ms = 0, cls_ms = 0, rec_ms = 0, post_ms = 0, total_ms = 0;
+  double det_pre_ms = 0;  ///< resize + normalize for the detector
+  double det_ms = 0;      ///< the detector (upload, run, read-back)
+  double post_ms = 0;     ///< DB post-processing and the line crops
+  double cls_ms = 0;      ///< angle classification: inputs, the classifier, turning crops
+  double rec_pre_ms = 0;  ///< the recognizer's inputs (resize, normalize, pad), all batches
+  double rec_ms = 0;      ///< the recognizer calls (upload, run, read-back), all batches
+  double decode_ms = 0;   ///< CTC decoding
+  double total_ms = 0;
+  gltensor::Shape det_shape, cls_shape;     ///< cls_shape empty without classification
+  std::vector<gltensor::Shape> rec_shapes;  ///< one per recognizer call
+};
+
+/// A model input as given to the model (for benchmarks that feed the same values elsewhere).
+struct ModelInput {
+  std::vector<float> values;
+  gltensor::Shape shape;
 };
 
 class OcrPipeline {
@@ -47,37 +66,42 @@ class OcrPipeline {
   /// Reads every text line of an RGB image, top to bottom.
   std::vector<TextLine> run(const cv::Mat& rgb, OcrTimings* timings = nullptr);
 
+  /// Changes how later runs batch the recognizer's lines (see rec_batches).
+  void set_rec_batching(const RecBatchOptions& rec);
+  /// Turns angle classification on or off for later runs (on needs the cls model loaded).
+  void set_use_cls(bool on);
+  const OcrOptions& options() const { return opt_; }
+
   /// The steps, for tests: the detector's input [1, 3, H, W] (BGR, ImageNet-normalized, sides
-  /// multiples of 32) and the scale from it back to the image; its probability map -> boxes;
-  /// a crop's recognizer input [1, 3, 48, W]; CTC greedy decoding of [N, T, C] probabilities.
+  /// from det_size) and the scale from it back to the image; its probability map -> boxes;
+  /// a crop's recognizer input [1, 3, 48, width] (resized to rec_resized_width, zero-padded);
+  /// CTC greedy decoding of [N, T, C] probabilities.
   std::vector<float> det_input(const cv::Mat& rgb, int& h, int& w) const;
   std::vector<TextLine> boxes_from_map(const std::vector<float>& prob, int h, int w, int img_h, int img_w) const;
   std::vector<float> rec_input(const cv::Mat& crop, int width) const;
   std::vector<std::pair<std::string, float>> ctc_decode(const std::vector<float>& probs, std::int64_t n, std::int64_t t,
                                                         std::int64_t c) const;
-  /// The inputs of the last run's detector and recognizer calls (for benchmarks that feed the
-  /// same values to another runtime).
-  const std::vector<float>& last_det_input(gltensor::Shape& shape) const {
-    shape = last_det_shape_;
-    return last_det_;
-  }
-  const std::vector<float>& last_rec_input(gltensor::Shape& shape) const {
-    shape = last_rec_shape_;
-    return last_rec_;
-  }
+  /// The inputs of the last run's detector, classifier (none without classification) and
+  /// recognizer calls, in call order.
+  const ModelInput& last_det_input() const { return last_det_; }
+  const std::vector<ModelInput>& last_cls_inputs() const { return last_cls_; }
+  const std::vector<ModelInput>& last_rec_inputs() const { return last_rec_; }
   gltensor::Model& det() { return det_; }
   gltensor::Model& rec() { return rec_; }
   /// The crop of a box, upright (perspective transform; tall crops turned by 90 degrees).
   static cv::Mat crop(const cv::Mat& rgb, const std::array<cv::Point2f, 4>& box);
 
  private:
+  void classify(std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm);
+  void recognize(const std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm);
+
   gltensor::Device dev_;
   OcrOptions opt_;
   gltensor::Model det_, rec_;
   std::vector<gltensor::Model> cls_;  // zero or one
   std::vector<std::string> chars_;    // index 0: CTC blank
-  std::vector<float> last_det_, last_rec_;
-  gltensor::Shape last_det_shape_, last_rec_shape_;
+  ModelInput last_det_;
+  std::vector<ModelInput> last_cls_, last_rec_;
 };
 
 /// The annotated picture: the image with the boxes (left) and the recognized text drawn at the

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 #include <polyclipping/clipper.hpp>
+#include <stdexcept>
+#include <string>
 
 namespace ocr {
 
@@ -84,12 +86,21 @@ void to_chw_bgr(const cv::Mat& rgb, const float mean[3], const float stdv[3], st
       }
 }
 
+void det_size(int img_h, int img_w, int limit, int& h, int& w) {
+  if (img_h <= 0 || img_w <= 0 || limit <= 0)
+    throw std::invalid_argument("det_size: image " + std::to_string(img_w) + " x " + std::to_string(img_h) +
+                                ", limit " + std::to_string(limit) + " (each must be positive)");
+  const double ratio = std::max(img_h, img_w) > limit ? static_cast<double>(limit) / std::max(img_h, img_w) : 1.0;
+  // int(side * ratio), then round(side / 32) * 32: std::nearbyint rounds ties to even.
+  auto side = [&](int s) {
+    return std::max(static_cast<int>(std::nearbyint(static_cast<int>(s * ratio) / 32.0)) * 32, 32);
+  };
+  h = side(img_h);
+  w = side(img_w);
+}
+
 std::vector<float> det_input(const cv::Mat& rgb, int limit, int& h, int& w) {
-  const int ih = rgb.rows, iw = rgb.cols;
-  double ratio = 1.0;
-  if (std::max(ih, iw) > limit) ratio = static_cast<double>(limit) / std::max(ih, iw);
-  h = std::max(static_cast<int>(std::lround(ih * ratio / 32)) * 32, 32);
-  w = std::max(static_cast<int>(std::lround(iw * ratio / 32)) * 32, 32);
+  det_size(rgb.rows, rgb.cols, limit, h, w);
   cv::Mat resized;
   cv::resize(rgb, resized, cv::Size(w, h));
   std::vector<float> x(static_cast<std::size_t>(3) * h * w);

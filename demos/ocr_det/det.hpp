@@ -22,8 +22,16 @@ inline constexpr float kDetStd[3] = {0.229f, 0.224f, 0.225f};
 /// R, written into out (3 planes of `width` columns: columns past rgb.cols are left as they are).
 void to_chw_bgr(const cv::Mat& rgb, const float mean[3], const float stdv[3], std::vector<float>& out, int width);
 
-/// The detector's input [1, 3, h, w] for an 8-bit RGB image: the longer side scaled down to at
-/// most `limit`, both sides rounded to multiples of 32 (at least 32), BGR, normalized.
+/// The detector's input size for an img_h x img_w image, PaddleOCR's DetResizeForTest rule
+/// (resize_image_type0, limit_type max): ratio = limit / longer side where that side exceeds
+/// `limit`, else 1; each side int(side * ratio), then rounded to the nearest multiple of 32 (ties
+/// to even, as Python's round) and at least 32. So neither side exceeds `limit` rounded the same
+/// way, and an image within the limit is never scaled up beyond the rounding to 32. Throws
+/// std::invalid_argument for an empty image or a limit below 1.
+void det_size(int img_h, int img_w, int limit, int& h, int& w);
+
+/// The detector's input [1, 3, h, w] for an 8-bit RGB image: resized to det_size(), BGR,
+/// normalized.
 std::vector<float> det_input(const cv::Mat& rgb, int limit, int& h, int& w);
 
 struct DbOptions {

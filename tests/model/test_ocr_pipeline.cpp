@@ -1,0 +1,161 @@
+// The OCR pipeline's planning steps, without models or a GPU: how text lines are grouped into
+// recognizer calls (demos/ocr/rec_batches.hpp, after PaddleOCR's TextRecognizer) and the
+// detector's input size (demos/ocr_det det_size, PaddleOCR's DetResizeForTest). References are
+// written independently here: exact integer arithmetic for the batch widths, and a table of
+// sizes computed by PaddleOCR's resize_image_type0 in Python for the detector.
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "det.hpp"
+#include "rec_batches.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+// PaddleOCR's batch width for crops of these sizes: max(min_width, floor(height * w / h)) over
+// the batch, by integer arithmetic, rounded up to a multiple of align.
+int reference_width(const std::vector<cv::Size>& crops, const std::vector<std::size_t>& batch, int height,
+                    int min_width, int align) {
+  std::int64_t w = min_width;
+  for (std::size_t i : batch)
+    w = std::max<std::int64_t>(w, static_cast<std::int64_t>(height) * crops[i].width / crops[i].height);
+  return static_cast<int>((w + align - 1) / align * align);
+}
+
+// a's aspect ratio is below b's, exactly (cross-multiplied).
+bool narrower(cv::Size a, cv::Size b) {
+  return static_cast<std::int64_t>(a.width) * b.height < static_cast<std::int64_t>(b.width) * a.height;
+}
+
+}  // namespace
+
+TEST(RecBatches, RandomLinesFollowPaddleOcr) {
+  GLT_RNG(rng);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 40)(rng);
+    std::vector<cv::Size> crops(n);
+    for (auto& c : crops) {
+      // Few distinct heights and widths, so equal ratios (ties) occur.
+      c.height = 8 * std::uniform_int_distribution<int>(1, 12)(rng);
+      c.width = 4 * std::uniform_int_distribution<int>(1, 600)(rng);
+    }
+    ocr::RecBatchOptions o;
+    o.batch = std::vector<int>{1, 6, 7, 0, -1}[trial % 5];
+    o.align = trial % 2 ? 32 : 1;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(n) + " lines, batch " +
+                 std::to_string(o.batch) + ", align " + std::to_string(o.align));
+    const auto batches = ocr::rec_batches(crops, o);
+    // The reference order: by ratio, ties by input order.
+    std::vector<std::size_t> want(n);
+    std::iota(want.begin(), want.end(), std::size_t{0});
+    std::sort(want.begin(), want.end(), [&](std::size_t a, std::size_t b) {
+      return narrower(crops[a], crops[b]) || (!narrower(crops[b], crops[a]) && a < b);
+    });
+    std::vector<std::size_t> got;
+    const std::size_t per = o.batch > 0 ? static_cast<std::size_t>(o.batch) : n;
+    ASSERT_EQ(batches.size(), n == 0 ? 0 : (n + per - 1) / per);
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+      const auto& b = batches[k];
+      EXPECT_EQ(b.lines.size(), std::min(per, n - k * per)) << "batch " << k;
+      got.insert(got.end(), b.lines.begin(), b.lines.end());
+      EXPECT_EQ(b.width, reference_width(crops, b.lines, o.height, o.min_width, o.align)) << "batch " << k;
+      EXPECT_EQ(b.width % o.align, 0);
+      for (std::size_t i : b.lines) EXPECT_GE(b.width, ocr::rec_resized_width(crops[i], o.height, b.width));
+    }
+    EXPECT_EQ(got, want);
+  }
+}
+
+TEST(RecBatches, EdgeCases) {
+  ocr::RecBatchOptions o;
+  o.align = 1;
+  EXPECT_TRUE(ocr::rec_batches({}, o).empty());
+  // One line: PaddleOCR's width floor(48 * 1000 / 37) = 1297; 32-aligned: 1312.
+  auto one = ocr::rec_batches({cv::Size(1000, 37)}, o);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].lines, std::vector<std::size_t>{0});
+  EXPECT_EQ(one[0].width, 1297);
+  o.align = 32;
+  EXPECT_EQ(ocr::rec_batches({cv::Size(1000, 37)}, o)[0].width, 1312);
+  // Tall and tiny crops stay at the narrowest width; 1 x 1 is accepted.
+  auto small = ocr::rec_batches({cv::Size(10, 40), cv::Size(1, 1), cv::Size(320, 48)}, o);
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_EQ(small[0].width, 320);
+  EXPECT_EQ(small[0].lines, (std::vector<std::size_t>{0, 1, 2}));
+  // Seven equal lines in batches of six: input order kept, the last batch holds one.
+  auto same = ocr::rec_batches(std::vector<cv::Size>(7, cv::Size(200, 20)), o);
+  ASSERT_EQ(same.size(), 2u);
+  EXPECT_EQ(same[0].lines, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(same[1].lines, std::vector<std::size_t>{6});
+  EXPECT_EQ(same[0].width, 480);
+  EXPECT_EQ(same[1].width, 480);
+  // Resized widths: ceil(48 * w / h), at most the batch width, at least 1.
+  EXPECT_EQ(ocr::rec_resized_width(cv::Size(101, 48), 48, 320), 101);
+  EXPECT_EQ(ocr::rec_resized_width(cv::Size(100, 47), 48, 320), 103);
+  EXPECT_EQ(ocr::rec_resized_width(cv::Size(1000, 10), 48, 320), 320);
+  EXPECT_EQ(ocr::rec_resized_width(cv::Size(1, 1000), 48, 320), 1);
+}
+
+TEST(RecBatches, BadInputThrows) {
+  EXPECT_THROW(ocr::rec_batches({cv::Size(10, 10), cv::Size(0, 5)}), std::invalid_argument);
+  EXPECT_THROW(ocr::rec_batches({cv::Size(10, -1)}), std::invalid_argument);
+  ocr::RecBatchOptions o;
+  o.align = 0;
+  EXPECT_THROW(ocr::rec_batches({}, o), std::invalid_argument);
+  o = {};
+  o.height = 0;
+  EXPECT_THROW(ocr::rec_batches({cv::Size(10, 10)}, o), std::invalid_argument);
+  try {
+    ocr::rec_batches({cv::Size(10, 10), cv::Size(0, 5)});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("crop 1 is 0 x 5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DetSize, MatchesPaddleOcr) {
+  // {image h, w, limit, PaddleOCR's h, w}: resize_image_type0 with limit_type max, run in Python
+  // (int() before rounding; round() ties to even: 80 -> 64, 48 -> 64).
+  const int cases[][5] = {
+      {480, 800, 960, 480, 800}, {960, 960, 960, 960, 960},   {1080, 1920, 960, 544, 960}, {80, 100, 960, 64, 96},
+      {10, 10, 960, 32, 32},     {2000, 1000, 960, 960, 480}, {1001, 1000, 960, 960, 960}, {1000, 1001, 960, 960, 960},
+      {3000, 47, 960, 960, 32},  {720, 1280, 640, 352, 640},  {16, 2000, 960, 32, 960},    {976, 976, 960, 960, 960},
+      {111, 49, 960, 96, 64},    {48, 80, 960, 64, 64},       {1, 1, 960, 32, 32},
+  };
+  for (const auto& c : cases) {
+    int h = 0, w = 0;
+    ocr::det_size(c[0], c[1], c[2], h, w);
+    EXPECT_EQ(std::make_tuple(h, w), std::make_tuple(c[3], c[4]))
+        << "image " << c[0] << " x " << c[1] << ", limit " << c[2];
+  }
+}
+
+TEST(DetSize, NeverAboveTheLimit) {
+  GLT_RNG(rng);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int ih = std::uniform_int_distribution<int>(1, 5000)(rng),
+              iw = std::uniform_int_distribution<int>(1, 5000)(rng);
+    const int limit = std::uniform_int_distribution<int>(32, 2000)(rng);
+    int h = 0, w = 0;
+    ocr::det_size(ih, iw, limit, h, w);
+    SCOPED_TRACE(std::to_string(ih) + " x " + std::to_string(iw) + ", limit " + std::to_string(limit));
+    ASSERT_EQ(h % 32, 0);
+    ASSERT_EQ(w % 32, 0);
+    // Each side is within half a step (16) of the scaled side, and at least 32.
+    const double ratio = std::max(ih, iw) > limit ? static_cast<double>(limit) / std::max(ih, iw) : 1.0;
+    EXPECT_LE(h, std::max(32.0, std::floor(ih * ratio) + 16));
+    EXPECT_LE(w, std::max(32.0, std::floor(iw * ratio) + 16));
+    EXPECT_GE(h, std::floor(ih * ratio) - 16);
+    EXPECT_GE(w, std::floor(iw * ratio) - 16);
+    EXPECT_LE(std::max(h, w), std::max(32, (limit + 16) / 32 * 32));
+  }
+}
+
+TEST(DetSize, BadInputThrows) {
+  int h = 0, w = 0;
+  EXPECT_THROW(ocr::det_size(0, 10, 960, h, w), std::invalid_argument);
+  EXPECT_THROW(ocr::det_size(10, 10, 0, h, w), std::invalid_argument);
+}
