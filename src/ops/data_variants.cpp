@@ -58,7 +58,7 @@ Defines IndexVariant::defines() const {
   d.value("NDIM", ndim).value("DIM", dim);
   if (mode == IndexMode::gather) d.flag("GATHER");
   if (mode == IndexMode::scatter_add) d.flag("SCATTER_ADD");
-  if (atomic_float) d.text("#extension GL_NV_shader_atomic_float : require\n").flag("ATOMIC_FLOAT");
+  if (atomic_float) d.text(atomic_float_glsl());
   if (mode == IndexMode::scatter_prod || mode == IndexMode::scatter_max || mode == IndexMode::scatter_min)
     d.macro("SCATTER_RED(a, b)", scatter_red, static_cast<int>(mode));
   d.flag("OUT_INT", out == DType::i32).flag("NONNEG_INDEX", !wrap_negative);

@@ -33,7 +33,7 @@ struct IndexVariant {
   std::int64_t dim = 0;                     ///< DIM: the indexed dim
   bool wrap_negative = true;                ///< else NONNEG_INDEX: class indices in [0, size) only
   DType out = DType::f32, in = DType::f32;  ///< OUT_INT for int32 outputs
-  /// ATOMIC_FLOAT (scatter_add into float32, where the device has GL_NV_shader_atomic_float):
+  /// ATOMIC_FLOAT (scatter_add into float32, where DeviceImpl::float_atomic_add() allows it):
   /// the hardware's float atomicAdd instead of a compare-and-swap loop.
   bool atomic_float = false;
   Defines defines() const;

@@ -70,8 +70,7 @@ void launch_index(const char* op, IndexMode mode, const Tensor& out, const Tenso
   IndexVariant v;
   v.mode = mode, v.ndim = static_cast<int>(nd), v.dim = dim, v.wrap_negative = wrap_negative;
   v.out = out.dtype(), v.in = in.dtype();
-  v.atomic_float = mode == IndexMode::scatter_add && out.dtype() == DType::f32 &&
-                   dev.caps().has_extension("GL_NV_shader_atomic_float");
+  v.atomic_float = mode == IndexMode::scatter_add && out.dtype() == DType::f32 && dev.float_atomic_add();
   ErrorFlags& flags = dev.extension<ErrorFlags>();
   launch.program(v.kFile, v.defines(), {256}).write(out).read(in).read(index).bind(flags.storage(dev), true);
   const IndexParams params{n,

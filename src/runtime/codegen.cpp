@@ -106,4 +106,6 @@ std::string subgroup_glsl(SubgroupFeature feature) {
          (feature == SubgroupFeature::arithmetic ? "arithmetic" : "shuffle") + " : require\n#define SUBGROUP 1\n";
 }
 
+std::string atomic_float_glsl() { return "#extension GL_NV_shader_atomic_float : require\n#define ATOMIC_FLOAT 1\n"; }
+
 }  // namespace gltensor::detail

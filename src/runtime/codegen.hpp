@@ -32,5 +32,8 @@ enum class SubgroupFeature { arithmetic, shuffle };
 /// The #extension lines for subgroup basic and `feature`, then `#define SUBGROUP 1`: the only
 /// place outside src/runtime that needs #extension text gets it here.
 std::string subgroup_glsl(SubgroupFeature feature);
+/// The float atomics extension's line (NV_shader_atomic_float: atomicAdd on float buffer
+/// variables) and `#define ATOMIC_FLOAT 1`.
+std::string atomic_float_glsl();
 
 }  // namespace gltensor::detail

@@ -106,6 +106,8 @@ struct DeviceImpl : std::enable_shared_from_this<DeviceImpl> {
   bool subgroup_features(std::uint32_t need) const;
   bool subgroup_arithmetic() const;
   bool subgroup_shuffle() const;
+  /// Whether kernels may add to float32 buffer words atomically in hardware (atomic_float_glsl).
+  bool float_atomic_add() const { return caps_.has_extension("GL_NV_shader_atomic_float"); }
   /// Whether kernels may use f16 arithmetic: Capabilities::fp16_arithmetic, or
   /// Settings::precision = "f16-force" or "f16-emulate" (diagnostics).
   bool fp16_arithmetic() const;
