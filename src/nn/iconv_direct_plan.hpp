@@ -1,0 +1,66 @@
+// How the direct integer convolution (glsl/nn/iconv_direct.comp) runs a QDQ convolution
+// (internal): whether it applies, its register blocking, its exact f32 blocks and the loop
+// length of one invocation. A pure function of the problem and the device's limits, unit-tested
+// without a GPU (tests/nn/test_nn_plans.cpp).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gltensor/dtype.hpp"
+#include "runtime/settings.hpp"
+#include "runtime/variant.hpp"
+
+namespace gltensor::detail {
+
+struct IConvDirectProblem {
+  std::int64_t CG = 0;  ///< input channels per group
+  std::int64_t Og = 0;  ///< output channels per group
+  std::int64_t KH = 0, KW = 0;
+  bool narrow_zero_points = false;  ///< both zero points 8-bit of their operand's type, or absent (0)
+};
+
+struct IConvDirectLimits {
+  std::uint64_t loop_limit = 0;  ///< the device's loop budget of one invocation (0: none)
+  int ssbo_bindings = 16;        ///< GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+};
+
+struct IConvDirectPlan {
+  bool direct = false;             ///< the direct kernel runs (else im2col + the integer matmul)
+  std::int64_t opi = 1;            ///< OPI: output channels per invocation (divides Og)
+  std::int64_t cb = 1;             ///< CB: channels per exact f32 block (divides CG; CB KH KW <= 256)
+  std::uint32_t local_x = 64;      ///< invocations per workgroup (kIConvPositions positions each)
+  std::uint64_t loop_iterations = 0;
+};
+
+/// Output positions per invocation: four consecutive positions of the flattened plane, one word
+/// of 8-bit output.
+inline constexpr std::int64_t kIConvPositions = 4;
+/// Products per exact f32 partial sum: 256 * 255 * 255 < 2^24.
+inline constexpr std::int64_t kIConvBlock = 256;
+/// Operands of the requantizing kernel (the device must bind them and the loop check's buffer).
+inline constexpr int kIConvOperands = 10;
+
+/// The plan. Direct where the zero points are narrow, one channel's taps fit a block, the
+/// device binds the operands and the loop fits its budget; Settings::conv forces im2col
+/// (`im2col`) or nothing more (`direct` is the default here). OPI: all of a group's output
+/// channels up to 8, else the largest divisor of Og up to 8; CB: the largest divisor of CG with
+/// CB KH KW <= 256.
+IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirectLimits& dev, const Settings& settings);
+
+/// The Variant (runtime/variant.hpp) of glsl/nn/iconv_direct.comp.
+struct IConvDirectVariant {
+  static constexpr const char* kFile = "iconv_direct.comp";
+  std::int64_t opi = 1, cb = 1, kh = 1, kw = 1;  ///< OPI, CB, KH, KW
+  bool bias = false;                             ///< HAS_BIAS (operand 7)
+  /// The requantizing epilogue (output y 8-bit: QUANT with QMIN / QMAX and ACT none, relu or
+  /// clip), else the dequantizing one (float32 y).
+  bool quant = false;
+  enum class Act { none, relu, clip };
+  Act act = Act::none;
+  /// Operand dtypes: y, x, w, zx, zw (then sa, sb, bias, ys float32), zy.
+  DType y = DType::f32, x = DType::u8, w = DType::i8, zx = DType::u8, zw = DType::i8, zy = DType::u8;
+  Defines defines() const;
+  static std::vector<IConvDirectVariant> space();
+};
+
+}  // namespace gltensor::detail
