@@ -21,7 +21,7 @@ struct IConvDirectProblem {
 
 struct IConvDirectLimits {
   std::uint64_t loop_limit = 0;  ///< the device's loop budget of one invocation (0: none)
-  int ssbo_bindings = 16;        ///< GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+  int ssbo_bindings = 16;        ///< the SSBO bindings a compute kernel may use (Capabilities)
 };
 
 struct IConvDirectPlan {
