@@ -12,10 +12,10 @@
 // Exact sums on f32 FMAs, as imatmul.comp: every difference of an 8-bit value and an 8-bit zero
 // point lies in [-255, 255], so a block of CB channels (CB KH KW <= 256 products of magnitude <=
 // 65025) sums below 2^24 exactly in f32; each block's sums are then added to int32 totals.
-// One invocation computes 4 consecutive positions of the flattened plane (one word of 8-bit
-// output) for OPI consecutive output channels of one group: each input tap is loaded once for
-// OPI channels, each weight once for 4 positions. The workgroup stages its OPI filters' block of
-// CB channels in shared memory as floats w - zw. Grid: x = groups of LOCAL_X * 4 positions,
+// One invocation computes PX (a multiple of 4) consecutive positions of the flattened plane
+// (PX / 4 words of 8-bit output) for OPI consecutive output channels of one group: each input tap
+// is loaded once for OPI channels, each weight once for PX positions. The workgroup stages its OPI filters' block of
+// CB channels in shared memory as floats w - zw. Grid: x = groups of LOCAL_X * PX positions,
 // y = groups of OPI output channels, z = image n.
 // Operands: 0 = y, 1 = x, 2 = w (contiguous, 8-bit), 3 = zx (one value), 4 = zw (one value or
 // one per output channel: u_zw_per), 5 = sa [1], 6 = sb (one value or per channel: u_sb_per),
@@ -44,7 +44,6 @@ uniform float u_lo;
 uniform float u_hi;
 #endif
 
-#define PX 4
 #define TAPS (CB * KH * KW)
 shared float s_w[OPI * TAPS];
 
@@ -100,7 +99,7 @@ void main() {
 #endif
 #ifdef QUANT
     float ys = float(load8(0u)), zy = float(load9(0u));
-    uint word = 0u;
+    uint word = 0u;  // positions q - q % 4 .. q
 #endif
     for (int q = 0; q < PX; ++q) {
       if (!live[q]) break;
@@ -116,15 +115,17 @@ void main() {
 #endif
       float t = div_rn(v, ys);
       int r = is_nan(t) ? int(zy) : int(clamp(roundEven(t) + zy, float(QMIN), float(QMAX)));
-      word |= (uint(r) & 0xffu) << (8u * uint(q));
-      // a word of its own where the plane's positions start on one (P % 4 == 0), else bytes
-      if ((P & 3u) != 0u) store0(e0 + uint(q), r);
+      // whole words where the plane's positions start on one (P % 4 == 0), else bytes
+      word |= (uint(r) & 0xffu) << (8u * uint(q & 3));
+      if ((P & 3u) != 0u) {
+        store0(e0 + uint(q), r);
+      } else if ((q & 3) == 3) {
+        t0[(e0 + uint(q)) >> 2u] = word;
+        word = 0u;
+      }
 #else
       store0(e0 + uint(q), v);
 #endif
     }
-#ifdef QUANT
-    if ((P & 3u) == 0u && live[0]) t0[e0 >> 2u] = word;
-#endif
   }
 }

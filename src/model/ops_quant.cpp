@@ -235,18 +235,18 @@ void register_quant_ops(Registry& m) {
   // Both in the integer matmul's epilogue (detail::IntDequant) where it applies. QConv with
   // (y_scale, y_zero_point) as inputs 7, 8: the activation of Node::epilogue and QuantizeLinear
   // after it, 8-bit output (the direct integer convolution's one dispatch where it applies).
-  m["gltensor.QConv"] = OpDef{
-      conv_attrs, nullptr,
-      [](const CheckCtx& c) {
-        return std::vector<int>{c.n.inputs.size() < 8 ? kFloat : c.has_input(8) ? c.elem(8) : kUint8};
-      },
-      [](Args& a) {
-        const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), a.present(6) ? flat1(a.t(6)) : Tensor(), true};
-        if (a.size() < 8) return Ts{int_conv(a, 0, 2, 3, 5, &dq)};
-        const detail::IntRequant rq{flat1(a.t(7)), a.present(8) ? flat1(a.t(8)) : Tensor(), a.node.epilogue,
-                                    elem_dtype(a.g.values[a.node.outputs[0]].elem)};
-        return Ts{int_conv(a, 0, 2, 3, 5, &dq, &rq)};
-      }};
+  m["gltensor.QConv"] =
+      OpDef{conv_attrs, nullptr,
+            [](const CheckCtx& c) {
+              return std::vector<int>{c.n.inputs.size() < 8 ? kFloat : c.has_input(8) ? c.elem(8) : kUint8};
+            },
+            [](Args& a) {
+              const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), a.present(6) ? flat1(a.t(6)) : Tensor(), true};
+              if (a.size() < 8) return Ts{int_conv(a, 0, 2, 3, 5, &dq)};
+              const detail::IntRequant rq{flat1(a.t(7)), a.present(8) ? flat1(a.t(8)) : Tensor(), a.node.epilogue,
+                                          elem_dtype(a.g.values[a.node.outputs[0]].elem)};
+              return Ts{int_conv(a, 0, 2, 3, 5, &dq, &rq)};
+            }};
   m["gltensor.QMatMul"] = OpDef{{}, nullptr, float_out, [](Args& a) {
                                   const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), Tensor(), false};
                                   return Ts{detail::matmul_dequant(a.t(0), a.t(3), a.opt(2), a.opt(5), dq, "MatMul")};

@@ -38,7 +38,7 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   DeviceImpl& dev = dev_of(x);
   const std::int64_t N = x.size(0), C = x.size(1), O = w.size(0), G = o.groups, CG = w.size(1);
   IConvDirectVariant v;
-  v.opi = plan.opi, v.cb = plan.cb, v.kh = w.size(2), v.kw = w.size(3), v.bias = dq.bias.defined();
+  v.opi = plan.opi, v.px = plan.px, v.cb = plan.cb, v.kh = w.size(2), v.kw = w.size(3), v.bias = dq.bias.defined();
   v.x = x.dtype(), v.w = w.dtype(), v.zx = zx.dtype(), v.zw = zw.dtype();
   const Tensor sa = f32_dense(dq.scale_a), sb = f32_dense(dq.scale_b);
   const Tensor bias = dq.bias.defined() ? f32_dense(dq.bias) : sa;
@@ -62,7 +62,7 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   const bool clip = rq && v.act == IConvDirectVariant::Act::clip;
   launch.params(IConvParams{C, x.size(2), x.size(3), O, O / G, OH, OW, CG / plan.cb, o, zw.numel() != 1,
                             sb.numel() != 1, clip ? &rq->act : nullptr});
-  const auto per_group = static_cast<std::uint64_t>(plan.local_x) * kIConvPositions;
+  const auto per_group = static_cast<std::uint64_t>(plan.local_x * plan.px);
   launch.loop_iterations(plan.loop_iterations)
       .groups((static_cast<std::uint64_t>(OH * OW) + per_group - 1) / per_group,
               static_cast<std::uint64_t>(O / plan.opi), static_cast<std::uint64_t>(N));

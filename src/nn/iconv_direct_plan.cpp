@@ -22,10 +22,10 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
     return plan;
   plan.opi = divisor_up_to(p.Og, 8);
   plan.cb = divisor_up_to(p.CG, kIConvBlock / taps);
-  const std::int64_t opi = plan.opi, px = kIConvPositions, blocks = p.CG / plan.cb;
+  const std::int64_t opi = plan.opi, px = plan.px, blocks = p.CG / plan.cb;
   // Every loop counted: the positions' setup, the totals' zeroing; per block its own trip, the
-  // weights' staging, the sums' zeroing, CB channels of KH rows of KW taps (4 loads, OPI
-  // channels of 4 FMAs), the totals' update; the epilogue (OPI channels of 4 positions).
+  // weights' staging, the sums' zeroing, CB channels of KH rows of KW taps (PX loads, OPI
+  // channels of PX FMAs), the totals' update; the epilogue (OPI channels of PX positions).
   const std::int64_t stage = (opi * plan.cb * taps + plan.local_x - 1) / plan.local_x;
   const std::int64_t per_block =
       1 + stage + 2 * opi * px + plan.cb * (1 + p.KH * (1 + p.KW * (1 + px + opi * (1 + px))));
@@ -36,7 +36,7 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
 
 Defines IConvDirectVariant::defines() const {
   Defines d;
-  d.value("OPI", opi).value("CB", cb).value("KH", kh).value("KW", kw).flag("HAS_BIAS", bias);
+  d.value("OPI", opi).value("PX", px).value("CB", cb).value("KH", kh).value("KW", kw).flag("HAS_BIAS", bias);
   d.operand(0, y, quant ? CT::i32 : CT::f32, true).operand(1, x, CT::i32, false).operand(2, w, CT::i32, false);
   d.operand(3, zx, CT::i32, false).operand(4, zw, CT::i32, false);
   for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
@@ -62,7 +62,7 @@ std::vector<IConvDirectVariant> IConvDirectVariant::space() {
         }
       }
   IConvDirectVariant v;  // absent zero points: int32 zeros
-  v.zx = v.zw = DType::i32, v.opi = 8, v.cb = 28, v.kh = v.kw = 3;
+  v.zx = v.zw = DType::i32, v.opi = 8, v.cb = 28, v.kh = v.kw = 3, v.px = 16;
   out.push_back(v);
   return out;
 }

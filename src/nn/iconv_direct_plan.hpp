@@ -25,16 +25,14 @@ struct IConvDirectLimits {
 };
 
 struct IConvDirectPlan {
-  bool direct = false;             ///< the direct kernel runs (else im2col + the integer matmul)
-  std::int64_t opi = 1;            ///< OPI: output channels per invocation (divides Og)
-  std::int64_t cb = 1;             ///< CB: channels per exact f32 block (divides CG; CB KH KW <= 256)
-  std::uint32_t local_x = 64;      ///< invocations per workgroup (kIConvPositions positions each)
+  bool direct = false;         ///< the direct kernel runs (else im2col + the integer matmul)
+  std::int64_t opi = 1;        ///< OPI: output channels per invocation (divides Og)
+  std::int64_t cb = 1;         ///< CB: channels per exact f32 block (divides CG; CB KH KW <= 256)
+  std::int64_t px = 4;         ///< PX: consecutive positions per invocation (one word of 8-bit output)
+  std::uint32_t local_x = 64;  ///< invocations per workgroup
   std::uint64_t loop_iterations = 0;
 };
 
-/// Output positions per invocation: four consecutive positions of the flattened plane, one word
-/// of 8-bit output.
-inline constexpr std::int64_t kIConvPositions = 4;
 /// Products per exact f32 partial sum: 256 * 255 * 255 < 2^24.
 inline constexpr std::int64_t kIConvBlock = 256;
 /// Operands of the requantizing kernel (the device must bind them and the loop check's buffer).
@@ -44,14 +42,15 @@ inline constexpr int kIConvOperands = 10;
 /// device binds the operands and the loop fits its budget; Settings::conv forces im2col
 /// (`im2col`) or nothing more (`direct` is the default here). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8; CB: the largest divisor of CG with
-/// CB KH KW <= 256.
+/// CB KH KW <= 256. PX: 4 (8 and 16, fewer weight loads per position, ran slower on llvmpipe;
+/// more registers on GPUs).
 IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirectLimits& dev, const Settings& settings);
 
 /// The Variant (runtime/variant.hpp) of glsl/nn/iconv_direct.comp.
 struct IConvDirectVariant {
   static constexpr const char* kFile = "iconv_direct.comp";
-  std::int64_t opi = 1, cb = 1, kh = 1, kw = 1;  ///< OPI, CB, KH, KW
-  bool bias = false;                             ///< HAS_BIAS (operand 7)
+  std::int64_t opi = 1, cb = 1, kh = 1, kw = 1, px = 4;  ///< OPI, CB, KH, KW, PX
+  bool bias = false;                                     ///< HAS_BIAS (operand 7)
   /// The requantizing epilogue (output y 8-bit: QUANT with QMIN / QMAX and ACT none, relu or
   /// clip), else the dequantizing one (float32 y).
   bool quant = false;

@@ -74,14 +74,15 @@ void check_case(std::mt19937_64& rng, const Case& c) {
                       c.bias ? Tensor::from_host(device(), bv, {c.O}) : Tensor(), true};
   // The plan takes the direct kernel for this problem (else the comparison below is im2col's with itself).
   const DeviceImpl& dev = dev_of(x);
-  ASSERT_TRUE(plan_iconv_direct({CG, c.O / G, c.KH, c.KW, true}, {dev.loop_budget(), dev.caps().max_ssbo_bindings},
-                                settings())
-                  .direct);
+  ASSERT_TRUE(
+      plan_iconv_direct({CG, c.O / G, c.KH, c.KW, true}, {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings())
+          .direct);
 
   // Exact sums (float64 on the zero-point-shifted values: below 2^53).
   HostT xs{{xv.begin(), xv.end()}, {c.N, c.C, c.H, c.W}}, ws{{wv.begin(), wv.end()}, {c.O, CG, c.KH, c.KW}};
   for (auto& v : xs.v) v -= zxv[0];
-  for (std::size_t i = 0; i < ws.v.size(); ++i) ws.v[i] -= zwv[c.zw && c.zw_per ? i / static_cast<std::size_t>(taps) : 0];
+  for (std::size_t i = 0; i < ws.v.size(); ++i)
+    ws.v[i] -= zwv[c.zw && c.zw_per ? i / static_cast<std::size_t>(taps) : 0];
   Conv2dOptions fo;
   fo.stride = c.o.stride, fo.dilation = c.o.dilation, fo.padding = c.o.padding, fo.groups = G;
   Shape shape;
@@ -151,7 +152,7 @@ TEST(IConvDirect, MatchesIm2colBitForBit) {
   c.N = 2, c.C = 5, c.H = 9, c.W = 11, c.O = 7, c.KH = c.KW = 3;  // odd sizes, one channel block
   c.o.padding = {1, 1, 1, 1};
   check_case(rng, c);
-  c.C = 64, c.O = 12, c.H = c.W = 8;  // four exact blocks of 16 channels
+  c.C = 40, c.O = 12, c.H = c.W = 8;  // two exact blocks of 20 channels
   check_case(rng, c);
   c = Case{};
   c.N = 1, c.C = 4, c.H = 8, c.W = 7, c.O = 6, c.KH = 3, c.KW = 2;
@@ -209,6 +210,7 @@ TEST(IConvDirect, Plan) {
   EXPECT_FALSE(plan_iconv_direct({64, 64, 3, 3, true}, {65535, 8}, s).direct);  // too few SSBO bindings
   s.conv = ConvSetting::im2col;
   EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, true}, dev, s).direct);
+  EXPECT_EQ(p.px, 4);
   const IConvDirectPlan q = plan_iconv_direct({7, 6, 1, 1, true}, dev, Settings{});
   EXPECT_EQ(q.opi, 6);
   EXPECT_EQ(q.cb, 7);
