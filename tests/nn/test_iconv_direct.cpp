@@ -19,8 +19,10 @@ using namespace glt_test;
 
 namespace {
 
-Tensor ints(const std::vector<std::int32_t>& v, const Shape& s, DType d) {
-  return Tensor::from_host(device(), std::span<const std::int32_t>(v), s, d);
+// Integer values as a tensor of dtype d and shape s.
+Tensor int_tensor(const std::vector<std::int32_t>& v, DType d, const Shape& s) {
+  return Tensor::from_host(device(), std::span<const std::int32_t>(v), {static_cast<std::int64_t>(v.size())}, d)
+      .reshape(s);
 }
 
 struct Case {
@@ -63,9 +65,9 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const auto wv = values(rng, static_cast<std::size_t>(c.O * taps), c.w);
   const auto zxv = c.zx ? values(rng, 1, c.x) : std::vector<std::int32_t>{0};
   const auto zwv = c.zw ? values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w) : std::vector<std::int32_t>{0};
-  const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x), w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
-  const Tensor zx = c.zx ? ints(zxv, {1}, c.x) : Tensor();
-  const Tensor zw = c.zw ? ints(zwv, {static_cast<std::int64_t>(zwv.size())}, c.w) : Tensor();
+  const Tensor x = int_tensor(xv, c.x, {c.N, c.C, c.H, c.W}), w = int_tensor(wv, c.w, {c.O, CG, c.KH, c.KW});
+  const Tensor zx = c.zx ? int_tensor(zxv, c.x, {1}) : Tensor();
+  const Tensor zw = c.zw ? int_tensor(zwv, c.w, {static_cast<std::int64_t>(zwv.size())}) : Tensor();
   // Scales that put the outputs around a few units (y_scale 1/40: 8-bit outputs spread, some saturate).
   const float sa = c.sa != 0 ? c.sa : 1.0f / (400.0f * std::sqrt(static_cast<float>(taps)));
   const auto sb = uniform(rng, c.sb_per ? static_cast<std::size_t>(c.O) : 1, 0.002f, 0.02f);
@@ -120,7 +122,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
       const QRange r = QRange::of(out);
       const int zy = out == DType::u8 ? 7 : -5;
       const float ys = 1.0f / 40;
-      const IntRequant rq{full(device(), {1}, ys), ints({zy}, {1}, out), act, out};
+      const IntRequant rq{full(device(), {1}, ys), int_tensor({zy}, out, {1}), act, out};
       const Tensor qd = conv_requant(x, w, zx, zw, c.o, dq, rq);
       Tensor qi;
       {
@@ -218,7 +220,7 @@ TEST(IConvDirect, Plan) {
 
 // Bad requantization parameters: typed errors naming the op.
 TEST(IConvDirect, Errors) {
-  const Tensor x = ints({1, 2, 3, 4}, {1, 1, 2, 2}, DType::u8), w = ints({1}, {1, 1, 1, 1}, DType::i8);
+  const Tensor x = int_tensor({1, 2, 3, 4}, DType::u8, {1, 1, 2, 2}), w = int_tensor({1}, DType::i8, {1, 1, 1, 1});
   const IntDequant dq{full(device(), {1}, 0.1f), full(device(), {1}, 0.1f), Tensor(), true};
   IntRequant rq{full(device(), {2}, 0.1f), Tensor(), Epilogue(), DType::u8};
   EXPECT_THROW(conv_requant(x, w, Tensor(), Tensor(), IntConvOptions{}, dq, rq, "Conv"), ShapeError);
