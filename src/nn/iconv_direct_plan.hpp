@@ -35,12 +35,19 @@ struct IConvDirectPlan {
 
 /// Products per exact f32 partial sum: 256 * 255 * 255 < 2^24.
 inline constexpr std::int64_t kIConvBlock = 256;
+/// Taps per filter (CG KH KW) up to which the direct kernel runs by default: im2col + the integer
+/// matmul stage each input value once in shared memory for 64 output channels, the direct kernel
+/// reads it from the cache once per OPI channels, so wide filters keep im2col (576: the narrow
+/// QDQ CNN of issue 22, 32-64-64-128 channels at 3x3; to be tuned on GPUs with
+/// `gltensor_model_bench --qdq` and GLTENSOR_CONV=direct / im2col).
+inline constexpr std::int64_t kIConvDirectTaps = 576;
 /// Operands of the requantizing kernel (the device must bind them and the loop check's buffer).
 inline constexpr int kIConvOperands = 10;
 
 /// The plan. Direct where the zero points are narrow, one channel's taps fit a block, the
-/// device binds the operands and the loop fits its budget; Settings::conv forces im2col
-/// (`im2col`) or nothing more (`direct` is the default here). OPI: all of a group's output
+/// device binds the operands, the loop fits its budget and the filter has at most
+/// kIConvDirectTaps taps; Settings::conv forces im2col (`im2col`) or the direct kernel wherever
+/// it can run (`direct`: any number of taps). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8; CB: the largest divisor of CG with
 /// CB KH KW <= 256. PX: 4 (8 and 16, fewer weight loads per position, ran slower on llvmpipe;
 /// more registers on GPUs).

@@ -195,8 +195,9 @@ TEST(IConvDirect, NonFiniteScales) {
   }
 }
 
-// The plan: narrow zero points only, filters of at most 256 taps, the loop within the device's
-// budget (else im2col), GLTENSOR_CONV=im2col; blocks of whole channels of at most 256 products.
+// The plan: narrow zero points only, at most 256 taps per channel and 576 per filter (unless
+// GLTENSOR_CONV=direct), the loop within the device's budget (else im2col), GLTENSOR_CONV=im2col;
+// blocks of whole channels of at most 256 products.
 TEST(IConvDirect, Plan) {
   Settings s;
   const IConvDirectLimits dev{65535, 16};
@@ -207,8 +208,13 @@ TEST(IConvDirect, Plan) {
   EXPECT_LE(p.cb * 9, kIConvBlock);
   EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, false}, dev, s).direct);
   EXPECT_FALSE(plan_iconv_direct({1, 1, 17, 17, true}, dev, s).direct);
-  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, true}, dev, s).direct);  // past llvmpipe's loop budget
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, true}, dev, s).direct);      // past llvmpipe's loop budget
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, true}, {0, 16}, s).direct);  // wide: im2col
+  EXPECT_FALSE(plan_iconv_direct({65, 64, 3, 3, true}, {0, 16}, s).direct);   // 585 taps
+  s.conv = ConvSetting::direct;
   EXPECT_TRUE(plan_iconv_direct({512, 64, 3, 3, true}, {0, 16}, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, true}, dev, s).direct);  // the loop budget still counts
+  s.conv = ConvSetting::choose;
   EXPECT_FALSE(plan_iconv_direct({64, 64, 3, 3, true}, {65535, 8}, s).direct);  // too few SSBO bindings
   s.conv = ConvSetting::im2col;
   EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, true}, dev, s).direct);
