@@ -14,7 +14,9 @@
 // 65025) sums below 2^24 exactly in f32; each block's sums are then added to int32 totals.
 // One invocation computes PX (a multiple of 4) consecutive positions of the flattened plane
 // (PX / 4 words of 8-bit output) for OPI consecutive output channels of one group: each input tap
-// is loaded once for OPI channels, each weight once for PX positions. The workgroup stages its OPI filters' block of
+// is loaded once for OPI channels, each weight once for PX positions. ROWSEG (stride 1 along
+// rows, OW % PX == 0: an invocation's positions lie in one row): the SEGLEN = PX + (KW - 1) DW
+// inputs of a filter row are loaded once for its KW taps (DW the dilation along rows). The workgroup stages its OPI filters' block of
 // CB channels in shared memory as floats w - zw. Grid: x = groups of LOCAL_X * PX positions,
 // y = groups of OPI output channels, z = image n.
 // Operands: 0 = y, 1 = x, 2 = w (contiguous, 8-bit), 3 = zx (one value), 4 = zw (one value or
@@ -75,19 +77,33 @@ void main() {
     for (int i = 0; i < OPI * PX; ++i) acc[i] = 0.0;
     for (int c = 0; c < CB; ++c) {
       uint xc = xn + uint(b * CB + c) * plane;
-      for (int kh = 0; kh < KH; ++kh)
+      for (int kh = 0; kh < KH; ++kh) {
+#ifdef ROWSEG
+        int h = h0[0] + kh * u_dh;
+        bool row_in = live[0] && h >= 0 && h < u_H;
+        float seg[SEGLEN];
+        for (int i = 0; i < SEGLEN; ++i) {
+          int w = w0[0] + i;
+          seg[i] = row_in && w >= 0 && w < u_W ? float(load1(xc + uint(h * u_W + w))) - zx : 0.0;
+        }
+#endif
         for (int kw = 0; kw < KW; ++kw) {
           float v[PX];
           for (int q = 0; q < PX; ++q) {
+#ifdef ROWSEG
+            v[q] = seg[q + kw * DW];
+#else
             int h = h0[q] + kh * u_dh, w = w0[q] + kw * u_dw;
             bool in_image = live[q] && h >= 0 && h < u_H && w >= 0 && w < u_W;
             v[q] = in_image ? float(load1(xc + uint(h * u_W + w))) - zx : 0.0;
+#endif
           }
           for (int j = 0; j < OPI; ++j) {
             float wv = s_w[j * TAPS + (c * KH + kh) * KW + kw];
             for (int q = 0; q < PX; ++q) acc[j * PX + q] += v[q] * wv;
           }
         }
+      }
     }
     for (int i = 0; i < OPI * PX; ++i) total[i] += int(acc[i]);
   }

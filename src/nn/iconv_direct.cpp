@@ -38,6 +38,7 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   DeviceImpl& dev = dev_of(x);
   const std::int64_t N = x.size(0), C = x.size(1), O = w.size(0), G = o.groups, CG = w.size(1);
   IConvDirectVariant v;
+  v.rowseg = plan.rowseg, v.dw = o.dilation[1], v.seglen = plan.seglen;
   v.opi = plan.opi, v.px = plan.px, v.cb = plan.cb, v.kh = w.size(2), v.kw = w.size(3), v.bias = dq.bias.defined();
   v.x = x.dtype(), v.w = w.dtype(), v.zx = zx.dtype(), v.zw = zw.dtype();
   const Tensor sa = f32_dense(dq.scale_a), sb = f32_dense(dq.scale_b);

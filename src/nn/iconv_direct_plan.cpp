@@ -23,12 +23,14 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
   plan.opi = divisor_up_to(p.Og, 8);
   plan.cb = divisor_up_to(p.CG, kIConvBlock / taps);
   const std::int64_t opi = plan.opi, px = plan.px, blocks = p.CG / plan.cb;
+  plan.rowseg = p.stride_w == 1 && p.OW % px == 0;
+  plan.seglen = plan.rowseg ? px + (p.KW - 1) * p.dilation_w : 0;
   // Every loop counted: the positions' setup, the totals' zeroing; per block its own trip, the
-  // weights' staging, the sums' zeroing, CB channels of KH rows of KW taps (PX loads, OPI
+  // weights' staging, the sums' zeroing, CB channels of KH rows (rowseg: SEGLEN loads) of KW taps (PX loads, OPI
   // channels of PX FMAs), the totals' update; the epilogue (OPI channels of PX positions).
   const std::int64_t stage = (opi * plan.cb * taps + plan.local_x - 1) / plan.local_x;
   const std::int64_t per_block =
-      1 + stage + 2 * opi * px + plan.cb * (1 + p.KH * (1 + p.KW * (1 + px + opi * (1 + px))));
+      1 + stage + 2 * opi * px + plan.cb * (1 + p.KH * (1 + plan.seglen + p.KW * (1 + px + opi * (1 + px))));
   plan.loop_iterations = static_cast<std::uint64_t>(px + opi * px + blocks * per_block + opi * (1 + px));
   const bool wide = settings.conv != ConvSetting::direct && p.CG * taps > kIConvDirectTaps;
   plan.direct = !wide && (dev.loop_limit == 0 || plan.loop_iterations <= dev.loop_limit);
@@ -37,6 +39,7 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
 
 Defines IConvDirectVariant::defines() const {
   Defines d;
+  if (rowseg) d.flag("ROWSEG").value("DW", dw).value("SEGLEN", seglen);
   d.value("OPI", opi).value("PX", px).value("CB", cb).value("KH", kh).value("KW", kw).flag("HAS_BIAS", bias);
   d.operand(0, y, quant ? CT::i32 : CT::f32, true).operand(1, x, CT::i32, false).operand(2, w, CT::i32, false);
   d.operand(3, zx, CT::i32, false).operand(4, zw, CT::i32, false);
@@ -64,6 +67,8 @@ std::vector<IConvDirectVariant> IConvDirectVariant::space() {
       }
   IConvDirectVariant v;  // absent zero points: int32 zeros
   v.zx = v.zw = DType::i32, v.opi = 8, v.cb = 28, v.kh = v.kw = 3, v.px = 16;
+  out.push_back(v);
+  v.rowseg = true, v.dw = 2, v.seglen = v.px + (v.kw - 1) * v.dw;  // a filter row's inputs once
   out.push_back(v);
   return out;
 }

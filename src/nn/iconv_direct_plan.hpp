@@ -16,6 +16,7 @@ struct IConvDirectProblem {
   std::int64_t CG = 0;  ///< input channels per group
   std::int64_t Og = 0;  ///< output channels per group
   std::int64_t KH = 0, KW = 0;
+  std::int64_t OW = 0, stride_w = 1, dilation_w = 1;
   bool narrow_zero_points = false;  ///< both zero points 8-bit of their operand's type, or absent (0)
 };
 
@@ -29,6 +30,8 @@ struct IConvDirectPlan {
   std::int64_t opi = 1;        ///< OPI: output channels per invocation (divides Og)
   std::int64_t cb = 1;         ///< CB: channels per exact f32 block (divides CG; CB KH KW <= 256)
   std::int64_t px = 4;         ///< PX: consecutive positions per invocation (one word of 8-bit output)
+  bool rowseg = false;         ///< ROWSEG: stride 1 along rows, OW % PX == 0 (a filter row's inputs loaded once)
+  std::int64_t seglen = 0;     ///< rowseg: SEGLEN = PX + (KW - 1) dilation_w
   std::uint32_t local_x = 64;  ///< invocations per workgroup
   std::uint64_t loop_iterations = 0;
 };
@@ -57,6 +60,8 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
 struct IConvDirectVariant {
   static constexpr const char* kFile = "iconv_direct.comp";
   std::int64_t opi = 1, cb = 1, kh = 1, kw = 1, px = 4;  ///< OPI, CB, KH, KW, PX
+  bool rowseg = false;                                   ///< ROWSEG
+  std::int64_t dw = 1, seglen = 0;                       ///< rowseg: DW, SEGLEN
   bool bias = false;                                     ///< HAS_BIAS (operand 7)
   /// The requantizing epilogue (output y 8-bit: QUANT with QMIN / QMAX and ACT none, relu or
   /// clip), else the dequantizing one (float32 y).

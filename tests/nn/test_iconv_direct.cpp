@@ -74,12 +74,6 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const auto bv = uniform(rng, static_cast<std::size_t>(c.O), -1.f, 1.f);
   const IntDequant dq{full(device(), {1}, sa), Tensor::from_host(device(), sb, {static_cast<std::int64_t>(sb.size())}),
                       c.bias ? Tensor::from_host(device(), bv, {c.O}) : Tensor(), true};
-  // The plan takes the direct kernel for this problem (else the comparison below is im2col's with itself).
-  const DeviceImpl& dev = dev_of(x);
-  ASSERT_TRUE(
-      plan_iconv_direct({CG, c.O / G, c.KH, c.KW, true}, {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings())
-          .direct);
-
   // Exact sums (float64 on the zero-point-shifted values: below 2^53).
   HostT xs{{xv.begin(), xv.end()}, {c.N, c.C, c.H, c.W}}, ws{{wv.begin(), wv.end()}, {c.O, CG, c.KH, c.KW}};
   for (auto& v : xs.v) v -= zxv[0];
@@ -89,6 +83,11 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   fo.stride = c.o.stride, fo.dilation = c.o.dilation, fo.padding = c.o.padding, fo.groups = G;
   Shape shape;
   const auto sums = ref_conv(xs, ws, nullptr, fo, shape);
+  // The plan takes the direct kernel for this problem (else the comparison below is im2col's with itself).
+  const DeviceImpl& dev = dev_of(x);
+  ASSERT_TRUE(plan_iconv_direct({CG, c.O / G, c.KH, c.KW, shape[3], c.o.stride[1], c.o.dilation[1], true},
+                                {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings())
+                  .direct);
   const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
   const auto ref_at = [&](std::size_t i) {
     const std::size_t oc = (i / plane) % static_cast<std::size_t>(c.O);
@@ -154,11 +153,13 @@ TEST(IConvDirect, MatchesIm2colBitForBit) {
   c.N = 2, c.C = 5, c.H = 9, c.W = 11, c.O = 7, c.KH = c.KW = 3;  // odd sizes, one channel block
   c.o.padding = {1, 1, 1, 1};
   check_case(rng, c);
-  c.C = 40, c.O = 12, c.H = c.W = 8;  // two exact blocks of 20 channels
+  c.C = 40, c.O = 12, c.H = c.W = 8;  // two exact blocks of 20 channels; rows of whole words (ROWSEG)
+  check_case(rng, c);
+  c.C = 3, c.O = 4, c.H = 5, c.W = 12;  // ROWSEG, three words per row
   check_case(rng, c);
   c = Case{};
   c.N = 1, c.C = 4, c.H = 8, c.W = 7, c.O = 6, c.KH = 3, c.KW = 2;
-  c.o.padding = {1, 2, 0, 1}, c.o.stride = {2, 1}, c.o.dilation = {1, 2};
+  c.o.padding = {1, 2, 0, 1}, c.o.stride = {2, 1}, c.o.dilation = {1, 2};  // ROWSEG with DW 2 (OW 8)
   c.x = DType::i8, c.w = DType::u8, c.zw_per = false, c.sb_per = false, c.bias = false;
   check_case(rng, c);
   c = Case{};
@@ -201,25 +202,25 @@ TEST(IConvDirect, NonFiniteScales) {
 TEST(IConvDirect, Plan) {
   Settings s;
   const IConvDirectLimits dev{65535, 16};
-  IConvDirectPlan p = plan_iconv_direct({64, 128, 3, 3, true}, dev, s);
+  IConvDirectPlan p = plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, dev, s);
   EXPECT_TRUE(p.direct);
   EXPECT_EQ(p.opi, 8);
   EXPECT_EQ(p.cb, 16);  // 28 * 9 <= 256, the largest divisor of 64 up to 28
   EXPECT_LE(p.cb * 9, kIConvBlock);
-  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, false}, dev, s).direct);
-  EXPECT_FALSE(plan_iconv_direct({1, 1, 17, 17, true}, dev, s).direct);
-  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, true}, dev, s).direct);      // past llvmpipe's loop budget
-  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, true}, {0, 16}, s).direct);  // wide: im2col
-  EXPECT_FALSE(plan_iconv_direct({65, 64, 3, 3, true}, {0, 16}, s).direct);   // 585 taps
+  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, false}, dev, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({1, 1, 17, 17, 56, 1, 1, true}, dev, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, dev, s).direct);      // past llvmpipe's loop budget
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, {0, 16}, s).direct);  // wide: im2col
+  EXPECT_FALSE(plan_iconv_direct({65, 64, 3, 3, 56, 1, 1, true}, {0, 16}, s).direct);   // 585 taps
   s.conv = ConvSetting::direct;
-  EXPECT_TRUE(plan_iconv_direct({512, 64, 3, 3, true}, {0, 16}, s).direct);
-  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, true}, dev, s).direct);  // the loop budget still counts
+  EXPECT_TRUE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, {0, 16}, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, dev, s).direct);  // the loop budget still counts
   s.conv = ConvSetting::choose;
-  EXPECT_FALSE(plan_iconv_direct({64, 64, 3, 3, true}, {65535, 8}, s).direct);  // too few SSBO bindings
+  EXPECT_FALSE(plan_iconv_direct({64, 64, 3, 3, 56, 1, 1, true}, {65535, 8}, s).direct);  // too few SSBO bindings
   s.conv = ConvSetting::im2col;
-  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, true}, dev, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, dev, s).direct);
   EXPECT_EQ(p.px, 4);
-  const IConvDirectPlan q = plan_iconv_direct({7, 6, 1, 1, true}, dev, Settings{});
+  const IConvDirectPlan q = plan_iconv_direct({7, 6, 1, 1, 56, 1, 1, true}, dev, Settings{});
   EXPECT_EQ(q.opi, 6);
   EXPECT_EQ(q.cb, 7);
 }
