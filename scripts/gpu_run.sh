@@ -92,7 +92,13 @@ for phase in "$@"; do
                 grep -E "^\[ *(OK|SKIPPED|FAILED|PASSED) |Failure|Expected|Which is|output" | tee "$OUT/modelort.txt" ;;
     qdq) # issue 22: a QDQ-quantized CNN (uint8 activations, int8 weights) against its f32 form;
          # after pack_gpu.sh --ocr (the model bench)
-         timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 | tee "$OUT/qdq.txt" ;;
+         timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 | tee "$OUT/qdq.txt"
+         # the same with the QDQ convolutions on the im2col path (im2col + the integer matmul + the
+         # separate Relu / QuantizeLinear), and the direct kernel's bit-for-bit tests on this GPU
+         GLTENSOR_CONV=im2col timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
+           sed 's/^/im2col: /' | tee -a "$OUT/qdq.txt"
+         timeout 300 "$P/bin/test_iconv_direct" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
+         timeout 300 "$P/bin/test_model" --gtest_brief=1 --gtest_filter='Model.QdqConvRequantizesInOneNode' 2>&1 | tail -3 | tee -a "$OUT/qdq.txt" ;;
     lstm) # issue 22: an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions) against
           # ONNX Runtime CPU (python3 onnxruntime); after pack_gpu.sh --ocr (model bench, ort_reference.py)
           timeout 400 "$P/bin/gltensor_model_bench" --lstm --runs 20 --ort-python "$P/bench/ort_reference.py" 2>&1 | tee "$OUT/lstm.txt" ;;

@@ -44,6 +44,8 @@ if [ "${1:-}" = "--ocr" ]; then
      "$build"/bench/gltensor_ocr_bench "$build"/demos/graphics_demo gpu-pack/bin/
   # The replay phase: the recording tests, the model bench and PyTorch's eager / CUDA-graph reference.
   cp "$build"/tests/test_recording "$build"/tests/test_model_replay "$build"/bench/gltensor_model_bench gpu-pack/bin/
+  # The qdq phase: the direct integer convolution against the im2col path, bit for bit.
+  cp "$build"/tests/test_iconv_direct gpu-pack/bin/
   cp ../shared/gpu/onnx_torch.py ../shared/gpu/onnx_torch_bench.py gpu-pack/
   ldd gpu-pack/bin/ocr gpu-pack/bin/gltensor-run gpu-pack/bin/graphics_demo | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |

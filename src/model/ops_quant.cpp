@@ -69,7 +69,7 @@ I64s ints_or(const Args& a, const char* k, std::size_t r, std::int64_t v) { retu
 // The integer convolution of inputs xi, zxi, wi, zwi: int32 sums, or with `dq` float32 sums
 // dequantized per output channel (detail::conv_dequant).
 Tensor int_conv(Args& a, std::size_t xi, std::size_t zxi, std::size_t wi, std::size_t zwi,
-                const detail::IntDequant* dq = nullptr) {
+                const detail::IntDequant* dq = nullptr, const detail::IntRequant* rq = nullptr) {
   Tensor x = a.t(xi), w = a.t(wi);
   const std::int64_t r = x.dim() - 2;
   if ((r != 1 && r != 2) || w.dim() != x.dim())
@@ -93,8 +93,9 @@ Tensor int_conv(Args& a, std::size_t xi, std::size_t zxi, std::size_t wi, std::s
     o.padding = {p[0], p[1], p[2], p[3]};
   }
   const Tensor zw = a.present(zwi) ? flat1(a.t(zwi)) : Tensor();
-  Tensor y = dq ? detail::conv_dequant(x, w, a.opt(zxi), zw, o, *dq, "Conv")
-                : detail::conv_integer(x, w, a.opt(zxi), zw, o, "ConvInteger");
+  Tensor y = rq   ? detail::conv_requant(x, w, a.opt(zxi), zw, o, *dq, *rq, "Conv")
+             : dq ? detail::conv_dequant(x, w, a.opt(zxi), zw, o, *dq, "Conv")
+                  : detail::conv_integer(x, w, a.opt(zxi), zw, o, "ConvInteger");
   return r == 1 ? y.squeeze(2) : y;
 }
 
@@ -231,11 +232,20 @@ void register_quant_ops(Registry& m) {
   // The planner's QDQ forms (fuse_qdq): (x_q, x_scale, x_zp, w_q, w_scale, w_zp[, bias]) ->
   // float32 int32-sum * (x_scale * w_scale) (+ bias), and DequantizeLinear of a weight kept 8-bit.
   auto float_out = [](const CheckCtx&) { return std::vector<int>{kFloat}; };
-  // Both in the integer matmul's epilogue (detail::IntDequant) where it applies.
+  // Both in the integer matmul's epilogue (detail::IntDequant) where it applies. QConv with
+  // (y_scale, y_zero_point) as inputs 7, 8: the activation of Node::epilogue and QuantizeLinear
+  // after it, 8-bit output (the direct integer convolution's one dispatch where it applies).
   m["gltensor.QConv"] =
-      OpDef{conv_attrs, nullptr, float_out, [](Args& a) {
+      OpDef{conv_attrs, nullptr,
+            [](const CheckCtx& c) {
+              return std::vector<int>{c.n.inputs.size() < 8 ? kFloat : c.has_input(8) ? c.elem(8) : kUint8};
+            },
+            [](Args& a) {
               const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), a.present(6) ? flat1(a.t(6)) : Tensor(), true};
-              return Ts{int_conv(a, 0, 2, 3, 5, &dq)};
+              if (a.size() < 8) return Ts{int_conv(a, 0, 2, 3, 5, &dq)};
+              const detail::IntRequant rq{flat1(a.t(7)), a.present(8) ? flat1(a.t(8)) : Tensor(), a.node.epilogue,
+                                          elem_dtype(a.g.values[a.node.outputs[0]].elem)};
+              return Ts{int_conv(a, 0, 2, 3, 5, &dq, &rq)};
             }};
   m["gltensor.QMatMul"] = OpDef{{}, nullptr, float_out, [](Args& a) {
                                   const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), Tensor(), false};

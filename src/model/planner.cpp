@@ -252,6 +252,27 @@ bool conv_foldable(const Graph& g, const Node& conv) {
   return conv.inputs.size() < 3 || conv.inputs[2] < 0 || const_of(g, conv.inputs[2]);
 }
 
+// Clip with constant bounds (attributes before opset 11, one-value inputs from it) as an epilogue.
+bool constant_clip(const Graph& g, const Node& n, Epilogue& e) {
+  const double inf = std::numeric_limits<double>::infinity();
+  double lo = -inf, hi = inf;
+  if (g.opset < 11) {
+    lo = n.attrs.f("min", -inf);
+    hi = n.attrs.f("max", inf);
+  } else {
+    const HostTensor* a = n.inputs.size() > 1 ? const_of(g, n.inputs[1]) : nullptr;
+    const HostTensor* b = n.inputs.size() > 2 ? const_of(g, n.inputs[2]) : nullptr;
+    if ((n.inputs.size() > 1 && n.inputs[1] >= 0 && (!a || a->numel() != 1)) ||
+        (n.inputs.size() > 2 && n.inputs[2] >= 0 && (!b || b->numel() != 1)))
+      return false;
+    if (a) lo = a->v[0];
+    if (b) hi = b->v[0];
+  }
+  if (lo > hi) return false;
+  e = Epilogue::clip(lo, hi);
+  return true;
+}
+
 void bypass(Graph& g, Node& producer, Node& consumer, const std::string& what) {
   producer.outputs[0] = consumer.outputs[0];
   consumer.removed = true;
@@ -370,7 +391,6 @@ void fuse_hardswish(Graph& g, PlanStats& s) {
 }
 
 void fuse_epilogues(Graph& g, PlanStats& s) {
-  const double inf = std::numeric_limits<double>::infinity();
   for (auto& p : g.nodes) {
     if (p.removed || p.epilogue.act != Activation::none) continue;
     if (p.op_type != "Conv" && p.op_type != "ConvTranspose" && p.op_type != "Gemm" && p.op_type != "MatMul") continue;
@@ -393,21 +413,7 @@ void fuse_epilogues(Graph& g, PlanStats& s) {
     } else if (op == "LeakyRelu") {
       e = Epilogue::leaky_relu(n.attrs.f("alpha", 0.01));
     } else if (op == "Clip") {
-      double lo = -inf, hi = inf;
-      if (g.opset < 11) {
-        lo = n.attrs.f("min", -inf);
-        hi = n.attrs.f("max", inf);
-      } else {
-        const HostTensor* a = n.inputs.size() > 1 ? const_of(g, n.inputs[1]) : nullptr;
-        const HostTensor* b = n.inputs.size() > 2 ? const_of(g, n.inputs[2]) : nullptr;
-        if ((n.inputs.size() > 1 && n.inputs[1] >= 0 && (!a || a->numel() != 1)) ||
-            (n.inputs.size() > 2 && n.inputs[2] >= 0 && (!b || b->numel() != 1)))
-          continue;
-        if (a) lo = a->v[0];
-        if (b) hi = b->v[0];
-      }
-      if (lo > hi) continue;
-      e = Epilogue::clip(lo, hi);
+      if (!constant_clip(g, n, e)) continue;
     } else {
       continue;
     }
@@ -736,6 +742,40 @@ bool weight_params_fit(const Graph& g, const Node& d, std::int64_t axis, std::in
   return a == axis && s->shape.size() == 1 && s->numel() == channels;
 }
 
+// A QConv's optional Relu or Clip (constant bounds) and per-tensor QuantizeLinear to uint8 / int8
+// with constant parameters: the QConv writes the 8-bit output itself (inputs 7, 8: y_scale,
+// y_zero_point; the activation in Node::epilogue).
+void fuse_requant(Graph& g, Node& p) {
+  int c = sole_consumer(g, p.outputs[0]);
+  if (c < 0) return;
+  Node* act = &g.nodes[c];
+  Epilogue e;
+  if (act->op_type == "Relu" || act->op_type == "Clip") {
+    if (act->inputs.empty() || act->inputs[0] != p.outputs[0]) return;
+    if (act->op_type == "Relu")
+      e = Epilogue(Activation::relu);
+    else if (!constant_clip(g, *act, e))
+      return;
+    c = sole_consumer(g, act->outputs[0]);
+    if (c < 0) return;
+  } else {
+    act = nullptr;
+  }
+  Node& q = g.nodes[c];
+  if (q.op_type != "QuantizeLinear" || q.inputs.size() < 2 || q.inputs[0] != (act ? act->outputs[0] : p.outputs[0]))
+    return;
+  const int out = g.values[q.outputs[0]].elem, zi = q.inputs.size() > 2 ? q.inputs[2] : -1;
+  const HostTensor *scale = const_of(g, q.inputs[1]), *zp = const_of(g, zi);
+  if ((out != kUint8 && out != kInt8) || !scale || scale->numel() != 1 || scale->elem != kFloat ||
+      (zi >= 0 && (!zp || zp->numel() != 1)) || q.attrs.i("block_size", 0) != 0)
+    return;  // (uint4 / int4: their own range)
+  p.inputs.push_back(q.inputs[1]);
+  p.inputs.push_back(zi);
+  p.epilogue = e;
+  if (act) bypass(g, p, *act, act->op_type);
+  bypass(g, p, q, "QuantizeLinear");
+}
+
 }  // namespace
 
 void fuse_qdq(Graph& g, PlanStats& s) {
@@ -760,6 +800,7 @@ void fuse_qdq(Graph& g, PlanStats& s) {
       p.op_type = conv ? "gltensor.QConv" : "gltensor.QMatMul";
       p.fused += std::string(p.fused.empty() ? "" : "+") + "DequantizeLinear x2";
       ++s.qdq_integer;
+      if (conv) fuse_requant(g, p);
     } else if (g.values[dw->outputs[0]].uses == 1) {
       dw->op_type = "gltensor.DequantizeWeight";
       ++s.qdq_weights;

@@ -8,6 +8,7 @@
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
+#include "nn/iconv_direct.hpp"
 #include "nn/quant_int_variants.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -425,10 +426,11 @@ Tensor matmul_dequant(const Tensor& a, const Tensor& b, const Tensor& za, const 
 
 namespace {
 
-// conv_integer, and with `dq` (per output channel) its dequantizing epilogue where every piece's
-// matmul takes it (nullptr: int32 sums; otherwise float32, or undefined: the caller's unfused path).
+// conv_integer, and with `dq` (per output channel) its dequantizing epilogue, with `rq` also
+// requantized, in the direct kernel where it applies, else (dq only) where every piece's matmul
+// takes it (nullptr: int32 sums; otherwise float32 / 8-bit, or undefined: the caller's unfused path).
 Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in, const Tensor& zw_in,
-                    const IntConvOptions& o, const IntDequant* dq, const char* op) {
+                    const IntConvOptions& o, const IntDequant* dq, const IntRequant* rq, const char* op) {
   need_q8(op, x_in, "x");
   need_q8(op, w_in, "w");
   if (x_in.dim() != 4 || w_in.dim() != 4)
@@ -462,6 +464,15 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     dq_rows.per_row = true;
   }
   const Tensor x = dense(x_in), w = dense(w_in);
+  if (dq) {
+    // 8-bit zero points of the operands' own types (or none): the direct kernel's f32 blocks are exact.
+    const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
+    const IConvDirectPlan plan =
+        plan_iconv_direct({CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w)},
+                          {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings());
+    if (plan.direct) return iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
+    if (rq) return Tensor();
+  }
   if (G == 1) {
     // im2col (8-bit columns, zx where the filter leaves the image) and the integer matmul
     // w [O, C KH KW] @ cols [n, C KH KW, OH OW] with w's zero point per row, in pieces of images
@@ -513,20 +524,45 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
 
 Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const char* op) {
-  return integer_conv(x, w, zx, zw, o, nullptr, op);
+  return integer_conv(x, w, zx, zw, o, nullptr, nullptr, op);
 }
 
-Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
-                    const IntDequant& dq, const char* op) {
+namespace {
+
+void check_conv_dequant(const Tensor& w, const IntDequant& dq, const char* op) {
   const std::int64_t O = w.dim() == 4 ? w.size(0) : 0;
   if (dq.scale_a.numel() != 1 || (dq.scale_b.numel() != 1 && dq.scale_b.numel() != O) ||
       (dq.bias.defined() && dq.bias.numel() != O))
     throw ShapeError(name(op) + ": scales " + to_string(dq.scale_a.shape()) + " and " + to_string(dq.scale_b.shape()) +
                      (dq.bias.defined() ? " and bias " + to_string(dq.bias.shape()) : std::string()) +
                      " are not one value (x's scale) and one or " + std::to_string(O) + " values (per output channel)");
-  Tensor y = integer_conv(x, w, zx, zw, o, &dq, op);
+}
+
+}  // namespace
+
+Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
+                    const IntDequant& dq, const char* op) {
+  check_conv_dequant(w, dq, op);
+  Tensor y = integer_conv(x, w, zx, zw, o, &dq, nullptr, op);
   if (y.defined()) return y;
-  return dequant_sums(integer_conv(x, w, zx, zw, o, nullptr, op), dq, 1, O, op);
+  return dequant_sums(integer_conv(x, w, zx, zw, o, nullptr, nullptr, op), dq, 1, w.size(0), op);
+}
+
+Tensor conv_requant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
+                    const IntDequant& dq, const IntRequant& rq, const char* op) {
+  check_conv_dequant(w, dq, op);
+  if (!is_q8(rq.out)) throw DTypeError(name(op) + ": output must be uint8 or int8, got " + dtype_name(rq.out));
+  if (rq.scale.numel() != 1 || (rq.zero_point.defined() && rq.zero_point.numel() != 1))
+    throw ShapeError(name(op) + ": y_scale " + to_string(rq.scale.shape()) +
+                     (rq.zero_point.defined() ? " and y_zero_point " + to_string(rq.zero_point.shape()) : "") +
+                     " must be one value each");
+  const Activation a = rq.act.act;
+  if (a == Activation::none || a == Activation::relu || a == Activation::clip) {
+    Tensor y = integer_conv(x, w, zx, zw, o, &dq, &rq, op);
+    if (y.defined()) return y;
+  }
+  return quantize_linear(apply_epilogue(conv_dequant(x, w, zx, zw, o, dq, op), rq.act), rq.scale, rq.zero_point,
+                         QAxis{}, rq.out, QRange::of(rq.out), op);
 }
 
 }  // namespace gltensor::detail

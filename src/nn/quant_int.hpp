@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 
+#include "gltensor/linalg.hpp"
 #include "gltensor/tensor.hpp"
 
 namespace gltensor::detail {
@@ -77,8 +78,24 @@ struct IntConvOptions {
 Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const char* op = "conv_integer");
 /// conv_integer followed by `dq` per output channel (per_row is ignored: scale_b and bias are
-/// one value or one per output channel O), float32 [N, O, OH, OW].
+/// one value or one per output channel O), float32 [N, O, OH, OW]: the direct integer
+/// convolution where iconv_direct_plan applies, else im2col + the integer matmul.
 Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const IntDequant& dq, const char* op = "conv_integer");
+
+/// The requantizing epilogue of a QDQ convolution (Conv -> optional Relu / Clip -> QuantizeLinear
+/// per tensor): y = QuantizeLinear(act(conv_dequant(...)), scale, zero_point) as `out`.
+struct IntRequant {
+  Tensor scale, zero_point;  ///< one value each (float; u8 / i8 of `out`, or undefined: 0)
+  Epilogue act;              ///< none, relu or clip
+  DType out = DType::u8;     ///< u8 or i8
+};
+/// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW]: one dispatch of the direct integer
+/// convolution (glsl/nn/iconv_direct.comp) where iconv_direct_plan applies (bit-identical to the
+/// separate ops), else conv_dequant, apply_epilogue and quantize_linear. Errors: conv_dequant's,
+/// ShapeError for a scale or zero point that is not one value, DTypeError for an output that
+/// is not 8-bit.
+Tensor conv_requant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
+                    const IntDequant& dq, const IntRequant& rq, const char* op = "conv_integer");
 
 }  // namespace gltensor::detail

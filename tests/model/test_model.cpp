@@ -1321,6 +1321,53 @@ TEST(Model, QdqConvAndMatMulRunAsIntegerOpsAndMatchOnnxRuntime) {
   EXPECT_NE(s.find("2 QDQ Conv/MatMul as integer ops, 1 8-bit weights kept"), std::string::npos) << s;
 }
 
+// fuse_qdq: QConv -> Relu / Clip -> QuantizeLinear is one node writing the 8-bit output (the
+// direct integer convolution's one dispatch), bit for bit as the separate ops (GLTENSOR_CONV=im2col:
+// im2col + the integer matmul, then Relu / Clip and QuantizeLinear).
+TEST(Model, QdqConvRequantizesInOneNode) {
+  GLT_RNG(rng);
+  const std::int64_t C = 5, O = 6, H = 9, W = 7;
+  for (const char* act : {"Relu", "Clip", ""}) {
+    SCOPED_TRACE(act);
+    B m(13);
+    m.input("x", {2, C, H, W}).output("y", {2, O, (H + 1) / 2, W});
+    m.init("xs", {}, {0.02f}).init_int("xz", {}, {3}, kI8);
+    m.init_int("wq", {O, C, 3, 3}, q_values(rng, O * C * 9, -127, 127), kI8);
+    m.init("ws", {O}, uniform(rng, O, 0.002f, 0.01f)).init_int("wz", {O}, q_values(rng, O, -3, 3), kI8);
+    m.init("bias", {O}, uniform(rng, O)).init("lo", {}, {-0.3f}).init("hi", {}, {0.4f});
+    m.init("ys", {}, {0.03f}).init_int("yz", {}, {-7}, kI8);
+    m.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+    m.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+    B::attr_i(m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}), "axis", 0);
+    auto& conv = m.node("Conv", {"xd", "wd", "bias"}, {"c"});
+    B::attr_ints(conv, "pads", {1, 1, 1, 1});
+    B::attr_ints(conv, "strides", {2, 1});
+    if (std::string(act) == "Relu") m.node("Relu", {"c"}, {"r"});
+    if (std::string(act) == "Clip") m.node("Clip", {"c", "lo", "hi"}, {"r"});
+    m.node("QuantizeLinear", {std::string(act).empty() ? "c" : "r", "ys", "yz"}, {"rq"});
+    m.node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"});
+    const std::string path = m.save("qdq_requant");
+    const Tensor x = Tensor::from_host(device(), uniform(rng, 2 * C * H * W, -2, 2), {2, C, H, W});
+    Model fused = Model::load(device(), path);
+    // x's Q, the QConv with the activation and QuantizeLinear, y's DQ
+    EXPECT_NE(fused.plan_summary().find("3 nodes to run"), std::string::npos) << fused.plan_summary();
+    const auto got = fused.run({{"x", x}}).at("y").to_vector();
+    std::vector<float> want;
+    {
+      ScopedSettings s;
+      s->conv = gltensor::detail::ConvSetting::im2col;
+      want = Model::load(device(), path).run({{"x", x}}).at("y").to_vector();
+    }
+    ASSERT_EQ(got.size(), want.size());
+    int saturated = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], want[i]) << i;
+      saturated += got[i] == 0.03f * (127 + 7) || got[i] == 0.03f * (-128 + 7);
+    }
+    EXPECT_LT(saturated, static_cast<int>(got.size()) / 2);  // the outputs spread over the range
+  }
+}
+
 TEST(Model, QLinearOpsMatchOnnxRuntime) {
   // QLinearConv (int8 per-channel weights, int32 bias), QLinearMatMul, and the com.microsoft
   // QLinear ops of ONNX Runtime's QOperator format.

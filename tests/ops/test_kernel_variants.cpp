@@ -22,6 +22,7 @@
 #include "interop/frame_stage.hpp"
 #include "nn/attention_variants.hpp"
 #include "nn/conv_plan.hpp"
+#include "nn/iconv_direct_plan.hpp"
 #include "nn/norm_variants.hpp"
 #include "nn/pool_plan.hpp"
 #include "nn/quant_int_variants.hpp"
@@ -162,6 +163,7 @@ TEST(KernelVariants, Quantization) {
   check_family("qlinear-gemv", QLinearVariant::kFile, gemv, 64);
   check_family("qlinear-gemm", QLinearVariant::kFile, gemm, 256);
   check_family("quant_int", QuantIntVariant::kFile, QuantIntVariant::space(), 64);
+  check_family("iconv_direct", IConvDirectVariant::kFile, IConvDirectVariant::space(), 64);
   for (int blocks : {1, 2})
     for (std::int64_t bn : {64, 128}) {
       std::vector<IMatmulVariant> group;

@@ -1,0 +1,240 @@
+// The direct integer convolution of QDQ convolutions (src/nn/iconv_direct.*, glsl/nn/iconv_direct.comp):
+// its dequantized (float32) and requantized (8-bit, after none / Relu / Clip) outputs are the
+// same bit for bit as the im2col path's (im2col + the integer matmul, then apply_epilogue and
+// quantize_linear as separate ops), and within one rounding of float64 references on exact
+// int64 sums; random inputs and zero points, odd sizes, strides, padding, dilation, groups, 1x1
+// filters and images, more images than one dispatch's workgroups, non-finite scales.
+#include <cmath>
+#include <cstring>
+
+#include "nn/conv_ref.hpp"
+#include "nn/iconv_direct_plan.hpp"
+#include "nn/quant_int.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "test_util.hpp"
+
+using namespace gltensor;
+using namespace gltensor::detail;
+using namespace glt_test;
+
+namespace {
+
+// Integer values as a tensor of dtype d and shape s.
+Tensor int_tensor(const std::vector<std::int32_t>& v, DType d, const Shape& s) {
+  return Tensor::from_host(device(), std::span<const std::int32_t>(v), {static_cast<std::int64_t>(v.size())}, d)
+      .reshape(s);
+}
+
+struct Case {
+  std::int64_t N = 1, C = 1, H = 1, W = 1, O = 1, KH = 1, KW = 1;
+  IntConvOptions o;
+  DType x = DType::u8, w = DType::i8;
+  bool zx = true, zw = true, zw_per = true, sb_per = true, bias = true;
+  float sa = 0.0f;         ///< x's scale (0: chosen from the filter size)
+  bool every_form = true;  ///< requantized: both output types and every activation, else uint8 after Relu
+};
+
+std::string describe(const Case& c) {
+  return "x " + to_string({c.N, c.C, c.H, c.W}) + " " + dtype_name(c.x) + ", w " +
+         to_string({c.O, c.C / c.o.groups, c.KH, c.KW}) + " " + dtype_name(c.w) + ", stride " +
+         std::to_string(c.o.stride[0]) + "x" + std::to_string(c.o.stride[1]) + ", groups " + std::to_string(c.o.groups);
+}
+
+std::vector<std::int32_t> values(std::mt19937_64& rng, std::size_t n, DType d) {
+  return d == DType::u8 ? uniform_int(rng, n, 0, 255) : uniform_int(rng, n, -128, 127);
+}
+
+bool same_bits(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  std::uint32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x == y;
+}
+
+// ONNX QuantizeLinear of one float64 value (round half to even, saturation, NaN -> zero point).
+int quant_ref(double v, double s, int z, int lo, int hi) {
+  if (std::isnan(v / s)) return z;
+  return static_cast<int>(std::clamp(std::nearbyint(v / s) + z, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
+void check_case(std::mt19937_64& rng, const Case& c) {
+  SCOPED_TRACE(describe(c));
+  const std::int64_t G = c.o.groups, CG = c.C / G, taps = CG * c.KH * c.KW;
+  const auto xv = values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
+  const auto wv = values(rng, static_cast<std::size_t>(c.O * taps), c.w);
+  const auto zxv = c.zx ? values(rng, 1, c.x) : std::vector<std::int32_t>{0};
+  const auto zwv = c.zw ? values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w) : std::vector<std::int32_t>{0};
+  const Tensor x = int_tensor(xv, c.x, {c.N, c.C, c.H, c.W}), w = int_tensor(wv, c.w, {c.O, CG, c.KH, c.KW});
+  const Tensor zx = c.zx ? int_tensor(zxv, c.x, {1}) : Tensor();
+  const Tensor zw = c.zw ? int_tensor(zwv, c.w, {static_cast<std::int64_t>(zwv.size())}) : Tensor();
+  // Scales that put the outputs around a few units (y_scale 1/40: 8-bit outputs spread, some saturate).
+  const float sa = c.sa != 0 ? c.sa : 1.0f / (400.0f * std::sqrt(static_cast<float>(taps)));
+  const auto sb = uniform(rng, c.sb_per ? static_cast<std::size_t>(c.O) : 1, 0.002f, 0.02f);
+  const auto bv = uniform(rng, static_cast<std::size_t>(c.O), -1.f, 1.f);
+  const IntDequant dq{full(device(), {1}, sa), Tensor::from_host(device(), sb, {static_cast<std::int64_t>(sb.size())}),
+                      c.bias ? Tensor::from_host(device(), bv, {c.O}) : Tensor(), true};
+  // Exact sums (float64 on the zero-point-shifted values: below 2^53).
+  HostT xs{{xv.begin(), xv.end()}, {c.N, c.C, c.H, c.W}}, ws{{wv.begin(), wv.end()}, {c.O, CG, c.KH, c.KW}};
+  for (auto& v : xs.v) v -= zxv[0];
+  for (std::size_t i = 0; i < ws.v.size(); ++i)
+    ws.v[i] -= zwv[c.zw && c.zw_per ? i / static_cast<std::size_t>(taps) : 0];
+  Conv2dOptions fo;
+  fo.stride = c.o.stride, fo.dilation = c.o.dilation, fo.padding = c.o.padding, fo.groups = G;
+  Shape shape;
+  const auto sums = ref_conv(xs, ws, nullptr, fo, shape);
+  // The plan takes the direct kernel for this problem (else the comparison below is im2col's with itself).
+  const DeviceImpl& dev = dev_of(x);
+  ASSERT_TRUE(plan_iconv_direct({CG, c.O / G, c.KH, c.KW, shape[3], c.o.stride[1], c.o.dilation[1], true},
+                                {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings())
+                  .direct);
+  const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
+  const auto ref_at = [&](std::size_t i) {
+    const std::size_t oc = (i / plane) % static_cast<std::size_t>(c.O);
+    return sums[i] * static_cast<double>(sa * sb[c.sb_per ? oc : 0]) + (c.bias ? bv[oc] : 0.0);
+  };
+
+  // Dequantized: bit for bit as im2col's, near the float64 reference.
+  const Tensor yd = conv_dequant(x, w, zx, zw, c.o, dq);
+  Tensor yi;
+  {
+    ScopedSettings s;
+    s->conv = ConvSetting::im2col;
+    yi = conv_dequant(x, w, zx, zw, c.o, dq);
+  }
+  ASSERT_EQ(yd.shape(), shape);
+  ASSERT_EQ(yd.dtype(), DType::f32);
+  const auto gd = yd.to_vector(), gi = yi.to_vector();
+  for (std::size_t i = 0; i < gd.size(); ++i) {
+    ASSERT_TRUE(same_bits(gd[i], gi[i])) << i << ": direct " << gd[i] << ", im2col " << gi[i];
+    const double want = ref_at(i);
+    if (std::isfinite(want)) {
+      ASSERT_NEAR(gd[i], want, 1e-5 * (std::abs(want) + 1)) << i;
+    }
+  }
+
+  // Requantized after none / Relu / Clip, uint8 and int8 outputs with their zero points.
+  for (DType out : {DType::u8, DType::i8})
+    for (const Epilogue& act : {Epilogue(), Epilogue(Activation::relu), Epilogue::clip(-1.5, 2.25)}) {
+      if (!c.every_form && (out != DType::u8 || act.act != Activation::relu)) continue;
+      SCOPED_TRACE(std::string(dtype_name(out)) + " " + act.name());
+      const QRange r = QRange::of(out);
+      const int zy = out == DType::u8 ? 7 : -5;
+      const float ys = 1.0f / 40;
+      const IntRequant rq{full(device(), {1}, ys), int_tensor({zy}, out, {1}), act, out};
+      const Tensor qd = conv_requant(x, w, zx, zw, c.o, dq, rq);
+      Tensor qi;
+      {
+        ScopedSettings s;
+        s->conv = ConvSetting::im2col;
+        qi = conv_requant(x, w, zx, zw, c.o, dq, rq);
+      }
+      ASSERT_EQ(qd.dtype(), out);
+      ASSERT_EQ(qd.shape(), shape);
+      const auto a = qd.to_int_vector(), b = qi.to_int_vector();
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i], b[i]) << i << " (direct, im2col)";
+        double v = ref_at(i);
+        if (act.act == Activation::relu) v = std::max(v, 0.0);
+        if (act.act == Activation::clip) v = std::clamp(v, -1.5, 2.25);
+        if (!std::isfinite(v)) continue;
+        ASSERT_NEAR(a[i], quant_ref(v, ys, zy, r.lo, r.hi), 1) << i << " v=" << v;  // one rounding of v
+      }
+    }
+}
+
+}  // namespace
+
+TEST(IConvDirect, MatchesIm2colBitForBit) {
+  GLT_RNG(rng);
+  Case c;
+  check_case(rng, c);  // 1x1 filter, 1x1 image
+  c = Case{};
+  c.N = 2, c.C = 5, c.H = 9, c.W = 11, c.O = 7, c.KH = c.KW = 3;  // odd sizes, one channel block
+  c.o.padding = {1, 1, 1, 1};
+  check_case(rng, c);
+  c.C = 40, c.O = 12, c.H = c.W = 8;  // two exact blocks of 20 channels; rows of whole words (ROWSEG)
+  check_case(rng, c);
+  c.C = 3, c.O = 4, c.H = 5, c.W = 12;  // ROWSEG, three words per row
+  check_case(rng, c);
+  c = Case{};
+  c.N = 1, c.C = 4, c.H = 8, c.W = 7, c.O = 6, c.KH = 3, c.KW = 2;
+  c.o.padding = {1, 2, 0, 1}, c.o.stride = {2, 1}, c.o.dilation = {1, 2};  // ROWSEG with DW 2 (OW 8)
+  c.x = DType::i8, c.w = DType::u8, c.zw_per = false, c.sb_per = false, c.bias = false;
+  check_case(rng, c);
+  c = Case{};
+  c.N = 2, c.C = 6, c.H = 5, c.W = 6, c.O = 4, c.KH = c.KW = 3;  // groups (P % 4 == 2: byte stores)
+  c.o.groups = 2, c.o.padding = {1, 1, 1, 1};
+  check_case(rng, c);
+  c.o.groups = 6, c.C = 6, c.O = 12;  // depthwise with two outputs per channel
+  c.zx = c.zw = false;                // absent zero points
+  check_case(rng, c);
+  c = Case{};
+  c.N = 1, c.C = 3, c.H = c.W = 40, c.O = 16, c.KH = c.KW = 5;  // several workgroups along positions and channels
+  c.o.stride = {2, 2}, c.o.padding = {2, 2, 2, 2};
+  check_case(rng, c);
+}
+
+// More groups of output channels than one dispatch's workgroups along y (65535 on most devices):
+// the launch splits the grid.
+TEST(IConvDirect, ManyWorkgroups) {
+  GLT_RNG(rng);
+  Case c;
+  c.C = 2, c.O = 8 * 65537, c.every_form = false;
+  check_case(rng, c);
+}
+
+// Non-finite scales: NaN and infinite outputs as the im2col path's (requantized: NaN -> y_zero_point,
+// infinities saturate).
+TEST(IConvDirect, NonFiniteScales) {
+  GLT_RNG(rng);
+  for (float sa : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    Case c;
+    c.N = 1, c.C = 3, c.H = 4, c.W = 4, c.O = 2, c.KH = c.KW = 3, c.sa = sa;
+    c.o.padding = {1, 1, 1, 1};
+    check_case(rng, c);
+  }
+}
+
+// The plan: narrow zero points only, at most 256 taps per channel and 576 per filter (unless
+// GLTENSOR_CONV=direct), the loop within the device's budget (else im2col), GLTENSOR_CONV=im2col;
+// blocks of whole channels of at most 256 products.
+TEST(IConvDirect, Plan) {
+  Settings s;
+  const IConvDirectLimits dev{65535, 16};
+  IConvDirectPlan p = plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, dev, s);
+  EXPECT_TRUE(p.direct);
+  EXPECT_EQ(p.opi, 8);
+  EXPECT_EQ(p.cb, 16);  // 28 * 9 <= 256, the largest divisor of 64 up to 28
+  EXPECT_LE(p.cb * 9, kIConvBlock);
+  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, false}, dev, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({1, 1, 17, 17, 56, 1, 1, true}, dev, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, dev, s).direct);      // past llvmpipe's loop budget
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, {0, 16}, s).direct);  // wide: im2col
+  EXPECT_FALSE(plan_iconv_direct({65, 64, 3, 3, 56, 1, 1, true}, {0, 16}, s).direct);   // 585 taps
+  s.conv = ConvSetting::direct;
+  EXPECT_TRUE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, {0, 16}, s).direct);
+  EXPECT_FALSE(plan_iconv_direct({512, 64, 3, 3, 56, 1, 1, true}, dev, s).direct);  // the loop budget still counts
+  s.conv = ConvSetting::choose;
+  EXPECT_FALSE(plan_iconv_direct({64, 64, 3, 3, 56, 1, 1, true}, {65535, 8}, s).direct);  // too few SSBO bindings
+  s.conv = ConvSetting::im2col;
+  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, dev, s).direct);
+  EXPECT_EQ(p.px, 4);
+  const IConvDirectPlan q = plan_iconv_direct({7, 6, 1, 1, 56, 1, 1, true}, dev, Settings{});
+  EXPECT_EQ(q.opi, 6);
+  EXPECT_EQ(q.cb, 7);
+}
+
+// Bad requantization parameters: typed errors naming the op.
+TEST(IConvDirect, Errors) {
+  const Tensor x = int_tensor({1, 2, 3, 4}, DType::u8, {1, 1, 2, 2}), w = int_tensor({1}, DType::i8, {1, 1, 1, 1});
+  const IntDequant dq{full(device(), {1}, 0.1f), full(device(), {1}, 0.1f), Tensor(), true};
+  IntRequant rq{full(device(), {2}, 0.1f), Tensor(), Epilogue(), DType::u8};
+  EXPECT_THROW(conv_requant(x, w, Tensor(), Tensor(), IntConvOptions{}, dq, rq, "Conv"), ShapeError);
+  rq.scale = full(device(), {1}, 0.1f);
+  rq.out = DType::f32;
+  EXPECT_THROW(conv_requant(x, w, Tensor(), Tensor(), IntConvOptions{}, dq, rq, "Conv"), DTypeError);
+  rq.out = DType::u8;
+  EXPECT_EQ(conv_requant(x, w, Tensor(), Tensor(), IntConvOptions{}, dq, rq, "Conv").to_int_vector(),
+            (std::vector<std::int32_t>{0, 0, 0, 0}));  // 0.01 v / 0.1 rounds to 0 for v <= 4
+}
