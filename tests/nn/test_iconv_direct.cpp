@@ -4,6 +4,7 @@
 // quantize_linear as separate ops), and within one rounding of float64 references on exact
 // int64 sums; random inputs and zero points, odd sizes, strides, padding, dilation, groups, 1x1
 // filters and images, more images than one dispatch's workgroups, non-finite scales.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
