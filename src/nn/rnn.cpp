@@ -212,11 +212,13 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.max_local = std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations);
   sd.max_shared_memory = caps.max_shared_memory;
   sd.loop_budget = dev.loop_budget();
-  sd.force_steps = settings().rnn == RnnSetting::steps;
+  sd.software = dev.adapter().software;
+  sd.setting = settings().rnn;
   const RnnSeqPlan plan = plan_rnn_sequence({T, H, two_stage ? 2 : 1}, sd);
   if (plan.sequence) {
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
+    sv.quads = plan.quads;
     // R^T with the units' rows contiguous ([D, H, G H], N-major), as the kernel reads it.
     rnn_sequence(sv, plan, RnnLoop{y, h, c, xw, rk.contiguous(), bias, pp, seqd, T, B, H, D, rev, spec.clip});
   } else {

@@ -65,9 +65,11 @@ struct RnnVariant : RnnCellVariant {
   static std::vector<RnnVariant> space();
 };
 
-/// rnn_seq.comp's Variant: the cell, and MAX_H (kRnnSeqMaxHidden: its shared arrays' length).
+/// rnn_seq.comp's Variant: the cell, QUADS (4 units per group, R^T read as quads: RnnSeqPlan),
+/// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length).
 struct RnnSeqVariant : RnnCellVariant {
   static constexpr const char* kFile = "rnn_seq.comp";
+  bool quads = false;
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();
 };

@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdint>
 
+#include "runtime/settings.hpp"
+
 namespace gltensor::detail {
 
 /// Largest hidden size of the sequence kernel: its shared h (two buffers of kRnnSeqMaxHidden
@@ -19,26 +21,31 @@ struct RnnSeqProblem {
 };
 
 struct RnnSeqDevice {
-  int max_local = 128;                     ///< min(GL_MAX_COMPUTE_WORK_GROUP_SIZE x, ..._INVOCATIONS)
-  int max_shared_memory = 16384;           ///< GL_MAX_COMPUTE_SHARED_MEMORY_SIZE (bytes)
-  std::uint64_t loop_budget = UINT64_MAX;  ///< DeviceImpl::loop_budget()
-  bool force_steps = false;                ///< GLTENSOR_RNN=steps
+  int max_local = 128;                      ///< min(GL_MAX_COMPUTE_WORK_GROUP_SIZE x, ..._INVOCATIONS)
+  int max_shared_memory = 16384;            ///< GL_MAX_COMPUTE_SHARED_MEMORY_SIZE (bytes)
+  std::uint64_t loop_budget = UINT64_MAX;   ///< DeviceImpl::loop_budget()
+  bool software = false;                    ///< a CPU rasterizer (llvmpipe)
+  RnnSetting setting = RnnSetting::choose;  ///< GLTENSOR_RNN
 };
 
 struct RnnSeqPlan {
   bool sequence = false;        ///< the sequence kernel (else the per-step path)
+  bool quads = false;           ///< 4 units per group, R^T read as quads (QUADS)
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
-  std::int64_t units = 0;       ///< hidden units per invocation, ceil(H / local)
+  std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
   std::int64_t dispatches = 0;  ///< ceil(T / chunk)
 };
 
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
-/// Loop iterations of one invocation running `steps` steps with `units` units each of hidden
-/// size H: loading and storing h (units each) and per step the step loop's trip plus, per phase,
-/// the unit loop's and the GEMV's (units * (H + 1)).
-std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t units, std::int64_t H, int phases);
+/// Loop iterations of one invocation running `steps` steps with `groups` groups of units each,
+/// `inner` = H / width groups in a GEMV: loading and storing h (groups each) and per step the
+/// step loop's trip plus, per phase, the group loop's and the GEMV's (groups * (inner + 1)).
+std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases);
+/// Quads where GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a
+/// workgroup's invocations 8 at a time on one thread: 4x fewer invocations and 16 FMAs per quad
+/// load), for hidden sizes that are multiples of 4; one unit per invocation on GPUs.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

@@ -37,7 +37,7 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
     l.c.defined() ? launch.write(l.c) : launch.read(spare);
     launch.read(l.xw).read(l.rt).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip});
-    launch.loop_iterations(rnn_seq_loops(n, plan.units, l.H, phases));
+    launch.loop_iterations(rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B));
   }
 }
@@ -45,7 +45,8 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
 Defines RnnSeqVariant::defines() const {
   Defines d;
   add_defines(d);
-  d.uvalue("MAX_H", static_cast<std::uint64_t>(kRnnSeqMaxHidden));
+  d.uvalue("MAX_H", static_cast<std::uint64_t>(kRnnSeqMaxHidden)).flag("QUADS", quads);
+  if (quads) d.quads("R", 4, DType::f32);
   d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, true);
   if (cell == RnnCell::lstm) d.operand(2, DType::f32, CT::f32, true);
   return d;
@@ -54,9 +55,12 @@ Defines RnnSeqVariant::defines() const {
 std::vector<RnnSeqVariant> RnnSeqVariant::space() {
   std::vector<RnnSeqVariant> out;
   for (const RnnCellVariant& c : RnnCellVariant::space()) {
-    RnnSeqVariant v;
-    static_cast<RnnCellVariant&>(v) = c;
-    out.push_back(v);
+    for (bool quads : {false, true}) {
+      RnnSeqVariant v;
+      static_cast<RnnCellVariant&>(v) = c;
+      v.quads = quads;
+      out.push_back(v);
+    }
   }
   return out;
 }

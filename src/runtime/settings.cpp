@@ -71,7 +71,9 @@ QlinearKernelSetting parse_qlinear_kernel(const std::string& text) {
 }
 
 RnnSetting parse_rnn(const std::string& text) {
-  return parse<RnnSetting>("GLTENSOR_RNN", text, {{"", RnnSetting::choose}, {"steps", RnnSetting::steps}});
+  using R = RnnSetting;
+  return parse<R>("GLTENSOR_RNN", text,
+                  {{"", R::choose}, {"steps", R::steps}, {"units", R::units}, {"quads", R::quads}});
 }
 
 Settings Settings::from_env() {

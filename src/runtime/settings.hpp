@@ -17,7 +17,7 @@ enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
 enum class QlinearKernelSetting { choose, gemv, serial, gemm };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
-enum class RnnSetting { choose, steps };
+enum class RnnSetting { choose, steps, units, quads };
 
 /// The settings' values from their environment text; a value outside the list throws ValueError
 /// naming the variable and the values it takes.
@@ -52,8 +52,10 @@ struct Settings {
   /// software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
   /// GLTENSOR_RNN=steps: LSTM/GRU/RNN run two dispatches per time step (a batched matmul and the
-  /// gate kernel) wherever the one-dispatch-per-chunk kernel would run ("" = choose: the
-  /// sequence kernel up to hidden 256; nn/rnn_plan.hpp).
+  /// gate kernel) wherever the one-dispatch-per-chunk kernel would run; units|quads: the sequence
+  /// kernel with one hidden unit per invocation, or 4 (R^T read as quads; hidden sizes that are
+  /// multiples of 4) ("" = choose: the sequence kernel up to hidden 256, quads on software
+  /// rasterizers; nn/rnn_plan.hpp).
   RnnSetting rnn = RnnSetting::choose;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;

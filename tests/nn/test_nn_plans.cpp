@@ -202,17 +202,20 @@ TEST(PlanPool2d, AdaptiveAndGradientPasses) {
   EXPECT_EQ(plan_pool_pass(PoolPass::grad, PoolMode::avg, k, 0).at(0).j1, 4);
 }
 
-// The sequence kernel up to hidden 256 with one invocation per unit where the device allows
-// (whole groups of 32), the whole sequence in one dispatch without a loop limit, chunks within
-// it (llvmpipe's 65535), and the per-step path past hidden 256, with too little shared memory,
-// a limit below one step, or GLTENSOR_RNN=steps.
+// The sequence kernel up to hidden 256 with one group of units per invocation where the device
+// allows (whole groups of 32 invocations; quads of 4 units on software rasterizers, or forced),
+// the whole sequence in one dispatch without a loop limit, chunks within it (llvmpipe's 65535),
+// and the per-step path past hidden 256, with too little shared memory, a limit below one step,
+// or GLTENSOR_RNN=steps.
 TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
-  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false}, gles_min{128, 16384, UINT64_MAX, false},
-      llvmpipe{1024, 32768, 65535, false};
+  using S = RnnSetting;
+  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::choose},
+      llvmpipe{1024, 32768, 65535, true, S::choose};
   RnnSeqPlan p = plan_rnn_sequence({256, 128, 1}, gpu);
   EXPECT_TRUE(p.sequence);
+  EXPECT_FALSE(p.quads);
   EXPECT_EQ(p.local, 128u);
-  EXPECT_EQ(p.units, 1);
+  EXPECT_EQ(p.groups, 1);
   EXPECT_EQ(p.chunk, 256);
   EXPECT_EQ(p.dispatches, 1);
   p = plan_rnn_sequence({64, 37, 1}, gpu);
@@ -220,20 +223,28 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   p = plan_rnn_sequence({64, 256, 2}, gles_min);  // 2 units per invocation of 128
   EXPECT_TRUE(p.sequence);
   EXPECT_EQ(p.local, 128u);
-  EXPECT_EQ(p.units, 2);
-  // llvmpipe, hidden 128, one phase: 2 + 129 s loops per invocation, 65535 at most.
-  p = plan_rnn_sequence({1000, 128, 1}, llvmpipe);
-  EXPECT_EQ(p.chunk, (65535 - 2) / 130);
-  EXPECT_EQ(p.dispatches, (1000 + p.chunk - 1) / p.chunk);
-  EXPECT_LE(rnn_seq_loops(p.chunk, p.units, 128, 1), 65535u);
-  EXPECT_GT(rnn_seq_loops(p.chunk + 1, p.units, 128, 1), 65535u);
-  p = plan_rnn_sequence({1000, 128, 2}, llvmpipe);  // GRU without linear_before_reset: 2 GEMVs a step
-  EXPECT_EQ(p.chunk, (65535 - 2) / 259);
+  EXPECT_EQ(p.groups, 2);
+  // llvmpipe, hidden 128: 32 quads, one per invocation: 2 + 34 s loops (one phase), 65535 at most.
+  p = plan_rnn_sequence({100000, 128, 1}, llvmpipe);
+  EXPECT_TRUE(p.quads);
+  EXPECT_EQ(p.local, 32u);
+  EXPECT_EQ(p.chunk, (65535 - 2) / 34);
+  EXPECT_EQ(p.dispatches, (100000 + p.chunk - 1) / p.chunk);
+  EXPECT_LE(rnn_seq_loops(p.chunk, p.groups, 32, 1), 65535u);
+  EXPECT_GT(rnn_seq_loops(p.chunk + 1, p.groups, 32, 1), 65535u);
+  p = plan_rnn_sequence({100000, 128, 2}, llvmpipe);  // GRU without linear_before_reset: 2 GEMVs a step
+  EXPECT_EQ(p.chunk, (65535 - 2) / 67);
+  p = plan_rnn_sequence({100000, 130, 1}, llvmpipe);  // not a multiple of 4: one unit per invocation
+  EXPECT_FALSE(p.quads);
+  EXPECT_EQ(p.local, 160u);
+  EXPECT_EQ(p.chunk, (65535 - 2) / 132);
+  EXPECT_TRUE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::quads}).quads);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, true, S::units}).quads);
   EXPECT_FALSE(plan_rnn_sequence({64, kRnnSeqMaxHidden + 1, 1}, gpu).sequence);
-  EXPECT_FALSE(plan_rnn_sequence({64, 128, 2}, RnnSeqDevice{1024, 2048, UINT64_MAX, false}).sequence);
-  EXPECT_FALSE(
-      plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, rnn_seq_loops(1, 1, 128, 1) - 1, false}).sequence);
-  EXPECT_EQ(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, rnn_seq_loops(1, 1, 128, 1), false}).chunk, 1);
-  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, true}).sequence);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 2}, RnnSeqDevice{1024, 2048, UINT64_MAX, false, S::choose}).sequence);
+  const std::uint64_t one_step = rnn_seq_loops(1, 1, 128, 1);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, one_step - 1, false, S::choose}).sequence);
+  EXPECT_EQ(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, one_step, false, S::choose}).chunk, 1);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::steps}).sequence);
   EXPECT_FALSE(plan_rnn_sequence({0, 128, 1}, gpu).sequence);
 }

@@ -133,12 +133,14 @@ V swap01(const V& v, std::int64_t A, std::int64_t B, std::int64_t C) {
   return o;
 }
 
-// Runs the case on the GPU (the path the plan chooses, or the per-step one with `steps`) and
+using Path = gltensor::detail::RnnSetting;
+
+// Runs the case on the GPU (the path the plan chooses, or the one GLTENSOR_RNN would force) and
 // compares Y, Y_h and Y_c with the reference. Returns the dispatches of the call.
-std::uint64_t check(std::mt19937_64& rng, const Case& c, bool steps = false, bool nan_row = false) {
+std::uint64_t check(std::mt19937_64& rng, const Case& c, Path path = Path::choose, bool nan_row = false) {
   SCOPED_TRACE("cell " + std::to_string(static_cast<int>(c.cell)) + " D " + std::to_string(c.D) + " T " +
-               std::to_string(c.T) + " B " + std::to_string(c.B) + " H " + std::to_string(c.H) +
-               (steps ? " steps" : " plan"));
+               std::to_string(c.T) + " B " + std::to_string(c.B) + " H " + std::to_string(c.H) + " path " +
+               std::to_string(static_cast<int>(path)));
   const std::int64_t T = c.T, B = c.B, I = c.I, H = c.H, D = c.D, G = gates(c.cell), GH = G * H;
   const float s = 1.5f / std::sqrt(static_cast<float>(H));
   Io io;
@@ -181,7 +183,7 @@ std::uint64_t check(std::mt19937_64& rng, const Case& c, bool steps = false, boo
   const bool lstm = c.cell == RnnCell::lstm;
   const Tensor lens = c.seq ? Tensor::from_host(dev, io.lens, {B}) : Tensor();
   ScopedSettings set;
-  if (steps) set->rnn = gltensor::detail::RnnSetting::steps;
+  set->rnn = path;
   const auto d0 = dev.dispatch_count();
   const auto o =
       gltensor::detail::rnn_forward(spec, x, up(io.w, {D, GH, I}), up(io.r, {D, GH, H}), up(io.b, {D, 2 * GH}), lens,
@@ -206,27 +208,30 @@ std::uint64_t check(std::mt19937_64& rng, const Case& c, bool steps = false, boo
 
 }  // namespace
 
+// Every path: the plan's choice, the per-step path, and the sequence kernel with one unit per
+// invocation and with quads (hidden sizes that are multiples of 4; others run one unit each).
 TEST(Rnn, SequenceKernelMatchesReference) {
   GLT_RNG(rng);
-  for (bool steps : {false, true}) {
-    Case lstm;  // bidirectional, every input, clip, odd hidden size
-    lstm.D = 2, lstm.T = 6, lstm.B = 3, lstm.H = 37, lstm.clip = lstm.seq = lstm.init = lstm.peep = true;
-    check(rng, lstm, steps);
-    lstm.input_forget = true, lstm.reverse0 = true, lstm.D = 1, lstm.clip = false;
-    lstm.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0}};
-    check(rng, lstm, steps);
-    for (bool lbr : {false, true}) {
-      Case gru;
-      gru.cell = RnnCell::gru, gru.D = 2, gru.T = 5, gru.B = 4, gru.H = 33, gru.lbr = lbr;
-      gru.seq = gru.init = gru.clip = true;
-      check(rng, gru, steps);
+  for (Path path : {Path::choose, Path::steps, Path::units, Path::quads})
+    for (std::int64_t H : {36, 37}) {
+      Case lstm;  // bidirectional, every input, clip
+      lstm.D = 2, lstm.T = 6, lstm.B = 3, lstm.H = H, lstm.clip = lstm.seq = lstm.init = lstm.peep = true;
+      check(rng, lstm, path);
+      lstm.input_forget = true, lstm.reverse0 = true, lstm.D = 1, lstm.clip = false;
+      lstm.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0}};
+      check(rng, lstm, path);
+      for (bool lbr : {false, true}) {
+        Case gru;
+        gru.cell = RnnCell::gru, gru.D = 2, gru.T = 5, gru.B = 4, gru.H = H - 4, gru.lbr = lbr;
+        gru.seq = gru.init = gru.clip = true;
+        check(rng, gru, path);
+      }
+      Case rnn;  // reverse, layout 1 (batch first), LeakyRelu
+      rnn.cell = RnnCell::rnn, rnn.reverse0 = true, rnn.layout1 = true, rnn.T = 4, rnn.B = 2, rnn.H = H - 24;
+      rnn.seq = rnn.init = true;
+      rnn.acts = {{"LeakyRelu", 0.2, 0}};
+      check(rng, rnn, path);
     }
-    Case rnn;  // reverse, layout 1 (batch first), LeakyRelu
-    rnn.cell = RnnCell::rnn, rnn.reverse0 = true, rnn.layout1 = true, rnn.T = 4, rnn.B = 2, rnn.H = 9;
-    rnn.seq = rnn.init = true;
-    rnn.acts = {{"LeakyRelu", 0.2, 0}};
-    check(rng, rnn, steps);
-  }
 }
 
 TEST(Rnn, SequenceKernelEdgeShapes) {
@@ -250,28 +255,29 @@ TEST(Rnn, SequenceKernelPropagatesNaN) {
   for (RnnCell cell : {RnnCell::lstm, RnnCell::gru}) {
     Case c;  // the last batch row gets NaN from T / 2 on; the others stay finite
     c.cell = cell, c.T = 6, c.B = 3, c.H = 8, c.init = true, c.D = 2;
-    check(rng, c, false, true);
+    for (Path path : {Path::units, Path::quads}) check(rng, c, path, true);
   }
 }
 
 TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
   GLT_RNG(rng);
   for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn})
-    for (bool lbr : {false, true}) {
-      if (lbr && cell != RnnCell::gru) continue;
-      Case c;
-      c.cell = cell, c.lbr = lbr, c.D = 2, c.B = 3, c.H = 5, c.I = 3, c.seq = c.init = c.peep = true;
-      const int phases = cell == RnnCell::gru && !lbr ? 2 : 1;
-      // A limit that holds 4 steps per dispatch: 11 steps take 3 dispatches, 3 steps one.
-      ScopedLoopLimit limit(detail::rnn_seq_loops(4, 1, c.H, phases));
-      c.T = 11;
-      const auto n11 = check(rng, c);
-      c.T = 3;
-      const auto n3 = check(rng, c);
-      EXPECT_EQ(n11 - n3, 2u) << "11 steps in 3 dispatches, 3 steps in one";
-      c.T = 1;
-      check(rng, c);
-    }
+    for (bool lbr : {false, true})
+      for (Path path : {Path::units, Path::quads}) {
+        if (lbr && cell != RnnCell::gru) continue;
+        Case c;
+        c.cell = cell, c.lbr = lbr, c.D = 2, c.B = 3, c.H = 8, c.I = 3, c.seq = c.init = c.peep = true;
+        const int phases = cell == RnnCell::gru && !lbr ? 2 : 1;
+        // A limit that holds 4 steps per dispatch: 11 steps take 3 dispatches, 3 steps one.
+        ScopedLoopLimit limit(detail::rnn_seq_loops(4, 1, path == Path::quads ? c.H / 4 : c.H, phases));
+        c.T = 11;
+        const auto n11 = check(rng, c, path);
+        c.T = 3;
+        const auto n3 = check(rng, c, path);
+        EXPECT_EQ(n11 - n3, 2u) << "11 steps in 3 dispatches, 3 steps in one";
+        c.T = 1;
+        check(rng, c, path);
+      }
   {  // a limit below one step's loops: the per-step path, still right
     ScopedLoopLimit limit(detail::rnn_seq_loops(1, 1, 37, 1) - 1);
     Case c;
