@@ -20,7 +20,7 @@
 // per output channel) against the same network in f32 (issue 22: int8 at least as fast, with a
 // quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds.
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
-// seq 64 / 256, hidden 128 / 256, forward and bidirectional; the time of Model::run + synchronize
+// seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
 // and against the per-step path (GLTENSOR_RNN=steps: a matmul and a gate kernel per step) in the
 // same run.
@@ -325,7 +325,7 @@ int lstm_bench(const Device& dev, int runs, bool ort, const std::string& ort_pyt
       "path us/step | gltensor / per-step path time | ORT CPU us/step | gltensor / ORT time | replay / ORT time "
       "|\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (std::int64_t seq : {64, 256})
-    for (std::int64_t hidden : {128, 256})
+    for (std::int64_t hidden : {64, 128, 256})
       for (int dirs : {1, 2}) {
         const std::string path = lstm_model(seq, 1, 64, hidden, dirs);
         const std::map<std::string, Shape> shapes{{"x", {seq, 1, 64}}};
@@ -359,7 +359,7 @@ int main(int argc, char** argv) {
   std::string ort_python;
   bool lstm = false, qdq = false;
   app.add_option("--ort-python", ort_python, "ONNX Runtime CPU through python3 and this bench/ort_reference.py");
-  app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions)");
+  app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 / 256, 1 / 2 directions)");
   app.add_flag("--qdq", qdq, "a QDQ-quantized CNN against its f32 form (int8 speed and weight memory)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);

@@ -214,7 +214,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.loop_budget = dev.loop_budget();
   sd.software = dev.adapter().software;
   sd.setting = settings().rnn;
-  const RnnSeqPlan plan = plan_rnn_sequence({T, H, two_stage ? 2 : 1}, sd);
+  const RnnSeqPlan plan = plan_rnn_sequence({T, H, two_stage ? 2 : 1, G, D, B}, sd);
   if (plan.sequence) {
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;

@@ -16,6 +16,8 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   RnnSeqPlan plan;
   if (dev.setting == RnnSetting::steps || p.T <= 0 || p.H <= 0 || p.H > kRnnSeqMaxHidden) return plan;
   if (rnn_seq_shared_bytes(p.phases) > dev.max_shared_memory || dev.max_local < 32) return plan;
+  if (dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H * p.D * p.B > kRnnSeqSoftwareMacs)
+    return plan;
   const bool quads =
       p.H % 4 == 0 && (dev.setting == RnnSetting::quads || (dev.setting == RnnSetting::choose && dev.software));
   const std::int64_t inner = quads ? p.H / 4 : p.H;

@@ -15,14 +15,23 @@ namespace gltensor::detail {
 /// per-step path's matmul spreads h @ R^T over the whole device.
 inline constexpr std::int64_t kRnnSeqMaxHidden = 256;
 
+/// On software rasterizers, the largest recurrent GEMV work per step, G H^2 D B multiply-adds,
+/// that the sequence kernel takes by default: llvmpipe runs each (direction, batch row) on one
+/// thread at about 2 ns per multiply-add (R read a lane at a time) against a dispatch's ~50 us
+/// (two per step on the per-step path, whose matmul uses every thread). Measured with
+/// gltensor_model_bench --lstm (2 shared cores): LSTM hidden 64 with 2 directions (32768) 2.7x
+/// faster than the per-step path, hidden 128 with one (65536) even.
+inline constexpr std::int64_t kRnnSeqSoftwareMacs = 32768;
+
 struct RnnSeqProblem {
   std::int64_t T = 0, H = 0;
-  int phases = 1;  ///< barriers per step: 2 for GRU without linear_before_reset (r . h first)
+  int phases = 1;                    ///< barriers per step: 2 for GRU without linear_before_reset (r . h first)
+  std::int64_t G = 1, D = 1, B = 1;  ///< gates, directions, batch rows
 };
 
 struct RnnSeqDevice {
-  int max_local = 128;                      ///< min(GL_MAX_COMPUTE_WORK_GROUP_SIZE x, ..._INVOCATIONS)
-  int max_shared_memory = 16384;            ///< GL_MAX_COMPUTE_SHARED_MEMORY_SIZE (bytes)
+  int max_local = 128;                      ///< Capabilities: min(max_workgroup_size[0], max_workgroup_invocations)
+  int max_shared_memory = 16384;            ///< Capabilities::max_shared_memory (bytes)
   std::uint64_t loop_budget = UINT64_MAX;   ///< DeviceImpl::loop_budget()
   bool software = false;                    ///< a CPU rasterizer (llvmpipe)
   RnnSetting setting = RnnSetting::choose;  ///< GLTENSOR_RNN
@@ -43,7 +52,9 @@ std::int64_t rnn_seq_shared_bytes(int phases);
 /// `inner` = H / width groups in a GEMV: loading and storing h (groups each) and per step the
 /// step loop's trip plus, per phase, the group loop's and the GEMV's (groups * (inner + 1)).
 std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases);
-/// Quads where GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a
+/// The sequence kernel unless GLTENSOR_RNN=steps, hidden > kRnnSeqMaxHidden, too little shared
+/// memory or loop budget for one step, or (by default) a software rasterizer with more than
+/// kRnnSeqSoftwareMacs per step. Quads where GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a
 /// workgroup's invocations 8 at a time on one thread: 4x fewer invocations and 16 FMAs per quad
 /// load), for hidden sizes that are multiples of 4; one unit per invocation on GPUs.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);

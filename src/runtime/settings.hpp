@@ -53,9 +53,9 @@ struct Settings {
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
   /// GLTENSOR_RNN=steps: LSTM/GRU/RNN run two dispatches per time step (a batched matmul and the
   /// gate kernel) wherever the one-dispatch-per-chunk kernel would run; units|quads: the sequence
-  /// kernel with one hidden unit per invocation, or 4 (R^T read as quads; hidden sizes that are
-  /// multiples of 4) ("" = choose: the sequence kernel up to hidden 256, quads on software
-  /// rasterizers; nn/rnn_plan.hpp).
+  /// kernel wherever it can run, with one hidden unit per invocation, or 4 (R^T read as quads;
+  /// hidden sizes that are multiples of 4) ("" = choose: the sequence kernel up to hidden 256, on
+  /// software rasterizers only for small layers and with quads; nn/rnn_plan.hpp).
   RnnSetting rnn = RnnSetting::choose;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;

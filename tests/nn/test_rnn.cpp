@@ -236,18 +236,19 @@ TEST(Rnn, SequenceKernelMatchesReference) {
 
 TEST(Rnn, SequenceKernelEdgeShapes) {
   GLT_RNG(rng);
-  for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn}) {
-    Case c;
-    c.cell = cell, c.T = 1, c.B = 1, c.H = 1, c.I = 1, c.init = true;  // one step, one unit
-    check(rng, c);
-    c.T = 3, c.B = 2, c.H = 100, c.D = 2, c.seq = true;  // more units than invocations on small workgroups
-    check(rng, c);
-    c.H = detail::kRnnSeqMaxHidden, c.D = 1, c.B = 1, c.T = 2;  // the largest hidden size it takes
-    check(rng, c);
-  }
+  for (Path path : {Path::units, Path::quads})
+    for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn}) {
+      Case c;
+      c.cell = cell, c.T = 1, c.B = 1, c.H = 1, c.I = 1, c.init = true;  // one step, one unit
+      check(rng, c, path);
+      c.T = 3, c.B = 2, c.H = 100, c.D = 2, c.seq = true;  // more units than invocations on small workgroups
+      check(rng, c, path);
+      c.H = detail::kRnnSeqMaxHidden, c.D = 1, c.B = 1, c.T = 2;  // the largest hidden size it takes
+      check(rng, c, path);
+    }
   Case big;  // past the sequence kernel's hidden sizes: the per-step path
   big.T = 2, big.B = 1, big.H = detail::kRnnSeqMaxHidden + 1, big.init = true;
-  check(rng, big);
+  check(rng, big, Path::units);
 }
 
 TEST(Rnn, SequenceKernelPropagatesNaN) {
