@@ -15,8 +15,8 @@
 //           (element (m, k H + j) = R[d, k H + j, m]: the units' rows contiguous across
 //           invocations; QUADS: H a multiple of 4), 5 = bias [D, 2 G H] (Wb then Rb),
 //           6 = P [D, 3 H] (HAS_P; i, o, f), 7 = sequence_lens [B] (HAS_SEQ).
-// Loops of one invocation with U = ceil(H / W / LOCAL_X) groups (rnn_seq_loops): 2 U to load
-// and store h, and per step 1 + phases * U * (H / W + 1).
+// Loops of one invocation with U = ceil(H / W / LOCAL_X) groups, each counting its exit test
+// (rnn_seq_loops): U + 1 to load and to store h, and per step 1 + phases * (U * (H / W + 2) + 2).
 layout(local_size_x = LOCAL_X) in;
 
 #include "rnn.glsl"

@@ -9,7 +9,8 @@ std::int64_t rnn_seq_shared_bytes(int phases) { return (phases == 2 ? 4 : 2) * k
 
 std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases) {
   const auto g = static_cast<std::uint64_t>(groups);
-  return 2 * g + static_cast<std::uint64_t>(steps) * (1 + static_cast<std::uint64_t>(phases) * g * (inner + 1));
+  const std::uint64_t per_phase = g * (static_cast<std::uint64_t>(inner) + 2) + 2;
+  return 2 * (g + 1) + 1 + static_cast<std::uint64_t>(steps) * (1 + static_cast<std::uint64_t>(phases) * per_phase);
 }
 
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {

@@ -49,8 +49,11 @@ struct RnnSeqPlan {
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
 /// Loop iterations of one invocation running `steps` steps with `groups` groups of units each,
-/// `inner` = H / width groups in a GEMV: loading and storing h (groups each) and per step the
-/// step loop's trip plus, per phase, the group loop's and the GEMV's (groups * (inner + 1)).
+/// `inner` = H / width groups in a GEMV, each loop counting its exit test: loading and storing h
+/// (groups + 1 each), the step loop's exit, and per step its trip plus, per phase, the group
+/// loop's (groups + 1) and the GEMVs' (groups * (inner + 1)), and 1 for the barrier (llvmpipe
+/// counts more than the trips: 2000 steps on the device's own limit, tests/nn/test_rnn.cpp, ran
+/// short with trips and exit tests alone).
 std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases);
 /// The sequence kernel unless GLTENSOR_RNN=steps, hidden > kRnnSeqMaxHidden, too little shared
 /// memory or loop budget for one step, or (by default) a software rasterizer with more than

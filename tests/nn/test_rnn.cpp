@@ -23,6 +23,7 @@ struct Case {
   bool reverse0 = false;
   std::int64_t T = 5, B = 3, I = 4, H = 7;
   bool clip = false, seq = false, init = false, peep = false, input_forget = false, lbr = false, layout1 = false;
+  float rscale = 1.5f;              ///< R uniform in +-rscale / sqrt(H)
   std::vector<RnnActivation> acts;  // empty: the cell's defaults
 };
 
@@ -142,7 +143,7 @@ std::uint64_t check(std::mt19937_64& rng, const Case& c, Path path = Path::choos
                std::to_string(c.T) + " B " + std::to_string(c.B) + " H " + std::to_string(c.H) + " path " +
                std::to_string(static_cast<int>(path)));
   const std::int64_t T = c.T, B = c.B, I = c.I, H = c.H, D = c.D, G = gates(c.cell), GH = G * H;
-  const float s = 1.5f / std::sqrt(static_cast<float>(H));
+  const float s = c.rscale / std::sqrt(static_cast<float>(H));
   Io io;
   io.x = uniform(rng, T * B * I, -2, 2);
   if (nan_row) io.x[((T / 2) * B + B - 1) * I] = std::nanf("");  // the last row from T / 2 on
@@ -287,4 +288,19 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
     c.T = 1;
     EXPECT_EQ(n3 - check(rng, c), 4u) << "2 dispatches per step";
   }
+}
+
+// Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel
+// that ran more loop iterations than it declared would be cut short silently: 2000 steps of
+// hidden 128 take 2 dispatches with quads, 4 with one unit per invocation (one on GPUs); GRU
+// without linear_before_reset (two GEMVs and barriers a step) 3 and 8. A contracting R
+// (0.5 / sqrt(H)) keeps float32 within reach of the float64 reference over the steps.
+TEST(Rnn, SequenceKernelPastTheDevicesLoopLimit) {
+  GLT_RNG(rng);
+  for (RnnCell cell : {RnnCell::rnn, RnnCell::gru})
+    for (Path path : {Path::units, Path::quads}) {
+      Case c;
+      c.cell = cell, c.T = 2000, c.B = 1, c.H = 128, c.I = 8, c.init = true, c.rscale = 0.5f;
+      check(rng, c, path);
+    }
 }
