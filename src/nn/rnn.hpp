@@ -92,8 +92,10 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x, const Tensor& w, co
                        const Tensor& seq_lens, const Tensor& h0, const Tensor& c0, const Tensor& p);
 
 /// The operands of the time loop, as rnn_forward prepares them (float32, contiguous from
-/// element 0): y (output), h and c [D, B, H] (in place; c only for LSTM), xw [D, T, B, G H],
-/// rt = R^T [D, H, G H], bias [D, 2 G H], p [D, 3 H] or undefined, seq [B] int32 or undefined.
+/// element 0, but rt on the per-step path): y (output), h and c [D, B, H] (in place; c only for
+/// LSTM), xw [D, T, B, G H], rt = R^T [D, H, G H] (the per-step path: a transposed view of R,
+/// K-major for matmul's GEMV), bias [D, 2 G H], p [D, 3 H] or undefined, seq [B] int32 or
+/// undefined.
 struct RnnLoop {
   Tensor y, h, c, xw, rt, bias, p, seq;
   std::int64_t T = 0, B = 0, H = 0, D = 0;
