@@ -19,9 +19,10 @@ inline constexpr std::int64_t kRnnSeqMaxHidden = 256;
 /// that the sequence kernel takes by default: llvmpipe runs each (direction, batch row) on one
 /// thread at about 2 ns per multiply-add (R read a lane at a time) against a dispatch's ~50 us
 /// (two per step on the per-step path, whose matmul uses every thread). Measured with
-/// gltensor_model_bench --lstm (2 shared cores): LSTM hidden 64 with 2 directions (32768) 2.7x
-/// faster than the per-step path, hidden 128 with one (65536) even.
-inline constexpr std::int64_t kRnnSeqSoftwareMacs = 32768;
+/// gltensor_model_bench --lstm and --model (2 cores shared with other builds, load 4-11): LSTM
+/// hidden 64 with one direction (16384) 0.5-1.0x the per-step path's time; with two (32768)
+/// 0.4-2x, the per-step path ahead at the lower loads; hidden 128 with one (65536) even.
+inline constexpr std::int64_t kRnnSeqSoftwareMacs = 16384;
 
 struct RnnSeqProblem {
   std::int64_t T = 0, H = 0;

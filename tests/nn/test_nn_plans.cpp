@@ -236,14 +236,15 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   // GRU without linear_before_reset: 2 GEMVs a step
   p = plan_rnn_sequence({100000, 128, 2}, RnnSeqDevice{1024, 32768, 65535, true, S::quads});
   EXPECT_EQ(p.chunk, (65535 - 5) / 73);
-  p = plan_rnn_sequence({100000, 130, 1}, llvmpipe);  // not a multiple of 4: one unit per invocation
+  // quads asked for, hidden not a multiple of 4: one unit per invocation
+  p = plan_rnn_sequence({100000, 130, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::quads});
   EXPECT_TRUE(p.sequence);
   EXPECT_FALSE(p.quads);
   EXPECT_EQ(p.local, 160u);
   EXPECT_EQ(p.chunk, (65535 - 5) / 135);
   // Software rasterizers: the per-step path past kRnnSeqSoftwareMacs (GPUs: none), unless forced.
-  EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 2, 1}, llvmpipe).sequence);  // LSTM 64, 2 directions
-  EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 2, 2}, llvmpipe).sequence);
+  EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, llvmpipe).sequence);  // LSTM 64, one direction
+  EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 2, 1}, llvmpipe).sequence);
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, llvmpipe).sequence);
   EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::quads}).sequence);
   EXPECT_TRUE(plan_rnn_sequence({64, 256, 1, 4, 2, 8}, gpu).sequence);
