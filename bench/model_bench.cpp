@@ -20,9 +20,12 @@
 // per output channel) against the same network in f32 (issue 22: int8 at least as fast, with a
 // quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds.
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
-// seq 64 / 256, hidden 128 / 256, forward and bidirectional; the time of Model::run + synchronize
-// (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step.
+// seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
+// (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
+// and against the per-step path (GLTENSOR_RNN=steps: a matmul and a gate kernel per step) in the
+// same run.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -34,6 +37,7 @@
 
 #include "gltensor/gltensor.hpp"
 #include "model/onnx_builder.hpp"
+#include "runtime/settings.hpp"
 
 using namespace gltensor;
 using Clock = std::chrono::steady_clock;
@@ -299,6 +303,17 @@ int qdq_bench(const Device& dev, int runs) {
   return 0;
 }
 
+// The per-step path's time per run (GLTENSOR_RNN=steps: a matmul and a gate kernel per step),
+// the best of three rounds of plain runs: the reference of the sequence kernel in the same run.
+double steps_path_ms(const Device& dev, const std::string& path, const std::map<std::string, Shape>& shapes, int runs) {
+  const detail::RnnSetting saved = detail::settings().rnn;
+  detail::settings().rnn = detail::RnnSetting::steps;
+  double best = INFINITY;
+  for (int round = 0; round < 3; ++round) best = std::min(best, measure(dev, path, false, shapes, runs).run);
+  detail::settings().rnn = saved;
+  return best;
+}
+
 int lstm_bench(const Device& dev, int runs, bool ort, const std::string& ort_python) {
   std::printf("device: %s; LSTM, batch 1, input 64; %d runs per round, best of 3 rounds; ORT: %s\n\n",
               dev.caps().renderer.c_str(), runs,
@@ -306,22 +321,24 @@ int lstm_bench(const Device& dev, int runs, bool ort, const std::string& ort_pyt
               : ort_python.empty() ? "not run"
                                    : "python3 onnxruntime");
   std::printf(
-      "| seq | hidden | directions | dispatches/run | gltensor ms/run | gltensor us/step | replay us/step | ORT CPU "
-      "us/step | gltensor / ORT time | replay / ORT time |\n|---|---|---|---|---|---|---|---|---|---|\n");
+      "| seq | hidden | directions | dispatches/run | gltensor ms/run | gltensor us/step | replay us/step | per-step "
+      "path us/step | gltensor / per-step path time | ORT CPU us/step | gltensor / ORT time | replay / ORT time "
+      "|\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (std::int64_t seq : {64, 256})
-    for (std::int64_t hidden : {128, 256})
+    for (std::int64_t hidden : {64, 128, 256})
       for (int dirs : {1, 2}) {
         const std::string path = lstm_model(seq, 1, 64, hidden, dirs);
         const std::map<std::string, Shape> shapes{{"x", {seq, 1, 64}}};
         const auto [plain, rep] = best_rounds(dev, path, shapes, runs);
+        const double steps = steps_path_ms(dev, path, shapes, runs);
         const double o = ort                  ? ort_ms(path, shapes, runs * 4)
                          : ort_python.empty() ? NAN
                                               : ort_python_ms(ort_python, path, shapes, runs * 4);
         const double s = static_cast<double>(seq);
-        std::printf("| %lld | %lld | %d | %llu | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+        std::printf("| %lld | %lld | %d | %llu | %.3f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f | %.2f |\n",
                     static_cast<long long>(seq), static_cast<long long>(hidden), dirs,
                     static_cast<unsigned long long>(plain.dispatches), plain.run, plain.run / s * 1e3,
-                    rep.run / s * 1e3, o / s * 1e3, plain.run / o, rep.run / o);
+                    rep.run / s * 1e3, steps / s * 1e3, plain.run / steps, o / s * 1e3, plain.run / o, rep.run / o);
         std::fflush(stdout);
       }
   return 0;
@@ -342,7 +359,7 @@ int main(int argc, char** argv) {
   std::string ort_python;
   bool lstm = false, qdq = false;
   app.add_option("--ort-python", ort_python, "ONNX Runtime CPU through python3 and this bench/ort_reference.py");
-  app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions)");
+  app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 / 256, 1 / 2 directions)");
   app.add_flag("--qdq", qdq, "a QDQ-quantized CNN against its f32 form (int8 speed and weight memory)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);

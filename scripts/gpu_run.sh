@@ -99,9 +99,12 @@ for phase in "$@"; do
            sed 's/^/im2col: /' | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_iconv_direct" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_model" --gtest_brief=1 --gtest_filter='Model.QdqConvRequantizesInOneNode' 2>&1 | tail -3 | tee -a "$OUT/qdq.txt" ;;
-    lstm) # issue 22: an LSTM's per-step cost (seq 64 / 256, hidden 128 / 256, 1 / 2 directions) against
+    lstm) # issue 22: the recurrent layers' tests (test_rnn: the sequence kernel and the per-step path
+          # against a float64 reference), then an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 /
+          # 256, 1 / 2 directions) against the per-step path (GLTENSOR_RNN=steps) in the same run and
           # ONNX Runtime CPU (python3 onnxruntime); after pack_gpu.sh --ocr (model bench, ort_reference.py)
-          timeout 400 "$P/bin/gltensor_model_bench" --lstm --runs 20 --ort-python "$P/bench/ort_reference.py" 2>&1 | tee "$OUT/lstm.txt" ;;
+          timeout 120 "$P/bin/test_rnn" --gtest_brief=1 2>&1 | tail -n 30 | tee "$OUT/lstm.txt"
+          timeout 400 "$P/bin/gltensor_model_bench" --lstm --runs 20 --ort-python "$P/bench/ort_reference.py" 2>&1 | tee -a "$OUT/lstm.txt" ;;
     replay) # Recording and ModelOptions::replay (issues 21, 24): their tests, then per-run cost of the
             # three-Gemm model ([1, 34, 96]), PP-OCRv4 rec 48x320 and det 640: gltensor plain and replayed
             # (gltensor_model_bench: host ms in run(), run ms, end to end) and gltensor-run against

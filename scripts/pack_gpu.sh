@@ -42,8 +42,10 @@ if [ "${1:-}" = "--ocr" ]; then
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/fashion_mnist
   cp "$build"/tests/test_ocr_models "$build"/tests/test_model "$build"/tests/test_model_fusion "$build"/demos/ocr "$build"/tools/gltensor-run \
      "$build"/bench/gltensor_ocr_bench "$build"/demos/graphics_demo gpu-pack/bin/
-  # The replay phase: the recording tests, the model bench and PyTorch's eager / CUDA-graph reference.
-  cp "$build"/tests/test_recording "$build"/tests/test_model_replay "$build"/bench/gltensor_model_bench gpu-pack/bin/
+  # The replay phase: the recording tests, the model bench and PyTorch's eager / CUDA-graph reference;
+  # the lstm phase: the recurrent layers' tests and the model bench.
+  cp "$build"/tests/test_recording "$build"/tests/test_model_replay "$build"/tests/test_rnn \
+     "$build"/bench/gltensor_model_bench gpu-pack/bin/
   # The qdq phase: the direct integer convolution against the im2col path, bit for bit.
   cp "$build"/tests/test_iconv_direct gpu-pack/bin/
   cp ../shared/gpu/onnx_torch.py ../shared/gpu/onnx_torch_bench.py gpu-pack/

@@ -1,16 +1,10 @@
 // One time step of the ONNX recurrent layers (LSTM, GRU, RNN), src/nn/rnn.cpp: the gates of every
 // direction, batch entry and hidden unit, one invocation each, from X @ W^T of all steps
 // (precomputed in one matmul) and h @ R^T of this step (one batched matmul over the directions).
-// f32 arithmetic. Gate order as ONNX writes W, R and B: LSTM i, o, f, c; GRU z, r, h; RNN i.
-//
-//   LSTM  i = F(xi + hi + Pi . c),  f = F(xf + hf + Pf . c) (INPUT_FORGET: 1 - i),
-//         c' = f . c + i . G(xc + hc),  o = F(xo + ho + Po . c'),  h' = o . H(c')
-//   GRU   z = F(xz + hz),  r = F(xr + hr),  GRU_LBR: n = G(xn + r . (h @ Rn^T + Rbn)),
-//         else n = G(xn + (r . h) @ Rn^T + Rbn) (two stages: GRU_STAGE1 writes r . h),
-//         h' = (1 - z) . n + z . h
-//   RNN   h' = F(xi + hi)
-// where x* = X @ W*^T + Wb*, h* = h @ R*^T + Rb*, each gate input clipped to [-clip, clip] (HAS_CLIP)
-// before its activation. ACT_F<d>, ACT_G<d>, ACT_H<d> are direction d's activations.
+// The per-step path (nn/rnn_plan.hpp): past hidden 256, or with GLTENSOR_RNN=steps; else
+// rnn_seq.comp runs the steps. The cells' arithmetic is rnn.glsl's; gate order as ONNX writes W,
+// R and B: LSTM i, o, f, c; GRU z, r, h; RNN i. GRU without GRU_LBR takes two stages: GRU_STAGE1
+// writes r . h, the second reads (r . h) @ Rn^T.
 // Step u_step of direction d is time T - 1 - u_step when bit d of u_rev is set, else u_step.
 // HAS_SEQ: at times t >= sequence_lens[b] the state stays and Y is 0 (as ONNX specifies).
 //
@@ -21,7 +15,7 @@
 //           by GRU_STAGE1) or (r . h) @ Rn^T [D, B, H] (read by the second stage).
 layout(local_size_x = LOCAL_X) in;
 
-#include "activations.glsl"
+#include "rnn.glsl"
 
 uniform uint u_count;  // D * B * H
 uniform uint u_B;
@@ -31,36 +25,6 @@ uniform uint u_D;
 uniform uint u_GR;  // row length of HR
 uniform uint u_step;
 uniform uint u_rev;
-uniform float u_clip;
-
-// The activations ONNX names for recurrent layers, with their alpha and beta.
-float rnn_relu(float x) { return max(x, 0.0); }
-float rnn_tanh(float x) { return tanh_f(x); }
-float rnn_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
-float rnn_affine(float x, float a, float b) { return a * x + b; }
-float rnn_leakyrelu(float x, float a) { return x >= 0.0 ? x : a * x; }
-float rnn_thresholdedrelu(float x, float a) { return x > a ? x : 0.0; }
-float rnn_scaledtanh(float x, float a, float b) { return a * tanh_f(b * x); }
-float rnn_hardsigmoid(float x, float a, float b) { return clamp(a * x + b, 0.0, 1.0); }
-float rnn_elu(float x, float a) { return x >= 0.0 ? x : a * (exp(x) - 1.0); }
-float rnn_softsign(float x) { return x / (1.0 + abs(x)); }
-float rnn_softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
-
-float gate_in(float x) {
-#ifdef HAS_CLIP
-  return clamp(x, -u_clip, u_clip);
-#else
-  return x;
-#endif
-}
-
-float act_f(uint d, float x) { return d == 0u ? ACT_F0(x) : ACT_F1(x); }
-#if defined(ACT_G0)
-float act_g(uint d, float x) { return d == 0u ? ACT_G0(x) : ACT_G1(x); }
-#endif
-#if defined(ACT_H0)
-float act_h(uint d, float x) { return d == 0u ? ACT_H0(x) : ACT_H1(x); }
-#endif
 
 void main() {
   uint i = GLOBAL_ID_1D;
@@ -86,7 +50,7 @@ void main() {
 #endif
   float hp = float(load1(i));
 #if defined(CELL_LSTM)
-  float cp = float(load2(i));
+  float c = float(load2(i));
   float pi = 0.0, po = 0.0, pf = 0.0;
 #ifdef HAS_P
   uint p = d * 3u * u_H + j;
@@ -97,16 +61,7 @@ void main() {
   // x + h @ R^T + Wb + Rb of gate k (0 i, 1 o, 2 f, 3 c)
 #define PRE(k) (float(load3(xw + k * u_H)) + float(load4(hr + k * u_H)) + float(load5(wb + k * u_H)) + \
                 float(load5(rb + k * u_H)))
-  float ig = act_f(d, gate_in(PRE(0u) + pi * cp));
-#ifdef INPUT_FORGET
-  float fg = 1.0 - ig;
-#else
-  float fg = act_f(d, gate_in(PRE(2u) + pf * cp));
-#endif
-  float cc = act_g(d, gate_in(PRE(3u)));
-  float c = fg * cp + ig * cc;
-  float og = act_f(d, gate_in(PRE(1u) + po * c));
-  float h = og * act_h(d, c);
+  float h = lstm_cell(d, vec4(PRE(0u), PRE(1u), PRE(2u), PRE(3u)), vec3(pi, po, pf), c);
   if (live) {
     store1(i, CT1(h));
     store2(i, CT2(c));
@@ -125,11 +80,10 @@ void main() {
   float xn = float(load3(xw + 2u * u_H)) + float(load5(wb + 2u * u_H));
   float rbn = float(load5(rb + 2u * u_H));
 #ifdef GRU_LBR
-  float n = act_g(d, gate_in(xn + r * (float(load4(hr + 2u * u_H)) + rbn)));
+  float h = gru_h(d, z, xn + r * (float(load4(hr + 2u * u_H)) + rbn), hp);
 #else
-  float n = act_g(d, gate_in(xn + float(load8(i)) + rbn));
+  float h = gru_h(d, z, xn + float(load8(i)) + rbn, hp);
 #endif
-  float h = (1.0 - z) * n + z * hp;
   if (live) {
     store1(i, CT1(h));
     store0(y, CT0(h));

@@ -1,7 +1,8 @@
 // Recurrent ONNX ops: LSTM, GRU, RNN (every attribute of the spec: direction, activations with
 // activation_alpha/activation_beta, clip, sequence_lens, initial_h/initial_c, peepholes, layout,
 // input_forget, linear_before_reset), on the GPU through detail::rnn_forward (src/nn/rnn.hpp):
-// X @ W^T of all steps in one matmul, then per step a batched matmul and a fused gate kernel.
+// X @ W^T of all steps in one matmul, then the time loop: one dispatch per chunk of steps (the
+// sequence kernel) up to hidden 256, else per step a batched matmul and a fused gate kernel.
 #include "model/ops.hpp"
 #include "nn/rnn.hpp"
 

@@ -9,6 +9,7 @@
 #include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
@@ -68,6 +69,49 @@ struct StepParams {
     u.f32("u_clip", clip);
   }
 };
+
+// The per-step time loop: per step h @ R^T of every direction as one batched matmul (GRU
+// without linear_before_reset: z and r's, then (r . h) @ Rn^T), then rnn.comp's gate kernel.
+void rnn_steps(const RnnCellVariant& cv, bool two_stage, const RnnLoop& l) {
+  const char* op = "rnn";
+  DeviceImpl& dev = dev_of(l.xw);
+  const bool lstm = cv.cell == RnnCell::lstm;
+  const std::int64_t D = l.D, B = l.B, H = l.H;
+  const Tensor rt = two_stage ? dense_f32(l.rt) : Tensor();  // [D, H, G H], N contiguous, to split
+  const Tensor r_zr = two_stage ? rt.narrow(2, 0, 2 * H).contiguous() : Tensor();
+  const Tensor r_n = two_stage ? rt.narrow(2, 2 * H, H).contiguous() : Tensor();
+  const Tensor rh = two_stage ? alloc(dev, {D, B, H}, DType::f32, op) : Tensor();
+  RnnVariant rv;
+  static_cast<RnnCellVariant&>(rv) = cv;
+  RnnVariant rv_stage1 = rv;
+  rv_stage1.stage1 = true;
+  rv.two_stage = two_stage;
+  const std::int64_t count = D * B * H;
+  const Tensor& spare = l.bias;  // bound where a binding is unused
+  auto gate = [&](const RnnVariant& v, const Tensor& hr, const Tensor& op8, bool stage1, std::int64_t step) {
+    Launch launch(dev, op);
+    launch.program(v.kFile, v.defines(), {64});
+    launch.write(l.y).write(l.h);
+    lstm ? launch.write(l.c) : launch.read(spare);
+    launch.read(l.xw).read(hr).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
+    if (!op8.defined())
+      launch.read(spare);
+    else
+      stage1 ? launch.write(op8) : launch.read(op8);
+    launch.params(StepParams{count, B, H, l.T, D, hr.shape()[2], step, l.rev, l.clip}).loop_iterations(0);
+    launch.invocations(static_cast<std::uint64_t>(count));
+  };
+  for (std::int64_t s = 0; s < l.T; ++s) {
+    if (two_stage) {
+      const Tensor hr = matmul(l.h, r_zr);  // [D, B, 2H]
+      gate(rv_stage1, hr, rh, true, s);
+      const Tensor hn = dense_f32(matmul(rh, r_n));  // [D, B, H]
+      gate(rv, hr, hn, false, s);
+    } else {
+      gate(rv, dense_f32(matmul(l.h, l.rt)), Tensor(), false, s);
+    }
+  }
+}
 
 }  // namespace
 
@@ -140,69 +184,54 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   }
   // X @ W^T for every step and direction: [T B, I] @ [D, I, G H] -> [D, T B, G H].
   const Tensor xw = dense_f32(matmul(dense_f32(x).reshape({T * B, I}), dense_f32(w).transpose(1, 2)));
-  // h @ R^T reads R through a transposed view, [D, H, G H] with K (= H) contiguous: on GPUs
-  // matmul's GEMV kernel (K-major B and at most 8 rows: batch sizes up to 8), as linear's weight.
-  const Tensor rk = dense_f32(r).transpose(1, 2);
-  const bool two_stage = gru && !spec.linear_before_reset;
-  const Tensor rt = two_stage ? dense_f32(rk) : Tensor();  // [D, H, G H], N contiguous, to split
-  const Tensor r_zr = two_stage ? rt.narrow(2, 0, 2 * H).contiguous() : Tensor();
-  const Tensor r_n = two_stage ? rt.narrow(2, 2 * H, H).contiguous() : Tensor();
   const Tensor bias = b.defined() ? dense_f32(b) : zeros(device, {D, 2 * GH});
   const Tensor pp = p.defined() ? dense_f32(p) : Tensor();
   const Tensor seq = seq_lens.defined()
                          ? (seq_lens.dtype() == DType::i32 ? seq_lens : seq_lens.to(DType::i32)).contiguous()
                          : Tensor();
   Tensor seqd = seq.defined() && seq.offset() != 0 ? seq.clone() : seq;
-  const Tensor rh = two_stage ? alloc(dev, {D, B, H}, DType::f32, op) : Tensor();
 
   const std::size_t nacts = lstm ? 3 : gru ? 2 : 1;
   if (spec.acts.size() != nacts * static_cast<std::size_t>(D))
     throw ValueError("gltensor::rnn: expected " + std::to_string(nacts * D) + " activations, got " +
                      std::to_string(spec.acts.size()));
-  RnnVariant rv;
-  rv.cell = spec.cell, rv.gates = G, rv.gru_lbr = spec.linear_before_reset, rv.input_forget = spec.input_forget;
-  rv.has_clip = spec.has_clip, rv.layout1 = spec.layout1, rv.has_p = pp.defined(), rv.has_seq = seqd.defined();
+  RnnCellVariant cv;
+  cv.cell = spec.cell, cv.gates = G, cv.gru_lbr = spec.linear_before_reset, cv.input_forget = spec.input_forget;
+  cv.has_clip = spec.has_clip, cv.layout1 = spec.layout1, cv.has_p = pp.defined(), cv.has_seq = seqd.defined();
   for (std::int64_t d = 0; d < 2; ++d)
     for (std::size_t k = 0; k < nacts; ++k)
-      rv.act[d][k] = act_call(spec.acts[std::min<std::size_t>(d, D - 1) * nacts + k]);
-  RnnVariant rv_stage1 = rv;
-  rv_stage1.stage1 = true;
-  rv.two_stage = two_stage;
-
+      cv.act[d][k] = act_call(spec.acts[std::min<std::size_t>(d, D - 1) * nacts + k]);
   const std::int64_t rev = (spec.reverse0 ? 1 : 0) | (D == 2 ? 2 : 0);
-  const std::int64_t count = D * B * H;
-  auto gate = [&](const RnnVariant& v, const Tensor& hr, const Tensor& op8, bool stage1, std::int64_t step) {
-    Launch launch(dev, op);
-    launch.program(v.kFile, v.defines(), {64});
-    launch.write(y).write(h);
-    lstm ? launch.write(c) : launch.read(bias);
-    launch.read(xw).read(hr).read(bias).read(pp.defined() ? pp : bias).read(seqd.defined() ? seqd : bias);
-    if (!op8.defined())
-      launch.read(bias);
-    else
-      stage1 ? launch.write(op8) : launch.read(op8);
-    launch.params(StepParams{count, B, H, T, D, hr.shape()[2], step, rev, spec.clip}).loop_iterations(0);
-    launch.invocations(static_cast<std::uint64_t>(count));
-  };
-  for (std::int64_t s = 0; s < T; ++s) {
-    if (two_stage) {
-      const Tensor hr = matmul(h, r_zr);  // [D, B, 2H]
-      gate(rv_stage1, hr, rh, true, s);
-      const Tensor hn = dense_f32(matmul(rh, r_n));  // [D, B, H]
-      gate(rv, hr, hn, false, s);
-    } else {
-      gate(rv, dense_f32(matmul(h, rk)), Tensor(), false, s);
-    }
+  // h @ R^T reads R through a transposed view, [D, H, G H] with K (= H) contiguous: on GPUs
+  // matmul's GEMV kernel (K-major B and at most 8 rows: batch sizes up to 8), as linear's weight.
+  const Tensor rk = dense_f32(r).transpose(1, 2);
+  const bool two_stage = gru && !spec.linear_before_reset;
+
+  const Capabilities& caps = dev.caps();
+  RnnSeqDevice sd;
+  sd.max_local = std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations);
+  sd.max_shared_memory = caps.max_shared_memory;
+  sd.loop_budget = dev.loop_budget();
+  sd.software = dev.adapter().software;
+  sd.setting = settings().rnn;
+  const RnnSeqPlan plan = plan_rnn_sequence({T, H, two_stage ? 2 : 1, G, D, B}, sd);
+  if (plan.sequence) {
+    RnnSeqVariant sv;
+    static_cast<RnnCellVariant&>(sv) = cv;
+    sv.quads = plan.quads;
+    // R^T with the units' rows contiguous ([D, H, G H], N-major), as the kernel reads it.
+    rnn_sequence(sv, plan, RnnLoop{y, h, c, xw, rk.contiguous(), bias, pp, seqd, T, B, H, D, rev, spec.clip});
+  } else {
+    rnn_steps(cv, two_stage, RnnLoop{y, h, c, xw, rk, bias, pp, seqd, T, B, H, D, rev, spec.clip});
   }
   RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};
   if (lstm) o.y_c = spec.layout1 ? c.transpose(0, 1).contiguous() : c;
   return o;
 }
 
-Defines RnnVariant::defines() const {
+void RnnCellVariant::add_defines(Defines& d) const {
   static const char* macros[2][3] = {{"ACT_F0(x)", "ACT_G0(x)", "ACT_H0(x)"}, {"ACT_F1(x)", "ACT_G1(x)", "ACT_H1(x)"}};
-  Defines d;
-  // The plain RNN cell is rnn.comp's #else branch (it tests no CELL_RNN).
+  // The plain RNN cell is the kernels' #else branch (they test no CELL_RNN).
   d.uvalue("G", static_cast<std::uint64_t>(gates))
       .flag("CELL_LSTM", cell == RnnCell::lstm)
       .flag("CELL_GRU", cell == RnnCell::gru);
@@ -216,6 +245,34 @@ Defines RnnVariant::defines() const {
       .operand(5, DType::f32, CT::f32, false);
   if (has_p) d.operand(6, DType::f32, CT::f32, false);
   if (has_seq) d.operand(7, DType::i32, CT::i32, false);
+}
+
+std::vector<RnnCellVariant> RnnCellVariant::space() {
+  std::vector<RnnCellVariant> out;
+  const char* names[] = {"Sigmoid",    "Tanh",        "Relu", "Affine",   "LeakyRelu", "ThresholdedRelu",
+                         "ScaledTanh", "HardSigmoid", "Elu",  "Softsign", "Softplus"};
+  for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn})
+    for (int f = 0; f < 16; ++f) {
+      RnnCellVariant v;
+      v.cell = cell, v.gates = cell == RnnCell::lstm ? 4 : cell == RnnCell::gru ? 3 : 1;
+      v.has_clip = f & 1, v.layout1 = f & 2, v.has_seq = f & 4;
+      if (cell == RnnCell::lstm) v.has_p = v.input_forget = f & 8;
+      if (cell == RnnCell::gru) v.gru_lbr = f & 8;
+      const int nacts = cell == RnnCell::lstm ? 3 : cell == RnnCell::gru ? 2 : 1;
+      for (int dir = 0; dir < 2; ++dir)
+        for (int k = 0; k < nacts; ++k) {
+          RnnActivation a;
+          a.name = names[(f + 3 * dir + k) % 11], a.alpha = 0.5, a.beta = 0.25;
+          v.act[dir][k] = act_call(a);
+        }
+      out.push_back(v);
+    }
+  return out;
+}
+
+Defines RnnVariant::defines() const {
+  Defines d;
+  add_defines(d);
   if (stage1) {
     d.flag("GRU_STAGE1").operand(1, DType::f32, CT::f32, false).operand(8, DType::f32, CT::f32, true);
   } else {
@@ -228,30 +285,17 @@ Defines RnnVariant::defines() const {
 
 std::vector<RnnVariant> RnnVariant::space() {
   std::vector<RnnVariant> out;
-  const char* names[] = {"Sigmoid",    "Tanh",        "Relu", "Affine",   "LeakyRelu", "ThresholdedRelu",
-                         "ScaledTanh", "HardSigmoid", "Elu",  "Softsign", "Softplus"};
-  for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn})
-    for (int f = 0; f < 16; ++f) {
-      RnnVariant v;
-      v.cell = cell, v.gates = cell == RnnCell::lstm ? 4 : cell == RnnCell::gru ? 3 : 1;
-      v.has_clip = f & 1, v.layout1 = f & 2, v.has_seq = f & 4;
-      if (cell == RnnCell::lstm) v.has_p = v.input_forget = f & 8;
-      if (cell == RnnCell::gru) v.gru_lbr = f & 8;
-      const int nacts = cell == RnnCell::lstm ? 3 : cell == RnnCell::gru ? 2 : 1;
-      for (int dir = 0; dir < 2; ++dir)
-        for (int k = 0; k < nacts; ++k) {
-          RnnActivation a;
-          a.name = names[(f + 3 * dir + k) % 11], a.alpha = 0.5, a.beta = 0.25;
-          v.act[dir][k] = act_call(a);
-        }
-      if (cell == RnnCell::gru && !v.gru_lbr) {
-        RnnVariant s1 = v;
-        s1.stage1 = true;
-        out.push_back(s1);
-        v.two_stage = true;
-      }
-      out.push_back(v);
+  for (const RnnCellVariant& c : RnnCellVariant::space()) {
+    RnnVariant v;
+    static_cast<RnnCellVariant&>(v) = c;
+    if (c.cell == RnnCell::gru && !c.gru_lbr) {
+      RnnVariant s1 = v;
+      s1.stage1 = true;
+      out.push_back(s1);
+      v.two_stage = true;
     }
+    out.push_back(v);
+  }
   return out;
 }
 

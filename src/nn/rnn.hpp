@@ -1,13 +1,19 @@
 // Recurrent layers as ONNX defines them (LSTM, GRU, RNN), for the model runtime (internal):
-// X @ W^T of every step in one matmul, then per step one batched matmul h @ R^T over the
-// directions and one gate kernel (glsl/nn/rnn.comp; GRU without linear_before_reset: two matmuls
-// and two gate stages). No read-back: the whole sequence is queued on the GPU.
+// X @ W^T of every step in one matmul, then the time loop (nn/rnn_plan.hpp chooses):
+// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256): one dispatch per chunk of time
+//   steps (the chunk within the loop limit; the whole sequence on GPUs), one workgroup per
+//   direction and batch row, h in shared memory;
+// - per step one batched matmul h @ R^T over the directions and one gate kernel
+//   (glsl/nn/rnn.comp; GRU without linear_before_reset: two matmuls and two gate stages): past
+//   hidden 256, or with GLTENSOR_RNN=steps.
+// Both run every attribute. No read-back: the whole sequence is queued on the GPU.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gltensor/tensor.hpp"
+#include "nn/rnn_plan.hpp"
 #include "runtime/variant.hpp"
 
 namespace gltensor::detail {
@@ -34,20 +40,38 @@ struct RnnSpec {
   bool layout1 = false;              ///< X [B, T, I], Y [B, T, D, H], states [B, D, H]
 };
 
-/// rnn.comp's Variant (runtime/variant.hpp): the cell (CELL_LSTM, CELL_GRU, else RNN) with G
-/// gates, GRU_LBR, INPUT_FORGET, HAS_CLIP, LAYOUT1, HAS_P (LSTM peepholes), HAS_SEQ (sequence
-/// lengths), the activations ACT_F<d>, ACT_G<d>, ACT_H<d> (calls of glsl's rnn_<name>, with the
-/// model's parameters), and the stage: GRU_STAGE1 (r * h for the second matmul), or the gate
-/// update (TWO_STAGE: reading that product's matmul; operands as rnn.comp lists them).
-struct RnnVariant {
-  static constexpr const char* kFile = "rnn.comp";
+/// The cell's compile-time choices, shared by rnn.comp's and rnn_seq.comp's Variants
+/// (runtime/variant.hpp): the cell (CELL_LSTM, CELL_GRU, else RNN) with G gates, GRU_LBR,
+/// INPUT_FORGET, HAS_CLIP, LAYOUT1, HAS_P (LSTM peepholes), HAS_SEQ (sequence lengths), the
+/// activations ACT_F<d>, ACT_G<d>, ACT_H<d> (calls of rnn.glsl's rnn_<name>, with the model's
+/// parameters).
+struct RnnCellVariant {
   RnnCell cell = RnnCell::lstm;
   std::int64_t gates = 4;
   bool gru_lbr = false, input_forget = false, has_clip = false, layout1 = false, has_p = false, has_seq = false;
   std::string act[2][3];  ///< direction d's activation calls (f, g, h; empty where the cell has fewer)
+  /// The cell's defines and the operands both kernels share (3 XW, 5 bias, 6 P, 7 sequence_lens).
+  void add_defines(Defines& d) const;
+  /// A covering set of cells: every cell with every flag and, across them, every activation.
+  static std::vector<RnnCellVariant> space();
+};
+
+/// rnn.comp's Variant: the cell and the stage: GRU_STAGE1 (r * h for the second matmul), or the
+/// gate update (TWO_STAGE: reading that product's matmul; operands as rnn.comp lists them).
+struct RnnVariant : RnnCellVariant {
+  static constexpr const char* kFile = "rnn.comp";
   bool stage1 = false, two_stage = false;
   Defines defines() const;
   static std::vector<RnnVariant> space();
+};
+
+/// rnn_seq.comp's Variant: the cell, QUADS (4 units per group, R^T read as quads: RnnSeqPlan),
+/// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length).
+struct RnnSeqVariant : RnnCellVariant {
+  static constexpr const char* kFile = "rnn_seq.comp";
+  bool quads = false;
+  Defines defines() const;
+  static std::vector<RnnSeqVariant> space();
 };
 
 struct RnnOutputs {
@@ -66,5 +90,20 @@ void rnn_activation_defaults(const std::string& name, double& alpha, double& bet
 /// any float dtype; outputs are float32.
 RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor& b,
                        const Tensor& seq_lens, const Tensor& h0, const Tensor& c0, const Tensor& p);
+
+/// The operands of the time loop, as rnn_forward prepares them (float32, contiguous from
+/// element 0, but rt on the per-step path): y (output), h and c [D, B, H] (in place; c only for
+/// LSTM), xw [D, T, B, G H], rt = R^T [D, H, G H] (the per-step path: a transposed view of R,
+/// K-major for matmul's GEMV), bias [D, 2 G H], p [D, 3 H] or undefined, seq [B] int32 or
+/// undefined.
+struct RnnLoop {
+  Tensor y, h, c, xw, rt, bias, p, seq;
+  std::int64_t T = 0, B = 0, H = 0, D = 0;
+  std::int64_t rev = 0;  ///< bit d: direction d runs backwards
+  double clip = 0;
+};
+/// Runs the time loop with the sequence kernel in plan.dispatches dispatches of plan.chunk steps
+/// (src/nn/rnn_seq.cpp).
+void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop& loop);
 
 }  // namespace gltensor::detail

@@ -70,6 +70,12 @@ QlinearKernelSetting parse_qlinear_kernel(const std::string& text) {
                   {{"", Q::choose}, {"gemv", Q::gemv}, {"serial", Q::serial}, {"gemm", Q::gemm}});
 }
 
+RnnSetting parse_rnn(const std::string& text) {
+  using R = RnnSetting;
+  return parse<R>("GLTENSOR_RNN", text,
+                  {{"", R::choose}, {"steps", R::steps}, {"units", R::units}, {"quads", R::quads}});
+}
+
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
@@ -86,6 +92,7 @@ Settings Settings::from_env() {
   s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
+  s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;

@@ -16,6 +16,8 @@ enum class ConvDirectSetting { choose, rows, lanes };
 enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
 enum class QlinearKernelSetting { choose, gemv, serial, gemm };
+/// GLTENSOR_RNN: the recurrent layers' time loop.
+enum class RnnSetting { choose, steps, units, quads };
 
 /// The settings' values from their environment text; a value outside the list throws ValueError
 /// naming the variable and the values it takes.
@@ -24,6 +26,7 @@ ConvSetting parse_conv(const std::string& text);
 ConvDirectSetting parse_conv_direct(const std::string& text);
 PrecisionSetting parse_precision(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
+RnnSetting parse_rnn(const std::string& text);
 
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
@@ -48,6 +51,12 @@ struct Settings {
   /// GLTENSOR_CONV_DIRECT=rows|lanes forces the direct conv kernel's layout ("" = choose: rows on
   /// software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
+  /// GLTENSOR_RNN=steps: LSTM/GRU/RNN run two dispatches per time step (a batched matmul and the
+  /// gate kernel) wherever the one-dispatch-per-chunk kernel would run; units|quads: the sequence
+  /// kernel wherever it can run, with one hidden unit per invocation, or 4 (R^T read as quads;
+  /// hidden sizes that are multiples of 4) ("" = choose: the sequence kernel up to hidden 256, on
+  /// software rasterizers only for small layers and with quads; nn/rnn_plan.hpp).
+  RnnSetting rnn = RnnSetting::choose;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.

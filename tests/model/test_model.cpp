@@ -1184,7 +1184,7 @@ TEST(Model, ControlFlowFoldsAndRefuses) {
   }
 }
 
-TEST(Model, RecurrentStepsAreAMatmulAndAGateKernel) {
+TEST(Model, RecurrentTimeLoopIsOneDispatchPerChunk) {
   GLT_RNG(rng);
   const std::int64_t N = 2, I = 3, H = 4;
   // Dispatches per step: the difference between 9 steps and 1 step, over 8.
@@ -1206,10 +1206,19 @@ TEST(Model, RecurrentStepsAreAMatmulAndAGateKernel) {
     }
     return (counts[1] - counts[0]) / 8;
   };
-  EXPECT_EQ(per_step("LSTM", 4, -1), 2.0) << "h @ R^T over both directions, then the gates";
-  EXPECT_EQ(per_step("RNN", 1, -1), 2.0);
-  EXPECT_EQ(per_step("GRU", 3, 1), 2.0);
-  EXPECT_EQ(per_step("GRU", 3, 0), 4.0) << "r before the candidate's matmul: two matmuls, two gate stages";
+  // The sequence kernel: every step of both directions in one dispatch.
+  EXPECT_EQ(per_step("LSTM", 4, -1), 0.0);
+  EXPECT_EQ(per_step("RNN", 1, -1), 0.0);
+  EXPECT_EQ(per_step("GRU", 3, 1), 0.0);
+  EXPECT_EQ(per_step("GRU", 3, 0), 0.0);
+  {  // GLTENSOR_RNN=steps: per step a matmul and a gate kernel
+    ScopedSettings s;
+    s->rnn = gltensor::detail::RnnSetting::steps;
+    EXPECT_EQ(per_step("LSTM", 4, -1), 2.0) << "h @ R^T over both directions, then the gates";
+    EXPECT_EQ(per_step("RNN", 1, -1), 2.0);
+    EXPECT_EQ(per_step("GRU", 3, 1), 2.0);
+    EXPECT_EQ(per_step("GRU", 3, 0), 4.0) << "r before the candidate's matmul: two matmuls, two gate stages";
+  }
 }
 
 TEST(Model, SubgraphsArePlannedLikeTheMainGraph) {

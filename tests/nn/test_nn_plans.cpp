@@ -1,6 +1,7 @@
-// conv2d's and pooling's kernel choices as pure functions, without a GPU: plan_conv2d's paths
-// (direct, depthwise, GEMM in its pointwise/im2col/grouped forms, GEMM per piece) forward and
-// backward, the pieces of the output positions, and plan_pool2d's direct and separable passes.
+// conv2d's, pooling's and the recurrent layers' kernel choices as pure functions, without a GPU:
+// plan_conv2d's paths (direct, depthwise, GEMM in its pointwise/im2col/grouped forms, GEMM per
+// piece) forward and backward, the pieces of the output positions, plan_pool2d's direct and
+// separable passes, and plan_rnn_sequence's time loop (sequence kernel or per-step path, chunks).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "nn/conv_plan.hpp"
 #include "nn/pool_plan.hpp"
+#include "nn/rnn_plan.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -198,4 +200,61 @@ TEST(PlanPool2d, AdaptiveAndGradientPasses) {
   EXPECT_EQ(plan_pool_pass(PoolPass::grad, PoolMode::adaptive, a, 0).at(0).j1, 3);
   const PoolAxis k{64, 31, 5, 2, 0, 1};
   EXPECT_EQ(plan_pool_pass(PoolPass::grad, PoolMode::avg, k, 0).at(0).j1, 4);
+}
+
+// The sequence kernel up to hidden 256 with one group of units per invocation where the device
+// allows (whole groups of 32 invocations; quads of 4 units on software rasterizers, or forced),
+// the whole sequence in one dispatch without a loop limit, chunks within it (llvmpipe's 65535),
+// and the per-step path past hidden 256, with too little shared memory, a limit below one step,
+// or GLTENSOR_RNN=steps.
+TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
+  using S = RnnSetting;
+  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::choose},
+      llvmpipe{1024, 32768, 65535, true, S::choose};
+  RnnSeqPlan p = plan_rnn_sequence({256, 128, 1}, gpu);
+  EXPECT_TRUE(p.sequence);
+  EXPECT_FALSE(p.quads);
+  EXPECT_EQ(p.local, 128u);
+  EXPECT_EQ(p.groups, 1);
+  EXPECT_EQ(p.chunk, 256);
+  EXPECT_EQ(p.dispatches, 1);
+  p = plan_rnn_sequence({64, 37, 1}, gpu);
+  EXPECT_EQ(p.local, 64u);
+  p = plan_rnn_sequence({64, 256, 2}, gles_min);  // 2 units per invocation of 128
+  EXPECT_TRUE(p.sequence);
+  EXPECT_EQ(p.local, 128u);
+  EXPECT_EQ(p.groups, 2);
+  // llvmpipe, hidden 128: 32 quads, one per invocation: 5 + 37 s loops (one phase), 65535 at most.
+  p = plan_rnn_sequence({100000, 128, 1}, llvmpipe);  // RNN: 128^2 multiply-adds per step
+  EXPECT_TRUE(p.sequence);
+  EXPECT_TRUE(p.quads);
+  EXPECT_EQ(p.local, 32u);
+  EXPECT_EQ(p.chunk, (65535 - 5) / 37);
+  EXPECT_EQ(p.dispatches, (100000 + p.chunk - 1) / p.chunk);
+  EXPECT_LE(rnn_seq_loops(p.chunk, p.groups, 32, 1), 65535u);
+  EXPECT_GT(rnn_seq_loops(p.chunk + 1, p.groups, 32, 1), 65535u);
+  // GRU without linear_before_reset: 2 GEMVs a step
+  p = plan_rnn_sequence({100000, 128, 2}, RnnSeqDevice{1024, 32768, 65535, true, S::quads});
+  EXPECT_EQ(p.chunk, (65535 - 5) / 73);
+  // quads asked for, hidden not a multiple of 4: one unit per invocation
+  p = plan_rnn_sequence({100000, 130, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::quads});
+  EXPECT_TRUE(p.sequence);
+  EXPECT_FALSE(p.quads);
+  EXPECT_EQ(p.local, 160u);
+  EXPECT_EQ(p.chunk, (65535 - 5) / 135);
+  // Software rasterizers: the per-step path past kRnnSeqSoftwareMacs (GPUs: none), unless forced.
+  EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, llvmpipe).sequence);  // LSTM 64, one direction
+  EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 2, 1}, llvmpipe).sequence);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, llvmpipe).sequence);
+  EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::quads}).sequence);
+  EXPECT_TRUE(plan_rnn_sequence({64, 256, 1, 4, 2, 8}, gpu).sequence);
+  EXPECT_TRUE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::quads}).quads);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, true, S::units}).quads);
+  EXPECT_FALSE(plan_rnn_sequence({64, kRnnSeqMaxHidden + 1, 1}, gpu).sequence);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 2}, RnnSeqDevice{1024, 2048, UINT64_MAX, false, S::choose}).sequence);
+  const std::uint64_t one_step = rnn_seq_loops(1, 1, 128, 1);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, one_step - 1, false, S::choose}).sequence);
+  EXPECT_EQ(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, one_step, false, S::choose}).chunk, 1);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::steps}).sequence);
+  EXPECT_FALSE(plan_rnn_sequence({0, 128, 1}, gpu).sequence);
 }

@@ -199,6 +199,7 @@ TEST(KernelVariants, Attention) {
 }
 
 TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }
+TEST(KernelVariants, RecurrentSequence) { check_family("rnn_seq", RnnSeqVariant::kFile, RnnSeqVariant::space(), 128); }
 
 TEST(KernelVariants, Decoding) {
   check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);

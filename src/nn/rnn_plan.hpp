@@ -1,0 +1,66 @@
+// The recurrent layers' choice of time loop (internal), a pure function tested without a GPU
+// (tests/nn/test_nn_plans.cpp): the sequence kernel (glsl/nn/rnn_seq.comp: one dispatch runs
+// many time steps, one workgroup per direction and batch row) where the hidden size fits one
+// workgroup's shared memory and the loop limit allows at least one step per dispatch, else the
+// per-step path (a batched matmul and the gate kernel per step, glsl/nn/rnn.comp).
+#pragma once
+#include <cstdint>
+
+#include "runtime/settings.hpp"
+
+namespace gltensor::detail {
+
+/// Largest hidden size of the sequence kernel: its shared h (two buffers of kRnnSeqMaxHidden
+/// floats, two more for GRU's r . h and z) and one workgroup's GEMV per step. Past it the
+/// per-step path's matmul spreads h @ R^T over the whole device.
+inline constexpr std::int64_t kRnnSeqMaxHidden = 256;
+
+/// On software rasterizers, the largest recurrent GEMV work per step, G H^2 D B multiply-adds,
+/// that the sequence kernel takes by default: llvmpipe runs each (direction, batch row) on one
+/// thread at about 2 ns per multiply-add (R read a lane at a time) against a dispatch's ~50 us
+/// (two per step on the per-step path, whose matmul uses every thread). Measured with
+/// gltensor_model_bench --lstm and --model (2 cores shared with other builds, load 4-11): LSTM
+/// hidden 64 with one direction (16384) 0.5-1.0x the per-step path's time; with two (32768)
+/// 0.4-2x, the per-step path ahead at the lower loads; hidden 128 with one (65536) even.
+inline constexpr std::int64_t kRnnSeqSoftwareMacs = 16384;
+
+struct RnnSeqProblem {
+  std::int64_t T = 0, H = 0;
+  int phases = 1;                    ///< barriers per step: 2 for GRU without linear_before_reset (r . h first)
+  std::int64_t G = 1, D = 1, B = 1;  ///< gates, directions, batch rows
+};
+
+struct RnnSeqDevice {
+  int max_local = 128;                      ///< Capabilities: min(max_workgroup_size[0], max_workgroup_invocations)
+  int max_shared_memory = 16384;            ///< Capabilities::max_shared_memory (bytes)
+  std::uint64_t loop_budget = UINT64_MAX;   ///< DeviceImpl::loop_budget()
+  bool software = false;                    ///< a CPU rasterizer (llvmpipe)
+  RnnSetting setting = RnnSetting::choose;  ///< GLTENSOR_RNN
+};
+
+struct RnnSeqPlan {
+  bool sequence = false;        ///< the sequence kernel (else the per-step path)
+  bool quads = false;           ///< 4 units per group, R^T read as quads (QUADS)
+  std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
+  std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
+  std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
+  std::int64_t dispatches = 0;  ///< ceil(T / chunk)
+};
+
+/// Shared memory of the sequence kernel (bytes).
+std::int64_t rnn_seq_shared_bytes(int phases);
+/// Loop iterations of one invocation running `steps` steps with `groups` groups of units each,
+/// `inner` = H / width groups in a GEMV, each loop counting its exit test: loading and storing h
+/// (groups + 1 each), the step loop's exit, and per step its trip plus, per phase, the group
+/// loop's (groups + 1) and the GEMVs' (groups * (inner + 1)), and 1 for the barrier (llvmpipe
+/// counts more than the trips: 2000 steps on the device's own limit, tests/nn/test_rnn.cpp, ran
+/// short with trips and exit tests alone).
+std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases);
+/// The sequence kernel unless GLTENSOR_RNN=steps, hidden > kRnnSeqMaxHidden, too little shared
+/// memory or loop budget for one step, or (by default) a software rasterizer with more than
+/// kRnnSeqSoftwareMacs per step. Quads where GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a
+/// workgroup's invocations 8 at a time on one thread: 4x fewer invocations and 16 FMAs per quad
+/// load), for hidden sizes that are multiples of 4; one unit per invocation on GPUs.
+RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
+
+}  // namespace gltensor::detail

@@ -1,0 +1,68 @@
+// The recurrent layers' time loop in one dispatch per chunk of steps: see rnn.hpp, rnn_plan.hpp
+// and glsl/nn/rnn_seq.comp.
+#include "nn/rnn.hpp"
+#include "runtime/launch.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::detail {
+
+namespace {
+
+struct SeqParams {
+  std::int64_t B, H, T, D, step0, steps, rev;
+  double clip;
+  void set(Uniforms& u) const {
+    u.u32("u_B", B);
+    u.u32("u_H", H);
+    u.u32("u_T", T);
+    u.u32("u_D", D);
+    u.u32("u_step0", step0);
+    u.u32("u_steps", steps);
+    u.u32("u_rev", rev);
+    u.f32("u_clip", clip);
+  }
+};
+
+}  // namespace
+
+void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop& l) {
+  DeviceImpl& dev = dev_of(l.xw);
+  const Tensor& spare = l.bias;  // bound where a binding is unused
+  const int phases = v.cell == RnnCell::gru && !v.gru_lbr ? 2 : 1;
+  for (std::int64_t s0 = 0; s0 < l.T; s0 += plan.chunk) {
+    const std::int64_t n = std::min(plan.chunk, l.T - s0);
+    Launch launch(dev, "rnn");
+    launch.program(v.kFile, v.defines(), {plan.local});
+    launch.write(l.y).write(l.h);
+    l.c.defined() ? launch.write(l.c) : launch.read(spare);
+    launch.read(l.xw).read(l.rt).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
+    launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip});
+    launch.loop_iterations(rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
+    launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B));
+  }
+}
+
+Defines RnnSeqVariant::defines() const {
+  Defines d;
+  add_defines(d);
+  d.uvalue("MAX_H", static_cast<std::uint64_t>(kRnnSeqMaxHidden)).flag("QUADS", quads);
+  if (quads) d.quads("R", 4, DType::f32);
+  d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, true);
+  if (cell == RnnCell::lstm) d.operand(2, DType::f32, CT::f32, true);
+  return d;
+}
+
+std::vector<RnnSeqVariant> RnnSeqVariant::space() {
+  std::vector<RnnSeqVariant> out;
+  for (const RnnCellVariant& c : RnnCellVariant::space()) {
+    for (bool quads : {false, true}) {
+      RnnSeqVariant v;
+      static_cast<RnnCellVariant&>(v) = c;
+      v.quads = quads;
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,306 @@
+// The recurrent layers' time loop (src/nn/rnn.cpp, rnn_seq.cpp; the model runtime's LSTM, GRU
+// and RNN) against a float64 CPU reference written from the ONNX operator specification: the
+// sequence kernel (one dispatch per chunk of steps, glsl/nn/rnn_seq.comp) and the per-step path
+// (GLTENSOR_RNN=steps), with every attribute, sequence lengths of 1 and past the loop limit's
+// chunk (lowered), per-row sequence_lens, initial states and NaN inputs.
+#include <cmath>
+
+#include "nn/rnn.hpp"
+#include "nn/rnn_plan.hpp"
+#include "test_util.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+using gltensor::detail::RnnActivation;
+using gltensor::detail::RnnCell;
+using gltensor::detail::RnnSpec;
+
+namespace {
+
+struct Case {
+  RnnCell cell = RnnCell::lstm;
+  int D = 1;
+  bool reverse0 = false;
+  std::int64_t T = 5, B = 3, I = 4, H = 7;
+  bool clip = false, seq = false, init = false, peep = false, input_forget = false, lbr = false, layout1 = false;
+  float rscale = 1.5f;              ///< R uniform in +-rscale / sqrt(H)
+  std::vector<RnnActivation> acts;  // empty: the cell's defaults
+};
+
+int gates(RnnCell c) { return c == RnnCell::lstm ? 4 : c == RnnCell::gru ? 3 : 1; }
+
+double act(const RnnActivation& a, double x) {
+  const std::string& n = a.name;
+  if (n == "Sigmoid") return 1 / (1 + std::exp(-x));
+  if (n == "Tanh") return std::tanh(x);
+  if (n == "Relu") return std::max(x, 0.0);
+  if (n == "HardSigmoid") return std::clamp(a.alpha * x + a.beta, 0.0, 1.0);
+  if (n == "ScaledTanh") return a.alpha * std::tanh(a.beta * x);
+  if (n == "LeakyRelu") return x >= 0 ? x : a.alpha * x;
+  if (n == "Softsign") return x / (1 + std::fabs(x));
+  if (n == "Affine") return a.alpha * x + a.beta;
+  ADD_FAILURE() << "no reference for " << n;
+  return 0;
+}
+
+struct Io {
+  std::vector<float> x, w, r, b, h0, c0, p;  // x [T, B, I], states [D, B, H] (layout 0)
+  std::vector<std::int32_t> lens;
+};
+
+struct Ref {
+  std::vector<double> y, yh, yc;  // y [T, D, B, H], states [D, B, H]
+};
+
+// ONNX LSTM / GRU / RNN (layout 0), one direction, batch row and step at a time.
+Ref reference(const Case& c, const Io& io, const std::vector<RnnActivation>& acts) {
+  const std::int64_t T = c.T, B = c.B, I = c.I, H = c.H, D = c.D, G = gates(c.cell), GH = G * H;
+  const std::size_t per = c.cell == RnnCell::lstm ? 3 : c.cell == RnnCell::gru ? 2 : 1;
+  Ref o{std::vector<double>(T * D * B * H, 0.0), std::vector<double>(D * B * H), std::vector<double>(D * B * H)};
+  auto clip = [&](double v) { return c.clip ? std::clamp(v, -0.9, 0.9) : v; };
+  for (std::int64_t d = 0; d < D; ++d) {
+    const RnnActivation* a = &acts[d * per];
+    const bool rev = d == 1 || c.reverse0;
+    for (std::int64_t b = 0; b < B; ++b) {
+      std::vector<double> h(H, 0.0), cs(H, 0.0);
+      if (c.init)
+        for (std::int64_t j = 0; j < H; ++j) {
+          h[j] = io.h0[(d * B + b) * H + j];
+          if (c.cell == RnnCell::lstm) cs[j] = io.c0[(d * B + b) * H + j];
+        }
+      const std::int64_t len = c.seq ? io.lens[b] : T;
+      for (std::int64_t s = 0; s < T; ++s) {
+        const std::int64_t t = rev ? T - 1 - s : s;
+        if (t >= len) continue;  // Y stays 0, the state stays
+        // x W^T + Wb and h R^T + Rb per gate row
+        std::vector<double> xw(GH), hr(GH);
+        for (std::int64_t g = 0; g < GH; ++g) {
+          double sx = 0, sh = 0;
+          for (std::int64_t i = 0; i < I; ++i) sx += double(io.x[(t * B + b) * I + i]) * io.w[(d * GH + g) * I + i];
+          for (std::int64_t m = 0; m < H; ++m) sh += h[m] * io.r[(d * GH + g) * H + m];
+          xw[g] = sx + io.b[d * 2 * GH + g];
+          hr[g] = sh + io.b[d * 2 * GH + GH + g];
+        }
+        std::vector<double> hn(H);
+        for (std::int64_t j = 0; j < H; ++j) {
+          if (c.cell == RnnCell::lstm) {
+            const double pi = c.peep ? io.p[d * 3 * H + j] : 0, po = c.peep ? io.p[d * 3 * H + H + j] : 0,
+                         pf = c.peep ? io.p[d * 3 * H + 2 * H + j] : 0;
+            const double ig = act(a[0], clip(xw[j] + hr[j] + pi * cs[j]));
+            const double fg = c.input_forget ? 1 - ig : act(a[0], clip(xw[2 * H + j] + hr[2 * H + j] + pf * cs[j]));
+            const double ct = act(a[1], clip(xw[3 * H + j] + hr[3 * H + j]));
+            cs[j] = fg * cs[j] + ig * ct;
+            const double og = act(a[0], clip(xw[H + j] + hr[H + j] + po * cs[j]));
+            hn[j] = og * act(a[2], cs[j]);
+          } else if (c.cell == RnnCell::gru) {
+            const double z = act(a[0], clip(xw[j] + hr[j]));
+            const double r = act(a[0], clip(xw[H + j] + hr[H + j]));
+            double nin;
+            if (c.lbr) {
+              nin = xw[2 * H + j] + r * hr[2 * H + j];
+            } else {
+              double sh = io.b[d * 2 * GH + GH + 2 * H + j];
+              for (std::int64_t m = 0; m < H; ++m) {
+                const double rm = act(a[0], clip(xw[H + m] + hr[H + m]));
+                sh += rm * h[m] * io.r[(d * GH + 2 * H + j) * H + m];
+              }
+              nin = xw[2 * H + j] + sh;
+            }
+            const double n = act(a[1], clip(nin));
+            hn[j] = (1 - z) * n + z * h[j];
+          } else {
+            hn[j] = act(a[0], clip(xw[j] + hr[j]));
+          }
+        }
+        h = hn;
+        for (std::int64_t j = 0; j < H; ++j) o.y[((t * D + d) * B + b) * H + j] = h[j];
+      }
+      for (std::int64_t j = 0; j < H; ++j) {
+        o.yh[(d * B + b) * H + j] = h[j];
+        o.yc[(d * B + b) * H + j] = cs[j];
+      }
+    }
+  }
+  return o;
+}
+
+// [A, B, C] -> [B, A, C] of a host array.
+template <typename V>
+V swap01(const V& v, std::int64_t A, std::int64_t B, std::int64_t C) {
+  V o(v.size());
+  for (std::int64_t a = 0; a < A; ++a)
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t c = 0; c < C; ++c) o[(b * A + a) * C + c] = v[(a * B + b) * C + c];
+  return o;
+}
+
+using Path = gltensor::detail::RnnSetting;
+
+// Runs the case on the GPU (the path the plan chooses, or the one GLTENSOR_RNN would force) and
+// compares Y, Y_h and Y_c with the reference. Returns the dispatches of the call.
+std::uint64_t check(std::mt19937_64& rng, const Case& c, Path path = Path::choose, bool nan_row = false) {
+  SCOPED_TRACE("cell " + std::to_string(static_cast<int>(c.cell)) + " D " + std::to_string(c.D) + " T " +
+               std::to_string(c.T) + " B " + std::to_string(c.B) + " H " + std::to_string(c.H) + " path " +
+               std::to_string(static_cast<int>(path)));
+  const std::int64_t T = c.T, B = c.B, I = c.I, H = c.H, D = c.D, G = gates(c.cell), GH = G * H;
+  const float s = c.rscale / std::sqrt(static_cast<float>(H));
+  Io io;
+  io.x = uniform(rng, T * B * I, -2, 2);
+  if (nan_row) io.x[((T / 2) * B + B - 1) * I] = std::nanf("");  // the last row from T / 2 on
+  io.w = uniform(rng, D * GH * I);
+  io.r = uniform(rng, D * GH * H, -s, s);
+  io.b = uniform(rng, D * 2 * GH, -0.5f, 0.5f);
+  io.h0 = uniform(rng, D * B * H);
+  io.c0 = uniform(rng, D * B * H);
+  io.p = uniform(rng, D * 3 * H);
+  io.lens = uniform_int(rng, B, 1, static_cast<int>(T));
+  if (B > 1) io.lens[0] = static_cast<std::int32_t>(T), io.lens[1] = 1;
+  RnnSpec spec;
+  spec.cell = c.cell, spec.directions = D, spec.reverse0 = c.reverse0, spec.has_clip = c.clip, spec.clip = 0.9;
+  spec.input_forget = c.input_forget, spec.linear_before_reset = c.lbr, spec.layout1 = c.layout1;
+  spec.acts = c.acts;
+  if (spec.acts.empty())
+    for (int d = 0; d < D; ++d) {
+      if (c.cell == RnnCell::lstm)
+        spec.acts.insert(spec.acts.end(), {{"Sigmoid", 0, 0}, {"Tanh", 0, 0}, {"Tanh", 0, 0}});
+      else if (c.cell == RnnCell::gru)
+        spec.acts.insert(spec.acts.end(), {{"Sigmoid", 0, 0}, {"Tanh", 0, 0}});
+      else
+        spec.acts.push_back({"Tanh", 0, 0});
+    }
+  const Ref ref = reference(c, io, spec.acts);
+  if (nan_row) {  // the reference's last row is NaN from then on, the others finite
+    for (std::int64_t d = 0; d < D; ++d)
+      for (std::int64_t b = 0; b < B; ++b)
+        EXPECT_EQ(std::isnan(ref.yh[(d * B + b) * H]), b == B - 1) << "direction " << d << " row " << b;
+  }
+
+  Device& dev = device();
+  auto up = [&](const std::vector<float>& v, const Shape& sh) { return Tensor::from_host(dev, v, sh); };
+  const Tensor x = c.layout1 ? up(swap01(io.x, T, B, I), {B, T, I}) : up(io.x, {T, B, I});
+  auto state = [&](const std::vector<float>& v) {
+    return c.layout1 ? up(swap01(v, D, B, H), {B, D, H}) : up(v, {D, B, H});
+  };
+  const bool lstm = c.cell == RnnCell::lstm;
+  const Tensor lens = c.seq ? Tensor::from_host(dev, io.lens, {B}) : Tensor();
+  ScopedSettings set;
+  set->rnn = path;
+  const auto d0 = dev.dispatch_count();
+  const auto o =
+      gltensor::detail::rnn_forward(spec, x, up(io.w, {D, GH, I}), up(io.r, {D, GH, H}), up(io.b, {D, 2 * GH}), lens,
+                                    c.init ? state(io.h0) : Tensor(), c.init && lstm ? state(io.c0) : Tensor(),
+                                    c.peep && lstm ? up(io.p, {D, 3 * H}) : Tensor());
+  const auto dispatches = dev.dispatch_count() - d0;
+  std::vector<float> y = o.y.to_vector(), yh = o.y_h.to_vector();
+  if (c.layout1) {  // Y [B, T, D, H] -> [T, D, B, H]; states [B, D, H] -> [D, B, H]
+    y = swap01(y, B, T * D, H);
+    yh = swap01(yh, B, D, H);
+  }
+  const double rtol = 2e-4, atol = 2e-5 * std::sqrt(static_cast<double>(T));
+  EXPECT_TRUE(close(y, ref.y, rtol, atol)) << "Y";
+  EXPECT_TRUE(close(yh, ref.yh, rtol, atol)) << "Y_h";
+  if (lstm) {
+    std::vector<float> yc = o.y_c.to_vector();
+    if (c.layout1) yc = swap01(yc, B, D, H);
+    EXPECT_TRUE(close(yc, ref.yc, rtol, atol)) << "Y_c";
+  }
+  return dispatches;
+}
+
+}  // namespace
+
+// Every path: the plan's choice, the per-step path, and the sequence kernel with one unit per
+// invocation and with quads (hidden sizes that are multiples of 4; others run one unit each).
+TEST(Rnn, SequenceKernelMatchesReference) {
+  GLT_RNG(rng);
+  for (Path path : {Path::choose, Path::steps, Path::units, Path::quads})
+    for (std::int64_t H : {36, 37}) {
+      Case lstm;  // bidirectional, every input, clip
+      lstm.D = 2, lstm.T = 6, lstm.B = 3, lstm.H = H, lstm.clip = lstm.seq = lstm.init = lstm.peep = true;
+      check(rng, lstm, path);
+      lstm.input_forget = true, lstm.reverse0 = true, lstm.D = 1, lstm.clip = false;
+      lstm.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0}};
+      check(rng, lstm, path);
+      for (bool lbr : {false, true}) {
+        Case gru;
+        gru.cell = RnnCell::gru, gru.D = 2, gru.T = 5, gru.B = 4, gru.H = H - 4, gru.lbr = lbr;
+        gru.seq = gru.init = gru.clip = true;
+        check(rng, gru, path);
+      }
+      Case rnn;  // reverse, layout 1 (batch first), LeakyRelu
+      rnn.cell = RnnCell::rnn, rnn.reverse0 = true, rnn.layout1 = true, rnn.T = 4, rnn.B = 2, rnn.H = H - 24;
+      rnn.seq = rnn.init = true;
+      rnn.acts = {{"LeakyRelu", 0.2, 0}};
+      check(rng, rnn, path);
+    }
+}
+
+TEST(Rnn, SequenceKernelEdgeShapes) {
+  GLT_RNG(rng);
+  for (Path path : {Path::units, Path::quads})
+    for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn}) {
+      Case c;
+      c.cell = cell, c.T = 1, c.B = 1, c.H = 1, c.I = 1, c.init = true;  // one step, one unit
+      check(rng, c, path);
+      c.T = 3, c.B = 2, c.H = 100, c.D = 2, c.seq = true;  // more units than invocations on small workgroups
+      check(rng, c, path);
+      c.H = detail::kRnnSeqMaxHidden, c.D = 1, c.B = 1, c.T = 2;  // the largest hidden size it takes
+      check(rng, c, path);
+    }
+  Case big;  // past the sequence kernel's hidden sizes: the per-step path
+  big.T = 2, big.B = 1, big.H = detail::kRnnSeqMaxHidden + 1, big.init = true;
+  check(rng, big, Path::units);
+}
+
+TEST(Rnn, SequenceKernelPropagatesNaN) {
+  GLT_RNG(rng);
+  for (RnnCell cell : {RnnCell::lstm, RnnCell::gru}) {
+    Case c;  // the last batch row gets NaN from T / 2 on; the others stay finite
+    c.cell = cell, c.T = 6, c.B = 3, c.H = 8, c.init = true, c.D = 2;
+    for (Path path : {Path::units, Path::quads}) check(rng, c, path, true);
+  }
+}
+
+TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
+  GLT_RNG(rng);
+  for (RnnCell cell : {RnnCell::lstm, RnnCell::gru, RnnCell::rnn})
+    for (bool lbr : {false, true})
+      for (Path path : {Path::units, Path::quads}) {
+        if (lbr && cell != RnnCell::gru) continue;
+        Case c;
+        c.cell = cell, c.lbr = lbr, c.D = 2, c.B = 3, c.H = 8, c.I = 3, c.seq = c.init = c.peep = true;
+        const int phases = cell == RnnCell::gru && !lbr ? 2 : 1;
+        // A limit that holds 4 steps per dispatch: 11 steps take 3 dispatches, 3 steps one.
+        ScopedLoopLimit limit(detail::rnn_seq_loops(4, 1, path == Path::quads ? c.H / 4 : c.H, phases));
+        c.T = 11;
+        const auto n11 = check(rng, c, path);
+        c.T = 3;
+        const auto n3 = check(rng, c, path);
+        EXPECT_EQ(n11 - n3, 2u) << "11 steps in 3 dispatches, 3 steps in one";
+        c.T = 1;
+        check(rng, c, path);
+      }
+  {  // a limit below one step's loops: the per-step path, still right
+    ScopedLoopLimit limit(detail::rnn_seq_loops(1, 1, 37, 1) - 1);
+    Case c;
+    c.T = 3, c.H = 37, c.init = true;
+    const auto n3 = check(rng, c);
+    c.T = 1;
+    EXPECT_EQ(n3 - check(rng, c), 4u) << "2 dispatches per step";
+  }
+}
+
+// Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel
+// that ran more loop iterations than it declared would be cut short silently: 2000 steps of
+// hidden 128 take 2 dispatches with quads, 4 with one unit per invocation (one on GPUs); GRU
+// without linear_before_reset (two GEMVs and barriers a step) 3 and 8. A contracting R
+// (0.5 / sqrt(H)) keeps float32 within reach of the float64 reference over the steps.
+TEST(Rnn, SequenceKernelPastTheDevicesLoopLimit) {
+  GLT_RNG(rng);
+  for (RnnCell cell : {RnnCell::rnn, RnnCell::gru})
+    for (Path path : {Path::units, Path::quads}) {
+      Case c;
+      c.cell = cell, c.T = 2000, c.B = 1, c.H = 128, c.I = 8, c.init = true, c.rscale = 0.5f;
+      check(rng, c, path);
+    }
+}
