@@ -96,6 +96,19 @@ std::vector<float> OcrPipeline::rec_input(const cv::Mat& crop, int width) const 
 
 std::vector<std::pair<std::string, float>> OcrPipeline::ctc_decode(const std::vector<float>& p, std::int64_t n,
                                                                    std::int64_t t, std::int64_t c) const {
+  std::vector<float> best(static_cast<std::size_t>(n * t)), prob(best.size());
+  for (std::size_t r = 0; r < best.size(); ++r) {
+    const float* row = p.data() + static_cast<std::int64_t>(r) * c;
+    const std::int64_t b = std::max_element(row, row + c) - row;
+    best[r] = static_cast<float>(b);
+    prob[r] = row[b];
+  }
+  return ctc_decode_best(best, prob, n, t);
+}
+
+std::vector<std::pair<std::string, float>> OcrPipeline::ctc_decode_best(const std::vector<float>& best_class,
+                                                                        const std::vector<float>& prob, std::int64_t n,
+                                                                        std::int64_t t) const {
   std::vector<std::pair<std::string, float>> r;
   for (std::int64_t i = 0; i < n; ++i) {
     std::string text;
@@ -103,11 +116,11 @@ std::vector<std::pair<std::string, float>> OcrPipeline::ctc_decode(const std::ve
     int count = 0;
     std::int64_t prev = -1;
     for (std::int64_t s = 0; s < t; ++s) {
-      const float* row = p.data() + (i * t + s) * c;
-      const std::int64_t best = std::max_element(row, row + c) - row;
+      const std::size_t k = static_cast<std::size_t>(i * t + s);
+      const auto best = static_cast<std::int64_t>(best_class[k]);
       if (best != 0 && best != prev && best < static_cast<std::int64_t>(chars_.size())) {
         text += chars_[static_cast<std::size_t>(best)];
-        conf += row[best];
+        conf += prob[k];
         ++count;
       }
       prev = best;
@@ -181,15 +194,19 @@ void OcrPipeline::recognize(const std::vector<cv::Mat>& crops, std::vector<TextL
     const ModelInput& in = last_rec_.back();
     tm.rec_shapes.push_back(in.shape);
     auto out = rec_.run({{rec_.inputs()[0].name, Tensor::from_host(dev_, in.values, in.shape)}});
+    // [N, T, classes] -> each step's best class and its probability, on the GPU: the read-back
+    // is [N, T] twice instead of the whole distribution (6625 classes per step).
     const Tensor& probs = out.begin()->second;
     out_shapes.push_back(probs.shape());
-    reads.push_back(probs.to_host_async());
+    reads.push_back(argmax(probs, -1).to_host_async());
+    reads.push_back(amax(probs, {-1}).to_host_async());
   }
   for (std::size_t k = 0; k < batches.size(); ++k) {
-    const auto probs = reads[k].get_float();
+    const auto best = reads[2 * k].get_float();
+    const auto prob = reads[2 * k + 1].get_float();
     const auto td = Clock::now();
     const Shape& s = out_shapes[k];
-    const auto decoded = ctc_decode(probs, s[0], s[1], s[2]);
+    const auto decoded = ctc_decode_best(best, prob, s[0], s[1]);
     for (std::size_t j = 0; j < batches[k].lines.size(); ++j) {
       TextLine& l = lines[batches[k].lines[j]];
       l.text = decoded[j].first;

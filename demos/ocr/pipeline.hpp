@@ -81,6 +81,11 @@ class OcrPipeline {
   std::vector<float> rec_input(const cv::Mat& crop, int width) const;
   std::vector<std::pair<std::string, float>> ctc_decode(const std::vector<float>& probs, std::int64_t n, std::int64_t t,
                                                         std::int64_t c) const;
+  /// The same from each step's best class (the first on ties) and its probability, [N, T] each
+  /// (what recognition reads back: argmax and amax run on the GPU).
+  std::vector<std::pair<std::string, float>> ctc_decode_best(const std::vector<float>& best,
+                                                             const std::vector<float>& prob, std::int64_t n,
+                                                             std::int64_t t) const;
   /// The inputs of the last run's detector, classifier (none without classification) and
   /// recognizer calls, in call order.
   const ModelInput& last_det_input() const { return last_det_; }
