@@ -19,6 +19,7 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   if (rnn_seq_shared_bytes(p.phases) > dev.max_shared_memory || dev.max_local < 32) return plan;
   if (dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H * p.D * p.B > kRnnSeqSoftwareMacs)
     return plan;
+  if (!dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H > kRnnSeqGpuMacs) return plan;
   const bool quads =
       p.H % 4 == 0 && (dev.setting == RnnSetting::quads || (dev.setting == RnnSetting::choose && dev.software));
   const std::int64_t inner = quads ? p.H / 4 : p.H;

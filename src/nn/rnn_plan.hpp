@@ -23,6 +23,12 @@ inline constexpr std::int64_t kRnnSeqMaxHidden = 256;
 /// hidden 64 with one direction (16384) 0.5-1.0x the per-step path's time; with two (32768)
 /// 0.4-2x, the per-step path ahead at the lower loads; hidden 128 with one (65536) even.
 inline constexpr std::int64_t kRnnSeqSoftwareMacs = 16384;
+/// On GPUs, the largest recurrent GEMV work per step of one workgroup (one direction and batch
+/// row), G H^2 multiply-adds, that the sequence kernel takes by default: one workgroup reads all
+/// of R each step, where the per-step path spreads it over the device. H100 (bench/RESULTS.md,
+/// gltensor_model_bench --lstm): LSTM hidden 64 (16384) 0.27-0.36x the per-step path's time,
+/// hidden 128 (65536) 1.55-1.93x, hidden 256 2.9-3.7x.
+inline constexpr std::int64_t kRnnSeqGpuMacs = 16384;
 
 struct RnnSeqProblem {
   std::int64_t T = 0, H = 0;
@@ -58,9 +64,10 @@ std::int64_t rnn_seq_shared_bytes(int phases);
 std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases);
 /// The sequence kernel unless GLTENSOR_RNN=steps, hidden > kRnnSeqMaxHidden, too little shared
 /// memory or loop budget for one step, or (by default) a software rasterizer with more than
-/// kRnnSeqSoftwareMacs per step. Quads where GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a
-/// workgroup's invocations 8 at a time on one thread: 4x fewer invocations and 16 FMAs per quad
-/// load), for hidden sizes that are multiples of 4; one unit per invocation on GPUs.
+/// kRnnSeqSoftwareMacs per step or a GPU with more than kRnnSeqGpuMacs per workgroup and step. Quads where
+/// GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a workgroup's invocations 8 at a time on
+/// one thread: 4x fewer invocations and 16 FMAs per quad load), for hidden sizes that are multiples of 4; one unit per
+/// invocation on GPUs.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

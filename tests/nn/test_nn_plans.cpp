@@ -209,7 +209,7 @@ TEST(PlanPool2d, AdaptiveAndGradientPasses) {
 // or GLTENSOR_RNN=steps.
 TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   using S = RnnSetting;
-  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::choose},
+  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::units},
       llvmpipe{1024, 32768, 65535, true, S::choose};
   RnnSeqPlan p = plan_rnn_sequence({256, 128, 1}, gpu);
   EXPECT_TRUE(p.sequence);
@@ -220,7 +220,7 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   EXPECT_EQ(p.dispatches, 1);
   p = plan_rnn_sequence({64, 37, 1}, gpu);
   EXPECT_EQ(p.local, 64u);
-  p = plan_rnn_sequence({64, 256, 2}, gles_min);  // 2 units per invocation of 128
+  p = plan_rnn_sequence({64, 256, 2}, gles_min);  // forced: 2 units per invocation of 128
   EXPECT_TRUE(p.sequence);
   EXPECT_EQ(p.local, 128u);
   EXPECT_EQ(p.groups, 2);
@@ -242,12 +242,18 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   EXPECT_FALSE(p.quads);
   EXPECT_EQ(p.local, 160u);
   EXPECT_EQ(p.chunk, (65535 - 5) / 135);
-  // Software rasterizers: the per-step path past kRnnSeqSoftwareMacs (GPUs: none), unless forced.
+  // Software rasterizers: the per-step path past kRnnSeqSoftwareMacs, unless forced.
   EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, llvmpipe).sequence);  // LSTM 64, one direction
   EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 2, 1}, llvmpipe).sequence);
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, llvmpipe).sequence);
   EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::quads}).sequence);
-  EXPECT_TRUE(plan_rnn_sequence({64, 256, 1, 4, 2, 8}, gpu).sequence);
+  // GPUs: the per-step path past kRnnSeqGpuMacs per workgroup (directions and batch rows are
+  // workgroups of their own), unless forced.
+  EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 2, 8}, gpu).sequence);  // LSTM 64, both directions
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gpu).sequence);
+  EXPECT_TRUE(
+      plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::units}).sequence);
+  EXPECT_FALSE(plan_rnn_sequence({64, 256, 1, 4, 2, 8}, gpu).sequence);
   EXPECT_TRUE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::quads}).quads);
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, true, S::units}).quads);
   EXPECT_FALSE(plan_rnn_sequence({64, kRnnSeqMaxHidden + 1, 1}, gpu).sequence);
