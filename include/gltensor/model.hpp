@@ -69,7 +69,7 @@ struct RunStats {
   /// captured run's.
   std::size_t peak_bytes = 0;
   std::size_t total_intermediate_bytes = 0;
-  /// Compute dispatches and glMemoryBarrier calls the run issued on its device (a replay's
+  /// Compute dispatches and memory barriers the run issued on its device (a replay's
   /// included; the queue issues a barrier only where a dispatch reads or overwrites what an
   /// earlier one wrote since the last barrier, and at the end of each batch of dispatches).
   std::uint64_t dispatches = 0;

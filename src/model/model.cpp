@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
@@ -15,6 +14,7 @@
 #include "model/graph.hpp"
 #include "model/ops.hpp"
 #include "model/planner.hpp"
+#include "runtime/device_impl.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -41,7 +41,13 @@ struct GraphPlan {
 // What a run changes: the liveness accounting and the statistics of that run (one per call, so
 // that calls on several threads share nothing mutable).
 struct RunState {
-  std::unordered_map<const void*, std::pair<std::size_t, int>> live;  // storage -> (bytes, holders)
+  // Storages of the intermediates alive: a flat list (a few dozen at most; no allocation per node).
+  struct Live {
+    const void* storage;
+    std::size_t bytes;
+    int holders;
+  };
+  std::vector<Live> live;
   std::size_t live_bytes = 0;
   RunStats stats;
 };
@@ -273,6 +279,7 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
   std::vector<Tensor> given = m.check_inputs(inputs, dev);
   DeviceState& ds = m.state_for(dev);
   RunState rs;
+  rs.live.reserve(64);
   const auto d0 = dev.dispatch_count(), b0 = dev.barrier_count();
   auto out = m.options.replay ? m.run_replayed(ds, given, rs) : m.execute(ds, given, rs);
   rs.stats.dispatches = dev.dispatch_count() - d0;
@@ -376,23 +383,29 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
 
 void Model::Impl::hold(RunState& rs, const Tensor& t) {
   if (!t.defined()) return;
-  auto& st = t.impl()->storage;
-  auto [it, fresh] = rs.live.try_emplace(st.get(), st->nbytes, 0);
-  if (fresh) {
-    rs.live_bytes += st->nbytes;
-    rs.stats.total_intermediate_bytes += st->nbytes;
-  }
-  ++it->second.second;
+  const auto& st = t.impl()->storage;
+  for (auto& l : rs.live)
+    if (l.storage == st.get()) {
+      ++l.holders;
+      return;
+    }
+  rs.live.push_back({st.get(), st->nbytes, 1});
+  rs.live_bytes += st->nbytes;
+  rs.stats.total_intermediate_bytes += st->nbytes;
 }
 
 void Model::Impl::drop(RunState& rs, const Tensor& t) {
   if (!t.defined()) return;
-  auto it = rs.live.find(t.impl()->storage.get());
-  if (it == rs.live.end()) return;
-  if (--it->second.second == 0) {
-    rs.live_bytes -= it->second.first;
-    rs.live.erase(it);
-  }
+  const void* st = t.impl()->storage.get();
+  for (std::size_t i = 0; i < rs.live.size(); ++i)
+    if (rs.live[i].storage == st) {
+      if (--rs.live[i].holders == 0) {
+        rs.live_bytes -= rs.live[i].bytes;
+        rs.live[i] = rs.live.back();
+        rs.live.pop_back();
+      }
+      return;
+    }
 }
 
 RtValue& Model::Impl::ref(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, int id) const {
@@ -445,7 +458,9 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
     const bool on_host = def && def->host && (def->shape_only || (all_host && host_elems <= host_limit));
     Args a(dev, g, n, ptrs, weight_dtype(options));
     try {
-      ProfileScope scope(dev, n.op_type);
+      // (a scope only while the profiler is on: no copy of the op's name per node otherwise)
+      std::optional<ProfileScope> scope;
+      if (dev.impl()->profiler()) scope.emplace(dev, n.op_type);
       if (!def) {
         run_control(ds, g, n, vals, rs);
       } else if (on_host) {
