@@ -148,6 +148,34 @@ Model Model::load(const Device& dev, const std::string& path, const ModelOptions
   return Model(std::move(m));
 }
 
+namespace {
+
+// The order the nodes run in: by dependency level (a node after every node whose output it reads,
+// as early as that allows; nodes of one level in file order), so that nodes that do not depend on
+// each other are dispatched next to each other and share one barrier interval of the queue (which
+// issues a barrier only before a dispatch that reads what was written since the last one).
+std::vector<int> barrier_order(const Graph& g) {
+  std::vector<int> level_of_value(g.values.size(), 0);
+  std::vector<std::pair<int, int>> order;  // (level, node index)
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.removed) continue;
+    int level = 0;
+    for (const auto* ids : {&n.inputs, &n.implicit})
+      for (int in : *ids)
+        if (in >= 0) level = std::max(level, level_of_value[in] + 1);
+    for (int o : n.outputs)
+      if (o >= 0) level_of_value[o] = level;
+    order.emplace_back(level, static_cast<int>(i));
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> r;
+  for (const auto& [level, i] : order) r.push_back(i);
+  return r;
+}
+
+}  // namespace
+
 // Plans a graph, then the subgraphs of its remaining nodes (which see its constants).
 void Model::Impl::plan(Graph& g, const Graph* parent) {
   if (parent)  // outer values that are constants in the enclosing graph: constants here
@@ -171,9 +199,9 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   const Registry& reg = registry();
   std::vector<int> last_use(g.values.size(), -1);
   std::vector<char> seen(g.values.size(), 0);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+  for (int idx : barrier_order(g)) {
+    const auto i = static_cast<std::size_t>(idx);
     const Node& n = g.nodes[i];
-    if (n.removed) continue;
     Step s;
     s.node = static_cast<int>(i);
     if (!is_control_flow(n)) s.def = &reg.at(n.op_type);
