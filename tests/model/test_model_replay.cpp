@@ -13,20 +13,10 @@ using namespace gltensor;
 using namespace glt_test;
 using B = OnnxBuilder;
 
-namespace {
-
-Model load(const std::string& path, bool replay) {
-  ModelOptions o;
-  o.replay = replay;
-  return Model::load(device(), path, o);
-}
-
-}  // namespace
-
 TEST(ModelReplay, RunsEqualThePlainPathAcrossContentsAndShapes) {
   GLT_RNG(rng);
   const ThreeGemm g(rng);
-  Model plain = load(g.path, false), replayed = load(g.path, true);
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true);
   Device& dev = device();
   for (std::int64_t rows : {34, 34, 34, 34, 5, 5, 5, 34, 34, 34, 1, 1, 1}) {
     SCOPED_TRACE("rows " + std::to_string(rows));
@@ -46,7 +36,7 @@ TEST(ModelReplay, RunsEqualThePlainPathAcrossContentsAndShapes) {
 TEST(ModelReplay, ReplayedRunsOnlyCopyAndReplay) {
   GLT_RNG(rng);
   const ThreeGemm g(rng);
-  Model plain = load(g.path, false), replayed = load(g.path, true);
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true);
   Device& dev = device();
   Tensor x = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), {1, 34, ThreeGemm::W});
   plain.run({{"x", x}});  // kernels compiled, variants tuned
@@ -76,7 +66,7 @@ TEST(ModelReplay, RunsThatReadBackRunUnrecorded) {
   auto& cast = m.node("Cast", {"s"}, {"shape"});
   B::attr_i(cast, "to", onnx::TensorProto::INT64);
   m.node("Reshape", {"x", "shape"}, {"y"});
-  Model replayed = load(m.save("replay_reshape"), true);
+  Model replayed = load_model(m.save("replay_reshape"), true);
   const std::vector<std::vector<float>> shapes = {{4, 3}, {2, 6}, {12, 1}, {6, 2}, {4, 3}};
   for (const auto& sv : shapes) {
     const auto x = uniform(rng, 12);

@@ -14,12 +14,6 @@ using B = OnnxBuilder;
 
 namespace {
 
-Model load(const std::string& path, bool replay) {
-  ModelOptions o;
-  o.replay = replay;
-  return Model::load(device(), path, o);
-}
-
 // `runs` runs of `model` on `dev` with fresh inputs of `rows` rows (alternating with rows + 1: a
 // new set of shapes each time), each output checked; returns how many were right.
 int run_and_check(const Model& model, const ThreeGemm& g, Device& dev, std::uint64_t seed, int runs,
@@ -48,7 +42,7 @@ class ModelThreads : public ::testing::TestWithParam<bool> {};  // ModelOptions:
 TEST_P(ModelThreads, OneModelRunsOnSeveralThreadsAtOnce) {
   GLT_RNG(rng);
   const ThreeGemm g(rng, "threads_three_gemm");
-  const Model model = load(g.path, GetParam());
+  const Model model = load_model(g.path, GetParam());
   const std::uint64_t seed = rng();
   constexpr int kRuns = 12;
   std::atomic<int> ready{0};
@@ -87,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(Model, ModelThreads, ::testing::Values(false, true),
 TEST(ModelRunStats, EachCallReportsItsOwnRun) {
   GLT_RNG(rng);
   const ThreeGemm g(rng, "stats_three_gemm");
-  const Model model = load(g.path, false);
+  const Model model = load_model(g.path, false);
   Device& dev = device();
   const Tensor x = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), {1, 34, ThreeGemm::W});
   model.run({{"x", x}});  // kernels compiled

@@ -1,12 +1,13 @@
 // The three-Gemm model of the model tests (issue 21's small model): three layers of width W,
 // MatMul + Add with ReLU after the first two, on a [1, rows, W] input whose row count is dynamic;
-// random weights and a float64 reference.
+// random weights and a float64 reference; load_model, the model tests' loader.
 #pragma once
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "gltensor/model.hpp"
 #include "onnx_builder.hpp"
 #include "test_util.hpp"
 
@@ -47,5 +48,12 @@ struct ThreeGemm {
     return a;
   }
 };
+
+/// The model at `path` on the tests' device, with ModelOptions::replay as given.
+inline gltensor::Model load_model(const std::string& path, bool replay) {
+  gltensor::ModelOptions o;
+  o.replay = replay;
+  return gltensor::Model::load(device(), path, o);
+}
 
 }  // namespace glt_test
