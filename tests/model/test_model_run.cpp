@@ -132,7 +132,9 @@ TEST(ModelRunPlan, IndependentNodesShareABarrierInterval) {
   const auto w1 = uniform(rng, K * N1), w2 = uniform(rng, N1 * N1), w3 = uniform(rng, K * N3),
              w4 = uniform(rng, N3 * N4);
   B m(13);
-  m.input("x", {R, K}).output("a2", {R, N1}).output("b2", {R, N4});
+  // Every product is an output: none is released during the run, so that no buffer a product
+  // read is reused by a later one (a write after read: a barrier of its own).
+  m.input("x", {R, K}).output("a1", {R, N1}).output("a2", {R, N1}).output("b1", {R, N3}).output("b2", {R, N4});
   m.init("w1", {K, N1}, w1).init("w2", {N1, N1}, w2).init("w3", {K, N3}, w3).init("w4", {N3, N4}, w4);
   m.node("MatMul", {"x", "w1"}, {"a1"});
   m.node("MatMul", {"a1", "w2"}, {"a2"});
