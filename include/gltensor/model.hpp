@@ -10,9 +10,10 @@
 // Planning (at load): shape subgraphs (Shape, Gather, Concat, Cast, Unsqueeze, ... on int64) and
 // constant subgraphs are folded on the host; BatchNormalization is folded into a preceding Conv;
 // Conv/Gemm/MatMul + bias + activation are fused into one epilogue. The result is a run plan per
-// graph (and subgraph): the nodes left to run, each with its op mapping resolved, and the values
-// each node reads last, so that intermediates are released at their last use and the SSBO pool
-// reuses their buffers (RunStats::peak_bytes reports the peak).
+// graph (and subgraph): the nodes left to run, ordered by dependency level (independent nodes
+// next to each other, sharing one barrier interval), each with its op mapping resolved, and the
+// values each node reads last, so that intermediates are released at their last use and the
+// SSBO pool reuses their buffers (RunStats::peak_bytes reports the peak).
 //
 // Threads: a Device is used only by the thread that opened it, so two threads run one Model each
 // on its own device: Model::run runs on the device of its inputs, and the model uploads its
