@@ -1,5 +1,6 @@
 // Training-step profile: times steps of the Fashion-MNIST demo's models (synthetic batch of 128)
-// and prints the GPU profile per op and per kernel (Device::set_profiling).
+// and prints the dispatches and barriers (glMemoryBarrier) per step and the GPU profile per op and
+// per kernel (Device::set_profiling).
 //   gltensor_train_profile [--model cnn|mlp] [--steps N] [--batch B]
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -35,12 +36,16 @@ int main(int argc, char** argv) {
   };
   step();  // compiles every kernel, tunes
   dev.synchronize();
+  const auto d0 = dev.dispatch_count(), b0 = dev.barrier_count();
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) step();
   dev.synchronize();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double n = steps;
   std::printf("%s on %s: %.3f ms per step (batch %d), %.0f img/s, %.2f s per 60000-image epoch\n", model.c_str(),
               dev.adapter().renderer.c_str(), 1e3 * s / steps, batch, batch * steps / s, 60000.0 / batch * s / steps);
+  std::printf("per step: %.1f dispatches, %.1f barriers\n", static_cast<double>(dev.dispatch_count() - d0) / n,
+              static_cast<double>(dev.barrier_count() - b0) / n);
   if (dev.caps().timer_query) {
     dev.set_profiling(true);
     for (int i = 0; i < std::max(1, steps / 4); ++i) step();

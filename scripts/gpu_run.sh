@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
 #   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision benchf lab labvariants mlp cnn profile torchtrain
-#                                   interop, ocr ocrbench ocrtest graphics replay lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
+#                                   interop, ocr ocrbench ocrtest graphics replay plan lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization),
 #                                   attn (after pack_gpu.sh --gpt: issue 23's training attention)
 #                                   (diag: see git history)
@@ -127,6 +127,29 @@ for phase in "$@"; do
               done
               timeout 200 python3 "$P/onnx_torch_bench.py" "$m" --shape x=$x --reps 200 2>&1 | tail -4
             done 2>&1 | tee -a "$OUT/replay.txt" ;;
+    plan) # Model::run planned once, per-run state, shared barrier intervals (issue 21; after pack_gpu.sh --ocr
+          # with OLD_MODEL_BENCH=main's gltensor_model_bench): the tests, then the three-Gemm model and PP-OCRv4
+          # rec/det, this build against the old one in interleaved rounds (gltensor_model_bench rows: host and
+          # cpu ms in run(), plain and replayed), then dispatches and barriers per run of rec and det.
+          for t in test_model_run test_model_replay; do
+            timeout 120 "$P/bin/$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
+            echo "$t rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/plan.txt"
+            [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/plan.txt"
+          done
+          timeout 60 "$P/bin/gltensor_model_bench" --runs 10 --save-model /tmp/three_gemm.onnx > /dev/null 2>&1
+          for r in 1 2 3; do for b in old new; do
+            exe="$P/bin/gltensor_model_bench"; lib=$P/lib; [ $b = old ] && exe="$P/bin/gltensor_model_bench_old" lib=$P/oldlib:$P/lib
+            [ -x "$exe" ] || continue
+            for s in /tmp/three_gemm.onnx:1x34x96:500 "$P/models/ocr/ch_PP-OCRv4_rec_infer.onnx:1x3x48x320:100" \
+                     "$P/models/ocr/ch_PP-OCRv4_det_infer.onnx:1x3x640x640:50"; do
+              m=${s%%:*}; rest=${s#*:}; echo "== $b round $r: $(basename "$m") x=${rest%%:*}"
+              LD_LIBRARY_PATH=$lib timeout 120 "$exe" --model "$m" --shape x=${rest%%:*} --runs ${rest#*:} 2>&1 | grep -E "^\| Model"
+            done
+          done; done 2>&1 | tee -a "$OUT/plan.txt"
+          for s in rec:1x3x48x320 det:1x3x640x640; do
+            echo "== gltensor-run ${s%%:*}"
+            timeout 120 "$P/bin/gltensor-run" "$P/models/ocr/ch_PP-OCRv4_${s%%:*}_infer.onnx" --shape x=${s#*:} --bench 50 2>&1 | grep -E "^(dispatches|bench)"
+          done 2>&1 | tee -a "$OUT/plan.txt" ;;
     ocrbench) # gltensor vs ONNX Runtime (pip, CPU, every core) on the same inputs; det 640, rec 48x320, OCR
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
          python3 -c "import onnxruntime, numpy; print('onnxruntime', onnxruntime.__version__)" 2>&1 | tee "$OUT/ocrbench.txt"

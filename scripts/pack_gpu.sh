@@ -7,7 +7,7 @@
 # PyTorch's reference script and scripts/gpu_run.sh. Then, with `.gl` from
 # ../shared/gpu/fetch-gl-runtime.sh:
 #   run with carry [".gl", "gpu-pack"]:  bash gpu-pack/run.sh tests onnx bench mlp cnn interop
-#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics replay lstm modelort
+#   after --ocr:                         bash gpu-pack/run.sh info ocr ocrbench ocrtest graphics replay plan lstm modelort
 #   after --train:                       bash gpu-pack/run.sh profile cnn mlp torchtrain
 #   after --gpt:                         bash gpu-pack/run.sh info gpt decode
 #                                        bash gpu-pack/run.sh info quant gptquant
@@ -92,6 +92,12 @@ elif [ "${1:-}" != "--ocr" ] && [ "${1:-}" != "--gpt" ]; then mkdir -p gpu-pack/
 if [ -n "${OLD_BENCH:-}" ]; then
   cp "$OLD_BENCH" gpu-pack/bin/gltensor_bench_old && strip gpu-pack/bin/gltensor_bench_old
   mkdir -p gpu-pack/oldlib && cp -L "$(dirname "$OLD_BENCH")/../libgltensor.so.0" gpu-pack/oldlib/ && strip gpu-pack/oldlib/*
+fi
+# OLD_MODEL_BENCH=path/to/gltensor_model_bench of an earlier commit (its library to gpu-pack/oldlib
+# as above; give OLD_BENCH of the same build): packed for the `plan` phase.
+if [ -n "${OLD_MODEL_BENCH:-}" ]; then
+  cp "$OLD_MODEL_BENCH" gpu-pack/bin/gltensor_model_bench_old && strip gpu-pack/bin/gltensor_model_bench_old
+  mkdir -p gpu-pack/oldlib && cp -L "$(dirname "$OLD_MODEL_BENCH")/../libgltensor.so.0" gpu-pack/oldlib/ && strip gpu-pack/oldlib/*
 fi
 cp scripts/gpu_run.sh gpu-pack/run.sh
 du -sh gpu-pack

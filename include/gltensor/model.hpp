@@ -7,11 +7,20 @@
 // is a ModelError raised by Model::load naming the model file, the node (name and index), its op
 // type and the attribute, never a silent approximation at run time.
 //
-// Planning (at load, and again per new set of input shapes): shape subgraphs (Shape, Gather,
-// Concat, Cast, Unsqueeze, ... on int64) and constant subgraphs are folded on the host;
-// BatchNormalization is folded into a preceding Conv; Conv/Gemm/MatMul + bias + activation are
-// fused into one epilogue; intermediates are released at their last use so that the SSBO pool
-// reuses their buffers (peak_bytes() reports the peak).
+// Planning (at load): shape subgraphs (Shape, Gather, Concat, Cast, Unsqueeze, ... on int64) and
+// constant subgraphs are folded on the host; BatchNormalization is folded into a preceding Conv;
+// Conv/Gemm/MatMul + bias + activation are fused into one epilogue. The result is a run plan per
+// graph (and subgraph): the nodes left to run, ordered by dependency level (independent nodes
+// next to each other, sharing one barrier interval), each with its op mapping resolved, and the
+// values each node reads last, so that intermediates are released at their last use and the
+// SSBO pool reuses their buffers (RunStats::peak_bytes reports the peak).
+//
+// Threads: a Device is used only by the thread that opened it, so two threads run one Model each
+// on its own device: Model::run runs on the device of its inputs, and the model uploads its
+// weights to a device at the first run there (the load device's at load) and keeps them until
+// release(device) or its destruction. run() is const and keeps every per-run state (values,
+// liveness, RunStats) in the call; the per-device state is created under a lock and used only by
+// that device's thread. Loading, moving and destroying a Model are not concurrent with runs.
 //
 #pragma once
 #include <cstdint>
@@ -49,8 +58,23 @@ struct ModelOptions {
   /// recording's tensors: the next run overwrites them (clone() what must outlive it). A run that
   /// cannot be captured (it reads values back: control flow on data, data-dependent shapes) runs
   /// unrecorded for those shapes. A new set of shapes drops the previous recording and its
-  /// buffers. Memory: the recording keeps the buffers of one run (about peak_bytes()).
+  /// buffers (one recording per device the model runs on). Memory: the recording keeps the buffers of one run (about
+  /// peak_bytes()).
   bool replay = false;
+};
+
+/// Statistics of one run (Model::run's `stats`, Model::last_run).
+struct RunStats {
+  /// Peak bytes of intermediate tensors alive at once (excluding initializers), and the sum over
+  /// all intermediates, for comparison. A replayed run (ModelOptions::replay) reports its
+  /// captured run's.
+  std::size_t peak_bytes = 0;
+  std::size_t total_intermediate_bytes = 0;
+  /// Compute dispatches and memory barriers the run issued on its device (a replay's
+  /// included; the queue issues a barrier only where a dispatch reads or overwrites what an
+  /// earlier one wrote since the last barrier, and at the end of each batch of dispatches).
+  std::uint64_t dispatches = 0;
+  std::uint64_t barriers = 0;
 };
 
 class Model {
@@ -64,17 +88,24 @@ class Model {
   /// The opset of the default domain the model imports.
   int opset() const;
 
-  /// Runs the graph. `inputs` maps every graph input name to a tensor on this model's device
-  /// whose dtype and shape match the graph (dynamic dims free). Returns every graph output by
-  /// name; the tensors stay on the GPU. Throws ModelError for a missing/extra input or a shape
-  /// or dtype mismatch (naming the input, the expected and the given shape).
-  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
+  /// Runs the graph on the device of `inputs`. `inputs` maps every graph input name to a tensor
+  /// (all on one device: the model's, or another thread's own device, see Threads above) whose
+  /// dtype and shape match the graph (dynamic dims free). Returns every graph output by name;
+  /// the tensors stay on the GPU. `stats`, if given, receives the run's statistics. Throws
+  /// ModelError for a missing/extra input or a shape or dtype mismatch (naming the input, the
+  /// expected and the given shape), ThreadError for inputs on a device of another thread.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
 
-  /// Peak bytes of intermediate tensors alive at once during the last run (excluding
-  /// initializers), and the sum over all intermediates, for comparison.
+  /// The statistics of the last completed run (on any thread).
+  RunStats last_run() const;
+  /// last_run()'s peak_bytes and total_intermediate_bytes.
   std::size_t peak_bytes() const;
   std::size_t total_intermediate_bytes() const;
-  /// Bytes of initializers on the GPU.
+  /// Drops the weights (and the recording of ModelOptions::replay) the model keeps for `dev`, a
+  /// device other than the load device that it ran on; call on dev's thread before the thread
+  /// ends. Nothing for the load device or a device the model never ran on.
+  void release(const Device& dev) const;
+  /// Bytes of initializers on the GPU (on the load device).
   std::size_t weight_bytes() const;
   /// What planning did, in one line: nodes left to run, constants folded, BatchNormalization
   /// and Mul/Add folded into Conv weights, fused epilogues and elementwise chains (an addition

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
-#include <unordered_map>
 
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
@@ -14,6 +14,7 @@
 #include "model/graph.hpp"
 #include "model/ops.hpp"
 #include "model/planner.hpp"
+#include "runtime/device_impl.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -21,53 +22,88 @@ namespace gltensor {
 
 using namespace model;
 
-// What the executor keeps per graph (the main graph and every subgraph).
-struct GraphPlan {
-  std::vector<RtValue> constants;  // by value id: host constants, uploaded once
-  std::vector<int> last_use;       // by value id: index of the last node reading it
-  std::vector<int> order;          // indices of the nodes to run
+// What the executor keeps per graph (the main graph and every subgraph), built once at load: the
+// run plan. Each step names its node, its resolved op mapping (no lookup by name at run time)
+// and the values whose last reader it is (liveness: dropped after it without a per-run scan).
+struct Step {
+  int node = 0;                // index in Graph::nodes
+  const OpDef* def = nullptr;  // null for control flow (If, Loop, Scan)
+  std::vector<int> release;    // values this step reads last (not constants, outputs, outer values)
+  std::vector<int> unread;     // outputs nothing reads (optional outputs the graph ignores)
 };
 
-struct Model::Impl {
-  Device dev;
-  Graph g;
-  ModelOptions options;
-  PlanStats stats;
-  std::map<const Graph*, GraphPlan> plans;
-  std::size_t peak = 0, total = 0, weights = 0;
-  int running = 0;  // nodes to run, subgraphs included
-  // Run-time accounting: storage -> (bytes, holders).
-  std::unordered_map<const void*, std::pair<std::size_t, int>> live;
-  std::size_t live_bytes = 0;
+struct GraphPlan {
+  std::vector<Step> steps;
+  std::vector<int> uploads;    // constants uploaded to each device the model runs on (weights)
+  std::vector<int> constants;  // every constant a step reads or the graph returns
+};
 
+// What a run changes: the liveness accounting and the statistics of that run (one per call, so
+// that calls on several threads share nothing mutable).
+struct RunState {
+  // Storages of the intermediates alive: a flat list (a few dozen at most; no allocation per node).
+  struct Live {
+    const void* storage;
+    std::size_t bytes;
+    int holders;
+  };
+  std::vector<Live> live;
+  std::size_t live_bytes = 0;
+  RunStats stats;
+};
+
+// What the model keeps per device it runs on: the constants' GPU copies (uploaded once per
+// device, lazily completed by the ops: only that device's thread touches them) and the recording
+// of ModelOptions::replay.
+struct DeviceState {
+  Device dev;
+  std::map<const Graph*, std::vector<RtValue>> constants;  // by value id
+  std::size_t weight_bytes = 0;
   // ModelOptions::replay: the recording of the last input shapes.
   struct Replayed {
     std::vector<Shape> shapes;
     std::vector<Tensor> inputs;  // the captured copies of the inputs
     std::map<std::string, Tensor> outputs;
     Recording rec;
+    RunStats stats;  // of the captured run (its peak and totals are a replay's)
     // warm: run once (the next run is captured); refused: the run cannot be captured, these
     // shapes run unrecorded.
     enum State { warm, captured, refused } state = warm;
   };
   std::optional<Replayed> replay;
+};
+
+struct Model::Impl {
+  Impl(const Device& d, Graph graph, const ModelOptions& o) : dev(d), g(std::move(graph)), options(o) {}
+  Device dev;  // the device the model was loaded on
+  Graph g;
+  ModelOptions options;
+  PlanStats stats;
+  std::map<const Graph*, GraphPlan> plans;  // written at load only
+  int running = 0;                          // nodes to run, subgraphs included
+  // Per-device state, created at the first run on a device; the list is guarded by `mutex`, each
+  // entry is used by its device's thread only. `last` is the last completed run's statistics.
+  mutable std::mutex mutex;
+  mutable std::vector<std::unique_ptr<DeviceState>> devices;
+  mutable RunStats last;
 
   void plan(Graph& g, const Graph* parent);
-  std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs) const;
-  std::map<std::string, Tensor> execute(const std::vector<Tensor>& given);
-  std::map<std::string, Tensor> run_replayed(const std::vector<Tensor>& given);
-  void exec(const Graph& g, std::vector<RtValue>& vals);
-  void hold(const Tensor& t);
-  void drop(const Tensor& t);
-  RtValue& ref(const Graph& g, std::vector<RtValue>& vals, int id);
-  Tensor gpu(RtValue& v);
-  double scalar(const Graph& g, const Node& n, RtValue& v, int elem);
-  std::vector<RtValue> run_sub(const Graph& outer, std::vector<RtValue>& outer_vals, const Graph& sub,
-                               std::vector<RtValue> inputs);
-  void run_control(const Graph& g, const Node& n, std::vector<RtValue>& vals);
-  void run_if(const Graph& g, const Node& n, std::vector<RtValue>& vals);
-  void run_loop(const Graph& g, const Node& n, std::vector<RtValue>& vals);
-  void run_scan(const Graph& g, const Node& n, std::vector<RtValue>& vals);
+  DeviceState& state_for(const Device& d) const;
+  std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d) const;
+  std::map<std::string, Tensor> execute(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
+  std::map<std::string, Tensor> run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
+  void exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, RunState& rs) const;
+  static void hold(RunState& rs, const Tensor& t);
+  static void drop(RunState& rs, const Tensor& t);
+  RtValue& ref(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, int id) const;
+  static Tensor gpu(const Device& dev, RtValue& v);
+  static double scalar(const Graph& g, const Node& n, RtValue& v, int elem);
+  std::vector<RtValue> run_sub(DeviceState& ds, const Graph& outer, std::vector<RtValue>& outer_vals, const Graph& sub,
+                               std::vector<RtValue> inputs, RunState& rs) const;
+  void run_control(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
+  void run_if(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
+  void run_loop(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
+  void run_scan(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
 };
 
 namespace {
@@ -86,7 +122,7 @@ Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
 Model Model::load(const Device& dev, const std::string& path, const ModelOptions& options) {
-  auto m = std::make_unique<Impl>(Impl{dev, read_graph(path), options, {}, {}, 0, 0, 0, 0, {}, 0, {}});
+  auto m = std::make_unique<Impl>(dev, read_graph(path), options);
   Graph& g = m->g;
   for (auto& vi : g.input_info) {
     auto it = options.input_shapes.find(vi.name);
@@ -108,8 +144,37 @@ Model Model::load(const Device& dev, const std::string& path, const ModelOptions
   }
   check_and_type(g);
   m->plan(g, nullptr);
+  m->state_for(dev);  // the weights go to the load device now
   return Model(std::move(m));
 }
+
+namespace {
+
+// The order the nodes run in: by dependency level (a node after every node whose output it reads,
+// as early as that allows; nodes of one level in file order), so that nodes that do not depend on
+// each other are dispatched next to each other and share one barrier interval of the queue (which
+// issues a barrier only before a dispatch that reads what was written since the last one).
+std::vector<int> barrier_order(const Graph& g) {
+  std::vector<int> level_of_value(g.values.size(), 0);
+  std::vector<std::pair<int, int>> order;  // (level, node index)
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.removed) continue;
+    int level = 0;
+    for (const auto* ids : {&n.inputs, &n.implicit})
+      for (int in : *ids)
+        if (in >= 0) level = std::max(level, level_of_value[in] + 1);
+    for (int o : n.outputs)
+      if (o >= 0) level_of_value[o] = level;
+    order.emplace_back(level, static_cast<int>(i));
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> r;
+  for (const auto& [level, i] : order) r.push_back(i);
+  return r;
+}
+
+}  // namespace
 
 // Plans a graph, then the subgraphs of its remaining nodes (which see its constants).
 void Model::Impl::plan(Graph& g, const Graph* parent) {
@@ -129,31 +194,48 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_muladd(g, stats);
   fuse_elementwise(g, dev, options.f16_weights, stats);
   remove_dead(g, stats);
-  // Constants read by nodes that run: upload floating ones and large ones now (once).
+  // The run plan: each remaining node's op mapping, and the values each one reads last.
   GraphPlan& p = plans[&g];
-  p.constants.resize(g.values.size());
-  p.last_use.assign(g.values.size(), -1);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+  const Registry& reg = registry();
+  std::vector<int> last_use(g.values.size(), -1);
+  std::vector<char> seen(g.values.size(), 0);
+  for (int idx : barrier_order(g)) {
+    const auto i = static_cast<std::size_t>(idx);
     const Node& n = g.nodes[i];
-    if (n.removed) continue;
-    p.order.push_back(static_cast<int>(i));
+    Step s;
+    s.node = static_cast<int>(i);
+    if (!is_control_flow(n)) s.def = &reg.at(n.op_type);
+    p.steps.push_back(std::move(s));
     std::vector<int> reads = n.inputs;
     reads.insert(reads.end(), n.implicit.begin(), n.implicit.end());
     for (int in : reads) {
       if (in < 0) continue;
-      p.last_use[in] = static_cast<int>(i);
+      last_use[in] = static_cast<int>(p.steps.size() - 1);
       const Value& v = g.values[in];
-      if (!v.constant || p.constants[in].host) continue;
-      p.constants[in].host = v.constant;
-      if (elem_is_float(v.constant->elem) || v.constant->numel() > 16) {
-        p.constants[in].gpu = v.constant->upload(dev, weight_dtype(options));
-        weights += p.constants[in].gpu.impl()->storage->nbytes;
-      }
+      if (!v.constant || seen[in]) continue;
+      seen[in] = 1;
+      p.constants.push_back(in);
+      // Floating constants and large ones are uploaded once per device (weights).
+      if (elem_is_float(v.constant->elem) || v.constant->numel() > 16) p.uploads.push_back(in);
     }
   }
   for (int o : g.outputs)
-    if (g.values[o].constant && !p.constants[o].host) p.constants[o].host = g.values[o].constant;
-  running += static_cast<int>(p.order.size());
+    if (g.values[o].constant && !seen[o]) {
+      seen[o] = 1;
+      p.constants.push_back(o);
+    }
+  // Values go after their last reader; a subgraph's inputs and outer values belong to the
+  // enclosing graph. Outputs nothing reads go at once.
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    if (val.constant || val.graph_output) continue;
+    if (last_use[v] < 0 || (g.sub && (val.graph_input || val.outer))) continue;
+    p.steps[static_cast<std::size_t>(last_use[v])].release.push_back(static_cast<int>(v));
+  }
+  for (auto& st : p.steps)
+    for (int o : g.nodes[static_cast<std::size_t>(st.node)].outputs)
+      if (o >= 0 && last_use[o] < 0 && !g.values[o].graph_output) st.unread.push_back(o);
+  running += static_cast<int>(p.steps.size());
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].removed) continue;
     for (const auto& [name, a] : g.nodes[i].attrs.all())
@@ -161,25 +243,85 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   }
 }
 
+// The state of the model on device `d` (created at the first run there: the weights uploaded).
+DeviceState& Model::Impl::state_for(const Device& d) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& ds : devices)
+      if (ds->dev == d) return *ds;
+  }
+  // Uploads run outside the lock (on d's thread; other devices' runs go on meanwhile).
+  auto ds = std::make_unique<DeviceState>();
+  ds->dev = d;
+  for (const auto& [graph, p] : plans) {
+    auto& c = ds->constants[graph];
+    c.resize(graph->values.size());
+    for (int id : p.constants) c[id].host = graph->values[id].constant;
+    for (int id : p.uploads) {
+      c[id].gpu = graph->values[id].constant->upload(d, weight_dtype(options));
+      ds->weight_bytes += c[id].gpu.impl()->storage->nbytes;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  devices.push_back(std::move(ds));
+  return *devices.back();
+}
+
 const std::vector<ValueInfo>& Model::inputs() const { return impl_->g.input_info; }
 const std::vector<ValueInfo>& Model::outputs() const { return impl_->g.output_info; }
 int Model::opset() const { return impl_->g.opset; }
-std::size_t Model::peak_bytes() const { return impl_->peak; }
-std::size_t Model::total_intermediate_bytes() const { return impl_->total; }
-std::size_t Model::weight_bytes() const { return impl_->weights; }
+RunStats Model::last_run() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->last;
+}
+std::size_t Model::peak_bytes() const { return last_run().peak_bytes; }
+std::size_t Model::total_intermediate_bytes() const { return last_run().total_intermediate_bytes; }
+std::size_t Model::weight_bytes() const { return impl_->state_for(impl_->dev).weight_bytes; }
 std::string Model::plan_summary() const {
   return std::to_string(impl_->running) + " nodes to run (of " + std::to_string(impl_->g.nodes.size()) + "); " +
          impl_->stats.summary();
 }
 
-std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& inputs) {
-  Impl& m = *impl_;
-  std::vector<Tensor> given = m.check_inputs(inputs);
-  return m.options.replay ? m.run_replayed(given) : m.execute(given);
+void Model::release(const Device& dev) const {
+  if (dev == impl_->dev) return;
+  std::unique_ptr<DeviceState> gone;  // destroyed outside the lock
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto& ds = impl_->devices;
+  for (auto it = ds.begin(); it != ds.end(); ++it)
+    if ((*it)->dev == dev) {
+      gone = std::move(*it);
+      ds.erase(it);
+      break;
+    }
 }
 
-// The inputs in graph order, checked against the graph's declarations.
-std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor>& inputs) const {
+std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const {
+  const Impl& m = *impl_;
+  // The run's device: its inputs' (the model's for a graph without inputs).
+  Device dev = m.dev;
+  for (const auto& [name, t] : inputs)
+    if (t.defined()) {
+      dev = t.device();
+      break;
+    }
+  std::vector<Tensor> given = m.check_inputs(inputs, dev);
+  DeviceState& ds = m.state_for(dev);
+  RunState rs;
+  rs.live.reserve(64);
+  const auto d0 = dev.dispatch_count(), b0 = dev.barrier_count();
+  auto out = m.options.replay ? m.run_replayed(ds, given, rs) : m.execute(ds, given, rs);
+  rs.stats.dispatches = dev.dispatch_count() - d0;
+  rs.stats.barriers = dev.barrier_count() - b0;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    m.last = rs.stats;
+  }
+  if (stats) *stats = rs.stats;
+  return out;
+}
+
+// The inputs in graph order, checked against the graph's declarations (all on device `d`).
+std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d) const {
   for (const auto& [name, t] : inputs) {
     bool found = false;
     for (const auto& vi : g.input_info) found = found || vi.name == name;
@@ -197,36 +339,33 @@ std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor
     const Tensor& t = it->second;
     if (!t.defined()) input_error(g, "input '" + vi.name + "' is an undefined tensor");
     bool ok = t.dim() == static_cast<std::int64_t>(vi.shape.size());
-    for (std::size_t d = 0; ok && d < vi.shape.size(); ++d) ok = vi.shape[d] < 0 || vi.shape[d] == t.shape()[d];
+    for (std::size_t dim = 0; ok && dim < vi.shape.size(); ++dim)
+      ok = vi.shape[dim] < 0 || vi.shape[dim] == t.shape()[dim];
     if (!ok)
       input_error(g, "input '" + vi.name + "' has shape " + to_string(t.shape()) + ", expected " + to_string(vi.shape) +
                          " (-1: any size)");
     if (t.dtype() != vi.dtype)
       input_error(g,
                   "input '" + vi.name + "' has dtype " + dtype_name(t.dtype()) + ", expected " + dtype_name(vi.dtype));
-    if (t.device().impl() != dev.impl())
-      input_error(g, "input '" + vi.name + "' lives on another device than the model");
+    if (t.device().impl() != d.impl())
+      input_error(g, "input '" + vi.name + "' lives on another device than the run's other inputs");
     given.push_back(t);
   }
   return given;
 }
 
 // Runs the graph on checked inputs (in graph order).
-std::map<std::string, Tensor> Model::Impl::execute(const std::vector<Tensor>& given) {
+std::map<std::string, Tensor> Model::Impl::execute(DeviceState& ds, const std::vector<Tensor>& given,
+                                                   RunState& rs) const {
   std::vector<RtValue> vals(g.values.size());
   for (std::size_t k = 0; k < g.inputs.size(); ++k) vals[g.inputs[k]].gpu = given[k];
-  // ---- run the nodes in order, releasing values after their last use ----
-  live.clear();
-  live_bytes = 0;
-  peak = 0;
-  total = 0;
-  exec(g, vals);
-  GraphPlan& p = plans.at(&g);
+  exec(ds, g, vals, rs);
+  std::vector<RtValue>& consts = ds.constants.at(&g);
   std::map<std::string, Tensor> out;
   for (int o : g.outputs) {
-    RtValue& v = g.values[o].constant ? p.constants[o] : vals[o];
+    RtValue& v = g.values[o].constant ? consts[o] : vals[o];
     if (g.values[o].graph_input) v = vals[o];
-    out[g.values[o].name] = gpu(v);
+    out[g.values[o].name] = gpu(ds.dev, v);
   }
   return out;
 }
@@ -234,64 +373,77 @@ std::map<std::string, Tensor> Model::Impl::execute(const std::vector<Tensor>& gi
 // ModelOptions::replay: the first run of a set of input shapes runs plain (a warm-up: kernels
 // compiled, variants tuned, so that the recording holds no tuning runs), the second is captured
 // (on copies of the inputs that later runs overwrite), later runs of those shapes replay it.
-std::map<std::string, Tensor> Model::Impl::run_replayed(const std::vector<Tensor>& given) {
+std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const std::vector<Tensor>& given,
+                                                        RunState& rs) const {
+  using Replayed = DeviceState::Replayed;
   std::vector<Shape> shapes;
   for (const Tensor& t : given) shapes.push_back(t.shape());
+  auto& replay = ds.replay;
   if (!replay || replay->shapes != shapes) {
     replay.reset();  // its buffers go before a new capture takes its own
-    replay = Replayed{shapes, {}, {}, {}, Replayed::warm};
-    return execute(given);
+    replay = Replayed{shapes, {}, {}, {}, {}, Replayed::warm};
+    return execute(ds, given, rs);
   }
   Replayed& r = *replay;
-  if (r.state == Replayed::refused) return execute(given);
+  if (r.state == Replayed::refused) return execute(ds, given, rs);
   if (r.state == Replayed::captured) {
     for (std::size_t k = 0; k < given.size(); ++k) r.inputs[k].copy_(given[k]);
     r.rec.replay();
+    rs.stats = r.stats;
     return r.outputs;
   }
   for (const Tensor& t : given) r.inputs.push_back(t.clone());
   try {
-    r.rec = Recording::capture(dev, [&] { r.outputs = execute(r.inputs); });
+    r.rec = Recording::capture(ds.dev, [&] { r.outputs = execute(ds, r.inputs, rs); });
   } catch (const CaptureError& e) {
     // A read-back inside the run (control flow on values, data-dependent shapes): these shapes
     // run unrecorded.
-    dev.impl()->log(LogLevel::info, std::string("gltensor::Model: ") + g.file + ": runs without replay: " + e.what());
-    r = Replayed{shapes, {}, {}, {}, Replayed::refused};
-    return execute(given);
+    ds.dev.impl()->log(LogLevel::info,
+                       std::string("gltensor::Model: ") + g.file + ": runs without replay: " + e.what());
+    r = Replayed{shapes, {}, {}, {}, {}, Replayed::refused};
+    rs = RunState();
+    return execute(ds, given, rs);
   }
+  r.stats = rs.stats;
   r.state = Replayed::captured;
   return r.outputs;
 }
 
-void Model::Impl::hold(const Tensor& t) {
+void Model::Impl::hold(RunState& rs, const Tensor& t) {
   if (!t.defined()) return;
-  auto& st = t.impl()->storage;
-  auto [it, fresh] = live.try_emplace(st.get(), st->nbytes, 0);
-  if (fresh) {
-    live_bytes += st->nbytes;
-    total += st->nbytes;
-  }
-  ++it->second.second;
+  const auto& st = t.impl()->storage;
+  for (auto& l : rs.live)
+    if (l.storage == st.get()) {
+      ++l.holders;
+      return;
+    }
+  rs.live.push_back({st.get(), st->nbytes, 1});
+  rs.live_bytes += st->nbytes;
+  rs.stats.total_intermediate_bytes += st->nbytes;
 }
 
-void Model::Impl::drop(const Tensor& t) {
+void Model::Impl::drop(RunState& rs, const Tensor& t) {
   if (!t.defined()) return;
-  auto it = live.find(t.impl()->storage.get());
-  if (it == live.end()) return;
-  if (--it->second.second == 0) {
-    live_bytes -= it->second.first;
-    live.erase(it);
-  }
+  const void* st = t.impl()->storage.get();
+  for (std::size_t i = 0; i < rs.live.size(); ++i)
+    if (rs.live[i].storage == st) {
+      if (--rs.live[i].holders == 0) {
+        rs.live_bytes -= rs.live[i].bytes;
+        rs.live[i] = rs.live.back();
+        rs.live.pop_back();
+      }
+      return;
+    }
 }
 
-RtValue& Model::Impl::ref(const Graph& g, std::vector<RtValue>& vals, int id) {
+RtValue& Model::Impl::ref(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, int id) const {
   if (!g.values[id].constant) return vals[id];
-  RtValue& c = plans.at(&g).constants[id];
+  RtValue& c = ds.constants.at(&g)[id];
   if (!c.host) c.host = g.values[id].constant;
   return c;
 }
 
-Tensor Model::Impl::gpu(RtValue& v) {
+Tensor Model::Impl::gpu(const Device& dev, RtValue& v) {
   if (!v.gpu.defined() && v.host) v.gpu = v.host->upload(dev);
   return v.gpu;
 }
@@ -303,56 +455,57 @@ double Model::Impl::scalar(const Graph& g, const Node& n, RtValue& v, int elem) 
   return v.host->v[0];
 }
 
-void Model::Impl::exec(const Graph& g, std::vector<RtValue>& vals) {
-  GraphPlan& p = plans.at(&g);
-  const Registry& reg = registry();
+void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, RunState& rs) const {
+  const GraphPlan& p = plans.at(&g);
+  std::vector<RtValue>& consts = ds.constants.at(&g);
+  const Device& dev = ds.dev;
   const std::size_t host_limit = 1 << 16;
-  // One node: on the host (shape subgraphs, small constants) or as gltensor ops on the GPU.
-  auto run_node = [&](Args& a, const OpDef& def, const Node& n, bool on_host) {
-    if (on_host) {
-      Hs outs = def.host(a);
-      for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-        if (n.outputs[k] >= 0) {
-          outs[k].elem = g.values[n.outputs[k]].elem;
-          vals[n.outputs[k]].host = std::make_shared<HostTensor>(std::move(outs[k]));
-        }
-      return;
-    }
-    Ts outs = def.run(a);
-    for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-      if (n.outputs[k] >= 0) {
-        vals[n.outputs[k]].gpu = outs[k];
-        hold(outs[k]);
-      }
-  };
   // GLTENSOR_MODEL_TRACE=1: wait for each node and print its wall time (debugging). With the
   // device's profiler on, each node's dispatches are attributed to a ProfileScope named after
   // its op type (ProfileReport::by_scope: GPU time per node type).
   const bool trace = detail::settings().model_trace;
-  for (int ni : p.order) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const Node& n = g.nodes[ni];
-    const OpDef& def = reg.at(n.op_type);
-    std::vector<RtValue*> ptrs;
+  std::vector<RtValue*> ptrs;
+  for (const Step& st : p.steps) {
+    const auto t0 = trace ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const Node& n = g.nodes[static_cast<std::size_t>(st.node)];
+    ptrs.clear();
     bool all_host = true;
     std::size_t host_elems = 0;
     for (int in : n.inputs) {
-      RtValue* ptr = in < 0 ? nullptr : &ref(g, vals, in);
-      ptrs.push_back(ptr);
-      if (ptr && ptr->defined()) {
-        all_host = all_host && ptr->host != nullptr;
-        if (ptr->host) host_elems += ptr->host->v.size();
+      RtValue* ptr = nullptr;
+      if (in >= 0) {
+        ptr = g.values[in].constant ? &consts[in] : &vals[in];
+        if (ptr->defined()) {
+          all_host = all_host && ptr->host != nullptr;
+          if (ptr->host) host_elems += ptr->host->v.size();
+        }
       }
+      ptrs.push_back(ptr);
     }
+    const OpDef* def = st.def;
+    const bool on_host = def && def->host && (def->shape_only || (all_host && host_elems <= host_limit));
     Args a(dev, g, n, ptrs, weight_dtype(options));
-    const bool control = is_control_flow(n);
-    const bool on_host = !control && def.host && (def.shape_only || (all_host && host_elems <= host_limit));
     try {
-      ProfileScope scope(dev, n.op_type);
-      if (control)
-        run_control(g, n, vals);
-      else
-        run_node(a, def, n, on_host);
+      // (a scope only while the profiler is on: no copy of the op's name per node otherwise)
+      std::optional<ProfileScope> scope;
+      if (dev.impl()->profiler()) scope.emplace(dev, n.op_type);
+      if (!def) {
+        run_control(ds, g, n, vals, rs);
+      } else if (on_host) {
+        Hs outs = def->host(a);
+        for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+          if (n.outputs[k] >= 0) {
+            outs[k].elem = g.values[n.outputs[k]].elem;
+            vals[n.outputs[k]].host = std::make_shared<HostTensor>(std::move(outs[k]));
+          }
+      } else {
+        Ts outs = def->run(a);
+        for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+          if (n.outputs[k] >= 0) {
+            vals[n.outputs[k]].gpu = std::move(outs[k]);
+            hold(rs, vals[n.outputs[k]].gpu);
+          }
+      }
     } catch (const ModelError&) {
       throw;
     } catch (const LimitError&) {
@@ -360,6 +513,8 @@ void Model::Impl::exec(const Graph& g, std::vector<RtValue>& vals) {
     } catch (const OutOfMemory&) {
       throw;
     } catch (const DeviceError&) {
+      throw;
+    } catch (const ThreadError&) {
       throw;
     } catch (const CaptureError&) {  // ModelOptions::replay: the run cannot be captured
       throw;
@@ -369,36 +524,27 @@ void Model::Impl::exec(const Graph& g, std::vector<RtValue>& vals) {
     }
     for (int o : n.outputs)
       if (o >= 0 && !vals[o].defined()) g.fail(n, "output '" + g.values[o].name + "' was not produced");
-    peak = std::max(peak, live_bytes);
+    rs.stats.peak_bytes = std::max(rs.stats.peak_bytes, rs.live_bytes);
     if (trace) {
-      dev.synchronize();
+      ds.dev.synchronize();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       Shape s0 = n.inputs.empty() || n.inputs[0] < 0 ? Shape{} : a.shape(0);
       std::fprintf(stderr, "trace %4d %-22s %-10s %9.3f ms %s%s\n", n.index, n.op_type.c_str(),
-                   control   ? "control"
+                   !def      ? "control"
                    : on_host ? "host"
                              : "gpu",
                    ms, to_string(s0).c_str(),
                    n.fused.empty() ? "" : (" +" + n.fused + " " + n.epilogue.name()).c_str());
     }
-    // Values go after their last reader; a subgraph's inputs and outer values belong to the
-    // enclosing graph.
-    auto release = [&](int in) {
-      const Value& v = g.values[in];
-      if (v.constant || v.graph_output || p.last_use[in] != ni) return;
-      if (g.sub && (v.graph_input || v.outer)) return;
-      drop(vals[in].gpu);
-      vals[in] = RtValue();
-    };
-    for (int in : n.inputs)
-      if (in >= 0) release(in);
-    for (int in : n.implicit) release(in);
-    // Outputs nothing reads (optional outputs the graph ignores) go at once.
-    for (int o : n.outputs)
-      if (o >= 0 && p.last_use[o] < 0 && !g.values[o].graph_output) {
-        drop(vals[o].gpu);
-        vals[o] = RtValue();
-      }
+    // The values this node read last, and its outputs nothing reads (the plan's liveness).
+    for (int v : st.release) {
+      drop(rs, vals[v].gpu);
+      vals[v] = RtValue();
+    }
+    for (int o : st.unread) {
+      drop(rs, vals[o].gpu);
+      vals[o] = RtValue();
+    }
   }
 }
 
@@ -407,8 +553,8 @@ void Model::Impl::exec(const Graph& g, std::vector<RtValue>& vals) {
 // Runs subgraph `sub` of a node of graph `outer`: its outer values read by name from
 // `outer_vals`, `inputs` bound to its inputs; returns its outputs. Outputs computed inside stay
 // held (the caller's graph releases them).
-std::vector<RtValue> Model::Impl::run_sub(const Graph& outer, std::vector<RtValue>& outer_vals, const Graph& sub,
-                                          std::vector<RtValue> inputs) {
+std::vector<RtValue> Model::Impl::run_sub(DeviceState& ds, const Graph& outer, std::vector<RtValue>& outer_vals,
+                                          const Graph& sub, std::vector<RtValue> inputs, RunState& rs) const {
   std::vector<RtValue> sv(sub.values.size());
   for (int o : sub.outer) {
     if (sub.values[o].constant) continue;
@@ -417,28 +563,30 @@ std::vector<RtValue> Model::Impl::run_sub(const Graph& outer, std::vector<RtValu
       throw ModelError("gltensor::Model: " + sub.file + ": a subgraph reads '" + sub.values[o].name +
                            "', which its enclosing graph does not have",
                        "a subgraph reads '" + sub.values[o].name + "', which its enclosing graph does not have");
-    sv[o] = ref(outer, outer_vals, it->second);
+    sv[o] = ref(ds, outer, outer_vals, it->second);
   }
   for (std::size_t k = 0; k < sub.inputs.size() && k < inputs.size(); ++k) sv[sub.inputs[k]] = std::move(inputs[k]);
-  exec(sub, sv);
+  exec(ds, sub, sv, rs);
   std::vector<RtValue> out;
-  for (int o : sub.outputs) out.push_back(ref(sub, sv, o));
+  for (int o : sub.outputs) out.push_back(ref(ds, sub, sv, o));
   return out;
 }
 
-void Model::Impl::run_control(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
+void Model::Impl::run_control(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals,
+                              RunState& rs) const {
   if (n.op_type == "If")
-    run_if(g, n, vals);
+    run_if(ds, g, n, vals, rs);
   else if (n.op_type == "Loop")
-    run_loop(g, n, vals);
+    run_loop(ds, g, n, vals, rs);
   else
-    run_scan(g, n, vals);
+    run_scan(ds, g, n, vals, rs);
 }
 
-void Model::Impl::run_if(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
-  const bool cond = scalar(g, n, ref(g, vals, n.inputs[0]), kBool) != 0;
+void Model::Impl::run_if(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals,
+                         RunState& rs) const {
+  const bool cond = scalar(g, n, ref(ds, g, vals, n.inputs[0]), kBool) != 0;
   const Graph& b = *n.attrs.get(cond ? "then_branch" : "else_branch")->g;
-  std::vector<RtValue> outs = run_sub(g, vals, b, {});
+  std::vector<RtValue> outs = run_sub(ds, g, vals, b, {}, rs);
   for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
     if (n.outputs[k] >= 0) vals[n.outputs[k]] = outs[k];
 }
@@ -454,16 +602,17 @@ Tensor select_axis(const Tensor& x, std::int64_t axis, std::int64_t i) {
 
 }  // namespace
 
-void Model::Impl::run_loop(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
+void Model::Impl::run_loop(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals,
+                           RunState& rs) const {
   const Graph& b = *n.attrs.get("body")->g;
   auto has = [&](std::size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0; };
-  const double max_trip = has(0) ? scalar(g, n, ref(g, vals, n.inputs[0]), kInt64) : 0;
-  bool cond = has(1) ? scalar(g, n, ref(g, vals, n.inputs[1]), kBool) != 0 : true;
+  const double max_trip = has(0) ? scalar(g, n, ref(ds, g, vals, n.inputs[0]), kInt64) : 0;
+  bool cond = has(1) ? scalar(g, n, ref(ds, g, vals, n.inputs[1]), kBool) != 0 : true;
   const std::size_t N = n.inputs.size() - 2;
   const std::size_t K = b.outputs.size() - 1 - N;
   std::vector<RtValue> carried;
   for (std::size_t k = 0; k < N; ++k)
-    carried.push_back(n.inputs[2 + k] >= 0 ? ref(g, vals, n.inputs[2 + k]) : RtValue());
+    carried.push_back(n.inputs[2 + k] >= 0 ? ref(ds, g, vals, n.inputs[2 + k]) : RtValue());
   std::vector<std::vector<Tensor>> scans(K);
   // The condition is read back only when the body computes it (not when it passes it through).
   const bool cond_passthrough = b.outputs[0] == b.inputs[1];
@@ -473,17 +622,17 @@ void Model::Impl::run_loop(const Graph& g, const Node& n, std::vector<RtValue>& 
     in[0].host = std::make_shared<HostTensor>(HostTensor::scalar(static_cast<double>(i), kInt64));
     in[1].host = std::make_shared<HostTensor>(HostTensor::scalar(cond ? 1 : 0, kBool));
     for (std::size_t k = 0; k < N; ++k) in[2 + k] = carried[k];
-    std::vector<RtValue> out = run_sub(g, vals, b, std::move(in));
+    std::vector<RtValue> out = run_sub(ds, g, vals, b, std::move(in), rs);
     // Without the cond input, the body's condition is ignored (ONNX: a for loop).
     if (has(1) && !cond_passthrough) cond = scalar(b, n, out[0], kBool) != 0;
-    for (const Tensor& t : previous) drop(t);
+    for (const Tensor& t : previous) drop(rs, t);
     previous.clear();
     for (std::size_t k = 0; k < N; ++k) {
       carried[k] = out[1 + k];
       previous.push_back(carried[k].gpu);
     }
     for (std::size_t k = 0; k < K; ++k) {
-      scans[k].push_back(gpu(out[1 + N + k]));
+      scans[k].push_back(gpu(ds.dev, out[1 + N + k]));
       if (!out[1 + N + k].host) previous.push_back(out[1 + N + k].gpu);  // dropped after stacking
     }
   }
@@ -499,22 +648,23 @@ void Model::Impl::run_loop(const Graph& g, const Node& n, std::vector<RtValue>& 
           g.fail(n, "no iteration ran and the body's scan output " + std::to_string(k) + " has no fixed shape");
         s.push_back(d);
       }
-      t = zeros(dev, s, elem_dtype(g.values[n.outputs[N + k]].elem));
+      t = zeros(ds.dev, s, elem_dtype(g.values[n.outputs[N + k]].elem));
     } else {
       t = stack(scans[k], 0);
     }
-    hold(t);
+    hold(rs, t);
     vals[n.outputs[N + k]].gpu = t;
   }
   // The carried outputs stay held (by the values they became); per-iteration scan slices go.
   for (const Tensor& t : previous) {
     bool carried_out = false;
     for (const auto& c : carried) carried_out = carried_out || (c.gpu.defined() && c.gpu.impl() == t.impl());
-    if (!carried_out) drop(t);
+    if (!carried_out) drop(rs, t);
   }
 }
 
-void Model::Impl::run_scan(const Graph& g, const Node& n, std::vector<RtValue>& vals) {
+void Model::Impl::run_scan(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals,
+                           RunState& rs) const {
   const Graph& b = *n.attrs.get("body")->g;
   const Attrs& at = n.attrs;
   const bool v8 = g.opset < 9;  // Scan-8: a batch axis 0, sequence_lens first, scan axis 1
@@ -523,8 +673,8 @@ void Model::Impl::run_scan(const Graph& g, const Node& n, std::vector<RtValue>& 
   const std::size_t N = n.inputs.size() - first - M;
   const std::size_t K = b.outputs.size() - N;
   std::vector<Tensor> states, xs;
-  for (std::size_t k = 0; k < N; ++k) states.push_back(gpu(ref(g, vals, n.inputs[first + k])));
-  for (std::size_t k = 0; k < M; ++k) xs.push_back(gpu(ref(g, vals, n.inputs[first + N + k])));
+  for (std::size_t k = 0; k < N; ++k) states.push_back(gpu(ds.dev, ref(ds, g, vals, n.inputs[first + k])));
+  for (std::size_t k = 0; k < M; ++k) xs.push_back(gpu(ds.dev, ref(ds, g, vals, n.inputs[first + N + k])));
   const auto in_axes = at.ints("scan_input_axes", std::vector<std::int64_t>(M, 0));
   const auto in_dirs = at.ints(v8 ? "directions" : "scan_input_directions", std::vector<std::int64_t>(M, 0));
   const auto out_axes = at.ints("scan_output_axes", std::vector<std::int64_t>(K, 0));
@@ -552,19 +702,19 @@ void Model::Impl::run_scan(const Graph& g, const Node& n, std::vector<RtValue>& 
       for (std::size_t k = 0; k < N; ++k) in[k].gpu = st[k];
       for (std::size_t k = 0; k < M; ++k)
         in[N + k].gpu = select_axis(x[k], ax[k], k < in_dirs.size() && in_dirs[k] ? T - 1 - s : s);
-      std::vector<RtValue> out = run_sub(g, vals, b, std::move(in));
-      for (const Tensor& t : previous) drop(t);
+      std::vector<RtValue> out = run_sub(ds, g, vals, b, std::move(in), rs);
+      for (const Tensor& t : previous) drop(rs, t);
       previous.clear();
       for (std::size_t k = 0; k < N; ++k) {
-        st[k] = gpu(out[k]);
+        st[k] = gpu(ds.dev, out[k]);
         previous.push_back(st[k]);
       }
       for (std::size_t k = 0; k < K; ++k) {
-        outs[k].push_back(gpu(out[N + k]));
+        outs[k].push_back(gpu(ds.dev, out[N + k]));
         previous.push_back(outs[k].back());
       }
     }
-    for (const Tensor& t : previous) drop(t);
+    for (const Tensor& t : previous) drop(rs, t);
     std::vector<Tensor> r = st;
     for (std::size_t k = 0; k < K; ++k) {
       if (k < out_dirs.size() && out_dirs[k]) std::reverse(outs[k].begin(), outs[k].end());
@@ -590,7 +740,7 @@ void Model::Impl::run_scan(const Graph& g, const Node& n, std::vector<RtValue>& 
   }
   for (std::size_t k = 0; k < r.size() && k < n.outputs.size(); ++k)
     if (n.outputs[k] >= 0) {
-      hold(r[k]);
+      hold(rs, r[k]);
       vals[n.outputs[k]].gpu = r[k];
     }
 }

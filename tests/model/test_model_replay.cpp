@@ -7,62 +7,16 @@
 #include "gltensor/gltensor.hpp"
 #include "onnx_builder.hpp"
 #include "test_util.hpp"
+#include "three_gemm.hpp"
 
 using namespace gltensor;
 using namespace glt_test;
 using B = OnnxBuilder;
 
-namespace {
-
-// Three layers of width W: MatMul + Add, ReLU after the first two; the row count is dynamic.
-struct ThreeGemm {
-  static constexpr std::int64_t W = 96;
-  std::vector<std::vector<float>> w, b;
-  std::string path;
-  explicit ThreeGemm(std::mt19937_64& rng) {
-    B m(13);
-    m.input("x", {1, -1, W}).output("y", {1, -1, W});
-    std::string in = "x";
-    for (int l = 0; l < 3; ++l) {
-      const std::string s = std::to_string(l);
-      w.push_back(uniform(rng, W * W, -0.2f, 0.2f));
-      b.push_back(uniform(rng, W));
-      m.init("w" + s, {W, W}, w.back()).init("b" + s, {W}, b.back());
-      m.node("MatMul", {in, "w" + s}, {"m" + s});
-      m.node("Add", {"m" + s, "b" + s}, {l == 2 ? "y" : "p" + s});
-      if (l < 2) m.node("Relu", {"p" + s}, {"a" + s});
-      in = "a" + s;
-    }
-    path = m.save("replay_three_gemm");
-  }
-  std::vector<double> ref(const std::vector<float>& x, std::int64_t rows) const {
-    std::vector<double> a(x.begin(), x.end());
-    for (int l = 0; l < 3; ++l) {
-      std::vector<double> o(rows * W);
-      for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t j = 0; j < W; ++j) {
-          double s = b[l][j];
-          for (std::int64_t k = 0; k < W; ++k) s += a[r * W + k] * w[l][k * W + j];
-          o[r * W + j] = l < 2 ? std::max(s, 0.0) : s;
-        }
-      a = std::move(o);
-    }
-    return a;
-  }
-};
-
-Model load(const std::string& path, bool replay) {
-  ModelOptions o;
-  o.replay = replay;
-  return Model::load(device(), path, o);
-}
-
-}  // namespace
-
 TEST(ModelReplay, RunsEqualThePlainPathAcrossContentsAndShapes) {
   GLT_RNG(rng);
   const ThreeGemm g(rng);
-  Model plain = load(g.path, false), replayed = load(g.path, true);
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true);
   Device& dev = device();
   for (std::int64_t rows : {34, 34, 34, 34, 5, 5, 5, 34, 34, 34, 1, 1, 1}) {
     SCOPED_TRACE("rows " + std::to_string(rows));
@@ -82,7 +36,7 @@ TEST(ModelReplay, RunsEqualThePlainPathAcrossContentsAndShapes) {
 TEST(ModelReplay, ReplayedRunsOnlyCopyAndReplay) {
   GLT_RNG(rng);
   const ThreeGemm g(rng);
-  Model plain = load(g.path, false), replayed = load(g.path, true);
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true);
   Device& dev = device();
   Tensor x = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), {1, 34, ThreeGemm::W});
   plain.run({{"x", x}});  // kernels compiled, variants tuned
@@ -112,7 +66,7 @@ TEST(ModelReplay, RunsThatReadBackRunUnrecorded) {
   auto& cast = m.node("Cast", {"s"}, {"shape"});
   B::attr_i(cast, "to", onnx::TensorProto::INT64);
   m.node("Reshape", {"x", "shape"}, {"y"});
-  Model replayed = load(m.save("replay_reshape"), true);
+  Model replayed = load_model(m.save("replay_reshape"), true);
   const std::vector<std::vector<float>> shapes = {{4, 3}, {2, 6}, {12, 1}, {6, 2}, {4, 3}};
   for (const auto& sv : shapes) {
     const auto x = uniform(rng, 12);

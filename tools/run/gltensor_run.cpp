@@ -3,8 +3,9 @@
 // Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
 // output's name, shape and min/max/mean, the load and run times and the planner's summary, and
-// writes outputs as DIR/<name>.npy. --bench N times N more runs (mean, min, and the host time
-// inside Model::run). --replay runs with ModelOptions::replay (the run recorded once, replayed).
+// writes outputs as DIR/<name>.npy, with the dispatches and barriers (glMemoryBarrier) of the run.
+// --bench N times N more runs (mean, min, the host time inside Model::run, dispatches and
+// barriers per run). --replay runs with ModelOptions::replay (the run recorded once, replayed).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -116,10 +117,9 @@ int main(int argc, char** argv) {
     }
     for (const auto& [name, file] : files)
       throw std::runtime_error("--input " + name + ": the model has no such input");
-    const auto d0 = dev.dispatch_count();
     t0 = Clock::now();
-    auto outputs = model.run(inputs);
-    const auto dispatches = dev.dispatch_count() - d0;
+    RunStats first;
+    auto outputs = model.run(inputs, &first);
     dev.synchronize();
     const double first_ms = ms_since(t0);
     for (const auto& vi : model.outputs()) {
@@ -138,28 +138,35 @@ int main(int argc, char** argv) {
         npy::write((fs::path(out_dir) / file_name(vi.name)).string(), t);
       }
     }
-    std::printf("dispatches: %llu per run\n", static_cast<unsigned long long>(dispatches));
+    std::printf("dispatches: %llu per run, barriers: %llu per run (first run)\n",
+                static_cast<unsigned long long>(first.dispatches), static_cast<unsigned long long>(first.barriers));
     std::printf("run: %.1f ms (first run, kernels compiled or read from the cache)\n", first_ms);
-    std::printf("memory: peak intermediates %s (sum of all intermediates %s)\n", mib(model.peak_bytes()).c_str(),
-                mib(model.total_intermediate_bytes()).c_str());
+    std::printf("memory: peak intermediates %s (sum of all intermediates %s)\n", mib(first.peak_bytes).c_str(),
+                mib(first.total_intermediate_bytes).c_str());
     if (bench > 0) {
       if (profile) dev.set_profiling(true);  // the timings include the profiler's queries
       std::vector<double> times;
       double host = 0;
-      const auto b0 = dev.dispatch_count();
+      std::uint64_t dispatches = 0, barriers = 0;
       for (int i = 0; i < bench; ++i) {
+        RunStats st;
         t0 = Clock::now();
-        outputs = model.run(inputs);
+        outputs = model.run(inputs, &st);
         host += ms_since(t0);
+        dispatches += st.dispatches;
+        barriers += st.barriers;
         dev.synchronize();
         times.push_back(ms_since(t0));
       }
       double mean = 0;
       for (double t : times) mean += t;
       mean /= bench;
-      std::printf("bench: %d runs, mean %.3f ms, min %.3f ms, host %.3f ms in run(), %llu dispatches per run\n", bench,
-                  mean, *std::min_element(times.begin(), times.end()), host / bench,
-                  static_cast<unsigned long long>((dev.dispatch_count() - b0) / static_cast<std::uint64_t>(bench)));
+      const auto n = static_cast<std::uint64_t>(bench);
+      std::printf(
+          "bench: %d runs, mean %.3f ms, min %.3f ms, host %.3f ms in run(), %llu dispatches and %llu barriers per "
+          "run\n",
+          bench, mean, *std::min_element(times.begin(), times.end()), host / bench,
+          static_cast<unsigned long long>(dispatches / n), static_cast<unsigned long long>(barriers / n));
     }
     if (profile) {
       // Timed runs after the first (which compiles kernels): the --bench runs, else one more.
