@@ -46,6 +46,8 @@ if [ "${1:-}" = "--ocr" ]; then
   # the lstm phase: the recurrent layers' tests and the model bench.
   cp "$build"/tests/test_recording "$build"/tests/test_model_replay "$build"/tests/test_rnn \
      "$build"/bench/gltensor_model_bench gpu-pack/bin/
+  # The plan phase: one model run by several threads (each with its own Device); OCR's batching.
+  cp "$build"/tests/test_model_run "$build"/tests/test_ocr_pipeline gpu-pack/bin/
   # The qdq phase: the direct integer convolution against the im2col path, bit for bit.
   cp "$build"/tests/test_iconv_direct gpu-pack/bin/
   cp ../shared/gpu/onnx_torch.py ../shared/gpu/onnx_torch_bench.py gpu-pack/
