@@ -119,6 +119,16 @@ TEST(PlanMatmul, RegisterBlocks) {
   const MatmulPlan w = plan_matmul(problem(32, 9, 100352, false), kLlvmpipe, s);  // conv2d's weight gradient
   EXPECT_EQ(w.groups_x, 1u);
   EXPECT_GE(w.groups_x * static_cast<std::uint64_t>(w.splits), 16u);
+  // GPUs: a long K over few tiles (a linear layer's weight gradient, [in, out] over batch x tokens:
+  // chargpt's 384 x 1152 over 16384, 6 x 18 tiles of 64) splits into about four waves of 132
+  // SMs, chunks of at least 1024; enough tiles, or K below 4096, stay whole.
+  const MatmulPlan wg = plan_matmul(problem(384, 1152, 16384), kGpu, s);
+  EXPECT_EQ(wg.kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(wg.splits, 5);
+  EXPECT_GE(wg.kchunk, 1024);
+  EXPECT_GE(wg.splits * wg.kchunk, 16384);
+  EXPECT_EQ(plan_matmul(problem(384, 1152, 2048), kGpu, s).splits, 1);
+  EXPECT_EQ(plan_matmul(problem(2048, 2048, 16384), kGpu, s).splits, 1);
   const MatmulPlan l = plan_matmul(problem(512, 512, 300000, false), kLlvmpipe, s);
   EXPECT_GT(l.splits, 1);
   EXPECT_LE(l.loop_iterations, kLlvmpipe.loop_limit);
