@@ -960,7 +960,10 @@ TEST(Model, RecurrentLayersMatchOnnxRuntime) {
     m.input("x", {T, N, I});
     m.init("W1", {2, H, I}, uniform(rng, 2 * H * I)).init("R1", {2, H, H}, uniform(rng, 2 * H * H, -0.5, 0.5));
     m.init("W3", {1, 3 * H, I}, uniform(rng, 3 * H * I));
-    m.init("R3", {1, 3 * H, H}, uniform(rng, 3 * H * H, -0.5, 0.5));
+    // The GRU's Elu and Softplus are unbounded: with R in +-0.5 some seeds let h grow until ONNX
+    // Runtime's outputs overflowed (seed 10507846229356364630: +-inf where gltensor gave 140.9,
+    // -1686.9 and -662.3, on both of its loops). +-0.25 keeps h small over the T steps.
+    m.init("R3", {1, 3 * H, H}, uniform(rng, 3 * H * H, -0.25, 0.25));
     m.init("W4", {1, 4 * H, I}, uniform(rng, 4 * H * I));
     m.init("R4", {1, 4 * H, H}, uniform(rng, 4 * H * H, -0.5, 0.5));
     auto& r = m.node("RNN", {"x", "W1", "R1"}, {"ry", "ryh"});
