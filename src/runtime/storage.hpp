@@ -25,7 +25,8 @@ struct Storage : std::enable_shared_from_this<Storage> {
 
   /// Host -> buffer at byte 0 (through a short-lived staging buffer, see storage.cpp).
   void upload(const void* data, std::size_t bytes);
-  /// Buffer bytes [offset, offset + bytes) -> host; waits for the copy.
+  /// Buffer bytes [offset, offset + bytes) -> host; waits for the copy (and for every command
+  /// before it: the caller flushes the queue first).
   void download(std::size_t offset, std::size_t bytes, void* dst);
 };
 
@@ -50,6 +51,9 @@ class Staging {
 void copy_buffer(DeviceImpl& dev, GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes);
 /// Maps `buffer` for reading, copies `bytes` to dst, unmaps. Throws DeviceError on failure.
 void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst, const char* op);
+/// Waits for `fence` (a short spin, then blocking) and deletes it. Throws DeviceError if the
+/// wait fails.
+void wait_fence(GLsync fence);
 /// Deletes a buffer gltensor made (and forgets its name in the queue and binding cache).
 void delete_buffer(DeviceImpl& dev, GLuint buffer);
 
