@@ -14,6 +14,8 @@ enum class ConvSetting { choose, direct, im2col };
 enum class ConvDirectSetting { choose, rows, lanes };
 /// GLTENSOR_PRECISION ("" and "f32": f32; the others as named, "-" as "_").
 enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
+/// GLTENSOR_F16_MATMUL: matmul's f16-math form.
+enum class F16MatmulSetting { choose, f16x4, f16x2 };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
 enum class QlinearKernelSetting { choose, gemv, serial, gemm };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
@@ -25,6 +27,7 @@ MatmulKernelSetting parse_matmul_kernel(const std::string& text);
 ConvSetting parse_conv(const std::string& text);
 ConvDirectSetting parse_conv_direct(const std::string& text);
 PrecisionSetting parse_precision(const std::string& text);
+F16MatmulSetting parse_f16_matmul(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
 
@@ -83,6 +86,10 @@ struct Settings {
   /// "f16-ext-only": f32 math, the matmul kernels with the f16 extension enabled (diagnostics).
   /// "" or "f32": f32.
   PrecisionSetting precision = PrecisionSetting::f32;
+  /// GLTENSOR_F16_MATMUL: where matmul computes in f16 (above), "f16x2" takes the packed-half
+  /// kernel (matmul_f16x2.comp) wherever it applies and "f16x4" the F16_MATH forms of the other
+  /// kernels (f16vec4 FMAs on f32 shared memory); "" = the planner's choice (plan_matmul).
+  F16MatmulSetting f16_matmul = F16MatmulSetting::choose;
   /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
   bool profile = false;
   /// GLTENSOR_MODEL_TRACE=1: Model::run waits for each node and prints its wall time (debugging;
