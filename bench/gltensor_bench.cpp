@@ -326,37 +326,18 @@ void BM_fashion_mnist_step(benchmark::State& st) {
   st.counters["images/s"] = benchmark::Counter(128, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The matmul cases' square sizes (n x n x n), in ms of real time.
+void square_sizes(benchmark::internal::Benchmark* b) {
+  for (int n : {1024, 2048, 4096, 8192}) b->Arg(n);
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_matmul, f32, DType::f32)
-    ->Arg(256)
-    ->Arg(1024)
-    ->Arg(2048)
-    ->Arg(4096)
-    ->Arg(8192)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul, f16, DType::f16)
-    ->Arg(1024)
-    ->Arg(2048)
-    ->Arg(4096)
-    ->Arg(8192)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul_f16math, f32, DType::f32)
-    ->Arg(1024)
-    ->Arg(2048)
-    ->Arg(4096)
-    ->Arg(8192)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)
-    ->Arg(1024)
-    ->Arg(2048)
-    ->Arg(4096)
-    ->Arg(8192)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul, f32, DType::f32)->Arg(256)->Apply(square_sizes);
+BENCHMARK_CAPTURE(BM_matmul, f16, DType::f16)->Apply(square_sizes);
+BENCHMARK_CAPTURE(BM_matmul_f16math, f32, DType::f32)->Apply(square_sizes);
+BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)->Apply(square_sizes);
 BENCHMARK(BM_linear_gemv)
     ->Args({1, 384, 1024})
     ->Args({1, 1024, 384})

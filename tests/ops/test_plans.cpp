@@ -470,6 +470,9 @@ TEST(PlanMatmul, F16x2WhereQuadsAndWhole16KTiles) {
   EXPECT_EQ(parse_f16_matmul("f16x2"), F16MatmulSetting::f16x2);
   EXPECT_EQ(parse_f16_matmul(""), F16MatmulSetting::choose);
   EXPECT_THROW(parse_f16_matmul("f16x8"), ValueError);
+  EXPECT_EQ(parse_f16_ext("amd"), F16ExtSetting::amd);
+  EXPECT_EQ(parse_f16_ext(""), F16ExtSetting::choose);
+  EXPECT_THROW(parse_f16_ext("AMD"), ValueError);
 }
 
 namespace {
