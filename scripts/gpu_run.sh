@@ -79,6 +79,13 @@ for phase in "$@"; do
         GLTENSOR_GLSL_DIR=/tmp/f16mm-fma GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=f16x2 timeout 60 \
           "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter='^BM_matmul(_f16math)?/f(32|16)/4096/' 2>&1 |
           grep -E 'BM_|rror' | tee -a "$log"
+        # The experimental pairs-along-K form (bench/f16x2_dot2: vector x vector FMAs, no broadcast), checked then timed.
+        echo "== f16x2 dot2 (GLTENSOR_GLSL_DIR=bench/f16x2_dot2)" | tee -a "$log"
+        GLTENSOR_GLSL_DIR=bench/f16x2_dot2 timeout 60 "$P/bin/test_precision" --gtest_filter='Precision.F16x2*' \
+          --gtest_brief=1 2>&1 | tail -3 | tee -a "$log"
+        GLTENSOR_GLSL_DIR=bench/f16x2_dot2 GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=f16x2 timeout 60 \
+          "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter='^BM_matmul(_f16math)?/f(32|16)/(2048|4096)/' \
+          2>&1 | grep -E 'BM_|rror' | tee -a "$log"
         rm -rf /tmp/f16mm-bins && mkdir -p /tmp/f16mm-bins "$OUT/f16mm-asm"
         GLTENSOR_CACHE_DIR=/tmp/f16mm-bins GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=f16x2 timeout 60 \
           "$P/bin/gltensor_bench" --benchmark_min_time=0.05 --benchmark_filter='^BM_matmul_f16math/f16/4096/' > /dev/null 2>&1
