@@ -43,7 +43,7 @@ void set_rate(benchmark::State& st, double work, const char* unit) {
   st.counters[unit] = benchmark::Counter(work * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_matmul(benchmark::State& st, DType dt) {
+void matmul_case(benchmark::State& st, DType dt) {
   fresh();
   const std::int64_t n = st.range(0);
   if (!fits(st, n * n)) return;
@@ -86,11 +86,17 @@ class F16Math {
 
 // matmul with f16 products and block partial sums (f32 or f16 operands): only with
 // GLTENSOR_PRECISION=f16-matmul (else f16_allowed keeps matmul's f32 math: docs/precision.md), as
-// BM_conv2d_f16math.
+// BM_conv2d_f16math; GLTENSOR_F16_MATMUL=f16x2 / f16x4 picks the kernel form.
 void BM_matmul_f16math(benchmark::State& st, DType dt) {
   F16Math mode(st);
   if (!mode.on()) return;
-  BM_matmul(st, dt);
+  matmul_case(st, dt);
+}
+
+// f32 math whatever GLTENSOR_PRECISION says (f16-matmul opens the device with f16_allowed).
+void BM_matmul(benchmark::State& st, DType dt) {
+  dev().set_precision(Precision::f32);
+  matmul_case(st, dt);
 }
 
 void BM_elementwise(benchmark::State& st, int which) {
@@ -128,6 +134,8 @@ void BM_elementwise_f16(benchmark::State& st, int which, bool f16math) {
   if (f16math) {
     mode.emplace(st);
     if (!mode->on()) return;
+  } else {
+    dev().set_precision(Precision::f32);
   }
   auto once = [&] { which == 0 ? add_out(z, x, y) : mul_out(z, x, y); };
   once();  // warm-up (compiles)
@@ -318,28 +326,18 @@ void BM_fashion_mnist_step(benchmark::State& st) {
   st.counters["images/s"] = benchmark::Counter(128, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The matmul cases' square sizes (n x n x n), in ms of real time.
+void square_sizes(benchmark::internal::Benchmark* b) {
+  for (int n : {1024, 2048, 4096, 8192}) b->Arg(n);
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_matmul, f32, DType::f32)
-    ->Arg(256)
-    ->Arg(1024)
-    ->Arg(2048)
-    ->Arg(4096)
-    ->Arg(8192)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul, f16, DType::f16)->Arg(4096)->Arg(8192)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul_f16math, f32, DType::f32)
-    ->Arg(1024)
-    ->Arg(4096)
-    ->Arg(8192)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)
-    ->Arg(4096)
-    ->Arg(8192)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul, f32, DType::f32)->Arg(256)->Apply(square_sizes);
+BENCHMARK_CAPTURE(BM_matmul, f16, DType::f16)->Apply(square_sizes);
+BENCHMARK_CAPTURE(BM_matmul_f16math, f32, DType::f32)->Apply(square_sizes);
+BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)->Apply(square_sizes);
 BENCHMARK(BM_linear_gemv)
     ->Args({1, 384, 1024})
     ->Args({1, 1024, 384})

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision benchf lab labvariants mlp cnn profile torchtrain
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision f16mm benchf lab labvariants mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest graphics replay plan lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization),
 #                                   attn (after pack_gpu.sh --gpt: issue 23's training attention)
@@ -48,6 +48,51 @@ for phase in "$@"; do
         timeout 300 "$P/bin/gltensor_precision_error" 2>&1 | tee -a "$OUT/precision.txt"
         timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 \
           --benchmark_filter='BM_matmul/|BM_matmul_f16math|BM_conv2d' 2>&1 | tee -a "$OUT/precision.txt" ;;
+    f16mm) # issue 20: the packed-half f16 matmul kernel (GLTENSOR_F16_MATMUL=f16x2) against f32 math and today's
+        # f16x4 forms, each process with its own f32 rows; the f16 extension it is compiled with (GLTENSOR_F16_EXT:
+        # NV_gpu_shader5 by default, AMD_gpu_shader_half_float, on GLES and desktop GL); the program binaries'
+        # NVIDIA assembly (strings) of one f16x2 run, to see which instructions its f16 FMAs became;
+        # elementwise on f16 tensors against f32 tensors.
+        log="$OUT/f16mm.txt"
+        timeout 120 "$P/bin/test_precision" --gtest_filter='Precision.F16*' 2>&1 | tail -8 | tee "$log"
+        for api in gles gl; do GLTENSOR_API=$api timeout 30 "$P/bin/gltensor-info" --extensions 2>&1 |
+          grep -o -E 'GL_(AMD_gpu_shader_half_float|NV_gpu_shader5|EXT_shader_explicit_arithmetic_types_float16)' |
+          sort -u | sed "s/^/$api: /" | tee -a "$log"; done
+        mm='^BM_matmul(_f16math)?/f(32|16)/(1024|2048|4096)/'
+        for form in f16x4 f16x2; do
+          echo "== GLTENSOR_F16_MATMUL=$form" | tee -a "$log"
+          GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=$form timeout 120 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 \
+            --benchmark_filter="$mm" 2>&1 | grep BM_ | tee -a "$log"
+        done
+        for api in gles gl; do for ext in nv amd; do
+          echo "== f16x2, GLTENSOR_API=$api GLTENSOR_F16_EXT=$ext" | tee -a "$log"
+          GLTENSOR_API=$api GLTENSOR_F16_EXT=$ext timeout 60 "$P/bin/test_precision" --gtest_filter='Precision.F16x2*' \
+            --gtest_brief=1 2>&1 | tail -3 | tee -a "$log"
+          GLTENSOR_API=$api GLTENSOR_F16_EXT=$ext GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=f16x2 timeout 60 \
+            "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter='^BM_matmul(_f16math)?/f(32|16)/4096/' 2>&1 |
+            grep -E 'BM_|rror' | tee -a "$log"
+        done; done
+        # The kernel with explicit fma(f16vec2(a), b, h) (from this tree's glsl/, GLTENSOR_GLSL_DIR).
+        mkdir -p /tmp/f16mm-fma && sed 's/h\[\([^]]*\)\] += s \* \(b[0-3]\);/h[\1] = fma(f16vec2(s), \2, h[\1]);/' \
+          glsl/ops/matmul_f16x2.comp > /tmp/f16mm-fma/matmul_f16x2.comp
+        echo "== f16x2 with fma() ($(grep -c 'fma(f16vec2' /tmp/f16mm-fma/matmul_f16x2.comp) lines)" | tee -a "$log"
+        GLTENSOR_GLSL_DIR=/tmp/f16mm-fma GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=f16x2 timeout 60 \
+          "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter='^BM_matmul(_f16math)?/f(32|16)/4096/' 2>&1 |
+          grep -E 'BM_|rror' | tee -a "$log"
+        # The experimental pairs-along-K form (bench/f16x2_dot2: vector x vector FMAs, no broadcast), checked then timed.
+        echo "== f16x2 dot2 (GLTENSOR_GLSL_DIR=bench/f16x2_dot2)" | tee -a "$log"
+        GLTENSOR_GLSL_DIR=bench/f16x2_dot2 timeout 60 "$P/bin/test_precision" --gtest_filter='Precision.F16x2*' \
+          --gtest_brief=1 2>&1 | tail -3 | tee -a "$log"
+        GLTENSOR_GLSL_DIR=bench/f16x2_dot2 GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=f16x2 timeout 60 \
+          "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter='^BM_matmul(_f16math)?/f(32|16)/(2048|4096)/' \
+          2>&1 | grep -E 'BM_|rror' | tee -a "$log"
+        rm -rf /tmp/f16mm-bins && mkdir -p /tmp/f16mm-bins "$OUT/f16mm-asm"
+        GLTENSOR_CACHE_DIR=/tmp/f16mm-bins GLTENSOR_PRECISION=f16-matmul GLTENSOR_F16_MATMUL=f16x2 timeout 60 \
+          "$P/bin/gltensor_bench" --benchmark_min_time=0.05 --benchmark_filter='^BM_matmul_f16math/f16/4096/' > /dev/null 2>&1
+        for b in /tmp/f16mm-bins/*.bin; do strings -n 3 "$b" > "$OUT/f16mm-asm/$(basename "$b").txt"; done
+        grep -l -i -E 'f16|h[0-9]' "$OUT"/f16mm-asm/*.txt | head -20 | tee -a "$log"
+        timeout 60 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter='^BM_elementwise(_f16)?/(add|mul)' 2>&1 |
+          grep BM_ | tee -a "$log" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
     labvariants) # the library's kernel Variants through Launch (bench/kernel_lab_variants.cpp): checked, then timed
       timeout 120 "$P/bin/gltensor_kernel_lab" --check variants 2>&1 | tee "$OUT/labvariants.txt"

@@ -32,9 +32,7 @@ layout(local_size_x = LOCAL_X) in;
 #endif
 #define LID (gl_LocalInvocationID.x % NT)  // invocation within its slice
 #define SLICE (gl_LocalInvocationID.x / NT)
-uniform uint u_qa_s;
-uniform uint u_qb_s;
-uniform uint u_split;
+#include "matmul_quads.glsl"
 shared vec4 As[NSL][2][BK][BM / 4u];
 shared vec4 Bs[NSL][2][BK][BN / 4u];
 
@@ -72,31 +70,6 @@ void put_b(uint buf, uint l, vec4 v) {
   Bs[SLICE][buf][e / (BN / 4u)][e % (BN / 4u)] = v;
 #endif
 }
-// Row m, columns n..n+3 of C: alpha, addend, activation, one 128-bit store (f32) or two whole
-// words (f16/bf16).
-void epilogue_quad(uint m, uint n, vec4 q, uint c_off, uint d_off) {
-  vec4 v = u_alpha * q;
-#ifdef ADDEND
-  uint d = d_off + m * u_d_sm + n * u_d_sn;
-  v += u_beta * vec4(float(load3(d)), float(load3(d + u_d_sn)), float(load3(d + 2u * u_d_sn)),
-                     float(load3(d + 3u * u_d_sn)));
-#endif
-  v = vec4(ACT(v.x), ACT(v.y), ACT(v.z), ACT(v.w));
-#ifdef SPLIT_COLS
-  // C [M, N] stored as [N / u_split, M, u_split] (u_split a multiple of 4: a quad stays whole)
-  uint g = n / u_split;
-  uint e = c_off + (g * u_M + m) * u_split + (n - g * u_split);
-#else
-  uint e = c_off + m * u_N + n;
-#endif
-#ifdef OUT_F32
-  t04[e >> 2u] = floatBitsToUint(v);
-#else
-  t0[e >> 1u] = (bits0(CT0(v.x)) & 0xffffu) | (bits0(CT0(v.y)) << 16u);
-  t0[(e >> 1u) + 1u] = (bits0(CT0(v.z)) & 0xffffu) | (bits0(CT0(v.w)) << 16u);
-#endif
-}
-
 void main() {
   Part pt = part();
   uvec3 bo = batch_offsets(pt.z);
@@ -182,12 +155,6 @@ void main() {
   uint c_off = pt.c_off;
   uint d_off = bo.z;
   uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty, na = n0 + 4u * tx, nb = n0 + BN / 2u + 4u * tx;
-  // Constant register indices only (a dynamically indexed acc[] may be put in local memory).
-#define EPI_ROWS(I)                                                \
-  epilogue_quad(ma + uint(I), na, acc[2 * I], c_off, d_off);      \
-  epilogue_quad(ma + uint(I), nb, acc[2 * I + 1], c_off, d_off);  \
-  epilogue_quad(mb + uint(I), na, acc[8 + 2 * I], c_off, d_off);  \
-  epilogue_quad(mb + uint(I), nb, acc[9 + 2 * I], c_off, d_off);
   EPI_ROWS(0)
   EPI_ROWS(1)
   EPI_ROWS(2)

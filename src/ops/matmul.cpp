@@ -159,6 +159,8 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     if (v.kernel == MatmulPlan::Kernel::vec4) {
       v.slice_k = variant & 1, v.unroll_k = variant & 2;
       launch.program(v.file(), v.defines(), {v.slice_k ? 256u : 128u});
+    } else if (v.kernel == MatmulPlan::Kernel::f16x2) {
+      launch.program(v.file(), v.defines(), {plan.local_x});
     } else {
       launch.program(v.file(), v.defines(), v.kernel == MatmulPlan::Kernel::reg ? Local{plan.local_x} : Local{16, 16});
     }

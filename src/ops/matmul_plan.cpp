@@ -11,7 +11,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices, std::int64_t f16_block) {
   const auto k = static_cast<std::uint64_t>(std::max<std::int64_t>(kc, 0));
-  if (f16_block > 0) {
+  if (f16_block > 0 && kernel != MatmulPlan::Kernel::f16x2) {
     // F16_MATH: the f32 form (whose k-steps count at least the f16 ones), the partial sums'
     // reset, and a flush after every block of K and after the last K-tile of each slice.
     const std::uint64_t flushes = (k + f16_block - 1) / f16_block + 1;
@@ -24,6 +24,11 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
       // Per 8-K tile: 3 fetch loops, 3 put loops of 4 lanes, 8 k-steps of 4 rows, the tile
       // loop; before: accumulators, the first fetch/put, batch dims.
       return (k + 8u * slices - 1) / (8u * slices) * 59 + 48;
+    case MatmulPlan::Kernel::f16x2:
+      // f16 math only. Per 16-K tile: 6 fetch loops, 6 put loops (and 3 x 4 word stores where
+      // K-major), 16 k-steps, the flush of 16 and the tile loop; before: 48 accumulator resets,
+      // the first fetch/put, batch dims.
+      return (k + 15) / 16 * 57 + 96;
     case MatmulPlan::Kernel::tile128:
       // Per 8-K tile: stores and prefetches of 4, 8 k-steps of 4 rows; the 8 x 2 x 4 epilogue.
       return (k + 7) / 8 * 49 + 108;
@@ -80,7 +85,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
       gemv_fits && !p.split_columns && (forced == K::gemv || (chosen && !software && p.M <= kGemvRows && p.b_kmajor));
   const bool reg =
       !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
-  const bool vec4 = !reg && !gemv && p.quads && whole && (forced_vec4 || (chosen && vec4_tiles >= 256));
+  const bool vec4_ok = !reg && !gemv && p.quads && whole;
+  const bool vec4 = vec4_ok && (forced_vec4 || (chosen && vec4_tiles >= 256));
+  // The packed-half f16-math kernel: the quad-load kernel's conditions, whole 16-K tiles, any number of tiles.
+  const bool f16x2 = vec4_ok && fb0 > 0 && p.K % 16 == 0 && p.K > 0 && (forced_vec4 || chosen) &&
+                     settings.f16_matmul == F16MatmulSetting::f16x2;
   if (gemv) {
     plan.kernel = MatmulPlan::Kernel::gemv;
     plan.tile_m = std::min<std::int64_t>(std::max<std::int64_t>(p.M, 1), kGemvRows);
@@ -104,6 +113,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.local_x = software ? 16 : 64;
     plan.local_y = 1;
     set_reg_block(plan, p, rows, quads);
+  } else if (f16x2) {
+    plan.kernel = MatmulPlan::Kernel::f16x2;
+    plan.tile_m = 64;
+    plan.tile_n = 128;
+    plan.local_x = 128;
+    plan.local_y = 1;
   } else if (vec4) {
     plan.kernel = MatmulPlan::Kernel::vec4;
     plan.tile_m = 64;
@@ -148,9 +163,9 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   } else {
     plan.kchunk = p.K;
   }
-  plan.split_columns = p.split_columns && (vec4 || reg) && plan.splits == 1;
+  plan.split_columns = p.split_columns && (vec4 || f16x2 || reg) && plan.splits == 1;
 
-  if (vec4) {
+  if (vec4 && !f16x2) {
     // Variants (bench/RESULTS.md): sliced K fills a GPU's waves better where the tiles make a
     // fraction of a wave over a whole one, the unrolled inner product runs faster or slower by
     // shape; neither follows from what GL reports, so they are measured on first use where K

@@ -31,7 +31,7 @@ struct DeviceTraits {
 };
 
 struct MatmulPlan {
-  enum class Kernel { vec4, tile64, tile128, reg, gemv };
+  enum class Kernel { vec4, tile64, tile128, reg, gemv, f16x2 };
   Kernel kernel = Kernel::tile64;
   /// Rows of C x columns (output features) of a workgroup (GEMV: up to 8 rows x kGemvFeatures).
   std::int64_t tile_m = 64, tile_n = 64;
@@ -74,7 +74,10 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// share a long K (K >= 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software
 /// rasterizers; for REG fewer than the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV
 /// where the problem's precision is f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32
-/// operands are rounded to f16 in the kernel); else f32 math.
+/// operands are rounded to f16 in the kernel); else f32 math. With f16 math, the packed-half kernel (f16x2:
+/// matmul_f16x2.comp, the quad-load kernel's tiles and operand conditions with K % 16 == 0 and K > 0, 64x128
+/// tiles whatever their number) where Settings::f16_matmul is f16x2 and the kernel is the planner's choice or a
+/// quad-load one; f16x4 or "" (today's default, see docs/precision.md) keeps the other kernels' F16_MATH forms.
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 /// A REG plan's block of `rows` x 4 `quads` of C per invocation: its quad loads (A's 4-row quads

@@ -29,13 +29,16 @@ const char* MatmulVariant::file() const {
       return "matmul_tile128.comp";
     case MatmulPlan::Kernel::reg:
       return "matmul_reg.comp";
+    case MatmulPlan::Kernel::f16x2:
+      return "matmul_f16x2.comp";
     default:
       return "matmul_tile64.comp";
   }
 }
 
 Defines MatmulVariant::defines() const {
-  const bool vec4 = kernel == MatmulPlan::Kernel::vec4, reg = kernel == MatmulPlan::Kernel::reg;
+  const bool f16x2 = kernel == MatmulPlan::Kernel::f16x2;
+  const bool vec4 = kernel == MatmulPlan::Kernel::vec4 || f16x2, reg = kernel == MatmulPlan::Kernel::reg;
   Defines d;
   d.value("BD", bd);
   if (act != Activation::none) d.macro("ACT(x)", act_body, static_cast<int>(act));
@@ -46,6 +49,7 @@ Defines MatmulVariant::defines() const {
   } else if (vec4) {
     d.uvalue("BM", 64).uvalue("BN", 128).value("A_KMAJOR", a_kmajor).value("B_KMAJOR", b_kmajor);
     d.flag("OUT_F32", out == DType::f32);
+    if (f16x2) d.value("A_F16", this->a == DType::f16).value("B_F16", this->b == DType::f16);
   }
   d.flag("ADDEND", addend);
   if (!f16_ext.empty()) d.text(f16_ext);
@@ -64,7 +68,7 @@ Defines MatmulVariant::defines() const {
     if (reg && b_q) d.quads("B", 2, this->b);
   }
   if (addend) d.operand(3, this->d, CT::f32, false);
-  if (vec4) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
+  if (vec4 && !f16x2) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
   return d;
 }
 
@@ -135,6 +139,20 @@ std::vector<MatmulVariant> MatmulVariant::space() {
     v.addend = v.split_k = true, v.out = v.a = v.b = DType::f16;
     out.push_back(v);
   }
+  // The packed-half kernel (f16 math only): every operand layout, operand and result dtypes, the
+  // epilogue's forms.
+  for (int bits = 0; bits < 4; ++bits)
+    for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
+      MatmulVariant v;
+      v.kernel = K::f16x2, v.f16_ext = kF16TypesExtensionGlsl, v.f16_block = kF16BlockK;
+      v.a_kmajor = bits & 1, v.b_kmajor = bits & 2;
+      v.a = v.b = v.out = dt;
+      out.push_back(v);
+      v.a = DType::f32, v.act = Activation::gelu, v.addend = v.split_k = true, v.d = dt;
+      out.push_back(v);
+      v.split_k = false, v.split_cols = v.no_batch = true, v.bd = 2;
+      out.push_back(v);
+    }
   return out;
 }
 

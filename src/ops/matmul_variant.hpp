@@ -1,7 +1,7 @@
 // The Variant (runtime/variant.hpp) of the matmul kernels (internal): one file per kernel,
-// glsl/ops/matmul_vec4.comp, matmul_tile64.comp, matmul_tile128.comp and matmul_reg.comp, sharing
-// glsl/ops/matmul.glsl (uniforms, the epilogue's activation, f16 math, split-K and batch offsets).
-// The GEMV kernel (gemv.comp, few rows of A on GPUs) has its own Variant below.
+// glsl/ops/matmul_vec4.comp, matmul_f16x2.comp (f16 math only), matmul_tile64.comp, matmul_tile128.comp and
+// matmul_reg.comp, sharing glsl/ops/matmul.glsl (uniforms, the epilogue's activation, f16 math, split-K and batch
+// offsets). The GEMV kernel (gemv.comp, few rows of A on GPUs) has its own Variant below.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,7 +15,7 @@
 namespace gltensor::detail {
 
 struct MatmulVariant {
-  MatmulPlan::Kernel kernel = MatmulPlan::Kernel::tile64;  ///< vec4, tile64, tile128 or reg (not gemv)
+  MatmulPlan::Kernel kernel = MatmulPlan::Kernel::tile64;  ///< vec4, f16x2, tile64, tile128 or reg (not gemv)
   int bd = 1;                                              ///< BD: collapsed batch dims
   Activation act = Activation::none;                       ///< ACT(x): the epilogue's activation
   bool addend = false;                                     ///< ADDEND: beta * D added
@@ -27,7 +27,8 @@ struct MatmulVariant {
   /// The device's f16 extension text (DeviceImpl::f16_extension_glsl) where f16_block > 0, or
   /// with GLTENSOR_PRECISION=f16-ext-only (the f32 kernels with the extension enabled).
   std::string f16_ext;
-  /// vec4: A_KMAJOR / B_KMAJOR (quads along K), SLICE_K (2 x 128 invocations), UNROLL_K.
+  /// vec4 and f16x2: A_KMAJOR / B_KMAJOR (quads along K); vec4: SLICE_K (2 x 128 invocations), UNROLL_K;
+  /// f16x2: A_F16 / B_F16 (an f16 operand's words copied to shared memory as they are).
   bool a_kmajor = false, b_kmajor = false, slice_k = false, unroll_k = false;
   /// reg: RA rows x 4 CB columns per invocation; A_Q / B_Q the operands' quad loads (0 none).
   int ra = 1, cb = 1, a_q = 0, b_q = 0;

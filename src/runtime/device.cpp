@@ -389,9 +389,13 @@ std::string DeviceImpl::f16_extension_glsl() const {
   if (settings().precision == PrecisionSetting::f16_emulate)
     return "#define float16_t float\n#define f16vec2 vec2\n#define f16vec4 vec4\n"
            "#define packFloat2x16 packHalf2x16\n#define unpackFloat2x16 unpackHalf2x16\n";
-  // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension.
-  const bool ext = !caps_.has_extension("GL_NV_gpu_shader5") &&
-                   caps_.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
+  // NV_gpu_shader5 where present (NVIDIA's GL and GLES drivers), else the EXT types extension;
+  // GLTENSOR_F16_EXT names one (diagnostics: which one gives NVIDIA's compiler packed f16 FMAs).
+  using F = F16ExtSetting;
+  const F forced = settings().f16_ext;
+  if (forced == F::amd) return "#extension GL_AMD_gpu_shader_half_float : require\n";
+  const bool ext = forced == F::ext || (forced == F::choose && !caps_.has_extension("GL_NV_gpu_shader5") &&
+                                        caps_.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16"));
   return ext ? kF16TypesExtensionGlsl : "#extension GL_NV_gpu_shader5 : require\n";
 }
 

@@ -64,6 +64,16 @@ PrecisionSetting parse_precision(const std::string& text) {
                    {"f16-ext-only", P::f16_ext_only}});
 }
 
+F16MatmulSetting parse_f16_matmul(const std::string& text) {
+  using F = F16MatmulSetting;
+  return parse<F>("GLTENSOR_F16_MATMUL", text, {{"", F::choose}, {"f16x4", F::f16x4}, {"f16x2", F::f16x2}});
+}
+
+F16ExtSetting parse_f16_ext(const std::string& text) {
+  using F = F16ExtSetting;
+  return parse<F>("GLTENSOR_F16_EXT", text, {{"", F::choose}, {"nv", F::nv}, {"amd", F::amd}, {"ext", F::ext}});
+}
+
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text) {
   using Q = QlinearKernelSetting;
   return parse<Q>("GLTENSOR_QLINEAR_KERNEL", text,
@@ -105,6 +115,8 @@ Settings Settings::from_env() {
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
   s.glsl_dir = env("GLTENSOR_GLSL_DIR");
   s.precision = parse_precision(env("GLTENSOR_PRECISION"));
+  s.f16_matmul = parse_f16_matmul(env("GLTENSOR_F16_MATMUL"));
+  s.f16_ext = parse_f16_ext(env("GLTENSOR_F16_EXT"));
   s.profile = env("GLTENSOR_PROFILE") == "1";
   s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";
   s.check_loops = env("GLTENSOR_CHECK_LOOPS") == "1";

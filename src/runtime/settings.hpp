@@ -14,6 +14,10 @@ enum class ConvSetting { choose, direct, im2col };
 enum class ConvDirectSetting { choose, rows, lanes };
 /// GLTENSOR_PRECISION ("" and "f32": f32; the others as named, "-" as "_").
 enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
+/// GLTENSOR_F16_MATMUL: matmul's f16-math form.
+enum class F16MatmulSetting { choose, f16x4, f16x2 };
+/// GLTENSOR_F16_EXT: the extension f16 kernels enable.
+enum class F16ExtSetting { choose, nv, amd, ext };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
 enum class QlinearKernelSetting { choose, gemv, serial, gemm };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
@@ -25,6 +29,8 @@ MatmulKernelSetting parse_matmul_kernel(const std::string& text);
 ConvSetting parse_conv(const std::string& text);
 ConvDirectSetting parse_conv_direct(const std::string& text);
 PrecisionSetting parse_precision(const std::string& text);
+F16MatmulSetting parse_f16_matmul(const std::string& text);
+F16ExtSetting parse_f16_ext(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
 
@@ -83,6 +89,15 @@ struct Settings {
   /// "f16-ext-only": f32 math, the matmul kernels with the f16 extension enabled (diagnostics).
   /// "" or "f32": f32.
   PrecisionSetting precision = PrecisionSetting::f32;
+  /// GLTENSOR_F16_MATMUL: where matmul computes in f16 (above), "f16x2" takes the packed-half
+  /// kernel (matmul_f16x2.comp) wherever it applies and "f16x4" the F16_MATH forms of the other
+  /// kernels (f16vec4 FMAs on f32 shared memory); "" = the planner's choice (plan_matmul).
+  F16MatmulSetting f16_matmul = F16MatmulSetting::choose;
+  /// GLTENSOR_F16_EXT=nv|amd|ext (diagnostics): the f16 kernels enable GL_NV_gpu_shader5,
+  /// GL_AMD_gpu_shader_half_float (whose float16_t arithmetic is specified as half precision) or
+  /// GL_EXT_shader_explicit_arithmetic_types_float16, whether or not the driver lists it ("" =
+  /// NV_gpu_shader5 where listed, else the EXT one: DeviceImpl::f16_extension_glsl).
+  F16ExtSetting f16_ext = F16ExtSetting::choose;
   /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
   bool profile = false;
   /// GLTENSOR_MODEL_TRACE=1: Model::run waits for each node and prints its wall time (debugging;

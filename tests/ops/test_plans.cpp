@@ -417,6 +417,64 @@ TEST(PlanMatmul, F16MathSplitsWithinTheLoopLimit) {
   }
 }
 
+// GLTENSOR_F16_MATMUL=f16x2: the packed-half kernel wherever the quad-load kernel's conditions hold
+// (any number of tiles), K is whole 16-K tiles and f16 math applies; elsewhere the F16_MATH forms.
+TEST(PlanMatmul, F16x2WhereQuadsAndWhole16KTiles) {
+  Settings s;
+  s.f16_matmul = F16MatmulSetting::f16x2;
+  const DeviceTraits gpu16{false, 0, true}, limited16{false, 65535, true};
+  auto f16 = [](MatmulProblem p) {
+    p.precision = Precision::f16_allowed;
+    return p;
+  };
+  for (std::int64_t n : {1024, 2048, 4096}) {
+    const MatmulPlan plan = plan_matmul(f16(problem(n, n, n)), gpu16, s);
+    EXPECT_EQ(plan.kernel, MatmulPlan::Kernel::f16x2) << n;
+    EXPECT_EQ(plan.f16_block, kF16BlockK);
+    EXPECT_EQ(plan.local_x, 128u);
+    EXPECT_FALSE(plan.tune);
+    EXPECT_EQ(plan.groups_x, static_cast<std::uint64_t>(n / 128));
+    EXPECT_EQ(plan.groups_y, static_cast<std::uint64_t>(n / 64));
+    EXPECT_EQ(plan.loop_iterations, matmul_loops(MatmulPlan::Kernel::f16x2, plan.kchunk));
+  }
+  EXPECT_EQ(plan_matmul(f16(problem(64, 128, 16)), gpu16, s).kernel, MatmulPlan::Kernel::f16x2) << "one tile";
+  // Not: K % 16 != 0, ragged tiles, no quads, K = 0, f32 math, no fp16 arithmetic, another kernel forced.
+  EXPECT_EQ(plan_matmul(f16(problem(2048, 2048, 1000)), gpu16, s).kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(plan_matmul(f16(problem(1000, 1024, 1024)), gpu16, s).kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(plan_matmul(f16(problem(1024, 1024, 1024, false)), gpu16, s).kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_NE(plan_matmul(f16(problem(1024, 1024, 0)), gpu16, s).kernel, MatmulPlan::Kernel::f16x2);
+  EXPECT_EQ(plan_matmul(problem(2048, 2048, 2048), gpu16, s).kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(plan_matmul(f16(problem(2048, 2048, 2048)), kGpu, s).kernel, MatmulPlan::Kernel::vec4);
+  Settings forced = s;
+  forced.matmul_kernel = MatmulKernelSetting::tile128;
+  EXPECT_EQ(plan_matmul(f16(problem(1024, 1024, 1024)), gpu16, forced).kernel, MatmulPlan::Kernel::tile128);
+  forced.matmul_kernel = MatmulKernelSetting::vec4su;
+  EXPECT_EQ(plan_matmul(f16(problem(128, 256, 64)), gpu16, forced).kernel, MatmulPlan::Kernel::f16x2);
+  // f16x4 (and today's default) keep the F16_MATH forms of the other kernels.
+  for (F16MatmulSetting f : {F16MatmulSetting::f16x4, F16MatmulSetting::choose}) {
+    Settings o = s;
+    o.f16_matmul = f;
+    EXPECT_EQ(plan_matmul(f16(problem(2048, 2048, 2048)), gpu16, o).kernel, MatmulPlan::Kernel::vec4);
+  }
+  // Split-K within a loop limit, in whole 16-K tiles; the split epilogue (conv2d's columns).
+  for (std::int64_t K : {50000 * 16, 65536 * 16}) {
+    const MatmulPlan plan = plan_matmul(f16(problem(64, 128, K)), limited16, s);
+    EXPECT_EQ(plan.kernel, MatmulPlan::Kernel::f16x2);
+    EXPECT_GT(plan.splits, 1);
+    EXPECT_LE(plan.loop_iterations, 65535u);
+    EXPECT_EQ(plan.kchunk % 16, 0);
+  }
+  MatmulProblem cols = f16(problem(64, 1024, 64));
+  cols.split_columns = true;
+  EXPECT_TRUE(plan_matmul(cols, gpu16, s).split_columns);
+  EXPECT_EQ(parse_f16_matmul("f16x2"), F16MatmulSetting::f16x2);
+  EXPECT_EQ(parse_f16_matmul(""), F16MatmulSetting::choose);
+  EXPECT_THROW(parse_f16_matmul("f16x8"), ValueError);
+  EXPECT_EQ(parse_f16_ext("amd"), F16ExtSetting::amd);
+  EXPECT_EQ(parse_f16_ext(""), F16ExtSetting::choose);
+  EXPECT_THROW(parse_f16_ext("AMD"), ValueError);
+}
+
 namespace {
 // A 3 x 3 filter, 3 -> 3 channels, over a 1920 x 1080 frame (the interop bench's frame).
 ConvDirectProblem frame_problem() {

@@ -364,3 +364,143 @@ TEST(Precision, F16MatmulTileAndBlockEdges) {
           << "gemm (" << m << ", " << n << ")";
     }
 }
+
+namespace {
+
+// The packed-half kernel (GLTENSOR_F16_MATMUL=f16x2, matmul_f16x2.comp) with the planner's GPU
+// choice (llvmpipe with GLTENSOR_PRECISION=f16-emulate runs it too).
+class ScopedF16x2 {
+ public:
+  ScopedF16x2() {
+    s_->f16_matmul = detail::F16MatmulSetting::f16x2;
+    s_->matmul_kernel = detail::MatmulKernelSetting::gpu;
+  }
+
+ private:
+  ScopedF16Matmul f16_matmul_;
+  ScopedSettings s_;
+};
+
+// a [M, K] @ b [K, N] stored row-major or transposed (a_t: A held as [K, M], read as a.t(): quads
+// along M; b_t: B held as [N, K], linear's w.t(): quads along K), over `batch` entries of B (A
+// broadcast); the result [batch, M, N] in f32.
+struct PackedCase {
+  std::int64_t M, K, N;
+  DType dt;
+  bool a_t, b_t;
+  std::int64_t batch;
+};
+
+Tensor host_matrix(const std::vector<float>& v, std::int64_t rows, std::int64_t cols, bool transposed, DType dt,
+                   std::int64_t batch = 1) {
+  if (!transposed) return Tensor::from_host(device(), v, {batch, rows, cols}, dt).squeeze(0);
+  std::vector<float> t(v.size());
+  for (std::int64_t z = 0; z < batch; ++z)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) t[(z * cols + c) * rows + r] = v[(z * rows + r) * cols + c];
+  return Tensor::from_host(device(), t, {batch, cols, rows}, dt).squeeze(0).transpose(-1, -2);
+}
+
+}  // namespace
+
+// The packed-half kernel against float64 within the documented bound (per element, and a mean
+// within 4u), on every operand layout (K-major or not, A and B), f32 and f16 operands, K of one
+// 16-K tile, one f16 block, a block and a half, many blocks and split-K (K = 4096 over 4 tiles),
+// batched B, and shapes it does not take (odd M, N, K: the other kernels' F16_MATH forms).
+TEST(Precision, F16x2MatmulWithinTheDocumentedBound) {
+  if (!has_f16_math()) GTEST_SKIP() << "the device has no fp16 arithmetic (Capabilities::fp16_arithmetic)";
+  GLT_RNG(rng);
+  ScopedPrecision p(Precision::f16_allowed);
+  ScopedF16x2 f16x2;
+  std::vector<PackedCase> cases;
+  for (DType dt : {DType::f32, DType::f16})
+    for (int layout = 0; layout < 4; ++layout) {
+      const bool a_t = layout & 1, b_t = layout & 2;
+      for (std::int64_t k : {16, 32, 48, 1008}) cases.push_back({64, k, 128, dt, a_t, b_t, 1});
+      cases.push_back({128, 80, 256, dt, a_t, b_t, 2});
+    }
+  cases.push_back({64, 4096, 128, DType::f32, false, false, 1});  // split-K
+  cases.push_back({64, 4096, 128, DType::f16, false, true, 1});
+  for (DType dt : {DType::f32, DType::f16}) {  // not the packed kernel's
+    cases.push_back({67, 300, 45, dt, false, false, 1});
+    cases.push_back({64, 40, 128, dt, false, false, 1});
+    cases.push_back({33, 257, 17, dt, true, true, 1});
+  }
+  for (const PackedCase& c : cases) {
+    const std::string name = std::to_string(c.M) + "x" + std::to_string(c.K) + "x" + std::to_string(c.N) + " " +
+                             dtype_name(c.dt) + (c.a_t ? " a.t()" : "") + (c.b_t ? " b.t()" : "") + " batch " +
+                             std::to_string(c.batch);
+    auto a = rounded_uniform(rng, c.M * c.K, c.dt), b = rounded_uniform(rng, c.batch * c.K * c.N, c.dt);
+    const Tensor got_t = matmul(host_matrix(a, c.M, c.K, c.a_t, c.dt), host_matrix(b, c.K, c.N, c.b_t, c.dt, c.batch));
+    ASSERT_EQ(got_t.dtype(), c.dt) << name;
+    const std::vector<float> got = got_t.to(DType::f32).to_vector();
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(c.batch * c.M * c.N)) << name;
+    const double out_round = c.dt == DType::f16 ? kU : 0.0;
+    double max_rel = 0, sum_rel = 0;
+    for (std::int64_t z = 0; z < c.batch; ++z) {
+      const std::vector<float> bz(b.begin() + z * c.K * c.N, b.begin() + (z + 1) * c.K * c.N);
+      std::vector<double> ref, scale;
+      reference(a, bz, {c.M, c.K, c.N, c.dt, "", 0}, ref, scale);
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double g = got[z * c.M * c.N + i], err = std::fabs(g - ref[i]), s = scale[i] > 0 ? scale[i] : 1;
+        ASSERT_TRUE(std::isfinite(g)) << "element " << i << " of entry " << z << ", " << name;
+        ASSERT_LE(err,
+                  (3 + kF16BlockK - 1) * kU * scale[i] + out_round * std::fabs(ref[i]) + (3 + kF16BlockK) * 0x1p-24)
+            << "element " << i << " of entry " << z << ", " << name;
+        max_rel = std::max(max_rel, err / s);
+        sum_rel += err / s;
+      }
+    }
+    EXPECT_LE(sum_rel / got.size(), 4 * kU) << name;
+    if (!emulated()) {
+      EXPECT_GT(max_rel, 1e-6) << "no f16 rounding seen: the f16 path did not run, " << name;
+    }
+  }
+}
+
+// The packed-half kernel's epilogue and special values: gemm(a^T, b^T) * 0.5 + 2 bias (A quads
+// along M, B along K, a broadcast addend) to an f16 result; an Inf in A gives +-Inf along its row
+// (the sign of each product), a NaN in B NaN down its column, everything else finite and within
+// the bound.
+TEST(Precision, F16x2MatmulEpilogueAndSpecialValues) {
+  if (!has_f16_math()) GTEST_SKIP() << "the device has no fp16 arithmetic (Capabilities::fp16_arithmetic)";
+  GLT_RNG(rng);
+  ScopedPrecision p(Precision::f16_allowed);
+  ScopedF16x2 f16x2;
+  const std::int64_t M = 128, K = 96, N = 256;
+  auto a = rounded_uniform(rng, M * K, DType::f16), b = rounded_uniform(rng, K * N, DType::f16),
+       bias = rounded_uniform(rng, N, DType::f16);
+  const Tensor ta = host_matrix(a, M, K, true, DType::f16), tb = host_matrix(b, K, N, true, DType::f16);
+  const std::vector<float> g =
+      gemm(ta, tb, Tensor::from_host(device(), bias, {N}, DType::f16), 0.5, 2.0).to(DType::f32).to_vector();
+  std::vector<double> ref, scale;
+  reference(a, b, {M, K, N, DType::f16, "", 0}, ref, scale);
+  for (std::int64_t i = 0; i < M * N; ++i) {
+    const double r = 0.5 * ref[i] + 2.0 * bias[i % N];
+    ASSERT_LE(std::fabs(g[i] - r), 0.5 * (3 + kF16BlockK - 1) * kU * scale[i] + kU * std::fabs(r) + 1e-6)
+        << "gemm element " << i;
+  }
+  const std::int64_t inf_row = 5, inf_k = 37, nan_col = 77, nan_k = 90;
+  a[inf_row * K + inf_k] = INFINITY;
+  b[nan_k * N + nan_col] = NAN;
+  for (std::int64_t n = 0; n < N; ++n)
+    if (b[inf_k * N + n] == 0) b[inf_k * N + n] = 0.5f;  // Inf * 0 would be NaN
+  for (DType dt : {DType::f32, DType::f16}) {
+    const std::vector<float> c =
+        matmul(host_matrix(a, M, K, false, dt), host_matrix(b, K, N, false, dt)).to(DType::f32).to_vector();
+    reference(a, b, {M, K, N, dt, "", 0}, ref, scale);
+    for (std::int64_t m = 0; m < M; ++m)
+      for (std::int64_t n = 0; n < N; ++n) {
+        const float v = c[m * N + n];
+        if (n == nan_col) {
+          EXPECT_TRUE(std::isnan(v)) << dtype_name(dt) << " (" << m << ", " << n << ")";
+        } else if (m == inf_row) {
+          EXPECT_EQ(v, b[inf_k * N + n] > 0 ? INFINITY : -INFINITY) << dtype_name(dt) << " (" << m << ", " << n << ")";
+        } else {
+          const double out_round = dt == DType::f16 ? kU * std::fabs(ref[m * N + n]) : 0.0;
+          ASSERT_LE(std::fabs(v - ref[m * N + n]), (3 + kF16BlockK - 1) * kU * scale[m * N + n] + out_round + 1e-6)
+              << dtype_name(dt) << " (" << m << ", " << n << ")";
+        }
+      }
+  }
+}
