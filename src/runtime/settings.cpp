@@ -76,6 +76,11 @@ RnnSetting parse_rnn(const std::string& text) {
                   {{"", R::choose}, {"steps", R::steps}, {"units", R::units}, {"quads", R::quads}});
 }
 
+IMatmulSetting parse_imatmul(const std::string& text) {
+  using I = IMatmulSetting;
+  return parse<I>("GLTENSOR_IMATMUL", text, {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}});
+}
+
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
@@ -93,6 +98,8 @@ Settings Settings::from_env() {
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
+  s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
+  s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;

@@ -16,6 +16,8 @@ enum class ConvDirectSetting { choose, rows, lanes };
 enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
 enum class QlinearKernelSetting { choose, gemv, serial, gemm };
+/// GLTENSOR_IMATMUL: where the block-f32 integer matmul keeps its int32 totals.
+enum class IMatmulSetting { choose, regs, mem };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
 enum class RnnSetting { choose, steps, units, quads };
 
@@ -27,6 +29,7 @@ ConvDirectSetting parse_conv_direct(const std::string& text);
 PrecisionSetting parse_precision(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
+IMatmulSetting parse_imatmul(const std::string& text);
 
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
@@ -51,6 +54,13 @@ struct Settings {
   /// GLTENSOR_CONV_DIRECT=rows|lanes forces the direct conv kernel's layout ("" = choose: rows on
   /// software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
+  /// GLTENSOR_IMATMUL=regs|mem: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps the
+  /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each
+  /// block's sums to the output's elements in memory ("" = choose: mem).
+  IMatmulSetting imatmul = IMatmulSetting::choose;
+  /// GLTENSOR_QCONV_REQUANT=0: a QDQ convolution on the im2col path runs its Relu / Clip and
+  /// QuantizeLinear as separate ops instead of in the integer matmul's epilogue.
+  bool qconv_requant = true;
   /// GLTENSOR_RNN=steps: LSTM/GRU/RNN run two dispatches per time step (a batched matmul and the
   /// gate kernel) wherever the one-dispatch-per-chunk kernel would run; units|quads: the sequence
   /// kernel wherever it can run, with one hidden unit per invocation, or 4 (R^T read as quads;
