@@ -18,6 +18,8 @@ struct IConvDirectProblem {
   std::int64_t KH = 0, KW = 0;
   std::int64_t OW = 0, stride_w = 1, dilation_w = 1;
   bool narrow_zero_points = false;  ///< both zero points 8-bit of their operand's type, or absent (0)
+  std::int64_t positions = 0;       ///< OH * OW (0: unknown, no workgroup-count rule)
+  std::int64_t planes = 1;          ///< images N times groups G
 };
 
 struct IConvDirectLimits {
@@ -52,8 +54,9 @@ inline constexpr int kIConvOperands = 10;
 /// kIConvDirectTaps taps; Settings::conv forces im2col (`im2col`) or the direct kernel wherever
 /// it can run (`direct`: any number of taps). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8; CB: the largest divisor of CG with
-/// CB KH KW <= 256. PX: 4 (8 and 16, fewer weight loads per position, ran slower on llvmpipe;
-/// more registers on GPUs).
+/// CB KH KW <= 256; Settings::iconv_groups > 0: OPI lowered (to smaller divisors of Og) until the
+/// grid has at least that many workgroups, where the positions are known. PX: 4 (8 and 16, fewer weight loads per
+/// position, ran slower on llvmpipe; more registers on GPUs).
 IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirectLimits& dev, const Settings& settings);
 
 /// The Variant (runtime/variant.hpp) of glsl/nn/iconv_direct.comp.

@@ -499,9 +499,9 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   if (dq) {
     // 8-bit zero points of the operands' own types (or none): the direct kernel's f32 blocks are exact.
     const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
-    const IConvDirectPlan plan =
-        plan_iconv_direct({CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w)},
-                          {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings());
+    const IConvDirectPlan plan = plan_iconv_direct(
+        {CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w), OH * OW, N * G},
+        {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings());
     if (plan.direct) return iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
     if (rq && (G != 1 || !requant_fits(rq, OH * OW))) return Tensor();
   }

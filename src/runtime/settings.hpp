@@ -1,5 +1,6 @@
 // Every GLTENSOR_* environment variable, read once (internal). The README lists them for users.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -58,6 +59,9 @@ struct Settings {
   /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each
   /// block's sums to the output's elements in memory ("" = choose: mem).
   IMatmulSetting imatmul = IMatmulSetting::choose;
+  /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
+  /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
+  std::int64_t iconv_groups = 0;
   /// GLTENSOR_QCONV_REQUANT=0: a QDQ convolution on the im2col path runs its Relu / Clip and
   /// QuantizeLinear as separate ops instead of in the integer matmul's epilogue.
   bool qconv_requant = true;

@@ -167,6 +167,13 @@ TEST(IConvDirect, MatchesIm2colBitForBit) {
   c.N = 1, c.C = 3, c.H = c.W = 40, c.O = 16, c.KH = c.KW = 5;  // several workgroups along positions and channels
   c.o.stride = {2, 2}, c.o.padding = {2, 2, 2, 2};
   check_case(rng, c);
+  {
+    ScopedSettings s;  // the workgroup-count rule: OPI 4, 2 and 1 instead of 8
+    for (std::int64_t groups : {8, 16, 1000}) {
+      s->iconv_groups = groups;
+      check_case(rng, c);
+    }
+  }
 }
 
 // More groups of output channels than one dispatch's workgroups along y (65535 on most devices):
@@ -217,6 +224,16 @@ TEST(IConvDirect, Plan) {
   const IConvDirectPlan q = plan_iconv_direct({7, 6, 1, 1, 56, 1, 1, true}, dev, Settings{});
   EXPECT_EQ(q.opi, 6);
   EXPECT_EQ(q.cb, 7);
+  // GLTENSOR_ICONV_GROUPS: OPI lowered until the grid has that many workgroups (56^2 positions
+  // make 13 groups of 256 along the plane)
+  Settings g;
+  g.iconv_groups = 264;
+  const IConvDirectProblem at56{32, 64, 3, 3, 56, 1, 1, true, 56 * 56, 1};
+  EXPECT_EQ(plan_iconv_direct(at56, dev, Settings{}).opi, 8);  // 13 x 8 = 104 workgroups
+  EXPECT_EQ(plan_iconv_direct(at56, dev, g).opi, 2);           // 13 x 32 = 416
+  EXPECT_EQ(plan_iconv_direct({32, 64, 3, 3, 112, 1, 1, true, 112 * 112, 1}, dev, g).opi, 8);  // 49 x 8 = 392
+  EXPECT_EQ(plan_iconv_direct({32, 64, 3, 3, 56, 1, 1, true, 56 * 56, 4}, dev, g).opi, 8);     // 4 images: 416
+  EXPECT_EQ(plan_iconv_direct({32, 6, 3, 3, 56, 1, 1, true, 56 * 56, 1}, dev, g).opi, 1);      // as low as it goes
 }
 
 // Bad requantization parameters: typed errors naming the op.
