@@ -228,7 +228,8 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
                            bool software) {
   IntKernel k;
   k.block_f32 = true;
-  k.tile_n = (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
+  const int forced = software ? 0 : settings().imatmul_tile;  // GLTENSOR_IMATMUL_TILE (GPUs)
+  k.tile_n = forced ? forced : (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md)
@@ -236,9 +237,14 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
   k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
   k.local_y = 1;
   k.v.bn = k.tile_n, k.v.blocks = blocks, k.v.iblock_k = kIntBlockK, k.v.a_words = a_words, k.v.b_words = b_words;
-  // the int32 totals beyond one block: in memory unless GLTENSOR_IMATMUL=regs (the f32 tiles'
-  // registers only; integer_matmul drops them where a launch's K is one block)
-  k.v.totals = settings().imatmul == IMatmulSetting::regs ? IMatmulVariant::Totals::regs : IMatmulVariant::Totals::mem;
+  // The int32 totals beyond one block (integer_matmul drops them where a launch's K is one
+  // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
+  // the resident invocations), in registers for 4 x 4 (16 more; on the H100 the QDQ CNN at 56x56,
+  // all 4 x 4, ran 1.46x f32 so, 1.32x with the totals in memory: bench/RESULTS.md);
+  // GLTENSOR_IMATMUL=regs|mem forces one.
+  const IMatmulSetting form = settings().imatmul;
+  const bool mem = form == IMatmulSetting::mem || (form == IMatmulSetting::choose && blocks == 2);
+  k.v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
   k.per_tile = k.v.totals == IMatmulVariant::Totals::mem ? 101 : 80;
   k.fixed = 240;
   return k;

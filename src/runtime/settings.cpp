@@ -101,6 +101,7 @@ Settings Settings::from_env() {
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
+  if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";

@@ -57,8 +57,12 @@ struct Settings {
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
   /// GLTENSOR_IMATMUL=regs|mem: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps the
   /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each
-  /// block's sums to the output's elements in memory ("" = choose: mem).
+  /// block's sums to the output's elements in memory ("" = choose: mem for 8 x 8 outputs per
+  /// invocation, regs for 4 x 4).
   IMatmulSetting imatmul = IMatmulSetting::choose;
+  /// GLTENSOR_IMATMUL_TILE=64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
+  /// choose: 128, 8 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4).
+  int imatmul_tile = 0;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
   std::int64_t iconv_groups = 0;
