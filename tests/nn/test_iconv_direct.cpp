@@ -9,21 +9,14 @@
 
 #include "nn/conv_ref.hpp"
 #include "nn/iconv_direct_plan.hpp"
-#include "nn/quant_int.hpp"
+#include "nn/qdq_ref.hpp"
 #include "tensor/tensor_impl.hpp"
-#include "test_util.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
 using namespace glt_test;
 
 namespace {
-
-// Integer values as a tensor of dtype d and shape s.
-Tensor int_tensor(const std::vector<std::int32_t>& v, DType d, const Shape& s) {
-  return Tensor::from_host(device(), std::span<const std::int32_t>(v), {static_cast<std::int64_t>(v.size())}, d)
-      .reshape(s);
-}
 
 struct Case {
   std::int64_t N = 1, C = 1, H = 1, W = 1, O = 1, KH = 1, KW = 1;
@@ -40,26 +33,17 @@ std::string describe(const Case& c) {
          std::to_string(c.o.stride[0]) + "x" + std::to_string(c.o.stride[1]) + ", groups " + std::to_string(c.o.groups);
 }
 
-std::vector<std::int32_t> values(std::mt19937_64& rng, std::size_t n, DType d) {
-  return d == DType::u8 ? uniform_int(rng, n, 0, 255) : uniform_int(rng, n, -128, 127);
-}
-
-// ONNX QuantizeLinear of one float64 value (round half to even, saturation, NaN -> zero point).
-int quant_ref(double v, double s, int z, int lo, int hi) {
-  if (std::isnan(v / s)) return z;
-  return static_cast<int>(std::clamp(std::nearbyint(v / s) + z, static_cast<double>(lo), static_cast<double>(hi)));
-}
-
 void check_case(std::mt19937_64& rng, const Case& c) {
   SCOPED_TRACE(describe(c));
   const std::int64_t G = c.o.groups, CG = c.C / G, taps = CG * c.KH * c.KW;
-  const auto xv = values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
-  const auto wv = values(rng, static_cast<std::size_t>(c.O * taps), c.w);
-  const auto zxv = c.zx ? values(rng, 1, c.x) : std::vector<std::int32_t>{0};
-  const auto zwv = c.zw ? values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w) : std::vector<std::int32_t>{0};
-  const Tensor x = int_tensor(xv, c.x, {c.N, c.C, c.H, c.W}), w = int_tensor(wv, c.w, {c.O, CG, c.KH, c.KW});
-  const Tensor zx = c.zx ? int_tensor(zxv, c.x, {1}) : Tensor();
-  const Tensor zw = c.zw ? int_tensor(zwv, c.w, {static_cast<std::int64_t>(zwv.size())}) : Tensor();
+  const auto xv = q8_values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
+  const auto wv = q8_values(rng, static_cast<std::size_t>(c.O * taps), c.w);
+  const auto zxv = c.zx ? q8_values(rng, 1, c.x) : std::vector<std::int32_t>{0};
+  const auto zwv =
+      c.zw ? q8_values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w) : std::vector<std::int32_t>{0};
+  const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x), w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
+  const Tensor zx = c.zx ? ints(zxv, {1}, c.x) : Tensor();
+  const Tensor zw = c.zw ? ints(zwv, {static_cast<std::int64_t>(zwv.size())}, c.w) : Tensor();
   // Scales that put the outputs around a few units (y_scale 1/40: 8-bit outputs spread, some saturate).
   const float sa = c.sa != 0 ? c.sa : 1.0f / (400.0f * std::sqrt(static_cast<float>(taps)));
   const auto sb = uniform(rng, c.sb_per ? static_cast<std::size_t>(c.O) : 1, 0.002f, 0.02f);
@@ -108,33 +92,26 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   }
 
   // Requantized after none / Relu / Clip, uint8 and int8 outputs with their zero points.
-  for (DType out : {DType::u8, DType::i8})
-    for (const Epilogue& act : {Epilogue(), Epilogue(Activation::relu), Epilogue::clip(-1.5, 2.25)}) {
-      if (!c.every_form && (out != DType::u8 || act.act != Activation::relu)) continue;
-      SCOPED_TRACE(std::string(dtype_name(out)) + " " + act.name());
-      const QRange r = QRange::of(out);
-      const int zy = out == DType::u8 ? 7 : -5;
-      const float ys = 1.0f / 40;
-      const IntRequant rq{full(device(), {1}, ys), int_tensor({zy}, out, {1}), act, out};
-      const Tensor qd = conv_requant(x, w, zx, zw, c.o, dq, rq);
-      Tensor qi;
-      {
-        ScopedSettings s;
-        s->conv = ConvSetting::im2col;
-        qi = conv_requant(x, w, zx, zw, c.o, dq, rq);
-      }
-      ASSERT_EQ(qd.dtype(), out);
-      ASSERT_EQ(qd.shape(), shape);
-      const auto a = qd.to_int_vector(), b = qi.to_int_vector();
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (direct, im2col: an FMA contraction may move a tie)";
-        double v = ref_at(i);
-        if (act.act == Activation::relu) v = std::max(v, 0.0);
-        if (act.act == Activation::clip) v = std::clamp(v, -1.5, 2.25);
-        if (!std::isfinite(v)) continue;
-        ASSERT_NEAR(a[i], quant_ref(v, ys, zy, r.lo, r.hi), 1) << i << " v=" << v;  // one rounding of v
-      }
+  for (const RequantForm& f : requant_forms(c.every_form)) {
+    SCOPED_TRACE(f.name());
+    const IntRequant rq = f.requant();
+    const Tensor qd = conv_requant(x, w, zx, zw, c.o, dq, rq);
+    Tensor qi;
+    {
+      ScopedSettings s;
+      s->conv = ConvSetting::im2col;
+      qi = conv_requant(x, w, zx, zw, c.o, dq, rq);
     }
+    ASSERT_EQ(qd.dtype(), f.out);
+    ASSERT_EQ(qd.shape(), shape);
+    const auto a = qd.to_int_vector(), b = qi.to_int_vector();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (direct, im2col: an FMA contraction may move a tie)";
+      const double v = ref_at(i);
+      if (!std::isfinite(f.activate(v))) continue;
+      ASSERT_NEAR(a[i], f.quantize(v), 1) << i << " v=" << v;  // one rounding of v
+    }
+  }
 }
 
 }  // namespace
@@ -238,7 +215,7 @@ TEST(IConvDirect, Plan) {
 
 // Bad requantization parameters: typed errors naming the op.
 TEST(IConvDirect, Errors) {
-  const Tensor x = int_tensor({1, 2, 3, 4}, DType::u8, {1, 1, 2, 2}), w = int_tensor({1}, DType::i8, {1, 1, 1, 1});
+  const Tensor x = ints({1, 2, 3, 4}, {1, 1, 2, 2}, DType::u8), w = ints({1}, {1, 1, 1, 1}, DType::i8);
   const IntDequant dq{full(device(), {1}, 0.1f), full(device(), {1}, 0.1f), Tensor(), true};
   IntRequant rq{full(device(), {2}, 0.1f), Tensor(), Epilogue(), DType::u8};
   EXPECT_THROW(conv_requant(x, w, Tensor(), Tensor(), IntConvOptions{}, dq, rq, "Conv"), ShapeError);

@@ -7,12 +7,8 @@
 // float64 reference. Random inputs and zero points, odd sizes, K within one block and across
 // several, K split over launches (a lowered loop limit), images in pieces (a lowered SSBO limit),
 // more images than one dispatch's workgroups.
-#include <algorithm>
-#include <cmath>
-
 #include "nn/conv_ref.hpp"
-#include "nn/quant_int.hpp"
-#include "test_util.hpp"
+#include "nn/qdq_ref.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -20,16 +16,15 @@ using namespace glt_test;
 
 namespace {
 
-Tensor ints(const std::vector<std::int32_t>& v, const Shape& s, DType d) {
-  return Tensor::from_host(device(), std::span<const std::int32_t>(v), s, d);
-}
-
-std::vector<std::int32_t> values(std::mt19937_64& rng, std::size_t n, DType d) {
-  return d == DType::u8 ? uniform_int(rng, n, 0, 255) : uniform_int(rng, n, -128, 127);
-}
-
-const char* form_name(IMatmulSetting s) {
-  return s == IMatmulSetting::regs ? "totals in registers" : "totals in memory";
+// f() under each form of the totals (GLTENSOR_IMATMUL=regs, then mem).
+template <typename F>
+void each_form(F f) {
+  for (IMatmulSetting form : {IMatmulSetting::regs, IMatmulSetting::mem}) {
+    SCOPED_TRACE(form == IMatmulSetting::regs ? "totals in registers" : "totals in memory");
+    ScopedSettings s;
+    s->imatmul = form;
+    f();
+  }
 }
 
 // (a - za) @ (b - zb) against the int64 reference. `extreme`: every difference +-255 (a, b at one
@@ -50,10 +45,10 @@ void check_matmul(std::mt19937_64& rng, std::int64_t B, std::int64_t M, std::int
     za = {ra.lo};
     zb = {coin(rng) ? rb.lo : rb.hi};
   } else {
-    a = values(rng, static_cast<std::size_t>(B * M * K), da);
-    b = values(rng, static_cast<std::size_t>(K * N), db);
-    za = values(rng, static_cast<std::size_t>(M), da);
-    zb = values(rng, static_cast<std::size_t>(N), db);
+    a = q8_values(rng, static_cast<std::size_t>(B * M * K), da);
+    b = q8_values(rng, static_cast<std::size_t>(K * N), db);
+    za = q8_values(rng, static_cast<std::size_t>(M), da);
+    zb = q8_values(rng, static_cast<std::size_t>(N), db);
   }
   const Tensor c =
       matmul_integer(ints(a, {B, M, K}, da), ints(b, {K, N}, db), ints(za, {static_cast<std::int64_t>(za.size())}, da),
@@ -74,9 +69,9 @@ void check_matmul(std::mt19937_64& rng, std::int64_t B, std::int64_t M, std::int
 // matmul_dequant over K past one block (DEQUANT with the totals in operand 10 in memory).
 void check_dequant(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N) {
   SCOPED_TRACE("dequant " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N));
-  const auto a = values(rng, static_cast<std::size_t>(M * K), DType::u8);
-  const auto b = values(rng, static_cast<std::size_t>(K * N), DType::i8);
-  const std::int32_t za = values(rng, 1, DType::u8)[0];
+  const auto a = q8_values(rng, static_cast<std::size_t>(M * K), DType::u8);
+  const auto b = q8_values(rng, static_cast<std::size_t>(K * N), DType::i8);
+  const std::int32_t za = q8_values(rng, 1, DType::u8)[0];
   const auto sb = uniform(rng, static_cast<std::size_t>(N), 0.001f, 0.01f);
   const auto bv = uniform(rng, static_cast<std::size_t>(N), -1.f, 1.f);
   const float sa = 0.02f;
@@ -105,10 +100,7 @@ void check_dequant(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::in
 // the 64 x 128 ones (256 workgroups), with K split over launches of several blocks each.
 TEST(IMatmulForms, TotalsExact) {
   GLT_RNG(rng);
-  for (IMatmulSetting form : {IMatmulSetting::regs, IMatmulSetting::mem}) {
-    SCOPED_TRACE(form_name(form));
-    ScopedSettings s;
-    s->imatmul = form;
+  each_form([&] {
     for (std::int64_t K : {256, 257, 513, 1100}) {
       check_matmul(rng, 1, 65, K, 130, DType::u8, DType::i8, true);
       check_matmul(rng, 1, 3, K, 5, DType::i8, DType::u8, true);
@@ -127,7 +119,7 @@ TEST(IMatmulForms, TotalsExact) {
     }
     check_dequant(rng, 70, 600, 131);
     check_dequant(rng, 3, 257, 4);
-  }
+  });
 }
 
 namespace {
@@ -138,21 +130,15 @@ struct ConvCase {
   bool every_form = true;  ///< both output types and every activation, else uint8 after Relu
 };
 
-// ONNX QuantizeLinear of one float64 value (round half to even, saturation, NaN -> zero point).
-int quant_ref(double v, double s, int z, int lo, int hi) {
-  if (std::isnan(v / s)) return z;
-  return static_cast<int>(std::clamp(std::nearbyint(v / s) + z, static_cast<double>(lo), static_cast<double>(hi)));
-}
-
 // conv_requant on the im2col path: the requantizing epilogue in the integer matmul against the
 // separate ops (GLTENSOR_QCONV_REQUANT=0) and against QuantizeLinear of the float64 reference
 // (within one rounding of the dequantized value). `dispatches` (0: not checked): the fused
 // form's count (im2col, unless 1x1, and the matmul with the epilogue).
 void check_conv(std::mt19937_64& rng, const ConvCase& c, std::uint64_t dispatches) {
   SCOPED_TRACE("x " + to_string({c.N, c.C, c.H, c.W}) + ", w " + to_string({c.O, c.C, c.K, c.K}));
-  const auto xv = values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), DType::u8);
-  const auto wv = values(rng, static_cast<std::size_t>(c.O * c.C * c.K * c.K), DType::i8);
-  const auto zxv = values(rng, 1, DType::u8), zwv = values(rng, static_cast<std::size_t>(c.O), DType::i8);
+  const auto xv = q8_values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), DType::u8);
+  const auto wv = q8_values(rng, static_cast<std::size_t>(c.O * c.C * c.K * c.K), DType::i8);
+  const auto zxv = q8_values(rng, 1, DType::u8), zwv = q8_values(rng, static_cast<std::size_t>(c.O), DType::i8);
   const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, DType::u8), w = ints(wv, {c.O, c.C, c.K, c.K}, DType::i8);
   const Tensor zx = ints(zxv, {1}, DType::u8), zw = ints(zwv, {c.O}, DType::i8);
   const float sa = 1.0f / (400.0f * std::sqrt(static_cast<float>(c.C * c.K * c.K)));
@@ -170,44 +156,37 @@ void check_conv(std::mt19937_64& rng, const ConvCase& c, std::uint64_t dispatche
   const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
   ScopedSettings im2col;
   im2col->conv = ConvSetting::im2col;
-  for (DType out : {DType::u8, DType::i8})
-    for (const Epilogue& act : {Epilogue(), Epilogue(Activation::relu), Epilogue::clip(-1.5, 2.25)}) {
-      if (!c.every_form && (out != DType::u8 || act.act != Activation::relu)) continue;
-      SCOPED_TRACE(std::string(dtype_name(out)) + " " + act.name());
-      const QRange r = QRange::of(out);
-      const int zy = out == DType::u8 ? 7 : -5;
-      const float ys = 1.0f / 40;
-      const IntRequant rq{full(device(), {1}, ys), ints({zy}, {1}, out), act, out};
-      device().synchronize();
-      const std::uint64_t d0 = device().dispatch_count();
-      const Tensor q = conv_requant(x, w, zx, zw, c.o, dq, rq);
-      const std::uint64_t ran = device().dispatch_count() - d0;
-      Tensor qs;
-      {
-        ScopedSettings sep;
-        sep->qconv_requant = false;
-        qs = conv_requant(x, w, zx, zw, c.o, dq, rq);
-      }
-      ASSERT_EQ(q.dtype(), out);
-      ASSERT_EQ(q.shape(), shape);
-      if (dispatches) {
-        EXPECT_EQ(ran, dispatches) << "im2col and the matmul with the requantizing epilogue";
-      }
-      const auto a = q.to_int_vector(), b = qs.to_int_vector();
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        // NVIDIA's compiler may contract the epilogue's a * b + c differently in the two kernels
-        // (an FMA: 1 ulp, which may move a tie); llvmpipe: the same bits
-        ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (fused, separate ops)";
-        const std::size_t oc = (i / plane) % static_cast<std::size_t>(c.O);
-        double v = sums[i] * static_cast<double>(sa * sb[oc]) + bv[oc];
-        if (act.act == Activation::relu) v = std::max(v, 0.0);
-        if (act.act == Activation::clip) v = std::clamp(v, -1.5, 2.25);
-        ASSERT_NEAR(a[i], quant_ref(v, ys, zy, r.lo, r.hi), 1) << i << " v=" << v;  // one rounding of v
-      }
-      if (device().caps().renderer.find("llvmpipe") != std::string::npos) {
-        EXPECT_EQ(a, b);
-      }
+  for (const RequantForm& f : requant_forms(c.every_form)) {
+    SCOPED_TRACE(f.name());
+    const IntRequant rq = f.requant();
+    device().synchronize();
+    const std::uint64_t d0 = device().dispatch_count();
+    const Tensor q = conv_requant(x, w, zx, zw, c.o, dq, rq);
+    const std::uint64_t ran = device().dispatch_count() - d0;
+    Tensor qs;
+    {
+      ScopedSettings sep;
+      sep->qconv_requant = false;
+      qs = conv_requant(x, w, zx, zw, c.o, dq, rq);
     }
+    ASSERT_EQ(q.dtype(), f.out);
+    ASSERT_EQ(q.shape(), shape);
+    if (dispatches) {
+      EXPECT_EQ(ran, dispatches) << "im2col and the matmul with the requantizing epilogue";
+    }
+    const auto a = q.to_int_vector(), b = qs.to_int_vector();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      // NVIDIA's compiler may contract the epilogue's a * b + c differently in the two kernels
+      // (an FMA: 1 ulp, which may move a tie); llvmpipe: the same bits
+      ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (fused, separate ops)";
+      const std::size_t oc = (i / plane) % static_cast<std::size_t>(c.O);
+      const double v = sums[i] * static_cast<double>(sa * sb[oc]) + bv[oc];
+      ASSERT_NEAR(a[i], f.quantize(v), 1) << i << " v=" << v;  // one rounding of v
+    }
+    if (device().caps().renderer.find("llvmpipe") != std::string::npos) {
+      EXPECT_EQ(a, b);
+    }
+  }
 }
 
 }  // namespace
@@ -218,10 +197,7 @@ void check_conv(std::mt19937_64& rng, const ConvCase& c, std::uint64_t dispatche
 // separate ops; images in pieces; more images than one dispatch's workgroups along z.
 TEST(IMatmulForms, ConvRequantEpilogue) {
   GLT_RNG(rng);
-  for (IMatmulSetting form : {IMatmulSetting::regs, IMatmulSetting::mem}) {
-    SCOPED_TRACE(form_name(form));
-    ScopedSettings s;
-    s->imatmul = form;
+  each_form([&] {
     ConvCase c;
     c.N = 2, c.C = 5, c.H = 6, c.W = 6, c.O = 7, c.o.padding = {1, 1, 1, 1};
     check_conv(rng, c, 2);
@@ -237,7 +213,7 @@ TEST(IMatmulForms, ConvRequantEpilogue) {
     check_conv(rng, c, 0);
     c.o.stride = {2, 2}, c.H = c.W = 7;  // stride 2: 4 x 4 positions
     check_conv(rng, c, 2);
-  }
+  });
   {
     ScopedSsboLimit lim(2200);  // 2 x 9 x 36 = 648 bytes of columns per image: pieces of 3 images
     ConvCase c;
