@@ -37,7 +37,8 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
   const std::int64_t per_block =
       1 + stage + 2 * opi * px + plan.cb * (1 + p.KH * (1 + plan.seglen + p.KW * (1 + px + opi * (1 + px))));
   plan.loop_iterations = static_cast<std::uint64_t>(px + opi * px + blocks * per_block + opi * (1 + px));
-  const bool wide = settings.conv != ConvSetting::direct && p.CG * taps > kIConvDirectTaps;
+  const bool wide =
+      settings.conv != ConvSetting::direct && p.CG * taps > (dev.software ? kIConvDirectTaps : kIConvDirectTapsGpu);
   plan.direct = !wide && (dev.loop_limit == 0 || plan.loop_iterations <= dev.loop_limit);
   return plan;
 }

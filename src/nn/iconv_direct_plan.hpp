@@ -25,6 +25,7 @@ struct IConvDirectProblem {
 struct IConvDirectLimits {
   std::uint64_t loop_limit = 0;  ///< the device's loop budget of one invocation (0: none)
   int ssbo_bindings = 16;        ///< the SSBO bindings a compute kernel may use (Capabilities)
+  bool software = true;          ///< a software rasterizer (else a GPU: kIConvDirectTapsGpu)
 };
 
 struct IConvDirectPlan {
@@ -46,6 +47,10 @@ inline constexpr std::int64_t kIConvBlock = 256;
 /// QDQ CNN of issue 22, 32-64-64-128 channels at 3x3; to be tuned on GPUs with
 /// `gltensor_model_bench --qdq` and GLTENSOR_CONV=direct / im2col).
 inline constexpr std::int64_t kIConvDirectTaps = 576;
+/// The same on GPUs: 32, as f32's conv2d (on the H100 im2col + the integer matmul with its
+/// requantizing epilogue ran the QDQ CNN of 32-64-64-128 channels 1.07x / 0.95x f32 at 56x56 /
+/// 112x112, the direct kernel 0.67-0.78x / 0.81x: bench/RESULTS.md).
+inline constexpr std::int64_t kIConvDirectTapsGpu = 32;
 /// Operands of the requantizing kernel (the device must bind them and the loop check's buffer).
 inline constexpr int kIConvOperands = 10;
 

@@ -221,15 +221,20 @@ struct IntKernel {
 constexpr std::int64_t kIntBlockK = 256;
 static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
 
-// 64 x 128 tiles (128 invocations of 8 x 8 outputs) where they make at least 256 workgroups, else
-// 64 x 64 (256 invocations of 4 x 4; 64 of 8 x 8 on software rasterizers), as matmul chooses
-// between its quad-load and 64 x 64 tile kernels on GPUs; 8-bit words where K / N allow.
+// GPUs: 64 x 64 tiles (256 invocations of 4 x 4 outputs; GLTENSOR_IMATMUL_TILE=128: 64 x 128, 128
+// invocations of 8 x 8). Software rasterizers: 64 x 128 where that makes at least 256 workgroups,
+// else 64 x 64 (64 invocations of 8 x 8). 8-bit words where K / N allow.
 IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words,
                            bool software) {
   IntKernel k;
   k.block_f32 = true;
-  const int forced = software ? 0 : settings().imatmul_tile;  // GLTENSOR_IMATMUL_TILE (GPUs)
-  k.tile_n = forced ? forced : (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
+  // GPUs: 64 x 64 tiles of 4 x 4 per invocation (on the H100 the QDQ CNN at 112x112 ran 1.37x
+  // faster so than with 64 x 128 tiles of 8 x 8, totals in memory or registers: bench/RESULTS.md),
+  // GLTENSOR_IMATMUL_TILE=128 for the wide tiles; software rasterizers: 64 x 128 where that makes
+  // at least 256 workgroups.
+  const int forced = software ? 0 : settings().imatmul_tile;
+  const bool wide = software && (M + 63) / 64 * ((N + 127) / 128) * batch >= 256;
+  k.tile_n = forced ? forced : wide ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md)
@@ -507,7 +512,7 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
     const IConvDirectPlan plan = plan_iconv_direct(
         {CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w), OH * OW, N * G},
-        {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings());
+        {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings());
     if (plan.direct) return iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
     if (rq && (G != 1 || !requant_fits(rq, OH * OW))) return Tensor();
   }

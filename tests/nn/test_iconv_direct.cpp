@@ -61,8 +61,10 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const auto sums = ref_conv(xs, ws, nullptr, fo, shape);
   // The plan takes the direct kernel for this problem (else the comparison below is im2col's with itself).
   const DeviceImpl& dev = dev_of(x);
+  ScopedSettings direct;  // the direct kernel whatever the filter's taps (GPUs keep it for <= 32)
+  direct->conv = ConvSetting::direct;
   ASSERT_TRUE(plan_iconv_direct({CG, c.O / G, c.KH, c.KW, shape[3], c.o.stride[1], c.o.dilation[1], true},
-                                {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings())
+                                {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings())
                   .direct);
   const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
   const auto ref_at = [&](std::size_t i) {
@@ -201,6 +203,14 @@ TEST(IConvDirect, Plan) {
   const IConvDirectPlan q = plan_iconv_direct({7, 6, 1, 1, 56, 1, 1, true}, dev, Settings{});
   EXPECT_EQ(q.opi, 6);
   EXPECT_EQ(q.cb, 7);
+  // GPUs: at most 32 taps per filter (im2col + the integer matmul beyond), unless GLTENSOR_CONV=direct
+  const IConvDirectLimits gpu{0, 16, false};
+  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, gpu, Settings{}).direct);
+  EXPECT_FALSE(plan_iconv_direct({4, 8, 3, 3, 56, 1, 1, true}, gpu, Settings{}).direct);  // 36 taps
+  EXPECT_TRUE(plan_iconv_direct({3, 8, 3, 3, 56, 1, 1, true}, gpu, Settings{}).direct);   // 27 taps
+  Settings forced;
+  forced.conv = ConvSetting::direct;
+  EXPECT_TRUE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, gpu, forced).direct);
   // GLTENSOR_ICONV_GROUPS: OPI lowered until the grid has that many workgroups (56^2 positions
   // make 13 groups of 256 along the plane)
   Settings g;
