@@ -99,9 +99,12 @@ for phase in "$@"; do
            sed 's/^/im2col: /' | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_iconv_direct" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_imatmul_forms" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
-         # the earlier integer forms in the same run: totals in registers, separate Relu / QuantizeLinear
-         GLTENSOR_IMATMUL=regs GLTENSOR_QCONV_REQUANT=0 timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
-           sed 's/^/old forms: /' | tee -a "$OUT/qdq.txt"
+         # in the same run: the integer matmul's 64x128 tiles of 8x8 (the earlier default where they
+         # made >= 256 workgroups), and separate Relu / QuantizeLinear after the matmul
+         GLTENSOR_IMATMUL_TILE=128 timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
+           sed 's/^/tile 128: /' | tee -a "$OUT/qdq.txt"
+         GLTENSOR_QCONV_REQUANT=0 timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
+           sed 's/^/separate requantize: /' | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_model" --gtest_brief=1 --gtest_filter='Model.QdqConvRequantizesInOneNode' 2>&1 | tail -3 | tee -a "$OUT/qdq.txt" ;;
     lstm) # issue 22: the recurrent layers' tests (test_rnn: the sequence kernel and the per-step path
           # against a float64 reference), then an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 /
