@@ -260,7 +260,7 @@ std::string cnn_model(const std::vector<std::int64_t>& chans, std::int64_t hw, b
 
 // --qdq: the QDQ CNN against its f32 form (issue 22's goal: int8 at least as fast, with a
 // quarter of the weight memory), one row per size.
-int qdq_bench(const Device& dev, int runs) {
+int qdq_bench(const Device& dev, int runs, std::int64_t only_hw) {
   std::printf("device: %s; 3x3 convolutions (pads 1, ReLU), batch 1; %d runs per round, best of 3 rounds\n\n",
               dev.caps().renderer.c_str(), runs);
   std::printf(
@@ -273,6 +273,7 @@ int qdq_bench(const Device& dev, int runs) {
          : std::vector<std::vector<std::int64_t>>{{64, 128, 128, 256, 256}, {32, 64, 64, 128}};
   for (const auto& chans : nets)
     for (std::int64_t hw : sw ? std::vector<std::int64_t>{28} : std::vector<std::int64_t>{56, 112}) {
+      if (only_hw > 0 && hw != only_hw) continue;
       const std::string f32 = cnn_model(chans, hw, false), q8 = cnn_model(chans, hw, true);
       const std::map<std::string, Shape> shapes{{"x", {1, chans[0], hw, hw}}};
       const double tf = best_rounds(dev, f32, shapes, runs).first.run;
@@ -361,6 +362,8 @@ int main(int argc, char** argv) {
   app.add_option("--ort-python", ort_python, "ONNX Runtime CPU through python3 and this bench/ort_reference.py");
   app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 / 256, 1 / 2 directions)");
   app.add_flag("--qdq", qdq, "a QDQ-quantized CNN against its f32 form (int8 speed and weight memory)");
+  std::int64_t qdq_size = 0;
+  app.add_option("--qdq-size", qdq_size, "--qdq: only the rows of this image size (56 or 112 on GPUs)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -373,7 +376,7 @@ int main(int argc, char** argv) {
       shapes[s.substr(0, eq)] = sh;
     }
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
-    if (qdq) return qdq_bench(Device::open(), runs);
+    if (qdq) return qdq_bench(Device::open(), runs, qdq_size);
     if (model.empty()) model = three_gemm_model(save);
     Device dev = Device::open();
     {  // every input's shape (for ONNX Runtime's random inputs)

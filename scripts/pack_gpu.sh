@@ -48,8 +48,9 @@ if [ "${1:-}" = "--ocr" ]; then
      "$build"/bench/gltensor_model_bench gpu-pack/bin/
   # The plan phase: one model run by several threads (each with its own Device); OCR's batching.
   cp "$build"/tests/test_model_run "$build"/tests/test_ocr_pipeline gpu-pack/bin/
-  # The qdq phase: the direct integer convolution against the im2col path, bit for bit.
-  cp "$build"/tests/test_iconv_direct gpu-pack/bin/
+  # The qdq phase: the direct integer convolution against the im2col path, bit for bit; the
+  # integer matmul's forms (totals in registers / memory, the requantizing epilogue).
+  cp "$build"/tests/test_iconv_direct "$build"/tests/test_imatmul_forms gpu-pack/bin/
   cp ../shared/gpu/onnx_torch.py ../shared/gpu/onnx_torch_bench.py gpu-pack/
   ldd gpu-pack/bin/ocr gpu-pack/bin/gltensor-run gpu-pack/bin/graphics_demo | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |

@@ -22,9 +22,22 @@
 // DEQUANT (one launch for all of K): c is float32, c = float(sum) * (sa * sb[i]) (+ bias[i]), i the
 // row (DQ_ROW) or column index (u_sb_per: sb one per row / column, else one value), as
 // DequantizeLinear of the sums with the multiplier sa * sb computed in f32, then Add of the bias.
-// Operands: 0 = c (int32, DEQUANT float32), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb (integers of any
-// dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE / ZB_NONE: 0, operand
-// unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32).
+// QUANT (with DEQUANT; the QDQ pattern's QuantizeLinear after a conv, as iconv_direct.comp's
+// QUANT, expression for expression): c is 8-bit, c = clamp(roundEven(div_rn(act(v), ys)) + zy,
+// QMIN, QMAX) (NaN -> zy) for the dequantized v, ACT_RELU / ACT_CLIP (u_lo, u_hi) between; whole
+// words of four columns (the host runs it only where N % 4 == 0).
+// Where the int32 totals of the blocks live: TOTALS_REGS, int32 registers beside the f32 ones
+// (twice the accumulators); TOTALS_MEM, the output's elements in memory (each invocation adds a
+// block's sums to its own elements: c itself where it is int32, else operand 10, int32 [batch, M,
+// N]), so that the registers are those of matmul's f32 tiles; neither: the launch's K range is
+// one block (u_k1 - u_k0 <= IBLOCK_K) and the f32 sums are the totals.
+// Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb
+// (integers of any dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE /
+// ZB_NONE: 0, operand unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32),
+// QUANT: 8 = ys [1] (float32), 9 = zy [1]; TOTALS_MEM with DEQUANT: 10 = totals (int32).
+#ifdef QUANT
+#include "activations.glsl"
+#endif
 layout(local_size_x = LOCAL_X) in;
 uniform uint u_M;
 uniform uint u_N;
@@ -36,6 +49,10 @@ uniform uint u_b_bs;
 uniform uint u_za_row;
 uniform uint u_zb_col;
 uniform uint u_sb_per;
+#ifdef ACT_CLIP
+uniform float u_lo;
+uniform float u_hi;
+#endif
 
 #define BM 64u
 #define BK 16u
@@ -69,6 +86,22 @@ uint byte_of(int v) { return uint(v) & 0xffu; }
 #define B_SIGNED true
 #else
 #define B_SIGNED false
+#endif
+
+#ifdef TOTALS_MEM
+#ifdef DEQUANT
+#define TOT_LOAD(e) load10(e)
+#define TOT_STORE(e, v) store10(e, v)
+#define TOT_ADD stored
+#else
+#define TOT_LOAD(e) load0(e)
+#define TOT_STORE(e, v) store0(e, v)
+#ifdef ACCUM
+#define TOT_ADD true
+#else
+#define TOT_ADD stored
+#endif
+#endif
 #endif
 
 void main() {
@@ -141,11 +174,18 @@ void main() {
     Bs[buf][(tid + LOCAL_X * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
 
   vec4 acc[NACC];
+#ifdef TOTALS_REGS
   ivec4 iacc[NACC];
+#endif
   for (int i = 0; i < NACC; ++i) {
     acc[i] = vec4(0.0);
+#ifdef TOTALS_REGS
     iacc[i] = ivec4(0);
+#endif
   }
+#ifdef TOTALS_MEM
+  bool stored = false;  // this launch's totals are in memory (a block was added there)
+#endif
   uint nk = (u_k1 - u_k0 + BK - 1u) / BK;
   FETCH(u_k0)
   PUT(0u)
@@ -177,42 +217,95 @@ void main() {
 #endif
       FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)
     }
+#ifdef TOTALS_REGS
     if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
       for (int i = 0; i < NACC; ++i) {
         iacc[i] += ivec4(acc[i]);
         acc[i] = vec4(0.0);
       }
     }
+#elif defined(TOTALS_MEM)
+    if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) {  // the block's exact sums into memory
+      for (int i = 0; i < NACC; ++i) {
+        uint ri = uint(i) / uint(CB);
+        uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
+        uint n = n0 + (uint(i) % uint(CB)) * 4u * TX + 4u * tx;
+        ivec4 s = ivec4(acc[i]);
+        acc[i] = vec4(0.0);
+        if (m < u_M) {
+          uint e = (bz * u_M + m) * u_N + n;
+          for (uint j = 0u; j < 4u; ++j)
+            if (n + j < u_N) TOT_STORE(e + j, s[j] + (TOT_ADD ? TOT_LOAD(e + j) : 0));
+        }
+      }
+      stored = true;
+    }
+#endif
     if (t + 1u < nk) { PUT(cur ^ 1u) }
     workgroup_sync();
   }
-  for (int i = 0; i < NACC; ++i) iacc[i] += ivec4(acc[i]);
   for (uint i = 0u; i < uint(NACC); ++i) {
     uint ri = i / uint(CB);  // 4 r + row
     uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
     uint n = n0 + (i % uint(CB)) * 4u * TX + 4u * tx;
     if (m >= u_M) continue;
+#ifdef TOTALS_REGS
+    ivec4 tot = iacc[i] + ivec4(acc[i]);
+#else
+    ivec4 tot = ivec4(acc[i]);
+#endif
+#ifdef DEQUANT
+#ifdef DQ_ROW
+    float mult = float(load5(0u)) * float(load6(u_sb_per * m));
+#ifdef HAS_BIAS
+    float bias = float(load7(m));
+#endif
+#endif
+#ifdef QUANT
+    float ys = float(load8(0u)), zy = float(load9(0u));
+    uint word = 0u;
+#endif
+#endif
     for (uint j = 0u; j < 4u; ++j) {
       if (n + j >= u_N) break;
       uint e = (bz * u_M + m) * u_N + n + j;
+      int s = tot[j];
+#ifdef TOTALS_MEM
+#if defined(ACCUM) && !defined(DEQUANT)
+      s += TOT_LOAD(e);
+#else
+      if (stored) s += TOT_LOAD(e);
+#endif
+#elif defined(ACCUM)
+      s += load0(e);
+#endif
 #ifdef DEQUANT
-#ifdef DQ_ROW
-      uint q = m;
-#else
-      uint q = n + j;
+#ifndef DQ_ROW
+      float mult = float(load5(0u)) * float(load6(u_sb_per * (n + j)));
 #endif
-      float mult = float(load5(0u)) * float(load6(u_sb_per * q));
-      float v = float(iacc[i][j]) * mult;
+      float v = float(s) * mult;
 #ifdef HAS_BIAS
-      v += float(load7(q));
-#endif
-      store0(e, v);
+#ifdef DQ_ROW
+      v += bias;
 #else
-      int v = iacc[i][j];
-#ifdef ACCUM
-      v += load0(e);
+      v += float(load7(n + j));
 #endif
+#endif
+#ifdef QUANT
+#if defined(ACT_RELU)
+      v = act_relu(v);
+#elif defined(ACT_CLIP)
+      v = act_clip(v, u_lo, u_hi);
+#endif
+      float q = div_rn(v, ys);
+      int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
+      word |= (uint(r) & 0xffu) << (8u * j);
+      if (j == 3u) t0[e >> 2u] = word;  // e + 1 is a multiple of 4 (N % 4 == 0)
+#else
       store0(e, v);
+#endif
+#else
+      store0(e, s);
 #endif
     }
   }

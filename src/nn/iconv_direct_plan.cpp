@@ -21,6 +21,11 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
       p.Og < 1 || dev.ssbo_bindings < kIConvOperands + 1)
     return plan;
   plan.opi = divisor_up_to(p.Og, 8);
+  if (settings.iconv_groups > 0 && p.positions > 0) {
+    const std::int64_t along = (p.positions + plan.local_x * plan.px - 1) / (plan.local_x * plan.px);
+    while (plan.opi > 1 && along * (p.Og / plan.opi) * p.planes < settings.iconv_groups)
+      plan.opi = divisor_up_to(p.Og, plan.opi - 1);
+  }
   plan.cb = divisor_up_to(p.CG, kIConvBlock / taps);
   const std::int64_t opi = plan.opi, px = plan.px, blocks = p.CG / plan.cb;
   plan.rowseg = p.stride_w == 1 && p.OW % px == 0;
@@ -32,7 +37,8 @@ IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirect
   const std::int64_t per_block =
       1 + stage + 2 * opi * px + plan.cb * (1 + p.KH * (1 + plan.seglen + p.KW * (1 + px + opi * (1 + px))));
   plan.loop_iterations = static_cast<std::uint64_t>(px + opi * px + blocks * per_block + opi * (1 + px));
-  const bool wide = settings.conv != ConvSetting::direct && p.CG * taps > kIConvDirectTaps;
+  const bool wide =
+      settings.conv != ConvSetting::direct && p.CG * taps > (dev.software ? kIConvDirectTaps : kIConvDirectTapsGpu);
   plan.direct = !wide && (dev.loop_limit == 0 || plan.loop_iterations <= dev.loop_limit);
   return plan;
 }

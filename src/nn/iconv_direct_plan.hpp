@@ -18,11 +18,14 @@ struct IConvDirectProblem {
   std::int64_t KH = 0, KW = 0;
   std::int64_t OW = 0, stride_w = 1, dilation_w = 1;
   bool narrow_zero_points = false;  ///< both zero points 8-bit of their operand's type, or absent (0)
+  std::int64_t positions = 0;       ///< OH * OW (0: unknown, no workgroup-count rule)
+  std::int64_t planes = 1;          ///< images N times groups G
 };
 
 struct IConvDirectLimits {
   std::uint64_t loop_limit = 0;  ///< the device's loop budget of one invocation (0: none)
   int ssbo_bindings = 16;        ///< the SSBO bindings a compute kernel may use (Capabilities)
+  bool software = true;          ///< a software rasterizer (else a GPU: kIConvDirectTapsGpu)
 };
 
 struct IConvDirectPlan {
@@ -44,6 +47,10 @@ inline constexpr std::int64_t kIConvBlock = 256;
 /// QDQ CNN of issue 22, 32-64-64-128 channels at 3x3; to be tuned on GPUs with
 /// `gltensor_model_bench --qdq` and GLTENSOR_CONV=direct / im2col).
 inline constexpr std::int64_t kIConvDirectTaps = 576;
+/// The same on GPUs: 32, as f32's conv2d (on the H100 im2col + the integer matmul with its
+/// requantizing epilogue ran the QDQ CNN of 32-64-64-128 channels 1.07x / 0.95x f32 at 56x56 /
+/// 112x112, the direct kernel 0.67-0.78x / 0.81x: bench/RESULTS.md).
+inline constexpr std::int64_t kIConvDirectTapsGpu = 32;
 /// Operands of the requantizing kernel (the device must bind them and the loop check's buffer).
 inline constexpr int kIConvOperands = 10;
 
@@ -52,8 +59,9 @@ inline constexpr int kIConvOperands = 10;
 /// kIConvDirectTaps taps; Settings::conv forces im2col (`im2col`) or the direct kernel wherever
 /// it can run (`direct`: any number of taps). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8; CB: the largest divisor of CG with
-/// CB KH KW <= 256. PX: 4 (8 and 16, fewer weight loads per position, ran slower on llvmpipe;
-/// more registers on GPUs).
+/// CB KH KW <= 256; Settings::iconv_groups > 0: OPI lowered (to smaller divisors of Og) until the
+/// grid has at least that many workgroups, where the positions are known. PX: 4 (8 and 16, fewer weight loads per
+/// position, ran slower on llvmpipe; more registers on GPUs).
 IConvDirectPlan plan_iconv_direct(const IConvDirectProblem& p, const IConvDirectLimits& dev, const Settings& settings);
 
 /// The Variant (runtime/variant.hpp) of glsl/nn/iconv_direct.comp.

@@ -133,8 +133,10 @@ Tensor elementwise(const char* op, const char* variant, const Tensor& x, const T
 struct MatmulParams {
   std::int64_t M, N, K, k0, k1, a_bs, b_bs;
   bool za_row, zb_col;
-  std::int64_t sb_per = -1;  // imatmul.comp's u_sb_per (-1: the int32 kernel, which has none)
+  std::int64_t sb_per = -1;        // imatmul.comp's u_sb_per (-1: the int32 kernel, which has none)
+  const Epilogue* clip = nullptr;  // QUANT with ACT_CLIP: its bounds
   void set(Uniforms& u) const {
+    if (clip) u.f32("u_lo", clip->p0), u.f32("u_hi", clip->p1);
     u.u32("u_M", M);
     u.u32("u_N", N);
     u.u32("u_K", K);
@@ -205,7 +207,8 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
 // any zero points; per K tile of 16, 4 loads and 16 steps of 4 + 4 + 4 x 4 (all loops counted),
 // plus 44 for the setup and the stores. Block-f32 (imatmul.comp): exact f32 sums over
 // kIntBlockK values of K, 64 x tile_n tiles; per K tile at most 6 (LA + LB) + 32 = 80 (with byte
-// loads), plus 240 for the setup, the first tile's staging, the last block and the stores.
+// loads), with the totals in memory (TOTALS_MEM) 21 more (a block's 64 x (4 + 1) + 1 over its 16
+// K tiles), plus 240 for the setup, the first tile's staging, the last block and the stores.
 struct IntKernel {
   bool block_f32 = false;
   IMatmulVariant v;  // block-f32: the tiling (bn, blocks, words)
@@ -218,14 +221,20 @@ struct IntKernel {
 constexpr std::int64_t kIntBlockK = 256;
 static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
 
-// 64 x 128 tiles (128 invocations of 8 x 8 outputs) where they make at least 256 workgroups, else
-// 64 x 64 (256 invocations of 4 x 4; 64 of 8 x 8 on software rasterizers), as matmul chooses
-// between its quad-load and 64 x 64 tile kernels on GPUs; 8-bit words where K / N allow.
+// GPUs: 64 x 64 tiles (256 invocations of 4 x 4 outputs; GLTENSOR_IMATMUL_TILE=128: 64 x 128, 128
+// invocations of 8 x 8). Software rasterizers: 64 x 128 where that makes at least 256 workgroups,
+// else 64 x 64 (64 invocations of 8 x 8). 8-bit words where K / N allow.
 IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words,
                            bool software) {
   IntKernel k;
   k.block_f32 = true;
-  k.tile_n = (M + 63) / 64 * ((N + 127) / 128) * batch >= 256 ? 128 : 64;
+  // GPUs: 64 x 64 tiles of 4 x 4 per invocation (on the H100 the QDQ CNN at 112x112 ran 1.37x
+  // faster so than with 64 x 128 tiles of 8 x 8, totals in memory or registers: bench/RESULTS.md),
+  // GLTENSOR_IMATMUL_TILE=128 for the wide tiles; software rasterizers: 64 x 128 where that makes
+  // at least 256 workgroups.
+  const int forced = software ? 0 : settings().imatmul_tile;
+  const bool wide = software && (M + 63) / 64 * ((N + 127) / 128) * batch >= 256;
+  k.tile_n = forced ? forced : wide ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md)
@@ -233,7 +242,15 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
   k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
   k.local_y = 1;
   k.v.bn = k.tile_n, k.v.blocks = blocks, k.v.iblock_k = kIntBlockK, k.v.a_words = a_words, k.v.b_words = b_words;
-  k.per_tile = 80;
+  // The int32 totals beyond one block (integer_matmul drops them where a launch's K is one
+  // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
+  // the resident invocations), in registers for 4 x 4 (16 more; on the H100 the QDQ CNN at 56x56,
+  // all 4 x 4, ran 1.46x f32 so, 1.32x with the totals in memory: bench/RESULTS.md);
+  // GLTENSOR_IMATMUL=regs|mem forces one.
+  const IMatmulSetting form = settings().imatmul;
+  const bool mem = form == IMatmulSetting::mem || (form == IMatmulSetting::choose && blocks == 2);
+  k.v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
+  k.per_tile = k.v.totals == IMatmulVariant::Totals::mem ? 101 : 80;
   k.fixed = 240;
   return k;
 }
@@ -281,11 +298,21 @@ std::array<Tensor, 2> dynamic_quant_params(const Tensor& x) {
 
 namespace {
 
+// Whether the block-f32 kernel's QUANT epilogue applies to `rq` over N columns: whole words of
+// 8-bit output per row and an activation it has.
+bool requant_fits(const IntRequant* rq, std::int64_t N) {
+  if (!rq) return true;
+  const Activation a = rq->act.act;
+  return settings().qconv_requant && N % 4 == 0 &&
+         (a == Activation::none || a == Activation::relu || a == Activation::clip);
+}
+
 // matmul_integer, and with `dq` its dequantizing epilogue where one block-f32 launch covers K
 // (nullptr: int32 sums; otherwise a float32 result, or an undefined tensor where the epilogue
-// does not apply and the caller dequantizes the int32 sums itself).
+// does not apply and the caller dequantizes the int32 sums itself); with `rq` (and `dq`) also
+// requantized to 8 bits (QUANT) where that applies (requant_fits), else undefined.
 Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_in, const Tensor& zb_in,
-                      const IntDequant* dq, const char* op) {
+                      const IntDequant* dq, const char* op, const IntRequant* rq = nullptr) {
   need_q8(op, a_in, "A");
   need_q8(op, b_in, "B");
   if (a_in.dim() < 1 || b_in.dim() < 1)
@@ -346,6 +373,7 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * 16;
   const bool fused = dq && kern.block_f32 && K <= chunk;
   if (dq && !fused) return Tensor();
+  if (rq && !requant_fits(rq, N)) return Tensor();
   // Zero points: the block-f32 kernel reads them in their own dtype (no conversion), the int32
   // kernel as int32; undefined ones are 0 (block-f32: not read, operand bound to A).
   const auto zp = [&](const Tensor& z, bool& none) {
@@ -357,15 +385,27 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
   IMatmulVariant bv = kern.v;
   const Tensor za = zp(za_in, bv.za_none), zb = zp(zb_in, bv.zb_none);
   bv.a = ad.dtype(), bv.b = bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
-  Tensor c = alloc(dev, {B, M, N}, fused ? DType::f32 : DType::i32, op);
+  Tensor c = alloc(dev, {B, M, N}, rq ? rq->out : fused ? DType::f32 : DType::i32, op);
+  Tensor ys, zy, totals;  // QUANT's y_scale and y_zero_point; DEQUANT's int32 totals in memory
+  if (rq) {
+    ys = dense_as(rq->scale, DType::f32);
+    zy = rq->zero_point.defined() ? dense(rq->zero_point) : zeros(device, {1}, DType::i32);
+    bv.quant = true, bv.y = rq->out, bv.zy = zy.dtype();
+    bv.act = rq->act.act == Activation::relu   ? IMatmulVariant::Act::relu
+             : rq->act.act == Activation::clip ? IMatmulVariant::Act::clip
+                                               : IMatmulVariant::Act::none;
+  }
+  const IMatmulVariant::Totals many = bv.totals;
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
     const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
     Launch launch(dev, op);
     std::int64_t sb_per = kern.block_f32 ? 0 : -1;
     bv.accum = k0 > 0;
+    bv.totals = k1 - k0 <= kIntBlockK ? IMatmulVariant::Totals::none : many;
     if (fused) {
       bv.dequant = true, bv.dq_row = dq->per_row, bv.bias = dq->bias.defined();
       sb_per = dq->scale_b.numel() != 1 ? 1 : 0;
+      if (bv.totals == IMatmulVariant::Totals::mem) totals = alloc(dev, {B, M, N}, DType::i32, op);
     }
     if (kern.block_f32) {
       launch.program(bv.kFile, bv.defines(), {kern.local_x, kern.local_y});
@@ -379,8 +419,11 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
     if (fused) {
       const Tensor sa = dense_as(dq->scale_a, DType::f32), sb = dense_as(dq->scale_b, DType::f32);
       launch.read(sa).read(sb).read(dq->bias.defined() ? dense_as(dq->bias, DType::f32) : sa);
+      if (rq || totals.defined()) launch.read(rq ? ys : sa).read(rq ? zy : sa);
+      if (totals.defined()) launch.write(totals);
     }
-    launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per});
+    const bool clip = rq && bv.act == IMatmulVariant::Act::clip;
+    launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per, clip ? &rq->act : nullptr});
     launch.loop_iterations(static_cast<std::uint64_t>(tiles * kern.per_tile + kern.fixed));
     launch.groups(static_cast<std::uint64_t>((N + kern.tile_n - 1) / kern.tile_n),
                   static_cast<std::uint64_t>((M + 63) / 64), static_cast<std::uint64_t>(B));
@@ -467,11 +510,11 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   if (dq) {
     // 8-bit zero points of the operands' own types (or none): the direct kernel's f32 blocks are exact.
     const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
-    const IConvDirectPlan plan =
-        plan_iconv_direct({CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w)},
-                          {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings());
+    const IConvDirectPlan plan = plan_iconv_direct(
+        {CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w), OH * OW, N * G},
+        {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings());
     if (plan.direct) return iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
-    if (rq) return Tensor();
+    if (rq && (G != 1 || !requant_fits(rq, OH * OW))) return Tensor();
   }
   if (G == 1) {
     // im2col (8-bit columns, zx where the filter leaves the image) and the integer matmul
@@ -489,14 +532,14 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
         const Tensor xs = x.narrow(0, n0, n1 - n0);
         const Tensor cols =
             direct_1x1 ? dense(xs).reshape({n1 - n0, C, H * W}) : int_cols(dev, dense(xs), zx, KH, KW, OH, OW, o, op);
-        parts.push_back(integer_matmul(wm, cols, zw_in, zx_in, dq ? &dq_rows : nullptr, op));
+        parts.push_back(integer_matmul(wm, cols, zw_in, zx_in, dq ? &dq_rows : nullptr, op, rq));
         if (!parts.back().defined()) return Tensor();
       }
       Tensor r = parts.size() == 1 ? parts[0] : concat(parts, 0);
       return r.reshape({N, O, OH, OW});
     }
   }
-  if (dq) return Tensor();
+  if (dq || rq) return Tensor();
   // Grouped (depthwise) convolutions and images whose columns exceed the max SSBO block: one
   // output per invocation. Split the input channels so that one invocation's loops stay within the loop limit.
   const std::uint64_t per_c = static_cast<std::uint64_t>(KH * KW + KH + 1), limit = dev.loop_budget();

@@ -92,7 +92,9 @@ struct IntRequant {
 };
 /// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW]: one dispatch of the direct integer
 /// convolution (glsl/nn/iconv_direct.comp) where iconv_direct_plan applies (bit-identical to the
-/// separate ops), else conv_dequant, apply_epilogue and quantize_linear. Errors: conv_dequant's,
+/// separate ops), else im2col and the integer matmul with the same requantizing epilogue
+/// (imatmul.comp's QUANT) where groups = 1 and OH * OW % 4 == 0 (Settings::qconv_requant), else
+/// conv_dequant, apply_epilogue and quantize_linear. Errors: conv_dequant's,
 /// ShapeError for a scale or zero point that is not one value, DTypeError for an output that
 /// is not 8-bit.
 Tensor conv_requant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,

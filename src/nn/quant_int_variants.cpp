@@ -70,13 +70,23 @@ Defines IMatmulVariant::defines() const {
   d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words ? 1 : 0);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
-  d.operand(0, dequant ? DType::f32 : DType::i32, dequant ? CT::f32 : CT::i32, true);
+  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem);
+  const DType c = quant ? y : dequant ? DType::f32 : DType::i32;
+  d.operand(0, c, dequant && !quant ? CT::f32 : CT::i32, true);
   d.operand(1, a, CT::i32, false).operand(2, b, CT::i32, false);
   // zero points absent: the operand is bound to A (never read)
   d.operand(3, za_none ? a : za, CT::i32, false).operand(4, zb_none ? a : zb, CT::i32, false);
   if (dequant) {
     d.flag("DEQUANT").flag("DQ_ROW", dq_row).flag("HAS_BIAS", bias);
     for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
+    if (quant) {
+      d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
+      d.flag("ACT_RELU", act == Act::relu).flag("ACT_CLIP", act == Act::clip);
+      d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
+    } else if (totals == Totals::mem) {
+      d.operand(8, DType::f32, CT::f32, false).operand(9, DType::f32, CT::f32, false);  // unread (sa bound)
+    }
+    if (totals == Totals::mem) d.operand(10, DType::i32, CT::i32, true);
   }
   return d;
 }
@@ -104,6 +114,27 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
       v.dequant = true, v.dq_row = row, v.bias = bias;
       out.push_back(v);
     }
+  // the forms of the totals (int32 output, dequantizing, requantizing with each activation)
+  for (auto t : {IMatmulVariant::Totals::mem, IMatmulVariant::Totals::none}) {
+    IMatmulVariant v;
+    v.totals = t;
+    for (bool accum : {false, true}) {
+      v.accum = accum;
+      out.push_back(v);
+    }
+    v.accum = false, v.dequant = true, v.dq_row = true, v.bias = true;
+    out.push_back(v);
+    for (auto act : {IMatmulVariant::Act::none, IMatmulVariant::Act::relu, IMatmulVariant::Act::clip})
+      for (DType y : kQ8) {
+        v.quant = true, v.act = act, v.y = v.zy = y;
+        out.push_back(v);
+      }
+  }
+  {
+    IMatmulVariant v;  // requantizing with int32 totals in registers, zero point int32
+    v.dequant = v.dq_row = v.quant = true, v.act = IMatmulVariant::Act::relu, v.zy = DType::i32;
+    out.push_back(v);
+  }
   return out;
 }
 

@@ -36,6 +36,16 @@ struct IMatmulVariant {
   bool accum = false;                                  ///< ACCUM (split K: a later range)
   bool dequant = false, dq_row = false, bias = false;  ///< DEQUANT epilogue, DQ_ROW, HAS_BIAS
   DType a = DType::u8, b = DType::i8, za = DType::u8, zb = DType::i8;  ///< A_I8 / B_I8 from a, b
+  /// Where the blocks' int32 totals live: TOTALS_REGS (registers), TOTALS_MEM (the output's
+  /// elements, or operand 10 with DEQUANT), none (the launch's K range is one block).
+  enum class Totals { regs, mem, none };
+  Totals totals = Totals::regs;
+  /// QUANT (with dequant): the requantizing epilogue, 8-bit c of dtype `y` (QMIN / QMAX from it),
+  /// ACT_RELU / ACT_CLIP before it, operands 8 = ys (float32), 9 = zy (dtype zy).
+  bool quant = false;
+  enum class Act { none, relu, clip };
+  Act act = Act::none;
+  DType y = DType::u8, zy = DType::u8;
   Defines defines() const;
   static std::vector<IMatmulVariant> space();
 };

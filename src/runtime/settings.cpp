@@ -1,5 +1,6 @@
 #include "runtime/settings.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -86,6 +87,11 @@ RnnSetting parse_rnn(const std::string& text) {
                   {{"", R::choose}, {"steps", R::steps}, {"units", R::units}, {"quads", R::quads}});
 }
 
+IMatmulSetting parse_imatmul(const std::string& text) {
+  using I = IMatmulSetting;
+  return parse<I>("GLTENSOR_IMATMUL", text, {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}});
+}
+
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
@@ -103,6 +109,10 @@ Settings Settings::from_env() {
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
+  s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
+  s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
+  if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
+  s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;

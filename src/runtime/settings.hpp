@@ -1,5 +1,6 @@
 // Every GLTENSOR_* environment variable, read once (internal). The README lists them for users.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -20,6 +21,8 @@ enum class F16MatmulSetting { choose, f16x4, f16x2 };
 enum class F16ExtSetting { choose, nv, amd, ext };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
 enum class QlinearKernelSetting { choose, gemv, serial, gemm };
+/// GLTENSOR_IMATMUL: where the block-f32 integer matmul keeps its int32 totals.
+enum class IMatmulSetting { choose, regs, mem };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
 enum class RnnSetting { choose, steps, units, quads };
 
@@ -33,6 +36,7 @@ F16MatmulSetting parse_f16_matmul(const std::string& text);
 F16ExtSetting parse_f16_ext(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
+IMatmulSetting parse_imatmul(const std::string& text);
 
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
@@ -57,6 +61,20 @@ struct Settings {
   /// GLTENSOR_CONV_DIRECT=rows|lanes forces the direct conv kernel's layout ("" = choose: rows on
   /// software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
+  /// GLTENSOR_IMATMUL=regs|mem: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps the
+  /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each
+  /// block's sums to the output's elements in memory ("" = choose: mem for 8 x 8 outputs per
+  /// invocation, regs for 4 x 4).
+  IMatmulSetting imatmul = IMatmulSetting::choose;
+  /// GLTENSOR_IMATMUL_TILE=64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
+  /// choose: 128, 8 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4).
+  int imatmul_tile = 0;
+  /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
+  /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
+  std::int64_t iconv_groups = 0;
+  /// GLTENSOR_QCONV_REQUANT=0: a QDQ convolution on the im2col path runs its Relu / Clip and
+  /// QuantizeLinear as separate ops instead of in the integer matmul's epilogue.
+  bool qconv_requant = true;
   /// GLTENSOR_RNN=steps: LSTM/GRU/RNN run two dispatches per time step (a batched matmul and the
   /// gate kernel) wherever the one-dispatch-per-chunk kernel would run; units|quads: the sequence
   /// kernel wherever it can run, with one hidden unit per invocation, or 4 (R^T read as quads;

@@ -9,21 +9,14 @@
 
 #include "nn/conv_ref.hpp"
 #include "nn/iconv_direct_plan.hpp"
-#include "nn/quant_int.hpp"
+#include "nn/qdq_ref.hpp"
 #include "tensor/tensor_impl.hpp"
-#include "test_util.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
 using namespace glt_test;
 
 namespace {
-
-// Integer values as a tensor of dtype d and shape s.
-Tensor int_tensor(const std::vector<std::int32_t>& v, DType d, const Shape& s) {
-  return Tensor::from_host(device(), std::span<const std::int32_t>(v), {static_cast<std::int64_t>(v.size())}, d)
-      .reshape(s);
-}
 
 struct Case {
   std::int64_t N = 1, C = 1, H = 1, W = 1, O = 1, KH = 1, KW = 1;
@@ -40,26 +33,17 @@ std::string describe(const Case& c) {
          std::to_string(c.o.stride[0]) + "x" + std::to_string(c.o.stride[1]) + ", groups " + std::to_string(c.o.groups);
 }
 
-std::vector<std::int32_t> values(std::mt19937_64& rng, std::size_t n, DType d) {
-  return d == DType::u8 ? uniform_int(rng, n, 0, 255) : uniform_int(rng, n, -128, 127);
-}
-
-// ONNX QuantizeLinear of one float64 value (round half to even, saturation, NaN -> zero point).
-int quant_ref(double v, double s, int z, int lo, int hi) {
-  if (std::isnan(v / s)) return z;
-  return static_cast<int>(std::clamp(std::nearbyint(v / s) + z, static_cast<double>(lo), static_cast<double>(hi)));
-}
-
 void check_case(std::mt19937_64& rng, const Case& c) {
   SCOPED_TRACE(describe(c));
   const std::int64_t G = c.o.groups, CG = c.C / G, taps = CG * c.KH * c.KW;
-  const auto xv = values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
-  const auto wv = values(rng, static_cast<std::size_t>(c.O * taps), c.w);
-  const auto zxv = c.zx ? values(rng, 1, c.x) : std::vector<std::int32_t>{0};
-  const auto zwv = c.zw ? values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w) : std::vector<std::int32_t>{0};
-  const Tensor x = int_tensor(xv, c.x, {c.N, c.C, c.H, c.W}), w = int_tensor(wv, c.w, {c.O, CG, c.KH, c.KW});
-  const Tensor zx = c.zx ? int_tensor(zxv, c.x, {1}) : Tensor();
-  const Tensor zw = c.zw ? int_tensor(zwv, c.w, {static_cast<std::int64_t>(zwv.size())}) : Tensor();
+  const auto xv = q8_values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
+  const auto wv = q8_values(rng, static_cast<std::size_t>(c.O * taps), c.w);
+  const auto zxv = c.zx ? q8_values(rng, 1, c.x) : std::vector<std::int32_t>{0};
+  const auto zwv =
+      c.zw ? q8_values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w) : std::vector<std::int32_t>{0};
+  const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x), w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
+  const Tensor zx = c.zx ? ints(zxv, {1}, c.x) : Tensor();
+  const Tensor zw = c.zw ? ints(zwv, {static_cast<std::int64_t>(zwv.size())}, c.w) : Tensor();
   // Scales that put the outputs around a few units (y_scale 1/40: 8-bit outputs spread, some saturate).
   const float sa = c.sa != 0 ? c.sa : 1.0f / (400.0f * std::sqrt(static_cast<float>(taps)));
   const auto sb = uniform(rng, c.sb_per ? static_cast<std::size_t>(c.O) : 1, 0.002f, 0.02f);
@@ -77,8 +61,10 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const auto sums = ref_conv(xs, ws, nullptr, fo, shape);
   // The plan takes the direct kernel for this problem (else the comparison below is im2col's with itself).
   const DeviceImpl& dev = dev_of(x);
+  ScopedSettings direct;  // the direct kernel whatever the filter's taps (GPUs keep it for <= 32)
+  direct->conv = ConvSetting::direct;
   ASSERT_TRUE(plan_iconv_direct({CG, c.O / G, c.KH, c.KW, shape[3], c.o.stride[1], c.o.dilation[1], true},
-                                {dev.loop_budget(), dev.caps().max_ssbo_bindings}, settings())
+                                {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings())
                   .direct);
   const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
   const auto ref_at = [&](std::size_t i) {
@@ -108,33 +94,26 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   }
 
   // Requantized after none / Relu / Clip, uint8 and int8 outputs with their zero points.
-  for (DType out : {DType::u8, DType::i8})
-    for (const Epilogue& act : {Epilogue(), Epilogue(Activation::relu), Epilogue::clip(-1.5, 2.25)}) {
-      if (!c.every_form && (out != DType::u8 || act.act != Activation::relu)) continue;
-      SCOPED_TRACE(std::string(dtype_name(out)) + " " + act.name());
-      const QRange r = QRange::of(out);
-      const int zy = out == DType::u8 ? 7 : -5;
-      const float ys = 1.0f / 40;
-      const IntRequant rq{full(device(), {1}, ys), int_tensor({zy}, out, {1}), act, out};
-      const Tensor qd = conv_requant(x, w, zx, zw, c.o, dq, rq);
-      Tensor qi;
-      {
-        ScopedSettings s;
-        s->conv = ConvSetting::im2col;
-        qi = conv_requant(x, w, zx, zw, c.o, dq, rq);
-      }
-      ASSERT_EQ(qd.dtype(), out);
-      ASSERT_EQ(qd.shape(), shape);
-      const auto a = qd.to_int_vector(), b = qi.to_int_vector();
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (direct, im2col: an FMA contraction may move a tie)";
-        double v = ref_at(i);
-        if (act.act == Activation::relu) v = std::max(v, 0.0);
-        if (act.act == Activation::clip) v = std::clamp(v, -1.5, 2.25);
-        if (!std::isfinite(v)) continue;
-        ASSERT_NEAR(a[i], quant_ref(v, ys, zy, r.lo, r.hi), 1) << i << " v=" << v;  // one rounding of v
-      }
+  for (const RequantForm& f : requant_forms(c.every_form)) {
+    SCOPED_TRACE(f.name());
+    const IntRequant rq = f.requant();
+    const Tensor qd = conv_requant(x, w, zx, zw, c.o, dq, rq);
+    Tensor qi;
+    {
+      ScopedSettings s;
+      s->conv = ConvSetting::im2col;
+      qi = conv_requant(x, w, zx, zw, c.o, dq, rq);
     }
+    ASSERT_EQ(qd.dtype(), f.out);
+    ASSERT_EQ(qd.shape(), shape);
+    const auto a = qd.to_int_vector(), b = qi.to_int_vector();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (direct, im2col: an FMA contraction may move a tie)";
+      const double v = ref_at(i);
+      if (!std::isfinite(f.activate(v))) continue;
+      ASSERT_NEAR(a[i], f.quantize(v), 1) << i << " v=" << v;  // one rounding of v
+    }
+  }
 }
 
 }  // namespace
@@ -167,6 +146,13 @@ TEST(IConvDirect, MatchesIm2colBitForBit) {
   c.N = 1, c.C = 3, c.H = c.W = 40, c.O = 16, c.KH = c.KW = 5;  // several workgroups along positions and channels
   c.o.stride = {2, 2}, c.o.padding = {2, 2, 2, 2};
   check_case(rng, c);
+  {
+    ScopedSettings s;  // the workgroup-count rule: OPI 4, 2 and 1 instead of 8
+    for (std::int64_t groups : {8, 16, 1000}) {
+      s->iconv_groups = groups;
+      check_case(rng, c);
+    }
+  }
 }
 
 // More groups of output channels than one dispatch's workgroups along y (65535 on most devices):
@@ -217,11 +203,29 @@ TEST(IConvDirect, Plan) {
   const IConvDirectPlan q = plan_iconv_direct({7, 6, 1, 1, 56, 1, 1, true}, dev, Settings{});
   EXPECT_EQ(q.opi, 6);
   EXPECT_EQ(q.cb, 7);
+  // GPUs: at most 32 taps per filter (im2col + the integer matmul beyond), unless GLTENSOR_CONV=direct
+  const IConvDirectLimits gpu{0, 16, false};
+  EXPECT_FALSE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, gpu, Settings{}).direct);
+  EXPECT_FALSE(plan_iconv_direct({4, 8, 3, 3, 56, 1, 1, true}, gpu, Settings{}).direct);  // 36 taps
+  EXPECT_TRUE(plan_iconv_direct({3, 8, 3, 3, 56, 1, 1, true}, gpu, Settings{}).direct);   // 27 taps
+  Settings forced;
+  forced.conv = ConvSetting::direct;
+  EXPECT_TRUE(plan_iconv_direct({64, 128, 3, 3, 56, 1, 1, true}, gpu, forced).direct);
+  // GLTENSOR_ICONV_GROUPS: OPI lowered until the grid has that many workgroups (56^2 positions
+  // make 13 groups of 256 along the plane)
+  Settings g;
+  g.iconv_groups = 264;
+  const IConvDirectProblem at56{32, 64, 3, 3, 56, 1, 1, true, 56 * 56, 1};
+  EXPECT_EQ(plan_iconv_direct(at56, dev, Settings{}).opi, 8);  // 13 x 8 = 104 workgroups
+  EXPECT_EQ(plan_iconv_direct(at56, dev, g).opi, 2);           // 13 x 32 = 416
+  EXPECT_EQ(plan_iconv_direct({32, 64, 3, 3, 112, 1, 1, true, 112 * 112, 1}, dev, g).opi, 8);  // 49 x 8 = 392
+  EXPECT_EQ(plan_iconv_direct({32, 64, 3, 3, 56, 1, 1, true, 56 * 56, 4}, dev, g).opi, 8);     // 4 images: 416
+  EXPECT_EQ(plan_iconv_direct({32, 6, 3, 3, 56, 1, 1, true, 56 * 56, 1}, dev, g).opi, 1);      // as low as it goes
 }
 
 // Bad requantization parameters: typed errors naming the op.
 TEST(IConvDirect, Errors) {
-  const Tensor x = int_tensor({1, 2, 3, 4}, DType::u8, {1, 1, 2, 2}), w = int_tensor({1}, DType::i8, {1, 1, 1, 1});
+  const Tensor x = ints({1, 2, 3, 4}, {1, 1, 2, 2}, DType::u8), w = ints({1}, {1, 1, 1, 1}, DType::i8);
   const IntDequant dq{full(device(), {1}, 0.1f), full(device(), {1}, 0.1f), Tensor(), true};
   IntRequant rq{full(device(), {2}, 0.1f), Tensor(), Epilogue(), DType::u8};
   EXPECT_THROW(conv_requant(x, w, Tensor(), Tensor(), IntConvOptions{}, dq, rq, "Conv"), ShapeError);

@@ -6,18 +6,13 @@
 #include <optional>
 
 #include "nn/conv_ref.hpp"
-#include "nn/quant_int.hpp"
-#include "test_util.hpp"
+#include "nn/qdq_ref.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
 using namespace glt_test;
 
 namespace {
-
-Tensor ints(const std::vector<std::int32_t>& v, const Shape& s, DType d) {
-  return Tensor::from_host(device(), std::span<const std::int32_t>(v), s, d);
-}
 
 std::vector<std::int32_t> got_ints(const Tensor& t) { return t.to_int_vector(); }
 
