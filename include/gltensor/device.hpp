@@ -53,10 +53,8 @@ struct Capabilities {
   bool fp16_arithmetic = false;         ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
   bool timer_query = false;             ///< EXT_disjoint_timer_query
   /// Loop iterations one shader invocation may run, all its loops together, before the driver
-  /// silently leaves them (Mesa 22's llvmpipe: 65535; Mesa 25's: none); 0 = no known limit.
-  /// Software renderers are measured by a probe kernel at the first open of a renderer and
-  /// driver version (kept in the cache folder, GLTENSOR_CACHE_DIR); GPU drivers have none.
-  /// Kernels split longer work across invocations, workgroups or passes.
+  /// silently leaves them (Mesa's llvmpipe: 65535); 0 = no known limit. Kernels split longer
+  /// work across invocations, workgroups or passes.
   std::uint64_t max_loop_iterations = 0;
   bool program_binary = false;  ///< OES_get_program_binary with at least one format
   bool debug_output = false;    ///< KHR_debug (messages go to the logger)
