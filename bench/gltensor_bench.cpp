@@ -3,14 +3,17 @@
 // iteration records the op and waits for it (Device::synchronize), so times include one fence
 // wait; rates are reported as GFLOP/s or GB/s
 // (bytes read + written once). Run through bench/run_gpu.sh to get ratios against PyTorch/CUDA
-// measured in the same run (bench/compare.py). Cases whose tensors exceed the device's max SSBO
-// size are skipped with a message.
+// measured in the same run (bench/compare.py). Cases size themselves to the device (bench_size.hpp):
+// where a tensor would exceed the max SSBO block, or on a software renderer the work would take
+// too long, they run at a smaller size, named in their label and the counter "size".
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "bench_device.hpp"
+#include "bench_size.hpp"
 #include "gltensor/gltensor.hpp"
 
 using namespace gltensor;
@@ -18,7 +21,10 @@ using namespace gltensor;
 namespace {
 
 using gltensor::bench::dev;
+using gltensor::bench::fit_size;
 using gltensor::bench::gen;
+using gltensor::bench::kSoftwareBytes;
+using gltensor::bench::kSoftwareFlops;
 
 // Memory-bound cases run kReps ops back to back per fence wait, so that the host's wait and
 // flush (tens of microseconds) do not dominate sub-millisecond kernels; PyTorch's reference times
@@ -31,22 +37,15 @@ void fresh() {
   dev().trim();
 }
 
-bool fits(benchmark::State& st, std::int64_t floats) {
-  if (floats * 4 > dev().caps().max_ssbo_block_size) {
-    st.SkipWithError("tensor exceeds the device's max SSBO block size");
-    return false;
-  }
-  return true;
-}
-
 void set_rate(benchmark::State& st, double work, const char* unit) {
   st.counters[unit] = benchmark::Counter(work * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void matmul_case(benchmark::State& st, DType dt) {
   fresh();
-  const std::int64_t n = st.range(0);
-  if (!fits(st, n * n)) return;
+  const std::int64_t n = fit_size(
+      st, "n", st.range(0), [&](std::int64_t m) { return m * m * static_cast<std::int64_t>(itemsize(dt)); },
+      [](std::int64_t m) { return 2.0 * m * m * m; }, kSoftwareFlops);
   Tensor a = randn(dev(), {n, n}, gen(), 0, 1, dt), b = randn(dev(), {n, n}, gen(), 0, 1, dt);
   Tensor c = matmul(a, b);
   dev().synchronize();
@@ -61,7 +60,10 @@ void matmul_case(benchmark::State& st, DType dt) {
 // per fence wait; GB/s of the weight read (compare with gltensor_quant_bench's int8/int4 rows).
 void BM_linear_gemv(benchmark::State& st) {
   fresh();
-  const std::int64_t rows = st.range(0), in = st.range(1), out = st.range(2);
+  const std::int64_t rows = st.range(0), in = st.range(1);
+  const std::int64_t out = fit_size(
+      st, "out", st.range(2), [&](std::int64_t o) { return 4 * o * in; },
+      [&](std::int64_t o) { return kReps * 4.0 * o * in; }, kSoftwareBytes);
   Tensor x = randn(dev(), {rows, in}, gen()), w = randn(dev(), {out, in}, gen()), b = randn(dev(), {out}, gen());
   Tensor y = linear(x, w, b);
   dev().synchronize();
@@ -101,8 +103,9 @@ void BM_matmul(benchmark::State& st, DType dt) {
 
 void BM_elementwise(benchmark::State& st, int which) {
   fresh();
-  const std::int64_t n = std::int64_t{1} << st.range(0);
-  if (!fits(st, n)) return;
+  const std::int64_t n = fit_size(
+      st, "n", std::int64_t{1} << st.range(0), [](std::int64_t m) { return 4 * m; },
+      [](std::int64_t m) { return kReps * 12.0 * m; }, kSoftwareBytes);
   Tensor x = randn(dev(), {n}, gen()), y = randn(dev(), {n}, gen());
   Tensor z = empty_like(x);
   auto once = [&] {
@@ -126,8 +129,9 @@ void BM_elementwise(benchmark::State& st, int which) {
 // (docs/precision.md); 6 bytes per element.
 void BM_elementwise_f16(benchmark::State& st, int which, bool f16math) {
   fresh();
-  const std::int64_t n = std::int64_t{1} << st.range(0);
-  if (!fits(st, n)) return;
+  const std::int64_t n = fit_size(
+      st, "n", std::int64_t{1} << st.range(0), [](std::int64_t m) { return 4 * m; },  // randn's f32 first
+      [](std::int64_t m) { return kReps * 6.0 * m; }, kSoftwareBytes);
   Tensor x = randn(dev(), {n}, gen()).to(DType::f16), y = randn(dev(), {n}, gen()).to(DType::f16);
   Tensor z = empty_like(x);
   std::optional<F16Math> mode;
@@ -149,8 +153,9 @@ void BM_elementwise_f16(benchmark::State& st, int which, bool f16math) {
 
 void BM_sum(benchmark::State& st) {
   fresh();
-  const std::int64_t n = std::int64_t{1} << st.range(0);
-  if (!fits(st, n)) return;
+  const std::int64_t n = fit_size(
+      st, "n", std::int64_t{1} << st.range(0), [](std::int64_t m) { return 4 * m; },
+      [](std::int64_t m) { return kReps * 4.0 * m; }, kSoftwareBytes);
   Tensor x = randn(dev(), {n}, gen());
   sum(x);
   dev().synchronize();
@@ -163,8 +168,10 @@ void BM_sum(benchmark::State& st) {
 
 void BM_rows(benchmark::State& st, int which) {
   fresh();
-  const std::int64_t r = st.range(0), c = st.range(1);
-  if (!fits(st, r * c)) return;
+  const std::int64_t c = st.range(1);
+  const std::int64_t r = fit_size(
+      st, "rows", st.range(0), [&](std::int64_t m) { return 4 * m * c; },
+      [&](std::int64_t m) { return kReps * 8.0 * m * c; }, kSoftwareBytes);
   Tensor x = randn(dev(), {r, c}, gen());
   Tensor w = ones(dev(), {c}), b = zeros(dev(), {c});
   (which == 0 ? softmax(x, -1) : layer_norm(x, 1, w, b));
@@ -181,7 +188,10 @@ void BM_rows(benchmark::State& st, int which) {
 // (gy and x read twice more, dx written; weight and bias gradients).
 void BM_batch_norm(benchmark::State& st, int backward_too) {
   fresh();
-  const Shape s = {128, 32, 28, 28};
+  const std::int64_t batch = fit_size(
+      st, "batch", 128, [](std::int64_t b) { return 4 * b * 32 * 28 * 28; },
+      [&](std::int64_t b) { return kReps * (backward_too ? 32.0 : 12.0) * b * 32 * 28 * 28; }, kSoftwareBytes);
+  const Shape s = {batch, 32, 28, 28};
   Tensor x = randn(dev(), s, gen()), gy = randn(dev(), s, gen());
   Tensor w = ones(dev(), {32}), b = zeros(dev(), {32}), rm = zeros(dev(), {32}), rv = ones(dev(), {32});
   if (backward_too) requires_grad_(x), requires_grad_(w), requires_grad_(b);
@@ -207,8 +217,14 @@ void BM_batch_norm(benchmark::State& st, int backward_too) {
 // of those bytes once.
 void BM_transformer(benchmark::State& st, int which, int backward_too) {
   fresh();
-  const Shape s = which == 0 ? Shape{16384, 4096} : which == 1 ? Shape{8, 16, 1024, 128} : Shape{16384, 8192};
-  if (!fits(st, numel_of(s))) return;
+  Shape s = which == 0 ? Shape{16384, 4096} : which == 1 ? Shape{8, 16, 1024, 128} : Shape{16384, 8192};
+  const double per_element = which == 0   ? (backward_too ? 28 : 8)
+                             : which == 1 ? (backward_too ? 16 : 8)
+                                          : (backward_too ? 16 : 6);
+  const std::int64_t rest = numel_of(s) / s[0];
+  s[0] = fit_size(
+      st, "leading dim", s[0], [&](std::int64_t m) { return 4 * m * rest; },
+      [&](std::int64_t m) { return kReps * per_element * m * rest; }, kSoftwareBytes);
   Tensor x = randn(dev(), s, gen()), w = ones(dev(), {s.back()});
   Shape ys = s;
   if (which == 2) ys.back() /= 2;
@@ -226,25 +242,23 @@ void BM_transformer(benchmark::State& st, int which, int backward_too) {
     for (int k = 0; k < kReps; ++k) step();
     dev().synchronize();
   }
-  const double n = static_cast<double>(numel_of(s));
-  const double bytes = which == 0   ? (backward_too ? 28 : 8) * n
-                       : which == 1 ? (backward_too ? 16 : 8) * n
-                                    : (backward_too ? 16 : 6) * n;
-  set_rate(st, kReps * bytes, "GB/s");
+  set_rate(st, kReps * per_element * static_cast<double>(numel_of(s)), "GB/s");
 }
 
 void BM_conv2d(benchmark::State& st) {
   fresh();
-  Tensor x = randn(dev(), {32, 64, 56, 56}, gen()), w = randn(dev(), {64, 64, 3, 3}, gen(), 0, 0.05);
+  const std::int64_t batch = fit_size(
+      st, "batch", 32, [](std::int64_t b) { return 4 * b * 56 * 56 * 64 * 9; },  // im2col columns
+      [](std::int64_t b) { return 2.0 * b * 64 * 56 * 56 * 64 * 9; }, kSoftwareFlops);
+  Tensor x = randn(dev(), {batch, 64, 56, 56}, gen()), w = randn(dev(), {64, 64, 3, 3}, gen(), 0, 0.05);
   Tensor bias = zeros(dev(), {64});
-  if (!fits(st, 32 * 56 * 56 * 64 * 9)) return;  // im2col columns
   conv2d(x, w, bias, Conv2dOptions::pad(1));
   dev().synchronize();
   for (auto _ : st) {
     Tensor y = conv2d(x, w, bias, Conv2dOptions::pad(1));
     dev().synchronize();
   }
-  set_rate(st, 2.0 * 32 * 64 * 56 * 56 * 64 * 9, "GFLOP/s");
+  set_rate(st, 2.0 * batch * 64 * 56 * 56 * 64 * 9, "GFLOP/s");
 }
 
 void BM_conv2d_f16math(benchmark::State& st) {
@@ -255,8 +269,11 @@ void BM_conv2d_f16math(benchmark::State& st) {
 
 void BM_sdpa(benchmark::State& st) {
   fresh();
-  const std::int64_t B = 8, H = 16, S = 1024, D = 64;
-  if (!fits(st, B * H * S * D)) return;
+  const std::int64_t S = 1024, D = 64;
+  const std::int64_t heads = fit_size(  // B x H = 8 x 16, fewer batches, then fewer heads
+      st, "heads", 8 * 16, [&](std::int64_t n) { return 4 * n * S * D; },
+      [&](std::int64_t n) { return 2.0 * 2 * n * S * S * D / 2; }, kSoftwareFlops);
+  const std::int64_t H = std::min<std::int64_t>(16, heads), B = heads / H;
   Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
          v = randn(dev(), {B, H, S, D}, gen());
   scaled_dot_product_attention(q, k, v, Tensor(), true);  // warm-up (compiles)
@@ -273,8 +290,11 @@ void BM_sdpa(benchmark::State& st) {
 // logsumexp and backward runs the fused dK/dV and dQ kernels. Arg: the head dim.
 void BM_sdpa_train(benchmark::State& st) {
   fresh();
-  const std::int64_t B = 8, H = 16, S = 1024, D = st.range(0);
-  if (!fits(st, B * H * S * D)) return;
+  const std::int64_t S = 1024, D = st.range(0);
+  const std::int64_t heads = fit_size(  // B x H = 8 x 16, fewer batches, then fewer heads
+      st, "heads", 8 * 16, [&](std::int64_t n) { return 4 * n * S * D; },
+      [&](std::int64_t n) { return 7.0 * 2 * n * S * S * D / 2; }, kSoftwareFlops);
+  const std::int64_t H = std::min<std::int64_t>(16, heads), B = heads / H;
   Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
          v = randn(dev(), {B, H, S, D}, gen()), gy = randn(dev(), {B, H, S, D}, gen());
   for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);

@@ -119,7 +119,7 @@ struct Options {
   std::string data = "/usr/share/datasets/fashion-mnist", model = "mlp", out, eval_ckpt;
   std::string optimizer = "adam", schedule = "cosine", precision = "f32";
   int epochs = 10, log_every = 20;
-  std::int64_t batch_size = 128, limit = 0, seed = 1;
+  std::int64_t batch_size = 128, limit = 0, test_limit = 0, seed = 1;
   double lr = 1e-3;
   bool overwrite = false;
 };
@@ -131,7 +131,7 @@ int run(const Options& o, demo::Progress& bar) {
   Generator gen(static_cast<std::uint64_t>(o.seed));
   auto model = demo::make_model(o.model, dev, gen);
   const std::int64_t per_pass = demo::images_per_pass(*model, kImage, dev, kMaxEvalPass);
-  const Split test = load_split(dev, o.data, "t10k", 0);
+  const Split test = load_split(dev, o.data, "t10k", o.test_limit);
 
   if (!o.eval_ckpt.empty()) {
     const std::string out =
@@ -316,6 +316,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
   app.add_option("--limit", o.limit, "use only the first N training images (0 = all)")
+      ->check(demo::bound(0, true))
+      ->capture_default_str();
+  app.add_option("--test-limit", o.test_limit, "evaluate only the first N test images (0 = all)")
       ->check(demo::bound(0, true))
       ->capture_default_str();
   app.add_option(

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <string>
 
@@ -175,67 +174,6 @@ void DeviceImpl::log(LogLevel level, const std::string& msg) const {
   if (logger_) logger_(level, msg);
 }
 
-namespace {
-
-// One invocation runs a loop of kLoopProbe trips, storing its trip count: fewer means the driver
-// left the loop at its limit.
-constexpr std::uint32_t kLoopProbe = 200000;
-
-std::uint64_t run_loop_probe(Queue& queue, bool desktop) {
-  const std::string src = std::string(desktop ? "#version 430 core\n" : "#version 310 es\n") +
-                          "layout(local_size_x = 1) in;\n"
-                          "layout(std430, binding = 0) buffer Count { uint c[]; };\n"
-                          "uniform uint u_n;\n"
-                          "void main() {\n"
-                          "  for (uint i = 0u; i < u_n; ++i) c[0] = i + 1u;\n"
-                          "}\n";
-  GLuint prog = 0;
-  try {
-    prog = ProgramCache::compile("loop_limit_probe", src);
-  } catch (const std::exception&) {
-    return 0;
-  }
-  GLuint buf = 0;
-  glGenBuffers(1, &buf);
-  glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
-  const std::uint32_t zero = 0;
-  glBufferData(GL_SHADER_STORAGE_BUFFER, sizeof zero, &zero, GL_DYNAMIC_READ);
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buf);
-  glUseProgram(prog);
-  glUniform1ui(glGetUniformLocation(prog, "u_n"), kLoopProbe);
-  glDispatchCompute(1, 1, 1);
-  queue.barrier_unlaunched(GL_ALL_BARRIER_BITS);
-  std::uint32_t trips = kLoopProbe;
-  if (const auto* p = static_cast<const std::uint32_t*>(
-          glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, sizeof trips, GL_MAP_READ_BIT))) {
-    trips = *p;
-    glUnmapBuffer(GL_SHADER_STORAGE_BUFFER);
-  }
-  glUseProgram(0);
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);
-  glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
-  glDeleteBuffers(1, &buf);
-  glDeleteProgram(prog);
-  return trips < kLoopProbe ? trips : 0;
-}
-
-}  // namespace
-
-std::uint64_t DeviceImpl::probe_loop_limit(Queue& queue, const Capabilities& c, bool adopted_context) {
-  static std::mutex m;
-  static std::map<std::string, std::uint64_t> probed;  // renderer + version -> limit
-  const std::string key = c.renderer + "|" + c.version;
-  {
-    std::lock_guard<std::mutex> l(m);
-    if (auto it = probed.find(key); it != probed.end()) return it->second;
-  }
-  if (adopted_context) return lower(c.renderer).find("llvmpipe") != std::string::npos ? 65535 : 0;
-  const std::uint64_t limit = run_loop_probe(queue, c.desktop);
-  std::lock_guard<std::mutex> l(m);
-  probed[key] = limit;
-  return limit;
-}
-
 void DeviceImpl::init_capabilities() {
   Capabilities& c = caps_;
   c.version = gl_str(GL_VERSION);
@@ -285,10 +223,9 @@ void DeviceImpl::init_capabilities() {
   c.timer_query = c.has_extension("GL_EXT_disjoint_timer_query");  // the profiler uses its EXT entry points
   // Mesa's gallivm (llvmpipe, softpipe's JIT) up to Mesa 22 gives every shader invocation one
   // loop counter for all its loops (LP_MAX_TGSI_LOOP_ITERATIONS) and leaves the loops silently
-  // past it; Mesa 25 has no such limit. Software renderers are probed (once per process and
-  // renderer/version; an adopted context, whose state the probe would change, takes an earlier
-  // probe's answer or else assumes Mesa 22's 65535 for llvmpipe).
-  if (looks_software(c.renderer)) c.max_loop_iterations = probe_loop_limit(queue_, c, adopted_);
+  // past it; Mesa 25 has no such limit. Software renderers are probed once per renderer/version
+  // (the answer kept in the cache folder); GPU drivers have no such limit.
+  if (looks_software(c.renderer)) c.max_loop_iterations = probe_loop_limit(queue_, c, adopted_);  // loop_probe.cpp
   GLint formats = 0;
   glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
   c.program_binary = formats > 0;

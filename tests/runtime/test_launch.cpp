@@ -11,6 +11,8 @@
 #include "runtime/error_flags.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/loop_probe.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
@@ -86,6 +88,74 @@ TEST(LoopLimit, DriverCountsEveryLoopOfAnInvocation) {
   const auto nested = run_loops(dev, 40000, 200, 200);
   EXPECT_EQ(nested[0], 40000u);
   EXPECT_EQ(nested[1], 126u * 200 + 82);
+}
+
+// The probe's answer is kept in the cache folder under the renderer, version and vendor strings,
+// so that later processes open without it: software renderers only (GPU drivers: no limit, not
+// probed).
+TEST(LoopLimit, ProbedLimitIsKeptInTheCacheFolder) {
+  Device& dev = device();
+  if (!dev.adapter().software) {
+    EXPECT_EQ(dev.caps().max_loop_iterations, 0u) << dev.adapter().renderer;
+    GTEST_SKIP() << "GPUs are not probed";
+  }
+  const auto& dir = detail::settings().cache_dir;
+  if (dir.empty()) GTEST_SKIP() << "no cache folder (GLTENSOR_CACHE_DIR=off)";
+  const std::string key = detail::loop_limit_key(dev.caps());
+  const auto kept = detail::read_loop_limit(detail::loop_limit_file(dir, key), key);
+  ASSERT_TRUE(kept.has_value()) << detail::loop_limit_file(dir, key);
+  EXPECT_EQ(*kept, dev.caps().max_loop_iterations);
+}
+
+// The answer file: what is written is read back for its key only; a missing, foreign or
+// unreadable file is no answer.
+TEST(LoopLimit, AnswerFileKeepsALimitPerKey) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gltensor-loop-limit-" + std::to_string(::getpid()));
+  const std::string key = "llvmpipe (LLVM 15.0.6, 256 bits)|OpenGL ES 3.2 Mesa 22.3.6|Mesa/X.org";
+  const auto file = detail::loop_limit_file(dir, key);
+  EXPECT_EQ(file.parent_path(), dir);
+  EXPECT_NE(file, detail::loop_limit_file(dir, key + "x"));
+  EXPECT_FALSE(detail::read_loop_limit(file, key).has_value());  // none yet
+  for (std::uint64_t limit : {65535u, 0u, 4242u}) {
+    detail::write_loop_limit(file, key, limit);
+    EXPECT_EQ(detail::read_loop_limit(file, key), std::optional<std::uint64_t>(limit));
+  }
+  EXPECT_FALSE(detail::read_loop_limit(file, "llvmpipe|OpenGL ES 3.2 Mesa 25.0.7|Mesa").has_value());
+  std::ofstream(file) << "not a number\n" << key << "\n";
+  EXPECT_FALSE(detail::read_loop_limit(file, key).has_value());
+  EXPECT_TRUE(detail::loop_limit_file({}, key).empty());
+  EXPECT_FALSE(detail::read_loop_limit({}, key).has_value());
+  detail::write_loop_limit({}, key, 1);  // no folder: nothing written, no error
+  std::filesystem::remove_all(dir);
+}
+
+// A later process takes the kept answer instead of probing: this test program runs itself with a
+// cache folder whose answer for this renderer is 4242 (no driver's limit), running
+// LoopLimit.KeptAnswerIsTaken, which checks that its device reports it.
+TEST(LoopLimit, LaterProcessTakesTheKeptAnswer) {
+  Device& dev = device();
+  if (!dev.adapter().software) GTEST_SKIP() << "GPUs are not probed";
+  const auto dir = std::filesystem::temp_directory_path() / ("gltensor-loop-kept-" + std::to_string(::getpid()));
+  const std::string key = detail::loop_limit_key(dev.caps());
+  detail::write_loop_limit(detail::loop_limit_file(dir, key), key, 4242);
+  const std::string cmd = "GLTENSOR_CACHE_DIR=" + dir.string() + " GLTENSOR_TEST_KEPT_LOOP_LIMIT=4242 " +
+                          std::filesystem::read_symlink("/proc/self/exe").string() +
+                          " --gtest_filter=LoopLimit.KeptAnswerIsTaken 2>&1";
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    EXPECT_EQ(::pclose(p), 0) << out;
+  }
+  EXPECT_NE(out.find("[  PASSED  ] 1 test."), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LoopLimit, KeptAnswerIsTaken) {
+  const char* want = std::getenv("GLTENSOR_TEST_KEPT_LOOP_LIMIT");
+  if (!want) GTEST_SKIP() << "run by LoopLimit.LaterProcessTakesTheKeptAnswer";
+  Device dev = Device::open();
+  EXPECT_EQ(dev.caps().max_loop_iterations, std::stoull(want));
 }
 
 // A kernel that would loop past the device's limit is a LimitError naming the op and kernel,
