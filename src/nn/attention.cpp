@@ -149,13 +149,17 @@ struct FlashParams {
   const BatchLayout& bl;  // strides of q, k, v, mask, dO
   const Tensor &q, &mask, *dout;
   std::int64_t L, row0, chunk;
+  bool tiled = false;  // attention_tiled.comp: no head-dim bounds, no unscaled scale
   void set(Uniforms& u) const {
     u.u32("u_L", L);
     u.u32("u_S", p.S);
     u.u32("u_E", p.E);
     u.u32("u_Ev", p.Ev);
-    u.u32("u_dq4", (p.E + 3) / 4);
-    u.u32("u_dv4", (p.Ev + 3) / 4);
+    if (!tiled) {
+      u.u32("u_dq4", (p.E + 3) / 4);
+      u.u32("u_dv4", (p.Ev + 3) / 4);
+      u.f32("u_scale_e", p.scale);
+    }
     u.i32("u_causal", p.causal ? 1 : 0);
     u.u32("u_row0", row0);
     u.u32s("u_bshape", bl.shape);
@@ -172,7 +176,6 @@ struct FlashParams {
     u.u32("u_v_ss", p.v.strides()[p.v.dim() - 2]);
     u.u32("u_v_se", p.v.strides()[p.v.dim() - 1]);
     u.f32("u_scale", p.scale * 1.4426950408889634);
-    u.f32("u_scale_e", p.scale);
     if (chunk > 0) u.u32("u_chunk", chunk);
     if (mask.defined()) {
       u.u32s("u_bstride_m", bl.strides[3]);
@@ -217,8 +220,8 @@ struct Forward {
 };
 
 // The forward over query rows [row0, row0 + lc) (q and mask narrowed to them): kchunk > 0
-// splits the keys into chunks combined here.
-Forward flash_forward_rows(const Problem& p, const FlashTiles& t, std::int64_t row0, std::int64_t lc,
+// splits the keys into chunks combined here. tiled: attention_tiled.comp, else attn_fwd.
+Forward flash_forward_rows(const Problem& p, const FlashTiles& t, bool tiled, std::int64_t row0, std::int64_t lc,
                            std::int64_t kchunk, DType od) {
   NoGradGuard ng;
   DeviceImpl& dev = dev_of(p.q);
@@ -239,11 +242,20 @@ Forward flash_forward_rows(const Problem& p, const FlashTiles& t, std::int64_t r
   // no keys: softmax over nothing times nothing is 0 (torch's math path)
   if (p.S == 0) return {zeros(q.device(), {nb, lc, p.Ev}, od), zeros(q.device(), {nb, lc}, DType::f32)};
   if (out.numel() == 0 || lse.numel() == 0) return {split ? alloc(dev, {nb, lc, p.Ev}, od, kOp) : out, lse};
-  launch.program(fv.kFile, fv.defines(), {static_cast<std::uint32_t>(t.rows)})
-      .params(FlashParams{p, bl, q, mask, nullptr, lc, row0, kchunk})
-      .loop_iterations(
-          flash_loops(FlashMode::forward, t, p.E, p.Ev, split ? kchunk : p.S, bl.shape.size(), p.drop.p > 0))
-      .groups(static_cast<std::uint64_t>((lc + t.rows - 1) / t.rows), static_cast<std::uint64_t>(nb),
+  const std::int64_t rows = tiled ? kTiledRows : t.rows;
+  if (tiled) {
+    TiledAttentionVariant tv;
+    tv.bd = fv.bd, tv.dv4 = fv.dv4, tv.vk = tiled_v_keys(p.Ev), tv.split = split, tv.dropout = fv.dropout;
+    tv.mask = fv.mask, tv.mask_dtype = fv.mask_dtype;
+    tv.out = fv.out, tv.q = fv.q, tv.k = fv.k, tv.v = fv.v;
+    launch.program(tv.kFile, tv.defines(), {static_cast<std::uint32_t>(kTiledLocal)});
+  } else {
+    launch.program(fv.kFile, fv.defines(), {static_cast<std::uint32_t>(t.rows)});
+  }
+  launch.params(FlashParams{p, bl, q, mask, nullptr, lc, row0, kchunk, tiled})
+      .loop_iterations(flash_loops(tiled ? FlashMode::tiled : FlashMode::forward, t, p.E, p.Ev, split ? kchunk : p.S,
+                                   bl.shape.size(), p.drop.p > 0))
+      .groups(static_cast<std::uint64_t>((lc + rows - 1) / rows), static_cast<std::uint64_t>(nb),
               static_cast<std::uint64_t>(chunks));
   if (!split) return {out, lse};
   if (out.numel() == 0) return {alloc(dev, {nb, lc, p.Ev}, od, kOp), alloc(dev, {nb, lc}, DType::f32, kOp)};
@@ -256,15 +268,15 @@ Forward flash_forward_rows(const Problem& p, const FlashTiles& t, std::int64_t r
 
 // The whole forward: query rows in blocks where the split partials would exceed the device's
 // largest buffer.
-Forward flash_forward(const Problem& p, const FlashTiles& t, std::int64_t kchunk, DType od) {
-  if (kchunk <= 0) return flash_forward_rows(p, t, 0, p.L, 0, od);
+Forward flash_forward(const Problem& p, const FlashTiles& t, bool tiled, std::int64_t kchunk, DType od) {
+  if (kchunk <= 0) return flash_forward_rows(p, t, tiled, 0, p.L, 0, od);
   const std::int64_t chunks = (p.S + kchunk - 1) / kchunk;
   const std::int64_t row_bytes = chunks * numel_of(p.batch) * (p.Ev + 2) * 4;
   const std::int64_t per = std::max<std::int64_t>(dev_of(p.q).ssbo_limit() / std::max<std::int64_t>(row_bytes, 1), 1);
-  if (p.L <= per) return flash_forward_rows(p, t, 0, p.L, kchunk, od);
+  if (p.L <= per) return flash_forward_rows(p, t, tiled, 0, p.L, kchunk, od);
   std::vector<Tensor> outs, lses;
   for (std::int64_t l0 = 0; l0 < p.L; l0 += per) {
-    Forward f = flash_forward_rows(p, t, l0, std::min(per, p.L - l0), kchunk, od);
+    Forward f = flash_forward_rows(p, t, tiled, l0, std::min(per, p.L - l0), kchunk, od);
     outs.push_back(f.out);
     lses.push_back(f.lse);
   }
@@ -484,7 +496,13 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const std::size_t bd = collapse_batch(batch, {&p.q, &p.k, &p.v, &p.mask}).shape.size();
   const std::uint64_t limit = dev.loop_limit();
   const bool drop_on = drop.p > 0;
-  const std::int64_t kchunk = ft.bkv > 0 ? flash_chunk(FlashMode::forward, ft, E, Ev, S, bd, drop_on, limit) : -1;
+  // The forward: the register-tiled kernel where its 32 KiB fit and one key block fits the loop
+  // limit (GLTENSOR_ATTENTION=rows: never), else one row per invocation.
+  bool tiled = !settings().attention_rows && ft.bkv > 0 && tiled_v_keys(Ev) > 0 &&
+               dev.caps().max_shared_memory >= kTiledSharedBytes;
+  std::int64_t kchunk = tiled ? flash_chunk(FlashMode::tiled, ft, E, Ev, S, bd, drop_on, limit) : -1;
+  tiled = tiled && kchunk >= 0;
+  if (!tiled && ft.bkv > 0) kchunk = flash_chunk(FlashMode::forward, ft, E, Ev, S, bd, drop_on, limit);
   std::int64_t bq_chunk = -1, bk_chunk = -1;
   if (grad && ft.bkv > 0) {
     // (the backward's batch operands include dO: at most batch.size() dims after merging)
@@ -502,7 +520,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps().max_ssbo_bindings >= 7 &&
                      kchunk >= 0 && !mask_grad && bwd_fits;
   if (flash) {
-    const Forward f = flash_forward(p, ft, kchunk, od);
+    const Forward f = flash_forward(p, ft, tiled, kchunk, od);
     Tensor out = f.out.reshape(user_shape);
     if (grad) {
       const Tensor qi = q_in, ki = k_in, vi = v_in, qv = g.q, kv = g.k, vv = g.v;

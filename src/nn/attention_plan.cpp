@@ -61,8 +61,32 @@ FlashTiles plan_flash_tiles(std::int64_t E, std::int64_t Ev, int max_shared_memo
   return t;
 }
 
+std::int64_t tiled_v_keys(std::int64_t Ev) {
+  if (Ev < 1 || Ev > kFlashMaxHeadDim) return 0;
+  for (const std::int64_t vk : {64, 32, 16})
+    if (vk * static_cast<std::int64_t>(quads(Ev)) <= 1024) return vk;
+  return 0;
+}
+
+namespace {
+// attention_tiled.comp's loops, every one counted (trips + 1 for the exit test, unrolled or not).
+std::uint64_t tiled_loops(std::int64_t E, std::int64_t Ev, std::int64_t n, std::size_t bd, bool dropout) {
+  const std::uint64_t dv4 = quads(Ev), nvq = ceil_div(dv4, 16), vk = static_cast<std::uint64_t>(tiled_v_keys(Ev));
+  const std::uint64_t nd = ceil_div(static_cast<std::uint64_t>(E), kTiledDk), bc = kTiledKeys;
+  // per key block: the head-dim chunks (2 loads, DK products each), the maxima and sums (16
+  // each), the rescale, the V chunks (loads, then VK keys of NVQ quads), dropout's 16 Philox draws
+  const std::uint64_t per_chunk = (ceil_div(vk * dv4, kTiledLocal) + 1) + (vk + 1) + vk * (nvq + 1);
+  const std::uint64_t per_block = (nd + 1) + nd * (3 + kTiledDk + 1) + 17 + 17 + (nvq + 1) +
+                                  (bc / vk + 1) + (bc / vk) * per_chunk + (dropout ? 16 * 11 : 0);
+  const std::uint64_t blocks = ceil_div(static_cast<std::uint64_t>(n), bc);
+  // the batch dims, the output init, the block loop, the stores (4 rows of NVQ quads), slack
+  return (bd + 1) + (4 * nvq + 1) + blocks * per_block + 1 + 5 + 4 * (nvq + 1) + 8;
+}
+}  // namespace
+
 std::uint64_t flash_loops(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
                           std::size_t bd, bool dropout) {
+  if (mode == FlashMode::tiled) return tiled_loops(E, Ev, n, bd, dropout);
   const std::uint64_t q4 = quads(E), v4 = quads(Ev), drop = dropout ? 11 : 0;
   const std::uint64_t batch = bd + 1;
   if (mode == FlashMode::dkv) {
@@ -87,7 +111,7 @@ std::uint64_t flash_loops(FlashMode mode, const FlashTiles& t, std::int64_t E, s
 std::int64_t flash_chunk(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
                          std::size_t bd, bool dropout, std::uint64_t limit) {
   if (limit == 0 || flash_loops(mode, t, E, Ev, n, bd, dropout) <= limit) return 0;
-  const std::int64_t tile = mode == FlashMode::dkv ? t.bqt : t.bkv;
+  const std::int64_t tile = mode == FlashMode::dkv ? t.bqt : mode == FlashMode::tiled ? kTiledKeys : t.bkv;
   if (flash_loops(mode, t, E, Ev, tile, bd, dropout) > limit) return -1;
   std::int64_t lo = 1, hi = (n + tile - 1) / tile;  // tiles per chunk: lo fits, hi does not
   while (hi - lo > 1) {

@@ -104,4 +104,40 @@ std::vector<FlashAttentionVariant> FlashAttentionVariant::space() {
   return out;
 }
 
+Defines TiledAttentionVariant::defines() const {
+  static const char* loads[] = {"load0", "load1", "load2", "load3", "load4", "load5", "load6"};
+  Defines d;
+  d.value("BD", bd).uvalue("DV4", static_cast<std::uint64_t>(dv4)).uvalue("VK", static_cast<std::uint64_t>(vk));
+  d.uvalue("NVQ", static_cast<std::uint64_t>((dv4 + 15) / 16));
+  d.flag("SPLIT", split).flag("DROPOUT", dropout);
+  if (mask != Mask::none) d.flag("HAS_MASK").flag(mask == Mask::bool_ ? "MASK_BOOL" : "MASK_ADD");
+  d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
+  d.operand(3, v, CT::f32, false);
+  int n = 4;
+  if (!split) d.operand(n++, DType::f32, CT::f32, true);  // lse
+  if (mask != Mask::none) {
+    d.operand(n, mask_dtype, mask == Mask::bool_ ? CT::i32 : CT::f32, false);
+    d.ident("LOAD_MASK", loads[n]);
+  }
+  return d;
+}
+
+std::vector<TiledAttentionVariant> TiledAttentionVariant::space() {
+  std::vector<TiledAttentionVariant> out;
+  for (int f = 0; f < 4; ++f)
+    for (Mask mask : {Mask::none, Mask::bool_, Mask::add}) {
+      TiledAttentionVariant v;
+      v.split = f & 1, v.dropout = f & 2, v.mask = mask;
+      v.mask_dtype = mask == Mask::add ? DType::f32 : DType::bool_;
+      out.push_back(v);
+    }
+  for (const std::int64_t dv4 : {1, 32, 64}) {  // the head dims' V chunks: 64, 32, 16 keys
+    TiledAttentionVariant v;
+    v.bd = 2, v.dv4 = dv4, v.vk = dv4 <= 16 ? 64 : 1024 / dv4;
+    v.out = v.q = v.k = v.v = dv4 == 32 ? DType::f16 : DType::f32;
+    out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace gltensor::detail

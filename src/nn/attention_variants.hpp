@@ -1,6 +1,7 @@
 // The Variants (runtime/variant.hpp) of the attention kernels (internal): attention.comp (the
-// tiled forward, attention_plan's AttentionTiles) and attention_flash.comp (one row per
-// invocation: forward, dK/dV, dQ and the dropout mask, attention_plan's FlashTiles).
+// tiled forward, attention_plan's AttentionTiles), attention_flash.comp (one row per
+// invocation: forward, dK/dV, dQ and the dropout mask, attention_plan's FlashTiles) and
+// attention_tiled.comp (the register-tiled flash forward, attention_plan's tiled_*).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -40,6 +41,21 @@ struct FlashAttentionVariant {
   DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, dout = DType::f32, mask_dtype = DType::bool_;
   Defines defines() const;
   static std::vector<FlashAttentionVariant> space();
+};
+
+/// attention_tiled.comp: BD batch dims, DV4 (Ev in quads), VK (keys per V chunk,
+/// tiled_v_keys), NVQ (output quads per invocation: ceil(DV4 / 16)), SPLIT, DROPOUT and the mask
+/// as FlashAttentionVariant's; operands as attn_fwd's.
+struct TiledAttentionVariant {
+  static constexpr const char* kFile = "attention_tiled.comp";
+  using Mask = FlashAttentionVariant::Mask;
+  int bd = 1;
+  std::int64_t dv4 = 16, vk = 64;
+  bool split = false, dropout = false;
+  Mask mask = Mask::none;
+  DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, mask_dtype = DType::bool_;
+  Defines defines() const;
+  static std::vector<TiledAttentionVariant> space();
 };
 
 }  // namespace gltensor::detail
