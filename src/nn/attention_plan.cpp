@@ -76,8 +76,8 @@ std::uint64_t tiled_loops(std::int64_t E, std::int64_t Ev, std::int64_t n, std::
   // per key block: the head-dim chunks (2 loads, DK products each), the maxima and sums (16
   // each), the rescale, the V chunks (loads, then VK keys of NVQ quads), dropout's 16 Philox draws
   const std::uint64_t per_chunk = (ceil_div(vk * dv4, kTiledLocal) + 1) + (vk + 1) + vk * (nvq + 1);
-  const std::uint64_t per_block = (nd + 1) + nd * (3 + kTiledDk + 1) + 17 + 17 + (nvq + 1) +
-                                  (bc / vk + 1) + (bc / vk) * per_chunk + (dropout ? 16 * 11 : 0);
+  const std::uint64_t per_block = (nd + 1) + nd * (3 + kTiledDk + 1) + 17 + 17 + (nvq + 1) + (bc / vk + 1) +
+                                  (bc / vk) * per_chunk + (dropout ? 16 * 11 : 0);
   const std::uint64_t blocks = ceil_div(static_cast<std::uint64_t>(n), bc);
   // the batch dims, the output init, the block loop, the stores (4 rows of NVQ quads), slack
   return (bd + 1) + (4 * nvq + 1) + blocks * per_block + 1 + 5 + 4 * (nvq + 1) + 8;
