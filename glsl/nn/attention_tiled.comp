@@ -23,7 +23,7 @@ layout(local_size_x = LOCAL_X) in;
 
 #define BR 64u
 #define BC 64u
-#define DK 32u
+#define DK 32u  // a multiple of 16 (the Q/K chunk loads: 16 elements per pass)
 #define WS 1024u
 
 const float LOG2E = 1.4426950408889634;
@@ -127,7 +127,7 @@ void main() {
     vec4 s0 = vec4(0.0), s1 = vec4(0.0), s2 = vec4(0.0), s3 = vec4(0.0);
     for (uint dc = 0u; LOOP(dc < nd); ++dc) {
       workgroup_sync();
-      for (uint h = 0u; h < 2u; ++h) {
+      for (uint h = 0u; h < DK / 16u; ++h) {
         uint e = dc * DK + ld + 16u * h;
         uint a = (ld + 16u * h) * 16u + lq;
         vec4 qv = vec4(0.0), kv = vec4(0.0);
