@@ -149,7 +149,7 @@ struct FlashParams {
   const BatchLayout& bl;  // strides of q, k, v, mask, dO
   const Tensor &q, &mask, *dout;
   std::int64_t L, row0, chunk;
-  bool tiled = false;  // attention_tiled.comp: no head-dim bounds, no unscaled scale
+  bool tiled = false;  // attention_tiled.comp: no head-dim bounds (nor u_scale_e in its forward)
   void set(Uniforms& u) const {
     u.u32("u_L", L);
     u.u32("u_S", p.S);
@@ -158,8 +158,8 @@ struct FlashParams {
     if (!tiled) {
       u.u32("u_dq4", (p.E + 3) / 4);
       u.u32("u_dv4", (p.Ev + 3) / 4);
-      u.f32("u_scale_e", p.scale);
     }
+    if (!tiled || dout) u.f32("u_scale_e", p.scale);
     u.i32("u_causal", p.causal ? 1 : 0);
     u.u32("u_row0", row0);
     u.u32s("u_bshape", bl.shape);
@@ -215,6 +215,17 @@ FlashAttentionVariant flash_variant(const char* mode, std::size_t bd, const Flas
   return v;
 }
 
+// attention_tiled.comp's variant in `mode` with the flash variant's batch dims, chunking, mask,
+// dropout and dtypes.
+TiledAttentionVariant tiled_variant(const char* mode, const FlashAttentionVariant& fv, std::int64_t E,
+                                    std::int64_t Ev) {
+  TiledAttentionVariant tv;
+  tv.mode = mode, tv.bd = fv.bd, tv.dq4 = fv.dq4, tv.dv4 = fv.dv4, tv.vkq = tiled_v_keys(E), tv.vk = tiled_v_keys(Ev);
+  tv.split = fv.split, tv.dropout = fv.dropout, tv.mask = fv.mask, tv.mask_dtype = fv.mask_dtype;
+  tv.out = fv.out, tv.q = fv.q, tv.k = fv.k, tv.v = fv.v, tv.dout = fv.dout;
+  return tv;
+}
+
 struct Forward {
   Tensor out, lse;  // out [nb, L, Ev] (od); lse [nb, L] f32 (log2 units)
 };
@@ -244,11 +255,8 @@ Forward flash_forward_rows(const Problem& p, const FlashTiles& t, bool tiled, st
   if (out.numel() == 0 || lse.numel() == 0) return {split ? alloc(dev, {nb, lc, p.Ev}, od, kOp) : out, lse};
   const std::int64_t rows = tiled ? kTiledRows : t.rows;
   if (tiled) {
-    TiledAttentionVariant tv;
-    tv.bd = fv.bd, tv.dv4 = fv.dv4, tv.vk = tiled_v_keys(p.Ev), tv.split = split, tv.dropout = fv.dropout;
-    tv.mask = fv.mask, tv.mask_dtype = fv.mask_dtype;
-    tv.out = fv.out, tv.q = fv.q, tv.k = fv.k, tv.v = fv.v;
-    launch.program(tv.kFile, tv.defines(), {static_cast<std::uint32_t>(kTiledLocal)});
+    launch.program(TiledAttentionVariant::kFile, tiled_variant("tiled_fwd", fv, p.E, p.Ev).defines(),
+                   {static_cast<std::uint32_t>(kTiledLocal)});
   } else {
     launch.program(fv.kFile, fv.defines(), {static_cast<std::uint32_t>(t.rows)});
   }
@@ -291,8 +299,8 @@ struct Grads {
 // dQ, dK, dV from dO, the output and its lse (FlashAttention-2's backward): D = rowsum(dO * O),
 // then the dK/dV kernel (per key tile, query rows split in chunks of qchunk) and the dQ kernel
 // (per query tile, keys split in chunks of kchunk); chunk partials are summed.
-Grads flash_backward(const Problem& p, const FlashTiles& t, const Tensor& out, const Tensor& lse, const Tensor& dout_in,
-                     std::int64_t qchunk, std::int64_t kchunk) {
+Grads flash_backward(const Problem& p, const FlashTiles& t, bool tiled, const Tensor& out, const Tensor& lse,
+                     const Tensor& dout_in, std::int64_t qchunk, std::int64_t kchunk) {
   NoGradGuard ng;
   DeviceImpl& dev = dev_of(p.q);
   const std::int64_t nb = numel_of(p.batch);
@@ -312,9 +320,12 @@ Grads flash_backward(const Problem& p, const FlashTiles& t, const Tensor& out, c
     fv.dout = dout.dtype();
     launch.write(dst).read(p.q).read(p.k).read(p.v).read(stats).read(dout);
     if (p.mask.defined()) launch.read(p.mask);
-    const std::int64_t n = fm == FlashMode::dkv ? p.L : p.S;
-    launch.program(fv.kFile, fv.defines(), {local})
-        .params(FlashParams{p, bl, p.q, p.mask, &dout, p.L, 0, chunk})
+    const std::int64_t n = fm == FlashMode::dkv || fm == FlashMode::tiled_dkv ? p.L : p.S;
+    if (tiled)
+      launch.program(TiledAttentionVariant::kFile, tiled_variant(mode, fv, p.E, p.Ev).defines(), {local});
+    else
+      launch.program(fv.kFile, fv.defines(), {local});
+    launch.params(FlashParams{p, bl, p.q, p.mask, &dout, p.L, 0, chunk, tiled})
         .loop_iterations(flash_loops(fm, t, p.E, p.Ev, chunk > 0 ? chunk : n, bd, drop))
         .groups(static_cast<std::uint64_t>(tiles), static_cast<std::uint64_t>(nb),
                 static_cast<std::uint64_t>(chunk > 0 ? (n + chunk - 1) / chunk : 1));
@@ -323,9 +334,14 @@ Grads flash_backward(const Problem& p, const FlashTiles& t, const Tensor& out, c
                      kc = kchunk > 0 ? (p.S + kchunk - 1) / kchunk : 1;
   Tensor kv = alloc(dev, {qc, nb, p.S, p.E + p.Ev}, DType::f32, kOp);
   Tensor dq = alloc(dev, {kc, nb, p.L, p.E}, DType::f32, kOp);
-  if (kv.numel() > 0)
+  const std::uint32_t local = static_cast<std::uint32_t>(kTiledLocal);
+  if (kv.numel() > 0 && tiled)
+    run("tiled_dkv", FlashMode::tiled_dkv, kv, qchunk, local, (p.S + kTiledKeys - 1) / kTiledKeys);
+  else if (kv.numel() > 0)
     run("attn_dkv", FlashMode::dkv, kv, qchunk, static_cast<std::uint32_t>(t.keys), (p.S + t.keys - 1) / t.keys);
-  if (dq.numel() > 0)
+  if (dq.numel() > 0 && tiled)
+    run("tiled_dq", FlashMode::tiled_dq, dq, kchunk, local, (p.L + kTiledRows - 1) / kTiledRows);
+  else if (dq.numel() > 0)
     run("attn_dq", FlashMode::dq, dq, kchunk, static_cast<std::uint32_t>(t.rows), (p.L + t.rows - 1) / t.rows);
   if (qc > 1) kv = sum(kv, {0}, true);
   if (kc > 1) dq = sum(dq, {0}, true);
@@ -498,17 +514,26 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool drop_on = drop.p > 0;
   // The forward: the register-tiled kernel where its 32 KiB fit and one key block fits the loop
   // limit (GLTENSOR_ATTENTION=rows: never), else one row per invocation.
-  bool tiled = !settings().attention_rows && ft.bkv > 0 && tiled_v_keys(Ev) > 0 &&
-               dev.caps().max_shared_memory >= kTiledSharedBytes;
-  std::int64_t kchunk = tiled ? flash_chunk(FlashMode::tiled, ft, E, Ev, S, bd, drop_on, limit) : -1;
-  tiled = tiled && kchunk >= 0;
+  const bool tiled_fits = !settings().attention_rows && ft.bkv > 0 && tiled_v_keys(E) > 0 && tiled_v_keys(Ev) > 0 &&
+                          dev.caps().max_shared_memory >= kTiledSharedBytes;
+  std::int64_t kchunk = tiled_fits ? flash_chunk(FlashMode::tiled, ft, E, Ev, S, bd, drop_on, limit) : -1;
+  const bool tiled = tiled_fits && kchunk >= 0;
   if (!tiled && ft.bkv > 0) kchunk = flash_chunk(FlashMode::forward, ft, E, Ev, S, bd, drop_on, limit);
+  // The backward likewise: the tiled dK/dV and dQ kernels where one block of each fits.
   std::int64_t bq_chunk = -1, bk_chunk = -1;
+  bool tiled_bwd = false;
   if (grad && ft.bkv > 0) {
     // (the backward's batch operands include dO: at most batch.size() dims after merging)
     const std::size_t bdb = std::max<std::size_t>(batch.size(), bd);
-    bq_chunk = flash_chunk(FlashMode::dkv, ft, E, Ev, L, bdb, drop_on, limit);
-    bk_chunk = flash_chunk(FlashMode::dq, ft, E, Ev, S, bdb, drop_on, limit);
+    if (tiled_fits) {
+      bq_chunk = flash_chunk(FlashMode::tiled_dkv, ft, E, Ev, L, bdb, drop_on, limit);
+      bk_chunk = flash_chunk(FlashMode::tiled_dq, ft, E, Ev, S, bdb, drop_on, limit);
+      tiled_bwd = bq_chunk >= 0 && bk_chunk >= 0;
+    }
+    if (!tiled_bwd) {
+      bq_chunk = flash_chunk(FlashMode::dkv, ft, E, Ev, L, bdb, drop_on, limit);
+      bk_chunk = flash_chunk(FlashMode::dq, ft, E, Ev, S, bdb, drop_on, limit);
+    }
   }
   // The backward's f32 outputs, dK|dV [query-row chunks, batch, S, E + Ev] and dQ [key chunks,
   // batch, L, E], must fit the device's largest buffer (else the composite path, which splits
@@ -530,9 +555,9 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
           opt.is_causal, sc,          drop};
       autograd::record(
           out, {q_in, k_in, v_in},
-          [pd, ft, o, lse, bq_chunk, bk_chunk, qi, ki, vi, qv, kv, vv, out_shape](const Tensor& gy) {
+          [pd, ft, tiled_bwd, o, lse, bq_chunk, bk_chunk, qi, ki, vi, qv, kv, vv, out_shape](const Tensor& gy) {
             NoGradGuard ng;
-            const Grads gr = flash_backward(pd, ft, o, lse, gy.reshape(out_shape), bq_chunk, bk_chunk);
+            const Grads gr = flash_backward(pd, ft, tiled_bwd, o, lse, gy.reshape(out_shape), bq_chunk, bk_chunk);
             auto back = [](const Tensor& gt, const Tensor& view, const Tensor& in) {
               return autograd::sum_to(gt, view.shape()).reshape(in.shape()).to(in.dtype());
             };

@@ -107,14 +107,24 @@ std::vector<FlashAttentionVariant> FlashAttentionVariant::space() {
 Defines TiledAttentionVariant::defines() const {
   static const char* loads[] = {"load0", "load1", "load2", "load3", "load4", "load5", "load6"};
   Defines d;
-  d.value("BD", bd).uvalue("DV4", static_cast<std::uint64_t>(dv4)).uvalue("VK", static_cast<std::uint64_t>(vk));
-  d.uvalue("NVQ", static_cast<std::uint64_t>((dv4 + 15) / 16));
+  d.ident("MODE", mode).value("BD", bd);
+  d.uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
+  d.uvalue("VKQ", static_cast<std::uint64_t>(vkq)).uvalue("VK", static_cast<std::uint64_t>(vk));
+  d.uvalue("NQQ", static_cast<std::uint64_t>((dq4 + 15) / 16))
+      .uvalue("NVQ", static_cast<std::uint64_t>((dv4 + 15) / 16));
   d.flag("SPLIT", split).flag("DROPOUT", dropout);
   if (mask != Mask::none) d.flag("HAS_MASK").flag(mask == Mask::bool_ ? "MASK_BOOL" : "MASK_ADD");
-  d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
-  d.operand(3, v, CT::f32, false);
-  int n = 4;
-  if (!split) d.operand(n++, DType::f32, CT::f32, true);  // lse
+  int n;
+  if (std::string(mode) == "tiled_fwd") {
+    d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
+    d.operand(3, v, CT::f32, false);
+    n = 4;
+    if (!split) d.operand(n++, DType::f32, CT::f32, true);  // lse
+  } else {
+    d.operand(0, DType::f32, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
+    d.operand(3, v, CT::f32, false).operand(4, DType::f32, CT::f32, false).operand(5, dout, CT::f32, false);
+    n = 6;
+  }
   if (mask != Mask::none) {
     d.operand(n, mask_dtype, mask == Mask::bool_ ? CT::i32 : CT::f32, false);
     d.ident("LOAD_MASK", loads[n]);
@@ -124,19 +134,22 @@ Defines TiledAttentionVariant::defines() const {
 
 std::vector<TiledAttentionVariant> TiledAttentionVariant::space() {
   std::vector<TiledAttentionVariant> out;
-  for (int f = 0; f < 4; ++f)
-    for (Mask mask : {Mask::none, Mask::bool_, Mask::add}) {
+  for (const char* mode : {"tiled_fwd", "tiled_dkv", "tiled_dq"})
+    for (int f = 0; f < 4; ++f)
+      for (Mask mask : {Mask::none, Mask::bool_, Mask::add}) {
+        TiledAttentionVariant v;
+        v.mode = mode, v.split = f & 1, v.dropout = f & 2, v.mask = mask;
+        v.mask_dtype = mask == Mask::add ? DType::f32 : DType::bool_;
+        out.push_back(v);
+      }
+  for (const std::int64_t d4 : {1, 32, 64})  // the head dims' chunks: 64, 32, 16 rows
+    for (const char* mode : {"tiled_fwd", "tiled_dkv", "tiled_dq"}) {
       TiledAttentionVariant v;
-      v.split = f & 1, v.dropout = f & 2, v.mask = mask;
-      v.mask_dtype = mask == Mask::add ? DType::f32 : DType::bool_;
+      v.mode = mode, v.bd = 2, v.dq4 = 65 - d4, v.dv4 = d4;
+      v.vkq = v.dq4 <= 16 ? 64 : v.dq4 <= 32 ? 32 : 16, v.vk = d4 <= 16 ? 64 : 1024 / d4;
+      v.out = v.q = v.k = v.v = v.dout = d4 == 32 ? DType::f16 : DType::f32;
       out.push_back(v);
     }
-  for (const std::int64_t dv4 : {1, 32, 64}) {  // the head dims' V chunks: 64, 32, 16 keys
-    TiledAttentionVariant v;
-    v.bd = 2, v.dv4 = dv4, v.vk = dv4 <= 16 ? 64 : 1024 / dv4;
-    v.out = v.q = v.k = v.v = dv4 == 32 ? DType::f16 : DType::f32;
-    out.push_back(v);
-  }
   return out;
 }
 

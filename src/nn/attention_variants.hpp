@@ -43,17 +43,20 @@ struct FlashAttentionVariant {
   static std::vector<FlashAttentionVariant> space();
 };
 
-/// attention_tiled.comp: BD batch dims, DV4 (Ev in quads), VK (keys per V chunk,
-/// tiled_v_keys), NVQ (output quads per invocation: ceil(DV4 / 16)), SPLIT, DROPOUT and the mask
-/// as FlashAttentionVariant's; operands as attn_fwd's.
+/// attention_tiled.comp: MODE by name (tiled_fwd, tiled_dkv, tiled_dq); BD batch dims, DQ4 / DV4
+/// (head dims in quads), VKQ / VK (rows per K or Q chunk / per V or dO chunk, tiled_v_keys), NQQ /
+/// NVQ (accumulator quads per invocation: ceil(DQ4 / 16), ceil(DV4 / 16)), SPLIT, DROPOUT and the
+/// mask as FlashAttentionVariant's; operands as attention_flash.comp's in the same modes.
 struct TiledAttentionVariant {
   static constexpr const char* kFile = "attention_tiled.comp";
   using Mask = FlashAttentionVariant::Mask;
+  const char* mode = "tiled_fwd";
   int bd = 1;
-  std::int64_t dv4 = 16, vk = 64;
+  std::int64_t dq4 = 16, dv4 = 16, vkq = 64, vk = 64;
   bool split = false, dropout = false;
   Mask mask = Mask::none;
-  DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, mask_dtype = DType::bool_;
+  /// tiled_fwd: out (the result, or f32 partials with SPLIT), q, k, v; the backward modes: dout.
+  DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, dout = DType::f32, mask_dtype = DType::bool_;
   Defines defines() const;
   static std::vector<TiledAttentionVariant> space();
 };
