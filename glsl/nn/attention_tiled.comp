@@ -1,24 +1,30 @@
-// Register-tiled flash attention forward, FlashAttention-2 (Dao 2023, "FlashAttention-2: Faster
-// Attention with Better Parallelism and Work Partitioning", arXiv 2307.08691, Algorithm 1): the
-// same results as attention_flash.comp's attn_fwd (out and the row logsumexp lse, or SPLIT's
-// partials; masks, causal, dropout, GQA through the batch dims), computed by a workgroup of 256
-// invocations per block of BR = 64 query rows, looping over blocks of BC = 64 keys:
-//   S = Q K^T for the block as a GEMM over the head dim in chunks of DK elements staged in shared
-//     memory (Q and K quads, 4 rows or keys per vec4); invocation (tx, ty) = (tid % 16, tid / 16)
-//     owns the 4x4 register tile of rows 4ty..4ty+3 and keys 4tx..4tx+3;
-//   the online softmax's row maxima and sums reduced over the 16 invocations sharing a row
-//     through shared memory; P (dropped out where DROPOUT) written to shared memory as P^T quads;
-//   O += P V: the invocation owns rows 4ty..4ty+3 times the output quads tx + 16u (u < NVQ) in
-//     registers; V staged in chunks of VK keys (VK * DV4 quads in the work area).
-// Shared memory: P^T (BC x 16 quads, 16 KiB) and a work area of WS = 1024 quads (16 KiB: 2 DK x 16
-// for Q and K, 2 x 256 for the statistics, VK x DV4 <= 1024 for V) that holds the Q/K chunks, then the row statistics, then
-// the V chunks (barriers between). 32 KiB in all (llvmpipe's limit; GL's minimum is 16 KiB).
+// Register-tiled flash attention, FlashAttention-2 (Dao 2023, "FlashAttention-2: Faster Attention
+// with Better Parallelism and Work Partitioning", arXiv 2307.08691, Algorithms 1 and 2): the same
+// results as attention_flash.comp's modes (masks, causal, dropout, GQA through the batch dims),
+// computed by workgroups of 256 invocations over blocks of 64 query rows x 64 keys. Invocation
+// (tx, ty) = (tid % 16, tid / 16) owns a 4x4 register tile of a 64 x 64 score block (tile rows
+// 4ty..4ty+3, columns 4tx..4tx+3), computed as a GEMM over the head dim in chunks of DK elements
+// staged in shared memory as quads of 4 rows (GEMM_TILE), and 4 rows of an accumulator (quads
+// tx + 16u, u < NQ) that sums a probability tile (Pt, shared) times rows of Q, K, V or dO staged in
+// chunks (ACC_TILE).
+//   tiled_fwd (MODE): per block of query rows, over key blocks: S = Q K^T; the online softmax's row
+//     maxima and sums over the 16 invocations sharing a row (shared memory); O += P V. Out and the
+//     row logsumexp lse = m + log2(l) (operand 4); SPLIT: keys in chunks of u_chunk (a multiple
+//     of 64), chunk WORKGROUP_ID.z, out f32 [chunks, batch, L, Ev + 2]: per row the unnormalized
+//     sum, m and l (combined on the host), no lse operand.
+//   tiled_dkv: per block of keys (tile rows), over query-row blocks (columns): S^T = K Q^T,
+//     dP^T = V dO^T, P = exp2(S - lse), dS = P (dP Z - D); dV += (P Z)^T dO, dK += scale dS^T Q.
+//     Out f32 [chunks, batch, S, E + Ev] (dK then dV), SPLIT over query rows (summed on the host).
+//   tiled_dq: per block of query rows, over key blocks: S, dP = dO V^T, dS as above, dQ += scale
+//     dS K. Out f32 [chunks, batch, L, E], SPLIT over keys.
+// Shared memory: Pt (64 x 16 quads, 16 KiB) and a work area of WS = 1024 quads (16 KiB: 2 x DK x
+// 16 for a GEMM's chunks, 2 x 256 for the row statistics, VK x DV4 or VKQ x DQ4 <= 1024 for an
+// accumulation's chunk), reused between barriers. 32 KiB in all (llvmpipe's limit).
 // Scores are in log2 units: q k^T times scale * log2(e) (u_scale), plus an additive mask times
 // log2(e); causal: key j is seen by row i iff j <= i (top-left). A row whose keys are all masked
-// gives NaN (0 / 0, as torch).
-// Operands: 0 out, 1 q, 2 k, 3 v (strided, batch via BD dims), 4 lse (not SPLIT), then the mask
-// (LOAD_MASK). SPLIT: keys in chunks of u_chunk (a multiple of BC), chunk WORKGROUP_ID.z; out is
-// f32 [chunks, batch, L, Ev + 2]: per row the unnormalized sum, m and l (combined on the host).
+// gives NaN (0 / 0, as torch) and adds nothing to the gradients.
+// Operands: 0 out, 1 q, 2 k, 3 v (strided, batch via BD dims), then tiled_fwd: 4 lse (not SPLIT);
+// the backward: 4 stats (f32 [batch, L, 2]: lse, D = rowsum(dO O)), 5 dO; then the mask (LOAD_MASK).
 #define tiled_fwd 0
 #define tiled_dkv 1
 #define tiled_dq 2

@@ -1,7 +1,8 @@
 // scaled_dot_product_attention. The plan: the register-tiled kernel (glsl/nn/attention.comp) for
-// inference without mask, dropout or GQA at head dims <= 64; else the flash kernels
-// (glsl/nn/attention_flash.comp: masks, dropout, GQA, head dims <= 256, the row logsumexp and the
-// recompute-based backward as an autograd node); else (head dims past 256, a mask that requires
+// inference without mask, dropout or GQA at head dims <= 64; else the flash kernels (masks,
+// dropout, GQA, head dims <= 256, the row logsumexp and the recompute-based backward as an
+// autograd node: glsl/nn/attention_tiled.comp's register tiles where its 32 KiB of shared memory
+// fit, else glsl/nn/attention_flash.comp's row per invocation); else (head dims past 256, a mask that requires
 // grad, loops or buffers that cannot fit, GLTENSOR_ATTENTION=composite) the composite reference:
 // matmul -> mask -> softmax -> dropout -> matmul, differentiable by composition.
 #include <cmath>
