@@ -18,7 +18,7 @@
 //   tiled_dq: per block of query rows, over key blocks: S, dP = dO V^T, dS as above, dQ += scale
 //     dS K. Out f32 [chunks, batch, L, E], SPLIT over keys.
 // Shared memory: Pt (64 x 16 quads, 16 KiB) and a work area of WS = 1024 quads (16 KiB: 2 x DK x
-// 16 for a GEMM's chunks, 2 x 256 for the row statistics, VK x DV4 or VKQ x DQ4 <= 1024 for an
+// GS for a GEMM's chunks, 2 x 16 x GS for the row statistics, VK x DV4 or VKQ x DQ4 <= 1024 for an
 // accumulation's chunk), reused between barriers. 32 KiB in all (llvmpipe's limit).
 // Scores are in log2 units: q k^T times scale * log2(e) (u_scale), plus an additive mask times
 // log2(e); causal: key j is seen by row i iff j <= i (top-left). A row whose keys are all masked
@@ -32,7 +32,8 @@ layout(local_size_x = LOCAL_X) in;
 
 #define BR 64u
 #define BC 64u
-#define DK 32u  // a multiple of 16 (the Q/K chunk loads: 16 elements per pass)
+#define DK 16u  // a multiple of 16 (the Q/K chunk loads: 16 elements per pass)
+#define GS 17u  // the GEMM chunks' row stride in quads (16 + 1: no bank conflicts on the stores)
 #define WS 1024u
 
 const float LOG2E = 1.4426950408889634;
@@ -99,8 +100,11 @@ float bias(uint moff, uint r, uint j) {
 float nan_max(float m, float x) { return is_nan(m) ? m : ((x > m || is_nan(x)) ? x : m); }
 float nan_max4(float m, vec4 x) { return nan_max(nan_max(nan_max(nan_max(m, x.x), x.y), x.z), x.w); }
 
-shared vec4 Pt[BC * 16u];  // a probability tile transposed: Pt[c * 16 + t] = tile rows 4t..4t+3 of column c
-shared vec4 Ws[WS];        // work area: Q/K chunks, row statistics, V chunks
+shared vec4 Pt[BC * 16u];  // a probability tile transposed: Pt[pt_at(c, t)] = tile rows 4t..4t+3 of column c
+shared vec4 Ws[WS];
+// Pt's index of (column c, row quad t), swizzled so that the 16 columns 4tx + k stored at once
+// fall in 8 bank groups.
+uint pt_at(uint c, uint t) { return c * 16u + (t ^ ((c >> 2u) & 7u)); }        // work area: Q/K chunks, row statistics, V chunks
 
 // Chunk dc of a GEMM's operands (below) into registers pa[h], pb[h]: quad lq (rows 4lq..4lq+3) of
 // head-dim element dc DK + ld + 16h, zero past n.
@@ -134,14 +138,14 @@ shared vec4 Ws[WS];        // work area: Q/K chunks, row statistics, V chunks
     for (uint dc = 0u; LOOP(dc * DK < (n)); ++dc) {                                                 \
       workgroup_sync();                                                                             \
       for (uint h = 0u; h < DK / 16u; ++h) {                                                        \
-        uint a = (ld + 16u * h) * 16u + lq;                                                         \
+        uint a = (ld + 16u * h) * GS + lq;                                                          \
         Ws[a] = pa[h];                                                                              \
-        Ws[DK * 16u + a] = pb[h];                                                                   \
+        Ws[DK * GS + a] = pb[h];                                                                   \
       }                                                                                             \
       workgroup_sync();                                                                             \
       GEMM_FETCH(pa, pb, dc + 1u, LA, ab, a_sl, a_se, a0, a_end, LB, bb, b_sl, b_se, b0, b_end, n)  \
       for (uint d = 0u; d < DK; ++d) {                                                              \
-        vec4 a = Ws[d * 16u + ty], b = Ws[DK * 16u + d * 16u + tx];                                 \
+        vec4 a = Ws[d * GS + ty], b = Ws[DK * GS + d * GS + tx];                                 \
         t0 += a.x * b;                                                                              \
         t1 += a.y * b;                                                                              \
         t2 += a.z * b;                                                                              \
@@ -176,7 +180,7 @@ shared vec4 Ws[WS];        // work area: Q/K chunks, row statistics, V chunks
       if (v0 + (CH) < (xn)) ACC_FETCH(px, v0 + (CH), D4, CH, LX, xb, x_sl, x_se, n, x0, x_end)       \
       uint vn = min((CH), (xn) - v0);                                                                \
       for (uint jj = 0u; LOOP(jj < vn); ++jj) {                                                      \
-        vec4 p = Pt[(v0 + jj) * 16u + ty];                                                           \
+        vec4 p = Pt[pt_at(v0 + jj, ty)];                                                             \
         for (uint u = 0u; u < (NQ); ++u) {                                                           \
           vec4 w = Ws[jj * (D4) + min(tx + 16u * u, (D4) - 1u)];                                      \
           acc[4u * u] += p.x * w;                                                                    \
@@ -192,10 +196,10 @@ shared vec4 Ws[WS];        // work area: Q/K chunks, row statistics, V chunks
 #define STORE_PT(t0, t1, t2, t3)                                                 \
   {                                                                              \
     vec4 a0_ = (t0), a1_ = (t1), a2_ = (t2), a3_ = (t3);                         \
-    Pt[(4u * tx) * 16u + ty] = vec4(a0_.x, a1_.x, a2_.x, a3_.x);                 \
-    Pt[(4u * tx + 1u) * 16u + ty] = vec4(a0_.y, a1_.y, a2_.y, a3_.y);            \
-    Pt[(4u * tx + 2u) * 16u + ty] = vec4(a0_.z, a1_.z, a2_.z, a3_.z);            \
-    Pt[(4u * tx + 3u) * 16u + ty] = vec4(a0_.w, a1_.w, a2_.w, a3_.w);            \
+    Pt[pt_at(4u * tx + 0u, ty)] = vec4(a0_.x, a1_.x, a2_.x, a3_.x);                 \
+    Pt[pt_at(4u * tx + 1u, ty)] = vec4(a0_.y, a1_.y, a2_.y, a3_.y);            \
+    Pt[pt_at(4u * tx + 2u, ty)] = vec4(a0_.z, a1_.z, a2_.z, a3_.z);            \
+    Pt[pt_at(4u * tx + 3u, ty)] = vec4(a0_.w, a1_.w, a2_.w, a3_.w);            \
   }
 
 // Stores quads tx + 16u (u < NQ, below D4; n elements) of accumulator row r (acc[4u * u + r])
@@ -375,11 +379,11 @@ void main() {
 #if MODE == tiled_fwd
     // the rows' maxima and sums over the 16 invocations sharing them
     workgroup_sync();  // the GEMM's reads of the work area are done
-    Ws[tx * 16u + ty] = vec4(nan_max4(-F_INF, s0), nan_max4(-F_INF, s1), nan_max4(-F_INF, s2), nan_max4(-F_INF, s3));
+    Ws[tx * GS + ty] = vec4(nan_max4(-F_INF, s0), nan_max4(-F_INF, s1), nan_max4(-F_INF, s2), nan_max4(-F_INF, s3));
     workgroup_sync();
     vec4 mx = m;
     for (uint t = 0u; t < 16u; ++t) {
-      vec4 w = Ws[t * 16u + ty];
+      vec4 w = Ws[t * GS + ty];
       mx = vec4(nan_max(mx.x, w.x), nan_max(mx.y, w.y), nan_max(mx.z, w.z), nan_max(mx.w, w.w));
     }
     // rows with no key yet keep exp2 away from inf - inf
@@ -391,7 +395,7 @@ void main() {
     s1 = exp2(s1 - mu.y);
     s2 = exp2(s2 - mu.z);
     s3 = exp2(s3 - mu.w);
-    Ws[256u + tx * 16u + ty] = vec4(s0.x + s0.y + s0.z + s0.w, s1.x + s1.y + s1.z + s1.w, s2.x + s2.y + s2.z + s2.w,
+    Ws[16u * GS + tx * GS + ty] = vec4(s0.x + s0.y + s0.z + s0.w, s1.x + s1.y + s1.z + s1.w, s2.x + s2.y + s2.z + s2.w,
                                     s3.x + s3.y + s3.z + s3.w);
 #ifdef DROPOUT
     s0 *= keep_keys(z, u_row0 + r0, j0, s0);
@@ -402,7 +406,7 @@ void main() {
     STORE_PT(s0, s1, s2, s3)
     workgroup_sync();
     vec4 sum = vec4(0.0);
-    for (uint t = 0u; t < 16u; ++t) sum += Ws[256u + t * 16u + ty];
+    for (uint t = 0u; t < 16u; ++t) sum += Ws[16u * GS + t * GS + ty];
     l = l * alpha + sum;
     for (uint u = 0u; u < NVQ; ++u) {
       o[4u * u] *= alpha.x;

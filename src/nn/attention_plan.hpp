@@ -64,8 +64,8 @@ std::int64_t flash_shared_bytes(std::int64_t E, std::int64_t Ev, const FlashTile
 // ---- the register-tiled flash forward (glsl/nn/attention_tiled.comp) ----
 
 /// Its fixed tiling: 64 query rows and 64 keys per block, 256 invocations (4x4 score tiles), the
-/// head dim in chunks of 32; 32 KiB of shared memory (P^T and a 16 KiB work area).
-constexpr std::int64_t kTiledRows = 64, kTiledKeys = 64, kTiledLocal = 256, kTiledDk = 32;
+/// head dim in chunks of 16; 32 KiB of shared memory (P^T and a 16 KiB work area).
+constexpr std::int64_t kTiledRows = 64, kTiledKeys = 64, kTiledLocal = 256, kTiledDk = 16;
 constexpr std::int64_t kTiledSharedBytes = 32768;
 /// Keys per V chunk for value head dim Ev: the largest of 64, 32, 16 whose V chunk fits the work
 /// area (keys * ceil(Ev / 4) <= 1024 quads); 0 past kFlashMaxHeadDim.
