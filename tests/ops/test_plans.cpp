@@ -372,7 +372,8 @@ TEST(PlanAttention, TiledChunks) {
   for (const FlashMode m : {FlashMode::tiled, FlashMode::tiled_dkv, FlashMode::tiled_dq}) {
     EXPECT_GE(flash_chunk(m, t, 128, 128, 1 << 20, 2, false, 65535), 2048);
     EXPECT_GE(flash_chunk(m, t, 256, 256, 1 << 20, 2, true, 65535), 512);
-    EXPECT_GT(flash_chunk(m, t, 16, 16, 1 << 20, 2, false, 65535), flash_chunk(m, t, 128, 128, 1 << 20, 2, false, 65535));
+    EXPECT_GT(flash_chunk(m, t, 16, 16, 1 << 20, 2, false, 65535),
+              flash_chunk(m, t, 128, 128, 1 << 20, 2, false, 65535));
   }
 }
 
