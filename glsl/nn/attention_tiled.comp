@@ -106,88 +106,62 @@ shared vec4 Ws[WS];
 // fall in 8 bank groups.
 uint pt_at(uint c, uint t) { return c * 16u + (t ^ ((c >> 2u) & 7u)); }        // work area: Q/K chunks, row statistics, V chunks
 
-// Chunk dc of a GEMM's operands (below) into registers pa[h], pb[h]: quad lq (rows 4lq..4lq+3) of
-// head-dim element dc DK + ld + 16h, zero past n.
-#define GEMM_FETCH(pa, pb, dc, LA, ab, a_sl, a_se, a0, a_end, LB, bb, b_sl, b_se, b0, b_end, n)     \
-  for (uint h = 0u; h < DK / 16u; ++h) {                                                          \
-    uint e = (dc) * DK + ld + 16u * h;                                                            \
-    vec4 av = vec4(0.0), bv = vec4(0.0);                                                          \
-    if (e < (n)) {                                                                                \
-      uint ra = (a0) + 4u * lq, rb = (b0) + 4u * lq, ea = (ab) + e * (a_se), eb = (bb) + e * (b_se); \
-      av = vec4(ra < (a_end) ? float(LA(ea + ra * (a_sl))) : 0.0,                                 \
-                ra + 1u < (a_end) ? float(LA(ea + (ra + 1u) * (a_sl))) : 0.0,                     \
-                ra + 2u < (a_end) ? float(LA(ea + (ra + 2u) * (a_sl))) : 0.0,                     \
-                ra + 3u < (a_end) ? float(LA(ea + (ra + 3u) * (a_sl))) : 0.0);                    \
-      bv = vec4(rb < (b_end) ? float(LB(eb + rb * (b_sl))) : 0.0,                                 \
-                rb + 1u < (b_end) ? float(LB(eb + (rb + 1u) * (b_sl))) : 0.0,                     \
-                rb + 2u < (b_end) ? float(LB(eb + (rb + 2u) * (b_sl))) : 0.0,                     \
-                rb + 3u < (b_end) ? float(LB(eb + (rb + 3u) * (b_sl))) : 0.0);                    \
-    }                                                                                             \
-    pa[h] = av;                                                                                   \
-    pb[h] = bv;                                                                                   \
-  }
-
 // T += A B^T over n head-dim elements, T the invocation's 4x4 tile t0..t3 (tile rows 4ty + r, tile
 // columns 4tx..4tx+3): A's rows a0 + 0..63 (below a_end; element e of row r at LA(ab + r a_sl + e
-// a_se)), B's likewise; both staged in chunks of DK elements as quads of 4 rows (Ws), the next
-// chunk's loads issued before this chunk's products (registers pa, pb).
+// a_se)), B's likewise; both staged in chunks of DK elements as quads of 4 rows (Ws).
 #define GEMM_TILE(t0, t1, t2, t3, LA, ab, a_sl, a_se, a0, a_end, LB, bb, b_sl, b_se, b0, b_end, n)  \
-  {                                                                                                 \
-    vec4 pa[DK / 16u], pb[DK / 16u];                                                                \
-    GEMM_FETCH(pa, pb, 0u, LA, ab, a_sl, a_se, a0, a_end, LB, bb, b_sl, b_se, b0, b_end, n)         \
-    for (uint dc = 0u; LOOP(dc * DK < (n)); ++dc) {                                                 \
-      workgroup_sync();                                                                             \
-      for (uint h = 0u; h < DK / 16u; ++h) {                                                        \
-        uint a = (ld + 16u * h) * GS + lq;                                                          \
-        Ws[a] = pa[h];                                                                              \
-        Ws[DK * GS + a] = pb[h];                                                                   \
+  for (uint dc = 0u; LOOP(dc * DK < (n)); ++dc) {                                                   \
+    workgroup_sync();                                                                               \
+    for (uint h = 0u; h < DK / 16u; ++h) {                                                          \
+      uint e = dc * DK + ld + 16u * h, a = (ld + 16u * h) * GS + lq;                               \
+      vec4 av = vec4(0.0), bv = vec4(0.0);                                                          \
+      if (e < (n)) {                                                                                \
+        uint ra = (a0) + 4u * lq, rb = (b0) + 4u * lq, ea = (ab) + e * (a_se), eb = (bb) + e * (b_se); \
+        av = vec4(ra < (a_end) ? float(LA(ea + ra * (a_sl))) : 0.0,                                 \
+                  ra + 1u < (a_end) ? float(LA(ea + (ra + 1u) * (a_sl))) : 0.0,                     \
+                  ra + 2u < (a_end) ? float(LA(ea + (ra + 2u) * (a_sl))) : 0.0,                     \
+                  ra + 3u < (a_end) ? float(LA(ea + (ra + 3u) * (a_sl))) : 0.0);                    \
+        bv = vec4(rb < (b_end) ? float(LB(eb + rb * (b_sl))) : 0.0,                                 \
+                  rb + 1u < (b_end) ? float(LB(eb + (rb + 1u) * (b_sl))) : 0.0,                     \
+                  rb + 2u < (b_end) ? float(LB(eb + (rb + 2u) * (b_sl))) : 0.0,                     \
+                  rb + 3u < (b_end) ? float(LB(eb + (rb + 3u) * (b_sl))) : 0.0);                    \
       }                                                                                             \
-      workgroup_sync();                                                                             \
-      GEMM_FETCH(pa, pb, dc + 1u, LA, ab, a_sl, a_se, a0, a_end, LB, bb, b_sl, b_se, b0, b_end, n)  \
-      for (uint d = 0u; d < DK; ++d) {                                                              \
-        vec4 a = Ws[d * GS + ty], b = Ws[DK * GS + d * GS + tx];                                 \
-        t0 += a.x * b;                                                                              \
-        t1 += a.y * b;                                                                              \
-        t2 += a.z * b;                                                                              \
-        t3 += a.w * b;                                                                              \
-      }                                                                                             \
+      Ws[a] = av;                                                                                   \
+      Ws[DK * GS + a] = bv;                                                                           \
+    }                                                                                               \
+    workgroup_sync();                                                                               \
+    for (uint d = 0u; d < DK; ++d) {                                                                \
+      vec4 a = Ws[d * GS + ty], b = Ws[DK * GS + d * GS + tx];                                         \
+      t0 += a.x * b;                                                                                \
+      t1 += a.y * b;                                                                                \
+      t2 += a.z * b;                                                                                \
+      t3 += a.w * b;                                                                                \
     }                                                                                               \
   }
 
-// Rows v0..v0+CH-1 of a block (below) into registers px[t] (quad e = tid + LOCAL_X t of the chunk).
-#define ACC_FETCH(px, v0, D4, CH, LX, xb, x_sl, x_se, n, x0, x_end)                                   \
-  for (uint t = 0u; t < WS / LOCAL_X; ++t) {                                                          \
-    uint e = tid + LOCAL_X * t, jj = (x0) + (v0) + e / (D4), c = e % (D4);                            \
-    uint b = (xb) + jj * (x_sl) + 4u * c * (x_se);                                                    \
-    bool in_ = e < (CH) * (D4) && jj < (x_end);                                                       \
-    px[t] = vec4(in_ && 4u * c < (n) ? float(LX(b)) : 0.0, in_ && 4u * c + 1u < (n) ? float(LX(b + (x_se))) : 0.0, \
-                 in_ && 4u * c + 2u < (n) ? float(LX(b + 2u * (x_se))) : 0.0,                        \
-                 in_ && 4u * c + 3u < (n) ? float(LX(b + 3u * (x_se))) : 0.0);                       \
-  }
-
 // acc += Pt^T X for the invocation's 4 tile rows (ty) and quads tx + 16u (u < NQ): X's rows x0 + 0..xn-1
-// (below x_end; quad c of row r at LX(xb + r x_sl + 4c x_se), n elements, D4 quads) in chunks of CH
-// rows, the next chunk's loads issued before this chunk's products (registers px).
+// (below x_end; quad c of row r at LX(xb + r x_sl + 4c x_se), n elements, D4 quads) in chunks of CH rows.
 #define ACC_TILE(acc, NQ, D4, CH, LX, xb, x_sl, x_se, n, x0, xn, x_end)                               \
-  {                                                                                                  \
-    vec4 px[WS / LOCAL_X];                                                                           \
-    ACC_FETCH(px, 0u, D4, CH, LX, xb, x_sl, x_se, n, x0, x_end)                                      \
-    for (uint v0 = 0u; LOOP(v0 < (xn)); v0 += (CH)) {                                                \
-      workgroup_sync();                                                                              \
-      for (uint t = 0u; t < WS / LOCAL_X; ++t)                                                       \
-        if (tid + LOCAL_X * t < (CH) * (D4)) Ws[tid + LOCAL_X * t] = px[t];                          \
-      workgroup_sync();                                                                              \
-      if (v0 + (CH) < (xn)) ACC_FETCH(px, v0 + (CH), D4, CH, LX, xb, x_sl, x_se, n, x0, x_end)       \
-      uint vn = min((CH), (xn) - v0);                                                                \
-      for (uint jj = 0u; LOOP(jj < vn); ++jj) {                                                      \
-        vec4 p = Pt[pt_at(v0 + jj, ty)];                                                             \
-        for (uint u = 0u; u < (NQ); ++u) {                                                           \
-          vec4 w = Ws[jj * (D4) + min(tx + 16u * u, (D4) - 1u)];                                      \
-          acc[4u * u] += p.x * w;                                                                    \
-          acc[4u * u + 1u] += p.y * w;                                                               \
-          acc[4u * u + 2u] += p.z * w;                                                               \
-          acc[4u * u + 3u] += p.w * w;                                                               \
-        }                                                                                            \
+  for (uint v0 = 0u; LOOP(v0 < (xn)); v0 += (CH)) {                                                  \
+    workgroup_sync();                                                                                \
+    for (uint e = tid; e < (CH) * (D4); e += LOCAL_X) {                                               \
+      uint jj = (x0) + v0 + e / (D4), c = e % (D4);                                                   \
+      uint b = (xb) + jj * (x_sl) + 4u * c * (x_se);                                                  \
+      bool in_ = jj < (x_end);                                                                        \
+      Ws[e] = vec4(in_ && 4u * c < (n) ? float(LX(b)) : 0.0, in_ && 4u * c + 1u < (n) ? float(LX(b + (x_se))) : 0.0, \
+                   in_ && 4u * c + 2u < (n) ? float(LX(b + 2u * (x_se))) : 0.0,                      \
+                   in_ && 4u * c + 3u < (n) ? float(LX(b + 3u * (x_se))) : 0.0);                     \
+    }                                                                                                \
+    workgroup_sync();                                                                                \
+    uint vn = min((CH), (xn) - v0);                                                                   \
+    for (uint jj = 0u; LOOP(jj < vn); ++jj) {                                                        \
+      vec4 p = Pt[pt_at(v0 + jj, ty)];                                                               \
+      for (uint u = 0u; u < (NQ); ++u) {                                                             \
+        vec4 w = Ws[jj * (D4) + min(tx + 16u * u, (D4) - 1u)];                                        \
+        acc[4u * u] += p.x * w;                                                                      \
+        acc[4u * u + 1u] += p.y * w;                                                                 \
+        acc[4u * u + 2u] += p.z * w;                                                                 \
+        acc[4u * u + 3u] += p.w * w;                                                                 \
       }                                                                                              \
     }                                                                                                \
   }

@@ -77,31 +77,28 @@ std::uint64_t tiled_loops(FlashMode mode, std::int64_t E, std::int64_t Ev, std::
   const std::uint64_t vkq = static_cast<std::uint64_t>(tiled_v_keys(E)),
                       vk = static_cast<std::uint64_t>(tiled_v_keys(Ev));
   const std::uint64_t dk = kTiledDk, blk = kTiledKeys;
-  // a GEMM over m head-dim elements: the first chunk's loads (DK / 16 passes), then per chunk of
-  // DK the stores, the next chunk's loads and DK products
+  // a GEMM over m head-dim elements: chunks of DK, each DK / 16 load passes and DK products
   auto gemm = [&](std::int64_t m) {
-    const std::uint64_t nd = ceil_div(static_cast<std::uint64_t>(m), dk), passes = dk / 16 + 1;
-    return passes + (nd + 1) + nd * (2 * passes + (dk + 1));
+    const std::uint64_t nd = ceil_div(static_cast<std::uint64_t>(m), dk);
+    return (nd + 1) + nd * ((dk / 16 + 1) + (dk + 1));
   };
-  // an accumulation over a block's 64 rows in chunks of ch: the first chunk's loads (1024 / 256
-  // quads), then per chunk the stores, the next loads and ch rows of nq quads
-  auto acc = [&](std::uint64_t ch, std::uint64_t nq) {
-    const std::uint64_t quads_per = 1024 / kTiledLocal + 1;
-    return quads_per + (blk / ch + 1) + (blk / ch) * (2 * quads_per + (ch + 1) + ch * (nq + 1));
+  // an accumulation over a block's 64 rows in chunks of ch: loads, then ch rows of nq quads
+  auto acc = [&](std::uint64_t ch, std::uint64_t d4, std::uint64_t nq) {
+    return (blk / ch + 1) + (blk / ch) * ((ceil_div(ch * d4, kTiledLocal) + 1) + (ch + 1) + ch * (nq + 1));
   };
   const std::uint64_t drop = dropout ? 16 * 11 : 0;  // 16 Philox draws per block
   std::uint64_t per_block = 0, init = 0, fin = 0;
   if (mode == FlashMode::tiled) {
     // S, the maxima and sums (16 each), the rescale, O += P V
-    per_block = gemm(E) + 17 + 17 + (nvq + 1) + acc(vk, nvq) + drop;
+    per_block = gemm(E) + 17 + 17 + (nvq + 1) + acc(vk, dv4, nvq) + drop;
     init = 4 * nvq + 1;
     fin = 5 + 4 * (nvq + 1);
   } else if (mode == FlashMode::tiled_dq) {
-    per_block = gemm(E) + gemm(Ev) + acc(vkq, nqq) + drop;
+    per_block = gemm(E) + gemm(Ev) + acc(vkq, dq4, nqq) + drop;
     init = (4 * nqq + 1) + 5;
     fin = 5 + 4 * (nqq + 1);
   } else {  // tiled_dkv: S^T, dP^T, the rows' statistics, dV, dK
-    per_block = gemm(E) + gemm(Ev) + 5 + acc(vk, nvq) + acc(vkq, nqq) + drop;
+    per_block = gemm(E) + gemm(Ev) + 5 + acc(vk, dv4, nvq) + acc(vkq, dq4, nqq) + drop;
     init = (4 * nqq + 1) + (4 * nvq + 1);
     fin = 5 + 4 * (nqq + 1) + 4 * (nvq + 1);
   }
