@@ -309,6 +309,26 @@ void BM_sdpa_train(benchmark::State& st) {
   set_rate(st, 7.0 * 2 * B * H * S * S * D / 2, "GFLOP/s");
 }
 
+// The flash forward alone at 8x16x1024xD causal, recording (q, k, v require gradients: the
+// logsumexp is kept, the masks and head dims of training go the flash path): the register-tiled
+// kernel, or the one-row kernel under GLTENSOR_ATTENTION=rows (bench/torch_attention.py --fwd:
+// PyTorch's forward). Arg: the head dim.
+void BM_sdpa_fwd(benchmark::State& st) {
+  fresh();
+  const std::int64_t B = 8, H = 16, S = 1024, D = st.range(0);
+  if (!fits(st, B * H * S * D)) return;
+  Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
+         v = randn(dev(), {B, H, S, D}, gen());
+  for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);
+  auto step = [&] {
+    Tensor o = scaled_dot_product_attention(q, k, v, Tensor(), true);
+    dev().synchronize();
+  };
+  step();  // warm-up (compiles)
+  for (auto _ : st) step();
+  set_rate(st, 2.0 * 2 * B * H * S * S * D / 2, "GFLOP/s");
+}
+
 void BM_tiny_op_chain(benchmark::State& st) {
   fresh();
   Tensor t = randn(dev(), {64}, gen());
@@ -386,6 +406,7 @@ BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d_f16math)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa_train)->Arg(64)->Arg(128)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sdpa_fwd)->Arg(64)->Arg(128)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_tiny_op_chain)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fashion_mnist_step)->UseRealTime()->Unit(benchmark::kMillisecond);
 

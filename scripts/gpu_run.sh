@@ -255,8 +255,13 @@ for phase in "$@"; do
               --json "$OUT/decode_huge.json" ;;
     attn) # issue 23: the attention tests, then training attention (forward + backward, causal,
           # 8x16x1024xD) beside PyTorch's SDPA in the same call (after pack_gpu.sh --gpt)
-          timeout 300 "$P/bin/test_attention" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/attn.txt"
-          timeout 200 "$P/bin/gltensor_bench" --benchmark_filter='BM_sdpa' --benchmark_min_time=0.5 2>&1 | tail -4 | tee -a "$OUT/attn.txt"
+          # (the tiled kernels by default; GLTENSOR_ATTENTION=rows: the one-row flash kernels, same run)
+          for t in test_attention test_attention_tiled; do
+            timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/attn.txt"; done
+          timeout 200 "$P/bin/gltensor_bench" --benchmark_filter='BM_sdpa' --benchmark_min_time=0.5 2>&1 | grep '^BM' | tee -a "$OUT/attn.txt"
+          GLTENSOR_ATTENTION=rows timeout 200 "$P/bin/gltensor_bench" --benchmark_filter='BM_sdpa_(fwd|train)' \
+            --benchmark_min_time=0.5 2>&1 | grep '^BM' | sed 's/^/rows: /' | tee -a "$OUT/attn.txt"
+          timeout 120 python3 "$P/torch_attention.py" --fwd --dims 64,128,256 2>&1 | tee -a "$OUT/attn.txt"
           timeout 120 python3 "$P/torch_attention.py" 2>&1 | tee -a "$OUT/attn.txt" ;;
     quant) # issue 24: the quantization and LoRA tests, then decode GEMV over f32 / int8 / int4 weights
            # against a copy's bandwidth (goal: int4 >= 0.7 of it)

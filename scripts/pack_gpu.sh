@@ -71,7 +71,7 @@ if [ "${1:-}" = "--gpt" ]; then
   # files (Debian's fortunes, 2.5 MB) and their concatenation for the PyTorch reference
   # (../shared/gpu/torch_gpt_reference.py), no test programs (the carry limit).
   rm -f gpu-pack/bin/* && cp "$build"/demos/chargpt "$build"/tools/gltensor-info "$build"/bench/gltensor_quant_bench \
-    "$build"/tests/test_quant "$build"/tests/test_lora "$build"/tests/test_chargpt_decode "$build"/tests/test_attention \
+    "$build"/tests/test_quant "$build"/tests/test_lora "$build"/tests/test_chargpt_decode "$build"/tests/test_attention "$build"/tests/test_attention_tiled \
     "$build"/bench/gltensor_bench gpu-pack/bin/
   pack_plot_demo "$build"/demos/chargpt
   # The corpus as chargpt reads it (files without an extension, sorted bytewise) and as the

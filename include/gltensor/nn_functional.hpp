@@ -217,9 +217,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 ///   fused backward computes them per query head, [..., Hq, S, E + Ev] floats, then sums).
 /// A row whose keys are all masked gives NaN (0 / 0, as torch's math path); in the fused
 /// backward such a row adds nothing to dK and dV and gets dQ = 0 (the composite path gives NaN).
-/// Fused kernels (glsl/nn/attention_flash.comp; FlashAttention-2, Dao 2023, arXiv 2307.08691):
-/// the forward keeps the row log-sum-exp, the backward recomputes the probabilities tile by tile
-/// (dK/dV per key tile, dQ per query tile, no atomics); head dims E, Ev <= 256, tiles chosen by
+/// Fused kernels (FlashAttention-2, Dao 2023, arXiv 2307.08691): the forward keeps the row
+/// log-sum-exp, the backward recomputes the probabilities tile by tile (dK/dV per key block, dQ
+/// per query block, no atomics); head dims E, Ev <= 256. Where the device has 32 KiB of shared
+/// memory, glsl/nn/attention_tiled.comp: blocks of 64 query rows x 64 keys per workgroup, each
+/// invocation a 4x4 register tile of the scores and 4 rows of the accumulators; else (and under
+/// GLTENSOR_ATTENTION=rows) glsl/nn/attention_flash.comp, one row per invocation, tiles chosen by
 /// the device's shared memory; keys (and the backward's query rows) too many for one
 /// invocation's loops on the device (llvmpipe: 65535 iterations) are split into chunks computed by
 /// separate workgroups and combined by their row maxima and sums (Flash-Decoding, Dao et al.

@@ -1,7 +1,8 @@
 // scaled_dot_product_attention. The plan: the register-tiled kernel (glsl/nn/attention.comp) for
-// inference without mask, dropout or GQA at head dims <= 64; else the flash kernels
-// (glsl/nn/attention_flash.comp: masks, dropout, GQA, head dims <= 256, the row logsumexp and the
-// recompute-based backward as an autograd node); else (head dims past 256, a mask that requires
+// inference without mask, dropout or GQA at head dims <= 64; else the flash kernels (masks,
+// dropout, GQA, head dims <= 256, the row logsumexp and the recompute-based backward as an
+// autograd node: glsl/nn/attention_tiled.comp's register tiles where its 32 KiB of shared memory
+// fit, else glsl/nn/attention_flash.comp's row per invocation); else (head dims past 256, a mask that requires
 // grad, loops or buffers that cannot fit, GLTENSOR_ATTENTION=composite) the composite reference:
 // matmul -> mask -> softmax -> dropout -> matmul, differentiable by composition.
 #include <cmath>
@@ -149,13 +150,17 @@ struct FlashParams {
   const BatchLayout& bl;  // strides of q, k, v, mask, dO
   const Tensor &q, &mask, *dout;
   std::int64_t L, row0, chunk;
+  bool tiled = false;  // attention_tiled.comp: no head-dim bounds (nor u_scale_e in its forward)
   void set(Uniforms& u) const {
     u.u32("u_L", L);
     u.u32("u_S", p.S);
     u.u32("u_E", p.E);
     u.u32("u_Ev", p.Ev);
-    u.u32("u_dq4", (p.E + 3) / 4);
-    u.u32("u_dv4", (p.Ev + 3) / 4);
+    if (!tiled) {
+      u.u32("u_dq4", (p.E + 3) / 4);
+      u.u32("u_dv4", (p.Ev + 3) / 4);
+    }
+    if (!tiled || dout) u.f32("u_scale_e", p.scale);
     u.i32("u_causal", p.causal ? 1 : 0);
     u.u32("u_row0", row0);
     u.u32s("u_bshape", bl.shape);
@@ -172,7 +177,6 @@ struct FlashParams {
     u.u32("u_v_ss", p.v.strides()[p.v.dim() - 2]);
     u.u32("u_v_se", p.v.strides()[p.v.dim() - 1]);
     u.f32("u_scale", p.scale * 1.4426950408889634);
-    u.f32("u_scale_e", p.scale);
     if (chunk > 0) u.u32("u_chunk", chunk);
     if (mask.defined()) {
       u.u32s("u_bstride_m", bl.strides[3]);
@@ -212,13 +216,24 @@ FlashAttentionVariant flash_variant(const char* mode, std::size_t bd, const Flas
   return v;
 }
 
+// attention_tiled.comp's variant in `mode` with the flash variant's batch dims, chunking, mask,
+// dropout and dtypes.
+TiledAttentionVariant tiled_variant(const char* mode, const FlashAttentionVariant& fv, std::int64_t E,
+                                    std::int64_t Ev) {
+  TiledAttentionVariant tv;
+  tv.mode = mode, tv.bd = fv.bd, tv.dq4 = fv.dq4, tv.dv4 = fv.dv4, tv.vkq = tiled_v_keys(E), tv.vk = tiled_v_keys(Ev);
+  tv.split = fv.split, tv.dropout = fv.dropout, tv.mask = fv.mask, tv.mask_dtype = fv.mask_dtype;
+  tv.out = fv.out, tv.q = fv.q, tv.k = fv.k, tv.v = fv.v, tv.dout = fv.dout;
+  return tv;
+}
+
 struct Forward {
   Tensor out, lse;  // out [nb, L, Ev] (od); lse [nb, L] f32 (log2 units)
 };
 
 // The forward over query rows [row0, row0 + lc) (q and mask narrowed to them): kchunk > 0
-// splits the keys into chunks combined here.
-Forward flash_forward_rows(const Problem& p, const FlashTiles& t, std::int64_t row0, std::int64_t lc,
+// splits the keys into chunks combined here. tiled: attention_tiled.comp, else attn_fwd.
+Forward flash_forward_rows(const Problem& p, const FlashTiles& t, bool tiled, std::int64_t row0, std::int64_t lc,
                            std::int64_t kchunk, DType od) {
   NoGradGuard ng;
   DeviceImpl& dev = dev_of(p.q);
@@ -239,11 +254,17 @@ Forward flash_forward_rows(const Problem& p, const FlashTiles& t, std::int64_t r
   // no keys: softmax over nothing times nothing is 0 (torch's math path)
   if (p.S == 0) return {zeros(q.device(), {nb, lc, p.Ev}, od), zeros(q.device(), {nb, lc}, DType::f32)};
   if (out.numel() == 0 || lse.numel() == 0) return {split ? alloc(dev, {nb, lc, p.Ev}, od, kOp) : out, lse};
-  launch.program(fv.kFile, fv.defines(), {static_cast<std::uint32_t>(t.rows)})
-      .params(FlashParams{p, bl, q, mask, nullptr, lc, row0, kchunk})
-      .loop_iterations(
-          flash_loops(FlashMode::forward, t, p.E, p.Ev, split ? kchunk : p.S, bl.shape.size(), p.drop.p > 0))
-      .groups(static_cast<std::uint64_t>((lc + t.rows - 1) / t.rows), static_cast<std::uint64_t>(nb),
+  const std::int64_t rows = tiled ? kTiledRows : t.rows;
+  if (tiled) {
+    launch.program(TiledAttentionVariant::kFile, tiled_variant("tiled_fwd", fv, p.E, p.Ev).defines(),
+                   {static_cast<std::uint32_t>(kTiledLocal)});
+  } else {
+    launch.program(fv.kFile, fv.defines(), {static_cast<std::uint32_t>(t.rows)});
+  }
+  launch.params(FlashParams{p, bl, q, mask, nullptr, lc, row0, kchunk, tiled})
+      .loop_iterations(flash_loops(tiled ? FlashMode::tiled : FlashMode::forward, t, p.E, p.Ev, split ? kchunk : p.S,
+                                   bl.shape.size(), p.drop.p > 0))
+      .groups(static_cast<std::uint64_t>((lc + rows - 1) / rows), static_cast<std::uint64_t>(nb),
               static_cast<std::uint64_t>(chunks));
   if (!split) return {out, lse};
   if (out.numel() == 0) return {alloc(dev, {nb, lc, p.Ev}, od, kOp), alloc(dev, {nb, lc}, DType::f32, kOp)};
@@ -256,15 +277,15 @@ Forward flash_forward_rows(const Problem& p, const FlashTiles& t, std::int64_t r
 
 // The whole forward: query rows in blocks where the split partials would exceed the device's
 // largest buffer.
-Forward flash_forward(const Problem& p, const FlashTiles& t, std::int64_t kchunk, DType od) {
-  if (kchunk <= 0) return flash_forward_rows(p, t, 0, p.L, 0, od);
+Forward flash_forward(const Problem& p, const FlashTiles& t, bool tiled, std::int64_t kchunk, DType od) {
+  if (kchunk <= 0) return flash_forward_rows(p, t, tiled, 0, p.L, 0, od);
   const std::int64_t chunks = (p.S + kchunk - 1) / kchunk;
   const std::int64_t row_bytes = chunks * numel_of(p.batch) * (p.Ev + 2) * 4;
   const std::int64_t per = std::max<std::int64_t>(dev_of(p.q).ssbo_limit() / std::max<std::int64_t>(row_bytes, 1), 1);
-  if (p.L <= per) return flash_forward_rows(p, t, 0, p.L, kchunk, od);
+  if (p.L <= per) return flash_forward_rows(p, t, tiled, 0, p.L, kchunk, od);
   std::vector<Tensor> outs, lses;
   for (std::int64_t l0 = 0; l0 < p.L; l0 += per) {
-    Forward f = flash_forward_rows(p, t, l0, std::min(per, p.L - l0), kchunk, od);
+    Forward f = flash_forward_rows(p, t, tiled, l0, std::min(per, p.L - l0), kchunk, od);
     outs.push_back(f.out);
     lses.push_back(f.lse);
   }
@@ -279,8 +300,8 @@ struct Grads {
 // dQ, dK, dV from dO, the output and its lse (FlashAttention-2's backward): D = rowsum(dO * O),
 // then the dK/dV kernel (per key tile, query rows split in chunks of qchunk) and the dQ kernel
 // (per query tile, keys split in chunks of kchunk); chunk partials are summed.
-Grads flash_backward(const Problem& p, const FlashTiles& t, const Tensor& out, const Tensor& lse, const Tensor& dout_in,
-                     std::int64_t qchunk, std::int64_t kchunk) {
+Grads flash_backward(const Problem& p, const FlashTiles& t, bool tiled, const Tensor& out, const Tensor& lse,
+                     const Tensor& dout_in, std::int64_t qchunk, std::int64_t kchunk) {
   NoGradGuard ng;
   DeviceImpl& dev = dev_of(p.q);
   const std::int64_t nb = numel_of(p.batch);
@@ -300,9 +321,12 @@ Grads flash_backward(const Problem& p, const FlashTiles& t, const Tensor& out, c
     fv.dout = dout.dtype();
     launch.write(dst).read(p.q).read(p.k).read(p.v).read(stats).read(dout);
     if (p.mask.defined()) launch.read(p.mask);
-    const std::int64_t n = fm == FlashMode::dkv ? p.L : p.S;
-    launch.program(fv.kFile, fv.defines(), {local})
-        .params(FlashParams{p, bl, p.q, p.mask, &dout, p.L, 0, chunk})
+    const std::int64_t n = fm == FlashMode::dkv || fm == FlashMode::tiled_dkv ? p.L : p.S;
+    if (tiled)
+      launch.program(TiledAttentionVariant::kFile, tiled_variant(mode, fv, p.E, p.Ev).defines(), {local});
+    else
+      launch.program(fv.kFile, fv.defines(), {local});
+    launch.params(FlashParams{p, bl, p.q, p.mask, &dout, p.L, 0, chunk, tiled})
         .loop_iterations(flash_loops(fm, t, p.E, p.Ev, chunk > 0 ? chunk : n, bd, drop))
         .groups(static_cast<std::uint64_t>(tiles), static_cast<std::uint64_t>(nb),
                 static_cast<std::uint64_t>(chunk > 0 ? (n + chunk - 1) / chunk : 1));
@@ -311,9 +335,14 @@ Grads flash_backward(const Problem& p, const FlashTiles& t, const Tensor& out, c
                      kc = kchunk > 0 ? (p.S + kchunk - 1) / kchunk : 1;
   Tensor kv = alloc(dev, {qc, nb, p.S, p.E + p.Ev}, DType::f32, kOp);
   Tensor dq = alloc(dev, {kc, nb, p.L, p.E}, DType::f32, kOp);
-  if (kv.numel() > 0)
+  const std::uint32_t local = static_cast<std::uint32_t>(kTiledLocal);
+  if (kv.numel() > 0 && tiled)
+    run("tiled_dkv", FlashMode::tiled_dkv, kv, qchunk, local, (p.S + kTiledKeys - 1) / kTiledKeys);
+  else if (kv.numel() > 0)
     run("attn_dkv", FlashMode::dkv, kv, qchunk, static_cast<std::uint32_t>(t.keys), (p.S + t.keys - 1) / t.keys);
-  if (dq.numel() > 0)
+  if (dq.numel() > 0 && tiled)
+    run("tiled_dq", FlashMode::tiled_dq, dq, kchunk, local, (p.L + kTiledRows - 1) / kTiledRows);
+  else if (dq.numel() > 0)
     run("attn_dq", FlashMode::dq, dq, kchunk, static_cast<std::uint32_t>(t.rows), (p.L + t.rows - 1) / t.rows);
   if (qc > 1) kv = sum(kv, {0}, true);
   if (kc > 1) dq = sum(dq, {0}, true);
@@ -484,13 +513,28 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const std::size_t bd = collapse_batch(batch, {&p.q, &p.k, &p.v, &p.mask}).shape.size();
   const std::uint64_t limit = dev.loop_limit();
   const bool drop_on = drop.p > 0;
-  const std::int64_t kchunk = ft.bkv > 0 ? flash_chunk(FlashMode::forward, ft, E, Ev, S, bd, drop_on, limit) : -1;
+  // The forward: the register-tiled kernel where its 32 KiB fit and one key block fits the loop
+  // limit (GLTENSOR_ATTENTION=rows: never), else one row per invocation.
+  const bool tiled_fits = !settings().attention_rows && ft.bkv > 0 && tiled_v_keys(E) > 0 && tiled_v_keys(Ev) > 0 &&
+                          dev.caps().max_shared_memory >= kTiledSharedBytes;
+  std::int64_t kchunk = tiled_fits ? flash_chunk(FlashMode::tiled, ft, E, Ev, S, bd, drop_on, limit) : -1;
+  const bool tiled = tiled_fits && kchunk >= 0;
+  if (!tiled && ft.bkv > 0) kchunk = flash_chunk(FlashMode::forward, ft, E, Ev, S, bd, drop_on, limit);
+  // The backward likewise: the tiled dK/dV and dQ kernels where one block of each fits.
   std::int64_t bq_chunk = -1, bk_chunk = -1;
+  bool tiled_bwd = false;
   if (grad && ft.bkv > 0) {
     // (the backward's batch operands include dO: at most batch.size() dims after merging)
     const std::size_t bdb = std::max<std::size_t>(batch.size(), bd);
-    bq_chunk = flash_chunk(FlashMode::dkv, ft, E, Ev, L, bdb, drop_on, limit);
-    bk_chunk = flash_chunk(FlashMode::dq, ft, E, Ev, S, bdb, drop_on, limit);
+    if (tiled_fits) {
+      bq_chunk = flash_chunk(FlashMode::tiled_dkv, ft, E, Ev, L, bdb, drop_on, limit);
+      bk_chunk = flash_chunk(FlashMode::tiled_dq, ft, E, Ev, S, bdb, drop_on, limit);
+      tiled_bwd = bq_chunk >= 0 && bk_chunk >= 0;
+    }
+    if (!tiled_bwd) {
+      bq_chunk = flash_chunk(FlashMode::dkv, ft, E, Ev, L, bdb, drop_on, limit);
+      bk_chunk = flash_chunk(FlashMode::dq, ft, E, Ev, S, bdb, drop_on, limit);
+    }
   }
   // The backward's f32 outputs, dK|dV [query-row chunks, batch, S, E + Ev] and dQ [key chunks,
   // batch, L, E], must fit the device's largest buffer (else the composite path, which splits
@@ -502,7 +546,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool flash = !settings().attention_composite && ft.bkv > 0 && dev.caps().max_ssbo_bindings >= 7 &&
                      kchunk >= 0 && !mask_grad && bwd_fits;
   if (flash) {
-    const Forward f = flash_forward(p, ft, kchunk, od);
+    const Forward f = flash_forward(p, ft, tiled, kchunk, od);
     Tensor out = f.out.reshape(user_shape);
     if (grad) {
       const Tensor qi = q_in, ki = k_in, vi = v_in, qv = g.q, kv = g.k, vv = g.v;
@@ -512,9 +556,9 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
           opt.is_causal, sc,          drop};
       autograd::record(
           out, {q_in, k_in, v_in},
-          [pd, ft, o, lse, bq_chunk, bk_chunk, qi, ki, vi, qv, kv, vv, out_shape](const Tensor& gy) {
+          [pd, ft, tiled_bwd, o, lse, bq_chunk, bk_chunk, qi, ki, vi, qv, kv, vv, out_shape](const Tensor& gy) {
             NoGradGuard ng;
-            const Grads gr = flash_backward(pd, ft, o, lse, gy.reshape(out_shape), bq_chunk, bk_chunk);
+            const Grads gr = flash_backward(pd, ft, tiled_bwd, o, lse, gy.reshape(out_shape), bq_chunk, bk_chunk);
             auto back = [](const Tensor& gt, const Tensor& view, const Tensor& in) {
               return autograd::sum_to(gt, view.shape()).reshape(in.shape()).to(in.dtype());
             };

@@ -61,8 +61,56 @@ FlashTiles plan_flash_tiles(std::int64_t E, std::int64_t Ev, int max_shared_memo
   return t;
 }
 
+std::int64_t tiled_v_keys(std::int64_t Ev) {
+  if (Ev < 1 || Ev > kFlashMaxHeadDim) return 0;
+  for (const std::int64_t vk : {64, 32, 16})
+    if (vk * static_cast<std::int64_t>(quads(Ev)) <= 1024) return vk;
+  return 0;
+}
+
+namespace {
+// attention_tiled.comp's loops in `mode` over n keys (tiled, tiled_dq) or query rows (tiled_dkv),
+// every one counted (trips + 1 for the exit test, unrolled or not).
+std::uint64_t tiled_loops(FlashMode mode, std::int64_t E, std::int64_t Ev, std::int64_t n, std::size_t bd,
+                          bool dropout) {
+  const std::uint64_t dq4 = quads(E), dv4 = quads(Ev), nqq = ceil_div(dq4, 16), nvq = ceil_div(dv4, 16);
+  const std::uint64_t vkq = static_cast<std::uint64_t>(tiled_v_keys(E)),
+                      vk = static_cast<std::uint64_t>(tiled_v_keys(Ev));
+  const std::uint64_t dk = kTiledDk, blk = kTiledKeys;
+  // a GEMM over m head-dim elements: chunks of DK, each DK / 16 load passes and DK products
+  auto gemm = [&](std::int64_t m) {
+    const std::uint64_t nd = ceil_div(static_cast<std::uint64_t>(m), dk);
+    return (nd + 1) + nd * ((dk / 16 + 1) + (dk + 1));
+  };
+  // an accumulation over a block's 64 rows in chunks of ch: loads, then ch rows of nq quads
+  auto acc = [&](std::uint64_t ch, std::uint64_t d4, std::uint64_t nq) {
+    return (blk / ch + 1) + (blk / ch) * ((ceil_div(ch * d4, kTiledLocal) + 1) + (ch + 1) + ch * (nq + 1));
+  };
+  const std::uint64_t drop = dropout ? 16 * 11 : 0;  // 16 Philox draws per block
+  std::uint64_t per_block = 0, init = 0, fin = 0;
+  if (mode == FlashMode::tiled) {
+    // S, the maxima and sums (16 each), the rescale, O += P V
+    per_block = gemm(E) + 17 + 17 + (nvq + 1) + acc(vk, dv4, nvq) + drop;
+    init = 4 * nvq + 1;
+    fin = 5 + 4 * (nvq + 1);
+  } else if (mode == FlashMode::tiled_dq) {
+    per_block = gemm(E) + gemm(Ev) + acc(vkq, dq4, nqq) + drop;
+    init = (4 * nqq + 1) + 5;
+    fin = 5 + 4 * (nqq + 1);
+  } else {  // tiled_dkv: S^T, dP^T, the rows' statistics, dV, dK
+    per_block = gemm(E) + gemm(Ev) + 5 + acc(vk, dv4, nvq) + acc(vkq, dq4, nqq) + drop;
+    init = (4 * nqq + 1) + (4 * nvq + 1);
+    fin = 5 + 4 * (nqq + 1) + 4 * (nvq + 1);
+  }
+  const std::uint64_t blocks = ceil_div(static_cast<std::uint64_t>(n), blk);
+  return (bd + 1) + init + (blocks + 1) + blocks * per_block + fin + 8;
+}
+}  // namespace
+
 std::uint64_t flash_loops(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
                           std::size_t bd, bool dropout) {
+  if (mode == FlashMode::tiled || mode == FlashMode::tiled_dkv || mode == FlashMode::tiled_dq)
+    return tiled_loops(mode, E, Ev, n, bd, dropout);
   const std::uint64_t q4 = quads(E), v4 = quads(Ev), drop = dropout ? 11 : 0;
   const std::uint64_t batch = bd + 1;
   if (mode == FlashMode::dkv) {
@@ -87,7 +135,8 @@ std::uint64_t flash_loops(FlashMode mode, const FlashTiles& t, std::int64_t E, s
 std::int64_t flash_chunk(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
                          std::size_t bd, bool dropout, std::uint64_t limit) {
   if (limit == 0 || flash_loops(mode, t, E, Ev, n, bd, dropout) <= limit) return 0;
-  const std::int64_t tile = mode == FlashMode::dkv ? t.bqt : t.bkv;
+  const bool tiled = mode == FlashMode::tiled || mode == FlashMode::tiled_dkv || mode == FlashMode::tiled_dq;
+  const std::int64_t tile = tiled ? kTiledKeys : mode == FlashMode::dkv ? t.bqt : t.bkv;
   if (flash_loops(mode, t, E, Ev, tile, bd, dropout) > limit) return -1;
   std::int64_t lo = 1, hi = (n + tile - 1) / tile;  // tiles per chunk: lo fits, hi does not
   while (hi - lo > 1) {

@@ -61,12 +61,24 @@ FlashTiles plan_flash_tiles(std::int64_t E, std::int64_t Ev, int max_shared_memo
 /// Shared memory of the forward / dQ kernels (dkv = false) or the dK/dV kernel (true).
 std::int64_t flash_shared_bytes(std::int64_t E, std::int64_t Ev, const FlashTiles& t, bool dkv);
 
-enum class FlashMode { forward, dkv, dq };
+// ---- the register-tiled flash forward (glsl/nn/attention_tiled.comp) ----
+
+/// Its fixed tiling: 64 query rows and 64 keys per block, 256 invocations (4x4 score tiles), the
+/// head dim in chunks of 16; 32 KiB of shared memory (P^T and a 16 KiB work area).
+constexpr std::int64_t kTiledRows = 64, kTiledKeys = 64, kTiledLocal = 256, kTiledDk = 16;
+constexpr std::int64_t kTiledSharedBytes = 32768;
+/// Keys per V chunk for value head dim Ev: the largest of 64, 32, 16 whose V chunk fits the work
+/// area (keys * ceil(Ev / 4) <= 1024 quads); 0 past kFlashMaxHeadDim.
+std::int64_t tiled_v_keys(std::int64_t Ev);
+
+/// forward, dkv, dq: attention_flash.comp's modes; tiled, tiled_dkv, tiled_dq: attention_tiled.comp's
+/// (t unused).
+enum class FlashMode { forward, dkv, dq, tiled, tiled_dkv, tiled_dq };
 /// attention_flash.comp's loop iterations per invocation in `mode` over n keys (forward, dq) or
-/// n query rows (dkv), every loop counted (a loop of n trips counts n + 1), with bd batch dims.
+/// n query rows (dkv, tiled_dkv), every loop counted (a loop of n trips counts n + 1), with bd batch dims.
 std::uint64_t flash_loops(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,
                           std::size_t bd, bool dropout);
-/// How to split the n keys (forward, dq) or query rows (dkv) within `limit` loop iterations
+/// How to split the n keys (forward, dq and their tiled forms) or query rows (dkv) within `limit` loop iterations
 /// (0: none): 0 when all of them fit one invocation, else the largest chunk (a multiple of the
 /// tile) that fits; -1 when not even one tile fits (the composite path takes over).
 std::int64_t flash_chunk(FlashMode mode, const FlashTiles& t, std::int64_t E, std::int64_t Ev, std::int64_t n,

@@ -41,8 +41,33 @@ std::vector<AttentionVariant> AttentionVariant::space() {
   return out;
 }
 
-Defines FlashAttentionVariant::defines() const {
+namespace {
+struct FlashDTypes {
+  DType out, q, k, v, dout, mask;
+};
+// The flash kernels' mask flags and operands (attention_flash.comp, attention_tiled.comp):
+// forward: 0 out, 1 q, 2 k, 3 v, 4 lse (not split); backward: 0 out (f32), 1 q, 2 k, 3 v, 4 stats,
+// 5 dO; then the mask, read by LOAD_MASK.
+void flash_operands(Defines& d, bool forward, bool split, FlashAttentionVariant::Mask mask, const FlashDTypes& t) {
+  using Mask = FlashAttentionVariant::Mask;
   static const char* loads[] = {"load0", "load1", "load2", "load3", "load4", "load5", "load6"};
+  if (mask != Mask::none) d.flag("HAS_MASK").flag(mask == Mask::bool_ ? "MASK_BOOL" : "MASK_ADD");
+  d.operand(0, forward ? t.out : DType::f32, CT::f32, true).operand(1, t.q, CT::f32, false);
+  d.operand(2, t.k, CT::f32, false).operand(3, t.v, CT::f32, false);
+  int n = 4;
+  if (forward && !split) d.operand(n++, DType::f32, CT::f32, true);  // lse
+  if (!forward) {
+    d.operand(4, DType::f32, CT::f32, false).operand(5, t.dout, CT::f32, false);
+    n = 6;
+  }
+  if (mask != Mask::none) {
+    d.operand(n, t.mask, mask == Mask::bool_ ? CT::i32 : CT::f32, false);
+    d.ident("LOAD_MASK", loads[n]);
+  }
+}
+}  // namespace
+
+Defines FlashAttentionVariant::defines() const {
   Defines d;
   d.ident("MODE", mode);
   const std::string m = mode;
@@ -53,22 +78,7 @@ Defines FlashAttentionVariant::defines() const {
   d.value("BD", bd).uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
   d.uvalue("BKV", static_cast<std::uint64_t>(bkv)).uvalue("BQT", static_cast<std::uint64_t>(bqt));
   d.flag("SPLIT", split).flag("DROPOUT", dropout).flag("CONST_DIMS", const_dims);
-  if (mask != Mask::none) d.flag("HAS_MASK").flag(mask == Mask::bool_ ? "MASK_BOOL" : "MASK_ADD");
-  int n;
-  if (m == "attn_fwd") {
-    d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
-    d.operand(3, v, CT::f32, false);
-    n = 4;
-    if (!split) d.operand(n++, DType::f32, CT::f32, true);  // lse
-  } else {
-    d.operand(0, DType::f32, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
-    d.operand(3, v, CT::f32, false).operand(4, DType::f32, CT::f32, false).operand(5, dout, CT::f32, false);
-    n = 6;
-  }
-  if (mask != Mask::none) {
-    d.operand(n, mask_dtype, mask == Mask::bool_ ? CT::i32 : CT::f32, false);
-    d.ident("LOAD_MASK", loads[n]);
-  }
+  flash_operands(d, m == "attn_fwd", split, mask, {out, q, k, v, dout, mask_dtype});
   return d;
 }
 
@@ -101,6 +111,39 @@ std::vector<FlashAttentionVariant> FlashAttentionVariant::space() {
   FlashAttentionVariant keep;
   keep.mode = "attn_keep";
   out.push_back(keep);
+  return out;
+}
+
+Defines TiledAttentionVariant::defines() const {
+  Defines d;
+  d.ident("MODE", mode).value("BD", bd);
+  d.uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
+  d.uvalue("VKQ", static_cast<std::uint64_t>(vkq)).uvalue("VK", static_cast<std::uint64_t>(vk));
+  d.uvalue("NQQ", static_cast<std::uint64_t>((dq4 + 15) / 16))
+      .uvalue("NVQ", static_cast<std::uint64_t>((dv4 + 15) / 16));
+  d.flag("SPLIT", split).flag("DROPOUT", dropout);
+  flash_operands(d, std::string(mode) == "tiled_fwd", split, mask, {out, q, k, v, dout, mask_dtype});
+  return d;
+}
+
+std::vector<TiledAttentionVariant> TiledAttentionVariant::space() {
+  std::vector<TiledAttentionVariant> out;
+  for (const char* mode : {"tiled_fwd", "tiled_dkv", "tiled_dq"})
+    for (int f = 0; f < 4; ++f)
+      for (Mask mask : {Mask::none, Mask::bool_, Mask::add}) {
+        TiledAttentionVariant v;
+        v.mode = mode, v.split = f & 1, v.dropout = f & 2, v.mask = mask;
+        v.mask_dtype = mask == Mask::add ? DType::f32 : DType::bool_;
+        out.push_back(v);
+      }
+  for (const std::int64_t d4 : {1, 32, 64})  // the head dims' chunks: 64, 32, 16 rows
+    for (const char* mode : {"tiled_fwd", "tiled_dkv", "tiled_dq"}) {
+      TiledAttentionVariant v;
+      v.mode = mode, v.bd = 2, v.dq4 = 65 - d4, v.dv4 = d4;
+      v.vkq = v.dq4 <= 16 ? 64 : v.dq4 <= 32 ? 32 : 16, v.vk = d4 <= 16 ? 64 : 1024 / d4;
+      v.out = v.q = v.k = v.v = v.dout = d4 == 32 ? DType::f16 : DType::f32;
+      out.push_back(v);
+    }
   return out;
 }
 

@@ -115,6 +115,7 @@ Settings Settings::from_env() {
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
+  s.attention_rows = env("GLTENSOR_ATTENTION") == "rows";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;
   s.attention_keys = std::atoi(env("GLTENSOR_ATTENTION_KEYS").c_str()) == 32 ? 32 : 0;
   {

@@ -85,6 +85,9 @@ struct Settings {
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.
   bool attention_composite = false;
+  /// GLTENSOR_ATTENTION=rows: the flash forward with one query row per invocation
+  /// (attention_flash.comp) instead of the register-tiled one (attention_tiled.comp).
+  bool attention_rows = false;
   /// GLTENSOR_ATTENTION_BQ / _KEYS = 32: cap the fused attention tiling (0 = no cap).
   int attention_bq = 0, attention_keys = 0;
   /// GLTENSOR_ATTENTION_TILE = 4, 8 or 16: cap the flash kernels' shared-memory tiles (keys per

@@ -196,6 +196,7 @@ TEST(KernelVariants, Transformer) {
 TEST(KernelVariants, Attention) {
   check_family("attention", AttentionVariant::kFile, AttentionVariant::space(), 64);
   check_family("attention_flash", FlashAttentionVariant::kFile, FlashAttentionVariant::space(), 64);
+  check_family("attention_tiled", TiledAttentionVariant::kFile, TiledAttentionVariant::space(), 256);
 }
 
 TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }

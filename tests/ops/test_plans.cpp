@@ -332,8 +332,10 @@ TEST(PlanAttention, FlashTilesByHeadDim) {
 // where not even one tile fits (the composite path takes over). Dropout's Philox rounds count.
 TEST(PlanAttention, FlashChunks) {
   const FlashTiles t = plan_flash_tiles(64, 64, 32768, Settings());
-  for (const FlashMode m : {FlashMode::forward, FlashMode::dkv, FlashMode::dq}) {
-    const std::int64_t tile = m == FlashMode::dkv ? t.bqt : t.bkv;
+  for (const FlashMode m : {FlashMode::forward, FlashMode::dkv, FlashMode::dq, FlashMode::tiled, FlashMode::tiled_dkv,
+                            FlashMode::tiled_dq}) {
+    const bool tiled = m == FlashMode::tiled || m == FlashMode::tiled_dkv || m == FlashMode::tiled_dq;
+    const std::int64_t tile = tiled ? kTiledKeys : m == FlashMode::dkv ? t.bqt : t.bkv;
     EXPECT_EQ(flash_chunk(m, t, 64, 64, 100000, 2, false, 0), 0);
     EXPECT_EQ(flash_chunk(m, t, 64, 64, 100, 2, false, 65535), 0);
     for (const bool drop : {false, true}) {
@@ -351,6 +353,28 @@ TEST(PlanAttention, FlashChunks) {
   const std::int64_t c = flash_chunk(FlashMode::forward, w, 256, 256, 1 << 20, 1, false, 65535);
   EXPECT_GE(c, 256);
   EXPECT_LE(c, 1024);
+}
+
+// The tiled kernels' V (and K, Q, dO) chunks: 64 rows up to head dim 64, 32 up to 128, 16 up to
+// 256 (the 16 KiB work area), none past 256; at head dim 128 one invocation loops over thousands of
+// keys within llvmpipe's limit, and more with smaller head dims.
+TEST(PlanAttention, TiledChunks) {
+  EXPECT_EQ(tiled_v_keys(1), 64);
+  EXPECT_EQ(tiled_v_keys(64), 64);
+  EXPECT_EQ(tiled_v_keys(65), 32);
+  EXPECT_EQ(tiled_v_keys(128), 32);
+  EXPECT_EQ(tiled_v_keys(129), 16);
+  EXPECT_EQ(tiled_v_keys(256), 16);
+  EXPECT_EQ(tiled_v_keys(257), 0);
+  EXPECT_EQ(tiled_v_keys(0), 0);
+  for (const std::int64_t d : {1, 64, 65, 128, 200, 256}) EXPECT_LE(tiled_v_keys(d) * ((d + 3) / 4), 1024);
+  const FlashTiles t;
+  for (const FlashMode m : {FlashMode::tiled, FlashMode::tiled_dkv, FlashMode::tiled_dq}) {
+    EXPECT_GE(flash_chunk(m, t, 128, 128, 1 << 20, 2, false, 65535), 2048);
+    EXPECT_GE(flash_chunk(m, t, 256, 256, 1 << 20, 2, true, 65535), 512);
+    EXPECT_GT(flash_chunk(m, t, 16, 16, 1 << 20, 2, false, 65535),
+              flash_chunk(m, t, 128, 128, 1 << 20, 2, false, 65535));
+  }
 }
 
 // Precision (issue 15): f16 math only where it is allowed and the device has fp16 arithmetic.
