@@ -1,5 +1,6 @@
 #include "runtime/settings.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -67,7 +68,19 @@ PrecisionSetting parse_precision(const std::string& text) {
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text) {
   using Q = QlinearKernelSetting;
   return parse<Q>("GLTENSOR_QLINEAR_KERNEL", text,
-                  {{"", Q::choose}, {"gemv", Q::gemv}, {"serial", Q::serial}, {"gemm", Q::gemm}});
+                  {{"", Q::choose}, {"gemv", Q::gemv}, {"words", Q::words}, {"serial", Q::serial}, {"gemm", Q::gemm}});
+}
+
+QlinearGemvShape parse_qlinear_gemv(const std::string& text) {
+  QlinearGemvShape g;
+  if (text.empty()) return g;
+  char tail = 0;
+  const bool parsed = std::sscanf(text.c_str(), "%dx%dx%d%c", &g.rows, &g.unroll, &g.tpr, &tail) == 3;
+  if (!parsed || g.tpr < 8 || g.tpr > 256 || (g.tpr & (g.tpr - 1)) != 0 || g.rows < 1 || g.rows > 16 || g.unroll < 1 ||
+      g.unroll > 8)
+    throw ValueError("gltensor: GLTENSOR_QLINEAR_GEMV=\"" + text +
+                     "\" is not RxUxT with R in 1..16, U in 1..8 and T a power of two in 8..256");
+  return g;
 }
 
 RnnSetting parse_rnn(const std::string& text) {
@@ -90,6 +103,7 @@ Settings Settings::from_env() {
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
+  s.qlinear_gemv = parse_qlinear_gemv(env("GLTENSOR_QLINEAR_GEMV"));
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));

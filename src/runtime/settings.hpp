@@ -14,8 +14,14 @@ enum class ConvSetting { choose, direct, im2col };
 enum class ConvDirectSetting { choose, rows, lanes };
 /// GLTENSOR_PRECISION ("" and "f32": f32; the others as named, "-" as "_").
 enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
-/// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
-enum class QlinearKernelSetting { choose, gemv, serial, gemm };
+/// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel (gemv: an invocation per K block; words:
+/// an invocation per 32-bit word of packed weights).
+enum class QlinearKernelSetting { choose, gemv, words, serial, gemm };
+/// GLTENSOR_QLINEAR_GEMV=RxUxT: the words GEMV's output features per group (R), words per
+/// invocation per trip (U) and invocations per group (T); 0 = the plan's choice.
+struct QlinearGemvShape {
+  int rows = 0, unroll = 0, tpr = 0;
+};
 /// GLTENSOR_RNN: the recurrent layers' time loop.
 enum class RnnSetting { choose, steps, units, quads };
 
@@ -26,6 +32,7 @@ ConvSetting parse_conv(const std::string& text);
 ConvDirectSetting parse_conv_direct(const std::string& text);
 PrecisionSetting parse_precision(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
+QlinearGemvShape parse_qlinear_gemv(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
 
 struct Settings {
@@ -42,9 +49,13 @@ struct Settings {
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
-  /// GLTENSOR_QLINEAR_KERNEL=gemv|serial|gemm forces quantized_linear's kernel ("" = choose: GEMM
-  /// past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on GPUs).
+  /// GLTENSOR_QLINEAR_KERNEL=gemv|words|serial|gemm forces quantized_linear's kernel ("" = choose:
+  /// GEMM past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on
+  /// GPUs).
   QlinearKernelSetting qlinear_kernel = QlinearKernelSetting::choose;
+  /// GLTENSOR_QLINEAR_GEMV=RxUxT (e.g. 8x2x64): the words GEMV's shape (tuning; R in 1..16, U in
+  /// 1..8, T a power of two in 8..256; "" = the plan's choice).
+  QlinearGemvShape qlinear_gemv;
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
   /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
   ConvSetting conv = ConvSetting::choose;

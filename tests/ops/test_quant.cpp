@@ -22,7 +22,8 @@ namespace {
 const QuantFormat kFormats[] = {QuantFormat::int8, QuantFormat::int4};
 // Runs body() with quantized_linear's kernel chosen by shape and device, then with each forced.
 template <typename Body>
-void for_each_kernel(Body&& body, std::initializer_list<const char*> kernels = {"", "gemv", "serial", "gemm"}) {
+void for_each_kernel(Body&& body,
+                     std::initializer_list<const char*> kernels = {"", "gemv", "words", "serial", "gemm"}) {
   for (const char* kernel : kernels) {
     SCOPED_TRACE(std::string("kernel '") + kernel + "'");
     ScopedSettings set;
@@ -171,7 +172,7 @@ TEST(Quant, LinearNanInfAndBatchDims) {
 
 TEST(Quant, LinearSplitK) {
   GLT_RNG(rng);
-  for (const char* kernel : {"gemv", "serial", "gemm"})
+  for (const char* kernel : {"gemv", "words", "serial", "gemm"})
     for (QuantFormat f : kFormats)
       for (auto [M, K] : std::vector<std::array<std::int64_t, 2>>{{1, 4100}, {4, 4100}, {20, 200}}) {
         SCOPED_TRACE(std::string(kernel) + " " + quant_format_name(f) + " M " + std::to_string(M) + " K " +
@@ -214,8 +215,32 @@ TEST(Quant, GridPastOneDispatch) {
         [&] {
           EXPECT_TRUE(close(quantized_linear(Tensor::from_host(device(), x, {1, K}), q).to_vector(), ref, 1e-5, 1e-4));
         },
-        {"", "gemv"});
+        {"", "gemv", "words"});
   }
+}
+
+// The words GEMV's shapes (GLTENSOR_QLINEAR_GEMV): rows per group that do not divide N, trips
+// whose last words pass the row's end (unroll), groups smaller and larger than 64 invocations.
+TEST(Quant, WordsGemvShapes) {
+  GLT_RNG(rng);
+  for (const char* shape : {"4x2x64", "8x1x64", "3x3x8", "8x4x128", "16x2x256", "1x8x32"})
+    for (QuantFormat f : kFormats)
+      for (auto [M, N, K] :
+           std::vector<std::array<std::int64_t, 3>>{{1, 19, 100}, {3, 9, 1000}, {1, 37, 31}, {2, 5, 64}}) {
+        SCOPED_TRACE(std::string(shape) + " " + quant_format_name(f) + " M " + std::to_string(M) + " N " +
+                     std::to_string(N) + " K " + std::to_string(K));
+        ScopedSettings set;
+        set->qlinear_kernel = detail::QlinearKernelSetting::words;
+        set->qlinear_gemv = detail::parse_qlinear_gemv(shape);
+        const auto w = weights(rng, N, K);
+        const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+        const auto x = uniform(rng, static_cast<std::size_t>(M * K));
+        const auto b = uniform(rng, static_cast<std::size_t>(N));
+        const Tensor y =
+            quantized_linear(Tensor::from_host(device(), x, {M, K}), q, Tensor::from_host(device(), b, {N}));
+        EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, to_double(b), M, N, K), 1e-5,
+                          2e-6 * static_cast<double>(K) + 1e-6));
+      }
 }
 
 TEST(Quant, Gradients) {
