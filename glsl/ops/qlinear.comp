@@ -22,6 +22,7 @@
 //        neighbouring quads of x: a block per invocation reads x 128 bytes apart across a
 //        subgroup, a cache line per invocation per load. Q4 word q of a block holds columns
 //        4q..4q+3 (low nibbles) and 4q+16..4q+19 (high); Q8 word i columns 4i..4i+3.
+//        MANTISSA (Q4 WORDS): nibbles become floats in two instructions (accumulate_words).
 //   GEMM (prefill: many rows)     workgroup (WORKGROUP_ID.x, .y) = a 64 x 64 tile of y (features x
 //        rows); per K block, 64 x 32 of x and the 64 x 32 dequantized weights go to shared
 //        memory; each of the 256 invocations accumulates a 4 x 4 sub-tile (strided by 16).
@@ -150,8 +151,24 @@ void accumulate_words(uint i0, uint iend, uint n0, uint m0, inout float acc[NACC
 #ifdef Q4
       uint k = (i / 4u) * 32u + (i % 4u) * 4u;
       vec4 xl = live ? x_quad(mm, k) : vec4(0.0), xh = live ? x_quad(mm, k + 16u) : vec4(0.0);
+#ifdef MANTISSA
+      // Two instructions a field: u into the mantissa's top bits makes the float 1 + u / 16, and
+      // sum((u - 8) x) = 16 (sum((1 + u / 16) x) - 1.5 sum(x)), the sum of x once per word for
+      // the ROWS features. An infinite x (or a sum that overflows) takes the exact form instead,
+      // which keeps Inf * w as IEEE has it (Inf - Inf would be NaN).
+      float xsum = 1.5 * (dot(xl, vec4(1.0)) + dot(xh, vec4(1.0)));
+      bool finite = !isinf(xsum) && !isnan(xsum);
+#endif
       for (uint r = 0u; r < ROWS; ++r) {
         uint v = w[j * ROWS + r];
+#ifdef MANTISSA
+        if (finite) {
+          vec4 lo = uintBitsToFloat(((uvec4(v << 19, v << 11, v << 3, v >> 5)) & 0x00780000u) | 0x3f800000u);
+          vec4 hi = uintBitsToFloat(((uvec4(v << 15, v << 7, v >> 1, v >> 9)) & 0x00780000u) | 0x3f800000u);
+          acc[m * ROWS + r] += (dot(lo, xl) + dot(hi, xh) - xsum) * (16.0 * d[j * ROWS + r]);
+          continue;
+        }
+#endif
         vec4 p = fields(v, 0u, 0xfu, 8388616.0) * xl + fields(v, 4u, 0xfu, 8388616.0) * xh;
         acc[m * ROWS + r] += dot(p, vec4(1.0)) * d[j * ROWS + r];
       }

@@ -26,6 +26,7 @@ struct QLinearPlan {
   // GEMV: rows of x and output features per group of tpr invocations (local / tpr groups)
   std::int64_t mt = 1, rows = 2, tpr = 64;
   std::int64_t unroll = 1;             // words GEMV: words per invocation per trip (tpr apart)
+  bool mantissa = false;               // words GEMV: int4's nibbles decoded through the mantissa
   std::int64_t blocks_per_launch = 1;  // K blocks of 32 per launch (later launches add to y)
 };
 
@@ -69,6 +70,7 @@ inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, s
   p.mt = M <= 1 ? 1 : M <= 2 ? 2 : 4;
   p.rows = p.serial ? 1 : p.words ? (shape.rows > 0 ? shape.rows : kQLinearWordRows) : kQLinearRows;
   p.unroll = p.words ? (shape.unroll > 0 ? shape.unroll : kQLinearWordUnroll) : 1;
+  p.mantissa = p.words && shape.mantissa;
   const std::int64_t Kb = std::max<std::int64_t>(1, (K + 31) / 32);
   // Invocations per group of output features (GEMV): >= mt * rows (the reduction's last step
   // stores them), enough for the row's blocks (words: Q4's 4 per block, each trip `unroll`).

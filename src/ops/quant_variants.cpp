@@ -33,7 +33,7 @@ std::vector<QuantVariant> QuantVariant::space() {
 Defines QLinearVariant::defines() const {
   Defines d;
   d.flag(format_flag(format)).flag("GEMV", gemv).flag("SERIAL", serial).flag("X_VEC4", x_vec4).flag("HAS_BIAS", bias);
-  d.flag("WORDS", words);
+  d.flag("WORDS", words).flag("MANTISSA", mantissa);
   if (gemv)
     d.uvalue("MT", static_cast<std::uint64_t>(mt))
         .uvalue("ROWS", static_cast<std::uint64_t>(rows))
@@ -59,12 +59,14 @@ std::vector<QLinearVariant> QLinearVariant::space() {
             out.push_back(v);
           }
       for (std::int64_t mt : {1, 2, 4})  // the words GEMV at its default shape
-        for (bool x_vec4 : {false, true}) {
-          QLinearVariant v;
-          v.format = f, v.words = true, v.x_vec4 = x_vec4, v.bias = bias, v.mt = mt;
-          v.rows = kQLinearWordRows, v.unroll = kQLinearWordUnroll, v.tpr = 64;
-          out.push_back(v);
-        }
+        for (bool x_vec4 : {false, true})
+          for (bool mantissa : {false, true}) {
+            if (mantissa && f != QuantFormat::int4) continue;
+            QLinearVariant v;
+            v.format = f, v.words = true, v.x_vec4 = x_vec4, v.bias = bias, v.mt = mt, v.mantissa = mantissa;
+            v.rows = kQLinearWordRows, v.unroll = kQLinearWordUnroll, v.tpr = 64;
+            out.push_back(v);
+          }
     }
   return out;
 }

@@ -30,6 +30,7 @@ struct QLinearVariant {
   bool bias = false;                        ///< HAS_BIAS
   std::int64_t mt = 1, rows = 4, tpr = 64;  ///< MT, ROWS, TPR (GEMV; the GEMM ignores them)
   std::int64_t unroll = 1;                  ///< UNROLL (WORDS): words per invocation per trip
+  bool mantissa = false;                    ///< MANTISSA (Q4 WORDS): nibbles through the mantissa
   Defines defines() const;
   static std::vector<QLinearVariant> space();
 };

@@ -23,11 +23,13 @@ const QuantFormat kFormats[] = {QuantFormat::int8, QuantFormat::int4};
 // Runs body() with quantized_linear's kernel chosen by shape and device, then with each forced.
 template <typename Body>
 void for_each_kernel(Body&& body,
-                     std::initializer_list<const char*> kernels = {"", "gemv", "words", "serial", "gemm"}) {
+                     std::initializer_list<const char*> kernels = {"", "gemv", "words", "words-m", "serial", "gemm"}) {
   for (const char* kernel : kernels) {
     SCOPED_TRACE(std::string("kernel '") + kernel + "'");
     ScopedSettings set;
-    set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
+    const bool mantissa = std::string(kernel) == "words-m";  // the words GEMV, int4 through the mantissa
+    set->qlinear_kernel = detail::parse_qlinear_kernel(mantissa ? "words" : kernel);
+    if (mantissa) set->qlinear_gemv = detail::parse_qlinear_gemv("4x2x64m");
     body();
   }
 }
@@ -223,7 +225,7 @@ TEST(Quant, GridPastOneDispatch) {
 // whose last words pass the row's end (unroll), groups smaller and larger than 64 invocations.
 TEST(Quant, WordsGemvShapes) {
   GLT_RNG(rng);
-  for (const char* shape : {"4x2x64", "8x1x64", "3x3x8", "8x4x128", "16x2x256", "1x8x32"})
+  for (const char* shape : {"4x2x64", "8x1x64", "3x3x8", "8x4x128", "16x2x256", "1x8x32", "4x2x64m", "8x1x32m"})
     for (QuantFormat f : kFormats)
       for (auto [M, N, K] :
            std::vector<std::array<std::int64_t, 3>>{{1, 19, 100}, {3, 9, 1000}, {1, 37, 31}, {2, 5, 64}}) {
