@@ -23,6 +23,7 @@
 //        subgroup, a cache line per invocation per load. Q4 word q of a block holds columns
 //        4q..4q+3 (low nibbles) and 4q+16..4q+19 (high); Q8 word i columns 4i..4i+3.
 //        MANTISSA (Q4 WORDS): nibbles become floats in two instructions (accumulate_words).
+//        PAIRS (Q4 WORDS): an invocation's unit is two adjacent words (a uvec2, one scale).
 //   GEMM (prefill: many rows)     workgroup (WORKGROUP_ID.x, .y) = a 64 x 64 tile of y (features x
 //        rows); per K block, 64 x 32 of x and the 64 x 32 dequantized weights go to shared
 //        memory; each of the 256 invocations accumulates a 4 x 4 sub-tile (strided by 16).
@@ -36,7 +37,9 @@ layout(std430, binding = 1) readonly buffer X { vec4 x4[]; };
 #else
 layout(std430, binding = 1) readonly buffer X { float x1[]; };
 #endif
-#ifdef WORDS
+#if defined(WORDS) && defined(PAIRS)
+layout(std430, binding = 2) readonly buffer Data { uvec2 wq[]; };  // Q4: 2 per block
+#elif defined(WORDS)
 layout(std430, binding = 2) readonly buffer Data { uint wq[]; };  // Q4: 4 per block, Q8: 8
 #else
 layout(std430, binding = 2) readonly buffer Data { uvec4 wq[]; };  // Q4: 1 per block, Q8: 2
@@ -121,15 +124,21 @@ float block_dot(uvec4 w0, uvec4 w1, vec4 xs[8]) {
 #endif
 
 #ifdef WORDS
-#ifdef Q4
+// Units (an invocation's share per trip) per block: PAIRS (Q4) two adjacent words, else a word.
+#if defined(Q4) && defined(PAIRS)
+#define WPB 2u
+#define WORD uvec2
+#elif defined(Q4)
 #define WPB 4u
+#define WORD uint
 #else
 #define WPB 8u
+#define WORD uint
 #endif
 // Adds words i0 + j * TPR (j < UNROLL; those at or past iend add nothing) of output features
 // n0.. (ROWS) against rows m0.. (MT) of x to acc[m * ROWS + r]; rows past N or M repeat the last.
 void accumulate_words(uint i0, uint iend, uint n0, uint m0, inout float acc[NACC]) {
-  uint w[UNROLL * ROWS];
+  WORD w[UNROLL * ROWS];
 #ifdef Q4
   float d[UNROLL * ROWS];
 #endif
@@ -139,7 +148,7 @@ void accumulate_words(uint i0, uint iend, uint n0, uint m0, inout float acc[NACC
       uint n = min(n0 + r, u_N - 1u);
       w[j * ROWS + r] = wq[n * u_Kb * WPB + i];
 #ifdef Q4
-      d[j * ROWS + r] = scale_at(n * u_Kb + i / 4u);
+      d[j * ROWS + r] = scale_at(n * u_Kb + i / WPB);
 #endif
     }
   }
@@ -148,7 +157,18 @@ void accumulate_words(uint i0, uint iend, uint n0, uint m0, inout float acc[NACC
     for (uint j = 0u; j < UNROLL; ++j) {
       uint i = i0 + j * TPR;
       bool live = i < iend;
-#ifdef Q4
+#if defined(Q4) && defined(PAIRS)
+      // Words 2h and 2h + 1 of block i / 2 (h = i % 2): columns 8h..8h+7 and 8h+16..8h+23.
+      uint k = (i / 2u) * 32u + (i % 2u) * 8u;
+      vec4 x0 = live ? x_quad(mm, k) : vec4(0.0), x1 = live ? x_quad(mm, k + 4u) : vec4(0.0);
+      vec4 x2 = live ? x_quad(mm, k + 16u) : vec4(0.0), x3 = live ? x_quad(mm, k + 20u) : vec4(0.0);
+      for (uint r = 0u; r < ROWS; ++r) {
+        uvec2 v = w[j * ROWS + r];
+        vec4 p = fields(v.x, 0u, 0xfu, 8388616.0) * x0 + fields(v.y, 0u, 0xfu, 8388616.0) * x1 +
+                 fields(v.x, 4u, 0xfu, 8388616.0) * x2 + fields(v.y, 4u, 0xfu, 8388616.0) * x3;
+        acc[m * ROWS + r] += dot(p, vec4(1.0)) * d[j * ROWS + r];
+      }
+#elif defined(Q4)
       uint k = (i / 4u) * 32u + (i % 4u) * 4u;
       vec4 xl = live ? x_quad(mm, k) : vec4(0.0), xh = live ? x_quad(mm, k + 16u) : vec4(0.0);
 #ifdef MANTISSA

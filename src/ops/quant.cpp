@@ -87,6 +87,7 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
   v.format = w.format, v.gemv = p.gemv, v.serial = p.serial, v.x_vec4 = p.gemv && K % 4 == 0;
   v.bias = bias.defined(), v.mt = p.mt, v.rows = p.rows, v.tpr = p.tpr, v.words = p.words, v.unroll = p.unroll;
   v.mantissa = p.mantissa && w.format == QuantFormat::int4;
+  v.pairs = p.pairs && w.format == QuantFormat::int4;
   for (std::int64_t b0 = 0; b0 < Kb; b0 += p.blocks_per_launch) {
     const std::int64_t b1 = std::min(Kb, b0 + p.blocks_per_launch);
     Launch launch(dev, op);

@@ -14,9 +14,12 @@ namespace gltensor::detail {
 /// bandwidth at 14336 x 4096; 8 spilled registers in the int8 form).
 inline constexpr std::int64_t kQLinearRows = 4;
 /// The words GEMV (an invocation per 32-bit word of packed weights, so that a subgroup's loads of
-/// x are contiguous): output features per group and words per invocation per trip, all loaded
-/// before any is used (overridden by Settings::qlinear_gemv for tuning).
-inline constexpr std::int64_t kQLinearWordRows = 4, kQLinearWordUnroll = 2;
+/// x are contiguous; the GPUs' default): output features per group and words per invocation per
+/// trip, all loaded before any is used (overridden by Settings::qlinear_gemv for tuning). H100,
+/// bench/RESULTS.md: 8 x 2 x 64 took int8 at 14336 x 4096 from 0.63 to 0.89 of a copy's
+/// bandwidth and int4 from 0.48 to 0.51; 4 rows, more words per trip or the mantissa form were
+/// no faster.
+inline constexpr std::int64_t kQLinearWordRows = 8, kQLinearWordUnroll = 2;
 
 struct QLinearPlan {
   bool gemv = true;
@@ -26,6 +29,7 @@ struct QLinearPlan {
   // GEMV: rows of x and output features per group of tpr invocations (local / tpr groups)
   std::int64_t mt = 1, rows = 2, tpr = 64;
   std::int64_t unroll = 1;             // words GEMV: words per invocation per trip (tpr apart)
+  bool pairs = false;                  // words GEMV: int4 in pairs of adjacent words
   bool mantissa = false;               // words GEMV: int4's nibbles decoded through the mantissa
   std::int64_t blocks_per_launch = 1;  // K blocks of 32 per launch (later launches add to y)
 };
@@ -66,11 +70,12 @@ inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, s
   QLinearPlan p;
   p.gemv = forced == Q::choose ? M <= 8 : forced != Q::gemm;
   p.serial = forced == Q::choose ? p.gemv && software : forced == Q::serial;
-  p.words = p.gemv && forced == Q::words;
+  p.words = p.gemv && (forced == Q::words || (forced == Q::choose && !software));
   p.mt = M <= 1 ? 1 : M <= 2 ? 2 : 4;
   p.rows = p.serial ? 1 : p.words ? (shape.rows > 0 ? shape.rows : kQLinearWordRows) : kQLinearRows;
   p.unroll = p.words ? (shape.unroll > 0 ? shape.unroll : kQLinearWordUnroll) : 1;
   p.mantissa = p.words && shape.mantissa;
+  p.pairs = p.words && shape.pairs;
   const std::int64_t Kb = std::max<std::int64_t>(1, (K + 31) / 32);
   // Invocations per group of output features (GEMV): >= mt * rows (the reduction's last step
   // stores them), enough for the row's blocks (words: Q4's 4 per block, each trip `unroll`).

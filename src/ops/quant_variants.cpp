@@ -33,7 +33,7 @@ std::vector<QuantVariant> QuantVariant::space() {
 Defines QLinearVariant::defines() const {
   Defines d;
   d.flag(format_flag(format)).flag("GEMV", gemv).flag("SERIAL", serial).flag("X_VEC4", x_vec4).flag("HAS_BIAS", bias);
-  d.flag("WORDS", words).flag("MANTISSA", mantissa);
+  d.flag("WORDS", words).flag("MANTISSA", mantissa).flag("PAIRS", pairs);
   if (gemv)
     d.uvalue("MT", static_cast<std::uint64_t>(mt))
         .uvalue("ROWS", static_cast<std::uint64_t>(rows))
@@ -60,10 +60,11 @@ std::vector<QLinearVariant> QLinearVariant::space() {
           }
       for (std::int64_t mt : {1, 2, 4})  // the words GEMV at its default shape
         for (bool x_vec4 : {false, true})
-          for (bool mantissa : {false, true}) {
-            if (mantissa && f != QuantFormat::int4) continue;
+          for (int form : {0, 1, 2}) {  // exact, MANTISSA, PAIRS (the last two int4 only)
+            if (form > 0 && f != QuantFormat::int4) continue;
             QLinearVariant v;
-            v.format = f, v.words = true, v.x_vec4 = x_vec4, v.bias = bias, v.mt = mt, v.mantissa = mantissa;
+            v.format = f, v.words = true, v.x_vec4 = x_vec4, v.bias = bias, v.mt = mt;
+            v.mantissa = form == 1, v.pairs = form == 2;
             v.rows = kQLinearWordRows, v.unroll = kQLinearWordUnroll, v.tpr = 64;
             out.push_back(v);
           }

@@ -31,6 +31,7 @@ struct QLinearVariant {
   std::int64_t mt = 1, rows = 4, tpr = 64;  ///< MT, ROWS, TPR (GEMV; the GEMM ignores them)
   std::int64_t unroll = 1;                  ///< UNROLL (WORDS): words per invocation per trip
   bool mantissa = false;                    ///< MANTISSA (Q4 WORDS): nibbles through the mantissa
+  bool pairs = false;                       ///< PAIRS (Q4 WORDS): two adjacent words per unit
   Defines defines() const;
   static std::vector<QLinearVariant> space();
 };

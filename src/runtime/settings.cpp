@@ -78,11 +78,12 @@ QlinearGemvShape parse_qlinear_gemv(const std::string& text) {
   char extra = 0;
   const int n = std::sscanf(text.c_str(), "%dx%dx%d%c%c", &g.rows, &g.unroll, &g.tpr, &tail, &extra);
   g.mantissa = n == 4 && tail == 'm';
-  const bool parsed = n == 3 || g.mantissa;
+  g.pairs = n == 4 && tail == 'p';
+  const bool parsed = n == 3 || g.mantissa || g.pairs;
   if (!parsed || g.tpr < 8 || g.tpr > 256 || (g.tpr & (g.tpr - 1)) != 0 || g.rows < 1 || g.rows > 16 || g.unroll < 1 ||
       g.unroll > 8)
     throw ValueError("gltensor: GLTENSOR_QLINEAR_GEMV=\"" + text +
-                     "\" is not RxUxT[m] with R in 1..16, U in 1..8 and T a power of two in 8..256");
+                     "\" is not RxUxT[m|p] with R in 1..16, U in 1..8 and T a power of two in 8..256");
   return g;
 }
 

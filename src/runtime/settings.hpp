@@ -17,12 +17,13 @@ enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel (gemv: an invocation per K block; words:
 /// an invocation per 32-bit word of packed weights).
 enum class QlinearKernelSetting { choose, gemv, words, serial, gemm };
-/// GLTENSOR_QLINEAR_GEMV=RxUxT[m]: the words GEMV's output features per group (R), words per
+/// GLTENSOR_QLINEAR_GEMV=RxUxT[m|p]: the words GEMV's output features per group (R), words per
 /// invocation per trip (U) and invocations per group (T), 0 = the plan's choice; m: int4's
-/// nibbles decoded through the mantissa (glsl/ops/qlinear.comp's MANTISSA).
+/// nibbles decoded through the mantissa (glsl/ops/qlinear.comp's MANTISSA); p: int4 in pairs of
+/// adjacent words (PAIRS).
 struct QlinearGemvShape {
   int rows = 0, unroll = 0, tpr = 0;
-  bool mantissa = false;
+  bool mantissa = false, pairs = false;
 };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
 enum class RnnSetting { choose, steps, units, quads };
@@ -55,7 +56,7 @@ struct Settings {
   /// GEMM past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on
   /// GPUs).
   QlinearKernelSetting qlinear_kernel = QlinearKernelSetting::choose;
-  /// GLTENSOR_QLINEAR_GEMV=RxUxT[m] (e.g. 8x2x64 or 8x2x64m): the words GEMV's shape (tuning; R in
+  /// GLTENSOR_QLINEAR_GEMV=RxUxT[m|p] (e.g. 8x2x64 or 8x2x64m): the words GEMV's shape (tuning; R in
   /// 1..16, U in 1..8, T a power of two in 8..256; "" = the plan's choice).
   QlinearGemvShape qlinear_gemv;
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small

@@ -654,8 +654,10 @@ TEST(PlanQLinear, KernelAndSplitK) {
   QLinearPlan p = plan_qlinear(1, 4096, false, 65535);
   EXPECT_TRUE(p.gemv);
   EXPECT_FALSE(p.serial);
+  EXPECT_TRUE(p.words);  // GPUs: the words GEMV
   EXPECT_EQ(p.mt, 1);
-  EXPECT_EQ(p.rows, kQLinearRows);
+  EXPECT_EQ(p.rows, kQLinearWordRows);
+  EXPECT_EQ(plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::gemv).rows, kQLinearRows);
   EXPECT_EQ(p.blocks_per_launch, 128);
   // A group's invocations cover its MT x ROWS sums (the reduction's last step stores them).
   for (std::int64_t M : {1, 2, 4, 8})
@@ -681,7 +683,7 @@ TEST(PlanQLinear, KernelAndSplitK) {
     const QLinearPlan wide = plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::words, {4, 1, 256, false});
     EXPECT_EQ(wide.tpr, 256);
     EXPECT_EQ(wide.local, 256u);
-    EXPECT_FALSE(plan_qlinear(1, 4096, false, 65535).words);  // not chosen unless forced
+    EXPECT_FALSE(plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::gemv).words);  // the block GEMV
   }
   p = plan_qlinear(1, 4096, true, 65535);
   EXPECT_TRUE(p.gemv && p.serial);

@@ -225,7 +225,8 @@ TEST(Quant, GridPastOneDispatch) {
 // whose last words pass the row's end (unroll), groups smaller and larger than 64 invocations.
 TEST(Quant, WordsGemvShapes) {
   GLT_RNG(rng);
-  for (const char* shape : {"4x2x64", "8x1x64", "3x3x8", "8x4x128", "16x2x256", "1x8x32", "4x2x64m", "8x1x32m"})
+  for (const char* shape :
+       {"4x2x64", "8x1x64", "3x3x8", "8x4x128", "16x2x256", "1x8x32", "4x2x64m", "8x1x32m", "4x2x64p", "3x1x8p"})
     for (QuantFormat f : kFormats)
       for (auto [M, N, K] :
            std::vector<std::array<std::int64_t, 3>>{{1, 19, 100}, {3, 9, 1000}, {1, 37, 31}, {2, 5, 64}}) {
