@@ -53,8 +53,8 @@ struct Settings {
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
   /// GLTENSOR_QLINEAR_KERNEL=gemv|words|serial|gemm forces quantized_linear's kernel ("" = choose:
-  /// GEMM past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on
-  /// GPUs).
+  /// GEMM past 8 rows of x, else the serial GEMV on software rasterizers and the words GEMV on
+  /// GPUs; gemv: the block GEMV).
   QlinearKernelSetting qlinear_kernel = QlinearKernelSetting::choose;
   /// GLTENSOR_QLINEAR_GEMV=RxUxT[m|p] (e.g. 8x2x64 or 8x2x64m): the words GEMV's shape (tuning; R in
   /// 1..16, U in 1..8, T a power of two in 8..256; "" = the plan's choice).
