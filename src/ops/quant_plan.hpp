@@ -16,10 +16,11 @@ inline constexpr std::int64_t kQLinearRows = 4;
 /// The words GEMV (an invocation per 32-bit word of packed weights, so that a subgroup's loads of
 /// x are contiguous; the GPUs' default): output features per group and words per invocation per
 /// trip, all loaded before any is used (overridden by Settings::qlinear_gemv for tuning). H100,
-/// bench/RESULTS.md: 8 x 2 x 64 took int8 at 14336 x 4096 from 0.63 to 0.89 of a copy's
-/// bandwidth and int4 from 0.48 to 0.51; 4 rows, more words per trip or the mantissa form were
-/// no faster.
-inline constexpr std::int64_t kQLinearWordRows = 8, kQLinearWordUnroll = 2;
+/// bench/RESULTS.md: 8 x 1 x 64 with int4 in pairs took int8 at 14336 x 4096 from 0.62 to 0.90
+/// of a copy's bandwidth and int4 from 0.48 to 0.57 (28672 x 8192: 0.83 -> 0.94, 0.60 -> 0.68);
+/// 4 or 16 rows, more words per trip or the mantissa form were no faster.
+inline constexpr std::int64_t kQLinearWordRows = 8, kQLinearWordUnroll = 1;
+inline constexpr bool kQLinearWordPairs = true;  // int4: two adjacent words per invocation's unit
 
 struct QLinearPlan {
   bool gemv = true;
@@ -75,7 +76,7 @@ inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, s
   p.rows = p.serial ? 1 : p.words ? (shape.rows > 0 ? shape.rows : kQLinearWordRows) : kQLinearRows;
   p.unroll = p.words ? (shape.unroll > 0 ? shape.unroll : kQLinearWordUnroll) : 1;
   p.mantissa = p.words && shape.mantissa;
-  p.pairs = p.words && shape.pairs;
+  p.pairs = p.words && (shape.rows > 0 ? shape.pairs : kQLinearWordPairs);
   const std::int64_t Kb = std::max<std::int64_t>(1, (K + 31) / 32);
   // Invocations per group of output features (GEMV): >= mt * rows (the reduction's last step
   // stores them), enough for the row's blocks (words: Q4's 4 per block, each trip `unroll`).

@@ -673,6 +673,8 @@ TEST(PlanQLinear, KernelAndSplitK) {
     EXPECT_TRUE(w.gemv && w.words && !w.serial);
     EXPECT_EQ(w.rows, kQLinearWordRows);
     EXPECT_EQ(w.unroll, kQLinearWordUnroll);
+    EXPECT_EQ(w.pairs, kQLinearWordPairs);
+    EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, QlinearKernelSetting::words, {4, 2, 64, false, false}).pairs);
     EXPECT_EQ(w.tpr, 64);
     EXPECT_EQ(plan_qlinear(1, 64, false, 65535, QlinearKernelSetting::words).tpr, 8);  // 8 words
     const QLinearPlan big = plan_qlinear(4, 4096, false, 65535, QlinearKernelSetting::words, {16, 1, 256, true});
