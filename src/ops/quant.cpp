@@ -76,8 +76,8 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
     y.fill_(0.0);
     return bias.defined() ? add(y, bias) : y;
   }
-  const QLinearPlan p =
-      plan_qlinear(M, K, dev.adapter().software, dev.loop_budget(), settings().qlinear_kernel, settings().qlinear_gemv);
+  const QLinearPlan p = plan_qlinear(M, K, dev.adapter().software, dev.loop_budget(), settings().qlinear_kernel,
+                                     settings().qlinear_gemv, N);
   if (qlinear_loops(p, 1) > dev.loop_budget())
     throw LimitError("gltensor::quantized_linear: x [" + std::to_string(M) + ", " + std::to_string(K) + "] with the " +
                      shape_of(w) + " needs " + std::to_string(qlinear_loops(p, 1)) +

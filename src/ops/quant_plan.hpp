@@ -63,10 +63,11 @@ inline std::uint64_t qlinear_loops(const QLinearPlan& p, std::int64_t blocks) {
 /// M rows of x, K input features (Kb = ceil(K / 32) blocks), under a loop limit.
 /// software: a CPU rasterizer (llvmpipe), where the GEMV's shared-memory reduction costs more
 /// than it saves (the serial form). forced: Settings::qlinear_kernel (choose, or the kernel to use);
-/// shape: Settings::qlinear_gemv (the words GEMV's rows, unroll and invocations per group).
+/// shape: Settings::qlinear_gemv (the words GEMV's rows, unroll and invocations per group);
+/// N: output features (0 = unknown), for the words GEMV's group size.
 inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, std::uint64_t loop_limit,
-                                QlinearKernelSetting forced = QlinearKernelSetting::choose,
-                                QlinearGemvShape shape = {}) {
+                                QlinearKernelSetting forced = QlinearKernelSetting::choose, QlinearGemvShape shape = {},
+                                std::int64_t N = 0) {
   using Q = QlinearKernelSetting;
   QLinearPlan p;
   p.gemv = forced == Q::choose ? M <= 8 : forced != Q::gemm;
@@ -83,6 +84,12 @@ inline QLinearPlan plan_qlinear(std::int64_t M, std::int64_t K, bool software, s
   const std::int64_t most = p.words && shape.tpr > 0 ? shape.tpr : 64, units = p.words ? 4 * Kb : Kb;
   p.tpr = 8;
   while (p.tpr < p.mt * p.rows || (p.tpr < most && p.tpr * p.unroll < units)) p.tpr *= 2;
+  // Words: few output features over a long K (a down projection: N 4096, K 14336 made 512 groups
+  // of 64, too few invocations for the H100's 132 SMs, bench/RESULTS.md) get larger groups, up
+  // to 256 invocations, until the launch has 64Ki invocations (N: 0 = unknown).
+  const std::int64_t groups = (N + p.rows - 1) / p.rows;
+  while (p.words && shape.tpr == 0 && N > 0 && p.tpr < 256 && groups * p.tpr < 65536 && p.tpr * p.unroll < units)
+    p.tpr *= 2;
   // The reduction's shared floats (mt * rows per invocation) within 16 KiB, GL ES's minimum.
   while (p.tpr > 64 && p.tpr * p.mt * p.rows > 4096) p.tpr /= 2;
   p.local = p.gemv ? static_cast<std::uint32_t>(std::max<std::int64_t>(64, p.tpr)) : 256;

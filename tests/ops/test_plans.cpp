@@ -686,6 +686,11 @@ TEST(PlanQLinear, KernelAndSplitK) {
     EXPECT_EQ(wide.tpr, 256);
     EXPECT_EQ(wide.local, 256u);
     EXPECT_FALSE(plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::gemv).words);  // the block GEMV
+    // Few features over a long K: larger groups (up to 256) until 64Ki invocations.
+    EXPECT_EQ(plan_qlinear(1, 14336, false, 65535, QlinearKernelSetting::choose, {}, 4096).tpr, 128);
+    EXPECT_EQ(plan_qlinear(1, 14336, false, 65535, QlinearKernelSetting::choose, {}, 1024).tpr, 256);
+    EXPECT_EQ(plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::choose, {}, 14336).tpr, 64);
+    EXPECT_EQ(plan_qlinear(1, 64, false, 65535, QlinearKernelSetting::choose, {}, 8).tpr, 8);  // 8 words
   }
   p = plan_qlinear(1, 4096, true, 65535);
   EXPECT_TRUE(p.gemv && p.serial);
