@@ -182,12 +182,13 @@ TEST(Quant, LinearSplitK) {
         ScopedSettings set;
         set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
         // A loop limit that leaves one block per invocation (GEMV: 64 blocks per launch) or two.
-        const detail::QLinearPlan p = detail::plan_qlinear(M, K, true, 1u << 30, set->qlinear_kernel);
+        const std::int64_t N = 5;
+        const detail::QLinearPlan p =
+            detail::plan_qlinear(M, K, true, 1u << 30, set->qlinear_kernel, set->qlinear_gemv, N);
         if (p.gemv && !p.serial && K <= 64 * 32) continue;  // the GEMV splits past 64 blocks
         const std::uint64_t limit = detail::qlinear_loops(p, p.gemv && !p.serial ? 1 : 2);
-        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, set->qlinear_kernel).blocks_per_launch,
+        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, set->qlinear_kernel, set->qlinear_gemv, N).blocks_per_launch,
                   (K + 31) / 32);  // split
-        const std::int64_t N = 5;
         const auto w = weights(rng, N, K);
         const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
         const auto x = uniform(rng, static_cast<std::size_t>(M * K));
