@@ -16,6 +16,14 @@
 //        product by its scale (one multiply per 32 products, as ggml's mul_mat_vec); Q8 scales
 //        the row's sum once. X_VEC4: K % 4 == 0, x read as vec4s. SERIAL (software rasterizers):
 //        an invocation per output feature loops over the blocks itself, no reduction.
+//        WORDS: the group's invocations stride over the rows' 32-bit words instead of blocks
+//        (invocation t takes words t, t + TPR, ..., UNROLL of them per trip, all ROWS x UNROLL
+//        words loaded before any is used), so that neighbours read neighbouring words and
+//        neighbouring quads of x: a block per invocation reads x 128 bytes apart across a
+//        subgroup, a cache line per invocation per load. Q4 word q of a block holds columns
+//        4q..4q+3 (low nibbles) and 4q+16..4q+19 (high); Q8 word i columns 4i..4i+3.
+//        MANTISSA (Q4 WORDS): nibbles become floats in two instructions (accumulate_words).
+//        PAIRS (Q4 WORDS): an invocation's unit is two adjacent words (a uvec2, one scale).
 //   GEMM (prefill: many rows)     workgroup (WORKGROUP_ID.x, .y) = a 64 x 64 tile of y (features x
 //        rows); per K block, 64 x 32 of x and the 64 x 32 dequantized weights go to shared
 //        memory; each of the 256 invocations accumulates a 4 x 4 sub-tile (strided by 16).
@@ -29,7 +37,13 @@ layout(std430, binding = 1) readonly buffer X { vec4 x4[]; };
 #else
 layout(std430, binding = 1) readonly buffer X { float x1[]; };
 #endif
+#if defined(WORDS) && defined(PAIRS)
+layout(std430, binding = 2) readonly buffer Data { uvec2 wq[]; };  // Q4: 2 per block
+#elif defined(WORDS)
+layout(std430, binding = 2) readonly buffer Data { uint wq[]; };  // Q4: 4 per block, Q8: 8
+#else
 layout(std430, binding = 2) readonly buffer Data { uvec4 wq[]; };  // Q4: 1 per block, Q8: 2
+#endif
 layout(std430, binding = 3) readonly buffer Scales { uint scales[]; };
 #ifdef HAS_BIAS
 layout(std430, binding = 4) readonly buffer Bias { float bias[]; };
@@ -109,6 +123,84 @@ float block_dot(uvec4 w0, uvec4 w1, vec4 xs[8]) {
 }
 #endif
 
+#ifdef WORDS
+// Units (an invocation's share per trip) per block: PAIRS (Q4) two adjacent words, else a word.
+#if defined(Q4) && defined(PAIRS)
+#define WPB 2u
+#define WORD uvec2
+#elif defined(Q4)
+#define WPB 4u
+#define WORD uint
+#else
+#define WPB 8u
+#define WORD uint
+#endif
+// Adds words i0 + j * TPR (j < UNROLL; those at or past iend add nothing) of output features
+// n0.. (ROWS) against rows m0.. (MT) of x to acc[m * ROWS + r]; rows past N or M repeat the last.
+void accumulate_words(uint i0, uint iend, uint n0, uint m0, inout float acc[NACC]) {
+  WORD w[UNROLL * ROWS];
+#ifdef Q4
+  float d[UNROLL * ROWS];
+#endif
+  for (uint j = 0u; j < UNROLL; ++j) {
+    uint i = min(i0 + j * TPR, iend - 1u);
+    for (uint r = 0u; r < ROWS; ++r) {
+      uint n = min(n0 + r, u_N - 1u);
+      w[j * ROWS + r] = wq[n * u_Kb * WPB + i];
+#ifdef Q4
+      d[j * ROWS + r] = scale_at(n * u_Kb + i / WPB);
+#endif
+    }
+  }
+  for (uint m = 0u; m < MT; ++m) {
+    uint mm = min(m0 + m, u_M - 1u);
+    for (uint j = 0u; j < UNROLL; ++j) {
+      uint i = i0 + j * TPR;
+      bool live = i < iend;
+#if defined(Q4) && defined(PAIRS)
+      // Words 2h and 2h + 1 of block i / 2 (h = i % 2): columns 8h..8h+7 and 8h+16..8h+23.
+      uint k = (i / 2u) * 32u + (i % 2u) * 8u;
+      vec4 x0 = live ? x_quad(mm, k) : vec4(0.0), x1 = live ? x_quad(mm, k + 4u) : vec4(0.0);
+      vec4 x2 = live ? x_quad(mm, k + 16u) : vec4(0.0), x3 = live ? x_quad(mm, k + 20u) : vec4(0.0);
+      for (uint r = 0u; r < ROWS; ++r) {
+        uvec2 v = w[j * ROWS + r];
+        vec4 p = fields(v.x, 0u, 0xfu, 8388616.0) * x0 + fields(v.y, 0u, 0xfu, 8388616.0) * x1 +
+                 fields(v.x, 4u, 0xfu, 8388616.0) * x2 + fields(v.y, 4u, 0xfu, 8388616.0) * x3;
+        acc[m * ROWS + r] += dot(p, vec4(1.0)) * d[j * ROWS + r];
+      }
+#elif defined(Q4)
+      uint k = (i / 4u) * 32u + (i % 4u) * 4u;
+      vec4 xl = live ? x_quad(mm, k) : vec4(0.0), xh = live ? x_quad(mm, k + 16u) : vec4(0.0);
+#ifdef MANTISSA
+      // Two instructions a field: u into the mantissa's top bits makes the float 1 + u / 16, and
+      // sum((u - 8) x) = 16 (sum((1 + u / 16) x) - 1.5 sum(x)), the sum of x once per word for
+      // the ROWS features. An infinite x (or a sum that overflows) takes the exact form instead,
+      // which keeps Inf * w as IEEE has it (Inf - Inf would be NaN).
+      float xsum = 1.5 * (dot(xl, vec4(1.0)) + dot(xh, vec4(1.0)));
+      bool finite = !isinf(xsum) && !isnan(xsum);
+#endif
+      for (uint r = 0u; r < ROWS; ++r) {
+        uint v = w[j * ROWS + r];
+#ifdef MANTISSA
+        if (finite) {
+          vec4 lo = uintBitsToFloat(((uvec4(v << 19, v << 11, v << 3, v >> 5)) & 0x00780000u) | 0x3f800000u);
+          vec4 hi = uintBitsToFloat(((uvec4(v << 15, v << 7, v >> 1, v >> 9)) & 0x00780000u) | 0x3f800000u);
+          acc[m * ROWS + r] += (dot(lo, xl) + dot(hi, xh) - xsum) * (16.0 * d[j * ROWS + r]);
+          continue;
+        }
+#endif
+        vec4 p = fields(v, 0u, 0xfu, 8388616.0) * xl + fields(v, 4u, 0xfu, 8388616.0) * xh;
+        acc[m * ROWS + r] += dot(p, vec4(1.0)) * d[j * ROWS + r];
+      }
+#else
+      vec4 xq = live ? x_quad(mm, 4u * i) : vec4(0.0);
+      for (uint r = 0u; r < ROWS; ++r)
+        acc[m * ROWS + r] += dot(fields(w[j * ROWS + r] ^ 0x80808080u, 0u, 0xffu, 8388736.0), xq);
+#endif
+    }
+  }
+}
+#else
 // Adds K block b of output features n0.. (ROWS) against rows m0.. (MT) of x to acc[m * ROWS + r]
 // (rows past N or M repeat the last one; their sums are not stored). Each row of x's block is
 // loaded once for the ROWS features.
@@ -142,6 +234,7 @@ void accumulate_block(uint b, uint n0, uint m0, inout float acc[NACC]) {
     }
   }
 }
+#endif  // WORDS
 
 // y[m, n] from a finished sum (Q8: times the row's scale).
 void finish(uint m, uint n, float v) {
@@ -172,7 +265,12 @@ void main() {
   uint n0 = (WORKGROUP_ID.x * (LOCAL_X / TPR) + g) * ROWS, m0 = WORKGROUP_ID.y * MT;
   float acc[NACC];
   for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
+#ifdef WORDS
+  uint iend = u_b1 * WPB;
+  for (uint i = u_b0 * WPB + lt; LOOP(i < iend); i += TPR * UNROLL) accumulate_words(i, iend, n0, m0, acc);
+#else
   for (uint b = u_b0 + lt; LOOP(b < u_b1); b += TPR) accumulate_block(b, n0, m0, acc);
+#endif
   for (uint i = 0u; i < NACC; ++i) s_red[i * LOCAL_X + t] = acc[i];
   barrier();
   for (uint s = TPR / 2u; s > 0u; s >>= 1) {

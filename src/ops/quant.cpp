@@ -76,7 +76,8 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
     y.fill_(0.0);
     return bias.defined() ? add(y, bias) : y;
   }
-  const QLinearPlan p = plan_qlinear(M, K, dev.adapter().software, dev.loop_budget(), settings().qlinear_kernel);
+  const QLinearPlan p = plan_qlinear(M, K, dev.adapter().software, dev.loop_budget(), settings().qlinear_kernel,
+                                     settings().qlinear_gemv, N);
   if (qlinear_loops(p, 1) > dev.loop_budget())
     throw LimitError("gltensor::quantized_linear: x [" + std::to_string(M) + ", " + std::to_string(K) + "] with the " +
                      shape_of(w) + " needs " + std::to_string(qlinear_loops(p, 1)) +
@@ -84,7 +85,9 @@ Tensor qlinear_launch(DeviceImpl& dev, const Tensor& x, const QuantizedWeight& w
                      std::to_string(dev.loop_budget()));
   QLinearVariant v;
   v.format = w.format, v.gemv = p.gemv, v.serial = p.serial, v.x_vec4 = p.gemv && K % 4 == 0;
-  v.bias = bias.defined(), v.mt = p.mt, v.rows = p.rows, v.tpr = p.tpr;
+  v.bias = bias.defined(), v.mt = p.mt, v.rows = p.rows, v.tpr = p.tpr, v.words = p.words, v.unroll = p.unroll;
+  v.mantissa = p.mantissa && w.format == QuantFormat::int4;
+  v.pairs = p.pairs && w.format == QuantFormat::int4;
   for (std::int64_t b0 = 0; b0 < Kb; b0 += p.blocks_per_launch) {
     const std::int64_t b1 = std::min(Kb, b0 + p.blocks_per_launch);
     Launch launch(dev, op);

@@ -33,10 +33,12 @@ std::vector<QuantVariant> QuantVariant::space() {
 Defines QLinearVariant::defines() const {
   Defines d;
   d.flag(format_flag(format)).flag("GEMV", gemv).flag("SERIAL", serial).flag("X_VEC4", x_vec4).flag("HAS_BIAS", bias);
+  d.flag("WORDS", words).flag("MANTISSA", mantissa).flag("PAIRS", pairs);
   if (gemv)
     d.uvalue("MT", static_cast<std::uint64_t>(mt))
         .uvalue("ROWS", static_cast<std::uint64_t>(rows))
         .uvalue("TPR", static_cast<std::uint64_t>(tpr));
+  if (words) d.uvalue("UNROLL", static_cast<std::uint64_t>(unroll));
   return d;
 }
 
@@ -54,6 +56,16 @@ std::vector<QLinearVariant> QLinearVariant::space() {
             v.format = f, v.serial = serial, v.x_vec4 = x_vec4, v.bias = bias, v.mt = mt;
             v.rows = serial ? 1 : kQLinearRows;
             v.tpr = serial ? 8 : 64;
+            out.push_back(v);
+          }
+      for (std::int64_t mt : {1, 2, 4})  // the words GEMV at its default shape
+        for (bool x_vec4 : {false, true})
+          for (int form : {0, 1, 2}) {  // exact, MANTISSA, PAIRS (the last two int4 only)
+            if (form > 0 && f != QuantFormat::int4) continue;
+            QLinearVariant v;
+            v.format = f, v.words = true, v.x_vec4 = x_vec4, v.bias = bias, v.mt = mt;
+            v.mantissa = form == 1, v.pairs = form == 2;
+            v.rows = kQLinearWordRows, v.unroll = kQLinearWordUnroll, v.tpr = 64;
             out.push_back(v);
           }
     }

@@ -1,6 +1,7 @@
 #include "runtime/settings.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -78,7 +79,23 @@ F16ExtSetting parse_f16_ext(const std::string& text) {
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text) {
   using Q = QlinearKernelSetting;
   return parse<Q>("GLTENSOR_QLINEAR_KERNEL", text,
-                  {{"", Q::choose}, {"gemv", Q::gemv}, {"serial", Q::serial}, {"gemm", Q::gemm}});
+                  {{"", Q::choose}, {"gemv", Q::gemv}, {"words", Q::words}, {"serial", Q::serial}, {"gemm", Q::gemm}});
+}
+
+QlinearGemvShape parse_qlinear_gemv(const std::string& text) {
+  QlinearGemvShape g;
+  if (text.empty()) return g;
+  char tail = 0;
+  char extra = 0;
+  const int n = std::sscanf(text.c_str(), "%dx%dx%d%c%c", &g.rows, &g.unroll, &g.tpr, &tail, &extra);
+  g.mantissa = n == 4 && tail == 'm';
+  g.pairs = n == 4 && tail == 'p';
+  const bool parsed = n == 3 || g.mantissa || g.pairs;
+  if (!parsed || g.tpr < 8 || g.tpr > 256 || (g.tpr & (g.tpr - 1)) != 0 || g.rows < 1 || g.rows > 16 || g.unroll < 1 ||
+      g.unroll > 8)
+    throw ValueError("gltensor: GLTENSOR_QLINEAR_GEMV=\"" + text +
+                     "\" is not RxUxT[m|p] with R in 1..16, U in 1..8 and T a power of two in 8..256");
+  return g;
 }
 
 RnnSetting parse_rnn(const std::string& text) {
@@ -106,6 +123,7 @@ Settings Settings::from_env() {
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
+  s.qlinear_gemv = parse_qlinear_gemv(env("GLTENSOR_QLINEAR_GEMV"));
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));

@@ -19,10 +19,19 @@ enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_
 enum class F16MatmulSetting { choose, f16x4, f16x2 };
 /// GLTENSOR_F16_EXT: the extension f16 kernels enable.
 enum class F16ExtSetting { choose, nv, amd, ext };
-/// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel.
-enum class QlinearKernelSetting { choose, gemv, serial, gemm };
 /// GLTENSOR_IMATMUL: where the block-f32 integer matmul keeps its int32 totals.
 enum class IMatmulSetting { choose, regs, mem };
+/// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel (gemv: an invocation per K block; words:
+/// an invocation per 32-bit word of packed weights).
+enum class QlinearKernelSetting { choose, gemv, words, serial, gemm };
+/// GLTENSOR_QLINEAR_GEMV=RxUxT[m|p]: the words GEMV's output features per group (R), words per
+/// invocation per trip (U) and invocations per group (T), 0 = the plan's choice; m: int4's
+/// nibbles decoded through the mantissa (glsl/ops/qlinear.comp's MANTISSA); p: int4 in pairs of
+/// adjacent words (PAIRS).
+struct QlinearGemvShape {
+  int rows = 0, unroll = 0, tpr = 0;
+  bool mantissa = false, pairs = false;
+};
 /// GLTENSOR_RNN: the recurrent layers' time loop.
 enum class RnnSetting { choose, steps, units, quads };
 
@@ -35,6 +44,7 @@ PrecisionSetting parse_precision(const std::string& text);
 F16MatmulSetting parse_f16_matmul(const std::string& text);
 F16ExtSetting parse_f16_ext(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
+QlinearGemvShape parse_qlinear_gemv(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
 IMatmulSetting parse_imatmul(const std::string& text);
 
@@ -52,9 +62,13 @@ struct Settings {
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
-  /// GLTENSOR_QLINEAR_KERNEL=gemv|serial|gemm forces quantized_linear's kernel ("" = choose: GEMM
-  /// past 8 rows of x, else the serial GEMV on software rasterizers and the reduced GEMV on GPUs).
+  /// GLTENSOR_QLINEAR_KERNEL=gemv|words|serial|gemm forces quantized_linear's kernel ("" = choose:
+  /// GEMM past 8 rows of x, else the serial GEMV on software rasterizers and the words GEMV on
+  /// GPUs; gemv: the block GEMV).
   QlinearKernelSetting qlinear_kernel = QlinearKernelSetting::choose;
+  /// GLTENSOR_QLINEAR_GEMV=RxUxT[m|p] (e.g. 8x2x64 or 8x2x64m): the words GEMV's shape (tuning; R in
+  /// 1..16, U in 1..8, T a power of two in 8..256; "" = the plan's choice).
+  QlinearGemvShape qlinear_gemv;
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
   /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
   ConvSetting conv = ConvSetting::choose;

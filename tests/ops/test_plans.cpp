@@ -709,6 +709,18 @@ TEST(Settings, ParsedIntoEnums) {
   EXPECT_EQ(parse_precision("f16-matmul"), PrecisionSetting::f16_matmul);
   EXPECT_EQ(parse_qlinear_kernel("serial"), QlinearKernelSetting::serial);
   EXPECT_EQ(parse_qlinear_kernel(""), QlinearKernelSetting::choose);
+  EXPECT_EQ(parse_qlinear_kernel("words"), QlinearKernelSetting::words);
+  {
+    const QlinearGemvShape g = parse_qlinear_gemv("8x2x128m");
+    EXPECT_EQ(g.rows, 8);
+    EXPECT_EQ(g.unroll, 2);
+    EXPECT_EQ(g.tpr, 128);
+    EXPECT_TRUE(g.mantissa);
+    EXPECT_FALSE(parse_qlinear_gemv("4x1x64").mantissa);
+    EXPECT_EQ(parse_qlinear_gemv("").rows, 0);
+    for (const char* bad : {"8x2", "8x2x96", "0x1x64", "4x9x64", "4x1x512", "4x1x64q", "4x1x64mm"})
+      EXPECT_THROW(parse_qlinear_gemv(bad), ValueError) << bad;
+  }
   try {
     parse_matmul_kernel("vec5");
     ADD_FAILURE() << "no error";
@@ -724,8 +736,10 @@ TEST(PlanQLinear, KernelAndSplitK) {
   QLinearPlan p = plan_qlinear(1, 4096, false, 65535);
   EXPECT_TRUE(p.gemv);
   EXPECT_FALSE(p.serial);
+  EXPECT_TRUE(p.words);  // GPUs: the words GEMV
   EXPECT_EQ(p.mt, 1);
-  EXPECT_EQ(p.rows, kQLinearRows);
+  EXPECT_EQ(p.rows, kQLinearWordRows);
+  EXPECT_EQ(plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::gemv).rows, kQLinearRows);
   EXPECT_EQ(p.blocks_per_launch, 128);
   // A group's invocations cover its MT x ROWS sums (the reduction's last step stores them).
   for (std::int64_t M : {1, 2, 4, 8})
@@ -734,6 +748,32 @@ TEST(PlanQLinear, KernelAndSplitK) {
       EXPECT_GE(g.tpr, g.mt * g.rows) << M << " " << K;
       EXPECT_LE(g.tpr, g.local);
     }
+  // The words GEMV (forced): the shape's rows and unroll; enough invocations per group for the
+  // row's words (4 per block) up to T, at least mt * rows, and the reduction within 16 KiB.
+  {
+    const QLinearPlan w = plan_qlinear(1, 4096, true, 65535, QlinearKernelSetting::words);
+    EXPECT_TRUE(w.gemv && w.words && !w.serial);
+    EXPECT_EQ(w.rows, kQLinearWordRows);
+    EXPECT_EQ(w.unroll, kQLinearWordUnroll);
+    EXPECT_EQ(w.pairs, kQLinearWordPairs);
+    EXPECT_FALSE(plan_qlinear(1, 4096, true, 65535, QlinearKernelSetting::words, {4, 2, 64, false, false}).pairs);
+    EXPECT_EQ(w.tpr, 64);
+    EXPECT_EQ(plan_qlinear(1, 64, false, 65535, QlinearKernelSetting::words).tpr, 8);  // 8 words
+    const QLinearPlan big = plan_qlinear(4, 4096, false, 65535, QlinearKernelSetting::words, {16, 1, 256, true});
+    EXPECT_EQ(big.rows, 16);
+    EXPECT_TRUE(big.mantissa);
+    EXPECT_EQ(big.tpr, 64);  // 4 x 16 sums per invocation: 64 invocations fill 16 KiB
+    EXPECT_EQ(big.local, 64u);
+    const QLinearPlan wide = plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::words, {4, 1, 256, false});
+    EXPECT_EQ(wide.tpr, 256);
+    EXPECT_EQ(wide.local, 256u);
+    EXPECT_FALSE(plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::gemv).words);  // the block GEMV
+    // Few features over a long K: larger groups (up to 256) until 64Ki invocations.
+    EXPECT_EQ(plan_qlinear(1, 14336, false, 65535, QlinearKernelSetting::choose, {}, 4096).tpr, 128);
+    EXPECT_EQ(plan_qlinear(1, 14336, false, 65535, QlinearKernelSetting::choose, {}, 1024).tpr, 256);
+    EXPECT_EQ(plan_qlinear(1, 4096, false, 65535, QlinearKernelSetting::choose, {}, 14336).tpr, 64);
+    EXPECT_EQ(plan_qlinear(1, 64, false, 65535, QlinearKernelSetting::choose, {}, 8).tpr, 8);  // 8 words
+  }
   p = plan_qlinear(1, 4096, true, 65535);
   EXPECT_TRUE(p.gemv && p.serial);
   EXPECT_EQ(p.rows, 1);
@@ -745,18 +785,19 @@ TEST(PlanQLinear, KernelAndSplitK) {
   EXPECT_EQ(plan_qlinear(8, 384, true, 65535).mt, 4);
   EXPECT_FALSE(plan_qlinear(9, 384, true, 65535).gemv);
   // Under the loop limit: every launch fits it, and the launches cover K.
-  for (std::int64_t M : {1, 4, 64})
-    for (std::int64_t K : {32, 1000, 4100, 100000})
-      for (std::uint64_t limit : {60u, 500u, 65535u}) {
-        const QLinearPlan q = plan_qlinear(M, K, false, limit);
-        const std::int64_t Kb = (K + 31) / 32;
-        EXPECT_GE(q.blocks_per_launch, 1);
-        EXPECT_LE(q.blocks_per_launch, Kb);
-        if (qlinear_loops(q, 1) <= limit) {
-          EXPECT_LE(qlinear_loops(q, q.blocks_per_launch), limit) << M << " " << K << " " << limit;
-          if (q.blocks_per_launch < Kb) {
-            EXPECT_GT(qlinear_loops(q, q.blocks_per_launch + 1), limit);
+  for (auto kernel : {QlinearKernelSetting::choose, QlinearKernelSetting::words})
+    for (std::int64_t M : {1, 4, 64})
+      for (std::int64_t K : {32, 1000, 4100, 100000})
+        for (std::uint64_t limit : {60u, 500u, 65535u}) {
+          const QLinearPlan q = plan_qlinear(M, K, false, limit, kernel);
+          const std::int64_t Kb = (K + 31) / 32;
+          EXPECT_GE(q.blocks_per_launch, 1);
+          EXPECT_LE(q.blocks_per_launch, Kb);
+          if (qlinear_loops(q, 1) <= limit) {
+            EXPECT_LE(qlinear_loops(q, q.blocks_per_launch), limit) << M << " " << K << " " << limit;
+            if (q.blocks_per_launch < Kb) {
+              EXPECT_GT(qlinear_loops(q, q.blocks_per_launch + 1), limit);
+            }
           }
         }
-      }
 }

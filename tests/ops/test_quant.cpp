@@ -22,11 +22,14 @@ namespace {
 const QuantFormat kFormats[] = {QuantFormat::int8, QuantFormat::int4};
 // Runs body() with quantized_linear's kernel chosen by shape and device, then with each forced.
 template <typename Body>
-void for_each_kernel(Body&& body, std::initializer_list<const char*> kernels = {"", "gemv", "serial", "gemm"}) {
+void for_each_kernel(Body&& body,
+                     std::initializer_list<const char*> kernels = {"", "gemv", "words", "words-m", "serial", "gemm"}) {
   for (const char* kernel : kernels) {
     SCOPED_TRACE(std::string("kernel '") + kernel + "'");
     ScopedSettings set;
-    set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
+    const bool mantissa = std::string(kernel) == "words-m";  // the words GEMV, int4 through the mantissa
+    set->qlinear_kernel = detail::parse_qlinear_kernel(mantissa ? "words" : kernel);
+    if (mantissa) set->qlinear_gemv = detail::parse_qlinear_gemv("4x2x64m");
     body();
   }
 }
@@ -171,7 +174,7 @@ TEST(Quant, LinearNanInfAndBatchDims) {
 
 TEST(Quant, LinearSplitK) {
   GLT_RNG(rng);
-  for (const char* kernel : {"gemv", "serial", "gemm"})
+  for (const char* kernel : {"gemv", "words", "serial", "gemm"})
     for (QuantFormat f : kFormats)
       for (auto [M, K] : std::vector<std::array<std::int64_t, 2>>{{1, 4100}, {4, 4100}, {20, 200}}) {
         SCOPED_TRACE(std::string(kernel) + " " + quant_format_name(f) + " M " + std::to_string(M) + " K " +
@@ -179,12 +182,13 @@ TEST(Quant, LinearSplitK) {
         ScopedSettings set;
         set->qlinear_kernel = detail::parse_qlinear_kernel(kernel);
         // A loop limit that leaves one block per invocation (GEMV: 64 blocks per launch) or two.
-        const detail::QLinearPlan p = detail::plan_qlinear(M, K, true, 1u << 30, set->qlinear_kernel);
+        const std::int64_t N = 5;
+        const detail::QLinearPlan p =
+            detail::plan_qlinear(M, K, true, 1u << 30, set->qlinear_kernel, set->qlinear_gemv, N);
         if (p.gemv && !p.serial && K <= 64 * 32) continue;  // the GEMV splits past 64 blocks
         const std::uint64_t limit = detail::qlinear_loops(p, p.gemv && !p.serial ? 1 : 2);
-        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, set->qlinear_kernel).blocks_per_launch,
+        ASSERT_LT(detail::plan_qlinear(M, K, true, limit, set->qlinear_kernel, set->qlinear_gemv, N).blocks_per_launch,
                   (K + 31) / 32);  // split
-        const std::int64_t N = 5;
         const auto w = weights(rng, N, K);
         const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
         const auto x = uniform(rng, static_cast<std::size_t>(M * K));
@@ -214,8 +218,33 @@ TEST(Quant, GridPastOneDispatch) {
         [&] {
           EXPECT_TRUE(close(quantized_linear(Tensor::from_host(device(), x, {1, K}), q).to_vector(), ref, 1e-5, 1e-4));
         },
-        {"", "gemv"});
+        {"", "gemv", "words"});
   }
+}
+
+// The words GEMV's shapes (GLTENSOR_QLINEAR_GEMV): rows per group that do not divide N, trips
+// whose last words pass the row's end (unroll), groups smaller and larger than 64 invocations.
+TEST(Quant, WordsGemvShapes) {
+  GLT_RNG(rng);
+  for (const char* shape :
+       {"4x2x64", "8x1x64", "3x3x8", "8x4x128", "16x2x256", "1x8x32", "4x2x64m", "8x1x32m", "4x2x64p", "3x1x8p"})
+    for (QuantFormat f : kFormats)
+      for (auto [M, N, K] :
+           std::vector<std::array<std::int64_t, 3>>{{1, 19, 100}, {3, 9, 1000}, {1, 37, 31}, {2, 5, 64}}) {
+        SCOPED_TRACE(std::string(shape) + " " + quant_format_name(f) + " M " + std::to_string(M) + " N " +
+                     std::to_string(N) + " K " + std::to_string(K));
+        ScopedSettings set;
+        set->qlinear_kernel = detail::QlinearKernelSetting::words;
+        set->qlinear_gemv = detail::parse_qlinear_gemv(shape);
+        const auto w = weights(rng, N, K);
+        const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
+        const auto x = uniform(rng, static_cast<std::size_t>(M * K));
+        const auto b = uniform(rng, static_cast<std::size_t>(N));
+        const Tensor y =
+            quantized_linear(Tensor::from_host(device(), x, {M, K}), q, Tensor::from_host(device(), b, {N}));
+        EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, to_double(b), M, N, K), 1e-5,
+                          2e-6 * static_cast<double>(K) + 1e-6));
+      }
 }
 
 TEST(Quant, Gradients) {
