@@ -315,8 +315,11 @@ void BM_sdpa_train(benchmark::State& st) {
 // PyTorch's forward). Arg: the head dim.
 void BM_sdpa_fwd(benchmark::State& st) {
   fresh();
-  const std::int64_t B = 8, H = 16, S = 1024, D = st.range(0);
-  if (!fits(st, B * H * S * D)) return;
+  const std::int64_t S = 1024, D = st.range(0);
+  const std::int64_t heads = fit_size(  // B x H = 8 x 16, fewer batches, then fewer heads
+      st, "heads", 8 * 16, [&](std::int64_t n) { return 4 * n * S * D; },
+      [&](std::int64_t n) { return 2.0 * 2 * n * S * S * D / 2; }, kSoftwareFlops);
+  const std::int64_t H = std::min<std::int64_t>(16, heads), B = heads / H;
   Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
          v = randn(dev(), {B, H, S, D}, gen());
   for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);
