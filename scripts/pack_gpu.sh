@@ -21,7 +21,7 @@ mkdir -p "$(dirname "$exclude")"
 grep -qx '/gpu-pack/' "$exclude" 2>/dev/null || echo '/gpu-pack/' >> "$exclude"
 rm -rf gpu-pack && mkdir -p gpu-pack/bin gpu-pack/lib
 cp "$build"/tests/test_* "$build"/tools/gltensor-info "$build"/bench/gltensor_bench "$build"/bench/gltensor_kernel_lab \
-   "$build"/bench/gltensor_train_profile "$build"/bench/gltensor_int8_bench "$build"/bench/gltensor_quant_bench "$build"/bench/gltensor_interop_bench "$build"/bench/gltensor_precision_error "$build"/demos/fashion_mnist gpu-pack/bin/
+   "$build"/bench/gltensor_train_profile "$build"/bench/gltensor_int8_bench "$build"/bench/gltensor_quant_bench "$build"/bench/gltensor_latency_bench "$build"/bench/gltensor_interop_bench "$build"/bench/gltensor_precision_error "$build"/demos/fashion_mnist gpu-pack/bin/
 cp -L "$build"/libgltensor.so.0 gpu-pack/lib/  # the shared library (BUILD_SHARED_LIBS, the default)
 [ -x "$build/tools/gltensor-onnx-test" ] && cp "$build/tools/gltensor-onnx-test" gpu-pack/bin/
 rm -f gpu-pack/bin/test_interop_glx  # needs an X display and GLFW's X11 libraries
