@@ -285,19 +285,37 @@ void BM_sdpa(benchmark::State& st) {
   set_rate(st, 2.0 * 2 * B * H * S * S * D / 2, "GFLOP/s");
 }
 
+// Causal attention at 8x16x1024xD (bench/torch_attention.py's shape), sized to the device: B x H =
+// 8 x 16, fewer batches, then fewer heads; `gemms` causal S x S x D products per head. q, k, v
+// require gradients (the flash path keeps its logsumexp).
+struct AttentionCase {
+  std::int64_t B, H, S, D;
+  Tensor q, k, v;
+};
+AttentionCase attention_case(benchmark::State& st, double gemms) {
+  const std::int64_t S = 1024, D = st.range(0);
+  const std::int64_t heads = fit_size(
+      st, "heads", 8 * 16, [&](std::int64_t n) { return 4 * n * S * D; },
+      [&](std::int64_t n) { return gemms * 2 * n * S * S * D / 2; }, kSoftwareFlops);
+  const std::int64_t H = std::min<std::int64_t>(16, heads), B = heads / H;
+  AttentionCase c{B,
+                  H,
+                  S,
+                  D,
+                  randn(dev(), {B, H, S, D}, gen()),
+                  randn(dev(), {B, H, S, D}, gen()),
+                  randn(dev(), {B, H, S, D}, gen())};
+  for (Tensor* t : {&c.q, &c.k, &c.v}) requires_grad_(*t);
+  return c;
+}
+
 // Training attention (issue 23's goal: forward + backward at 8x16x1024x128 causal >= 0.7x
 // PyTorch's SDPA, bench/torch_attention.py): q, k, v require gradients, so the forward keeps its
 // logsumexp and backward runs the fused dK/dV and dQ kernels. Arg: the head dim.
 void BM_sdpa_train(benchmark::State& st) {
   fresh();
-  const std::int64_t S = 1024, D = st.range(0);
-  const std::int64_t heads = fit_size(  // B x H = 8 x 16, fewer batches, then fewer heads
-      st, "heads", 8 * 16, [&](std::int64_t n) { return 4 * n * S * D; },
-      [&](std::int64_t n) { return 7.0 * 2 * n * S * S * D / 2; }, kSoftwareFlops);
-  const std::int64_t H = std::min<std::int64_t>(16, heads), B = heads / H;
-  Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
-         v = randn(dev(), {B, H, S, D}, gen()), gy = randn(dev(), {B, H, S, D}, gen());
-  for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);
+  auto [B, H, S, D, q, k, v] = attention_case(st, 7.0);
+  Tensor gy = randn(dev(), {B, H, S, D}, gen());
   auto step = [&] {
     backward(scaled_dot_product_attention(q, k, v, Tensor(), true), gy);
     for (Tensor* t : {&q, &k, &v}) zero_grad(*t);
@@ -315,14 +333,7 @@ void BM_sdpa_train(benchmark::State& st) {
 // PyTorch's forward). Arg: the head dim.
 void BM_sdpa_fwd(benchmark::State& st) {
   fresh();
-  const std::int64_t S = 1024, D = st.range(0);
-  const std::int64_t heads = fit_size(  // B x H = 8 x 16, fewer batches, then fewer heads
-      st, "heads", 8 * 16, [&](std::int64_t n) { return 4 * n * S * D; },
-      [&](std::int64_t n) { return 2.0 * 2 * n * S * S * D / 2; }, kSoftwareFlops);
-  const std::int64_t H = std::min<std::int64_t>(16, heads), B = heads / H;
-  Tensor q = randn(dev(), {B, H, S, D}, gen()), k = randn(dev(), {B, H, S, D}, gen()),
-         v = randn(dev(), {B, H, S, D}, gen());
-  for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);
+  auto [B, H, S, D, q, k, v] = attention_case(st, 2.0);
   auto step = [&] {
     Tensor o = scaled_dot_product_attention(q, k, v, Tensor(), true);
     dev().synchronize();
