@@ -3,7 +3,8 @@
 // compared with a float64 host reference. matmul and conv2d errors are relative to the sum of
 // |products| of the output element (sampled outputs on large shapes); elementwise errors are
 // relative to |reference|. Prints a Markdown table, one row per op and shape.
-//   gltensor_precision_error [--samples N]
+//   gltensor_precision_error [--samples N] [--bf16-only]
+//   A second table follows: bf16 tensors with f32 math (precision_error_bf16.cpp).
 //   gltensor_precision_error --compile-check: runs each f16 kernel form once, each failure
 //   printed and skipped (scripts/check_f16_glsl.sh: with GLTENSOR_PRECISION=f16-force on a
 //   device without fp16 arithmetic, to hand the dumped sources to an offline compiler).
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "gltensor/gltensor.hpp"
+#include "precision_error_bf16.hpp"
 
 using namespace gltensor;
 
@@ -199,8 +201,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--samples") == 0) samples = std::strtoull(argv[i + 1], nullptr, 10);
   Device dev = Device::open();
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--compile-check") == 0) return compile_check(dev) == 0 ? 0 : 1;
+    if (std::strcmp(argv[i], "--bf16-only") == 0) {
+      std::mt19937_64 rng(16);
+      std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
+      glt_bench::bf16_rows(dev, rng, samples);
+      return 0;
+    }
+  }
   dev.set_precision(Precision::f16_allowed);
   const bool f16_on = dev.precision_in_effect() == Precision::f16_allowed;
   dev.set_precision(Precision::f32);
@@ -217,5 +226,7 @@ int main(int argc, char** argv) {
   }
   conv_case(dev, rng, 8, 64, 28, 64, samples, f16_on);
   elementwise_cases(dev, rng, f16_on);
+  std::mt19937_64 rng_bf16(16);
+  glt_bench::bf16_rows(dev, rng_bf16, samples);
   return 0;
 }
