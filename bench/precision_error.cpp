@@ -18,6 +18,7 @@
 
 #include "gltensor/gltensor.hpp"
 #include "precision_error_bf16.hpp"
+#include "precision_reference.hpp"
 
 using namespace gltensor;
 
@@ -68,14 +69,8 @@ void matmul_case(Device& dev, std::mt19937_64& rng, std::int64_t M, std::int64_t
   std::uniform_int_distribution<std::int64_t> pick(0, M * N - 1);
   const bool all = static_cast<std::size_t>(M * N) <= samples;
   for (std::size_t s = 0; s < (all ? static_cast<std::size_t>(M * N) : samples); ++s) {
-    const std::int64_t i = all ? static_cast<std::int64_t>(s) : pick(rng), m = i / N, n = i % N;
-    double ref = 0, scale = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      const double p = double(a[m * K + k]) * b[k * N + n];
-      ref += p;
-      scale += std::fabs(p);
-    }
-    scale = scale > 0 ? scale : 1;
+    const std::int64_t i = all ? static_cast<std::int64_t>(s) : pick(rng);
+    const auto [ref, scale] = glt_bench::matmul_ref(a, b, K, N, i);
     e32.add(std::fabs(r32[i] - ref) / scale);
     e16.add(std::fabs(r16[i] - ref) / scale);
   }
@@ -92,18 +87,8 @@ void conv_case(Device& dev, std::mt19937_64& rng, std::int64_t B, std::int64_t C
   Err e32, e16;
   std::uniform_int_distribution<std::int64_t> pick(0, B * O * H * W - 1);
   for (std::size_t s = 0; s < samples; ++s) {
-    const std::int64_t i = pick(rng), ox = i % W, oy = (i / W) % H, o = (i / (W * H)) % O, bb = i / (W * H * O);
-    double ref = 0, scale = 0;
-    for (std::int64_t c = 0; c < C; ++c)
-      for (std::int64_t ky = 0; ky < KH; ++ky)
-        for (std::int64_t kx = 0; kx < KH; ++kx) {
-          const std::int64_t iy = oy + ky - 1, ix = ox + kx - 1;
-          if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-          const double p = double(x[((bb * C + c) * H + iy) * W + ix]) * w[((o * C + c) * KH + ky) * KH + kx];
-          ref += p;
-          scale += std::fabs(p);
-        }
-    scale = scale > 0 ? scale : 1;
+    const std::int64_t i = pick(rng);
+    const auto [ref, scale] = glt_bench::conv3x3_ref(x, w, C, H, W, O, i);
     e32.add(std::fabs(r32[i] - ref) / scale);
     e16.add(std::fabs(r16[i] - ref) / scale);
   }

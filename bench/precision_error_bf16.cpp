@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "precision_reference.hpp"
+
 using namespace gltensor;
 
 namespace glt_bench {
@@ -65,13 +67,8 @@ void matmul_row(Device& dev, std::mt19937_64& rng, std::int64_t M, std::int64_t 
   std::uniform_int_distribution<std::int64_t> pick(0, M * N - 1);
   const bool all = static_cast<std::size_t>(M * N) <= samples;
   for (std::size_t s = 0; s < (all ? static_cast<std::size_t>(M * N) : samples); ++s) {
-    const std::int64_t i = all ? static_cast<std::int64_t>(s) : pick(rng), m = i / N, n = i % N;
-    double ref = 0, scale = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      const double p = double(a[m * K + k]) * b[k * N + n];
-      ref += p;
-      scale += std::fabs(p);
-    }
+    const std::int64_t i = all ? static_cast<std::int64_t>(s) : pick(rng);
+    const auto [ref, scale] = matmul_ref(a, b, K, N, i);
     e.add(c[i], ref, scale);
   }
   row("matmul", dims({M, K, N}), e, kBf16U + K * kF32U);
@@ -87,17 +84,8 @@ void conv_row(Device& dev, std::mt19937_64& rng, std::int64_t B, std::int64_t C,
   Err e;
   std::uniform_int_distribution<std::int64_t> pick(0, B * O * H * W - 1);
   for (std::size_t s = 0; s < samples; ++s) {
-    const std::int64_t i = pick(rng), ox = i % W, oy = (i / W) % H, o = (i / (W * H)) % O, bb = i / (W * H * O);
-    double ref = 0, scale = 0;
-    for (std::int64_t ci = 0; ci < C; ++ci)
-      for (std::int64_t ky = 0; ky < 3; ++ky)
-        for (std::int64_t kx = 0; kx < 3; ++kx) {
-          const std::int64_t iy = oy + ky - 1, ix = ox + kx - 1;
-          if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-          const double p = double(x[((bb * C + ci) * H + iy) * W + ix]) * w[((o * C + ci) * 3 + ky) * 3 + kx];
-          ref += p;
-          scale += std::fabs(p);
-        }
+    const std::int64_t i = pick(rng);
+    const auto [ref, scale] = conv3x3_ref(x, w, C, H, W, O, i);
     e.add(y[i], ref, scale);
   }
   row("conv2d 3x3 pad 1", dims({B, C, H, W}) + " -> " + std::to_string(O), e, kBf16U + C * 9 * kF32U);
