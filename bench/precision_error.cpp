@@ -3,7 +3,8 @@
 // compared with a float64 host reference. matmul and conv2d errors are relative to the sum of
 // |products| of the output element (sampled outputs on large shapes); elementwise errors are
 // relative to |reference|. Prints a Markdown table, one row per op and shape.
-//   gltensor_precision_error [--samples N]
+//   gltensor_precision_error [--samples N] [--bf16-only]
+//   A second table follows: bf16 tensors with f32 math (precision_error_bf16.cpp).
 //   gltensor_precision_error --compile-check: runs each f16 kernel form once, each failure
 //   printed and skipped (scripts/check_f16_glsl.sh: with GLTENSOR_PRECISION=f16-force on a
 //   device without fp16 arithmetic, to hand the dumped sources to an offline compiler).
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "gltensor/gltensor.hpp"
+#include "precision_error_bf16.hpp"
+#include "precision_reference.hpp"
 
 using namespace gltensor;
 
@@ -66,14 +69,8 @@ void matmul_case(Device& dev, std::mt19937_64& rng, std::int64_t M, std::int64_t
   std::uniform_int_distribution<std::int64_t> pick(0, M * N - 1);
   const bool all = static_cast<std::size_t>(M * N) <= samples;
   for (std::size_t s = 0; s < (all ? static_cast<std::size_t>(M * N) : samples); ++s) {
-    const std::int64_t i = all ? static_cast<std::int64_t>(s) : pick(rng), m = i / N, n = i % N;
-    double ref = 0, scale = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      const double p = double(a[m * K + k]) * b[k * N + n];
-      ref += p;
-      scale += std::fabs(p);
-    }
-    scale = scale > 0 ? scale : 1;
+    const std::int64_t i = all ? static_cast<std::int64_t>(s) : pick(rng);
+    const auto [ref, scale] = glt_bench::matmul_ref(a, b, K, N, i);
     e32.add(std::fabs(r32[i] - ref) / scale);
     e16.add(std::fabs(r16[i] - ref) / scale);
   }
@@ -90,18 +87,8 @@ void conv_case(Device& dev, std::mt19937_64& rng, std::int64_t B, std::int64_t C
   Err e32, e16;
   std::uniform_int_distribution<std::int64_t> pick(0, B * O * H * W - 1);
   for (std::size_t s = 0; s < samples; ++s) {
-    const std::int64_t i = pick(rng), ox = i % W, oy = (i / W) % H, o = (i / (W * H)) % O, bb = i / (W * H * O);
-    double ref = 0, scale = 0;
-    for (std::int64_t c = 0; c < C; ++c)
-      for (std::int64_t ky = 0; ky < KH; ++ky)
-        for (std::int64_t kx = 0; kx < KH; ++kx) {
-          const std::int64_t iy = oy + ky - 1, ix = ox + kx - 1;
-          if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-          const double p = double(x[((bb * C + c) * H + iy) * W + ix]) * w[((o * C + c) * KH + ky) * KH + kx];
-          ref += p;
-          scale += std::fabs(p);
-        }
-    scale = scale > 0 ? scale : 1;
+    const std::int64_t i = pick(rng);
+    const auto [ref, scale] = glt_bench::conv3x3_ref(x, w, C, H, W, O, i);
     e32.add(std::fabs(r32[i] - ref) / scale);
     e16.add(std::fabs(r16[i] - ref) / scale);
   }
@@ -199,8 +186,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--samples") == 0) samples = std::strtoull(argv[i + 1], nullptr, 10);
   Device dev = Device::open();
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--compile-check") == 0) return compile_check(dev) == 0 ? 0 : 1;
+    if (std::strcmp(argv[i], "--bf16-only") == 0) {
+      std::mt19937_64 rng(16);
+      std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
+      glt_bench::bf16_rows(dev, rng, samples);
+      return 0;
+    }
+  }
   dev.set_precision(Precision::f16_allowed);
   const bool f16_on = dev.precision_in_effect() == Precision::f16_allowed;
   dev.set_precision(Precision::f32);
@@ -217,5 +211,7 @@ int main(int argc, char** argv) {
   }
   conv_case(dev, rng, 8, 64, 28, 64, samples, f16_on);
   elementwise_cases(dev, rng, f16_on);
+  std::mt19937_64 rng_bf16(16);
+  glt_bench::bf16_rows(dev, rng_bf16, samples);
   return 0;
 }

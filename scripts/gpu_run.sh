@@ -43,8 +43,9 @@ for phase in "$@"; do
         done; done
         python3 "$P/ab_compare.py" --old "$OUT"/ab_old_*.json --new "$OUT"/ab_new_*.json \
           --device "$(nvidia-smi --query-gpu=name --format=csv,noheader)" --command "bash gpu-pack/run.sh ab" | tee "$OUT/ab.md" ;;
-    precision) # f16 precision mode (docs/precision.md): the tests, the error table, f32 vs f16 speed
+    precision) # f16 precision mode and bf16 tensors (docs/precision.md): the tests, the error tables, f32 vs f16 speed
         timeout 200 "$P/bin/test_precision" --gtest_brief=1 2>&1 | tail -30 | tee "$OUT/precision.txt"
+        timeout 100 "$P/bin/test_precision_bf16" --gtest_brief=1 2>&1 | tail -8 | tee -a "$OUT/precision.txt"
         timeout 300 "$P/bin/gltensor_precision_error" 2>&1 | tee -a "$OUT/precision.txt"
         timeout 300 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 \
           --benchmark_filter='BM_matmul/|BM_matmul_f16math|BM_conv2d' 2>&1 | tee -a "$OUT/precision.txt" ;;
