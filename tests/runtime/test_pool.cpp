@@ -164,3 +164,25 @@ TEST(Pool, UploadsNeverReuseBuffersStillInUse) {
   EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 1e-6));
   EXPECT_EQ(up.to_vector(), a);
 }
+
+TEST(Pool, ReadBacksOfGrowingSizesSeeTheirPendingWriters) {
+  // to_vector queues its copy behind the tensor's writers in the same batch (no wait first) and
+  // reuses one staging buffer, grown as reads get larger; reads past 4 MiB take their own buffer.
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);  // the writers stay in the batch being recorded
+  GLT_RNG(rng);
+  for (std::int64_t n : {1, 1000, 300000, 17, 1500001, 5000}) {  // 1500001 floats: 6 MB
+    auto a = uniform(rng, static_cast<std::size_t>(n));
+    Tensor x = Tensor::from_host(dev, a, {n});
+    Tensor y = x * 2.0 + 1.0;  // pending writers
+    std::vector<double> ref(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ref[i] = 2.0 * a[i] + 1.0;
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 1e-6)) << "n = " << n;
+    if (n > 2) {  // a view at an offset reads from its first element
+      const std::vector<float> tail = y.narrow(0, 2, n - 2).to_vector();
+      ASSERT_EQ(tail.size(), static_cast<std::size_t>(n - 2));
+      EXPECT_FLOAT_EQ(tail[0], static_cast<float>(ref[2])) << "n = " << n;
+      EXPECT_FLOAT_EQ(tail.back(), static_cast<float>(ref.back())) << "n = " << n;
+    }
+  }
+}
