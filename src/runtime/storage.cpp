@@ -76,7 +76,8 @@ void delete_buffer(DeviceImpl& dev, GLuint buffer) {
   dev.queue().forget_buffer(buffer);  // also the binding cache: GL unbound it in this context
 }
 
-// Host transfers go through short-lived staging buffers: a pool buffer that the host writes
+// Host transfers go through staging buffers (short-lived for uploads and large reads, one kept
+// per device for reads up to kKeepBytes): a pool buffer that the host writes
 // with glBufferSubData or maps is moved to host memory by some drivers (NVIDIA says so in its
 // debug output), and kernels that later reuse it would then run over PCIe.
 void Storage::upload(const void* data, std::size_t bytes) {
