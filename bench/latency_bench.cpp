@@ -1,6 +1,8 @@
 // Latency floor of a device through gltensor (issue 21: the three-Gemm model end to end in 50 us):
 // a fence round trip with nothing pending, one and several dependent tiny dispatches waited for, a
-// read-back, an upload + dispatch + read-back, and the CPU cost of a tiny op. Times in us per
+// read-back, an upload + dispatch + read-back, and the CPU cost of a tiny op. Ten independent
+// dispatches (no barrier between them) against ten dependent ones give the barriers' share.
+// GLTENSOR_STAGING=copy|persistent selects the host transfers' staging (README). Times in us per
 // iteration (mean of 2000 after 50 warm-up iterations).
 //   gltensor_latency_bench
 #include <chrono>
@@ -39,6 +41,11 @@ int main() {
   std::printf("10 chained adds [64] + synchronize:      %8.2f us\n", us_per(n, [&] {
                 Tensor c = a;
                 for (int i = 0; i < 10; ++i) c = add(c, b);
+                dev.synchronize();
+              }));
+  std::printf("10 independent adds [64] + synchronize: %8.2f us\n", us_per(n, [&] {
+                std::vector<Tensor> c;
+                for (int i = 0; i < 10; ++i) c.push_back(add(a, b));
                 dev.synchronize();
               }));
   std::printf("1 add [64] + to_vector:                  %8.2f us\n", us_per(n, [&] { (void)add(a, b).to_vector(); }));

@@ -121,6 +121,11 @@ Settings Settings::from_env() {
     s.cache_dir = std::filesystem::path(h) / ".cache" / "gltensor";
   }
   s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
+  if (const std::string t = env("GLTENSOR_STAGING"); t == "copy") {
+    s.persistent_staging = false;
+  } else if (!t.empty() && t != "persistent") {
+    throw ValueError("gltensor: GLTENSOR_STAGING=\"" + t + "\" is not one of persistent, copy");
+  }
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
   s.qlinear_gemv = parse_qlinear_gemv(env("GLTENSOR_QLINEAR_GEMV"));

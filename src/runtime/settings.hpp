@@ -59,6 +59,10 @@ struct Settings {
   std::filesystem::path cache_dir;
   /// GLTENSOR_FULL_BARRIERS=1: a memory barrier before every dispatch (diagnoses hazards).
   bool full_barriers = false;
+  /// GLTENSOR_STAGING=copy: host transfers through a buffer made per upload and a map per read
+  /// (storage.cpp) even where persistent mapping exists ("" or persistent: the mapped ring and
+  /// read buffer of host_staging.hpp where the context has buffer storage).
+  bool persistent_staging = true;
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;

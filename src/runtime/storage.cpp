@@ -8,6 +8,7 @@
 
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/host_staging.hpp"
 
 namespace gltensor::detail {
 
@@ -84,6 +85,7 @@ void Storage::upload(const void* data, std::size_t bytes) {
   if (bytes == 0) return;
   if (const Capture* c = dev->queue().capture()) c->host_write(*this, "upload");
   dev->queue().barrier_for_host(buffer());
+  if (ring_upload(*dev, data, bytes, buffer())) return;
   Staging s(*dev, bytes, data, false);
   copy_buffer(*dev, s.buffer(), 0, buffer(), 0, bytes);
 }
@@ -94,6 +96,7 @@ void Storage::download(std::size_t offset, std::size_t bytes, void* dst) {
   dev->queue().barrier_for_host(buffer());
   // One round trip: the copy follows the writers (the barrier), and its fence's wait is the
   // only one; the map then finds the copy done.
+  if (mapped_download(*dev, buffer(), offset, bytes, dst)) return;
   ReadStaging& keep = dev->extension<ReadStaging>();
   std::optional<Staging> once;
   GLuint staging = keep.buffer;

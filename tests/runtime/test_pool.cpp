@@ -186,3 +186,27 @@ TEST(Pool, ReadBacksOfGrowingSizesSeeTheirPendingWriters) {
     }
   }
 }
+
+TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
+  // Uploads up to 4 MiB go through a persistently mapped ring of two 4 MiB halves (where the
+  // context has buffer storage; GLTENSOR_STAGING=copy: a buffer per upload, the ctest entry
+  // test_pool_staging_copy). With every copy and its reader still pending, the host fills the
+  // ring past both halves several times: a half is refilled only after its copies ran.
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  const std::int64_t sizes[] = {1, 17, 300001, 1048576 /* exactly a half */, 1048577 /* past it */, 4099, 700000};
+  std::vector<std::vector<float>> in;
+  std::vector<Tensor> out;
+  for (int round = 0; round < 4; ++round)
+    for (std::int64_t n : sizes) {
+      in.push_back(uniform(rng, static_cast<std::size_t>(n)));
+      Tensor x = Tensor::from_host(dev, in.back(), {n});
+      out.push_back(x * 2.0 + static_cast<double>(out.size()));  // a pending reader of the upload
+    }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::vector<double> ref(in[i].size());
+    for (std::size_t j = 0; j < ref.size(); ++j) ref[j] = 2.0 * in[i][j] + static_cast<double>(i);
+    EXPECT_TRUE(close(out[i].to_vector(), ref, 1e-6, 1e-6)) << "upload " << i << " of " << in[i].size() << " floats";
+  }
+}

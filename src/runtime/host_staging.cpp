@@ -1,0 +1,133 @@
+// Persistently mapped staging buffers for host transfers (host_staging.hpp).
+#include "runtime/host_staging.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "runtime/device_impl.hpp"
+#include "runtime/settings.hpp"
+#include "runtime/storage.hpp"
+
+#ifndef GL_MAP_PERSISTENT_BIT
+#define GL_MAP_PERSISTENT_BIT 0x0040
+#define GL_MAP_COHERENT_BIT 0x0080
+#define GL_CLIENT_STORAGE_BIT 0x0200
+#endif
+
+namespace gltensor::detail {
+
+namespace {
+
+using BufferStorageFn = void(GL_APIENTRYP)(GLenum target, GLsizeiptr size, const void* data, GLbitfield flags);
+
+// The upload ring (two halves: the host fills one while the GPU may still copy from the other)
+// and the read buffer, made on first use. A half is reused only after the fence set when the
+// host left it has signaled, so a ring write never overtakes a pending copy from it.
+struct MappedStaging : DeviceExtension {
+  static constexpr std::size_t kHalf = std::size_t{4} << 20;     // uploads up to this go through the ring
+  static constexpr std::size_t kReadMax = std::size_t{4} << 20;  // reads up to this through the read buffer
+  static constexpr std::size_t kAlign = 256;
+  bool probed = false;
+  BufferStorageFn storage = nullptr;  // null: no persistent mapping on this context
+  GLuint ring = 0;
+  unsigned char* ring_ptr = nullptr;
+  std::size_t head = 0;
+  int half = 0;
+  GLsync left[2] = {nullptr, nullptr};  // fence set when the host left each half
+  GLuint read = 0;
+  const unsigned char* read_ptr = nullptr;
+  std::size_t read_capacity = 0;
+
+  void free_gl() override {
+    for (GLsync& f : left)
+      if (f) glDeleteSync(f), f = nullptr;
+    if (ring) glDeleteBuffers(1, &ring);  // deleting a mapped buffer unmaps it
+    if (read) glDeleteBuffers(1, &read);
+    ring = read = 0;
+    ring_ptr = nullptr;
+    read_ptr = nullptr;
+    read_capacity = 0;
+  }
+};
+
+MappedStaging* staging_of(DeviceImpl& dev) {
+  if (!settings().persistent_staging) return nullptr;
+  MappedStaging& s = dev.extension<MappedStaging>();
+  if (!s.probed) {
+    s.probed = true;
+    const Capabilities& c = dev.caps();
+    const bool desktop44 = c.desktop && (c.gl_major > 4 || (c.gl_major == 4 && c.gl_minor >= 4));
+    if (desktop44)
+      s.storage = reinterpret_cast<BufferStorageFn>(eglGetProcAddress("glBufferStorage"));
+    else if (c.has_extension("GL_EXT_buffer_storage"))
+      s.storage = reinterpret_cast<BufferStorageFn>(eglGetProcAddress("glBufferStorageEXT"));
+  }
+  return s.storage ? &s : nullptr;
+}
+
+// An immutable, persistently and coherently mapped buffer of `bytes` (access: GL_MAP_READ_BIT or
+// GL_MAP_WRITE_BIT). Returns the mapping; throws DeviceError if the driver refuses.
+void* make_mapped(DeviceImpl& dev, MappedStaging& s, GLuint& buffer, std::size_t bytes, GLbitfield access,
+                  const char* op) {
+  glGenBuffers(1, &buffer);
+  dev.gl().bind_buffer(GlState::kCopyRead, buffer);
+  const GLbitfield flags = access | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT | GL_CLIENT_STORAGE_BIT;
+  s.storage(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr, flags);
+  void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(bytes), flags & ~GL_CLIENT_STORAGE_BIT);
+  if (!p) {
+    delete_buffer(dev, buffer);
+    buffer = 0;
+    throw DeviceError(std::string("gltensor::") + op + ": a persistently mapped staging buffer of " +
+                      std::to_string(bytes) + " bytes could not be made (glBufferStorage / glMapBufferRange failed)");
+  }
+  return p;
+}
+
+}  // namespace
+
+bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint dst) {
+  if (bytes > MappedStaging::kHalf) return false;
+  MappedStaging* s = staging_of(dev);
+  if (!s) return false;
+  if (!s->ring)
+    s->ring_ptr = static_cast<unsigned char*>(
+        make_mapped(dev, *s, s->ring, 2 * MappedStaging::kHalf, GL_MAP_WRITE_BIT, "upload"));
+  const std::size_t need = (bytes + MappedStaging::kAlign - 1) / MappedStaging::kAlign * MappedStaging::kAlign;
+  if (s->head + need > static_cast<std::size_t>(s->half + 1) * MappedStaging::kHalf) {
+    // Leave this half (a fence after its copies) and enter the other once its copies are done.
+    s->left[s->half] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    s->half ^= 1;
+    s->head = static_cast<std::size_t>(s->half) * MappedStaging::kHalf;
+    if (GLsync f = s->left[s->half]) {
+      s->left[s->half] = nullptr;
+      wait_fence(f);
+    }
+  }
+  std::memcpy(s->ring_ptr + s->head, data, bytes);
+  copy_buffer(dev, s->ring, s->head, dst, 0, bytes);
+  s->head += need;
+  return true;
+}
+
+bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, void* dst) {
+  if (bytes > MappedStaging::kReadMax) return false;
+  MappedStaging* s = staging_of(dev);
+  if (!s) return false;
+  if (bytes > s->read_capacity) {  // immutable storage: a larger read needs a new buffer
+    if (s->read) delete_buffer(dev, s->read);
+    s->read = 0;
+    s->read_ptr = nullptr;
+    s->read_capacity = 0;
+    const std::size_t cap =
+        std::min(MappedStaging::kReadMax, std::max({bytes, 2 * s->read_capacity, std::size_t{64} * 1024}));
+    s->read_ptr = static_cast<const unsigned char*>(make_mapped(dev, *s, s->read, cap, GL_MAP_READ_BIT, "to_host"));
+    s->read_capacity = cap;
+  }
+  copy_buffer(dev, src, offset, s->read, 0, bytes);
+  wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));
+  std::memcpy(dst, s->read_ptr, bytes);
+  return true;
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,31 @@
+// Host transfers through persistently mapped staging buffers (internal).
+//
+// Where the context has immutable buffer storage (desktop GL 4.4+, or OpenGL ES with
+// GL_EXT_buffer_storage), uploads are written by the host straight into a persistently mapped,
+// coherent ring and copied from there into the pool buffer, and reads are copied into a
+// persistently mapped, coherent buffer that the host reads after the copy's fence: no buffer is
+// created, filled, mapped or unmapped per transfer (ARB_buffer_storage's "persistent mapping";
+// the GL 4.6 spec, 6.2 "Creating and Modifying Buffer Object Data Stores", and 6.3.1 on coherent
+// mappings: a client write is seen by the commands issued after it; a server write is seen by the
+// client once a fence after it has signaled). GLTENSOR_STAGING=copy keeps the buffers of
+// storage.cpp instead (a buffer made per upload, a map per read).
+#pragma once
+#include <cstddef>
+
+#include "runtime/gl.hpp"
+
+namespace gltensor::detail {
+
+struct DeviceImpl;
+
+/// Copies `bytes` of host data into `dst` at byte 0 through the upload ring. Returns false
+/// (nothing done) where the device has no persistent mapping, staging is set to copy, or the
+/// upload is larger than half the ring.
+bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint dst);
+
+/// Copies bytes [offset, offset + bytes) of `src` to the host through the mapped read buffer,
+/// waiting for the copy (and every command before it). Returns false (nothing done) where the
+/// device has no persistent mapping, staging is set to copy, or the read is too large to keep.
+bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, void* dst);
+
+}  // namespace gltensor::detail
