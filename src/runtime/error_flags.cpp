@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/capture.hpp"
+#include "runtime/host_staging.hpp"
 
 namespace gltensor::detail {
 
@@ -15,11 +16,17 @@ std::uint32_t ErrorFlags::loop_binding(const Capabilities& caps) {
 Storage& ErrorFlags::storage(DeviceImpl& dev) {
   if (!flag_) {
     flag_ = std::make_unique<Storage>();  // no dev: freed with the device, not the pool
-    glGenBuffers(1, &flag_->block.buffer);
     const std::vector<GLuint> zeros(1 + (dev.check_loops() ? kLoopSlots : 0), 0);
     flag_->block.capacity = zeros.size() * 4;
-    dev.gl().bind_buffer(GlState::kCopyWrite, flag_->block.buffer);
-    glBufferData(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(zeros.size() * 4), zeros.data(), GL_DYNAMIC_COPY);
+    // Host-visible where the device can map persistently: kernels write it only on an error,
+    // and the host reads it without a map per check (a pool-type buffer that the host maps is
+    // moved to host memory by NVIDIA's driver anyway, with a performance warning).
+    mapped_ = static_cast<std::uint32_t*>(make_host_visible(dev, flag_->block.buffer, zeros.size() * 4, zeros.data()));
+    if (!mapped_) {
+      glGenBuffers(1, &flag_->block.buffer);
+      dev.gl().bind_buffer(GlState::kCopyWrite, flag_->block.buffer);
+      glBufferData(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(zeros.size() * 4), zeros.data(), GL_DYNAMIC_COPY);
+    }
   }
   return *flag_;
 }
@@ -52,7 +59,7 @@ void ErrorFlags::check(DeviceImpl& dev) {
   const GLuint buf = flag_->buffer();
   dev.queue().barrier_for_host(buf);
   std::vector<GLuint> words(1 + loop_words, 0);
-  map_read(dev, buf, words.size() * 4, words.data(), "check");
+  read_words(dev, words.data(), words.size());
   const GLuint v = done ? words[0] : 0;
   if (v == 0) {
     if (done && !later) pending_.clear();
@@ -60,9 +67,8 @@ void ErrorFlags::check(DeviceImpl& dev) {
     return;
   }
   if (later) dev.queue().wait_all();  // every pending op is complete now
-  const GLuint zero = 0;
-  dev.gl().bind_buffer(GlState::kCopyWrite, buf);
-  glBufferSubData(GL_COPY_WRITE_BUFFER, 0, 4, &zero);
+  const std::uint32_t zero = 0;
+  write_words(dev, 0, &zero, 1);
   // The flag says which kind of error, not which op: name the first op that may have set it.
   const auto first_op = [&](std::uint32_t bit) {
     for (const auto& p : pending_)
@@ -93,17 +99,34 @@ void ErrorFlags::check_loops(DeviceImpl& dev, const std::vector<std::uint32_t>& 
               " loop iterations in one invocation, more than the " + std::to_string(bad->declared) +
               " its launch declared (GLTENSOR_CHECK_LOOPS; internal error: an underestimated loop_iterations lets "
               "llvmpipe end the kernel's loops early, silently)";
-    const std::vector<GLuint> zeros(words.size() - 1, 0);
-    dev.gl().bind_buffer(GlState::kCopyWrite, flag_->buffer());
-    glBufferSubData(GL_COPY_WRITE_BUFFER, 4, static_cast<GLsizeiptr>(zeros.size() * 4), zeros.data());
+    const std::vector<std::uint32_t> zeros(words.size() - 1, 0);
+    write_words(dev, 1, zeros.data(), zeros.size());
   }
   std::erase_if(loops_, [&](const PendingLoop& l) { return l.batch <= completed; });
   if (!message.empty()) throw LimitError(message);
 }
 
+void ErrorFlags::read_words(DeviceImpl& dev, std::uint32_t* dst, std::size_t n) {
+  if (mapped_) {
+    std::memcpy(dst, mapped_, n * 4);  // coherent: the completed batches' fences have signaled
+  } else {
+    map_read(dev, flag_->buffer(), n * 4, dst, "check");
+  }
+}
+
+void ErrorFlags::write_words(DeviceImpl& dev, std::size_t first, const std::uint32_t* src, std::size_t n) {
+  if (mapped_) {
+    std::memcpy(mapped_ + first, src, n * 4);  // coherent: seen by the commands issued after it
+  } else {
+    dev.gl().bind_buffer(GlState::kCopyWrite, flag_->buffer());
+    glBufferSubData(GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(first * 4), static_cast<GLsizeiptr>(n * 4), src);
+  }
+}
+
 void ErrorFlags::free_gl() {
-  if (flag_) glDeleteBuffers(1, &flag_->block.buffer);
+  if (flag_) glDeleteBuffers(1, &flag_->block.buffer);  // deleting a mapped buffer unmaps it
   flag_.reset();
+  mapped_ = nullptr;
 }
 
 void check_device_errors(DeviceImpl& dev) {

@@ -56,7 +56,14 @@ class ErrorFlags : public DeviceExtension {
     std::uint64_t declared;
   };
   void check_loops(DeviceImpl& dev, const std::vector<std::uint32_t>& words);
+  /// Reads `n` words from the flag buffer (the completed batches' writes).
+  void read_words(DeviceImpl& dev, std::uint32_t* dst, std::size_t n);
+  /// Writes `n` words at word `first` of the flag buffer (commands issued later see them).
+  void write_words(DeviceImpl& dev, std::size_t first, const std::uint32_t* src, std::size_t n);
   std::unique_ptr<Storage> flag_;
+  // The flag buffer's persistent, coherent mapping (host_staging.hpp), or null where the device
+  // has none: then the buffer is mapped per check and written with glBufferSubData.
+  std::uint32_t* mapped_ = nullptr;
   std::vector<Pending> pending_;  // not yet checked
   std::vector<PendingLoop> loops_;
   std::uint32_t next_slot_ = 1;

@@ -69,11 +69,11 @@ MappedStaging* staging_of(DeviceImpl& dev) {
 // An immutable, persistently and coherently mapped buffer of `bytes` (access: GL_MAP_READ_BIT or
 // GL_MAP_WRITE_BIT). Returns the mapping; throws DeviceError if the driver refuses.
 void* make_mapped(DeviceImpl& dev, MappedStaging& s, GLuint& buffer, std::size_t bytes, GLbitfield access,
-                  const char* op) {
+                  const char* op, const void* init = nullptr) {
   glGenBuffers(1, &buffer);
   dev.gl().bind_buffer(GlState::kCopyRead, buffer);
   const GLbitfield flags = access | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT | GL_CLIENT_STORAGE_BIT;
-  s.storage(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr, flags);
+  s.storage(GL_COPY_READ_BUFFER, static_cast<GLsizeiptr>(bytes), init, flags);
   void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(bytes), flags & ~GL_CLIENT_STORAGE_BIT);
   if (!p) {
     delete_buffer(dev, buffer);
@@ -85,6 +85,12 @@ void* make_mapped(DeviceImpl& dev, MappedStaging& s, GLuint& buffer, std::size_t
 }
 
 }  // namespace
+
+void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, const void* init) {
+  MappedStaging* s = staging_of(dev);
+  if (!s) return nullptr;
+  return make_mapped(dev, *s, buffer, bytes, GL_MAP_READ_BIT | GL_MAP_WRITE_BIT, "check", init);
+}
 
 bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint dst) {
   if (bytes > MappedStaging::kHalf) return false;
