@@ -1,0 +1,177 @@
+// Transfer lab (issue 21: the three-Gemm model end to end in 50 us): where the latency of a
+// small upload and read-back goes on a device, measured with raw GL behind the library (its
+// context, its compile path). A tiny kernel (y = x + 1 over 1024 words) and, in us per iteration
+// (mean of 2000 after 50 warm-up iterations):
+//   sync        kernel, fence, wait (the floor)
+//   copy-read   kernel, barrier, glCopyBufferSubData into a persistently mapped buffer, fence,
+//               wait, memcpy (gltensor's read-back)
+//   direct-read the kernel writes the persistently mapped buffer itself, a barrier with
+//               GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT, fence, wait, memcpy
+//   copy-up     memcpy into a mapped ring, glCopyBufferSubData into a device buffer, barrier,
+//               kernel, fence, wait (gltensor's upload)
+//   direct-up   memcpy into the mapped ring, the kernel reads the ring itself, fence, wait
+//   both        direct-up and direct-read together
+// Usage: gltensor_transfer_lab   (needs buffer storage: desktop GL 4.4+ or GL_EXT_buffer_storage)
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gltensor/gltensor.hpp"
+#include "runtime/device_impl.hpp"
+#include "runtime/gl.hpp"
+#include "runtime/program_cache.hpp"
+#include "runtime/queue.hpp"
+#include "tensor/tensor_impl.hpp"
+
+using namespace gltensor;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr GLbitfield kPersistent = 0x0040, kCoherent = 0x0080, kClientStorage = 0x0200, kClientBarrier = 0x00004000;
+constexpr int kWords = 1024;
+using StorageFn = void(GL_APIENTRYP)(GLenum, GLsizeiptr, const void*, GLbitfield);
+
+double us_per(int n, const std::function<void()>& f) {
+  for (int i = 0; i < 50; ++i) f();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) f();
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;
+}
+
+void wait() {
+  GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  detail::client_wait(s);
+  glDeleteSync(s);
+}
+
+}  // namespace
+
+int main() {
+  Device dev = Device::open();
+  detail::DeviceImpl& d = *dev.impl();
+  std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
+  StorageFn storage =
+      reinterpret_cast<StorageFn>(eglGetProcAddress(dev.caps().desktop ? "glBufferStorage" : "glBufferStorageEXT"));
+  if (!storage || (!dev.caps().desktop && !dev.caps().has_extension("GL_EXT_buffer_storage"))) {
+    std::printf("no buffer storage on this context\n");
+    return 0;
+  }
+  const std::string src =
+      std::string(dev.caps().desktop ? "#version 430\n" : "#version 310 es\n") +
+      "layout(local_size_x = 256) in;\n"
+      "layout(std430, binding = 0) readonly buffer X { uint x[]; };\n"
+      "layout(std430, binding = 1) writeonly buffer Y { uint y[]; };\n"
+      "void main() { for (uint i = gl_LocalInvocationID.x; i < 1024u; i += 256u) y[i] = x[i] + 1u; }\n";
+  const GLuint prog = detail::ProgramCache::compile("transfer_lab", src);
+  GLuint dev_in = 0, dev_out = 0, ring = 0, rd = 0;
+  glGenBuffers(1, &dev_in);
+  glGenBuffers(1, &dev_out);
+  glGenBuffers(1, &ring);
+  glGenBuffers(1, &rd);
+  std::vector<std::uint32_t> host(kWords, 7), back(kWords);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, dev_in);
+  glBufferData(GL_SHADER_STORAGE_BUFFER, kWords * 4, host.data(), GL_DYNAMIC_COPY);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, dev_out);
+  glBufferData(GL_SHADER_STORAGE_BUFFER, kWords * 4, nullptr, GL_DYNAMIC_COPY);
+  const GLbitfield wflags = GL_MAP_WRITE_BIT | kPersistent | kCoherent;
+  const GLbitfield rflags = GL_MAP_READ_BIT | kPersistent | kCoherent;
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, ring);
+  storage(GL_SHADER_STORAGE_BUFFER, kWords * 4, nullptr, wflags | kClientStorage);
+  auto* ring_ptr = static_cast<std::uint32_t*>(glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, kWords * 4, wflags));
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, rd);
+  storage(GL_SHADER_STORAGE_BUFFER, kWords * 4, nullptr, rflags | kClientStorage);
+  auto* rd_ptr = static_cast<const std::uint32_t*>(glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, kWords * 4, rflags));
+  if (!ring_ptr || !rd_ptr) {
+    std::printf("mapping failed\n");
+    return 1;
+  }
+  glUseProgram(prog);
+  const auto run = [&](GLuint in, GLuint out) {
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, in);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, out);
+    glDispatchCompute(1, 1, 1);
+  };
+  int bad = 0;
+  std::uint32_t tick = 0;
+  const auto check = [&](const std::uint32_t* p, std::uint32_t want) {
+    if (p[0] != want || p[kWords - 1] != want) ++bad;
+  };
+  const int n = 2000;
+  std::printf("sync:        %8.2f us\n", us_per(n, [&] {
+                run(dev_in, dev_out);
+                wait();
+              }));
+  std::printf("copy-read:   %8.2f us\n", us_per(n, [&] {
+                run(dev_in, dev_out);
+                glMemoryBarrier(GL_ALL_BARRIER_BITS);
+                glBindBuffer(GL_COPY_READ_BUFFER, dev_out);
+                glBindBuffer(GL_COPY_WRITE_BUFFER, rd);
+                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                wait();
+                std::memcpy(back.data(), rd_ptr, kWords * 4);
+                check(back.data(), 8);
+              }));
+  std::printf("direct-read: %8.2f us\n", us_per(n, [&] {
+                run(dev_in, rd);
+                glMemoryBarrier(kClientBarrier);
+                wait();
+                std::memcpy(back.data(), rd_ptr, kWords * 4);
+                check(back.data(), 8);
+              }));
+  std::printf("copy-up:     %8.2f us\n", us_per(n, [&] {
+                ++tick;
+                for (auto& v : host) v = tick;
+                std::memcpy(ring_ptr, host.data(), kWords * 4);
+                glBindBuffer(GL_COPY_READ_BUFFER, ring);
+                glBindBuffer(GL_COPY_WRITE_BUFFER, dev_in);
+                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                glMemoryBarrier(GL_ALL_BARRIER_BITS);
+                run(dev_in, dev_out);
+                wait();
+              }));
+  std::printf("direct-up:   %8.2f us\n", us_per(n, [&] {
+                ++tick;
+                for (auto& v : host) v = tick;
+                std::memcpy(ring_ptr, host.data(), kWords * 4);
+                run(ring, dev_out);
+                wait();
+              }));
+  std::printf("both:        %8.2f us\n", us_per(n, [&] {
+                ++tick;
+                for (auto& v : host) v = tick;
+                std::memcpy(ring_ptr, host.data(), kWords * 4);
+                run(ring, rd);
+                glMemoryBarrier(kClientBarrier);
+                wait();
+                std::memcpy(back.data(), rd_ptr, kWords * 4);
+                check(back.data(), tick + 1);
+              }));
+  std::printf("copy-both:   %8.2f us\n", us_per(n, [&] {
+                ++tick;
+                for (auto& v : host) v = tick;
+                std::memcpy(ring_ptr, host.data(), kWords * 4);
+                glBindBuffer(GL_COPY_READ_BUFFER, ring);
+                glBindBuffer(GL_COPY_WRITE_BUFFER, dev_in);
+                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                glMemoryBarrier(GL_ALL_BARRIER_BITS);
+                run(dev_in, dev_out);
+                glMemoryBarrier(GL_ALL_BARRIER_BITS);
+                glBindBuffer(GL_COPY_READ_BUFFER, dev_out);
+                glBindBuffer(GL_COPY_WRITE_BUFFER, rd);
+                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                wait();
+                std::memcpy(back.data(), rd_ptr, kWords * 4);
+                check(back.data(), tick + 1);
+              }));
+  std::printf("wrong results: %d\n", bad);
+  glUseProgram(0);
+  GLuint bufs[] = {dev_in, dev_out, ring, rd};
+  glDeleteBuffers(4, bufs);
+  glDeleteProgram(prog);
+  d.gl().invalidate();
+  return bad ? 1 : 0;
+}
