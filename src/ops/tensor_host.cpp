@@ -79,8 +79,9 @@ std::vector<std::uint8_t> Tensor::to_bytes() const {
   std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
   if (out.empty()) return out;
   // The copy is queued behind the tensor's writers, and its wait covers their batch too: one
-  // round trip to the GPU. Then the batch is retired and its error flags checked.
-  if (c.impl()->storage->write_batch >= d.queue().batch()) d.queue().flush();
+  // round trip to the GPU, and one submission (the batch is not flushed on its own). Then the
+  // batch is retired and its error flags checked.
+  if (c.impl()->storage->write_batch >= d.queue().batch()) d.queue().flush(false);
   c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(), out.data());
   d.queue().wait_batch(c.impl()->storage->write_batch);
   check_device_errors(d);

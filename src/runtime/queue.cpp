@@ -135,7 +135,7 @@ void Queue::barrier_for_host(GLuint buffer) {
   if (written_since_barrier_.count(buffer) || read_since_barrier_.count(buffer)) barrier(GL_ALL_BARRIER_BITS);
 }
 
-void Queue::flush() {
+void Queue::flush(bool submit) {
   if (batch_dispatches_ == 0) return;
   // Retire finished batches now and then: work that never allocates or reads back (a frame
   // filter run every frame) would otherwise keep every batch's fence.
@@ -145,7 +145,7 @@ void Queue::flush() {
   // mapped reads of the host.
   barrier(GL_ALL_BARRIER_BITS);
   GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  glFlush();
+  if (submit) glFlush();
   fences_.emplace_back(batch_, fence);
   ++batch_;
   batch_dispatches_ = 0;

@@ -80,8 +80,11 @@ class Queue {
   void barrier_unlaunched(GLbitfield bits) { barrier(bits); }
   /// A barrier before host-side access (upload, copy, map) to a buffer a shader touched.
   void barrier_for_host(GLuint buffer);
-  /// Ends the current batch with a barrier and a fence and submits it; does not wait.
-  void flush();
+  /// Ends the current batch with a barrier and a fence and submits it (glFlush); does not wait.
+  /// submit = false leaves the submission to the caller's next wait (glClientWaitSync with
+  /// GL_SYNC_FLUSH_COMMANDS_BIT), so that work it queues behind the batch (a read-back's copy)
+  /// goes to the GPU in the same submission.
+  void flush(bool submit = true);
   /// Waits until batch `id` has finished (flushing it first if it is being recorded).
   void wait_batch(std::uint64_t id);
   /// Retires submitted batches whose fences have signaled, without waiting.
