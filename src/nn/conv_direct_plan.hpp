@@ -54,7 +54,9 @@ inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
 /// (Settings::conv_direct overrides where the layout applies). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
-/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4); ubo 8 (bench/RESULTS.md).
+/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4); ubo 32, 16 or 8, the largest
+/// whose last tile of a row wastes at most OW / 8 positions (bench/RESULTS.md: 32 ran a 3x3 filter
+/// of 96 -> 24 channels over 160 x 160 in 0.55x the time of 8, 64 slower again).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 }  // namespace gltensor::detail
