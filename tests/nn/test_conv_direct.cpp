@@ -2,7 +2,7 @@
 // im2col columns exceed the SSBO limit (the direct kernel's default; im2col runs in pieces), f16 and
 // strided operands, NaN, and the fallback to im2col where the direct loop exceeds the device's
 // loop limit, each in the layouts of the kernel (rows, lanes, ubo: GLTENSOR_CONV_DIRECT; ubo only
-// where it applies: f32 operands, more than one output channel per group, else rows), and the
+// where it applies: f32 operands, else rows), and the
 // ubo layout's own cases: chunks of output channels, quad loads of x's rows, weights at unaligned
 // offsets, the fused activation, and conv_transpose2d with kernel = stride through it. Tolerances
 // as in test_nn.cpp: rtol 1e-4 / atol 1e-5 (f16: 2e-3).

@@ -601,11 +601,17 @@ TEST(PlanConvDirect, UboLayoutChunksAndLoops) {
   EXPECT_EQ(u.chunk, 40) << "16381 / 384 = 42 -> 40 in blocks of 8: 10 dispatches of 40 (the last 24)";
   p.Og = 8;
   EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).chunk, 8);
-  // Depthwise (one output channel per group) stays on rows; so do filters past the block.
-  p.Og = 1, p.groups = 384;
-  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows);
-  p.Og = 2, p.groups = 1, p.C = 9000;
-  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows) << "2 x 9000 floats > 16384";
+  // Depthwise (one output channel per group): OPI 1, one dispatch; filters past the block: rows.
+  p.C = 1, p.KH = p.KW = 3, p.Og = 1, p.groups = 384;
+  u = plan_conv_direct(p, kLlvmpipe, s);
+  EXPECT_EQ(u.layout, ConvDirectPlan::Layout::ubo);
+  EXPECT_EQ(u.opi, 1);
+  EXPECT_EQ(u.chunk, 384);
+  EXPECT_EQ(u.wq, (384 * 9 + 6) / 4) << "one dispatch: 384 filters of 9";
+  EXPECT_EQ(u.loop_iterations, 1u * 4u + 1u);
+  p.KH = p.KW = 1, p.Og = 2, p.groups = 1, p.C = 17000;
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows)
+      << "one filter of 17000 floats > 16384";
   // Forced: ubo on a GPU where it applies; rows on a software rasterizer.
   p.C = 64;
   s.conv_direct = ConvDirectSetting::ubo;
