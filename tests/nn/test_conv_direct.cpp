@@ -276,6 +276,18 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
     EXPECT_EQ(y.shape(), os);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
   }
+  // Depthwise (OPI 1): 3 x 3 stride 2 and 5 x 5 over odd and quad-aligned widths.
+  for (auto [K, stride, W] : std::vector<std::array<std::int64_t, 3>>{{3, 2, 17}, {5, 1, 12}, {3, 1, 40}}) {
+    const Shape xs{1, 6, 9, W}, ws{6, 1, K, K};
+    Conv2dOptions o = Conv2dOptions::pad(K / 2, stride);
+    o.groups = 6;
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, o, os);
+    Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "depthwise " << K << " stride " << stride << " W " << W;
+  }
   // Empty batch.
   EXPECT_EQ(
       conv2d(zeros(device(), {0, 8, 6, 6}), zeros(device(), {4, 8, 3, 3}), Tensor(), Conv2dOptions::pad(1)).shape(),
