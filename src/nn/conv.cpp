@@ -415,6 +415,44 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   return after.act == Activation::none ? y : apply_epilogue(y, after);
 }
 
+namespace detail {
+
+Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                               std::array<std::int64_t, 2> op_pad) {
+  const std::int64_t G = o.groups, Cin = x.size(1), Cg = Cin / G, Coutg = w.size(1), Cout = Coutg * G;
+  const std::int64_t N = x.size(0), H = x.size(2), W = x.size(3), KH = w.size(2), KW = w.size(3);
+  const DeviceImpl& dev = dev_of(x);
+  const std::int64_t S = KH;
+  const bool f32 =
+      x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
+  const bool blocks = KW == S && o.stride[0] == S && o.stride[1] == S && o.dilation[0] == 1 && o.dilation[1] == 1 &&
+                      o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} &&
+                      op_pad == std::array<std::int64_t, 2>{0, 0};
+  if (!blocks || !f32) return Tensor();
+  // Kernel = stride, no padding: every input pixel makes its own S x S block of the output, a
+  // 1x1 convolution (of the same groups) to Cout * S * S channels whose result is shuffled into
+  // the blocks. The direct kernel's ubo layout does that in one dispatch (per chunk of channels)
+  // where it applies (software rasterizers).
+  ConvDirectProblem dp;
+  dp.C = Cg, dp.Og = Coutg * S * S, dp.KH = dp.KW = 1, dp.OH = H, dp.OW = W, dp.groups = G;
+  dp.ubo_floats = dev.caps().max_uniform_block_size / 4;
+  const ConvDirectPlan direct =
+      plan_conv_direct(dp, DeviceTraits{dev.adapter().software, dev.loop_limit()}, settings());
+  if (direct.layout != ConvDirectPlan::Layout::ubo ||
+      (dev.loop_limit() != 0 && direct.loop_iterations > dev.loop_limit()))
+    return Tensor();
+  const std::int64_t O1 = Cout * S * S;
+  // [(g, o, si, sj), c] of group g's channels c.
+  const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
+  const Tensor b1 = bias.defined() ? bias.view({Cout, 1}).expand({Cout, S * S}).contiguous().view({O1}) : Tensor();
+  Conv2dOptions o1;
+  o1.groups = G;
+  Geometry g1{N, Cg, H, W, 1, 1, H, W, o1};
+  return conv_direct_ubo(x, w1, b1, g1, O1, O1 / G, direct, Epilogue(), S);
+}
+
+}  // namespace detail
+
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                         std::array<std::int64_t, 2> op_pad) {
   const char* op = "conv_transpose2d";
@@ -440,33 +478,11 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
     throw ShapeError("gltensor::conv_transpose2d: bias " + to_string(bias.shape()) + " must be [" +
                      std::to_string(Cout) + "]");
   Tensor y;
-  const DeviceImpl& dev = dev_of(x);
-  const std::int64_t S = KH;
-  const bool f32 =
-      x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
-  const bool blocks = G == 1 && KW == S && o.stride[0] == S && o.stride[1] == S && o.dilation[0] == 1 &&
-                      o.dilation[1] == 1 && o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} &&
-                      op_pad == std::array<std::int64_t, 2>{0, 0};
-  ConvDirectPlan direct;
-  if (blocks && f32) {
-    // Kernel = stride, no padding: every input pixel makes its own S x S block of the output, a
-    // 1x1 convolution to Cout * S * S channels whose result is shuffled into the blocks. The
-    // direct kernel's ubo layout does that in one dispatch (per chunk of channels) where it
-    // applies (software rasterizers).
-    ConvDirectProblem dp;
-    dp.C = Cin, dp.Og = Cout * S * S, dp.KH = dp.KW = 1, dp.OH = H, dp.OW = W;
-    dp.ubo_floats = dev.caps().max_uniform_block_size / 4;
-    direct = plan_conv_direct(dp, DeviceTraits{dev.adapter().software, dev.loop_limit()}, settings());
-  }
-  if (blocks && f32 && direct.layout == ConvDirectPlan::Layout::ubo &&
-      (dev.loop_limit() == 0 || direct.loop_iterations <= dev.loop_limit())) {
+  {
     NoGradGuard ng;
-    const std::int64_t O1 = Cout * S * S;
-    const Tensor w1 = w.permute({1, 2, 3, 0}).contiguous().view({O1, Cin, 1, 1});  // [(o, si, sj), c]
-    const Tensor b1 = bias.defined() ? bias.view({Cout, 1}).expand({Cout, S * S}).contiguous().view({O1}) : Tensor();
-    Geometry g1{N, Cin, H, W, 1, 1, H, W, Conv2dOptions{}};
-    y = conv_direct_ubo(x, w1, b1, g1, O1, O1, direct, Epilogue(), S);
-  } else {
+    y = conv_transpose2d_blocks(x, w, bias, o, op_pad);
+  }
+  if (!y.defined()) {
     NoGradGuard ng;
     // The transposed conv of x is the input-gradient of a conv whose output is x.
     Geometry g{N, Coutg, OH, OW, KH, KW, H, W, o};

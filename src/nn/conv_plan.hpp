@@ -88,6 +88,13 @@ struct Conv2dPlan {
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
+/// conv_transpose2d (no gradient) whose kernel is its stride (square, no padding, dilation or
+/// output padding; f32) as the direct kernel's ubo layout runs it: a 1x1 convolution to Cout * S
+/// * S channels shuffled into S x S blocks (nn/conv.cpp). Undefined where that layout does not
+/// apply (GPUs, filters past the uniform block, another geometry).
+Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                               std::array<std::int64_t, 2> op_pad);
+
 /// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
 /// blocking, the filter's size, the operands' dtypes.
 struct ConvDirectVariant {
