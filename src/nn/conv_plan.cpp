@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/activation.hpp"
+#include "runtime/glsl_text.hpp"
 
 namespace gltensor::detail {
 
@@ -92,14 +93,9 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
 
 namespace {
 // The ubo layout's lists written out: X(pre0) .. X(pre n-1).
-std::string list(int n, const char* pre) {
-  std::string l;
-  for (int i = 0; i < n; ++i) l += std::string("X(") + pre + std::to_string(i) + ") ";
-  return l;
-}
-std::string list0(int n) { return list(n, ""); }
-std::string list1(int n) { return list(n, "a, "); }
-std::string list2(int n) { return list(n, "a, b, "); }
+std::string list0(int n) { return glsl_macro_list(n, ""); }
+std::string list1(int n) { return glsl_macro_list(n, "a, "); }
+std::string list2(int n) { return glsl_macro_list(n, "a, b, "); }
 std::string act_body(int act) { return activation_glsl(static_cast<Activation>(act)); }
 }  // namespace
 

@@ -210,6 +210,13 @@ TEST(ConvDirect, HalfOutputsOfOddWidths) {
     }
 }
 
+// `v` as a tensor of shape `s` at element offset k of its storage (after k other values).
+Tensor at_offset(const std::vector<float>& v, const Shape& s, std::int64_t k) {
+  std::vector<float> p(static_cast<std::size_t>(k), 0.5f);
+  p.insert(p.end(), v.begin(), v.end());
+  return Tensor::from_host(device(), p, {numel_of(s) + k}).narrow(0, k, numel_of(s)).view(s);
+}
+
 TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
   // The ubo layout against the float64 reference: filters over 64 KiB (20 x 100 x 3 x 3 floats:
   // two chunks of output channels on llvmpipe), rows of whole quads (W % 4 == 0) or not, odd and
@@ -240,27 +247,11 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
     auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.O);
     xv[5] = std::nanf("");
     xv[static_cast<std::size_t>(numel_of(xs)) - 2] = INFINITY;
-    Tensor x = c.x_form == 1 ? Tensor::from_host(device(),
-                                                 [&] {
-                                                   std::vector<float> p{0.5f};
-                                                   p.insert(p.end(), xv.begin(), xv.end());
-                                                   return p;
-                                                 }(),
-                                                 {numel_of(xs) + 1})
-                                   .narrow(0, 1, numel_of(xs))
-                                   .view(xs)
+    Tensor x = c.x_form == 1 ? at_offset(xv, xs, 1)
                : c.x_form == 2
                    ? Tensor::from_host(device(), xv, xs).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2})
                    : Tensor::from_host(device(), xv, xs);
-    Tensor w = c.w_form == 1 ? Tensor::from_host(device(),
-                                                 [&] {
-                                                   std::vector<float> p{1, 2, 3};
-                                                   p.insert(p.end(), wv.begin(), wv.end());
-                                                   return p;
-                                                 }(),
-                                                 {numel_of(ws) + 3})
-                                   .narrow(0, 3, numel_of(ws))
-                                   .view(ws)
+    Tensor w = c.w_form == 1 ? at_offset(wv, ws, 3)
                : c.w_form == 2
                    ? Tensor::from_host(device(), wv, ws).permute({3, 2, 1, 0}).contiguous().permute({3, 2, 1, 0})
                    : Tensor::from_host(device(), wv, ws);
@@ -312,7 +303,7 @@ TEST(ConvDirect, TransposeWithKernelEqualToStride) {
     auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.Cout);
     xv[1] = std::nanf("");
     Tensor x = Tensor::from_host(device(), xv, xs);
-    if (c.offset) x = concat({zeros(device(), {1}), x.reshape({-1})}, 0).narrow(0, 1, numel_of(xs)).view(xs);
+    if (c.offset) x = at_offset(xv, xs, 1);
     Conv2dOptions o;
     o.stride = {c.S, c.S};
     Tensor y = conv_transpose2d(x, Tensor::from_host(device(), wv, ws),
