@@ -183,10 +183,17 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
     }
     return true;
   };
+  // Else each chunk's filters copied to an aligned slot of a fresh buffer (slots of whole blocks:
+  // any offset alignment, e.g. 256 bytes on NVIDIA where the layout is forced).
   Tensor w = weight;
+  std::int64_t slot = 0;  // floats between two chunks' filters in the copy (0: w is the weight)
   if (!fits(w)) {
-    w = zeros(x.device(), {O * taps + block / 4}).narrow(0, 0, O * taps).view(weight.shape());
-    w.copy_(weight);
+    slot = (block + align - 1) / align * align / 4;
+    w = zeros(x.device(), {(O + plan.chunk - 1) / plan.chunk * slot});
+    for (std::int64_t o0 = 0, i = 0; o0 < O; o0 += plan.chunk, ++i) {
+      const std::int64_t n = std::min(plan.chunk, O - o0);
+      w.narrow(0, i * slot, n * taps).view({n, g.C, g.KH, g.KW}).copy_(weight.narrow(0, o0, n));
+    }
   }
   ConvDirectVariant v;
   v.plan = plan, v.kh = g.KH, v.kw = g.KW, v.sw = g.o.stride[1], v.dw = g.o.dilation[1], v.bias = bias.defined();
@@ -194,13 +201,13 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
   v.x_quads = x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
   v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
   v.shuffle = shuffle;
-  for (std::int64_t o0 = 0; o0 < O; o0 += plan.chunk) {
+  for (std::int64_t o0 = 0, i = 0; o0 < O; o0 += plan.chunk, ++i) {
     Launch launch(dev, "conv2d");
-    const std::int64_t start = (w.offset() + o0 * taps) * 4, a = start / align * align;
+    const std::int64_t start = slot > 0 ? i * slot * 4 : (w.offset() + o0 * taps) * 4, a = start / align * align;
     launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
     if (bias.defined()) launch.read(bias);
     launch.uniform_block(0, w, static_cast<GLintptr>(a), static_cast<GLsizeiptr>(block));
-    DirectParams params{g, O, Og, x, w, bias, o0, (start - a) / 4, &epi};
+    DirectParams params{g, O, Og, x, weight, bias, o0, (start - a) / 4, &epi};  // (w's strides unused)
     launch.params(params)
         .loop_iterations(plan.loop_iterations)
         .groups(plan.groups_x, static_cast<std::uint64_t>(std::min(plan.chunk, O - o0) / plan.opi),
