@@ -19,6 +19,23 @@
 // adjacent outputs (coalesced); W_SHARED: the workgroup's OPI filters (OPI * CG * KH * KW
 // floats) are staged once in shared memory, else read from the SSBO. OUT16 (rows): the output
 // is 16-bit, pairs of positions of a row stored as whole words.
+// W_UBO (software rasterizers, any number of channels): the rows layout with the weights read
+// from a uniform block and the channel loop run, not unrolled (u_cg channels per group, so that
+// 3x3 filters over hundreds of channels compile in a moment). llvmpipe (Mesa 22) reads a uniform
+// block with one AVX2 gather per value, where an SSBO load is a loop over the lanes with a branch
+// and a bounds check per value; x's taps stay SSBO loads, one row segment of SEGLEN = (PX - 1) *
+// SW + (KW - 1) * DW + 1 inputs per kernel row shared by the KW taps and PX positions (SW, DW: the
+// stride and dilation along rows, compile-time). The block holds the filters of output channels
+// [u_o0, u_o0 + its size) of this dispatch (one dispatch per such chunk where all do not fit):
+// w[o, c, kh, kw] (contiguous) at float u_wbase + ((o - u_o0) * u_cg + c) * KH * KW + kh * KW + kw.
+// The host writes the block out (taps, channels, positions: KWS(X), OPIS_I(X, a), PXS_IJ(X, a, b),
+// SEGS(X)), so that the registers are indexed by constants and no loop but the channels' and
+// the kernel rows' runs; ACT(x): the epilogue's activation (glsl/common/activations.glsl).
+// X_QUADS (x contiguous, rows of whole quads: W % 4 == 0): the segment read as NQ aligned quads
+// (QUADS(X)) from column w0 - SHIFT (SHIFT = w0 % 4, the same for every tile: PX % 4 == 0), a
+// quarter of the per-lane loads. SHUFFLE (a transposed convolution whose kernel is its stride S,
+// as a 1x1 convolution to S * S channels per output channel): the result's channels stored
+// shuffled into S x S blocks of pixels (below).
 layout(local_size_x = LOCAL_X) in;
 
 uniform int u_H;
@@ -39,6 +56,11 @@ uniform uint u_w_stride[4];
 uniform uint u_w_off;
 uniform uint u_b_stride;
 uniform uint u_b_off;
+uniform int u_cg;      // W_UBO: input channels per group
+uniform int u_o0;      // W_UBO: the first output channel of this dispatch's chunk
+uniform uint u_wbase;  // W_UBO: the chunk's first weight in the uniform block (floats)
+uniform float u_act_p0;  // W_UBO: activation parameters (ACT's expression may use them)
+uniform float u_act_p1;
 
 
 #ifdef X_CONTIG
@@ -102,6 +124,109 @@ void main() {
     }
     for (int j = 0; j < OPI; ++j) store0(ybase + uint(j) * P + p, CT0(acc[j]));
   }
+}
+#elif defined(W_UBO)
+layout(std140, binding = UBO_BINDING) uniform Weights { vec4 u_wq[WQ]; };
+float weight(uint i) { return u_wq[i >> 2u][i & 3u]; }
+
+#include "activations.glsl"
+#ifndef ACT
+#define ACT(x) (x)
+#endif
+
+void main() {
+  int tiles = (u_OW + PX - 1) / PX;
+  uint t = GLOBAL_ID.x;
+  if (t >= uint(u_OH * tiles)) return;
+  uint ob = uint(u_o0) + WORKGROUP_ID.y * uint(OPI), n = WORKGROUP_ID.z;
+  int oh = int(t) / tiles, ow0 = (int(t) - oh * tiles) * PX;
+  int h0 = oh * u_sh - u_pt, w0 = ow0 * SW - u_pl;
+  uint c0 = (ob / uint(u_Og)) * uint(u_cg);
+  float acc[OPI * PX];
+#ifdef HAS_BIAS
+#define INIT_Q(j, q) acc[j * PX + q] = b;
+#define INIT_J(j)                                                    \
+  {                                                                  \
+    float b = float(load3(u_b_off + (ob + uint(j)) * u_b_stride));   \
+    PXS_I(INIT_Q, j)                                                 \
+  }
+#else
+#define INIT_Q(j, q) acc[j * PX + q] = 0.0;
+#define INIT_J(j) PXS_I(INIT_Q, j)
+#endif
+  OPIS(INIT_J)
+  // The segment's columns: clamped into the row (loads stay in it), zero outside.
+  int wc[SEGLEN];
+  bool win[SEGLEN];
+#define SEG_COL(i)                          \
+  wc[i] = clamp(w0 + i, 0, u_W - 1);  \
+  win[i] = w0 + i >= 0 && w0 + i < u_W;
+  SEGS(SEG_COL)
+#ifdef X_QUADS
+  int wq0 = (w0 - SHIFT) >> 2;  // the first quad's index in the row
+#endif
+  uint wstep = uint(u_cg * KH * KW);  // floats between two output channels' filters
+  uint wj = u_wbase + WORKGROUP_ID.y * uint(OPI) * wstep;
+  uint xn = u_x_off + n * u_x_stride[0] + c0 * u_x_stride[1];
+  for (int c = 0; LOOP(c < u_cg); ++c) {
+    uint xc = xn + uint(c) * u_x_stride[1], wk = wj + uint(c * KH * KW);
+    for (int kh = 0; kh < KH; ++kh) {
+      int h = h0 + kh * u_dh;
+      bool hin = h >= 0 && h < u_H;
+      uint xr = xc + uint(clamp(h, 0, u_H - 1)) * X_RS;
+      float seg[SEGLEN];
+#ifdef X_QUADS
+      // NQ aligned quads from column w0 - SHIFT (rows of whole quads: each quad in or out).
+      vec4 sq[NQ];
+#define SEG_QUAD(i)                                                                  \
+  {                                                                                  \
+    int qc = wq0 + i;                                                                \
+    vec4 v = quadX((xr >> 2u) + uint(clamp(qc, 0, u_W / 4 - 1)));                   \
+    sq[i] = hin && qc >= 0 && qc < u_W / 4 ? v : vec4(0.0);                          \
+  }
+      QUADS(SEG_QUAD)
+#define SEG_LOAD(i) seg[i] = sq[(i + SHIFT) / 4][(i + SHIFT) % 4];
+#else
+#define SEG_LOAD(i)                                     \
+  {                                                     \
+    float v = float(load1(xr + uint(wc[i]) * X_CS));    \
+    seg[i] = hin && win[i] ? v : 0.0;                   \
+  }
+#endif
+      SEGS(SEG_LOAD)
+      uint wr = wk + uint(kh * KW);
+#define FMA_Q(kw, j, q) acc[j * PX + q] += seg[q * SW + kw * DW] * wv;
+#define FMA_J(kw, j)                                     \
+  {                                                      \
+    float wv = weight(wr + uint(j) * wstep + uint(kw));  \
+    PXS_IJ(FMA_Q, kw, j)                                 \
+  }
+#define FMA_KW(kw) OPIS_I(FMA_J, kw)
+      KWS(FMA_KW)
+    }
+  }
+  uint P = uint(u_OH * u_OW), base = uint(oh * u_OW + ow0);
+  int cnt = min(PX, u_OW - ow0);
+#ifdef SHUFFLE
+  // Channel o = (oc * SHUFFLE + si) * SHUFFLE + sj of [N, u_O, OH, OW] goes to (oc, oh * SHUFFLE + si,
+  // ow * SHUFFLE + sj) of out [N, u_O / SHUFFLE^2, OH * SHUFFLE, OW * SHUFFLE].
+  uint OWS = uint(u_OW * SHUFFLE);
+#define STORE_Q(j, q) \
+  if (q < cnt) store0(yj + uint(q * SHUFFLE), CT0(ACT(acc[j * PX + q])));
+#define STORE_J(j)                                                                                         \
+  {                                                                                                        \
+    uint o = ob + uint(j), oc = o / uint(SHUFFLE * SHUFFLE), si = (o / uint(SHUFFLE)) % uint(SHUFFLE);       \
+    uint yj = ((n * uint(u_O / (SHUFFLE * SHUFFLE)) + oc) * uint(u_OH * SHUFFLE) + uint(oh * SHUFFLE) + si) * OWS + \
+              uint(ow0 * SHUFFLE) + o % uint(SHUFFLE);                                                      \
+    PXS_I(STORE_Q, j)                                                                                      \
+  }
+#else
+  uint ybase = (n * uint(u_O) + ob) * P + base;
+#define STORE_Q(j, q) \
+  if (q < cnt) store0(ybase + uint(j) * P + uint(q), CT0(ACT(acc[j * PX + q])));
+#define STORE_J(j) PXS_I(STORE_Q, j)
+#endif
+  OPIS(STORE_J)
 }
 #else
 void main() {

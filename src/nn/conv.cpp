@@ -133,12 +133,17 @@ Tensor col2im_gemm(const Tensor& a, const Tensor& b, const Geometry& g) {
   return img;
 }
 
-// Uniforms of glsl/nn/conv_direct.comp.
+// Uniforms of glsl/nn/conv_direct.comp (ubo: the dispatch's first output channel o0, its first
+// weight in the uniform block wbase, the epilogue's parameters).
 struct DirectParams {
   const Geometry& g;
   std::int64_t O, Og;
   const Tensor &x, &w, &bias;
+  std::int64_t o0 = 0, wbase = 0;
+  const Epilogue* epi = nullptr;
   void set(Uniforms& u) const {
+    u.i32("u_cg", g.C), u.i32("u_o0", o0), u.u32("u_wbase", wbase);
+    if (epi) u.f32("u_act_p0", epi->p0), u.f32("u_act_p1", epi->p1);
     u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_O", O), u.i32("u_Og", Og), u.i32("u_OH", g.OH);
     u.i32("u_OW", g.OW), u.i32("u_sh", g.o.stride[0]), u.i32("u_sw", g.o.stride[1]);
     u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]), u.i32("u_dh", g.o.dilation[0]);
@@ -151,6 +156,65 @@ struct DirectParams {
     if (bias.defined()) u.u32("u_b_stride", bias.strides()[0]), u.u32("u_b_off", bias.offset());
   }
 };
+
+// The ubo layout (f32): one dispatch per chunk of plan.chunk output channels, whose filters are
+// bound as the uniform block (from the nearest aligned byte before them; the weight copied into
+// a buffer of whole blocks where the last block would run past its storage), the epilogue's
+// activation in the kernel.
+// shuffle S > 0: the channels (o, si, sj) stored as o's S x S blocks of pixels, out [N, O / S^2,
+// OH * S, OW * S] (conv_transpose2d whose kernel is its stride).
+Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias, const Geometry& g, std::int64_t O,
+                       std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0) {
+  DeviceImpl& dev = dev_of(x);
+  Tensor out = shuffle > 0 ? alloc(dev, {g.N, O / (shuffle * shuffle), g.OH * shuffle, g.OW * shuffle}, DType::f32,
+                                   "conv_transpose2d")
+                           : alloc(dev, {g.N, O, g.OH, g.OW}, DType::f32, "conv2d");
+  if (out.numel() == 0) return out;
+  const std::int64_t taps = g.C * g.KH * g.KW, block = plan.wq * 16;
+  const auto align = static_cast<std::int64_t>(std::max(dev.caps().uniform_offset_alignment, 4));
+  // Every block [aligned start, + block) inside the weight's storage, its filters inside the block.
+  auto fits = [&](const Tensor& t) {
+    if (!t.is_contiguous() || t.dtype() != DType::f32) return false;
+    const auto cap = static_cast<std::int64_t>(t.impl()->storage->block.capacity);
+    for (std::int64_t o0 = 0; o0 < O; o0 += plan.chunk) {
+      const std::int64_t start = (t.offset() + o0 * taps) * 4, a = start / align * align;
+      const std::int64_t used = start - a + std::min(plan.chunk, O - o0) * taps * 4;
+      if (a + block > cap || used > block) return false;
+    }
+    return true;
+  };
+  // Else each chunk's filters copied to an aligned slot of a fresh buffer (slots of whole blocks:
+  // any offset alignment, e.g. 256 bytes on NVIDIA where the layout is forced).
+  Tensor w = weight;
+  std::int64_t slot = 0;  // floats between two chunks' filters in the copy (0: w is the weight)
+  if (!fits(w)) {
+    slot = (block + align - 1) / align * align / 4;
+    w = zeros(x.device(), {(O + plan.chunk - 1) / plan.chunk * slot});
+    for (std::int64_t o0 = 0, i = 0; o0 < O; o0 += plan.chunk, ++i) {
+      const std::int64_t n = std::min(plan.chunk, O - o0);
+      w.narrow(0, i * slot, n * taps).view({n, g.C, g.KH, g.KW}).copy_(weight.narrow(0, o0, n));
+    }
+  }
+  ConvDirectVariant v;
+  v.plan = plan, v.kh = g.KH, v.kw = g.KW, v.sw = g.o.stride[1], v.dw = g.o.dilation[1], v.bias = bias.defined();
+  v.act = epi.act, v.x = x.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
+  v.x_quads = x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
+  v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
+  v.shuffle = shuffle;
+  for (std::int64_t o0 = 0, i = 0; o0 < O; o0 += plan.chunk, ++i) {
+    Launch launch(dev, "conv2d");
+    const std::int64_t start = slot > 0 ? i * slot * 4 : (w.offset() + o0 * taps) * 4, a = start / align * align;
+    launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
+    if (bias.defined()) launch.read(bias);
+    launch.uniform_block(0, w, static_cast<GLintptr>(a), static_cast<GLsizeiptr>(block));
+    DirectParams params{g, O, Og, x, weight, bias, o0, (start - a) / 4, &epi};  // (w's strides unused)
+    launch.params(params)
+        .loop_iterations(plan.loop_iterations)
+        .groups(plan.groups_x, static_cast<std::uint64_t>(std::min(plan.chunk, O - o0) / plan.opi),
+                static_cast<std::uint64_t>(g.N));
+  }
+  return out;
+}
 
 // Direct convolution for small filters (glsl/nn/conv_direct.comp): out [N, O, OH, OW] of x's
 // dtype where it is a float (f32 accumulation, one rounding at the store), else f32.
@@ -259,11 +323,17 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   problem.g = g, problem.O = O, problem.grad = grad, problem.need_w = requires_grad(w);
   problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
-  const Conv2dPlan plan =
-      plan_conv2d(problem, ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit()}, settings());
+  problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
+  const Conv2dPlan plan = plan_conv2d(
+      problem,
+      ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), dev.caps().max_uniform_block_size},
+      settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
-  if (plan.path == Conv2dPlan::Path::direct) {
+  if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
+    NoGradGuard ng;
+    y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
+  } else if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
     Tensor out = apply_epilogue(conv_direct(x, w, bias, g, O, Og, plan.direct), fused);
     y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
@@ -352,6 +422,44 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   return after.act == Activation::none ? y : apply_epilogue(y, after);
 }
 
+namespace detail {
+
+Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                               std::array<std::int64_t, 2> op_pad) {
+  const std::int64_t G = o.groups, Cin = x.size(1), Cg = Cin / G, Coutg = w.size(1), Cout = Coutg * G;
+  const std::int64_t N = x.size(0), H = x.size(2), W = x.size(3), KH = w.size(2), KW = w.size(3);
+  const DeviceImpl& dev = dev_of(x);
+  const std::int64_t S = KH;
+  const bool f32 =
+      x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
+  const bool blocks = KW == S && o.stride[0] == S && o.stride[1] == S && o.dilation[0] == 1 && o.dilation[1] == 1 &&
+                      o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} &&
+                      op_pad == std::array<std::int64_t, 2>{0, 0};
+  if (!blocks || !f32) return Tensor();
+  // Kernel = stride, no padding: every input pixel makes its own S x S block of the output, a
+  // 1x1 convolution (of the same groups) to Cout * S * S channels whose result is shuffled into
+  // the blocks. The direct kernel's ubo layout does that in one dispatch (per chunk of channels)
+  // where it applies (software rasterizers).
+  ConvDirectProblem dp;
+  dp.C = Cg, dp.Og = Coutg * S * S, dp.KH = dp.KW = 1, dp.OH = H, dp.OW = W, dp.groups = G;
+  dp.ubo_floats = dev.caps().max_uniform_block_size / 4;
+  const ConvDirectPlan direct =
+      plan_conv_direct(dp, DeviceTraits{dev.adapter().software, dev.loop_limit()}, settings());
+  if (direct.layout != ConvDirectPlan::Layout::ubo ||
+      (dev.loop_limit() != 0 && direct.loop_iterations > dev.loop_limit()))
+    return Tensor();
+  const std::int64_t O1 = Cout * S * S;
+  // [(g, o, si, sj), c] of group g's channels c.
+  const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
+  const Tensor b1 = bias.defined() ? bias.view({Cout, 1}).expand({Cout, S * S}).contiguous().view({O1}) : Tensor();
+  Conv2dOptions o1;
+  o1.groups = G;
+  Geometry g1{N, Cg, H, W, 1, 1, H, W, o1};
+  return conv_direct_ubo(x, w1, b1, g1, O1, O1 / G, direct, Epilogue(), S);
+}
+
+}  // namespace detail
+
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                         std::array<std::int64_t, 2> op_pad) {
   const char* op = "conv_transpose2d";
@@ -378,6 +486,10 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
                      std::to_string(Cout) + "]");
   Tensor y;
   {
+    NoGradGuard ng;
+    y = conv_transpose2d_blocks(x, w, bias, o, op_pad);
+  }
+  if (!y.defined()) {
     NoGradGuard ng;
     // The transposed conv of x is the input-gradient of a conv whose output is x.
     Geometry g{N, Coutg, OH, OW, KH, KW, H, W, o};

@@ -8,17 +8,51 @@ namespace gltensor::detail {
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings) {
   ConvDirectPlan plan;
   const ConvDirectSetting force = settings.conv_direct;
-  const bool lanes = force == ConvDirectSetting::lanes || (force != ConvDirectSetting::rows && !dev.software);
+  const std::int64_t taps = p.C * p.KH * p.KW;
+  // ubo: OPI a divisor of Og whose filters (and the block's alignment slack) fit the block.
+  std::int64_t ubo_opi = 0;
+  if (p.ubo_floats > 0)
+    for (std::int64_t d = std::min<std::int64_t>(p.Og, 8); d > 0 && ubo_opi == 0; --d)
+      if (p.Og % d == 0 && d * taps + 3 <= p.ubo_floats) ubo_opi = d;
+  const bool ubo =
+      ubo_opi > 0 && (force == ConvDirectSetting::ubo || (force == ConvDirectSetting::choose && dev.software));
+  const bool lanes = !ubo && (force == ConvDirectSetting::lanes || (force != ConvDirectSetting::rows && !dev.software));
   plan.x_rows_contiguous = p.x_rows_contiguous;
-  plan.layout = lanes ? ConvDirectPlan::Layout::lanes : ConvDirectPlan::Layout::rows;
+  plan.layout = ubo     ? ConvDirectPlan::Layout::ubo
+                : lanes ? ConvDirectPlan::Layout::lanes
+                        : ConvDirectPlan::Layout::rows;
   for (std::int64_t d = std::min<std::int64_t>(p.Og, 8); d > 1; --d)
     if (p.Og % d == 0) {
       plan.opi = d;
       break;
     }
-  const std::int64_t opi = plan.opi, taps = p.C * p.KH * p.KW;
+  const std::int64_t opi = plan.opi;
   const auto positions = static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * p.OW, 0));
-  if (lanes) {
+  if (ubo) {
+    // Output channels per dispatch: as many of OPI's multiples as the block holds, spread evenly
+    // over the dispatches that all of them need.
+    plan.opi = ubo_opi;
+    // PX: 32, 16 or 8 positions (multiples of 4: the segment's quads start at the same shift in
+    // every tile), the largest whose partial last tile wastes at most an eighth of a row.
+    plan.px = 8;
+    for (std::int64_t px : {32, 16})
+      if ((p.OW + px - 1) / px * px - p.OW <= p.OW / 8) {
+        plan.px = px;
+        break;
+      }
+    plan.local_x = 16;
+    const std::int64_t O = p.Og * p.groups, fit = (p.ubo_floats - 3) / taps / ubo_opi * ubo_opi;
+    const std::int64_t dispatches = (O + fit - 1) / fit;
+    plan.chunk = ((O + dispatches - 1) / dispatches + ubo_opi - 1) / ubo_opi * ubo_opi;
+    plan.wq = (plan.chunk * taps + 3 + 3) / 4;
+    plan.rowseg = true;
+    plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
+    const std::int64_t tiles = (p.OW + plan.px - 1) / plan.px;
+    plan.groups_x =
+        (static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * tiles, 0)) + plan.local_x - 1) / plan.local_x;
+    // The channel loop and its kernel rows (the taps, channels and positions are written out).
+    plan.loop_iterations = static_cast<std::uint64_t>(p.C * (p.KH + 1) + 1);
+  } else if (lanes) {
     plan.px = opi <= 4 ? 4 : 2;
     plan.shared_weights = opi * taps <= kConvDirectSharedWeights;
     const auto per_group = static_cast<std::uint64_t>(plan.local_x) * static_cast<std::uint64_t>(plan.px);

@@ -16,6 +16,10 @@ struct ConvDirectProblem {
   std::int64_t KH = 0, KW = 0, OH = 0, OW = 0;
   std::int64_t stride_w = 1, dilation_w = 1;
   bool x_rows_contiguous = false;  ///< x's column stride is 1 and its row stride W
+  std::int64_t groups = 1;
+  /// Floats of weights a uniform block can hold for the ubo layout (the device's max uniform
+  /// block; 0: the layout does not apply, e.g. weights or output not f32, or a gradient recorded).
+  std::int64_t ubo_floats = 0;
 };
 
 struct ConvDirectPlan {
@@ -23,17 +27,21 @@ struct ConvDirectPlan {
   /// for PX positions, a row segment shared by the KW taps; best on software rasterizers, whose
   /// lanes gather every load). lanes: one invocation computes PX positions LOCAL_X apart, so that
   /// adjacent invocations read adjacent addresses (coalesced on GPUs), the workgroup's weights
-  /// staged once in shared memory.
-  enum class Layout { rows, lanes };
+  /// staged once in shared memory. ubo: rows with the weights in a uniform block and the channel
+  /// loop run (software rasterizers: any filter whose OPI filters fit a block).
+  enum class Layout { rows, lanes, ubo };
   Layout layout = Layout::rows;
-  std::int64_t opi = 1;               ///< output channels per invocation (divides Og)
-  std::int64_t px = 8;                ///< positions per invocation
-  bool rowseg = false;                ///< rows: stride 1 along rows, one segment of SEGLEN inputs
-  std::int64_t seglen = 0;            ///< rows + rowseg: px + (KW - 1) * dilation_w
-  bool shared_weights = false;        ///< lanes: the workgroup's OPI filters staged in shared memory
-  std::uint32_t local_x = 256;        ///< invocations per workgroup
-  std::uint64_t groups_x = 0;         ///< workgroups along the positions of one plane
-  bool x_rows_contiguous = false;     ///< X_CONTIG: x's row and column strides compile-time W and 1
+  std::int64_t opi = 1;            ///< output channels per invocation (divides Og)
+  std::int64_t px = 8;             ///< positions per invocation
+  bool rowseg = false;             ///< rows: stride 1 along rows, one segment of SEGLEN inputs
+  std::int64_t seglen = 0;         ///< rows + rowseg: px + (KW - 1) * dilation_w
+  bool shared_weights = false;     ///< lanes: the workgroup's OPI filters staged in shared memory
+  std::uint32_t local_x = 256;     ///< invocations per workgroup
+  std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
+  bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1
+  /// ubo: output channels per dispatch (a multiple of opi; the last dispatch's may be fewer), and
+  /// the uniform block's size in vec4s (chunk filters and 3 floats of alignment slack).
+  std::int64_t chunk = 0, wq = 0;
   std::uint64_t loop_iterations = 0;  ///< worst case of one invocation, every loop counted
 };
 
@@ -41,10 +49,14 @@ struct ConvDirectPlan {
 /// GLES 3.1 device has); larger filters are read from the SSBO.
 inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
 
-/// The plan. Layout: rows on software rasterizers, lanes on GPUs (Settings::conv_direct
-/// overrides). OPI: all of a group's output channels up to 8, else the largest divisor of Og up
-/// to 8. PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
-/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4).
+/// The plan. Layout: on software rasterizers ubo where it applies (ubo_floats > 0 and OPI filters
+/// fit the block; depthwise filters too: 1.4-2.1x the rows layout's speed), else rows; lanes on GPUs
+/// (Settings::conv_direct overrides where the layout applies). OPI: all of a group's output
+/// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
+/// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
+/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4); ubo 32, 16 or 8, the largest
+/// whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96
+/// -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4 or 12 were slower).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 }  // namespace gltensor::detail

@@ -2,6 +2,10 @@
 #include "nn/conv_plan.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "ops/activation.hpp"
+#include "runtime/glsl_text.hpp"
 
 namespace gltensor::detail {
 
@@ -49,6 +53,8 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   dp.C = g.C, dp.Og = Og, dp.KH = g.KH, dp.KW = g.KW, dp.OH = g.OH, dp.OW = g.OW;
   dp.stride_w = g.o.stride[1], dp.dilation_w = g.o.dilation[1];
   dp.x_rows_contiguous = p.x_rows_contiguous;
+  dp.groups = G;
+  dp.ubo_floats = p.f32 && !p.grad ? dev.ubo_limit / 4 : 0;
   plan.direct = plan_conv_direct(dp, DeviceTraits{dev.software, dev.loop_limit}, settings);
   // Small filters (image filters, depthwise convs) run directly: im2col + GEMM would write and
   // read a columns matrix K times the image, which for large images also exceeds the device's
@@ -56,7 +62,8 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
   const ConvSetting force = settings.conv;
   const bool direct = force != ConvSetting::im2col &&
-                      (force == ConvSetting::direct || K <= 32 || cols_bytes > dev.ssbo_limit) &&
+                      (force == ConvSetting::direct || K <= 32 || cols_bytes > dev.ssbo_limit ||
+                       plan.direct.layout == ConvDirectPlan::Layout::ubo) &&
                       (dev.loop_limit == 0 || plan.direct.loop_iterations <= dev.loop_limit);
   // The im2col path in pieces where its columns would exceed the device's max SSBO block.
   const std::vector<ConvPiece> pieces = plan_pieces(g, max_positions(dev.ssbo_limit, G * K, p.O));
@@ -84,8 +91,36 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   return plan;
 }
 
+namespace {
+// The ubo layout's lists written out: X(pre0) .. X(pre n-1).
+std::string list0(int n) { return glsl_macro_list(n, ""); }
+std::string list1(int n) { return glsl_macro_list(n, "a, "); }
+std::string list2(int n) { return glsl_macro_list(n, "a, b, "); }
+std::string act_body(int act) { return activation_glsl(static_cast<Activation>(act)); }
+}  // namespace
+
 Defines ConvDirectVariant::defines() const {
   Defines d;
+  if (plan.layout == ConvDirectPlan::Layout::ubo) {
+    // Positions, channels, taps and the row segment written out (conv_direct.comp, W_UBO).
+    const int px = static_cast<int>(plan.px), opi = static_cast<int>(plan.opi);
+    d.flag("W_UBO").value("PX", plan.px).value("OPI", plan.opi).value("KH", kh).value("KW", kw);
+    d.value("SW", sw).value("DW", dw).value("SEGLEN", plan.seglen).value("WQ", plan.wq).value("UBO_BINDING", 0);
+    d.macro("OPIS(X)", list0, opi).macro("OPIS_I(X, a)", list1, opi).macro("PXS_I(X, a)", list1, px);
+    d.macro("PXS_IJ(X, a, b)", list2, px).macro("KWS(X)", list0, static_cast<int>(kw));
+    d.macro("SEGS(X)", list0, static_cast<int>(plan.seglen));
+    if (act != Activation::none) d.macro("ACT(x)", act_body, static_cast<int>(act));
+    if (shuffle > 0) d.value("SHUFFLE", shuffle);
+    d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
+    if (x_quads) {
+      const int nq = static_cast<int>((shift + plan.seglen + 3) / 4);
+      d.flag("X_QUADS").value("SHIFT", shift).value("NQ", nq).macro("QUADS(X)", list0, nq);
+    }
+    d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false);
+    if (x_quads) d.quads("X", 1, x);
+    if (bias) d.operand(3, b, CT::f32, false);
+    return d;
+  }
   d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
   const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
   d.flag("LANES", lanes).flag("W_SHARED", lanes && plan.shared_weights);
@@ -116,6 +151,16 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
     v.out = v.x = v.w = v.b = dt, v.bias = true, v.plan.opi = 8, v.plan.px = 4, v.cg = 1, v.kh = 5, v.kw = 1;
     out.push_back(v);
   }
+  for (Activation act : {Activation::none, Activation::relu, Activation::hardswish})
+    for (bool bias : {false, true}) {
+      ConvDirectVariant v;  // ubo: a 3 x 3 filter, stride 2 along rows, 2 chunks of 4 channels
+      v.plan.layout = ConvDirectPlan::Layout::ubo, v.plan.opi = 2, v.plan.px = 8, v.plan.chunk = 4;
+      v.kh = v.kw = 3, v.sw = 2, v.plan.seglen = 7 * 2 + 2 + 1, v.plan.wq = (4 * 27 + 6) / 4;
+      v.plan.rowseg = true, v.plan.x_rows_contiguous = bias, v.act = act, v.bias = bias;
+      out.push_back(v);
+      v.x_quads = true, v.shift = 3, v.shuffle = bias ? 2 : 0;  // rows of quads, a transposed conv's shuffle
+      out.push_back(v);
+    }
   ConvDirectVariant ints;  // an integer image: f32 results
   ints.x = DType::u8;
   out.push_back(ints);

@@ -55,17 +55,20 @@ struct Conv2dProblem {
   bool x_rows_contiguous = false;  ///< x's column stride is 1 and its row stride W
   bool grad = false;               ///< a gradient is recorded (some input requires grad)
   bool need_w = false;             ///< the weight requires grad
+  bool f32 = false;                ///< x, the weight and the bias (if any) are f32
 };
 
 struct ConvDevice {
   bool software = false;         ///< a CPU rasterizer (llvmpipe)
   std::uint64_t loop_limit = 0;  ///< DeviceImpl::loop_limit() (0: none)
   std::int64_t ssbo_limit = 0;   ///< DeviceImpl::ssbo_limit()
+  std::int64_t ubo_limit = 0;    ///< the max uniform block (bytes; 0: none), for the direct kernel's ubo layout
 };
 
 struct Conv2dPlan {
-  /// direct: glsl/nn/conv_direct.comp (small filters: C/groups * KH * KW <= 32, or where the
-  /// columns exceed the SSBO limit, if its loop fits the device). depthwise: one input and output
+  /// direct: glsl/nn/conv_direct.comp (small filters: C/groups * KH * KW <= 32, the ubo layout
+  /// on software rasterizers, or where the columns exceed the SSBO limit, if its loop fits the
+  /// device). depthwise: one input and output
   /// channel per group without a gradient, a sum over the taps of shifted views times the tap's
   /// weights. gemm: im2col + GEMM (gemm_form). gemm_pieces: the same per piece of the output
   /// positions, each into its slice, where the columns exceed the device's max SSBO block.
@@ -85,13 +88,29 @@ struct Conv2dPlan {
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
+/// conv_transpose2d (no gradient) whose kernel is its stride (square, no padding, dilation or
+/// output padding; f32) as the direct kernel's ubo layout runs it: a 1x1 convolution to Cout * S
+/// * S channels shuffled into S x S blocks (nn/conv.cpp). Undefined where that layout does not
+/// apply (GPUs, filters past the uniform block, another geometry).
+Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                               std::array<std::int64_t, 2> op_pad);
+
 /// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
 /// blocking, the filter's size, the operands' dtypes.
 struct ConvDirectVariant {
   static constexpr const char* kFile = "conv_direct.comp";
-  ConvDirectPlan plan;                          ///< PX, OPI, LANES, W_SHARED, ROWSEG (SEGLEN), X_CONTIG
-  std::int64_t cg = 1, kh = 1, kw = 1, dw = 1;  ///< CG, KH, KW; DW (ROWSEG: the dilation along rows)
-  bool bias = false;                            ///< HAS_BIAS (operand 3)
+  ConvDirectPlan plan;                          ///< PX, OPI, LANES, W_SHARED, W_UBO (WQ), ROWSEG (SEGLEN), X_CONTIG
+  std::int64_t cg = 1, kh = 1, kw = 1, dw = 1;  ///< CG (not ubo), KH, KW; DW (ROWSEG: the dilation along rows)
+  std::int64_t sw = 1;                          ///< SW (ubo: the stride along rows)
+  Activation act = Activation::none;            ///< ACT(x) (ubo: the epilogue's activation)
+  /// ubo: X_QUADS (x contiguous with rows of whole quads, its offset a multiple of 4), SHIFT (the
+  /// segment's first column modulo 4: -padding_left mod 4).
+  bool x_quads = false;
+  std::int64_t shift = 0;
+  /// ubo: SHUFFLE S (> 0): the output's channels (o, si, sj) stored as o's S x S blocks of pixels
+  /// (conv_transpose2d with kernel = stride = S as a 1x1 convolution).
+  std::int64_t shuffle = 0;
+  bool bias = false;  ///< HAS_BIAS (operand 3)
   DType out = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;
   Defines defines() const;
   static std::vector<ConvDirectVariant> space();

@@ -2,10 +2,12 @@
 // and weights, one resized dim at a time (separable).
 #include <cmath>
 
+#include "gltensor/autograd.hpp"
 #include "gltensor/errors.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
+#include "nn/conv_plan.hpp"
 
 namespace gltensor {
 
@@ -128,6 +130,20 @@ Tensor filter_dim(const Tensor& y, std::int64_t d, std::int64_t in, std::int64_t
   return acc;
 }
 
+// Nearest resize of dim d from `in` to `out` (no crop; as resize's loop computes its indices)
+// that repeats each input element k times in order: k, else 0.
+std::int64_t nearest_repeat(const ResizeOptions& opt, std::int64_t d, std::int64_t in, std::int64_t out) {
+  const double scale = opt.scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : opt.scales[d];
+  if (in <= 0 || out % in != 0 || out == in) return 0;
+  const std::int64_t k = out / in;
+  const double len = opt.scales.empty() ? static_cast<double>(out) : static_cast<double>(in) * scale;
+  for (std::int64_t o = 0; o < out; ++o) {
+    const double s = source_coord(opt.coord, o, in, len, out, scale, 0.0, 1.0);
+    if (std::clamp<std::int64_t>(round_nearest(opt.nearest, s, scale), 0, in - 1) != o / k) return 0;
+  }
+  return k;
+}
+
 }  // namespace
 
 Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
@@ -153,6 +169,26 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
     throw ValueError("gltensor::resize: roi has " + std::to_string(opt.roi.size()) + " values for rank " +
                      std::to_string(r));
   const Device dev = x.device();
+  // Software rasterizers, nearest upsampling of an f32 image by one integer factor k along H and
+  // W (DBNet's neck): a transposed convolution with kernel = stride = k of one-valued depthwise
+  // filters, which conv_transpose2d runs there as one shuffled 1x1 convolution (the direct
+  // kernel's ubo layout: quad loads, no per-element index arithmetic; 2 strided copies otherwise).
+  // Values are copied exactly (x * 1 + 0; a -0 becomes +0).
+  const auto same = [&](std::int64_t d) {
+    return size[d] == x.size(d) && (opt.scales.empty() || opt.scales[d] == 1.0);
+  };
+  if (r == 4 && dev.adapter().software && opt.mode == ResizeOptions::Mode::nearest && !crop &&
+      x.dtype() == DType::f32 && same(0) && same(1) && x.numel() > 0 && !autograd::any_requires_grad({&x})) {
+    const std::int64_t k = nearest_repeat(opt, 2, x.size(2), size[2]);
+    if (k > 1 && k == nearest_repeat(opt, 3, x.size(3), size[3])) {
+      Conv2dOptions o;
+      o.stride = {k, k};
+      o.groups = x.size(1);
+      NoGradGuard ng;
+      Tensor y = detail::conv_transpose2d_blocks(x, full(dev, {x.size(1), 1, k, k}, 1.0), Tensor(), o, {0, 0});
+      if (y.defined()) return y;
+    }
+  }
   Tensor y = x, outside;  // outside: outputs sampled outside the input (tf_crop_and_resize)
   for (std::int64_t d = 0; d < r; ++d) {
     const std::int64_t in = x.size(d), out = size[d];

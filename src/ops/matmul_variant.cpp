@@ -9,11 +9,7 @@ namespace gltensor::detail {
 namespace {
 std::string act_body(int act) { return activation_glsl(static_cast<Activation>(act)); }
 // The REG kernel's block written out: ROWS(X) = X(0) .. X(RA - 1) and the other lists.
-std::string list(int n, const char* pre) {
-  std::string l;
-  for (int i = 0; i < n; ++i) l += std::string("X(") + pre + std::to_string(i) + ") ";
-  return l;
-}
+std::string list(int n, const char* pre) { return glsl_macro_list(n, pre); }
 std::string rows_list(int ra) { return list(ra, ""); }
 std::string rowq_list(int ra) { return list(ra / 4, ""); }
 std::string cols_list(int cb) { return list(cb, ""); }

@@ -21,4 +21,10 @@ std::string strip_glsl_comments(const std::string& source) {
   return code;
 }
 
+std::string glsl_macro_list(int n, const char* pre) {
+  std::string l;
+  for (int i = 0; i < n; ++i) l += std::string("X(") + pre + std::to_string(i) + ") ";
+  return l;
+}
+
 }  // namespace gltensor::detail

@@ -10,6 +10,10 @@ namespace gltensor::detail {
 inline constexpr const char* kF16TypesExtensionGlsl =
     "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n";
 
+/// A list macro's body written out: "X(<pre>0) X(<pre>1) .. X(<pre>n-1) " (register blocks whose
+/// elements the kernel indexes by constants, e.g. matmul_reg.comp's ROWS(X)).
+std::string glsl_macro_list(int n, const char* pre);
+
 /// `source` without its // and /* */ comments (line breaks kept).
 std::string strip_glsl_comments(const std::string& source);
 

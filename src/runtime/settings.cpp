@@ -51,7 +51,8 @@ ConvSetting parse_conv(const std::string& text) {
 
 ConvDirectSetting parse_conv_direct(const std::string& text) {
   using C = ConvDirectSetting;
-  return parse<C>("GLTENSOR_CONV_DIRECT", text, {{"", C::choose}, {"rows", C::rows}, {"lanes", C::lanes}});
+  return parse<C>("GLTENSOR_CONV_DIRECT", text,
+                  {{"", C::choose}, {"rows", C::rows}, {"lanes", C::lanes}, {"ubo", C::ubo}});
 }
 
 PrecisionSetting parse_precision(const std::string& text) {

@@ -12,7 +12,7 @@ enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64
 /// GLTENSOR_CONV: conv2d's forward path.
 enum class ConvSetting { choose, direct, im2col };
 /// GLTENSOR_CONV_DIRECT: the direct conv kernel's layout.
-enum class ConvDirectSetting { choose, rows, lanes };
+enum class ConvDirectSetting { choose, rows, lanes, ubo };
 /// GLTENSOR_PRECISION ("" and "f32": f32; the others as named, "-" as "_").
 enum class PrecisionSetting { f32, f16, f16_matmul, f16_force, f16_emulate, f16_ext_only };
 /// GLTENSOR_F16_MATMUL: matmul's f16-math form.
@@ -76,8 +76,8 @@ struct Settings {
   /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
   /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
   ConvSetting conv = ConvSetting::choose;
-  /// GLTENSOR_CONV_DIRECT=rows|lanes forces the direct conv kernel's layout ("" = choose: rows on
-  /// software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
+  /// GLTENSOR_CONV_DIRECT=rows|lanes|ubo forces the direct conv kernel's layout where it applies
+  /// ("" = choose: ubo, else rows, on software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
   /// GLTENSOR_IMATMUL=regs|mem: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps the
   /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each

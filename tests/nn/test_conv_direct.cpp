@@ -1,7 +1,10 @@
 // conv2d's direct kernel (glsl/nn/conv_direct.comp) against the float64 reference: images whose
 // im2col columns exceed the SSBO limit (the direct kernel's default; im2col runs in pieces), f16 and
 // strided operands, NaN, and the fallback to im2col where the direct loop exceeds the device's
-// loop limit, each in both layouts of the kernel (rows, lanes: GLTENSOR_CONV_DIRECT). Tolerances
+// loop limit, each in the layouts of the kernel (rows, lanes, ubo: GLTENSOR_CONV_DIRECT; ubo only
+// where it applies: f32 operands, else rows), and the
+// ubo layout's own cases: chunks of output channels, quad loads of x's rows, weights at unaligned
+// offsets, the fused activation, and conv_transpose2d with kernel = stride through it. Tolerances
 // as in test_nn.cpp: rtol 1e-4 / atol 1e-5 (f16: 2e-3).
 #include <cmath>
 
@@ -14,7 +17,7 @@ namespace {
 
 HostT host(const std::vector<float>& v, const Shape& s) { return HostT{{v.begin(), v.end()}, s}; }
 
-const char* const kLayouts[] = {"rows", "lanes"};
+const char* const kLayouts[] = {"rows", "lanes", "ubo"};
 
 TEST(ConvDirect, ImageWhoseColumnsExceedTheSsboLimit) {
   GLT_RNG(rng);
@@ -205,6 +208,122 @@ TEST(ConvDirect, HalfOutputsOfOddWidths) {
       EXPECT_EQ(y.shape(), os);
       EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << layout << " W = " << W;
     }
+}
+
+// `v` as a tensor of shape `s` at element offset k of its storage (after k other values).
+Tensor at_offset(const std::vector<float>& v, const Shape& s, std::int64_t k) {
+  std::vector<float> p(static_cast<std::size_t>(k), 0.5f);
+  p.insert(p.end(), v.begin(), v.end());
+  return Tensor::from_host(device(), p, {numel_of(s) + k}).narrow(0, k, numel_of(s)).view(s);
+}
+
+TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
+  // The ubo layout against the float64 reference: filters over 64 KiB (20 x 100 x 3 x 3 floats:
+  // two chunks of output channels on llvmpipe), rows of whole quads (W % 4 == 0) or not, odd and
+  // tiny planes (partial tiles of 8 positions, OW < 8, one row), stride and dilation along rows,
+  // asymmetric padding (the segment's shift 0-3), strided and offset x (scalar loads), a weight at an
+  // unaligned offset (the block bound from the aligned byte before it), transposed weights (copied),
+  // NaN and Inf in x, the fused activation.
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv_direct = detail::ConvDirectSetting::ubo;
+  struct Case {
+    std::int64_t N, C, O, H, W, K;
+    std::array<std::int64_t, 2> stride, dilation;
+    std::array<std::int64_t, 4> pad;
+    int x_form,
+        w_form;  // x: 0 contiguous, 1 offset by 1, 2 NHWC viewed NCHW; w: 0 contiguous, 1 offset by 3, 2 transposed
+  };
+  for (const Case& c : std::vector<Case>{{1, 100, 20, 9, 16, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 0},
+                                         {2, 100, 20, 7, 13, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1},
+                                         {1, 5, 6, 11, 12, 3, {2, 2}, {1, 1}, {1, 2, 0, 1}, 0, 0},
+                                         {1, 4, 4, 6, 20, 3, {1, 2}, {2, 2}, {2, 3, 1, 0}, 1, 0},
+                                         {2, 3, 16, 1, 3, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, 0, 2},
+                                         {1, 7, 10, 5, 8, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, 2, 1},
+                                         {1, 48, 48, 10, 24, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, 0, 0},
+                                         {1, 100, 20, 5, 12, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 2}}) {
+    const Shape xs{c.N, c.C, c.H, c.W}, ws{c.O, c.C, c.K, c.K};
+    Conv2dOptions o;
+    o.stride = c.stride, o.dilation = c.dilation, o.padding = c.pad;
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.O);
+    xv[5] = std::nanf("");
+    xv[static_cast<std::size_t>(numel_of(xs)) - 2] = INFINITY;
+    Tensor x = c.x_form == 1 ? at_offset(xv, xs, 1)
+               : c.x_form == 2
+                   ? Tensor::from_host(device(), xv, xs).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2})
+                   : Tensor::from_host(device(), xv, xs);
+    Tensor w = c.w_form == 1 ? at_offset(wv, ws, 3)
+               : c.w_form == 2
+                   ? Tensor::from_host(device(), wv, ws).permute({3, 2, 1, 0}).contiguous().permute({3, 2, 1, 0})
+                   : Tensor::from_host(device(), wv, ws);
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+    for (double& r : ref) r = r > 0 || std::isnan(r) ? r : 0.0;  // relu (NaN stays NaN)
+    const std::size_t d0 = device().dispatch_count();
+    Tensor y = conv2d(x, w, Tensor::from_host(device(), bv, {c.O}), o, Epilogue(Activation::relu));
+    if (device().adapter().software && c.C * c.K * c.K * c.O * 4 > device().caps().max_uniform_block_size) {
+      EXPECT_GE(device().dispatch_count() - d0, 2u) << "chunks of output channels";
+    }
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
+  }
+  // Depthwise (OPI 1): 3 x 3 stride 2 and 5 x 5 over odd and quad-aligned widths.
+  for (auto [K, stride, W] : std::vector<std::array<std::int64_t, 3>>{{3, 2, 17}, {5, 1, 12}, {3, 1, 40}}) {
+    const Shape xs{1, 6, 9, W}, ws{6, 1, K, K};
+    Conv2dOptions o = Conv2dOptions::pad(K / 2, stride);
+    o.groups = 6;
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, o, os);
+    Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "depthwise " << K << " stride " << stride << " W " << W;
+  }
+  // Empty batch.
+  EXPECT_EQ(
+      conv2d(zeros(device(), {0, 8, 6, 6}), zeros(device(), {4, 8, 3, 3}), Tensor(), Conv2dOptions::pad(1)).shape(),
+      (Shape{0, 4, 6, 6}));
+}
+
+TEST(ConvDirect, TransposeWithKernelEqualToStride) {
+  // conv_transpose2d whose kernel is its stride (DBNet's head: 2 x 2, stride 2), through the ubo
+  // layout's shuffled 1x1 convolution where it applies, against the definition: channels into
+  // blocks of S x S pixels, S 2 and 3, odd sizes, with and without bias, filters over 64 KiB
+  // (chunks), x offset (scalar loads).
+  GLT_RNG(rng);
+  struct Case {
+    std::int64_t N, Cin, Cout, H, W, S;
+    bool bias, offset;
+  };
+  for (const Case& c : std::vector<Case>{{1, 24, 24, 9, 16, 2, true, false},
+                                         {2, 5, 3, 3, 7, 3, false, true},
+                                         {1, 300, 20, 2, 5, 2, true, false},
+                                         {1, 6, 1, 1, 1, 2, true, false}}) {
+    const Shape xs{c.N, c.Cin, c.H, c.W}, ws{c.Cin, c.Cout, c.S, c.S};
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.Cout);
+    xv[1] = std::nanf("");
+    Tensor x = Tensor::from_host(device(), xv, xs);
+    if (c.offset) x = at_offset(xv, xs, 1);
+    Conv2dOptions o;
+    o.stride = {c.S, c.S};
+    Tensor y = conv_transpose2d(x, Tensor::from_host(device(), wv, ws),
+                                c.bias ? Tensor::from_host(device(), bv, {c.Cout}) : Tensor(), o, {0, 0});
+    const std::int64_t OH = c.H * c.S, OW = c.W * c.S;
+    ASSERT_EQ(y.shape(), (Shape{c.N, c.Cout, OH, OW}));
+    std::vector<double> ref(static_cast<std::size_t>(c.N * c.Cout * OH * OW));
+    for (std::int64_t n = 0; n < c.N; ++n)
+      for (std::int64_t co = 0; co < c.Cout; ++co)
+        for (std::int64_t oh = 0; oh < OH; ++oh)
+          for (std::int64_t ow = 0; ow < OW; ++ow) {
+            double v = c.bias ? bv[static_cast<std::size_t>(co)] : 0.0;
+            for (std::int64_t ci = 0; ci < c.Cin; ++ci)
+              v += double(xv[static_cast<std::size_t>(((n * c.Cin + ci) * c.H + oh / c.S) * c.W + ow / c.S)]) *
+                   wv[static_cast<std::size_t>(((ci * c.Cout + co) * c.S + oh % c.S) * c.S + ow % c.S)];
+            ref[static_cast<std::size_t>(((n * c.Cout + co) * OH + oh) * OW + ow)] = v;
+          }
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
+  }
 }
 
 }  // namespace

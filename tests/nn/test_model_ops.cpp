@@ -161,6 +161,12 @@ TEST(Resize, NearestAndLinearMatchOnnxReference) {
     cases.push_back({{1, 2, 4, 4}, {1, 2, 2, 2}, opt(M::linear, c, NM::floor, {1, 1, 0.6, 0.6})});  // scales
     cases.push_back({{1, 2, 5, 4}, {1, 2, 8, 2}, opt(M::linear, c, NM::floor, {1, 1, 1.7, 0.7})});  // rounded sizes
     cases.push_back({{1, 2, 5, 4}, {1, 2, 8, 2}, opt(M::nearest, c, NM::round_prefer_floor, {1, 1, 1.7, 0.7})});
+    // Integer factors along H and W (software rasterizers: a shuffled 1x1 convolution where every
+    // output repeats an input): rows of quads or not, factors 2, 4 and 8, scales given.
+    cases.push_back({{1, 5, 3, 5}, {1, 5, 6, 10}, opt(M::nearest, c, NM::floor)});
+    cases.push_back({{2, 3, 2, 8}, {2, 3, 8, 32}, opt(M::nearest, c, NM::round_prefer_ceil, {1, 1, 4, 4})});
+    cases.push_back({{1, 2, 3, 4}, {1, 2, 24, 32}, opt(M::nearest, c, NM::round_prefer_floor)});
+    cases.push_back({{1, 2, 3, 4}, {1, 2, 6, 12}, opt(M::nearest, c, NM::floor)});  // different factors
   }
   for (const auto& c : cases) {
     auto xv = uniform(rng, numel_of(c.in));

@@ -560,6 +560,66 @@ TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
   EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::rows);
 }
 
+// The ubo layout (weights in a uniform block, the channel loop run) on software rasterizers where
+// the weights may go there (ubo_floats > 0) and more than one output channel per group; chunks of
+// output channels where the filters exceed the block, spread evenly; the loop over channels and
+// kernel rows only.
+TEST(PlanConvDirect, UboLayoutChunksAndLoops) {
+  Settings s;
+  ConvDirectProblem p;
+  p.C = 96, p.Og = 24, p.KH = 3, p.KW = 3, p.OH = 160, p.OW = 160, p.x_rows_contiguous = true;
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows) << "no block offered";
+  p.ubo_floats = 16384;  // 64 KiB
+  ConvDirectPlan u = plan_conv_direct(p, kLlvmpipe, s);
+  EXPECT_EQ(u.layout, ConvDirectPlan::Layout::ubo);
+  EXPECT_EQ(u.opi, 8);
+  EXPECT_EQ(u.px, 32);
+  // 16381 / 864 = 18 filters fit, 16 in whole OPI blocks: two dispatches of 12 -> 16 (OPI multiples).
+  EXPECT_EQ(u.chunk, 16);
+  EXPECT_EQ(u.wq, (16 * 864 + 6) / 4);
+  EXPECT_LE(u.wq * 4, p.ubo_floats);
+  EXPECT_EQ(u.seglen, 34);
+  EXPECT_EQ(u.groups_x, (160u * 5u + 15u) / 16u);
+  EXPECT_EQ(u.loop_iterations, 96u * 4u + 1u);
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::lanes) << "GPUs unchanged";
+  // Stride 2 along rows: a segment of 2 (PX - 1) + KW inputs; OPI a divisor of Og (20: 5).
+  p.stride_w = 2, p.Og = 20;
+  u = plan_conv_direct(p, kLlvmpipe, s);
+  EXPECT_EQ(u.opi, 5);
+  EXPECT_EQ(u.seglen, 31 * 2 + 2 + 1);
+  // Positions per invocation: the largest of 32, 16, 8 wasting at most OW / 8 of a row.
+  for (auto [ow, px] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{80, 16}, {40, 8}, {20, 8}, {30, 32}, {3, 8}}) {
+    ConvDirectProblem q = p;
+    q.OW = ow;
+    EXPECT_EQ(plan_conv_direct(q, kLlvmpipe, s).px, px) << "OW " << ow;
+  }
+  EXPECT_EQ(u.chunk, 15 - 5) << "18 fit, 15 in OPI blocks: 2 dispatches of 10";
+  // All in one block; a filter of 1 x 1 over 384 channels.
+  p.C = 384, p.KH = p.KW = 1, p.Og = 384, p.stride_w = 1;
+  u = plan_conv_direct(p, kLlvmpipe, s);
+  EXPECT_EQ(u.chunk, 40) << "16381 / 384 = 42 -> 40 in blocks of 8: 10 dispatches of 40 (the last 24)";
+  p.Og = 8;
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).chunk, 8);
+  // Depthwise (one output channel per group): OPI 1, one dispatch; filters past the block: rows.
+  p.C = 1, p.KH = p.KW = 3, p.Og = 1, p.groups = 384;
+  u = plan_conv_direct(p, kLlvmpipe, s);
+  EXPECT_EQ(u.layout, ConvDirectPlan::Layout::ubo);
+  EXPECT_EQ(u.opi, 1);
+  EXPECT_EQ(u.chunk, 384);
+  EXPECT_EQ(u.wq, (384 * 9 + 6) / 4) << "one dispatch: 384 filters of 9";
+  EXPECT_EQ(u.loop_iterations, 1u * 4u + 1u);
+  p.KH = p.KW = 1, p.Og = 2, p.groups = 1, p.C = 17000;
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows)
+      << "one filter of 17000 floats > 16384";
+  // Forced: ubo on a GPU where it applies; rows on a software rasterizer.
+  p.C = 64;
+  s.conv_direct = ConvDirectSetting::ubo;
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::ubo);
+  s.conv_direct = ConvDirectSetting::rows;
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows);
+}
+
 // Elementwise (docs/precision.md): the f16 form only where every operand, the output included,
 // is an f16 tensor, contiguous, at an even offset, with an even count, on a device with f16 math.
 namespace {
