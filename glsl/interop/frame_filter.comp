@@ -78,12 +78,23 @@ shared float s_w[WN];
 #else
 #define WEIGHT(i) float(load0(i))
 #endif
+// The bias word's vector is read whole, then its component picked: Mesa 25.0.7's llvmpipe
+// corrupted its heap linking `acc[o] = u_bq[o >> 2][o & 3]` in the loop over o below (a crash
+// in glLinkProgram in most processes, wrong sums in others; bench/RESULTS.md, Mesa 25), not this form.
 #if defined(BIAS_UBO_BINDING) && defined(BQ16)
 layout(std140, binding = BIAS_UBO_BINDING) uniform Bias { uvec4 u_bq[BQ]; };
-#define BIAS(o) f16_bits_to_f32(u_bq[(o) >> 3][((o) >> 1) & 3] >> (uint((o)&1) * 16u))
+float bias_at(int o) {
+  uvec4 q = u_bq[o >> 3];
+  return f16_bits_to_f32(q[(o >> 1) & 3] >> (uint(o & 1) * 16u));
+}
+#define BIAS(o) bias_at(o)
 #elif defined(BIAS_UBO_BINDING)
 layout(std140, binding = BIAS_UBO_BINDING) uniform Bias { vec4 u_bq[BQ]; };
-#define BIAS(o) u_bq[(o) >> 2][(o)&3]
+float bias_at(int o) {
+  vec4 q = u_bq[o >> 2];
+  return q[o & 3];
+}
+#define BIAS(o) bias_at(o)
 #endif
 
 // 32-bit words per position of an intermediate with C channels.

@@ -19,7 +19,13 @@ list(GET pcfile 0 pcfile)
 list(GET libfile 0 libfile)
 get_filename_component(pcdir "${pcfile}" DIRECTORY)
 get_filename_component(libdir "${libfile}" DIRECTORY)
-set(ENV{LD_LIBRARY_PATH} "${libdir}")
+# The prefix's library first; what the environment had stays after it (e.g. another Mesa's
+# libraries, which its EGL vendor file needs: Mesa 25 from /opt/mesa25, bench/RESULTS.md).
+if(DEFINED ENV{LD_LIBRARY_PATH} AND NOT "$ENV{LD_LIBRARY_PATH}" STREQUAL "")
+  set(ENV{LD_LIBRARY_PATH} "${libdir}:$ENV{LD_LIBRARY_PATH}")
+else()
+  set(ENV{LD_LIBRARY_PATH} "${libdir}")
+endif()
 
 # find_package
 run("configure the find_package consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/consumer" -B "${WORK_DIR}/cmake-build"
