@@ -51,6 +51,29 @@ struct ImageNormalize {
 Tensor warp_perspective(const Tensor& image, std::span<const ImageWarp> warps, std::int64_t out_h, std::int64_t out_w,
                         const ImageNormalize& normalize = {});
 
+/// One output picture of crop_resize: a crop of crop_w x crop_h pixels whose pixel (i, j) lies at
+/// image point m(i, j) (as ImageWarp's m), resized to `width` columns (-1: out_w; at most out_w)
+/// of out_h rows at the picture's left; columns from width on are padding.
+struct ImageCrop {
+  std::array<double, 9> m{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  std::int64_t crop_w = 1, crop_h = 1;
+  std::int64_t width = -1;
+};
+
+/// OpenCV's two steps of a text line's model input in one dispatch (PaddleOCR's
+/// get_rotate_crop_image then resize_norm_img): each crop as cv::warpPerspective(image, crop, M,
+/// (crop_w, crop_h), INTER_CUBIC, BORDER_REPLICATE) makes it (M = m's inverse; Keys' bicubic,
+/// a = -0.75, indices clamped), then cv::resize(crop, (width, out_h), INTER_LINEAR) (crop
+/// indices clamped), normalized and padded as warp_perspective's. The crop is not stored: each
+/// output pixel samples its 4 crop pixels' 16 image pixels. With a uint8 image the arithmetic
+/// is OpenCV's 8-bit one (sample positions rounded to 1/32 pixel, resize weights to 1/2048, the
+/// crop's and the resize's values rounded to bytes): within a level or two of OpenCV's bytes
+/// (its fixed-point weights and ties aside); a float32 image is sampled without rounding.
+/// Returns float32 [N, C, out_h, out_w]. Errors: those of warp_perspective, and ValueError for a
+/// crop smaller than 1 x 1.
+Tensor crop_resize(const Tensor& image, std::span<const ImageCrop> crops, std::int64_t out_h, std::int64_t out_w,
+                   const ImageNormalize& normalize = {});
+
 /// The homography of cv::resize (INTER_LINEAR) from in_h x in_w to out_h x out_w: image point
 /// ((x + 0.5) * in_w / out_w - 0.5, (y + 0.5) * in_h / out_h - 0.5). ValueError for sizes < 1.
 ImageWarp resize_warp(std::int64_t in_h, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w);

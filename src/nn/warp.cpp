@@ -17,7 +17,7 @@ using namespace detail;
 
 Defines WarpVariant::defines() const {
   Defines d;
-  d.value("CHANNELS", channels).flag("REVERSE", reverse);
+  d.value("CHANNELS", channels).flag("REVERSE", reverse).flag("CROP", crop).flag("BYTES", crop && image == DType::u8);
   d.operand(0, DType::f32, CT::f32, true).operand(1, image, CT::f32, false).operand(2, DType::f32, CT::f32, false);
   return d;
 }
@@ -26,7 +26,8 @@ std::vector<WarpVariant> WarpVariant::space() {
   std::vector<WarpVariant> out;
   for (DType dt : {DType::u8, DType::f32})
     for (int c = 1; c <= 4; ++c)
-      for (bool r : {false, true}) out.push_back(WarpVariant{.channels = c, .reverse = r, .image = dt});
+      for (int f = 0; f < 4; ++f)
+        out.push_back(WarpVariant{.channels = c, .reverse = (f & 1) != 0, .crop = (f & 2) != 0, .image = dt});
   return out;
 }
 
@@ -53,67 +54,99 @@ struct WarpParams {
   }
 };
 
-void check_args(const Tensor& image, std::span<const ImageWarp> warps, std::int64_t out_h, std::int64_t out_w,
-                const ImageNormalize& n) {
+// The checks shared by warp_perspective and crop_resize (n pictures).
+void check_common(const char* op, const Tensor& image, std::size_t n_pictures, std::int64_t out_h, std::int64_t out_w,
+                  const ImageNormalize& n) {
   if (image.dim() != 3 || image.size(2) < 1 || image.size(2) > 4)
-    throw ShapeError(std::string(kOp) + ": image " + to_string(image.shape()) +
+    throw ShapeError(std::string(op) + ": image " + to_string(image.shape()) +
                      " must be [H, W, C] with C from 1 to 4 channels");
   if (image.dtype() != DType::u8 && image.dtype() != DType::f32)
-    throw DTypeError(std::string(kOp) + ": image must be uint8 or float32, got " + dtype_name(image.dtype()));
+    throw DTypeError(std::string(op) + ": image must be uint8 or float32, got " + dtype_name(image.dtype()));
   if (out_h < 0 || out_w < 0)
-    throw ShapeError(std::string(kOp) + ": output size " + std::to_string(out_h) + " x " + std::to_string(out_w) +
+    throw ShapeError(std::string(op) + ": output size " + std::to_string(out_h) + " x " + std::to_string(out_w) +
                      " must not be negative");
   const auto pixels =
-      static_cast<std::uint64_t>(warps.size()) * static_cast<std::uint64_t>(out_h) * static_cast<std::uint64_t>(out_w);
+      static_cast<std::uint64_t>(n_pictures) * static_cast<std::uint64_t>(out_h) * static_cast<std::uint64_t>(out_w);
   if (pixels > 0xFFFFFFFFull || out_h > 0xFFFFFFFFll || out_w > 0xFFFFFFFFll)
-    throw LimitError(std::string(kOp) + ": " + std::to_string(warps.size()) + " pictures of " + std::to_string(out_h) +
+    throw LimitError(std::string(op) + ": " + std::to_string(n_pictures) + " pictures of " + std::to_string(out_h) +
                      " x " + std::to_string(out_w) + " exceed 2^32 - 1 output pixels");
   if (pixels > 0 && image.numel() == 0)
-    throw ShapeError(std::string(kOp) + ": image " + to_string(image.shape()) + " is empty, with " +
+    throw ShapeError(std::string(op) + ": image " + to_string(image.shape()) + " is empty, with " +
                      std::to_string(pixels) + " output pixels to sample");
-  for (std::size_t k = 0; k < warps.size(); ++k) {
-    if (warps[k].width < -1)
-      throw ValueError(std::string(kOp) + ": warp " + std::to_string(k) + "'s width " + std::to_string(warps[k].width) +
-                       " must be -1 (all columns) or at least 0");
-    for (double v : warps[k].m)
-      if (!std::isfinite(v))
-        throw ValueError(std::string(kOp) + ": warp " + std::to_string(k) + "'s homography has a non-finite entry");
-  }
   const int C = static_cast<int>(image.size(2));
   bool finite = std::isfinite(n.scale) && std::isfinite(n.pad);
   for (int c = 0; c < C; ++c) {
     finite = finite && std::isfinite(n.mean[c]) && std::isfinite(n.stdv[c]);
-    if (n.stdv[c] == 0) throw ValueError(std::string(kOp) + ": stdv[" + std::to_string(c) + "] is 0 (it divides)");
+    if (n.stdv[c] == 0) throw ValueError(std::string(op) + ": stdv[" + std::to_string(c) + "] is 0 (it divides)");
   }
-  if (!finite) throw ValueError(std::string(kOp) + ": scale, mean, stdv and pad must be finite");
+  if (!finite) throw ValueError(std::string(op) + ": scale, mean, stdv and pad must be finite");
 }
 
-}  // namespace
+void check_map(const char* op, std::size_t k, const std::array<double, 9>& m, std::int64_t width) {
+  if (width < -1)
+    throw ValueError(std::string(op) + ": picture " + std::to_string(k) + "'s width " + std::to_string(width) +
+                     " must be -1 (all columns) or at least 0");
+  for (double v : m)
+    if (!std::isfinite(v))
+      throw ValueError(std::string(op) + ": picture " + std::to_string(k) + "'s homography has a non-finite entry");
+}
 
-Tensor warp_perspective(const Tensor& image_in, std::span<const ImageWarp> warps, std::int64_t out_h,
-                        std::int64_t out_w, const ImageNormalize& normalize) {
-  check_args(image_in, warps, out_h, out_w, normalize);
+// One dispatch of warp.comp over a table of `stride` floats per picture.
+Tensor launch_warp(const char* op, const Tensor& image_in, const std::vector<float>& table, std::int64_t n,
+                   std::int64_t out_h, std::int64_t out_w, const ImageNormalize& normalize, bool crop) {
   DeviceImpl& dev = dev_of(image_in);
-  Enter guard(dev, kOp);
+  Enter guard(dev, op);
   const std::int64_t C = image_in.size(2);
-  const auto n = static_cast<std::int64_t>(warps.size());
-  Tensor out = alloc(dev, {n, C, out_h, out_w}, DType::f32, kOp);
+  Tensor out = alloc(dev, {n, C, out_h, out_w}, DType::f32, op);
   if (out.numel() == 0) return out;
   // The kernel indexes a dense HWC image from element 0.
   Tensor image = image_in.is_contiguous() ? image_in : image_in.contiguous();
   if (image.offset() != 0) image = image.clone();
-  std::vector<float> table(static_cast<std::size_t>(n) * 10);
-  for (std::size_t k = 0; k < warps.size(); ++k) {
-    for (int j = 0; j < 9; ++j) table[k * 10 + j] = static_cast<float>(warps[k].m[j]);
-    table[k * 10 + 9] = static_cast<float>(warps[k].width < 0 ? out_w : std::min(warps[k].width, out_w));
-  }
-  const Tensor t = Tensor::from_host(image_in.device(), table, {n, 10});
-  WarpVariant v{.channels = static_cast<int>(C), .reverse = normalize.reverse_channels, .image = image.dtype()};
-  Launch launch(dev, kOp);
+  const Tensor t = Tensor::from_host(image_in.device(), table, {static_cast<std::int64_t>(table.size())});
+  WarpVariant v{
+      .channels = static_cast<int>(C), .reverse = normalize.reverse_channels, .crop = crop, .image = image.dtype()};
+  Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {64}).write(out).read(image).read(t);
   launch.params(WarpParams{out.numel() / C, out_h, out_w, image.size(0), image.size(1), normalize}).loop_iterations(0);
   launch.invocations(static_cast<std::uint64_t>(out.numel() / C));
   return out;
+}
+
+}  // namespace
+
+Tensor warp_perspective(const Tensor& image, std::span<const ImageWarp> warps, std::int64_t out_h, std::int64_t out_w,
+                        const ImageNormalize& normalize) {
+  check_common(kOp, image, warps.size(), out_h, out_w, normalize);
+  std::vector<float> table;
+  for (std::size_t k = 0; k < warps.size(); ++k) {
+    check_map(kOp, k, warps[k].m, warps[k].width);
+    for (double v : warps[k].m) table.push_back(static_cast<float>(v));
+    table.push_back(static_cast<float>(warps[k].width < 0 ? out_w : std::min(warps[k].width, out_w)));
+  }
+  return launch_warp(kOp, image, table, static_cast<std::int64_t>(warps.size()), out_h, out_w, normalize, false);
+}
+
+Tensor crop_resize(const Tensor& image, std::span<const ImageCrop> crops, std::int64_t out_h, std::int64_t out_w,
+                   const ImageNormalize& normalize) {
+  constexpr const char* op = "gltensor::crop_resize";
+  check_common(op, image, crops.size(), out_h, out_w, normalize);
+  std::vector<float> table;
+  for (std::size_t k = 0; k < crops.size(); ++k) {
+    const ImageCrop& c = crops[k];
+    check_map(op, k, c.m, c.width);
+    if (c.crop_w < 1 || c.crop_h < 1)
+      throw ValueError(std::string(op) + ": picture " + std::to_string(k) + "'s crop " + std::to_string(c.crop_w) +
+                       " x " + std::to_string(c.crop_h) + " must be at least 1 x 1");
+    const std::int64_t width = c.width < 0 ? out_w : std::min(c.width, out_w);
+    for (double v : c.m) table.push_back(static_cast<float>(v));
+    // cv::resize's map from the output's width x out_h columns and rows to the crop's.
+    const double sx = width > 0 ? static_cast<double>(c.crop_w) / width : 1.0;
+    const double sy = out_h > 0 ? static_cast<double>(c.crop_h) / out_h : 1.0;
+    for (double v : {static_cast<double>(width), static_cast<double>(c.crop_w), static_cast<double>(c.crop_h), sx,
+                     0.5 * sx - 0.5, sy, 0.5 * sy - 0.5})
+      table.push_back(static_cast<float>(v));
+  }
+  return launch_warp(op, image, table, static_cast<std::int64_t>(crops.size()), out_h, out_w, normalize, true);
 }
 
 ImageWarp resize_warp(std::int64_t in_h, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w) {

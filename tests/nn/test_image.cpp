@@ -6,6 +6,11 @@
 // Tolerance: the kernel maps points in float32 (the reference in float64), so a sample may sit
 // up to ~1e-4 pixel away on these sizes: with neighbouring values at most 255 apart, 0.05 in
 // image units (before normalization), far below what a wrong weight, neighbour or channel gives.
+// crop_resize against its float64 reference: the bicubic crop then bilinear resize, with OpenCV's
+// 8-bit arithmetic for byte images (positions to 1/32 pixel, weights to 1/2048, bytes rounded):
+// on maps that float32 computes exactly (quarter turns, 1/32-pixel shifts), every output within 2
+// levels (a float32 weight may round a value the other way at a tie) and 99% exactly equal;
+// float images on any homography within kImageAtol.
 // (The pipeline's match with OpenCV's warpPerspective + resize is checked in test_ocr_models.)
 #include <cmath>
 #include <limits>
@@ -93,7 +98,140 @@ void check_case(const Case& k, const Tensor& image, const std::vector<double>& v
   EXPECT_TRUE(close(out.to_vector(), reference(values, k), 1e-5, out_atol(k)));
 }
 
+// Keys' cubic weights (a = -0.75) of the taps at -1, 0, 1, 2 (OpenCV's interpolateCubic).
+std::array<double, 4> cubic(double t) {
+  const double A = -0.75;
+  const double c0 = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+  const double c1 = ((A + 2) * t - (A + 3)) * t * t + 1;
+  const double c2 = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
+  return {c0, c1, c2, 1 - c0 - c1 - c2};
+}
+
+struct CropCase {
+  std::int64_t H, W, C, OH, OW;
+  std::vector<ImageCrop> crops;
+  ImageNormalize norm;
+  bool bytes;
+};
+
+std::vector<double> crop_reference(const std::vector<double>& img, const CropCase& k) {
+  const auto N = static_cast<std::int64_t>(k.crops.size());
+  std::vector<double> out(static_cast<std::size_t>(N * k.C * k.OH * k.OW));
+  auto px = [&](std::int64_t y, std::int64_t x, std::int64_t c) {
+    y = std::clamp<std::int64_t>(y, 0, k.H - 1), x = std::clamp<std::int64_t>(x, 0, k.W - 1);
+    return img[static_cast<std::size_t>((y * k.W + x) * k.C + c)];
+  };
+  auto byte = [&](double v) { return k.bytes ? std::clamp(std::floor(v + 0.5), 0.0, 255.0) : v; };
+  for (std::int64_t n = 0; n < N; ++n) {
+    const ImageCrop& cr = k.crops[n];
+    const auto& m = cr.m;
+    const std::int64_t width = cr.width < 0 ? k.OW : std::min(cr.width, k.OW);
+    // Crop pixel (i, j), channel c: the bicubic sample.
+    auto crop_px = [&](std::int64_t i, std::int64_t j, std::int64_t c) {
+      const double w = m[6] * i + m[7] * j + m[8];
+      double u = (m[0] * i + m[1] * j + m[2]) / w, v = (m[3] * i + m[4] * j + m[5]) / w;
+      if (k.bytes) u = std::floor(u * 32 + 0.5) / 32, v = std::floor(v * 32 + 0.5) / 32;
+      const double u0 = std::floor(u), v0 = std::floor(v);
+      const auto wx = cubic(u - u0), wy = cubic(v - v0);
+      double s = 0;
+      for (int b = 0; b < 4; ++b)
+        for (int a = 0; a < 4; ++a)
+          s += wx[a] * wy[b] * px(static_cast<std::int64_t>(v0) - 1 + b, static_cast<std::int64_t>(u0) - 1 + a, c);
+      return byte(s);
+    };
+    const double sx = width > 0 ? static_cast<double>(cr.crop_w) / width : 1,
+                 sy = static_cast<double>(cr.crop_h) / k.OH;
+    for (std::int64_t y = 0; y < k.OH; ++y)
+      for (std::int64_t x = 0; x < k.OW; ++x) {
+        const double cx = (x + 0.5) * sx - 0.5, cy = (y + 0.5) * sy - 0.5;
+        const double x0 = std::floor(cx), y0 = std::floor(cy);
+        double au = cx - x0, av = cy - y0;
+        if (k.bytes) au = std::floor(au * 2048 + 0.5) / 2048, av = std::floor(av * 2048 + 0.5) / 2048;
+        auto cl = [](double v, std::int64_t n) {
+          return std::clamp<std::int64_t>(static_cast<std::int64_t>(v), 0, n - 1);
+        };
+        const std::int64_t xa = cl(x0, cr.crop_w), xb = cl(x0 + 1, cr.crop_w), ya = cl(y0, cr.crop_h),
+                           yb = cl(y0 + 1, cr.crop_h);
+        for (std::int64_t c = 0; c < k.C; ++c) {
+          const std::int64_t s = k.norm.reverse_channels ? k.C - 1 - c : c;
+          const double top = crop_px(xa, ya, s) * (1 - au) + crop_px(xb, ya, s) * au;
+          const double bottom = crop_px(xa, yb, s) * (1 - au) + crop_px(xb, yb, s) * au;
+          const double val = byte(top * (1 - av) + bottom * av);
+          out[static_cast<std::size_t>(((n * k.C + c) * k.OH + y) * k.OW + x)] =
+              x < width ? (val * k.norm.scale - k.norm.mean[c]) / k.norm.stdv[c] : k.norm.pad;
+        }
+      }
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST(CropResize, ByteImagesOnExactMapsAsOpenCv) {
+  GLT_RNG(rng);
+  auto& dev = device();
+  const std::int64_t sizes[][2] = {{1, 1}, {23, 41}, {9, 2}, {40, 33}};
+  for (int t = 0; t < 12; ++t) {
+    CropCase k{.H = sizes[t % 4][0],
+               .W = sizes[t % 4][1],
+               .C = 1 + t % 4,
+               .OH = t % 3 ? 48 : 1,
+               .OW = 67,
+               .crops = {},
+               .norm = {},
+               .bytes = true};
+    k.norm = {.scale = 1.0 / 255,
+              .mean = {0.5, 0.5, 0.5, 0.5},
+              .stdv = {0.5, 0.5, 0.5, 0.5},
+              .reverse_channels = t % 2 == 0,
+              .pad = 0};
+    std::uniform_int_distribution<int> shift(-64, 40 * 32), size(1, 90), turn(0, 3);
+    for (int i = 0; i < 4; ++i) {
+      // A quarter turn and a shift by a multiple of 1/32 pixel: float32 maps points exactly.
+      const double c[4][4] = {{1, 0, 0, 1}, {0, -1, 1, 0}, {-1, 0, 0, -1}, {0, 1, -1, 0}};
+      const auto& r = c[turn(rng)];
+      ImageCrop cr{.m = {r[0], r[1], shift(rng) / 32.0, r[2], r[3], shift(rng) / 32.0, 0, 0, 1},
+                   .crop_w = i == 0 ? 1 : size(rng),
+                   .crop_h = i == 0 ? 1 : size(rng) / 2 + 1,
+                   .width = -1};
+      cr.width = i == 1 ? 0 : i == 2 ? k.OW + 5 : std::uniform_int_distribution<std::int64_t>(1, k.OW)(rng);
+      k.crops.push_back(cr);
+    }
+    SCOPED_TRACE("case " + std::to_string(t));
+    const auto bytes = uniform_int(rng, static_cast<std::size_t>(k.H * k.W * k.C), 0, 255);
+    const std::vector<std::uint8_t> u8(bytes.begin(), bytes.end());
+    const auto got = crop_resize(Tensor::from_host(dev, u8, {k.H, k.W, k.C}), k.crops, k.OH, k.OW, k.norm);
+    ASSERT_EQ(got.shape(), (Shape{4, k.C, k.OH, k.OW}));
+    const auto ref = crop_reference(std::vector<double>(bytes.begin(), bytes.end()), k);
+    const double level = 1.0 / 255 / 0.5;
+    EXPECT_TRUE(close(got.to_vector(), ref, 0, 2 * level + 1e-5));
+    const auto g = got.to_vector();
+    std::size_t exact = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) exact += std::fabs(g[i] - ref[i]) < 1e-3 * level;
+    EXPECT_GE(exact, g.size() * 99 / 100) << "of " << g.size() << " outputs";
+  }
+}
+
+TEST(CropResize, FloatImagesAnyHomography) {
+  GLT_RNG(rng);
+  auto& dev = device();
+  Case w{.H = 31, .W = 45, .C = 3, .OH = 48, .OW = 120, .warps = {}, .norm = {}};
+  CropCase k{.H = w.H, .W = w.W, .C = w.C, .OH = w.OH, .OW = w.OW, .crops = {}, .norm = {}, .bytes = false};
+  for (int i = 0; i < 5; ++i) {
+    const ImageWarp r = random_warp(rng, w);
+    k.crops.push_back({.m = r.m,
+                       .crop_w = std::uniform_int_distribution<std::int64_t>(1, 200)(rng),
+                       .crop_h = std::uniform_int_distribution<std::int64_t>(1, 70)(rng),
+                       .width = r.width});
+  }
+  k.norm.pad = -1.5;
+  const auto v = uniform(rng, static_cast<std::size_t>(k.H * k.W * k.C), -100, 100);
+  const auto got = crop_resize(Tensor::from_host(dev, v, {k.H, k.W, k.C}), k.crops, k.OH, k.OW, k.norm).to_vector();
+  EXPECT_TRUE(close(got, crop_reference(to_double(v), k), 1e-5, kImageAtol));
+  EXPECT_THROW_MSG(crop_resize(Tensor::from_host(dev, v, {k.H, k.W, k.C}),
+                               std::vector{ImageCrop{.m = {}, .crop_w = 0, .crop_h = 3, .width = -1}}, 2, 2),
+                   ValueError, "at least 1 x 1");
+}
 
 TEST(WarpPerspective, RandomWarpsOfByteImages) {
   GLT_RNG(rng);
