@@ -220,15 +220,16 @@ ModelInput batch_input(const OcrPipeline& p, const CropsT& crops, const std::vec
   ModelInput in;
   in.shape = {static_cast<std::int64_t>(which.size()), 3, height, width};
   if (crops.page.defined()) {
-    std::vector<ImageWarp> ws;
+    // PaddleOCR's crop (bicubic) and resize (bilinear) in one dispatch, from the page.
+    std::vector<ImageCrop> cs;
     for (std::size_t i : which) {
-      const cv::Size s = crops.warps[i].size;
-      const int rw = rec_resized_width(s, height, width);
-      ImageWarp r = resize_warp(s.height, s.width, height, rw);
-      r.width = rw;
-      ws.push_back(compose(r, crops.warps[i].warp));
+      const LineWarp& l = crops.warps[i];
+      cs.push_back({.m = l.warp.m,
+                    .crop_w = l.size.width,
+                    .crop_h = l.size.height,
+                    .width = rec_resized_width(l.size, height, width)});
     }
-    in.tensor = warp_perspective(crops.page, ws, height, width, kRecNormalize);
+    in.tensor = crop_resize(crops.page, cs, height, width, kRecNormalize);
     return in;
   }
   in.values.reserve(static_cast<std::size_t>(numel_of(in.shape)));

@@ -30,9 +30,10 @@ struct OcrOptions {
   float cls_threshold = 0.9f;
   bool f16_weights = false;
   /// The page goes up once as bytes and every model input (det's resize, each line's crop,
-  /// rotation and resize, normalization, padding) is cut from it on the GPU by
-  /// gltensor::warp_perspective (bilinear; see line_warp). false: PaddleOCR's host steps with
-  /// OpenCV (crops by warpPerspective with bicubic sampling, then resize) and float uploads.
+  /// turns and resize, normalization, padding) is cut from it on the GPU: det's by
+  /// gltensor::warp_perspective, the lines' by gltensor::crop_resize (the host path's bicubic
+  /// crop and bilinear resize in OpenCV's 8-bit arithmetic; see line_warp). false: PaddleOCR's
+  /// host steps with OpenCV and float uploads.
   bool gpu_images = true;
 };
 
