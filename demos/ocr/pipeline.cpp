@@ -56,8 +56,8 @@ std::vector<float> OcrPipeline::det_input(const cv::Mat& rgb, int& h, int& w) co
 Tensor OcrPipeline::upload_image(const cv::Mat& rgb) const {
   if (rgb.type() != CV_8UC3) throw std::invalid_argument("OcrPipeline: the image must be 8-bit RGB");
   const cv::Mat dense = rgb.isContinuous() ? rgb : rgb.clone();
-  return Tensor::from_host(dev_, std::span<const std::uint8_t>(dense.data, dense.total() * 3),
-                           {dense.rows, dense.cols, 3});
+  // from_bytes: the pixels as they are (from_host converts element by element).
+  return Tensor::from_bytes(dev_, dense.data, dense.total() * 3, {dense.rows, dense.cols, 3}, DType::u8);
 }
 
 Tensor OcrPipeline::det_input(const Tensor& image, int& h, int& w) const {

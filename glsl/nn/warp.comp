@@ -36,6 +36,10 @@ uniform float u_pad;
 
 float pixel(uint y, uint x, uint c) { return float(load1((y * u_W + x) * uint(CHANNELS) + c)); }
 
+// a * (1 - t) + b * t, and exactly a where t = 0: b is then not read into the value (a NaN or
+// infinity there stays out; compilers may evaluate the sum as a + (b - a) * t otherwise).
+float lerp(float a, float b, float t) { return t == 0.0 ? a : a * (1.0 - t) + b * t; }
+
 #ifdef CROP
 #define ROW_SIZE 16u
 // Keys' cubic weights (a = -0.75) of the taps at -1, 0, 1, 2 from a fraction t in [0, 1).
@@ -134,16 +138,14 @@ void main() {
 #else
     uint src = c;
 #endif
-    // a * (1 - t) + b * t, spelt out (mix() may be computed as a + (b - a) * t, whose NaN for
-    // infinities differs).
 #ifdef CROP
-    float top = p00[src] * (1.0 - au) + p01[src] * au;
-    float bottom = p10[src] * (1.0 - au) + p11[src] * au;
+    float top = lerp(p00[src], p01[src], au);
+    float bottom = lerp(p10[src], p11[src], au);
 #else
-    float top = pixel(ya, xa, src) * (1.0 - au) + pixel(ya, xb, src) * au;
-    float bottom = pixel(yb, xa, src) * (1.0 - au) + pixel(yb, xb, src) * au;
+    float top = lerp(pixel(ya, xa, src), pixel(ya, xb, src), au);
+    float bottom = lerp(pixel(yb, xa, src), pixel(yb, xb, src), au);
 #endif
-    float value = top * (1.0 - av) + bottom * av;
+    float value = lerp(top, bottom, av);
 #if defined(CROP) && defined(BYTES)
     value = clamp(floor(value + 0.5), 0.0, 255.0);
 #endif

@@ -41,9 +41,9 @@ struct ImageNormalize {
 /// warps[n].m applied to (x, y)) * scale - mean[c]) / stdv[c] for x < warps[n].width, else pad;
 /// c' = C - 1 - c with reverse_channels, else c. Bilinear sampling clamps the four neighbours'
 /// indices to the image (points outside take the nearest edge pixels' values). A float image's
-/// NaN or infinity reaches every output whose 2 x 2 neighbourhood holds it (as NaN where its weight
-/// is 0: inf * 0). The homography is applied in float32 (points within about 1e-7 of the image's
-/// size relative: ~1e-4 pixel on a 1000-pixel image).
+/// NaN or infinity reaches the outputs that weigh it (a pixel centre reads its pixel alone;
+/// between centres an infinity may come out as NaN: GPU compilers reorder a * (1 - t) + b * t).
+/// The homography is applied in float32 (about 1e-4 pixel on a 1000-pixel image).
 /// Errors: ShapeError for an image not of rank 3, C outside 1..4, an empty image with output
 /// pixels to sample, or out_h / out_w < 0; DTypeError for other dtypes; ValueError for a width
 /// below -1, a stdv of 0 or a non-finite homography entry or normalization value; LimitError for

@@ -31,8 +31,10 @@ struct Case {
   ImageNormalize norm;
 };
 
-// out[n, c, y, x] in float64, as warp.comp defines it (bilinear as a * (1 - t) + b * t, so that
-// an infinity with weight 0 gives NaN as in the kernel).
+// a * (1 - t) + b * t, and exactly a where t = 0 (warp.comp's lerp).
+double lerp(double a, double b, double t) { return t == 0 ? a : a * (1 - t) + b * t; }
+
+// out[n, c, y, x] in float64, as warp.comp defines it.
 std::vector<double> reference(const std::vector<double>& img, const Case& k) {
   const std::int64_t N = static_cast<std::int64_t>(k.warps.size());
   std::vector<double> out(static_cast<std::size_t>(N * k.C * k.OH * k.OW));
@@ -52,9 +54,8 @@ std::vector<double> reference(const std::vector<double>& img, const Case& k) {
         const auto iu = static_cast<std::int64_t>(u0), iv = static_cast<std::int64_t>(v0);
         for (std::int64_t c = 0; c < k.C; ++c) {
           const std::int64_t s = k.norm.reverse_channels ? k.C - 1 - c : c;
-          const double top = px(iv, iu, s) * (1 - au) + px(iv, iu + 1, s) * au;
-          const double bottom = px(iv + 1, iu, s) * (1 - au) + px(iv + 1, iu + 1, s) * au;
-          const double val = top * (1 - av) + bottom * av;
+          const double val =
+              lerp(lerp(px(iv, iu, s), px(iv, iu + 1, s), au), lerp(px(iv + 1, iu, s), px(iv + 1, iu + 1, s), au), av);
           out[static_cast<std::size_t>(((n * k.C + c) * k.OH + y) * k.OW + x)] =
               x < width ? (val * k.norm.scale - k.norm.mean[c]) / k.norm.stdv[c] : k.norm.pad;
         }
@@ -154,9 +155,8 @@ std::vector<double> crop_reference(const std::vector<double>& img, const CropCas
                            yb = cl(y0 + 1, cr.crop_h);
         for (std::int64_t c = 0; c < k.C; ++c) {
           const std::int64_t s = k.norm.reverse_channels ? k.C - 1 - c : c;
-          const double top = crop_px(xa, ya, s) * (1 - au) + crop_px(xb, ya, s) * au;
-          const double bottom = crop_px(xa, yb, s) * (1 - au) + crop_px(xb, yb, s) * au;
-          const double val = byte(top * (1 - av) + bottom * av);
+          const double val = byte(lerp(lerp(crop_px(xa, ya, s), crop_px(xb, ya, s), au),
+                                       lerp(crop_px(xa, yb, s), crop_px(xb, yb, s), au), av));
           out[static_cast<std::size_t>(((n * k.C + c) * k.OH + y) * k.OW + x)] =
               x < width ? (val * k.norm.scale - k.norm.mean[c]) / k.norm.stdv[c] : k.norm.pad;
         }
@@ -300,8 +300,8 @@ TEST(WarpPerspective, FloatImagesViewsAndSpecials) {
       for (std::int64_t c = 0; c < k.C; ++c)
         vals.push_back(wide[static_cast<std::size_t>((y * 2 * k.W + 2 * x + 1) * k.C + c)]);
   check_case(k, view, vals);
-  // NaN and infinities: integer shifts sample pixels exactly, and a special value reaches the
-  // pixels whose 2 x 2 neighbourhood holds it (NaN where its weight is 0).
+  // NaN and infinities: integer shifts read pixels alone, specials included (a neighbour's NaN or
+  // infinity of weight 0 stays out).
   Case s{.H = 6, .W = 7, .C = 1, .OH = 6, .OW = 7, .warps = {}, .norm = {}};
   s.warps.push_back(ImageWarp{});
   s.warps.push_back(ImageWarp{.m = {1, 0, -2, 0, 1, 1, 0, 0, 1}, .width = -1});
