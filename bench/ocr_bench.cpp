@@ -1,5 +1,6 @@
 // gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR]
 //                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
+//                    [--images gpu|host]...
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
@@ -10,7 +11,10 @@
 //                 value (lines per recognizer call; default 6, PaddleOCR's, and 0, all lines in
 //                 one call), with the time per stage, the recognizer calls and their distinct
 //                 input shapes, the first run's time (new shapes: planning and, on GPUs, the
-//                 matmul tuner) and the character accuracy against the rendered text.
+//                 matmul tuner) and the character accuracy against the rendered text; and once
+//                 per --images value: gpu (the page uploaded once as bytes, every model input
+//                 cut from it by warp_perspective) and host (OpenCV crops and resizes, float
+//                 uploads: the path before), in the same run.
 // gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished).
 // ONNX Runtime: `node tools/ort-reference/ort_run.js --bench N` (npm onnxruntime-node; this
 // machine) or `python3 bench/ort_reference.py` (pip onnxruntime; the GPU machine) on the same
@@ -114,7 +118,7 @@ double ort_whole(const ocr::OcrPipeline& pipe, const ocr::OcrOptions& o, const f
   double ms = 0;
   auto one = [&](const std::string& model, const ocr::ModelInput& in, const std::string& name) {
     const std::string f = (dir / (tag + "_" + name + ".npy")).string();
-    npy::write_floats(f, in.values, in.shape);
+    npy::write_floats(f, in.host_values(), in.shape);
     ms += ort_ms(model, f, runs);
   };
   one(o.det_model, pipe.last_det_input(), "det");
@@ -147,6 +151,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   std::vector<int> rec_batch_values{6, 0};
   int rec_align = ocr::RecBatchOptions{}.align;
+  std::vector<std::string> images{"gpu", "host"};
   app.add_option("--models", models, "folder of the OCR models (default: GLTENSOR_MODEL_CACHE/models/ocr)");
   app.add_option("--runs", runs, "timed runs per case")->capture_default_str();
   app.add_option("--ort", g_ort, "reference: node, python or none")->check(CLI::IsMember({"node", "python", "none"}));
@@ -159,6 +164,9 @@ int main(int argc, char** argv) {
   app.add_option("--rec-align", rec_align, "recognizer batch widths rounded up to a multiple of this (1: PaddleOCR's)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--images", images, "where the models' inputs are made (ocr960: one row each; ocr: the first)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gpu", "host"}));
   CLI11_PARSE(app, argc, argv);
   if (models.empty()) models = (fs::path(g_cache) / "models" / "ocr").string();
   auto want = [&](const std::string& c) {
@@ -225,6 +233,7 @@ int main(int argc, char** argv) {
     if (want("ocr")) {
       // The demo's sample as before: det + rec, no classification.
       pipe.set_use_cls(false);
+      pipe.set_gpu_images(images.front() == "gpu");
       const PageResult r = time_page(pipe, sample, runs);
       const ocr::OcrTimings& m = r.mean;
       const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
@@ -238,43 +247,46 @@ int main(int argc, char** argv) {
       pipe.set_use_cls(true);
       const auto truth = ocr::page_sample_lines(font, 960, 960);
       cv::Mat page = ocr::render_sample(font, truth, 960, 960);
-      std::vector<std::pair<int, PageResult>> results;
-      for (int b : rec_batch_values) {
-        ocr::RecBatchOptions rb = pipe.options().rec;
-        rb.batch = b;
-        pipe.set_rec_batching(rb);
-        PageResult r = time_page(pipe, page, runs);
-        const ocr::OcrTimings& m = r.mean;
-        const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
-        const double ref = ort_whole(pipe, o, out, "ocr960_b" + std::to_string(b), runs) + host;
-        std::vector<std::string> read;
-        for (const auto& l : r.lines) read.push_back(l.text);
-        const auto acc = ocr::text_accuracy(truth, read);
-        char note[200];
-        std::snprintf(note, sizeof note, "; %zu of %zu lines found, %.1f%% of characters read; first run %.1f ms",
-                      r.lines.size(), truth.size(), 100 * acc.accuracy(), r.first.total_ms);
-        const std::string name = "OCR 960x960, rec batch " + (b > 0 ? std::to_string(b) : std::string("all"));
-        row(name.c_str(), m.total_ms, ref, shapes_note(r.last) + note);
-        results.emplace_back(b, std::move(r));
-      }
+      std::vector<std::pair<std::string, PageResult>> results;
+      for (int b : rec_batch_values)
+        for (const std::string& where : images) {
+          ocr::RecBatchOptions rb = pipe.options().rec;
+          rb.batch = b;
+          pipe.set_rec_batching(rb);
+          pipe.set_gpu_images(where == "gpu");
+          PageResult r = time_page(pipe, page, runs);
+          const ocr::OcrTimings& m = r.mean;
+          const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
+          const double ref = ort_whole(pipe, o, out, "ocr960_b" + std::to_string(b) + where, runs) + host;
+          std::vector<std::string> read;
+          for (const auto& l : r.lines) read.push_back(l.text);
+          const auto acc = ocr::text_accuracy(truth, read);
+          char note[200];
+          std::snprintf(note, sizeof note, "; %zu of %zu lines found, %.1f%% of characters read; first run %.1f ms",
+                        r.lines.size(), truth.size(), 100 * acc.accuracy(), r.first.total_ms);
+          const std::string label =
+              "rec batch " + (b > 0 ? std::to_string(b) : std::string("all")) + ", " + where + " images";
+          row(("OCR 960x960, " + label).c_str(), m.total_ms, ref, shapes_note(r.last) + note);
+          results.emplace_back(label, std::move(r));
+        }
       // Where the time goes: one column per batching.
       std::printf("\n| stage (ms, mean of %d runs) |", runs);
-      for (const auto& [b, r] : results) std::printf(" rec batch %s |", b > 0 ? std::to_string(b).c_str() : "all");
+      for (const auto& [label, r] : results) std::printf(" %s |", label.c_str());
       std::printf("\n|---|");
       for (std::size_t i = 0; i < results.size(); ++i) std::printf("---|");
       std::printf("\n");
       const std::pair<const char*, double ocr::OcrTimings::*> stages[] = {
-          {"det: resize, normalize (host)", &ocr::OcrTimings::det_pre_ms},
+          {"det: resize, normalize (host; gpu images: upload, warp)", &ocr::OcrTimings::det_pre_ms},
           {"det: upload, model, read-back", &ocr::OcrTimings::det_ms},
-          {"DB boxes, crops (host)", &ocr::OcrTimings::post_ms},
+          {"DB boxes, crops (host; gpu images: crop maps)", &ocr::OcrTimings::post_ms},
           {"cls: inputs, model, read-back", &ocr::OcrTimings::cls_ms},
-          {"rec: inputs (host)", &ocr::OcrTimings::rec_pre_ms},
+          {"rec: inputs (host; gpu images: warps queued)", &ocr::OcrTimings::rec_pre_ms},
           {"rec: upload, model, read-back", &ocr::OcrTimings::rec_ms},
           {"CTC decode (host)", &ocr::OcrTimings::decode_ms},
           {"total", &ocr::OcrTimings::total_ms}};
       for (const auto& [label, field] : stages) {
         std::printf("| %s |", label);
-        for (const auto& [b, r] : results) std::printf(" %.2f |", r.mean.*field);
+        for (const auto& [l, r] : results) std::printf(" %.2f |", r.mean.*field);
         std::printf("\n");
       }
       std::fflush(stdout);

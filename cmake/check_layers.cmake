@@ -18,7 +18,7 @@ set(public_headers
     tensor tensor
     autograd autograd
     ops ops reduce ops indexing ops linalg ops random ops autocast ops quant ops
-    nn nn nn_functional nn transformer nn kv_cache nn sampling nn lora nn
+    nn nn nn_functional nn transformer nn kv_cache nn sampling nn lora nn image nn
     interop interop
     model model
     gltensor umbrella)

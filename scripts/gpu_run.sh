@@ -206,9 +206,11 @@ for phase in "$@"; do
     ocrbench) # gltensor vs ONNX Runtime (pip, CPU, every core) on the same inputs; det 640, rec 48x320, OCR
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
          python3 -c "import onnxruntime, numpy; print('onnxruntime', onnxruntime.__version__)" 2>&1 | tee "$OUT/ocrbench.txt"
-         # ocr960: the 960x960 page (det + cls + rec), one row per --rec-batch, and the time per stage
+         # ocr960: the 960x960 page (det + cls + rec), one row per --rec-batch and --images (the
+         # models' inputs cut from the page on the GPU, or made with OpenCV on the host as before),
+         # and the time per stage
          timeout 500 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort python --source "$P" --runs 20 \
-           --rec-batch 6 --rec-batch 12 --rec-batch 0 --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
+           --rec-batch 6 --rec-batch 12 --images gpu --images host --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
     graphics) # the graphics demo without X (--headless: its own EGL context without surface, adopted by
          # gltensor) with PP-OCRv4 det on every frame, GLES and desktop GL: per-frame GPU times of the
          # filter and the network; the last frame's scene, map and boxes of each run are kept for a

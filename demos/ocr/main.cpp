@@ -27,7 +27,7 @@ std::string default_models() {
 int main(int argc, char** argv) {
   CLI::App app{"OCR with PaddleOCR's PP-OCRv4 models on gltensor"};
   std::string image, models = default_models(), out = "ocr_out.png", sample_out;
-  bool cls = false, f16 = false, page = false;
+  bool cls = false, f16 = false, page = false, host_images = false;
   int limit = 960, bench = 0;
   ocr::RecBatchOptions rec;
   app.add_option("image", image, "PNG/JPG image (default: render the sample)");
@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   app.add_option("--save-sample", sample_out, "also write the rendered sample image here");
   app.add_flag("--cls", cls, "classify each line's angle (0/180 degrees) before recognition");
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
+  app.add_flag("--host-images", host_images,
+               "make the models' inputs on the host with OpenCV (crops, resizes) instead of on the GPU");
   app.add_option("--limit", limit, "longer side of the detector's input")->capture_default_str();
   app.add_option("--bench", bench, "time N further runs of the whole OCR");
   app.add_flag("--page", page, "without IMAGE: render a 960 x 960 page of many lines instead of the sample");
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
     }
     gltensor::Device dev = gltensor::Device::open();
     ocr::OcrOptions o;
+    o.gpu_images = !host_images;
     o.det_model = (fs::path(models) / "ch_PP-OCRv4_det_infer.onnx").string();
     o.rec_model = (fs::path(models) / "ch_PP-OCRv4_rec_infer.onnx").string();
     o.cls_model = (fs::path(models) / "ch_ppocr_mobile_v2.0_cls_infer.onnx").string();

@@ -53,6 +53,24 @@ std::vector<float> OcrPipeline::det_input(const cv::Mat& rgb, int& h, int& w) co
   return ocr::det_input(rgb, opt_.det_limit, h, w);
 }
 
+Tensor OcrPipeline::upload_image(const cv::Mat& rgb) const {
+  if (rgb.type() != CV_8UC3) throw std::invalid_argument("OcrPipeline: the image must be 8-bit RGB");
+  const cv::Mat dense = rgb.isContinuous() ? rgb : rgb.clone();
+  // from_bytes: the pixels as they are (from_host converts element by element).
+  return Tensor::from_bytes(dev_, dense.data, dense.total() * 3, {dense.rows, dense.cols, 3}, DType::u8);
+}
+
+Tensor OcrPipeline::det_input(const Tensor& image, int& h, int& w) const {
+  const auto rows = static_cast<int>(image.size(0)), cols = static_cast<int>(image.size(1));
+  det_size(rows, cols, opt_.det_limit, h, w);
+  const ImageNormalize norm{.scale = 1.0 / 255,
+                            .mean = {kDetMean[0], kDetMean[1], kDetMean[2], 0},
+                            .stdv = {kDetStd[0], kDetStd[1], kDetStd[2], 1},
+                            .reverse_channels = true,
+                            .pad = 0};
+  return warp_perspective(image, std::vector{resize_warp(rows, cols, h, w)}, h, w, norm);
+}
+
 std::vector<TextLine> OcrPipeline::boxes_from_map(const std::vector<float>& prob, int h, int w, int img_h,
                                                   int img_w) const {
   DbOptions db;
@@ -69,19 +87,51 @@ std::vector<TextLine> OcrPipeline::boxes_from_map(const std::vector<float>& prob
   return lines;
 }
 
-cv::Mat OcrPipeline::crop(const cv::Mat& rgb, const std::array<cv::Point2f, 4>& b) {
+namespace {
+
+// The corners' target rectangle of a box's crop and its size (PaddleOCR's get_rotate_crop_image).
+cv::Size crop_size(const std::array<cv::Point2f, 4>& b) {
   const float w = std::max(cv::norm(b[0] - b[1]), cv::norm(b[2] - b[3]));
   const float h = std::max(cv::norm(b[0] - b[3]), cv::norm(b[1] - b[2]));
-  const int cw = std::max(1, static_cast<int>(w)), ch = std::max(1, static_cast<int>(h));
+  return {std::max(1, static_cast<int>(w)), std::max(1, static_cast<int>(h))};
+}
+
+cv::Mat crop_transform(const std::array<cv::Point2f, 4>& b, cv::Size s) {
   const cv::Point2f dst[4] = {{0, 0},
-                              {static_cast<float>(cw), 0},
-                              {static_cast<float>(cw), static_cast<float>(ch)},
-                              {0, static_cast<float>(ch)}};
-  cv::Mat m = cv::getPerspectiveTransform(b.data(), dst);
+                              {static_cast<float>(s.width), 0},
+                              {static_cast<float>(s.width), static_cast<float>(s.height)},
+                              {0, static_cast<float>(s.height)}};
+  return cv::getPerspectiveTransform(b.data(), dst);
+}
+
+// Tall crops are turned by 90 degrees counter-clockwise (PaddleOCR: h / w >= 1.5).
+bool turned(cv::Size s) { return static_cast<float>(s.height) / s.width >= 1.5f; }
+
+// The map of cv::rotate(ROTATE_180) of a w x h picture: (x, y) <- (w - 1 - x, h - 1 - y).
+ImageWarp turn180(cv::Size s) { return {.m = {-1, 0, s.width - 1.0, 0, -1, s.height - 1.0, 0, 0, 1}, .width = -1}; }
+
+}  // namespace
+
+cv::Mat OcrPipeline::crop(const cv::Mat& rgb, const std::array<cv::Point2f, 4>& b) {
+  const cv::Size s = crop_size(b);
   cv::Mat out;
-  cv::warpPerspective(rgb, out, m, cv::Size(cw, ch), cv::INTER_CUBIC, cv::BORDER_REPLICATE);
-  if (static_cast<float>(out.rows) / out.cols >= 1.5f) cv::rotate(out, out, cv::ROTATE_90_COUNTERCLOCKWISE);
+  cv::warpPerspective(rgb, out, crop_transform(b, s), s, cv::INTER_CUBIC, cv::BORDER_REPLICATE);
+  if (turned(s)) cv::rotate(out, out, cv::ROTATE_90_COUNTERCLOCKWISE);
   return out;
+}
+
+LineWarp line_warp(const std::array<cv::Point2f, 4>& b) {
+  const cv::Size s = crop_size(b);
+  const cv::Mat inv = crop_transform(b, s).inv();  // crop pixel -> image point
+  LineWarp r;
+  for (int i = 0; i < 9; ++i) r.warp.m[static_cast<std::size_t>(i)] = inv.at<double>(i / 3, i % 3);
+  r.size = s;
+  if (turned(s)) {
+    // cv::rotate(ROTATE_90_COUNTERCLOCKWISE): turned (x, y) <- (w - 1 - y, x); w x h -> h x w.
+    r.warp = compose(ImageWarp{.m = {0, -1, s.width - 1.0, 1, 0, 0, 0, 0, 1}, .width = -1}, r.warp);
+    r.size = {s.height, s.width};
+  }
+  return r;
 }
 
 std::vector<float> OcrPipeline::rec_input(const cv::Mat& crop, int width) const {
@@ -140,46 +190,87 @@ void OcrPipeline::set_use_cls(bool on) {
   opt_.use_cls = on;
 }
 
+// The lines' crops: OpenCV pictures (host path), or maps into the page already on the GPU.
+struct OcrPipeline::Crops {
+  std::vector<cv::Mat> mats;  // host path
+  Tensor page;                // GPU path: the image, uint8 [H, W, 3]
+  std::vector<LineWarp> warps;
+
+  std::size_t size() const { return page.defined() ? warps.size() : mats.size(); }
+  cv::Size crop_size(std::size_t i) const { return page.defined() ? warps[i].size : mats[i].size(); }
+  void turn_around(std::size_t i) {
+    if (page.defined())
+      warps[i].warp = compose(turn180(warps[i].size), warps[i].warp);
+    else
+      cv::rotate(mats[i], mats[i], cv::ROTATE_180);
+  }
+};
+
 namespace {
 
-// The inputs of one model call: each crop's input (width columns) one after the other.
-ModelInput batch_input(const OcrPipeline& p, const std::vector<cv::Mat>& crops, const std::vector<std::size_t>& which,
-                       int height, int width) {
+// PaddleOCR's rec / cls normalization ((v / 255 - 0.5) / 0.5, BGR) and zero padding.
+constexpr ImageNormalize kRecNormalize{
+    .scale = 1.0 / 255, .mean = {0.5, 0.5, 0.5, 0}, .stdv = {0.5, 0.5, 0.5, 1}, .reverse_channels = true, .pad = 0};
+
+// The inputs of one model call: each crop's input (width columns) one after the other. On the
+// GPU path the tensor is made (one warp of the page per line); on the host path only the values.
+template <typename CropsT>
+ModelInput batch_input(const OcrPipeline& p, const CropsT& crops, const std::vector<std::size_t>& which, int height,
+                       int width) {
   ModelInput in;
   in.shape = {static_cast<std::int64_t>(which.size()), 3, height, width};
+  if (crops.page.defined()) {
+    // PaddleOCR's crop (bicubic) and resize (bilinear) in one dispatch, from the page.
+    std::vector<ImageCrop> cs;
+    for (std::size_t i : which) {
+      const LineWarp& l = crops.warps[i];
+      cs.push_back({.m = l.warp.m,
+                    .crop_w = l.size.width,
+                    .crop_h = l.size.height,
+                    .width = rec_resized_width(l.size, height, width)});
+    }
+    in.tensor = crop_resize(crops.page, cs, height, width, kRecNormalize);
+    return in;
+  }
   in.values.reserve(static_cast<std::size_t>(numel_of(in.shape)));
   for (std::size_t i : which) {
-    const auto one = p.rec_input(crops[i], width);
+    const auto one = p.rec_input(crops.mats[i], width);
     in.values.insert(in.values.end(), one.begin(), one.end());
   }
   return in;
 }
 
+// The model's tensor of an input (uploaded where it was made on the host).
+const Tensor& input_tensor(const Device& dev, ModelInput& in) {
+  if (!in.tensor.defined()) in.tensor = Tensor::from_host(dev, in.values, in.shape);
+  return in.tensor;
+}
+
 }  // namespace
 
-void OcrPipeline::classify(std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm) {
+void OcrPipeline::classify(Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm) {
   // One call for every line at 48 x cls_width: PaddleOCR's TextClassifier pads each line to that
   // fixed width, so batching changes nothing but the number of calls.
   const auto t0 = Clock::now();
   std::vector<std::size_t> all(crops.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   last_cls_.assign(1, batch_input(*this, crops, all, opt_.rec.height, opt_.cls_width));
-  const ModelInput& in = last_cls_[0];
+  ModelInput& in = last_cls_[0];
   tm.cls_shape = in.shape;
-  auto out = cls_[0].run({{cls_[0].inputs()[0].name, Tensor::from_host(dev_, in.values, in.shape)}});
+  auto out = cls_[0].run({{cls_[0].inputs()[0].name, input_tensor(dev_, in)}});
   const auto p = out.begin()->second.to_vector();
   for (std::size_t i = 0; i < crops.size(); ++i)
     if (p[i * 2 + 1] > p[i * 2] && p[i * 2 + 1] > opt_.cls_threshold) {
-      cv::rotate(crops[i], crops[i], cv::ROTATE_180);
+      crops.turn_around(i);
       lines[i].rotated180 = true;
     }
   tm.cls_ms = ms_since(t0);
 }
 
-void OcrPipeline::recognize(const std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm) {
+void OcrPipeline::recognize(const Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm) {
   const auto t0 = Clock::now();
   std::vector<cv::Size> sizes;
-  for (const auto& c : crops) sizes.push_back(c.size());
+  for (std::size_t i = 0; i < crops.size(); ++i) sizes.push_back(crops.crop_size(i));
   const auto batches = rec_batches(sizes, opt_.rec);
   // Every batch is queued before the first is read back, so the host prepares the next batch
   // while the GPU runs this one.
@@ -191,9 +282,9 @@ void OcrPipeline::recognize(const std::vector<cv::Mat>& crops, std::vector<TextL
     const auto tp = Clock::now();
     last_rec_.push_back(batch_input(*this, crops, b.lines, opt_.rec.height, b.width));
     pre += ms_since(tp);
-    const ModelInput& in = last_rec_.back();
+    ModelInput& in = last_rec_.back();
     tm.rec_shapes.push_back(in.shape);
-    auto out = rec_.run({{rec_.inputs()[0].name, Tensor::from_host(dev_, in.values, in.shape)}});
+    auto out = rec_.run({{rec_.inputs()[0].name, input_tensor(dev_, in)}});
     // [N, T, classes] -> each step's best class and its probability, on the GPU: the read-back
     // is [N, T] twice instead of the whole distribution (6625 classes per step).
     const Tensor& probs = out.begin()->second;
@@ -224,18 +315,29 @@ std::vector<TextLine> OcrPipeline::run(const cv::Mat& rgb, OcrTimings* timings) 
   const auto t0 = Clock::now();
   // ---- detection ----
   int h = 0, w = 0;
-  last_det_.values = det_input(rgb, h, w);
-  last_det_.shape = {1, 3, h, w};
+  Crops crops;
+  if (opt_.gpu_images) {
+    // One upload of the page as bytes; det's input resized and normalized from it on the GPU.
+    crops.page = upload_image(rgb);
+    last_det_ = {.values = {}, .shape = {}, .tensor = det_input(crops.page, h, w)};
+    last_det_.shape = last_det_.tensor.shape();
+  } else {
+    last_det_ = {.values = det_input(rgb, h, w), .shape = {1, 3, h, w}, .tensor = {}};
+  }
   tm.det_shape = last_det_.shape;
   tm.det_pre_ms = ms_since(t0);
   const auto t1 = Clock::now();
-  auto det_out = det_.run({{det_.inputs()[0].name, Tensor::from_host(dev_, last_det_.values, last_det_.shape)}});
+  auto det_out = det_.run({{det_.inputs()[0].name, input_tensor(dev_, last_det_)}});
   const auto prob = det_out.begin()->second.to_vector();
   tm.det_ms = ms_since(t1);
   const auto t2 = Clock::now();
   auto lines = boxes_from_map(prob, h, w, rgb.rows, rgb.cols);
-  std::vector<cv::Mat> crops;
-  for (const auto& l : lines) crops.push_back(crop(rgb, l.box));
+  for (const auto& l : lines) {
+    if (crops.page.defined())
+      crops.warps.push_back(line_warp(l.box));
+    else
+      crops.mats.push_back(crop(rgb, l.box));
+  }
   tm.post_ms = ms_since(t2);
   last_cls_.clear();
   last_rec_.clear();

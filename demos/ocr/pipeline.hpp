@@ -29,6 +29,12 @@ struct OcrOptions {
   int cls_width = 192;  ///< the angle classifier's input width (cls_image_shape 3, 48, 192)
   float cls_threshold = 0.9f;
   bool f16_weights = false;
+  /// The page goes up once as bytes and every model input (det's resize, each line's crop,
+  /// turns and resize, normalization, padding) is cut from it on the GPU: det's by
+  /// gltensor::warp_perspective, the lines' by gltensor::crop_resize (the host path's bicubic
+  /// crop and bilinear resize in OpenCV's 8-bit arithmetic; see line_warp). false: PaddleOCR's
+  /// host steps with OpenCV and float uploads.
+  bool gpu_images = true;
 };
 
 struct TextLine {
@@ -56,9 +62,22 @@ struct OcrTimings {
 
 /// A model input as given to the model (for benchmarks that feed the same values elsewhere).
 struct ModelInput {
-  std::vector<float> values;
+  std::vector<float> values;  ///< empty where the input was made on the GPU (gpu_images)
   gltensor::Shape shape;
+  gltensor::Tensor tensor;  ///< the input as given to the model
+  /// The values, read back from the tensor where they were made on the GPU.
+  std::vector<float> host_values() const { return values.empty() && tensor.defined() ? tensor.to_vector() : values; }
 };
+
+/// Where a text line's crop comes from: the homography from the crop's pixels to the image's
+/// (OpenCV's warpPerspective map of OcrPipeline::crop, with its turn of tall crops) and the
+/// crop's size (width x height, after the turn).
+struct LineWarp {
+  gltensor::ImageWarp warp;
+  cv::Size size;
+};
+/// The crop of a box as OcrPipeline::crop cuts it, as a map instead of pixels.
+LineWarp line_warp(const std::array<cv::Point2f, 4>& box);
 
 class OcrPipeline {
  public:
@@ -70,6 +89,8 @@ class OcrPipeline {
   void set_rec_batching(const RecBatchOptions& rec);
   /// Turns angle classification on or off for later runs (on needs the cls model loaded).
   void set_use_cls(bool on);
+  /// Chooses where later runs make the models' inputs (OcrOptions::gpu_images).
+  void set_gpu_images(bool on) { opt_.gpu_images = on; }
   const OcrOptions& options() const { return opt_; }
 
   /// The steps, for tests: the detector's input [1, 3, H, W] (BGR, ImageNet-normalized, sides
@@ -77,6 +98,10 @@ class OcrPipeline {
   /// a crop's recognizer input [1, 3, 48, width] (resized to rec_resized_width, zero-padded);
   /// CTC greedy decoding of [N, T, C] probabilities.
   std::vector<float> det_input(const cv::Mat& rgb, int& h, int& w) const;
+  /// The same on the GPU (gpu_images): the image uploaded as bytes, uint8 [H, W, 3], and the
+  /// detector's input made from it (bilinear resize as cv::resize's, normalized, BGR planes).
+  gltensor::Tensor upload_image(const cv::Mat& rgb) const;
+  gltensor::Tensor det_input(const gltensor::Tensor& image, int& h, int& w) const;
   std::vector<TextLine> boxes_from_map(const std::vector<float>& prob, int h, int w, int img_h, int img_w) const;
   std::vector<float> rec_input(const cv::Mat& crop, int width) const;
   std::vector<std::pair<std::string, float>> ctc_decode(const std::vector<float>& probs, std::int64_t n, std::int64_t t,
@@ -97,8 +122,9 @@ class OcrPipeline {
   static cv::Mat crop(const cv::Mat& rgb, const std::array<cv::Point2f, 4>& box);
 
  private:
-  void classify(std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm);
-  void recognize(const std::vector<cv::Mat>& crops, std::vector<TextLine>& lines, OcrTimings& tm);
+  struct Crops;  // the lines' crops: pixels on the host or maps into the page on the GPU
+  void classify(Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm);
+  void recognize(const Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm);
 
   gltensor::Device dev_;
   OcrOptions opt_;

@@ -109,10 +109,9 @@ std::vector<float> det_input(const cv::Mat& rgb, int limit, int& h, int& w) {
 }
 
 std::vector<DetBox> db_boxes(const std::vector<float>& prob, int h, int w, int img_h, int img_w, const DbOptions& o) {
-  cv::Mat bitmap(h, w, CV_8UC1);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x)
-      bitmap.at<uchar>(y, x) = prob[static_cast<std::size_t>(y) * w + x] > o.det_threshold ? 255 : 0;
+  // 255 where prob > det_threshold (cv::compare: vectorized; the threshold compared as a float).
+  cv::Mat bitmap;
+  cv::compare(cv::Mat(h, w, CV_32F, const_cast<float*>(prob.data())), o.det_threshold, bitmap, cv::CMP_GT);
   std::vector<std::vector<cv::Point>> contours;
   cv::findContours(bitmap, contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE);
   std::vector<DetBox> boxes;

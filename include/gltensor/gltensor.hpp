@@ -5,6 +5,7 @@
 #include "gltensor/device.hpp"
 #include "gltensor/dtype.hpp"
 #include "gltensor/errors.hpp"
+#include "gltensor/image.hpp"
 #include "gltensor/indexing.hpp"
 #include "gltensor/kv_cache.hpp"
 #include "gltensor/linalg.hpp"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <opencv2/imgproc.hpp>
 
 #include "image.hpp"
 #include "npy_io.hpp"
@@ -18,6 +19,15 @@ constexpr double kDetAtol = 2e-3;      // probability map (sigmoid outputs in [0
 constexpr double kRecAtol = 2e-3;      // per-step character probabilities (softmax)
 constexpr double kClsAtol = 1e-3;      // angle probabilities
 constexpr double kMinAccuracy = 0.95;  // characters read back from rendered text (edit distance)
+// The GPU path's model inputs (OcrOptions::gpu_images) against the host path's (OpenCV), in the
+// models' normalized units: det's resize differs by cv::resize's rounding to bytes (half a level,
+// plus its 11-bit weights: under one level, 1 / 255 / 0.224 = 0.0175); a line's input is
+// crop_resize's emulation of OpenCV's 8-bit crop and resize, whose fixed-point weights and ties
+// move a byte by a level at times (two levels allowed, 2 / 255 / 0.5; observed: one level at
+// most, 0.0004-0.0005 on average); a crop shifted by one pixel is 0.14-0.19 off on average.
+constexpr double kDetInputAtol = 0.018;
+constexpr double kLineInputAtol = 2 / 255.0 / 0.5 + 1e-6;
+constexpr double kLineInputMeanAtol = 0.002;
 
 using namespace gltensor;
 using namespace glt_test;
@@ -203,6 +213,9 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
   ocr::RecBatchOptions rb;
   rb.batch = 2;
   pipe.set_rec_batching(rb);
+  // The lines alone below are cut on the host: so are the batches (GpuImagesMatchHostPath compares
+  // the two paths).
+  pipe.set_gpu_images(false);
   cv::Mat img = ocr::render_sample(font, ocr::default_sample_lines(), 800, 480);
   ocr::OcrTimings tm;
   const auto lines = pipe.run(img, &tm);
@@ -222,6 +235,57 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
         << "line " << i << " (" << c.cols << " x " << c.rows << ")";
     EXPECT_NEAR(lines[i].confidence, alone[0].second, 0.02) << "line " << i;
   }
+}
+
+// The page uploaded once as bytes and every model input cut from it on the GPU (gpu_images) gives
+// the host path's inputs within the tolerances above, and the same boxes and text.
+TEST(OcrModels, GpuImagesMatchHostPath) {
+  SKIP_WITHOUT(missing_models());
+  ocr::Font font;
+  auto o = options();
+  o.use_cls = true;
+  ocr::OcrPipeline pipe(device(), o);
+  const cv::Mat sample = ocr::render_sample(font, ocr::default_sample_lines(), 800, 480);
+  // The detector's input where the page is resized (1000 x 700 -> 960 x 672) and where it is not.
+  for (cv::Size size : {cv::Size(1000, 700), cv::Size(800, 480), cv::Size(333, 97)}) {
+    cv::Mat img;
+    cv::resize(sample, img, size);
+    int h = 0, w = 0, gh = 0, gw = 0;
+    const auto host = pipe.det_input(img, h, w);
+    const Tensor gpu = pipe.det_input(pipe.upload_image(img), gh, gw);
+    ASSERT_EQ(gpu.shape(), (Shape{1, 3, h, w}));
+    EXPECT_EQ(gh, h);
+    EXPECT_EQ(gw, w);
+    EXPECT_LE(max_abs_diff(gpu.to_vector(), host), kDetInputAtol) << size;
+  }
+  // Whole runs: the same boxes and text; the classifier's and recognizer's inputs close.
+  pipe.set_gpu_images(false);
+  const auto host_lines = pipe.run(sample);
+  const auto host_cls = pipe.last_cls_inputs();
+  const auto host_rec = pipe.last_rec_inputs();
+  pipe.set_gpu_images(true);
+  const auto gpu_lines = pipe.run(sample);
+  ASSERT_EQ(gpu_lines.size(), host_lines.size());
+  for (std::size_t i = 0; i < gpu_lines.size(); ++i) {
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(gpu_lines[i].box[k], host_lines[i].box[k]) << "line " << i;
+    EXPECT_EQ(no_spaces(gpu_lines[i].text), no_spaces(host_lines[i].text)) << "line " << i;
+    EXPECT_EQ(gpu_lines[i].rotated180, host_lines[i].rotated180) << "line " << i;
+  }
+  auto compare = [](const std::vector<ocr::ModelInput>& gpu, const std::vector<ocr::ModelInput>& host) {
+    ASSERT_EQ(gpu.size(), host.size());
+    for (std::size_t k = 0; k < gpu.size(); ++k) {
+      ASSERT_EQ(gpu[k].shape, host[k].shape) << "call " << k;
+      const auto g = gpu[k].host_values(), h = host[k].host_values();
+      double sum = 0;
+      for (std::size_t i = 0; i < g.size(); ++i) sum += std::fabs(double(g[i]) - h[i]);
+      std::printf("call %zu %s: mean |gpu - host| %.4f, max %.4f\n", k, to_string(gpu[k].shape).c_str(), sum / g.size(),
+                  max_abs_diff(g, h));
+      EXPECT_LE(sum / g.size(), kLineInputMeanAtol) << "call " << k;
+      EXPECT_LE(max_abs_diff(g, h), kLineInputAtol) << "call " << k;
+    }
+  };
+  compare(pipe.last_cls_inputs(), host_cls);
+  compare(pipe.last_rec_inputs(), host_rec);
 }
 
 TEST(OcrModels, EditDistance) {

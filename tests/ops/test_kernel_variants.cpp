@@ -29,6 +29,7 @@
 #include "nn/rnn.hpp"
 #include "nn/train_variants.hpp"
 #include "nn/transformer_variants.hpp"
+#include "nn/warp_variant.hpp"
 #include "ops/data_variants.hpp"
 #include "ops/elementwise.hpp"
 #include "ops/matmul_variant.hpp"
@@ -192,6 +193,8 @@ TEST(KernelVariants, Transformer) {
   check_family("rope", RopeVariant::kFile, RopeVariant::space(), 64);
   check_family("glu", GluVariant::kFile, GluVariant::space(), 64);
 }
+
+TEST(KernelVariants, Image) { check_family("warp", WarpVariant::kFile, WarpVariant::space(), 64); }
 
 TEST(KernelVariants, Attention) {
   check_family("attention", AttentionVariant::kFile, AttentionVariant::space(), 64);
