@@ -31,6 +31,13 @@
 // block's sums to its own elements: c itself where it is int32, else operand 10, int32 [batch, M,
 // N]), so that the registers are those of matmul's f32 tiles; neither: the launch's K range is
 // one block (u_k1 - u_k0 <= IBLOCK_K) and the f32 sums are the totals.
+// IMPLICIT (an implicit-GEMM convolution, QLinearConv / the QDQ conv: no im2col columns): a is
+// the filter [G, M = Og, K = CG IKH IKW] (a_bs = M K per group), b the 8-bit image [N G, CG, H, W]
+// read in place as the columns [K, N = OH OW] of image bz = n G + g (b_bs = CG H W): column n is
+// the output position (n / OW, n % OW), row k the tap (channel k / (IKH IKW), filter row, column);
+// positions outside the image read zb (the input's zero point, one value). Byte by byte (B_WORDS
+// 0). Rows of group g are output channels g M + m: za, sb and bias are read at that index, c's
+// rows are [N, G M, OH OW] as the conv's output.
 // Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb
 // (integers of any dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE /
 // ZB_NONE: 0, operand unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32),
@@ -49,6 +56,19 @@ uniform uint u_b_bs;
 uniform uint u_za_row;
 uniform uint u_zb_col;
 uniform uint u_sb_per;
+#ifdef IMPLICIT
+uniform uint u_G;  // groups: a_base and the output channels' index from bz % G
+uniform uint u_HW;
+uniform int u_H;
+uniform int u_W;
+uniform int u_OW;
+uniform int u_sh;
+uniform int u_sw;
+uniform int u_pt;
+uniform int u_pl;
+uniform int u_dh;
+uniform int u_dw;
+#endif
 #ifdef ACT_CLIP
 uniform float u_lo;
 uniform float u_hi;
@@ -107,7 +127,13 @@ uint byte_of(int v) { return uint(v) & 0xffu; }
 void main() {
   uint tid = gl_LocalInvocationID.x, tx = tid % TX, ty = tid / TX;
   uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, bz = WORKGROUP_ID.z;
+#ifdef IMPLICIT
+  uint row0 = (bz % u_G) * u_M;  // the group's first output channel
+  uint a_base = (bz % u_G) * u_a_bs, b_base = bz * u_b_bs;
+#else
+  uint row0 = 0u;
   uint a_base = bz * u_a_bs, b_base = bz * u_b_bs;
+#endif
   // Staging: A word e = tid + LOCAL_X l is row e / 4, K quad e % 4 (the same quad for every l);
   // B word e is K row e / (BN / 4), column quad e % (BN / 4) (the same columns for every l).
   uint akq = tid % 4u, bnq = tid % (BN / 4u), bn = n0 + 4u * bnq;
@@ -118,7 +144,7 @@ void main() {
 #ifdef ZA_NONE
     za[l] = 0;
 #else
-    za[l] = m < u_M ? int(load3(u_za_row * m)) : 0;
+    za[l] = m < u_M ? int(load3(u_za_row * (row0 + m))) : 0;
 #endif
     zaw[l] = byte_of(za[l]) * 0x01010101u;
   }
@@ -133,6 +159,15 @@ void main() {
   float zaf[LA];
   for (uint l = 0u; l < LA; ++l) zaf[l] = float(za[l]) + offset_of(A_SIGNED);
 
+#ifdef IMPLICIT
+  // The input origins of this invocation's four columns (output positions); past N: outside.
+  ivec4 ih0, iw0;
+  for (uint j = 0u; j < 4u; ++j) {
+    int n = int(bn + j), oh = n / u_OW, ow = n - oh * u_OW;
+    ih0[j] = bn + j < u_N ? oh * u_sh - u_pt : -0x40000000;
+    iw0[j] = ow * u_sw - u_pl;
+  }
+#endif
   uint wa[LA], wb[LB];
 #define FETCH(k0)                                                                                  \
   for (uint l = 0u; l < LA; ++l) {                                                                 \
@@ -148,6 +183,27 @@ void main() {
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
+  FETCH_B(k0)
+#ifdef IMPLICIT
+#define FETCH_B(k0)                                                                                \
+  for (uint l = 0u; l < LB; ++l) {                                                                 \
+    uint k = (k0) + (tid + LOCAL_X * l) / (BN / 4u);                                               \
+    wb[l] = zbw;                                                                                   \
+    if (k < u_k1) {                                                                                \
+      uint c = k / uint(IKH * IKW), r = k - c * uint(IKH * IKW), fr = r / uint(IKW);               \
+      int dh = int(fr) * u_dh, dw = int(r - fr * uint(IKW)) * u_dw;                                \
+      uint cb = b_base + c * u_HW;                                                                 \
+      for (uint j = 0u; j < 4u; ++j) {                                                             \
+        int ih = ih0[j] + dh, iw = iw0[j] + dw;                                                    \
+        if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {                                        \
+          uint e = cb + uint(ih * u_W + iw);                                                       \
+          wb[l] = (wb[l] & ~(0xffu << (8u * j))) | (((t2[e >> 2u] >> (8u * (e & 3u))) & 0xffu) << (8u * j)); \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+#else
+#define FETCH_B(k0)                                                                                \
   for (uint l = 0u; l < LB; ++l) {                                                                 \
     uint k = (k0) + (tid + LOCAL_X * l) / (BN / 4u);                                               \
     uint e = b_base + k * u_N + bn;                                                                \
@@ -161,6 +217,7 @@ void main() {
       }                                                                                            \
     }                                                                                              \
   }
+#endif
 #define PUT(buf)                                                                 \
   for (uint l = 0u; l < LA; ++l) {                                               \
     uint m = (tid + LOCAL_X * l) / 4u;                                           \
@@ -256,9 +313,9 @@ void main() {
 #endif
 #ifdef DEQUANT
 #ifdef DQ_ROW
-    float mult = float(load5(0u)) * float(load6(u_sb_per * m));
+    float mult = float(load5(0u)) * float(load6(u_sb_per * (row0 + m)));
 #ifdef HAS_BIAS
-    float bias = float(load7(m));
+    float bias = float(load7(row0 + m));
 #endif
 #endif
 #ifdef QUANT

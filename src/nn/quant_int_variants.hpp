@@ -46,6 +46,10 @@ struct IMatmulVariant {
   enum class Act { none, relu, clip };
   Act act = Act::none;
   DType y = DType::u8, zy = DType::u8;
+  /// IMPLICIT: the implicit-GEMM convolution, b the 8-bit image read in place through a
+  /// kh x kw filter's taps (IKH, IKW).
+  bool implicit = false;
+  std::int64_t kh = 1, kw = 1;
   Defines defines() const;
   static std::vector<IMatmulVariant> space();
 };
