@@ -36,7 +36,7 @@
 // read in place as the columns [K, N = OH OW] of image bz = n G + g (b_bs = CG H W): column n is
 // the output position (n / OW, n % OW), row k the tap (channel k / (IKH IKW), filter row, column);
 // positions outside the image read zb (the input's zero point, one value). Byte by byte (B_WORDS
-// 0). Rows of group g are output channels g M + m: za, sb and bias are read at that index, c's
+// 0), or with ROWQUAD (stride 1 along rows, OW % 4 == 0) four bytes of one image row at a time. Rows of group g are output channels g M + m: za, sb and bias are read at that index, c's
 // rows are [N, G M, OH OW] as the conv's output.
 // Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb
 // (integers of any dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE /
@@ -184,6 +184,21 @@ void main() {
     }                                                                                              \
   }                                                                                                \
   FETCH_B(k0)
+#ifdef ROWQUAD
+// The four columns are consecutive positions of one output row (stride 1 along rows, OW % 4 ==
+// 0): where their four inputs lie inside the image, two aligned words and a funnel shift.
+#define ROW_WORD                                                                                   \
+  {                                                                                                \
+    int ih = ih0.x + dh, iw = iw0.x + dw;                                                          \
+    if (uint(ih) < uint(u_H) && iw >= 0 && iw + 3 < u_W) {                                         \
+      uint e = cb + uint(ih * u_W + iw), sh = 8u * (e & 3u), lo = t2[e >> 2u];                     \
+      wb[l] = sh == 0u ? lo : (lo >> sh) | (t2[(e >> 2u) + 1u] << (32u - sh));                     \
+      continue;                                                                                    \
+    }                                                                                              \
+  }
+#else
+#define ROW_WORD
+#endif
 #ifdef IMPLICIT
 #define FETCH_B(k0)                                                                                \
   for (uint l = 0u; l < LB; ++l) {                                                                 \
@@ -193,6 +208,7 @@ void main() {
       uint c = k / uint(IKH * IKW), r = k - c * uint(IKH * IKW), fr = r / uint(IKW);               \
       int dh = int(fr) * u_dh, dw = int(r - fr * uint(IKW)) * u_dw;                                \
       uint cb = b_base + c * u_HW;                                                                 \
+      ROW_WORD                                                                                     \
       for (uint j = 0u; j < 4u; ++j) {                                                             \
         int ih = ih0[j] + dh, iw = iw0[j] + dw;                                                    \
         if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {                                        \

@@ -239,7 +239,10 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md)
   const int blocks = k.tile_n == 128 || software ? 2 : 1;
-  k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
+  // GLTENSOR_IMATMUL_RB=2: 8 x 4 per invocation on the GPUs' 64 x 64 tiles
+  const int rb = blocks == 1 && !software && settings().imatmul_rb == 2 ? 2 : blocks;
+  k.v.rb = rb != blocks ? rb : 0;
+  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (k.tile_n / (4 * blocks)));
   k.local_y = 1;
   k.v.bn = k.tile_n, k.v.blocks = blocks, k.v.iblock_k = kIntBlockK, k.v.a_words = a_words, k.v.b_words = b_words;
   // The int32 totals beyond one block (integer_matmul drops them where a launch's K is one
@@ -388,7 +391,10 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
     return ad;
   };
   IMatmulVariant bv = kern.v;
-  if (im) bv.implicit = true, bv.kh = im->KH, bv.kw = im->KW;
+  if (im) {
+    bv.implicit = true, bv.kh = im->KH, bv.kw = im->KW;
+    bv.rowquad = im->o.stride[1] == 1 && im->OW % 4 == 0 && settings().iconv_gemm != IConvGemmSetting::bytes;
+  }
   const Tensor za = zp(za_in, bv.za_none), zb = zp(zb_in, bv.zb_none);
   bv.a = ad.dtype(), bv.b = bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
   Tensor c = alloc(dev, {B, M, N}, rq ? rq->out : fused ? DType::f32 : DType::i32, op);

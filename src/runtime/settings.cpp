@@ -111,7 +111,8 @@ IMatmulSetting parse_imatmul(const std::string& text) {
 
 IConvGemmSetting parse_iconv_gemm(const std::string& text) {
   using I = IConvGemmSetting;
-  return parse<I>("GLTENSOR_ICONV_GEMM", text, {{"", I::choose}, {"implicit", I::implicit}, {"im2col", I::im2col}});
+  return parse<I>("GLTENSOR_ICONV_GEMM", text,
+                  {{"", I::choose}, {"implicit", I::implicit}, {"bytes", I::bytes}, {"im2col", I::im2col}});
 }
 
 Settings Settings::from_env() {
@@ -134,6 +135,7 @@ Settings Settings::from_env() {
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));
+  s.imatmul_rb = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()) == 2 ? 2 : 0;
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));

@@ -93,6 +93,10 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   }
   const auto gi = yi.to_int_vector();
   for (std::size_t i = 0; i < gi.size(); ++i) ASSERT_EQ(gi[i], sums[i]) << i;
+  if (c.o.stride[1] == 1 && shape[3] % 4 == 0) {  // row words (ROWQUAD) above: also byte by byte
+    const auto gb = with_gemm(IConvGemmSetting::bytes, [&] { return conv_integer(x, w, zxt, zw, c.o); });
+    ASSERT_EQ(gb.to_int_vector(), gi) << "byte by byte";
+  }
   if (c.extremes) {
     ASSERT_GT(std::abs(sums[0]), double(1 << 24));  // past f32's exact integers: several blocks
   }
@@ -163,6 +167,9 @@ TEST(IConvImplicit, GeometryExact) {
   check_case(rng, c);
   c.o.dilation = {2, 2}, c.o.padding = {2, 2, 2, 2}, c.o.groups = 1, c.O = 5;
   check_case(rng, c);
+  c = Case{};  // rows of 12 positions (row words), partly left and right of the image, dilated rows
+  c.N = 2, c.C = 5, c.H = 7, c.W = 13, c.O = 6, c.o.padding = {1, 2, 1, 1}, c.o.dilation = {1, 2};
+  check_case(rng, c);
   c = Case{};
   c.N = 2, c.C = 10, c.H = 5, c.W = 7, c.O = 3, c.KH = c.KW = 1, c.o.stride = {2, 2};  // 1x1 with stride
   check_case(rng, c);
@@ -178,7 +185,7 @@ TEST(IConvImplicit, ZeroPointsBlocksSaturation) {
   GLT_RNG(rng);
   for (int zx : {0, 128, 255}) {
     Case c;
-    c.N = 1, c.C = 4, c.H = 6, c.W = 10, c.O = 5, c.zx = zx, c.o.padding = {1, 1, 1, 1};
+    c.N = 1, c.C = 4, c.H = 6, c.W = 12, c.O = 5, c.zx = zx, c.o.padding = {1, 1, 1, 1};
     check_case(rng, c);
   }
   for (int zx : {-128, 127}) {
@@ -191,7 +198,7 @@ TEST(IConvImplicit, ZeroPointsBlocksSaturation) {
   c.dispatches = 2;  // the absent zero point's zeros, the GEMM
   check_case(rng, c);
   c = Case{};
-  c.N = 1, c.C = 64, c.H = 10, c.W = 14, c.O = 70, c.o.padding = {1, 1, 1, 1}, c.sa_scale = 40;  // saturates
+  c.N = 1, c.C = 64, c.H = 10, c.W = 16, c.O = 70, c.o.padding = {1, 1, 1, 1}, c.sa_scale = 40;  // saturates
   c.every_form = true;
   check_case(rng, c);
   c = Case{};
@@ -223,9 +230,27 @@ TEST(IConvImplicit, LimitsSplitK) {
   check_case(rng, c);
 }
 
+// The GPUs' tilings on any device: 64 x 64 tiles of 4 x 4 per invocation (the default), 8 x 4
+// (GLTENSOR_IMATMUL_RB=2), 64 x 128 of 8 x 8 with the totals in memory and in registers.
+TEST(IConvImplicit, GpuTilings) {
+  GLT_RNG(rng);
+  for (int form = 0; form < 4; ++form) {
+    SCOPED_TRACE("form " + std::to_string(form));
+    ScopedSettings s;
+    s->matmul_kernel = MatmulKernelSetting::gpu;
+    if (form == 1) s->imatmul_rb = 2;
+    if (form >= 2) s->imatmul_tile = 128;
+    if (form == 3) s->imatmul = IMatmulSetting::regs;
+    Case c;
+    c.N = 2, c.C = 32, c.H = 9, c.W = 12, c.O = 70, c.o.padding = {1, 1, 1, 1};  // K 288: two blocks
+    check_case(rng, c);
+  }
+}
+
 TEST(IConvImplicit, Setting) {
   EXPECT_EQ(parse_iconv_gemm(""), IConvGemmSetting::choose);
   EXPECT_EQ(parse_iconv_gemm("implicit"), IConvGemmSetting::implicit);
   EXPECT_EQ(parse_iconv_gemm("im2col"), IConvGemmSetting::im2col);
+  EXPECT_EQ(parse_iconv_gemm("bytes"), IConvGemmSetting::bytes);
   EXPECT_THROW(parse_iconv_gemm("direct"), ValueError);
 }
