@@ -124,6 +124,91 @@ uint byte_of(int v) { return uint(v) & 0xffu; }
 #endif
 #endif
 
+// Stores one 4 x 4 block's row of sums `tot`: row m, columns n .. n + 3 (of batch entry bz; the
+// output channel row0 + m), through the epilogue. Called with each accumulator by a constant
+// index (NVIDIA keeps an array indexed by a loop variable in local memory).
+void store_row(ivec4 tot, uint m, uint n, uint bz, uint row0, bool stored) {
+  if (m >= u_M) return;
+#ifdef DEQUANT
+#ifdef DQ_ROW
+  float mult = float(load5(0u)) * float(load6(u_sb_per * (row0 + m)));
+#ifdef HAS_BIAS
+  float bias = float(load7(row0 + m));
+#endif
+#endif
+#ifdef QUANT
+  float ys = float(load8(0u)), zy = float(load9(0u));
+  uint word = 0u;
+#endif
+#endif
+  for (uint j = 0u; j < 4u; ++j) {
+    if (n + j >= u_N) break;
+    uint e = (bz * u_M + m) * u_N + n + j;
+    int s = tot[j];
+#ifdef TOTALS_MEM
+#if defined(ACCUM) && !defined(DEQUANT)
+    s += TOT_LOAD(e);
+#else
+    if (stored) s += TOT_LOAD(e);
+#endif
+#elif defined(ACCUM)
+    s += load0(e);
+#endif
+#ifdef DEQUANT
+#ifndef DQ_ROW
+    float mult = float(load5(0u)) * float(load6(u_sb_per * (n + j)));
+#endif
+    float v = float(s) * mult;
+#ifdef HAS_BIAS
+#ifdef DQ_ROW
+    v += bias;
+#else
+    v += float(load7(n + j));
+#endif
+#endif
+#ifdef QUANT
+#if defined(ACT_RELU)
+    v = act_relu(v);
+#elif defined(ACT_CLIP)
+    v = act_clip(v, u_lo, u_hi);
+#endif
+    float q = div_rn(v, ys);
+    int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
+    word |= (uint(r) & 0xffu) << (8u * j);
+    if (j == 3u) t0[e >> 2u] = word;  // e + 1 is a multiple of 4 (N % 4 == 0)
+#else
+    store0(e, v);
+#endif
+#else
+    store0(e, s);
+#endif
+  }
+}
+
+#ifdef TOTALS_MEM
+// Adds one block's exact sums `s` of row m, columns n .. to the totals in memory.
+void add_row(ivec4 s, uint m, uint n, uint bz, bool stored) {
+  if (m >= u_M) return;
+  uint e = (bz * u_M + m) * u_N + n;
+  for (uint j = 0u; j < 4u; ++j)
+    if (n + j < u_N) TOT_STORE(e + j, s[j] + (TOT_ADD ? TOT_LOAD(e + j) : 0));
+}
+#endif
+
+// X(i) for every accumulator index i, as constants.
+#define FOR_ACC4(X, b) X(b) X(b + 1) X(b + 2) X(b + 3)
+#if NACC == 4
+#define FOR_ACC(X) FOR_ACC4(X, 0)
+#elif NACC == 8
+#define FOR_ACC(X) FOR_ACC4(X, 0) FOR_ACC4(X, 4)
+#else
+#define FOR_ACC(X) FOR_ACC4(X, 0) FOR_ACC4(X, 4) FOR_ACC4(X, 8) FOR_ACC4(X, 12)
+#endif
+// Row and first column of accumulator i: acc[(4 r + row) CB + h] is row 4 TY r + 4 ty + row,
+// columns 4 TX h + 4 tx ..
+#define ACC_M(i) (m0 + (uint(i) / uint(CB) / 4u) * 4u * TY + 4u * ty + (uint(i) / uint(CB)) % 4u)
+#define ACC_N(i) (n0 + (uint(i) % uint(CB)) * 4u * TX + 4u * tx)
+
 void main() {
   uint tid = gl_LocalInvocationID.x, tx = tid % TX, ty = tid / TX;
   uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, bz = WORKGROUP_ID.z;
@@ -249,16 +334,12 @@ void main() {
   vec4 acc[NACC];
 #ifdef TOTALS_REGS
   ivec4 iacc[NACC];
+#define INIT_ACC(i) acc[i] = vec4(0.0); iacc[i] = ivec4(0);
+#else
+#define INIT_ACC(i) acc[i] = vec4(0.0);
 #endif
-  for (int i = 0; i < NACC; ++i) {
-    acc[i] = vec4(0.0);
-#ifdef TOTALS_REGS
-    iacc[i] = ivec4(0);
-#endif
-  }
-#ifdef TOTALS_MEM
-  bool stored = false;  // this launch's totals are in memory (a block was added there)
-#endif
+  FOR_ACC(INIT_ACC)
+  bool stored = false;  // TOTALS_MEM: this launch's totals are in memory (a block was added there)
   uint nk = (u_k1 - u_k0 + BK - 1u) / BK;
   FETCH(u_k0)
   PUT(0u)
@@ -292,94 +373,23 @@ void main() {
     }
 #ifdef TOTALS_REGS
     if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
-      for (int i = 0; i < NACC; ++i) {
-        iacc[i] += ivec4(acc[i]);
-        acc[i] = vec4(0.0);
-      }
+#define FLUSH_REGS(i) iacc[i] += ivec4(acc[i]); acc[i] = vec4(0.0);
+      FOR_ACC(FLUSH_REGS)
     }
 #elif defined(TOTALS_MEM)
     if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) {  // the block's exact sums into memory
-      for (int i = 0; i < NACC; ++i) {
-        uint ri = uint(i) / uint(CB);
-        uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
-        uint n = n0 + (uint(i) % uint(CB)) * 4u * TX + 4u * tx;
-        ivec4 s = ivec4(acc[i]);
-        acc[i] = vec4(0.0);
-        if (m < u_M) {
-          uint e = (bz * u_M + m) * u_N + n;
-          for (uint j = 0u; j < 4u; ++j)
-            if (n + j < u_N) TOT_STORE(e + j, s[j] + (TOT_ADD ? TOT_LOAD(e + j) : 0));
-        }
-      }
+#define FLUSH_MEM(i) add_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, stored); acc[i] = vec4(0.0);
+      FOR_ACC(FLUSH_MEM)
       stored = true;
     }
 #endif
     if (t + 1u < nk) { PUT(cur ^ 1u) }
     workgroup_sync();
   }
-  for (uint i = 0u; i < uint(NACC); ++i) {
-    uint ri = i / uint(CB);  // 4 r + row
-    uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
-    uint n = n0 + (i % uint(CB)) * 4u * TX + 4u * tx;
-    if (m >= u_M) continue;
 #ifdef TOTALS_REGS
-    ivec4 tot = iacc[i] + ivec4(acc[i]);
+#define STORE_ACC(i) store_row(iacc[i] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #else
-    ivec4 tot = ivec4(acc[i]);
+#define STORE_ACC(i) store_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #endif
-#ifdef DEQUANT
-#ifdef DQ_ROW
-    float mult = float(load5(0u)) * float(load6(u_sb_per * (row0 + m)));
-#ifdef HAS_BIAS
-    float bias = float(load7(row0 + m));
-#endif
-#endif
-#ifdef QUANT
-    float ys = float(load8(0u)), zy = float(load9(0u));
-    uint word = 0u;
-#endif
-#endif
-    for (uint j = 0u; j < 4u; ++j) {
-      if (n + j >= u_N) break;
-      uint e = (bz * u_M + m) * u_N + n + j;
-      int s = tot[j];
-#ifdef TOTALS_MEM
-#if defined(ACCUM) && !defined(DEQUANT)
-      s += TOT_LOAD(e);
-#else
-      if (stored) s += TOT_LOAD(e);
-#endif
-#elif defined(ACCUM)
-      s += load0(e);
-#endif
-#ifdef DEQUANT
-#ifndef DQ_ROW
-      float mult = float(load5(0u)) * float(load6(u_sb_per * (n + j)));
-#endif
-      float v = float(s) * mult;
-#ifdef HAS_BIAS
-#ifdef DQ_ROW
-      v += bias;
-#else
-      v += float(load7(n + j));
-#endif
-#endif
-#ifdef QUANT
-#if defined(ACT_RELU)
-      v = act_relu(v);
-#elif defined(ACT_CLIP)
-      v = act_clip(v, u_lo, u_hi);
-#endif
-      float q = div_rn(v, ys);
-      int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
-      word |= (uint(r) & 0xffu) << (8u * j);
-      if (j == 3u) t0[e >> 2u] = word;  // e + 1 is a multiple of 4 (N % 4 == 0)
-#else
-      store0(e, v);
-#endif
-#else
-      store0(e, s);
-#endif
-    }
-  }
+  FOR_ACC(STORE_ACC)
 }
