@@ -139,11 +139,13 @@ for phase in "$@"; do
     qdq) # issue 22: a QDQ-quantized CNN (uint8 activations, int8 weights) against its f32 form;
          # after pack_gpu.sh --ocr (the model bench)
          timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 | tee "$OUT/qdq.txt"
-         # the same with the QDQ convolutions on the im2col path (im2col + the integer matmul with
-         # Relu / QuantizeLinear in its epilogue), the direct kernel's bit-for-bit tests on this GPU
-         GLTENSOR_CONV=im2col timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
+         # the same with the QDQ convolutions' GEMM on im2col's columns (im2col + the integer matmul
+         # with Relu / QuantizeLinear in its epilogue) instead of the implicit GEMM, then the direct
+         # kernel's and the implicit GEMM's tests on this GPU
+         GLTENSOR_ICONV_GEMM=im2col timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
            sed 's/^/im2col: /' | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_iconv_direct" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
+         timeout 300 "$P/bin/test_iconv_implicit" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_imatmul_forms" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
          # in the same run: the integer matmul's 64x128 tiles of 8x8 (the earlier default where they
          # made >= 256 workgroups), and separate Relu / QuantizeLinear after the matmul

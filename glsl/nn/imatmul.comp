@@ -31,6 +31,13 @@
 // block's sums to its own elements: c itself where it is int32, else operand 10, int32 [batch, M,
 // N]), so that the registers are those of matmul's f32 tiles; neither: the launch's K range is
 // one block (u_k1 - u_k0 <= IBLOCK_K) and the f32 sums are the totals.
+// IMPLICIT (an implicit-GEMM convolution, QLinearConv / the QDQ conv: no im2col columns): a is
+// the filter [G, M = Og, K = CG IKH IKW] (a_bs = M K per group), b the 8-bit image [N G, CG, H, W]
+// read in place as the columns [K, N = OH OW] of image bz = n G + g (b_bs = CG H W): column n is
+// the output position (n / OW, n % OW), row k the tap (channel k / (IKH IKW), filter row, column);
+// positions outside the image read zb (the input's zero point, one value). Byte by byte (B_WORDS
+// 0), or with ROWQUAD (stride 1 along rows, OW % 4 == 0) four bytes of one image row at a time. Rows of group g are output channels g M + m: za, sb and bias are read at that index, c's
+// rows are [N, G M, OH OW] as the conv's output.
 // Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb
 // (integers of any dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE /
 // ZB_NONE: 0, operand unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32),
@@ -49,6 +56,19 @@ uniform uint u_b_bs;
 uniform uint u_za_row;
 uniform uint u_zb_col;
 uniform uint u_sb_per;
+#ifdef IMPLICIT
+uniform uint u_G;  // groups: a_base and the output channels' index from bz % G
+uniform uint u_HW;
+uniform int u_H;
+uniform int u_W;
+uniform int u_OW;
+uniform int u_sh;
+uniform int u_sw;
+uniform int u_pt;
+uniform int u_pl;
+uniform int u_dh;
+uniform int u_dw;
+#endif
 #ifdef ACT_CLIP
 uniform float u_lo;
 uniform float u_hi;
@@ -104,10 +124,101 @@ uint byte_of(int v) { return uint(v) & 0xffu; }
 #endif
 #endif
 
+// Stores one 4 x 4 block's row of sums `tot`: row m, columns n .. n + 3 (of batch entry bz; the
+// output channel row0 + m), through the epilogue. Called with each accumulator by a constant
+// index (NVIDIA keeps an array indexed by a loop variable in local memory).
+void store_row(ivec4 tot, uint m, uint n, uint bz, uint row0, bool stored) {
+  if (m >= u_M) return;
+#ifdef DEQUANT
+#ifdef DQ_ROW
+  float mult = float(load5(0u)) * float(load6(u_sb_per * (row0 + m)));
+#ifdef HAS_BIAS
+  float bias = float(load7(row0 + m));
+#endif
+#endif
+#ifdef QUANT
+  float ys = float(load8(0u)), zy = float(load9(0u));
+  uint word = 0u;
+#endif
+#endif
+  for (uint j = 0u; j < 4u; ++j) {
+    if (n + j >= u_N) break;
+    uint e = (bz * u_M + m) * u_N + n + j;
+    int s = tot[j];
+#ifdef TOTALS_MEM
+#if defined(ACCUM) && !defined(DEQUANT)
+    s += TOT_LOAD(e);
+#else
+    if (stored) s += TOT_LOAD(e);
+#endif
+#elif defined(ACCUM)
+    s += load0(e);
+#endif
+#ifdef DEQUANT
+#ifndef DQ_ROW
+    float mult = float(load5(0u)) * float(load6(u_sb_per * (n + j)));
+#endif
+    float v = float(s) * mult;
+#ifdef HAS_BIAS
+#ifdef DQ_ROW
+    v += bias;
+#else
+    v += float(load7(n + j));
+#endif
+#endif
+#ifdef QUANT
+#if defined(ACT_RELU)
+    v = act_relu(v);
+#elif defined(ACT_CLIP)
+    v = act_clip(v, u_lo, u_hi);
+#endif
+    float q = div_rn(v, ys);
+    int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
+    word |= (uint(r) & 0xffu) << (8u * j);
+    if (j == 3u) t0[e >> 2u] = word;  // e + 1 is a multiple of 4 (N % 4 == 0)
+#else
+    store0(e, v);
+#endif
+#else
+    store0(e, s);
+#endif
+  }
+}
+
+#ifdef TOTALS_MEM
+// Adds one block's exact sums `s` of row m, columns n .. to the totals in memory.
+void add_row(ivec4 s, uint m, uint n, uint bz, bool stored) {
+  if (m >= u_M) return;
+  uint e = (bz * u_M + m) * u_N + n;
+  for (uint j = 0u; j < 4u; ++j)
+    if (n + j < u_N) TOT_STORE(e + j, s[j] + (TOT_ADD ? TOT_LOAD(e + j) : 0));
+}
+#endif
+
+// X(i) for every accumulator index i, as constants.
+#define FOR_ACC4(X, b) X(b) X(b + 1) X(b + 2) X(b + 3)
+#if NACC == 4
+#define FOR_ACC(X) FOR_ACC4(X, 0)
+#elif NACC == 8
+#define FOR_ACC(X) FOR_ACC4(X, 0) FOR_ACC4(X, 4)
+#else
+#define FOR_ACC(X) FOR_ACC4(X, 0) FOR_ACC4(X, 4) FOR_ACC4(X, 8) FOR_ACC4(X, 12)
+#endif
+// Row and first column of accumulator i: acc[(4 r + row) CB + h] is row 4 TY r + 4 ty + row,
+// columns 4 TX h + 4 tx ..
+#define ACC_M(i) (m0 + (uint(i) / uint(CB) / 4u) * 4u * TY + 4u * ty + (uint(i) / uint(CB)) % 4u)
+#define ACC_N(i) (n0 + (uint(i) % uint(CB)) * 4u * TX + 4u * tx)
+
 void main() {
   uint tid = gl_LocalInvocationID.x, tx = tid % TX, ty = tid / TX;
   uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, bz = WORKGROUP_ID.z;
+#ifdef IMPLICIT
+  uint row0 = (bz % u_G) * u_M;  // the group's first output channel
+  uint a_base = (bz % u_G) * u_a_bs, b_base = bz * u_b_bs;
+#else
+  uint row0 = 0u;
   uint a_base = bz * u_a_bs, b_base = bz * u_b_bs;
+#endif
   // Staging: A word e = tid + LOCAL_X l is row e / 4, K quad e % 4 (the same quad for every l);
   // B word e is K row e / (BN / 4), column quad e % (BN / 4) (the same columns for every l).
   uint akq = tid % 4u, bnq = tid % (BN / 4u), bn = n0 + 4u * bnq;
@@ -118,7 +229,7 @@ void main() {
 #ifdef ZA_NONE
     za[l] = 0;
 #else
-    za[l] = m < u_M ? int(load3(u_za_row * m)) : 0;
+    za[l] = m < u_M ? int(load3(u_za_row * (row0 + m))) : 0;
 #endif
     zaw[l] = byte_of(za[l]) * 0x01010101u;
   }
@@ -133,6 +244,15 @@ void main() {
   float zaf[LA];
   for (uint l = 0u; l < LA; ++l) zaf[l] = float(za[l]) + offset_of(A_SIGNED);
 
+#ifdef IMPLICIT
+  // The input origins of this invocation's four columns (output positions); past N: outside.
+  ivec4 ih0, iw0;
+  for (uint j = 0u; j < 4u; ++j) {
+    int n = int(bn + j), oh = n / u_OW, ow = n - oh * u_OW;
+    ih0[j] = bn + j < u_N ? oh * u_sh - u_pt : -0x40000000;
+    iw0[j] = ow * u_sw - u_pl;
+  }
+#endif
   uint wa[LA], wb[LB];
 #define FETCH(k0)                                                                                  \
   for (uint l = 0u; l < LA; ++l) {                                                                 \
@@ -148,6 +268,43 @@ void main() {
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
+  FETCH_B(k0)
+#ifdef ROWQUAD
+// The four columns are consecutive positions of one output row (stride 1 along rows, OW % 4 ==
+// 0): where their four inputs lie inside the image, two aligned words and a funnel shift.
+#define ROW_WORD                                                                                   \
+  {                                                                                                \
+    int ih = ih0.x + dh, iw = iw0.x + dw;                                                          \
+    if (uint(ih) < uint(u_H) && iw >= 0 && iw + 3 < u_W) {                                         \
+      uint e = cb + uint(ih * u_W + iw), sh = 8u * (e & 3u), lo = t2[e >> 2u];                     \
+      wb[l] = sh == 0u ? lo : (lo >> sh) | (t2[(e >> 2u) + 1u] << (32u - sh));                     \
+      continue;                                                                                    \
+    }                                                                                              \
+  }
+#else
+#define ROW_WORD
+#endif
+#ifdef IMPLICIT
+#define FETCH_B(k0)                                                                                \
+  for (uint l = 0u; l < LB; ++l) {                                                                 \
+    uint k = (k0) + (tid + LOCAL_X * l) / (BN / 4u);                                               \
+    wb[l] = zbw;                                                                                   \
+    if (k < u_k1) {                                                                                \
+      uint c = k / uint(IKH * IKW), r = k - c * uint(IKH * IKW), fr = r / uint(IKW);               \
+      int dh = int(fr) * u_dh, dw = int(r - fr * uint(IKW)) * u_dw;                                \
+      uint cb = b_base + c * u_HW;                                                                 \
+      ROW_WORD                                                                                     \
+      for (uint j = 0u; j < 4u; ++j) {                                                             \
+        int ih = ih0[j] + dh, iw = iw0[j] + dw;                                                    \
+        if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {                                        \
+          uint e = cb + uint(ih * u_W + iw);                                                       \
+          wb[l] = (wb[l] & ~(0xffu << (8u * j))) | (((t2[e >> 2u] >> (8u * (e & 3u))) & 0xffu) << (8u * j)); \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+#else
+#define FETCH_B(k0)                                                                                \
   for (uint l = 0u; l < LB; ++l) {                                                                 \
     uint k = (k0) + (tid + LOCAL_X * l) / (BN / 4u);                                               \
     uint e = b_base + k * u_N + bn;                                                                \
@@ -161,6 +318,7 @@ void main() {
       }                                                                                            \
     }                                                                                              \
   }
+#endif
 #define PUT(buf)                                                                 \
   for (uint l = 0u; l < LA; ++l) {                                               \
     uint m = (tid + LOCAL_X * l) / 4u;                                           \
@@ -176,16 +334,12 @@ void main() {
   vec4 acc[NACC];
 #ifdef TOTALS_REGS
   ivec4 iacc[NACC];
+#define INIT_ACC(i) acc[i] = vec4(0.0); iacc[i] = ivec4(0);
+#else
+#define INIT_ACC(i) acc[i] = vec4(0.0);
 #endif
-  for (int i = 0; i < NACC; ++i) {
-    acc[i] = vec4(0.0);
-#ifdef TOTALS_REGS
-    iacc[i] = ivec4(0);
-#endif
-  }
-#ifdef TOTALS_MEM
-  bool stored = false;  // this launch's totals are in memory (a block was added there)
-#endif
+  FOR_ACC(INIT_ACC)
+  bool stored = false;  // TOTALS_MEM: this launch's totals are in memory (a block was added there)
   uint nk = (u_k1 - u_k0 + BK - 1u) / BK;
   FETCH(u_k0)
   PUT(0u)
@@ -219,94 +373,23 @@ void main() {
     }
 #ifdef TOTALS_REGS
     if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
-      for (int i = 0; i < NACC; ++i) {
-        iacc[i] += ivec4(acc[i]);
-        acc[i] = vec4(0.0);
-      }
+#define FLUSH_REGS(i) iacc[i] += ivec4(acc[i]); acc[i] = vec4(0.0);
+      FOR_ACC(FLUSH_REGS)
     }
 #elif defined(TOTALS_MEM)
     if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) {  // the block's exact sums into memory
-      for (int i = 0; i < NACC; ++i) {
-        uint ri = uint(i) / uint(CB);
-        uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
-        uint n = n0 + (uint(i) % uint(CB)) * 4u * TX + 4u * tx;
-        ivec4 s = ivec4(acc[i]);
-        acc[i] = vec4(0.0);
-        if (m < u_M) {
-          uint e = (bz * u_M + m) * u_N + n;
-          for (uint j = 0u; j < 4u; ++j)
-            if (n + j < u_N) TOT_STORE(e + j, s[j] + (TOT_ADD ? TOT_LOAD(e + j) : 0));
-        }
-      }
+#define FLUSH_MEM(i) add_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, stored); acc[i] = vec4(0.0);
+      FOR_ACC(FLUSH_MEM)
       stored = true;
     }
 #endif
     if (t + 1u < nk) { PUT(cur ^ 1u) }
     workgroup_sync();
   }
-  for (uint i = 0u; i < uint(NACC); ++i) {
-    uint ri = i / uint(CB);  // 4 r + row
-    uint m = m0 + (ri / 4u) * 4u * TY + 4u * ty + ri % 4u;
-    uint n = n0 + (i % uint(CB)) * 4u * TX + 4u * tx;
-    if (m >= u_M) continue;
 #ifdef TOTALS_REGS
-    ivec4 tot = iacc[i] + ivec4(acc[i]);
+#define STORE_ACC(i) store_row(iacc[i] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #else
-    ivec4 tot = ivec4(acc[i]);
+#define STORE_ACC(i) store_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #endif
-#ifdef DEQUANT
-#ifdef DQ_ROW
-    float mult = float(load5(0u)) * float(load6(u_sb_per * m));
-#ifdef HAS_BIAS
-    float bias = float(load7(m));
-#endif
-#endif
-#ifdef QUANT
-    float ys = float(load8(0u)), zy = float(load9(0u));
-    uint word = 0u;
-#endif
-#endif
-    for (uint j = 0u; j < 4u; ++j) {
-      if (n + j >= u_N) break;
-      uint e = (bz * u_M + m) * u_N + n + j;
-      int s = tot[j];
-#ifdef TOTALS_MEM
-#if defined(ACCUM) && !defined(DEQUANT)
-      s += TOT_LOAD(e);
-#else
-      if (stored) s += TOT_LOAD(e);
-#endif
-#elif defined(ACCUM)
-      s += load0(e);
-#endif
-#ifdef DEQUANT
-#ifndef DQ_ROW
-      float mult = float(load5(0u)) * float(load6(u_sb_per * (n + j)));
-#endif
-      float v = float(s) * mult;
-#ifdef HAS_BIAS
-#ifdef DQ_ROW
-      v += bias;
-#else
-      v += float(load7(n + j));
-#endif
-#endif
-#ifdef QUANT
-#if defined(ACT_RELU)
-      v = act_relu(v);
-#elif defined(ACT_CLIP)
-      v = act_clip(v, u_lo, u_hi);
-#endif
-      float q = div_rn(v, ys);
-      int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
-      word |= (uint(r) & 0xffu) << (8u * j);
-      if (j == 3u) t0[e >> 2u] = word;  // e + 1 is a multiple of 4 (N % 4 == 0)
-#else
-      store0(e, v);
-#endif
-#else
-      store0(e, s);
-#endif
-    }
-  }
+  FOR_ACC(STORE_ACC)
 }

@@ -239,7 +239,10 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md)
   const int blocks = k.tile_n == 128 || software ? 2 : 1;
-  k.local_x = static_cast<std::uint32_t>(64 / (4 * blocks) * (k.tile_n / (4 * blocks)));
+  // GLTENSOR_IMATMUL_RB=2: 8 x 4 per invocation on the GPUs' 64 x 64 tiles
+  const int rb = blocks == 1 && !software && settings().imatmul_rb == 2 ? 2 : blocks;
+  k.v.rb = rb != blocks ? rb : 0;
+  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (k.tile_n / (4 * blocks)));
   k.local_y = 1;
   k.v.bn = k.tile_n, k.v.blocks = blocks, k.v.iblock_k = kIntBlockK, k.v.a_words = a_words, k.v.b_words = b_words;
   // The int32 totals beyond one block (integer_matmul drops them where a launch's K is one
@@ -307,72 +310,77 @@ bool requant_fits(const IntRequant* rq, std::int64_t N) {
          (a == Activation::none || a == Activation::relu || a == Activation::clip);
 }
 
-// matmul_integer, and with `dq` its dequantizing epilogue where one block-f32 launch covers K
-// (nullptr: int32 sums; otherwise a float32 result, or an undefined tensor where the epilogue
-// does not apply and the caller dequantizes the int32 sums itself); with `rq` (and `dq`) also
-// requantized to 8 bits (QUANT) where that applies (requant_fits), else undefined.
-Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_in, const Tensor& zb_in,
-                      const IntDequant* dq, const char* op, const IntRequant* rq = nullptr) {
-  need_q8(op, a_in, "A");
-  need_q8(op, b_in, "B");
-  if (a_in.dim() < 1 || b_in.dim() < 1)
-    throw ShapeError(name(op) + ": A and B need rank >= 1, got " + to_string(a_in.shape()) + " and " +
-                     to_string(b_in.shape()));
-  const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
-  const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
-  const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  if (b.size(-2) != K)
-    throw ShapeError(name(op) + ": A " + to_string(a_in.shape()) + " and B " + to_string(b_in.shape()) +
-                     " do not multiply (K " + std::to_string(K) + " vs " + std::to_string(b.size(-2)) + ")");
-  // Batch dims: NumPy broadcasting.
-  const Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
-  const Shape batch = broadcast_shapes(op, ab, bb);
-  const std::int64_t B = numel_of(batch);
-  auto flat = [&](const Tensor& t, const Shape& own, std::int64_t r, std::int64_t c, std::int64_t& bs) {
-    if (numel_of(own) == 1) {  // one matrix for every batch entry
-      bs = 0;
-      return dense(t.reshape({r, c}));
-    }
-    Shape full = batch;
-    full.push_back(r);
-    full.push_back(c);
-    bs = r * c;
-    return dense(t.expand(full)).reshape({B, r, c});
-  };
-  std::int64_t a_bs = 0, b_bs = 0;
-  const Tensor ad = flat(a, ab, M, K, a_bs), bd = flat(b, bb, K, N, b_bs);
-  const Device device = a.device();
+// The operands of the integer matmul as its kernels read them: a [B or 1, M, K], b [B or 1, K,
+// N] (a_bs / b_bs: their batch strides, 0 broadcasts), dense from element 0.
+struct MatmulOperands {
+  Tensor a, b;
+  std::int64_t a_bs, b_bs, B, M, N, K;
+};
+
+// The geometry of the implicit-GEMM convolution (imatmul.comp's IMPLICIT): b is the image [N G,
+// CG, H, W], a the filter [G, Og, CG KH KW].
+struct ImplicitConv {
+  std::int64_t G, H, W, OW, KH, KW;
+  IntConvOptions o;
+};
+
+struct ImplicitParams {
+  MatmulParams m;
+  ImplicitConv c;
+  void set(Uniforms& u) const {
+    m.set(u);
+    u.u32("u_G", c.G);
+    u.u32("u_HW", c.H * c.W);
+    u.i32("u_H", c.H);
+    u.i32("u_W", c.W);
+    u.i32("u_OW", c.OW);
+    u.i32("u_sh", c.o.stride[0]);
+    u.i32("u_sw", c.o.stride[1]);
+    u.i32("u_pt", c.o.padding[0]);
+    u.i32("u_pl", c.o.padding[1]);
+    u.i32("u_dh", c.o.dilation[0]);
+    u.i32("u_dw", c.o.dilation[1]);
+  }
+};
+
+// The integer matmul's launches over `mo` (int32 [B, M, N], with `dq` float32, with `rq` 8-bit;
+// undefined where the fused epilogue or, for `im`, the block-f32 kernel does not apply: the
+// caller's other path), K split where one invocation's loops would exceed the device's limit.
+Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tensor& zb_in, const IntDequant* dq,
+                      const IntRequant* rq, const ImplicitConv* im, const char* op) {
+  const Tensor &ad = mo.a, &bd = mo.b;
+  const std::int64_t B = mo.B, M = mo.M, N = mo.N, K = mo.K, a_bs = mo.a_bs, b_bs = mo.b_bs;
+  const std::int64_t rows = im ? im->G * M : M;  // za / sb / bias values per row (implicit: all groups)
+  const Device device = ad.device();
   const std::int64_t za_n = za_in.defined() ? za_in.numel() : 1, zb_n = zb_in.defined() ? zb_in.numel() : 1;
-  if (za_n != 1 && za_n != M)
+  if (za_n != 1 && za_n != rows)
     throw ShapeError(name(op) + ": a_zero_point of shape " + to_string(za_in.shape()) + " is neither one value nor " +
-                     std::to_string(M) + " (one per row of A)");
+                     std::to_string(rows) + " (one per row of A)");
   if (zb_n != 1 && zb_n != N)
     throw ShapeError(name(op) + ": b_zero_point of shape " + to_string(zb_in.shape()) + " is neither one value nor " +
                      std::to_string(N) + " (one per column of B)");
-  DeviceImpl& dev = dev_of(a);
-  Shape out_shape = batch;
-  if (a_in.dim() > 1) out_shape.push_back(M);
-  if (b_in.dim() > 1) out_shape.push_back(N);
+  DeviceImpl& dev = dev_of(ad);
   if (B * M * N == 0 || K == 0) {
     if (dq) return Tensor();  // the caller's unfused path (zeros, then the epilogue)
-    return zeros(device, out_shape, DType::i32);
+    return zeros(device, {B, M, N}, DType::i32);
   }
   // 8-bit zero points of the operands' own types: every difference is in [-255, 255] and the
   // block-f32 kernel (imatmul.comp) is exact; other zero points: the int32 kernel (IMATMUL).
   const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
   const IntKernel kern =
-      narrow(za_in, a) && narrow(zb_in, b)
-          ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0,
+      narrow(za_in, ad) && narrow(zb_in, bd)
+          ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0 && !im,
                              dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu)
           : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
+  if (limit < kern.per_tile + kern.fixed && im) return Tensor();  // the implicit GEMM's callers have other paths
   if (limit < kern.per_tile + kern.fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
                      std::to_string(kern.per_tile + kern.fixed) + " (one K tile of the integer matmul)");
   // Split K so that one invocation's loops stay within the loop limit.
   const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * 16;
   const bool fused = dq && kern.block_f32 && K <= chunk;
-  if (dq && !fused) return Tensor();
+  if ((dq && !fused) || (im && !kern.block_f32)) return Tensor();
   if (rq && !requant_fits(rq, N)) return Tensor();
   // Zero points: the block-f32 kernel reads them in their own dtype (no conversion), the int32
   // kernel as int32; undefined ones are 0 (block-f32: not read, operand bound to A).
@@ -383,6 +391,10 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
     return ad;
   };
   IMatmulVariant bv = kern.v;
+  if (im) {
+    bv.implicit = true, bv.kh = im->KH, bv.kw = im->KW;
+    bv.rowquad = im->o.stride[1] == 1 && im->OW % 4 == 0 && settings().iconv_gemm != IConvGemmSetting::bytes;
+  }
   const Tensor za = zp(za_in, bv.za_none), zb = zp(zb_in, bv.zb_none);
   bv.a = ad.dtype(), bv.b = bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
   Tensor c = alloc(dev, {B, M, N}, rq ? rq->out : fused ? DType::f32 : DType::i32, op);
@@ -423,12 +435,58 @@ Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_i
       if (totals.defined()) launch.write(totals);
     }
     const bool clip = rq && bv.act == IMatmulVariant::Act::clip;
-    launch.params(MatmulParams{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per, clip ? &rq->act : nullptr});
+    const MatmulParams mp{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per, clip ? &rq->act : nullptr};
+    if (im) {
+      launch.params(ImplicitParams{mp, *im});
+    } else {
+      launch.params(mp);
+    }
     launch.loop_iterations(static_cast<std::uint64_t>(tiles * kern.per_tile + kern.fixed));
     launch.groups(static_cast<std::uint64_t>((N + kern.tile_n - 1) / kern.tile_n),
                   static_cast<std::uint64_t>((M + 63) / 64), static_cast<std::uint64_t>(B));
   }
-  return c.reshape(out_shape);
+  return c;
+}
+
+// matmul_integer, and with `dq` its dequantizing epilogue where one block-f32 launch covers K
+// (nullptr: int32 sums; otherwise a float32 result, or an undefined tensor where the epilogue
+// does not apply and the caller dequantizes the int32 sums itself); with `rq` (and `dq`) also
+// requantized to 8 bits (QUANT) where that applies (requant_fits), else undefined.
+Tensor integer_matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& za_in, const Tensor& zb_in,
+                      const IntDequant* dq, const char* op, const IntRequant* rq = nullptr) {
+  need_q8(op, a_in, "A");
+  need_q8(op, b_in, "B");
+  if (a_in.dim() < 1 || b_in.dim() < 1)
+    throw ShapeError(name(op) + ": A and B need rank >= 1, got " + to_string(a_in.shape()) + " and " +
+                     to_string(b_in.shape()));
+  const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
+  const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
+  const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  if (b.size(-2) != K)
+    throw ShapeError(name(op) + ": A " + to_string(a_in.shape()) + " and B " + to_string(b_in.shape()) +
+                     " do not multiply (K " + std::to_string(K) + " vs " + std::to_string(b.size(-2)) + ")");
+  // Batch dims: NumPy broadcasting.
+  const Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  const Shape batch = broadcast_shapes(op, ab, bb);
+  const std::int64_t B = numel_of(batch);
+  auto flat = [&](const Tensor& t, const Shape& own, std::int64_t r, std::int64_t c, std::int64_t& bs) {
+    if (numel_of(own) == 1) {  // one matrix for every batch entry
+      bs = 0;
+      return dense(t.reshape({r, c}));
+    }
+    Shape full = batch;
+    full.push_back(r);
+    full.push_back(c);
+    bs = r * c;
+    return dense(t.expand(full)).reshape({B, r, c});
+  };
+  std::int64_t a_bs = 0, b_bs = 0;
+  const Tensor ad = flat(a, ab, M, K, a_bs), bd = flat(b, bb, K, N, b_bs);
+  Shape out_shape = batch;
+  if (a_in.dim() > 1) out_shape.push_back(M);
+  if (b_in.dim() > 1) out_shape.push_back(N);
+  const Tensor c = block_launches({ad, bd, a_bs, b_bs, B, M, N, K}, za_in, zb_in, dq, rq, nullptr, op);
+  return c.defined() ? c.reshape(out_shape) : c;
 }
 
 // The unfused epilogue: DequantizeLinear of the int32 sums with the multiplier scale_a * scale_b
@@ -514,8 +572,19 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
         {CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w), OH * OW, N * G},
         {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings());
     if (plan.direct) return iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
-    if (rq && (G != 1 || !requant_fits(rq, OH * OW))) return Tensor();
   }
+  // The implicit GEMM: w [G, Og, CG KH KW] @ the image's taps [N G, CG KH KW, OH OW] (1x1
+  // filters of stride 1 without groups read x as their columns below already).
+  const bool plain_1x1 = G == 1 && KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
+                         o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
+  if (settings().iconv_gemm != IConvGemmSetting::im2col && !plain_1x1) {
+    const std::int64_t Og = O / G, CK = CG * KH * KW;
+    const ImplicitConv im{G, H, W, OW, KH, KW, o};
+    const Tensor y = block_launches({w.reshape({G, Og, CK}), x, Og * CK, CG * H * W, N * G, Og, OH * OW, CK}, zw_in,
+                                    zx_in, dq ? &dq_rows : nullptr, rq, &im, op);
+    if (y.defined()) return y.reshape({N, O, OH, OW});
+  }
+  if (rq && (G != 1 || !requant_fits(rq, OH * OW))) return Tensor();
   if (G == 1) {
     // im2col (8-bit columns, zx where the filter leaves the image) and the integer matmul
     // w [O, C KH KW] @ cols [n, C KH KW, OH OW] with w's zero point per row, in pieces of images

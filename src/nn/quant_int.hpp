@@ -74,12 +74,16 @@ struct IntConvOptions {
   std::int64_t groups = 1;
 };
 /// 2-D convolution of (x - zx) with (w - zw) with int32 sums: x [N, C, H, W], w [O, C / groups,
-/// KH, KW] (u8 or i8), zx one value, zw one value or one per output channel. int32 [N, O, OH, OW].
+/// KH, KW] (u8 or i8), zx one value, zw one value or one per output channel. int32 [N, O, OH, OW]:
+/// the implicit GEMM where the zero points are 8-bit of their operands' types (exact f32 blocks),
+/// else im2col + the int32 matmul, or one output per invocation (grouped, columns past the SSBO
+/// limit).
 Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const char* op = "conv_integer");
 /// conv_integer followed by `dq` per output channel (per_row is ignored: scale_b and bias are
 /// one value or one per output channel O), float32 [N, O, OH, OW]: the direct integer
-/// convolution where iconv_direct_plan applies, else im2col + the integer matmul.
+/// convolution where iconv_direct_plan applies, else the implicit GEMM (Settings::iconv_gemm
+/// im2col: im2col + the integer matmul).
 Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const IntDequant& dq, const char* op = "conv_integer");
 
@@ -92,8 +96,10 @@ struct IntRequant {
 };
 /// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW]: one dispatch of the direct integer
 /// convolution (glsl/nn/iconv_direct.comp) where iconv_direct_plan applies (bit-identical to the
-/// separate ops), else im2col and the integer matmul with the same requantizing epilogue
-/// (imatmul.comp's QUANT) where groups = 1 and OH * OW % 4 == 0 (Settings::qconv_requant), else
+/// separate ops), else one of the implicit GEMM (imatmul.comp's IMPLICIT and QUANT: the 8-bit
+/// image read in place, any groups) where OH * OW % 4 == 0 and K fits one launch, or
+/// (Settings::iconv_gemm im2col) im2col and the integer matmul with the same requantizing
+/// epilogue where groups = 1 and OH * OW % 4 == 0 (Settings::qconv_requant), else
 /// conv_dequant, apply_epilogue and quantize_linear. Errors: conv_dequant's,
 /// ShapeError for a scale or zero point that is not one value, DTypeError for an output that
 /// is not 8-bit.

@@ -65,9 +65,10 @@ std::vector<QuantIntVariant> QuantIntVariant::space() {
 
 Defines IMatmulVariant::defines() const {
   Defines d;
-  d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", blocks).value("CB", blocks);
+  d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k));
-  d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words ? 1 : 0);
+  d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words && !implicit ? 1 : 0);
+  if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
   d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem);
@@ -129,6 +130,15 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
         v.quant = true, v.act = act, v.y = v.zy = y;
         out.push_back(v);
       }
+  }
+  for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 1}, {128, 2}}) {
+    IMatmulVariant v;  // the implicit-GEMM convolution, requantizing and int32
+    v.implicit = true, v.kh = v.kw = 3, v.bn = bn, v.blocks = blocks, v.b_words = false;
+    out.push_back(v);
+    v.dequant = v.dq_row = v.bias = v.quant = true, v.act = IMatmulVariant::Act::relu;
+    out.push_back(v);
+    v.rowquad = true, v.rb = blocks == 1 ? 2 : 0;  // row words; 8 x 4 per invocation
+    out.push_back(v);
   }
   {
     IMatmulVariant v;  // requantizing with int32 totals in registers, zero point int32

@@ -46,6 +46,12 @@ struct IMatmulVariant {
   enum class Act { none, relu, clip };
   Act act = Act::none;
   DType y = DType::u8, zy = DType::u8;
+  /// IMPLICIT: the implicit-GEMM convolution, b the 8-bit image read in place through a
+  /// kh x kw filter's taps (IKH, IKW).
+  bool implicit = false;
+  std::int64_t kh = 1, kw = 1;
+  bool rowquad = false;  ///< ROWQUAD (implicit, stride 1 along rows, OW % 4 == 0): row words
+  int rb = 0;            ///< RB where it differs from `blocks` (2 with blocks 1: 8 x 4 per invocation)
   Defines defines() const;
   static std::vector<IMatmulVariant> space();
 };

@@ -110,6 +110,12 @@ IMatmulSetting parse_imatmul(const std::string& text) {
   return parse<I>("GLTENSOR_IMATMUL", text, {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}});
 }
 
+IConvGemmSetting parse_iconv_gemm(const std::string& text) {
+  using I = IConvGemmSetting;
+  return parse<I>("GLTENSOR_ICONV_GEMM", text,
+                  {{"", I::choose}, {"implicit", I::implicit}, {"bytes", I::bytes}, {"im2col", I::im2col}});
+}
+
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
@@ -134,6 +140,8 @@ Settings Settings::from_env() {
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
+  s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));
+  s.imatmul_rb = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()) == 2 ? 2 : 0;
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));

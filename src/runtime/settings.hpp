@@ -21,6 +21,8 @@ enum class F16MatmulSetting { choose, f16x4, f16x2 };
 enum class F16ExtSetting { choose, nv, amd, ext };
 /// GLTENSOR_IMATMUL: where the block-f32 integer matmul keeps its int32 totals.
 enum class IMatmulSetting { choose, regs, mem };
+/// GLTENSOR_ICONV_GEMM: the integer convolution's GEMM form.
+enum class IConvGemmSetting { choose, implicit, bytes, im2col };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel (gemv: an invocation per K block; words:
 /// an invocation per 32-bit word of packed weights).
 enum class QlinearKernelSetting { choose, gemv, words, serial, gemm };
@@ -47,6 +49,7 @@ QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
 QlinearGemvShape parse_qlinear_gemv(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
 IMatmulSetting parse_imatmul(const std::string& text);
+IConvGemmSetting parse_iconv_gemm(const std::string& text);
 
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
@@ -87,9 +90,17 @@ struct Settings {
   /// GLTENSOR_IMATMUL_TILE=64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
   /// choose: 128, 8 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4).
   int imatmul_tile = 0;
+  /// GLTENSOR_IMATMUL_RB=2: the 64 x 64 tiles on GPUs with 8 x 4 outputs per invocation (128
+  /// invocations) instead of 4 x 4 (0 = choose: 4 x 4).
+  int imatmul_rb = 0;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
   std::int64_t iconv_groups = 0;
+  /// GLTENSOR_ICONV_GEMM=implicit|im2col: the integer convolutions that take a GEMM (those the
+  /// direct integer kernel does not take) read the 8-bit image in place (implicit GEMM,
+  /// imatmul.comp's IMPLICIT) or from im2col's columns ("" = choose: implicit wherever it applies);
+  /// bytes: implicit, reading the image byte by byte also where whole row words apply (ROWQUAD).
+  IConvGemmSetting iconv_gemm = IConvGemmSetting::choose;
   /// GLTENSOR_QCONV_REQUANT=0: a QDQ convolution on the im2col path runs its Relu / Clip and
   /// QuantizeLinear as separate ops instead of in the integer matmul's epilogue.
   bool qconv_requant = true;

@@ -154,8 +154,9 @@ void check_conv(std::mt19937_64& rng, const ConvCase& c, std::uint64_t dispatche
   Shape shape;
   const auto sums = ref_conv(xs, ws, nullptr, fo, shape);
   const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
-  ScopedSettings im2col;
+  ScopedSettings im2col;  // im2col's columns (tests/nn/test_iconv_implicit.cpp: the implicit GEMM)
   im2col->conv = ConvSetting::im2col;
+  im2col->iconv_gemm = IConvGemmSetting::im2col;
   for (const RequantForm& f : requant_forms(c.every_form)) {
     SCOPED_TRACE(f.name());
     const IntRequant rq = f.requant();

@@ -1,0 +1,256 @@
+// The implicit-GEMM integer convolution (glsl/nn/imatmul.comp's IMPLICIT, src/nn/quant_int.cpp):
+// the filter times the 8-bit image read in place through the taps, no im2col columns. int32 sums
+// equal exact int64 references; the dequantized and requantized (none / Relu / Clip, uint8 and
+// int8) outputs match the im2col path's (GLTENSOR_ICONV_GEMM=im2col) and float64 references within
+// one rounding; one dispatch per convolution. Random inputs (seed printed), zero points at the
+// ends and the middle of their range, odd sizes, strides, padding, dilation, groups, batch, K over
+// several exact blocks, saturated outputs, K split under a lowered loop limit, columns past the
+// SSBO limit, more batch entries than one dispatch's workgroups.
+#include <algorithm>
+#include <cmath>
+
+#include "nn/conv_ref.hpp"
+#include "nn/qdq_ref.hpp"
+
+using namespace gltensor;
+using namespace gltensor::detail;
+using namespace glt_test;
+
+namespace {
+
+constexpr int kRandom = 1000;
+constexpr std::uint64_t kSplit = ~std::uint64_t{0};
+
+struct Case {
+  std::int64_t N = 1, C = 1, H = 1, W = 1, O = 1, KH = 3, KW = 3;
+  IntConvOptions o;
+  DType x = DType::u8, w = DType::i8;
+  int zx = kRandom;              ///< x's zero point (kRandom: random; absent where `no_zx`)
+  bool no_zx = false;            ///< x's zero point undefined (0)
+  bool zw_per = true;            ///< one weight zero point per output channel (random), else one value
+  float sa_scale = 1;            ///< x's scale times this (large: outputs saturate)
+  bool extremes = false;         ///< x all at its maximum, w at its minimum, zero points at the other ends
+  std::uint64_t dispatches = 1;  ///< the int32 sums' dispatches (0: not checked; kSplit: more than 1)
+  bool every_form = false;       ///< requantized: both output types after every activation, else uint8 after Relu
+};
+
+std::string describe(const Case& c) {
+  return "x " + to_string({c.N, c.C, c.H, c.W}) + " " + dtype_name(c.x) + ", w " +
+         to_string({c.O, c.C / c.o.groups, c.KH, c.KW}) + " " + dtype_name(c.w) + ", stride " +
+         std::to_string(c.o.stride[0]) + "x" + std::to_string(c.o.stride[1]) + ", dilation " +
+         std::to_string(c.o.dilation[0]) + "x" + std::to_string(c.o.dilation[1]) + ", groups " +
+         std::to_string(c.o.groups) + ", zx " + std::to_string(c.zx);
+}
+
+int lo_of(DType d) { return d == DType::u8 ? 0 : -128; }
+int hi_of(DType d) { return d == DType::u8 ? 255 : 127; }
+
+// Runs `f` with the convolutions' GEMM form set.
+template <class F>
+auto with_gemm(IConvGemmSetting g, F f) {
+  ScopedSettings s;
+  s->iconv_gemm = g;
+  s->conv = ConvSetting::im2col;  // never the direct integer kernel
+  return f();
+}
+
+void check_case(std::mt19937_64& rng, const Case& c) {
+  SCOPED_TRACE(describe(c));
+  const std::int64_t G = c.o.groups, CG = c.C / G, taps = CG * c.KH * c.KW;
+  auto xv = q8_values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
+  auto wv = q8_values(rng, static_cast<std::size_t>(c.O * taps), c.w);
+  int zx = c.no_zx ? 0 : c.zx != kRandom ? c.zx : q8_values(rng, 1, c.x)[0];
+  auto zwv = q8_values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w);
+  if (c.extremes) {  // every difference at its largest magnitude: sums of K * 255 * 255
+    std::fill(xv.begin(), xv.end(), hi_of(c.x));
+    std::fill(wv.begin(), wv.end(), lo_of(c.w));
+    zx = lo_of(c.x);
+    std::fill(zwv.begin(), zwv.end(), hi_of(c.w));
+  }
+  const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x), w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
+  const Tensor zxt = c.no_zx ? Tensor() : ints({zx}, {1}, c.x);
+  const Tensor zw = ints(zwv, {static_cast<std::int64_t>(zwv.size())}, c.w);
+  // Exact sums (int64 values in float64: below 2^53).
+  HostT xs{{xv.begin(), xv.end()}, {c.N, c.C, c.H, c.W}}, ws{{wv.begin(), wv.end()}, {c.O, CG, c.KH, c.KW}};
+  for (auto& v : xs.v) v -= zx;
+  for (std::size_t i = 0; i < ws.v.size(); ++i) ws.v[i] -= zwv[c.zw_per ? i / static_cast<std::size_t>(taps) : 0];
+  Conv2dOptions fo;
+  fo.stride = c.o.stride, fo.dilation = c.o.dilation, fo.padding = c.o.padding, fo.groups = G;
+  Shape shape;
+  const auto sums = ref_conv(xs, ws, nullptr, fo, shape);
+
+  // int32 sums: exact, in `dispatches` launches (the im2col path takes two or more).
+  device().synchronize();
+  const std::uint64_t d0 = device().dispatch_count();
+  const Tensor yi = with_gemm(IConvGemmSetting::implicit, [&] { return conv_integer(x, w, zxt, zw, c.o); });
+  const std::uint64_t ran = device().dispatch_count() - d0;
+  ASSERT_EQ(yi.shape(), shape);
+  ASSERT_EQ(yi.dtype(), DType::i32);
+  if (c.dispatches == kSplit) {
+    EXPECT_GT(ran, 1u) << "K split over launches";
+  } else if (c.dispatches) {
+    EXPECT_EQ(ran, c.dispatches) << "the implicit GEMM";
+  }
+  const auto gi = yi.to_int_vector();
+  for (std::size_t i = 0; i < gi.size(); ++i) ASSERT_EQ(gi[i], sums[i]) << i;
+  if (c.o.stride[1] == 1 && shape[3] % 4 == 0) {  // row words (ROWQUAD) above: also byte by byte
+    const auto gb = with_gemm(IConvGemmSetting::bytes, [&] { return conv_integer(x, w, zxt, zw, c.o); });
+    ASSERT_EQ(gb.to_int_vector(), gi) << "byte by byte";
+  }
+  if (c.extremes) {
+    ASSERT_GT(std::abs(sums[0]), double(1 << 24));  // past f32's exact integers: several blocks
+  }
+
+  // Dequantized and requantized: as the im2col path's, within one rounding of float64.
+  const float sa = c.sa_scale / (400.0f * std::sqrt(static_cast<float>(taps)));
+  const auto sb = uniform(rng, c.zw_per ? static_cast<std::size_t>(c.O) : 1, 0.002f, 0.02f);
+  const auto bv = uniform(rng, static_cast<std::size_t>(c.O), -1.f, 1.f);
+  const IntDequant dq{full(device(), {1}, sa), Tensor::from_host(device(), sb, {static_cast<std::int64_t>(sb.size())}),
+                      Tensor::from_host(device(), bv, {c.O}), true};
+  const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
+  const auto ref_at = [&](std::size_t i) {
+    const std::size_t oc = (i / plane) % static_cast<std::size_t>(c.O);
+    return sums[i] * static_cast<double>(sa * sb[c.zw_per ? oc : 0]) + bv[oc];
+  };
+  const auto yd = with_gemm(IConvGemmSetting::implicit, [&] { return conv_dequant(x, w, zxt, zw, c.o, dq); });
+  const auto yo = with_gemm(IConvGemmSetting::im2col, [&] { return conv_dequant(x, w, zxt, zw, c.o, dq); });
+  ASSERT_EQ(yd.shape(), shape);
+  const auto gd = yd.to_vector();
+  ASSERT_TRUE(close(gd, to_double(yo.to_vector()), 1e-6, 1e-6)) << "implicit against im2col";
+  for (std::size_t i = 0; i < gd.size(); ++i) ASSERT_NEAR(gd[i], ref_at(i), 1e-5 * (std::abs(ref_at(i)) + 1)) << i;
+  const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
+  int at_lo = 0, at_hi = 0;
+  for (const RequantForm& f : requant_forms(c.every_form)) {
+    SCOPED_TRACE(f.name());
+    const IntRequant rq = f.requant();
+    const auto q = with_gemm(IConvGemmSetting::implicit, [&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); });
+    const auto qo = with_gemm(IConvGemmSetting::im2col, [&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); });
+    ASSERT_EQ(q.dtype(), f.out);
+    ASSERT_EQ(q.shape(), shape);
+    const auto a = q.to_int_vector(), b = qo.to_int_vector();
+    const QRange r = QRange::of(f.out);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      // NVIDIA's compiler may contract the epilogue's a * b + c differently in two kernels (1 ulp)
+      ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (implicit, im2col)";
+      ASSERT_NEAR(a[i], f.quantize(ref_at(i)), 1) << i << " v=" << ref_at(i);  // one rounding of v
+      at_lo += a[i] == r.lo, at_hi += a[i] == r.hi;
+    }
+    if (llvmpipe) {
+      EXPECT_EQ(a, b);
+    }
+  }
+  if (c.sa_scale > 10) {
+    EXPECT_GT(at_lo, 0) << "no output saturated at the low end";
+    EXPECT_GT(at_hi, 0) << "no output saturated at the high end";
+  }
+}
+
+}  // namespace
+
+// Geometry: odd sizes, padding (asymmetric), stride 2, dilation, batch, channels that are not
+// multiples of 4, groups (the batch entries are images times groups), 1x1 filters with stride.
+TEST(IConvImplicit, GeometryExact) {
+  GLT_RNG(rng);
+  Case c;
+  c.N = 2, c.C = 5, c.H = 9, c.W = 11, c.O = 7, c.o.padding = {1, 1, 1, 1}, c.every_form = true;
+  check_case(rng, c);
+  c.every_form = false;
+  c.o.stride = {2, 2}, c.H = c.W = 13;  // stride 2
+  check_case(rng, c);
+  c = Case{};
+  c.N = 1, c.C = 6, c.H = 8, c.W = 7, c.O = 9, c.KH = 3, c.KW = 2;
+  c.o.padding = {1, 2, 0, 1}, c.o.stride = {2, 1}, c.o.dilation = {1, 2};
+  c.x = DType::i8, c.w = DType::u8, c.zw_per = false;
+  check_case(rng, c);
+  c = Case{};
+  c.N = 3, c.C = 6, c.H = 7, c.W = 6, c.O = 9, c.o.groups = 3, c.o.padding = {1, 1, 1, 1};  // 2 channels per group
+  check_case(rng, c);
+  c.o.dilation = {2, 2}, c.o.padding = {2, 2, 2, 2}, c.o.groups = 1, c.O = 5;
+  check_case(rng, c);
+  c = Case{};  // rows of 12 positions (row words), partly left and right of the image, dilated rows
+  c.N = 2, c.C = 5, c.H = 7, c.W = 13, c.O = 6, c.o.padding = {1, 2, 1, 1}, c.o.dilation = {1, 2};
+  check_case(rng, c);
+  c = Case{};
+  c.N = 2, c.C = 10, c.H = 5, c.W = 7, c.O = 3, c.KH = c.KW = 1, c.o.stride = {2, 2};  // 1x1 with stride
+  check_case(rng, c);
+  c = Case{};
+  c.N = 1, c.C = 3, c.H = c.W = 1, c.O = 2, c.o.padding = {1, 1, 1, 1};  // a 1x1 image, mostly padding
+  check_case(rng, c);
+}
+
+// Zero points at 0, 128 and 255 (uint8 x) and at -128 / 127 (int8 x), absent; outputs saturated at
+// both ends; K over several exact blocks (64 x 9 = 576, 300 x 9 = 2700) with every difference at
+// its extreme (sums past 2^24), several tiles of channels and positions.
+TEST(IConvImplicit, ZeroPointsBlocksSaturation) {
+  GLT_RNG(rng);
+  for (int zx : {0, 128, 255}) {
+    Case c;
+    c.N = 1, c.C = 4, c.H = 6, c.W = 12, c.O = 5, c.zx = zx, c.o.padding = {1, 1, 1, 1};
+    check_case(rng, c);
+  }
+  for (int zx : {-128, 127}) {
+    Case c;
+    c.C = 3, c.H = c.W = 5, c.O = 4, c.x = DType::i8, c.zx = zx, c.o.padding = {0, 1, 2, 1};
+    check_case(rng, c);
+  }
+  Case c;
+  c.C = 2, c.H = c.W = 4, c.O = 3, c.no_zx = true, c.o.padding = {1, 1, 1, 1};
+  c.dispatches = 2;  // the absent zero point's zeros, the GEMM
+  check_case(rng, c);
+  c = Case{};
+  c.N = 1, c.C = 64, c.H = 10, c.W = 16, c.O = 70, c.o.padding = {1, 1, 1, 1}, c.sa_scale = 40;  // saturates
+  c.every_form = true;
+  check_case(rng, c);
+  c = Case{};
+  c.N = 1, c.C = 300, c.H = 4, c.W = 5, c.O = 3, c.extremes = true;
+  check_case(rng, c);
+  c.x = DType::i8, c.w = DType::u8, c.extremes = true;
+  check_case(rng, c);
+}
+
+// llvmpipe's loop limit lowered: K split over launches (int32 sums added to, ACCUM) and the
+// dequantized forms through those sums; the columns of im2col past the SSBO limit (the implicit
+// GEMM has none: one dispatch); more images than one dispatch's workgroups along z.
+TEST(IConvImplicit, LimitsSplitK) {
+  GLT_RNG(rng);
+  {
+    ScopedLoopLimit lim(1000);  // at most 9 K tiles of 16 per launch: 576 in 4 or more launches
+    Case c;
+    c.C = 64, c.H = 5, c.W = 6, c.O = 6, c.o.padding = {1, 1, 1, 1}, c.dispatches = kSplit;
+    check_case(rng, c);
+  }
+  {
+    ScopedSsboLimit lim(400);  // im2col's 2 x 9 x 25 = 450 bytes per image would not fit
+    Case c;
+    c.N = 3, c.C = 2, c.H = c.W = 5, c.O = 1, c.o.padding = {1, 1, 1, 1};
+    check_case(rng, c);
+  }
+  Case c;  // 65537 images of one 2 x 2 plane: more batch entries than one dispatch's z
+  c.N = 65537, c.C = 1, c.H = c.W = 2, c.O = 1, c.o.padding = {1, 1, 1, 1}, c.dispatches = 0;
+  check_case(rng, c);
+}
+
+// The GPUs' tilings on any device: 64 x 64 tiles of 4 x 4 per invocation (the default), 8 x 4
+// (GLTENSOR_IMATMUL_RB=2), 64 x 128 of 8 x 8 with the totals in memory and in registers.
+TEST(IConvImplicit, GpuTilings) {
+  GLT_RNG(rng);
+  for (int form = 0; form < 4; ++form) {
+    SCOPED_TRACE("form " + std::to_string(form));
+    ScopedSettings s;
+    s->matmul_kernel = MatmulKernelSetting::gpu;
+    if (form == 1) s->imatmul_rb = 2;
+    if (form >= 2) s->imatmul_tile = 128;
+    if (form == 3) s->imatmul = IMatmulSetting::regs;
+    Case c;
+    c.N = 2, c.C = 32, c.H = 9, c.W = 12, c.O = 70, c.o.padding = {1, 1, 1, 1};  // K 288: two blocks
+    check_case(rng, c);
+  }
+}
+
+TEST(IConvImplicit, Setting) {
+  EXPECT_EQ(parse_iconv_gemm(""), IConvGemmSetting::choose);
+  EXPECT_EQ(parse_iconv_gemm("implicit"), IConvGemmSetting::implicit);
+  EXPECT_EQ(parse_iconv_gemm("im2col"), IConvGemmSetting::im2col);
+  EXPECT_EQ(parse_iconv_gemm("bytes"), IConvGemmSetting::bytes);
+  EXPECT_THROW(parse_iconv_gemm("direct"), ValueError);
+}
