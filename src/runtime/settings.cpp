@@ -109,6 +109,16 @@ IMatmulSetting parse_imatmul(const std::string& text) {
   return parse<I>("GLTENSOR_IMATMUL", text, {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}});
 }
 
+void parse_fused_mlp(const std::string& text, bool& on, std::int64_t& rows) {
+  on = text != "0", rows = 0;
+  if (text.empty() || text == "0" || text == "1") return;
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (*end || v < 4 || v > 64 || v % 4)
+    throw ValueError("gltensor: GLTENSOR_FUSED_MLP=\"" + text + "\" is not 0, 1 or rows per workgroup 4, 8, ..., 64");
+  rows = v;
+}
+
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
@@ -134,6 +144,7 @@ Settings Settings::from_env() {
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
+  parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows);
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;

@@ -1,0 +1,386 @@
+// The model planner's fuse_mlp (src/model/fuse_mlp.cpp) and the fully fused MLP kernel
+// (glsl/nn/fused_mlp.comp, src/nn/fused_mlp.cpp): random chains of MatMul / Gemm layers (odd
+// widths, every fused activation, with and without bias, Gemm's transB, alpha and beta) against a
+// float64 reference and against the same model planned without the pass (GLTENSOR_FUSED_MLP=0);
+// rows 0, 1, odd counts past one workgroup and many workgroups; NaN/Inf; widths at the shared
+// memory limit and past it; chains whose middle output is a graph output or read elsewhere (not
+// fused: the same values as without the pass, bit for bit); chains past the loop limit; f16
+// weights; the plan without a GPU.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "gltensor/gltensor.hpp"
+#include "nn/fused_mlp.hpp"
+#include "onnx_builder.hpp"
+#include "test_util.hpp"
+#include "three_gemm.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+using B = OnnxBuilder;
+
+namespace {
+
+struct LayerSpec {
+  std::int64_t K = 0, N = 0;
+  bool gemm = false, trans_b = false, bias = true;
+  std::string act;  // "", Relu, Sigmoid, Tanh, LeakyRelu, Clip, HardSigmoid, HardSwish
+  double alpha = 1, beta = 1;
+};
+
+double ref_act(const std::string& a, double x) {
+  if (std::isnan(x)) return x;
+  if (a == "Relu") return x > 0 ? x : 0;
+  if (a == "Sigmoid") return 1 / (1 + std::exp(-x));
+  if (a == "Tanh") return std::tanh(x);
+  if (a == "LeakyRelu") return x > 0 ? x : 0.1 * x;
+  if (a == "Clip") return std::min(std::max(x, -0.5), 0.75);
+  if (a == "HardSigmoid") return std::min(std::max(0.3 * x + 0.4, 0.0), 1.0);
+  if (a == "HardSwish") return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+  return x;
+}
+
+// A chain of layers as an ONNX model with random weights, and its float64 reference. Input x
+// [1, rows, K_0] ([rows, K_0] where a layer is a Gemm), output y; `tap` >= 0: layer tap's output
+// is also graph output "t" (tap_read: read by a Neg whose output is "t" instead).
+struct Chain {
+  std::vector<LayerSpec> layers;
+  std::vector<std::vector<float>> w, b;
+  std::string path;
+  bool two_d = false;
+  int tap = -1;
+
+  Chain(std::mt19937_64& rng, std::vector<LayerSpec> ls, int tap_layer = -1, bool tap_read = false)
+      : layers(std::move(ls)), tap(tap_layer) {
+    B m(13);
+    for (const auto& l : layers) two_d = two_d || l.gemm;
+    const std::int64_t K0 = layers[0].K, NL = layers.back().N;
+    m.input("x", two_d ? Shape{-1, K0} : Shape{1, -1, K0}).output("y", two_d ? Shape{-1, NL} : Shape{1, -1, NL});
+    std::string in = "x";
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const LayerSpec& l = layers[i];
+      const std::string s = std::to_string(i);
+      const float r = 1.5f / std::sqrt(static_cast<float>(std::max<std::int64_t>(l.K, 1)));
+      w.push_back(uniform(rng, static_cast<std::size_t>(l.K * l.N), -r, r));
+      b.push_back(l.bias ? uniform(rng, static_cast<std::size_t>(l.N)) : std::vector<float>(l.N, 0.0f));
+      m.init("w" + s, l.trans_b ? Shape{l.N, l.K} : Shape{l.K, l.N}, l.trans_b ? transposed(w.back(), l) : w.back());
+      if (l.bias) m.init("b" + s, {l.N}, b.back());
+      const bool last = i + 1 == layers.size();
+      const std::string out = last ? "y" : "h" + s;
+      const std::string pre = l.act.empty() ? out : "p" + s;
+      if (l.gemm) {
+        std::vector<std::string> ins{in, "w" + s};
+        if (l.bias) ins.push_back("b" + s);
+        auto& n = m.node("Gemm", ins, {pre});
+        if (l.trans_b) B::attr_i(n, "transB", 1);
+        if (l.alpha != 1) B::attr_f(n, "alpha", static_cast<float>(l.alpha));
+        if (l.beta != 1) B::attr_f(n, "beta", static_cast<float>(l.beta));
+      } else if (l.bias) {
+        m.node("MatMul", {in, "w" + s}, {"m" + s});
+        m.node("Add", {"m" + s, "b" + s}, {pre});
+      } else {
+        m.node("MatMul", {in, "w" + s}, {pre});
+      }
+      if (l.act == "LeakyRelu") {
+        B::attr_f(m.node("LeakyRelu", {pre}, {out}), "alpha", 0.1f);
+      } else if (l.act == "Clip") {
+        m.init("lo" + s, {}, {-0.5f}).init("hi" + s, {}, {0.75f});
+        m.node("Clip", {pre, "lo" + s, "hi" + s}, {out});
+      } else if (l.act == "HardSigmoid") {
+        auto& n = m.node("HardSigmoid", {pre}, {out});
+        B::attr_f(n, "alpha", 0.3f), B::attr_f(n, "beta", 0.4f);
+      } else if (!l.act.empty()) {
+        m.node(l.act, {pre}, {out});
+      }
+      if (static_cast<int>(i) == tap) {
+        if (tap_read)
+          m.node("Neg", {out}, {"t"});
+        else
+          m.node("Identity", {out}, {"t"});
+        m.output("t", two_d ? Shape{-1, l.N} : Shape{1, -1, l.N});
+      }
+      in = out;
+    }
+    path = m.save("fused_mlp_chain");
+  }
+
+  static std::vector<float> transposed(const std::vector<float>& w, const LayerSpec& l) {
+    std::vector<float> t(w.size());
+    for (std::int64_t k = 0; k < l.K; ++k)
+      for (std::int64_t j = 0; j < l.N; ++j) t[j * l.K + k] = w[k * l.N + j];
+    return t;
+  }
+
+  Shape x_shape(std::int64_t rows) const { return two_d ? Shape{rows, layers[0].K} : Shape{1, rows, layers[0].K}; }
+
+  // y's float64 reference (every layer's output rounded to float32, as the unfused graph's are).
+  std::vector<double> ref(const std::vector<float>& x, std::int64_t rows) const {
+    std::vector<double> a(x.begin(), x.end());
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const LayerSpec& l = layers[i];
+      std::vector<double> o(static_cast<std::size_t>(rows * l.N));
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < l.N; ++j) {
+          double s = 0;
+          for (std::int64_t k = 0; k < l.K; ++k) s += a[r * l.K + k] * w[i][k * l.N + j];
+          o[r * l.N + j] = ref_act(l.act, l.alpha * s + l.beta * b[i][j]);
+        }
+      a = std::move(o);
+    }
+    return a;
+  }
+};
+
+struct Ran {
+  std::map<std::string, std::vector<float>> out;
+  std::string plan;
+  std::uint64_t dispatches = 0;
+};
+
+// The model's outputs with fuse_mlp on or off (GLTENSOR_FUSED_MLP's settings), its plan and
+// the dispatches of its run.
+Ran run(const std::string& path, const std::vector<float>& x, const Shape& shape, bool fused,
+        std::int64_t rows_setting = 0, bool f16_weights = false) {
+  ScopedSettings s;
+  s->fused_mlp = fused;
+  s->fused_mlp_rows = rows_setting;
+  ModelOptions o;
+  o.f16_weights = f16_weights;
+  Model m = Model::load(device(), path, o);
+  Ran r;
+  r.plan = m.plan_summary();
+  RunStats st;
+  auto outs = m.run({{"x", Tensor::from_host(device(), x, shape)}}, &st);
+  r.dispatches = st.dispatches;
+  for (auto& [name, t] : outs) r.out[name] = t.to_vector();
+  return r;
+}
+
+std::string fused_text(int layers, int kernels) {
+  return std::to_string(layers) + " MatMul/Gemm layers fused into " + std::to_string(kernels) + " MLP kernels";
+}
+
+detail::FusedMlp mlp_of(const std::vector<std::int64_t>& widths) {
+  detail::FusedMlp m;
+  for (std::size_t i = 0; i + 1 < widths.size(); ++i) m.add(widths[i], widths[i + 1]);
+  return m;
+}
+
+}  // namespace
+
+// The model: one dispatch instead of three, the reference's values, for row counts of 0,
+// 1, within one workgroup, odd past one, and many workgroups.
+TEST(FusedMlp, ThreeGemmModelIsOneDispatch) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  for (std::int64_t rows : {34, 1, 3, 17, 0, 1001}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
+    const Shape shape{1, rows, ThreeGemm::W};
+    const Ran f = run(g.path, x, shape, true), u = run(g.path, x, shape, false);
+    EXPECT_NE(f.plan.find(fused_text(3, 1)), std::string::npos) << f.plan;
+    EXPECT_EQ(u.plan.find("MLP kernels"), std::string::npos) << u.plan;
+    if (rows > 0) {
+      EXPECT_EQ(f.dispatches, 1u);
+      EXPECT_EQ(u.dispatches, 3u);
+    }
+    EXPECT_TRUE(close(f.out.at("y"), g.ref(x, rows), 1e-4, 1e-4));
+    EXPECT_TRUE(close(f.out.at("y"), to_double(u.out.at("y")), 1e-4, 1e-5)) << "fused against unfused";
+  }
+}
+
+// Random chains: 2 to 10 layers (past 8: two fused nodes), odd widths, every activation, MatMul
+// and Gemm (transB, alpha, beta, without bias), against the reference and the unfused plan.
+TEST(FusedMlp, RandomChainsMatchReferenceAndUnfused) {
+  GLT_RNG(rng);
+  const std::vector<std::string> acts = {"",          "Relu", "Sigmoid",     "Tanh",
+                                         "LeakyRelu", "Clip", "HardSigmoid", "HardSwish"};
+  const std::vector<std::int64_t> widths = {1, 3, 4, 7, 13, 32, 33, 65};
+  for (int trial = 0; trial < 12; ++trial) {
+    const int L = trial == 0 ? 10 : trial == 1 ? 8 : 2 + static_cast<int>(rng() % 5);
+    const bool gemm = trial % 3 == 2;
+    std::vector<LayerSpec> ls;
+    std::int64_t K = widths[rng() % widths.size()];
+    for (int l = 0; l < L; ++l) {
+      LayerSpec s;
+      s.K = K, s.N = widths[rng() % widths.size()];
+      s.gemm = gemm && (l % 2 == 0 || trial % 2);
+      s.trans_b = s.gemm && rng() % 2;
+      s.bias = rng() % 4 != 0;
+      s.act = acts[rng() % acts.size()];
+      if (s.gemm && rng() % 2) s.alpha = 0.5, s.beta = 2;
+      ls.push_back(s);
+      K = s.N;
+    }
+    const Chain c(rng, ls);
+    const std::int64_t rows = 1 + static_cast<std::int64_t>(rng() % 70);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(L) + " layers, rows " + std::to_string(rows));
+    const auto x = uniform(rng, static_cast<std::size_t>(rows * ls[0].K));
+    const Ran f = run(c.path, x, c.x_shape(rows), true), u = run(c.path, x, c.x_shape(rows), false);
+    EXPECT_NE(f.plan.find(fused_text(L, L > 8 ? 2 : 1)), std::string::npos) << f.plan;
+    EXPECT_EQ(f.dispatches, L > 8 ? 2u : 1u);
+    EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 2e-4, 2e-4));
+    EXPECT_TRUE(close(f.out.at("y"), to_double(u.out.at("y")), 2e-4, 2e-5)) << "fused against unfused";
+  }
+}
+
+// Every row count of the kernel's row blocks (GLTENSOR_FUSED_MLP=4, 16, 64) gives the same values.
+TEST(FusedMlp, RowsPerWorkgroupSettings) {
+  GLT_RNG(rng);
+  const Chain c(rng, {{24, 20, false, false, true, "Relu"}, {20, 9, false, false, true, "Tanh"}});
+  const std::int64_t rows = 131;
+  const auto x = uniform(rng, static_cast<std::size_t>(rows * 24));
+  for (std::int64_t bm : {4, 16, 64}) {
+    SCOPED_TRACE("rows per workgroup " + std::to_string(bm));
+    const Ran f = run(c.path, x, c.x_shape(rows), true, bm);
+    EXPECT_NE(f.plan.find(fused_text(2, 1)), std::string::npos) << f.plan;
+    EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 1e-4, 1e-4));
+  }
+}
+
+// NaN and infinities in x propagate as through the unfused layers (rows without them: the
+// reference).
+TEST(FusedMlp, NanInfPropagate) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  const std::int64_t rows = 21;
+  auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
+  x[3] = NAN, x[ThreeGemm::W * 5 + 7] = INFINITY, x[ThreeGemm::W * 9] = -INFINITY;
+  x[ThreeGemm::W * 20 + 95] = NAN;
+  const Shape shape{1, rows, ThreeGemm::W};
+  const Ran f = run(g.path, x, shape, true), u = run(g.path, x, shape, false);
+  const auto& y = f.out.at("y");
+  EXPECT_TRUE(close(y, to_double(u.out.at("y")), 1e-4, 1e-5));
+  const auto ref = g.ref(x, rows);
+  for (std::int64_t r : {0, 5, 9, 20}) EXPECT_TRUE(std::isnan(y[r * ThreeGemm::W])) << "row " << r;
+  for (std::int64_t r : {1, 2, 4, 6, 19}) {
+    const std::vector<float> got(y.begin() + r * ThreeGemm::W, y.begin() + (r + 1) * ThreeGemm::W);
+    EXPECT_TRUE(close(got, std::vector<double>(ref.begin() + r * ThreeGemm::W, ref.begin() + (r + 1) * ThreeGemm::W),
+                      1e-4, 1e-4))
+        << "row " << r;
+  }
+}
+
+// Widths at the shared-memory limit fuse; one past it stays unfused, with the values of the plan
+// without the pass bit for bit.
+TEST(FusedMlp, WidthLimit) {
+  GLT_RNG(rng);
+  const std::int64_t limit = detail::fused_mlp_max_width(detail::fused_mlp_device(device()), 0);
+  ASSERT_GE(limit, 4);
+  for (std::int64_t width : {limit, limit + 1}) {
+    SCOPED_TRACE("width " + std::to_string(width) + " (limit " + std::to_string(limit) + ")");
+    const Chain c(rng, {{5, width, false, false, true, "Relu"}, {width, 3, false, false, true, ""}});
+    const std::int64_t rows = 19;
+    const auto x = uniform(rng, static_cast<std::size_t>(rows * 5));
+    const Ran f = run(c.path, x, c.x_shape(rows), true), u = run(c.path, x, c.x_shape(rows), false);
+    EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 1e-4, 1e-4));
+    if (width <= limit) {
+      EXPECT_NE(f.plan.find(fused_text(2, 1)), std::string::npos) << f.plan;
+    } else {
+      EXPECT_EQ(f.plan.find("MLP kernels"), std::string::npos) << f.plan;
+      EXPECT_TRUE(close(f.out.at("y"), to_double(u.out.at("y")), 0, 0));
+    }
+  }
+}
+
+// A middle output that is a graph output, or read by another node, ends the chain there: the
+// rest fuses only where two layers remain on one side; the values are the unfused plan's where
+// nothing fused.
+TEST(FusedMlp, MiddleOutputReadElsewhereIsNotFused) {
+  GLT_RNG(rng);
+  const std::vector<LayerSpec> two = {{16, 12, false, false, true, "Relu"}, {12, 8, false, false, true, ""}};
+  const std::vector<LayerSpec> three = {two[0], two[1], {8, 5, false, false, true, "Sigmoid"}};
+  const std::int64_t rows = 23;
+  const auto x = uniform(rng, static_cast<std::size_t>(rows * 16));
+  for (bool read : {false, true}) {
+    SCOPED_TRACE(read ? "read by a Neg" : "a graph output");
+    const Chain c2(rng, two, 0, read);
+    const Ran f = run(c2.path, x, c2.x_shape(rows), true), u = run(c2.path, x, c2.x_shape(rows), false);
+    EXPECT_EQ(f.plan.find("MLP kernels"), std::string::npos) << f.plan;
+    for (const char* o : {"y", "t"}) EXPECT_TRUE(close(f.out.at(o), to_double(u.out.at(o)), 0, 0)) << o;
+    EXPECT_TRUE(close(f.out.at("y"), c2.ref(x, rows), 1e-4, 1e-4));
+    // tapped after layer 0 of three: layers 1 and 2 fuse, layer 0 stays
+    const Chain c3(rng, three, 0, read);
+    const Ran f3 = run(c3.path, x, c3.x_shape(rows), true), u3 = run(c3.path, x, c3.x_shape(rows), false);
+    EXPECT_NE(f3.plan.find(fused_text(2, 1)), std::string::npos) << f3.plan;
+    EXPECT_TRUE(close(f3.out.at("t"), to_double(u3.out.at("t")), 0, 0));
+    EXPECT_TRUE(close(f3.out.at("y"), c3.ref(x, rows), 1e-4, 1e-4));
+  }
+}
+
+// Past the loop limit the chain is cut to the prefix that fits (or not fused), with the same
+// values; the kernel's declared loop count holds (ctest's check_loops run).
+TEST(FusedMlp, LoopLimitCutsTheChain) {
+  GLT_RNG(rng);
+  const std::vector<LayerSpec> ls = {
+      {40, 40, false, false, true, "Relu"}, {40, 40, false, false, true, "Relu"}, {40, 40, false, false, true, ""}};
+  const Chain c(rng, ls);
+  const detail::FusedMlpDevice d = detail::fused_mlp_device(device());
+  const auto two = detail::plan_fused_mlp(mlp_of({40, 40, 40}), d, 0);
+  const auto three = detail::plan_fused_mlp(mlp_of({40, 40, 40, 40}), d, 0);
+  ASSERT_TRUE(two.ok && three.ok) << two.why << three.why;
+  const std::int64_t rows = 37;
+  const auto x = uniform(rng, static_cast<std::size_t>(rows * 40));
+  for (std::uint64_t limit : {three.loop_iterations, two.loop_iterations, two.loop_iterations - 1}) {
+    SCOPED_TRACE("loop limit " + std::to_string(limit));
+    ScopedLoopLimit lim(limit);
+    const Ran f = run(c.path, x, c.x_shape(rows), true);
+    const int fused = limit >= three.loop_iterations ? 3 : limit >= two.loop_iterations ? 2 : 0;
+    if (fused)
+      EXPECT_NE(f.plan.find(fused_text(fused, 1)), std::string::npos) << f.plan;
+    else
+      EXPECT_EQ(f.plan.find("MLP kernels"), std::string::npos) << f.plan;
+    EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 1e-4, 1e-4));
+  }
+}
+
+// ModelOptions::f16_weights: the packed parameters are float16 on the GPU, as the unfused
+// layers' weights are.
+TEST(FusedMlp, F16Weights) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  const std::int64_t rows = 34;
+  const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
+  const Shape shape{1, rows, ThreeGemm::W};
+  const Ran f = run(g.path, x, shape, true, 0, true), u = run(g.path, x, shape, false, 0, true);
+  EXPECT_NE(f.plan.find(fused_text(3, 1)), std::string::npos) << f.plan;
+  EXPECT_TRUE(close(f.out.at("y"), to_double(u.out.at("y")), 1e-4, 1e-5));
+  EXPECT_TRUE(close(f.out.at("y"), g.ref(x, rows), 2e-2, 2e-2));  // weights rounded to f16
+}
+
+// A fused chain that starts with a Gemm refuses a 3-D input as the Gemm does (ModelError).
+TEST(FusedMlp, GemmInputMustBe2D) {
+  GLT_RNG(rng);
+  const Chain c(rng, {{6, 5, true, false, true, "Relu"}, {5, 4, true, true, true, ""}});
+  ScopedSettings s;
+  Model m = Model::load(device(), c.path, ModelOptions{});
+  ASSERT_NE(m.plan_summary().find(fused_text(2, 1)), std::string::npos) << m.plan_summary();
+  const auto x = uniform(rng, 12);
+  EXPECT_THROW(m.run({{"x", Tensor::from_host(device(), x, {1, 2, 6})}}), ModelError);
+  EXPECT_NO_THROW(m.run({{"x", Tensor::from_host(device(), x, {2, 6})}}));
+}
+
+// The plan without a GPU: layer counts, widths against shared memory, the loop count.
+TEST(FusedMlpPlan, LimitsAndLoopCount) {
+  detail::FusedMlpDevice d;  // 32 KiB, no loop limit, a GPU: 8 rows per workgroup
+  EXPECT_EQ(detail::fused_mlp_max_width(d, 0), 32768 / (2 * 8 * 4));
+  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8}), d, 0).ok);  // one layer
+  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 8, 8}), d, 0).ok);
+  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 8, 8, 8, 8, 8, 8, 8, 8}), d, 0).ok);      // 8 layers
+  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8, 8, 8, 8, 8, 8, 8, 8, 8}), d, 0).ok);  // 9
+  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 512, 8}), d, 0).ok);
+  const auto wide = detail::plan_fused_mlp(mlp_of({8, 513, 8}), d, 0);
+  EXPECT_FALSE(wide.ok);
+  EXPECT_NE(wide.why.find("shared memory"), std::string::npos) << wide.why;
+  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8, 8}), d, 6).ok);  // rows not a multiple of 4
+  // 96 -> 96 -> 96, 8 rows, 128 invocations: load ceil(768 / 128) + 1, layers 2 + 1, each
+  // ceil(2 * 96 / 128) * 97 + 1
+  const auto p = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, 0);
+  ASSERT_TRUE(p.ok);
+  EXPECT_EQ(p.rows, 8);
+  EXPECT_EQ(p.local, 128);
+  EXPECT_EQ(p.loop_iterations, 7u + 3u + 2u * (2u * 97u + 1u));
+  d.loop_budget = p.loop_iterations - 1;
+  EXPECT_NE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, 0).why.find("loop iterations"), std::string::npos);
+}
