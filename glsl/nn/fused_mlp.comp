@@ -6,16 +6,18 @@
 // activations in shared memory (two buffers of BM x WMAX: the layer's input and its output), a
 // workgroup barrier between layers, no global one. Rows past u_rows compute on zeros and are not
 // stored. Invocation t owns the items t, t + LOCAL_X, ... of a layer: an item is one output column
-// j of 4 consecutive rows (one weight read for 4 FMAs). f32 arithmetic, sums in k order.
+// j of 4 consecutive rows (one weight read for 4 FMAs) over one of SPLIT slices of K (SPLIT > 1:
+// the slices' sums in shared memory, then added in slice order by one invocation per column and
+// row quad, a barrier between). f32 arithmetic, sums in k order within a slice.
 //
 // Operands: 0 = y [u_rows, N_last], 1 = x [u_rows, K_0], 2 = the packed parameters (f32 or f16):
 //           W_l [K_l, N_l] row-major at element u_w[l], b_l [N_l] at u_b[l].
 // Per layer l: u_width[l] = K_l, u_width[l + 1] = N_l (<= WMAX), u_act[l] = the activation's
 // code (gltensor::Activation's order: 0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 sigmoid, 5 tanh,
 // 6 silu, 7 leaky_relu(p0), 8 hardsigmoid(p0, p1), 9 hardswish, 10 clip(p0, p1)).
-// Loops of one invocation, each counting its exit test (fused_mlp_loop_iterations):
-// ceil(BM K_0 / LOCAL_X) + 1 to load x, u_layers + 1 layers, per layer
-// ceil(BM / 4 N_l / LOCAL_X) items of K_l + 1 trips, + 1.
+// Loops of one invocation, each counting its exit test (plan_fused_mlp): ceil(BM K_0 / LOCAL_X)
+// + 1 to load x, u_layers + 1 layers, per layer ceil(BM / 4 N_l SPLIT / LOCAL_X) items of
+// ceil(K_l / SPLIT) + 1 trips, + 1; SPLIT > 1: ceil(BM / 4 N_l / LOCAL_X) sums of SPLIT + 1, + 1.
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -33,6 +35,9 @@ uniform float u_p0[MAX_LAYERS];
 uniform float u_p1[MAX_LAYERS];
 
 shared float h[2u * BM * WMAX];
+#if SPLIT > 1
+shared float part[SPLIT * BM * WMAX];  // the K slices' partial sums of a layer
+#endif
 
 float act(uint l, float x) {
   switch (u_act[l]) {
@@ -79,23 +84,44 @@ void main() {
     bool last = l + 1u == u_layers;
     float alpha = u_alpha[l];
     float beta = u_beta[l];
-    for (uint it = t; LOOP(it < BM / 4u * N); it += LOCAL_X) {
-      uint r0 = it / N * 4u;
-      uint j = it - r0 / 4u * N;
+    uint KS = (K + SPLIT - 1u) / SPLIT;  // k per slice
+    for (uint it = t; LOOP(it < BM / 4u * N * SPLIT); it += LOCAL_X) {
+      uint j = it % N;
+      uint rest = it / N;
+      uint r0 = rest % (BM / 4u) * 4u;
+      uint k0 = rest / (BM / 4u) * KS;  // the slice's first k
       uint a = src + r0 * WMAX;
       uint wj = u_w[l] + j;
       vec4 acc = vec4(0.0);
-      for (uint k = 0u; LOOP(k < K); ++k)
+      for (uint k = k0; LOOP(k < min(K, k0 + KS)); ++k)
         acc += vec4(h[a + k], h[a + WMAX + k], h[a + 2u * WMAX + k], h[a + 3u * WMAX + k]) * float(load2(wj + k * N));
+#if SPLIT > 1
+      uint p = (rest / (BM / 4u) * BM + r0) * WMAX + j;
+      part[p] = acc.x;
+      part[p + WMAX] = acc.y;
+      part[p + 2u * WMAX] = acc.z;
+      part[p + 3u * WMAX] = acc.w;
+    }
+    barrier();
+    // the slices' sums, in slice order
+    for (uint it = t; LOOP(it < BM / 4u * N); it += LOCAL_X) {
+      uint j = it % N;
+      uint r0 = it / N * 4u;
+      vec4 acc = vec4(0.0);
+      for (uint s = 0u; s < SPLIT; ++s) {
+        uint p = (s * BM + r0) * WMAX + j;
+        acc += vec4(part[p], part[p + WMAX], part[p + 2u * WMAX], part[p + 3u * WMAX]);
+      }
+#endif
       float b = beta * float(load2(u_b[l] + j));
       // (written out: no loop for the loop limit to count)
-#define OUT(i, c)                                   \
-  {                                                 \
-    float v = act(l, alpha * acc.c + b);            \
-    if (!last)                                      \
-      h[dst + (r0 + i) * WMAX + j] = v;             \
-    else if (r0 + i < rows)                         \
-      store0((row0 + r0 + i) * N + j, CT0(v));      \
+#define OUT(i, c)                              \
+  {                                            \
+    float v = act(l, alpha * acc.c + b);       \
+    if (!last)                                 \
+      h[dst + (r0 + i) * WMAX + j] = v;        \
+    else if (r0 + i < rows)                    \
+      store0((row0 + r0 + i) * N + j, CT0(v)); \
   }
       OUT(0u, x) OUT(1u, y) OUT(2u, z) OUT(3u, w)
 #undef OUT

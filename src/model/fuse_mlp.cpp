@@ -51,10 +51,13 @@ bool layer_of(const Graph& g, const Node& n, MlpLayer& l, std::vector<double>& w
 }  // namespace
 
 void fuse_mlp(Graph& g, const Device& dev, PlanStats& s) {
-  if (!detail::settings().fused_mlp) return;
-  g.recount();
   const detail::FusedMlpDevice fd = detail::fused_mlp_device(dev);
-  const std::int64_t rows = detail::settings().fused_mlp_rows;
+  // by default on GPUs only: llvmpipe runs the three-Gemm model's matmul kernels 0.26 ms, the
+  // fused kernel 6 ms (bench/RESULTS.md)
+  const int on = detail::settings().fused_mlp;
+  if (on == 0 || (on < 0 && fd.software)) return;
+  g.recount();
+  const detail::FusedMlpChoice choice{detail::settings().fused_mlp_rows, detail::settings().fused_mlp_split};
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     FusedMlp mlp;
     std::vector<int> chain;
@@ -73,7 +76,7 @@ void fuse_mlp(Graph& g, const Device& dev, PlanStats& s) {
       n = sole_consumer(g, node.outputs[0]);
     }
     // The longest prefix the kernel takes on this device (loop budget), two layers at least.
-    while (chain.size() >= 2 && !detail::plan_fused_mlp(mlp, fd, rows).ok) {
+    while (chain.size() >= 2 && !detail::plan_fused_mlp(mlp, fd, choice).ok) {
       chain.pop_back();
       mlp.layers.pop_back();
     }

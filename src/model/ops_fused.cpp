@@ -34,7 +34,8 @@ void register_fused_ops(Registry& m) {
               if (mlp.gemm_input && x.dim() != 2)  // as the Gemm mapping
                 a.fail("Gemm expects 2-D A and B, got " + to_string(x.shape()) + " and [" +
                        std::to_string(mlp.layers[0].K) + ", " + std::to_string(mlp.layers[0].N) + "]");
-              return Ts{detail::fused_mlp("FusedMlp", x, a.t(1), mlp, detail::settings().fused_mlp_rows)};
+              const detail::Settings& st = detail::settings();
+              return Ts{detail::fused_mlp("FusedMlp", x, a.t(1), mlp, {st.fused_mlp_rows, st.fused_mlp_split})};
             }};
 }
 

@@ -25,7 +25,8 @@
 //                    input 2, Gemm's C per column) and their fused epilogues, each layer's output
 //                    read only by the next layer's input (not a graph output), widths within the
 //                    device's shared memory (nn/fused_mlp.hpp) -> gltensor.FusedMlp(x, packed
-//                    parameters): one dispatch for the chain (GLTENSOR_FUSED_MLP=0: off).
+//                    parameters): one dispatch for the chain (on GPUs; GLTENSOR_FUSED_MLP=0: off,
+//                    1: on software renderers too).
 //   fuse_qdq         (before fold_constants) QDQ weights: DequantizeLinear(x_q) and
 //                    DequantizeLinear(w_q constant) feeding Conv or MatMul -> one integer op
 //                    (gltensor.QConv / gltensor.QMatMul: int32 sums of the 8-bit values, scaled to

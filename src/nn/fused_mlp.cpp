@@ -21,43 +21,54 @@ std::int64_t FusedMlp::numel() const { return layers.empty() ? 0 : layers.back()
 
 namespace {
 
-std::int64_t rows_per_group(const FusedMlpDevice& dev, std::int64_t rows_setting) {
-  return rows_setting > 0 ? rows_setting : dev.software ? 16 : 8;
-}
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The largest row block of a choice (the one the load-time plan checks).
+std::int64_t max_rows(const FusedMlpChoice& c) { return c.rows > 0 ? c.rows : 16; }
+std::int64_t split_of(const FusedMlpChoice& c) { return c.split > 0 ? c.split : 1; }
+
+// Floats of shared memory per row and unit of width.
+std::int64_t shared_per_row(std::int64_t split) { return 2 + (split > 1 ? split : 0); }
 
 }  // namespace
 
-std::int64_t fused_mlp_max_width(const FusedMlpDevice& dev, std::int64_t rows_setting) {
-  // two buffers of rows x width floats
-  return dev.max_shared_memory / (2 * rows_per_group(dev, rows_setting) * 4) / 4 * 4;
+std::int64_t fused_mlp_max_width(const FusedMlpDevice& dev, const FusedMlpChoice& choice) {
+  return dev.max_shared_memory / (shared_per_row(split_of(choice)) * max_rows(choice) * 4) / 4 * 4;
 }
 
-FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, std::int64_t rows_setting) {
+FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, const FusedMlpChoice& choice,
+                            std::int64_t M) {
   FusedMlpPlan p;
   const auto& L = mlp.layers;
-  p.rows = rows_per_group(dev, rows_setting);
-  p.local = dev.software ? 64 : 128;
+  p.rows = max_rows(choice);
+  if (choice.rows <= 0 && M >= 0)  // about 64 workgroups, 4 rows at least
+    p.rows = std::min(p.rows, std::max<std::int64_t>(4, ceil_div(ceil_div(M, 64), 4) * 4));
+  p.split = split_of(choice);
+  p.local = dev.software ? 64 : 256;
   if (L.size() < 2 || L.size() > static_cast<std::size_t>(kFusedMlpMaxLayers)) {
     p.why = std::to_string(L.size()) + " layers (2 to " + std::to_string(kFusedMlpMaxLayers) + " fuse)";
     return p;
   }
-  if (p.rows < 4 || p.rows % 4 || p.rows > 64) {
-    p.why = "rows per workgroup " + std::to_string(p.rows) + " (a multiple of 4 in 4..64)";
+  if (p.rows < 4 || p.rows % 4 || p.rows > 64 || p.split > 8) {
+    p.why = "rows per workgroup " + std::to_string(p.rows) + " (a multiple of 4 in 4..64), split " +
+            std::to_string(p.split) + " (1..8)";
     return p;
   }
   for (const auto& l : L) p.wmax = std::max({p.wmax, l.K, l.N});
   p.wmax = ceil_div(p.wmax, 4) * 4;
-  const std::int64_t limit = fused_mlp_max_width(dev, rows_setting);
+  const std::int64_t limit = fused_mlp_max_width(dev, choice);
   if (p.wmax > limit) {
-    p.why = "width " + std::to_string(p.wmax) + " > " + std::to_string(limit) + " (two buffers of " +
-            std::to_string(p.rows) + " rows in " + std::to_string(dev.max_shared_memory) + " bytes of shared memory)";
+    p.why = "width " + std::to_string(p.wmax) + " > " + std::to_string(limit) + " (" +
+            std::to_string(shared_per_row(p.split)) + " buffers of " + std::to_string(max_rows(choice)) + " rows in " +
+            std::to_string(dev.max_shared_memory) + " bytes of shared memory)";
     return p;
   }
   // fused_mlp.comp's loops, each counting its exit test
   std::uint64_t n = static_cast<std::uint64_t>(ceil_div(p.rows * L[0].K, p.local) + 1 + L.size() + 1);
-  for (const auto& l : L) n += static_cast<std::uint64_t>(ceil_div(p.rows / 4 * l.N, p.local) * (l.K + 1) + 1);
+  for (const auto& l : L) {
+    n += static_cast<std::uint64_t>(ceil_div(p.rows / 4 * l.N * p.split, p.local) * (ceil_div(l.K, p.split) + 1) + 1);
+    if (p.split > 1) n += static_cast<std::uint64_t>(ceil_div(p.rows / 4 * l.N, p.local) * (p.split + 1) + 1);
+  }
   p.loop_iterations = n;
   if (n > dev.loop_budget) {
     p.why = std::to_string(n) + " loop iterations per invocation > the device's " + std::to_string(dev.loop_budget);
@@ -75,6 +86,7 @@ FusedMlpDevice fused_mlp_device(const Device& dev) {
 Defines FusedMlpVariant::defines() const {
   Defines d;
   d.uvalue("BM", static_cast<std::uint64_t>(rows)).uvalue("WMAX", static_cast<std::uint64_t>(wmax));
+  d.uvalue("SPLIT", static_cast<std::uint64_t>(split));
   d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, params, CT::f32, false);
   return d;
 }
@@ -83,11 +95,12 @@ std::vector<FusedMlpVariant> FusedMlpVariant::space() {
   std::vector<FusedMlpVariant> out;
   for (std::int64_t rows : {4, 8, 16, 64})
     for (std::int64_t wmax : {4, 96, 256})
-      for (DType p : {DType::f32, DType::f16}) {
-        FusedMlpVariant v;
-        v.rows = rows, v.wmax = wmax, v.params = p;
-        out.push_back(v);
-      }
+      for (std::int64_t split : {1, 4})
+        for (DType p : {DType::f32, DType::f16}) {
+          FusedMlpVariant v;
+          v.rows = rows, v.wmax = wmax, v.split = split, v.params = p;
+          out.push_back(v);
+        }
   return out;
 }
 
@@ -127,7 +140,7 @@ struct FusedMlpParams {
 }  // namespace
 
 Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp,
-                 std::int64_t rows_setting) {
+                 const FusedMlpChoice& choice) {
   const std::string name = std::string("gltensor::") + op;
   if (mlp.layers.empty()) throw ValueError(name + ": no layers");
   const std::int64_t K = mlp.layers.front().K, N = mlp.layers.back().N;
@@ -141,18 +154,18 @@ Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const Fu
     throw ShapeError(name + ": packed parameters " + to_string(params.shape()) + " " + dtype_name(params.dtype()) +
                      ", expected [" + std::to_string(mlp.numel()) + "] float32 or float16");
   DeviceImpl& dev = dev_of(x);
-  const FusedMlpPlan plan = plan_fused_mlp(mlp, fused_mlp_device(x.device()), rows_setting);
-  if (!plan.ok) throw LimitError(name + ": " + std::to_string(mlp.layers.size()) + " layers: " + plan.why);
   Shape out_shape = x.shape();
   out_shape.back() = N;
-  Tensor y = alloc(dev, out_shape, DType::f32, op);
   std::int64_t rows = 1;
   for (std::size_t d = 0; d + 1 < out_shape.size(); ++d) rows *= out_shape[d];
+  const FusedMlpPlan plan = plan_fused_mlp(mlp, fused_mlp_device(x.device()), choice, rows);
+  if (!plan.ok) throw LimitError(name + ": " + std::to_string(mlp.layers.size()) + " layers: " + plan.why);
+  Tensor y = alloc(dev, out_shape, DType::f32, op);
   if (rows == 0) return y;
   const Tensor xd = x.is_contiguous() && x.offset() == 0 ? x : x.contiguous();
   const Tensor pd = params.is_contiguous() && params.offset() == 0 ? params : params.contiguous();
   FusedMlpVariant v;
-  v.rows = plan.rows, v.wmax = plan.wmax, v.params = pd.dtype();
+  v.rows = plan.rows, v.wmax = plan.wmax, v.split = plan.split, v.params = pd.dtype();
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(plan.local)}).write(y).read(xd).read(pd);
   launch.params(FusedMlpParams{rows, mlp}).loop_iterations(plan.loop_iterations);

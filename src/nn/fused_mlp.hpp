@@ -44,27 +44,37 @@ struct FusedMlpDevice {
   bool software = false;
 };
 
+/// GLTENSOR_FUSED_MLP's choices (0: the plan's).
+struct FusedMlpChoice {
+  std::int64_t rows = 0;   ///< rows per workgroup (BM)
+  std::int64_t split = 0;  ///< slices of K per layer (SPLIT)
+};
+
 struct FusedMlpPlan {
   bool ok = false;
-  std::string why;         ///< why not, where !ok ("width 300 > 256 (shared memory ...)")
-  std::int64_t rows = 0;   ///< rows per workgroup (BM, a multiple of 4)
+  std::string why;        ///< why not, where !ok ("width 300 > 256 (shared memory ...)")
+  std::int64_t rows = 0;  ///< rows per workgroup (BM, a multiple of 4)
+  std::int64_t split = 1;
   std::int64_t local = 0;  ///< invocations per workgroup
   std::int64_t wmax = 0;   ///< the widest layer input or output (WMAX)
   std::uint64_t loop_iterations = 0;
 };
 
-/// rows_setting: GLTENSOR_FUSED_MLP's rows per workgroup (0: the default, 8 on GPUs, 16 on
-/// software renderers). Refuses fewer than 2 or more than kFusedMlpMaxLayers layers, widths whose
-/// two buffers of rows x width floats pass the shared memory, and loops past the loop budget.
-FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, std::int64_t rows_setting);
-/// The widest width the plan takes for this device and setting (shared memory).
-std::int64_t fused_mlp_max_width(const FusedMlpDevice& dev, std::int64_t rows_setting);
+/// The plan for `M` rows (M < 0: at load, for any M: the largest row block). Rows per workgroup:
+/// the setting's, else a multiple of 4 that gives about 64 workgroups, at most 16; SPLIT: the
+/// setting's, else 1. Refuses fewer than 2 or more than kFusedMlpMaxLayers layers, widths whose
+/// shared buffers (two of rows x width floats, SPLIT more where SPLIT > 1) pass the device's
+/// shared memory, and loops past its loop budget.
+FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, const FusedMlpChoice& choice,
+                            std::int64_t M = -1);
+/// The widest width plan_fused_mlp takes at load for this device and choice (shared memory).
+std::int64_t fused_mlp_max_width(const FusedMlpDevice& dev, const FusedMlpChoice& choice);
 FusedMlpDevice fused_mlp_device(const Device& dev);
 
-/// fused_mlp.comp's Variant: BM rows per workgroup, WMAX, the packed parameters' dtype.
+/// fused_mlp.comp's Variant: BM rows per workgroup, WMAX, SPLIT, the packed parameters' dtype.
 struct FusedMlpVariant {
   static constexpr const char* kFile = "fused_mlp.comp";
-  std::int64_t rows = 8, wmax = 4;
+  std::int64_t rows = 8, wmax = 4, split = 1;
   DType y = DType::f32, x = DType::f32, params = DType::f32;
   Defines defines() const;
   static std::vector<FusedMlpVariant> space();
@@ -73,6 +83,6 @@ struct FusedMlpVariant {
 /// y [..., N_last] from x [..., K_0] (f32; 2-D where mlp.gemm_input) and the packed parameters
 /// (1-D, f32 or f16, mlp.numel() elements): one dispatch. Throws ShapeError / DTypeError naming
 /// `op` and the shapes, LimitError where the plan refuses the device.
-Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp, std::int64_t rows_setting);
+Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp, const FusedMlpChoice& choice);
 
 }  // namespace gltensor::detail

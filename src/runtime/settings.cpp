@@ -109,14 +109,15 @@ IMatmulSetting parse_imatmul(const std::string& text) {
   return parse<I>("GLTENSOR_IMATMUL", text, {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}});
 }
 
-void parse_fused_mlp(const std::string& text, bool& on, std::int64_t& rows) {
-  on = text != "0", rows = 0;
+void parse_fused_mlp(const std::string& text, int& on, std::int64_t& rows, std::int64_t& split) {
+  on = text.empty() ? -1 : text == "0" ? 0 : 1, rows = 0, split = 0;
   if (text.empty() || text == "0" || text == "1") return;
   char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (*end || v < 4 || v > 64 || v % 4)
-    throw ValueError("gltensor: GLTENSOR_FUSED_MLP=\"" + text + "\" is not 0, 1 or rows per workgroup 4, 8, ..., 64");
-  rows = v;
+  rows = std::strtol(text.c_str(), &end, 10);
+  if (*end == 'x') split = std::strtol(end + 1, &end, 10);
+  if (*end || rows < 4 || rows > 64 || rows % 4 || split < 0 || split > 8)
+    throw ValueError("gltensor: GLTENSOR_FUSED_MLP=\"" + text +
+                     "\" is not 0, 1, R or RxS (R rows per workgroup 4, 8, ..., 64; S slices of K 1..8)");
 }
 
 Settings Settings::from_env() {
@@ -144,7 +145,7 @@ Settings Settings::from_env() {
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
-  parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows);
+  parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;

@@ -141,10 +141,11 @@ struct Ran {
 // The model's outputs with fuse_mlp on or off (GLTENSOR_FUSED_MLP's settings), its plan and
 // the dispatches of its run.
 Ran run(const std::string& path, const std::vector<float>& x, const Shape& shape, bool fused,
-        std::int64_t rows_setting = 0, bool f16_weights = false) {
+        detail::FusedMlpChoice choice = {}, bool f16_weights = false) {
   ScopedSettings s;
-  s->fused_mlp = fused;
-  s->fused_mlp_rows = rows_setting;
+  s->fused_mlp = fused ? 1 : 0;
+  s->fused_mlp_rows = choice.rows;
+  s->fused_mlp_split = choice.split;
   ModelOptions o;
   o.f16_weights = f16_weights;
   Model m = Model::load(device(), path, o);
@@ -225,15 +226,15 @@ TEST(FusedMlp, RandomChainsMatchReferenceAndUnfused) {
   }
 }
 
-// Every row count of the kernel's row blocks (GLTENSOR_FUSED_MLP=4, 16, 64) gives the same values.
-TEST(FusedMlp, RowsPerWorkgroupSettings) {
+// Every row block and K split of the kernel (GLTENSOR_FUSED_MLP=RxS) gives the reference's values.
+TEST(FusedMlp, RowsAndSplitSettings) {
   GLT_RNG(rng);
   const Chain c(rng, {{24, 20, false, false, true, "Relu"}, {20, 9, false, false, true, "Tanh"}});
   const std::int64_t rows = 131;
   const auto x = uniform(rng, static_cast<std::size_t>(rows * 24));
-  for (std::int64_t bm : {4, 16, 64}) {
-    SCOPED_TRACE("rows per workgroup " + std::to_string(bm));
-    const Ran f = run(c.path, x, c.x_shape(rows), true, bm);
+  for (detail::FusedMlpChoice ch : std::vector<detail::FusedMlpChoice>{{4, 1}, {16, 0}, {64, 1}, {4, 4}, {8, 3}}) {
+    SCOPED_TRACE("GLTENSOR_FUSED_MLP=" + std::to_string(ch.rows) + "x" + std::to_string(ch.split));
+    const Ran f = run(c.path, x, c.x_shape(rows), true, ch);
     EXPECT_NE(f.plan.find(fused_text(2, 1)), std::string::npos) << f.plan;
     EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 1e-4, 1e-4));
   }
@@ -266,7 +267,7 @@ TEST(FusedMlp, NanInfPropagate) {
 // without the pass bit for bit.
 TEST(FusedMlp, WidthLimit) {
   GLT_RNG(rng);
-  const std::int64_t limit = detail::fused_mlp_max_width(detail::fused_mlp_device(device()), 0);
+  const std::int64_t limit = detail::fused_mlp_max_width(detail::fused_mlp_device(device()), {});
   ASSERT_GE(limit, 4);
   for (std::int64_t width : {limit, limit + 1}) {
     SCOPED_TRACE("width " + std::to_string(width) + " (limit " + std::to_string(limit) + ")");
@@ -317,8 +318,8 @@ TEST(FusedMlp, LoopLimitCutsTheChain) {
       {40, 40, false, false, true, "Relu"}, {40, 40, false, false, true, "Relu"}, {40, 40, false, false, true, ""}};
   const Chain c(rng, ls);
   const detail::FusedMlpDevice d = detail::fused_mlp_device(device());
-  const auto two = detail::plan_fused_mlp(mlp_of({40, 40, 40}), d, 0);
-  const auto three = detail::plan_fused_mlp(mlp_of({40, 40, 40, 40}), d, 0);
+  const auto two = detail::plan_fused_mlp(mlp_of({40, 40, 40}), d, {});
+  const auto three = detail::plan_fused_mlp(mlp_of({40, 40, 40, 40}), d, {});
   ASSERT_TRUE(two.ok && three.ok) << two.why << three.why;
   const std::int64_t rows = 37;
   const auto x = uniform(rng, static_cast<std::size_t>(rows * 40));
@@ -343,7 +344,7 @@ TEST(FusedMlp, F16Weights) {
   const std::int64_t rows = 34;
   const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
   const Shape shape{1, rows, ThreeGemm::W};
-  const Ran f = run(g.path, x, shape, true, 0, true), u = run(g.path, x, shape, false, 0, true);
+  const Ran f = run(g.path, x, shape, true, {}, true), u = run(g.path, x, shape, false, {}, true);
   EXPECT_NE(f.plan.find(fused_text(3, 1)), std::string::npos) << f.plan;
   EXPECT_TRUE(close(f.out.at("y"), to_double(u.out.at("y")), 1e-4, 1e-5));
   EXPECT_TRUE(close(f.out.at("y"), g.ref(x, rows), 2e-2, 2e-2));  // weights rounded to f16
@@ -354,6 +355,7 @@ TEST(FusedMlp, GemmInputMustBe2D) {
   GLT_RNG(rng);
   const Chain c(rng, {{6, 5, true, false, true, "Relu"}, {5, 4, true, true, true, ""}});
   ScopedSettings s;
+  s->fused_mlp = 1;
   Model m = Model::load(device(), c.path, ModelOptions{});
   ASSERT_NE(m.plan_summary().find(fused_text(2, 1)), std::string::npos) << m.plan_summary();
   const auto x = uniform(rng, 12);
@@ -361,26 +363,41 @@ TEST(FusedMlp, GemmInputMustBe2D) {
   EXPECT_NO_THROW(m.run({{"x", Tensor::from_host(device(), x, {2, 6})}}));
 }
 
-// The plan without a GPU: layer counts, widths against shared memory, the loop count.
+// The plan without a GPU: layer counts, widths against shared memory, rows per workgroup, the
+// loop count.
 TEST(FusedMlpPlan, LimitsAndLoopCount) {
-  detail::FusedMlpDevice d;  // 32 KiB, no loop limit, a GPU: 8 rows per workgroup
-  EXPECT_EQ(detail::fused_mlp_max_width(d, 0), 32768 / (2 * 8 * 4));
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8}), d, 0).ok);  // one layer
-  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 8, 8}), d, 0).ok);
-  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 8, 8, 8, 8, 8, 8, 8, 8}), d, 0).ok);      // 8 layers
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8, 8, 8, 8, 8, 8, 8, 8, 8}), d, 0).ok);  // 9
-  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 512, 8}), d, 0).ok);
-  const auto wide = detail::plan_fused_mlp(mlp_of({8, 513, 8}), d, 0);
+  detail::FusedMlpDevice d;  // 32 KiB, no loop limit, a GPU: at load 16 rows per workgroup
+  const detail::FusedMlpChoice any;
+  EXPECT_EQ(detail::fused_mlp_max_width(d, any), 32768 / (2 * 16 * 4));
+  EXPECT_EQ(detail::fused_mlp_max_width(d, {4, 0}), 32768 / (2 * 4 * 4));
+  EXPECT_EQ(detail::fused_mlp_max_width(d, {16, 4}), 32768 / (6 * 16 * 4) / 4 * 4);
+  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8}), d, any).ok);  // one layer
+  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 8, 8}), d, any).ok);
+  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 8, 8, 8, 8, 8, 8, 8, 8}), d, any).ok);      // 8 layers
+  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8, 8, 8, 8, 8, 8, 8, 8, 8}), d, any).ok);  // 9
+  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 256, 8}), d, any).ok);
+  const auto wide = detail::plan_fused_mlp(mlp_of({8, 257, 8}), d, any);
   EXPECT_FALSE(wide.ok);
   EXPECT_NE(wide.why.find("shared memory"), std::string::npos) << wide.why;
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8, 8}), d, 6).ok);  // rows not a multiple of 4
-  // 96 -> 96 -> 96, 8 rows, 128 invocations: load ceil(768 / 128) + 1, layers 2 + 1, each
-  // ceil(2 * 96 / 128) * 97 + 1
-  const auto p = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, 0);
+  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({8, 257, 8}), d, {4, 0}).ok);
+  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({8, 8, 8}), d, {6, 0}).ok);  // rows not a multiple of 4
+  // rows for M: about 64 workgroups, 4 at least, 16 at most
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34).rows, 4);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 300).rows, 8);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).rows, 16);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 0}, 34).rows, 8);
+  // 96 -> 96 -> 96, 16 rows, 256 invocations: load ceil(1536 / 256) + 1, layers 2 + 1, each
+  // ceil(4 * 96 / 256) * 97 + 1
+  const auto p = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any);
   ASSERT_TRUE(p.ok);
-  EXPECT_EQ(p.rows, 8);
-  EXPECT_EQ(p.local, 128);
+  EXPECT_EQ(p.rows, 16);
+  EXPECT_EQ(p.local, 256);
   EXPECT_EQ(p.loop_iterations, 7u + 3u + 2u * (2u * 97u + 1u));
+  // 8 rows, split 4: load ceil(768 / 256) + 1, each layer ceil(2 * 96 * 4 / 256) * 25 + 1, and
+  // the sums ceil(192 / 256) * 5 + 1
+  const auto s4 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4});
+  ASSERT_TRUE(s4.ok) << s4.why;
+  EXPECT_EQ(s4.loop_iterations, 4u + 3u + 2u * (3u * 25u + 1u + 1u * 5u + 1u));
   d.loop_budget = p.loop_iterations - 1;
-  EXPECT_NE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, 0).why.find("loop iterations"), std::string::npos);
+  EXPECT_NE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any).why.find("loop iterations"), std::string::npos);
 }
