@@ -412,8 +412,9 @@ int main(int argc, char** argv) {
         "faster)\n",
         rep.host / plain.host, rep.cpu / plain.cpu, rep.run / plain.run, rep.read / plain.read, rep.e2e / plain.e2e);
     if (fused) {  // the fused MLP's reference in the same run: the planner without it
-      std::printf("\n| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms |\n"
-                  "|---|---|---|---|---|---|---|\n");
+      std::printf(
+          "\n| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms |\n"
+          "|---|---|---|---|---|---|---|\n");
       detail::settings().fused_mlp = 0;
       const auto [off, off_rep] = best_rounds(dev, model, shapes, runs);
       row("Model::run, GLTENSOR_FUSED_MLP=0", off);

@@ -35,8 +35,9 @@ uniform float u_p0[MAX_LAYERS];
 uniform float u_p1[MAX_LAYERS];
 
 shared float h[2u * BM * WMAX];
+#define SPLITU uint(SPLIT)
 #if SPLIT > 1
-shared float part[SPLIT * BM * WMAX];  // the K slices' partial sums of a layer
+shared float part[SPLITU * BM * WMAX];  // the K slices' partial sums of a layer
 #endif
 
 float act(uint l, float x) {
@@ -84,8 +85,8 @@ void main() {
     bool last = l + 1u == u_layers;
     float alpha = u_alpha[l];
     float beta = u_beta[l];
-    uint KS = (K + SPLIT - 1u) / SPLIT;  // k per slice
-    for (uint it = t; LOOP(it < BM / 4u * N * SPLIT); it += LOCAL_X) {
+    uint KS = (K + SPLITU - 1u) / SPLITU;  // k per slice
+    for (uint it = t; LOOP(it < BM / 4u * N * SPLITU); it += LOCAL_X) {
       uint j = it % N;
       uint rest = it / N;
       uint r0 = rest % (BM / 4u) * 4u;
@@ -108,7 +109,7 @@ void main() {
       uint j = it % N;
       uint r0 = it / N * 4u;
       vec4 acc = vec4(0.0);
-      for (uint s = 0u; s < SPLIT; ++s) {
+      for (uint s = 0u; s < SPLITU; ++s) {
         uint p = (s * BM + r0) * WMAX + j;
         acc += vec4(part[p], part[p + WMAX], part[p + 2u * WMAX], part[p + 3u * WMAX]);
       }

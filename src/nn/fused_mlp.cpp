@@ -44,7 +44,11 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
   if (choice.rows <= 0 && M >= 0)  // about 64 workgroups, 4 rows at least
     p.rows = std::min(p.rows, std::max<std::int64_t>(4, ceil_div(ceil_div(M, 64), 4) * 4));
   p.split = split_of(choice);
-  p.local = dev.software ? 64 : 256;
+  std::int64_t nmax = 0;
+  for (const auto& l : L) nmax = std::max(nmax, l.N);
+  p.local = dev.software ? 64
+                         : std::clamp<std::int64_t>(ceil_div(p.rows / 4 * nmax * p.split, 64) * 64, 64,
+                                                    std::max(64, dev.max_local / 64 * 64));
   if (L.size() < 2 || L.size() > static_cast<std::size_t>(kFusedMlpMaxLayers)) {
     p.why = std::to_string(L.size()) + " layers (2 to " + std::to_string(kFusedMlpMaxLayers) + " fuse)";
     return p;
@@ -80,13 +84,15 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
 
 FusedMlpDevice fused_mlp_device(const Device& dev) {
   const DeviceImpl& d = *dev.impl();
-  return {d.caps().max_shared_memory, d.loop_budget(), dev.adapter().software};
+  const Capabilities& c = d.caps();
+  return {c.max_shared_memory, d.loop_budget(), dev.adapter().software,
+          std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])};
 }
 
 Defines FusedMlpVariant::defines() const {
   Defines d;
   d.uvalue("BM", static_cast<std::uint64_t>(rows)).uvalue("WMAX", static_cast<std::uint64_t>(wmax));
-  d.uvalue("SPLIT", static_cast<std::uint64_t>(split));
+  d.value("SPLIT", split);  // signed: the preprocessor tests it
   d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, params, CT::f32, false);
   return d;
 }

@@ -42,6 +42,7 @@ struct FusedMlpDevice {
   int max_shared_memory = 32768;
   std::uint64_t loop_budget = UINT64_MAX;
   bool software = false;
+  int max_local = 1024;  ///< invocations a workgroup may have (its x size)
 };
 
 /// GLTENSOR_FUSED_MLP's choices (0: the plan's).
@@ -62,9 +63,10 @@ struct FusedMlpPlan {
 
 /// The plan for `M` rows (M < 0: at load, for any M: the largest row block). Rows per workgroup:
 /// the setting's, else a multiple of 4 that gives about 64 workgroups, at most 16; SPLIT: the
-/// setting's, else 1. Refuses fewer than 2 or more than kFusedMlpMaxLayers layers, widths whose
-/// shared buffers (two of rows x width floats, SPLIT more where SPLIT > 1) pass the device's
-/// shared memory, and loops past its loop budget.
+/// setting's, else 1; invocations: on GPUs one per item of the widest layer (rows / 4 x N x
+/// SPLIT, a multiple of 64 up to max_local), 64 on software renderers. Refuses fewer than 2 or more than
+/// kFusedMlpMaxLayers layers, widths whose shared buffers (two of rows x width floats, SPLIT more where SPLIT > 1) pass
+/// the device's shared memory, and loops past its loop budget.
 FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, const FusedMlpChoice& choice,
                             std::int64_t M = -1);
 /// The widest width plan_fused_mlp takes at load for this device and choice (shared memory).
@@ -83,6 +85,7 @@ struct FusedMlpVariant {
 /// y [..., N_last] from x [..., K_0] (f32; 2-D where mlp.gemm_input) and the packed parameters
 /// (1-D, f32 or f16, mlp.numel() elements): one dispatch. Throws ShapeError / DTypeError naming
 /// `op` and the shapes, LimitError where the plan refuses the device.
-Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp, const FusedMlpChoice& choice);
+Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp,
+                 const FusedMlpChoice& choice);
 
 }  // namespace gltensor::detail

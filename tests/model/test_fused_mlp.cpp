@@ -386,18 +386,24 @@ TEST(FusedMlpPlan, LimitsAndLoopCount) {
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 300).rows, 8);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).rows, 16);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 0}, 34).rows, 8);
-  // 96 -> 96 -> 96, 16 rows, 256 invocations: load ceil(1536 / 256) + 1, layers 2 + 1, each
-  // ceil(4 * 96 / 256) * 97 + 1
+  // 96 -> 96 -> 96, 16 rows, 384 invocations (4 x 96 items): load ceil(1536 / 384) + 1, layers
+  // 2 + 1, each 1 * 97 + 1
   const auto p = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any);
   ASSERT_TRUE(p.ok);
   EXPECT_EQ(p.rows, 16);
-  EXPECT_EQ(p.local, 256);
-  EXPECT_EQ(p.loop_iterations, 7u + 3u + 2u * (2u * 97u + 1u));
-  // 8 rows, split 4: load ceil(768 / 256) + 1, each layer ceil(2 * 96 * 4 / 256) * 25 + 1, and
-  // the sums ceil(192 / 256) * 5 + 1
+  EXPECT_EQ(p.local, 384);
+  EXPECT_EQ(p.loop_iterations, 5u + 3u + 2u * 98u);
+  // 8 rows, split 4: 768 invocations; load 1 + 1, each layer 1 * 25 + 1 and the sums 1 * 5 + 1
   const auto s4 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4});
   ASSERT_TRUE(s4.ok) << s4.why;
-  EXPECT_EQ(s4.loop_iterations, 4u + 3u + 2u * (3u * 25u + 1u + 1u * 5u + 1u));
+  EXPECT_EQ(s4.local, 768);
+  EXPECT_EQ(s4.loop_iterations, 2u + 3u + 2u * (26u + 6u));
+  // capped by the device's workgroup size; 64 on software renderers
+  d.max_local = 256;
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4}).local, 256);
+  d.software = true;
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4}).local, 64);
+  d.software = false;
   d.loop_budget = p.loop_iterations - 1;
   EXPECT_NE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any).why.find("loop iterations"), std::string::npos);
 }
