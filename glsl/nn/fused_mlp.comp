@@ -70,6 +70,7 @@ float act(uint l, float x) {
 void main() {
   uint t = gl_LocalInvocationID.x;
   uint row0 = WORKGROUP_ID_1D * BM;
+  if (row0 >= u_rows) return;  // a workgroup past the grid's end (the whole workgroup)
   uint rows = min(BM, u_rows - row0);  // rows of this block
   uint K = u_width[0];
   for (uint i = t; LOOP(i < BM * K); i += LOCAL_X) {

@@ -191,6 +191,21 @@ TEST(FusedMlp, ThreeGemmModelIsOneDispatch) {
   }
 }
 
+// A grid past the dispatch's workgroup limit is split over several dispatches (WORKGROUP_ID_1D
+// counts across them; workgroups past the end exit): 981 rows of 16 per workgroup, 62 workgroups
+// as a 3 x 21 grid, at most 3 x 3 per dispatch.
+TEST(FusedMlp, GridSplitOverDispatches) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  const std::int64_t rows = 981;
+  const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
+  device().set_dispatch_limit(3);
+  const Ran f = run(g.path, x, {1, rows, ThreeGemm::W}, true, {16, 0});
+  device().set_dispatch_limit(0);
+  EXPECT_EQ(f.dispatches, 7u);  // 21 / 3
+  EXPECT_TRUE(close(f.out.at("y"), g.ref(x, rows), 1e-4, 1e-4));
+}
+
 // Random chains: 2 to 10 layers (past 8: two fused nodes), odd widths, every activation, MatMul
 // and Gemm (transB, alpha, beta, without bias), against the reference and the unfused plan.
 TEST(FusedMlp, RandomChainsMatchReferenceAndUnfused) {
