@@ -63,10 +63,11 @@ struct FusedMlpPlan {
 
 /// The plan for `M` rows (M < 0: at load, for any M: the largest row block). Rows per workgroup:
 /// the setting's, else a multiple of 4 that gives about 64 workgroups, at most 16; SPLIT: the
-/// setting's, else 1; invocations: on GPUs one per item of the widest layer (rows / 4 x N x
-/// SPLIT, a multiple of 64 up to max_local), 64 on software renderers. Refuses fewer than 2 or more than
-/// kFusedMlpMaxLayers layers, widths whose shared buffers (two of rows x width floats, SPLIT more where SPLIT > 1) pass
-/// the device's shared memory, and loops past its loop budget.
+/// setting's, else on GPUs at run (M >= 0) the most of 8, 4, 2 that leaves 8 k or more per slice,
+/// one invocation per item and the slices' sums within the shared memory, else 1; invocations: on GPUs one per item of
+/// the widest layer (rows / 4 x N x SPLIT, a multiple of 64 up to max_local), 64 on software renderers. Refuses fewer
+/// than 2 or more than kFusedMlpMaxLayers layers, widths whose shared buffers (two of rows x width floats, SPLIT more
+/// where SPLIT > 1) pass the device's shared memory, and loops past its loop budget.
 FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, const FusedMlpChoice& choice,
                             std::int64_t M = -1);
 /// The widest width plan_fused_mlp takes at load for this device and choice (shared memory).

@@ -104,8 +104,8 @@ struct Settings {
   /// GLTENSOR_FUSED_MLP=0: the model planner leaves chains of MatMul/Gemm layers as they are
   /// (fuse_mlp off); 1: fused, one dispatch per chain (nn/fused_mlp.hpp), on every device; R or
   /// RxS: fused with R rows per workgroup (4, 8, ..., 64; default: about 64 workgroups, at most
-  /// 16 rows) and S slices of K per layer (1..8; default 1); "" (-1): fused on GPUs only (on
-  /// llvmpipe the separate matmul kernels are faster).
+  /// 16 rows) and S slices of K per layer (1..8; default on GPUs up to 8, 8 k or more each); "" (-1): fused on GPUs
+  /// only (on llvmpipe the separate matmul kernels are faster).
   int fused_mlp = -1;
   std::int64_t fused_mlp_rows = 0, fused_mlp_split = 0;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.

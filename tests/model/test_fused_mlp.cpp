@@ -247,7 +247,8 @@ TEST(FusedMlp, RowsAndSplitSettings) {
   const Chain c(rng, {{24, 20, false, false, true, "Relu"}, {20, 9, false, false, true, "Tanh"}});
   const std::int64_t rows = 131;
   const auto x = uniform(rng, static_cast<std::size_t>(rows * 24));
-  for (detail::FusedMlpChoice ch : std::vector<detail::FusedMlpChoice>{{4, 1}, {16, 0}, {64, 1}, {4, 4}, {8, 3}}) {
+  for (detail::FusedMlpChoice ch :
+       std::vector<detail::FusedMlpChoice>{{4, 1}, {16, 0}, {64, 1}, {4, 4}, {8, 3}, {4, 8}}) {
     SCOPED_TRACE("GLTENSOR_FUSED_MLP=" + std::to_string(ch.rows) + "x" + std::to_string(ch.split));
     const Ran f = run(c.path, x, c.x_shape(rows), true, ch);
     EXPECT_NE(f.plan.find(fused_text(2, 1)), std::string::npos) << f.plan;
@@ -413,11 +414,21 @@ TEST(FusedMlpPlan, LimitsAndLoopCount) {
   ASSERT_TRUE(s4.ok) << s4.why;
   EXPECT_EQ(s4.local, 768);
   EXPECT_EQ(s4.loop_iterations, 2u + 3u + 2u * (26u + 6u));
+  // at run on GPUs, K in slices: 8 of 12 k for 34 rows (4 per workgroup: 768 invocations), 2
+  // for 16 rows per workgroup (1024 invocations at most), none under 16 k, none on software
+  const auto m34 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34);
+  EXPECT_EQ(m34.rows, 4);
+  EXPECT_EQ(m34.split, 8);
+  EXPECT_EQ(m34.local, 768);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).split, 2);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 1}, 34).split, 1);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({12, 12, 12}), d, any, 34).split, 1);
   // capped by the device's workgroup size; 64 on software renderers
   d.max_local = 256;
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4}).local, 256);
   d.software = true;
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4}).local, 64);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34).split, 1);
   d.software = false;
   d.loop_budget = p.loop_iterations - 1;
   EXPECT_NE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any).why.find("loop iterations"), std::string::npos);
