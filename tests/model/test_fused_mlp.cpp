@@ -6,6 +6,8 @@
 // memory limit and past it; chains whose middle output is a graph output or read elsewhere (not
 // fused: the same values as without the pass, bit for bit); chains past the loop limit; f16
 // weights; the plan without a GPU.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -21,6 +23,9 @@ using namespace glt_test;
 using B = OnnxBuilder;
 
 namespace {
+
+// Model files of this process (ctest runs test_fused_mlp and its check_loops run side by side).
+std::string own(const std::string& name) { return name + "_" + std::to_string(::getpid()); }
 
 struct LayerSpec {
   std::int64_t K = 0, N = 0;
@@ -102,7 +107,7 @@ struct Chain {
       }
       in = out;
     }
-    path = m.save("fused_mlp_chain");
+    path = m.save(own("fused_mlp_chain"));
   }
 
   static std::vector<float> transposed(const std::vector<float>& w, const LayerSpec& l) {
@@ -174,7 +179,7 @@ detail::FusedMlp mlp_of(const std::vector<std::int64_t>& widths) {
 // 1, within one workgroup, odd past one, and many workgroups.
 TEST(FusedMlp, ThreeGemmModelIsOneDispatch) {
   GLT_RNG(rng);
-  const ThreeGemm g(rng);
+  const ThreeGemm g(rng, own("fused_mlp_three_gemm"));
   for (std::int64_t rows : {34, 1, 3, 17, 0, 1001}) {
     SCOPED_TRACE("rows " + std::to_string(rows));
     const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
@@ -196,7 +201,7 @@ TEST(FusedMlp, ThreeGemmModelIsOneDispatch) {
 // as a 3 x 21 grid, at most 3 x 3 per dispatch.
 TEST(FusedMlp, GridSplitOverDispatches) {
   GLT_RNG(rng);
-  const ThreeGemm g(rng);
+  const ThreeGemm g(rng, own("fused_mlp_three_gemm"));
   const std::int64_t rows = 981;
   const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
   device().set_dispatch_limit(3);
@@ -260,7 +265,7 @@ TEST(FusedMlp, RowsAndSplitSettings) {
 // reference).
 TEST(FusedMlp, NanInfPropagate) {
   GLT_RNG(rng);
-  const ThreeGemm g(rng);
+  const ThreeGemm g(rng, own("fused_mlp_three_gemm"));
   const std::int64_t rows = 21;
   auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
   x[3] = NAN, x[ThreeGemm::W * 5 + 7] = INFINITY, x[ThreeGemm::W * 9] = -INFINITY;
@@ -356,7 +361,7 @@ TEST(FusedMlp, LoopLimitCutsTheChain) {
 // layers' weights are.
 TEST(FusedMlp, F16Weights) {
   GLT_RNG(rng);
-  const ThreeGemm g(rng);
+  const ThreeGemm g(rng, own("fused_mlp_three_gemm"));
   const std::int64_t rows = 34;
   const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
   const Shape shape{1, rows, ThreeGemm::W};
