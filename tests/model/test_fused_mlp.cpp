@@ -32,6 +32,7 @@ struct LayerSpec {
   bool gemm = false, trans_b = false, bias = true;
   std::string act;  // "", Relu, Sigmoid, Tanh, LeakyRelu, Clip, HardSigmoid, HardSwish
   double alpha = 1, beta = 1;
+  int bias_rank = 1;  // Gemm's C: 0 = one value [], 2 = [1, N]
 };
 
 double ref_act(const std::string& a, double x) {
@@ -69,8 +70,14 @@ struct Chain {
       const float r = 1.5f / std::sqrt(static_cast<float>(std::max<std::int64_t>(l.K, 1)));
       w.push_back(uniform(rng, static_cast<std::size_t>(l.K * l.N), -r, r));
       b.push_back(l.bias ? uniform(rng, static_cast<std::size_t>(l.N)) : std::vector<float>(l.N, 0.0f));
+      if (l.bias_rank == 0) b.back().assign(static_cast<std::size_t>(l.N), b.back()[0]);
       m.init("w" + s, l.trans_b ? Shape{l.N, l.K} : Shape{l.K, l.N}, l.trans_b ? transposed(w.back(), l) : w.back());
-      if (l.bias) m.init("b" + s, {l.N}, b.back());
+      if (l.bias)
+        m.init("b" + s,
+               l.bias_rank == 0   ? Shape{}
+               : l.bias_rank == 2 ? Shape{1, l.N}
+                                  : Shape{l.N},
+               l.bias_rank == 0 ? std::vector<float>{b.back()[0]} : b.back());
       const bool last = i + 1 == layers.size();
       const std::string out = last ? "y" : "h" + s;
       const std::string pre = l.act.empty() ? out : "p" + s;
@@ -244,6 +251,20 @@ TEST(FusedMlp, RandomChainsMatchReferenceAndUnfused) {
     EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 2e-4, 2e-4));
     EXPECT_TRUE(close(f.out.at("y"), to_double(u.out.at("y")), 2e-4, 2e-5)) << "fused against unfused";
   }
+}
+
+// Gemm's C as one value ([]) or a row ([1, N]) broadcast over the rows, with beta.
+TEST(FusedMlp, GemmBiasShapes) {
+  GLT_RNG(rng);
+  LayerSpec a{7, 10, true, false, true, "Relu"}, b{10, 6, true, true, true, ""};
+  a.bias_rank = 0, a.beta = 1.5, b.bias_rank = 2, b.alpha = 0.75;
+  const Chain c(rng, {a, b});
+  const std::int64_t rows = 13;
+  const auto x = uniform(rng, static_cast<std::size_t>(rows * 7));
+  const Ran f = run(c.path, x, c.x_shape(rows), true), u = run(c.path, x, c.x_shape(rows), false);
+  EXPECT_NE(f.plan.find(fused_text(2, 1)), std::string::npos) << f.plan;
+  EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 1e-4, 1e-4));
+  EXPECT_TRUE(close(f.out.at("y"), to_double(u.out.at("y")), 1e-4, 1e-5));
 }
 
 // Every row block and K split of the kernel (GLTENSOR_FUSED_MLP=RxS) gives the reference's values.
