@@ -11,6 +11,9 @@
 //   read ms   Model::run + every output read back (as ../shared/gpu/onnx_torch_bench.py times
 //             PyTorch: inputs already on the device, outputs to the host)
 //   e2e ms    upload the input, run, read every output back
+// With the fused MLP on (GPUs, or GLTENSOR_FUSED_MLP=1) it also times the planner without it
+// (GLTENSOR_FUSED_MLP=0) in the same run, and with --mlp-variants 4 4x4 the kernel's other row
+// blocks and K splits.
 // Without --model it builds the small model: three Gemm layers (MatMul + Add, ReLU
 // between them) of width 96 on a [1, 34, 96] input. --ort adds ONNX Runtime's CPU time on the
 // same model (node tools/ort-reference/ort_run.js --bench N, every core); --ort-python SCRIPT the
@@ -364,6 +367,10 @@ int main(int argc, char** argv) {
   app.add_flag("--qdq", qdq, "a QDQ-quantized CNN against its f32 form (int8 speed and weight memory)");
   std::int64_t qdq_size = 0;
   app.add_option("--qdq-size", qdq_size, "--qdq: only the rows of this image size (56 or 112 on GPUs)");
+  std::vector<std::string> mlp_variants;
+  app.add_option("--mlp-variants", mlp_variants,
+                 "also time the fused MLP with these GLTENSOR_FUSED_MLP values (R or RxS: rows per workgroup, "
+                 "slices of K)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -391,16 +398,42 @@ int main(int argc, char** argv) {
         "read back) |\n|---|---|---|---|---|---|---|\n");
     // Three interleaved rounds, the best of each (this machine may be shared).
     const auto [plain, rep] = best_rounds(dev, model, shapes, runs);
-    const auto row = [](const char* name, const Times& t) {
-      std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name,
+    const auto row = [](const std::string& name, const Times& t) {
+      std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name.c_str(),
                   static_cast<unsigned long long>(t.dispatches), t.host, t.cpu, t.run, t.read, t.e2e);
     };
-    row("Model::run", plain);
-    row("Model::run, ModelOptions::replay", rep);
+    const detail::Settings saved = detail::settings();
+    const bool fused = saved.fused_mlp > 0 || (saved.fused_mlp < 0 && !dev.adapter().software);
+    const std::string as_set = fused ? "" : " (no fused MLP)";
+    row("Model::run" + as_set, plain);
+    row("Model::run, ModelOptions::replay" + as_set, rep);
     std::printf(
         "\nreplay / plain: host %.3f, cpu %.3f, run %.3f, run + read back %.3f, e2e %.3f (time ratios, lower is "
         "faster)\n",
         rep.host / plain.host, rep.cpu / plain.cpu, rep.run / plain.run, rep.read / plain.read, rep.e2e / plain.e2e);
+    if (fused) {  // the fused MLP's reference in the same run: the planner without it
+      std::printf(
+          "\n| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms |\n"
+          "|---|---|---|---|---|---|---|\n");
+      detail::settings().fused_mlp = 0;
+      const auto [off, off_rep] = best_rounds(dev, model, shapes, runs);
+      row("Model::run, GLTENSOR_FUSED_MLP=0", off);
+      row("Model::run, ModelOptions::replay, GLTENSOR_FUSED_MLP=0", off_rep);
+      detail::settings().fused_mlp = 1;
+      for (const std::string& v : mlp_variants) {
+        detail::Settings& st = detail::settings();
+        detail::parse_fused_mlp(v, st.fused_mlp, st.fused_mlp_rows, st.fused_mlp_split);
+        const auto [p, q] = best_rounds(dev, model, shapes, runs);
+        row("Model::run, GLTENSOR_FUSED_MLP=" + v, p);
+        row("Model::run, ModelOptions::replay, GLTENSOR_FUSED_MLP=" + v, q);
+      }
+      detail::settings() = saved;
+      std::printf(
+          "\nfused / GLTENSOR_FUSED_MLP=0: run %.3f, run + read back %.3f, e2e %.3f; replayed: run %.3f, run + read "
+          "back %.3f, e2e %.3f (time ratios, lower is faster)\n",
+          plain.run / off.run, plain.read / off.read, plain.e2e / off.e2e, rep.run / off_rep.run,
+          rep.read / off_rep.read, rep.e2e / off_rep.e2e);
+    }
     if (ort || !ort_python.empty()) {
       const double r = ort ? ort_ms(model, shapes, runs) : ort_python_ms(ort_python, model, shapes, runs);
       std::printf("ONNX Runtime CPU: %.4f ms/run; gltensor e2e / ORT: plain %.2f, replay %.2f\n", r, plain.e2e / r,

@@ -160,16 +160,18 @@ for phase in "$@"; do
           # ONNX Runtime CPU (python3 onnxruntime); after pack_gpu.sh --ocr (model bench, ort_reference.py)
           timeout 120 "$P/bin/test_rnn" --gtest_brief=1 2>&1 | tail -n 30 | tee "$OUT/lstm.txt"
           timeout 400 "$P/bin/gltensor_model_bench" --lstm --runs 20 --ort-python "$P/bench/ort_reference.py" 2>&1 | tee -a "$OUT/lstm.txt" ;;
-    replay) # Recording and ModelOptions::replay (issues 21, 24): their tests, then per-run cost of the
-            # three-Gemm model ([1, 34, 96]), PP-OCRv4 rec 48x320 and det 640: gltensor plain and replayed
+    replay) # Recording, ModelOptions::replay and the fused MLP (issues 21, 24): their tests, then per-run
+            # cost of the three-Gemm model ([1, 34, 96]), PP-OCRv4 rec 48x320 and det 640: gltensor plain and replayed
             # (gltensor_model_bench: host ms in run(), run ms, end to end) and gltensor-run against
             # PyTorch eager and CUDA-graph replay (onnx_torch_bench.py), all in this one call.
-            for t in test_recording test_model_replay; do
+            for t in test_recording test_model_replay test_fused_mlp; do
               timeout 120 "$P/bin/$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
               echo "$t rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/replay.txt"
               [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/replay.txt"
             done
-            timeout 120 "$P/bin/gltensor_model_bench" --runs 500 --save-model /tmp/three_gemm.onnx 2>&1 | tee -a "$OUT/replay.txt"
+            # (the fused MLP, one dispatch, against GLTENSOR_FUSED_MLP=0 and two of its variants)
+            timeout 120 "$P/bin/gltensor_model_bench" --runs 500 --save-model /tmp/three_gemm.onnx --mlp-variants 4x4 4 \
+              2>&1 | tee -a "$OUT/replay.txt"
             for s in rec:1x3x48x320 det:1x3x640x640; do
               timeout 120 "$P/bin/gltensor_model_bench" --model "$P/models/ocr/ch_PP-OCRv4_${s%%:*}_infer.onnx" \
                 --shape x=${s#*:} --runs 100 2>&1 | tee -a "$OUT/replay.txt"

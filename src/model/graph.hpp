@@ -13,7 +13,8 @@
 
 namespace gltensor::detail {
 struct FusedExpr;  // ops/fused_elementwise.hpp
-}
+struct FusedMlp;   // nn/fused_mlp.hpp
+}  // namespace gltensor::detail
 
 namespace gltensor::model {
 
@@ -74,6 +75,8 @@ struct Node {
   /// GLSL (render_fused_glsl), made once at planning.
   std::shared_ptr<const detail::FusedExpr> fused_expr;
   std::shared_ptr<const std::string> fused_glsl;
+  /// gltensor.FusedMlp (fuse_mlp): the layers over the node's packed parameters (input 1).
+  std::shared_ptr<const detail::FusedMlp> mlp;
 };
 
 struct Value {

@@ -192,6 +192,7 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_hardswish(g, stats);
   fuse_epilogues(g, stats);
   fuse_muladd(g, stats);
+  fuse_mlp(g, dev, stats);
   fuse_elementwise(g, dev, options.f16_weights, stats);
   remove_dead(g, stats);
   // The run plan: each remaining node's op mapping, and the values each one reads last.

@@ -3,9 +3,13 @@
 //   constant s and b.
 //   FusedElementwise(x0, ..., xn) = the node's FusedExpr over its inputs (fuse_elementwise), one
 //   generated kernel (ops/fused_elementwise.hpp); float16 where the fused nodes' output was.
+//   FusedMlp(x, params) = the node's chain of dense layers (fuse_mlp) over its packed parameters,
+//   one dispatch (nn/fused_mlp.hpp).
 #include "gltensor/ops.hpp"
 #include "model/ops.hpp"
+#include "nn/fused_mlp.hpp"
 #include "ops/fused_elementwise.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor::model {
 
@@ -22,6 +26,16 @@ void register_fused_ops(Registry& m) {
               const int elem = a.g.values[a.node.outputs[0]].elem;
               return Ts{detail::fused_elementwise("FusedElementwise", *a.node.fused_expr, *a.node.fused_glsl, in,
                                                   elem == kFloat16 ? DType::f16 : DType::f32)};
+            }};
+  m["gltensor.FusedMlp"] =
+      OpDef{{}, nullptr, nullptr, [](Args& a) {
+              const Tensor& x = a.t(0);
+              const detail::FusedMlp& mlp = *a.node.mlp;
+              if (mlp.gemm_input && x.dim() != 2)  // as the Gemm mapping
+                a.fail("Gemm expects 2-D A and B, got " + to_string(x.shape()) + " and [" +
+                       std::to_string(mlp.layers[0].K) + ", " + std::to_string(mlp.layers[0].N) + "]");
+              const detail::Settings& st = detail::settings();
+              return Ts{detail::fused_mlp("FusedMlp", x, a.t(1), mlp, {st.fused_mlp_rows, st.fused_mlp_split})};
             }};
 }
 

@@ -20,8 +20,11 @@ std::string PlanStats::summary() const {
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
          std::to_string(muladd) + " Mul+Add chains, " + std::to_string(elementwise_nodes) +
-         " elementwise nodes fused into " + std::to_string(elementwise_groups) + " kernels, " + std::to_string(dead) +
-         " dead nodes";
+         " elementwise nodes fused into " + std::to_string(elementwise_groups) + " kernels, " +
+         (mlp_chains ? std::to_string(mlp_layers) + " MatMul/Gemm layers fused into " + std::to_string(mlp_chains) +
+                           " MLP kernels, "
+                     : std::string()) +
+         std::to_string(dead) + " dead nodes";
 }
 
 // ---- checks and element types ----
@@ -185,9 +188,6 @@ bool inline_ifs(Graph& g, PlanStats& s) {
 
 // ---- helpers for rewrites ----
 
-namespace {
-
-// The single non-removed consumer of value v (and the input slot), or -1.
 int sole_consumer(const Graph& g, int v) {
   if (v < 0 || g.values[v].uses != 1 || g.values[v].graph_output) return -1;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -208,6 +208,8 @@ int new_constant(Graph& g, const std::string& name, HostTensor t) {
   g.values[id].constant = std::make_shared<HostTensor>(std::move(t));
   return id;
 }
+
+namespace {
 
 // Per-output-channel values of constant c broadcast against a conv output of rank `rank` with
 // `O` channels (dim 1): c must broadcast to [1, O, 1, ...] without growing the output.

@@ -20,6 +20,13 @@
 //                    the same values as the unfused ops. A float32 Conv/ConvTranspose/Gemm/
 //                    MatMul whose epilogue feeds such a node gives the activation back to the
 //                    chain first (conv_direct applies epilogues in a dispatch of its own).
+//   fuse_mlp         (after fuse_muladd, before fuse_elementwise) chains of 2 to 8 float32
+//                    MatMul / Gemm (transA 0) layers with constant weights and bias (fold_affine's
+//                    input 2, Gemm's C per column) and their fused epilogues, each layer's output
+//                    read only by the next layer's input (not a graph output), widths within the
+//                    device's shared memory (nn/fused_mlp.hpp) -> gltensor.FusedMlp(x, packed
+//                    parameters): one dispatch for the chain (on GPUs; GLTENSOR_FUSED_MLP=0: off,
+//                    1: on software renderers too).
 //   fuse_qdq         (before fold_constants) QDQ weights: DequantizeLinear(x_q) and
 //                    DequantizeLinear(w_q constant) feeding Conv or MatMul -> one integer op
 //                    (gltensor.QConv / gltensor.QMatMul: int32 sums of the 8-bit values, scaled to
@@ -39,6 +46,7 @@ struct PlanStats {
   int ifs = 0, folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
   int qdq_integer = 0, qdq_weights = 0;
   int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
+  int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
   std::string summary() const;
 };
 
@@ -62,6 +70,15 @@ void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats
 /// Tests only: with false, fuse_elementwise leaves graphs unchanged (the unfused path, for
 /// comparison). Process-wide; not thread-safe against loads in flight.
 void set_fuse_elementwise(bool on);
+void fuse_mlp(Graph& g, const Device& dev, PlanStats& s);
 void remove_dead(Graph& g, PlanStats& s);
+
+// Helpers of the rewrites (planner.cpp), shared by the passes in other files.
+/// The single non-removed consumer of value v (not a graph output), or -1.
+int sole_consumer(const Graph& g, int v);
+/// The constant of value v (-1: none), or null.
+const HostTensor* const_of(const Graph& g, int v);
+/// A new constant value (its name made unique from `name`); returns its id.
+int new_constant(Graph& g, const std::string& name, HostTensor t);
 
 }  // namespace gltensor::model

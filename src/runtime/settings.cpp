@@ -116,6 +116,17 @@ IConvGemmSetting parse_iconv_gemm(const std::string& text) {
                   {{"", I::choose}, {"implicit", I::implicit}, {"bytes", I::bytes}, {"im2col", I::im2col}});
 }
 
+void parse_fused_mlp(const std::string& text, int& on, std::int64_t& rows, std::int64_t& split) {
+  on = text.empty() ? -1 : text == "0" ? 0 : 1, rows = 0, split = 0;
+  if (text.empty() || text == "0" || text == "1") return;
+  char* end = nullptr;
+  rows = std::strtol(text.c_str(), &end, 10);
+  if (*end == 'x') split = std::strtol(end + 1, &end, 10);
+  if (*end || rows < 4 || rows > 64 || rows % 4 || split < 0 || split > 8)
+    throw ValueError("gltensor: GLTENSOR_FUSED_MLP=\"" + text +
+                     "\" is not 0, 1, R or RxS (R rows per workgroup 4, 8, ..., 64; S slices of K 1..8)");
+}
+
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
@@ -143,6 +154,7 @@ Settings Settings::from_env() {
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));
   s.imatmul_rb = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()) == 2 ? 2 : 0;
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
+  parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;

@@ -50,6 +50,8 @@ QlinearGemvShape parse_qlinear_gemv(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
 IMatmulSetting parse_imatmul(const std::string& text);
 IConvGemmSetting parse_iconv_gemm(const std::string& text);
+/// GLTENSOR_FUSED_MLP into Settings::fused_mlp and fused_mlp_rows.
+void parse_fused_mlp(const std::string& text, int& on, std::int64_t& rows, std::int64_t& split);
 
 struct Settings {
   /// GLTENSOR_DEVICE: adapter index or renderer substring ("" = choose).
@@ -110,6 +112,13 @@ struct Settings {
   /// hidden sizes that are multiples of 4) ("" = choose: the sequence kernel up to hidden 256, on
   /// software rasterizers only for small layers and with quads; nn/rnn_plan.hpp).
   RnnSetting rnn = RnnSetting::choose;
+  /// GLTENSOR_FUSED_MLP=0: the model planner leaves chains of MatMul/Gemm layers as they are
+  /// (fuse_mlp off); 1: fused, one dispatch per chain (nn/fused_mlp.hpp), on every device; R or
+  /// RxS: fused with R rows per workgroup (4, 8, ..., 64; default: about 64 workgroups, at most
+  /// 16 rows) and S slices of K per layer (1..8; default on GPUs up to 8, 8 k or more each); "" (-1): fused on GPUs
+  /// only (on llvmpipe the separate matmul kernels are faster).
+  int fused_mlp = -1;
+  std::int64_t fused_mlp_rows = 0, fused_mlp_split = 0;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.

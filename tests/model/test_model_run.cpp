@@ -81,6 +81,8 @@ INSTANTIATE_TEST_SUITE_P(Model, ModelThreads, ::testing::Values(false, true),
 TEST(ModelRunStats, EachCallReportsItsOwnRun) {
   GLT_RNG(rng);
   const ThreeGemm g(rng, "stats_three_gemm");
+  ScopedSettings s;
+  s->fused_mlp = 0;  // three dispatches (one with fuse_mlp, the GPUs' default: tests/model/test_fused_mlp.cpp)
   const Model model = load_model(g.path, false);
   Device& dev = device();
   const Tensor x = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), {1, 34, ThreeGemm::W});

@@ -22,6 +22,7 @@
 #include "interop/frame_stage.hpp"
 #include "nn/attention_variants.hpp"
 #include "nn/conv_plan.hpp"
+#include "nn/fused_mlp.hpp"
 #include "nn/iconv_direct_plan.hpp"
 #include "nn/norm_variants.hpp"
 #include "nn/pool_plan.hpp"
@@ -204,6 +205,7 @@ TEST(KernelVariants, Attention) {
 
 TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }
 TEST(KernelVariants, RecurrentSequence) { check_family("rnn_seq", RnnSeqVariant::kFile, RnnSeqVariant::space(), 128); }
+TEST(KernelVariants, FusedMlp) { check_family("fused_mlp", FusedMlpVariant::kFile, FusedMlpVariant::space(), 256); }
 
 TEST(KernelVariants, Decoding) {
   check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);

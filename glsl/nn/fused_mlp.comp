@@ -1,0 +1,135 @@
+// The fully fused MLP (Müller et al. 2021, "Real-time Neural Radiance Caching for Path Tracing",
+// section 4; tiny-cuda-nn's FullyFusedMLP), src/nn/fused_mlp.cpp: a chain of u_layers dense
+// layers in one dispatch,
+//   h_0 = x,  h_{l+1} = act_l(alpha_l * h_l @ W_l + beta_l * b_l),  y = h_{u_layers},
+// over rows that are independent: one workgroup takes BM rows and runs every layer for them, its
+// activations in shared memory (two buffers of BM x WMAX: the layer's input and its output), a
+// workgroup barrier between layers, no global one. Rows past u_rows compute on zeros and are not
+// stored. Invocation t owns the items t, t + LOCAL_X, ... of a layer: an item is one output column
+// j of 4 consecutive rows (one weight read for 4 FMAs) over one of SPLIT slices of K (SPLIT > 1:
+// the slices' sums in shared memory, then added in slice order by one invocation per column and
+// row quad, a barrier between). f32 arithmetic, sums in k order within a slice.
+//
+// Operands: 0 = y [u_rows, N_last], 1 = x [u_rows, K_0], 2 = the packed parameters (f32 or f16):
+//           W_l [K_l, N_l] row-major at element u_w[l], b_l [N_l] at u_b[l].
+// Per layer l: u_width[l] = K_l, u_width[l + 1] = N_l (<= WMAX), u_act[l] = the activation's
+// code (gltensor::Activation's order: 0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 sigmoid, 5 tanh,
+// 6 silu, 7 leaky_relu(p0), 8 hardsigmoid(p0, p1), 9 hardswish, 10 clip(p0, p1)).
+// Loops of one invocation, each counting its exit test (plan_fused_mlp): ceil(BM K_0 / LOCAL_X)
+// + 1 to load x, u_layers + 1 layers, per layer ceil(BM / 4 N_l SPLIT / LOCAL_X) items of
+// ceil(K_l / SPLIT) + 1 trips, + 1; SPLIT > 1: ceil(BM / 4 N_l / LOCAL_X) sums of SPLIT + 1, + 1.
+layout(local_size_x = LOCAL_X) in;
+
+#include "activations.glsl"
+
+#define MAX_LAYERS 8
+uniform uint u_rows;
+uniform uint u_layers;
+uniform uint u_width[MAX_LAYERS + 1];
+uniform uint u_w[MAX_LAYERS];
+uniform uint u_b[MAX_LAYERS];
+uniform uint u_act[MAX_LAYERS];
+uniform float u_alpha[MAX_LAYERS];
+uniform float u_beta[MAX_LAYERS];
+uniform float u_p0[MAX_LAYERS];
+uniform float u_p1[MAX_LAYERS];
+
+shared float h[2u * BM * WMAX];
+#define SPLITU uint(SPLIT)
+#if SPLIT > 1
+shared float part[SPLITU * BM * WMAX];  // the K slices' partial sums of a layer
+#endif
+
+float act(uint l, float x) {
+  switch (u_act[l]) {
+    case 1u:
+      return act_relu(x);
+    case 2u:
+      return act_gelu(x);
+    case 3u:
+      return act_gelu_tanh(x);
+    case 4u:
+      return act_sigmoid(x);
+    case 5u:
+      return act_tanh(x);
+    case 6u:
+      return act_silu(x);
+    case 7u:
+      return act_leaky_relu(x, u_p0[l]);
+    case 8u:
+      return act_hardsigmoid(x, u_p0[l], u_p1[l]);
+    case 9u:
+      return act_hardswish(x);
+    case 10u:
+      return act_clip(x, u_p0[l], u_p1[l]);
+    default:
+      return x;
+  }
+}
+
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  uint row0 = WORKGROUP_ID_1D * BM;
+  if (row0 >= u_rows) return;  // a workgroup past the grid's end (the whole workgroup)
+  uint rows = min(BM, u_rows - row0);  // rows of this block
+  uint K = u_width[0];
+  for (uint i = t; LOOP(i < BM * K); i += LOCAL_X) {
+    uint r = i / K;
+    uint k = i - r * K;
+    h[r * WMAX + k] = r < rows ? float(load1((row0 + r) * K + k)) : 0.0;
+  }
+  barrier();
+  uint src = 0u;
+  for (uint l = 0u; LOOP(l < u_layers); ++l) {
+    uint N = u_width[l + 1u];
+    uint dst = BM * WMAX - src;
+    bool last = l + 1u == u_layers;
+    float alpha = u_alpha[l];
+    float beta = u_beta[l];
+    uint KS = (K + SPLITU - 1u) / SPLITU;  // k per slice
+    for (uint it = t; LOOP(it < BM / 4u * N * SPLITU); it += LOCAL_X) {
+      uint j = it % N;
+      uint rest = it / N;
+      uint r0 = rest % (BM / 4u) * 4u;
+      uint k0 = rest / (BM / 4u) * KS;  // the slice's first k
+      uint a = src + r0 * WMAX;
+      uint wj = u_w[l] + j;
+      vec4 acc = vec4(0.0);
+      for (uint k = k0; LOOP(k < min(K, k0 + KS)); ++k)
+        acc += vec4(h[a + k], h[a + WMAX + k], h[a + 2u * WMAX + k], h[a + 3u * WMAX + k]) * float(load2(wj + k * N));
+#if SPLIT > 1
+      uint p = (rest / (BM / 4u) * BM + r0) * WMAX + j;
+      part[p] = acc.x;
+      part[p + WMAX] = acc.y;
+      part[p + 2u * WMAX] = acc.z;
+      part[p + 3u * WMAX] = acc.w;
+    }
+    barrier();
+    // the slices' sums, in slice order
+    for (uint it = t; LOOP(it < BM / 4u * N); it += LOCAL_X) {
+      uint j = it % N;
+      uint r0 = it / N * 4u;
+      vec4 acc = vec4(0.0);
+      for (uint s = 0u; s < SPLITU; ++s) {
+        uint p = (s * BM + r0) * WMAX + j;
+        acc += vec4(part[p], part[p + WMAX], part[p + 2u * WMAX], part[p + 3u * WMAX]);
+      }
+#endif
+      float b = beta * float(load2(u_b[l] + j));
+      // (written out: no loop for the loop limit to count)
+#define OUT(i, c)                              \
+  {                                            \
+    float v = act(l, alpha * acc.c + b);       \
+    if (!last)                                 \
+      h[dst + (r0 + i) * WMAX + j] = v;        \
+    else if (r0 + i < rows)                    \
+      store0((row0 + r0 + i) * N + j, CT0(v)); \
+  }
+      OUT(0u, x) OUT(1u, y) OUT(2u, z) OUT(3u, w)
+#undef OUT
+    }
+    barrier();
+    src = dst;
+    K = N;
+  }
+}

@@ -1,0 +1,196 @@
+// The fully fused MLP (fused_mlp.hpp): plan, Variant and launch of glsl/nn/fused_mlp.comp.
+#include "nn/fused_mlp.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "gltensor/errors.hpp"
+#include "runtime/launch.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace gltensor::detail {
+
+MlpLayer& FusedMlp::add(std::int64_t K, std::int64_t N) {
+  MlpLayer l;
+  l.K = K, l.N = N, l.w_offset = numel(), l.b_offset = l.w_offset + K * N;
+  layers.push_back(l);
+  return layers.back();
+}
+
+std::int64_t FusedMlp::numel() const { return layers.empty() ? 0 : layers.back().b_offset + layers.back().N; }
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The largest row block of a choice (the one the load-time plan checks).
+std::int64_t max_rows(const FusedMlpChoice& c) { return c.rows > 0 ? c.rows : 16; }
+std::int64_t split_of(const FusedMlpChoice& c) { return c.split > 0 ? c.split : 1; }
+
+// Floats of shared memory per row and unit of width.
+std::int64_t shared_per_row(std::int64_t split) { return 2 + (split > 1 ? split : 0); }
+
+}  // namespace
+
+std::int64_t fused_mlp_max_width(const FusedMlpDevice& dev, const FusedMlpChoice& choice) {
+  return dev.max_shared_memory / (shared_per_row(split_of(choice)) * max_rows(choice) * 4) / 4 * 4;
+}
+
+FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, const FusedMlpChoice& choice,
+                            std::int64_t M) {
+  FusedMlpPlan p;
+  const auto& L = mlp.layers;
+  p.rows = max_rows(choice);
+  if (choice.rows <= 0 && M >= 0)  // about 64 workgroups, 4 rows at least
+    p.rows = std::min(p.rows, std::max<std::int64_t>(4, ceil_div(ceil_div(M, 64), 4) * 4));
+  p.split = split_of(choice);
+  std::int64_t nmax = 0, kmax = 0;
+  for (const auto& l : L) nmax = std::max(nmax, l.N), kmax = std::max(kmax, l.K);
+  const std::int64_t max_local = std::max(64, dev.max_local / 64 * 64);
+  const auto items = [&](std::int64_t split) { return p.rows / 4 * nmax * split; };
+  const auto local_for = [&](std::int64_t split) {
+    return dev.software ? 64 : std::clamp<std::int64_t>(ceil_div(items(split), 64) * 64, 64, max_local);
+  };
+  p.local = local_for(p.split);
+  if (L.size() < 2 || L.size() > static_cast<std::size_t>(kFusedMlpMaxLayers)) {
+    p.why = std::to_string(L.size()) + " layers (2 to " + std::to_string(kFusedMlpMaxLayers) + " fuse)";
+    return p;
+  }
+  if (p.rows < 4 || p.rows % 4 || p.rows > 64 || p.split > 8) {
+    p.why = "rows per workgroup " + std::to_string(p.rows) + " (a multiple of 4 in 4..64), split " +
+            std::to_string(p.split) + " (1..8)";
+    return p;
+  }
+  p.wmax = ceil_div(std::max(nmax, kmax), 4) * 4;
+  const auto limit = [&](std::int64_t split) {
+    return dev.max_shared_memory / (shared_per_row(split) * p.rows * 4) / 4 * 4;
+  };
+  if (p.wmax > limit(p.split)) {
+    p.why = "width " + std::to_string(p.wmax) + " > " + std::to_string(limit(p.split)) + " (" +
+            std::to_string(shared_per_row(p.split)) + " buffers of " + std::to_string(p.rows) + " rows in " +
+            std::to_string(dev.max_shared_memory) + " bytes of shared memory)";
+    return p;
+  }
+  // At run on GPUs, K in up to 8 slices of 8 k or more while every item keeps its invocation and
+  // the slices' sums fit the shared memory: the H100 runs the three-Gemm model's layers in 33.5
+  // us with 8 slices against 73 us with 1 (each k a dependent weight load; bench/RESULTS.md).
+  if (choice.split <= 0 && M >= 0 && !dev.software)
+    for (std::int64_t s : {8, 4, 2})
+      if (ceil_div(kmax, s) >= 8 && items(s) <= max_local && p.wmax <= limit(s)) {
+        p.split = s;
+        p.local = local_for(s);
+        break;
+      }
+  // fused_mlp.comp's loops, each counting its exit test
+  std::uint64_t n = static_cast<std::uint64_t>(ceil_div(p.rows * L[0].K, p.local) + 1 + L.size() + 1);
+  for (const auto& l : L) {
+    n += static_cast<std::uint64_t>(ceil_div(p.rows / 4 * l.N * p.split, p.local) * (ceil_div(l.K, p.split) + 1) + 1);
+    if (p.split > 1) n += static_cast<std::uint64_t>(ceil_div(p.rows / 4 * l.N, p.local) * (p.split + 1) + 1);
+  }
+  p.loop_iterations = n;
+  if (n > dev.loop_budget) {
+    p.why = std::to_string(n) + " loop iterations per invocation > the device's " + std::to_string(dev.loop_budget);
+    return p;
+  }
+  p.ok = true;
+  return p;
+}
+
+FusedMlpDevice fused_mlp_device(const Device& dev) {
+  const DeviceImpl& d = *dev.impl();
+  const Capabilities& c = d.caps();
+  return {c.max_shared_memory, d.loop_budget(), dev.adapter().software,
+          std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])};
+}
+
+Defines FusedMlpVariant::defines() const {
+  Defines d;
+  d.uvalue("BM", static_cast<std::uint64_t>(rows)).uvalue("WMAX", static_cast<std::uint64_t>(wmax));
+  d.value("SPLIT", split);  // signed: the preprocessor tests it
+  d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, params, CT::f32, false);
+  return d;
+}
+
+std::vector<FusedMlpVariant> FusedMlpVariant::space() {
+  std::vector<FusedMlpVariant> out;
+  for (std::int64_t rows : {4, 8, 16, 64})
+    for (std::int64_t wmax : {4, 96, 256})
+      for (std::int64_t split : {1, 4})
+        for (DType p : {DType::f32, DType::f16}) {
+          FusedMlpVariant v;
+          v.rows = rows, v.wmax = wmax, v.split = split, v.params = p;
+          out.push_back(v);
+        }
+  return out;
+}
+
+namespace {
+
+// Uniforms of fused_mlp.comp: the rows and every layer's widths, offsets, activation and scales.
+struct FusedMlpParams {
+  std::int64_t rows;
+  const FusedMlp& mlp;
+  void set(Uniforms& u) const {
+    constexpr std::size_t kMax = kFusedMlpMaxLayers;
+    std::array<std::uint32_t, kMax + 1> width{};
+    std::array<std::uint32_t, kMax> w{}, b{}, act{};
+    std::array<float, kMax> alpha{}, beta{}, p0{}, p1{};
+    const auto& L = mlp.layers;
+    width[0] = static_cast<std::uint32_t>(L[0].K);
+    for (std::size_t l = 0; l < L.size(); ++l) {
+      width[l + 1] = static_cast<std::uint32_t>(L[l].N);
+      w[l] = static_cast<std::uint32_t>(L[l].w_offset), b[l] = static_cast<std::uint32_t>(L[l].b_offset);
+      act[l] = static_cast<std::uint32_t>(L[l].act.act);  // the kernel's codes: Activation's order
+      alpha[l] = static_cast<float>(L[l].alpha), beta[l] = static_cast<float>(L[l].beta);
+      p0[l] = L[l].act.p0, p1[l] = L[l].act.p1;
+    }
+    u.u32("u_rows", rows);
+    u.u32("u_layers", static_cast<std::int64_t>(L.size()));
+    u.u32s("u_width", width);
+    u.u32s("u_w", w);
+    u.u32s("u_b", b);
+    u.u32s("u_act", act);
+    u.f32s("u_alpha", alpha);
+    u.f32s("u_beta", beta);
+    u.f32s("u_p0", p0);
+    u.f32s("u_p1", p1);
+  }
+};
+
+}  // namespace
+
+Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp,
+                 const FusedMlpChoice& choice) {
+  const std::string name = std::string("gltensor::") + op;
+  if (mlp.layers.empty()) throw ValueError(name + ": no layers");
+  const std::int64_t K = mlp.layers.front().K, N = mlp.layers.back().N;
+  if (x.dtype() != DType::f32) throw DTypeError(name + ": x must be float32, got " + dtype_name(x.dtype()));
+  if (x.dim() < 1 || x.size(-1) != K || (mlp.gemm_input && x.dim() != 2))
+    throw ShapeError(name + ": x " + to_string(x.shape()) + " does not fit the first layer's weight [" +
+                     std::to_string(K) + ", " + std::to_string(mlp.layers.front().N) + "]" +
+                     (mlp.gemm_input ? " (Gemm: x must be 2-D)" : ""));
+  if (params.dim() != 1 || params.numel() != mlp.numel() ||
+      (params.dtype() != DType::f32 && params.dtype() != DType::f16))
+    throw ShapeError(name + ": packed parameters " + to_string(params.shape()) + " " + dtype_name(params.dtype()) +
+                     ", expected [" + std::to_string(mlp.numel()) + "] float32 or float16");
+  DeviceImpl& dev = dev_of(x);
+  Shape out_shape = x.shape();
+  out_shape.back() = N;
+  std::int64_t rows = 1;
+  for (std::size_t d = 0; d + 1 < out_shape.size(); ++d) rows *= out_shape[d];
+  const FusedMlpPlan plan = plan_fused_mlp(mlp, fused_mlp_device(x.device()), choice, rows);
+  if (!plan.ok) throw LimitError(name + ": " + std::to_string(mlp.layers.size()) + " layers: " + plan.why);
+  Tensor y = alloc(dev, out_shape, DType::f32, op);
+  if (rows == 0) return y;
+  const Tensor xd = x.is_contiguous() && x.offset() == 0 ? x : x.contiguous();
+  const Tensor pd = params.is_contiguous() && params.offset() == 0 ? params : params.contiguous();
+  FusedMlpVariant v;
+  v.rows = plan.rows, v.wmax = plan.wmax, v.split = plan.split, v.params = pd.dtype();
+  Launch launch(dev, op);
+  launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(plan.local)}).write(y).read(xd).read(pd);
+  launch.params(FusedMlpParams{rows, mlp}).loop_iterations(plan.loop_iterations);
+  launch.groups_1d(static_cast<std::uint64_t>((rows + plan.rows - 1) / plan.rows));
+  return y;
+}
+
+}  // namespace gltensor::detail
