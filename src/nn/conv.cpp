@@ -24,6 +24,15 @@ using namespace detail;
 
 namespace {
 
+// The direct conv kernel's ubo layout (filters in a uniform block) only where GLTENSOR_CONV_DIRECT=ubo
+// forces it: as the software rasterizers' default it gave wrong results and changed the
+// application's generic GL_SHADER_STORAGE_BUFFER binding where a device runs beside or inside
+// another context (test_interop_matrix, test_interop_state on llvmpipe; not yet understood).
+// 0 = no uniform block for filters.
+std::int64_t ubo_limit(const DeviceImpl& dev) {
+  return settings().conv_direct == ConvDirectSetting::ubo ? dev.caps().max_uniform_block_size : 0;
+}
+
 using Geometry = ConvGeometry;
 using Piece = ConvPiece;
 
@@ -325,9 +334,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
   problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
   const Conv2dPlan plan = plan_conv2d(
-      problem,
-      ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), dev.caps().max_uniform_block_size},
-      settings());
+      problem, ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev)}, settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
@@ -442,7 +449,7 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
   // where it applies (software rasterizers).
   ConvDirectProblem dp;
   dp.C = Cg, dp.Og = Coutg * S * S, dp.KH = dp.KW = 1, dp.OH = H, dp.OW = W, dp.groups = G;
-  dp.ubo_floats = dev.caps().max_uniform_block_size / 4;
+  dp.ubo_floats = ubo_limit(dev) / 4;
   const ConvDirectPlan direct =
       plan_conv_direct(dp, DeviceTraits{dev.adapter().software, dev.loop_limit()}, settings());
   if (direct.layout != ConvDirectPlan::Layout::ubo ||
