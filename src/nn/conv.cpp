@@ -26,7 +26,7 @@ namespace {
 
 // The direct conv kernel's ubo layout (filters in a uniform block) only where GLTENSOR_CONV_DIRECT=ubo
 // forces it: as the software rasterizers' default it gave wrong results and changed the
-// application's generic GL_SHADER_STORAGE_BUFFER binding where a device runs beside or inside
+// application's generic shader-storage buffer binding where a device runs beside or inside
 // another context (test_interop_matrix, test_interop_state on llvmpipe; not yet understood).
 // 0 = no uniform block for filters.
 std::int64_t ubo_limit(const DeviceImpl& dev) {
