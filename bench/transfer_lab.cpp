@@ -101,6 +101,16 @@ int main() {
     if (p[0] != want || p[kWords - 1] != want) ++bad;
   };
   const int n = 2000;
+  const auto put = [&] {  // the next host data into the mapped ring
+    ++tick;
+    for (auto& v : host) v = tick;
+    std::memcpy(ring_ptr, host.data(), kWords * 4);
+  };
+  const auto copy = [](GLuint src, GLuint dst) {
+    glBindBuffer(GL_COPY_READ_BUFFER, src);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+  };
   std::printf("sync:        %8.2f us\n", us_per(n, [&] {
                 run(dev_in, dev_out);
                 wait();
@@ -108,9 +118,7 @@ int main() {
   std::printf("copy-read:   %8.2f us\n", us_per(n, [&] {
                 run(dev_in, dev_out);
                 glMemoryBarrier(GL_ALL_BARRIER_BITS);
-                glBindBuffer(GL_COPY_READ_BUFFER, dev_out);
-                glBindBuffer(GL_COPY_WRITE_BUFFER, rd);
-                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                copy(dev_out, rd);
                 wait();
                 std::memcpy(back.data(), rd_ptr, kWords * 4);
                 check(back.data(), 8);
@@ -123,27 +131,19 @@ int main() {
                 check(back.data(), 8);
               }));
   std::printf("copy-up:     %8.2f us\n", us_per(n, [&] {
-                ++tick;
-                for (auto& v : host) v = tick;
-                std::memcpy(ring_ptr, host.data(), kWords * 4);
-                glBindBuffer(GL_COPY_READ_BUFFER, ring);
-                glBindBuffer(GL_COPY_WRITE_BUFFER, dev_in);
-                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                put();
+                copy(ring, dev_in);
                 glMemoryBarrier(GL_ALL_BARRIER_BITS);
                 run(dev_in, dev_out);
                 wait();
               }));
   std::printf("direct-up:   %8.2f us\n", us_per(n, [&] {
-                ++tick;
-                for (auto& v : host) v = tick;
-                std::memcpy(ring_ptr, host.data(), kWords * 4);
+                put();
                 run(ring, dev_out);
                 wait();
               }));
   std::printf("both:        %8.2f us\n", us_per(n, [&] {
-                ++tick;
-                for (auto& v : host) v = tick;
-                std::memcpy(ring_ptr, host.data(), kWords * 4);
+                put();
                 run(ring, rd);
                 glMemoryBarrier(kClientBarrier);
                 wait();
@@ -151,18 +151,12 @@ int main() {
                 check(back.data(), tick + 1);
               }));
   std::printf("copy-both:   %8.2f us\n", us_per(n, [&] {
-                ++tick;
-                for (auto& v : host) v = tick;
-                std::memcpy(ring_ptr, host.data(), kWords * 4);
-                glBindBuffer(GL_COPY_READ_BUFFER, ring);
-                glBindBuffer(GL_COPY_WRITE_BUFFER, dev_in);
-                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                put();
+                copy(ring, dev_in);
                 glMemoryBarrier(GL_ALL_BARRIER_BITS);
                 run(dev_in, dev_out);
                 glMemoryBarrier(GL_ALL_BARRIER_BITS);
-                glBindBuffer(GL_COPY_READ_BUFFER, dev_out);
-                glBindBuffer(GL_COPY_WRITE_BUFFER, rd);
-                glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, kWords * 4);
+                copy(dev_out, rd);
                 wait();
                 std::memcpy(back.data(), rd_ptr, kWords * 4);
                 check(back.data(), tick + 1);
