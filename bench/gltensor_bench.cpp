@@ -56,6 +56,26 @@ void matmul_case(benchmark::State& st, DType dt) {
   set_rate(st, 2.0 * n * n * n, "GFLOP/s");
 }
 
+// The small matmuls of the Fashion-MNIST demo's training step (batch 128): M, N, K and the form
+// (0: a [M, K] @ b [K, N]; 1: linear's x [M, K] @ w [N, K]^T; 2: a weight gradient's
+// a [K, M]^T @ b [K, N]), kReps per fence wait. GLTENSOR_MATMUL_SPLIT forces split-K slices.
+void BM_matmul_small(benchmark::State& st) {
+  fresh();
+  const std::int64_t M = st.range(0), N = st.range(1), K = st.range(2), form = st.range(3);
+  Tensor a = form == 2 ? randn(dev(), {K, M}, gen()) : randn(dev(), {M, K}, gen());
+  Tensor b = form == 1 ? randn(dev(), {N, K}, gen()) : randn(dev(), {K, N}, gen());
+  auto once = [&] {
+    return form == 1 ? matmul(a, b.transpose(0, 1)) : form == 2 ? matmul(a.transpose(0, 1), b) : matmul(a, b);
+  };
+  Tensor c = once();
+  dev().synchronize();
+  for (auto _ : st) {
+    for (int r = 0; r < kReps; ++r) c = once();
+    dev().synchronize();
+  }
+  set_rate(st, kReps * 2.0 * M * N * K, "GFLOP/s");
+}
+
 // Decoding's linear layers: x [rows, in] @ w [out, in]^T in f32 (the GEMV kernel on GPUs), kReps
 // per fence wait; GB/s of the weight read (compare with gltensor_quant_bench's int8/int4 rows).
 void BM_linear_gemv(benchmark::State& st) {
@@ -392,6 +412,21 @@ BENCHMARK_CAPTURE(BM_matmul, f32, DType::f32)->Arg(256)->Apply(square_sizes);
 BENCHMARK_CAPTURE(BM_matmul, f16, DType::f16)->Apply(square_sizes);
 BENCHMARK_CAPTURE(BM_matmul_f16math, f32, DType::f32)->Apply(square_sizes);
 BENCHMARK_CAPTURE(BM_matmul_f16math, f16, DType::f16)->Apply(square_sizes);
+BENCHMARK(BM_matmul_small)
+    ->Args({128, 256, 784, 1})
+    ->Args({128, 128, 256, 1})
+    ->Args({128, 10, 128, 1})
+    ->Args({128, 256, 128, 0})
+    ->Args({256, 784, 128, 2})
+    ->Args({128, 256, 128, 2})
+    ->Args({128, 128, 3136, 1})
+    ->Args({128, 3136, 128, 2})
+    ->Args({128, 3136, 128, 0})
+    ->Args({64, 25088, 288, 0})
+    ->Args({64, 288, 25088, 1})
+    ->Args({288, 25088, 64, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_linear_gemv)
     ->Args({1, 384, 1024})
     ->Args({1, 1024, 384})

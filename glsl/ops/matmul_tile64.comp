@@ -23,16 +23,32 @@ void main() {
   for (int i = 0; i < 4; ++i) hacc[i] = f16vec4(0.0);
 #endif
 
+  // Register prefetch: the next K-tile's 4 + 4 values are loaded before this tile's products, so
+  // a memory round trip overlaps the arithmetic (few workgroups over a long K, e.g. training's
+  // [128, 784] x [784, 256], were one round trip per K-tile).
+  float pa[4], pb[4];
+  for (uint r = 0u; r < 4u; ++r) {
+    uint e = tid + 256u * r;
+    uint gm = m0 + e / 16u, gk = pt.k0 + e % 16u;
+    pa[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+    uint gkb = pt.k0 + e / 64u, gn = n0 + e % 64u;
+    pb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+  }
   for (uint k0 = pt.k0; LOOP(k0 < kend); k0 += 16u) {
-    for (uint e = tid; e < 1024u; e += 256u) {
-      uint mm = e / 16u, kk = e % 16u;
-      uint gm = m0 + mm, gk = k0 + kk;
-      As[kk][mm] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
-      uint kb = e / 64u, nb = e % 64u;
-      uint gkb = k0 + kb, gn = n0 + nb;
-      Bs[kb][nb] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+    for (uint r = 0u; r < 4u; ++r) {
+      uint e = tid + 256u * r;
+      As[e % 16u][e / 16u] = pa[r];
+      Bs[e / 64u][e % 64u] = pb[r];
     }
     workgroup_sync();
+    uint k1 = k0 + 16u;
+    for (uint r = 0u; r < 4u; ++r) {
+      uint e = tid + 256u * r;
+      uint gm = m0 + e / 16u, gk = k1 + e % 16u;
+      pa[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+      uint gkb = k1 + e / 64u, gn = n0 + e % 64u;
+      pb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+    }
     for (uint kk = 0u; kk < 16u; ++kk) {
       float a[4], b[4];
       for (uint i = 0u; i < 4u; ++i) a[i] = As[kk][ty + 16u * i];

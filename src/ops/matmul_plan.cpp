@@ -33,8 +33,9 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
       // Per 8-K tile: stores and prefetches of 4, 8 k-steps of 4 rows; the 8 x 2 x 4 epilogue.
       return (k + 7) / 8 * 49 + 108;
     case MatmulPlan::Kernel::tile64:
-      // Per 16-K tile: 4 loads, 16 k-steps of (4 + 4 + 4 x 4); the 4 x 4 epilogue.
-      return (k + 15) / 16 * 469 + 48;
+      // Per 16-K tile: 4 stores, 4 prefetches, 16 k-steps of (4 + 4 + 4 x 4); the first 4
+      // fetches and the 4 x 4 epilogue.
+      return (k + 15) / 16 * 473 + 52;
     case MatmulPlan::Kernel::reg:
       // The K loop unrolled by 4 and the remainder's up to 3 steps (the block is written out).
       return k / 4 + 3;
@@ -147,6 +148,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     splits = ceil_div(p.K, max_kc);
   }
   const std::int64_t target = software ? 16 : 256;
+  const std::int64_t needed = splits;  // the loop limit's
   // REG's workgroups are single invocations' blocks over all of K: split below the target itself
   // (a few workgroups leave cores idle on a CPU rasterizer).
   // GEMV spreads K over a workgroup's invocations already: it splits only for the loop limit.
@@ -157,6 +159,9 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // bench/RESULTS.md: 108 tiles over K = 16384 ran 2.3x longer unsplit).
   if (!software && !gemv && !reg && p.K >= 4096 && tiles < 512)
     splits = std::max(splits, std::min(ceil_div(512, tiles), p.K / 1024));
+  // Forced slices (Settings::matmul_split) for tiled kernels; never fewer than the loop limit needs.
+  if (settings.matmul_split > 0 && !gemv && !reg)
+    splits = std::max(needed, std::min<std::int64_t>(settings.matmul_split, std::max<std::int64_t>(p.K / 16, 1)));
   if (splits > 1) {
     plan.kchunk = ceil_div(ceil_div(p.K, splits), 16) * 16;
     plan.splits = ceil_div(p.K, plan.kchunk);

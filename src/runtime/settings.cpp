@@ -145,6 +145,11 @@ Settings Settings::from_env() {
     throw ValueError("gltensor: GLTENSOR_STAGING=\"" + t + "\" is not one of persistent, copy");
   }
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
+  if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {
+    s.matmul_split = std::atoi(t.c_str());
+    if (s.matmul_split < 0 || s.matmul_split > 64 || t.find_first_not_of("0123456789") != std::string::npos)
+      throw ValueError("gltensor: GLTENSOR_MATMUL_SPLIT=\"" + t + "\" is not a number of K slices 0..64");
+  }
   s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
   s.qlinear_gemv = parse_qlinear_gemv(env("GLTENSOR_QLINEAR_GEMV"));
   s.conv = parse_conv(env("GLTENSOR_CONV"));

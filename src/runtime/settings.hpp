@@ -71,6 +71,9 @@ struct Settings {
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
+  /// GLTENSOR_MATMUL_SPLIT=n (1..64): matmul's split-K slices wherever a tiled kernel runs (at
+  /// least what the loop limit needs; benches and tests); 0 or "" = the planner's choice.
+  int matmul_split = 0;
   /// GLTENSOR_QLINEAR_KERNEL=gemv|words|serial|gemm forces quantized_linear's kernel ("" = choose:
   /// GEMM past 8 rows of x, else the serial GEMV on software rasterizers and the words GEMV on
   /// GPUs; gemv: the block GEMV).

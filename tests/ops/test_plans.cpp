@@ -251,6 +251,20 @@ TEST(PlanMatmul, SplitKForFewTiles) {
   EXPECT_EQ(b.groups_z, static_cast<std::uint64_t>(3 * b.splits));
 }
 
+TEST(PlanMatmul, ForcedSplitKButNeverPastTheLoopLimit) {
+  Settings s;
+  s.matmul_split = 2;  // GLTENSOR_MATMUL_SPLIT=2
+  EXPECT_EQ(plan_matmul(problem(64, 288, 100352, false), kGpu, s).splits, 2) << "fewer than the planner's";
+  EXPECT_EQ(plan_matmul(problem(64, 288, 512, false), kGpu, s).splits, 2) << "where the planner would not split";
+  EXPECT_EQ(plan_matmul(problem(64, 288, 16, false), kGpu, s).splits, 1) << "one K-tile";
+  s.matmul_kernel = MatmulKernelSetting::tile64;
+  const MatmulPlan p = plan_matmul(problem(64, 288, 1 << 20, false), kLlvmpipe, s);
+  EXPECT_GT(p.splits, 2) << "the loop limit's slices win";
+  EXPECT_LE(p.loop_iterations, kLlvmpipe.loop_limit);
+  s.matmul_kernel = MatmulKernelSetting::reg;
+  EXPECT_EQ(plan_matmul(problem(64, 288, 512, false), kLlvmpipe, s).splits, 1) << "REG is not forced to split";
+}
+
 TEST(PlanMatmul, SplitColumnsOnlyWithoutSplitK) {
   const Settings s;
   MatmulProblem p = problem(64, 128 * 784, 576);  // conv2d forward: [O, C*9] @ [C*9, N*OH*OW]
