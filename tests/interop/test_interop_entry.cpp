@@ -29,12 +29,23 @@ struct Variant {
   Mode mode;
 };
 
-Device make_device(const Variant& v) {
-  if (v.mode == Mode::adopt) return Device::adopt_current();
-  OpenOptions o;
-  o.api = v.desktop ? GlApi::gl : GlApi::gles;
-  return Device::open(o);
-}
+// The application (its context current, every binding set, a snapshot of them) and the device
+// beside or inside it.
+struct Scene {
+  AppContext app;
+  AppState state;
+  glt_app::Snapshot before;
+  Device dev;
+  explicit Scene(const Variant& v) : app(v.desktop), state(app), before(glt_app::snapshot(app)) {
+    if (v.mode == Mode::adopt) {
+      dev = Device::adopt_current();
+    } else {
+      OpenOptions o;
+      o.api = v.desktop ? GlApi::gl : GlApi::gles;
+      dev = Device::open(o);
+    }
+  }
+};
 
 // `step` on the device, then the application's context is current, its pending error
 // (GL_INVALID_ENUM, set before) still pending, no other error raised, every binding as before.
@@ -65,11 +76,8 @@ TEST_P(Entry, AllocationOutsideAnOpKeepsTheApplicationsContext) {
   // The pool's GL calls inside an entry of their own: a bare internal allocation (as an op makes
   // before its first Launch) changes nothing of the application's, and the buffer is the
   // device's (filled and read back right).
-  const Variant v = GetParam();
-  AppContext app(v.desktop);
-  AppState state(app);
-  const glt_app::Snapshot before = glt_app::snapshot(app);
-  Device dev = make_device(v);
+  Scene sc(GetParam());
+  const auto& [app, state, before, dev] = sc;
   ASSERT_TRUE(app.current());
   for (int pass = 0; pass < 2; ++pass) {  // a pool miss, then a hit
     Tensor t;
@@ -86,14 +94,11 @@ TEST_P(Entry, UboConvLayoutKeepsTheApplicationsContext) {
   // The direct conv's ubo layout (forced: GPUs too), whose output is allocated before its
   // Launch: plain (two chunks of output channels where the block is 64 KiB), grouped, and
   // conv_transpose2d with kernel = stride (the 1x1 ubo conv shuffled into blocks).
-  const Variant v = GetParam();
   GLT_RNG(rng);
   glt_test::ScopedSettings s;
   s->conv_direct = detail::ConvDirectSetting::ubo;
-  AppContext app(v.desktop);
-  AppState state(app);
-  const glt_app::Snapshot before = glt_app::snapshot(app);
-  Device dev = make_device(v);
+  Scene sc(GetParam());
+  const auto& [app, state, before, dev] = sc;
   ASSERT_TRUE(app.current());
   struct Case {
     std::int64_t N, C, O, H, W, K, groups;
