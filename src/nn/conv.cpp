@@ -25,8 +25,8 @@ using namespace detail;
 namespace {
 
 // The bytes of filters a uniform block holds for the direct conv kernel's ubo layout (the
-// device's GL_MAX_UNIFORM_BLOCK_SIZE; plan_conv_direct picks the layout: software rasterizers,
-// or where GLTENSOR_CONV_DIRECT=ubo forces it).
+// device's max uniform block size, caps().max_uniform_block_size; plan_conv_direct picks the
+// layout: software rasterizers, or where GLTENSOR_CONV_DIRECT=ubo forces it).
 std::int64_t ubo_limit(const DeviceImpl& dev) { return dev.caps().max_uniform_block_size; }
 
 using Geometry = ConvGeometry;
