@@ -24,14 +24,10 @@ using namespace detail;
 
 namespace {
 
-// The direct conv kernel's ubo layout (filters in a uniform block) only where GLTENSOR_CONV_DIRECT=ubo
-// forces it: as the software rasterizers' default it gave wrong results and changed the
-// application's generic shader-storage buffer binding where a device runs beside or inside
-// another context (test_interop_matrix, test_interop_state on llvmpipe; not yet understood).
-// 0 = no uniform block for filters.
-std::int64_t ubo_limit(const DeviceImpl& dev) {
-  return settings().conv_direct == ConvDirectSetting::ubo ? dev.caps().max_uniform_block_size : 0;
-}
+// The bytes of filters a uniform block holds for the direct conv kernel's ubo layout (the
+// device's max uniform block size, caps().max_uniform_block_size; plan_conv_direct picks the
+// layout: software rasterizers, or where GLTENSOR_CONV_DIRECT=ubo forces it).
+std::int64_t ubo_limit(const DeviceImpl& dev) { return dev.caps().max_uniform_block_size; }
 
 using Geometry = ConvGeometry;
 using Piece = ConvPiece;

@@ -2,6 +2,9 @@
 #include "runtime/gl_state.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "gltensor/errors.hpp"
 
 namespace gltensor::detail {
 
@@ -52,6 +55,14 @@ void GlState::invalidate() {
 void GlState::begin(bool save, bool forget) {
   if (forget) invalidate();
   save_ = save;
+  entered_ = true;
+}
+
+void GlState::require_entry(const char* what) const {
+  if (!entered_)
+    throw DeviceError(std::string("gltensor internal error: ") + what +
+                      " outside an entry into the device (runtime/guard.hpp): it would go to whatever context is "
+                      "current, unsaved");
 }
 
 bool GlState::mark(std::vector<std::uint8_t>& flags, Kind kind, std::uint32_t index) {
@@ -62,6 +73,7 @@ bool GlState::mark(std::vector<std::uint8_t>& flags, Kind kind, std::uint32_t in
 }
 
 void GlState::use_program(GLuint program) {
+  require_entry("glUseProgram");
   if (program_ == program) return;
   if (mark(saved_flags_[kProgram], kProgram, 0)) {
     glGetIntegerv(GL_CURRENT_PROGRAM, &saved_program_);
@@ -72,6 +84,7 @@ void GlState::use_program(GLuint program) {
 }
 
 void GlState::bind_buffer(Target t, GLuint buffer) {
+  require_entry("glBindBuffer");
   if (generic_[t] == buffer) return;
   if (mark(saved_flags_[kGeneric], kGeneric, t)) {
     glGetIntegerv(kGenericQuery[t], &saved_generic_[t]);
@@ -82,6 +95,7 @@ void GlState::bind_buffer(Target t, GLuint buffer) {
 }
 
 void GlState::bind_ssbo(GLuint index, GLuint buffer) {
+  require_entry("glBindBufferBase");
   if (index < ssbo_.size() && ssbo_[index] == buffer) return;
   if (mark(saved_flags_[kGeneric], kGeneric, kSsbo)) {  // glBindBufferBase sets it too
     glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &saved_generic_[kSsbo]);
@@ -104,6 +118,7 @@ void GlState::bind_ssbo(GLuint index, GLuint buffer) {
 }
 
 void GlState::bind_ubo(GLuint index, GLuint buffer, GLintptr offset, GLsizeiptr size) {
+  require_entry("glBindBufferRange");
   UboRange& c = ubo_[index];
   if (c.buffer == buffer && c.offset == offset && c.size == size) return;
   if (mark(saved_flags_[kGeneric], kGeneric, kUniform)) {  // glBindBufferRange sets it too
@@ -141,6 +156,7 @@ void GlState::set_active_texture(GLuint unit) {
 }
 
 void GlState::bind_texture_2d(GLuint unit, GLuint texture) {
+  require_entry("glBindTexture");
   if (texture_2d_[unit] == texture) return;
   set_active_texture(unit);
   if (mark(saved_flags_[kTexture2d], kTexture2d, unit)) {
@@ -152,6 +168,7 @@ void GlState::bind_texture_2d(GLuint unit, GLuint texture) {
 }
 
 void GlState::bind_sampler(GLuint unit, GLuint sampler) {
+  require_entry("glBindSampler");
   if (sampler_[unit] == sampler) return;
   if (mark(saved_flags_[kSampler], kSampler, unit)) {
     // GL_SAMPLER_BINDING is per active unit.
@@ -164,6 +181,7 @@ void GlState::bind_sampler(GLuint unit, GLuint sampler) {
 }
 
 void GlState::bind_image(GLuint unit, GLuint texture, GLint level, GLenum access, GLenum format) {
+  require_entry("glBindImageTexture");
   if (mark(saved_flags_[kImage], kImage, unit)) {
     Image& s = saved_image_[unit];
     glGetIntegeri_v(GL_IMAGE_BINDING_NAME, unit, &s.texture);
@@ -192,6 +210,7 @@ void GlState::forget_program(GLuint program) {
 }
 
 void GlState::end() {
+  entered_ = false;
   save_ = false;
   if (saved_.empty()) return;
   // Buffers and programs first; texture and sampler bindings need their unit active, so the

@@ -10,6 +10,11 @@
 //    an indexed buffer range) and puts exactly those bindings back at end().
 // So a call costs a glGet only for what it changes, and restores only what it changed; nothing
 // else of the application's state is read or written.
+//
+// Every bind must come between begin() and end() (an Enter, runtime/guard.hpp): outside one the
+// GL call goes to whatever context is current (an application's, with its binding neither saved
+// nor put back) and the cache no longer describes the device's context. A bind outside an entry
+// throws DeviceError (an internal error: the caller must enter the device first).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -26,8 +31,9 @@ class GlState {
   /// Sizes of the indexed binding tables (from the device's limits).
   void init(int ssbo_bindings, int texture_units, int image_units, int uniform_bindings);
 
-  /// Starts an outermost entry. `save`: remember the application's value of each binding before
-  /// changing it (restored by end()). `forget`: the cache no longer holds.
+  /// Starts an outermost entry (binds are allowed until end()). `save`: remember the
+  /// application's value of each binding before changing it (restored by end()). `forget`: the
+  /// cache no longer holds.
   void begin(bool save, bool forget);
   /// Ends it: puts back every saved binding (in the order that the texture bindings need).
   void end();
@@ -78,12 +84,15 @@ class GlState {
     GLint texture = 0, level = 0, layered = 0, layer = 0, access = 0, format = 0;
   };
   bool saving() const { return save_; }
+  /// Throws DeviceError unless inside begin() ... end() (`what`: the GL call).
+  void require_entry(const char* what) const;
   /// Puts back an indexed buffer binding as saved (a range, a whole buffer or none).
   static void restore_range(GLenum target, GLuint index, const Range& r);
   bool mark(std::vector<std::uint8_t>& flags, Kind kind, std::uint32_t index);
   void save_active_texture();
   void set_active_texture(GLuint unit);
 
+  bool entered_ = false;  // between begin() and end()
   bool save_ = false;
   std::uint64_t saved_reads_ = 0;
   std::vector<Slot> saved_;  // in the order they were saved

@@ -7,6 +7,7 @@
 
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/guard.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
@@ -20,6 +21,10 @@ std::size_t Pool::size_class(std::size_t bytes) {
 }
 
 Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
+  // An entry of its own (nothing where the caller is inside one): a new buffer is made, and a
+  // fence may be polled, in the device's context, with the application's bindings saved, even
+  // where an op allocates before its first Launch.
+  Enter entry(dev_, op);
   const std::size_t cls = size_class(bytes);
   auto it = free_.find(cls);
   if (it != free_.end() && !it->second.empty()) {

@@ -21,7 +21,8 @@ class Pool {
     std::uint64_t busy_until = 0;  // last batch that used it; GPU access ends with that batch's fence
   };
   explicit Pool(DeviceImpl& dev) : dev_(dev) {}
-  /// A buffer of at least `bytes`; throws OutOfMemory past the limit or on GL_OUT_OF_MEMORY.
+  /// A buffer of at least `bytes`; throws OutOfMemory past the limit or on GL_OUT_OF_MEMORY. Enters
+  /// the device (guard.hpp) for its GL calls: callable before an op's first Launch.
   /// With host_write, only a buffer that no unfinished batch uses is reused: the host will write
   /// it with a copy, which drivers do not order against in-flight shader access (seen on
   /// NVIDIA), so such a buffer must be idle; nor one that a capture in progress used (its

@@ -266,7 +266,10 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
       EXPECT_GE(device().dispatch_count() - d0, 2u) << "chunks of output channels";
     }
     EXPECT_EQ(y.shape(), os);
-    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
+    // f32 sums of C * K * K products of values in [-1, 1]: their rounding grows with the sums'
+    // magnitude, about sqrt(taps) (seed 11228976635687178906: 1.7e-5 off at 0.0485 over 900 taps).
+    const double atol = 1e-5 * std::max(1.0, std::sqrt(static_cast<double>(c.C * c.K * c.K) / 9.0));
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, atol)) << to_string(xs) << " * " << to_string(ws);
   }
   // Depthwise (OPI 1): 3 x 3 stride 2 and 5 x 5 over odd and quad-aligned widths.
   for (auto [K, stride, W] : std::vector<std::array<std::int64_t, 3>>{{3, 2, 17}, {5, 1, 12}, {3, 1, 40}}) {
