@@ -144,6 +144,11 @@ Settings Settings::from_env() {
   } else if (!t.empty() && t != "persistent") {
     throw ValueError("gltensor: GLTENSOR_STAGING=\"" + t + "\" is not one of persistent, copy");
   }
+  if (const std::string t = env("GLTENSOR_HOST_IO"); t == "copy") {
+    s.direct_host_io = false;
+  } else if (!t.empty() && t != "direct") {
+    throw ValueError("gltensor: GLTENSOR_HOST_IO=\"" + t + "\" is not one of direct, copy");
+  }
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
   s.qlinear_gemv = parse_qlinear_gemv(env("GLTENSOR_QLINEAR_GEMV"));
