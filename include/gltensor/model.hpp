@@ -119,7 +119,7 @@ class Model {
   /// Runs the graph on `dev` (the model's, or another thread's own device) from host data to
   /// host data: every graph input by name (dtype and shape as for run()), every graph output read
   /// back; returns when the outputs are on the host. Zero-copy where it pays (GL 4.4 / OpenGL ES
-  /// with GL_EXT_buffer_storage; GLTENSOR_HOST_IO=copy turns it off): each input of up to
+  /// with the buffer storage extension; GLTENSOR_HOST_IO=copy turns it off): each input of up to
   /// 256 KiB is written by the host into a persistently mapped, coherent buffer of the model's
   /// that the first kernels read in place (no upload copy), and with ModelOptions::replay the
   /// recording writes each output of up to 256 KiB into such a buffer (no copy before the

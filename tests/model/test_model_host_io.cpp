@@ -2,12 +2,10 @@
 // written by the kernels in host-visible buffers. Checked bit for bit against Model::run on
 // Tensor::from_bytes inputs, and against float64 references: plain and replayed, odd and 0-size
 // shapes, hundreds of runs on the same buffers with new contents, outputs read by later nodes,
-// an output that is an input, inputs bound in place by replays, threads with their own devices,
-// and typed errors. ctest also runs it with GLTENSOR_STAGING=copy (no persistently mapped
-// buffers: every transfer a copy) and GLTENSOR_HOST_IO=copy.
-#include <atomic>
+// an output that is an input, inputs bound in place by replays, and typed errors (threads with
+// their own devices: test_model_run's ModelThreads). ctest also runs it with GLTENSOR_STAGING=copy (no persistently
+// mapped buffers: every transfer a copy) and GLTENSOR_HOST_IO=copy.
 #include <cstring>
-#include <thread>
 
 #include "gltensor/gltensor.hpp"
 #include "onnx_builder.hpp"
@@ -173,38 +171,6 @@ TEST(ModelHostIo, ReplaysReadTensorInputsInPlace) {
     Tensor y = replayed.run({{"x", xi}}).at("y");
     EXPECT_EQ(dev.dispatch_count() - d0, plain_dispatches + (view ? 1 : 0)) << "run " << i;
     EXPECT_EQ(y.to_bytes(), plain.run({{"x", xi}}).at("y").to_bytes()) << "run " << i;
-  }
-}
-
-// Each thread runs run_host on its own device (the model's host-visible buffers are per device).
-TEST(ModelHostIo, ThreadsWithTheirOwnDevices) {
-  GLT_RNG(rng);
-  const ThreeGemm g(rng, "host_io_threads");
-  const Model model = load_model(g.path, true);
-  const std::uint64_t seed = rng();
-  std::vector<int> right(2, 0);
-  std::vector<std::string> errors(2);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t)
-    threads.emplace_back([&, t] {
-      try {
-        Device dev = Device::open();
-        std::mt19937_64 r(seed + static_cast<std::uint64_t>(t));
-        const std::int64_t rows = 3 + 4 * t;
-        for (int i = 0; i < 10; ++i) {
-          const auto x = uniform(r, static_cast<std::size_t>(rows * ThreeGemm::W));
-          const auto y = floats(model.run_host(dev, {{"x", host_input(x, {1, rows, ThreeGemm::W})}}).at("y"));
-          if (close(y, g.ref(x, rows), 1e-4, 1e-4)) ++right[t];
-        }
-        model.release(dev);
-      } catch (const std::exception& e) {
-        errors[t] = e.what();
-      }
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < 2; ++t) {
-    EXPECT_EQ(errors[t], "") << "thread " << t;
-    EXPECT_EQ(right[t], 10) << "thread " << t << ", seed " << seed;
   }
 }
 
