@@ -11,6 +11,9 @@
 //   read ms   Model::run + every output read back (as ../shared/gpu/onnx_torch_bench.py times
 //             PyTorch: inputs already on the device, outputs to the host)
 //   e2e ms    upload the input, run, read every output back
+//   run_host  Model::run_host: host bytes in, every output's bytes out (inputs read and, replayed,
+//             outputs written by the kernels in host-visible buffers); again with
+//             GLTENSOR_HOST_IO=copy (every transfer a copy) in the same run
 // With the fused MLP on (GPUs, or GLTENSOR_FUSED_MLP=1) it also times the planner without it
 // (GLTENSOR_FUSED_MLP=0) in the same run, and with --mlp-variants 4 4x4 the kernel's other row
 // blocks and K splits.
@@ -103,7 +106,7 @@ double thread_cpu_ms() {
 }
 
 struct Times {
-  double host = 0, cpu = 0, run = 0, read = 0, e2e = 0;
+  double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0;
   std::uint64_t dispatches = 0;
 };
 
@@ -147,11 +150,27 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
     for (auto& [name, y] : model.run(fresh)) (void)y.to_vector();
     t.e2e += ms(Clock::now() - t0);
   }
+  // Model::run_host: the same inputs as host bytes in, every output's bytes out.
+  std::map<std::string, std::vector<std::uint8_t>> bytes;
+  for (const auto& vi : model.inputs()) bytes[vi.name] = in[vi.name].to_bytes();
+  const auto run_host = [&] {
+    std::map<std::string, HostInput> hin;
+    for (const auto& vi : model.inputs())
+      hin[vi.name] = HostInput{bytes[vi.name].data(), bytes[vi.name].size(), vi.shape, vi.dtype};
+    return model.run_host(dev, hin);
+  };
+  for (int i = 0; i < 3; ++i) run_host();  // the outputs moved to host-visible buffers (replay)
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
+    (void)run_host();
+    t.host_io += ms(Clock::now() - t0);
+  }
   t.host /= runs;
   t.cpu /= runs;
   t.run /= runs;
   t.read /= runs;
   t.e2e /= runs;
+  t.host_io /= runs;
   return t;
 }
 
@@ -395,12 +414,12 @@ int main(int argc, char** argv) {
     std::printf("device: %s; model %s; %d runs per row\n\n", dev.caps().renderer.c_str(), model.c_str(), runs);
     std::printf(
         "| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms (upload, run, "
-        "read back) |\n|---|---|---|---|---|---|---|\n");
+        "read back) | run_host ms (host in, host out) |\n|---|---|---|---|---|---|---|---|\n");
     // Three interleaved rounds, the best of each (this machine may be shared).
     const auto [plain, rep] = best_rounds(dev, model, shapes, runs);
     const auto row = [](const std::string& name, const Times& t) {
-      std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name.c_str(),
-                  static_cast<unsigned long long>(t.dispatches), t.host, t.cpu, t.run, t.read, t.e2e);
+      std::printf("| %s | %llu | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name.c_str(),
+                  static_cast<unsigned long long>(t.dispatches), t.host, t.cpu, t.run, t.read, t.e2e, t.host_io);
     };
     const detail::Settings saved = detail::settings();
     const bool fused = saved.fused_mlp > 0 || (saved.fused_mlp < 0 && !dev.adapter().software);
@@ -411,10 +430,22 @@ int main(int argc, char** argv) {
         "\nreplay / plain: host %.3f, cpu %.3f, run %.3f, run + read back %.3f, e2e %.3f (time ratios, lower is "
         "faster)\n",
         rep.host / plain.host, rep.cpu / plain.cpu, rep.run / plain.run, rep.read / plain.read, rep.e2e / plain.e2e);
+    {  // run_host's staged path in the same run (GLTENSOR_HOST_IO=copy: every transfer a copy)
+      const detail::Settings kept = detail::settings();
+      detail::settings().direct_host_io = false;
+      const auto [cp, cq] = best_rounds(dev, model, shapes, runs);
+      detail::settings() = kept;
+      row("Model::run, GLTENSOR_HOST_IO=copy" + as_set, cp);
+      row("Model::run, ModelOptions::replay, GLTENSOR_HOST_IO=copy" + as_set, cq);
+      std::printf(
+          "\nrun_host direct / GLTENSOR_HOST_IO=copy: plain %.3f, replay %.3f; run_host direct / e2e through "
+          "tensors: plain %.3f, replay %.3f (time ratios, lower is faster)\n",
+          plain.host_io / cp.host_io, rep.host_io / cq.host_io, plain.host_io / plain.e2e, rep.host_io / rep.e2e);
+    }
     if (fused) {  // the fused MLP's reference in the same run: the planner without it
       std::printf(
-          "\n| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms |\n"
-          "|---|---|---|---|---|---|---|\n");
+          "\n| path | dispatches/run | host ms/run | cpu ms/run | run ms | run + read back ms | e2e ms | run_host ms "
+          "|\n|---|---|---|---|---|---|---|---|\n");
       detail::settings().fused_mlp = 0;
       const auto [off, off_rep] = best_rounds(dev, model, shapes, runs);
       row("Model::run, GLTENSOR_FUSED_MLP=0", off);

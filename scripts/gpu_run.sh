@@ -163,8 +163,9 @@ for phase in "$@"; do
     replay) # Recording, ModelOptions::replay and the fused MLP (issues 21, 24): their tests, then per-run
             # cost of the three-Gemm model ([1, 34, 96]), PP-OCRv4 rec 48x320 and det 640: gltensor plain and replayed
             # (gltensor_model_bench: host ms in run(), run ms, end to end) and gltensor-run against
-            # PyTorch eager and CUDA-graph replay (onnx_torch_bench.py), all in this one call.
-            for t in test_recording test_model_replay test_fused_mlp; do
+            # PyTorch eager and CUDA-graph replay (onnx_torch_bench.py), all in this one call. The model
+            # bench's run_host column: host data in and out through host-visible buffers (issue 21's e2e).
+            for t in test_recording test_model_replay test_fused_mlp test_model_host_io; do
               timeout 120 "$P/bin/$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
               echo "$t rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$OUT/replay.txt"
               [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$OUT/replay.txt"

@@ -45,7 +45,7 @@ if [ "${1:-}" = "--ocr" ]; then
   # The replay phase: the recording tests, the model bench and PyTorch's eager / CUDA-graph reference;
   # the lstm phase: the recurrent layers' tests and the model bench.
   cp "$build"/tests/test_recording "$build"/tests/test_model_replay "$build"/tests/test_fused_mlp "$build"/tests/test_rnn \
-     "$build"/bench/gltensor_model_bench gpu-pack/bin/
+     "$build"/tests/test_model_host_io "$build"/bench/gltensor_model_bench gpu-pack/bin/
   # The plan phase: one model run by several threads (each with its own Device); OCR's batching.
   cp "$build"/tests/test_model_run "$build"/tests/test_ocr_pipeline gpu-pack/bin/
   # The qdq phase: the direct integer convolution against the im2col path, bit for bit; the

@@ -53,14 +53,34 @@ struct ModelOptions {
   /// Record the dispatches of a run and replay them while the input shapes stay the same
   /// (gltensor::Recording, after CUDA graphs): the first run of a set of input shapes runs as
   /// usual (a warm-up: kernels compiled, variants tuned), the second is captured on the model's
-  /// own copies of the inputs, later runs of those shapes copy the inputs in and replay, with no
-  /// per-node work on the host. The outputs are then the
+  /// own copies of the inputs, later runs of those shapes replay it with no per-node work on the
+  /// host, reading each input where the caller's tensor lies (a contiguous tensor from element 0
+  /// that is not one of the recording's outputs; any other is copied into the captured copy
+  /// first). The outputs are then the
   /// recording's tensors: the next run overwrites them (clone() what must outlive it). A run that
   /// cannot be captured (it reads values back: control flow on data, data-dependent shapes) runs
   /// unrecorded for those shapes. A new set of shapes drops the previous recording and its
   /// buffers (one recording per device the model runs on). Memory: the recording keeps the buffers of one run (about
   /// peak_bytes()).
   bool replay = false;
+};
+
+/// One graph input's values in host memory (Model::run_host): `nbytes` bytes at `data`,
+/// row-major and contiguous, in `dtype`'s element layout (as Tensor::from_bytes: f32 / i32 as
+/// 4 bytes, f16 / bf16 as 2, u8 / bool as 1), of `shape`. Read during the call only.
+struct HostInput {
+  const void* data = nullptr;
+  std::size_t nbytes = 0;
+  Shape shape;
+  DType dtype = DType::f32;
+};
+
+/// One graph output read back by Model::run_host: its shape, dtype and bytes (row-major, as
+/// Tensor::to_bytes).
+struct HostOutput {
+  Shape shape;
+  DType dtype = DType::f32;
+  std::vector<std::uint8_t> bytes;
 };
 
 /// Statistics of one run (Model::run's `stats`, Model::last_run).
@@ -95,6 +115,20 @@ class Model {
   /// ModelError for a missing/extra input or a shape or dtype mismatch (naming the input, the
   /// expected and the given shape), ThreadError for inputs on a device of another thread.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
+
+  /// Runs the graph on `dev` (the model's, or another thread's own device) from host data to
+  /// host data: every graph input by name (dtype and shape as for run()), every graph output read
+  /// back; returns when the outputs are on the host. Zero-copy where it pays (GL 4.4 / OpenGL ES
+  /// with the buffer storage extension; GLTENSOR_HOST_IO=copy turns it off): each input of up to
+  /// 256 KiB is written by the host into a persistently mapped, coherent buffer of the model's
+  /// that the first kernels read in place (no upload copy), and with ModelOptions::replay the
+  /// recording writes each output of up to 256 KiB into such a buffer (no copy before the
+  /// read-back: one fence wait, then a memcpy). Larger tensors, and outputs of plain runs, go
+  /// through the upload ring and the mapped read buffer. The values are those of run() on
+  /// Tensor::from_bytes inputs, bit for bit. Throws as run() does, and ModelError where an
+  /// input's nbytes does not match its shape and dtype or its data is null.
+  std::map<std::string, HostOutput> run_host(const Device& dev, const std::map<std::string, HostInput>& inputs,
+                                             RunStats* stats = nullptr) const;
 
   /// The statistics of the last completed run (on any thread).
   RunStats last_run() const;

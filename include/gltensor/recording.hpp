@@ -54,7 +54,8 @@ namespace gltensor {
 
 namespace detail {
 struct Capture;
-}
+struct RecordingAccess;
+}  // namespace detail
 
 class Recording {
  public:
@@ -75,8 +76,9 @@ class Recording {
   std::size_t bytes() const;
 
  private:
-  explicit Recording(std::shared_ptr<const detail::Capture> c) : c_(std::move(c)) {}
-  std::shared_ptr<const detail::Capture> c_;
+  friend struct detail::RecordingAccess;  // the model runtime's rebound replays (capture.hpp)
+  explicit Recording(std::shared_ptr<detail::Capture> c) : c_(std::move(c)) {}
+  std::shared_ptr<detail::Capture> c_;
 };
 
 }  // namespace gltensor

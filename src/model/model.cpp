@@ -10,101 +10,14 @@
 
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
-#include "gltensor/recording.hpp"
-#include "model/graph.hpp"
-#include "model/ops.hpp"
+#include "model/model_impl.hpp"
 #include "model/planner.hpp"
+#include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
-
-using namespace model;
-
-// What the executor keeps per graph (the main graph and every subgraph), built once at load: the
-// run plan. Each step names its node, its resolved op mapping (no lookup by name at run time)
-// and the values whose last reader it is (liveness: dropped after it without a per-run scan).
-struct Step {
-  int node = 0;                // index in Graph::nodes
-  const OpDef* def = nullptr;  // null for control flow (If, Loop, Scan)
-  std::vector<int> release;    // values this step reads last (not constants, outputs, outer values)
-  std::vector<int> unread;     // outputs nothing reads (optional outputs the graph ignores)
-};
-
-struct GraphPlan {
-  std::vector<Step> steps;
-  std::vector<int> uploads;    // constants uploaded to each device the model runs on (weights)
-  std::vector<int> constants;  // every constant a step reads or the graph returns
-};
-
-// What a run changes: the liveness accounting and the statistics of that run (one per call, so
-// that calls on several threads share nothing mutable).
-struct RunState {
-  // Storages of the intermediates alive: a flat list (a few dozen at most; no allocation per node).
-  struct Live {
-    const void* storage;
-    std::size_t bytes;
-    int holders;
-  };
-  std::vector<Live> live;
-  std::size_t live_bytes = 0;
-  RunStats stats;
-};
-
-// What the model keeps per device it runs on: the constants' GPU copies (uploaded once per
-// device, lazily completed by the ops: only that device's thread touches them) and the recording
-// of ModelOptions::replay.
-struct DeviceState {
-  Device dev;
-  std::map<const Graph*, std::vector<RtValue>> constants;  // by value id
-  std::size_t weight_bytes = 0;
-  // ModelOptions::replay: the recording of the last input shapes.
-  struct Replayed {
-    std::vector<Shape> shapes;
-    std::vector<Tensor> inputs;  // the captured copies of the inputs
-    std::map<std::string, Tensor> outputs;
-    Recording rec;
-    RunStats stats;  // of the captured run (its peak and totals are a replay's)
-    // warm: run once (the next run is captured); refused: the run cannot be captured, these
-    // shapes run unrecorded.
-    enum State { warm, captured, refused } state = warm;
-  };
-  std::optional<Replayed> replay;
-};
-
-struct Model::Impl {
-  Impl(const Device& d, Graph graph, const ModelOptions& o) : dev(d), g(std::move(graph)), options(o) {}
-  Device dev;  // the device the model was loaded on
-  Graph g;
-  ModelOptions options;
-  PlanStats stats;
-  std::map<const Graph*, GraphPlan> plans;  // written at load only
-  int running = 0;                          // nodes to run, subgraphs included
-  // Per-device state, created at the first run on a device; the list is guarded by `mutex`, each
-  // entry is used by its device's thread only. `last` is the last completed run's statistics.
-  mutable std::mutex mutex;
-  mutable std::vector<std::unique_ptr<DeviceState>> devices;
-  mutable RunStats last;
-
-  void plan(Graph& g, const Graph* parent);
-  DeviceState& state_for(const Device& d) const;
-  std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d) const;
-  std::map<std::string, Tensor> execute(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
-  std::map<std::string, Tensor> run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
-  void exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, RunState& rs) const;
-  static void hold(RunState& rs, const Tensor& t);
-  static void drop(RunState& rs, const Tensor& t);
-  RtValue& ref(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, int id) const;
-  static Tensor gpu(const Device& dev, RtValue& v);
-  static double scalar(const Graph& g, const Node& n, RtValue& v, int elem);
-  std::vector<RtValue> run_sub(DeviceState& ds, const Graph& outer, std::vector<RtValue>& outer_vals, const Graph& sub,
-                               std::vector<RtValue> inputs, RunState& rs) const;
-  void run_control(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
-  void run_if(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
-  void run_loop(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
-  void run_scan(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
-};
 
 namespace {
 
@@ -297,7 +210,12 @@ void Model::release(const Device& dev) const {
 }
 
 std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const {
-  const Impl& m = *impl_;
+  return impl_->run(inputs, stats, false);
+}
+
+std::map<std::string, Tensor> Model::Impl::run(const std::map<std::string, Tensor>& inputs, RunStats* stats,
+                                               bool host_outputs) const {
+  const Impl& m = *this;
   // The run's device: its inputs' (the model's for a graph without inputs).
   Device dev = m.dev;
   for (const auto& [name, t] : inputs)
@@ -310,7 +228,7 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
   RunState rs;
   rs.live.reserve(64);
   const auto d0 = dev.dispatch_count(), b0 = dev.barrier_count();
-  auto out = m.options.replay ? m.run_replayed(ds, given, rs) : m.execute(ds, given, rs);
+  auto out = m.options.replay ? m.run_replayed(ds, given, rs, host_outputs) : m.execute(ds, given, rs);
   rs.stats.dispatches = dev.dispatch_count() - d0;
   rs.stats.barriers = dev.barrier_count() - b0;
   {
@@ -371,25 +289,69 @@ std::map<std::string, Tensor> Model::Impl::execute(DeviceState& ds, const std::v
   return out;
 }
 
+namespace {
+
+// Whether a replay can read captured input k where the caller's tensor `given` lies instead of
+// copying it into the recording's copy: the same layout (contiguous from element 0; dtype and
+// shape were checked), a buffer no step writes (not one of the recording's own outputs), and
+// no output sharing the captured copy's storage (an output that is the input, or a view of it).
+bool rebindable(const detail::Capture& c, const Tensor& captured, const Tensor& given,
+                const std::map<std::string, Tensor>& outputs) {
+  const auto& st = captured.impl()->storage;
+  if (!given.is_contiguous() || given.impl()->offset != 0 || c.writes(given.impl()->storage->buffer()) ||
+      c.writes(st->buffer()))
+    return false;
+  for (const auto& [name, t] : outputs)
+    if (t.impl()->storage == st) return false;
+  return true;
+}
+
+// After a capture for Model::run_host: each output that the recording writes, up to
+// kDirectBytes, moves into a host-visible buffer, so that replays write it where the host reads
+// it (no copy before the read-back). Where the device has none, it stays.
+void outputs_to_host(const Device& dev, detail::Capture& c, const std::map<std::string, Tensor>& outputs) {
+  for (const auto& [name, t] : outputs) {
+    detail::Storage& st = *t.impl()->storage;
+    if (st.block.host || st.nbytes > kDirectHostBytes || !c.writes(st.buffer())) continue;
+    const detail::Pool::Block b = dev.impl()->pool().acquire_host(st.nbytes, "Model::run_host");
+    if (!b.buffer) return;
+    c.move_storage(st, b);
+  }
+}
+
+}  // namespace
+
 // ModelOptions::replay: the first run of a set of input shapes runs plain (a warm-up: kernels
 // compiled, variants tuned, so that the recording holds no tuning runs), the second is captured
-// (on copies of the inputs that later runs overwrite), later runs of those shapes replay it.
-std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const std::vector<Tensor>& given,
-                                                        RunState& rs) const {
+// (on copies of the inputs), later runs of those shapes replay it, each input read where the
+// caller's tensor lies (a rebound replay; a copy into the captured one where that cannot be).
+std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs,
+                                                        bool host_outputs) const {
   using Replayed = DeviceState::Replayed;
   std::vector<Shape> shapes;
   for (const Tensor& t : given) shapes.push_back(t.shape());
   auto& replay = ds.replay;
   if (!replay || replay->shapes != shapes) {
     replay.reset();  // its buffers go before a new capture takes its own
-    replay = Replayed{shapes, {}, {}, {}, {}, Replayed::warm};
+    replay = Replayed{shapes, {}, {}, {}, {}, false, {}, Replayed::warm};
     return execute(ds, given, rs);
   }
   Replayed& r = *replay;
   if (r.state == Replayed::refused) return execute(ds, given, rs);
   if (r.state == Replayed::captured) {
-    for (std::size_t k = 0; k < given.size(); ++k) r.inputs[k].copy_(given[k]);
-    r.rec.replay();
+    detail::Capture& c = *detail::RecordingAccess::capture(r.rec);
+    if (host_outputs && !r.outputs_on_host) {  // captured by a run() on tensors
+      outputs_to_host(ds.dev, c, r.outputs);
+      r.outputs_on_host = true;
+    }
+    r.rebinds.clear();
+    for (std::size_t k = 0; k < given.size(); ++k) {
+      if (rebindable(c, r.inputs[k], given[k], r.outputs))
+        r.rebinds.push_back({r.inputs[k].impl()->storage->buffer(), given[k].impl()->storage.get()});
+      else
+        r.inputs[k].copy_(given[k]);
+    }
+    detail::RecordingAccess::replay(r.rec, r.rebinds);
     rs.stats = r.stats;
     return r.outputs;
   }
@@ -401,10 +363,12 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
     // run unrecorded.
     ds.dev.impl()->log(LogLevel::info,
                        std::string("gltensor::Model: ") + g.file + ": runs without replay: " + e.what());
-    r = Replayed{shapes, {}, {}, {}, {}, Replayed::refused};
+    r = Replayed{shapes, {}, {}, {}, {}, false, {}, Replayed::refused};
     rs = RunState();
     return execute(ds, given, rs);
   }
+  if (host_outputs) outputs_to_host(ds.dev, *detail::RecordingAccess::capture(r.rec), r.outputs);
+  r.outputs_on_host = host_outputs;
   r.stats = rs.stats;
   r.state = Replayed::captured;
   return r.outputs;

@@ -68,6 +68,37 @@ void Capture::replayed(std::uint64_t batch) const {
   for (auto& b : const_cast<std::vector<Pool::Block>&>(owned)) b.busy_until = batch;
 }
 
+bool Capture::writes(GLuint buffer) const {
+  for (const auto& [b, w] : buffers)
+    if (b == buffer) return w;
+  return false;
+}
+
+bool Capture::move_storage(Storage& s, Pool::Block to) {
+  auto h = std::find_if(held.begin(), held.end(), [&](const Held& x) { return x.raw == &s; });
+  if (h == held.end()) return false;
+  const GLuint from = s.buffer();
+  dev->queue().barrier_for_host(from);
+  copy_buffer(*dev, from, 0, to.buffer, 0, s.nbytes);
+  const auto rename = [&](GLuint& b) {
+    if (b == from) b = to.buffer;
+  };
+  for (auto& u : ssbos) rename(u.buffer);
+  for (auto& u : blocks) rename(u.buffer);
+  for (auto& [b, w] : buffers) rename(b);
+  for (auto* v : {&tail_written, &tail_read})
+    for (GLuint& b : *v) rename(b);
+  rename(h->buffer);
+  touched_.erase(from);
+  touched_.insert(to.buffer);
+  Pool::Block old = s.block;
+  old.busy_until = dev->queue().batch();
+  s.block = to;
+  s.use_batch = s.write_batch = dev->queue().batch();  // the copy's batch
+  dev->pool().release(old);
+  return true;
+}
+
 void Capture::dispatch(GLbitfield barrier, const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
                        std::span<const BufferUse> uses, std::span<const BlockUse> block_uses,
                        std::span<const TextureUse> texture_uses) {

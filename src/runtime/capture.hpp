@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "gltensor/recording.hpp"
 #include "runtime/gl.hpp"
 #include "runtime/pool.hpp"
 #include "runtime/program_cache.hpp"
@@ -100,6 +101,14 @@ struct Capture {
   void finish();
   /// After a replay: the batch that used its buffers (pool and fence bookkeeping).
   void replayed(std::uint64_t batch) const;
+  /// Whether a step writes `buffer`.
+  bool writes(GLuint buffer) const;
+  /// After finish(): moves the held storage `s` into the buffer of `to` (at least s's size, e.g.
+  /// a host-visible block of Pool::acquire_host): its bytes are copied there, every step binds
+  /// `to` where it bound s's buffer (also where a storage that died during the capture had that
+  /// buffer before s), and s's old block goes back to the pool. False (nothing done) if s is not
+  /// held by the capture.
+  bool move_storage(Storage& s, Pool::Block to);
 
   std::shared_ptr<DeviceImpl> dev;
   std::vector<Step> steps;
@@ -123,6 +132,14 @@ struct Capture {
   void keep_buffers();
   std::unordered_map<const Storage*, std::size_t> held_index_;
   std::unordered_set<GLuint> touched_;
+};
+
+/// The capture behind a Recording, and its replay with rebound inputs (the model runtime's
+/// replays: an input read where the caller's tensor lies, without a copy).
+struct RecordingAccess {
+  static Capture* capture(const Recording& r) { return r.c_.get(); }
+  /// Recording::replay, binding each rebind's storage in place of its `from` buffer.
+  static void replay(const Recording& r, std::span<const Rebind> rebinds);
 };
 
 }  // namespace gltensor::detail

@@ -86,10 +86,10 @@ void* make_mapped(DeviceImpl& dev, MappedStaging& s, GLuint& buffer, std::size_t
 
 }  // namespace
 
-void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, const void* init) {
+void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, const void* init, const char* op) {
   MappedStaging* s = staging_of(dev);
   if (!s) return nullptr;
-  return make_mapped(dev, *s, buffer, bytes, GL_MAP_READ_BIT | GL_MAP_WRITE_BIT, "check", init);
+  return make_mapped(dev, *s, buffer, bytes, GL_MAP_READ_BIT | GL_MAP_WRITE_BIT, op, init);
 }
 
 bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint dst) {

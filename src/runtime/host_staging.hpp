@@ -28,10 +28,12 @@ bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint ds
 /// device has no persistent mapping, staging is set to copy, or the read is too large to keep.
 bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, void* dst);
 
-/// A buffer of `bytes` with immutable storage holding `init` (bytes long), persistently and
-/// coherently mapped for the host's reads and writes, for small device-written state the host
-/// polls (the error flags). Returns the mapping, or null (no buffer made) where the device has no
-/// persistent mapping or staging is set to copy. Throws DeviceError if the driver refuses.
-void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, const void* init);
+/// A buffer of `bytes` with immutable storage in host memory holding `init` (bytes long, or
+/// null), persistently and coherently mapped for the host's reads and writes: small
+/// device-written state the host polls (the error flags), and the host-visible buffers of
+/// Pool::acquire_host (a model's inputs read and outputs written by kernels in place). Returns
+/// the mapping, or null (no buffer made) where the device has no persistent mapping or staging
+/// is set to copy. Throws DeviceError naming `op` if the driver refuses.
+void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, const void* init, const char* op = "check");
 
 }  // namespace gltensor::detail

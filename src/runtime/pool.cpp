@@ -8,6 +8,8 @@
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
+#include "runtime/host_staging.hpp"
+#include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
@@ -20,42 +22,55 @@ std::size_t Pool::size_class(std::size_t bytes) {
   return p * 2;
 }
 
+bool Pool::reuse(std::size_t key, bool idle_only, Block& out) {
+  auto it = free_.find(key);
+  if (it == free_.end() || it->second.empty()) return false;
+  auto& list = it->second;
+  std::size_t pick = list.size() - 1;
+  if (idle_only) {
+    const Capture* cap = dev_.queue().capture();
+    auto usable = [&](const Block& b) {
+      return b.busy_until <= dev_.queue().completed() && !(cap && cap->touched(b.buffer));
+    };
+    if (list[pick].busy_until > dev_.queue().completed()) dev_.queue().poll();
+    while (pick != static_cast<std::size_t>(-1) && !usable(list[pick])) --pick;
+  }
+  if (pick == static_cast<std::size_t>(-1)) return false;
+  out = list[pick];
+  out.busy_until = 0;
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(pick));
+  ++st_.hits;
+  --st_.cached_buffers;
+  ++st_.live_buffers;
+  st_.bytes_in_use += out.capacity;
+  return true;
+}
+
+void Pool::check_limit(std::size_t cls, std::size_t bytes, const char* op) {
+  if (limit_ == 0 || st_.bytes_allocated + cls <= limit_) return;
+  trim();
+  if (st_.bytes_allocated + cls > limit_)
+    throw OutOfMemory(std::string("gltensor::") + op + ": allocating " + std::to_string(bytes) + " bytes (size class " +
+                      std::to_string(cls) + ") would exceed the memory limit of " + std::to_string(limit_) +
+                      " bytes (" + std::to_string(st_.bytes_in_use) + " in use)");
+}
+
+void Pool::count_new(std::size_t cls) {
+  ++st_.misses;
+  ++st_.live_buffers;
+  st_.bytes_in_use += cls;
+  st_.bytes_allocated += cls;
+  if (st_.bytes_allocated > st_.peak_bytes) st_.peak_bytes = st_.bytes_allocated;
+}
+
 Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
   // An entry of its own (nothing where the caller is inside one): a new buffer is made, and a
   // fence may be polled, in the device's context, with the application's bindings saved, even
   // where an op allocates before its first Launch.
   Enter entry(dev_, op);
   const std::size_t cls = size_class(bytes);
-  auto it = free_.find(cls);
-  if (it != free_.end() && !it->second.empty()) {
-    auto& list = it->second;
-    std::size_t pick = list.size() - 1;
-    if (host_write) {
-      const Capture* cap = dev_.queue().capture();
-      auto usable = [&](const Block& b) {
-        return b.busy_until <= dev_.queue().completed() && !(cap && cap->touched(b.buffer));
-      };
-      if (list[pick].busy_until > dev_.queue().completed()) dev_.queue().poll();
-      while (pick != static_cast<std::size_t>(-1) && !usable(list[pick])) --pick;
-    }
-    if (pick != static_cast<std::size_t>(-1)) {
-      Block b = list[pick];
-      b.busy_until = 0;
-      list.erase(list.begin() + static_cast<std::ptrdiff_t>(pick));
-      ++st_.hits;
-      --st_.cached_buffers;
-      ++st_.live_buffers;
-      st_.bytes_in_use += cls;
-      return b;
-    }
-  }
-  if (limit_ != 0 && st_.bytes_allocated + cls > limit_) {
-    trim();
-    if (st_.bytes_allocated + cls > limit_)
-      throw OutOfMemory(std::string("gltensor::") + op + ": allocating " + std::to_string(bytes) +
-                        " bytes (size class " + std::to_string(cls) + ") would exceed the memory limit of " +
-                        std::to_string(limit_) + " bytes (" + std::to_string(st_.bytes_in_use) + " in use)");
-  }
+  if (Block b; reuse(cls, host_write, b)) return b;
+  check_limit(cls, bytes, op);
   // Out of memory: glGetError on our own context (its errors are ours); an adopted context's
   // error flags belong to the application, so there the buffer's size tells (a failed
   // glBufferData leaves it 0 on the drivers seen; the GL leaves it undefined).
@@ -80,17 +95,27 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
     throw OutOfMemory(std::string("gltensor::") + op + ": GL_OUT_OF_MEMORY allocating " + std::to_string(cls) +
                       " bytes");
   }
-  ++st_.misses;
-  ++st_.live_buffers;
-  st_.bytes_in_use += cls;
-  st_.bytes_allocated += cls;
-  if (st_.bytes_allocated > st_.peak_bytes) st_.peak_bytes = st_.bytes_allocated;
+  count_new(cls);
   return Block{buf, cls, 0};
+}
+
+Pool::Block Pool::acquire_host(std::size_t bytes, const char* op) {
+  if (!settings().direct_host_io) return Block{};
+  Enter entry(dev_, op);  // as acquire: a fence polled and a buffer made in the device's context
+  const std::size_t cls = size_class(bytes);
+  // The host writes these in place: only an idle one is reused.
+  if (Block b; reuse(cls | kHostKey, true, b)) return b;
+  check_limit(cls, bytes, op);
+  Block b{0, cls, 0};
+  b.host = static_cast<unsigned char*>(make_host_visible(dev_, b.buffer, cls, nullptr, op));
+  if (!b.host) return Block{};
+  count_new(cls);
+  return b;
 }
 
 void Pool::release(Block b) {
   if (b.buffer == 0) return;
-  free_[b.capacity].push_back(b);
+  free_[b.capacity | (b.host ? kHostKey : 0)].push_back(b);
   --st_.live_buffers;
   ++st_.cached_buffers;
   st_.bytes_in_use -= b.capacity;
@@ -106,7 +131,7 @@ bool Pool::take(GLuint buffer, Block& out) {
         blocks.erase(it);
         --st_.cached_buffers;
         ++st_.live_buffers;
-        st_.bytes_in_use += cls;
+        st_.bytes_in_use += out.capacity;
         return true;
       }
   return false;
@@ -122,8 +147,8 @@ void Pool::trim() {
         kept.push_back(b);
         continue;
       }
-      delete_buffer(dev_, b.buffer);  // names may be reused by new buffers
-      st_.bytes_allocated -= cls;
+      delete_buffer(dev_, b.buffer);  // names may be reused by new buffers (a mapped one is unmapped)
+      st_.bytes_allocated -= b.capacity;
       --st_.cached_buffers;
     }
     blocks = std::move(kept);

@@ -84,11 +84,18 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
   if (++batch_dispatches_ >= auto_flush_) flush();
 }
 
-void Queue::replay(const Capture& c) {
+void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
+  const auto name = [&](GLuint b) {
+    for (const Rebind& r : rebinds)
+      if (r.from == b) return r.to->buffer();
+    return b;
+  };
   // Hazards with the work before the replay (the captured barriers cover those within it).
   GLbitfield bits = 0;
-  for (const auto& [b, w] : c.buffers)
+  for (const auto& [captured, w] : c.buffers) {
+    const GLuint b = name(captured);
     if (written_since_barrier_.count(b) || (w && read_since_barrier_.count(b))) bits |= kBufferBits;
+  }
   for (const auto& [t, image] : c.all_textures)
     if (images_written_.count(t) || (image && textures_read_.count(t))) bits |= kTextureBits;
   barrier(bits);
@@ -100,10 +107,11 @@ void Queue::replay(const Capture& c) {
     barrier(s.barrier);
     const Program& p = *s.program;
     dev_.gl().use_program(p.id);
-    for (std::uint32_t i = s.ssbo_begin; i < s.ssbo_end; ++i) dev_.gl().bind_ssbo(i - s.ssbo_begin, c.ssbos[i].buffer);
+    for (std::uint32_t i = s.ssbo_begin; i < s.ssbo_end; ++i)
+      dev_.gl().bind_ssbo(i - s.ssbo_begin, name(c.ssbos[i].buffer));
     for (std::uint32_t i = s.block_begin; i < s.block_end; ++i) {
       const auto& u = c.blocks[i];
-      dev_.gl().bind_ubo(u.binding, u.buffer, u.offset, u.size);
+      dev_.gl().bind_ubo(u.binding, name(u.buffer), u.offset, u.size);
     }
     for (std::uint32_t i = s.texture_begin; i < s.texture_end; ++i) {
       const TextureUse& t = c.textures[i];
@@ -120,11 +128,12 @@ void Queue::replay(const Capture& c) {
     ++dispatches_;
     ++batch_dispatches_;
   }
-  for (GLuint b : c.tail_written) written_since_barrier_.insert(b);
-  for (GLuint b : c.tail_read) read_since_barrier_.insert(b);
+  for (GLuint b : c.tail_written) written_since_barrier_.insert(name(b));
+  for (GLuint b : c.tail_read) read_since_barrier_.insert(name(b));
   for (GLuint t : c.tail_images) images_written_.insert(t);
   for (GLuint t : c.tail_sampled) textures_read_.insert(t);
   c.replayed(batch_);
+  for (const Rebind& r : rebinds) r.to->use_batch = batch_;
 #ifndef NDEBUG
   if (!dev_.adopted()) dev_.check_gl("replay");
 #endif

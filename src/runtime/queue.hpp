@@ -49,6 +49,13 @@ struct TextureUse {
   GLenum access, format;
 };
 
+/// A buffer that a replay binds in place of a captured one (Queue::replay): a captured input read
+/// from another storage of the same layout, without a copy into the captured one.
+struct Rebind {
+  GLuint from;
+  Storage* to;
+};
+
 /// Waits until `fence` is signaled: a spin of up to 100 us, then blocking waits. Returns
 /// GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED or GL_WAIT_FAILED.
 GLenum client_wait(GLsync fence);
@@ -111,8 +118,9 @@ class Queue {
   void set_capture(Capture* c) { capture_ = c; }
   /// Re-issues a capture's dispatches with their bindings, uniforms and barriers (a barrier first
   /// where they touch what earlier work left unbarriered); the hazard state and the storages'
-  /// batches afterwards are as if they had been dispatched again.
-  void replay(const Capture& c);
+  /// batches afterwards are as if they had been dispatched again. Each `rebinds` entry's storage
+  /// is bound wherever its `from` buffer was (the caller checks that no step writes `from`).
+  void replay(const Capture& c, std::span<const Rebind> rebinds = {});
 
  private:
   void barrier(GLbitfield bits);

@@ -33,16 +33,19 @@ Recording Recording::capture(const Device& dev, const std::function<void()>& wor
   return Recording(std::move(c));
 }
 
-void Recording::replay() const {
-  if (!c_ || c_->steps.empty()) return;
-  detail::DeviceImpl& d = *c_->dev;
+void Recording::replay() const { detail::RecordingAccess::replay(*this, {}); }
+
+void detail::RecordingAccess::replay(const Recording& r, std::span<const Rebind> rebinds) {
+  const Capture* c = r.c_.get();
+  if (!c || c->steps.empty()) return;
+  detail::DeviceImpl& d = *c->dev;
   detail::Enter guard(d, "Recording::replay");
   if (d.queue().capture())
     throw CaptureError("gltensor::Recording::replay: replaying a recording while another is being captured");
-  d.queue().replay(*c_);
-  if (!c_->expects.empty()) {
+  d.queue().replay(*c, rebinds);
+  if (!c->expects.empty()) {
     auto& flags = d.extension<detail::ErrorFlags>();
-    for (const auto& e : c_->expects) flags.expect(d, e.op.c_str(), e.bit);
+    for (const auto& e : c->expects) flags.expect(d, e.op.c_str(), e.bit);
   }
 }
 

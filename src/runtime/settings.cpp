@@ -144,6 +144,11 @@ Settings Settings::from_env() {
   } else if (!t.empty() && t != "persistent") {
     throw ValueError("gltensor: GLTENSOR_STAGING=\"" + t + "\" is not one of persistent, copy");
   }
+  if (const std::string t = env("GLTENSOR_HOST_IO"); t == "copy") {
+    s.direct_host_io = false;
+  } else if (!t.empty() && t != "direct") {
+    throw ValueError("gltensor: GLTENSOR_HOST_IO=\"" + t + "\" is not one of direct, copy");
+  }
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {
     s.matmul_split = std::atoi(t.c_str());

@@ -68,6 +68,10 @@ struct Settings {
   /// (storage.cpp) even where persistent mapping exists ("" or persistent: the mapped ring and
   /// read buffer of host_staging.hpp where the context has buffer storage).
   bool persistent_staging = true;
+  /// GLTENSOR_HOST_IO=copy: Model::run_host uploads its inputs into and reads its outputs from
+  /// device buffers through the staging above ("" or direct: kernels read small inputs from and
+  /// write small outputs into host-visible, persistently mapped buffers; Pool::acquire_host).
+  bool direct_host_io = true;
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;

@@ -84,6 +84,11 @@ void delete_buffer(DeviceImpl& dev, GLuint buffer) {
 void Storage::upload(const void* data, std::size_t bytes) {
   if (bytes == 0) return;
   if (const Capture* c = dev->queue().capture()) c->host_write(*this, "upload");
+  if (block.host) {  // host-visible: written in place once no recorded dispatch uses it
+    dev->queue().wait_batch(std::max(use_batch, write_batch));
+    std::memcpy(block.host, data, bytes);
+    return;
+  }
   dev->queue().barrier_for_host(buffer());
   if (ring_upload(*dev, data, bytes, buffer())) return;
   Staging s(*dev, bytes, data, false);
@@ -93,6 +98,11 @@ void Storage::upload(const void* data, std::size_t bytes) {
 void Storage::download(std::size_t offset, std::size_t bytes, void* dst) {
   if (bytes == 0) return;
   if (const Capture* c = dev->queue().capture()) c->host_read("to_host");
+  if (block.host) {  // host-visible: read in place once its writers' batch (ended by a full barrier) is done
+    dev->queue().wait_batch(write_batch);
+    std::memcpy(dst, block.host + offset, bytes);
+    return;
+  }
   dev->queue().barrier_for_host(buffer());
   // One round trip: the copy follows the writers (the barrier), and its fence's wait is the
   // only one; the map then finds the copy done.

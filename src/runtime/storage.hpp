@@ -23,10 +23,13 @@ struct Storage : std::enable_shared_from_this<Storage> {
   ~Storage();
   GLuint buffer() const { return block.buffer; }
 
-  /// Host -> buffer at byte 0 (through a short-lived staging buffer, see storage.cpp).
+  /// Host -> buffer at byte 0 (through the upload ring or a short-lived staging buffer, see
+  /// storage.cpp; a host-visible block, Pool::acquire_host, is written in place after the
+  /// batches that use it have finished).
   void upload(const void* data, std::size_t bytes);
   /// Buffer bytes [offset, offset + bytes) -> host; waits for the copy (and for every command
-  /// before it: the caller flushes the queue first).
+  /// before it: the caller flushes the queue first). A host-visible block is read in place
+  /// after its last writer's batch.
   void download(std::size_t offset, std::size_t bytes, void* dst);
 };
 

@@ -41,7 +41,10 @@ std::int64_t check_shape(const char* op, const Shape& shape) {
   return n;
 }
 
-Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, bool host_write) {
+namespace {
+
+// The bytes of a contiguous tensor of `shape` (checked against the device's SSBO limit).
+std::size_t checked_bytes(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op) {
   const std::int64_t n = check_shape(op, shape);
   const std::size_t bytes = (static_cast<std::size_t>(n) * itemsize(dtype) + 3) & ~std::size_t{3};
   if (const std::int64_t limit = dev.ssbo_limit(); static_cast<std::int64_t>(bytes) > limit)
@@ -49,8 +52,12 @@ Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, b
                      to_string(shape) + " needs " + std::to_string(bytes) +
                      " bytes, more than the device's max SSBO block size of " + std::to_string(limit) + " bytes" +
                      (limit < dev.caps().max_ssbo_block_size ? " (lowered by Device::set_ssbo_limit)" : ""));
+  return bytes;
+}
+
+Tensor wrap_block(DeviceImpl& dev, Pool::Block block, std::size_t bytes, const Shape& shape, DType dtype) {
   auto st = std::make_shared<Storage>();
-  st->block = dev.pool().acquire(std::max<std::size_t>(bytes, 4), op, host_write);
+  st->block = block;
   st->dev = dev.shared_from_this();
   st->nbytes = bytes;
   auto impl = std::make_shared<TensorImpl>();
@@ -59,6 +66,19 @@ Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, b
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
   return Tensor(impl);
+}
+
+}  // namespace
+
+Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, bool host_write) {
+  const std::size_t bytes = checked_bytes(dev, shape, dtype, op);
+  return wrap_block(dev, dev.pool().acquire(std::max<std::size_t>(bytes, 4), op, host_write), bytes, shape, dtype);
+}
+
+Tensor alloc_host(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op) {
+  const std::size_t bytes = checked_bytes(dev, shape, dtype, op);
+  const Pool::Block b = dev.pool().acquire_host(std::max<std::size_t>(bytes, 4), op);
+  return b.buffer ? wrap_block(dev, b, bytes, shape, dtype) : Tensor();
 }
 
 Tensor make_view(const Tensor& t, Shape shape, Shape strides, std::int64_t offset) {

@@ -33,6 +33,10 @@ std::int64_t check_shape(const char* op, const Shape& shape);
 /// New contiguous tensor backed by a pool buffer. Throws LimitError past max SSBO size.
 /// host_write: the caller will upload into it (see Pool::acquire).
 Tensor alloc(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op, bool host_write = false);
+/// New contiguous tensor in a host-visible buffer (Pool::acquire_host: kernels read and write
+/// it in host memory, the host in place through its mapping; Storage::upload / download), or an
+/// undefined tensor where the device has none (no buffer storage, GLTENSOR_HOST_IO=copy).
+Tensor alloc_host(DeviceImpl& dev, const Shape& shape, DType dtype, const char* op);
 /// A view sharing t's storage.
 Tensor make_view(const Tensor& t, Shape shape, Shape strides, std::int64_t offset);
 /// Normalizes a possibly negative dim; throws IndexError naming op.

@@ -2,6 +2,7 @@
 // threads at once, each on its own Device (a Device belongs to the thread that opened it), with
 // and without ModelOptions::replay; every output checked against a float64 reference.
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "gltensor/gltensor.hpp"
@@ -15,18 +16,30 @@ using B = OnnxBuilder;
 namespace {
 
 // `runs` runs of `model` on `dev` with fresh inputs of `rows` rows (alternating with rows + 1: a
-// new set of shapes each time), each output checked; returns how many were right.
-int run_and_check(const Model& model, const ThreeGemm& g, Device& dev, std::uint64_t seed, int runs,
-                  std::int64_t rows) {
+// new set of shapes each time), each output checked; returns how many were right. host: through
+// Model::run_host (host data in and out) instead of tensors.
+int run_and_check(const Model& model, const ThreeGemm& g, Device& dev, std::uint64_t seed, int runs, std::int64_t rows,
+                  bool host = false) {
   std::mt19937_64 rng(seed);
   int right = 0;
   for (int i = 0; i < runs; ++i) {
     const std::int64_t r = rows + (i / 3) % 2;  // three runs of a shape (warm-up, capture, replay)
     const auto x = uniform(rng, static_cast<std::size_t>(r * ThreeGemm::W));
     RunStats st;
-    const Tensor y = model.run({{"x", Tensor::from_host(dev, x, {1, r, ThreeGemm::W})}}, &st).at("y");
-    const bool ok =
-        y.shape() == Shape{1, r, ThreeGemm::W} && close(y.to_vector(), g.ref(x, r), 1e-4, 1e-4) && st.dispatches > 0;
+    const Shape s{1, r, ThreeGemm::W};
+    Shape shape;
+    std::vector<float> y;
+    if (host) {
+      const HostOutput o = model.run_host(dev, {{"x", HostInput{x.data(), x.size() * 4, s, DType::f32}}}, &st).at("y");
+      shape = o.shape;
+      y.resize(o.bytes.size() / 4);
+      std::memcpy(y.data(), o.bytes.data(), o.bytes.size());
+    } else {
+      const Tensor t = model.run({{"x", Tensor::from_host(dev, x, s)}}, &st).at("y");
+      shape = t.shape();
+      y = t.to_vector();
+    }
+    const bool ok = shape == s && close(y, g.ref(x, r), 1e-4, 1e-4) && st.dispatches > 0;
     right += ok ? 1 : 0;
   }
   return right;
@@ -34,7 +47,8 @@ int run_and_check(const Model& model, const ThreeGemm& g, Device& dev, std::uint
 
 }  // namespace
 
-class ModelThreads : public ::testing::TestWithParam<bool> {};  // ModelOptions::replay?
+// ModelOptions::replay?, Model::run_host (its host-visible buffers are per device)?
+class ModelThreads : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
 // Three threads run one Model at the same time: the test's thread on the load device, two more
 // each on a Device of its own (the model uploads its weights there at the first run), with
@@ -42,7 +56,8 @@ class ModelThreads : public ::testing::TestWithParam<bool> {};  // ModelOptions:
 TEST_P(ModelThreads, OneModelRunsOnSeveralThreadsAtOnce) {
   GLT_RNG(rng);
   const ThreeGemm g(rng, "threads_three_gemm");
-  const Model model = load_model(g.path, GetParam());
+  const auto [replay, host] = GetParam();
+  const Model model = load_model(g.path, replay);
   const std::uint64_t seed = rng();
   constexpr int kRuns = 12;
   std::atomic<int> ready{0};
@@ -55,7 +70,7 @@ TEST_P(ModelThreads, OneModelRunsOnSeveralThreadsAtOnce) {
         Device dev = Device::open();
         ++ready;
         while (ready.load() < 3) std::this_thread::yield();  // all three start together
-        right[t] = run_and_check(model, g, dev, seed + 1 + t, kRuns, 5 + 7 * t);
+        right[t] = run_and_check(model, g, dev, seed + 1 + t, kRuns, 5 + 7 * t, host);
         model.release(dev);
       } catch (const std::exception& e) {
         errors[t] = e.what();
@@ -63,7 +78,7 @@ TEST_P(ModelThreads, OneModelRunsOnSeveralThreadsAtOnce) {
     });
   ++ready;
   while (ready.load() < 3) std::this_thread::yield();
-  const int mine = run_and_check(model, g, device(), seed, kRuns, 34);
+  const int mine = run_and_check(model, g, device(), seed, kRuns, 34, host);
   for (auto& th : threads) th.join();
   EXPECT_EQ(mine, kRuns) << "seed " << seed;
   for (int t = 0; t < 2; ++t) {
@@ -71,11 +86,14 @@ TEST_P(ModelThreads, OneModelRunsOnSeveralThreadsAtOnce) {
     EXPECT_EQ(right[t], kRuns) << "thread " << t << ", seed " << seed;
   }
   // The model still runs on its own device afterwards.
-  EXPECT_EQ(run_and_check(model, g, device(), seed + 9, 3, 1), 3);
+  EXPECT_EQ(run_and_check(model, g, device(), seed + 9, 3, 1, host), 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, ModelThreads, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "replay" : "plain"; });
+INSTANTIATE_TEST_SUITE_P(Model, ModelThreads, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) ? "replay" : "plain") +
+                                  (std::get<1>(info.param) ? "_run_host" : "");
+                         });
 
 // RunStats: what the run did on its device, reported by the call and by last_run().
 TEST(ModelRunStats, EachCallReportsItsOwnRun) {

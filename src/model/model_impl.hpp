@@ -1,0 +1,120 @@
+// gltensor::Model's internals (internal): the run plan, the per-run and per-device state, and
+// Model::Impl, shared by the executor (model.cpp) and the host-data entry (host_io.cpp).
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gltensor/model.hpp"
+#include "gltensor/recording.hpp"
+#include "model/graph.hpp"
+#include "model/ops.hpp"
+#include "model/planner.hpp"
+#include "runtime/queue.hpp"
+
+namespace gltensor {
+
+using namespace model;
+
+// Model::run_host's inputs and outputs up to this size live in host-visible buffers that the
+// kernels read and write in place (Pool::acquire_host); larger ones are copied through the
+// staging of host_staging.hpp (a kernel reading host memory reads it over the bus on every pass:
+// for large tensors, or ones read many times, one copy costs less).
+constexpr std::size_t kDirectHostBytes = std::size_t{256} << 10;
+
+// What the executor keeps per graph (the main graph and every subgraph), built once at load: the
+// run plan. Each step names its node, its resolved op mapping (no lookup by name at run time)
+// and the values whose last reader it is (liveness: dropped after it without a per-run scan).
+struct Step {
+  int node = 0;                // index in Graph::nodes
+  const OpDef* def = nullptr;  // null for control flow (If, Loop, Scan)
+  std::vector<int> release;    // values this step reads last (not constants, outputs, outer values)
+  std::vector<int> unread;     // outputs nothing reads (optional outputs the graph ignores)
+};
+
+struct GraphPlan {
+  std::vector<Step> steps;
+  std::vector<int> uploads;    // constants uploaded to each device the model runs on (weights)
+  std::vector<int> constants;  // every constant a step reads or the graph returns
+};
+
+// What a run changes: the liveness accounting and the statistics of that run (one per call, so
+// that calls on several threads share nothing mutable).
+struct RunState {
+  // Storages of the intermediates alive: a flat list (a few dozen at most; no allocation per node).
+  struct Live {
+    const void* storage;
+    std::size_t bytes;
+    int holders;
+  };
+  std::vector<Live> live;
+  std::size_t live_bytes = 0;
+  RunStats stats;
+};
+
+// What the model keeps per device it runs on: the constants' GPU copies (uploaded once per
+// device, lazily completed by the ops: only that device's thread touches them) and the recording
+// of ModelOptions::replay.
+struct DeviceState {
+  Device dev;
+  std::map<const Graph*, std::vector<RtValue>> constants;  // by value id
+  std::size_t weight_bytes = 0;
+  // ModelOptions::replay: the recording of the last input shapes.
+  struct Replayed {
+    std::vector<Shape> shapes;
+    std::vector<Tensor> inputs;  // the captured copies of the inputs
+    std::map<std::string, Tensor> outputs;
+    Recording rec;
+    std::vector<detail::Rebind> rebinds;  // a replay's inputs read in place (scratch, kept)
+    bool outputs_on_host = false;         // the outputs moved to host-visible buffers (run_host)
+    RunStats stats;                       // of the captured run (its peak and totals are a replay's)
+    // warm: run once (the next run is captured); refused: the run cannot be captured, these
+    // shapes run unrecorded.
+    enum State { warm, captured, refused } state = warm;
+  };
+  std::optional<Replayed> replay;
+  // Model::run_host: each input's host-visible tensor, reused while its shape and dtype stay.
+  std::map<std::string, Tensor> host_inputs;
+};
+
+struct Model::Impl {
+  Impl(const Device& d, Graph graph, const ModelOptions& o) : dev(d), g(std::move(graph)), options(o) {}
+  Device dev;  // the device the model was loaded on
+  Graph g;
+  ModelOptions options;
+  PlanStats stats;
+  std::map<const Graph*, GraphPlan> plans;  // written at load only
+  int running = 0;                          // nodes to run, subgraphs included
+  // Per-device state, created at the first run on a device; the list is guarded by `mutex`, each
+  // entry is used by its device's thread only. `last` is the last completed run's statistics.
+  mutable std::mutex mutex;
+  mutable std::vector<std::unique_ptr<DeviceState>> devices;
+  mutable RunStats last;
+
+  void plan(Graph& g, const Graph* parent);
+  DeviceState& state_for(const Device& d) const;
+  std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d) const;
+  std::map<std::string, Tensor> execute(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
+  // Model::run; host_outputs (run_host): a captured run's outputs go to host-visible buffers.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats,
+                                    bool host_outputs) const;
+  std::map<std::string, Tensor> run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs,
+                                             bool host_outputs) const;
+  void exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, RunState& rs) const;
+  static void hold(RunState& rs, const Tensor& t);
+  static void drop(RunState& rs, const Tensor& t);
+  RtValue& ref(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, int id) const;
+  static Tensor gpu(const Device& dev, RtValue& v);
+  static double scalar(const Graph& g, const Node& n, RtValue& v, int elem);
+  std::vector<RtValue> run_sub(DeviceState& ds, const Graph& outer, std::vector<RtValue>& outer_vals, const Graph& sub,
+                               std::vector<RtValue> inputs, RunState& rs) const;
+  void run_control(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
+  void run_if(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
+  void run_loop(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
+  void run_scan(DeviceState& ds, const Graph& g, const Node& n, std::vector<RtValue>& vals, RunState& rs) const;
+};
+
+}  // namespace gltensor

@@ -1,0 +1,206 @@
+// Model::run_host: host data in, host data out, the small inputs read and (replayed) the outputs
+// written by the kernels in host-visible buffers. Checked bit for bit against Model::run on
+// Tensor::from_bytes inputs, and against float64 references: plain and replayed, odd and 0-size
+// shapes, hundreds of runs on the same buffers with new contents, outputs read by later nodes,
+// an output that is an input, inputs bound in place by replays, and typed errors (threads with
+// their own devices: test_model_run's ModelThreads). ctest also runs it with GLTENSOR_STAGING=copy (no persistently
+// mapped buffers: every transfer a copy) and GLTENSOR_HOST_IO=copy.
+#include <cstring>
+
+#include "gltensor/gltensor.hpp"
+#include "onnx_builder.hpp"
+#include "runtime/settings.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "test_util.hpp"
+#include "three_gemm.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+using B = OnnxBuilder;
+
+namespace {
+
+HostInput host_input(const std::vector<float>& v, const Shape& shape) {
+  return HostInput{v.data(), v.size() * sizeof(float), shape, DType::f32};
+}
+
+std::vector<float> floats(const HostOutput& o) {
+  std::vector<float> v(o.bytes.size() / sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), o.bytes.data(), o.bytes.size());
+  return v;
+}
+
+// Whether this device gives host-visible buffers (buffer storage, GLTENSOR_STAGING and
+// GLTENSOR_HOST_IO not copy): the zero-copy path runs.
+bool direct(Device& dev) { return detail::alloc_host(*dev.impl(), {1}, DType::f32, "test").defined(); }
+
+bool host_visible(const Tensor& t) { return t.impl()->storage->block.host != nullptr; }
+
+}  // namespace
+
+// The three-Gemm model (the fused MLP on GPUs), plain and replayed: run_host's bytes are
+// run()'s on the same inputs, across contents and row counts (odd, 1, 0), many runs each.
+TEST(ModelHostIo, EqualsTheTensorPathBitForBit) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng, "host_io_three_gemm");
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true);
+  Device& dev = device();
+  for (std::int64_t rows : {34, 34, 34, 34, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 34, 34}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
+    if (rows == 1) sprinkle_specials(x);
+    const Shape s{1, rows, ThreeGemm::W};
+    const auto want = plain.run({{"x", Tensor::from_host(dev, x, s)}}).at("y").to_bytes();
+    for (Model* m : {&plain, &replayed}) {
+      const auto out = m->run_host(dev, {{"x", host_input(x, s)}});
+      ASSERT_EQ(out.size(), 1u);
+      const HostOutput& y = out.at("y");
+      EXPECT_EQ(y.shape, s);
+      EXPECT_EQ(y.dtype, DType::f32);
+      EXPECT_EQ(y.bytes, want) << (m == &plain ? "plain" : "replayed") << " run_host differs from run()";
+      if (rows != 1) {
+        EXPECT_TRUE(close(floats(y), g.ref(x, rows), 1e-4, 1e-4));
+      }
+    }
+  }
+}
+
+// Hundreds of runs on the same host-visible input and output buffers with new contents each
+// time, run_host and run() on tensors interleaved: each run sees its own input (a buffer is
+// rewritten only after the work reading it is done) and returns its own output. A replayed
+// run_host issues only the recording's dispatches (no copy in, none out) and allocates nothing.
+TEST(ModelHostIo, ManyRunsOnTheSameBuffers) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng, "host_io_many");
+  Model replayed = load_model(g.path, true);
+  Model plain = load_model(g.path, false);
+  Device& dev = device();
+  const Shape s{1, 5, ThreeGemm::W};
+  plain.run({{"x", Tensor::from_host(dev, uniform(rng, 5 * ThreeGemm::W), s)}});
+  auto d0 = dev.dispatch_count();
+  plain.run({{"x", Tensor::from_host(dev, uniform(rng, 5 * ThreeGemm::W), s)}});
+  const auto plain_dispatches = dev.dispatch_count() - d0;
+  for (int i = 0; i < 3; ++i) replayed.run_host(dev, {{"x", host_input(uniform(rng, 5 * ThreeGemm::W), s)}});
+  const bool zero_copy = direct(dev);
+  int wrong = 0;
+  for (int i = 0; i < 300; ++i) {
+    const auto x = uniform(rng, 5 * ThreeGemm::W);
+    std::vector<float> y;
+    if (i % 5 == 4) {  // a run on tensors between host runs (copies in and out, same recording)
+      y = replayed.run({{"x", Tensor::from_host(dev, x, s)}}).at("y").to_vector();
+    } else {
+      d0 = dev.dispatch_count();
+      const PoolStats p0 = dev.pool_stats();
+      y = floats(replayed.run_host(dev, {{"x", host_input(x, s)}}).at("y"));
+      EXPECT_EQ(dev.dispatch_count() - d0, plain_dispatches) << "run " << i;
+      if (zero_copy) {  // (else each run uploads into a new pool tensor)
+        EXPECT_EQ(dev.pool_stats().hits + dev.pool_stats().misses, p0.hits + p0.misses) << "run " << i;
+      }
+    }
+    if (!close(y, g.ref(x, 5), 1e-4, 1e-4)) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0);
+  if (zero_copy) {  // the outputs the recording writes are host-visible now
+    const Tensor y = replayed.run({{"x", Tensor::from_host(dev, uniform(rng, 5 * ThreeGemm::W), s)}}).at("y");
+    EXPECT_TRUE(host_visible(y));
+  }
+}
+
+// Outputs that later nodes read (y1 feeds y2 and y3), an output that is the graph's input (an
+// Identity), odd shapes and two inputs: values right on every run, replayed or not, with new
+// contents each run (an output aliasing an input follows the input).
+TEST(ModelHostIo, OutputsReadByLaterNodesAndOutputsThatAreInputs) {
+  GLT_RNG(rng);
+  B m(13);
+  m.input("a", {3, 7}).input("b", {3, 7}).output("y1", {3, 7}).output("y2", {3, 7}).output("y3", {3, 7});
+  m.output("ya", {3, 7});
+  m.node("Add", {"a", "b"}, {"s"});
+  m.node("Relu", {"s"}, {"y1"});
+  m.node("Mul", {"y1", "b"}, {"y2"});
+  m.node("Sub", {"y2", "y1"}, {"y3"});
+  m.node("Identity", {"a"}, {"ya"});
+  const std::string path = m.save("host_io_outputs");
+  Device& dev = device();
+  for (bool rep : {false, true}) {
+    Model model = load_model(path, rep);
+    for (int run = 0; run < 8; ++run) {
+      SCOPED_TRACE(std::string(rep ? "replayed" : "plain") + ", run " + std::to_string(run));
+      const auto a = uniform(rng, 21), b = uniform(rng, 21);
+      const auto out = model.run_host(dev, {{"a", host_input(a, {3, 7})}, {"b", host_input(b, {3, 7})}});
+      std::vector<double> y1(21), y2(21), y3(21);
+      for (int i = 0; i < 21; ++i) {
+        y1[i] = std::max(0.0f, a[i] + b[i]);
+        y2[i] = static_cast<float>(y1[i]) * b[i];
+        y3[i] = static_cast<float>(y2[i]) - static_cast<float>(y1[i]);
+      }
+      EXPECT_TRUE(close(floats(out.at("y1")), y1, 0, 0));
+      EXPECT_TRUE(close(floats(out.at("y2")), y2, 0, 0));
+      EXPECT_TRUE(close(floats(out.at("y3")), y3, 0, 0));
+      EXPECT_TRUE(close(floats(out.at("ya")), to_double(a), 0, 0));
+      // run() on tensors between host runs: the same values, its own inputs' contents.
+      const auto c = uniform(rng, 21);
+      auto t = model.run({{"a", Tensor::from_host(dev, c, {3, 7})}, {"b", Tensor::from_host(dev, b, {3, 7})}});
+      EXPECT_TRUE(close(t.at("ya").to_vector(), to_double(c), 0, 0));
+    }
+  }
+}
+
+// A replay reads each input where the caller's tensor lies (no copy dispatch) when it is
+// contiguous from element 0; a view elsewhere is copied in. Both give the plain run's values.
+TEST(ModelHostIo, ReplaysReadTensorInputsInPlace) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng, "host_io_rebind");
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true);
+  Device& dev = device();
+  const Shape s{1, 6, ThreeGemm::W};
+  Tensor x0 = Tensor::from_host(dev, uniform(rng, 6 * ThreeGemm::W), s);
+  plain.run({{"x", x0}});
+  auto d0 = dev.dispatch_count();
+  plain.run({{"x", x0}});
+  const auto plain_dispatches = dev.dispatch_count() - d0;
+  replayed.run({{"x", x0}});
+  replayed.run({{"x", x0}});  // captured
+  for (int i = 0; i < 6; ++i) {
+    const auto x = uniform(rng, 7 * ThreeGemm::W);
+    Tensor big = Tensor::from_host(dev, x, {1, 7, ThreeGemm::W});
+    const bool view = i % 2 == 1;
+    Tensor xi =
+        view ? big.narrow(1, 1, 6) : Tensor::from_host(dev, std::vector<float>(x.begin(), x.begin() + 6 * 96), s);
+    dev.synchronize();
+    d0 = dev.dispatch_count();
+    Tensor y = replayed.run({{"x", xi}}).at("y");
+    EXPECT_EQ(dev.dispatch_count() - d0, plain_dispatches + (view ? 1 : 0)) << "run " << i;
+    // (the plain run on a copy from element 0: the fused MLP takes no view off element 0)
+    EXPECT_EQ(y.to_bytes(), plain.run({{"x", xi.clone()}}).at("y").to_bytes()) << "run " << i;
+    EXPECT_TRUE(close(y.to_vector(), g.ref(xi.to_vector(), 6), 1e-4, 1e-4)) << "run " << i;
+  }
+}
+
+// Bad host inputs: a typed error naming the input, its shape and the bytes; the model and the
+// device go on working.
+TEST(ModelHostIo, BadInputsThrowTypedErrors) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng, "host_io_errors");
+  Model model = load_model(g.path, true);
+  Device& dev = device();
+  const auto x = uniform(rng, 2 * ThreeGemm::W);
+  const Shape s{1, 2, ThreeGemm::W};
+  auto expect_error = [&](const std::map<std::string, HostInput>& in, const std::string& part) {
+    try {
+      model.run_host(dev, in);
+      ADD_FAILURE() << "no error; expected one naming " << part;
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  HostInput short_one = host_input(x, s);
+  short_one.nbytes -= 4;
+  expect_error({{"x", short_one}}, "needs 768 bytes; given 764");
+  expect_error({{"x", HostInput{nullptr, x.size() * 4, s, DType::f32}}}, "null pointer");
+  expect_error({{"x", host_input(x, {1, -2, ThreeGemm::W})}}, "negative size");
+  expect_error({{"x", host_input(x, {2, ThreeGemm::W})}}, "has shape [2, 96]");
+  expect_error({}, "is missing");
+  expect_error({{"x", host_input(x, s)}, {"z", host_input(x, s)}}, "'z' is not a graph input");
+  const auto y = floats(model.run_host(dev, {{"x", host_input(x, s)}}).at("y"));
+  EXPECT_TRUE(close(y, g.ref(x, 2), 1e-4, 1e-4));
+}
