@@ -9,7 +9,7 @@
 //   dispatched raw, outside the library's dispatch path.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
 //   FILTER   runs the modes whose name contains FILTER: variants, add, sum, matmul, regmm, bisect
-//            (all devices), conv, bufs (GPUs only); asm, hints, offsets only when named exactly
+//            (all devices), conv, bufs (GPUs only); asm, hints, offsets, stream, addvariants only when named exactly
 //            (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
@@ -304,6 +304,138 @@ void lab_add(bool small) {
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
   glDeleteBuffers(1, &C);
+}
+
+// ---------------------------------------------------------------- stream: add at 2^20, 2^24, 2^26
+// Wall time per dispatch (batches with barriers, as time_ms) beside the GPU's own time per dispatch
+// (GL_TIME_ELAPSED_EXT queries around single dispatches): where the two differ, the cost is
+// between dispatches (barriers, submission), not in the kernel. Candidates: bench/lab/quad.comp's
+// add with 1, 2, 4 or 8 quads per invocation (loads before stores), workgroup sizes, buffers made
+// by glBufferStorageEXT (immutable) instead of glBufferData; copy and fill for the device's
+// bandwidth; then gltensor::add / mul (the library's path) at the same sizes.
+#ifndef GL_TIME_ELAPSED_EXT
+#define GL_TIME_ELAPSED_EXT 0x88BF
+#endif
+using GetQueryU64 = void(GL_APIENTRYP)(GLuint, GLenum, GLuint64*);
+using BufferStorageFn = void(GL_APIENTRYP)(GLenum, GLsizeiptr, const void*, GLbitfield);
+
+// Median GPU time (ms) of `reps` single dispatches, each in its own time-elapsed query; 0 where the
+// device has no timer queries.
+double gpu_ms(const std::function<void()>& once, int reps) {
+  static auto get = reinterpret_cast<GetQueryU64>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
+  if (!get || !g_dev->caps().timer_query) return 0;
+  if (g_check) reps = 1;
+  std::vector<GLuint> q(static_cast<std::size_t>(reps));
+  glGenQueries(reps, q.data());
+  once();
+  glFinish();
+  for (GLuint id : q) {
+    glBeginQuery(GL_TIME_ELAPSED_EXT, id);
+    once();
+    glEndQuery(GL_TIME_ELAPSED_EXT);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  }
+  glFinish();
+  std::vector<double> t;
+  for (GLuint id : q) {
+    GLuint64 ns = 0;
+    get(id, GL_QUERY_RESULT, &ns);
+    t.push_back(static_cast<double>(ns) * 1e-6);
+  }
+  glDeleteQueries(reps, q.data());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void stream_row(const char* name, std::size_t n, double bytes, const std::function<void()>& once, const char* note) {
+  const int reps = n <= (1u << 20) ? 200 : n <= (1u << 24) ? 50 : 20;
+  const double wall = time_ms(once, reps), gpu = gpu_ms(once, reps);
+  std::printf("stream %-30s n=2^%-2d wall %8.4f ms %7.1f GB/s  gpu %8.4f ms %7.1f GB/s %s\n", name,
+              static_cast<int>(std::log2(static_cast<double>(n))), wall, bytes * n / wall * 1e-6, gpu,
+              gpu > 0 ? bytes * n / gpu * 1e-6 : 0.0, note);
+}
+
+void lab_stream() {
+  static auto storage = reinterpret_cast<BufferStorageFn>(eglGetProcAddress("glBufferStorageEXT"));
+  std::vector<int> logs = g_check ? std::vector<int>{14} : std::vector<int>{20, 24, 26};
+  for (int lg : logs) {
+    const std::size_t n = std::size_t{1} << lg, n4 = n / 4;
+    auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+    GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
+    GLuint SA = 0, SB = 0, SC = 0;
+    if (storage) {
+      GLuint* sb[3] = {&SA, &SB, &SC};
+      for (GLuint* b : sb) {
+        glGenBuffers(1, b);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, *b);
+        storage(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(n * 4), nullptr, 0);
+      }
+      glBindBuffer(GL_COPY_READ_BUFFER, A);
+      glBindBuffer(GL_COPY_WRITE_BUFFER, SA);
+      glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+      glBindBuffer(GL_COPY_READ_BUFFER, B);
+      glBindBuffer(GL_COPY_WRITE_BUFFER, SB);
+      glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+    }
+    struct V {
+      const char* name;
+      const char* op;
+      GLuint local, qn;  // qn 0: run_one
+      bool qual, immutable = false;
+      double bytes = 12;
+    };
+    const std::vector<V> vs = {{"add x1 wg256", "op_add", 256, 0, false},
+                               {"add x1 wg256 ro/wo", "op_add", 256, 0, true},
+                               {"add x1 wg64 ro/wo", "op_add", 64, 0, true},
+                               {"add x1 wg1024 ro/wo", "op_add", 1024, 0, true},
+                               {"add x2 wg256 ro/wo", "op_add", 256, 2, true},
+                               {"add x4 wg256 ro/wo", "op_add", 256, 4, true},
+                               {"add x8 wg128 ro/wo", "op_add", 128, 8, true},
+                               {"add x4 wg256", "op_add", 256, 4, false},
+                               {"add x1 wg256 immutable", "op_add", 256, 0, true, true},
+                               {"add x4 wg256 immutable", "op_add", 256, 4, true, true},
+                               {"copy x1 wg256", "op_copy", 256, 0, true, false, 8},
+                               {"fill x1 wg256", "op_fill", 256, 0, true, false, 4}};
+    for (const V& v : vs) {
+      if (v.immutable && !storage) continue;
+      std::string defs = "#define LOCAL " + std::to_string(v.local) + "\n" + (v.qual ? "#define QUALIFIED 1\n" : "") +
+                         "#define OP " + v.op + "\n";
+      defs += v.qn ? "#define QN " + std::to_string(v.qn) + "\n#define RUN run_n\n" : "#define RUN run_one\n";
+      GLuint p = compile(v.name, lab_source("quad.comp", defs));
+      if (!p) continue;
+      use(p);
+      glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(n4));
+      const GLuint c = v.immutable ? SC : C;
+      bind({v.immutable ? SA : A, v.immutable ? SB : B, c});
+      GLuint gx = static_cast<GLuint>((n4 + v.local * std::max(v.qn, 1u) - 1) / (v.local * std::max(v.qn, 1u))), gy = 1;
+      while (gx > 65535u) {
+        gx = (gx + 1) / 2;
+        gy *= 2;
+      }
+      auto once = [&] { glDispatchCompute(gx, gy, 1); };
+      once();
+      glFinish();
+      auto hc = read(c, n);
+      int bad = 0;
+      const std::string op = v.op;
+      for (std::size_t i = 0; i < n; i += g_check ? 1 : 4099) {
+        if (op == "op_add") bad += hc[i] != ha[i] + hb[i];
+        if (op == "op_copy") bad += hc[i] != ha[i];
+      }
+      stream_row(v.name, n, v.bytes, once, verdict(!bad));
+      glDeleteProgram(p);
+    }
+    for (GLuint b : {A, B, C, SA, SB, SC})
+      if (b) glDeleteBuffers(1, &b);
+    Generator gen(3);
+    Tensor ta = randn(*g_dev, {std::int64_t(n)}, gen), tb = randn(*g_dev, {std::int64_t(n)}, gen);
+    Tensor tc = empty_like(ta);
+    stream_row(
+        "gltensor add_out", n, 12, [&] { add_out(tc, ta, tb); }, "(gpu: as queried around the op)");
+    stream_row(
+        "gltensor mul_out", n, 12, [&] { mul_out(tc, ta, tb); }, "");
+    g_dev->synchronize();
+  }
 }
 
 // The same add program (the library's, left bound by gltensor::add) on buffers made in different
@@ -894,6 +1026,8 @@ int main(int argc, char** argv) {
   if (named("asm")) lab_asm();
   if (named("hints") && gpu) lab_hints();
   if (named("offsets") && gpu) lab_offsets();
+  if (named("stream")) lab_stream();
+  if (named("addvariants")) g_failures += lab::lab_add_variants(d, g_check);
   if (want("matmul")) {
     if (g_check) {
       lab_matmul(128);

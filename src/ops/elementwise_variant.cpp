@@ -49,6 +49,7 @@ Defines ElementwiseVariant::defines() const {
   d.flag("SCALAR_INT", scalar != Scalar::none && in_ct == CT::i32);
   const DType od = dtypes[0];
   if (vec4) {
+    d.value("QUADS", quads);
     d.operand_vec4(0, od, natural_ct(od), true);
     d.macro("FETCH_QUADS(q)", fetch_quads, nops);
     for (int j = 1; j < nops; ++j) d.operand_vec4(j, dtypes[j], in_ct, false);
@@ -130,7 +131,10 @@ std::vector<ElementwiseVariant> ElementwiseVariant::space() {
     ElementwiseVariant* v = add(K::binary, "op_add", CT::f32, {f, f, f});
     v->contig = false, v->ndim = nd;
   }
-  add(K::binary, "op_add", CT::f32, {f, f, f})->vec4 = true;
+  for (int q : {1, 2, 4, 8}) {
+    ElementwiseVariant* v = add(K::binary, "op_add", CT::f32, {f, f, f});
+    v->vec4 = true, v->quads = q;
+  }
   add(K::unary, "op_neg", CT::i32, {i, i})->vec4 = true;
   add(K::ternary, "op_where", CT::f32, {f, f, f, f})->vec4 = true;
   for (DType d : {DType::f16, DType::bf16, DType::u8, DType::i8, DType::bool_}) {
