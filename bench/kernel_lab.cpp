@@ -395,7 +395,8 @@ void lab_stream() {
                                {"add x1 wg256 immutable", "op_add", 256, 0, true, true},
                                {"add x4 wg256 immutable", "op_add", 256, 4, true, true},
                                {"copy x1 wg256", "op_copy", 256, 0, true, false, 8},
-                               {"fill x1 wg256", "op_fill", 256, 0, true, false, 4}};
+                               {"fill x1 wg256", "op_fill", 256, 0, true, false, 4},
+                               {"read a and b x1 wg256", "op_read2", 256, 0, true, false, 8}};
     for (const V& v : vs) {
       if (v.immutable && !storage) continue;
       std::string defs = "#define LOCAL " + std::to_string(v.local) + "\n" + (v.qual ? "#define QUALIFIED 1\n" : "") +

@@ -3,7 +3,7 @@
 //   LOCAL      workgroup size (invocations)
 //   QUALIFIED  readonly restrict a and b, writeonly restrict c (absent: unqualified buffers)
 //   OP         the work on quad i: op_add (c = a + b), op_copy (c = a), op_fill (c = i),
-//              op_read (reads a, writes c[0] only if a value is 12345)
+//              op_read (reads a, writes c[0] only if a value is 12345), op_read2 (a + b, the same)
 //   RUN        the grid: run_one (one quad per invocation of a 2-D grid of rows of
 //              gl_NumWorkGroups.x workgroups), run_four (4 quads per invocation, a workgroup's
 //              invocations reading consecutive quads), run_stride (grid-stride loop over a 1-D
@@ -27,6 +27,10 @@ void op_copy(uint i) { c[i] = a[i]; }
 void op_fill(uint i) { c[i] = vec4(float(i)); }
 void op_read(uint i) {
   vec4 v = a[i];
+  if (v.x == 12345.0) c[0] = v;
+}
+void op_read2(uint i) {
+  vec4 v = a[i] + b[i];
   if (v.x == 12345.0) c[0] = v;
 }
 
