@@ -106,6 +106,7 @@ std::vector<ElementwiseVariant> ElementwiseVariant::space() {
   GLTENSOR_BINARY_OPS(GLT_BINARY_ROW)
 #undef GLT_BINARY_ROW
   add(K::binary, "op_add_alpha", CT::f32, {f, f, f});
+  add(K::binary, "op_relu_backward", CT::f32, {f, f, f});  // relu's gradient (elementwise_grads.cpp)
   for (const char* n : {"op_add", "op_add_alpha", "op_sub", "op_mul", "op_maximum", "op_minimum", "op_pow", "op_fmod",
                         "op_remainder", "op_bitwise_and", "op_bitwise_or", "op_bitwise_xor"})
     add(K::binary, n, CT::i32, {i, i, i});
