@@ -9,8 +9,8 @@
 //   dispatched raw, outside the library's dispatch path.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
 //   FILTER   runs the modes whose name contains FILTER: variants, add, sum, matmul, regmm, bisect
-//            (all devices), conv, bufs (GPUs only); asm, hints, offsets, stream, addvariants only when named exactly
-//            (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
+//            (all devices), conv, bufs (GPUs only); asm, hints, offsets, stream, big, addvariants only when named
+//            exactly (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
@@ -437,6 +437,117 @@ void lab_stream() {
         "gltensor mul_out", n, 12, [&] { mul_out(tc, ta, tb); }, "");
     g_dev->synchronize();
   }
+}
+
+// ---------------------------------------------------------------- big: why 2^26 floats run slower
+// 2^24-float adds ran at torch's rate, 2^26 at 0.36-0.68 of it (fill too, one buffer). Separates
+// (1) drift over time on the same buffers, (2) the size of one dispatch's ranges (the same
+// buffers added in 4 or 16 dispatches over glBindBufferRange ranges), (3) the size of the buffers
+// (the same bytes as 4 buffers of 2^24 floats each), (4) fill's rate by buffer size, (5) the
+// library's add_out over 2^26 against the same add over 4 views of 2^24 (one dispatch each).
+void lab_big() {
+  const std::size_t n = g_check ? (std::size_t{1} << 14) : (std::size_t{1} << 26), n4 = n / 4;
+  auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+  GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
+  const std::string defs = "#define LOCAL 256\n#define QUALIFIED 1\n#define OP op_add\n#define RUN run_one\n";
+  GLuint p = compile("big add", lab_source("quad.comp", defs));
+  GLuint pf = compile(
+      "big fill",
+      lab_source("quad.comp", "#define LOCAL 256\n#define QUALIFIED 1\n#define OP op_fill\n#define RUN run_one\n"));
+  if (!p || !pf) return;
+  const GLint n4_loc = glGetUniformLocation(p, "n4");
+  auto grid = [](std::size_t quads, GLuint& gx, GLuint& gy) {
+    gx = static_cast<GLuint>((quads + 255) / 256), gy = 1;
+    while (gx > 65535u) gx = (gx + 1) / 2, gy *= 2;
+  };
+  // `parts` dispatches, each over its own range of A, B and C (bytes per part: n * 4 / parts).
+  auto ranged = [&](int parts) {
+    const std::size_t q = n4 / static_cast<std::size_t>(parts), bytes = q * 16;
+    GLuint gx = 0, gy = 0;
+    grid(q, gx, gy);
+    use(p);
+    glUniform1ui(n4_loc, static_cast<GLuint>(q));
+    return [=] {
+      for (int k = 0; k < parts; ++k) {
+        const auto off = static_cast<GLintptr>(bytes * static_cast<std::size_t>(k));
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, A, off, static_cast<GLsizeiptr>(bytes));
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, B, off, static_cast<GLsizeiptr>(bytes));
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 2, C, off, static_cast<GLsizeiptr>(bytes));
+        glDispatchCompute(gx, gy, 1);
+      }
+    };
+  };
+  for (int round = 0; round < 2; ++round)
+    for (int parts : {1, 4, 16}) {
+      auto f = ranged(parts);
+      stream_row(("add in " + std::to_string(parts) + " ranged dispatches").c_str(), n, 12, f, "");
+      g_dev->impl()->gl().invalidate();
+    }
+  auto hc = read(C, n);
+  int bad = 0;
+  for (std::size_t i = 0; i < n; i += g_check ? 1 : 4099) bad += hc[i] != ha[i] + hb[i];
+  std::printf("big ranged result %s\n", verdict(!bad));
+  {
+    auto f = ranged(1);
+    for (int t = 0; t < 6; ++t) stream_row(("add drift " + std::to_string(t)).c_str(), n, 12, f, "");
+  }
+  // The same bytes as 4 buffers per operand.
+  {
+    const std::size_t q = n4 / 4;
+    std::vector<GLuint> bufs;
+    for (int k = 0; k < 12; ++k)
+      bufs.push_back(buffer(q * 16, k < 4   ? ha.data() + q * 4 * (k % 4)
+                                    : k < 8 ? hb.data() + q * 4 * (k % 4)
+                                            : nullptr));
+    GLuint gx = 0, gy = 0;
+    grid(q, gx, gy);
+    use(p);
+    glUniform1ui(n4_loc, static_cast<GLuint>(q));
+    auto f = [&] {
+      for (int k = 0; k < 4; ++k) {
+        bind({bufs[k], bufs[4 + k], bufs[8 + k]});
+        glDispatchCompute(gx, gy, 1);
+      }
+    };
+    stream_row("add as 4 buffers of 2^24", n, 12, f, "");
+    glDeleteBuffers(12, bufs.data());
+  }
+  // fill by buffer size (one dispatch).
+  for (int lg : {24, 25, 26, 27}) {
+    if (g_check && lg > 14) continue;
+    const std::size_t m = std::size_t{1} << lg;
+    GLuint F = buffer(m * 4, nullptr);
+    use(pf);
+    glUniform1ui(glGetUniformLocation(pf, "n4"), static_cast<GLuint>(m / 4));
+    bind({A, B, F});
+    GLuint gx = 0, gy = 0;
+    grid(m / 4, gx, gy);
+    stream_row(("fill one buffer of 2^" + std::to_string(lg)).c_str(), m, 4, [&] { glDispatchCompute(gx, gy, 1); }, "");
+    glDeleteBuffers(1, &F);
+  }
+  glDeleteProgram(p);
+  glDeleteProgram(pf);
+  glDeleteBuffers(1, &A);
+  glDeleteBuffers(1, &B);
+  glDeleteBuffers(1, &C);
+  // The library: add_out over the whole tensors, then over 4 quarter views (4 dispatches).
+  Generator gen(3);
+  const auto ni = static_cast<std::int64_t>(n);
+  Tensor ta = randn(*g_dev, {ni}, gen), tb = randn(*g_dev, {ni}, gen), tc = empty_like(ta);
+  for (int round = 0; round < 2; ++round) {
+    stream_row(
+        "gltensor add_out 2^26", n, 12, [&] { add_out(tc, ta, tb); }, "");
+    stream_row(
+        "gltensor add_out as 4 views", n, 12,
+        [&] {
+          for (std::int64_t k = 0; k < 4; ++k) {
+            Tensor o = tc.narrow(0, k * ni / 4, ni / 4);
+            add_out(o, ta.narrow(0, k * ni / 4, ni / 4), tb.narrow(0, k * ni / 4, ni / 4));
+          }
+        },
+        "");
+  }
+  g_dev->synchronize();
 }
 
 // The same add program (the library's, left bound by gltensor::add) on buffers made in different
@@ -1028,6 +1139,7 @@ int main(int argc, char** argv) {
   if (named("hints") && gpu) lab_hints();
   if (named("offsets") && gpu) lab_offsets();
   if (named("stream")) lab_stream();
+  if (named("big")) lab_big();
   if (named("addvariants")) g_failures += lab::lab_add_variants(d, g_check);
   if (want("matmul")) {
     if (g_check) {
