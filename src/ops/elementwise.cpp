@@ -54,7 +54,6 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   problem.f16_fn = e.f16_fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
   problem.f16_math = dev.f16_math(), problem.contig = contig, problem.out_contiguous = out.is_contiguous();
   problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha, problem.quads = settings().elementwise_quads;
-  problem.chunk = settings().elementwise_chunk;
   for (int j = 0; j < nops; ++j) problem.operands.push_back({ops[j]->dtype(), ops[j]->offset()});
   const ElementwisePlan plan = plan_elementwise(problem);
   const bool words = plan.words, vec4 = plan.vec4, f16v = !plan.f16_fn.empty();
@@ -77,17 +76,9 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   for (int j = 0; j < nops; ++j) j == 0 ? launch.write(*ops[j]) : launch.read(*ops[j]);
   ErrorFlags* flags = e.error_flag ? &dev.extension<ErrorFlags>() : nullptr;
   if (flags) launch.bind(flags->storage(dev), true);  // binding NOPS
-  launch.loop_iterations(elementwise_loops(ndim, nops, e.fn_loop, plan.quads));
-  if (plan.chunk == 0) {
-    launch.params(params).invocations(plan.invocations);
-  } else {  // VEC4 in dispatches of plan.chunk quads, each over its own range (u_offset, u_count)
-    for (std::uint64_t first = 0; first < plan.count; first += plan.chunk) {
-      ElementwiseParams part = params;
-      part.count = std::min(plan.chunk, plan.count - first);
-      for (std::uint32_t& off : part.offsets) off += static_cast<std::uint32_t>(4 * first);
-      launch.params(part).invocations(vec4_invocations(part.count, plan.quads));
-    }
-  }
+  launch.params(params)
+      .loop_iterations(elementwise_loops(ndim, nops, e.fn_loop, plan.quads))
+      .invocations(plan.invocations);
   if (flags) flags->expect(dev, e.op, e.error_flag);
 }
 

@@ -17,11 +17,6 @@ bool f16_exact(double v) {
 }
 }  // namespace
 
-std::uint64_t vec4_invocations(std::uint64_t count, int quads) {
-  const std::uint64_t block = static_cast<std::uint64_t>(kElementwiseLocal) * static_cast<std::uint64_t>(quads);
-  return (count + block - 1) / block * kElementwiseLocal;
-}
-
 ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
   ElementwisePlan plan;
   const DType od = p.operands.at(0).dtype;
@@ -50,8 +45,8 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
   if (plan.vec4) {
     plan.count = n / 4;
     plan.quads = p.quads > 0 ? p.quads : kElementwiseQuads;
-    plan.invocations = vec4_invocations(plan.count, plan.quads);
-    plan.chunk = p.chunk > 0 && p.chunk < plan.count ? p.chunk : 0;
+    const std::uint64_t block = static_cast<std::uint64_t>(kElementwiseLocal) * plan.quads;
+    plan.invocations = (plan.count + block - 1) / block * kElementwiseLocal;
     return plan;
   }
   if (!plan.f16_fn.empty()) {

@@ -35,7 +35,6 @@ struct ElementwiseProblem {
   std::optional<double> scalar;  ///< binary.comp: the scalar operand (u_scalar), if any
   double alpha = 1;              ///< binary.comp: u_alpha (op_add_alpha; 1 for every other op)
   int quads = 0;                 ///< VEC4's quads per invocation: 0 = the plan's choice (Settings)
-  std::uint64_t chunk = 0;       ///< VEC4's quads per dispatch: 0 = the plan's choice (Settings)
 };
 
 struct ElementwisePlan {
@@ -53,13 +52,7 @@ struct ElementwisePlan {
   /// Invocations of the grid: `count`, but VEC4's whole workgroups of kElementwiseLocal
   /// invocations, `quads` quads each.
   std::uint64_t invocations = 0;
-  /// VEC4: quads per dispatch (the op dispatches count / chunk times, each over its own range of
-  /// quads; 0 = all in one).
-  std::uint64_t chunk = 0;
 };
-
-/// VEC4's grid for `count` quads, `quads` per invocation: whole workgroups of kElementwiseLocal.
-std::uint64_t vec4_invocations(std::uint64_t count, int quads);
 
 ElementwisePlan plan_elementwise(const ElementwiseProblem& p);
 

@@ -116,9 +116,6 @@ struct Settings {
   /// GLTENSOR_ELEMENTWISE_QUADS=1|2|4|8: quads per invocation of the elementwise kernels' VEC4
   /// form ("" or 0 = the plan's choice, ops/elementwise_plan.hpp's kElementwiseQuads).
   int elementwise_quads = 0;
-  /// GLTENSOR_ELEMENTWISE_CHUNK=N: the VEC4 form dispatches at most N quads at a time (several
-  /// dispatches over ranges of the operands; "" or 0 = the plan's choice: one dispatch).
-  std::uint64_t elementwise_chunk = 0;
   /// GLTENSOR_FUSED_MLP=0: the model planner leaves chains of MatMul/Gemm layers as they are
   /// (fuse_mlp off); 1: fused, one dispatch per chain (nn/fused_mlp.hpp), on every device; R or
   /// RxS: fused with R rows per workgroup (4, 8, ..., 64; default: about 64 workgroups, at most

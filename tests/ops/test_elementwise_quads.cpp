@@ -17,24 +17,18 @@ using namespace gltensor;
 
 namespace {
 
-// Settings::elementwise_quads and elementwise_chunk for a scope (0: the plan's choice).
+// Settings::elementwise_quads for a scope (0: the plan's choice).
 class ScopedQuads {
  public:
-  explicit ScopedQuads(int quads, std::uint64_t chunk = 0)
-      : saved_(detail::settings().elementwise_quads), saved_chunk_(detail::settings().elementwise_chunk) {
+  explicit ScopedQuads(int quads) : saved_(detail::settings().elementwise_quads) {
     detail::settings().elementwise_quads = quads;
-    detail::settings().elementwise_chunk = chunk;
   }
-  ~ScopedQuads() {
-    detail::settings().elementwise_quads = saved_;
-    detail::settings().elementwise_chunk = saved_chunk_;
-  }
+  ~ScopedQuads() { detail::settings().elementwise_quads = saved_; }
   ScopedQuads(const ScopedQuads&) = delete;
   ScopedQuads& operator=(const ScopedQuads&) = delete;
 
  private:
   int saved_;
-  std::uint64_t saved_chunk_;
 };
 
 struct Op {
@@ -145,20 +139,5 @@ TEST(ElementwiseQuads, GridSplitIntoSeveralDispatches) {
     check(rng, ops()[0], n, 0, 0, 0, quads);
     check(rng, ops()[1], n, 4, 8, 4, quads);
     device().set_dispatch_limit(0);
-  }
-}
-
-// The 128-bit form in dispatches of a few quads each (GLTENSOR_ELEMENTWISE_CHUNK): every range
-// written once, offsets carried into each part, the last part short.
-TEST(ElementwiseQuads, ChunkedDispatches) {
-  GLT_RNG(rng);
-  for (int quads : {1, 2}) {
-    for (std::uint64_t chunk : {std::uint64_t{5}, std::uint64_t{256}, std::uint64_t{1000}}) {
-      ScopedQuads scoped(quads, chunk);
-      for (std::int64_t n : {std::int64_t{8}, std::int64_t{1028}, std::int64_t{4 * 2600}}) {
-        check(rng, ops()[0], n, 0, 0, 0, quads);
-        check(rng, ops()[1], n, 4, 8, 4, quads);
-      }
-    }
   }
 }
