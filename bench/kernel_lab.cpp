@@ -9,8 +9,8 @@
 //   dispatched raw, outside the library's dispatch path.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
 //   FILTER   runs the modes whose name contains FILTER: variants, add, sum, matmul, regmm, bisect
-//            (all devices), conv, bufs (GPUs only); asm, hints, offsets only when named exactly
-//            (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
+//            (all devices), conv, bufs (GPUs only); asm, hints, offsets, stream, big, addvariants only when named
+//            exactly (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
@@ -304,6 +304,250 @@ void lab_add(bool small) {
   glDeleteBuffers(1, &A);
   glDeleteBuffers(1, &B);
   glDeleteBuffers(1, &C);
+}
+
+// ---------------------------------------------------------------- stream: add at 2^20, 2^24, 2^26
+// Wall time per dispatch (batches with barriers, as time_ms) beside the GPU's own time per dispatch
+// (GL_TIME_ELAPSED_EXT queries around single dispatches): where the two differ, the cost is
+// between dispatches (barriers, submission), not in the kernel. Candidates: bench/lab/quad.comp's
+// add with 1, 2, 4 or 8 quads per invocation (loads before stores), workgroup sizes, buffers made
+// by glBufferStorageEXT (immutable) instead of glBufferData; copy and fill for the device's
+// bandwidth; then gltensor::add / mul (the library's path) at the same sizes.
+#ifndef GL_TIME_ELAPSED_EXT
+#define GL_TIME_ELAPSED_EXT 0x88BF
+#endif
+using GetQueryU64 = void(GL_APIENTRYP)(GLuint, GLenum, GLuint64*);
+using BufferStorageFn = void(GL_APIENTRYP)(GLenum, GLsizeiptr, const void*, GLbitfield);
+
+// Median GPU time (ms) of `reps` single dispatches, each in its own time-elapsed query; 0 where the
+// device has no timer queries.
+double gpu_ms(const std::function<void()>& once, int reps) {
+  static auto get = reinterpret_cast<GetQueryU64>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
+  if (!get || !g_dev->caps().timer_query) return 0;
+  if (g_check) reps = 1;
+  std::vector<GLuint> q(static_cast<std::size_t>(reps));
+  glGenQueries(reps, q.data());
+  once();
+  glFinish();
+  for (GLuint id : q) {
+    glBeginQuery(GL_TIME_ELAPSED_EXT, id);
+    once();
+    glEndQuery(GL_TIME_ELAPSED_EXT);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  }
+  glFinish();
+  std::vector<double> t;
+  for (GLuint id : q) {
+    GLuint64 ns = 0;
+    get(id, GL_QUERY_RESULT, &ns);
+    t.push_back(static_cast<double>(ns) * 1e-6);
+  }
+  glDeleteQueries(reps, q.data());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void stream_row(const char* name, std::size_t n, double bytes, const std::function<void()>& once, const char* note) {
+  const int reps = n <= (1u << 20) ? 200 : n <= (1u << 24) ? 50 : 20;
+  const double wall = time_ms(once, reps), gpu = gpu_ms(once, reps);
+  std::printf("stream %-30s n=2^%-2d wall %8.4f ms %7.1f GB/s  gpu %8.4f ms %7.1f GB/s %s\n", name,
+              static_cast<int>(std::log2(static_cast<double>(n))), wall, bytes * n / wall * 1e-6, gpu,
+              gpu > 0 ? bytes * n / gpu * 1e-6 : 0.0, note);
+}
+
+void lab_stream() {
+  static auto storage = reinterpret_cast<BufferStorageFn>(eglGetProcAddress("glBufferStorageEXT"));
+  std::vector<int> logs = g_check ? std::vector<int>{14} : std::vector<int>{20, 24, 26};
+  for (int lg : logs) {
+    const std::size_t n = std::size_t{1} << lg, n4 = n / 4;
+    auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+    GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
+    GLuint SA = 0, SB = 0, SC = 0;
+    if (storage) {
+      GLuint* sb[3] = {&SA, &SB, &SC};
+      for (GLuint* b : sb) {
+        glGenBuffers(1, b);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, *b);
+        storage(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(n * 4), nullptr, 0);
+      }
+      glBindBuffer(GL_COPY_READ_BUFFER, A);
+      glBindBuffer(GL_COPY_WRITE_BUFFER, SA);
+      glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+      glBindBuffer(GL_COPY_READ_BUFFER, B);
+      glBindBuffer(GL_COPY_WRITE_BUFFER, SB);
+      glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+    }
+    struct V {
+      const char* name;
+      const char* op;
+      GLuint local, qn;  // qn 0: run_one
+      bool qual, immutable = false;
+      double bytes = 12;
+    };
+    const std::vector<V> vs = {{"add x1 wg256", "op_add", 256, 0, false},
+                               {"add x1 wg256 ro/wo", "op_add", 256, 0, true},
+                               {"add x1 wg64 ro/wo", "op_add", 64, 0, true},
+                               {"add x1 wg1024 ro/wo", "op_add", 1024, 0, true},
+                               {"add x2 wg256 ro/wo", "op_add", 256, 2, true},
+                               {"add x4 wg256 ro/wo", "op_add", 256, 4, true},
+                               {"add x8 wg128 ro/wo", "op_add", 128, 8, true},
+                               {"add x4 wg256", "op_add", 256, 4, false},
+                               {"add x1 wg256 immutable", "op_add", 256, 0, true, true},
+                               {"add x4 wg256 immutable", "op_add", 256, 4, true, true},
+                               {"copy x1 wg256", "op_copy", 256, 0, true, false, 8},
+                               {"fill x1 wg256", "op_fill", 256, 0, true, false, 4},
+                               {"read a and b x1 wg256", "op_read2", 256, 0, true, false, 8}};
+    for (const V& v : vs) {
+      if (v.immutable && !storage) continue;
+      std::string defs = "#define LOCAL " + std::to_string(v.local) + "\n" + (v.qual ? "#define QUALIFIED 1\n" : "") +
+                         "#define OP " + v.op + "\n";
+      defs += v.qn ? "#define QN " + std::to_string(v.qn) + "\n#define RUN run_n\n" : "#define RUN run_one\n";
+      GLuint p = compile(v.name, lab_source("quad.comp", defs));
+      if (!p) continue;
+      use(p);
+      glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(n4));
+      const GLuint c = v.immutable ? SC : C;
+      bind({v.immutable ? SA : A, v.immutable ? SB : B, c});
+      GLuint gx = static_cast<GLuint>((n4 + v.local * std::max(v.qn, 1u) - 1) / (v.local * std::max(v.qn, 1u))), gy = 1;
+      while (gx > 65535u) {
+        gx = (gx + 1) / 2;
+        gy *= 2;
+      }
+      auto once = [&] { glDispatchCompute(gx, gy, 1); };
+      once();
+      glFinish();
+      auto hc = read(c, n);
+      int bad = 0;
+      const std::string op = v.op;
+      for (std::size_t i = 0; i < n; i += g_check ? 1 : 4099) {
+        if (op == "op_add") bad += hc[i] != ha[i] + hb[i];
+        if (op == "op_copy") bad += hc[i] != ha[i];
+      }
+      stream_row(v.name, n, v.bytes, once, verdict(!bad));
+      glDeleteProgram(p);
+    }
+    for (GLuint b : {A, B, C, SA, SB, SC})
+      if (b) glDeleteBuffers(1, &b);
+    Generator gen(3);
+    Tensor ta = randn(*g_dev, {std::int64_t(n)}, gen), tb = randn(*g_dev, {std::int64_t(n)}, gen);
+    Tensor tc = empty_like(ta);
+    stream_row(
+        "gltensor add_out", n, 12, [&] { add_out(tc, ta, tb); }, "(gpu: as queried around the op)");
+    stream_row(
+        "gltensor mul_out", n, 12, [&] { mul_out(tc, ta, tb); }, "");
+    g_dev->synchronize();
+  }
+}
+
+// ---------------------------------------------------------------- big: why 2^26 floats run slower
+// 2^24-float adds ran at torch's rate, 2^26 at 0.36-0.68 of it (fill too, one buffer). Separates
+// (1) drift over time on the same buffers, (2) the size of one dispatch's ranges (the same
+// buffers added in 4 or 16 dispatches over glBindBufferRange ranges), (3) the size of the buffers
+// (the same bytes as 4 buffers of 2^24 floats each), (4) fill's rate by buffer size, (5) the
+// library's add_out over 2^26 against the same add over 4 views of 2^24 (one dispatch each).
+void lab_big() {
+  const std::size_t n = g_check ? (std::size_t{1} << 14) : (std::size_t{1} << 26), n4 = n / 4;
+  auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+  GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
+  const std::string defs = "#define LOCAL 256\n#define QUALIFIED 1\n#define OP op_add\n#define RUN run_one\n";
+  GLuint p = compile("big add", lab_source("quad.comp", defs));
+  GLuint pf = compile(
+      "big fill",
+      lab_source("quad.comp", "#define LOCAL 256\n#define QUALIFIED 1\n#define OP op_fill\n#define RUN run_one\n"));
+  if (!p || !pf) return;
+  const GLint n4_loc = glGetUniformLocation(p, "n4");
+  auto grid = [](std::size_t quads, GLuint& gx, GLuint& gy) {
+    gx = static_cast<GLuint>((quads + 255) / 256), gy = 1;
+    while (gx > 65535u) gx = (gx + 1) / 2, gy *= 2;
+  };
+  // `parts` dispatches, each over its own range of A, B and C (bytes per part: n * 4 / parts).
+  auto ranged = [&](int parts) {
+    const std::size_t q = n4 / static_cast<std::size_t>(parts), bytes = q * 16;
+    GLuint gx = 0, gy = 0;
+    grid(q, gx, gy);
+    use(p);
+    glUniform1ui(n4_loc, static_cast<GLuint>(q));
+    return [=] {
+      for (int k = 0; k < parts; ++k) {
+        const auto off = static_cast<GLintptr>(bytes * static_cast<std::size_t>(k));
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, A, off, static_cast<GLsizeiptr>(bytes));
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, B, off, static_cast<GLsizeiptr>(bytes));
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 2, C, off, static_cast<GLsizeiptr>(bytes));
+        glDispatchCompute(gx, gy, 1);
+      }
+    };
+  };
+  for (int round = 0; round < 2; ++round)
+    for (int parts : {1, 4, 16}) {
+      auto f = ranged(parts);
+      stream_row(("add in " + std::to_string(parts) + " ranged dispatches").c_str(), n, 12, f, "");
+      g_dev->impl()->gl().invalidate();
+    }
+  auto hc = read(C, n);
+  int bad = 0;
+  for (std::size_t i = 0; i < n; i += g_check ? 1 : 4099) bad += hc[i] != ha[i] + hb[i];
+  std::printf("big ranged result %s\n", verdict(!bad));
+  {
+    auto f = ranged(1);
+    for (int t = 0; t < 6; ++t) stream_row(("add drift " + std::to_string(t)).c_str(), n, 12, f, "");
+  }
+  // The same bytes as 4 buffers per operand.
+  {
+    const std::size_t q = n4 / 4;
+    std::vector<GLuint> bufs;
+    for (int k = 0; k < 12; ++k)
+      bufs.push_back(buffer(q * 16, k < 4   ? ha.data() + q * 4 * (k % 4)
+                                    : k < 8 ? hb.data() + q * 4 * (k % 4)
+                                            : nullptr));
+    GLuint gx = 0, gy = 0;
+    grid(q, gx, gy);
+    use(p);
+    glUniform1ui(n4_loc, static_cast<GLuint>(q));
+    auto f = [&] {
+      for (int k = 0; k < 4; ++k) {
+        bind({bufs[k], bufs[4 + k], bufs[8 + k]});
+        glDispatchCompute(gx, gy, 1);
+      }
+    };
+    stream_row("add as 4 buffers of 2^24", n, 12, f, "");
+    glDeleteBuffers(12, bufs.data());
+  }
+  // fill by buffer size (one dispatch).
+  for (int lg : {24, 25, 26, 27}) {
+    if (g_check && lg > 14) continue;
+    const std::size_t m = std::size_t{1} << lg;
+    GLuint F = buffer(m * 4, nullptr);
+    use(pf);
+    glUniform1ui(glGetUniformLocation(pf, "n4"), static_cast<GLuint>(m / 4));
+    bind({A, B, F});
+    GLuint gx = 0, gy = 0;
+    grid(m / 4, gx, gy);
+    stream_row(("fill one buffer of 2^" + std::to_string(lg)).c_str(), m, 4, [&] { glDispatchCompute(gx, gy, 1); }, "");
+    glDeleteBuffers(1, &F);
+  }
+  glDeleteProgram(p);
+  glDeleteProgram(pf);
+  glDeleteBuffers(1, &A);
+  glDeleteBuffers(1, &B);
+  glDeleteBuffers(1, &C);
+  // The library: add_out over the whole tensors, then over 4 quarter views (4 dispatches).
+  Generator gen(3);
+  const auto ni = static_cast<std::int64_t>(n);
+  Tensor ta = randn(*g_dev, {ni}, gen), tb = randn(*g_dev, {ni}, gen), tc = empty_like(ta);
+  for (int round = 0; round < 2; ++round) {
+    stream_row(
+        "gltensor add_out 2^26", n, 12, [&] { add_out(tc, ta, tb); }, "");
+    stream_row(
+        "gltensor add_out as 4 views", n, 12,
+        [&] {
+          for (std::int64_t k = 0; k < 4; ++k) {
+            Tensor o = tc.narrow(0, k * ni / 4, ni / 4);
+            add_out(o, ta.narrow(0, k * ni / 4, ni / 4), tb.narrow(0, k * ni / 4, ni / 4));
+          }
+        },
+        "");
+  }
+  g_dev->synchronize();
 }
 
 // The same add program (the library's, left bound by gltensor::add) on buffers made in different
@@ -894,6 +1138,9 @@ int main(int argc, char** argv) {
   if (named("asm")) lab_asm();
   if (named("hints") && gpu) lab_hints();
   if (named("offsets") && gpu) lab_offsets();
+  if (named("stream")) lab_stream();
+  if (named("big")) lab_big();
+  if (named("addvariants")) g_failures += lab::lab_add_variants(d, g_check);
   if (want("matmul")) {
     if (g_check) {
       lab_matmul(128);

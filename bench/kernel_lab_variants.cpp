@@ -263,12 +263,16 @@ void add_variants(Lab& lab, std::int64_t n) {
     struct Form {
       const char* name;
       bool vec4, words, f16v;
+      int quads = 1;  // VEC4: quads per invocation
     };
     // Sub-word outputs (f16) are written a whole word per invocation (OUT_WORDS), in f32 or f16 math.
-    const std::vector<Form> forms =
-        dt == DType::f32
-            ? std::vector<Form>{{"scalar", false, false, false}, {"vec4", true, false, false}}
-            : std::vector<Form>{{"words", false, true, false}, {"words f16v (f16 math)", false, true, true}};
+    const std::vector<Form> forms = dt == DType::f32 ? std::vector<Form>{{"scalar", false, false, false},
+                                                                         {"vec4", true, false, false},
+                                                                         {"vec4 x2", true, false, false, 2},
+                                                                         {"vec4 x4", true, false, false, 4},
+                                                                         {"vec4 x8", true, false, false, 8}}
+                                                     : std::vector<Form>{{"words", false, true, false},
+                                                                         {"words f16v (f16 math)", false, true, true}};
     for (const Form& f : forms) {
       if ((f.vec4 && n % 4 != 0) || (f.f16v && (!dev.f16_math() || n % 2 != 0))) {
         std::printf("  %-36s n/a (%s)\n", f.name, f.vec4 ? "n % 4 != 0" : "no f16 math here, or n odd");
@@ -278,17 +282,19 @@ void add_variants(Lab& lab, std::int64_t n) {
       e.op = "add", e.kernel = ElementwiseKernel::binary, e.fn = "op_add";
       ElementwiseVariant v;
       v.kernel = e.kernel, v.fn = e.fn, v.ndim = 1, v.contig = true, v.nops = 3, v.dtypes = {dt, dt, dt};
-      v.vec4 = f.vec4, v.words = f.words;
+      v.vec4 = f.vec4, v.quads = f.quads, v.words = f.words;
       if (f.f16v) v.f16_fn = "op16_add", v.f16_ext = dev.f16_extension_glsl();
       const auto un = static_cast<std::uint64_t>(n);
       const std::uint64_t count = f.vec4 ? un / 4 : f.words ? (un + 1) / 2 : un;  // F16V: n even
+      const std::uint64_t block = static_cast<std::uint64_t>(kElementwiseLocal) * f.quads,
+                          invocations = f.vec4 ? (count + block - 1) / block * kElementwiseLocal : count;
       const ElementwiseParams params{e, count, un, {static_cast<std::uint32_t>(n)}, {1, 1, 1}, {0, 0, 0}};
       const Tensor out = zeros(d, {n}, dt);
       t.row(std::string(dtype_name(dt)) + " " + f.name, std::string("binary.comp ") + v.defines().key(), [&] {
         Launch launch(dev, "add");
-        launch.program(kernel_file(e.kernel), v.defines(), {256});
+        launch.program(kernel_file(e.kernel), v.defines(), {kElementwiseLocal});
         launch.write(out).read(a).read(b);
-        launch.params(params).loop_iterations(elementwise_loops(1, 3, 0)).invocations(count);
+        launch.params(params).loop_iterations(elementwise_loops(1, 3, 0, f.quads)).invocations(invocations);
         return out;
       });
     }
@@ -296,6 +302,16 @@ void add_variants(Lab& lab, std::int64_t n) {
 }
 
 }  // namespace
+
+int lab_add_variants(Device& dev, bool check) {
+  Lab lab{dev, check};
+  std::printf("addvariants: the library's add forms through Launch (time, rate, ratio to the first row)\n");
+  const std::vector<std::int64_t> sizes = check ? std::vector<std::int64_t>{16388, 4099, 4 * 256 * 8 * 3 + 4}
+                                                : std::vector<std::int64_t>{1 << 20, 1 << 24, 1 << 26};
+  for (std::int64_t n : sizes) add_variants(lab, n);
+  std::printf("addvariants: %d failure(s)\n", lab.failures);
+  return lab.failures;
+}
 
 int lab_variants(Device& dev, bool check) {
   Lab lab{dev, check};

@@ -8,5 +8,8 @@ namespace gltensor::lab {
 /// Prints a table per problem (matmul shapes, elementwise add); check: tiny sizes, one run per
 /// candidate, every element against the float64 reference. Returns the failed candidates.
 int lab_variants(Device& dev, bool check);
+/// Mode `addvariants`: add's forms alone (vec4 with 1, 2, 4 and 8 quads per invocation among
+/// them) at 2^20, 2^24 and 2^26 elements (check: a few odd sizes). Returns the failed candidates.
+int lab_add_variants(Device& dev, bool check);
 
 }  // namespace gltensor::lab

@@ -10,8 +10,11 @@
 // it also declares `uint g_elem`, set here to the linear index (in the collapsed iteration
 // order) of the element that compute() is about to produce.
 layout(local_size_x = LOCAL_X) in;
+#ifndef QUADS
+#define QUADS 1  // VEC4: quads per invocation
+#endif
 
-uniform uint u_count;  // invocations in the whole grid
+uniform uint u_count;  // invocations in the whole grid (VEC4: quads)
 uniform uint u_numel;
 uniform uint u_shape[NDIM];
 uniform uint u_strides[NOPS * NDIM];
@@ -32,24 +35,35 @@ void operand_offsets(uint lin, out uint off[NOPS]) {
 }
 
 void main() {
-  uint inv = GLOBAL_ID_1D;
-  if (inv >= u_count) return;
   uint off[NOPS];
 #ifdef VEC4
-  // Contiguous 32-bit operands, offsets and numel multiples of 4: four elements per invocation,
-  // one 128-bit load per input into a register (FETCH_QUADS, host-generated), compute() sees
-  // lane numbers as offsets (loadN(lane)), one 128-bit store.
-  FETCH_QUADS(inv)
-  uvec4 r;
-  for (int k = 0; k < 4; ++k) {
-    for (int j = 0; j < NOPS; ++j) off[j] = uint(k);
+  // Contiguous 32-bit operands, offsets and numel multiples of 4: QUADS quads of four elements
+  // per invocation (u_count quads in all), a workgroup's invocations on consecutive quads, every
+  // load (one 128-bit load per input into a register: FETCH_QUADS, host-generated) before the
+  // first store; compute() sees lane numbers as offsets (loadN(lane)); one 128-bit store each.
+  uint first = WORKGROUP_ID_1D * uint(LOCAL_X) * uint(QUADS) + gl_LocalInvocationID.x;
+  uvec4 r[QUADS];
+  for (int s = 0; s < QUADS; ++s) {
+    uint q = first + uint(s) * uint(LOCAL_X);
+    if (q >= u_count) break;
+    FETCH_QUADS(q)
+    for (int k = 0; k < 4; ++k) {
+      for (int j = 0; j < NOPS; ++j) off[j] = uint(k);
 #ifdef ELEM_INDEX
-    g_elem = inv * 4u + uint(k);
+      g_elem = q * 4u + uint(k);
 #endif
-    r[k] = bits0(compute(off));
+      r[s][k] = bits0(compute(off));
+    }
   }
-  t04[(u_offset[0] >> 2u) + inv] = r;
-#elif defined(F16V)
+  for (int s = 0; s < QUADS; ++s) {
+    uint q = first + uint(s) * uint(LOCAL_X);
+    if (q >= u_count) break;
+    t04[(u_offset[0] >> 2u) + q] = r[s];
+  }
+#else
+  uint inv = GLOBAL_ID_1D;
+  if (inv >= u_count) return;
+#if defined(F16V)
   // F16V (f16 math: contiguous f16 operands at even offsets, even numel): one word (two
   // elements) of each operand per invocation, computed in f16vec2 by the family's compute16().
   for (int j = 0; j < NOPS; ++j) off[j] = (u_offset[j] >> 1u) + inv;
@@ -76,5 +90,6 @@ void main() {
   g_elem = inv;
 #endif
   store0(off[0], compute(off));
+#endif
 #endif
 }

@@ -5,6 +5,7 @@
 #include "ops/elementwise_plan.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor::detail {
 
@@ -52,23 +53,22 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   ElementwiseProblem problem;
   problem.f16_fn = e.f16_fn, problem.in_ct = e.in_ct, problem.error_flag = e.error_flag != 0;
   problem.f16_math = dev.f16_math(), problem.contig = contig, problem.out_contiguous = out.is_contiguous();
-  problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha;
+  problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha, problem.quads = settings().elementwise_quads;
   for (int j = 0; j < nops; ++j) problem.operands.push_back({ops[j]->dtype(), ops[j]->offset()});
   const ElementwisePlan plan = plan_elementwise(problem);
   const bool words = plan.words, vec4 = plan.vec4, f16v = !plan.f16_fn.empty();
 
   ElementwiseVariant v;
   v.kernel = e.kernel, v.fn = e.fn, v.f16_fn = plan.f16_fn, v.ndim = ndim, v.contig = contig, v.words = words;
-  v.vec4 = vec4, v.error_flag = e.error_flag != 0, v.in_ct = e.in_ct;
+  v.vec4 = vec4, v.quads = plan.quads, v.error_flag = e.error_flag != 0, v.in_ct = e.in_ct;
   v.scalar = !e.scalar        ? ElementwiseVariant::Scalar::none
              : e.scalar_first ? ElementwiseVariant::Scalar::a
                               : ElementwiseVariant::Scalar::b;
   if (f16v) v.f16_ext = dev.f16_extension_glsl();
   v.nops = nops;
   for (int j = 0; j < nops; ++j) v.dtypes[static_cast<std::size_t>(j)] = ops[j]->dtype();
-  launch.program(kernel_file(e.kernel), v.defines(), {256});
-  const std::uint64_t count = plan.invocations;
-  ElementwiseParams params{e, count, static_cast<std::uint64_t>(n), {sizes.begin(), sizes.end()}, {}, {}};
+  launch.program(kernel_file(e.kernel), v.defines(), {kElementwiseLocal});
+  ElementwiseParams params{e, plan.count, static_cast<std::uint64_t>(n), {sizes.begin(), sizes.end()}, {}, {}};
   for (int j = 0; j < nops; ++j) {
     for (int d = 0; d < ndim; ++d) params.strides.push_back(static_cast<std::uint32_t>(strides[j][d]));
     params.offsets.push_back(static_cast<std::uint32_t>(ops[j]->offset()));
@@ -76,7 +76,9 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   for (int j = 0; j < nops; ++j) j == 0 ? launch.write(*ops[j]) : launch.read(*ops[j]);
   ErrorFlags* flags = e.error_flag ? &dev.extension<ErrorFlags>() : nullptr;
   if (flags) launch.bind(flags->storage(dev), true);  // binding NOPS
-  launch.params(params).loop_iterations(elementwise_loops(ndim, nops, e.fn_loop)).invocations(count);
+  launch.params(params)
+      .loop_iterations(elementwise_loops(ndim, nops, e.fn_loop, plan.quads))
+      .invocations(plan.invocations);
   if (flags) flags->expect(dev, e.op, e.error_flag);
 }
 

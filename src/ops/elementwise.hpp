@@ -52,6 +52,7 @@ struct ElementwiseVariant {
   bool contig = false;      ///< CONTIG: one dim, contiguous in every operand
   bool words = false;       ///< OUT_WORDS
   bool vec4 = false;        ///< VEC4
+  int quads = 1;            ///< QUADS (VEC4): quads per invocation
   bool error_flag = false;  ///< ERR_FLAG
   enum class Scalar { none, a, b };
   Scalar scalar = Scalar::none;   ///< SCALAR_A / SCALAR_B: that operand is u_scalar
@@ -98,9 +99,10 @@ struct ElementwiseParams {
 };
 
 /// Worst-case loop iterations of one invocation: operand offsets (NDIM x NOPS), a word's elements
-/// or a quad's lanes (4 x NOPS), OP's own loop (fn_loop) for each of a word's or quad's elements.
-inline std::uint64_t elementwise_loops(int ndim, int nops, std::uint32_t fn_loop) {
-  return static_cast<std::uint64_t>(ndim * nops + 4 * nops + 4) + 4ull * fn_loop;
+/// or `quads` quads' lanes (4 x NOPS each), OP's own loop (fn_loop) for each of those elements.
+inline std::uint64_t elementwise_loops(int ndim, int nops, std::uint32_t fn_loop, int quads = 1) {
+  const auto q = static_cast<std::uint64_t>(quads);
+  return static_cast<std::uint64_t>(ndim * nops) + q * (4ull * nops + 4 + 4ull * fn_loop) + 2 * q;
 }
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).

@@ -6,12 +6,27 @@
 #include <cmath>
 
 #include "gltensor/reduce.hpp"
+#include "ops/elementwise.hpp"
+#include "runtime/guard.hpp"
 
 namespace gltensor::detail {
 
 namespace unary_grad {
 
 namespace {
+// relu's gradient, g where x > 0 and 0 elsewhere (NaN x: 0; PyTorch's threshold_backward), as one
+// binary.comp dispatch (op_relu_backward) for float32 x and g of one shape; otherwise through
+// where (a comparison, the 0 and the select: three dispatches).
+Tensor relu_backward(const Tensor& g, const Tensor& x) {
+  if (g.dtype() != DType::f32 || x.dtype() != DType::f32 || g.shape() != x.shape()) return where(gt(x, 0.0), g, 0.0);
+  Enter guard(dev_of(g), "relu_backward");
+  Tensor out = alloc(dev_of(g), g.shape(), DType::f32, "relu_backward");
+  Elementwise e;
+  e.op = "relu_backward", e.kernel = ElementwiseKernel::binary, e.fn = "op_relu_backward", e.in_ct = CT::f32;
+  launch_elementwise(e, out, {x, g});
+  return out;
+}
+
 constexpr double kLn2 = 0.6931471805599453, kLn10 = 2.302585092994046, kTwoOverSqrtPi = 1.1283791670955126;
 Tensor zero(const Tensor& g) { return zeros_like(g); }
 }  // namespace
@@ -141,7 +156,7 @@ GRAD(logsigmoid) {
 }
 GRAD(relu) {
   UNUSED;
-  return where(gt(x, 0.0), g, 0.0);
+  return relu_backward(g, x);
 }
 GRAD(relu6) {
   UNUSED;

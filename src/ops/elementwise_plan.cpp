@@ -43,18 +43,24 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
 
   const auto n = static_cast<std::uint64_t>(p.numel);
   if (plan.vec4) {
-    plan.invocations = n / 4;
-  } else if (!plan.f16_fn.empty()) {
+    plan.count = n / 4;
+    plan.quads = p.quads > 0 ? p.quads : kElementwiseQuads;
+    const std::uint64_t block = static_cast<std::uint64_t>(kElementwiseLocal) * plan.quads;
+    plan.invocations = (plan.count + block - 1) / block * kElementwiseLocal;
+    return plan;
+  }
+  if (!plan.f16_fn.empty()) {
     // One word (two elements) of every operand per invocation: numel / 2 words. (Not also the
     // OUT_WORDS count below: that halved the grid again and left the second half of the output
     // unwritten.)
-    plan.invocations = n / 2;
+    plan.count = n / 2;
   } else if (plan.words) {
     const auto off = static_cast<std::uint64_t>(p.operands[0].offset);
-    plan.invocations = (off + n + pw - 1) / pw - off / pw;
+    plan.count = (off + n + pw - 1) / pw - off / pw;
   } else {
-    plan.invocations = n;
+    plan.count = n;
   }
+  plan.invocations = plan.count;
   return plan;
 }
 

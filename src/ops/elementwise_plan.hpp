@@ -12,6 +12,11 @@
 
 namespace gltensor::detail {
 
+/// Invocations per workgroup of the elementwise kernels.
+inline constexpr int kElementwiseLocal = 256;
+/// VEC4's quads per invocation where the plan chooses (ElementwiseProblem::quads = 0).
+inline constexpr int kElementwiseQuads = 1;
+
 struct ElementwiseOperand {
   DType dtype = DType::f32;
   std::int64_t offset = 0;  ///< element offset into its storage
@@ -29,10 +34,12 @@ struct ElementwiseProblem {
   std::vector<ElementwiseOperand> operands;
   std::optional<double> scalar;  ///< binary.comp: the scalar operand (u_scalar), if any
   double alpha = 1;              ///< binary.comp: u_alpha (op_add_alpha; 1 for every other op)
+  int quads = 0;                 ///< VEC4's quads per invocation: 0 = the plan's choice (Settings)
 };
 
 struct ElementwisePlan {
-  bool vec4 = false;   ///< VEC4: four 32-bit elements per invocation
+  bool vec4 = false;   ///< VEC4: quads of four 32-bit elements, `quads` per invocation
+  int quads = 1;       ///< VEC4: quads per invocation (QUADS), consecutive in a workgroup's block
   bool words = false;  ///< OUT_WORDS: one whole 32-bit output word per invocation
   /// F16V: the op's f16 form ("op16_*"; "" = f32 math). Only where every operand (the output
   /// included) is f16, contiguous, at an even offset, numel even, float inputs, no error flag,
@@ -40,8 +47,10 @@ struct ElementwisePlan {
   /// the f32 path does not: a + 0.1 is not a + f16(0.1)) and alpha (op_add_alpha) a power of two
   /// (alpha * b exact in f16).
   std::string f16_fn;
-  /// Invocations of the grid: elements, quads (VEC4), f16 words (F16V: numel / 2) or output
-  /// words (OUT_WORDS).
+  /// u_count: elements, quads (VEC4), f16 words (F16V: numel / 2) or output words (OUT_WORDS).
+  std::uint64_t count = 0;
+  /// Invocations of the grid: `count`, but VEC4's whole workgroups of kElementwiseLocal
+  /// invocations, `quads` quads each.
   std::uint64_t invocations = 0;
 };
 

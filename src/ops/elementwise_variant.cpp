@@ -49,6 +49,7 @@ Defines ElementwiseVariant::defines() const {
   d.flag("SCALAR_INT", scalar != Scalar::none && in_ct == CT::i32);
   const DType od = dtypes[0];
   if (vec4) {
+    d.value("QUADS", quads);
     d.operand_vec4(0, od, natural_ct(od), true);
     d.macro("FETCH_QUADS(q)", fetch_quads, nops);
     for (int j = 1; j < nops; ++j) d.operand_vec4(j, dtypes[j], in_ct, false);
@@ -105,6 +106,7 @@ std::vector<ElementwiseVariant> ElementwiseVariant::space() {
   GLTENSOR_BINARY_OPS(GLT_BINARY_ROW)
 #undef GLT_BINARY_ROW
   add(K::binary, "op_add_alpha", CT::f32, {f, f, f});
+  add(K::binary, "op_relu_backward", CT::f32, {f, f, f});  // relu's gradient (elementwise_grads.cpp)
   for (const char* n : {"op_add", "op_add_alpha", "op_sub", "op_mul", "op_maximum", "op_minimum", "op_pow", "op_fmod",
                         "op_remainder", "op_bitwise_and", "op_bitwise_or", "op_bitwise_xor"})
     add(K::binary, n, CT::i32, {i, i, i});
@@ -130,7 +132,10 @@ std::vector<ElementwiseVariant> ElementwiseVariant::space() {
     ElementwiseVariant* v = add(K::binary, "op_add", CT::f32, {f, f, f});
     v->contig = false, v->ndim = nd;
   }
-  add(K::binary, "op_add", CT::f32, {f, f, f})->vec4 = true;
+  for (int q : {1, 2, 4, 8}) {
+    ElementwiseVariant* v = add(K::binary, "op_add", CT::f32, {f, f, f});
+    v->vec4 = true, v->quads = q;
+  }
   add(K::unary, "op_neg", CT::i32, {i, i})->vec4 = true;
   add(K::ternary, "op_where", CT::f32, {f, f, f, f})->vec4 = true;
   for (DType d : {DType::f16, DType::bf16, DType::u8, DType::i8, DType::bool_}) {

@@ -47,11 +47,16 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   // Only the gradients some input needs (a layer's input batch needs none).
   const bool need_a = requires_grad(a), need_b = requires_grad(b), need_d = addend.defined() && requires_grad(addend);
   const Tensor ad = need_b ? detach(a) : Tensor(), bd = need_a ? detach(b) : Tensor();
+  // b a transposed contiguous matrix (linear's w.t()): its gradient as (g^T a)^T, so that the
+  // weight's own gradient (the transpose's) is contiguous, not copied into a contiguous one.
+  const bool b_transposed = need_b && b.dim() == 2 && !b.is_contiguous() && b.t().is_contiguous();
   autograd::record(
       y, {a, b, addend},
-      [ad, bd, alpha, beta, need_a, need_b, need_d](const Tensor& g) {
+      [ad, bd, alpha, beta, need_a, need_b, need_d, b_transposed](const Tensor& g) {
         Tensor ga = need_a ? matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Epilogue()) : Tensor();
-        Tensor gb = need_b ? matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Epilogue()) : Tensor();
+        Tensor gb = !need_b        ? Tensor()
+                    : b_transposed ? matmul_kernel(g.transpose(-1, -2), ad, Tensor(), alpha, 0, Epilogue()).t()
+                                   : matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Epilogue());
         return std::vector<Tensor>{ga, gb, !need_d ? Tensor() : beta == 1 ? g : mul(g, beta)};
       },
       "matmul");

@@ -99,6 +99,10 @@ QlinearGemvShape parse_qlinear_gemv(const std::string& text) {
   return g;
 }
 
+int parse_elementwise_quads(const std::string& text) {
+  return parse<int>("GLTENSOR_ELEMENTWISE_QUADS", text, {{"", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
+}
+
 RnnSetting parse_rnn(const std::string& text) {
   using R = RnnSetting;
   return parse<R>("GLTENSOR_RNN", text,
@@ -160,6 +164,7 @@ Settings Settings::from_env() {
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
+  s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));
   s.imatmul_rb = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()) == 2 ? 2 : 0;

@@ -48,6 +48,7 @@ F16ExtSetting parse_f16_ext(const std::string& text);
 QlinearKernelSetting parse_qlinear_kernel(const std::string& text);
 QlinearGemvShape parse_qlinear_gemv(const std::string& text);
 RnnSetting parse_rnn(const std::string& text);
+int parse_elementwise_quads(const std::string& text);
 IMatmulSetting parse_imatmul(const std::string& text);
 IConvGemmSetting parse_iconv_gemm(const std::string& text);
 /// GLTENSOR_FUSED_MLP into Settings::fused_mlp and fused_mlp_rows.
@@ -119,6 +120,9 @@ struct Settings {
   /// hidden sizes that are multiples of 4) ("" = choose: the sequence kernel up to hidden 256, on
   /// software rasterizers only for small layers and with quads; nn/rnn_plan.hpp).
   RnnSetting rnn = RnnSetting::choose;
+  /// GLTENSOR_ELEMENTWISE_QUADS=1|2|4|8: quads per invocation of the elementwise kernels' VEC4
+  /// form ("" or 0 = the plan's choice, ops/elementwise_plan.hpp's kElementwiseQuads).
+  int elementwise_quads = 0;
   /// GLTENSOR_FUSED_MLP=0: the model planner leaves chains of MatMul/Gemm layers as they are
   /// (fuse_mlp off); 1: fused, one dispatch per chain (nn/fused_mlp.hpp), on every device; R or
   /// RxS: fused with R rows per workgroup (4, 8, ..., 64; default: about 64 workgroups, at most

@@ -171,6 +171,32 @@ TEST(Autograd, SoftmaxAndLogSoftmax) {
       rng, {{4, 6}}, [](auto& t) { return log_softmax(t[0], -1); }, sm(true, 1)));
 }
 
+// linear's weight gradient, g^T x (computed as such, so that it is contiguous without a copy),
+// against float64 for odd, non-square shapes; the bias's and the input's too.
+TEST(Autograd, LinearWeightGradientAgainstFloat64) {
+  GLT_RNG(rng);
+  const std::int64_t N = 37, K = 13, M = 9;
+  auto hx = uniform(rng, N * K), hw = uniform(rng, M * K), hb = uniform(rng, M), hg = uniform(rng, N * M);
+  Tensor x = Tensor::from_host(device(), hx, {N, K}), w = Tensor::from_host(device(), hw, {M, K});
+  Tensor b = Tensor::from_host(device(), hb, {M}), g = Tensor::from_host(device(), hg, {N, M});
+  requires_grad_(x), requires_grad_(w), requires_grad_(b);
+  backward(linear(x, w, b), g);
+  std::vector<double> dw(M * K, 0.0), dx(N * K, 0.0), db(M, 0.0);
+  for (std::int64_t i = 0; i < N; ++i)
+    for (std::int64_t j = 0; j < M; ++j) {
+      db[j] += hg[i * M + j];
+      for (std::int64_t k = 0; k < K; ++k) {
+        dw[j * K + k] += double(hg[i * M + j]) * hx[i * K + k];
+        dx[i * K + k] += double(hg[i * M + j]) * hw[j * K + k];
+      }
+    }
+  ASSERT_EQ(grad(w).shape(), (Shape{M, K}));
+  EXPECT_TRUE(grad(w).is_contiguous());
+  EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 1e-5));
+  EXPECT_TRUE(close(grad(x).to_vector(), dx, 1e-5, 1e-5));
+  EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 1e-5));
+}
+
 TEST(Autograd, MatmulLinearAndViews) {
   GLT_RNG(rng);
   // x [2, 3, 4] @ w [4, 5] (broadcast batch)

@@ -213,3 +213,25 @@ TEST(ElementwiseGrads, NoGradBinaryRowsRecordNothing) {
   EXPECT_FALSE(requires_grad(eq(a, a)));
   EXPECT_FALSE(binary_rows(false).empty());
 }
+
+// relu's gradient (one dispatch, binary.comp's op_relu_backward): exactly g where x > 0 and 0
+// elsewhere (x = +0, -0, negative, NaN, -Inf: 0; +Inf: g), g with NaN and Inf passed through,
+// against the float64 select, for odd sizes and a 2-D shape.
+TEST(ElementwiseGrads, ReluGradientSelectsExactly) {
+  GLT_RNG(rng);
+  for (const Shape& shape : {Shape{1}, Shape{7}, Shape{1031}, Shape{33, 17}}) {
+    const std::int64_t n = numel_of(shape);
+    auto hx = uniform(rng, static_cast<std::size_t>(n), -2, 2), hg = uniform(rng, static_cast<std::size_t>(n), -3, 3);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const float xs[] = {0.0f, -0.0f, nan, inf, -inf, 1e-38f, -1e-38f};
+    for (std::size_t i = 0; i < 7 && i < hx.size(); ++i) hx[i] = xs[i];
+    if (n > 20) hg[10] = nan, hg[11] = inf, hx[10] = 1, hx[11] = 1;
+    Tensor x = Tensor::from_host(device(), hx, shape), g = Tensor::from_host(device(), hg, shape);
+    requires_grad_(x);
+    Tensor y = relu(x);
+    backward(y, g);
+    std::vector<double> ref(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) ref[i] = hx[i] > 0 ? double(hg[i]) : 0.0;
+    EXPECT_TRUE(close(grad(x).to_vector(), ref, 0, 0)) << to_string(shape);
+  }
+}

@@ -705,7 +705,32 @@ TEST(PlanElementwise, F16FormCoversEveryWord) {
   const ElementwisePlan q = plan_elementwise(ew("op16_relu", {{DType::f32, 0}, {DType::f32, 0}}, 100));
   EXPECT_TRUE(q.vec4);
   EXPECT_EQ(q.f16_fn, "");
-  EXPECT_EQ(q.invocations, 25u);
+  EXPECT_EQ(q.count, 25u);
+}
+
+// VEC4: u_count is the quads, the grid whole workgroups of kElementwiseLocal invocations with
+// `quads` quads each (the setting's, else kElementwiseQuads), covering every quad; not where a
+// size or an offset is not a multiple of 4.
+TEST(PlanElementwise, QuadsCoverEveryQuad) {
+  const ElementwiseOperand f{DType::f32, 0};
+  for (int quads : {0, 1, 2, 4, 8})
+    for (std::int64_t n : {std::int64_t{4}, std::int64_t{100}, std::int64_t{4100}, std::int64_t{1} << 26}) {
+      ElementwiseProblem pr = ew("", {f, f, f}, n);
+      pr.quads = quads;
+      const ElementwisePlan p = plan_elementwise(pr);
+      ASSERT_TRUE(p.vec4) << n;
+      EXPECT_EQ(p.quads, quads ? quads : kElementwiseQuads);
+      EXPECT_EQ(p.count, static_cast<std::uint64_t>(n / 4));
+      const std::uint64_t block = static_cast<std::uint64_t>(kElementwiseLocal) * p.quads;
+      EXPECT_EQ(p.invocations % kElementwiseLocal, 0u) << n;
+      EXPECT_GE(p.invocations / kElementwiseLocal * block, p.count) << n << " quads " << quads;
+      EXPECT_LT((p.invocations / kElementwiseLocal - 1) * block, p.count) << n << " quads " << quads;
+    }
+  EXPECT_FALSE(plan_elementwise(ew("", {f, f, f}, 102)).vec4);
+  EXPECT_FALSE(plan_elementwise(ew("", {f, {DType::f32, 2}, f}, 100)).vec4);
+  const ElementwisePlan s = plan_elementwise(ew("", {f, f, f}, 102));
+  EXPECT_EQ(s.count, 102u);
+  EXPECT_EQ(s.invocations, 102u);
 }
 
 // Scalars and alpha are values of another dtype: the f16 form rounds them to f16, so it is
