@@ -185,6 +185,12 @@ void OcrPipeline::set_rec_batching(const RecBatchOptions& rec) {
   opt_.rec = rec;
 }
 
+void OcrPipeline::set_det_limit(int limit) {
+  OcrOptions o = opt_;
+  o.det_limit = limit;
+  opt_ = checked(o);
+}
+
 void OcrPipeline::set_use_cls(bool on) {
   if (on && cls_.empty()) throw std::runtime_error("angle classification needs the cls model");
   opt_.use_cls = on;
@@ -284,6 +290,8 @@ void OcrPipeline::recognize(const Crops& crops, std::vector<TextLine>& lines, Oc
     pre += ms_since(tp);
     ModelInput& in = last_rec_.back();
     tm.rec_shapes.push_back(in.shape);
+    tm.rec_run_columns += static_cast<std::int64_t>(b.lines.size()) * b.width;
+    for (std::size_t i : b.lines) tm.rec_line_columns += rec_resized_width(sizes[i], opt_.rec.height, b.width);
     auto out = rec_.run({{rec_.inputs()[0].name, input_tensor(dev_, in)}});
     // [N, T, classes] -> each step's best class and its probability, on the GPU: the read-back
     // is [N, T] twice instead of the whole distribution (6625 classes per step).
