@@ -1,5 +1,5 @@
 // ocr [IMAGE.png|jpg] [--models DIR] [--out FILE.png] [--cls] [--f16] [--limit N] [--bench N]
-//     [--page] [--rec-batch N] [--rec-align N]
+//     [--page] [--rec-batch N] [--rec-align N] [--rec-call-cost N]
 // Reads the text in an image with PaddleOCR's PP-OCRv4 models on gltensor: prints each line
 // with its box and confidence, writes an annotated PNG. Without IMAGE it renders its own sample
 // (several lines and sizes, one rotated; DejaVu Sans; --page: a 960 x 960 page of many lines),
@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   app.add_option("--rec-align", rec.align, "recognizer batch widths rounded up to a multiple of this (1: PaddleOCR's)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--rec-call-cost", rec.call_cost,
+                 "batches cut where cheapest, a recognizer call costing this many columns (0: PaddleOCR's fixed "
+                 "batches of --rec-batch lines; see RecBatchOptions::call_cost)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   try {
     for (const char* f : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx", "ppocr_keys_v1.txt"})
