@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <optional>
 
@@ -59,7 +60,8 @@ struct DeviceState {
   Device dev;
   std::map<const Graph*, std::vector<RtValue>> constants;  // by value id
   std::size_t weight_bytes = 0;
-  // ModelOptions::replay: the recording of the last input shapes.
+  // ModelOptions::replay: the recordings of the last replay_shapes sets of input shapes, the
+  // least recently run first.
   struct Replayed {
     std::vector<Shape> shapes;
     std::vector<Tensor> inputs;  // the captured copies of the inputs
@@ -70,7 +72,7 @@ struct DeviceState {
     // shapes run unrecorded.
     enum State { warm, captured, refused } state = warm;
   };
-  std::optional<Replayed> replay;
+  std::list<Replayed> replays;
 };
 
 struct Model::Impl {
@@ -379,13 +381,17 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
   using Replayed = DeviceState::Replayed;
   std::vector<Shape> shapes;
   for (const Tensor& t : given) shapes.push_back(t.shape());
-  auto& replay = ds.replay;
-  if (!replay || replay->shapes != shapes) {
-    replay.reset();  // its buffers go before a new capture takes its own
-    replay = Replayed{shapes, {}, {}, {}, {}, Replayed::warm};
+  auto& replays = ds.replays;
+  auto it = std::find_if(replays.begin(), replays.end(), [&](const Replayed& r) { return r.shapes == shapes; });
+  if (it == replays.end()) {
+    // The least recently run recordings' buffers go before a new capture takes its own.
+    while (!replays.empty() && replays.size() >= static_cast<std::size_t>(std::max(1, options.replay_shapes)))
+      replays.pop_front();
+    replays.push_back(Replayed{shapes, {}, {}, {}, {}, Replayed::warm});
     return execute(ds, given, rs);
   }
-  Replayed& r = *replay;
+  replays.splice(replays.end(), replays, it);  // now the most recently run
+  Replayed& r = replays.back();
   if (r.state == Replayed::refused) return execute(ds, given, rs);
   if (r.state == Replayed::captured) {
     for (std::size_t k = 0; k < given.size(); ++k) r.inputs[k].copy_(given[k]);
