@@ -35,6 +35,13 @@ struct OcrOptions {
   /// crop and bilinear resize in OpenCV's 8-bit arithmetic; see line_warp). false: PaddleOCR's
   /// host steps with OpenCV and float uploads.
   bool gpu_images = true;
+  /// Each model records its run of a set of input shapes once and replays it later
+  /// (gltensor::ModelOptions::replay): no per-node host work on runs of shapes seen before. The
+  /// recognizer keeps rec_replay_shapes recordings (its batches' widths recur from page to page
+  /// where they are bucketed: RecBatchOptions::align), the detector and classifier one each; each
+  /// recording holds one run's buffers.
+  bool replay = false;
+  int rec_replay_shapes = 8;
 };
 
 struct TextLine {

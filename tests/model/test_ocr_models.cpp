@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <opencv2/imgproc.hpp>
+#include <set>
 
 #include "image.hpp"
 #include "npy_io.hpp"
@@ -253,6 +254,36 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
       // The mean probability moves with the padding a line gets (the model's attention sees the
       // zero columns): 0.026 for the sample's narrowest line padded from 512 to 768 columns.
       EXPECT_NEAR(lines[i].confidence, alone[i].second, rb.call_cost ? 0.05 : 0.02) << "line " << i;
+    }
+  }
+}
+
+// OcrOptions::replay: runs recorded once per shape and replayed read what plain runs read. Every
+// line in a call of its own at one width (1152 columns): the six calls of a page replay one
+// recording in turn, each overwriting the outputs the one before it left (their argmax must have
+// been queued before).
+TEST(OcrModels, ReplayReadsAsThePlainRuns) {
+  SKIP_WITHOUT(missing_models());
+  ocr::Font font;
+  const cv::Mat img = ocr::render_sample(font, ocr::default_sample_lines(), 800, 480);
+  auto o = options();
+  o.rec.batch = 1;
+  o.rec.align = 1152;
+  ocr::OcrPipeline plain(device(), o);
+  o.replay = true;
+  ocr::OcrPipeline replaying(device(), o);
+  ocr::OcrTimings tm;
+  const auto want = plain.run(img, &tm);
+  ASSERT_EQ(want.size(), 6u);
+  ASSERT_EQ(std::set<Shape>(tm.rec_shapes.begin(), tm.rec_shapes.end()), (std::set<Shape>{{1, 3, 48, 1152}}));
+  for (int run = 0; run < 3; ++run) {  // a warm-up, the captured run, a replay
+    SCOPED_TRACE("run " + std::to_string(run));
+    const auto got = replaying.run(img);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].text, want[i].text) << "line " << i;
+      EXPECT_NEAR(got[i].confidence, want[i].confidence, 1e-6) << "line " << i;
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(got[i].box[k], want[i].box[k]) << "line " << i;
     }
   }
 }
