@@ -259,9 +259,10 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
 }
 
 // OcrOptions::replay: runs recorded once per shape and replayed read what plain runs read. Every
-// line in a call of its own at one width (1152 columns): the six calls of a page replay one
-// recording in turn, each overwriting the outputs the one before it left (their argmax must have
-// been queued before).
+// line in a call of its own at one width (1152 columns): within one page the first call runs plain,
+// the second is captured and the others replay that recording, each overwriting the outputs the
+// one before it left (their argmax must have been queued before: reading them after the last
+// call, the sabotage check, gives every line the last one's text).
 TEST(OcrModels, ReplayReadsAsThePlainRuns) {
   SKIP_WITHOUT(missing_models());
   ocr::Font font;
@@ -276,7 +277,7 @@ TEST(OcrModels, ReplayReadsAsThePlainRuns) {
   const auto want = plain.run(img, &tm);
   ASSERT_EQ(want.size(), 6u);
   ASSERT_EQ(std::set<Shape>(tm.rec_shapes.begin(), tm.rec_shapes.end()), (std::set<Shape>{{1, 3, 48, 1152}}));
-  for (int run = 0; run < 3; ++run) {  // a warm-up, the captured run, a replay
+  for (int run = 0; run < 3; ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     const auto got = replaying.run(img);
     ASSERT_EQ(got.size(), want.size());
