@@ -32,30 +32,41 @@ bool narrower(cv::Size a, cv::Size b) {
   return static_cast<std::int64_t>(a.width) * b.height < static_cast<std::int64_t>(b.width) * a.height;
 }
 
+// n random crops of few distinct heights (8 .. 8 * heights) and widths (4 .. 4 * widths), so that
+// equal ratios (ties) occur.
+std::vector<cv::Size> random_crops(std::mt19937_64& rng, std::size_t n, int heights, int widths) {
+  std::vector<cv::Size> crops(n);
+  for (auto& c : crops) {
+    c.height = 8 * std::uniform_int_distribution<int>(1, heights)(rng);
+    c.width = 4 * std::uniform_int_distribution<int>(1, widths)(rng);
+  }
+  return crops;
+}
+
+// The reference order of the lines: by ratio, ties by input order.
+std::vector<std::size_t> paddle_order(const std::vector<cv::Size>& crops) {
+  std::vector<std::size_t> order(crops.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return narrower(crops[a], crops[b]) || (!narrower(crops[b], crops[a]) && a < b);
+  });
+  return order;
+}
+
 }  // namespace
 
 TEST(RecBatches, RandomLinesFollowPaddleOcr) {
   GLT_RNG(rng);
   for (int trial = 0; trial < 200; ++trial) {
     const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 40)(rng);
-    std::vector<cv::Size> crops(n);
-    for (auto& c : crops) {
-      // Few distinct heights and widths, so equal ratios (ties) occur.
-      c.height = 8 * std::uniform_int_distribution<int>(1, 12)(rng);
-      c.width = 4 * std::uniform_int_distribution<int>(1, 600)(rng);
-    }
+    const std::vector<cv::Size> crops = random_crops(rng, n, 12, 600);
     ocr::RecBatchOptions o;
     o.batch = std::vector<int>{1, 6, 7, 0, -1}[trial % 5];
     o.align = trial % 2 ? 32 : 1;
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(n) + " lines, batch " +
                  std::to_string(o.batch) + ", align " + std::to_string(o.align));
     const auto batches = ocr::rec_batches(crops, o);
-    // The reference order: by ratio, ties by input order.
-    std::vector<std::size_t> want(n);
-    std::iota(want.begin(), want.end(), std::size_t{0});
-    std::sort(want.begin(), want.end(), [&](std::size_t a, std::size_t b) {
-      return narrower(crops[a], crops[b]) || (!narrower(crops[b], crops[a]) && a < b);
-    });
+    const std::vector<std::size_t> want = paddle_order(crops);
     std::vector<std::size_t> got;
     const std::size_t per = o.batch > 0 ? static_cast<std::size_t>(o.batch) : n;
     ASSERT_EQ(batches.size(), n == 0 ? 0 : (n + per - 1) / per);
@@ -171,11 +182,7 @@ TEST(RecBatches, CallCostCutIsTheCheapest) {
   GLT_RNG(rng);
   for (int trial = 0; trial < 300; ++trial) {
     const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 12)(rng);
-    std::vector<cv::Size> crops(n);
-    for (auto& c : crops) {
-      c.height = 8 * std::uniform_int_distribution<int>(1, 6)(rng);
-      c.width = 4 * std::uniform_int_distribution<int>(1, 400)(rng);
-    }
+    const std::vector<cv::Size> crops = random_crops(rng, n, 6, 400);
     ocr::RecBatchOptions o;
     o.batch = std::vector<int>{0, 1, 3, 6}[trial % 4];
     o.align = trial % 3 ? 32 : 1;
@@ -183,11 +190,7 @@ TEST(RecBatches, CallCostCutIsTheCheapest) {
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(n) + " lines, batch " +
                  std::to_string(o.batch) + ", align " + std::to_string(o.align) + ", call cost " +
                  std::to_string(o.call_cost));
-    std::vector<std::size_t> order(n);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return narrower(crops[a], crops[b]) || (!narrower(crops[b], crops[a]) && a < b);
-    });
+    const std::vector<std::size_t> order = paddle_order(crops);
     const std::size_t per = o.batch > 0 ? static_cast<std::size_t>(o.batch) : std::max<std::size_t>(n, 1);
     auto price = [&](const std::vector<std::vector<std::size_t>>& batches) {
       std::int64_t c = 0;
