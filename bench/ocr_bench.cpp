@@ -1,6 +1,7 @@
 // gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR]
 //                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
-//                    [--images gpu|host]...
+//                    [--images gpu|host]... [--det-limit N]... [--rec-call-cost N]... [--cls 0|1]...
+//                    [--replay 0|1]...
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
@@ -14,7 +15,13 @@
 //                 matmul tuner) and the character accuracy against the rendered text; and once
 //                 per --images value: gpu (the page uploaded once as bytes, every model input
 //                 cut from it by warp_perspective) and host (OpenCV crops and resizes, float
-//                 uploads: the path before), in the same run.
+//                 uploads: the path before), in the same run; and once per --det-limit value
+//                 (the detector's longer side: PaddleOCR's limit_side_len, 960) and per
+//                 --rec-call-cost value (0: PaddleOCR's fixed groups of --rec-batch lines; N > 0:
+//                 the cheapest cut of the sorted lines, a call costing N columns, at most
+//                 --rec-batch lines per call; RecBatchOptions::call_cost) and --cls value (angle
+//                 classification on, 1, the default, or off, PaddleOCR's use_angle_cls default) and
+//                 --replay value (1: OcrOptions::replay, the models loaded a second time with it).
 // gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished).
 // ONNX Runtime: `node tools/ort-reference/ort_run.js --bench N` (npm onnxruntime-node; this
 // machine) or `python3 bench/ort_reference.py` (pip onnxruntime; the GPU machine) on the same
@@ -27,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <opencv2/imgproc.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -152,6 +160,7 @@ int main(int argc, char** argv) {
   std::vector<int> rec_batch_values{6, 0};
   int rec_align = ocr::RecBatchOptions{}.align;
   std::vector<std::string> images{"gpu", "host"};
+  std::vector<int> det_limits{ocr::OcrOptions{}.det_limit}, call_costs{0}, cls_values{1}, replay_values{0};
   app.add_option("--models", models, "folder of the OCR models (default: GLTENSOR_MODEL_CACHE/models/ocr)");
   app.add_option("--runs", runs, "timed runs per case")->capture_default_str();
   app.add_option("--ort", g_ort, "reference: node, python or none")->check(CLI::IsMember({"node", "python", "none"}));
@@ -167,6 +176,22 @@ int main(int argc, char** argv) {
   app.add_option("--images", images, "where the models' inputs are made (ocr960: one row each; ocr: the first)")
       ->capture_default_str()
       ->check(CLI::IsMember({"gpu", "host"}));
+  app.add_option("--det-limit", det_limits, "ocr960: the detector's longer side, one row each")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--rec-call-cost", call_costs,
+                 "ocr960: a recognizer call's cost in columns, one row each (0: PaddleOCR's fixed batches)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option(
+         "--replay", replay_values,
+         "ocr960: the models' runs recorded once per shape and replayed (1; OcrOptions::replay) or not (0), one "
+         "row each")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}));
+  app.add_option("--cls", cls_values, "ocr960: angle classification on (1) or off (0), one row each")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}));
   CLI11_PARSE(app, argc, argv);
   if (models.empty()) models = (fs::path(g_cache) / "models" / "ocr").string();
   auto want = [&](const std::string& c) {
@@ -243,32 +268,61 @@ int main(int argc, char** argv) {
       row("OCR sample 800x480", m.total_ms, ref, shapes_note(r.last) + note);
     }
     if (want("ocr960")) {
-      // A page of many lines: det + cls + rec, per batching.
-      pipe.set_use_cls(true);
+      // A page of many lines: det + cls (where on) + rec, per row.
+      ocr::OcrPipeline& pipe_plain = pipe;
       const auto truth = ocr::page_sample_lines(font, 960, 960);
       cv::Mat page = ocr::render_sample(font, truth, 960, 960);
       std::vector<std::pair<std::string, PageResult>> results;
+      struct Row {
+        int batch, cost, limit, cls, replay;
+        std::string where;
+      };
+      std::vector<Row> rows;
       for (int b : rec_batch_values)
-        for (const std::string& where : images) {
-          ocr::RecBatchOptions rb = pipe.options().rec;
-          rb.batch = b;
-          pipe.set_rec_batching(rb);
-          pipe.set_gpu_images(where == "gpu");
-          PageResult r = time_page(pipe, page, runs);
-          const ocr::OcrTimings& m = r.mean;
-          const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
-          const double ref = ort_whole(pipe, o, out, "ocr960_b" + std::to_string(b) + where, runs) + host;
-          std::vector<std::string> read;
-          for (const auto& l : r.lines) read.push_back(l.text);
-          const auto acc = ocr::text_accuracy(truth, read);
-          char note[200];
-          std::snprintf(note, sizeof note, "; %zu of %zu lines found, %.1f%% of characters read; first run %.1f ms",
-                        r.lines.size(), truth.size(), 100 * acc.accuracy(), r.first.total_ms);
-          const std::string label =
-              "rec batch " + (b > 0 ? std::to_string(b) : std::string("all")) + ", " + where + " images";
-          row(("OCR 960x960, " + label).c_str(), m.total_ms, ref, shapes_note(r.last) + note);
-          results.emplace_back(label, std::move(r));
-        }
+        for (int c : call_costs)
+          for (int l : det_limits)
+            for (int k : cls_values)
+              for (int rp : replay_values)
+                for (const std::string& where : images) rows.push_back({b, c, l, k, rp, where});
+      // The models loaded again with replay on, for the rows that ask for it.
+      std::optional<ocr::OcrPipeline> replaying;
+      if (std::find(replay_values.begin(), replay_values.end(), 1) != replay_values.end()) {
+        ocr::OcrOptions ro = o;
+        ro.replay = true;
+        replaying.emplace(dev, ro);
+      }
+      for (const Row& row_ : rows) {
+        ocr::OcrPipeline& pipe = row_.replay ? *replaying : pipe_plain;
+        ocr::RecBatchOptions rb = pipe.options().rec;
+        rb.batch = row_.batch;
+        rb.call_cost = row_.cost;
+        pipe.set_rec_batching(rb);
+        pipe.set_gpu_images(row_.where == "gpu");
+        pipe.set_det_limit(row_.limit);
+        pipe.set_use_cls(row_.cls != 0);
+        PageResult r = time_page(pipe, page, runs);
+        const ocr::OcrTimings& m = r.mean;
+        const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
+        const std::string tag = "ocr960_b" + std::to_string(row_.batch) + "c" + std::to_string(row_.cost) + "d" +
+                                std::to_string(row_.limit) + (row_.cls ? "" : "nocls") + (row_.replay ? "replay" : "") +
+                                row_.where;
+        const double ref = ort_whole(pipe, o, out, tag, runs) + host;
+        std::vector<std::string> read;
+        for (const auto& l : r.lines) read.push_back(l.text);
+        const auto acc = ocr::text_accuracy(truth, read);
+        char note[300];
+        std::snprintf(note, sizeof note,
+                      "; %lld columns run for %lld of text; %zu of %zu lines found, %.1f%% of characters read; first "
+                      "run %.1f ms",
+                      static_cast<long long>(r.last.rec_run_columns), static_cast<long long>(r.last.rec_line_columns),
+                      r.lines.size(), truth.size(), 100 * acc.accuracy(), r.first.total_ms);
+        const std::string label = "rec batch " + (row_.batch > 0 ? std::to_string(row_.batch) : std::string("all")) +
+                                  (row_.cost > 0 ? ", call cost " + std::to_string(row_.cost) : std::string()) +
+                                  ", det " + std::to_string(row_.limit) + (row_.cls ? "" : ", no cls") +
+                                  (row_.replay ? ", replay" : "") + ", " + row_.where + " images";
+        row(("OCR 960x960, " + label).c_str(), m.total_ms, ref, shapes_note(r.last) + note);
+        results.emplace_back(label, std::move(r));
+      }
       // Where the time goes: one column per batching.
       std::printf("\n| stage (ms, mean of %d runs) |", runs);
       for (const auto& [label, r] : results) std::printf(" %s |", label.c_str());

@@ -215,7 +215,14 @@ for phase in "$@"; do
          # models' inputs cut from the page on the GPU, or made with OpenCV on the host as before),
          # and the time per stage
          timeout 500 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort python --source "$P" --runs 20 \
-           --rec-batch 6 --rec-batch 12 --images gpu --images host --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
+           --rec-batch 6 --rec-batch 12 --images gpu --images host --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt"
+         # the page as issue 21 measures it, no reference: PaddleOCR's defaults (rec batch 6, det 960) against
+         # det 640, batches cut for a per-call cost of 3000 / 6000 columns (no line limit) and replay, cls on and off
+         timeout 120 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort none --only ocr960 --runs 20 --images gpu \
+           --rec-batch 6 --det-limit 960 --out /tmp/ocr-bench 2>&1 | grep "^| OCR" | tee -a "$OUT/ocrbench.txt"
+         timeout 200 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort none --only ocr960 --runs 20 --images gpu \
+           --rec-batch 0 --rec-call-cost 3000 --rec-call-cost 6000 --det-limit 640 --replay 0 --replay 1 --cls 1 --cls 0 \
+           --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
     graphics) # the graphics demo without X (--headless: its own EGL context without surface, adopted by
          # gltensor) with PP-OCRv4 det on every frame, GLES and desktop GL: per-frame GPU times of the
          # filter and the network; the last frame's scene, map and boxes of each run are kept for a

@@ -1,5 +1,5 @@
 // ocr [IMAGE.png|jpg] [--models DIR] [--out FILE.png] [--cls] [--f16] [--limit N] [--bench N]
-//     [--page] [--rec-batch N] [--rec-align N]
+//     [--page] [--rec-batch N] [--rec-align N] [--rec-call-cost N] [--replay]
 // Reads the text in an image with PaddleOCR's PP-OCRv4 models on gltensor: prints each line
 // with its box and confidence, writes an annotated PNG. Without IMAGE it renders its own sample
 // (several lines and sizes, one rotated; DejaVu Sans; --page: a 960 x 960 page of many lines),
@@ -27,7 +27,7 @@ std::string default_models() {
 int main(int argc, char** argv) {
   CLI::App app{"OCR with PaddleOCR's PP-OCRv4 models on gltensor"};
   std::string image, models = default_models(), out = "ocr_out.png", sample_out;
-  bool cls = false, f16 = false, page = false, host_images = false;
+  bool cls = false, f16 = false, page = false, host_images = false, replay = false;
   int limit = 960, bench = 0;
   ocr::RecBatchOptions rec;
   app.add_option("image", image, "PNG/JPG image (default: render the sample)");
@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   app.add_option("--save-sample", sample_out, "also write the rendered sample image here");
   app.add_flag("--cls", cls, "classify each line's angle (0/180 degrees) before recognition");
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
+  app.add_flag("--replay", replay, "record each model's run once per input shape and replay it (OcrOptions::replay)");
   app.add_flag("--host-images", host_images,
                "make the models' inputs on the host with OpenCV (crops, resizes) instead of on the GPU");
   app.add_option("--limit", limit, "longer side of the detector's input")->capture_default_str();
@@ -49,6 +50,11 @@ int main(int argc, char** argv) {
   app.add_option("--rec-align", rec.align, "recognizer batch widths rounded up to a multiple of this (1: PaddleOCR's)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--rec-call-cost", rec.call_cost,
+                 "batches cut where cheapest, a recognizer call costing this many columns (0: PaddleOCR's fixed "
+                 "batches of --rec-batch lines; see RecBatchOptions::call_cost)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   try {
     for (const char* f : {"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx", "ppocr_keys_v1.txt"})
@@ -76,6 +82,7 @@ int main(int argc, char** argv) {
     o.keys = (fs::path(models) / "ppocr_keys_v1.txt").string();
     o.use_cls = cls;
     o.f16_weights = f16;
+    o.replay = replay;
     o.det_limit = limit;
     o.rec = rec;
     ocr::OcrPipeline pipe(dev, o);

@@ -16,25 +16,31 @@ namespace {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-Model load_model(const Device& dev, const std::string& path, const OcrOptions& o) {
+Model load_model(const Device& dev, const std::string& path, const OcrOptions& o, int replay_shapes = 1) {
   ModelOptions mo;
   mo.f16_weights = o.f16_weights;
+  mo.replay = o.replay;
+  mo.replay_shapes = replay_shapes;
   return Model::load(dev, path, mo);
 }
 
 // o, after checking the options that the models do not (before any model loads).
 const OcrOptions& checked(const OcrOptions& o) {
   rec_batches({}, o.rec);
-  if (o.cls_width <= 0 || o.det_limit <= 0)
-    throw std::invalid_argument("OcrOptions: cls_width " + std::to_string(o.cls_width) + " and det_limit " +
-                                std::to_string(o.det_limit) + " must be positive");
+  if (o.cls_width <= 0 || o.det_limit <= 0 || o.rec_replay_shapes <= 0)
+    throw std::invalid_argument("OcrOptions: cls_width " + std::to_string(o.cls_width) + ", det_limit " +
+                                std::to_string(o.det_limit) + " and rec_replay_shapes " +
+                                std::to_string(o.rec_replay_shapes) + " must be positive");
   return o;
 }
 
 }  // namespace
 
 OcrPipeline::OcrPipeline(const Device& dev, const OcrOptions& o)
-    : dev_(dev), opt_(checked(o)), det_(load_model(dev, o.det_model, o)), rec_(load_model(dev, o.rec_model, o)) {
+    : dev_(dev),
+      opt_(checked(o)),
+      det_(load_model(dev, o.det_model, o)),
+      rec_(load_model(dev, o.rec_model, o, o.rec_replay_shapes)) {
   if (o.use_cls) {
     if (o.cls_model.empty()) throw std::runtime_error("angle classification needs the cls model");
     cls_.push_back(load_model(dev, o.cls_model, o));
@@ -185,6 +191,12 @@ void OcrPipeline::set_rec_batching(const RecBatchOptions& rec) {
   opt_.rec = rec;
 }
 
+void OcrPipeline::set_det_limit(int limit) {
+  OcrOptions o = opt_;
+  o.det_limit = limit;
+  opt_ = checked(o);
+}
+
 void OcrPipeline::set_use_cls(bool on) {
   if (on && cls_.empty()) throw std::runtime_error("angle classification needs the cls model");
   opt_.use_cls = on;
@@ -284,6 +296,8 @@ void OcrPipeline::recognize(const Crops& crops, std::vector<TextLine>& lines, Oc
     pre += ms_since(tp);
     ModelInput& in = last_rec_.back();
     tm.rec_shapes.push_back(in.shape);
+    tm.rec_run_columns += static_cast<std::int64_t>(b.lines.size()) * b.width;
+    for (std::size_t i : b.lines) tm.rec_line_columns += rec_resized_width(sizes[i], opt_.rec.height, b.width);
     auto out = rec_.run({{rec_.inputs()[0].name, input_tensor(dev_, in)}});
     // [N, T, classes] -> each step's best class and its probability, on the GPU: the read-back
     // is [N, T] twice instead of the whole distribution (6625 classes per step).

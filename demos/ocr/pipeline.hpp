@@ -35,6 +35,13 @@ struct OcrOptions {
   /// crop and bilinear resize in OpenCV's 8-bit arithmetic; see line_warp). false: PaddleOCR's
   /// host steps with OpenCV and float uploads.
   bool gpu_images = true;
+  /// Each model records its run of a set of input shapes once and replays it later
+  /// (gltensor::ModelOptions::replay): no per-node host work on runs of shapes seen before. The
+  /// recognizer keeps rec_replay_shapes recordings (its batches' widths recur from page to page
+  /// where they are bucketed: RecBatchOptions::align), the detector and classifier one each; each
+  /// recording holds one run's buffers.
+  bool replay = false;
+  int rec_replay_shapes = 8;
 };
 
 struct TextLine {
@@ -58,6 +65,8 @@ struct OcrTimings {
   double total_ms = 0;
   gltensor::Shape det_shape, cls_shape;     ///< cls_shape empty without classification
   std::vector<gltensor::Shape> rec_shapes;  ///< one per recognizer call
+  std::int64_t rec_line_columns = 0;        ///< the lines' resized widths, summed (columns of text)
+  std::int64_t rec_run_columns = 0;         ///< lines x width over the recognizer calls (padding included)
 };
 
 /// A model input as given to the model (for benchmarks that feed the same values elsewhere).
@@ -89,6 +98,8 @@ class OcrPipeline {
   void set_rec_batching(const RecBatchOptions& rec);
   /// Turns angle classification on or off for later runs (on needs the cls model loaded).
   void set_use_cls(bool on);
+  /// The detector's longer side for later runs (OcrOptions::det_limit; positive).
+  void set_det_limit(int limit);
   /// Chooses where later runs make the models' inputs (OcrOptions::gpu_images).
   void set_gpu_images(bool on) { opt_.gpu_images = on; }
   const OcrOptions& options() const { return opt_; }

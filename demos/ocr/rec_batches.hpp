@@ -6,7 +6,11 @@
 // lines' original order. gltensor adds one thing: a batch's width may be rounded up to a
 // multiple of `align` so that fewer distinct input shapes reach the model (each new shape is
 // planned again and, on GPUs, tunes its matmuls once); the extra columns are the same zero
-// padding PaddleOCR adds to every narrower line of a batch.
+// padding PaddleOCR adds to every narrower line of a batch. And one thing more, off by default
+// (call_cost): instead of cutting the sorted lines into fixed groups of rec_batch_num, cut them
+// where it costs least, counting every column the recognizer runs (the lines' and their padding)
+// plus a fixed cost per call (dispatch chains, synchronisation): a few wide calls of lines of
+// similar widths rather than many, and no narrow line padded to a much wider one.
 #pragma once
 #include <cstddef>
 #include <opencv2/core.hpp>
@@ -17,8 +21,13 @@ namespace ocr {
 struct RecBatchOptions {
   int height = 48;      ///< the recognizer's input height (rec_image_shape[1])
   int min_width = 320;  ///< the narrowest batch (rec_image_shape[2])
-  int batch = 6;        ///< lines per call (rec_batch_num); 0 or less: every line in one call
+  int batch = 6;        ///< lines per call (rec_batch_num), or at most this many with call_cost; 0 or less: no limit
   int align = 32;       ///< batch widths rounded up to a multiple of this; 1: PaddleOCR's widths
+  /// 0: PaddleOCR's fixed groups of `batch` lines. > 0: a call's fixed cost in columns (one
+  /// column: the recognizer's work for one input column of one line); the sorted lines are cut
+  /// into the contiguous groups (at most `batch` lines each) that minimise the sum over calls of
+  /// call_cost + lines x width.
+  int call_cost = 0;
 };
 
 struct RecBatch {
@@ -28,8 +37,9 @@ struct RecBatch {
 
 /// The recognizer calls for crops of these sizes (width x height in pixels, each at least 1 x 1),
 /// in PaddleOCR's order: lines sorted by width / height (ties keep their input order), cut into
-/// batches of options.batch. Every index appears in exactly one batch. Throws
-/// std::invalid_argument for an empty size or non-positive height, min_width or align.
+/// batches of options.batch (or, with options.call_cost, the cheapest cut into batches of at most
+/// options.batch lines). Every index appears in exactly one batch. Throws std::invalid_argument for
+/// an empty size, a non-positive height, min_width or align, or a negative call_cost.
 std::vector<RecBatch> rec_batches(const std::vector<cv::Size>& crops, const RecBatchOptions& options = {});
 
 /// The resized width of a crop inside a batch of `width` columns: min(width, ceil(height * w / h)),

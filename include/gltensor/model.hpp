@@ -59,10 +59,13 @@ struct ModelOptions {
   /// first). The outputs are then the
   /// recording's tensors: the next run overwrites them (clone() what must outlive it). A run that
   /// cannot be captured (it reads values back: control flow on data, data-dependent shapes) runs
-  /// unrecorded for those shapes. A new set of shapes drops the previous recording and its
-  /// buffers (one recording per device the model runs on). Memory: the recording keeps the buffers of one run (about
-  /// peak_bytes()).
+  /// unrecorded for those shapes. A new set of shapes beyond replay_shapes recordings drops the
+  /// least recently run one and its buffers (recordings are kept per device the model runs on).
+  /// Memory: each recording keeps the buffers of one run (about peak_bytes() for its shapes).
   bool replay = false;
+  /// With replay: how many sets of input shapes keep their recording (below 1: 1), for a model
+  /// run on a few recurring shapes in turn (the OCR recognizer's batches of several widths).
+  int replay_shapes = 1;
 };
 
 /// One graph input's values in host memory (Model::run_host): `nbytes` bytes at `data`,

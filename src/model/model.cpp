@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <optional>
 
@@ -330,13 +331,17 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
   using Replayed = DeviceState::Replayed;
   std::vector<Shape> shapes;
   for (const Tensor& t : given) shapes.push_back(t.shape());
-  auto& replay = ds.replay;
-  if (!replay || replay->shapes != shapes) {
-    replay.reset();  // its buffers go before a new capture takes its own
-    replay = Replayed{shapes, {}, {}, {}, {}, false, {}, Replayed::warm};
+  auto& replays = ds.replays;
+  auto it = std::find_if(replays.begin(), replays.end(), [&](const Replayed& r) { return r.shapes == shapes; });
+  if (it == replays.end()) {
+    // The least recently run recordings' buffers go before a new capture takes its own.
+    while (!replays.empty() && replays.size() >= static_cast<std::size_t>(std::max(1, options.replay_shapes)))
+      replays.pop_front();
+    replays.push_back(Replayed{shapes, {}, {}, {}, {}, false, {}, Replayed::warm});
     return execute(ds, given, rs);
   }
-  Replayed& r = *replay;
+  replays.splice(replays.end(), replays, it);  // now the most recently run
+  Replayed& r = replays.back();
   if (r.state == Replayed::refused) return execute(ds, given, rs);
   if (r.state == Replayed::captured) {
     detail::Capture& c = *detail::RecordingAccess::capture(r.rec);

@@ -1,6 +1,7 @@
 // gltensor::Model's internals (internal): the run plan, the per-run and per-device state, and
 // Model::Impl, shared by the executor (model.cpp) and the host-data entry (host_io.cpp).
 #pragma once
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,7 +63,8 @@ struct DeviceState {
   Device dev;
   std::map<const Graph*, std::vector<RtValue>> constants;  // by value id
   std::size_t weight_bytes = 0;
-  // ModelOptions::replay: the recording of the last input shapes.
+  // ModelOptions::replay: the recordings of the last replay_shapes sets of input shapes, the
+  // least recently run first.
   struct Replayed {
     std::vector<Shape> shapes;
     std::vector<Tensor> inputs;  // the captured copies of the inputs
@@ -75,7 +77,7 @@ struct DeviceState {
     // shapes run unrecorded.
     enum State { warm, captured, refused } state = warm;
   };
-  std::optional<Replayed> replay;
+  std::list<Replayed> replays;
   // Model::run_host: each input's host-visible tensor, reused while its shape and dtype stay.
   std::map<std::string, Tensor> host_inputs;
 };

@@ -254,11 +254,15 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
     // [O, N, OH, OW] is copied to NCHW.
     // A 1x1, stride-1, unpadded convolution of one image is the matmul itself: the image
     // [C, H*W] is already the columns matrix.
-    const bool pointwise =
-        plan_conv_gemm(g, G, x.dtype() == DType::f32 && x.is_contiguous()) == ConvGemmForm::pointwise;
-    Tensor cols = pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
+    const ConvGemmForm form =
+        plan_conv_gemm(g, G, x.dtype() == DType::f32 && x.is_contiguous(), autograd::any_requires_grad({&x, &w, &bias}),
+                       settings().conv_pointwise_batched);
     Tensor wm = w.reshape({O, K});
     Tensor b = bias.defined() ? bias.view({O, 1}) : Tensor();
+    // Several images, 1x1: [O, C] @ each image's [C, H*W] -> [N, O, H*W] (the weights broadcast).
+    if (form == ConvGemmForm::pointwise_batched)
+      return matmul_fused(wm, x.view({g.N, g.C, g.H * g.W}), b, 1.0, 1.0, fused).view({g.N, O, g.OH, g.OW});
+    Tensor cols = form == ConvGemmForm::pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
     Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW, fused);
     if (r.defined())
       r = r.view({g.N, O, g.OH, g.OW});

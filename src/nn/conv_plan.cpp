@@ -37,12 +37,16 @@ std::vector<ConvPiece> plan_col2im_pieces(const ConvGeometry& g, std::int64_t ss
   return plan_pieces(g, ssbo_limit / row_bytes);
 }
 
-ConvGemmForm plan_conv_gemm(const ConvGeometry& g, std::int64_t groups, bool x_f32_contiguous) {
+ConvGemmForm plan_conv_gemm(const ConvGeometry& g, std::int64_t groups, bool x_f32_contiguous, bool grad,
+                            bool batched) {
   if (groups > 1) return ConvGemmForm::grouped;
   const Conv2dOptions& o = g.o;
-  const bool pointwise = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
-                         o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && g.N == 1 && x_f32_contiguous;
-  return pointwise ? ConvGemmForm::pointwise : ConvGemmForm::im2col;
+  const bool one_by_one = g.KH == 1 && g.KW == 1 && o.stride[0] == 1 && o.stride[1] == 1 &&
+                          o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0} && x_f32_contiguous;
+  if (one_by_one && g.N == 1) return ConvGemmForm::pointwise;
+  // Several images: the weight gradient needs the columns matrix (saved_columns), so only without.
+  if (one_by_one && !grad && batched) return ConvGemmForm::pointwise_batched;
+  return ConvGemmForm::im2col;
 }
 
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings) {
@@ -67,7 +71,7 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
                       (dev.loop_limit == 0 || plan.direct.loop_iterations <= dev.loop_limit);
   // The im2col path in pieces where its columns would exceed the device's max SSBO block.
   const std::vector<ConvPiece> pieces = plan_pieces(g, max_positions(dev.ssbo_limit, G * K, p.O));
-  plan.gemm_form = plan_conv_gemm(g, G, p.x_f32_contiguous);
+  plan.gemm_form = plan_conv_gemm(g, G, p.x_f32_contiguous, p.grad, settings.conv_pointwise_batched);
   if (direct) {
     plan.path = Conv2dPlan::Path::direct;
   } else if (Og == 1 && g.C == 1 && !p.grad) {

@@ -43,10 +43,14 @@ std::int64_t max_positions(std::int64_t ssbo_limit, std::int64_t col_rows, std::
 std::vector<ConvPiece> plan_col2im_pieces(const ConvGeometry& g, std::int64_t ssbo_limit);
 
 /// The GEMM form of one im2col convolution: pointwise (a 1x1, stride-1, unpadded convolution of
-/// one contiguous f32 image, whose [C, H*W] view is the columns matrix), im2col (im2col then one
-/// matmul) or grouped (one im2col over every group's channels, then a batched matmul).
-enum class ConvGemmForm { pointwise, im2col, grouped };
-ConvGemmForm plan_conv_gemm(const ConvGeometry& g, std::int64_t groups, bool x_f32_contiguous);
+/// one contiguous f32 image, whose [C, H*W] view is the columns matrix), pointwise_batched (the
+/// same of several images without gradient: one batched matmul of the weights against each
+/// image's [C, H*W] view, writing [N, O, H*W]; no columns matrix, no reordering of the output;
+/// Settings::conv_pointwise_batched), im2col (im2col then one matmul) or grouped (one im2col
+/// over every group's channels, then a batched matmul).
+enum class ConvGemmForm { pointwise, pointwise_batched, im2col, grouped };
+ConvGemmForm plan_conv_gemm(const ConvGeometry& g, std::int64_t groups, bool x_f32_contiguous, bool grad = false,
+                            bool batched = true);
 
 struct Conv2dProblem {
   ConvGeometry g{};

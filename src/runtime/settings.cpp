@@ -163,6 +163,8 @@ Settings Settings::from_env() {
   s.qlinear_gemv = parse_qlinear_gemv(env("GLTENSOR_QLINEAR_GEMV"));
   s.conv = parse_conv(env("GLTENSOR_CONV"));
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
+  s.conv_pointwise_batched = parse<bool>("GLTENSOR_CONV_POINTWISE", env("GLTENSOR_CONV_POINTWISE"),
+                                         {{"", true}, {"batched", true}, {"im2col", false}});
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));

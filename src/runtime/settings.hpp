@@ -92,6 +92,10 @@ struct Settings {
   /// GLTENSOR_CONV_DIRECT=rows|lanes|ubo forces the direct conv kernel's layout where it applies
   /// ("" = choose: ubo, else rows, on software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
+  /// GLTENSOR_CONV_POINTWISE=im2col: 1x1 convolutions of several images through im2col and one
+  /// matmul over every image's positions (the path before); "" or "batched": one batched matmul
+  /// of the weights against each image's [C, H*W], no columns matrix (nn/conv_plan.hpp).
+  bool conv_pointwise_batched = true;
   /// GLTENSOR_IMATMUL=regs|mem: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps the
   /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each
   /// block's sums to the output's elements in memory ("" = choose: mem for 8 x 8 outputs per

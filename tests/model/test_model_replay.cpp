@@ -3,6 +3,7 @@
 // against the same model run without replay, across many runs with new input contents, shape
 // changes (a new capture) and a graph that cannot be captured (it reads values back).
 #include <cmath>
+#include <map>
 
 #include "gltensor/gltensor.hpp"
 #include "onnx_builder.hpp"
@@ -55,6 +56,48 @@ TEST(ModelReplay, ReplayedRunsOnlyReplay) {
     EXPECT_EQ(dev.dispatch_count() - d0, plain_dispatches);  // the recording alone
     EXPECT_EQ(dev.pool_stats().hits + dev.pool_stats().misses, p0.hits + p0.misses);
     EXPECT_TRUE(close(y.to_vector(), g.ref(xi.to_vector(), 34), 1e-4, 1e-4));
+  }
+}
+
+// replay_shapes: recurring shapes in turn keep their recordings (each replayed run issues the
+// recording and the input's copy, its outputs right); with fewer recordings kept than shapes in
+// turn, the least recently run is dropped, so every run of the cycle runs plain (a new warm-up).
+TEST(ModelReplay, SeveralShapesKeepTheirRecordings) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  Model plain = load_model(g.path, false);
+  Device& dev = device();
+  const std::vector<std::int64_t> cycle = {34, 5, 1};
+  std::map<std::int64_t, std::uint64_t> plain_dispatches;
+  for (std::int64_t rows : cycle) {
+    Tensor x = Tensor::from_host(dev, uniform(rng, rows * ThreeGemm::W), {1, rows, ThreeGemm::W});
+    plain.run({{"x", x}});  // kernels compiled, variants tuned
+    const auto d0 = dev.dispatch_count();
+    plain.run({{"x", x}});
+    plain_dispatches[rows] = dev.dispatch_count() - d0;
+  }
+  for (int kept : {3, 2}) {
+    SCOPED_TRACE("replay_shapes " + std::to_string(kept));
+    Model replayed = load_model(g.path, true, kept);
+    for (int round = 0; round < 4; ++round)
+      for (std::int64_t rows : cycle) {
+        SCOPED_TRACE("round " + std::to_string(round) + ", rows " + std::to_string(rows));
+        const auto x = uniform(rng, rows * ThreeGemm::W);
+        Tensor xt = Tensor::from_host(dev, x, {1, rows, ThreeGemm::W});
+        dev.synchronize();
+        const auto d0 = dev.dispatch_count();
+        const auto got = replayed.run({{"x", xt}}).at("y").to_vector();
+        const auto dispatches = dev.dispatch_count() - d0;
+        // Rounds 0 and 1: the warm-up and the captured run of each shape, then replays; with
+        // two recordings kept for three shapes in turn, every run is a warm-up.
+        if (kept == 3 && round >= 2) {
+          EXPECT_EQ(dispatches, plain_dispatches[rows] + 1) << "the recording + the input's copy";
+        }
+        if (kept == 2) {
+          EXPECT_EQ(dispatches, plain_dispatches[rows]) << "a plain run";
+        }
+        EXPECT_TRUE(close(got, g.ref(x, rows), 1e-4, 1e-4));
+      }
   }
 }
 

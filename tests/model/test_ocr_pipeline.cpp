@@ -4,6 +4,8 @@
 // written independently here: exact integer arithmetic for the batch widths, and a table of
 // sizes computed by PaddleOCR's resize_image_type0 in Python for the detector.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -30,30 +32,41 @@ bool narrower(cv::Size a, cv::Size b) {
   return static_cast<std::int64_t>(a.width) * b.height < static_cast<std::int64_t>(b.width) * a.height;
 }
 
+// n random crops of few distinct heights (8 .. 8 * heights) and widths (4 .. 4 * widths), so that
+// equal ratios (ties) occur.
+std::vector<cv::Size> random_crops(std::mt19937_64& rng, std::size_t n, int heights, int widths) {
+  std::vector<cv::Size> crops(n);
+  for (auto& c : crops) {
+    c.height = 8 * std::uniform_int_distribution<int>(1, heights)(rng);
+    c.width = 4 * std::uniform_int_distribution<int>(1, widths)(rng);
+  }
+  return crops;
+}
+
+// The reference order of the lines: by ratio, ties by input order.
+std::vector<std::size_t> paddle_order(const std::vector<cv::Size>& crops) {
+  std::vector<std::size_t> order(crops.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return narrower(crops[a], crops[b]) || (!narrower(crops[b], crops[a]) && a < b);
+  });
+  return order;
+}
+
 }  // namespace
 
 TEST(RecBatches, RandomLinesFollowPaddleOcr) {
   GLT_RNG(rng);
   for (int trial = 0; trial < 200; ++trial) {
     const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 40)(rng);
-    std::vector<cv::Size> crops(n);
-    for (auto& c : crops) {
-      // Few distinct heights and widths, so equal ratios (ties) occur.
-      c.height = 8 * std::uniform_int_distribution<int>(1, 12)(rng);
-      c.width = 4 * std::uniform_int_distribution<int>(1, 600)(rng);
-    }
+    const std::vector<cv::Size> crops = random_crops(rng, n, 12, 600);
     ocr::RecBatchOptions o;
     o.batch = std::vector<int>{1, 6, 7, 0, -1}[trial % 5];
     o.align = trial % 2 ? 32 : 1;
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(n) + " lines, batch " +
                  std::to_string(o.batch) + ", align " + std::to_string(o.align));
     const auto batches = ocr::rec_batches(crops, o);
-    // The reference order: by ratio, ties by input order.
-    std::vector<std::size_t> want(n);
-    std::iota(want.begin(), want.end(), std::size_t{0});
-    std::sort(want.begin(), want.end(), [&](std::size_t a, std::size_t b) {
-      return narrower(crops[a], crops[b]) || (!narrower(crops[b], crops[a]) && a < b);
-    });
+    const std::vector<std::size_t> want = paddle_order(crops);
     std::vector<std::size_t> got;
     const std::size_t per = o.batch > 0 ? static_cast<std::size_t>(o.batch) : n;
     ASSERT_EQ(batches.size(), n == 0 ? 0 : (n + per - 1) / per);
@@ -108,6 +121,9 @@ TEST(RecBatches, BadInputThrows) {
   o = {};
   o.height = 0;
   EXPECT_THROW(ocr::rec_batches({cv::Size(10, 10)}, o), std::invalid_argument);
+  o = {};
+  o.call_cost = -1;
+  EXPECT_THROW(ocr::rec_batches({cv::Size(10, 10)}, o), std::invalid_argument);
   try {
     ocr::rec_batches({cv::Size(10, 10), cv::Size(0, 5)});
     FAIL() << "no exception";
@@ -158,4 +174,84 @@ TEST(DetSize, BadInputThrows) {
   int h = 0, w = 0;
   EXPECT_THROW(ocr::det_size(0, 10, 960, h, w), std::invalid_argument);
   EXPECT_THROW(ocr::det_size(10, 10, 0, h, w), std::invalid_argument);
+}
+
+// call_cost: the cut of the sorted lines into batches is the cheapest one. Reference: every cut of
+// the reference order (2^(n-1) of them for n lines) priced by exact integer arithmetic.
+TEST(RecBatches, CallCostCutIsTheCheapest) {
+  GLT_RNG(rng);
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 12)(rng);
+    const std::vector<cv::Size> crops = random_crops(rng, n, 6, 400);
+    ocr::RecBatchOptions o;
+    o.batch = std::vector<int>{0, 1, 3, 6}[trial % 4];
+    o.align = trial % 3 ? 32 : 1;
+    o.call_cost = std::vector<int>{1, 200, 1000, 5000, 100000}[trial % 5];
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(n) + " lines, batch " +
+                 std::to_string(o.batch) + ", align " + std::to_string(o.align) + ", call cost " +
+                 std::to_string(o.call_cost));
+    const std::vector<std::size_t> order = paddle_order(crops);
+    const std::size_t per = o.batch > 0 ? static_cast<std::size_t>(o.batch) : std::max<std::size_t>(n, 1);
+    auto price = [&](const std::vector<std::vector<std::size_t>>& batches) {
+      std::int64_t c = 0;
+      for (const auto& b : batches)
+        c += o.call_cost +
+             static_cast<std::int64_t>(b.size()) * reference_width(crops, b, o.height, o.min_width, o.align);
+      return c;
+    };
+    std::int64_t best = std::numeric_limits<std::int64_t>::max();
+    for (std::uint32_t mask = 0; n > 0 && mask < (1u << (n - 1)); ++mask) {  // bit i: a cut after line i
+      std::vector<std::vector<std::size_t>> batches(1);
+      for (std::size_t i = 0; i < n; ++i) {
+        batches.back().push_back(order[i]);
+        if (i + 1 < n && (mask >> i & 1u)) batches.emplace_back();
+      }
+      if (std::all_of(batches.begin(), batches.end(), [&](const auto& b) { return b.size() <= per; }))
+        best = std::min(best, price(batches));
+    }
+    const auto got = ocr::rec_batches(crops, o);
+    std::vector<std::size_t> lines;
+    std::vector<std::vector<std::size_t>> got_lines;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const auto& b = got[k];
+      ASSERT_FALSE(b.lines.empty()) << "batch " << k;
+      EXPECT_LE(b.lines.size(), per) << "batch " << k;
+      EXPECT_EQ(b.width, reference_width(crops, b.lines, o.height, o.min_width, o.align)) << "batch " << k;
+      lines.insert(lines.end(), b.lines.begin(), b.lines.end());
+      got_lines.push_back(b.lines);
+    }
+    EXPECT_EQ(lines, order) << "batches hold the sorted lines, each once, in order";
+    if (n > 0) {
+      EXPECT_EQ(price(got_lines), best);
+    }
+  }
+}
+
+// The page's 25 lines (their crop sizes as the detector finds them on the 960 x 960 page of
+// gltensor_ocr_bench): PaddleOCR's batches of six run 22496 columns in 5 calls; a call cost of
+// 500 columns cuts them into 5 calls of 21632 columns, of 100000 into one call of all lines.
+TEST(RecBatches, CallCostOnThePage) {
+  const std::vector<cv::Size> page = {{600, 27}, {659, 24}, {52, 23},  {567, 24}, {416, 21}, {598, 23}, {128, 21},
+                                      {485, 23}, {349, 24}, {480, 24}, {121, 21}, {842, 31}, {428, 24}, {283, 20},
+                                      {108, 24}, {447, 24}, {440, 24}, {351, 23}, {29, 21},  {577, 27}, {373, 24},
+                                      {682, 24}, {44, 33},  {427, 27}, {412, 24}};
+  auto columns = [](const std::vector<ocr::RecBatch>& bs) {
+    std::int64_t c = 0;
+    for (const auto& b : bs) c += static_cast<std::int64_t>(b.lines.size()) * b.width;
+    return c;
+  };
+  ocr::RecBatchOptions o;
+  const auto paddle = ocr::rec_batches(page, o);
+  EXPECT_EQ(paddle.size(), 5u);
+  EXPECT_EQ(columns(paddle), 22496);
+  o.call_cost = 500;
+  const auto cut = ocr::rec_batches(page, o);
+  EXPECT_EQ(cut.size(), 5u);
+  EXPECT_EQ(columns(cut), 21632);
+  o.batch = 0;
+  o.call_cost = 100000;
+  const auto one = ocr::rec_batches(page, o);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].lines.size(), page.size());
+  EXPECT_EQ(columns(one), 25 * 1376);
 }

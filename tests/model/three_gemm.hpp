@@ -49,10 +49,11 @@ struct ThreeGemm {
   }
 };
 
-/// The model at `path` on the tests' device, with ModelOptions::replay as given.
-inline gltensor::Model load_model(const std::string& path, bool replay) {
+/// The model at `path` on the tests' device, with ModelOptions::replay (and replay_shapes) as given.
+inline gltensor::Model load_model(const std::string& path, bool replay, int replay_shapes = 1) {
   gltensor::ModelOptions o;
   o.replay = replay;
+  o.replay_shapes = replay_shapes;
   return gltensor::Model::load(device(), path, o);
 }
 

@@ -101,6 +101,45 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
     device().set_dispatch_limit(0);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "split im2col grid";
   }
+  // 1x1 convolutions of several images on the GEMM path, as one batched matmul (no columns
+  // matrix: a single dispatch) and through im2col (GLTENSOR_CONV_POINTWISE=im2col): odd positions,
+  // one position, one image, bias and none; an NHWC view takes im2col either way.
+  for (const char* form : {"batched", "im2col"}) {
+    struct PC {
+      Shape x;
+      std::int64_t o;
+      bool bias, nhwc;
+    };
+    for (const PC& c : std::vector<PC>{{{3, 40, 5, 7}, 24, true, false},
+                                       {{2, 36, 1, 1}, 5, false, false},
+                                       {{1, 40, 3, 3}, 8, true, false},
+                                       {{4, 33, 4, 3}, 7, true, true}}) {
+      ScopedEnv env("GLTENSOR_CONV_POINTWISE", form);
+      ScopedSettings st;
+      st->conv = detail::ConvSetting::im2col;
+      const Shape ws{c.o, c.x[1], 1, 1};
+      auto xv = uniform(rng, numel_of(c.x)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.o);
+      HostT hx{{xv.begin(), xv.end()}, c.x}, hw{{wv.begin(), wv.end()}, ws};
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(hx, hw, c.bias ? &hb : nullptr, Conv2dOptions{}, os);
+      Tensor x = Tensor::from_host(device(), xv, c.x);
+      if (c.nhwc) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      Tensor w = Tensor::from_host(device(), wv, ws), b = c.bias ? Tensor::from_host(device(), bv, {c.o}) : Tensor();
+      device().synchronize();
+      const auto d0 = device().dispatch_count();
+      Tensor y = conv2d(x, w, b, Conv2dOptions{});
+      const auto dispatches = device().dispatch_count() - d0;
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << form << " " << to_string(c.x) << " -> " << c.o;
+      if (std::string(form) == "batched" && !c.nhwc) {
+        EXPECT_EQ(dispatches, 1u) << "one matmul, no im2col, for " << to_string(c.x);
+      }
+      if (std::string(form) == "im2col" && c.x[0] > 1) {
+        EXPECT_GE(dispatches, 2u) << "im2col and the matmul for " << to_string(c.x);
+      }
+    }
+  }
   // non-contiguous input (NHWC storage viewed as NCHW)
   auto xv = uniform(rng, 2 * 5 * 6 * 3), wv = uniform(rng, 4 * 3 * 3 * 3);
   Tensor nhwc = Tensor::from_host(device(), xv, {2, 5, 6, 3});

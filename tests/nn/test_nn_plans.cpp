@@ -101,14 +101,21 @@ TEST(PlanConv2d, DepthwiseAndGrouped) {
   EXPECT_EQ(plan_conv2d(conv(2, 2, 16, 16, 3, 32, 16), kGpu, s).gemm_form, ConvGemmForm::grouped);
 }
 
-// A 1x1, stride-1, unpadded conv of one contiguous f32 image is the matmul of its [C, H*W] view.
+// A 1x1, stride-1, unpadded conv of one contiguous f32 image is the matmul of its [C, H*W] view;
+// of several images without gradient, a batched matmul of those views.
 TEST(PlanConv2d, Pointwise) {
   const Settings s;
   Conv2dProblem p = conv(1, 64, 16, 16, 1, 32);
   EXPECT_EQ(plan_conv2d(p, kGpu, s).path, Conv2dPlan::Path::gemm);
   EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::pointwise);
   p.g.N = 2;
-  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::im2col) << "two images";
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::pointwise_batched) << "two images";
+  Settings im2col;
+  im2col.conv_pointwise_batched = false;
+  EXPECT_EQ(plan_conv2d(p, kGpu, im2col).gemm_form, ConvGemmForm::im2col) << "GLTENSOR_CONV_POINTWISE=im2col";
+  p.grad = true;
+  EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::im2col) << "two images, a gradient recorded";
+  p.grad = false;
   p.g.N = 1, p.x_f32_contiguous = false;
   EXPECT_EQ(plan_conv2d(p, kGpu, s).gemm_form, ConvGemmForm::im2col) << "a strided or f16 image";
   p.x_f32_contiguous = true, p.g.o.stride = {2, 2}, p.g.OH = p.g.OW = 8;
