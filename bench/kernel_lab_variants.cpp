@@ -138,8 +138,9 @@ const char* kernel_name(MatmulPlan::Kernel k) {
 }
 
 // ---------------------------------------------------------------- matmul
-// a [M, K] x b [K, N]; bt: b stored [N, K] (linear's w.t(), K-major: GEMV's layout).
-void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, bool bt) {
+// a [M, K] x b [K, N]; bt: b stored [N, K] (linear's w.t(), K-major: GEMV's layout). warp_only:
+// the quad-load kernel's forms and the warp-tiled kernel's tiles (mode `warp`), else every kernel.
+void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, bool bt, bool warp_only = false) {
   const unsigned seed = std::random_device{}();
   std::mt19937 g(seed);
   Generator gen(seed);
@@ -168,7 +169,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
   const BatchLayout bl = collapse_batch({}, {&a, &b, &none});
   const VecLayout vl = vec4_layout(a, b);
   const MatmulProblem problem = matmul_problem(a, b, vl, 1, DType::f32, false, dev.precision());
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul(), dev.caps().max_shared_memory};
   const MatmulPlan chosen = plan_matmul(problem, traits, settings());
   t.row(std::string("gltensor::matmul (") + kernel_name(chosen.kernel) + (chosen.tune ? ", tuned)" : ")"), "",
         [&] { return matmul(a, b); });
@@ -179,6 +180,8 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     S setting;
     MatmulPlan::Kernel kernel;
     int variant = 0, ra = 0, cb = 0;  // vec4: SLICE_K | UNROLL_K << 1; reg: block (0: the planner's)
+    int bn = 0, bk = 0, tn = 0;       // warp: tile (0: the planner's)
+    bool lanes = true;
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -193,6 +196,15 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
                              {"reg 4x8", S::reg, Kn::reg, 0, 4, 2},
                              {"reg 8x8", S::reg, Kn::reg, 0, 8, 2}};
   if (M <= kGemvRows) cands.push_back({"gemv", S::gemv, Kn::gemv});
+  if (warp_only) cands.erase(cands.begin() + 4, cands.end());
+  const std::vector<Cand> warps = {{"warp (planner's tile)", S::warp, Kn::warp},
+                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 16, 8, true},
+                                   {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 8, 8, true},
+                                   {"warp 128x128 bk16 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 16, 8, false},
+                                   {"warp 128x128 bk8 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 8, 8, false},
+                                   {"warp 128x128 bk16 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 16, 16, true},
+                                   {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 256, 8, 16, true}};
+  cands.insert(cands.end(), warps.begin(), warps.end());
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
   for (const Cand& c : cands) {
     Settings s = settings();
@@ -203,7 +215,13 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       continue;
     }
     plan.tune = false;
+    if (c.bn > 0 && warp_shared_bytes(c.bn, c.bk) > d.caps().max_shared_memory) {
+      std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name,
+                  static_cast<long long>(warp_shared_bytes(c.bn, c.bk)));
+      continue;
+    }
     if (c.ra > 0) set_reg_block(plan, problem, c.ra, c.cb);
+    if (c.bn > 0) set_warp_tile(plan, problem, c.bn, c.bk, c.tn, c.lanes);
     const Tensor out = zeros(d, plan.splits > 1 ? Shape{plan.splits, M, N} : Shape{M, N});
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
     const bool gemv = plan.kernel == Kn::gemv;
@@ -296,6 +314,27 @@ void add_variants(Lab& lab, std::int64_t n) {
 }
 
 }  // namespace
+
+int lab_warp(Device& dev, bool check, std::int64_t only) {
+  Lab lab{dev, check};
+  const bool sw = dev.impl()->adapter().software;
+  std::printf("warp: the quad-load and warp-tiled matmul kernels (time, rate, ratio to the first row)\n");
+  if (check || sw) {
+    const std::int64_t s = check ? 1 : 2;
+    matmul_variants(lab, 128 * s, 256 * s, 64 * s, false, true);  // whole tiles
+    matmul_variants(lab, 132, 260, 36, false, true);              // edges in M, N and K
+    matmul_variants(lab, 128, 128, 4, true, true);                // K-major B, one short K-tile
+  } else if (only > 0) {
+    matmul_variants(lab, only, only, only, false, true);
+  } else {
+    for (std::int64_t n : {1024, 2048, 4096, 8192}) matmul_variants(lab, n, n, n, false, true);
+    matmul_variants(lab, 4096, 4096, 1024, true, true);   // linear's layout
+    matmul_variants(lab, 3000, 2052, 1500, false, true);  // edges
+    matmul_variants(lab, 256, 4096, 4096, false, true);   // few tiles
+  }
+  std::printf("warp: %d failure(s)\n", lab.failures);
+  return lab.failures;
+}
 
 int lab_variants(Device& dev, bool check) {
   Lab lab{dev, check};

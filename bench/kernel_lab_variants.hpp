@@ -9,4 +9,8 @@ namespace gltensor::lab {
 /// candidate, every element against the float64 reference. Returns the failed candidates.
 int lab_variants(Device& dev, bool check);
 
+/// Mode `warp`: the quad-load and warp-tiled matmul kernels' forms at 1024 .. 8192 and a few
+/// non-square or edge shapes (`only` > 0: only the square size `only`).
+int lab_warp(Device& dev, bool check, std::int64_t only);
+
 }  // namespace gltensor::lab

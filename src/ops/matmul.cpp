@@ -102,6 +102,8 @@ MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const Matm
   v.a_kmajor = vl.a_kmajor, v.b_kmajor = vl.b_kmajor;
   v.slice_k = plan.variant & 1, v.unroll_k = plan.variant & 2;
   v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
+  v.bn = static_cast<int>(plan.tile_n), v.bk = plan.warp_bk, v.tn = plan.warp_tn;
+  v.warp_lanes = plan.warp_lanes, v.edge = plan.warp_edge;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
   if (d.defined()) v.d = d.dtype();
   return v;
@@ -159,7 +161,7 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     if (v.kernel == MatmulPlan::Kernel::vec4) {
       v.slice_k = variant & 1, v.unroll_k = variant & 2;
       launch.program(v.file(), v.defines(), {v.slice_k ? 256u : 128u});
-    } else if (v.kernel == MatmulPlan::Kernel::f16x2) {
+    } else if (v.kernel == MatmulPlan::Kernel::f16x2 || v.kernel == MatmulPlan::Kernel::warp) {
       launch.program(v.file(), v.defines(), {plan.local_x});
     } else {
       launch.program(v.file(), v.defines(), v.kernel == MatmulPlan::Kernel::reg ? Local{plan.local_x} : Local{16, 16});
@@ -207,7 +209,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   }
   const VecLayout vl = vec4_layout(ea, eb);
   const MatmulProblem problem = matmul_problem(ea, eb, vl, numel_of(batch), od, split > 0, dev.precision());
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul(), dev.caps().max_shared_memory};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);

@@ -25,13 +25,14 @@ struct MatmulProblem {
 };
 
 struct DeviceTraits {
-  bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
-  std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
-  bool fp16_arithmetic = false;  ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
+  bool software = false;              ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
+  std::uint64_t loop_limit = 0;       ///< loop iterations one invocation may run (0 = unlimited)
+  bool fp16_arithmetic = false;       ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
+  std::int64_t shared_bytes = 32768;  ///< shared memory per workgroup (GL's minimum unless told)
 };
 
 struct MatmulPlan {
-  enum class Kernel { vec4, tile64, tile128, reg, gemv, f16x2 };
+  enum class Kernel { vec4, tile64, tile128, reg, gemv, f16x2, warp };
   Kernel kernel = Kernel::tile64;
   /// Rows of C x columns (output features) of a workgroup (GEMV: up to 8 rows x kGemvFeatures).
   std::int64_t tile_m = 64, tile_n = 64;
@@ -49,6 +50,11 @@ struct MatmulPlan {
   /// (MatmulProblem::a_quads / b_quads, 0 = scalar loads).
   int reg_rows = 0, reg_quads = 0;
   int a_quad = 0, b_quad = 0;
+  /// Warp-tiled kernel (matmul_warp.comp): 128 x tile_n tiles (tile_n 128 or 256), warp_bk values
+  /// of K per shared-memory tile (8 or 16), an 8 x warp_tn block of C per invocation (8 or 16),
+  /// warp_lanes: a warp's invocations as 8 x 4 neighbours; warp_edge: tiles past M, N or K checked.
+  int warp_bk = 16, warp_tn = 8;
+  bool warp_lanes = true, warp_edge = false;
   std::uint32_t local_x = 16, local_y = 16;
   std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
   /// F16_MATH: K values per f16 partial sum (kF16BlockK; a multiple of every kernel's K-tile);
@@ -84,6 +90,13 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
 /// only with 4-row blocks), tiles and workgroups of local_x invocations (split-K, loops unchanged:
 /// REG's loops do not depend on the block). plan_matmul's choice, or a kernel lab candidate.
 void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads);
+
+/// A warp plan's tile: 128 x bn (128 or 256), bk (8 or 16), tn (8 or 16; bn 256 needs tn 16 and
+/// bk 8: 48 KiB of shared memory), lanes (a warp as 8 x 4 invocations); its workgroups and EDGE.
+/// plan_matmul's choice, or a kernel lab candidate.
+void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bn, int bk, int tn, bool lanes);
+/// Shared memory of the warp kernel's 128 x bn tiles of bk (two buffers, rows padded by a quad).
+inline std::int64_t warp_shared_bytes(int bn, int bk) { return 2 * bk * (128 / 4 + 1 + bn / 4 + 1) * 16; }
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
 /// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant;

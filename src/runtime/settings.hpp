@@ -8,7 +8,7 @@ namespace gltensor::detail {
 
 /// GLTENSOR_MATMUL_KERNEL: the planner's choice, the choice a GPU would get, or a forced variant
 /// (vec4 with the s(liced K) and u(nrolled) bits).
-enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg, gemv };
+enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg, gemv, warp };
 /// GLTENSOR_CONV: conv2d's forward path.
 enum class ConvSetting { choose, direct, im2col };
 /// GLTENSOR_CONV_DIRECT: the direct conv kernel's layout.
@@ -68,7 +68,7 @@ struct Settings {
   /// (storage.cpp) even where persistent mapping exists ("" or persistent: the mapped ring and
   /// read buffer of host_staging.hpp where the context has buffer storage).
   bool persistent_staging = true;
-  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
+  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv|warp forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
   /// GLTENSOR_QLINEAR_KERNEL=gemv|words|serial|gemm forces quantized_linear's kernel ("" = choose:
