@@ -179,8 +179,8 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     const char* name;
     S setting;
     MatmulPlan::Kernel kernel;
-    int variant = 0, ra = 0, cb = 0;  // vec4: SLICE_K | UNROLL_K << 1; reg: block (0: the planner's)
-    int bn = 0, bk = 0, tn = 0;       // warp: tile (0: the planner's)
+    int variant = 0, ra = 0, cb = 0;     // vec4: SLICE_K | UNROLL_K << 1; reg: block (0: the planner's)
+    int bm = 0, bn = 0, bk = 0, tn = 0;  // warp: tile (0: the planner's)
     bool lanes = true;
   };
   using Kn = MatmulPlan::Kernel;
@@ -198,12 +198,13 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
   if (M <= kGemvRows) cands.push_back({"gemv", S::gemv, Kn::gemv});
   if (warp_only) cands.erase(cands.begin() + 4, cands.end());
   const std::vector<Cand> warps = {{"warp (planner's tile)", S::warp, Kn::warp},
-                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 16, 8, true},
-                                   {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 8, 8, true},
-                                   {"warp 128x128 bk16 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 16, 8, false},
-                                   {"warp 128x128 bk8 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 8, 8, false},
-                                   {"warp 128x128 bk16 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 16, 16, true},
-                                   {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 256, 8, 16, true}};
+                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
+                                   {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true},
+                                   {"warp 128x128 bk16 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, false},
+                                   {"warp 128x128 bk8 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, false},
+                                   {"warp 128x128 bk16 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 16, true},
+                                   {"warp 64x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true},
+                                   {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true}};
   cands.insert(cands.end(), warps.begin(), warps.end());
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
   for (const Cand& c : cands) {
@@ -215,13 +216,13 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       continue;
     }
     plan.tune = false;
-    if (c.bn > 0 && warp_shared_bytes(c.bn, c.bk) > d.caps().max_shared_memory) {
+    if (c.bn > 0 && warp_shared_bytes(c.bm, c.bn, c.bk) > d.caps().max_shared_memory) {
       std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name,
-                  static_cast<long long>(warp_shared_bytes(c.bn, c.bk)));
+                  static_cast<long long>(warp_shared_bytes(c.bm, c.bn, c.bk)));
       continue;
     }
     if (c.ra > 0) set_reg_block(plan, problem, c.ra, c.cb);
-    if (c.bn > 0) set_warp_tile(plan, problem, c.bn, c.bk, c.tn, c.lanes);
+    if (c.bn > 0) set_warp_tile(plan, problem, c.bm, c.bn, c.bk, c.tn, c.lanes);
     const Tensor out = zeros(d, plan.splits > 1 ? Shape{plan.splits, M, N} : Shape{M, N});
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
     const bool gemv = plan.kernel == Kn::gemv;

@@ -33,9 +33,9 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
       // Per 8-K tile: stores and prefetches of 4, 8 k-steps of 4 rows; the 8 x 2 x 4 epilogue.
       return (k + 7) / 8 * 49 + 108;
     case MatmulPlan::Kernel::warp:
-      // Per K-tile of 8 (of 16: up to 9): fetches and puts of up to 3 quads each, the tile loop;
-      // before: 32 accumulators, the first fetches and puts, batch dims (and slack for 16-K tiles).
-      return (k + 7) / 8 * 7 + 128;
+      // Per 8 K: fetches and puts of up to 4 quads each (of 8 per 16-K tile), the tile loop; before:
+      // up to 32 accumulators, the first fetches and puts, batch dims (and a 16-K tile's slack).
+      return (k + 7) / 8 * 9 + 128;
     case MatmulPlan::Kernel::tile64:
       // Per 16-K tile: 4 loads, 16 k-steps of (4 + 4 + 4 x 4); the 4 x 4 epilogue.
       return (k + 15) / 16 * 469 + 48;
@@ -64,17 +64,17 @@ void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads
   plan.groups_x = static_cast<std::uint64_t>(ceil_div(ceil_div(p.M, rows) * ceil_div(p.N, 4 * quads), plan.local_x));
 }
 
-void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bn, int bk, int tn, bool lanes) {
-  plan.tile_m = 128;
+void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int bk, int tn, bool lanes) {
+  plan.tile_m = bm;
   plan.tile_n = bn;
   plan.warp_bk = bk;
   plan.warp_tn = tn;
   plan.warp_lanes = lanes;
-  plan.warp_edge = p.M % 128 != 0 || p.N % bn != 0 || p.K % bk != 0 || p.K == 0 || plan.kchunk % bk != 0;
-  plan.local_x = static_cast<std::uint32_t>(128 * bn / (8 * tn));
+  plan.warp_edge = p.M % bm != 0 || p.N % bn != 0 || p.K % bk != 0 || p.K == 0 || plan.kchunk % bk != 0;
+  plan.local_x = static_cast<std::uint32_t>(bm * bn / (8 * tn));
   plan.local_y = 1;
   plan.groups_x = static_cast<std::uint64_t>(ceil_div(p.N, bn));
-  plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, 128));
+  plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, bm));
 }
 
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings) {
@@ -210,7 +210,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   plan.groups_y = static_cast<std::uint64_t>(reg ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
   // 16-K tiles where their 33 KiB (two buffers of two padded operands) fit, else 8-K ones.
-  if (warp) set_warp_tile(plan, p, 128, dev.shared_bytes >= warp_shared_bytes(128, 16) ? 16 : 8, 8, true);
+  if (warp) set_warp_tile(plan, p, 128, 128, dev.shared_bytes >= warp_shared_bytes(128, 128, 16) ? 16 : 8, 8, true);
   return plan;
 }
 

@@ -50,7 +50,7 @@ struct MatmulPlan {
   /// (MatmulProblem::a_quads / b_quads, 0 = scalar loads).
   int reg_rows = 0, reg_quads = 0;
   int a_quad = 0, b_quad = 0;
-  /// Warp-tiled kernel (matmul_warp.comp): 128 x tile_n tiles (tile_n 128 or 256), warp_bk values
+  /// Warp-tiled kernel (matmul_warp.comp): tile_m x tile_n tiles (set_warp_tile), warp_bk values
   /// of K per shared-memory tile (8 or 16), an 8 x warp_tn block of C per invocation (8 or 16),
   /// warp_lanes: a warp's invocations as 8 x 4 neighbours; warp_edge: tiles past M, N or K checked.
   int warp_bk = 16, warp_tn = 8;
@@ -91,12 +91,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
 /// REG's loops do not depend on the block). plan_matmul's choice, or a kernel lab candidate.
 void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads);
 
-/// A warp plan's tile: 128 x bn (128 or 256), bk (8 or 16), tn (8 or 16; bn 256 needs tn 16 and
-/// bk 8: 48 KiB of shared memory), lanes (a warp as 8 x 4 invocations); its workgroups and EDGE.
-/// plan_matmul's choice, or a kernel lab candidate.
-void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bn, int bk, int tn, bool lanes);
-/// Shared memory of the warp kernel's 128 x bn tiles of bk (two buffers, rows padded by a quad).
-inline std::int64_t warp_shared_bytes(int bn, int bk) { return 2 * bk * (128 / 4 + 1 + bn / 4 + 1) * 16; }
+/// A warp plan's tile: bm (64 or 128) x bn (128 or 256), bk (8 or 16), tn (8 or 16), lanes (a warp
+/// as 8 x 4 invocations); its invocations (bm bn / (8 tn)), workgroups and EDGE. plan_matmul's
+/// choice, or a kernel lab candidate.
+void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int bk, int tn, bool lanes);
+/// Shared memory of the warp kernel's bm x bn tiles of bk (two buffers, rows padded by a quad).
+inline std::int64_t warp_shared_bytes(int bm, int bn, int bk) { return 2 * bk * (bm / 4 + 1 + bn / 4 + 1) * 16; }
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
 /// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant;

@@ -46,7 +46,7 @@ Defines MatmulVariant::defines() const {
     d.macro("ROWS(X)", rows_list, ra).macro("ROWQ(X)", rowq_list, ra).macro("COLS(X)", cols_list, cb);
     d.macro("COLN(X)", coln_list, cb).macro("COLS_I(X, i)", cols_i_list, cb);
   } else if (vec4) {
-    d.uvalue("BM", warp ? 128 : 64)
+    d.uvalue("BM", warp ? static_cast<std::uint64_t>(bm) : 64)
         .uvalue("BN", warp ? static_cast<std::uint64_t>(bn) : 128)
         .value("A_KMAJOR", a_kmajor)
         .value("B_KMAJOR", b_kmajor);
