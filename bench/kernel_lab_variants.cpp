@@ -182,6 +182,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     int variant = 0, ra = 0, cb = 0;     // vec4: SLICE_K | UNROLL_K << 1; reg: block (0: the planner's)
     int bm = 0, bn = 0, bk = 0, tn = 0;  // warp: tile (0: the planner's)
     bool lanes = true;
+    int splits = 0;  // warp: split-K into this many chunks (0: the planner's)
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -204,7 +205,10 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
                                    {"warp 128x128 bk8 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, false},
                                    {"warp 128x128 bk16 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 16, true},
                                    {"warp 64x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true},
-                                   {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true}};
+                                   {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
+                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 2},
+                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 4},
+                                   {"warp 64x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 2}};
   cands.insert(cands.end(), warps.begin(), warps.end());
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
   for (const Cand& c : cands) {
@@ -222,6 +226,13 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       continue;
     }
     if (c.ra > 0) set_reg_block(plan, problem, c.ra, c.cb);
+    if (c.splits > 0) {  // K in c.splits chunks of whole 16-K tiles
+      if (K < 512 || problem.batch != 1) continue;
+      plan.kchunk = (K + 16 * c.splits - 1) / (16 * c.splits) * 16;
+      plan.splits = (K + plan.kchunk - 1) / plan.kchunk;
+      plan.groups_z = static_cast<std::uint64_t>(plan.splits);
+      plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk);
+    }
     if (c.bn > 0) set_warp_tile(plan, problem, c.bm, c.bn, c.bk, c.tn, c.lanes);
     const Tensor out = zeros(d, plan.splits > 1 ? Shape{plan.splits, M, N} : Shape{M, N});
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
@@ -325,6 +336,7 @@ int lab_warp(Device& dev, bool check, std::int64_t only) {
     matmul_variants(lab, 128 * s, 256 * s, 64 * s, false, true);  // whole tiles
     matmul_variants(lab, 132, 260, 36, false, true);              // edges in M, N and K
     matmul_variants(lab, 128, 128, 4, true, true);                // K-major B, one short K-tile
+    matmul_variants(lab, 128, 132, 520, false, true);             // split-K forms, K past the chunks' tiles
   } else if (only > 0) {
     matmul_variants(lab, only, only, only, false, true);
   } else {
