@@ -133,6 +133,21 @@ std::vector<MatmulVariant> MatmulVariant::space() {
           v.ra = ra, v.cb = cb, v.a_q = a_q, v.b_q = b_q;
           out.push_back(v);
         }
+  // warp: the planner's tiles (128 x 128, 8 x 8 per invocation, 16- or 8-K tiles) with every
+  // operand layout, whole or edge tiles, f16 storage, and every epilogue flag at once.
+  for (int bits = 0; bits < 16; ++bits) {
+    MatmulVariant v;
+    v.kernel = K::warp;
+    v.a_kmajor = bits & 1, v.b_kmajor = bits & 2, v.edge = bits & 4, v.bk = bits & 8 ? 8 : 16;
+    out.push_back(v);
+  }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    MatmulVariant v;
+    v.kernel = K::warp, v.a = v.b = v.out = v.d = dt, v.edge = true;
+    out.push_back(v);
+    v.bd = 3, v.act = Activation::gelu, v.addend = v.split_k = v.split_cols = true, v.out = DType::f32;
+    out.push_back(v);
+  }
   // f16 math (the EXT extension, as on Mesa) in every kernel but reg, and the f32 kernels with the
   // extension only (GLTENSOR_PRECISION=f16-ext-only).
   for (K k : {K::vec4, K::tile64, K::tile128}) {
