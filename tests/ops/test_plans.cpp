@@ -861,3 +861,49 @@ TEST(PlanQLinear, KernelAndSplitK) {
           }
         }
 }
+
+// The warp-tiled kernel forced: 128 x 128 tiles of 256 invocations, 16-K tiles where their 33 KiB of
+// shared memory fit (else 8-K), EDGE where M, N or K are off the tiles; only quad operands with
+// M, N and K multiples of 4 and f32 math (else the planner's other kernels); split-K within the
+// loop limit in whole 16-K chunks; SPLIT_COLS without split-K.
+TEST(PlanMatmul, WarpKernelForced) {
+  Settings s;
+  s.matmul_kernel = MatmulKernelSetting::warp;
+  const DeviceTraits h100{false, 0, false, 49152};
+  MatmulPlan p = plan_matmul(problem(1024, 4096, 512), h100, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.tile_m, 128);
+  EXPECT_EQ(p.tile_n, 128);
+  EXPECT_EQ(p.warp_bk, 16);
+  EXPECT_EQ(p.local_x, 256u);
+  EXPECT_EQ(p.groups_x, 32u);
+  EXPECT_EQ(p.groups_y, 8u);
+  EXPECT_FALSE(p.warp_edge);
+  EXPECT_FALSE(p.tune);
+  EXPECT_EQ(p.loop_iterations, matmul_loops(MatmulPlan::Kernel::warp, 512));
+  EXPECT_EQ(plan_matmul(problem(1024, 4096, 512), kGpu, s).warp_bk, 8) << "GL's minimum of 32 KiB";
+  p = plan_matmul(problem(132, 260, 36), h100, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_TRUE(p.warp_edge);
+  EXPECT_EQ(p.groups_x, 3u);
+  EXPECT_EQ(p.groups_y, 2u);
+  EXPECT_TRUE(plan_matmul(problem(128, 128, 24), h100, s).warp_edge) << "K off the 16-K tiles";
+  // Not quads, M not a multiple of 4, f16 math: other kernels.
+  EXPECT_NE(plan_matmul(problem(1024, 4096, 512, false), h100, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_NE(plan_matmul(problem(1022, 4096, 512), h100, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_NE(plan_matmul(problem(1024, 4096, 1), h100, s).kernel, MatmulPlan::Kernel::warp);
+  MatmulProblem half = problem(1024, 4096, 512);
+  half.precision = Precision::f16_allowed;
+  EXPECT_NE(plan_matmul(half, DeviceTraits{false, 0, true, 49152}, s).kernel, MatmulPlan::Kernel::warp);
+  // The loop limit: K in chunks of whole 16-K tiles, each within the limit.
+  const DeviceTraits limited{false, 2000, false, 49152};
+  p = plan_matmul(problem(256, 256, 8192), limited, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_GT(p.splits, 1);
+  EXPECT_EQ(p.kchunk % 16, 0);
+  EXPECT_LE(p.loop_iterations, 2000u);
+  EXPECT_GE(p.splits * p.kchunk, 8192);
+  MatmulProblem cols = problem(256, 512, 64);
+  cols.split_columns = true;
+  EXPECT_TRUE(plan_matmul(cols, h100, s).split_columns);
+}
