@@ -130,6 +130,9 @@ struct Table {
   }
 };
 
+// Shared memory of the warp kernel's bm x bn tiles of bk (two buffers, rows padded by a quad).
+std::int64_t warp_shared_bytes(int bm, int bn, int bk) { return 2 * bk * (bm / 4 + 1 + bn / 4 + 1) * 16; }
+
 // The kernel file of a plan's kernel.
 const char* kernel_name(MatmulPlan::Kernel k) {
   MatmulVariant v;
@@ -169,7 +172,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
   const BatchLayout bl = collapse_batch({}, {&a, &b, &none});
   const VecLayout vl = vec4_layout(a, b);
   const MatmulProblem problem = matmul_problem(a, b, vl, 1, DType::f32, false, dev.precision());
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul(), dev.caps().max_shared_memory};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
   const MatmulPlan chosen = plan_matmul(problem, traits, settings());
   t.row(std::string("gltensor::matmul (") + kernel_name(chosen.kernel) + (chosen.tune ? ", tuned)" : ")"), "",
         [&] { return matmul(a, b); });
@@ -199,16 +202,12 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
   if (M <= kGemvRows) cands.push_back({"gemv", S::gemv, Kn::gemv});
   if (warp_only) cands.erase(cands.begin() + 4, cands.end());
   const std::vector<Cand> warps = {{"warp (planner's tile)", S::warp, Kn::warp},
-                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
-                                   {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true},
-                                   {"warp 128x128 bk16 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, false},
                                    {"warp 128x128 bk8 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, false},
-                                   {"warp 128x128 bk16 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 16, true},
-                                   {"warp 64x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true},
+                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
+                                   {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
                                    {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
-                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 2},
-                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 4},
-                                   {"warp 64x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 2}};
+                                   {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2},
+                                   {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 2}};
   cands.insert(cands.end(), warps.begin(), warps.end());
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
   for (const Cand& c : cands) {

@@ -209,7 +209,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   }
   const VecLayout vl = vec4_layout(ea, eb);
   const MatmulProblem problem = matmul_problem(ea, eb, vl, numel_of(batch), od, split > 0, dev.precision());
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul(), dev.caps().max_shared_memory};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);

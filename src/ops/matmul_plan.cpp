@@ -104,7 +104,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
       !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
   // The warp-tiled kernel: quad operands, M, N and K multiples of 4, f32 math.
   const bool warp_ok = !reg && !gemv && p.quads && p.M % 4 == 0 && p.N % 4 == 0 && p.K % 4 == 0 && fb0 == 0;
-  const bool warp = warp_ok && forced == K::warp;
+  // Chosen on GPUs for B read as quads along K (linear's w.t(): the quad-load kernel's scalar
+  // transposing stores into unpadded rows ran 1.2x slower there) over at least 256 of its tiles;
+  // B row-major keeps the quad-load kernel (1.08x faster at 2048 to 8192 on the H100).
+  const std::int64_t warp_tiles = ceil_div(p.M, 128) * ceil_div(p.N, 128) * p.batch;
+  const bool warp =
+      warp_ok && (forced == K::warp || (chosen && !software && p.b_quads == 2 && warp_tiles >= kWarpMinTiles));
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   const bool vec4 = vec4_ok && (forced_vec4 || (chosen && vec4_tiles >= 256));
   // The packed-half f16-math kernel: the quad-load kernel's conditions, whole 16-K tiles, any number of tiles.
@@ -209,8 +214,9 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   plan.groups_x = static_cast<std::uint64_t>(reg ? groups : ceil_div(p.N, plan.tile_n));  // GEMV: features
   plan.groups_y = static_cast<std::uint64_t>(reg ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
-  // 16-K tiles where their 33 KiB (two buffers of two padded operands) fit, else 8-K ones.
-  if (warp) set_warp_tile(plan, p, 128, 128, dev.shared_bytes >= warp_shared_bytes(128, 128, 16) ? 16 : 8, 8, true);
+  // 8-K tiles: on the H100 16-K ones ran 1.4x slower, 8 x 16 blocks per invocation 2.5x, 64-row
+  // tiles of 128 invocations 2.1x (bench/RESULTS.md, 2026-11-27).
+  if (warp) set_warp_tile(plan, p, 128, 128, 8, 8, true);
   return plan;
 }
 

@@ -25,10 +25,9 @@ struct MatmulProblem {
 };
 
 struct DeviceTraits {
-  bool software = false;              ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
-  std::uint64_t loop_limit = 0;       ///< loop iterations one invocation may run (0 = unlimited)
-  bool fp16_arithmetic = false;       ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
-  std::int64_t shared_bytes = 32768;  ///< shared memory per workgroup (GL's minimum unless told)
+  bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
+  std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
+  bool fp16_arithmetic = false;  ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
 };
 
 struct MatmulPlan {
@@ -64,6 +63,10 @@ struct MatmulPlan {
   std::uint64_t loop_iterations = 0;
 };
 
+/// The warp-tiled kernel's 128 x 128 tiles (batch entries included) from which the planner picks
+/// it on GPUs where B is read as quads along K.
+inline constexpr std::int64_t kWarpMinTiles = 256;
+
 /// GEMV (glsl/ops/gemv.comp): output features and most rows of C per workgroup, most invocations.
 inline constexpr std::int64_t kGemvFeatures = 4, kGemvRows = 8;
 inline constexpr std::uint32_t kGemvLocal = 128;
@@ -95,8 +98,6 @@ void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads
 /// as 8 x 4 invocations); its invocations (bm bn / (8 tn)), workgroups and EDGE. plan_matmul's
 /// choice, or a kernel lab candidate.
 void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int bk, int tn, bool lanes);
-/// Shared memory of the warp kernel's bm x bn tiles of bk (two buffers, rows padded by a quad).
-inline std::int64_t warp_shared_bytes(int bm, int bn, int bk) { return 2 * bk * (bm / 4 + 1 + bn / 4 + 1) * 16; }
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
 /// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant;

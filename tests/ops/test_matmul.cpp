@@ -649,4 +649,10 @@ TEST(Matmul, WarpTiledKernel) {
     check(rng, {2, 260, 12}, {12, 600});
     device().set_dispatch_limit(0);
   }
+  {  // The planner's own choice as on a GPU (tests/ops/test_plans.cpp): linear's K-major weight over
+     // 16 x 16 tiles, K whole and off the 8-K tiles, with the bias and an activation.
+    ScopedEnv gpu("GLTENSOR_MATMUL_KERNEL", "gpu");
+    check_linear(rng, {2048, 16}, 2048, DType::f32, false);
+    check_linear(rng, {2, 1024, 12}, 2048, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
+  }
 }
