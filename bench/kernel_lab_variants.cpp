@@ -185,7 +185,8 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     int variant = 0, ra = 0, cb = 0;     // vec4: SLICE_K | UNROLL_K << 1; reg: block (0: the planner's)
     int bm = 0, bn = 0, bk = 0, tn = 0;  // warp: tile (0: the planner's)
     bool lanes = true;
-    int splits = 0;  // warp: split-K into this many chunks (0: the planner's)
+    int splits = 0;       // warp: split-K into this many chunks (0: the planner's)
+    bool k_loop = false;  // warp: the K step looped
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -201,13 +202,16 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
                              {"reg 8x8", S::reg, Kn::reg, 0, 8, 2}};
   if (M <= kGemvRows) cands.push_back({"gemv", S::gemv, Kn::gemv});
   if (warp_only) cands.erase(cands.begin() + 4, cands.end());
-  const std::vector<Cand> warps = {{"warp (planner's tile)", S::warp, Kn::warp},
-                                   {"warp 128x128 bk8 tn8 rows", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, false},
-                                   {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
-                                   {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
-                                   {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
-                                   {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2},
-                                   {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 2}};
+  const std::vector<Cand> warps = {
+      {"warp (planner's tile)", S::warp, Kn::warp},
+      {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
+      {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
+      {"warp 128x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 0, true},
+      {"warp 128x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, true},
+      {"warp 64x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 0, true},
+      {"warp 64x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
+      {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true},
+      {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2}};
   cands.insert(cands.end(), warps.begin(), warps.end());
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
   for (const Cand& c : cands) {
@@ -233,6 +237,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk);
     }
     if (c.bn > 0) set_warp_tile(plan, problem, c.bm, c.bn, c.bk, c.tn, c.lanes);
+    plan.warp_k_loop = c.k_loop;
     const Tensor out = zeros(d, plan.splits > 1 ? Shape{plan.splits, M, N} : Shape{M, N});
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
     const bool gemv = plan.kernel == Kn::gemv;

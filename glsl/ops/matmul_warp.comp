@@ -20,7 +20,11 @@ layout(local_size_x = LOCAL_X) in;
 // EDGE: M, N or the K range need not be whole tiles (M, N and K multiples of 4, the host's
 // condition): loads are clamped into the operands and zeroed past K; rows and columns past M and N
 // are not stored. Without EDGE no bounds are checked (the host picks it for whole tiles only).
+// K_LOOP: the K step as a loop of BK trips (the accumulators still indexed by constants), left to
+// the compiler to unroll or not; else written out and every loop unrolled (optionNV).
+#ifndef K_LOOP
 #pragma optionNV(unroll all)
+#endif
 #define NT LOCAL_X
 #define TM 8u
 #define NQ (uint(TN) / 4u)           // column quads per invocation
@@ -163,7 +167,11 @@ void main() {
     FMA_R(a0, 0, 0, x) FMA_R(a0, 0, 1, y) FMA_R(a0, 0, 2, z) FMA_R(a0, 0, 3, w)          \
     FMA_R(a1, 1, 0, x) FMA_R(a1, 1, 1, y) FMA_R(a1, 1, 2, z) FMA_R(a1, 1, 3, w)          \
   }
+#ifdef K_LOOP
+    for (uint k = 0u; k < BK; ++k) K_STEP(k)
+#else
     KS(K_STEP)
+#endif
     if (t + 1u < nk) {
       for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);
       for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);

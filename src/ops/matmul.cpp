@@ -103,7 +103,7 @@ MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const Matm
   v.slice_k = plan.variant & 1, v.unroll_k = plan.variant & 2;
   v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
   v.bm = static_cast<int>(plan.tile_m), v.bn = static_cast<int>(plan.tile_n), v.bk = plan.warp_bk, v.tn = plan.warp_tn;
-  v.warp_lanes = plan.warp_lanes, v.edge = plan.warp_edge;
+  v.warp_lanes = plan.warp_lanes, v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
   if (d.defined()) v.d = d.dtype();
   return v;

@@ -33,9 +33,10 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
       // Per 8-K tile: stores and prefetches of 4, 8 k-steps of 4 rows; the 8 x 2 x 4 epilogue.
       return (k + 7) / 8 * 49 + 108;
     case MatmulPlan::Kernel::warp:
-      // Per 8 K: fetches and puts of up to 4 quads each (of 8 per 16-K tile), the tile loop; before:
-      // up to 32 accumulators, the first fetches and puts, batch dims (and a 16-K tile's slack).
-      return (k + 7) / 8 * 9 + 128;
+      // Per 8 K: fetches and puts of up to 4 quads each (of 8 per 16-K tile), 8 K steps (K_LOOP),
+      // the tile loop; before: up to 32 accumulators, the first fetches and puts, batch dims (and a
+      // 16-K tile's slack).
+      return (k + 7) / 8 * 17 + 128;
     case MatmulPlan::Kernel::tile64:
       // Per 16-K tile: 4 loads, 16 k-steps of (4 + 4 + 4 x 4); the 4 x 4 epilogue.
       return (k + 15) / 16 * 469 + 48;

@@ -52,8 +52,9 @@ struct MatmulPlan {
   /// Warp-tiled kernel (matmul_warp.comp): tile_m x tile_n tiles (set_warp_tile), warp_bk values
   /// of K per shared-memory tile (8 or 16), an 8 x warp_tn block of C per invocation (8 or 16),
   /// warp_lanes: a warp's invocations as 8 x 4 neighbours; warp_edge: tiles past M, N or K checked.
-  int warp_bk = 16, warp_tn = 8;
+  int warp_bk = 8, warp_tn = 8;
   bool warp_lanes = true, warp_edge = false;
+  bool warp_k_loop = false;  ///< warp: the K step looped (K_LOOP), else written out
   std::uint32_t local_x = 16, local_y = 16;
   std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
   /// F16_MATH: K values per f16 partial sum (kF16BlockK; a multiple of every kernel's K-tile);

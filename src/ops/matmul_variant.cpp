@@ -55,6 +55,7 @@ Defines MatmulVariant::defines() const {
   }
   if (warp) {
     d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", warp_lanes).flag("EDGE", edge);
+    d.flag("K_LOOP", k_loop);
     d.macro("KS(X)", rows_list, bk);
   }
   d.flag("ADDEND", addend);
@@ -138,7 +139,7 @@ std::vector<MatmulVariant> MatmulVariant::space() {
   for (int bits = 0; bits < 16; ++bits) {
     MatmulVariant v;
     v.kernel = K::warp;
-    v.a_kmajor = bits & 1, v.b_kmajor = bits & 2, v.edge = bits & 4, v.bk = bits & 8 ? 8 : 16;
+    v.a_kmajor = bits & 1, v.b_kmajor = bits & 2, v.edge = bits & 4, v.bk = bits & 8 ? 8 : 16, v.k_loop = bits & 1;
     out.push_back(v);
   }
   for (DType dt : {DType::f16, DType::bf16}) {
