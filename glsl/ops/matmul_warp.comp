@@ -5,8 +5,8 @@ layout(local_size_x = LOCAL_X) in;
 #include "matmul.glsl"
 
 // After Simon Boehm's "How to optimize a CUDA matmul kernel for cuBLAS-like performance"
-// (kernel 10, warptiling) and ggml-vulkan's mul_mm.comp: BM x BN tiles of C per workgroup (host:
-// 128 x 128 or 128 x 256), BK = 8 or 16 values of K per shared-memory tile, LOCAL_X = BM BN / (8
+// (kernel 10, warptiling) and ggml-vulkan's mul_mm.comp: BM x BN tiles of C per workgroup (the
+// planner's 128 x 128; the kernel lab's forms 64 x 128, 128 x 256), BK = 8 or 16 values of K per shared-memory tile, LOCAL_X = BM BN / (8
 // TN) invocations, each an 8 x TN block of C in registers (TN = 8 or 16): rows 4 ty .. 4 ty + 3 and
 // BM/2 + 4 ty .., columns TN / 4 quads 4 tx + j BN / (TN / 4). WARP_TILE: the 32 invocations of a
 // warp (gl_LocalInvocationIndex / 32, NVIDIA's) hold 8 x 4 (tx, ty) neighbours, so that each vec4

@@ -262,9 +262,9 @@ TEST(Matmul, EveryKernelPath) {
 
 namespace {
 // Values as stored in dtype dt.
-// C [M, N] of operands 0.5 (A) and 0.25 (B) over K = 6 with a NaN in A's row 2 and +Inf in B's
-// column 5: row 2 NaN, column 5 +Inf, the rest 6 * 0.125.
-void check_nan_row_inf_column(const std::vector<float>& c, int M, int N) {
+// C [M, N] of operands 0.5 (A) and 0.25 (B) over K (6 unless told) with a NaN in A's row 2 and +Inf
+// in B's column 5: row 2 NaN, column 5 +Inf, the rest K * 0.125.
+void check_nan_row_inf_column(const std::vector<float>& c, int M, int N, int K = 6) {
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       const float v = c[m * N + n];
@@ -273,7 +273,7 @@ void check_nan_row_inf_column(const std::vector<float>& c, int M, int N) {
       else if (n == 5)
         EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
       else
-        EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
+        EXPECT_FLOAT_EQ(v, K * 0.125f) << m << "," << n;
     }
 }
 
@@ -608,18 +608,9 @@ TEST(Matmul, WarpTiledKernel) {
     std::vector<float> pa(132 * 8, 0.5f), pb(8 * 136, 0.25f);
     pa[2 * 8 + 3] = std::numeric_limits<float>::quiet_NaN();
     pb[4 * 136 + 5] = std::numeric_limits<float>::infinity();
-    const auto c =
-        matmul(Tensor::from_host(device(), pa, {132, 8}), Tensor::from_host(device(), pb, {8, 136})).to_vector();
-    for (int m = 0; m < 132; ++m)
-      for (int n = 0; n < 136; ++n) {
-        const float v = c[m * 136 + n];
-        if (m == 2)
-          EXPECT_TRUE(std::isnan(v)) << m << "," << n;
-        else if (n == 5)
-          EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
-        else
-          EXPECT_FLOAT_EQ(v, 8 * 0.125f) << m << "," << n;
-      }
+    check_nan_row_inf_column(
+        matmul(Tensor::from_host(device(), pa, {132, 8}), Tensor::from_host(device(), pb, {8, 136})).to_vector(), 132,
+        136, 8);
   }
   {  // Operands narrowed along K from wider storage whose hidden part holds NaN (A, and B stored
      // [K + 4, N]) or Inf (B stored K-major [N, K + 4]): K = 36 ends inside a K-tile, and nothing
