@@ -344,10 +344,13 @@ int lab_warp(Device& dev, bool check, std::int64_t only) {
   } else if (only > 0) {
     matmul_variants(lab, only, only, only, false, true);
   } else {
-    for (std::int64_t n : {1024, 2048, 4096, 8192}) matmul_variants(lab, n, n, n, false, true);
-    matmul_variants(lab, 4096, 4096, 1024, true, true);   // linear's layout
-    matmul_variants(lab, 3000, 2052, 1500, false, true);  // edges
-    matmul_variants(lab, 256, 4096, 4096, false, true);   // few tiles
+    for (bool bt : {false, true})  // row-major B, then linear's layout (K-major B)
+      for (std::int64_t n : {1024, 2048, 4096, 8192}) matmul_variants(lab, n, n, n, bt, true);
+    matmul_variants(lab, 4096, 4096, 1024, true, true);
+    matmul_variants(lab, 512, 4096, 4096, true, true);
+    matmul_variants(lab, 3000, 2052, 1500, true, true);  // edges
+    matmul_variants(lab, 3000, 2052, 1500, false, true);
+    matmul_variants(lab, 256, 4096, 4096, false, true);  // few tiles
   }
   std::printf("warp: %d failure(s)\n", lab.failures);
   return lab.failures;

@@ -7,7 +7,8 @@ torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = torch.device("cuda")
 shapes = [(n, n, n, bt) for bt in (False, True) for n in (1024, 2048, 4096, 8192)] + [
-    (4096, 4096, 1024, True), (512, 4096, 4096, True), (3000, 2052, 1500, True), (3000, 2052, 1500, False)]
+    (4096, 4096, 1024, True), (512, 4096, 4096, True), (3000, 2052, 1500, True), (3000, 2052, 1500, False),
+    (256, 4096, 4096, False)]
 if len(sys.argv) > 1:
     shapes = [tuple(int(x) for x in s.split("x")) + (False,) for s in sys.argv[1:]]
 print("torch", torch.__version__, torch.cuda.get_device_name())
