@@ -8,9 +8,10 @@
 //   #defines that make a variant, compiled by the library's ProgramCache::compile and
 //   dispatched raw, outside the library's dispatch path.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
-//   FILTER   runs the modes whose name contains FILTER: variants, add, sum, matmul, regmm, bisect
-//            (all devices), conv, bufs (GPUs only); asm, hints, offsets, stream, big, addvariants only when named
-//            exactly (hints and offsets on GPUs only). No FILTER: every mode that a plain filter selects.
+//   FILTER   runs the modes whose name contains FILTER: variants, warp (warp:N: N^3 only), add, sum,
+//            matmul, regmm, bisect (all devices), conv, bufs (GPUs only); asm, hints, offsets,
+//            stream, big, addvariants only when named exactly (hints and offsets on GPUs only).
+//            No FILTER: every mode that a plain filter selects.
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
@@ -1128,6 +1129,8 @@ int main(int argc, char** argv) {
   auto want = [&](const char* name) { return filter.empty() || std::string(name).find(filter) != std::string::npos; };
   auto named = [&](const char* name) { return filter == name || (g_check && filter.empty()); };
   if (want("variants")) g_failures += lab::lab_variants(d, g_check);
+  if (want("warp") || filter.rfind("warp:", 0) == 0)
+    g_failures += lab::lab_warp(d, g_check, filter.rfind("warp:", 0) == 0 ? std::stoll(filter.substr(5)) : 0);
   if (want("add")) lab_add(sw);
   if (want("sum")) lab_sum(d.caps().subgroup, sw);
   if (want("conv") && gpu) lab_conv();

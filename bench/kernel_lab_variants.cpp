@@ -130,6 +130,9 @@ struct Table {
   }
 };
 
+// Shared memory of the warp kernel's bm x bn tiles of bk (two buffers, rows padded by a quad).
+std::int64_t warp_shared_bytes(int bm, int bn, int bk) { return 2 * bk * (bm / 4 + 1 + bn / 4 + 1) * 16; }
+
 // The kernel file of a plan's kernel.
 const char* kernel_name(MatmulPlan::Kernel k) {
   MatmulVariant v;
@@ -138,8 +141,9 @@ const char* kernel_name(MatmulPlan::Kernel k) {
 }
 
 // ---------------------------------------------------------------- matmul
-// a [M, K] x b [K, N]; bt: b stored [N, K] (linear's w.t(), K-major: GEMV's layout).
-void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, bool bt) {
+// a [M, K] x b [K, N]; bt: b stored [N, K] (linear's w.t(), K-major: GEMV's layout). warp_only:
+// the quad-load kernel's forms and the warp-tiled kernel's tiles (mode `warp`), else every kernel.
+void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, bool bt, bool warp_only = false) {
   const unsigned seed = std::random_device{}();
   std::mt19937 g(seed);
   Generator gen(seed);
@@ -178,7 +182,11 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     const char* name;
     S setting;
     MatmulPlan::Kernel kernel;
-    int variant = 0, ra = 0, cb = 0;  // vec4: SLICE_K | UNROLL_K << 1; reg: block (0: the planner's)
+    int variant = 0, ra = 0, cb = 0;     // vec4: SLICE_K | UNROLL_K << 1; reg: block (0: the planner's)
+    int bm = 0, bn = 0, bk = 0, tn = 0;  // warp: tile (0: the planner's)
+    bool lanes = true;
+    int splits = 0;       // warp: split-K into this many chunks (0: the planner's)
+    bool k_loop = false;  // warp: the K step looped
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -193,6 +201,18 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
                              {"reg 4x8", S::reg, Kn::reg, 0, 4, 2},
                              {"reg 8x8", S::reg, Kn::reg, 0, 8, 2}};
   if (M <= kGemvRows) cands.push_back({"gemv", S::gemv, Kn::gemv});
+  if (warp_only) cands.erase(cands.begin() + 4, cands.end());
+  const std::vector<Cand> warps = {
+      {"warp (planner's tile)", S::warp, Kn::warp},
+      {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
+      {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
+      {"warp 128x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 0, true},
+      {"warp 128x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, true},
+      {"warp 64x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 0, true},
+      {"warp 64x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
+      {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true},
+      {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2}};
+  cands.insert(cands.end(), warps.begin(), warps.end());
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
   for (const Cand& c : cands) {
     Settings s = settings();
@@ -203,7 +223,21 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       continue;
     }
     plan.tune = false;
+    if (c.bn > 0 && warp_shared_bytes(c.bm, c.bn, c.bk) > d.caps().max_shared_memory) {
+      std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name,
+                  static_cast<long long>(warp_shared_bytes(c.bm, c.bn, c.bk)));
+      continue;
+    }
     if (c.ra > 0) set_reg_block(plan, problem, c.ra, c.cb);
+    if (c.splits > 0) {  // K in c.splits chunks of whole 16-K tiles
+      if (K < 512 || problem.batch != 1) continue;
+      plan.kchunk = (K + 16 * c.splits - 1) / (16 * c.splits) * 16;
+      plan.splits = (K + plan.kchunk - 1) / plan.kchunk;
+      plan.groups_z = static_cast<std::uint64_t>(plan.splits);
+      plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk);
+    }
+    if (c.bn > 0) set_warp_tile(plan, problem, c.bm, c.bn, c.bk, c.tn, c.lanes);
+    plan.warp_k_loop = c.k_loop;
     const Tensor out = zeros(d, plan.splits > 1 ? Shape{plan.splits, M, N} : Shape{M, N});
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
     const bool gemv = plan.kernel == Kn::gemv;
@@ -310,6 +344,31 @@ int lab_add_variants(Device& dev, bool check) {
                                                 : std::vector<std::int64_t>{1 << 20, 1 << 24, 1 << 26};
   for (std::int64_t n : sizes) add_variants(lab, n);
   std::printf("addvariants: %d failure(s)\n", lab.failures);
+  return lab.failures;
+}
+
+int lab_warp(Device& dev, bool check, std::int64_t only) {
+  Lab lab{dev, check};
+  const bool sw = dev.impl()->adapter().software;
+  std::printf("warp: the quad-load and warp-tiled matmul kernels (time, rate, ratio to the first row)\n");
+  if (check || sw) {
+    const std::int64_t s = check ? 1 : 2;
+    matmul_variants(lab, 128 * s, 256 * s, 64 * s, false, true);  // whole tiles
+    matmul_variants(lab, 132, 260, 36, false, true);              // edges in M, N and K
+    matmul_variants(lab, 128, 128, 4, true, true);                // K-major B, one short K-tile
+    matmul_variants(lab, 128, 132, 520, false, true);             // split-K forms, K past the chunks' tiles
+  } else if (only > 0) {
+    matmul_variants(lab, only, only, only, false, true);
+  } else {
+    for (bool bt : {false, true})  // row-major B, then linear's layout (K-major B)
+      for (std::int64_t n : {1024, 2048, 4096, 8192}) matmul_variants(lab, n, n, n, bt, true);
+    matmul_variants(lab, 4096, 4096, 1024, true, true);
+    matmul_variants(lab, 512, 4096, 4096, true, true);
+    matmul_variants(lab, 3000, 2052, 1500, true, true);  // edges
+    matmul_variants(lab, 3000, 2052, 1500, false, true);
+    matmul_variants(lab, 256, 4096, 4096, false, true);  // few tiles
+  }
+  std::printf("warp: %d failure(s)\n", lab.failures);
   return lab.failures;
 }
 

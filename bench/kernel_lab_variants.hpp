@@ -12,4 +12,8 @@ int lab_variants(Device& dev, bool check);
 /// them) at 2^20, 2^24 and 2^26 elements (check: a few odd sizes). Returns the failed candidates.
 int lab_add_variants(Device& dev, bool check);
 
+/// Mode `warp`: the quad-load and warp-tiled matmul kernels' forms at 1024 .. 8192 and a few
+/// non-square or edge shapes (`only` > 0: only the square size `only`).
+int lab_warp(Device& dev, bool check, std::int64_t only);
+
 }  // namespace gltensor::lab

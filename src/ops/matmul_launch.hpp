@@ -68,7 +68,8 @@ struct MatmulParams {
       u.u32("u_d_sm", d.strides()[d.dim() - 2]);
       u.u32("u_d_sn", d.strides()[d.dim() - 1]);
     }
-    if (plan.kernel == MatmulPlan::Kernel::vec4 || plan.kernel == MatmulPlan::Kernel::f16x2) {
+    if (plan.kernel == MatmulPlan::Kernel::vec4 || plan.kernel == MatmulPlan::Kernel::f16x2 ||
+        plan.kernel == MatmulPlan::Kernel::warp) {
       u.u32("u_qa_s", vl.qa_s);
       u.u32("u_qb_s", vl.qb_s);
     }

@@ -32,6 +32,11 @@ std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slice
     case MatmulPlan::Kernel::tile128:
       // Per 8-K tile: stores and prefetches of 4, 8 k-steps of 4 rows; the 8 x 2 x 4 epilogue.
       return (k + 7) / 8 * 49 + 108;
+    case MatmulPlan::Kernel::warp:
+      // Per 8 K: fetches and puts of up to 4 quads each (of 8 per 16-K tile), 8 K steps (K_LOOP),
+      // the tile loop; before: up to 32 accumulators, the first fetches and puts, batch dims (and a
+      // 16-K tile's slack).
+      return (k + 7) / 8 * 17 + 128;
     case MatmulPlan::Kernel::tile64:
       // Per 16-K tile: 4 stores, 4 prefetches, 16 k-steps of (4 + 4 + 4 x 4); the first 4
       // fetches and the 4 x 4 epilogue.
@@ -61,6 +66,19 @@ void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads
   plan.groups_x = static_cast<std::uint64_t>(ceil_div(ceil_div(p.M, rows) * ceil_div(p.N, 4 * quads), plan.local_x));
 }
 
+void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int bk, int tn, bool lanes) {
+  plan.tile_m = bm;
+  plan.tile_n = bn;
+  plan.warp_bk = bk;
+  plan.warp_tn = tn;
+  plan.warp_lanes = lanes;
+  plan.warp_edge = p.M % bm != 0 || p.N % bn != 0 || p.K % bk != 0 || p.K == 0 || plan.kchunk % bk != 0;
+  plan.local_x = static_cast<std::uint32_t>(bm * bn / (8 * tn));
+  plan.local_y = 1;
+  plan.groups_x = static_cast<std::uint64_t>(ceil_div(p.N, bn));
+  plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, bm));
+}
+
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings) {
   MatmulPlan plan;
   // "gpu": the choice a GPU would get, on any device (tests of the GPU paths on llvmpipe).
@@ -86,7 +104,15 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
       gemv_fits && !p.split_columns && (forced == K::gemv || (chosen && !software && p.M <= kGemvRows && p.b_kmajor));
   const bool reg =
       !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
-  const bool vec4_ok = !reg && !gemv && p.quads && whole;
+  // The warp-tiled kernel: quad operands, M, N and K multiples of 4, f32 math.
+  const bool warp_ok = !reg && !gemv && p.quads && p.M % 4 == 0 && p.N % 4 == 0 && p.K % 4 == 0 && fb0 == 0;
+  // Chosen on GPUs for B read as quads along K (linear's w.t(): the quad-load kernel's scalar
+  // transposing stores into unpadded rows ran 1.2x slower there) over at least 256 of its tiles;
+  // B row-major keeps the quad-load kernel (1.08x faster at 2048 to 8192 on the H100).
+  const std::int64_t warp_tiles = ceil_div(p.M, 128) * ceil_div(p.N, 128) * p.batch;
+  const bool warp =
+      warp_ok && (forced == K::warp || (chosen && !software && p.b_quads == 2 && warp_tiles >= kWarpMinTiles));
+  const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   const bool vec4 = vec4_ok && (forced_vec4 || (chosen && vec4_tiles >= 256));
   // The packed-half f16-math kernel: the quad-load kernel's conditions, whole 16-K tiles, any number of tiles.
   const bool f16x2 = vec4_ok && fb0 > 0 && p.K % 16 == 0 && p.K > 0 && (forced_vec4 || chosen) &&
@@ -114,6 +140,10 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.local_x = software ? 16 : 64;
     plan.local_y = 1;
     set_reg_block(plan, p, rows, quads);
+  } else if (warp) {
+    plan.kernel = MatmulPlan::Kernel::warp;
+    plan.tile_m = 128;
+    plan.tile_n = 128;
   } else if (f16x2) {
     plan.kernel = MatmulPlan::Kernel::f16x2;
     plan.tile_m = 64;
@@ -168,7 +198,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   } else {
     plan.kchunk = p.K;
   }
-  plan.split_columns = p.split_columns && (vec4 || f16x2 || reg) && plan.splits == 1;
+  plan.split_columns = p.split_columns && (vec4 || f16x2 || reg || warp) && plan.splits == 1;
 
   if (vec4 && !f16x2) {
     // Variants (bench/RESULTS.md): sliced K fills a GPU's waves better where the tiles make a
@@ -190,6 +220,9 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   plan.groups_x = static_cast<std::uint64_t>(reg ? groups : ceil_div(p.N, plan.tile_n));  // GEMV: features
   plan.groups_y = static_cast<std::uint64_t>(reg ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
+  // 8-K tiles: on the H100 16-K ones ran 1.4x slower, 8 x 16 blocks per invocation 2.5x, 64-row
+  // tiles of 128 invocations 2.1x (bench/RESULTS.md, 2026-11-27).
+  if (warp) set_warp_tile(plan, p, 128, 128, 8, 8, true);
   return plan;
 }
 

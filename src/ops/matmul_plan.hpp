@@ -31,7 +31,7 @@ struct DeviceTraits {
 };
 
 struct MatmulPlan {
-  enum class Kernel { vec4, tile64, tile128, reg, gemv, f16x2 };
+  enum class Kernel { vec4, tile64, tile128, reg, gemv, f16x2, warp };
   Kernel kernel = Kernel::tile64;
   /// Rows of C x columns (output features) of a workgroup (GEMV: up to 8 rows x kGemvFeatures).
   std::int64_t tile_m = 64, tile_n = 64;
@@ -49,6 +49,12 @@ struct MatmulPlan {
   /// (MatmulProblem::a_quads / b_quads, 0 = scalar loads).
   int reg_rows = 0, reg_quads = 0;
   int a_quad = 0, b_quad = 0;
+  /// Warp-tiled kernel (matmul_warp.comp): tile_m x tile_n tiles (set_warp_tile), warp_bk values
+  /// of K per shared-memory tile (8 or 16), an 8 x warp_tn block of C per invocation (8 or 16),
+  /// warp_lanes: a warp's invocations as 8 x 4 neighbours; warp_edge: tiles past M, N or K checked.
+  int warp_bk = 8, warp_tn = 8;
+  bool warp_lanes = true, warp_edge = false;
+  bool warp_k_loop = false;  ///< warp: the K step looped (K_LOOP), else written out
   std::uint32_t local_x = 16, local_y = 16;
   std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
   /// F16_MATH: K values per f16 partial sum (kF16BlockK; a multiple of every kernel's K-tile);
@@ -57,6 +63,10 @@ struct MatmulPlan {
   /// Worst-case loop iterations of one invocation (every variant the tuner may pick).
   std::uint64_t loop_iterations = 0;
 };
+
+/// The warp-tiled kernel's 128 x 128 tiles (batch entries included) from which the planner picks
+/// it on GPUs where B is read as quads along K.
+inline constexpr std::int64_t kWarpMinTiles = 256;
 
 /// GEMV (glsl/ops/gemv.comp): output features and most rows of C per workgroup, most invocations.
 inline constexpr std::int64_t kGemvFeatures = 4, kGemvRows = 8;
@@ -84,6 +94,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
 /// only with 4-row blocks), tiles and workgroups of local_x invocations (split-K, loops unchanged:
 /// REG's loops do not depend on the block). plan_matmul's choice, or a kernel lab candidate.
 void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads);
+
+/// A warp plan's tile: bm (64 or 128) x bn (128 or 256), bk (8 or 16), tn (8 or 16), lanes (a warp
+/// as 8 x 4 invocations); its invocations (bm bn / (8 tn)), workgroups and EDGE. plan_matmul's
+/// choice, or a kernel lab candidate.
+void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int bk, int tn, bool lanes);
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
 /// whether or not the compiler unrolls it). slices = 2 for the sliced quad-load variant;

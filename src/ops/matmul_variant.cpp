@@ -27,6 +27,8 @@ const char* MatmulVariant::file() const {
       return "matmul_reg.comp";
     case MatmulPlan::Kernel::f16x2:
       return "matmul_f16x2.comp";
+    case MatmulPlan::Kernel::warp:
+      return "matmul_warp.comp";
     default:
       return "matmul_tile64.comp";
   }
@@ -34,7 +36,8 @@ const char* MatmulVariant::file() const {
 
 Defines MatmulVariant::defines() const {
   const bool f16x2 = kernel == MatmulPlan::Kernel::f16x2;
-  const bool vec4 = kernel == MatmulPlan::Kernel::vec4 || f16x2, reg = kernel == MatmulPlan::Kernel::reg;
+  const bool warp = kernel == MatmulPlan::Kernel::warp;
+  const bool vec4 = kernel == MatmulPlan::Kernel::vec4 || f16x2 || warp, reg = kernel == MatmulPlan::Kernel::reg;
   Defines d;
   d.value("BD", bd);
   if (act != Activation::none) d.macro("ACT(x)", act_body, static_cast<int>(act));
@@ -43,9 +46,17 @@ Defines MatmulVariant::defines() const {
     d.macro("ROWS(X)", rows_list, ra).macro("ROWQ(X)", rowq_list, ra).macro("COLS(X)", cols_list, cb);
     d.macro("COLN(X)", coln_list, cb).macro("COLS_I(X, i)", cols_i_list, cb);
   } else if (vec4) {
-    d.uvalue("BM", 64).uvalue("BN", 128).value("A_KMAJOR", a_kmajor).value("B_KMAJOR", b_kmajor);
+    d.uvalue("BM", warp ? static_cast<std::uint64_t>(bm) : 64)
+        .uvalue("BN", warp ? static_cast<std::uint64_t>(bn) : 128)
+        .value("A_KMAJOR", a_kmajor)
+        .value("B_KMAJOR", b_kmajor);
     d.flag("OUT_F32", out == DType::f32);
     if (f16x2) d.value("A_F16", this->a == DType::f16).value("B_F16", this->b == DType::f16);
+  }
+  if (warp) {
+    d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", warp_lanes).flag("EDGE", edge);
+    d.flag("K_LOOP", k_loop);
+    d.macro("KS(X)", rows_list, bk);
   }
   d.flag("ADDEND", addend);
   if (!f16_ext.empty()) d.text(f16_ext);
@@ -64,7 +75,7 @@ Defines MatmulVariant::defines() const {
     if (reg && b_q) d.quads("B", 2, this->b);
   }
   if (addend) d.operand(3, this->d, CT::f32, false);
-  if (vec4 && !f16x2) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
+  if (vec4 && !f16x2 && !warp) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
   return d;
 }
 
@@ -123,6 +134,21 @@ std::vector<MatmulVariant> MatmulVariant::space() {
           v.ra = ra, v.cb = cb, v.a_q = a_q, v.b_q = b_q;
           out.push_back(v);
         }
+  // warp: the planner's tiles (128 x 128, 8 x 8 per invocation, 16- or 8-K tiles) with every
+  // operand layout, whole or edge tiles, f16 storage, and every epilogue flag at once.
+  for (int bits = 0; bits < 16; ++bits) {
+    MatmulVariant v;
+    v.kernel = K::warp;
+    v.a_kmajor = bits & 1, v.b_kmajor = bits & 2, v.edge = bits & 4, v.bk = bits & 8 ? 8 : 16, v.k_loop = bits & 1;
+    out.push_back(v);
+  }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    MatmulVariant v;
+    v.kernel = K::warp, v.a = v.b = v.out = v.d = dt, v.edge = true;
+    out.push_back(v);
+    v.bd = 3, v.act = Activation::gelu, v.addend = v.split_k = v.split_cols = true, v.out = DType::f32;
+    out.push_back(v);
+  }
   // f16 math (the EXT extension, as on Mesa) in every kernel but reg, and the f32 kernels with the
   // extension only (GLTENSOR_PRECISION=f16-ext-only).
   for (K k : {K::vec4, K::tile64, K::tile128}) {

@@ -40,7 +40,8 @@ MatmulKernelSetting parse_matmul_kernel(const std::string& text) {
                    {"tile64", K::tile64},
                    {"tile128", K::tile128},
                    {"reg", K::reg},
-                   {"gemv", K::gemv}});
+                   {"gemv", K::gemv},
+                   {"warp", K::warp}});
 }
 
 ConvSetting parse_conv(const std::string& text) {

@@ -8,7 +8,7 @@ namespace gltensor::detail {
 
 /// GLTENSOR_MATMUL_KERNEL: the planner's choice, the choice a GPU would get, or a forced variant
 /// (vec4 with the s(liced K) and u(nrolled) bits).
-enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg, gemv };
+enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg, gemv, warp };
 /// GLTENSOR_CONV: conv2d's forward path.
 enum class ConvSetting { choose, direct, im2col };
 /// GLTENSOR_CONV_DIRECT: the direct conv kernel's layout.
@@ -73,7 +73,7 @@ struct Settings {
   /// device buffers through the staging above ("" or direct: kernels read small inputs from and
   /// write small outputs into host-visible, persistently mapped buffers; Pool::acquire_host).
   bool direct_host_io = true;
-  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv forces a matmul variant;
+  /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv|warp forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
   /// GLTENSOR_MATMUL_SPLIT=n (1..64): matmul's split-K slices wherever a tiled kernel runs (at

@@ -213,12 +213,12 @@ TEST(KernelVariants, Decoding) {
   check_family("sample", SampleVariant::kFile, SampleVariant::space(), 256);
 }
 
-// One family per kernel file (matmul_vec4/tile64/tile128/reg.comp over matmul.glsl); the f16
+// One family per kernel file (matmul_vec4/tile64/tile128/reg/warp.comp over matmul.glsl); the f16
 // math forms as GLSL ES only (as the elementwise F16V forms).
 TEST(KernelVariants, Matmul) {
   std::map<std::string, std::vector<MatmulVariant>> f32, f16;
   for (const MatmulVariant& v : MatmulVariant::space()) (v.f16_ext.empty() ? f32 : f16)[v.file()].push_back(v);
-  ASSERT_EQ(f32.size(), 4u);
+  ASSERT_EQ(f32.size(), 5u);
   for (const auto& [file, space] : f32) check_family(file, file.c_str(), space, 256);
   for (const auto& [file, space] : f16) check_family(file + "-f16", file.c_str(), space, 256, true);
   check_family("gemv", GemvVariant::kFile, GemvVariant::space(), 128);

@@ -224,7 +224,7 @@ TEST(Matmul, EveryKernelPath) {
       {3, 64, 16, 128, false, false, DType::f32}, {1, 128, 48, 128, false, false, DType::f16},
       {1, 64, 32, 256, true, true, DType::bf16},  {1, 67, 12, 132, false, false, DType::f32},
       {1, 45, 28, 60, false, true, DType::f32},   {1, 3, 5, 7, false, false, DType::f32}};
-  for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128", "reg", "gemv"}) {
+  for (const char* kernel : {"", "vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128", "reg", "gemv", "warp"}) {
     ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
     for (const Case& c : cases) {
       auto a = uniform(rng, c.batch * c.M * c.K), b = uniform(rng, c.K * c.N), d = uniform(rng, c.N);
@@ -262,9 +262,9 @@ TEST(Matmul, EveryKernelPath) {
 
 namespace {
 // Values as stored in dtype dt.
-// C [M, N] of operands 0.5 (A) and 0.25 (B) over K = 6 with a NaN in A's row 2 and +Inf in B's
-// column 5: row 2 NaN, column 5 +Inf, the rest 6 * 0.125.
-void check_nan_row_inf_column(const std::vector<float>& c, int M, int N) {
+// C [M, N] of operands 0.5 (A) and 0.25 (B) over K (6 unless told) with a NaN in A's row 2 and +Inf
+// in B's column 5: row 2 NaN, column 5 +Inf, the rest K * 0.125.
+void check_nan_row_inf_column(const std::vector<float>& c, int M, int N, int K = 6) {
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       const float v = c[m * N + n];
@@ -273,7 +273,7 @@ void check_nan_row_inf_column(const std::vector<float>& c, int M, int N) {
       else if (n == 5)
         EXPECT_TRUE(std::isinf(v) && v > 0) << m << "," << n;
       else
-        EXPECT_FLOAT_EQ(v, 6 * 0.125f) << m << "," << n;
+        EXPECT_FLOAT_EQ(v, K * 0.125f) << m << "," << n;
     }
 }
 
@@ -292,9 +292,9 @@ TEST(Matmul, LongKPastTheLoopLimit) {
   check(rng, {3, 50000}, {50000, 5});
   check(rng, {2, 1, 2, 3000}, {3, 3000, 3});
   // K = 12000 is past the longest chunk of every kernel (2233 to 10680 K per invocation).
-  for (const char* kernel : {"tile64", "tile128", "vec4", "vec4su", "reg"}) {
+  for (const char* kernel : {"tile64", "tile128", "vec4", "vec4su", "reg", "warp"}) {
     ScopedEnv env("GLTENSOR_MATMUL_KERNEL", kernel);
-    const bool t128 = std::string(kernel) == "tile128";
+    const bool t128 = std::string(kernel) == "tile128" || std::string(kernel) == "warp";
     const std::int64_t M = t128 ? 128 : 64, N = 128, K = 12000;
     auto a = uniform(rng, M * K), b = uniform(rng, K * N);
     Shape os;
@@ -366,7 +366,7 @@ TEST(Matmul, SplitKUnderALoweredLoopLimit) {
     EXPECT_TRUE(close(e.to(DType::f32).to_vector(), ref_e, rtol, atol)) << what << " relu epilogue";
     EXPECT_TRUE(close(f.to(DType::f32).to_vector(), ref_f, rtol, 2 * atol)) << what << " gelu epilogue";
   };
-  for (const char* kernel : {"vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128"}) {
+  for (const char* kernel : {"vec4", "vec4s", "vec4u", "vec4su", "tile64", "tile128", "warp"}) {
     ScopedEnv env("GLTENSOR_MATMUL_KERNEL", kernel);
     run(kernel, {2, 64, 2600, 128, true, DType::f32, false});
     run(kernel, {1, 128, 1304, 128, false, std::string(kernel) == "tile64" ? DType::bf16 : DType::f16, false});
@@ -546,5 +546,104 @@ TEST(Matmul, GemvKernel) {
     device().set_dispatch_limit(1000);
     check_linear(rng, {2, 8}, 12001, DType::f32, true);
     device().set_dispatch_limit(0);
+  }
+}
+
+// The warp-tiled kernel (glsl/ops/matmul_warp.comp: 128 x 128 tiles, 16 or 8 K per shared-memory
+// tile; GPUs' choice for large products) forced on every device, where its quad loads apply (M, N
+// and K multiples of 4): M, N and K off its tiles (EDGE: clamped loads, zeros past K, no stores
+// past M or N), K = 4 (one partial K-tile), whole tiles in a grid of several, broadcast batches,
+// operands transposed or narrowed from wider rows (quad strides, an offset), f16 storage, the
+// fused epilogue, NaN and Inf reaching only their row / column, more workgroups than one dispatch
+// allows; shapes it does not take (K = 1, odd M) fall back to the other kernels.
+TEST(Matmul, WarpTiledKernel) {
+  GLT_RNG(rng);
+  ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "warp");
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{
+           {132, 36, 260}, {128, 4, 128}, {4, 8, 4}, {256, 272, 384}, {124, 20, 4}, {256, 1, 128}, {131, 12, 128}})
+    check(rng, {m, k}, {k, n});
+  check(rng, {2, 3, 68, 20}, {20, 132});     // batch dims folded into rows
+  check(rng, {3, 1, 68, 20}, {2, 20, 132});  // broadcast batches
+  check(rng, {68, 24}, {3, 24, 136});
+  // A and B transposed; A narrowed from rows of 48 at column 4 (quads, a quad offset).
+  const int M = 136, K = 40, N = 132;
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N), wide = uniform(rng, M * 48);
+  Shape os;
+  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  std::vector<float> at(K * M), bt(N * K);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < K; ++j) at[j * M + i] = a[i * K + j];
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < N; ++j) bt[j * K + i] = b[i * N + j];
+  Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
+  Tensor tat = Tensor::from_host(device(), at, {K, M}).t(), tbt = Tensor::from_host(device(), bt, {N, K}).t();
+  EXPECT_TRUE(close(matmul(tat, tb).to_vector(), ref, 1e-5, 2e-6 * K)) << "A transposed";
+  EXPECT_TRUE(close(matmul(ta, tbt).to_vector(), ref, 1e-5, 2e-6 * K)) << "B transposed";
+  EXPECT_TRUE(close(matmul(tat, tbt).to_vector(), ref, 1e-5, 2e-6 * K)) << "both transposed";
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < K; ++j) wide[i * 48 + 4 + j] = a[i * K + j];
+  Tensor narrowed = Tensor::from_host(device(), wide, {M, 48}).slice(1, 4, 4 + K);
+  EXPECT_TRUE(close(matmul(narrowed, tb).to_vector(), ref, 1e-5, 2e-6 * K)) << "A narrowed";
+  // f16 storage and result.
+  auto ah = a, bh = b;
+  round_to(ah, DType::f16);
+  round_to(bh, DType::f16);
+  const auto ref_h = ref_matmul(ah, {M, K}, bh, {K, N}, os);
+  Tensor rh =
+      matmul(Tensor::from_host(device(), ah, {M, K}, DType::f16), Tensor::from_host(device(), bh, {K, N}, DType::f16));
+  EXPECT_EQ(rh.dtype(), DType::f16);
+  EXPECT_TRUE(close(rh.to(DType::f32).to_vector(), ref_h, 2e-3, 2e-2)) << "f16";
+  // relu(0.5 a @ b + 2 d), d broadcast over rows; -1.5 a @ b + 0.25 D, D full.
+  auto d = uniform(rng, N), full_d = uniform(rng, M * N);
+  Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {N}), 0.5, 2.0, Activation::relu);
+  Tensor f = matmul_fused(tat, tbt, Tensor::from_host(device(), full_d, {M, N}), -1.5, 0.25, Activation::none);
+  std::vector<double> ref_e(ref.size()), ref_f(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    ref_e[i] = std::max(0.0, 0.5 * ref[i] + 2.0 * d[i % N]);
+    ref_f[i] = -1.5 * ref[i] + 0.25 * full_d[i];
+  }
+  EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, 4e-6 * K)) << "relu epilogue";
+  EXPECT_TRUE(close(f.to_vector(), ref_f, 1e-5, 4e-6 * K)) << "full addend";
+  {  // NaN in A's row 2 makes row 2 NaN; +Inf in B's column 5 (positive A) makes column 5 +Inf.
+    std::vector<float> pa(132 * 8, 0.5f), pb(8 * 136, 0.25f);
+    pa[2 * 8 + 3] = std::numeric_limits<float>::quiet_NaN();
+    pb[4 * 136 + 5] = std::numeric_limits<float>::infinity();
+    check_nan_row_inf_column(
+        matmul(Tensor::from_host(device(), pa, {132, 8}), Tensor::from_host(device(), pb, {8, 136})).to_vector(), 132,
+        136, 8);
+  }
+  {  // Operands narrowed along K from wider storage whose hidden part holds NaN (A, and B stored
+     // [K + 4, N]) or Inf (B stored K-major [N, K + 4]): K = 36 ends inside a K-tile, and nothing
+     // past K may be read into the sums (0 x NaN is NaN).
+    const int m = 132, k = 36, n = 136, kw = 40;
+    auto aw = uniform(rng, m * kw), bw = uniform(rng, kw * n), bkw = uniform(rng, n * kw);
+    for (int i = 0; i < m; ++i)
+      for (int j = k; j < kw; ++j) aw[i * kw + j] = std::numeric_limits<float>::quiet_NaN();
+    for (int j = k * n; j < kw * n; ++j) bw[j] = std::numeric_limits<float>::quiet_NaN();
+    for (int i = 0; i < n; ++i)
+      for (int j = k; j < kw; ++j) bkw[i * kw + j] = std::numeric_limits<float>::infinity();
+    Tensor an = Tensor::from_host(device(), aw, {m, kw}).slice(1, 0, k);
+    Tensor bn = Tensor::from_host(device(), bw, {kw, n}).slice(0, 0, k);
+    Tensor bkn = Tensor::from_host(device(), bkw, {n, kw}).slice(1, 0, k).t();
+    std::vector<double> want(m * n), want_k(m * n);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j)
+        for (int q = 0; q < k; ++q) {
+          want[i * n + j] += double(aw[i * kw + q]) * bw[q * n + j];
+          want_k[i * n + j] += double(aw[i * kw + q]) * bkw[j * kw + q];
+        }
+    EXPECT_TRUE(close(matmul(an, bn).to_vector(), want, 1e-5, 2e-6 * k)) << "narrowed along K, B row-major";
+    EXPECT_TRUE(close(matmul(an, bkn).to_vector(), want_k, 1e-5, 2e-6 * k)) << "narrowed along K, B K-major";
+  }
+  {  // 3 x 5 x 2 tiles over dispatches of at most 2 workgroups per axis
+    device().set_dispatch_limit(2);
+    check(rng, {2, 260, 12}, {12, 600});
+    device().set_dispatch_limit(0);
+  }
+  {  // The planner's own choice as on a GPU (tests/ops/test_plans.cpp): linear's K-major weight over
+     // 16 x 16 tiles, K whole and off the 8-K tiles, with the bias and an activation.
+    ScopedEnv gpu("GLTENSOR_MATMUL_KERNEL", "gpu");
+    check_linear(rng, {2048, 16}, 2048, DType::f32, false);
+    check_linear(rng, {2, 1024, 12}, 2048, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
   }
 }

@@ -900,3 +900,78 @@ TEST(PlanQLinear, KernelAndSplitK) {
           }
         }
 }
+
+// The warp-tiled kernel forced: 128 x 128 tiles of 256 invocations, 8-K tiles, EDGE where M, N or K
+// are off the tiles; only quad operands with
+// M, N and K multiples of 4 and f32 math (else the planner's other kernels); split-K within the
+// loop limit in whole 16-K chunks; SPLIT_COLS without split-K.
+TEST(PlanMatmul, WarpKernelForced) {
+  Settings s;
+  s.matmul_kernel = MatmulKernelSetting::warp;
+  const DeviceTraits h100{false, 0, false};
+  MatmulPlan p = plan_matmul(problem(1024, 4096, 512), h100, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.tile_m, 128);
+  EXPECT_EQ(p.tile_n, 128);
+  EXPECT_EQ(p.warp_bk, 8);
+  EXPECT_EQ(p.local_x, 256u);
+  EXPECT_EQ(p.groups_x, 32u);
+  EXPECT_EQ(p.groups_y, 8u);
+  EXPECT_FALSE(p.warp_edge);
+  EXPECT_FALSE(p.tune);
+  EXPECT_EQ(p.loop_iterations, matmul_loops(MatmulPlan::Kernel::warp, 512));
+  p = plan_matmul(problem(132, 260, 36), h100, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_TRUE(p.warp_edge);
+  EXPECT_EQ(p.groups_x, 3u);
+  EXPECT_EQ(p.groups_y, 2u);
+  EXPECT_TRUE(plan_matmul(problem(128, 128, 28), h100, s).warp_edge) << "K off the 8-K tiles";
+  // Not quads, M not a multiple of 4, f16 math: other kernels.
+  EXPECT_NE(plan_matmul(problem(1024, 4096, 512, false), h100, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_NE(plan_matmul(problem(1022, 4096, 512), h100, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_NE(plan_matmul(problem(1024, 4096, 1), h100, s).kernel, MatmulPlan::Kernel::warp);
+  MatmulProblem half = problem(1024, 4096, 512);
+  half.precision = Precision::f16_allowed;
+  EXPECT_NE(plan_matmul(half, DeviceTraits{false, 0, true}, s).kernel, MatmulPlan::Kernel::warp);
+  // The loop limit: K in chunks of whole 16-K tiles, each within the limit.
+  const DeviceTraits limited{false, 2000, false};
+  p = plan_matmul(problem(256, 256, 8192), limited, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_GT(p.splits, 1);
+  EXPECT_EQ(p.kchunk % 16, 0);
+  EXPECT_LE(p.loop_iterations, 2000u);
+  EXPECT_GE(p.splits * p.kchunk, 8192);
+  MatmulProblem cols = problem(256, 512, 64);
+  cols.split_columns = true;
+  EXPECT_TRUE(plan_matmul(cols, h100, s).split_columns);
+}
+
+// Chosen (no kernel forced): on GPUs where B is read as quads along K (linear's w.t()) over at least
+// kWarpMinTiles 128 x 128 tiles, batch entries included; never on llvmpipe, for row-major B, for
+// fewer tiles or with f16 math.
+TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
+  const Settings s;
+  auto kmajor = [](std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch = 1) {
+    MatmulProblem p = problem(M, N, K, true, batch);
+    p.b_quads = 2, p.b_kmajor = true;
+    return p;
+  };
+  MatmulPlan p = plan_matmul(kmajor(2048, 2048, 1024), kGpu, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.warp_bk, 8);
+  EXPECT_FALSE(p.tune);
+  EXPECT_EQ(plan_matmul(kmajor(1024, 1024, 1024, 4), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "4 x 64 tiles";
+  EXPECT_EQ(plan_matmul(kmajor(2044, 2048, 1020), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "edges";
+  EXPECT_NE(plan_matmul(kmajor(1024, 1024, 1024), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "64 tiles";
+  EXPECT_NE(plan_matmul(kmajor(2048, 2048, 1024), kLlvmpipe, s).kernel, MatmulPlan::Kernel::warp);
+  MatmulProblem row = problem(2048, 2048, 1024);
+  row.b_quads = 1;
+  EXPECT_EQ(plan_matmul(row, kGpu, s).kernel, MatmulPlan::Kernel::vec4);
+  MatmulProblem half = kmajor(2048, 2048, 1024);
+  half.precision = Precision::f16_allowed;
+  EXPECT_NE(plan_matmul(half, DeviceTraits{false, 0, true}, s).kernel, MatmulPlan::Kernel::warp);
+  Settings gpu;
+  gpu.matmul_kernel = MatmulKernelSetting::gpu;
+  EXPECT_EQ(plan_matmul(kmajor(2048, 2048, 1024), kLlvmpipe, gpu).kernel, MatmulPlan::Kernel::warp)
+      << "GLTENSOR_MATMUL_KERNEL=gpu";
+}
