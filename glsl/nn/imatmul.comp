@@ -9,7 +9,7 @@
 // of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
 // run quant_int.comp's IMATMUL.
 // Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, BN =
-// 64 or 128), BK = 16, LOCAL_X = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of LOCAL_X), LOCAL_X = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
 // (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
@@ -27,7 +27,8 @@
 // QMIN, QMAX) (NaN -> zy) for the dequantized v, ACT_RELU / ACT_CLIP (u_lo, u_hi) between; whole
 // words of four columns (the host runs it only where N % 4 == 0).
 // Where the int32 totals of the blocks live: TOTALS_REGS, int32 registers beside the f32 ones
-// (twice the accumulators); TOTALS_MEM, the output's elements in memory (each invocation adds a
+// (twice the accumulators); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
+// registers are those of matmul's f32 tiles; read and written once per block); TOTALS_MEM, the output's elements in memory (each invocation adds a
 // block's sums to its own elements: c itself where it is int32, else operand 10, int32 [batch, M,
 // N]), so that the registers are those of matmul's f32 tiles; neither: the launch's K range is
 // one block (u_k1 - u_k0 <= IBLOCK_K) and the f32 sums are the totals.
@@ -75,16 +76,19 @@ uniform float u_hi;
 #endif
 
 #define BM 64u
-#define BK 16u
+#define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
-#define LA (BM * (BK / 4u) / LOCAL_X)  // A words per invocation and K tile
+#define LA (BM * KQ / LOCAL_X)  // A words per invocation and K tile
 #define LB (BK * (BN / 4u) / LOCAL_X)  // B words
 #define BLOCK_TILES (IBLOCK_K / BK)
 
 shared vec4 As[2][BK][BM / 4u];  // As[k][q][i] = a[row 4q + i][k] - za
 shared vec4 Bs[2][BK][BN / 4u];  // Bs[k][q][i] = b[k][column 4q + i] - zb
+#ifdef TOTALS_SHARED
+shared ivec4 Ts[NACC][LOCAL_X];  // Ts[i][tid]: invocation tid's int32 totals of accumulator i
+#endif
 
 // The four 8-bit values of a word as floats 2^23 + u, u the byte (uint8) or the byte + 128 (int8,
 // offset binary): the byte is placed in the mantissa of 2^23 (integer bit operations; NVIDIA
@@ -219,13 +223,13 @@ void main() {
   uint row0 = 0u;
   uint a_base = bz * u_a_bs, b_base = bz * u_b_bs;
 #endif
-  // Staging: A word e = tid + LOCAL_X l is row e / 4, K quad e % 4 (the same quad for every l);
+  // Staging: A word e = tid + LOCAL_X l is row e / KQ, K quad e % KQ (the same quad for every l);
   // B word e is K row e / (BN / 4), column quad e % (BN / 4) (the same columns for every l).
-  uint akq = tid % 4u, bnq = tid % (BN / 4u), bn = n0 + 4u * bnq;
+  uint akq = tid % KQ, bnq = tid % (BN / 4u), bn = n0 + 4u * bnq;
   int za[LA];
   uint zaw[LA];  // za's byte, four times: the word read outside A
   for (uint l = 0u; l < LA; ++l) {
-    uint m = m0 + (tid + LOCAL_X * l) / 4u;
+    uint m = m0 + (tid + LOCAL_X * l) / KQ;
 #ifdef ZA_NONE
     za[l] = 0;
 #else
@@ -256,7 +260,7 @@ void main() {
   uint wa[LA], wb[LB];
 #define FETCH(k0)                                                                                  \
   for (uint l = 0u; l < LA; ++l) {                                                                 \
-    uint m = m0 + (tid + LOCAL_X * l) / 4u, k = (k0) + 4u * akq;                                   \
+    uint m = m0 + (tid + LOCAL_X * l) / KQ, k = (k0) + 4u * akq;                                  \
     uint e = a_base + m * u_K + k;                                                                 \
     wa[l] = zaw[l];                                                                                \
     if (m < u_M) {                                                                                 \
@@ -321,7 +325,7 @@ void main() {
 #endif
 #define PUT(buf)                                                                 \
   for (uint l = 0u; l < LA; ++l) {                                               \
-    uint m = (tid + LOCAL_X * l) / 4u;                                           \
+    uint m = (tid + LOCAL_X * l) / KQ;                                           \
     vec4 v = bytes_of(wa[l], A_SIGNED) - zaf[l];                                 \
     As[buf][4u * akq][m / 4u][m % 4u] = v.x;                                     \
     As[buf][4u * akq + 1u][m / 4u][m % 4u] = v.y;                                \
@@ -335,6 +339,8 @@ void main() {
 #ifdef TOTALS_REGS
   ivec4 iacc[NACC];
 #define INIT_ACC(i) acc[i] = vec4(0.0); iacc[i] = ivec4(0);
+#elif defined(TOTALS_SHARED)
+#define INIT_ACC(i) acc[i] = vec4(0.0); Ts[i][tid] = ivec4(0);
 #else
 #define INIT_ACC(i) acc[i] = vec4(0.0);
 #endif
@@ -376,6 +382,11 @@ void main() {
 #define FLUSH_REGS(i) iacc[i] += ivec4(acc[i]); acc[i] = vec4(0.0);
       FOR_ACC(FLUSH_REGS)
     }
+#elif defined(TOTALS_SHARED)
+    if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32 (own slots: no barrier)
+#define FLUSH_SHARED(i) Ts[i][tid] += ivec4(acc[i]); acc[i] = vec4(0.0);
+      FOR_ACC(FLUSH_SHARED)
+    }
 #elif defined(TOTALS_MEM)
     if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) {  // the block's exact sums into memory
 #define FLUSH_MEM(i) add_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, stored); acc[i] = vec4(0.0);
@@ -388,6 +399,8 @@ void main() {
   }
 #ifdef TOTALS_REGS
 #define STORE_ACC(i) store_row(iacc[i] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
+#elif defined(TOTALS_SHARED)
+#define STORE_ACC(i) store_row(Ts[i][tid] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #else
 #define STORE_ACC(i) store_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #endif

@@ -214,6 +214,7 @@ struct IntKernel {
   IMatmulVariant v;  // block-f32: the tiling (bn, blocks, words)
   std::uint32_t local_x = 16, local_y = 16;
   std::int64_t tile_n = 64, per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+  std::int64_t bk = 16;  // values of K per tile (per_tile's unit)
 };
 
 // Values of K per exact f32 partial sum: 256 products of magnitude <= 255 * 255 stay below 2^24
@@ -225,7 +226,7 @@ static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 
 // invocations of 8 x 8). Software rasterizers: 64 x 128 where that makes at least 256 workgroups,
 // else 64 x 64 (64 invocations of 8 x 8). 8-bit words where K / N allow.
 IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words,
-                           bool software) {
+                           bool software, std::int64_t max_shared) {
   IntKernel k;
   k.block_f32 = true;
   // GPUs: 64 x 64 tiles of 4 x 4 per invocation (on the H100 the QDQ CNN at 112x112 ran 1.37x
@@ -253,6 +254,15 @@ IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, b
   const IMatmulSetting form = settings().imatmul;
   const bool mem = form == IMatmulSetting::mem || (form == IMatmulSetting::choose && blocks == 2);
   k.v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
+  // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
+  // at least one A word per tile (BM BK / 4 a multiple of the invocations)
+  const std::int64_t bk = settings().imatmul_bk;
+  if (bk && 64 * bk / 4 % k.local_x == 0) k.v.bk = k.bk = bk;
+  // GLTENSOR_IMATMUL=shared: the totals in shared memory (16 bytes per 4 outputs of an
+  // invocation) where they fit beside the double-buffered tiles; else in registers
+  const std::int64_t shared = 256 * k.tile_n + 2 * k.bk * (64 + k.tile_n) * 4;
+  if (form == IMatmulSetting::shared)
+    k.v.totals = shared <= max_shared ? IMatmulVariant::Totals::shared : IMatmulVariant::Totals::regs;
   k.per_tile = k.v.totals == IMatmulVariant::Totals::mem ? 101 : 80;
   k.fixed = 240;
   return k;
@@ -370,7 +380,8 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   const IntKernel kern =
       narrow(za_in, ad) && narrow(zb_in, bd)
           ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0 && !im,
-                             dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu)
+                             dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu,
+                             dev.caps().max_shared_memory)
           : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
   if (limit < kern.per_tile + kern.fixed && im) return Tensor();  // the implicit GEMM's callers have other paths
@@ -378,7 +389,7 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
                      std::to_string(kern.per_tile + kern.fixed) + " (one K tile of the integer matmul)");
   // Split K so that one invocation's loops stay within the loop limit.
-  const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * 16;
+  const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * kern.bk;
   const bool fused = dq && kern.block_f32 && K <= chunk;
   if ((dq && !fused) || (im && !kern.block_f32)) return Tensor();
   if (rq && !requant_fits(rq, N)) return Tensor();
@@ -409,7 +420,7 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   }
   const IMatmulVariant::Totals many = bv.totals;
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
-    const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
+    const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + kern.bk - 1) / kern.bk;
     Launch launch(dev, op);
     std::int64_t sb_per = kern.block_f32 ? 0 : -1;
     bv.accum = k0 > 0;

@@ -107,7 +107,8 @@ RnnSetting parse_rnn(const std::string& text) {
 
 IMatmulSetting parse_imatmul(const std::string& text) {
   using I = IMatmulSetting;
-  return parse<I>("GLTENSOR_IMATMUL", text, {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}});
+  return parse<I>("GLTENSOR_IMATMUL", text,
+                  {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}, {"shared", I::shared}});
 }
 
 IConvGemmSetting parse_iconv_gemm(const std::string& text) {
@@ -156,6 +157,7 @@ Settings Settings::from_env() {
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
+  if (const int t = std::atoi(env("GLTENSOR_IMATMUL_BK").c_str()); t == 8 || t == 16) s.imatmul_bk = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";

@@ -20,7 +20,7 @@ enum class F16MatmulSetting { choose, f16x4, f16x2 };
 /// GLTENSOR_F16_EXT: the extension f16 kernels enable.
 enum class F16ExtSetting { choose, nv, amd, ext };
 /// GLTENSOR_IMATMUL: where the block-f32 integer matmul keeps its int32 totals.
-enum class IMatmulSetting { choose, regs, mem };
+enum class IMatmulSetting { choose, regs, mem, shared };
 /// GLTENSOR_ICONV_GEMM: the integer convolution's GEMM form.
 enum class IConvGemmSetting { choose, implicit, bytes, im2col };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel (gemv: an invocation per K block; words:
@@ -84,11 +84,13 @@ struct Settings {
   /// GLTENSOR_CONV_DIRECT=rows|lanes|ubo forces the direct conv kernel's layout where it applies
   /// ("" = choose: ubo, else rows, on software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).
   ConvDirectSetting conv_direct = ConvDirectSetting::choose;
-  /// GLTENSOR_IMATMUL=regs|mem: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps the
-  /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each
-  /// block's sums to the output's elements in memory ("" = choose: mem for 8 x 8 outputs per
-  /// invocation, regs for 4 x 4).
+  /// GLTENSOR_IMATMUL=regs|mem|shared: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps
+  /// the int32 totals of K beyond one exact block in registers beside the f32 sums, adds each
+  /// block's sums to the output's elements in memory, or keeps them in shared memory ("" =
+  /// choose: mem for 8 x 8 outputs per invocation, regs for 4 x 4).
   IMatmulSetting imatmul = IMatmulSetting::choose;
+  /// GLTENSOR_IMATMUL_BK=8|16: the block-f32 integer matmul's K tile (0 = choose: 16).
+  int imatmul_bk = 0;
   /// GLTENSOR_IMATMUL_TILE=64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
   /// choose: 128, 8 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4).
   int imatmul_tile = 0;
