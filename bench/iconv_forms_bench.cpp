@@ -1,0 +1,157 @@
+// The QDQ convolution's integer-GEMM forms against float32 conv2d, layer by layer, in one process
+// (issue 22; bench/RESULTS.md, "int8w"): the 3x3 convolutions (pads 1) of the QDQ nets that
+// `gltensor_model_bench --qdq` runs (64-128-128-256-256 and 32-64-64-128 channels) at one image
+// size, each as detail::conv_requant (uint8 image, zero point 128, int8 weights, per-channel
+// scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
+// pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
+// GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation, K tiles of 16 or 8,
+// int32 totals in registers, memory or shared memory; set in-process through Settings, as the
+// GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32
+// tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round:
+// back-to-back ops for at least T ms, then Device::synchronize) and keeps each one's best round;
+// "int8 / f32 speed" is f32's time over the form's (above 1: int8 faster); every form's output
+// is checked against the first form's, byte for byte (the sums are exact in every form).
+//   gltensor_iconv_forms_bench [--size 112] [--rounds N] [--min-ms T] [--forms a,b,...]
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+#include "gltensor/gltensor.hpp"
+#include "nn/quant_int.hpp"
+#include "runtime/settings.hpp"
+
+using namespace gltensor;
+using detail::IConvGemmSetting;
+using detail::IMatmulSetting;
+using detail::Settings;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Tensor q8(Device& dev, Generator& g, const Shape& s, DType d) {
+  const double lo = d == DType::u8 ? 0 : -127, hi = d == DType::u8 ? 255 : 127;
+  return floor(rand(dev, s, g, lo, hi)).to(d);
+}
+
+// Seconds per op of one round: back-to-back ops for at least min_ms, then a synchronize.
+double round_seconds(Device& dev, double min_ms, const std::function<Tensor()>& op) {
+  int n = 0;
+  Tensor keep;
+  const auto t0 = Clock::now();
+  double el = 0;
+  do {
+    keep = op();
+    ++n;
+    if (n % 4 == 0 || n < 4) dev.synchronize();
+    el = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  } while (el < min_ms);
+  dev.synchronize();
+  return std::chrono::duration<double>(Clock::now() - t0).count() / n;
+}
+
+// A form: its name and the settings it changes (on top of the defaults).
+struct Form {
+  const char* name;
+  std::function<void(Settings&)> set;
+};
+
+const std::vector<Form>& all_forms() {
+  using I = IMatmulSetting;
+  using G = IConvGemmSetting;
+  static const std::vector<Form> forms{
+      {"default", [](Settings&) {}},
+      {"im2col-4x4-regs", [](Settings& s) { s.iconv_gemm = G::im2col; }},
+      {"implicit-4x4-regs", [](Settings& s) { s.iconv_gemm = G::implicit; }},
+      {"im2col-4x4-shared", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul = I::shared; }},
+      {"im2col-8x4-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_rb = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"im2col-8x8-regs", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::regs; }},
+      {"im2col-8x8-regs-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
+      {"im2col-8x8-mem-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::mem, s.imatmul_bk = 8; }},
+      {"im2col-8x8-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"implicit-8x8-regs-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
+      {"implicit-8x8-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+  };
+  return forms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"QDQ conv layers: the integer GEMM's forms against float32 conv2d, same run"};
+  int rounds = 3;
+  double min_ms = 40;
+  std::int64_t size = 0;
+  std::string only;
+  app.add_option("--rounds", rounds, "alternating rounds of f32 and each form per case")->check(CLI::PositiveNumber);
+  app.add_option("--min-ms", min_ms, "milliseconds of back-to-back ops per round")->check(CLI::PositiveNumber);
+  app.add_option("--size", size, "image size (default: 112 on GPUs, 28 on software rasterizers)");
+  app.add_option("--forms", only, "comma-separated form names (default: all)");
+  CLI11_PARSE(app, argc, argv);
+  Device dev = Device::open();
+  Generator g(1);
+  if (size <= 0) size = dev.adapter().software ? 28 : 112;
+  std::vector<Form> forms;
+  for (const Form& f : all_forms())
+    if (only.empty() || ("," + only + ",").find("," + std::string(f.name) + ",") != std::string::npos)
+      forms.push_back(f);
+  std::printf("device: %s (%s); 3x3 convs, pads 1, batch 1, %lldx%lld; best of %d rounds of >= %.0f ms\n\n",
+              dev.caps().renderer.c_str(), dev.caps().version.c_str(), static_cast<long long>(size),
+              static_cast<long long>(size), rounds, min_ms);
+  std::printf(
+      "| C -> O | K | form | f32 ms | int8 ms | int8 / f32 speed | output = first form's |\n"
+      "|---|---:|---|---:|---:|---:|---|\n");
+  using CO = std::pair<std::int64_t, std::int64_t>;
+  const std::vector<CO> layers{{64, 128}, {128, 128}, {128, 256}, {256, 256}, {32, 64}, {64, 64}};
+  for (auto [C, O] : layers) {
+    const std::int64_t H = size;
+    Tensor x = randn(dev, {1, C, H, H}, g), w = randn(dev, {O, C, 3, 3}, g), b = randn(dev, {O}, g);
+    Tensor qx = q8(dev, g, {1, C, H, H}, DType::u8), qw = q8(dev, g, {O, C, 3, 3}, DType::i8);
+    const Tensor zx = full(dev, {1}, 128, DType::u8), zw = zeros(dev, {O}, DType::i8);
+    const Tensor sx = full(dev, {1}, 0.02), sw = full(dev, {O}, 1e-3), ys = full(dev, {1}, 0.05);
+    const Tensor zy = zeros(dev, {1}, DType::u8);
+    Conv2dOptions o;
+    o.padding = {1, 1, 1, 1};
+    detail::IntConvOptions io;
+    io.padding = {1, 1, 1, 1};
+    const auto f32 = [=] { return conv2d(x, w, b, o); };
+    std::vector<std::function<Tensor()>> ops;
+    for (const Form& f : forms)
+      ops.push_back([=, set = f.set] {
+        const Settings saved = detail::settings();
+        set(detail::settings());
+        Tensor y = detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
+        detail::settings() = saved;
+        return y;
+      });
+    f32();
+    // compile; every form's uint8 output must equal the first's (exact int32 sums, same epilogue)
+    std::vector<std::string> same(ops.size(), "yes");
+    const std::vector<std::int32_t> first = ops.empty() ? std::vector<std::int32_t>{} : ops[0]().to_int_vector();
+    for (std::size_t i = 1; i < ops.size(); ++i)
+      if (ops[i]().to_int_vector() != first) same[i] = "**NO**";
+    dev.synchronize();
+    double tf = 1e30;
+    std::vector<double> ti(ops.size(), 1e30);
+    for (int r = 0; r < rounds; ++r) {
+      tf = std::min(tf, round_seconds(dev, min_ms, f32));
+      for (std::size_t i = 0; i < ops.size(); ++i) ti[i] = std::min(ti[i], round_seconds(dev, min_ms, ops[i]));
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      std::printf("| %lld -> %lld | %lld | %s | %.3f | %.3f | %.2fx | %s |\n", static_cast<long long>(C),
+                  static_cast<long long>(O), static_cast<long long>(C * 9), forms[i].name, tf * 1e3, ti[i] * 1e3,
+                  tf / ti[i], same[i].c_str());
+    std::fflush(stdout);
+    dev.trim();
+  }
+  return 0;
+}
