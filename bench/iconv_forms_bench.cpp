@@ -4,7 +4,8 @@
 // size, each as detail::conv_requant (uint8 image, zero point 128, int8 weights, per-channel
 // scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
 // pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
-// GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation, K tiles of 16 or 8,
+// GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
+// 64 tiles, else 64 x 128; 4x8 on 64 x 128), K tiles of 16 or 8,
 // int32 totals in registers, memory or shared memory; set in-process through Settings, as the
 // GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32
 // tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round:
@@ -76,6 +77,16 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::mem, s.imatmul_bk = 8; }},
       {"im2col-8x8-shared-bk8",
        [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"im2col-4x8-regs",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs; }},
+      {"implicit-4x8-regs",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs; }},
+      {"im2col-8x8t64-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_blocks = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"implicit-8x8t64-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_blocks = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"implicit-8x8t64-regs",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_blocks = 2, s.imatmul = I::regs; }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",

@@ -141,6 +141,11 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     v.rowquad = true, v.rb = blocks == 1 ? 2 : 0;  // row words; 8 x 4 per invocation
     out.push_back(v);
   }
+  {
+    IMatmulVariant v;  // 4 x 8 per invocation on 64 x 128 tiles, requantizing
+    v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+  }
   for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 2}, {128, 2}, {64, 1}}) {
     IMatmulVariant v;  // K tiles of 8 (8 x 8 per invocation), totals in shared memory
     v.bn = bn, v.blocks = blocks, v.bk = blocks == 2 ? 8 : 16, v.totals = IMatmulVariant::Totals::shared;

@@ -95,8 +95,12 @@ struct Settings {
   /// choose: 128, 8 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4).
   int imatmul_tile = 0;
   /// GLTENSOR_IMATMUL_RB=2: the 64 x 64 tiles on GPUs with 8 x 4 outputs per invocation (128
-  /// invocations) instead of 4 x 4 (0 = choose: 4 x 4).
+  /// invocations) instead of 4 x 4; 1: the 64 x 128 tiles (GLTENSOR_IMATMUL_TILE=128) with 4 x 8
+  /// (256 invocations) instead of 8 x 8 (0 = choose).
   int imatmul_rb = 0;
+  /// GLTENSOR_IMATMUL_BLOCKS=2: the 64 x 64 tiles on GPUs with 8 x 8 outputs per invocation (64
+  /// invocations; 0 = choose).
+  int imatmul_blocks = 0;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
   std::int64_t iconv_groups = 0;
