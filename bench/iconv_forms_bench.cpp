@@ -12,7 +12,9 @@
 // back-to-back ops for at least T ms, then Device::synchronize) and keeps each one's best round;
 // "int8 / f32 speed" is f32's time over the form's (above 1: int8 faster); every form's output
 // is checked against the first form's, byte for byte (the sums are exact in every form).
-//   gltensor_iconv_forms_bench [--size 112] [--rounds N] [--min-ms T] [--forms a,b,...]
+// --chain R: the wide net's four layers as one chain per form, R runs each synchronized (as the
+// model bench times a run), against the f32 chain.
+//   gltensor_iconv_forms_bench [--size 112] [--rounds N] [--min-ms T] [--forms a,b,...] [--chain R]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -65,8 +67,8 @@ const std::vector<Form>& all_forms() {
   using G = IConvGemmSetting;
   static const std::vector<Form> forms{
       {"default", [](Settings&) {}},
-      {"im2col-4x4-regs", [](Settings& s) { s.iconv_gemm = G::im2col; }},
-      {"implicit-4x4-regs", [](Settings& s) { s.iconv_gemm = G::implicit; }},
+      {"im2col-4x4-regs", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 64; }},
+      {"implicit-4x4-regs", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64; }},
       {"im2col-4x4-shared", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul = I::shared; }},
       {"im2col-8x4-shared-bk8",
        [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_rb = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
@@ -87,12 +89,80 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_blocks = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
       {"implicit-8x8t64-regs",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_blocks = 2, s.imatmul = I::regs; }},
+      {"im2col-8x8-sliced-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8; }},
+      {"implicit-8x8-sliced-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8; }},
+      {"implicit-8x8-sliced",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2; }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::shared, s.imatmul_bk = 8; }},
   };
   return forms;
+}
+
+// Milliseconds per run of one chain, each run synchronized (as gltensor_model_bench times a
+// model run): the best of three rounds of `runs` runs.
+double chain_ms(Device& dev, int runs, const std::function<Tensor()>& run) {
+  run();
+  dev.synchronize();
+  double best = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < runs; ++i) {
+      Tensor y = run();
+      dev.synchronize();
+    }
+    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / runs);
+  }
+  return best;
+}
+
+// The wide QDQ net's four convolutions (64-128-128-256-256) as one chain, each layer's uint8
+// output the next one's input (zero point 0 after the first), against the f32 chain (conv2d with
+// bias, relu): per run with a synchronize, as the model bench measures the whole net.
+void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& forms, int runs) {
+  const std::vector<std::int64_t> chans{64, 128, 128, 256, 256};
+  std::vector<Tensor> wf, qw, bias, sw, zw;
+  for (std::size_t l = 0; l + 1 < chans.size(); ++l) {
+    const std::int64_t C = chans[l], O = chans[l + 1];
+    wf.push_back(randn(dev, {O, C, 3, 3}, g));
+    qw.push_back(q8(dev, g, {O, C, 3, 3}, DType::i8));
+    bias.push_back(randn(dev, {O}, g));
+    sw.push_back(full(dev, {O}, 1e-3));
+    zw.push_back(zeros(dev, {O}, DType::i8));
+  }
+  const Tensor x = randn(dev, {1, chans[0], H, H}, g), qx = q8(dev, g, {1, chans[0], H, H}, DType::u8);
+  const Tensor z128 = full(dev, {1}, 128, DType::u8), z0 = zeros(dev, {1}, DType::u8);
+  const Tensor sx = full(dev, {1}, 0.02), ys = full(dev, {1}, 0.05);
+  Conv2dOptions o;
+  o.padding = {1, 1, 1, 1};
+  detail::IntConvOptions io;
+  io.padding = {1, 1, 1, 1};
+  const double tf = chain_ms(dev, runs, [&] {
+    Tensor y = x;
+    for (std::size_t l = 0; l < wf.size(); ++l) y = relu(conv2d(y, wf[l], bias[l], o));
+    return y;
+  });
+  std::printf("\n| chain 64-128-128-256-256, %lldx%lld | f32 ms | int8 ms | int8 / f32 speed |\n|---|---:|---:|---:|\n",
+              static_cast<long long>(H), static_cast<long long>(H));
+  for (const Form& f : forms) {
+    const Settings saved = detail::settings();
+    f.set(detail::settings());
+    const double ti = chain_ms(dev, runs, [&] {
+      Tensor y = qx;
+      for (std::size_t l = 0; l < qw.size(); ++l) {
+        y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
+                                 {ys, z0, Activation::relu, DType::u8});
+      }
+      return y;
+    });
+    detail::settings() = saved;
+    std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace
@@ -103,10 +173,12 @@ int main(int argc, char** argv) {
   double min_ms = 40;
   std::int64_t size = 0;
   std::string only;
+  int chain_runs = 0;
   app.add_option("--rounds", rounds, "alternating rounds of f32 and each form per case")->check(CLI::PositiveNumber);
   app.add_option("--min-ms", min_ms, "milliseconds of back-to-back ops per round")->check(CLI::PositiveNumber);
   app.add_option("--size", size, "image size (default: 112 on GPUs, 28 on software rasterizers)");
   app.add_option("--forms", only, "comma-separated form names (default: all)");
+  app.add_option("--chain", chain_runs, "also the wide net's four layers as one chain, this many synchronized runs");
   CLI11_PARSE(app, argc, argv);
   Device dev = Device::open();
   Generator g(1);
@@ -164,5 +236,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     dev.trim();
   }
+  if (chain_runs > 0) chains(dev, g, size, forms, chain_runs);
   return 0;
 }

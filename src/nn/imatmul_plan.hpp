@@ -34,23 +34,24 @@ struct IMatmulPlan {
   std::int64_t fixed = 240;     ///< loop iterations outside the K tiles
 };
 
+/// Workgroups of 64 x 128 tiles from which those are taken (software rasterizers: 8 x 8 per
+/// invocation; GPUs: 4 x 8).
+inline constexpr std::int64_t kWideGroups = 256;
+
 /// The block-f32 kernel's form. Software rasterizers: 64 x 128 tiles of 8 x 8 where that makes at
-/// least 256 workgroups, else 64 x 64 of 8 x 8, totals in memory. GPUs: 64 x 64 tiles of 4 x 4,
-/// totals in registers, K tiles of 16. Settings (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK)
+/// least kWideGroups workgroups, else 64 x 64 of 8 x 8, totals in memory. GPUs: 64 x 128 tiles of
+/// 4 x 8 where that makes at least kWideGroups workgroups, else 64 x 64 of 4 x 4, totals in
+/// registers, K tiles of 16. Settings (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK)
 /// force forms; the totals in shared memory only where they fit beside the tiles (else registers),
-/// K tiles of 8 only where every invocation stages an A word per tile.
+/// K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
+/// only for 8 x 8 per invocation on GPUs, with the totals in registers.
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s);
 
 /// Shared memory of a form in bytes: the double-buffered f32 tiles, and the totals where in shared memory.
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);
 
-/// Whether a QDQ convolution whose GEMM has `taps` = CG KH KW values of K (and M output channels
-/// per group) reads the 8-bit image in place (the implicit GEMM) rather than im2col's columns:
-/// software rasterizers always; GPUs for filters of up to kImplicitMaxTaps values;
-/// GLTENSOR_ICONV_GEMM forces either.
-bool plan_iconv_implicit(std::int64_t taps, const IMatmulDevice& d, const Settings& s);
-
-/// Filter values up to which GPUs take the implicit GEMM by default.
-inline constexpr std::int64_t kImplicitMaxTaps = 576;
+/// Whether a QDQ convolution's GEMM reads the 8-bit image in place (the implicit GEMM, every
+/// device) rather than im2col's columns (GLTENSOR_ICONV_GEMM=im2col).
+bool plan_iconv_implicit(const Settings& s);
 
 }  // namespace gltensor::detail

@@ -384,7 +384,7 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
     Launch launch(dev, op);
     std::int64_t sb_per = kern.block_f32 ? 0 : -1;
     bv.accum = k0 > 0;
-    bv.totals = k1 - k0 <= kIntBlockK ? IMatmulVariant::Totals::none : many;
+    bv.totals = k1 - k0 <= kIntBlockK && bv.slices == 1 ? IMatmulVariant::Totals::none : many;  // slices: regs
     if (fused) {
       bv.dequant = true, bv.dq_row = dq->per_row, bv.bias = dq->bias.defined();
       sb_per = dq->scale_b.numel() != 1 ? 1 : 0;
@@ -548,8 +548,7 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   // filters of stride 1 without groups read x as their columns below already).
   const bool plain_1x1 = G == 1 && KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
                          o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
-  const bool implicit =
-      plan_iconv_implicit(CG * KH * KW, {dev.adapter().software, dev.caps().max_shared_memory}, settings());
+  const bool implicit = plan_iconv_implicit(settings());
   if (implicit && !plain_1x1) {
     const std::int64_t Og = O / G, CK = CG * KH * KW;
     const ImplicitConv im{G, H, W, OW, KH, KW, o};

@@ -67,6 +67,7 @@ Defines IMatmulVariant::defines() const {
   Defines d;
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
+  d.uvalue("NSL", static_cast<std::uint64_t>(slices));
   d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words && !implicit ? 1 : 0);
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
@@ -139,6 +140,14 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     v.dequant = v.dq_row = v.bias = v.quant = true, v.act = IMatmulVariant::Act::relu;
     out.push_back(v);
     v.rowquad = true, v.rb = blocks == 1 ? 2 : 0;  // row words; 8 x 4 per invocation
+    out.push_back(v);
+  }
+  {
+    IMatmulVariant v;  // 8 x 8 on 64 x 128 tiles with two K slices (24 KiB of shared memory), requantizing, implicit
+    v.bn = 128, v.blocks = 2, v.bk = 8, v.slices = 2, v.totals = IMatmulVariant::Totals::regs;
+    v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+    v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
     out.push_back(v);
   }
   {

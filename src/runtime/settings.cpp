@@ -155,6 +155,7 @@ Settings Settings::from_env() {
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));
   if (const int r = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()); r == 1 || r == 2) s.imatmul_rb = r;
   s.imatmul_blocks = std::atoi(env("GLTENSOR_IMATMUL_BLOCKS").c_str()) == 2 ? 2 : 0;
+  s.imatmul_slices = std::atoi(env("GLTENSOR_IMATMUL_SLICES").c_str()) == 2 ? 2 : 0;
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;

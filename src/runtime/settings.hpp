@@ -101,6 +101,10 @@ struct Settings {
   /// GLTENSOR_IMATMUL_BLOCKS=2: the 64 x 64 tiles on GPUs with 8 x 8 outputs per invocation (64
   /// invocations; 0 = choose).
   int imatmul_blocks = 0;
+  /// GLTENSOR_IMATMUL_SLICES=2: the 64 x 128 tiles of 8 x 8 (GLTENSOR_IMATMUL_TILE=128) with K in
+  /// two slices per workgroup (256 invocations; as matmul's sliced VEC4 kernel), the totals in
+  /// registers (0 = choose).
+  int imatmul_slices = 0;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
   std::int64_t iconv_groups = 0;

@@ -235,10 +235,11 @@ TEST(IConvImplicit, LimitsSplitK) {
 // totals in shared memory (GLTENSOR_IMATMUL=shared) with 4 x 4, 8 x 4 and K tiles of 8
 // (GLTENSOR_IMATMUL_BK=8), 8 x 8 (where the device's shared memory holds them) and 8 x 8 in
 // registers with K tiles of 8; 4 x 8 on 64 x 128 (GLTENSOR_IMATMUL_RB=1) with the totals in
-// registers; 8 x 8 on 64 x 64 (GLTENSOR_IMATMUL_BLOCKS=2), totals in shared memory.
+// registers; 8 x 8 on 64 x 64 (GLTENSOR_IMATMUL_BLOCKS=2), totals in shared memory; 8 x 8 on
+// 64 x 128 with two K slices (GLTENSOR_IMATMUL_SLICES=2), K tiles of 8 and 16.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  for (int form = 0; form < 10; ++form) {
+  for (int form = 0; form < 12; ++form) {
     SCOPED_TRACE("form " + std::to_string(form));
     ScopedSettings s;
     s->matmul_kernel = MatmulKernelSetting::gpu;
@@ -249,6 +250,7 @@ TEST(IConvImplicit, GpuTilings) {
     if (form >= 5 && form <= 7) s->imatmul_bk = 8;
     if (form == 8) s->imatmul_tile = 128, s->imatmul_rb = 1, s->imatmul = IMatmulSetting::regs;
     if (form == 9) s->imatmul_blocks = 2, s->imatmul = IMatmulSetting::shared;
+    if (form >= 10) s->imatmul_tile = 128, s->imatmul_slices = 2, s->imatmul_bk = form == 10 ? 8 : 16;
     Case c;
     c.N = 2, c.C = 60, c.H = 9, c.W = 12, c.O = 70, c.o.padding = {1, 1, 1, 1};  // K 540: three blocks
     check_case(rng, c);

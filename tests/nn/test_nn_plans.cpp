@@ -273,12 +273,23 @@ TEST(PlanIMatmul, Forms) {
   const IMatmulDevice gpu{false, 48 << 10}, sw{true, 32 << 10};
   const IMatmulProblem p{256, 12544, 2304, 1, true, true};
   Settings s;
-  IMatmulPlan k = plan_imatmul(p, gpu, s);
-  EXPECT_EQ(k.v.bn, 64);
-  EXPECT_EQ(k.v.blocks, 1);
+  IMatmulPlan k = plan_imatmul(p, gpu, s);  // 4 x 98 workgroups of 64 x 128: 4 x 8 per invocation
+  EXPECT_EQ(k.v.bn, 128);
+  EXPECT_EQ(k.v.blocks, 2);
+  EXPECT_EQ(k.v.rb, 1);
   EXPECT_EQ(k.local_x, 256u);
   EXPECT_EQ(k.v.bk, 16);
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 4 on 64 x 64
+  EXPECT_EQ(k.v.bn, 64);
+  EXPECT_EQ(k.v.blocks, 1);
+  EXPECT_EQ(k.v.rb, 0);
+  EXPECT_EQ(k.local_x, 256u);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  EXPECT_EQ(plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s).v.rb, 1);  // batch 2: 392
+  s.imatmul = IMatmulSetting::regs;                                            // a forced form: 4 x 4
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.bn, 64);
+  s = Settings{};
   k = plan_imatmul(p, sw, s);  // 4 x 98 workgroups of 64 x 128
   EXPECT_EQ(k.v.bn, 128);
   EXPECT_EQ(k.v.blocks, 2);
@@ -313,6 +324,17 @@ TEST(PlanIMatmul, Forms) {
   EXPECT_EQ(k.v.blocks, 2);
   EXPECT_EQ(k.local_x, 256u);
   s = Settings{};
+  s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8, s.imatmul = IMatmulSetting::mem;
+  k = plan_imatmul(p, gpu, s);  // two K slices: 256 invocations, totals in registers, tiles 24 KiB
+  EXPECT_EQ(k.v.slices, 2);
+  EXPECT_EQ(k.local_x, 256u);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 24 << 10);
+  EXPECT_EQ(plan_imatmul(p, sw, s).v.slices, 1);
+  s.imatmul_bk = 16;  // 48 KiB: fits
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.slices, 2);
+  EXPECT_EQ(plan_imatmul(p, {false, 32 << 10}, s).v.slices, 1);
+  s = Settings{};
   s.imatmul_blocks = 2;  // 8 x 8 on 64 x 64
   k = plan_imatmul(p, gpu, s);
   EXPECT_EQ(k.v.bn, 64);
@@ -324,13 +346,10 @@ TEST(PlanIMatmul, Forms) {
 }
 
 TEST(PlanIMatmul, ImplicitConv) {
-  const IMatmulDevice gpu{false, 48 << 10}, sw{true, 32 << 10};
   Settings s;
-  EXPECT_TRUE(plan_iconv_implicit(576, gpu, s));
-  EXPECT_FALSE(plan_iconv_implicit(1152, gpu, s));
-  EXPECT_TRUE(plan_iconv_implicit(2304, sw, s));
+  EXPECT_TRUE(plan_iconv_implicit(s));
   s.iconv_gemm = IConvGemmSetting::im2col;
-  EXPECT_FALSE(plan_iconv_implicit(288, sw, s));
+  EXPECT_FALSE(plan_iconv_implicit(s));
   s.iconv_gemm = IConvGemmSetting::bytes;
-  EXPECT_TRUE(plan_iconv_implicit(2304, gpu, s));
+  EXPECT_TRUE(plan_iconv_implicit(s));
 }
