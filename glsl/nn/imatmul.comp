@@ -84,7 +84,7 @@ uniform float u_hi;
 #define TX (BN / (4u * uint(CB)))
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
-#define NT (LOCAL_X / NSL)  // invocations per K slice
+#define NT (LOCAL_X / uint(NSL))  // invocations per K slice
 #if NSL == 2 && !defined(TOTALS_REGS)
 #error "two K slices hand over the totals in registers (TOTALS_REGS)"
 #endif
@@ -354,7 +354,7 @@ void main() {
 #endif
   FOR_ACC(INIT_ACC)
   bool stored = false;  // TOTALS_MEM: this launch's totals are in memory (a block was added there)
-  uint nk = ((u_k1 - u_k0 + BK - 1u) / BK + NSL - 1u) / NSL, kb = u_k0 + sl * nk * BK;  // this slice's tiles
+  uint nk = ((u_k1 - u_k0 + BK - 1u) / BK + uint(NSL) - 1u) / uint(NSL), kb = u_k0 + sl * nk * BK;  // this slice's tiles
   FETCH(kb)
   PUT(0u)
   workgroup_sync();

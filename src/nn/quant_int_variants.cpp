@@ -67,7 +67,7 @@ Defines IMatmulVariant::defines() const {
   Defines d;
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
-  d.uvalue("NSL", static_cast<std::uint64_t>(slices));
+  d.value("NSL", slices);  // an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words && !implicit ? 1 : 0);
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
