@@ -20,34 +20,15 @@
 #include <functional>
 
 #include "gltensor/gltensor.hpp"
+#include "int8_rounds.hpp"
 #include "nn/quant_int.hpp"
 
 using namespace gltensor;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Tensor q8(Device& dev, Generator& g, const Shape& s, DType d) {
-  const double lo = d == DType::u8 ? 0 : -127, hi = d == DType::u8 ? 255 : 127;
-  return floor(rand(dev, s, g, lo, hi)).to(d);
-}
-
-// Seconds per op of one round: back-to-back ops for at least min_ms, then a synchronize.
-double round_seconds(Device& dev, double min_ms, const std::function<Tensor()>& op) {
-  int n = 0;
-  Tensor keep;
-  const auto t0 = Clock::now();
-  double el = 0;
-  do {
-    keep = op();
-    ++n;
-    if (n % 4 == 0 || n < 4) dev.synchronize();
-    el = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  } while (el < min_ms);
-  dev.synchronize();
-  return std::chrono::duration<double>(Clock::now() - t0).count() / n;
-}
+using int8_bench::q8;
+using int8_bench::round_seconds;
 
 struct Case {
   std::string name;

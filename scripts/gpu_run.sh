@@ -144,11 +144,14 @@ for phase in "$@"; do
          # kernel's and the implicit GEMM's tests on this GPU
          GLTENSOR_ICONV_GEMM=im2col timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
            sed 's/^/im2col: /' | tee -a "$OUT/qdq.txt"
+         # each QDQ conv layer (112x112) under the integer GEMM's forms against f32 conv2d, and the
+         # wide net's four layers as one chain, in one process (bench/iconv_forms_bench.cpp)
+         timeout 120 "$P/bin/gltensor_iconv_forms_bench" --size 112 --chain 10 2>&1 | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_iconv_direct" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_iconv_implicit" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
          timeout 300 "$P/bin/test_imatmul_forms" --gtest_brief=1 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
-         # in the same run: the integer matmul's 64x128 tiles of 8x8 (the earlier default where they
-         # made >= 256 workgroups), and separate Relu / QuantizeLinear after the matmul
+         # in the same run: the integer matmul's 64x128 tiles of 8x8, and separate Relu /
+         # QuantizeLinear after the matmul
          GLTENSOR_IMATMUL_TILE=128 timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
            sed 's/^/tile 128: /' | tee -a "$OUT/qdq.txt"
          GLTENSOR_QCONV_REQUANT=0 timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |

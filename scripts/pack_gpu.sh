@@ -50,7 +50,9 @@ if [ "${1:-}" = "--ocr" ]; then
   cp "$build"/tests/test_model_run "$build"/tests/test_ocr_pipeline gpu-pack/bin/
   # The qdq phase: the direct integer convolution against the im2col path, bit for bit; the
   # integer matmul's forms (totals in registers / memory, the requantizing epilogue).
-  cp "$build"/tests/test_iconv_direct "$build"/tests/test_imatmul_forms "$build"/tests/test_iconv_implicit gpu-pack/bin/
+  # The integer GEMM's forms per QDQ conv layer and as the wide net's chain (gltensor_iconv_forms_bench).
+  cp "$build"/tests/test_iconv_direct "$build"/tests/test_imatmul_forms "$build"/tests/test_iconv_implicit \
+     "$build"/bench/gltensor_iconv_forms_bench gpu-pack/bin/
   cp ../shared/gpu/onnx_torch.py ../shared/gpu/onnx_torch_bench.py gpu-pack/
   ldd gpu-pack/bin/ocr gpu-pack/bin/gltensor-run gpu-pack/bin/graphics_demo | awk '/=> \// {print $3}' | sort -u |
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libEGL|libGLESv2|libGLdispatch|libGLX|libGL)\.so' |

@@ -9,11 +9,15 @@
 // of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
 // run quant_int.comp's IMATMUL.
 // Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, BN =
-// 64 or 128), BK = 16, LOCAL_X = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
 // (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
-// current one is multiplied (double-buffered shared memory, one barrier per K tile). The operands
+// current one is multiplied (double-buffered shared memory, one barrier per K tile).
+// NSL = 2 (as matmul's SLICE_K; 8 x 8 per invocation, TOTALS_REGS): LOCAL_X = 2 NT invocations,
+// slice s (invocations s NT ..) sums the tile over its half of the launch's K tiles with its own
+// shared buffers (tiles past u_k1 read as zero points: products 0); at the end slice 1 hands its
+// int32 totals to slice 0 through Bs (bit patterns, 8 accumulators per round), which stores. The operands
 // are read four 8-bit values per 32-bit word: A's words along K (A_WORDS: K % 4 == 0), B's along
 // N (B_WORDS: N % 4 == 0); otherwise byte by byte. Values outside the matrices are read as the
 // zero point (difference 0). A_I8 / B_I8: the operand is int8 (sign-extended), else uint8.
@@ -27,7 +31,8 @@
 // QMIN, QMAX) (NaN -> zy) for the dequantized v, ACT_RELU / ACT_CLIP (u_lo, u_hi) between; whole
 // words of four columns (the host runs it only where N % 4 == 0).
 // Where the int32 totals of the blocks live: TOTALS_REGS, int32 registers beside the f32 ones
-// (twice the accumulators); TOTALS_MEM, the output's elements in memory (each invocation adds a
+// (twice the accumulators); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
+// registers are those of matmul's f32 tiles; read and written once per block); TOTALS_MEM, the output's elements in memory (each invocation adds a
 // block's sums to its own elements: c itself where it is int32, else operand 10, int32 [batch, M,
 // N]), so that the registers are those of matmul's f32 tiles; neither: the launch's K range is
 // one block (u_k1 - u_k0 <= IBLOCK_K) and the f32 sums are the totals.
@@ -75,16 +80,23 @@ uniform float u_hi;
 #endif
 
 #define BM 64u
-#define BK 16u
+#define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
-#define LA (BM * (BK / 4u) / LOCAL_X)  // A words per invocation and K tile
-#define LB (BK * (BN / 4u) / LOCAL_X)  // B words
+#define NT (LOCAL_X / uint(NSL))  // invocations per K slice
+#if NSL == 2 && !defined(TOTALS_REGS)
+#error "two K slices hand over the totals in registers (TOTALS_REGS)"
+#endif
+#define LA (BM * KQ / NT)  // A words per invocation and K tile
+#define LB (BK * (BN / 4u) / NT)  // B words
 #define BLOCK_TILES (IBLOCK_K / BK)
 
-shared vec4 As[2][BK][BM / 4u];  // As[k][q][i] = a[row 4q + i][k] - za
-shared vec4 Bs[2][BK][BN / 4u];  // Bs[k][q][i] = b[k][column 4q + i] - zb
+shared vec4 As[NSL][2][BK][BM / 4u];  // As[slice][buf][k][q][i] = a[row 4q + i][k] - za
+shared vec4 Bs[NSL][2][BK][BN / 4u];  // Bs[slice][buf][k][q][i] = b[k][column 4q + i] - zb
+#ifdef TOTALS_SHARED
+shared ivec4 Ts[NACC][NT];  // Ts[i][tid]: invocation tid's int32 totals of accumulator i
+#endif
 
 // The four 8-bit values of a word as floats 2^23 + u, u the byte (uint8) or the byte + 128 (int8,
 // offset binary): the byte is placed in the mantissa of 2^23 (integer bit operations; NVIDIA
@@ -210,7 +222,7 @@ void add_row(ivec4 s, uint m, uint n, uint bz, bool stored) {
 #define ACC_N(i) (n0 + (uint(i) % uint(CB)) * 4u * TX + 4u * tx)
 
 void main() {
-  uint tid = gl_LocalInvocationID.x, tx = tid % TX, ty = tid / TX;
+  uint tid = gl_LocalInvocationID.x % NT, sl = gl_LocalInvocationID.x / NT, tx = tid % TX, ty = tid / TX;
   uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, bz = WORKGROUP_ID.z;
 #ifdef IMPLICIT
   uint row0 = (bz % u_G) * u_M;  // the group's first output channel
@@ -219,13 +231,13 @@ void main() {
   uint row0 = 0u;
   uint a_base = bz * u_a_bs, b_base = bz * u_b_bs;
 #endif
-  // Staging: A word e = tid + LOCAL_X l is row e / 4, K quad e % 4 (the same quad for every l);
+  // Staging: A word e = tid + NT l is row e / KQ, K quad e % KQ (the same quad for every l);
   // B word e is K row e / (BN / 4), column quad e % (BN / 4) (the same columns for every l).
-  uint akq = tid % 4u, bnq = tid % (BN / 4u), bn = n0 + 4u * bnq;
+  uint akq = tid % KQ, bnq = tid % (BN / 4u), bn = n0 + 4u * bnq;
   int za[LA];
   uint zaw[LA];  // za's byte, four times: the word read outside A
   for (uint l = 0u; l < LA; ++l) {
-    uint m = m0 + (tid + LOCAL_X * l) / 4u;
+    uint m = m0 + (tid + NT * l) / KQ;
 #ifdef ZA_NONE
     za[l] = 0;
 #else
@@ -256,7 +268,7 @@ void main() {
   uint wa[LA], wb[LB];
 #define FETCH(k0)                                                                                  \
   for (uint l = 0u; l < LA; ++l) {                                                                 \
-    uint m = m0 + (tid + LOCAL_X * l) / 4u, k = (k0) + 4u * akq;                                   \
+    uint m = m0 + (tid + NT * l) / KQ, k = (k0) + 4u * akq;                                  \
     uint e = a_base + m * u_K + k;                                                                 \
     wa[l] = zaw[l];                                                                                \
     if (m < u_M) {                                                                                 \
@@ -287,7 +299,7 @@ void main() {
 #ifdef IMPLICIT
 #define FETCH_B(k0)                                                                                \
   for (uint l = 0u; l < LB; ++l) {                                                                 \
-    uint k = (k0) + (tid + LOCAL_X * l) / (BN / 4u);                                               \
+    uint k = (k0) + (tid + NT * l) / (BN / 4u);                                               \
     wb[l] = zbw;                                                                                   \
     if (k < u_k1) {                                                                                \
       uint c = k / uint(IKH * IKW), r = k - c * uint(IKH * IKW), fr = r / uint(IKW);               \
@@ -306,7 +318,7 @@ void main() {
 #else
 #define FETCH_B(k0)                                                                                \
   for (uint l = 0u; l < LB; ++l) {                                                                 \
-    uint k = (k0) + (tid + LOCAL_X * l) / (BN / 4u);                                               \
+    uint k = (k0) + (tid + NT * l) / (BN / 4u);                                               \
     uint e = b_base + k * u_N + bn;                                                                \
     wb[l] = zbw;                                                                                   \
     if (k < u_k1) {                                                                                \
@@ -321,32 +333,34 @@ void main() {
 #endif
 #define PUT(buf)                                                                 \
   for (uint l = 0u; l < LA; ++l) {                                               \
-    uint m = (tid + LOCAL_X * l) / 4u;                                           \
+    uint m = (tid + NT * l) / KQ;                                           \
     vec4 v = bytes_of(wa[l], A_SIGNED) - zaf[l];                                 \
-    As[buf][4u * akq][m / 4u][m % 4u] = v.x;                                     \
-    As[buf][4u * akq + 1u][m / 4u][m % 4u] = v.y;                                \
-    As[buf][4u * akq + 2u][m / 4u][m % 4u] = v.z;                                \
-    As[buf][4u * akq + 3u][m / 4u][m % 4u] = v.w;                                \
+    As[sl][buf][4u * akq][m / 4u][m % 4u] = v.x;                                     \
+    As[sl][buf][4u * akq + 1u][m / 4u][m % 4u] = v.y;                                \
+    As[sl][buf][4u * akq + 2u][m / 4u][m % 4u] = v.z;                                \
+    As[sl][buf][4u * akq + 3u][m / 4u][m % 4u] = v.w;                                \
   }                                                                              \
   for (uint l = 0u; l < LB; ++l)                                                 \
-    Bs[buf][(tid + LOCAL_X * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
+    Bs[sl][buf][(tid + NT * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
 
   vec4 acc[NACC];
 #ifdef TOTALS_REGS
   ivec4 iacc[NACC];
 #define INIT_ACC(i) acc[i] = vec4(0.0); iacc[i] = ivec4(0);
+#elif defined(TOTALS_SHARED)
+#define INIT_ACC(i) acc[i] = vec4(0.0); Ts[i][tid] = ivec4(0);
 #else
 #define INIT_ACC(i) acc[i] = vec4(0.0);
 #endif
   FOR_ACC(INIT_ACC)
   bool stored = false;  // TOTALS_MEM: this launch's totals are in memory (a block was added there)
-  uint nk = (u_k1 - u_k0 + BK - 1u) / BK;
-  FETCH(u_k0)
+  uint nk = ((u_k1 - u_k0 + BK - 1u) / BK + uint(NSL) - 1u) / uint(NSL), kb = u_k0 + sl * nk * BK;  // this slice's tiles
+  FETCH(kb)
   PUT(0u)
   workgroup_sync();
   for (uint t = 0u; t < nk; ++t) {
     uint cur = t & 1u;
-    if (t + 1u < nk) { FETCH(u_k0 + (t + 1u) * BK) }
+    if (t + 1u < nk) { FETCH(kb + (t + 1u) * BK) }
     // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
 #if CB == 2
 #define FMA_COLS(r, i, av) \
@@ -361,13 +375,13 @@ void main() {
 #define FMA_ROW(i, C) FMA_COLS(0, i, a0.C)
 #endif
     for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[cur][k][ty];
-      vec4 b0 = Bs[cur][k][tx];
+      vec4 a0 = As[sl][cur][k][ty];
+      vec4 b0 = Bs[sl][cur][k][tx];
 #if RB == 2
-      vec4 a1 = As[cur][k][TY + ty];
+      vec4 a1 = As[sl][cur][k][TY + ty];
 #endif
 #if CB == 2
-      vec4 b1 = Bs[cur][k][TX + tx];
+      vec4 b1 = Bs[sl][cur][k][TX + tx];
 #endif
       FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)
     }
@@ -375,6 +389,11 @@ void main() {
     if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
 #define FLUSH_REGS(i) iacc[i] += ivec4(acc[i]); acc[i] = vec4(0.0);
       FOR_ACC(FLUSH_REGS)
+    }
+#elif defined(TOTALS_SHARED)
+    if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32 (own slots: no barrier)
+#define FLUSH_SHARED(i) Ts[i][tid] += ivec4(acc[i]); acc[i] = vec4(0.0);
+      FOR_ACC(FLUSH_SHARED)
     }
 #elif defined(TOTALS_MEM)
     if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) {  // the block's exact sums into memory
@@ -386,8 +405,29 @@ void main() {
     if (t + 1u < nk) { PUT(cur ^ 1u) }
     workgroup_sync();
   }
-#ifdef TOTALS_REGS
+#if NSL == 2
+  // Slice 1's int32 totals to slice 0 through Bs (free after the loop's last barrier), as bit
+  // patterns, accumulators 0-7 then 8-15: element j of Bs read flat.
+#define BS_AT(j) Bs[(j) / (2u * BK * (BN / 4u))][((j) / (BK * (BN / 4u))) % 2u][((j) / (BN / 4u)) % BK][(j) % (BN / 4u)]
+#define FLUSH_LAST(i) iacc[i] += ivec4(acc[i]);
+  FOR_ACC(FLUSH_LAST)
+#define HAND_PUT0(i) if (uint(i) < 8u) BS_AT(uint(i) * NT + tid) = intBitsToFloat(iacc[i]);
+#define HAND_GET0(i) if (uint(i) < 8u) iacc[i] += floatBitsToInt(BS_AT(uint(i) * NT + tid));
+#define HAND_PUT1(i) if (uint(i) >= 8u) BS_AT((uint(i) - 8u) * NT + tid) = intBitsToFloat(iacc[i]);
+#define HAND_GET1(i) if (uint(i) >= 8u) iacc[i] += floatBitsToInt(BS_AT((uint(i) - 8u) * NT + tid));
+  if (sl == 1u) { FOR_ACC(HAND_PUT0) }
+  workgroup_sync();
+  if (sl == 0u) { FOR_ACC(HAND_GET0) }
+  workgroup_sync();
+  if (sl == 1u) { FOR_ACC(HAND_PUT1) }
+  workgroup_sync();
+  if (sl == 1u) return;
+  FOR_ACC(HAND_GET1)
+#define STORE_ACC(i) store_row(iacc[i], ACC_M(i), ACC_N(i), bz, row0, stored);
+#elif defined(TOTALS_REGS)
 #define STORE_ACC(i) store_row(iacc[i] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
+#elif defined(TOTALS_SHARED)
+#define STORE_ACC(i) store_row(Ts[i][tid] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #else
 #define STORE_ACC(i) store_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #endif

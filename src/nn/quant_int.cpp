@@ -9,6 +9,7 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "nn/iconv_direct.hpp"
+#include "nn/imatmul_plan.hpp"
 #include "nn/quant_int_variants.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -205,56 +206,28 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
 
 // The integer matmul's kernel. IMATMUL (quant_int.comp): int32 products and sums, 64 x 64 tiles,
 // any zero points; per K tile of 16, 4 loads and 16 steps of 4 + 4 + 4 x 4 (all loops counted),
-// plus 44 for the setup and the stores. Block-f32 (imatmul.comp): exact f32 sums over
-// kIntBlockK values of K, 64 x tile_n tiles; per K tile at most 6 (LA + LB) + 32 = 80 (with byte
-// loads), with the totals in memory (TOTALS_MEM) 21 more (a block's 64 x (4 + 1) + 1 over its 16
-// K tiles), plus 240 for the setup, the first tile's staging, the last block and the stores.
+// plus 44 for the setup and the stores. Block-f32 (imatmul.comp): plan_imatmul's form.
 struct IntKernel {
   bool block_f32 = false;
-  IMatmulVariant v;  // block-f32: the tiling (bn, blocks, words)
+  IMatmulVariant v;  // block-f32: the tiling (bn, blocks, bk, words, totals)
   std::uint32_t local_x = 16, local_y = 16;
   std::int64_t tile_n = 64, per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+  std::int64_t bk = 16;  // values of K per tile (per_tile's unit)
 };
 
-// Values of K per exact f32 partial sum: 256 products of magnitude <= 255 * 255 stay below 2^24
-// (a multiple of the kernel's K tile of 16).
-constexpr std::int64_t kIntBlockK = 256;
-static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
+// The device's traits for plan_imatmul (GLTENSOR_MATMUL_KERNEL=gpu: a software rasterizer
+// planned as a GPU).
+IMatmulDevice imatmul_device(DeviceImpl& dev) {
+  return {dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu, dev.caps().max_shared_memory};
+}
 
-// GPUs: 64 x 64 tiles (256 invocations of 4 x 4 outputs; GLTENSOR_IMATMUL_TILE=128: 64 x 128, 128
-// invocations of 8 x 8). Software rasterizers: 64 x 128 where that makes at least 256 workgroups,
-// else 64 x 64 (64 invocations of 8 x 8). 8-bit words where K / N allow.
-IntKernel block_f32_kernel(std::int64_t M, std::int64_t N, std::int64_t batch, bool a_words, bool b_words,
-                           bool software) {
+IntKernel block_f32_kernel(const IMatmulProblem& p, const IMatmulDevice& d) {
+  const IMatmulPlan plan = plan_imatmul(p, d, settings());
   IntKernel k;
   k.block_f32 = true;
-  // GPUs: 64 x 64 tiles of 4 x 4 per invocation (on the H100 the QDQ CNN at 112x112 ran 1.37x
-  // faster so than with 64 x 128 tiles of 8 x 8, totals in memory or registers: bench/RESULTS.md),
-  // GLTENSOR_IMATMUL_TILE=128 for the wide tiles; software rasterizers: 64 x 128 where that makes
-  // at least 256 workgroups.
-  const int forced = software ? 0 : settings().imatmul_tile;
-  const bool wide = software && (M + 63) / 64 * ((N + 127) / 128) * batch >= 256;
-  k.tile_n = forced ? forced : wide ? 128 : 64;
-  // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
-  // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
-  // llvmpipe; bench/RESULTS.md)
-  const int blocks = k.tile_n == 128 || software ? 2 : 1;
-  // GLTENSOR_IMATMUL_RB=2: 8 x 4 per invocation on the GPUs' 64 x 64 tiles
-  const int rb = blocks == 1 && !software && settings().imatmul_rb == 2 ? 2 : blocks;
-  k.v.rb = rb != blocks ? rb : 0;
-  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (k.tile_n / (4 * blocks)));
-  k.local_y = 1;
-  k.v.bn = k.tile_n, k.v.blocks = blocks, k.v.iblock_k = kIntBlockK, k.v.a_words = a_words, k.v.b_words = b_words;
-  // The int32 totals beyond one block (integer_matmul drops them where a launch's K is one
-  // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
-  // the resident invocations), in registers for 4 x 4 (16 more; on the H100 the QDQ CNN at 56x56,
-  // all 4 x 4, ran 1.46x f32 so, 1.32x with the totals in memory: bench/RESULTS.md);
-  // GLTENSOR_IMATMUL=regs|mem forces one.
-  const IMatmulSetting form = settings().imatmul;
-  const bool mem = form == IMatmulSetting::mem || (form == IMatmulSetting::choose && blocks == 2);
-  k.v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
-  k.per_tile = k.v.totals == IMatmulVariant::Totals::mem ? 101 : 80;
-  k.fixed = 240;
+  k.v = plan.v;
+  k.local_x = plan.local_x, k.local_y = 1;
+  k.tile_n = plan.v.bn, k.bk = plan.v.bk, k.per_tile = plan.per_tile, k.fixed = plan.fixed;
   return k;
 }
 
@@ -367,18 +340,16 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   // 8-bit zero points of the operands' own types: every difference is in [-255, 255] and the
   // block-f32 kernel (imatmul.comp) is exact; other zero points: the int32 kernel (IMATMUL).
   const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
-  const IntKernel kern =
-      narrow(za_in, ad) && narrow(zb_in, bd)
-          ? block_f32_kernel(M, N, B, K % 4 == 0, N % 4 == 0 && !im,
-                             dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu)
-          : IntKernel{};
+  const IntKernel kern = narrow(za_in, ad) && narrow(zb_in, bd)
+                             ? block_f32_kernel({M, N, K, B, K % 4 == 0, N % 4 == 0 && !im}, imatmul_device(dev))
+                             : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
   if (limit < kern.per_tile + kern.fixed && im) return Tensor();  // the implicit GEMM's callers have other paths
   if (limit < kern.per_tile + kern.fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
                      std::to_string(kern.per_tile + kern.fixed) + " (one K tile of the integer matmul)");
   // Split K so that one invocation's loops stay within the loop limit.
-  const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * 16;
+  const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * kern.bk;
   const bool fused = dq && kern.block_f32 && K <= chunk;
   if ((dq && !fused) || (im && !kern.block_f32)) return Tensor();
   if (rq && !requant_fits(rq, N)) return Tensor();
@@ -409,11 +380,11 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   }
   const IMatmulVariant::Totals many = bv.totals;
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
-    const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + 15) / 16;
+    const std::int64_t k1 = std::min(K, k0 + chunk), tiles = (k1 - k0 + kern.bk - 1) / kern.bk;
     Launch launch(dev, op);
     std::int64_t sb_per = kern.block_f32 ? 0 : -1;
     bv.accum = k0 > 0;
-    bv.totals = k1 - k0 <= kIntBlockK ? IMatmulVariant::Totals::none : many;
+    bv.totals = k1 - k0 <= kIntBlockK && bv.slices == 1 ? IMatmulVariant::Totals::none : many;  // slices: regs
     if (fused) {
       bv.dequant = true, bv.dq_row = dq->per_row, bv.bias = dq->bias.defined();
       sb_per = dq->scale_b.numel() != 1 ? 1 : 0;
@@ -577,13 +548,7 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   // filters of stride 1 without groups read x as their columns below already).
   const bool plain_1x1 = G == 1 && KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
                          o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
-  // Chosen on GPUs for filters of up to kImplicitMaxTaps values (the H100, 112x112 QDQ nets:
-  // 1.05x f32 for filters of 288-576 values against 0.94x through im2col, but 0.41x against 0.78x
-  // for a net with 1152- and 2304-value filters); forced by GLTENSOR_ICONV_GEMM=implicit|bytes.
-  constexpr std::int64_t kImplicitMaxTaps = 576;
-  const bool implicit = settings().iconv_gemm == IConvGemmSetting::choose
-                            ? dev.adapter().software || CG * KH * KW <= kImplicitMaxTaps
-                            : settings().iconv_gemm != IConvGemmSetting::im2col;
+  const bool implicit = plan_iconv_implicit(settings());
   if (implicit && !plain_1x1) {
     const std::int64_t Og = O / G, CK = CG * KH * KW;
     const ImplicitConv im{G, H, W, OW, KH, KW, o};

@@ -66,12 +66,14 @@ std::vector<QuantIntVariant> QuantIntVariant::space() {
 Defines IMatmulVariant::defines() const {
   Defines d;
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
-  d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k));
+  d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
+  d.value("NSL", slices);  // an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words && !implicit ? 1 : 0);
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
   d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem);
+  d.flag("TOTALS_SHARED", totals == Totals::shared);
   const DType c = quant ? y : dequant ? DType::f32 : DType::i32;
   d.operand(0, c, dequant && !quant ? CT::f32 : CT::i32, true);
   d.operand(1, a, CT::i32, false).operand(2, b, CT::i32, false);
@@ -138,6 +140,28 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     v.dequant = v.dq_row = v.bias = v.quant = true, v.act = IMatmulVariant::Act::relu;
     out.push_back(v);
     v.rowquad = true, v.rb = blocks == 1 ? 2 : 0;  // row words; 8 x 4 per invocation
+    out.push_back(v);
+  }
+  {
+    IMatmulVariant v;  // 8 x 8 on 64 x 128 tiles with two K slices (24 KiB of shared memory), requantizing, implicit
+    v.bn = 128, v.blocks = 2, v.bk = 8, v.slices = 2, v.totals = IMatmulVariant::Totals::regs;
+    v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+    v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    out.push_back(v);
+  }
+  {
+    IMatmulVariant v;  // 4 x 8 per invocation on 64 x 128 tiles, requantizing
+    v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+  }
+  for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 2}, {128, 2}, {64, 1}}) {
+    IMatmulVariant v;  // K tiles of 8 (8 x 8 per invocation), totals in shared memory
+    v.bn = bn, v.blocks = blocks, v.bk = blocks == 2 ? 8 : 16, v.totals = IMatmulVariant::Totals::shared;
+    out.push_back(v);
+    v.dequant = v.dq_row = v.bias = v.quant = true, v.act = IMatmulVariant::Act::relu;
+    out.push_back(v);
+    v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
     out.push_back(v);
   }
   {

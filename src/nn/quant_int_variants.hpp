@@ -31,14 +31,16 @@ struct IMatmulVariant {
   std::int64_t bn = 64;         ///< BN: the tile's columns (64 or 128)
   int blocks = 1;               ///< RB = CB: 4 x 4 blocks per invocation along each dim (1, 2; 2 where bn is 128)
   std::int64_t iblock_k = 256;  ///< IBLOCK_K: values of K per exact f32 sum
+  std::int64_t bk = 16;         ///< BK: values of K per shared-memory tile (16, or 8 where BM BK / 4 >= invocations)
   bool a_words = true, b_words = true;                 ///< A_WORDS, B_WORDS: operands read four bytes per word
   bool za_none = false, zb_none = false;               ///< ZA_NONE, ZB_NONE: no zero point (0)
   bool accum = false;                                  ///< ACCUM (split K: a later range)
   bool dequant = false, dq_row = false, bias = false;  ///< DEQUANT epilogue, DQ_ROW, HAS_BIAS
   DType a = DType::u8, b = DType::i8, za = DType::u8, zb = DType::i8;  ///< A_I8 / B_I8 from a, b
   /// Where the blocks' int32 totals live: TOTALS_REGS (registers), TOTALS_MEM (the output's
-  /// elements, or operand 10 with DEQUANT), none (the launch's K range is one block).
-  enum class Totals { regs, mem, none };
+  /// elements, or operand 10 with DEQUANT), TOTALS_SHARED (shared memory), none (the launch's K
+  /// range is one block).
+  enum class Totals { regs, mem, shared, none };
   Totals totals = Totals::regs;
   /// QUANT (with dequant): the requantizing epilogue, 8-bit c of dtype `y` (QMIN / QMAX from it),
   /// ACT_RELU / ACT_CLIP before it, operands 8 = ys (float32), 9 = zy (dtype zy).
@@ -52,6 +54,7 @@ struct IMatmulVariant {
   std::int64_t kh = 1, kw = 1;
   bool rowquad = false;  ///< ROWQUAD (implicit, stride 1 along rows, OW % 4 == 0): row words
   int rb = 0;            ///< RB where it differs from `blocks` (2 with blocks 1: 8 x 4 per invocation)
+  int slices = 1;        ///< NSL: K slices per workgroup (2: each NT invocations, totals in registers)
   Defines defines() const;
   static std::vector<IMatmulVariant> space();
 };

@@ -112,7 +112,8 @@ RnnSetting parse_rnn(const std::string& text) {
 
 IMatmulSetting parse_imatmul(const std::string& text) {
   using I = IMatmulSetting;
-  return parse<I>("GLTENSOR_IMATMUL", text, {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}});
+  return parse<I>("GLTENSOR_IMATMUL", text,
+                  {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}, {"shared", I::shared}});
 }
 
 IConvGemmSetting parse_iconv_gemm(const std::string& text) {
@@ -170,10 +171,13 @@ Settings Settings::from_env() {
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));
-  s.imatmul_rb = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()) == 2 ? 2 : 0;
+  if (const int r = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()); r == 1 || r == 2) s.imatmul_rb = r;
+  s.imatmul_blocks = std::atoi(env("GLTENSOR_IMATMUL_BLOCKS").c_str()) == 2 ? 2 : 0;
+  s.imatmul_slices = std::atoi(env("GLTENSOR_IMATMUL_SLICES").c_str()) == 2 ? 2 : 0;
   s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
+  if (const int t = std::atoi(env("GLTENSOR_IMATMUL_BK").c_str()); t == 8 || t == 16) s.imatmul_bk = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";

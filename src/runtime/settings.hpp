@@ -20,7 +20,7 @@ enum class F16MatmulSetting { choose, f16x4, f16x2 };
 /// GLTENSOR_F16_EXT: the extension f16 kernels enable.
 enum class F16ExtSetting { choose, nv, amd, ext };
 /// GLTENSOR_IMATMUL: where the block-f32 integer matmul keeps its int32 totals.
-enum class IMatmulSetting { choose, regs, mem };
+enum class IMatmulSetting { choose, regs, mem, shared };
 /// GLTENSOR_ICONV_GEMM: the integer convolution's GEMM form.
 enum class IConvGemmSetting { choose, implicit, bytes, im2col };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel (gemv: an invocation per K block; words:
@@ -96,17 +96,28 @@ struct Settings {
   /// matmul over every image's positions (the path before); "" or "batched": one batched matmul
   /// of the weights against each image's [C, H*W], no columns matrix (nn/conv_plan.hpp).
   bool conv_pointwise_batched = true;
-  /// GLTENSOR_IMATMUL=regs|mem: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps the
-  /// int32 totals of K beyond one exact block in registers beside the f32 sums, or adds each
-  /// block's sums to the output's elements in memory ("" = choose: mem for 8 x 8 outputs per
-  /// invocation, regs for 4 x 4).
+  /// GLTENSOR_IMATMUL=regs|mem|shared: the block-f32 integer matmul (glsl/nn/imatmul.comp) keeps
+  /// the int32 totals of K beyond one exact block in registers beside the f32 sums, adds each
+  /// block's sums to the output's elements in memory, or keeps them in shared memory ("" =
+  /// choose: mem for 8 x 8 outputs per invocation, regs for 4 x 4).
   IMatmulSetting imatmul = IMatmulSetting::choose;
+  /// GLTENSOR_IMATMUL_BK=8|16: the block-f32 integer matmul's K tile (0 = choose: 16).
+  int imatmul_bk = 0;
   /// GLTENSOR_IMATMUL_TILE=64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
-  /// choose: 128, 8 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4).
+  /// choose: 128, 4 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4;
+  /// nn/imatmul_plan.cpp).
   int imatmul_tile = 0;
   /// GLTENSOR_IMATMUL_RB=2: the 64 x 64 tiles on GPUs with 8 x 4 outputs per invocation (128
-  /// invocations) instead of 4 x 4 (0 = choose: 4 x 4).
+  /// invocations) instead of 4 x 4; 1: the 64 x 128 tiles (GLTENSOR_IMATMUL_TILE=128) with 4 x 8
+  /// (256 invocations) instead of 8 x 8 (0 = choose).
   int imatmul_rb = 0;
+  /// GLTENSOR_IMATMUL_BLOCKS=2: the 64 x 64 tiles on GPUs with 8 x 8 outputs per invocation (64
+  /// invocations; 0 = choose).
+  int imatmul_blocks = 0;
+  /// GLTENSOR_IMATMUL_SLICES=2: the 64 x 128 tiles of 8 x 8 (GLTENSOR_IMATMUL_TILE=128) with K in
+  /// two slices per workgroup (256 invocations; as matmul's sliced VEC4 kernel), the totals in
+  /// registers (0 = choose).
+  int imatmul_slices = 0;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
   std::int64_t iconv_groups = 0;

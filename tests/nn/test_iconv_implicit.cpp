@@ -231,18 +231,28 @@ TEST(IConvImplicit, LimitsSplitK) {
 }
 
 // The GPUs' tilings on any device: 64 x 64 tiles of 4 x 4 per invocation (the default), 8 x 4
-// (GLTENSOR_IMATMUL_RB=2), 64 x 128 of 8 x 8 with the totals in memory and in registers.
+// (GLTENSOR_IMATMUL_RB=2), 64 x 128 of 8 x 8 with the totals in memory and in registers; the
+// totals in shared memory (GLTENSOR_IMATMUL=shared) with 4 x 4, 8 x 4 and K tiles of 8
+// (GLTENSOR_IMATMUL_BK=8), 8 x 8 (where the device's shared memory holds them) and 8 x 8 in
+// registers with K tiles of 8; 4 x 8 on 64 x 128 (GLTENSOR_IMATMUL_RB=1) with the totals in
+// registers; 8 x 8 on 64 x 64 (GLTENSOR_IMATMUL_BLOCKS=2), totals in shared memory; 8 x 8 on
+// 64 x 128 with two K slices (GLTENSOR_IMATMUL_SLICES=2), K tiles of 8 and 16.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  for (int form = 0; form < 4; ++form) {
+  for (int form = 0; form < 12; ++form) {
     SCOPED_TRACE("form " + std::to_string(form));
     ScopedSettings s;
     s->matmul_kernel = MatmulKernelSetting::gpu;
-    if (form == 1) s->imatmul_rb = 2;
-    if (form >= 2) s->imatmul_tile = 128;
-    if (form == 3) s->imatmul = IMatmulSetting::regs;
+    if (form == 1 || form == 5) s->imatmul_rb = 2;
+    if (form == 2 || form == 3 || form == 6 || form == 7) s->imatmul_tile = 128;
+    if (form == 3 || form == 7) s->imatmul = IMatmulSetting::regs;
+    if (form >= 4 && form <= 6) s->imatmul = IMatmulSetting::shared;
+    if (form >= 5 && form <= 7) s->imatmul_bk = 8;
+    if (form == 8) s->imatmul_tile = 128, s->imatmul_rb = 1, s->imatmul = IMatmulSetting::regs;
+    if (form == 9) s->imatmul_blocks = 2, s->imatmul = IMatmulSetting::shared;
+    if (form >= 10) s->imatmul_tile = 128, s->imatmul_slices = 2, s->imatmul_bk = form == 10 ? 8 : 16;
     Case c;
-    c.N = 2, c.C = 32, c.H = 9, c.W = 12, c.O = 70, c.o.padding = {1, 1, 1, 1};  // K 288: two blocks
+    c.N = 2, c.C = 60, c.H = 9, c.W = 12, c.O = 70, c.o.padding = {1, 1, 1, 1};  // K 540: three blocks
     check_case(rng, c);
   }
 }

@@ -16,15 +16,22 @@ using namespace glt_test;
 
 namespace {
 
-// f() under each form of the totals (GLTENSOR_IMATMUL=regs, then mem).
+// f() under each form of the totals (GLTENSOR_IMATMUL=regs, mem, shared), and shared with K tiles
+// of 8 (GLTENSOR_IMATMUL_BK=8).
 template <typename F>
 void each_form(F f) {
-  for (IMatmulSetting form : {IMatmulSetting::regs, IMatmulSetting::mem}) {
-    SCOPED_TRACE(form == IMatmulSetting::regs ? "totals in registers" : "totals in memory");
-    ScopedSettings s;
-    s->imatmul = form;
-    f();
-  }
+  for (int bk : {0, 8})
+    for (IMatmulSetting form : {IMatmulSetting::regs, IMatmulSetting::mem, IMatmulSetting::shared}) {
+      if (bk && form != IMatmulSetting::shared) continue;
+      SCOPED_TRACE(std::string(form == IMatmulSetting::regs  ? "totals in registers"
+                               : form == IMatmulSetting::mem ? "totals in memory"
+                                                             : "totals in shared memory") +
+                   (bk ? ", K tiles of 8" : ""));
+      ScopedSettings s;
+      s->imatmul = form;
+      s->imatmul_bk = bk;
+      f();
+    }
 }
 
 // (a - za) @ (b - zb) against the int64 reference. `extreme`: every difference +-255 (a, b at one

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nn/conv_plan.hpp"
+#include "nn/imatmul_plan.hpp"
 #include "nn/pool_plan.hpp"
 #include "nn/rnn_plan.hpp"
 
@@ -270,4 +271,92 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   EXPECT_EQ(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, one_step, false, S::choose}).chunk, 1);
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::steps}).sequence);
   EXPECT_FALSE(plan_rnn_sequence({0, 128, 1}, gpu).sequence);
+}
+
+// The block-f32 integer matmul's forms (plan_imatmul): the defaults per device, the forced forms,
+// the totals in shared memory only where they fit, K tiles of 8 only where every invocation
+// stages an A word per tile; and the implicit GEMM's choice for QDQ convolutions.
+TEST(PlanIMatmul, Forms) {
+  const IMatmulDevice gpu{false, 48 << 10}, sw{true, 32 << 10};
+  const IMatmulProblem p{256, 12544, 2304, 1, true, true};
+  Settings s;
+  IMatmulPlan k = plan_imatmul(p, gpu, s);  // 4 x 98 workgroups of 64 x 128: 4 x 8 per invocation
+  EXPECT_EQ(k.v.bn, 128);
+  EXPECT_EQ(k.v.blocks, 2);
+  EXPECT_EQ(k.v.rb, 1);
+  EXPECT_EQ(k.local_x, 256u);
+  EXPECT_EQ(k.v.bk, 16);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 4 on 64 x 64
+  EXPECT_EQ(k.v.bn, 64);
+  EXPECT_EQ(k.v.blocks, 1);
+  EXPECT_EQ(k.v.rb, 0);
+  EXPECT_EQ(k.local_x, 256u);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  EXPECT_EQ(plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s).v.rb, 1);  // batch 2: 392
+  s.imatmul = IMatmulSetting::regs;                                            // a forced form: 4 x 4
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.bn, 64);
+  s = Settings{};
+  k = plan_imatmul(p, sw, s);  // 4 x 98 workgroups of 64 x 128
+  EXPECT_EQ(k.v.bn, 128);
+  EXPECT_EQ(k.v.blocks, 2);
+  EXPECT_EQ(k.local_x, 128u);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::mem);
+  EXPECT_EQ(plan_imatmul({64, 64, 300, 1, true, true}, sw, s).v.bn, 64);  // one workgroup
+  s.imatmul_tile = 128, s.imatmul = IMatmulSetting::shared, s.imatmul_bk = 8;
+  k = plan_imatmul(p, gpu, s);  // 8 x 8 on 64 x 128: totals 32 KiB + tiles 12 KiB
+  EXPECT_EQ(k.v.bn, 128);
+  EXPECT_EQ(k.local_x, 128u);
+  EXPECT_EQ(k.v.bk, 8);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::shared);
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 44 << 10);
+  s.imatmul_bk = 16;  // 32 + 24 KiB: more than the device's 48
+  k = plan_imatmul(p, gpu, s);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 24 << 10);
+  s = Settings{};
+  s.imatmul_bk = 8;  // 4 x 4 on 64 x 64: 256 invocations, 128 A words per K tile of 8: stays 16
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.bk, 16);
+  s.imatmul_rb = 2;  // 8 x 4: 128 invocations
+  k = plan_imatmul(p, gpu, s);
+  EXPECT_EQ(k.v.rb, 2);
+  EXPECT_EQ(k.local_x, 128u);
+  EXPECT_EQ(k.v.bk, 8);
+  s.imatmul_rb = 1;  // 4 x 8 needs the 64 x 128 tiles
+  EXPECT_EQ(plan_imatmul(p, gpu, s).local_x, 256u);
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.rb, 0);
+  s.imatmul_tile = 128;
+  k = plan_imatmul(p, gpu, s);
+  EXPECT_EQ(k.v.rb, 1);
+  EXPECT_EQ(k.v.blocks, 2);
+  EXPECT_EQ(k.local_x, 256u);
+  s = Settings{};
+  s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8, s.imatmul = IMatmulSetting::mem;
+  k = plan_imatmul(p, gpu, s);  // two K slices: 256 invocations, totals in registers, tiles 24 KiB
+  EXPECT_EQ(k.v.slices, 2);
+  EXPECT_EQ(k.local_x, 256u);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 24 << 10);
+  EXPECT_EQ(plan_imatmul(p, sw, s).v.slices, 1);
+  s.imatmul_bk = 16;  // 48 KiB: fits
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.slices, 2);
+  EXPECT_EQ(plan_imatmul(p, {false, 32 << 10}, s).v.slices, 1);
+  s = Settings{};
+  s.imatmul_blocks = 2;  // 8 x 8 on 64 x 64
+  k = plan_imatmul(p, gpu, s);
+  EXPECT_EQ(k.v.bn, 64);
+  EXPECT_EQ(k.v.blocks, 2);
+  EXPECT_EQ(k.local_x, 64u);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::mem);
+  s.imatmul = IMatmulSetting::mem;
+  EXPECT_EQ(plan_imatmul(p, gpu, s).per_tile, 101);
+}
+
+TEST(PlanIMatmul, ImplicitConv) {
+  Settings s;
+  EXPECT_TRUE(plan_iconv_implicit(s));
+  s.iconv_gemm = IConvGemmSetting::im2col;
+  EXPECT_FALSE(plan_iconv_implicit(s));
+  s.iconv_gemm = IConvGemmSetting::bytes;
+  EXPECT_TRUE(plan_iconv_implicit(s));
 }

@@ -166,15 +166,14 @@ TEST(KernelVariants, Quantization) {
   check_family("qlinear-gemm", QLinearVariant::kFile, gemm, 256);
   check_family("quant_int", QuantIntVariant::kFile, QuantIntVariant::space(), 64);
   check_family("iconv_direct", IConvDirectVariant::kFile, IConvDirectVariant::space(), 64);
-  for (int blocks : {1, 2})
-    for (std::int64_t bn : {64, 128}) {
-      std::vector<IMatmulVariant> group;
-      for (const IMatmulVariant& v : IMatmulVariant::space())
-        if (v.blocks == blocks && v.bn == bn) group.push_back(v);
-      if (!group.empty())
-        check_family("imatmul-" + std::to_string(bn) + "-" + std::to_string(blocks), IMatmulVariant::kFile, group,
-                     static_cast<std::uint32_t>(64 / (4 * blocks) * (bn / (4 * blocks))));
-    }
+  // grouped by their local size: (64 / 4 RB) (BN / 4 CB) invocations per K slice
+  std::map<std::uint32_t, std::vector<IMatmulVariant>> groups;
+  for (const IMatmulVariant& v : IMatmulVariant::space()) {
+    const int rb = v.rb ? v.rb : v.blocks;
+    groups[static_cast<std::uint32_t>(64 / (4 * rb) * (v.bn / (4 * v.blocks)) * v.slices)].push_back(v);
+  }
+  for (const auto& [local, group] : groups)
+    check_family("imatmul-" + std::to_string(local), IMatmulVariant::kFile, group, local);
 }
 
 TEST(KernelVariants, Norms) {

@@ -1,0 +1,224 @@
+// The QDQ convolution's integer-GEMM forms against float32 conv2d, layer by layer, in one process
+// (issue 22; bench/RESULTS.md, "int8w"): the 3x3 convolutions (pads 1) of the QDQ nets that
+// `gltensor_model_bench --qdq` runs (64-128-128-256-256 and 32-64-64-128 channels) at one image
+// size, each as detail::conv_requant (uint8 image, zero point 128, int8 weights, per-channel
+// scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
+// pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
+// GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
+// 64 tiles, else 64 x 128; 4x8 on 64 x 128), K tiles of 16 or 8,
+// int32 totals in registers, memory or shared memory; set in-process through Settings, as the
+// GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32
+// tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round:
+// back-to-back ops for at least T ms, then Device::synchronize) and keeps each one's best round;
+// "int8 / f32 speed" is f32's time over the form's (above 1: int8 faster); every form's output
+// is checked against the first form's, byte for byte (the sums are exact in every form).
+// --chain R: the wide net's four layers as one chain per form, R runs each synchronized (as the
+// model bench times a run), against the f32 chain.
+//   gltensor_iconv_forms_bench [--size 112] [--rounds N] [--min-ms T] [--forms a,b,...] [--chain R]
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+#include "gltensor/gltensor.hpp"
+#include "int8_rounds.hpp"
+#include "nn/quant_int.hpp"
+#include "runtime/settings.hpp"
+
+using namespace gltensor;
+using detail::IConvGemmSetting;
+using detail::IMatmulSetting;
+using detail::Settings;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+using int8_bench::q8;
+using int8_bench::round_seconds;
+
+// A form: its name and the settings it changes (on top of the defaults).
+struct Form {
+  const char* name;
+  std::function<void(Settings&)> set;
+};
+
+const std::vector<Form>& all_forms() {
+  using I = IMatmulSetting;
+  using G = IConvGemmSetting;
+  static const std::vector<Form> forms{
+      {"default", [](Settings&) {}},
+      {"im2col-4x4-regs", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 64; }},
+      {"implicit-4x4-regs", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64; }},
+      {"im2col-4x4-shared", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul = I::shared; }},
+      {"im2col-8x4-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_rb = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"im2col-8x8-regs", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::regs; }},
+      {"im2col-8x8-regs-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
+      {"im2col-8x8-mem-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::mem, s.imatmul_bk = 8; }},
+      {"im2col-8x8-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"im2col-4x8-regs",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs; }},
+      {"implicit-4x8-regs",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs; }},
+      {"im2col-8x8t64-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_blocks = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"implicit-8x8t64-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_blocks = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"implicit-8x8t64-regs",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_blocks = 2, s.imatmul = I::regs; }},
+      {"im2col-8x8-sliced-bk8",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8; }},
+      {"implicit-8x8-sliced-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8; }},
+      {"implicit-8x8-sliced",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2; }},
+      {"implicit-8x8-regs-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
+      {"implicit-8x8-shared-bk8",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+  };
+  return forms;
+}
+
+// Milliseconds per run of one chain, each run synchronized (as gltensor_model_bench times a
+// model run): the best of three rounds of `runs` runs.
+double chain_ms(Device& dev, int runs, const std::function<Tensor()>& run) {
+  run();
+  dev.synchronize();
+  double best = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < runs; ++i) {
+      Tensor y = run();
+      dev.synchronize();
+    }
+    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / runs);
+  }
+  return best;
+}
+
+// The wide QDQ net's four convolutions (64-128-128-256-256) as one chain, each layer's uint8
+// output the next one's input (zero point 0 after the first), against the f32 chain (conv2d with
+// bias, relu): per run with a synchronize, as the model bench measures the whole net.
+void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& forms, int runs) {
+  const std::vector<std::int64_t> chans{64, 128, 128, 256, 256};
+  std::vector<Tensor> wf, qw, bias, sw, zw;
+  for (std::size_t l = 0; l + 1 < chans.size(); ++l) {
+    const std::int64_t C = chans[l], O = chans[l + 1];
+    wf.push_back(randn(dev, {O, C, 3, 3}, g));
+    qw.push_back(q8(dev, g, {O, C, 3, 3}, DType::i8));
+    bias.push_back(randn(dev, {O}, g));
+    sw.push_back(full(dev, {O}, 1e-3));
+    zw.push_back(zeros(dev, {O}, DType::i8));
+  }
+  const Tensor x = randn(dev, {1, chans[0], H, H}, g), qx = q8(dev, g, {1, chans[0], H, H}, DType::u8);
+  const Tensor z128 = full(dev, {1}, 128, DType::u8), z0 = zeros(dev, {1}, DType::u8);
+  const Tensor sx = full(dev, {1}, 0.02), ys = full(dev, {1}, 0.05);
+  Conv2dOptions o;
+  o.padding = {1, 1, 1, 1};
+  detail::IntConvOptions io;
+  io.padding = {1, 1, 1, 1};
+  const double tf = chain_ms(dev, runs, [&] {
+    Tensor y = x;
+    for (std::size_t l = 0; l < wf.size(); ++l) y = relu(conv2d(y, wf[l], bias[l], o));
+    return y;
+  });
+  std::printf("\n| chain 64-128-128-256-256, %lldx%lld | f32 ms | int8 ms | int8 / f32 speed |\n|---|---:|---:|---:|\n",
+              static_cast<long long>(H), static_cast<long long>(H));
+  for (const Form& f : forms) {
+    const Settings saved = detail::settings();
+    f.set(detail::settings());
+    const double ti = chain_ms(dev, runs, [&] {
+      Tensor y = qx;
+      for (std::size_t l = 0; l < qw.size(); ++l) {
+        y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
+                                 {ys, z0, Activation::relu, DType::u8});
+      }
+      return y;
+    });
+    detail::settings() = saved;
+    std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"QDQ conv layers: the integer GEMM's forms against float32 conv2d, same run"};
+  int rounds = 3;
+  double min_ms = 40;
+  std::int64_t size = 0;
+  std::string only;
+  int chain_runs = 0;
+  app.add_option("--rounds", rounds, "alternating rounds of f32 and each form per case")->check(CLI::PositiveNumber);
+  app.add_option("--min-ms", min_ms, "milliseconds of back-to-back ops per round")->check(CLI::PositiveNumber);
+  app.add_option("--size", size, "image size (default: 112 on GPUs, 28 on software rasterizers)");
+  app.add_option("--forms", only, "comma-separated form names (default: all)");
+  app.add_option("--chain", chain_runs, "also the wide net's four layers as one chain, this many synchronized runs");
+  CLI11_PARSE(app, argc, argv);
+  Device dev = Device::open();
+  Generator g(1);
+  if (size <= 0) size = dev.adapter().software ? 28 : 112;
+  std::vector<Form> forms;
+  for (const Form& f : all_forms())
+    if (only.empty() || ("," + only + ",").find("," + std::string(f.name) + ",") != std::string::npos)
+      forms.push_back(f);
+  std::printf("device: %s (%s); 3x3 convs, pads 1, batch 1, %lldx%lld; best of %d rounds of >= %.0f ms\n\n",
+              dev.caps().renderer.c_str(), dev.caps().version.c_str(), static_cast<long long>(size),
+              static_cast<long long>(size), rounds, min_ms);
+  std::printf(
+      "| C -> O | K | form | f32 ms | int8 ms | int8 / f32 speed | output = first form's |\n"
+      "|---|---:|---|---:|---:|---:|---|\n");
+  using CO = std::pair<std::int64_t, std::int64_t>;
+  const std::vector<CO> layers{{64, 128}, {128, 128}, {128, 256}, {256, 256}, {32, 64}, {64, 64}};
+  for (auto [C, O] : layers) {
+    const std::int64_t H = size;
+    Tensor x = randn(dev, {1, C, H, H}, g), w = randn(dev, {O, C, 3, 3}, g), b = randn(dev, {O}, g);
+    Tensor qx = q8(dev, g, {1, C, H, H}, DType::u8), qw = q8(dev, g, {O, C, 3, 3}, DType::i8);
+    const Tensor zx = full(dev, {1}, 128, DType::u8), zw = zeros(dev, {O}, DType::i8);
+    const Tensor sx = full(dev, {1}, 0.02), sw = full(dev, {O}, 1e-3), ys = full(dev, {1}, 0.05);
+    const Tensor zy = zeros(dev, {1}, DType::u8);
+    Conv2dOptions o;
+    o.padding = {1, 1, 1, 1};
+    detail::IntConvOptions io;
+    io.padding = {1, 1, 1, 1};
+    const auto f32 = [=] { return conv2d(x, w, b, o); };
+    std::vector<std::function<Tensor()>> ops;
+    for (const Form& f : forms)
+      ops.push_back([=, set = f.set] {
+        const Settings saved = detail::settings();
+        set(detail::settings());
+        Tensor y = detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
+        detail::settings() = saved;
+        return y;
+      });
+    f32();
+    // compile; every form's uint8 output must equal the first's (exact int32 sums, same epilogue)
+    std::vector<std::string> same(ops.size(), "yes");
+    const std::vector<std::int32_t> first = ops.empty() ? std::vector<std::int32_t>{} : ops[0]().to_int_vector();
+    for (std::size_t i = 1; i < ops.size(); ++i)
+      if (ops[i]().to_int_vector() != first) same[i] = "**NO**";
+    dev.synchronize();
+    double tf = 1e30;
+    std::vector<double> ti(ops.size(), 1e30);
+    for (int r = 0; r < rounds; ++r) {
+      tf = std::min(tf, round_seconds(dev, min_ms, f32));
+      for (std::size_t i = 0; i < ops.size(); ++i) ti[i] = std::min(ti[i], round_seconds(dev, min_ms, ops[i]));
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      std::printf("| %lld -> %lld | %lld | %s | %.3f | %.3f | %.2fx | %s |\n", static_cast<long long>(C),
+                  static_cast<long long>(O), static_cast<long long>(C * 9), forms[i].name, tf * 1e3, ti[i] * 1e3,
+                  tf / ti[i], same[i].c_str());
+    std::fflush(stdout);
+    dev.trim();
+  }
+  if (chain_runs > 0) chains(dev, g, size, forms, chain_runs);
+  return 0;
+}

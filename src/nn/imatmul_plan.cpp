@@ -1,0 +1,77 @@
+// The block-f32 integer matmul's plan (imatmul_plan.hpp).
+#include "nn/imatmul_plan.hpp"
+
+namespace gltensor::detail {
+
+std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
+  // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
+  const std::int64_t tiles = v.slices * 2 * v.bk * (64 + v.bn) * 4;
+  return tiles + (v.totals == IMatmulVariant::Totals::shared ? 64 * v.bn * 4 : 0);
+}
+
+IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
+  IMatmulPlan k;
+  IMatmulVariant& v = k.v;
+  // GPUs: 64 x 64 tiles of 4 x 4 per invocation, or 64 x 128 of 4 x 8 where that makes at least
+  // kWideGroups workgroups (the H100, QDQ convs at 112x112, 256 output channels: 1.06x faster than
+  // 4 x 4; 128 channels, 196 workgroups: 0.97x; 8 x 8 per invocation, totals in registers, memory
+  // or shared memory: 0.5-0.9x of 4 x 4; bench/RESULTS.md, int8w), unless a form is forced;
+  // GLTENSOR_IMATMUL_TILE=128 for the wide tiles; software rasterizers: 64 x 128 (8 x 8) where
+  // that makes at least 256 workgroups.
+  const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
+                      !s.imatmul_slices && !s.imatmul_bk;
+  const int forced = d.software ? 0 : s.imatmul_tile;
+  const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
+  const bool wide4x8 = !d.software && choose && wide;
+  v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : 64;
+  // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
+  // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
+  // llvmpipe; bench/RESULTS.md); GLTENSOR_IMATMUL_BLOCKS=2: 2 on the GPUs' 64 x 64 tiles too
+  v.blocks = v.bn == 128 || d.software || s.imatmul_blocks == 2 ? 2 : 1;
+  // GLTENSOR_IMATMUL_RB=2: 8 x 4 per invocation on the GPUs' 64 x 64 tiles; 1: 4 x 8 on 64 x 128
+  const int rb = wide4x8                                             ? 1
+                 : d.software || !s.imatmul_rb                       ? v.blocks
+                 : v.blocks == 1 && s.imatmul_rb == 2                ? 2
+                 : v.blocks == 2 && v.bn == 128 && s.imatmul_rb == 1 ? 1
+                                                                     : v.blocks;
+  v.rb = rb != v.blocks ? rb : 0;
+  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (v.bn / (4 * v.blocks)));
+  v.iblock_k = kIntBlockK, v.a_words = p.a_words, v.b_words = p.b_words;
+  // The int32 totals beyond one block (block_launches drops them where a launch's K is one
+  // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
+  // the resident invocations), in registers for 4 x 4 (16 more; on the H100 the QDQ CNN at 56x56,
+  // all 4 x 4, ran 1.46x f32 so, 1.32x with the totals in memory: bench/RESULTS.md);
+  // GLTENSOR_IMATMUL=regs|mem|shared forces one.
+  const bool mem =
+      s.imatmul == IMatmulSetting::mem || (s.imatmul == IMatmulSetting::choose && v.blocks == 2 && rb == 2);
+  v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
+  // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
+  // at least one A word per tile (64 BK / 4 a multiple of the invocations)
+  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0) v.bk = s.imatmul_bk;
+  // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
+  if (s.imatmul == IMatmulSetting::shared) {
+    v.totals = IMatmulVariant::Totals::shared;
+    if (imatmul_shared_bytes(v) > d.max_shared) v.totals = IMatmulVariant::Totals::regs;
+  }
+  // GLTENSOR_IMATMUL_SLICES=2: 8 x 8 per invocation with K in two slices per workgroup (twice
+  // the invocations), the totals in registers, where the tiles fit the shared memory
+  if (s.imatmul_slices == 2 && !d.software && v.blocks == 2 && rb == 2) {
+    IMatmulVariant w = v;
+    w.slices = 2, w.totals = IMatmulVariant::Totals::regs;
+    if (imatmul_shared_bytes(w) <= d.max_shared) v = w, k.local_x *= 2;
+  }
+  // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
+  // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16
+  k.per_tile = v.totals == IMatmulVariant::Totals::mem ? 101 : 80;
+  k.fixed = 240;
+  return k;
+}
+
+bool plan_iconv_implicit(const Settings& s) {
+  // The implicit GEMM wherever it applies (the H100, QDQ convs at 112x112, one process, outputs
+  // byte-equal: 1.16-1.36x faster than im2col + the integer matmul for filters of 288-2304
+  // values; bench/RESULTS.md, int8w); GLTENSOR_ICONV_GEMM=im2col: im2col's columns.
+  return s.iconv_gemm != IConvGemmSetting::im2col;
+}
+
+}  // namespace gltensor::detail

@@ -1,0 +1,57 @@
+// How the block-f32 integer matmul (glsl/nn/imatmul.comp) runs a product (internal): its tiling
+// (outputs per invocation, tile width, K tile), where the int32 totals of K past one exact block
+// live, the loop length per K tile, and whether a QDQ convolution's GEMM reads the 8-bit image in
+// place (the implicit GEMM) or im2col's columns. Pure functions of the problem, the device's
+// traits and Settings, unit-tested without a GPU (tests/nn/test_nn_plans.cpp).
+#pragma once
+#include <cstdint>
+
+#include "nn/quant_int_variants.hpp"
+#include "runtime/settings.hpp"
+
+namespace gltensor::detail {
+
+/// Values of K per exact f32 partial sum: 256 products of magnitude <= 255 * 255 stay below 2^24
+/// (a multiple of every K tile the kernel takes, 8 and 16).
+inline constexpr std::int64_t kIntBlockK = 256;
+static_assert(kIntBlockK * 255 * 255 <= (std::int64_t{1} << 24) && kIntBlockK % 16 == 0);
+
+/// c [batch, M, N] (+)= (a - za) [M, K] @ (b - zb) [K, N] per batch entry.
+struct IMatmulProblem {
+  std::int64_t M = 0, N = 0, K = 0, batch = 1;
+  bool a_words = true, b_words = true;  ///< A read four bytes per word (K % 4 == 0), B likewise (N % 4 == 0)
+};
+
+struct IMatmulDevice {
+  bool software = true;         ///< a software rasterizer (llvmpipe), else a GPU
+  std::int64_t max_shared = 0;  ///< bytes of shared memory per workgroup (Capabilities)
+};
+
+struct IMatmulPlan {
+  IMatmulVariant v;             ///< the tiling: bn, blocks, rb, bk, iblock_k, words, totals
+  std::uint32_t local_x = 256;  ///< invocations per workgroup: (64 / 4 RB) (BN / 4 CB)
+  std::int64_t per_tile = 80;   ///< loop iterations per K tile of v.bk values
+  std::int64_t fixed = 240;     ///< loop iterations outside the K tiles
+};
+
+/// Workgroups of 64 x 128 tiles from which those are taken (software rasterizers: 8 x 8 per
+/// invocation; GPUs: 4 x 8).
+inline constexpr std::int64_t kWideGroups = 256;
+
+/// The block-f32 kernel's form. Software rasterizers: 64 x 128 tiles of 8 x 8 where that makes at
+/// least kWideGroups workgroups, else 64 x 64 of 8 x 8, totals in memory. GPUs: 64 x 128 tiles of
+/// 4 x 8 where that makes at least kWideGroups workgroups, else 64 x 64 of 4 x 4, totals in
+/// registers, K tiles of 16. Settings (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK)
+/// force forms; the totals in shared memory only where they fit beside the tiles (else registers),
+/// K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
+/// only for 8 x 8 per invocation on GPUs, with the totals in registers.
+IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s);
+
+/// Shared memory of a form in bytes: the double-buffered f32 tiles, and the totals where in shared memory.
+std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);
+
+/// Whether a QDQ convolution's GEMM reads the 8-bit image in place (the implicit GEMM, every
+/// device) rather than im2col's columns (GLTENSOR_ICONV_GEMM=im2col).
+bool plan_iconv_implicit(const Settings& s);
+
+}  // namespace gltensor::detail
