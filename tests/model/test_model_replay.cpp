@@ -60,8 +60,9 @@ TEST(ModelReplay, ReplayedRunsOnlyReplay) {
 }
 
 // replay_shapes: recurring shapes in turn keep their recordings (each replayed run issues the
-// recording and the input's copy, its outputs right); with fewer recordings kept than shapes in
-// turn, the least recently run is dropped, so every run of the cycle runs plain (a new warm-up).
+// recording alone, reading the input in place, and takes no buffer from the pool; its outputs
+// right); with fewer recordings kept than shapes in turn, the least recently run is dropped, so
+// every run of the cycle runs plain (a new warm-up, taking its intermediates from the pool).
 TEST(ModelReplay, SeveralShapesKeepTheirRecordings) {
   GLT_RNG(rng);
   const ThreeGemm g(rng);
@@ -86,15 +87,20 @@ TEST(ModelReplay, SeveralShapesKeepTheirRecordings) {
         Tensor xt = Tensor::from_host(dev, x, {1, rows, ThreeGemm::W});
         dev.synchronize();
         const auto d0 = dev.dispatch_count();
+        const auto p0 = dev.pool_stats();
         const auto got = replayed.run({{"x", xt}}).at("y").to_vector();
         const auto dispatches = dev.dispatch_count() - d0;
+        const auto p1 = dev.pool_stats();
+        const auto acquired = (p1.hits + p1.misses) - (p0.hits + p0.misses);
         // Rounds 0 and 1: the warm-up and the captured run of each shape, then replays; with
         // two recordings kept for three shapes in turn, every run is a warm-up.
         if (kept == 3 && round >= 2) {
-          EXPECT_EQ(dispatches, plain_dispatches[rows] + 1) << "the recording + the input's copy";
+          EXPECT_EQ(dispatches, plain_dispatches[rows]) << "the recording alone";
+          EXPECT_EQ(acquired, 0u) << "a replay takes no buffer";
         }
         if (kept == 2) {
           EXPECT_EQ(dispatches, plain_dispatches[rows]) << "a plain run";
+          EXPECT_GT(acquired, 0u) << "a plain run takes its intermediates from the pool";
         }
         EXPECT_TRUE(close(got, g.ref(x, rows), 1e-4, 1e-4));
       }
