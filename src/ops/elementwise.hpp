@@ -99,10 +99,12 @@ struct ElementwiseParams {
 };
 
 /// Worst-case loop iterations of one invocation: operand offsets (NDIM x NOPS), a word's elements
-/// or `quads` quads' lanes (4 x NOPS each), OP's own loop (fn_loop) for each of those elements.
+/// or `quads` quads' lanes (4 x NOPS each), OP's own loop (fn_loop) for each of those elements,
+/// and past one quad the two loops over the quads (one quad: their single passes, as before the
+/// quads loops, so that the ops' splits under lowered limits stay as they were).
 inline std::uint64_t elementwise_loops(int ndim, int nops, std::uint32_t fn_loop, int quads = 1) {
   const auto q = static_cast<std::uint64_t>(quads);
-  return static_cast<std::uint64_t>(ndim * nops) + q * (4ull * nops + 4 + 4ull * fn_loop) + 2 * q;
+  return static_cast<std::uint64_t>(ndim * nops) + q * (4ull * nops + 4 + 4ull * fn_loop) + (q > 1 ? 2 * q : 0);
 }
 
 /// Runs e over out (any view, any dtype) and inputs (each broadcastable to out's shape).

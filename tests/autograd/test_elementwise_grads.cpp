@@ -223,7 +223,10 @@ TEST(ElementwiseGrads, ReluGradientSelectsExactly) {
     const std::int64_t n = numel_of(shape);
     auto hx = uniform(rng, static_cast<std::size_t>(n), -2, 2), hg = uniform(rng, static_cast<std::size_t>(n), -3, 3);
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-    const float xs[] = {0.0f, -0.0f, nan, inf, -inf, 1e-38f, -1e-38f};
+    // The smallest normal floats, not denormals: GL lets a GPU flush denormals to zero (NVIDIA
+    // does), so a denormal x > 0 may read as 0 there.
+    const float tiny = std::numeric_limits<float>::min();
+    const float xs[] = {0.0f, -0.0f, nan, inf, -inf, tiny, -tiny};
     for (std::size_t i = 0; i < 7 && i < hx.size(); ++i) hx[i] = xs[i];
     if (n > 20) hg[10] = nan, hg[11] = inf, hx[10] = 1, hx[11] = 1;
     Tensor x = Tensor::from_host(device(), hx, shape), g = Tensor::from_host(device(), hg, shape);
