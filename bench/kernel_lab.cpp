@@ -9,9 +9,12 @@
 //   dispatched raw, outside the library's dispatch path.
 // Usage: gltensor_kernel_lab [--check] [FILTER]
 //   FILTER   runs the modes whose name contains FILTER: variants, warp (warp:N: N^3 only), add, sum,
+//            ceiling (GPUs only: the warp matmul kernel's FMA rate without global loads), splitk,
 //            matmul, regmm, bisect (all devices), conv, bufs (GPUs only); asm, hints, offsets,
 //            stream, big, addvariants only when named exactly (hints and offsets on GPUs only).
 //            No FILTER: every mode that a plain filter selects.
+//   LAB_CANDS (environment): modes variants, warp and splitk run only the candidates whose name
+//            contains it (and the library's own row).
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
@@ -635,6 +638,36 @@ void lab_sum(bool subgroups, bool small) {
   glDeleteBuffers(1, &P);
 }
 
+// ---------------------------------------------------------------- the warp kernel's ceilings
+// bench/lab/fma_ceiling.comp: the FP32 FMA rate of the warp-tiled matmul kernel's 8 x 8 blocks
+// with the operands in registers, then read from shared memory as its K step reads them (no
+// global loads): what GL lets its inner loop reach, against which the kernel's rate is judged.
+void lab_ceiling() {
+  const GLuint groups = g_check ? 2 : 132 * 8, iters = g_check ? 4 : 2048;
+  const std::size_t quads = std::size_t{groups} * 256 * 16;
+  GLuint C = buffer(quads * 16, nullptr);
+  const float a = 0.5f, b = 0.25f, want = 8.0f * iters * a * b;  // exact: powers of two
+  for (const bool shared : {false, true}) {
+    const char* name = shared ? "ceiling shared-memory operands" : "ceiling register operands";
+    GLuint p = compile(name, lab_source("fma_ceiling.comp", shared ? "#define SHARED 1\n" : ""));
+    if (!p) continue;
+    use(p);
+    glUniform1ui(glGetUniformLocation(p, "u_iters"), iters);
+    glUniform1f(glGetUniformLocation(p, "u_a"), a);
+    glUniform1f(glGetUniformLocation(p, "u_b"), b);
+    bind({C});
+    const double ms = time_ms([&] { glDispatchCompute(groups, 1, 1); }, 5);
+    const auto hc = read(C, quads * 4);
+    std::size_t bad = 0;
+    for (float v : hc) bad += v != want;
+    const double flop = 2.0 * 512 * iters * 256 * groups;
+    std::printf("%-34s %9.3f ms %9.2f GFLOP/s  %zu of %zu wrong %s\n", name, ms, flop / ms * 1e-6, bad, hc.size(),
+                verdict(bad == 0));
+    glDeleteProgram(p);
+  }
+  glDeleteBuffers(1, &C);
+}
+
 // ---------------------------------------------------------------- matmul f32, row-major
 // bench/lab/matmul_tile.comp's defines for a BM x BN tile (BM * BN / 64 invocations), K-tile BK.
 std::string tile_defines(int bm, int bn, int bk, bool pf, bool f16 = false) {
@@ -1131,8 +1164,10 @@ int main(int argc, char** argv) {
   if (want("variants")) g_failures += lab::lab_variants(d, g_check);
   if (want("warp") || filter.rfind("warp:", 0) == 0)
     g_failures += lab::lab_warp(d, g_check, filter.rfind("warp:", 0) == 0 ? std::stoll(filter.substr(5)) : 0);
+  if (want("splitk")) g_failures += lab::lab_splitk(d, g_check);
   if (want("add")) lab_add(sw);
   if (want("sum")) lab_sum(d.caps().subgroup, sw);
+  if (want("ceiling") && gpu) lab_ceiling();
   if (want("conv") && gpu) lab_conv();
   if (want("bufs") && gpu) lab_bufs();
   if (want("regmm") || filter.rfind("regmm:", 0) == 0)

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <random>
@@ -143,7 +144,8 @@ const char* kernel_name(MatmulPlan::Kernel k) {
 // ---------------------------------------------------------------- matmul
 // a [M, K] x b [K, N]; bt: b stored [N, K] (linear's w.t(), K-major: GEMV's layout). warp_only:
 // the quad-load kernel's forms and the warp-tiled kernel's tiles (mode `warp`), else every kernel.
-void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, bool bt, bool warp_only = false) {
+void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, bool bt, bool warp_only = false,
+                     bool splits_only = false) {
   const unsigned seed = std::random_device{}();
   std::mt19937 g(seed);
   Generator gen(seed);
@@ -213,8 +215,19 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true},
       {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2}};
   cands.insert(cands.end(), warps.begin(), warps.end());
+  if (splits_only) {  // the quad-load kernel (unsliced, sliced) and the warp kernel in 1 to 8 K chunks
+    cands.clear();
+    for (int s : {1, 2, 4, 8}) {
+      cands.push_back({"vec4", S::vec4, Kn::vec4, 0, 0, 0, 0, 0, 0, 0, true, s});
+      cands.push_back({"vec4 slice_k", S::vec4s, Kn::vec4, 1, 0, 0, 0, 0, 0, 0, true, s});
+      cands.push_back({"warp 128x128", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, s});
+    }
+  }
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
+  // LAB_CANDS: only the candidates whose name contains it (the planner's row is always run).
+  const char* only_cands = std::getenv("LAB_CANDS");
   for (const Cand& c : cands) {
+    if (only_cands && std::string(c.name).find(only_cands) == std::string::npos) continue;
     Settings s = settings();
     s.matmul_kernel = c.setting;
     MatmulPlan plan = plan_matmul(problem, traits, s);
@@ -369,6 +382,23 @@ int lab_warp(Device& dev, bool check, std::int64_t only) {
     matmul_variants(lab, 256, 4096, 4096, false, true);  // few tiles
   }
   std::printf("warp: %d failure(s)\n", lab.failures);
+  return lab.failures;
+}
+
+int lab_splitk(Device& dev, bool check) {
+  Lab lab{dev, check};
+  std::printf("splitk: few output tiles over a long K, the quad-load and warp kernels in K chunks\n");
+  if (check) {
+    matmul_variants(lab, 128, 256, 1024, false, true, true);
+  } else {
+    matmul_variants(lab, 256, 4096, 4096, false, true, true);
+    matmul_variants(lab, 256, 4096, 4096, true, true, true);
+    matmul_variants(lab, 256, 2048, 8192, false, true, true);
+    matmul_variants(lab, 512, 2048, 2048, false, true, true);
+    matmul_variants(lab, 1024, 1024, 4096, false, true, true);
+    matmul_variants(lab, 1024, 1024, 1024, false, true, true);
+  }
+  std::printf("splitk: %d failure(s)\n", lab.failures);
   return lab.failures;
 }
 

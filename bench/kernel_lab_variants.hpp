@@ -15,5 +15,8 @@ int lab_add_variants(Device& dev, bool check);
 /// Mode `warp`: the quad-load and warp-tiled matmul kernels' forms at 1024 .. 8192 and a few
 /// non-square or edge shapes (`only` > 0: only the square size `only`).
 int lab_warp(Device& dev, bool check, std::int64_t only);
+/// Mode `splitk`: the quad-load and warp kernels split over K in 1 to 8 chunks, on shapes of few
+/// output tiles and long K (the planner's split-K rule). Returns the failed candidates.
+int lab_splitk(Device& dev, bool check);
 
 }  // namespace gltensor::lab

@@ -127,7 +127,16 @@ void main() {
 #else
   uint tx = tid % TXN, ty = tid / TXN;
 #endif
-  uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, qa = bo.x / 4u, qb = bo.y / 4u;
+#ifdef SWIZZLE
+  // Workgroups in column-major bands of SWIZZLE tile rows (consecutive workgroups share B's
+  // column tiles and a band's A rows in L2), as Triton's grouped ordering.
+  uint gid = WORKGROUP_ID.y * u_grid.x + WORKGROUP_ID.x, band = uint(SWIZZLE) * u_grid.x;
+  uint first = gid / band * uint(SWIZZLE), rows = min(u_grid.y - first, uint(SWIZZLE));
+  uint tm = first + (gid % band) % rows, tn = (gid % band) / rows;
+#else
+  uint tm = WORKGROUP_ID.y, tn = WORKGROUP_ID.x;
+#endif
+  uint m0 = tm * BM, n0 = tn * BN, qa = bo.x / 4u, qb = bo.y / 4u;
   // acc[(h * 4 + i) * NQ + j]: row (h ? BM / 2 : 0) + 4 ty + i, column quad 4 tx + j BN / NQ.
   vec4 acc[8u * NQ];
   for (uint i = 0u; i < 8u * NQ; ++i) acc[i] = vec4(0.0);
@@ -138,13 +147,14 @@ void main() {
   for (uint l = 0u; l < LA; ++l) put_a(0u, l, ra[l]);
   for (uint l = 0u; l < LB; ++l) put_b(0u, l, rb[l]);
   workgroup_sync();
-  for (uint t = 0u; LOOP(t < nk); ++t) {
-    uint cur = t & 1u;
-    if (t + 1u < nk) {
-      uint kn = pt.k0 + (t + 1u) * BK;
-      for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, kn, m0, pt.k1, qa);
-      for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, kn, n0, pt.k1, qb);
-    }
+  // One K-tile: the next tile's loads into registers, this tile's K steps from shared memory
+  // (buffer `cur`), the next tile's stores to the other buffer, one barrier.
+#define TILE_FETCH                                                           \
+  if (t + 1u < nk) {                                                         \
+    uint kn = pt.k0 + (t + 1u) * BK;                                         \
+    for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, kn, m0, pt.k1, qa);   \
+    for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, kn, n0, pt.k1, qb);   \
+  }
 #define FMA_Q(av, h, i, c, bv, j) acc[(h * 4 + i) * int(NQ) + j] += av.c * bv;
 #if TN == 8
 #define FMA_R(av, h, i, c) FMA_Q(av, h, i, c, b0, 0) FMA_Q(av, h, i, c, b1, 1)
@@ -168,15 +178,32 @@ void main() {
     FMA_R(a1, 1, 0, x) FMA_R(a1, 1, 1, y) FMA_R(a1, 1, 2, z) FMA_R(a1, 1, 3, w)          \
   }
 #ifdef K_LOOP
-    for (uint k = 0u; k < BK; ++k) K_STEP(k)
+#define TILE_MATH for (uint k = 0u; k < BK; ++k) K_STEP(k)
 #else
-    KS(K_STEP)
+#define TILE_MATH KS(K_STEP)
 #endif
-    if (t + 1u < nk) {
-      for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);
-      for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);
-    }
-    workgroup_sync();
+#define TILE_PUT                                                  \
+  if (t + 1u < nk) {                                              \
+    for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);    \
+    for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);    \
+  }                                                               \
+  workgroup_sync();
+#define TILE(CUR)        \
+  {                      \
+    uint cur = CUR;       \
+    TILE_FETCH           \
+    TILE_MATH            \
+    TILE_PUT             \
+  }
+  for (uint t = 0u; LOOP(t < nk); ++t) {
+#ifdef PAIR
+    // Two K-tiles per trip, so that each one's buffer index is a constant.
+    TILE(0u)
+    if (!(++t < nk)) break;
+    TILE(1u)
+#else
+    TILE(t & 1u)
+#endif
   }
   uint c_off = pt.c_off, d_off = bo.z;
   uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty;
