@@ -647,9 +647,17 @@ void lab_ceiling() {
   const std::size_t quads = std::size_t{groups} * 256 * 16;
   GLuint C = buffer(quads * 16, nullptr);
   const float a = 0.5f, b = 0.25f, want = 8.0f * iters * a * b;  // exact: powers of two
-  for (const bool shared : {false, true}) {
-    const char* name = shared ? "ceiling shared-memory operands" : "ceiling register operands";
-    GLuint p = compile(name, lab_source("fma_ceiling.comp", shared ? "#define SHARED 1\n" : ""));
+  struct Form {
+    const char* name;
+    bool shared;
+    int extra;  // EXTRA vec4 values live across the loop (0: none)
+  };
+  for (const Form& f :
+       {Form{"ceiling register operands", false, 0}, Form{"ceiling shared-memory operands", true, 0},
+        Form{"ceiling shared, 8 more live vec4", true, 8}, Form{"ceiling shared, 16 more live vec4", true, 16}}) {
+    const std::string defines = std::string(f.shared ? "#define SHARED 1\n" : "") +
+                                (f.extra ? "#define EXTRA " + std::to_string(f.extra) + "\n" : "");
+    GLuint p = compile(f.name, lab_source("fma_ceiling.comp", defines));
     if (!p) continue;
     use(p);
     glUniform1ui(glGetUniformLocation(p, "u_iters"), iters);
@@ -659,9 +667,10 @@ void lab_ceiling() {
     const double ms = time_ms([&] { glDispatchCompute(groups, 1, 1); }, 5);
     const auto hc = read(C, quads * 4);
     std::size_t bad = 0;
-    for (float v : hc) bad += v != want;
+    for (std::size_t i = 0; i < hc.size(); ++i)  // the first `extra` quads of each invocation's 16 get u_a more
+      bad += hc[i] != want + (static_cast<int>(i / 4 % 16) < f.extra ? a : 0.0f);
     const double flop = 2.0 * 512 * iters * 256 * groups;
-    std::printf("%-34s %9.3f ms %9.2f GFLOP/s  %zu of %zu wrong %s\n", name, ms, flop / ms * 1e-6, bad, hc.size(),
+    std::printf("%-36s %9.3f ms %9.2f GFLOP/s  %zu of %zu wrong %s\n", f.name, ms, flop / ms * 1e-6, bad, hc.size(),
                 verdict(bad == 0));
     glDeleteProgram(p);
   }

@@ -5,6 +5,9 @@
 //   SHARED   the operands read from shared memory as the warp kernel's K step reads them (vec4
 //            loads of two A quads and two B quads per K step, the warp's 8 x 4 lanes, two
 //            buffers), one barrier per round: its inner loop without the global loads
+//   EXTRA    (with SHARED) EXTRA more vec4 values live across the loop (read from shared memory
+//            before it, added to the first EXTRA accumulators after it: u_a more each): the
+//            rate's sensitivity to register pressure (fewer workgroups per SM)
 // Every operand value is u_a (A) or u_b (B), so that each accumulator ends as 8 u_iters u_a u_b
 // (exact for the host's powers of two); C[invocation][16] gets the accumulators.
 #pragma optionNV(unroll all)
@@ -32,6 +35,10 @@ void main() {
       if (tid < 32u) Bs[b][k][tid] = vec4(u_b);
     }
   barrier();
+#ifdef EXTRA
+  vec4 ex[EXTRA];
+  for (uint i = 0u; i < uint(EXTRA); ++i) ex[i] = As[1][i % 8u][(tid + i) % 33u];
+#endif
 #else
   vec4 ra0 = vec4(u_a) + vec4(float(tx) * 0.0), ra1 = vec4(u_a) + vec4(float(ty) * 0.0);
   vec4 rb0 = vec4(u_b), rb1 = vec4(u_b);
@@ -63,5 +70,8 @@ void main() {
 #endif
   }
   uint base = (gl_WorkGroupID.x * 256u + tid) * 16u;
+#ifdef EXTRA
+  for (uint i = 0u; i < uint(EXTRA); ++i) acc[i] += ex[i];
+#endif
   for (uint i = 0u; i < 16u; ++i) c[base + i] = acc[i];
 }
