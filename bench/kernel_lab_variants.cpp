@@ -395,8 +395,9 @@ int lab_splitk(Device& dev, bool check) {
     matmul_variants(lab, 256, 4096, 4096, true, true, true);
     matmul_variants(lab, 256, 2048, 8192, false, true, true);
     matmul_variants(lab, 512, 2048, 2048, false, true, true);
-    matmul_variants(lab, 1024, 1024, 4096, false, true, true);
     matmul_variants(lab, 1024, 1024, 1024, false, true, true);
+    matmul_variants(lab, 384, 1152, 16384, false, true, true);  // chargpt's weight gradient
+    matmul_variants(lab, 384, 1152, 2048, false, true, true);
   }
   std::printf("splitk: %d failure(s)\n", lab.failures);
   return lab.failures;
