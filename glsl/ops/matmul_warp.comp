@@ -22,10 +22,10 @@ layout(local_size_x = LOCAL_X) in;
 // are not stored. Without EDGE no bounds are checked (the host picks it for whole tiles only).
 // K_LOOP: the K step as a loop of BK trips (the accumulators still indexed by constants), left to
 // the compiler to unroll or not; else written out and every loop unrolled (optionNV).
-// PAIR: two K-tiles per trip of the tile loop, so that each one's shared-memory buffer index is a
-// constant. PREFETCH2: as PAIR, with global loads two K-tiles ahead (two register sets: each
-// tile's loads have two tiles' math to arrive in). SWIZZLE (a count of tile rows): workgroups
-// in column-major bands of that many tile rows (L2 reuse, as Triton's grouped ordering).
+// The tile loop takes two K-tiles per trip, so that each one's shared-memory buffer index is a
+// constant: 1.24x faster on the H100 than one tile per trip with the index t & 1 (4096^3:
+// 31.5 against 25.5 TFLOP/s; bench/RESULTS.md, 2026-11-27, mm70b). Loading two K-tiles ahead
+// (two register sets) ran 0.65x, grouped workgroup order (L2) 0.97x; both dropped.
 #ifndef K_LOOP
 #pragma optionNV(unroll all)
 #endif
@@ -131,15 +131,7 @@ void main() {
 #else
   uint tx = tid % TXN, ty = tid / TXN;
 #endif
-#ifdef SWIZZLE
-  // Consecutive workgroups share B's column tiles and a band's A rows.
-  uint gid = WORKGROUP_ID.y * u_grid.x + WORKGROUP_ID.x, band = uint(SWIZZLE) * u_grid.x;
-  uint first = gid / band * uint(SWIZZLE), rows = min(u_grid.y - first, uint(SWIZZLE));
-  uint tm = first + (gid % band) % rows, tn = (gid % band) / rows;
-#else
-  uint tm = WORKGROUP_ID.y, tn = WORKGROUP_ID.x;
-#endif
-  uint m0 = tm * BM, n0 = tn * BN, qa = bo.x / 4u, qb = bo.y / 4u;
+  uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, qa = bo.x / 4u, qb = bo.y / 4u;
   // acc[(h * 4 + i) * NQ + j]: row (h ? BM / 2 : 0) + 4 ty + i, column quad 4 tx + j BN / NQ.
   vec4 acc[8u * NQ];
   for (uint i = 0u; i < 8u * NQ; ++i) acc[i] = vec4(0.0);
@@ -149,22 +141,14 @@ void main() {
   for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, pt.k0, n0, pt.k1, qb);
   for (uint l = 0u; l < LA; ++l) put_a(0u, l, ra[l]);
   for (uint l = 0u; l < LB; ++l) put_b(0u, l, rb[l]);
-#ifdef PREFETCH2
-  // Loads two K-tiles ahead: tile t + 1 waits in ra1 / rb1 (t even) or ra / rb (t odd).
-  vec4 ra1[LA], rb1[LB];
-  if (1u < nk) {
-    for (uint l = 0u; l < LA; ++l) ra1[l] = fetch_a(l, pt.k0 + BK, m0, pt.k1, qa);
-    for (uint l = 0u; l < LB; ++l) rb1[l] = fetch_b(l, pt.k0 + BK, n0, pt.k1, qb);
-  }
-#endif
   workgroup_sync();
   // One K-tile: the next tile's loads into registers, this tile's K steps from shared memory
   // (buffer `cur`), the next tile's stores to the other buffer, one barrier.
-#define TILE_FETCH(RA, RB, D)                                                \
-  if (t + D < nk) {                                                          \
-    uint kn = pt.k0 + (t + D) * BK;                                          \
-    for (uint l = 0u; l < LA; ++l) RA[l] = fetch_a(l, kn, m0, pt.k1, qa);   \
-    for (uint l = 0u; l < LB; ++l) RB[l] = fetch_b(l, kn, n0, pt.k1, qb);   \
+#define TILE_FETCH                                                           \
+  if (t + 1u < nk) {                                                         \
+    uint kn = pt.k0 + (t + 1u) * BK;                                         \
+    for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, kn, m0, pt.k1, qa);   \
+    for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, kn, n0, pt.k1, qb);   \
   }
 #define FMA_Q(av, h, i, c, bv, j) acc[(h * 4 + i) * int(NQ) + j] += av.c * bv;
 #if TN == 8
@@ -193,34 +177,24 @@ void main() {
 #else
 #define TILE_MATH KS(K_STEP)
 #endif
-#define TILE_PUT(RA, RB)                                          \
+#define TILE_PUT                                                  \
   if (t + 1u < nk) {                                              \
-    for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, RA[l]);    \
-    for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, RB[l]);    \
+    for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);    \
+    for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);    \
   }                                                               \
   workgroup_sync();
-// Buffer CUR; tile t + D loaded into RAF / RBF, tile t + 1 stored from RAP / RBP.
-#define TILE(CUR, RAF, RBF, D, RAP, RBP) \
-  {                                      \
-    uint cur = CUR;                      \
-    TILE_FETCH(RAF, RBF, D)              \
-    TILE_MATH                            \
-    TILE_PUT(RAP, RBP)                   \
+// K-tile t from buffer CUR (0u or 1u: a constant index).
+#define TILE(CUR)        \
+  {                      \
+    uint cur = CUR;       \
+    TILE_FETCH           \
+    TILE_MATH            \
+    TILE_PUT             \
   }
   for (uint t = 0u; LOOP(t < nk); ++t) {
-#if defined(PREFETCH2)
-    // Two K-tiles per trip (constant buffer indices and register sets).
-    TILE(0u, ra, rb, 2u, ra1, rb1)
+    TILE(0u)
     if (!(++t < nk)) break;
-    TILE(1u, ra1, rb1, 2u, ra, rb)
-#elif defined(PAIR)
-    // Two K-tiles per trip, so that each one's buffer index is a constant.
-    TILE(0u, ra, rb, 1u, ra, rb)
-    if (!(++t < nk)) break;
-    TILE(1u, ra, rb, 1u, ra, rb)
-#else
-    TILE(t & 1u, ra, rb, 1u, ra, rb)
-#endif
+    TILE(1u)
   }
   uint c_off = pt.c_off, d_off = bo.z;
   uint ma = m0 + 4u * ty, mb = m0 + BM / 2u + 4u * ty;

@@ -106,14 +106,18 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
       !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
   // The warp-tiled kernel: quad operands, M, N and K multiples of 4, f32 math.
   const bool warp_ok = !reg && !gemv && p.quads && p.M % 4 == 0 && p.N % 4 == 0 && p.K % 4 == 0 && fb0 == 0;
-  // Chosen on GPUs for B read as quads along K (linear's w.t(): the quad-load kernel's scalar
-  // transposing stores into unpadded rows ran 1.2x slower there) over at least 256 of its tiles;
-  // B row-major keeps the quad-load kernel (1.08x faster at 2048 to 8192 on the H100).
+  // Chosen on GPUs over at least 256 of its tiles: for B read as quads along K (linear's w.t(): the
+  // quad-load kernel's scalar transposing stores into unpadded rows ran 1.2x slower there), and for
+  // B row-major in whole 128 x 128 x 8 tiles (two K-tiles per trip of its loop: 31.5 TFLOP/s at
+  // 4096^3 on the H100 against the quad-load kernel's 27.5; tile edges not measured).
   const std::int64_t warp_tiles = ceil_div(p.M, 128) * ceil_div(p.N, 128) * p.batch;
-  const bool warp =
-      warp_ok && (forced == K::warp || (chosen && !software && p.b_quads == 2 && warp_tiles >= kWarpMinTiles));
+  const bool warp_whole = p.M % 128 == 0 && p.N % 128 == 0 && p.K % 8 == 0 && p.K > 0;
+  const bool warp = warp_ok && (forced == K::warp || (chosen && !software && (p.b_quads == 2 || warp_whole) &&
+                                                      warp_tiles >= kWarpMinTiles));
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
-  const bool vec4 = vec4_ok && (forced_vec4 || (chosen && vec4_tiles >= 256));
+  // Fewer tiles over a long K: split into K chunks (kSplitTiles), f32 math only (as measured).
+  const bool vec4_split = chosen && !software && fb0 == 0 && vec4_tiles < 256 && p.K >= kSplitMinK && !p.split_columns;
+  const bool vec4 = vec4_ok && (forced_vec4 || (chosen && (vec4_tiles >= 256 || vec4_split)));
   // The packed-half f16-math kernel: the quad-load kernel's conditions, whole 16-K tiles, any number of tiles.
   const bool f16x2 = vec4_ok && fb0 > 0 && p.K % 16 == 0 && p.K > 0 && (forced_vec4 || chosen) &&
                      settings.f16_matmul == F16MatmulSetting::f16x2;
@@ -187,8 +191,10 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // GPUs, long K over few tiles (weight gradients: K = batch x tokens, [in, out] outputs): at
   // least about four waves of an H100's 132 SMs, chunks of at least 1024 (chargpt's step,
   // bench/RESULTS.md: 108 tiles over K = 16384 ran 2.3x longer unsplit).
-  if (!software && !gemv && !reg && p.K >= 4096 && tiles < 512)
+  // Not the warp kernel: 256 of its 128 x 128 tiles hold the work of 1024 tiles of 64 x 64.
+  if (!software && !gemv && !reg && !warp && p.K >= 4096 && tiles < 512)
     splits = std::max(splits, std::min(ceil_div(512, tiles), p.K / 1024));
+  if (vec4 && vec4_split) splits = std::max(splits, std::min(ceil_div(kSplitTiles, vec4_tiles), p.K / kSplitMinChunk));
   // Forced slices (Settings::matmul_split) for tiled kernels; never fewer than the loop limit needs.
   if (settings.matmul_split > 0 && !gemv && !reg)
     splits = std::max(needed, std::min<std::int64_t>(settings.matmul_split, std::max<std::int64_t>(p.K / 16, 1)));

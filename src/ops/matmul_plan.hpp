@@ -65,8 +65,15 @@ struct MatmulPlan {
 };
 
 /// The warp-tiled kernel's 128 x 128 tiles (batch entries included) from which the planner picks
-/// it on GPUs where B is read as quads along K.
+/// it on GPUs (quad operands, f32 math).
 inline constexpr std::int64_t kWarpMinTiles = 256;
+
+/// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= kSplitMinK run the quad-load
+/// kernel split over K into chunks of at least kSplitMinChunk, as many as bring the tiles to
+/// about kSplitTiles workgroups (else the scalar 64 x 64 kernel would take them unsplit or in
+/// fewer chunks). On the H100 (bench/RESULTS.md, 2026-11-27, mm70b) 1.11 to 1.26x faster at
+/// 1024^3, 256 x 4096 x 4096, 256 x 2048 x 8192, 512 x 2048 x 2048, 384 x 1152 x 16384 and 2048.
+inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMinK = 1024;
 
 /// GEMV (glsl/ops/gemv.comp): output features and most rows of C per workgroup, most invocations.
 inline constexpr std::int64_t kGemvFeatures = 4, kGemvRows = 8;
@@ -77,14 +84,15 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// shared-memory reduction; no split_columns); Settings::matmul_kernel "gemv" forces it for any
 /// shape and device (split_columns excepted). Otherwise: on software rasterizers the REG kernel (register blocks
 /// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
-/// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the 64x128 quad-load kernel for whole
-/// tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles (GPUs fill better with smaller
-/// tiles below that), else 64x64 tiles (Settings::matmul_kernel overrides where the kernel applies: vec4*, tile64,
-/// tile128, reg, gemv). Split-K where one invocation would loop past the device's limit, and where few output tiles
-/// share a long K (K >= 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software
-/// rasterizers; for REG fewer than the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV
-/// where the problem's precision is f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32
-/// operands are rounded to f16 in the kernel); else f32 math. With f16 math, the packed-half kernel (f16x2:
+/// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel (quad operands,
+/// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles), else the 64x128 quad-load
+/// kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles, or fewer over
+/// K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel overrides where the
+/// kernel applies: vec4*, tile64, tile128, reg, gemv). Split-K where one invocation would loop past the device's limit,
+/// and where few output tiles share a long K (K >= 1024 and fewer than a quarter of the target workgroups: 256 on GPUs,
+/// 16 on software rasterizers; for REG fewer than the target). f16 math (f16_block = kF16BlockK) in every kernel but
+/// REG and GEMV where the problem's precision is f16_allowed and the device has fp16 arithmetic, whatever the operand
+/// dtypes (f32 operands are rounded to f16 in the kernel); else f32 math. With f16 math, the packed-half kernel (f16x2:
 /// matmul_f16x2.comp, the quad-load kernel's tiles and operand conditions with K % 16 == 0 and K > 0, 64x128
 /// tiles whatever their number) where Settings::f16_matmul is f16x2 and the kernel is the planner's choice or a
 /// quad-load one; f16x4 or "" (today's default, see docs/precision.md) keeps the other kernels' F16_MATH forms.

@@ -647,3 +647,14 @@ TEST(Matmul, WarpTiledKernel) {
     check_linear(rng, {2, 1024, 12}, 2048, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
   }
 }
+
+// The planner's split-K for few quad-load tiles over a long K (tests/ops/test_plans.cpp
+// SplitKForFewQuadLoadTiles) as a GPU plans it: one and two tiles (a batch of two) split into
+// chunks, row-major and K-major B, the epilogue applied after the partial sums.
+TEST(Matmul, SplitKForFewQuadLoadTilesAsOnAGpu) {
+  GLT_RNG(rng);
+  ScopedEnv gpu("GLTENSOR_MATMUL_KERNEL", "gpu");
+  check(rng, {64, 1024}, {1024, 128});
+  check(rng, {2, 64, 1536}, {1536, 128});
+  check_linear(rng, {64, 1024}, 128, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
+}

@@ -30,20 +30,21 @@ const DeviceTraits kGpu{false, 0, false}, kLlvmpipe{true, 65535, false};
 
 TEST(PlanMatmul, KernelChoice) {
   const Settings s;
-  // Whole 64 x 128 tiles, quad-aligned operands, >= 256 tiles: the quad-load kernel.
-  MatmulPlan p = plan_matmul(problem(1024, 4096, 512), kGpu, s);
+  // Whole 64 x 128 tiles, quad-aligned operands, >= 256 tiles (fewer than 256 warp tiles): the
+  // quad-load kernel.
+  MatmulPlan p = plan_matmul(problem(1024, 2048, 512), kGpu, s);
   EXPECT_EQ(p.kernel, MatmulPlan::Kernel::vec4);
-  EXPECT_EQ(p.groups_x, 32u);
+  EXPECT_EQ(p.groups_x, 16u);
   EXPECT_EQ(p.groups_y, 16u);
   EXPECT_TRUE(p.tune);
-  EXPECT_EQ(p.tune_key, "matmul_vec4/512/512/float32");
+  EXPECT_EQ(p.tune_key, "matmul_vec4/256/512/float32");
   // Fewer tiles, or operands that are not quads: scalar 64 x 64 tiles on GPUs.
   EXPECT_EQ(plan_matmul(problem(128, 256, 64), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
   // llvmpipe: the REG kernel for every shape.
   for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{1024, 4096, 512}, {100, 20, 30}, {64, 25088, 288}})
     EXPECT_EQ(plan_matmul(problem(m, n, k), kLlvmpipe, s).kernel, MatmulPlan::Kernel::reg) << m << "x" << n;
-  // Ragged sizes never take the quad-load kernel.
+  // Ragged sizes never take the quad-load kernel (nor, for row-major B, the warp kernel).
   EXPECT_EQ(plan_matmul(problem(1000, 4096, 512), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
 }
 
@@ -122,13 +123,15 @@ TEST(PlanMatmul, RegisterBlocks) {
   // GPUs: a long K over few tiles (a linear layer's weight gradient, [in, out] over batch x tokens:
   // chargpt's 384 x 1152 over 16384, 6 x 18 tiles of 64) splits into about four waves of 132
   // SMs, chunks of at least 1024; enough tiles, or K below 4096, stay whole.
-  const MatmulPlan wg = plan_matmul(problem(384, 1152, 16384), kGpu, s);
+  // (Operands that are not quads: the 64 x 64 kernel; quads: SplitKForFewQuadLoadTiles.)
+  const MatmulPlan wg = plan_matmul(problem(384, 1152, 16384, false), kGpu, s);
   EXPECT_EQ(wg.kernel, MatmulPlan::Kernel::tile64);
   EXPECT_EQ(wg.splits, 5);
   EXPECT_GE(wg.kchunk, 1024);
   EXPECT_GE(wg.splits * wg.kchunk, 16384);
-  EXPECT_EQ(plan_matmul(problem(384, 1152, 2048), kGpu, s).splits, 1);
+  EXPECT_EQ(plan_matmul(problem(384, 1152, 2048, false), kGpu, s).splits, 1);
   EXPECT_EQ(plan_matmul(problem(2048, 2048, 16384), kGpu, s).splits, 1);
+  EXPECT_EQ(plan_matmul(problem(2048, 2048, 16384, false), kGpu, s).splits, 1);
   const MatmulPlan l = plan_matmul(problem(512, 512, 300000, false), kLlvmpipe, s);
   EXPECT_GT(l.splits, 1);
   EXPECT_LE(l.loop_iterations, kLlvmpipe.loop_limit);
@@ -249,6 +252,35 @@ TEST(PlanMatmul, SplitKForFewTiles) {
   // Batched: the batch counts as tiles; z covers batch x splits.
   const MatmulPlan b = plan_matmul(problem(64, 64, 8192, false, 3), kGpu, s);
   EXPECT_EQ(b.groups_z, static_cast<std::uint64_t>(3 * b.splits));
+}
+
+// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= 2 kSplitMinChunk: the quad-load
+// kernel in K chunks of at least kSplitMinChunk, about kSplitTiles workgroups in all (bench/RESULTS.md,
+// 2026-11-27, mm70b); not on llvmpipe, not for ragged shapes, short K or f16 math.
+TEST(PlanMatmul, SplitKForFewQuadLoadTiles) {
+  const Settings s;
+  const MatmulPlan p = plan_matmul(problem(256, 4096, 4096), kGpu, s);  // 4 x 32 tiles
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(p.splits, std::min(kSplitTiles / 128, 4096 / kSplitMinChunk));
+  EXPECT_EQ(p.kchunk, 4096 / p.splits);
+  EXPECT_EQ(p.groups_z, static_cast<std::uint64_t>(p.splits));
+  EXPECT_EQ(p.tune_key, "matmul_vec4/128/4096/float32/s" + std::to_string(p.splits));
+  const MatmulPlan q = plan_matmul(problem(1024, 1024, 1024), kGpu, s);  // 16 x 8 tiles
+  EXPECT_EQ(q.kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(q.splits, std::min(kSplitTiles / 128, 1024 / kSplitMinChunk));
+  EXPECT_GE(q.kchunk, kSplitMinChunk);
+  const MatmulPlan g = plan_matmul(problem(384, 1152, 16384), kGpu, s);  // chargpt's weight gradient, 6 x 9 tiles
+  EXPECT_EQ(g.kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_GE(g.splits * 54, kSplitTiles);
+  EXPECT_GE(g.splits * g.kchunk, 16384);
+  // Unchanged: short K, ragged shapes, enough tiles, llvmpipe, f16 math.
+  EXPECT_EQ(plan_matmul(problem(256, 4096, 2 * kSplitMinChunk - 8), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(plan_matmul(problem(256, 4100, 4096), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(plan_matmul(problem(2048, 2048, 4096), kGpu, s).splits, 1);
+  EXPECT_EQ(plan_matmul(problem(256, 4096, 4096), kLlvmpipe, s).kernel, MatmulPlan::Kernel::reg);
+  MatmulProblem half = problem(256, 4096, 4096);
+  half.precision = Precision::f16_allowed;
+  EXPECT_EQ(plan_matmul(half, DeviceTraits{false, 0, true}, s).kernel, MatmulPlan::Kernel::tile64);
 }
 
 TEST(PlanMatmul, ForcedSplitKButNeverPastTheLoopLimit) {
@@ -396,7 +428,7 @@ TEST(PlanMatmul, F16MathNeedsPrecisionAndDeviceTrait) {
   const Settings s;
   const DeviceTraits gpu16{false, 0, true}, llvm16{true, 65535, true};
   for (const MatmulProblem& base :
-       {problem(1024, 4096, 512), problem(100, 20, 30, false), problem(1024, 4096, 512, false)}) {
+       {problem(1024, 2048, 512), problem(100, 20, 30, false), problem(1024, 4096, 512, false)}) {
     MatmulProblem p = base;
     EXPECT_EQ(plan_matmul(p, gpu16, s).f16_block, 0) << "f32 stays the default";
     p.precision = Precision::f16_allowed;
@@ -481,8 +513,9 @@ TEST(PlanMatmul, F16x2WhereQuadsAndWhole16KTiles) {
   EXPECT_EQ(plan_matmul(f16(problem(1000, 1024, 1024)), gpu16, s).kernel, MatmulPlan::Kernel::tile64);
   EXPECT_EQ(plan_matmul(f16(problem(1024, 1024, 1024, false)), gpu16, s).kernel, MatmulPlan::Kernel::tile64);
   EXPECT_NE(plan_matmul(f16(problem(1024, 1024, 0)), gpu16, s).kernel, MatmulPlan::Kernel::f16x2);
-  EXPECT_EQ(plan_matmul(problem(2048, 2048, 2048), gpu16, s).kernel, MatmulPlan::Kernel::vec4);
-  EXPECT_EQ(plan_matmul(f16(problem(2048, 2048, 2048)), kGpu, s).kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(plan_matmul(problem(2048, 1024, 2048), gpu16, s).kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(plan_matmul(f16(problem(2048, 1024, 2048)), kGpu, s).kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(plan_matmul(problem(2048, 2048, 2048), gpu16, s).kernel, MatmulPlan::Kernel::warp) << "f32 math";
   Settings forced = s;
   forced.matmul_kernel = MatmulKernelSetting::tile128;
   EXPECT_EQ(plan_matmul(f16(problem(1024, 1024, 1024)), gpu16, forced).kernel, MatmulPlan::Kernel::tile128);
@@ -946,9 +979,9 @@ TEST(PlanMatmul, WarpKernelForced) {
   EXPECT_TRUE(plan_matmul(cols, h100, s).split_columns);
 }
 
-// Chosen (no kernel forced): on GPUs where B is read as quads along K (linear's w.t()) over at least
-// kWarpMinTiles 128 x 128 tiles, batch entries included; never on llvmpipe, for row-major B, for
-// fewer tiles or with f16 math.
+// Chosen (no kernel forced): on GPUs over at least kWarpMinTiles 128 x 128 tiles, batch entries
+// included, where B is read as quads along K (linear's w.t()) or, row-major, in whole 128 x 128 x 8
+// tiles; never on llvmpipe, for fewer tiles, for row-major B off the tile edges or with f16 math.
 TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
   const Settings s;
   auto kmajor = [](std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch = 1) {
@@ -966,7 +999,14 @@ TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
   EXPECT_NE(plan_matmul(kmajor(2048, 2048, 1024), kLlvmpipe, s).kernel, MatmulPlan::Kernel::warp);
   MatmulProblem row = problem(2048, 2048, 1024);
   row.b_quads = 1;
-  EXPECT_EQ(plan_matmul(row, kGpu, s).kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_EQ(plan_matmul(row, kGpu, s).kernel, MatmulPlan::Kernel::warp) << "row-major B, whole tiles";
+  EXPECT_EQ(plan_matmul(problem(4096, 4096, 4096), kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(plan_matmul(problem(4096, 4096, 4096), kGpu, s).splits, 1);
+  EXPECT_FALSE(plan_matmul(problem(4096, 4096, 4096), kGpu, s).warp_edge);
+  EXPECT_EQ(plan_matmul(problem(1024, 1024, 1024, true, 4), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "batch";
+  EXPECT_EQ(plan_matmul(problem(2048, 2048, 1020), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "K off 8";
+  EXPECT_EQ(plan_matmul(problem(2048, 2176, 1024), kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(plan_matmul(problem(2048, 2112, 1024), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "N off 128";
   MatmulProblem half = kmajor(2048, 2048, 1024);
   half.precision = Precision::f16_allowed;
   EXPECT_NE(plan_matmul(half, DeviceTraits{false, 0, true}, s).kernel, MatmulPlan::Kernel::warp);
