@@ -14,7 +14,7 @@
 //            stream, big, addvariants only when named exactly (hints and offsets on GPUs only).
 //            No FILTER: every mode that a plain filter selects.
 //   LAB_CANDS (environment): modes variants, warp and splitk run only the candidates whose name
-//            contains it (and the library's own row).
+//            contains one of its '|'-separated parts (and the library's own row).
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a

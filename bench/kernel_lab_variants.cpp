@@ -224,10 +224,21 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     }
   }
   std::set<std::string> seen;  // program key and grid: a candidate equal to an earlier one is skipped
-  // LAB_CANDS: only the candidates whose name contains it (the planner's row is always run).
-  const char* only_cands = std::getenv("LAB_CANDS");
+  // LAB_CANDS: only the candidates whose name contains one of its '|'-separated parts (the
+  // planner's row is always run).
+  std::vector<std::string> only;
+  if (const char* e = std::getenv("LAB_CANDS")) {
+    std::string list = e;
+    for (std::size_t a = 0, b; a <= list.size(); a = b + 1) {
+      b = std::min(list.find('|', a), list.size());
+      only.push_back(list.substr(a, b - a));
+    }
+  }
   for (const Cand& c : cands) {
-    if (only_cands && std::string(c.name).find(only_cands) == std::string::npos) continue;
+    if (!only.empty() && std::none_of(only.begin(), only.end(), [&](const std::string& o) {
+          return std::string(c.name).find(o) != std::string::npos;
+        }))
+      continue;
     Settings s = settings();
     s.matmul_kernel = c.setting;
     MatmulPlan plan = plan_matmul(problem, traits, s);
