@@ -209,6 +209,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
       {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
       {"warp 128x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 0, true},
+      {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
       {"warp 128x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, true},
       {"warp 64x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 0, true},
       {"warp 64x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
