@@ -2,12 +2,12 @@
 // register blocking, f32 accumulation (also for f16/bf16 storage): 64x128 tiles of 8x8 per
 // invocation with 128-bit operand loads where operands are quad-aligned and the tiles whole
 // (glsl/ops/matmul_vec4.comp), else 64x64 or 128x128 tiles with scalar loads (matmul_tile64/128.comp)
-// or register blocks (matmul_reg.comp: software rasterizers, few rows or columns). On GPUs, where b
-// is K-major (linear's weight.t()) and the product has at least 256 tiles of 128x128: the
-// warp-tiled kernel (matmul_warp.comp, after S. Boehm's "How to optimize a CUDA matmul kernel for
-// cuBLAS-like performance", kernel 10: 128x128 tiles of 256 invocations, 8x8 per invocation, both
-// operands as quads, K-major ones transposed into padded shared-memory rows; M, N, K multiples of
-// 4, any tile edges; GLTENSOR_MATMUL_KERNEL=warp forces it where it applies).
+// or register blocks (matmul_reg.comp: software rasterizers, few rows or columns). On GPUs, over at least 256 tiles of
+// 128x128 with b K-major (linear's weight.t()) or row-major in whole tiles (M, N multiples of 128, K of 8): warp-tiled
+// kernel (matmul_warp.comp, after S. Boehm's "How to optimize a CUDA matmul kernel for cuBLAS-like performance", kernel
+// 10: 256 invocations of 8x8, both operands as quads, K-major ones transposed into padded shared-memory rows, two 8-K
+// tiles per loop trip; M, N, K multiples of 4, any tile edges; GLTENSOR_MATMUL_KERNEL=warp forces it where it applies).
+// GPUs, fewer than 256 whole 64x128 tiles over K >= 1024: the 64x128 kernel over K chunks, summed, then the epilogue.
 // The quad-load kernel's variants (K split over two halves of a workgroup, inner product
 // unrolled) are timed on a GPU on the first use of a (tiles, K, dtype) class and the fastest is
 // kept on disk (GLTENSOR_TUNE, GLTENSOR_CACHE_DIR): such a first call takes a few runs longer;

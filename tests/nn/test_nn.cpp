@@ -51,10 +51,11 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
       EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << path << " " << to_string(c.x) << " * " << to_string(c.w);
     }
   // The quad-load matmul kernel writing NCHW directly (forced: too few tiles to be chosen), with
-  // and without sliced K: 64 output channels, K = 144, Nimg * OH * OW a multiple of 128.
+  // and without sliced K, and the warp-tiled kernel (its 128-row tile's edge): 64 output
+  // channels, K = 144, Nimg * OH * OW a multiple of 128.
   // Padding, bias in its epilogue; stride, dilation, asymmetric padding, OW = 6 (im2col's quads
   // of positions wrap to the next row), a non-contiguous (NHWC) input; f16 input and weights.
-  for (const char* kernel : {"vec4", "vec4s"}) {
+  for (const char* kernel : {"vec4", "vec4s", "warp"}) {
     ScopedEnv env("GLTENSOR_MATMUL_KERNEL", kernel);
     struct IC {
       Shape x;
