@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision f16mm benchf lab labvariants mlp cnn profile torchtrain
+#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision f16mm benchf lab labvariants mm mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest graphics replay plan lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization),
 #                                   attn (after pack_gpu.sh --gpt: issue 23's training attention)
@@ -95,6 +95,13 @@ for phase in "$@"; do
         timeout 60 "$P/bin/gltensor_bench" --benchmark_min_time=0.2 --benchmark_filter='^BM_elementwise(_f16)?/(add|mul)' 2>&1 |
           grep BM_ | tee -a "$log" ;;
     lab) timeout 300 "$P/bin/gltensor_kernel_lab" ${LAB_FILTER:-} 2>&1 | tee "$OUT/lab.txt" ;;
+    mm) # issue 21: f32 matmul, the planner's choice and the kernels' forms (lab modes warp and splitk;
+        # LAB_CANDS narrows the forms) against PyTorch's cuBLAS (TF32 off) at the same shapes, same run
+      timeout 240 "$P/bin/gltensor_kernel_lab" warp 2>&1 | tee "$OUT/mm.txt"
+      timeout 120 "$P/bin/gltensor_kernel_lab" splitk 2>&1 | tee -a "$OUT/mm.txt"
+      timeout 120 python3 "$P/torch_matmul.py" 2>&1 | tee -a "$OUT/mm.txt"
+      timeout 60 python3 "$P/torch_matmul.py" 256x2048x8192 512x2048x2048 384x1152x16384 384x1152x2048 \
+        2>&1 | tee -a "$OUT/mm.txt" ;;
     labvariants) # the library's kernel Variants through Launch (bench/kernel_lab_variants.cpp): checked, then timed
       timeout 120 "$P/bin/gltensor_kernel_lab" --check variants 2>&1 | tee "$OUT/labvariants.txt"
       timeout 300 "$P/bin/gltensor_kernel_lab" variants 2>&1 | tee -a "$OUT/labvariants.txt" ;;

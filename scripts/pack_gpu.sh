@@ -90,7 +90,8 @@ for lib in libbenchmark.so.1debian libstb.so.0 libonnx_proto.so.1 libprotobuf.so
 done
 if [ "${1:-}" = "--onnx" ]; then cp -r /usr/share/libonnx-testdata/data/node gpu-pack/onnx-node
 elif [ "${1:-}" != "--ocr" ] && [ "${1:-}" != "--gpt" ]; then mkdir -p gpu-pack/data && cp /usr/share/datasets/fashion-mnist/*.gz gpu-pack/data/; fi
-[ "${1:-}" = "--gpt" ] || cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py bench/ab_compare.py gpu-pack/
+[ "${1:-}" = "--gpt" ] || cp ../shared/gpu/torch_reference.py ../shared/gpu/torch_train_reference.py bench/compare.py bench/ab_compare.py \
+  bench/torch_matmul.py gpu-pack/
 # OLD_BENCH=path/to/gltensor_bench of an earlier commit: packed for the `ab` phase.
 # Its libgltensor.so.0 (the build folder's, next to bench/) goes to gpu-pack/oldlib: the old
 # binary must not load this build's library.
