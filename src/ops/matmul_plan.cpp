@@ -112,8 +112,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // 4096^3 on the H100 against the quad-load kernel's 27.5; tile edges not measured).
   const std::int64_t warp_tiles = ceil_div(p.M, 128) * ceil_div(p.N, 128) * p.batch;
   const bool warp_whole = p.M % 128 == 0 && p.N % 128 == 0 && p.K % 8 == 0 && p.K > 0;
-  const bool warp = warp_ok && (forced == K::warp || (chosen && !software && (p.b_quads == 2 || warp_whole) &&
-                                                      warp_tiles >= kWarpMinTiles));
+  const bool warp = warp_ok && (forced == K::warp ||
+                                (chosen && !software && (p.b_quads == 2 || warp_whole) && warp_tiles >= kWarpMinTiles));
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   // Fewer tiles over a long K: split into K chunks (kSplitTiles), f32 math only (as measured).
   const bool vec4_split = chosen && !software && fb0 == 0 && vec4_tiles < 256 && p.K >= kSplitMinK && !p.split_columns;
