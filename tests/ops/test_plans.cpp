@@ -264,7 +264,8 @@ TEST(PlanMatmul, SplitKForFewQuadLoadTiles) {
   EXPECT_EQ(p.splits, std::min(kSplitTiles / 128, 4096 / kSplitMinChunk));
   EXPECT_EQ(p.kchunk, 4096 / p.splits);
   EXPECT_EQ(p.groups_z, static_cast<std::uint64_t>(p.splits));
-  EXPECT_EQ(p.tune_key, "matmul_vec4/128/4096/float32/s" + std::to_string(p.splits));
+  EXPECT_FALSE(p.tune) << "the plain form, untuned";
+  EXPECT_EQ(p.variant, 0);
   const MatmulPlan q = plan_matmul(problem(1024, 1024, 1024), kGpu, s);  // 16 x 8 tiles
   EXPECT_EQ(q.kernel, MatmulPlan::Kernel::vec4);
   EXPECT_EQ(q.splits, std::min(kSplitTiles / 128, 1024 / kSplitMinChunk));
