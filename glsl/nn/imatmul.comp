@@ -355,7 +355,8 @@ void main() {
   FETCH(kb)
   PUT(0u)
   workgroup_sync();
-  for (uint t = 0u; t < nk; ++t) {
+  // LOOP: GLTENSOR_CHECK_LOOPS counts the K tiles against the launch's loop_iterations
+  for (uint t = 0u; LOOP(t < nk); ++t) {
     uint cur = t & 1u;
     if (t + 1u < nk) { FETCH(kb + (t + 1u) * BK) }
     // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
