@@ -4,6 +4,8 @@
 // Functions with kinks at ties (max pooling, max/min reductions) take `distinct` inputs: a random
 // permutation of evenly spaced values in [lo, hi), so that no two are within the finite
 // difference's step of each other (with uniform values, a near tie made the check flaky).
+// Step functions (floor, round, sign, ...) take `redraw`: a value it holds true for (one within
+// reach of a jump) is drawn again, as a finite difference across the jump is not the derivative.
 #pragma once
 #include <algorithm>
 #include <functional>
@@ -25,12 +27,15 @@ using RefFn = std::function<std::vector<double>(const std::vector<HostT>&)>;
 
 inline ::testing::AssertionResult grad_check(std::mt19937_64& rng, const std::vector<gltensor::Shape>& shapes,
                                              const GpuFn& gpu, const RefFn& ref, float lo = -1, float hi = 1,
-                                             bool distinct = false) {
+                                             bool distinct = false, const std::function<bool(double)>& redraw = {}) {
   using namespace gltensor;
   std::vector<HostT> hx;
   std::vector<Tensor> tx;
   for (const auto& s : shapes) {
     auto v = uniform(rng, static_cast<std::size_t>(numel_of(s)), lo, hi);
+    if (redraw)
+      for (auto& x : v)
+        while (redraw(x)) x = uniform(rng, 1, lo, hi)[0];
     if (distinct) {
       for (std::size_t i = 0; i < v.size(); ++i)
         v[i] = lo + (hi - lo) * (static_cast<float>(i) + 0.5f) / static_cast<float>(v.size());

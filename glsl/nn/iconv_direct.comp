@@ -7,8 +7,9 @@
 // expression (bit-identical results):
 //   dequantize (imatmul.comp's DEQUANT): v = float(s) * (sa * sb[o]) (+ bias[o]), y float32;
 //   QUANT, the QDQ pattern's QuantizeLinear after the conv (quant_int.comp's QUANTIZE), with
-//   ACT_RELU / ACT_CLIP (activations.glsl) between: y = clamp(roundEven(div_rn(act(v), ys)) + zy,
-//   QMIN, QMAX) (NaN -> zy), 8-bit.
+//   the activation between as act_clip(v, u_lo, u_hi) (activations.glsl; uniforms, so that none,
+//   Relu and Clip are one program: none -inf, inf; Relu 0, inf; Clip its bounds):
+//   y = clamp(roundEven(div_rn(act(v), ys)) + zy, QMIN, QMAX) (NaN -> zy), 8-bit.
 // Exact sums on f32 FMAs, as imatmul.comp: every difference of an 8-bit value and an 8-bit zero
 // point lies in [-255, 255], so a block of CB channels (CB KH KW <= 256 products of magnitude <=
 // 65025) sums below 2^24 exactly in f32; each block's sums are then added to int32 totals.
@@ -41,7 +42,7 @@ uniform int u_dw;
 uniform int u_blocks;  // CG / CB
 uniform uint u_zw_per;
 uniform uint u_sb_per;
-#ifdef ACT_CLIP
+#ifdef QUANT
 uniform float u_lo;
 uniform float u_hi;
 #endif
@@ -124,11 +125,7 @@ void main() {
       v += bias;
 #endif
 #ifdef QUANT
-#if defined(ACT_RELU)
-      v = act_relu(v);
-#elif defined(ACT_CLIP)
       v = act_clip(v, u_lo, u_hi);
-#endif
       float t = div_rn(v, ys);
       int r = is_nan(t) ? int(zy) : int(clamp(roundEven(t) + zy, float(QMIN), float(QMAX)));
       // whole words where the plane's positions start on one (P % 4 == 0), else bytes

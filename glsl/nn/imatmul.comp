@@ -28,8 +28,9 @@
 // DequantizeLinear of the sums with the multiplier sa * sb computed in f32, then Add of the bias.
 // QUANT (with DEQUANT; the QDQ pattern's QuantizeLinear after a conv, as iconv_direct.comp's
 // QUANT, expression for expression): c is 8-bit, c = clamp(roundEven(div_rn(act(v), ys)) + zy,
-// QMIN, QMAX) (NaN -> zy) for the dequantized v, ACT_RELU / ACT_CLIP (u_lo, u_hi) between; whole
-// words of four columns (the host runs it only where N % 4 == 0).
+// QMIN, QMAX) (NaN -> zy) for the dequantized v, the activation act_clip(v, u_lo, u_hi) between
+// (uniforms: none, Relu and Clip are one program); whole words of four columns (the host runs it
+// only where N % 4 == 0).
 // Where the int32 totals of the blocks live: TOTALS_REGS, int32 registers beside the f32 ones
 // (twice the accumulators); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
 // registers are those of matmul's f32 tiles; read and written once per block); TOTALS_MEM, the output's elements in memory (each invocation adds a
@@ -74,7 +75,7 @@ uniform int u_pl;
 uniform int u_dh;
 uniform int u_dw;
 #endif
-#ifdef ACT_CLIP
+#ifdef QUANT
 uniform float u_lo;
 uniform float u_hi;
 #endif
@@ -179,11 +180,7 @@ void store_row(ivec4 tot, uint m, uint n, uint bz, uint row0, bool stored) {
 #endif
 #endif
 #ifdef QUANT
-#if defined(ACT_RELU)
-    v = act_relu(v);
-#elif defined(ACT_CLIP)
     v = act_clip(v, u_lo, u_hi);
-#endif
     float q = div_rn(v, ys);
     int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
     word |= (uint(r) & 0xffu) << (8u * j);
@@ -358,7 +355,8 @@ void main() {
   FETCH(kb)
   PUT(0u)
   workgroup_sync();
-  for (uint t = 0u; t < nk; ++t) {
+  // LOOP: GLTENSOR_CHECK_LOOPS counts the K tiles against the launch's loop_iterations
+  for (uint t = 0u; LOOP(t < nk); ++t) {
     uint cur = t & 1u;
     if (t + 1u < nk) { FETCH(kb + (t + 1u) * BK) }
     // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).

@@ -14,14 +14,17 @@ struct IConvParams {
   std::int64_t C, H, W, O, Og, OH, OW, blocks;
   const IntConvOptions& o;
   bool zw_per, sb_per;
-  const Epilogue* clip;  // ACT_CLIP's bounds
+  const IntRequant* rq;  // QUANT: its activation's bounds
   void set(Uniforms& u) const {
     u.i32("u_C", C), u.i32("u_H", H), u.i32("u_W", W), u.i32("u_O", O), u.i32("u_Og", Og);
     u.i32("u_OH", OH), u.i32("u_OW", OW), u.i32("u_sh", o.stride[0]), u.i32("u_sw", o.stride[1]);
     u.i32("u_pt", o.padding[0]), u.i32("u_pl", o.padding[1]), u.i32("u_dh", o.dilation[0]);
     u.i32("u_dw", o.dilation[1]), u.i32("u_blocks", blocks);
     u.u32("u_zw_per", zw_per ? 1 : 0), u.u32("u_sb_per", sb_per ? 1 : 0);
-    if (clip) u.f32("u_lo", clip->p0), u.f32("u_hi", clip->p1);
+    if (rq) {
+      const auto [lo, hi] = requant_bounds(*rq);
+      u.f32("u_lo", lo), u.f32("u_hi", hi);
+    }
   }
 };
 
@@ -46,9 +49,6 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   Tensor ys, zy;
   if (rq) {
     v.quant = true, v.y = rq->out;
-    v.act = rq->act.act == Activation::relu   ? IConvDirectVariant::Act::relu
-            : rq->act.act == Activation::clip ? IConvDirectVariant::Act::clip
-                                              : IConvDirectVariant::Act::none;
     ys = f32_dense(rq->scale);
     zy = rq->zero_point.defined() ? rq->zero_point.contiguous() : zeros(x.device(), {1}, DType::i32);
     if (zy.offset() != 0) zy = zy.clone();
@@ -60,9 +60,8 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   launch.program(v.kFile, v.defines(), {plan.local_x}).write(y).read(x).read(w).read(zx).read(zw);
   launch.read(sa).read(sb).read(bias);
   if (rq) launch.read(ys).read(zy);
-  const bool clip = rq && v.act == IConvDirectVariant::Act::clip;
-  launch.params(IConvParams{C, x.size(2), x.size(3), O, O / G, OH, OW, CG / plan.cb, o, zw.numel() != 1,
-                            sb.numel() != 1, clip ? &rq->act : nullptr});
+  launch.params(
+      IConvParams{C, x.size(2), x.size(3), O, O / G, OH, OW, CG / plan.cb, o, zw.numel() != 1, sb.numel() != 1, rq});
   const auto per_group = static_cast<std::uint64_t>(plan.local_x * plan.px);
   launch.loop_iterations(plan.loop_iterations)
       .groups((static_cast<std::uint64_t>(OH * OW) + per_group - 1) / per_group,

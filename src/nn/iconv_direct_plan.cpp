@@ -52,7 +52,6 @@ Defines IConvDirectVariant::defines() const {
   for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
   if (quant) {
     d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
-    d.flag("ACT_RELU", act == Act::relu).flag("ACT_CLIP", act == Act::clip);
     d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
   }
   return d;
@@ -65,11 +64,9 @@ std::vector<IConvDirectVariant> IConvDirectVariant::space() {
       for (bool bias : {false, true}) {
         IConvDirectVariant v;
         v.x = v.zx = x, v.w = v.zw = w, v.bias = bias, v.opi = 3, v.cb = 2, v.kh = v.kw = 3;
-        out.push_back(v);  // dequantizing epilogue
-        for (Act act : {Act::none, Act::relu, Act::clip}) {
-          v.quant = true, v.act = act, v.y = v.zy = bias ? DType::i8 : DType::u8;
-          out.push_back(v);
-        }
+        out.push_back(v);                                           // dequantizing epilogue
+        v.quant = true, v.y = v.zy = bias ? DType::i8 : DType::u8;  // requantizing epilogue
+        out.push_back(v);
       }
   IConvDirectVariant v;  // absent zero points: int32 zeros
   v.zx = v.zw = DType::i32, v.opi = 8, v.cb = 28, v.kh = v.kw = 3, v.px = 16;

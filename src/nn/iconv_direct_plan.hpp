@@ -71,11 +71,9 @@ struct IConvDirectVariant {
   bool rowseg = false;                                   ///< ROWSEG
   std::int64_t dw = 1, seglen = 0;                       ///< rowseg: DW, SEGLEN
   bool bias = false;                                     ///< HAS_BIAS (operand 7)
-  /// The requantizing epilogue (output y 8-bit: QUANT with QMIN / QMAX and ACT none, relu or
-  /// clip), else the dequantizing one (float32 y).
+  /// The requantizing epilogue (output y 8-bit: QUANT with QMIN / QMAX; its activation, none,
+  /// relu or clip, is act_clip's bounds in uniforms), else the dequantizing one (float32 y).
   bool quant = false;
-  enum class Act { none, relu, clip };
-  Act act = Act::none;
   /// Operand dtypes: y, x, w, zx, zw (then sa, sb, bias, ys float32), zy.
   DType y = DType::f32, x = DType::u8, w = DType::i8, zx = DType::u8, zw = DType::i8, zy = DType::u8;
   Defines defines() const;

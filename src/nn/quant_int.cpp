@@ -3,6 +3,7 @@
 #include "nn/quant_int.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "gltensor/errors.hpp"
 #include "gltensor/indexing.hpp"
@@ -135,9 +136,12 @@ struct MatmulParams {
   std::int64_t M, N, K, k0, k1, a_bs, b_bs;
   bool za_row, zb_col;
   std::int64_t sb_per = -1;        // imatmul.comp's u_sb_per (-1: the int32 kernel, which has none)
-  const Epilogue* clip = nullptr;  // QUANT with ACT_CLIP: its bounds
+  const IntRequant* rq = nullptr;  // QUANT: its activation's bounds
   void set(Uniforms& u) const {
-    if (clip) u.f32("u_lo", clip->p0), u.f32("u_hi", clip->p1);
+    if (rq) {
+      const auto [lo, hi] = requant_bounds(*rq);
+      u.f32("u_lo", lo), u.f32("u_hi", hi);
+    }
     u.u32("u_M", M);
     u.u32("u_N", N);
     u.u32("u_K", K);
@@ -272,6 +276,18 @@ std::array<Tensor, 2> dynamic_quant_params(const Tensor& x) {
   return {scale, zp};
 }
 
+std::array<float, 2> requant_bounds(const IntRequant& rq) {
+  const float inf = std::numeric_limits<float>::infinity();
+  switch (rq.act.act) {
+    case Activation::relu:
+      return {0.0f, inf};
+    case Activation::clip:
+      return {rq.act.p0, rq.act.p1};
+    default:
+      return {-inf, inf};
+  }
+}
+
 namespace {
 
 // Whether the block-f32 kernel's QUANT epilogue applies to `rq` over N columns: whole words of
@@ -374,9 +390,6 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
     ys = dense_as(rq->scale, DType::f32);
     zy = rq->zero_point.defined() ? dense(rq->zero_point) : zeros(device, {1}, DType::i32);
     bv.quant = true, bv.y = rq->out, bv.zy = zy.dtype();
-    bv.act = rq->act.act == Activation::relu   ? IMatmulVariant::Act::relu
-             : rq->act.act == Activation::clip ? IMatmulVariant::Act::clip
-                                               : IMatmulVariant::Act::none;
   }
   const IMatmulVariant::Totals many = bv.totals;
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
@@ -405,8 +418,7 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
       if (rq || totals.defined()) launch.read(rq ? ys : sa).read(rq ? zy : sa);
       if (totals.defined()) launch.write(totals);
     }
-    const bool clip = rq && bv.act == IMatmulVariant::Act::clip;
-    const MatmulParams mp{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per, clip ? &rq->act : nullptr};
+    const MatmulParams mp{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per, rq};
     if (im) {
       launch.params(ImplicitParams{mp, *im});
     } else {

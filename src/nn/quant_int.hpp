@@ -94,6 +94,10 @@ struct IntRequant {
   Epilogue act;              ///< none, relu or clip
   DType out = DType::u8;     ///< u8 or i8
 };
+/// `rq`'s activation as the bounds of act_clip (the QUANT epilogues' u_lo, u_hi in
+/// glsl/nn/imatmul.comp and iconv_direct.comp: none, relu and clip are one program): none
+/// (-inf, inf), relu (0, inf), clip its own.
+std::array<float, 2> requant_bounds(const IntRequant& rq);
 /// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW]: one dispatch of the direct integer
 /// convolution (glsl/nn/iconv_direct.comp) where iconv_direct_plan applies (bit-identical to the
 /// separate ops), else one of the implicit GEMM (imatmul.comp's IMPLICIT and QUANT: the 8-bit

@@ -84,7 +84,6 @@ Defines IMatmulVariant::defines() const {
     for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
     if (quant) {
       d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
-      d.flag("ACT_RELU", act == Act::relu).flag("ACT_CLIP", act == Act::clip);
       d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
     } else if (totals == Totals::mem) {
       d.operand(8, DType::f32, CT::f32, false).operand(9, DType::f32, CT::f32, false);  // unread (sa bound)
@@ -127,17 +126,16 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     }
     v.accum = false, v.dequant = true, v.dq_row = true, v.bias = true;
     out.push_back(v);
-    for (auto act : {IMatmulVariant::Act::none, IMatmulVariant::Act::relu, IMatmulVariant::Act::clip})
-      for (DType y : kQ8) {
-        v.quant = true, v.act = act, v.y = v.zy = y;
-        out.push_back(v);
-      }
+    for (DType y : kQ8) {
+      v.quant = true, v.y = v.zy = y;
+      out.push_back(v);
+    }
   }
   for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 1}, {128, 2}}) {
     IMatmulVariant v;  // the implicit-GEMM convolution, requantizing and int32
     v.implicit = true, v.kh = v.kw = 3, v.bn = bn, v.blocks = blocks, v.b_words = false;
     out.push_back(v);
-    v.dequant = v.dq_row = v.bias = v.quant = true, v.act = IMatmulVariant::Act::relu;
+    v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
     v.rowquad = true, v.rb = blocks == 1 ? 2 : 0;  // row words; 8 x 4 per invocation
     out.push_back(v);
@@ -159,14 +157,14 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     IMatmulVariant v;  // K tiles of 8 (8 x 8 per invocation), totals in shared memory
     v.bn = bn, v.blocks = blocks, v.bk = blocks == 2 ? 8 : 16, v.totals = IMatmulVariant::Totals::shared;
     out.push_back(v);
-    v.dequant = v.dq_row = v.bias = v.quant = true, v.act = IMatmulVariant::Act::relu;
+    v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
     v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
     out.push_back(v);
   }
   {
     IMatmulVariant v;  // requantizing with int32 totals in registers, zero point int32
-    v.dequant = v.dq_row = v.quant = true, v.act = IMatmulVariant::Act::relu, v.zy = DType::i32;
+    v.dequant = v.dq_row = v.quant = true, v.zy = DType::i32;
     out.push_back(v);
   }
   return out;

@@ -43,10 +43,9 @@ struct IMatmulVariant {
   enum class Totals { regs, mem, shared, none };
   Totals totals = Totals::regs;
   /// QUANT (with dequant): the requantizing epilogue, 8-bit c of dtype `y` (QMIN / QMAX from it),
-  /// ACT_RELU / ACT_CLIP before it, operands 8 = ys (float32), 9 = zy (dtype zy).
+  /// its activation before it (act_clip's bounds in uniforms: none, relu and clip are one
+  /// program), operands 8 = ys (float32), 9 = zy (dtype zy).
   bool quant = false;
-  enum class Act { none, relu, clip };
-  Act act = Act::none;
   DType y = DType::u8, zy = DType::u8;
   /// IMPLICIT: the implicit-GEMM convolution, b the 8-bit image read in place through a
   /// kh x kw filter's taps (IKH, IKW).

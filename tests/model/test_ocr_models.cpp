@@ -260,13 +260,16 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
 
 // OcrOptions::replay: runs recorded once per shape and replayed read what plain runs read. Every
 // line in a call of its own at one width (1152 columns): within one page the first call runs plain,
-// the second is captured and the others replay that recording, each overwriting the outputs the
+// the second is captured and the third replays that recording, overwriting the outputs the
 // one before it left (their argmax must have been queued before: reading them after the last
-// call, the sabotage check, gives every line the last one's text).
+// call, the sabotage check, gives every line the last one's text); the detector's run is plain,
+// captured and replayed over the three pages. Three of the sample's lines (each line's
+// recognizer call at 1152 columns costs llvmpipe about as much as the detector's page).
 TEST(OcrModels, ReplayReadsAsThePlainRuns) {
   SKIP_WITHOUT(missing_models());
   ocr::Font font;
-  const cv::Mat img = ocr::render_sample(font, ocr::default_sample_lines(), 800, 480);
+  const auto sample = ocr::default_sample_lines();
+  const cv::Mat img = ocr::render_sample(font, {sample[0], sample[2], sample[5]}, 800, 480);
   auto o = options();
   o.rec.batch = 1;
   o.rec.align = 1152;
@@ -275,7 +278,7 @@ TEST(OcrModels, ReplayReadsAsThePlainRuns) {
   ocr::OcrPipeline replaying(device(), o);
   ocr::OcrTimings tm;
   const auto want = plain.run(img, &tm);
-  ASSERT_EQ(want.size(), 6u);
+  ASSERT_EQ(want.size(), 3u);
   ASSERT_EQ(std::set<Shape>(tm.rec_shapes.begin(), tm.rec_shapes.end()), (std::set<Shape>{{1, 3, 48, 1152}}));
   for (int run = 0; run < 3; ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
