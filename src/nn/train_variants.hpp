@@ -12,8 +12,11 @@ namespace gltensor::detail {
 /// from logits, lse, targets and class weights).
 struct CrossEntropyVariant {
   static constexpr const char* kFile = "cross_entropy.comp";
-  bool forward = false, mean = false;
-  /// Backward: d logits, logits, lse, class weights; forward: logits (x).
+  /// forward: the rows' log-sum-exp (and, with mean, their means); loss: the whole forward in one
+  /// dispatch, per-sample terms or (reduce) their sum in one workgroup, divided by the rows kept
+  /// (divide: the mean); count: the backward divides the upstream gradient by the rows kept.
+  bool forward = false, mean = false, loss = false, reduce = false, divide = false, count = false;
+  /// Backward: d logits, logits, lse, class weights; forward and loss: logits (x).
   DType out = DType::f32, x = DType::f32, lse = DType::f32, w = DType::f32;
   Defines defines() const;
   static std::vector<CrossEntropyVariant> space();
