@@ -113,7 +113,14 @@ class Optimizer {
   double lr;
 
  protected:
+  /// Allocates `states` zeroed state values per parameter element (SGD's momentum buffer; Adam's
+  /// m and v) in flat buffers ("slabs", each within the device's SSBO limit), so that one
+  /// dispatch updates several parameters (multi-tensor apply).
+  void init_states(int states);
   std::vector<Tensor*> params_;
+  std::vector<std::vector<Tensor>> slabs_;  ///< [state][slab]
+  std::vector<std::size_t> slab_of_;        ///< per parameter: its slab
+  std::vector<std::int64_t> slab_offset_;   ///< per parameter: its first element in the slab
 };
 
 struct SGDOptions {
@@ -127,7 +134,6 @@ class SGD : public Optimizer {
   SGDOptions options;
 
  private:
-  std::vector<Tensor> buf_;
   bool first_ = true;
 };
 
@@ -152,7 +158,6 @@ class Adam : public Optimizer {
   std::int64_t steps() const { return t_; }
 
  private:
-  std::vector<Tensor> m_, v_;
   std::vector<double> wd_;  ///< per parameter; empty: options.weight_decay for all
   std::int64_t t_ = 0;
 };

@@ -1,6 +1,8 @@
 // The training kernels' Variants (train_variants.hpp): defines and variant spaces.
 #include "nn/train_variants.hpp"
 
+#include <string>
+
 namespace gltensor::detail {
 
 Defines CrossEntropyVariant::defines() const {
@@ -40,23 +42,61 @@ std::vector<CrossEntropyVariant> CrossEntropyVariant::space() {
   return out;
 }
 
+namespace {
+// optim.comp's operand selectors: `k == 0u ? load0(j) : k == 1u ? load2(j) : ...` over K tensors
+// (`first` 0: parameters, 1: gradients), and the stores into the parameters.
+std::string select_load(int K, int first) {
+  std::string s = "(";
+  for (int k = 0; k < K; ++k) {
+    const std::string load = "float(load" + std::to_string(2 * k + first) + "(j))";
+    s += k + 1 < K ? "(k) == " + std::to_string(k) + "u ? " + load + " : " : load;
+  }
+  return s + ")";
+}
+std::string load_params(int K) { return select_load(K, 0); }
+std::string load_grads(int K) { return select_load(K, 1); }
+std::string store_params(int K) {
+  std::string s = "{";
+  for (int k = 0; k < K; ++k) {
+    const std::string store = "store" + std::to_string(2 * k) + "(j, CT" + std::to_string(2 * k) + "(v));";
+    s += k + 1 < K ? " if ((k) == " + std::to_string(k) + "u) " + store + " else" : " " + store;
+  }
+  return s + " }";
+}
+std::string load_state(int n) { return "float(load" + std::to_string(n) + "(s))"; }
+std::string store_state(int n) { return "store" + std::to_string(n) + "(s, CT" + std::to_string(n) + "(v))"; }
+}  // namespace
+
+int OptimVariant::states() const { return std::string(opt) == "opt_adam" ? 2 : momentum ? 1 : 0; }
+
 Defines OptimVariant::defines() const {
   Defines d;
   d.ident("OPT", opt).flag("MOMENTUM", momentum).flag("NESTEROV", nesterov).flag("DECOUPLED", decoupled);
+  d.value("K", tensors);
+  for (int k = 0; k < tensors; ++k)
+    d.operand(2 * k, DType::f32, CT::f32, true).operand(2 * k + 1, DType::f32, CT::f32, false);
+  const int n = states();
+  for (int i = 0; i < n; ++i) d.operand(2 * tensors + i, DType::f32, CT::f32, true);
+  d.macro("LOAD_P(k, j)", load_params, tensors).macro("LOAD_G(k, j)", load_grads, tensors);
+  d.macro("STORE_P(k, j, v)", store_params, tensors);
+  if (n > 0) d.macro("LOAD_S1(s)", load_state, 2 * tensors).macro("STORE_S1(s, v)", store_state, 2 * tensors);
+  if (n > 1) d.macro("LOAD_S2(s)", load_state, 2 * tensors + 1).macro("STORE_S2(s, v)", store_state, 2 * tensors + 1);
   return d;
 }
 
 std::vector<OptimVariant> OptimVariant::space() {
   std::vector<OptimVariant> out;
-  for (int f = 0; f < 3; ++f) {
-    OptimVariant v;
-    v.momentum = f > 0, v.nesterov = f == 2;
-    out.push_back(v);
-  }
-  for (bool decoupled : {false, true}) {
-    OptimVariant v;
-    v.opt = "opt_adam", v.decoupled = decoupled;
-    out.push_back(v);
+  for (int tensors : {1, 2, kMaxTensors}) {
+    for (int f = 0; f < 3; ++f) {
+      OptimVariant v;
+      v.momentum = f > 0, v.nesterov = f == 2, v.tensors = tensors;
+      out.push_back(v);
+    }
+    for (bool decoupled : {false, true}) {
+      OptimVariant v;
+      v.opt = "opt_adam", v.decoupled = decoupled, v.tensors = tensors;
+      out.push_back(v);
+    }
   }
   return out;
 }

@@ -23,11 +23,17 @@ struct CrossEntropyVariant {
 };
 
 /// optim.comp: OPT by name (opt_sgd with MOMENTUM / NESTEROV, opt_adam with DECOUPLED weight
-/// decay); the operands are declared by the kernel (f32 parameters, gradients and states).
+/// decay) over `tensors` parameter tensors per dispatch (their parameters and gradients, then the
+/// flat states: two for Adam, one for SGD with momentum), all f32.
 struct OptimVariant {
   static constexpr const char* kFile = "optim.comp";
+  /// The most tensors one dispatch takes (optim.cpp plans fewer where the device binds fewer).
+  static constexpr int kMaxTensors = 6;
   const char* opt = "opt_sgd";
   bool momentum = false, nesterov = false, decoupled = false;
+  int tensors = 1;
+  /// The flat state buffers the update reads and writes (0, 1 or 2).
+  int states() const;
   Defines defines() const;
   static std::vector<OptimVariant> space();
 };
