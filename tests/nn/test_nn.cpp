@@ -246,8 +246,15 @@ TEST(Pool2d, ForwardAndGradients) {
   d.kernel = {2, 3};
   d.stride = {1, 2};
   d.dilation = {2, 1};
+  // Disjoint windows (max's backward gathers: b, e) with padding, gaps between windows and
+  // ceil_mode; overlapping ones (a, d) scatter.
+  Pool2dOptions e;
+  e.kernel = {2, 2};
+  e.stride = {3, 2};
+  e.padding = {1, 1};
+  e.ceil_mode = true;
   for (const auto& [o, mode] :
-       std::vector<std::pair<Pool2dOptions, int>>{{a, 0}, {b, 0}, {d, 0}, {a, 1}, {b, 1}, {c, 1}}) {
+       std::vector<std::pair<Pool2dOptions, int>>{{a, 0}, {b, 0}, {d, 0}, {e, 0}, {a, 1}, {b, 1}, {c, 1}}) {
     const Shape s = {2, 3, 7, 6};
     auto fwd = [o = o, mode = mode](const Tensor& t) { return mode == 0 ? max_pool2d(t, o) : avg_pool2d(t, o); };
     Tensor probe = fwd(zeros(device(), s));
