@@ -4,7 +4,8 @@
 // optimizer states of all K tensors in flat buffers after them: 2K = state1 (STATE1), 2K + 1 =
 // state2 (STATE2). LOAD_P / LOAD_G / STORE_P(k, ...) select tensor k's operand and LOAD_S1 ...
 // the states' (macros from OptimVariant). Tensor k holds elements [u_end[k - 1], u_end[k]) of
-// the grid (u_end[-1] = 0), its state at u_state[k] of the flat buffers, its weight decay u_wd[k].
+// the grid (u_end[-1] = 0), its gradient from element u_grad_off[k] of its buffer (gradients may
+// share one), its state at u_state[k] of the flat buffers, its weight decay u_wd[k].
 // OPT opt_sgd: SGD (PyTorch torch.optim.SGD): g = grad + wd * p; with momentum: buf = mu * buf + (1 - damp) * g
 //        (buf = g on the first step), g = nesterov ? g + mu * buf : buf; p -= lr * g.
 // OPT opt_adam: Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019): m = b1 m + (1 - b1) g,
@@ -18,6 +19,7 @@ layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_end[K];
 uniform uint u_state[K];
+uniform uint u_grad_off[K];  // each gradient's first element in its buffer
 uniform float u_wd[K];
 uniform float u_lr;
 uniform float u_a;   // SGD: momentum; Adam: beta1
@@ -35,7 +37,7 @@ void main() {
   uint j = i - (k == 0u ? 0u : u_end[k - 1u]);
   uint s = u_state[k] + j;
   float x = LOAD_P(k, j);
-  float d = LOAD_G(k, j);
+  float d = LOAD_G(k, j + u_grad_off[k]);
   float wd = u_wd[k];
 #if OPT == opt_sgd
   d += wd * x;

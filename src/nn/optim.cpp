@@ -36,7 +36,7 @@ namespace {
 struct OptimParams {
   double lr = 0, a = 0, b = 0, eps = 0, c1 = 0, c2 = 0;
   bool sgd = true, first = false;
-  std::vector<std::uint32_t> end, state;
+  std::vector<std::uint32_t> end, state, grad_offset;
   std::vector<float> wd;
   void set(Uniforms& u) const {
     u.f32("u_lr", lr);
@@ -51,6 +51,7 @@ struct OptimParams {
     }
     u.u32s("u_end", end);
     u.u32s("u_state", state);
+    u.u32s("u_grad_off", grad_offset);
     u.f32s("u_wd", wd);
   }
 };
@@ -63,8 +64,10 @@ int tensors_per_dispatch(const Device& dev, int states) {
 }
 
 // One step over every parameter with a gradient: consecutive parameters of one slab in groups of
-// up to tensors_per_dispatch, one dispatch each (a parameter or gradient already in the group
-// starts the next: a storage is bound once per dispatch). `wd(i)`: parameter i's weight decay.
+// up to tensors_per_dispatch, one dispatch each (a parameter whose storage the group already
+// binds starts the next: a written storage is bound once per dispatch; gradients may share one,
+// e.g. batch_norm's weight and bias gradients, read at their offsets). `wd(i)`: parameter i's
+// weight decay.
 template <typename WeightDecay>
 void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<Tensor>>& slabs,
               const std::vector<std::size_t>& slab_of, const std::vector<std::int64_t>& slab_offset, OptimVariant v,
@@ -81,13 +84,14 @@ void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<
     Launch launch(dev, "optimizer.step");
     v.tensors = static_cast<int>(group.size());
     launch.program(v.kFile, v.defines(), {256});
-    op.end.clear(), op.state.clear(), op.wd.clear();
+    op.end.clear(), op.state.clear(), op.grad_offset.clear(), op.wd.clear();
     std::uint64_t total = 0;
     for (const Member& m : group) {
       launch.write(*m.p).read(m.g);
       total += static_cast<std::uint64_t>(m.p->numel());
       op.end.push_back(static_cast<std::uint32_t>(total));
       op.state.push_back(static_cast<std::uint32_t>(slab_offset[m.i]));
+      op.grad_offset.push_back(static_cast<std::uint32_t>(m.g.offset()));
       op.wd.push_back(static_cast<float>(wd(m.i)));
     }
     for (const auto& state : slabs) launch.write(state[slab_of[group.front().i]]);
@@ -100,11 +104,12 @@ void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<
     Tensor* p = params[i];
     Tensor g = grad(*p);
     if (!g.defined() || p->numel() == 0) continue;
-    if (g.dtype() != DType::f32 || !g.is_contiguous() || g.offset() != 0) g = g.to(DType::f32).clone();
+    if (g.dtype() != DType::f32 || !g.is_contiguous()) g = g.to(DType::f32).clone();
     if (per_dispatch == 0) per_dispatch = tensors_per_dispatch(p->device(), v.states());
     const auto n = static_cast<std::uint64_t>(p->numel());
     const auto shares = [&](const Member& m) {
-      return m.p->impl()->storage == p->impl()->storage || m.g.impl()->storage == g.impl()->storage;
+      return m.p->impl()->storage == p->impl()->storage || m.p->impl()->storage == g.impl()->storage ||
+             m.g.impl()->storage == p->impl()->storage;
     };
     if (!group.empty() && (static_cast<int>(group.size()) == per_dispatch || slab_of[group.front().i] != slab_of[i] ||
                            total + n > UINT32_MAX || std::any_of(group.begin(), group.end(), shares))) {

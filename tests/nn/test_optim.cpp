@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -43,14 +44,21 @@ void run_optimizer(std::mt19937_64& rng,
     Tensor loss = zeros(device(), {});
     std::vector<std::vector<double>> g(sizes.size());
     int with_grad = 0;
+    std::vector<Tensor> gt(sizes.size());
     for (std::size_t k = 0; k < sizes.size(); ++k) {
       if (k == 3 && s == 2) continue;
       auto gv = uniform(rng, static_cast<std::size_t>(sizes[k]));
       g[k].assign(gv.begin(), gv.end());
-      loss = add(loss, sum(mul(p[k], Tensor::from_host(device(), gv, {sizes[k]}))));  // grad = gv
+      gt[k] = Tensor::from_host(device(), gv, {sizes[k]});
+      if (k != 4 && k != 5) loss = add(loss, sum(mul(p[k], gt[k])));  // grad = gv
       with_grad += sizes[k] > 0 ? 1 : 0;
     }
+    // Parameters 4 and 5 through one concat: their gradients are views of one buffer, 5's at an
+    // offset (as batch_norm's weight and bias gradients).
+    loss = add(loss, sum(mul(concat({p[4], p[5]}), concat({gt[4], gt[5]}))));
     backward(loss);
+    EXPECT_EQ(grad(p[5]).impl()->storage, grad(p[4]).impl()->storage);
+    EXPECT_GT(grad(p[5]).offset(), 0);
     const auto d0 = device().dispatch_count();
     opt->step();
     if (slab_bytes == 0) {
