@@ -57,6 +57,8 @@ class BatchNorm2d : public Module {
  public:
   BatchNorm2d(const Device& dev, std::int64_t channels, double momentum = 0.1, double eps = 1e-5);
   Tensor forward(const Tensor& x) override;
+  /// With an activation in the same kernel (batch_norm's act: none or relu).
+  Tensor forward(const Tensor& x, Activation act);
   std::vector<std::pair<std::string, Tensor*>> named_parameters() override;
   std::vector<std::pair<std::string, Tensor*>> named_buffers() override;
   Tensor weight, bias, running_mean, running_var;
@@ -88,6 +90,8 @@ class Dropout : public Module {
   Generator* gen;
 };
 
+/// Runs its layers in order; a BatchNorm2d followed by a ReLU runs as one kernel (batch_norm's
+/// act), the same values and gradients.
 class Sequential : public Module {
  public:
   Sequential& add(std::shared_ptr<Module> m);
