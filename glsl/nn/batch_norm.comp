@@ -13,7 +13,7 @@
 //                   running statistics r = (1 - momentum) r + momentum * batch (unbiased variance).
 //   BN_NORM         elementwise (ROWS or one invocation per element, below): y = (x - mean) *
 //                   invstd [* weight] [+ bias]; with EVAL mean and var are the running
-//                   statistics (invstd computed here).
+//                   statistics (invstd computed here); with RELU, y = relu(y) (NaN kept).
 //   BN_GRAD_SUMS    workgroup (p, c): partial sums of gy and gy * xhat, xhat = (x - mean) * invstd,
 //                   written as [2][C][u_P] (at u_P = 1: sum(gy) for all channels, then
 //                   sum(gy * xhat): dbias and dweight).
@@ -203,9 +203,14 @@ uniform uint u_numel;
   float mean = float(load2(c)); \
   float scale = INVSTD * WEIGHT;  \
   float bias = BIAS;
+#ifdef RELU
+float out_act(float v) { return (v > 0.0 || is_nan(v)) ? v : 0.0; }
+#else
+float out_act(float v) { return v; }
+#endif
 void main() {
   ELEM_LOOP_BEGIN
-  store0(i, CT0((float(load1(i)) - mean) * scale + bias));
+  store0(i, CT0(out_act((float(load1(i)) - mean) * scale + bias)));
   ELEM_LOOP_END
 }
 #endif

@@ -1,5 +1,11 @@
-// Fused optimizer updates, one invocation per parameter element, one dispatch per tensor.
-// Operands (contiguous f32): 0 = param (updated), 1 = grad, 2 = state1, 3 = state2.
+// Fused optimizer updates of K parameter tensors in one dispatch (multi-tensor apply, as
+// PyTorch's foreach / fused optimizers), one invocation per parameter element.
+// Operands (contiguous f32): 2k = param k (updated), 2k + 1 = its gradient (k < K); the
+// optimizer states of all K tensors in flat buffers after them: 2K = state1 (STATE1), 2K + 1 =
+// state2 (STATE2). LOAD_P / LOAD_G / STORE_P(k, ...) select tensor k's operand and LOAD_S1 ...
+// the states' (macros from OptimVariant). Tensor k holds elements [u_end[k - 1], u_end[k]) of
+// the grid (u_end[-1] = 0), its gradient from element u_grad_off[k] of its buffer (gradients may
+// share one), its state at u_state[k] of the flat buffers, its weight decay u_wd[k].
 // OPT opt_sgd: SGD (PyTorch torch.optim.SGD): g = grad + wd * p; with momentum: buf = mu * buf + (1 - damp) * g
 //        (buf = g on the first step), g = nesterov ? g + mu * buf : buf; p -= lr * g.
 // OPT opt_adam: Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019): m = b1 m + (1 - b1) g,
@@ -10,14 +16,12 @@
 #define opt_adam 1
 
 layout(local_size_x = LOCAL_X) in;
-layout(std430, binding = 0) buffer P { float p[]; };
-layout(std430, binding = 1) readonly buffer G { float g[]; };
-layout(std430, binding = 2) buffer S1 { float s1[]; };
-layout(std430, binding = 3) buffer S2 { float s2[]; };
 
-uniform uint u_count;
+uniform uint u_end[K];
+uniform uint u_state[K];
+uniform uint u_grad_off[K];  // each gradient's first element in its buffer
+uniform float u_wd[K];
 uniform float u_lr;
-uniform float u_wd;
 uniform float u_a;   // SGD: momentum; Adam: beta1
 uniform float u_b;   // SGD: dampening; Adam: beta2
 uniform float u_eps;
@@ -27,31 +31,36 @@ uniform int u_first;  // SGD: first step (buffer := g)
 
 void main() {
   uint i = GLOBAL_ID_1D;
-  if (i >= u_count) return;
-  float x = p[i];
-  float d = g[i];
+  if (i >= u_end[K - 1]) return;
+  uint k = 0u;
+  for (uint q = 0u; q + 1u < uint(K); ++q) k += i >= u_end[q] ? 1u : 0u;
+  uint j = i - (k == 0u ? 0u : u_end[k - 1u]);
+  uint s = u_state[k] + j;
+  float x = LOAD_P(k, j);
+  float d = LOAD_G(k, j + u_grad_off[k]);
+  float wd = u_wd[k];
 #if OPT == opt_sgd
-  d += u_wd * x;
+  d += wd * x;
 #ifdef MOMENTUM
-  float buf = u_first != 0 ? d : u_a * s1[i] + (1.0 - u_b) * d;
-  s1[i] = buf;
+  float buf = u_first != 0 ? d : u_a * LOAD_S1(s) + (1.0 - u_b) * d;
+  STORE_S1(s, buf);
 #ifdef NESTEROV
   d = d + u_a * buf;
 #else
   d = buf;
 #endif
 #endif
-  p[i] = x - u_lr * d;
+  STORE_P(k, j, x - u_lr * d);
 #else
 #ifdef DECOUPLED
-  x *= 1.0 - u_lr * u_wd;
+  x *= 1.0 - u_lr * wd;
 #else
-  d += u_wd * x;
+  d += wd * x;
 #endif
-  float m = u_a * s1[i] + (1.0 - u_a) * d;
-  float v = u_b * s2[i] + (1.0 - u_b) * d * d;
-  s1[i] = m;
-  s2[i] = v;
-  p[i] = x - u_lr * (m / u_c1) / (sqrt(v / u_c2) + u_eps);
+  float m = u_a * LOAD_S1(s) + (1.0 - u_a) * d;
+  float v = u_b * LOAD_S2(s) + (1.0 - u_b) * d * d;
+  STORE_S1(s, m);
+  STORE_S2(s, v);
+  STORE_P(k, j, x - u_lr * (m / u_c1) / (sqrt(v / u_c2) + u_eps));
 #endif
 }

@@ -3,12 +3,16 @@
 // the forward's argmax; the avg gradients and windows too long for one invocation's loops go
 // through pool_axis.comp).
 // POOL (host: `#define POOL pool_<name>`): pool_max, pool_avg, pool_adaptive (adaptive avg);
-// BACKWARD defined (pool_max only): the gradient pass.
+// BACKWARD defined (pool_max only): the gradient pass, one invocation per output adding its
+// gradient at its window's argmax into the zero-filled grad_x; with GATHER (windows that do not
+// overlap: stride >= dilation * (kernel - 1) + 1 on both axes), one invocation per input element
+// writing every element of grad_x: the gradient of the one window that can hold it (the row
+// (h + pad) / stride, likewise the column) where that window's argmax is this element, else 0.
 // Windows: start = o*stride - pad, size kernel (dilation for max); adaptive windows follow
 // torch: [floor(o*H/OH), ceil((o+1)*H/OH)). avg divides by the window clipped to the padded
 // input when COUNT_PAD (count_include_pad), else by the number of real elements.
 // Operands: forward 0 = out, 1 = x, 2 = indices (max; i32 flat h*W + w);
-//           backward 0 = grad_x (f32, zero-filled), 1 = grad_out, 2 = indices.
+//           backward 0 = grad_x (f32, zero-filled unless GATHER), 1 = grad_out, 2 = indices.
 // The names' values are private to this file.
 #define pool_max 0
 #define pool_avg 1
@@ -58,6 +62,21 @@ void window(int o, int O, int I, int k, int s, int p, out int lo, out int hi, ou
 #endif
 }
 
+#ifdef GATHER
+void main() {
+  uint e = GLOBAL_ID_1D;  // grad_x's element (n, c, h, w)
+  if (e >= u_count) return;
+  int w = int(e % uint(u_W)), h = int((e / uint(u_W)) % uint(u_H));
+  uint nc = e / uint(u_W * u_H);
+  int oh = (h + u_pt) / u_sh, ow = (w + u_pl) / u_sw;
+  float d = 0.0;
+  if (oh < u_OH && ow < u_OW) {
+    uint o = (nc * uint(u_OH) + uint(oh)) * uint(u_OW) + uint(ow);
+    if (int(load2(o)) == h * u_W + w) d = float(load1(o));
+  }
+  store0(e, CT0(d));
+}
+#else
 void main() {
   uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
@@ -102,3 +121,4 @@ void main() {
   if (idx >= 0) atomic_add_f32(uint((n * u_C + c) * u_H * u_W + idx), float(load1(e)));
 #endif
 }
+#endif

@@ -57,6 +57,8 @@ class BatchNorm2d : public Module {
  public:
   BatchNorm2d(const Device& dev, std::int64_t channels, double momentum = 0.1, double eps = 1e-5);
   Tensor forward(const Tensor& x) override;
+  /// With an activation in the same kernel (batch_norm's act: none or relu).
+  Tensor forward(const Tensor& x, Activation act);
   std::vector<std::pair<std::string, Tensor*>> named_parameters() override;
   std::vector<std::pair<std::string, Tensor*>> named_buffers() override;
   Tensor weight, bias, running_mean, running_var;
@@ -88,6 +90,8 @@ class Dropout : public Module {
   Generator* gen;
 };
 
+/// Runs its layers in order; a BatchNorm2d followed by a ReLU runs as one kernel (batch_norm's
+/// act), the same values and gradients.
 class Sequential : public Module {
  public:
   Sequential& add(std::shared_ptr<Module> m);
@@ -113,7 +117,14 @@ class Optimizer {
   double lr;
 
  protected:
+  /// Allocates `states` zeroed state values per parameter element (SGD's momentum buffer; Adam's
+  /// m and v) in flat buffers ("slabs", each within the device's SSBO limit), so that one
+  /// dispatch updates several parameters (multi-tensor apply).
+  void init_states(int states);
   std::vector<Tensor*> params_;
+  std::vector<std::vector<Tensor>> slabs_;  ///< [state][slab]
+  std::vector<std::size_t> slab_of_;        ///< per parameter: its slab
+  std::vector<std::int64_t> slab_offset_;   ///< per parameter: its first element in the slab
 };
 
 struct SGDOptions {
@@ -127,7 +138,6 @@ class SGD : public Optimizer {
   SGDOptions options;
 
  private:
-  std::vector<Tensor> buf_;
   bool first_ = true;
 };
 
@@ -152,7 +162,6 @@ class Adam : public Optimizer {
   std::int64_t steps() const { return t_; }
 
  private:
-  std::vector<Tensor> m_, v_;
   std::vector<double> wd_;  ///< per parameter; empty: options.weight_decay for all
   std::int64_t t_ = 0;
 };

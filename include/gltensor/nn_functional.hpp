@@ -103,10 +103,12 @@ Tensor global_avg_pool2d(const Tensor& x);
 /// place: r = (1 - momentum) r + momentum * batch (unbiased variance). Eval: running statistics.
 /// One autograd node: dx = weight * invstd / n * (n gy - sum(gy) - xhat sum(gy xhat)) in training
 /// (eval: gy * weight * invstd), dweight = sum(gy xhat), dbias = sum(gy), n = N * (spatial size).
+/// act = Activation::relu applies ReLU to the output in the same kernel (y = relu(bn(x)); the
+/// node masks the gradient by y > 0 first): nn::Sequential runs BatchNorm2d + ReLU so.
 /// Errors: ShapeError for rank < 2 or parameters not [C]; ValueError for eps <= 0, eval without
-/// running statistics, training with at most 1 value per channel.
+/// running statistics, training with at most 1 value per channel, act other than none or relu.
 Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
-                  bool training, double momentum = 0.1, double eps = 1e-5);
+                  bool training, double momentum = 0.1, double eps = 1e-5, Activation act = Activation::none);
 /// Normalizes over the last `normalized_dims` dims; weight/bias (may be undefined) have their shape.
 Tensor layer_norm(const Tensor& x, std::int64_t normalized_dims, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);

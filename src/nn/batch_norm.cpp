@@ -12,6 +12,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "nn/norm_variants.hpp"
+#include "ops/elementwise_grads.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -166,13 +167,15 @@ void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor&
   }
 }
 
-// y = (x - mean) * invstd [* w] [+ b]; eval: a = running_mean, b = running_var, else mean, invstd.
+// y = (x - mean) * invstd [* w] [+ b] [then relu]; eval: a = running_mean, b = running_var, else
+// mean, invstd.
 void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& v,
-                      const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps) {
+                      const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps, bool relu) {
   Launch launch(dev, "batch_norm");
   const ElemGrid e = plan_elem(g, dev.loop_limit());
   BatchNormVariant bv;
   bv.stage = "BN_NORM", bv.rows = e.rows, bv.eval = eval, bv.has_w = w.defined(), bv.has_b = b.defined();
+  bv.relu = relu;
   bv.y = y.dtype(), bv.x = x.dtype(), bv.a = a.dtype(), bv.v = v.dtype();
   if (w.defined()) bv.w = w.dtype();
   if (b.defined()) bv.b = b.dtype();
@@ -264,9 +267,12 @@ void check_param(const Tensor& p, std::int64_t C, const char* what) {
 }  // namespace
 
 Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
-                  bool training, double momentum, double eps) {
+                  bool training, double momentum, double eps, Activation act) {
   const char* op = "batch_norm";
   check_defined(op, x_in);
+  if (act != Activation::none && act != Activation::relu)
+    throw ValueError("gltensor::batch_norm: act must be none or relu, got " + Epilogue(act).name());
+  const bool relu = act == Activation::relu;
   if (!(eps > 0)) throw ValueError("gltensor::batch_norm: eps must be positive, got " + std::to_string(eps));
   if (x_in.dim() < 2) throw ShapeError("gltensor::batch_norm: expects [N, C, ...], got " + to_string(x_in.shape()));
   const std::int64_t C = x_in.size(1);
@@ -300,7 +306,7 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
     s.a = dense(running_mean);
     s.v = dense(running_var);
   }
-  if (y.numel() > 0) launch_normalize(dev, y, x, s.a, s.v, w, b, g, !training, eps);
+  if (y.numel() > 0) launch_normalize(dev, y, x, s.a, s.v, w, b, g, !training, eps, relu);
   if (autograd::any_requires_grad({&x_in, &weight, &bias})) {
     s.need_x = requires_grad(x_in);
     s.need_w = weight.defined() && requires_grad(weight);
@@ -313,8 +319,14 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
     }
     if (s.w.defined()) s.w = detach(s.w);
     s.x = detach(x);
+    // ReLU's gradient from the output's sign (y > 0 exactly where the normalized value is).
+    const Tensor yd = relu ? detach(y) : Tensor();
     autograd::record(
-        y, {x_in, weight, bias}, [s](const Tensor& gy) { return batch_norm_backward(gy, s); }, op);
+        y, {x_in, weight, bias},
+        [s, yd](const Tensor& gy) {
+          return batch_norm_backward(yd.defined() ? unary_grad::relu(gy, yd, yd, 0, 0) : gy, s);
+        },
+        op);
   }
   return y;
 }

@@ -1,6 +1,8 @@
-// cross_entropy (log-sum-exp + NLL from row reductions; one fused backward kernel writing the
-// only [N, C] buffer, glsl/nn/cross_entropy.comp), nll_loss, mse_loss.
+// cross_entropy (the whole forward in one dispatch where it fits, else log-sum-exp + NLL from row
+// reductions; one fused backward kernel writing the only [N, C] buffer,
+// glsl/nn/cross_entropy.comp), nll_loss, mse_loss.
 #include <cstdint>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -12,6 +14,7 @@
 #include "nn/train_variants.hpp"
 #include "ops/autocast.hpp"
 #include "ops/index.hpp"
+#include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -62,8 +65,9 @@ namespace {
 Tensor dense(const Tensor& t) { return t.is_contiguous() && t.offset() == 0 ? t : t.clone(); }
 
 // d logits in one dispatch of glsl/nn/cross_entropy.comp (see there).
+// With `count` (the fused forward's rows kept), w is divided by it in the kernel (the mean's).
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& lse, const Tensor& target, const Tensor& w, double ls,
-                              std::int64_t ignore_index) {
+                              std::int64_t ignore_index, const Tensor& count = Tensor()) {
   const char* op = "cross_entropy_backward";
   DeviceImpl& dev = dev_of(logits);
   Enter guard(dev, op);
@@ -72,7 +76,7 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& lse, const Ten
   if (out.numel() == 0) return out;
   const Tensor x = dense(logits), l = dense(lse), t = dense(target), wd = dense(w);
   CrossEntropyVariant v;
-  v.out = out.dtype(), v.x = x.dtype(), v.lse = l.dtype(), v.w = wd.dtype();
+  v.out = out.dtype(), v.x = x.dtype(), v.lse = l.dtype(), v.w = wd.dtype(), v.count = count.defined();
   struct Params {
     std::int64_t count, C, w_step, ignore;
     double on, off;
@@ -88,6 +92,7 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& lse, const Ten
   const bool ignore_fits = ignore_index >= INT32_MIN && ignore_index <= INT32_MAX;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {256}).write(out).read(x).read(l).read(t).read(wd);
+  if (v.count) launch.read(count);
   launch
       .params(Params{out.numel(), C, wd.numel() == 1 ? 0 : 1, ignore_fits ? ignore_index : INT32_MIN, 1 - ls,
                      ls / static_cast<double>(C)})
@@ -127,6 +132,61 @@ std::pair<Tensor, Tensor> row_lse(const Tensor& logits, bool with_mean) {
       .invocations(static_cast<std::uint64_t>(N));
   return {lse, mu};
 }
+
+// The loss in one dispatch (cross_entropy.comp's LOSS): the training step's case, where the
+// separate path takes about a dozen small dispatches. Reduced losses take one workgroup, so only
+// up to kFusedLossRows rows; no result where the kernel does not apply (then the row reductions).
+constexpr std::int64_t kFusedLossRows = 8192;
+constexpr std::int64_t kFusedLossLocal = 256;
+struct FusedLoss {
+  Tensor loss, lse, count;  // count: f32 [1], the rows kept (reduced losses only)
+};
+std::optional<FusedLoss> fused_loss(const Tensor& logits, const Tensor& t32, Reduction r, double ls,
+                                    std::int64_t ignore_index) {
+  const char* op = "cross_entropy";
+  DeviceImpl& dev = dev_of(logits);
+  Enter guard(dev, op);
+  const std::int64_t N = logits.size(0), C = logits.size(1);
+  const bool reduce = r != Reduction::none;
+  if (C == 0 || ignore_index < INT32_MIN || ignore_index > INT32_MAX || (reduce && N > kFusedLossRows))
+    return std::nullopt;
+  // Loops: the rows an invocation takes (one without reduce), two passes over C each, then the
+  // workgroup's sum (log2 of its size).
+  const std::int64_t rows = reduce ? (N + kFusedLossLocal - 1) / kFusedLossLocal : 1;
+  const auto iterations = static_cast<std::uint64_t>(rows * (2 * C + 1) + (reduce ? 8 : 0));
+  const std::uint64_t limit = dev.loop_limit();
+  if (limit != 0 && iterations > limit) return std::nullopt;
+  FusedLoss f;
+  const Tensor x = dense(logits), t = dense(t32);
+  f.lse = alloc(dev, {N}, DType::f32, op);
+  f.loss = reduce ? alloc(dev, {}, DType::f32, op) : alloc(dev, {N}, DType::f32, op);
+  if (reduce) f.count = alloc(dev, {1}, DType::f32, op);
+  if (!reduce && N == 0) return f;
+  CrossEntropyVariant v;
+  v.loss = true, v.reduce = reduce, v.divide = r == Reduction::mean, v.x = x.dtype();
+  struct Params {
+    std::int64_t rows, C, ignore;
+    double ls;
+    void set(Uniforms& u) const {
+      u.u32("u_rows", rows);
+      u.u32("u_C", C);
+      u.i32("u_ignore", ignore);
+      u.f32("u_ls", ls);
+    }
+  };
+  ErrorFlags& flags = dev.extension<ErrorFlags>();
+  Launch launch(dev, op);
+  launch.program(v.kFile, v.defines(), {kFusedLossLocal}).write(f.lse).read(x).read(t).write(f.loss);
+  launch.bind(flags.storage(dev), true);
+  if (reduce) launch.write(f.count);
+  launch.params(Params{N, C, ignore_index, ls}).loop_iterations(iterations);
+  if (reduce)
+    launch.groups(1);
+  else
+    launch.invocations(static_cast<std::uint64_t>(N));
+  flags.expect(dev, op, ErrorFlags::kIndex);
+  return f;
+}
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double ls,
@@ -136,7 +196,22 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   const char* op = "cross_entropy";
   check_class_inputs(op, logits, target);
   if (ls < 0 || ls > 1) throw ValueError("gltensor::cross_entropy: label_smoothing must be in [0, 1]");
-  Tensor loss, lse, t32;
+  const Tensor t32 = target.dtype() == DType::i32 ? detach(target) : target.to(DType::i32);
+  if (auto f = fused_loss(detach(logits), t32, reduction, ls, ignore_index)) {
+    if (autograd::any_requires_grad({&logits})) {
+      const Tensor saved = detach(logits), lse = f->lse, count = f->count;
+      autograd::record(
+          f->loss, {logits},
+          [saved, lse, t32, count, ls, reduction, ignore_index](const Tensor& g) {
+            const Tensor w = g.dtype() == DType::f32 ? g : g.to(DType::f32);
+            return std::vector<Tensor>{cross_entropy_backward(saved, lse, t32, w, ls, ignore_index,
+                                                              reduction == Reduction::mean ? count : Tensor())};
+          },
+          op);
+    }
+    return f->loss;
+  }
+  Tensor loss, lse;
   ClassTargets ct;
   {
     // Row reductions only: log-sum-exp [N], the target's logit [N] (and the row mean for label
@@ -144,7 +219,6 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
     NoGradGuard ng;
     const Tensor x = detach(logits);
     ct = class_targets(target, ignore_index, reduction);
-    t32 = target.dtype() == DType::i32 ? detach(target) : target.to(DType::i32);
     Tensor row_mean;
     std::tie(lse, row_mean) = row_lse(x, ls > 0);                                      // [N]
     Tensor nll = sub(lse, gather_classes(op, x, 1, ct.safe.unsqueeze(1)).squeeze(1));  // [N]

@@ -93,7 +93,7 @@ Defines BatchNormVariant::defines() const {
       d.operand(0, DType::f32, CT::f32, true);
     }
   } else if (is(stage, "BN_NORM")) {
-    d.flag("ROWS", rows).flag("EVAL", eval).flag("HAS_W", has_w).flag("HAS_B", has_b);
+    d.flag("ROWS", rows).flag("EVAL", eval).flag("HAS_W", has_w).flag("HAS_B", has_b).flag("RELU", relu);
     d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, a, CT::f32, false);
     d.operand(3, v, CT::f32, false);
     if (has_w) d.operand(4, w, CT::f32, false);
@@ -128,10 +128,10 @@ std::vector<BatchNormVariant> BatchNormVariant::space() {
         add(v);
       }
     for (const char* stage : {"BN_NORM", "BN_DX"})
-      for (int f = 0; f < 16; ++f) {
+      for (int f = 0; f < 32; ++f) {
         BatchNormVariant v;
-        v.stage = stage, v.rows = f & 1, v.eval = f & 2, v.has_w = f & 4, v.has_b = f & 8;
-        if (is(stage, "BN_DX") && v.has_b) continue;
+        v.stage = stage, v.rows = f & 1, v.eval = f & 2, v.has_w = f & 4, v.has_b = f & 8, v.relu = f & 16;
+        if (is(stage, "BN_DX") && (v.has_b || v.relu)) continue;
         add(v);
       }
     for (bool eval : {false, true}) {

@@ -1,4 +1,5 @@
-// SGD / Adam / AdamW as fused single-kernel updates (optim.comp), LR schedules.
+// SGD / Adam / AdamW as fused multi-tensor updates (optim.comp: several parameters per dispatch,
+// the states in flat buffers), LR schedules.
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -31,14 +32,14 @@ void Optimizer::zero_grad() {
 
 namespace {
 // Uniforms of glsl/nn/optim.comp. SGD: a = momentum, b = dampening; Adam: a, b = betas, c1, c2
-// the bias corrections.
+// the bias corrections; per tensor: the grid's cumulative counts, state offsets, weight decays.
 struct OptimParams {
-  double lr = 0, wd = 0, a = 0, b = 0, eps = 0, c1 = 0, c2 = 0;
+  double lr = 0, a = 0, b = 0, eps = 0, c1 = 0, c2 = 0;
   bool sgd = true, first = false;
-  std::int64_t count = 0;
+  std::vector<std::uint32_t> end, state, grad_offset;
+  std::vector<float> wd;
   void set(Uniforms& u) const {
     u.f32("u_lr", lr);
-    u.f32("u_wd", wd);
     u.f32("u_a", a);
     u.f32("u_b", b);
     if (sgd) {
@@ -48,47 +49,119 @@ struct OptimParams {
       u.f32("u_c1", c1);
       u.f32("u_c2", c2);
     }
-    u.u32("u_count", count);
+    u.u32s("u_end", end);
+    u.u32s("u_state", state);
+    u.u32s("u_grad_off", grad_offset);
+    u.f32s("u_wd", wd);
   }
 };
 
-void launch(const OptimVariant& v, Tensor& p, const Tensor& g, Tensor& s1, Tensor& s2, OptimParams params) {
-  DeviceImpl& dev = dev_of(p);
-  Launch launch(dev, "optimizer.step");
-  const Tensor gc = g.dtype() == DType::f32 && g.is_contiguous() && g.offset() == 0 ? g : g.to(DType::f32).clone();
-  params.count = p.numel();
-  launch.program(v.kFile, v.defines(), {256}).write(p).read(gc).write(s1).write(s2);
-  launch.params(params).loop_iterations(0).invocations(static_cast<std::uint64_t>(p.numel()));
+// The tensors one dispatch of optim.comp updates: as many as the device's storage bindings allow
+// (the loop check's binding and the states' kept free), OptimVariant::kMaxTensors at most.
+int tensors_per_dispatch(const Device& dev, int states) {
+  const int bindings = std::min(dev.caps().max_ssbo_bindings, 16) - 1 - states;
+  return std::clamp(bindings / 2, 1, OptimVariant::kMaxTensors);
+}
+
+// One step over every parameter with a gradient: consecutive parameters of one slab in groups of
+// up to tensors_per_dispatch, one dispatch each (a parameter whose storage the group already
+// binds starts the next: a written storage is bound once per dispatch; gradients may share one,
+// e.g. batch_norm's weight and bias gradients, read at their offsets). `wd(i)`: parameter i's
+// weight decay.
+template <typename WeightDecay>
+void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<Tensor>>& slabs,
+              const std::vector<std::size_t>& slab_of, const std::vector<std::int64_t>& slab_offset, OptimVariant v,
+              OptimParams op, WeightDecay wd) {
+  struct Member {
+    Tensor* p;
+    Tensor g;
+    std::size_t i;
+  };
+  std::vector<Member> group;
+  auto flush = [&] {
+    if (group.empty()) return;
+    DeviceImpl& dev = dev_of(*group.front().p);
+    Launch launch(dev, "optimizer.step");
+    v.tensors = static_cast<int>(group.size());
+    launch.program(v.kFile, v.defines(), {256});
+    op.end.clear(), op.state.clear(), op.grad_offset.clear(), op.wd.clear();
+    std::uint64_t total = 0;
+    for (const Member& m : group) {
+      launch.write(*m.p).read(m.g);
+      total += static_cast<std::uint64_t>(m.p->numel());
+      op.end.push_back(static_cast<std::uint32_t>(total));
+      op.state.push_back(static_cast<std::uint32_t>(slab_offset[m.i]));
+      op.grad_offset.push_back(static_cast<std::uint32_t>(m.g.offset()));
+      op.wd.push_back(static_cast<float>(wd(m.i)));
+    }
+    for (const auto& state : slabs) launch.write(state[slab_of[group.front().i]]);
+    launch.params(op).loop_iterations(static_cast<std::uint64_t>(v.tensors)).invocations(total);
+    group.clear();
+  };
+  int per_dispatch = 0;
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    Tensor* p = params[i];
+    Tensor g = grad(*p);
+    if (!g.defined() || p->numel() == 0) continue;
+    if (g.dtype() != DType::f32 || !g.is_contiguous()) g = g.to(DType::f32).clone();
+    if (per_dispatch == 0) per_dispatch = tensors_per_dispatch(p->device(), v.states());
+    const auto n = static_cast<std::uint64_t>(p->numel());
+    const auto shares = [&](const Member& m) {
+      return m.p->impl()->storage == p->impl()->storage || m.p->impl()->storage == g.impl()->storage ||
+             m.g.impl()->storage == p->impl()->storage;
+    };
+    if (!group.empty() && (static_cast<int>(group.size()) == per_dispatch || slab_of[group.front().i] != slab_of[i] ||
+                           total + n > UINT32_MAX || std::any_of(group.begin(), group.end(), shares))) {
+      flush();
+      total = 0;
+    }
+    group.push_back({p, g, i});
+    total += n;
+  }
+  flush();
 }
 }  // namespace
+
+void Optimizer::init_states(int states) {
+  slabs_.assign(static_cast<std::size_t>(states), {});
+  slab_of_.clear(), slab_offset_.clear();
+  if (params_.empty()) return;
+  const Device& dev = params_.front()->device();
+  // Parameters in order, a new slab where the next would pass the device's SSBO limit.
+  const std::int64_t limit = dev_of(*params_.front()).ssbo_limit() / static_cast<std::int64_t>(sizeof(float));
+  std::vector<std::int64_t> sizes{0};
+  for (Tensor* p : params_) {
+    if (sizes.back() > 0 && sizes.back() + p->numel() > limit) sizes.push_back(0);
+    slab_of_.push_back(sizes.size() - 1);
+    slab_offset_.push_back(sizes.back());
+    sizes.back() += p->numel();
+  }
+  for (auto& state : slabs_)
+    for (std::int64_t n : sizes) state.push_back(zeros(dev, {std::max<std::int64_t>(n, 1)}));
+}
 
 SGD::SGD(std::vector<Tensor*> params, double lr, SGDOptions opt) : Optimizer(std::move(params), lr), options(opt) {
   if (opt.nesterov && (opt.momentum <= 0 || opt.dampening != 0))
     throw ValueError("gltensor::SGD: nesterov needs momentum > 0 and zero dampening");
-  for (Tensor* p : params_) buf_.push_back(opt.momentum != 0 ? zeros(p->device(), p->shape()) : *p);
+  init_states(opt.momentum != 0 ? 1 : 0);
 }
 
 void SGD::step() {
   NoGradGuard ng;
   OptimVariant d;
   d.momentum = options.momentum != 0, d.nesterov = options.nesterov;
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    Tensor g = grad(*params_[i]);
-    if (!g.defined() || params_[i]->numel() == 0) continue;
-    OptimParams op;
-    op.lr = lr, op.wd = options.weight_decay, op.a = options.momentum, op.b = options.dampening, op.first = first_;
-    launch(d, *params_[i], g, buf_[i], buf_[i], op);
-  }
+  OptimParams op;
+  op.lr = lr, op.a = options.momentum, op.b = options.dampening, op.first = first_;
+  const double wd = options.weight_decay;
+  step_all(params_, slabs_, slab_of_, slab_offset_, d, op, [wd](std::size_t) { return wd; });
   first_ = false;
 }
 
 Adam::Adam(std::vector<Tensor*> params, double lr, AdamOptions opt) : Optimizer(std::move(params), lr), options(opt) {
   if (opt.beta1 < 0 || opt.beta1 >= 1 || opt.beta2 < 0 || opt.beta2 >= 1 || opt.eps <= 0)
     throw ValueError("gltensor::Adam: betas must be in [0, 1) and eps > 0");
-  for (Tensor* p : params_) {
-    m_.push_back(zeros(p->device(), p->shape()));
-    v_.push_back(zeros(p->device(), p->shape()));
-  }
+  init_states(2);
 }
 
 namespace {
@@ -113,16 +186,13 @@ void Adam::step() {
   OptimVariant d;
   d.opt = "opt_adam", d.decoupled = options.decoupled;
   OptimParams op;
-  op.sgd = false, op.lr = lr, op.wd = options.weight_decay, op.a = options.beta1, op.b = options.beta2;
+  op.sgd = false, op.lr = lr, op.a = options.beta1, op.b = options.beta2;
   op.eps = options.eps;
   op.c1 = 1 - std::pow(options.beta1, static_cast<double>(t_));
   op.c2 = 1 - std::pow(options.beta2, static_cast<double>(t_));
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    Tensor g = grad(*params_[i]);
-    if (!g.defined() || params_[i]->numel() == 0) continue;
-    op.wd = wd_.empty() ? options.weight_decay : wd_[i];
-    launch(d, *params_[i], g, m_[i], v_[i], op);
-  }
+  const double wd = options.weight_decay;
+  step_all(params_, slabs_, slab_of_, slab_offset_, d, op,
+           [this, wd](std::size_t i) { return wd_.empty() ? wd : wd_[i]; });
 }
 
 AdamW::AdamW(std::vector<Tensor*> params, double lr, AdamOptions opt)

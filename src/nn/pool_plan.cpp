@@ -30,6 +30,11 @@ std::uint64_t pool_direct_loops(PoolMode mode, bool backward, const PoolGeom& g)
   return static_cast<std::uint64_t>(kh * (kw + 2) + 1);
 }
 
+bool pool_windows_disjoint(const PoolGeom& g) {
+  return g.o.stride[0] >= g.o.dilation[0] * (g.o.kernel[0] - 1) + 1 &&
+         g.o.stride[1] >= g.o.dilation[1] * (g.o.kernel[1] - 1) + 1;
+}
+
 std::vector<PoolPassDispatch> plan_pool_pass(PoolPass pass, PoolMode mode, const PoolAxis& a,
                                              std::uint64_t loop_limit) {
   const std::int64_t extent = pass_extent(pass, mode, a);
@@ -59,6 +64,7 @@ Defines PoolVariant::defines() const {
   static const char* names[] = {"pool_max", "pool_avg", "pool_adaptive"};
   Defines d;
   d.ident("POOL", names[static_cast<int>(mode)]).flag("BACKWARD", backward).flag("COUNT_PAD", count_pad);
+  d.flag("GATHER", gather);
   d.operand(0, out, CT::f32, true).operand(1, in, CT::f32, false);
   if (mode == PoolMode::max) d.operand(2, DType::i32, CT::i32, !backward);
   return d;
@@ -73,6 +79,10 @@ std::vector<PoolVariant> PoolVariant::space() {
         v.mode = mode, v.backward = f & 1, v.count_pad = f & 2, v.out = v.in = dt;
         if (v.backward && mode != PoolMode::max) continue;
         out.push_back(v);
+        if (v.backward) {
+          v.gather = true;
+          out.push_back(v);
+        }
       }
   return out;
 }

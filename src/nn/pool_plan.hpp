@@ -42,6 +42,11 @@ struct PoolPassDispatch {
 /// each; max's backward, none (one atomic add; its retries under contention are not counted).
 std::uint64_t pool_direct_loops(PoolMode mode, bool backward, const PoolGeom& g);
 
+/// Whether no input element lies in two windows (stride >= dilation * (kernel - 1) + 1 on both
+/// axes): max's backward then gathers (pool.comp's GATHER: every grad_x element written, no
+/// zero fill, no atomics).
+bool pool_windows_disjoint(const PoolGeom& g);
+
 /// The dispatches of one pass along an axis (loop_limit 0: no limit, one dispatch).
 std::vector<PoolPassDispatch> plan_pool_pass(PoolPass pass, PoolMode mode, const PoolAxis& a, std::uint64_t loop_limit);
 
@@ -61,7 +66,7 @@ Pool2dPlan plan_pool2d(PoolMode mode, const PoolGeom& g, std::uint64_t loop_limi
 struct PoolVariant {
   static constexpr const char* kFile = "pool.comp";
   PoolMode mode = PoolMode::max;
-  bool backward = false, count_pad = false;
+  bool backward = false, count_pad = false, gather = false;  ///< gather: max's backward, GATHER
   DType out = DType::f32, in = DType::f32;
   Defines defines() const;
   static std::vector<PoolVariant> space();

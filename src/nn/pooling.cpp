@@ -45,15 +45,17 @@ struct PoolParams {
 bool x_empty(const PoolGeom& g) { return g.N * g.C * g.H * g.W == 0; }
 
 // pool.comp: the forward of every mode, max's backward.
+// gather: max's backward over disjoint windows, one invocation per input element.
 void launch_pool(PoolMode mode, bool backward, const PoolGeom& g, const Tensor& out, const Tensor& in,
-                 const Tensor& idx) {
+                 const Tensor& idx, bool gather = false) {
   DeviceImpl& dev = dev_of(out);
   Launch launch(dev, backward ? "pool2d_backward" : "pool2d");
   PoolVariant v;
   v.mode = mode, v.backward = backward, v.count_pad = g.o.count_include_pad, v.out = out.dtype(), v.in = in.dtype();
+  v.gather = gather;
   launch.program(v.kFile, v.defines(), {256}).write(out).read(in);
   if (mode == PoolMode::max) launch.bind(*idx.impl()->storage, !backward);
-  const std::int64_t n = g.N * g.C * g.OH * g.OW;
+  const std::int64_t n = gather ? g.N * g.C * g.H * g.W : g.N * g.C * g.OH * g.OW;
   launch.params(PoolParams{g, backward ? nullptr : &in, n})
       .loop_iterations(pool_direct_loops(mode, backward, g))
       .invocations(static_cast<std::uint64_t>(n));
@@ -176,8 +178,10 @@ Tensor pool(const char* op, PoolMode mode, const Tensor& x, PoolGeom g) {
           if (gy.numel() == 0 || x_empty(g)) return std::vector<Tensor>{zeros(gy.device(), {g.N, g.C, g.H, g.W})};
           const Tensor gy32 = gy.to(DType::f32);
           if (mode != PoolMode::max) return std::vector<Tensor>{avg_backward(mode, g, gy32)};
-          Tensor gx = zeros(gy.device(), {g.N, g.C, g.H, g.W});
-          launch_pool(mode, true, g, gx, gy32.contiguous(), idx);
+          const bool gather = pool_windows_disjoint(g);
+          Tensor gx = gather ? alloc(dev_of(gy), {g.N, g.C, g.H, g.W}, DType::f32, "max_pool2d")
+                             : zeros(gy.device(), {g.N, g.C, g.H, g.W});
+          launch_pool(mode, true, g, gx, gy32.contiguous(), idx, gather);
           return std::vector<Tensor>{gx};
         },
         op);

@@ -9,6 +9,7 @@
 #include "ops/activation.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
+#include "ops/elementwise_grads.hpp"
 #include "ops/matmul_launch.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -40,10 +41,14 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
     }
   }
   if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, epilogue);
-  // With gradients: the matmul (+ addend) records its node; the activation records its own.
-  if (epilogue.act != Activation::none)
+  // With gradients: the matmul (+ addend) records its node; the activation records its own,
+  // but ReLU: its gradient needs only the output's sign (y > 0 exactly where the pre-activation
+  // is), so the kernel applies it in its epilogue and the node masks g first (one dispatch less).
+  const bool relu = epilogue.act == Activation::relu;
+  if (epilogue.act != Activation::none && !relu)
     return apply_epilogue(matmul_fused(a, b, addend, alpha, beta, Epilogue()), epilogue);
-  Tensor y = matmul_kernel(a, b, addend, alpha, beta, Epilogue());
+  Tensor y = matmul_kernel(a, b, addend, alpha, beta, epilogue);
+  const Tensor yd = relu ? detach(y) : Tensor();
   // Only the gradients some input needs (a layer's input batch needs none).
   const bool need_a = requires_grad(a), need_b = requires_grad(b), need_d = addend.defined() && requires_grad(addend);
   const Tensor ad = need_b ? detach(a) : Tensor(), bd = need_a ? detach(b) : Tensor();
@@ -52,7 +57,8 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   const bool b_transposed = need_b && b.dim() == 2 && !b.is_contiguous() && b.t().is_contiguous();
   autograd::record(
       y, {a, b, addend},
-      [ad, bd, alpha, beta, need_a, need_b, need_d, b_transposed](const Tensor& g) {
+      [ad, bd, yd, alpha, beta, need_a, need_b, need_d, b_transposed](const Tensor& gy) {
+        const Tensor g = yd.defined() ? unary_grad::relu(gy, yd, yd, 0, 0) : gy;
         Tensor ga = need_a ? matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Epilogue()) : Tensor();
         Tensor gb = !need_b        ? Tensor()
                     : b_transposed ? matmul_kernel(g.transpose(-1, -2), ad, Tensor(), alpha, 0, Epilogue()).t()

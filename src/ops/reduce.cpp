@@ -9,10 +9,13 @@
 #include "gltensor/indexing.hpp"
 #include "gltensor/ops.hpp"
 #include "ops/autocast.hpp"
+#include "ops/elementwise.hpp"
+#include "ops/fused_elementwise.hpp"
 #include "ops/reduce_variants.hpp"
 #include "ops/softmax_plan.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -190,15 +193,32 @@ Tensor reduce(const char* op, Red red, const Tensor& x_in, const Dims& dims, boo
   collapse(kshape, kstride);
   collapse(rshape, rstride);
   // A short sum over many outputs (split-K partials, rms_norm's per-block weight gradients):
-  // R - 1 elementwise adds of strided views, one invocation per output each, rather than a
+  // elementwise adds of the R strided views in order, one invocation per output, rather than a
   // workgroup per output whose invocations mostly idle (on llvmpipe a [8, 192, 64] sum over dim 0
-  // took ~50 ms that way, the adds well under 1 ms).
+  // took ~50 ms that way, the adds well under 1 ms); up to kFusedMaxInputs views per dispatch
+  // (a generated add chain: the sum so far and the next views), so R <= 6 takes one dispatch
+  // where the loop limit allows.
   if (red == kSum && post == 0 && x.dtype() == DType::f32 && out_dtype == DType::f32 && rshape.size() == 1 && R >= 2 &&
       R <= 16 && nout >= 1024) {
     NoGradGuard ng;
     auto part = [&](std::int64_t r) { return make_view(x, kshape, kstride, x.offset() + r * rstride[0]); };
-    Tensor acc = add(part(0), part(1));
-    for (std::int64_t r = 2; r < R; ++r) acc += part(r);
+    // Fewer views per dispatch where the elementwise driver's loops (each operand's offset per
+    // dim, each lane) would pass the device's loop limit; two (an add's) always fit where add does.
+    const int ndim = std::max(1, static_cast<int>(kshape.size()));
+    const int quads = std::max(1, settings().elementwise_quads);
+    int per = kFusedMaxInputs;
+    while (per > 2 && dev.loop_limit() != 0 && elementwise_loops(ndim, per + 1, 0, quads) > dev.loop_limit()) --per;
+    Tensor acc;
+    for (std::int64_t r = 0; r < R;) {
+      std::vector<Tensor> in;
+      if (acc.defined()) in.push_back(acc);
+      while (static_cast<int>(in.size()) < per && r < R) in.push_back(part(r++));
+      FusedExpr e;
+      e.inputs = static_cast<int>(in.size());
+      int v = e.add({FusedOp::input, 0});
+      for (int i = 1; i < e.inputs; ++i) v = e.add({FusedOp::add, v, e.add({FusedOp::input, i})});
+      acc = fused_elementwise(op, e, render_fused_glsl(e), in, DType::f32);
+    }
     return acc.reshape(out_shape);
   }
   Tensor out = alloc(dev, out_shape, out_dtype, op);

@@ -247,8 +247,15 @@ TEST(Pool2d, ForwardAndGradients) {
   d.kernel = {2, 3};
   d.stride = {1, 2};
   d.dilation = {2, 1};
+  // Disjoint windows (max's backward gathers: b, e) with padding, gaps between windows and
+  // ceil_mode; overlapping ones (a, d) scatter.
+  Pool2dOptions e;
+  e.kernel = {2, 2};
+  e.stride = {3, 2};
+  e.padding = {1, 1};
+  e.ceil_mode = true;
   for (const auto& [o, mode] :
-       std::vector<std::pair<Pool2dOptions, int>>{{a, 0}, {b, 0}, {d, 0}, {a, 1}, {b, 1}, {c, 1}}) {
+       std::vector<std::pair<Pool2dOptions, int>>{{a, 0}, {b, 0}, {d, 0}, {e, 0}, {a, 1}, {b, 1}, {c, 1}}) {
     const Shape s = {2, 3, 7, 6};
     auto fwd = [o = o, mode = mode](const Tensor& t) { return mode == 0 ? max_pool2d(t, o) : avg_pool2d(t, o); };
     Tensor probe = fwd(zeros(device(), s));
@@ -1175,4 +1182,62 @@ TEST(Attention, ScoresPastTheSsboLimit) {
     ScopedSsboLimit limit(160000);
     EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5)) << what;
   }
+}
+
+// batch_norm with act = relu: y = relu(bn(x)) in one kernel and its gradients (x, weight, bias)
+// against finite differences of the float64 reference, in training and eval; nn::Sequential runs
+// BatchNorm2d + ReLU so: the same values and gradients as the two ops apart, in fewer dispatches.
+TEST(Norms, BatchNormReluFused) {
+  GLT_RNG(rng);
+  const Shape s = {4, 3, 2, 5};
+  const std::int64_t C = 3, S = 10, n = 4 * S;
+  auto ref = [&](bool training, const std::vector<double>& rm, const std::vector<double>& rv) {
+    return [=](const std::vector<HostT>& in) {
+      const HostT &x = in[0], &w = in[1], &b = in[2];
+      std::vector<double> y(x.size());
+      for (std::int64_t c = 0; c < C; ++c) {
+        double m = 0, q = 0;
+        for (std::int64_t i = 0; i < n; ++i) m += x.v[(i / S * C + c) * S + i % S] / n;
+        for (std::int64_t i = 0; i < n; ++i) q += std::pow(x.v[(i / S * C + c) * S + i % S] - m, 2) / n;
+        if (!training) m = rm[c], q = rv[c];
+        for (std::int64_t i = 0; i < n; ++i) {
+          const std::size_t e = static_cast<std::size_t>((i / S * C + c) * S + i % S);
+          const double v = (x.v[e] - m) / std::sqrt(q + 1e-5) * w.v[c] + b.v[c];
+          y[e] = v > 0 ? v : 0;
+        }
+      }
+      return y;
+    };
+  };
+  const std::vector<float> rmv = {0.1f, -0.2f, 0.3f}, rvv = {0.5f, 1.5f, 0.8f};
+  for (bool training : {true, false}) {
+    SCOPED_TRACE(training ? "training" : "eval");
+    EXPECT_TRUE(grad_check(
+        rng, {s, {C}, {C}},
+        [&](auto& t) {
+          return batch_norm(t[0], Tensor::from_host(device(), rmv, {C}), Tensor::from_host(device(), rvv, {C}), t[1],
+                            t[2], training, 0.1, 1e-5, Activation::relu);
+        },
+        ref(training, {rmv.begin(), rmv.end()}, {rvv.begin(), rvv.end()})));
+  }
+  // Sequential: BatchNorm2d + ReLU against the ops apart (same kernel arithmetic: equal values).
+  Generator gen(3);
+  nn::Sequential seq;
+  auto bn = std::make_shared<nn::BatchNorm2d>(device(), C);
+  seq.add(bn).add(std::make_shared<nn::ReLU>());
+  const auto xv = uniform(rng, static_cast<std::size_t>(numel_of(s)));
+  Tensor x1 = Tensor::from_host(device(), xv, s), x2 = Tensor::from_host(device(), xv, s);
+  requires_grad_(x1);
+  requires_grad_(x2);
+  const auto d0 = device().dispatch_count();
+  Tensor y1 = seq.forward(x1);
+  const auto fused = device().dispatch_count() - d0;
+  Tensor y2 = relu(batch_norm(x2, Tensor(), Tensor(), bn->weight, bn->bias, true));
+  EXPECT_LT(fused, device().dispatch_count() - d0 - fused);
+  EXPECT_EQ(y1.to_vector(), y2.to_vector());
+  const auto gv = uniform(rng, static_cast<std::size_t>(numel_of(s)));
+  backward(y1, Tensor::from_host(device(), gv, s));
+  backward(y2, Tensor::from_host(device(), gv, s));
+  EXPECT_EQ(grad(x1).to_vector(), grad(x2).to_vector());
+  EXPECT_THROW(batch_norm(x1, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::gelu), ValueError);
 }

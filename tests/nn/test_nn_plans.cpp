@@ -360,3 +360,19 @@ TEST(PlanIMatmul, ImplicitConv) {
   s.iconv_gemm = IConvGemmSetting::bytes;
   EXPECT_TRUE(plan_iconv_implicit(s));
 }
+
+// Max pooling's backward gathers where no input lies in two windows: stride >= the dilated
+// kernel on both axes.
+TEST(PlanPool2d, DisjointWindows) {
+  auto geom = [](std::array<std::int64_t, 2> k, std::array<std::int64_t, 2> s, std::array<std::int64_t, 2> d) {
+    Pool2dOptions o;
+    o.kernel = k, o.stride = s, o.dilation = d;
+    return PoolGeom{1, 1, 8, 8, 4, 4, o};
+  };
+  EXPECT_TRUE(pool_windows_disjoint(geom({2, 2}, {2, 2}, {1, 1})));
+  EXPECT_TRUE(pool_windows_disjoint(geom({2, 3}, {3, 3}, {1, 1})));
+  EXPECT_TRUE(pool_windows_disjoint(geom({2, 1}, {3, 1}, {2, 1})));   // dilated extent 3
+  EXPECT_FALSE(pool_windows_disjoint(geom({2, 2}, {2, 2}, {2, 1})));  // extent 3 > stride 2
+  EXPECT_FALSE(pool_windows_disjoint(geom({3, 3}, {2, 2}, {1, 1})));
+  EXPECT_FALSE(pool_windows_disjoint(geom({2, 2}, {2, 1}, {1, 1})));
+}

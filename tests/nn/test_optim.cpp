@@ -3,30 +3,75 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
 using namespace glt_test;
 using namespace gltensor;
 
 namespace {
-// Runs `steps` updates with fixed per-step gradients, on the GPU and with `host` on the host.
+// Runs `steps` updates of several parameters with fixed per-step gradients, on the GPU and with
+// `host` (parameter k's values and gradient, step t from 1) on the host. The sizes: empty, one
+// element, odd, and more tensors than one dispatch updates (OptimVariant::kMaxTensors = 6);
+// parameter 3 gets no gradient in step 3 (skipped: its values and states stay). Each step's
+// dispatches are checked against the tensors one dispatch takes (`states` flat buffers bound);
+// with `slab_bytes`, the optimizer is made under that SSBO limit, its states in several slabs
+// (each dispatch within one).
+using HostStep = std::function<void(std::size_t, std::vector<double>&, const std::vector<double>&, int)>;
 void run_optimizer(std::mt19937_64& rng,
                    const std::function<std::unique_ptr<nn::Optimizer>(std::vector<Tensor*>)>& make,
-                   const std::function<void(std::vector<double>&, const std::vector<double>&, int)>& host) {
-  const int n = 37, steps = 5;
-  auto p0 = uniform(rng, n);
-  Tensor p = Tensor::from_host(device(), p0, {n});
-  requires_grad_(p);
-  auto opt = make({&p});
-  std::vector<double> hp(p0.begin(), p0.end());
-  for (int s = 0; s < steps; ++s) {
-    auto gv = uniform(rng, n);
-    opt->zero_grad();
-    backward(sum(mul(p, Tensor::from_host(device(), gv, {n}))));  // grad = gv
-    opt->step();
-    host(hp, std::vector<double>(gv.begin(), gv.end()), s + 1);
+                   const HostStep& host, int states, std::int64_t slab_bytes = 0) {
+  const std::vector<std::int64_t> sizes = {37, 0, 1, 300, 5, 7, 11, 2, 129};
+  const int steps = 5;
+  std::vector<Tensor> p;
+  std::vector<std::vector<double>> hp;
+  for (std::int64_t n : sizes) {
+    auto p0 = uniform(rng, static_cast<std::size_t>(n));
+    p.push_back(Tensor::from_host(device(), p0, {n}));
+    requires_grad_(p.back());
+    hp.emplace_back(p0.begin(), p0.end());
   }
-  EXPECT_TRUE(close(p.to_vector(), hp, 1e-5, 1e-6));
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : p) ptrs.push_back(&t);
+  std::unique_ptr<nn::Optimizer> opt;
+  {
+    ScopedSsboLimit limit(slab_bytes);
+    opt = make(ptrs);
+  }
+  const int per_dispatch = std::clamp((std::min(device().caps().max_ssbo_bindings, 16) - 1 - states) / 2, 1, 6);
+  for (int s = 0; s < steps; ++s) {
+    opt->zero_grad();
+    Tensor loss = zeros(device(), {});
+    std::vector<std::vector<double>> g(sizes.size());
+    int with_grad = 0;
+    std::vector<Tensor> gt(sizes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      if (k == 3 && s == 2) continue;
+      auto gv = uniform(rng, static_cast<std::size_t>(sizes[k]));
+      g[k].assign(gv.begin(), gv.end());
+      gt[k] = Tensor::from_host(device(), gv, {sizes[k]});
+      if (k != 4 && k != 5) loss = add(loss, sum(mul(p[k], gt[k])));  // grad = gv
+      with_grad += sizes[k] > 0 ? 1 : 0;
+    }
+    // Parameters 4 and 5 through one concat: their gradients are views of one buffer, 5's at an
+    // offset (as batch_norm's weight and bias gradients).
+    loss = add(loss, sum(mul(concat({p[4], p[5]}), concat({gt[4], gt[5]}))));
+    backward(loss);
+    EXPECT_EQ(grad(p[5]).impl()->storage, grad(p[4]).impl()->storage);
+    EXPECT_GT(grad(p[5]).offset(), 0);
+    const auto d0 = device().dispatch_count();
+    opt->step();
+    if (slab_bytes == 0) {
+      EXPECT_LE(device().dispatch_count() - d0,
+                static_cast<std::uint64_t>((with_grad + per_dispatch - 1) / per_dispatch));
+    }
+    for (std::size_t k = 0; k < sizes.size(); ++k)
+      if (!(k == 3 && s == 2)) host(k, hp[k], g[k], s + 1);
+  }
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    SCOPED_TRACE("parameter " + std::to_string(k));
+    EXPECT_TRUE(close(p[k].to_vector(), hp[k], 1e-5, 1e-6));
+  }
 }
 }  // namespace
 
@@ -34,7 +79,7 @@ TEST(Optim, SGDVariants) {
   GLT_RNG(rng);
   for (auto [mom, nest, wd] :
        std::vector<std::tuple<double, bool, double>>{{0, false, 0}, {0.9, false, 0.01}, {0.9, true, 0}}) {
-    std::vector<double> buf;
+    std::vector<std::vector<double>> bufs(9);
     run_optimizer(
         rng,
         [=](std::vector<Tensor*> ps) {
@@ -44,7 +89,9 @@ TEST(Optim, SGDVariants) {
           o.weight_decay = wd;
           return std::make_unique<nn::SGD>(ps, 0.1, o);
         },
-        [&, mom = mom, nest = nest, wd = wd](std::vector<double>& p, const std::vector<double>& g, int t) {
+        [&, mom = mom, nest = nest, wd = wd](std::size_t k, std::vector<double>& p, const std::vector<double>& g,
+                                             int t) {
+          auto& buf = bufs[k];
           if (buf.empty()) buf.assign(p.size(), 0);
           for (std::size_t i = 0; i < p.size(); ++i) {
             double d = g[i] + wd * p[i];
@@ -54,14 +101,16 @@ TEST(Optim, SGDVariants) {
             }
             p[i] -= 0.1 * d;
           }
-        });
+        },
+        mom != 0 ? 1 : 0);
   }
 }
 
 TEST(Optim, AdamAndAdamW) {
   GLT_RNG(rng);
-  for (bool decoupled : {false, true}) {
-    std::vector<double> m, v;
+  for (auto [decoupled, slab_bytes] : std::vector<std::pair<bool, std::int64_t>>{{false, 0}, {true, 0}, {true, 1200}}) {
+    SCOPED_TRACE("slab bytes " + std::to_string(slab_bytes));
+    std::vector<std::vector<double>> ms(9), vs(9);
     const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.05;
     run_optimizer(
         rng,
@@ -70,7 +119,8 @@ TEST(Optim, AdamAndAdamW) {
           if (decoupled) return std::make_unique<nn::AdamW>(ps, lr, o);
           return std::make_unique<nn::Adam>(ps, lr, o);
         },
-        [&](std::vector<double>& p, const std::vector<double>& g, int t) {
+        [&](std::size_t k, std::vector<double>& p, const std::vector<double>& g, int t) {
+          auto &m = ms[k], &v = vs[k];
           if (m.empty()) m.assign(p.size(), 0), v.assign(p.size(), 0);
           for (std::size_t i = 0; i < p.size(); ++i) {
             double d = g[i];
@@ -82,7 +132,8 @@ TEST(Optim, AdamAndAdamW) {
             v[i] = b2 * v[i] + (1 - b2) * d * d;
             p[i] -= lr * (m[i] / (1 - std::pow(b1, t))) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps);
           }
-        });
+        },
+        2, slab_bytes);
   }
   Tensor i = zeros(device(), {3}, DType::i32);
   EXPECT_THROW(nn::SGD({&i}, 0.1), DTypeError);

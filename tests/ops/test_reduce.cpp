@@ -668,3 +668,35 @@ TEST(Reduce, SumUnderVeryLowLoopLimits) {
       ASSERT_TRUE(close(norm(t, 2.0, {1}).to_vector(), l2, 1e-5, 1e-4));
     }
 }
+
+// A short sum over many outputs (R <= 16 views, >= 1024 outputs: split-K partials) goes through
+// generated add chains of up to 6 views per dispatch: every R from 2 to 16 over dim 0 and over a
+// middle dim (strided views), against the float64 sum; one dispatch up to 6 views.
+TEST(Reduce, ShortSumOverManyOutputs) {
+  GLT_RNG(rng);
+  const std::int64_t A = 31, B = 37;  // 1147 outputs
+  for (std::int64_t R = 2; R <= 16; ++R) {
+    SCOPED_TRACE("R " + std::to_string(R));
+    const auto xv = uniform(rng, static_cast<std::size_t>(R * A * B));
+    const Tensor x = Tensor::from_host(device(), xv, {R, A, B});
+    std::vector<double> ref0(static_cast<std::size_t>(A * B), 0.0);
+    for (std::int64_t r = 0; r < R; ++r)
+      for (std::int64_t a = 0; a < A; ++a)
+        for (std::int64_t b = 0; b < B; ++b) ref0[a * B + b] += xv[(r * A + a) * B + b];
+    const auto d0 = device().dispatch_count();
+    const Tensor s0 = sum(x, {0});
+    const auto dispatches = device().dispatch_count() - d0;
+    EXPECT_LE(dispatches, static_cast<std::uint64_t>(R <= 6 ? 1 : (R - 2) / 5 + 1));
+    EXPECT_EQ(s0.shape(), (Shape{A, B}));
+    EXPECT_TRUE(close(s0.to_vector(), ref0, 1e-5, 1e-5));
+    // The same values as [A, R, B] (a permuted view: the reduced dim strided by B, the kept dims
+    // by R * B and 1).
+    const Tensor xt = x.permute({1, 0, 2});
+    EXPECT_TRUE(close(sum(xt, {1}).to_vector(), ref0, 1e-5, 1e-5));
+    EXPECT_TRUE(close(sum(xt, {1}, true).reshape({A * B}).to_vector(), ref0, 1e-5, 1e-5));
+    // Under a loop limit of 30 the elementwise driver takes 4 views per dispatch (7 operands
+    // would loop 39 times): the same sums.
+    ScopedLoopLimit limit(30);
+    EXPECT_TRUE(close(sum(x, {0}).to_vector(), ref0, 1e-5, 1e-5));
+  }
+}
