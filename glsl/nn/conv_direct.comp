@@ -30,7 +30,8 @@
 // w[o, c, kh, kw] (contiguous) at float u_wbase + ((o - u_o0) * u_cg + c) * KH * KW + kh * KW + kw.
 // The host writes the block out (taps, channels, positions: KWS(X), OPIS_I(X, a), PXS_IJ(X, a, b),
 // SEGS(X)), so that the registers are indexed by constants and no loop but the channels' and
-// the kernel rows' runs; ACT(x): the epilogue's activation (glsl/common/activations.glsl).
+// the kernel rows' runs. ACT(x) (every layout but OUT16): the epilogue's activation
+// (glsl/common/activations.glsl) and its affine, applied to each f32 sum before the store.
 // X_QUADS (x contiguous, rows of whole quads: W % 4 == 0): the segment read as NQ aligned quads
 // (QUADS(X)) from column w0 - SHIFT (SHIFT = w0 % 4, the same for every tile: PX % 4 == 0), a
 // quarter of the per-lane loads. SHUFFLE (a transposed convolution whose kernel is its stride S,
@@ -59,8 +60,15 @@ uniform uint u_b_off;
 uniform int u_cg;      // W_UBO: input channels per group
 uniform int u_o0;      // W_UBO: the first output channel of this dispatch's chunk
 uniform uint u_wbase;  // W_UBO: the chunk's first weight in the uniform block (floats)
-uniform float u_act_p0;  // W_UBO: activation parameters (ACT's expression may use them)
+uniform float u_act_p0;  // activation parameters (ACT's expression may use them)
 uniform float u_act_p1;
+uniform float u_act_scale;  // the epilogue's affine after the activation (ACT's expression may use them)
+uniform float u_act_shift;
+
+#include "activations.glsl"
+#ifndef ACT
+#define ACT(x) (x)
+#endif
 
 
 #ifdef X_CONTIG
@@ -122,17 +130,12 @@ void main() {
         }
       }
     }
-    for (int j = 0; j < OPI; ++j) store0(ybase + uint(j) * P + p, CT0(acc[j]));
+    for (int j = 0; j < OPI; ++j) store0(ybase + uint(j) * P + p, CT0(ACT(acc[j])));
   }
 }
 #elif defined(W_UBO)
 layout(std140, binding = UBO_BINDING) uniform Weights { vec4 u_wq[WQ]; };
 float weight(uint i) { return u_wq[i >> 2u][i & 3u]; }
-
-#include "activations.glsl"
-#ifndef ACT
-#define ACT(x) (x)
-#endif
 
 void main() {
   int tiles = (u_OW + PX - 1) / PX;
@@ -299,7 +302,7 @@ void main() {
       else if (even || q == 0)
         store0(e, CT0(acc[j * PX + q]));
 #else
-      store0(e0 + uint(q), CT0(acc[j * PX + q]));
+      store0(e0 + uint(q), CT0(ACT(acc[j * PX + q])));
 #endif
     }
   }

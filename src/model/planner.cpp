@@ -19,8 +19,10 @@ std::string PlanStats::summary() const {
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
-         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(elementwise_nodes) +
-         " elementwise nodes fused into " + std::to_string(elementwise_groups) + " kernels, " +
+         std::to_string(muladd) + " Mul+Add chains, " +
+         (conv_affine ? std::to_string(conv_affine) + " scalar Mul/Add into conv epilogues, " : std::string()) +
+         std::to_string(elementwise_nodes) + " elementwise nodes fused into " + std::to_string(elementwise_groups) +
+         " kernels, " +
          (mlp_chains ? std::to_string(mlp_layers) + " MatMul/Gemm layers fused into " + std::to_string(mlp_chains) +
                            " MLP kernels, "
                      : std::string()) +
@@ -445,6 +447,47 @@ void fuse_muladd(Graph& g, PlanStats& s) {
   }
 }
 
+namespace {
+bool fuse_elementwise_enabled = true;  // set_fuse_elementwise
+}  // namespace
+
+void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s) {
+  // (not with f16_constants: the unfused ops would read the constants rounded to float16; not
+  // where tests turned fusion off for the node-by-node path)
+  if (f16_constants || !fuse_elementwise_enabled) return;
+  auto scalar = [&](int v, double& out) {
+    const HostTensor* c = const_of(g, v);
+    if (!c || c->numel() != 1 || !elem_is_float(g.values[v].elem)) return false;
+    out = c->v[0];
+    return true;
+  };
+  for (auto& conv : g.nodes) {
+    if (conv.removed || conv.op_type != "Conv" || conv.outputs.empty() || conv.outputs[0] < 0) continue;
+    while (g.values[conv.outputs[0]].elem == kFloat) {
+      const int c = sole_consumer(g, conv.outputs[0]);
+      if (c < 0) break;
+      Node& n = g.nodes[c];
+      const std::string op = n.op_type;
+      double a = 1, b = 0;
+      if (op == "gltensor.MulAdd") {
+        if (n.inputs.size() != 3 || n.inputs[0] != conv.outputs[0] || !scalar(n.inputs[1], a) ||
+            !scalar(n.inputs[2], b))
+          break;
+      } else if ((op == "Mul" || op == "Add") && n.inputs.size() == 2) {
+        const int other = n.inputs[0] == conv.outputs[0] ? n.inputs[1] : n.inputs[0];
+        if (other == conv.outputs[0] || !scalar(other, op == "Mul" ? a : b)) break;
+      } else {
+        break;
+      }
+      // (y * scale + shift) * a + b
+      Epilogue& e = conv.epilogue;
+      e.scale = static_cast<float>(e.scale * a), e.shift = static_cast<float>(e.shift * a + b);
+      bypass(g, conv, n, op == "gltensor.MulAdd" ? "Mul+Add" : op);
+      s.conv_affine += op == "gltensor.MulAdd" ? 2 : 1;  // ONNX nodes
+    }
+  }
+}
+
 // ---- elementwise chains -> gltensor.FusedElementwise ----
 
 namespace {
@@ -602,18 +645,17 @@ class ExprBuilder {
   bool f16_constants_ = false;
 };
 
-bool fuse_elementwise_enabled = true;
-
 // A Conv/ConvTranspose/Gemm/MatMul whose fused epilogue (fuse_epilogues) feeds an elementwise
-// node gives the activation back to its node, which the chain then takes: conv_direct and the
-// depthwise path apply epilogues as a dispatch of their own (one fewer), the matmul kernel in
-// its epilogue (the same count, the same traffic). float32 only: with float16 the kernel's
+// node gives the activation back to its node, which the chain then takes: the depthwise path
+// and ConvTranspose apply epilogues as a dispatch of their own (one fewer), conv_direct and the
+// matmul kernels in their epilogue (the same count, the same traffic). float32 only: with float16 the kernel's
 // epilogue acts before the output's rounding, a separate node after it.
 void release_epilogues(Graph& g, PlanStats& s) {
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& p = g.nodes[i];
-    if (p.removed || p.epilogue.act == Activation::none || p.outputs.empty() || p.outputs[0] < 0 ||
-        g.values[p.outputs[0]].elem != kFloat)
+    // (not with an affine after the activation: its nodes stay in the epilogue)
+    if (p.removed || p.epilogue.act == Activation::none || p.epilogue.affine() || p.outputs.empty() ||
+        p.outputs[0] < 0 || g.values[p.outputs[0]].elem != kFloat)
       continue;
     const int c = sole_consumer(g, p.outputs[0]);
     if (c < 0 || fusable_operands(g, g.nodes[c]).empty()) continue;

@@ -149,6 +149,7 @@ struct DirectParams {
   void set(Uniforms& u) const {
     u.i32("u_cg", g.C), u.i32("u_o0", o0), u.u32("u_wbase", wbase);
     if (epi) u.f32("u_act_p0", epi->p0), u.f32("u_act_p1", epi->p1);
+    if (epi && epi->affine()) u.f32("u_act_scale", epi->scale), u.f32("u_act_shift", epi->shift);
     u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_O", O), u.i32("u_Og", Og), u.i32("u_OH", g.OH);
     u.i32("u_OW", g.OW), u.i32("u_sh", g.o.stride[0]), u.i32("u_sw", g.o.stride[1]);
     u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]), u.i32("u_dh", g.o.dilation[0]);
@@ -202,7 +203,7 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
   }
   ConvDirectVariant v;
   v.plan = plan, v.kh = g.KH, v.kw = g.KW, v.sw = g.o.stride[1], v.dw = g.o.dilation[1], v.bias = bias.defined();
-  v.act = epi.act, v.x = x.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
+  v.act = epi.act, v.affine = epi.affine(), v.x = x.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   v.x_quads = x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
   v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
   v.shuffle = shuffle;
@@ -222,23 +223,29 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
 }
 
 // Direct convolution for small filters (glsl/nn/conv_direct.comp): out [N, O, OH, OW] of x's
-// dtype where it is a float (f32 accumulation, one rounding at the store), else f32.
+// dtype where it is a float (f32 accumulation, one rounding at the store), else f32. The
+// epilogue runs in the kernel where the output is f32, else after it (after the rounding, as
+// the ops would).
 Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
-                   std::int64_t Og, const ConvDirectPlan& plan) {
+                   std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi) {
   DeviceImpl& dev = dev_of(x);
   Launch launch(dev, "conv2d");
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
   if (out.numel() == 0) return out;
+  const bool fused = odt == DType::f32;
   ConvDirectVariant v;
   v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
+  if (fused) v.act = epi.act, v.affine = epi.affine();
   v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
-  launch.params(DirectParams{g, O, Og, x, w, bias})
+  DirectParams params{g, O, Og, x, w, bias};
+  params.epi = fused ? &epi : nullptr;
+  launch.params(params)
       .loop_iterations(plan.loop_iterations)
       .groups(plan.groups_x, static_cast<std::uint64_t>(O / plan.opi), static_cast<std::uint64_t>(g.N));
-  return out;
+  return fused ? out : apply_epilogue(out, epi);
 }
 
 // im2col + GEMM: x [N, G*C, H, W] -> [N, O, OH, OW] f32 (fused: the matmul's epilogue).
@@ -342,7 +349,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
   } else if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
-    Tensor out = apply_epilogue(conv_direct(x, w, bias, g, O, Og, plan.direct), fused);
+    Tensor out = conv_direct(x, w, bias, g, O, Og, plan.direct, fused);
     y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
   } else {
     NoGradGuard ng;
@@ -426,7 +433,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
         },
         "conv2d");
   }
-  return after.act == Activation::none ? y : apply_epilogue(y, after);
+  return after.none() ? y : apply_epilogue(y, after);
 }
 
 namespace detail {

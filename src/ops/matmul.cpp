@@ -41,8 +41,7 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   }
   if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, epilogue);
   // With gradients: the matmul (+ addend) records its node; the activation records its own.
-  if (epilogue.act != Activation::none)
-    return apply_epilogue(matmul_fused(a, b, addend, alpha, beta, Epilogue()), epilogue);
+  if (!epilogue.none()) return apply_epilogue(matmul_fused(a, b, addend, alpha, beta, Epilogue()), epilogue);
   Tensor y = matmul_kernel(a, b, addend, alpha, beta, Epilogue());
   // Only the gradients some input needs (a layer's input batch needs none).
   const bool need_a = requires_grad(a), need_b = requires_grad(b), need_d = addend.defined() && requires_grad(addend);
@@ -93,7 +92,7 @@ MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const Matm
   MatmulVariant v;
   v.kernel = plan.kernel;
   v.bd = static_cast<int>(bl.shape.size());
-  v.act = epilogue.act;
+  v.act = epilogue.act, v.affine = epilogue.affine();
   v.addend = d.defined();
   v.no_batch = problem.batch == 1;
   v.split_cols = split > 0;
@@ -118,7 +117,7 @@ GemvVariant gemv_variant(const MatmulPlan& plan, const MatmulProblem& problem, c
                          const Tensor& out, const Epilogue& epilogue, DType a_dtype, DType b_dtype) {
   GemvVariant v;
   v.bd = static_cast<int>(bl.shape.size());
-  v.act = epilogue.act;
+  v.act = epilogue.act, v.affine = epilogue.affine();
   v.rm = plan.tile_m, v.nf = plan.tile_n, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
   v.addend = d.defined(), v.no_batch = problem.batch == 1, v.split_k = plan.splits > 1;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;

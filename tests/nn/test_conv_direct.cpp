@@ -4,7 +4,8 @@
 // loop limit, each in the layouts of the kernel (rows, lanes, ubo: GLTENSOR_CONV_DIRECT; ubo only
 // where it applies: f32 operands, else rows), and the
 // ubo layout's own cases: chunks of output channels, quad loads of x's rows, weights at unaligned
-// offsets, the fused activation, and conv_transpose2d with kernel = stride through it. Tolerances
+// offsets, the fused activation, and conv_transpose2d with kernel = stride through it; the
+// epilogue (activation and affine) in every layout's kernel and on the GEMM paths. Tolerances
 // as in test_nn.cpp: rtol 1e-4 / atol 1e-5 (f16: 2e-3).
 #include <cmath>
 
@@ -287,6 +288,63 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
   EXPECT_EQ(
       conv2d(zeros(device(), {0, 8, 6, 6}), zeros(device(), {4, 8, 3, 3}), Tensor(), Conv2dOptions::pad(1)).shape(),
       (Shape{0, 4, 6, 6}));
+}
+
+TEST(ConvDirect, EpilogueInTheKernel) {
+  // conv2d's epilogue (activation, then Epilogue::scale / shift: PP-LCNetV3's HardSwish and
+  // learnable affine) in the direct kernel's three layouts, one dispatch each, and on the GEMM
+  // paths (pointwise, im2col, depthwise taps); f16 outputs apply it after the rounding. Against
+  // float64: odd sizes, groups, padding, stride, NaN.
+  GLT_RNG(rng);
+  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
+  struct Case {
+    std::int64_t Cg, Og, G, H, W, K, stride;
+  };
+  struct Path {
+    detail::ConvSetting conv;
+    const char* layout;
+  };
+  for (const Path& path : std::vector<Path>{{detail::ConvSetting::direct, "rows"},
+                                            {detail::ConvSetting::direct, "lanes"},
+                                            {detail::ConvSetting::direct, "ubo"},
+                                            {detail::ConvSetting::im2col, ""},
+                                            {detail::ConvSetting::choose, ""}})
+    for (const Case& c : std::vector<Case>{
+             {3, 5, 1, 9, 11, 3, 1}, {1, 1, 7, 10, 13, 5, 2}, {6, 4, 1, 5, 7, 1, 1}, {2, 3, 2, 4, 17, 3, 2}})
+      for (Activation act : {Activation::none, Activation::hardswish}) {
+        ScopedSettings s;
+        s->conv = path.conv;
+        if (*path.layout) s->conv_direct = detail::parse_conv_direct(path.layout);
+        const Shape xs{1, c.Cg * c.G, c.H, c.W}, ws{c.Og * c.G, c.Cg, c.K, c.K};
+        Conv2dOptions o = c.K == 1 ? Conv2dOptions() : Conv2dOptions::pad(c.K / 2, c.stride);
+        o.groups = c.G;
+        auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+        xv[2] = std::nanf("");
+        std::vector<double> hb(bv.begin(), bv.end());
+        Shape os;
+        auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+        Epilogue e(act);
+        e.scale = 1.25f, e.shift = -0.5f;
+        for (double& r : ref) r = (act == Activation::hardswish ? hswish(r) : r) * 1.25 - 0.5;  // (NaN stays NaN)
+        Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws);
+        const std::size_t d0 = device().dispatch_count();
+        Tensor y = conv2d(x, w, Tensor::from_host(device(), bv, {ws[0]}), o, e);
+        const std::size_t dispatches = device().dispatch_count() - d0;
+        EXPECT_EQ(y.shape(), os);
+        const std::string what = std::string(path.layout) + " conv " + std::to_string(static_cast<int>(path.conv)) +
+                                 " " + to_string(xs) + " * " + to_string(ws) + " " + e.name();
+        EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << what;
+        const bool ubo_applies = std::string(path.layout) != "ubo" || device().caps().max_uniform_block_size > 0;
+        if (path.conv == detail::ConvSetting::direct && ubo_applies) {
+          EXPECT_EQ(dispatches, 1u) << what;
+        }
+        // f16: the kernel rounds, then the epilogue runs on the f16 values (as the ops would).
+        if (path.conv != detail::ConvSetting::direct || act != Activation::hardswish) continue;
+        Tensor yh =
+            conv2d(x.to(DType::f16), w.to(DType::f16), Tensor::from_host(device(), bv, {ws[0]}, DType::f16), o, e);
+        EXPECT_EQ(yh.dtype(), DType::f16);
+        EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), ref, 2e-2, 2e-2)) << "f16 " << what;
+      }
 }
 
 TEST(ConvDirect, TransposeWithKernelEqualToStride) {
