@@ -303,17 +303,24 @@ TEST(ConvDirect, EpilogueInTheKernel) {
   struct Path {
     detail::ConvSetting conv;
     const char* layout;
+    detail::MatmulKernelSetting matmul = detail::MatmulKernelSetting::choose;
   };
+  // (1 x 1 planes: squeeze-and-excitation's convolutions, the transposed product on the GEMM path,
+  // also through the GEMV kernel that GPUs choose for it)
   for (const Path& path : std::vector<Path>{{detail::ConvSetting::direct, "rows"},
                                             {detail::ConvSetting::direct, "lanes"},
                                             {detail::ConvSetting::direct, "ubo"},
                                             {detail::ConvSetting::im2col, ""},
+                                            {detail::ConvSetting::im2col, "", detail::MatmulKernelSetting::gemv},
                                             {detail::ConvSetting::choose, ""}})
-    for (const Case& c : std::vector<Case>{
-             {3, 5, 1, 9, 11, 3, 1}, {1, 1, 7, 10, 13, 5, 2}, {6, 4, 1, 5, 7, 1, 1}, {2, 3, 2, 4, 17, 3, 2}})
+    for (const Case& c : std::vector<Case>{{3, 5, 1, 9, 11, 3, 1},
+                                           {1, 1, 7, 10, 13, 5, 2},
+                                           {6, 4, 1, 5, 7, 1, 1},
+                                           {2, 3, 2, 4, 17, 3, 2},
+                                           {40, 9, 1, 1, 1, 1, 1}})
       for (Activation act : {Activation::none, Activation::hardswish}) {
         ScopedSettings s;
-        s->conv = path.conv;
+        s->conv = path.conv, s->matmul_kernel = path.matmul;
         if (*path.layout) s->conv_direct = detail::parse_conv_direct(path.layout);
         const Shape xs{1, c.Cg * c.G, c.H, c.W}, ws{c.Og * c.G, c.Cg, c.K, c.K};
         Conv2dOptions o = c.K == 1 ? Conv2dOptions() : Conv2dOptions::pad(c.K / 2, c.stride);
@@ -332,7 +339,8 @@ TEST(ConvDirect, EpilogueInTheKernel) {
         const std::size_t dispatches = device().dispatch_count() - d0;
         EXPECT_EQ(y.shape(), os);
         const std::string what = std::string(path.layout) + " conv " + std::to_string(static_cast<int>(path.conv)) +
-                                 " " + to_string(xs) + " * " + to_string(ws) + " " + e.name();
+                                 " matmul " + std::to_string(static_cast<int>(path.matmul)) + " " + to_string(xs) +
+                                 " * " + to_string(ws) + " " + e.name();
         EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << what;
         const bool ubo_applies = std::string(path.layout) != "ubo" || device().caps().max_uniform_block_size > 0;
         if (path.conv == detail::ConvSetting::direct && ubo_applies) {
