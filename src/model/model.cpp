@@ -101,8 +101,13 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_qdq(g, stats);
   fold_constants(g, dev, stats);
   while (inline_ifs(g, stats)) fold_constants(g, dev, stats);
-  fold_batchnorm(g, stats);
-  fold_affine(g, stats);
+  // (until neither folds more: a BatchNormalization after an Add that fold_affine folds, as in
+  // DBNet's head)
+  for (int folds = -1; folds != stats.batchnorm + stats.affine;) {
+    folds = stats.batchnorm + stats.affine;
+    fold_batchnorm(g, stats);
+    fold_affine(g, stats);
+  }
   fuse_hardswish(g, stats);
   fuse_epilogues(g, stats);
   fuse_muladd(g, stats);

@@ -232,16 +232,32 @@ bool per_channel(const HostTensor& c, std::size_t rank, std::int64_t O, std::vec
   return true;
 }
 
-bool is_conv(const Node& n) { return n.op_type == "Conv" && n.epilogue.act == Activation::none; }
+// A Conv, or a ConvTranspose of one group (its weight [Cin, Cout, ...]: output channels along
+// dim 1), without an epilogue yet.
+bool is_conv(const Node& n) {
+  if (!n.epilogue.none()) return false;
+  return n.op_type == "Conv" || (n.op_type == "ConvTranspose" && n.attrs.i("group", 1) == 1);
+}
+
+// Output channels of a Conv / ConvTranspose (is_conv) from its constant weight.
+std::int64_t conv_out_channels(const Node& conv, const HostTensor& w) {
+  return conv.op_type == "ConvTranspose" ? w.shape[1] : w.shape[0];
+}
 
 // Rewrites conv's weight (scaled per output channel) and bias (b' = b * scale + shift).
 void set_conv_params(Graph& g, Node& conv, const std::vector<double>& scale, const std::vector<double>& shift) {
   const HostTensor& w = *const_of(g, conv.inputs[1]);
-  const std::int64_t O = w.shape[0];
-  const std::size_t per = static_cast<std::size_t>(w.numel() / std::max<std::int64_t>(O, 1));
+  const std::int64_t O = conv_out_channels(conv, w);
+  // Conv [O, C, ...]: blocks of one output channel; ConvTranspose [Cin, O, ...]: Cin rows of O blocks.
+  const std::int64_t rows = conv.op_type == "ConvTranspose" ? w.shape[0] : 1;
+  const std::size_t per = static_cast<std::size_t>(w.numel() / std::max<std::int64_t>(O * rows, 1));
   HostTensor nw = w;
-  for (std::int64_t o = 0; o < O; ++o)
-    for (std::size_t k = 0; k < per; ++k) nw.v[o * per + k] = static_cast<float>(w.v[o * per + k] * scale[o]);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::size_t k = 0; k < per; ++k) {
+        const std::size_t i = static_cast<std::size_t>(r * O + o) * per + k;
+        nw.v[i] = static_cast<float>(w.v[i] * scale[o]);
+      }
   HostTensor nb{w.elem, {O}, std::vector<double>(static_cast<std::size_t>(O), 0.0)};
   if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) nb.v = const_of(g, conv.inputs[2])->v;
   for (std::int64_t o = 0; o < O; ++o) nb.v[o] = static_cast<float>(nb.v[o] * scale[o] + shift[o]);
@@ -295,7 +311,7 @@ void fold_batchnorm(Graph& g, PlanStats& s) {
     if (bn.op_type != "BatchNormalization" || bn.inputs[0] != conv.outputs[0]) continue;
     const HostTensor *sc = const_of(g, bn.inputs[1]), *bi = const_of(g, bn.inputs[2]), *mu = const_of(g, bn.inputs[3]),
                      *var = const_of(g, bn.inputs[4]);
-    const std::int64_t O = const_of(g, conv.inputs[1])->shape[0];
+    const std::int64_t O = conv_out_channels(conv, *const_of(g, conv.inputs[1]));
     if (!sc || !bi || !mu || !var || sc->numel() != O || bi->numel() != O || mu->numel() != O || var->numel() != O)
       continue;
     const double eps = bn.attrs.f("epsilon", 1e-5);
@@ -323,8 +339,8 @@ void fold_affine(Graph& g, PlanStats& s) {
         const HostTensor* k = const_of(g, other);
         const HostTensor& w = *const_of(g, conv.inputs[1]);
         std::vector<double> v;
-        if (!k || !per_channel(*k, w.shape.size(), w.shape[0], v)) break;
-        const std::size_t O = static_cast<std::size_t>(w.shape[0]);
+        if (!k || !per_channel(*k, w.shape.size(), conv_out_channels(conv, w), v)) break;
+        const std::size_t O = static_cast<std::size_t>(conv_out_channels(conv, w));
         if (n.op_type == "Mul")
           set_conv_params(g, conv, v, std::vector<double>(O, 0.0));
         else

@@ -226,17 +226,21 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
 // dtype where it is a float (f32 accumulation, one rounding at the store), else f32. The
 // epilogue runs in the kernel where the output is f32, else after it (after the rounding, as
 // the ops would).
+// shuffle S > 0 (lanes): conv_direct_ubo's, out [N, O / S^2, OH * S, OW * S].
 Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
-                   std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi) {
+                   std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0) {
   DeviceImpl& dev = dev_of(x);
   Launch launch(dev, "conv2d");
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
-  Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
+  Tensor out = shuffle > 0
+                   ? alloc(dev, {g.N, O / (shuffle * shuffle), g.OH * shuffle, g.OW * shuffle}, odt, "conv_transpose2d")
+                   : alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
   if (out.numel() == 0) return out;
   const bool fused = odt == DType::f32;
   ConvDirectVariant v;
   v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
   if (fused) v.act = epi.act, v.affine = epi.affine();
+  v.shuffle = shuffle;
   v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
@@ -446,7 +450,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 namespace detail {
 
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
-                               std::array<std::int64_t, 2> op_pad) {
+                               std::array<std::int64_t, 2> op_pad, const Epilogue& epi) {
   const std::int64_t G = o.groups, Cin = x.size(1), Cg = Cin / G, Coutg = w.size(1), Cout = Coutg * G;
   const std::int64_t N = x.size(0), H = x.size(2), W = x.size(3), KH = w.size(2), KW = w.size(3);
   const DeviceImpl& dev = dev_of(x);
@@ -459,31 +463,40 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
   if (!blocks || !f32) return Tensor();
   // Kernel = stride, no padding: every input pixel makes its own S x S block of the output, a
   // 1x1 convolution (of the same groups) to Cout * S * S channels whose result is shuffled into
-  // the blocks. The direct kernel's ubo layout does that in one dispatch (per chunk of channels)
-  // where it applies (software rasterizers).
+  // the blocks. The direct kernel's ubo layout (software rasterizers; one dispatch per chunk of
+  // channels) or lanes layout (GPUs) does that in one dispatch, the epilogue in it.
   ConvDirectProblem dp;
   dp.C = Cg, dp.Og = Coutg * S * S, dp.KH = dp.KW = 1, dp.OH = H, dp.OW = W, dp.groups = G;
   dp.ubo_floats = ubo_limit(dev) / 4;
   const ConvDirectPlan direct =
       plan_conv_direct(dp, DeviceTraits{dev.adapter().software, dev.loop_limit()}, settings());
-  if (direct.layout != ConvDirectPlan::Layout::ubo ||
+  if (direct.layout == ConvDirectPlan::Layout::rows ||
       (dev.loop_limit() != 0 && direct.loop_iterations > dev.loop_limit()))
     return Tensor();
   const std::int64_t O1 = Cout * S * S;
   // [(g, o, si, sj), c] of group g's channels c.
-  const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
-  const Tensor b1 = bias.defined() ? bias.view({Cout, 1}).expand({Cout, S * S}).contiguous().view({O1}) : Tensor();
+  // (the bias stays per output channel: the kernel reads channel o's at o / S^2)
   Conv2dOptions o1;
   o1.groups = G;
   Geometry g1{N, Cg, H, W, 1, 1, H, W, o1};
-  return conv_direct_ubo(x, w1, b1, g1, O1, O1 / G, direct, Epilogue(), S);
+  if (direct.layout == ConvDirectPlan::Layout::lanes && G == 1)  // the weight [Cin, O1] read through its strides
+    return conv_direct(x, w.reshape({Cg, O1}).t().unsqueeze(2).unsqueeze(3), bias, g1, O1, O1, direct, epi, S);
+  const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
+  if (direct.layout == ConvDirectPlan::Layout::lanes) return conv_direct(x, w1, bias, g1, O1, O1 / G, direct, epi, S);
+  return conv_direct_ubo(x, w1, bias, g1, O1, O1 / G, direct, epi, S);
 }
 
 }  // namespace detail
 
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                         std::array<std::int64_t, 2> op_pad) {
+  return detail::conv_transpose2d_epilogue(x, w, bias, o, op_pad, Epilogue());
+}
+
+Tensor detail::conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                                         std::array<std::int64_t, 2> op_pad, const Epilogue& epi) {
   const char* op = "conv_transpose2d";
+  check_epilogue(op, epi);
   check_same_device(op, {&x, &w});
   check_options(op, o);
   if (x.dim() != 4 || w.dim() != 4)
@@ -508,8 +521,9 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
   Tensor y;
   {
     NoGradGuard ng;
-    y = conv_transpose2d_blocks(x, w, bias, o, op_pad);
+    y = conv_transpose2d_blocks(x, w, bias, o, op_pad, epi);
   }
+  const bool fused = y.defined();
   if (!y.defined()) {
     NoGradGuard ng;
     // The transposed conv of x is the input-gradient of a conv whose output is x.
@@ -523,7 +537,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
     if (bias.defined()) y = add(y, bias.view({1, Cout, 1, 1}));
   }
   grad_unsupported(op, {&x, &w, &bias}, y);
-  return y;
+  return fused ? y : apply_epilogue(y, epi);
 }
 
 }  // namespace gltensor

@@ -131,6 +131,7 @@ Defines ConvDirectVariant::defines() const {
   d.flag("LANES", lanes).flag("W_SHARED", lanes && plan.shared_weights);
   if (plan.rowseg) d.flag("ROWSEG").value("DW", dw).value("SEGLEN", plan.seglen);
   d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias).flag("OUT16", itemsize(out) == 2);
+  if (lanes && shuffle > 0) d.value("SHUFFLE", shuffle);
   if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
   d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
   if (bias) d.operand(3, b, CT::f32, false);
@@ -153,6 +154,9 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
             out.push_back(v);
             if (!bias) continue;
             v.act = Activation::hardswish, v.affine = rowseg;  // the epilogue in the kernel
+            out.push_back(v);
+            if (!lanes) continue;
+            v.shuffle = 2, v.kh = v.kw = 1;  // a transposed conv's shuffle
             out.push_back(v);
           }
   for (DType dt : {DType::f16, DType::bf16}) {
