@@ -321,6 +321,23 @@ TEST(ModelFusion, RandomGraphsMatchReferenceAndUnfusedBits) {
 // Conv -> HardSwish -> Mul/Add by constants (PP-OCRv4's blocks) and Conv -> Relu -> Add of a
 // residual: the convolutions give their epilogues back to the chains after them, the results keep
 // their bits.
+using Outputs = std::map<std::string, std::vector<float>>;
+
+// The model at `path` loaded with fusion (out[1]) and without (out[0]: set_fuse_elementwise(false)),
+// run on `inputs`; returns the fused plan's summary.
+std::string run_fused_and_unfused(const std::string& path, const std::map<std::string, Tensor>& inputs,
+                                  Outputs out[2]) {
+  std::string plan;
+  for (bool fuse : {true, false}) {
+    model::set_fuse_elementwise(fuse);
+    Model model = Model::load(device(), path);
+    model::set_fuse_elementwise(true);
+    if (fuse) plan = model.plan_summary();
+    for (const auto& [k, t] : model.run(inputs)) out[fuse][k] = t.to_vector();
+  }
+  return plan;
+}
+
 TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
   GLT_RNG(rng);
   const std::int64_t C = 3, O = 4, H = 6, W = 9;
@@ -336,18 +353,11 @@ TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
   B::attr_ints(m.node("Conv", {"x", "w", "b"}, {"c2"}), "pads", {1, 1, 1, 1});
   m.node("Relu", {"c2"}, {"rl"});
   m.node("Add", {"rl", "r"}, {"y2"});
-  const std::string path = m.save("fusion_conv_epilogues");
-  std::map<std::string, std::vector<float>> out[2];
-  std::string plan;
-  for (bool fuse : {true, false}) {
-    model::set_fuse_elementwise(fuse);
-    Model model = Model::load(device(), path);
-    model::set_fuse_elementwise(true);
-    if (fuse) plan = model.plan_summary();
-    const auto r = model.run(
-        {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}, {"r", Tensor::from_host(device(), rv, {1, O, H, W})}});
-    for (const auto& [k, t] : r) out[fuse][k] = t.to_vector();
-  }
+  Outputs out[2];
+  const std::string plan = run_fused_and_unfused(
+      m.save("fusion_conv_epilogues"),
+      {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}, {"r", Tensor::from_host(device(), rv, {1, O, H, W})}},
+      out);
   // y1: HardSwish and the scalar Mul + Add in the first Conv's epilogue (fuse_conv_affine); y2: the
   // Relu given back to the chain with the Add.
   EXPECT_EQ(plan.rfind("3 nodes to run", 0), 0u) << plan;
@@ -397,17 +407,9 @@ TEST(ModelFusion, ConvTransposeFoldsBiasBatchNormAndEpilogue) {
   B::attr_ints(m.node("ConvTranspose", {"x", "w2"}, {"t2"}), "strides", {2, 2});
   m.node("Add", {"t2", "c"}, {"a2"});
   m.node("Sigmoid", {"a2"}, {"y2"});
-  const std::string path = m.save("fusion_conv_transpose");
-  std::map<std::string, std::vector<float>> out[2];
-  std::string plan;
-  for (bool fuse : {true, false}) {
-    model::set_fuse_elementwise(fuse);
-    Model model = Model::load(device(), path);
-    model::set_fuse_elementwise(true);
-    if (fuse) plan = model.plan_summary();
-    const auto r = model.run({{"x", Tensor::from_host(device(), xv, {1, C, H, W})}});
-    for (const auto& [k, t] : r) out[fuse][k] = t.to_vector();
-  }
+  Outputs out[2];
+  const std::string plan = run_fused_and_unfused(m.save("fusion_conv_transpose"),
+                                                 {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}}, out);
   EXPECT_EQ(plan.rfind("2 nodes to run", 0), 0u) << plan;
   EXPECT_NE(plan.find("1 BatchNormalization and 2 Mul/Add folded into weights"), std::string::npos) << plan;
   EXPECT_NE(plan.find("2 fused epilogues"), std::string::npos) << plan;
