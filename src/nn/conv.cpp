@@ -474,15 +474,16 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
       (dev.loop_limit() != 0 && direct.loop_iterations > dev.loop_limit()))
     return Tensor();
   const std::int64_t O1 = Cout * S * S;
-  // [(g, o, si, sj), c] of group g's channels c.
   // (the bias stays per output channel: the kernel reads channel o's at o / S^2)
   Conv2dOptions o1;
   o1.groups = G;
   Geometry g1{N, Cg, H, W, 1, 1, H, W, o1};
-  if (direct.layout == ConvDirectPlan::Layout::lanes && G == 1)  // the weight [Cin, O1] read through its strides
-    return conv_direct(x, w.reshape({Cg, O1}).t().unsqueeze(2).unsqueeze(3), bias, g1, O1, O1, direct, epi, S);
+  // lanes (one group: the weight [Cin, O1] read through its strides)
+  if (direct.layout == ConvDirectPlan::Layout::lanes)
+    return G == 1 ? conv_direct(x, w.reshape({Cg, O1}).t().unsqueeze(2).unsqueeze(3), bias, g1, O1, O1, direct, epi, S)
+                  : Tensor();
+  // ubo: the filters [(g, o, si, sj), c] of group g's channels c, contiguous.
   const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
-  if (direct.layout == ConvDirectPlan::Layout::lanes) return conv_direct(x, w1, bias, g1, O1, O1 / G, direct, epi, S);
   return conv_direct_ubo(x, w1, bias, g1, O1, O1 / G, direct, epi, S);
 }
 

@@ -94,7 +94,7 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
 
 /// conv_transpose2d (no gradient) whose kernel is its stride (square, no padding, dilation or
 /// output padding; f32) as the direct kernel's ubo layout (software rasterizers) or lanes layout
-/// (GPUs) runs it: a 1x1 convolution to Cout * S * S channels shuffled into S x S blocks, one
+/// (GPUs; one group) runs it: a 1x1 convolution to Cout * S * S channels shuffled into S x S blocks, one
 /// dispatch (per chunk of channels: ubo), `epi` in the kernel (nn/conv.cpp). Undefined where
 /// neither layout applies (the rows layout forced, filters past the uniform block, another
 /// geometry or dtype).
