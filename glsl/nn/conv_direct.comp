@@ -16,7 +16,7 @@
 // the same weights), z = image n.
 // LANES (GPUs): invocation i of a workgroup computes the positions base + q * LOCAL_X + i,
 // q < PX, of the flattened plane, so that adjacent invocations read adjacent inputs and write
-// adjacent outputs (coalesced); W_SHARED: the workgroup's OPI filters (OPI * CG * KH * KW
+// adjacent outputs (coalesced; SHUFFLE as W_UBO's below); W_SHARED: the workgroup's OPI filters (OPI * CG * KH * KW
 // floats) are staged once in shared memory, else read from the SSBO. OUT16 (rows): the output
 // is 16-bit, pairs of positions of a row stored as whole words.
 // W_UBO (software rasterizers, any number of channels): the rows layout with the weights read
@@ -30,12 +30,14 @@
 // w[o, c, kh, kw] (contiguous) at float u_wbase + ((o - u_o0) * u_cg + c) * KH * KW + kh * KW + kw.
 // The host writes the block out (taps, channels, positions: KWS(X), OPIS_I(X, a), PXS_IJ(X, a, b),
 // SEGS(X)), so that the registers are indexed by constants and no loop but the channels' and
-// the kernel rows' runs; ACT(x): the epilogue's activation (glsl/common/activations.glsl).
+// the kernel rows' runs. ACT(x) (every layout but OUT16): the epilogue's activation
+// (glsl/common/activations.glsl) and its affine, applied to each f32 sum before the store.
 // X_QUADS (x contiguous, rows of whole quads: W % 4 == 0): the segment read as NQ aligned quads
 // (QUADS(X)) from column w0 - SHIFT (SHIFT = w0 % 4, the same for every tile: PX % 4 == 0), a
 // quarter of the per-lane loads. SHUFFLE (a transposed convolution whose kernel is its stride S,
 // as a 1x1 convolution to S * S channels per output channel): the result's channels stored
-// shuffled into S x S blocks of pixels (below).
+// shuffled into S x S blocks of pixels (below), the bias one per output channel of the transposed
+// convolution (channel o's at o / S^2).
 layout(local_size_x = LOCAL_X) in;
 
 uniform int u_H;
@@ -59,8 +61,15 @@ uniform uint u_b_off;
 uniform int u_cg;      // W_UBO: input channels per group
 uniform int u_o0;      // W_UBO: the first output channel of this dispatch's chunk
 uniform uint u_wbase;  // W_UBO: the chunk's first weight in the uniform block (floats)
-uniform float u_act_p0;  // W_UBO: activation parameters (ACT's expression may use them)
+uniform float u_act_p0;  // activation parameters (ACT's expression may use them)
 uniform float u_act_p1;
+uniform float u_act_scale;  // the epilogue's affine after the activation (ACT's expression may use them)
+uniform float u_act_shift;
+
+#include "activations.glsl"
+#ifndef ACT
+#define ACT(x) (x)
+#endif
 
 
 #ifdef X_CONTIG
@@ -103,7 +112,9 @@ void main() {
     int h0 = oh * u_sh - u_pt, w0 = ow * u_sw - u_pl;
     float acc[OPI];
     for (int j = 0; j < OPI; ++j)
-#ifdef HAS_BIAS
+#if defined(HAS_BIAS) && defined(SHUFFLE)
+      acc[j] = float(load3(u_b_off + ((ob + uint(j)) / uint(SHUFFLE * SHUFFLE)) * u_b_stride));
+#elif defined(HAS_BIAS)
       acc[j] = float(load3(u_b_off + (ob + uint(j)) * u_b_stride));
 #else
       acc[j] = 0.0;
@@ -122,17 +133,24 @@ void main() {
         }
       }
     }
-    for (int j = 0; j < OPI; ++j) store0(ybase + uint(j) * P + p, CT0(acc[j]));
+    for (int j = 0; j < OPI; ++j) {
+#ifdef SHUFFLE
+      // Channel o = (oc * SHUFFLE + si) * SHUFFLE + sj to (oc, oh * SHUFFLE + si, ow * SHUFFLE + sj)
+      // of out [N, u_O / SHUFFLE^2, OH * SHUFFLE, OW * SHUFFLE] (as W_UBO's below).
+      uint o = ob + uint(j), oc = o / uint(SHUFFLE * SHUFFLE), si = (o / uint(SHUFFLE)) % uint(SHUFFLE);
+      uint y = ((n * uint(u_O / (SHUFFLE * SHUFFLE)) + oc) * uint(u_OH * SHUFFLE) + uint(oh * SHUFFLE) + si) *
+                   uint(u_OW * SHUFFLE) +
+               uint(ow * SHUFFLE) + o % uint(SHUFFLE);
+      store0(y, CT0(ACT(acc[j])));
+#else
+      store0(ybase + uint(j) * P + p, CT0(ACT(acc[j])));
+#endif
+    }
   }
 }
 #elif defined(W_UBO)
 layout(std140, binding = UBO_BINDING) uniform Weights { vec4 u_wq[WQ]; };
 float weight(uint i) { return u_wq[i >> 2u][i & 3u]; }
-
-#include "activations.glsl"
-#ifndef ACT
-#define ACT(x) (x)
-#endif
 
 void main() {
   int tiles = (u_OW + PX - 1) / PX;
@@ -145,10 +163,15 @@ void main() {
   float acc[OPI * PX];
 #ifdef HAS_BIAS
 #define INIT_Q(j, q) acc[j * PX + q] = b;
-#define INIT_J(j)                                                    \
-  {                                                                  \
-    float b = float(load3(u_b_off + (ob + uint(j)) * u_b_stride));   \
-    PXS_I(INIT_Q, j)                                                 \
+#ifdef SHUFFLE
+#define BIAS_AT(o) ((o) / uint(SHUFFLE * SHUFFLE))  // one bias per block of S x S channels
+#else
+#define BIAS_AT(o) (o)
+#endif
+#define INIT_J(j)                                                            \
+  {                                                                          \
+    float b = float(load3(u_b_off + BIAS_AT(ob + uint(j)) * u_b_stride));    \
+    PXS_I(INIT_Q, j)                                                         \
   }
 #else
 #define INIT_Q(j, q) acc[j * PX + q] = 0.0;
@@ -299,7 +322,7 @@ void main() {
       else if (even || q == 0)
         store0(e, CT0(acc[j * PX + q]));
 #else
-      store0(e0 + uint(q), CT0(acc[j * PX + q]));
+      store0(e0 + uint(q), CT0(ACT(acc[j * PX + q])));
 #endif
     }
   }

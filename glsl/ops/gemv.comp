@@ -37,6 +37,8 @@ uniform float u_alpha;
 uniform float u_beta;
 uniform float u_act_p0;  // activation parameters (ACT's expression may use them)
 uniform float u_act_p1;
+uniform float u_act_scale;  // the epilogue's affine after the activation (ACT's expression may use them)
+uniform float u_act_shift;
 uniform uint u_kchunk;  // SPLIT_K: K per split (a multiple of 16)
 uniform uint u_nsplit;  // SPLIT_K: splits per batch entry
 

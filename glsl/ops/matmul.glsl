@@ -5,7 +5,8 @@
 // broadcast operands need no copy; batch dims (BD of them, broadcast) address each operand's
 // batch offset. C is contiguous [batch..., M, N].
 // ACT(x): the epilogue's activation, an expression over glsl/common/activations.glsl (absent:
-// none), with parameters u_act_p0 / u_act_p1.
+// none), with parameters u_act_p0 / u_act_p1, and the affine after it (u_act_scale, u_act_shift)
+// where the host's expression has it (src/ops/activation.hpp, epilogue_glsl).
 // SPLIT_K (split-K, for long K and few output tiles): grid z = batch * u_nsplit; split s of a
 // batch entry sums K range [s * u_kchunk, min(K, (s + 1) * u_kchunk)) and writes its raw partial
 // product (no alpha, addend or activation) to C[s][batch][M][N]; the host sums the splits and
@@ -40,6 +41,8 @@ uniform float u_alpha;
 uniform float u_beta;
 uniform float u_act_p0;  // activation parameters (ACT's expression may use them)
 uniform float u_act_p1;
+uniform float u_act_scale;  // the epilogue's affine after the activation (ACT's expression may use them)
+uniform float u_act_shift;
 uniform uint u_kchunk;  // SPLIT_K: K per split (a multiple of the K-tile)
 uniform uint u_nsplit;  // SPLIT_K: splits per batch entry
 

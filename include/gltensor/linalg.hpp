@@ -44,10 +44,14 @@ enum class Activation {
 /// y = act(alpha * a @ b + beta * addend), inside the matmul kernel (glsl/common/activations.glsl)
 /// where no gradient is recorded, else as the same unary ops after it. Implicit from an
 /// Activation (default parameters as torch: leaky_relu 0.01, hardsigmoid 1/6 and 0.5, clip 0
-/// and 6); the factories take ONNX's parameters and defaults.
+/// and 6); the factories take ONNX's parameters and defaults. `scale` and `shift` follow the
+/// activation: y = act(...) * scale + shift (scalars; PP-LCNetV3's learnable affine blocks after
+/// HardSwish, fused by the model runtime's planner). Ops that take an Epilogue apply them (in the
+/// kernel or as ops after it), but for the interop filters, which throw ValueError.
 struct Epilogue {
   Activation act = Activation::none;
   float p0 = 0, p1 = 0;
+  float scale = 1, shift = 0;
   Epilogue() = default;
   Epilogue(Activation a);  // NOLINT(google-explicit-constructor): an Activation is an Epilogue
   Epilogue(Activation a, double p0, double p1 = 0) : act(a), p0(static_cast<float>(p0)), p1(static_cast<float>(p1)) {}
@@ -58,7 +62,11 @@ struct Epilogue {
   static Epilogue hardswish() { return {Activation::hardswish, 0, 0}; }
   static Epilogue leaky_relu(double slope = 0.01) { return {Activation::leaky_relu, slope, 0}; }
   bool operator==(const Epilogue&) const = default;
-  /// "relu", "clip(0, 6)", "hardsigmoid(0.2, 0.5)", ...
+  /// Whether scale and shift change anything (scale != 1 or shift != 0).
+  bool affine() const { return scale != 1 || shift != 0; }
+  /// Whether the epilogue is the identity (no activation, no affine).
+  bool none() const { return act == Activation::none && !affine(); }
+  /// "relu", "clip(0, 6)", "hardsigmoid(0.2, 0.5)", "hardswish*0.9+0.1", ...
   std::string name() const;
 };
 

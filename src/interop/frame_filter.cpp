@@ -123,6 +123,7 @@ FrameFilter& FrameFilter::conv2d(const Tensor& weight, const Tensor& bias, const
 
 FrameFilter& FrameFilter::activation(const Epilogue& act) {
   detail::check_epilogue("interop::FrameFilter::activation", act);
+  detail::check_epilogue_act_only("interop::FrameFilter::activation", act);
   if (act.act != Activation::none) impl_->elementwise({false, act, {}, {}});
   return *this;
 }

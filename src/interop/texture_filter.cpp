@@ -66,6 +66,7 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
                      " (W x H), the output texture is " + std::to_string(out.width) + " x " +
                      std::to_string(out.height));
   detail::check_epilogue(op, epi);
+  detail::check_epilogue_act_only(op, epi);
   if (&detail::dev_of(weight) != (bias.defined() ? &detail::dev_of(bias) : &d))
     throw DeviceError(what + "weight and bias are on different devices");
   detail::check_texture(op, d, in, fin, false);

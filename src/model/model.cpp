@@ -101,11 +101,17 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_qdq(g, stats);
   fold_constants(g, dev, stats);
   while (inline_ifs(g, stats)) fold_constants(g, dev, stats);
-  fold_batchnorm(g, stats);
-  fold_affine(g, stats);
+  // (until neither folds more: a BatchNormalization after an Add that fold_affine folds, as in
+  // DBNet's head)
+  for (int folds = -1; folds != stats.batchnorm + stats.affine;) {
+    folds = stats.batchnorm + stats.affine;
+    fold_batchnorm(g, stats);
+    fold_affine(g, stats);
+  }
   fuse_hardswish(g, stats);
   fuse_epilogues(g, stats);
   fuse_muladd(g, stats);
+  fuse_conv_affine(g, options.f16_weights, stats);
   fuse_mlp(g, dev, stats);
   fuse_elementwise(g, dev, options.f16_weights, stats);
   remove_dead(g, stats);
@@ -432,7 +438,7 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
   const std::size_t host_limit = 1 << 16;
   // GLTENSOR_MODEL_TRACE=1: wait for each node and print its wall time (debugging). With the
   // device's profiler on, each node's dispatches are attributed to a ProfileScope named after
-  // its op type (ProfileReport::by_scope: GPU time per node type).
+  // its op type (ProfileReport::by_scope: GPU time per node type; per node under the trace).
   const bool trace = detail::settings().model_trace;
   std::vector<RtValue*> ptrs;
   for (const Step& st : p.steps) {
@@ -457,8 +463,16 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
     Args a(dev, g, n, ptrs, weight_dtype(options));
     try {
       // (a scope only while the profiler is on: no copy of the op's name per node otherwise)
+      // (with GLTENSOR_MODEL_TRACE=1 too: one scope per node, "#index op_type +fused", so that
+      // the report gives each node's GPU time)
       std::optional<ProfileScope> scope;
-      if (dev.impl()->profiler()) scope.emplace(dev, n.op_type);
+      if (dev.impl()->profiler()) {
+        std::string name;
+        if (trace) name.append(1, '#').append(std::to_string(n.index)).append(1, ' ');
+        name.append(n.op_type);
+        if (trace && !n.fused.empty()) name.append(" +").append(n.fused);
+        scope.emplace(dev, name);
+      }
       if (!def) {
         run_control(ds, g, n, vals, rs);
       } else if (on_host) {

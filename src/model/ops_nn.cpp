@@ -11,6 +11,7 @@
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
 #include "model/ops.hpp"
+#include "nn/conv_plan.hpp"
 
 namespace gltensor::model {
 
@@ -134,7 +135,7 @@ Ts run_conv_transpose(Args& a) {
     o.dilation = {d[0], d[1]};
     o.padding = {p[0], p[1], p[2], p[3]};
     o.groups = a.attrs.i("group", 1);
-    y = conv_transpose2d(x, w, a.opt(2), o, {op[0], op[1]});
+    return Ts{detail::conv_transpose2d_epilogue(x, w, a.opt(2), o, {op[0], op[1]}, a.node.epilogue)};
   }
   return Ts{apply_epilogue(y, a.node.epilogue)};
 }

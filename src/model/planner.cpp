@@ -19,8 +19,10 @@ std::string PlanStats::summary() const {
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
-         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(elementwise_nodes) +
-         " elementwise nodes fused into " + std::to_string(elementwise_groups) + " kernels, " +
+         std::to_string(muladd) + " Mul+Add chains, " +
+         (conv_affine ? std::to_string(conv_affine) + " scalar Mul/Add into conv epilogues, " : std::string()) +
+         std::to_string(elementwise_nodes) + " elementwise nodes fused into " + std::to_string(elementwise_groups) +
+         " kernels, " +
          (mlp_chains ? std::to_string(mlp_layers) + " MatMul/Gemm layers fused into " + std::to_string(mlp_chains) +
                            " MLP kernels, "
                      : std::string()) +
@@ -230,16 +232,32 @@ bool per_channel(const HostTensor& c, std::size_t rank, std::int64_t O, std::vec
   return true;
 }
 
-bool is_conv(const Node& n) { return n.op_type == "Conv" && n.epilogue.act == Activation::none; }
+// A Conv, or a ConvTranspose of one group (its weight [Cin, Cout, ...]: output channels along
+// dim 1), without an epilogue yet.
+bool is_conv(const Node& n) {
+  if (!n.epilogue.none()) return false;
+  return n.op_type == "Conv" || (n.op_type == "ConvTranspose" && n.attrs.i("group", 1) == 1);
+}
+
+// Output channels of a Conv / ConvTranspose (is_conv) from its constant weight.
+std::int64_t conv_out_channels(const Node& conv, const HostTensor& w) {
+  return conv.op_type == "ConvTranspose" ? w.shape[1] : w.shape[0];
+}
 
 // Rewrites conv's weight (scaled per output channel) and bias (b' = b * scale + shift).
 void set_conv_params(Graph& g, Node& conv, const std::vector<double>& scale, const std::vector<double>& shift) {
   const HostTensor& w = *const_of(g, conv.inputs[1]);
-  const std::int64_t O = w.shape[0];
-  const std::size_t per = static_cast<std::size_t>(w.numel() / std::max<std::int64_t>(O, 1));
+  const std::int64_t O = conv_out_channels(conv, w);
+  // Conv [O, C, ...]: blocks of one output channel; ConvTranspose [Cin, O, ...]: Cin rows of O blocks.
+  const std::int64_t rows = conv.op_type == "ConvTranspose" ? w.shape[0] : 1;
+  const std::size_t per = static_cast<std::size_t>(w.numel() / std::max<std::int64_t>(O * rows, 1));
   HostTensor nw = w;
-  for (std::int64_t o = 0; o < O; ++o)
-    for (std::size_t k = 0; k < per; ++k) nw.v[o * per + k] = static_cast<float>(w.v[o * per + k] * scale[o]);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::size_t k = 0; k < per; ++k) {
+        const std::size_t i = static_cast<std::size_t>(r * O + o) * per + k;
+        nw.v[i] = static_cast<float>(w.v[i] * scale[o]);
+      }
   HostTensor nb{w.elem, {O}, std::vector<double>(static_cast<std::size_t>(O), 0.0)};
   if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) nb.v = const_of(g, conv.inputs[2])->v;
   for (std::int64_t o = 0; o < O; ++o) nb.v[o] = static_cast<float>(nb.v[o] * scale[o] + shift[o]);
@@ -293,7 +311,7 @@ void fold_batchnorm(Graph& g, PlanStats& s) {
     if (bn.op_type != "BatchNormalization" || bn.inputs[0] != conv.outputs[0]) continue;
     const HostTensor *sc = const_of(g, bn.inputs[1]), *bi = const_of(g, bn.inputs[2]), *mu = const_of(g, bn.inputs[3]),
                      *var = const_of(g, bn.inputs[4]);
-    const std::int64_t O = const_of(g, conv.inputs[1])->shape[0];
+    const std::int64_t O = conv_out_channels(conv, *const_of(g, conv.inputs[1]));
     if (!sc || !bi || !mu || !var || sc->numel() != O || bi->numel() != O || mu->numel() != O || var->numel() != O)
       continue;
     const double eps = bn.attrs.f("epsilon", 1e-5);
@@ -321,8 +339,8 @@ void fold_affine(Graph& g, PlanStats& s) {
         const HostTensor* k = const_of(g, other);
         const HostTensor& w = *const_of(g, conv.inputs[1]);
         std::vector<double> v;
-        if (!k || !per_channel(*k, w.shape.size(), w.shape[0], v)) break;
-        const std::size_t O = static_cast<std::size_t>(w.shape[0]);
+        if (!k || !per_channel(*k, w.shape.size(), conv_out_channels(conv, w), v)) break;
+        const std::size_t O = static_cast<std::size_t>(conv_out_channels(conv, w));
         if (n.op_type == "Mul")
           set_conv_params(g, conv, v, std::vector<double>(O, 0.0));
         else
@@ -442,6 +460,47 @@ void fuse_muladd(Graph& g, PlanStats& s) {
     m.inputs = {x, sc, b};
     bypass(g, m, add, "Mul+Add");
     ++s.muladd;
+  }
+}
+
+namespace {
+bool fuse_elementwise_enabled = true;  // set_fuse_elementwise
+}  // namespace
+
+void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s) {
+  // (not with f16_constants: the unfused ops would read the constants rounded to float16; not
+  // where tests turned fusion off for the node-by-node path)
+  if (f16_constants || !fuse_elementwise_enabled) return;
+  auto scalar = [&](int v, double& out) {
+    const HostTensor* c = const_of(g, v);
+    if (!c || c->numel() != 1 || !elem_is_float(g.values[v].elem)) return false;
+    out = c->v[0];
+    return true;
+  };
+  for (auto& conv : g.nodes) {
+    if (conv.removed || conv.op_type != "Conv" || conv.outputs.empty() || conv.outputs[0] < 0) continue;
+    while (g.values[conv.outputs[0]].elem == kFloat) {
+      const int c = sole_consumer(g, conv.outputs[0]);
+      if (c < 0) break;
+      Node& n = g.nodes[c];
+      const std::string op = n.op_type;
+      double a = 1, b = 0;
+      if (op == "gltensor.MulAdd") {
+        if (n.inputs.size() != 3 || n.inputs[0] != conv.outputs[0] || !scalar(n.inputs[1], a) ||
+            !scalar(n.inputs[2], b))
+          break;
+      } else if ((op == "Mul" || op == "Add") && n.inputs.size() == 2) {
+        const int other = n.inputs[0] == conv.outputs[0] ? n.inputs[1] : n.inputs[0];
+        if (other == conv.outputs[0] || !scalar(other, op == "Mul" ? a : b)) break;
+      } else {
+        break;
+      }
+      // (y * scale + shift) * a + b
+      Epilogue& e = conv.epilogue;
+      e.scale = static_cast<float>(e.scale * a), e.shift = static_cast<float>(e.shift * a + b);
+      bypass(g, conv, n, op == "gltensor.MulAdd" ? "Mul+Add" : op);
+      s.conv_affine += op == "gltensor.MulAdd" ? 2 : 1;  // ONNX nodes
+    }
   }
 }
 
@@ -602,18 +661,17 @@ class ExprBuilder {
   bool f16_constants_ = false;
 };
 
-bool fuse_elementwise_enabled = true;
-
 // A Conv/ConvTranspose/Gemm/MatMul whose fused epilogue (fuse_epilogues) feeds an elementwise
-// node gives the activation back to its node, which the chain then takes: conv_direct and the
-// depthwise path apply epilogues as a dispatch of their own (one fewer), the matmul kernel in
-// its epilogue (the same count, the same traffic). float32 only: with float16 the kernel's
+// node gives the activation back to its node, which the chain then takes: the depthwise path
+// and ConvTranspose apply epilogues as a dispatch of their own (one fewer), conv_direct and the
+// matmul kernels in their epilogue (the same count, the same traffic). float32 only: with float16 the kernel's
 // epilogue acts before the output's rounding, a separate node after it.
 void release_epilogues(Graph& g, PlanStats& s) {
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& p = g.nodes[i];
-    if (p.removed || p.epilogue.act == Activation::none || p.outputs.empty() || p.outputs[0] < 0 ||
-        g.values[p.outputs[0]].elem != kFloat)
+    // (not with an affine after the activation: its nodes stay in the epilogue)
+    if (p.removed || p.epilogue.act == Activation::none || p.epilogue.affine() || p.outputs.empty() ||
+        p.outputs[0] < 0 || g.values[p.outputs[0]].elem != kFloat)
       continue;
     const int c = sole_consumer(g, p.outputs[0]);
     if (c < 0 || fusable_operands(g, g.nodes[c]).empty()) continue;

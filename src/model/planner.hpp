@@ -44,6 +44,7 @@ namespace gltensor::model {
 
 struct PlanStats {
   int ifs = 0, folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
+  int conv_affine = 0;  ///< fuse_conv_affine: scalar Mul / Add nodes into Conv epilogues
   int qdq_integer = 0, qdq_weights = 0;
   int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
   int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
@@ -62,12 +63,16 @@ void fold_affine(Graph& g, PlanStats& s);
 void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);
+/// After fuse_muladd: the scalar Mul / Add / gltensor.MulAdd after a Conv (and its activation)
+/// into the Conv's epilogue (Epilogue::scale, shift), float32 outputs only, not with f16_constants
+/// (nor with set_fuse_elementwise(false)).
+void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s);
 void fuse_qdq(Graph& g, PlanStats& s);
 /// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
 /// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
 /// expression's literals are rounded to float16 as the unfused ops read them.
 void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s);
-/// Tests only: with false, fuse_elementwise leaves graphs unchanged (the unfused path, for
+/// Tests only: with false, fuse_elementwise and fuse_conv_affine leave graphs unchanged (the unfused path, for
 /// comparison). Process-wide; not thread-safe against loads in flight.
 void set_fuse_elementwise(bool on);
 void fuse_mlp(Graph& g, const Device& dev, PlanStats& s);

@@ -149,6 +149,7 @@ struct DirectParams {
   void set(Uniforms& u) const {
     u.i32("u_cg", g.C), u.i32("u_o0", o0), u.u32("u_wbase", wbase);
     if (epi) u.f32("u_act_p0", epi->p0), u.f32("u_act_p1", epi->p1);
+    if (epi && epi->affine()) u.f32("u_act_scale", epi->scale), u.f32("u_act_shift", epi->shift);
     u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_O", O), u.i32("u_Og", Og), u.i32("u_OH", g.OH);
     u.i32("u_OW", g.OW), u.i32("u_sh", g.o.stride[0]), u.i32("u_sw", g.o.stride[1]);
     u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]), u.i32("u_dh", g.o.dilation[0]);
@@ -202,7 +203,7 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
   }
   ConvDirectVariant v;
   v.plan = plan, v.kh = g.KH, v.kw = g.KW, v.sw = g.o.stride[1], v.dw = g.o.dilation[1], v.bias = bias.defined();
-  v.act = epi.act, v.x = x.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
+  v.act = epi.act, v.affine = epi.affine(), v.x = x.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   v.x_quads = x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
   v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
   v.shuffle = shuffle;
@@ -222,23 +223,33 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
 }
 
 // Direct convolution for small filters (glsl/nn/conv_direct.comp): out [N, O, OH, OW] of x's
-// dtype where it is a float (f32 accumulation, one rounding at the store), else f32.
+// dtype where it is a float (f32 accumulation, one rounding at the store), else f32. The
+// epilogue runs in the kernel where the output is f32, else after it (after the rounding, as
+// the ops would).
+// shuffle S > 0 (lanes): conv_direct_ubo's, out [N, O / S^2, OH * S, OW * S].
 Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
-                   std::int64_t Og, const ConvDirectPlan& plan) {
+                   std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0) {
   DeviceImpl& dev = dev_of(x);
   Launch launch(dev, "conv2d");
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
-  Tensor out = alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
+  Tensor out = shuffle > 0
+                   ? alloc(dev, {g.N, O / (shuffle * shuffle), g.OH * shuffle, g.OW * shuffle}, odt, "conv_transpose2d")
+                   : alloc(dev, {g.N, O, g.OH, g.OW}, odt, "conv2d");
   if (out.numel() == 0) return out;
+  const bool fused = odt == DType::f32;
   ConvDirectVariant v;
   v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
+  if (fused) v.act = epi.act, v.affine = epi.affine();
+  v.shuffle = shuffle;
   v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
-  launch.params(DirectParams{g, O, Og, x, w, bias})
+  DirectParams params{g, O, Og, x, w, bias};
+  params.epi = fused ? &epi : nullptr;
+  launch.params(params)
       .loop_iterations(plan.loop_iterations)
       .groups(plan.groups_x, static_cast<std::uint64_t>(O / plan.opi), static_cast<std::uint64_t>(g.N));
-  return out;
+  return fused ? out : apply_epilogue(out, epi);
 }
 
 // im2col + GEMM: x [N, G*C, H, W] -> [N, O, OH, OW] f32 (fused: the matmul's epilogue).
@@ -258,6 +269,13 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
         plan_conv_gemm(g, G, x.dtype() == DType::f32 && x.is_contiguous(), autograd::any_requires_grad({&x, &w, &bias}),
                        settings().conv_pointwise_batched);
     Tensor wm = w.reshape({O, K});
+    // One output position (squeeze-and-excitation's 1x1 convolutions of a pooled [N=1, C, 1,
+    // 1]): the transposed product x^T [1, C] @ w^T [C, O] + bias^T [1, O], whose [1, O] result
+    // is the output's memory, so that the matmul's planner sees one row and a K-major B (the
+    // GEMV kernel on GPUs) instead of O rows of one column.
+    if (form == ConvGemmForm::pointwise && g.OH * g.OW == 1)
+      return matmul_fused(x.view({1, g.C}), wm.t(), bias.defined() ? bias.view({1, O}) : Tensor(), 1.0, 1.0, fused)
+          .view({1, O, 1, 1});
     Tensor b = bias.defined() ? bias.view({O, 1}) : Tensor();
     // Several images, 1x1: [O, C] @ each image's [C, H*W] -> [N, O, H*W] (the weights broadcast).
     if (form == ConvGemmForm::pointwise_batched)
@@ -342,7 +360,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
   } else if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
-    Tensor out = apply_epilogue(conv_direct(x, w, bias, g, O, Og, plan.direct), fused);
+    Tensor out = conv_direct(x, w, bias, g, O, Og, plan.direct, fused);
     y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
   } else {
     NoGradGuard ng;
@@ -426,13 +444,13 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
         },
         "conv2d");
   }
-  return after.act == Activation::none ? y : apply_epilogue(y, after);
+  return after.none() ? y : apply_epilogue(y, after);
 }
 
 namespace detail {
 
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
-                               std::array<std::int64_t, 2> op_pad) {
+                               std::array<std::int64_t, 2> op_pad, const Epilogue& epi) {
   const std::int64_t G = o.groups, Cin = x.size(1), Cg = Cin / G, Coutg = w.size(1), Cout = Coutg * G;
   const std::int64_t N = x.size(0), H = x.size(2), W = x.size(3), KH = w.size(2), KW = w.size(3);
   const DeviceImpl& dev = dev_of(x);
@@ -445,31 +463,41 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
   if (!blocks || !f32) return Tensor();
   // Kernel = stride, no padding: every input pixel makes its own S x S block of the output, a
   // 1x1 convolution (of the same groups) to Cout * S * S channels whose result is shuffled into
-  // the blocks. The direct kernel's ubo layout does that in one dispatch (per chunk of channels)
-  // where it applies (software rasterizers).
+  // the blocks. The direct kernel's ubo layout (software rasterizers; one dispatch per chunk of
+  // channels) or lanes layout (GPUs) does that in one dispatch, the epilogue in it.
   ConvDirectProblem dp;
   dp.C = Cg, dp.Og = Coutg * S * S, dp.KH = dp.KW = 1, dp.OH = H, dp.OW = W, dp.groups = G;
   dp.ubo_floats = ubo_limit(dev) / 4;
   const ConvDirectPlan direct =
       plan_conv_direct(dp, DeviceTraits{dev.adapter().software, dev.loop_limit()}, settings());
-  if (direct.layout != ConvDirectPlan::Layout::ubo ||
+  if (direct.layout == ConvDirectPlan::Layout::rows ||
       (dev.loop_limit() != 0 && direct.loop_iterations > dev.loop_limit()))
     return Tensor();
   const std::int64_t O1 = Cout * S * S;
-  // [(g, o, si, sj), c] of group g's channels c.
-  const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
-  const Tensor b1 = bias.defined() ? bias.view({Cout, 1}).expand({Cout, S * S}).contiguous().view({O1}) : Tensor();
+  // (the bias stays per output channel: the kernel reads channel o's at o / S^2)
   Conv2dOptions o1;
   o1.groups = G;
   Geometry g1{N, Cg, H, W, 1, 1, H, W, o1};
-  return conv_direct_ubo(x, w1, b1, g1, O1, O1 / G, direct, Epilogue(), S);
+  // lanes (one group: the weight [Cin, O1] read through its strides)
+  if (direct.layout == ConvDirectPlan::Layout::lanes)
+    return G == 1 ? conv_direct(x, w.reshape({Cg, O1}).t().unsqueeze(2).unsqueeze(3), bias, g1, O1, O1, direct, epi, S)
+                  : Tensor();
+  // ubo: the filters [(g, o, si, sj), c] of group g's channels c, contiguous.
+  const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
+  return conv_direct_ubo(x, w1, bias, g1, O1, O1 / G, direct, epi, S);
 }
 
 }  // namespace detail
 
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                         std::array<std::int64_t, 2> op_pad) {
+  return detail::conv_transpose2d_epilogue(x, w, bias, o, op_pad, Epilogue());
+}
+
+Tensor detail::conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                                         std::array<std::int64_t, 2> op_pad, const Epilogue& epi) {
   const char* op = "conv_transpose2d";
+  check_epilogue(op, epi);
   check_same_device(op, {&x, &w});
   check_options(op, o);
   if (x.dim() != 4 || w.dim() != 4)
@@ -494,8 +522,9 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
   Tensor y;
   {
     NoGradGuard ng;
-    y = conv_transpose2d_blocks(x, w, bias, o, op_pad);
+    y = conv_transpose2d_blocks(x, w, bias, o, op_pad, epi);
   }
+  const bool fused = y.defined();
   if (!y.defined()) {
     NoGradGuard ng;
     // The transposed conv of x is the input-gradient of a conv whose output is x.
@@ -509,7 +538,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
     if (bias.defined()) y = add(y, bias.view({1, Cout, 1, 1}));
   }
   grad_unsupported(op, {&x, &w, &bias}, y);
-  return y;
+  return fused ? y : apply_epilogue(y, epi);
 }
 
 }  // namespace gltensor

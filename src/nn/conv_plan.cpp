@@ -100,7 +100,8 @@ namespace {
 std::string list0(int n) { return glsl_macro_list(n, ""); }
 std::string list1(int n) { return glsl_macro_list(n, "a, "); }
 std::string list2(int n) { return glsl_macro_list(n, "a, b, "); }
-std::string act_body(int act) { return activation_glsl(static_cast<Activation>(act)); }
+// ACT(x)'s body from the code act + 256 * affine.
+std::string act_body(int code) { return epilogue_glsl(static_cast<Activation>(code & 255), code >= 256); }
 }  // namespace
 
 Defines ConvDirectVariant::defines() const {
@@ -113,7 +114,7 @@ Defines ConvDirectVariant::defines() const {
     d.macro("OPIS(X)", list0, opi).macro("OPIS_I(X, a)", list1, opi).macro("PXS_I(X, a)", list1, px);
     d.macro("PXS_IJ(X, a, b)", list2, px).macro("KWS(X)", list0, static_cast<int>(kw));
     d.macro("SEGS(X)", list0, static_cast<int>(plan.seglen));
-    if (act != Activation::none) d.macro("ACT(x)", act_body, static_cast<int>(act));
+    if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
     if (shuffle > 0) d.value("SHUFFLE", shuffle);
     d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
     if (x_quads) {
@@ -130,6 +131,8 @@ Defines ConvDirectVariant::defines() const {
   d.flag("LANES", lanes).flag("W_SHARED", lanes && plan.shared_weights);
   if (plan.rowseg) d.flag("ROWSEG").value("DW", dw).value("SEGLEN", plan.seglen);
   d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias).flag("OUT16", itemsize(out) == 2);
+  if (lanes && shuffle > 0) d.value("SHUFFLE", shuffle);
+  if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
   d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
   if (bias) d.operand(3, b, CT::f32, false);
   return d;
@@ -149,6 +152,12 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
             v.plan.opi = 3, v.plan.px = lanes ? 4 : 16, v.cg = 3, v.kh = v.kw = 3, v.bias = bias;
             if (rowseg) v.dw = 2, v.plan.seglen = v.plan.px + (v.kw - 1) * v.dw;
             out.push_back(v);
+            if (!bias) continue;
+            v.act = Activation::hardswish, v.affine = rowseg;  // the epilogue in the kernel
+            out.push_back(v);
+            if (!lanes) continue;
+            v.shuffle = 2, v.kh = v.kw = 1;  // a transposed conv's shuffle
+            out.push_back(v);
           }
   for (DType dt : {DType::f16, DType::bf16}) {
     ConvDirectVariant v;
@@ -161,6 +170,7 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       v.plan.layout = ConvDirectPlan::Layout::ubo, v.plan.opi = 2, v.plan.px = 8, v.plan.chunk = 4;
       v.kh = v.kw = 3, v.sw = 2, v.plan.seglen = 7 * 2 + 2 + 1, v.plan.wq = (4 * 27 + 6) / 4;
       v.plan.rowseg = true, v.plan.x_rows_contiguous = bias, v.act = act, v.bias = bias;
+      v.affine = act == Activation::hardswish && bias;
       out.push_back(v);
       v.x_quads = true, v.shift = 3, v.shuffle = bias ? 2 : 0;  // rows of quads, a transposed conv's shuffle
       out.push_back(v);

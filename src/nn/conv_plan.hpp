@@ -93,11 +93,17 @@ struct Conv2dPlan {
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
 /// conv_transpose2d (no gradient) whose kernel is its stride (square, no padding, dilation or
-/// output padding; f32) as the direct kernel's ubo layout runs it: a 1x1 convolution to Cout * S
-/// * S channels shuffled into S x S blocks (nn/conv.cpp). Undefined where that layout does not
-/// apply (GPUs, filters past the uniform block, another geometry).
+/// output padding; f32) as the direct kernel's ubo layout (software rasterizers) or lanes layout
+/// (GPUs; one group) runs it: a 1x1 convolution to Cout * S * S channels shuffled into S x S blocks, one
+/// dispatch (per chunk of channels: ubo), `epi` in the kernel (nn/conv.cpp). Undefined where
+/// neither layout applies (the rows layout forced, filters past the uniform block, another
+/// geometry or dtype).
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
-                               std::array<std::int64_t, 2> op_pad);
+                               std::array<std::int64_t, 2> op_pad, const Epilogue& epi = {});
+/// conv_transpose2d (nn_functional.hpp) with an epilogue: in the kernel where
+/// conv_transpose2d_blocks applies, else the ops after it (the model runtime's ConvTranspose).
+Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                                 std::array<std::int64_t, 2> op_pad, const Epilogue& epi);
 
 /// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
 /// blocking, the filter's size, the operands' dtypes.
@@ -106,13 +112,14 @@ struct ConvDirectVariant {
   ConvDirectPlan plan;                          ///< PX, OPI, LANES, W_SHARED, W_UBO (WQ), ROWSEG (SEGLEN), X_CONTIG
   std::int64_t cg = 1, kh = 1, kw = 1, dw = 1;  ///< CG (not ubo), KH, KW; DW (ROWSEG: the dilation along rows)
   std::int64_t sw = 1;                          ///< SW (ubo: the stride along rows)
-  Activation act = Activation::none;            ///< ACT(x) (ubo: the epilogue's activation)
+  Activation act = Activation::none;            ///< ACT(x): the epilogue's activation (f32 outputs)
+  bool affine = false;                          ///< ACT(x) then * u_act_scale + u_act_shift (Epilogue's)
   /// ubo: X_QUADS (x contiguous with rows of whole quads, its offset a multiple of 4), SHIFT (the
   /// segment's first column modulo 4: -padding_left mod 4).
   bool x_quads = false;
   std::int64_t shift = 0;
-  /// ubo: SHUFFLE S (> 0): the output's channels (o, si, sj) stored as o's S x S blocks of pixels
-  /// (conv_transpose2d with kernel = stride = S as a 1x1 convolution).
+  /// ubo and lanes: SHUFFLE S (> 0): the output's channels (o, si, sj) stored as o's S x S blocks
+  /// of pixels (conv_transpose2d with kernel = stride = S as a 1x1 convolution).
   std::int64_t shuffle = 0;
   bool bias = false;  ///< HAS_BIAS (operand 3)
   DType out = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;

@@ -33,15 +33,25 @@ std::string Epilogue::name() const {
   else if (act == Activation::hardsigmoid || act == Activation::clip)
     std::snprintf(buf, sizeof buf, "%s(%g, %g)", detail::activation_name(act), p0, p1);
   else
-    return detail::activation_name(act);
-  return buf;
+    std::snprintf(buf, sizeof buf, "%s", detail::activation_name(act));
+  std::string s = buf;
+  if (affine()) {
+    std::snprintf(buf, sizeof buf, "*%g+%g", scale, shift);
+    s += buf;
+  }
+  return s;
 }
 
 Tensor apply_epilogue(const Tensor& z, const Epilogue& e) {
   detail::check_epilogue("apply_epilogue", e);
-  if (e.act != Activation::none && z.defined() && !is_floating(z.dtype()))
+  if (!e.none() && z.defined() && !is_floating(z.dtype()))
     throw DTypeError(std::string("gltensor::apply_epilogue: ") + e.name() + " needs a floating tensor, got " +
                      dtype_name(z.dtype()));
+  if (e.affine()) {
+    Epilogue act = e;
+    act.scale = 1, act.shift = 0;
+    return add(mul(apply_epilogue(z, act), double(e.scale)), double(e.shift));
+  }
   switch (e.act) {
     case Activation::none:
       return z;
@@ -75,6 +85,18 @@ void check_epilogue(const char* op, const Epilogue& e) {
   if (e.act == Activation::clip && e.p0 > e.p1)
     throw ValueError(std::string("gltensor::") + op + ": clip min " + std::to_string(e.p0) + " > max " +
                      std::to_string(e.p1));
+}
+
+std::string epilogue_glsl(Activation act, bool affine) {
+  if (!affine) return activation_glsl(act);
+  const std::string a = act == Activation::none ? "(x)" : activation_glsl(act);
+  return "(" + a + " * u_act_scale + u_act_shift)";
+}
+
+void check_epilogue_act_only(const char* op, const Epilogue& e) {
+  if (e.affine())
+    throw ValueError(std::string("gltensor::") + op + ": the epilogue's scale and shift (" + e.name() +
+                     ") are not supported here");
 }
 
 std::string activation_glsl(Activation act) {

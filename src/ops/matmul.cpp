@@ -41,12 +41,12 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
     }
   }
   if (!autograd::any_requires_grad({&a, &b, &addend})) return matmul_kernel(a, b, addend, alpha, beta, epilogue);
-  // With gradients: the matmul (+ addend) records its node; the activation records its own,
-  // but ReLU: its gradient needs only the output's sign (y > 0 exactly where the pre-activation
-  // is), so the kernel applies it in its epilogue and the node masks g first (one dispatch less).
-  const bool relu = epilogue.act == Activation::relu;
-  if (epilogue.act != Activation::none && !relu)
-    return apply_epilogue(matmul_fused(a, b, addend, alpha, beta, Epilogue()), epilogue);
+  // With gradients: the matmul (+ addend) records its node; the activation (and scale / shift)
+  // records its own, but a plain ReLU: its gradient needs only the output's sign (y > 0 exactly
+  // where the pre-activation is), so the kernel applies it in its epilogue and the node masks g
+  // first (one dispatch less).
+  const bool relu = epilogue.act == Activation::relu && !epilogue.affine();
+  if (!epilogue.none() && !relu) return apply_epilogue(matmul_fused(a, b, addend, alpha, beta, Epilogue()), epilogue);
   Tensor y = matmul_kernel(a, b, addend, alpha, beta, epilogue);
   const Tensor yd = relu ? detach(y) : Tensor();
   // Only the gradients some input needs (a layer's input batch needs none).
@@ -99,7 +99,7 @@ MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const Matm
   MatmulVariant v;
   v.kernel = plan.kernel;
   v.bd = static_cast<int>(bl.shape.size());
-  v.act = epilogue.act;
+  v.act = epilogue.act, v.affine = epilogue.affine();
   v.addend = d.defined();
   v.no_batch = problem.batch == 1;
   v.split_cols = split > 0;
@@ -124,7 +124,7 @@ GemvVariant gemv_variant(const MatmulPlan& plan, const MatmulProblem& problem, c
                          const Tensor& out, const Epilogue& epilogue, DType a_dtype, DType b_dtype) {
   GemvVariant v;
   v.bd = static_cast<int>(bl.shape.size());
-  v.act = epilogue.act;
+  v.act = epilogue.act, v.affine = epilogue.affine();
   v.rm = plan.tile_m, v.nf = plan.tile_n, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
   v.addend = d.defined(), v.no_batch = problem.batch == 1, v.split_k = plan.splits > 1;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;

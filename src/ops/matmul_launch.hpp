@@ -78,6 +78,7 @@ struct MatmulParams {
     u.f32("u_beta", beta);
     u.f32("u_act_p0", epilogue.p0);
     u.f32("u_act_p1", epilogue.p1);
+    if (epilogue.affine()) u.f32("u_act_scale", epilogue.scale), u.f32("u_act_shift", epilogue.shift);
     if (plan.splits > 1) {
       u.u32("u_kchunk", plan.kchunk);
       u.u32("u_nsplit", plan.splits);

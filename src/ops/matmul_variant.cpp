@@ -7,7 +7,9 @@
 namespace gltensor::detail {
 
 namespace {
-std::string act_body(int act) { return activation_glsl(static_cast<Activation>(act)); }
+// ACT(x)'s body from act_code: the activation in the low byte, 256 for the affine after it.
+std::string act_body(int code) { return epilogue_glsl(static_cast<Activation>(code & 255), code >= 256); }
+int act_code(Activation act, bool affine) { return static_cast<int>(act) + (affine ? 256 : 0); }
 // The REG kernel's block written out: ROWS(X) = X(0) .. X(RA - 1) and the other lists.
 std::string list(int n, const char* pre) { return glsl_macro_list(n, pre); }
 std::string rows_list(int ra) { return list(ra, ""); }
@@ -40,7 +42,7 @@ Defines MatmulVariant::defines() const {
   const bool vec4 = kernel == MatmulPlan::Kernel::vec4 || f16x2 || warp, reg = kernel == MatmulPlan::Kernel::reg;
   Defines d;
   d.value("BD", bd);
-  if (act != Activation::none) d.macro("ACT(x)", act_body, static_cast<int>(act));
+  if (act != Activation::none || affine) d.macro("ACT(x)", act_body, act_code(act, affine));
   if (reg) {
     d.value("RA", ra).value("CB", cb).value("A_Q", a_q).value("B_Q", b_q);
     d.macro("ROWS(X)", rows_list, ra).macro("ROWQ(X)", rowq_list, ra).macro("COLS(X)", cols_list, cb);
@@ -95,6 +97,11 @@ std::vector<MatmulVariant> MatmulVariant::space() {
     for (int a = 1; a <= static_cast<int>(Activation::clip); ++a) {
       MatmulVariant v = base;
       v.act = static_cast<Activation>(a);
+      out.push_back(v);
+    }
+    for (Activation a : {Activation::none, Activation::hardswish}) {  // the affine after the activation
+      MatmulVariant v = base;
+      v.act = a, v.affine = true;
       out.push_back(v);
     }
     for (int f = 0; f < 4; ++f) {
@@ -181,7 +188,7 @@ std::vector<MatmulVariant> MatmulVariant::space() {
 Defines GemvVariant::defines() const {
   Defines dd;
   dd.value("BD", bd);
-  if (act != Activation::none) dd.macro("ACT(x)", act_body, static_cast<int>(act));
+  if (act != Activation::none || affine) dd.macro("ACT(x)", act_body, act_code(act, affine));
   dd.uvalue("RM", static_cast<std::uint64_t>(rm)).uvalue("NF", static_cast<std::uint64_t>(nf));
   dd.value("A_Q", a_q).value("B_Q", b_q).flag("ADDEND", addend).flag("NO_BATCH", no_batch).flag("SPLIT_K", split_k);
   dd.operand(0, out, CT::f32, true).operand(1, a, CT::f32, false).operand(2, b, CT::f32, false);
@@ -206,6 +213,8 @@ std::vector<GemvVariant> GemvVariant::space() {
   }
   GemvVariant e;
   e.act = Activation::relu, e.addend = true, e.split_k = true, e.no_batch = true;
+  out.push_back(e);
+  e.affine = true;
   out.push_back(e);
   for (DType dt : {DType::f16, DType::bf16}) {
     GemvVariant v;

@@ -18,10 +18,11 @@ struct MatmulVariant {
   MatmulPlan::Kernel kernel = MatmulPlan::Kernel::tile64;  ///< vec4, f16x2, tile64, tile128 or reg (not gemv)
   int bd = 1;                                              ///< BD: collapsed batch dims
   Activation act = Activation::none;                       ///< ACT(x): the epilogue's activation
-  bool addend = false;                                     ///< ADDEND: beta * D added
-  bool no_batch = false;                                   ///< NO_BATCH: one batch entry
-  bool split_cols = false;                                 ///< SPLIT_COLS (vec4, reg): [N / split, M, split] output
-  bool split_k = false;                                    ///< SPLIT_K: partial products per K range
+  bool affine = false;      ///< ACT(x) then * u_act_scale + u_act_shift (Epilogue::scale, shift)
+  bool addend = false;      ///< ADDEND: beta * D added
+  bool no_batch = false;    ///< NO_BATCH: one batch entry
+  bool split_cols = false;  ///< SPLIT_COLS (vec4, reg): [N / split, M, split] output
+  bool split_k = false;     ///< SPLIT_K: partial products per K range
   /// F16_MATH / F16_BLOCK (not reg): f16 products over blocks of f16_block values of K; 0 = f32.
   std::int64_t f16_block = 0;
   /// The device's f16 extension text (DeviceImpl::f16_extension_glsl) where f16_block > 0, or
@@ -48,6 +49,7 @@ struct GemvVariant {
   static constexpr const char* kFile = "gemv.comp";
   int bd = 1;                                              ///< BD: collapsed batch dims
   Activation act = Activation::none;                       ///< ACT(x)
+  bool affine = false;                                     ///< ACT(x) then * u_act_scale + u_act_shift
   std::int64_t rm = 1, nf = 4;                             ///< RM, NF
   int a_q = 0, b_q = 0;                                    ///< A_Q (1: A read as quads along K), B_Q (2: B likewise)
   bool addend = false, no_batch = false, split_k = false;  ///< ADDEND, NO_BATCH, SPLIT_K

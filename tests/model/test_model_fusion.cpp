@@ -321,6 +321,23 @@ TEST(ModelFusion, RandomGraphsMatchReferenceAndUnfusedBits) {
 // Conv -> HardSwish -> Mul/Add by constants (PP-OCRv4's blocks) and Conv -> Relu -> Add of a
 // residual: the convolutions give their epilogues back to the chains after them, the results keep
 // their bits.
+using Outputs = std::map<std::string, std::vector<float>>;
+
+// The model at `path` loaded with fusion (out[1]) and without (out[0]: set_fuse_elementwise(false)),
+// run on `inputs`; returns the fused plan's summary.
+std::string run_fused_and_unfused(const std::string& path, const std::map<std::string, Tensor>& inputs,
+                                  Outputs out[2]) {
+  std::string plan;
+  for (bool fuse : {true, false}) {
+    model::set_fuse_elementwise(fuse);
+    Model model = Model::load(device(), path);
+    model::set_fuse_elementwise(true);
+    if (fuse) plan = model.plan_summary();
+    for (const auto& [k, t] : model.run(inputs)) out[fuse][k] = t.to_vector();
+  }
+  return plan;
+}
+
 TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
   GLT_RNG(rng);
   const std::int64_t C = 3, O = 4, H = 6, W = 9;
@@ -336,21 +353,17 @@ TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
   B::attr_ints(m.node("Conv", {"x", "w", "b"}, {"c2"}), "pads", {1, 1, 1, 1});
   m.node("Relu", {"c2"}, {"rl"});
   m.node("Add", {"rl", "r"}, {"y2"});
-  const std::string path = m.save("fusion_conv_epilogues");
-  std::map<std::string, std::vector<float>> out[2];
-  std::string plan;
-  for (bool fuse : {true, false}) {
-    model::set_fuse_elementwise(fuse);
-    Model model = Model::load(device(), path);
-    model::set_fuse_elementwise(true);
-    if (fuse) plan = model.plan_summary();
-    const auto r = model.run(
-        {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}, {"r", Tensor::from_host(device(), rv, {1, O, H, W})}});
-    for (const auto& [k, t] : r) out[fuse][k] = t.to_vector();
-  }
-  EXPECT_EQ(plan.rfind("4 nodes to run", 0), 0u) << plan;
-  EXPECT_NE(plan.find("0 fused epilogues"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("4 elementwise nodes fused into 2 kernels"), std::string::npos) << plan;
+  Outputs out[2];
+  const std::string plan = run_fused_and_unfused(
+      m.save("fusion_conv_epilogues"),
+      {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}, {"r", Tensor::from_host(device(), rv, {1, O, H, W})}},
+      out);
+  // y1: HardSwish and the scalar Mul + Add in the first Conv's epilogue (fuse_conv_affine); y2: the
+  // Relu given back to the chain with the Add.
+  EXPECT_EQ(plan.rfind("3 nodes to run", 0), 0u) << plan;
+  EXPECT_NE(plan.find("1 fused epilogues"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("2 scalar Mul/Add into conv epilogues"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("2 elementwise nodes fused into 1 kernels"), std::string::npos) << plan;
   std::vector<double> y1, y2;
   for (std::int64_t o = 0; o < O; ++o)
     for (std::int64_t i = 0; i < H; ++i)
@@ -370,6 +383,54 @@ TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
   EXPECT_TRUE(close(out[1]["y2"], y2, 1e-5, 1e-5));
   EXPECT_TRUE(same_up_to_fma(out[1]["y1"], out[0]["y1"]));
   EXPECT_TRUE(same_up_to_fma(out[1]["y2"], out[0]["y2"]));
+}
+
+TEST(ModelFusion, ConvTransposeFoldsBiasBatchNormAndEpilogue) {
+  // DBNet's head: ConvTranspose (kernel = stride 2) -> Add of a per-channel constant ->
+  // BatchNormalization -> Relu, and ConvTranspose -> Add of one value -> Sigmoid: the Add and the
+  // BatchNormalization folded into the ConvTranspose's weight and bias (output channels along the
+  // weight's dim 1), the activation its epilogue; one dispatch each on GPUs (the lanes layout) and
+  // llvmpipe (ubo, and a copy of the weight). Against float64, and the unfused model's values.
+  GLT_RNG(rng);
+  const std::int64_t C = 3, O = 4, H = 5, W = 7;
+  const auto xv = uniform(rng, C * H * W, -2, 2), wv = uniform(rng, C * O * 4), w2v = uniform(rng, C * 4);
+  const auto bv = uniform(rng, O), sc = uniform(rng, O, 0.5, 1.5), sh = uniform(rng, O), mu = uniform(rng, O),
+             var = uniform(rng, O, 0.5, 2);
+  B m(11);
+  m.input("x", {1, C, H, W}).output("y1", {1, O, 2 * H, 2 * W}).output("y2", {1, 1, 2 * H, 2 * W});
+  m.init("w", {C, O, 2, 2}, wv).init("w2", {C, 1, 2, 2}, w2v).init("b", {1, O, 1, 1}, bv).init("c", {1}, {0.25f});
+  m.init("sc", {O}, sc).init("sh", {O}, sh).init("mu", {O}, mu).init("var", {O}, var);
+  B::attr_ints(m.node("ConvTranspose", {"x", "w"}, {"t1"}), "strides", {2, 2});
+  m.node("Add", {"t1", "b"}, {"a1"});
+  m.node("BatchNormalization", {"a1", "sc", "sh", "mu", "var"}, {"n1"});
+  m.node("Relu", {"n1"}, {"y1"});
+  B::attr_ints(m.node("ConvTranspose", {"x", "w2"}, {"t2"}), "strides", {2, 2});
+  m.node("Add", {"t2", "c"}, {"a2"});
+  m.node("Sigmoid", {"a2"}, {"y2"});
+  Outputs out[2];
+  const std::string plan = run_fused_and_unfused(m.save("fusion_conv_transpose"),
+                                                 {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}}, out);
+  EXPECT_EQ(plan.rfind("2 nodes to run", 0), 0u) << plan;
+  EXPECT_NE(plan.find("1 BatchNormalization and 2 Mul/Add folded into weights"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("2 fused epilogues"), std::string::npos) << plan;
+  std::vector<double> y1, y2;
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t i = 0; i < 2 * H; ++i)
+      for (std::int64_t j = 0; j < 2 * W; ++j) {
+        double t = bv[o], u = 0.25;
+        for (std::int64_t c = 0; c < C; ++c) {
+          const double xx = xv[(c * H + i / 2) * W + j / 2];
+          t += xx * wv[((c * O + o) * 2 + i % 2) * 2 + j % 2];
+          if (o == 0) u += xx * w2v[(c * 2 + i % 2) * 2 + j % 2];
+        }
+        const double n = (t - mu[o]) / std::sqrt(var[o] + 1e-5) * sc[o] + sh[o];
+        y1.push_back(std::max(n, 0.0));
+        if (o == 0) y2.push_back(1 / (1 + std::exp(-u)));
+      }
+  EXPECT_TRUE(close(out[1]["y1"], y1, 1e-5, 1e-5));
+  EXPECT_TRUE(close(out[1]["y2"], y2, 1e-5, 1e-5));
+  EXPECT_TRUE(close(out[0]["y1"], y1, 1e-5, 1e-5));
+  EXPECT_TRUE(close(out[0]["y2"], y2, 1e-5, 1e-5));
 }
 
 // Float16 graphs: every fused step rounds to f16 as the unfused node's f16 output does (the

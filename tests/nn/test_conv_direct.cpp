@@ -4,10 +4,12 @@
 // loop limit, each in the layouts of the kernel (rows, lanes, ubo: GLTENSOR_CONV_DIRECT; ubo only
 // where it applies: f32 operands, else rows), and the
 // ubo layout's own cases: chunks of output channels, quad loads of x's rows, weights at unaligned
-// offsets, the fused activation, and conv_transpose2d with kernel = stride through it. Tolerances
+// offsets, the fused activation, and conv_transpose2d with kernel = stride through it; the
+// epilogue (activation and affine) in every layout's kernel and on the GEMM paths. Tolerances
 // as in test_nn.cpp: rtol 1e-4 / atol 1e-5 (f16: 2e-3).
 #include <cmath>
 
+#include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
 
 using namespace glt_test;
@@ -289,9 +291,74 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
       (Shape{0, 4, 6, 6}));
 }
 
+TEST(ConvDirect, EpilogueInTheKernel) {
+  // conv2d's epilogue (activation, then Epilogue::scale / shift: PP-LCNetV3's HardSwish and
+  // learnable affine) in the direct kernel's three layouts, one dispatch each, and on the GEMM
+  // paths (pointwise, im2col, depthwise taps); f16 outputs apply it after the rounding. Against
+  // float64: odd sizes, groups, padding, stride, NaN.
+  GLT_RNG(rng);
+  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
+  struct Case {
+    std::int64_t Cg, Og, G, H, W, K, stride;
+  };
+  struct Path {
+    detail::ConvSetting conv;
+    const char* layout;
+    detail::MatmulKernelSetting matmul = detail::MatmulKernelSetting::choose;
+  };
+  // (1 x 1 planes: squeeze-and-excitation's convolutions, the transposed product on the GEMM path,
+  // also through the GEMV kernel that GPUs choose for it)
+  for (const Path& path : std::vector<Path>{{detail::ConvSetting::direct, "rows"},
+                                            {detail::ConvSetting::direct, "lanes"},
+                                            {detail::ConvSetting::direct, "ubo"},
+                                            {detail::ConvSetting::im2col, ""},
+                                            {detail::ConvSetting::im2col, "", detail::MatmulKernelSetting::gemv},
+                                            {detail::ConvSetting::choose, ""}})
+    for (const Case& c : std::vector<Case>{{3, 5, 1, 9, 11, 3, 1},
+                                           {1, 1, 7, 10, 13, 5, 2},
+                                           {6, 4, 1, 5, 7, 1, 1},
+                                           {2, 3, 2, 4, 17, 3, 2},
+                                           {40, 9, 1, 1, 1, 1, 1}})
+      for (Activation act : {Activation::none, Activation::hardswish}) {
+        ScopedSettings s;
+        s->conv = path.conv, s->matmul_kernel = path.matmul;
+        if (*path.layout) s->conv_direct = detail::parse_conv_direct(path.layout);
+        const Shape xs{1, c.Cg * c.G, c.H, c.W}, ws{c.Og * c.G, c.Cg, c.K, c.K};
+        Conv2dOptions o = c.K == 1 ? Conv2dOptions() : Conv2dOptions::pad(c.K / 2, c.stride);
+        o.groups = c.G;
+        auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+        xv[2] = std::nanf("");
+        std::vector<double> hb(bv.begin(), bv.end());
+        Shape os;
+        auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+        Epilogue e(act);
+        e.scale = 1.25f, e.shift = -0.5f;
+        for (double& r : ref) r = (act == Activation::hardswish ? hswish(r) : r) * 1.25 - 0.5;  // (NaN stays NaN)
+        Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws);
+        const std::size_t d0 = device().dispatch_count();
+        Tensor y = conv2d(x, w, Tensor::from_host(device(), bv, {ws[0]}), o, e);
+        const std::size_t dispatches = device().dispatch_count() - d0;
+        EXPECT_EQ(y.shape(), os);
+        const std::string what = std::string(path.layout) + " conv " + std::to_string(static_cast<int>(path.conv)) +
+                                 " matmul " + std::to_string(static_cast<int>(path.matmul)) + " " + to_string(xs) +
+                                 " * " + to_string(ws) + " " + e.name();
+        EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << what;
+        const bool ubo_applies = std::string(path.layout) != "ubo" || device().caps().max_uniform_block_size > 0;
+        if (path.conv == detail::ConvSetting::direct && ubo_applies) {
+          EXPECT_EQ(dispatches, 1u) << what;
+        }
+        // f16: the kernel rounds, then the epilogue runs on the f16 values (as the ops would).
+        if (path.conv != detail::ConvSetting::direct || act != Activation::hardswish) continue;
+        Tensor yh =
+            conv2d(x.to(DType::f16), w.to(DType::f16), Tensor::from_host(device(), bv, {ws[0]}, DType::f16), o, e);
+        EXPECT_EQ(yh.dtype(), DType::f16);
+        EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), ref, 2e-2, 2e-2)) << "f16 " << what;
+      }
+}
+
 TEST(ConvDirect, TransposeWithKernelEqualToStride) {
   // conv_transpose2d whose kernel is its stride (DBNet's head: 2 x 2, stride 2), through the ubo
-  // layout's shuffled 1x1 convolution where it applies, against the definition: channels into
+  // and lanes layouts' shuffled 1x1 convolution where it applies, against the definition: channels into
   // blocks of S x S pixels, S 2 and 3, odd sizes, with and without bias, filters over 64 KiB
   // (chunks), x offset (scalar loads).
   GLT_RNG(rng);
@@ -299,34 +366,48 @@ TEST(ConvDirect, TransposeWithKernelEqualToStride) {
     std::int64_t N, Cin, Cout, H, W, S;
     bool bias, offset;
   };
-  for (const Case& c : std::vector<Case>{{1, 24, 24, 9, 16, 2, true, false},
-                                         {2, 5, 3, 3, 7, 3, false, true},
-                                         {1, 300, 20, 2, 5, 2, true, false},
-                                         {1, 6, 1, 1, 1, 2, true, false}}) {
-    const Shape xs{c.N, c.Cin, c.H, c.W}, ws{c.Cin, c.Cout, c.S, c.S};
-    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.Cout);
-    xv[1] = std::nanf("");
-    Tensor x = Tensor::from_host(device(), xv, xs);
-    if (c.offset) x = at_offset(xv, xs, 1);
-    Conv2dOptions o;
-    o.stride = {c.S, c.S};
-    Tensor y = conv_transpose2d(x, Tensor::from_host(device(), wv, ws),
-                                c.bias ? Tensor::from_host(device(), bv, {c.Cout}) : Tensor(), o, {0, 0});
-    const std::int64_t OH = c.H * c.S, OW = c.W * c.S;
-    ASSERT_EQ(y.shape(), (Shape{c.N, c.Cout, OH, OW}));
-    std::vector<double> ref(static_cast<std::size_t>(c.N * c.Cout * OH * OW));
-    for (std::int64_t n = 0; n < c.N; ++n)
-      for (std::int64_t co = 0; co < c.Cout; ++co)
-        for (std::int64_t oh = 0; oh < OH; ++oh)
-          for (std::int64_t ow = 0; ow < OW; ++ow) {
-            double v = c.bias ? bv[static_cast<std::size_t>(co)] : 0.0;
-            for (std::int64_t ci = 0; ci < c.Cin; ++ci)
-              v += double(xv[static_cast<std::size_t>(((n * c.Cin + ci) * c.H + oh / c.S) * c.W + ow / c.S)]) *
-                   wv[static_cast<std::size_t>(((ci * c.Cout + co) * c.S + oh % c.S) * c.S + ow % c.S)];
-            ref[static_cast<std::size_t>(((n * c.Cout + co) * OH + oh) * OW + ow)] = v;
-          }
-    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(xs) << " * " << to_string(ws);
-  }
+  // Each case in the ubo (software rasterizers) and lanes (GPUs) layouts, and with an epilogue in
+  // the kernel (sigmoid) in the device's default layout.
+  for (const char* layout : {"ubo", "lanes", "epilogue"})
+    for (const Case& c : std::vector<Case>{{1, 24, 24, 9, 16, 2, true, false},
+                                           {2, 5, 3, 3, 7, 3, false, true},
+                                           {1, 300, 20, 2, 5, 2, true, false},
+                                           {1, 6, 1, 1, 1, 2, true, false},
+                                           {1, 24, 1, 13, 11, 2, true, false}}) {
+      ScopedSettings s;
+      const bool epi = std::string(layout) == "epilogue";
+      if (!epi) s->conv_direct = detail::parse_conv_direct(layout);
+      const Shape xs{c.N, c.Cin, c.H, c.W}, ws{c.Cin, c.Cout, c.S, c.S};
+      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.Cout);
+      xv[1] = std::nanf("");
+      Tensor x = Tensor::from_host(device(), xv, xs);
+      if (c.offset) x = at_offset(xv, xs, 1);
+      Conv2dOptions o;
+      o.stride = {c.S, c.S};
+      Epilogue e = epi ? Epilogue(Activation::sigmoid) : Epilogue();
+      const std::size_t d0 = device().dispatch_count();
+      Tensor y = detail::conv_transpose2d_epilogue(x, Tensor::from_host(device(), wv, ws),
+                                                   c.bias ? Tensor::from_host(device(), bv, {c.Cout}) : Tensor(), o,
+                                                   {0, 0}, e);
+      const std::size_t dispatches = device().dispatch_count() - d0;
+      if (std::string(layout) == "lanes") {  // the weight read in place through strides, the bias per block
+        EXPECT_EQ(dispatches, 1u) << layout << " " << to_string(xs);
+      }
+      const std::int64_t OH = c.H * c.S, OW = c.W * c.S;
+      ASSERT_EQ(y.shape(), (Shape{c.N, c.Cout, OH, OW}));
+      std::vector<double> ref(static_cast<std::size_t>(c.N * c.Cout * OH * OW));
+      for (std::int64_t n = 0; n < c.N; ++n)
+        for (std::int64_t co = 0; co < c.Cout; ++co)
+          for (std::int64_t oh = 0; oh < OH; ++oh)
+            for (std::int64_t ow = 0; ow < OW; ++ow) {
+              double v = c.bias ? bv[static_cast<std::size_t>(co)] : 0.0;
+              for (std::int64_t ci = 0; ci < c.Cin; ++ci)
+                v += double(xv[static_cast<std::size_t>(((n * c.Cin + ci) * c.H + oh / c.S) * c.W + ow / c.S)]) *
+                     wv[static_cast<std::size_t>(((ci * c.Cout + co) * c.S + oh % c.S) * c.S + ow % c.S)];
+              ref[static_cast<std::size_t>(((n * c.Cout + co) * OH + oh) * OW + ow)] = epi ? 1 / (1 + std::exp(-v)) : v;
+            }
+      EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << layout << " " << to_string(xs) << " * " << to_string(ws);
+    }
 }
 
 }  // namespace

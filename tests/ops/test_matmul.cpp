@@ -174,6 +174,50 @@ TEST(Matmul, GemmAndLinearEpilogues) {
             (Shape{2, 3, 4}));
 }
 
+TEST(Matmul, EpilogueAffineInEveryKernel) {
+  // Epilogue::scale / shift after the activation (y = act(x @ w^T + b) * scale + shift) in each
+  // kernel's epilogue (forced), with split-K (the epilogue after the summed partial products) and
+  // with a gradient recorded (the ops after the kernel), against float64; NaN propagates.
+  GLT_RNG(rng);
+  using K = detail::MatmulKernelSetting;
+  const int M = 37, Kd = 50, N = 70;
+  auto a = uniform(rng, M * Kd), b = uniform(rng, N * Kd), c = uniform(rng, N);
+  a[5] = std::nanf("");
+  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
+  struct Case {
+    K kernel;
+    int split;
+    bool grad;
+  };
+  for (const Case& cs : std::vector<Case>{{K::reg, 0, false},
+                                          {K::vec4, 0, false},
+                                          {K::tile64, 0, false},
+                                          {K::tile128, 0, false},
+                                          {K::gemv, 0, false},
+                                          {K::warp, 0, false},
+                                          {K::tile64, 3, false},
+                                          {K::choose, 0, true}})
+    for (Activation act : {Activation::none, Activation::hardswish}) {
+      ScopedSettings s;
+      s->matmul_kernel = cs.kernel, s->matmul_split = cs.split;
+      Epilogue e(act);
+      e.scale = -0.75f, e.shift = 0.25f;
+      Tensor x = Tensor::from_host(device(), a, {M, Kd}), w = Tensor::from_host(device(), b, {N, Kd});
+      if (cs.grad) requires_grad_(w);
+      auto r = linear(x, w, Tensor::from_host(device(), c, {N}), e).to_vector();
+      std::vector<double> ref;
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+          double v = c[n];
+          for (int k = 0; k < Kd; ++k) v += double(a[m * Kd + k]) * b[n * Kd + k];
+          ref.push_back((act == Activation::hardswish ? hswish(v) : v) * -0.75 + 0.25);
+        }
+      EXPECT_TRUE(close(r, ref, 1e-5, 1e-4)) << "kernel " << static_cast<int>(cs.kernel) << " split " << cs.split
+                                             << " grad " << cs.grad << " " << e.name();
+      EXPECT_TRUE(std::isnan(r[0])) << "row 0 read a NaN";
+    }
+}
+
 TEST(Matmul, Errors) {
   Tensor a = ones(device(), {3, 4}), b = ones(device(), {5, 6});
   try {
