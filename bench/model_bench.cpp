@@ -40,6 +40,7 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "gltensor/gltensor.hpp"
 #include "model/onnx_builder.hpp"
@@ -105,6 +106,9 @@ double thread_cpu_ms() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
+// --run-only: measure() times Model::run + synchronize only (the read, e2e and run_host columns stay 0).
+bool run_only = false;
+
 struct Times {
   double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0;
   std::uint64_t dispatches = 0;
@@ -138,6 +142,12 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
     t.run += ms(Clock::now() - t0);
   }
   t.dispatches = (dev.dispatch_count() - d0) / static_cast<std::uint64_t>(runs);
+  if (run_only) {  // --run-only: no read-backs, uploads or host-visible buffers between the rows' runs
+    t.host /= runs;
+    t.cpu /= runs;
+    t.run /= runs;
+    return t;
+  }
   for (int i = 0; i < runs; ++i) {
     const auto t0 = Clock::now();
     for (auto& [name, y] : model.run(in)) (void)y.to_vector();
@@ -277,29 +287,44 @@ std::string cnn_model(const std::vector<std::int64_t>& chans, std::int64_t hw, b
       cur = r + "d";
     }
   }
-  return m.save(std::string(qdq ? "qdq" : "f32") + "_cnn_" + std::to_string(hw));
+  std::string name = std::string(qdq ? "qdq" : "f32") + "_cnn";
+  for (auto c : chans) name += "_" + std::to_string(c);
+  return m.save(name + "_" + std::to_string(hw));
 }
 
 // --qdq: the QDQ CNN against its f32 form (issue 22's goal: int8 at least as fast, with a
-// quarter of the weight memory), one row per size.
-int qdq_bench(const Device& dev, int runs, std::int64_t only_hw) {
+// quarter of the weight memory), one row per net and size; a second table per row: plain runs'
+// host ms in Model::run, thread CPU ms and dispatches, and replayed runs (ModelOptions::replay),
+// f32 and int8, to tell the GPU's time from the host's.
+int qdq_bench(const Device& dev, int runs, std::int64_t only_hw, const std::string& only_net) {
   std::printf("device: %s; 3x3 convolutions (pads 1, ReLU), batch 1; %d runs per round, best of 3 rounds\n\n",
               dev.caps().renderer.c_str(), runs);
+  // a software rasterizer: one small size (the GPU's would take minutes there), unless --qdq-net
+  const bool sw = dev.adapter().software && only_net.empty();
+  const std::vector<std::int64_t> wide{64, 128, 128, 256, 256}, narrow{32, 64, 64, 128};
+  std::vector<std::vector<std::int64_t>> nets;
+  if (sw) nets = {{16, 32, 32}};
+  if (!sw && only_net != "narrow") nets.push_back(wide);
+  if (!sw && only_net != "wide") nets.push_back(narrow);
+  struct Row {
+    std::string ch;
+    std::int64_t hw;
+    Times f32[2], q8[2];  // plain, replayed
+  };
+  std::vector<Row> rows;
   std::printf(
       "| channels | size | f32 ms/run | QDQ int8 ms/run | int8 / f32 speed | weights f32 / int8 (MB) | plan |\n"
       "|---|---|---|---|---|---|---|\n");
-  // a software rasterizer: one small size (the GPU's would take minutes there)
-  const bool sw = dev.adapter().software;
-  const std::vector<std::vector<std::int64_t>> nets =
-      sw ? std::vector<std::vector<std::int64_t>>{{16, 32, 32}}
-         : std::vector<std::vector<std::int64_t>>{{64, 128, 128, 256, 256}, {32, 64, 64, 128}};
   for (const auto& chans : nets)
-    for (std::int64_t hw : sw ? std::vector<std::int64_t>{28} : std::vector<std::int64_t>{56, 112}) {
-      if (only_hw > 0 && hw != only_hw) continue;
+    for (std::int64_t hw : only_hw > 0 ? std::vector<std::int64_t>{only_hw}
+                           : sw        ? std::vector<std::int64_t>{28}
+                                       : std::vector<std::int64_t>{56, 112}) {
       const std::string f32 = cnn_model(chans, hw, false), q8 = cnn_model(chans, hw, true);
       const std::map<std::string, Shape> shapes{{"x", {1, chans[0], hw, hw}}};
-      const double tf = best_rounds(dev, f32, shapes, runs).first.run;
-      const double tq = best_rounds(dev, q8, shapes, runs).first.run;
+      Row r;
+      std::tie(r.f32[0], r.f32[1]) = best_rounds(dev, f32, shapes, runs);
+      std::tie(r.q8[0], r.q8[1]) = best_rounds(dev, q8, shapes, runs);
+      const double tf = r.f32[0].run, tq = r.q8[0].run;
       std::int64_t params = 0;
       std::string ch;
       for (std::size_t l = 0; l + 1 < chans.size(); ++l) {
@@ -309,6 +334,8 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw) {
       }
       ch += '-';
       ch += std::to_string(chans.back());
+      r.ch = ch, r.hw = hw;
+      rows.push_back(r);
       ModelOptions o;
       o.input_shapes = shapes;
       const std::string plan = Model::load(dev, q8, o).plan_summary();
@@ -322,6 +349,16 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw) {
                   static_cast<long long>(hw), static_cast<long long>(hw), tf, tq, tf / tq,
                   4e-6 * static_cast<double>(params), 1e-6 * static_cast<double>(params), what.c_str());
       std::fflush(stdout);
+    }
+  std::printf(
+      "\n| channels | size | model | dispatches/run | host ms in run() | cpu ms/run | run ms | replayed run ms |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    for (int q = 0; q < 2; ++q) {
+      const Times* t = q ? r.q8 : r.f32;
+      std::printf("| %s | %lldx%lld | %s | %llu | %.3f | %.3f | %.3f | %.3f |\n", r.ch.c_str(),
+                  static_cast<long long>(r.hw), static_cast<long long>(r.hw), q ? "QDQ int8" : "f32",
+                  static_cast<unsigned long long>(t[0].dispatches), t[0].host, t[0].cpu, t[0].run, t[1].run);
     }
   return 0;
 }
@@ -385,7 +422,12 @@ int main(int argc, char** argv) {
   app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 / 256, 1 / 2 directions)");
   app.add_flag("--qdq", qdq, "a QDQ-quantized CNN against its f32 form (int8 speed and weight memory)");
   std::int64_t qdq_size = 0;
-  app.add_option("--qdq-size", qdq_size, "--qdq: only the rows of this image size (56 or 112 on GPUs)");
+  app.add_option("--qdq-size", qdq_size,
+                 "--qdq: only this image size (default: 56 and 112 on GPUs, 28 on software rasterizers)");
+  app.add_flag("--run-only", run_only, "time only Model::run + synchronize (no read-back, upload or run_host loops)");
+  std::string qdq_net;
+  app.add_option("--qdq-net", qdq_net, "--qdq: only this net of the GPUs' (also on software rasterizers)")
+      ->check(CLI::IsMember({"wide", "narrow"}));
   std::vector<std::string> mlp_variants;
   app.add_option("--mlp-variants", mlp_variants,
                  "also time the fused MLP with these GLTENSOR_FUSED_MLP values (R or RxS: rows per workgroup, "
@@ -402,7 +444,7 @@ int main(int argc, char** argv) {
       shapes[s.substr(0, eq)] = sh;
     }
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
-    if (qdq) return qdq_bench(Device::open(), runs, qdq_size);
+    if (qdq) return qdq_bench(Device::open(), runs, qdq_size, qdq_net);
     if (model.empty()) model = three_gemm_model(save);
     Device dev = Device::open();
     {  // every input's shape (for ONNX Runtime's random inputs)
