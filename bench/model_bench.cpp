@@ -24,7 +24,11 @@
 // Markdown table.
 // --qdq: a CNN of 3x3 convolutions in ONNX Runtime's QDQ form (uint8 activations, int8 weights
 // per output channel) against the same network in f32 (issue 22: int8 at least as fast, with a
-// quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds.
+// quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds;
+// --qdq-net wide|narrow and --qdq-size N pick one net / size (also on software rasterizers).
+// --loops read,e2e,host|none: the loops after each row's timed runs (default all; none: the
+// timed runs only); --gpu-time: the profiler's GPU time per timed run; --gl-messages (--qdq): the
+// driver's debug messages with their counts.
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
@@ -39,6 +43,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <tuple>
 
@@ -106,11 +112,13 @@ double thread_cpu_ms() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
-// --run-only: measure() times Model::run + synchronize only (the read, e2e and run_host columns stay 0).
-bool run_only = false;
+// --loops: the loops measure() runs after the timed runs (read: run + read back; e2e: upload,
+// run, read back; host: Model::run_host), whose columns stay 0 where left out; --gpu-time: the
+// GPU profiler's time per timed run (timer queries around each dispatch).
+bool loop_read = true, loop_e2e = true, loop_host = true, gpu_time = false;
 
 struct Times {
-  double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0;
+  double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0, gpu = 0;
   std::uint64_t dispatches = 0;
 };
 
@@ -131,6 +139,10 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
   Device(dev).synchronize();
   Times t;
   const auto d0 = dev.dispatch_count();
+  if (gpu_time) {
+    Device(dev).reset_profile();
+    Device(dev).set_profiling(true);
+  }
   for (int i = 0; i < runs; ++i) {
     const auto t0 = Clock::now();
     const double c0 = thread_cpu_ms();
@@ -142,18 +154,16 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
     t.run += ms(Clock::now() - t0);
   }
   t.dispatches = (dev.dispatch_count() - d0) / static_cast<std::uint64_t>(runs);
-  if (run_only) {  // --run-only: no read-backs, uploads or host-visible buffers between the rows' runs
-    t.host /= runs;
-    t.cpu /= runs;
-    t.run /= runs;
-    return t;
+  if (gpu_time) {
+    t.gpu = Device(dev).profile().total_ms / runs;
+    Device(dev).set_profiling(false);
   }
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i < (loop_read ? runs : 0); ++i) {
     const auto t0 = Clock::now();
     for (auto& [name, y] : model.run(in)) (void)y.to_vector();
     t.read += ms(Clock::now() - t0);
   }
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i < (loop_e2e ? runs : 0); ++i) {
     const auto t0 = Clock::now();
     std::map<std::string, Tensor> fresh;
     for (const auto& vi : model.inputs()) fresh[vi.name] = Tensor::from_host(dev, host[vi.name], vi.shape);
@@ -169,8 +179,8 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
       hin[vi.name] = HostInput{bytes[vi.name].data(), bytes[vi.name].size(), vi.shape, vi.dtype};
     return model.run_host(dev, hin);
   };
-  for (int i = 0; i < 3; ++i) run_host();  // the outputs moved to host-visible buffers (replay)
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i < (loop_host ? 3 : 0); ++i) run_host();  // the outputs moved to host-visible buffers (replay)
+  for (int i = 0; i < (loop_host ? runs : 0); ++i) {
     const auto t0 = Clock::now();
     (void)run_host();
     t.host_io += ms(Clock::now() - t0);
@@ -351,14 +361,15 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw, const std::stri
       std::fflush(stdout);
     }
   std::printf(
-      "\n| channels | size | model | dispatches/run | host ms in run() | cpu ms/run | run ms | replayed run ms |\n"
-      "|---|---|---|---|---|---|---|---|\n");
+      "\n| channels | size | model | dispatches/run | host ms in run() | cpu ms/run | run ms | GPU ms/run (--gpu-time) "
+      "| "
+      "replayed run ms |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
     for (int q = 0; q < 2; ++q) {
       const Times* t = q ? r.q8 : r.f32;
-      std::printf("| %s | %lldx%lld | %s | %llu | %.3f | %.3f | %.3f | %.3f |\n", r.ch.c_str(),
+      std::printf("| %s | %lldx%lld | %s | %llu | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.ch.c_str(),
                   static_cast<long long>(r.hw), static_cast<long long>(r.hw), q ? "QDQ int8" : "f32",
-                  static_cast<unsigned long long>(t[0].dispatches), t[0].host, t[0].cpu, t[0].run, t[1].run);
+                  static_cast<unsigned long long>(t[0].dispatches), t[0].host, t[0].cpu, t[0].run, t[0].gpu, t[1].run);
     }
   return 0;
 }
@@ -424,7 +435,12 @@ int main(int argc, char** argv) {
   std::int64_t qdq_size = 0;
   app.add_option("--qdq-size", qdq_size,
                  "--qdq: only this image size (default: 56 and 112 on GPUs, 28 on software rasterizers)");
-  app.add_flag("--run-only", run_only, "time only Model::run + synchronize (no read-back, upload or run_host loops)");
+  std::string loops = "read,e2e,host";
+  app.add_option("--loops", loops,
+                 "the loops after the timed runs of each row: any of read,e2e,host, or none (their columns stay 0)");
+  app.add_flag("--gpu-time", gpu_time, "the GPU profiler's time per timed run (--qdq's second table)");
+  bool gl_messages = false;
+  app.add_flag("--gl-messages", gl_messages, "--qdq: the driver's debug messages (KHR_debug) and their counts");
   std::string qdq_net;
   app.add_option("--qdq-net", qdq_net, "--qdq: only this net of the GPUs' (also on software rasterizers)")
       ->check(CLI::IsMember({"wide", "narrow"}));
@@ -434,6 +450,9 @@ int main(int argc, char** argv) {
                  "slices of K)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
+  loop_read = loops.find("read") != std::string::npos;
+  loop_e2e = loops.find("e2e") != std::string::npos;
+  loop_host = loops.find("host") != std::string::npos;
   try {
     std::map<std::string, Shape> shapes;
     for (const auto& s : shape_args) {
@@ -444,7 +463,18 @@ int main(int argc, char** argv) {
       shapes[s.substr(0, eq)] = sh;
     }
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
-    if (qdq) return qdq_bench(Device::open(), runs, qdq_size, qdq_net);
+    if (qdq) {
+      Device dev = Device::open();
+      // --gl-messages: the driver's KHR_debug messages by text, printed once each with their counts
+      const auto messages = std::make_shared<std::map<std::string, std::uint64_t>>();
+      if (gl_messages) dev.set_logger([messages](LogLevel, const std::string& m) { ++(*messages)[m]; });
+      const int rc = qdq_bench(dev, runs, qdq_size, qdq_net);
+      if (gl_messages) {
+        std::printf("\ndriver messages (count, text):\n");
+        for (const auto& [m, n] : *messages) std::printf("%8llu  %s\n", static_cast<unsigned long long>(n), m.c_str());
+      }
+      return rc;
+    }
     if (model.empty()) model = three_gemm_model(save);
     Device dev = Device::open();
     {  // every input's shape (for ONNX Runtime's random inputs)
