@@ -26,8 +26,8 @@
 // per output channel) against the same network in f32 (issue 22: int8 at least as fast, with a
 // quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds;
 // --qdq-net wide|narrow and --qdq-size N pick one net / size (also on software rasterizers).
-// --loops read,e2e,host|none: the loops after each row's timed runs (default all; none: the
-// timed runs only); --gpu-time: the profiler's GPU time per timed run; --gl-messages (--qdq): the
+// --loops read,e2e,host|none: the loops after each row's timed runs (default all, --qdq none:
+// its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run; --gl-messages (--qdq): the
 // driver's debug messages with their counts.
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
@@ -436,8 +436,10 @@ int main(int argc, char** argv) {
   app.add_option("--qdq-size", qdq_size,
                  "--qdq: only this image size (default: 56 and 112 on GPUs, 28 on software rasterizers)");
   std::string loops = "read,e2e,host";
-  app.add_option("--loops", loops,
-                 "the loops after the timed runs of each row: any of read,e2e,host, or none (their columns stay 0)");
+  CLI::Option* loops_opt =
+      app.add_option("--loops", loops,
+                     "the loops after the timed runs of each row: any of read,e2e,host, or none (their columns stay "
+                     "0; --qdq: none unless given)");
   app.add_flag("--gpu-time", gpu_time, "the GPU profiler's time per timed run (--qdq's second table)");
   bool gl_messages = false;
   app.add_flag("--gl-messages", gl_messages, "--qdq: the driver's debug messages (KHR_debug) and their counts");
@@ -450,6 +452,9 @@ int main(int argc, char** argv) {
                  "slices of K)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
+  // --qdq prints no read / e2e / run_host column, and those loops slowed the int8 rows measured
+  // after them (bench/RESULTS.md, int8gap): only the timed runs unless --loops is given
+  if (qdq && loops_opt->count() == 0) loops = "none";
   loop_read = loops.find("read") != std::string::npos;
   loop_e2e = loops.find("e2e") != std::string::npos;
   loop_host = loops.find("host") != std::string::npos;
