@@ -68,12 +68,6 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs; }},
       {"implicit-4x8-regs",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs; }},
-      {"implicit-4x8-regs-bk32",
-       [](Settings& s) {
-         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs, s.imatmul_bk = 32;
-       }},
-      {"implicit-4x4-regs-bk32",
-       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul = I::regs, s.imatmul_bk = 32; }},
       {"im2col-8x8t64-shared-bk8",
        [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_blocks = 2, s.imatmul = I::shared, s.imatmul_bk = 8; }},
       {"implicit-8x8t64-shared-bk8",

@@ -27,8 +27,9 @@
 // quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds;
 // --qdq-net wide|narrow and --qdq-size N pick one net / size (also on software rasterizers).
 // --loops read,e2e,host|none: the loops after each row's timed runs (default all, --qdq none:
-// its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run; --gl-messages (--qdq): the
-// driver's debug messages with their counts.
+// its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run;
+// --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
+// the driver's debug messages with their counts.
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
@@ -116,6 +117,8 @@ double thread_cpu_ms() {
 // run, read back; host: Model::run_host), whose columns stay 0 where left out; --gpu-time: the
 // GPU profiler's time per timed run (timer queries around each dispatch).
 bool loop_read = true, loop_e2e = true, loop_host = true, gpu_time = false;
+// --trim: Device::trim before each measure(), so that every model load and run takes new buffers
+bool trim_pool = false;
 
 struct Times {
   double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0, gpu = 0;
@@ -124,6 +127,7 @@ struct Times {
 
 Times measure(const Device& dev, const std::string& path, bool replay, const std::map<std::string, Shape>& shapes,
               int runs) {
+  if (trim_pool) Device(dev).trim();
   ModelOptions o;
   o.replay = replay;
   o.input_shapes = shapes;
@@ -441,6 +445,7 @@ int main(int argc, char** argv) {
                      "the loops after the timed runs of each row: any of read,e2e,host, or none (their columns stay "
                      "0; --qdq: none unless given)");
   app.add_flag("--gpu-time", gpu_time, "the GPU profiler's time per timed run (--qdq's second table)");
+  app.add_flag("--trim", trim_pool, "free the pool's cached buffers before each row's model load");
   bool gl_messages = false;
   app.add_flag("--gl-messages", gl_messages, "--qdq: the driver's debug messages (KHR_debug) and their counts");
   std::string qdq_net;
@@ -452,8 +457,7 @@ int main(int argc, char** argv) {
                  "slices of K)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
-  // --qdq prints no read / e2e / run_host column, and those loops slowed the int8 rows measured
-  // after them (bench/RESULTS.md, int8gap): only the timed runs unless --loops is given
+  // --qdq prints no read / e2e / run_host column: only the timed runs unless --loops is given
   if (qdq && loops_opt->count() == 0) loops = "none";
   loop_read = loops.find("read") != std::string::npos;
   loop_e2e = loops.find("e2e") != std::string::npos;

@@ -46,13 +46,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
       s.imatmul == IMatmulSetting::mem || (s.imatmul == IMatmulSetting::choose && v.blocks == 2 && rb == 2);
   v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
-  // at least one A word per tile (64 BK / 4 a multiple of the invocations); 32: half the K
-  // tiles (and barriers) of 16, where the tiles fit the shared memory
-  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0) {
-    IMatmulVariant w = v;
-    w.bk = s.imatmul_bk;
-    if (w.bk != 32 || imatmul_shared_bytes(w) <= d.max_shared) v = w;
-  }
+  // at least one A word per tile (64 BK / 4 a multiple of the invocations)
+  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0) v.bk = s.imatmul_bk;
   // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
   if (s.imatmul == IMatmulSetting::shared) {
     v.totals = IMatmulVariant::Totals::shared;
@@ -66,9 +61,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
     if (imatmul_shared_bytes(w) <= d.max_shared) v = w, k.local_x *= 2;
   }
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
-  // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16,
-  // of 32 as two of 16
-  k.per_tile = (v.totals == IMatmulVariant::Totals::mem ? 101 : 80) * (v.bk == 32 ? 2 : 1);
+  // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16
+  k.per_tile = v.totals == IMatmulVariant::Totals::mem ? 101 : 80;
   k.fixed = 240;
   return k;
 }

@@ -101,8 +101,7 @@ struct Settings {
   /// block's sums to the output's elements in memory, or keeps them in shared memory ("" =
   /// choose: mem for 8 x 8 outputs per invocation, regs for 4 x 4).
   IMatmulSetting imatmul = IMatmulSetting::choose;
-  /// GLTENSOR_IMATMUL_BK=8|16|32: the block-f32 integer matmul's K tile (0 = choose: 16; 32 only
-  /// where its tiles fit the shared memory).
+  /// GLTENSOR_IMATMUL_BK=8|16: the block-f32 integer matmul's K tile (0 = choose: 16).
   int imatmul_bk = 0;
   /// GLTENSOR_IMATMUL_TILE=64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
   /// choose: 128, 4 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4;
