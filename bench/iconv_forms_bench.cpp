@@ -13,8 +13,10 @@
 // "int8 / f32 speed" is f32's time over the form's (above 1: int8 faster); every form's output
 // is checked against the first form's, byte for byte (the sums are exact in every form).
 // --chain R: the wide net's four layers as one chain per form, R runs each synchronized (as the
-// model bench times a run), against the f32 chain.
+// model bench times a run), against the f32 chain; then the default form with the QDQ model's
+// ends (QuantizeLinear of an f32 input, DequantizeLinear of the output). --chain-only: no layers.
 //   gltensor_iconv_forms_bench [--size 112] [--rounds N] [--min-ms T] [--forms a,b,...] [--chain R]
+//                              [--chain-only]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -146,6 +148,19 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
     std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
     std::fflush(stdout);
   }
+  // The default form with the QDQ model's ends: the f32 input quantized (QuantizeLinear), the
+  // last layer's output dequantized (DequantizeLinear), as gltensor_model_bench --qdq runs it.
+  const Tensor xr = rand(dev, {1, chans[0], H, H}, g);
+  const double te = chain_ms(dev, runs, [&] {
+    Tensor y = detail::quantize_linear(xr, sx, z128, {}, DType::u8, {}, "QuantizeLinear");
+    for (std::size_t l = 0; l < qw.size(); ++l)
+      y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
+                               {ys, z0, Activation::relu, DType::u8});
+    return detail::dequantize_linear(y, ys, z0, {}, "DequantizeLinear");
+  });
+  std::printf("| default, with the model's QuantizeLinear / DequantizeLinear | %.3f | %.3f | %.2fx |\n", tf, te,
+              tf / te);
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -162,6 +177,8 @@ int main(int argc, char** argv) {
   app.add_option("--size", size, "image size (default: 112 on GPUs, 28 on software rasterizers)");
   app.add_option("--forms", only, "comma-separated form names (default: all)");
   app.add_option("--chain", chain_runs, "also the wide net's four layers as one chain, this many synchronized runs");
+  bool chain_only = false;
+  app.add_flag("--chain-only", chain_only, "only the chain (no per-layer rows)");
   CLI11_PARSE(app, argc, argv);
   Device dev = Device::open();
   Generator g(1);
@@ -179,6 +196,7 @@ int main(int argc, char** argv) {
   using CO = std::pair<std::int64_t, std::int64_t>;
   const std::vector<CO> layers{{64, 128}, {128, 128}, {128, 256}, {256, 256}, {32, 64}, {64, 64}};
   for (auto [C, O] : layers) {
+    if (chain_only) break;
     const std::int64_t H = size;
     Tensor x = randn(dev, {1, C, H, H}, g), w = randn(dev, {O, C, 3, 3}, g), b = randn(dev, {O}, g);
     Tensor qx = q8(dev, g, {1, C, H, H}, DType::u8), qw = q8(dev, g, {O, C, 3, 3}, DType::i8);

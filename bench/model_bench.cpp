@@ -24,7 +24,12 @@
 // Markdown table.
 // --qdq: a CNN of 3x3 convolutions in ONNX Runtime's QDQ form (uint8 activations, int8 weights
 // per output channel) against the same network in f32 (issue 22: int8 at least as fast, with a
-// quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds.
+// quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds;
+// --qdq-net wide|narrow and --qdq-size N pick one net / size (also on software rasterizers).
+// --loops read,e2e,host|none: the loops after each row's timed runs (default all, --qdq none:
+// its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run;
+// --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
+// the driver's debug messages with their counts.
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
@@ -39,7 +44,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "gltensor/gltensor.hpp"
 #include "model/onnx_builder.hpp"
@@ -105,13 +113,21 @@ double thread_cpu_ms() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
+// --loops: the loops measure() runs after the timed runs (read: run + read back; e2e: upload,
+// run, read back; host: Model::run_host), whose columns stay 0 where left out; --gpu-time: the
+// GPU profiler's time per timed run (timer queries around each dispatch).
+bool loop_read = true, loop_e2e = true, loop_host = true, gpu_time = false;
+// --trim: Device::trim before each measure(), so that every model load and run takes new buffers
+bool trim_pool = false;
+
 struct Times {
-  double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0;
+  double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0, gpu = 0;
   std::uint64_t dispatches = 0;
 };
 
 Times measure(const Device& dev, const std::string& path, bool replay, const std::map<std::string, Shape>& shapes,
               int runs) {
+  if (trim_pool) Device(dev).trim();
   ModelOptions o;
   o.replay = replay;
   o.input_shapes = shapes;
@@ -127,6 +143,10 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
   Device(dev).synchronize();
   Times t;
   const auto d0 = dev.dispatch_count();
+  if (gpu_time) {
+    Device(dev).reset_profile();
+    Device(dev).set_profiling(true);
+  }
   for (int i = 0; i < runs; ++i) {
     const auto t0 = Clock::now();
     const double c0 = thread_cpu_ms();
@@ -138,12 +158,16 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
     t.run += ms(Clock::now() - t0);
   }
   t.dispatches = (dev.dispatch_count() - d0) / static_cast<std::uint64_t>(runs);
-  for (int i = 0; i < runs; ++i) {
+  if (gpu_time) {
+    t.gpu = Device(dev).profile().total_ms / runs;
+    Device(dev).set_profiling(false);
+  }
+  for (int i = 0; i < (loop_read ? runs : 0); ++i) {
     const auto t0 = Clock::now();
     for (auto& [name, y] : model.run(in)) (void)y.to_vector();
     t.read += ms(Clock::now() - t0);
   }
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i < (loop_e2e ? runs : 0); ++i) {
     const auto t0 = Clock::now();
     std::map<std::string, Tensor> fresh;
     for (const auto& vi : model.inputs()) fresh[vi.name] = Tensor::from_host(dev, host[vi.name], vi.shape);
@@ -159,8 +183,8 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
       hin[vi.name] = HostInput{bytes[vi.name].data(), bytes[vi.name].size(), vi.shape, vi.dtype};
     return model.run_host(dev, hin);
   };
-  for (int i = 0; i < 3; ++i) run_host();  // the outputs moved to host-visible buffers (replay)
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i < (loop_host ? 3 : 0); ++i) run_host();  // the outputs moved to host-visible buffers (replay)
+  for (int i = 0; i < (loop_host ? runs : 0); ++i) {
     const auto t0 = Clock::now();
     (void)run_host();
     t.host_io += ms(Clock::now() - t0);
@@ -277,29 +301,44 @@ std::string cnn_model(const std::vector<std::int64_t>& chans, std::int64_t hw, b
       cur = r + "d";
     }
   }
-  return m.save(std::string(qdq ? "qdq" : "f32") + "_cnn_" + std::to_string(hw));
+  std::string name = std::string(qdq ? "qdq" : "f32") + "_cnn";
+  for (auto c : chans) name += "_" + std::to_string(c);
+  return m.save(name + "_" + std::to_string(hw));
 }
 
 // --qdq: the QDQ CNN against its f32 form (issue 22's goal: int8 at least as fast, with a
-// quarter of the weight memory), one row per size.
-int qdq_bench(const Device& dev, int runs, std::int64_t only_hw) {
+// quarter of the weight memory), one row per net and size; a second table per row: plain runs'
+// host ms in Model::run, thread CPU ms and dispatches, and replayed runs (ModelOptions::replay),
+// f32 and int8, to tell the GPU's time from the host's.
+int qdq_bench(const Device& dev, int runs, std::int64_t only_hw, const std::string& only_net) {
   std::printf("device: %s; 3x3 convolutions (pads 1, ReLU), batch 1; %d runs per round, best of 3 rounds\n\n",
               dev.caps().renderer.c_str(), runs);
+  // a software rasterizer: one small size (the GPU's would take minutes there), unless --qdq-net
+  const bool sw = dev.adapter().software && only_net.empty();
+  const std::vector<std::int64_t> wide{64, 128, 128, 256, 256}, narrow{32, 64, 64, 128};
+  std::vector<std::vector<std::int64_t>> nets;
+  if (sw) nets = {{16, 32, 32}};
+  if (!sw && only_net != "narrow") nets.push_back(wide);
+  if (!sw && only_net != "wide") nets.push_back(narrow);
+  struct Row {
+    std::string ch;
+    std::int64_t hw;
+    Times f32[2], q8[2];  // plain, replayed
+  };
+  std::vector<Row> rows;
   std::printf(
       "| channels | size | f32 ms/run | QDQ int8 ms/run | int8 / f32 speed | weights f32 / int8 (MB) | plan |\n"
       "|---|---|---|---|---|---|---|\n");
-  // a software rasterizer: one small size (the GPU's would take minutes there)
-  const bool sw = dev.adapter().software;
-  const std::vector<std::vector<std::int64_t>> nets =
-      sw ? std::vector<std::vector<std::int64_t>>{{16, 32, 32}}
-         : std::vector<std::vector<std::int64_t>>{{64, 128, 128, 256, 256}, {32, 64, 64, 128}};
   for (const auto& chans : nets)
-    for (std::int64_t hw : sw ? std::vector<std::int64_t>{28} : std::vector<std::int64_t>{56, 112}) {
-      if (only_hw > 0 && hw != only_hw) continue;
+    for (std::int64_t hw : only_hw > 0 ? std::vector<std::int64_t>{only_hw}
+                           : sw        ? std::vector<std::int64_t>{28}
+                                       : std::vector<std::int64_t>{56, 112}) {
       const std::string f32 = cnn_model(chans, hw, false), q8 = cnn_model(chans, hw, true);
       const std::map<std::string, Shape> shapes{{"x", {1, chans[0], hw, hw}}};
-      const double tf = best_rounds(dev, f32, shapes, runs).first.run;
-      const double tq = best_rounds(dev, q8, shapes, runs).first.run;
+      Row r;
+      std::tie(r.f32[0], r.f32[1]) = best_rounds(dev, f32, shapes, runs);
+      std::tie(r.q8[0], r.q8[1]) = best_rounds(dev, q8, shapes, runs);
+      const double tf = r.f32[0].run, tq = r.q8[0].run;
       std::int64_t params = 0;
       std::string ch;
       for (std::size_t l = 0; l + 1 < chans.size(); ++l) {
@@ -309,6 +348,8 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw) {
       }
       ch += '-';
       ch += std::to_string(chans.back());
+      r.ch = ch, r.hw = hw;
+      rows.push_back(r);
       ModelOptions o;
       o.input_shapes = shapes;
       const std::string plan = Model::load(dev, q8, o).plan_summary();
@@ -322,6 +363,17 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw) {
                   static_cast<long long>(hw), static_cast<long long>(hw), tf, tq, tf / tq,
                   4e-6 * static_cast<double>(params), 1e-6 * static_cast<double>(params), what.c_str());
       std::fflush(stdout);
+    }
+  std::printf(
+      "\n| channels | size | model | dispatches/run | host ms in run() | cpu ms/run | run ms | GPU ms/run (--gpu-time) "
+      "| "
+      "replayed run ms |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    for (int q = 0; q < 2; ++q) {
+      const Times* t = q ? r.q8 : r.f32;
+      std::printf("| %s | %lldx%lld | %s | %llu | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.ch.c_str(),
+                  static_cast<long long>(r.hw), static_cast<long long>(r.hw), q ? "QDQ int8" : "f32",
+                  static_cast<unsigned long long>(t[0].dispatches), t[0].host, t[0].cpu, t[0].run, t[0].gpu, t[1].run);
     }
   return 0;
 }
@@ -385,13 +437,31 @@ int main(int argc, char** argv) {
   app.add_flag("--lstm", lstm, "an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 / 256, 1 / 2 directions)");
   app.add_flag("--qdq", qdq, "a QDQ-quantized CNN against its f32 form (int8 speed and weight memory)");
   std::int64_t qdq_size = 0;
-  app.add_option("--qdq-size", qdq_size, "--qdq: only the rows of this image size (56 or 112 on GPUs)");
+  app.add_option("--qdq-size", qdq_size,
+                 "--qdq: only this image size (default: 56 and 112 on GPUs, 28 on software rasterizers)");
+  std::string loops = "read,e2e,host";
+  CLI::Option* loops_opt =
+      app.add_option("--loops", loops,
+                     "the loops after the timed runs of each row: any of read,e2e,host, or none (their columns stay "
+                     "0; --qdq: none unless given)");
+  app.add_flag("--gpu-time", gpu_time, "the GPU profiler's time per timed run (--qdq's second table)");
+  app.add_flag("--trim", trim_pool, "free the pool's cached buffers before each row's model load");
+  bool gl_messages = false;
+  app.add_flag("--gl-messages", gl_messages, "--qdq: the driver's debug messages (KHR_debug) and their counts");
+  std::string qdq_net;
+  app.add_option("--qdq-net", qdq_net, "--qdq: only this net of the GPUs' (also on software rasterizers)")
+      ->check(CLI::IsMember({"wide", "narrow"}));
   std::vector<std::string> mlp_variants;
   app.add_option("--mlp-variants", mlp_variants,
                  "also time the fused MLP with these GLTENSOR_FUSED_MLP values (R or RxS: rows per workgroup, "
                  "slices of K)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
   CLI11_PARSE(app, argc, argv);
+  // --qdq prints no read / e2e / run_host column: only the timed runs unless --loops is given
+  if (qdq && loops_opt->count() == 0) loops = "none";
+  loop_read = loops.find("read") != std::string::npos;
+  loop_e2e = loops.find("e2e") != std::string::npos;
+  loop_host = loops.find("host") != std::string::npos;
   try {
     std::map<std::string, Shape> shapes;
     for (const auto& s : shape_args) {
@@ -402,7 +472,18 @@ int main(int argc, char** argv) {
       shapes[s.substr(0, eq)] = sh;
     }
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
-    if (qdq) return qdq_bench(Device::open(), runs, qdq_size);
+    if (qdq) {
+      Device dev = Device::open();
+      // --gl-messages: the driver's KHR_debug messages by text, printed once each with their counts
+      const auto messages = std::make_shared<std::map<std::string, std::uint64_t>>();
+      if (gl_messages) dev.set_logger([messages](LogLevel, const std::string& m) { ++(*messages)[m]; });
+      const int rc = qdq_bench(dev, runs, qdq_size, qdq_net);
+      if (gl_messages) {
+        std::printf("\ndriver messages (count, text):\n");
+        for (const auto& [m, n] : *messages) std::printf("%8llu  %s\n", static_cast<unsigned long long>(n), m.c_str());
+      }
+      return rc;
+    }
     if (model.empty()) model = three_gemm_model(save);
     Device dev = Device::open();
     {  // every input's shape (for ONNX Runtime's random inputs)

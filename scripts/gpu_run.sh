@@ -163,7 +163,11 @@ for phase in "$@"; do
            sed 's/^/tile 128: /' | tee -a "$OUT/qdq.txt"
          GLTENSOR_QCONV_REQUANT=0 timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} 2>&1 |
            sed 's/^/separate requantize: /' | tee -a "$OUT/qdq.txt"
-         timeout 300 "$P/bin/test_model" --gtest_brief=1 --gtest_filter='Model.QdqConvRequantizesInOneNode' 2>&1 | tail -3 | tee -a "$OUT/qdq.txt" ;;
+         timeout 300 "$P/bin/test_model" --gtest_brief=1 --gtest_filter='Model.QdqConvRequantizesInOneNode' 2>&1 | tail -3 | tee -a "$OUT/qdq.txt"
+         # the GPU time per run beside the wall time, the pool freed before each model load (the
+         # int8 net's GPU time varied per model load: bench/RESULTS.md, int8gap)
+         timeout 300 "$P/bin/gltensor_model_bench" --qdq --runs ${QDQ_RUNS:-20} --gpu-time --trim 2>&1 |
+           sed 's/^/gpu time, trim: /' | tee -a "$OUT/qdq.txt" ;;
     lstm) # issue 22: the recurrent layers' tests (test_rnn: the sequence kernel and the per-step path
           # against a float64 reference), then an LSTM's per-step cost (seq 64 / 256, hidden 64 / 128 /
           # 256, 1 / 2 directions) against the per-step path (GLTENSOR_RNN=steps) in the same run and

@@ -452,7 +452,7 @@ Device Device::open(const OpenOptions& options) {
   for (const auto& c : candidates) {
     detail::EglContext ctx;
     std::string why;
-    if (!detail::create_egl_context(c, detail::kDebugBuild, api, ctx, why)) {
+    if (!detail::create_egl_context(c, detail::kDebugBuild || detail::settings().gl_debug, api, ctx, why)) {
       failures += "\n  " + c.platform + (c.node.empty() ? "" : " " + c.node) + ": " + why;
       continue;
     }

@@ -195,6 +195,7 @@ Settings Settings::from_env() {
   s.f16_matmul = parse_f16_matmul(env("GLTENSOR_F16_MATMUL"));
   s.f16_ext = parse_f16_ext(env("GLTENSOR_F16_EXT"));
   s.profile = env("GLTENSOR_PROFILE") == "1";
+  s.gl_debug = env("GLTENSOR_GL_DEBUG") == "1";
   s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";
   s.check_loops = env("GLTENSOR_CHECK_LOOPS") == "1";
   return s;

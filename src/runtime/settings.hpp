@@ -185,6 +185,9 @@ struct Settings {
   F16ExtSetting f16_ext = F16ExtSetting::choose;
   /// GLTENSOR_PROFILE=1: the GPU profiler is on from the start and prints at device close.
   bool profile = false;
+  /// GLTENSOR_GL_DEBUG=1 (diagnostics): contexts are made as debug contexts (as in debug builds),
+  /// whose drivers send more KHR_debug messages (NVIDIA: performance warnings) to the logger.
+  bool gl_debug = false;
   /// GLTENSOR_MODEL_TRACE=1: Model::run waits for each node and prints its wall time (debugging;
   /// the profiler's per-node-type GPU time is the measurement).
   bool model_trace = false;

@@ -1,12 +1,14 @@
 // gltensor-run MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x640x640]...
-//              [--output-dir DIR] [--bench N] [--profile] [--f16] [--replay] [--seed S]
+//              [--output-dir DIR] [--bench N] [--profile] [--f16] [--replay] [--seed S] [--gl-messages]
 // Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
 // output's name, shape and min/max/mean, the load and run times and the planner's summary, and
 // writes outputs as DIR/<name>.npy, with the dispatches and barriers (glMemoryBarrier) of the run.
 // --bench N times N more runs (mean, min, the host time inside Model::run, the process's CPU time
 // per run: all its threads, a software rasterizer's included, dispatches and barriers per run). --replay runs with
-// ModelOptions::replay (the run recorded once, replayed).
+// ModelOptions::replay (the run recorded once, replayed). --gl-messages prints the driver's debug
+// messages (KHR_debug: e.g. a shader recompiled for the GL state) as they come, and each one's
+// count at the end.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +18,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include "gltensor/gltensor.hpp"
 #include "npy_io.hpp"
@@ -89,7 +93,11 @@ int main(int argc, char** argv) {
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
   app.add_flag("--replay", replay, "record the run once and replay it (ModelOptions::replay)");
   app.add_option("--seed", seed, "seed of the random inputs");
+  bool gl_messages = false;
+  app.add_flag("--gl-messages", gl_messages, "print the driver's debug messages (KHR_debug) and their counts");
   CLI11_PARSE(app, argc, argv);
+  // the driver's messages by text, with their counts (--gl-messages)
+  const auto messages = std::make_shared<std::map<std::string, std::uint64_t>>();
   try {
     std::map<std::string, std::string> files;
     ModelOptions opt;
@@ -102,6 +110,10 @@ int main(int argc, char** argv) {
     }
     Device dev = Device::open();
     std::printf("device: %s\n", dev.caps().renderer.c_str());
+    if (gl_messages)
+      dev.set_logger([messages](LogLevel, const std::string& m) {
+        if ((*messages)[m]++ == 0) std::fprintf(stderr, "gl message: %s\n", m.c_str());
+      });
     auto t0 = Clock::now();
     Model model = Model::load(dev, model_path, opt);
     const double load_ms = ms_since(t0);
@@ -191,6 +203,10 @@ int main(int argc, char** argv) {
       const ProfileReport r = dev.profile();
       dev.set_profiling(false);
       std::printf("profile over %d run(s) (scope: the ONNX node type):\n%s", bench > 0 ? bench : 1, r.table().c_str());
+    }
+    if (gl_messages) {
+      std::printf("driver messages (count, text):\n");
+      for (const auto& [m, n] : *messages) std::printf("%8llu  %s\n", static_cast<unsigned long long>(n), m.c_str());
     }
     return 0;
   } catch (const std::exception& e) {
