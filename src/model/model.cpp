@@ -104,6 +104,7 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fold_batchnorm(g, stats);
   fold_affine(g, stats);
   fuse_hardswish(g, stats);
+  fuse_layernorm(g, stats);
   fuse_epilogues(g, stats);
   fuse_muladd(g, stats);
   fuse_mlp(g, dev, stats);

@@ -18,8 +18,9 @@ std::string PlanStats::summary() const {
                                      : std::string()) +
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
-         std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
-         std::to_string(muladd) + " Mul+Add chains, " + std::to_string(elementwise_nodes) +
+         std::to_string(hardswish) + " HardSwish patterns, " +
+         (layernorm ? std::to_string(layernorm) + " LayerNorm patterns, " : std::string()) + std::to_string(epilogues) +
+         " fused epilogues, " + std::to_string(muladd) + " Mul+Add chains, " + std::to_string(elementwise_nodes) +
          " elementwise nodes fused into " + std::to_string(elementwise_groups) + " kernels, " +
          (mlp_chains ? std::to_string(mlp_layers) + " MatMul/Gemm layers fused into " + std::to_string(mlp_chains) +
                            " MLP kernels, "

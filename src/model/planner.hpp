@@ -8,6 +8,12 @@
 //   fold_affine      Mul/Add by per-channel constants after a Conv -> Conv weights/bias; Add of
 //                    a constant vector after a MatMul with a constant matrix -> its bias input.
 //   fuse_hardswish   x * Clip(x + 3, 0, 6) / 6 -> HardSwish(x).
+//   fuse_layernorm   (before fuse_muladd) d = x - ReduceMean(x), d / Sqrt(ReduceMean(Pow(d, 2)) +
+//                    eps) * gamma (+ beta), the means over the last axis only (dims kept), x
+//                    float32, eps > 0 a one-element constant, gamma and beta constant float32
+//                    vectors of more than one element, no intermediate read elsewhere ->
+//                    gltensor.LayerNorm(x, gamma, beta; epsilon eps): one layer_norm dispatch
+//                    where gamma is x's width (fuse_layernorm.cpp; GLTENSOR_FUSE_LAYERNORM=0: off).
 //   fuse_epilogues   Conv/ConvTranspose/Gemm/MatMul -> Relu, Clip, HardSigmoid, HardSwish,
 //                    Sigmoid, Tanh or LeakyRelu -> one node with Node::epilogue.
 //   fuse_muladd      Mul(x, s) -> Add(., b) with constant s, b -> gltensor.MulAdd (addcmul).
@@ -47,6 +53,7 @@ struct PlanStats {
   int qdq_integer = 0, qdq_weights = 0;
   int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
   int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
+  int layernorm = 0;                                  ///< fuse_layernorm: LayerNormalization nodes made
   std::string summary() const;
 };
 
@@ -71,6 +78,10 @@ void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats
 /// comparison). Process-wide; not thread-safe against loads in flight.
 void set_fuse_elementwise(bool on);
 void fuse_mlp(Graph& g, const Device& dev, PlanStats& s);
+void fuse_layernorm(Graph& g, PlanStats& s);
+/// Tests only: with false, fuse_layernorm leaves graphs unchanged (as GLTENSOR_FUSE_LAYERNORM=0
+/// does). Process-wide; not thread-safe against loads in flight.
+void set_fuse_layernorm(bool on);
 void remove_dead(Graph& g, PlanStats& s);
 
 // Helpers of the rewrites (planner.cpp), shared by the passes in other files.
