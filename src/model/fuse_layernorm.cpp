@@ -13,13 +13,6 @@ namespace {
 
 bool fuse_on = true;
 
-// The node producing value v if v has no other reader and is not a graph output; else null.
-Node* only_producer(Graph& g, int v, const char* op) {
-  if (v < 0 || g.values[v].producer < 0 || g.values[v].uses != 1 || g.values[v].graph_output) return nullptr;
-  Node& n = g.nodes[static_cast<std::size_t>(g.values[v].producer)];
-  return n.removed || n.op_type != op || !n.domain.empty() ? nullptr : &n;
-}
-
 // A one-element float constant's value, or NaN.
 double scalar_of(const Graph& g, int v) {
   const HostTensor* c = const_of(g, v);
@@ -57,21 +50,21 @@ const HostTensor* feature_vector(const Graph& g, int v) {
 bool fuse_at(Graph& g, Node& div) {
   if (div.removed || div.op_type != "Div" || !div.domain.empty() || div.inputs.size() != 2) return false;
   const int d = div.inputs[0];
-  Node* sqrt = only_producer(g, div.inputs[1], "Sqrt");
+  Node* sqrt = sole_producer(g, div.inputs[1], "Sqrt");
   Node* sub = d >= 0 && g.values[d].producer >= 0 ? &g.nodes[static_cast<std::size_t>(g.values[d].producer)] : nullptr;
   if (!sqrt || !sub || sub->removed || sub->op_type != "Sub" || g.values[d].uses != 2 || g.values[d].graph_output)
     return false;
-  Node* add_eps = only_producer(g, sqrt->inputs[0], "Add");
+  Node* add_eps = sole_producer(g, sqrt->inputs[0], "Add");
   if (!add_eps || add_eps->inputs.size() != 2) return false;
   const int var = const_of(g, add_eps->inputs[1]) ? add_eps->inputs[0] : add_eps->inputs[1];
   const double eps = scalar_of(g, other_input(*add_eps, var));
   if (!(eps > 0)) return false;
-  Node* var_mean = only_producer(g, var, "ReduceMean");
+  Node* var_mean = sole_producer(g, var, "ReduceMean");
   if (!var_mean || !mean_of_last(g, *var_mean)) return false;
-  Node* pow = only_producer(g, var_mean->inputs[0], "Pow");
+  Node* pow = sole_producer(g, var_mean->inputs[0], "Pow");
   if (!pow || pow->inputs.size() != 2 || pow->inputs[0] != d || scalar_of(g, pow->inputs[1]) != 2.0) return false;
   const int x = sub->inputs[0];
-  Node* mean = only_producer(g, sub->inputs[1], "ReduceMean");
+  Node* mean = sole_producer(g, sub->inputs[1], "ReduceMean");
   if (!mean || !mean_of_last(g, *mean) || mean->inputs[0] != x || g.values[x].elem != kFloat) return false;
   // gamma: the Div's only reader Mul(., gamma); beta: then Add(., beta), if there
   const int mc = sole_consumer(g, div.outputs[0]);

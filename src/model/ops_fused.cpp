@@ -7,6 +7,10 @@
 //   one dispatch (nn/fused_mlp.hpp).
 //   LayerNorm(x, gamma[, beta]; epsilon) = the nodes fuse_layernorm replaced: layer_norm over the
 //   last dim (one dispatch) where gamma has its width, else those nodes' broadcast as ops.
+//   Attention(q, k, v; scale) = softmax(q k^T * scale) v (fuse_attention): the fused kernels of
+//   scaled_dot_product_attention where q, k, v are [B, H, T, E] with the same B and H, else the
+//   nodes' matmuls and softmax (their broadcasting).
+#include "gltensor/linalg.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "gltensor/reduce.hpp"
@@ -51,6 +55,16 @@ void register_fused_ops(Registry& m) {
                                     const Tensor d = sub(x, mean(x, {-1}, true));
                                     Tensor y = mul(div(d, sqrt(add(mean(mul(d, d), {-1}, true), eps))), gamma);
                                     return Ts{beta.defined() ? add(y, beta) : y};
+                                  }};
+  m["gltensor.Attention"] = OpDef{{"scale"}, nullptr, nullptr, [](Args& a) {
+                                    const Tensor &q = a.t(0), &k = a.t(1), &v = a.t(2);
+                                    const double scale = a.attrs.f("scale", 1.0);
+                                    const bool same = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
+                                                      q.size(0) == k.size(0) && q.size(0) == v.size(0) &&
+                                                      q.size(1) == k.size(1) && q.size(1) == v.size(1) &&
+                                                      q.size(3) == k.size(3) && k.size(2) == v.size(2);
+                                    if (same) return Ts{scaled_dot_product_attention(q, k, v, Tensor(), false, scale)};
+                                    return Ts{matmul(softmax(matmul(mul(q, scale), k.transpose(2, 3)), -1), v)};
                                   }};
 }
 

@@ -19,7 +19,8 @@ std::string PlanStats::summary() const {
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " +
-         (layernorm ? std::to_string(layernorm) + " LayerNorm patterns, " : std::string()) + std::to_string(epilogues) +
+         (layernorm ? std::to_string(layernorm) + " LayerNorm patterns, " : std::string()) +
+         (attention ? std::to_string(attention) + " attention patterns, " : std::string()) + std::to_string(epilogues) +
          " fused epilogues, " + std::to_string(muladd) + " Mul+Add chains, " + std::to_string(elementwise_nodes) +
          " elementwise nodes fused into " + std::to_string(elementwise_groups) + " kernels, " +
          (mlp_chains ? std::to_string(mlp_layers) + " MatMul/Gemm layers fused into " + std::to_string(mlp_chains) +
@@ -197,6 +198,12 @@ int sole_consumer(const Graph& g, int v) {
       if (in == v) return static_cast<int>(i);
   }
   return -1;
+}
+
+Node* sole_producer(Graph& g, int v, const char* op) {
+  if (v < 0 || g.values[v].producer < 0 || g.values[v].uses != 1 || g.values[v].graph_output) return nullptr;
+  Node& n = g.nodes[static_cast<std::size_t>(g.values[v].producer)];
+  return n.removed || n.op_type != op || !n.domain.empty() ? nullptr : &n;
 }
 
 const HostTensor* const_of(const Graph& g, int v) { return v >= 0 ? g.values[v].constant.get() : nullptr; }

@@ -14,6 +14,11 @@
 //                    vectors of more than one element, no intermediate read elsewhere ->
 //                    gltensor.LayerNorm(x, gamma, beta; epsilon eps): one layer_norm dispatch
 //                    where gamma is x's width (fuse_layernorm.cpp; GLTENSOR_FUSE_LAYERNORM=0: off).
+//   fuse_attention   (before fuse_muladd) MatMul(Softmax(MatMul(q [* c], Transpose(k, perm
+//                    [0, 1, 3, 2])), last axis), v), float32 q, k, v, c a positive one-element
+//                    constant, no intermediate read elsewhere -> gltensor.Attention(q, k, v;
+//                    scale c): scaled_dot_product_attention's fused kernels where q, k, v are
+//                    [B, H, T, E] alike (fuse_attention.cpp; GLTENSOR_FUSE_ATTENTION=0: off).
 //   fuse_epilogues   Conv/ConvTranspose/Gemm/MatMul -> Relu, Clip, HardSigmoid, HardSwish,
 //                    Sigmoid, Tanh or LeakyRelu -> one node with Node::epilogue.
 //   fuse_muladd      Mul(x, s) -> Add(., b) with constant s, b -> gltensor.MulAdd (addcmul).
@@ -53,7 +58,8 @@ struct PlanStats {
   int qdq_integer = 0, qdq_weights = 0;
   int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
   int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
-  int layernorm = 0;                                  ///< fuse_layernorm: LayerNormalization nodes made
+  int layernorm = 0;                                  ///< fuse_layernorm: gltensor.LayerNorm nodes made
+  int attention = 0;                                  ///< fuse_attention: gltensor.Attention nodes made
   std::string summary() const;
 };
 
@@ -82,11 +88,17 @@ void fuse_layernorm(Graph& g, PlanStats& s);
 /// Tests only: with false, fuse_layernorm leaves graphs unchanged (as GLTENSOR_FUSE_LAYERNORM=0
 /// does). Process-wide; not thread-safe against loads in flight.
 void set_fuse_layernorm(bool on);
+void fuse_attention(Graph& g, PlanStats& s);
+/// Tests only: with false, fuse_attention leaves graphs unchanged (as GLTENSOR_FUSE_ATTENTION=0).
+void set_fuse_attention(bool on);
 void remove_dead(Graph& g, PlanStats& s);
 
 // Helpers of the rewrites (planner.cpp), shared by the passes in other files.
 /// The single non-removed consumer of value v (not a graph output), or -1.
 int sole_consumer(const Graph& g, int v);
+/// The node of type `op` (default domain) producing value v, if v has no other reader and is not
+/// a graph output; else null.
+Node* sole_producer(Graph& g, int v, const char* op);
 /// The constant of value v (-1: none), or null.
 const HostTensor* const_of(const Graph& g, int v);
 /// A new constant value (its name made unique from `name`); returns its id.
