@@ -225,6 +225,10 @@ for phase in "$@"; do
            --rec-batch 6 --det-limit 960 --out /tmp/ocr-bench 2>&1 | grep "^| OCR" | tee -a "$OUT/ocrbench.txt"
          timeout 200 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort none --only ocr960 --runs 20 --images gpu \
            --rec-batch 0 --rec-call-cost 3000 --rec-call-cost 6000 --det-limit 640 --replay 0 --replay 1 --cls 1 --cls 0 \
+           --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt"
+         # the planner's LayerNorm and attention fusions (PP-OCRv4 rec's SVTR blocks) off and on, in one process
+         timeout 120 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort none --only ocr960 --runs 20 --images gpu \
+           --rec-batch 0 --rec-call-cost 3000 --det-limit 640 --replay 1 --cls 0 --fuse 0 --fuse 1 \
            --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
     graphics) # the graphics demo without X (--headless: its own EGL context without surface, adopted by
          # gltensor) with PP-OCRv4 det on every frame, GLES and desktop GL: per-frame GPU times of the
