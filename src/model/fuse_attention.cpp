@@ -44,14 +44,8 @@ bool fuse_at(Graph& g, Node& mm2) {
     if (g.values[t].elem != kFloat) return false;
   for (Node* n : {mul, tr, mm1, sm})
     if (n) n->removed = true;
-  mm2.op_type = "gltensor.Attention";
-  mm2.inputs = {q, k, v};
-  mm2.attrs = Attrs();
-  Attr a;
-  a.type = Attr::kFloat, a.f = scale;
-  mm2.attrs.set("scale", a);
-  mm2.fused = std::string(mul ? "Mul+" : "") + "Transpose+MatMul+Softmax+MatMul";
-  g.recount();
+  rewrite_node(g, mm2, "gltensor.Attention", {q, k, v}, "scale", scale,
+               std::string(mul ? "Mul+" : "") + "Transpose+MatMul+Softmax+MatMul");
   return true;
 }
 
@@ -62,8 +56,7 @@ void set_fuse_attention(bool on) { fuse_on = on; }
 void fuse_attention(Graph& g, PlanStats& s) {
   if (!fuse_on || !detail::settings().fuse_attention) return;
   g.recount();
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
-    if (fuse_at(g, g.nodes[i])) ++s.attention;
+  for (Node& n : g.nodes) s.attention += fuse_at(g, n) ? 1 : 0;
 }
 
 }  // namespace gltensor::model

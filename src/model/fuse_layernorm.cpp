@@ -82,15 +82,10 @@ bool fuse_at(Graph& g, Node& div) {
     if (bv && bv->shape == gv->shape) last = &add, beta = b;
   }
   for (Node* n : {mean, sub, pow, var_mean, add_eps, sqrt, &div, &mul}) n->removed = n != last;
-  last->op_type = "gltensor.LayerNorm";
-  last->inputs = {x, gamma};
-  if (beta >= 0) last->inputs.push_back(beta);
-  last->attrs = Attrs();
-  Attr epsilon;
-  epsilon.type = Attr::kFloat, epsilon.f = eps;
-  last->attrs.set("epsilon", epsilon);
-  last->fused = std::string("ReduceMean+Sub+Pow+ReduceMean+Add+Sqrt+Div+Mul") + (beta >= 0 ? "+Add" : "");
-  g.recount();
+  std::vector<int> inputs{x, gamma};
+  if (beta >= 0) inputs.push_back(beta);
+  rewrite_node(g, *last, "gltensor.LayerNorm", inputs, "epsilon", eps,
+               std::string("ReduceMean+Sub+Pow+ReduceMean+Add+Sqrt+Div+Mul") + (beta >= 0 ? "+Add" : ""));
   return true;
 }
 
@@ -101,8 +96,7 @@ void set_fuse_layernorm(bool on) { fuse_on = on; }
 void fuse_layernorm(Graph& g, PlanStats& s) {
   if (!fuse_on || !detail::settings().fuse_layernorm) return;
   g.recount();
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
-    if (fuse_at(g, g.nodes[i])) ++s.layernorm;
+  for (Node& n : g.nodes) s.layernorm += fuse_at(g, n) ? 1 : 0;
 }
 
 }  // namespace gltensor::model

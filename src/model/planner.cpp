@@ -206,6 +206,18 @@ Node* sole_producer(Graph& g, int v, const char* op) {
   return n.removed || n.op_type != op || !n.domain.empty() ? nullptr : &n;
 }
 
+void rewrite_node(Graph& g, Node& n, const std::string& op, std::vector<int> inputs, const std::string& attr,
+                  double value, const std::string& fused) {
+  n.op_type = op;
+  n.inputs = std::move(inputs);
+  n.attrs = Attrs();
+  Attr a;
+  a.type = Attr::kFloat, a.f = value;
+  n.attrs.set(attr, a);
+  n.fused = fused;
+  g.recount();
+}
+
 const HostTensor* const_of(const Graph& g, int v) { return v >= 0 ? g.values[v].constant.get() : nullptr; }
 
 int new_constant(Graph& g, const std::string& name, HostTensor t) {

@@ -99,6 +99,10 @@ int sole_consumer(const Graph& g, int v);
 /// The node of type `op` (default domain) producing value v, if v has no other reader and is not
 /// a graph output; else null.
 Node* sole_producer(Graph& g, int v, const char* op);
+/// Rewrites node n in place as the planner's op `op` over `inputs` with one float attribute
+/// (attr = value), noting the nodes it stands for in Node::fused, and recounts the uses.
+void rewrite_node(Graph& g, Node& n, const std::string& op, std::vector<int> inputs, const std::string& attr,
+                  double value, const std::string& fused);
 /// The constant of value v (-1: none), or null.
 const HostTensor* const_of(const Graph& g, int v);
 /// A new constant value (its name made unique from `name`); returns its id.

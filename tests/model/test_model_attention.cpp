@@ -8,6 +8,7 @@
 
 #include "model/planner.hpp"
 #include "onnx_builder.hpp"
+#include "planned_run.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -93,25 +94,14 @@ std::vector<double> reference(const Form& f, const Built& m) {
   return y;
 }
 
-struct Outcome {
-  std::vector<float> y;
-  std::string plan;
-  std::uint64_t dispatches = 0;
-};
+using Outcome = PlannedRun;
 
 Outcome run(const Form& f, const Built& m, bool fuse) {
-  model::set_fuse_attention(fuse);
-  Model model = Model::load(device(), m.path);
-  model::set_fuse_attention(true);
-  const std::map<std::string, Tensor> feeds{{"q", Tensor::from_host(device(), m.q, f.q)},
-                                            {"k", Tensor::from_host(device(), m.k, f.k)},
-                                            {"v", Tensor::from_host(device(), m.v, f.v)}};
-  model.run(feeds);  // kernels compiled
-  device().synchronize();
-  const std::uint64_t d0 = device().dispatch_count();
-  auto out = model.run(feeds);
-  device().synchronize();
-  return {out.at("y").to_vector(), model.plan_summary(), device().dispatch_count() - d0};
+  return run_planned(m.path,
+                     {{"q", Tensor::from_host(device(), m.q, f.q)},
+                      {"k", Tensor::from_host(device(), m.k, f.k)},
+                      {"v", Tensor::from_host(device(), m.v, f.v)}},
+                     "y", model::set_fuse_attention, fuse);
 }
 
 // Fused: the plan names one attention pattern, a run takes fewer dispatches than the unfused

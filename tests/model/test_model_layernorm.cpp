@@ -8,6 +8,7 @@
 
 #include "model/planner.hpp"
 #include "onnx_builder.hpp"
+#include "planned_run.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -92,23 +93,10 @@ std::vector<double> reference(const Form& f, const Built& m) {
   return y;
 }
 
-struct Outcome {
-  std::vector<float> y;
-  std::string plan;
-  std::uint64_t dispatches = 0;
-};
+using Outcome = PlannedRun;
 
 Outcome run(const Form& f, const Built& m, bool fuse) {
-  model::set_fuse_layernorm(fuse);
-  Model model = Model::load(device(), m.path);
-  model::set_fuse_layernorm(true);
-  const std::map<std::string, Tensor> feeds{{"x", Tensor::from_host(device(), m.x, f.shape)}};
-  model.run(feeds);  // kernels compiled
-  device().synchronize();
-  const std::uint64_t d0 = device().dispatch_count();
-  auto out = model.run(feeds);
-  device().synchronize();
-  return {out.at("y").to_vector(), model.plan_summary(), device().dispatch_count() - d0};
+  return run_planned(m.path, {{"x", Tensor::from_host(device(), m.x, f.shape)}}, "y", model::set_fuse_layernorm, fuse);
 }
 
 // Fused: the plan names one LayerNorm pattern, a run is one dispatch, the outputs match the
