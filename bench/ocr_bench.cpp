@@ -1,7 +1,7 @@
 // gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR]
 //                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
 //                    [--images gpu|host]... [--det-limit N]... [--rec-call-cost N]... [--cls 0|1]...
-//                    [--replay 0|1]...
+//                    [--replay 0|1]... [--fuse 0|1]...
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
@@ -21,7 +21,10 @@
 //                 the cheapest cut of the sorted lines, a call costing N columns, at most
 //                 --rec-batch lines per call; RecBatchOptions::call_cost) and --cls value (angle
 //                 classification on, 1, the default, or off, PaddleOCR's use_angle_cls default) and
-//                 --replay value (1: OcrOptions::replay, the models loaded a second time with it).
+//                 --replay value (1: OcrOptions::replay, the models loaded a second time with it)
+//                 and --fuse value (0: the models planned without the planner's LayerNorm and
+//                 attention fusions, GLTENSOR_FUSE_LAYERNORM / GLTENSOR_FUSE_ATTENTION=0, loaded
+//                 again; 1, the default: as the settings say).
 // gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished).
 // ONNX Runtime: `node tools/ort-reference/ort_run.js --bench N` (npm onnxruntime-node; this
 // machine) or `python3 bench/ort_reference.py` (pip onnxruntime; the GPU machine) on the same
@@ -33,8 +36,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <opencv2/imgproc.hpp>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -42,6 +46,7 @@
 #include "image.hpp"
 #include "npy_io.hpp"
 #include "pipeline.hpp"
+#include "runtime/settings.hpp"
 #include "sample.hpp"
 
 namespace fs = std::filesystem;
@@ -160,7 +165,8 @@ int main(int argc, char** argv) {
   std::vector<int> rec_batch_values{6, 0};
   int rec_align = ocr::RecBatchOptions{}.align;
   std::vector<std::string> images{"gpu", "host"};
-  std::vector<int> det_limits{ocr::OcrOptions{}.det_limit}, call_costs{0}, cls_values{1}, replay_values{0};
+  std::vector<int> det_limits{ocr::OcrOptions{}.det_limit}, call_costs{0}, cls_values{1}, replay_values{0},
+      fuse_values{1};
   app.add_option("--models", models, "folder of the OCR models (default: GLTENSOR_MODEL_CACHE/models/ocr)");
   app.add_option("--runs", runs, "timed runs per case")->capture_default_str();
   app.add_option("--ort", g_ort, "reference: node, python or none")->check(CLI::IsMember({"node", "python", "none"}));
@@ -190,6 +196,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));
   app.add_option("--cls", cls_values, "ocr960: angle classification on (1) or off (0), one row each")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}));
+  app.add_option("--fuse", fuse_values,
+                 "ocr960: the models planned with the LayerNorm and attention fusions (1) or without (0), one row each")
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));
   CLI11_PARSE(app, argc, argv);
@@ -274,7 +284,7 @@ int main(int argc, char** argv) {
       cv::Mat page = ocr::render_sample(font, truth, 960, 960);
       std::vector<std::pair<std::string, PageResult>> results;
       struct Row {
-        int batch, cost, limit, cls, replay;
+        int batch, cost, limit, cls, replay, fuse;
         std::string where;
       };
       std::vector<Row> rows;
@@ -283,16 +293,22 @@ int main(int argc, char** argv) {
           for (int l : det_limits)
             for (int k : cls_values)
               for (int rp : replay_values)
-                for (const std::string& where : images) rows.push_back({b, c, l, k, rp, where});
-      // The models loaded again with replay on, for the rows that ask for it.
-      std::optional<ocr::OcrPipeline> replaying;
-      if (std::find(replay_values.begin(), replay_values.end(), 1) != replay_values.end()) {
-        ocr::OcrOptions ro = o;
-        ro.replay = true;
-        replaying.emplace(dev, ro);
-      }
+                for (int fu : fuse_values)
+                  for (const std::string& where : images) rows.push_back({b, c, l, k, rp, fu, where});
+      // The models loaded again for the rows that ask for replay or no fusions, once per pair.
+      std::map<std::pair<int, int>, std::unique_ptr<ocr::OcrPipeline>> others;
+      for (const Row& r : rows)
+        if ((r.replay || !r.fuse) && !others.count({r.replay, r.fuse})) {
+          ocr::OcrOptions ro = o;
+          ro.replay = r.replay != 0;
+          detail::Settings& st = detail::settings();
+          const detail::Settings saved = st;
+          if (!r.fuse) st.fuse_layernorm = st.fuse_attention = false;
+          others[{r.replay, r.fuse}] = std::make_unique<ocr::OcrPipeline>(dev, ro);
+          st = saved;
+        }
       for (const Row& row_ : rows) {
-        ocr::OcrPipeline& pipe = row_.replay ? *replaying : pipe_plain;
+        ocr::OcrPipeline& pipe = row_.replay || !row_.fuse ? *others.at({row_.replay, row_.fuse}) : pipe_plain;
         ocr::RecBatchOptions rb = pipe.options().rec;
         rb.batch = row_.batch;
         rb.call_cost = row_.cost;
@@ -305,7 +321,7 @@ int main(int argc, char** argv) {
         const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
         const std::string tag = "ocr960_b" + std::to_string(row_.batch) + "c" + std::to_string(row_.cost) + "d" +
                                 std::to_string(row_.limit) + (row_.cls ? "" : "nocls") + (row_.replay ? "replay" : "") +
-                                row_.where;
+                                (row_.fuse ? "" : "nofuse") + row_.where;
         const double ref = ort_whole(pipe, o, out, tag, runs) + host;
         std::vector<std::string> read;
         for (const auto& l : r.lines) read.push_back(l.text);
@@ -319,7 +335,8 @@ int main(int argc, char** argv) {
         const std::string label = "rec batch " + (row_.batch > 0 ? std::to_string(row_.batch) : std::string("all")) +
                                   (row_.cost > 0 ? ", call cost " + std::to_string(row_.cost) : std::string()) +
                                   ", det " + std::to_string(row_.limit) + (row_.cls ? "" : ", no cls") +
-                                  (row_.replay ? ", replay" : "") + ", " + row_.where + " images";
+                                  (row_.replay ? ", replay" : "") +
+                                  (row_.fuse ? "" : ", no LayerNorm/attention fusion") + ", " + row_.where + " images";
         row(("OCR 960x960, " + label).c_str(), m.total_ms, ref, shapes_note(r.last) + note);
         results.emplace_back(label, std::move(r));
       }

@@ -236,6 +236,10 @@ for phase in "$@"; do
            --rec-batch 6 --det-limit 960 --out /tmp/ocr-bench 2>&1 | grep "^| OCR" | tee -a "$OUT/ocrbench.txt"
          timeout 200 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort none --only ocr960 --runs 20 --images gpu \
            --rec-batch 0 --rec-call-cost 3000 --rec-call-cost 6000 --det-limit 640 --replay 0 --replay 1 --cls 1 --cls 0 \
+           --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt"
+         # the planner's LayerNorm and attention fusions (PP-OCRv4 rec's SVTR blocks) off and on, in one process
+         timeout 120 "$P/bin/gltensor_ocr_bench" --models "$P/models/ocr" --ort none --only ocr960 --runs 20 --images gpu \
+           --rec-batch 0 --rec-call-cost 3000 --det-limit 640 --replay 1 --cls 0 --fuse 0 --fuse 1 \
            --out /tmp/ocr-bench 2>&1 | tee -a "$OUT/ocrbench.txt" ;;
     graphics) # the graphics demo without X (--headless: its own EGL context without surface, adopted by
          # gltensor) with PP-OCRv4 det on every frame, GLES and desktop GL: per-frame GPU times of the
@@ -250,7 +254,7 @@ for phase in "$@"; do
          done; done 2>&1 | tee "$OUT/graphics.txt" ;;
     ocrtest) # model tests; the ONNX Runtime comparisons skip without node, the OCR accuracy test runs
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
-         for t in test_model test_model_fusion test_ocr_models; do
+         for t in test_model test_model_fusion test_model_layernorm test_model_attention test_ocr_models; do
            GLTENSOR_MODEL_CACHE="$P" timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/ocrtest.txt"
          done ;;
     mlp|cnn) [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers" PLPLOT_LIB="$P/plplot-lib"

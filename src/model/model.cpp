@@ -109,6 +109,8 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
     fold_affine(g, stats);
   }
   fuse_hardswish(g, stats);
+  fuse_layernorm(g, stats);
+  fuse_attention(g, stats);
   fuse_epilogues(g, stats);
   fuse_muladd(g, stats);
   fuse_conv_affine(g, options.f16_weights, stats);

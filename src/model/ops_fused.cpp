@@ -5,7 +5,15 @@
 //   generated kernel (ops/fused_elementwise.hpp); float16 where the fused nodes' output was.
 //   FusedMlp(x, params) = the node's chain of dense layers (fuse_mlp) over its packed parameters,
 //   one dispatch (nn/fused_mlp.hpp).
+//   LayerNorm(x, gamma[, beta]; epsilon) = the nodes fuse_layernorm replaced: layer_norm over the
+//   last dim (one dispatch) where gamma has its width, else those nodes' broadcast as ops.
+//   Attention(q, k, v; scale) = softmax(q k^T * scale) v (fuse_attention): the fused kernels of
+//   scaled_dot_product_attention where q, k, v are [B, H, T, E] with the same B and H, else the
+//   nodes' matmuls and softmax (their broadcasting).
+#include "gltensor/linalg.hpp"
+#include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
+#include "gltensor/reduce.hpp"
 #include "model/ops.hpp"
 #include "nn/fused_mlp.hpp"
 #include "ops/fused_elementwise.hpp"
@@ -37,6 +45,27 @@ void register_fused_ops(Registry& m) {
               const detail::Settings& st = detail::settings();
               return Ts{detail::fused_mlp("FusedMlp", x, a.t(1), mlp, {st.fused_mlp_rows, st.fused_mlp_split})};
             }};
+  m["gltensor.LayerNorm"] = OpDef{{"epsilon"}, nullptr, nullptr, [](Args& a) {
+                                    const Tensor &x = a.t(0), &gamma = a.t(1);
+                                    const Tensor beta = a.opt(2);
+                                    const double eps = a.attrs.f("epsilon", 1e-5);
+                                    if (x.dim() >= 1 && x.size(-1) == gamma.numel())
+                                      return Ts{layer_norm(x, 1, gamma, beta, eps)};
+                                    // [.., 1] against a wider gamma: the written-out nodes' broadcast
+                                    const Tensor d = sub(x, mean(x, {-1}, true));
+                                    Tensor y = mul(div(d, sqrt(add(mean(mul(d, d), {-1}, true), eps))), gamma);
+                                    return Ts{beta.defined() ? add(y, beta) : y};
+                                  }};
+  m["gltensor.Attention"] = OpDef{{"scale"}, nullptr, nullptr, [](Args& a) {
+                                    const Tensor &q = a.t(0), &k = a.t(1), &v = a.t(2);
+                                    const double scale = a.attrs.f("scale", 1.0);
+                                    const bool same = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
+                                                      q.size(0) == k.size(0) && q.size(0) == v.size(0) &&
+                                                      q.size(1) == k.size(1) && q.size(1) == v.size(1) &&
+                                                      q.size(3) == k.size(3) && k.size(2) == v.size(2);
+                                    if (same) return Ts{scaled_dot_product_attention(q, k, v, Tensor(), false, scale)};
+                                    return Ts{matmul(softmax(matmul(mul(q, scale), k.transpose(2, 3)), -1), v)};
+                                  }};
 }
 
 }  // namespace gltensor::model

@@ -18,8 +18,10 @@ std::string PlanStats::summary() const {
                                      : std::string()) +
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
-         std::to_string(hardswish) + " HardSwish patterns, " + std::to_string(epilogues) + " fused epilogues, " +
-         std::to_string(muladd) + " Mul+Add chains, " +
+         std::to_string(hardswish) + " HardSwish patterns, " +
+         (layernorm ? std::to_string(layernorm) + " LayerNorm patterns, " : std::string()) +
+         (attention ? std::to_string(attention) + " attention patterns, " : std::string()) + std::to_string(epilogues) +
+         " fused epilogues, " + std::to_string(muladd) + " Mul+Add chains, " +
          (conv_affine ? std::to_string(conv_affine) + " scalar Mul/Add into conv epilogues, " : std::string()) +
          std::to_string(elementwise_nodes) + " elementwise nodes fused into " + std::to_string(elementwise_groups) +
          " kernels, " +
@@ -198,6 +200,24 @@ int sole_consumer(const Graph& g, int v) {
       if (in == v) return static_cast<int>(i);
   }
   return -1;
+}
+
+Node* sole_producer(Graph& g, int v, const char* op) {
+  if (v < 0 || g.values[v].producer < 0 || g.values[v].uses != 1 || g.values[v].graph_output) return nullptr;
+  Node& n = g.nodes[static_cast<std::size_t>(g.values[v].producer)];
+  return n.removed || n.op_type != op || !n.domain.empty() ? nullptr : &n;
+}
+
+void rewrite_node(Graph& g, Node& n, const std::string& op, std::vector<int> inputs, const std::string& attr,
+                  double value, const std::string& fused) {
+  n.op_type = op;
+  n.inputs = std::move(inputs);
+  n.attrs = Attrs();
+  Attr a;
+  a.type = Attr::kFloat, a.f = value;
+  n.attrs.set(attr, a);
+  n.fused = fused;
+  g.recount();
 }
 
 const HostTensor* const_of(const Graph& g, int v) { return v >= 0 ? g.values[v].constant.get() : nullptr; }

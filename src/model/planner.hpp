@@ -8,6 +8,17 @@
 //   fold_affine      Mul/Add by per-channel constants after a Conv -> Conv weights/bias; Add of
 //                    a constant vector after a MatMul with a constant matrix -> its bias input.
 //   fuse_hardswish   x * Clip(x + 3, 0, 6) / 6 -> HardSwish(x).
+//   fuse_layernorm   (before fuse_muladd) d = x - ReduceMean(x), d / Sqrt(ReduceMean(Pow(d, 2)) +
+//                    eps) * gamma (+ beta), the means over the last axis only (dims kept), x
+//                    float32, eps > 0 a one-element constant, gamma and beta constant float32
+//                    vectors of more than one element, no intermediate read elsewhere ->
+//                    gltensor.LayerNorm(x, gamma, beta; epsilon eps): one layer_norm dispatch
+//                    where gamma is x's width (fuse_layernorm.cpp; GLTENSOR_FUSE_LAYERNORM=0: off).
+//   fuse_attention   (before fuse_muladd) MatMul(Softmax(MatMul(q [* c], Transpose(k, perm
+//                    [0, 1, 3, 2])), last axis), v), float32 q, k, v, c a positive one-element
+//                    constant, no intermediate read elsewhere -> gltensor.Attention(q, k, v;
+//                    scale c): scaled_dot_product_attention's fused kernels where q, k, v are
+//                    [B, H, T, E] alike (fuse_attention.cpp; GLTENSOR_FUSE_ATTENTION=0: off).
 //   fuse_epilogues   Conv/ConvTranspose/Gemm/MatMul -> Relu, Clip, HardSigmoid, HardSwish,
 //                    Sigmoid, Tanh or LeakyRelu -> one node with Node::epilogue.
 //   fuse_muladd      Mul(x, s) -> Add(., b) with constant s, b -> gltensor.MulAdd (addcmul).
@@ -48,6 +59,8 @@ struct PlanStats {
   int qdq_integer = 0, qdq_weights = 0;
   int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
   int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
+  int layernorm = 0;                                  ///< fuse_layernorm: gltensor.LayerNorm nodes made
+  int attention = 0;                                  ///< fuse_attention: gltensor.Attention nodes made
   std::string summary() const;
 };
 
@@ -76,11 +89,25 @@ void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats
 /// comparison). Process-wide; not thread-safe against loads in flight.
 void set_fuse_elementwise(bool on);
 void fuse_mlp(Graph& g, const Device& dev, PlanStats& s);
+void fuse_layernorm(Graph& g, PlanStats& s);
+/// Tests only: with false, fuse_layernorm leaves graphs unchanged (as GLTENSOR_FUSE_LAYERNORM=0
+/// does). Process-wide; not thread-safe against loads in flight.
+void set_fuse_layernorm(bool on);
+void fuse_attention(Graph& g, PlanStats& s);
+/// Tests only: with false, fuse_attention leaves graphs unchanged (as GLTENSOR_FUSE_ATTENTION=0).
+void set_fuse_attention(bool on);
 void remove_dead(Graph& g, PlanStats& s);
 
 // Helpers of the rewrites (planner.cpp), shared by the passes in other files.
 /// The single non-removed consumer of value v (not a graph output), or -1.
 int sole_consumer(const Graph& g, int v);
+/// The node of type `op` (default domain) producing value v, if v has no other reader and is not
+/// a graph output; else null.
+Node* sole_producer(Graph& g, int v, const char* op);
+/// Rewrites node n in place as the planner's op `op` over `inputs` with one float attribute
+/// (attr = value), noting the nodes it stands for in Node::fused, and recounts the uses.
+void rewrite_node(Graph& g, Node& n, const std::string& op, std::vector<int> inputs, const std::string& attr,
+                  double value, const std::string& fused);
 /// The constant of value v (-1: none), or null.
 const HostTensor* const_of(const Graph& g, int v);
 /// A new constant value (its name made unique from `name`); returns its id.

@@ -145,6 +145,12 @@ struct Settings {
   /// only (on llvmpipe the separate matmul kernels are faster).
   int fused_mlp = -1;
   std::int64_t fused_mlp_rows = 0, fused_mlp_split = 0;
+  /// GLTENSOR_FUSE_LAYERNORM=0: the model planner leaves LayerNorm written out in ONNX nodes as
+  /// it is (fuse_layernorm off; for comparison).
+  bool fuse_layernorm = true;
+  /// GLTENSOR_FUSE_ATTENTION=0: the model planner leaves attention written out in ONNX nodes as
+  /// it is (fuse_attention off; for comparison).
+  bool fuse_attention = true;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.
