@@ -102,10 +102,12 @@ TEST(Model, AffineHardSwishAndMulAddChains) {
   m.node("Add", {"m2", "t2"}, {"y"});
   Model model = Model::load(device(), m.save("affine_hardswish"));
   const std::string plan = model.plan_summary();
-  EXPECT_EQ(plan.rfind("2 nodes to run", 0), 0u) << plan;
+  // One node: the Conv with HardSwish, then the scalar Mul+Add, in its epilogue (fuse_conv_affine).
+  EXPECT_EQ(plan.rfind("1 nodes to run", 0), 0u) << plan;
   EXPECT_NE(plan.find("2 Mul/Add folded"), std::string::npos) << plan;
   EXPECT_NE(plan.find("1 HardSwish"), std::string::npos) << plan;
   EXPECT_NE(plan.find("1 Mul+Add chains"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("2 scalar Mul/Add into conv epilogues"), std::string::npos) << plan;
   auto y = model.run({{"x", Tensor::from_host(device(), xv, {1, C, H, W})}}).at("y");
   auto ref = ref_conv(xv, C, H, W, wv, O, 1, 0, bv);
   for (auto& r : ref) {
