@@ -4,12 +4,12 @@
 // optimizer states of all K tensors in flat buffers after them: 2K = state1 (STATE1), 2K + 1 =
 // state2 (STATE2). LOAD_P / LOAD_G / STORE_P(k, ...) select tensor k's operand and LOAD_S1 ...
 // the states' (macros from OptimVariant). Tensor k holds elements [u_end[k - 1], u_end[k]) of
-// the grid (u_end[-1] = 0), u_last[k] + 1 of them, its gradient from element u_grad_off[k] of its
-// buffer (gradients may share one), its state at u_state[k] of the flat buffers, its weight decay
-// u_wd[k]. LOAD_P(k, j) and LOAD_G(k, j) select among K loads, each at an index clamped into its
-// own tensor (min(j, u_last[q]) for tensor q): safe by construction where a compiler evaluates
-// all K loads and selects one (a shorter tensor's buffer is never read past its end); for tensor
-// k itself j <= u_last[k], so the clamp changes no value. Uniform arrays are indexed in range too.
+// the grid (u_end[-1] = 0), its gradient from element u_grad_off[k] of its buffer (gradients may
+// share one), its state at u_state[k] of the flat buffers, its weight decay u_wd[k]. LOAD_P(k, j)
+// and LOAD_G(k, j) select among K loads, each at an index clamped into its own tensor (min(j,
+// u_end[q] - u_end[q - 1] - 1) for tensor q, constant indices): safe by construction where a
+// compiler evaluates all K loads and selects one (a shorter tensor's buffer is never read past
+// its end); for tensor k itself the clamp changes no value. Uniform arrays are indexed in range.
 // OPT opt_sgd: SGD (PyTorch torch.optim.SGD): g = grad + wd * p; with momentum: buf = mu * buf + (1 - damp) * g
 //        (buf = g on the first step), g = nesterov ? g + mu * buf : buf; p -= lr * g.
 // OPT opt_adam: Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019): m = b1 m + (1 - b1) g,
@@ -22,7 +22,6 @@
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_end[K];
-uniform uint u_last[K];  // each tensor's last element (its count - 1)
 uniform uint u_state[K];
 uniform uint u_grad_off[K];  // each gradient's first element in its buffer
 uniform float u_wd[K];

@@ -32,12 +32,12 @@ void Optimizer::zero_grad() {
 
 namespace {
 // Uniforms of glsl/nn/optim.comp. SGD: a = momentum, b = dampening; Adam: a, b = betas, c1, c2
-// the bias corrections; per tensor: the grid's cumulative counts, last elements, state offsets, gradient offsets,
+// the bias corrections; per tensor: the grid's cumulative counts, state offsets, gradient offsets,
 // weight decays.
 struct OptimParams {
   double lr = 0, a = 0, b = 0, eps = 0, c1 = 0, c2 = 0;
   bool sgd = true, first = false;
-  std::vector<std::uint32_t> end, last, state, grad_offset;
+  std::vector<std::uint32_t> end, state, grad_offset;
   std::vector<float> wd;
   void set(Uniforms& u) const {
     u.f32("u_lr", lr);
@@ -51,7 +51,6 @@ struct OptimParams {
       u.f32("u_c2", c2);
     }
     u.u32s("u_end", end);
-    u.u32s("u_last", last);
     u.u32s("u_state", state);
     u.u32s("u_grad_off", grad_offset);
     u.f32s("u_wd", wd);
@@ -86,13 +85,12 @@ void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<
     Launch launch(dev, "optimizer.step");
     v.tensors = static_cast<int>(group.size());
     launch.program(v.kFile, v.defines(), {256});
-    op.end.clear(), op.last.clear(), op.state.clear(), op.grad_offset.clear(), op.wd.clear();
+    op.end.clear(), op.state.clear(), op.grad_offset.clear(), op.wd.clear();
     std::uint64_t total = 0;
     for (const Member& m : group) {
       launch.write(*m.p).read(m.g);
       total += static_cast<std::uint64_t>(m.p->numel());
       op.end.push_back(static_cast<std::uint32_t>(total));
-      op.last.push_back(static_cast<std::uint32_t>(m.p->numel() - 1));  // numel >= 1 (empty ones skipped)
       op.state.push_back(static_cast<std::uint32_t>(slab_offset[m.i]));
       op.grad_offset.push_back(static_cast<std::uint32_t>(m.g.offset()));
       op.wd.push_back(static_cast<float>(wd(m.i)));
