@@ -5,7 +5,7 @@
 // scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
 // pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
 // GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
-// 64 tiles, else 64 x 128; 4x8 on 64 x 128), K tiles of 16 or 8,
+// 64 tiles, else 64 x 128; 4x8 on 64 x 128; sliced: two K slices per workgroup), K tiles of 16 or 8,
 // int32 totals in registers, memory or shared memory; set in-process through Settings, as the
 // GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32
 // tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round:
@@ -80,6 +80,12 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8; }},
       {"implicit-8x8-sliced",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2; }},
+      {"implicit-4x8-sliced",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::regs;
+       }},
+      {"implicit-8x4-regs",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_rb = 2, s.imatmul = I::regs; }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",

@@ -53,12 +53,14 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
     v.totals = IMatmulVariant::Totals::shared;
     if (imatmul_shared_bytes(v) > d.max_shared) v.totals = IMatmulVariant::Totals::regs;
   }
-  // GLTENSOR_IMATMUL_SLICES=2: 8 x 8 per invocation with K in two slices per workgroup (twice
-  // the invocations), the totals in registers, where the tiles fit the shared memory
-  if (s.imatmul_slices == 2 && !d.software && v.blocks == 2 && rb == 2) {
+  // GLTENSOR_IMATMUL_SLICES=2: 8 x 8 or 4 x 8 per invocation with K in two slices per workgroup
+  // (twice the invocations), the totals in registers, where the tiles fit the shared memory and
+  // slice 1's totals fit its tiles for the hand-over (8 accumulators of every invocation per round)
+  if (s.imatmul_slices == 2 && !d.software && v.blocks == 2) {
     IMatmulVariant w = v;
     w.slices = 2, w.totals = IMatmulVariant::Totals::regs;
-    if (imatmul_shared_bytes(w) <= d.max_shared) v = w, k.local_x *= 2;
+    const std::int64_t handover = 8 * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
+    if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s) v = w, k.local_x *= 2;
   }
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16

@@ -152,6 +152,9 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     IMatmulVariant v;  // 4 x 8 per invocation on 64 x 128 tiles, requantizing
     v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
+    // the same with two K slices (48 KiB of shared memory), implicit
+    v.slices = 2, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    out.push_back(v);
   }
   for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 2}, {128, 2}, {64, 1}}) {
     IMatmulVariant v;  // K tiles of 8 (8 x 8 per invocation), totals in shared memory
