@@ -33,7 +33,8 @@
 // --qdq-loads N (with --qdq-size, default 112): the wide net's GPU time per run by model load
 // (issue 22: the int8 net's was 1.75 ms or 2.4-3.7 ms by load, bench/RESULTS.md "int8gap"): N
 // int8 loads and 2 f32 loads kept alive together, each timed (the profiler's GPU ms per run, 3
-// rounds of --runs) in three passes (load order, reverse, load order: a load's state that stays
+// rounds of --runs, min / max, and the wall time per run of the same rounds, runs back to back)
+// in three passes (load order, reverse, load order: a load's state that stays
 // through the passes belongs to the load, one that moves is the GPU's), with each node's GPU time
 // in the first pass (one run with GLTENSOR_MODEL_TRACE's per-node scopes) and the pool's new
 // buffers per load; --qdq-replay: replayed models; --trim: Device::trim before each load;
@@ -390,7 +391,7 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw, const std::stri
 // --qdq-loads: GPU ms per run of one loaded model, 3 rounds of `runs` (min, max); with `nodes`,
 // one more run with per-node scopes (GLTENSOR_MODEL_TRACE), its nodes' GPU ms appended.
 struct LoadTimes {
-  double gpu_min = 1e30, gpu_max = 0, run_min = 1e30;
+  double gpu_min = 1e30, gpu_max = 0, run_min = 1e30, run_max = 0;
   std::string nodes;
 };
 
@@ -417,7 +418,8 @@ LoadTimes time_load(const Device& dev, Model& model, const std::map<std::string,
     const auto t0 = Clock::now();
     for (int i = 0; i < runs; ++i) model.run(in);
     d.synchronize();
-    t.run_min = std::min(t.run_min, ms(Clock::now() - t0) / runs);
+    const double r = ms(Clock::now() - t0) / runs;
+    t.run_min = std::min(t.run_min, r), t.run_max = std::max(t.run_max, r);
     const double g = d.profile().total_ms / runs;
     d.set_profiling(false);
     t.gpu_min = std::min(t.gpu_min, g), t.gpu_max = std::max(t.gpu_max, g);
@@ -464,8 +466,8 @@ int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool repl
   order.insert(order.begin(), "f32");
   order.insert(order.begin() + 1 + loads / 2, "f32");
   std::printf(
-      "| load | model | pool: new buffers at load + warm-up | pass 1 GPU ms | pass 2 | pass 3 | pass 1 run ms "
-      "| UTC (pass 1) |\n|---|---|---|---|---|---|---|---|\n");
+      "| load | model | pool: new buffers at load + warm-up | pass 1: GPU ms, run ms | pass 2 | pass 3 | UTC "
+      "(pass 1) |\n|---|---|---|---|---|---|---|\n");
   std::vector<LoadTimes> pass[3];
   std::vector<std::size_t> fresh;
   for (const std::string& kind : order) {
@@ -494,10 +496,15 @@ int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool repl
     }
     spans += " - " + utc_now();
   }
+  // (replayed runs are not profiled: GPU 0; their run ms is the GPU's time of back-to-back runs)
+  const auto cell = [](const LoadTimes& t) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.3f / %.3f, %.3f / %.3f", t.gpu_min, t.gpu_max, t.run_min, t.run_max);
+    return std::string(buf);
+  };
   for (std::size_t i = 0; i < all.size(); ++i)
-    std::printf("| %zu | %s | %zu | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.3f | %s |\n", i, all[i].name.c_str(),
-                fresh[i], pass[0][i].gpu_min, pass[0][i].gpu_max, pass[1][i].gpu_min, pass[1][i].gpu_max,
-                pass[2][i].gpu_min, pass[2][i].gpu_max, pass[0][i].run_min, wall[i].c_str());
+    std::printf("| %zu | %s | %zu | %s | %s | %s | %s |\n", i, all[i].name.c_str(), fresh[i], cell(pass[0][i]).c_str(),
+                cell(pass[1][i]).c_str(), cell(pass[2][i]).c_str(), wall[i].c_str());
   std::printf("\n%s\nper node (one run, synchronized after each node; GPU ms):\n", spans.c_str());
   for (std::size_t i = 0; i < all.size(); ++i)
     std::printf("%zu %s: %s\n", i, all[i].name.c_str(), time_load(dev, all[i].model, all[i].in, 1, true).nodes.c_str());
