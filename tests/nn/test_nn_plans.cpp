@@ -341,6 +341,15 @@ TEST(PlanIMatmul, Forms) {
   s.imatmul_bk = 16;  // 48 KiB: fits
   EXPECT_EQ(plan_imatmul(p, gpu, s).v.slices, 2);
   EXPECT_EQ(plan_imatmul(p, {false, 32 << 10}, s).v.slices, 1);
+  s.imatmul_rb = 1;  // 4 x 8 with two K slices: 512 invocations, tiles 48 KiB, 8 x 256 totals handed over
+  k = plan_imatmul(p, gpu, s);
+  EXPECT_EQ(k.v.slices, 2);
+  EXPECT_EQ(k.v.rb, 1);
+  EXPECT_EQ(k.local_x, 512u);
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 48 << 10);
+  s.imatmul_bk = 8;  // not taken (128 A words per K tile of 8 for 256 invocations): 16, two slices
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.slices, 2);
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.bk, 16);
   s = Settings{};
   s.imatmul_blocks = 2;  // 8 x 8 on 64 x 64
   k = plan_imatmul(p, gpu, s);
