@@ -6,10 +6,10 @@
 namespace gltensor::detail {
 
 namespace {
-std::atomic<int> warp_blocks_mode{0};  // set_imatmul_warp_blocks
+std::atomic<int> layout_bits{0};  // set_imatmul_layout
 }  // namespace
 
-void set_imatmul_warp_blocks(int mode) { warp_blocks_mode = mode; }
+void set_imatmul_layout(int bits) { layout_bits = bits; }
 
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
@@ -70,8 +70,10 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
     const std::int64_t handover = 8 * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
     if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s) v = w, k.local_x *= 2;
   }
-  // Warp-shaped blocks where forced (every tiling has TX % 8 == 0, TY % 4 == 0, NT % 32 == 0)
-  v.warp_blocks = warp_blocks_mode.load() == 1;
+  // Warp-shaped blocks (every tiling has TX % 8 == 0, TY % 4 == 0, NT % 32 == 0) and A's
+  // swizzled tile where set
+  v.warp_blocks = (layout_bits.load() & kImatmulWarpBlocks) != 0;
+  v.a_swizzle = (layout_bits.load() & kImatmulSwizzleA) != 0;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16
   k.per_tile = v.totals == IMatmulVariant::Totals::mem ? 101 : 80;

@@ -47,10 +47,12 @@ inline constexpr std::int64_t kWideGroups = 256;
 /// only for 8 x 8 per invocation on GPUs, with the totals in registers.
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s);
 
-/// WARP_BLOCKS (a warp's invocations on 4 x 8 blocks of the tile): off (0, the default) or on (1)
-/// for the whole process, on any device (a lab knob for gltensor_iconv_forms_bench and the tests,
-/// not a Settings variable).
-void set_imatmul_warp_blocks(int mode);
+/// The kernel's shared-memory layout forms, for the whole process, on any device (a lab knob for
+/// gltensor_iconv_forms_bench and the tests, not a Settings variable): kImatmulWarpBlocks
+/// (WARP_BLOCKS: a warp's invocations on 4 x 8 blocks of the tile), kImatmulSwizzleA (A_SWIZZLE:
+/// A's tile swizzled); 0 (the default): neither.
+inline constexpr int kImatmulWarpBlocks = 1, kImatmulSwizzleA = 2;
+void set_imatmul_layout(int bits);
 
 /// Shared memory of a form in bytes: the double-buffered f32 tiles, and the totals where in shared memory.
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);

@@ -55,6 +55,7 @@ struct IMatmulVariant {
   int rb = 0;                ///< RB where it differs from `blocks` (2 with blocks 1: 8 x 4 per invocation)
   int slices = 1;            ///< NSL: K slices per workgroup (2: each NT invocations, totals in registers)
   bool warp_blocks = false;  ///< WARP_BLOCKS: a warp's 32 invocations take 4 x 8 of the blocks (GPUs)
+  bool a_swizzle = false;    ///< A_SWIZZLE: A's shared tile swizzled (conflict-free stores)
   Defines defines() const;
   static std::vector<IMatmulVariant> space();
 };
