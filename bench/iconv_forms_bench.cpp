@@ -46,7 +46,7 @@ using int8_bench::round_seconds;
 struct Form {
   const char* name;
   std::function<void(Settings&)> set;
-  int layout = 0;  ///< detail::set_imatmul_layout while the form runs (1: warp blocks, 2: A swizzled)
+  int swizzle = -1;  ///< detail::set_imatmul_swizzle while the form runs (-1: the plan's choice)
 };
 
 const std::vector<Form>& all_forms() {
@@ -86,22 +86,15 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) {
          s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::regs;
        }},
-      {"default-wb", [](Settings&) {}, 1},
-      {"implicit-4x8-sliced-wb",
+      {"default-nos", [](Settings&) {}, 0},
+      {"implicit-4x4-regs-nos", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64; }, 0},
+      {"implicit-4x8-sliced-s",
        [](Settings& s) {
          s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::regs;
        },
        1},
-      {"implicit-4x4-regs-wb", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64; }, 1},
-      {"implicit-8x4-regs-wb",
-       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_rb = 2, s.imatmul = I::regs; }, 1},
-      {"default-wbs", [](Settings&) {}, 3},
-      {"default-s", [](Settings&) {}, 2},
-      {"implicit-4x8-sliced-wbs",
-       [](Settings& s) {
-         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::regs;
-       },
-       3},
+      {"implicit-4x8-mem",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::mem; }},
       {"implicit-8x4-regs",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_rb = 2, s.imatmul = I::regs; }},
       {"implicit-8x8-regs-bk8",
@@ -160,7 +153,7 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
   for (const Form& f : forms) {
     const Settings saved = detail::settings();
     f.set(detail::settings());
-    detail::set_imatmul_layout(f.layout);
+    detail::set_imatmul_swizzle(f.swizzle);
     const double ti = chain_ms(dev, runs, [&] {
       Tensor y = qx;
       for (std::size_t l = 0; l < qw.size(); ++l) {
@@ -170,7 +163,7 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
       return y;
     });
     detail::settings() = saved;
-    detail::set_imatmul_layout(0);
+    detail::set_imatmul_swizzle(-1);
     std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
     std::fflush(stdout);
   }
@@ -236,12 +229,12 @@ int main(int argc, char** argv) {
     const auto f32 = [=] { return conv2d(x, w, b, o); };
     std::vector<std::function<Tensor()>> ops;
     for (const Form& f : forms)
-      ops.push_back([=, set = f.set, layout = f.layout] {
+      ops.push_back([=, set = f.set, swizzle = f.swizzle] {
         const Settings saved = detail::settings();
         set(detail::settings());
-        detail::set_imatmul_layout(layout);
+        detail::set_imatmul_swizzle(swizzle);
         Tensor y = detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
-        detail::set_imatmul_layout(0);
+        detail::set_imatmul_swizzle(-1);
         detail::settings() = saved;
         return y;
       });

@@ -14,7 +14,6 @@
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
 // current one is multiplied (double-buffered shared memory, one barrier per K tile).
-// WARP_BLOCKS (GPUs): a warp's invocations take 4 x 8 of the (ty, tx) grid (below), else tid's rows.
 // NSL = 2 (as matmul's SLICE_K; 8 x 8 per invocation, TOTALS_REGS): LOCAL_X = 2 NT invocations,
 // slice s (invocations s NT ..) sums the tile over its half of the launch's K tiles with its own
 // shared buffers (tiles past u_k1 read as zero points: products 0); at the end slice 1 hands its
@@ -228,15 +227,7 @@ void add_row(ivec4 s, uint m, uint n, uint bz, bool stored) {
 #define ACC_N(i) (n0 + (uint(i) % uint(CB)) * 4u * TX + 4u * tx)
 
 void main() {
-  uint tid = gl_LocalInvocationID.x % NT, sl = gl_LocalInvocationID.x / NT;
-#ifdef WARP_BLOCKS
-  // The 32 invocations of a warp (tid / 32) take 4 rows of blocks (ty) by 8 columns (tx), not 2
-  // by 16: each K step's shared-memory reads touch 4 A and 8 + 8 B vec4s per warp (64 + 256
-  // bytes: 3 wavefronts where 1 + 2 + 2). TX a multiple of 8, TY of 4, NT of 32 (every tiling).
-  uint tx = (tid / 32u) % (TX / 8u) * 8u + tid % 8u, ty = tid / 32u / (TX / 8u) * 4u + tid % 32u / 8u;
-#else
-  uint tx = tid % TX, ty = tid / TX;
-#endif
+  uint tid = gl_LocalInvocationID.x % NT, sl = gl_LocalInvocationID.x / NT, tx = tid % TX, ty = tid / TX;
   uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, bz = WORKGROUP_ID.z;
 #ifdef IMPLICIT
   uint row0 = (bz % u_G) * u_M;  // the group's first output channel

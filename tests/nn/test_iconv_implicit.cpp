@@ -258,21 +258,19 @@ TEST(IConvImplicit, LimitsSplitK) {
 // registers; 8 x 8 on 64 x 64 (GLTENSOR_IMATMUL_BLOCKS=2), totals in shared memory; 8 x 8 on
 // 64 x 128 with two K slices (GLTENSOR_IMATMUL_SLICES=2), K tiles of 8 and 16; 4 x 8 on 64 x 128
 // with two K slices (each slice's 256 invocations hand over 8 accumulators: all of Bs; 48 KiB of
-// shared memory: GPUs only). Forms 13-18: 4 x 4, 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8 and 8 x 8
-// with two K slices (K tiles of 8), each with warp-shaped blocks (WARP_BLOCKS); 19-23: 4 x 4, 8 x 4,
-// 4 x 8, 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices, each with warp blocks and
-// A's tile swizzled (A_SWIZZLE); 24: 4 x 8 with A swizzled alone (detail::set_imatmul_layout).
+// shared memory: GPUs only). A's tile swizzled (A_SWIZZLE) as planned (the GPUs' 4 x 4: forms 0
+// and 4), and forms 13-17 with it set (set_imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
+// 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices; 18: 4 x 4 unswizzled.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  struct Layout {  // warp blocks for forms 13 and up, A swizzled for 16 and up; neither after each
-    explicit Layout(int bits) { set_imatmul_layout(bits); }
-    ~Layout() { set_imatmul_layout(0); }
+  struct Swizzle {  // forced for forms 13 and up; the plan's choice again after each
+    explicit Swizzle(int mode) { set_imatmul_swizzle(mode); }
+    ~Swizzle() { set_imatmul_swizzle(-1); }
   };
-  for (int f = 0; f < 25; ++f) {
+  for (int f = 0; f < 19; ++f) {
     SCOPED_TRACE("form " + std::to_string(f));
-    const Layout layout((f >= 13 && f < 24 ? kImatmulWarpBlocks : 0) | (f >= 19 ? kImatmulSwizzleA : 0));
-    const int form =
-        f < 13 ? f : std::array<int, 12>{0, 1, 2, 9, 8, 10, 0, 1, 8, 10, 12, 8}[static_cast<std::size_t>(f - 13)];
+    const Swizzle swizzle(f < 13 ? -1 : f < 18 ? 1 : 0);
+    const int form = f < 13 ? f : std::array<int, 6>{1, 2, 9, 8, 10, 0}[static_cast<std::size_t>(f - 13)];
     ScopedSettings s;
     s->matmul_kernel = MatmulKernelSetting::gpu;
     if (form == 1 || form == 5) s->imatmul_rb = 2;

@@ -287,14 +287,37 @@ TEST(PlanIMatmul, Forms) {
   EXPECT_EQ(k.local_x, 256u);
   EXPECT_EQ(k.v.bk, 16);
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
-  k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 4 on 64 x 64
+  EXPECT_EQ(k.v.slices, 1);
+  EXPECT_FALSE(k.v.a_swizzle);
+  k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 8, two K slices
+  EXPECT_EQ(k.v.bn, 128);
+  EXPECT_EQ(k.v.blocks, 2);
+  EXPECT_EQ(k.v.rb, 1);
+  EXPECT_EQ(k.v.slices, 2);
+  EXPECT_EQ(k.local_x, 512u);
+  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  EXPECT_FALSE(k.v.a_swizzle);
+  k = plan_imatmul({128, 12544, 1152, 1, true, true}, {false, 32 << 10}, s);  // 48 KiB do not fit: 4 x 4
+  EXPECT_EQ(k.v.bn, 64);
+  EXPECT_EQ(k.v.slices, 1);
+  k = plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s);  // 98 workgroups: 4 x 4 on 64 x 64, A swizzled
   EXPECT_EQ(k.v.bn, 64);
   EXPECT_EQ(k.v.blocks, 1);
   EXPECT_EQ(k.v.rb, 0);
+  EXPECT_EQ(k.v.slices, 1);
   EXPECT_EQ(k.local_x, 256u);
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
-  EXPECT_EQ(plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s).v.rb, 1);  // batch 2: 392
-  s.imatmul = IMatmulSetting::regs;                                            // a forced form: 4 x 4
+  EXPECT_TRUE(k.v.a_swizzle);
+  EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, sw, s).v.a_swizzle);  // software: never
+  set_imatmul_swizzle(0);  // the lab knob: off, then on for any form
+  EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s).v.a_swizzle);
+  set_imatmul_swizzle(1);
+  EXPECT_TRUE(plan_imatmul(p, gpu, s).v.a_swizzle);
+  set_imatmul_swizzle(-1);
+  k = plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s);  // batch 2: 392, one slice
+  EXPECT_EQ(k.v.rb, 1);
+  EXPECT_EQ(k.v.slices, 1);
+  s.imatmul = IMatmulSetting::regs;  // a forced form: 4 x 4
   EXPECT_EQ(plan_imatmul(p, gpu, s).v.bn, 64);
   s = Settings{};
   k = plan_imatmul(p, sw, s);  // 4 x 98 workgroups of 64 x 128
