@@ -20,22 +20,21 @@ std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
   IMatmulPlan k;
   IMatmulVariant& v = k.v;
-  // GPUs: 64 x 128 tiles of 4 x 8 per invocation where that makes at least kWideGroups
-  // workgroups (the H100, QDQ convs at 112x112, 256 output channels: 1.06x faster than 4 x 4; 8 x 8
-  // per invocation, totals in registers, memory or shared memory: 0.5-0.9x of 4 x 4; bench/RESULTS.md,
-  // int8w), the same with two K slices per workgroup (512 invocations) where it makes at least
-  // kSlicedGroups (128 channels, 196 workgroups: 1.06-1.09x faster than 4 x 4 with A swizzled,
-  // where one slice ran 0.97x; 256 channels, 392: 0.95-0.99x of one slice; int8gap2), else 64 x 64
-  // of 4 x 4, unless a form is forced; GLTENSOR_IMATMUL_TILE=128 for the wide tiles; software
-  // rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
+  // GPUs: 64 x 128 tiles of 4 x 8 per invocation with K in two slices per workgroup (512
+  // invocations, 48 KiB of tiles) where that makes at least kWideGroups workgroups, else 64 x 64
+  // of 4 x 4, unless a form is forced. The H100, the wide QDQ net's four convs at 112x112 as one
+  // dependent chain (bench/RESULTS.md, int8gap2): all two-slice 4 x 8 1.656 ms, all 4 x 8 of one
+  // slice (256 invocations, 2 workgroups per SM: 392 make 1.5 waves, whose last half each
+  // dependent layer waits for) 1.748, all 4 x 4 1.689; the layers alone, back to back, hide those
+  // tails (4 x 8 1.06x faster than 4 x 4 there; int8w). GLTENSOR_IMATMUL_TILE=128 for the wide
+  // tiles; software rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
   const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
                       !s.imatmul_slices && !s.imatmul_bk;
   const int forced = d.software ? 0 : s.imatmul_tile;
-  const std::int64_t groups128 = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch;
-  const bool wide = groups128 >= kWideGroups;
-  const bool sliced = !d.software && choose && !wide && groups128 >= kSlicedGroups && d.max_shared >= 48 << 10;
-  const bool wide4x8 = !d.software && choose && (wide || sliced);
-  v.bn = forced ? forced : (wide && d.software) || wide4x8 ? 128 : 64;
+  const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
+  const bool wide4x8 = !d.software && choose && wide;
+  const bool sliced = wide4x8 && d.max_shared >= 48 << 10;
+  v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md); GLTENSOR_IMATMUL_BLOCKS=2: 2 on the GPUs' 64 x 64 tiles too
@@ -76,7 +75,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
     if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s) v = w, k.local_x *= 2;
   }
   // A's tile swizzled on GPUs for 4 x 4 per invocation (the H100, QDQ convs at 112x112: 1.02-1.06x
-  // faster; on 4 x 8 on 64 x 128 0.67x, more registers; int8gap2), or as set_imatmul_swizzle says
+  // faster alone, the wide chain of 4 x 4 1.689 ms against 1.763; on 4 x 8 of one slice 0.67x, more
+  // registers; int8gap2), or as set_imatmul_swizzle says
   const int swz = swizzle_mode.load();
   v.a_swizzle = swz < 0 ? !d.software && v.blocks == 1 && rb == 1 : swz == 1;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in

@@ -286,14 +286,14 @@ TEST(PlanIMatmul, Forms) {
   const auto form = [](const IMatmulPlan& k) {
     return Form{k.v.bn, k.v.blocks, k.v.rb, k.v.slices, k.local_x, k.v.a_swizzle};
   };
-  IMatmulPlan k = plan_imatmul(p, gpu, s);  // 4 x 98 workgroups of 64 x 128: 4 x 8 per invocation
-  EXPECT_EQ(form(k), (Form{128, 2, 1, 1, 256u, false}));
+  IMatmulPlan k = plan_imatmul(p, gpu, s);  // 4 x 98 workgroups of 64 x 128: 4 x 8, two K slices
+  EXPECT_EQ(form(k), (Form{128, 2, 1, 2, 512u, false}));
   EXPECT_EQ(k.v.bk, 16);
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
-  k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 8, two K slices
-  EXPECT_EQ(form(k), (Form{128, 2, 1, 2, 512u, false}));
-  EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
-  k = plan_imatmul({128, 12544, 1152, 1, true, true}, {false, 32 << 10}, s);  // 48 KiB do not fit: 4 x 4
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 48 << 10);
+  k = plan_imatmul(p, {false, 32 << 10}, s);  // 48 KiB do not fit: one slice
+  EXPECT_EQ(form(k), (Form{128, 2, 1, 1, 256u, false}));
+  k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 4 on 64 x 64
   EXPECT_EQ(form(k), (Form{64, 1, 0, 1, 256u, true}));
   k = plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s);  // 98 workgroups: 4 x 4 on 64 x 64, A swizzled
   EXPECT_EQ(form(k), (Form{64, 1, 0, 1, 256u, true}));
@@ -304,9 +304,8 @@ TEST(PlanIMatmul, Forms) {
   set_imatmul_swizzle(1);
   EXPECT_TRUE(plan_imatmul(p, gpu, s).v.a_swizzle);
   set_imatmul_swizzle(-1);
-  k = plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s);  // batch 2: 392, one slice
-  EXPECT_EQ(k.v.rb, 1);
-  EXPECT_EQ(k.v.slices, 1);
+  k = plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s);  // batch 2: 392, two slices
+  EXPECT_EQ(form(k), (Form{128, 2, 1, 2, 512u, false}));
   s.imatmul = IMatmulSetting::regs;  // a forced form: 4 x 4
   EXPECT_EQ(plan_imatmul(p, gpu, s).v.bn, 64);
   s = Settings{};
