@@ -9,7 +9,9 @@
 //   QUANT, the QDQ pattern's QuantizeLinear after the conv (quant_int.comp's QUANTIZE), with
 //   the activation between as act_clip(v, u_lo, u_hi) (activations.glsl; uniforms, so that none,
 //   Relu and Clip are one program: none -inf, inf; Relu 0, inf; Clip its bounds):
-//   y = clamp(roundEven(div_rn(act(v), ys)) + zy, QMIN, QMAX) (NaN -> zy), 8-bit.
+//   y = clamp(roundEven(div_rn(act(v), ys)) + zy, QMIN, QMAX) (NaN -> zy), 8-bit;
+//   DQ_OUT (with QUANT; a DequantizeLinear of the same parameters after it): float32
+//   y = float(q - zy) * ys of that 8-bit q, as quant_int.comp's DEQUANTIZE.
 // Exact sums on f32 FMAs, as imatmul.comp: every difference of an 8-bit value and an 8-bit zero
 // point lies in [-255, 255], so a block of CB channels (CB KH KW <= 256 products of magnitude <=
 // 65025) sums below 2^24 exactly in f32; each block's sums are then added to int32 totals.
@@ -22,7 +24,7 @@
 // y = groups of OPI output channels, z = image n.
 // Operands: 0 = y, 1 = x, 2 = w (contiguous, 8-bit), 3 = zx (one value), 4 = zw (one value or
 // one per output channel: u_zw_per), 5 = sa [1], 6 = sb (one value or per channel: u_sb_per),
-// 7 = bias (HAS_BIAS), 8 = ys [1] (QUANT) (float32), 9 = zy [1] (QUANT).
+// 7 = bias (HAS_BIAS), 8 = ys [1] (QUANT) (float32), 9 = zy [1] (QUANT); y float32 with DQ_OUT.
 #include "activations.glsl"
 layout(local_size_x = LOCAL_X) in;
 
@@ -128,6 +130,9 @@ void main() {
       v = act_clip(v, u_lo, u_hi);
       float t = div_rn(v, ys);
       int r = is_nan(t) ? int(zy) : int(clamp(roundEven(t) + zy, float(QMIN), float(QMAX)));
+#ifdef DQ_OUT
+      store0(e0 + uint(q), float(r - int(zy)) * ys);
+#else
       // whole words where the plane's positions start on one (P % 4 == 0), else bytes
       word |= (uint(r) & 0xffu) << (8u * uint(q & 3));
       if ((P & 3u) != 0u) {
@@ -136,6 +141,7 @@ void main() {
         t0[(e0 + uint(q)) >> 2u] = word;
         word = 0u;
       }
+#endif
 #else
       store0(e0 + uint(q), v);
 #endif

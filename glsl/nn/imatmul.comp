@@ -30,7 +30,9 @@
 // QUANT, expression for expression): c is 8-bit, c = clamp(roundEven(div_rn(act(v), ys)) + zy,
 // QMIN, QMAX) (NaN -> zy) for the dequantized v, the activation act_clip(v, u_lo, u_hi) between
 // (uniforms: none, Relu and Clip are one program); whole words of four columns (the host runs it
-// only where N % 4 == 0).
+// only where N % 4 == 0). DQ_OUT (with QUANT; a DequantizeLinear of the same parameters after
+// it): c is float32, c = float(q - zy) * ys of that 8-bit q, as quant_int.comp's DEQUANTIZE
+// (one store per element: any N).
 // Where the int32 totals of the blocks live: TOTALS_REGS, int32 registers beside the f32 ones
 // (twice the accumulators); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
 // registers are those of matmul's f32 tiles; read and written once per block); TOTALS_MEM, the output's elements in memory (each invocation adds a
@@ -44,7 +46,7 @@
 // positions outside the image read zb (the input's zero point, one value). Byte by byte (B_WORDS
 // 0), or with ROWQUAD (stride 1 along rows, OW % 4 == 0) four bytes of one image row at a time. Rows of group g are output channels g M + m: za, sb and bias are read at that index, c's
 // rows are [N, G M, OH OW] as the conv's output.
-// Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb
+// Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit, DQ_OUT float32), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb
 // (integers of any dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE /
 // ZB_NONE: 0, operand unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32),
 // QUANT: 8 = ys [1] (float32), 9 = zy [1]; TOTALS_MEM with DEQUANT: 10 = totals (int32).
@@ -191,8 +193,12 @@ void store_row(ivec4 tot, uint m, uint n, uint bz, uint row0, bool stored) {
     v = act_clip(v, u_lo, u_hi);
     float q = div_rn(v, ys);
     int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
+#ifdef DQ_OUT
+    store0(e, float(r - int(zy)) * ys);
+#else
     word |= (uint(r) & 0xffu) << (8u * j);
     if (j == 3u) t0[e >> 2u] = word;  // e + 1 is a multiple of 4 (N % 4 == 0)
+#endif
 #else
     store0(e, v);
 #endif

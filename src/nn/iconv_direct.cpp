@@ -48,13 +48,13 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   const Tensor bias = dq.bias.defined() ? f32_dense(dq.bias) : sa;
   Tensor ys, zy;
   if (rq) {
-    v.quant = true, v.y = rq->out;
+    v.quant = true, v.y = rq->out, v.dq_out = rq->dequantize;
     ys = f32_dense(rq->scale);
     zy = rq->zero_point.defined() ? rq->zero_point.contiguous() : zeros(x.device(), {1}, DType::i32);
     if (zy.offset() != 0) zy = zy.clone();
     v.zy = zy.dtype();
   }
-  Tensor y = alloc(dev, {N, O, OH, OW}, v.y, op);
+  Tensor y = alloc(dev, {N, O, OH, OW}, v.dq_out ? DType::f32 : v.y, op);
   if (y.numel() == 0) return y;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {plan.local_x}).write(y).read(x).read(w).read(zx).read(zw);

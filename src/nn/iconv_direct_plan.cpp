@@ -47,11 +47,15 @@ Defines IConvDirectVariant::defines() const {
   Defines d;
   if (rowseg) d.flag("ROWSEG").value("DW", dw).value("SEGLEN", seglen);
   d.value("OPI", opi).value("PX", px).value("CB", cb).value("KH", kh).value("KW", kw).flag("HAS_BIAS", bias);
-  d.operand(0, y, quant ? CT::i32 : CT::f32, true).operand(1, x, CT::i32, false).operand(2, w, CT::i32, false);
+  const bool q8 = quant && !dq_out;  // 8-bit y
+  d.operand(0, q8 ? y : DType::f32, q8 ? CT::i32 : CT::f32, true)
+      .operand(1, x, CT::i32, false)
+      .operand(2, w, CT::i32, false);
   d.operand(3, zx, CT::i32, false).operand(4, zw, CT::i32, false);
   for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
   if (quant) {
     d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
+    d.flag("DQ_OUT", dq_out);
     d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
   }
   return d;
@@ -66,6 +70,8 @@ std::vector<IConvDirectVariant> IConvDirectVariant::space() {
         v.x = v.zx = x, v.w = v.zw = w, v.bias = bias, v.opi = 3, v.cb = 2, v.kh = v.kw = 3;
         out.push_back(v);                                           // dequantizing epilogue
         v.quant = true, v.y = v.zy = bias ? DType::i8 : DType::u8;  // requantizing epilogue
+        out.push_back(v);
+        v.dq_out = true;  // requantized, then dequantized
         out.push_back(v);
       }
   IConvDirectVariant v;  // absent zero points: int32 zeros

@@ -74,6 +74,9 @@ struct IConvDirectVariant {
   /// The requantizing epilogue (output y 8-bit: QUANT with QMIN / QMAX; its activation, none,
   /// relu or clip, is act_clip's bounds in uniforms), else the dequantizing one (float32 y).
   bool quant = false;
+  /// DQ_OUT (with quant): the 8-bit value dequantized with (ys, zy), float32 y (`y` stays the
+  /// 8-bit type that gives QMIN / QMAX).
+  bool dq_out = false;
   /// Operand dtypes: y, x, w, zx, zw (then sa, sb, bias, ys float32), zy.
   DType y = DType::f32, x = DType::u8, w = DType::i8, zx = DType::u8, zw = DType::i8, zy = DType::u8;
   Defines defines() const;

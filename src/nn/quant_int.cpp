@@ -291,11 +291,11 @@ std::array<float, 2> requant_bounds(const IntRequant& rq) {
 namespace {
 
 // Whether the block-f32 kernel's QUANT epilogue applies to `rq` over N columns: whole words of
-// 8-bit output per row and an activation it has.
+// 8-bit output per row (any N where it dequantizes: float32 stores) and an activation it has.
 bool requant_fits(const IntRequant* rq, std::int64_t N) {
   if (!rq) return true;
   const Activation a = rq->act.act;
-  return settings().qconv_requant && N % 4 == 0 &&
+  return settings().qconv_requant && (N % 4 == 0 || rq->dequantize) &&
          (a == Activation::none || a == Activation::relu || a == Activation::clip);
 }
 
@@ -384,12 +384,12 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   }
   const Tensor za = zp(za_in, bv.za_none), zb = zp(zb_in, bv.zb_none);
   bv.a = ad.dtype(), bv.b = bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
-  Tensor c = alloc(dev, {B, M, N}, rq ? rq->out : fused ? DType::f32 : DType::i32, op);
+  Tensor c = alloc(dev, {B, M, N}, rq && !rq->dequantize ? rq->out : fused ? DType::f32 : DType::i32, op);
   Tensor ys, zy, totals;  // QUANT's y_scale and y_zero_point; DEQUANT's int32 totals in memory
   if (rq) {
     ys = dense_as(rq->scale, DType::f32);
     zy = rq->zero_point.defined() ? dense(rq->zero_point) : zeros(device, {1}, DType::i32);
-    bv.quant = true, bv.y = rq->out, bv.zy = zy.dtype();
+    bv.quant = true, bv.y = rq->out, bv.zy = zy.dtype(), bv.dq_out = rq->dequantize;
   }
   const IMatmulVariant::Totals many = bv.totals;
   for (std::int64_t k0 = 0; k0 < K; k0 += chunk) {
@@ -657,8 +657,9 @@ Tensor conv_requant(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
     Tensor y = integer_conv(x, w, zx, zw, o, &dq, &rq, op);
     if (y.defined()) return y;
   }
-  return quantize_linear(apply_epilogue(conv_dequant(x, w, zx, zw, o, dq, op), rq.act), rq.scale, rq.zero_point,
-                         QAxis{}, rq.out, QRange::of(rq.out), op);
+  const Tensor q = quantize_linear(apply_epilogue(conv_dequant(x, w, zx, zw, o, dq, op), rq.act), rq.scale,
+                                   rq.zero_point, QAxis{}, rq.out, QRange::of(rq.out), op);
+  return rq.dequantize ? dequantize_linear(q, rq.scale, rq.zero_point, QAxis{}, op) : q;
 }
 
 }  // namespace gltensor::detail

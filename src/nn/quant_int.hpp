@@ -88,23 +88,27 @@ Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
                     const IntDequant& dq, const char* op = "conv_integer");
 
 /// The requantizing epilogue of a QDQ convolution (Conv -> optional Relu / Clip -> QuantizeLinear
-/// per tensor): y = QuantizeLinear(act(conv_dequant(...)), scale, zero_point) as `out`.
+/// per tensor): y = QuantizeLinear(act(conv_dequant(...)), scale, zero_point) as `out`; with
+/// `dequantize` (a DequantizeLinear of the same parameters after it) float32
+/// y = float(q - zero_point) * scale of that 8-bit q, as dequantize_linear computes it.
 struct IntRequant {
   Tensor scale, zero_point;  ///< one value each (float; u8 / i8 of `out`, or undefined: 0)
   Epilogue act;              ///< none, relu or clip
-  DType out = DType::u8;     ///< u8 or i8
+  DType out = DType::u8;     ///< u8 or i8 (the quantized range, also with `dequantize`)
+  bool dequantize = false;   ///< float32 output: the 8-bit value dequantized with (scale, zero_point)
 };
 /// `rq`'s activation as the bounds of act_clip (the QUANT epilogues' u_lo, u_hi in
 /// glsl/nn/imatmul.comp and iconv_direct.comp: none, relu and clip are one program): none
 /// (-inf, inf), relu (0, inf), clip its own.
 std::array<float, 2> requant_bounds(const IntRequant& rq);
-/// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW]: one dispatch of the direct integer
+/// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW] (float32 with rq.dequantize): one dispatch of the direct integer
 /// convolution (glsl/nn/iconv_direct.comp) where iconv_direct_plan applies (bit-identical to the
 /// separate ops), else one of the implicit GEMM (imatmul.comp's IMPLICIT and QUANT: the 8-bit
-/// image read in place, any groups) where OH * OW % 4 == 0 and K fits one launch, or
-/// (Settings::iconv_gemm im2col) im2col and the integer matmul with the same requantizing
-/// epilogue where groups = 1 and OH * OW % 4 == 0 (Settings::qconv_requant), else
-/// conv_dequant, apply_epilogue and quantize_linear. Errors: conv_dequant's,
+/// image read in place, any groups) where OH * OW % 4 == 0 (any with rq.dequantize) and K fits
+/// one launch, or (Settings::iconv_gemm im2col) im2col and the integer matmul with the same
+/// requantizing epilogue where groups = 1 and OH * OW % 4 == 0 (any with rq.dequantize)
+/// (Settings::qconv_requant), else
+/// conv_dequant, apply_epilogue and quantize_linear (and dequantize_linear). Errors: conv_dequant's,
 /// ShapeError for a scale or zero point that is not one value, DTypeError for an output that
 /// is not 8-bit.
 Tensor conv_requant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,

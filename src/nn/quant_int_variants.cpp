@@ -74,8 +74,9 @@ Defines IMatmulVariant::defines() const {
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
   d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem);
   d.flag("TOTALS_SHARED", totals == Totals::shared);
-  const DType c = quant ? y : dequant ? DType::f32 : DType::i32;
-  d.operand(0, c, dequant && !quant ? CT::f32 : CT::i32, true);
+  const bool q8 = quant && !dq_out;  // 8-bit c
+  const DType c = q8 ? y : dequant ? DType::f32 : DType::i32;
+  d.operand(0, c, dequant && !q8 ? CT::f32 : CT::i32, true);
   d.operand(1, a, CT::i32, false).operand(2, b, CT::i32, false);
   // zero points absent: the operand is bound to A (never read)
   d.operand(3, za_none ? a : za, CT::i32, false).operand(4, zb_none ? a : zb, CT::i32, false);
@@ -84,6 +85,7 @@ Defines IMatmulVariant::defines() const {
     for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
     if (quant) {
       d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
+      d.flag("DQ_OUT", dq_out);
       d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
     } else if (totals == Totals::mem) {
       d.operand(8, DType::f32, CT::f32, false).operand(9, DType::f32, CT::f32, false);  // unread (sa bound)
@@ -129,6 +131,9 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     for (DType y : kQ8) {
       v.quant = true, v.y = v.zy = y;
       out.push_back(v);
+      v.dq_out = true;  // requantized, then dequantized (float32 c)
+      out.push_back(v);
+      v.dq_out = false;
     }
   }
   for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 1}, {128, 2}}) {

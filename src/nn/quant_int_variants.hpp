@@ -47,6 +47,9 @@ struct IMatmulVariant {
   /// program), operands 8 = ys (float32), 9 = zy (dtype zy).
   bool quant = false;
   DType y = DType::u8, zy = DType::u8;
+  /// DQ_OUT (with quant): the 8-bit value dequantized with (ys, zy), float32 c (`y` still gives
+  /// QMIN / QMAX).
+  bool dq_out = false;
   /// IMPLICIT: the implicit-GEMM convolution, b the 8-bit image read in place through a
   /// kh x kw filter's taps (IKH, IKW).
   bool implicit = false;
