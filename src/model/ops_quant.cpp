@@ -234,17 +234,22 @@ void register_quant_ops(Registry& m) {
   auto float_out = [](const CheckCtx&) { return std::vector<int>{kFloat}; };
   // Both in the integer matmul's epilogue (detail::IntDequant) where it applies. QConv with
   // (y_scale, y_zero_point) as inputs 7, 8: the activation of Node::epilogue and QuantizeLinear
-  // after it, 8-bit output (the direct integer convolution's one dispatch where it applies).
+  // after it, 8-bit output (the direct integer convolution's one dispatch where it applies); with
+  // the attribute dequantize_output (the 8-bit type), float32: the DequantizeLinear after that.
   m["gltensor.QConv"] =
       OpDef{conv_attrs, nullptr,
             [](const CheckCtx& c) {
-              return std::vector<int>{c.n.inputs.size() < 8 ? kFloat : c.has_input(8) ? c.elem(8) : kUint8};
+              if (c.n.inputs.size() < 8 || c.attrs().i("dequantize_output", 0)) return std::vector<int>{kFloat};
+              return std::vector<int>{c.has_input(8) ? c.elem(8) : kUint8};
             },
             [](Args& a) {
               const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), a.present(6) ? flat1(a.t(6)) : Tensor(), true};
               if (a.size() < 8) return Ts{int_conv(a, 0, 2, 3, 5, &dq)};
+              // dequantize_output (fuse_qdq): float32 output, the 8-bit type in the attribute
+              const std::int64_t dq_out = a.node.attrs.i("dequantize_output", 0);
+              const int q8 = dq_out ? static_cast<int>(dq_out) : a.g.values[a.node.outputs[0]].elem;
               const detail::IntRequant rq{flat1(a.t(7)), a.present(8) ? flat1(a.t(8)) : Tensor(), a.node.epilogue,
-                                          elem_dtype(a.g.values[a.node.outputs[0]].elem)};
+                                          elem_dtype(q8), dq_out != 0};
               return Ts{int_conv(a, 0, 2, 3, 5, &dq, &rq)};
             }};
   m["gltensor.QMatMul"] = OpDef{{}, nullptr, float_out, [](Args& a) {

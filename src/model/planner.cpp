@@ -16,6 +16,8 @@ std::string PlanStats::summary() const {
          (qdq_integer || qdq_weights ? std::to_string(qdq_integer) + " QDQ Conv/MatMul as integer ops, " +
                                            std::to_string(qdq_weights) + " 8-bit weights kept, "
                                      : std::string()) +
+         (qdq_dequant_out ? std::to_string(qdq_dequant_out) + " output DequantizeLinear in the QDQ conv, "
+                          : std::string()) +
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " +
@@ -862,6 +864,38 @@ void fuse_requant(Graph& g, Node& p) {
   bypass(g, p, q, "QuantizeLinear");
 }
 
+bool fuse_qdq_out_on = true;
+
+// The same one-element constant (or both absent: -1).
+bool same_param(const Graph& g, int a, int b) {
+  if (a == b) return true;
+  const HostTensor *x = const_of(g, a), *y = const_of(g, b);
+  return x && y && x->numel() == 1 && y->numel() == 1 && x->elem == y->elem && x->shape == y->shape && x->v == y->v;
+}
+
+// A requantizing QConv (fuse_requant) whose 8-bit output only a DequantizeLinear of the same
+// scale and zero point reads (float32 output; run after the QConvs took their inputs' 8-bit
+// values, so that a DequantizeLinear feeding the next QConv is gone): the QConv writes that float32 value itself
+// (float(q - zero_point) * scale of its 8-bit q, bit for bit the two nodes'), the 8-bit type
+// kept in the attribute dequantize_output.
+bool fuse_dequant_out(Graph& g, Node& p) {
+  if (!fuse_qdq_out_on || p.inputs.size() < 9) return false;
+  const int c = sole_consumer(g, p.outputs[0]);
+  if (c < 0) return false;
+  Node& d = g.nodes[c];
+  if (d.op_type != "DequantizeLinear" || d.inputs.size() < 2 || d.inputs[0] != p.outputs[0] ||
+      d.attrs.i("block_size", 0) != 0 || g.values[d.outputs[0]].elem != kFloat)
+    return false;
+  const int dz = d.inputs.size() > 2 ? d.inputs[2] : -1;
+  if (!same_param(g, d.inputs[1], p.inputs[7]) || !same_param(g, dz, p.inputs[8])) return false;
+  Attr out;
+  out.type = Attr::kInt;
+  out.i = g.values[p.outputs[0]].elem;
+  p.attrs.set("dequantize_output", out);
+  bypass(g, p, d, "DequantizeLinear");
+  return true;
+}
+
 }  // namespace
 
 void fuse_qdq(Graph& g, PlanStats& s) {
@@ -899,7 +933,13 @@ void fuse_qdq(Graph& g, PlanStats& s) {
         g.values[n.outputs[0]].uses == 0)
       n.removed = true;
   g.recount();
+  // Then the requantizing QConvs whose 8-bit output only a DequantizeLinear reads (not a next
+  // QConv: its DequantizeLinear is gone by now).
+  for (auto& n : g.nodes)
+    if (!n.removed && n.op_type == "gltensor.QConv") s.qdq_dequant_out += fuse_dequant_out(g, n);
 }
+
+void set_fuse_qdq_output(bool on) { fuse_qdq_out_on = on; }
 
 void remove_dead(Graph& g, PlanStats& s) {
   bool changed = true;

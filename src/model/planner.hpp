@@ -46,6 +46,11 @@
 //                    constant 8-bit weight feeding Conv, ConvTranspose, Gemm or MatMul ->
 //                    gltensor.DequantizeWeight, never folded, so that the weight stays 8-bit in
 //                    memory (dequantized into a transient float32 buffer on each run).
+//                    A QConv's Relu / Clip and per-tensor QuantizeLinear (constant parameters)
+//                    join it (8-bit output, inputs 7, 8: y_scale, y_zero_point), and then a
+//                    DequantizeLinear of the same scale and zero point that alone reads that
+//                    8-bit output (the net's last layer): float32 output written by the QConv
+//                    (attribute dequantize_output: the 8-bit type), bit for bit the two nodes'.
 //   remove_dead      drops nodes whose outputs nothing reads.
 #pragma once
 #include <string>
@@ -58,6 +63,7 @@ struct PlanStats {
   int ifs = 0, folded = 0, batchnorm = 0, affine = 0, hardswish = 0, epilogues = 0, muladd = 0, dead = 0;
   int conv_affine = 0;  ///< fuse_conv_affine: scalar Mul / Add nodes into Conv epilogues
   int qdq_integer = 0, qdq_weights = 0;
+  int qdq_dequant_out = 0;  ///< fuse_qdq: output DequantizeLinear nodes into requantizing QConvs
   int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
   int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
   int layernorm = 0;                                  ///< fuse_layernorm: gltensor.LayerNorm nodes made
@@ -83,6 +89,9 @@ void fuse_muladd(Graph& g, PlanStats& s);
 /// (nor with set_fuse_elementwise(false)).
 void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s);
 void fuse_qdq(Graph& g, PlanStats& s);
+/// Tests only: with false, fuse_qdq leaves a requantizing QConv's DequantizeLinear a node of its
+/// own (the unfused path, for comparison). Process-wide; not thread-safe against loads in flight.
+void set_fuse_qdq_output(bool on);
 /// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
 /// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
 /// expression's literals are rounded to float16 as the unfused ops read them.

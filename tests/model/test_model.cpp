@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "model/planner.hpp"
 #include "onnx_builder.hpp"
 #include "test_util.hpp"
 #ifdef GLTENSOR_TEST_ORT
@@ -1332,7 +1333,9 @@ TEST(Model, QdqConvAndMatMulRunAsIntegerOpsAndMatchOnnxRuntime) {
   expect_matches_ort(m, "qdq_matmul", in, {"mm", "g"}, 1e-4, 1e-4);
   Model model = Model::load(device(), m.save("qdq_plan"));
   const std::string s = model.plan_summary();
-  EXPECT_NE(s.find("2 QDQ Conv/MatMul as integer ops, 1 8-bit weights kept"), std::string::npos) << s;
+  EXPECT_NE(s.find("2 QDQ Conv/MatMul as integer ops, 1 8-bit weights kept, 1 output DequantizeLinear in the QDQ conv"),
+            std::string::npos)
+      << s;
 }
 
 // fuse_qdq: QConv -> Relu / Clip -> QuantizeLinear is one node writing the 8-bit output (the
@@ -1363,8 +1366,8 @@ TEST(Model, QdqConvRequantizesInOneNode) {
     const std::string path = m.save("qdq_requant");
     const Tensor x = Tensor::from_host(device(), uniform(rng, 2 * C * H * W, -2, 2), {2, C, H, W});
     Model fused = Model::load(device(), path);
-    // x's Q, the QConv with the activation and QuantizeLinear, y's DQ
-    EXPECT_NE(fused.plan_summary().find("3 nodes to run"), std::string::npos) << fused.plan_summary();
+    // x's Q, the QConv with the activation, QuantizeLinear and y's DequantizeLinear
+    EXPECT_NE(fused.plan_summary().find("2 nodes to run"), std::string::npos) << fused.plan_summary();
     const auto got = fused.run({{"x", x}}).at("y").to_vector();
     std::vector<float> want;
     {
@@ -1380,6 +1383,167 @@ TEST(Model, QdqConvRequantizesInOneNode) {
     }
     EXPECT_LT(saturated, static_cast<int>(got.size()) / 2);  // the outputs spread over the range
   }
+}
+
+// fuse_qdq: the last QDQ conv's output DequantizeLinear (same scale and zero point, graph
+// output) written by the QConv as float32: bit for bit the unfused model's (set_fuse_qdq_output
+// (false)) on each conv path (the direct kernel; the implicit GEMM and im2col + the integer
+// matmul with the requantizing epilogue; the separate ops), one dispatch fewer, and within one
+// quantum of a float64 reference (an FMA contraction may move a tie).
+TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
+  GLT_RNG(rng);
+  using detail::ConvSetting;
+  using detail::IConvGemmSetting;
+  const std::int64_t N = 2, C = 5, O = 6;
+  const float xs = 0.02f, ys = 0.03f;
+  const int xz = 3, yz = -7;
+  const auto quant = [](double v, int z) {  // ONNX QuantizeLinear to int8 of v = x / scale
+    return std::isnan(v) ? z : static_cast<int>(std::clamp(std::nearbyint(v) + z, -128.0, 127.0));
+  };
+  for (auto [H, W, sh] : {std::array<std::int64_t, 3>{8, 6, 1}, {9, 7, 2}}) {  // 48 positions; 35 (bytes)
+    const std::int64_t OH = (H + 2 - 3) / sh + 1, OW = W;
+    for (const char* act : {"Relu", "Clip", ""}) {
+      SCOPED_TRACE(std::string(act) + " " + std::to_string(H) + "x" + std::to_string(W));
+      const std::vector<std::int32_t> wq = q_values(rng, O * C * 9, -127, 127), wz = q_values(rng, O, -3, 3);
+      const std::vector<float> ws = uniform(rng, O, 0.002f, 0.01f), bias = uniform(rng, O);
+      // y = DequantizeLinear(rq, dq_scale, dq_zp); ys2 / yz2: equal constants of other names
+      const auto save = [&](const char* dq_scale, const char* dq_zp) {
+        B m(13);
+        m.input("x", {N, C, H, W}).output("y", {N, O, OH, OW});
+        m.init("xs", {}, {xs}).init_int("xz", {}, {xz}, kI8);
+        m.init_int("wq", {O, C, 3, 3}, wq, kI8).init("ws", {O}, ws).init_int("wz", {O}, wz, kI8);
+        m.init("bias", {O}, bias).init("lo", {}, {-0.3f}).init("hi", {}, {0.4f});
+        m.init("ys", {}, {ys}).init_int("yz", {}, {yz}, kI8).init("ys2", {}, {ys}).init_int("yz2", {}, {yz}, kI8);
+        m.init("ys3", {}, {ys * 1.5f}).init_int("yz3", {}, {yz + 1}, kI8);
+        m.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+        m.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+        B::attr_i(m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}), "axis", 0);
+        auto& conv = m.node("Conv", {"xd", "wd", "bias"}, {"c"});
+        B::attr_ints(conv, "pads", {1, 1, 1, 1});
+        B::attr_ints(conv, "strides", {sh, 1});
+        if (std::string(act) == "Relu") m.node("Relu", {"c"}, {"r"});
+        if (std::string(act) == "Clip") m.node("Clip", {"c", "lo", "hi"}, {"r"});
+        m.node("QuantizeLinear", {std::string(act).empty() ? "c" : "r", "ys", "yz"}, {"rq"});
+        m.node("DequantizeLinear", {"rq", dq_scale, dq_zp}, {"y"});
+        return m.save("qdq_dequant_out");
+      };
+      // a DequantizeLinear of another scale or zero point stays a node of its own
+      for (auto [dq_scale, dq_zp] : {std::pair{"ys3", "yz"}, {"ys", "yz3"}}) {
+        const std::string plan = Model::load(device(), save(dq_scale, dq_zp)).plan_summary();
+        EXPECT_EQ(plan.find("output DequantizeLinear"), std::string::npos) << dq_scale << " " << dq_zp << ": " << plan;
+      }
+      const std::string path = save("ys2", "yz2");
+      const std::vector<float> xv = uniform(rng, N * C * H * W, -2, 2);
+      const Tensor x = Tensor::from_host(device(), xv, {N, C, H, W});
+      // float64 reference: x quantized as ONNX does (float32 division), exact integer sums
+      std::vector<double> want(N * O * OH * OW);
+      for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t o = 0; o < O; ++o)
+          for (std::int64_t oh = 0; oh < OH; ++oh)
+            for (std::int64_t ow = 0; ow < OW; ++ow) {
+              std::int64_t sum = 0;
+              for (std::int64_t c = 0; c < C; ++c)
+                for (std::int64_t kh = 0; kh < 3; ++kh)
+                  for (std::int64_t kw = 0; kw < 3; ++kw) {
+                    const std::int64_t h = oh * sh - 1 + kh, w = ow - 1 + kw;
+                    if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                    const int q = quant(double(xv[((n * C + c) * H + h) * W + w] / xs), xz);
+                    sum += std::int64_t(q - xz) * (wq[((o * C + c) * 3 + kh) * 3 + kw] - wz[o]);
+                  }
+              double v = double(sum) * double(xs * ws[o]) + bias[o];
+              if (std::string(act) == "Relu") v = std::max(v, 0.0);
+              if (std::string(act) == "Clip") v = std::clamp(v, double(-0.3f), double(0.4f));
+              want[((n * O + o) * OH + oh) * OW + ow] = (quant(v / ys, yz) - yz) * double(ys);
+            }
+      struct Path {
+        const char* name;
+        ConvSetting conv;
+        IConvGemmSetting gemm;
+        bool requant;
+      };
+      for (const Path& pp : {Path{"default", ConvSetting::choose, IConvGemmSetting::choose, true},
+                             Path{"implicit", ConvSetting::im2col, IConvGemmSetting::implicit, true},
+                             Path{"im2col", ConvSetting::im2col, IConvGemmSetting::im2col, true},
+                             Path{"separate", ConvSetting::im2col, IConvGemmSetting::im2col, false}}) {
+        SCOPED_TRACE(pp.name);
+        ScopedSettings st;
+        st->conv = pp.conv, st->iconv_gemm = pp.gemm, st->qconv_requant = pp.requant;
+        std::vector<float> got[2];
+        std::uint64_t dispatches[2];
+        for (int fuse : {1, 0}) {
+          model::set_fuse_qdq_output(fuse != 0);
+          Model mod = Model::load(device(), path);
+          model::set_fuse_qdq_output(true);
+          const std::string plan = mod.plan_summary();
+          EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
+          const std::uint64_t d0 = device().dispatch_count();
+          got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
+          dispatches[fuse] = device().dispatch_count() - d0;
+        }
+        // 35 positions on the GEMM paths: unfused, the separate ops (8-bit words need 4 | positions)
+        if (pp.requant)
+          EXPECT_LE(dispatches[1] + 1, dispatches[0]);
+        else
+          EXPECT_EQ(dispatches[1], dispatches[0]);  // Q and DQ ops either way
+        ASSERT_EQ(got[1].size(), want.size());
+        int exact = 0, saturated = 0;
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          ASSERT_EQ(got[1][i], got[0][i]) << i << " fused vs unfused";
+          ASSERT_LE(std::fabs(got[1][i] - want[i]), ys * 1.001) << i;
+          exact += got[1][i] == static_cast<float>(want[i]);
+          saturated += got[1][i] == ys * (127 - yz) || got[1][i] == ys * (-128 - yz);
+        }
+        EXPECT_GT(exact, static_cast<int>(want.size()) * 9 / 10);
+        EXPECT_LT(saturated, static_cast<int>(want.size()) / 2);
+      }
+    }
+  }
+}
+
+// A chain of two QDQ convs: the first one's 8-bit output feeds the second QConv (its
+// DequantizeLinear goes into that QConv, not into the first one's epilogue); only the last
+// conv's output DequantizeLinear joins its QConv; bit for bit the unfused chain.
+TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
+  GLT_RNG(rng);
+  const std::int64_t C = 4, H = 6, W = 5;
+  B m(13);
+  m.input("x", {1, C, H, W}).output("y", {1, C, H, W});
+  m.init("s0", {}, {0.02f}).init_int("z0", {}, {128}, kU8);
+  m.node("QuantizeLinear", {"x", "s0", "z0"}, {"xq"});
+  m.node("DequantizeLinear", {"xq", "s0", "z0"}, {"xd"});
+  std::string cur = "xd";
+  for (int l = 0; l < 2; ++l) {
+    const std::string i = std::to_string(l), sc = l == 0 ? "s1" : "s2", zp = l == 0 ? "z1" : "z2";
+    m.init_int("wq" + i, {C, C, 3, 3}, q_values(rng, C * C * 9, -127, 127), kI8);
+    m.init("ws" + i, {C}, uniform(rng, C, 0.002f, 0.01f)).init("b" + i, {C}, uniform(rng, C));
+    m.init(sc, {}, {0.03f}).init_int(zp, {}, {l == 0 ? 0 : 5}, kU8);
+    B::attr_i(m.node("DequantizeLinear", {"wq" + i, "ws" + i}, {"w" + i}), "axis", 0);
+    B::attr_ints(m.node("Conv", {cur, "w" + i, "b" + i}, {"c" + i}), "pads", {1, 1, 1, 1});
+    m.node("Relu", {"c" + i}, {"r" + i});
+    m.node("QuantizeLinear", {"r" + i, sc, zp}, {"q" + i});
+    m.node("DequantizeLinear", {"q" + i, sc, zp}, {l == 1 ? "y" : "d" + i});
+    cur = "d" + i;
+  }
+  const std::string path = m.save("qdq_dequant_chain");
+  const Tensor x = Tensor::from_host(device(), uniform(rng, C * H * W, -2, 2), {1, C, H, W});
+  std::vector<float> got[2];
+  for (int fuse : {1, 0}) {
+    model::set_fuse_qdq_output(fuse != 0);
+    Model mod = Model::load(device(), path);
+    model::set_fuse_qdq_output(true);
+    const std::string plan = mod.plan_summary();
+    EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
+    EXPECT_NE(plan.find(fuse ? "3 nodes to run" : "4 nodes to run"), std::string::npos) << plan;
+    got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
+  }
+  ASSERT_EQ(got[1].size(), got[0].size());
+  int nonzero = 0;
+  for (std::size_t i = 0; i < got[0].size(); ++i) {
+    ASSERT_EQ(got[1][i], got[0][i]) << i;
+    nonzero += got[1][i] != 0;
+  }
+  EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
 }
 
 TEST(Model, QLinearOpsMatchOnnxRuntime) {
