@@ -80,7 +80,88 @@ uniform float u_act_shift;
 #define X_CS u_x_stride[3]
 #endif
 
-#ifdef LANES
+#if defined(TILES)
+// TILES (GPUs, filters past the lanes layout's shared weights: 3x3 over many input channels to few
+// output channels, e.g. PP-OCR det's 96 -> 24): one invocation computes PX consecutive positions
+// of one output row (tile t of the plane's OH * ceil(OW / PX) tiles; adjacent invocations,
+// adjacent tiles) for OPI output channels (OPI % 4 == 0), an implicit GEMM without a columns
+// matrix: per input channel and kernel row, the row segment of SEGLEN = (PX - 1) * SW + (KW - 1) *
+// DW + 1 inputs is loaded once into registers (zero outside the image) and serves the KW taps and
+// PX positions, each tap's OPI weights read as OPI / 4 vec4s of shared memory (the same address
+// across the workgroup: a broadcast). The workgroup's filters are staged CH input channels at a
+// time (CH divides CG), laid out [c][kh][kw][o], between two barriers. Invocations past the last
+// tile compute a clamped tile and store nothing (they take part in the barriers).
+#define OQ (OPI / 4)
+shared vec4 s_w[CH * KH * KW * OQ];
+
+void main() {
+  int tiles = (u_OW + PX - 1) / PX;
+  uint t = GLOBAL_ID.x, lid = gl_LocalInvocationID.x;
+  bool live = t < uint(u_OH * tiles);
+  int tc = live ? int(t) : 0;
+  uint ob = WORKGROUP_ID.y * uint(OPI), n = WORKGROUP_ID.z;
+  int oh = tc / tiles, ow0 = (tc - oh * tiles) * PX;
+  int h0 = oh * u_sh - u_pt, w0 = ow0 * SW - u_pl;
+  uint c0 = (ob / uint(u_Og)) * uint(CG);
+  vec4 acc[PX * OQ];  // acc[q * OQ + i]: channels ob + 4i .. 4i + 3 at position q
+  for (int i = 0; i < OQ; ++i) {
+#ifdef HAS_BIAS
+    uint o = ob + uint(4 * i);
+    vec4 b = vec4(float(load3(u_b_off + o * u_b_stride)), float(load3(u_b_off + (o + 1u) * u_b_stride)),
+                  float(load3(u_b_off + (o + 2u) * u_b_stride)), float(load3(u_b_off + (o + 3u) * u_b_stride)));
+#else
+    vec4 b = vec4(0.0);
+#endif
+    for (int q = 0; q < PX; ++q) acc[q * OQ + i] = b;
+  }
+  // The segment's columns: clamped into the row (loads stay in it), zero outside.
+  int wc[SEGLEN];
+  bool win[SEGLEN];
+  for (int i = 0; i < SEGLEN; ++i) {
+    wc[i] = clamp(w0 + i, 0, u_W - 1);
+    win[i] = w0 + i >= 0 && w0 + i < u_W;
+  }
+  uint xn = u_x_off + n * u_x_stride[0] + c0 * u_x_stride[1];
+  for (int cb = 0; cb < CG; cb += CH) {
+    barrier();  // the previous chunk's weights read by every invocation
+    for (uint i = lid; i < uint(CH * KH * KW * OPI); i += uint(LOCAL_X)) {
+      uint j = i % uint(OPI), r = i / uint(OPI), kw = r % uint(KW), kh = (r / uint(KW)) % uint(KH);
+      uint c = r / uint(KW * KH);
+      s_w[r * uint(OQ) + j / 4u][j % 4u] =
+          float(load2(u_w_off + (ob + j) * u_w_stride[0] + (uint(cb) + c) * u_w_stride[1] + kh * u_w_stride[2] +
+                      kw * u_w_stride[3]));
+    }
+    barrier();
+    for (int c = 0; c < CH; ++c) {
+      uint xc = xn + uint(cb + c) * u_x_stride[1];
+      for (int kh = 0; kh < KH; ++kh) {
+        int h = h0 + kh * u_dh;
+        bool hin = h >= 0 && h < u_H;
+        uint xr = xc + uint(clamp(h, 0, u_H - 1)) * X_RS;
+        float seg[SEGLEN];
+        for (int i = 0; i < SEGLEN; ++i) {
+          float v = float(load1(xr + uint(wc[i]) * X_CS));
+          seg[i] = hin && win[i] ? v : 0.0;
+        }
+        int wr = ((c * KH + kh) * KW) * OQ;
+        for (int kw = 0; kw < KW; ++kw)
+          for (int i = 0; i < OQ; ++i) {
+            vec4 wv = s_w[wr + kw * OQ + i];
+            for (int q = 0; q < PX; ++q) acc[q * OQ + i] += seg[q * SW + kw * DW] * wv;
+          }
+      }
+    }
+  }
+  if (!live) return;
+  uint P = uint(u_OH * u_OW), ybase = (n * uint(u_O) + ob) * P + uint(oh * u_OW + ow0);
+  int cnt = min(PX, u_OW - ow0);
+  for (int q = 0; q < PX; ++q) {
+    if (q >= cnt) continue;
+    for (int i = 0; i < OQ; ++i)
+      for (int k = 0; k < 4; ++k) store0(ybase + uint(4 * i + k) * P + uint(q), CT0(ACT(acc[q * OQ + i][k])));
+  }
+}
+#elif defined(LANES)
 #define TAPS (CG * KH * KW)
 #ifdef W_SHARED
 shared float s_w[OPI * TAPS];

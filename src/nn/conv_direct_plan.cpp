@@ -2,8 +2,32 @@
 #include "nn/conv_direct_plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace gltensor::detail {
+
+namespace {
+// EXPERIMENT (det3, first GPU window): the tiles form's blocking from the environment.
+std::int64_t experiment(const char* name, std::int64_t fallback) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoll(e) : fallback;
+}
+
+// Input channels per staged chunk of the tiles form: the largest divisor of C whose filters
+// (per_channel floats each) fit kConvDirectSharedWeights (0: none).
+std::int64_t tiles_chunk(std::int64_t C, std::int64_t per_channel) {
+  for (std::int64_t d = std::min(C, kConvDirectSharedWeights / std::max<std::int64_t>(per_channel, 1)); d > 0; --d)
+    if (C % d == 0) return d;
+  return 0;
+}
+}  // namespace
+
+std::int64_t conv_tiles_opi(std::int64_t Og) {
+  const std::int64_t want = experiment("GLTENSOR_DET3_OPI", 8);
+  for (std::int64_t d = std::min(Og, want) / 4 * 4; d >= 4; d -= 4)
+    if (Og % d == 0) return d;
+  return 0;
+}
 
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings) {
   ConvDirectPlan plan;
@@ -52,6 +76,25 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
         (static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * tiles, 0)) + plan.local_x - 1) / plan.local_x;
     // The channel loop and its kernel rows (the taps, channels and positions are written out).
     plan.loop_iterations = static_cast<std::uint64_t>(p.C * (p.KH + 1) + 1);
+  } else if (lanes && !p.shuffle && opi * taps > kConvDirectSharedWeights && conv_tiles_opi(p.Og) > 0 &&
+             tiles_chunk(p.C, p.KH * p.KW * conv_tiles_opi(p.Og)) > 0) {
+    // Tiles: PX consecutive positions of a row, OPI channels, the filters staged by chunks of
+    // input channels.
+    plan.tiles = true;
+    plan.opi = conv_tiles_opi(p.Og);
+    plan.px = experiment("GLTENSOR_DET3_PX", 4);
+    plan.local_x = static_cast<std::uint32_t>(experiment("GLTENSOR_DET3_LX", 64));
+    plan.ch = tiles_chunk(p.C, p.KH * p.KW * plan.opi);
+    plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
+    const std::int64_t tiles = (p.OW + plan.px - 1) / plan.px, oq = plan.opi / 4;
+    plan.groups_x =
+        (static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * tiles, 0)) + plan.local_x - 1) / plan.local_x;
+    // Bias, the segment's columns; per chunk: staging, then per channel and kernel row the
+    // segment and KW taps of OQ vec4s of PX positions; the stores.
+    const std::int64_t stage = (plan.ch * p.KH * p.KW * plan.opi + plan.local_x - 1) / plan.local_x;
+    const std::int64_t per_chunk = stage + plan.ch * (1 + p.KH * (1 + plan.seglen + p.KW * (1 + oq * (1 + plan.px))));
+    plan.loop_iterations = static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen +
+                                                      p.C / plan.ch * (1 + per_chunk) + plan.px * (1 + oq * 5));
   } else if (lanes) {
     plan.px = opi <= 4 ? 4 : 2;
     plan.shared_weights = opi * taps <= kConvDirectSharedWeights;

@@ -20,6 +20,9 @@ struct ConvDirectProblem {
   /// Floats of weights a uniform block can hold for the ubo layout (the device's max uniform
   /// block; 0: the layout does not apply, e.g. weights or output not f32, or a gradient recorded).
   std::int64_t ubo_floats = 0;
+  /// The output's channels stored shuffled into S x S blocks (conv_transpose2d_blocks): not in
+  /// the lanes layout's tiles form.
+  bool shuffle = false;
 };
 
 struct ConvDirectPlan {
@@ -31,11 +34,16 @@ struct ConvDirectPlan {
   /// loop run (software rasterizers: any filter whose OPI filters fit a block).
   enum class Layout { rows, lanes, ubo };
   Layout layout = Layout::rows;
-  std::int64_t opi = 1;            ///< output channels per invocation (divides Og)
-  std::int64_t px = 8;             ///< positions per invocation
-  bool rowseg = false;             ///< rows: stride 1 along rows, one segment of SEGLEN inputs
-  std::int64_t seglen = 0;         ///< rows + rowseg: px + (KW - 1) * dilation_w
-  bool shared_weights = false;     ///< lanes: the workgroup's OPI filters staged in shared memory
+  std::int64_t opi = 1;         ///< output channels per invocation (divides Og)
+  std::int64_t px = 8;          ///< positions per invocation
+  bool rowseg = false;          ///< rows: stride 1 along rows, one segment of SEGLEN inputs
+  std::int64_t seglen = 0;      ///< rows + rowseg: px + (KW - 1) * dilation_w
+  bool shared_weights = false;  ///< lanes: the workgroup's OPI filters staged in shared memory
+  /// lanes, filters past kConvDirectSharedWeights floats (GPUs; TILES): PX consecutive positions
+  /// of a row per invocation for OPI (a multiple of 4) channels, the row segment of SEGLEN inputs
+  /// in registers, the filters staged in shared memory `ch` input channels at a time (ch divides C).
+  bool tiles = false;
+  std::int64_t ch = 0;
   std::uint32_t local_x = 256;     ///< invocations per workgroup
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
   bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1
@@ -48,6 +56,10 @@ struct ConvDirectPlan {
 /// Weights (floats) the lanes layout stages in shared memory at most (8 KiB of the 16 KiB every
 /// GLES 3.1 device has); larger filters are read from the SSBO.
 inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
+
+/// Output channels per invocation of the lanes layout's tiles form (a multiple of 4 dividing Og;
+/// 0: the form does not apply) for a group of Og output channels.
+std::int64_t conv_tiles_opi(std::int64_t Og);
 
 /// The plan. Layout: on software rasterizers ubo where it applies (ubo_floats > 0 and OPI filters
 /// fit the block; depthwise filters too: 1.4-2.1x the rows layout's speed), else rows; lanes on GPUs

@@ -89,6 +89,10 @@ struct Conv2dPlan {
   std::vector<ConvPiece> weight_pieces;  ///< im2col: pieces of one group's columns
 };
 
+/// Output channels per group up to which GPUs run large filters (no gradient) in the direct
+/// kernel's tiles form rather than im2col + GEMM.
+inline constexpr std::int64_t kConvTilesMaxOg = 32;
+
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 

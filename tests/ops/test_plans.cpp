@@ -608,6 +608,55 @@ TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
   EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::rows);
 }
 
+// The lanes layout's tiles form: filters past the shared staging limit whose groups have a
+// multiple of 4 output channels (PP-OCR det's 3 x 3, 96 -> 24 at 160 x 160): 8 channels per
+// invocation, 4 consecutive positions of a row, 64 invocations a workgroup, the filters staged
+// by chunks of input channels (the largest divisor of C within the limit); its loop count.
+TEST(PlanConvDirect, LanesTilesForm) {
+  Settings s;
+  ConvDirectProblem p;
+  p.C = 96, p.Og = 24, p.KH = 3, p.KW = 3, p.OH = 160, p.OW = 160, p.x_rows_contiguous = true;
+  ConvDirectPlan t = plan_conv_direct(p, kGpu, s);
+  EXPECT_EQ(t.layout, ConvDirectPlan::Layout::lanes);
+  EXPECT_TRUE(t.tiles);
+  EXPECT_FALSE(t.shared_weights);
+  EXPECT_EQ(t.opi, 8);
+  EXPECT_EQ(t.px, 4);
+  EXPECT_EQ(t.local_x, 64u);
+  EXPECT_EQ(t.ch, 24) << "2048 / 72 = 28: 24 divides 96";
+  EXPECT_EQ(t.seglen, 6);
+  EXPECT_EQ(t.groups_x, 160u * 40u / 64u);
+  // oq (1 + px) + seglen + C / ch (1 + stage + ch (1 + KH (1 + seglen + KW (1 + oq (1 + px))))) + px (1 + 5 oq)
+  EXPECT_EQ(t.loop_iterations, 2u * 5u + 6u + 4u * (1u + 27u + 24u * (1u + 3u * (1u + 6u + 3u * 11u))) + 4u * 11u);
+  EXPECT_EQ(conv_tiles_opi(24), 8);
+  EXPECT_EQ(conv_tiles_opi(12), 4);
+  EXPECT_EQ(conv_tiles_opi(6), 0);
+  // Stride 2 and dilation 3 along rows: the segment (PX - 1) * 2 + 2 * 3 + 1; a prime C: chunks of 1.
+  p.stride_w = 2, p.dilation_w = 3, p.C = 37;
+  t = plan_conv_direct(p, kGpu, s);
+  EXPECT_TRUE(t.tiles);
+  EXPECT_EQ(t.seglen, 3 * 2 + 2 * 3 + 1);
+  EXPECT_EQ(t.ch, 1);
+  // Og = 12 (the lanes layout's OPI 6): OPI 4.
+  p.C = 96, p.Og = 12;
+  t = plan_conv_direct(p, kGpu, s);
+  EXPECT_TRUE(t.tiles);
+  EXPECT_EQ(t.opi, 4);
+  EXPECT_EQ(t.ch, 48) << "2048 / 36 = 56: 48 divides 96";
+  // Og without a multiple of 4 (OPI 6), filters within the limit, software rasterizers: not tiles.
+  p.Og = 6;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles);
+  p.Og = 24, p.C = 8;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles);
+  EXPECT_TRUE(plan_conv_direct(p, kGpu, s).shared_weights);
+  p.C = 96;
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows);
+  s.conv_direct = ConvDirectSetting::lanes;
+  EXPECT_TRUE(plan_conv_direct(p, kLlvmpipe, s).tiles) << "forced";
+  p.shuffle = true;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles) << "a transposed conv's shuffled channels";
+}
+
 // The ubo layout (weights in a uniform block, the channel loop run) on software rasterizers where
 // the weights may go there (ubo_floats > 0) and more than one output channel per group; chunks of
 // output channels where the filters exceed the block, spread evenly; the loop over channels and
