@@ -66,8 +66,9 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// (Settings::conv_direct overrides where the layout applies). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
-/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4); ubo 32, 16 or 8, the largest
-/// whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96
+/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past kConvDirectSharedWeights
+/// with OPI a multiple of 4 (conv_tiles_opi) and no shuffle: 4 positions of a row, 64 invocations a workgroup); ubo 32,
+/// 16 or 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96
 /// -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4 or 12 were slower).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 

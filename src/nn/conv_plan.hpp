@@ -71,8 +71,8 @@ struct ConvDevice {
 
 struct Conv2dPlan {
   /// direct: glsl/nn/conv_direct.comp (small filters: C/groups * KH * KW <= 32, the ubo layout
-  /// on software rasterizers, or where the columns exceed the SSBO limit, if its loop fits the
-  /// device). depthwise: one input and output
+  /// on software rasterizers, the lanes layout's tiles form on GPUs (kConvTilesMaxOg), or where
+  /// the columns exceed the SSBO limit, if its loop fits the device). depthwise: one input and output
   /// channel per group without a gradient, a sum over the taps of shifted views times the tap's
   /// weights. gemm: im2col + GEMM (gemm_form). gemm_pieces: the same per piece of the output
   /// positions, each into its slice, where the columns exceed the device's max SSBO block.
