@@ -89,7 +89,8 @@ uniform float u_act_shift;
 // DW + 1 inputs is loaded once into registers (zero outside the image) and serves the KW taps and
 // PX positions, each tap's OPI weights read as OPI / 4 vec4s of shared memory (the same address
 // across the workgroup: a broadcast). The workgroup's filters are staged CH input channels at a
-// time (CH divides CG), laid out [c][kh][kw][o], between two barriers. Invocations past the last
+// time (CH divides CG), laid out [c][kh][kw][o], between two barriers; the KH segments of a
+// channel are loaded together (PREFETCH: the next channel's while this one's FMAs run). Invocations past the last
 // tile compute a clamped tile and store nothing (they take part in the barriers).
 #define OQ (OPI / 4)
 shared vec4 s_w[CH * KH * KW * OQ];
@@ -122,35 +123,51 @@ void main() {
     win[i] = w0 + i >= 0 && w0 + i < u_W;
   }
   uint xn = u_x_off + n * u_x_stride[0] + c0 * u_x_stride[1];
-  for (int cb = 0; cb < CG; cb += CH) {
-    barrier();  // the previous chunk's weights read by every invocation
-    for (uint i = lid; i < uint(CH * KH * KW * OPI); i += uint(LOCAL_X)) {
-      uint j = i % uint(OPI), r = i / uint(OPI), kw = r % uint(KW), kh = (r / uint(KW)) % uint(KH);
-      uint c = r / uint(KW * KH);
-      s_w[r * uint(OQ) + j / 4u][j % 4u] =
-          float(load2(u_w_off + (ob + j) * u_w_stride[0] + (uint(cb) + c) * u_w_stride[1] + kh * u_w_stride[2] +
-                      kw * u_w_stride[3]));
-    }
-    barrier();
-    for (int c = 0; c < CH; ++c) {
-      uint xc = xn + uint(cb + c) * u_x_stride[1];
-      for (int kh = 0; kh < KH; ++kh) {
-        int h = h0 + kh * u_dh;
-        bool hin = h >= 0 && h < u_H;
-        uint xr = xc + uint(clamp(h, 0, u_H - 1)) * X_RS;
-        float seg[SEGLEN];
-        for (int i = 0; i < SEGLEN; ++i) {
-          float v = float(load1(xr + uint(wc[i]) * X_CS));
-          seg[i] = hin && win[i] ? v : 0.0;
-        }
-        int wr = ((c * KH + kh) * KW) * OQ;
-        for (int kw = 0; kw < KW; ++kw)
-          for (int i = 0; i < OQ; ++i) {
-            vec4 wv = s_w[wr + kw * OQ + i];
-            for (int q = 0; q < PX; ++q) acc[q * OQ + i] += seg[q * SW + kw * DW] * wv;
-          }
+  // The KH row segments of channel c (zero outside the image) into dst.
+#define LOAD_ROWS(dst, c)                                                          \
+  for (int kh = 0; kh < KH; ++kh) {                                                \
+    int h = h0 + kh * u_dh;                                                        \
+    bool hin = h >= 0 && h < u_H;                                                  \
+    uint xr = xn + uint(c) * u_x_stride[1] + uint(clamp(h, 0, u_H - 1)) * X_RS;    \
+    for (int i = 0; i < SEGLEN; ++i) {                                             \
+      float v = float(load1(xr + uint(wc[i]) * X_CS));                             \
+      dst[kh * SEGLEN + i] = hin && win[i] ? v : 0.0;                              \
+    }                                                                              \
+  }
+  float seg[KH * SEGLEN];
+#ifdef PREFETCH
+  // The next channel's segments loaded while this one's FMAs run.
+  float nxt[KH * SEGLEN];
+  LOAD_ROWS(seg, 0)
+#endif
+  for (int c = 0; c < CG; ++c) {
+    int cc = c % CH;
+    if (cc == 0) {  // (uniform: every invocation stages together)
+      barrier();    // the previous chunk's weights read by every invocation
+      for (uint i = lid; i < uint(CH * KH * KW * OPI); i += uint(LOCAL_X)) {
+        uint j = i % uint(OPI), r = i / uint(OPI), kw = r % uint(KW), kh = (r / uint(KW)) % uint(KH);
+        uint ci = uint(c) + r / uint(KW * KH);
+        s_w[r * uint(OQ) + j / 4u][j % 4u] = float(
+            load2(u_w_off + (ob + j) * u_w_stride[0] + ci * u_w_stride[1] + kh * u_w_stride[2] + kw * u_w_stride[3]));
       }
+      barrier();
     }
+#ifdef PREFETCH
+    if (c + 1 < CG) {
+      LOAD_ROWS(nxt, c + 1)
+    }
+#else
+    LOAD_ROWS(seg, c)
+#endif
+    for (int kh = 0; kh < KH; ++kh)
+      for (int kw = 0; kw < KW; ++kw)
+        for (int i = 0; i < OQ; ++i) {
+          vec4 wv = s_w[((cc * KH + kh) * KW + kw) * OQ + i];
+          for (int q = 0; q < PX; ++q) acc[q * OQ + i] += seg[kh * SEGLEN + q * SW + kw * DW] * wv;
+        }
+#ifdef PREFETCH
+    seg = nxt;
+#endif
   }
   if (!live) return;
   uint P = uint(u_OH * u_OW), ybase = (n * uint(u_O) + ob) * P + uint(oh * u_OW + ow0);

@@ -85,15 +85,17 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     plan.px = experiment("GLTENSOR_DET3_PX", 4);
     plan.local_x = static_cast<std::uint32_t>(experiment("GLTENSOR_DET3_LX", 64));
     plan.ch = tiles_chunk(p.C, p.KH * p.KW * plan.opi);
+    plan.prefetch = experiment("GLTENSOR_DET3_PF", 1) != 0;
     plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
     const std::int64_t tiles = (p.OW + plan.px - 1) / plan.px, oq = plan.opi / 4;
     plan.groups_x =
         (static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * tiles, 0)) + plan.local_x - 1) / plan.local_x;
-    // Bias, the segment's columns; per chunk: staging, then per channel and kernel row the
-    // segment and KW taps of OQ vec4s of PX positions; the stores.
+    // Bias, the segment's columns, the first channel's segments (PREFETCH); per chunk: staging, then
+    // per channel the KH segments and KH x KW taps of OQ vec4s of PX positions; the stores.
     const std::int64_t stage = (plan.ch * p.KH * p.KW * plan.opi + plan.local_x - 1) / plan.local_x;
-    const std::int64_t per_chunk = stage + plan.ch * (1 + p.KH * (1 + plan.seglen + p.KW * (1 + oq * (1 + plan.px))));
-    plan.loop_iterations = static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen +
+    const std::int64_t segs = p.KH * (1 + plan.seglen);
+    const std::int64_t per_chunk = stage + plan.ch * (1 + segs + p.KH * (1 + p.KW * (1 + oq * (1 + plan.px))));
+    plan.loop_iterations = static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen + segs +
                                                       p.C / plan.ch * (1 + per_chunk) + plan.px * (1 + oq * 5));
   } else if (lanes) {
     plan.px = opi <= 4 ? 4 : 2;

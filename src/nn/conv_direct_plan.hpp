@@ -44,6 +44,7 @@ struct ConvDirectPlan {
   /// in registers, the filters staged in shared memory `ch` input channels at a time (ch divides C).
   bool tiles = false;
   std::int64_t ch = 0;
+  bool prefetch = false;           ///< tiles: the next channel's row segments loaded during this one's FMAs
   std::uint32_t local_x = 256;     ///< invocations per workgroup
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
   bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1

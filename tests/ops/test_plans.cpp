@@ -626,8 +626,11 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_EQ(t.ch, 24) << "2048 / 72 = 28: 24 divides 96";
   EXPECT_EQ(t.seglen, 6);
   EXPECT_EQ(t.groups_x, 160u * 40u / 64u);
-  // oq (1 + px) + seglen + C / ch (1 + stage + ch (1 + KH (1 + seglen + KW (1 + oq (1 + px))))) + px (1 + 5 oq)
-  EXPECT_EQ(t.loop_iterations, 2u * 5u + 6u + 4u * (1u + 27u + 24u * (1u + 3u * (1u + 6u + 3u * 11u))) + 4u * 11u);
+  // oq (1 + px) + seglen + KH (1 + seglen) + C / ch (1 + stage + ch (1 + KH (1 + seglen) + KH (1 + KW (1 + oq (1 +
+  // px))))) + px (1 + 5 oq)
+  EXPECT_EQ(t.loop_iterations,
+            2u * 5u + 6u + 21u + 4u * (1u + 27u + 24u * (1u + 21u + 3u * (1u + 3u * 11u))) + 4u * 11u);
+  EXPECT_TRUE(t.prefetch);
   EXPECT_EQ(conv_tiles_opi(24), 8);
   EXPECT_EQ(conv_tiles_opi(12), 4);
   EXPECT_EQ(conv_tiles_opi(6), 0);
