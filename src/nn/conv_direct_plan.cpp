@@ -82,21 +82,35 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     // input channels.
     plan.tiles = true;
     plan.opi = conv_tiles_opi(p.Og);
+    plan.ks = 1;
     plan.px = experiment("GLTENSOR_DET3_PX", 4);
-    plan.local_x = static_cast<std::uint32_t>(experiment("GLTENSOR_DET3_LX", 64));
-    plan.ch = tiles_chunk(p.C, p.KH * p.KW * plan.opi);
     plan.prefetch = experiment("GLTENSOR_DET3_PF", 1) != 0;
     plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
-    const std::int64_t tiles = (p.OW + plan.px - 1) / plan.px, oq = plan.opi / 4;
-    plan.groups_x =
-        (static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * tiles, 0)) + plan.local_x - 1) / plan.local_x;
+    const std::int64_t tiles = p.OH > 0 && p.OW > 0 ? p.OH * ((p.OW + plan.px - 1) / plan.px) : 0;
+    const std::int64_t oq = plan.opi / 4, per_channel = p.KH * p.KW * plan.opi;
+    // KS: slices of the input channels per workgroup (32 tiles each) until one image's invocations
+    // reach kConvTilesThreads, where C divides and the staged filters and partial sums fit.
+    const std::int64_t forced = experiment("GLTENSOR_DET3_KS", 0);
+    const std::int64_t threads = tiles * p.groups * (p.Og / plan.opi);
+    for (std::int64_t ks : {2, 4}) {
+      const bool fits = p.C % ks == 0 && tiles_chunk(p.C / ks, per_channel * ks) > 0 &&
+                        (ks - 1) * 32 * plan.px * plan.opi <= kConvTilesPartials;
+      if (fits && (forced ? ks <= forced : threads * plan.ks < kConvTilesThreads)) plan.ks = ks;
+    }
+    const std::int64_t tx = plan.ks > 1 ? 32 : experiment("GLTENSOR_DET3_LX", 64);
+    plan.local_x = static_cast<std::uint32_t>(tx * plan.ks);
+    plan.ch = tiles_chunk(p.C / plan.ks, per_channel * plan.ks);
+    plan.groups_x = static_cast<std::uint64_t>((tiles + tx - 1) / tx);
     // Bias, the segment's columns, the first channel's segments (PREFETCH); per chunk: staging, then
-    // per channel the KH segments and KH x KW taps of OQ vec4s of PX positions; the stores.
-    const std::int64_t stage = (plan.ch * p.KH * p.KW * plan.opi + plan.local_x - 1) / plan.local_x;
+    // per channel the KH segments and KH x KW taps of OQ vec4s of PX positions; the partial sums (KS
+    // > 1); the stores.
+    const std::int64_t stage = (plan.ks * plan.ch * per_channel + plan.local_x - 1) / plan.local_x;
     const std::int64_t segs = p.KH * (1 + plan.seglen);
     const std::int64_t per_chunk = stage + plan.ch * (1 + segs + p.KH * (1 + p.KW * (1 + oq * (1 + plan.px))));
-    plan.loop_iterations = static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen + segs +
-                                                      p.C / plan.ch * (1 + per_chunk) + plan.px * (1 + oq * 5));
+    const std::int64_t partials = plan.ks > 1 ? plan.ks * plan.px * oq + plan.ks : 0;
+    plan.loop_iterations =
+        static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen + segs + p.C / plan.ks / plan.ch * (1 + per_chunk) +
+                                   partials + plan.px * (1 + oq * 5));
   } else if (lanes) {
     plan.px = opi <= 4 ? 4 : 2;
     plan.shared_weights = opi * taps <= kConvDirectSharedWeights;

@@ -44,6 +44,7 @@ struct ConvDirectPlan {
   /// in registers, the filters staged in shared memory `ch` input channels at a time (ch divides C).
   bool tiles = false;
   std::int64_t ch = 0;
+  std::int64_t ks = 1;             ///< tiles: slices of the input channels per tile (KS), summed in shared memory
   bool prefetch = false;           ///< tiles: the next channel's row segments loaded during this one's FMAs
   std::uint32_t local_x = 256;     ///< invocations per workgroup
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
@@ -57,6 +58,11 @@ struct ConvDirectPlan {
 /// Weights (floats) the lanes layout stages in shared memory at most (8 KiB of the 16 KiB every
 /// GLES 3.1 device has); larger filters are read from the SSBO.
 inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
+
+/// The tiles form's slices of input channels (KS) grow until one image's invocations reach this
+/// many, and their partial sums (floats: (KS - 1) * 32 tiles * PX * OPI) stay within
+/// kConvTilesPartials (12 KiB of shared memory, reused after the staged filters).
+inline constexpr std::int64_t kConvTilesThreads = 65536, kConvTilesPartials = 3072;
 
 /// Output channels per invocation of the lanes layout's tiles form (a multiple of 4 dividing Og;
 /// 0: the form does not apply) for a group of Og output channels.

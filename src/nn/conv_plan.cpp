@@ -135,7 +135,7 @@ Defines ConvDirectVariant::defines() const {
   if (plan.tiles) {
     // Tiles (a form of the lanes layout): the chunk of staged channels, the row segment.
     d.flag("TILES").value("CH", plan.ch).value("SW", sw).value("DW", dw).value("SEGLEN", plan.seglen);
-    d.flag("PREFETCH", plan.prefetch);
+    d.flag("PREFETCH", plan.prefetch).value("KS", plan.ks);
     d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
     if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
     d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
@@ -195,7 +195,7 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       ConvDirectVariant v;  // tiles: 8 channels per invocation, 4 positions, chunks of 2 of 4 channels
       v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.tiles = true, v.plan.opi = 8, v.plan.px = 4;
       v.plan.ch = 2, v.cg = 4, v.kh = v.kw = 3, v.plan.seglen = 6, v.plan.x_rows_contiguous = contig, v.bias = bias;
-      v.plan.prefetch = contig;
+      v.plan.prefetch = contig, v.plan.ks = contig ? 2 : 1;
       out.push_back(v);
       if (!bias) continue;
       v.act = Activation::hardswish, v.affine = true, v.sw = 2, v.dw = 2, v.plan.seglen = 11;  // the epilogue

@@ -622,15 +622,26 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_FALSE(t.shared_weights);
   EXPECT_EQ(t.opi, 8);
   EXPECT_EQ(t.px, 4);
+  // 6400 tiles x 3 groups of 8 channels = 19200 invocations: 4 slices of 24 input channels (76800),
+  // 32 tiles a workgroup; filters staged 6 channels of each slice at a time (4 x 6 x 72 floats).
+  EXPECT_EQ(t.ks, 4);
+  EXPECT_EQ(t.local_x, 128u);
+  EXPECT_EQ(t.ch, 6) << "2048 / 288 = 7: 6 divides 24";
+  EXPECT_EQ(t.seglen, 6);
+  EXPECT_EQ(t.groups_x, 160u * 40u / 32u);
+  // oq (1 + px) + seglen + KH (1 + seglen) + C / ks / ch (1 + stage + ch (1 + KH (1 + seglen) + KH (1 + KW (1 + oq
+  // (1 + px))))) + ks px oq + ks + px (1 + 5 oq)
+  EXPECT_EQ(t.loop_iterations,
+            2u * 5u + 6u + 21u + 4u * (1u + 14u + 6u * (1u + 21u + 3u * (1u + 3u * 11u))) + 36u + 4u * 11u);
+  EXPECT_TRUE(t.prefetch);
+  // Planes of enough tiles: one slice, 64 tiles a workgroup.
+  ConvDirectProblem big = p;
+  big.OH = big.OW = 640;
+  t = plan_conv_direct(big, kGpu, s);
+  EXPECT_EQ(t.ks, 1) << "102400 tiles x 3";
   EXPECT_EQ(t.local_x, 64u);
   EXPECT_EQ(t.ch, 24) << "2048 / 72 = 28: 24 divides 96";
-  EXPECT_EQ(t.seglen, 6);
-  EXPECT_EQ(t.groups_x, 160u * 40u / 64u);
-  // oq (1 + px) + seglen + KH (1 + seglen) + C / ch (1 + stage + ch (1 + KH (1 + seglen) + KH (1 + KW (1 + oq (1 +
-  // px))))) + px (1 + 5 oq)
-  EXPECT_EQ(t.loop_iterations,
-            2u * 5u + 6u + 21u + 4u * (1u + 27u + 24u * (1u + 21u + 3u * (1u + 3u * 11u))) + 4u * 11u);
-  EXPECT_TRUE(t.prefetch);
+  EXPECT_EQ(t.groups_x, 640u * 160u / 64u);
   EXPECT_EQ(conv_tiles_opi(24), 8);
   EXPECT_EQ(conv_tiles_opi(12), 4);
   EXPECT_EQ(conv_tiles_opi(6), 0);
@@ -640,12 +651,14 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_TRUE(t.tiles);
   EXPECT_EQ(t.seglen, 3 * 2 + 2 * 3 + 1);
   EXPECT_EQ(t.ch, 1);
+  EXPECT_EQ(t.ks, 1) << "37 channels: one slice";
   // Og = 12 (the lanes layout's OPI 6): OPI 4.
   p.C = 96, p.Og = 12;
   t = plan_conv_direct(p, kGpu, s);
   EXPECT_TRUE(t.tiles);
   EXPECT_EQ(t.opi, 4);
-  EXPECT_EQ(t.ch, 48) << "2048 / 36 = 56: 48 divides 96";
+  EXPECT_EQ(t.ks, 4);
+  EXPECT_EQ(t.ch, 12) << "2048 / (4 x 36) = 14: 12 divides 24";
   // Og without a multiple of 4 (OPI 6), filters within the limit, software rasterizers: not tiles.
   p.Og = 6;
   EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles);
