@@ -2,17 +2,10 @@
 #include "nn/conv_direct_plan.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace gltensor::detail {
 
 namespace {
-// EXPERIMENT (det3, first GPU window): the tiles form's blocking from the environment.
-std::int64_t experiment(const char* name, std::int64_t fallback) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::atoll(e) : fallback;
-}
-
 // Input channels per staged chunk of the tiles form: the largest divisor of C whose filters
 // (per_channel floats each) fit kConvDirectSharedWeights (0: none).
 std::int64_t tiles_chunk(std::int64_t C, std::int64_t per_channel) {
@@ -23,8 +16,7 @@ std::int64_t tiles_chunk(std::int64_t C, std::int64_t per_channel) {
 }  // namespace
 
 std::int64_t conv_tiles_opi(std::int64_t Og) {
-  const std::int64_t want = experiment("GLTENSOR_DET3_OPI", 4);
-  for (std::int64_t d = std::min(Og, want) / 4 * 4; d >= 4; d -= 4)
+  for (std::int64_t d = std::min(Og, kConvTilesOpi) / 4 * 4; d >= 4; d -= 4)
     if (Og % d == 0) return d;
   return 0;
 }
@@ -83,22 +75,19 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     plan.tiles = true;
     plan.opi = conv_tiles_opi(p.Og);
     plan.ks = 1;
-    plan.px = experiment("GLTENSOR_DET3_PX", 2);
-    plan.prefetch = experiment("GLTENSOR_DET3_PF", 1) != 0;
+    plan.px = kConvTilesPx;
+    plan.prefetch = true;
     plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
     const std::int64_t tiles = p.OH > 0 && p.OW > 0 ? p.OH * ((p.OW + plan.px - 1) / plan.px) : 0;
-    const std::int64_t oq = plan.opi / 4, per_channel = p.KH * p.KW * plan.opi;
-    // KS: slices of the input channels per workgroup (32 tiles each) until one image's invocations
-    // reach kConvTilesThreads, where C divides and the staged filters and partial sums fit.
-    const std::int64_t forced = experiment("GLTENSOR_DET3_KS", 0), tx_want = experiment("GLTENSOR_DET3_LX", 128);
+    const std::int64_t oq = plan.opi / 4, per_channel = p.KH * p.KW * plan.opi, tx = kConvTilesPerGroup;
+    // KS: slices of the input channels per tile until one image's invocations reach
+    // kConvTilesThreads, where C divides and the staged filters and partial sums fit.
     const std::int64_t threads = tiles * p.groups * (p.Og / plan.opi);
     for (std::int64_t ks : {2, 4}) {
       const bool fits = p.C % ks == 0 && tiles_chunk(p.C / ks, per_channel * ks) > 0 &&
-                        (ks - 1) * tx_want * plan.px * plan.opi <= kConvTilesPartials;
-      if (fits && (forced ? ks <= forced : threads * plan.ks < experiment("GLTENSOR_DET3_TT", kConvTilesThreads)))
-        plan.ks = ks;
+                        (ks - 1) * tx * plan.px * plan.opi <= kConvTilesPartials;
+      if (fits && threads * plan.ks < kConvTilesThreads) plan.ks = ks;
     }
-    const std::int64_t tx = tx_want;
     plan.local_x = static_cast<std::uint32_t>(tx * plan.ks);
     plan.ch = tiles_chunk(p.C / plan.ks, per_channel * plan.ks);
     plan.groups_x = static_cast<std::uint64_t>((tiles + tx - 1) / tx);

@@ -59,9 +59,13 @@ struct ConvDirectPlan {
 /// GLES 3.1 device has); larger filters are read from the SSBO.
 inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
 
-/// The tiles form's slices of input channels (KS) grow until one image's invocations reach this
-/// many, and their partial sums (floats: (KS - 1) * 32 tiles * PX * OPI) stay within
-/// kConvTilesPartials (12 KiB of shared memory, reused after the staged filters).
+/// The lanes layout's tiles form: kConvTilesOpi output channels (up to; a multiple of 4 dividing
+/// Og) for kConvTilesPx consecutive positions of a row per invocation, kConvTilesPerGroup tiles a
+/// workgroup; its slices of the input channels (KS: 1, 2 or 4) grow until one image's invocations
+/// reach kConvTilesThreads, where the partial sums (floats: (KS - 1) * kConvTilesPerGroup * PX *
+/// OPI) stay within kConvTilesPartials (12 KiB of shared memory, reused after the staged filters).
+/// Measured on the H100 over PP-OCR det's 3x3 96 -> 24 convolutions (bench/RESULTS.md, det3).
+inline constexpr std::int64_t kConvTilesOpi = 4, kConvTilesPx = 2, kConvTilesPerGroup = 128;
 inline constexpr std::int64_t kConvTilesThreads = 65536, kConvTilesPartials = 3072;
 
 /// Output channels per invocation of the lanes layout's tiles form (a multiple of 4 dividing Og;
@@ -73,8 +77,8 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// (Settings::conv_direct overrides where the layout applies). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
-/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past kConvDirectSharedWeights
-/// with OPI a multiple of 4 (conv_tiles_opi) and no shuffle: 4 positions of a row, 64 invocations a workgroup); ubo 32,
+/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past
+/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx); ubo 32,
 /// 16 or 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96
 /// -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4 or 12 were slower).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);

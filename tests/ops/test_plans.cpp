@@ -609,9 +609,10 @@ TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
 }
 
 // The lanes layout's tiles form: filters past the shared staging limit whose groups have a
-// multiple of 4 output channels (PP-OCR det's 3 x 3, 96 -> 24 at 160 x 160): 8 channels per
-// invocation, 4 consecutive positions of a row, 64 invocations a workgroup, the filters staged
-// by chunks of input channels (the largest divisor of C within the limit); its loop count.
+// multiple of 4 output channels (PP-OCR det's 3 x 3, 96 -> 24): 4 channels per invocation, 2
+// consecutive positions of a row, 128 tiles a workgroup, the filters staged by chunks of input
+// channels (the largest divisor of C within the limit); KS slices of the input channels where one
+// image's invocations are few; its loop count.
 TEST(PlanConvDirect, LanesTilesForm) {
   Settings s;
   ConvDirectProblem p;
@@ -620,47 +621,43 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_EQ(t.layout, ConvDirectPlan::Layout::lanes);
   EXPECT_TRUE(t.tiles);
   EXPECT_FALSE(t.shared_weights);
-  EXPECT_EQ(t.opi, 8);
-  EXPECT_EQ(t.px, 4);
-  // 6400 tiles x 3 groups of 8 channels = 19200 invocations: 4 slices of 24 input channels (76800),
-  // 32 tiles a workgroup; filters staged 6 channels of each slice at a time (4 x 6 x 72 floats).
-  EXPECT_EQ(t.ks, 4);
+  EXPECT_EQ(t.opi, 4);
+  EXPECT_EQ(t.px, 2);
+  EXPECT_EQ(t.ks, 1) << "12800 tiles x 6 groups of 4 channels = 76800 invocations";
   EXPECT_EQ(t.local_x, 128u);
-  EXPECT_EQ(t.ch, 6) << "2048 / 288 = 7: 6 divides 24";
-  EXPECT_EQ(t.seglen, 6);
-  EXPECT_EQ(t.groups_x, 160u * 40u / 32u);
-  // oq (1 + px) + seglen + KH (1 + seglen) + C / ks / ch (1 + stage + ch (1 + KH (1 + seglen) + KH (1 + KW (1 + oq
-  // (1 + px))))) + ks px oq + ks + px (1 + 5 oq)
-  EXPECT_EQ(t.loop_iterations,
-            2u * 5u + 6u + 21u + 4u * (1u + 14u + 6u * (1u + 21u + 3u * (1u + 3u * 11u))) + 36u + 4u * 11u);
+  EXPECT_EQ(t.ch, 48) << "2048 / 36 = 56: 48 divides 96";
+  EXPECT_EQ(t.seglen, 4);
+  EXPECT_EQ(t.groups_x, 160u * 80u / 128u);
   EXPECT_TRUE(t.prefetch);
-  // Planes of enough tiles: one slice, 64 tiles a workgroup.
-  ConvDirectProblem big = p;
-  big.OH = big.OW = 640;
-  t = plan_conv_direct(big, kGpu, s);
-  EXPECT_EQ(t.ks, 1) << "102400 tiles x 3";
-  EXPECT_EQ(t.local_x, 64u);
-  EXPECT_EQ(t.ch, 24) << "2048 / 72 = 28: 24 divides 96";
-  EXPECT_EQ(t.groups_x, 640u * 160u / 64u);
-  EXPECT_EQ(conv_tiles_opi(24), 8);
+  // oq (1 + px) + seglen + KH (1 + seglen) + C / ks / ch (1 + stage + ch (1 + KH (1 + seglen) + KH (1 + KW (1 + oq
+  // (1 + px))))) + px (1 + 5 oq)
+  EXPECT_EQ(t.loop_iterations, 3u + 4u + 15u + 2u * (1u + 14u + 48u * (1u + 15u + 3u * (1u + 3u * 4u))) + 12u);
+  // 40 x 40: 800 tiles x 6 = 4800 invocations: 4 slices of 24 channels (512 invocations a
+  // workgroup), filters staged 12 channels of each slice at a time (4 x 12 x 36 floats); the
+  // partial sums 3 x 128 x 2 x 4 = 3072 floats; their loops (ks px oq + ks).
+  p.OH = p.OW = 40;
+  t = plan_conv_direct(p, kGpu, s);
+  EXPECT_EQ(t.ks, 4);
+  EXPECT_EQ(t.local_x, 512u);
+  EXPECT_EQ(t.ch, 12);
+  EXPECT_EQ(t.groups_x, 7u);
+  EXPECT_EQ(t.loop_iterations, 3u + 4u + 15u + 2u * (1u + 4u + 12u * 55u) + 12u + 12u);
+  EXPECT_EQ(conv_tiles_opi(24), 4);
   EXPECT_EQ(conv_tiles_opi(12), 4);
   EXPECT_EQ(conv_tiles_opi(6), 0);
-  // Stride 2 and dilation 3 along rows: the segment (PX - 1) * 2 + 2 * 3 + 1; a prime C: chunks of 1.
+  // Stride 2 and dilation 3 along rows: the segment (PX - 1) * 2 + 2 * 3 + 1; a prime C: chunks of
+  // 1, one slice.
   p.stride_w = 2, p.dilation_w = 3, p.C = 37;
   t = plan_conv_direct(p, kGpu, s);
   EXPECT_TRUE(t.tiles);
-  EXPECT_EQ(t.seglen, 3 * 2 + 2 * 3 + 1);
-  EXPECT_EQ(t.ch, 1);
+  EXPECT_EQ(t.seglen, 1 * 2 + 2 * 3 + 1);
+  EXPECT_EQ(t.ch, 37) << "8 x 37 x 9 > 2048 (lanes' OPI 8), 37 x 36 <= 2048";
   EXPECT_EQ(t.ks, 1) << "37 channels: one slice";
-  // Og = 12 (the lanes layout's OPI 6): OPI 4.
-  p.C = 96, p.Og = 12;
-  t = plan_conv_direct(p, kGpu, s);
-  EXPECT_TRUE(t.tiles);
-  EXPECT_EQ(t.opi, 4);
-  EXPECT_EQ(t.ks, 4);
-  EXPECT_EQ(t.ch, 12) << "2048 / (4 x 36) = 14: 12 divides 24";
+  p.C = 74;
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).ks, 2);
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).ch, 1) << "2 slices x 37 x 36 > 2048: chunks of 1 channel";
   // Og without a multiple of 4 (OPI 6), filters within the limit, software rasterizers: not tiles.
-  p.Og = 6;
+  p.C = 96, p.Og = 6;
   EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles);
   p.Og = 24, p.C = 8;
   EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles);
