@@ -78,9 +78,10 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
 /// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past
-/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx); ubo 32,
-/// 16 or 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96
-/// -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4 or 12 were slower).
+/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx); ubo 32, 16 or
+/// 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a
+/// 3x3 filter of 96 -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4
+/// or 12 were slower).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 }  // namespace gltensor::detail

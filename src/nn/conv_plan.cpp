@@ -66,9 +66,8 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
   const ConvSetting force = settings.conv;
   // GPUs, few output channels per group of large filters (not 1 x 1: their GEMM reads the image in
-  // place), no gradient: the lanes layout's tiles
-  // form (an implicit GEMM; the im2col GEMM's 64-row tiles would be mostly idle over Og <= 32 rows,
-  // and its columns matrix is K times the image).
+  // place), no gradient: the lanes layout's tiles form (an implicit GEMM; the im2col GEMM's 64-row
+  // tiles would be mostly idle over Og <= 32 rows, and its columns matrix is K times the image).
   const bool tiles = !dev.software && plan.direct.tiles && Og <= kConvTilesMaxOg && g.KH * g.KW > 1 && !p.grad;
   const bool direct = force != ConvSetting::im2col &&
                       (force == ConvSetting::direct || K <= 32 || cols_bytes > dev.ssbo_limit ||
