@@ -144,7 +144,8 @@ TEST(ConvDirect, FallsBackToIm2colPastTheLoopLimit) {
 TEST(ConvDirect, LanesLayoutTilesAndWeights) {
   // The lanes layout: planes of 1024 * k +- a few positions (a partial last workgroup, a last
   // invocation with fewer than PX positions), odd widths, depthwise and grouped filters, no
-  // bias, filters past the shared-memory staging limit (read from the SSBO), x contiguous
+  // bias, filters past the shared-memory staging limit (40 x 9 x 8 floats: the tiles form; x 6:
+  // read from the SSBO), x contiguous
   // (X_CONTIG) or a column view, a NaN input; the rows layout on the same cases.
   GLT_RNG(rng);
   struct Case {
@@ -156,6 +157,7 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
                                            {2, 1, 1, 5, 32, 33, 3, 3, false, true},
                                            {1, 2, 4, 3, 17, 61, 1, 5, true, false},
                                            {1, 40, 8, 1, 9, 7, 3, 3, true, true},
+                                           {1, 40, 6, 1, 9, 7, 3, 3, true, false},
                                            {1, 3, 5, 1, 2, 1, 3, 3, true, false},
                                            {3, 4, 2, 2, 5, 3, 2, 1, false, false}}) {
       ScopedSettings s;
