@@ -352,8 +352,11 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
   problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
-  const Conv2dPlan plan = plan_conv2d(
-      problem, ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev)}, settings());
+  const Conv2dPlan plan =
+      plan_conv2d(problem,
+                  ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev),
+                             std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])},
+                  settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {

@@ -68,8 +68,8 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
         (static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * tiles, 0)) + plan.local_x - 1) / plan.local_x;
     // The channel loop and its kernel rows (the taps, channels and positions are written out).
     plan.loop_iterations = static_cast<std::uint64_t>(p.C * (p.KH + 1) + 1);
-  } else if (lanes && !p.shuffle && opi * taps > kConvDirectSharedWeights && conv_tiles_opi(p.Og) > 0 &&
-             tiles_chunk(p.C, p.KH * p.KW * conv_tiles_opi(p.Og)) > 0) {
+  } else if (lanes && !p.shuffle && kConvTilesPerGroup <= p.max_local && opi * taps > kConvDirectSharedWeights &&
+             conv_tiles_opi(p.Og) > 0 && tiles_chunk(p.C, p.KH * p.KW * conv_tiles_opi(p.Og)) > 0) {
     // Tiles: PX consecutive positions of a row, OPI channels, the filters staged by chunks of
     // input channels.
     plan.tiles = true;
@@ -84,7 +84,7 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     // kConvTilesThreads, where C divides and the staged filters and partial sums fit.
     const std::int64_t threads = tiles * p.groups * (p.Og / plan.opi);
     for (std::int64_t ks : {2, 4}) {
-      const bool fits = p.C % ks == 0 && tiles_chunk(p.C / ks, per_channel * ks) > 0 &&
+      const bool fits = p.C % ks == 0 && tx * ks <= p.max_local && tiles_chunk(p.C / ks, per_channel * ks) > 0 &&
                         (ks - 1) * tx * plan.px * plan.opi <= kConvTilesPartials;
       if (fits && threads * plan.ks < kConvTilesThreads) plan.ks = ks;
     }

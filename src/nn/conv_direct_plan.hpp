@@ -23,6 +23,8 @@ struct ConvDirectProblem {
   /// The output's channels stored shuffled into S x S blocks (conv_transpose2d_blocks): not in
   /// the lanes layout's tiles form.
   bool shuffle = false;
+  /// Invocations a workgroup may have (the tiles form's slices: kConvTilesPerGroup x KS).
+  std::int64_t max_local = 1024;
 };
 
 struct ConvDirectPlan {

@@ -59,6 +59,7 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   dp.x_rows_contiguous = p.x_rows_contiguous;
   dp.groups = G;
   dp.ubo_floats = p.f32 && !p.grad ? dev.ubo_limit / 4 : 0;
+  dp.max_local = dev.max_local;
   plan.direct = plan_conv_direct(dp, DeviceTraits{dev.software, dev.loop_limit}, settings);
   // Small filters (image filters, depthwise convs) run directly: im2col + GEMM would write and
   // read a columns matrix K times the image, which for large images also exceeds the device's

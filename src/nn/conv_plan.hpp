@@ -63,10 +63,11 @@ struct Conv2dProblem {
 };
 
 struct ConvDevice {
-  bool software = false;         ///< a CPU rasterizer (llvmpipe)
-  std::uint64_t loop_limit = 0;  ///< DeviceImpl::loop_limit() (0: none)
-  std::int64_t ssbo_limit = 0;   ///< DeviceImpl::ssbo_limit()
-  std::int64_t ubo_limit = 0;    ///< the max uniform block (bytes; 0: none), for the direct kernel's ubo layout
+  bool software = false;          ///< a CPU rasterizer (llvmpipe)
+  std::uint64_t loop_limit = 0;   ///< DeviceImpl::loop_limit() (0: none)
+  std::int64_t ssbo_limit = 0;    ///< DeviceImpl::ssbo_limit()
+  std::int64_t ubo_limit = 0;     ///< the max uniform block (bytes; 0: none), for the direct kernel's ubo layout
+  std::int64_t max_local = 1024;  ///< invocations a workgroup may have (min of the x size and the invocations)
 };
 
 struct Conv2dPlan {

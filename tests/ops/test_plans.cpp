@@ -642,6 +642,12 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_EQ(t.ch, 12);
   EXPECT_EQ(t.groups_x, 7u);
   EXPECT_EQ(t.loop_iterations, 3u + 4u + 15u + 2u * (1u + 4u + 12u * 55u) + 12u + 12u);
+  ConvDirectProblem small = p;  // a device of 256 invocations a workgroup: 2 slices
+  small.max_local = 256;
+  EXPECT_EQ(plan_conv_direct(small, kGpu, s).ks, 2);
+  EXPECT_EQ(plan_conv_direct(small, kGpu, s).local_x, 256u);
+  small.max_local = 64;
+  EXPECT_FALSE(plan_conv_direct(small, kGpu, s).tiles) << "128 tiles a workgroup do not fit";
   EXPECT_EQ(conv_tiles_opi(24), 4);
   EXPECT_EQ(conv_tiles_opi(12), 4);
   EXPECT_EQ(conv_tiles_opi(6), 0);
