@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "bench_device.hpp"
 #include "bench_size.hpp"
@@ -381,6 +383,54 @@ void BM_tiny_op_chain(benchmark::State& st) {
   st.counters["ops_per_iteration"] = ops;  // compare.py divides the iteration time by this
 }
 
+// One optimizer step (glsl/nn/optim.comp: up to 6 parameters per dispatch) over a model's worth
+// of parameters, the gradients fixed: range(0) 0 = SGD with momentum, 1 = Adam; range(1) 0 = 24
+// tensors (12 weights of 2^20 elements, 12 biases of 1024), 1 = 48 tensors of 4096 elements (a
+// small network: the dispatches' cost). Bytes: each element's parameter, gradient and states read,
+// parameter and states written (SGD 20 B, Adam 28 B). Software renderers: 1/64 of the sizes.
+void BM_optimizer_step(benchmark::State& st) {
+  fresh();
+  const bool adam = st.range(0) == 1, small = st.range(1) == 1;
+  const std::int64_t scale = dev().adapter().software ? 64 : 1;
+  std::vector<std::int64_t> sizes;
+  for (int i = 0; i < (small ? 48 : 12); ++i) {
+    if (small) {
+      sizes.push_back(4096);
+    } else {
+      sizes.push_back((std::int64_t{1} << 20) / scale);
+      sizes.push_back(1024);
+    }
+  }
+  std::vector<Tensor> params;
+  for (std::int64_t n : sizes) {
+    params.push_back(randn(dev(), {n}, gen()));
+    requires_grad_(params.back());
+  }
+  Tensor loss = zeros(dev(), {});
+  for (Tensor& p : params) loss = add(loss, sum(mul(p, randn(dev(), {p.numel()}, gen()))));
+  backward(loss);  // the gradients, kept over the steps (no zero_grad)
+  std::vector<Tensor*> ptrs;
+  for (Tensor& p : params) ptrs.push_back(&p);
+  std::unique_ptr<nn::Optimizer> opt;
+  if (adam) {
+    opt = std::make_unique<nn::Adam>(ptrs, 1e-6);
+  } else {
+    nn::SGDOptions o;
+    o.momentum = 0.9;
+    opt = std::make_unique<nn::SGD>(ptrs, 1e-6, o);
+  }
+  opt->step();  // warm-up (programs compiled)
+  dev().synchronize();
+  std::int64_t total = 0;
+  for (std::int64_t n : sizes) total += n;
+  for (auto _ : st) {
+    for (int r = 0; r < kReps; ++r) opt->step();
+    dev().synchronize();
+  }
+  set_rate(st, static_cast<double>(total) * (adam ? 28 : 20) * kReps, "GB/s");
+  st.counters["steps_per_iteration"] = kReps;
+}
+
 void BM_fashion_mnist_step(benchmark::State& st) {
   fresh();
   nn::Sequential net;
@@ -463,5 +513,6 @@ BENCHMARK(BM_sdpa_train)->Arg(64)->Arg(128)->UseRealTime()->Unit(benchmark::kMil
 BENCHMARK(BM_sdpa_fwd)->Arg(64)->Arg(128)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_tiny_op_chain)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fashion_mnist_step)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_optimizer_step)->ArgsProduct({{0, 1}, {0, 1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -5,7 +5,7 @@
 // scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
 // pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
 // GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
-// 64 tiles, else 64 x 128; 4x8 on 64 x 128), K tiles of 16 or 8,
+// 64 tiles, else 64 x 128; 4x8 on 64 x 128; sliced: two K slices per workgroup), K tiles of 16 or 8,
 // int32 totals in registers, memory or shared memory; set in-process through Settings, as the
 // GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32
 // tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round:
@@ -26,6 +26,7 @@
 
 #include "gltensor/gltensor.hpp"
 #include "int8_rounds.hpp"
+#include "nn/imatmul_plan.hpp"
 #include "nn/quant_int.hpp"
 #include "runtime/settings.hpp"
 
@@ -45,6 +46,7 @@ using int8_bench::round_seconds;
 struct Form {
   const char* name;
   std::function<void(Settings&)> set;
+  int swizzle = -1;  ///< detail::set_imatmul_swizzle while the form runs (-1: the plan's choice)
 };
 
 const std::vector<Form>& all_forms() {
@@ -80,6 +82,21 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2, s.imatmul_bk = 8; }},
       {"implicit-8x8-sliced",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_slices = 2; }},
+      {"implicit-4x8-sliced",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::regs;
+       }},
+      {"default-nos", [](Settings&) {}, 0},
+      {"implicit-4x4-regs-nos", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64; }, 0},
+      {"implicit-4x8-sliced-s",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::regs;
+       },
+       1},
+      {"implicit-4x8-mem",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::mem; }},
+      {"implicit-8x4-regs",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_rb = 2, s.imatmul = I::regs; }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",
@@ -136,6 +153,7 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
   for (const Form& f : forms) {
     const Settings saved = detail::settings();
     f.set(detail::settings());
+    detail::set_imatmul_swizzle(f.swizzle);
     const double ti = chain_ms(dev, runs, [&] {
       Tensor y = qx;
       for (std::size_t l = 0; l < qw.size(); ++l) {
@@ -145,6 +163,7 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
       return y;
     });
     detail::settings() = saved;
+    detail::set_imatmul_swizzle(-1);
     std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
     std::fflush(stdout);
   }
@@ -210,10 +229,12 @@ int main(int argc, char** argv) {
     const auto f32 = [=] { return conv2d(x, w, b, o); };
     std::vector<std::function<Tensor()>> ops;
     for (const Form& f : forms)
-      ops.push_back([=, set = f.set] {
+      ops.push_back([=, set = f.set, swizzle = f.swizzle] {
         const Settings saved = detail::settings();
         set(detail::settings());
+        detail::set_imatmul_swizzle(swizzle);
         Tensor y = detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
+        detail::set_imatmul_swizzle(-1);
         detail::settings() = saved;
         return y;
       });

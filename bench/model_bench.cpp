@@ -30,6 +30,15 @@
 // its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run;
 // --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
 // the driver's debug messages with their counts.
+// --qdq-loads N (with --qdq-size, default 112): the wide net's GPU time per run by model load
+// (issue 22: the int8 net's was 1.75 ms or 2.4-3.7 ms by load, bench/RESULTS.md "int8gap"): N
+// int8 loads and 2 f32 loads kept alive together, each timed (the profiler's GPU ms per run, 3
+// rounds of --runs, min / max, and the wall time per run of the same rounds, runs back to back)
+// in three passes (load order, reverse, load order: a load's state that stays
+// through the passes belongs to the load, one that moves is the GPU's), with each node's GPU time
+// in the first pass (one run with GLTENSOR_MODEL_TRACE's per-node scopes) and the pool's new
+// buffers per load; --qdq-replay: replayed models; --trim: Device::trim before each load;
+// --pool-min BYTES: the pool's size classes at least this (detail::set_pool_min_class).
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
@@ -51,6 +60,7 @@
 
 #include "gltensor/gltensor.hpp"
 #include "model/onnx_builder.hpp"
+#include "runtime/pool_classes.hpp"
 #include "runtime/settings.hpp"
 
 using namespace gltensor;
@@ -378,6 +388,130 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw, const std::stri
   return 0;
 }
 
+// --qdq-loads: GPU ms per run of one loaded model, 3 rounds of `runs` (min, max); with `nodes`,
+// one more run with per-node scopes (GLTENSOR_MODEL_TRACE), its nodes' GPU ms appended.
+struct LoadTimes {
+  double gpu_min = 1e30, gpu_max = 0, run_min = 1e30, run_max = 0;
+  std::string nodes;
+};
+
+// UTC time of day, HH:MM:SS.mmm (to set beside nvidia-smi's samples)
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  const long msec =
+      static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03ld", tm.tm_hour, tm.tm_min, tm.tm_sec, msec);
+  return buf;
+}
+
+LoadTimes time_load(const Device& dev, Model& model, const std::map<std::string, Tensor>& in, int runs, bool nodes) {
+  LoadTimes t;
+  Device d(dev);
+  for (int round = 0; round < 3; ++round) {
+    d.synchronize();
+    d.reset_profile();
+    d.set_profiling(true);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < runs; ++i) model.run(in);
+    d.synchronize();
+    const double r = ms(Clock::now() - t0) / runs;
+    t.run_min = std::min(t.run_min, r), t.run_max = std::max(t.run_max, r);
+    const double g = d.profile().total_ms / runs;
+    d.set_profiling(false);
+    t.gpu_min = std::min(t.gpu_min, g), t.gpu_max = std::max(t.gpu_max, g);
+  }
+  if (nodes) {
+    const bool kept = detail::settings().model_trace;
+    detail::settings().model_trace = true;  // one scope per node (and a synchronize after each)
+    d.reset_profile();
+    d.set_profiling(true);
+    model.run(in);
+    const ProfileReport r = d.profile();
+    d.set_profiling(false);
+    detail::settings().model_trace = kept;
+    std::vector<std::pair<int, std::string>> rows;  // "#index op": in node order
+    for (const ProfileRow& row : r.by_scope) {      // "#3 gltensor.QConv +Dequantize...": "#3 QConv"
+      std::string name = row.name.substr(0, row.name.find(' ', row.name.find(' ') + 1));
+      if (const auto dot = name.find("gltensor."); dot != std::string::npos) name.erase(dot, 9);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s %.3f", name.c_str(), row.gpu_ms);
+      rows.emplace_back(row.name.size() > 1 ? std::atoi(row.name.c_str() + 1) : 0, buf);
+    }
+    std::sort(rows.begin(), rows.end());
+    for (const auto& [i, text] : rows) t.nodes += (t.nodes.empty() ? "" : "; ") + text;
+  }
+  return t;
+}
+
+int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool replay) {
+  const std::vector<std::int64_t> wide{64, 128, 128, 256, 256};
+  const std::string f32 = cnn_model(wide, hw, false), q8 = cnn_model(wide, hw, true);
+  const std::map<std::string, Shape> shapes{{"x", {1, 64, hw, hw}}};
+  std::printf(
+      "device: %s; wide net 64-128-128-256-256 at %lldx%lld, %s runs; %d int8 loads + 2 f32 loads alive "
+      "together; GPU ms per run (profiler), min / max of 3 rounds of %d; pool trim %s, min class %zu\n\n",
+      dev.caps().renderer.c_str(), static_cast<long long>(hw), static_cast<long long>(hw),
+      replay ? "replayed" : "plain", loads, runs, trim_pool ? "before each load" : "no", detail::pool_min_class());
+  struct Load {
+    std::string name;
+    Model model;
+    std::map<std::string, Tensor> in;
+  };
+  std::vector<Load> all;
+  std::vector<std::string> order(static_cast<std::size_t>(loads), "int8");  // f32 first and in the middle
+  order.insert(order.begin(), "f32");
+  order.insert(order.begin() + 1 + loads / 2, "f32");
+  std::printf(
+      "| load | model | pool: new buffers at load + warm-up | pass 1: GPU ms, run ms | pass 2 | pass 3 | UTC "
+      "(pass 1) |\n|---|---|---|---|---|---|---|\n");
+  std::vector<LoadTimes> pass[3];
+  std::vector<std::size_t> fresh;
+  for (const std::string& kind : order) {
+    if (trim_pool) Device(dev).trim();
+    const std::size_t m0 = dev.pool_stats().misses;
+    ModelOptions o;
+    o.replay = replay;
+    o.input_shapes = shapes;
+    Load l{kind, Model::load(dev, kind == "f32" ? f32 : q8, o), {}};
+    Generator g(1);
+    l.in["x"] = rand(dev, shapes.at("x"), g);
+    for (int i = 0; i < 3; ++i) l.model.run(l.in);  // warm-up: kernels, the capture
+    Device(dev).synchronize();
+    fresh.push_back(dev.pool_stats().misses - m0);
+    all.push_back(std::move(l));
+  }
+  std::vector<std::string> wall(all.size());
+  std::string spans;
+  for (int p = 0; p < 3; ++p) {
+    spans += (p ? ", " : "passes (UTC): ") + utc_now();
+    pass[p].resize(all.size());
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      const std::size_t i = p == 1 ? all.size() - 1 - k : k;
+      if (p == 0) wall[i] = utc_now();
+      pass[p][i] = time_load(dev, all[i].model, all[i].in, runs, false);
+    }
+    spans += " - " + utc_now();
+  }
+  // (replayed runs are not profiled: GPU 0; their run ms is the GPU's time of back-to-back runs)
+  const auto cell = [](const LoadTimes& t) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.3f / %.3f, %.3f / %.3f", t.gpu_min, t.gpu_max, t.run_min, t.run_max);
+    return std::string(buf);
+  };
+  for (std::size_t i = 0; i < all.size(); ++i)
+    std::printf("| %zu | %s | %zu | %s | %s | %s | %s |\n", i, all[i].name.c_str(), fresh[i], cell(pass[0][i]).c_str(),
+                cell(pass[1][i]).c_str(), cell(pass[2][i]).c_str(), wall[i].c_str());
+  std::printf("\n%s\nper node (one run, synchronized after each node; GPU ms):\n", spans.c_str());
+  for (std::size_t i = 0; i < all.size(); ++i)
+    std::printf("%zu %s: %s\n", i, all[i].name.c_str(), time_load(dev, all[i].model, all[i].in, 1, true).nodes.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
 // The per-step path's time per run (GLTENSOR_RNN=steps: a matmul and a gate kernel per step),
 // the best of three rounds of plain runs: the reference of the sequence kernel in the same run.
 double steps_path_ms(const Device& dev, const std::string& path, const std::map<std::string, Shape>& shapes, int runs) {
@@ -446,6 +580,12 @@ int main(int argc, char** argv) {
                      "0; --qdq: none unless given)");
   app.add_flag("--gpu-time", gpu_time, "the GPU profiler's time per timed run (--qdq's second table)");
   app.add_flag("--trim", trim_pool, "free the pool's cached buffers before each row's model load");
+  int qdq_loads_n = 0;
+  app.add_option("--qdq-loads", qdq_loads_n, "the wide net's GPU time per run by model load: this many int8 loads");
+  bool qdq_replay = false;
+  app.add_flag("--qdq-replay", qdq_replay, "--qdq-loads: replayed models (ModelOptions::replay)");
+  std::size_t pool_min = 0;
+  app.add_option("--pool-min", pool_min, "the pool's smallest size class in bytes (diagnostic)");
   bool gl_messages = false;
   app.add_flag("--gl-messages", gl_messages, "--qdq: the driver's debug messages (KHR_debug) and their counts");
   std::string qdq_net;
@@ -471,7 +611,19 @@ int main(int argc, char** argv) {
       for (std::string d; std::getline(ss, d, 'x');) sh.push_back(std::stoll(d));
       shapes[s.substr(0, eq)] = sh;
     }
+    if (pool_min) detail::set_pool_min_class(pool_min);
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
+    if (qdq_loads_n > 0) {
+      Device dev = Device::open();
+      const auto messages = std::make_shared<std::map<std::string, std::uint64_t>>();
+      if (gl_messages) dev.set_logger([messages](LogLevel, const std::string& m) { ++(*messages)[m]; });
+      const int rc = qdq_loads(dev, qdq_loads_n, runs, qdq_size > 0 ? qdq_size : 112, qdq_replay);
+      if (gl_messages) {
+        std::printf("\ndriver messages (count, text):\n");
+        for (const auto& [m, n] : *messages) std::printf("%8llu  %s\n", static_cast<unsigned long long>(n), m.c_str());
+      }
+      return rc;
+    }
     if (qdq) {
       Device dev = Device::open();
       // --gl-messages: the driver's KHR_debug messages by text, printed once each with their counts

@@ -93,7 +93,15 @@ uniform float u_hi;
 #define LB (BK * (BN / 4u) / NT)  // B words
 #define BLOCK_TILES (IBLOCK_K / BK)
 
-shared vec4 As[NSL][2][BK][BM / 4u];  // As[slice][buf][k][q][i] = a[row 4q + i][k] - za
+shared vec4 As[NSL][2][BK][BM / 4u];  // As[slice][buf][k][q ^ SWZ(k / 4)][i] = a[row 4q + i][k] - za
+// A_SWIZZLE: the rows' quads of K row k at q ^ (k / 4) (8 / KQ), so that a warp's A stores (8 rows
+// by 4 K quads, 4 scalars each) fall in 32 banks where unswizzled they share 8 (4-way conflicts);
+// the reads XOR the same constant (k is unrolled), 4 consecutive quads staying in one 64 bytes.
+#ifdef A_SWIZZLE
+#define SWZ(kq) ((kq) * (8u / KQ))
+#else
+#define SWZ(kq) 0u
+#endif
 shared vec4 Bs[NSL][2][BK][BN / 4u];  // Bs[slice][buf][k][q][i] = b[k][column 4q + i] - zb
 #ifdef TOTALS_SHARED
 shared ivec4 Ts[NACC][NT];  // Ts[i][tid]: invocation tid's int32 totals of accumulator i
@@ -332,10 +340,10 @@ void main() {
   for (uint l = 0u; l < LA; ++l) {                                               \
     uint m = (tid + NT * l) / KQ;                                           \
     vec4 v = bytes_of(wa[l], A_SIGNED) - zaf[l];                                 \
-    As[sl][buf][4u * akq][m / 4u][m % 4u] = v.x;                                     \
-    As[sl][buf][4u * akq + 1u][m / 4u][m % 4u] = v.y;                                \
-    As[sl][buf][4u * akq + 2u][m / 4u][m % 4u] = v.z;                                \
-    As[sl][buf][4u * akq + 3u][m / 4u][m % 4u] = v.w;                                \
+    As[sl][buf][4u * akq][(m / 4u) ^ SWZ(akq)][m % 4u] = v.x;                                     \
+    As[sl][buf][4u * akq + 1u][(m / 4u) ^ SWZ(akq)][m % 4u] = v.y;                                \
+    As[sl][buf][4u * akq + 2u][(m / 4u) ^ SWZ(akq)][m % 4u] = v.z;                                \
+    As[sl][buf][4u * akq + 3u][(m / 4u) ^ SWZ(akq)][m % 4u] = v.w;                                \
   }                                                                              \
   for (uint l = 0u; l < LB; ++l)                                                 \
     Bs[sl][buf][(tid + NT * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
@@ -373,10 +381,10 @@ void main() {
 #define FMA_ROW(i, C) FMA_COLS(0, i, a0.C)
 #endif
     for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[sl][cur][k][ty];
+      vec4 a0 = As[sl][cur][k][ty ^ SWZ(k / 4u)];
       vec4 b0 = Bs[sl][cur][k][tx];
 #if RB == 2
-      vec4 a1 = As[sl][cur][k][TY + ty];
+      vec4 a1 = As[sl][cur][k][(TY + ty) ^ SWZ(k / 4u)];
 #endif
 #if CB == 2
       vec4 b1 = Bs[sl][cur][k][TX + tx];

@@ -5,7 +5,11 @@
 // state2 (STATE2). LOAD_P / LOAD_G / STORE_P(k, ...) select tensor k's operand and LOAD_S1 ...
 // the states' (macros from OptimVariant). Tensor k holds elements [u_end[k - 1], u_end[k]) of
 // the grid (u_end[-1] = 0), its gradient from element u_grad_off[k] of its buffer (gradients may
-// share one), its state at u_state[k] of the flat buffers, its weight decay u_wd[k].
+// share one), its state at u_state[k] of the flat buffers, its weight decay u_wd[k]. LOAD_P(k, j)
+// and LOAD_G(k, j) select among K loads, each at an index clamped into its own tensor (min(j,
+// u_end[q] - u_end[q - 1] - 1) for tensor q, constant indices): safe by construction where a
+// compiler evaluates all K loads and selects one (a shorter tensor's buffer is never read past
+// its end); for tensor k itself the clamp changes no value. Uniform arrays are indexed in range.
 // OPT opt_sgd: SGD (PyTorch torch.optim.SGD): g = grad + wd * p; with momentum: buf = mu * buf + (1 - damp) * g
 //        (buf = g on the first step), g = nesterov ? g + mu * buf : buf; p -= lr * g.
 // OPT opt_adam: Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019): m = b1 m + (1 - b1) g,
@@ -34,10 +38,10 @@ void main() {
   if (i >= u_end[K - 1]) return;
   uint k = 0u;
   for (uint q = 0u; q + 1u < uint(K); ++q) k += i >= u_end[q] ? 1u : 0u;
-  uint j = i - (k == 0u ? 0u : u_end[k - 1u]);
+  uint j = i - (k == 0u ? 0u : u_end[max(k, 1u) - 1u]);
   uint s = u_state[k] + j;
   float x = LOAD_P(k, j);
-  float d = LOAD_G(k, j + u_grad_off[k]);
+  float d = LOAD_G(k, j);
   float wd = u_wd[k];
 #if OPT == opt_sgd
   d += wd * x;

@@ -118,8 +118,8 @@ class Optimizer {
 
  protected:
   /// Allocates `states` zeroed state values per parameter element (SGD's momentum buffer; Adam's
-  /// m and v) in flat buffers ("slabs", each within the device's SSBO limit), so that one
-  /// dispatch updates several parameters (multi-tensor apply).
+  /// m and v) in flat buffers ("slabs", each on its parameters' device and within its SSBO
+  /// limit), so that one dispatch updates several parameters of one device (multi-tensor apply).
   void init_states(int states);
   std::vector<Tensor*> params_;
   std::vector<std::vector<Tensor>> slabs_;  ///< [state][slab]

@@ -12,7 +12,8 @@ namespace {
 bool fuse_on = true;
 
 // Softmax over the last of 4 dims: axis 3 or -1 (before opset 13 the input is flattened to 2-D
-// at the axis, default 1, which for the last axis gives the same rows).
+// at the axis, default 1, which for the last axis gives the same rows). (Scores of another rank,
+// from a q of rank 5 or more, with axis 3: the fused node runs the nodes' softmax.)
 bool softmax_of_last(const Graph& g, const Node& n) {
   const std::int64_t axis = n.attrs.i("axis", g.opset >= 13 ? -1 : 1);
   return axis == 3 || axis == -1;
@@ -44,8 +45,14 @@ bool fuse_at(Graph& g, Node& mm2) {
     if (g.values[t].elem != kFloat) return false;
   for (Node* n : {mul, tr, mm1, sm})
     if (n) n->removed = true;
+  const std::int64_t axis = sm->attrs.i("axis", g.opset >= 13 ? -1 : 1);
   rewrite_node(g, mm2, "gltensor.Attention", {q, k, v}, "scale", scale,
                std::string(mul ? "Mul+" : "") + "Transpose+MatMul+Softmax+MatMul");
+  // (the Softmax's axis: 3 is the scores' last only where they are 4-D, which q's rank decides
+  // at run time; ops_fused.cpp)
+  Attr ax;
+  ax.type = Attr::kInt, ax.i = axis;
+  mm2.attrs.set("axis", ax);
   return true;
 }
 

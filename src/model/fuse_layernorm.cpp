@@ -13,10 +13,12 @@ namespace {
 
 bool fuse_on = true;
 
-// A one-element float constant's value, or NaN.
+// A one-element float constant's value, or NaN; of rank 0 or 1 only (x's rank is unknown when
+// planning, and at least 1: a constant of a higher rank could broadcast the nodes' result to its
+// own, e.g. eps [1, 1, 1] with x [3, 120] gives y [1, 3, 120]).
 double scalar_of(const Graph& g, int v) {
   const HostTensor* c = const_of(g, v);
-  return c && c->numel() == 1 && elem_is_float(c->elem) ? c->v[0] : std::nan("");
+  return c && c->numel() == 1 && c->shape.size() <= 1 && elem_is_float(c->elem) ? c->v[0] : std::nan("");
 }
 
 // ReduceMean over the last axis only, dims kept: axes [-1] as an attribute (opset < 18) or a

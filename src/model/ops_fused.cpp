@@ -7,9 +7,12 @@
 //   one dispatch (nn/fused_mlp.hpp).
 //   LayerNorm(x, gamma[, beta]; epsilon) = the nodes fuse_layernorm replaced: layer_norm over the
 //   last dim (one dispatch) where gamma has its width, else those nodes' broadcast as ops.
-//   Attention(q, k, v; scale) = softmax(q k^T * scale) v (fuse_attention): the fused kernels of
-//   scaled_dot_product_attention where q, k, v are [B, H, T, E] with the same B and H, else the
-//   nodes' matmuls and softmax (their broadcasting).
+//   Attention(q, k, v; scale, axis) = softmax(q k^T * scale) v (fuse_attention): the fused kernels
+//   of scaled_dot_product_attention where q, k, v are [B, H, T, E] with the same B and H, else the
+//   nodes' matmuls and softmax (their broadcasting; the Softmax's axis where it is not the scores'
+//   last, q of rank 5 or more).
+#include <algorithm>
+
 #include "gltensor/linalg.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
@@ -56,9 +59,23 @@ void register_fused_ops(Registry& m) {
                                     Tensor y = mul(div(d, sqrt(add(mean(mul(d, d), {-1}, true), eps))), gamma);
                                     return Ts{beta.defined() ? add(y, beta) : y};
                                   }};
-  m["gltensor.Attention"] = OpDef{{"scale"}, nullptr, nullptr, [](Args& a) {
+  m["gltensor.Attention"] = OpDef{{"scale", "axis"}, nullptr, nullptr, [](Args& a) {
                                     const Tensor &q = a.t(0), &k = a.t(1), &v = a.t(2);
                                     const double scale = a.attrs.f("scale", 1.0);
+                                    // The Softmax's axis not the scores' last (q of rank 5 or
+                                    // more, axis 3): the nodes' softmax over it (opset 13), or
+                                    // over the dims from it coerced to one (before).
+                                    const std::int64_t axis = a.attrs.i("axis", -1);
+                                    const std::int64_t rank = std::max<std::int64_t>(q.dim(), k.dim());
+                                    if (axis >= 0 && axis != rank - 1) {
+                                      const Tensor s = matmul(mul(q, scale), k.transpose(2, 3));
+                                      if (s.numel() == 0) return Ts{matmul(s, v)};  // (no rows to normalize)
+                                      if (a.opset >= 13) return Ts{matmul(softmax(s, axis), v)};
+                                      std::int64_t rows = 1;
+                                      for (std::int64_t d = 0; d < axis; ++d) rows *= s.size(d);
+                                      const Tensor p = softmax(s.reshape({rows, s.numel() / rows}), 1);
+                                      return Ts{matmul(p.reshape(s.shape()), v)};
+                                    }
                                     const bool same = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
                                                       q.size(0) == k.size(0) && q.size(0) == v.size(0) &&
                                                       q.size(1) == k.size(1) && q.size(1) == v.size(1) &&

@@ -227,11 +227,15 @@ Ts softmax_like(Args& a, int kind) {  // 0 softmax, 1 log_softmax, 2 hardmax
     ps[static_cast<std::size_t>(axis)] = n;
     return eq(idx, pos.view(ps)).to(x.dtype());
   };
-  if (a.opset >= 13) return Ts{apply(t, norm_axis(a, a.attrs.i("axis", -1), t.dim()))};
-  const std::int64_t axis = norm_axis(a, a.attrs.i("axis", 1), t.dim());
+  const std::int64_t axis = norm_axis(a, a.attrs.i("axis", a.opset >= 13 ? -1 : 1), t.dim());
+  // No element, no row to normalize: an empty output (as ONNX Runtime; hardmax's argmax over an
+  // empty axis would throw).
+  if (t.numel() == 0) return Ts{Tensor::empty(t.device(), t.shape(), t.dtype())};
+  if (a.opset >= 13) return Ts{apply(t, axis)};
+  // Before opset 13: coerced to 2-D at the axis, [d0 * .. * d(axis-1), d(axis) * .. * d(n-1)].
   std::int64_t rows = 1;
   for (std::int64_t d = 0; d < axis; ++d) rows *= t.size(d);
-  return Ts{apply(t.reshape({rows, -1}), 1).reshape(t.shape())};
+  return Ts{apply(t.reshape({rows, t.numel() / rows}), 1).reshape(t.shape())};
 }
 
 // ONNX NegativeLogLikelihoodLoss on log-probabilities [N, C, d...] and targets [N, d...], with

@@ -491,14 +491,20 @@ void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s) {
   // (not with f16_constants: the unfused ops would read the constants rounded to float16; not
   // where tests turned fusion off for the node-by-node path)
   if (f16_constants || !fuse_elementwise_enabled) return;
-  auto scalar = [&](int v, double& out) {
+  // A one-element float constant of at most `rank` dims (a higher rank would broadcast the
+  // output to it: Mul([1, O, H, W], [1, 1, 1, 1, 1]) is [1, 1, O, H, W]).
+  auto scalar = [&](int v, std::size_t rank, double& out) {
     const HostTensor* c = const_of(g, v);
-    if (!c || c->numel() != 1 || !elem_is_float(g.values[v].elem)) return false;
+    if (!c || c->numel() != 1 || c->shape.size() > rank || !elem_is_float(g.values[v].elem)) return false;
     out = c->v[0];
     return true;
   };
   for (auto& conv : g.nodes) {
     if (conv.removed || conv.op_type != "Conv" || conv.outputs.empty() || conv.outputs[0] < 0) continue;
+    // The output's rank: the weight's (ONNX: W has X's rank); 3 (1-D, the least) where W is not
+    // a constant.
+    const HostTensor* w = conv.inputs.size() > 1 ? const_of(g, conv.inputs[1]) : nullptr;
+    const std::size_t rank = w ? w->shape.size() : 3;
     while (g.values[conv.outputs[0]].elem == kFloat) {
       const int c = sole_consumer(g, conv.outputs[0]);
       if (c < 0) break;
@@ -506,12 +512,12 @@ void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s) {
       const std::string op = n.op_type;
       double a = 1, b = 0;
       if (op == "gltensor.MulAdd") {
-        if (n.inputs.size() != 3 || n.inputs[0] != conv.outputs[0] || !scalar(n.inputs[1], a) ||
-            !scalar(n.inputs[2], b))
+        if (n.inputs.size() != 3 || n.inputs[0] != conv.outputs[0] || !scalar(n.inputs[1], rank, a) ||
+            !scalar(n.inputs[2], rank, b))
           break;
       } else if ((op == "Mul" || op == "Add") && n.inputs.size() == 2) {
         const int other = n.inputs[0] == conv.outputs[0] ? n.inputs[1] : n.inputs[0];
-        if (other == conv.outputs[0] || !scalar(other, op == "Mul" ? a : b)) break;
+        if (other == conv.outputs[0] || !scalar(other, rank, op == "Mul" ? a : b)) break;
       } else {
         break;
       }

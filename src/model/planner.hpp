@@ -10,8 +10,9 @@
 //   fuse_hardswish   x * Clip(x + 3, 0, 6) / 6 -> HardSwish(x).
 //   fuse_layernorm   (before fuse_muladd) d = x - ReduceMean(x), d / Sqrt(ReduceMean(Pow(d, 2)) +
 //                    eps) * gamma (+ beta), the means over the last axis only (dims kept), x
-//                    float32, eps > 0 a one-element constant, gamma and beta constant float32
-//                    vectors of more than one element, no intermediate read elsewhere ->
+//                    float32, eps > 0 a one-element constant of rank <= 1 (the exponent 2 too),
+//                    gamma and beta constant float32 vectors of more than one element, no
+//                    intermediate read elsewhere ->
 //                    gltensor.LayerNorm(x, gamma, beta; epsilon eps): one layer_norm dispatch
 //                    where gamma is x's width (fuse_layernorm.cpp; GLTENSOR_FUSE_LAYERNORM=0: off).
 //   fuse_attention   (before fuse_muladd) MatMul(Softmax(MatMul(q [* c], Transpose(k, perm
@@ -77,7 +78,8 @@ void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);
 /// After fuse_muladd: the scalar Mul / Add / gltensor.MulAdd after a Conv (and its activation)
-/// into the Conv's epilogue (Epilogue::scale, shift), float32 outputs only, not with f16_constants
+/// into the Conv's epilogue (Epilogue::scale, shift): one-element constants of at most the
+/// output's rank (no broadcast to a higher one), float32 outputs only, not with f16_constants
 /// (nor with set_fuse_elementwise(false)).
 void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s);
 void fuse_qdq(Graph& g, PlanStats& s);

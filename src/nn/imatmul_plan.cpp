@@ -1,7 +1,15 @@
 // The block-f32 integer matmul's plan (imatmul_plan.hpp).
 #include "nn/imatmul_plan.hpp"
 
+#include <atomic>
+
 namespace gltensor::detail {
+
+namespace {
+std::atomic<int> swizzle_mode{-1};  // set_imatmul_swizzle
+}  // namespace
+
+void set_imatmul_swizzle(int mode) { swizzle_mode = mode; }
 
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
@@ -12,17 +20,20 @@ std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
   IMatmulPlan k;
   IMatmulVariant& v = k.v;
-  // GPUs: 64 x 64 tiles of 4 x 4 per invocation, or 64 x 128 of 4 x 8 where that makes at least
-  // kWideGroups workgroups (the H100, QDQ convs at 112x112, 256 output channels: 1.06x faster than
-  // 4 x 4; 128 channels, 196 workgroups: 0.97x; 8 x 8 per invocation, totals in registers, memory
-  // or shared memory: 0.5-0.9x of 4 x 4; bench/RESULTS.md, int8w), unless a form is forced;
-  // GLTENSOR_IMATMUL_TILE=128 for the wide tiles; software rasterizers: 64 x 128 (8 x 8) where
-  // that makes at least 256 workgroups.
+  // GPUs: 64 x 128 tiles of 4 x 8 per invocation with K in two slices per workgroup (512
+  // invocations, 48 KiB of tiles) where that makes at least kWideGroups workgroups, else 64 x 64
+  // of 4 x 4, unless a form is forced. The H100, the wide QDQ net's four convs at 112x112 as one
+  // dependent chain (bench/RESULTS.md, int8gap2): all two-slice 4 x 8 1.656 ms, all 4 x 8 of one
+  // slice (256 invocations, 2 workgroups per SM: 392 make 1.5 waves, whose last half each
+  // dependent layer waits for) 1.748, all 4 x 4 1.689; the layers alone, back to back, hide those
+  // tails (4 x 8 1.06x faster than 4 x 4 there; int8w). GLTENSOR_IMATMUL_TILE=128 for the wide
+  // tiles; software rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
   const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
                       !s.imatmul_slices && !s.imatmul_bk;
   const int forced = d.software ? 0 : s.imatmul_tile;
   const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
   const bool wide4x8 = !d.software && choose && wide;
+  const bool sliced = wide4x8 && d.max_shared >= 48 << 10;
   v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
@@ -53,13 +64,21 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
     v.totals = IMatmulVariant::Totals::shared;
     if (imatmul_shared_bytes(v) > d.max_shared) v.totals = IMatmulVariant::Totals::regs;
   }
-  // GLTENSOR_IMATMUL_SLICES=2: 8 x 8 per invocation with K in two slices per workgroup (twice
-  // the invocations), the totals in registers, where the tiles fit the shared memory
-  if (s.imatmul_slices == 2 && !d.software && v.blocks == 2 && rb == 2) {
+  // GLTENSOR_IMATMUL_SLICES=2 (or chosen above): 8 x 8 or 4 x 8 per invocation with K in two
+  // slices per workgroup (twice the invocations), the totals in registers, where the tiles fit
+  // the shared memory and slice 1's totals fit its tiles for the hand-over (8 accumulators of
+  // every invocation per round)
+  if ((s.imatmul_slices == 2 || sliced) && !d.software && v.blocks == 2) {
     IMatmulVariant w = v;
     w.slices = 2, w.totals = IMatmulVariant::Totals::regs;
-    if (imatmul_shared_bytes(w) <= d.max_shared) v = w, k.local_x *= 2;
+    const std::int64_t handover = 8 * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
+    if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s) v = w, k.local_x *= 2;
   }
+  // A's tile swizzled on GPUs for 4 x 4 per invocation (the H100, QDQ convs at 112x112: 1.02-1.06x
+  // faster alone, the wide chain of 4 x 4 1.689 ms against 1.763; on 4 x 8 of one slice 0.67x, more
+  // registers; int8gap2), or as set_imatmul_swizzle says
+  const int swz = swizzle_mode.load();
+  v.a_swizzle = swz < 0 ? !d.software && v.blocks == 1 && rb == 1 : swz == 1;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16
   k.per_tile = v.totals == IMatmulVariant::Totals::mem ? 101 : 80;

@@ -35,17 +35,23 @@ struct IMatmulPlan {
 };
 
 /// Workgroups of 64 x 128 tiles from which those are taken (software rasterizers: 8 x 8 per
-/// invocation; GPUs: 4 x 8).
+/// invocation; GPUs: 4 x 8 with two K slices).
 inline constexpr std::int64_t kWideGroups = 256;
 
 /// The block-f32 kernel's form. Software rasterizers: 64 x 128 tiles of 8 x 8 where that makes at
 /// least kWideGroups workgroups, else 64 x 64 of 8 x 8, totals in memory. GPUs: 64 x 128 tiles of
-/// 4 x 8 where that makes at least kWideGroups workgroups, else 64 x 64 of 4 x 4, totals in
+/// 4 x 8 with two K slices per workgroup (one where 48 KiB of shared memory do not fit) where that
+/// makes at least kWideGroups workgroups, else 64 x 64 of 4 x 4 with A's tile swizzled; totals in
 /// registers, K tiles of 16. Settings (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK)
 /// force forms; the totals in shared memory only where they fit beside the tiles (else registers),
 /// K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
 /// only for 8 x 8 per invocation on GPUs, with the totals in registers.
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s);
+
+/// A_SWIZZLE (A's shared tile XOR-swizzled): the plan's choice (-1, the default: GPUs' 4 x 4), or
+/// off (0) / on (1) for every form on any device, for the whole process (a lab knob for
+/// gltensor_iconv_forms_bench and the tests, not a Settings variable).
+void set_imatmul_swizzle(int mode);
 
 /// Shared memory of a form in bytes: the double-buffered f32 tiles, and the totals where in shared memory.
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);

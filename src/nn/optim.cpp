@@ -32,7 +32,8 @@ void Optimizer::zero_grad() {
 
 namespace {
 // Uniforms of glsl/nn/optim.comp. SGD: a = momentum, b = dampening; Adam: a, b = betas, c1, c2
-// the bias corrections; per tensor: the grid's cumulative counts, state offsets, weight decays.
+// the bias corrections; per tensor: the grid's cumulative counts, state offsets, gradient offsets,
+// weight decays.
 struct OptimParams {
   double lr = 0, a = 0, b = 0, eps = 0, c1 = 0, c2 = 0;
   bool sgd = true, first = false;
@@ -105,7 +106,6 @@ void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<
     Tensor g = grad(*p);
     if (!g.defined() || p->numel() == 0) continue;
     if (g.dtype() != DType::f32 || !g.is_contiguous()) g = g.to(DType::f32).clone();
-    if (per_dispatch == 0) per_dispatch = tensors_per_dispatch(p->device(), v.states());
     const auto n = static_cast<std::uint64_t>(p->numel());
     const auto shares = [&](const Member& m) {
       return m.p->impl()->storage == p->impl()->storage || m.p->impl()->storage == g.impl()->storage ||
@@ -116,6 +116,8 @@ void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<
       flush();
       total = 0;
     }
+    // (each group on one device, one slab: its own device's binding limit)
+    if (group.empty()) per_dispatch = tensors_per_dispatch(p->device(), v.states());
     group.push_back({p, g, i});
     total += n;
   }
@@ -126,19 +128,24 @@ void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<
 void Optimizer::init_states(int states) {
   slabs_.assign(static_cast<std::size_t>(states), {});
   slab_of_.clear(), slab_offset_.clear();
-  if (params_.empty()) return;
-  const Device& dev = params_.front()->device();
-  // Parameters in order, a new slab where the next would pass the device's SSBO limit.
-  const std::int64_t limit = dev_of(*params_.front()).ssbo_limit() / static_cast<std::int64_t>(sizeof(float));
-  std::vector<std::int64_t> sizes{0};
+  // Parameters in order, a new slab where the next would pass its device's SSBO limit or lies on
+  // another device than the slab's (a dispatch binds one device's buffers).
+  std::vector<std::int64_t> sizes;
+  std::vector<const Tensor*> first;  // each slab's first parameter (its device)
   for (Tensor* p : params_) {
-    if (sizes.back() > 0 && sizes.back() + p->numel() > limit) sizes.push_back(0);
+    const std::int64_t limit = dev_of(*p).ssbo_limit() / static_cast<std::int64_t>(sizeof(float));
+    if (sizes.empty() || &dev_of(*first.back()) != &dev_of(*p) ||
+        (sizes.back() > 0 && sizes.back() + p->numel() > limit)) {
+      sizes.push_back(0);
+      first.push_back(p);
+    }
     slab_of_.push_back(sizes.size() - 1);
     slab_offset_.push_back(sizes.back());
     sizes.back() += p->numel();
   }
   for (auto& state : slabs_)
-    for (std::int64_t n : sizes) state.push_back(zeros(dev, {std::max<std::int64_t>(n, 1)}));
+    for (std::size_t k = 0; k < sizes.size(); ++k)
+      state.push_back(zeros(first[k]->device(), {std::max<std::int64_t>(sizes[k], 1)}));
 }
 
 SGD::SGD(std::vector<Tensor*> params, double lr, SGDOptions opt) : Optimizer(std::move(params), lr), options(opt) {

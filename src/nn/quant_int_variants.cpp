@@ -67,7 +67,7 @@ Defines IMatmulVariant::defines() const {
   Defines d;
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
-  d.value("NSL", slices);  // an int: #if compares it
+  d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle);  // NSL an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words && !implicit ? 1 : 0);
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
@@ -151,6 +151,17 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
   {
     IMatmulVariant v;  // 4 x 8 per invocation on 64 x 128 tiles, requantizing
     v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+    // the same with two K slices (48 KiB of shared memory), implicit
+    v.slices = 2, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    out.push_back(v);
+  }
+  {
+    IMatmulVariant v;  // A's tile swizzled: 4 x 4 (K tiles of 16), 8 x 8 on 64 x 64 (K tiles of 8)
+    v.a_swizzle = true, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+    v.bn = 64, v.blocks = 2, v.bk = 8, v.totals = IMatmulVariant::Totals::shared;
     out.push_back(v);
   }
   for (auto [bn, blocks] : {std::pair<std::int64_t, int>{64, 2}, {128, 2}, {64, 1}}) {

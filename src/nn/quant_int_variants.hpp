@@ -51,9 +51,10 @@ struct IMatmulVariant {
   /// kh x kw filter's taps (IKH, IKW).
   bool implicit = false;
   std::int64_t kh = 1, kw = 1;
-  bool rowquad = false;  ///< ROWQUAD (implicit, stride 1 along rows, OW % 4 == 0): row words
-  int rb = 0;            ///< RB where it differs from `blocks` (2 with blocks 1: 8 x 4 per invocation)
-  int slices = 1;        ///< NSL: K slices per workgroup (2: each NT invocations, totals in registers)
+  bool rowquad = false;    ///< ROWQUAD (implicit, stride 1 along rows, OW % 4 == 0): row words
+  int rb = 0;              ///< RB where it differs from `blocks` (2 with blocks 1: 8 x 4 per invocation)
+  int slices = 1;          ///< NSL: K slices per workgroup (2: each NT invocations, totals in registers)
+  bool a_swizzle = false;  ///< A_SWIZZLE: A's shared tile swizzled (conflict-free stores; GPUs' 4 x 4)
   Defines defines() const;
   static std::vector<IMatmulVariant> space();
 };

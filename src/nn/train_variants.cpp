@@ -43,13 +43,18 @@ std::vector<CrossEntropyVariant> CrossEntropyVariant::space() {
 }
 
 namespace {
-// optim.comp's operand selectors: `k == 0u ? load0(j) : k == 1u ? load2(j) : ...` over K tensors
-// (`first` 0: parameters, 1: gradients), and the stores into the parameters.
+// optim.comp's operand selectors: `k == 0u ? load0(min(j, u_end[0u] - 1u)) : k == 1u ?
+// load2(min(j, u_end[1u] - u_end[0u] - 1u)) : ...` over K tensors (`first` 0: parameters; 1:
+// gradients, each from its offset u_grad_off[q]): every load's index inside its own tensor (its
+// last element from the grid's ends, constant indices), whichever k is (see optim.comp).
 std::string select_load(int K, int first) {
   std::string s = "(";
   for (int k = 0; k < K; ++k) {
-    const std::string load = "float(load" + std::to_string(2 * k + first) + "(j))";
-    s += k + 1 < K ? "(k) == " + std::to_string(k) + "u ? " + load + " : " : load;
+    const std::string q = std::to_string(k) + "u";
+    const std::string last = "u_end[" + q + "]" + (k > 0 ? " - u_end[" + std::to_string(k - 1) + "u]" : "") + " - 1u";
+    const std::string index = "min(j, " + last + ")" + (first ? " + u_grad_off[" + q + "]" : "");
+    const std::string load = "float(load" + std::to_string(2 * k + first) + "(" + index + "))";
+    s += k + 1 < K ? "(k) == " + q + " ? " + load + " : " : load;
   }
   return s + ")";
 }

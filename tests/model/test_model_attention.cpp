@@ -130,8 +130,9 @@ TEST(ModelAttention, FusedMatchesReferenceAndUnfused) {
   expect_fused(Form{.q = {2, 3, 5, 4}, .k = {2, 3, 1, 4}, .v = {2, 3, 1, 7}}, "att_onekey", 2e-5);
   expect_fused(Form{.q = {1, 2, 7, 1}, .k = {1, 2, 9, 1}, .v = {1, 2, 9, 3}}, "att_e1", 2e-5);
   expect_fused(Form{.q = {1, 1, 300, 16}, .k = {1, 1, 300, 16}, .v = {1, 1, 300, 16}}, "att_long", 2e-5);
-  // (opset 13: the opset 9 Softmax mapping rejects 0-element inputs, fused or not)
+  // (opset 9 and 13: the opset 9 Softmax mapping takes 0-element inputs too, fused or not)
   expect_fused(Form{.q = {0, 2, 5, 4}, .k = {0, 2, 5, 4}, .v = {0, 2, 5, 4}, .opset = 13, .axis = -1}, "att_empty", 0);
+  expect_fused(Form{.q = {0, 2, 5, 4}, .k = {0, 2, 5, 4}, .v = {0, 2, 5, 4}}, "att_empty9", 0);
 }
 
 // The scale on the left, no scale at all, opset 13's default axis (-1) and axis -1 at opset 9.
@@ -146,6 +147,24 @@ TEST(ModelAttention, ScaleSidesAndSoftmaxAxes) {
 // the nodes' matmuls (their broadcasting), the same values.
 TEST(ModelAttention, BroadcastBatchRunsAsTheNodes) {
   expect_fused(Form{.q = {2, 3, 6, 5}, .k = {1, 3, 6, 5}, .v = {1, 3, 6, 5}}, "att_bcast", 2e-5);
+}
+
+// q of rank 5 against a 4-D k: the scores are 5-D, so a Softmax axis of 3 (counted from the
+// front) is not their last axis: the fused node must compute what the nodes do (opset 13: the
+// softmax over dim 3; opset 9: over dims 3 and 4 coerced to one); axis -1 is the last axis at
+// any rank. Against the unfused plan's values.
+TEST(ModelAttention, ScoresOfRankFiveKeepTheSoftmaxAxis) {
+  GLT_RNG(rng);
+  int n = 0;
+  for (const Form& f : {Form{.q = {2, 1, 2, 5, 4}, .k = {1, 2, 6, 4}, .v = {1, 2, 6, 3}, .opset = 13, .axis = 3},
+                        Form{.q = {2, 1, 2, 5, 4}, .k = {1, 2, 6, 4}, .v = {1, 2, 6, 3}, .opset = 9, .axis = 3},
+                        Form{.q = {2, 1, 2, 5, 4}, .k = {1, 2, 6, 4}, .v = {1, 2, 6, 3}, .opset = 13, .axis = -1}}) {
+    SCOPED_TRACE("form " + std::to_string(n));
+    const Built m = build(f, rng, "att_rank5_" + std::to_string(n++));
+    const Outcome a = run(f, m, true), b = run(f, m, false);
+    ASSERT_EQ(a.y.size(), 2u * 2 * 5 * 3);
+    EXPECT_TRUE(close(a.y, to_double(b.y), 2e-6, 2e-6));
+  }
 }
 
 // Not attention over the last axis, or an intermediate read elsewhere: planned as they are.

@@ -385,12 +385,62 @@ TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
   EXPECT_TRUE(same_up_to_fma(out[1]["y2"], out[0]["y2"]));
 }
 
+TEST(ModelFusion, ConvAffineKeepsTheBroadcastRank) {
+  // fuse_conv_affine takes one-element Mul / Add constants into the Conv's epilogue, but not one
+  // of higher rank than the output: Mul(conv [1, O, H, W], c [1, 1, 1, 1, 1]) is [1, 1, O, H, W]
+  // (ONNX broadcasting), which the epilogue would lose. A 2-D and a 1-D convolution (output ranks
+  // 4 and 3), each then Mul by a rank-5 (rank-4) one-element constant and Add of a scalar; the
+  // same shapes and values as the unfused model, against float64.
+  GLT_RNG(rng);
+  const std::int64_t C = 3, O = 4, H = 5, W = 6;
+  const auto xv = uniform(rng, C * H * W), wv = uniform(rng, O * C), bv = uniform(rng, O);
+  B m(13);
+  m.input("x", {1, C, H, W}).input("x1", {1, C, W}).output_any("y").output_any("y1");
+  m.init("w", {O, C, 1, 1}, wv).init("w1", {O, C, 1}, wv).init("b", {O}, bv);
+  m.init("s5", {1, 1, 1, 1, 1}, {1.5f}).init("s4", {1, 1, 1, 1}, {-2.0f}).init("t", {}, {0.25f});
+  m.node("Conv", {"x", "w", "b"}, {"c"});
+  m.node("Mul", {"c", "s5"}, {"cm"});
+  m.node("Add", {"cm", "t"}, {"y"});
+  m.node("Conv", {"x1", "w1", "b"}, {"c1"});
+  m.node("Mul", {"s4", "c1"}, {"cm1"});
+  m.node("Add", {"cm1", "t"}, {"y1"});
+  const std::string path = m.save("fusion_conv_affine_rank");
+  const std::vector<float> x1v(xv.begin(), xv.begin() + C * W);
+  const std::map<std::string, Tensor> in{{"x", Tensor::from_host(device(), xv, {1, C, H, W})},
+                                         {"x1", Tensor::from_host(device(), x1v, {1, C, W})}};
+  std::vector<double> y, y1;
+  for (std::int64_t o = 0; o < O; ++o) {
+    for (std::int64_t p = 0; p < H * W; ++p) {
+      double v = bv[o];
+      for (std::int64_t c = 0; c < C; ++c) v += double(xv[c * H * W + p]) * wv[o * C + c];
+      y.push_back(v * 1.5 + 0.25);
+    }
+    for (std::int64_t p = 0; p < W; ++p) {
+      double v = bv[o];
+      for (std::int64_t c = 0; c < C; ++c) v += double(x1v[c * W + p]) * wv[o * C + c];
+      y1.push_back(v * -2.0 + 0.25);
+    }
+  }
+  for (bool fuse : {true, false}) {
+    SCOPED_TRACE(fuse ? "fused" : "unfused");
+    model::set_fuse_elementwise(fuse);
+    Model model = Model::load(device(), path);
+    model::set_fuse_elementwise(true);
+    const auto out = model.run(in);
+    EXPECT_EQ(out.at("y").shape(), (Shape{1, 1, O, H, W})) << model.plan_summary();
+    EXPECT_EQ(out.at("y1").shape(), (Shape{1, 1, O, W})) << model.plan_summary();
+    EXPECT_TRUE(close(out.at("y").to_vector(), y, 1e-5, 1e-5));
+    EXPECT_TRUE(close(out.at("y1").to_vector(), y1, 1e-5, 1e-5));
+  }
+}
+
 TEST(ModelFusion, ConvTransposeFoldsBiasBatchNormAndEpilogue) {
   // DBNet's head: ConvTranspose (kernel = stride 2) -> Add of a per-channel constant ->
   // BatchNormalization -> Relu, and ConvTranspose -> Add of one value -> Sigmoid: the Add and the
   // BatchNormalization folded into the ConvTranspose's weight and bias (output channels along the
-  // weight's dim 1), the activation its epilogue; one dispatch each on GPUs (the lanes layout) and
-  // llvmpipe (ubo, and a copy of the weight). Against float64, and the unfused model's values.
+  // weight's dim 1), the activation its epilogue; one dispatch each in the lanes layout (GPUs'),
+  // the ubo layout's (llvmpipe's) with a copy of the weight; both layouts forced on any device.
+  // Against float64, and the unfused model's values.
   GLT_RNG(rng);
   const std::int64_t C = 3, O = 4, H = 5, W = 7;
   const auto xv = uniform(rng, C * H * W, -2, 2), wv = uniform(rng, C * O * 4), w2v = uniform(rng, C * 4);
@@ -407,12 +457,8 @@ TEST(ModelFusion, ConvTransposeFoldsBiasBatchNormAndEpilogue) {
   B::attr_ints(m.node("ConvTranspose", {"x", "w2"}, {"t2"}), "strides", {2, 2});
   m.node("Add", {"t2", "c"}, {"a2"});
   m.node("Sigmoid", {"a2"}, {"y2"});
-  Outputs out[2];
-  const std::string plan = run_fused_and_unfused(m.save("fusion_conv_transpose"),
-                                                 {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}}, out);
-  EXPECT_EQ(plan.rfind("2 nodes to run", 0), 0u) << plan;
-  EXPECT_NE(plan.find("1 BatchNormalization and 2 Mul/Add folded into weights"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("2 fused epilogues"), std::string::npos) << plan;
+  const std::string path = m.save("fusion_conv_transpose");
+  const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
   std::vector<double> y1, y2;
   for (std::int64_t o = 0; o < O; ++o)
     for (std::int64_t i = 0; i < 2 * H; ++i)
@@ -427,10 +473,29 @@ TEST(ModelFusion, ConvTransposeFoldsBiasBatchNormAndEpilogue) {
         y1.push_back(std::max(n, 0.0));
         if (o == 0) y2.push_back(1 / (1 + std::exp(-u)));
       }
-  EXPECT_TRUE(close(out[1]["y1"], y1, 1e-5, 1e-5));
-  EXPECT_TRUE(close(out[1]["y2"], y2, 1e-5, 1e-5));
-  EXPECT_TRUE(close(out[0]["y1"], y1, 1e-5, 1e-5));
-  EXPECT_TRUE(close(out[0]["y2"], y2, 1e-5, 1e-5));
+  // Both layouts of the shuffled kernel on any device (GLTENSOR_CONV_DIRECT), each epilogue in it.
+  for (const char* layout : {"ubo", "lanes"}) {
+    SCOPED_TRACE(layout);
+    ScopedSettings s;
+    s->conv_direct = detail::parse_conv_direct(layout);
+    Outputs out[2];
+    const std::string plan = run_fused_and_unfused(path, {{"x", x}}, out);
+    EXPECT_EQ(plan.rfind("2 nodes to run", 0), 0u) << plan;
+    EXPECT_NE(plan.find("1 BatchNormalization and 2 Mul/Add folded into weights"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("2 fused epilogues"), std::string::npos) << plan;
+    EXPECT_TRUE(close(out[1]["y1"], y1, 1e-5, 1e-5));
+    EXPECT_TRUE(close(out[1]["y2"], y2, 1e-5, 1e-5));
+    EXPECT_TRUE(close(out[0]["y1"], y1, 1e-5, 1e-5));
+    EXPECT_TRUE(close(out[0]["y2"], y2, 1e-5, 1e-5));
+    if (std::string(layout) == "lanes") {  // one dispatch per ConvTranspose, its bias, BN and activation in it
+      Model model = Model::load(device(), path);
+      model.run({{"x", x}});
+      device().synchronize();
+      const std::uint64_t d0 = device().dispatch_count();
+      model.run({{"x", x}});
+      EXPECT_EQ(device().dispatch_count() - d0, 2u);
+    }
+  }
 }
 
 // Float16 graphs: every fused step rounds to f16 as the unfused node's f16 output does (the

@@ -27,6 +27,7 @@ struct Form {
   std::int64_t gamma_size = 0;   ///< 0: the last dim
   bool mean_is_output = false;   ///< the first ReduceMean's value also a graph output
   float offset = 0, spread = 2;  ///< inputs uniform in offset +- spread
+  std::size_t eps_rank = 0;      ///< eps's dims (all 1): past x's rank they broadcast y to theirs
 };
 
 struct Built {
@@ -47,7 +48,8 @@ Built build(const Form& f, std::mt19937_64& rng, const std::string& name) {
   r.gamma = uniform(rng, static_cast<std::size_t>(G), 0.5f, 1.5f);
   r.beta = uniform(rng, static_cast<std::size_t>(G));
   b.input("x", f.shape);
-  b.init("gamma", {G}, r.gamma).init("beta", {G}, r.beta).init("two", {}, {f.exponent}).init("eps", {}, {r.eps});
+  b.init("gamma", {G}, r.gamma).init("beta", {G}, r.beta).init("two", {}, {f.exponent});
+  b.init("eps", std::vector<std::int64_t>(f.eps_rank, 1), {r.eps});
   auto mean = [&](const std::string& in, const std::string& out) {
     if (f.opset >= 18) {
       b.init_i64(out + "_axes", {static_cast<std::int64_t>(f.axes.size())}, f.axes);
@@ -150,6 +152,7 @@ TEST(ModelLayerNorm, OtherFormsLeftAlone) {
       Form{.axes = {0, 1}},          // two axes
       Form{.gamma_size = 1},         // one-element gamma: broadcast, not per feature
       Form{.mean_is_output = true},  // the mean read by the graph too
+      Form{.eps_rank = 3},           // eps [1, 1, 1]: y [1, 3, 120], not x's rank
   };
   int k = 0;
   for (const Form& f : forms) {

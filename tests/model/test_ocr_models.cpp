@@ -238,32 +238,41 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
 // line in a call of its own at one width (1152 columns): within one page the first call runs plain,
 // the second is captured and the third replays that recording, overwriting the outputs the
 // one before it left (their argmax must have been queued before: reading them after the last
-// call, the sabotage check, gives every line the last one's text); the detector's run is plain,
-// captured and replayed over the three pages. Three of the sample's lines (each line's
-// recognizer call at 1152 columns costs llvmpipe about as much as the detector's page).
+// call, the sabotage check, gives every line the last one's text). Two pages of the same size,
+// A and B (three of the sample's lines each, not the same three), run A, B, A: the detector's run
+// is plain on the first, captured on B and replayed on A, so that a replay reading the captured
+// page (not the caller's) gives B's boxes (with one page three times it gave the same ones).
+// Three lines a page (each line's recognizer call at 1152 columns costs llvmpipe about as much
+// as the detector's page).
 TEST(OcrModels, ReplayReadsAsThePlainRuns) {
   SKIP_WITHOUT(missing_models());
   ocr::Font font;
   const auto sample = ocr::default_sample_lines();
-  const cv::Mat img = ocr::render_sample(font, {sample[0], sample[2], sample[5]}, 800, 480);
+  const cv::Mat pages[2] = {ocr::render_sample(font, {sample[0], sample[2], sample[5]}, 800, 480),
+                            ocr::render_sample(font, {sample[1], sample[3], sample[5]}, 800, 480)};
   auto o = options();
   o.rec.batch = 1;
   o.rec.align = 1152;
   ocr::OcrPipeline plain(device(), o);
   o.replay = true;
   ocr::OcrPipeline replaying(device(), o);
-  ocr::OcrTimings tm;
-  const auto want = plain.run(img, &tm);
-  ASSERT_EQ(want.size(), 3u);
-  ASSERT_EQ(std::set<Shape>(tm.rec_shapes.begin(), tm.rec_shapes.end()), (std::set<Shape>{{1, 3, 48, 1152}}));
+  std::vector<ocr::TextLine> want[2];
+  for (int p = 0; p < 2; ++p) {
+    ocr::OcrTimings tm;
+    want[p] = plain.run(pages[p], &tm);
+    ASSERT_EQ(want[p].size(), 3u);
+    ASSERT_EQ(std::set<Shape>(tm.rec_shapes.begin(), tm.rec_shapes.end()), (std::set<Shape>{{1, 3, 48, 1152}}));
+  }
+  ASSERT_NE(want[0][0].text, want[1][0].text);  // the pages differ
   for (int run = 0; run < 3; ++run) {
-    SCOPED_TRACE("run " + std::to_string(run));
-    const auto got = replaying.run(img);
-    ASSERT_EQ(got.size(), want.size());
+    const int p = run % 2;
+    SCOPED_TRACE("run " + std::to_string(run) + ", page " + std::to_string(p));
+    const auto got = replaying.run(pages[p]);
+    ASSERT_EQ(got.size(), want[p].size());
     for (std::size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(got[i].text, want[i].text) << "line " << i;
-      EXPECT_NEAR(got[i].confidence, want[i].confidence, 1e-6) << "line " << i;
-      for (int k = 0; k < 4; ++k) EXPECT_EQ(got[i].box[k], want[i].box[k]) << "line " << i;
+      EXPECT_EQ(got[i].text, want[p][i].text) << "line " << i;
+      EXPECT_NEAR(got[i].confidence, want[p][i].confidence, 1e-6) << "line " << i;
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(got[i].box[k], want[p][i].box[k]) << "line " << i;
     }
   }
 }

@@ -7,9 +7,11 @@
 // several exact blocks, saturated outputs, K split under a lowered loop limit, columns past the
 // SSBO limit, more batch entries than one dispatch's workgroups.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "nn/conv_ref.hpp"
+#include "nn/imatmul_plan.hpp"
 #include "nn/qdq_ref.hpp"
 
 using namespace gltensor;
@@ -254,11 +256,21 @@ TEST(IConvImplicit, LimitsSplitK) {
 // (GLTENSOR_IMATMUL_BK=8), 8 x 8 (where the device's shared memory holds them) and 8 x 8 in
 // registers with K tiles of 8; 4 x 8 on 64 x 128 (GLTENSOR_IMATMUL_RB=1) with the totals in
 // registers; 8 x 8 on 64 x 64 (GLTENSOR_IMATMUL_BLOCKS=2), totals in shared memory; 8 x 8 on
-// 64 x 128 with two K slices (GLTENSOR_IMATMUL_SLICES=2), K tiles of 8 and 16.
+// 64 x 128 with two K slices (GLTENSOR_IMATMUL_SLICES=2), K tiles of 8 and 16; 4 x 8 on 64 x 128
+// with two K slices (each slice's 256 invocations hand over 8 accumulators: all of Bs; 48 KiB of
+// shared memory: GPUs only). A's tile swizzled (A_SWIZZLE) as planned (the GPUs' 4 x 4: forms 0
+// and 4), and forms 13-17 with it set (set_imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
+// 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices; 18: 4 x 4 unswizzled.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  for (int form = 0; form < 12; ++form) {
-    SCOPED_TRACE("form " + std::to_string(form));
+  struct Swizzle {  // forced for forms 13 and up; the plan's choice again after each
+    explicit Swizzle(int mode) { set_imatmul_swizzle(mode); }
+    ~Swizzle() { set_imatmul_swizzle(-1); }
+  };
+  for (int f = 0; f < 19; ++f) {
+    SCOPED_TRACE("form " + std::to_string(f));
+    const Swizzle swizzle(f < 13 ? -1 : f < 18 ? 1 : 0);
+    const int form = f < 13 ? f : std::array<int, 6>{1, 2, 9, 8, 10, 0}[static_cast<std::size_t>(f - 13)];
     ScopedSettings s;
     s->matmul_kernel = MatmulKernelSetting::gpu;
     if (form == 1 || form == 5) s->imatmul_rb = 2;
@@ -268,7 +280,8 @@ TEST(IConvImplicit, GpuTilings) {
     if (form >= 5 && form <= 7) s->imatmul_bk = 8;
     if (form == 8) s->imatmul_tile = 128, s->imatmul_rb = 1, s->imatmul = IMatmulSetting::regs;
     if (form == 9) s->imatmul_blocks = 2, s->imatmul = IMatmulSetting::shared;
-    if (form >= 10) s->imatmul_tile = 128, s->imatmul_slices = 2, s->imatmul_bk = form == 10 ? 8 : 16;
+    if (form == 10 || form == 11) s->imatmul_tile = 128, s->imatmul_slices = 2, s->imatmul_bk = form == 10 ? 8 : 16;
+    if (form == 12) s->imatmul_tile = 128, s->imatmul_rb = 1, s->imatmul_slices = 2, s->imatmul = IMatmulSetting::regs;
     Case c;
     c.N = 2, c.C = 60, c.H = 9, c.W = 12, c.O = 70, c.o.padding = {1, 1, 1, 1};  // K 540: three blocks
     c.dequant = false;  // the exact sums and the requantizing epilogue (float outputs: the tests above)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "nn/conv_plan.hpp"
@@ -57,6 +58,25 @@ TEST(PlanConv2d, DirectOrGemm) {
   EXPECT_EQ(plan_conv2d(conv(2, 64, 32, 32, 3, 8), kLlvmpipe, s).path, Conv2dPlan::Path::direct);
   s.conv = ConvSetting::im2col;
   EXPECT_EQ(plan_conv2d(conv(2, 3, 32, 32, 3, 8), kGpu, s).path, Conv2dPlan::Path::gemm);
+}
+
+// GPUs run large filters of few output channels per group (Og <= 32, a multiple of 4) in the
+// direct kernel's tiles form, without a gradient; else, and on software rasterizers, im2col + GEMM.
+TEST(PlanConv2d, TilesFormOnGpus) {
+  Settings s;
+  const Conv2dPlan t = plan_conv2d(conv(1, 96, 162, 162, 3, 24), kGpu, s);
+  EXPECT_EQ(t.path, Conv2dPlan::Path::direct);
+  EXPECT_TRUE(t.direct.tiles);
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 32), kGpu, s).path, Conv2dPlan::Path::direct);
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 64), kGpu, s).path, Conv2dPlan::Path::gemm) << "Og > 32";
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 18), kGpu, s).path, Conv2dPlan::Path::gemm) << "OPI 6";
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 24), kLlvmpipe, s).path, Conv2dPlan::Path::gemm);
+  EXPECT_EQ(plan_conv2d(conv(1, 512, 160, 160, 1, 24), kGpu, s).path, Conv2dPlan::Path::gemm) << "1 x 1";
+  Conv2dProblem g = conv(1, 96, 162, 162, 3, 24);
+  g.grad = true;
+  EXPECT_EQ(plan_conv2d(g, kGpu, s).path, Conv2dPlan::Path::gemm) << "a gradient recorded";
+  s.conv = ConvSetting::im2col;
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 24), kGpu, s).path, Conv2dPlan::Path::gemm) << "forced";
 }
 
 // The direct kernel only where its loop fits the device's limit, even when forced: C = 4096
@@ -280,21 +300,32 @@ TEST(PlanIMatmul, Forms) {
   const IMatmulDevice gpu{false, 48 << 10}, sw{true, 32 << 10};
   const IMatmulProblem p{256, 12544, 2304, 1, true, true};
   Settings s;
-  IMatmulPlan k = plan_imatmul(p, gpu, s);  // 4 x 98 workgroups of 64 x 128: 4 x 8 per invocation
-  EXPECT_EQ(k.v.bn, 128);
-  EXPECT_EQ(k.v.blocks, 2);
-  EXPECT_EQ(k.v.rb, 1);
-  EXPECT_EQ(k.local_x, 256u);
+  // A plan's tiling: tile width, RB = CB, RB where it differs, K slices, invocations, A swizzled
+  using Form = std::tuple<std::int64_t, int, int, int, std::uint32_t, bool>;
+  const auto form = [](const IMatmulPlan& k) {
+    return Form{k.v.bn, k.v.blocks, k.v.rb, k.v.slices, k.local_x, k.v.a_swizzle};
+  };
+  IMatmulPlan k = plan_imatmul(p, gpu, s);  // 4 x 98 workgroups of 64 x 128: 4 x 8, two K slices
+  EXPECT_EQ(form(k), (Form{128, 2, 1, 2, 512u, false}));
   EXPECT_EQ(k.v.bk, 16);
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 48 << 10);
+  k = plan_imatmul(p, {false, 32 << 10}, s);  // 48 KiB do not fit: one slice
+  EXPECT_EQ(form(k), (Form{128, 2, 1, 1, 256u, false}));
   k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 4 on 64 x 64
-  EXPECT_EQ(k.v.bn, 64);
-  EXPECT_EQ(k.v.blocks, 1);
-  EXPECT_EQ(k.v.rb, 0);
-  EXPECT_EQ(k.local_x, 256u);
+  EXPECT_EQ(form(k), (Form{64, 1, 0, 1, 256u, true}));
+  k = plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s);  // 98 workgroups: 4 x 4 on 64 x 64, A swizzled
+  EXPECT_EQ(form(k), (Form{64, 1, 0, 1, 256u, true}));
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
-  EXPECT_EQ(plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s).v.rb, 1);  // batch 2: 392
-  s.imatmul = IMatmulSetting::regs;                                            // a forced form: 4 x 4
+  EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, sw, s).v.a_swizzle);  // software: never
+  set_imatmul_swizzle(0);  // the lab knob: off, then on for any form
+  EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s).v.a_swizzle);
+  set_imatmul_swizzle(1);
+  EXPECT_TRUE(plan_imatmul(p, gpu, s).v.a_swizzle);
+  set_imatmul_swizzle(-1);
+  k = plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s);  // batch 2: 392, two slices
+  EXPECT_EQ(form(k), (Form{128, 2, 1, 2, 512u, false}));
+  s.imatmul = IMatmulSetting::regs;  // a forced form: 4 x 4
   EXPECT_EQ(plan_imatmul(p, gpu, s).v.bn, 64);
   s = Settings{};
   k = plan_imatmul(p, sw, s);  // 4 x 98 workgroups of 64 x 128
@@ -341,6 +372,15 @@ TEST(PlanIMatmul, Forms) {
   s.imatmul_bk = 16;  // 48 KiB: fits
   EXPECT_EQ(plan_imatmul(p, gpu, s).v.slices, 2);
   EXPECT_EQ(plan_imatmul(p, {false, 32 << 10}, s).v.slices, 1);
+  s.imatmul_rb = 1;  // 4 x 8 with two K slices: 512 invocations, tiles 48 KiB, 8 x 256 totals handed over
+  k = plan_imatmul(p, gpu, s);
+  EXPECT_EQ(k.v.slices, 2);
+  EXPECT_EQ(k.v.rb, 1);
+  EXPECT_EQ(k.local_x, 512u);
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 48 << 10);
+  s.imatmul_bk = 8;  // not taken (128 A words per K tile of 8 for 256 invocations): 16, two slices
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.slices, 2);
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.bk, 16);
   s = Settings{};
   s.imatmul_blocks = 2;  // 8 x 8 on 64 x 64
   k = plan_imatmul(p, gpu, s);

@@ -142,6 +142,59 @@ TEST(Optim, AdamAndAdamW) {
   EXPECT_THROW(nn::Adam({&f}, 0.1, nn::AdamOptions{1.0}), ValueError);
 }
 
+// Parameters on two devices (a second Device::open): each device's parameters take state slabs
+// and dispatches of their own (a dispatch binds one context's buffers). SGD with momentum and
+// Adam, three steps, against the float64 updates; the parameters of each device interleaved.
+TEST(Optim, ParametersOnTwoDevices) {
+  GLT_RNG(rng);
+  Device other = Device::open();
+  for (bool adam : {false, true}) {
+    SCOPED_TRACE(adam ? "Adam" : "SGD");
+    const std::vector<std::int64_t> sizes = {37, 5, 300, 1};
+    std::vector<Tensor> p;
+    std::vector<std::vector<double>> hp, m(sizes.size()), v(sizes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const auto p0 = uniform(rng, static_cast<std::size_t>(sizes[k]));
+      p.push_back(Tensor::from_host(k % 2 ? other : device(), p0, {sizes[k]}));
+      requires_grad_(p.back());
+      hp.emplace_back(p0.begin(), p0.end());
+      m[k].assign(p0.size(), 0), v[k].assign(p0.size(), 0);
+    }
+    std::vector<Tensor*> ptrs;
+    for (Tensor& t : p) ptrs.push_back(&t);
+    std::unique_ptr<nn::Optimizer> opt;
+    nn::SGDOptions so;
+    so.momentum = 0.9;
+    if (adam)
+      opt = std::make_unique<nn::Adam>(ptrs, 0.01);
+    else
+      opt = std::make_unique<nn::SGD>(ptrs, 0.1, so);
+    for (int t = 1; t <= 3; ++t) {
+      opt->zero_grad();
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const auto g = uniform(rng, static_cast<std::size_t>(sizes[k]));
+        backward(sum(mul(p[k], Tensor::from_host(p[k].device(), g, {sizes[k]}))));  // grad = g
+        for (std::size_t i = 0; i < g.size(); ++i) {
+          if (adam) {
+            m[k][i] = 0.9 * m[k][i] + 0.1 * g[i];
+            v[k][i] = 0.999 * v[k][i] + 0.001 * double(g[i]) * g[i];
+            hp[k][i] -=
+                0.01 * (m[k][i] / (1 - std::pow(0.9, t))) / (std::sqrt(v[k][i] / (1 - std::pow(0.999, t))) + 1e-8);
+          } else {
+            m[k][i] = t == 1 ? g[i] : 0.9 * m[k][i] + g[i];
+            hp[k][i] -= 0.1 * m[k][i];
+          }
+        }
+      }
+      opt->step();
+    }
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      SCOPED_TRACE("parameter " + std::to_string(k));
+      EXPECT_TRUE(close(p[k].to_vector(), hp[k], 1e-5, 1e-6));
+    }
+  }
+}
+
 TEST(Optim, Schedules) {
   EXPECT_DOUBLE_EQ(nn::step_lr(0.1, 0, 3, 0.5), 0.1);
   EXPECT_DOUBLE_EQ(nn::step_lr(0.1, 7, 3, 0.5), 0.025);

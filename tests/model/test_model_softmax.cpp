@@ -1,0 +1,110 @@
+// The model runtime's Softmax, LogSoftmax and Hardmax (src/model/ops_nn.cpp, softmax_like) against
+// a float64 reference: before opset 13 the input coerced to 2-D at the axis ([d0 .. d(axis-1)]
+// rows of [d(axis) ..] columns), from opset 13 along the one axis; negative axes, the default
+// axis of each opset, and 0-element inputs (0 rows, 0 columns: an empty output of the input's
+// shape, as ONNX Runtime gives).
+#include <cmath>
+
+#include "onnx_builder.hpp"
+#include "test_util.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+using B = OnnxBuilder;
+
+namespace {
+
+struct Case {
+  const char* op;
+  int opset;
+  Shape shape;
+  std::int64_t axis;  ///< -99: no attribute (the opset's default)
+};
+
+std::int64_t count(const Shape& s) {
+  std::int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+// The float64 reference over x viewed as [outer, len, inner], normalized along len (before opset
+// 13: inner = 1, len the coerced columns); Hardmax one-hot at the first maximum.
+std::vector<double> reference(const std::string& op, const std::vector<float>& x, std::int64_t outer, std::int64_t len,
+                              std::int64_t inner) {
+  std::vector<double> y(x.size());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      auto at = [&](std::int64_t j) { return static_cast<std::size_t>((o * len + j) * inner + i); };
+      double mx = -INFINITY, sum = 0;
+      std::int64_t arg = 0;
+      for (std::int64_t j = 0; j < len; ++j)
+        if (x[at(j)] > mx) mx = x[at(j)], arg = j;
+      for (std::int64_t j = 0; j < len; ++j) sum += std::exp(x[at(j)] - mx);
+      for (std::int64_t j = 0; j < len; ++j) {
+        const double e = x[at(j)] - mx;
+        y[at(j)] = op == "Softmax"      ? std::exp(e) / sum
+                   : op == "LogSoftmax" ? e - std::log(sum)
+                                        : (j == arg ? 1.0 : 0.0);
+      }
+    }
+  return y;
+}
+
+void check(const Case& c, std::mt19937_64& rng) {
+  SCOPED_TRACE(std::string(c.op) + " opset " + std::to_string(c.opset) + " shape " + to_string(c.shape) + " axis " +
+               std::to_string(c.axis));
+  B b(c.opset);
+  b.input("x", c.shape);
+  auto& n = b.node(c.op, {"x"}, {"y"});
+  if (c.axis != -99) B::attr_i(n, "axis", c.axis);
+  b.output_any("y");
+  const std::string path = b.save(std::string("softmax_") + c.op + std::to_string(c.opset));
+  const auto x = uniform(rng, static_cast<std::size_t>(count(c.shape)), -3, 3);
+  Model model = Model::load(device(), path);
+  Tensor y;
+  ASSERT_NO_THROW(y = model.run({{"x", Tensor::from_host(device(), x, c.shape)}}).at("y"));
+  EXPECT_EQ(y.shape(), c.shape);
+  const auto rank = static_cast<std::int64_t>(c.shape.size());
+  std::int64_t axis = c.axis != -99 ? c.axis : c.opset >= 13 ? -1 : 1;
+  if (axis < 0) axis += rank;
+  std::int64_t outer = 1, len = 1, inner = 1;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const std::int64_t s = c.shape[static_cast<std::size_t>(d)];
+    if (d < axis)
+      outer *= s;
+    else if (d == axis || c.opset < 13)
+      len *= s;
+    else
+      inner *= s;
+  }
+  EXPECT_TRUE(close(y.to_vector(), reference(c.op, x, outer, len, inner), 1e-5, 1e-6));
+}
+
+}  // namespace
+
+TEST(ModelSoftmax, CoercedTo2DBeforeOpset13AndAlongTheAxisFrom13) {
+  GLT_RNG(rng);
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"})
+    for (int opset : {9, 11, 13}) {
+      check({op, opset, {2, 3, 5}, 1}, rng);
+      check({op, opset, {2, 3, 5}, -99}, rng);
+      check({op, opset, {2, 3, 5}, 0}, rng);
+      check({op, opset, {2, 3, 5}, -1}, rng);
+      check({op, opset, {4, 37}, 1}, rng);
+      check({op, opset, {1, 1}, 1}, rng);
+    }
+}
+
+TEST(ModelSoftmax, ZeroElementInputsGiveEmptyOutputs) {
+  GLT_RNG(rng);
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"})
+    for (int opset : {9, 11, 13}) {
+      check({op, opset, {0, 5}, 1}, rng);     // 0 rows
+      check({op, opset, {4, 0}, 1}, rng);     // 0 columns
+      check({op, opset, {3, 0, 2}, 1}, rng);  // 0 columns, coerced (the axis's dim is 0)
+      check({op, opset, {3, 2, 0}, 1}, rng);  // 0 columns behind the axis
+      check({op, opset, {0, 3, 4}, 2}, rng);  // 0 rows before the axis
+      check({op, opset, {2, 0, 4}, 2}, rng);  // 0 rows, the zero inside them
+      check({op, opset, {0, 4}, -99}, rng);
+    }
+}
