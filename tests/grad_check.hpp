@@ -6,6 +6,8 @@
 // difference's step of each other (with uniform values, a near tie made the check flaky).
 // Step functions (floor, round, sign, ...) take `redraw`: a value it holds true for (one within
 // reach of a jump) is drawn again, as a finite difference across the jump is not the derivative.
+// Functions whose kinks depend on several inputs together (a ReLU after a normalization) take
+// `accept`: all inputs are drawn again until it holds (e.g. no pre-activation within reach of 0).
 #pragma once
 #include <algorithm>
 #include <functional>
@@ -27,12 +29,23 @@ using RefFn = std::function<std::vector<double>(const std::vector<HostT>&)>;
 
 inline ::testing::AssertionResult grad_check(std::mt19937_64& rng, const std::vector<gltensor::Shape>& shapes,
                                              const GpuFn& gpu, const RefFn& ref, float lo = -1, float hi = 1,
-                                             bool distinct = false, const std::function<bool(double)>& redraw = {}) {
+                                             bool distinct = false, const std::function<bool(double)>& redraw = {},
+                                             const std::function<bool(const std::vector<HostT>&)>& accept = {}) {
   using namespace gltensor;
   std::vector<HostT> hx;
   std::vector<Tensor> tx;
-  for (const auto& s : shapes) {
-    auto v = uniform(rng, static_cast<std::size_t>(numel_of(s)), lo, hi);
+  for (int attempt = 0;; ++attempt) {
+    hx.clear();
+    for (const auto& s : shapes) {
+      auto v = uniform(rng, static_cast<std::size_t>(numel_of(s)), lo, hi);
+      hx.push_back({std::vector<double>(v.begin(), v.end()), s});
+    }
+    if (!accept || accept(hx)) break;
+    if (attempt == 100) return ::testing::AssertionFailure() << "grad_check: no accepted inputs in 100 draws";
+  }
+  for (std::size_t si = 0; si < shapes.size(); ++si) {
+    const auto& s = shapes[si];
+    std::vector<float> v(hx[si].v.begin(), hx[si].v.end());
     if (redraw)
       for (auto& x : v)
         while (redraw(x)) x = uniform(rng, 1, lo, hi)[0];
@@ -41,7 +54,7 @@ inline ::testing::AssertionResult grad_check(std::mt19937_64& rng, const std::ve
         v[i] = lo + (hi - lo) * (static_cast<float>(i) + 0.5f) / static_cast<float>(v.size());
       std::shuffle(v.begin(), v.end(), rng);
     }
-    hx.push_back({std::vector<double>(v.begin(), v.end()), s});
+    hx[si] = {std::vector<double>(v.begin(), v.end()), s};
     Tensor t = Tensor::from_host(device(), v, s);
     requires_grad_(t);
     tx.push_back(t);

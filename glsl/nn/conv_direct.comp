@@ -80,7 +80,124 @@ uniform float u_act_shift;
 #define X_CS u_x_stride[3]
 #endif
 
-#ifdef LANES
+#if defined(TILES)
+// TILES (GPUs, filters past the lanes layout's shared weights: 3x3 over many input channels to few
+// output channels, e.g. PP-OCR det's 96 -> 24): one invocation computes PX consecutive positions
+// of one output row (tile t of the plane's OH * ceil(OW / PX) tiles; adjacent invocations,
+// adjacent tiles) for OPI output channels (OPI % 4 == 0) over the KS-th part of the input channels
+// (KS slices of CGK = CG / KS channels, TX = LOCAL_X / KS tiles a workgroup), an implicit GEMM
+// without a columns matrix: per input channel and kernel row, the row segment of SEGLEN = (PX - 1)
+// * SW + (KW - 1) * DW + 1 inputs is loaded once into registers (zero outside the image) and
+// serves the KW taps and PX positions, each tap's OPI weights read as OPI / 4 vec4s of shared
+// memory (the same address across a slice: a broadcast). The filters are staged CH input channels
+// of every slice at a time (CH divides CGK), laid out [slice][c][kh][kw][o], between two barriers;
+// the KH segments of a channel are loaded together (PREFETCH: the next channel's while this one's
+// FMAs run). KS > 1: slices 1.. leave their sums in shared memory (over the staged weights) and
+// slice 0 adds them in order and stores. Invocations past the last tile compute a clamped tile and
+// store nothing (they take part in the barriers).
+#define OQ (OPI / 4)
+#define TX (int(LOCAL_X) / KS)
+#define CGK (CG / KS)
+#define S_W (KS * CH * KH * KW * OQ)     // vec4s of staged weights
+#define S_P ((KS - 1) * TX * PX * OQ)   // vec4s of the slices' partial sums
+shared vec4 s_w[S_W > S_P ? S_W : S_P];
+
+void main() {
+  int tiles = (u_OW + PX - 1) / PX;
+  uint lid = gl_LocalInvocationID.x, tl = lid % uint(TX), ks = lid / uint(TX);
+  uint t = WORKGROUP_ID.x * uint(TX) + tl;
+  bool live = t < uint(u_OH * tiles);
+  int tc = live ? int(t) : 0;
+  uint ob = WORKGROUP_ID.y * uint(OPI), n = WORKGROUP_ID.z;
+  int oh = tc / tiles, ow0 = (tc - oh * tiles) * PX;
+  int h0 = oh * u_sh - u_pt, w0 = ow0 * SW - u_pl;
+  uint c0 = (ob / uint(u_Og)) * uint(CG);
+  vec4 acc[PX * OQ];  // acc[q * OQ + i]: channels ob + 4i .. 4i + 3 at position q
+  for (int i = 0; i < OQ; ++i) {
+#ifdef HAS_BIAS
+    uint o = ob + uint(4 * i);
+    vec4 b = vec4(float(load3(u_b_off + o * u_b_stride)), float(load3(u_b_off + (o + 1u) * u_b_stride)),
+                  float(load3(u_b_off + (o + 2u) * u_b_stride)), float(load3(u_b_off + (o + 3u) * u_b_stride)));
+    if (ks > 0u) b = vec4(0.0);
+#else
+    vec4 b = vec4(0.0);
+#endif
+    for (int q = 0; q < PX; ++q) acc[q * OQ + i] = b;
+  }
+  // The segment's columns: clamped into the row (loads stay in it), zero outside.
+  int wc[SEGLEN];
+  bool win[SEGLEN];
+  for (int i = 0; i < SEGLEN; ++i) {
+    wc[i] = clamp(w0 + i, 0, u_W - 1);
+    win[i] = w0 + i >= 0 && w0 + i < u_W;
+  }
+  uint xn = u_x_off + n * u_x_stride[0] + (c0 + ks * uint(CGK)) * u_x_stride[1];  // the slice's first channel
+  // The KH row segments of the slice's channel c (zero outside the image) into dst.
+#define LOAD_ROWS(dst, c)                                                       \
+  for (int kh = 0; kh < KH; ++kh) {                                             \
+    int h = h0 + kh * u_dh;                                                     \
+    bool hin = h >= 0 && h < u_H;                                               \
+    uint xr = xn + uint(c) * u_x_stride[1] + uint(clamp(h, 0, u_H - 1)) * X_RS; \
+    for (int i = 0; i < SEGLEN; ++i) {                                          \
+      float v = float(load1(xr + uint(wc[i]) * X_CS));                          \
+      dst[kh * SEGLEN + i] = hin && win[i] ? v : 0.0;                           \
+    }                                                                           \
+  }
+  float seg[KH * SEGLEN];
+#ifdef PREFETCH
+  // The next channel's segments loaded while this one's FMAs run.
+  float nxt[KH * SEGLEN];
+  LOAD_ROWS(seg, 0)
+#endif
+  int wk = int(ks) * CH * KH * KW * OQ;  // the slice's staged filters
+  for (int c = 0; c < CGK; ++c) {
+    int cc = c % CH;
+    if (cc == 0) {  // (uniform: every invocation stages together)
+      barrier();    // the previous chunk's weights read by every invocation
+      for (uint i = lid; i < uint(KS * CH * KH * KW * OPI); i += uint(LOCAL_X)) {
+        uint j = i % uint(OPI), r = i / uint(OPI), sl = r / uint(CH * KH * KW), rr = r % uint(CH * KH * KW);
+        uint kw = rr % uint(KW), kh = (rr / uint(KW)) % uint(KH), ci = sl * uint(CGK) + uint(c) + rr / uint(KW * KH);
+        s_w[r * uint(OQ) + j / 4u][j % 4u] = float(
+            load2(u_w_off + (ob + j) * u_w_stride[0] + ci * u_w_stride[1] + kh * u_w_stride[2] + kw * u_w_stride[3]));
+      }
+      barrier();
+    }
+#ifdef PREFETCH
+    if (c + 1 < CGK) {
+      LOAD_ROWS(nxt, c + 1)
+    }
+#else
+    LOAD_ROWS(seg, c)
+#endif
+    for (int kh = 0; kh < KH; ++kh)
+      for (int kw = 0; kw < KW; ++kw)
+        for (int i = 0; i < OQ; ++i) {
+          vec4 wv = s_w[wk + ((cc * KH + kh) * KW + kw) * OQ + i];
+          for (int q = 0; q < PX; ++q) acc[q * OQ + i] += seg[kh * SEGLEN + q * SW + kw * DW] * wv;
+        }
+#ifdef PREFETCH
+    seg = nxt;
+#endif
+  }
+#if KS > 1
+  barrier();  // every slice done with the staged weights
+  if (ks > 0u)
+    for (int k = 0; k < PX * OQ; ++k) s_w[((int(ks) - 1) * TX + int(tl)) * PX * OQ + k] = acc[k];
+  barrier();
+  if (ks > 0u) return;
+  for (int sl = 1; sl < KS; ++sl)
+    for (int k = 0; k < PX * OQ; ++k) acc[k] += s_w[((sl - 1) * TX + int(tl)) * PX * OQ + k];
+#endif
+  if (!live) return;
+  uint P = uint(u_OH * u_OW), ybase = (n * uint(u_O) + ob) * P + uint(oh * u_OW + ow0);
+  int cnt = min(PX, u_OW - ow0);
+  for (int q = 0; q < PX; ++q) {
+    if (q >= cnt) continue;
+    for (int i = 0; i < OQ; ++i)
+      for (int k = 0; k < 4; ++k) store0(ybase + uint(4 * i + k) * P + uint(q), CT0(ACT(acc[q * OQ + i][k])));
+  }
+}
+#elif defined(LANES)
 #define TAPS (CG * KH * KW)
 #ifdef W_SHARED
 shared float s_w[OPI * TAPS];

@@ -239,6 +239,7 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   const bool fused = odt == DType::f32;
   ConvDirectVariant v;
   v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
+  v.sw = g.o.stride[1];
   if (fused) v.act = epi.act, v.affine = epi.affine();
   v.shuffle = shuffle;
   v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
@@ -351,8 +352,11 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
   problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
-  const Conv2dPlan plan = plan_conv2d(
-      problem, ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev)}, settings());
+  const Conv2dPlan plan =
+      plan_conv2d(problem,
+                  ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev),
+                             std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])},
+                  settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
@@ -468,6 +472,7 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
   ConvDirectProblem dp;
   dp.C = Cg, dp.Og = Coutg * S * S, dp.KH = dp.KW = 1, dp.OH = H, dp.OW = W, dp.groups = G;
   dp.ubo_floats = ubo_limit(dev) / 4;
+  dp.shuffle = true;
   const ConvDirectPlan direct =
       plan_conv_direct(dp, DeviceTraits{dev.adapter().software, dev.loop_limit()}, settings());
   if (direct.layout == ConvDirectPlan::Layout::rows ||

@@ -5,6 +5,22 @@
 
 namespace gltensor::detail {
 
+namespace {
+// Input channels per staged chunk of the tiles form: the largest divisor of C whose filters
+// (per_channel floats each) fit kConvDirectSharedWeights (0: none).
+std::int64_t tiles_chunk(std::int64_t C, std::int64_t per_channel) {
+  for (std::int64_t d = std::min(C, kConvDirectSharedWeights / std::max<std::int64_t>(per_channel, 1)); d > 0; --d)
+    if (C % d == 0) return d;
+  return 0;
+}
+}  // namespace
+
+std::int64_t conv_tiles_opi(std::int64_t Og) {
+  for (std::int64_t d = std::min(Og, kConvTilesOpi) / 4 * 4; d >= 4; d -= 4)
+    if (Og % d == 0) return d;
+  return 0;
+}
+
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings) {
   ConvDirectPlan plan;
   const ConvDirectSetting force = settings.conv_direct;
@@ -52,6 +68,39 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
         (static_cast<std::uint64_t>(std::max<std::int64_t>(p.OH * tiles, 0)) + plan.local_x - 1) / plan.local_x;
     // The channel loop and its kernel rows (the taps, channels and positions are written out).
     plan.loop_iterations = static_cast<std::uint64_t>(p.C * (p.KH + 1) + 1);
+  } else if (lanes && !p.shuffle && kConvTilesPerGroup <= p.max_local && opi * taps > kConvDirectSharedWeights &&
+             conv_tiles_opi(p.Og) > 0 && tiles_chunk(p.C, p.KH * p.KW * conv_tiles_opi(p.Og)) > 0) {
+    // Tiles: PX consecutive positions of a row, OPI channels, the filters staged by chunks of
+    // input channels.
+    plan.tiles = true;
+    plan.opi = conv_tiles_opi(p.Og);
+    plan.ks = 1;
+    plan.px = kConvTilesPx;
+    plan.prefetch = true;
+    plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
+    const std::int64_t tiles = p.OH > 0 && p.OW > 0 ? p.OH * ((p.OW + plan.px - 1) / plan.px) : 0;
+    const std::int64_t oq = plan.opi / 4, per_channel = p.KH * p.KW * plan.opi, tx = kConvTilesPerGroup;
+    // KS: slices of the input channels per tile until one image's invocations reach
+    // kConvTilesThreads, where C divides and the staged filters and partial sums fit.
+    const std::int64_t threads = tiles * p.groups * (p.Og / plan.opi);
+    for (std::int64_t ks : {2, 4}) {
+      const bool fits = p.C % ks == 0 && tx * ks <= p.max_local && tiles_chunk(p.C / ks, per_channel * ks) > 0 &&
+                        (ks - 1) * tx * plan.px * plan.opi <= kConvTilesPartials;
+      if (fits && threads * plan.ks < kConvTilesThreads) plan.ks = ks;
+    }
+    plan.local_x = static_cast<std::uint32_t>(tx * plan.ks);
+    plan.ch = tiles_chunk(p.C / plan.ks, per_channel * plan.ks);
+    plan.groups_x = static_cast<std::uint64_t>((tiles + tx - 1) / tx);
+    // Bias, the segment's columns, the first channel's segments (PREFETCH); per chunk: staging, then
+    // per channel the KH segments and KH x KW taps of OQ vec4s of PX positions; the partial sums (KS
+    // > 1); the stores.
+    const std::int64_t stage = (plan.ks * plan.ch * per_channel + plan.local_x - 1) / plan.local_x;
+    const std::int64_t segs = p.KH * (1 + plan.seglen);
+    const std::int64_t per_chunk = stage + plan.ch * (1 + segs + p.KH * (1 + p.KW * (1 + oq * (1 + plan.px))));
+    const std::int64_t partials = plan.ks > 1 ? plan.ks * plan.px * oq + plan.ks : 0;
+    plan.loop_iterations =
+        static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen + segs + p.C / plan.ks / plan.ch * (1 + per_chunk) +
+                                   partials + plan.px * (1 + oq * 5));
   } else if (lanes) {
     plan.px = opi <= 4 ? 4 : 2;
     plan.shared_weights = opi * taps <= kConvDirectSharedWeights;

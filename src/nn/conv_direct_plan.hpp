@@ -20,6 +20,11 @@ struct ConvDirectProblem {
   /// Floats of weights a uniform block can hold for the ubo layout (the device's max uniform
   /// block; 0: the layout does not apply, e.g. weights or output not f32, or a gradient recorded).
   std::int64_t ubo_floats = 0;
+  /// The output's channels stored shuffled into S x S blocks (conv_transpose2d_blocks): not in
+  /// the lanes layout's tiles form.
+  bool shuffle = false;
+  /// Invocations a workgroup may have (the tiles form's slices: kConvTilesPerGroup x KS).
+  std::int64_t max_local = 1024;
 };
 
 struct ConvDirectPlan {
@@ -31,11 +36,18 @@ struct ConvDirectPlan {
   /// loop run (software rasterizers: any filter whose OPI filters fit a block).
   enum class Layout { rows, lanes, ubo };
   Layout layout = Layout::rows;
-  std::int64_t opi = 1;            ///< output channels per invocation (divides Og)
-  std::int64_t px = 8;             ///< positions per invocation
-  bool rowseg = false;             ///< rows: stride 1 along rows, one segment of SEGLEN inputs
-  std::int64_t seglen = 0;         ///< rows + rowseg: px + (KW - 1) * dilation_w
-  bool shared_weights = false;     ///< lanes: the workgroup's OPI filters staged in shared memory
+  std::int64_t opi = 1;         ///< output channels per invocation (divides Og)
+  std::int64_t px = 8;          ///< positions per invocation
+  bool rowseg = false;          ///< rows: stride 1 along rows, one segment of SEGLEN inputs
+  std::int64_t seglen = 0;      ///< rows + rowseg: px + (KW - 1) * dilation_w
+  bool shared_weights = false;  ///< lanes: the workgroup's OPI filters staged in shared memory
+  /// lanes, filters past kConvDirectSharedWeights floats (GPUs; TILES): PX consecutive positions
+  /// of a row per invocation for OPI (a multiple of 4) channels, the row segment of SEGLEN inputs
+  /// in registers, the filters staged in shared memory `ch` input channels at a time (ch divides C).
+  bool tiles = false;
+  std::int64_t ch = 0;
+  std::int64_t ks = 1;             ///< tiles: slices of the input channels per tile (KS), summed in shared memory
+  bool prefetch = false;           ///< tiles: the next channel's row segments loaded during this one's FMAs
   std::uint32_t local_x = 256;     ///< invocations per workgroup
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
   bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1
@@ -49,14 +61,29 @@ struct ConvDirectPlan {
 /// GLES 3.1 device has); larger filters are read from the SSBO.
 inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
 
+/// The lanes layout's tiles form: kConvTilesOpi output channels (up to; a multiple of 4 dividing
+/// Og) for kConvTilesPx consecutive positions of a row per invocation, kConvTilesPerGroup tiles a
+/// workgroup; its slices of the input channels (KS: 1, 2 or 4) grow until one image's invocations
+/// reach kConvTilesThreads, where the partial sums (floats: (KS - 1) * kConvTilesPerGroup * PX *
+/// OPI) stay within kConvTilesPartials (12 KiB of shared memory, reused after the staged filters).
+/// Measured on the H100 over PP-OCR det's 3x3 96 -> 24 convolutions (bench/RESULTS.md, det3).
+inline constexpr std::int64_t kConvTilesOpi = 4, kConvTilesPx = 2, kConvTilesPerGroup = 128;
+inline constexpr std::int64_t kConvTilesThreads = 65536, kConvTilesPartials = 3072;
+
+/// Output channels per invocation of the lanes layout's tiles form (a multiple of 4 dividing Og;
+/// 0: the form does not apply) for a group of Og output channels.
+std::int64_t conv_tiles_opi(std::int64_t Og);
+
 /// The plan. Layout: on software rasterizers ubo where it applies (ubo_floats > 0 and OPI filters
 /// fit the block; depthwise filters too: 1.4-2.1x the rows layout's speed), else rows; lanes on GPUs
 /// (Settings::conv_direct overrides where the layout applies). OPI: all of a group's output
 /// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
-/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4); ubo 32, 16 or 8, the largest
-/// whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96
-/// -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4 or 12 were slower).
+/// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past
+/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx); ubo 32, 16 or
+/// 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a
+/// 3x3 filter of 96 -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4
+/// or 12 were slower).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 }  // namespace gltensor::detail

@@ -59,15 +59,20 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   dp.x_rows_contiguous = p.x_rows_contiguous;
   dp.groups = G;
   dp.ubo_floats = p.f32 && !p.grad ? dev.ubo_limit / 4 : 0;
+  dp.max_local = dev.max_local;
   plan.direct = plan_conv_direct(dp, DeviceTraits{dev.software, dev.loop_limit}, settings);
   // Small filters (image filters, depthwise convs) run directly: im2col + GEMM would write and
   // read a columns matrix K times the image, which for large images also exceeds the device's
   // SSBO limit (then the direct kernel runs whatever K is, if its loop fits the device's limit).
   const std::int64_t cols_bytes = K * g.N * g.OH * g.OW * 4;
   const ConvSetting force = settings.conv;
+  // GPUs, few output channels per group of large filters (not 1 x 1: their GEMM reads the image in
+  // place), no gradient: the lanes layout's tiles form (an implicit GEMM; the im2col GEMM's 64-row
+  // tiles would be mostly idle over Og <= 32 rows, and its columns matrix is K times the image).
+  const bool tiles = !dev.software && plan.direct.tiles && Og <= kConvTilesMaxOg && g.KH * g.KW > 1 && !p.grad;
   const bool direct = force != ConvSetting::im2col &&
                       (force == ConvSetting::direct || K <= 32 || cols_bytes > dev.ssbo_limit ||
-                       plan.direct.layout == ConvDirectPlan::Layout::ubo) &&
+                       plan.direct.layout == ConvDirectPlan::Layout::ubo || tiles) &&
                       (dev.loop_limit == 0 || plan.direct.loop_iterations <= dev.loop_limit);
   // The im2col path in pieces where its columns would exceed the device's max SSBO block.
   const std::vector<ConvPiece> pieces = plan_pieces(g, max_positions(dev.ssbo_limit, G * K, p.O));
@@ -127,6 +132,16 @@ Defines ConvDirectVariant::defines() const {
     return d;
   }
   d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
+  if (plan.tiles) {
+    // Tiles (a form of the lanes layout): the chunk of staged channels, the row segment.
+    d.flag("TILES").value("CH", plan.ch).value("SW", sw).value("DW", dw).value("SEGLEN", plan.seglen);
+    d.flag("PREFETCH", plan.prefetch).value("KS", plan.ks);
+    d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
+    if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
+    d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
+    if (bias) d.operand(3, b, CT::f32, false);
+    return d;
+  }
   const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
   d.flag("LANES", lanes).flag("W_SHARED", lanes && plan.shared_weights);
   if (plan.rowseg) d.flag("ROWSEG").value("DW", dw).value("SEGLEN", plan.seglen);
@@ -173,6 +188,19 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       v.affine = act == Activation::hardswish && bias;
       out.push_back(v);
       v.x_quads = true, v.shift = 3, v.shuffle = bias ? 2 : 0;  // rows of quads, a transposed conv's shuffle
+      out.push_back(v);
+    }
+  for (bool contig : {false, true})
+    for (bool bias : {false, true}) {
+      ConvDirectVariant v;  // tiles: 8 channels per invocation, 4 positions, chunks of 2 of 4 channels
+      v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.tiles = true, v.plan.opi = 8, v.plan.px = 4;
+      v.plan.ch = 2, v.cg = 4, v.kh = v.kw = 3, v.plan.seglen = 6, v.plan.x_rows_contiguous = contig, v.bias = bias;
+      v.plan.prefetch = contig, v.plan.ks = contig ? 2 : 1;
+      out.push_back(v);
+      if (!bias) continue;
+      v.act = Activation::hardswish, v.affine = true, v.sw = 2, v.dw = 2, v.plan.seglen = 11;  // the epilogue
+      out.push_back(v);
+      v.out = v.x = v.w = v.b = DType::f16;
       out.push_back(v);
     }
   ConvDirectVariant ints;  // an integer image: f32 results

@@ -63,16 +63,17 @@ struct Conv2dProblem {
 };
 
 struct ConvDevice {
-  bool software = false;         ///< a CPU rasterizer (llvmpipe)
-  std::uint64_t loop_limit = 0;  ///< DeviceImpl::loop_limit() (0: none)
-  std::int64_t ssbo_limit = 0;   ///< DeviceImpl::ssbo_limit()
-  std::int64_t ubo_limit = 0;    ///< the max uniform block (bytes; 0: none), for the direct kernel's ubo layout
+  bool software = false;          ///< a CPU rasterizer (llvmpipe)
+  std::uint64_t loop_limit = 0;   ///< DeviceImpl::loop_limit() (0: none)
+  std::int64_t ssbo_limit = 0;    ///< DeviceImpl::ssbo_limit()
+  std::int64_t ubo_limit = 0;     ///< the max uniform block (bytes; 0: none), for the direct kernel's ubo layout
+  std::int64_t max_local = 1024;  ///< invocations a workgroup may have (min of the x size and the invocations)
 };
 
 struct Conv2dPlan {
   /// direct: glsl/nn/conv_direct.comp (small filters: C/groups * KH * KW <= 32, the ubo layout
-  /// on software rasterizers, or where the columns exceed the SSBO limit, if its loop fits the
-  /// device). depthwise: one input and output
+  /// on software rasterizers, the lanes layout's tiles form on GPUs (kConvTilesMaxOg), or where
+  /// the columns exceed the SSBO limit, if its loop fits the device). depthwise: one input and output
   /// channel per group without a gradient, a sum over the taps of shifted views times the tap's
   /// weights. gemm: im2col + GEMM (gemm_form). gemm_pieces: the same per piece of the output
   /// positions, each into its slice, where the columns exceed the device's max SSBO block.
@@ -88,6 +89,10 @@ struct Conv2dPlan {
   WeightGrad weight_grad = WeightGrad::none;
   std::vector<ConvPiece> weight_pieces;  ///< im2col: pieces of one group's columns
 };
+
+/// Output channels per group up to which GPUs run large filters (no gradient) in the direct
+/// kernel's tiles form rather than im2col + GEMM.
+inline constexpr std::int64_t kConvTilesMaxOg = 32;
 
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);

@@ -189,6 +189,21 @@ Tensor resize(const Tensor& x, const Shape& size, const ResizeOptions& opt) {
       if (y.defined()) return y;
     }
   }
+  // Nearest upsampling by integer factors (each changed dim repeats every input element k times
+  // in order; GPUs: DBNet's neck): one broadcast copy of x viewed [.., in, 1 -> k, ..] for all
+  // such dims at once, where the loop below copies once per dim.
+  if (opt.mode == ResizeOptions::Mode::nearest && !crop && x.numel() > 0) {
+    Shape s, e;
+    bool all = true;
+    for (std::int64_t d = 0; d < r && all; ++d) {
+      const std::int64_t k = same(d) ? 1 : nearest_repeat(opt, d, x.size(d), size[d]);
+      all = k > 0;
+      s.push_back(x.size(d)), e.push_back(x.size(d));
+      if (k > 1) s.push_back(1), e.push_back(k);
+    }
+    if (all && s.size() > static_cast<std::size_t>(r) && s.size() <= static_cast<std::size_t>(kMaxDims))
+      return x.reshape(s).expand(e).contiguous().view(size);
+  }
   Tensor y = x, outside;  // outside: outputs sampled outside the input (tf_crop_and_resize)
   for (std::int64_t d = 0; d < r; ++d) {
     const std::int64_t in = x.size(d), out = size[d];

@@ -145,7 +145,8 @@ TEST(ConvDirect, FallsBackToIm2colPastTheLoopLimit) {
 TEST(ConvDirect, LanesLayoutTilesAndWeights) {
   // The lanes layout: planes of 1024 * k +- a few positions (a partial last workgroup, a last
   // invocation with fewer than PX positions), odd widths, depthwise and grouped filters, no
-  // bias, filters past the shared-memory staging limit (read from the SSBO), x contiguous
+  // bias, filters past the shared-memory staging limit (40 x 9 x 8 floats: the tiles form; x 6:
+  // read from the SSBO), x contiguous
   // (X_CONTIG) or a column view, a NaN input; the rows layout on the same cases.
   GLT_RNG(rng);
   struct Case {
@@ -157,6 +158,7 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
                                            {2, 1, 1, 5, 32, 33, 3, 3, false, true},
                                            {1, 2, 4, 3, 17, 61, 1, 5, true, false},
                                            {1, 40, 8, 1, 9, 7, 3, 3, true, true},
+                                           {1, 40, 6, 1, 9, 7, 3, 3, true, false},
                                            {1, 3, 5, 1, 2, 1, 3, 3, true, false},
                                            {3, 4, 2, 2, 5, 3, 2, 1, false, false}}) {
       ScopedSettings s;
@@ -186,6 +188,76 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
       EXPECT_EQ(y.shape(), os);
       EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << layout << " " << to_string(xs) << " * " << to_string(ws);
     }
+}
+
+TEST(ConvDirect, LanesTilesFormEdges) {
+  // The lanes layout's tiles form (filters past the shared staging limit, OPI % 4 == 0: PX
+  // consecutive positions of a row per invocation, the filters staged by chunks of input
+  // channels; GPUs choose it for PP-OCR det's 3 x 3, 96 -> 24 convolutions) against float64:
+  // one chunk (C = 96 over OPI 8: chunks of 24) or many (C = 37, prime: chunks of 1), OPI 4 or 8
+  // of Og = 4, 12, 24, widths that leave a partial last tile (OW % PX != 0, OW = 1), one row,
+  // planes whose tiles leave a partial last workgroup, stride and dilation along both axes,
+  // asymmetric padding, groups, two images, x contiguous or a column view, no bias, NaN and Inf
+  // in x, the epilogue (HardSwish and the affine) in the kernel, and f16 operands.
+  GLT_RNG(rng);
+  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
+  struct Case {
+    std::int64_t N, Cg, Og, G, H, W;
+    std::array<std::int64_t, 2> stride, dilation;
+    std::array<std::int64_t, 4> pad;
+    bool bias, view, epi;
+  };
+  for (const Case& c : std::vector<Case>{{1, 96, 24, 1, 20, 20, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false, true},
+                                         {2, 37, 12, 1, 7, 13, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, true, false},
+                                         {1, 64, 4, 2, 5, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false, true},
+                                         {1, 40, 8, 1, 1, 33, {2, 2}, {1, 2}, {1, 2, 1, 0}, true, false, false},
+                                         {1, 30, 24, 1, 23, 70, {1, 1}, {2, 1}, {2, 0, 1, 3}, false, true, true},
+                                         {2, 96, 8, 1, 11, 9, {2, 1}, {1, 3}, {1, 3, 0, 3}, true, false, true}}) {
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::ConvDirectSetting::lanes;
+    const Shape xs{c.N, c.Cg * c.G, c.H, c.W}, ws{c.Og * c.G, c.Cg, 3, 3};
+    Conv2dOptions o;
+    o.padding = c.pad, o.stride = c.stride, o.dilation = c.dilation, o.groups = c.G;
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+    xv[5] = std::nanf("");
+    xv[xv.size() - 2] = INFINITY;
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
+    Epilogue e(c.epi ? Activation::hardswish : Activation::none);
+    if (c.epi) {
+      e.scale = 1.25f, e.shift = -0.5f;
+      for (double& r : ref) r = hswish(r) * 1.25 - 0.5;
+    }
+    Tensor x = Tensor::from_host(device(), xv, xs);
+    if (c.view) {  // the same values in a wider tensor: a column stride of 2
+      Shape wide = xs;
+      wide[3] *= 2;
+      Tensor v = zeros(device(), wide).slice(3, 0, wide[3], 2);
+      v.copy_(x);
+      x = v;
+    }
+    Tensor w = Tensor::from_host(device(), wv, ws), b = c.bias ? Tensor::from_host(device(), bv, {ws[0]}) : Tensor();
+    const std::size_t d0 = device().dispatch_count();
+    Tensor y = conv2d(x, w, b, o, e);
+    const std::string what = to_string(xs) + " * " + to_string(ws);
+    EXPECT_EQ(device().dispatch_count() - d0, 1u) << what;
+    EXPECT_EQ(y.shape(), os);
+    // f32 sums of K = Cg * 9 terms of about 1 / 3 (sums up to about 10): atol 1e-5 per 100 terms.
+    const double atol = 1e-5 * std::max<double>(1.0, static_cast<double>(c.Cg * 9) / 100.0);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, atol)) << what;
+    // f16 operands (without the epilogue): f32 sums, one rounding at the store.
+    if (c.epi) continue;
+    for (auto* v : {&xv, &wv, &bv})
+      for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+    hb.assign(bv.begin(), bv.end());
+    ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
+    Tensor yh = conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
+                       c.bias ? Tensor::from_host(device(), bv, {ws[0]}, DType::f16) : Tensor(), o);
+    EXPECT_EQ(yh.dtype(), DType::f16);
+    EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << "f16 " << what;
+  }
 }
 
 TEST(ConvDirect, HalfOutputsOfOddWidths) {

@@ -185,6 +185,38 @@ TEST(Resize, NearestAndLinearMatchOnnxReference) {
         << to_string(c.in) << " -> " << to_string(c.out) << " mode " << int(c.o.mode) << " coord " << int(c.o.coord)
         << " nearest " << int(c.o.nearest);
   }
+  // Nearest upsampling by integer factors in f16 storage (not the software rasterizers' shuffled
+  // convolution): one broadcast copy for both dims, the values copied exactly.
+  for (const auto& c : cases) {
+    const bool repeat = c.o.mode == ResizeOptions::Mode::nearest && c.o.coord != C::tf_crop_and_resize &&
+                        c.out[2] % c.in[2] == 0 && c.out[3] % c.in[3] == 0;
+    if (!repeat) continue;
+    auto xv = uniform(rng, numel_of(c.in));
+    for (auto& v : xv) v = f16_to_f32(f32_to_f16(v));
+    sprinkle_specials(xv);
+    Tensor xh = Tensor::from_host(device(), xv, c.in, DType::f16);
+    const std::size_t d0 = device().dispatch_count();
+    Tensor y = resize(xh, c.out, c.o);
+    const std::size_t dispatches = device().dispatch_count() - d0;
+    EXPECT_EQ(y.dtype(), DType::f16);
+    const std::string what = to_string(c.in) + " -> " + to_string(c.out) + " coord " + std::to_string(int(c.o.coord)) +
+                             " nearest " + std::to_string(int(c.o.nearest));
+    EXPECT_TRUE(close(y.to(DType::f32).to_vector(), ref_resize(xv, c.in, c.out, c.o), 0, 0)) << what;
+    // (a coordinate transform that does not repeat each input k times in order: index_select per dim)
+    const auto idx = [&](std::int64_t o, std::int64_t in, std::int64_t out, double sc) {
+      const double len = c.o.scales.empty() ? double(out) : in * sc;
+      return nearest_index(c.o.nearest, src_coord(c.o.coord, o, in, len, out, sc), in, sc);
+    };
+    bool in_order = true;
+    for (int d : {2, 3}) {
+      const double sc = c.o.scales.empty() ? double(c.out[d]) / c.in[d] : c.o.scales[d];
+      for (std::int64_t o = 0; o < c.out[d]; ++o)
+        in_order = in_order && idx(o, c.in[d], c.out[d], sc) == o / (c.out[d] / c.in[d]);
+    }
+    if (in_order) {
+      EXPECT_EQ(dispatches, 1u) << what;
+    }
+  }
   // 1-D and 5-D inputs, dims left alone, f16 storage
   auto xv = uniform(rng, 10);
   Tensor y = resize(Tensor::from_host(device(), xv, {10}), {4}, opt(M::nearest, C::asymmetric, NM::floor));

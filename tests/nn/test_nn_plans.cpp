@@ -60,6 +60,25 @@ TEST(PlanConv2d, DirectOrGemm) {
   EXPECT_EQ(plan_conv2d(conv(2, 3, 32, 32, 3, 8), kGpu, s).path, Conv2dPlan::Path::gemm);
 }
 
+// GPUs run large filters of few output channels per group (Og <= 32, a multiple of 4) in the
+// direct kernel's tiles form, without a gradient; else, and on software rasterizers, im2col + GEMM.
+TEST(PlanConv2d, TilesFormOnGpus) {
+  Settings s;
+  const Conv2dPlan t = plan_conv2d(conv(1, 96, 162, 162, 3, 24), kGpu, s);
+  EXPECT_EQ(t.path, Conv2dPlan::Path::direct);
+  EXPECT_TRUE(t.direct.tiles);
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 32), kGpu, s).path, Conv2dPlan::Path::direct);
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 64), kGpu, s).path, Conv2dPlan::Path::gemm) << "Og > 32";
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 18), kGpu, s).path, Conv2dPlan::Path::gemm) << "OPI 6";
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 24), kLlvmpipe, s).path, Conv2dPlan::Path::gemm);
+  EXPECT_EQ(plan_conv2d(conv(1, 512, 160, 160, 1, 24), kGpu, s).path, Conv2dPlan::Path::gemm) << "1 x 1";
+  Conv2dProblem g = conv(1, 96, 162, 162, 3, 24);
+  g.grad = true;
+  EXPECT_EQ(plan_conv2d(g, kGpu, s).path, Conv2dPlan::Path::gemm) << "a gradient recorded";
+  s.conv = ConvSetting::im2col;
+  EXPECT_EQ(plan_conv2d(conv(1, 96, 162, 162, 3, 24), kGpu, s).path, Conv2dPlan::Path::gemm) << "forced";
+}
+
 // The direct kernel only where its loop fits the device's limit, even when forced: C = 4096
 // channels of a 3 x 3 filter loop far past 65535 on llvmpipe.
 TEST(PlanConv2d, DirectOnlyWhereItsLoopFits) {

@@ -608,6 +608,74 @@ TEST(PlanConvDirect, BlockingWeightsAndForcedLayouts) {
   EXPECT_EQ(plan_conv_direct(p, kGpu, s).layout, ConvDirectPlan::Layout::rows);
 }
 
+// The lanes layout's tiles form: filters past the shared staging limit whose groups have a
+// multiple of 4 output channels (PP-OCR det's 3 x 3, 96 -> 24): 4 channels per invocation, 2
+// consecutive positions of a row, 128 tiles a workgroup, the filters staged by chunks of input
+// channels (the largest divisor of C within the limit); KS slices of the input channels where one
+// image's invocations are few; its loop count.
+TEST(PlanConvDirect, LanesTilesForm) {
+  Settings s;
+  ConvDirectProblem p;
+  p.C = 96, p.Og = 24, p.KH = 3, p.KW = 3, p.OH = 160, p.OW = 160, p.x_rows_contiguous = true;
+  ConvDirectPlan t = plan_conv_direct(p, kGpu, s);
+  EXPECT_EQ(t.layout, ConvDirectPlan::Layout::lanes);
+  EXPECT_TRUE(t.tiles);
+  EXPECT_FALSE(t.shared_weights);
+  EXPECT_EQ(t.opi, 4);
+  EXPECT_EQ(t.px, 2);
+  EXPECT_EQ(t.ks, 1) << "12800 tiles x 6 groups of 4 channels = 76800 invocations";
+  EXPECT_EQ(t.local_x, 128u);
+  EXPECT_EQ(t.ch, 48) << "2048 / 36 = 56: 48 divides 96";
+  EXPECT_EQ(t.seglen, 4);
+  EXPECT_EQ(t.groups_x, 160u * 80u / 128u);
+  EXPECT_TRUE(t.prefetch);
+  // oq (1 + px) + seglen + KH (1 + seglen) + C / ks / ch (1 + stage + ch (1 + KH (1 + seglen) + KH (1 + KW (1 + oq
+  // (1 + px))))) + px (1 + 5 oq)
+  EXPECT_EQ(t.loop_iterations, 3u + 4u + 15u + 2u * (1u + 14u + 48u * (1u + 15u + 3u * (1u + 3u * 4u))) + 12u);
+  // 40 x 40: 800 tiles x 6 = 4800 invocations: 4 slices of 24 channels (512 invocations a
+  // workgroup), filters staged 12 channels of each slice at a time (4 x 12 x 36 floats); the
+  // partial sums 3 x 128 x 2 x 4 = 3072 floats; their loops (ks px oq + ks).
+  p.OH = p.OW = 40;
+  t = plan_conv_direct(p, kGpu, s);
+  EXPECT_EQ(t.ks, 4);
+  EXPECT_EQ(t.local_x, 512u);
+  EXPECT_EQ(t.ch, 12);
+  EXPECT_EQ(t.groups_x, 7u);
+  EXPECT_EQ(t.loop_iterations, 3u + 4u + 15u + 2u * (1u + 4u + 12u * 55u) + 12u + 12u);
+  ConvDirectProblem small = p;  // a device of 256 invocations a workgroup: 2 slices
+  small.max_local = 256;
+  EXPECT_EQ(plan_conv_direct(small, kGpu, s).ks, 2);
+  EXPECT_EQ(plan_conv_direct(small, kGpu, s).local_x, 256u);
+  small.max_local = 64;
+  EXPECT_FALSE(plan_conv_direct(small, kGpu, s).tiles) << "128 tiles a workgroup do not fit";
+  EXPECT_EQ(conv_tiles_opi(24), 4);
+  EXPECT_EQ(conv_tiles_opi(12), 4);
+  EXPECT_EQ(conv_tiles_opi(6), 0);
+  // Stride 2 and dilation 3 along rows: the segment (PX - 1) * 2 + 2 * 3 + 1; a prime C: chunks of
+  // 1, one slice.
+  p.stride_w = 2, p.dilation_w = 3, p.C = 37;
+  t = plan_conv_direct(p, kGpu, s);
+  EXPECT_TRUE(t.tiles);
+  EXPECT_EQ(t.seglen, 1 * 2 + 2 * 3 + 1);
+  EXPECT_EQ(t.ch, 37) << "8 x 37 x 9 > 2048 (lanes' OPI 8), 37 x 36 <= 2048";
+  EXPECT_EQ(t.ks, 1) << "37 channels: one slice";
+  p.C = 74;
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).ks, 2);
+  EXPECT_EQ(plan_conv_direct(p, kGpu, s).ch, 1) << "2 slices x 37 x 36 > 2048: chunks of 1 channel";
+  // Og without a multiple of 4 (OPI 6), filters within the limit, software rasterizers: not tiles.
+  p.C = 96, p.Og = 6;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles);
+  p.Og = 24, p.C = 8;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles);
+  EXPECT_TRUE(plan_conv_direct(p, kGpu, s).shared_weights);
+  p.C = 96;
+  EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows);
+  s.conv_direct = ConvDirectSetting::lanes;
+  EXPECT_TRUE(plan_conv_direct(p, kLlvmpipe, s).tiles) << "forced";
+  p.shuffle = true;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles) << "a transposed conv's shuffled channels";
+}
+
 // The ubo layout (weights in a uniform block, the channel loop run) on software rasterizers where
 // the weights may go there (ubo_floats > 0) and more than one output channel per group; chunks of
 // output channels where the filters exceed the block, spread evenly; the loop over channels and
