@@ -250,7 +250,9 @@ void register_quant_ops(Registry& m) {
               const int q8 = dq_out ? static_cast<int>(dq_out) : a.g.values[a.node.outputs[0]].elem;
               const detail::IntRequant rq{flat1(a.t(7)), a.present(8) ? flat1(a.t(8)) : Tensor(), a.node.epilogue,
                                           elem_dtype(q8), dq_out != 0};
-              return Ts{int_conv(a, 0, 2, 3, 5, &dq, &rq)};
+              const Tensor y = int_conv(a, 0, 2, 3, 5, &dq, &rq);
+              // as DequantizeLinear: y_scale's dtype (float16 scales with ModelOptions::f16_weights)
+              return Ts{dq_out && a.dtype(7) != DType::f32 ? y.to(a.dtype(7)) : y};
             }};
   m["gltensor.QMatMul"] = OpDef{{}, nullptr, float_out, [](Args& a) {
                                   const detail::IntDequant dq{flat1(a.t(1)), flat1(a.t(4)), Tensor(), false};

@@ -1526,6 +1526,20 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
   }
   const std::string path = m.save("qdq_dequant_chain");
   const Tensor x = Tensor::from_host(device(), uniform(rng, C * H * W, -2, 2), {1, C, H, W});
+  {
+    // f16_weights: float16 scales, the output float16 as DequantizeLinear's
+    ModelOptions o;
+    o.f16_weights = true;
+    Tensor y[2];
+    for (int fuse : {1, 0}) {
+      model::set_fuse_qdq_output(fuse != 0);
+      Model mod = Model::load(device(), path, o);
+      model::set_fuse_qdq_output(true);
+      y[fuse] = mod.run({{"x", x}}).at("y");
+    }
+    EXPECT_EQ(y[1].dtype(), y[0].dtype());
+    EXPECT_EQ(y[1].to(DType::f32).to_vector(), y[0].to(DType::f32).to_vector());
+  }
   std::vector<float> got[2];
   for (int fuse : {1, 0}) {
     model::set_fuse_qdq_output(fuse != 0);
