@@ -1,6 +1,6 @@
 // The register-blocked matmul kernel (MatmulPlan::Kernel::reg); the shared part, epilogue and
 // split-K in matmul.glsl.
-layout(local_size_x = LOCAL_X) in;
+layout(local_size_x = LOCAL_X, local_size_y = KSL) in;
 
 #include "matmul.glsl"
 
@@ -21,7 +21,17 @@ layout(local_size_x = LOCAL_X) in;
 // The host defines RA, CB and the block written out (acc is then indexed by constants and no
 // loop but K's runs): ROWS(X) = X(0) .. X(RA - 1), ROWQ(X) = X(0) .. X(RA / 4 - 1),
 // COLS(X) = X(0) .. X(CB - 1), COLN(X) = X(0) .. X(4 CB - 1), COLS_I(X, i) = X(i, 0) .. X(i, CB - 1).
+// KSL > 1 (GPUs' few small tiles, MatmulPlan::reg_slices): the workgroup's KSL rows of LOCAL_X
+// invocations (gl_LocalInvocationID.y: the slice) share each block; slice s sums K range
+// [k0 + s * u_kslice, k0 + (s + 1) * u_kslice) of the split's range, slices 1 .. KSL - 1 leave their
+// sums in shared memory, and slice 0 adds them in slice order and runs the epilogue (every
+// invocation reaches the barrier: blocks past the edge run no K steps and store nothing).
 uniform uint u_split;  // SPLIT_COLS
+#if KSL > 1
+uniform uint u_kslice;  // K per slice, a multiple of 4
+// red[(s * RA * CB + e) * LOCAL_X + x]: block element e (acc's index) of invocation x of slice s + 1.
+shared vec4 red[(KSL - 1) * RA * CB * int(LOCAL_X)];
+#endif
 
 // C's element (m, n) of this workgroup's output: alpha, addend, activation, store.
 void epilogue_reg(uint m, uint n, float a, uint c_off, uint d_off) {
@@ -44,7 +54,14 @@ void main() {
   uint ncb = (u_N + 4u * uint(CB) - 1u) / (4u * uint(CB));
   uint blk = GLOBAL_ID.x;
   uint m0 = (blk / ncb) * uint(RA), n0 = (blk % ncb) * (4u * uint(CB));
+#if KSL > 1
+  uint slice = gl_LocalInvocationID.y;
+  uint kb = min(pt.k1, pt.k0 + slice * u_kslice);
+  uint ke = m0 < u_M ? min(pt.k1, kb + u_kslice) : kb;
+#else
   if (m0 >= u_M) return;
+  uint kb = pt.k0, ke = pt.k1;
+#endif
   vec4 acc[RA * CB];
 #define ZERO_C(i, j) acc[i * CB + j] = vec4(0.0);
 #define ZERO_R(i) COLS_I(ZERO_C, i)
@@ -117,8 +134,8 @@ void main() {
   acc[i * CB + j] += av[i].z * bv[4 * j + 2];     \
   acc[i * CB + j] += av[i].w * bv[4 * j + 3];
 #define FMA_R(i) COLS_I(FMA_C, i)
-  uint k = pt.k0;
-  for (; LOOP(k + 4u <= pt.k1); k += 4u) {
+  uint k = kb;
+  for (; LOOP(k + 4u <= ke); k += 4u) {
     ROWQ(LOAD_AQ)
     ROWS(LOAD_A)
     COLN(LOAD_BC)
@@ -126,7 +143,7 @@ void main() {
     ROWS(FMA_R)
   }
   // The K % 4 tail, one K at a time with scalar loads.
-  for (; LOOP(k < pt.k1); ++k) {
+  for (; LOOP(k < ke); ++k) {
 #define TAIL_B(j)                                                                                        \
   bv[j] = vec4(float(load2(k * u_b_sk + cn[4 * j])), float(load2(k * u_b_sk + cn[4 * j + 1])),            \
                float(load2(k * u_b_sk + cn[4 * j + 2])), float(load2(k * u_b_sk + cn[4 * j + 3])));
@@ -139,6 +156,21 @@ void main() {
   }
     ROWS(TAIL_R)
   }
+#if KSL > 1
+  uint lx = gl_LocalInvocationID.x;
+  if (slice > 0u) {
+#define RED_PUT(i, j) red[((slice - 1u) * uint(RA * CB) + uint(i * CB + j)) * LOCAL_X + lx] = acc[i * CB + j];
+#define RED_PUT_R(i) COLS_I(RED_PUT, i)
+    ROWS(RED_PUT_R)
+  }
+  workgroup_sync();
+  if (slice > 0u) return;
+  for (uint s = 0u; s < uint(KSL - 1); ++s) {
+#define RED_ADD(i, j) acc[i * CB + j] += red[(s * uint(RA * CB) + uint(i * CB + j)) * LOCAL_X + lx];
+#define RED_ADD_R(i) COLS_I(RED_ADD, i)
+    ROWS(RED_ADD_R)
+  }
+#endif
   uint c_off = pt.c_off, d_off = bo.z;
 #define EPI_C1(i, j, c)                 \
   if (n0 + uint(4 * j + c) < u_N)       \

@@ -112,7 +112,7 @@ MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const Matm
     v.f16_ext = dev.f16_extension_glsl();
   v.a_kmajor = vl.a_kmajor, v.b_kmajor = vl.b_kmajor;
   v.slice_k = plan.variant & 1, v.unroll_k = plan.variant & 2;
-  v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
+  v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad, v.ksl = plan.reg_slices;
   v.bm = static_cast<int>(plan.tile_m), v.bn = static_cast<int>(plan.tile_n), v.bk = plan.warp_bk, v.tn = plan.warp_tn;
   v.warp_lanes = plan.warp_lanes, v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
@@ -175,7 +175,8 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     } else if (v.kernel == MatmulPlan::Kernel::f16x2 || v.kernel == MatmulPlan::Kernel::warp) {
       launch.program(v.file(), v.defines(), {plan.local_x});
     } else {
-      launch.program(v.file(), v.defines(), v.kernel == MatmulPlan::Kernel::reg ? Local{plan.local_x} : Local{16, 16});
+      launch.program(v.file(), v.defines(),
+                     v.kernel == MatmulPlan::Kernel::reg ? Local{plan.local_x, plan.local_y} : Local{16, 16});
     }
     launch.write(out).read(a).read(b);
     if (d.defined()) launch.read(d);

@@ -44,7 +44,7 @@ Defines MatmulVariant::defines() const {
   d.value("BD", bd);
   if (act != Activation::none || affine) d.macro("ACT(x)", act_body, act_code(act, affine));
   if (reg) {
-    d.value("RA", ra).value("CB", cb).value("A_Q", a_q).value("B_Q", b_q);
+    d.value("RA", ra).value("CB", cb).value("A_Q", a_q).value("B_Q", b_q).value("KSL", ksl);
     d.macro("ROWS(X)", rows_list, ra).macro("ROWQ(X)", rowq_list, ra).macro("COLS(X)", cols_list, cb);
     d.macro("COLN(X)", coln_list, cb).macro("COLS_I(X, i)", cols_i_list, cb);
   } else if (vec4) {
@@ -141,6 +141,18 @@ std::vector<MatmulVariant> MatmulVariant::space() {
           v.ra = ra, v.cb = cb, v.a_q = a_q, v.b_q = b_q;
           out.push_back(v);
         }
+  // reg with K slices: the planner's 4 x 4 blocks, every quad load, the epilogue's forms.
+  for (int ksl : {2, 16})
+    for (int q = 0; q < 3; ++q) {
+      MatmulVariant v;
+      v.kernel = K::reg;
+      v.ra = 4, v.cb = 1, v.a_q = q, v.b_q = 2 - q, v.ksl = ksl;
+      out.push_back(v);
+      v.bd = 2, v.act = Activation::relu, v.addend = v.split_k = true, v.out = DType::f16;
+      out.push_back(v);
+      v.bd = 1, v.split_k = false, v.split_cols = v.no_batch = true, v.affine = true;
+      out.push_back(v);
+    }
   // warp: the planner's tiles (128 x 128, 8 x 8 per invocation, 16- or 8-K tiles) with every
   // operand layout, whole or edge tiles, f16 storage, and every epilogue flag at once.
   for (int bits = 0; bits < 16; ++bits) {

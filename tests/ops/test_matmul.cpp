@@ -703,6 +703,46 @@ TEST(Matmul, SplitKForFewQuadLoadTilesAsOnAGpu) {
   check_linear(rng, {64, 1024}, 128, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
 }
 
+// The K-sliced REG kernel as a GPU plans it (few 64 x 64 tiles over a short K; test_plans
+// SlicedRegForFewSmallTiles): the MLP's shapes, odd sizes with K % 4 tails and blocks past the
+// edges, batches, transposed operands (quads along M / K), linear's epilogue, NaN/Inf through the
+// slices' sums, and split-K under a lowered loop limit with slices within each chunk.
+TEST(Matmul, SlicedRegisterKernelAsOnAGpu) {
+  GLT_RNG(rng);
+  ScopedEnv gpu("GLTENSOR_MATMUL_KERNEL", "gpu");
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{
+           {128, 784, 256}, {128, 256, 128}, {128, 128, 10}, {10, 128, 128}, {67, 130, 45}, {13, 999, 9}, {9, 5, 11}})
+    check(rng, {m, k}, {k, n});
+  check(rng, {3, 20, 100}, {100, 30});
+  check(rng, {2, 1, 33, 77}, {3, 77, 18});
+  // The training step's products: x w^T (B K-major), g^T x (A transposed: quads along M).
+  check_linear(rng, {128, 784}, 256, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
+  check_linear(rng, {37, 203}, 21, DType::f32, true);
+  check_linear(rng, {64, 96}, 40, DType::f16, false);
+  {
+    const std::int64_t M = 256, K = 128, N = 784;
+    auto at = uniform(rng, K * M), b = uniform(rng, K * N);
+    std::vector<float> a(M * K);
+    for (std::int64_t i = 0; i < M; ++i)
+      for (std::int64_t j = 0; j < K; ++j) a[i * K + j] = at[j * M + i];
+    Shape os;
+    auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+    Tensor r = matmul(Tensor::from_host(device(), at, {K, M}).t(), Tensor::from_host(device(), b, {K, N}));
+    EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * K)) << "A transposed";
+  }
+  // NaN in A's row 2 and +Inf in B's column 5 over K = 200 (slices of 32 or more).
+  const int K = 200;
+  std::vector<float> pa(9 * K, 0.5f), pb(K * 11, 0.25f);
+  pa[2 * K + 150] = std::numeric_limits<float>::quiet_NaN();
+  pb[20 * 11 + 5] = std::numeric_limits<float>::infinity();
+  check_nan_row_inf_column(
+      matmul(Tensor::from_host(device(), pa, {9, K}), Tensor::from_host(device(), pb, {K, 11})).to_vector(), 9, 11, K);
+  // A lowered loop limit: split-K (chunks summed after the kernel), slices within each chunk.
+  ScopedLoopLimit limit(180);
+  check(rng, {128, 784}, {784, 256});
+  check(rng, {2, 45, 901}, {901, 19});
+}
+
 // linear + ReLU under autograd: one dispatch forward (the epilogue) and the gradients of x, w
 // and bias against float64 (dz = g where the pre-activation > 0, so 0 at exact zeros: a zero row
 // of x with a zero bias entry gives z = 0), for batched and 2-D inputs and odd sizes.
