@@ -26,11 +26,24 @@ layout(local_size_x = LOCAL_X, local_size_y = KSL) in;
 // [k0 + s * u_kslice, k0 + (s + 1) * u_kslice) of the split's range, slices 1 .. KSL - 1 leave their
 // sums in shared memory, and slice 0 adds them in slice order and runs the epilogue (every
 // invocation reaches the barrier: blocks past the edge run no K steps and store nothing).
+// ROWSUM (a linear layer's bias gradient with its weight gradient, A = g^T; one batch entry, no
+// split-K): the sums of A's rows over K, rs[m] = sum_k A[m, k] (no alpha), stored to the operand
+// after the others (binding 4 with ADDEND, else 3) by the invocations of the first column block.
 uniform uint u_split;  // SPLIT_COLS
+#ifdef ROWSUM
+#ifdef ADDEND
+#define STORE_RS store4
+#else
+#define STORE_RS store3
+#endif
+#endif
 #if KSL > 1
 uniform uint u_kslice;  // K per slice, a multiple of 4
 // red[(s * RA * CB + e) * LOCAL_X + x]: block element e (acc's index) of invocation x of slice s + 1.
 shared vec4 red[(KSL - 1) * RA * CB * int(LOCAL_X)];
+#ifdef ROWSUM
+shared float red_rs[(KSL - 1) * RA * int(LOCAL_X)];  // red_rs[(s * RA + i) * LOCAL_X + x]: rs[i]
+#endif
 #endif
 
 // C's element (m, n) of this workgroup's output: alpha, addend, activation, store.
@@ -66,6 +79,16 @@ void main() {
 #define ZERO_C(i, j) acc[i * CB + j] = vec4(0.0);
 #define ZERO_R(i) COLS_I(ZERO_C, i)
   ROWS(ZERO_R)
+#ifdef ROWSUM
+  float rs[RA];
+#define ZERO_RS(i) rs[i] = 0.0;
+  ROWS(ZERO_RS)
+#define RS_ADD(i) rs[i] += (av[i].x + av[i].y) + (av[i].z + av[i].w);
+#define RS_TAIL(i) rs[i] += a;
+#else
+#define RS_ADD(i)
+#define RS_TAIL(i)
+#endif
   // Element offsets of the clamped rows of A (ra) and columns of B (cn); quads: of the clamped
   // 4-row groups (raq) and 4-column groups (cq).
   uint ra[RA], cn[4 * CB];
@@ -138,6 +161,7 @@ void main() {
   for (; LOOP(k + 4u <= ke); k += 4u) {
     ROWQ(LOAD_AQ)
     ROWS(LOAD_A)
+    ROWS(RS_ADD)
     COLN(LOAD_BC)
     COLS(LOAD_B)
     ROWS(FMA_R)
@@ -153,6 +177,7 @@ void main() {
   {                                             \
     float a = float(load1(ra[i] + k * u_a_sk)); \
     COLS_I(TAIL_C, i)                           \
+    RS_TAIL(i)                                  \
   }
     ROWS(TAIL_R)
   }
@@ -162,6 +187,10 @@ void main() {
 #define RED_PUT(i, j) red[((slice - 1u) * uint(RA * CB) + uint(i * CB + j)) * LOCAL_X + lx] = acc[i * CB + j];
 #define RED_PUT_R(i) COLS_I(RED_PUT, i)
     ROWS(RED_PUT_R)
+#ifdef ROWSUM
+#define RS_PUT(i) red_rs[((slice - 1u) * uint(RA) + uint(i)) * LOCAL_X + lx] = rs[i];
+    ROWS(RS_PUT)
+#endif
   }
   workgroup_sync();
   if (slice > 0u) return;
@@ -169,7 +198,16 @@ void main() {
 #define RED_ADD(i, j) acc[i * CB + j] += red[(s * uint(RA * CB) + uint(i * CB + j)) * LOCAL_X + lx];
 #define RED_ADD_R(i) COLS_I(RED_ADD, i)
     ROWS(RED_ADD_R)
+#ifdef ROWSUM
+#define RS_RED(i) rs[i] += red_rs[(s * uint(RA) + uint(i)) * LOCAL_X + lx];
+    ROWS(RS_RED)
+#endif
   }
+#endif
+#ifdef ROWSUM
+#define RS_STORE(i) \
+  if (m0 + uint(i) < u_M) STORE_RS(m0 + uint(i), rs[i]);
+  if (n0 == 0u) { ROWS(RS_STORE) }
 #endif
   uint c_off = pt.c_off, d_off = bo.z;
 #define EPI_C1(i, j, c)                 \

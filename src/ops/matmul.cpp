@@ -21,7 +21,7 @@ using namespace detail;
 
 namespace {
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     const Epilogue& epilogue, std::int64_t split = 0);
+                     const Epilogue& epilogue, std::int64_t split = 0, Tensor* rowsum = nullptr);
 }  // namespace
 
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
@@ -55,15 +55,22 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   // b a transposed contiguous matrix (linear's w.t()): its gradient as (g^T a)^T, so that the
   // weight's own gradient (the transpose's) is contiguous, not copied into a contiguous one.
   const bool b_transposed = need_b && b.dim() == 2 && !b.is_contiguous() && b.t().is_contiguous();
+  // A bias [N] of a 2-D product (linear's): its gradient, g's column sums, = the row sums of the
+  // weight gradient's A = g^T, taken by that product's kernel where it can (matmul_kernel's rowsum).
+  const bool bias_rows = need_d && beta == 1 && b_transposed && a.dim() == 2 && addend.dim() == 1;
   autograd::record(
       y, {a, b, addend},
-      [ad, bd, yd, alpha, beta, need_a, need_b, need_d, b_transposed](const Tensor& gy) {
+      [ad, bd, yd, alpha, beta, need_a, need_b, need_d, b_transposed, bias_rows](const Tensor& gy) {
         const Tensor g = yd.defined() ? unary_grad::relu(gy, yd, yd, 0, 0) : gy;
         Tensor ga = need_a ? matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Epilogue()) : Tensor();
+        Tensor gd;
         Tensor gb = !need_b        ? Tensor()
-                    : b_transposed ? matmul_kernel(g.transpose(-1, -2), ad, Tensor(), alpha, 0, Epilogue()).t()
+                    : b_transposed ? matmul_kernel(g.transpose(-1, -2), ad, Tensor(), alpha, 0, Epilogue(), 0,
+                                                   bias_rows ? &gd : nullptr)
+                                         .t()
                                    : matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Epilogue());
-        return std::vector<Tensor>{ga, gb, !need_d ? Tensor() : beta == 1 ? g : mul(g, beta)};
+        if (!gd.defined() && need_d) gd = beta == 1 ? g : mul(g, beta);
+        return std::vector<Tensor>{ga, gb, gd};
       },
       "matmul");
   return y;
@@ -153,7 +160,7 @@ namespace {
 void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
                    const BatchLayout& bl, const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out,
                    std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
-                   DType b_dtype) {
+                   DType b_dtype, const Tensor& rowsum = Tensor()) {
   const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
   if (plan.kernel == MatmulPlan::Kernel::gemv) {
     const GemvVariant v = gemv_variant(plan, problem, bl, d, out, epilogue, a_dtype, b_dtype);
@@ -166,6 +173,7 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     return;
   }
   MatmulVariant v = matmul_variant(dev, plan, problem, vl, bl, d, out, split, epilogue, a_dtype, b_dtype);
+  v.rowsum = rowsum.defined();
   // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
   auto run = [&](int variant) {
     Launch launch(dev, "matmul");
@@ -180,6 +188,7 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     }
     launch.write(out).read(a).read(b);
     if (d.defined()) launch.read(d);
+    if (rowsum.defined()) launch.write(rowsum);
     launch.params(params).loop_iterations(plan.loop_iterations);
     launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
   };
@@ -192,8 +201,11 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
 // split > 0: only with the quad-load or REG kernel, no batch and no split-K (else returns an
 // undefined tensor); the result [M, N] is written as [N / split, M, split] (column groups of `split`
 // become the outer dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
+// rowsum: where the plan is the REG kernel over one batch entry without split-K, f32 operands and
+// result, *rowsum gets a's row sums [M] (sum over K, no alpha) from the same dispatch; else it
+// stays as it was (the caller sums).
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     const Epilogue& epilogue, std::int64_t split) {
+                     const Epilogue& epilogue, std::int64_t split, Tensor* rowsum) {
   const char* op = "matmul";
   check_same_device(op, {&a, &b});
   if (addend.defined()) check_same_device(op, {&a, &addend});
@@ -267,7 +279,11 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   }
   Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
-  launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype());
+  const bool rows = rowsum && plan.kernel == MatmulPlan::Kernel::reg && problem.batch == 1 && split == 0 &&
+                    od == DType::f32 && a.dtype() == DType::f32 && b.dtype() == DType::f32;
+  if (rows) *rowsum = alloc(dev, {M}, DType::f32, op);
+  launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype(),
+                rows ? *rowsum : Tensor());
   return out;
 }
 }  // namespace

@@ -1,5 +1,7 @@
 // matmul / gemm / linear against a float64 host reference.
 // Tolerance: |got - ref| <= 2e-6 * K + 1e-5 |ref| for inputs in [-1, 1] (f32 accumulation).
+#include <optional>
+
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -741,6 +743,54 @@ TEST(Matmul, SlicedRegisterKernelAsOnAGpu) {
   ScopedLoopLimit limit(180);
   check(rng, {128, 784}, {784, 256});
   check(rng, {2, 45, 901}, {901, 19});
+}
+
+// linear's bias gradient taken by the weight gradient's kernel (REG: llvmpipe's kernel, and the
+// K-sliced one as a GPU plans it): one dispatch for both where x needs no gradient, against
+// float64 with odd sizes (rows off the quads, K % 4 tails, slices) and a NaN in one output's
+// gradient; split-K under a lowered loop limit and f16 operands fall back to the sum, same values.
+TEST(Matmul, LinearBiasGradientWithTheWeightGradient) {
+  GLT_RNG(rng);
+  for (const char* kernel : {"", "gpu"})
+    for (auto [rows, K, N] : std::vector<std::array<std::int64_t, 3>>{
+             {128, 784, 256}, {7, 13, 5}, {130, 65, 9}, {203, 37, 21}, {64, 96, 10}, {300, 20, 33}})
+      for (int mode = 0; mode < 3; ++mode) {  // 0 fused, 1 split-K (loop limit), 2 f16 weights
+        SCOPED_TRACE(std::string(kernel) + " " + std::to_string(rows) + "x" + std::to_string(K) + "x" +
+                     std::to_string(N) + " mode " + std::to_string(mode));
+        if (mode == 1 && rows < 200) continue;  // the weight gradient's K (rows) split in chunks of 148
+        if (mode == 2 && rows != 64) continue;
+        ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
+        std::optional<ScopedLoopLimit> limit;
+        if (mode == 1) limit.emplace(40);
+        const DType dt = mode == 2 ? DType::f16 : DType::f32;
+        auto xv = uniform(rng, static_cast<std::size_t>(rows * K)), wv = uniform(rng, static_cast<std::size_t>(N * K));
+        auto bv = uniform(rng, static_cast<std::size_t>(N)), gv = uniform(rng, static_cast<std::size_t>(rows * N));
+        round_to(xv, dt);
+        round_to(wv, dt);
+        round_to(gv, dt);
+        if (mode == 0) gv[3 * N + N - 1] = std::numeric_limits<float>::quiet_NaN();  // bias N-1 and w's row N-1
+        Tensor x = Tensor::from_host(device(), xv, {rows, K}, dt), w = Tensor::from_host(device(), wv, {N, K}, dt);
+        Tensor b = Tensor::from_host(device(), bv, {N}, dt);
+        requires_grad_(w);
+        requires_grad_(b);
+        Tensor y = linear(x, w, b);
+        const Tensor seed = Tensor::from_host(device(), gv, {rows, N}, dt);
+        device().synchronize();
+        const auto d0 = device().dispatch_count();
+        backward(y, seed);
+        if (mode == 0) {
+          EXPECT_EQ(device().dispatch_count() - d0, 1u) << "the bias gradient in the weight gradient's dispatch";
+        }
+        std::vector<double> db(static_cast<std::size_t>(N), 0.0), dw(wv.size(), 0.0);
+        for (std::int64_t m = 0; m < rows; ++m)
+          for (std::int64_t n = 0; n < N; ++n) {
+            db[n] += gv[m * N + n];
+            for (std::int64_t k = 0; k < K; ++k) dw[n * K + k] += double(gv[m * N + n]) * xv[m * K + k];
+          }
+        const double tol = dt == DType::f32 ? 2e-6 * rows + 1e-6 : 0.05;
+        EXPECT_TRUE(close(grad(b).to(DType::f32).to_vector(), db, dt == DType::f32 ? 1e-5 : 1e-2, tol));
+        EXPECT_TRUE(close(grad(w).to(DType::f32).to_vector(), dw, dt == DType::f32 ? 1e-5 : 1e-2, tol));
+      }
 }
 
 // linear + ReLU under autograd: one dispatch forward (the epilogue) and the gradients of x, w
