@@ -29,7 +29,20 @@ layout(local_size_x = LOCAL_X, local_size_y = KSL) in;
 // ROWSUM (a linear layer's bias gradient with its weight gradient, A = g^T; one batch entry, no
 // split-K): the sums of A's rows over K, rs[m] = sum_k A[m, k] (no alpha), stored to the operand
 // after the others (binding 4 with ADDEND, else 3) by the invocations of the first column block.
+// MASK_A = b > 0 (ReLU's gradient in the products that read it, A = g or g^T): A's elements are
+// taken where the f32 operand at binding b, laid out as A (same offsets and strides), is > 0,
+// else 0 (NaN in A too: relu_backward's x > 0 ? g : 0); quads of it (quadY) where A's are.
 uniform uint u_split;  // SPLIT_COLS
+#if MASK_A == 3
+#define LOAD_Y load3
+#elif MASK_A == 4
+#define LOAD_Y load4
+#elif MASK_A == 5
+#define LOAD_Y load5
+#endif
+#if MASK_A > 0
+bvec4 yv_pos(vec4 y) { return greaterThan(y, vec4(0.0)); }
+#endif
 #ifdef ROWSUM
 #ifdef ADDEND
 #define STORE_RS store4
@@ -151,6 +164,35 @@ void main() {
                        float(load2((k + uint(t)) * u_b_sk + cn[4 * j + 3])));
 #define LOAD_B(j) LOAD_B1(j, 0) LOAD_B1(j, 1) LOAD_B1(j, 2) LOAD_B1(j, 3)
 #endif
+#if MASK_A > 0
+#if A_Q == 1
+#define LOAD_YQ(r)
+#define MASK_AV(i) av[i] = mix(vec4(0.0), av[i], yv_pos(quadY((ra[i] + k) / 4u)));
+#elif A_Q == 2
+  vec4 yq[RA];  // as aq
+#define LOAD_YQ(r)                                      \
+  yq[4 * r] = quadY((raq[r] + k * u_a_sk) / 4u);        \
+  yq[4 * r + 1] = quadY((raq[r] + (k + 1u) * u_a_sk) / 4u); \
+  yq[4 * r + 2] = quadY((raq[r] + (k + 2u) * u_a_sk) / 4u); \
+  yq[4 * r + 3] = quadY((raq[r] + (k + 3u) * u_a_sk) / 4u);
+#define MASK_AV(i)                                                                                           \
+  av[i] = mix(vec4(0.0), av[i],                                                                              \
+              yv_pos(vec4(yq[(i / 4) * 4][i % 4], yq[(i / 4) * 4 + 1][i % 4], yq[(i / 4) * 4 + 2][i % 4], \
+                          yq[(i / 4) * 4 + 3][i % 4])));
+#else
+#define LOAD_YQ(r)
+#define MASK_AV(i)                                                                                              \
+  av[i] = mix(vec4(0.0), av[i],                                                                                 \
+              yv_pos(vec4(LOAD_Y(ra[i] + k * u_a_sk), LOAD_Y(ra[i] + (k + 1u) * u_a_sk),                         \
+                          LOAD_Y(ra[i] + (k + 2u) * u_a_sk), LOAD_Y(ra[i] + (k + 3u) * u_a_sk))));
+#endif
+#define MASK_TAIL(i) \
+  if (!(LOAD_Y(ra[i] + k * u_a_sk) > 0.0)) a = 0.0;
+#else
+#define LOAD_YQ(r)
+#define MASK_AV(i)
+#define MASK_TAIL(i)
+#endif
 #define FMA_C(i, j)                               \
   acc[i * CB + j] += av[i].x * bv[4 * j];         \
   acc[i * CB + j] += av[i].y * bv[4 * j + 1];     \
@@ -161,6 +203,8 @@ void main() {
   for (; LOOP(k + 4u <= ke); k += 4u) {
     ROWQ(LOAD_AQ)
     ROWS(LOAD_A)
+    ROWQ(LOAD_YQ)
+    ROWS(MASK_AV)
     ROWS(RS_ADD)
     COLN(LOAD_BC)
     COLS(LOAD_B)
@@ -176,6 +220,7 @@ void main() {
 #define TAIL_R(i)                               \
   {                                             \
     float a = float(load1(ra[i] + k * u_a_sk)); \
+    MASK_TAIL(i)                                \
     COLS_I(TAIL_C, i)                           \
     RS_TAIL(i)                                  \
   }

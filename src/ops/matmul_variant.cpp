@@ -78,6 +78,12 @@ Defines MatmulVariant::defines() const {
   }
   if (addend) d.operand(3, this->d, CT::f32, false);
   if (reg && rowsum) d.operand(addend ? 4 : 3, DType::f32, CT::f32, true);
+  if (reg) {
+    const int y = mask ? 3 + (addend ? 1 : 0) + (rowsum ? 1 : 0) : 0;  // MASK_A: the mask's binding
+    d.value("MASK_A", y);
+    if (mask) d.operand(y, DType::f32, CT::f32, false);
+    if (mask && a_q) d.quads("Y", y, DType::f32);
+  }
   if (vec4 && !f16x2 && !warp) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
   return d;
 }
@@ -154,13 +160,18 @@ std::vector<MatmulVariant> MatmulVariant::space() {
       v.bd = 1, v.split_k = false, v.split_cols = v.no_batch = true, v.affine = true;
       out.push_back(v);
     }
-  // ROWSUM (the bias gradient with the weight gradient), sliced or not, with and without an addend.
+  // ROWSUM (the bias gradient with the weight gradient), sliced or not, with and without an addend;
+  // MASK_A (ReLU's gradient) with each of A's loads, with and without ROWSUM.
   for (int ksl : {1, 16})
     for (bool addend : {false, true}) {
       MatmulVariant v;
       v.kernel = K::reg;
       v.ra = 4, v.cb = 1, v.a_q = 2, v.b_q = 1, v.ksl = ksl, v.rowsum = true, v.addend = addend, v.no_batch = true;
       out.push_back(v);
+      for (int a_q = 0; a_q < 3; ++a_q) {
+        v.mask = true, v.a_q = a_q, v.rowsum = a_q == 2;
+        out.push_back(v);
+      }
     }
   // warp: the planner's tiles (128 x 128, 8 x 8 per invocation, 16- or 8-K tiles) with every
   // operand layout, whole or edge tiles, f16 storage, and every epilogue flag at once.

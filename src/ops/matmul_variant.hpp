@@ -38,6 +38,8 @@ struct MatmulVariant {
   /// reg: ROWSUM, the sums of A's rows over K to the operand after the others (a linear layer's
   /// bias gradient with its weight gradient).
   bool rowsum = false;
+  /// reg: MASK_A, A's elements taken where an f32 operand laid out as A (after the others) is > 0.
+  bool mask = false;
   /// warp (A_KMAJOR / B_KMAJOR as vec4's): BM, BN, BK, TN, WARP_TILE, EDGE, K_LOOP (MatmulPlan's warp_*).
   int bm = 128, bn = 128, bk = 16, tn = 8;
   bool warp_lanes = true, edge = false, k_loop = false;

@@ -795,42 +795,51 @@ TEST(Matmul, LinearBiasGradientWithTheWeightGradient) {
 
 // linear + ReLU under autograd: one dispatch forward (the epilogue) and the gradients of x, w
 // and bias against float64 (dz = g where the pre-activation > 0, so 0 at exact zeros: a zero row
-// of x with a zero bias entry gives z = 0), for batched and 2-D inputs and odd sizes.
+// of x with a zero bias entry gives z = 0, and a NaN there stays out), for batched and 2-D inputs
+// and odd sizes; on llvmpipe's REG kernel and as a GPU plans them (the K-sliced REG kernel), ReLU's
+// mask in both products' loads and the bias gradient in the weight gradient's: two dispatches.
 TEST(Matmul, LinearReluGradientInOneNode) {
   GLT_RNG(rng);
-  for (const Shape& sx : std::vector<Shape>{{7, 13}, {1, 5}, {2, 3, 33}, {130, 65}}) {
-    SCOPED_TRACE(to_string(sx));
-    const std::int64_t K = sx.back(), rows = numel_of(sx) / K, N = K % 2 ? 5 : 9;
-    auto xv = uniform(rng, static_cast<std::size_t>(rows * K)), wv = uniform(rng, static_cast<std::size_t>(N * K));
-    auto bv = uniform(rng, static_cast<std::size_t>(N)), gv = uniform(rng, static_cast<std::size_t>(rows * N));
-    std::fill(xv.begin(), xv.begin() + K, 0.0f);  // row 0: z = bias
-    bv[0] = 0;                                    // z[0, 0] = 0 exactly: no gradient
-    Tensor x = Tensor::from_host(device(), xv, sx), w = Tensor::from_host(device(), wv, {N, K});
-    Tensor b = Tensor::from_host(device(), bv, {N});
-    for (Tensor* t : {&x, &w, &b}) requires_grad_(*t);
-    const auto d0 = device().dispatch_count();
-    Tensor y = linear(x, w, b, Activation::relu);
-    EXPECT_EQ(device().dispatch_count() - d0, 1u);
-    Shape os = sx;
-    os.back() = N;
-    backward(y, Tensor::from_host(device(), gv, os));
-    std::vector<double> yr(static_cast<std::size_t>(rows * N)), dz(yr.size()), dx(xv.size(), 0.0), dw(wv.size(), 0.0),
-        db(bv.size(), 0.0);
-    for (std::int64_t m = 0; m < rows; ++m)
-      for (std::int64_t n = 0; n < N; ++n) {
-        double z = bv[n];
-        for (std::int64_t k = 0; k < K; ++k) z += double(xv[m * K + k]) * wv[n * K + k];
-        yr[m * N + n] = z > 0 ? z : 0;
-        dz[m * N + n] = z > 0 ? gv[m * N + n] : 0;
-        db[n] += dz[m * N + n];
-        for (std::int64_t k = 0; k < K; ++k) {
-          dx[m * K + k] += dz[m * N + n] * wv[n * K + k];
-          dw[n * K + k] += dz[m * N + n] * xv[m * K + k];
+  for (const char* kernel : {"", "gpu"})
+    for (const Shape& sx : std::vector<Shape>{{7, 13}, {1, 5}, {2, 3, 33}, {130, 65}, {128, 784}}) {
+      SCOPED_TRACE(std::string(kernel) + " " + to_string(sx));
+      ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
+      const std::int64_t K = sx.back(), rows = numel_of(sx) / K, N = K % 2 ? 5 : K > 100 ? 256 : 9;
+      auto xv = uniform(rng, static_cast<std::size_t>(rows * K)), wv = uniform(rng, static_cast<std::size_t>(N * K));
+      auto bv = uniform(rng, static_cast<std::size_t>(N)), gv = uniform(rng, static_cast<std::size_t>(rows * N));
+      std::fill(xv.begin(), xv.begin() + K, 0.0f);      // row 0: z = bias
+      bv[0] = 0;                                        // z[0, 0] = 0 exactly: no gradient
+      gv[0] = std::numeric_limits<float>::quiet_NaN();  // masked out (relu_backward's x > 0 ? g : 0)
+      Tensor x = Tensor::from_host(device(), xv, sx), w = Tensor::from_host(device(), wv, {N, K});
+      Tensor b = Tensor::from_host(device(), bv, {N});
+      for (Tensor* t : {&x, &w, &b}) requires_grad_(*t);
+      const auto d0 = device().dispatch_count();
+      Tensor y = linear(x, w, b, Activation::relu);
+      EXPECT_EQ(device().dispatch_count() - d0, 1u);
+      Shape os = sx;
+      os.back() = N;
+      const Tensor seed = Tensor::from_host(device(), gv, os);
+      device().synchronize();
+      const auto d1 = device().dispatch_count();
+      backward(y, seed);
+      EXPECT_EQ(device().dispatch_count() - d1, 2u) << "grad x; grad w with grad b";
+      std::vector<double> yr(static_cast<std::size_t>(rows * N)), dz(yr.size()), dx(xv.size(), 0.0), dw(wv.size(), 0.0),
+          db(bv.size(), 0.0);
+      for (std::int64_t m = 0; m < rows; ++m)
+        for (std::int64_t n = 0; n < N; ++n) {
+          double z = bv[n];
+          for (std::int64_t k = 0; k < K; ++k) z += double(xv[m * K + k]) * wv[n * K + k];
+          yr[m * N + n] = z > 0 ? z : 0;
+          dz[m * N + n] = z > 0 ? gv[m * N + n] : 0;
+          db[n] += dz[m * N + n];
+          for (std::int64_t k = 0; k < K; ++k) {
+            dx[m * K + k] += dz[m * N + n] * wv[n * K + k];
+            dw[n * K + k] += dz[m * N + n] * xv[m * K + k];
+          }
         }
-      }
-    EXPECT_TRUE(close(y.to_vector(), yr, 1e-5, 2e-6 * K));
-    EXPECT_TRUE(close(grad(x).to_vector(), dx, 1e-5, 2e-6 * N));
-    EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 2e-6 * rows));
-    EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 2e-6 * rows));
-  }
+      EXPECT_TRUE(close(y.to_vector(), yr, 1e-5, 2e-6 * K));
+      EXPECT_TRUE(close(grad(x).to_vector(), dx, 1e-5, 2e-6 * N));
+      EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 2e-6 * rows));
+      EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 2e-6 * rows));
+    }
 }
