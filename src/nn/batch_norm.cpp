@@ -229,8 +229,8 @@ Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor
 }
 
 // relu_y (batch_norm with act = relu): ReLU's gradient, gy where BN's output relu_y > 0, taken in
-// the backward's kernels as they read gy (relu_y of gy's shape, both read dense); else gy masked
-// by relu_backward first.
+// the backward's kernels as they read gy (f32 gy and relu_y of gy's shape, contiguous); else gy
+// masked by relu_backward first.
 std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, const Tensor& relu_y_in = Tensor()) {
   DeviceImpl& dev = dev_of(gy_in);
   Enter guard(dev, "batch_norm_backward");
