@@ -31,23 +31,7 @@
 //   BN_SUM_MERGE: 0 = partial sums out, 1 = partial sums in
 //   BN_DX:        0 = dx, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats), 5 = weight
 //                 (HAS_W), 6 = sums [2][C] (not EVAL)
-//   RELU_GRAD = b > 0 (BN_GRAD_SUMS, BN_DX; batch_norm with act = relu): gy is taken where BN's
-//                 output y at binding b (laid out as gy: 5 for BN_GRAD_SUMS, 6 or 7 for BN_DX) is
-//                 > 0, else 0 (relu_backward's y > 0 ? gy : 0, without its dispatch).
 layout(local_size_x = LOCAL_X) in;
-
-#ifndef RELU_GRAD
-#define RELU_GRAD 0
-#endif
-#if RELU_GRAD == 5
-#define GY(e) (float(load5(e)) > 0.0 ? float(load1(e)) : 0.0)
-#elif RELU_GRAD == 6
-#define GY(e) (float(load6(e)) > 0.0 ? float(load1(e)) : 0.0)
-#elif RELU_GRAD == 7
-#define GY(e) (float(load7(e)) > 0.0 ? float(load1(e)) : 0.0)
-#else
-#define GY(e) float(load1(e))
-#endif
 
 uniform uint u_C;
 uniform uint u_S;
@@ -248,7 +232,7 @@ void main() {
   for (uint i = 0u; LOOP(i < u_iters); ++i) {
     if (w.j >= u_n) break;
     uint e = walk_elem(w);
-    float g = GY(e);
+    float g = float(load1(e));
     acc += vec2(g, g * (float(load2(e)) - mean));
     walk_next(w);
   }
@@ -304,9 +288,9 @@ uniform float u_inv_n;  // 1 / n
 void main() {
   ELEM_LOOP_BEGIN
 #ifdef EVAL
-  store0(i, CT0(GY(i) * scale));
+  store0(i, CT0(float(load1(i)) * scale));
 #else
-  store0(i, CT0(scale * (GY(i) - mg - (float(load2(i)) - mean) * mgx)));
+  store0(i, CT0(scale * (float(load1(i)) - mg - (float(load2(i)) - mean) * mgx)));
 #endif
   ELEM_LOOP_END
 }

@@ -197,8 +197,7 @@ struct Saved {
 };
 
 // [2 * C] f32: sum(gy) per channel, then sum(gy * xhat).
-// relu_y (batch_norm with act = relu): gy masked by BN's output > 0 as it is read (RELU_GRAD).
-Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor& relu_y) {
+Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s) {
   const std::uint64_t limit = dev.loop_limit();
   const Geom& g = s.g;
   Level lv = plan_level(static_cast<std::uint64_t>(g.n), kFirstIters, limit);
@@ -210,11 +209,8 @@ Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor
     BatchNormVariant bv;
     bv.stage = first ? "BN_GRAD_SUMS" : "BN_SUM_MERGE", bv.eval = first && s.eval, bv.in = in.dtype();
     bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
-    bv.relu_grad = first && relu_y.defined();
-    if (bv.relu_grad) bv.relu_y = relu_y.dtype();
     if (first) {
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in).read(s.x).read(s.a).read(s.v);
-      if (bv.relu_grad) launch.read(relu_y);
       if (s.eval) launch.params(EpsParams{s.eps});
     } else {
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in);
@@ -228,10 +224,7 @@ Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor
   }
 }
 
-// relu_y (batch_norm with act = relu): ReLU's gradient, gy where BN's output relu_y > 0, taken in
-// the backward's kernels as they read gy (f32 gy and relu_y of gy's shape, contiguous); else gy
-// masked by relu_backward first.
-std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, const Tensor& relu_y_in = Tensor()) {
+std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s) {
   DeviceImpl& dev = dev_of(gy_in);
   Enter guard(dev, "batch_norm_backward");
   const Geom& g = s.g;
@@ -242,12 +235,9 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
     if (s.need_b) out[2] = zeros(gy_in.device(), {g.C}, s.b_dtype);
     return out;
   }
-  const bool fuse = relu_y_in.defined() && relu_y_in.shape() == gy_in.shape();
-  const Tensor gy =
-      !relu_y_in.defined() || fuse ? dense(gy_in) : dense(unary_grad::relu(gy_in, relu_y_in, relu_y_in, 0, 0));
-  const Tensor relu_y = fuse ? dense(relu_y_in) : Tensor();
+  const Tensor gy = dense(gy_in);
   const bool sums_needed = s.need_w || s.need_b || (s.need_x && !s.eval);
-  const Tensor sums = sums_needed ? grad_sums(dev, gy, s, relu_y) : Tensor();
+  const Tensor sums = sums_needed ? grad_sums(dev, gy, s) : Tensor();
   if (s.need_x) {
     Tensor dx = alloc(dev, s.x.shape(), s.x.dtype(), "batch_norm_backward");
     Launch launch(dev, "batch_norm_backward");
@@ -256,12 +246,9 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
     bv.stage = "BN_DX", bv.rows = e.rows, bv.eval = s.eval, bv.has_w = s.w.defined();
     bv.y = dx.dtype(), bv.in = gy.dtype(), bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
     if (s.w.defined()) bv.w = s.w.dtype();
-    bv.relu_grad = relu_y.defined();
-    if (bv.relu_grad) bv.relu_y = relu_y.dtype();
     launch.program(bv.kFile, bv.defines(), {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
     launch.read(s.w.defined() ? s.w : s.x);  // x stands in for an absent weight (never read)
     if (!s.eval) launch.read(sums);
-    if (bv.relu_grad) launch.read(relu_y);
     launch.params(ElemParams{g, e, s.eval, true, s.eps});
     dispatch_elem(launch, e, g);
     out[0] = dx;
@@ -335,7 +322,11 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
     // ReLU's gradient from the output's sign (y > 0 exactly where the normalized value is).
     const Tensor yd = relu ? detach(y) : Tensor();
     autograd::record(
-        y, {x_in, weight, bias}, [s, yd](const Tensor& gy) { return batch_norm_backward(gy, s, yd); }, op);
+        y, {x_in, weight, bias},
+        [s, yd](const Tensor& gy) {
+          return batch_norm_backward(yd.defined() ? unary_grad::relu(gy, yd, yd, 0, 0) : gy, s);
+        },
+        op);
   }
   return y;
 }

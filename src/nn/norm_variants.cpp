@@ -2,7 +2,6 @@
 #include "nn/norm_variants.hpp"
 
 #include <string>
-#include <utility>
 
 namespace gltensor::detail {
 
@@ -102,8 +101,6 @@ Defines BatchNormVariant::defines() const {
   } else if (is(stage, "BN_GRAD_SUMS")) {
     d.flag("EVAL", eval).operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
     d.operand(2, x, CT::f32, false).operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
-    d.value("RELU_GRAD", relu_grad ? 5 : 0);
-    if (relu_grad) d.operand(5, relu_y, CT::f32, false);
   } else if (is(stage, "BN_SUM_MERGE")) {
     d.operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
   } else {  // BN_DX
@@ -112,9 +109,6 @@ Defines BatchNormVariant::defines() const {
     d.operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
     if (has_w) d.operand(5, w, CT::f32, false);
     if (!eval) d.operand(6, DType::f32, CT::f32, false);
-    const int ry = relu_grad ? (eval ? 6 : 7) : 0;
-    d.value("RELU_GRAD", ry);
-    if (relu_grad) d.operand(ry, relu_y, CT::f32, false);
   }
   return d;
 }
@@ -137,15 +131,12 @@ std::vector<BatchNormVariant> BatchNormVariant::space() {
       for (int f = 0; f < 32; ++f) {
         BatchNormVariant v;
         v.stage = stage, v.rows = f & 1, v.eval = f & 2, v.has_w = f & 4, v.has_b = f & 8, v.relu = f & 16;
-        if (is(stage, "BN_DX") && v.has_b) continue;
-        if (is(stage, "BN_DX")) std::swap(v.relu, v.relu_grad);  // BN_DX: RELU_GRAD in relu's place
-        v.relu_y = dt;
+        if (is(stage, "BN_DX") && (v.has_b || v.relu)) continue;
         add(v);
       }
-    for (int f = 0; f < 4; ++f) {
+    for (bool eval : {false, true}) {
       BatchNormVariant v;
-      v.stage = "BN_GRAD_SUMS", v.eval = f & 1, v.relu_grad = f & 2;
-      v.relu_y = dt;
+      v.stage = "BN_GRAD_SUMS", v.eval = eval;
       add(v);
     }
     BatchNormVariant merge;

@@ -47,10 +47,6 @@ struct BatchNormVariant {
   bool eval = false;                    ///< EVAL: running statistics
   bool has_w = false, has_b = false;    ///< HAS_W (BN_NORM, BN_DX), HAS_B (BN_NORM)
   bool relu = false;                    ///< RELU (BN_NORM): y = relu(y)
-  /// RELU_GRAD (BN_GRAD_SUMS, BN_DX): gy masked by BN's output (of dtype relu_y) > 0, the operand
-  /// after the stage's others (5; BN_DX 7, or 6 with EVAL).
-  bool relu_grad = false;
-  DType relu_y = DType::f32;
   /// in: the level's input (x, gy or partial sums); x: the input (BN_NORM, BN_GRAD_SUMS, BN_DX;
   /// BN_STATS_MERGE's FINAL shift); y: BN_NORM's output, BN_DX's dx; a, v: mean / invstd or the
   /// running statistics; w, b, rm, rv.
