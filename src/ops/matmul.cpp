@@ -21,7 +21,8 @@ using namespace detail;
 
 namespace {
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     const Epilogue& epilogue, std::int64_t split = 0);
+                     const Epilogue& epilogue, std::int64_t split = 0, Tensor* rowsum = nullptr,
+                     const Tensor* mask = nullptr);
 }  // namespace
 
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
@@ -55,15 +56,38 @@ Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, doub
   // b a transposed contiguous matrix (linear's w.t()): its gradient as (g^T a)^T, so that the
   // weight's own gradient (the transpose's) is contiguous, not copied into a contiguous one.
   const bool b_transposed = need_b && b.dim() == 2 && !b.is_contiguous() && b.t().is_contiguous();
+  // A bias [N] of a 2-D product (linear's): its gradient, g's column sums, = the row sums of the
+  // weight gradient's A = g^T, taken by that product's kernel where it can (matmul_kernel's rowsum).
+  const bool bias_rows = need_d && beta == 1 && b_transposed && a.dim() == 2 && addend.dim() == 1;
   autograd::record(
       y, {a, b, addend},
-      [ad, bd, yd, alpha, beta, need_a, need_b, need_d, b_transposed](const Tensor& gy) {
-        const Tensor g = yd.defined() ? unary_grad::relu(gy, yd, yd, 0, 0) : gy;
-        Tensor ga = need_a ? matmul_kernel(g, bd.transpose(-1, -2), Tensor(), alpha, 0, Epilogue()) : Tensor();
-        Tensor gb = !need_b        ? Tensor()
-                    : b_transposed ? matmul_kernel(g.transpose(-1, -2), ad, Tensor(), alpha, 0, Epilogue()).t()
-                                   : matmul_kernel(ad.transpose(-1, -2), g, Tensor(), alpha, 0, Epilogue());
-        return std::vector<Tensor>{ga, gb, !need_d ? Tensor() : beta == 1 ? g : mul(g, beta)};
+      [ad, bd, yd, alpha, beta, need_a, need_b, need_d, b_transposed, bias_rows](const Tensor& gy) {
+        // ReLU's mask: in the products' loads of g where their kernels take it (matmul_kernel's
+        // mask), else g masked by its own dispatch, once, for whatever needs it.
+        Tensor g = yd.defined() ? Tensor() : gy;
+        const bool try_mask = yd.defined() && gy.dim() == 2 && gy.shape() == yd.shape() &&
+                              gy.strides() == yd.strides() && gy.offset() == yd.offset();
+        auto masked = [&] {
+          if (!g.defined()) g = unary_grad::relu(gy, yd, yd, 0, 0);
+          return g;
+        };
+        const Tensor ydt = try_mask ? yd.t() : Tensor();
+        Tensor ga, gb, gd;
+        if (need_a) {
+          const Tensor bt = bd.transpose(-1, -2);
+          if (try_mask) ga = matmul_kernel(gy, bt, Tensor(), alpha, 0, Epilogue(), 0, nullptr, &yd);
+          if (!ga.defined()) ga = matmul_kernel(masked(), bt, Tensor(), alpha, 0, Epilogue());
+        }
+        if (need_b && b_transposed) {
+          Tensor* rows = bias_rows ? &gd : nullptr;
+          if (try_mask) gb = matmul_kernel(gy.t(), ad, Tensor(), alpha, 0, Epilogue(), 0, rows, &ydt);
+          if (!gb.defined()) gb = matmul_kernel(masked().t(), ad, Tensor(), alpha, 0, Epilogue(), 0, rows);
+          gb = gb.t();
+        } else if (need_b) {
+          gb = matmul_kernel(ad.transpose(-1, -2), masked(), Tensor(), alpha, 0, Epilogue());
+        }
+        if (!gd.defined() && need_d) gd = beta == 1 ? masked() : mul(masked(), beta);
+        return std::vector<Tensor>{ga, gb, gd};
       },
       "matmul");
   return y;
@@ -112,7 +136,7 @@ MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const Matm
     v.f16_ext = dev.f16_extension_glsl();
   v.a_kmajor = vl.a_kmajor, v.b_kmajor = vl.b_kmajor;
   v.slice_k = plan.variant & 1, v.unroll_k = plan.variant & 2;
-  v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad;
+  v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad, v.ksl = plan.reg_slices;
   v.bm = static_cast<int>(plan.tile_m), v.bn = static_cast<int>(plan.tile_n), v.bk = plan.warp_bk, v.tn = plan.warp_tn;
   v.warp_lanes = plan.warp_lanes, v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
@@ -153,7 +177,7 @@ namespace {
 void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
                    const BatchLayout& bl, const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out,
                    std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
-                   DType b_dtype) {
+                   DType b_dtype, const Tensor& rowsum = Tensor(), const Tensor& mask = Tensor()) {
   const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
   if (plan.kernel == MatmulPlan::Kernel::gemv) {
     const GemvVariant v = gemv_variant(plan, problem, bl, d, out, epilogue, a_dtype, b_dtype);
@@ -166,6 +190,8 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     return;
   }
   MatmulVariant v = matmul_variant(dev, plan, problem, vl, bl, d, out, split, epilogue, a_dtype, b_dtype);
+  v.rowsum = rowsum.defined();
+  v.mask = mask.defined();
   // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
   auto run = [&](int variant) {
     Launch launch(dev, "matmul");
@@ -175,10 +201,13 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     } else if (v.kernel == MatmulPlan::Kernel::f16x2 || v.kernel == MatmulPlan::Kernel::warp) {
       launch.program(v.file(), v.defines(), {plan.local_x});
     } else {
-      launch.program(v.file(), v.defines(), v.kernel == MatmulPlan::Kernel::reg ? Local{plan.local_x} : Local{16, 16});
+      launch.program(v.file(), v.defines(),
+                     v.kernel == MatmulPlan::Kernel::reg ? Local{plan.local_x, plan.local_y} : Local{16, 16});
     }
     launch.write(out).read(a).read(b);
     if (d.defined()) launch.read(d);
+    if (rowsum.defined()) launch.write(rowsum);
+    if (mask.defined()) launch.read(mask);
     launch.params(params).loop_iterations(plan.loop_iterations);
     launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
   };
@@ -191,8 +220,14 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
 // split > 0: only with the quad-load or REG kernel, no batch and no split-K (else returns an
 // undefined tensor); the result [M, N] is written as [N / split, M, split] (column groups of `split`
 // become the outer dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
+// rowsum: where the plan is the REG kernel over one batch entry without split-K, f32 operands and
+// result, *rowsum gets a's row sums [M] (sum over K, no alpha) from the same dispatch; else it
+// stays as it was (the caller sums).
+// mask (ReLU's gradient in the product, a = g or g^T): a's elements are taken where *mask, f32 laid
+// out as a (shape, strides, offset), is > 0, else 0 (rowsum too); only where the plan is the REG
+// kernel over one batch entry without split-K with f32 a (else returns an undefined tensor).
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     const Epilogue& epilogue, std::int64_t split) {
+                     const Epilogue& epilogue, std::int64_t split, Tensor* rowsum, const Tensor* mask) {
   const char* op = "matmul";
   check_same_device(op, {&a, &b});
   if (addend.defined()) check_same_device(op, {&a, &addend});
@@ -223,6 +258,10 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
+  if (mask && (plan.kernel != MatmulPlan::Kernel::reg || plan.splits != 1 || !batch.empty() || split > 0 ||
+               a.dtype() != DType::f32 || mask->dtype() != DType::f32 || mask->shape() != a.shape() ||
+               mask->strides() != a.strides() || mask->offset() != a.offset()))
+    return Tensor();
   if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   if (plan.splits > 1) {
     // Split-K: raw partial products [splits, batch..., M, N] in f32, summed, then the epilogue.
@@ -266,7 +305,11 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   }
   Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
-  launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype());
+  const bool rows = rowsum && plan.kernel == MatmulPlan::Kernel::reg && problem.batch == 1 && split == 0 &&
+                    od == DType::f32 && a.dtype() == DType::f32 && b.dtype() == DType::f32;
+  if (rows) *rowsum = alloc(dev, {M}, DType::f32, op);
+  launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype(),
+                rows ? *rowsum : Tensor(), mask ? *mask : Tensor());
   return out;
 }
 }  // namespace

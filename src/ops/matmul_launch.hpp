@@ -74,6 +74,7 @@ struct MatmulParams {
       u.u32("u_qb_s", vl.qb_s);
     }
     if (split > 0) u.u32("u_split", split);
+    if (plan.reg_slices > 1) u.u32("u_kslice", plan.reg_kslice);
     u.f32("u_alpha", alpha);
     u.f32("u_beta", beta);
     u.f32("u_act_p0", epilogue.p0);

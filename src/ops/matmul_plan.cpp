@@ -121,6 +121,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // The packed-half f16-math kernel: the quad-load kernel's conditions, whole 16-K tiles, any number of tiles.
   const bool f16x2 = vec4_ok && fb0 > 0 && p.K % 16 == 0 && p.K > 0 && (forced_vec4 || chosen) &&
                      settings.f16_matmul == F16MatmulSetting::f16x2;
+  // GPUs, few 64 x 64 tiles over a short K (a training step's layers at batch 128): the REG kernel
+  // with 4 x 4 blocks, K sliced over a workgroup's invocations (kSlicedMaxTiles).
+  const bool tiled = !reg && !gemv && !warp && !vec4 && !f16x2;
+  const bool reg_sliced = tiled && chosen && !software && fb0 == 0 && p.K > 0 && p.K < kSlicedMaxK &&
+                          ceil_div(p.M, 64) * ceil_div(p.N, 64) * p.batch < kSlicedMaxTiles;
+  const bool regk = reg || reg_sliced;  // the REG kernel, sliced or not
   if (gemv) {
     plan.kernel = MatmulPlan::Kernel::gemv;
     plan.tile_m = std::min<std::int64_t>(std::max<std::int64_t>(p.M, 1), kGemvRows);
@@ -144,6 +150,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.local_x = software ? 16 : 64;
     plan.local_y = 1;
     set_reg_block(plan, p, rows, quads);
+  } else if (reg_sliced) {
+    plan.kernel = MatmulPlan::Kernel::reg;
+    plan.local_x = 16;  // widened below where the slices are fewer than 4
+    plan.local_y = 1;
+    set_reg_block(plan, p, 4, 1);
   } else if (warp) {
     plan.kernel = MatmulPlan::Kernel::warp;
     plan.tile_m = 128;
@@ -166,10 +177,10 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   }
   // Workgroups per batch entry (REG: blocks of one invocation each, local_x per workgroup).
   const std::int64_t blocks = ceil_div(p.M, plan.tile_m) * ceil_div(p.N, plan.tile_n);
-  const std::int64_t groups = reg ? ceil_div(blocks, plan.local_x) : blocks;
+  const std::int64_t groups = regk ? ceil_div(blocks, plan.local_x) : blocks;
   const std::int64_t tiles = groups * p.batch;
   // F16_MATH is in every kernel but REG and GEMV (which compute in f32 where they are chosen).
-  plan.f16_block = p.precision == Precision::f16_allowed && dev.fp16_arithmetic && !reg && !gemv ? kF16BlockK : 0;
+  plan.f16_block = p.precision == Precision::f16_allowed && dev.fp16_arithmetic && !regk && !gemv ? kF16BlockK : 0;
   const std::int64_t fb = plan.f16_block;
 
   // Split-K. Chunks are multiples of 16 (whole K-tiles of every kernel and of both slices).
@@ -195,7 +206,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   if (!software && !gemv && !reg && !warp && p.K >= 4096 && tiles < 512)
     splits = std::max(splits, std::min(ceil_div(512, tiles), p.K / 1024));
   if (vec4 && vec4_split) splits = std::max(splits, std::min(ceil_div(kSplitTiles, vec4_tiles), p.K / kSplitMinChunk));
-  // Forced slices (Settings::matmul_split) for tiled kernels; never fewer than the loop limit needs.
+  // Forced slices (Settings::matmul_split) for tiled kernels and the K-sliced REG kernel (its
+  // slices then within each chunk); never fewer than the loop limit needs.
   if (settings.matmul_split > 0 && !gemv && !reg)
     splits = std::max(needed, std::min<std::int64_t>(settings.matmul_split, std::max<std::int64_t>(p.K / 16, 1)));
   if (splits > 1) {
@@ -205,6 +217,23 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.kchunk = p.K;
   }
   plan.split_columns = p.split_columns && (vec4 || f16x2 || reg || warp) && plan.splits == 1;
+  if (reg_sliced) {
+    // Slices of at least kSlicedMinK values of K, doubled while the invocations stay below
+    // kSlicedInvocations; each slice's loops and the sum of the slices' blocks within the loop limit.
+    const std::int64_t blocks4 = ceil_div(p.M, 4) * ceil_div(p.N, 4) * p.batch * plan.splits;
+    std::int64_t ksl = 1;
+    while (ksl < kSlicedMaxSlices && blocks4 * ksl < kSlicedInvocations && plan.kchunk / (2 * ksl) >= kSlicedMinK)
+      ksl *= 2;
+    auto slice_len = [&](std::int64_t n) { return ceil_div(ceil_div(plan.kchunk, n), 4) * 4; };
+    while (ksl > 1 && dev.loop_limit != 0 &&
+           matmul_loops(MatmulPlan::Kernel::reg, slice_len(ksl)) + static_cast<std::uint64_t>(ksl) > dev.loop_limit)
+      ksl /= 2;
+    plan.reg_slices = static_cast<int>(ksl);
+    plan.reg_kslice = slice_len(ksl);
+    plan.local_x = static_cast<std::uint32_t>(std::max<std::int64_t>(16, 64 / ksl));  // 64 to 256 invocations
+    plan.local_y = static_cast<std::uint32_t>(ksl);
+    set_reg_block(plan, p, 4, 1);
+  }
 
   if (vec4 && !f16x2) {
     // Variants (bench/RESULTS.md): sliced K fills a GPU's waves better where the tiles make a
@@ -225,8 +254,13 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.local_y = 1;
   }
   plan.loop_iterations = matmul_loops(plan.kernel, plan.kchunk, 1, fb);
-  plan.groups_x = static_cast<std::uint64_t>(reg ? groups : ceil_div(p.N, plan.tile_n));  // GEMV: features
-  plan.groups_y = static_cast<std::uint64_t>(reg ? 1 : ceil_div(p.M, plan.tile_m));
+  // Sliced REG: one slice's loops and the loop over the other slices' blocks.
+  if (plan.reg_slices > 1)
+    plan.loop_iterations = matmul_loops(plan.kernel, plan.reg_kslice) + static_cast<std::uint64_t>(plan.reg_slices);
+  plan.groups_x = static_cast<std::uint64_t>(reg          ? groups
+                                             : reg_sliced ? plan.groups_x
+                                                          : ceil_div(p.N, plan.tile_n));  // GEMV: features
+  plan.groups_y = static_cast<std::uint64_t>(regk ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
   // 8-K tiles: on the H100 16-K ones ran 1.4x slower, 8 x 16 blocks per invocation 2.5x, 64-row
   // tiles of 128 invocations 2.1x (bench/RESULTS.md, 2026-11-27).

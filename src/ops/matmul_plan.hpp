@@ -49,6 +49,11 @@ struct MatmulPlan {
   /// (MatmulProblem::a_quads / b_quads, 0 = scalar loads).
   int reg_rows = 0, reg_quads = 0;
   int a_quad = 0, b_quad = 0;
+  /// REG kernel, K sliced (GPUs' few small tiles, kSlicedMaxTiles): reg_slices invocations per
+  /// block (local_y), each over reg_kslice values of K (a multiple of 4) of the split's range,
+  /// their sums added in shared memory; 1 = one invocation per block over the whole range.
+  int reg_slices = 1;
+  std::int64_t reg_kslice = 0;
   /// Warp-tiled kernel (matmul_warp.comp): tile_m x tile_n tiles (set_warp_tile), warp_bk values
   /// of K per shared-memory tile (8 or 16), an 8 x warp_tn block of C per invocation (8 or 16),
   /// warp_lanes: a warp's invocations as 8 x 4 neighbours; warp_edge: tiles past M, N or K checked.
@@ -75,6 +80,13 @@ inline constexpr std::int64_t kWarpMinTiles = 256;
 /// 1024^3, 256 x 4096 x 4096, 256 x 2048 x 8192, 512 x 2048 x 2048, 384 x 1152 x 16384 and 2048.
 inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMinK = 1024;
 
+/// GPUs: products of fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK that would take the 64 x 64
+/// kernel (a training step's layers at batch 128: 8 to 52 workgroups for 132 SMs) run the REG kernel with 4 x 4
+/// blocks and K sliced over a workgroup's invocations (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at
+/// least kSlicedMinK), as many slices as bring the invocations to about kSlicedInvocations.
+inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 1024, kSlicedMinK = 32, kSlicedInvocations = 32768;
+inline constexpr int kSlicedMaxSlices = 16;
+
 /// GEMV (glsl/ops/gemv.comp): output features and most rows of C per workgroup, most invocations.
 inline constexpr std::int64_t kGemvFeatures = 4, kGemvRows = 8;
 inline constexpr std::uint32_t kGemvLocal = 128;
@@ -88,14 +100,16 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles), else the 64x128 quad-load
 /// kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles, or fewer over
 /// K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel overrides where the
-/// kernel applies: vec4*, tile64, tile128, reg, gemv). Split-K where one invocation would loop past the device's limit,
-/// and where few output tiles share a long K (K >= 1024 and fewer than a quarter of the target workgroups: 256 on GPUs,
-/// 16 on software rasterizers; for REG fewer than the target). f16 math (f16_block = kF16BlockK) in every kernel but
-/// REG and GEMV where the problem's precision is f16_allowed and the device has fp16 arithmetic, whatever the operand
-/// dtypes (f32 operands are rounded to f16 in the kernel); else f32 math. With f16 math, the packed-half kernel (f16x2:
-/// matmul_f16x2.comp, the quad-load kernel's tiles and operand conditions with K % 16 == 0 and K > 0, 64x128
-/// tiles whatever their number) where Settings::f16_matmul is f16x2 and the kernel is the planner's choice or a
-/// quad-load one; f16x4 or "" (today's default, see docs/precision.md) keeps the other kernels' F16_MATH forms.
+/// kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles, fewer than
+/// kSlicedMaxTiles of them over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel. Split-K
+/// where one invocation would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and
+/// fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than the
+/// target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is
+/// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands are rounded to f16 in the
+/// kernel); else f32 math. With f16 math, the packed-half kernel (f16x2: matmul_f16x2.comp, the quad-load kernel's
+/// tiles and operand conditions with K % 16 == 0 and K > 0, 64x128 tiles whatever their number) where
+/// Settings::f16_matmul is f16x2 and the kernel is the planner's choice or a quad-load one; f16x4 or "" (today's
+/// default, see docs/precision.md) keeps the other kernels' F16_MATH forms.
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 /// A REG plan's block of `rows` x 4 `quads` of C per invocation: its quad loads (A's 4-row quads

@@ -44,7 +44,7 @@ Defines MatmulVariant::defines() const {
   d.value("BD", bd);
   if (act != Activation::none || affine) d.macro("ACT(x)", act_body, act_code(act, affine));
   if (reg) {
-    d.value("RA", ra).value("CB", cb).value("A_Q", a_q).value("B_Q", b_q);
+    d.value("RA", ra).value("CB", cb).value("A_Q", a_q).value("B_Q", b_q).value("KSL", ksl).flag("ROWSUM", rowsum);
     d.macro("ROWS(X)", rows_list, ra).macro("ROWQ(X)", rowq_list, ra).macro("COLS(X)", cols_list, cb);
     d.macro("COLN(X)", coln_list, cb).macro("COLS_I(X, i)", cols_i_list, cb);
   } else if (vec4) {
@@ -77,6 +77,13 @@ Defines MatmulVariant::defines() const {
     if (reg && b_q) d.quads("B", 2, this->b);
   }
   if (addend) d.operand(3, this->d, CT::f32, false);
+  if (reg && rowsum) d.operand(addend ? 4 : 3, DType::f32, CT::f32, true);
+  if (reg) {
+    const int y = mask ? 3 + (addend ? 1 : 0) + (rowsum ? 1 : 0) : 0;  // MASK_A: the mask's binding
+    d.value("MASK_A", y);
+    if (mask) d.operand(y, DType::f32, CT::f32, false);
+    if (mask && a_q) d.quads("Y", y, DType::f32);
+  }
   if (vec4 && !f16x2 && !warp) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
   return d;
 }
@@ -141,6 +148,31 @@ std::vector<MatmulVariant> MatmulVariant::space() {
           v.ra = ra, v.cb = cb, v.a_q = a_q, v.b_q = b_q;
           out.push_back(v);
         }
+  // reg with K slices: the planner's 4 x 4 blocks, every quad load, the epilogue's forms.
+  for (int ksl : {2, 16})
+    for (int q = 0; q < 3; ++q) {
+      MatmulVariant v;
+      v.kernel = K::reg;
+      v.ra = 4, v.cb = 1, v.a_q = q, v.b_q = 2 - q, v.ksl = ksl;
+      out.push_back(v);
+      v.bd = 2, v.act = Activation::relu, v.addend = v.split_k = true, v.out = DType::f16;
+      out.push_back(v);
+      v.bd = 1, v.split_k = false, v.split_cols = v.no_batch = true, v.affine = true;
+      out.push_back(v);
+    }
+  // ROWSUM (the bias gradient with the weight gradient), sliced or not, with and without an addend;
+  // MASK_A (ReLU's gradient) with each of A's loads, with and without ROWSUM.
+  for (int ksl : {1, 16})
+    for (bool addend : {false, true}) {
+      MatmulVariant v;
+      v.kernel = K::reg;
+      v.ra = 4, v.cb = 1, v.a_q = 2, v.b_q = 1, v.ksl = ksl, v.rowsum = true, v.addend = addend, v.no_batch = true;
+      out.push_back(v);
+      for (int a_q = 0; a_q < 3; ++a_q) {
+        v.mask = true, v.a_q = a_q, v.rowsum = a_q == 2;
+        out.push_back(v);
+      }
+    }
   // warp: the planner's tiles (128 x 128, 8 x 8 per invocation, 16- or 8-K tiles) with every
   // operand layout, whole or edge tiles, f16 storage, and every epilogue flag at once.
   for (int bits = 0; bits < 16; ++bits) {

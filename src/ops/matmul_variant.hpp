@@ -33,6 +33,13 @@ struct MatmulVariant {
   bool a_kmajor = false, b_kmajor = false, slice_k = false, unroll_k = false;
   /// reg: RA rows x 4 CB columns per invocation; A_Q / B_Q the operands' quad loads (0 none).
   int ra = 1, cb = 1, a_q = 0, b_q = 0;
+  /// reg: KSL, K slices per block (MatmulPlan::reg_slices; the workgroup's local_y); 1 = none.
+  int ksl = 1;
+  /// reg: ROWSUM, the sums of A's rows over K to the operand after the others (a linear layer's
+  /// bias gradient with its weight gradient).
+  bool rowsum = false;
+  /// reg: MASK_A, A's elements taken where an f32 operand laid out as A (after the others) is > 0.
+  bool mask = false;
   /// warp (A_KMAJOR / B_KMAJOR as vec4's): BM, BN, BK, TN, WARP_TILE, EDGE, K_LOOP (MatmulPlan's warp_*).
   int bm = 128, bn = 128, bk = 16, tn = 8;
   bool warp_lanes = true, edge = false, k_loop = false;

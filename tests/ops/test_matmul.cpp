@@ -1,5 +1,7 @@
 // matmul / gemm / linear against a float64 host reference.
 // Tolerance: |got - ref| <= 2e-6 * K + 1e-5 |ref| for inputs in [-1, 1] (f32 accumulation).
+#include <optional>
+
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -703,44 +705,141 @@ TEST(Matmul, SplitKForFewQuadLoadTilesAsOnAGpu) {
   check_linear(rng, {64, 1024}, 128, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
 }
 
+// The K-sliced REG kernel as a GPU plans it (few 64 x 64 tiles over a short K; test_plans
+// SlicedRegForFewSmallTiles): the MLP's shapes, odd sizes with K % 4 tails and blocks past the
+// edges, batches, transposed operands (quads along M / K), linear's epilogue, NaN/Inf through the
+// slices' sums, and split-K under a lowered loop limit with slices within each chunk.
+TEST(Matmul, SlicedRegisterKernelAsOnAGpu) {
+  GLT_RNG(rng);
+  ScopedEnv gpu("GLTENSOR_MATMUL_KERNEL", "gpu");
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{
+           {128, 784, 256}, {128, 256, 128}, {128, 128, 10}, {10, 128, 128}, {67, 130, 45}, {13, 999, 9}, {9, 5, 11}})
+    check(rng, {m, k}, {k, n});
+  check(rng, {3, 20, 100}, {100, 30});
+  check(rng, {2, 1, 33, 77}, {3, 77, 18});
+  // The training step's products: x w^T (B K-major), g^T x (A transposed: quads along M).
+  check_linear(rng, {128, 784}, 256, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
+  check_linear(rng, {37, 203}, 21, DType::f32, true);
+  check_linear(rng, {64, 96}, 40, DType::f16, false);
+  {
+    const std::int64_t M = 256, K = 128, N = 784;
+    auto at = uniform(rng, K * M), b = uniform(rng, K * N);
+    std::vector<float> a(M * K);
+    for (std::int64_t i = 0; i < M; ++i)
+      for (std::int64_t j = 0; j < K; ++j) a[i * K + j] = at[j * M + i];
+    Shape os;
+    auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+    Tensor r = matmul(Tensor::from_host(device(), at, {K, M}).t(), Tensor::from_host(device(), b, {K, N}));
+    EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * K)) << "A transposed";
+  }
+  // NaN in A's row 2 and +Inf in B's column 5 over K = 200 (slices of 32 or more).
+  const int K = 200;
+  std::vector<float> pa(9 * K, 0.5f), pb(K * 11, 0.25f);
+  pa[2 * K + 150] = std::numeric_limits<float>::quiet_NaN();
+  pb[20 * 11 + 5] = std::numeric_limits<float>::infinity();
+  check_nan_row_inf_column(
+      matmul(Tensor::from_host(device(), pa, {9, K}), Tensor::from_host(device(), pb, {K, 11})).to_vector(), 9, 11, K);
+  // A lowered loop limit: split-K (chunks summed after the kernel), slices within each chunk.
+  ScopedLoopLimit limit(180);
+  check(rng, {128, 784}, {784, 256});
+  check(rng, {2, 45, 901}, {901, 19});
+}
+
+// linear's bias gradient taken by the weight gradient's kernel (REG: llvmpipe's kernel, and the
+// K-sliced one as a GPU plans it): one dispatch for both where x needs no gradient, against
+// float64 with odd sizes (rows off the quads, K % 4 tails, slices) and a NaN in one output's
+// gradient; split-K under a lowered loop limit and f16 operands fall back to the sum, same values.
+TEST(Matmul, LinearBiasGradientWithTheWeightGradient) {
+  GLT_RNG(rng);
+  for (const char* kernel : {"", "gpu"})
+    for (auto [rows, K, N] : std::vector<std::array<std::int64_t, 3>>{
+             {128, 784, 256}, {7, 13, 5}, {130, 65, 9}, {203, 37, 21}, {64, 96, 10}, {300, 20, 33}})
+      for (int mode = 0; mode < 3; ++mode) {  // 0 fused, 1 split-K (loop limit), 2 f16 weights
+        SCOPED_TRACE(std::string(kernel) + " " + std::to_string(rows) + "x" + std::to_string(K) + "x" +
+                     std::to_string(N) + " mode " + std::to_string(mode));
+        if (mode == 1 && rows < 200) continue;  // the weight gradient's K (rows) split in chunks of 148
+        if (mode == 2 && rows != 64) continue;
+        ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
+        std::optional<ScopedLoopLimit> limit;
+        if (mode == 1) limit.emplace(40);
+        const DType dt = mode == 2 ? DType::f16 : DType::f32;
+        auto xv = uniform(rng, static_cast<std::size_t>(rows * K)), wv = uniform(rng, static_cast<std::size_t>(N * K));
+        auto bv = uniform(rng, static_cast<std::size_t>(N)), gv = uniform(rng, static_cast<std::size_t>(rows * N));
+        round_to(xv, dt);
+        round_to(wv, dt);
+        round_to(gv, dt);
+        if (mode == 0) gv[3 * N + N - 1] = std::numeric_limits<float>::quiet_NaN();  // bias N-1 and w's row N-1
+        Tensor x = Tensor::from_host(device(), xv, {rows, K}, dt), w = Tensor::from_host(device(), wv, {N, K}, dt);
+        Tensor b = Tensor::from_host(device(), bv, {N}, dt);
+        requires_grad_(w);
+        requires_grad_(b);
+        Tensor y = linear(x, w, b);
+        const Tensor seed = Tensor::from_host(device(), gv, {rows, N}, dt);
+        device().synchronize();
+        const auto d0 = device().dispatch_count();
+        backward(y, seed);
+        if (mode == 0) {
+          EXPECT_EQ(device().dispatch_count() - d0, 1u) << "the bias gradient in the weight gradient's dispatch";
+        }
+        std::vector<double> db(static_cast<std::size_t>(N), 0.0), dw(wv.size(), 0.0);
+        for (std::int64_t m = 0; m < rows; ++m)
+          for (std::int64_t n = 0; n < N; ++n) {
+            db[n] += gv[m * N + n];
+            for (std::int64_t k = 0; k < K; ++k) dw[n * K + k] += double(gv[m * N + n]) * xv[m * K + k];
+          }
+        const double tol = dt == DType::f32 ? 2e-6 * rows + 1e-6 : 0.05;
+        EXPECT_TRUE(close(grad(b).to(DType::f32).to_vector(), db, dt == DType::f32 ? 1e-5 : 1e-2, tol));
+        EXPECT_TRUE(close(grad(w).to(DType::f32).to_vector(), dw, dt == DType::f32 ? 1e-5 : 1e-2, tol));
+      }
+}
+
 // linear + ReLU under autograd: one dispatch forward (the epilogue) and the gradients of x, w
 // and bias against float64 (dz = g where the pre-activation > 0, so 0 at exact zeros: a zero row
-// of x with a zero bias entry gives z = 0), for batched and 2-D inputs and odd sizes.
+// of x with a zero bias entry gives z = 0, and a NaN there stays out), for batched and 2-D inputs
+// and odd sizes; on llvmpipe's REG kernel and as a GPU plans them (the K-sliced REG kernel), ReLU's
+// mask in both products' loads and the bias gradient in the weight gradient's: two dispatches.
 TEST(Matmul, LinearReluGradientInOneNode) {
   GLT_RNG(rng);
-  for (const Shape& sx : std::vector<Shape>{{7, 13}, {1, 5}, {2, 3, 33}, {130, 65}}) {
-    SCOPED_TRACE(to_string(sx));
-    const std::int64_t K = sx.back(), rows = numel_of(sx) / K, N = K % 2 ? 5 : 9;
-    auto xv = uniform(rng, static_cast<std::size_t>(rows * K)), wv = uniform(rng, static_cast<std::size_t>(N * K));
-    auto bv = uniform(rng, static_cast<std::size_t>(N)), gv = uniform(rng, static_cast<std::size_t>(rows * N));
-    std::fill(xv.begin(), xv.begin() + K, 0.0f);  // row 0: z = bias
-    bv[0] = 0;                                    // z[0, 0] = 0 exactly: no gradient
-    Tensor x = Tensor::from_host(device(), xv, sx), w = Tensor::from_host(device(), wv, {N, K});
-    Tensor b = Tensor::from_host(device(), bv, {N});
-    for (Tensor* t : {&x, &w, &b}) requires_grad_(*t);
-    const auto d0 = device().dispatch_count();
-    Tensor y = linear(x, w, b, Activation::relu);
-    EXPECT_EQ(device().dispatch_count() - d0, 1u);
-    Shape os = sx;
-    os.back() = N;
-    backward(y, Tensor::from_host(device(), gv, os));
-    std::vector<double> yr(static_cast<std::size_t>(rows * N)), dz(yr.size()), dx(xv.size(), 0.0), dw(wv.size(), 0.0),
-        db(bv.size(), 0.0);
-    for (std::int64_t m = 0; m < rows; ++m)
-      for (std::int64_t n = 0; n < N; ++n) {
-        double z = bv[n];
-        for (std::int64_t k = 0; k < K; ++k) z += double(xv[m * K + k]) * wv[n * K + k];
-        yr[m * N + n] = z > 0 ? z : 0;
-        dz[m * N + n] = z > 0 ? gv[m * N + n] : 0;
-        db[n] += dz[m * N + n];
-        for (std::int64_t k = 0; k < K; ++k) {
-          dx[m * K + k] += dz[m * N + n] * wv[n * K + k];
-          dw[n * K + k] += dz[m * N + n] * xv[m * K + k];
+  for (const char* kernel : {"", "gpu"})
+    for (const Shape& sx : std::vector<Shape>{{7, 13}, {1, 5}, {2, 3, 33}, {130, 65}, {128, 784}}) {
+      SCOPED_TRACE(std::string(kernel) + " " + to_string(sx));
+      ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
+      const std::int64_t K = sx.back(), rows = numel_of(sx) / K, N = K % 2 ? 5 : K > 100 ? 256 : 9;
+      auto xv = uniform(rng, static_cast<std::size_t>(rows * K)), wv = uniform(rng, static_cast<std::size_t>(N * K));
+      auto bv = uniform(rng, static_cast<std::size_t>(N)), gv = uniform(rng, static_cast<std::size_t>(rows * N));
+      std::fill(xv.begin(), xv.begin() + K, 0.0f);      // row 0: z = bias
+      bv[0] = 0;                                        // z[0, 0] = 0 exactly: no gradient
+      gv[0] = std::numeric_limits<float>::quiet_NaN();  // masked out (relu_backward's x > 0 ? g : 0)
+      Tensor x = Tensor::from_host(device(), xv, sx), w = Tensor::from_host(device(), wv, {N, K});
+      Tensor b = Tensor::from_host(device(), bv, {N});
+      for (Tensor* t : {&x, &w, &b}) requires_grad_(*t);
+      const auto d0 = device().dispatch_count();
+      Tensor y = linear(x, w, b, Activation::relu);
+      EXPECT_EQ(device().dispatch_count() - d0, 1u);
+      Shape os = sx;
+      os.back() = N;
+      const Tensor seed = Tensor::from_host(device(), gv, os);
+      device().synchronize();
+      const auto d1 = device().dispatch_count();
+      backward(y, seed);
+      EXPECT_EQ(device().dispatch_count() - d1, 2u) << "grad x; grad w with grad b";
+      std::vector<double> yr(static_cast<std::size_t>(rows * N)), dz(yr.size()), dx(xv.size(), 0.0), dw(wv.size(), 0.0),
+          db(bv.size(), 0.0);
+      for (std::int64_t m = 0; m < rows; ++m)
+        for (std::int64_t n = 0; n < N; ++n) {
+          double z = bv[n];
+          for (std::int64_t k = 0; k < K; ++k) z += double(xv[m * K + k]) * wv[n * K + k];
+          yr[m * N + n] = z > 0 ? z : 0;
+          dz[m * N + n] = z > 0 ? gv[m * N + n] : 0;
+          db[n] += dz[m * N + n];
+          for (std::int64_t k = 0; k < K; ++k) {
+            dx[m * K + k] += dz[m * N + n] * wv[n * K + k];
+            dw[n * K + k] += dz[m * N + n] * xv[m * K + k];
+          }
         }
-      }
-    EXPECT_TRUE(close(y.to_vector(), yr, 1e-5, 2e-6 * K));
-    EXPECT_TRUE(close(grad(x).to_vector(), dx, 1e-5, 2e-6 * N));
-    EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 2e-6 * rows));
-    EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 2e-6 * rows));
-  }
+      EXPECT_TRUE(close(y.to_vector(), yr, 1e-5, 2e-6 * K));
+      EXPECT_TRUE(close(grad(x).to_vector(), dx, 1e-5, 2e-6 * N));
+      EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 2e-6 * rows));
+      EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 2e-6 * rows));
+    }
 }

@@ -38,8 +38,10 @@ TEST(PlanMatmul, KernelChoice) {
   EXPECT_EQ(p.groups_y, 16u);
   EXPECT_TRUE(p.tune);
   EXPECT_EQ(p.tune_key, "matmul_vec4/256/512/float32");
-  // Fewer tiles, or operands that are not quads: scalar 64 x 64 tiles on GPUs.
-  EXPECT_EQ(plan_matmul(problem(128, 256, 64), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
+  // Fewer tiles, or operands that are not quads: scalar 64 x 64 tiles on GPUs (fewer than
+  // kSlicedMaxTiles of them over a short K: the K-sliced REG kernel, SlicedRegForFewSmallTiles).
+  EXPECT_EQ(plan_matmul(problem(128, 256, 64), kGpu, s).kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(plan_matmul(problem(1024, 4096, 64, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
   EXPECT_EQ(plan_matmul(problem(1024, 4096, 512, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
   // llvmpipe: the REG kernel for every shape.
   for (auto [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{1024, 4096, 512}, {100, 20, 30}, {64, 25088, 288}})
@@ -183,8 +185,74 @@ TEST(PlanMatmul, TinyLoopLimitTakesReg) {
     EXPECT_LE(p.loop_iterations, 40u) << M << "x" << N << "x" << K;
     EXPECT_GE(p.splits * p.kchunk, K);
   }
-  // Without a limit the same GPU problems take the tiled kernels.
-  EXPECT_NE(plan_matmul(problem(64, 128, 16, true), kGpu, Settings{}).kernel, MatmulPlan::Kernel::reg);
+  // Without a limit GPU problems of many tiles take the tiled kernels (few tiles: the K-sliced
+  // REG kernel, SlicedRegForFewSmallTiles).
+  EXPECT_NE(plan_matmul(problem(1024, 1024, 16, true), kGpu, Settings{}).kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(plan_matmul(problem(64, 128, 16, true), kGpu, Settings{}).reg_slices, 1);
+}
+
+// GPUs: fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK (the training step's layers
+// at batch 128): REG with 4 x 4 blocks and K sliced over the workgroup's invocations; never on
+// llvmpipe, with a kernel forced, f16 math, many tiles or a long K; within a lowered loop limit.
+TEST(PlanMatmul, SlicedRegForFewSmallTiles) {
+  const Settings s;
+  // The MLP's first layer [128, 784] x [784, 256]: 2048 blocks x 16 slices of 52 K (49 rounded to 4).
+  const MatmulPlan p = plan_matmul(problem(128, 256, 784), kGpu, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(p.reg_rows, 4);
+  EXPECT_EQ(p.reg_quads, 1);
+  EXPECT_EQ(p.reg_slices, 16);
+  EXPECT_EQ(p.reg_kslice, 52);
+  EXPECT_EQ(p.local_x, 16u);
+  EXPECT_EQ(p.local_y, 16u);
+  EXPECT_EQ(p.groups_x, 128u);
+  EXPECT_EQ(p.groups_y, 1u);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.loop_iterations, matmul_loops(MatmulPlan::Kernel::reg, 52) + 16);
+  // Its weight gradient [256, 128] x [128, 784]: 12544 blocks, 4 slices of 32 (at least kSlicedMinK).
+  const MatmulPlan w = plan_matmul(problem(256, 784, 128), kGpu, s);
+  EXPECT_EQ(w.reg_slices, 4);
+  EXPECT_EQ(w.reg_kslice, 32);
+  EXPECT_EQ(w.groups_x, 12544u / 16u);
+  // K = 10 (the last layer's input gradient): no slices, 64 blocks per workgroup.
+  const MatmulPlan t = plan_matmul(problem(128, 128, 10), kGpu, s);
+  EXPECT_EQ(t.kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(t.reg_slices, 1);
+  EXPECT_EQ(t.local_x, 64u);
+  EXPECT_EQ(t.local_y, 1u);
+  // Batches along z; operands that are not quads.
+  const MatmulPlan b = plan_matmul(problem(20, 30, 100, false, 3), kGpu, s);
+  EXPECT_EQ(b.kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(b.groups_z, 3u);
+  EXPECT_EQ(b.reg_slices * b.reg_kslice >= 100, true);
+  // Not on llvmpipe (plain REG), not with a kernel forced, f16 math, many tiles or a long K.
+  EXPECT_EQ(plan_matmul(problem(128, 256, 784), kLlvmpipe, s).reg_slices, 1);
+  Settings forced;
+  forced.matmul_kernel = MatmulKernelSetting::reg;
+  EXPECT_EQ(plan_matmul(problem(128, 256, 784), kGpu, forced).reg_slices, 1);
+  forced.matmul_kernel = MatmulKernelSetting::tile64;
+  EXPECT_EQ(plan_matmul(problem(128, 256, 784), kGpu, forced).kernel, MatmulPlan::Kernel::tile64);
+  MatmulProblem half = problem(128, 256, 784);
+  half.precision = Precision::f16_allowed;
+  EXPECT_EQ(plan_matmul(half, DeviceTraits{false, 0, true}, s).kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(plan_matmul(problem(1024, 1024, 512, false), kGpu, s).kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_NE(plan_matmul(problem(128, 256, kSlicedMaxK, false), kGpu, s).kernel, MatmulPlan::Kernel::reg);
+  // "gpu" (tests of the GPU paths on llvmpipe): the GPU's choice.
+  Settings gpu;
+  gpu.matmul_kernel = MatmulKernelSetting::gpu;
+  EXPECT_EQ(plan_matmul(problem(128, 256, 784), kLlvmpipe, gpu).reg_slices, 16);
+  // A lowered loop limit: split-K for it, then slices within each split's chunk, every
+  // invocation's loops (a slice and the sum of the slices) within the limit.
+  for (std::uint64_t limit : {180u, 170u}) {  // above the tiled kernels' shortest chunk (TinyLoopLimitTakesReg)
+    const MatmulPlan l = plan_matmul(problem(128, 256, 784), DeviceTraits{false, limit, false}, gpu);
+    EXPECT_EQ(l.kernel, MatmulPlan::Kernel::reg) << limit;
+    EXPECT_GT(l.reg_slices, 1) << limit;
+    EXPECT_GT(l.splits, 1) << limit;
+    EXPECT_LE(l.loop_iterations, limit) << limit;
+    EXPECT_GE(l.splits * l.kchunk, 784) << limit;
+    EXPECT_GE(static_cast<std::int64_t>(l.reg_slices) * l.reg_kslice, l.kchunk) << limit;
+    EXPECT_EQ(l.reg_kslice % 4, 0) << limit;
+  }
 }
 
 // GEMV: GPUs with M <= 8 and a K-major B (linear's w.t()); llvmpipe keeps REG unless forced.
@@ -429,7 +497,7 @@ TEST(PlanMatmul, F16MathNeedsPrecisionAndDeviceTrait) {
   const Settings s;
   const DeviceTraits gpu16{false, 0, true}, llvm16{true, 65535, true};
   for (const MatmulProblem& base :
-       {problem(1024, 2048, 512), problem(100, 20, 30, false), problem(1024, 4096, 512, false)}) {
+       {problem(1024, 2048, 512), problem(1000, 1000, 30, false), problem(1024, 4096, 512, false)}) {
     MatmulProblem p = base;
     EXPECT_EQ(plan_matmul(p, gpu16, s).f16_block, 0) << "f32 stays the default";
     p.precision = Precision::f16_allowed;
@@ -443,6 +511,12 @@ TEST(PlanMatmul, F16MathNeedsPrecisionAndDeviceTrait) {
     // Blocks are whole K-tiles of every kernel (8 for vec4/tile128, 16 for tile64).
     EXPECT_EQ(f16.f16_block % 16, 0);
   }
+  // Few small tiles: f32 math takes the K-sliced REG kernel, f16 math the 64 x 64 one.
+  MatmulProblem few = problem(100, 20, 30, false);
+  EXPECT_EQ(plan_matmul(few, gpu16, s).kernel, MatmulPlan::Kernel::reg);
+  few.precision = Precision::f16_allowed;
+  EXPECT_EQ(plan_matmul(few, gpu16, s).kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(plan_matmul(few, gpu16, s).f16_block, kF16BlockK);
   // f16 operands and output too.
   MatmulProblem p = problem(1024, 4096, 512);
   p.out = DType::f16;
