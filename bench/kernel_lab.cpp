@@ -41,6 +41,7 @@
 #include "gltensor/gltensor.hpp"
 #include "kernel_lab_variants.hpp"
 #include "lab_sources.hpp"
+#include "runtime/cuda_memory.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/gl.hpp"
 #include "runtime/program_cache.hpp"
@@ -1401,6 +1402,34 @@ void lab_cudamem() {
   delete_mem(static_cast<GLsizei>(mems.size()), mems.data());
   for (auto h : handles) cu_release(h);
   g_dev->impl()->gl().invalidate();
+  // The library's pool with and without its CUDA-backed buffers (runtime/cuda_memory.hpp), the
+  // tensors made anew each time (the pool trimmed first), twice in turn.
+  auto& cm = g_dev->impl()->extension<detail::CudaMemory>();
+  Generator gen(3);
+  for (int round = 0; round < 2; ++round)
+    for (bool on : {false, true}) {
+      cm.set_enabled(on);
+      g_dev->impl()->pool().trim();
+      for (int l : {lg - 2, lg}) {
+        const auto m = std::int64_t{1} << l;
+        Tensor ta = randn(*g_dev, {m}, gen), tb = randn(*g_dev, {m}, gen), tc = empty_like(ta);
+        const std::string note = "(" + std::to_string(cm.buffers()) + " pool buffers on CUDA memory)";
+        stream_row(
+            on ? "gltensor add_out, pool on CUDA" : "gltensor add_out, pool's own", static_cast<std::size_t>(m), 12,
+            [&] { add_out(tc, ta, tb); }, note.c_str());
+        stream_row(
+            on ? "gltensor mul_out, pool on CUDA" : "gltensor mul_out, pool's own", static_cast<std::size_t>(m), 12,
+            [&] { mul_out(tc, ta, tb); }, "");
+        // The product against float64's, rounded to f32, every 4099th element.
+        const auto ha2 = ta.to_vector(), hb2 = tb.to_vector(), hc2 = tc.to_vector();
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < hc2.size(); i += 4099)
+          bad += hc2[i] != static_cast<float>(static_cast<double>(ha2[i]) * static_cast<double>(hb2[i]));
+        std::printf("cudamem library mul_out 2^%d %s %s\n", l, on ? "on CUDA memory" : "own", verdict(bad == 0));
+        g_dev->synchronize();
+      }
+    }
+  cm.set_enabled(true);
 }
 
 // Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,
