@@ -1229,12 +1229,8 @@ void lab_pages() {
   setup(padd, n4);
   bind3(A, B, C, n4);
   row("add a,b,c again (" + std::to_string(3 * (n * 4 >> 20)) + " MiB)", n4, 12);
-  glDeleteProgram(padd);
-  glDeleteProgram(pfill);
-  glDeleteProgram(pread);
-  glDeleteBuffers(1, &A);
-  glDeleteBuffers(1, &B);
-  glDeleteBuffers(1, &C);
+  for (GLuint p : {padd, pfill, pread}) glDeleteProgram(p);
+  for (GLuint b : {A, B, C}) glDeleteBuffers(1, &b);
   Generator gen(3);
   for (int l : {lg - 2, lg}) {
     const auto m = std::int64_t{1} << l;
@@ -1410,7 +1406,7 @@ void lab_cudamem() {
     for (bool on : {false, true}) {
       cm.set_enabled(on);
       g_dev->impl()->pool().trim();
-      for (int l : {lg - 2, lg}) {
+      for (int l : {lg - 6, lg - 2, lg}) {  // 2^20: below kCudaMemoryMin (the same buffers)
         const auto m = std::int64_t{1} << l;
         Tensor ta = randn(*g_dev, {m}, gen), tb = randn(*g_dev, {m}, gen), tc = empty_like(ta);
         const std::string note = "(" + std::to_string(cm.buffers()) + " pool buffers on CUDA memory)";
