@@ -12,7 +12,7 @@
 //            ceiling (GPUs only: the warp matmul kernel's FMA rate without global loads), splitk,
 //            matmul, regmm, bisect (all devices), conv, bufs (GPUs only); asm, hints, offsets,
 //            stream, big, addvariants, pages, cudamem only when named exactly (hints, offsets and
-//            cudamem on GPUs only; cudamem needs libcuda and GL_EXT_memory_object_fd).
+//            cudamem on GPUs only; cudamem: runtime/cuda_memory.hpp, NVIDIA with libcuda).
 //            No FILTER: every mode that a plain filter selects.
 //   LAB_CANDS (environment): modes variants, warp and splitk run only the candidates whose name
 //            contains one of its '|'-separated parts (and the library's own row).
@@ -20,7 +20,6 @@
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
 //            bench/lab kernel went unused.
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -46,6 +45,7 @@
 #include "runtime/gl.hpp"
 #include "runtime/program_cache.hpp"
 #include "runtime/settings.hpp"
+#include "runtime/storage.hpp"
 #include "tensor/tensor_impl.hpp"
 
 using namespace gltensor;
@@ -1244,112 +1244,33 @@ void lab_pages() {
 }
 
 // ---------------------------------------------------------------- cudamem: GL buffers on CUDA's memory
-// The same add and fills on buffers whose memory CUDA allocated (cuMemCreate, exported as an
-// opaque file descriptor) and GL imported (GL_EXT_memory_object_fd, glBufferStorageMemEXT),
-// against the driver's own GL buffers in the same process: whether the way GL allocates its
-// buffers (and not the kernel) is what streams slower than CUDA at 2^26 floats. libcuda is
-// opened at run time; without it, or without the extension, the mode says so and returns.
-#ifndef GL_HANDLE_TYPE_OPAQUE_FD_EXT
-#define GL_HANDLE_TYPE_OPAQUE_FD_EXT 0x9586
-#endif
-struct CuAllocProp {  // cuda.h's CUmemAllocationProp
-  int type;           // CU_MEM_ALLOCATION_TYPE_PINNED = 1
-  int handle_types;   // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
-  int location_type;  // CU_MEM_LOCATION_TYPE_DEVICE = 1
-  int location_id;
-  void* win32;
-  unsigned char compression, rdma;
-  unsigned short usage;
-  unsigned char reserved[4];
-};
-
+// The same add and fills on buffers whose memory CUDA allocated and GL imported (the library's
+// runtime/cuda_memory.hpp: cuMemCreate, an opaque fd, GL_EXT_memory_object_fd) against GL's own
+// buffers in the same process; then the library's add_out / mul_out with its pool's large
+// buffers on CUDA's memory and without. Where the device cannot (not NVIDIA's GL, no libcuda),
+// the mode says so and returns.
 void lab_cudamem() {
-  using CuInit = int (*)(unsigned);
-  using CuDeviceGet = int (*)(int*, int);
-  using CuRetain = int (*)(void**, int);
-  using CuSetCurrent = int (*)(void*);
-  using CuGranularity = int (*)(std::size_t*, const CuAllocProp*, int);
-  using CuMemCreate = int (*)(unsigned long long*, std::size_t, const CuAllocProp*, unsigned long long);
-  using CuExport = int (*)(void*, unsigned long long, int, unsigned long long);
-  using CuRelease = int (*)(unsigned long long);
-  using CreateMem = void(GL_APIENTRYP)(GLsizei, GLuint*);
-  using ImportFd = void(GL_APIENTRYP)(GLuint, GLuint64, GLenum, GLint);
-  using StorageMem = void(GL_APIENTRYP)(GLenum, GLsizeiptr, GLuint, GLuint64);
-  using DeleteMem = void(GL_APIENTRYP)(GLsizei, const GLuint*);
-  if (!g_dev->caps().has_extension("GL_EXT_memory_object_fd")) {
-    std::printf("cudamem: no GL_EXT_memory_object_fd\n");
-    return;
-  }
-  void* cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!cu) {
-    std::printf("cudamem: no libcuda.so.1 (%s)\n", dlerror());
-    return;
-  }
-  auto sym = [&](const char* name) {
-    void* f = dlsym(cu, name);
-    if (!f) throw std::runtime_error(std::string("cudamem: libcuda has no ") + name);
-    return f;
-  };
-  auto check_cu = [](int r, const char* what) {
-    if (r != 0) throw std::runtime_error(std::string("cudamem: ") + what + " returned " + std::to_string(r));
-  };
-  const auto cu_init = reinterpret_cast<CuInit>(sym("cuInit"));
-  const auto cu_device = reinterpret_cast<CuDeviceGet>(sym("cuDeviceGet"));
-  const auto cu_retain = reinterpret_cast<CuRetain>(sym("cuDevicePrimaryCtxRetain"));
-  const auto cu_current = reinterpret_cast<CuSetCurrent>(sym("cuCtxSetCurrent"));
-  const auto cu_gran = reinterpret_cast<CuGranularity>(sym("cuMemGetAllocationGranularity"));
-  const auto cu_create = reinterpret_cast<CuMemCreate>(sym("cuMemCreate"));
-  const auto cu_export = reinterpret_cast<CuExport>(sym("cuMemExportToShareableHandle"));
-  const auto cu_release = reinterpret_cast<CuRelease>(sym("cuMemRelease"));
-  const auto create_mem = reinterpret_cast<CreateMem>(eglGetProcAddress("glCreateMemoryObjectsEXT"));
-  const auto import_fd = reinterpret_cast<ImportFd>(eglGetProcAddress("glImportMemoryFdEXT"));
-  const auto storage_mem = reinterpret_cast<StorageMem>(eglGetProcAddress("glBufferStorageMemEXT"));
-  const auto delete_mem = reinterpret_cast<DeleteMem>(eglGetProcAddress("glDeleteMemoryObjectsEXT"));
-  if (!create_mem || !import_fd || !storage_mem || !delete_mem) {
-    std::printf("cudamem: GL_EXT_memory_object's entry points missing\n");
-    return;
-  }
-  check_cu(cu_init(0), "cuInit");
-  int dev = 0;
-  void* ctx = nullptr;
-  check_cu(cu_device(&dev, 0), "cuDeviceGet");
-  check_cu(cu_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check_cu(cu_current(ctx), "cuCtxSetCurrent");
-  CuAllocProp prop{};
-  prop.type = 1;
-  prop.handle_types = 1;
-  prop.location_type = 1;
-  prop.location_id = dev;
-  std::size_t gran = 0;
-  check_cu(cu_gran(&gran, &prop, 0), "cuMemGetAllocationGranularity");
-  std::printf("cudamem: CUDA's allocation granularity %zu KiB\n", gran >> 10);
-  std::vector<unsigned long long> handles;
-  std::vector<GLuint> mems;
-  // A GL buffer of `bytes` (a multiple of the granularity) on memory from cuMemCreate.
+  auto& cm = g_dev->impl()->extension<detail::CudaMemory>();
   auto cuda_buffer = [&](std::size_t bytes) {
-    unsigned long long h = 0;
-    check_cu(cu_create(&h, bytes, &prop, 0), "cuMemCreate");
-    handles.push_back(h);
-    int fd = -1;
-    check_cu(cu_export(&fd, h, 1, 0), "cuMemExportToShareableHandle");
-    GLuint mem = 0;
-    create_mem(1, &mem);
-    import_fd(mem, bytes, GL_HANDLE_TYPE_OPAQUE_FD_EXT, fd);  // GL owns the descriptor now
-    mems.push_back(mem);
     GLuint b = 0;
     glGenBuffers(1, &b);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
-    storage_mem(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), mem, 0);
-    const GLenum err = glGetError();
-    if (err != GL_NO_ERROR)
-      throw std::runtime_error("cudamem: glBufferStorageMemEXT failed, GL error " + std::to_string(err));
-    return b;
+    g_dev->impl()->gl().invalidate();
+    if (cm.make(*g_dev->impl(), b, bytes)) return b;
+    glDeleteBuffers(1, &b);
+    return GLuint{0};
   };
   const int lg = 26;
   const std::size_t n = std::size_t{1} << lg;
   const auto ha = random_floats(n, 1), hb = random_floats(n, 2);
   GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
   GLuint CA = cuda_buffer(n * 4), CB = cuda_buffer(n * 4), CC = cuda_buffer(n * 4), CF = cuda_buffer(n * 16);
+  if (!CA || !CB || !CC || !CF) {
+    std::printf("cudamem: this device gives no buffers on CUDA's memory\n");
+    for (GLuint b : {A, B, C, CA, CB, CC, CF})
+      if (b) detail::delete_buffer(*g_dev->impl(), b);
+    return;
+  }
   for (auto [dst, src] : {std::pair{CA, A}, std::pair{CB, B}}) {
     glBindBuffer(GL_COPY_READ_BUFFER, src);
     glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
@@ -1394,13 +1315,10 @@ void lab_cudamem() {
   }
   glDeleteProgram(padd);
   glDeleteProgram(pfill);
-  for (GLuint b : {A, B, C, F, CA, CB, CC, CF}) glDeleteBuffers(1, &b);
-  delete_mem(static_cast<GLsizei>(mems.size()), mems.data());
-  for (auto h : handles) cu_release(h);
+  for (GLuint b : {A, B, C, F, CA, CB, CC, CF}) detail::delete_buffer(*g_dev->impl(), b);  // memory objects too
   g_dev->impl()->gl().invalidate();
-  // The library's pool with and without its CUDA-backed buffers (runtime/cuda_memory.hpp), the
-  // tensors made anew each time (the pool trimmed first), twice in turn.
-  auto& cm = g_dev->impl()->extension<detail::CudaMemory>();
+  // The library's pool with and without its CUDA-backed buffers, the tensors made anew each time
+  // (the pool trimmed first), twice in turn.
   Generator gen(3);
   for (int round = 0; round < 2; ++round)
     for (bool on : {false, true}) {

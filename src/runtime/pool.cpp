@@ -82,7 +82,8 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
   glGenBuffers(1, &buf);
   dev_.gl().bind_buffer(GlState::kSsbo, buf);  // created as an SSBO (drivers may place it by first use)
   // Large buffers on CUDA's memory where the device can (cuda_memory.hpp: NVIDIA's own stream slower).
-  if (cls >= kCudaMemoryMin && !dev_.adopted() && dev_.extension<CudaMemory>().make(dev_, buf, cls)) {
+  if (cls >= kCudaMemoryMin && settings().cuda_memory && !dev_.adopted() &&
+      dev_.extension<CudaMemory>().make(dev_, buf, cls)) {
     count_new(cls);
     return Block{buf, cls, 0};
   }
