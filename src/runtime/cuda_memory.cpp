@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <type_traits>
 
 namespace gltensor::detail {
@@ -97,7 +98,9 @@ const MemoryObjects& memory_objects() {
 
 bool CudaMemory::set_up(DeviceImpl& dev) {
   const Capabilities& caps = dev.caps();
-  if (dev.adopted() || dev.adapter().software || !caps.has_extension("GL_EXT_memory_object_fd")) return false;
+  if (dev.adopted() || dev.adapter().software || caps.vendor.find("NVIDIA") == std::string::npos ||
+      !caps.has_extension("GL_EXT_memory_object_fd"))
+    return false;
   const MemoryObjects& m = memory_objects();
   if (!m.create || !m.destroy || !m.import_fd || !m.storage) return false;
   const Cuda& c = cuda();
@@ -152,15 +155,20 @@ bool CudaMemory::make(DeviceImpl& dev, GLuint buffer, std::size_t bytes) {
   GLuint mem = 0;
   m.create(1, &mem);
   m.import_fd(mem, size, GL_HANDLE_TYPE_OPAQUE_FD_EXT, fd);  // GL owns the descriptor once imported
-  const bool imported = glGetError() == GL_NO_ERROR;
-  if (imported) m.storage(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), mem, 0);
-  const bool stored = imported && glGetError() == GL_NO_ERROR;
+  GLenum err = glGetError();
+  const bool imported = err == GL_NO_ERROR;
+  if (imported) {
+    m.storage(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), mem, 0);
+    err = glGetError();
+  }
+  const bool stored = imported && err == GL_NO_ERROR;
   // The allocation lives while GL's import refers to it (cuMemRelease frees it once every
   // reference, shareable ones included, is gone).
   c.release(handle);
   if (!stored) {
     if (!imported) close(fd);
     m.destroy(1, &mem);
+    if (err != GL_OUT_OF_MEMORY) state_ = -1;  // GL refused CUDA's memory: the path stays off here
     return false;
   }
   objects_[buffer] = mem;

@@ -26,7 +26,8 @@ class CudaMemory : public DeviceExtension {
  public:
   /// Gives the new buffer `buffer` (bound to GL_SHADER_STORAGE_BUFFER, no storage yet) immutable
   /// storage of `bytes` on memory CUDA allocated; false (the buffer unchanged) where the device
-  /// cannot or a step failed. The first failure of the set-up turns the path off for the device.
+  /// cannot or a step failed. A failed set-up, or GL refusing the import for another reason than
+  /// GL_OUT_OF_MEMORY, turns the path off for the device.
   bool make(DeviceImpl& dev, GLuint buffer, std::size_t bytes);
   /// After glDeleteBuffers(buffer): deletes its memory object, if it has one.
   void forget(GLuint buffer);
