@@ -11,8 +11,8 @@
 //   FILTER   runs the modes whose name contains FILTER: variants, warp (warp:N: N^3 only), add, sum,
 //            ceiling (GPUs only: the warp matmul kernel's FMA rate without global loads), splitk,
 //            matmul, regmm, bisect (all devices), conv, bufs (GPUs only); asm, hints, offsets,
-//            stream, big, addvariants, pages, cudamem only when named exactly (hints, offsets and
-//            cudamem on GPUs only; cudamem: runtime/cuda_memory.hpp, NVIDIA with libcuda).
+//            stream, big, addvariants, pages, cudamem, midsize only when named exactly (hints,
+//            offsets, cudamem and midsize on GPUs only; cudamem: runtime/cuda_memory.hpp).
 //            No FILTER: every mode that a plain filter selects.
 //   LAB_CANDS (environment): modes variants, warp and splitk run only the candidates whose name
 //            contains one of its '|'-separated parts (and the library's own row).
@@ -1249,22 +1249,34 @@ void lab_pages() {
 // buffers in the same process; then the library's add_out / mul_out with its pool's large
 // buffers on CUDA's memory and without. Where the device cannot (not NVIDIA's GL, no libcuda),
 // the mode says so and returns.
+// A GL buffer of `bytes` on memory CUDA allocated (the pool's CudaMemory), 0 where the device cannot.
+GLuint cuda_buffer(std::size_t bytes) {
+  GLuint b = 0;
+  glGenBuffers(1, &b);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
+  g_dev->impl()->gl().invalidate();
+  if (g_dev->impl()->extension<detail::CudaMemory>().make(*g_dev->impl(), b, bytes)) return b;
+  glDeleteBuffers(1, &b);
+  return GLuint{0};
+}
+
 void lab_cudamem() {
   auto& cm = g_dev->impl()->extension<detail::CudaMemory>();
-  auto cuda_buffer = [&](std::size_t bytes) {
-    GLuint b = 0;
-    glGenBuffers(1, &b);
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
-    g_dev->impl()->gl().invalidate();
-    if (cm.make(*g_dev->impl(), b, bytes)) return b;
-    glDeleteBuffers(1, &b);
-    return GLuint{0};
-  };
   const int lg = 26;
   const std::size_t n = std::size_t{1} << lg;
   const auto ha = random_floats(n, 1), hb = random_floats(n, 2);
   GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
-  GLuint CA = cuda_buffer(n * 4), CB = cuda_buffer(n * 4), CC = cuda_buffer(n * 4), CF = cuda_buffer(n * 16);
+  glFinish();
+  // The first buffer includes the set-up (libcuda opened, cuInit, the primary context retained).
+  auto t0 = std::chrono::steady_clock::now();
+  const GLuint CA = cuda_buffer(n * 4);
+  auto t1 = std::chrono::steady_clock::now();
+  const GLuint CB = cuda_buffer(n * 4);
+  auto t2 = std::chrono::steady_clock::now();
+  const GLuint CC = cuda_buffer(n * 4), CF = cuda_buffer(n * 16);
+  std::printf("cudamem: first 256 MiB buffer on CUDA's memory %.1f ms (set-up included), the next %.2f ms\n",
+              std::chrono::duration<double, std::milli>(t1 - t0).count(),
+              std::chrono::duration<double, std::milli>(t2 - t1).count());
   if (!CA || !CB || !CC || !CF) {
     std::printf("cudamem: this device gives no buffers on CUDA's memory\n");
     for (GLuint b : {A, B, C, CA, CB, CC, CF})
@@ -1344,6 +1356,62 @@ void lab_cudamem() {
       }
     }
   cm.set_enabled(true);
+}
+
+// ---------------------------------------------------------------- midsize: many 4 MiB buffers
+// Whether the footprint matters across buffers too: the raw add over K triples of 2^20-float
+// buffers (4 MiB each, below the pool's kCudaMemoryMin) in turn, K = 1, 16, 64 (12, 192 and 768
+// MiB touched per round: n counts every triple's floats), on GL's own buffers and on CUDA's
+// memory; the first triple's result checked.
+void lab_midsize() {
+  const std::size_t n = g_check ? (std::size_t{1} << 12) : (std::size_t{1} << 20), n4 = n / 4;
+  const auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+  const GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data());
+  const GLuint p =
+      compile("midsize add", lab_source("pages.comp", "#define LOCAL 256\n#define RUN run_one\n#define OP op_add\n"));
+  if (!p) return;
+  use(p);
+  glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(n4));
+  const PagesGrid g = pages_grid(n4 / 256);
+  for (bool cuda : {false, true})
+    for (int k : {1, 16, 64}) {
+      std::vector<GLuint> bufs;
+      for (int i = 0; i < 3 * k; ++i) bufs.push_back(cuda ? cuda_buffer(n * 4) : buffer(n * 4, nullptr));
+      if (std::find(bufs.begin(), bufs.end(), 0u) != bufs.end()) {
+        std::printf("midsize: this device gives no buffers on CUDA's memory\n");
+        for (GLuint b : bufs)
+          if (b) detail::delete_buffer(*g_dev->impl(), b);
+        break;
+      }
+      for (int i = 0; i < k; ++i)
+        for (int j = 0; j < 2; ++j) {
+          glBindBuffer(GL_COPY_READ_BUFFER, j ? B : A);
+          glBindBuffer(GL_COPY_WRITE_BUFFER, bufs[static_cast<std::size_t>(3 * i + j)]);
+          glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+        }
+      glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+      auto once = [&] {
+        for (int i = 0; i < k; ++i) {
+          for (GLuint j = 0; j < 3; ++j)
+            glBindBufferBase(GL_SHADER_STORAGE_BUFFER, j, bufs[static_cast<std::size_t>(3 * i) + j]);
+          glDispatchCompute(g.first, g.second, 1);
+        }
+      };
+      use(p);
+      once();
+      glFinish();
+      g_dev->impl()->gl().invalidate();
+      const auto hc = read(bufs[2], n);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n; i += g_check ? 1 : 4099) bad += hc[i] != ha[i] + hb[i];
+      const std::string name =
+          std::string("midsize ") + std::to_string(k) + " x 3 x 4 MiB on " + (cuda ? "CUDA memory" : "GL buffers");
+      stream_row(name.c_str(), n * static_cast<std::size_t>(k), 12, once, verdict(bad == 0));
+      for (GLuint b : bufs) detail::delete_buffer(*g_dev->impl(), b);
+      g_dev->impl()->gl().invalidate();
+    }
+  glDeleteProgram(p);
+  for (GLuint b : {A, B}) glDeleteBuffers(1, &b);
 }
 
 // Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,
@@ -1522,6 +1590,7 @@ int main(int argc, char** argv) {
   if (named("big")) lab_big();
   if (named("addvariants")) g_failures += lab::lab_add_variants(d, g_check);
   if (named("pages")) lab_pages();
+  if (filter == "midsize" && gpu) lab_midsize();
   if (filter == "cudamem" && gpu) try {
       lab_cudamem();
     } catch (const std::exception& e) {
