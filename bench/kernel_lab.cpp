@@ -1336,7 +1336,7 @@ void lab_cudamem() {
     for (bool on : {false, true}) {
       cm.set_enabled(on);
       g_dev->impl()->pool().trim();
-      for (int l : {lg - 6, lg - 2, lg}) {  // 2^20: below kCudaMemoryMin (the same buffers)
+      for (int l : {lg - 6, lg - 2, lg}) {
         const auto m = std::int64_t{1} << l;
         Tensor ta = randn(*g_dev, {m}, gen), tb = randn(*g_dev, {m}, gen), tc = empty_like(ta);
         const std::string note = "(" + std::to_string(cm.buffers()) + " pool buffers on CUDA memory)";
@@ -1360,7 +1360,7 @@ void lab_cudamem() {
 
 // ---------------------------------------------------------------- midsize: many 4 MiB buffers
 // Whether the footprint matters across buffers too: the raw add over K triples of 2^20-float
-// buffers (4 MiB each, below the pool's kCudaMemoryMin) in turn, K = 1, 16, 64 (12, 192 and 768
+// buffers (4 MiB each, the pool's kCudaMemoryMin) in turn, K = 1, 16, 64 (12, 192 and 768
 // MiB touched per round: n counts every triple's floats), on GL's own buffers and on CUDA's
 // memory; the first triple's result checked.
 void lab_midsize() {
@@ -1404,8 +1404,10 @@ void lab_midsize() {
       const auto hc = read(bufs[2], n);
       std::size_t bad = 0;
       for (std::size_t i = 0; i < n; i += g_check ? 1 : 4099) bad += hc[i] != ha[i] + hb[i];
-      const std::string name =
-          std::string("midsize ") + std::to_string(k) + " x 3 x 4 MiB on " + (cuda ? "CUDA memory" : "GL buffers");
+      std::size_t fds = 0;  // the process's open file descriptors (GL may keep an imported one)
+      for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++fds;
+      const std::string name = std::string("midsize ") + std::to_string(k) + " x 3 x 4 MiB on " +
+                               (cuda ? "CUDA memory" : "GL buffers") + " (" + std::to_string(fds) + " fds)";
       stream_row(name.c_str(), n * static_cast<std::size_t>(k), 12, once, verdict(bad == 0));
       for (GLuint b : bufs) detail::delete_buffer(*g_dev->impl(), b);
       g_dev->impl()->gl().invalidate();

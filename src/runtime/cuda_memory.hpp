@@ -18,8 +18,10 @@
 
 namespace gltensor::detail {
 
-/// Buffers of at least this many bytes get CUDA's memory where the device can.
-inline constexpr std::size_t kCudaMemoryMin = std::size_t{8} << 20;
+/// Buffers of at least this many bytes get CUDA's memory where the device can. Every pool size
+/// class from 4 MiB up is a multiple of CUDA's 2 MiB granule (no memory lost to rounding); 768
+/// MiB of 4 MiB buffers streamed at 0.71 of their rate on CUDA's memory when left on GL's.
+inline constexpr std::size_t kCudaMemoryMin = std::size_t{4} << 20;
 
 /// The device's CUDA-backed buffers: their GL memory objects, deleted with the buffers.
 class CudaMemory : public DeviceExtension {
