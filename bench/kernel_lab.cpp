@@ -11,7 +11,8 @@
 //   FILTER   runs the modes whose name contains FILTER: variants, warp (warp:N: N^3 only), add, sum,
 //            ceiling (GPUs only: the warp matmul kernel's FMA rate without global loads), splitk,
 //            matmul, regmm, bisect (all devices), conv, bufs (GPUs only); asm, hints, offsets,
-//            stream, big, addvariants only when named exactly (hints and offsets on GPUs only).
+//            stream, big, addvariants, pages, cudamem, midsize only when named exactly (hints,
+//            offsets, cudamem and midsize on GPUs only; cudamem: runtime/cuda_memory.hpp).
 //            No FILTER: every mode that a plain filter selects.
 //   LAB_CANDS (environment): modes variants, warp and splitk run only the candidates whose name
 //            contains one of its '|'-separated parts (and the library's own row).
@@ -19,6 +20,7 @@
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a
 //            bench/lab kernel went unused.
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -37,10 +40,12 @@
 #include "gltensor/gltensor.hpp"
 #include "kernel_lab_variants.hpp"
 #include "lab_sources.hpp"
+#include "runtime/cuda_memory.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/gl.hpp"
 #include "runtime/program_cache.hpp"
 #include "runtime/settings.hpp"
+#include "runtime/storage.hpp"
 #include "tensor/tensor_impl.hpp"
 
 using namespace gltensor;
@@ -1013,6 +1018,404 @@ void lab_offsets() {
   g_dev->impl()->gl().invalidate();
 }
 
+// ---------------------------------------------------------------- pages: 2^26-float streams
+// add over 2^26 floats (three 256 MiB buffers) streamed at 0.74 of torch where 2^24 ran at 0.98,
+// and a fill of 2^27 floats (512 MiB) slower than one of 2^26: the rate seems to fall with the
+// bytes a kernel touches, not with its form. bench/lab/pages.comp, in three parts:
+// (1) footprint: add over 2^24, 2^25, 2^26 floats of three buffers, the 2^26 add with its
+//     operands aliased (512 or 256 MiB touched, the same traffic), reads of a + b and fills by
+//     size; (2) order: persistent workgroups (multiples of the H100's 132 SMs) each streaming a
+//     contiguous chunk, and a prefetch by one invocation per workgroup of a, b and c PF quads
+//     ahead (the pages' translations fetched before the stream reaches them); (3) allocation:
+//     glBufferStorageEXT's flags and several sets of buffers alive at once (placement). Then the
+//     library's add_out / mul_out. Every form's result is checked (every 4099th element).
+using PagesGrid = std::pair<GLuint, GLuint>;
+PagesGrid pages_grid(std::size_t groups) {
+  GLuint gx = static_cast<GLuint>(groups), gy = 1;
+  while (gx > 65535u) gx = (gx + 1) / 2, gy *= 2;
+  return {gx, gy};
+}
+
+void lab_pages() {
+  static auto storage = reinterpret_cast<BufferStorageFn>(eglGetProcAddress("glBufferStorageEXT"));
+  const int lg = g_check ? 14 : 26;
+  const std::size_t n = std::size_t{1} << lg, n4 = n / 4, step = g_check ? 1 : 4099;
+  const auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+  GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
+  auto make = [&](const std::string& name, const std::string& defs) {
+    return compile("pages " + name, lab_source("pages.comp", defs));
+  };
+  const std::string one = "#define LOCAL 256\n#define RUN run_one\n";
+  const GLuint padd = make("add", one + "#define OP op_add\n"), pfill = make("fill", one + "#define OP op_fill\n"),
+               pread = make("read", one + "#define OP op_read2\n");
+  if (!padd || !pfill || !pread) return;
+  auto setup = [&](GLuint p, std::size_t quads, GLuint chunk = 0) {
+    use(p);
+    glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(quads));
+    const GLint lc = glGetUniformLocation(p, "u_chunk"), lm = glGetUniformLocation(p, "u_magic");
+    if (lc >= 0) glUniform1ui(lc, chunk);
+    if (lm >= 0) glUniform1f(lm, std::numeric_limits<float>::quiet_NaN());
+  };
+  auto bind3 = [&](GLuint a, GLuint b, GLuint c, std::size_t quads) {
+    const auto bytes = static_cast<GLsizeiptr>(quads * 16);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, a, 0, bytes);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, b, 0, bytes);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 2, c, 0, bytes);
+    g_dev->impl()->gl().invalidate();
+  };
+  // One quad per invocation over `quads` (workgroups of 256), `bytes` per float.
+  auto row = [&](const std::string& name, std::size_t quads, double bytes) {
+    const PagesGrid g = pages_grid((quads + 255) / 256);
+    stream_row(
+        name.c_str(), quads * 4, bytes, [&] { glDispatchCompute(g.first, g.second, 1); }, "");
+  };
+  // Overwrites c with the fill kernel's values (c[i] = i), so that a form that skips an element fails.
+  auto spoil = [&](GLuint c) {
+    setup(pfill, n4);
+    bind3(A, B, c, n4);
+    const PagesGrid g = pages_grid(n4 / 256);
+    glDispatchCompute(g.first, g.second, 1);
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT | GL_SHADER_STORAGE_BARRIER_BIT);
+  };
+  auto check = [&](GLuint c, const std::string& what) {
+    const auto hc = read(c, n);
+    std::size_t bad = 0, first = n;
+    for (std::size_t i = 0; i < n; i += step)
+      if (hc[i] != ha[i] + hb[i]) bad++, first = std::min(first, i);
+    if (bad) std::printf("pages %s: %zu wrong, first at %zu\n", what.c_str(), bad, first);
+    return verdict(bad == 0);
+  };
+  const std::string mib = std::to_string(n * 4 >> 20) + " MiB", two = "2^" + std::to_string(lg);
+  // (1) footprint
+  for (int round = 0; round < 2; ++round) {
+    setup(padd, n4);
+    for (int l : {lg - 2, lg - 1, lg}) {
+      const std::size_t q = std::size_t{1} << (l - 2);
+      bind3(A, B, C, q);
+      row("add 2^" + std::to_string(l) + " a,b,c (" + std::to_string(3 * (q * 16 >> 20)) + " MiB)", q, 12);
+    }
+    std::printf("pages add a,b,c result %s\n", check(C, "add a,b,c"));
+    bind3(C, B, C, n4);
+    row("add " + two + " c=a (2 x " + mib + ")", n4, 12);
+    bind3(A, A, C, n4);
+    row("add " + two + " b=a (2 x " + mib + ")", n4, 12);
+    bind3(C, C, C, n4);
+    row("add " + two + " a=b=c (" + mib + ")", n4, 12);
+    setup(pread, n4);
+    bind3(A, B, C, n4);
+    row("read a+b " + two + " (2 x " + mib + ")", n4, 8);
+    bind3(A, A, C, n4);
+    row("read a+a " + two + " (" + mib + ")", n4, 8);
+    bind3(A, B, C, n4 / 2);
+    row("read a+b 2^" + std::to_string(lg - 1) + " (" + mib + ")", n4 / 2, 8);
+  }
+  {  // fills of one buffer by size, up to 4x the operands' (within the SSBO block limit)
+    GLuint F = 0;
+    const std::size_t fbytes =
+        std::min<std::size_t>(n * 16, static_cast<std::size_t>(g_dev->caps().max_ssbo_block_size) & ~std::size_t{15});
+    glGenBuffers(1, &F);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, F);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(fbytes), nullptr, GL_DYNAMIC_COPY);
+    for (int l = lg - 2; l <= lg + 2; ++l) {
+      const std::size_t q = std::size_t{1} << (l - 2);
+      if (q * 16 > fbytes) continue;
+      setup(pfill, q);
+      bind3(F, F, F, q);  // fill reads neither a nor b
+      row("fill 2^" + std::to_string(l) + " (" + std::to_string(q * 16 >> 20) + " MiB)", q, 4);
+    }
+    glDeleteBuffers(1, &F);
+  }
+  // (2) order: persistent workgroups streaming contiguous chunks; page prefetch
+  const std::size_t sms = g_check ? 2 : 132;
+  struct Chunked {
+    GLuint local, per_sm, u;
+  };
+  for (const Chunked& k : {Chunked{256, 8, 4}, Chunked{256, 16, 2}, Chunked{256, 32, 1}, Chunked{512, 4, 4},
+                           Chunked{1024, 2, 4}, Chunked{1024, 1, 8}}) {
+    const std::string name =
+        "chunks wg" + std::to_string(k.local) + " x" + std::to_string(k.per_sm) + "/SM u" + std::to_string(k.u);
+    const GLuint p = make(name, "#define LOCAL " + std::to_string(k.local) + "\n#define U " + std::to_string(k.u) +
+                                    "\n#define OP op_add\n#define RUN run_chunk\n");
+    if (!p) continue;
+    const std::size_t trip = std::size_t{k.local} * k.u, groups_max = sms * k.per_sm;
+    const std::size_t chunk = (n4 + groups_max * trip - 1) / (groups_max * trip) * trip,
+                      groups = (n4 + chunk - 1) / chunk;
+    spoil(C);
+    setup(p, n4, static_cast<GLuint>(chunk));
+    bind3(A, B, C, n4);
+    auto once = [&] { glDispatchCompute(static_cast<GLuint>(groups), 1, 1); };
+    once();
+    glFinish();
+    const char* ok = check(C, name);
+    stream_row((name + " (" + std::to_string(groups) + " groups)").c_str(), n, 12, once, ok);
+    glDeleteProgram(p);
+  }
+  for (int pf : {14, 16, 18, 20}) {
+    const std::size_t dist = g_check ? 256 : std::size_t{1} << pf;
+    const std::string name = "prefetch " + std::to_string(dist * 16 >> 10) + " KiB ahead";
+    const GLuint p = make(
+        name, "#define LOCAL 256\n#define OP op_add\n#define PF " + std::to_string(dist) + "\n#define RUN run_pf\n");
+    if (!p) continue;
+    spoil(C);
+    setup(p, n4);
+    bind3(A, B, C, n4);
+    const PagesGrid g = pages_grid(n4 / 256);
+    auto once = [&] { glDispatchCompute(g.first, g.second, 1); };
+    once();
+    glFinish();
+    const char* ok = check(C, name);
+    stream_row(name.c_str(), n, 12, once, ok);
+    if (pf == 16) {
+      bind3(A, B, C, n4 / 4);
+      row(name + ", 2^" + std::to_string(lg - 2), n4 / 4, 12);
+    }
+    glDeleteProgram(p);
+  }
+  // (3) allocation: three new buffers of each kind (twice), the inputs copied in
+  auto copy_in = [&](GLuint dst, GLuint src) {
+    glBindBuffer(GL_COPY_READ_BUFFER, src);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+  };
+  struct Alloc {
+    const char* name;
+    bool immutable;
+    GLbitfield flags;  // glBufferStorageEXT's; glBufferData's usage otherwise
+  };
+  const Alloc allocs[] = {{"bufferData DYNAMIC_COPY (the pool's)", false, GL_DYNAMIC_COPY},
+                          {"bufferData STREAM_COPY", false, GL_STREAM_COPY},
+                          {"storage 0", true, 0},
+                          {"storage DYNAMIC_STORAGE", true, 0x0100},
+                          {"storage MAP_READ|MAP_WRITE", true, GL_MAP_READ_BIT | GL_MAP_WRITE_BIT}};
+  for (int rep = 0; rep < 2; ++rep)
+    for (const Alloc& al : allocs) {
+      if (al.immutable && !storage) continue;
+      GLuint b[3];
+      glGenBuffers(3, b);
+      for (GLuint x : b) {
+        glBindBuffer(GL_COPY_WRITE_BUFFER, x);
+        if (al.immutable)
+          storage(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(n * 4), nullptr, al.flags);
+        else
+          glBufferData(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(n * 4), nullptr, al.flags);
+      }
+      copy_in(b[0], A);
+      copy_in(b[1], B);
+      setup(padd, n4);
+      bind3(b[0], b[1], b[2], n4);
+      const PagesGrid g = pages_grid(n4 / 256);
+      auto once = [&] { glDispatchCompute(g.first, g.second, 1); };
+      once();
+      glFinish();
+      const char* ok = check(b[2], al.name);
+      stream_row((std::string("alloc ") + al.name).c_str(), n, 12, once, ok);
+      glDeleteBuffers(3, b);
+    }
+  {  // placement: four sets alive at once, each timed twice
+    std::vector<GLuint> sets(12);
+    for (std::size_t k = 0; k < sets.size(); ++k) sets[k] = buffer(n * 4, nullptr);
+    for (int s = 0; s < 4; ++s) {
+      copy_in(sets[3 * s], A);
+      copy_in(sets[3 * s + 1], B);
+    }
+    setup(padd, n4);
+    for (int round = 0; round < 2; ++round)
+      for (int s = 0; s < 4; ++s) {
+        bind3(sets[3 * s], sets[3 * s + 1], sets[3 * s + 2], n4);
+        row("add on set " + std::to_string(s) + " of 4 alive", n4, 12);
+      }
+    glDeleteBuffers(static_cast<GLsizei>(sets.size()), sets.data());
+  }
+  setup(padd, n4);
+  bind3(A, B, C, n4);
+  row("add a,b,c again (" + std::to_string(3 * (n * 4 >> 20)) + " MiB)", n4, 12);
+  for (GLuint p : {padd, pfill, pread}) glDeleteProgram(p);
+  for (GLuint b : {A, B, C}) glDeleteBuffers(1, &b);
+  Generator gen(3);
+  for (int l : {lg - 2, lg}) {
+    const auto m = std::int64_t{1} << l;
+    Tensor ta = randn(*g_dev, {m}, gen), tb = randn(*g_dev, {m}, gen), tc = empty_like(ta);
+    stream_row(
+        "gltensor add_out", static_cast<std::size_t>(m), 12, [&] { add_out(tc, ta, tb); }, "");
+    stream_row(
+        "gltensor mul_out", static_cast<std::size_t>(m), 12, [&] { mul_out(tc, ta, tb); }, "");
+    g_dev->synchronize();
+  }
+}
+
+// ---------------------------------------------------------------- cudamem: GL buffers on CUDA's memory
+// The same add and fills on buffers whose memory CUDA allocated and GL imported (the library's
+// runtime/cuda_memory.hpp: cuMemCreate, an opaque fd, GL_EXT_memory_object_fd) against GL's own
+// buffers in the same process; then the library's add_out / mul_out with its pool's large
+// buffers on CUDA's memory and without. Where the device cannot (not NVIDIA's GL, no libcuda),
+// the mode says so and returns.
+// A GL buffer of `bytes` on memory CUDA allocated (the pool's CudaMemory), 0 where the device cannot.
+GLuint cuda_buffer(std::size_t bytes) {
+  GLuint b = 0;
+  glGenBuffers(1, &b);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
+  g_dev->impl()->gl().invalidate();
+  if (g_dev->impl()->extension<detail::CudaMemory>().make(*g_dev->impl(), b, bytes)) return b;
+  glDeleteBuffers(1, &b);
+  return GLuint{0};
+}
+
+void lab_cudamem() {
+  auto& cm = g_dev->impl()->extension<detail::CudaMemory>();
+  const int lg = 26;
+  const std::size_t n = std::size_t{1} << lg;
+  const auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+  GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data()), C = buffer(n * 4, nullptr);
+  glFinish();
+  // The first buffer includes the set-up (libcuda opened, cuInit, the primary context retained).
+  auto t0 = std::chrono::steady_clock::now();
+  const GLuint CA = cuda_buffer(n * 4);
+  auto t1 = std::chrono::steady_clock::now();
+  const GLuint CB = cuda_buffer(n * 4);
+  auto t2 = std::chrono::steady_clock::now();
+  const GLuint CC = cuda_buffer(n * 4), CF = cuda_buffer(n * 16);
+  std::printf("cudamem: first 256 MiB buffer on CUDA's memory %.1f ms (set-up included), the next %.2f ms\n",
+              std::chrono::duration<double, std::milli>(t1 - t0).count(),
+              std::chrono::duration<double, std::milli>(t2 - t1).count());
+  if (!CA || !CB || !CC || !CF) {
+    std::printf("cudamem: this device gives no buffers on CUDA's memory\n");
+    for (GLuint b : {A, B, C, CA, CB, CC, CF})
+      if (b) detail::delete_buffer(*g_dev->impl(), b);
+    return;
+  }
+  for (auto [dst, src] : {std::pair{CA, A}, std::pair{CB, B}}) {
+    glBindBuffer(GL_COPY_READ_BUFFER, src);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+  }
+  GLuint F = buffer(n * 16, nullptr);
+  const GLuint padd = compile("cudamem add",
+                              lab_source("pages.comp", "#define LOCAL 256\n#define RUN run_one\n#define OP op_add\n")),
+               pfill =
+                   compile("cudamem fill",
+                           lab_source("pages.comp", "#define LOCAL 256\n#define RUN run_one\n#define OP op_fill\n"));
+  if (!padd || !pfill) return;
+  auto dispatch = [&](GLuint p, GLuint a, GLuint b, GLuint c, std::size_t quads) {
+    use(p);
+    glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(quads));
+    const auto bytes = static_cast<GLsizeiptr>(quads * 16);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, a, 0, bytes);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, b, 0, bytes);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 2, c, 0, bytes);
+    g_dev->impl()->gl().invalidate();
+    const PagesGrid g = pages_grid((quads + 255) / 256);
+    return [g] { glDispatchCompute(g.first, g.second, 1); };
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (bool cuda : {false, true}) {
+      const char* who = cuda ? "CUDA memory" : "GL buffers ";
+      for (int l : {lg - 2, lg}) {
+        auto f = dispatch(padd, cuda ? CA : A, cuda ? CB : B, cuda ? CC : C, std::size_t{1} << (l - 2));
+        f();
+        glFinish();
+        const auto hc = read(cuda ? CC : C, n);
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < (std::size_t{1} << l); i += 4099) bad += hc[i] != ha[i] + hb[i];
+        stream_row((std::string("add on ") + who).c_str(), std::size_t{1} << l, 12, f, verdict(bad == 0));
+      }
+      for (int l : {lg, lg + 1, lg + 2}) {
+        const GLuint fb = cuda ? CF : F;  // fill reads neither a nor b
+        auto f = dispatch(pfill, fb, fb, fb, std::size_t{1} << (l - 2));
+        stream_row((std::string("fill on ") + who).c_str(), std::size_t{1} << l, 4, f, "");
+      }
+    }
+  }
+  glDeleteProgram(padd);
+  glDeleteProgram(pfill);
+  for (GLuint b : {A, B, C, F, CA, CB, CC, CF}) detail::delete_buffer(*g_dev->impl(), b);  // memory objects too
+  g_dev->impl()->gl().invalidate();
+  // The library's pool with and without its CUDA-backed buffers, the tensors made anew each time
+  // (the pool trimmed first), twice in turn.
+  Generator gen(3);
+  for (int round = 0; round < 2; ++round)
+    for (bool on : {false, true}) {
+      cm.set_enabled(on);
+      g_dev->impl()->pool().trim();
+      for (int l : {lg - 6, lg - 2, lg}) {
+        const auto m = std::int64_t{1} << l;
+        Tensor ta = randn(*g_dev, {m}, gen), tb = randn(*g_dev, {m}, gen), tc = empty_like(ta);
+        const std::string note = "(" + std::to_string(cm.buffers()) + " pool buffers on CUDA memory)";
+        stream_row(
+            on ? "gltensor add_out, pool on CUDA" : "gltensor add_out, pool's own", static_cast<std::size_t>(m), 12,
+            [&] { add_out(tc, ta, tb); }, note.c_str());
+        stream_row(
+            on ? "gltensor mul_out, pool on CUDA" : "gltensor mul_out, pool's own", static_cast<std::size_t>(m), 12,
+            [&] { mul_out(tc, ta, tb); }, "");
+        // The product against float64's, rounded to f32, every 4099th element.
+        const auto ha2 = ta.to_vector(), hb2 = tb.to_vector(), hc2 = tc.to_vector();
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < hc2.size(); i += 4099)
+          bad += hc2[i] != static_cast<float>(static_cast<double>(ha2[i]) * static_cast<double>(hb2[i]));
+        std::printf("cudamem library mul_out 2^%d %s %s\n", l, on ? "on CUDA memory" : "own", verdict(bad == 0));
+        g_dev->synchronize();
+      }
+    }
+  cm.set_enabled(true);
+}
+
+// ---------------------------------------------------------------- midsize: many 4 MiB buffers
+// Whether the footprint matters across buffers too: the raw add over K triples of 2^20-float
+// buffers (4 MiB each, the pool's kCudaMemoryMin) in turn, K = 1, 16, 64 (12, 192 and 768
+// MiB touched per round: n counts every triple's floats), on GL's own buffers and on CUDA's
+// memory; the first triple's result checked.
+void lab_midsize() {
+  const std::size_t n = g_check ? (std::size_t{1} << 12) : (std::size_t{1} << 20), n4 = n / 4;
+  const auto ha = random_floats(n, 1), hb = random_floats(n, 2);
+  const GLuint A = buffer(n * 4, ha.data()), B = buffer(n * 4, hb.data());
+  const GLuint p =
+      compile("midsize add", lab_source("pages.comp", "#define LOCAL 256\n#define RUN run_one\n#define OP op_add\n"));
+  if (!p) return;
+  use(p);
+  glUniform1ui(glGetUniformLocation(p, "n4"), static_cast<GLuint>(n4));
+  const PagesGrid g = pages_grid(n4 / 256);
+  for (bool cuda : {false, true})
+    for (int k : {1, 16, 64}) {
+      std::vector<GLuint> bufs;
+      for (int i = 0; i < 3 * k; ++i) bufs.push_back(cuda ? cuda_buffer(n * 4) : buffer(n * 4, nullptr));
+      if (std::find(bufs.begin(), bufs.end(), 0u) != bufs.end()) {
+        std::printf("midsize: this device gives no buffers on CUDA's memory\n");
+        for (GLuint b : bufs)
+          if (b) detail::delete_buffer(*g_dev->impl(), b);
+        break;
+      }
+      for (int i = 0; i < k; ++i)
+        for (int j = 0; j < 2; ++j) {
+          glBindBuffer(GL_COPY_READ_BUFFER, j ? B : A);
+          glBindBuffer(GL_COPY_WRITE_BUFFER, bufs[static_cast<std::size_t>(3 * i + j)]);
+          glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, static_cast<GLsizeiptr>(n * 4));
+        }
+      glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+      auto once = [&] {
+        for (int i = 0; i < k; ++i) {
+          for (GLuint j = 0; j < 3; ++j)
+            glBindBufferBase(GL_SHADER_STORAGE_BUFFER, j, bufs[static_cast<std::size_t>(3 * i) + j]);
+          glDispatchCompute(g.first, g.second, 1);
+        }
+      };
+      use(p);
+      once();
+      glFinish();
+      g_dev->impl()->gl().invalidate();
+      const auto hc = read(bufs[2], n);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n; i += g_check ? 1 : 4099) bad += hc[i] != ha[i] + hb[i];
+      std::size_t fds = 0;  // the process's open file descriptors (GL may keep an imported one)
+      for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++fds;
+      const std::string name = std::string("midsize ") + std::to_string(k) + " x 3 x 4 MiB on " +
+                               (cuda ? "CUDA memory" : "GL buffers") + " (" + std::to_string(fds) + " fds)";
+      stream_row(name.c_str(), n * static_cast<std::size_t>(k), 12, once, verdict(bad == 0));
+      for (GLuint b : bufs) detail::delete_buffer(*g_dev->impl(), b);
+      g_dev->impl()->gl().invalidate();
+    }
+  glDeleteProgram(p);
+  for (GLuint b : {A, B}) glDeleteBuffers(1, &b);
+}
+
 // Program binaries of the library's kernels for the bench shapes (matmul 4096 quad-load, conv2d,
 // attention, softmax, add), written to $LAB_OUT/NAME.bin (default .), for reading what the
 // driver made of them (NVIDIA's binaries carry its assembly as text). --check: tiny shapes, and
@@ -1188,6 +1591,14 @@ int main(int argc, char** argv) {
   if (named("stream")) lab_stream();
   if (named("big")) lab_big();
   if (named("addvariants")) g_failures += lab::lab_add_variants(d, g_check);
+  if (named("pages")) lab_pages();
+  if (filter == "midsize" && gpu) lab_midsize();
+  if (filter == "cudamem" && gpu) try {
+      lab_cudamem();
+    } catch (const std::exception& e) {
+      std::printf("%s\n", e.what());
+      ++g_failures;
+    }
   if (want("matmul")) {
     if (g_check) {
       lab_matmul(128);

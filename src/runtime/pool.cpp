@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/capture.hpp"
+#include "runtime/cuda_memory.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/host_staging.hpp"
@@ -90,6 +91,12 @@ Pool::Block Pool::acquire(std::size_t bytes, const char* op, bool host_write) {
   GLuint buf = 0;
   glGenBuffers(1, &buf);
   dev_.gl().bind_buffer(GlState::kSsbo, buf);  // created as an SSBO (drivers may place it by first use)
+  // Large buffers on CUDA's memory where the device can (cuda_memory.hpp: NVIDIA's own stream slower).
+  if (cls >= kCudaMemoryMin && settings().cuda_memory && !dev_.adopted() &&
+      dev_.extension<CudaMemory>().make(dev_, buf, cls)) {
+    count_new(cls);
+    return Block{buf, cls, 0};
+  }
   glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(cls), nullptr, GL_DYNAMIC_COPY);
   bool oom = false;
   if (dev_.adopted()) {

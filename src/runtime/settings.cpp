@@ -155,6 +155,11 @@ Settings Settings::from_env() {
   } else if (!t.empty() && t != "direct") {
     throw ValueError("gltensor: GLTENSOR_HOST_IO=\"" + t + "\" is not one of direct, copy");
   }
+  if (const std::string t = env("GLTENSOR_CUDA_MEMORY"); t == "0") {
+    s.cuda_memory = false;
+  } else if (!t.empty() && t != "1") {
+    throw ValueError("gltensor: GLTENSOR_CUDA_MEMORY=\"" + t + "\" is not one of 0, 1");
+  }
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {
     s.matmul_split = std::atoi(t.c_str());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/capture.hpp"
+#include "runtime/cuda_memory.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/host_staging.hpp"
 
@@ -74,6 +75,7 @@ void wait_fence(GLsync fence) {
 
 void delete_buffer(DeviceImpl& dev, GLuint buffer) {
   glDeleteBuffers(1, &buffer);
+  if (CudaMemory* cuda = dev.find_extension<CudaMemory>()) cuda->forget(buffer);  // its memory object
   dev.queue().forget_buffer(buffer);  // also the binding cache: GL unbound it in this context
 }
 

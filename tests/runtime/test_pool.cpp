@@ -1,4 +1,6 @@
 // SSBO pool: size classes, reuse, statistics, trim, memory limit, max SSBO size.
+#include "runtime/cuda_memory.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
@@ -208,5 +210,40 @@ TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
     std::vector<double> ref(in[i].size());
     for (std::size_t j = 0; j < ref.size(); ++j) ref[j] = 2.0 * in[i][j] + static_cast<double>(i);
     EXPECT_TRUE(close(out[i].to_vector(), ref, 1e-6, 1e-6)) << "upload " << i << " of " << in[i].size() << " floats";
+  }
+}
+
+TEST(Pool, LargeBuffersOnCudaMemoryHoldEveryValue) {
+  // Buffers of kCudaMemoryMin bytes and more live on CUDA's memory where the device can
+  // (NVIDIA's GL with libcuda: runtime/cuda_memory.hpp), else on the pool's own: either way
+  // uploads, kernels, reuse after release and read-backs keep every value. Sizes at, above and
+  // below the threshold, odd ones included (CUDA's 2 MiB granules are larger than the classes).
+  Device dev = Device::open();
+  GLT_RNG(rng);
+  const std::size_t min_floats = detail::kCudaMemoryMin / 4;
+  const std::size_t sizes[] = {min_floats, min_floats + 1, 3 * min_floats / 2 + 777, min_floats - 1, 5000001};
+  for (int round = 0; round < 2; ++round)  // the second round reuses the first's buffers
+    for (std::size_t n : sizes) {
+      const auto a = uniform(rng, n), b = uniform(rng, n);
+      const auto ni = static_cast<std::int64_t>(n);
+      Tensor ta = Tensor::from_host(dev, a, {ni}), tb = Tensor::from_host(dev, b, {ni});
+      Tensor c = ta + tb, d = c * tb;
+      std::vector<double> ref_c(n), ref_d(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        ref_c[i] = static_cast<float>(static_cast<double>(a[i]) + b[i]);
+        ref_d[i] = ref_c[i] * b[i];
+      }
+      EXPECT_TRUE(close(c.to_vector(), ref_c, 0, 0)) << n << " floats, round " << round;
+      EXPECT_TRUE(close(d.to_vector(), ref_d, 1e-6, 1e-7)) << n << " floats, round " << round;
+    }
+  const detail::CudaMemory* cuda = dev.impl()->find_extension<detail::CudaMemory>();
+  const std::size_t on_cuda = cuda ? cuda->buffers() : 0;
+  std::printf("pool buffers on CUDA memory: %zu (%s)\n", on_cuda, dev.caps().renderer.c_str());
+  if (dev.impl()->adapter().software || !detail::settings().cuda_memory) {
+    EXPECT_EQ(on_cuda, 0u);  // GLTENSOR_CUDA_MEMORY=0: the pool's own buffers only
+  }
+  dev.trim();  // every cached buffer deleted, memory objects with them
+  if (cuda) {
+    EXPECT_EQ(cuda->buffers(), 0u);
   }
 }
