@@ -446,7 +446,7 @@ BENCHMARK_CAPTURE(BM_elementwise_f16, add_f16math, 0, true)->Arg(26)->UseRealTim
 BENCHMARK_CAPTURE(BM_elementwise_f16, mul, 1, false)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise_f16, mul_f16math, 1, true)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->Args({1008, 6625})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, layer_norm, 1)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_batch_norm, train_forward, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_batch_norm, train_forward_backward, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
