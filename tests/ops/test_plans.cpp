@@ -1033,6 +1033,15 @@ TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
   EXPECT_EQ(plan_matmul(problem(2048, 2048, 1020), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "K off 8";
   EXPECT_EQ(plan_matmul(problem(2048, 2176, 1024), kGpu, s).kernel, MatmulPlan::Kernel::warp);
   EXPECT_EQ(plan_matmul(problem(2048, 2112, 1024), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "N off 128";
+  // Batched with edges, every side long (the recognizer's batched 1x1 convolutions): warp.
+  EXPECT_EQ(plan_matmul(problem(240, 2496, 240, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_TRUE(plan_matmul(problem(240, 2496, 240, true, 16), kGpu, s).warp_edge);
+  EXPECT_EQ(plan_matmul(problem(480, 1248, 480, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_NE(plan_matmul(problem(480, 624, 480, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "N < 1024";
+  EXPECT_NE(plan_matmul(problem(64, 9984, 64, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "M, K < 128";
+  EXPECT_NE(plan_matmul(problem(240, 2496, 240), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "one product";
+  EXPECT_NE(plan_matmul(problem(240, 2496, 240, true, 2), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "80 tiles";
+  EXPECT_NE(plan_matmul(problem(240, 2496, 240, true, 16), kLlvmpipe, s).kernel, MatmulPlan::Kernel::warp);
   MatmulProblem half = kmajor(2048, 2048, 1024);
   half.precision = Precision::f16_allowed;
   EXPECT_NE(plan_matmul(half, DeviceTraits{false, 0, true}, s).kernel, MatmulPlan::Kernel::warp);
