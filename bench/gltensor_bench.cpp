@@ -201,13 +201,20 @@ void BM_rows(benchmark::State& st, int which) {
       [&](std::int64_t m) { return kReps * 8.0 * m * c; }, kSoftwareBytes);
   Tensor x = randn(dev(), {r, c}, gen());
   Tensor w = ones(dev(), {c}), b = zeros(dev(), {c});
-  (which == 0 ? softmax(x, -1) : layer_norm(x, 1, w, b));
+  // 0 softmax, 1 layer_norm (rows read and written), 2 argmax, 3 amax (rows read).
+  auto op = [&] {
+    return which == 0   ? softmax(x, -1)
+           : which == 1 ? layer_norm(x, 1, w, b)
+           : which == 2 ? argmax(x, -1)
+                        : amax(x, {-1});
+  };
+  op();
   dev().synchronize();
   for (auto _ : st) {
-    for (int k = 0; k < kReps; ++k) Tensor y = which == 0 ? softmax(x, -1) : layer_norm(x, 1, w, b);
+    for (int k = 0; k < kReps; ++k) Tensor y = op();
     dev().synchronize();
   }
-  set_rate(st, kReps * 8.0 * r * c, "GB/s");
+  set_rate(st, kReps * (which >= 2 ? 4.0 : 8.0) * r * c, "GB/s");
 }
 
 // batch_norm in training mode on the Fashion-MNIST CNN's first BatchNorm2d shape: the forward
@@ -496,8 +503,22 @@ BENCHMARK_CAPTURE(BM_elementwise_f16, add_f16math, 0, true)->Arg(26)->UseRealTim
 BENCHMARK_CAPTURE(BM_elementwise_f16, mul, 1, false)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_elementwise_f16, mul_f16math, 1, true)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum)->Arg(26)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_rows, softmax, 0)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rows, softmax, 0)
+    ->Args({16384, 4096})
+    ->Args({1008, 6625})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_rows, layer_norm, 1)->Args({16384, 4096})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rows, argmax, 2)
+    ->Args({16384, 4096})
+    ->Args({1008, 6625})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_rows, amax, 3)
+    ->Args({16384, 4096})
+    ->Args({1008, 6625})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_batch_norm, train_forward, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_batch_norm, train_forward_backward, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_transformer, rms_norm, 0, 0)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -300,11 +300,13 @@ void OcrPipeline::recognize(const Crops& crops, std::vector<TextLine>& lines, Oc
     for (std::size_t i : b.lines) tm.rec_line_columns += rec_resized_width(sizes[i], opt_.rec.height, b.width);
     auto out = rec_.run({{rec_.inputs()[0].name, input_tensor(dev_, in)}});
     // [N, T, classes] -> each step's best class and its probability, on the GPU: the read-back
-    // is [N, T] twice instead of the whole distribution (6625 classes per step).
+    // is [N, T] twice instead of the whole distribution (6625 classes per step). The probability
+    // is gathered at the best class (the row's max, as amax), not reduced over the row again.
     const Tensor& probs = out.begin()->second;
     out_shapes.push_back(probs.shape());
-    reads.push_back(argmax(probs, -1).to_host_async());
-    reads.push_back(amax(probs, {-1}).to_host_async());
+    const Tensor best = argmax(probs, -1, true);
+    reads.push_back(best.to_host_async());
+    reads.push_back(gather(probs, -1, best).to_host_async());
   }
   for (std::size_t k = 0; k < batches.size(); ++k) {
     const auto best = reads[2 * k].get_float();

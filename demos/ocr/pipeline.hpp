@@ -118,7 +118,7 @@ class OcrPipeline {
   std::vector<std::pair<std::string, float>> ctc_decode(const std::vector<float>& probs, std::int64_t n, std::int64_t t,
                                                         std::int64_t c) const;
   /// The same from each step's best class (the first on ties) and its probability, [N, T] each
-  /// (what recognition reads back: argmax and amax run on the GPU).
+  /// (what recognition reads back: argmax runs on the GPU, the probability is gathered at it).
   std::vector<std::pair<std::string, float>> ctc_decode_best(const std::vector<float>& best,
                                                              const std::vector<float>& prob, std::int64_t n,
                                                              std::int64_t t) const;

@@ -236,16 +236,18 @@ void main() {
 #else
       acc[j] = 0.0;
 #endif
+    // Every tap loaded (addresses clamped into the image, taps outside read as 0), no branch:
+    // all of a position's loads can be in flight at once.
     for (int c = 0; c < CG; ++c) {
       uint xb = xn + uint(c) * u_x_stride[1];
       for (int kh = 0; kh < KH; ++kh) {
         int h = h0 + kh * u_dh;
-        if (h < 0 || h >= u_H) continue;
-        uint xr = xb + uint(h) * X_RS;
+        bool hin = h >= 0 && h < u_H;
+        uint xr = xb + uint(clamp(h, 0, u_H - 1)) * X_RS;
         for (int kw = 0; kw < KW; ++kw) {
           int w = w0 + kw * u_dw;
-          if (w < 0 || w >= u_W) continue;
-          float v = float(load1(xr + uint(w) * X_CS));
+          float v = float(load1(xr + uint(clamp(w, 0, u_W - 1)) * X_CS));
+          v = hin && w >= 0 && w < u_W ? v : 0.0;
           for (int j = 0; j < OPI; ++j) acc[j] += v * WEIGHT(j, c, kh, kw);
         }
       }

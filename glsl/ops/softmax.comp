@@ -7,6 +7,10 @@
 // arithmetic), max and sum combined across the workgroup (subgroupMax / subgroupAdd where
 // SUBGROUP, else a shared-memory tree), one 128-bit store per quad: the row is read once
 // instead of twice (bench/RESULTS.md).
+// ROW_REGS (any dtype, any strides, L <= NS * LOCAL_X): the same one-pass form for every other row,
+// element i of the row in invocation i % LOCAL_X's registers (NS scalars each, loads strided by
+// the workgroup: coalesced where the row is contiguous), e.g. odd lengths (the OCR recognizer's
+// 6625 classes).
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_rows;
@@ -38,7 +42,7 @@ void combine(inout float m, inout float s, float m2, float s2) {
   m = M;
 }
 
-#ifdef ROW_QUADS
+#if defined(ROW_QUADS) || defined(ROW_REGS)
 // Workgroup maximum (MAX) or sum of v, returned to every invocation.
 float workgroup_reduce(float v, bool MAX) {
 #ifdef SUBGROUP
@@ -61,7 +65,48 @@ float workgroup_reduce(float v, bool MAX) {
 #endif
   return v;
 }
+#endif
 
+#ifdef ROW_REGS
+void main() {
+  uint row = WORKGROUP_ID_1D;
+  uint tid = gl_LocalInvocationID.x;
+  if (row >= u_rows) return;
+  uvec2 rb = row_bases(row);
+  uint bi = rb.x, bo = rb.y;
+  float v[NS];
+  for (uint k = 0u; k < NS; ++k) {
+    uint i = tid + k * LOCAL_X;
+    v[k] = i < u_L ? float(load1(bi + i * u_in_step)) : -F_INF;
+  }
+  // NaN, +Inf and rows of -Inf only: NaN rows, as ROW_QUADS (exp(NaN - m), exp(inf - inf)).
+  float m = -F_INF;
+  for (uint k = 0u; k < NS; ++k) m = max(m, v[k]);
+  m = workgroup_reduce(m, true);
+  float s = 0.0;
+  for (uint k = 0u; k < NS; ++k) {
+    float e = exp(v[k] - m);
+    s += e;
+#ifndef LOG
+    v[k] = e;
+#endif
+  }
+  s = workgroup_reduce(s, false);
+#ifdef LOG
+  float ls = log(s);  // (x - m) - log(s), as ROW_QUADS
+  for (uint k = 0u; k < NS; ++k) {
+    uint i = tid + k * LOCAL_X;
+    if (i < u_L) store0(bo + i * u_out_step, CT0((v[k] - m) - ls));
+  }
+#else
+  float inv = 1.0 / s;
+  for (uint k = 0u; k < NS; ++k) {
+    uint i = tid + k * LOCAL_X;
+    if (i < u_L) store0(bo + i * u_out_step, CT0(v[k] * inv));
+  }
+#endif
+}
+#elif defined(ROW_QUADS)
 void main() {
   uint row = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;

@@ -112,8 +112,13 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // 4096^3 on the H100 against the quad-load kernel's 27.5; tile edges not measured).
   const std::int64_t warp_tiles = ceil_div(p.M, 128) * ceil_div(p.N, 128) * p.batch;
   const bool warp_whole = p.M % 128 == 0 && p.N % 128 == 0 && p.K % 8 == 0 && p.K > 0;
-  const bool warp = warp_ok && (forced == K::warp ||
-                                (chosen && !software && (p.b_quads == 2 || warp_whole) && warp_tiles >= kWarpMinTiles));
+  // And for batched products with tile edges whose sides are all long: the OCR recognizer's batched
+  // 1x1 convolutions ([O, C] against each image's [C, H*W]; O, C >= 128, H*W >= 1024) ran in 0.84x
+  // tile64's time on the H100 (bench/RESULTS.md); not measured better at H*W = 624 (1.02x) or O = 64 (2.6x).
+  const bool warp_batched = p.batch > 1 && p.M >= 128 && p.K >= 128 && p.K % 8 == 0 && p.N >= 1024;
+  const bool warp =
+      warp_ok && (forced == K::warp || (chosen && !software && (p.b_quads == 2 || warp_whole || warp_batched) &&
+                                        warp_tiles >= kWarpMinTiles));
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   // Fewer tiles over a long K: split into K chunks (kSplitTiles), f32 math only (as measured).
   const bool vec4_split = chosen && !software && fb0 == 0 && vec4_tiles < 256 && p.K >= kSplitMinK && !p.split_columns;

@@ -489,6 +489,7 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
   const RowLayout r = row_layout(x, out, dim);
   SoftmaxVariant v;
   v.kd = static_cast<std::int64_t>(r.kshape.size()), v.log = log, v.row_quads = plan.row_quads, v.nq = plan.nq;
+  v.row_regs = plan.row_regs, v.ns = plan.ns;
   v.subgroup = plan.subgroup, v.out = od, v.in = x.dtype();
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {plan.local}).write(out).read(x).params(RowParams{r, x, out, "u_rows", r.rows});

@@ -75,6 +75,7 @@ Defines SoftmaxVariant::defines() const {
     d.flag("ROW_QUADS").uvalue("NQ", static_cast<std::uint64_t>(nq));
     d.operand_vec4(0, DType::f32, CT::f32, true).operand_vec4(1, DType::f32, CT::f32, false);
   } else {
+    if (row_regs) d.flag("ROW_REGS").uvalue("NS", static_cast<std::uint64_t>(ns));
     d.operand(0, out, CT::f32, true).operand(1, in, CT::f32, false);
   }
   return d;
@@ -92,14 +93,24 @@ std::vector<SoftmaxVariant> SoftmaxVariant::space() {
           v.row_quads = true, v.nq = nq, v.subgroup = subgroup;
           out.push_back(v);
         }
+      v.row_quads = false, v.nq = 0;
+      for (std::int64_t ns : {1, 2, 5, 26, 32})
+        for (bool subgroup : {false, true}) {
+          v.row_regs = true, v.ns = ns, v.subgroup = subgroup;
+          out.push_back(v);
+        }
     }
   for (DType dt : {DType::f16, DType::bf16}) {
     SoftmaxVariant v;
     v.in = v.out = dt;
     out.push_back(v);
+    v.row_regs = true, v.ns = 3;
+    out.push_back(v);
   }
   SoftmaxVariant mixed;
   mixed.in = DType::i32;  // integer inputs: float32 results
+  out.push_back(mixed);
+  mixed.row_regs = true, mixed.ns = 1;
   out.push_back(mixed);
   return out;
 }

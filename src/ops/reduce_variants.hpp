@@ -42,7 +42,9 @@ struct SoftmaxVariant {
   bool log = false;        ///< LOG: log_softmax
   bool row_quads = false;  ///< ROW_QUADS: the row in registers, NQ quads per invocation (f32)
   std::int64_t nq = 0;
-  bool subgroup = false;  ///< SUBGROUP (ROW_QUADS only)
+  bool row_regs = false;  ///< ROW_REGS: the row in registers, NS scalars per invocation (any layout)
+  std::int64_t ns = 0;
+  bool subgroup = false;  ///< SUBGROUP (ROW_QUADS and ROW_REGS only)
   DType out = DType::f32, in = DType::f32;
   Defines defines() const;
   static std::vector<SoftmaxVariant> space();

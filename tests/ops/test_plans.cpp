@@ -933,8 +933,8 @@ TEST(PlanElementwise, F16FormScalarsAndAlphaMustBeF16Exact) {
 }
 
 // softmax.comp: workgroups of 256 for rows of 256 and more (64 below), the row in registers as
-// quads where it is f32, aligned and at most 8 quads per invocation; past the loop limit the
-// split path through logsumexp.
+// quads where it is f32, aligned and at most 8 quads per invocation, else as scalars where at most
+// 32 per invocation; past the loop limit the split path through logsumexp.
 TEST(PlanSoftmax, FormAndLoops) {
   SoftmaxProblem p;
   p.L = 1000, p.kept_dims = 1, p.quad_rows = true, p.loop_limit = 65535;
@@ -947,20 +947,45 @@ TEST(PlanSoftmax, FormAndLoops) {
   EXPECT_EQ(plan.loop_iterations, 1u + 2u * 4u + 24u);  // KD, two passes of ceil(1000 / 256), the tree
   p.subgroup_arithmetic = true;
   EXPECT_TRUE(plan_softmax(p).subgroup);
-  p.L = 1002;  // not whole quads
-  EXPECT_FALSE(plan_softmax(p).row_quads);
-  EXPECT_FALSE(plan_softmax(p).subgroup) << "subgroups only in the ROW_QUADS form";
+  p.L = 1002;  // not whole quads: scalars in registers, 4 per invocation
+  plan = plan_softmax(p);
+  EXPECT_FALSE(plan.row_quads);
+  EXPECT_TRUE(plan.row_regs);
+  EXPECT_EQ(plan.ns, 4);
+  EXPECT_EQ(plan.nq, 0);
+  EXPECT_TRUE(plan.subgroup);
+  EXPECT_EQ(plan.loop_iterations, 1u + 3u * 5u + 24u);  // KD, three loops of NS + exit, the tree
+  p.L = 6625;                                           // the OCR recognizer's classes: 26 per invocation
+  EXPECT_TRUE(plan_softmax(p).row_regs);
+  EXPECT_EQ(plan_softmax(p).ns, 26);
   p.L = 8192;  // 8 quads per invocation
   EXPECT_TRUE(plan_softmax(p).row_quads);
+  EXPECT_FALSE(plan_softmax(p).row_regs);
   EXPECT_EQ(plan_softmax(p).nq, 8);
-  p.L = 8196;
-  EXPECT_FALSE(plan_softmax(p).row_quads);
+  p.L = 8196;  // past both register forms: two strided passes
+  plan = plan_softmax(p);
+  EXPECT_FALSE(plan.row_quads);
+  EXPECT_FALSE(plan.row_regs);
+  EXPECT_FALSE(plan.subgroup) << "subgroups only in the register forms";
+  EXPECT_EQ(plan.loop_iterations, 1u + 2u * 33u + 24u);
+  p.L = 8191;  // odd, 32 per invocation
+  EXPECT_TRUE(plan_softmax(p).row_regs);
+  EXPECT_EQ(plan_softmax(p).ns, 32);
   p.L = 100, p.kept_dims = 3;
   plan = plan_softmax(p);
   EXPECT_EQ(plan.local, 64u);
   EXPECT_EQ(plan.loop_iterations, 3u + 2u * 2u + 24u);
-  p.quad_rows = false;
+  p.quad_rows = false;  // a view, or not f32: scalars
   EXPECT_FALSE(plan_softmax(p).row_quads);
+  EXPECT_TRUE(plan_softmax(p).row_regs);
+  EXPECT_EQ(plan_softmax(p).ns, 2);
+  // Registers only where their loops fit the limit: 3 + 3 * 33 + 24 > 100.
+  p.L = 8000, p.loop_limit = 100;
+  plan = plan_softmax(p);
+  EXPECT_EQ(plan.path, SoftmaxPlan::Path::kernel);
+  EXPECT_FALSE(plan.row_regs);
+  EXPECT_EQ(plan.loop_iterations, 3u + 2u * 32u + 24u);
+  p.loop_limit = 65535;
   // 1 + 2 ceil(L / 256) + 24 <= 65535: rows up to 32755 * 256 in the kernel.
   p.kept_dims = 1, p.L = 32755 * 256;
   EXPECT_EQ(plan_softmax(p).path, SoftmaxPlan::Path::kernel);
@@ -1150,6 +1175,15 @@ TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
   EXPECT_EQ(plan_matmul(problem(2048, 2048, 1020), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "K off 8";
   EXPECT_EQ(plan_matmul(problem(2048, 2176, 1024), kGpu, s).kernel, MatmulPlan::Kernel::warp);
   EXPECT_EQ(plan_matmul(problem(2048, 2112, 1024), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "N off 128";
+  // Batched with edges, every side long (the recognizer's batched 1x1 convolutions): warp.
+  EXPECT_EQ(plan_matmul(problem(240, 2496, 240, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_TRUE(plan_matmul(problem(240, 2496, 240, true, 16), kGpu, s).warp_edge);
+  EXPECT_EQ(plan_matmul(problem(480, 1248, 480, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_NE(plan_matmul(problem(480, 624, 480, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "N < 1024";
+  EXPECT_NE(plan_matmul(problem(64, 9984, 64, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "M, K < 128";
+  EXPECT_NE(plan_matmul(problem(240, 2496, 240), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "one product";
+  EXPECT_NE(plan_matmul(problem(240, 2496, 240, true, 2), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "80 tiles";
+  EXPECT_NE(plan_matmul(problem(240, 2496, 240, true, 16), kLlvmpipe, s).kernel, MatmulPlan::Kernel::warp);
   MatmulProblem half = kmajor(2048, 2048, 1024);
   half.precision = Precision::f16_allowed;
   EXPECT_NE(plan_matmul(half, DeviceTraits{false, 0, true}, s).kernel, MatmulPlan::Kernel::warp);

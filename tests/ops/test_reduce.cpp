@@ -643,6 +643,69 @@ TEST(Softmax, RowsPastTheLoopLimit) {
   EXPECT_TRUE(close(log_softmax(t, 1).to_vector(), lsm, 1e-5, 1e-4));
 }
 
+// Rows of any length read once (ROW_REGS: the row in registers as scalars, up to 32 x 256
+// elements; ROW_QUADS where f32, contiguous and whole quads): odd lengths (6625: the OCR
+// recognizer's classes), 1, the longest in registers (8191) and the first past them (8193: two
+// strided passes), strided views, f16 and int inputs, NaN / +Inf / -Inf rows, and more rows than
+// one dispatch's workgroups (70000). Against float64.
+TEST(Softmax, AnyLengthInOneRead) {
+  GLT_RNG(rng);
+  const bool sg = device().caps().subgroup;
+  for (const char* subgroups : {"1", "0"}) {
+    if (!sg && *subgroups == '0') continue;
+    ScopedEnv env("GLTENSOR_SUBGROUPS", subgroups);
+    SCOPED_TRACE(::testing::Message() << "subgroups " << subgroups);
+    for (const auto& [rows, L] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {7, 6625}, {3, 1}, {5, 255}, {4, 257}, {3, 1001}, {2, 8191}, {2, 8193}, {70000, 3}}) {
+      SCOPED_TRACE(::testing::Message() << "[" << rows << ", " << L << "]");
+      auto x = uniform(rng, static_cast<std::size_t>(rows * L), -20, 20);
+      if (rows >= 5 && L >= 3) {
+        x[static_cast<std::size_t>(L / 2)] = NAN;                       // row 0: NaN
+        x[static_cast<std::size_t>(L + L - 1)] = INFINITY;              // row 1: +Inf (last element)
+        for (std::int64_t l = 0; l < L; ++l) x[2 * L + l] = -INFINITY;  // row 2: -Inf only
+        x[static_cast<std::size_t>(3 * L)] = -INFINITY;                 // row 3: one -Inf entry
+      }
+      std::vector<double> sm, lsm;
+      ref_softmax_rows(x, rows, L, sm, lsm);
+      Tensor t = Tensor::from_host(device(), x, {rows, L});
+      EXPECT_TRUE(close(softmax(t, 1).to_vector(), sm, 1e-5, 1e-9));
+      EXPECT_TRUE(close(log_softmax(t, -1).to_vector(), lsm, 1e-5, 1e-5));
+      if (rows * L > 300000) continue;
+      // The same rows along dim 0 of the transposed view (strided loads and stores), and at an
+      // offset of one element (no quads).
+      Tensor tt = Tensor::from_host(device(), x, {rows, L}).t();  // [L, rows]
+      EXPECT_TRUE(close(softmax(tt, 0).t().contiguous().to_vector(), sm, 1e-5, 1e-9));
+      std::vector<float> shifted(x.size() + 1, 0.0f);
+      std::copy(x.begin(), x.end(), shifted.begin() + 1);
+      Tensor ts = Tensor::from_host(device(), shifted, {static_cast<std::int64_t>(shifted.size())})
+                      .narrow(0, 1, rows * L)
+                      .view({rows, L});
+      EXPECT_TRUE(close(log_softmax(ts, 1).to_vector(), lsm, 1e-5, 1e-5));
+    }
+    // f16 storage (computed in f32, rounded once) and int32 inputs (f32 results).
+    const std::int64_t L = 6625;
+    auto h = uniform(rng, 3 * L, -4, 4);
+    Tensor th = Tensor::from_host(device(), h, {3, L}).to(DType::f16);
+    std::vector<double> sm, lsm;
+    ref_softmax_rows(th.to(DType::f32).to_vector(), 3, L, sm, lsm);
+    Tensor sh = softmax(th, 1);
+    EXPECT_EQ(sh.dtype(), DType::f16);
+    EXPECT_TRUE(close(sh.to(DType::f32).to_vector(), sm, 2e-3, 1e-7));
+    std::vector<float> iv(2 * 1001);
+    for (auto& v : iv) v = static_cast<float>(static_cast<int>(rng() % 21) - 10);
+    ref_softmax_rows(iv, 2, 1001, sm, lsm);
+    Tensor ti = Tensor::from_host(device(), iv, {2, 1001}).to(DType::i32);
+    Tensor si = softmax(ti, 1);
+    EXPECT_EQ(si.dtype(), DType::f32);
+    EXPECT_TRUE(close(si.to_vector(), sm, 1e-5, 1e-9));
+  }
+  // Empty rows and no rows: empty results of the input's shape.
+  for (const Shape& shape : {Shape{3, 0}, Shape{0, 6625}}) {
+    EXPECT_EQ(softmax(Tensor::empty(device(), shape), 1).shape(), shape);
+    EXPECT_EQ(log_softmax(Tensor::empty(device(), shape), 1).shape(), shape);
+  }
+}
+
 // sum / mean / norms under very low loop limits (20 to 40): the contiguous-rows fast path
 // (reduce_rows.comp) planned 22 iterations for any row (its tree and exit tests) and threw an
 // internal LimitError at limits 20-24; it now counts its tree honestly, shortens its chunks and
