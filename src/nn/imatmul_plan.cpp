@@ -72,7 +72,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
     IMatmulVariant w = v;
     w.slices = 2, w.totals = IMatmulVariant::Totals::regs;
     const std::int64_t handover = 8 * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
-    if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s) v = w, k.local_x *= 2;
+    if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s && 2 * k.local_x <= d.max_invocations)
+      v = w, k.local_x *= 2;
   }
   // A's tile swizzled on GPUs for 4 x 4 per invocation (the H100, QDQ convs at 112x112: 1.02-1.06x
   // faster alone, the wide chain of 4 x 4 1.689 ms against 1.763; on 4 x 8 of one slice 0.67x, more

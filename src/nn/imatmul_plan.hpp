@@ -23,8 +23,9 @@ struct IMatmulProblem {
 };
 
 struct IMatmulDevice {
-  bool software = true;         ///< a software rasterizer (llvmpipe), else a GPU
-  std::int64_t max_shared = 0;  ///< bytes of shared memory per workgroup (Capabilities)
+  bool software = true;                 ///< a software rasterizer (llvmpipe), else a GPU
+  std::int64_t max_shared = 0;          ///< bytes of shared memory per workgroup (Capabilities)
+  std::int64_t max_invocations = 1024;  ///< invocations per workgroup (Capabilities)
 };
 
 struct IMatmulPlan {

@@ -222,7 +222,8 @@ struct IntKernel {
 // The device's traits for plan_imatmul (GLTENSOR_MATMUL_KERNEL=gpu: a software rasterizer
 // planned as a GPU).
 IMatmulDevice imatmul_device(DeviceImpl& dev) {
-  return {dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu, dev.caps().max_shared_memory};
+  return {dev.adapter().software && settings().matmul_kernel != MatmulKernelSetting::gpu, dev.caps().max_shared_memory,
+          dev.caps().max_workgroup_invocations};
 }
 
 IntKernel block_f32_kernel(const IMatmulProblem& p, const IMatmulDevice& d) {

@@ -306,7 +306,8 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
   const bool rows = rowsum && plan.kernel == MatmulPlan::Kernel::reg && problem.batch == 1 && split == 0 &&
-                    od == DType::f32 && a.dtype() == DType::f32 && b.dtype() == DType::f32;
+                    od == DType::f32 && a.dtype() == DType::f32 && b.dtype() == DType::f32 &&
+                    reg_sliced_shared_bytes(plan.reg_slices, plan.local_x, true) <= 16384;  // GLES 3.1's minimum
   if (rows) *rowsum = alloc(dev, {M}, DType::f32, op);
   launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype(),
                 rows ? *rowsum : Tensor(), mask ? *mask : Tensor());

@@ -233,6 +233,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     while (ksl > 1 && dev.loop_limit != 0 &&
            matmul_loops(MatmulPlan::Kernel::reg, slice_len(ksl)) + static_cast<std::uint64_t>(ksl) > dev.loop_limit)
       ksl /= 2;
+    // The slices' blocks in shared memory within GLES 3.1's guaranteed 16 KiB, so that every GPU
+    // compiles the form (4 x 1 blocks of vec4s per invocation of each slice but the first;
+    // matmul_kernel takes ROWSUM's row sums, 4 floats more each, only where they fit too).
+    while (ksl > 1 &&
+           reg_sliced_shared_bytes(static_cast<int>(ksl), std::max<std::int64_t>(16, 64 / ksl), false) > 16384)
+      ksl /= 2;
     plan.reg_slices = static_cast<int>(ksl);
     plan.reg_kslice = slice_len(ksl);
     plan.local_x = static_cast<std::uint32_t>(std::max<std::int64_t>(16, 64 / ksl));  // 64 to 256 invocations

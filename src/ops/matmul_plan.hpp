@@ -85,6 +85,11 @@ inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMin
 /// blocks and K sliced over a workgroup's invocations (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at
 /// least kSlicedMinK), as many slices as bring the invocations to about kSlicedInvocations.
 inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 1024, kSlicedMinK = 32, kSlicedInvocations = 32768;
+/// Shared memory of the K-sliced REG kernel (glsl/ops/matmul_reg.comp's red and, with ROWSUM,
+/// red_rs): the 4 x 1 vec4 blocks, and 4 row sums, of every invocation of each slice but the first.
+inline std::int64_t reg_sliced_shared_bytes(int slices, std::int64_t local_x, bool rowsum) {
+  return (slices - 1) * local_x * 4 * (16 + (rowsum ? 4 : 0));
+}
 inline constexpr int kSlicedMaxSlices = 16;
 
 /// GEMV (glsl/ops/gemv.comp): output features and most rows of C per workgroup, most invocations.

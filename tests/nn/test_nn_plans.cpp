@@ -312,6 +312,8 @@ TEST(PlanIMatmul, Forms) {
   EXPECT_EQ(imatmul_shared_bytes(k.v), 48 << 10);
   k = plan_imatmul(p, {false, 32 << 10}, s);  // 48 KiB do not fit: one slice
   EXPECT_EQ(form(k), (Form{128, 2, 1, 1, 256u, false}));
+  k = plan_imatmul(p, {false, 48 << 10, 256}, s);  // 512 invocations do not fit: one slice
+  EXPECT_EQ(form(k), (Form{128, 2, 1, 1, 256u, false}));
   k = plan_imatmul({128, 12544, 1152, 1, true, true}, gpu, s);  // 2 x 98 workgroups: 4 x 4 on 64 x 64
   EXPECT_EQ(form(k), (Form{64, 1, 0, 1, 256u, true}));
   k = plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s);  // 98 workgroups: 4 x 4 on 64 x 64, A swizzled

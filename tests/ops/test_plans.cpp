@@ -209,6 +209,10 @@ TEST(PlanMatmul, SlicedRegForFewSmallTiles) {
   EXPECT_EQ(p.groups_y, 1u);
   EXPECT_EQ(p.splits, 1);
   EXPECT_EQ(p.loop_iterations, matmul_loops(MatmulPlan::Kernel::reg, 52) + 16);
+  // Its shared memory within GLES 3.1's 16 KiB; with ROWSUM's row sums it would not be
+  // (matmul_kernel then leaves the bias gradient to its own dispatch).
+  EXPECT_LE(reg_sliced_shared_bytes(p.reg_slices, p.local_x, false), 16384);
+  EXPECT_GT(reg_sliced_shared_bytes(p.reg_slices, p.local_x, true), 16384);
   // Its weight gradient [256, 128] x [128, 784]: 12544 blocks, 4 slices of 32 (at least kSlicedMinK).
   const MatmulPlan w = plan_matmul(problem(256, 784, 128), kGpu, s);
   EXPECT_EQ(w.reg_slices, 4);
