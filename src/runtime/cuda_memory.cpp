@@ -189,4 +189,8 @@ void CudaMemory::free_gl() {
   context_ = nullptr;
 }
 
+CudaMemory::~CudaMemory() {
+  if (context_) cuda().release_ctx(cuda_device_);
+}
+
 }  // namespace gltensor::detail

@@ -38,6 +38,9 @@ class CudaMemory : public DeviceExtension {
   /// Buffers alive on CUDA's memory.
   std::size_t buffers() const { return objects_.size(); }
   void free_gl() override;
+  /// Releases the CUDA context where free_gl() did not run (a Device destroyed where its context
+  /// could not be made current: its GL objects go with that context).
+  ~CudaMemory() override;
 
  private:
   bool set_up(DeviceImpl& dev);
