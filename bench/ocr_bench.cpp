@@ -1,7 +1,7 @@
 // gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR]
 //                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
 //                    [--images gpu|host]... [--det-limit N]... [--rec-call-cost N]... [--cls 0|1]...
-//                    [--replay 0|1]... [--fuse 0|1]...
+//                    [--replay 0|1]... [--fuse 0|1]... [--f16 0|1]... [--text]
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
@@ -24,7 +24,11 @@
 //                 --replay value (1: OcrOptions::replay, the models loaded a second time with it)
 //                 and --fuse value (0: the models planned without the planner's LayerNorm and
 //                 attention fusions, GLTENSOR_FUSE_LAYERNORM / GLTENSOR_FUSE_ATTENTION=0, loaded
-//                 again; 1, the default: as the settings say).
+//                 again; 1, the default: as the settings say) and --f16 value (1: the models' weights
+//                 stored as float16, OcrOptions::f16_weights, loaded again; 0, the default: float32).
+//                 Each row says how many of its lines read differently from the first row's (the
+//                 same page: a change of precision or batching that changes the text shows here);
+//                 --text prints the first row's lines.
 // gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished).
 // ONNX Runtime: `node tools/ort-reference/ort_run.js --bench N` (npm onnxruntime-node; this
 // machine) or `python3 bench/ort_reference.py` (pip onnxruntime; the GPU machine) on the same
@@ -42,6 +46,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "image.hpp"
 #include "npy_io.hpp"
@@ -166,7 +171,8 @@ int main(int argc, char** argv) {
   int rec_align = ocr::RecBatchOptions{}.align;
   std::vector<std::string> images{"gpu", "host"};
   std::vector<int> det_limits{ocr::OcrOptions{}.det_limit}, call_costs{0}, cls_values{1}, replay_values{0},
-      fuse_values{1};
+      fuse_values{1}, f16_values{0};
+  bool print_text = false;
   app.add_option("--models", models, "folder of the OCR models (default: GLTENSOR_MODEL_CACHE/models/ocr)");
   app.add_option("--runs", runs, "timed runs per case")->capture_default_str();
   app.add_option("--ort", g_ort, "reference: node, python or none")->check(CLI::IsMember({"node", "python", "none"}));
@@ -202,6 +208,12 @@ int main(int argc, char** argv) {
                  "ocr960: the models planned with the LayerNorm and attention fusions (1) or without (0), one row each")
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));
+  app.add_option("--f16", f16_values,
+                 "ocr960: the models' weights stored as float16 (1; OcrOptions::f16_weights) or float32 (0), one row "
+                 "each")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}));
+  app.add_flag("--text", print_text, "ocr960: print the first row's lines as read");
   CLI11_PARSE(app, argc, argv);
   if (models.empty()) models = (fs::path(g_cache) / "models" / "ocr").string();
   auto want = [&](const std::string& c) {
@@ -284,7 +296,7 @@ int main(int argc, char** argv) {
       cv::Mat page = ocr::render_sample(font, truth, 960, 960);
       std::vector<std::pair<std::string, PageResult>> results;
       struct Row {
-        int batch, cost, limit, cls, replay, fuse;
+        int batch, cost, limit, cls, replay, fuse, f16;
         std::string where;
       };
       std::vector<Row> rows;
@@ -294,21 +306,27 @@ int main(int argc, char** argv) {
             for (int k : cls_values)
               for (int rp : replay_values)
                 for (int fu : fuse_values)
-                  for (const std::string& where : images) rows.push_back({b, c, l, k, rp, fu, where});
-      // The models loaded again for the rows that ask for replay or no fusions, once per pair.
-      std::map<std::pair<int, int>, std::unique_ptr<ocr::OcrPipeline>> others;
+                  for (int h : f16_values)
+                    for (const std::string& where : images) rows.push_back({b, c, l, k, rp, fu, h, where});
+      // The models loaded again for the rows that ask for replay, no fusions or f16 weights, once
+      // per combination.
+      using Load = std::tuple<int, int, int>;
+      auto own_load = [](const Row& r) { return r.replay || !r.fuse || r.f16; };
+      std::map<Load, std::unique_ptr<ocr::OcrPipeline>> others;
       for (const Row& r : rows)
-        if ((r.replay || !r.fuse) && !others.count({r.replay, r.fuse})) {
+        if (own_load(r) && !others.count({r.replay, r.fuse, r.f16})) {
           ocr::OcrOptions ro = o;
           ro.replay = r.replay != 0;
+          ro.f16_weights = r.f16 != 0;
           detail::Settings& st = detail::settings();
           const detail::Settings saved = st;
           if (!r.fuse) st.fuse_layernorm = st.fuse_attention = false;
-          others[{r.replay, r.fuse}] = std::make_unique<ocr::OcrPipeline>(dev, ro);
+          others[{r.replay, r.fuse, r.f16}] = std::make_unique<ocr::OcrPipeline>(dev, ro);
           st = saved;
         }
+      std::vector<std::string> first_text;
       for (const Row& row_ : rows) {
-        ocr::OcrPipeline& pipe = row_.replay || !row_.fuse ? *others.at({row_.replay, row_.fuse}) : pipe_plain;
+        ocr::OcrPipeline& pipe = own_load(row_) ? *others.at({row_.replay, row_.fuse, row_.f16}) : pipe_plain;
         ocr::RecBatchOptions rb = pipe.options().rec;
         rb.batch = row_.batch;
         rb.call_cost = row_.cost;
@@ -321,22 +339,38 @@ int main(int argc, char** argv) {
         const double host = m.det_pre_ms + m.post_ms + m.rec_pre_ms + m.decode_ms;
         const std::string tag = "ocr960_b" + std::to_string(row_.batch) + "c" + std::to_string(row_.cost) + "d" +
                                 std::to_string(row_.limit) + (row_.cls ? "" : "nocls") + (row_.replay ? "replay" : "") +
-                                (row_.fuse ? "" : "nofuse") + row_.where;
+                                (row_.fuse ? "" : "nofuse") + (row_.f16 ? "f16" : "") + row_.where;
         const double ref = ort_whole(pipe, o, out, tag, runs) + host;
         std::vector<std::string> read;
         for (const auto& l : r.lines) read.push_back(l.text);
         const auto acc = ocr::text_accuracy(truth, read);
-        char note[300];
+        if (first_text.empty()) {
+          first_text = read;
+          if (print_text)
+            for (std::size_t i = 0; i < read.size(); ++i) std::printf("line %zu: %s\n", i, read[i].c_str());
+        }
+        // Lines read otherwise than the first row's (every line where the counts differ).
+        std::size_t differ = 0;
+        if (read.size() != first_text.size())
+          differ = std::max(read.size(), first_text.size());
+        else
+          for (std::size_t i = 0; i < read.size(); ++i)
+            if (read[i] != first_text[i]) {
+              ++differ;
+              std::printf("line %zu reads otherwise than the first row's: %s\n", i, read[i].c_str());
+            }
+        char note[360];
         std::snprintf(note, sizeof note,
-                      "; %lld columns run for %lld of text; %zu of %zu lines found, %.1f%% of characters read; first "
-                      "run %.1f ms",
+                      "; %lld columns run for %lld of text; %zu of %zu lines found, %.1f%% of characters read, %zu "
+                      "lines read otherwise than the first row; first run %.1f ms",
                       static_cast<long long>(r.last.rec_run_columns), static_cast<long long>(r.last.rec_line_columns),
-                      r.lines.size(), truth.size(), 100 * acc.accuracy(), r.first.total_ms);
+                      r.lines.size(), truth.size(), 100 * acc.accuracy(), differ, r.first.total_ms);
         const std::string label = "rec batch " + (row_.batch > 0 ? std::to_string(row_.batch) : std::string("all")) +
                                   (row_.cost > 0 ? ", call cost " + std::to_string(row_.cost) : std::string()) +
                                   ", det " + std::to_string(row_.limit) + (row_.cls ? "" : ", no cls") +
                                   (row_.replay ? ", replay" : "") +
-                                  (row_.fuse ? "" : ", no LayerNorm/attention fusion") + ", " + row_.where + " images";
+                                  (row_.fuse ? "" : ", no LayerNorm/attention fusion") +
+                                  (row_.f16 ? ", f16 weights" : "") + ", " + row_.where + " images";
         row(("OCR 960x960, " + label).c_str(), m.total_ms, ref, shapes_note(r.last) + note);
         results.emplace_back(label, std::move(r));
       }
