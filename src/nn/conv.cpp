@@ -239,7 +239,7 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   const bool fused = odt == DType::f32;
   ConvDirectVariant v;
   v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
-  v.sw = g.o.stride[1];
+  v.sw = g.o.stride[1], v.sh = g.o.stride[0], v.dh = g.o.dilation[0];
   if (fused) v.act = epi.act, v.affine = epi.affine();
   v.shuffle = shuffle;
   v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;

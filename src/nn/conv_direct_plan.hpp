@@ -15,7 +15,8 @@ struct ConvDirectProblem {
   std::int64_t Og = 0;  ///< output channels per group
   std::int64_t KH = 0, KW = 0, OH = 0, OW = 0;
   std::int64_t stride_w = 1, dilation_w = 1;
-  bool x_rows_contiguous = false;  ///< x's column stride is 1 and its row stride W
+  std::int64_t stride_h = 1, dilation_h = 1;  ///< the plane form's staged rows
+  bool x_rows_contiguous = false;             ///< x's column stride is 1 and its row stride W
   std::int64_t groups = 1;
   /// Floats of weights a uniform block can hold for the ubo layout (the device's max uniform
   /// block; 0: the layout does not apply, e.g. weights or output not f32, or a gradient recorded).
@@ -46,8 +47,15 @@ struct ConvDirectPlan {
   /// in registers, the filters staged in shared memory `ch` input channels at a time (ch divides C).
   bool tiles = false;
   std::int64_t ch = 0;
-  std::int64_t ks = 1;             ///< tiles: slices of the input channels per tile (KS), summed in shared memory
-  bool prefetch = false;           ///< tiles: the next channel's row segments loaded during this one's FMAs
+  std::int64_t ks = 1;    ///< tiles: slices of the input channels per tile (KS), summed in shared memory
+  bool prefetch = false;  ///< tiles: the next channel's row segments loaded during this one's FMAs
+  /// lanes, depthwise (one input and one output channel per group; GPUs; PLANE): a workgroup per
+  /// tile of `th` output rows of one plane (groups_x tiles a plane), the input rows they read
+  /// staged in shared memory once (whole rows, zero outside the image: at most kConvPlaneShared
+  /// floats), each invocation computing `py` outputs of a column (py divides th) from the rows
+  /// of taps they share, held in registers.
+  bool plane = false;
+  std::int64_t th = 0, py = 1;
   std::uint32_t local_x = 256;     ///< invocations per workgroup
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
   bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1
@@ -70,6 +78,11 @@ inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
 inline constexpr std::int64_t kConvTilesOpi = 4, kConvTilesPx = 2, kConvTilesPerGroup = 128;
 inline constexpr std::int64_t kConvTilesThreads = 65536, kConvTilesPartials = 3072;
 
+/// The lanes layout's plane form (depthwise filters on GPUs): the staged input rows of a tile at
+/// most kConvPlaneShared floats (12 KiB of the 16 KiB every GLES 3.1 device has), kConvPlanePy
+/// output rows per invocation (fewer where a tile has fewer), kConvPlaneLocal invocations.
+inline constexpr std::int64_t kConvPlaneShared = 3072, kConvPlanePy = 4, kConvPlaneLocal = 256;
+
 /// Output channels per invocation of the lanes layout's tiles form (a multiple of 4 dividing Og;
 /// 0: the form does not apply) for a group of Og output channels.
 std::int64_t conv_tiles_opi(std::int64_t Og);
@@ -80,7 +93,10 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
 /// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past
-/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx); ubo 32, 16 or
+/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx; the plane form,
+/// depthwise filters (C = Og = 1, no shuffle) whose staged rows of one output row fit
+/// kConvPlaneShared: kConvPlanePy rows of a column, tiles of the most rows that fit, evened out
+/// over the plane's tiles); ubo 32, 16 or
 /// 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a
 /// 3x3 filter of 96 -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4
 /// or 12 were slower).

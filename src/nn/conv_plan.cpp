@@ -56,6 +56,7 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   ConvDirectProblem dp;
   dp.C = g.C, dp.Og = Og, dp.KH = g.KH, dp.KW = g.KW, dp.OH = g.OH, dp.OW = g.OW;
   dp.stride_w = g.o.stride[1], dp.dilation_w = g.o.dilation[1];
+  dp.stride_h = g.o.stride[0], dp.dilation_h = g.o.dilation[0];
   dp.x_rows_contiguous = p.x_rows_contiguous;
   dp.groups = G;
   dp.ubo_floats = p.f32 && !p.grad ? dev.ubo_limit / 4 : 0;
@@ -132,6 +133,16 @@ Defines ConvDirectVariant::defines() const {
     return d;
   }
   d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
+  if (plan.plane) {
+    // The plane form (depthwise): rows per tile and per invocation, strides and dilations.
+    d.flag("PLANE").value("TH", plan.th).value("PY", plan.py).value("PLANE_FLOATS", kConvPlaneShared);
+    d.value("SH", sh).value("DH", dh).value("SW", sw).value("DW", dw);
+    d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
+    if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
+    d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
+    if (bias) d.operand(3, b, CT::f32, false);
+    return d;
+  }
   if (plan.tiles) {
     // Tiles (a form of the lanes layout): the chunk of staged channels, the row segment.
     d.flag("TILES").value("CH", plan.ch).value("SW", sw).value("DW", dw).value("SEGLEN", plan.seglen);
@@ -203,6 +214,15 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       v.out = v.x = v.w = v.b = DType::f16;
       out.push_back(v);
     }
+  for (bool contig : {false, true}) {
+    ConvDirectVariant v;  // plane: a 5 x 5 depthwise filter, 3 rows per invocation, 6 a tile
+    v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.plane = true, v.plan.th = 6, v.plan.py = 3;
+    v.kh = v.kw = 5, v.plan.x_rows_contiguous = contig, v.bias = contig;
+    if (contig) v.sh = 2, v.dw = 2, v.act = Activation::hardswish, v.affine = true;  // strides, the epilogue
+    out.push_back(v);
+    v.out = v.x = v.w = v.b = DType::f16;
+    out.push_back(v);
+  }
   ConvDirectVariant ints;  // an integer image: f32 results
   ints.x = DType::u8;
   out.push_back(ints);

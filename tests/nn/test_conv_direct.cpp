@@ -260,6 +260,77 @@ TEST(ConvDirect, LanesTilesFormEdges) {
   }
 }
 
+TEST(ConvDirect, LanesPlaneFormDepthwise) {
+  // The lanes layout's plane form (depthwise filters on GPUs: a workgroup per tile of whole output
+  // rows, the input rows staged in shared memory, PY rows of a column per invocation) against
+  // float64: PP-OCRv4's 5 x 5 and 3 x 3 depthwise convolutions (pad 2 / 1) over planes of one
+  // tile or several (the last one partial: rows not a multiple of PY), stride 2 down the columns
+  // and along rows, dilation, asymmetric padding, planes of one row or one column, two images, x
+  // contiguous or a column view, no bias, NaN and Inf, the epilogue (HardSwish and the affine)
+  // in the kernel, f16 operands; rows too wide to stage (the lanes layout's positions form).
+  GLT_RNG(rng);
+  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
+  struct Case {
+    std::int64_t N, C, H, W, K;
+    std::array<std::int64_t, 2> stride, dilation;
+    std::array<std::int64_t, 4> pad;
+    bool bias, view, epi;
+  };
+  for (const Case& c : std::vector<Case>{{2, 5, 12, 52, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                         {1, 3, 47, 61, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, true, false},
+                                         {2, 4, 24, 30, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, false, false, true},
+                                         {1, 6, 31, 33, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                         {1, 2, 19, 23, 3, {1, 2}, {2, 3}, {2, 0, 1, 3}, false, true, true},
+                                         {1, 2, 120, 70, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                         {1, 3, 1, 40, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                         {1, 3, 9, 1, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                         {1, 2, 6, 900, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false}}) {
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::ConvDirectSetting::lanes;
+    const Shape xs{c.N, c.C, c.H, c.W}, ws{c.C, 1, c.K, c.K};
+    Conv2dOptions o;
+    o.padding = c.pad, o.stride = c.stride, o.dilation = c.dilation, o.groups = c.C;
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+    xv[5 % xv.size()] = std::nanf("");
+    xv[xv.size() - 2] = INFINITY;
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
+    Epilogue e(c.epi ? Activation::hardswish : Activation::none);
+    if (c.epi) {
+      e.scale = 1.25f, e.shift = -0.5f;
+      for (double& r : ref) r = hswish(r) * 1.25 - 0.5;
+    }
+    Tensor x = Tensor::from_host(device(), xv, xs);
+    if (c.view) {  // the same values in a wider tensor: a column stride of 2
+      Shape wide = xs;
+      wide[3] *= 2;
+      Tensor v = zeros(device(), wide).slice(3, 0, wide[3], 2);
+      v.copy_(x);
+      x = v;
+    }
+    Tensor w = Tensor::from_host(device(), wv, ws), b = c.bias ? Tensor::from_host(device(), bv, {ws[0]}) : Tensor();
+    const std::size_t d0 = device().dispatch_count();
+    Tensor y = conv2d(x, w, b, o, e);
+    const std::string what = to_string(xs) + " * " + to_string(ws) + " stride " + std::to_string(c.stride[0]) + "x" +
+                             std::to_string(c.stride[1]);
+    EXPECT_EQ(device().dispatch_count() - d0, 1u) << what;
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << what;
+    if (c.epi) continue;
+    // f16 operands: f32 sums, one rounding at the store.
+    for (auto* v : {&xv, &wv, &bv})
+      for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+    hb.assign(bv.begin(), bv.end());
+    ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
+    Tensor yh = conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
+                       c.bias ? Tensor::from_host(device(), bv, {ws[0]}, DType::f16) : Tensor(), o);
+    EXPECT_EQ(yh.dtype(), DType::f16);
+    EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << "f16 " << what;
+  }
+}
+
 TEST(ConvDirect, HalfOutputsOfOddWidths) {
   // f16 outputs are stored as word pairs where both halves are one invocation's: odd widths
   // and odd planes (rows and planes starting at odd elements), a width of 1, partial tiles.

@@ -754,6 +754,61 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles) << "a transposed conv's shuffled channels";
 }
 
+// The lanes layout's plane form (depthwise filters on GPUs): PY rows of a column per invocation,
+// tiles of the most whole rows whose staged input rows fit kConvPlaneShared floats, evened out
+// over the plane; fewer rows per invocation where a plane or a tile has fewer; not for rows too
+// wide to stage, grouped filters, shuffles or software rasterizers; its loop count.
+TEST(PlanConvDirect, LanesPlaneForm) {
+  Settings s;
+  ConvDirectProblem p;  // PP-OCRv4 rec's 5 x 5 depthwise over [240, 12, 208] (pad 2)
+  p.C = 1, p.Og = 1, p.groups = 240, p.KH = 5, p.KW = 5, p.OH = 12, p.OW = 208, p.x_rows_contiguous = true;
+  ConvDirectPlan t = plan_conv_direct(p, kGpu, s);
+  EXPECT_EQ(t.layout, ConvDirectPlan::Layout::lanes);
+  EXPECT_TRUE(t.plane);
+  EXPECT_EQ(t.opi, 1);
+  EXPECT_EQ(t.py, 4);
+  EXPECT_EQ(t.th, 8) << "(8 - 1) + 5 = 12 rows of 212 = 2544 <= 3072 floats; 12 rows would need 16 x 212";
+  EXPECT_EQ(t.groups_x, 2u);
+  EXPECT_EQ(t.local_x, 256u);
+  // KH (1 + KW) + stage + items (1 + 2 py + rr (1 + KW) + py KH (1 + KW)): stage ceil(12 x 212 /
+  // 256) = 10, items ceil(2 x 208 / 256) = 2, rr = 3 + 4 + 1 = 8.
+  EXPECT_EQ(t.loop_iterations, 30u + 10u + 2u * (1u + 8u + 48u + 120u));
+  // Stride 2 down the columns: (th - 1) * 2 + 5 rows; a plane of 3 rows: py 3, one tile.
+  p.OH = 6, p.OW = 104;
+  ConvDirectProblem st = p;
+  st.OH = 3;
+  t = plan_conv_direct(st, kGpu, s);
+  EXPECT_TRUE(t.plane);
+  EXPECT_EQ(t.py, 3);
+  EXPECT_EQ(t.th, 3);
+  EXPECT_EQ(t.groups_x, 1u);
+  p.stride_h = 2, p.OH = 40;
+  t = plan_conv_direct(p, kGpu, s);
+  EXPECT_EQ(t.py, 4);
+  EXPECT_EQ(t.th, 12) << "(12 - 1) * 2 + 5 = 27 rows of 108 = 2916 <= 3072 floats; 40 rows: 4 tiles, 10 -> 12";
+  EXPECT_EQ(t.groups_x, 4u);
+  // Rows of 3072 / 5 columns at most: from 615 on, one row of output is too wide to stage.
+  p.stride_h = 1, p.OH = 12, p.OW = 610;
+  t = plan_conv_direct(p, kGpu, s);
+  EXPECT_TRUE(t.plane);
+  EXPECT_EQ(t.py, 1) << "5 rows of 614 columns fit, not 8";
+  EXPECT_EQ(t.th, 1);
+  EXPECT_EQ(t.groups_x, 12u);
+  p.OW = 611;
+  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).plane);
+  p.OW = 208;
+  EXPECT_FALSE(plan_conv_direct(p, kLlvmpipe, s).plane) << "software rasterizers: rows";
+  ConvDirectProblem grouped = p;
+  grouped.C = 2;
+  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).plane);
+  grouped = p, grouped.Og = 2;
+  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).plane);
+  grouped = p, grouped.shuffle = true, grouped.KH = grouped.KW = 1;
+  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).plane);
+  s.conv_direct = ConvDirectSetting::lanes;
+  EXPECT_TRUE(plan_conv_direct(p, kLlvmpipe, s).plane) << "forced";
+}
+
 // The ubo layout (weights in a uniform block, the channel loop run) on software rasterizers where
 // the weights may go there (ubo_floats > 0) and more than one output channel per group; chunks of
 // output channels where the filters exceed the block, spread evenly; the loop over channels and

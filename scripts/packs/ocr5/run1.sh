@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# ocr5's first GPU pack (issue 21: the OCR page <= 10 ms): where the page's time goes (every
-# stage), f16 weights on the page and on det / rec alone, main's build and ocr5's alternating.
+# ocr5's first GPU pack (issue 21: the OCR page <= 10 ms): the depthwise convolutions' plane form
+# (conv_direct.comp PLANE) tested on the H100, then main's build and ocr5's alternating: the page
+# (every stage, its text), rec and det alone, GPU time per node; f16 weights on the page and alone.
 set -u
 T0=$(date +%s)
 HP=$H
@@ -21,35 +22,53 @@ echo "ocr5 commit: $(cat "$H/COMMIT"); main commit: $(cat "$H/main/COMMIT")"
 PAGE="--models $M --ort none --only ocr960 --images gpu --out $W/ocr"
 ROW="--rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0"
 
-step "the page, main and ocr5 alternating: gltensor_ocr_bench $PAGE --runs 20 $ROW"
-for who in MAIN MINE MAIN MINE; do
-  d=$H/bin; [ $who = MAIN ] && d=$H/main/bin
+step "ocr5: tests on the H100 (test_conv_direct's lanes cases and plane form, test_plans PlanConvDirect.*)"
+LD_LIBRARY_PATH=$MINE timeout 40 "$H/bin/test_conv_direct" --gtest_filter='ConvDirect.LanesPlaneFormDepthwise:ConvDirect.LanesLayoutTilesAndWeights:ConvDirect.EpilogueInTheKernel:ConvDirect.LanesTilesFormEdges:ConvDirect.HalfAndStridedOperandsAndNaN' 2>&1 | grep -E "^\[ *(OK|FAILED|PASSED) |Failure|seed=|stride" | head -20
+LD_LIBRARY_PATH=$MINE timeout 20 "$H/bin/test_plans" --gtest_filter='PlanConvDirect.*' 2>&1 | grep -E "^\[ *(FAILED|PASSED) |Failure" | head -5
+
+step "the page, main's library and ocr5's alternating (ocr5's gltensor_ocr_bench): gltensor_ocr_bench $PAGE --runs 20 $ROW (the text printed once per build and compared)"
+for who in MAIN MINE MAIN MINE MAIN MINE; do
+  d=$H/bin  # ocr5's bench binary (its --text; the pipeline as main's) on main's library or ocr5's
+  t=--text
   echo "-- $who"
-  LD_LIBRARY_PATH=${!who} timeout 30 "$d/gltensor_ocr_bench" $PAGE --runs 20 $ROW 2>&1 | grep -E "^\| (OCR|det|DB|rec|CTC|total)|rror" | cut -c1-330
+  LD_LIBRARY_PATH=${!who} timeout 30 "$d/gltensor_ocr_bench" $PAGE --runs 20 $ROW $t 2>&1 | grep -E "^\| (OCR|det|DB|rec|CTC|total)|rror|^line" | cut -c1-330 > $W/page.txt
+  grep -v "^line" $W/page.txt
+  # the text: printed by the first process of each build, compared in the later ones
+  grep "^line" $W/page.txt > $W/text-$who.new
+  if [ ! -e $W/text-$who ]; then mv $W/text-$who.new $W/text-$who; cat $W/text-$who; fi
+  [ -e $W/text-MAIN ] && [ -e $W/text-MINE ] && echo "text: main and ocr5 $(cmp -s $W/text-MAIN $W/text-MINE && echo same || echo DIFFER)"
 done
 
-step "ocr5: f32 / f16 weights by call cost, one process ($ROW with --rec-call-cost 3000 6000 --f16 0 1 --runs 20 --text)"
+step "det and rec alone, replayed, main / ocr5 (gltensor-run --bench N --replay)"
+for m in "$REC x=16x3x48x832 100" "$REC x=9x3x48x1376 100" "$DET x=1x3x640x640 200"; do
+  set -- $m
+  for who in MAIN MINE MAIN MINE; do
+    d=$H/bin; [ $who = MAIN ] && d=$H/main/bin
+    echo "-- $who $(basename $1) $2: $(LD_LIBRARY_PATH=${!who} timeout 20 "$d/gltensor-run" "$1" --shape $2 --bench $3 --replay 2>&1 | grep -E "^bench:|rror" | cut -c1-140)"
+  done
+done
+
+step "GPU time per node, rec 16x3x48x832, main then ocr5 (GLTENSOR_MODEL_TRACE=1 --bench 3 --profile) -> \$OUT/ocr5-trace.txt"
+for who in MAIN MINE; do
+  d=$H/bin; [ $who = MAIN ] && d=$H/main/bin
+  echo "##### $who" >> "$OUT/ocr5-trace.txt"
+  GLTENSOR_MODEL_TRACE=1 LD_LIBRARY_PATH=${!who} timeout 30 "$d/gltensor-run" "$REC" --shape x=16x3x48x832 --bench 3 --profile >> "$OUT/ocr5-trace.txt" 2>&1
+done
+grep -E "^#####|^GPU time|^conv_direct|^matmul_warp|^matmul_tile64" "$OUT/ocr5-trace.txt"
+
+step "ocr5: f32 / f16 weights on the page, one process ($ROW, --rec-call-cost 6000 3000, --f16 0 1)"
 LD_LIBRARY_PATH=$MINE timeout 45 "$H/bin/gltensor_ocr_bench" $PAGE --runs 20 --rec-batch 0 --rec-call-cost 6000 --rec-call-cost 3000 \
-  --det-limit 640 --replay 1 --cls 0 --f16 0 --f16 1 --text 2>&1 | grep -vE "^$" | cut -c1-400
+  --det-limit 640 --replay 1 --cls 0 --f16 0 --f16 1 2>&1 | grep -E "^\| (OCR|det|DB|rec|CTC|total|stage)|rror|otherwise" | cut -c1-400
 
-step "ocr5: PaddleOCR's defaults (rec batch 6, det 960, cls on), replayed, f32 / f16"
-LD_LIBRARY_PATH=$MINE timeout 45 "$H/bin/gltensor_ocr_bench" $PAGE --runs 20 --rec-batch 6 --det-limit 960 --replay 1 --cls 1 \
-  --f16 0 --f16 1 2>&1 | grep -E "^\| (OCR|det|DB|cls|rec|CTC|total)|rror|otherwise" | cut -c1-400
-
-step "det and rec alone, replayed, f32 / f16 weights (gltensor-run --bench N --replay [--f16]; ocr5)"
-for m in "$DET x=1x3x640x640 200" "$REC x=16x3x48x832 100" "$REC x=9x3x48x1376 100" "$REC x=1x3x48x320 100"; do
+step "ocr5: rec 16x3x48x832 and det 640 alone, f32 / f16 weights, replayed"
+for m in "$REC x=16x3x48x832 100" "$DET x=1x3x640x640 200"; do
   set -- $m
   for f in "" --f16 "" --f16; do
     echo "-- $(basename $1) $2 ${f:-f32}: $(LD_LIBRARY_PATH=$MINE timeout 20 "$H/bin/gltensor-run" "$1" --shape $2 --bench $3 --replay $f 2>&1 | grep -E "^bench:|rror" | cut -c1-140)"
   done
 done
-echo "-- rec 16x3x48x832 --f16, GLTENSOR_PRECISION=f16-matmul: $(GLTENSOR_PRECISION=f16-matmul LD_LIBRARY_PATH=$MINE timeout 20 "$H/bin/gltensor-run" "$REC" --shape x=16x3x48x832 --bench 100 --replay --f16 2>&1 | grep -E "^bench:|rror" | cut -c1-140)"
 
-step "GPU time per kernel: rec 1x3x48x320 (the fixed cost), rec 16x3x48x832 --f16, det 640 (--bench 20 --profile) -> \$OUT/ocr5-profile.txt"
-for m in "$REC x=1x3x48x320" "$REC x=16x3x48x832 --f16" "$DET x=1x3x640x640"; do
-  set -- $m
-  echo "### $(basename $1) $2 $3" >> "$OUT/ocr5-profile.txt"
-  LD_LIBRARY_PATH=$MINE timeout 30 "$H/bin/gltensor-run" "$1" --shape $2 ${3:-} --bench 20 --profile >> "$OUT/ocr5-profile.txt" 2>&1
-done
-grep -E "^###|^bench:|^GPU time|^kernel|\.comp " "$OUT/ocr5-profile.txt" | head -60
+step "ocr5: PaddleOCR's defaults (rec batch 6, det 960, cls on), replayed, f32 / f16"
+LD_LIBRARY_PATH=$MINE timeout 40 "$H/bin/gltensor_ocr_bench" $PAGE --runs 20 --rec-batch 6 --det-limit 960 --replay 1 --cls 1 \
+  --f16 0 --f16 1 2>&1 | grep -E "^\| (OCR|total)|rror|otherwise" | cut -c1-400
 step done
