@@ -190,6 +190,49 @@ TEST(ConvDirect, LanesLayoutTilesAndWeights) {
     }
 }
 
+// conv2d of random x, w (and b) of these shapes against float64, in one dispatch: a NaN and an
+// Inf in x, x contiguous or (view) the same values as a column view of a wider tensor (a column
+// stride of 2), the epilogue (HardSwish, then * 1.25 - 0.5) in the kernel where epi; without the
+// epilogue also f16 operands (f32 sums, one rounding at the store; rtol and atol 2e-3).
+void expect_direct_matches(std::mt19937_64& rng, const Shape& xs, const Shape& ws, const Conv2dOptions& o, bool bias,
+                           bool view, bool epi, double atol, const std::string& what) {
+  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
+  auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
+  xv[5 % xv.size()] = std::nanf("");
+  xv[xv.size() - 2] = INFINITY;
+  std::vector<double> hb(bv.begin(), bv.end());
+  Shape os;
+  auto ref = ref_conv(host(xv, xs), host(wv, ws), bias ? &hb : nullptr, o, os);
+  Epilogue e(epi ? Activation::hardswish : Activation::none);
+  if (epi) {
+    e.scale = 1.25f, e.shift = -0.5f;
+    for (double& r : ref) r = hswish(r) * 1.25 - 0.5;
+  }
+  Tensor x = Tensor::from_host(device(), xv, xs);
+  if (view) {
+    Shape wide = xs;
+    wide[3] *= 2;
+    Tensor v = zeros(device(), wide).slice(3, 0, wide[3], 2);
+    v.copy_(x);
+    x = v;
+  }
+  Tensor w = Tensor::from_host(device(), wv, ws), b = bias ? Tensor::from_host(device(), bv, {ws[0]}) : Tensor();
+  const std::size_t d0 = device().dispatch_count();
+  Tensor y = conv2d(x, w, b, o, e);
+  EXPECT_EQ(device().dispatch_count() - d0, 1u) << what;
+  EXPECT_EQ(y.shape(), os);
+  EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, atol)) << what;
+  if (epi) return;
+  for (auto* v : {&xv, &wv, &bv})
+    for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
+  hb.assign(bv.begin(), bv.end());
+  ref = ref_conv(host(xv, xs), host(wv, ws), bias ? &hb : nullptr, o, os);
+  Tensor yh = conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
+                     bias ? Tensor::from_host(device(), bv, {ws[0]}, DType::f16) : Tensor(), o);
+  EXPECT_EQ(yh.dtype(), DType::f16);
+  EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << "f16 " << what;
+}
+
 TEST(ConvDirect, LanesTilesFormEdges) {
   // The lanes layout's tiles form (filters past the shared staging limit, OPI % 4 == 0: PX
   // consecutive positions of a row per invocation, the filters staged by chunks of input
@@ -200,7 +243,6 @@ TEST(ConvDirect, LanesTilesFormEdges) {
   // asymmetric padding, groups, two images, x contiguous or a column view, no bias, NaN and Inf
   // in x, the epilogue (HardSwish and the affine) in the kernel, and f16 operands.
   GLT_RNG(rng);
-  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
   struct Case {
     std::int64_t N, Cg, Og, G, H, W;
     std::array<std::int64_t, 2> stride, dilation;
@@ -219,44 +261,9 @@ TEST(ConvDirect, LanesTilesFormEdges) {
     const Shape xs{c.N, c.Cg * c.G, c.H, c.W}, ws{c.Og * c.G, c.Cg, 3, 3};
     Conv2dOptions o;
     o.padding = c.pad, o.stride = c.stride, o.dilation = c.dilation, o.groups = c.G;
-    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
-    xv[5] = std::nanf("");
-    xv[xv.size() - 2] = INFINITY;
-    std::vector<double> hb(bv.begin(), bv.end());
-    Shape os;
-    auto ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
-    Epilogue e(c.epi ? Activation::hardswish : Activation::none);
-    if (c.epi) {
-      e.scale = 1.25f, e.shift = -0.5f;
-      for (double& r : ref) r = hswish(r) * 1.25 - 0.5;
-    }
-    Tensor x = Tensor::from_host(device(), xv, xs);
-    if (c.view) {  // the same values in a wider tensor: a column stride of 2
-      Shape wide = xs;
-      wide[3] *= 2;
-      Tensor v = zeros(device(), wide).slice(3, 0, wide[3], 2);
-      v.copy_(x);
-      x = v;
-    }
-    Tensor w = Tensor::from_host(device(), wv, ws), b = c.bias ? Tensor::from_host(device(), bv, {ws[0]}) : Tensor();
-    const std::size_t d0 = device().dispatch_count();
-    Tensor y = conv2d(x, w, b, o, e);
-    const std::string what = to_string(xs) + " * " + to_string(ws);
-    EXPECT_EQ(device().dispatch_count() - d0, 1u) << what;
-    EXPECT_EQ(y.shape(), os);
     // f32 sums of K = Cg * 9 terms of about 1 / 3 (sums up to about 10): atol 1e-5 per 100 terms.
     const double atol = 1e-5 * std::max<double>(1.0, static_cast<double>(c.Cg * 9) / 100.0);
-    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, atol)) << what;
-    // f16 operands (without the epilogue): f32 sums, one rounding at the store.
-    if (c.epi) continue;
-    for (auto* v : {&xv, &wv, &bv})
-      for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
-    hb.assign(bv.begin(), bv.end());
-    ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
-    Tensor yh = conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
-                       c.bias ? Tensor::from_host(device(), bv, {ws[0]}, DType::f16) : Tensor(), o);
-    EXPECT_EQ(yh.dtype(), DType::f16);
-    EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << "f16 " << what;
+    expect_direct_matches(rng, xs, ws, o, c.bias, c.view, c.epi, atol, to_string(xs) + " * " + to_string(ws));
   }
 }
 
@@ -269,7 +276,6 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
   // contiguous or a column view, no bias, NaN and Inf, the epilogue (HardSwish and the affine)
   // in the kernel, f16 operands; rows too wide to stage (the lanes layout's positions form).
   GLT_RNG(rng);
-  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
   struct Case {
     std::int64_t N, C, H, W, K;
     std::array<std::int64_t, 2> stride, dilation;
@@ -291,43 +297,9 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
     const Shape xs{c.N, c.C, c.H, c.W}, ws{c.C, 1, c.K, c.K};
     Conv2dOptions o;
     o.padding = c.pad, o.stride = c.stride, o.dilation = c.dilation, o.groups = c.C;
-    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, ws[0]);
-    xv[5 % xv.size()] = std::nanf("");
-    xv[xv.size() - 2] = INFINITY;
-    std::vector<double> hb(bv.begin(), bv.end());
-    Shape os;
-    auto ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
-    Epilogue e(c.epi ? Activation::hardswish : Activation::none);
-    if (c.epi) {
-      e.scale = 1.25f, e.shift = -0.5f;
-      for (double& r : ref) r = hswish(r) * 1.25 - 0.5;
-    }
-    Tensor x = Tensor::from_host(device(), xv, xs);
-    if (c.view) {  // the same values in a wider tensor: a column stride of 2
-      Shape wide = xs;
-      wide[3] *= 2;
-      Tensor v = zeros(device(), wide).slice(3, 0, wide[3], 2);
-      v.copy_(x);
-      x = v;
-    }
-    Tensor w = Tensor::from_host(device(), wv, ws), b = c.bias ? Tensor::from_host(device(), bv, {ws[0]}) : Tensor();
-    const std::size_t d0 = device().dispatch_count();
-    Tensor y = conv2d(x, w, b, o, e);
-    const std::string what = to_string(xs) + " * " + to_string(ws) + " stride " + std::to_string(c.stride[0]) + "x" +
-                             std::to_string(c.stride[1]);
-    EXPECT_EQ(device().dispatch_count() - d0, 1u) << what;
-    EXPECT_EQ(y.shape(), os);
-    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << what;
-    if (c.epi) continue;
-    // f16 operands: f32 sums, one rounding at the store.
-    for (auto* v : {&xv, &wv, &bv})
-      for (auto& f : *v) f = f16_to_f32(f32_to_f16(f));
-    hb.assign(bv.begin(), bv.end());
-    ref = ref_conv(host(xv, xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
-    Tensor yh = conv2d(Tensor::from_host(device(), xv, xs, DType::f16), Tensor::from_host(device(), wv, ws, DType::f16),
-                       c.bias ? Tensor::from_host(device(), bv, {ws[0]}, DType::f16) : Tensor(), o);
-    EXPECT_EQ(yh.dtype(), DType::f16);
-    EXPECT_TRUE(close(yh.to(DType::f32).to_vector(), ref, 2e-3, 2e-3)) << "f16 " << what;
+    expect_direct_matches(rng, xs, ws, o, c.bias, c.view, c.epi, 1e-5,
+                          to_string(xs) + " * " + to_string(ws) + " stride " + std::to_string(c.stride[0]) + "x" +
+                              std::to_string(c.stride[1]));
   }
 }
 
