@@ -111,8 +111,10 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     plan.loop_iterations =
         static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen + segs + p.C / plan.ks / plan.ch * (1 + per_chunk) +
                                    partials + plan.px * (1 + oq * 5));
-  } else if (lanes && !p.shuffle && p.C == 1 && p.Og == 1 && plane_rows(p, 1) > 0) {
-    // Plane: depthwise, the tile's input rows staged in shared memory.
+  } else if (lanes && !p.shuffle && p.C == 1 && p.Og == 1 && p.KH * p.KW >= kConvPlaneMinTaps && p.stride_h == 1 &&
+             p.stride_w == 1 && plane_rows(p, 1) > 0) {
+    // Plane: depthwise, the tile's input rows staged in shared memory (filters of 25 taps or
+    // more, stride 1: where it was measured faster).
     plan.plane = true;
     plan.opi = 1;
     plan.local_x = static_cast<std::uint32_t>(kConvPlaneLocal);

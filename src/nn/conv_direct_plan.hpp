@@ -81,7 +81,11 @@ inline constexpr std::int64_t kConvTilesThreads = 65536, kConvTilesPartials = 30
 /// The lanes layout's plane form (depthwise filters on GPUs): the staged input rows of a tile at
 /// most kConvPlaneShared floats (12 KiB of the 16 KiB every GLES 3.1 device has), kConvPlanePy
 /// output rows per invocation (fewer where a tile has fewer), kConvPlaneLocal invocations.
+/// Only filters of kConvPlaneMinTaps taps or more at stride 1: on the H100 (PP-OCRv4 rec at [16,
+/// 3, 48, 832], bench/RESULTS.md, ocr5) the form took 0.69-0.84x the positions form's GPU time on
+/// the 5 x 5 stride-1 convolutions and 1.2-6x on the 3 x 3 and the strided ones.
 inline constexpr std::int64_t kConvPlaneShared = 3072, kConvPlanePy = 4, kConvPlaneLocal = 256;
+inline constexpr std::int64_t kConvPlaneMinTaps = 25;
 
 /// Output channels per invocation of the lanes layout's tiles form (a multiple of 4 dividing Og;
 /// 0: the form does not apply) for a group of Og output channels.
@@ -94,7 +98,8 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
 /// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past
 /// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx; the plane form,
-/// depthwise filters (C = Og = 1, no shuffle) whose staged rows of one output row fit
+/// depthwise filters (C = Og = 1, no shuffle) of kConvPlaneMinTaps taps or more at stride 1 whose
+/// staged rows of one output row fit
 /// kConvPlaneShared: kConvPlanePy rows of a column, tiles of the most rows that fit, evened out
 /// over the plane's tiles); ubo 32, 16 or
 /// 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a

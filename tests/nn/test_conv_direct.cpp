@@ -268,13 +268,14 @@ TEST(ConvDirect, LanesTilesFormEdges) {
 }
 
 TEST(ConvDirect, LanesPlaneFormDepthwise) {
-  // The lanes layout's plane form (depthwise filters on GPUs: a workgroup per tile of whole output
-  // rows, the input rows staged in shared memory, PY rows of a column per invocation) against
-  // float64: PP-OCRv4's 5 x 5 and 3 x 3 depthwise convolutions (pad 2 / 1) over planes of one
-  // tile or several (the last one partial: rows not a multiple of PY), stride 2 down the columns
-  // and along rows, dilation, asymmetric padding, planes of one row or one column, two images, x
-  // contiguous or a column view, no bias, NaN and Inf, the epilogue (HardSwish and the affine)
-  // in the kernel, f16 operands; rows too wide to stage (the lanes layout's positions form).
+  // The lanes layout's plane form (depthwise filters of 25 taps or more at stride 1 on GPUs: a
+  // workgroup per tile of whole output rows, the input rows staged in shared memory, PY rows of a
+  // column per invocation) against float64: PP-OCRv4's 5 x 5 depthwise convolutions (pad 2) over
+  // planes of one tile or several (the last one partial: rows not a multiple of PY), 3 rows (PY
+  // 3), one row, one column, dilation, asymmetric padding, two images, x contiguous or a column
+  // view, no bias, NaN and Inf, the epilogue (HardSwish and the affine) in the kernel, f16
+  // operands; and the depthwise cases the positions form keeps (strides, 3 x 3, rows too wide to
+  // stage).
   GLT_RNG(rng);
   struct Case {
     std::int64_t N, C, H, W, K;
@@ -282,18 +283,28 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
     std::array<std::int64_t, 4> pad;
     bool bias, view, epi;
   };
-  for (const Case& c : std::vector<Case>{{2, 5, 12, 52, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
-                                         {1, 3, 47, 61, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, true, false},
-                                         {2, 4, 24, 30, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, false, false, true},
-                                         {1, 6, 31, 33, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
-                                         {1, 2, 19, 23, 3, {1, 2}, {2, 3}, {2, 0, 1, 3}, false, true, true},
-                                         {1, 2, 120, 70, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
-                                         {1, 3, 1, 40, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false, false},
-                                         {1, 3, 9, 1, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
-                                         {1, 2, 6, 900, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false}}) {
+  const std::vector<Case> cases{{2, 5, 12, 52, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {1, 3, 47, 61, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, true, false},
+                                {1, 2, 120, 70, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {1, 2, 19, 23, 5, {1, 1}, {2, 3}, {2, 0, 1, 3}, false, true, true},
+                                {2, 3, 3, 50, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, false, false},
+                                {1, 3, 1, 40, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false},
+                                {1, 3, 9, 1, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {2, 4, 24, 30, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, false, false, true},
+                                {1, 6, 31, 33, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                {1, 2, 19, 23, 3, {1, 2}, {2, 3}, {2, 0, 1, 3}, false, true, true},
+                                {1, 2, 6, 900, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false}};
+  int planes = 0;
+  for (const Case& c : cases) {
     ScopedSettings s;
     s->conv = detail::ConvSetting::direct;
     s->conv_direct = detail::ConvDirectSetting::lanes;
+    detail::ConvDirectProblem dp;  // the form the planner picks (the lanes layout forced)
+    dp.C = dp.Og = 1, dp.groups = c.C, dp.KH = dp.KW = c.K, dp.stride_h = c.stride[0], dp.stride_w = c.stride[1];
+    dp.dilation_h = c.dilation[0], dp.dilation_w = c.dilation[1];
+    dp.OH = (c.H + c.pad[0] + c.pad[2] - c.dilation[0] * (c.K - 1) - 1) / c.stride[0] + 1;
+    dp.OW = (c.W + c.pad[1] + c.pad[3] - c.dilation[1] * (c.K - 1) - 1) / c.stride[1] + 1;
+    planes += detail::plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings()).plane;
     const Shape xs{c.N, c.C, c.H, c.W}, ws{c.C, 1, c.K, c.K};
     Conv2dOptions o;
     o.padding = c.pad, o.stride = c.stride, o.dilation = c.dilation, o.groups = c.C;
@@ -301,6 +312,7 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
                           to_string(xs) + " * " + to_string(ws) + " stride " + std::to_string(c.stride[0]) + "x" +
                               std::to_string(c.stride[1]));
   }
+  EXPECT_EQ(planes, 7) << "the 5 x 5 stride-1 cases but the one too wide to stage";
 }
 
 TEST(ConvDirect, HalfOutputsOfOddWidths) {

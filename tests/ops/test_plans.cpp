@@ -754,10 +754,12 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles) << "a transposed conv's shuffled channels";
 }
 
-// The lanes layout's plane form (depthwise filters on GPUs): PY rows of a column per invocation,
+// The lanes layout's plane form (depthwise filters of 25 taps or more at stride 1 on GPUs): PY
+// rows of a column per invocation,
 // tiles of the most whole rows whose staged input rows fit kConvPlaneShared floats, evened out
 // over the plane; fewer rows per invocation where a plane or a tile has fewer; not for rows too
-// wide to stage, grouped filters, shuffles or software rasterizers; its loop count.
+// wide to stage, strides, 3 x 3 filters, grouped filters, shuffles or software rasterizers; its
+// loop count.
 TEST(PlanConvDirect, LanesPlaneForm) {
   Settings s;
   ConvDirectProblem p;  // PP-OCRv4 rec's 5 x 5 depthwise over [240, 12, 208] (pad 2)
@@ -782,11 +784,22 @@ TEST(PlanConvDirect, LanesPlaneForm) {
   EXPECT_EQ(t.py, 3);
   EXPECT_EQ(t.th, 3);
   EXPECT_EQ(t.groups_x, 1u);
-  p.stride_h = 2, p.OH = 40;
+  // Dilation 2 down the columns: (th - 1) + 4 * 2 + 1 rows of 108 within 28: 20 rows a tile.
+  p.dilation_h = 2, p.OH = 40;
   t = plan_conv_direct(p, kGpu, s);
+  EXPECT_TRUE(t.plane);
   EXPECT_EQ(t.py, 4);
-  EXPECT_EQ(t.th, 12) << "(12 - 1) * 2 + 5 = 27 rows of 108 = 2916 <= 3072 floats; 40 rows: 4 tiles, 10 -> 12";
-  EXPECT_EQ(t.groups_x, 4u);
+  EXPECT_EQ(t.th, 20);
+  EXPECT_EQ(t.groups_x, 2u);
+  p.dilation_h = 1;
+  // Strided or smaller filters: the positions form (measured faster there).
+  ConvDirectProblem other = p;
+  other.stride_h = 2;
+  EXPECT_FALSE(plan_conv_direct(other, kGpu, s).plane);
+  other = p, other.stride_w = 2;
+  EXPECT_FALSE(plan_conv_direct(other, kGpu, s).plane);
+  other = p, other.KH = other.KW = 3;
+  EXPECT_FALSE(plan_conv_direct(other, kGpu, s).plane);
   // Rows of 3072 / 5 columns at most: from 615 on, one row of output is too wide to stage.
   p.stride_h = 1, p.OH = 12, p.OW = 610;
   t = plan_conv_direct(p, kGpu, s);
