@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: [RUN=run1.sh|run2.sh] bash scripts/packs/ocr5/make_pack.sh [FOLDER]; then touch FOLDER/READY.
+# Usage: [RUN=run1.sh|run2.sh] [TESTS='test_a test_b'] [EXP=DIR] bash scripts/packs/ocr5/make_pack.sh [FOLDER]; then touch FOLDER/READY.
 # Builds ocr5's GPU pack (default /work/main/gpu-multi/ocr5) from /work/wt-ocr5/build and
 # /work/main/build. The rounded models, OpenCV's libraries and the font are made as in
 # scripts/packs/rec3/make_pack.sh (staged in $R; its models: float32 weights rounded to 11
@@ -25,4 +25,6 @@ git -C /work/main log -1 --format='%h %s' | cut -c1-100 > $S/main/COMMIT
 tar -C $S -cf - bin lib main COMMIT | xz -T1 -6 > "$P"/gl.tar.xz
 cp $R/sys.tar.xz $R/models.tar.xz $R/DejaVuSans.ttf.xz "$P"/
 cp $D/${RUN:-run1.sh} "$P"/run.sh
+# run2: EXP=folder of experimental kernel folders (each loaded through GLTENSOR_GLSL_DIR)
+if [ -n "${EXP:-}" ]; then tar -C "$EXP" -cf - . | xz -T1 -6 > "$P"/exp.tar.xz; fi
 du -sh "$P"
