@@ -71,24 +71,38 @@ Tensor Tensor::contiguous() const {
   return clone();
 }
 
-std::vector<std::uint8_t> Tensor::to_bytes() const {
-  check_defined("to_host", *this);
-  DeviceImpl& d = dev_of(*this);
+namespace {
+// t's elements, row-major, into `bytes` bytes at dst (numel x itemsize): the copy is queued behind
+// the tensor's writers, and its wait covers their batch too: one round trip to the GPU, and one
+// submission (the batch is not flushed on its own). Then the batch is retired and its error flags
+// checked.
+void read_contiguous(const Tensor& t, void* dst, std::size_t bytes) {
+  DeviceImpl& d = dev_of(t);
   Enter guard(d, "to_host");
-  const Tensor c = contiguous();
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(c.numel()) * itemsize(c.dtype()));
-  if (out.empty()) return out;
-  // The copy is queued behind the tensor's writers, and its wait covers their batch too: one
-  // round trip to the GPU, and one submission (the batch is not flushed on its own). Then the
-  // batch is retired and its error flags checked.
+  const Tensor c = t.contiguous();
+  if (bytes == 0) return;
   if (c.impl()->storage->write_batch >= d.queue().batch()) d.queue().flush(false);
-  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), out.size(), out.data());
+  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes, dst);
   d.queue().wait_batch(c.impl()->storage->write_batch);
   check_device_errors(d);
+}
+}  // namespace
+
+std::vector<std::uint8_t> Tensor::to_bytes() const {
+  check_defined("to_host", *this);
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(numel()) * itemsize(dtype()));
+  read_contiguous(*this, out.data(), out.size());
   return out;
 }
 
-std::vector<float> Tensor::to_vector() const { return convert_bytes<float>(to_bytes(), dtype()); }
+std::vector<float> Tensor::to_vector() const {
+  check_defined("to_host", *this);
+  if (dtype() != DType::f32) return convert_bytes<float>(to_bytes(), dtype());
+  // f32: read into the result itself (no byte vector, no conversion pass).
+  std::vector<float> out(static_cast<std::size_t>(numel()));
+  read_contiguous(*this, out.data(), out.size() * sizeof(float));
+  return out;
+}
 std::vector<std::int32_t> Tensor::to_int_vector() const { return convert_bytes<std::int32_t>(to_bytes(), dtype()); }
 
 float Tensor::item() const {
