@@ -206,8 +206,9 @@ void main() {
 // x OW (invocation k % LOCAL_X) is PY outputs of one column, rows r .. r + PY - 1: the RR = (PY -
 // 1) * SH + (KH - 1) * DH + 1 staged rows of taps they share are read once (KW taps each, into
 // registers) for all PY sums (adjacent invocations read adjacent columns: no bank conflicts at
-// SW = 1), and each of the PY stores is a coalesced run of a row. The filter's 25 (KH x KW)
-// weights and the bias sit in registers.
+// SW = 1), and each of the PY stores is a coalesced run of a row. The filter's KH x KW weights
+// and the bias sit in registers. (The planner takes the form at stride 1 only: strided ones
+// measured slower on the H100; the kernel takes any SH, SW.)
 #define RR ((PY - 1) * SH + (KH - 1) * DH + 1)
 shared float s_x[PLANE_FLOATS];
 

@@ -99,12 +99,10 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past
 /// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx; the plane form,
 /// depthwise filters (C = Og = 1, no shuffle) of kConvPlaneMinTaps taps or more at stride 1 whose
-/// staged rows of one output row fit
-/// kConvPlaneShared: kConvPlanePy rows of a column, tiles of the most rows that fit, evened out
-/// over the plane's tiles); ubo 32, 16 or
-/// 8, the largest whose last tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a
-/// 3x3 filter of 96 -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4
-/// or 12 were slower).
+/// staged rows of one output row fit kConvPlaneShared: kConvPlanePy rows of a column, tiles of the
+/// most rows that fit, evened out over the plane's tiles); ubo 32, 16 or 8, the largest whose last
+/// tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96 -> 24
+/// channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4 or 12 were slower).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 }  // namespace gltensor::detail
