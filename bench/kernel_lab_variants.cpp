@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <random>
@@ -189,6 +190,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     bool lanes = true;
     int splits = 0;       // warp: split-K into this many chunks (0: the planner's)
     bool k_loop = false;  // warp: the K step looped
+    int xs = 0;           // warp: 1 A_SHK, 2 B_SHK, 4 SYNC_BARRIER (matmul_warp.comp's lab forms)
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -215,6 +217,30 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       {"warp 64x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
       {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true},
       {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2}};
+  // matmul_warp.comp's lab forms: operands kept K-major in shared memory (xs & 1: A_SHK, 2:
+  // B_SHK), barrier() alone (4: SYNC_BARRIER); 8-K tiles also split over K in 2 and as 64 x 128.
+  static std::deque<std::string> xnames;  // the candidates' names (Cand holds a pointer)
+  std::vector<Cand> xforms;
+  for (int bk : {8, 16})
+    for (int xs = 1; xs <= 7; ++xs)
+      for (int form = 0; form < (bk == 8 ? 3 : 1); ++form) {
+        std::string n = bk == 8 ? "xs" : "xs16";
+        if (xs & 1) n += " a-shk";
+        if (xs & 2) n += " b-shk";
+        if (xs & 4) n += " sync";
+        if (form == 2) n += " 64x128";
+        xnames.push_back(n);
+        Cand c{xnames.back().c_str(), S::warp, Kn::warp, 0, 0, 0, form == 2 ? 64 : 128, 128, bk, 8, true};
+        c.xs = xs, c.splits = form == 1 ? 2 : 0;
+        xforms.push_back(c);
+        if (form == 0 && (xs & 4) == 0) {  // the quad loop over K left rolled (K_LOOP: less code)
+          xnames.push_back(n + " k-loop");
+          c.name = xnames.back().c_str(), c.k_loop = true;
+          xforms.push_back(c);
+        }
+      }
+  xforms.push_back({"xs lanes 16x2", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, false});
+  cands.insert(cands.end(), xforms.begin(), xforms.end());
   cands.insert(cands.end(), warps.begin(), warps.end());
   if (splits_only) {  // the quad-load kernel (unsliced, sliced) and the warp kernel in 1 to 8 K chunks
     cands.clear();
@@ -267,9 +293,12 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
     const bool gemv = plan.kernel == Kn::gemv;
     const MatmulVariant mv = matmul_variant(dev, plan, problem, vl, bl, none, out, 0, ep, a.dtype(), b.dtype());
+    if (((c.xs & 1) && !mv.a_kmajor) || ((c.xs & 2) && !mv.b_kmajor)) continue;  // not this layout
+    Defines mdefs = mv.defines();
+    mdefs.flag("A_SHK", c.xs & 1).flag("B_SHK", c.xs & 2).flag("SYNC_BARRIER", c.xs & 4);
     const GemvVariant gv = gemv_variant(plan, problem, bl, none, out, ep, a.dtype(), b.dtype());
     const char* file = gemv ? gv.kFile : mv.file();
-    const std::string key = std::string(file) + " " + (gemv ? gv.defines().key() : mv.defines().key());
+    const std::string key = std::string(file) + " " + (gemv ? gv.defines().key() : mdefs.key());
     const std::string grid =
         std::to_string(plan.groups_x) + "x" + std::to_string(plan.groups_y) + "x" + std::to_string(plan.groups_z);
     if (!seen.insert(key + grid).second) continue;
@@ -282,7 +311,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       if (gemv)
         launch.program(gv.kFile, gv.defines(), {plan.local_x, plan.local_y});
       else
-        launch.program(mv.file(), mv.defines(), {plan.local_x, plan.local_y});
+        launch.program(mv.file(), mdefs, {plan.local_x, plan.local_y});
       launch.write(out).read(a).read(b);
       launch.params(params).loop_iterations(plan.loop_iterations);
       launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
@@ -381,9 +410,13 @@ int lab_warp(Device& dev, bool check, std::int64_t only) {
     matmul_variants(lab, 128 * s, 256 * s, 64 * s, false, true);  // whole tiles
     matmul_variants(lab, 132, 260, 36, false, true);              // edges in M, N and K
     matmul_variants(lab, 128, 128, 4, true, true);                // K-major B, one short K-tile
+    matmul_variants(lab, 128 * s, 256 * s, 64 * s, true, true);   // K-major B, whole tiles
+    matmul_variants(lab, 132, 260, 36, true, true);               // K-major B, edges
     matmul_variants(lab, 128, 132, 520, false, true);             // split-K forms, K past the chunks' tiles
-  } else if (only > 0) {
-    matmul_variants(lab, only, only, only, false, true);
+  } else if (only > 0) {                                          // LAB_KMAJOR=1: K-major B too; 2: K-major B only
+    const char* km = std::getenv("LAB_KMAJOR");
+    if (!km || std::string(km) != "2") matmul_variants(lab, only, only, only, false, true);
+    if (km) matmul_variants(lab, only, only, only, true, true);
   } else {
     for (bool bt : {false, true})  // row-major B, then linear's layout (K-major B)
       for (std::int64_t n : {1024, 2048, 4096, 8192}) matmul_variants(lab, n, n, n, bt, true);
