@@ -190,7 +190,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     bool lanes = true;
     int splits = 0;       // warp: split-K into this many chunks (0: the planner's)
     bool k_loop = false;  // warp: the K step looped
-    int xs = 0;           // warp: 1 A_SHK, 2 B_SHK, 4 SYNC_BARRIER (matmul_warp.comp's lab forms)
+    int xs = 0;           // warp: 1 A_SHK, 2 B_SHK, 4 SYNC_BARRIER, 8 NO_GUARD (matmul_warp.comp's lab forms)
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -218,20 +218,22 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true},
       {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2}};
   // matmul_warp.comp's lab forms: operands kept K-major in shared memory (xs & 1: A_SHK, 2:
-  // B_SHK), barrier() alone (4: SYNC_BARRIER); 8-K tiles also split over K in 2 and as 64 x 128.
+  // B_SHK), barrier() alone (4: SYNC_BARRIER), unguarded next-tile loads (8: NO_GUARD); 8-K tiles also split over K in
+  // 2 and as 64 x 128.
   static std::deque<std::string> xnames;  // the candidates' names (Cand holds a pointer)
   std::vector<Cand> xforms;
   for (int bk : {8, 16})
-    for (int xs = 1; xs <= 7; ++xs)
-      for (int form = 0; form < (bk == 8 ? 3 : 1); ++form) {
+    for (int xs : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13})
+      for (int form = 0; form < (bk == 8 ? 4 : 1); ++form) {
         std::string n = bk == 8 ? "xs" : "xs16";
         if (xs & 1) n += " a-shk";
         if (xs & 2) n += " b-shk";
         if (xs & 4) n += " sync";
-        if (form == 2) n += " 64x128";
+        if (xs & 8) n += " noguard";
+        if (form >= 2) n += " 64x128";
         xnames.push_back(n);
-        Cand c{xnames.back().c_str(), S::warp, Kn::warp, 0, 0, 0, form == 2 ? 64 : 128, 128, bk, 8, true};
-        c.xs = xs, c.splits = form == 1 ? 2 : 0;
+        Cand c{xnames.back().c_str(), S::warp, Kn::warp, 0, 0, 0, form >= 2 ? 64 : 128, 128, bk, 8, true};
+        c.xs = xs, c.splits = form == 1 || form == 3 ? 2 : 0;
         xforms.push_back(c);
         if (form == 0 && (xs & 4) == 0) {  // the quad loop over K left rolled (K_LOOP: less code)
           xnames.push_back(n + " k-loop");
@@ -240,6 +242,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
         }
       }
   xforms.push_back({"xs lanes 16x2", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, false});
+  xforms.push_back({"xs tn16 128x128 (128 invocations)", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 16, true});
   cands.insert(cands.end(), xforms.begin(), xforms.end());
   cands.insert(cands.end(), warps.begin(), warps.end());
   if (splits_only) {  // the quad-load kernel (unsliced, sliced) and the warp kernel in 1 to 8 K chunks
@@ -295,7 +298,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     const MatmulVariant mv = matmul_variant(dev, plan, problem, vl, bl, none, out, 0, ep, a.dtype(), b.dtype());
     if (((c.xs & 1) && !mv.a_kmajor) || ((c.xs & 2) && !mv.b_kmajor)) continue;  // not this layout
     Defines mdefs = mv.defines();
-    mdefs.flag("A_SHK", c.xs & 1).flag("B_SHK", c.xs & 2).flag("SYNC_BARRIER", c.xs & 4);
+    mdefs.flag("A_SHK", c.xs & 1).flag("B_SHK", c.xs & 2).flag("SYNC_BARRIER", c.xs & 4).flag("NO_GUARD", c.xs & 8);
     const GemvVariant gv = gemv_variant(plan, problem, bl, none, out, ep, a.dtype(), b.dtype());
     const char* file = gemv ? gv.kFile : mv.file();
     const std::string key = std::string(file) + " " + (gemv ? gv.defines().key() : mdefs.key());

@@ -174,9 +174,18 @@ void main() {
   workgroup_sync();
   // One K-tile: the next tile's loads into registers, this tile's K steps from shared memory
   // (buffer `cur`), the next tile's stores to the other buffer, one barrier.
+#ifdef NO_GUARD
+// NO_GUARD: the next tile's loads and stores unconditional (the last trip loads its own tile
+// again and stores it to the buffer no later trip reads): no branches around them.
+#define TILE_IF_NEXT
+#define TILE_NEXT min(t + 1u, nk - 1u)
+#else
+#define TILE_IF_NEXT if (t + 1u < nk)
+#define TILE_NEXT (t + 1u)
+#endif
 #define TILE_FETCH                                                           \
-  if (t + 1u < nk) {                                                         \
-    uint kn = pt.k0 + (t + 1u) * BK;                                         \
+  TILE_IF_NEXT {                                                             \
+    uint kn = pt.k0 + TILE_NEXT * BK;                                        \
     for (uint l = 0u; l < LA; ++l) ra[l] = fetch_a(l, kn, m0, pt.k1, qa);   \
     for (uint l = 0u; l < LB; ++l) rb[l] = fetch_b(l, kn, n0, pt.k1, qb);   \
   }
@@ -246,7 +255,7 @@ void main() {
 #define TILE_MATH KS(K_STEP)
 #endif
 #define TILE_PUT                                                  \
-  if (t + 1u < nk) {                                              \
+  TILE_IF_NEXT {                                                  \
     for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);    \
     for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);    \
   }                                                               \
