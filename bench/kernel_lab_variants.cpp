@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <random>
@@ -132,9 +131,6 @@ struct Table {
   }
 };
 
-// Shared memory of the warp kernel's bm x bn tiles of bk (two buffers, rows padded by a quad).
-std::int64_t warp_shared_bytes(int bm, int bn, int bk) { return 2 * bk * (bm / 4 + 1 + bn / 4 + 1) * 16; }
-
 // The kernel file of a plan's kernel.
 const char* kernel_name(MatmulPlan::Kernel k) {
   MatmulVariant v;
@@ -175,7 +171,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
   const BatchLayout bl = collapse_batch({}, {&a, &b, &none});
   const VecLayout vl = vec4_layout(a, b);
   const MatmulProblem problem = matmul_problem(a, b, vl, 1, DType::f32, false, dev.precision());
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul(), d.caps().max_shared_memory};
   const MatmulPlan chosen = plan_matmul(problem, traits, settings());
   t.row(std::string("gltensor::matmul (") + kernel_name(chosen.kernel) + (chosen.tune ? ", tuned)" : ")"), "",
         [&] { return matmul(a, b); });
@@ -190,7 +186,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     bool lanes = true;
     int splits = 0;       // warp: split-K into this many chunks (0: the planner's)
     bool k_loop = false;  // warp: the K step looped
-    int xs = 0;           // warp: 1 A_SHK, 2 B_SHK, 4 SYNC_BARRIER, 8 NO_GUARD (matmul_warp.comp's lab forms)
+    int form = 0;         // warp: 1 warp_shk off, 2 NO_GUARD
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -206,44 +202,25 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
                              {"reg 8x8", S::reg, Kn::reg, 0, 8, 2}};
   if (M <= kGemvRows) cands.push_back({"gemv", S::gemv, Kn::gemv});
   if (warp_only) cands.erase(cands.begin() + 4, cands.end());
+  // The warp kernel's tiles (K-major operands kept K-major in shared memory where tn is 8: set_warp_tile's
+  // warp_shk), the merged form (`merged`: warp_shk off) and NO_GUARD (`noguard`: the next tile's loads and
+  // stores unconditional).
   const std::vector<Cand> warps = {
       {"warp (planner's tile)", S::warp, Kn::warp},
-      {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
-      {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
-      {"warp 128x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 0, true},
-      {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
-      {"warp 128x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, true},
-      {"warp 64x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 0, true},
-      {"warp 64x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
-      {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true},
-      {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2}};
-  // matmul_warp.comp's lab forms: operands kept K-major in shared memory (xs & 1: A_SHK, 2:
-  // B_SHK), barrier() alone (4: SYNC_BARRIER), unguarded next-tile loads (8: NO_GUARD); 8-K tiles also split over K in
-  // 2 and as 64 x 128.
-  static std::deque<std::string> xnames;  // the candidates' names (Cand holds a pointer)
-  std::vector<Cand> xforms;
-  for (int bk : {8, 16})
-    for (int xs : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13})
-      for (int form = 0; form < (bk == 8 ? 4 : 1); ++form) {
-        std::string n = bk == 8 ? "xs" : "xs16";
-        if (xs & 1) n += " a-shk";
-        if (xs & 2) n += " b-shk";
-        if (xs & 4) n += " sync";
-        if (xs & 8) n += " noguard";
-        if (form >= 2) n += " 64x128";
-        xnames.push_back(n);
-        Cand c{xnames.back().c_str(), S::warp, Kn::warp, 0, 0, 0, form >= 2 ? 64 : 128, 128, bk, 8, true};
-        c.xs = xs, c.splits = form == 1 || form == 3 ? 2 : 0;
-        xforms.push_back(c);
-        if (form == 0 && (xs & 4) == 0) {  // the quad loop over K left rolled (K_LOOP: less code)
-          xnames.push_back(n + " k-loop");
-          c.name = xnames.back().c_str(), c.k_loop = true;
-          xforms.push_back(c);
-        }
-      }
-  xforms.push_back({"xs lanes 16x2", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, false});
-  xforms.push_back({"xs tn16 128x128 (128 invocations)", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 16, true});
-  cands.insert(cands.end(), xforms.begin(), xforms.end());
+      {"warp 128x128 bk8 merged", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 0, false, 1},
+      {"warp 64x128 bk8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
+      {"warp 64x128 bk16", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true},
+      {"warp 64x128 bk16 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
+      {"warp 128x128 bk8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true},
+      {"warp 128x128 bk16", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
+      {"warp 128x128 bk16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, true},
+      {"warp 64x128 bk8 noguard", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 0, false, 2},
+      {"warp 128x128 bk16 noguard", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, false, 2},
+      {"warp 128x128 bk8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2},
+      {"warp 64x128 bk8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 2},
+      {"warp 128x128 bk16", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 2},
+      {"warp 128x128 bk8 tn16 (128 invocations)", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 16, true},
+      {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true}};
   cands.insert(cands.end(), warps.begin(), warps.end());
   if (splits_only) {  // the quad-load kernel (unsliced, sliced) and the warp kernel in 1 to 8 K chunks
     cands.clear();
@@ -277,9 +254,10 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       continue;
     }
     plan.tune = false;
-    if (c.bn > 0 && warp_shared_bytes(c.bm, c.bn, c.bk) > d.caps().max_shared_memory) {
-      std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name,
-                  static_cast<long long>(warp_shared_bytes(c.bm, c.bn, c.bk)));
+    const bool shk = c.tn == 8 && c.form != 1;
+    const std::int64_t shared = warp_shared_bytes(c.bm, c.bn, c.bk, shk && vl.a_kmajor, shk && vl.b_kmajor);
+    if (c.bn > 0 && shared > d.caps().max_shared_memory) {
+      std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name, static_cast<long long>(shared));
       continue;
     }
     if (c.ra > 0) set_reg_block(plan, problem, c.ra, c.cb);
@@ -292,13 +270,13 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     }
     if (c.bn > 0) set_warp_tile(plan, problem, c.bm, c.bn, c.bk, c.tn, c.lanes);
     plan.warp_k_loop = c.k_loop;
+    if (c.form == 1) plan.warp_shk = false;
     const Tensor out = zeros(d, plan.splits > 1 ? Shape{plan.splits, M, N} : Shape{M, N});
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
     const bool gemv = plan.kernel == Kn::gemv;
     const MatmulVariant mv = matmul_variant(dev, plan, problem, vl, bl, none, out, 0, ep, a.dtype(), b.dtype());
-    if (((c.xs & 1) && !mv.a_kmajor) || ((c.xs & 2) && !mv.b_kmajor)) continue;  // not this layout
     Defines mdefs = mv.defines();
-    mdefs.flag("A_SHK", c.xs & 1).flag("B_SHK", c.xs & 2).flag("SYNC_BARRIER", c.xs & 4).flag("NO_GUARD", c.xs & 8);
+    mdefs.flag("NO_GUARD", c.form == 2);
     const GemvVariant gv = gemv_variant(plan, problem, bl, none, out, ep, a.dtype(), b.dtype());
     const char* file = gemv ? gv.kFile : mv.file();
     const std::string key = std::string(file) + " " + (gemv ? gv.defines().key() : mdefs.key());
@@ -416,7 +394,17 @@ int lab_warp(Device& dev, bool check, std::int64_t only) {
     matmul_variants(lab, 128 * s, 256 * s, 64 * s, true, true);   // K-major B, whole tiles
     matmul_variants(lab, 132, 260, 36, true, true);               // K-major B, edges
     matmul_variants(lab, 128, 132, 520, false, true);             // split-K forms, K past the chunks' tiles
-  } else if (only > 0) {                                          // LAB_KMAJOR=1: K-major B too; 2: K-major B only
+  } else if (const char* shapes = std::getenv("LAB_SHAPES"); shapes && only == 0) {
+    // LAB_SHAPES: comma-separated MxNxK, a trailing 't' for K-major B.
+    const std::string list = shapes;
+    for (std::size_t a = 0, e; a < list.size(); a = e + 1) {
+      e = std::min(list.find(',', a), list.size());
+      long long m = 0, n = 0, k = 0;
+      char t = 0;
+      if (std::sscanf(list.substr(a, e - a).c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &t) >= 3)
+        matmul_variants(lab, m, n, k, t == 't', true);
+    }
+  } else if (only > 0) {  // LAB_KMAJOR=1: K-major B too; 2: K-major B only
     const char* km = std::getenv("LAB_KMAJOR");
     if (!km || std::string(km) != "2") matmul_variants(lab, only, only, only, false, true);
     if (km) matmul_variants(lab, only, only, only, true, true);

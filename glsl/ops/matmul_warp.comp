@@ -70,11 +70,6 @@ shared vec4 Bk[2][BN * KQ + BN / 4u];
 #else
 shared vec4 Bs[2][BK][BN / 4u + PB];
 #endif
-#ifdef SYNC_BARRIER
-#define TILE_SYNC() barrier()
-#else
-#define TILE_SYNC() workgroup_sync()
-#endif
 
 // Quad l of this invocation's share of A's K-tile at k0 (zero past k1): the tile's first row m0,
 // the batch's first quad qa.
@@ -259,7 +254,7 @@ void main() {
     for (uint l = 0u; l < LA; ++l) put_a(cur ^ 1u, l, ra[l]);    \
     for (uint l = 0u; l < LB; ++l) put_b(cur ^ 1u, l, rb[l]);    \
   }                                                               \
-  TILE_SYNC();
+  workgroup_sync();
 // K-tile t from buffer CUR (0u or 1u: a constant index).
 #define TILE(CUR)        \
   {                      \

@@ -72,6 +72,7 @@ void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int
   plan.warp_bk = bk;
   plan.warp_tn = tn;
   plan.warp_lanes = lanes;
+  plan.warp_shk = tn == 8;
   plan.warp_edge = p.M % bm != 0 || p.N % bn != 0 || p.K % bk != 0 || p.K == 0 || plan.kchunk % bk != 0;
   plan.local_x = static_cast<std::uint32_t>(bm * bn / (8 * tn));
   plan.local_y = 1;
@@ -116,9 +117,19 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // 1x1 convolutions ([O, C] against each image's [C, H*W]; O, C >= 128, H*W >= 1024) ran in 0.84x
   // tile64's time on the H100 (bench/RESULTS.md); not measured better at H*W = 624 (1.02x) or O = 64 (2.6x).
   const bool warp_batched = p.batch > 1 && p.M >= 128 && p.K >= 128 && p.K % 8 == 0 && p.N >= 1024;
+  // A read along K with B row-major: A kept K-major in shared memory (warp_shk) in whole 64 x 128
+  // tiles, also over fewer of them (at least kWarpMinShkTiles, K >= 1024): on the H100 41.2 TFLOP/s
+  // at 4096^3 (0.80x cuBLAS), 36.5 at 2048^3, 28.3 at 1024^3 (128 tiles; the quad-load kernel's 4 K
+  // chunks 21.3).
+  const bool warp_whole64 =
+      p.a_quads == 1 && p.b_quads == 1 && p.M % 64 == 0 && p.N % 128 == 0 && p.K % 8 == 0 && p.K > 0;
+  const std::int64_t warp_rows = warp_whole64 ? 64 : 128;
+  const bool warp_shk_few =
+      warp_whole64 && p.K >= 1024 && ceil_div(p.M, 64) * ceil_div(p.N, 128) * p.batch >= kWarpMinShkTiles;
   const bool warp =
-      warp_ok && (forced == K::warp || (chosen && !software && (p.b_quads == 2 || warp_whole || warp_batched) &&
-                                        warp_tiles >= kWarpMinTiles));
+      warp_ok && (forced == K::warp ||
+                  (chosen && !software &&
+                   (((p.b_quads == 2 || warp_whole || warp_batched) && warp_tiles >= kWarpMinTiles) || warp_shk_few)));
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   // Fewer tiles over a long K: split into K chunks (kSplitTiles), f32 math only (as measured).
   const bool vec4_split = chosen && !software && fb0 == 0 && vec4_tiles < 256 && p.K >= kSplitMinK && !p.split_columns;
@@ -162,7 +173,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     set_reg_block(plan, p, 4, 1);
   } else if (warp) {
     plan.kernel = MatmulPlan::Kernel::warp;
-    plan.tile_m = 128;
+    plan.tile_m = warp_rows;
     plan.tile_n = 128;
   } else if (f16x2) {
     plan.kernel = MatmulPlan::Kernel::f16x2;
@@ -273,9 +284,15 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
                                                           : ceil_div(p.N, plan.tile_n));  // GEMV: features
   plan.groups_y = static_cast<std::uint64_t>(regk ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
-  // 8-K tiles: on the H100 16-K ones ran 1.4x slower, 8 x 16 blocks per invocation 2.5x, 64-row
-  // tiles of 128 invocations 2.1x (bench/RESULTS.md, 2026-11-27).
-  if (warp) set_warp_tile(plan, p, 128, 128, 8, 8, true);
+  // Tiles (H100, bench/RESULTS.md, 2026-11-27, mm72): A read along K and B row-major, whole 64 x 128 x 8
+  // tiles with A kept K-major in shared memory (above); B K-major, 128 x 128 x 16 with both operands
+  // kept K-major (39.2 TFLOP/s at 4096^3 against 35.3 with 8-K tiles, 23.0 as merged), 8-K tiles
+  // where the 16-K tile's 33 KiB of shared memory do not fit (llvmpipe's 32 KiB); else 128 x 128 x 8
+  // (as merged, a K-major A kept so; without warp_shk 16-K tiles ran 1.4x slower).
+  if (warp) {
+    const bool bk16 = p.b_quads == 2 && warp_shared_bytes(128, 128, 16, p.a_quads == 1, true) <= dev.max_shared;
+    set_warp_tile(plan, p, static_cast<int>(warp_rows), 128, bk16 ? 16 : 8, 8, true);
+  }
   return plan;
 }
 

@@ -28,6 +28,8 @@ struct DeviceTraits {
   bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
   std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
   bool fp16_arithmetic = false;  ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
+  /// Shared memory per workgroup in bytes (GL_MAX_COMPUTE_SHARED_MEMORY_SIZE; llvmpipe's 32768).
+  std::int64_t max_shared = 49152;
 };
 
 struct MatmulPlan {
@@ -60,6 +62,9 @@ struct MatmulPlan {
   int warp_bk = 8, warp_tn = 8;
   bool warp_lanes = true, warp_edge = false;
   bool warp_k_loop = false;  ///< warp: the K step looped (K_LOOP), else written out
+  /// warp: operands read as quads along K (A_KMAJOR / B_KMAJOR) kept K-major in shared memory
+  /// (A_SHK / B_SHK: one 128-bit store per quad, no transposing scalar stores); TN 8 only.
+  bool warp_shk = false;
   std::uint32_t local_x = 16, local_y = 16;
   std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
   /// F16_MATH: K values per f16 partial sum (kF16BlockK; a multiple of every kernel's K-tile);
@@ -72,6 +77,9 @@ struct MatmulPlan {
 /// The warp-tiled kernel's 128 x 128 tiles (batch entries included) from which the planner picks
 /// it on GPUs (quad operands, f32 math).
 inline constexpr std::int64_t kWarpMinTiles = 256;
+/// The warp kernel's whole 64 x 128 tiles with A kept K-major in shared memory (A read along K, B
+/// row-major, K >= 1024) from which the planner also picks it on GPUs (below kWarpMinTiles).
+inline constexpr std::int64_t kWarpMinShkTiles = 128;
 
 /// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= kSplitMinK run the quad-load
 /// kernel split over K into chunks of at least kSplitMinChunk, as many as bring the tiles to
@@ -85,6 +93,13 @@ inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMin
 /// blocks and K sliced over a workgroup's invocations (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at
 /// least kSlicedMinK), as many slices as bring the invocations to about kSlicedInvocations.
 inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 1024, kSlicedMinK = 32, kSlicedInvocations = 32768;
+/// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers; rows padded
+/// by a quad, or with shk K-major operands kept K-major: A bm bk / 4 quads, B bn bk / 4 + bn / 4).
+inline std::int64_t warp_shared_bytes(int bm, int bn, int bk, bool shk_a, bool shk_b) {
+  const std::int64_t a = shk_a ? bm * bk / 4 : bk * (bm / 4 + 1), b = shk_b ? bn * bk / 4 + bn / 4 : bk * (bn / 4 + 1);
+  return 2 * (a + b) * 16;
+}
+
 /// Shared memory of the K-sliced REG kernel (glsl/ops/matmul_reg.comp's red and, with ROWSUM,
 /// red_rs): the 4 x 1 vec4 blocks, and 4 row sums, of every invocation of each slice but the first.
 inline std::int64_t reg_sliced_shared_bytes(int slices, std::int64_t local_x, bool rowsum) {
@@ -123,8 +138,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
 void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads);
 
 /// A warp plan's tile: bm (64 or 128) x bn (128 or 256), bk (8 or 16), tn (8 or 16), lanes (a warp
-/// as 8 x 4 invocations); its invocations (bm bn / (8 tn)), workgroups and EDGE. plan_matmul's
-/// choice, or a kernel lab candidate.
+/// as 8 x 4 invocations); its invocations (bm bn / (8 tn)), workgroups, EDGE and warp_shk (tn 8).
+/// plan_matmul's choice, or a kernel lab candidate.
 void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int bk, int tn, bool lanes);
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,
