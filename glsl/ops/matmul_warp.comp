@@ -6,14 +6,14 @@ layout(local_size_x = LOCAL_X) in;
 
 // After Simon Boehm's "How to optimize a CUDA matmul kernel for cuBLAS-like performance"
 // (kernel 10, warptiling) and ggml-vulkan's mul_mm.comp: BM x BN tiles of C per workgroup (the
-// planner's 128 x 128; the kernel lab's forms 64 x 128, 128 x 256), BK = 8 or 16 values of K per shared-memory tile, LOCAL_X = BM BN / (8
+// planner's 64 x 128 or 128 x 128; the kernel lab's also 128 x 256), BK = 8 or 16 values of K per shared-memory tile, LOCAL_X = BM BN / (8
 // TN) invocations, each an 8 x TN block of C in registers (TN = 8 or 16): rows 4 ty .. 4 ty + 3 and
 // BM/2 + 4 ty .., columns TN / 4 quads 4 tx + j BN / (TN / 4). WARP_TILE: the 32 invocations of a
 // warp (gl_LocalInvocationIndex / 32, NVIDIA's) hold 8 x 4 (tx, ty) neighbours, so that each vec4
 // read of shared memory takes 8 distinct quads of B and 4 of A (else 16 x 2: 16 and 2). Operands
 // are read as quads (128-bit loads for f32) along their contiguous dim (A_KMAJOR: A's along K;
 // B_KMAJOR: B's along K), kept in shared memory as [k][m] and [k][n] vec4 rows (a K-major operand
-// is transposed on the way, its rows padded by a quad against bank conflicts), double-buffered:
+// without A_SHK / B_SHK is transposed on the way, its rows padded by a quad against bank conflicts), double-buffered:
 // the next K-tile is loaded into registers while the current one is multiplied, one barrier per
 // K-tile. The K step is written out (host's KS(X) = X(0) .. X(BK - 1)) and the accumulators are
 // indexed by constants only (a looped index puts them in NVIDIA's local memory).
@@ -22,6 +22,11 @@ layout(local_size_x = LOCAL_X) in;
 // are not stored. Without EDGE no bounds are checked (the host picks it for whole tiles only).
 // K_LOOP: the K step as a loop of BK trips (the accumulators still indexed by constants), left to
 // the compiler to unroll or not; else written out and every loop unrolled (optionNV).
+// A_SHK / B_SHK (the host's MatmulPlan::warp_shk, TN 8): an operand read along K is kept K-major
+// in shared memory (no transposing scalar stores); the K step then takes a quad of K at a time,
+// each row's A quad against the four K steps' B values (as 128 x 128 x 8 tiles on the H100: 1.21x at
+// 4096^3 with row-major B, 1.53x with K-major B; bench/RESULTS.md, 2026-11-27, mm72). NO_GUARD (kernel lab
+// only): the next tile's loads and stores unconditional.
 // The tile loop takes two K-tiles per trip, so that each one's shared-memory buffer index is a
 // constant: 1.24x faster on the H100 than one tile per trip with the index t & 1 (4096^3:
 // 31.5 against 25.5 TFLOP/s; bench/RESULTS.md, 2026-11-27, mm70b). Loading two K-tiles ahead

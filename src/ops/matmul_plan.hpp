@@ -28,7 +28,7 @@ struct DeviceTraits {
   bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
   std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
   bool fp16_arithmetic = false;  ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
-  /// Shared memory per workgroup in bytes (GL_MAX_COMPUTE_SHARED_MEMORY_SIZE; llvmpipe's 32768).
+  /// Shared memory per workgroup in bytes (Capabilities::max_shared_memory; llvmpipe: 32768).
   std::int64_t max_shared = 49152;
 };
 
