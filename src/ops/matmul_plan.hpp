@@ -77,9 +77,11 @@ struct MatmulPlan {
 /// The warp-tiled kernel's 128 x 128 tiles (batch entries included) from which the planner picks
 /// it on GPUs (quad operands, f32 math).
 inline constexpr std::int64_t kWarpMinTiles = 256;
-/// The warp kernel's whole 64 x 128 tiles with A kept K-major in shared memory (A read along K, B
-/// row-major, K >= 1024) from which the planner also picks it on GPUs (below kWarpMinTiles).
-inline constexpr std::int64_t kWarpMinShkTiles = 128;
+/// With A read along K (kept K-major in shared memory): the warp kernel's whole 64 x 128 tiles (over
+/// K >= 512 with row-major B, K >= 1024 with K-major B) from which the planner also picks it on GPUs (below
+/// kWarpMinTiles), its 128 x 128 tiles with K-major B from which it picks those, and the 64 x 128 form's tiles
+/// (row-major B) up to which it splits K in two.
+inline constexpr std::int64_t kWarpMinShkTiles = 128, kWarpMinKmajorTiles = 128, kWarpSplitTiles = 512;
 
 /// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= kSplitMinK run the quad-load
 /// kernel split over K into chunks of at least kSplitMinChunk, as many as bring the tiles to
