@@ -119,14 +119,15 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// shape and device (split_columns excepted). Otherwise: on software rasterizers the REG kernel (register blocks
 /// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
 /// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel (quad operands,
-/// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles), else the 64x128 quad-load
-/// kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles, or fewer over
-/// K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel overrides where the
-/// kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles, fewer than
-/// kSlicedMaxTiles of them over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel. Split-K
-/// where one invocation would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and
-/// fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than the
-/// target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is
+/// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles, or with A read along K
+/// the fewer tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
+/// 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles,
+/// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
+/// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,
+/// fewer than kSlicedMaxTiles of them over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel.
+/// Split-K where one invocation would loop past the device's limit, and where few output tiles share a long K (K >=
+/// 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than
+/// the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is
 /// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands are rounded to f16 in the
 /// kernel); else f32 math. With f16 math, the packed-half kernel (f16x2: matmul_f16x2.comp, the quad-load kernel's
 /// tiles and operand conditions with K % 16 == 0 and K > 0, 64x128 tiles whatever their number) where
