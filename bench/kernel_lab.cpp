@@ -16,6 +16,9 @@
 //            No FILTER: every mode that a plain filter selects.
 //   LAB_CANDS (environment): modes variants, warp and splitk run only the candidates whose name
 //            contains one of its '|'-separated parts (and the library's own row).
+//   LAB_KMAJOR (environment, warp:N on GPUs): 1 K-major B too, 2 K-major B only. LAB_SHAPES (warp
+//            on GPUs): comma-separated MxNxK shapes instead of the default list, 't' after one for
+//            K-major B (e.g. 256x4096x4096,4096x4096x1024t).
 //   --check  every mode (FILTER as above, but asm, hints and offsets included and on any
 //            device) at tiny sizes with one dispatch per measurement: compiles every candidate,
 //            checks results; exits 1 if a candidate fails to compile, a result is wrong or a

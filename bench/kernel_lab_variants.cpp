@@ -131,9 +131,6 @@ struct Table {
   }
 };
 
-// Shared memory of the warp kernel's bm x bn tiles of bk (two buffers, rows padded by a quad).
-std::int64_t warp_shared_bytes(int bm, int bn, int bk) { return 2 * bk * (bm / 4 + 1 + bn / 4 + 1) * 16; }
-
 // The kernel file of a plan's kernel.
 const char* kernel_name(MatmulPlan::Kernel k) {
   MatmulVariant v;
@@ -174,7 +171,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
   const BatchLayout bl = collapse_batch({}, {&a, &b, &none});
   const VecLayout vl = vec4_layout(a, b);
   const MatmulProblem problem = matmul_problem(a, b, vl, 1, DType::f32, false, dev.precision());
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul(), d.caps().max_shared_memory};
   const MatmulPlan chosen = plan_matmul(problem, traits, settings());
   t.row(std::string("gltensor::matmul (") + kernel_name(chosen.kernel) + (chosen.tune ? ", tuned)" : ")"), "",
         [&] { return matmul(a, b); });
@@ -189,6 +186,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     bool lanes = true;
     int splits = 0;       // warp: split-K into this many chunks (0: the planner's)
     bool k_loop = false;  // warp: the K step looped
+    int form = 0;         // warp: 1 warp_shk off, 2 NO_GUARD
   };
   using Kn = MatmulPlan::Kernel;
   std::vector<Cand> cands = {{"vec4", S::vec4, Kn::vec4, 0},
@@ -204,17 +202,25 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
                              {"reg 8x8", S::reg, Kn::reg, 0, 8, 2}};
   if (M <= kGemvRows) cands.push_back({"gemv", S::gemv, Kn::gemv});
   if (warp_only) cands.erase(cands.begin() + 4, cands.end());
+  // The warp kernel's tiles (K-major operands kept K-major in shared memory where tn is 8: set_warp_tile's
+  // warp_shk), the merged form (`merged`: warp_shk off) and NO_GUARD (`noguard`: the next tile's loads and
+  // stores unconditional).
   const std::vector<Cand> warps = {
       {"warp (planner's tile)", S::warp, Kn::warp},
-      {"warp 64x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
-      {"warp 128x256 bk8 tn16", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true},
-      {"warp 128x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 0, true},
-      {"warp 128x128 bk16 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
-      {"warp 128x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, true},
-      {"warp 64x128 bk8 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 0, true},
-      {"warp 64x128 bk16 tn8 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
-      {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true},
-      {"warp 128x128 bk8 tn8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2}};
+      {"warp 128x128 bk8 merged", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 0, false, 1},
+      {"warp 64x128 bk8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true},
+      {"warp 64x128 bk16", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true},
+      {"warp 64x128 bk16 k-loop", S::warp, Kn::warp, 0, 0, 0, 64, 128, 16, 8, true, 0, true},
+      {"warp 128x128 bk8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true},
+      {"warp 128x128 bk16", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true},
+      {"warp 128x128 bk16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, true},
+      {"warp 64x128 bk8 noguard", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 0, false, 2},
+      {"warp 128x128 bk16 noguard", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 0, false, 2},
+      {"warp 128x128 bk8", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 8, true, 2},
+      {"warp 64x128 bk8", S::warp, Kn::warp, 0, 0, 0, 64, 128, 8, 8, true, 2},
+      {"warp 128x128 bk16", S::warp, Kn::warp, 0, 0, 0, 128, 128, 16, 8, true, 2},
+      {"warp 128x128 bk8 tn16 (128 invocations)", S::warp, Kn::warp, 0, 0, 0, 128, 128, 8, 16, true},
+      {"warp 128x256 bk8 tn16 k-loop", S::warp, Kn::warp, 0, 0, 0, 128, 256, 8, 16, true, 0, true}};
   cands.insert(cands.end(), warps.begin(), warps.end());
   if (splits_only) {  // the quad-load kernel (unsliced, sliced) and the warp kernel in 1 to 8 K chunks
     cands.clear();
@@ -248,9 +254,10 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       continue;
     }
     plan.tune = false;
-    if (c.bn > 0 && warp_shared_bytes(c.bm, c.bn, c.bk) > d.caps().max_shared_memory) {
-      std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name,
-                  static_cast<long long>(warp_shared_bytes(c.bm, c.bn, c.bk)));
+    const bool shk = c.tn == 8 && c.form != 1;
+    const std::int64_t shared = warp_shared_bytes(c.bm, c.bn, c.bk, shk && vl.a_kmajor, shk && vl.b_kmajor);
+    if (c.bn > 0 && shared > d.caps().max_shared_memory) {
+      std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name, static_cast<long long>(shared));
       continue;
     }
     if (c.ra > 0) set_reg_block(plan, problem, c.ra, c.cb);
@@ -263,13 +270,16 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     }
     if (c.bn > 0) set_warp_tile(plan, problem, c.bm, c.bn, c.bk, c.tn, c.lanes);
     plan.warp_k_loop = c.k_loop;
+    if (c.form == 1) plan.warp_shk = false;
     const Tensor out = zeros(d, plan.splits > 1 ? Shape{plan.splits, M, N} : Shape{M, N});
     const MatmulParams params{M, N, K, bl, a, b, none, vl, plan, 0, 1.0, 0.0, ep};
     const bool gemv = plan.kernel == Kn::gemv;
     const MatmulVariant mv = matmul_variant(dev, plan, problem, vl, bl, none, out, 0, ep, a.dtype(), b.dtype());
+    Defines mdefs = mv.defines();
+    mdefs.flag("NO_GUARD", c.form == 2);
     const GemvVariant gv = gemv_variant(plan, problem, bl, none, out, ep, a.dtype(), b.dtype());
     const char* file = gemv ? gv.kFile : mv.file();
-    const std::string key = std::string(file) + " " + (gemv ? gv.defines().key() : mv.defines().key());
+    const std::string key = std::string(file) + " " + (gemv ? gv.defines().key() : mdefs.key());
     const std::string grid =
         std::to_string(plan.groups_x) + "x" + std::to_string(plan.groups_y) + "x" + std::to_string(plan.groups_z);
     if (!seen.insert(key + grid).second) continue;
@@ -282,7 +292,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       if (gemv)
         launch.program(gv.kFile, gv.defines(), {plan.local_x, plan.local_y});
       else
-        launch.program(mv.file(), mv.defines(), {plan.local_x, plan.local_y});
+        launch.program(mv.file(), mdefs, {plan.local_x, plan.local_y});
       launch.write(out).read(a).read(b);
       launch.params(params).loop_iterations(plan.loop_iterations);
       launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
@@ -381,9 +391,23 @@ int lab_warp(Device& dev, bool check, std::int64_t only) {
     matmul_variants(lab, 128 * s, 256 * s, 64 * s, false, true);  // whole tiles
     matmul_variants(lab, 132, 260, 36, false, true);              // edges in M, N and K
     matmul_variants(lab, 128, 128, 4, true, true);                // K-major B, one short K-tile
+    matmul_variants(lab, 128 * s, 256 * s, 64 * s, true, true);   // K-major B, whole tiles
+    matmul_variants(lab, 132, 260, 36, true, true);               // K-major B, edges
     matmul_variants(lab, 128, 132, 520, false, true);             // split-K forms, K past the chunks' tiles
-  } else if (only > 0) {
-    matmul_variants(lab, only, only, only, false, true);
+  } else if (const char* shapes = std::getenv("LAB_SHAPES"); shapes && only == 0) {
+    // LAB_SHAPES: comma-separated MxNxK, a trailing 't' for K-major B.
+    const std::string list = shapes;
+    for (std::size_t a = 0, e; a < list.size(); a = e + 1) {
+      e = std::min(list.find(',', a), list.size());
+      long long m = 0, n = 0, k = 0;
+      char t = 0;
+      if (std::sscanf(list.substr(a, e - a).c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &t) >= 3)
+        matmul_variants(lab, m, n, k, t == 't', true);
+    }
+  } else if (only > 0) {  // LAB_KMAJOR=1: K-major B too; 2: K-major B only
+    const char* km = std::getenv("LAB_KMAJOR");
+    if (!km || std::string(km) != "2") matmul_variants(lab, only, only, only, false, true);
+    if (km) matmul_variants(lab, only, only, only, true, true);
   } else {
     for (bool bt : {false, true})  // row-major B, then linear's layout (K-major B)
       for (std::int64_t n : {1024, 2048, 4096, 8192}) matmul_variants(lab, n, n, n, bt, true);

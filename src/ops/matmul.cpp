@@ -138,7 +138,7 @@ MatmulVariant matmul_variant(DeviceImpl& dev, const MatmulPlan& plan, const Matm
   v.slice_k = plan.variant & 1, v.unroll_k = plan.variant & 2;
   v.ra = plan.reg_rows, v.cb = plan.reg_quads, v.a_q = plan.a_quad, v.b_q = plan.b_quad, v.ksl = plan.reg_slices;
   v.bm = static_cast<int>(plan.tile_m), v.bn = static_cast<int>(plan.tile_n), v.bk = plan.warp_bk, v.tn = plan.warp_tn;
-  v.warp_lanes = plan.warp_lanes, v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop;
+  v.warp_lanes = plan.warp_lanes, v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop, v.shk = plan.warp_shk;
   v.out = out.dtype(), v.a = a_dtype, v.b = b_dtype;
   if (d.defined()) v.d = d.dtype();
   return v;
@@ -255,7 +255,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   }
   const VecLayout vl = vec4_layout(ea, eb);
   const MatmulProblem problem = matmul_problem(ea, eb, vl, numel_of(batch), od, split > 0, dev.precision());
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul()};
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), dev.fp16_matmul(), dev.caps().max_shared_memory};
   const MatmulPlan plan = plan_matmul(problem, traits, settings());
   if (split > 0 && !plan.split_columns) return Tensor();
   if (mask && (plan.kernel != MatmulPlan::Kernel::reg || plan.splits != 1 || !batch.empty() || split > 0 ||

@@ -72,6 +72,7 @@ void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int
   plan.warp_bk = bk;
   plan.warp_tn = tn;
   plan.warp_lanes = lanes;
+  plan.warp_shk = tn == 8;
   plan.warp_edge = p.M % bm != 0 || p.N % bn != 0 || p.K % bk != 0 || p.K == 0 || plan.kchunk % bk != 0;
   plan.local_x = static_cast<std::uint32_t>(bm * bn / (8 * tn));
   plan.local_y = 1;
@@ -116,9 +117,27 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // 1x1 convolutions ([O, C] against each image's [C, H*W]; O, C >= 128, H*W >= 1024) ran in 0.84x
   // tile64's time on the H100 (bench/RESULTS.md); not measured better at H*W = 624 (1.02x) or O = 64 (2.6x).
   const bool warp_batched = p.batch > 1 && p.M >= 128 && p.K >= 128 && p.K % 8 == 0 && p.N >= 1024;
+  // With A read along K (a_quads 1; the warp kernel then keeps K-major operands K-major in shared
+  // memory, warp_shk): B row-major in whole 64 x 128 tiles, also over fewer of them (at least
+  // kWarpMinShkTiles, K >= 512); B K-major over at least kWarpMinKmajorTiles 128 x 128 tiles, or in
+  // whole 64 x 128 tiles where those are fewer (kWarpMinShkTiles of them, K >= 1024). On the H100
+  // (bench/RESULTS.md, 2026-11-27, mm72) 0.78-0.85x cuBLAS from 1024^3 to 8192^3 with row-major B
+  // (the quad-load kernel's 0.57x at 1024^3; 0.74x at 1024 x 1024 x 512, tile64's 0.49x), 0.72-0.80x
+  // with K-major B (before: 0.39x at 1024^3, 0.33x at 512 x 4096 x 4096).
+  const bool a_kq = p.a_quads == 1;
+  const bool whole64 = p.M % 64 == 0 && p.N % 128 == 0 && p.K % 8 == 0 && p.K >= 8;
+  const std::int64_t tiles64 = ceil_div(p.M, 64) * ceil_div(p.N, 128) * p.batch;
+  const bool warp_row64 = a_kq && p.b_quads == 1 && whole64;
+  const bool warp_kmajor64 = a_kq && p.b_quads == 2 && whole64 && warp_tiles < kWarpMinKmajorTiles && p.K >= 1024 &&
+                             tiles64 >= kWarpMinShkTiles;
+  const std::int64_t warp_rows = warp_row64 || warp_kmajor64 ? 64 : 128;
+  const bool warp_shk_chosen = (warp_row64 && p.K >= 512 && tiles64 >= kWarpMinShkTiles) || warp_kmajor64 ||
+                               (a_kq && p.b_quads == 2 && warp_tiles >= kWarpMinKmajorTiles);
   const bool warp =
-      warp_ok && (forced == K::warp || (chosen && !software && (p.b_quads == 2 || warp_whole || warp_batched) &&
-                                        warp_tiles >= kWarpMinTiles));
+      warp_ok &&
+      (forced == K::warp ||
+       (chosen && !software &&
+        (((p.b_quads == 2 || warp_whole || warp_batched) && warp_tiles >= kWarpMinTiles) || warp_shk_chosen)));
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   // Fewer tiles over a long K: split into K chunks (kSplitTiles), f32 math only (as measured).
   const bool vec4_split = chosen && !software && fb0 == 0 && vec4_tiles < 256 && p.K >= kSplitMinK && !p.split_columns;
@@ -162,7 +181,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     set_reg_block(plan, p, 4, 1);
   } else if (warp) {
     plan.kernel = MatmulPlan::Kernel::warp;
-    plan.tile_m = 128;
+    plan.tile_m = warp_rows;
     plan.tile_n = 128;
   } else if (f16x2) {
     plan.kernel = MatmulPlan::Kernel::f16x2;
@@ -211,6 +230,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   if (!software && !gemv && !reg && !warp && p.K >= 4096 && tiles < 512)
     splits = std::max(splits, std::min(ceil_div(512, tiles), p.K / 1024));
   if (vec4 && vec4_split) splits = std::max(splits, std::min(ceil_div(kSplitTiles, vec4_tiles), p.K / kSplitMinChunk));
+  // The 64 x 128 warp form over row-major B in at most kWarpSplitTiles tiles, K >= 1024: K in two
+  // chunks (H100: 1.10x at 1024^3, 1.46x at 256 x 4096 x 4096, 1.32x at 512 x 2048 x 2048, 1.07x at
+  // 2048^3; 1.00x at 4096^3, 0.98x in 64 tiles at 256 x 2048 x 8192, not planned).
+  if (warp && chosen && !software && warp_row64 && !p.split_columns && tiles <= kWarpSplitTiles && p.K >= 1024)
+    splits = std::max<std::int64_t>(splits, 2);
   // Forced slices (Settings::matmul_split) for tiled kernels and the K-sliced REG kernel (its
   // slices then within each chunk); never fewer than the loop limit needs.
   if (settings.matmul_split > 0 && !gemv && !reg)
@@ -273,9 +297,16 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
                                                           : ceil_div(p.N, plan.tile_n));  // GEMV: features
   plan.groups_y = static_cast<std::uint64_t>(regk ? 1 : ceil_div(p.M, plan.tile_m));
   plan.groups_z = static_cast<std::uint64_t>(p.batch * plan.splits);
-  // 8-K tiles: on the H100 16-K ones ran 1.4x slower, 8 x 16 blocks per invocation 2.5x, 64-row
-  // tiles of 128 invocations 2.1x (bench/RESULTS.md, 2026-11-27).
-  if (warp) set_warp_tile(plan, p, 128, 128, 8, 8, true);
+  // Tiles (H100, bench/RESULTS.md, 2026-11-27, mm72; above): 64 x 128 x 8 (A kept K-major in shared
+  // memory, and B where K-major); B K-major in 128 x 128 tiles of 16 K with both operands kept K-major
+  // (39.6 TFLOP/s at 4096^3 against 35.6 with 8-K tiles, 23.0 as merged), 8-K tiles where the 16-K
+  // tile's 33 KiB of shared memory do not fit (llvmpipe's 32 KiB); else 128 x 128 x 8 (as merged,
+  // a K-major A kept so; without warp_shk 16-K tiles ran 1.4x slower).
+  if (warp) {
+    const bool bk16 =
+        p.b_quads == 2 && warp_rows == 128 && warp_shared_bytes(128, 128, 16, p.a_quads == 1, true) <= dev.max_shared;
+    set_warp_tile(plan, p, static_cast<int>(warp_rows), 128, bk16 ? 16 : 8, 8, true);
+  }
   return plan;
 }
 

@@ -28,6 +28,8 @@ struct DeviceTraits {
   bool software = false;         ///< a CPU rasterizer (llvmpipe): bigger tiles, fewer workgroups
   std::uint64_t loop_limit = 0;  ///< loop iterations one invocation may run (0 = unlimited)
   bool fp16_arithmetic = false;  ///< f16 math in matmul's shaders (DeviceImpl::fp16_matmul)
+  /// Shared memory per workgroup in bytes (Capabilities::max_shared_memory; llvmpipe: 32768).
+  std::int64_t max_shared = 49152;
 };
 
 struct MatmulPlan {
@@ -60,6 +62,9 @@ struct MatmulPlan {
   int warp_bk = 8, warp_tn = 8;
   bool warp_lanes = true, warp_edge = false;
   bool warp_k_loop = false;  ///< warp: the K step looped (K_LOOP), else written out
+  /// warp: operands read as quads along K (A_KMAJOR / B_KMAJOR) kept K-major in shared memory
+  /// (A_SHK / B_SHK: one 128-bit store per quad, no transposing scalar stores); TN 8 only.
+  bool warp_shk = false;
   std::uint32_t local_x = 16, local_y = 16;
   std::uint64_t groups_x = 0, groups_y = 0, groups_z = 0;
   /// F16_MATH: K values per f16 partial sum (kF16BlockK; a multiple of every kernel's K-tile);
@@ -72,6 +77,11 @@ struct MatmulPlan {
 /// The warp-tiled kernel's 128 x 128 tiles (batch entries included) from which the planner picks
 /// it on GPUs (quad operands, f32 math).
 inline constexpr std::int64_t kWarpMinTiles = 256;
+/// With A read along K (kept K-major in shared memory): the warp kernel's whole 64 x 128 tiles (over
+/// K >= 512 with row-major B, K >= 1024 with K-major B) from which the planner also picks it on GPUs (below
+/// kWarpMinTiles), its 128 x 128 tiles with K-major B from which it picks those, and the 64 x 128 form's tiles
+/// (row-major B) up to which it splits K in two.
+inline constexpr std::int64_t kWarpMinShkTiles = 128, kWarpMinKmajorTiles = 128, kWarpSplitTiles = 512;
 
 /// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= kSplitMinK run the quad-load
 /// kernel split over K into chunks of at least kSplitMinChunk, as many as bring the tiles to
@@ -85,6 +95,13 @@ inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMin
 /// blocks and K sliced over a workgroup's invocations (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at
 /// least kSlicedMinK), as many slices as bring the invocations to about kSlicedInvocations.
 inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 1024, kSlicedMinK = 32, kSlicedInvocations = 32768;
+/// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers; rows padded
+/// by a quad, or with shk K-major operands kept K-major: A bm bk / 4 quads, B bn bk / 4 + bn / 4).
+inline std::int64_t warp_shared_bytes(int bm, int bn, int bk, bool shk_a, bool shk_b) {
+  const std::int64_t a = shk_a ? bm * bk / 4 : bk * (bm / 4 + 1), b = shk_b ? bn * bk / 4 + bn / 4 : bk * (bn / 4 + 1);
+  return 2 * (a + b) * 16;
+}
+
 /// Shared memory of the K-sliced REG kernel (glsl/ops/matmul_reg.comp's red and, with ROWSUM,
 /// red_rs): the 4 x 1 vec4 blocks, and 4 row sums, of every invocation of each slice but the first.
 inline std::int64_t reg_sliced_shared_bytes(int slices, std::int64_t local_x, bool rowsum) {
@@ -102,14 +119,15 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// shape and device (split_columns excepted). Otherwise: on software rasterizers the REG kernel (register blocks
 /// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
 /// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel (quad operands,
-/// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles), else the 64x128 quad-load
-/// kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles, or fewer over
-/// K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel overrides where the
-/// kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles, fewer than
-/// kSlicedMaxTiles of them over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel. Split-K
-/// where one invocation would loop past the device's limit, and where few output tiles share a long K (K >= 1024 and
-/// fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than the
-/// target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is
+/// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles, or with A read along K
+/// the fewer tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
+/// 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles,
+/// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
+/// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,
+/// fewer than kSlicedMaxTiles of them over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel.
+/// Split-K where one invocation would loop past the device's limit, and where few output tiles share a long K (K >=
+/// 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than
+/// the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is
 /// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands are rounded to f16 in the
 /// kernel); else f32 math. With f16 math, the packed-half kernel (f16x2: matmul_f16x2.comp, the quad-load kernel's
 /// tiles and operand conditions with K % 16 == 0 and K > 0, 64x128 tiles whatever their number) where
@@ -123,8 +141,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
 void set_reg_block(MatmulPlan& plan, const MatmulProblem& p, int rows, int quads);
 
 /// A warp plan's tile: bm (64 or 128) x bn (128 or 256), bk (8 or 16), tn (8 or 16), lanes (a warp
-/// as 8 x 4 invocations); its invocations (bm bn / (8 tn)), workgroups and EDGE. plan_matmul's
-/// choice, or a kernel lab candidate.
+/// as 8 x 4 invocations); its invocations (bm bn / (8 tn)), workgroups, EDGE and warp_shk (tn 8).
+/// plan_matmul's choice, or a kernel lab candidate.
 void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int bk, int tn, bool lanes);
 
 /// Loop iterations of one invocation of each kernel over a K range of `kc` (every loop counted,

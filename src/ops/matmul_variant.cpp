@@ -57,7 +57,7 @@ Defines MatmulVariant::defines() const {
   }
   if (warp) {
     d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", warp_lanes).flag("EDGE", edge);
-    d.flag("K_LOOP", k_loop);
+    d.flag("K_LOOP", k_loop).flag("A_SHK", shk && a_kmajor).flag("B_SHK", shk && b_kmajor);
     d.macro("KS(X)", rows_list, bk);
   }
   d.flag("ADDEND", addend);

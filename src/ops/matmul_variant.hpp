@@ -43,6 +43,7 @@ struct MatmulVariant {
   /// warp (A_KMAJOR / B_KMAJOR as vec4's): BM, BN, BK, TN, WARP_TILE, EDGE, K_LOOP (MatmulPlan's warp_*).
   int bm = 128, bn = 128, bk = 16, tn = 8;
   bool warp_lanes = true, edge = false, k_loop = false;
+  bool shk = false;  ///< warp: A_SHK / B_SHK where a_kmajor / b_kmajor (MatmulPlan::warp_shk)
   DType out = DType::f32, a = DType::f32, b = DType::f32, d = DType::f32;
 
   const char* file() const;

@@ -691,6 +691,10 @@ TEST(Matmul, WarpTiledKernel) {
     ScopedEnv gpu("GLTENSOR_MATMUL_KERNEL", "gpu");
     check_linear(rng, {2048, 16}, 2048, DType::f32, false);
     check_linear(rng, {2, 1024, 12}, 2048, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
+    // The forms with A kept K-major in shared memory over few tiles (PlanMatmul.WarpTilesKeepOperandsKMajor):
+    // row-major B in 128 tiles of 64 x 128 with K in two chunks; K-major B in 64 x 128 tiles.
+    check(rng, {1024, 1024}, {1024, 1024});
+    check_linear(rng, {1024, 1024}, 1024, DType::f32, false);
   }
 }
 

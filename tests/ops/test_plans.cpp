@@ -25,7 +25,7 @@ MatmulProblem problem(std::int64_t M, std::int64_t N, std::int64_t K, bool quads
   p.M = M, p.N = N, p.K = K, p.batch = batch, p.quads = quads;
   return p;
 }
-const DeviceTraits kGpu{false, 0, false}, kLlvmpipe{true, 65535, false};
+const DeviceTraits kGpu{false, 0, false}, kLlvmpipe{true, 65535, false, 32768};
 }  // namespace
 
 TEST(PlanMatmul, KernelChoice) {
@@ -1231,7 +1231,8 @@ TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
   };
   MatmulPlan p = plan_matmul(kmajor(2048, 2048, 1024), kGpu, s);
   EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
-  EXPECT_EQ(p.warp_bk, 8);
+  EXPECT_EQ(p.warp_bk, 16);
+  EXPECT_TRUE(p.warp_shk);
   EXPECT_FALSE(p.tune);
   EXPECT_EQ(plan_matmul(kmajor(1024, 1024, 1024, 4), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "4 x 64 tiles";
   EXPECT_EQ(plan_matmul(kmajor(2044, 2048, 1020), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "edges";
@@ -1263,4 +1264,83 @@ TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
   gpu.matmul_kernel = MatmulKernelSetting::gpu;
   EXPECT_EQ(plan_matmul(kmajor(2048, 2048, 1024), kLlvmpipe, gpu).kernel, MatmulPlan::Kernel::warp)
       << "GLTENSOR_MATMUL_KERNEL=gpu";
+}
+
+// The warp kernel's tiles (issue 21, mm72): K-major operands kept K-major in shared memory (warp_shk,
+// 8 x 8 blocks). A read along K with B row-major: whole 64 x 128 x 8 tiles, chosen on GPUs also over
+// fewer than kWarpMinTiles 128 x 128 tiles (at least kWarpMinShkTiles of 64 x 128, K >= 512), K in two
+// chunks over at most kWarpSplitTiles of them (K >= 1024). B K-major: 128 x 128 x 16 tiles over at
+// least kWarpMinKmajorTiles (8-K tiles where 33 KiB of shared memory do not fit: llvmpipe's 32 KiB),
+// else whole 64 x 128 x 8 tiles (kWarpMinShkTiles, K >= 1024). A read along M: 128 x 128 x 8.
+TEST(PlanMatmul, WarpTilesKeepOperandsKMajor) {
+  const Settings s;
+  auto shape = [](std::int64_t M, std::int64_t N, std::int64_t K, int aq, int bq) {
+    MatmulProblem p = problem(M, N, K);
+    p.a_quads = aq, p.b_quads = bq, p.b_kmajor = bq == 2;
+    return p;
+  };
+  MatmulPlan p = plan_matmul(shape(4096, 4096, 4096, 1, 1), kGpu, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.tile_m, 64);
+  EXPECT_EQ(p.tile_n, 128);
+  EXPECT_EQ(p.warp_bk, 8);
+  EXPECT_EQ(p.warp_tn, 8);
+  EXPECT_TRUE(p.warp_shk);
+  EXPECT_EQ(p.local_x, 128u);
+  EXPECT_EQ(p.groups_x, 32u);
+  EXPECT_EQ(p.groups_y, 64u);
+  EXPECT_EQ(p.splits, 1) << "2048 tiles";
+  EXPECT_FALSE(p.warp_edge);
+  p = plan_matmul(shape(2048, 2048, 2048, 1, 1), kGpu, s);  // 512 tiles: K in two chunks
+  EXPECT_EQ(p.tile_m, 64);
+  EXPECT_EQ(p.splits, 2);
+  EXPECT_EQ(p.kchunk, 1024);
+  EXPECT_EQ(p.groups_z, 2u);
+  EXPECT_FALSE(p.warp_edge);
+  p = plan_matmul(shape(256, 4096, 4096, 1, 1), kGpu, s);  // 128 tiles
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.splits, 2);
+  p = plan_matmul(shape(1024, 1024, 512, 1, 1), kGpu, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.splits, 1) << "K < 1024";
+  EXPECT_NE(plan_matmul(shape(1024, 1024, 256, 1, 1), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "K < 512";
+  EXPECT_NE(plan_matmul(shape(512, 1024, 1024, 1, 1), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "64 tiles";
+  EXPECT_NE(plan_matmul(shape(1024, 1024, 1024, 1, 1), kLlvmpipe, s).kernel, MatmulPlan::Kernel::warp);
+  MatmulProblem cols = shape(2048, 2048, 2048, 1, 1);
+  cols.split_columns = true;
+  EXPECT_EQ(plan_matmul(cols, kGpu, s).splits, 1) << "split_columns: no split-K";
+  // B K-major: 16-K tiles where 33 KiB of shared memory fit, over 128 tiles of 128 x 128 and more.
+  p = plan_matmul(shape(4096, 4096, 4096, 1, 2), kGpu, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.tile_m, 128);
+  EXPECT_EQ(p.warp_bk, 16);
+  EXPECT_TRUE(p.warp_shk);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(warp_shared_bytes(128, 128, 16, true, true), 33792);
+  p = plan_matmul(shape(512, 4096, 4096, 1, 2), kGpu, s);
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.tile_m, 128);
+  EXPECT_EQ(p.warp_bk, 16);
+  p = plan_matmul(shape(1024, 1024, 1024, 1, 2), kGpu, s);  // 64 tiles of 128 x 128: 64 x 128 x 8
+  EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(p.tile_m, 64);
+  EXPECT_EQ(p.warp_bk, 8);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_NE(plan_matmul(shape(1024, 1024, 512, 1, 2), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "K < 1024";
+  Settings gpu;
+  gpu.matmul_kernel = MatmulKernelSetting::gpu;
+  EXPECT_EQ(plan_matmul(shape(4096, 4096, 4096, 1, 2), kLlvmpipe, gpu).warp_bk, 8) << "32 KiB";
+  // Forced on any device: the same tiles; edges off 64 x 128 take 128 x 128 (A still kept K-major).
+  Settings w;
+  w.matmul_kernel = MatmulKernelSetting::warp;
+  p = plan_matmul(shape(128, 256, 64, 1, 1), kLlvmpipe, w);
+  EXPECT_EQ(p.tile_m, 64);
+  EXPECT_TRUE(p.warp_shk);
+  p = plan_matmul(shape(132, 260, 36, 1, 1), kLlvmpipe, w);
+  EXPECT_EQ(p.tile_m, 128);
+  EXPECT_TRUE(p.warp_edge);
+  EXPECT_TRUE(p.warp_shk);
+  p = plan_matmul(shape(256, 256, 64, 2, 1), kGpu, w);  // A read along M: as merged
+  EXPECT_EQ(p.tile_m, 128);
+  EXPECT_EQ(p.warp_bk, 8);
 }
