@@ -72,18 +72,21 @@ struct ConvDevice {
 
 /// The direct weight gradient (glsl/nn/conv_wgrad.comp): one group, at most kConvWgradMaxTaps taps
 /// (C * KH * KW); workgroups of kConvWgradLocal invocations, one per (chunk of `chunk` output
-/// positions, output channel), about kConvWgradGroups of them on GPUs (16 per channel at most on
-/// software rasterizers), each invocation's loop within the device's limit; `direct` false where
-/// none of this applies (the im2col GEMM then).
+/// positions, group of `opi` output channels: 4, 2 or 1, as many as divide O and keep the shared
+/// sums within 16 KiB), about kConvWgradGroups of them on GPUs (16 chunks at most on software
+/// rasterizers), each invocation's loop within the device's limit; `direct` false where none of
+/// this applies (the im2col GEMM then).
 struct ConvWgradPlan {
   bool direct = false;
-  std::int64_t chunk = 0,
-               chunks = 0;  ///< positions per workgroup (a multiple of the local size), workgroups per channel
+  std::int64_t chunk = 0;   ///< positions per workgroup (a multiple of the local size)
+  std::int64_t chunks = 0;  ///< workgroups per group of channels
+  std::int64_t opi = 1;     ///< output channels per invocation
   std::uint64_t loop_iterations = 0;
 };
 inline constexpr std::int64_t kConvWgradMaxTaps = 32, kConvWgradLocal = 64, kConvWgradGroups = 1024;
 /// Loop iterations of one invocation over `iters` positions (every loop counted).
-std::uint64_t conv_wgrad_loops(std::int64_t C, std::int64_t KH, std::int64_t KW, std::uint64_t iters);
+std::uint64_t conv_wgrad_loops(std::int64_t C, std::int64_t KH, std::int64_t KW, std::uint64_t iters,
+                               std::int64_t opi = 1);
 ConvWgradPlan plan_conv_wgrad(const ConvGeometry& g, std::int64_t O, bool software, std::uint64_t loop_limit);
 
 struct Conv2dPlan {
@@ -155,7 +158,7 @@ struct ConvDirectVariant {
 /// operands' dtypes.
 struct ConvWgradVariant {
   static constexpr const char* kFile = "conv_wgrad.comp";
-  std::int64_t c = 1, kh = 1, kw = 1;
+  std::int64_t c = 1, kh = 1, kw = 1, opi = 1;  ///< WG_C, WG_KH, WG_KW; OPI: output channels per invocation
   DType gy = DType::f32, x = DType::f32;
   Defines defines() const;
   static std::vector<ConvWgradVariant> space();

@@ -764,8 +764,11 @@ TEST(Conv2d, DirectWeightGradient) {
   check_conv_grads(rng, {2, 3, 8, 7}, {4, 3, 3, 3}, opts({2, 1}, {1, 0, 2, 1}, {2, 1}, 1));  // 27 taps
   check_conv_grads(rng, {2, 2, 5, 9}, {3, 2, 1, 5}, opts({1, 2}, {0, 2, 0, 1}, {1, 1}, 1));
   check_conv_grads(rng, {1, 1, 1, 1}, {2, 1, 1, 1}, Conv2dOptions());
-  check_conv_grads(rng, {37, 1, 13, 13}, {7, 1, 2, 2}, Conv2dOptions());  // several chunks per channel
-  for (std::uint64_t limit : {300u, 100u, 80u}) {  // 100: one position per invocation; 80: the GEMM
+  check_conv_grads(rng, {37, 1, 13, 13}, {7, 1, 2, 2}, Conv2dOptions());      // several chunks per channel
+  check_conv_grads(rng, {5, 2, 11, 9}, {8, 2, 3, 3}, Conv2dOptions::pad(1));  // 4 channels per invocation
+  check_conv_grads(rng, {5, 1, 11, 9}, {6, 1, 3, 3}, Conv2dOptions::pad(1));  // 2
+  // 1000: 4 channels per invocation, short chunks; 200: one channel; 105: one position per invocation; 90: the GEMM.
+  for (std::uint64_t limit : {1000u, 200u, 105u, 90u}) {
     ScopedLoopLimit l(limit);
     check_conv_grads(rng, {3, 1, 9, 11}, {5, 1, 3, 3}, Conv2dOptions::pad(1));
   }
