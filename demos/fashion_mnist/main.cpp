@@ -122,14 +122,18 @@ struct Options {
   std::int64_t batch_size = 128, limit = 0, test_limit = 0, seed = 1;
   double lr = 1e-3;
   bool overwrite = false;
+  bool replay = true;
+  bool plots = true;
 };
 
 int run(const Options& o, demo::Progress& bar) {
-  demo::check_png_driver();  // before any training: a run must not end without its plots
+  if (o.plots) demo::check_png_driver();  // before any training: a run must not end without its plots
   Device dev = Device::open();
   std::printf("device: %s (%s)\n", dev.caps().renderer.c_str(), dev.caps().version.c_str());
   Generator gen(static_cast<std::uint64_t>(o.seed));
-  auto model = demo::make_model(o.model, dev, gen);
+  // Training steps replayed from a Recording (f32 only: mixed precision's loss scaling reads back).
+  const bool replay = o.replay && o.precision == "f32" && o.eval_ckpt.empty();
+  auto model = demo::make_model(o.model, dev, gen, replay);
   const std::int64_t per_pass = demo::images_per_pass(*model, kImage, dev, kMaxEvalPass);
   const Split test = load_split(dev, o.data, "t10k", o.test_limit);
 
@@ -141,9 +145,11 @@ int run(const Options& o, demo::Progress& bar) {
     bar.end_line();
     std::printf("test accuracy %.2f%% on %lld images (%.0f img/s, %lld per pass)\n", 100 * r.accuracy,
                 static_cast<long long>(test.n), test.n / r.seconds, static_cast<long long>(per_pass));
-    demo::plot_confusion_matrix(out + "/confusion_matrix.png", r.confusion, kClasses,
-                                confusion_title(r, test.n, "checkpoint " + o.eval_ckpt));
-    std::printf("wrote %s/confusion_matrix.png\n", out.c_str());
+    if (o.plots) {
+      demo::plot_confusion_matrix(out + "/confusion_matrix.png", r.confusion, kClasses,
+                                  confusion_title(r, test.n, "checkpoint " + o.eval_ckpt));
+      std::printf("wrote %s/confusion_matrix.png\n", out.c_str());
+    }
     return 0;
   }
 
@@ -194,6 +200,7 @@ int run(const Options& o, demo::Progress& bar) {
                             {"lr", o.lr},
                             {"schedule", o.schedule},
                             {"seed", o.seed},
+                            {"replay", replay},
                             {"epochs", nlohmann::json::array()}};
   EvalResult last;
   double train_total = 0, eval_total = 0;
@@ -202,6 +209,21 @@ int run(const Options& o, demo::Progress& bar) {
   nn::GradScalerOptions so;
   so.enabled = f16;
   nn::GradScaler scaler(so);
+  // --replay: the first step runs as usual (kernels compiled and tuned), the second is captured
+  // (Recording: the batch's gather from `step_idx`, forward, loss and backward; the gradients stay
+  // in the recording's buffers), every later one copies its indices into step_idx and replays it;
+  // the optimizer's step runs as usual after each (its bias corrections and lr change per step).
+  Tensor step_idx, loss;
+  Recording rec;
+  auto forward_backward = [&](const Tensor& idx) {
+    auto [x, y] = batch(train, idx);
+    opt->zero_grad();
+    {
+      Autocast ac(f16);  // --precision f16: f16 forward (conv, linear), f32 loss
+      loss = cross_entropy((*model)(x), y);
+    }
+    backward(scaler.scale(loss));
+  };
   const auto start = Clock::now();
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     if (o.schedule == "cosine")
@@ -216,14 +238,16 @@ int run(const Options& o, demo::Progress& bar) {
     for (std::int64_t s = 0; s < steps_per_epoch; ++s) {
       Tensor idx = Tensor::from_host(dev, std::span<const std::int32_t>(order.data() + s * o.batch_size, o.batch_size),
                                      {o.batch_size});
-      auto [x, y] = batch(train, idx);
-      opt->zero_grad();
-      Tensor loss;
-      {
-        Autocast ac(f16);  // --precision f16: f16 forward (conv, linear), f32 loss
-        loss = cross_entropy((*model)(x), y);
+      if (!replay || !step_idx.defined()) {
+        step_idx = idx;
+        forward_backward(idx);
+      } else {
+        step_idx.copy_(idx);
+        if (rec.empty())
+          rec = Recording::capture(dev, [&] { forward_backward(step_idx); });
+        else
+          rec.replay();
       }
-      backward(scaler.scale(loss));
       scaler.step(*opt);
       scaler.update();
       if ((s + 1) % log_every == 0 || s + 1 == steps_per_epoch) {
@@ -275,15 +299,19 @@ int run(const Options& o, demo::Progress& bar) {
   metrics["classes"] = kClasses;
   const std::string ckpt = out + "/" + ckpt_name;
   nn::save_safetensors(ckpt, nn::state_dict(*model));
-  demo::plot_training_curves(
-      out + "/training_curves.png", hist,
-      format("Fashion-MNIST: %s, %s on %lld training images\nbatch %lld, %s, lr %g (%s schedule), %s", o.model.c_str(),
-             epochs_text(o.epochs).c_str(), static_cast<long long>(train.n), static_cast<long long>(o.batch_size),
-             o.optimizer.c_str(), o.lr, o.schedule.c_str(), dev.caps().renderer.c_str()));
-  demo::plot_confusion_matrix(out + "/confusion_matrix.png", last.confusion, kClasses,
-                              confusion_title(last, test.n,
-                                              format("%s after %s on %lld training images", o.model.c_str(),
-                                                     epochs_text(o.epochs).c_str(), static_cast<long long>(train.n))));
+  if (o.plots) {
+    demo::plot_training_curves(
+        out + "/training_curves.png", hist,
+        format("Fashion-MNIST: %s, %s on %lld training images\nbatch %lld, %s, lr %g (%s schedule), %s",
+               o.model.c_str(), epochs_text(o.epochs).c_str(), static_cast<long long>(train.n),
+               static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr, o.schedule.c_str(),
+               dev.caps().renderer.c_str()));
+    demo::plot_confusion_matrix(
+        out + "/confusion_matrix.png", last.confusion, kClasses,
+        confusion_title(last, test.n,
+                        format("%s after %s on %lld training images", o.model.c_str(), epochs_text(o.epochs).c_str(),
+                               static_cast<long long>(train.n))));
+  }
   if (!(std::ofstream(out + "/metrics.json") << metrics.dump(2) << "\n"))
     throw std::runtime_error("cannot write " + out + "/metrics.json");
   std::printf(
@@ -325,6 +353,9 @@ int main(int argc, char** argv) {
       "--out", o.out,
       "folder for plots, metrics and the checkpoint (default: a new folder " + kDefaultOut + "/<model>-<N> per run)");
   app.add_flag("--overwrite", o.overwrite, "let --out replace the files of an earlier run");
+  app.add_flag("!--no-plots", o.plots, "write no PNG plots (PLplot's PNG driver not needed)");
+  app.add_flag("--replay,!--no-replay", o.replay,
+               "replay each training step's forward and backward from one recording (f32; default on)");
   app.add_option("--eval", o.eval_ckpt, "evaluate a checkpoint on the test set and exit");
   app.add_option("--log-every", o.log_every,
                  "steps between loss read-backs (fewer where an epoch has under 10 of them)")

@@ -6,7 +6,7 @@
 namespace demo {
 using namespace gltensor;
 
-std::shared_ptr<nn::Sequential> make_model(const std::string& name, const Device& dev, Generator& gen) {
+std::shared_ptr<nn::Sequential> make_model(const std::string& name, const Device& dev, Generator& gen, bool replay) {
   auto m = std::make_shared<nn::Sequential>();
   if (name == "mlp") {
     m->add(std::make_shared<nn::Flatten>())
@@ -26,7 +26,7 @@ std::shared_ptr<nn::Sequential> make_model(const std::string& name, const Device
         .add(std::make_shared<nn::MaxPool2d>(pool))
         .add(std::make_shared<nn::Flatten>())
         .add(std::make_shared<nn::Linear>(dev, 64 * 7 * 7, 128, gen, true, Activation::relu))
-        .add(std::make_shared<nn::Dropout>(0.25, gen))
+        .add(std::make_shared<nn::Dropout>(0.25, gen, replay))
         .add(std::make_shared<nn::Linear>(dev, 128, 10, gen));
   } else {
     throw std::invalid_argument("unknown model '" + name + "' (expected mlp or cnn)");

@@ -11,9 +11,10 @@ namespace demo {
 
 /// "mlp": 784-256-128-10 with ReLU. "cnn": conv 1->32 (3x3, pad 1) + BN + ReLU + max-pool 2,
 /// conv 32->64 (3x3, pad 1) + BN + ReLU + max-pool 2, FC 3136->128 + ReLU, dropout 0.25, FC 128->10.
-/// Input [N, 1, 28, 28]; the mlp flattens it.
+/// Input [N, 1, 28, 28]; the mlp flattens it. replay: the dropout's masks drawn at an offset the
+/// device advances (nn::Dropout::device_offset), for training steps replayed from a Recording.
 std::shared_ptr<gltensor::nn::Sequential> make_model(const std::string& name, const gltensor::Device& dev,
-                                                     gltensor::Generator& gen);
+                                                     gltensor::Generator& gen, bool replay = false);
 
 /// Bytes of the largest buffer that one image of shape chw ([C, H, W]) needs in the model's
 /// forward pass: a layer's float32 output, or a convolution's im2col columns (C*KH*KW x OH*OW per

@@ -3,7 +3,9 @@
 // (seed_lo, seed_hi), so results depend only on (seed, offset, e): reproducible on any device.
 // DIST (host: `#define DIST dist_<name>`): dist_uniform [lo, hi), dist_normal (mean, std;
 // Box-Muller), dist_bernoulli(p) -> 0/1, dist_dropout: out = x * mask / (1 - p) with
-// mask ~ bernoulli(1 - p) (operand 1 = x).
+// mask ~ bernoulli(1 - p) (operand 1 = x). OFFSET_BUF (dropout only): the offset is u_offset plus
+// the value of operand 2 (int32, one element, read as unsigned when the kernel runs), so that a
+// replayed dispatch (Recording) draws at the offset its tensor holds then.
 // The names' values are private to this file.
 #define dist_uniform 0
 #define dist_normal 1
@@ -26,7 +28,14 @@ float unit(uint x) { return (float(x >> 8) + 1.0) * (1.0 / 16777216.0); }
 void main() {
   uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
-  uvec4 r = philox(uvec4(e, 0u, u_offset.x, u_offset.y), u_seed);
+#ifdef OFFSET_BUF
+  uint add = uint(load2(0u));
+  uint lo = u_offset.x + add;
+  uvec2 offset = uvec2(lo, u_offset.y + (lo < add ? 1u : 0u));  // 64-bit sum: the carry
+#else
+  uvec2 offset = u_offset;
+#endif
+  uvec4 r = philox(uvec4(e, 0u, offset.x, offset.y), u_seed);
 #if DIST == dist_uniform
   float v = u_a + (u_b - u_a) * (unit(r.x) - 1.0 / 16777216.0);
 #elif DIST == dist_normal

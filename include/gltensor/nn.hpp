@@ -84,10 +84,15 @@ class MaxPool2d : public Module {
 
 class Dropout : public Module {
  public:
-  Dropout(double p, Generator& gen) : p(p), gen(&gen) {}
+  Dropout(double p, Generator& gen, bool device_offset = false) : p(p), gen(&gen), device_offset(device_offset) {}
   Tensor forward(const Tensor& x) override;  ///< identity in eval mode
   double p;
   Generator* gen;
+  /// Masks drawn at an offset also kept on the device (`offset`, int32 [1], uploaded as 0 by the
+  /// first training forward) and advanced there by each training forward (one more dispatch), so
+  /// that a training step captured in a Recording draws a new mask per replay, not the captured one.
+  bool device_offset = false;
+  Tensor offset;
 };
 
 /// Runs its layers in order; a BatchNorm2d followed by a ReLU runs as one kernel (batch_norm's

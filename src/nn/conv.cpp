@@ -89,6 +89,41 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
+// Uniforms of glsl/nn/conv_wgrad.comp.
+struct ConvWgradParams {
+  const Geometry& g;
+  const Tensor& gy;
+  const Tensor& x;
+  std::int64_t O, chunk;
+  void set(Uniforms& u) const {
+    u.u32("u_P", g.N * g.OH * g.OW), u.u32("u_chunk", chunk), u.u32("u_O", O);
+    u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_OH", g.OH), u.i32("u_OW", g.OW);
+    u.i32("u_sh", g.o.stride[0]), u.i32("u_sw", g.o.stride[1]), u.i32("u_pt", g.o.padding[0]);
+    u.i32("u_pl", g.o.padding[1]), u.i32("u_dh", g.o.dilation[0]), u.i32("u_dw", g.o.dilation[1]);
+    const Shape &gs = gy.strides(), &xs = x.strides();
+    u.u32s("u_gy_stride", {gs[0], gs[1], gs[2], gs[3]});
+    u.u32("u_gy_off", gy.offset());
+    u.u32s("u_x_stride", {xs[0], xs[1], xs[2], xs[3]});
+    u.u32("u_x_off", x.offset());
+  }
+};
+
+// The direct weight and bias gradients (plan_conv_wgrad): [O * C*KH*KW + O] f32, the weight
+// gradient [O, C, KH, KW] then the bias gradient [O]: per chunk of positions, then their sum.
+Tensor conv_wgrad(const Tensor& x, const Tensor& gy, const Geometry& g, std::int64_t O, const ConvWgradPlan& plan) {
+  DeviceImpl& dev = dev_of(gy);
+  const std::int64_t taps = g.C * g.KH * g.KW;
+  Tensor parts = alloc(dev, {plan.chunks, O * (taps + 1)}, DType::f32, "conv2d");
+  {
+    Launch launch(dev, "conv2d");
+    const ConvWgradVariant v{g.C, g.KH, g.KW, plan.opi, gy.dtype(), x.dtype()};
+    launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(kConvWgradLocal)}).write(parts).read(gy).read(x);
+    launch.params(ConvWgradParams{g, gy, x, O, plan.chunk}).loop_iterations(plan.loop_iterations);
+    launch.groups(static_cast<std::uint64_t>(plan.chunks), static_cast<std::uint64_t>(O / plan.opi), 1);
+  }
+  return plan.chunks == 1 ? parts.view({O * (taps + 1)}) : sum(parts, {0});
+}
+
 // The input slice and the geometry of the convolution whose output is the piece of g's output:
 // the rows and columns of x its windows read, with the padding that remains above and left of
 // them (below and right the kernels read zeros past the slice anyway).
@@ -401,6 +436,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   if (autograd::any_requires_grad({&x, &w, &bias})) {
     const Tensor wd = detach(w);
     // The direct and the pieces' paths save no columns: the backward makes them again from x.
+    const bool direct_w = plan.weight_grad == Conv2dPlan::WeightGrad::direct;
+    if (direct_w) saved_cols.clear();  // the direct weight gradient reads x in place
     const Tensor xd = saved_cols.empty() ? detach(x) : Tensor();
     // Only the gradients some input needs: the first layer's image needs none (its input
     // gradient, a GEMM and a col2im, would be thrown away), nor does a frozen weight.
@@ -408,13 +445,25 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     if (!need_w) saved_cols.clear();  // the columns are kept only for the weight's gradient
     autograd::record(
         y, {x, w, bias},
-        [g, G, Og, K, wd, xd, saved_cols, need_x, need_w, need_b, wpieces = plan.weight_pieces](const Tensor& gy) {
+        [g, G, Og, K, wd, xd, saved_cols, need_x, need_w, need_b, wpieces = plan.weight_pieces,
+         wgrad = direct_w ? plan.wgrad : ConvWgradPlan()](const Tensor& gy) {
+          // Small filters: the weight and bias gradients from gy and x in place, no columns.
+          Tensor direct;  // [O * K + O]: the weight gradient, then the bias gradient
+          if (wgrad.direct && (need_w || need_b)) direct = conv_wgrad(xd, gy, g, G * Og, wgrad);
+          const Tensor gw_direct =
+              direct.defined() ? direct.narrow(0, 0, Og * K).view({Og, g.C, g.KH, g.KW}) : Tensor();
+          const Tensor gb_direct = direct.defined() && need_b ? direct.narrow(0, Og * K, Og) : Tensor();
+          if (direct.defined() && !need_x)
+            return std::vector<Tensor>{Tensor(), need_w ? gw_direct : Tensor(), gb_direct};
           Tensor gm = gy.permute({0, 2, 3, 1}).reshape({-1, G * Og});  // [N*OH*OW, O]
           Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
+          if (direct.defined()) gws.push_back(gw_direct);
           for (std::int64_t gi = 0; gi < G; ++gi) {
             Tensor gmg = G == 1 ? gm : gm.narrow(1, gi * Og, Og);
-            if (need_w && !saved_cols.empty()) {
+            if (direct.defined()) {
+              // the direct kernel's (one group)
+            } else if (need_w && !saved_cols.empty()) {
               gws.push_back(matmul(gmg.t(), saved_cols[gi].t()).view({Og, g.C, g.KH, g.KW}));
             } else if (need_w) {
               // gm^T [Og, positions] @ cols^T [positions, K], summed over pieces of the positions
@@ -444,7 +493,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
             }
           }
           Tensor gw = !need_w ? Tensor() : G == 1 ? gws[0] : concat(gws, 0);
-          return std::vector<Tensor>{gx, gw, need_b ? sum(gm, {0}) : Tensor()};
+          return std::vector<Tensor>{gx, gw, direct.defined() ? gb_direct : need_b ? sum(gm, {0}) : Tensor()};
         },
         "conv2d");
   }

@@ -2,6 +2,8 @@
 #include "nn/conv_plan.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "ops/activation.hpp"
@@ -90,7 +92,10 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   }
   // The direct and the pieces' paths save no columns: the weight gradient makes them again from
   // x, per piece of one group's columns where they exceed the SSBO limit.
-  if (p.need_w) {
+  if (p.need_w && p.f32 && G == 1) plan.wgrad = plan_conv_wgrad(g, p.O, dev.software, dev.loop_limit);
+  if (p.need_w && plan.wgrad.direct) {
+    plan.weight_grad = Conv2dPlan::WeightGrad::direct;
+  } else if (p.need_w) {
     if (plan.path == Conv2dPlan::Path::gemm) {
       plan.weight_grad = Conv2dPlan::WeightGrad::saved_columns;
     } else {
@@ -99,6 +104,65 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
     }
   }
   return plan;
+}
+
+std::uint64_t conv_wgrad_loops(std::int64_t C, std::int64_t KH, std::int64_t KW, std::uint64_t iters,
+                               std::int64_t opi) {
+  const auto taps = static_cast<std::uint64_t>(C * KH * KW), sums = static_cast<std::uint64_t>(opi) * (taps + 1);
+  // Per position: the channel, row and tap loops of the loads, the channels' loop and each one's
+  // taps. Once: the sums' reset and their store to shared memory, the tree's levels of (1 + sums),
+  // the stores' loop (sums <= 4 x 33 over 64 invocations: at most 3 trips).
+  const std::uint64_t per =
+      1 + static_cast<std::uint64_t>(C + C * KH) + taps + static_cast<std::uint64_t>(opi) * (1 + taps);
+  const std::uint64_t tree = 6;  // log2(kConvWgradLocal)
+  return iters * per + 2 * sums + tree * (1 + sums) + 3;
+}
+
+ConvWgradPlan plan_conv_wgrad(const ConvGeometry& g, std::int64_t O, bool software, std::uint64_t loop_limit) {
+  ConvWgradPlan plan;
+  const std::int64_t taps = g.C * g.KH * g.KW, P = g.N * g.OH * g.OW, L = kConvWgradLocal;
+  if (g.o.groups != 1 || taps > kConvWgradMaxTaps || P <= 0 || O <= 0 || P > UINT32_MAX) return plan;
+  auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  // Channels per invocation: each position's taps loaded once for them; the shared sums
+  // (opi * (taps + 1) per invocation) within GLES 3.1's 16 KiB; fewer where one position's loops
+  // would not fit the device's limit.
+  for (std::int64_t opi = 4; opi >= 1; opi /= 2) {
+    if (O % opi != 0 || opi * (taps + 1) * L * 4 > 16384) continue;
+    const std::uint64_t fixed = conv_wgrad_loops(g.C, g.KH, g.KW, 0, opi),
+                        per = conv_wgrad_loops(g.C, g.KH, g.KW, 1, opi) - fixed;
+    if (loop_limit != 0 && fixed + per > loop_limit) continue;
+    // Chunks per group of channels: about kConvWgradGroups workgroups in all (software: 16 at most).
+    std::int64_t chunks = std::clamp<std::int64_t>(ceil_div(kConvWgradGroups, O / opi), 1, ceil_div(P, L));
+    if (software) chunks = std::min<std::int64_t>(chunks, 16);
+    std::int64_t chunk = ceil_div(ceil_div(P, chunks), L) * L;
+    // Shorter chunks where one invocation would loop past the device's limit.
+    if (loop_limit != 0 && fixed + per * static_cast<std::uint64_t>(chunk / L) > loop_limit)
+      chunk = static_cast<std::int64_t>((loop_limit - fixed) / per) * L;
+    plan.direct = true;
+    plan.opi = opi;
+    plan.chunk = chunk;
+    plan.chunks = ceil_div(P, chunk);
+    plan.loop_iterations = conv_wgrad_loops(g.C, g.KH, g.KW, static_cast<std::uint64_t>(chunk / L), opi);
+    return plan;
+  }
+  return plan;  // not even one position fits: the im2col GEMM
+}
+
+Defines ConvWgradVariant::defines() const {
+  Defines d;
+  d.value("WG_C", c).value("WG_KH", kh).value("WG_KW", kw).value("WG_LOCAL", kConvWgradLocal).value("OPI", opi);
+  d.operand(0, DType::f32, CT::f32, true).operand(1, gy, CT::f32, false).operand(2, x, CT::f32, false);
+  return d;
+}
+
+std::vector<ConvWgradVariant> ConvWgradVariant::space() {
+  std::vector<ConvWgradVariant> out;
+  for (auto [c, kh, kw] :
+       std::vector<std::array<std::int64_t, 3>>{{1, 3, 3}, {3, 3, 3}, {2, 1, 5}, {32, 1, 1}, {1, 5, 5}})
+    for (std::int64_t opi : {1, 2, 4})
+      if (opi * (c * kh * kw + 1) * kConvWgradLocal * 4 <= 16384)
+        out.push_back({c, kh, kw, opi, DType::f32, DType::f32});
+  return out;
 }
 
 namespace {

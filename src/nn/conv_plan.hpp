@@ -70,6 +70,25 @@ struct ConvDevice {
   std::int64_t max_local = 1024;  ///< invocations a workgroup may have (min of the x size and the invocations)
 };
 
+/// The direct weight gradient (glsl/nn/conv_wgrad.comp): one group, at most kConvWgradMaxTaps taps
+/// (C * KH * KW); workgroups of kConvWgradLocal invocations, one per (chunk of `chunk` output
+/// positions, group of `opi` output channels: 4, 2 or 1, as many as divide O and keep the shared
+/// sums within 16 KiB), about kConvWgradGroups of them on GPUs (16 chunks at most on software
+/// rasterizers), each invocation's loop within the device's limit; `direct` false where none of
+/// this applies (the im2col GEMM then).
+struct ConvWgradPlan {
+  bool direct = false;
+  std::int64_t chunk = 0;   ///< positions per workgroup (a multiple of the local size)
+  std::int64_t chunks = 0;  ///< workgroups per group of channels
+  std::int64_t opi = 1;     ///< output channels per invocation
+  std::uint64_t loop_iterations = 0;
+};
+inline constexpr std::int64_t kConvWgradMaxTaps = 32, kConvWgradLocal = 64, kConvWgradGroups = 1024;
+/// Loop iterations of one invocation over `iters` positions (every loop counted).
+std::uint64_t conv_wgrad_loops(std::int64_t C, std::int64_t KH, std::int64_t KW, std::uint64_t iters,
+                               std::int64_t opi = 1);
+ConvWgradPlan plan_conv_wgrad(const ConvGeometry& g, std::int64_t O, bool software, std::uint64_t loop_limit);
+
 struct Conv2dPlan {
   /// direct: glsl/nn/conv_direct.comp (small filters: C/groups * KH * KW <= 32, the ubo layout
   /// on software rasterizers, the lanes layout's tiles form on GPUs (kConvTilesMaxOg), or where
@@ -84,10 +103,13 @@ struct Conv2dPlan {
   std::vector<ConvPiece> pieces;                  ///< gemm_pieces
 
   /// Backward, weight gradient: from the columns the forward kept (gemm without pieces), from
-  /// columns made again by im2col of x (in weight_pieces where they exceed the SSBO limit).
-  enum class WeightGrad { none, saved_columns, im2col };
+  /// columns made again by im2col of x (in weight_pieces where they exceed the SSBO limit), or
+  /// (direct: small filters of one group, plan_conv_wgrad) from gy and x without columns, the
+  /// bias gradient with it.
+  enum class WeightGrad { none, saved_columns, im2col, direct };
   WeightGrad weight_grad = WeightGrad::none;
   std::vector<ConvPiece> weight_pieces;  ///< im2col: pieces of one group's columns
+  ConvWgradPlan wgrad;                   ///< direct
 };
 
 /// Output channels per group up to which GPUs run large filters (no gradient) in the direct
@@ -131,6 +153,16 @@ struct ConvDirectVariant {
   DType out = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;
   Defines defines() const;
   static std::vector<ConvDirectVariant> space();
+};
+
+/// The Variant of glsl/nn/conv_wgrad.comp: the filter's channels and size (TAPS = c * kh * kw), the
+/// operands' dtypes.
+struct ConvWgradVariant {
+  static constexpr const char* kFile = "conv_wgrad.comp";
+  std::int64_t c = 1, kh = 1, kw = 1, opi = 1;  ///< WG_C, WG_KH, WG_KW; OPI: output channels per invocation
+  DType gy = DType::f32, x = DType::f32;
+  Defines defines() const;
+  static std::vector<ConvWgradVariant> space();
 };
 
 /// The Variant of glsl/nn/conv.comp: im2col (IM2COL; QUADS: four positions a store) or col2im.

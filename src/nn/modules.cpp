@@ -78,7 +78,12 @@ Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, options); }
 Tensor Dropout::forward(const Tensor& x) {
   if (!training_ || p == 0) return x;
   // mask * x / (1 - p), differentiable through mul
-  Tensor mask = dropout(ones(x.device(), x.shape()), p, *gen);
+  if (!device_offset) return mul(x, dropout(ones(x.device(), x.shape()), p, *gen));
+  // Made from host data, not by a dispatch: a recording of the first forward must not reset it.
+  const std::int32_t zero = 0;
+  if (!offset.defined()) offset = Tensor::from_host(x.device(), std::span<const std::int32_t>(&zero, 1), {1});
+  Tensor mask = dropout(ones(x.device(), x.shape()), p, *gen, offset);
+  add_(offset, 1.0);  // the next forward's (a replay's) draw
   return mul(x, mask);
 }
 

@@ -95,6 +95,7 @@ Defines RandomVariant::defines() const {
   Defines d;
   d.ident("DIST", dist).operand(0, out, natural_ct(out), true);
   if (input) d.operand(1, in, CT::f32, false);
+  if (input && device_offset) d.flag("OFFSET_BUF").operand(2, DType::i32, CT::i32, false);
   return d;
 }
 
@@ -107,6 +108,10 @@ std::vector<RandomVariant> RandomVariant::space() {
       v.input = std::string(dist) == "dist_dropout";
       v.in = is_floating(dt) ? dt : DType::f32;
       out.push_back(v);
+      if (v.input) {
+        v.device_offset = true;
+        out.push_back(v);
+      }
     }
   return out;
 }

@@ -141,15 +141,17 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   // Fewer tiles over a long K: split into K chunks (kSplitTiles), f32 math only (as measured).
   const bool vec4_split = chosen && !software && fb0 == 0 && vec4_tiles < 256 && p.K >= kSplitMinK && !p.split_columns;
-  const bool vec4 = vec4_ok && (forced_vec4 || (chosen && (vec4_tiles >= 256 || vec4_split)));
+  // GPUs, few 64 x 64 tiles over a short K (a training step's layers at batch 128): the REG kernel
+  // with 4 x 4 blocks, K sliced over a workgroup's invocations (kSlicedMaxTiles), rather than the
+  // 64 x 64 kernel or the quad-load kernel split over K.
+  const bool sliced_fits = chosen && !software && fb0 == 0 && p.K > 0 && p.K < kSlicedMaxK &&
+                           ceil_div(p.M, 64) * ceil_div(p.N, 64) * p.batch < kSlicedMaxTiles;
+  const bool vec4 = vec4_ok && (forced_vec4 || (chosen && (vec4_tiles >= 256 || (vec4_split && !sliced_fits))));
   // The packed-half f16-math kernel: the quad-load kernel's conditions, whole 16-K tiles, any number of tiles.
   const bool f16x2 = vec4_ok && fb0 > 0 && p.K % 16 == 0 && p.K > 0 && (forced_vec4 || chosen) &&
                      settings.f16_matmul == F16MatmulSetting::f16x2;
-  // GPUs, few 64 x 64 tiles over a short K (a training step's layers at batch 128): the REG kernel
-  // with 4 x 4 blocks, K sliced over a workgroup's invocations (kSlicedMaxTiles).
   const bool tiled = !reg && !gemv && !warp && !vec4 && !f16x2;
-  const bool reg_sliced = tiled && chosen && !software && fb0 == 0 && p.K > 0 && p.K < kSlicedMaxK &&
-                          ceil_div(p.M, 64) * ceil_div(p.N, 64) * p.batch < kSlicedMaxTiles;
+  const bool reg_sliced = tiled && sliced_fits;
   const bool regk = reg || reg_sliced;  // the REG kernel, sliced or not
   if (gemv) {
     plan.kernel = MatmulPlan::Kernel::gemv;

@@ -91,10 +91,12 @@ inline constexpr std::int64_t kWarpMinShkTiles = 128, kWarpMinKmajorTiles = 128,
 inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMinK = 1024;
 
 /// GPUs: products of fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK that would take the 64 x 64
-/// kernel (a training step's layers at batch 128: 8 to 52 workgroups for 132 SMs) run the REG kernel with 4 x 4
-/// blocks and K sliced over a workgroup's invocations (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at
-/// least kSlicedMinK), as many slices as bring the invocations to about kSlicedInvocations.
-inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 1024, kSlicedMinK = 32, kSlicedInvocations = 32768;
+/// kernel or the quad-load kernel split over K (a training step's layers at batch 128: 8 to 52 workgroups for 132
+/// SMs; the CNN's FC1 forward [128, 3136] x [3136, 128]: 2 quad-load tiles in 12 K chunks, then their sum and the
+/// epilogue's dispatches) run the REG kernel with 4 x 4 blocks and K sliced over a workgroup's invocations
+/// (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at least kSlicedMinK), as many slices as bring the
+/// invocations to about kSlicedInvocations.
+inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 4096, kSlicedMinK = 32, kSlicedInvocations = 32768;
 /// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers; rows padded
 /// by a quad, or with shk K-major operands kept K-major: A bm bk / 4 quads, B bn bk / 4 + bn / 4).
 inline std::int64_t warp_shared_bytes(int bm, int bn, int bk, bool shk_a, bool shk_b) {
@@ -124,7 +126,8 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles,
 /// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
 /// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,
-/// fewer than kSlicedMaxTiles of them over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel.
+/// or the quad-load kernel split over K,
+/// fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel.
 /// Split-K where one invocation would loop past the device's limit, and where few output tiles share a long K (K >=
 /// 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than
 /// the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is

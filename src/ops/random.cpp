@@ -24,18 +24,20 @@ struct RandomParams {
   }
 };
 
+// `offset` (dropout): an int32 tensor of one element at storage offset 0 whose value the kernel adds to the offset.
 Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, const char* dist, double a, double b,
-            Generator& gen, const Tensor* x = nullptr) {
+            Generator& gen, const Tensor* x = nullptr, const Tensor* offset = nullptr) {
   Launch launch(dev, op);
   Tensor out = alloc(dev, shape, dtype, op);
   const std::int64_t n = out.numel();
   const std::uint64_t off = gen.next_offset();
   if (n == 0) return out;
   RandomVariant v;
-  v.dist = dist, v.out = dtype, v.input = x != nullptr;
+  v.dist = dist, v.out = dtype, v.input = x != nullptr, v.device_offset = offset != nullptr;
   if (x) v.in = x->dtype();
   launch.program(v.kFile, v.defines(), {256}).write(out);
   if (x) launch.read(*x);
+  if (offset) launch.read(*offset);
   // Philox4x32-10: 10 rounds (unrolled or not).
   launch.params(RandomParams{n, gen.seed(), off, a, b}).loop_iterations(16).invocations(static_cast<std::uint64_t>(n));
   return out;
@@ -66,15 +68,34 @@ Tensor bernoulli(const Device& dev, const Shape& shape, double p, Generator& gen
   return draw("bernoulli", devref("bernoulli", dev), shape, dtype, "dist_bernoulli", p, 0, gen);
 }
 
-Tensor dropout(const Tensor& x, double p, Generator& gen) {
+namespace {
+Tensor dropout_impl(const Tensor& x, double p, Generator& gen, const Tensor* offset) {
   check_defined("dropout", x);
   if (!(p >= 0 && p < 1)) throw ValueError("gltensor::dropout: p must be in [0, 1), got " + std::to_string(p));
   if (p == 0) return x;
   const Tensor c = x.contiguous();
   const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
-  // random.comp reads element e of operand 1: a contiguous input with offset 0.
+  // random.comp reads element e of operand 1 (and element 0 of operand 2): offset 0.
   const Tensor src = c.offset() == 0 ? c : c.clone();
-  return draw("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, gen, &src);
+  if (!offset) return draw("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, gen, &src);
+  const Tensor off = offset->offset() == 0 ? *offset : offset->clone();
+  return draw("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, gen, &src, &off);
+}
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p, Generator& gen) { return dropout_impl(x, p, gen, nullptr); }
+
+Tensor dropout(const Tensor& x, double p, Generator& gen, const Tensor& offset) {
+  check_defined("dropout", x);
+  check_defined("dropout", offset, "offset");
+  check_same_device("dropout", {&x, &offset});
+  if (offset.dtype() != DType::i32)
+    throw DTypeError(std::string("gltensor::dropout: the device offset must be int32, got ") +
+                     dtype_name(offset.dtype()));
+  if (offset.numel() != 1)
+    throw ShapeError("gltensor::dropout: the device offset must have one element, got shape " +
+                     to_string(offset.shape()));
+  return dropout_impl(x, p, gen, &offset);
 }
 
 }  // namespace gltensor

@@ -754,6 +754,42 @@ TEST(Conv2d, WeightGradientPastTheLoopLimit) {
   check_conv_grads(rng, {64, 2, 28, 28}, {3, 2, 3, 3}, Conv2dOptions::pad(1));  // K = 50176
 }
 
+// Small filters' weight and bias gradients from gy and x in place (conv_wgrad.comp, at most 32
+// taps, one group), against float64: odd sizes, stride, asymmetric padding, dilation, 1 to 32
+// taps, chunks shortened by a lowered loop limit down to one position per invocation (and the
+// im2col GEMM below that); the image as a strided view without a gradient (the CNN's first layer).
+TEST(Conv2d, DirectWeightGradient) {
+  GLT_RNG(rng);
+  check_conv_grads(rng, {3, 1, 9, 11}, {5, 1, 3, 3}, Conv2dOptions::pad(1));
+  check_conv_grads(rng, {2, 3, 8, 7}, {4, 3, 3, 3}, opts({2, 1}, {1, 0, 2, 1}, {2, 1}, 1));  // 27 taps
+  check_conv_grads(rng, {2, 2, 5, 9}, {3, 2, 1, 5}, opts({1, 2}, {0, 2, 0, 1}, {1, 1}, 1));
+  check_conv_grads(rng, {1, 1, 1, 1}, {2, 1, 1, 1}, Conv2dOptions());
+  check_conv_grads(rng, {37, 1, 13, 13}, {7, 1, 2, 2}, Conv2dOptions());      // several chunks per channel
+  check_conv_grads(rng, {5, 2, 11, 9}, {8, 2, 3, 3}, Conv2dOptions::pad(1));  // 4 channels per invocation
+  check_conv_grads(rng, {5, 1, 11, 9}, {6, 1, 3, 3}, Conv2dOptions::pad(1));  // 2
+  // 1000: 4 channels per invocation, short chunks; 200: one channel; 105: one position per invocation; 90: the GEMM.
+  for (std::uint64_t limit : {1000u, 200u, 105u, 90u}) {
+    ScopedLoopLimit l(limit);
+    check_conv_grads(rng, {3, 1, 9, 11}, {5, 1, 3, 3}, Conv2dOptions::pad(1));
+  }
+  // x: channel 1 of a [4, 3, 10, 12] tensor, its columns 1..10 (strides 360, 120, 12, 1, offset 121).
+  const auto big = uniform(rng, 4 * 3 * 10 * 12), wv = uniform(rng, 6 * 9), rv = uniform(rng, 4 * 6 * 10 * 10);
+  std::vector<float> xv;
+  for (int n = 0; n < 4; ++n)
+    for (int h = 0; h < 10; ++h)
+      for (int w = 1; w < 11; ++w) xv.push_back(big[((n * 3 + 1) * 10 + h) * 12 + w]);
+  const Shape xs = {4, 1, 10, 10}, ws = {6, 1, 3, 3};
+  HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
+  const auto ref = ref_conv_grads(hx, hw, {rv.begin(), rv.end()}, Conv2dOptions::pad(1));
+  Tensor x = Tensor::from_host(device(), big, {4, 3, 10, 12}).narrow(1, 1, 1).narrow(3, 1, 10);
+  Tensor w = Tensor::from_host(device(), wv, ws), b = zeros(device(), {6});
+  requires_grad_(w);
+  requires_grad_(b);
+  backward(sum(mul(conv2d(x, w, b, Conv2dOptions::pad(1)), Tensor::from_host(device(), rv, {4, 6, 10, 10}))));
+  EXPECT_TRUE(close(grad(w).to_vector(), ref.dw, 1e-5, 2e-6 * 400)) << "strided x";
+  EXPECT_TRUE(close(grad(b).to_vector(), ref.db, 1e-5, 2e-6 * 400)) << "strided x";
+}
+
 // The same paths under a lowered loop limit, on small shapes (so that they run on any device):
 // split-K in the forward's GEMM (K = C * KH * KW = 144) and in the weight gradient.
 TEST(Conv2d, SplitKUnderALoweredLoopLimit) {

@@ -418,3 +418,56 @@ TEST(PlanPool2d, DisjointWindows) {
   EXPECT_FALSE(pool_windows_disjoint(geom({3, 3}, {2, 2}, {1, 1})));
   EXPECT_FALSE(pool_windows_disjoint(geom({2, 2}, {2, 1}, {1, 1})));
 }
+
+// The direct weight gradient (conv_wgrad.comp): one group, f32, at most kConvWgradMaxTaps taps, with
+// the weight's gradient wanted; about kConvWgradGroups workgroups on GPUs (16 per channel at most
+// on llvmpipe); chunks shortened to the loop limit, the im2col GEMM where not even one position fits.
+TEST(PlanConv2d, DirectWeightGradient) {
+  const Settings s;
+  // The CNN's first layer at batch 128: 1 -> 32 channels, 3x3 (padded: 28 x 28 outputs): 4 channels per
+  // invocation, 8 groups of them x 121 chunks of 832 positions (about 1024 workgroups).
+  Conv2dProblem p = conv(128, 1, 30, 30, 3, 32);
+  p.grad = p.need_w = p.f32 = true;
+  const Conv2dPlan gpu = plan_conv2d(p, kGpu, s);
+  EXPECT_EQ(gpu.weight_grad, Conv2dPlan::WeightGrad::direct);
+  EXPECT_EQ(gpu.wgrad.opi, 4);
+  EXPECT_EQ(gpu.wgrad.chunk, 832);
+  EXPECT_EQ(gpu.wgrad.chunks, 121);
+  EXPECT_EQ(gpu.wgrad.loop_iterations, conv_wgrad_loops(1, 3, 3, 832 / 64, 4));
+  const Conv2dPlan cpu = plan_conv2d(p, kLlvmpipe, s);
+  EXPECT_EQ(cpu.weight_grad, Conv2dPlan::WeightGrad::direct);
+  EXPECT_EQ(cpu.wgrad.chunks, 16);
+  EXPECT_LE(cpu.wgrad.loop_iterations, 65535u);
+  EXPECT_GE(cpu.wgrad.chunk * cpu.wgrad.chunks, 128 * 28 * 28);
+  // Channels per invocation: those that divide O and whose sums fit 16 KiB (32 taps: 2).
+  Conv2dProblem odd = conv(4, 1, 30, 30, 3, 6), wide32 = conv(4, 32, 8, 8, 1, 8);
+  odd.grad = odd.need_w = odd.f32 = wide32.grad = wide32.need_w = wide32.f32 = true;
+  EXPECT_EQ(plan_conv2d(odd, kGpu, s).wgrad.opi, 2);
+  EXPECT_EQ(plan_conv2d(wide32, kGpu, s).wgrad.opi, 1);
+  // A lowered loop limit: shorter chunks (one position per invocation at the least), fewer channels
+  // per invocation, else the GEMM.
+  const std::uint64_t one4 = conv_wgrad_loops(1, 3, 3, 1, 4), one1 = conv_wgrad_loops(1, 3, 3, 1, 1);
+  for (std::uint64_t limit : {one4 + 500, one4, one4 - 1, one1}) {
+    const Conv2dPlan l = plan_conv2d(p, ConvDevice{false, limit, std::int64_t{1} << 31}, s);
+    EXPECT_EQ(l.weight_grad, Conv2dPlan::WeightGrad::direct) << limit;
+    EXPECT_EQ(l.wgrad.opi, limit >= one4 ? 4 : limit >= conv_wgrad_loops(1, 3, 3, 1, 2) ? 2 : 1) << limit;
+    EXPECT_LE(l.wgrad.loop_iterations, limit);
+    EXPECT_EQ(l.wgrad.chunk % kConvWgradLocal, 0);
+    EXPECT_GE(l.wgrad.chunk * l.wgrad.chunks, 128 * 28 * 28);
+  }
+  EXPECT_NE(plan_conv2d(p, ConvDevice{false, one1 - 1, std::int64_t{1} << 31}, s).weight_grad,
+            Conv2dPlan::WeightGrad::direct);
+  // Not: more taps, groups, other dtypes, no weight gradient wanted.
+  Conv2dProblem wide = conv(8, 4, 10, 10, 3, 8);  // 36 taps
+  wide.grad = wide.need_w = wide.f32 = true;
+  EXPECT_EQ(plan_conv2d(wide, kGpu, s).weight_grad, Conv2dPlan::WeightGrad::saved_columns);
+  Conv2dProblem grouped = conv(8, 2, 10, 10, 3, 8, 2);
+  grouped.grad = grouped.need_w = grouped.f32 = true;
+  EXPECT_NE(plan_conv2d(grouped, kGpu, s).weight_grad, Conv2dPlan::WeightGrad::direct);
+  Conv2dProblem half = p;
+  half.f32 = false;
+  EXPECT_NE(plan_conv2d(half, kGpu, s).weight_grad, Conv2dPlan::WeightGrad::direct);
+  Conv2dProblem frozen = p;
+  frozen.need_w = false;
+  EXPECT_EQ(plan_conv2d(frozen, kGpu, s).weight_grad, Conv2dPlan::WeightGrad::none);
+}

@@ -363,3 +363,91 @@ TEST(Modules, TrainsATinyProblem) {
   EXPECT_LT(last, 0.05f * first);
   EXPECT_EQ(argmax(net(x), 1).to_int_vector(), (std::vector<int>{0, 1, 1, 0}));
 }
+
+// A training step as the Fashion-MNIST demo's --replay runs it: the first eagerly, the second
+// captured (Recording: forward, loss, backward; the gradients left in the recording's buffers),
+// the later ones replayed after copying their batch into the captured input; the optimizer's
+// step runs eagerly after each. Parameters and batch-norm running statistics equal those of the
+// same steps run eagerly (the same dispatches); a dropout with device_offset draws a new mask
+// per replay. Fresh random batches, seed printed on failure.
+TEST(Modules, TrainingStepsReplayedFromARecording) {
+  GLT_RNG(rng);
+  const std::int64_t B = 6, steps = 5;
+  Generator drop_gen(5);  // the dropout's (alive as long as the model)
+  auto make = [&](bool dropout) {
+    Generator gen(3);
+    auto m = std::make_shared<nn::Sequential>();
+    Pool2dOptions pool;
+    pool.kernel = {2, 2};
+    m->add(std::make_shared<nn::Conv2d>(device(), 1, 4, 3, gen, Conv2dOptions::pad(1)))
+        .add(std::make_shared<nn::BatchNorm2d>(device(), 4))
+        .add(std::make_shared<nn::ReLU>())
+        .add(std::make_shared<nn::MaxPool2d>(pool))
+        .add(std::make_shared<nn::Flatten>())
+        .add(std::make_shared<nn::Linear>(device(), 4 * 4 * 4, 10, gen));
+    if (dropout) m->layers.insert(m->layers.begin() + 5, std::make_shared<nn::Dropout>(0.5, drop_gen, true));
+    return m;
+  };
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<std::int32_t>> ys;
+  for (int s = 0; s < steps; ++s) {
+    xs.push_back(uniform(rng, B * 64));
+    std::vector<std::int32_t> y(B);
+    for (auto& v : y) v = static_cast<std::int32_t>(rng() % 10);
+    ys.push_back(y);
+  }
+  auto batch = [&](int s) {
+    return std::pair{Tensor::from_host(device(), xs[s], {B, 1, 8, 8}),
+                     Tensor::from_host(device(), std::span<const std::int32_t>(ys[s]), {B})};
+  };
+  auto state = [](nn::Sequential& m) {
+    std::vector<std::vector<float>> v;
+    for (Tensor* p : m.parameters()) v.push_back(p->to_vector());
+    for (auto& [name, b] : m.named_buffers()) v.push_back(b->to_vector());
+    return v;
+  };
+  // Eagerly.
+  auto eager = make(false);
+  nn::Adam opt_e(eager->parameters(), 0.01);
+  for (int s = 0; s < steps; ++s) {
+    auto [x, y] = batch(s);
+    opt_e.zero_grad();
+    backward(cross_entropy((*eager)(x), y));
+    opt_e.step();
+  }
+  // Replayed.
+  auto replayed = make(false);
+  nn::Adam opt_r(replayed->parameters(), 0.01);
+  Tensor x_in, y_in;
+  Recording rec;
+  auto forward_backward = [&] {
+    opt_r.zero_grad();
+    backward(cross_entropy((*replayed)(x_in), y_in));
+  };
+  for (int s = 0; s < steps; ++s) {
+    auto [x, y] = batch(s);
+    if (s == 0) {
+      x_in = x, y_in = y;
+      forward_backward();
+    } else {
+      x_in.copy_(x), y_in.copy_(y);
+      if (rec.empty())
+        rec = Recording::capture(device(), forward_backward);
+      else
+        rec.replay();
+    }
+    opt_r.step();
+  }
+  EXPECT_EQ(state(*replayed), state(*eager));
+  // Dropout's masks per replay: the same input, a different output each time.
+  auto drop = make(true);
+  Tensor out;
+  auto [x, y] = batch(0);
+  rec = Recording::capture(device(), [&] { out = (*drop)(x); });
+  std::vector<std::vector<float>> outs = {out.to_vector()};
+  for (int r = 0; r < 3; ++r) {
+    rec.replay();
+    outs.push_back(out.to_vector());
+    for (std::size_t k = 0; k + 1 < outs.size(); ++k) EXPECT_NE(outs.back(), outs[k]) << "replay " << r;
+  }
+}

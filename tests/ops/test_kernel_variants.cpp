@@ -154,6 +154,7 @@ TEST(KernelVariants, SortIndexRandom) {
 TEST(KernelVariants, Convolutions) {
   check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
   check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
+  check_family("conv_wgrad", ConvWgradVariant::kFile, ConvWgradVariant::space(), kConvWgradLocal);
 }
 
 // Weight-only quantization (quant.comp, qlinear.comp) and the model runtime's integer kernels

@@ -218,6 +218,19 @@ TEST(PlanMatmul, SlicedRegForFewSmallTiles) {
   EXPECT_EQ(w.reg_slices, 4);
   EXPECT_EQ(w.reg_kslice, 32);
   EXPECT_EQ(w.groups_x, 12544u / 16u);
+  // The CNN's FC1 forward [128, 3136] x [3136, 128] (whole quad-load tiles, 2 of them): 1024 blocks x 16
+  // slices of 196 K in one dispatch, not the quad-load kernel in 12 K chunks and their sum; from K =
+  // kSlicedMaxK the split quad-load kernel.
+  const MatmulPlan f = plan_matmul(problem(128, 128, 3136), kGpu, s);
+  EXPECT_EQ(f.kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(f.splits, 1);
+  EXPECT_EQ(f.reg_slices, 16);
+  EXPECT_EQ(f.reg_kslice, 196);
+  EXPECT_EQ(f.groups_x, 1024u / 16u);
+  EXPECT_EQ(f.loop_iterations, matmul_loops(MatmulPlan::Kernel::reg, 196) + 16);
+  const MatmulPlan f4 = plan_matmul(problem(128, 128, kSlicedMaxK), kGpu, s);
+  EXPECT_EQ(f4.kernel, MatmulPlan::Kernel::vec4);
+  EXPECT_GT(f4.splits, 1);
   // K = 10 (the last layer's input gradient): no slices, 64 blocks per workgroup.
   const MatmulPlan t = plan_matmul(problem(128, 128, 10), kGpu, s);
   EXPECT_EQ(t.kernel, MatmulPlan::Kernel::reg);

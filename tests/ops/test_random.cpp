@@ -88,3 +88,73 @@ TEST(Random, Dropout) {
   EXPECT_THROW(dropout(x, 1.0, g), ValueError);
   EXPECT_THROW(rand(device(), {3}, g, 0, 1, DType::i32), DTypeError);
 }
+
+// dropout at a device offset: element e keeps x / (1 - p) where Philox's counter (e, 0, offset)
+// draws at most 1 - p, offset = the generator's next offset plus the tensor's value read as
+// unsigned (the 64-bit sum's carry included); a captured draw takes the tensor's value at each
+// replay. Inputs: fresh random values, odd lengths, a seed printed on failure.
+TEST(Random, DropoutAtADeviceOffset) {
+  GLT_RNG(rng);
+  const std::uint64_t seed = rng();
+  const std::array<std::uint32_t, 2> key = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+  const double p = 0.3;
+  // The expected result of element e of xs at 64-bit offset `off`, in float64 then rounded.
+  auto expect = [&](const std::vector<float>& xs, std::uint64_t off, const std::vector<float>& got, const char* what) {
+    ASSERT_EQ(got.size(), xs.size()) << what;
+    int dropped = 0;
+    for (std::size_t e = 0; e < xs.size(); ++e) {
+      const auto r = philox_host(
+          {static_cast<std::uint32_t>(e), 0, static_cast<std::uint32_t>(off), static_cast<std::uint32_t>(off >> 32)},
+          key);
+      const double unit = ((r[0] >> 8) + 1.0) / 16777216.0;
+      const float keep = 1.0f - static_cast<float>(p);
+      const double want = unit <= keep ? static_cast<double>(xs[e]) / keep : 0.0;
+      dropped += want == 0.0;
+      ASSERT_NEAR(got[e], want, 1e-6 * std::abs(want)) << what << ", element " << e;
+    }
+    if (xs.size() >= 100) {
+      EXPECT_GT(dropped, 0) << what;
+    }
+  };
+  for (const std::int64_t n : {1, 3, 257, 4099}) {
+    const auto xs = uniform(rng, static_cast<std::size_t>(n), 0.5f, 2.0f);
+    const Tensor x = Tensor::from_host(device(), xs, {n});
+    const std::int32_t v = static_cast<std::int32_t>(rng() % 1000);
+    Generator g(seed);
+    const Tensor off = Tensor::from_host(device(), std::span<const std::int32_t>(&v, 1), {1});
+    expect(xs, static_cast<std::uint64_t>(v), dropout(x, p, g, off).to_vector(), "offset 0 + v");
+    // The generator's offset 1 (one draw since) plus 0xffffffff: the carry into the high word.
+    Generator g2(seed);
+    (void)g2.next_offset();
+    const std::int32_t all = -1;
+    const Tensor carry = Tensor::from_host(device(), std::span<const std::int32_t>(&all, 1), {1});
+    expect(xs, std::uint64_t{1} << 32, dropout(x, p, g2, carry).to_vector(), "offset 1 + 0xffffffff");
+  }
+  // Captured with the offset's advance: each replay draws at the tensor's value then.
+  const auto xs = uniform(rng, 999, 0.5f, 2.0f);
+  const Tensor x = Tensor::from_host(device(), xs, {999});
+  Tensor off = zeros(device(), {1}, DType::i32), y;
+  Generator g(seed);
+  Recording rec = Recording::capture(device(), [&] {
+    y = dropout(x, p, g, off);
+    add_(off, 1.0);
+  });
+  expect(xs, 0, y.to_vector(), "capture");
+  std::vector<float> first = y.to_vector();
+  for (std::uint64_t k = 1; k <= 3; ++k) {
+    rec.replay();
+    const std::vector<float> got = y.to_vector();
+    expect(xs, k, got, "replay");
+    EXPECT_NE(got, first) << "replay " << k;
+  }
+  EXPECT_EQ(off.to_int_vector(), std::vector<int>{4});
+  // Errors: the offset's dtype and shape.
+  EXPECT_THROW(dropout(x, p, g, zeros(device(), {1})), DTypeError);
+  EXPECT_THROW(dropout(x, p, g, zeros(device(), {2}, DType::i32)), ShapeError);
+  EXPECT_THROW(dropout(x, 1.0, g, off), ValueError);
+  // A view at a storage offset reads its own element.
+  const std::vector<std::int32_t> two = {5, 9};
+  const Tensor both = Tensor::from_host(device(), std::span<const std::int32_t>(two), {2});
+  Generator g3(seed);
+  expect(xs, 9, dropout(x, p, g3, both.narrow(0, 1, 1)).to_vector(), "view at offset 1");
+}
