@@ -39,6 +39,9 @@ struct IMatmulPlan {
 /// invocation; GPUs: 4 x 8 with two K slices).
 inline constexpr std::int64_t kWideGroups = 256;
 
+/// GPUs: workgroups of 64 x 64 tiles below which the tiles are 64 x 32 with two K slices.
+inline constexpr std::int64_t kFewGroups = 128;
+
 /// The block-f32 kernel's form. Software rasterizers: 64 x 128 tiles of 8 x 8 where that makes at
 /// least kWideGroups workgroups, else 64 x 64 of 8 x 8, totals in memory. GPUs: 64 x 128 tiles of
 /// 4 x 8 with two K slices per workgroup (one where 48 KiB of shared memory do not fit) where that

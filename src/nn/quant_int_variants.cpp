@@ -179,6 +179,14 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
   }
   {
+    IMatmulVariant v;  // 4 x 4 on 64 x 32 tiles with two K slices (GPUs' few tiles), requantizing, implicit
+    v.bn = 32, v.slices = 2, v.a_swizzle = true, v.implicit = true, v.kh = v.kw = 3, v.b_words = false;
+    v.rowquad = true, v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+    v.dq_out = true;  // the last conv's output dequantized
+    out.push_back(v);
+  }
+  {
     IMatmulVariant v;  // requantizing with int32 totals in registers, zero point int32
     v.dequant = v.dq_row = v.quant = true, v.zy = DType::i32;
     out.push_back(v);
