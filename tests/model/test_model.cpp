@@ -1366,8 +1366,8 @@ TEST(Model, QdqConvRequantizesInOneNode) {
     const std::string path = m.save("qdq_requant");
     const Tensor x = Tensor::from_host(device(), uniform(rng, 2 * C * H * W, -2, 2), {2, C, H, W});
     Model fused = Model::load(device(), path);
-    // x's Q, the QConv with the activation, QuantizeLinear and y's DequantizeLinear
-    EXPECT_NE(fused.plan_summary().find("2 nodes to run"), std::string::npos) << fused.plan_summary();
+    // the QConv with x's QuantizeLinear, the activation, QuantizeLinear and y's DequantizeLinear
+    EXPECT_NE(fused.plan_summary().find("1 nodes to run"), std::string::npos) << fused.plan_summary();
     const auto got = fused.run({{"x", x}}).at("y").to_vector();
     std::vector<float> want;
     {
@@ -1500,6 +1500,117 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
   }
 }
 
+// fuse_qdq: the first QDQ conv's input QuantizeLinear (float32 graph input, the same scale and
+// zero point as the DequantizeLinear) quantized in the conv's load (quantize_input; the implicit
+// GEMM's QIN): bit for bit the unfused model's (set_fuse_qdq_input(false)) with uint8 and int8
+// inputs, exact ties (round half to even), values past both ends of the range and NaN (the zero
+// point), on each conv path (the default: the direct kernel on llvmpipe, after a QuantizeLinear
+// op; the implicit GEMM in the device's form and the GPUs' 64 x 64 and 64 x 32 two-slice forms,
+// one dispatch fewer; im2col), within one output quantum of a float64 reference.
+TEST(Model, QdqConvQuantizesItsInputInTheConv) {
+  GLT_RNG(rng);
+  using detail::ConvSetting;
+  using detail::IConvGemmSetting;
+  const std::int64_t N = 2, C = 5, O = 6, H = 8, W = 7;  // 56 positions; K 45
+  const float xs = 0.02f, ys = 0.03f;
+  for (int elem : {kU8, kI8}) {
+    SCOPED_TRACE(elem == kU8 ? "uint8" : "int8");
+    const int lo = elem == kU8 ? 0 : -128, hi = elem == kU8 ? 255 : 127, xz = elem == kU8 ? 131 : -5, yz = 2;
+    const auto quant = [&](double v, int z) {  // ONNX QuantizeLinear of v = x / scale
+      return std::isnan(v) ? z : static_cast<int>(std::clamp(std::nearbyint(v) + z, double(lo), double(hi)));
+    };
+    const std::vector<std::int32_t> wq = q_values(rng, O * C * 9, -127, 127), wz = q_values(rng, O, -3, 3);
+    const std::vector<float> ws = uniform(rng, O, 0.002f, 0.01f), bias = uniform(rng, O);
+    const auto save = [&](bool same) {
+      B m(13);
+      m.input("x", {N, C, H, W}).output("y", {N, O, H, W});
+      m.init("xs", {}, {xs}).init_int("xz", {}, {xz}, elem).init("xs2", {}, {xs * 2}).init_int("xz2", {}, {xz}, elem);
+      m.init_int("wq", {O, C, 3, 3}, wq, kI8).init("ws", {O}, ws).init_int("wz", {O}, wz, kI8);
+      m.init("bias", {O}, bias).init("ys", {}, {ys}).init_int("yz", {}, {yz}, elem);
+      m.node("QuantizeLinear", {"x", same ? "xs" : "xs2", "xz2"}, {"xq"});
+      m.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+      B::attr_i(m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}), "axis", 0);
+      B::attr_ints(m.node("Conv", {"xd", "wd", "bias"}, {"c"}), "pads", {1, 1, 1, 1});
+      m.node("Relu", {"c"}, {"r"});
+      m.node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"});
+      m.node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"});
+      return m.save("qdq_quant_in");
+    };
+    {  // a QuantizeLinear of another scale stays a node of its own
+      const std::string plan = Model::load(device(), save(false)).plan_summary();
+      EXPECT_EQ(plan.find("input QuantizeLinear"), std::string::npos) << plan;
+    }
+    const std::string path = save(true);
+    std::vector<float> xv = uniform(rng, N * C * H * W, -2, 2);
+    for (std::size_t i = 0; i < xv.size(); i += 7) xv[i] = (std::floor(xv[i] / xs) + 0.5f) * xs;  // ties (mostly)
+    xv[3] = 100, xv[10] = -100, xv[17] = std::nanf("");
+    const Tensor x = Tensor::from_host(device(), xv, {N, C, H, W});
+    std::vector<double> want(N * O * H * W);
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t o = 0; o < O; ++o)
+        for (std::int64_t oh = 0; oh < H; ++oh)
+          for (std::int64_t ow = 0; ow < W; ++ow) {
+            std::int64_t sum = 0;
+            for (std::int64_t c = 0; c < C; ++c)
+              for (std::int64_t kh = 0; kh < 3; ++kh)
+                for (std::int64_t kw = 0; kw < 3; ++kw) {
+                  const std::int64_t h = oh - 1 + kh, w = ow - 1 + kw;
+                  if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                  const float xf = xv[((n * C + c) * H + h) * W + w];
+                  const int q = quant(std::isnan(xf) ? double(xf) : double(xf / xs), xz);  // float32 division
+                  sum += std::int64_t(q - xz) * (wq[((o * C + c) * 3 + kh) * 3 + kw] - wz[o]);
+                }
+            const double v = std::max(double(sum) * double(xs * ws[o]) + bias[o], 0.0);
+            want[((n * O + o) * H + oh) * W + ow] = (quant(v / ys, yz) - yz) * double(ys);
+          }
+    struct Path {
+      const char* name;
+      ConvSetting conv;
+      IConvGemmSetting gemm;
+      int tile;  // GLTENSOR_IMATMUL_TILE with GLTENSOR_MATMUL_KERNEL=gpu (0: the device's plan)
+      bool fewer;
+    };
+    for (const Path& pp :
+         {Path{"default", ConvSetting::choose, IConvGemmSetting::choose, 0, false},
+          Path{"implicit", ConvSetting::im2col, IConvGemmSetting::implicit, 0, true},
+          Path{"implicit 64 x 64", ConvSetting::im2col, IConvGemmSetting::implicit, 64, true},
+          Path{"implicit 64 x 32, two slices", ConvSetting::im2col, IConvGemmSetting::implicit, -1, true},
+          Path{"im2col", ConvSetting::im2col, IConvGemmSetting::im2col, 0, false}}) {
+      SCOPED_TRACE(pp.name);
+      ScopedSettings st;
+      st->conv = pp.conv, st->iconv_gemm = pp.gemm;
+      if (pp.tile) st->matmul_kernel = detail::MatmulKernelSetting::gpu;  // -1: the GPUs' plan for few tiles
+      if (pp.tile > 0) st->imatmul_tile = static_cast<int>(pp.tile);
+      std::vector<float> got[2];
+      std::uint64_t dispatches[2];
+      for (int fuse : {1, 0}) {
+        model::set_fuse_qdq_input(fuse != 0);
+        Model mod = Model::load(device(), path);
+        model::set_fuse_qdq_input(true);
+        const std::string plan = mod.plan_summary();
+        EXPECT_EQ(plan.find("1 input QuantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
+        const std::uint64_t d0 = device().dispatch_count();
+        got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
+        dispatches[fuse] = device().dispatch_count() - d0;
+      }
+      if (pp.fewer)
+        EXPECT_EQ(dispatches[1] + 1, dispatches[0]);
+      else if (pp.gemm == IConvGemmSetting::im2col)
+        EXPECT_EQ(dispatches[1], dispatches[0]);  // a QuantizeLinear op either way
+      else
+        EXPECT_LE(dispatches[1], dispatches[0]);  // the device's path (llvmpipe: the direct kernel, equal)
+      ASSERT_EQ(got[1].size(), want.size());
+      int exact = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(got[1][i], got[0][i]) << i << " fused vs unfused";
+        ASSERT_LE(std::fabs(got[1][i] - want[i]), ys * 1.001) << i;
+        exact += got[1][i] == static_cast<float>(want[i]);
+      }
+      EXPECT_GT(exact, static_cast<int>(want.size()) * 9 / 10);
+    }
+  }
+}
+
 // A chain of two QDQ convs: the first one's 8-bit output feeds the second QConv (its
 // DequantizeLinear goes into that QConv, not into the first one's epilogue); only the last
 // conv's output DequantizeLinear joins its QConv; bit for bit the unfused chain.
@@ -1548,7 +1659,8 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     const std::string plan = mod.plan_summary();
     EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
-    EXPECT_NE(plan.find(fuse ? "3 nodes to run" : "4 nodes to run"), std::string::npos) << plan;
+    // the input QuantizeLinear in the first QConv either way
+    EXPECT_NE(plan.find(fuse ? "2 nodes to run" : "3 nodes to run"), std::string::npos) << plan;
     got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
   }
   ASSERT_EQ(got[1].size(), got[0].size());
