@@ -36,11 +36,14 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   const bool wide4x8 = !d.software && choose && wide;
   const bool sliced = wide4x8 && d.max_shared >= 48 << 10;
   // GPUs, few 64 x 64 tiles (below kFewGroups workgroups: the narrow QDQ net's convs at 56x56):
-  // 64 x 32 tiles of 4 x 4 with K in two slices (256 invocations): twice the workgroups and
-  // invocations of the 64 x 64 form, each invocation over half of K (the int8 analogue of
-  // matmul's K-sliced small-GEMM kernel)
+  // 4 x 4 with K in two slices (512 invocations, 32 KiB of tiles; below) where that fits, twice
+  // the invocations, each over half of K (the int8 analogue of matmul's K-sliced small-GEMM
+  // kernel). The H100, the narrow net's three convs at 56x56 as one dependent chain
+  // (bench/RESULTS.md, int8n): 0.175 ms against one slice's 0.244, 64 x 32 tiles of two slices
+  // 0.201, of one slice 0.294 (f32 0.197); at 112x112 (196, 196, 392 tiles) one slice 0.320,
+  // two 0.371.
   const bool few = !d.software && choose && !wide && (p.M + 63) / 64 * ((p.N + 63) / 64) * p.batch < kFewGroups;
-  v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : few ? 32 : 64;
+  v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md); GLTENSOR_IMATMUL_BLOCKS=2: 2 on the GPUs' 64 x 64 tiles too;

@@ -186,7 +186,7 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
   }
   {
-    IMatmulVariant v;  // 4 x 4 on 64 x 32 tiles with two K slices (GPUs' few tiles), requantizing, implicit
+    IMatmulVariant v;  // 4 x 4 on 64 x 32 tiles with two K slices, requantizing, implicit
     v.bn = 32, v.slices = 2, v.a_swizzle = true, v.implicit = true, v.kh = v.kw = 3, v.b_words = false;
     v.rowquad = true, v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
@@ -194,7 +194,9 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
     v.dq_out = false, v.rowquad = false, v.qin = true;  // the input QuantizeLinear in the first conv
     out.push_back(v);
-    v.bn = 64, v.slices = 1, v.b = v.zb = DType::i8;  // 4 x 4 on 64 x 64, int8 image
+    v.bn = 64, v.b = v.zb = DType::i8;  // 4 x 4 on 64 x 64 with two K slices (GPUs' few tiles), int8 image
+    out.push_back(v);
+    v.qin = false, v.dq_out = true, v.rowquad = true;  // the last conv
     out.push_back(v);
   }
   {

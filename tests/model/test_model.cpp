@@ -1541,7 +1541,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
 // GEMM's QIN): bit for bit the unfused model's (set_fuse_qdq_input(false)) with uint8 and int8
 // inputs, exact ties (round half to even), values past both ends of the range and NaN (the zero
 // point), on each conv path (the default: the direct kernel on llvmpipe, after a QuantizeLinear
-// op; the implicit GEMM in the device's form and the GPUs' 64 x 64 and 64 x 32 two-slice forms,
+// op; the implicit GEMM in the device's form and the GPUs' 64 x 64 forms of one and two K slices,
 // one dispatch fewer; im2col), within one output quantum of a float64 reference.
 TEST(Model, QdqConvQuantizesItsInputInTheConv) {
   GLT_RNG(rng);
@@ -1597,7 +1597,7 @@ TEST(Model, QdqConvQuantizesItsInputInTheConv) {
          {Path{"default", ConvSetting::choose, IConvGemmSetting::choose, 0, false},
           Path{"implicit", ConvSetting::im2col, IConvGemmSetting::implicit, 0, true},
           Path{"implicit 64 x 64", ConvSetting::im2col, IConvGemmSetting::implicit, 64, true},
-          Path{"implicit 64 x 32, two slices", ConvSetting::im2col, IConvGemmSetting::implicit, -1, true},
+          Path{"implicit, 64 x 64, two slices", ConvSetting::im2col, IConvGemmSetting::implicit, -1, true},
           Path{"im2col", ConvSetting::im2col, IConvGemmSetting::im2col, 0, false}}) {
       SCOPED_TRACE(pp.name);
       ScopedSettings st;

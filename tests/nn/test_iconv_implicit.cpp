@@ -261,10 +261,10 @@ TEST(IConvImplicit, LimitsSplitK) {
 // shared memory: GPUs only). A's tile swizzled (A_SWIZZLE) as planned (the GPUs' 4 x 4: forms 0
 // and 4), and forms 13-17 with it set (set_imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
 // 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices; 18: 4 x 4 on 64 x 64
-// unswizzled. Form 0 (the plan's choice for these few tiles) is 4 x 4 on 64 x 32 tiles with two K
-// slices; 19: 4 x 4 on 64 x 64 (GLTENSOR_IMATMUL_TILE=64, the plan's choice for more tiles), 20:
-// 4 x 4 on 64 x 32 with one K slice (GLTENSOR_IMATMUL_TILE=32), 21: 4 x 4 on 64 x 64 with two K
-// slices (32 KiB of shared memory).
+// unswizzled. Form 0 (the plan's choice for these few tiles) is 4 x 4 on 64 x 64 tiles with two
+// K slices (32 KiB of shared memory); 19: 4 x 4 on 64 x 64 with one (GLTENSOR_IMATMUL_TILE=64, the
+// plan's choice for more tiles), 20: 4 x 4 on 64 x 32 with one K slice (GLTENSOR_IMATMUL_TILE=32),
+// 21: 4 x 4 on 64 x 32 with two K slices.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
   struct Swizzle {  // forced for forms 13 to 18; the plan's choice again after each
@@ -278,8 +278,8 @@ TEST(IConvImplicit, GpuTilings) {
     const int form = own ? f : std::array<int, 6>{1, 2, 9, 8, 10, 19}[static_cast<std::size_t>(f - 13)];
     ScopedSettings s;
     s->matmul_kernel = MatmulKernelSetting::gpu;
-    if (form == 19 || form == 21) s->imatmul_tile = 64;
-    if (form == 20) s->imatmul_tile = 32;
+    if (form == 19) s->imatmul_tile = 64;
+    if (form == 20 || form == 21) s->imatmul_tile = 32;
     if (form == 21) s->imatmul_slices = 2;
     if (form == 1 || form == 5) s->imatmul_rb = 2;
     if (form == 2 || form == 3 || form == 6 || form == 7) s->imatmul_tile = 128;
@@ -297,18 +297,18 @@ TEST(IConvImplicit, GpuTilings) {
   }
 }
 
-// The few-tile forms (4 x 4 on 64 x 32 tiles with two K slices, the GPUs' plan below kFewGroups
-// 64 x 64 tiles; with one slice) at odd shapes: positions and taps not multiples of 4 (bytes, the
-// dequantized form), a 1x1 image, one K tile in two slices (slice 1 past K: zero products), K
-// at its extremes (sums past 2^24), K split over launches under a lowered loop limit (int32 sums
-// added to), and the dequantized outputs.
+// The few-tile forms (4 x 4 on 64 x 64 tiles with two K slices, the GPUs' plan below kFewGroups
+// 64 x 64 tiles; 64 x 32 tiles with two K slices and with one) at odd shapes: positions and taps not multiples of 4
+// (bytes, the dequantized form), a 1x1 image, one K tile in two slices (slice 1 past K: zero products), K at its
+// extremes (sums past 2^24), K split over launches under a lowered loop limit (int32 sums added to), and the
+// dequantized outputs.
 TEST(IConvImplicit, GpuFewTiles) {
   GLT_RNG(rng);
-  for (int slices : {2, 0}) {
-    SCOPED_TRACE("slices " + std::to_string(slices));
+  for (int form = 0; form < 3; ++form) {  // the plan's; 64 x 32 with two K slices, with one
+    SCOPED_TRACE("form " + std::to_string(form));
     ScopedSettings s;
     s->matmul_kernel = MatmulKernelSetting::gpu;
-    s->imatmul_tile = 32, s->imatmul_slices = slices;
+    if (form > 0) s->imatmul_tile = 32, s->imatmul_slices = form == 1 ? 2 : 0;
     Case c;
     c.N = 1, c.C = 7, c.H = 7, c.W = 9, c.O = 5, c.o.padding = {1, 1, 1, 1};  // 63 positions, K 63
     check_case(rng, c);
