@@ -107,8 +107,8 @@ struct Settings {
   /// GLTENSOR_IMATMUL_BK=8|16: the block-f32 integer matmul's K tile (0 = choose: 16).
   int imatmul_bk = 0;
   /// GLTENSOR_IMATMUL_TILE=32|64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
-  /// choose: 128, 4 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4,
-  /// or 32, 4 x 4 with two K slices, below 128 workgroups of 64; nn/imatmul_plan.cpp).
+  /// choose: 128, 4 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4
+  /// (two K slices below 128 workgroups); 32: 4 x 4, a lab form; nn/imatmul_plan.cpp).
   int imatmul_tile = 0;
   /// GLTENSOR_IMATMUL_RB=2: the 64 x 64 tiles on GPUs with 8 x 4 outputs per invocation (128
   /// invocations) instead of 4 x 4; 1: the 64 x 128 tiles (GLTENSOR_IMATMUL_TILE=128) with 4 x 8
