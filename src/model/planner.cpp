@@ -897,7 +897,11 @@ bool fuse_dequant_out(Graph& g, Node& p) {
   return true;
 }
 
-bool fuse_qdq_in_on = true;
+// Off by default: on the H100 (bench/RESULTS.md, int8n) the fused load (four float32 reads and
+// divisions per word of every K tile, no row words) cost the wide QDQ net at 112x112 about 5%
+// (1.77-1.80 ms against 1.69 with the QuantizeLinear node) and left the narrow net at 56x56
+// unchanged (0.207-0.214 against 0.212).
+bool fuse_qdq_in_on = false;
 
 // A QConv whose 8-bit input only a per-tensor QuantizeLinear of x_scale and x_zero_point (the
 // same constants; the zero point present) writes, from float32: the QConv reads that float input

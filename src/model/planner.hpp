@@ -93,7 +93,8 @@ void fuse_qdq(Graph& g, PlanStats& s);
 /// Tests only: with false, fuse_qdq leaves a requantizing QConv's DequantizeLinear a node of its
 /// own (the unfused path, for comparison). Process-wide; not thread-safe against loads in flight.
 void set_fuse_qdq_output(bool on);
-/// Tests: fuse_qdq's input QuantizeLinear in the QConv (quantize_input) on (the default) or off.
+/// Tests and gltensor_model_bench --qdq-fused-input: fuse_qdq's input QuantizeLinear in the QConv
+/// (quantize_input) on, or off (the default: slower on the H100). Process-wide, as above.
 void set_fuse_qdq_input(bool on);
 /// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
 /// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the

@@ -1312,18 +1312,19 @@ void qdq_conv_relu_nodes(B& m, const char* q_scale, const char* q_zero, const ch
   m.node("DequantizeLinear", {"rq", "ys", "yz"}, {y});
 }
 
-// A QDQ model run with one of fuse_qdq's switches on ([1]) and off ([0]): y's values and the
-// dispatches of the run; `planned`, the plan summary's words for the fusion, only where it is on.
+// A QDQ model run with one of fuse_qdq's switches on ([1]) and off ([0]), then set back to its
+// default `was`: y's values and the dispatches of the run; `planned`, the plan summary's words
+// for the fusion, only where it is on.
 struct FuseRuns {
   std::vector<float> got[2];
   std::uint64_t dispatches[2];
 };
-FuseRuns run_fused_unfused(const std::string& path, const Tensor& x, void (*set)(bool), const char* planned) {
+FuseRuns run_fused_unfused(const std::string& path, const Tensor& x, void (*set)(bool), bool was, const char* planned) {
   FuseRuns r;
   for (int fuse : {1, 0}) {
     set(fuse != 0);
     Model mod = Model::load(device(), path);
-    set(true);
+    set(was);
     const std::string plan = mod.plan_summary();
     EXPECT_EQ(plan.find(planned) != std::string::npos, fuse != 0) << plan;
     const std::uint64_t d0 = device().dispatch_count();
@@ -1419,8 +1420,8 @@ TEST(Model, QdqConvRequantizesInOneNode) {
     const std::string path = m.save("qdq_requant");
     const Tensor x = Tensor::from_host(device(), uniform(rng, 2 * C * H * W, -2, 2), {2, C, H, W});
     Model fused = Model::load(device(), path);
-    // the QConv with x's QuantizeLinear, the activation, QuantizeLinear and y's DequantizeLinear
-    EXPECT_NE(fused.plan_summary().find("1 nodes to run"), std::string::npos) << fused.plan_summary();
+    // x's Q, the QConv with the activation, QuantizeLinear and y's DequantizeLinear
+    EXPECT_NE(fused.plan_summary().find("2 nodes to run"), std::string::npos) << fused.plan_summary();
     const auto got = fused.run({{"x", x}}).at("y").to_vector();
     std::vector<float> want;
     {
@@ -1515,7 +1516,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
         ScopedSettings st;
         st->conv = pp.conv, st->iconv_gemm = pp.gemm, st->qconv_requant = pp.requant;
         auto [got, dispatches] =
-            run_fused_unfused(path, x, model::set_fuse_qdq_output, "1 output DequantizeLinear in the QDQ conv");
+            run_fused_unfused(path, x, model::set_fuse_qdq_output, true, "1 output DequantizeLinear in the QDQ conv");
         // 35 positions on the GEMM paths: unfused, the separate ops (8-bit words need 4 | positions)
         if (pp.requant)
           EXPECT_LE(dispatches[1] + 1, dispatches[0]);
@@ -1538,7 +1539,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
 
 // fuse_qdq: the first QDQ conv's input QuantizeLinear (float32 graph input, the same scale and
 // zero point as the DequantizeLinear) quantized in the conv's load (quantize_input; the implicit
-// GEMM's QIN): bit for bit the unfused model's (set_fuse_qdq_input(false)) with uint8 and int8
+// GEMM's QIN; set_fuse_qdq_input(true), off by default): bit for bit the unfused model's with uint8 and int8
 // inputs, exact ties (round half to even), values past both ends of the range and NaN (the zero
 // point), on each conv path (the default: the direct kernel on llvmpipe, after a QuantizeLinear
 // op; the implicit GEMM in the device's form and the GPUs' 64 x 64 forms of one and two K slices,
@@ -1567,7 +1568,9 @@ TEST(Model, QdqConvQuantizesItsInputInTheConv) {
       return m.save("qdq_quant_in");
     };
     {  // a QuantizeLinear of another scale stays a node of its own
+      model::set_fuse_qdq_input(true);
       const std::string plan = Model::load(device(), save(false)).plan_summary();
+      model::set_fuse_qdq_input(false);
       EXPECT_EQ(plan.find("input QuantizeLinear"), std::string::npos) << plan;
     }
     const std::string path = save(true);
@@ -1605,7 +1608,7 @@ TEST(Model, QdqConvQuantizesItsInputInTheConv) {
       if (pp.tile) st->matmul_kernel = detail::MatmulKernelSetting::gpu;  // -1: the GPUs' plan for few tiles
       if (pp.tile > 0) st->imatmul_tile = static_cast<int>(pp.tile);
       auto [got, dispatches] =
-          run_fused_unfused(path, x, model::set_fuse_qdq_input, "1 input QuantizeLinear in the QDQ conv");
+          run_fused_unfused(path, x, model::set_fuse_qdq_input, false, "1 input QuantizeLinear in the QDQ conv");
       if (pp.fewer)
         EXPECT_EQ(dispatches[1] + 1, dispatches[0]);
       else if (pp.gemm == IConvGemmSetting::im2col)
@@ -1672,8 +1675,7 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     const std::string plan = mod.plan_summary();
     EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
-    // the input QuantizeLinear in the first QConv either way
-    EXPECT_NE(plan.find(fuse ? "2 nodes to run" : "3 nodes to run"), std::string::npos) << plan;
+    EXPECT_NE(plan.find(fuse ? "3 nodes to run" : "4 nodes to run"), std::string::npos) << plan;
     got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
   }
   ASSERT_EQ(got[1].size(), got[0].size());
