@@ -5,18 +5,18 @@
 // scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
 // pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
 // GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
-// 64 tiles, else 64 x 128; 4x8 on 64 x 128; sliced: two K slices per workgroup), K tiles of 16 or 8,
-// int32 totals in registers, memory or shared memory; set in-process through Settings, as the
-// GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32
-// tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round:
-// back-to-back ops for at least T ms, then Device::synchronize) and keeps each one's best round;
-// "int8 / f32 speed" is f32's time over the form's (above 1: int8 faster); every form's output
+// 64 tiles, else 64 x 128; 4x8 on 64 x 128; t32: 64 x 32 tiles; sliced: two K slices per workgroup), K tiles of 16 or
+// 8, int32 totals in registers, memory or shared memory; set in-process through Settings, as the GLTENSOR_ICONV_GEMM /
+// GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32 tensors of the same shapes. Each case alternates
+// f32 and every form for N rounds (each round: back-to-back ops for at least T ms, then Device::synchronize) and keeps
+// each one's best round; "int8 / f32 speed" is f32's time over the form's (above 1: int8 faster); every form's output
 // is checked against the first form's, byte for byte (the sums are exact in every form).
 // --chain R: the wide net's four layers as one chain per form, R runs each synchronized (as the
 // model bench times a run), against the f32 chain; then the default form with the QDQ model's
 // ends (QuantizeLinear of an f32 input, DequantizeLinear of the output). --chain-only: no layers.
+// --chain-narrow: the narrow net's three layers instead.
 //   gltensor_iconv_forms_bench [--size 112] [--rounds N] [--min-ms T] [--forms a,b,...] [--chain R]
-//                              [--chain-only]
+//                              [--chain-only] [--chain-narrow]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -101,6 +101,11 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::shared, s.imatmul_bk = 8; }},
+      {"implicit-4x4-t32", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 32; }},
+      {"implicit-4x4-t32-sliced",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 32, s.imatmul_slices = 2; }},
+      {"implicit-4x4-sliced",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_slices = 2; }},
   };
   return forms;
 }
@@ -122,11 +127,15 @@ double chain_ms(Device& dev, int runs, const std::function<Tensor()>& run) {
   return best;
 }
 
-// The wide QDQ net's four convolutions (64-128-128-256-256) as one chain, each layer's uint8
-// output the next one's input (zero point 0 after the first), against the f32 chain (conv2d with
-// bias, relu): per run with a synchronize, as the model bench measures the whole net.
-void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& forms, int runs) {
-  const std::vector<std::int64_t> chans{64, 128, 128, 256, 256};
+// The wide QDQ net's four convolutions (64-128-128-256-256; `narrow`: the narrow net's three,
+// 32-64-64-128) as one chain, each layer's uint8 output the next one's input (zero point 0 after
+// the first), against the f32 chain (conv2d with bias, relu): per run with a synchronize, as the
+// model bench measures the whole net.
+void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& forms, int runs, bool narrow) {
+  const std::vector<std::int64_t> chans =
+      narrow ? std::vector<std::int64_t>{32, 64, 64, 128} : std::vector<std::int64_t>{64, 128, 128, 256, 256};
+  std::string net;
+  for (auto c : chans) net += (net.empty() ? "" : "-") + std::to_string(c);
   std::vector<Tensor> wf, qw, bias, sw, zw;
   for (std::size_t l = 0; l + 1 < chans.size(); ++l) {
     const std::int64_t C = chans[l], O = chans[l + 1];
@@ -148,7 +157,7 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
     for (std::size_t l = 0; l < wf.size(); ++l) y = relu(conv2d(y, wf[l], bias[l], o));
     return y;
   });
-  std::printf("\n| chain 64-128-128-256-256, %lldx%lld | f32 ms | int8 ms | int8 / f32 speed |\n|---|---:|---:|---:|\n",
+  std::printf("\n| chain %s, %lldx%lld | f32 ms | int8 ms | int8 / f32 speed |\n|---|---:|---:|---:|\n", net.c_str(),
               static_cast<long long>(H), static_cast<long long>(H));
   for (const Form& f : forms) {
     const Settings saved = detail::settings();
@@ -198,6 +207,8 @@ int main(int argc, char** argv) {
   app.add_option("--chain", chain_runs, "also the wide net's four layers as one chain, this many synchronized runs");
   bool chain_only = false;
   app.add_flag("--chain-only", chain_only, "only the chain (no per-layer rows)");
+  bool chain_narrow = false;
+  app.add_flag("--chain-narrow", chain_narrow, "the chain of the narrow net (32-64-64-128) instead of the wide one");
   CLI11_PARSE(app, argc, argv);
   Device dev = Device::open();
   Generator g(1);
@@ -258,6 +269,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     dev.trim();
   }
-  if (chain_runs > 0) chains(dev, g, size, forms, chain_runs);
+  if (chain_runs > 0) chains(dev, g, size, forms, chain_runs, chain_narrow);
   return 0;
 }

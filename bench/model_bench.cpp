@@ -29,7 +29,8 @@
 // --loops read,e2e,host|none: the loops after each row's timed runs (default all, --qdq none:
 // its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run;
 // --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
-// the driver's debug messages with their counts.
+// the driver's debug messages with their counts; --qdq-fused-input: the model's input
+// QuantizeLinear in the first QConv (model::set_fuse_qdq_input(true); off by default).
 // --qdq-loads N (with --qdq-size, default 112): the wide net's GPU time per run by model load
 // (issue 22: the int8 net's was 1.75 ms or 2.4-3.7 ms by load, bench/RESULTS.md "int8gap"): N
 // int8 loads and 2 f32 loads kept alive together, each timed (the profiler's GPU ms per run, 3
@@ -60,6 +61,7 @@
 
 #include "gltensor/gltensor.hpp"
 #include "model/onnx_builder.hpp"
+#include "model/planner.hpp"
 #include "runtime/pool_classes.hpp"
 #include "runtime/settings.hpp"
 
@@ -588,6 +590,8 @@ int main(int argc, char** argv) {
   app.add_option("--pool-min", pool_min, "the pool's smallest size class in bytes (diagnostic)");
   bool gl_messages = false;
   app.add_flag("--gl-messages", gl_messages, "--qdq: the driver's debug messages (KHR_debug) and their counts");
+  bool qdq_fused_input = false;
+  app.add_flag("--qdq-fused-input", qdq_fused_input, "--qdq: the input QuantizeLinear in the first QConv");
   std::string qdq_net;
   app.add_option("--qdq-net", qdq_net, "--qdq: only this net of the GPUs' (also on software rasterizers)")
       ->check(CLI::IsMember({"wide", "narrow"}));
@@ -612,6 +616,7 @@ int main(int argc, char** argv) {
       shapes[s.substr(0, eq)] = sh;
     }
     if (pool_min) detail::set_pool_min_class(pool_min);
+    if (qdq_fused_input) model::set_fuse_qdq_input(true);
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
     if (qdq_loads_n > 0) {
       Device dev = Device::open();

@@ -46,7 +46,11 @@
 // positions outside the image read zb (the input's zero point, one value). Byte by byte (B_WORDS
 // 0), or with ROWQUAD (stride 1 along rows, OW % 4 == 0) four bytes of one image row at a time. Rows of group g are output channels g M + m: za, sb and bias are read at that index, c's
 // rows are [N, G M, OH OW] as the conv's output.
-// Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit, DQ_OUT float32), 1 = a, 2 = b (8-bit), 3 = za, 4 = zb
+// QIN (IMPLICIT with DEQUANT, one zero point zb; the QDQ model's input QuantizeLinear fused into
+// its first conv): b is the float32 image, each value quantized as it is read, as quant_int.comp's
+// QUANTIZE with x's scale sa (operand 5) and zb: clamp(roundEven(div_rn(x, sa)) + zb, lo, hi)
+// (NaN -> zb), lo and hi those of B's 8-bit type (B_I8); byte by byte (no ROWQUAD).
+// Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit, DQ_OUT float32), 1 = a, 2 = b (8-bit; QIN float32), 3 = za, 4 = zb
 // (integers of any dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE /
 // ZB_NONE: 0, operand unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32),
 // QUANT: 8 = ys [1] (float32), 9 = zy [1]; TOTALS_MEM with DEQUANT: 10 = totals (int32).
@@ -119,6 +123,18 @@ vec4 bytes_of(uint w, bool signed8) {
 }
 float offset_of(bool signed8) { return signed8 ? 8388736.0 : 8388608.0; }  // 2^23 (+ 128)
 uint byte_of(int v) { return uint(v) & 0xffu; }
+#ifdef QIN
+// The 8-bit value (B's type) of a float32 image value x, as QuantizeLinear computes it.
+uint qin_byte(float x, float s, int z) {
+  float v = div_rn(x, s);
+#ifdef B_I8
+  int q = int(clamp(roundEven(v) + float(z), -128.0, 127.0));
+#else
+  int q = int(clamp(roundEven(v) + float(z), 0.0, 255.0));
+#endif
+  return byte_of(is_nan(v) ? z : q);
+}
+#endif
 
 #ifdef A_I8
 #define A_SIGNED true
@@ -276,6 +292,9 @@ void main() {
     iw0[j] = ow * u_sw - u_pl;
   }
 #endif
+#ifdef QIN
+  float qin_s = float(load5(0u));
+#endif
   uint wa[LA], wb[LB];
 #define FETCH(k0)                                                                                  \
   for (uint l = 0u; l < LA; ++l) {                                                                 \
@@ -307,6 +326,11 @@ void main() {
 #else
 #define ROW_WORD
 #endif
+#ifdef QIN
+#define QIN_BYTE(e) qin_byte(float(load2(e)), qin_s, zb.x)
+#else
+#define QIN_BYTE(e) ((t2[(e) >> 2u] >> (8u * ((e) & 3u))) & 0xffu)
+#endif
 #ifdef IMPLICIT
 #define FETCH_B(k0)                                                                                \
   for (uint l = 0u; l < LB; ++l) {                                                                 \
@@ -321,7 +345,7 @@ void main() {
         int ih = ih0[j] + dh, iw = iw0[j] + dw;                                                    \
         if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {                                        \
           uint e = cb + uint(ih * u_W + iw);                                                       \
-          wb[l] = (wb[l] & ~(0xffu << (8u * j))) | (((t2[e >> 2u] >> (8u * (e & 3u))) & 0xffu) << (8u * j)); \
+          wb[l] = (wb[l] & ~(0xffu << (8u * j))) | (QIN_BYTE(e) << (8u * j));                      \
         }                                                                                          \
       }                                                                                            \
     }                                                                                              \

@@ -81,6 +81,9 @@ Tensor int_conv(Args& a, std::size_t xi, std::size_t zxi, std::size_t wi, std::s
   const I64s p = forward_pads(a, in, k, s, d);
   detail::IntConvOptions o;
   o.groups = a.attrs.i("group", 1);
+  // quantize_input (fuse_qdq): x is the float input of the QuantizeLinear fused into the QConv
+  if (const std::int64_t q = a.node.attrs.i("quantize_input", 0))
+    o.quantize_x = true, o.x_type = elem_dtype(static_cast<int>(q));
   if (r == 1) {
     x = x.unsqueeze(2);
     w = w.unsqueeze(2);
@@ -235,7 +238,9 @@ void register_quant_ops(Registry& m) {
   // Both in the integer matmul's epilogue (detail::IntDequant) where it applies. QConv with
   // (y_scale, y_zero_point) as inputs 7, 8: the activation of Node::epilogue and QuantizeLinear
   // after it, 8-bit output (the direct integer convolution's one dispatch where it applies); with
-  // the attribute dequantize_output (the 8-bit type), float32: the DequantizeLinear after that.
+  // the attribute dequantize_output (the 8-bit type), float32: the DequantizeLinear after that;
+  // with the attribute quantize_input (the 8-bit type), input 0 is the float input of a
+  // QuantizeLinear with x_scale and x_zero_point, quantized in the conv's load where it applies.
   m["gltensor.QConv"] =
       OpDef{conv_attrs, nullptr,
             [](const CheckCtx& c) {

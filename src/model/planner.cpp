@@ -18,6 +18,7 @@ std::string PlanStats::summary() const {
                                      : std::string()) +
          (qdq_dequant_out ? std::to_string(qdq_dequant_out) + " output DequantizeLinear in the QDQ conv, "
                           : std::string()) +
+         (qdq_quant_in ? std::to_string(qdq_quant_in) + " input QuantizeLinear in the QDQ conv, " : std::string()) +
          std::to_string(folded) + " nodes folded to constants, " + std::to_string(batchnorm) +
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " +
@@ -896,6 +897,39 @@ bool fuse_dequant_out(Graph& g, Node& p) {
   return true;
 }
 
+// Off by default: on the H100 (bench/RESULTS.md, int8n) the fused load (four float32 reads and
+// divisions per word of every K tile, no row words) cost the wide QDQ net at 112x112 about 5%
+// (1.77-1.80 ms against 1.69 with the QuantizeLinear node) and left the narrow net at 56x56
+// unchanged (0.207-0.214 against 0.212).
+bool fuse_qdq_in_on = false;
+
+// A QConv whose 8-bit input only a per-tensor QuantizeLinear of x_scale and x_zero_point (the
+// same constants; the zero point present) writes, from float32: the QConv reads that float input
+// and quantizes it as it loads it (attribute quantize_input: the 8-bit type), bit for bit the
+// QuantizeLinear's values; the QuantizeLinear node is gone (one dispatch fewer).
+bool fuse_quant_in(Graph& g, Node& p) {
+  if (!fuse_qdq_in_on || p.inputs.size() < 7 || p.inputs[0] < 0 || p.inputs[2] < 0) return false;
+  const int v = p.inputs[0], pi = g.values[v].producer;
+  if (pi < 0 || g.values[v].uses != 1 || g.values[v].graph_output) return false;
+  Node& q = g.nodes[pi];
+  if (q.removed || q.op_type != "QuantizeLinear" || q.inputs.size() < 3 || q.attrs.i("block_size", 0) != 0 ||
+      q.attrs.has("saturate"))
+    return false;
+  const int out = g.values[v].elem;
+  if ((out != kUint8 && out != kInt8) || g.values[q.inputs[0]].elem != kFloat) return false;
+  if (!same_param(g, q.inputs[1], p.inputs[1]) || !same_param(g, q.inputs[2], p.inputs[2]) || !const_of(g, p.inputs[1]))
+    return false;
+  Attr t;
+  t.type = Attr::kInt;
+  t.i = out;
+  p.attrs.set("quantize_input", t);
+  p.inputs[0] = q.inputs[0];
+  q.removed = true;
+  p.fused = "QuantizeLinear+" + p.fused;
+  g.recount();
+  return true;
+}
+
 }  // namespace
 
 void fuse_qdq(Graph& g, PlanStats& s) {
@@ -937,9 +971,14 @@ void fuse_qdq(Graph& g, PlanStats& s) {
   // QConv: its DequantizeLinear is gone by now).
   for (auto& n : g.nodes)
     if (!n.removed && n.op_type == "gltensor.QConv") s.qdq_dequant_out += fuse_dequant_out(g, n);
+  // And a QConv's input QuantizeLinear (the model's first conv).
+  for (auto& n : g.nodes)
+    if (!n.removed && n.op_type == "gltensor.QConv") s.qdq_quant_in += fuse_quant_in(g, n);
 }
 
 void set_fuse_qdq_output(bool on) { fuse_qdq_out_on = on; }
+
+void set_fuse_qdq_input(bool on) { fuse_qdq_in_on = on; }
 
 void remove_dead(Graph& g, PlanStats& s) {
   bool changed = true;

@@ -64,6 +64,7 @@ struct PlanStats {
   int conv_affine = 0;  ///< fuse_conv_affine: scalar Mul / Add nodes into Conv epilogues
   int qdq_integer = 0, qdq_weights = 0;
   int qdq_dequant_out = 0;  ///< fuse_qdq: output DequantizeLinear nodes into requantizing QConvs
+  int qdq_quant_in = 0;     ///< fuse_qdq: input QuantizeLinear nodes into QConvs (quantize_input)
   int elementwise_groups = 0, elementwise_nodes = 0;  ///< fuse_elementwise: kernels made, nodes in them
   int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
   int layernorm = 0;                                  ///< fuse_layernorm: gltensor.LayerNorm nodes made
@@ -92,6 +93,9 @@ void fuse_qdq(Graph& g, PlanStats& s);
 /// Tests only: with false, fuse_qdq leaves a requantizing QConv's DequantizeLinear a node of its
 /// own (the unfused path, for comparison). Process-wide; not thread-safe against loads in flight.
 void set_fuse_qdq_output(bool on);
+/// Tests and gltensor_model_bench --qdq-fused-input: fuse_qdq's input QuantizeLinear in the QConv
+/// (quantize_input) on, or off (the default: slower on the H100). Process-wide, as above.
+void set_fuse_qdq_input(bool on);
 /// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
 /// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
 /// expression's literals are rounded to float16 as the unfused ops read them.

@@ -1,6 +1,7 @@
 // The block-f32 integer matmul's plan (imatmul_plan.hpp).
 #include "nn/imatmul_plan.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 namespace gltensor::detail {
@@ -34,15 +35,24 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
   const bool wide4x8 = !d.software && choose && wide;
   const bool sliced = wide4x8 && d.max_shared >= 48 << 10;
+  // GPUs, few 64 x 64 tiles (below kFewGroups workgroups: the narrow QDQ net's convs at 56x56):
+  // 4 x 4 with K in two slices (512 invocations, 32 KiB of tiles; below) where that fits, twice
+  // the invocations, each over half of K (the int8 analogue of matmul's K-sliced small-GEMM
+  // kernel). The H100, the narrow net's three convs at 56x56 as one dependent chain
+  // (bench/RESULTS.md, int8n): 0.175 ms against one slice's 0.244, 64 x 32 tiles of two slices
+  // 0.201, of one slice 0.294 (f32 0.197); at 112x112 (196, 196, 392 tiles) one slice 0.320,
+  // two 0.371.
+  const bool few = !d.software && choose && !wide && (p.M + 63) / 64 * ((p.N + 63) / 64) * p.batch < kFewGroups;
   v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
-  // llvmpipe; bench/RESULTS.md); GLTENSOR_IMATMUL_BLOCKS=2: 2 on the GPUs' 64 x 64 tiles too
-  v.blocks = v.bn == 128 || d.software || s.imatmul_blocks == 2 ? 2 : 1;
+  // llvmpipe; bench/RESULTS.md); GLTENSOR_IMATMUL_BLOCKS=2: 2 on the GPUs' 64 x 64 tiles too;
+  // 64 x 32 tiles (GLTENSOR_IMATMUL_TILE=32, GPUs only): 4 x 4
+  v.blocks = v.bn == 128 || (v.bn == 64 && (d.software || s.imatmul_blocks == 2)) ? 2 : 1;
   // GLTENSOR_IMATMUL_RB=2: 8 x 4 per invocation on the GPUs' 64 x 64 tiles; 1: 4 x 8 on 64 x 128
   const int rb = wide4x8                                             ? 1
                  : d.software || !s.imatmul_rb                       ? v.blocks
-                 : v.blocks == 1 && s.imatmul_rb == 2                ? 2
+                 : v.blocks == 1 && v.bn == 64 && s.imatmul_rb == 2  ? 2
                  : v.blocks == 2 && v.bn == 128 && s.imatmul_rb == 1 ? 1
                                                                      : v.blocks;
   v.rb = rb != v.blocks ? rb : 0;
@@ -58,20 +68,23 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
   // at least one A word per tile (64 BK / 4 a multiple of the invocations)
-  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0) v.bk = s.imatmul_bk;
+  // and a B word (BK BN / 4 a multiple of the invocations too)
+  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
+    v.bk = s.imatmul_bk;
   // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
   if (s.imatmul == IMatmulSetting::shared) {
     v.totals = IMatmulVariant::Totals::shared;
     if (imatmul_shared_bytes(v) > d.max_shared) v.totals = IMatmulVariant::Totals::regs;
   }
-  // GLTENSOR_IMATMUL_SLICES=2 (or chosen above): 8 x 8 or 4 x 8 per invocation with K in two
-  // slices per workgroup (twice the invocations), the totals in registers, where the tiles fit
-  // the shared memory and slice 1's totals fit its tiles for the hand-over (8 accumulators of
-  // every invocation per round)
-  if ((s.imatmul_slices == 2 || sliced) && !d.software && v.blocks == 2) {
+  // GLTENSOR_IMATMUL_SLICES=2 (or chosen above): 8 x 8, 4 x 8 or (64 x 32, 64 x 64 tiles) 4 x 4
+  // per invocation with K in two slices per workgroup (twice the invocations), the totals in
+  // registers, where the tiles fit the shared memory and slice 1's totals fit its tiles for the
+  // hand-over (up to 8 accumulators of every invocation per round)
+  if ((s.imatmul_slices == 2 || sliced || few) && !d.software && (v.blocks == 2 || rb == 1)) {
     IMatmulVariant w = v;
     w.slices = 2, w.totals = IMatmulVariant::Totals::regs;
-    const std::int64_t handover = 8 * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
+    const std::int64_t nacc = std::min(4 * rb * v.blocks, 8);
+    const std::int64_t handover = nacc * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
     if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s && 2 * k.local_x <= d.max_invocations)
       v = w, k.local_x *= 2;
   }

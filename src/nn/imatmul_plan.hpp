@@ -39,14 +39,18 @@ struct IMatmulPlan {
 /// invocation; GPUs: 4 x 8 with two K slices).
 inline constexpr std::int64_t kWideGroups = 256;
 
+/// GPUs: workgroups of 64 x 64 tiles below which 4 x 4 per invocation takes two K slices.
+inline constexpr std::int64_t kFewGroups = 128;
+
 /// The block-f32 kernel's form. Software rasterizers: 64 x 128 tiles of 8 x 8 where that makes at
 /// least kWideGroups workgroups, else 64 x 64 of 8 x 8, totals in memory. GPUs: 64 x 128 tiles of
 /// 4 x 8 with two K slices per workgroup (one where 48 KiB of shared memory do not fit) where that
-/// makes at least kWideGroups workgroups, else 64 x 64 of 4 x 4 with A's tile swizzled; totals in
-/// registers, K tiles of 16. Settings (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK)
-/// force forms; the totals in shared memory only where they fit beside the tiles (else registers),
-/// K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
-/// only for 8 x 8 per invocation on GPUs, with the totals in registers.
+/// makes at least kWideGroups workgroups, else 64 x 64 of 4 x 4 with A's tile swizzled, with K
+/// in two slices (512 invocations) below kFewGroups workgroups; totals in registers, K tiles of 16. Settings
+/// (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK) force forms; the totals in shared memory only where they fit beside the
+/// tiles (else registers), K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
+/// for 8 x 8, 4 x 8 and 4 x 4 per invocation on GPUs, with the totals in registers;
+/// GLTENSOR_IMATMUL_TILE=32: 64 x 32 tiles of 4 x 4 (a lab form).
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s);
 
 /// A_SWIZZLE (A's shared tile XOR-swizzled): the plan's choice (-1, the default: GPUs' 4 x 4), or

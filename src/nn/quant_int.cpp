@@ -311,7 +311,7 @@ struct MatmulOperands {
 // CG, H, W], a the filter [G, Og, CG KH KW].
 struct ImplicitConv {
   std::int64_t G, H, W, OW, KH, KW;
-  IntConvOptions o;
+  IntConvOptions o;  ///< quantize_x: b is float32, quantized in the load (QIN)
 };
 
 struct ImplicitParams {
@@ -357,7 +357,11 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   // 8-bit zero points of the operands' own types: every difference is in [-255, 255] and the
   // block-f32 kernel (imatmul.comp) is exact; other zero points: the int32 kernel (IMATMUL).
   const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
-  const IntKernel kern = narrow(za_in, ad) && narrow(zb_in, bd)
+  // QIN: the float32 image quantized in the load, to the zero point's 8-bit type (one value)
+  const bool qin = im && im->o.quantize_x;
+  if (qin && (bd.dtype() != DType::f32 || !zb_in.defined() || zb_in.dtype() != im->o.x_type || zb_n != 1 || !dq))
+    return Tensor();
+  const IntKernel kern = narrow(za_in, ad) && (qin || narrow(zb_in, bd))
                              ? block_f32_kernel({M, N, K, B, K % 4 == 0, N % 4 == 0 && !im}, imatmul_device(dev))
                              : IntKernel{};
   const std::int64_t limit = static_cast<std::int64_t>(std::min<std::uint64_t>(dev.loop_budget(), 1u << 30));
@@ -368,7 +372,7 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   // Split K so that one invocation's loops stay within the loop limit.
   const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * kern.bk;
   const bool fused = dq && kern.block_f32 && K <= chunk;
-  if ((dq && !fused) || (im && !kern.block_f32)) return Tensor();
+  if ((dq && !fused) || (im && !kern.block_f32)) return Tensor();  // (QIN: dq, so fused)
   if (rq && !requant_fits(rq, N)) return Tensor();
   // Zero points: the block-f32 kernel reads them in their own dtype (no conversion), the int32
   // kernel as int32; undefined ones are 0 (block-f32: not read, operand bound to A).
@@ -381,10 +385,11 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   IMatmulVariant bv = kern.v;
   if (im) {
     bv.implicit = true, bv.kh = im->KH, bv.kw = im->KW;
-    bv.rowquad = im->o.stride[1] == 1 && im->OW % 4 == 0 && settings().iconv_gemm != IConvGemmSetting::bytes;
+    bv.rowquad = im->o.stride[1] == 1 && im->OW % 4 == 0 && settings().iconv_gemm != IConvGemmSetting::bytes && !qin;
+    bv.qin = qin;
   }
   const Tensor za = zp(za_in, bv.za_none), zb = zp(zb_in, bv.zb_none);
-  bv.a = ad.dtype(), bv.b = bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
+  bv.a = ad.dtype(), bv.b = qin ? im->o.x_type : bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
   Tensor c = alloc(dev, {B, M, N}, rq && !rq->dequantize ? rq->out : fused ? DType::f32 : DType::i32, op);
   Tensor ys, zy, totals;  // QUANT's y_scale and y_zero_point; DEQUANT's int32 totals in memory
   if (rq) {
@@ -516,7 +521,7 @@ namespace {
 // takes it (nullptr: int32 sums; otherwise float32 / 8-bit, or undefined: the caller's unfused path).
 Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in, const Tensor& zw_in,
                     const IntConvOptions& o, const IntDequant* dq, const IntRequant* rq, const char* op) {
-  need_q8(op, x_in, "x");
+  if (!o.quantize_x) need_q8(op, x_in, "x");
   need_q8(op, w_in, "w");
   if (x_in.dim() != 4 || w_in.dim() != 4)
     throw ShapeError(name(op) + ": x and w must be 4-D (NCHW, OIHW), got " + to_string(x_in.shape()) + " and " +
@@ -551,11 +556,21 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   const Tensor x = dense(x_in), w = dense(w_in);
   if (dq) {
     // 8-bit zero points of the operands' own types (or none): the direct kernel's f32 blocks are exact.
-    const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
-    const IConvDirectPlan plan = plan_iconv_direct(
-        {CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], narrow(zx_in, x) && narrow(zw_in, w), OH * OW, N * G},
-        {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings());
-    if (plan.direct) return iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
+    const auto narrow = [](const Tensor& z, DType t) { return !z.defined() || z.dtype() == t; };
+    const bool exact = narrow(zx_in, o.quantize_x ? o.x_type : x.dtype()) && narrow(zw_in, w.dtype());
+    const IConvDirectPlan plan =
+        plan_iconv_direct({CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], exact, OH * OW, N * G},
+                          {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings());
+    // quantize_x: the direct kernel after the caller's quantize_linear
+    if (plan.direct) return o.quantize_x ? Tensor() : iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
+  }
+  if (o.quantize_x) {  // float32 x quantized in the implicit GEMM's load, or the caller quantizes it first
+    if (!dq || !plan_iconv_implicit(settings())) return Tensor();
+    const std::int64_t Og = O / G, CK = CG * KH * KW;
+    const ImplicitConv im{G, H, W, OW, KH, KW, o};
+    const Tensor y = block_launches({w.reshape({G, Og, CK}), x, Og * CK, CG * H * W, N * G, Og, OH * OW, CK}, zw_in,
+                                    zx_in, &dq_rows, rq, &im, op);
+    return y.defined() ? y.reshape({N, O, OH, OW}) : y;
   }
   // The implicit GEMM: w [G, Og, CG KH KW] @ the image's taps [N G, CG KH KW, OH OW] (1x1
   // filters of stride 1 without groups read x as their columns below already).
@@ -637,9 +652,28 @@ void check_conv_dequant(const Tensor& w, const IntDequant& dq, const char* op) {
 
 }  // namespace
 
+namespace {
+
+// IntConvOptions::quantize_x where the load does not quantize: x quantized by quantize_linear.
+Tensor quantized_x(const Tensor& x, const Tensor& zx, const IntConvOptions& o, const IntDequant& dq, const char* op) {
+  if (!is_q8(o.x_type)) throw DTypeError(name(op) + ": x_type must be uint8 or int8, got " + dtype_name(o.x_type));
+  return quantize_linear(x, dq.scale_a, zx, QAxis{}, o.x_type, QRange::of(o.x_type), "QuantizeLinear");
+}
+
+IntConvOptions without_quantize(IntConvOptions o) {
+  o.quantize_x = false;
+  return o;
+}
+
+}  // namespace
+
 Tensor conv_dequant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const IntDequant& dq, const char* op) {
   check_conv_dequant(w, dq, op);
+  if (o.quantize_x) {
+    Tensor y = integer_conv(x, w, zx, zw, o, &dq, nullptr, op);
+    return y.defined() ? y : conv_dequant(quantized_x(x, zx, o, dq, op), w, zx, zw, without_quantize(o), dq, op);
+  }
   Tensor y = integer_conv(x, w, zx, zw, o, &dq, nullptr, op);
   if (y.defined()) return y;
   return dequant_sums(integer_conv(x, w, zx, zw, o, nullptr, nullptr, op), dq, 1, w.size(0), op);
@@ -658,6 +692,7 @@ Tensor conv_requant(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
     Tensor y = integer_conv(x, w, zx, zw, o, &dq, &rq, op);
     if (y.defined()) return y;
   }
+  if (o.quantize_x) return conv_requant(quantized_x(x, zx, o, dq, op), w, zx, zw, without_quantize(o), dq, rq, op);
   const Tensor q = quantize_linear(apply_epilogue(conv_dequant(x, w, zx, zw, o, dq, op), rq.act), rq.scale,
                                    rq.zero_point, QAxis{}, rq.out, QRange::of(rq.out), op);
   return rq.dequantize ? dequantize_linear(q, rq.scale, rq.zero_point, QAxis{}, op) : q;

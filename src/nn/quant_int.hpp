@@ -72,6 +72,12 @@ struct IntConvOptions {
   std::array<std::int64_t, 2> stride{1, 1}, dilation{1, 1};
   std::array<std::int64_t, 4> padding{0, 0, 0, 0};  ///< top, left, bottom, right
   std::int64_t groups = 1;
+  /// conv_dequant / conv_requant: x is a float tensor, quantized to `x_type` (u8 / i8) with x's
+  /// scale (IntDequant::scale_a) and zx as QuantizeLinear does (the QDQ model's input
+  /// QuantizeLinear): in the implicit GEMM's load where it applies (float32 x, one 8-bit zero
+  /// point of x_type), else by quantize_linear first.
+  bool quantize_x = false;
+  DType x_type = DType::u8;
 };
 /// 2-D convolution of (x - zx) with (w - zw) with int32 sums: x [N, C, H, W], w [O, C / groups,
 /// KH, KW] (u8 or i8), zx one value, zw one value or one per output channel. int32 [N, O, OH, OW]:

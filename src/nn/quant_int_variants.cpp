@@ -68,7 +68,8 @@ Defines IMatmulVariant::defines() const {
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
   d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle);  // NSL an int: #if compares it
-  d.value("A_WORDS", a_words ? 1 : 0).value("B_WORDS", b_words && !implicit ? 1 : 0);
+  d.value("A_WORDS", a_words ? 1 : 0);
+  if (!implicit) d.value("B_WORDS", b_words ? 1 : 0);  // (IMPLICIT: bytes or row words; a define fewer)
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
@@ -77,7 +78,13 @@ Defines IMatmulVariant::defines() const {
   const bool q8 = quant && !dq_out;  // 8-bit c
   const DType c = q8 ? y : dequant ? DType::f32 : DType::i32;
   d.operand(0, c, dequant && !q8 ? CT::f32 : CT::i32, true);
-  d.operand(1, a, CT::i32, false).operand(2, b, CT::i32, false);
+  d.operand(1, a, CT::i32, false);
+  if (qin) {
+    d.flag("QIN");
+    d.operand(2, DType::f32, CT::f32, false);
+  } else {
+    d.operand(2, b, CT::i32, false);
+  }
   // zero points absent: the operand is bound to A (never read)
   d.operand(3, za_none ? a : za, CT::i32, false).operand(4, zb_none ? a : zb, CT::i32, false);
   if (dequant) {
@@ -176,6 +183,20 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
     v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    out.push_back(v);
+  }
+  {
+    IMatmulVariant v;  // 4 x 4 on 64 x 32 tiles with two K slices, requantizing, implicit
+    v.bn = 32, v.slices = 2, v.a_swizzle = true, v.implicit = true, v.kh = v.kw = 3, v.b_words = false;
+    v.rowquad = true, v.dequant = v.dq_row = v.bias = v.quant = true;
+    out.push_back(v);
+    v.dq_out = true;  // the last conv's output dequantized
+    out.push_back(v);
+    v.dq_out = false, v.rowquad = false, v.qin = true;  // the input QuantizeLinear in the first conv
+    out.push_back(v);
+    v.bn = 64, v.b = v.zb = DType::i8;  // 4 x 4 on 64 x 64 with two K slices (GPUs' few tiles), int8 image
+    out.push_back(v);
+    v.qin = false, v.dq_out = true, v.rowquad = true;  // the last conv
     out.push_back(v);
   }
   {

@@ -28,7 +28,7 @@ struct QuantIntVariant {
 
 struct IMatmulVariant {
   static constexpr const char* kFile = "imatmul.comp";
-  std::int64_t bn = 64;         ///< BN: the tile's columns (64 or 128)
+  std::int64_t bn = 64;         ///< BN: the tile's columns (32, 64 or 128; 32: 4 x 4)
   int blocks = 1;               ///< RB = CB: 4 x 4 blocks per invocation along each dim (1, 2; 2 where bn is 128)
   std::int64_t iblock_k = 256;  ///< IBLOCK_K: values of K per exact f32 sum
   std::int64_t bk = 16;         ///< BK: values of K per shared-memory tile (16, or 8 where BM BK / 4 >= invocations)
@@ -54,7 +54,10 @@ struct IMatmulVariant {
   /// kh x kw filter's taps (IKH, IKW).
   bool implicit = false;
   std::int64_t kh = 1, kw = 1;
-  bool rowquad = false;    ///< ROWQUAD (implicit, stride 1 along rows, OW % 4 == 0): row words
+  bool rowquad = false;  ///< ROWQUAD (implicit, stride 1 along rows, OW % 4 == 0): row words
+  /// QIN (implicit, dequant): b is the float32 image, quantized to `b` (u8 / i8) as it is read
+  /// with x's scale (operand 5) and one zero point (operand 4); not with rowquad.
+  bool qin = false;
   int rb = 0;              ///< RB where it differs from `blocks` (2 with blocks 1: 8 x 4 per invocation)
   int slices = 1;          ///< NSL: K slices per workgroup (2: each NT invocations, totals in registers)
   bool a_swizzle = false;  ///< A_SWIZZLE: A's shared tile swizzled (conflict-free stores; GPUs' 4 x 4)

@@ -183,7 +183,7 @@ Settings Settings::from_env() {
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
   s.fuse_layernorm = env("GLTENSOR_FUSE_LAYERNORM") != "0";
   s.fuse_attention = env("GLTENSOR_FUSE_ATTENTION") != "0";
-  if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 64 || t == 128) s.imatmul_tile = t;
+  if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 32 || t == 64 || t == 128) s.imatmul_tile = t;
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_BK").c_str()); t == 8 || t == 16) s.imatmul_bk = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
   if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;

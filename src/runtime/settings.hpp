@@ -106,9 +106,9 @@ struct Settings {
   IMatmulSetting imatmul = IMatmulSetting::choose;
   /// GLTENSOR_IMATMUL_BK=8|16: the block-f32 integer matmul's K tile (0 = choose: 16).
   int imatmul_bk = 0;
-  /// GLTENSOR_IMATMUL_TILE=64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
-  /// choose: 128, 4 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4;
-  /// nn/imatmul_plan.cpp).
+  /// GLTENSOR_IMATMUL_TILE=32|64|128: the block-f32 integer matmul's tile width on GPUs ("" or 0 =
+  /// choose: 128, 4 x 8 per invocation, where that makes at least 256 workgroups, else 64, 4 x 4
+  /// (two K slices below 128 workgroups); 32: 4 x 4, a lab form; nn/imatmul_plan.cpp).
   int imatmul_tile = 0;
   /// GLTENSOR_IMATMUL_RB=2: the 64 x 64 tiles on GPUs with 8 x 4 outputs per invocation (128
   /// invocations) instead of 4 x 4; 1: the 64 x 128 tiles (GLTENSOR_IMATMUL_TILE=128) with 4 x 8
@@ -117,9 +117,9 @@ struct Settings {
   /// GLTENSOR_IMATMUL_BLOCKS=2: the 64 x 64 tiles on GPUs with 8 x 8 outputs per invocation (64
   /// invocations; 0 = choose).
   int imatmul_blocks = 0;
-  /// GLTENSOR_IMATMUL_SLICES=2: the 64 x 128 tiles of 8 x 8 (GLTENSOR_IMATMUL_TILE=128) with K in
-  /// two slices per workgroup (256 invocations; as matmul's sliced VEC4 kernel), the totals in
-  /// registers (0 = choose).
+  /// GLTENSOR_IMATMUL_SLICES=2: the 64 x 128 tiles of 8 x 8 (GLTENSOR_IMATMUL_TILE=128; or 4 x 4 on
+  /// 64 x 32 / 64 x 64) with K in two slices per workgroup (as matmul's sliced VEC4 kernel), the
+  /// totals in registers (0 = choose).
   int imatmul_slices = 0;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).

@@ -4,6 +4,7 @@
 // against float64 references, and the ModelError cases at load and at run; the forms of opsets
 // 18 to 21 against ONNX Runtime (npm onnxruntime-node in GLTENSOR_MODEL_CACHE, through
 // tools/ort-reference/ort_run.js) and float64 references.
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -1296,6 +1297,65 @@ TEST(Model, DynamicQuantizedMatMulMatchesOnnxRuntime) {
   expect_matches_ort(m, "dynamic_quant_matmul", {{"x", {uniform(rng, M * K, -3, 2), {M, K}}}}, {"y"}, 1e-4, 1e-4);
 }
 
+namespace {
+
+// The QDQ conv's nodes: x -> QuantizeLinear (q_scale, q_zero) -> DequantizeLinear (xs, xz) ->
+// Conv (DequantizeLinear of wq, ws, wz per output channel; bias; pads 1) -> Relu ->
+// QuantizeLinear (ys, yz) -> DequantizeLinear (ys, yz) -> `y`.
+void qdq_conv_relu_nodes(B& m, const char* q_scale, const char* q_zero, const char* y) {
+  m.node("QuantizeLinear", {"x", q_scale, q_zero}, {"xq"});
+  m.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+  B::attr_i(m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}), "axis", 0);
+  B::attr_ints(m.node("Conv", {"xd", "wd", "bias"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"});
+  m.node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"});
+  m.node("DequantizeLinear", {"rq", "ys", "yz"}, {y});
+}
+
+// A QDQ model run with one of fuse_qdq's switches on ([1]) and off ([0]), then set back to its
+// default `was`: y's values and the dispatches of the run; `planned`, the plan summary's words
+// for the fusion, only where it is on.
+struct FuseRuns {
+  std::vector<float> got[2];
+  std::uint64_t dispatches[2];
+};
+FuseRuns run_fused_unfused(const std::string& path, const Tensor& x, void (*set)(bool), bool was, const char* planned) {
+  FuseRuns r;
+  for (int fuse : {1, 0}) {
+    set(fuse != 0);
+    Model mod = Model::load(device(), path);
+    set(was);
+    const std::string plan = mod.plan_summary();
+    EXPECT_EQ(plan.find(planned) != std::string::npos, fuse != 0) << plan;
+    const std::uint64_t d0 = device().dispatch_count();
+    r.got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
+    r.dispatches[fuse] = device().dispatch_count() - d0;
+  }
+  return r;
+}
+
+// The exact sum of a 3x3 QDQ conv (pads 1, stride sh x 1) over the 8-bit image q_of(x) - xz and
+// the int8 weights wq - wz (one zero point per output channel) at output (n, o, oh, ow).
+template <class Q>
+std::int64_t qdq_conv3x3_sum(const std::vector<float>& xv, const std::vector<std::int32_t>& wq,
+                             const std::vector<std::int32_t>& wz, std::array<std::int64_t, 4> chw_sh, int xz,
+                             std::array<std::int64_t, 4> at, Q q_of) {
+  const auto [C, H, W, sh] = chw_sh;
+  const auto [n, o, oh, ow] = at;
+  std::int64_t sum = 0;
+  for (std::int64_t c = 0; c < C; ++c)
+    for (std::int64_t kh = 0; kh < 3; ++kh)
+      for (std::int64_t kw = 0; kw < 3; ++kw) {
+        const std::int64_t h = oh * sh - 1 + kh, w = ow - 1 + kw;
+        if (h < 0 || h >= H || w < 0 || w >= W) continue;
+        const int q = q_of(xv[((n * C + c) * H + h) * W + w]);
+        sum += std::int64_t(q - xz) * (wq[((o * C + c) * 3 + kh) * 3 + kw] - wz[o]);
+      }
+  return sum;
+}
+
+}  // namespace
+
 TEST(Model, QdqConvAndMatMulRunAsIntegerOpsAndMatchOnnxRuntime) {
   // quantize_static's QDQ form: activations Q -> DQ, weights int8 per output channel through DQ.
   GLT_RNG(rng);
@@ -1307,13 +1367,7 @@ TEST(Model, QdqConvAndMatMulRunAsIntegerOpsAndMatchOnnxRuntime) {
   m.init("ws", {O}, uniform(rng, O, 0.002f, 0.01f)).init_int("wz", {O}, std::vector<std::int32_t>(O, 0), kI8);
   m.init("bias", {O}, uniform(rng, O));
   m.init("ys", {}, {0.05f}).init_int("yz", {}, {0}, kU8);
-  m.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
-  m.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
-  B::attr_i(m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}), "axis", 0);
-  B::attr_ints(m.node("Conv", {"xd", "wd", "bias"}, {"c"}), "pads", {1, 1, 1, 1});
-  m.node("Relu", {"c"}, {"r"});
-  m.node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"});
-  m.node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"});
+  qdq_conv_relu_nodes(m, "xs", "xz", "y");
   // MatMul with a per-column int8 weight, and a Gemm (transB) whose weight stays int8.
   m.init("as", {}, {0.03f}).init_int("az", {}, {10}, kI8);
   m.init_int("bq", {K, N}, q_values(rng, K * N, -127, 127), kI8);
@@ -1441,15 +1495,8 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
         for (std::int64_t o = 0; o < O; ++o)
           for (std::int64_t oh = 0; oh < OH; ++oh)
             for (std::int64_t ow = 0; ow < OW; ++ow) {
-              std::int64_t sum = 0;
-              for (std::int64_t c = 0; c < C; ++c)
-                for (std::int64_t kh = 0; kh < 3; ++kh)
-                  for (std::int64_t kw = 0; kw < 3; ++kw) {
-                    const std::int64_t h = oh * sh - 1 + kh, w = ow - 1 + kw;
-                    if (h < 0 || h >= H || w < 0 || w >= W) continue;
-                    const int q = quant(double(xv[((n * C + c) * H + h) * W + w] / xs), xz);
-                    sum += std::int64_t(q - xz) * (wq[((o * C + c) * 3 + kh) * 3 + kw] - wz[o]);
-                  }
+              const std::int64_t sum = qdq_conv3x3_sum(xv, wq, wz, {C, H, W, sh}, xz, {n, o, oh, ow},
+                                                       [&](float xf) { return quant(double(xf / xs), xz); });
               double v = double(sum) * double(xs * ws[o]) + bias[o];
               if (std::string(act) == "Relu") v = std::max(v, 0.0);
               if (std::string(act) == "Clip") v = std::clamp(v, double(-0.3f), double(0.4f));
@@ -1468,18 +1515,8 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
         SCOPED_TRACE(pp.name);
         ScopedSettings st;
         st->conv = pp.conv, st->iconv_gemm = pp.gemm, st->qconv_requant = pp.requant;
-        std::vector<float> got[2];
-        std::uint64_t dispatches[2];
-        for (int fuse : {1, 0}) {
-          model::set_fuse_qdq_output(fuse != 0);
-          Model mod = Model::load(device(), path);
-          model::set_fuse_qdq_output(true);
-          const std::string plan = mod.plan_summary();
-          EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
-          const std::uint64_t d0 = device().dispatch_count();
-          got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
-          dispatches[fuse] = device().dispatch_count() - d0;
-        }
+        auto [got, dispatches] =
+            run_fused_unfused(path, x, model::set_fuse_qdq_output, true, "1 output DequantizeLinear in the QDQ conv");
         // 35 positions on the GEMM paths: unfused, the separate ops (8-bit words need 4 | positions)
         if (pp.requant)
           EXPECT_LE(dispatches[1] + 1, dispatches[0]);
@@ -1496,6 +1533,96 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
         EXPECT_GT(exact, static_cast<int>(want.size()) * 9 / 10);
         EXPECT_LT(saturated, static_cast<int>(want.size()) / 2);
       }
+    }
+  }
+}
+
+// fuse_qdq: the first QDQ conv's input QuantizeLinear (float32 graph input, the same scale and
+// zero point as the DequantizeLinear) quantized in the conv's load (quantize_input; the implicit
+// GEMM's QIN; set_fuse_qdq_input(true), off by default): bit for bit the unfused model's with uint8 and int8
+// inputs, exact ties (round half to even), values past both ends of the range and NaN (the zero
+// point), on each conv path (the default: the direct kernel on llvmpipe, after a QuantizeLinear
+// op; the implicit GEMM in the device's form and the GPUs' 64 x 64 forms of one and two K slices,
+// one dispatch fewer; im2col), within one output quantum of a float64 reference.
+TEST(Model, QdqConvQuantizesItsInputInTheConv) {
+  GLT_RNG(rng);
+  using detail::ConvSetting;
+  using detail::IConvGemmSetting;
+  const std::int64_t N = 2, C = 5, O = 6, H = 8, W = 7;  // 56 positions; K 45
+  const float xs = 0.02f, ys = 0.03f;
+  for (int elem : {kU8, kI8}) {
+    SCOPED_TRACE(elem == kU8 ? "uint8" : "int8");
+    const int lo = elem == kU8 ? 0 : -128, hi = elem == kU8 ? 255 : 127, xz = elem == kU8 ? 131 : -5, yz = 2;
+    const auto quant = [&](double v, int z) {  // ONNX QuantizeLinear of v = x / scale
+      return std::isnan(v) ? z : static_cast<int>(std::clamp(std::nearbyint(v) + z, double(lo), double(hi)));
+    };
+    const std::vector<std::int32_t> wq = q_values(rng, O * C * 9, -127, 127), wz = q_values(rng, O, -3, 3);
+    const std::vector<float> ws = uniform(rng, O, 0.002f, 0.01f), bias = uniform(rng, O);
+    const auto save = [&](bool same) {
+      B m(13);
+      m.input("x", {N, C, H, W}).output("y", {N, O, H, W});
+      m.init("xs", {}, {xs}).init_int("xz", {}, {xz}, elem).init("xs2", {}, {xs * 2}).init_int("xz2", {}, {xz}, elem);
+      m.init_int("wq", {O, C, 3, 3}, wq, kI8).init("ws", {O}, ws).init_int("wz", {O}, wz, kI8);
+      m.init("bias", {O}, bias).init("ys", {}, {ys}).init_int("yz", {}, {yz}, elem);
+      qdq_conv_relu_nodes(m, same ? "xs" : "xs2", "xz2", "y");
+      return m.save("qdq_quant_in");
+    };
+    {  // a QuantizeLinear of another scale stays a node of its own
+      model::set_fuse_qdq_input(true);
+      const std::string plan = Model::load(device(), save(false)).plan_summary();
+      model::set_fuse_qdq_input(false);
+      EXPECT_EQ(plan.find("input QuantizeLinear"), std::string::npos) << plan;
+    }
+    const std::string path = save(true);
+    std::vector<float> xv = uniform(rng, N * C * H * W, -2, 2);
+    for (std::size_t i = 0; i < xv.size(); i += 7) xv[i] = (std::floor(xv[i] / xs) + 0.5f) * xs;  // ties (mostly)
+    xv[3] = 100, xv[10] = -100, xv[17] = std::nanf("");
+    const Tensor x = Tensor::from_host(device(), xv, {N, C, H, W});
+    std::vector<double> want(N * O * H * W);
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t o = 0; o < O; ++o)
+        for (std::int64_t oh = 0; oh < H; ++oh)
+          for (std::int64_t ow = 0; ow < W; ++ow) {
+            const std::int64_t sum =  // float32 division
+                qdq_conv3x3_sum(xv, wq, wz, {C, H, W, 1}, xz, {n, o, oh, ow},
+                                [&](float xf) { return quant(std::isnan(xf) ? double(xf) : double(xf / xs), xz); });
+            const double v = std::max(double(sum) * double(xs * ws[o]) + bias[o], 0.0);
+            want[((n * O + o) * H + oh) * W + ow] = (quant(v / ys, yz) - yz) * double(ys);
+          }
+    struct Path {
+      const char* name;
+      ConvSetting conv;
+      IConvGemmSetting gemm;
+      int tile;  // GLTENSOR_IMATMUL_TILE with GLTENSOR_MATMUL_KERNEL=gpu (0: the device's plan)
+      bool fewer;
+    };
+    for (const Path& pp :
+         {Path{"default", ConvSetting::choose, IConvGemmSetting::choose, 0, false},
+          Path{"implicit", ConvSetting::im2col, IConvGemmSetting::implicit, 0, true},
+          Path{"implicit 64 x 64", ConvSetting::im2col, IConvGemmSetting::implicit, 64, true},
+          Path{"implicit, 64 x 64, two slices", ConvSetting::im2col, IConvGemmSetting::implicit, -1, true},
+          Path{"im2col", ConvSetting::im2col, IConvGemmSetting::im2col, 0, false}}) {
+      SCOPED_TRACE(pp.name);
+      ScopedSettings st;
+      st->conv = pp.conv, st->iconv_gemm = pp.gemm;
+      if (pp.tile) st->matmul_kernel = detail::MatmulKernelSetting::gpu;  // -1: the GPUs' plan for few tiles
+      if (pp.tile > 0) st->imatmul_tile = static_cast<int>(pp.tile);
+      auto [got, dispatches] =
+          run_fused_unfused(path, x, model::set_fuse_qdq_input, false, "1 input QuantizeLinear in the QDQ conv");
+      if (pp.fewer)
+        EXPECT_EQ(dispatches[1] + 1, dispatches[0]);
+      else if (pp.gemm == IConvGemmSetting::im2col)
+        EXPECT_EQ(dispatches[1], dispatches[0]);  // a QuantizeLinear op either way
+      else
+        EXPECT_LE(dispatches[1], dispatches[0]);  // the device's path (llvmpipe: the direct kernel, equal)
+      ASSERT_EQ(got[1].size(), want.size());
+      int exact = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(got[1][i], got[0][i]) << i << " fused vs unfused";
+        ASSERT_LE(std::fabs(got[1][i] - want[i]), ys * 1.001) << i;
+        exact += got[1][i] == static_cast<float>(want[i]);
+      }
+      EXPECT_GT(exact, static_cast<int>(want.size()) * 9 / 10);
     }
   }
 }

@@ -260,19 +260,27 @@ TEST(IConvImplicit, LimitsSplitK) {
 // with two K slices (each slice's 256 invocations hand over 8 accumulators: all of Bs; 48 KiB of
 // shared memory: GPUs only). A's tile swizzled (A_SWIZZLE) as planned (the GPUs' 4 x 4: forms 0
 // and 4), and forms 13-17 with it set (set_imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
-// 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices; 18: 4 x 4 unswizzled.
+// 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices; 18: 4 x 4 on 64 x 64
+// unswizzled. Form 0 (the plan's choice for these few tiles) is 4 x 4 on 64 x 64 tiles with two
+// K slices (32 KiB of shared memory); 19: 4 x 4 on 64 x 64 with one (GLTENSOR_IMATMUL_TILE=64, the
+// plan's choice for more tiles), 20: 4 x 4 on 64 x 32 with one K slice (GLTENSOR_IMATMUL_TILE=32),
+// 21: 4 x 4 on 64 x 32 with two K slices.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  struct Swizzle {  // forced for forms 13 and up; the plan's choice again after each
+  struct Swizzle {  // forced for forms 13 to 18; the plan's choice again after each
     explicit Swizzle(int mode) { set_imatmul_swizzle(mode); }
     ~Swizzle() { set_imatmul_swizzle(-1); }
   };
-  for (int f = 0; f < 19; ++f) {
+  for (int f = 0; f < 22; ++f) {
     SCOPED_TRACE("form " + std::to_string(f));
-    const Swizzle swizzle(f < 13 ? -1 : f < 18 ? 1 : 0);
-    const int form = f < 13 ? f : std::array<int, 6>{1, 2, 9, 8, 10, 0}[static_cast<std::size_t>(f - 13)];
+    const bool own = f < 13 || f > 18;  // the form as its settings give it
+    const Swizzle swizzle(own ? -1 : f < 18 ? 1 : 0);
+    const int form = own ? f : std::array<int, 6>{1, 2, 9, 8, 10, 19}[static_cast<std::size_t>(f - 13)];
     ScopedSettings s;
     s->matmul_kernel = MatmulKernelSetting::gpu;
+    if (form == 19) s->imatmul_tile = 64;
+    if (form == 20 || form == 21) s->imatmul_tile = 32;
+    if (form == 21) s->imatmul_slices = 2;
     if (form == 1 || form == 5) s->imatmul_rb = 2;
     if (form == 2 || form == 3 || form == 6 || form == 7) s->imatmul_tile = 128;
     if (form == 3 || form == 7) s->imatmul = IMatmulSetting::regs;
@@ -286,6 +294,39 @@ TEST(IConvImplicit, GpuTilings) {
     c.N = 2, c.C = 60, c.H = 9, c.W = 12, c.O = 70, c.o.padding = {1, 1, 1, 1};  // K 540: three blocks
     c.dequant = false;  // the exact sums and the requantizing epilogue (float outputs: the tests above)
     check_case(rng, c);
+  }
+}
+
+// The few-tile forms (4 x 4 on 64 x 64 tiles with two K slices, the GPUs' plan below kFewGroups
+// 64 x 64 tiles; 64 x 32 tiles with two K slices and with one) at odd shapes: positions and taps not multiples of 4
+// (bytes, the dequantized form), a 1x1 image, one K tile in two slices (slice 1 past K: zero products), K at its
+// extremes (sums past 2^24), K split over launches under a lowered loop limit (int32 sums added to), and the
+// dequantized outputs.
+TEST(IConvImplicit, GpuFewTiles) {
+  GLT_RNG(rng);
+  for (int form = 0; form < 3; ++form) {  // the plan's; 64 x 32 with two K slices, with one
+    SCOPED_TRACE("form " + std::to_string(form));
+    ScopedSettings s;
+    s->matmul_kernel = MatmulKernelSetting::gpu;
+    if (form > 0) s->imatmul_tile = 32, s->imatmul_slices = form == 1 ? 2 : 0;
+    Case c;
+    c.N = 1, c.C = 7, c.H = 7, c.W = 9, c.O = 5, c.o.padding = {1, 1, 1, 1};  // 63 positions, K 63
+    check_case(rng, c);
+    c = Case{};
+    c.N = 1, c.C = 1, c.H = c.W = 1, c.O = 3, c.o.padding = {1, 1, 1, 1};  // K 9: one K tile
+    check_case(rng, c);
+    c = Case{};
+    c.N = 3, c.C = 33, c.H = 6, c.W = 8, c.O = 65, c.o.padding = {1, 1, 1, 1}, c.vs_im2col = true;  // 2 row tiles
+    check_case(rng, c);
+    c = Case{};  // K 2700 at its extremes: sums past 2^24, several exact blocks per slice
+    c.C = 300, c.H = 4, c.W = 5, c.O = 3, c.extremes = true;
+    check_case(rng, c);
+    {
+      ScopedLoopLimit lim(1000);
+      c = Case{};
+      c.C = 64, c.H = 5, c.W = 6, c.O = 6, c.o.padding = {1, 1, 1, 1}, c.dispatches = kSplit;
+      check_case(rng, c);
+    }
   }
 }
 

@@ -319,6 +319,33 @@ TEST(PlanIMatmul, Forms) {
   k = plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s);  // 98 workgroups: 4 x 4 on 64 x 64, A swizzled
   EXPECT_EQ(form(k), (Form{64, 1, 0, 1, 256u, true}));
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+  // fewer than kFewGroups 64 x 64 tiles (the narrow QDQ net at 56x56: 49, 49, 98): 4 x 4 on
+  // 64 x 64 with two K slices, 32 KiB of tiles; one slice where those or 512 invocations do not
+  // fit, and in software
+  for (const IMatmulProblem few : {IMatmulProblem{64, 3136, 288, 1}, IMatmulProblem{128, 3136, 576, 1}}) {
+    k = plan_imatmul(few, gpu, s);
+    EXPECT_EQ(form(k), (Form{64, 1, 0, 2, 512u, true}));
+    EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+    EXPECT_EQ(imatmul_shared_bytes(k.v), 32 << 10);
+    EXPECT_EQ(form(plan_imatmul(few, {false, 24 << 10}, s)), (Form{64, 1, 0, 1, 256u, true}));
+    EXPECT_EQ(form(plan_imatmul(few, {false, 48 << 10, 256}, s)), (Form{64, 1, 0, 1, 256u, true}));
+    EXPECT_EQ(plan_imatmul(few, sw, s).v.slices, 1);
+  }
+  EXPECT_EQ(plan_imatmul({64, 3136 * 3, 288, 1}, gpu, s).v.slices, 1);  // 147 of 64 x 64
+  EXPECT_EQ(plan_imatmul({64, 3136, 288, 3}, gpu, s).v.slices, 1);      // batch 3: 147
+  s.imatmul_tile = 32;  // forced: one slice (128 invocations), K tiles of 8 not taken (B words)
+  EXPECT_EQ(form(plan_imatmul(p, gpu, s)), (Form{32, 1, 0, 1, 128u, true}));
+  s.imatmul_bk = 8;
+  EXPECT_EQ(plan_imatmul(p, gpu, s).v.bk, 16);
+  s.imatmul_slices = 2, s.imatmul_blocks = 2, s.imatmul_rb = 2;  // 4 x 4 only, two slices
+  EXPECT_EQ(form(plan_imatmul(p, gpu, s)), (Form{32, 1, 0, 2, 256u, true}));
+  EXPECT_EQ(plan_imatmul(p, sw, s).v.bn, 128);  // software: never
+  s = Settings{};
+  s.imatmul_tile = 64, s.imatmul_slices = 2;  // 4 x 4 on 64 x 64 with two slices: 512 invocations, 32 KiB
+  k = plan_imatmul(p, gpu, s);
+  EXPECT_EQ(form(k), (Form{64, 1, 0, 2, 512u, true}));
+  EXPECT_EQ(imatmul_shared_bytes(k.v), 32 << 10);
+  s = Settings{};
   EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, sw, s).v.a_swizzle);  // software: never
   set_imatmul_swizzle(0);  // the lab knob: off, then on for any form
   EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s).v.a_swizzle);
