@@ -22,11 +22,15 @@ for phase in "$@"; do
            log="$OUT/$phase.txt"; : > "$log"
            [ $phase = testsgl ] && export GLTENSOR_API=gl
            [ $phase = testsloops ] && export GLTENSOR_CHECK_LOOPS=1
-           for t in "$P"/bin/test_*; do
-             timeout 120 "$t" --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
-             echo "$(basename "$t") rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' /tmp/t.log | tr '\n' ' ')" | tee -a "$log"
-             [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" /tmp/t.log | head -60 >> "$log"
-           done
+           # TEST_JOBS programs at a time (default 1), each with its own program cache and log
+           # folder, their summaries in the programs' order
+           mkdir -p /tmp/tests-logs
+           ls "$P"/bin/test_* | xargs -P "${TEST_JOBS:-1}" -I{} bash -c '
+             t={}; n=$(basename "$t"); l=/tmp/tests-logs/$n.log
+             GLTENSOR_CACHE_DIR=$GLTENSOR_CACHE_DIR/$n timeout 120 "$t" --gtest_brief=1 > "$l" 2>&1; rc=$?
+             { echo "$n rc=$rc $(grep -E "^\[  (PASSED|FAILED) " "$l" | tr "\n" " ")"
+               [ $rc -ne 0 ] && grep -E -A8 "Failure|error|exception" "$l" | head -60; } > "$l.sum"; cat "$l.sum" | head -1'
+           for t in "$P"/bin/test_*; do cat "/tmp/tests-logs/$(basename "$t").log.sum" >> "$log"; done
            unset GLTENSOR_API GLTENSOR_CHECK_LOOPS ;;
     bench) timeout 420 "$P/bin/gltensor_bench" --benchmark_format=json --benchmark_out="$OUT/gltensor.json" \
              --benchmark_min_time=0.2 > "$OUT/bench.txt" 2>&1; echo "bench rc=$?"; tail -25 "$OUT/bench.txt"
