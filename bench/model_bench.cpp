@@ -38,7 +38,8 @@
 // through the passes belongs to the load, one that moves is the GPU's), with each node's GPU time
 // in the first pass (one run with GLTENSOR_MODEL_TRACE's per-node scopes) and the pool's new
 // buffers per load; --qdq-replay: replayed models; --trim: Device::trim before each load;
-// --pool-min BYTES: the pool's size classes at least this (detail::set_pool_min_class).
+// --pool-min BYTES: the pool's size classes at least this (Settings::pool_min_class, as
+// GLTENSOR_POOL_MIN_CLASS).
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
@@ -60,7 +61,6 @@
 
 #include "gltensor/gltensor.hpp"
 #include "model/onnx_builder.hpp"
-#include "runtime/pool_classes.hpp"
 #include "runtime/settings.hpp"
 
 using namespace gltensor;
@@ -455,7 +455,8 @@ int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool repl
       "device: %s; wide net 64-128-128-256-256 at %lldx%lld, %s runs; %d int8 loads + 2 f32 loads alive "
       "together; GPU ms per run (profiler), min / max of 3 rounds of %d; pool trim %s, min class %zu\n\n",
       dev.caps().renderer.c_str(), static_cast<long long>(hw), static_cast<long long>(hw),
-      replay ? "replayed" : "plain", loads, runs, trim_pool ? "before each load" : "no", detail::pool_min_class());
+      replay ? "replayed" : "plain", loads, runs, trim_pool ? "before each load" : "no",
+      detail::settings().pool_min_class);
   struct Load {
     std::string name;
     Model model;
@@ -611,7 +612,7 @@ int main(int argc, char** argv) {
       for (std::string d; std::getline(ss, d, 'x');) sh.push_back(std::stoll(d));
       shapes[s.substr(0, eq)] = sh;
     }
-    if (pool_min) detail::set_pool_min_class(pool_min);
+    if (pool_min) detail::settings().pool_min_class = pool_min;
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
     if (qdq_loads_n > 0) {
       Device dev = Device::open();

@@ -8,6 +8,7 @@
 
 #include "model/ops.hpp"
 #include "ops/fused_elementwise.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor::model {
 
@@ -485,14 +486,10 @@ void fuse_muladd(Graph& g, PlanStats& s) {
   }
 }
 
-namespace {
-bool fuse_elementwise_enabled = true;  // set_fuse_elementwise
-}  // namespace
-
 void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s) {
   // (not with f16_constants: the unfused ops would read the constants rounded to float16; not
-  // where tests turned fusion off for the node-by-node path)
-  if (f16_constants || !fuse_elementwise_enabled) return;
+  // with GLTENSOR_FUSE_ELEMENTWISE=0, the node-by-node path)
+  if (f16_constants || !detail::settings().fuse_elementwise) return;
   // A one-element float constant of at most `rank` dims (a higher rank would broadcast the
   // output to it: Mul([1, O, H, W], [1, 1, 1, 1, 1]) is [1, 1, O, H, W]).
   auto scalar = [&](int v, std::size_t rank, double& out) {
@@ -728,10 +725,8 @@ void release_epilogues(Graph& g, PlanStats& s) {
 
 }  // namespace
 
-void set_fuse_elementwise(bool on) { fuse_elementwise_enabled = on; }
-
 void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s) {
-  if (!fuse_elementwise_enabled) return;
+  if (!detail::settings().fuse_elementwise) return;
   g.recount();
   release_epilogues(g, s);
   const int max_inputs = std::min(detail::kFusedMaxInputs, dev.caps().max_ssbo_bindings - 1);
@@ -864,8 +859,6 @@ void fuse_requant(Graph& g, Node& p) {
   bypass(g, p, q, "QuantizeLinear");
 }
 
-bool fuse_qdq_out_on = true;
-
 // The same one-element constant (or both absent: -1).
 bool same_param(const Graph& g, int a, int b) {
   if (a == b) return true;
@@ -879,7 +872,7 @@ bool same_param(const Graph& g, int a, int b) {
 // (float(q - zero_point) * scale of its 8-bit q, bit for bit the two nodes'), the 8-bit type
 // kept in the attribute dequantize_output.
 bool fuse_dequant_out(Graph& g, Node& p) {
-  if (!fuse_qdq_out_on || p.inputs.size() < 9) return false;
+  if (!detail::settings().fuse_qdq_output || p.inputs.size() < 9) return false;
   const int c = sole_consumer(g, p.outputs[0]);
   if (c < 0) return false;
   Node& d = g.nodes[c];
@@ -938,8 +931,6 @@ void fuse_qdq(Graph& g, PlanStats& s) {
   for (auto& n : g.nodes)
     if (!n.removed && n.op_type == "gltensor.QConv") s.qdq_dequant_out += fuse_dequant_out(g, n);
 }
-
-void set_fuse_qdq_output(bool on) { fuse_qdq_out_on = on; }
 
 void remove_dead(Graph& g, PlanStats& s) {
   bool changed = true;

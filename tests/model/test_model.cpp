@@ -1386,7 +1386,7 @@ TEST(Model, QdqConvRequantizesInOneNode) {
 }
 
 // fuse_qdq: the last QDQ conv's output DequantizeLinear (same scale and zero point, graph
-// output) written by the QConv as float32: bit for bit the unfused model's (set_fuse_qdq_output
+// output) written by the QConv as float32: bit for bit the unfused model's (GLTENSOR_FUSE_QDQ_OUTPUT=0
 // (false)) on each conv path (the direct kernel; the implicit GEMM and im2col + the integer
 // matmul with the requantizing epilogue; the separate ops), one dispatch fewer, and within one
 // quantum of a float64 reference (an FMA contraction may move a tie).
@@ -1471,9 +1471,11 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
         std::vector<float> got[2];
         std::uint64_t dispatches[2];
         for (int fuse : {1, 0}) {
-          model::set_fuse_qdq_output(fuse != 0);
-          Model mod = Model::load(device(), path);
-          model::set_fuse_qdq_output(true);
+          Model mod = [&] {  // with the pass or without
+            ScopedSettings pass;
+            pass->fuse_qdq_output = fuse != 0;
+            return Model::load(device(), path);
+          }();
           const std::string plan = mod.plan_summary();
           EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
           const std::uint64_t d0 = device().dispatch_count();
@@ -1532,9 +1534,11 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     o.f16_weights = true;
     Tensor y[2];
     for (int fuse : {1, 0}) {
-      model::set_fuse_qdq_output(fuse != 0);
-      Model mod = Model::load(device(), path, o);
-      model::set_fuse_qdq_output(true);
+      Model mod = [&] {  // with the pass or without
+        ScopedSettings pass;
+        pass->fuse_qdq_output = fuse != 0;
+        return Model::load(device(), path, o);
+      }();
       y[fuse] = mod.run({{"x", x}}).at("y");
     }
     EXPECT_EQ(y[1].dtype(), y[0].dtype());
@@ -1542,9 +1546,11 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
   }
   std::vector<float> got[2];
   for (int fuse : {1, 0}) {
-    model::set_fuse_qdq_output(fuse != 0);
-    Model mod = Model::load(device(), path);
-    model::set_fuse_qdq_output(true);
+    Model mod = [&] {  // with the pass or without
+      ScopedSettings pass;
+      pass->fuse_qdq_output = fuse != 0;
+      return Model::load(device(), path);
+    }();
     const std::string plan = mod.plan_summary();
     EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;

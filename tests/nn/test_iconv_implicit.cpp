@@ -259,19 +259,15 @@ TEST(IConvImplicit, LimitsSplitK) {
 // 64 x 128 with two K slices (GLTENSOR_IMATMUL_SLICES=2), K tiles of 8 and 16; 4 x 8 on 64 x 128
 // with two K slices (each slice's 256 invocations hand over 8 accumulators: all of Bs; 48 KiB of
 // shared memory: GPUs only). A's tile swizzled (A_SWIZZLE) as planned (the GPUs' 4 x 4: forms 0
-// and 4), and forms 13-17 with it set (set_imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
+// and 4), and forms 13-17 with it set (Settings::imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
 // 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices; 18: 4 x 4 unswizzled.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  struct Swizzle {  // forced for forms 13 and up; the plan's choice again after each
-    explicit Swizzle(int mode) { set_imatmul_swizzle(mode); }
-    ~Swizzle() { set_imatmul_swizzle(-1); }
-  };
   for (int f = 0; f < 19; ++f) {
     SCOPED_TRACE("form " + std::to_string(f));
-    const Swizzle swizzle(f < 13 ? -1 : f < 18 ? 1 : 0);
     const int form = f < 13 ? f : std::array<int, 6>{1, 2, 9, 8, 10, 0}[static_cast<std::size_t>(f - 13)];
     ScopedSettings s;
+    s->imatmul_swizzle = f < 13 ? -1 : f < 18 ? 1 : 0;  // forced for forms 13 and up
     s->matmul_kernel = MatmulKernelSetting::gpu;
     if (form == 1 || form == 5) s->imatmul_rb = 2;
     if (form == 2 || form == 3 || form == 6 || form == 7) s->imatmul_tile = 128;

@@ -22,6 +22,13 @@ TEST(Pool, SizeClasses) {
   EXPECT_EQ(Pool::size_class(1 << 20), 1u << 20);
   EXPECT_EQ(Pool::size_class((1 << 20) + 1), (1u << 20) + (1u << 19));
   for (std::size_t b = 1; b < 100000; b = b * 3 + 1) EXPECT_GE(Pool::size_class(b), b);
+  {  // GLTENSOR_POOL_MIN_CLASS: no class below it (a diagnostic)
+    ScopedSettings s;
+    s->pool_min_class = 65536;
+    EXPECT_EQ(Pool::size_class(1), 65536u);
+    EXPECT_EQ(Pool::size_class(70000), Pool::size_class(65537));
+  }
+  EXPECT_EQ(Pool::size_class(1), 256u);
 }
 
 TEST(Pool, ReusesFreedBuffers) {
