@@ -1385,9 +1385,18 @@ TEST(Model, QdqConvRequantizesInOneNode) {
   }
 }
 
+namespace {
+// `path` loaded with fuse_qdq's output step on or off (GLTENSOR_FUSE_QDQ_OUTPUT) for the load.
+Model load_qdq_output(const std::string& path, bool fuse, const ModelOptions& o = {}) {
+  ScopedSettings pass;
+  pass->fuse_qdq_output = fuse;
+  return Model::load(device(), path, o);
+}
+}  // namespace
+
 // fuse_qdq: the last QDQ conv's output DequantizeLinear (same scale and zero point, graph
-// output) written by the QConv as float32: bit for bit the unfused model's (GLTENSOR_FUSE_QDQ_OUTPUT=0
-// (false)) on each conv path (the direct kernel; the implicit GEMM and im2col + the integer
+// output) written by the QConv as float32: bit for bit the unfused model's
+// (GLTENSOR_FUSE_QDQ_OUTPUT=0) on each conv path (the direct kernel; the implicit GEMM and im2col + the integer
 // matmul with the requantizing epilogue; the separate ops), one dispatch fewer, and within one
 // quantum of a float64 reference (an FMA contraction may move a tie).
 TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
@@ -1471,11 +1480,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
         std::vector<float> got[2];
         std::uint64_t dispatches[2];
         for (int fuse : {1, 0}) {
-          Model mod = [&] {  // with the pass or without
-            ScopedSettings pass;
-            pass->fuse_qdq_output = fuse != 0;
-            return Model::load(device(), path);
-          }();
+          Model mod = load_qdq_output(path, fuse != 0);
           const std::string plan = mod.plan_summary();
           EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
           const std::uint64_t d0 = device().dispatch_count();
@@ -1534,11 +1539,7 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     o.f16_weights = true;
     Tensor y[2];
     for (int fuse : {1, 0}) {
-      Model mod = [&] {  // with the pass or without
-        ScopedSettings pass;
-        pass->fuse_qdq_output = fuse != 0;
-        return Model::load(device(), path, o);
-      }();
+      Model mod = load_qdq_output(path, fuse != 0, o);
       y[fuse] = mod.run({{"x", x}}).at("y");
     }
     EXPECT_EQ(y[1].dtype(), y[0].dtype());
@@ -1546,11 +1547,7 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
   }
   std::vector<float> got[2];
   for (int fuse : {1, 0}) {
-    Model mod = [&] {  // with the pass or without
-      ScopedSettings pass;
-      pass->fuse_qdq_output = fuse != 0;
-      return Model::load(device(), path);
-    }();
+    Model mod = load_qdq_output(path, fuse != 0);
     const std::string plan = mod.plan_summary();
     EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
