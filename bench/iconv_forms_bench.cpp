@@ -46,7 +46,7 @@ using int8_bench::round_seconds;
 struct Form {
   const char* name;
   std::function<void(Settings&)> set;
-  int swizzle = -1;  ///< detail::set_imatmul_swizzle while the form runs (-1: the plan's choice)
+  int swizzle = -1;  ///< Settings::imatmul_swizzle while the form runs (-1: the plan's choice)
 };
 
 const std::vector<Form>& all_forms() {
@@ -162,7 +162,7 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
   for (const Form& f : forms) {
     const Settings saved = detail::settings();
     f.set(detail::settings());
-    detail::set_imatmul_swizzle(f.swizzle);
+    detail::settings().imatmul_swizzle = f.swizzle;
     const double ti = chain_ms(dev, runs, [&] {
       Tensor y = qx;
       for (std::size_t l = 0; l < qw.size(); ++l) {
@@ -172,7 +172,6 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
       return y;
     });
     detail::settings() = saved;
-    detail::set_imatmul_swizzle(-1);
     std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
     std::fflush(stdout);
   }
@@ -243,9 +242,8 @@ int main(int argc, char** argv) {
       ops.push_back([=, set = f.set, swizzle = f.swizzle] {
         const Settings saved = detail::settings();
         set(detail::settings());
-        detail::set_imatmul_swizzle(swizzle);
+        detail::settings().imatmul_swizzle = swizzle;
         Tensor y = detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
-        detail::set_imatmul_swizzle(-1);
         detail::settings() = saved;
         return y;
       });

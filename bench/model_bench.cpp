@@ -30,7 +30,7 @@
 // its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run;
 // --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
 // the driver's debug messages with their counts; --qdq-fused-input: the model's input
-// QuantizeLinear in the first QConv (model::set_fuse_qdq_input(true); off by default).
+// QuantizeLinear in the first QConv (GLTENSOR_FUSE_QDQ_INPUT=1, Settings::fuse_qdq_input; off by default).
 // --qdq-loads N (with --qdq-size, default 112): the wide net's GPU time per run by model load
 // (issue 22: the int8 net's was 1.75 ms or 2.4-3.7 ms by load, bench/RESULTS.md "int8gap"): N
 // int8 loads and 2 f32 loads kept alive together, each timed (the profiler's GPU ms per run, 3
@@ -39,7 +39,8 @@
 // through the passes belongs to the load, one that moves is the GPU's), with each node's GPU time
 // in the first pass (one run with GLTENSOR_MODEL_TRACE's per-node scopes) and the pool's new
 // buffers per load; --qdq-replay: replayed models; --trim: Device::trim before each load;
-// --pool-min BYTES: the pool's size classes at least this (detail::set_pool_min_class).
+// --pool-min BYTES: the pool's size classes at least this (Settings::pool_min_class, as
+// GLTENSOR_POOL_MIN_CLASS).
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
@@ -61,8 +62,6 @@
 
 #include "gltensor/gltensor.hpp"
 #include "model/onnx_builder.hpp"
-#include "model/planner.hpp"
-#include "runtime/pool_classes.hpp"
 #include "runtime/settings.hpp"
 
 using namespace gltensor;
@@ -457,7 +456,8 @@ int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool repl
       "device: %s; wide net 64-128-128-256-256 at %lldx%lld, %s runs; %d int8 loads + 2 f32 loads alive "
       "together; GPU ms per run (profiler), min / max of 3 rounds of %d; pool trim %s, min class %zu\n\n",
       dev.caps().renderer.c_str(), static_cast<long long>(hw), static_cast<long long>(hw),
-      replay ? "replayed" : "plain", loads, runs, trim_pool ? "before each load" : "no", detail::pool_min_class());
+      replay ? "replayed" : "plain", loads, runs, trim_pool ? "before each load" : "no",
+      detail::settings().pool_min_class);
   struct Load {
     std::string name;
     Model model;
@@ -615,8 +615,8 @@ int main(int argc, char** argv) {
       for (std::string d; std::getline(ss, d, 'x');) sh.push_back(std::stoll(d));
       shapes[s.substr(0, eq)] = sh;
     }
-    if (pool_min) detail::set_pool_min_class(pool_min);
-    if (qdq_fused_input) model::set_fuse_qdq_input(true);
+    if (pool_min) detail::settings().pool_min_class = pool_min;
+    if (qdq_fused_input) detail::settings().fuse_qdq_input = true;
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
     if (qdq_loads_n > 0) {
       Device dev = Device::open();

@@ -10,7 +10,8 @@
 // where B is K-major, as linear's w.t() is), keeping RM * NF partial dot products in f32, summed
 // by a tree in shared memory (no subgroup operations: they are optional in GL ES).
 // Rows and features past the edge are clamped to the last one (loads in bounds) and not stored;
-// K past the range reads as 0 in both operands (never a NaN's or Inf's partner).
+// K past the range reads as 0 in both operands (never a NaN's or Inf's partner), from loads
+// clamped into the range (no load past a tensor's end, even a discarded one).
 // A_Q: 1 = A read as quads along K (quadA; offsets and row strides multiples of 4, unit K
 // stride), 0 = elements (load1). B_Q: 2 = B read as quads along K (quadB), 0 = elements (load2).
 // K ranges start at multiples of 4 (SPLIT_K chunks are multiples of 16), so quads stay aligned;
@@ -64,24 +65,29 @@ uvec3 batch_offsets(uint z) {
   return off;
 }
 
-// A[row at `off`][k .. k+3], 0 past k1.
+// A[row at `off`][k .. k+3] (k < k1), 0 past k1. Every load stays inside the range: the element
+// form's indices past k1 - 1 are clamped to it and their values replaced by 0 (a select, so a
+// NaN or Inf there never reaches the sum), not loads guarded by a ternary that a compiler may
+// evaluate speculatively past the tensor's end (3 rows of a row-major B).
 vec4 a_quad(uint off, uint k, uint k1) {
 #if A_Q == 1
   if (k + 4u <= k1) return quadA((off + k) >> 2);
 #endif
-  off += k * u_a_sk;
-  return vec4(k < k1 ? float(load1(off)) : 0.0, k + 1u < k1 ? float(load1(off + u_a_sk)) : 0.0,
-              k + 2u < k1 ? float(load1(off + 2u * u_a_sk)) : 0.0, k + 3u < k1 ? float(load1(off + 3u * u_a_sk)) : 0.0);
+  uint kl = k1 - 1u;  // k < k1: the range's last element, inside A
+  vec4 v = vec4(float(load1(off + k * u_a_sk)), float(load1(off + min(k + 1u, kl) * u_a_sk)),
+                float(load1(off + min(k + 2u, kl) * u_a_sk)), float(load1(off + min(k + 3u, kl) * u_a_sk)));
+  return mix(vec4(0.0), v, lessThan(uvec4(k) + uvec4(0u, 1u, 2u, 3u), uvec4(k1)));
 }
 
-// B[k .. k+3][column at `off`], 0 past k1.
+// B[k .. k+3][column at `off`] (k < k1), 0 past k1; loads clamped as a_quad's.
 vec4 b_quad(uint off, uint k, uint k1) {
 #if B_Q == 2
   if (k + 4u <= k1) return quadB((off + k) >> 2);
 #endif
-  off += k * u_b_sk;
-  return vec4(k < k1 ? float(load2(off)) : 0.0, k + 1u < k1 ? float(load2(off + u_b_sk)) : 0.0,
-              k + 2u < k1 ? float(load2(off + 2u * u_b_sk)) : 0.0, k + 3u < k1 ? float(load2(off + 3u * u_b_sk)) : 0.0);
+  uint kl = k1 - 1u;
+  vec4 v = vec4(float(load2(off + k * u_b_sk)), float(load2(off + min(k + 1u, kl) * u_b_sk)),
+                float(load2(off + min(k + 2u, kl) * u_b_sk)), float(load2(off + min(k + 3u, kl) * u_b_sk)));
+  return mix(vec4(0.0), v, lessThan(uvec4(k) + uvec4(0u, 1u, 2u, 3u), uvec4(k1)));
 }
 
 void main() {

@@ -9,8 +9,6 @@ namespace gltensor::model {
 
 namespace {
 
-bool fuse_on = true;
-
 // Softmax over the last of 4 dims: axis 3 or -1 (before opset 13 the input is flattened to 2-D
 // at the axis, default 1, which for the last axis gives the same rows). (Scores of another rank,
 // from a q of rank 5 or more, with axis 3: the fused node runs the nodes' softmax.)
@@ -58,10 +56,8 @@ bool fuse_at(Graph& g, Node& mm2) {
 
 }  // namespace
 
-void set_fuse_attention(bool on) { fuse_on = on; }
-
 void fuse_attention(Graph& g, PlanStats& s) {
-  if (!fuse_on || !detail::settings().fuse_attention) return;
+  if (!detail::settings().fuse_attention) return;
   g.recount();
   for (Node& n : g.nodes) s.attention += fuse_at(g, n) ? 1 : 0;
 }

@@ -11,8 +11,6 @@ namespace gltensor::model {
 
 namespace {
 
-bool fuse_on = true;
-
 // A one-element float constant's value, or NaN; of rank 0 or 1 only (x's rank is unknown when
 // planning, and at least 1: a constant of a higher rank could broadcast the nodes' result to its
 // own, e.g. eps [1, 1, 1] with x [3, 120] gives y [1, 3, 120]).
@@ -93,10 +91,8 @@ bool fuse_at(Graph& g, Node& div) {
 
 }  // namespace
 
-void set_fuse_layernorm(bool on) { fuse_on = on; }
-
 void fuse_layernorm(Graph& g, PlanStats& s) {
-  if (!fuse_on || !detail::settings().fuse_layernorm) return;
+  if (!detail::settings().fuse_layernorm) return;
   g.recount();
   for (Node& n : g.nodes) s.layernorm += fuse_at(g, n) ? 1 : 0;
 }

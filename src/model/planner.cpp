@@ -8,6 +8,7 @@
 
 #include "model/ops.hpp"
 #include "ops/fused_elementwise.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor::model {
 
@@ -486,14 +487,10 @@ void fuse_muladd(Graph& g, PlanStats& s) {
   }
 }
 
-namespace {
-bool fuse_elementwise_enabled = true;  // set_fuse_elementwise
-}  // namespace
-
 void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s) {
   // (not with f16_constants: the unfused ops would read the constants rounded to float16; not
-  // where tests turned fusion off for the node-by-node path)
-  if (f16_constants || !fuse_elementwise_enabled) return;
+  // with GLTENSOR_FUSE_ELEMENTWISE=0, the node-by-node path)
+  if (f16_constants || !detail::settings().fuse_elementwise) return;
   // A one-element float constant of at most `rank` dims (a higher rank would broadcast the
   // output to it: Mul([1, O, H, W], [1, 1, 1, 1, 1]) is [1, 1, O, H, W]).
   auto scalar = [&](int v, std::size_t rank, double& out) {
@@ -729,10 +726,8 @@ void release_epilogues(Graph& g, PlanStats& s) {
 
 }  // namespace
 
-void set_fuse_elementwise(bool on) { fuse_elementwise_enabled = on; }
-
 void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s) {
-  if (!fuse_elementwise_enabled) return;
+  if (!detail::settings().fuse_elementwise) return;
   g.recount();
   release_epilogues(g, s);
   const int max_inputs = std::min(detail::kFusedMaxInputs, dev.caps().max_ssbo_bindings - 1);
@@ -865,8 +860,6 @@ void fuse_requant(Graph& g, Node& p) {
   bypass(g, p, q, "QuantizeLinear");
 }
 
-bool fuse_qdq_out_on = true;
-
 // The same one-element constant (or both absent: -1).
 bool same_param(const Graph& g, int a, int b) {
   if (a == b) return true;
@@ -880,7 +873,7 @@ bool same_param(const Graph& g, int a, int b) {
 // (float(q - zero_point) * scale of its 8-bit q, bit for bit the two nodes'), the 8-bit type
 // kept in the attribute dequantize_output.
 bool fuse_dequant_out(Graph& g, Node& p) {
-  if (!fuse_qdq_out_on || p.inputs.size() < 9) return false;
+  if (!detail::settings().fuse_qdq_output || p.inputs.size() < 9) return false;
   const int c = sole_consumer(g, p.outputs[0]);
   if (c < 0) return false;
   Node& d = g.nodes[c];
@@ -900,15 +893,13 @@ bool fuse_dequant_out(Graph& g, Node& p) {
 // Off by default: on the H100 (bench/RESULTS.md, int8n) the fused load (four float32 reads and
 // divisions per word of every K tile, no row words) cost the wide QDQ net at 112x112 about 5%
 // (1.77-1.80 ms against 1.69 with the QuantizeLinear node) and left the narrow net at 56x56
-// unchanged (0.207-0.214 against 0.212).
-bool fuse_qdq_in_on = false;
-
+// unchanged (0.207-0.214 against 0.212). Off unless GLTENSOR_FUSE_QDQ_INPUT=1 (Settings::fuse_qdq_input).
 // A QConv whose 8-bit input only a per-tensor QuantizeLinear of x_scale and x_zero_point (the
 // same constants; the zero point present) writes, from float32: the QConv reads that float input
 // and quantizes it as it loads it (attribute quantize_input: the 8-bit type), bit for bit the
 // QuantizeLinear's values; the QuantizeLinear node is gone (one dispatch fewer).
 bool fuse_quant_in(Graph& g, Node& p) {
-  if (!fuse_qdq_in_on || p.inputs.size() < 7 || p.inputs[0] < 0 || p.inputs[2] < 0) return false;
+  if (!detail::settings().fuse_qdq_input || p.inputs.size() < 7 || p.inputs[0] < 0 || p.inputs[2] < 0) return false;
   const int v = p.inputs[0], pi = g.values[v].producer;
   if (pi < 0 || g.values[v].uses != 1 || g.values[v].graph_output) return false;
   Node& q = g.nodes[pi];
@@ -975,10 +966,6 @@ void fuse_qdq(Graph& g, PlanStats& s) {
   for (auto& n : g.nodes)
     if (!n.removed && n.op_type == "gltensor.QConv") s.qdq_quant_in += fuse_quant_in(g, n);
 }
-
-void set_fuse_qdq_output(bool on) { fuse_qdq_out_on = on; }
-
-void set_fuse_qdq_input(bool on) { fuse_qdq_in_on = on; }
 
 void remove_dead(Graph& g, PlanStats& s) {
   bool changed = true;

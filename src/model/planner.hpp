@@ -32,6 +32,8 @@
 //                    the same values as the unfused ops. A float32 Conv/ConvTranspose/Gemm/
 //                    MatMul whose epilogue feeds such a node gives the activation back to the
 //                    chain first (conv_direct applies epilogues in a dispatch of its own).
+//                    GLTENSOR_FUSE_ELEMENTWISE=0: off, and fuse_conv_affine with it (the
+//                    node-by-node path, for comparison).
 //   fuse_mlp         (after fuse_muladd, before fuse_elementwise) chains of 2 to 8 float32
 //                    MatMul / Gemm (transA 0) layers with constant weights and bias (fold_affine's
 //                    input 2, Gemm's C per column) and their fused epilogues, each layer's output
@@ -50,7 +52,8 @@
 //                    join it (8-bit output, inputs 7, 8: y_scale, y_zero_point), and then a
 //                    DequantizeLinear of the same scale and zero point that alone reads that
 //                    8-bit output (the net's last layer): float32 output written by the QConv
-//                    (attribute dequantize_output: the 8-bit type), bit for bit the two nodes'.
+//                    (attribute dequantize_output: the 8-bit type), bit for bit the two nodes'
+//                    (GLTENSOR_FUSE_QDQ_OUTPUT=0: that DequantizeLinear left a node of its own).
 //   remove_dead      drops nodes whose outputs nothing reads.
 #pragma once
 #include <string>
@@ -87,30 +90,16 @@ void fuse_muladd(Graph& g, PlanStats& s);
 /// After fuse_muladd: the scalar Mul / Add / gltensor.MulAdd after a Conv (and its activation)
 /// into the Conv's epilogue (Epilogue::scale, shift): one-element constants of at most the
 /// output's rank (no broadcast to a higher one), float32 outputs only, not with f16_constants
-/// (nor with set_fuse_elementwise(false)).
+/// (nor with GLTENSOR_FUSE_ELEMENTWISE=0).
 void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s);
 void fuse_qdq(Graph& g, PlanStats& s);
-/// Tests only: with false, fuse_qdq leaves a requantizing QConv's DequantizeLinear a node of its
-/// own (the unfused path, for comparison). Process-wide; not thread-safe against loads in flight.
-void set_fuse_qdq_output(bool on);
-/// Tests and gltensor_model_bench --qdq-fused-input: fuse_qdq's input QuantizeLinear in the QConv
-/// (quantize_input) on, or off (the default: slower on the H100). Process-wide, as above.
-void set_fuse_qdq_input(bool on);
 /// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
 /// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
 /// expression's literals are rounded to float16 as the unfused ops read them.
 void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s);
-/// Tests only: with false, fuse_elementwise and fuse_conv_affine leave graphs unchanged (the unfused path, for
-/// comparison). Process-wide; not thread-safe against loads in flight.
-void set_fuse_elementwise(bool on);
 void fuse_mlp(Graph& g, const Device& dev, PlanStats& s);
 void fuse_layernorm(Graph& g, PlanStats& s);
-/// Tests only: with false, fuse_layernorm leaves graphs unchanged (as GLTENSOR_FUSE_LAYERNORM=0
-/// does). Process-wide; not thread-safe against loads in flight.
-void set_fuse_layernorm(bool on);
 void fuse_attention(Graph& g, PlanStats& s);
-/// Tests only: with false, fuse_attention leaves graphs unchanged (as GLTENSOR_FUSE_ATTENTION=0).
-void set_fuse_attention(bool on);
 void remove_dead(Graph& g, PlanStats& s);
 
 // Helpers of the rewrites (planner.cpp), shared by the passes in other files.

@@ -2,15 +2,8 @@
 #include "nn/imatmul_plan.hpp"
 
 #include <algorithm>
-#include <atomic>
 
 namespace gltensor::detail {
-
-namespace {
-std::atomic<int> swizzle_mode{-1};  // set_imatmul_swizzle
-}  // namespace
-
-void set_imatmul_swizzle(int mode) { swizzle_mode = mode; }
 
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
@@ -90,9 +83,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   }
   // A's tile swizzled on GPUs for 4 x 4 per invocation (the H100, QDQ convs at 112x112: 1.02-1.06x
   // faster alone, the wide chain of 4 x 4 1.689 ms against 1.763; on 4 x 8 of one slice 0.67x, more
-  // registers; int8gap2), or as set_imatmul_swizzle says
-  const int swz = swizzle_mode.load();
-  v.a_swizzle = swz < 0 ? !d.software && v.blocks == 1 && rb == 1 : swz == 1;
+  // registers; int8gap2), or as Settings::imatmul_swizzle says
+  v.a_swizzle = s.imatmul_swizzle < 0 ? !d.software && v.blocks == 1 && rb == 1 : s.imatmul_swizzle == 1;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16
   k.per_tile = v.totals == IMatmulVariant::Totals::mem ? 101 : 80;

@@ -51,12 +51,9 @@ inline constexpr std::int64_t kFewGroups = 128;
 /// tiles (else registers), K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
 /// for 8 x 8, 4 x 8 and 4 x 4 per invocation on GPUs, with the totals in registers;
 /// GLTENSOR_IMATMUL_TILE=32: 64 x 32 tiles of 4 x 4 (a lab form).
+/// A's tile is swizzled (A_SWIZZLE) for the GPUs' 4 x 4 only, unless GLTENSOR_IMATMUL_SWIZZLE=0|1 (Settings::
+/// imatmul_swizzle) turns it off / on for every form on any device (gltensor_iconv_forms_bench).
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s);
-
-/// A_SWIZZLE (A's shared tile XOR-swizzled): the plan's choice (-1, the default: GPUs' 4 x 4), or
-/// off (0) / on (1) for every form on any device, for the whole process (a lab knob for
-/// gltensor_iconv_forms_bench and the tests, not a Settings variable).
-void set_imatmul_swizzle(int mode);
 
 /// Shared memory of a form in bytes: the double-buffered f32 tiles, and the totals where in shared memory.
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);

@@ -2,7 +2,6 @@
 #include "runtime/pool.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <string>
 
@@ -11,21 +10,13 @@
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/host_staging.hpp"
-#include "runtime/pool_classes.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
 
-namespace {
-std::atomic<std::size_t> min_class{0};  // set_pool_min_class
-}  // namespace
-
-void set_pool_min_class(std::size_t bytes) { min_class = bytes; }
-std::size_t pool_min_class() { return min_class; }
-
 std::size_t Pool::size_class(std::size_t bytes) {
-  bytes = std::max(bytes, min_class.load());
+  bytes = std::max(bytes, settings().pool_min_class);  // GLTENSOR_POOL_MIN_CLASS (a diagnostic)
   if (bytes <= 256) return 256;
   const std::size_t p = std::bit_floor(bytes);
   if (bytes == p) return p;

@@ -183,6 +183,19 @@ Settings Settings::from_env() {
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
   s.fuse_layernorm = env("GLTENSOR_FUSE_LAYERNORM") != "0";
   s.fuse_attention = env("GLTENSOR_FUSE_ATTENTION") != "0";
+  s.fuse_elementwise = env("GLTENSOR_FUSE_ELEMENTWISE") != "0";
+  s.fuse_qdq_output = env("GLTENSOR_FUSE_QDQ_OUTPUT") != "0";
+  s.fuse_qdq_input = env("GLTENSOR_FUSE_QDQ_INPUT") == "1";
+  if (const std::string t = env("GLTENSOR_IMATMUL_SWIZZLE"); t == "0" || t == "1") {
+    s.imatmul_swizzle = t == "1";
+  } else if (!t.empty()) {
+    throw ValueError("gltensor: GLTENSOR_IMATMUL_SWIZZLE=\"" + t + "\" is not one of 0, 1");
+  }
+  if (const std::string t = env("GLTENSOR_POOL_MIN_CLASS"); !t.empty()) {
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)
+      throw ValueError("gltensor: GLTENSOR_POOL_MIN_CLASS=\"" + t + "\" is not a number of bytes");
+    s.pool_min_class = static_cast<std::size_t>(std::stoull(t));
+  }
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 32 || t == 64 || t == 128) s.imatmul_tile = t;
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_BK").c_str()); t == 8 || t == 16) s.imatmul_bk = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));

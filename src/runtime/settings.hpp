@@ -1,5 +1,6 @@
 // Every GLTENSOR_* environment variable, read once (internal). The README lists them for users.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -76,6 +77,11 @@ struct Settings {
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;
+  /// GLTENSOR_POOL_MIN_CLASS=BYTES: every buffer the pool makes is at least this large (0: the
+  /// classes of Pool::size_class, 256 bytes and up). A diagnostic (gltensor_model_bench
+  /// --pool-min): whether a kernel's speed follows its buffers' sizes or places; set before the
+  /// buffers are made (the free lists are keyed by class).
+  std::size_t pool_min_class = 0;
   /// GLTENSOR_MATMUL_KERNEL: vec4|vec4s|vec4u|vec4su|tile64|tile128|reg|gemv|warp forces a matmul variant;
   /// gpu chooses as on a GPU whatever the device (no REG on software rasterizers).
   MatmulKernelSetting matmul_kernel = MatmulKernelSetting::choose;
@@ -121,6 +127,10 @@ struct Settings {
   /// 64 x 32 / 64 x 64) with K in two slices per workgroup (as matmul's sliced VEC4 kernel), the
   /// totals in registers (0 = choose).
   int imatmul_slices = 0;
+  /// GLTENSOR_IMATMUL_SWIZZLE=0|1: A's shared tile XOR-swizzled (A_SWIZZLE) off / on for every
+  /// integer-matmul form on any device ("" (-1): the plan's choice, the GPUs' 4 x 4 form only;
+  /// gltensor_iconv_forms_bench's forms, the tests).
+  int imatmul_swizzle = -1;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
   std::int64_t iconv_groups = 0;
@@ -154,6 +164,16 @@ struct Settings {
   /// GLTENSOR_FUSE_ATTENTION=0: the model planner leaves attention written out in ONNX nodes as
   /// it is (fuse_attention off; for comparison).
   bool fuse_attention = true;
+  /// GLTENSOR_FUSE_ELEMENTWISE=0: the model planner leaves elementwise chains (and the scalar
+  /// affine after a Conv) node by node (fuse_elementwise and fuse_conv_affine off; for comparison).
+  bool fuse_elementwise = true;
+  /// GLTENSOR_FUSE_QDQ_OUTPUT=0: a QDQ net's last DequantizeLinear stays a node of its own rather
+  /// than the requantizing QConv's float32 output (fuse_qdq's output step off; for comparison).
+  bool fuse_qdq_output = true;
+  /// GLTENSOR_FUSE_QDQ_INPUT=1: a QDQ net's first QuantizeLinear is read by the QConv that takes its
+  /// output, the float32 input quantized as it is loaded (fuse_qdq's input step; off by default:
+  /// slower on the H100, bench/RESULTS.md, int8n).
+  bool fuse_qdq_input = false;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.

@@ -16,13 +16,15 @@ struct PlannedRun {
   std::uint64_t dispatches = 0;
 };
 
-/// Loads `path` with the pass set on or off by `set_pass` (then back on), runs it once to compile
-/// the kernels and again counting the dispatches.
+/// Loads `path` with the pass's setting (Settings::fuse_layernorm, ...) `on` or off for the load,
+/// runs it once to compile the kernels and again counting the dispatches.
 inline PlannedRun run_planned(const std::string& path, const std::map<std::string, gltensor::Tensor>& feeds,
-                              const std::string& output, void (*set_pass)(bool), bool on) {
-  set_pass(on);
-  gltensor::Model model = gltensor::Model::load(device(), path);
-  set_pass(true);
+                              const std::string& output, bool gltensor::detail::Settings::*pass, bool on) {
+  gltensor::Model model = [&] {
+    ScopedSettings s;
+    s.operator->()->*pass = on;
+    return gltensor::Model::load(device(), path);
+  }();
   model.run(feeds);  // kernels compiled
   device().synchronize();
   const std::uint64_t d0 = device().dispatch_count();

@@ -1319,12 +1319,15 @@ struct FuseRuns {
   std::vector<float> got[2];
   std::uint64_t dispatches[2];
 };
-FuseRuns run_fused_unfused(const std::string& path, const Tensor& x, void (*set)(bool), bool was, const char* planned) {
+FuseRuns run_fused_unfused(const std::string& path, const Tensor& x, bool detail::Settings::*setting,
+                           const char* planned) {
   FuseRuns r;
   for (int fuse : {1, 0}) {
-    set(fuse != 0);
-    Model mod = Model::load(device(), path);
-    set(was);
+    Model mod = [&] {
+      ScopedSettings pass;  // the fusion on or off for this load only
+      pass.operator->()->*setting = fuse != 0;
+      return Model::load(device(), path);
+    }();
     const std::string plan = mod.plan_summary();
     EXPECT_EQ(plan.find(planned) != std::string::npos, fuse != 0) << plan;
     const std::uint64_t d0 = device().dispatch_count();
@@ -1439,9 +1442,18 @@ TEST(Model, QdqConvRequantizesInOneNode) {
   }
 }
 
+namespace {
+// `path` loaded with fuse_qdq's output step on or off (GLTENSOR_FUSE_QDQ_OUTPUT) for the load.
+Model load_qdq_output(const std::string& path, bool fuse, const ModelOptions& o = {}) {
+  ScopedSettings pass;
+  pass->fuse_qdq_output = fuse;
+  return Model::load(device(), path, o);
+}
+}  // namespace
+
 // fuse_qdq: the last QDQ conv's output DequantizeLinear (same scale and zero point, graph
-// output) written by the QConv as float32: bit for bit the unfused model's (set_fuse_qdq_output
-// (false)) on each conv path (the direct kernel; the implicit GEMM and im2col + the integer
+// output) written by the QConv as float32: bit for bit the unfused model's
+// (GLTENSOR_FUSE_QDQ_OUTPUT=0) on each conv path (the direct kernel; the implicit GEMM and im2col + the integer
 // matmul with the requantizing epilogue; the separate ops), one dispatch fewer, and within one
 // quantum of a float64 reference (an FMA contraction may move a tie).
 TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
@@ -1516,7 +1528,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
         ScopedSettings st;
         st->conv = pp.conv, st->iconv_gemm = pp.gemm, st->qconv_requant = pp.requant;
         auto [got, dispatches] =
-            run_fused_unfused(path, x, model::set_fuse_qdq_output, true, "1 output DequantizeLinear in the QDQ conv");
+            run_fused_unfused(path, x, &detail::Settings::fuse_qdq_output, "1 output DequantizeLinear in the QDQ conv");
         // 35 positions on the GEMM paths: unfused, the separate ops (8-bit words need 4 | positions)
         if (pp.requant)
           EXPECT_LE(dispatches[1] + 1, dispatches[0]);
@@ -1539,7 +1551,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
 
 // fuse_qdq: the first QDQ conv's input QuantizeLinear (float32 graph input, the same scale and
 // zero point as the DequantizeLinear) quantized in the conv's load (quantize_input; the implicit
-// GEMM's QIN; set_fuse_qdq_input(true), off by default): bit for bit the unfused model's with uint8 and int8
+// GEMM's QIN; GLTENSOR_FUSE_QDQ_INPUT=1, off by default): bit for bit the unfused model's with uint8 and int8
 // inputs, exact ties (round half to even), values past both ends of the range and NaN (the zero
 // point), on each conv path (the default: the direct kernel on llvmpipe, after a QuantizeLinear
 // op; the implicit GEMM in the device's form and the GPUs' 64 x 64 forms of one and two K slices,
@@ -1568,9 +1580,9 @@ TEST(Model, QdqConvQuantizesItsInputInTheConv) {
       return m.save("qdq_quant_in");
     };
     {  // a QuantizeLinear of another scale stays a node of its own
-      model::set_fuse_qdq_input(true);
+      ScopedSettings pass;
+      pass->fuse_qdq_input = true;
       const std::string plan = Model::load(device(), save(false)).plan_summary();
-      model::set_fuse_qdq_input(false);
       EXPECT_EQ(plan.find("input QuantizeLinear"), std::string::npos) << plan;
     }
     const std::string path = save(true);
@@ -1608,7 +1620,7 @@ TEST(Model, QdqConvQuantizesItsInputInTheConv) {
       if (pp.tile) st->matmul_kernel = detail::MatmulKernelSetting::gpu;  // -1: the GPUs' plan for few tiles
       if (pp.tile > 0) st->imatmul_tile = static_cast<int>(pp.tile);
       auto [got, dispatches] =
-          run_fused_unfused(path, x, model::set_fuse_qdq_input, false, "1 input QuantizeLinear in the QDQ conv");
+          run_fused_unfused(path, x, &detail::Settings::fuse_qdq_input, "1 input QuantizeLinear in the QDQ conv");
       if (pp.fewer)
         EXPECT_EQ(dispatches[1] + 1, dispatches[0]);
       else if (pp.gemm == IConvGemmSetting::im2col)
@@ -1659,9 +1671,7 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     o.f16_weights = true;
     Tensor y[2];
     for (int fuse : {1, 0}) {
-      model::set_fuse_qdq_output(fuse != 0);
-      Model mod = Model::load(device(), path, o);
-      model::set_fuse_qdq_output(true);
+      Model mod = load_qdq_output(path, fuse != 0, o);
       y[fuse] = mod.run({{"x", x}}).at("y");
     }
     EXPECT_EQ(y[1].dtype(), y[0].dtype());
@@ -1669,9 +1679,7 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
   }
   std::vector<float> got[2];
   for (int fuse : {1, 0}) {
-    model::set_fuse_qdq_output(fuse != 0);
-    Model mod = Model::load(device(), path);
-    model::set_fuse_qdq_output(true);
+    Model mod = load_qdq_output(path, fuse != 0);
     const std::string plan = mod.plan_summary();
     EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;

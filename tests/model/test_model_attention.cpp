@@ -1,7 +1,7 @@
 // The model planner's fuse_attention (src/model/fuse_attention.cpp): attention written out in
 // ONNX nodes (Mul by a scale, Transpose of k, MatMul, Softmax, MatMul, as paddle2onnx exports
 // PP-OCRv4's SVTR blocks) against a float64 reference and against the same model planned without
-// the pass (model::set_fuse_attention(false)); the SVTR blocks' shapes, one key, one-wide heads,
+// the pass (Settings::fuse_attention off); the SVTR blocks' shapes, one key, one-wide heads,
 // long sequences, a 0-size batch, NaN/Inf, the scale on either side or absent, opset 9 and 13
 // Softmax axes, broadcast batch dims (the nodes' fallback); and forms the pass must leave alone.
 #include <cmath>
@@ -101,7 +101,7 @@ Outcome run(const Form& f, const Built& m, bool fuse) {
                      {{"q", Tensor::from_host(device(), m.q, f.q)},
                       {"k", Tensor::from_host(device(), m.k, f.k)},
                       {"v", Tensor::from_host(device(), m.v, f.v)}},
-                     "y", model::set_fuse_attention, fuse);
+                     "y", &detail::Settings::fuse_attention, fuse);
 }
 
 // Fused: the plan names one attention pattern, a run takes fewer dispatches than the unfused

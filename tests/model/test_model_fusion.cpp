@@ -2,7 +2,7 @@
 // (glsl/ops/fused_elementwise.comp): random graphs of elementwise ONNX nodes (broadcast inputs,
 // per-channel and scalar constants, shared inputs, intermediates that are graph outputs or read
 // twice) against a float64 reference of the graph, and bit for bit against the same model planned
-// without the pass (model::set_fuse_elementwise(false): every node its own dispatch); NaN/Inf
+// without the pass (Settings::fuse_elementwise off: every node its own dispatch); NaN/Inf
 // inputs, 0-size and rank-0 inputs, grids split over several dispatches, float16 graphs, the
 // input limit per kernel, and the plan's counts and dispatches.
 #include <algorithm>
@@ -144,9 +144,11 @@ Runs run_both(const RefGraph& g, const std::string& name, const ModelOptions& op
   Runs r;
   const std::string path = g.b.save(name);
   for (bool fuse : {true, false}) {
-    model::set_fuse_elementwise(fuse);
-    Model m = Model::load(device(), path, options);
-    model::set_fuse_elementwise(true);
+    Model m = [&] {  // with the pass or without
+      ScopedSettings pass;
+      pass->fuse_elementwise = fuse;
+      return Model::load(device(), path, options);
+    }();
     const auto feeds = g.feeds();
     m.run(feeds);  // kernels compiled
     device().synchronize();
@@ -323,15 +325,17 @@ TEST(ModelFusion, RandomGraphsMatchReferenceAndUnfusedBits) {
 // their bits.
 using Outputs = std::map<std::string, std::vector<float>>;
 
-// The model at `path` loaded with fusion (out[1]) and without (out[0]: set_fuse_elementwise(false)),
+// The model at `path` loaded with fusion (out[1]) and without (out[0]: Settings::fuse_elementwise off),
 // run on `inputs`; returns the fused plan's summary.
 std::string run_fused_and_unfused(const std::string& path, const std::map<std::string, Tensor>& inputs,
                                   Outputs out[2]) {
   std::string plan;
   for (bool fuse : {true, false}) {
-    model::set_fuse_elementwise(fuse);
-    Model model = Model::load(device(), path);
-    model::set_fuse_elementwise(true);
+    Model model = [&] {  // with the pass or without
+      ScopedSettings pass;
+      pass->fuse_elementwise = fuse;
+      return Model::load(device(), path);
+    }();
     if (fuse) plan = model.plan_summary();
     for (const auto& [k, t] : model.run(inputs)) out[fuse][k] = t.to_vector();
   }
@@ -423,9 +427,11 @@ TEST(ModelFusion, ConvAffineKeepsTheBroadcastRank) {
   }
   for (bool fuse : {true, false}) {
     SCOPED_TRACE(fuse ? "fused" : "unfused");
-    model::set_fuse_elementwise(fuse);
-    Model model = Model::load(device(), path);
-    model::set_fuse_elementwise(true);
+    Model model = [&] {  // with the pass or without
+      ScopedSettings pass;
+      pass->fuse_elementwise = fuse;
+      return Model::load(device(), path);
+    }();
     const auto out = model.run(in);
     EXPECT_EQ(out.at("y").shape(), (Shape{1, 1, O, H, W})) << model.plan_summary();
     EXPECT_EQ(out.at("y1").shape(), (Shape{1, 1, O, W})) << model.plan_summary();

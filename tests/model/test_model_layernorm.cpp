@@ -1,7 +1,7 @@
 // The model planner's fuse_layernorm (src/model/fuse_layernorm.cpp): LayerNorm written out in
 // ONNX nodes (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add, as paddle2onnx exports
 // PP-OCRv4's SVTR blocks) against a float64 reference and against the same model planned without
-// the pass (model::set_fuse_layernorm(false)); rows of one, odd and long widths, 0 rows, NaN/Inf,
+// the pass (Settings::fuse_layernorm off); rows of one, odd and long widths, 0 rows, NaN/Inf,
 // large offsets (the variance taken about the mean), opset 18's axes input, no beta; and the
 // forms the pass must leave alone.
 #include <cmath>
@@ -98,7 +98,8 @@ std::vector<double> reference(const Form& f, const Built& m) {
 using Outcome = PlannedRun;
 
 Outcome run(const Form& f, const Built& m, bool fuse) {
-  return run_planned(m.path, {{"x", Tensor::from_host(device(), m.x, f.shape)}}, "y", model::set_fuse_layernorm, fuse);
+  return run_planned(m.path, {{"x", Tensor::from_host(device(), m.x, f.shape)}}, "y", &detail::Settings::fuse_layernorm,
+                     fuse);
 }
 
 // Fused: the plan names one LayerNorm pattern, a run is one dispatch, the outputs match the

@@ -22,8 +22,8 @@ struct CrossEntropyRef {
       double m = -std::numeric_limits<double>::infinity(), s = 0, mean_x = 0;
       for (int c = 0; c < C; ++c) m = std::max(m, static_cast<double>(x[n * C + c]));
       for (int c = 0; c < C; ++c) s += std::exp(x[n * C + c] - m), mean_x += static_cast<double>(x[n * C + c]) / C;
-      lse[n] = m + std::log(s);
-      per[n] = (1 - ls) * (lse[n] - x[n * C + t[n]]) + ls * (lse[n] - mean_x);
+      lse[n] = std::isinf(m) ? m : m + std::log(s);  // torch's logsumexp: an infinite max is the result
+      per[n] = (1 - ls) * (lse[n] - x[n * C + t[n]]) + (ls > 0 ? ls * (lse[n] - mean_x) : 0.0);  // no 0 * Inf
       total += per[n];
       count += 1;
     }

@@ -68,6 +68,8 @@ void check_all(std::mt19937_64& rng, const Shape& shape, bool affine, bool train
   const std::int64_t C = shape[1];
   auto xv = uniform(rng, numel_of(shape), lo, hi), gv = uniform(rng, numel_of(shape));
   auto wv = uniform(rng, C, 0.5, 2), bv = uniform(rng, C), rmv = uniform(rng, C), rvv = uniform(rng, C, 0.5, 2);
+  // eval: a channel of running variance 0 is scaled by 1 / sqrt(eps) (the sabotage audit: eps left out passed)
+  rvv[0] = 0.0f;
   Tensor x = Tensor::from_host(device(), xv, shape);
   Tensor w = Tensor::from_host(device(), wv, {C}), b = Tensor::from_host(device(), bv, {C});
   Tensor rm = Tensor::from_host(device(), rmv, {C}), rv = Tensor::from_host(device(), rvv, {C});

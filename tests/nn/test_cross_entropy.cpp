@@ -104,3 +104,31 @@ TEST(CrossEntropy, FusedLossNanAndBadTargets) {
   EXPECT_NEAR(cross_entropy(Tensor::from_host(device(), x, {300, 10}), ints(t), Reduction::sum).item(),
               299 * std::log(10.0), 1e-3);
 }
+
+// Infinite logits (torch's logsumexp: a row whose largest logit is infinite has it as its
+// log-sum-exp): +Inf in another class than the target gives +Inf, +Inf at the target NaN
+// (Inf - Inf), -Inf anywhere is a class of probability 0; in the fused kernel and in the row
+// reductions. Found by the sabotage audit (issue 22): a kernel without its Inf case passed.
+TEST(CrossEntropy, InfiniteLogits) {
+  GLT_RNG(rng);
+  const float inf = std::numeric_limits<float>::infinity();
+  const int N = 5, C = 37;
+  std::vector<float> xv = uniform(rng, N * C, -4, 4);
+  const std::vector<std::int32_t> tv = {1, 1, 3, 1, 4};
+  xv[1 * C + 2] = inf;                                              // row 1: +Inf elsewhere -> +Inf
+  xv[2 * C + 3] = inf;                                              // row 2: +Inf at the target -> NaN
+  xv[3 * C + 0] = -inf;                                             // row 3: a class of probability 0
+  for (int c = 0; c < C; ++c) xv[4 * C + c] = c == 0 ? inf : -inf;  // row 4: +Inf and -Infs -> +Inf
+  const CrossEntropyRef ref(xv, tv, C, 0.0);
+  ASSERT_TRUE(std::isinf(ref.per[1]) && std::isnan(ref.per[2]) && std::isfinite(ref.per[3]));
+  for (std::uint64_t limit : {std::uint64_t{0}, std::uint64_t{60}}) {  // fused; the row reductions
+    SCOPED_TRACE("loop limit " + std::to_string(limit));
+    ScopedLoopLimit loop_limit(limit);
+    const auto d0 = device().dispatch_count();
+    const Tensor loss = cross_entropy(Tensor::from_host(device(), xv, {N, C}), ints(tv), Reduction::none);
+    EXPECT_EQ(device().dispatch_count() - d0 == 1, limit == 0) << "the fused kernel, else the row reductions";
+    EXPECT_TRUE(close(loss.to_vector(), ref.per, 1e-5, 1e-5));
+    EXPECT_TRUE(std::isnan(cross_entropy(Tensor::from_host(device(), xv, {N, C}), ints(tv), Reduction::sum).item()))
+        << "a NaN term";
+  }
+}

@@ -164,6 +164,34 @@ TEST(IConvDirect, ManyWorkgroups) {
   check_case(rng, c);
 }
 
+// Requantization rounds ties to even (ONNX QuantizeLinear), exactly: power-of-two scales make
+// every output an exact multiple of 0.5, so the random tests' one-unit tolerance cannot hide a
+// rounding of ties away from zero (the sabotage audit: floor(t + 0.5) passed them). x of every
+// uint8 value through a 1x1 filter of 1 (and -1: negative ties), scales 1 and 0.5, y_scale 1;
+// the direct kernel and the im2col path.
+TEST(IConvDirect, RequantizationRoundsTiesToEven) {
+  std::vector<std::int32_t> xv(256);
+  for (int i = 0; i < 256; ++i) xv[static_cast<std::size_t>(i)] = i;
+  const Tensor x = ints(xv, {1, 1, 16, 16}, DType::u8), w = ints({1, -1}, {2, 1, 1, 1}, DType::i8);
+  const IntDequant dq{full(device(), {1}, 1.0), full(device(), {1}, 0.5), Tensor(), true};
+  const IntRequant rq{full(device(), {1}, 1.0), ints({0}, {1}, DType::i8), Epilogue{}, DType::i8};
+  for (ConvSetting path : {ConvSetting::direct, ConvSetting::im2col}) {
+    SCOPED_TRACE(path == ConvSetting::direct ? "direct" : "im2col");
+    ScopedSettings s;
+    s->conv = path;
+    const std::vector<std::int32_t> y =
+        conv_requant(x, w, Tensor(), Tensor(), IntConvOptions{}, dq, rq).to_int_vector();
+    ASSERT_EQ(y.size(), 512u);
+    for (int o = 0; o < 2; ++o)
+      for (int i = 0; i < 256; ++i) {
+        const double v = (o == 0 ? 0.5 : -0.5) * i;                        // x * w * 0.5
+        const double want = std::clamp(std::nearbyint(v), -128.0, 127.0);  // the default mode: ties to even
+        ASSERT_EQ(y[static_cast<std::size_t>(o * 256 + i)], static_cast<std::int32_t>(want))
+            << "channel " << o << ", x " << i;
+      }
+  }
+}
+
 // Non-finite scales: NaN and infinite outputs as the im2col path's (requantized: NaN -> y_zero_point,
 // infinities saturate).
 TEST(IConvDirect, NonFiniteScales) {

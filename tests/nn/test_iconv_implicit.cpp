@@ -259,7 +259,7 @@ TEST(IConvImplicit, LimitsSplitK) {
 // 64 x 128 with two K slices (GLTENSOR_IMATMUL_SLICES=2), K tiles of 8 and 16; 4 x 8 on 64 x 128
 // with two K slices (each slice's 256 invocations hand over 8 accumulators: all of Bs; 48 KiB of
 // shared memory: GPUs only). A's tile swizzled (A_SWIZZLE) as planned (the GPUs' 4 x 4: forms 0
-// and 4), and forms 13-17 with it set (set_imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
+// and 4), and forms 13-17 with it set (Settings::imatmul_swizzle): 8 x 4, 8 x 8 (64 x 128, 64 x 64), 4 x 8,
 // 8 x 8 with two K slices (K tiles of 8), 4 x 8 with two K slices; 18: 4 x 4 on 64 x 64
 // unswizzled. Form 0 (the plan's choice for these few tiles) is 4 x 4 on 64 x 64 tiles with two
 // K slices (32 KiB of shared memory); 19: 4 x 4 on 64 x 64 with one (GLTENSOR_IMATMUL_TILE=64, the
@@ -267,16 +267,12 @@ TEST(IConvImplicit, LimitsSplitK) {
 // 21: 4 x 4 on 64 x 32 with two K slices.
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  struct Swizzle {  // forced for forms 13 to 18; the plan's choice again after each
-    explicit Swizzle(int mode) { set_imatmul_swizzle(mode); }
-    ~Swizzle() { set_imatmul_swizzle(-1); }
-  };
   for (int f = 0; f < 22; ++f) {
     SCOPED_TRACE("form " + std::to_string(f));
     const bool own = f < 13 || f > 18;  // the form as its settings give it
-    const Swizzle swizzle(own ? -1 : f < 18 ? 1 : 0);
     const int form = own ? f : std::array<int, 6>{1, 2, 9, 8, 10, 19}[static_cast<std::size_t>(f - 13)];
     ScopedSettings s;
+    s->imatmul_swizzle = own ? -1 : f < 18 ? 1 : 0;  // forced for forms 13 to 18
     s->matmul_kernel = MatmulKernelSetting::gpu;
     if (form == 19) s->imatmul_tile = 64;
     if (form == 20 || form == 21) s->imatmul_tile = 32;

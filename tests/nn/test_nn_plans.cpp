@@ -347,11 +347,11 @@ TEST(PlanIMatmul, Forms) {
   EXPECT_EQ(imatmul_shared_bytes(k.v), 32 << 10);
   s = Settings{};
   EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, sw, s).v.a_swizzle);  // software: never
-  set_imatmul_swizzle(0);  // the lab knob: off, then on for any form
+  s.imatmul_swizzle = 0;  // GLTENSOR_IMATMUL_SWIZZLE: off, then on for any form
   EXPECT_FALSE(plan_imatmul({64, 12544, 576, 1, true, true}, gpu, s).v.a_swizzle);
-  set_imatmul_swizzle(1);
+  s.imatmul_swizzle = 1;
   EXPECT_TRUE(plan_imatmul(p, gpu, s).v.a_swizzle);
-  set_imatmul_swizzle(-1);
+  s.imatmul_swizzle = -1;
   k = plan_imatmul({128, 12544, 1152, 2, true, true}, gpu, s);  // batch 2: 392, two slices
   EXPECT_EQ(form(k), (Form{128, 2, 1, 2, 512u, false}));
   s.imatmul = IMatmulSetting::regs;  // a forced form: 4 x 4

@@ -470,6 +470,47 @@ TEST(TernaryOps, WhereLerpAddcmulClamp) {
     }
 }
 
+// addcdiv (float64 reference, broadcast, value scale, a zero divisor's Inf), and clamp / where on
+// int32 tensors (their int forms of op_clamp_t / op_where): bounds crossing (lo > hi gives hi,
+// as torch's clamp), values past both bounds, a broadcast condition. Found by the sabotage audit
+// (issue 22): addcdiv and the int clamp had no test, a kernel computing c / b or ignoring hi passed.
+TEST(TernaryOps, AddcdivAndIntClampWhere) {
+  GLT_RNG(rng);
+  auto a = uniform(rng, 6 * 5), b = uniform(rng, 5), c = uniform(rng, 6 * 5);
+  for (float& v : c) v = v < 0 ? v - 0.25f : v + 0.25f;  // |c| >= 0.25
+  c[7] = 0.0f;                                           // b[2] / 0: +-Inf
+  Tensor ta = Tensor::from_host(device(), a, {6, 5}), tb = Tensor::from_host(device(), b, {5}),
+         tc = Tensor::from_host(device(), c, {6, 5});
+  std::vector<double> ref(a.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const double q = c[k] == 0.0f ? std::copysign(HUGE_VAL, double(b[k % 5])) : double(b[k % 5]) / c[k];
+    ref[k] = a[k] + -0.75 * q;
+  }
+  EXPECT_TRUE(close(addcdiv(ta, tb, tc, -0.75).to_vector(), ref, 1e-6, 1e-6)) << "addcdiv";
+
+  std::uniform_int_distribution<int> d(-50, 50);
+  const std::int64_t n = 37;
+  std::vector<std::int32_t> x(n), lo(n), hi(n), cond(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    x[i] = d(rng), lo[i] = d(rng), hi[i] = d(rng), cond[i] = i % 3 == 0 ? 0 : d(rng);
+  }
+  lo[3] = 10, hi[3] = -10;  // crossed bounds
+  x[4] = 1000, lo[4] = -5, hi[4] = 5;
+  x[5] = -1000, lo[5] = -5, hi[5] = 5;
+  auto up = [&](const std::vector<std::int32_t>& v) {
+    return Tensor::from_host(device(), std::span<const std::int32_t>(v), {n});
+  };
+  Tensor cl = clamp(up(x), up(lo), up(hi)), w = where(up(cond), up(x), up(lo));
+  ASSERT_EQ(cl.dtype(), DType::i32);
+  ASSERT_EQ(w.dtype(), DType::i32);
+  const std::vector<std::int32_t> gc = cl.to_int_vector(), gw = w.to_int_vector();
+  for (std::int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(gc[i], std::min(std::max(x[i], lo[i]), hi[i]))
+        << "clamp " << x[i] << " to [" << lo[i] << ", " << hi[i] << "]";
+    EXPECT_EQ(gw[i], cond[i] != 0 ? x[i] : lo[i]) << "where at " << i;
+  }
+}
+
 // ---- fill, copy, cast ----
 
 TEST(Creation, FullZerosOnesArange) {

@@ -583,6 +583,36 @@ TEST(Matmul, GemvKernel) {
       }
     EXPECT_TRUE(close(linear(x, w).to_vector(), ref, 1e-5, 1e-5)) << "narrowed operands";
   }
+  {  // K ending mid-quad in the element loads of both operands, each operand the leading part of
+     // a wider storage whose elements just past K are NaN (A: x transposed, K at stride M, the
+     // storage's rows K..K+2 NaN; B row-major, its rows K..K+2 NaN): the tail's clamped loads
+     // must give zeros, never the NaN past the range (nor a repeated last element)
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (std::int64_t k : {1, 2, 3, 5, 6, 7, 13, 4099}) {
+      const std::int64_t M = 3, N = 6, KW = k + 3;
+      std::vector<float> at = uniform(rng, static_cast<std::size_t>(KW * M)),
+                         bw = uniform(rng, static_cast<std::size_t>(KW * N));
+      for (std::int64_t i = k * M; i < KW * M; ++i) at[static_cast<std::size_t>(i)] = nan;
+      for (std::int64_t i = k * N; i < KW * N; ++i) bw[static_cast<std::size_t>(i)] = nan;
+      // The last element in range infinite (B's column 0, A's row 1): a tail whose zeros multiply
+      // it (a clamped load's value kept past K in the other operand) gives NaN, not the Inf.
+      bw[static_cast<std::size_t>((k - 1) * N)] = std::numeric_limits<float>::infinity();
+      at[static_cast<std::size_t>((k - 1) * M + 1)] = -std::numeric_limits<float>::infinity();
+      Tensor a = Tensor::from_host(device(), at, {KW, M}).narrow(0, 0, k).t();
+      Tensor b = Tensor::from_host(device(), bw, {KW, N}).narrow(0, 0, k);
+      std::vector<double> ref;
+      for (std::int64_t m = 0; m < M; ++m)
+        for (std::int64_t n = 0; n < N; ++n) {
+          double acc = 0;
+          for (std::int64_t j = 0; j < k; ++j)
+            acc += double(at[static_cast<std::size_t>(j * M + m)]) * bw[static_cast<std::size_t>(j * N + n)];
+          ref.push_back(acc);
+        }
+      ScopedLoopLimit limit(k > 1000 ? 500 : 0);  // 4099: split K, the last chunk ending mid-quad
+      EXPECT_TRUE(close(matmul(a, b).to_vector(), ref, 1e-5, 2e-6 * static_cast<double>(k) + 1e-6))
+          << "K = " << k << " ending mid-quad, NaN past it";
+    }
+  }
   {  // K split under a lowered loop limit (chunks of 1536 K), with the epilogue after the sum
     ScopedLoopLimit limit(500);
     check_linear(rng, {3, 5000}, 13, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });

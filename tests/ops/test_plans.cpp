@@ -6,6 +6,9 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gltensor/errors.hpp"
@@ -1113,6 +1116,36 @@ TEST(Settings, ParsedIntoEnums) {
     EXPECT_NE(std::string(e.what()).find("GLTENSOR_MATMUL_KERNEL=\"vec5\""), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_conv("Direct"), ValueError);
+}
+
+// The lab knobs read from the environment like every setting (no process-wide setters): the
+// imatmul swizzle, the pool's smallest class, the model planner's passes; bad values throw
+// naming the variable.
+TEST(Settings, LabKnobsFromTheEnvironment) {
+  const auto with = [](const char* var, const char* value) {
+    ::setenv(var, value, 1);
+    const Settings s = Settings::from_env();
+    ::unsetenv(var);
+    return s;
+  };
+  const Settings d = Settings::from_env();
+  EXPECT_EQ(d.imatmul_swizzle, -1);
+  EXPECT_EQ(d.pool_min_class, 0u);
+  EXPECT_TRUE(d.fuse_elementwise && d.fuse_qdq_output && d.fuse_layernorm && d.fuse_attention);
+  EXPECT_EQ(with("GLTENSOR_IMATMUL_SWIZZLE", "0").imatmul_swizzle, 0);
+  EXPECT_EQ(with("GLTENSOR_IMATMUL_SWIZZLE", "1").imatmul_swizzle, 1);
+  EXPECT_EQ(with("GLTENSOR_POOL_MIN_CLASS", "65536").pool_min_class, 65536u);
+  EXPECT_FALSE(with("GLTENSOR_FUSE_ELEMENTWISE", "0").fuse_elementwise);
+  EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_OUTPUT", "0").fuse_qdq_output);
+  for (auto [var, bad] : {std::pair{"GLTENSOR_IMATMUL_SWIZZLE", "2"}, {"GLTENSOR_POOL_MIN_CLASS", "4k"}}) {
+    try {
+      with(var, bad);
+      ADD_FAILURE() << var << "=" << bad << " accepted";
+    } catch (const ValueError& e) {
+      ::unsetenv(var);
+      EXPECT_NE(std::string(e.what()).find(var), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(PlanQLinear, KernelAndSplitK) {

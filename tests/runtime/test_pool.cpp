@@ -1,4 +1,9 @@
 // SSBO pool: size classes, reuse, statistics, trim, memory limit, max SSBO size.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <string>
+
 #include "runtime/cuda_memory.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -17,6 +22,13 @@ TEST(Pool, SizeClasses) {
   EXPECT_EQ(Pool::size_class(1 << 20), 1u << 20);
   EXPECT_EQ(Pool::size_class((1 << 20) + 1), (1u << 20) + (1u << 19));
   for (std::size_t b = 1; b < 100000; b = b * 3 + 1) EXPECT_GE(Pool::size_class(b), b);
+  {  // GLTENSOR_POOL_MIN_CLASS: no class below it (a diagnostic)
+    ScopedSettings s;
+    s->pool_min_class = 65536;
+    EXPECT_EQ(Pool::size_class(1), 65536u);
+    EXPECT_EQ(Pool::size_class(70000), Pool::size_class(65537));
+  }
+  EXPECT_EQ(Pool::size_class(1), 256u);
 }
 
 TEST(Pool, ReusesFreedBuffers) {
@@ -246,4 +258,40 @@ TEST(Pool, LargeBuffersOnCudaMemoryHoldEveryValue) {
   if (cuda) {
     EXPECT_EQ(cuda->buffers(), 0u);
   }
+}
+
+TEST(Pool, LargeBuffersGoToCudaMemoryWhereTheDriverHasThePath) {
+  // Where the driver has the path (NVIDIA's GL, GL_EXT_memory_object_fd, libcuda.so.1, a device
+  // the library opened itself, GLTENSOR_CUDA_MEMORY not 0), every new buffer of kCudaMemoryMin
+  // bytes and more is on CUDA's memory and every smaller one is not: a path that turned itself
+  // off would otherwise pass the value tests unseen (review10's finding 4).
+  Device dev = Device::open();
+  const Capabilities& caps = dev.caps();
+  std::string missing;
+  if (dev.impl()->adapter().software) missing += " a software renderer;";
+  if (caps.vendor.find("NVIDIA") == std::string::npos) missing += " vendor " + caps.vendor + ", not NVIDIA;";
+  if (!caps.has_extension("GL_EXT_memory_object_fd")) missing += " no GL_EXT_memory_object_fd;";
+  if (void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))
+    dlclose(lib);
+  else
+    missing += " no libcuda.so.1;";
+  if (!detail::settings().cuda_memory) missing += " GLTENSOR_CUDA_MEMORY=0;";
+  if (!missing.empty()) GTEST_SKIP() << "no CUDA-memory path here:" << missing << " (" << caps.renderer << ")";
+  dev.trim();
+  const auto on_cuda = [&] {
+    const detail::CudaMemory* cuda = dev.impl()->find_extension<detail::CudaMemory>();
+    return cuda ? cuda->buffers() : std::size_t{0};
+  };
+  const std::size_t before = on_cuda();
+  const auto min_floats = static_cast<std::int64_t>(detail::kCudaMemoryMin / 4);
+  std::vector<Tensor> kept;
+  kept.push_back(zeros(dev, {min_floats}));  // exactly 4 MiB
+  EXPECT_EQ(on_cuda(), before + 1) << "a 4 MiB buffer is not on CUDA memory (" << caps.renderer << ")";
+  kept.push_back(zeros(dev, {3 * min_floats + 5}));  // an odd size past it
+  EXPECT_EQ(on_cuda(), before + 2) << "a buffer of 12 MiB + 20 bytes is not on CUDA memory";
+  kept.push_back(zeros(dev, {min_floats / 4}));  // 1 MiB: the pool's own
+  EXPECT_EQ(on_cuda(), before + 2) << "a 1 MiB buffer is on CUDA memory";
+  std::printf("pool buffers on CUDA memory: %zu of %zu (%s)\n", on_cuda() - before, kept.size(), caps.renderer.c_str());
+  const std::vector<float> z = kept[1].to_vector();
+  EXPECT_EQ(std::count(z.begin(), z.end(), 0.0f), static_cast<std::ptrdiff_t>(z.size()));
 }

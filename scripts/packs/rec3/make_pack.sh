@@ -32,6 +32,6 @@ fi
 # the binaries xz-compressed too (20 MiB limit): run.sh unpacks bin/ lib/ main/ into /tmp/rec3-run/gl
 tar -C $S -cf - bin lib main | xz -T1 -6 > "$P"/gl.tar.xz
 cp $R/sys.tar.xz $R/models.tar.xz $R/DejaVuSans.ttf.xz "$P"/
-cp $D/${RUN:-run3.sh} "$P"/run.sh
+cp $D/${RUN:-run3.sh} "$P"/run.sh; cp $D/common.sh "$P"/  # run.sh sources common.sh
 if [ -n "${EXP:-}" ]; then mkdir -p "$P"/exp && cp "$EXP"/*.comp "$P"/exp/; fi  # run2: EXP=folder of the experimental conv_direct.comp
 du -sh "$P"

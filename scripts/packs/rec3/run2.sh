@@ -1,28 +1,11 @@
 #!/usr/bin/env bash
 # rec3's second GPU pack: the page again (main, rec3 alternating, three each), the softmax rows again,
 # and the recognizer's kernel settings at the page's two call shapes (rec3's build, replayed).
-set -u
-T0=$(date +%s)
-HP=$H
-step() { echo; echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
-W=/tmp/rec3-run; rm -rf $W; mkdir -p $W/sys $W/models $W/gl
-step unpack
-tar -C $W/gl -xJf "$HP/gl.tar.xz" && tar -C $W/sys -xJf "$HP/sys.tar.xz" && tar -C $W/models -xJf "$HP/models.tar.xz" || exit 1
-cp "$HP/COMMIT" $W/gl/COMMIT; H=$W/gl
-mkdir -p /usr/share/fonts/truetype/dejavu && [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] ||
-  xz -dc "$HP/DejaVuSans.ttf.xz" > /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-MINE="$H/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-MAIN="$H/main/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-M=$W/models
-REC="$M/ch_PP-OCRv4_rec_infer.onnx"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-echo "rec3 commit: $(cat "$H/COMMIT"); main commit: $(cat "$H/main/COMMIT")"
+. "$H/common.sh"  # the prologue (unpack, MINE/MAIN, step) and page/rec
 
 step "the page: gltensor_ocr_bench --only ocr960 --runs 20 --images gpu --ort none --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 (main, rec3 x3)"
 for who in MAIN MINE MAIN MINE MAIN MINE; do
-  d=$H/bin; [ $who = MAIN ] && d=$H/main/bin
-  echo "-- $who $(LD_LIBRARY_PATH=${!who} timeout 30 "$d/gltensor_ocr_bench" --models "$M" --ort none --only ocr960 --runs 20 --images gpu \
-    --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 --out $W/ocr 2>&1 | grep -E "^\| (OCR|rec: upload|total)|rror" | cut -c1-130 | tr '\n' ' ')"
+  echo "-- $who $(page $who 30 | grep -E "^\| (OCR|rec: upload|total)|rror" | cut -c1-130 | tr '\n' ' ')"
 done
 
 X=$HP/exp  # an experimental conv_direct.comp (GLTENSOR_GLSL_DIR): the depthwise taps loaded without branches
@@ -31,18 +14,15 @@ GLTENSOR_GLSL_DIR=$X LD_LIBRARY_PATH=$MINE timeout 40 "$H/bin/test_conv_direct" 
 
 step "the page with the experimental conv_direct.comp (rec3, rec3 + exp, x2)"
 for who in MINE EXP MINE EXP; do
-  x=""; [ $who = EXP ] && x="GLTENSOR_GLSL_DIR=$X"
-  echo "-- $who $(env $x LD_LIBRARY_PATH=$MINE timeout 30 "$H/bin/gltensor_ocr_bench" --models "$M" --ort none --only ocr960 --runs 20 --images gpu \
-    --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 --out $W/ocr 2>&1 | grep -E "^\| (OCR|rec: upload|total)|rror" | cut -c1-130 | tr '\n' ' ')"
+  echo "-- $who $([ $who = EXP ] && export GLTENSOR_GLSL_DIR=$X; page MINE 30 | grep -E "^\| (OCR|rec: upload|total)|rror" | cut -c1-130 | tr '\n' ' ')"
 done
 for shape in 16x3x48x832 9x3x48x1376; do
   for who in MINE EXP MINE EXP; do
-    x=""; [ $who = EXP ] && x="GLTENSOR_GLSL_DIR=$X"
-    echo "-- $who $shape: $(env $x LD_LIBRARY_PATH=$MINE timeout 20 "$H/bin/gltensor-run" "$REC" --shape x=$shape --bench 50 --replay 2>&1 | grep -E "^bench:|rror" | cut -c1-120)"
+    echo "-- $who $shape: $([ $who = EXP ] && export GLTENSOR_GLSL_DIR=$X; rec MINE 20 $shape --bench 50 --replay | grep -E "^bench:|rror" | cut -c1-120)"
   done
 done
 step "rec3 + exp: GPU time per node at 16x3x48x832 (trace + profile, 3 runs) -> \$OUT/rec3-trace-exp.txt"
-GLTENSOR_GLSL_DIR=$X GLTENSOR_MODEL_TRACE=1 LD_LIBRARY_PATH=$MINE timeout 30 "$H/bin/gltensor-run" "$REC" --shape x=16x3x48x832 --bench 3 --profile > "$OUT/rec3-trace-exp.txt" 2>&1
+GLTENSOR_GLSL_DIR=$X GLTENSOR_MODEL_TRACE=1 rec MINE 30 16x3x48x832 --bench 3 --profile > "$OUT/rec3-trace-exp.txt"
 sed -n '/^profile over/,$p' "$OUT/rec3-trace-exp.txt" | head -30; sed -n '/^kernel /,$p' "$OUT/rec3-trace-exp.txt" | head -6
 
 step "softmax / argmax rows: gltensor_bench (rec3's binary on main's library, on rec3's)"
@@ -55,12 +35,12 @@ step "rec3: the recognizer at the page's shapes under kernel settings (gltensor-
 for setting in "" GLTENSOR_MATMUL_KERNEL=vec4 GLTENSOR_MATMUL_KERNEL=vec4su GLTENSOR_MATMUL_KERNEL=warp GLTENSOR_MATMUL_KERNEL=tile128 \
     GLTENSOR_CONV_DIRECT=rows GLTENSOR_CONV_POINTWISE=im2col ""; do
   for shape in 16x3x48x832 9x3x48x1376; do
-    echo "-- ${setting:-default} $shape: $(env $setting LD_LIBRARY_PATH=$MINE timeout 20 "$H/bin/gltensor-run" "$REC" --shape x=$shape --bench 50 --replay 2>&1 | grep -E "^bench:|rror" | cut -c1-120)"
+    echo "-- ${setting:-default} $shape: $([ -z "$setting" ] || export "$setting"; rec MINE 20 $shape --bench 50 --replay | grep -E "^bench:|rror" | cut -c1-120)"
   done
 done
 for k in warp; do
   step "rec3: GPU time per node at 16x3x48x832 with GLTENSOR_MATMUL_KERNEL=$k (trace + profile, 3 runs) -> \$OUT/rec3-trace-$k.txt"
-  GLTENSOR_MATMUL_KERNEL=$k GLTENSOR_MODEL_TRACE=1 LD_LIBRARY_PATH=$MINE timeout 30 "$H/bin/gltensor-run" "$REC" --shape x=16x3x48x832 --bench 3 --profile > "$OUT/rec3-trace-$k.txt" 2>&1
+  GLTENSOR_MATMUL_KERNEL=$k GLTENSOR_MODEL_TRACE=1 rec MINE 30 16x3x48x832 --bench 3 --profile > "$OUT/rec3-trace-$k.txt"
   sed -n '/^profile over/,$p' "$OUT/rec3-trace-$k.txt" | head -24
 done
 step done

@@ -1,22 +1,7 @@
 #!/usr/bin/env bash
 # rec3's third GPU pack: rec3 at its head (softmax in one read, the pipeline's gather, conv_direct's
 # branch-free taps, the warp kernel for long batched products) against main, alternating.
-set -u
-T0=$(date +%s)
-HP=$H
-step() { echo; echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
-W=/tmp/rec3-run; rm -rf $W; mkdir -p $W/sys $W/models $W/gl
-step unpack
-tar -C $W/gl -xJf "$HP/gl.tar.xz" && tar -C $W/sys -xJf "$HP/sys.tar.xz" && tar -C $W/models -xJf "$HP/models.tar.xz" || exit 1
-cp "$HP/COMMIT" $W/gl/COMMIT; H=$W/gl
-mkdir -p /usr/share/fonts/truetype/dejavu && [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] ||
-  xz -dc "$HP/DejaVuSans.ttf.xz" > /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-MINE="$H/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-MAIN="$H/main/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-M=$W/models
-REC="$M/ch_PP-OCRv4_rec_infer.onnx"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-echo "rec3 commit: $(cat "$H/COMMIT"); main commit: $(cat "$H/main/COMMIT")"
+. "$H/common.sh"  # the prologue (unpack, MINE/MAIN, step) and page/rec
 
 step "rec3: tests on the H100 (test_matmul warp/batched/epilogues, test_conv_direct, test_reduce Softmax)"
 LD_LIBRARY_PATH=$MINE timeout 60 "$H/bin/test_matmul" --gtest_filter='Matmul.WarpTiledKernel:Matmul.EpilogueAffineInEveryKernel:Matmul.BatchedWithBroadcast:Matmul.EveryKernelPath:Matmul.Shapes2DAndTileEdges' 2>&1 | grep -E "^\[ *(OK|FAILED|PASSED) |differ|seed=" | head -20
@@ -25,25 +10,20 @@ LD_LIBRARY_PATH=$MINE timeout 40 "$H/bin/test_reduce" --gtest_filter='Softmax.*'
 
 step "the page: gltensor_ocr_bench --only ocr960 --runs 20 --images gpu --ort none --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 (main, rec3 x3)"
 for who in MAIN MINE MAIN MINE MAIN MINE; do
-  d=$H/bin; [ $who = MAIN ] && d=$H/main/bin
-  echo "-- $who $(LD_LIBRARY_PATH=${!who} timeout 30 "$d/gltensor_ocr_bench" --models "$M" --ort none --only ocr960 --runs 20 --images gpu \
-    --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 --out $W/ocr 2>&1 | grep -E "^\| (OCR|rec: upload|total)|rror" | sed 's/rec batch all, call cost 6000, det 640, no cls, replay, gpu images | //; s/| - | - | det \[1, 3, 640, 640\], rec 2 calls, 2 shapes: \[16, 3, 48, 832\] \[9, 3, 48, 1376\]; 25696 columns run for 17588 of text;//' | cut -c1-150 | tr '\n' ' ')"
+  echo "-- $who $(page $who 30 | grep -E "^\| (OCR|rec: upload|total)|rror" | sed 's/rec batch all, call cost 6000, det 640, no cls, replay, gpu images | //; s/| - | - | det \[1, 3, 640, 640\], rec 2 calls, 2 shapes: \[16, 3, 48, 832\] \[9, 3, 48, 1376\]; 25696 columns run for 17588 of text;//' | cut -c1-150 | tr '\n' ' ')"
 done
 
 step "the recognizer alone, replayed (gltensor-run --bench 100 --replay; main, rec3 x2)"
 for shape in 16x3x48x832 9x3x48x1376 1x3x48x320; do
   for who in MAIN MINE MAIN MINE; do
-    d=$H/bin; [ $who = MAIN ] && d=$H/main/bin
-    echo "-- $who $shape: $(LD_LIBRARY_PATH=${!who} timeout 20 "$d/gltensor-run" "$REC" --shape x=$shape --bench 100 --replay 2>&1 | grep -E "^bench:|rror" | cut -c1-120)"
+    echo "-- $who $shape: $(rec $who 20 $shape --bench 100 --replay | grep -E "^bench:|rror" | cut -c1-120)"
   done
 done
 
 step "rec3: the page by call cost (one process)"
-LD_LIBRARY_PATH=$MINE timeout 40 "$H/bin/gltensor_ocr_bench" --models "$M" --ort none --only ocr960 --runs 20 --images gpu \
-    --rec-batch 0 --rec-call-cost 3000 --rec-call-cost 4500 --rec-call-cost 6000 \
-    --det-limit 640 --replay 1 --cls 0 --out $W/ocr 2>&1 | grep -E "^\| (OCR|rec: upload|total)|rror" | cut -c1-260
+page MINE 40 --runs 20 --rec-call-cost 3000 --rec-call-cost 4500 --rec-call-cost 6000 | grep -E "^\| (OCR|rec: upload|total)|rror" | cut -c1-260
 
 step "rec3: GPU time per node at 16x3x48x832 (trace + profile, 3 runs) -> \$OUT/rec3-trace3.txt"
-GLTENSOR_MODEL_TRACE=1 LD_LIBRARY_PATH=$MINE timeout 30 "$H/bin/gltensor-run" "$REC" --shape x=16x3x48x832 --bench 3 --profile > "$OUT/rec3-trace3.txt" 2>&1
+GLTENSOR_MODEL_TRACE=1 rec MINE 30 16x3x48x832 --bench 3 --profile > "$OUT/rec3-trace3.txt"
 sed -n '/^profile over/,$p' "$OUT/rec3-trace3.txt" | head -26; sed -n '/^kernel /,$p' "$OUT/rec3-trace3.txt" | head -8
 step done
