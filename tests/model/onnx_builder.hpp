@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gltensor/dtype.hpp"
+#include "temp_dir.hpp"
 
 namespace glt_test {
 
@@ -150,7 +151,7 @@ class OnnxBuilder {
   }
   /// Writes the model to a temporary file and returns its path.
   std::string save(const std::string& name) const {
-    const auto dir = std::filesystem::temp_directory_path() / "gltensor-model-tests";
+    const auto dir = glt_test::temp_dir() / "models";
     std::filesystem::create_directories(dir);
     const auto path = (dir / (name + ".onnx")).string();
     std::ofstream f(path, std::ios::binary);

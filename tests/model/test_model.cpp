@@ -329,7 +329,7 @@ TEST(Model, UnsupportedThingsAreModelErrorsAtLoad) {
   }
   EXPECT_NE(error_of([] { Model::load(device(), "/nonexistent/model.onnx"); }).find("cannot open"), std::string::npos);
   {
-    const auto p = std::filesystem::temp_directory_path() / "gltensor-model-tests" / "garbage.onnx";
+    const auto p = temp_dir() / "models" / "garbage.onnx";
     std::ofstream(p) << "not a model";
     EXPECT_NE(error_of([&] { Model::load(device(), p.string()); }).find("not an ONNX model"), std::string::npos);
   }
@@ -432,7 +432,7 @@ void expect_matches_ort(const B& m, const std::string& name, const std::map<std:
   }
   const std::string path = m.save(name);
   const std::string ort_path = ort_model ? ort_model->save(name + "-for-ort") : path;
-  const fs::path dir = fs::temp_directory_path() / "gltensor-model-tests" / (name + "-ort");
+  const fs::path dir = temp_dir() / "models" / (name + "-ort");
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string cmd = (ort_python() ? "python3 '" + std::string(ort_python()) + "'"

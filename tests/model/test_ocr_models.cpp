@@ -13,6 +13,7 @@
 #include "npy_io.hpp"
 #include "pipeline.hpp"
 #include "sample.hpp"
+#include "temp_dir.hpp"
 #include "test_util.hpp"
 
 // Tolerances against ONNX Runtime (float32 on the CPU; summation orders differ):
@@ -74,7 +75,7 @@ bool models_required() {
 #define SKIP_WITHOUT_MODELS() SKIP_WITHOUT(missing())
 
 fs::path work_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / "gltensor-ocr-tests" / name;
+  fs::path d = temp_dir() / "ocr" / name;
   fs::create_directories(d);
   return d;
 }

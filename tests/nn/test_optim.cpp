@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "temp_dir.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
@@ -225,7 +226,7 @@ TEST(Modules, ParametersStateDictAndSafetensors) {
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   net.eval();
   Tensor ye = net(x);
-  const auto path = (std::filesystem::temp_directory_path() / "gltensor-test.safetensors").string();
+  const auto path = (temp_dir() / "test.safetensors").string();
   nn::save_safetensors(path, nn::state_dict(net));
   Generator gen2(99);
   nn::Sequential other;
@@ -267,7 +268,7 @@ TEST(Modules, ParametersStateDictAndSafetensors) {
 // Every malformed safetensors file is a gltensor error naming the file (and the tensor, for a bad
 // entry); errors from creating the tensor keep their type.
 TEST(Checkpoints, MalformedSafetensorsAreGltensorErrorsNamingTheFile) {
-  const auto path = (std::filesystem::temp_directory_path() / "gltensor-malformed.safetensors").string();
+  const auto path = (temp_dir() / "malformed.safetensors").string();
   auto write = [&](const std::string& header, std::size_t data_bytes) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     const std::uint64_t n = header.size();
