@@ -30,4 +30,4 @@ for M, N, K, bt in shapes:
         e.record(); torch.cuda.synchronize()
         t.append(s.elapsed_time(e) / reps)
     t.sort(); ms = t[2]
-    print(f"torch matmul {M} x {N} x {K}{', B K-major' if bt else ''}: {ms:.4f} ms {2.0*M*N*K/ms*1e-9:.1f} GFLOP/s")
+    print(f"torch matmul {M} x {N} x {K}{', B K-major' if bt else ''}: {ms:.4f} ms {2.0*M*N*K/ms*1e-9:.1f} TFLOP/s")
