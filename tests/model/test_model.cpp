@@ -1312,9 +1312,17 @@ void qdq_conv_relu_nodes(B& m, const char* q_scale, const char* q_zero, const ch
   m.node("DequantizeLinear", {"rq", "ys", "yz"}, {y});
 }
 
-// A QDQ model run with one of fuse_qdq's switches on ([1]) and off ([0]), then set back to its
-// default `was`: y's values and the dispatches of the run; `planned`, the plan summary's words
-// for the fusion, only where it is on.
+// `path` loaded with one of the planner's switches (a bool of Settings: fuse_qdq_output,
+// fuse_qdq_input, ...) set to `on` for this load only.
+Model load_with(const std::string& path, bool detail::Settings::*setting, bool on, const ModelOptions& o = {}) {
+  ScopedSettings pass;
+  pass.operator->()->*setting = on;
+  return Model::load(device(), path, o);
+}
+
+// A QDQ model run with one of fuse_qdq's switches on ([1]) and off ([0]) for its load: y's values
+// and the dispatches of the run; `planned`, the plan summary's words for the fusion, only where it
+// is on.
 struct FuseRuns {
   std::vector<float> got[2];
   std::uint64_t dispatches[2];
@@ -1323,11 +1331,7 @@ FuseRuns run_fused_unfused(const std::string& path, const Tensor& x, bool detail
                            const char* planned) {
   FuseRuns r;
   for (int fuse : {1, 0}) {
-    Model mod = [&] {
-      ScopedSettings pass;  // the fusion on or off for this load only
-      pass.operator->()->*setting = fuse != 0;
-      return Model::load(device(), path);
-    }();
+    Model mod = load_with(path, setting, fuse != 0);
     const std::string plan = mod.plan_summary();
     EXPECT_EQ(plan.find(planned) != std::string::npos, fuse != 0) << plan;
     const std::uint64_t d0 = device().dispatch_count();
@@ -1441,15 +1445,6 @@ TEST(Model, QdqConvRequantizesInOneNode) {
     EXPECT_LT(saturated, static_cast<int>(got.size()) / 2);  // the outputs spread over the range
   }
 }
-
-namespace {
-// `path` loaded with fuse_qdq's output step on or off (GLTENSOR_FUSE_QDQ_OUTPUT) for the load.
-Model load_qdq_output(const std::string& path, bool fuse, const ModelOptions& o = {}) {
-  ScopedSettings pass;
-  pass->fuse_qdq_output = fuse;
-  return Model::load(device(), path, o);
-}
-}  // namespace
 
 // fuse_qdq: the last QDQ conv's output DequantizeLinear (same scale and zero point, graph
 // output) written by the QConv as float32: bit for bit the unfused model's
@@ -1671,7 +1666,7 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     o.f16_weights = true;
     Tensor y[2];
     for (int fuse : {1, 0}) {
-      Model mod = load_qdq_output(path, fuse != 0, o);
+      Model mod = load_with(path, &detail::Settings::fuse_qdq_output, fuse != 0, o);
       y[fuse] = mod.run({{"x", x}}).at("y");
     }
     EXPECT_EQ(y[1].dtype(), y[0].dtype());
@@ -1679,7 +1674,7 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
   }
   std::vector<float> got[2];
   for (int fuse : {1, 0}) {
-    Model mod = load_qdq_output(path, fuse != 0);
+    Model mod = load_with(path, &detail::Settings::fuse_qdq_output, fuse != 0);
     const std::string plan = mod.plan_summary();
     EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
