@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repo root (packed by scripts/pack_gpu.sh):
-#   bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision f16mm benchf lab labvariants mm mlp cnn profile torchtrain
+#   [TEST_JOBS=N] bash gpu-pack/run.sh PHASE...   with PHASE in info tests testsgl testsloops onnx int8 bench ab precision f16mm benchf lab labvariants mm mlp cnn profile torchtrain
 #                                   interop, ocr ocrbench ocrtest graphics replay plan lstm modelort (after pack_gpu.sh --ocr), gpt decode (after pack_gpu.sh --gpt),
 #                                   quant gptquant (after pack_gpu.sh --gpt: issue 24's quantization),
 #                                   attn (after pack_gpu.sh --gpt: issue 23's training attention)
