@@ -82,6 +82,9 @@ inline constexpr std::int64_t kWarpMinTiles = 256;
 /// kWarpMinTiles), its 128 x 128 tiles with K-major B from which it picks those, and the 64 x 128 form's tiles
 /// (row-major B) up to which it splits K in two.
 inline constexpr std::int64_t kWarpMinShkTiles = 128, kWarpMinKmajorTiles = 128, kWarpSplitTiles = 512;
+/// Batched products with tile edges (the OCR recognizer's batched 1x1 convolutions, A read along K): the warp
+/// kernel's 64 x 128 tiles where its 128 x 128 tiles would be fewer than this, or M <= 64.
+inline constexpr std::int64_t kWarpBatchedMin128Tiles = 512;
 
 /// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= kSplitMinK run the quad-load
 /// kernel split over K into chunks of at least kSplitMinChunk, as many as bring the tiles to
@@ -127,12 +130,12 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
 /// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,
 /// or the quad-load kernel split over K,
-/// fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel.
-/// Split-K where one invocation would loop past the device's limit, and where few output tiles share a long K (K >=
-/// 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than
-/// the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is
-/// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands are rounded to f16 in the
-/// kernel); else f32 math. With f16 math, the packed-half kernel (f16x2: matmul_f16x2.comp, the quad-load kernel's
+/// fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG
+/// kernel. Split-K where one invocation would loop past the device's limit, and where few output tiles share a long K
+/// (K >= 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer
+/// than the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision
+/// is f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands are rounded to f16 in
+/// the kernel); else f32 math. With f16 math, the packed-half kernel (f16x2: matmul_f16x2.comp, the quad-load kernel's
 /// tiles and operand conditions with K % 16 == 0 and K > 0, 64x128 tiles whatever their number) where
 /// Settings::f16_matmul is f16x2 and the kernel is the planner's choice or a quad-load one; f16x4 or "" (today's
 /// default, see docs/precision.md) keeps the other kernels' F16_MATH forms.
