@@ -6,6 +6,25 @@ import torch
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = torch.device("cuda")
+
+
+def median_ms(fn, reps=20):
+    """3 warm-up calls, then the median of 5 batches of `reps` calls, CUDA events around each batch."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(5):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(reps):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) / reps)
+    return sorted(times)[2]
+
+
 print("torch", torch.__version__, torch.cuda.get_device_name(0))
 for spec in sys.argv[1:]:
     mnk, b = spec.split("b")
@@ -13,34 +32,8 @@ for spec in sys.argv[1:]:
     N = int(b)
     w = torch.randn(O, C, device=dev)
     x = torch.randn(N, C, HW, device=dev)
-    for _ in range(3):
-        y = torch.matmul(w, x)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(20):
-            y = torch.matmul(w, x)
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) / 20)
-    ms = sorted(times)[2]
+    ms = median_ms(lambda: torch.matmul(w, x))
     # and as conv2d (cuDNN) on [N, C, H=1, W=HW]
-    wc = w.view(O, C, 1, 1)
-    xc = x.view(N, C, 1, HW)
-    for _ in range(3):
-        yc = torch.nn.functional.conv2d(xc, wc)
-    torch.cuda.synchronize()
-    ct = []
-    for _ in range(5):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(20):
-            yc = torch.nn.functional.conv2d(xc, wc)
-        e.record()
-        torch.cuda.synchronize()
-        ct.append(s.elapsed_time(e) / 20)
-    cms = sorted(ct)[2]
+    cms = median_ms(lambda: torch.nn.functional.conv2d(x.view(N, C, 1, HW), w.view(O, C, 1, 1)))
     fl = 2.0 * O * HW * C * N
     print(f"torch {spec}: matmul {ms:.4f} ms {fl / ms * 1e-9:.2f} TFLOP/s; conv2d {cms:.4f} ms {fl / cms * 1e-9:.2f} TFLOP/s")
