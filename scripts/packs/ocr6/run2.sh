@@ -42,6 +42,9 @@ for r in 1 2 3; do
   done
 done
 
+step "the page at other call costs, ocr6 (one process): --rec-call-cost 3000 4500 6000"
+LD_LIBRARY_PATH=$MINE timeout 30 "$H/bin/gltensor_ocr_bench" $PAGE --runs 20 --rec-batch 0 --rec-call-cost 3000 --rec-call-cost 4500 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 2>&1 | grep -E "^\| (OCR|rec: upload|total)|rror" | sed -e 's/; first run.*//' | cut -c1-300
+
 step "rec alone, replayed ($WHO; gltensor-run --bench 100 --replay)"
 for shp in 16x3x48x832 9x3x48x1376; do
   for r in 1 2; do
