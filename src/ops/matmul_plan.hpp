@@ -97,10 +97,13 @@ inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMin
 /// (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at least kSlicedMinK), as many slices as bring the
 /// invocations to about kSlicedInvocations.
 inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 4096, kSlicedMinK = 32, kSlicedInvocations = 32768;
-/// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers; rows padded
-/// by a quad, or with shk K-major operands kept K-major: A bm bk / 4 quads, B bn bk / 4 + bn / 4).
-inline std::int64_t warp_shared_bytes(int bm, int bn, int bk, bool shk_a, bool shk_b) {
-  const std::int64_t a = shk_a ? bm * bk / 4 : bk * (bm / 4 + 1), b = shk_b ? bn * bk / 4 + bn / 4 : bk * (bn / 4 + 1);
+/// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers), as
+/// glsl/ops/matmul_warp.comp declares it: an operand read along K (a_kmajor / b_kmajor) kept
+/// K-major with shk (A_SHK: bm bk / 4 quads; B_SHK: bn bk / 4 + bn / 4), else transposed into rows
+/// padded by a quad (bk (bm / 4 + 1)); an operand read along M / N: bk rows of bm / 4 (bn / 4) quads.
+inline std::int64_t warp_shared_bytes(int bm, int bn, int bk, bool a_kmajor, bool b_kmajor, bool shk) {
+  const std::int64_t a = a_kmajor && shk ? bm * bk / 4 : bk * (bm / 4 + (a_kmajor ? 1 : 0));
+  const std::int64_t b = b_kmajor && shk ? bn * bk / 4 + bn / 4 : bk * (bn / 4 + (b_kmajor ? 1 : 0));
   return 2 * (a + b) * 16;
 }
 
@@ -121,18 +124,19 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// shape and device (split_columns excepted). Otherwise: on software rasterizers the REG kernel (register blocks
 /// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
 /// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel (quad operands,
-/// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles, or with A read along K
+/// M, N and K multiples of 4, f32 math, its tile's shared memory within DeviceTraits::max_shared (warp_shared_bytes),
+/// at least kWarpMinTiles of its 128 x 128 tiles, or with A read along K
 /// the fewer tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
 /// 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles,
 /// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
 /// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,
 /// or the quad-load kernel split over K,
-/// fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG kernel.
-/// Split-K where one invocation would loop past the device's limit, and where few output tiles share a long K (K >=
-/// 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer than
-/// the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision is
-/// f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands are rounded to f16 in the
-/// kernel); else f32 math. With f16 math, the packed-half kernel (f16x2: matmul_f16x2.comp, the quad-load kernel's
+/// fewer than kSlicedMaxTiles 64 x 64 tiles over K < kSlicedMaxK with f32 math and no kernel forced: the K-sliced REG
+/// kernel. Split-K where one invocation would loop past the device's limit, and where few output tiles share a long K
+/// (K >= 1024 and fewer than a quarter of the target workgroups: 256 on GPUs, 16 on software rasterizers; for REG fewer
+/// than the target). f16 math (f16_block = kF16BlockK) in every kernel but REG and GEMV where the problem's precision
+/// is f16_allowed and the device has fp16 arithmetic, whatever the operand dtypes (f32 operands are rounded to f16 in
+/// the kernel); else f32 math. With f16 math, the packed-half kernel (f16x2: matmul_f16x2.comp, the quad-load kernel's
 /// tiles and operand conditions with K % 16 == 0 and K > 0, 64x128 tiles whatever their number) where
 /// Settings::f16_matmul is f16x2 and the kernel is the planner's choice or a quad-load one; f16x4 or "" (today's
 /// default, see docs/precision.md) keeps the other kernels' F16_MATH forms.
