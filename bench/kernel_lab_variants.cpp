@@ -255,7 +255,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
     }
     plan.tune = false;
     const bool shk = c.tn == 8 && c.form != 1;
-    const std::int64_t shared = warp_shared_bytes(c.bm, c.bn, c.bk, shk && vl.a_kmajor, shk && vl.b_kmajor);
+    const std::int64_t shared = warp_shared_bytes(c.bm, c.bn, c.bk, vl.a_kmajor, vl.b_kmajor, shk);
     if (c.bn > 0 && shared > d.caps().max_shared_memory) {
       std::printf("  %-36s n/a (%lld bytes of shared memory)\n", c.name, static_cast<long long>(shared));
       continue;

@@ -3,9 +3,12 @@
 // (seed_lo, seed_hi), so results depend only on (seed, offset, e): reproducible on any device.
 // DIST (host: `#define DIST dist_<name>`): dist_uniform [lo, hi), dist_normal (mean, std;
 // Box-Muller), dist_bernoulli(p) -> 0/1, dist_dropout: out = x * mask / (1 - p) with
-// mask ~ bernoulli(1 - p) (operand 1 = x). OFFSET_BUF (dropout only): the offset is u_offset plus
-// the value of operand 2 (int32, one element, read as unsigned when the kernel runs), so that a
-// replayed dispatch (Recording) draws at the offset its tensor holds then.
+// mask ~ bernoulli(1 - p) (operand 1 = x). OFFSET_BUF (dropout only): the value v of operand 2
+// (int32, one element, read as unsigned when the kernel runs) is added to u_offset's high word
+// (offset u_offset + v 2^32), so that a replayed dispatch (Recording) draws at the offset its
+// tensor holds then, and the pair (generator's offset, v) names the draw: a replay (the captured
+// generator offset, a new v) never repeats an eager draw's offset (a new generator offset), as
+// a sum of the two could (an eager draw at o + 1 with v = 2 and a replay at o with v = 3).
 // The names' values are private to this file.
 #define dist_uniform 0
 #define dist_normal 1
@@ -29,9 +32,7 @@ void main() {
   uint e = GLOBAL_ID_1D;
   if (e >= u_count) return;
 #ifdef OFFSET_BUF
-  uint add = uint(load2(0u));
-  uint lo = u_offset.x + add;
-  uvec2 offset = uvec2(lo, u_offset.y + (lo < add ? 1u : 0u));  // 64-bit sum: the carry
+  uvec2 offset = uvec2(u_offset.x, u_offset.y + uint(load2(0u)));
 #else
   uvec2 offset = u_offset;
 #endif

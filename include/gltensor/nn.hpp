@@ -90,7 +90,9 @@ class Dropout : public Module {
   Generator* gen;
   /// Masks drawn at an offset also kept on the device (`offset`, int32 [1], uploaded as 0 by the
   /// first training forward) and advanced there by each training forward (one more dispatch), so
-  /// that a training step captured in a Recording draws a new mask per replay, not the captured one.
+  /// that a training step captured in a Recording draws a new mask per replay, not the captured one
+  /// (nor any other forward's: gltensor::dropout's offset overload). A replay runs the forward it
+  /// captured: after eval() it still drops (eval forwards run eagerly, as the demo's evaluation).
   bool device_offset = false;
   Tensor offset;
 };

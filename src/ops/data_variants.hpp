@@ -48,7 +48,7 @@ struct RandomVariant {
   DType out = DType::f32;
   bool input = false;  ///< operand 1 (dropout's input)
   DType in = DType::f32;
-  bool device_offset = false;  ///< OFFSET_BUF: operand 2 (int32 [1]) added to the offset (with input only)
+  bool device_offset = false;  ///< OFFSET_BUF: operand 2 (int32 [1]) added to the offset's high word (input only)
   Defines defines() const;
   static std::vector<RandomVariant> space();
 };

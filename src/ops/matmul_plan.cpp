@@ -138,10 +138,15 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const std::int64_t warp_rows = warp_row64 || warp_kmajor64 || warp_batched64 ? 64 : 128;
   const bool warp_shk_chosen = (warp_row64 && p.K >= 512 && tiles64 >= kWarpMinShkTiles) || warp_kmajor64 ||
                                (a_kq && p.b_quads == 2 && warp_tiles >= kWarpMinKmajorTiles);
+  // Chosen only where its tile's 8-K buffers fit the device's shared memory: GLES 3.1 promises 16
+  // KiB, and 128 x 128 x 8 with B kept K-major takes 17 KiB (16 KiB with B row-major; 64 x 128 x 8
+  // 13 KiB). Unmeasured on such devices: the other kernels there (forced: as asked).
+  const bool warp_fits =
+      warp_shared_bytes(static_cast<int>(warp_rows), 128, 8, a_kq, p.b_quads == 2, true) <= dev.max_shared;
   const bool warp =
       warp_ok &&
       (forced == K::warp ||
-       (chosen && !software &&
+       (chosen && !software && warp_fits &&
         (((p.b_quads == 2 || warp_whole || warp_batched) && warp_tiles >= kWarpMinTiles) || warp_shk_chosen)));
   const bool vec4_ok = !reg && !gemv && !warp && p.quads && whole;
   // Fewer tiles over a long K: split into K chunks (kSplitTiles), f32 math only (as measured).
@@ -310,8 +315,8 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // tile's 33 KiB of shared memory do not fit (llvmpipe's 32 KiB); else 128 x 128 x 8 (as merged,
   // a K-major A kept so; without warp_shk 16-K tiles ran 1.4x slower).
   if (warp) {
-    const bool bk16 =
-        p.b_quads == 2 && warp_rows == 128 && warp_shared_bytes(128, 128, 16, p.a_quads == 1, true) <= dev.max_shared;
+    const bool bk16 = p.b_quads == 2 && warp_rows == 128 &&
+                      warp_shared_bytes(128, 128, 16, p.a_quads == 1, true, true) <= dev.max_shared;
     set_warp_tile(plan, p, static_cast<int>(warp_rows), 128, bk16 ? 16 : 8, 8, true);
   }
   return plan;

@@ -100,10 +100,13 @@ inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMin
 /// (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at least kSlicedMinK), as many slices as bring the
 /// invocations to about kSlicedInvocations.
 inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 4096, kSlicedMinK = 32, kSlicedInvocations = 32768;
-/// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers; rows padded
-/// by a quad, or with shk K-major operands kept K-major: A bm bk / 4 quads, B bn bk / 4 + bn / 4).
-inline std::int64_t warp_shared_bytes(int bm, int bn, int bk, bool shk_a, bool shk_b) {
-  const std::int64_t a = shk_a ? bm * bk / 4 : bk * (bm / 4 + 1), b = shk_b ? bn * bk / 4 + bn / 4 : bk * (bn / 4 + 1);
+/// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers), as
+/// glsl/ops/matmul_warp.comp declares it: an operand read along K (a_kmajor / b_kmajor) kept
+/// K-major with shk (A_SHK: bm bk / 4 quads; B_SHK: bn bk / 4 + bn / 4), else transposed into rows
+/// padded by a quad (bk (bm / 4 + 1)); an operand read along M / N: bk rows of bm / 4 (bn / 4) quads.
+inline std::int64_t warp_shared_bytes(int bm, int bn, int bk, bool a_kmajor, bool b_kmajor, bool shk) {
+  const std::int64_t a = a_kmajor && shk ? bm * bk / 4 : bk * (bm / 4 + (a_kmajor ? 1 : 0));
+  const std::int64_t b = b_kmajor && shk ? bn * bk / 4 + bn / 4 : bk * (bn / 4 + (b_kmajor ? 1 : 0));
   return 2 * (a + b) * 16;
 }
 
@@ -124,10 +127,10 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// shape and device (split_columns excepted). Otherwise: on software rasterizers the REG kernel (register blocks
 /// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
 /// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel (quad operands,
-/// M, N and K multiples of 4, f32 math, at least kWarpMinTiles of its 128 x 128 tiles where B is K-major, the
-/// tiles whole or the product batched with M, K >= 64 and N >= 512 (64-row tiles for those: kWarpBatchedMin128Tiles),
-/// or with A read along K the fewer tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most
-/// kWarpSplitTiles), else the
+/// M, N and K multiples of 4, f32 math, its tile's shared memory within DeviceTraits::max_shared (warp_shared_bytes),
+/// at least kWarpMinTiles of its 128 x 128 tiles where B is K-major, the tiles whole or the product batched with
+/// M, K >= 64 and N >= 512 (64-row tiles for those: kWarpBatchedMin128Tiles), or with A read along K the fewer
+/// tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
 /// 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles,
 /// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
 /// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,

@@ -24,7 +24,8 @@ struct RandomParams {
   }
 };
 
-// `offset` (dropout): an int32 tensor of one element at storage offset 0 whose value the kernel adds to the offset.
+// `offset` (dropout): an int32 tensor of one element at storage offset 0 whose value the kernel
+// adds to the offset's high word.
 Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, const char* dist, double a, double b,
             Generator& gen, const Tensor* x = nullptr, const Tensor* offset = nullptr) {
   Launch launch(dev, op);

@@ -12,6 +12,9 @@
 
 #include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
+#include "runtime/guard.hpp"
+#include "runtime/storage.hpp"
+#include "tensor/tensor_impl.hpp"
 
 using namespace glt_test;
 using namespace gltensor;
@@ -313,6 +316,54 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
                               std::to_string(c.stride[1]));
   }
   EXPECT_EQ(planes, 7) << "the 5 x 5 stride-1 cases but the one too wide to stage";
+}
+
+// The plane form's last tile of a plane whose rows are not a multiple of PY (9 rows, PY 4: its
+// last item spans rows 8 to 11) stores rows 0 to 8 only. A store past them lands in the next
+// plane's first row, which that plane's workgroup (dispatched later) writes again, so the values
+// cannot show it; past the last plane it lands past the output's end, in its buffer's slack. The
+// output is made in a pool buffer of sentinels (the last one released of its size class) and the
+// slack must hold them still (review11: a store guard of `<= rows` passed every other test).
+TEST(ConvDirect, PlaneFormStoresNothingPastItsPlanes) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv = detail::ConvSetting::direct;
+  s->conv_direct = detail::ConvDirectSetting::lanes;
+  const std::int64_t C = 2, H = 9, W = 20;
+  const auto xv = uniform(rng, C * H * W), wv = uniform(rng, C * 25), bv = uniform(rng, C);
+  Tensor x = Tensor::from_host(device(), xv, {1, C, H, W}), w = Tensor::from_host(device(), wv, {C, 1, 5, 5});
+  Tensor b = Tensor::from_host(device(), bv, {C});
+  detail::ConvDirectProblem dp;
+  dp.C = dp.Og = 1, dp.groups = C, dp.KH = dp.KW = 5, dp.OH = H, dp.OW = W;
+  const detail::ConvDirectPlan plan = plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings());
+  ASSERT_TRUE(plan.plane);
+  ASSERT_EQ(plan.py, 4);
+  ASSERT_GT(plan.th, H) << "one tile of 12 rows, 9 of them in the plane";
+  const std::size_t bytes = static_cast<std::size_t>(C * H * W) * 4, cls = detail::Pool::size_class(bytes);
+  ASSERT_GE(cls, bytes + static_cast<std::size_t>(W) * 4) << "slack for a row";
+  GLuint sentinel_buffer = 0;
+  {
+    Tensor fill =
+        Tensor::from_host(device(), std::vector<float>(cls / 4, 1234.0f), {static_cast<std::int64_t>(cls / 4)});
+    sentinel_buffer = fill.impl()->storage->buffer();
+    (void)fill.to_vector();  // written before it goes back to the pool
+  }
+  Conv2dOptions o = Conv2dOptions::pad(2);
+  o.groups = C;
+  Tensor y = conv2d(x, w, b, o);
+  const std::vector<float> got = y.to_vector();
+  ASSERT_EQ(y.impl()->storage->buffer(), sentinel_buffer) << "the output took another buffer: the check would be void";
+  std::vector<float> slack((cls - bytes) / 4);
+  {
+    detail::Enter entry(*y.impl()->storage->dev, "test");  // the read-back's GL calls in the device's context
+    y.impl()->storage->download(bytes, slack.size() * 4, slack.data());
+  }
+  EXPECT_EQ(slack, std::vector<float>(slack.size(), 1234.0f)) << "a store past the last plane";
+  const std::vector<double> hb(bv.begin(), bv.end());
+  Shape os;
+  const auto ref = ref_conv(host(xv, {1, C, H, W}), host(wv, {C, 1, 5, 5}), &hb, o, os);
+  EXPECT_EQ(y.shape(), os);
+  EXPECT_TRUE(close(got, ref, 1e-4, 1e-5));
 }
 
 TEST(ConvDirect, HalfOutputsOfOddWidths) {

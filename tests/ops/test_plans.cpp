@@ -1385,7 +1385,7 @@ TEST(PlanMatmul, WarpTilesKeepOperandsKMajor) {
   EXPECT_EQ(p.warp_bk, 16);
   EXPECT_TRUE(p.warp_shk);
   EXPECT_EQ(p.splits, 1);
-  EXPECT_EQ(warp_shared_bytes(128, 128, 16, true, true), 33792);
+  EXPECT_EQ(warp_shared_bytes(128, 128, 16, true, true, true), 33792);
   p = plan_matmul(shape(512, 4096, 4096, 1, 2), kGpu, s);
   EXPECT_EQ(p.kernel, MatmulPlan::Kernel::warp);
   EXPECT_EQ(p.tile_m, 128);
@@ -1412,4 +1412,52 @@ TEST(PlanMatmul, WarpTilesKeepOperandsKMajor) {
   p = plan_matmul(shape(256, 256, 64, 2, 1), kGpu, w);  // A read along M: as merged
   EXPECT_EQ(p.tile_m, 128);
   EXPECT_EQ(p.warp_bk, 8);
+}
+
+// The warp kernel is chosen only where its tile's shared memory (as matmul_warp.comp declares it)
+// fits the device's: GLES 3.1 promises 16 KiB, and 128 x 128 x 8 with B kept K-major (linear's
+// w.t()) takes 17 KiB. Every operand layout, tile count and K the planner's rules tell apart, on
+// devices of 16, 32 and 48 KiB: a planned warp tile always fits; at 16 KiB B K-major in 128-row
+// tiles is left to the other kernels, row-major B (16 KiB) and the 64-row forms (13 KiB) stay.
+TEST(PlanMatmul, WarpTileWithinTheDevicesSharedMemory) {
+  const Settings s;
+  EXPECT_EQ(warp_shared_bytes(128, 128, 8, false, false, true), 16384);
+  EXPECT_EQ(warp_shared_bytes(128, 128, 8, false, true, true), 17408);
+  EXPECT_EQ(warp_shared_bytes(128, 128, 8, true, true, true), 17408);
+  EXPECT_EQ(warp_shared_bytes(128, 128, 8, false, true, false), 16640);  // B transposed into padded rows
+  EXPECT_EQ(warp_shared_bytes(64, 128, 8, true, true, true), 13312);
+  int warps = 0;
+  for (std::int64_t shared : {16384, 32768, 49152})
+    for (int aq : {1, 2})
+      for (int bq : {1, 2})
+        for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{
+                 {4096, 4096, 4096}, {2048, 2048, 2048}, {1024, 1024, 1024}, {1024, 1024, 512}, {256, 4096, 4096}}) {
+          MatmulProblem p = problem(M, N, K);
+          p.a_quads = aq, p.b_quads = bq, p.b_kmajor = bq == 2;
+          const MatmulPlan plan = plan_matmul(p, DeviceTraits{false, 0, false, shared}, s);
+          if (plan.kernel != MatmulPlan::Kernel::warp) continue;
+          ++warps;
+          EXPECT_LE(warp_shared_bytes(static_cast<int>(plan.tile_m), static_cast<int>(plan.tile_n), plan.warp_bk,
+                                      aq == 1, bq == 2, plan.warp_shk),
+                    shared)
+              << M << " x " << N << " x " << K << ", A quads " << aq << ", B quads " << bq;
+        }
+  EXPECT_GT(warps, 20);
+  auto kind = [&](std::int64_t M, std::int64_t N, std::int64_t K, int aq, int bq, std::int64_t shared) {
+    MatmulProblem p = problem(M, N, K);
+    p.a_quads = aq, p.b_quads = bq, p.b_kmajor = bq == 2;
+    return plan_matmul(p, DeviceTraits{false, 0, false, shared}, s);
+  };
+  EXPECT_EQ(kind(4096, 4096, 4096, 2, 2, 32768).kernel, MatmulPlan::Kernel::warp);
+  EXPECT_NE(kind(4096, 4096, 4096, 2, 2, 16384).kernel, MatmulPlan::Kernel::warp) << "B K-major, 128 rows: 17 KiB";
+  EXPECT_NE(kind(4096, 4096, 4096, 1, 2, 16384).kernel, MatmulPlan::Kernel::warp) << "both K-major, 128 rows";
+  EXPECT_EQ(kind(4096, 4096, 4096, 2, 1, 16384).kernel, MatmulPlan::Kernel::warp) << "row-major B: 16 KiB";
+  const MatmulPlan rows64 = kind(4096, 4096, 4096, 1, 1, 16384);
+  EXPECT_EQ(rows64.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(rows64.tile_m, 64);
+  Settings w;
+  w.matmul_kernel = MatmulKernelSetting::warp;
+  MatmulProblem p = problem(4096, 4096, 4096);
+  p.a_quads = 2, p.b_quads = 2, p.b_kmajor = true;
+  EXPECT_EQ(plan_matmul(p, DeviceTraits{false, 0, false, 16384}, w).kernel, MatmulPlan::Kernel::warp) << "forced";
 }

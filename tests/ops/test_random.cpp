@@ -91,8 +91,8 @@ TEST(Random, Dropout) {
 
 // dropout at a device offset: element e keeps x / (1 - p) where Philox's counter (e, 0, offset)
 // draws at most 1 - p, offset = the generator's next offset plus the tensor's value read as
-// unsigned (the 64-bit sum's carry included); a captured draw takes the tensor's value at each
-// replay. Inputs: fresh random values, odd lengths, a seed printed on failure.
+// unsigned times 2^32 (its high word); a captured draw takes the tensor's value at each replay. Inputs: fresh random
+// values, odd lengths, a seed printed on failure.
 TEST(Random, DropoutAtADeviceOffset) {
   GLT_RNG(rng);
   const std::uint64_t seed = rng();
@@ -122,13 +122,14 @@ TEST(Random, DropoutAtADeviceOffset) {
     const std::int32_t v = static_cast<std::int32_t>(rng() % 1000);
     Generator g(seed);
     const Tensor off = Tensor::from_host(device(), std::span<const std::int32_t>(&v, 1), {1});
-    expect(xs, static_cast<std::uint64_t>(v), dropout(x, p, g, off).to_vector(), "offset 0 + v");
-    // The generator's offset 1 (one draw since) plus 0xffffffff: the carry into the high word.
+    expect(xs, static_cast<std::uint64_t>(v) << 32, dropout(x, p, g, off).to_vector(), "offset 0 + v 2^32");
+    // The generator's offset 1 (one draw since) and -1 read as 0xffffffff into the high word.
     Generator g2(seed);
     (void)g2.next_offset();
     const std::int32_t all = -1;
-    const Tensor carry = Tensor::from_host(device(), std::span<const std::int32_t>(&all, 1), {1});
-    expect(xs, std::uint64_t{1} << 32, dropout(x, p, g2, carry).to_vector(), "offset 1 + 0xffffffff");
+    const Tensor high = Tensor::from_host(device(), std::span<const std::int32_t>(&all, 1), {1});
+    expect(xs, (std::uint64_t{0xffffffffu} << 32) | 1u, dropout(x, p, g2, high).to_vector(),
+           "offset 1 + 0xffffffff 2^32");
   }
   // Captured with the offset's advance: each replay draws at the tensor's value then.
   const auto xs = uniform(rng, 999, 0.5f, 2.0f);
@@ -144,7 +145,7 @@ TEST(Random, DropoutAtADeviceOffset) {
   for (std::uint64_t k = 1; k <= 3; ++k) {
     rec.replay();
     const std::vector<float> got = y.to_vector();
-    expect(xs, k, got, "replay");
+    expect(xs, k << 32, got, "replay");
     EXPECT_NE(got, first) << "replay " << k;
   }
   EXPECT_EQ(off.to_int_vector(), std::vector<int>{4});
@@ -156,5 +157,5 @@ TEST(Random, DropoutAtADeviceOffset) {
   const std::vector<std::int32_t> two = {5, 9};
   const Tensor both = Tensor::from_host(device(), std::span<const std::int32_t>(two), {2});
   Generator g3(seed);
-  expect(xs, 9, dropout(x, p, g3, both.narrow(0, 1, 1)).to_vector(), "view at offset 1");
+  expect(xs, std::uint64_t{9} << 32, dropout(x, p, g3, both.narrow(0, 1, 1)).to_vector(), "view at offset 1");
 }
