@@ -113,10 +113,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // 4096^3 on the H100 against the quad-load kernel's 27.5; tile edges not measured).
   const std::int64_t warp_tiles = ceil_div(p.M, 128) * ceil_div(p.N, 128) * p.batch;
   const bool warp_whole = p.M % 128 == 0 && p.N % 128 == 0 && p.K % 8 == 0 && p.K > 0;
-  // And for batched products with tile edges whose sides are all long: the OCR recognizer's batched
-  // 1x1 convolutions ([O, C] against each image's [C, H*W]; O, C >= 128, H*W >= 1024) ran in 0.84x
-  // tile64's time on the H100 (bench/RESULTS.md); not measured better at H*W = 624 (1.02x) or O = 64 (2.6x).
-  const bool warp_batched = p.batch > 1 && p.M >= 128 && p.K >= 128 && p.K % 8 == 0 && p.N >= 1024;
+  // And for batched products with tile edges whose sides are all long enough: the OCR recognizer's
+  // batched 1x1 convolutions ([O, C] against each image's [C, H*W]; O, C >= 64, H*W >= 512) ran in 0.84x
+  // tile64's time on the H100 where O, C >= 128 and H*W >= 1024 with 128 x 128 tiles (rec3), and at O = C =
+  // 480, H*W = 624 in 0.60x, at O = C = 64 in 0.84x with 64 x 128 tiles (warp_rows; bench/RESULTS.md, ocr6).
+  const bool warp_batched = p.batch > 1 && p.M >= 64 && p.K >= 64 && p.K % 8 == 0 && p.N >= 512;
   // With A read along K (a_quads 1; the warp kernel then keeps K-major operands K-major in shared
   // memory, warp_shk): B row-major in whole 64 x 128 tiles, also over fewer of them (at least
   // kWarpMinShkTiles, K >= 512); B K-major over at least kWarpMinKmajorTiles 128 x 128 tiles, or in
@@ -130,7 +131,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool warp_row64 = a_kq && p.b_quads == 1 && whole64;
   const bool warp_kmajor64 = a_kq && p.b_quads == 2 && whole64 && warp_tiles < kWarpMinKmajorTiles && p.K >= 1024 &&
                              tiles64 >= kWarpMinShkTiles;
-  const std::int64_t warp_rows = warp_row64 || warp_kmajor64 ? 64 : 128;
+  // The batched products with A read along K in 64 x 128 tiles where 128 x 128 tiles would be half empty
+  // (M <= 64) or few (kWarpBatchedMin128Tiles): on the H100 (ocr6, kernel lab) 0.92x the time of 128 x 128
+  // tiles at 480 x 9984 x 480, 0.57x at 64 x 159744 x 64; 1.06x over more tiles (480 x 19968 x 480).
+  const bool warp_batched64 = warp_batched && a_kq && (p.M <= 64 || warp_tiles < kWarpBatchedMin128Tiles);
+  const std::int64_t warp_rows = warp_row64 || warp_kmajor64 || warp_batched64 ? 64 : 128;
   const bool warp_shk_chosen = (warp_row64 && p.K >= 512 && tiles64 >= kWarpMinShkTiles) || warp_kmajor64 ||
                                (a_kq && p.b_quads == 2 && warp_tiles >= kWarpMinKmajorTiles);
   // Chosen only where its tile's 8-K buffers fit the device's shared memory: GLES 3.1 promises 16

@@ -82,6 +82,9 @@ inline constexpr std::int64_t kWarpMinTiles = 256;
 /// kWarpMinTiles), its 128 x 128 tiles with K-major B from which it picks those, and the 64 x 128 form's tiles
 /// (row-major B) up to which it splits K in two.
 inline constexpr std::int64_t kWarpMinShkTiles = 128, kWarpMinKmajorTiles = 128, kWarpSplitTiles = 512;
+/// Batched products with tile edges (the OCR recognizer's batched 1x1 convolutions, A read along K): the warp
+/// kernel's 64 x 128 tiles where its 128 x 128 tiles would be fewer than this, or M <= 64.
+inline constexpr std::int64_t kWarpBatchedMin128Tiles = 512;
 
 /// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= kSplitMinK run the quad-load
 /// kernel split over K into chunks of at least kSplitMinChunk, as many as bring the tiles to
@@ -125,8 +128,9 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
 /// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel (quad operands,
 /// M, N and K multiples of 4, f32 math, its tile's shared memory within DeviceTraits::max_shared (warp_shared_bytes),
-/// at least kWarpMinTiles of its 128 x 128 tiles, or with A read along K
-/// the fewer tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
+/// at least kWarpMinTiles of its 128 x 128 tiles where B is K-major, the tiles whole or the product batched with
+/// M, K >= 64 and N >= 512 (64-row tiles for those: kWarpBatchedMin128Tiles), or with A read along K the fewer
+/// tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
 /// 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles,
 /// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
 /// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,

@@ -539,6 +539,35 @@ TEST(ConvDirect, EpilogueInTheKernel) {
       }
 }
 
+TEST(ConvDirect, OnePositionPlanesOfSeveralImages) {
+  // Squeeze-and-excitation's 1x1 convolutions of N pooled images [N, C, 1, 1] on the GEMM path:
+  // the transposed product [N, C] @ w^T [C, O] + bias (per column), against float64 with the
+  // hardswish and affine epilogue; N from 2 to 17 (the GEMV kernel's rows and past them), odd C
+  // and O, the matmul planner's own choice and a GPU's (MatmulKernelSetting::gpu) on any device.
+  GLT_RNG(rng);
+  const auto hswish = [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; };
+  for (auto [N, C, O] : std::vector<std::array<std::int64_t, 3>>{{2, 40, 9}, {16, 60, 240}, {17, 33, 7}, {9, 480, 120}})
+    for (auto mk : {detail::MatmulKernelSetting::choose, detail::MatmulKernelSetting::gpu}) {
+      ScopedSettings s;
+      s->conv = detail::ConvSetting::im2col, s->matmul_kernel = mk;
+      const Shape xs{N, C, 1, 1}, ws{O, C, 1, 1};
+      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, O);
+      std::vector<double> hb(bv.begin(), bv.end());
+      Shape os;
+      auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, Conv2dOptions(), os);
+      for (double& r : ref) r = hswish(r) * 1.25 - 0.5;
+      Epilogue e(Activation::hardswish);
+      e.scale = 1.25f, e.shift = -0.5f;
+      Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws);
+      const std::size_t d0 = device().dispatch_count();
+      Tensor y = conv2d(x, w, Tensor::from_host(device(), bv, {O}), Conv2dOptions(), e);
+      EXPECT_EQ(device().dispatch_count() - d0, 1u) << "one matmul, its epilogue fused";
+      EXPECT_EQ(y.shape(), os);
+      EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5))
+          << to_string(xs) << " * " << to_string(ws) << " matmul " << static_cast<int>(mk);
+    }
+}
+
 TEST(ConvDirect, TransposeWithKernelEqualToStride) {
   // conv_transpose2d whose kernel is its stride (DBNet's head: 2 x 2, stride 2), through the ubo
   // and lanes layouts' shuffled 1x1 convolution where it applies, against the definition: channels into

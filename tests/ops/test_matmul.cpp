@@ -641,6 +641,8 @@ TEST(Matmul, WarpTiledKernel) {
   check(rng, {2, 3, 68, 20}, {20, 132});     // batch dims folded into rows
   check(rng, {3, 1, 68, 20}, {2, 20, 132});  // broadcast batches
   check(rng, {68, 24}, {3, 24, 136});
+  check(rng, {68, 64}, {3, 64, 516});  // batched, A along K: 64-row tiles (few), edges in M and N
+  check(rng, {132, 72}, {2, 72, 1028});
   // A and B transposed; A narrowed from rows of 48 at column 4 (quads, a quad offset).
   const int M = 136, K = 40, N = 132;
   auto a = uniform(rng, M * K), b = uniform(rng, K * N), wide = uniform(rng, M * 48);

@@ -1294,12 +1294,35 @@ TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
   EXPECT_EQ(plan_matmul(problem(2048, 2048, 1020), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "K off 8";
   EXPECT_EQ(plan_matmul(problem(2048, 2176, 1024), kGpu, s).kernel, MatmulPlan::Kernel::warp);
   EXPECT_EQ(plan_matmul(problem(2048, 2112, 1024), kGpu, s).kernel, MatmulPlan::Kernel::tile64) << "N off 128";
-  // Batched with edges, every side long (the recognizer's batched 1x1 convolutions): warp.
+  // Batched with edges, every side long enough (the recognizer's batched 1x1 convolutions: M, K >= 64,
+  // N >= 512): warp; with A read along K (the convolutions' weights) in 64-row tiles where M <= 64 or the
+  // 128 x 128 tiles are fewer than kWarpBatchedMin128Tiles.
   EXPECT_EQ(plan_matmul(problem(240, 2496, 240, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp);
   EXPECT_TRUE(plan_matmul(problem(240, 2496, 240, true, 16), kGpu, s).warp_edge);
   EXPECT_EQ(plan_matmul(problem(480, 1248, 480, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp);
-  EXPECT_NE(plan_matmul(problem(480, 624, 480, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "N < 1024";
-  EXPECT_NE(plan_matmul(problem(64, 9984, 64, true, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "M, K < 128";
+  auto conv1x1 = [](std::int64_t O, std::int64_t HW, std::int64_t C, std::int64_t N) {
+    MatmulProblem q = problem(O, HW, C, true, N);
+    q.a_quads = 1, q.b_quads = 1;  // [O, C] read along K, each image's [C, H*W] along N
+    return q;
+  };
+  for (auto [O, HW, C, rows] : std::vector<std::array<std::int64_t, 4>>{{240, 2496, 240, 128},  // 640 tiles
+                                                                        {480, 1248, 480, 128},  // 640
+                                                                        {480, 624, 480, 64},    // 320
+                                                                        {64, 9984, 64, 64},     // M <= 64
+                                                                        {240, 4992, 64, 128},   // 1248
+                                                                        {128, 4992, 64, 64},    // whole 64 x 128
+                                                                        {68, 516, 64, 64}}) {   // edges
+    const MatmulPlan q = plan_matmul(conv1x1(O, HW, C, O == 68 ? 96 : 16), kGpu, s);
+    EXPECT_EQ(q.kernel, MatmulPlan::Kernel::warp) << O << " x " << HW << " x " << C;
+    EXPECT_EQ(q.tile_m, rows) << O << " x " << HW << " x " << C;
+    EXPECT_EQ(q.groups_y, static_cast<std::uint64_t>((O + rows - 1) / rows));
+    EXPECT_EQ(q.local_x, static_cast<std::uint32_t>(rows * 128 / 64));
+  }
+  EXPECT_EQ(plan_matmul(problem(480, 624, 480, true, 16), kGpu, s).tile_m, 128) << "A not read along K";
+  EXPECT_NE(plan_matmul(conv1x1(480, 508, 480, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "N < 512";
+  EXPECT_NE(plan_matmul(conv1x1(60, 9984, 64, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "M < 64";
+  EXPECT_NE(plan_matmul(conv1x1(64, 9984, 60, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "K < 64";
+  EXPECT_NE(plan_matmul(conv1x1(64, 512, 64, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "64 tiles";
   EXPECT_NE(plan_matmul(problem(240, 2496, 240), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "one product";
   EXPECT_NE(plan_matmul(problem(240, 2496, 240, true, 2), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "80 tiles";
   EXPECT_NE(plan_matmul(problem(240, 2496, 240, true, 16), kLlvmpipe, s).kernel, MatmulPlan::Kernel::warp);
