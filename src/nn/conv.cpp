@@ -29,6 +29,12 @@ namespace {
 // layout: software rasterizers, or where GLTENSOR_CONV_DIRECT=ubo forces it).
 std::int64_t ubo_limit(const DeviceImpl& dev) { return dev.caps().max_uniform_block_size; }
 
+// The device's traits for the conv planners.
+ConvDevice conv_device(const DeviceImpl& dev) {
+  return ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev),
+                    std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])};
+}
+
 using Geometry = ConvGeometry;
 using Piece = ConvPiece;
 
@@ -387,11 +393,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
   problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
-  const Conv2dPlan plan =
-      plan_conv2d(problem,
-                  ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev),
-                             std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])},
-                  settings());
+  const Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
@@ -455,12 +457,22 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
           const Tensor gb_direct = direct.defined() && need_b ? direct.narrow(0, Og * K, Og) : Tensor();
           if (direct.defined() && !need_x)
             return std::vector<Tensor>{Tensor(), need_w ? gw_direct : Tensor(), gb_direct};
-          Tensor gm = gy.permute({0, 2, 3, 1}).reshape({-1, G * Og});  // [N*OH*OW, O]
+          const DeviceImpl& dev = dev_of(gy);
+          const ConvInputGradPlan input_grad =
+              need_x
+                  ? plan_conv_input_grad(g, G * Og, gy.dtype() == DType::f32 && wd.dtype() == DType::f32,
+                                         gy.strides()[3] == 1 && gy.strides()[2] == g.OW, conv_device(dev), settings())
+                  : ConvInputGradPlan();
+          // gy as [N*OH*OW, O] (a permuted copy): for the GEMMs and the bias' sum, where they run.
+          const bool gemm_x = need_x && !(G == 1 && input_grad.direct);
+          const Tensor gm = (!direct.defined() && (need_w || need_b)) || gemm_x
+                                ? gy.permute({0, 2, 3, 1}).reshape({-1, G * Og})
+                                : Tensor();
           Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
           if (direct.defined()) gws.push_back(gw_direct);
           for (std::int64_t gi = 0; gi < G; ++gi) {
-            Tensor gmg = G == 1 ? gm : gm.narrow(1, gi * Og, Og);
+            const Tensor gmg = G == 1 || !gm.defined() ? gm : gm.narrow(1, gi * Og, Og);
             if (direct.defined()) {
               // the direct kernel's (one group)
             } else if (need_w && !saved_cols.empty()) {
@@ -484,8 +496,18 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
               gws.push_back(gw.view({Og, g.C, g.KH, g.KW}));
             }
             if (need_x) {
-              Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
-              Tensor gxi = col2im_gemm(gmg, wm, g);
+              Tensor gxi;
+              if (G == 1 && input_grad.direct) {
+                // The convolution of gy with the flipped filters [C, O, KH, KW] (read through
+                // their strides; the ubo layout copies them per chunk).
+                const Tensor wt = flip(wd, {2, 3}).transpose(0, 1);
+                gxi = input_grad.kernel.layout == ConvDirectPlan::Layout::ubo
+                          ? conv_direct_ubo(gy, wt, Tensor(), input_grad.g, g.C, g.C, input_grad.kernel, Epilogue())
+                          : conv_direct(gy, wt, Tensor(), input_grad.g, g.C, g.C, input_grad.kernel, Epilogue());
+              } else {
+                Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
+                gxi = col2im_gemm(gmg, wm, g);
+              }
               if (G == 1)
                 gx = gxi;
               else
