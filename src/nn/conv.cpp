@@ -1,5 +1,7 @@
 // conv2d (im2col + matmul, explicit backward) and conv_transpose2d (matmul + col2im).
 #include <algorithm>
+#include <array>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -187,6 +189,10 @@ struct DirectParams {
   const Tensor &x, &w, &bias;
   std::int64_t o0 = 0, wbase = 0;
   const Epilogue* epi = nullptr;
+  // flip_taps: w read as w[a, b, KH - 1 - kh, KW - 1 - kw] (the input gradient's flipped filters
+  // without a copy): the last tap's offset and the tap strides negated as uint32, which the
+  // kernels' uint index arithmetic (wrapping modulo 2^32 in GLSL) turns into steps backwards.
+  bool flip_taps = false;
   void set(Uniforms& u) const {
     u.i32("u_cg", g.C), u.i32("u_o0", o0), u.u32("u_wbase", wbase);
     if (epi) u.f32("u_act_p0", epi->p0), u.f32("u_act_p1", epi->p1);
@@ -198,8 +204,16 @@ struct DirectParams {
     const Shape &xs = x.strides(), &ws = w.strides();
     u.u32s("u_x_stride", {xs[0], xs[1], xs[2], xs[3]});
     u.u32("u_x_off", x.offset());
-    u.u32s("u_w_stride", {ws[0], ws[1], ws[2], ws[3]});
-    u.u32("u_w_off", w.offset());
+    if (flip_taps) {
+      const std::array<std::uint32_t, 4> neg{static_cast<std::uint32_t>(ws[0]), static_cast<std::uint32_t>(ws[1]),
+                                             0u - static_cast<std::uint32_t>(ws[2]),
+                                             0u - static_cast<std::uint32_t>(ws[3])};
+      u.u32s("u_w_stride", std::span<const std::uint32_t>(neg));
+      u.u32("u_w_off", w.offset() + (g.KH - 1) * ws[2] + (g.KW - 1) * ws[3]);
+    } else {
+      u.u32s("u_w_stride", {ws[0], ws[1], ws[2], ws[3]});
+      u.u32("u_w_off", w.offset());
+    }
     if (bias.defined()) u.u32("u_b_stride", bias.strides()[0]), u.u32("u_b_off", bias.offset());
   }
 };
@@ -269,7 +283,8 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
 // the ops would).
 // shuffle S > 0 (lanes): conv_direct_ubo's, out [N, O / S^2, OH * S, OW * S].
 Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
-                   std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0) {
+                   std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0,
+                   bool flip_taps = false) {
   DeviceImpl& dev = dev_of(x);
   Launch launch(dev, "conv2d");
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
@@ -288,6 +303,7 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   if (bias.defined()) launch.read(bias);
   DirectParams params{g, O, Og, x, w, bias};
   params.epi = fused ? &epi : nullptr;
+  params.flip_taps = flip_taps;
   launch.params(params)
       .loop_iterations(plan.loop_iterations)
       .groups(plan.groups_x, static_cast<std::uint64_t>(O / plan.opi), static_cast<std::uint64_t>(g.N));
@@ -463,11 +479,10 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
                   ? plan_conv_input_grad(g, G * Og, gy.dtype() == DType::f32 && wd.dtype() == DType::f32,
                                          gy.strides()[3] == 1 && gy.strides()[2] == g.OW, conv_device(dev), settings())
                   : ConvInputGradPlan();
-          // gy as [N*OH*OW, O] (a permuted copy): for the GEMMs and the bias' sum, where they run.
+          // gy as [N*OH*OW, O] (a permuted copy): for the GEMMs, where they run.
           const bool gemm_x = need_x && !(G == 1 && input_grad.direct);
-          const Tensor gm = (!direct.defined() && (need_w || need_b)) || gemm_x
-                                ? gy.permute({0, 2, 3, 1}).reshape({-1, G * Og})
-                                : Tensor();
+          const Tensor gm =
+              (!direct.defined() && need_w) || gemm_x ? gy.permute({0, 2, 3, 1}).reshape({-1, G * Og}) : Tensor();
           Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
           if (direct.defined()) gws.push_back(gw_direct);
@@ -498,12 +513,13 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
             if (need_x) {
               Tensor gxi;
               if (G == 1 && input_grad.direct) {
-                // The convolution of gy with the flipped filters [C, O, KH, KW] (read through
-                // their strides; the ubo layout copies them per chunk).
-                const Tensor wt = flip(wd, {2, 3}).transpose(0, 1);
+                // The convolution of gy with the filters transposed to [C, O, KH, KW] (a view) and
+                // flipped (read backwards; the ubo layout copies them, flipped, per chunk).
                 gxi = input_grad.kernel.layout == ConvDirectPlan::Layout::ubo
-                          ? conv_direct_ubo(gy, wt, Tensor(), input_grad.g, g.C, g.C, input_grad.kernel, Epilogue())
-                          : conv_direct(gy, wt, Tensor(), input_grad.g, g.C, g.C, input_grad.kernel, Epilogue());
+                          ? conv_direct_ubo(gy, flip(wd, {2, 3}).transpose(0, 1), Tensor(), input_grad.g, g.C, g.C,
+                                            input_grad.kernel, Epilogue())
+                          : conv_direct(gy, wd.transpose(0, 1), Tensor(), input_grad.g, g.C, g.C, input_grad.kernel,
+                                        Epilogue(), 0, true);
               } else {
                 Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
                 gxi = col2im_gemm(gmg, wm, g);
@@ -515,7 +531,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
             }
           }
           Tensor gw = !need_w ? Tensor() : G == 1 ? gws[0] : concat(gws, 0);
-          return std::vector<Tensor>{gx, gw, direct.defined() ? gb_direct : need_b ? sum(gm, {0}) : Tensor()};
+          return std::vector<Tensor>{gx, gw, direct.defined() ? gb_direct : need_b ? sum(gy, {0, 2, 3}) : Tensor()};
         },
         "conv2d");
   }
