@@ -514,12 +514,9 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
               Tensor gxi;
               if (G == 1 && input_grad.direct) {
                 // The convolution of gy with the filters transposed to [C, O, KH, KW] (a view) and
-                // flipped (read backwards; the ubo layout copies them, flipped, per chunk).
-                gxi = input_grad.kernel.layout == ConvDirectPlan::Layout::ubo
-                          ? conv_direct_ubo(gy, flip(wd, {2, 3}).transpose(0, 1), Tensor(), input_grad.g, g.C, g.C,
-                                            input_grad.kernel, Epilogue())
-                          : conv_direct(gy, wd.transpose(0, 1), Tensor(), input_grad.g, g.C, g.C, input_grad.kernel,
-                                        Epilogue(), 0, true);
+                // flipped (read backwards through negated strides; never the ubo layout).
+                gxi = conv_direct(gy, wd.transpose(0, 1), Tensor(), input_grad.g, g.C, g.C, input_grad.kernel,
+                                  Epilogue(), 0, true);
               } else {
                 Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
                 gxi = col2im_gemm(gmg, wm, g);

@@ -122,7 +122,9 @@ ConvInputGradPlan plan_conv_input_grad(const ConvGeometry& g, std::int64_t O, bo
   dp.C = O, dp.Og = g.C, dp.KH = g.KH, dp.KW = g.KW, dp.OH = g.H, dp.OW = g.W;
   dp.dilation_w = o.dilation[1], dp.dilation_h = o.dilation[0];
   dp.x_rows_contiguous = gy_rows_contiguous;
-  dp.ubo_floats = dev.ubo_limit / 4;  // (the backward records no gradient)
+  // Not the ubo layout: it would need the flipped filters copied (flip's index tensor from the
+  // host breaks a Recording's replays); the others read them flipped through negated strides.
+  dp.ubo_floats = 0;
   dp.max_local = dev.max_local;
   const ConvDirectPlan kernel = plan_conv_direct(dp, DeviceTraits{dev.software, dev.loop_limit}, settings);
   const bool fits = dev.loop_limit == 0 || kernel.loop_iterations <= dev.loop_limit;

@@ -119,7 +119,8 @@ struct Conv2dPlan {
 /// where every input is f32, the padding is at most d * (K - 1) on each side and the transposed
 /// convolution's loop fits the device, and then on GPUs where it runs in the lanes layout's tiles
 /// form with at most kConvTilesMaxOg output channels (C), not 1 x 1, or wherever Settings::conv
-/// forces direct (Settings::conv = im2col: never).
+/// forces direct (Settings::conv = im2col: never). Never the ubo layout (the filters are read
+/// flipped through negated strides, which a uniform block's copy cannot be).
 struct ConvInputGradPlan {
   bool direct = false;
   ConvGeometry g{};       ///< the transposed convolution: input gy, output [N, C, H, W]

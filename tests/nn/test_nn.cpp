@@ -792,10 +792,11 @@ TEST(Conv2d, DirectWeightGradient) {
 
 // The input gradient as the direct convolution of gy with the flipped, transposed filters
 // (plan_conv_input_grad; forced here with GLTENSOR_CONV=direct, GPUs choose it for the CNN's second
-// layer) against float64, in each of the direct kernel's layouts (rows, lanes with its tiles form
-// where the O filters of the transposed convolution pass the shared staging, ubo with the filters
-// copied per chunk): odd sizes, asymmetric padding (0 up to d * (K - 1)), dilation, 1 x 5 and 1 x 1
-// filters, one image; under a lowered loop limit (the GEMM where the kernel's loop does not fit).
+// layer) against float64, in the direct kernel's layouts (rows, lanes with its tiles form where the
+// O filters of the transposed convolution pass the shared staging; ubo forced gives rows: the
+// filters are read flipped through negated strides, never copied): odd sizes, asymmetric padding (0 up to d * (K - 1)),
+// dilation, 1 x 5 and 1 x 1 filters, one image; under a lowered loop limit (the GEMM where the kernel's loop does not
+// fit).
 TEST(Conv2d, DirectInputGradient) {
   GLT_RNG(rng);
   for (const char* layout : {"rows", "lanes", "ubo"}) {

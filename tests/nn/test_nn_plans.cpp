@@ -555,6 +555,12 @@ TEST(PlanConv2d, DirectInputGradient) {
   EXPECT_TRUE(forced.direct);
   EXPECT_LE(forced.kernel.loop_iterations, 65535u);
   EXPECT_TRUE(plan_conv_input_grad(wide, 64, true, false, kGpu, s).direct);
+  // Never the ubo layout (its uniform block would need the flipped filters copied), even forced.
+  const ConvDevice ubo_dev{true, 65535, std::int64_t{128} << 20, 65536};
+  EXPECT_EQ(plan_conv_input_grad(g, 64, true, true, ubo_dev, s).kernel.layout, ConvDirectPlan::Layout::rows);
+  s.conv_direct = ConvDirectSetting::ubo;
+  EXPECT_EQ(plan_conv_input_grad(g, 64, true, true, ubo_dev, s).kernel.layout, ConvDirectPlan::Layout::rows);
+  s.conv_direct = ConvDirectSetting::choose;
   EXPECT_FALSE(plan_conv_input_grad(g, 64, true, true, ConvDevice{true, 100, std::int64_t{1} << 31}, s).direct)
       << "past the loop limit";
   s.conv = ConvSetting::im2col;
