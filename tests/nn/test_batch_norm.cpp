@@ -248,7 +248,7 @@ TEST(BatchNorm, SplitReductionsPastTheLoopLimit) {
 
 // act = relu: the ReLU's gradient in the backward kernels' loads of gy (RELU_MASK: gy where the
 // output y > 0, else 0), against float64 (torch's formulas with gy masked by the kernel's own y),
-// and bit for bit against batch_norm then relu() apart (relu_backward's dispatch): rows of 1, 20
+// and against batch_norm then relu() apart (relu_backward's dispatch; bit for bit on llvmpipe): rows of 1, 20
 // and 99 values (one invocation per element, the row grid), training and eval, affine or not, only
 // x or only the weight and bias requiring grad, and the reductions in three levels (loop limit 9: 39200
 // values per channel, float64 only: relu() alone would exceed that limit).
@@ -292,10 +292,11 @@ TEST(BatchNorm, ReluGradientInTheKernels) {
     run(true, y, dx, dw, db);
     if (c.limit == 0) {  // (relu() alone would exceed the lowered limit)
       run(false, y2, dx2, dw2, db2);
-      EXPECT_EQ(y, y2);
-      EXPECT_EQ(dx, dx2) << "dx: fused against relu_backward's";
-      EXPECT_EQ(dw, dw2) << "dweight: fused against relu_backward's";
-      EXPECT_EQ(db, db2) << "dbias: fused against relu_backward's";
+      // (the same formulas; a GPU's compiler may contract them into FMAs differently per kernel)
+      EXPECT_TRUE(close(y, {y2.begin(), y2.end()}, 1e-6, 1e-7)) << "y: fused against relu()";
+      EXPECT_TRUE(close(dx, {dx2.begin(), dx2.end()}, 1e-5, 1e-6)) << "dx: fused against relu_backward's";
+      EXPECT_TRUE(close(dw, {dw2.begin(), dw2.end()}, 1e-5, 1e-5)) << "dweight: fused against relu_backward's";
+      EXPECT_TRUE(close(db, {db2.begin(), db2.end()}, 1e-5, 1e-5)) << "dbias: fused against relu_backward's";
     }
     std::vector<float> gm(gv.size());
     std::size_t masked = 0;
