@@ -31,6 +31,15 @@ namespace {
 // layout: software rasterizers, or where GLTENSOR_CONV_DIRECT=ubo forces it).
 std::int64_t ubo_limit(const DeviceImpl& dev) { return dev.caps().max_uniform_block_size; }
 
+// A conv's bias gradient from gy [N, O, OH, OW]: its [N * O] rows of OH * OW values summed (128-bit
+// loads, reduce_rows), then the [N, O] sums over the batch, where gy is contiguous (measured 5 us
+// per step faster on the H100 than one reduction over dims 0, 2, 3: the CNN's second layer).
+Tensor bias_grad(const Tensor& gy) {
+  const std::int64_t N = gy.size(0), O = gy.size(1), P = gy.size(2) * gy.size(3);
+  if (!gy.is_contiguous() || N * O * P == 0) return sum(gy, {0, 2, 3});
+  return sum(sum(gy.view({N * O, P}), {1}).view({N, O}), {0});
+}
+
 // The device's traits for the conv planners.
 ConvDevice conv_device(const DeviceImpl& dev) {
   return ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev),
@@ -528,7 +537,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
             }
           }
           Tensor gw = !need_w ? Tensor() : G == 1 ? gws[0] : concat(gws, 0);
-          return std::vector<Tensor>{gx, gw, direct.defined() ? gb_direct : need_b ? sum(gy, {0, 2, 3}) : Tensor()};
+          return std::vector<Tensor>{gx, gw, direct.defined() ? gb_direct : need_b ? bias_grad(gy) : Tensor()};
         },
         "conv2d");
   }

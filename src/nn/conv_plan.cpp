@@ -126,6 +126,12 @@ ConvInputGradPlan plan_conv_input_grad(const ConvGeometry& g, std::int64_t O, bo
   // host breaks a Recording's replays); the others read them flipped through negated strides.
   dp.ubo_floats = 0;
   dp.max_local = dev.max_local;
+  // The tiles form's blocking measured best for the CNN's second layer (64 -> 32 channels over 14 x
+  // 14 planes, batch 128, H100: 0.714 ms per step against 0.735 with the forward's OPI 4, 128 tiles
+  // a workgroup, KS 4): 16 channels per invocation, a workgroup per plane's tiles, 2 slices.
+  dp.tiles_opi = 16;
+  dp.tiles_per_group = std::min(kConvTilesPerGroup, g.H * ((g.W + kConvTilesPx - 1) / kConvTilesPx));
+  dp.tiles_ks = 2;
   const ConvDirectPlan kernel = plan_conv_direct(dp, DeviceTraits{dev.software, dev.loop_limit}, settings);
   const bool fits = dev.loop_limit == 0 || kernel.loop_iterations <= dev.loop_limit;
   const bool tiles = !dev.software && kernel.tiles && g.C <= kConvTilesMaxOg && g.KH * g.KW > 1;

@@ -810,6 +810,10 @@ TEST(Conv2d, DirectInputGradient) {
     check_conv_grads(rng, {1, 3, 4, 4}, {2, 3, 1, 1}, Conv2dOptions());
     check_conv_grads(rng, {2, 8, 6, 5}, {64, 8, 3, 3}, Conv2dOptions::pad(1));                  // lanes: tiles, OPI 8
     check_conv_grads(rng, {1, 4, 5, 7}, {60, 4, 3, 3}, opts({1, 1}, {1, 0, 1, 2}, {1, 1}, 1));  // tiles, OPI 4
+    // tiles with the input gradient's blocking: OPI 16, the plane's tiles a workgroup (6 x 3, and
+    // the CNN's 14 x 7), KS 2
+    check_conv_grads(rng, {2, 16, 6, 5}, {64, 16, 3, 3}, Conv2dOptions::pad(1));
+    check_conv_grads(rng, {2, 32, 14, 14}, {64, 32, 3, 3}, Conv2dOptions::pad(1));
   }
   for (std::uint64_t limit : {400u, 200u}) {  // 400: the direct kernel, 200: the GEMM (its loop does not fit)
     SCOPED_TRACE(limit);

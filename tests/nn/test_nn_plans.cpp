@@ -514,6 +514,11 @@ TEST(PlanConv2d, DirectInputGradient) {
   ASSERT_TRUE(gpu.direct);
   EXPECT_TRUE(gpu.kernel.tiles);
   EXPECT_EQ(gpu.kernel.layout, ConvDirectPlan::Layout::lanes);
+  // Its measured blocking: 16 channels per invocation, the plane's 14 x 7 tiles a workgroup, 2 slices.
+  EXPECT_EQ(gpu.kernel.opi, 16);
+  EXPECT_EQ(gpu.kernel.ks, 2);
+  EXPECT_EQ(gpu.kernel.local_x, 98u * 2u);
+  EXPECT_EQ(gpu.kernel.groups_x, 1u);
   // The transposed convolution: gy [128, 64, 14, 14] -> [128, 32, 14, 14], padding 2 - 1 = 1.
   EXPECT_EQ(gpu.g.N, 128);
   EXPECT_EQ(gpu.g.C, 64);
@@ -528,7 +533,9 @@ TEST(PlanConv2d, DirectInputGradient) {
   EXPECT_FALSE(plan_conv_input_grad(wide, 64, true, true, kGpu, s).direct);
   ConvGeometry few = g;
   few.C = 8;  // 8 channels x 64 x 9 taps per invocation: past the 2048 staged floats, the tiles form
-  EXPECT_TRUE(plan_conv_input_grad(few, 64, true, true, kGpu, s).direct);
+  const ConvInputGradPlan f = plan_conv_input_grad(few, 64, true, true, kGpu, s);
+  EXPECT_TRUE(f.direct);
+  EXPECT_EQ(f.kernel.opi, conv_tiles_opi(8)) << "16 does not divide 8 output channels: the default OPI";
   EXPECT_FALSE(plan_conv_input_grad(few, 8, true, true, kGpu, s).direct) << "8 x 8 x 9 floats: not tiles";
   ConvGeometry strided = g;
   strided.o.stride = {2, 1};
