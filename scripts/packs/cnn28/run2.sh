@@ -4,7 +4,8 @@
 #   the direct convolution of gy with the filters read flipped, batch norm's ReLU gradient in its
 #   backward kernels, conv2's bias gradient over gy in place); dgrad = 5758381 and bn = 0858ebd
 #   (the intermediate commits, eager only: their flip copy breaks replays); exp = final with
-#   CNN28_T="opi px tx ks" overriding the tiles form's blocking (uncommitted sweep build).
+#   CNN28_T="opi px tx ks" overriding the tiles form's blocking, CNN28_BIAS=1 conv2's bias gradient
+#   as row sums of gy then a sum over the batch (uncommitted sweep build).
 set -x
 B=$H/bin L=/tmp/cnn28-libs
 for v in main dgrad bn final exp; do mkdir -p $L/$v && python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.open(sys.argv[1]).read())" $H/xlib/$v.xz $L/$v/libgltensor.so.0; done
@@ -31,6 +32,16 @@ done
 # the input gradient's tiles blocking (C' = 64 -> 32 channels, 14 x 14, batch 128): replayed step per setting
 for cfg in "4 2 128 0" "4 2 98 0" "4 2 98 2" "4 2 98 1" "8 2 98 2" "8 2 98 4" "4 7 28 4" "8 7 28 8" "8 2 64 4" "16 2 98 2" "4 1 196 2" "8 4 56 4" "4 2 128 0"; do
   echo "== CNN28_T=$cfg"; CNN28_T="$cfg" with exp timeout 40 $B/gltensor_train_profile --model cnn --steps 200 --replay | sed -n 4p
+done
+for r in 1 2; do
+  echo "== exp round $r"; with exp timeout 40 $B/gltensor_train_profile --model cnn --steps 200 --replay | sed -n 4p
+  echo "== exp CNN28_BIAS=1 round $r"; CNN28_BIAS=1 with exp timeout 40 $B/gltensor_train_profile --model cnn --steps 200 --replay | sed -n 4p
+done
+echo "== profile exp CNN28_BIAS=1"; CNN28_BIAS=1 with exp timeout 40 $B/gltensor_train_profile --model cnn --steps 40 | tail -16
+# the matmul kernels forced for every product (conv2's GEMMs among them): per-kernel profiles
+for k in warp vec4; do
+  echo "== GLTENSOR_MATMUL_KERNEL=$k"; GLTENSOR_MATMUL_KERNEL=$k with final timeout 40 $B/gltensor_train_profile --model cnn --steps 200 --replay | sed -n 4p
+  GLTENSOR_MATMUL_KERNEL=$k with final timeout 40 $B/gltensor_train_profile --model cnn --steps 40 | tail -16
 done
 for cfg in "8 2 98 2" "8 4 56 4" "16 2 98 2"; do
   echo "== test CNN28_T=$cfg"; CNN28_T="$cfg" with exp timeout 120 $B/test_nn --gtest_filter=Conv2d.DirectInputGradient --gtest_brief=1 2>&1 | tail -2
