@@ -17,6 +17,8 @@
 //   BN_GRAD_SUMS    workgroup (p, c): partial sums of gy and gy * xhat, xhat = (x - mean) * invstd,
 //                   written as [2][C][u_P] (at u_P = 1: sum(gy) for all channels, then
 //                   sum(gy * xhat): dbias and dweight).
+//   RELU_MASK       (BN_GRAD_SUMS, BN_DX) the fused ReLU's gradient: gy read as 0 where the
+//                   forward's output y is not > 0 (NaN too: relu_backward's threshold).
 //   BN_SUM_MERGE    the same over partial sums of an earlier level.
 //   BN_DX           elementwise: dx = w * invstd * (gy - sum(gy) / n - xhat *
 //                   sum(gy * xhat) / n) (torch's formula); with EVAL dx = gy * w * invstd.
@@ -27,10 +29,11 @@
 //                              5 = x (BN_STATS_MERGE with FINAL: the shift K)
 //   BN_NORM:      0 = y, 1 = x, 2 = mean (EVAL: running_mean), 3 = invstd (EVAL: running_var),
 //                 4 = weight (HAS_W), 5 = bias (HAS_B)
-//   BN_GRAD_SUMS: 0 = partial sums out, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats)
+//   BN_GRAD_SUMS: 0 = partial sums out, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats),
+//                 5 = y (RELU_MASK)
 //   BN_SUM_MERGE: 0 = partial sums out, 1 = partial sums in
 //   BN_DX:        0 = dx, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats), 5 = weight
-//                 (HAS_W), 6 = sums [2][C] (not EVAL)
+//                 (HAS_W), 6 = sums [2][C] (not EVAL), 7 = y (RELU_MASK)
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_C;
@@ -232,7 +235,11 @@ void main() {
   for (uint i = 0u; LOOP(i < u_iters); ++i) {
     if (w.j >= u_n) break;
     uint e = walk_elem(w);
+#ifdef RELU_MASK
+    float g = float(load5(e)) > 0.0 ? float(load1(e)) : 0.0;
+#else
     float g = float(load1(e));
+#endif
     acc += vec2(g, g * (float(load2(e)) - mean));
     walk_next(w);
   }
@@ -263,6 +270,11 @@ void main() {
 #ifndef EVAL
 uniform float u_inv_n;  // 1 / n
 #endif
+#ifdef RELU_MASK
+#define GY(i) (float(load7(i)) > 0.0 ? float(load1(i)) : 0.0)
+#else
+#define GY(i) float(load1(i))
+#endif
 #ifdef EVAL
 #define INVSTD inversesqrt(float(load4(c)) + u_eps)
 #else
@@ -288,9 +300,9 @@ uniform float u_inv_n;  // 1 / n
 void main() {
   ELEM_LOOP_BEGIN
 #ifdef EVAL
-  store0(i, CT0(float(load1(i)) * scale));
+  store0(i, CT0(GY(i) * scale));
 #else
-  store0(i, CT0(scale * (float(load1(i)) - mg - (float(load2(i)) - mean) * mgx)));
+  store0(i, CT0(scale * (GY(i) - mg - (float(load2(i)) - mean) * mgx)));
 #endif
   ELEM_LOOP_END
 }

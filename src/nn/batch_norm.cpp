@@ -12,7 +12,6 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "nn/norm_variants.hpp"
-#include "ops/elementwise_grads.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -201,7 +200,8 @@ struct Saved {
 };
 
 // [2 * C] f32: sum(gy) per channel, then sum(gy * xhat).
-Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s) {
+// ymask (defined: the fused ReLU's output): gy counts where ymask > 0 only (RELU_MASK).
+Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor& ymask) {
   const std::uint64_t limit = dev.loop_limit();
   const Geom& g = s.g;
   Level lv = plan_level(static_cast<std::uint64_t>(g.n), first_iters(dev), limit);
@@ -214,7 +214,10 @@ Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s) {
     bv.stage = first ? "BN_GRAD_SUMS" : "BN_SUM_MERGE", bv.eval = first && s.eval, bv.in = in.dtype();
     bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
     if (first) {
+      bv.relu_mask = ymask.defined();
+      if (ymask.defined()) bv.y = ymask.dtype();
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in).read(s.x).read(s.a).read(s.v);
+      if (ymask.defined()) launch.read(ymask);
       if (s.eval) launch.params(EpsParams{s.eps});
     } else {
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in);
@@ -228,7 +231,9 @@ Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s) {
   }
 }
 
-std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s) {
+// ymask (defined: the fused ReLU's output y): the ReLU's gradient applied to gy_in in the kernels'
+// loads (RELU_MASK), not by relu_backward's dispatch and copy.
+std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, const Tensor& ymask) {
   DeviceImpl& dev = dev_of(gy_in);
   Enter guard(dev, "batch_norm_backward");
   const Geom& g = s.g;
@@ -241,18 +246,20 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s) {
   }
   const Tensor gy = dense(gy_in);
   const bool sums_needed = s.need_w || s.need_b || (s.need_x && !s.eval);
-  const Tensor sums = sums_needed ? grad_sums(dev, gy, s) : Tensor();
+  const Tensor sums = sums_needed ? grad_sums(dev, gy, s, ymask) : Tensor();
   if (s.need_x) {
     Tensor dx = alloc(dev, s.x.shape(), s.x.dtype(), "batch_norm_backward");
     Launch launch(dev, "batch_norm_backward");
     const ElemGrid e = plan_elem(g, dev.loop_limit());
     BatchNormVariant bv;
     bv.stage = "BN_DX", bv.rows = e.rows, bv.eval = s.eval, bv.has_w = s.w.defined();
+    bv.relu_mask = ymask.defined();
     bv.y = dx.dtype(), bv.in = gy.dtype(), bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
     if (s.w.defined()) bv.w = s.w.dtype();
     launch.program(bv.kFile, bv.defines(), {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
-    launch.read(s.w.defined() ? s.w : s.x);  // x stands in for an absent weight (never read)
-    if (!s.eval) launch.read(sums);
+    launch.read(s.w.defined() ? s.w : s.x);                            // x stands in for an absent weight (never read)
+    if (!s.eval || ymask.defined()) launch.read(s.eval ? s.x : sums);  // (EVAL: x stands in, never read)
+    if (ymask.defined()) launch.read(ymask);
     launch.params(ElemParams{g, e, s.eval, true, s.eps});
     dispatch_elem(launch, e, g);
     out[0] = dx;
@@ -323,14 +330,11 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
     }
     if (s.w.defined()) s.w = detach(s.w);
     s.x = detach(x);
-    // ReLU's gradient from the output's sign (y > 0 exactly where the normalized value is).
+    // ReLU's gradient from the output's sign (y > 0 exactly where the normalized value is), in
+    // the backward kernels' loads of gy.
     const Tensor yd = relu ? detach(y) : Tensor();
     autograd::record(
-        y, {x_in, weight, bias},
-        [s, yd](const Tensor& gy) {
-          return batch_norm_backward(yd.defined() ? unary_grad::relu(gy, yd, yd, 0, 0) : gy, s);
-        },
-        op);
+        y, {x_in, weight, bias}, [s, yd](const Tensor& gy) { return batch_norm_backward(gy, s, yd); }, op);
   }
   return y;
 }

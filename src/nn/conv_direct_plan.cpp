@@ -83,20 +83,32 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     // Tiles: PX consecutive positions of a row, OPI channels, the filters staged by chunks of
     // input channels.
     plan.tiles = true;
-    plan.opi = conv_tiles_opi(p.Og);
+    plan.opi = p.tiles_opi > 0 && p.tiles_opi % 4 == 0 && p.Og % p.tiles_opi == 0 &&
+                       tiles_chunk(p.C, p.KH * p.KW * p.tiles_opi) > 0
+                   ? p.tiles_opi
+                   : conv_tiles_opi(p.Og);
     plan.ks = 1;
     plan.px = kConvTilesPx;
     plan.prefetch = true;
     plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
     const std::int64_t tiles = p.OH > 0 && p.OW > 0 ? p.OH * ((p.OW + plan.px - 1) / plan.px) : 0;
-    const std::int64_t oq = plan.opi / 4, per_channel = p.KH * p.KW * plan.opi, tx = kConvTilesPerGroup;
+    const std::int64_t oq = plan.opi / 4, per_channel = p.KH * p.KW * plan.opi;
+    const std::int64_t tx =
+        p.tiles_per_group > 0 && p.tiles_per_group <= p.max_local ? p.tiles_per_group : kConvTilesPerGroup;
     // KS: slices of the input channels per tile until one image's invocations reach
     // kConvTilesThreads, where C divides and the staged filters and partial sums fit.
     const std::int64_t threads = tiles * p.groups * (p.Og / plan.opi);
-    for (std::int64_t ks : {2, 4}) {
-      const bool fits = p.C % ks == 0 && tx * ks <= p.max_local && tiles_chunk(p.C / ks, per_channel * ks) > 0 &&
-                        (ks - 1) * tx * plan.px * plan.opi <= kConvTilesPartials;
-      if (fits && threads * plan.ks < kConvTilesThreads) plan.ks = ks;
+    const std::int64_t ks_hint = p.tiles_ks;
+    if (ks_hint > 0 && p.C % ks_hint == 0 && tx * ks_hint <= p.max_local &&
+        tiles_chunk(p.C / ks_hint, per_channel * ks_hint) > 0 &&
+        (ks_hint - 1) * tx * plan.px * plan.opi <= kConvTilesHintPartials) {
+      plan.ks = ks_hint;
+    } else {
+      for (std::int64_t ks : {2, 4}) {
+        const bool fits = p.C % ks == 0 && tx * ks <= p.max_local && tiles_chunk(p.C / ks, per_channel * ks) > 0 &&
+                          (ks - 1) * tx * plan.px * plan.opi <= kConvTilesPartials;
+        if (fits && threads * plan.ks < kConvTilesThreads) plan.ks = ks;
+      }
     }
     plan.local_x = static_cast<std::uint32_t>(tx * plan.ks);
     plan.ch = tiles_chunk(p.C / plan.ks, per_channel * plan.ks);

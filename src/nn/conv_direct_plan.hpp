@@ -26,6 +26,10 @@ struct ConvDirectProblem {
   bool shuffle = false;
   /// Invocations a workgroup may have (the tiles form's slices: kConvTilesPerGroup x KS).
   std::int64_t max_local = 1024;
+  /// The tiles form's blocking where > 0 (plan_conv_input_grad's, measured for its problem):
+  /// OPI (a multiple of 4 dividing Og), tiles a workgroup, KS (where C divides and the staged
+  /// filters and partial sums fit 16 KiB); else kConvTilesOpi, kConvTilesPerGroup, KS by threads.
+  std::int64_t tiles_opi = 0, tiles_per_group = 0, tiles_ks = 0;
 };
 
 struct ConvDirectPlan {
@@ -77,6 +81,9 @@ inline constexpr std::int64_t kConvDirectSharedWeights = 2048;
 /// Measured on the H100 over PP-OCR det's 3x3 96 -> 24 convolutions (bench/RESULTS.md, det3).
 inline constexpr std::int64_t kConvTilesOpi = 4, kConvTilesPx = 2, kConvTilesPerGroup = 128;
 inline constexpr std::int64_t kConvTilesThreads = 65536, kConvTilesPartials = 3072;
+/// The partial sums' floats a hinted KS may take (16 KiB: GLES 3.1's least shared memory; the
+/// staged filters reuse the same array).
+inline constexpr std::int64_t kConvTilesHintPartials = 4096;
 
 /// The lanes layout's plane form (depthwise filters on GPUs): the staged input rows of a tile at
 /// most kConvPlaneShared floats (12 KiB of the 16 KiB every GLES 3.1 device has), kConvPlanePy

@@ -112,6 +112,23 @@ struct Conv2dPlan {
   ConvWgradPlan wgrad;                   ///< direct
 };
 
+/// The input gradient of a stride-1 convolution of one group: the convolution of gy [N, O, OH,
+/// OW] with the filters flipped along KH and KW and transposed to [C, O, KH, KW] (padding d * (K -
+/// 1) - p on each side, the same dilation), in the direct kernel, instead of col2im over the GEMM
+/// gy @ W (whose product, C*KH*KW columns per position, is written and read once more). `direct`
+/// where every input is f32, the padding is at most d * (K - 1) on each side and the transposed
+/// convolution's loop fits the device, and then on GPUs where it runs in the lanes layout's tiles
+/// form with at most kConvTilesMaxOg output channels (C), not 1 x 1, or wherever Settings::conv
+/// forces direct (Settings::conv = im2col: never). Never the ubo layout (the filters are read
+/// flipped through negated strides, which a uniform block's copy cannot be).
+struct ConvInputGradPlan {
+  bool direct = false;
+  ConvGeometry g{};       ///< the transposed convolution: input gy, output [N, C, H, W]
+  ConvDirectPlan kernel;  ///< its direct kernel's plan
+};
+ConvInputGradPlan plan_conv_input_grad(const ConvGeometry& g, std::int64_t O, bool f32, bool gy_rows_contiguous,
+                                       const ConvDevice& dev, const Settings& settings);
+
 /// Output channels per group up to which GPUs run large filters (no gradient) in the direct
 /// kernel's tiles form rather than im2col + GEMM.
 inline constexpr std::int64_t kConvTilesMaxOg = 32;

@@ -101,6 +101,8 @@ Defines BatchNormVariant::defines() const {
   } else if (is(stage, "BN_GRAD_SUMS")) {
     d.flag("EVAL", eval).operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
     d.operand(2, x, CT::f32, false).operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
+    d.flag("RELU_MASK", relu_mask);
+    if (relu_mask) d.operand(5, y, CT::f32, false);
   } else if (is(stage, "BN_SUM_MERGE")) {
     d.operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
   } else {  // BN_DX
@@ -109,6 +111,8 @@ Defines BatchNormVariant::defines() const {
     d.operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
     if (has_w) d.operand(5, w, CT::f32, false);
     if (!eval) d.operand(6, DType::f32, CT::f32, false);
+    d.flag("RELU_MASK", relu_mask);
+    if (relu_mask) d.operand(7, y, CT::f32, false);  // (the mask: y's dtype, dx's)
   }
   return d;
 }
@@ -133,12 +137,16 @@ std::vector<BatchNormVariant> BatchNormVariant::space() {
         v.stage = stage, v.rows = f & 1, v.eval = f & 2, v.has_w = f & 4, v.has_b = f & 8, v.relu = f & 16;
         if (is(stage, "BN_DX") && (v.has_b || v.relu)) continue;
         add(v);
+        if (!is(stage, "BN_DX")) continue;
+        v.relu_mask = true;
+        add(v);
       }
-    for (bool eval : {false, true}) {
-      BatchNormVariant v;
-      v.stage = "BN_GRAD_SUMS", v.eval = eval;
-      add(v);
-    }
+    for (bool eval : {false, true})
+      for (bool mask : {false, true}) {
+        BatchNormVariant v;
+        v.stage = "BN_GRAD_SUMS", v.eval = eval, v.relu_mask = mask;
+        add(v);
+      }
     BatchNormVariant merge;
     merge.stage = "BN_SUM_MERGE";
     add(merge);

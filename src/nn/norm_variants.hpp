@@ -47,6 +47,8 @@ struct BatchNormVariant {
   bool eval = false;                    ///< EVAL: running statistics
   bool has_w = false, has_b = false;    ///< HAS_W (BN_NORM, BN_DX), HAS_B (BN_NORM)
   bool relu = false;                    ///< RELU (BN_NORM): y = relu(y)
+  /// RELU_MASK (BN_GRAD_SUMS, BN_DX): gy where the forward's output (dtype y) is > 0, else 0
+  bool relu_mask = false;
   /// in: the level's input (x, gy or partial sums); x: the input (BN_NORM, BN_GRAD_SUMS, BN_DX;
   /// BN_STATS_MERGE's FINAL shift); y: BN_NORM's output, BN_DX's dx; a, v: mean / invstd or the
   /// running statistics; w, b, rm, rv.

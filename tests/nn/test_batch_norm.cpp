@@ -246,6 +246,77 @@ TEST(BatchNorm, SplitReductionsPastTheLoopLimit) {
   EXPECT_THROW(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), LimitError);
 }
 
+// act = relu: the ReLU's gradient in the backward kernels' loads of gy (RELU_MASK: gy where the
+// output y > 0, else 0), against float64 (torch's formulas with gy masked by the kernel's own y),
+// and against batch_norm then relu() apart (relu_backward's dispatch; bit for bit on llvmpipe): rows of 1, 20
+// and 99 values (one invocation per element, the row grid), training and eval, affine or not, only
+// x or only the weight and bias requiring grad, and the reductions in three levels (loop limit 9: 39200
+// values per channel, float64 only: relu() alone would exceed that limit).
+TEST(BatchNorm, ReluGradientInTheKernels) {
+  GLT_RNG(rng);
+  struct Case {
+    Shape s;
+    bool affine, training, need_x, need_wb;
+    std::uint64_t limit;
+  };
+  for (const Case& c : std::vector<Case>{{{3, 5, 9, 11}, true, true, true, true, 0},
+                                         {{2, 3, 4, 5}, true, true, true, true, 0},
+                                         {{6, 4, 1, 1}, false, true, true, false, 0},
+                                         {{3, 5, 9, 11}, true, false, true, true, 0},
+                                         {{2, 3, 4, 5}, false, false, true, false, 0},
+                                         {{4, 2, 10, 12}, true, true, false, true, 0},
+                                         {{2, 2, 140, 140}, true, true, true, true, 9}}) {
+    SCOPED_TRACE(to_string(c.s) + (c.affine ? " affine" : "") + (c.training ? " training" : " eval") + " limit " +
+                 std::to_string(c.limit));
+    std::unique_ptr<ScopedLoopLimit> scoped;
+    if (c.limit) scoped = std::make_unique<ScopedLoopLimit>(c.limit);
+    const std::int64_t C = c.s[1];
+    auto xv = uniform(rng, numel_of(c.s), -2, 3), gv = uniform(rng, numel_of(c.s));
+    auto wv = uniform(rng, C, 0.5, 2), bv = uniform(rng, C), rmv = uniform(rng, C), rvv = uniform(rng, C, 0.5, 2);
+    auto run = [&](bool fused, std::vector<float>& y, std::vector<float>& dx, std::vector<float>& dw,
+                   std::vector<float>& db) {
+      Tensor x = Tensor::from_host(device(), xv, c.s);
+      Tensor w = Tensor::from_host(device(), wv, {C}), b = Tensor::from_host(device(), bv, {C});
+      Tensor rm = Tensor::from_host(device(), rmv, {C}), rv = Tensor::from_host(device(), rvv, {C});
+      if (c.need_x) requires_grad_(x);
+      if (c.affine && c.need_wb) requires_grad_(w), requires_grad_(b);
+      const Tensor wa = c.affine ? w : Tensor(), ba = c.affine ? b : Tensor();
+      Tensor out = fused ? batch_norm(x, rm, rv, wa, ba, c.training, 0.1, 1e-5, Activation::relu)
+                         : relu(batch_norm(x, rm, rv, wa, ba, c.training));
+      backward(out, Tensor::from_host(device(), gv, c.s));
+      y = out.to_vector();
+      if (c.need_x) dx = grad(x).to_vector();
+      if (c.affine && c.need_wb) dw = grad(w).to_vector(), db = grad(b).to_vector();
+    };
+    std::vector<float> y, dx, dw, db, y2, dx2, dw2, db2;
+    run(true, y, dx, dw, db);
+    if (c.limit == 0) {  // (relu() alone would exceed the lowered limit)
+      run(false, y2, dx2, dw2, db2);
+      // (the same formulas; a GPU's compiler may contract them into FMAs differently per kernel)
+      EXPECT_TRUE(close(y, {y2.begin(), y2.end()}, 1e-6, 1e-7)) << "y: fused against relu()";
+      EXPECT_TRUE(close(dx, {dx2.begin(), dx2.end()}, 1e-5, 1e-6)) << "dx: fused against relu_backward's";
+      EXPECT_TRUE(close(dw, {dw2.begin(), dw2.end()}, 1e-5, 1e-5)) << "dweight: fused against relu_backward's";
+      EXPECT_TRUE(close(db, {db2.begin(), db2.end()}, 1e-5, 1e-5)) << "dbias: fused against relu_backward's";
+    }
+    std::vector<float> gm(gv.size());
+    std::size_t masked = 0;
+    for (std::size_t i = 0; i < gv.size(); ++i) {
+      gm[i] = y[i] > 0 ? gv[i] : 0.0f;
+      masked += y[i] > 0 ? 0 : 1;
+    }
+    EXPECT_GT(masked, 0u);
+    const Ref r = bn_ref(xv, c.s, c.affine ? &wv : nullptr, c.affine ? &bv : nullptr, &gm, c.training, rmv, rvv);
+    const double tol = 1e-4, sums = tol * std::sqrt(double(numel_of(c.s)));
+    if (c.need_x) {
+      EXPECT_TRUE(close(dx, r.dx, tol, tol)) << "dx";
+    }
+    if (c.affine && c.need_wb) {
+      EXPECT_TRUE(close(dw, r.dw, tol, sums)) << "dweight";
+      EXPECT_TRUE(close(db, r.db, tol, sums)) << "dbias";
+    }
+  }
+}
+
 TEST(BatchNorm, Errors) {
   Tensor rm = zeros(device(), {3}), rv = ones(device(), {3});
   EXPECT_THROW(batch_norm(ones(device(), {1, 3}), rm, rv, Tensor(), Tensor(), true), ValueError);

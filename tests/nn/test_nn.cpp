@@ -790,6 +790,40 @@ TEST(Conv2d, DirectWeightGradient) {
   EXPECT_TRUE(close(grad(b).to_vector(), ref.db, 1e-5, 2e-6 * 400)) << "strided x";
 }
 
+// The input gradient as the direct convolution of gy with the flipped, transposed filters
+// (plan_conv_input_grad; forced here with GLTENSOR_CONV=direct, GPUs choose it for the CNN's second
+// layer) against float64, in the direct kernel's layouts (rows, lanes with its tiles form where the
+// O filters of the transposed convolution pass the shared staging; ubo forced gives rows: the
+// filters are read flipped through negated strides, never copied): odd sizes, asymmetric padding (0 up to d * (K - 1)),
+// dilation, 1 x 5 and 1 x 1 filters, one image; under a lowered loop limit (the GEMM where the kernel's loop does not
+// fit).
+TEST(Conv2d, DirectInputGradient) {
+  GLT_RNG(rng);
+  for (const char* layout : {"rows", "lanes", "ubo"}) {
+    SCOPED_TRACE(layout);
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::parse_conv_direct(layout);
+    check_conv_grads(rng, {3, 5, 9, 11}, {7, 5, 3, 3}, Conv2dOptions::pad(1));
+    check_conv_grads(rng, {2, 3, 8, 7}, {4, 3, 3, 3}, opts({1, 1}, {0, 2, 4, 0}, {2, 1}, 1));
+    check_conv_grads(rng, {2, 2, 5, 9}, {3, 2, 1, 5}, opts({1, 1}, {0, 2, 0, 1}, {1, 1}, 1));
+    check_conv_grads(rng, {1, 3, 4, 4}, {2, 3, 1, 1}, Conv2dOptions());
+    check_conv_grads(rng, {2, 8, 6, 5}, {64, 8, 3, 3}, Conv2dOptions::pad(1));                  // lanes: tiles, OPI 8
+    check_conv_grads(rng, {1, 4, 5, 7}, {60, 4, 3, 3}, opts({1, 1}, {1, 0, 1, 2}, {1, 1}, 1));  // tiles, OPI 4
+    // tiles with the input gradient's blocking: OPI 16, the plane's tiles a workgroup (6 x 3, and
+    // the CNN's 14 x 7), KS 2
+    check_conv_grads(rng, {2, 16, 6, 5}, {64, 16, 3, 3}, Conv2dOptions::pad(1));
+    check_conv_grads(rng, {2, 32, 14, 14}, {64, 32, 3, 3}, Conv2dOptions::pad(1));
+  }
+  for (std::uint64_t limit : {400u, 200u}) {  // 400: the direct kernel, 200: the GEMM (its loop does not fit)
+    SCOPED_TRACE(limit);
+    ScopedLoopLimit l(limit);
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::direct;
+    check_conv_grads(rng, {2, 3, 7, 9}, {64, 3, 3, 3}, Conv2dOptions::pad(1));
+  }
+}
+
 // The same paths under a lowered loop limit, on small shapes (so that they run on any device):
 // split-K in the forward's GEMM (K = C * KH * KW = 144) and in the weight gradient.
 TEST(Conv2d, SplitKUnderALoweredLoopLimit) {

@@ -4,6 +4,7 @@
 // separable passes, and plan_rnn_sequence's time loop (sequence kernel or per-step path, chunks).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -497,4 +498,78 @@ TEST(PlanConv2d, DirectWeightGradient) {
   Conv2dProblem frozen = p;
   frozen.need_w = false;
   EXPECT_EQ(plan_conv2d(frozen, kGpu, s).weight_grad, Conv2dPlan::WeightGrad::none);
+}
+
+// The input gradient as the direct convolution of gy with the flipped filters: stride 1, one
+// group, f32, padding at most d * (K - 1) on each side; on GPUs where the tiles form runs it with at
+// most kConvTilesMaxOg output channels (the forward's input channels), not 1 x 1; anywhere with
+// GLTENSOR_CONV=direct (not with im2col); not where its loop exceeds the device's limit.
+TEST(PlanConv2d, DirectInputGradient) {
+  Settings s;
+  // The CNN's second layer at batch 128: 32 -> 64 channels, 3x3, padding 1, 14 x 14.
+  ConvGeometry g = conv(128, 32, 14, 14, 3, 64).g;
+  g.o = Conv2dOptions::pad(1);
+  g.OH = g.OW = 14;
+  const ConvInputGradPlan gpu = plan_conv_input_grad(g, 64, true, true, kGpu, s);
+  ASSERT_TRUE(gpu.direct);
+  EXPECT_TRUE(gpu.kernel.tiles);
+  EXPECT_EQ(gpu.kernel.layout, ConvDirectPlan::Layout::lanes);
+  // Its measured blocking: 16 channels per invocation, the plane's 14 x 7 tiles a workgroup, 2 slices.
+  EXPECT_EQ(gpu.kernel.opi, 16);
+  EXPECT_EQ(gpu.kernel.ks, 2);
+  EXPECT_EQ(gpu.kernel.local_x, 98u * 2u);
+  EXPECT_EQ(gpu.kernel.groups_x, 1u);
+  // The transposed convolution: gy [128, 64, 14, 14] -> [128, 32, 14, 14], padding 2 - 1 = 1.
+  EXPECT_EQ(gpu.g.N, 128);
+  EXPECT_EQ(gpu.g.C, 64);
+  EXPECT_EQ(gpu.g.H, 14);
+  EXPECT_EQ(gpu.g.OH, 14);
+  EXPECT_EQ(gpu.g.OW, 14);
+  EXPECT_EQ(gpu.g.o.padding, (std::array<std::int64_t, 4>{1, 1, 1, 1}));
+  EXPECT_FALSE(plan_conv_input_grad(g, 64, true, true, kLlvmpipe, s).direct) << "llvmpipe: the GEMM";
+  EXPECT_FALSE(plan_conv_input_grad(g, 64, false, true, kGpu, s).direct) << "not f32";
+  ConvGeometry wide = g;
+  wide.C = 48;  // 48 input channels: the transposed convolution's Og > 32
+  EXPECT_FALSE(plan_conv_input_grad(wide, 64, true, true, kGpu, s).direct);
+  ConvGeometry few = g;
+  few.C = 8;  // 8 channels x 64 x 9 taps per invocation: past the 2048 staged floats, the tiles form
+  const ConvInputGradPlan f = plan_conv_input_grad(few, 64, true, true, kGpu, s);
+  EXPECT_TRUE(f.direct);
+  EXPECT_EQ(f.kernel.opi, conv_tiles_opi(8)) << "16 does not divide 8 output channels: the default OPI";
+  EXPECT_FALSE(plan_conv_input_grad(few, 8, true, true, kGpu, s).direct) << "8 x 8 x 9 floats: not tiles";
+  ConvGeometry strided = g;
+  strided.o.stride = {2, 1};
+  strided.OH = 7;
+  EXPECT_FALSE(plan_conv_input_grad(strided, 64, true, true, kGpu, s).direct);
+  ConvGeometry grouped = g;
+  grouped.o.groups = 2;
+  EXPECT_FALSE(plan_conv_input_grad(grouped, 64, true, true, kGpu, s).direct);
+  ConvGeometry padded = g;
+  padded.o.padding = {1, 3, 1, 1};  // 3 > 2 on the left
+  padded.OW = 16;
+  EXPECT_FALSE(plan_conv_input_grad(padded, 64, true, true, kGpu, s).direct);
+  // Asymmetric padding and dilation: d * (K - 1) - p per side.
+  ConvGeometry dil = g;
+  dil.o.dilation = {2, 1};
+  dil.o.padding = {0, 2, 4, 0};
+  dil.OH = 14 + 4 - 4, dil.OW = 14 + 2 - 2;
+  const ConvInputGradPlan d = plan_conv_input_grad(dil, 64, true, true, kGpu, s);
+  ASSERT_TRUE(d.direct);
+  EXPECT_EQ(d.g.o.padding, (std::array<std::int64_t, 4>{4, 0, 0, 2}));
+  EXPECT_EQ(d.g.o.dilation, (std::array<std::int64_t, 2>{2, 1}));
+  s.conv = ConvSetting::direct;  // forced: any device whose loop limit the kernel fits
+  const ConvInputGradPlan forced = plan_conv_input_grad(g, 64, true, true, kLlvmpipe, s);
+  EXPECT_TRUE(forced.direct);
+  EXPECT_LE(forced.kernel.loop_iterations, 65535u);
+  EXPECT_TRUE(plan_conv_input_grad(wide, 64, true, false, kGpu, s).direct);
+  // Never the ubo layout (its uniform block would need the flipped filters copied), even forced.
+  const ConvDevice ubo_dev{true, 65535, std::int64_t{128} << 20, 65536};
+  EXPECT_EQ(plan_conv_input_grad(g, 64, true, true, ubo_dev, s).kernel.layout, ConvDirectPlan::Layout::rows);
+  s.conv_direct = ConvDirectSetting::ubo;
+  EXPECT_EQ(plan_conv_input_grad(g, 64, true, true, ubo_dev, s).kernel.layout, ConvDirectPlan::Layout::rows);
+  s.conv_direct = ConvDirectSetting::choose;
+  EXPECT_FALSE(plan_conv_input_grad(g, 64, true, true, ConvDevice{true, 100, std::int64_t{1} << 31}, s).direct)
+      << "past the loop limit";
+  s.conv = ConvSetting::im2col;
+  EXPECT_FALSE(plan_conv_input_grad(g, 64, true, true, kGpu, s).direct);
 }
