@@ -97,6 +97,7 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::mem; }},
       {"implicit-8x4-regs",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_rb = 2, s.imatmul = I::regs; }},
+      {"implicit-8x8-regs", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs; }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",
