@@ -8,8 +8,8 @@
 // issue f32 FMAs at twice their int32 multiply-add rate). The host defines IBLOCK_K (a multiple
 // of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
 // run quant_int.comp's IMATMUL.
-// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, BN =
-// 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, or 128 with BN = 128
+// and RB = CB = 2; BN = 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
 // (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
@@ -86,7 +86,6 @@ uniform float u_lo;
 uniform float u_hi;
 #endif
 
-#define BM 64u
 #define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
 #define TY (BM / (4u * uint(RB)))

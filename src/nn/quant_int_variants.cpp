@@ -65,7 +65,10 @@ std::vector<QuantIntVariant> QuantIntVariant::space() {
 
 Defines IMatmulVariant::defines() const {
   Defines d;
-  d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
+  d.uvalue("BM", static_cast<std::uint64_t>(bm))
+      .uvalue("BN", static_cast<std::uint64_t>(bn))
+      .value("RB", rb ? rb : blocks)
+      .value("CB", blocks);
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
   d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle);  // NSL an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0);
@@ -157,6 +160,12 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     v.bn = 128, v.blocks = 2, v.bk = 8, v.slices = 2, v.totals = IMatmulVariant::Totals::regs;
     v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
+    v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    out.push_back(v);
+  }
+  {
+    IMatmulVariant v;  // 8 x 8 on 128 x 128 tiles (a lab form), requantizing, implicit
+    v.bm = v.bn = 128, v.blocks = 2, v.dequant = v.dq_row = v.bias = v.quant = true;
     v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
     out.push_back(v);
   }

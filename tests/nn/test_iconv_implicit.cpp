@@ -264,10 +264,11 @@ TEST(IConvImplicit, LimitsSplitK) {
 // unswizzled. Form 0 (the plan's choice for these few tiles) is 4 x 4 on 64 x 64 tiles with two
 // K slices (32 KiB of shared memory); 19: 4 x 4 on 64 x 64 with one (GLTENSOR_IMATMUL_TILE=64, the
 // plan's choice for more tiles), 20: 4 x 4 on 64 x 32 with one K slice (GLTENSOR_IMATMUL_TILE=32),
-// 21: 4 x 4 on 64 x 32 with two K slices.
+// 21: 4 x 4 on 64 x 32 with two K slices; 22, 23: 8 x 8 on 128 x 128 tiles (GLTENSOR_IMATMUL_TILE=128 with
+// _BLOCKS=2), the totals in memory, in registers (M = 70: rows past the output in every tile).
 TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
-  for (int f = 0; f < 22; ++f) {
+  for (int f = 0; f < 24; ++f) {
     SCOPED_TRACE("form " + std::to_string(f));
     const bool own = f < 13 || f > 18;  // the form as its settings give it
     const int form = own ? f : std::array<int, 6>{1, 2, 9, 8, 10, 19}[static_cast<std::size_t>(f - 13)];
@@ -277,6 +278,8 @@ TEST(IConvImplicit, GpuTilings) {
     if (form == 19) s->imatmul_tile = 64;
     if (form == 20 || form == 21) s->imatmul_tile = 32;
     if (form == 21) s->imatmul_slices = 2;
+    if (form == 22 || form == 23) s->imatmul_tile = 128, s->imatmul_blocks = 2;
+    if (form == 23) s->imatmul = IMatmulSetting::regs;
     if (form == 1 || form == 5) s->imatmul_rb = 2;
     if (form == 2 || form == 3 || form == 6 || form == 7) s->imatmul_tile = 128;
     if (form == 3 || form == 7) s->imatmul = IMatmulSetting::regs;
