@@ -22,8 +22,10 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // dependent layer waits for) 1.748, all 4 x 4 1.689; the layers alone, back to back, hide those
   // tails (4 x 8 1.06x faster than 4 x 4 there; int8w). GLTENSOR_IMATMUL_TILE=128 for the wide
   // tiles; software rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
-  const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
-                      !s.imatmul_slices && !s.imatmul_bk;
+  // (GLTENSOR_IMATMUL=local: the plan's forms, their totals in a run-time-indexed array)
+  const bool planned = s.imatmul == IMatmulSetting::choose || s.imatmul == IMatmulSetting::local;
+  const bool choose =
+      planned && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks && !s.imatmul_slices && !s.imatmul_bk;
   const int forced = d.software ? 0 : s.imatmul_tile;
   const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
   const bool wide4x8 = !d.software && choose && wide;
@@ -61,7 +63,9 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // GLTENSOR_IMATMUL=regs|mem|shared forces one.
   const bool mem =
       s.imatmul == IMatmulSetting::mem || (s.imatmul == IMatmulSetting::choose && v.blocks == 2 && rb == 2);
-  v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
+  // GLTENSOR_IMATMUL=local: where they would be in registers, in an array indexed at run time
+  const auto regs = s.imatmul == IMatmulSetting::local ? IMatmulVariant::Totals::local : IMatmulVariant::Totals::regs;
+  v.totals = mem ? IMatmulVariant::Totals::mem : regs;
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
   // at least one A word per tile (64 BK / 4 a multiple of the invocations)
   // and a B word (BK BN / 4 a multiple of the invocations too)
@@ -70,7 +74,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
   if (s.imatmul == IMatmulSetting::shared) {
     v.totals = IMatmulVariant::Totals::shared;
-    if (imatmul_shared_bytes(v) > d.max_shared) v.totals = IMatmulVariant::Totals::regs;
+    if (imatmul_shared_bytes(v) > d.max_shared) v.totals = regs;
   }
   // GLTENSOR_IMATMUL_SLICES=2 (or chosen above): 8 x 8, 4 x 8 or (64 x 32, 64 x 64 tiles) 4 x 4
   // per invocation with K in two slices per workgroup (twice the invocations), the totals in
@@ -78,7 +82,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // hand-over (up to 8 accumulators of every invocation per round)
   if ((s.imatmul_slices == 2 || sliced || few) && !d.software && (v.blocks == 2 || rb == 1)) {
     IMatmulVariant w = v;
-    w.slices = 2, w.totals = IMatmulVariant::Totals::regs;
+    w.slices = 2, w.totals = regs;
     const std::int64_t nacc = std::min(4 * rb * v.blocks, 8);
     const std::int64_t handover = nacc * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
     if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s && 2 * k.local_x <= d.max_invocations)

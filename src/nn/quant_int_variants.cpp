@@ -76,7 +76,8 @@ Defines IMatmulVariant::defines() const {
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
-  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem);
+  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_LOCAL", totals == Totals::local);
+  d.flag("TOTALS_MEM", totals == Totals::mem);
   d.flag("TOTALS_SHARED", totals == Totals::shared);
   const bool q8 = quant && !dq_out;  // 8-bit c
   const DType c = q8 ? y : dequant ? DType::f32 : DType::i32;
@@ -164,17 +165,21 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
   }
   {
-    IMatmulVariant v;  // 8 x 8 on 128 x 128 tiles (a lab form), requantizing, implicit
+    IMatmulVariant v;  // 8 x 8 on 128 x 128 tiles (a lab form), requantizing, implicit; totals in local memory
     v.bm = v.bn = 128, v.blocks = 2, v.dequant = v.dq_row = v.bias = v.quant = true;
     v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    out.push_back(v);
+    v.totals = IMatmulVariant::Totals::local;
     out.push_back(v);
   }
   {
     IMatmulVariant v;  // 4 x 8 per invocation on 64 x 128 tiles, requantizing
     v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
-    // the same with two K slices (48 KiB of shared memory), implicit
+    // the same with two K slices (48 KiB of shared memory), implicit; its totals in local memory
     v.slices = 2, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    out.push_back(v);
+    v.totals = IMatmulVariant::Totals::local;
     out.push_back(v);
   }
   {
