@@ -89,6 +89,9 @@ uniform float u_hi;
 
 #define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
+#ifndef BM
+#define BM 64u  // the host defines BM 128 only (a variant has at most 32 defines)
+#endif
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
 #define NT (LOCAL_X / uint(NSL))  // invocations per K slice

@@ -65,10 +65,8 @@ std::vector<QuantIntVariant> QuantIntVariant::space() {
 
 Defines IMatmulVariant::defines() const {
   Defines d;
-  d.uvalue("BM", static_cast<std::uint64_t>(bm))
-      .uvalue("BN", static_cast<std::uint64_t>(bn))
-      .value("RB", rb ? rb : blocks)
-      .value("CB", blocks);
+  d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
+  if (bm != 64) d.uvalue("BM", static_cast<std::uint64_t>(bm));  // (64: the kernel's own; at most 32 defines)
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
   d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle);  // NSL an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0);
@@ -210,6 +208,9 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
     v.bn = 64, v.b = v.zb = DType::i8;  // 4 x 4 on 64 x 64 with two K slices (GPUs' few tiles), int8 image
     out.push_back(v);
+    v.a = DType::i8, v.za_none = true;  // int8 weights without a zero point: the most defines (at most 32)
+    out.push_back(v);
+    v.a = DType::u8, v.za_none = false;
     v.qin = false, v.dq_out = true, v.rowquad = true;  // the last conv
     out.push_back(v);
   }
