@@ -13,7 +13,7 @@
 // (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
-// current one is multiplied (double-buffered shared memory, one barrier per K tile).
+// current one is multiplied (double-buffered shared memory, one barrier per K tile; K_PAIRS below).
 // NSL = 2 (as matmul's SLICE_K; 8 x 8 per invocation, TOTALS_REGS): LOCAL_X = 2 NT invocations,
 // slice s (invocations s NT ..) sums the tile over its half of the launch's K tiles with its own
 // shared buffers (tiles past u_k1 read as zero points: products 0); at the end slice 1 hands its
@@ -59,6 +59,13 @@
 #include "activations.glsl"
 #endif
 layout(local_size_x = LOCAL_X) in;
+// K_PAIRS: two K tiles per trip of the K loop, each with a constant shared-buffer index, and every
+// loop of constant trips unrolled (NVIDIA's pragma), as matmul_warp.comp (the H100, 4 x 8 with two K
+// slices at 112x112: 128 -> 256 0.430 -> 0.388 ms, 256 -> 256 0.811 -> 0.747; the 4 x 4 forms
+// 2x slower so: bench/RESULTS.md, int8w); else one tile per trip, its buffer t & 1.
+#ifdef K_PAIRS
+#pragma optionNV(unroll all)
+#endif
 uniform uint u_M;
 uniform uint u_N;
 uniform uint u_K;
@@ -408,54 +415,64 @@ void main() {
   FETCH(kb)
   PUT(0u)
   workgroup_sync();
-  // LOOP: GLTENSOR_CHECK_LOOPS counts the K tiles against the launch's loop_iterations
-  for (uint t = 0u; LOOP(t < nk); ++t) {
-    uint cur = t & 1u;
-    if (t + 1u < nk) { FETCH(kb + (t + 1u) * BK) }
-    // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
+  // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
 #if CB == 2
 #define FMA_COLS(r, i, av) \
   acc[(4 * r + i) * 2] += av * b0; \
   acc[(4 * r + i) * 2 + 1] += av * b1;
+#define LOAD_B1 vec4 b1 = Bs[sl][cur][k][TX + tx];
 #else
 #define FMA_COLS(r, i, av) acc[4 * r + i] += av * b0;
+#define LOAD_B1
 #endif
 #if RB == 2
 #define FMA_ROW(i, C) FMA_COLS(0, i, a0.C) FMA_COLS(1, i, a1.C)
+#define LOAD_A1 vec4 a1 = As[sl][cur][k][(TY + ty) ^ SWZ(k / 4u)];
 #else
 #define FMA_ROW(i, C) FMA_COLS(0, i, a0.C)
+#define LOAD_A1
 #endif
-    for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[sl][cur][k][ty ^ SWZ(k / 4u)];
-      vec4 b0 = Bs[sl][cur][k][tx];
-#if RB == 2
-      vec4 a1 = As[sl][cur][k][(TY + ty) ^ SWZ(k / 4u)];
-#endif
-#if CB == 2
-      vec4 b1 = Bs[sl][cur][k][TX + tx];
-#endif
-      FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)
-    }
+  // After each block of K tiles, its exact f32 sums into the int32 totals.
 #ifdef TOTALS_ARRAY
-    if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
 #define FLUSH_REGS(i) iacc[IX(i)] += ivec4(acc[i]); acc[i] = vec4(0.0);
-      FOR_ACC(FLUSH_REGS)
-    }
+#define TILE_FLUSH if ((t + 1u) % BLOCK_TILES == 0u) { FOR_ACC(FLUSH_REGS) }
 #elif defined(TOTALS_SHARED)
-    if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32 (own slots: no barrier)
+// (own slots: no barrier)
 #define FLUSH_SHARED(i) Ts[i][tid] += ivec4(acc[i]); acc[i] = vec4(0.0);
-      FOR_ACC(FLUSH_SHARED)
-    }
+#define TILE_FLUSH if ((t + 1u) % BLOCK_TILES == 0u) { FOR_ACC(FLUSH_SHARED) }
 #elif defined(TOTALS_MEM)
-    if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) {  // the block's exact sums into memory
 #define FLUSH_MEM(i) add_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, stored); acc[i] = vec4(0.0);
-      FOR_ACC(FLUSH_MEM)
-      stored = true;
-    }
+#define TILE_FLUSH if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) { FOR_ACC(FLUSH_MEM) stored = true; }
+#else
+#define TILE_FLUSH
 #endif
-    if (t + 1u < nk) { PUT(cur ^ 1u) }
-    workgroup_sync();
+  // K tile t from buffer CUR (K_PAIRS: a constant): the next tile's words into registers, this
+  // tile's K steps from shared memory, the block's flush, the next tile's stores to the other
+  // buffer, one barrier.
+#define TILE(CUR)                                                   \
+  {                                                                 \
+    uint cur = CUR;                                                 \
+    if (t + 1u < nk) { FETCH(kb + (t + 1u) * BK) }                  \
+    for (uint k = 0u; k < BK; ++k) {                                \
+      vec4 a0 = As[sl][cur][k][ty ^ SWZ(k / 4u)];                   \
+      vec4 b0 = Bs[sl][cur][k][tx];                                 \
+      LOAD_A1 LOAD_B1                                               \
+      FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)       \
+    }                                                               \
+    TILE_FLUSH                                                      \
+    if (t + 1u < nk) { PUT(cur ^ 1u) }                              \
+    workgroup_sync();                                               \
   }
+  // LOOP: GLTENSOR_CHECK_LOOPS counts the trips against the launch's loop_iterations
+#ifdef K_PAIRS
+  for (uint t = 0u; LOOP(t < nk); ++t) {
+    TILE(0u)
+    if (!(++t < nk)) break;
+    TILE(1u)
+  }
+#else
+  for (uint t = 0u; LOOP(t < nk); ++t) TILE(t & 1u)
+#endif
 #if NSL == 2
   // Slice 1's int32 totals to slice 0 through Bs (free after the loop's last barrier), as bit
   // patterns, accumulators 0-7 then 8-15: element j of Bs read flat.

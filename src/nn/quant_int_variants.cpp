@@ -68,7 +68,7 @@ Defines IMatmulVariant::defines() const {
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
   if (bm != 64) d.uvalue("BM", static_cast<std::uint64_t>(bm));  // (64: the kernel's own; at most 32 defines)
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
-  d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle);  // NSL an int: #if compares it
+  d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle).flag("K_PAIRS", k_pairs);  // NSL an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0);
   if (!implicit) d.value("B_WORDS", b_words ? 1 : 0);  // (IMPLICIT: bytes or row words; a define fewer)
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
@@ -174,9 +174,13 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     IMatmulVariant v;  // 4 x 8 per invocation on 64 x 128 tiles, requantizing
     v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
-    // the same with two K slices (48 KiB of shared memory), implicit; its totals in local memory
-    v.slices = 2, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
+    // the same with two K slices (48 KiB of shared memory), implicit, K tiles in pairs (the GPUs' plan);
+    // its totals in local memory; the input QuantizeLinear in it (the most defines)
+    v.slices = 2, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true, v.k_pairs = true;
     out.push_back(v);
+    v.rowquad = false, v.qin = true, v.a = DType::i8, v.za_none = true;
+    out.push_back(v);
+    v.rowquad = true, v.qin = false, v.a = DType::u8, v.za_none = false;
     v.totals = IMatmulVariant::Totals::local;
     out.push_back(v);
   }

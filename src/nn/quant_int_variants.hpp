@@ -62,6 +62,7 @@ struct IMatmulVariant {
   int rb = 0;              ///< RB where it differs from `blocks` (2 with blocks 1: 8 x 4 per invocation)
   int slices = 1;          ///< NSL: K slices per workgroup (2: each NT invocations, totals in registers)
   bool a_swizzle = false;  ///< A_SWIZZLE: A's shared tile swizzled (conflict-free stores; GPUs' 4 x 4)
+  bool k_pairs = false;    ///< K_PAIRS: two K tiles per loop trip (constant buffer index), loops unrolled
   Defines defines() const;
   static std::vector<IMatmulVariant> space();
 };
