@@ -60,9 +60,10 @@
 #endif
 layout(local_size_x = LOCAL_X) in;
 // K_PAIRS: two K tiles per trip of the K loop, each with a constant shared-buffer index, and every
-// loop of constant trips unrolled (NVIDIA's pragma), as matmul_warp.comp (the H100, 4 x 8 with two K
-// slices at 112x112: 128 -> 256 0.430 -> 0.388 ms, 256 -> 256 0.811 -> 0.747; the 4 x 4 forms
-// 2x slower so: bench/RESULTS.md, int8w); else one tile per trip, its buffer t & 1.
+// loop of constant trips unrolled (NVIDIA's pragma), as matmul_warp.comp (the host's: 4 x 8 per
+// invocation on GPUs; the H100, 4 x 8 with two K slices at 112x112: 128 -> 256 0.430 -> 0.388 ms,
+// 256 -> 256 0.811 -> 0.747; the 4 x 4 forms 2x slower so: bench/RESULTS.md, int8w); else one
+// tile per trip, its buffer t & 1.
 #ifdef K_PAIRS
 #pragma optionNV(unroll all)
 #endif

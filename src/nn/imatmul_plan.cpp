@@ -92,10 +92,11 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // faster alone, the wide chain of 4 x 4 1.689 ms against 1.763; on 4 x 8 of one slice 0.67x, more
   // registers; int8gap2), or as Settings::imatmul_swizzle says
   // Two K tiles per trip of the loop with constant buffer indices, loops unrolled (K_PAIRS), for
-  // 4 x 8 with two K slices on GPUs (the H100 at 112x112: 1.09-1.11x on the wide net's 256-channel
-  // layers; the 4 x 4 forms ran 2x slower so, the 8 x 8 ones 1.2-1.4x faster but still slower
-  // than 4 x 8; bench/RESULTS.md, int8w)
-  v.k_pairs = !d.software && v.slices == 2 && rb == 1 && v.blocks == 2;
+  // 4 x 8 per invocation on GPUs (the H100 at 112x112, two K slices: 1.09-1.11x on the wide net's
+  // 256-channel layers; the 4 x 4 forms ran 2x slower so, the 8 x 8 ones faster but still slower
+  // than 4 x 8; bench/RESULTS.md, int8w); one slice where 48 KiB do not fit (software rasterizers
+  // planned as GPUs: the tests)
+  v.k_pairs = !d.software && rb == 1 && v.blocks == 2;
   v.a_swizzle = s.imatmul_swizzle < 0 ? !d.software && v.blocks == 1 && rb == 1 : s.imatmul_swizzle == 1;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16

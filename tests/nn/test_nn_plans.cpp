@@ -307,8 +307,8 @@ TEST(PlanIMatmul, Forms) {
   };
   IMatmulPlan k = plan_imatmul(p, gpu, s);  // 4 x 98 workgroups of 64 x 128: 4 x 8, two K slices
   EXPECT_EQ(form(k), (Form{128, 2, 1, 2, 512u, false}));
-  EXPECT_TRUE(k.v.k_pairs);  // two K tiles per loop trip: 4 x 8 with two K slices only
-  EXPECT_FALSE(plan_imatmul(p, {false, 32 << 10}, s).v.k_pairs);
+  EXPECT_TRUE(k.v.k_pairs);  // two K tiles per loop trip: 4 x 8 only (one K slice too)
+  EXPECT_TRUE(plan_imatmul(p, {false, 32 << 10}, s).v.k_pairs);
   EXPECT_FALSE(plan_imatmul(p, sw, s).v.k_pairs);
   EXPECT_FALSE(plan_imatmul({64, 3136, 288, 1}, gpu, s).v.k_pairs);  // 4 x 4, two K slices
   EXPECT_EQ(k.v.bk, 16);
