@@ -5,12 +5,13 @@
 // scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
 // pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
 // GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
-// 64 tiles, else 64 x 128; 4x8 on 64 x 128; t32: 64 x 32 tiles; sliced: two K slices per workgroup), K tiles of 16 or
-// 8, int32 totals in registers, memory or shared memory; set in-process through Settings, as the GLTENSOR_ICONV_GEMM /
-// GLTENSOR_IMATMUL* variables do), against conv2d with bias on float32 tensors of the same shapes. Each case alternates
-// f32 and every form for N rounds (each round: back-to-back ops for at least T ms, then Device::synchronize) and keeps
-// each one's best round; "int8 / f32 speed" is f32's time over the form's (above 1: int8 faster); every form's output
-// is checked against the first form's, byte for byte (the sums are exact in every form).
+// 64 tiles, 8x8t128 on 128 x 128, else 64 x 128; 4x8 on 64 x 128; t32: 64 x 32 tiles; sliced: two K slices per
+// workgroup), K tiles of 16 or 8, int32 totals in registers, local memory (-local), memory or shared memory; set
+// in-process through Settings, as the GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias
+// on float32 tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round: back-to-back
+// ops for at least T ms, then Device::synchronize) and keeps each one's best round; "int8 / f32 speed" is f32's time
+// over the form's (above 1: int8 faster); every form's output is checked against the first form's, byte for byte (the
+// sums are exact in every form).
 // --chain R: the wide net's four layers as one chain per form, R runs each synchronized (as the
 // model bench times a run), against the f32 chain; then the default form with the QDQ model's
 // ends (QuantizeLinear of an f32 input, DequantizeLinear of the output). --chain-only: no layers.
@@ -97,6 +98,24 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::mem; }},
       {"implicit-8x4-regs",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_rb = 2, s.imatmul = I::regs; }},
+      {"implicit-8x8-regs", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs; }},
+      {"implicit-8x8t128-regs",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::regs;
+       }},
+      {"implicit-8x8t128-mem",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::mem; }},
+      {"default-local", [](Settings& s) { s.imatmul = I::local; }},
+      {"implicit-4x8-sliced-local",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::local;
+       }},
+      {"implicit-8x8-local",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::local; }},
+      {"implicit-8x8t128-local",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::local;
+       }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",

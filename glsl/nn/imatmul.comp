@@ -8,12 +8,12 @@
 // issue f32 FMAs at twice their int32 multiply-add rate). The host defines IBLOCK_K (a multiple
 // of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
 // run quant_int.comp's IMATMUL.
-// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, BN =
-// 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, or 128 with BN = 128
+// and RB = CB = 2; BN = 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
 // (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
-// current one is multiplied (double-buffered shared memory, one barrier per K tile).
+// current one is multiplied (double-buffered shared memory, one barrier per K tile; K_PAIRS below).
 // NSL = 2 (as matmul's SLICE_K; 8 x 8 per invocation, TOTALS_REGS): LOCAL_X = 2 NT invocations,
 // slice s (invocations s NT ..) sums the tile over its half of the launch's K tiles with its own
 // shared buffers (tiles past u_k1 read as zero points: products 0); at the end slice 1 hands its
@@ -34,7 +34,8 @@
 // it): c is float32, c = float(q - zy) * ys of that 8-bit q, as quant_int.comp's DEQUANTIZE
 // (one store per element: any N).
 // Where the int32 totals of the blocks live: TOTALS_REGS, int32 registers beside the f32 ones
-// (twice the accumulators); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
+// (twice the accumulators); TOTALS_LOCAL, the same array indexed at run time (local memory on
+// NVIDIA's GPUs, read and written once per block: the registers are those of the f32 sums); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
 // registers are those of matmul's f32 tiles; read and written once per block); TOTALS_MEM, the output's elements in memory (each invocation adds a
 // block's sums to its own elements: c itself where it is int32, else operand 10, int32 [batch, M,
 // N]), so that the registers are those of matmul's f32 tiles; neither: the launch's K range is
@@ -58,6 +59,14 @@
 #include "activations.glsl"
 #endif
 layout(local_size_x = LOCAL_X) in;
+// K_PAIRS: two K tiles per trip of the K loop, each with a constant shared-buffer index, and every
+// loop of constant trips unrolled (NVIDIA's pragma), as matmul_warp.comp (the host's: 4 x 8 per
+// invocation on GPUs; the H100, 4 x 8 with two K slices at 112x112: 128 -> 256 0.430 -> 0.388 ms,
+// 256 -> 256 0.811 -> 0.747; the 4 x 4 forms 2x slower so: bench/RESULTS.md, int8w); else one
+// tile per trip, its buffer t & 1.
+#ifdef K_PAIRS
+#pragma optionNV(unroll all)
+#endif
 uniform uint u_M;
 uniform uint u_N;
 uniform uint u_K;
@@ -86,14 +95,19 @@ uniform float u_lo;
 uniform float u_hi;
 #endif
 
-#define BM 64u
 #define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
+#ifndef BM
+#define BM 64u  // the host defines BM 128 only (a variant has at most 32 defines)
+#endif
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
 #define NT (LOCAL_X / uint(NSL))  // invocations per K slice
-#if NSL == 2 && !defined(TOTALS_REGS)
-#error "two K slices hand over the totals in registers (TOTALS_REGS)"
+#if defined(TOTALS_REGS) || defined(TOTALS_LOCAL)
+#define TOTALS_ARRAY
+#endif
+#if NSL == 2 && !defined(TOTALS_ARRAY)
+#error "two K slices hand over the totals in registers (TOTALS_REGS / TOTALS_LOCAL)"
 #endif
 #define LA (BM * KQ / NT)  // A words per invocation and K tile
 #define LB (BK * (BN / 4u) / NT)  // B words
@@ -379,9 +393,18 @@ void main() {
     Bs[sl][buf][(tid + NT * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
 
   vec4 acc[NACC];
-#ifdef TOTALS_REGS
+#ifdef TOTALS_ARRAY
   ivec4 iacc[NACC];
-#define INIT_ACC(i) acc[i] = vec4(0.0); iacc[i] = ivec4(0);
+#ifdef TOTALS_LOCAL
+  // iacc's index plus a value the compiler cannot know (0: M < 2^31, the kernel's indices are
+  // uint): an array indexed at run time lives in local memory on NVIDIA's GPUs (L1-cached), read
+  // and written once per block, leaving the registers to the f32 sums
+  int dyn = int(u_M >> 31u);
+#define IX(i) ((i) + dyn)
+#else
+#define IX(i) (i)
+#endif
+#define INIT_ACC(i) acc[i] = vec4(0.0); iacc[IX(i)] = ivec4(0);
 #elif defined(TOTALS_SHARED)
 #define INIT_ACC(i) acc[i] = vec4(0.0); Ts[i][tid] = ivec4(0);
 #else
@@ -393,64 +416,74 @@ void main() {
   FETCH(kb)
   PUT(0u)
   workgroup_sync();
-  // LOOP: GLTENSOR_CHECK_LOOPS counts the K tiles against the launch's loop_iterations
-  for (uint t = 0u; LOOP(t < nk); ++t) {
-    uint cur = t & 1u;
-    if (t + 1u < nk) { FETCH(kb + (t + 1u) * BK) }
-    // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
+  // acc indexed by constants only (NVIDIA keeps a looped index's array in local memory).
 #if CB == 2
 #define FMA_COLS(r, i, av) \
   acc[(4 * r + i) * 2] += av * b0; \
   acc[(4 * r + i) * 2 + 1] += av * b1;
+#define LOAD_B1 vec4 b1 = Bs[sl][cur][k][TX + tx];
 #else
 #define FMA_COLS(r, i, av) acc[4 * r + i] += av * b0;
+#define LOAD_B1
 #endif
 #if RB == 2
 #define FMA_ROW(i, C) FMA_COLS(0, i, a0.C) FMA_COLS(1, i, a1.C)
+#define LOAD_A1 vec4 a1 = As[sl][cur][k][(TY + ty) ^ SWZ(k / 4u)];
 #else
 #define FMA_ROW(i, C) FMA_COLS(0, i, a0.C)
+#define LOAD_A1
 #endif
-    for (uint k = 0u; k < BK; ++k) {
-      vec4 a0 = As[sl][cur][k][ty ^ SWZ(k / 4u)];
-      vec4 b0 = Bs[sl][cur][k][tx];
-#if RB == 2
-      vec4 a1 = As[sl][cur][k][(TY + ty) ^ SWZ(k / 4u)];
-#endif
-#if CB == 2
-      vec4 b1 = Bs[sl][cur][k][TX + tx];
-#endif
-      FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)
-    }
-#ifdef TOTALS_REGS
-    if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32
-#define FLUSH_REGS(i) iacc[i] += ivec4(acc[i]); acc[i] = vec4(0.0);
-      FOR_ACC(FLUSH_REGS)
-    }
+  // After each block of K tiles, its exact f32 sums into the int32 totals.
+#ifdef TOTALS_ARRAY
+#define FLUSH_REGS(i) iacc[IX(i)] += ivec4(acc[i]); acc[i] = vec4(0.0);
+#define TILE_FLUSH if ((t + 1u) % BLOCK_TILES == 0u) { FOR_ACC(FLUSH_REGS) }
 #elif defined(TOTALS_SHARED)
-    if ((t + 1u) % BLOCK_TILES == 0u) {  // the block's exact f32 sums into int32 (own slots: no barrier)
+// (own slots: no barrier)
 #define FLUSH_SHARED(i) Ts[i][tid] += ivec4(acc[i]); acc[i] = vec4(0.0);
-      FOR_ACC(FLUSH_SHARED)
-    }
+#define TILE_FLUSH if ((t + 1u) % BLOCK_TILES == 0u) { FOR_ACC(FLUSH_SHARED) }
 #elif defined(TOTALS_MEM)
-    if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) {  // the block's exact sums into memory
 #define FLUSH_MEM(i) add_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, stored); acc[i] = vec4(0.0);
-      FOR_ACC(FLUSH_MEM)
-      stored = true;
-    }
+#define TILE_FLUSH if ((t + 1u) % BLOCK_TILES == 0u && t + 1u < nk) { FOR_ACC(FLUSH_MEM) stored = true; }
+#else
+#define TILE_FLUSH
 #endif
-    if (t + 1u < nk) { PUT(cur ^ 1u) }
-    workgroup_sync();
+  // K tile t from buffer CUR (K_PAIRS: a constant): the next tile's words into registers, this
+  // tile's K steps from shared memory, the block's flush, the next tile's stores to the other
+  // buffer, one barrier.
+#define TILE(CUR)                                                   \
+  {                                                                 \
+    uint cur = CUR;                                                 \
+    if (t + 1u < nk) { FETCH(kb + (t + 1u) * BK) }                  \
+    for (uint k = 0u; k < BK; ++k) {                                \
+      vec4 a0 = As[sl][cur][k][ty ^ SWZ(k / 4u)];                   \
+      vec4 b0 = Bs[sl][cur][k][tx];                                 \
+      LOAD_A1 LOAD_B1                                               \
+      FMA_ROW(0, x) FMA_ROW(1, y) FMA_ROW(2, z) FMA_ROW(3, w)       \
+    }                                                               \
+    TILE_FLUSH                                                      \
+    if (t + 1u < nk) { PUT(cur ^ 1u) }                              \
+    workgroup_sync();                                               \
   }
+  // LOOP: GLTENSOR_CHECK_LOOPS counts the trips against the launch's loop_iterations
+#ifdef K_PAIRS
+  for (uint t = 0u; LOOP(t < nk); ++t) {
+    TILE(0u)
+    if (!(++t < nk)) break;
+    TILE(1u)
+  }
+#else
+  for (uint t = 0u; LOOP(t < nk); ++t) TILE(t & 1u)
+#endif
 #if NSL == 2
   // Slice 1's int32 totals to slice 0 through Bs (free after the loop's last barrier), as bit
   // patterns, accumulators 0-7 then 8-15: element j of Bs read flat.
 #define BS_AT(j) Bs[(j) / (2u * BK * (BN / 4u))][((j) / (BK * (BN / 4u))) % 2u][((j) / (BN / 4u)) % BK][(j) % (BN / 4u)]
-#define FLUSH_LAST(i) iacc[i] += ivec4(acc[i]);
+#define FLUSH_LAST(i) iacc[IX(i)] += ivec4(acc[i]);
   FOR_ACC(FLUSH_LAST)
-#define HAND_PUT0(i) if (uint(i) < 8u) BS_AT(uint(i) * NT + tid) = intBitsToFloat(iacc[i]);
-#define HAND_GET0(i) if (uint(i) < 8u) iacc[i] += floatBitsToInt(BS_AT(uint(i) * NT + tid));
-#define HAND_PUT1(i) if (uint(i) >= 8u) BS_AT((uint(i) - 8u) * NT + tid) = intBitsToFloat(iacc[i]);
-#define HAND_GET1(i) if (uint(i) >= 8u) iacc[i] += floatBitsToInt(BS_AT((uint(i) - 8u) * NT + tid));
+#define HAND_PUT0(i) if (uint(i) < 8u) BS_AT(uint(i) * NT + tid) = intBitsToFloat(iacc[IX(i)]);
+#define HAND_GET0(i) if (uint(i) < 8u) iacc[IX(i)] += floatBitsToInt(BS_AT(uint(i) * NT + tid));
+#define HAND_PUT1(i) if (uint(i) >= 8u) BS_AT((uint(i) - 8u) * NT + tid) = intBitsToFloat(iacc[IX(i)]);
+#define HAND_GET1(i) if (uint(i) >= 8u) iacc[IX(i)] += floatBitsToInt(BS_AT((uint(i) - 8u) * NT + tid));
   if (sl == 1u) { FOR_ACC(HAND_PUT0) }
   workgroup_sync();
   if (sl == 0u) { FOR_ACC(HAND_GET0) }
@@ -459,9 +492,9 @@ void main() {
   workgroup_sync();
   if (sl == 1u) return;
   FOR_ACC(HAND_GET1)
-#define STORE_ACC(i) store_row(iacc[i], ACC_M(i), ACC_N(i), bz, row0, stored);
-#elif defined(TOTALS_REGS)
-#define STORE_ACC(i) store_row(iacc[i] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
+#define STORE_ACC(i) store_row(iacc[IX(i)], ACC_M(i), ACC_N(i), bz, row0, stored);
+#elif defined(TOTALS_ARRAY)
+#define STORE_ACC(i) store_row(iacc[IX(i)] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #elif defined(TOTALS_SHARED)
 #define STORE_ACC(i) store_row(Ts[i][tid] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #else

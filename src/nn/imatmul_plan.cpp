@@ -7,8 +7,8 @@ namespace gltensor::detail {
 
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
-  const std::int64_t tiles = v.slices * 2 * v.bk * (64 + v.bn) * 4;
-  return tiles + (v.totals == IMatmulVariant::Totals::shared ? 64 * v.bn * 4 : 0);
+  const std::int64_t tiles = v.slices * 2 * v.bk * (v.bm + v.bn) * 4;
+  return tiles + (v.totals == IMatmulVariant::Totals::shared ? v.bm * v.bn * 4 : 0);
 }
 
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
@@ -22,8 +22,10 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // dependent layer waits for) 1.748, all 4 x 4 1.689; the layers alone, back to back, hide those
   // tails (4 x 8 1.06x faster than 4 x 4 there; int8w). GLTENSOR_IMATMUL_TILE=128 for the wide
   // tiles; software rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
-  const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
-                      !s.imatmul_slices && !s.imatmul_bk;
+  // (GLTENSOR_IMATMUL=local: the plan's forms, their totals in a run-time-indexed array)
+  const bool planned = s.imatmul == IMatmulSetting::choose || s.imatmul == IMatmulSetting::local;
+  const bool choose =
+      planned && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks && !s.imatmul_slices && !s.imatmul_bk;
   const int forced = d.software ? 0 : s.imatmul_tile;
   const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
   const bool wide4x8 = !d.software && choose && wide;
@@ -49,7 +51,10 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
                  : v.blocks == 2 && v.bn == 128 && s.imatmul_rb == 1 ? 1
                                                                      : v.blocks;
   v.rb = rb != v.blocks ? rb : 0;
-  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (v.bn / (4 * v.blocks)));
+  // GLTENSOR_IMATMUL_TILE=128 with GLTENSOR_IMATMUL_BLOCKS=2 (GPUs): 128 x 128 tiles of 8 x 8 per
+  // invocation (256 invocations, matmul's warp kernel's tile; a lab form)
+  if (forced == 128 && s.imatmul_blocks == 2 && rb == 2) v.bm = 128;
+  k.local_x = static_cast<std::uint32_t>(v.bm / (4 * rb) * (v.bn / (4 * v.blocks)));
   v.iblock_k = kIntBlockK, v.a_words = p.a_words, v.b_words = p.b_words;
   // The int32 totals beyond one block (block_launches drops them where a launch's K is one
   // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
@@ -58,16 +63,18 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // GLTENSOR_IMATMUL=regs|mem|shared forces one.
   const bool mem =
       s.imatmul == IMatmulSetting::mem || (s.imatmul == IMatmulSetting::choose && v.blocks == 2 && rb == 2);
-  v.totals = mem ? IMatmulVariant::Totals::mem : IMatmulVariant::Totals::regs;
+  // GLTENSOR_IMATMUL=local: where they would be in registers, in an array indexed at run time
+  const auto regs = s.imatmul == IMatmulSetting::local ? IMatmulVariant::Totals::local : IMatmulVariant::Totals::regs;
+  v.totals = mem ? IMatmulVariant::Totals::mem : regs;
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
   // at least one A word per tile (64 BK / 4 a multiple of the invocations)
   // and a B word (BK BN / 4 a multiple of the invocations too)
-  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
+  if (s.imatmul_bk && v.bm * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
     v.bk = s.imatmul_bk;
   // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
   if (s.imatmul == IMatmulSetting::shared) {
     v.totals = IMatmulVariant::Totals::shared;
-    if (imatmul_shared_bytes(v) > d.max_shared) v.totals = IMatmulVariant::Totals::regs;
+    if (imatmul_shared_bytes(v) > d.max_shared) v.totals = regs;
   }
   // GLTENSOR_IMATMUL_SLICES=2 (or chosen above): 8 x 8, 4 x 8 or (64 x 32, 64 x 64 tiles) 4 x 4
   // per invocation with K in two slices per workgroup (twice the invocations), the totals in
@@ -75,7 +82,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // hand-over (up to 8 accumulators of every invocation per round)
   if ((s.imatmul_slices == 2 || sliced || few) && !d.software && (v.blocks == 2 || rb == 1)) {
     IMatmulVariant w = v;
-    w.slices = 2, w.totals = IMatmulVariant::Totals::regs;
+    w.slices = 2, w.totals = regs;
     const std::int64_t nacc = std::min(4 * rb * v.blocks, 8);
     const std::int64_t handover = nacc * static_cast<std::int64_t>(k.local_x), bs_vec4s = 2 * 2 * w.bk * (w.bn / 4);
     if (imatmul_shared_bytes(w) <= d.max_shared && handover <= bs_vec4s && 2 * k.local_x <= d.max_invocations)
@@ -84,6 +91,12 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // A's tile swizzled on GPUs for 4 x 4 per invocation (the H100, QDQ convs at 112x112: 1.02-1.06x
   // faster alone, the wide chain of 4 x 4 1.689 ms against 1.763; on 4 x 8 of one slice 0.67x, more
   // registers; int8gap2), or as Settings::imatmul_swizzle says
+  // Two K tiles per trip of the loop with constant buffer indices, loops unrolled (K_PAIRS), for
+  // 4 x 8 per invocation on GPUs (the H100 at 112x112, two K slices: 1.09-1.11x on the wide net's
+  // 256-channel layers; the 4 x 4 forms ran 2x slower so, the 8 x 8 ones faster but still slower
+  // than 4 x 8; bench/RESULTS.md, int8w); one slice where 48 KiB do not fit (software rasterizers
+  // planned as GPUs: the tests)
+  v.k_pairs = !d.software && rb == 1 && v.blocks == 2;
   v.a_swizzle = s.imatmul_swizzle < 0 ? !d.software && v.blocks == 1 && rb == 1 : s.imatmul_swizzle == 1;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16

@@ -215,7 +215,7 @@ struct IntKernel {
   bool block_f32 = false;
   IMatmulVariant v;  // block-f32: the tiling (bn, blocks, bk, words, totals)
   std::uint32_t local_x = 16, local_y = 16;
-  std::int64_t tile_n = 64, per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
+  std::int64_t tile_m = 64, tile_n = 64, per_tile = 4 + 16 * (1 + 4 + 4 + 4 + 16), fixed = 24 + 20;
   std::int64_t bk = 16;  // values of K per tile (per_tile's unit)
 };
 
@@ -232,7 +232,7 @@ IntKernel block_f32_kernel(const IMatmulProblem& p, const IMatmulDevice& d) {
   k.block_f32 = true;
   k.v = plan.v;
   k.local_x = plan.local_x, k.local_y = 1;
-  k.tile_n = plan.v.bn, k.bk = plan.v.bk, k.per_tile = plan.per_tile, k.fixed = plan.fixed;
+  k.tile_m = plan.v.bm, k.tile_n = plan.v.bn, k.bk = plan.v.bk, k.per_tile = plan.per_tile, k.fixed = plan.fixed;
   return k;
 }
 
@@ -432,7 +432,7 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
     }
     launch.loop_iterations(static_cast<std::uint64_t>(tiles * kern.per_tile + kern.fixed));
     launch.groups(static_cast<std::uint64_t>((N + kern.tile_n - 1) / kern.tile_n),
-                  static_cast<std::uint64_t>((M + 63) / 64), static_cast<std::uint64_t>(B));
+                  static_cast<std::uint64_t>((M + kern.tile_m - 1) / kern.tile_m), static_cast<std::uint64_t>(B));
   }
   return c;
 }
