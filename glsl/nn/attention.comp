@@ -87,7 +87,8 @@ shared float red_sum[BQ][8];
 vec4 q_quad(uint off, uint r, uint dq) {
   if (r >= u_L) return vec4(0.0);
 #ifdef Q_QUADS
-  return 4u * dq < u_E ? qQ[(off + r * u_q_sl) / 4u + dq] : vec4(0.0);
+  vec4 x = qQ[(off + r * u_q_sl) / 4u + min(dq, (u_E - 1u) / 4u)];  // clamped: no load past the row's end
+  return 4u * dq < u_E ? x : vec4(0.0);
 #else
   vec4 x = vec4(0.0);
   for (uint c = 0u; c < 4u; ++c)
@@ -98,7 +99,8 @@ vec4 q_quad(uint off, uint r, uint dq) {
 vec4 k_quad(uint off, uint j, uint dq) {
   if (j >= u_S) return vec4(0.0);
 #ifdef KV_QUADS
-  return 4u * dq < u_E ? qK[(off + j * u_k_ss) / 4u + dq] : vec4(0.0);
+  vec4 x = qK[(off + j * u_k_ss) / 4u + min(dq, (u_E - 1u) / 4u)];
+  return 4u * dq < u_E ? x : vec4(0.0);
 #else
   vec4 x = vec4(0.0);
   for (uint c = 0u; c < 4u; ++c)
@@ -109,7 +111,8 @@ vec4 k_quad(uint off, uint j, uint dq) {
 vec4 v_quad(uint off, uint j, uint dq) {
   if (j >= u_S) return vec4(0.0);
 #ifdef KV_QUADS
-  return 4u * dq < u_Ev ? qV[(off + j * u_v_ss) / 4u + dq] : vec4(0.0);
+  vec4 x = qV[(off + j * u_v_ss) / 4u + min(dq, (u_Ev - 1u) / 4u)];
+  return 4u * dq < u_Ev ? x : vec4(0.0);
 #else
   vec4 x = vec4(0.0);
   for (uint c = 0u; c < 4u; ++c)

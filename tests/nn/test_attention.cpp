@@ -101,6 +101,38 @@ TEST(FlashAttention, EdgeShapes) {
   check(rng, {2, 2, 1, 1, 9, 8, 3, MaskKind::key_padding});
 }
 
+// The inference kernel's quad loads (glsl/nn/attention.comp's q_quad / k_quad / v_quad, f32 rows
+// on 4-element boundaries) past the head dim clamp to the row's last quad and replace the value by
+// 0 with a select: q, k, v are the leading rows of storages whose next row (past each head's
+// last row, past the tensor's end for the last head) is NaN, head dims 4 to 36 below the
+// kernel's 64-wide quads (the quads past E would read the next row), against float64.
+// Sabotage: a select dropped, or its clamp one quad short.
+TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
+  GLT_RNG(rng);
+  for (const auto& [E, Ev] : std::vector<std::pair<int, int>>{{4, 8}, {20, 12}, {36, 28}}) {
+    const Case c{1, 2, 2, 5, 7, E, Ev};
+    SCOPED_TRACE(c.what());
+    const auto rows = [&](int T, int D, std::vector<double>& h) {
+      auto w = uniform(rng, std::size_t(c.H) * (T + 1) * D, -2, 2);
+      h.clear();
+      for (int hd = 0; hd < c.H; ++hd)
+        for (int i = 0; i <= T; ++i)
+          for (int d = 0; d < D; ++d) {
+            float& x = w[(std::size_t(hd) * (T + 1) + i) * D + d];
+            if (i == T)
+              x = NAN;
+            else
+              h.push_back(x);
+          }
+      return Tensor::from_host(device(), w, {1, c.H, T + 1, D}).narrow(2, 0, T);
+    };
+    std::vector<double> hq, hk, hv;
+    const Tensor q = rows(c.L, E, hq), k = rows(c.S, E, hk), v = rows(c.S, Ev, hv);
+    const Ref r = reference(c, hq, hk, hv, {}, {}, nullptr);
+    EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
+  }
+}
+
 // Every tiling the planner can choose on this device (tile caps 16, 8, 4; 64 or 32 query rows
 // per workgroup), with a mask, causal and GQA; small head dims (each tiling compiles its own
 // programs; HeadDims covers the wide ones in the default tiling).
