@@ -101,6 +101,25 @@ TEST(FlashAttention, EdgeShapes) {
   check(rng, {2, 2, 1, 1, 9, 8, 3, MaskKind::key_padding});
 }
 
+namespace {
+// [1, H, T, D] random values in [-2, 2): the leading T rows of a storage whose next row (after
+// each head's last, past the tensor's end for the last head) is NaN; h gets them row-major.
+Tensor rows_before_nan(std::mt19937_64& rng, int H, int T, int D, std::vector<double>& h) {
+  auto w = uniform(rng, std::size_t(H) * (T + 1) * D, -2, 2);
+  h.clear();
+  for (int hd = 0; hd < H; ++hd)
+    for (int i = 0; i <= T; ++i)
+      for (int d = 0; d < D; ++d) {
+        float& x = w[(std::size_t(hd) * (T + 1) + i) * D + d];
+        if (i == T)
+          x = NAN;
+        else
+          h.push_back(x);
+      }
+  return Tensor::from_host(device(), w, {1, H, T + 1, D}).narrow(2, 0, T);
+}
+}  // namespace
+
 // The inference kernel's quad loads (glsl/nn/attention.comp's q_quad / k_quad / v_quad, f32 rows
 // on 4-element boundaries) past the head dim clamp to the row's last quad and replace the value by
 // 0 with a select: q, k, v are the leading rows of storages whose next row (past each head's
@@ -112,22 +131,9 @@ TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
   for (const auto& [E, Ev] : std::vector<std::pair<int, int>>{{4, 8}, {20, 12}, {36, 28}}) {
     const Case c{1, 2, 2, 5, 7, E, Ev};
     SCOPED_TRACE(c.what());
-    const auto rows = [&](int T, int D, std::vector<double>& h) {
-      auto w = uniform(rng, std::size_t(c.H) * (T + 1) * D, -2, 2);
-      h.clear();
-      for (int hd = 0; hd < c.H; ++hd)
-        for (int i = 0; i <= T; ++i)
-          for (int d = 0; d < D; ++d) {
-            float& x = w[(std::size_t(hd) * (T + 1) + i) * D + d];
-            if (i == T)
-              x = NAN;
-            else
-              h.push_back(x);
-          }
-      return Tensor::from_host(device(), w, {1, c.H, T + 1, D}).narrow(2, 0, T);
-    };
     std::vector<double> hq, hk, hv;
-    const Tensor q = rows(c.L, E, hq), k = rows(c.S, E, hk), v = rows(c.S, Ev, hv);
+    const Tensor q = rows_before_nan(rng, c.H, c.L, E, hq), k = rows_before_nan(rng, c.H, c.S, E, hk),
+                 v = rows_before_nan(rng, c.H, c.S, Ev, hv);
     const Ref r = reference(c, hq, hk, hv, {}, {}, nullptr);
     EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
   }
@@ -147,23 +153,10 @@ TEST(FlashAttention, EdgeLoadsPastTheEnd) {
       ScopedEnv env("GLTENSOR_ATTENTION", *form ? form : nullptr);
       const Case c{1, 2, 2, 37, 41, E, Ev};
       SCOPED_TRACE(c.what() + (*form ? " rows" : " tiled"));
-      const auto rows = [&](int T, int D, std::vector<double>& h) {
-        auto w = uniform(rng, std::size_t(c.H) * (T + 1) * D, -2, 2);
-        h.clear();
-        for (int hd = 0; hd < c.H; ++hd)
-          for (int i = 0; i <= T; ++i)
-            for (int d = 0; d < D; ++d) {
-              float& x = w[(std::size_t(hd) * (T + 1) + i) * D + d];
-              if (i == T)
-                x = NAN;
-              else
-                h.push_back(x);
-            }
-        return Tensor::from_host(device(), w, {1, c.H, T + 1, D}).narrow(2, 0, T);
-      };
       std::vector<double> hq, hk, hv, hgy;
-      Tensor q = rows(c.L, E, hq), k = rows(c.S, E, hk), v = rows(c.S, Ev, hv);
-      const Tensor gy = rows(c.L, Ev, hgy);
+      Tensor q = rows_before_nan(rng, c.H, c.L, E, hq), k = rows_before_nan(rng, c.H, c.S, E, hk),
+             v = rows_before_nan(rng, c.H, c.S, Ev, hv);
+      const Tensor gy = rows_before_nan(rng, c.H, c.L, Ev, hgy);
       auto mw = uniform(rng, std::size_t(c.L + 1) * (c.S + 1), -2, 2);
       std::vector<double> bias;
       for (int i = 0; i <= c.L; ++i)
