@@ -323,7 +323,9 @@ void main() {
     int ih = ih0.x + dh, iw = iw0.x + dw;                                                          \
     if (uint(ih) < uint(u_H) && iw >= 0 && iw + 3 < u_W) {                                         \
       uint e = cb + uint(ih * u_W + iw), sh = 8u * (e & 3u), lo = t2[e >> 2u];                     \
-      wb[l] = sh == 0u ? lo : (lo >> sh) | (t2[(e >> 2u) + 1u] << (32u - sh));                     \
+      /* the word of byte e + 3 (inside the image): lo itself where aligned, never a word past x */ \
+      uint hi = t2[(e + 3u) >> 2u];                                                                \
+      wb[l] = sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));                                     \
       continue;                                                                                    \
     }                                                                                              \
   }
