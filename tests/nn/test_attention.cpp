@@ -121,11 +121,11 @@ Tensor rows_before_nan(std::mt19937_64& rng, int H, int T, int D, std::vector<do
 }  // namespace
 
 // The inference kernel's quad loads (glsl/nn/attention.comp's q_quad / k_quad / v_quad, f32 rows
-// on 4-element boundaries) past the head dim clamp to the row's last quad and replace the value by
-// 0 with a select: q, k, v are the leading rows of storages whose next row (past each head's
-// last row, past the tensor's end for the last head) is NaN, head dims 4 to 36 below the
-// kernel's 64-wide quads (the quads past E would read the next row), against float64.
-// Sabotage: a select dropped, or its clamp one quad short.
+// on 4-element boundaries) past the head dim are branched around (0, no load): q, k, v are the
+// leading rows of storages whose next row (past each head's last row, past the tensor's end for
+// the last head) is NaN, head dims 4 to 36 below the kernel's 64-wide quads (the quads past E
+// would read the next row), against float64. Sabotage: q's and k's branch dropped fails (v's
+// dims past Ev are not stored).
 TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
   GLT_RNG(rng);
   for (const auto& [E, Ev] : std::vector<std::pair<int, int>>{{4, 8}, {20, 12}, {36, 28}}) {
