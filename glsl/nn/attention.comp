@@ -87,7 +87,10 @@ shared float red_sum[BQ][8];
 vec4 q_quad(uint off, uint r, uint dq) {
   if (r >= u_L) return vec4(0.0);
 #ifdef Q_QUADS
-  return 4u * dq < u_E ? qQ[(off + r * u_q_sl) / 4u + dq] : vec4(0.0);
+  // A branch, not a select of a clamped load: the clamped index cost the H100 1.07 -> 1.78 ms in
+  // BM_sdpa (bench/RESULTS.md, tails); no load past the row's end either way.
+  if (4u * dq >= u_E) return vec4(0.0);
+  return qQ[(off + r * u_q_sl) / 4u + dq];
 #else
   vec4 x = vec4(0.0);
   for (uint c = 0u; c < 4u; ++c)
@@ -98,7 +101,8 @@ vec4 q_quad(uint off, uint r, uint dq) {
 vec4 k_quad(uint off, uint j, uint dq) {
   if (j >= u_S) return vec4(0.0);
 #ifdef KV_QUADS
-  return 4u * dq < u_E ? qK[(off + j * u_k_ss) / 4u + dq] : vec4(0.0);
+  if (4u * dq >= u_E) return vec4(0.0);
+  return qK[(off + j * u_k_ss) / 4u + dq];
 #else
   vec4 x = vec4(0.0);
   for (uint c = 0u; c < 4u; ++c)
@@ -109,7 +113,8 @@ vec4 k_quad(uint off, uint j, uint dq) {
 vec4 v_quad(uint off, uint j, uint dq) {
   if (j >= u_S) return vec4(0.0);
 #ifdef KV_QUADS
-  return 4u * dq < u_Ev ? qV[(off + j * u_v_ss) / 4u + dq] : vec4(0.0);
+  if (4u * dq >= u_Ev) return vec4(0.0);
+  return qV[(off + j * u_v_ss) / 4u + dq];
 #else
   vec4 x = vec4(0.0);
   for (uint c = 0u; c < 4u; ++c)

@@ -104,12 +104,17 @@ void main() {
 }
 #else
 
-// Quad dq (elements 4dq..4dq+3, zero past n) of a row starting at element b with stride st.
-#define QUAD(LOAD, b, st, dq, n)                                                                   \
-  vec4(4u * (dq) < (n) ? float(LOAD((b) + 4u * (dq) * (st))) : 0.0,                               \
-       4u * (dq) + 1u < (n) ? float(LOAD((b) + (4u * (dq) + 1u) * (st))) : 0.0,                    \
-       4u * (dq) + 2u < (n) ? float(LOAD((b) + (4u * (dq) + 2u) * (st))) : 0.0,                    \
-       4u * (dq) + 3u < (n) ? float(LOAD((b) + (4u * (dq) + 3u) * (st))) : 0.0)
+// Quad dq (elements 4dq..4dq+3, zero past n) of a row starting at element b with stride st: the
+// elements' indices clamped to the row's last (n - 1), the values past n replaced by a boolean
+// mix (no load past the row's or the tensor's end, even one a ternary would discard). The rows'
+// own indices are clamped by the callers (a row past the range loads the range's last row).
+#define QUAD(LOAD, b, st, dq, n)                                                                    \
+  mix(vec4(0.0),                                                                                    \
+      vec4(float(LOAD((b) + min(4u * (dq), (n) - 1u) * (st))),                                      \
+           float(LOAD((b) + min(4u * (dq) + 1u, (n) - 1u) * (st))),                                 \
+           float(LOAD((b) + min(4u * (dq) + 2u, (n) - 1u) * (st))),                                 \
+           float(LOAD((b) + min(4u * (dq) + 3u, (n) - 1u) * (st)))),                                \
+      lessThan(uvec4(4u * (dq)) + uvec4(0u, 1u, 2u, 3u), uvec4(n)))
 
 // Stores quad dq of a row (elements 4dq..4dq+3 below n) at b. The arrays are stored a quad at a
 // time, never indexed by an element counter: an element index into a register array (a[c / 4][c
@@ -178,11 +183,11 @@ void main() {
   bool live = j < u_S;
   vec4 kr[DQ4], vr[DV4], dk[DQ4], dv[DV4];
   for (uint c = 0u; c < NQ4; ++c) {
-    kr[c] = live ? QUAD(load2, k_off + j * u_k_ss, u_k_se, c, u_E) : vec4(0.0);
+    kr[c] = live ? QUAD(load2, k_off + min(j, u_S - 1u) * u_k_ss, u_k_se, c, u_E) : vec4(0.0);
     dk[c] = vec4(0.0);
   }
   for (uint c = 0u; c < NV4; ++c) {
-    vr[c] = live ? QUAD(load3, v_off + j * u_v_ss, u_v_se, c, u_Ev) : vec4(0.0);
+    vr[c] = live ? QUAD(load3, v_off + min(j, u_S - 1u) * u_v_ss, u_v_se, c, u_Ev) : vec4(0.0);
     dv[c] = vec4(0.0);
   }
 #ifdef SPLIT
@@ -196,15 +201,16 @@ void main() {
     workgroup_sync();
     for (uint e = tid; e < BQT * DQ4; e += LOCAL_X) {
       uint r = i0 + e / DQ4;
-      Qs[e] = r < iend ? QUAD(load1, q_off + r * u_q_sl, u_q_se, e % DQ4, u_E) : vec4(0.0);
+      Qs[e] = r < iend ? QUAD(load1, q_off + min(r, iend - 1u) * u_q_sl, u_q_se, e % DQ4, u_E) : vec4(0.0);
     }
     for (uint e = tid; e < BQT * DV4; e += LOCAL_X) {
       uint r = i0 + e / DV4;
-      Os[e] = r < iend ? QUAD(load5, o_off + r * u_o_sl, u_o_se, e % DV4, u_Ev) : vec4(0.0);
+      Os[e] = r < iend ? QUAD(load5, o_off + min(r, iend - 1u) * u_o_sl, u_o_se, e % DV4, u_Ev) : vec4(0.0);
     }
     for (uint e = tid; e < BQT; e += LOCAL_X) {
-      uint r = i0 + e;
-      St[e] = r < iend ? vec2(load4(2u * (z * u_L + r)), load4(2u * (z * u_L + r) + 1u)) : vec2(0.0);
+      uint r = i0 + e, rc = min(r, iend - 1u);
+      vec2 st = vec2(load4(2u * (z * u_L + rc)), load4(2u * (z * u_L + rc) + 1u));
+      St[e] = r < iend ? st : vec2(0.0);
     }
     workgroup_sync();
     for (uint r = 0u; r < BQT; ++r) {
@@ -212,7 +218,7 @@ void main() {
       bool seen = live && i < iend && !(u_causal != 0 && j > i);
       float x = 0.0;
       for (uint c = 0u; c < NQ4; ++c) x += dot(Qs[r * DQ4 + c], kr[c]);
-      x = seen ? x * u_scale + bias(m_off, i, j) : -F_INF;
+      x = seen ? x * u_scale + bias(m_off, min(i, u_L - 1u), min(j, u_S - 1u)) : -F_INF;
       float p = x == -F_INF ? 0.0 : exp2(x - St[r].x);
 #ifdef DROPOUT
       float zd = seen ? keep_scale(z, i, j) : 0.0;
@@ -244,16 +250,18 @@ void main() {
   uint i = u_row0 + r;
   bool live = r < u_L;
   vec4 qr[DQ4];
-  for (uint c = 0u; c < NQ4; ++c) qr[c] = live ? QUAD(load1, q_off + r * u_q_sl, u_q_se, c, u_E) : vec4(0.0);
+  for (uint c = 0u; c < NQ4; ++c) qr[c] = live ? QUAD(load1, q_off + min(r, u_L - 1u) * u_q_sl, u_q_se, c, u_E) : vec4(0.0);
 #if MODE == attn_fwd
   vec4 o[DV4];
   for (uint c = 0u; c < NV4; ++c) o[c] = vec4(0.0);
   float m = -F_INF, l = 0.0;
 #else
   vec4 gr[DV4], dq[DQ4];
-  for (uint c = 0u; c < NV4; ++c) gr[c] = live ? QUAD(load5, o_off + r * u_o_sl, u_o_se, c, u_Ev) : vec4(0.0);
+  for (uint c = 0u; c < NV4; ++c) gr[c] = live ? QUAD(load5, o_off + min(r, u_L - 1u) * u_o_sl, u_o_se, c, u_Ev) : vec4(0.0);
   for (uint c = 0u; c < NQ4; ++c) dq[c] = vec4(0.0);
-  vec2 st = live ? vec2(load4(2u * (z * u_L + r)), load4(2u * (z * u_L + r) + 1u)) : vec2(0.0);
+  uint rc = min(r, u_L - 1u);
+  vec2 st = vec2(load4(2u * (z * u_L + rc)), load4(2u * (z * u_L + rc) + 1u));
+  st = live ? st : vec2(0.0);
 #endif
 #ifdef SPLIT
   uint kbegin = WORKGROUP_ID.z * u_chunk, kend = min(u_S, kbegin + u_chunk);
@@ -266,11 +274,11 @@ void main() {
     workgroup_sync();
     for (uint e = tid; e < BKV * DQ4; e += LOCAL_X) {
       uint jj = k0 + e / DQ4;
-      Ks[e] = jj < kend ? QUAD(load2, k_off + jj * u_k_ss, u_k_se, e % DQ4, u_E) : vec4(0.0);
+      Ks[e] = jj < kend ? QUAD(load2, k_off + min(jj, kend - 1u) * u_k_ss, u_k_se, e % DQ4, u_E) : vec4(0.0);
     }
     for (uint e = tid; e < BKV * DV4; e += LOCAL_X) {
       uint jj = k0 + e / DV4;
-      Vs[e] = jj < kend ? QUAD(load3, v_off + jj * u_v_ss, u_v_se, e % DV4, u_Ev) : vec4(0.0);
+      Vs[e] = jj < kend ? QUAD(load3, v_off + min(jj, kend - 1u) * u_v_ss, u_v_se, e % DV4, u_Ev) : vec4(0.0);
     }
     workgroup_sync();
 #if MODE == attn_fwd
@@ -281,7 +289,7 @@ void main() {
       float x = 0.0;
       for (uint c = 0u; c < NQ4; ++c) x += dot(qr[c], Ks[jt * DQ4 + c]);
       bool seen = live && j < kend && !(u_causal != 0 && j > i);
-      x = seen ? x * u_scale + bias(m_off, r, j) : -F_INF;
+      x = seen ? x * u_scale + bias(m_off, min(r, u_L - 1u), min(j, u_S - 1u)) : -F_INF;
       s[jt] = x;
       mx = nan_max(mx, x);
     }
@@ -304,7 +312,7 @@ void main() {
       float x = 0.0;
       for (uint c = 0u; c < NQ4; ++c) x += dot(qr[c], Ks[jt * DQ4 + c]);
       bool seen = live && j < kend && !(u_causal != 0 && j > i);
-      x = seen ? x * u_scale + bias(m_off, r, j) : -F_INF;
+      x = seen ? x * u_scale + bias(m_off, min(r, u_L - 1u), min(j, u_S - 1u)) : -F_INF;
       float p = x == -F_INF ? 0.0 : exp2(x - st.x);
 #ifdef DROPOUT
       float zd = p != 0.0 ? keep_scale(z, i, j) : 0.0;

@@ -117,14 +117,15 @@ uint pt_at(uint c, uint t) { return c * 16u + (t ^ ((c >> 2u) & 7u)); }        /
       vec4 av = vec4(0.0), bv = vec4(0.0);                                                          \
       if (e < (n)) {                                                                                \
         uint ra = (a0) + 4u * lq, rb = (b0) + 4u * lq, ea = (ab) + e * (a_se), eb = (bb) + e * (b_se); \
-        av = vec4(ra < (a_end) ? float(LA(ea + ra * (a_sl))) : 0.0,                                 \
-                  ra + 1u < (a_end) ? float(LA(ea + (ra + 1u) * (a_sl))) : 0.0,                     \
-                  ra + 2u < (a_end) ? float(LA(ea + (ra + 2u) * (a_sl))) : 0.0,                     \
-                  ra + 3u < (a_end) ? float(LA(ea + (ra + 3u) * (a_sl))) : 0.0);                    \
-        bv = vec4(rb < (b_end) ? float(LB(eb + rb * (b_sl))) : 0.0,                                 \
-                  rb + 1u < (b_end) ? float(LB(eb + (rb + 1u) * (b_sl))) : 0.0,                     \
-                  rb + 2u < (b_end) ? float(LB(eb + (rb + 2u) * (b_sl))) : 0.0,                     \
-                  rb + 3u < (b_end) ? float(LB(eb + (rb + 3u) * (b_sl))) : 0.0);                    \
+        uint la = (a_end) - 1u, lb = (b_end) - 1u; /* rows clamped to the last, values past replaced */ \
+        av = mix(vec4(0.0),                                                                         \
+                 vec4(float(LA(ea + min(ra, la) * (a_sl))), float(LA(ea + min(ra + 1u, la) * (a_sl))), \
+                      float(LA(ea + min(ra + 2u, la) * (a_sl))), float(LA(ea + min(ra + 3u, la) * (a_sl)))), \
+                 lessThan(uvec4(ra) + uvec4(0u, 1u, 2u, 3u), uvec4(a_end)));                        \
+        bv = mix(vec4(0.0),                                                                         \
+                 vec4(float(LB(eb + min(rb, lb) * (b_sl))), float(LB(eb + min(rb + 1u, lb) * (b_sl))), \
+                      float(LB(eb + min(rb + 2u, lb) * (b_sl))), float(LB(eb + min(rb + 3u, lb) * (b_sl)))), \
+                 lessThan(uvec4(rb) + uvec4(0u, 1u, 2u, 3u), uvec4(b_end)));                        \
       }                                                                                             \
       Ws[a] = av;                                                                                   \
       Ws[DK * GS + a] = bv;                                                                           \
@@ -146,11 +147,13 @@ uint pt_at(uint c, uint t) { return c * 16u + (t ^ ((c >> 2u) & 7u)); }        /
     workgroup_sync();                                                                                \
     for (uint e = tid; e < (CH) * (D4); e += LOCAL_X) {                                               \
       uint jj = (x0) + v0 + e / (D4), c = e % (D4);                                                   \
-      uint b = (xb) + jj * (x_sl) + 4u * c * (x_se);                                                  \
-      bool in_ = jj < (x_end);                                                                        \
-      Ws[e] = vec4(in_ && 4u * c < (n) ? float(LX(b)) : 0.0, in_ && 4u * c + 1u < (n) ? float(LX(b + (x_se))) : 0.0, \
-                   in_ && 4u * c + 2u < (n) ? float(LX(b + 2u * (x_se))) : 0.0,                      \
-                   in_ && 4u * c + 3u < (n) ? float(LX(b + 3u * (x_se))) : 0.0);                     \
+      /* the row and elements clamped to the last, the values past them replaced (no load past x) */ \
+      uint b = (xb) + min(jj, (x_end) - 1u) * (x_sl), ln = (n) - 1u;                                  \
+      bvec4 in4 = lessThan(uvec4(4u * c) + uvec4(0u, 1u, 2u, 3u), uvec4(n));                          \
+      Ws[e] = mix(vec4(0.0),                                                                          \
+                  vec4(float(LX(b + min(4u * c, ln) * (x_se))), float(LX(b + min(4u * c + 1u, ln) * (x_se))), \
+                       float(LX(b + min(4u * c + 2u, ln) * (x_se))), float(LX(b + min(4u * c + 3u, ln) * (x_se)))), \
+                  jj < (x_end) ? in4 : bvec4(false));                                                 \
     }                                                                                                \
     workgroup_sync();                                                                                \
     uint vn = min((CH), (xn) - v0);                                                                   \
@@ -193,7 +196,9 @@ uint pt_at(uint c, uint t) { return c * 16u + (t ^ ((c >> 2u) & 7u)); }        /
 // The logit of (row r, key j) in log2 units: scaled, masked, -inf where not seen (causal: j > the
 // global row u_row0 + r).
 float logit(float acc, bool live, uint moff, uint r, uint j) {
-  return live && !(u_causal != 0 && j > u_row0 + r) ? acc * u_scale + bias(moff, r, j) : -F_INF;
+  // the mask's (r, j) clamped into [u_L, u_S]: no load outside it where the logit is not seen
+  float b = bias(moff, min(r, u_L - 1u), min(j, u_S - 1u));
+  return live && !(u_causal != 0 && j > u_row0 + r) ? acc * u_scale + b : -F_INF;
 }
 
 #if MODE != tiled_fwd
@@ -268,7 +273,9 @@ void main() {
     uint ic = i0 + 4u * tx;  // this invocation's first query row
     vec4 lse = vec4(0.0), D = vec4(0.0);
     for (uint c = 0u; c < 4u; ++c) {
-      vec2 st = ic + c < iend ? vec2(load4(2u * (z * u_L + ic + c)), load4(2u * (z * u_L + ic + c) + 1u)) : vec2(0.0);
+      uint rc = min(ic + c, iend - 1u);
+      vec2 st = vec2(load4(2u * (z * u_L + rc)), load4(2u * (z * u_L + rc) + 1u));
+      st = ic + c < iend ? st : vec2(0.0);
       lse[c] = st.x;
       D[c] = st.y;
     }
@@ -323,7 +330,9 @@ void main() {
   for (uint c = 0u; c < 4u * NQQ; ++c) dq[c] = vec4(0.0);
   vec4 lse = vec4(0.0), D = vec4(0.0);
   for (uint c = 0u; c < 4u; ++c) {
-    vec2 st = r0 + c < u_L ? vec2(load4(2u * (z * u_L + r0 + c)), load4(2u * (z * u_L + r0 + c) + 1u)) : vec2(0.0);
+    uint rc = min(r0 + c, u_L - 1u);
+    vec2 st = vec2(load4(2u * (z * u_L + rc)), load4(2u * (z * u_L + rc) + 1u));
+    st = r0 + c < u_L ? st : vec2(0.0);
     lse[c] = st.x;
     D[c] = st.y;
   }

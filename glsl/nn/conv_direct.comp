@@ -462,7 +462,8 @@ void main() {
       for (int i = 0; i < SEGLEN; ++i) {
         int w = ow0 - u_pl + i;
         seg_in[i] = w >= 0 && w < u_W;
-        seg[i] = seg_in[i] ? float(load1(xr + uint(w) * X_CS)) : 0.0;
+        float x = float(load1(xr + uint(clamp(w, 0, u_W - 1)) * X_CS));  // clamped: no load outside the row
+        seg[i] = seg_in[i] ? x : 0.0;
       }
 #endif
       for (int kw = 0; kw < KW; ++kw) {

@@ -76,7 +76,9 @@ void main() {
   for (uint i = t; LOOP(i < BM * K); i += LOCAL_X) {
     uint r = i / K;
     uint k = i - r * K;
-    h[r * WMAX + k] = r < rows ? float(load1((row0 + r) * K + k)) : 0.0;
+    // Rows past the block's last are 0, from the last row's load (no load past x's end).
+    float x = float(load1((row0 + min(r, rows - 1u)) * K + k));
+    h[r * WMAX + k] = r < rows ? x : 0.0;
   }
   barrier();
   uint src = 0u;

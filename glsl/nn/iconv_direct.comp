@@ -87,7 +87,8 @@ void main() {
         float seg[SEGLEN];
         for (int i = 0; i < SEGLEN; ++i) {
           int w = w0[0] + i;
-          seg[i] = row_in && w >= 0 && w < u_W ? float(load1(xc + uint(h * u_W + w))) - zx : 0.0;
+          float x = float(load1(xc + uint(clamp(h, 0, u_H - 1) * u_W + clamp(w, 0, u_W - 1)))) - zx;
+          seg[i] = row_in && w >= 0 && w < u_W ? x : 0.0;
         }
 #endif
         for (int kw = 0; kw < KW; ++kw) {
@@ -98,7 +99,8 @@ void main() {
 #else
             int h = h0[q] + kh * u_dh, w = w0[q] + kw * u_dw;
             bool in_image = live[q] && h >= 0 && h < u_H && w >= 0 && w < u_W;
-            v[q] = in_image ? float(load1(xc + uint(h * u_W + w))) - zx : 0.0;
+            float x = float(load1(xc + uint(clamp(h, 0, u_H - 1) * u_W + clamp(w, 0, u_W - 1)))) - zx;
+            v[q] = in_image ? x : 0.0;
 #endif
           }
           for (int j = 0; j < OPI; ++j) {

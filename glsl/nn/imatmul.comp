@@ -282,7 +282,8 @@ void main() {
 #ifdef ZA_NONE
     za[l] = 0;
 #else
-    za[l] = m < u_M ? int(load3(u_za_row * (row0 + m))) : 0;
+    int z = int(load3(u_za_row * (row0 + min(m, u_M - 1u))));  // clamped: no load past za's end
+    za[l] = m < u_M ? z : 0;
 #endif
     zaw[l] = byte_of(za[l]) * 0x01010101u;
   }
@@ -290,7 +291,10 @@ void main() {
 #ifdef ZB_NONE
   zb = ivec4(0);
 #else
-  for (uint j = 0u; j < 4u; ++j) zb[j] = bn + j < u_N ? int(load4(u_zb_col * (bn + j))) : 0;
+  for (uint j = 0u; j < 4u; ++j) {
+    int z = int(load4(u_zb_col * min(bn + j, u_N - 1u)));  // clamped: no load past zb's end
+    zb[j] = bn + j < u_N ? z : 0;
+  }
 #endif
   uint zbw = byte_of(zb.x) | (byte_of(zb.y) << 8u) | (byte_of(zb.z) << 16u) | (byte_of(zb.w) << 24u);
   vec4 zbf = vec4(zb) + offset_of(B_SIGNED);  // exact: below 2^24
@@ -333,7 +337,9 @@ void main() {
     int ih = ih0.x + dh, iw = iw0.x + dw;                                                          \
     if (uint(ih) < uint(u_H) && iw >= 0 && iw + 3 < u_W) {                                         \
       uint e = cb + uint(ih * u_W + iw), sh = 8u * (e & 3u), lo = t2[e >> 2u];                     \
-      wb[l] = sh == 0u ? lo : (lo >> sh) | (t2[(e >> 2u) + 1u] << (32u - sh));                     \
+      /* the word of byte e + 3 (inside the image): lo itself where aligned, never a word past x */ \
+      uint hi = t2[(e + 3u) >> 2u];                                                                \
+      wb[l] = sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));                                     \
       continue;                                                                                    \
     }                                                                                              \
   }

@@ -132,18 +132,24 @@ void main() {
   // Staging: element tid + 256 r of each tile; A's row (tid >> 4) + 16 r, k tid & 15; B's k
   // (tid >> 6) + 4 r, column tid & 63 (the same column for every r): zero points loaded once.
   uint ak = tid & 15u, bn = tid & 63u, n = n0 + bn;
-  int zb = n < u_N ? load4(u_zb_col * n) : 0;
+  // Every load's index clamped into its operand (the last row / column / k), the value past the
+  // edge then replaced by 0: no load past a tensor's end, even one a ternary would discard.
+  int zb = load4(u_zb_col * min(n, u_N - 1u));
+  zb = n < u_N ? zb : 0;
   int za[4];
   for (uint r = 0u; r < 4u; ++r) {
     uint m = m0 + (tid >> 4u) + 16u * r;
-    za[r] = m < u_M ? load3(u_za_row * m) : 0;
+    int z = load3(u_za_row * min(m, u_M - 1u));
+    za[r] = m < u_M ? z : 0;
   }
   for (uint k0 = u_k0; LOOP(k0 < u_k1); k0 += 16u) {
     for (uint r = 0u; r < 4u; ++r) {
       uint am = (tid >> 4u) + 16u * r, m = m0 + am, k = k0 + ak;  // A: 64 rows x 16
-      s_a[ak][am] = m < u_M && k < u_k1 ? int(load1(b * u_a_bs + m * u_K + k)) - za[r] : 0;
+      int av = int(load1(b * u_a_bs + min(m, u_M - 1u) * u_K + min(k, u_k1 - 1u))) - za[r];
+      s_a[ak][am] = m < u_M && k < u_k1 ? av : 0;
       uint bk = (tid >> 6u) + 4u * r, kb = k0 + bk;  // B: 16 x 64 columns
-      s_b[bk][bn] = n < u_N && kb < u_k1 ? int(load2(b * u_b_bs + kb * u_N + n)) - zb : 0;
+      int bv = int(load2(b * u_b_bs + min(kb, u_k1 - 1u) * u_N + min(n, u_N - 1u))) - zb;
+      s_b[bk][bn] = n < u_N && kb < u_k1 ? bv : 0;
     }
     barrier();
     for (uint k = 0u; k < 16u; ++k) {

@@ -89,6 +89,19 @@ Part part() {
   return p;
 }
 
+// A[gm][gk] (A's elements from a_off) where gm < u_M and gk < kend, else 0; B[gk][gn] where gk <
+// kend and gn < u_N, else 0 (the tiled kernels' edge tiles and their last prefetch). The loads'
+// indices are clamped into the operand (its last row or column, the K range's last k) and the
+// values past them replaced by a boolean mix (a select): no load past an operand's end, even one
+// that a ternary would discard (GLSL does not promise that ?: evaluates one side only). Macros:
+// only the kernels that read A and B by elements (load1, load2) expand them.
+#define A_ELEM(a_off, gm, gk, kend)                                                                    \
+  mix(0.0, float(load1((a_off) + min(gm, u_M - 1u) * u_a_sm + min(gk, (kend) - 1u) * u_a_sk)), \
+      (gm) < u_M && (gk) < (kend))
+#define B_ELEM(b_off, gk, gn, kend)                                                                    \
+  mix(0.0, float(load2((b_off) + min(gk, (kend) - 1u) * u_b_sk + min(gn, u_N - 1u) * u_b_sn)), \
+      (gk) < (kend) && (gn) < u_N)
+
 // Element offsets of this workgroup's batch in A (x), B (y) and the addend D (z). NO_BATCH (one
 // batch, the host's choice): the offsets are uniforms, known to be the same for the whole
 // workgroup; the VEC4 kernel ran 23% faster so on an H100 (bench/RESULTS.md).

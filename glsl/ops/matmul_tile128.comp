@@ -37,9 +37,9 @@ void main() {
   float ra[4], rb[4];
   for (uint r = 0u; r < 4u; ++r) {
     uint gm = m0 + am + 32u * r, gk = pt.k0 + ak;
-    ra[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+    ra[r] = A_ELEM(a_off, gm, gk, kend);
     uint gn = n0 + bn + 32u * r, gkb = pt.k0 + bk;
-    rb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+    rb[r] = B_ELEM(b_off, gkb, gn, kend);
   }
   for (uint k0 = pt.k0; LOOP(k0 < kend); k0 += BK) {
     // registers -> shared (scalar writes into the vec4 arrays)
@@ -54,9 +54,9 @@ void main() {
     if (k1 < kend) {
       for (uint r = 0u; r < 4u; ++r) {
         uint gm = m0 + am + 32u * r, gk = k1 + ak;
-        ra[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+        ra[r] = A_ELEM(a_off, gm, gk, kend);
         uint gkb = k1 + bk, gn = n0 + bn + 32u * r;
-        rb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+        rb[r] = B_ELEM(b_off, gkb, gn, kend);
       }
     }
     for (uint kk = 0u; kk < BK; ++kk) {

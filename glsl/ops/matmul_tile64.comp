@@ -30,9 +30,9 @@ void main() {
   for (uint r = 0u; r < 4u; ++r) {
     uint e = tid + 256u * r;
     uint gm = m0 + e / 16u, gk = pt.k0 + e % 16u;
-    pa[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+    pa[r] = A_ELEM(a_off, gm, gk, kend);
     uint gkb = pt.k0 + e / 64u, gn = n0 + e % 64u;
-    pb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+    pb[r] = B_ELEM(b_off, gkb, gn, kend);
   }
   for (uint k0 = pt.k0; LOOP(k0 < kend); k0 += 16u) {
     for (uint r = 0u; r < 4u; ++r) {
@@ -45,9 +45,9 @@ void main() {
     for (uint r = 0u; r < 4u; ++r) {
       uint e = tid + 256u * r;
       uint gm = m0 + e / 16u, gk = k1 + e % 16u;
-      pa[r] = (gm < u_M && gk < kend) ? float(load1(a_off + gm * u_a_sm + gk * u_a_sk)) : 0.0;
+      pa[r] = A_ELEM(a_off, gm, gk, kend);
       uint gkb = k1 + e / 64u, gn = n0 + e % 64u;
-      pb[r] = (gkb < kend && gn < u_N) ? float(load2(b_off + gkb * u_b_sk + gn * u_b_sn)) : 0.0;
+      pb[r] = B_ELEM(b_off, gkb, gn, kend);
     }
     for (uint kk = 0u; kk < 16u; ++kk) {
       float a[4], b[4];

@@ -82,13 +82,16 @@ void store_y(uint m, uint n, float v) {
 
 #ifdef GEMV
 // x[m, k..k+3], zero past K (a NaN or Inf in x meets every weight of its column, never a pad).
+// The loads are clamped to row m's last element (or quad) and their values past K replaced by a
+// select: no load past x's end (the last row's pad columns), even one a ternary would discard.
 vec4 x_quad(uint m, uint k) {
 #ifdef X_VEC4
-  return k < u_K ? x4[(m * u_K + k) >> 2] : vec4(0.0);
+  vec4 v = x4[(m * u_K + min(k, u_K - 4u)) >> 2];
+  return k < u_K ? v : vec4(0.0);
 #else
-  uint b = m * u_K + k;
-  return vec4(k < u_K ? x1[b] : 0.0, k + 1u < u_K ? x1[b + 1u] : 0.0, k + 2u < u_K ? x1[b + 2u] : 0.0,
-              k + 3u < u_K ? x1[b + 3u] : 0.0);
+  uint b = m * u_K, kl = u_K - 1u;
+  vec4 v = vec4(x1[b + min(k, kl)], x1[b + min(k + 1u, kl)], x1[b + min(k + 2u, kl)], x1[b + min(k + 3u, kl)]);
+  return mix(vec4(0.0), v, lessThan(uvec4(k) + uvec4(0u, 1u, 2u, 3u), uvec4(u_K)));
 #endif
 }
 
@@ -295,7 +298,8 @@ void main() {
     uint k0 = b * 32u;
     for (uint e = t; e < 2048u; e += 256u) {  // x: 64 rows x 32 columns
       uint r = e / 32u, c = e % 32u, m = m0 + r, k = k0 + c;
-      s_x[c * 64u + r] = m < u_M && k < u_K ? x1[m * u_K + k] : 0.0;
+      float x = x1[min(m, u_M - 1u) * u_K + min(k, u_K - 1u)];  // clamped: no load past x's end
+      s_x[c * 64u + r] = m < u_M && k < u_K ? x : 0.0;
     }
 #ifdef Q4
     {  // 64 features x 4 words

@@ -25,7 +25,13 @@ uniform uint u_Kb;  // blocks of 32 per (padded) row
 layout(std430, binding = 0) buffer Data { uint data[]; };
 
 float f16_round(float v) { return f16_bits_to_f32(f32_to_f16_bits(v)); }
-float w_at(uint n, uint k) { return k < u_K ? float(load2(n * u_K + k)) : 0.0; }
+// w[n][k], 0 past K (the pad columns): the load's column clamped to K - 1 (a row's last column,
+// inside w) and its value replaced by a select, never a load past w's end (the last row's pad)
+// guarded by a ternary that a compiler may evaluate speculatively.
+float w_at(uint n, uint k) {
+  float v = float(load2(n * u_K + min(k, u_K - 1u)));
+  return k < u_K ? v : 0.0;
+}
 int quant(float w, float d, int lo, int hi) { return d == 0.0 ? 0 : clamp(int(roundEven(w / d)), lo, hi); }
 
 #ifdef Q4

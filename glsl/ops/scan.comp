@@ -61,7 +61,8 @@ void main() {
 #else
   for (uint j = 0u; j < E; ++j) {
     uint i = first + j * LOCAL_X + lid;
-    s_data[j * LOCAL_X + lid] = i < u_L ? CT0(load1(bi + i * u_in_step)) : CT0(0);
+    CT0 x = CT0(load1(bi + min(i, u_L - 1u) * u_in_step));  // clamped: no load past the row's end
+    s_data[j * LOCAL_X + lid] = i < u_L ? x : CT0(0);
   }
   workgroup_sync();
   CT0 run = CT0(0);
@@ -72,12 +73,14 @@ void main() {
   s_tot[lid] = run;
   workgroup_sync();
   for (uint off = 1u; off < LOCAL_X; off <<= 1u) {
-    CT0 v = lid >= off ? s_tot[lid - off] : CT0(0);
+    CT0 v = s_tot[max(lid, off) - off];  // index in range, the value then dropped below off
+    v = lid >= off ? v : CT0(0);
     workgroup_sync();
     s_tot[lid] += v;
     workgroup_sync();
   }
-  CT0 prefix = lid > 0u ? s_tot[lid - 1u] : CT0(0);
+  CT0 prefix = s_tot[max(lid, 1u) - 1u];
+  prefix = lid > 0u ? prefix : CT0(0);
 #ifdef CARRY
   if (first > 0u) prefix += CT2(load2(w - 1u));
 #endif

@@ -77,7 +77,10 @@ void main() {
   float v[NS];
   for (uint k = 0u; k < NS; ++k) {
     uint i = tid + k * LOCAL_X;
-    v[k] = i < u_L ? float(load1(bi + i * u_in_step)) : -F_INF;
+    // The load clamped to the row's last element, its value past L replaced: no load past the
+    // row's (or the tensor's) end, even one a ternary would discard.
+    float x = float(load1(bi + min(i, u_L - 1u) * u_in_step));
+    v[k] = i < u_L ? x : -F_INF;
   }
   // NaN, +Inf and rows of -Inf only: NaN rows, as ROW_QUADS (exp(NaN - m), exp(inf - inf)).
   float m = -F_INF;
@@ -117,7 +120,8 @@ void main() {
   vec4 v[NQ];
   for (uint q = 0u; q < NQ; ++q) {
     uint i = tid + q * LOCAL_X;
-    v[q] = i < nq ? uintBitsToFloat(t14[bi / 4u + i]) : vec4(-F_INF);
+    vec4 x = uintBitsToFloat(t14[bi / 4u + min(i, nq - 1u)]);  // clamped to the row's last quad
+    v[q] = i < nq ? x : vec4(-F_INF);
   }
   // NaN: max may skip it, but exp(NaN - m) makes the sum, and so the row, NaN.
   float m = -F_INF;

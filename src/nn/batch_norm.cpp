@@ -13,6 +13,7 @@
 #include "gltensor/ops.hpp"
 #include "nn/norm_variants.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor {
@@ -26,7 +27,11 @@ constexpr std::uint64_t kTree = 6;  // log2(kLocal): the shared-memory tree's lo
 // (more workgroups to fill them: the CNN's training step at batch 128 on the H100 ran 0.779 ms
 // against 0.837 with 64, 0.799 with 32, 0.779 with 8; bench/RESULTS.md, 2026-11-27, cnn27).
 constexpr std::uint64_t kFirstIters = 64, kGpuFirstIters = 16;
-std::uint64_t first_iters(const DeviceImpl& dev) { return dev.adapter().software ? kFirstIters : kGpuFirstIters; }
+// GLTENSOR_BATCH_NORM_ITERS (Settings::batch_norm_iters) forces either form (or 8, 32) on any device.
+std::uint64_t first_iters(const DeviceImpl& dev) {
+  if (const int forced = settings().batch_norm_iters; forced > 0) return static_cast<std::uint64_t>(forced);
+  return dev.adapter().software ? kFirstIters : kGpuFirstIters;
+}
 constexpr std::uint64_t kMergeIters = 1024;
 
 // x viewed as [N, C, S]; n = N * S values per channel.

@@ -208,6 +208,8 @@ Settings Settings::from_env() {
     const int tile = std::atoi(env("GLTENSOR_ATTENTION_TILE").c_str());
     s.attention_tile = tile == 4 || tile == 8 || tile == 16 ? tile : 0;
   }
+  s.batch_norm_iters = parse<int>("GLTENSOR_BATCH_NORM_ITERS", env("GLTENSOR_BATCH_NORM_ITERS"),
+                                  {{"", 0}, {"0", 0}, {"8", 8}, {"16", 16}, {"32", 32}, {"64", 64}});
   s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
   s.glsl_dir = env("GLTENSOR_GLSL_DIR");

@@ -282,6 +282,24 @@ TEST(FusedMlp, RowsAndSplitSettings) {
   }
 }
 
+// The last row block's missing rows (fused_mlp.comp stages x's rows clamped to the block's last
+// row, their values replaced by 0: no load past x's end): row counts 1 past a block, 2 and 3
+// short of one, a block and one, at 4, 8 and 64 rows per block, against float64. Sabotage: the
+// clamp one row short (the last row takes the row before it).
+TEST(FusedMlp, LastBlockRowsPastTheEnd) {
+  GLT_RNG(rng);
+  const Chain c(rng, {{13, 7, false, false, true, "Relu"}, {7, 5, false, false, true, ""}});
+  for (std::int64_t rows : {1, 2, 5, 6, 67}) {
+    const auto x = uniform(rng, static_cast<std::size_t>(rows * 13));
+    for (std::int64_t bm : {4, 8, 64}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", GLTENSOR_FUSED_MLP=" + std::to_string(bm));
+      const Ran f = run(c.path, x, c.x_shape(rows), true, {bm, 1});
+      EXPECT_NE(f.plan.find(fused_text(2, 1)), std::string::npos) << f.plan;
+      EXPECT_TRUE(close(f.out.at("y"), c.ref(x, rows), 1e-4, 1e-4));
+    }
+  }
+}
+
 // NaN and infinities in x propagate as through the unfused layers (rows without them: the
 // reference).
 TEST(FusedMlp, NanInfPropagate) {

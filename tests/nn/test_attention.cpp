@@ -103,6 +103,86 @@ TEST(FlashAttention, EdgeShapes) {
   check(rng, {2, 2, 1, 1, 9, 8, 3, MaskKind::key_padding});
 }
 
+namespace {
+// [1, H, T, D] random values in [-2, 2): the leading T rows of a storage whose next row (after
+// each head's last, past the tensor's end for the last head) is NaN; h gets them row-major.
+Tensor rows_before_nan(std::mt19937_64& rng, int H, int T, int D, std::vector<double>& h) {
+  auto w = uniform(rng, std::size_t(H) * (T + 1) * D, -2, 2);
+  h.clear();
+  for (int hd = 0; hd < H; ++hd)
+    for (int i = 0; i <= T; ++i)
+      for (int d = 0; d < D; ++d) {
+        float& x = w[(std::size_t(hd) * (T + 1) + i) * D + d];
+        if (i == T)
+          x = NAN;
+        else
+          h.push_back(x);
+      }
+  return Tensor::from_host(device(), w, {1, H, T + 1, D}).narrow(2, 0, T);
+}
+}  // namespace
+
+// The inference kernel's quad loads (glsl/nn/attention.comp's q_quad / k_quad / v_quad, f32 rows
+// on 4-element boundaries) past the head dim are branched around (0, no load): q, k, v are the
+// leading rows of storages whose next row (past each head's last row, past the tensor's end for
+// the last head) is NaN, head dims 4 to 36 below the kernel's 64-wide quads (the quads past E
+// would read the next row), against float64. Sabotage: q's and k's branch dropped fails (v's
+// dims past Ev are not stored).
+TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
+  GLT_RNG(rng);
+  for (const auto& [E, Ev] : std::vector<std::pair<int, int>>{{4, 8}, {20, 12}, {36, 28}}) {
+    const Case c{1, 2, 2, 5, 7, E, Ev};
+    SCOPED_TRACE(c.what());
+    std::vector<double> hq, hk, hv;
+    const Tensor q = rows_before_nan(rng, c.H, c.L, E, hq), k = rows_before_nan(rng, c.H, c.S, E, hk),
+                 v = rows_before_nan(rng, c.H, c.S, Ev, hv);
+    const Ref r = reference(c, hq, hk, hv, {}, {}, nullptr);
+    EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
+  }
+}
+
+// The flash kernels' edge loads (attention_flash.comp's QUAD and rows, attention_tiled.comp's
+// GEMM_TILE / ACC_TILE staging, the row statistics, the mask's bias) clamp their indices into the
+// tensors and replace the values past them with selects: q, k, v, their gradient's gy and an
+// additive mask are the leading part of storages whose next row (and the mask's next column) is
+// NaN, odd head dims and lengths past no tile, forward and gradients against float64, in the
+// tiled kernels and the one-row ones (GLTENSOR_ATTENTION=rows: attn_fwd, attn_dkv, attn_dq).
+// Sabotage: QUAD's mix condition dropped, the tiled staging's, or a row clamp one short.
+TEST(FlashAttention, EdgeLoadsPastTheEnd) {
+  GLT_RNG(rng);
+  for (const char* form : {"", "rows"})
+    for (const auto& [E, Ev] : std::vector<std::pair<int, int>>{{5, 7}, {20, 12}}) {
+      ScopedEnv env("GLTENSOR_ATTENTION", *form ? form : nullptr);
+      const Case c{1, 2, 2, 37, 41, E, Ev};
+      SCOPED_TRACE(c.what() + (*form ? " rows" : " tiled"));
+      std::vector<double> hq, hk, hv, hgy;
+      Tensor q = rows_before_nan(rng, c.H, c.L, E, hq), k = rows_before_nan(rng, c.H, c.S, E, hk),
+             v = rows_before_nan(rng, c.H, c.S, Ev, hv);
+      const Tensor gy = rows_before_nan(rng, c.H, c.L, Ev, hgy);
+      auto mw = uniform(rng, std::size_t(c.L + 1) * (c.S + 1), -2, 2);
+      std::vector<double> bias;
+      for (int i = 0; i <= c.L; ++i)
+        for (int j = 0; j <= c.S; ++j) {
+          float& x = mw[std::size_t(i) * (c.S + 1) + j];
+          if (i == c.L || j == c.S) x = NAN;
+        }
+      for (int h = 0; h < c.H; ++h)
+        for (int i = 0; i < c.L; ++i)
+          for (int j = 0; j < c.S; ++j) bias.push_back(mw[std::size_t(i) * (c.S + 1) + j]);
+      const Tensor mask = Tensor::from_host(device(), mw, {c.L + 1, c.S + 1}).narrow(0, 0, c.L).narrow(1, 0, c.S);
+      const Ref r = reference(c, hq, hk, hv, bias, {}, &hgy);
+      requires_grad_(q);
+      requires_grad_(k);
+      requires_grad_(v);
+      const Tensor y = scaled_dot_product_attention(q, k, v, options(c, mask));
+      EXPECT_TRUE(close(y.to_vector(), r.out, 1e-4, 1e-4)) << "forward";
+      backward(y, gy);
+      EXPECT_TRUE(close(grad(q).contiguous().to_vector(), r.dq, 1e-3, 1e-3)) << "dq";
+      EXPECT_TRUE(close(grad(k).contiguous().to_vector(), r.dk, 1e-3, 1e-3)) << "dk";
+      EXPECT_TRUE(close(grad(v).contiguous().to_vector(), r.dv, 1e-3, 1e-3)) << "dv";
+    }
+}
+
 // Every tiling the planner can choose on this device (tile caps 16, 8, 4; 64 or 32 query rows
 // per workgroup), with a mask, causal and GQA; small head dims (each tiling compiles its own
 // programs; HeadDims covers the wide ones in the default tiling).

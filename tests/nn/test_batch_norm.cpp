@@ -314,6 +314,51 @@ TEST(BatchNorm, ReluGradientInTheKernels) {
       EXPECT_TRUE(close(dw, r.dw, tol, sums)) << "dweight";
       EXPECT_TRUE(close(db, r.db, tol, sums)) << "dbias";
     }
+// Training mode's eps (invstd = 1 / sqrt(var + eps), in the statistics' last level): channels of
+// small but nonzero variance (about 3e-7 and 3e-5, around 0.5) where eps dominates it, and one of
+// variance about 1, at eps 1e-5 (the default) and 1e-3, against float64 (the other training tests'
+// variances near 1 leave eps within their tolerance). Sabotage: eps left out of the last level, or
+// added twice.
+TEST(BatchNorm, TrainingEpsOnSmallVariance) {
+  GLT_RNG(rng);
+  const Shape s = {4, 3, 7, 9};
+  const std::int64_t S = 63, C = 3;
+  auto xv = uniform(rng, numel_of(s), -1, 1);
+  const double spread[] = {1e-3, 1e-2, 1.0};
+  for (std::int64_t nb = 0; nb < 4; ++nb)
+    for (std::int64_t c = 0; c < C; ++c)
+      for (std::int64_t k = 0; k < S; ++k) {
+        float& v = xv[static_cast<std::size_t>((nb * C + c) * S + k)];
+        v = static_cast<float>(0.5 + spread[c] * v);
+      }
+  for (double eps : {1e-5, 1e-3}) {
+    SCOPED_TRACE("eps " + std::to_string(eps));
+    Tensor x = Tensor::from_host(device(), xv, s);
+    Tensor rm = zeros(device(), {C}), rv = ones(device(), {C});
+    const auto y = batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, eps).to_vector();
+    const Ref r = bn_ref(xv, s, nullptr, nullptr, nullptr, true, {0, 0, 0}, {1, 1, 1}, 0.1, eps);
+    EXPECT_TRUE(close(y, r.y, 1e-3, 1e-3)) << "y";
+    EXPECT_TRUE(close(rv.to_vector(), r.rv, 1e-4, 1e-6)) << "running_var (no eps)";
+  }
+}
+
+// The GPUs' first level of 16 values per invocation (and 8), forced on any device
+// (Settings::batch_norm_iters, GLTENSOR_BATCH_NORM_ITERS), against float64: odd sizes with a
+// partial last chunk, one and several workgroups per channel (merge levels), with gradients, a
+// lowered loop limit (three levels), and under test_batch_norm_check_loops (its declared loops).
+// Sabotage: the first level's chunk left at 64 values per invocation whatever the form.
+TEST(BatchNorm, GpuFirstLevelForms) {
+  GLT_RNG(rng);
+  for (int iters : {16, 8}) {
+    ScopedSettings set;
+    set->batch_norm_iters = iters;
+    SCOPED_TRACE("batch_norm_iters " + std::to_string(iters));
+    check_all(rng, {2, 3, 5}, true, true);
+    check_all(rng, {3, 5, 17, 23}, true, true);       // 1173 per channel: 2 chunks at 16 (1024 each)
+    check_all(rng, {7, 3, 31, 37}, false, true);      // 8029: 8 chunks at 16, 16 at 8
+    check_all(rng, {1, 2, 3001}, true, true, -1, 4);  // S past the walk's step
+    ScopedLoopLimit limit(12);                        // 6 values per invocation, 3 levels
+    check_all(rng, {2, 2, 3, 1001}, true, true, -1, 4, 2e-4);
   }
 }
 

@@ -25,6 +25,7 @@ struct Case {
   bool zx = true, zw = true, zw_per = true, sb_per = true, bias = true;
   float sa = 0.0f;         ///< x's scale (0: chosen from the filter size)
   bool every_form = true;  ///< requantized: both output types and every activation, else uint8 after Relu
+  bool past_end = false;   ///< x the leading images of a storage whose next image holds the type's extreme
 };
 
 std::string describe(const Case& c) {
@@ -41,7 +42,13 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const auto zxv = c.zx ? q8_values(rng, 1, c.x) : std::vector<std::int32_t>{0};
   const auto zwv =
       c.zw ? q8_values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w) : std::vector<std::int32_t>{0};
-  const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x), w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
+  Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x);
+  const Tensor w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
+  if (c.past_end) {  // the padded taps past the last image's end must read nothing there
+    std::vector<std::int32_t> wide = xv;
+    wide.resize(static_cast<std::size_t>((c.N + 1) * c.C * c.H * c.W), QRange::of(c.x).hi);
+    x = ints(wide, {c.N + 1, c.C, c.H, c.W}, c.x).narrow(0, 0, c.N);
+  }
   const Tensor zx = c.zx ? ints(zxv, {1}, c.x) : Tensor();
   const Tensor zw = c.zw ? ints(zwv, {static_cast<std::int64_t>(zwv.size())}, c.w) : Tensor();
   // Scales that put the outputs around a few units (y_scale 1/40: 8-bit outputs spread, some saturate).
@@ -153,6 +160,25 @@ TEST(IConvDirect, MatchesIm2colBitForBit) {
       check_case(rng, c);
     }
   }
+}
+
+// Taps in the padding load no element outside x (iconv_direct.comp clamps the tap into the image
+// and replaces its value by 0 with a select): x the leading images of a storage whose next image
+// is all the type's largest value, padding on every side (bottom and right: the last image's
+// padded taps would read past x's end), odd sizes, the row-segment form (ROWSEG) and the general
+// one. Sabotage: either select dropped (the border's or the next image's values in the padding),
+// or a clamp one short (the last row or column lost).
+TEST(IConvDirect, PaddingPastTheEnd) {
+  GLT_RNG(rng);
+  Case c;
+  c.past_end = true, c.every_form = false;
+  c.N = 2, c.C = 3, c.H = 7, c.W = 9, c.O = 5, c.KH = c.KW = 3;  // general form (OW 11 with padding 2)
+  c.o.padding = {2, 2, 2, 2};
+  check_case(rng, c);
+  c.W = 8, c.o.padding = {1, 1, 1, 1};  // ROWSEG: OW 8 at stride 1
+  check_case(rng, c);
+  c.x = DType::i8, c.w = DType::u8, c.KH = 2, c.KW = 3, c.o.padding = {0, 1, 2, 1};  // OH 8, OW 8, ROWSEG
+  check_case(rng, c);
 }
 
 // More groups of output channels than one dispatch's workgroups along y (65535 on most devices):

@@ -223,6 +223,43 @@ TEST(Quant, MatmulIntegerExact) {
                ShapeError);
 }
 
+// The int32 kernel (IMATMUL, quant_int.comp: int32 zero points) loads its tiles' edges from no
+// element past an operand's end: rows, columns and k clamped into the operand (and the launch's
+// K chunk), the values past them replaced by 0 with selects. A [M, K], B [K, N] and the per-row /
+// per-column zero points are the leading part of wider storages whose elements just past them
+// hold extremes (A 255, B -128, zero points 100000): a tile's k past K whose A and B loads kept
+// those values would add their products to every output. M, N past one 64 x 64 tile by 1 and 3,
+// K ending mid-tile, also split into chunks by a lowered loop limit (the chunk's end clamped).
+// Sabotage: both selects of the A and B tiles dropped, or the k clamp one short.
+TEST(Quant, MatmulIntegerEdgesPastTheEnd) {
+  GLT_RNG(rng);
+  const std::int64_t M = 65, K = 37, N = 67;
+  auto a = uniform_int(rng, static_cast<std::size_t>((M + 1) * K), 0, 255);
+  auto b = uniform_int(rng, static_cast<std::size_t>((K + 16) * N), -128, 127);
+  auto za = uniform_int(rng, static_cast<std::size_t>(M + 1), -300, 300);
+  auto zb = uniform_int(rng, static_cast<std::size_t>(N + 1), -300, 300);
+  std::fill(a.begin() + M * K, a.end(), 255);
+  std::fill(b.begin() + K * N, b.end(), -128);
+  za[M] = zb[N] = 100000;
+  const Tensor ta = ints(a, {M + 1, K}, DType::u8).narrow(0, 0, M),
+               tb = ints(b, {K + 16, N}, DType::i8).narrow(0, 0, K);
+  const Tensor tza = ints(za, {M + 1}, DType::i32).narrow(0, 0, M), tzb = ints(zb, {N + 1}, DType::i32).narrow(0, 0, N);
+  std::vector<std::int64_t> ref(static_cast<std::size_t>(M * N));
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t k = 0; k < K; ++k)
+        ref[static_cast<std::size_t>(m * N + n)] +=
+            std::int64_t(a[static_cast<std::size_t>(m * K + k)] - za[static_cast<std::size_t>(m)]) *
+            (b[static_cast<std::size_t>(k * N + n)] - zb[static_cast<std::size_t>(n)]);
+  for (std::uint64_t limit : {0, 600}) {  // 600: K in chunks of 16 (one tile per launch)
+    SCOPED_TRACE("loop limit " + std::to_string(limit));
+    ScopedLoopLimit lim(limit);
+    const auto g = got_ints(matmul_integer(ta, tb, tza, tzb));
+    ASSERT_EQ(g.size(), ref.size());
+    for (std::size_t i = 0; i < g.size(); ++i) ASSERT_EQ(g[i], ref[i]) << "[" << i / N << ", " << i % N << "]";
+  }
+}
+
 // The block-f32 kernel sums kIntBlockK = 256 values of K exactly in f32 (256 * 255^2 < 2^24):
 // K around the block (255, 256, 257, 513) with every product at +-65025. The first sums past
 // 2^24 are 259 such products, and a block is a whole number of the kernel's 16-value K tiles:

@@ -220,6 +220,48 @@ TEST(Matmul, EpilogueAffineInEveryKernel) {
     }
 }
 
+// The tiled kernels' edge tiles and last prefetch (matmul_tile64/tile128.comp through
+// matmul.glsl's a_elem / b_elem) load no element past an operand's edge: A [M, K] and B [K, N]
+// are the leading part of wider storages whose rows and columns just past them are NaN (for the
+// last row: past the view's end), K ends mid-tile, also split into chunks (the chunk's end
+// clamped), M and N past one tile; A's last column and B's last row have an infinity (a clamped
+// load kept past K would meet the other operand's zeros there: NaN, not the infinity), against
+// float64. Sabotage: either select dropped (the K part of it), or a clamp one short; rows past M
+// and columns past N reach no stored output (dropping only their part of a select passes).
+TEST(Matmul, TiledKernelsEdgesPastTheEnd) {
+  GLT_RNG(rng);
+  using K = detail::MatmulKernelSetting;
+  const std::int64_t M = 67, Kd = 37, N = 69;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto a = uniform(rng, static_cast<std::size_t>((M + 1) * (Kd + 3)));
+  auto b = uniform(rng, static_cast<std::size_t>((Kd + 2) * (N + 3)));
+  for (std::int64_t m = 0; m <= M; ++m)
+    for (std::int64_t k = 0; k < Kd + 3; ++k)
+      if (m == M || k >= Kd) a[static_cast<std::size_t>(m * (Kd + 3) + k)] = nan;
+  for (std::int64_t k = 0; k < Kd + 2; ++k)
+    for (std::int64_t n = 0; n < N + 3; ++n)
+      if (k >= Kd || n >= N) b[static_cast<std::size_t>(k * (N + 3) + n)] = nan;
+  a[static_cast<std::size_t>(Kd - 1)] = std::numeric_limits<float>::infinity();               // A[0][K - 1]
+  b[static_cast<std::size_t>((Kd - 1) * (N + 3))] = -std::numeric_limits<float>::infinity();  // B[K - 1][0]
+  std::vector<double> ref;
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double v = 0;
+      for (std::int64_t k = 0; k < Kd; ++k)
+        v += double(a[static_cast<std::size_t>(m * (Kd + 3) + k)]) * b[static_cast<std::size_t>(k * (N + 3) + n)];
+      ref.push_back(v);
+    }
+  const Tensor ta = Tensor::from_host(device(), a, {M + 1, Kd + 3}).narrow(0, 0, M).narrow(1, 0, Kd);
+  const Tensor tb = Tensor::from_host(device(), b, {Kd + 2, N + 3}).narrow(0, 0, Kd).narrow(1, 0, N);
+  for (K kernel : {K::tile64, K::tile128})
+    for (int split : {0, 2}) {
+      ScopedSettings s;
+      s->matmul_kernel = kernel, s->matmul_split = split;
+      EXPECT_TRUE(close(matmul(ta, tb).to_vector(), ref, 1e-5, 1e-5))
+          << "kernel " << static_cast<int>(kernel) << " split " << split;
+    }
+}
+
 TEST(Matmul, Errors) {
   Tensor a = ones(device(), {3, 4}), b = ones(device(), {5, 6});
   try {

@@ -102,6 +102,32 @@ TEST(Quant, LayoutAndExactDequantize) {
     }
 }
 
+// The pad columns past K come from no load past w's end (quant.comp's w_at clamps its column to
+// K - 1 and replaces the value by 0 with a select): w [N, K] is the leading rows of a wider
+// storage whose row N (just past w's end, the last row's pad columns would read it) is NaN, and
+// each row's last column holds its largest magnitude (a clamped load kept past K repeats it into
+// the pads). K ending mid-word and mid-block; the pads must hold 0 and the scales be the rows'.
+// Sabotage: the select dropped (pads take the next row's or the NaN), or the clamp one short.
+TEST(Quant, PadColumnsPastTheEnd) {
+  GLT_RNG(rng);
+  for (QuantFormat f : kFormats)
+    for (std::int64_t K : {1, 3, 5, 31, 33, 45, 63}) {
+      const std::int64_t N = 3;
+      SCOPED_TRACE(std::string(quant_format_name(f)) + " K " + std::to_string(K));
+      auto wide = uniform(rng, static_cast<std::size_t>((N + 1) * K), -2, 2);
+      for (std::int64_t k = 0; k < K; ++k) wide[static_cast<std::size_t>(N * K + k)] = NAN;
+      for (std::int64_t n = 0; n < N; ++n) wide[static_cast<std::size_t>(n * K + K - 1)] = n % 2 ? 3.0f : -3.0f;
+      const std::vector<float> w(wide.begin(), wide.begin() + N * K);
+      const Tensor wt = Tensor::from_host(device(), wide, {N + 1, K}).narrow(0, 0, N);
+      const QuantizedWeight q = quantize(wt, f);
+      EXPECT_TRUE(layout_ok(q, w));
+      const HostQuant h = decode(q);
+      const auto got = dequantize(q).to_vector();
+      ASSERT_EQ(got.size(), h.w.size());
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<float>(h.w[i])) << "element " << i;
+    }
+}
+
 TEST(Quant, FromHalfAndStridedWeights) {
   GLT_RNG(rng);
   const auto w = uniform(rng, 6 * 40);
@@ -165,7 +191,15 @@ TEST(Quant, LinearNanInfAndBatchDims) {
           // K (into the next row, against the zero pad weights) would turn its row's outputs to NaN.
           for (std::int64_t m = 1; m < M; ++m)
             if (m % 2) x[static_cast<std::size_t>(m * K + 3)] = m % 4 == 1 ? INFINITY : NAN;
-          const Tensor y = quantized_linear(Tensor::from_host(device(), x, {1, M, K}), q);
+          // Row 2's last element infinite: a load clamped to it and kept past K meets the zero pad
+          // weights (NaN, not the row's infinities). x the leading rows of a storage whose next
+          // row is NaN: the last row's pad columns are past x's end, where the kernels' clamped
+          // loads read nothing (qlinear.comp's x_quad and the GEMM's staging: sabotage, either
+          // select of x_quad dropped, or the GEMM's select past K, fails here).
+          if (M > 2) x[static_cast<std::size_t>(3 * K - 1)] = -INFINITY;
+          std::vector<float> xw = x;
+          xw.resize(static_cast<std::size_t>((M + 1) * K), NAN);
+          const Tensor y = quantized_linear(Tensor::from_host(device(), xw, {1, M + 1, K}).narrow(1, 0, M), q);
           ASSERT_EQ(y.shape(), (Shape{1, M, N}));
           EXPECT_TRUE(close(y.to_vector(), linear_ref(to_double(x), decode(q).w, {}, M, N, K), 1e-5, 1e-4));
         }

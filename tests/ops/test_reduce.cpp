@@ -706,6 +706,55 @@ TEST(Softmax, AnyLengthInOneRead) {
   }
 }
 
+// The one-read forms' row tails come from no load past the row's end (softmax.comp clamps the
+// index to the row's last element or quad and replaces the value past L by -Inf with a select):
+// rows [rows, L] are the leading columns of a wider storage [rows, L + 4] whose columns past L
+// are NaN (for the last row: past the view's end), each row's last element its largest (a clamped
+// load kept past L repeats it). Odd lengths (ROW_REGS, one and several values per invocation) and
+// multiples of 4 (ROW_QUADS, one and several quads). Sabotage: either select dropped (rows NaN),
+// or the clamp one short (the last element lost).
+TEST(Softmax, RowTailsPastTheEnd) {
+  GLT_RNG(rng);
+  for (const auto& [rows, L] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {3, 1}, {3, 5}, {2, 63}, {4, 257}, {3, 1001}, {2, 4}, {3, 8}, {2, 260}, {2, 2052}}) {
+    SCOPED_TRACE(::testing::Message() << "[" << rows << ", " << L << "] in [" << rows << ", " << L + 4 << "]");
+    const std::int64_t LW = L + 4;
+    auto wide = uniform(rng, static_cast<std::size_t>(rows * LW), -8, 8);
+    std::vector<float> x;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      wide[static_cast<std::size_t>(r * LW + L - 1)] = 9.0f;
+      for (std::int64_t l = L; l < LW; ++l) wide[static_cast<std::size_t>(r * LW + l)] = NAN;
+      x.insert(x.end(), wide.begin() + r * LW, wide.begin() + r * LW + L);
+    }
+    std::vector<double> sm, lsm;
+    ref_softmax_rows(x, rows, L, sm, lsm);
+    const Tensor t = Tensor::from_host(device(), wide, {rows, LW}).narrow(1, 0, L);
+    EXPECT_TRUE(close(softmax(t, 1).to_vector(), sm, 1e-5, 1e-9));
+    EXPECT_TRUE(close(log_softmax(t, 1).to_vector(), lsm, 1e-5, 1e-5));
+  }
+}
+
+// The blocked scan's last block of a row (scan.comp's BLOCK_SCAN clamps its loads to the row's
+// last element, the values past L replaced by 0): rows of the leading columns of a wider storage
+// whose columns past L are NaN, against float64. An inclusive scan carries values forward only,
+// so values past L reach no stored output: this catches a wrong clamp (sabotage: clamped one
+// short, the last element lost), not a dropped select (sabotage-checked: passes, as it must).
+TEST(Cumsum, RowTailsPastTheEnd) {
+  GLT_RNG(rng);
+  for (std::int64_t L : {65, 1023, 1025, 2049}) {
+    SCOPED_TRACE("L = " + std::to_string(L));
+    const std::int64_t rows = 3, LW = L + 3;
+    auto wide = uniform(rng, static_cast<std::size_t>(rows * LW));
+    std::vector<double> x;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t l = L; l < LW; ++l) wide[static_cast<std::size_t>(r * LW + l)] = NAN;
+      x.insert(x.end(), wide.begin() + r * LW, wide.begin() + r * LW + L);
+    }
+    const Tensor t = Tensor::from_host(device(), wide, {rows, LW}).narrow(1, 0, L);
+    EXPECT_TRUE(close(cumsum(t, 1).to_vector(), ref_cumsum(x, rows, L, 1), 1e-5, 1e-4));
+  }
+}
+
 // sum / mean / norms under very low loop limits (20 to 40): the contiguous-rows fast path
 // (reduce_rows.comp) planned 22 iterations for any row (its tree and exit tests) and threw an
 // internal LimitError at limits 20-24; it now counts its tree honestly, shortens its chunks and
