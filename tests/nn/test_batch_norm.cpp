@@ -314,6 +314,9 @@ TEST(BatchNorm, ReluGradientInTheKernels) {
       EXPECT_TRUE(close(dw, r.dw, tol, sums)) << "dweight";
       EXPECT_TRUE(close(db, r.db, tol, sums)) << "dbias";
     }
+  }
+}
+
 // Training mode's eps (invstd = 1 / sqrt(var + eps), in the statistics' last level): channels of
 // small but nonzero variance (about 3e-7 and 3e-5, around 0.5) where eps dominates it, and one of
 // variance about 1, at eps 1e-5 (the default) and 1e-3, against float64 (the other training tests'
