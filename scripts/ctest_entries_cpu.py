@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The CPU time of ctest entries of a build that must stay untouched (another worktree's, read-only),
-one entry at a time under `nice -n 19`, with ctest's command, ENVIRONMENT, WORKING_DIRECTORY and
+one entry at a time under `nice -n NICE` (default 19), with ctest's command, ENVIRONMENT, WORKING_DIRECTORY and
 PASS/FAIL_REGULAR_EXPRESSION / SKIP_RETURN_CODE rules, but no ctest TIMEOUT (a wall-clock cap,
 CAP seconds, default 1800) and every output moved out of the build: working folders and the
 demos' --out / fixture files under OUT_ROOT, GLTENSOR_CACHE_DIR set to CACHE. Run the entries in
@@ -50,7 +50,7 @@ for name in names:
         env[k] = cache if k == 'GLTENSOR_CACHE_DIR' else v
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     w0 = time.time()
-    pr = subprocess.Popen(['nice', '-n', '19'] + cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+    pr = subprocess.Popen(['nice', '-n', os.environ.get('NICE', '19')] + cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, start_new_session=True)
     timed_out = False
     try:
