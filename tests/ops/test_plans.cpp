@@ -1137,7 +1137,25 @@ TEST(Settings, LabKnobsFromTheEnvironment) {
   EXPECT_EQ(with("GLTENSOR_POOL_MIN_CLASS", "65536").pool_min_class, 65536u);
   EXPECT_FALSE(with("GLTENSOR_FUSE_ELEMENTWISE", "0").fuse_elementwise);
   EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_OUTPUT", "0").fuse_qdq_output);
-  for (auto [var, bad] : {std::pair{"GLTENSOR_IMATMUL_SWIZZLE", "2"}, {"GLTENSOR_POOL_MIN_CLASS", "4k"}}) {
+  // Every boolean variable parses alike (settings.cpp's env_flag): 1/on/true, 0/off/false.
+  EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "1").fuse_qdq_input);
+  EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "on").fuse_qdq_input);
+  EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "TRUE").fuse_qdq_input);
+  EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_INPUT", "off").fuse_qdq_input);
+  EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_INPUT", "").fuse_qdq_input);
+  EXPECT_FALSE(with("GLTENSOR_SUBGROUPS", "false").subgroups);
+  EXPECT_TRUE(with("GLTENSOR_PROFILE", "on").profile);
+  EXPECT_FALSE(with("GLTENSOR_CUDA_MEMORY", "Off").cuda_memory);
+  EXPECT_EQ(with("GLTENSOR_IMATMUL_SWIZZLE", "on").imatmul_swizzle, 1);
+  EXPECT_EQ(with("GLTENSOR_TUNE", "0").tune, 0);
+  EXPECT_EQ(d.tune, -1);
+  for (auto [var, bad] : {std::pair{"GLTENSOR_IMATMUL_SWIZZLE", "2"},
+                          {"GLTENSOR_POOL_MIN_CLASS", "4k"},
+                          {"GLTENSOR_FUSE_QDQ_INPUT", "yes"},
+                          {"GLTENSOR_FUSE_LAYERNORM", "2"},
+                          {"GLTENSOR_FULL_BARRIERS", "enable"},
+                          {"GLTENSOR_CHECK_LOOPS", "01"},
+                          {"GLTENSOR_TUNE", "always"}}) {
     try {
       with(var, bad);
       ADD_FAILURE() << var << "=" << bad << " accepted";
