@@ -21,7 +21,8 @@
 //   their contents between replays (copy_, an op's out= form, an upload with copy_from_host).
 //   Rebinding a Tensor variable to a new tensor does not change what a replay reads. Values that
 //   change per replay (a position, a length) must be read by kernels from a tensor, not passed
-//   as a host scalar (a host scalar becomes a uniform value fixed at capture).
+//   as a host scalar or host data (a host scalar becomes a uniform value fixed at capture; data
+//   uploaded inside it, e.g. from_host, the contents its buffer keeps for the replays).
 // - Outputs are the tensors made inside the capture; each replay overwrites them.
 // - The recording keeps every buffer a captured dispatch touched alive (inputs the caller has
 //   released included). Buffers of tensors that die during the capture are reused by later
@@ -33,8 +34,7 @@
 //   capture inside a capture, a replay inside a capture, and a tensor allocated inside the
 //   capture, used by none of its dispatches and alive after it whose buffer the pool had given
 //   to one of the capture's dead intermediates (an allocation that escapes: the replays would
-//   overwrite it). The device stays usable after the
-//   error; the partial recording is dropped.
+//   overwrite it). The device stays usable after the error; the partial recording is dropped.
 // - Work that tunes itself on first use (Tuner) should run once before the capture (warm-up),
 //   as with CUDA graphs; the capture records whatever the work dispatched.
 // - Device-side error checks of captured ops (an index out of range) are checked after each

@@ -426,15 +426,15 @@ Tensor tile(const Tensor& x, const std::vector<std::int64_t>& reps) {
   return repeat(x, r);
 }
 
+// flip and roll take no host data (a Recording replays them: capture.hpp): flip's index is an
+// arange kernel's, roll is the concatenation of its two parts.
 Tensor flip(const Tensor& x, const std::vector<std::int64_t>& dims) {
   check_defined("flip", x);
   Tensor r = x;
   for (auto d : dims) {
     d = wrap_dim("flip", d, x.dim());
     const std::int64_t n = x.dim() ? x.shape()[d] : 1;
-    std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) idx[i] = static_cast<std::int32_t>(n - 1 - i);
-    r = index_select(r, d, index_from_host(x.device(), idx));
+    r = index_select(r, d, arange(x.device(), static_cast<double>(n - 1), -1.0, -1.0, DType::i32));
   }
   return r;
 }
@@ -443,10 +443,9 @@ Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
   check_defined("roll", x);
   dim = wrap_dim("roll", dim, x.dim());
   const std::int64_t n = x.dim() ? x.shape()[dim] : 1;
-  if (n == 0) return x.clone();
-  std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) idx[i] = static_cast<std::int32_t>(((i - shift) % n + n) % n);
-  return index_select(x, dim, index_from_host(x.device(), idx));
+  const std::int64_t s = n == 0 ? 0 : (shift % n + n) % n;  // the first s elements come from the end
+  if (s == 0) return x.clone();
+  return concat({x.narrow(dim, n - s, s), x.narrow(dim, 0, n - s)}, dim);
 }
 
 }  // namespace gltensor

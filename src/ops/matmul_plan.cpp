@@ -2,6 +2,9 @@
 #include "ops/matmul_plan.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "gltensor/errors.hpp"
 
 namespace gltensor::detail {
 
@@ -79,6 +82,70 @@ void set_warp_tile(MatmulPlan& plan, const MatmulProblem& p, int bm, int bn, int
   plan.groups_x = static_cast<std::uint64_t>(ceil_div(p.N, bn));
   plan.groups_y = static_cast<std::uint64_t>(ceil_div(p.M, bm));
 }
+
+namespace {
+
+const char* kernel_name(MatmulPlan::Kernel k) {
+  using Kn = MatmulPlan::Kernel;
+  switch (k) {
+    case Kn::vec4:
+      return "vec4";
+    case Kn::tile64:
+      return "tile64";
+    case Kn::tile128:
+      return "tile128";
+    case Kn::reg:
+      return "reg";
+    case Kn::gemv:
+      return "gemv";
+    case Kn::f16x2:
+      return "f16x2";
+    case Kn::warp:
+      return "warp";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::int64_t matmul_shared_bytes(const MatmulPlan& plan, const MatmulProblem& p) {
+  using Kn = MatmulPlan::Kernel;
+  switch (plan.kernel) {
+    case Kn::vec4:
+      return ((plan.variant & 1) ? 2 : 1) * 2 * 8 * (plan.tile_m / 4 + plan.tile_n / 4) * 16;
+    case Kn::tile64:
+      return 2 * 16 * 65 * 4;
+    case Kn::tile128:
+      return 2 * 8 * (128 / 4) * 16;
+    case Kn::reg:
+      return plan.reg_slices > 1 ? reg_sliced_shared_bytes(plan.reg_slices, plan.local_x, false) : 0;
+    case Kn::gemv:
+      return plan.tile_m * plan.tile_n * plan.local_x * 4;
+    case Kn::f16x2:
+      return 2 * 16 * (plan.tile_m / 4 + plan.tile_n / 4) * 8;
+    case Kn::warp:
+      return warp_shared_bytes(static_cast<int>(plan.tile_m), static_cast<int>(plan.tile_n), plan.warp_bk,
+                               p.a_quads == 1, p.b_quads == 2, plan.warp_shk);
+  }
+  return 0;
+}
+
+namespace {
+
+// A kernel whose shared memory exceeds the device's would fail at link (a forced one, or a plan's
+// mistake): LimitError naming the kernel, the product's shape, the bytes and the limit.
+void check_shared(const MatmulPlan& plan, const MatmulProblem& p, const DeviceTraits& dev, bool forced) {
+  const std::int64_t bytes = matmul_shared_bytes(plan, p);
+  if (bytes <= dev.max_shared) return;
+  throw LimitError(std::string("gltensor::matmul: the ") + kernel_name(plan.kernel) + " kernel" +
+                   (forced ? " (forced by GLTENSOR_MATMUL_KERNEL)" : "") + " for [" + std::to_string(p.batch) +
+                   "] x [" + std::to_string(p.M) + ", " + std::to_string(p.K) + "] x [" + std::to_string(p.K) + ", " +
+                   std::to_string(p.N) + "] needs " + std::to_string(bytes) +
+                   " bytes of shared memory, more than the device's " + std::to_string(dev.max_shared) +
+                   " per workgroup" + (forced ? "; force another kernel or leave the choice to the planner" : ""));
+}
+
+}  // namespace
 
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings) {
   MatmulPlan plan;
@@ -319,6 +386,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
                       warp_shared_bytes(128, 128, 16, p.a_quads == 1, true, true) <= dev.max_shared;
     set_warp_tile(plan, p, static_cast<int>(warp_rows), 128, bk16 ? 16 : 8, 8, true);
   }
+  check_shared(plan, p, dev, !chosen);
   return plan;
 }
 

@@ -145,6 +145,10 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// Settings::f16_matmul is f16x2 and the kernel is the planner's choice or a quad-load one; f16x4 or "" (today's
 /// default, see docs/precision.md) keeps the other kernels' F16_MATH forms.
 MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Settings& settings);
+/// Shared memory per workgroup (bytes) of the plan's kernel, as its GLSL declares it. plan_matmul
+/// throws LimitError (naming the kernel, the shape, the bytes and DeviceTraits::max_shared) for a plan
+/// past the device's, forced by Settings::matmul_kernel or not, rather than fail at link.
+std::int64_t matmul_shared_bytes(const MatmulPlan& plan, const MatmulProblem& p);
 
 /// A REG plan's block of `rows` x 4 `quads` of C per invocation: its quad loads (A's 4-row quads
 /// only with 4-row blocks), tiles and workgroups of local_x invocations (split-K, loops unchanged:

@@ -143,12 +143,16 @@ void Capture::host_read(const char* op) const {
                      "cannot repeat a read-back; ops whose output shape depends on data cannot be captured)");
 }
 
-void Capture::host_write(const Storage& s, const char* op) const {
+void Capture::host_write(Storage& s, const char* op) {
   if (touched(s.buffer()))
     throw CaptureError(std::string("gltensor::") + op +
                        ": writes host data into a buffer that a captured dispatch uses, while a Recording is "
                        "being captured (a replay would not repeat the upload: copy_ into the captured tensor "
                        "between replays instead)");
+  // Uploaded bytes the replays must find: the buffer must not go back to the pool when its tensor
+  // dies during the capture (a later allocation would reuse it, and a replay would read what that
+  // one wrote there: flip's index table once did).
+  if (std::shared_ptr<Storage> owner = s.weak_from_this().lock()) uploaded_.push_back(std::move(owner));
 }
 
 void Capture::finish() {

@@ -7,7 +7,10 @@
 // refused with a CaptureError: reading a buffer back (to_host, an asynchronous read), and
 // writing from the host into a buffer that a captured dispatch already touched (an upload into
 // a fresh buffer is a constant of the recording and allowed; the pool gives uploads no buffer
-// the capture touched). Queue::replay re-issues the steps.
+// the capture touched). The capture keeps such a storage alive from the upload on, so that no
+// later allocation of the capture reuses its buffer: the replays read the uploaded bytes (an op's
+// host-built index table), or what captured dispatches left there (a state that they advance,
+// nn::Dropout's device offset). Queue::replay re-issues the steps.
 //
 // Buffers: the pool reuses the buffer of a storage that dies during the capture for later
 // allocations of the capture, as it would without one (a replay repeats the same order of
@@ -90,8 +93,9 @@ struct Capture {
   void flush();
   /// Throws CaptureError: `op` reads a buffer back to the host.
   [[noreturn]] void host_read(const char* op) const;
-  /// Throws CaptureError if a captured dispatch touched `s`'s buffer (the host writes it).
-  void host_write(const Storage& s, const char* op) const;
+  /// Throws CaptureError if a captured dispatch touched `s`'s buffer (the host writes it); else
+  /// keeps `s` alive from now on (see above).
+  void host_write(Storage& s, const char* op);
   /// Whether a captured dispatch used `buffer` (the pool keeps it from uploads and trim()).
   bool touched(GLuint buffer) const { return touched_.count(buffer) != 0; }
   void expect(const char* op, std::uint32_t bit) { expects.push_back({op, bit}); }
@@ -131,6 +135,7 @@ struct Capture {
   void hold(Storage& s, bool write);
   void keep_buffers();
   std::unordered_map<const Storage*, std::size_t> held_index_;
+  std::vector<std::shared_ptr<Storage>> uploaded_;  // uploaded into during the capture (host_write)
   std::unordered_set<GLuint> touched_;
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/settings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -26,6 +27,15 @@ E parse(const char* variable, const std::string& text, const std::vector<std::pa
   }
   throw ValueError(std::string("gltensor: ") + variable + "=\"" + text + "\" is not one of " + names);
 }
+
+// Every boolean GLTENSOR_* variable: 1, on, true or 0, off, false (any case); unset or empty:
+// `unset` (a setting's default, or -1 where the plan chooses); else ValueError naming it.
+int env_flag(const char* variable, int unset) {
+  std::string t = env(variable);
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return parse<int>(variable, t, {{"", unset}, {"1", 1}, {"on", 1}, {"true", 1}, {"0", 0}, {"off", 0}, {"false", 0}});
+}
+bool env_bool(const char* variable, bool unset) { return env_flag(variable, unset ? 1 : 0) == 1; }
 }  // namespace
 
 MatmulKernelSetting parse_matmul_kernel(const std::string& text) {
@@ -144,7 +154,7 @@ Settings Settings::from_env() {
   } else if (const std::string h = env("HOME"); !h.empty()) {
     s.cache_dir = std::filesystem::path(h) / ".cache" / "gltensor";
   }
-  s.full_barriers = env("GLTENSOR_FULL_BARRIERS") == "1";
+  s.full_barriers = env_bool("GLTENSOR_FULL_BARRIERS", false);
   if (const std::string t = env("GLTENSOR_STAGING"); t == "copy") {
     s.persistent_staging = false;
   } else if (!t.empty() && t != "persistent") {
@@ -155,11 +165,7 @@ Settings Settings::from_env() {
   } else if (!t.empty() && t != "direct") {
     throw ValueError("gltensor: GLTENSOR_HOST_IO=\"" + t + "\" is not one of direct, copy");
   }
-  if (const std::string t = env("GLTENSOR_CUDA_MEMORY"); t == "0") {
-    s.cuda_memory = false;
-  } else if (!t.empty() && t != "1") {
-    throw ValueError("gltensor: GLTENSOR_CUDA_MEMORY=\"" + t + "\" is not one of 0, 1");
-  }
+  s.cuda_memory = env_bool("GLTENSOR_CUDA_MEMORY", true);
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {
     s.matmul_split = std::atoi(t.c_str());
@@ -179,18 +185,14 @@ Settings Settings::from_env() {
   if (const int r = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()); r == 1 || r == 2) s.imatmul_rb = r;
   s.imatmul_blocks = std::atoi(env("GLTENSOR_IMATMUL_BLOCKS").c_str()) == 2 ? 2 : 0;
   s.imatmul_slices = std::atoi(env("GLTENSOR_IMATMUL_SLICES").c_str()) == 2 ? 2 : 0;
-  s.qconv_requant = env("GLTENSOR_QCONV_REQUANT") != "0";
+  s.qconv_requant = env_bool("GLTENSOR_QCONV_REQUANT", true);
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
-  s.fuse_layernorm = env("GLTENSOR_FUSE_LAYERNORM") != "0";
-  s.fuse_attention = env("GLTENSOR_FUSE_ATTENTION") != "0";
-  s.fuse_elementwise = env("GLTENSOR_FUSE_ELEMENTWISE") != "0";
-  s.fuse_qdq_output = env("GLTENSOR_FUSE_QDQ_OUTPUT") != "0";
-  s.fuse_qdq_input = env("GLTENSOR_FUSE_QDQ_INPUT") == "1";
-  if (const std::string t = env("GLTENSOR_IMATMUL_SWIZZLE"); t == "0" || t == "1") {
-    s.imatmul_swizzle = t == "1";
-  } else if (!t.empty()) {
-    throw ValueError("gltensor: GLTENSOR_IMATMUL_SWIZZLE=\"" + t + "\" is not one of 0, 1");
-  }
+  s.fuse_layernorm = env_bool("GLTENSOR_FUSE_LAYERNORM", true);
+  s.fuse_attention = env_bool("GLTENSOR_FUSE_ATTENTION", true);
+  s.fuse_elementwise = env_bool("GLTENSOR_FUSE_ELEMENTWISE", true);
+  s.fuse_qdq_output = env_bool("GLTENSOR_FUSE_QDQ_OUTPUT", true);
+  s.fuse_qdq_input = env_bool("GLTENSOR_FUSE_QDQ_INPUT", false);
+  s.imatmul_swizzle = env_flag("GLTENSOR_IMATMUL_SWIZZLE", -1);
   if (const std::string t = env("GLTENSOR_POOL_MIN_CLASS"); !t.empty()) {
     if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)
       throw ValueError("gltensor: GLTENSOR_POOL_MIN_CLASS=\"" + t + "\" is not a number of bytes");
@@ -199,7 +201,7 @@ Settings Settings::from_env() {
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_TILE").c_str()); t == 32 || t == 64 || t == 128) s.imatmul_tile = t;
   if (const int t = std::atoi(env("GLTENSOR_IMATMUL_BK").c_str()); t == 8 || t == 16) s.imatmul_bk = t;
   s.iconv_groups = std::max<std::int64_t>(0, std::atoll(env("GLTENSOR_ICONV_GROUPS").c_str()));
-  if (const std::string t = env("GLTENSOR_TUNE"); !t.empty()) s.tune = t[0] == '0' ? 0 : 1;
+  s.tune = env_flag("GLTENSOR_TUNE", -1);
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_rows = env("GLTENSOR_ATTENTION") == "rows";
   s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;
@@ -210,16 +212,16 @@ Settings Settings::from_env() {
   }
   s.batch_norm_iters = parse<int>("GLTENSOR_BATCH_NORM_ITERS", env("GLTENSOR_BATCH_NORM_ITERS"),
                                   {{"", 0}, {"0", 0}, {"8", 8}, {"16", 16}, {"32", 32}, {"64", 64}});
-  s.subgroups = env("GLTENSOR_SUBGROUPS") != "0";
+  s.subgroups = env_bool("GLTENSOR_SUBGROUPS", true);
   s.dump_source = env("GLTENSOR_DUMP_SOURCE");
   s.glsl_dir = env("GLTENSOR_GLSL_DIR");
   s.precision = parse_precision(env("GLTENSOR_PRECISION"));
   s.f16_matmul = parse_f16_matmul(env("GLTENSOR_F16_MATMUL"));
   s.f16_ext = parse_f16_ext(env("GLTENSOR_F16_EXT"));
-  s.profile = env("GLTENSOR_PROFILE") == "1";
-  s.gl_debug = env("GLTENSOR_GL_DEBUG") == "1";
-  s.model_trace = env("GLTENSOR_MODEL_TRACE") == "1";
-  s.check_loops = env("GLTENSOR_CHECK_LOOPS") == "1";
+  s.profile = env_bool("GLTENSOR_PROFILE", false);
+  s.gl_debug = env_bool("GLTENSOR_GL_DEBUG", false);
+  s.model_trace = env_bool("GLTENSOR_MODEL_TRACE", false);
+  s.check_loops = env_bool("GLTENSOR_CHECK_LOOPS", false);
   return s;
 }
 

@@ -10,7 +10,7 @@ namespace gltensor::detail {
 /// GLTENSOR_MATMUL_KERNEL: the planner's choice, the choice a GPU would get, or a forced variant
 /// (vec4 with the s(liced K) and u(nrolled) bits).
 enum class MatmulKernelSetting { choose, gpu, vec4, vec4s, vec4u, vec4su, tile64, tile128, reg, gemv, warp };
-/// GLTENSOR_CONV: conv2d's forward path.
+/// GLTENSOR_CONV: conv2d's forward path and its backward's input gradient.
 enum class ConvSetting { choose, direct, im2col };
 /// GLTENSOR_CONV_DIRECT: the direct conv kernel's layout.
 enum class ConvDirectSetting { choose, rows, lanes, ubo };
@@ -95,8 +95,8 @@ struct Settings {
   /// GLTENSOR_QLINEAR_GEMV=RxUxT[m|p] (e.g. 8x2x64 or 8x2x64m): the words GEMV's shape (tuning; R in
   /// 1..16, U in 1..8, T a power of two in 8..256; "" = the plan's choice).
   QlinearGemvShape qlinear_gemv;
-  /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path ("" = choose: direct for small
-  /// filters, C/groups * KH * KW <= 32, and where im2col's columns exceed the SSBO limit).
+  /// GLTENSOR_CONV=direct|im2col forces conv2d's forward path and its backward's input gradient (the direct
+  /// kernel with flipped filters where it applies, or col2im of the GEMM); "" = choose (see README).
   ConvSetting conv = ConvSetting::choose;
   /// GLTENSOR_CONV_DIRECT=rows|lanes|ubo forces the direct conv kernel's layout where it applies
   /// ("" = choose: ubo, else rows, on software rasterizers, lanes on GPUs; see nn/conv_direct_plan.hpp).

@@ -85,7 +85,7 @@ void delete_buffer(DeviceImpl& dev, GLuint buffer) {
 // debug output), and kernels that later reuse it would then run over PCIe.
 void Storage::upload(const void* data, std::size_t bytes) {
   if (bytes == 0) return;
-  if (const Capture* c = dev->queue().capture()) c->host_write(*this, "upload");
+  if (Capture* c = dev->queue().capture()) c->host_write(*this, "upload");
   if (block.host) {  // host-visible: written in place once no recorded dispatch uses it
     dev->queue().wait_batch(std::max(use_batch, write_batch));
     std::memcpy(block.host, data, bytes);

@@ -1137,7 +1137,25 @@ TEST(Settings, LabKnobsFromTheEnvironment) {
   EXPECT_EQ(with("GLTENSOR_POOL_MIN_CLASS", "65536").pool_min_class, 65536u);
   EXPECT_FALSE(with("GLTENSOR_FUSE_ELEMENTWISE", "0").fuse_elementwise);
   EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_OUTPUT", "0").fuse_qdq_output);
-  for (auto [var, bad] : {std::pair{"GLTENSOR_IMATMUL_SWIZZLE", "2"}, {"GLTENSOR_POOL_MIN_CLASS", "4k"}}) {
+  // Every boolean variable parses alike (settings.cpp's env_flag): 1/on/true, 0/off/false.
+  EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "1").fuse_qdq_input);
+  EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "on").fuse_qdq_input);
+  EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "TRUE").fuse_qdq_input);
+  EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_INPUT", "off").fuse_qdq_input);
+  EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_INPUT", "").fuse_qdq_input);
+  EXPECT_FALSE(with("GLTENSOR_SUBGROUPS", "false").subgroups);
+  EXPECT_TRUE(with("GLTENSOR_PROFILE", "on").profile);
+  EXPECT_FALSE(with("GLTENSOR_CUDA_MEMORY", "Off").cuda_memory);
+  EXPECT_EQ(with("GLTENSOR_IMATMUL_SWIZZLE", "on").imatmul_swizzle, 1);
+  EXPECT_EQ(with("GLTENSOR_TUNE", "0").tune, 0);
+  EXPECT_EQ(d.tune, -1);
+  for (auto [var, bad] : {std::pair{"GLTENSOR_IMATMUL_SWIZZLE", "2"},
+                          {"GLTENSOR_POOL_MIN_CLASS", "4k"},
+                          {"GLTENSOR_FUSE_QDQ_INPUT", "yes"},
+                          {"GLTENSOR_FUSE_LAYERNORM", "2"},
+                          {"GLTENSOR_FULL_BARRIERS", "enable"},
+                          {"GLTENSOR_CHECK_LOOPS", "01"},
+                          {"GLTENSOR_TUNE", "always"}}) {
     try {
       with(var, bad);
       ADD_FAILURE() << var << "=" << bad << " accepted";
@@ -1459,5 +1477,46 @@ TEST(PlanMatmul, WarpTileWithinTheDevicesSharedMemory) {
   w.matmul_kernel = MatmulKernelSetting::warp;
   MatmulProblem p = problem(4096, 4096, 4096);
   p.a_quads = 2, p.b_quads = 2, p.b_kmajor = true;
-  EXPECT_EQ(plan_matmul(p, DeviceTraits{false, 0, false, 16384}, w).kernel, MatmulPlan::Kernel::warp) << "forced";
+  EXPECT_EQ(plan_matmul(p, DeviceTraits{false, 0, false, 17408}, w).kernel, MatmulPlan::Kernel::warp) << "forced";
+  // Forced past the device's shared memory: LimitError naming the kernel, the bytes and the limit
+  // (review11: it failed at link), as for every forced kernel (matmul_shared_bytes).
+  try {
+    (void)plan_matmul(p, DeviceTraits{false, 0, false, 16384}, w);
+    ADD_FAILURE() << "forced warp past 16 KiB planned";
+  } catch (const LimitError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("warp kernel"), std::string::npos) << m;
+    EXPECT_NE(m.find("17408"), std::string::npos) << m;
+    EXPECT_NE(m.find("16384"), std::string::npos) << m;
+    EXPECT_NE(m.find("[4096, 4096] x [4096, 4096]"), std::string::npos) << m;
+  }
+}
+
+TEST(PlanMatmul, ForcedKernelsWithinTheDevicesSharedMemory) {
+  // Each forced kernel's shared memory as its GLSL declares it; planned where it fits (to the
+  // byte), LimitError below (limits lowered in DeviceTraits, as the loop limits are).
+  struct Case {
+    MatmulKernelSetting forced;
+    MatmulPlan::Kernel kernel;
+    std::int64_t bytes;
+  };
+  using K = MatmulKernelSetting;
+  using Kn = MatmulPlan::Kernel;
+  for (const Case& c : {Case{K::tile64, Kn::tile64, 2 * 16 * 65 * 4}, Case{K::tile128, Kn::tile128, 8192},
+                        Case{K::vec4, Kn::vec4, 12288}, Case{K::vec4s, Kn::vec4, 24576},
+                        Case{K::gemv, Kn::gemv, 8 * 4 * 128 * 4}, Case{K::warp, Kn::warp, 16384}}) {
+    Settings s;
+    s.matmul_kernel = c.forced;
+    MatmulProblem p = problem(c.forced == K::gemv ? 8 : 512, 512, 1024);
+    p.b_kmajor = c.forced == K::gemv;
+    const MatmulPlan plan = plan_matmul(p, DeviceTraits{false, 0, false, c.bytes}, s);
+    EXPECT_EQ(plan.kernel, c.kernel) << c.bytes;
+    EXPECT_EQ(matmul_shared_bytes(plan, p), c.bytes) << static_cast<int>(c.kernel);
+    EXPECT_THROW((void)plan_matmul(p, DeviceTraits{false, 0, false, c.bytes - 4}, s), LimitError) << c.bytes;
+  }
+  // The planner's own choices fit the 16 KiB every GLES 3.1 device has.
+  for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{{1, 4096, 4096}, {64, 64, 64}, {4096, 4096, 4096}}) {
+    const MatmulPlan plan = plan_matmul(problem(M, N, K), DeviceTraits{false, 0, false, 16384}, Settings{});
+    EXPECT_LE(matmul_shared_bytes(plan, problem(M, N, K)), 16384);
+  }
 }

@@ -381,3 +381,101 @@ TEST(Recording, RefusesWhatCannotReplay) {
   EXPECT_TRUE(empty.empty());
   empty.replay();
 }
+
+namespace {
+
+// The float64 reference of flip/roll/pad: out[i] = in[src(i)] over row-major multi-indices.
+template <typename Src>
+std::vector<double> gather_ref(const std::vector<float>& in, const Shape& in_shape, const Shape& out_shape, Src src) {
+  std::vector<double> r(static_cast<std::size_t>(numel_of(out_shape)));
+  std::vector<std::int64_t> idx(out_shape.size(), 0);
+  for (std::size_t o = 0; o < r.size(); ++o) {
+    std::vector<std::int64_t> s = idx;
+    src(s);
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < s.size(); ++d) off = off * in_shape[d] + s[d];
+    r[o] = in[static_cast<std::size_t>(off)];
+    for (std::size_t d = out_shape.size(); d-- > 0;) {
+      if (++idx[d] < out_shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+// flip and roll build no index table on the host (they once uploaded one: a replay then read
+// whatever a later allocation of the capture had written into its buffer). Small shapes, so that
+// the capture's later intermediates share the index buffers' size class; views as inputs.
+TEST(Recording, FlipAndRoll) {
+  GLT_RNG(rng);
+  const Shape s{3, 4, 5};
+  const auto fn = [](const std::vector<Tensor>& x) {
+    const Tensor t = x[0].transpose(0, 2);  // [5, 4, 3], a view
+    Tensor a = flip(t, {0, -1});
+    Tensor b = roll(x[0].narrow(1, 1, 3), -2, 1);  // [3, 3, 5] view, negative shift
+    Tensor c = roll(x[0], 7, -1);                  // shift past the size
+    Tensor d = flip(roll(x[0], 1, 0), {1});
+    return concat({a.reshape({-1}) * 2.0, b.reshape({-1}) + 1.0, c.reshape({-1}), d.reshape({-1}) - 1.0}, 0);
+  };
+  const auto ref = [&](const std::vector<std::vector<float>>& h) {
+    const auto& x = h[0];
+    auto a = gather_ref(x, s, {5, 4, 3}, [](std::vector<std::int64_t>& i) {  // t[i] = x[i2, i1, i0]
+      const std::int64_t t0 = 4 - i[0], t2 = 2 - i[2];
+      i = {t2, i[1], t0};
+    });
+    auto b = gather_ref(x, s, {3, 3, 5}, [](std::vector<std::int64_t>& i) { i[1] = (i[1] + 2) % 3 + 1; });
+    auto c = gather_ref(x, s, s, [](std::vector<std::int64_t>& i) { i[2] = ((i[2] - 7) % 5 + 5) % 5; });
+    auto d = gather_ref(x, s, s, [](std::vector<std::int64_t>& i) {
+      i[1] = 3 - i[1];
+      i[0] = (i[0] + 2) % 3;
+    });
+    std::vector<double> r;
+    for (double v : a) r.push_back(v * 2.0);
+    for (double v : b) r.push_back(v + 1.0);
+    r.insert(r.end(), c.begin(), c.end());
+    for (double v : d) r.push_back(v - 1.0);
+    return r;
+  };
+  check_replays(rng, {s}, fn, ref, 1e-6);
+  // Edge shapes: a dim of 1, a shift of 0 and of a multiple of the size, an empty dim.
+  const Tensor one = Tensor::from_host(device(), std::vector<float>{1, 2, 3}, {3, 1});
+  EXPECT_EQ(flip(one, {1}).to_vector(), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(roll(one, 3, 0).to_vector(), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(roll(one, -4, 0).to_vector(), (std::vector<float>{2, 3, 1}));
+  EXPECT_EQ(flip(Tensor::empty(device(), {0, 2}), {0}).numel(), 0);
+  EXPECT_EQ(roll(Tensor::empty(device(), {2, 0}), 1, 1).numel(), 0);
+}
+
+// An op's host-built table uploaded inside a capture (pad's reflect/replicate index, a from_host
+// tensor) stays in its buffer for the replays: the buffer is not reused by later allocations.
+TEST(Recording, HostUploadsKeepTheirBuffers) {
+  GLT_RNG(rng);
+  const Shape s{2, 3, 4};
+  const auto fn = [](const std::vector<Tensor>& x) {
+    Tensor a = pad(x[0], {2, 1}, PadMode::reflect);          // [2, 3, 7]
+    Tensor b = pad(x[0], {1, 3, 0, 2}, PadMode::replicate);  // [2, 5, 8]
+    Tensor k = Tensor::from_host(device(), std::vector<float>{0.5f, -1.0f, 2.0f, 3.0f}, {4});
+    Tensor c = x[0] * k;  // k dies here; its buffer must not serve the allocations below
+    return concat({(a * 3.0).reshape({-1}), (b - 2.0).reshape({-1}), (c + 1.0).reshape({-1})}, 0);
+  };
+  const auto ref = [&](const std::vector<std::vector<float>>& h) {
+    const auto& x = h[0];
+    auto a = gather_ref(x, s, {2, 3, 7}, [](std::vector<std::int64_t>& i) {
+      const std::int64_t j = i[2] - 2;
+      i[2] = j < 0 ? -j : (j >= 4 ? 6 - j : j);
+    });
+    auto b = gather_ref(x, s, {2, 5, 8}, [](std::vector<std::int64_t>& i) {
+      i[2] = std::clamp<std::int64_t>(i[2] - 1, 0, 3);
+      i[1] = std::min<std::int64_t>(i[1], 2);
+    });
+    const double k[4] = {0.5, -1.0, 2.0, 3.0};
+    std::vector<double> r;
+    for (double v : a) r.push_back(v * 3.0);
+    for (double v : b) r.push_back(v - 2.0);
+    for (std::size_t i = 0; i < x.size(); ++i) r.push_back(x[i] * k[i % 4] + 1.0);
+    return r;
+  };
+  check_replays(rng, {s}, fn, ref, 1e-6);
+}
