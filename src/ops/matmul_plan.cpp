@@ -359,7 +359,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.variant = (slice_ok && sliced ? 1 : 0) | (unrolled ? 2 : 0);
     // Few tiles split over K: the plain form, untuned (on the H100 it was the fastest split form
     // in every row, where the tuner picked the sliced one for K-major B at 0.57x).
-    plan.tune = slice_ok && chosen && p.K >= 256 && vec4_tiles <= 4096 && !vec4_split;
+    // The tuner compiles and runs every variant: the sliced ones' doubled buffers (24 KiB for
+    // 64 x 128 tiles) must fit the device's shared memory too, else only the plain form runs.
+    MatmulPlan sliced_form = plan;
+    sliced_form.variant = 1;
+    plan.tune = slice_ok && chosen && p.K >= 256 && vec4_tiles <= 4096 && !vec4_split &&
+                matmul_shared_bytes(sliced_form, p) <= dev.max_shared;
     if (plan.tune)
       plan.tune_key = "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(p.K) + "/" +
                       dtype_name(p.out) + (plan.splits > 1 ? "/s" + std::to_string(plan.splits) : "") +

@@ -39,7 +39,8 @@ struct MatmulPlan {
   std::int64_t tile_m = 64, tile_n = 64;
   /// Quad-load kernel variant: bit 0 sliced K (256 invocations), bit 1 inner product unrolled.
   int variant = 0;
-  /// Measure the four quad-load variants on first use (Tuner), under tune_key.
+  /// Measure the four quad-load variants on first use (Tuner), under tune_key (only where the sliced
+  /// variants' shared memory fits the device's: DeviceTraits::max_shared).
   bool tune = false;
   std::string tune_key;
   /// Split-K: `splits` partial products over K ranges of `kchunk` (a multiple of 16), summed

@@ -1492,6 +1492,23 @@ TEST(PlanMatmul, WarpTileWithinTheDevicesSharedMemory) {
   }
 }
 
+// The tuner runs every quad-load variant, the sliced ones (two K slices: 24 KiB of shared memory
+// for 64 x 128 tiles) too: the planner tunes only where those fit the device's shared memory, else
+// runs the plain form (a 16 KiB GLES 3.1 device would fail to link the sliced variant while tuning).
+TEST(PlanMatmul, TunedVariantsWithinTheDevicesSharedMemory) {
+  const Settings s;
+  for (std::int64_t shared : {16384, 24572, 24576, 49152}) {
+    const MatmulPlan p = plan_matmul(problem(1024, 2048, 512), DeviceTraits{false, 0, false, shared}, s);
+    ASSERT_EQ(p.kernel, MatmulPlan::Kernel::vec4) << shared;
+    EXPECT_EQ(p.variant, 0) << shared;
+    MatmulPlan sliced = p;
+    sliced.variant = 1;
+    EXPECT_EQ(matmul_shared_bytes(sliced, problem(1024, 2048, 512)), 24576);
+    EXPECT_EQ(p.tune, shared >= 24576) << shared;
+    EXPECT_LE(matmul_shared_bytes(p, problem(1024, 2048, 512)), shared);
+  }
+}
+
 TEST(PlanMatmul, ForcedKernelsWithinTheDevicesSharedMemory) {
   // Each forced kernel's shared memory as its GLSL declares it; planned where it fits (to the
   // byte), LimitError below (limits lowered in DeviceTraits, as the loop limits are).
