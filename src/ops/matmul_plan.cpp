@@ -170,8 +170,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool gemv_fits = dev.loop_limit == 0 || matmul_loops(MatmulPlan::Kernel::gemv, 16) <= dev.loop_limit;
   const bool gemv =
       gemv_fits && !p.split_columns && (forced == K::gemv || (chosen && !software && p.M <= kGemvRows && p.b_kmajor));
+  // K = 0 (a product of zeros, then the epilogue): REG, whatever is forced. The tiled and quad-load
+  // kernels prefetch their first K tile before the K loop, and their edge clamps (the range's last
+  // k) wrap at K = 0: they would load from the empty operands; REG and GEMV load inside the loop.
   const bool reg =
-      !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
+      !gemv && (forced == K::reg || forced == K::gemv || p.K == 0 || (chosen && (software || small || tiles_too_long)));
   // The warp-tiled kernel: quad operands, M, N and K multiples of 4, f32 math.
   const bool warp_ok = !reg && !gemv && p.quads && p.M % 4 == 0 && p.N % 4 == 0 && p.K % 4 == 0 && fb0 == 0;
   // Chosen on GPUs over at least 256 of its tiles: for B read as quads along K (linear's w.t(): the
