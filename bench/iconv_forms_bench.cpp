@@ -20,6 +20,7 @@
 //                              [--chain-only] [--chain-narrow]
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -48,7 +49,23 @@ struct Form {
   const char* name;
   std::function<void(Settings&)> set;
   int swizzle = -1;  ///< Settings::imatmul_swizzle while the form runs (-1: the plan's choice)
+  /// Device::set_loop_limit while the form runs (0: the device's): 1520 = one exact block of K
+  /// (256 values, 16 K tiles of 80 loop trips past 240) per launch, so no int32 totals beside the
+  /// f32 sums (the launches add to the int32 output; the dequantizing epilogue a separate pass)
+  std::uint64_t loop_limit = 0;
 };
+
+// Runs f under the form's settings and loop limit.
+Tensor under(Device& dev, const Form& f, const std::function<Tensor()>& op) {
+  const Settings saved = detail::settings();
+  f.set(detail::settings());
+  detail::settings().imatmul_swizzle = f.swizzle;
+  if (f.loop_limit) dev.set_loop_limit(f.loop_limit);
+  Tensor y = op();
+  dev.set_loop_limit(0);
+  detail::settings() = saved;
+  return y;
+}
 
 const std::vector<Form>& all_forms() {
   using I = IMatmulSetting;
@@ -125,6 +142,14 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 32, s.imatmul_slices = 2; }},
       {"implicit-4x4-sliced",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_slices = 2; }},
+      {"im2col-8x8-blocks", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::regs; },
+       -1, 1520},
+      {"im2col-4x8-blocks",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul = I::regs; }, -1,
+       1520},
+      {"im2col-8x8t128-blocks",
+       [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::regs; },
+       -1, 1520},
   };
   return forms;
 }
@@ -179,18 +204,16 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
   std::printf("\n| chain %s, %lldx%lld | f32 ms | int8 ms | int8 / f32 speed |\n|---|---:|---:|---:|\n", net.c_str(),
               static_cast<long long>(H), static_cast<long long>(H));
   for (const Form& f : forms) {
-    const Settings saved = detail::settings();
-    f.set(detail::settings());
-    detail::settings().imatmul_swizzle = f.swizzle;
     const double ti = chain_ms(dev, runs, [&] {
-      Tensor y = qx;
-      for (std::size_t l = 0; l < qw.size(); ++l) {
-        y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
-                                 {ys, z0, Activation::relu, DType::u8});
-      }
-      return y;
+      return under(dev, f, [&] {
+        Tensor y = qx;
+        for (std::size_t l = 0; l < qw.size(); ++l) {
+          y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
+                                   {ys, z0, Activation::relu, DType::u8});
+        }
+        return y;
+      });
     });
-    detail::settings() = saved;
     std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
     std::fflush(stdout);
   }
@@ -207,6 +230,44 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
   std::printf("| default, with the model's QuantizeLinear / DequantizeLinear | %.3f | %.3f | %.2fx |\n", tf, te,
               tf / te);
   std::fflush(stdout);
+}
+
+// --gemm: the integer GEMM alone, int32 c [M, N] = (a - 0) [M, K] int8 @ (b - 128) [K, N] uint8
+// (matmul_integer: a conv's weights against its im2col columns), under each form, against the
+// f32 matmul of the same shape (the warp kernel on GPUs), back-to-back ops as the layer rows.
+void gemms(Device& dev, Generator& g, const std::vector<Form>& forms, int rounds, double min_ms) {
+  std::printf(
+      "\n| GEMM M x K x N | form | f32 ms (TFLOP/s) | int8 ms (TFLOP/s) | int8 / f32 speed | c = first form's |\n"
+      "|---|---|---:|---:|---:|---|\n");
+  const std::vector<std::array<std::int64_t, 3>> shapes{{256, 2304, 12544}, {256, 1152, 12544}, {128, 1152, 12544}};
+  for (auto [M, K, N] : shapes) {
+    const Tensor a = q8(dev, g, {M, K}, DType::i8), b = q8(dev, g, {K, N}, DType::u8);
+    const Tensor za = zeros(dev, {1}, DType::i8), zb = full(dev, {1}, 128, DType::u8);
+    const Tensor af = randn(dev, {M, K}, g), bf = randn(dev, {K, N}, g);
+    const auto f32 = [=] { return matmul(af, bf); };
+    std::vector<std::function<Tensor()>> ops;
+    for (const Form& f : forms)
+      ops.push_back([=, &dev] { return under(dev, f, [&] { return detail::matmul_integer(a, b, za, zb); }); });
+    f32();
+    std::vector<std::string> same(ops.size(), "yes");
+    const std::vector<std::int32_t> first = ops.empty() ? std::vector<std::int32_t>{} : ops[0]().to_int_vector();
+    for (std::size_t i = 1; i < ops.size(); ++i)
+      if (ops[i]().to_int_vector() != first) same[i] = "**NO**";
+    dev.synchronize();
+    double tf = 1e30;
+    std::vector<double> ti(ops.size(), 1e30);
+    for (int r = 0; r < rounds; ++r) {
+      tf = std::min(tf, round_seconds(dev, min_ms, f32));
+      for (std::size_t i = 0; i < ops.size(); ++i) ti[i] = std::min(ti[i], round_seconds(dev, min_ms, ops[i]));
+    }
+    const double flop = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      std::printf("| %lld x %lld x %lld | %s | %.3f (%.1f) | %.3f (%.1f) | %.2fx | %s |\n", static_cast<long long>(M),
+                  static_cast<long long>(K), static_cast<long long>(N), forms[i].name, tf * 1e3, flop / tf * 1e-12,
+                  ti[i] * 1e3, flop / ti[i] * 1e-12, tf / ti[i], same[i].c_str());
+    std::fflush(stdout);
+    dev.trim();
+  }
 }
 
 }  // namespace
@@ -227,6 +288,8 @@ int main(int argc, char** argv) {
   app.add_flag("--chain-only", chain_only, "only the chain (no per-layer rows)");
   bool chain_narrow = false;
   app.add_flag("--chain-narrow", chain_narrow, "the chain of the narrow net (32-64-64-128) instead of the wide one");
+  bool gemm = false;
+  app.add_flag("--gemm", gemm, "also the integer GEMM alone (matmul_integer) against f32 matmul, same shapes");
   CLI11_PARSE(app, argc, argv);
   Device dev = Device::open();
   Generator g(1);
@@ -258,13 +321,10 @@ int main(int argc, char** argv) {
     const auto f32 = [=] { return conv2d(x, w, b, o); };
     std::vector<std::function<Tensor()>> ops;
     for (const Form& f : forms)
-      ops.push_back([=, set = f.set, swizzle = f.swizzle] {
-        const Settings saved = detail::settings();
-        set(detail::settings());
-        detail::settings().imatmul_swizzle = swizzle;
-        Tensor y = detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
-        detail::settings() = saved;
-        return y;
+      ops.push_back([=, &dev] {
+        return under(dev, f, [&] {
+          return detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
+        });
       });
     f32();
     // compile; every form's uint8 output must equal the first's (exact int32 sums, same epilogue)
@@ -286,6 +346,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     dev.trim();
   }
+  if (gemm) gemms(dev, g, forms, rounds, min_ms);
   if (chain_runs > 0) chains(dev, g, size, forms, chain_runs, chain_narrow);
   return 0;
 }
