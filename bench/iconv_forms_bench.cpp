@@ -6,8 +6,10 @@
 // pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
 // GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
 // 64 tiles, 8x8t128 on 128 x 128, else 64 x 128; 4x8 on 64 x 128; t32: 64 x 32 tiles; sliced: two K slices per
-// workgroup), K tiles of 16 or 8, int32 totals in registers, local memory (-local), memory or shared memory; set
-// in-process through Settings, as the GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias
+// workgroup), K tiles of 16 or 8, int32 totals in registers, memory or shared memory; set
+// in-process through Settings, as the GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do; -ksplit: K split
+// over the workgroups in exact blocks, int32 atomics, the requantizing epilogue by each tile's last chunk; -blocks: one
+// exact block of K per launch through a lowered loop limit), against conv2d with bias
 // on float32 tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round: back-to-back
 // ops for at least T ms, then Device::synchronize) and keeps each one's best round; "int8 / f32 speed" is f32's time
 // over the form's (above 1: int8 faster); every form's output is checked against the first form's, byte for byte (the
@@ -122,17 +124,6 @@ const std::vector<Form>& all_forms() {
        }},
       {"implicit-8x8t128-mem",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::mem; }},
-      {"default-local", [](Settings& s) { s.imatmul = I::local; }},
-      {"implicit-4x8-sliced-local",
-       [](Settings& s) {
-         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::local;
-       }},
-      {"implicit-8x8-local",
-       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::local; }},
-      {"implicit-8x8t128-local",
-       [](Settings& s) {
-         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::local;
-       }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",
@@ -142,6 +133,19 @@ const std::vector<Form>& all_forms() {
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 32, s.imatmul_slices = 2; }},
       {"implicit-4x4-sliced",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_slices = 2; }},
+      {"implicit-8x8-ksplit", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_ksplit = 1; }},
+      {"implicit-8x8-ksplit-pairs", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_ksplit = 2; }},
+      {"implicit-4x8-ksplit", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_ksplit = 1, s.imatmul_rb = 1; }},
+      {"implicit-4x8-ksplit-pairs",
+       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_ksplit = 2, s.imatmul_rb = 1; }},
+      {"implicit-8x8t128-ksplit",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_ksplit = 1, s.imatmul_tile = 128, s.imatmul_blocks = 2;
+       }},
+      {"implicit-8x8t128-ksplit-pairs",
+       [](Settings& s) {
+         s.iconv_gemm = G::implicit, s.imatmul_ksplit = 2, s.imatmul_tile = 128, s.imatmul_blocks = 2;
+       }},
       {"im2col-8x8-blocks", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 128, s.imatmul = I::regs; },
        -1, 1520},
       {"im2col-4x8-blocks",

@@ -22,10 +22,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // dependent layer waits for) 1.748, all 4 x 4 1.689; the layers alone, back to back, hide those
   // tails (4 x 8 1.06x faster than 4 x 4 there; int8w). GLTENSOR_IMATMUL_TILE=128 for the wide
   // tiles; software rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
-  // (GLTENSOR_IMATMUL=local: the plan's forms, their totals in a run-time-indexed array)
-  const bool planned = s.imatmul == IMatmulSetting::choose || s.imatmul == IMatmulSetting::local;
-  const bool choose =
-      planned && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks && !s.imatmul_slices && !s.imatmul_bk;
+  const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
+                      !s.imatmul_slices && !s.imatmul_bk;
   const int forced = d.software ? 0 : s.imatmul_tile;
   const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
   const bool wide4x8 = !d.software && choose && wide;
@@ -63,8 +61,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // GLTENSOR_IMATMUL=regs|mem|shared forces one.
   const bool mem =
       s.imatmul == IMatmulSetting::mem || (s.imatmul == IMatmulSetting::choose && v.blocks == 2 && rb == 2);
-  // GLTENSOR_IMATMUL=local: where they would be in registers, in an array indexed at run time
-  const auto regs = s.imatmul == IMatmulSetting::local ? IMatmulVariant::Totals::local : IMatmulVariant::Totals::regs;
+  const auto regs = IMatmulVariant::Totals::regs;
   v.totals = mem ? IMatmulVariant::Totals::mem : regs;
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
   // at least one A word per tile (64 BK / 4 a multiple of the invocations)
@@ -97,6 +94,16 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // than 4 x 8; bench/RESULTS.md, int8w); one slice where 48 KiB do not fit (software rasterizers
   // planned as GPUs: the tests)
   v.k_pairs = !d.software && rb == 1 && v.blocks == 2;
+  // GLTENSOR_IMATMUL_KSPLIT=1|2 (GPUs): one K slice, K in exact blocks over the workgroups
+  // (block_launches; the totals in registers for the launches that do not split: a lowered loop
+  // limit), 8 x 8 on 64 x 128 unless forced otherwise; 2: K tiles in pairs
+  if (s.imatmul_ksplit && !d.software) {
+    const int krb = s.imatmul_rb == 1 ? 1 : 2;
+    v.bn = forced ? forced : 128, v.blocks = 2, v.rb = krb == 2 ? 0 : 1, v.slices = 1, v.bk = 16;
+    v.bm = forced == 128 && s.imatmul_blocks == 2 && krb == 2 ? 128 : 64;
+    v.totals = IMatmulVariant::Totals::regs, v.ksplit = true, v.k_pairs = s.imatmul_ksplit == 2;
+    k.local_x = static_cast<std::uint32_t>(v.bm / (4 * krb) * (v.bn / 8));
+  }
   v.a_swizzle = s.imatmul_swizzle < 0 ? !d.software && v.blocks == 1 && rb == 1 : s.imatmul_swizzle == 1;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16

@@ -74,8 +74,7 @@ Defines IMatmulVariant::defines() const {
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
-  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_LOCAL", totals == Totals::local);
-  d.flag("TOTALS_MEM", totals == Totals::mem);
+  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem).flag("KSPLIT", ksplit);
   d.flag("TOTALS_SHARED", totals == Totals::shared);
   const bool q8 = quant && !dq_out;  // 8-bit c
   const DType c = q8 ? y : dequant ? DType::f32 : DType::i32;
@@ -96,10 +95,10 @@ Defines IMatmulVariant::defines() const {
       d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
       d.flag("DQ_OUT", dq_out);
       d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
-    } else if (totals == Totals::mem) {
+    } else if (totals == Totals::mem || ksplit) {
       d.operand(8, DType::f32, CT::f32, false).operand(9, DType::f32, CT::f32, false);  // unread (sa bound)
     }
-    if (totals == Totals::mem) d.operand(10, DType::i32, CT::i32, true);
+    if (totals == Totals::mem || ksplit) d.operand(10, DType::i32, CT::i32, true);
   }
   return d;
 }
@@ -163,11 +162,15 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
   }
   {
-    IMatmulVariant v;  // 8 x 8 on 128 x 128 tiles (a lab form), requantizing, implicit; totals in local memory
+    IMatmulVariant v;  // 8 x 8 on 128 x 128 tiles (a lab form), requantizing, implicit
     v.bm = v.bn = 128, v.blocks = 2, v.dequant = v.dq_row = v.bias = v.quant = true;
     v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
     out.push_back(v);
-    v.totals = IMatmulVariant::Totals::local;
+    // K split over the workgroups (int32 atomics, no totals, no epilogue), K tiles in pairs; and 4 x 8
+    v.bm = 64, v.dequant = v.dq_row = v.bias = v.quant = false, v.totals = IMatmulVariant::Totals::none;
+    v.ksplit = v.k_pairs = true;
+    out.push_back(v);
+    v.rb = 1, v.implicit = false, v.kh = v.kw = 1, v.b_words = true, v.rowquad = false, v.k_pairs = false;
     out.push_back(v);
   }
   {
@@ -175,13 +178,10 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
     // the same with two K slices (48 KiB of shared memory), implicit, K tiles in pairs (the GPUs' plan);
-    // its totals in local memory; the input QuantizeLinear in it (the most defines)
+    // the input QuantizeLinear in it (the most defines)
     v.slices = 2, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true, v.k_pairs = true;
     out.push_back(v);
     v.rowquad = false, v.qin = true, v.a = DType::i8, v.za_none = true;
-    out.push_back(v);
-    v.rowquad = true, v.qin = false, v.a = DType::u8, v.za_none = false;
-    v.totals = IMatmulVariant::Totals::local;
     out.push_back(v);
   }
   {

@@ -38,10 +38,14 @@ struct IMatmulVariant {
   bool accum = false;                                  ///< ACCUM (split K: a later range)
   bool dequant = false, dq_row = false, bias = false;  ///< DEQUANT epilogue, DQ_ROW, HAS_BIAS
   DType a = DType::u8, b = DType::i8, za = DType::u8, zb = DType::i8;  ///< A_I8 / B_I8 from a, b
-  /// Where the blocks' int32 totals live: TOTALS_REGS (registers), TOTALS_LOCAL (an array indexed
-  /// at run time: local memory on GPUs), TOTALS_MEM (the output's elements, or operand 10 with
-  /// DEQUANT), TOTALS_SHARED (shared memory), none (the launch's K range is one block).
-  enum class Totals { regs, local, mem, shared, none };
+  /// Where the blocks' int32 totals live: TOTALS_REGS (registers), TOTALS_MEM (the output's
+  /// elements, or operand 10 with DEQUANT), TOTALS_SHARED (shared memory), none (the launch's K
+  /// range is one block).
+  enum class Totals { regs, mem, shared, none };
+  /// KSPLIT: K split over the workgroups (grid z = chunks x batch), int32 sums added to with
+  /// atomics (c; with dequant operand 10, whose tail counts each tile's finished workgroups: the
+  /// last applies the epilogue); one slice, totals none.
+  bool ksplit = false;
   Totals totals = Totals::regs;
   /// QUANT (with dequant): the requantizing epilogue, 8-bit c of dtype `y` (QMIN / QMAX from it),
   /// its activation before it (act_clip's bounds in uniforms: none, relu and clip are one

@@ -123,7 +123,7 @@ RnnSetting parse_rnn(const std::string& text) {
 IMatmulSetting parse_imatmul(const std::string& text) {
   using I = IMatmulSetting;
   return parse<I>("GLTENSOR_IMATMUL", text,
-                  {{"", I::choose}, {"regs", I::regs}, {"local", I::local}, {"mem", I::mem}, {"shared", I::shared}});
+                  {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}, {"shared", I::shared}});
 }
 
 IConvGemmSetting parse_iconv_gemm(const std::string& text) {
@@ -193,6 +193,7 @@ Settings Settings::from_env() {
   s.fuse_qdq_output = env_bool("GLTENSOR_FUSE_QDQ_OUTPUT", true);
   s.fuse_qdq_input = env_bool("GLTENSOR_FUSE_QDQ_INPUT", false);
   s.imatmul_swizzle = env_flag("GLTENSOR_IMATMUL_SWIZZLE", -1);
+  if (const int k = std::atoi(env("GLTENSOR_IMATMUL_KSPLIT").c_str()); k == 1 || k == 2) s.imatmul_ksplit = k;
   if (const std::string t = env("GLTENSOR_POOL_MIN_CLASS"); !t.empty()) {
     if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)
       throw ValueError("gltensor: GLTENSOR_POOL_MIN_CLASS=\"" + t + "\" is not a number of bytes");
