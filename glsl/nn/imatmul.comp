@@ -8,8 +8,8 @@
 // issue f32 FMAs at twice their int32 multiply-add rate). The host defines IBLOCK_K (a multiple
 // of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
 // run quant_int.comp's IMATMUL.
-// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, or 128 with BN = 128
-// and RB = CB = 2; BN = 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64; BN = 32,
+// 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
 // (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
@@ -23,14 +23,6 @@
 // zero point (difference 0). A_I8 / B_I8: the operand is int8 (sign-extended), else uint8.
 // Grid: x = column tiles, y = row tiles, z = batch (u_a_bs / u_b_bs: batch strides, 0 broadcasts).
 // ACCUM adds to c (K split over launches: llvmpipe's loop limit).
-// KSPLIT (one K slice, no totals): K split over the workgroups, u_kc values of K (at most
-// IBLOCK_K: the f32 sums are exact) per workgroup, grid z = K chunks x batch (u_nb entries); each
-// workgroup adds its exact sums with atomicAdd (int32 adds commute: the result does not depend on
-// their order) to c (int32, zeroed by the host), or with DEQUANT to operand 10 (int32 [u_nb M N]
-// sums, then a counter per output tile, all zeroed by the host): after its adds (a buffer barrier,
-// then the workgroup's), a workgroup counts itself done for its tile; the last of the tile's K
-// chunks reads the tile's sums (atomics: from L2, past any stale L1 line) and stores them through
-// the epilogue.
 // DEQUANT (one launch for all of K): c is float32, c = float(sum) * (sa * sb[i]) (+ bias[i]), i the
 // row (DQ_ROW) or column index (u_sb_per: sb one per row / column, else one value), as
 // DequantizeLinear of the sums with the multiplier sa * sb computed in f32, then Add of the bias.
@@ -84,10 +76,6 @@ uniform uint u_b_bs;
 uniform uint u_za_row;
 uniform uint u_zb_col;
 uniform uint u_sb_per;
-#ifdef KSPLIT
-uniform uint u_kc;  // values of K per workgroup
-uniform uint u_nb;  // batch entries
-#endif
 #ifdef IMPLICIT
 uniform uint u_G;  // groups: a_base and the output channels' index from bz % G
 uniform uint u_HW;
@@ -108,15 +96,10 @@ uniform float u_hi;
 
 #define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
-#ifndef BM
-#define BM 64u  // the host defines BM 128 only (a variant has at most 32 defines)
-#endif
+#define BM 64u  // the tile's rows
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
 #define NT (LOCAL_X / uint(NSL))  // invocations per K slice
-#if defined(KSPLIT) && (NSL != 1 || defined(ACCUM) || defined(TOTALS_REGS) || defined(TOTALS_MEM) || defined(TOTALS_SHARED))
-#error "KSPLIT: one K slice, the f32 sums of one block per workgroup, no totals"
-#endif
 #if NSL == 2 && !defined(TOTALS_REGS)
 #error "two K slices hand over the totals in registers (TOTALS_REGS)"
 #endif
@@ -243,32 +226,11 @@ void store_row(ivec4 tot, uint m, uint n, uint bz, uint row0, bool stored) {
 #else
     store0(e, v);
 #endif
-#elif defined(KSPLIT)
-    atomicAdd(t0[e], uint(s));  // int32 two's-complement sum
 #else
     store0(e, s);
 #endif
   }
 }
-
-#if defined(KSPLIT) && defined(DEQUANT)
-// Adds this workgroup's exact sums `s` of row m, columns n .. to the sums in operand 10; reads
-// them back (atomics: L2's values) once the tile's last K chunk has added its own.
-void ks_add(ivec4 s, uint m, uint n, uint bz) {
-  if (m >= u_M) return;
-  uint e = (bz * u_M + m) * u_N + n;
-  for (uint j = 0u; j < 4u; ++j)
-    if (n + j < u_N) atomicAdd(t10[e + j], uint(s[j]));
-}
-ivec4 ks_read(uint m, uint n, uint bz) {
-  ivec4 s = ivec4(0);
-  if (m >= u_M) return s;
-  uint e = (bz * u_M + m) * u_N + n;
-  for (uint j = 0u; j < 4u; ++j)
-    if (n + j < u_N) s[j] = int(atomicAdd(t10[e + j], 0u));
-  return s;
-}
-#endif
 
 #ifdef TOTALS_MEM
 // Adds one block's exact sums `s` of row m, columns n .. to the totals in memory.
@@ -296,12 +258,7 @@ void add_row(ivec4 s, uint m, uint n, uint bz, bool stored) {
 
 void main() {
   uint tid = gl_LocalInvocationID.x % NT, sl = gl_LocalInvocationID.x / NT, tx = tid % TX, ty = tid / TX;
-  uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN;
-#ifdef KSPLIT
-  uint bz = WORKGROUP_ID.z % u_nb, kbeg = u_k0 + (WORKGROUP_ID.z / u_nb) * u_kc, kend = min(kbeg + u_kc, u_k1);
-#else
-  uint bz = WORKGROUP_ID.z, kbeg = u_k0, kend = u_k1;
-#endif
+  uint m0 = WORKGROUP_ID.y * BM, n0 = WORKGROUP_ID.x * BN, bz = WORKGROUP_ID.z;
 #ifdef IMPLICIT
   uint row0 = (bz % u_G) * u_M;  // the group's first output channel
   uint a_base = (bz % u_G) * u_a_bs, b_base = bz * u_b_bs;
@@ -358,10 +315,10 @@ void main() {
     wa[l] = zaw[l];                                                                                \
     if (m < u_M) {                                                                                 \
       if (A_WORDS == 1) {                                                                          \
-        if (k < kend) wa[l] = t1[e >> 2u];                                                         \
+        if (k < u_k1) wa[l] = t1[e >> 2u];                                                         \
       } else {                                                                                     \
         for (uint j = 0u; j < 4u; ++j)                                                             \
-          if (k + j < kend) wa[l] = (wa[l] & ~(0xffu << (8u * j))) | (byte_of(load1(e + j)) << (8u * j)); \
+          if (k + j < u_k1) wa[l] = (wa[l] & ~(0xffu << (8u * j))) | (byte_of(load1(e + j)) << (8u * j)); \
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
@@ -393,7 +350,7 @@ void main() {
   for (uint l = 0u; l < LB; ++l) {                                                                 \
     uint k = (k0) + (tid + NT * l) / (BN / 4u);                                               \
     wb[l] = zbw;                                                                                   \
-    if (k < kend) {                                                                                \
+    if (k < u_k1) {                                                                                \
       uint c = k / uint(IKH * IKW), r = k - c * uint(IKH * IKW), fr = r / uint(IKW);               \
       int dh = int(fr) * u_dh, dw = int(r - fr * uint(IKW)) * u_dw;                                \
       uint cb = b_base + c * u_HW;                                                                 \
@@ -413,7 +370,7 @@ void main() {
     uint k = (k0) + (tid + NT * l) / (BN / 4u);                                               \
     uint e = b_base + k * u_N + bn;                                                                \
     wb[l] = zbw;                                                                                   \
-    if (k < kend) {                                                                                \
+    if (k < u_k1) {                                                                                \
       if (B_WORDS == 1) {                                                                          \
         if (bn < u_N) wb[l] = t2[e >> 2u];                                                         \
       } else {                                                                                     \
@@ -446,7 +403,7 @@ void main() {
 #endif
   FOR_ACC(INIT_ACC)
   bool stored = false;  // TOTALS_MEM: this launch's totals are in memory (a block was added there)
-  uint nk = ((kend - kbeg + BK - 1u) / BK + uint(NSL) - 1u) / uint(NSL), kb = kbeg + sl * nk * BK;  // this slice's tiles
+  uint nk = ((u_k1 - u_k0 + BK - 1u) / BK + uint(NSL) - 1u) / uint(NSL), kb = u_k0 + sl * nk * BK;  // this slice's tiles
   FETCH(kb)
   PUT(0u)
   workgroup_sync();
@@ -531,22 +488,6 @@ void main() {
 #define STORE_ACC(i) store_row(iacc[i] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #elif defined(TOTALS_SHARED)
 #define STORE_ACC(i) store_row(Ts[i][tid] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
-#elif defined(KSPLIT) && defined(DEQUANT)
-  // this chunk's sums added; the tile's last chunk stores them through the epilogue
-#define KS_ADD(i) ks_add(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz);
-  FOR_ACC(KS_ADD)
-  memoryBarrierBuffer();
-  workgroup_sync();
-  if (gl_LocalInvocationID.x == 0u) {
-    uint chunks = (u_k1 - u_k0 + u_kc - 1u) / u_kc, tiles_n = (u_N + BN - 1u) / BN, tiles_m = (u_M + BM - 1u) / BM;
-    uint counter = u_nb * u_M * u_N + (bz * tiles_m + WORKGROUP_ID.y) * tiles_n + WORKGROUP_ID.x;
-    // the flag in As (free after the loop's last barrier): no shared memory past the tiles
-    As[0][0][0][0].x = atomicAdd(t10[counter], 1u) == chunks - 1u ? 1.0 : 0.0;
-  }
-  workgroup_sync();
-  if (As[0][0][0][0].x == 0.0) return;
-  memoryBarrierBuffer();
-#define STORE_ACC(i) store_row(ks_read(ACC_M(i), ACC_N(i), bz), ACC_M(i), ACC_N(i), bz, row0, stored);
 #else
 #define STORE_ACC(i) store_row(ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #endif

@@ -7,8 +7,8 @@ namespace gltensor::detail {
 
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
-  const std::int64_t tiles = v.slices * 2 * v.bk * (v.bm + v.bn) * 4;
-  return tiles + (v.totals == IMatmulVariant::Totals::shared ? v.bm * v.bn * 4 : 0);
+  const std::int64_t tiles = v.slices * 2 * v.bk * (64 + v.bn) * 4;
+  return tiles + (v.totals == IMatmulVariant::Totals::shared ? 64 * v.bn * 4 : 0);
 }
 
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
@@ -49,10 +49,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
                  : v.blocks == 2 && v.bn == 128 && s.imatmul_rb == 1 ? 1
                                                                      : v.blocks;
   v.rb = rb != v.blocks ? rb : 0;
-  // GLTENSOR_IMATMUL_TILE=128 with GLTENSOR_IMATMUL_BLOCKS=2 (GPUs): 128 x 128 tiles of 8 x 8 per
-  // invocation (256 invocations, matmul's warp kernel's tile; a lab form)
-  if (forced == 128 && s.imatmul_blocks == 2 && rb == 2) v.bm = 128;
-  k.local_x = static_cast<std::uint32_t>(v.bm / (4 * rb) * (v.bn / (4 * v.blocks)));
+  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (v.bn / (4 * v.blocks)));
   v.iblock_k = kIntBlockK, v.a_words = p.a_words, v.b_words = p.b_words;
   // The int32 totals beyond one block (block_launches drops them where a launch's K is one
   // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
@@ -66,7 +63,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
   // at least one A word per tile (64 BK / 4 a multiple of the invocations)
   // and a B word (BK BN / 4 a multiple of the invocations too)
-  if (s.imatmul_bk && v.bm * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
+  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
     v.bk = s.imatmul_bk;
   // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
   if (s.imatmul == IMatmulSetting::shared) {
@@ -94,16 +91,6 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // than 4 x 8; bench/RESULTS.md, int8w); one slice where 48 KiB do not fit (software rasterizers
   // planned as GPUs: the tests)
   v.k_pairs = !d.software && rb == 1 && v.blocks == 2;
-  // GLTENSOR_IMATMUL_KSPLIT=1|2 (GPUs): one K slice, K in exact blocks over the workgroups
-  // (block_launches; the totals in registers for the launches that do not split: a lowered loop
-  // limit), 8 x 8 on 64 x 128 unless forced otherwise; 2: K tiles in pairs
-  if (s.imatmul_ksplit && !d.software) {
-    const int krb = s.imatmul_rb == 1 ? 1 : 2;
-    v.bn = forced ? forced : 128, v.blocks = 2, v.rb = krb == 2 ? 0 : 1, v.slices = 1, v.bk = 16;
-    v.bm = forced == 128 && s.imatmul_blocks == 2 && krb == 2 ? 128 : 64;
-    v.totals = IMatmulVariant::Totals::regs, v.ksplit = true, v.k_pairs = s.imatmul_ksplit == 2;
-    k.local_x = static_cast<std::uint32_t>(v.bm / (4 * krb) * (v.bn / 8));
-  }
   v.a_swizzle = s.imatmul_swizzle < 0 ? !d.software && v.blocks == 1 && rb == 1 : s.imatmul_swizzle == 1;
   // per K tile at most 6 (LA + LB) + 2 BK = 80 with BK 16 (with byte loads), with the totals in
   // memory 21 more (a block's 64 x (4 + 1) + 1 over its K tiles); K tiles of 8 counted as 16

@@ -137,9 +137,7 @@ struct MatmulParams {
   bool za_row, zb_col;
   std::int64_t sb_per = -1;        // imatmul.comp's u_sb_per (-1: the int32 kernel, which has none)
   const IntRequant* rq = nullptr;  // QUANT: its activation's bounds
-  std::int64_t kc = 0, nb = 0;     // KSPLIT: values of K per workgroup, batch entries
   void set(Uniforms& u) const {
-    if (kc) u.u32("u_kc", kc), u.u32("u_nb", nb);
     if (rq) {
       const auto [lo, hi] = requant_bounds(*rq);
       u.f32("u_lo", lo), u.f32("u_hi", hi);
@@ -234,7 +232,7 @@ IntKernel block_f32_kernel(const IMatmulProblem& p, const IMatmulDevice& d) {
   k.block_f32 = true;
   k.v = plan.v;
   k.local_x = plan.local_x, k.local_y = 1;
-  k.tile_m = plan.v.bm, k.tile_n = plan.v.bn, k.bk = plan.v.bk, k.per_tile = plan.per_tile, k.fixed = plan.fixed;
+  k.tile_m = 64, k.tile_n = plan.v.bn, k.bk = plan.v.bk, k.per_tile = plan.per_tile, k.fixed = plan.fixed;
   return k;
 }
 
@@ -371,15 +369,8 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   if (limit < kern.per_tile + kern.fixed)
     throw LimitError(name(op) + ": the device's loop limit " + std::to_string(limit) + " is below " +
                      std::to_string(kern.per_tile + kern.fixed) + " (one K tile of the integer matmul)");
-  // KSPLIT (Settings::imatmul_ksplit): one launch, K in exact blocks over the workgroups, int32
-  // atomics into zeroed sums (c, or with dq a scratch tensor whose tail counts each tile's
-  // finished chunks: the last one applies the epilogue). Where a block's loop passes the loop
-  // limit, or K is one block, the launches below (the totals in registers).
-  const bool ksplit = kern.block_f32 && kern.v.ksplit && K > kIntBlockK && !qin &&
-                      limit >= kIntBlockK / kern.bk * kern.per_tile + kern.fixed &&
-                      static_cast<std::uint64_t>(B * ((K + kIntBlockK - 1) / kIntBlockK)) <= dev.max_groups(2);
   // Split K so that one invocation's loops stay within the loop limit.
-  const std::int64_t chunk = ksplit ? K : (limit - kern.fixed) / kern.per_tile * kern.bk;
+  const std::int64_t chunk = (limit - kern.fixed) / kern.per_tile * kern.bk;
   const bool fused = dq && kern.block_f32 && K <= chunk;
   if ((dq && !fused) || (im && !kern.block_f32)) return Tensor();  // (QIN: dq, so fused)
   if (rq && !requant_fits(rq, N)) return Tensor();
@@ -399,12 +390,7 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
   }
   const Tensor za = zp(za_in, bv.za_none), zb = zp(zb_in, bv.zb_none);
   bv.a = ad.dtype(), bv.b = qin ? im->o.x_type : bd.dtype(), bv.za = za.dtype(), bv.zb = zb.dtype();
-  Tensor c = ksplit && !dq ? zeros(device, {B, M, N}, DType::i32)
-                           : alloc(dev, {B, M, N},
-                                   rq && !rq->dequantize ? rq->out
-                                   : fused               ? DType::f32
-                                                         : DType::i32,
-                                   op);
+  Tensor c = alloc(dev, {B, M, N}, rq && !rq->dequantize ? rq->out : fused ? DType::f32 : DType::i32, op);
   Tensor ys, zy, totals;  // QUANT's y_scale and y_zero_point; DEQUANT's int32 totals in memory
   if (rq) {
     ys = dense_as(rq->scale, DType::f32);
@@ -417,17 +403,11 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
     Launch launch(dev, op);
     std::int64_t sb_per = kern.block_f32 ? 0 : -1;
     bv.accum = k0 > 0;
-    bv.totals =
-        (k1 - k0 <= kIntBlockK || ksplit) && bv.slices == 1 ? IMatmulVariant::Totals::none : many;  // slices: regs
-    bv.ksplit = ksplit;
+    bv.totals = k1 - k0 <= kIntBlockK && bv.slices == 1 ? IMatmulVariant::Totals::none : many;  // slices: regs
     if (fused) {
       bv.dequant = true, bv.dq_row = dq->per_row, bv.bias = dq->bias.defined();
       sb_per = dq->scale_b.numel() != 1 ? 1 : 0;
       if (bv.totals == IMatmulVariant::Totals::mem) totals = alloc(dev, {B, M, N}, DType::i32, op);
-      if (ksplit)  // the sums, then a counter per output tile
-        totals = zeros(device,
-                       {B * M * N + B * ((M + kern.tile_m - 1) / kern.tile_m) * ((N + kern.tile_n - 1) / kern.tile_n)},
-                       DType::i32);
     }
     if (kern.block_f32) {
       launch.program(bv.kFile, bv.defines(), {kern.local_x, kern.local_y});
@@ -444,18 +424,15 @@ Tensor block_launches(const MatmulOperands& mo, const Tensor& za_in, const Tenso
       if (rq || totals.defined()) launch.read(rq ? ys : sa).read(rq ? zy : sa);
       if (totals.defined()) launch.write(totals);
     }
-    const std::int64_t kchunks = ksplit ? (K + kIntBlockK - 1) / kIntBlockK : 1;
-    const MatmulParams mp{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per, rq, ksplit ? kIntBlockK : 0, B};
+    const MatmulParams mp{M, N, K, k0, k1, a_bs, b_bs, za_n != 1, zb_n != 1, sb_per, rq};
     if (im) {
       launch.params(ImplicitParams{mp, *im});
     } else {
       launch.params(mp);
     }
-    const std::int64_t launch_tiles = ksplit ? kIntBlockK / kern.bk : tiles;
-    launch.loop_iterations(static_cast<std::uint64_t>(launch_tiles * kern.per_tile + kern.fixed));
+    launch.loop_iterations(static_cast<std::uint64_t>(tiles * kern.per_tile + kern.fixed));
     launch.groups(static_cast<std::uint64_t>((N + kern.tile_n - 1) / kern.tile_n),
-                  static_cast<std::uint64_t>((M + kern.tile_m - 1) / kern.tile_m),
-                  static_cast<std::uint64_t>(B * kchunks));
+                  static_cast<std::uint64_t>((M + kern.tile_m - 1) / kern.tile_m), static_cast<std::uint64_t>(B));
   }
   return c;
 }

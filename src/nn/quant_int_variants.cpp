@@ -66,7 +66,6 @@ std::vector<QuantIntVariant> QuantIntVariant::space() {
 Defines IMatmulVariant::defines() const {
   Defines d;
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
-  if (bm != 64) d.uvalue("BM", static_cast<std::uint64_t>(bm));  // (64: the kernel's own; at most 32 defines)
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
   d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle).flag("K_PAIRS", k_pairs);  // NSL an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0);
@@ -74,7 +73,7 @@ Defines IMatmulVariant::defines() const {
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
-  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem).flag("KSPLIT", ksplit);
+  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem);
   d.flag("TOTALS_SHARED", totals == Totals::shared);
   const bool q8 = quant && !dq_out;  // 8-bit c
   const DType c = q8 ? y : dequant ? DType::f32 : DType::i32;
@@ -95,10 +94,10 @@ Defines IMatmulVariant::defines() const {
       d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
       d.flag("DQ_OUT", dq_out);
       d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
-    } else if (totals == Totals::mem || ksplit) {
+    } else if (totals == Totals::mem) {
       d.operand(8, DType::f32, CT::f32, false).operand(9, DType::f32, CT::f32, false);  // unread (sa bound)
     }
-    if (totals == Totals::mem || ksplit) d.operand(10, DType::i32, CT::i32, true);
+    if (totals == Totals::mem) d.operand(10, DType::i32, CT::i32, true);
   }
   return d;
 }
@@ -159,18 +158,6 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
     v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
-    out.push_back(v);
-  }
-  {
-    IMatmulVariant v;  // 8 x 8 on 128 x 128 tiles (a lab form), requantizing, implicit
-    v.bm = v.bn = 128, v.blocks = 2, v.dequant = v.dq_row = v.bias = v.quant = true;
-    v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
-    out.push_back(v);
-    // K split over the workgroups (int32 atomics, no totals, no epilogue), K tiles in pairs; and 4 x 8
-    v.bm = 64, v.dequant = v.dq_row = v.bias = v.quant = false, v.totals = IMatmulVariant::Totals::none;
-    v.ksplit = v.k_pairs = true;
-    out.push_back(v);
-    v.rb = 1, v.implicit = false, v.kh = v.kw = 1, v.b_words = true, v.rowquad = false, v.k_pairs = false;
     out.push_back(v);
   }
   {

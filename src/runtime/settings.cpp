@@ -193,7 +193,6 @@ Settings Settings::from_env() {
   s.fuse_qdq_output = env_bool("GLTENSOR_FUSE_QDQ_OUTPUT", true);
   s.fuse_qdq_input = env_bool("GLTENSOR_FUSE_QDQ_INPUT", false);
   s.imatmul_swizzle = env_flag("GLTENSOR_IMATMUL_SWIZZLE", -1);
-  if (const int k = std::atoi(env("GLTENSOR_IMATMUL_KSPLIT").c_str()); k == 1 || k == 2) s.imatmul_ksplit = k;
   if (const std::string t = env("GLTENSOR_POOL_MIN_CLASS"); !t.empty()) {
     if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)
       throw ValueError("gltensor: GLTENSOR_POOL_MIN_CLASS=\"" + t + "\" is not a number of bytes");

@@ -131,12 +131,6 @@ struct Settings {
   /// integer-matmul form on any device ("" (-1): the plan's choice, the GPUs' 4 x 4 form only;
   /// gltensor_iconv_forms_bench's forms, the tests).
   int imatmul_swizzle = -1;
-  /// GLTENSOR_IMATMUL_KSPLIT=1|2: the block-f32 integer matmul on GPUs with K split over the
-  /// workgroups in exact blocks of 256 values (int32 atomics into zeroed sums, no int32 totals
-  /// beside the f32 ones; a dequantizing epilogue applied by each output tile's last K chunk),
-  /// 8 x 8 per invocation on 64 x 128 tiles unless _TILE, _BLOCKS or _RB=1 say otherwise; 2: K
-  /// tiles in pairs (K_PAIRS) (0 = not; nn/imatmul_plan.hpp).
-  int imatmul_ksplit = 0;
   /// GLTENSOR_ICONV_GROUPS=n: the direct integer convolution lowers its output channels per
   /// invocation until its grid has at least n workgroups (0 = not: up to 8 channels each).
   std::int64_t iconv_groups = 0;

@@ -241,31 +241,3 @@ TEST(IMatmulForms, ConvRequantEpilogue) {
   c.N = 65537, c.C = 1, c.H = c.W = 2, c.O = 1, c.K = 1, c.every_form = false;
   check_conv(rng, c, 0);
 }
-
-// K split over the workgroups (Settings::imatmul_ksplit; the GPUs' forms, on any device): each
-// workgroup's exact block of 256 values of K added to zeroed int32 sums with atomics, and the
-// dequantizing epilogue applied by each output tile's last K chunk (matmul_dequant). 8 x 8 on
-// 64 x 128 tiles with K tiles one per loop trip and in pairs, 4 x 8 (_RB=1), 8 x 8 on 128 x 128
-// (_TILE=128, _BLOCKS=2): a partial last block (257, 513), every product at +-65025 past 2^24
-// (1100), batches (grid z = blocks x batch), byte loads and zero points per row and column; K past
-// 65535 (70000: 274 blocks); and a loop limit below one block's loop (launches with the totals in
-// registers instead).
-TEST(IMatmulForms, KSplitExact) {
-  GLT_RNG(rng);
-  for (int form = 0; form < 4; ++form) {
-    SCOPED_TRACE("K split, form " + std::to_string(form));
-    ScopedSettings s;
-    s->matmul_kernel = MatmulKernelSetting::gpu;
-    s->imatmul_ksplit = form == 1 ? 2 : 1;
-    if (form == 2) s->imatmul_rb = 1;
-    if (form == 3) s->imatmul_tile = 128, s->imatmul_blocks = 2;
-    for (std::int64_t K : {257, 1100}) check_matmul(rng, 1, 65, K, 130, DType::u8, DType::i8, true);
-    check_matmul(rng, 3, 70, 513, 45, DType::i8, DType::u8, false);  // batches, byte loads of B, zero points
-    check_dequant(rng, 70, 600, 131);                                // 3 chunks per tile, 2 x 2 tiles
-    if (form != 0) continue;
-    check_matmul(rng, 1, 3, 70000, 5, DType::u8, DType::i8, false);  // K past 65535
-    check_matmul(rng, 1, 150, 2700, 260, DType::i8, DType::i8, false);
-    ScopedLoopLimit lim(1500);  // below one block's 16 tiles (1520 trips): launches of 240 values, totals
-    check_matmul(rng, 1, 5, 1500, 6, DType::u8, DType::i8, true);
-  }
-}
