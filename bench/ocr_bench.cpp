@@ -14,7 +14,7 @@
 //                 det + angle classification + rec with every host step, once per --rec-batch
 //                 value (lines per recognizer call; default 6, PaddleOCR's, and 0, all lines in
 //                 one call), with the time per stage, the recognizer calls and their distinct
-//                 input shapes, the first run's time (new shapes: planning and, on GPUs, the
+//                 input shapes, the first two runs' times (new shapes: planning and, on GPUs, the
 //                 matmul tuner) and the character accuracy against the rendered text; and once
 //                 per --images value: gpu (the page uploaded once as bytes, every model input
 //                 cut from it by warp_perspective) and host (OpenCV crops and resizes, float
@@ -32,7 +32,11 @@
 //                 Each row says how many of its lines read differently from the first row's (the
 //                 same page: a change of precision or batching that changes the text shows here);
 //                 --text prints the first row's lines.
-// gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished).
+// gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished);
+// the OCR cases warm up twice: with --replay 1 a shape's second run is the one captured
+// (ModelOptions::replay), up to twice a replayed run's time on the H100, and the timed runs are then
+// the replays that a stream of pages of these shapes runs (each row's note gives both warm-up
+// runs' times).
 // ONNX Runtime: `node tools/ort-reference/ort_run.js --bench N` (npm onnxruntime-node; this
 // machine) or `python3 bench/ort_reference.py` (pip onnxruntime; the GPU machine) on the same
 // .npy inputs, with every CPU core; the whole OCR's reference is ORT's time for every model call
@@ -110,7 +114,7 @@ void row(const char* name, double g, double r, const std::string& note) {
 
 // Mean ms of every stage over runs, the runs' totals, and the last run's shapes.
 struct PageResult {
-  ocr::OcrTimings mean, first, last;
+  ocr::OcrTimings mean, first, second, last;
   std::vector<double> totals;  // each run's total ms, sorted
   std::vector<ocr::TextLine> lines;
 };
@@ -123,6 +127,8 @@ double quantile(const std::vector<double>& sorted, double q) {
 PageResult time_page(ocr::OcrPipeline& pipe, const cv::Mat& img, int runs) {
   PageResult r;
   pipe.run(img, &r.first);
+  // With replay, the run that captures each model's recording (see the header).
+  pipe.run(img, &r.second);
   ocr::OcrTimings& m = r.mean;
   for (int i = 0; i < runs; ++i) {
     r.lines = pipe.run(img, &r.last);
@@ -425,10 +431,10 @@ int main(int argc, char** argv) {
         std::snprintf(note, sizeof note,
                       "; %lld columns run for %lld of text; %zu of %zu lines found, %.1f%% of characters read, %zu "
                       "lines read otherwise than the first row; the runs' totals min %.2f, median %.2f, max %.2f ms; "
-                      "first run %.1f ms",
+                      "first run %.1f ms, second %.1f ms",
                       static_cast<long long>(r.last.rec_run_columns), static_cast<long long>(r.last.rec_line_columns),
                       r.lines.size(), truth.size(), 100 * acc.accuracy(), differ, quantile(r.totals, 0),
-                      quantile(r.totals, 0.5), quantile(r.totals, 1), r.first.total_ms);
+                      quantile(r.totals, 0.5), quantile(r.totals, 1), r.first.total_ms, r.second.total_ms);
         const std::string label = "rec batch " + (row_.batch > 0 ? std::to_string(row_.batch) : std::string("all")) +
                                   (row_.cost > 0 ? ", call cost " + std::to_string(row_.cost) : std::string()) +
                                   ", det " + std::to_string(row_.limit) + (row_.cls ? "" : ", no cls") +
