@@ -115,7 +115,8 @@ void row(const char* name, double g, double r, const std::string& note) {
 // Mean ms of every stage over runs, the runs' totals, and the last run's shapes.
 struct PageResult {
   ocr::OcrTimings mean, first, second, last;
-  std::vector<double> totals;  // each run's total ms, sorted
+  std::vector<double> totals;        // each run's total ms, sorted
+  std::vector<ocr::OcrTimings> all;  // each run's timings, in run order
   std::vector<ocr::TextLine> lines;
 };
 
@@ -134,6 +135,7 @@ PageResult time_page(ocr::OcrPipeline& pipe, const cv::Mat& img, int runs) {
     r.lines = pipe.run(img, &r.last);
     const ocr::OcrTimings& t = r.last;
     r.totals.push_back(t.total_ms);
+    r.all.push_back(t);
     for (auto [sum, v] : {std::pair{&m.det_pre_ms, t.det_pre_ms},
                           {&m.det_ms, t.det_ms},
                           {&m.post_ms, t.post_ms},
@@ -393,8 +395,10 @@ int main(int argc, char** argv) {
           st = saved;
         }
       std::vector<std::string> first_text;
+      ocr::OcrPipeline* first_pipe = nullptr;
       for (const Row& row_ : rows) {
         ocr::OcrPipeline& pipe = own_load(row_) ? *others.at({row_.replay, row_.fuse, row_.f16}) : pipe_plain;
+        if (!first_pipe) first_pipe = &pipe;
         ocr::RecBatchOptions rb = pipe.options().rec;
         rb.batch = row_.batch;
         rb.call_cost = row_.cost;
@@ -463,6 +467,36 @@ int main(int argc, char** argv) {
         std::printf("| %s |", label);
         for (const auto& [l, r] : results) std::printf(" %.2f |", r.mean.*field);
         std::printf("\n");
+      }
+      // The same stages' medians over the runs (a stage's outliers aside), as one line per row.
+      for (const auto& [label, r] : results) {
+        std::printf("medians of %s:", label.c_str());
+        for (const auto& [stage, field] : stages) {
+          std::vector<double> v;
+          for (const auto& t : r.all) v.push_back(t.*field);
+          std::sort(v.begin(), v.end());
+          std::printf(" %.2f", quantile(v, 0.5));
+        }
+        std::printf(" (the stages above, in order)\n");
+      }
+      // DB post-processing alone on the last det map of the first row, hot (repeated in a loop): the
+      // host's speed for it in this process, against the page's DB stage between GPU waits.
+      if (first_pipe) {
+        ocr::OcrPipeline& p0 = *first_pipe;
+        const ocr::ModelInput& in = p0.last_det_input();
+        if (in.tensor.defined()) {
+          const auto prob = p0.det().run({{p0.det().inputs()[0].name, in.tensor}}).begin()->second.to_vector();
+          const int h = static_cast<int>(in.shape[2]), w = static_cast<int>(in.shape[3]);
+          std::vector<double> t;
+          for (int i = 0; i < 200; ++i) {
+            const auto t0 = Clock::now();
+            const auto boxes = p0.boxes_from_map(prob, h, w, page.rows, page.cols);
+            t.push_back(ms_since(t0));
+          }
+          std::sort(t.begin(), t.end());
+          std::printf("DB boxes alone, hot (200 calls on the first row's last det map): min %.3f, median %.3f ms\n",
+                      t[0], quantile(t, 0.5));
+        }
       }
       std::fflush(stdout);
     }

@@ -15,6 +15,8 @@ if [ ! -e /tmp/ocr7src/sys.tar.xz ]; then
   for l in libX11.so.6 libXau.so.6 libXdmcp.so.6 libblas.so.3 libbsd.so.0 libgfortran.so.5 liblapack.so.3 libmd.so.0 libopencv_core.so.406 libopencv_imgproc.so.406 libpolyclipping.so.22 libquadmath.so.0 libtbb.so.12 libxcb.so.1; do cp -L /lib/x86_64-linux-gnu/$l /tmp/ocr7src/sys/; done
   tar -C /tmp/ocr7src/sys -cf - . | xz -T1 -6 > /tmp/ocr7src/sys.tar.xz
 fi
+# The lead's result.txt of the last call is kept (copied to /tmp/ocr7results/ with the time) before the folder is replaced.
+mkdir -p /tmp/ocr7results; [ -e "$P/result.txt" ] && cp "$P/result.txt" /tmp/ocr7results/result-$(date -u +%H%M).txt
 rm -rf "$P" $S; mkdir -p "$P" $S/bin $S/lib $S/main/bin $S/main/lib
 cp /work/wt-ocr7/build/bench/gltensor_ocr_bench /work/wt-ocr7/build/tools/gltensor-run $S/bin/
 for t in ${EXTRA:-}; do cp $t $S/bin/; done
