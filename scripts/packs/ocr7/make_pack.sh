@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: [RUN=run1.sh] [EXTRA=files] bash scripts/packs/ocr7/make_pack.sh [FOLDER]; then touch FOLDER/READY.
+# Usage: [RUN=run1.sh] [EXTRA=files] [LIB2=lib] bash scripts/packs/ocr7/make_pack.sh [FOLDER]; then touch FOLDER/READY.
 # ocr7's GPU pack (default /work/main/gpu-multi/ocr7): ocr7's binaries and library (/work/wt-ocr7/build)
 # and main's (/work/main/build: gltensor_ocr_bench, gltensor-run, libgltensor.so.0; the page's pipeline is
 # in the bench binary, so each side runs its own), the rounded models and DejaVuSans from rec3's staging
@@ -23,11 +23,13 @@ for t in ${EXTRA:-}; do cp $t $S/bin/; done
 cp -L /work/wt-ocr7/build/libgltensor.so.0 $S/lib/
 cp /work/main/build/bench/gltensor_ocr_bench /work/main/build/tools/gltensor-run $S/main/bin/
 cp -L /work/main/build/libgltensor.so.0 $S/main/lib/
-strip $S/bin/* $S/lib/* $S/main/bin/* $S/main/lib/* 2>/dev/null || true
+# LIB2: a second build of ocr7's library to compare (run4.sh: lib2/, an uncommitted experiment)
+if [ -n "${LIB2:-}" ]; then mkdir -p $S/lib2 && cp -L "$LIB2" $S/lib2/libgltensor.so.0; fi
+strip $S/bin/* $S/lib/* $S/main/bin/* $S/main/lib/* $S/lib2/* 2>/dev/null || true
 git -C /work/wt-ocr7 log -1 --format='%h %s' | cut -c1-100 > $S/COMMIT
 git -C /work/wt-ocr7 status --porcelain --untracked-files=no | head -5 >> $S/COMMIT
 git -C /work/main log -1 --format='%h %s' | cut -c1-100 > $S/main/COMMIT
-tar -C $S -cf - bin lib main COMMIT | xz -T2 -6 > "$P"/gl.tar.xz
+tar -C $S -cf - $(cd $S && ls -d bin lib lib2 main COMMIT 2>/dev/null) | xz -T2 -6 > "$P"/gl.tar.xz
 cp /tmp/ocr7src/sys.tar.xz $R/models.tar.xz $R/DejaVuSans.ttf.xz "$P"/
 cp $D/${RUN:-run1.sh} "$P"/run.sh
 du -sh "$P"

@@ -2,6 +2,8 @@
 # ocr7's third GPU pack (issue 21): why the page's DB stage (host) takes 1.2 ms in one process and
 # 2.5 in another: per process, each stage's median over the runs and DB post-processing alone, hot
 # (200 calls on the same map), plain, pinned to one CPU (taskset), and with OpenCV's threads off.
+# It crashed in every process (segmentation fault before the first row): another pack had left
+# the font file empty on the machine (`[ -e ]` below kept it); run4.sh checks `[ -s ]`.
 set -u
 T0=$(date +%s)
 HP=$H
