@@ -32,4 +32,5 @@ git -C /work/main log -1 --format='%h %s' | cut -c1-100 > $S/main/COMMIT
 tar -C $S -cf - $(cd $S && ls -d bin lib lib2 main COMMIT 2>/dev/null) | xz -T2 -6 > "$P"/gl.tar.xz
 cp /tmp/ocr7src/sys.tar.xz $R/models.tar.xz $R/DejaVuSans.ttf.xz "$P"/
 cp $D/${RUN:-run1.sh} "$P"/run.sh
+cp $D/common.sh "$P"/
 du -sh "$P"

@@ -2,20 +2,7 @@
 # ocr7's first GPU pack (issue 21): the recognizer's time per call against lines x width (the cost
 # model of the page's cut), the page at several call costs, and the spread between processes (each
 # run's total, the GPU's clocks meanwhile, main's build against ocr7's alternating).
-set -u
-T0=$(date +%s)
-HP=$H
-step() { echo; echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
-W=/tmp/ocr7-run; rm -rf $W; mkdir -p $W/sys $W/cache/models/ocr $W/gl
-step unpack
-tar -C $W/gl -xJf "$HP/gl.tar.xz" && tar -C $W/sys -xJf "$HP/sys.tar.xz" && tar -C $W/cache/models/ocr -xJf "$HP/models.tar.xz" || exit 1
-H=$W/gl
-mkdir -p /usr/share/fonts/truetype/dejavu && [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] ||
-  xz -dc "$HP/DejaVuSans.ttf.xz" > /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-MINE="$H/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-MAIN="$H/main/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-BMINE=$H/bin; BMAIN=$H/main/bin
-M=$W/cache/models/ocr
+. "$H/common.sh"  # the shared unpacking (moved there after the runs; the same steps)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,pstate,temperature.gpu,power.draw --format=csv,noheader
 nproc; grep -m1 "model name" /proc/cpuinfo
 echo "ocr7 commit: $(cat "$H/COMMIT"); main commit: $(cat "$H/main/COMMIT")"

@@ -3,20 +3,7 @@
 # captured one; before, it was the first of the timed runs: the outliers of 18-31 ms), main's
 # build against ocr7's alternating, 4 processes each; the recognizer's GPU time against its wall
 # time at a small and a page-sized shape (what a call's fixed 1.0 ms is).
-set -u
-T0=$(date +%s)
-HP=$H
-step() { echo; echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
-W=/tmp/ocr7-run; rm -rf $W; mkdir -p $W/sys $W/cache/models/ocr $W/gl
-step unpack
-tar -C $W/gl -xJf "$HP/gl.tar.xz" && tar -C $W/sys -xJf "$HP/sys.tar.xz" && tar -C $W/cache/models/ocr -xJf "$HP/models.tar.xz" || exit 1
-H=$W/gl
-mkdir -p /usr/share/fonts/truetype/dejavu && [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] ||
-  xz -dc "$HP/DejaVuSans.ttf.xz" > /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-MINE="$H/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-MAIN="$H/main/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-BMINE=$H/bin; BMAIN=$H/main/bin
-M=$W/cache/models/ocr
+. "$H/common.sh"  # the shared unpacking (moved there after the runs; the same steps)
 REC="$M/ch_PP-OCRv4_rec_infer.onnx"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
 echo "ocr7 commit: $(cat "$H/COMMIT"); main commit: $(cat "$H/main/COMMIT")"

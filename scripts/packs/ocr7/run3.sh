@@ -3,20 +3,8 @@
 # 2.5 in another: per process, each stage's median over the runs and DB post-processing alone, hot
 # (200 calls on the same map), plain, pinned to one CPU (taskset), and with OpenCV's threads off.
 # It crashed in every process (segmentation fault before the first row): another pack had left
-# the font file empty on the machine (`[ -e ]` below kept it); run4.sh checks `[ -s ]`.
-set -u
-T0=$(date +%s)
-HP=$H
-step() { echo; echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
-W=/tmp/ocr7-run; rm -rf $W; mkdir -p $W/sys $W/cache/models/ocr $W/gl
-step unpack
-tar -C $W/gl -xJf "$HP/gl.tar.xz" && tar -C $W/sys -xJf "$HP/sys.tar.xz" && tar -C $W/cache/models/ocr -xJf "$HP/models.tar.xz" || exit 1
-H=$W/gl
-mkdir -p /usr/share/fonts/truetype/dejavu && [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] ||
-  xz -dc "$HP/DejaVuSans.ttf.xz" > /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-MINE="$H/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-BMINE=$H/bin
-M=$W/cache/models/ocr
+# the font file empty on the machine (the unpacking then tested `[ -e ]`; common.sh tests `[ -s ]`).
+. "$H/common.sh"  # the shared unpacking (moved there after the runs; the same steps)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
 echo "ocr7 commit: $(cat "$H/COMMIT")"
 lscpu | grep -E "^CPU\(s\)|Thread|Core|Socket|NUMA|Model name|L2|L3"

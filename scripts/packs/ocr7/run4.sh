@@ -6,21 +6,7 @@
 # experiment; 100 us as committed), against ocr7's library, alternating: whether a host that stays
 # awake through det's and rec's waits runs the DB stage faster and steadier. Per process: the
 # totals, each stage's median over the runs, DB post-processing alone, hot (200 calls on one map).
-set -u
-T0=$(date +%s)
-HP=$H
-step() { echo; echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
-W=/tmp/ocr7-run; rm -rf $W; mkdir -p $W/sys $W/cache/models/ocr $W/gl
-step unpack
-tar -C $W/gl -xJf "$HP/gl.tar.xz" && tar -C $W/sys -xJf "$HP/sys.tar.xz" && tar -C $W/cache/models/ocr -xJf "$HP/models.tar.xz" || exit 1
-H=$W/gl
-F=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
-mkdir -p ${F%/*} && [ -s $F ] || { xz -dc "$HP/DejaVuSans.ttf.xz" > $F.tmp && mv $F.tmp $F; }
-ls -la $F
-MINE="$H/lib:$W/sys:${LD_LIBRARY_PATH:-}"
-LIB2="$H/lib2:$W/sys:${LD_LIBRARY_PATH:-}"
-BMINE=$H/bin
-M=$W/cache/models/ocr
+. "$H/common.sh"  # the shared unpacking (moved there after the runs; the same steps)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
 echo "ocr7 commit: $(cat "$H/COMMIT")"
 lscpu | grep -E "^CPU\(s\)|Core|NUMA node0"
