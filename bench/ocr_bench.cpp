@@ -1,17 +1,20 @@
 // gltensor_ocr_bench [--models DIR] [--runs N] [--ort node|python|none] [--out DIR]
 //                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
 //                    [--images gpu|host]... [--det-limit N]... [--rec-call-cost N]... [--cls 0|1]...
-//                    [--replay 0|1]... [--fuse 0|1]... [--f16 0|1]... [--text]
+//                    [--replay 0|1]... [--fuse 0|1]... [--f16 0|1]... [--text] [--rec-grid NxW]...
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
 //   recshapes     the recognizer's first run of a new input width against its second run
+//   recgrid       the recognizer replayed at each --rec-grid LINESxWIDTH (min and median ms of
+//                 --runs runs, read back as the page's calls are) and the line through the mins:
+//                 a call's fixed cost in columns (RecBatchOptions::call_cost)
 //   ocr sample    the whole OCR of the demo's sample (800 x 480): det + post-processing + rec
 //   ocr 960x960   the whole OCR of a 960 x 960 page of many lines (ocr::page_sample_lines):
 //                 det + angle classification + rec with every host step, once per --rec-batch
 //                 value (lines per recognizer call; default 6, PaddleOCR's, and 0, all lines in
 //                 one call), with the time per stage, the recognizer calls and their distinct
-//                 input shapes, the first run's time (new shapes: planning and, on GPUs, the
+//                 input shapes, the first two runs' times (new shapes: planning and, on GPUs, the
 //                 matmul tuner) and the character accuracy against the rendered text; and once
 //                 per --images value: gpu (the page uploaded once as bytes, every model input
 //                 cut from it by warp_perspective) and host (OpenCV crops and resizes, float
@@ -29,14 +32,20 @@
 //                 Each row says how many of its lines read differently from the first row's (the
 //                 same page: a change of precision or batching that changes the text shows here);
 //                 --text prints the first row's lines.
-// gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished).
+// gltensor: mean of N runs after one warm-up run (outputs read back, so the GPU has finished);
+// the OCR cases warm up twice: with --replay 1 a shape's second run is the one captured
+// (ModelOptions::replay), up to twice a replayed run's time on the H100, and the timed runs are then
+// the replays that a stream of pages of these shapes runs (each row's note gives both warm-up
+// runs' times).
 // ONNX Runtime: `node tools/ort-reference/ort_run.js --bench N` (npm onnxruntime-node; this
 // machine) or `python3 bench/ort_reference.py` (pip onnxruntime; the GPU machine) on the same
 // .npy inputs, with every CPU core; the whole OCR's reference is ORT's time for every model call
 // of a run (det, cls, each rec batch) plus gltensor's host pre- and post-processing time. Prints
 // Markdown tables (ms, and speed = ORT ms / gltensor ms).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -103,19 +112,30 @@ void row(const char* name, double g, double r, const std::string& note) {
   std::fflush(stdout);
 }
 
-// Mean ms of every stage over runs, and the last run's shapes.
+// Mean ms of every stage over runs, the runs' totals, and the last run's shapes.
 struct PageResult {
-  ocr::OcrTimings mean, first, last;
+  ocr::OcrTimings mean, first, second, last;
+  std::vector<double> totals;        // each run's total ms, sorted
+  std::vector<ocr::OcrTimings> all;  // each run's timings, in run order
   std::vector<ocr::TextLine> lines;
 };
+
+// The sorted values' q-quantile (the nearest lower rank); NaN without values.
+double quantile(const std::vector<double>& sorted, double q) {
+  return sorted.empty() ? NAN : sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))];
+}
 
 PageResult time_page(ocr::OcrPipeline& pipe, const cv::Mat& img, int runs) {
   PageResult r;
   pipe.run(img, &r.first);
+  // With replay, the run that captures each model's recording (see the header).
+  pipe.run(img, &r.second);
   ocr::OcrTimings& m = r.mean;
   for (int i = 0; i < runs; ++i) {
     r.lines = pipe.run(img, &r.last);
     const ocr::OcrTimings& t = r.last;
+    r.totals.push_back(t.total_ms);
+    r.all.push_back(t);
     for (auto [sum, v] : {std::pair{&m.det_pre_ms, t.det_pre_ms},
                           {&m.det_ms, t.det_ms},
                           {&m.post_ms, t.post_ms},
@@ -126,6 +146,7 @@ PageResult time_page(ocr::OcrPipeline& pipe, const cv::Mat& img, int runs) {
                           {&m.total_ms, t.total_ms}})
       *sum += v / runs;
   }
+  std::sort(r.totals.begin(), r.totals.end());
   return r;
 }
 
@@ -173,13 +194,14 @@ int main(int argc, char** argv) {
   std::vector<int> det_limits{ocr::OcrOptions{}.det_limit}, call_costs{0}, cls_values{1}, replay_values{0},
       fuse_values{1}, f16_values{0};
   bool print_text = false;
+  std::vector<std::string> rec_grid{"1x320", "6x320", "6x832", "9x832", "16x320", "16x832", "9x1376", "16x1376"};
   app.add_option("--models", models, "folder of the OCR models (default: GLTENSOR_MODEL_CACHE/models/ocr)");
   app.add_option("--runs", runs, "timed runs per case")->capture_default_str();
   app.add_option("--ort", g_ort, "reference: node, python or none")->check(CLI::IsMember({"node", "python", "none"}));
   app.add_option("--source", g_source, "repository root (for the reference scripts)");
   app.add_option("--threads", g_threads, "ONNX Runtime threads")->capture_default_str();
   app.add_option("--out", out, "folder for the inputs given to the reference")->capture_default_str();
-  app.add_option("--only", only, "cases: det rec recshapes ocr ocr960");
+  app.add_option("--only", only, "cases: det rec recshapes recgrid ocr ocr960");
   app.add_option("--rec-batch", rec_batch_values, "ocr960: lines per recognizer call, one row each (0: all lines)")
       ->capture_default_str();
   app.add_option("--rec-align", rec_align, "recognizer batch widths rounded up to a multiple of this (1: PaddleOCR's)")
@@ -214,6 +236,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));
   app.add_flag("--text", print_text, "ocr960: print the first row's lines as read");
+  app.add_option("--rec-grid", rec_grid, "recgrid: the recognizer's inputs, LINESxWIDTH each")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (models.empty()) models = (fs::path(g_cache) / "models" / "ocr").string();
   auto want = [&](const std::string& c) {
@@ -277,6 +300,53 @@ int main(int argc, char** argv) {
             "first run of this width; the next run: " + std::to_string(next).substr(0, 6) + " ms");
       }
     }
+    if (want("recgrid")) {
+      // The recognizer's time per call against its input's size (lines x width), replayed and
+      // read back as OcrPipeline::recognize runs its calls (each step's best class and its
+      // probability), min and median of the runs; then the least-squares line through the mins,
+      // ms = a + b x columns (lines x width): a / b is RecBatchOptions::call_cost in columns.
+      ModelOptions mo;
+      mo.replay = true;
+      mo.replay_shapes = static_cast<int>(rec_grid.size()) + 1;
+      Model rec = Model::load(dev, o.rec_model, mo);
+      double sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (const std::string& g : rec_grid) {
+        int n = 0, width = 0;
+        if (std::sscanf(g.c_str(), "%dx%d", &n, &width) != 2 || n <= 0 || width <= 0)
+          throw std::invalid_argument("--rec-grid " + g + ": expected LINESxWIDTH, both positive");
+        const Shape shape{n, 3, 48, width};
+        std::vector<float> v(static_cast<std::size_t>(numel_of(shape)));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+        const Tensor x = Tensor::from_host(dev, v, shape);
+        auto once = [&] {
+          const auto t0 = Clock::now();
+          auto out = rec.run({{rec.inputs()[0].name, x}});
+          const Tensor& probs = out.begin()->second;
+          const Tensor best = argmax(probs, -1, true);
+          AsyncRead a = best.to_host_async(), b = gather(probs, -1, best).to_host_async();
+          a.get_float();
+          b.get_float();
+          return ms_since(t0);
+        };
+        once();
+        once();
+        std::vector<double> t;
+        for (int i = 0; i < runs; ++i) t.push_back(once());
+        std::sort(t.begin(), t.end());
+        const double cols = static_cast<double>(n) * width;
+        sx += cols, sy += t[0], sxx += cols * cols, sxy += cols * t[0];
+        const std::string name = "rec " + to_string(shape) + ", replayed (min)";
+        row(name.c_str(), t[0], NAN,
+            "min " + std::to_string(t[0]).substr(0, 6) + ", median " + std::to_string(quantile(t, 0.5)).substr(0, 6) +
+                " ms; " + std::to_string(static_cast<long long>(cols)) + " columns");
+      }
+      const double k = static_cast<double>(rec_grid.size()), den = k * sxx - sx * sx;
+      if (rec_grid.size() > 1 && den > 0) {
+        const double b = (k * sxy - sx * sy) / den, a = (sy - b * sx) / k;
+        std::printf("\nrecgrid fit (mins): ms = %.4f + %.4f us x columns; a call costs %.0f columns\n\n", a, 1000 * b,
+                    b > 0 ? a / b : NAN);
+      }
+    }
     if (want("ocr")) {
       // The demo's sample as before: det + rec, no classification.
       pipe.set_use_cls(false);
@@ -325,8 +395,10 @@ int main(int argc, char** argv) {
           st = saved;
         }
       std::vector<std::string> first_text;
+      ocr::OcrPipeline* first_pipe = nullptr;
       for (const Row& row_ : rows) {
         ocr::OcrPipeline& pipe = own_load(row_) ? *others.at({row_.replay, row_.fuse, row_.f16}) : pipe_plain;
+        if (!first_pipe) first_pipe = &pipe;
         ocr::RecBatchOptions rb = pipe.options().rec;
         rb.batch = row_.batch;
         rb.call_cost = row_.cost;
@@ -359,12 +431,14 @@ int main(int argc, char** argv) {
               ++differ;
               std::printf("line %zu reads otherwise than the first row's: %s\n", i, read[i].c_str());
             }
-        char note[360];
+        char note[420];
         std::snprintf(note, sizeof note,
                       "; %lld columns run for %lld of text; %zu of %zu lines found, %.1f%% of characters read, %zu "
-                      "lines read otherwise than the first row; first run %.1f ms",
+                      "lines read otherwise than the first row; the runs' totals min %.2f, median %.2f, max %.2f ms; "
+                      "first run %.1f ms, second %.1f ms",
                       static_cast<long long>(r.last.rec_run_columns), static_cast<long long>(r.last.rec_line_columns),
-                      r.lines.size(), truth.size(), 100 * acc.accuracy(), differ, r.first.total_ms);
+                      r.lines.size(), truth.size(), 100 * acc.accuracy(), differ, quantile(r.totals, 0),
+                      quantile(r.totals, 0.5), quantile(r.totals, 1), r.first.total_ms, r.second.total_ms);
         const std::string label = "rec batch " + (row_.batch > 0 ? std::to_string(row_.batch) : std::string("all")) +
                                   (row_.cost > 0 ? ", call cost " + std::to_string(row_.cost) : std::string()) +
                                   ", det " + std::to_string(row_.limit) + (row_.cls ? "" : ", no cls") +
@@ -393,6 +467,36 @@ int main(int argc, char** argv) {
         std::printf("| %s |", label);
         for (const auto& [l, r] : results) std::printf(" %.2f |", r.mean.*field);
         std::printf("\n");
+      }
+      // The same stages' medians over the runs (a stage's outliers aside), as one line per row.
+      for (const auto& [label, r] : results) {
+        std::printf("medians of %s:", label.c_str());
+        for (const auto& [stage, field] : stages) {
+          std::vector<double> v;
+          for (const auto& t : r.all) v.push_back(t.*field);
+          std::sort(v.begin(), v.end());
+          std::printf(" %.2f", quantile(v, 0.5));
+        }
+        std::printf(" (the stages above, in order)\n");
+      }
+      // DB post-processing alone on the last det map of the first row, hot (repeated in a loop): the
+      // host's speed for it in this process, against the page's DB stage between GPU waits.
+      if (first_pipe) {
+        ocr::OcrPipeline& p0 = *first_pipe;
+        const ocr::ModelInput& in = p0.last_det_input();
+        if (in.tensor.defined()) {
+          const auto prob = p0.det().run({{p0.det().inputs()[0].name, in.tensor}}).begin()->second.to_vector();
+          const int h = static_cast<int>(in.shape[2]), w = static_cast<int>(in.shape[3]);
+          std::vector<double> t;
+          for (int i = 0; i < 200; ++i) {
+            const auto t0 = Clock::now();
+            const auto boxes = p0.boxes_from_map(prob, h, w, page.rows, page.cols);
+            t.push_back(ms_since(t0));
+          }
+          std::sort(t.begin(), t.end());
+          std::printf("DB boxes alone, hot (200 calls on the first row's last det map): min %.3f, median %.3f ms\n",
+                      t[0], quantile(t, 0.5));
+        }
       }
       std::fflush(stdout);
     }
