@@ -231,6 +231,22 @@ TEST(BatchNorm, LargeOffsetKeepsVarianceAccurate) {
   EXPECT_TRUE(close(y, r.y, 0, 3e-3));
 }
 
+// The shift K is the channel's first value: an outlier there (1000 against values in [-1, 1]) must
+// not cost the variance its digits (shifted sums of squares would: 16e6 - 16e6 per invocation).
+TEST(BatchNorm, OutlierFirstValueKeepsVarianceAccurate) {
+  GLT_RNG(rng);
+  const Shape s = {8, 2, 32, 32};
+  auto xv = uniform(rng, numel_of(s), -1, 1);
+  xv[0] = 1000.0f, xv[32 * 32] = -1000.0f;  // channel 0's and 1's first values
+  Tensor x = Tensor::from_host(device(), xv, s);
+  Tensor rm = zeros(device(), {2}), rv = zeros(device(), {2});
+  auto y = batch_norm(x, rm, rv, Tensor(), Tensor(), true, 1.0).to_vector();
+  Ref r = bn_ref(xv, s, nullptr, nullptr, nullptr, true, {0, 0}, {0, 0}, 1.0);
+  EXPECT_TRUE(close(rv.to_vector(), r.rv, 1e-5, 1e-4)) << "variance";
+  EXPECT_TRUE(close(rm.to_vector(), r.rm, 0, 1e-4)) << "mean";  // K + the shifted mean: ulp(1000) = 6e-5
+  EXPECT_TRUE(close(y, r.y, 1e-4, 1e-4));
+}
+
 // Per-channel lengths past llvmpipe's 65535 loop iterations, and a lowered loop limit that makes
 // the reduction take three levels at limit 9 (chunks of 64 x 3 values, merges of 64 x 3 partials).
 TEST(BatchNorm, SplitReductionsPastTheLoopLimit) {
