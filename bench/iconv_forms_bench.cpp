@@ -5,8 +5,8 @@
 // scales, bias, Relu, QuantizeLinear to uint8: what the model runtime runs for the QDQ
 // pattern) under every form of the block-f32 integer matmul (glsl/nn/imatmul.comp: the implicit
 // GEMM or im2col's columns, 4 x 4 / 8 x 4 / 8 x 8 outputs per invocation (8x8t64: 8 x 8 on 64 x
-// 64 tiles, 8x8t128 on 128 x 128, else 64 x 128; 4x8 on 64 x 128; t32: 64 x 32 tiles; sliced: two K slices per
-// workgroup), K tiles of 16 or 8, int32 totals in registers, local memory (-local), memory or shared memory; set
+// 64 tiles, else 64 x 128; 4x8 on 64 x 128; t32: 64 x 32 tiles; sliced: two K slices per
+// workgroup), K tiles of 16 or 8, int32 totals in registers, memory or shared memory; set
 // in-process through Settings, as the GLTENSOR_ICONV_GEMM / GLTENSOR_IMATMUL* variables do), against conv2d with bias
 // on float32 tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round: back-to-back
 // ops for at least T ms, then Device::synchronize) and keeps each one's best round; "int8 / f32 speed" is f32's time
@@ -15,11 +15,14 @@
 // --chain R: the wide net's four layers as one chain per form, R runs each synchronized (as the
 // model bench times a run), against the f32 chain; then the default form with the QDQ model's
 // ends (QuantizeLinear of an f32 input, DequantizeLinear of the output). --chain-only: no layers.
-// --chain-narrow: the narrow net's three layers instead.
+// --chain-narrow: the narrow net's three layers instead. --gemm: the integer GEMM alone (matmul_integer, int32
+// sums of int8 weights [M, K] and uint8 columns [K, N]) under the forms against f32 matmul of the same shapes
+// (the 3x3 convs' GEMMs at 112x112: 256 x 2304 x 12544, 256 x 1152 x 12544, 128 x 1152 x 12544).
 //   gltensor_iconv_forms_bench [--size 112] [--rounds N] [--min-ms T] [--forms a,b,...] [--chain R]
-//                              [--chain-only] [--chain-narrow]
+//                              [--chain-only] [--chain-narrow] [--gemm]
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -49,6 +52,16 @@ struct Form {
   std::function<void(Settings&)> set;
   int swizzle = -1;  ///< Settings::imatmul_swizzle while the form runs (-1: the plan's choice)
 };
+
+// Runs op under the form's settings.
+Tensor under(const Form& f, const std::function<Tensor()>& op) {
+  const Settings saved = detail::settings();
+  f.set(detail::settings());
+  detail::settings().imatmul_swizzle = f.swizzle;
+  Tensor y = op();
+  detail::settings() = saved;
+  return y;
+}
 
 const std::vector<Form>& all_forms() {
   using I = IMatmulSetting;
@@ -99,23 +112,6 @@ const std::vector<Form>& all_forms() {
       {"implicit-8x4-regs",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64, s.imatmul_rb = 2, s.imatmul = I::regs; }},
       {"implicit-8x8-regs", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs; }},
-      {"implicit-8x8t128-regs",
-       [](Settings& s) {
-         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::regs;
-       }},
-      {"implicit-8x8t128-mem",
-       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::mem; }},
-      {"default-local", [](Settings& s) { s.imatmul = I::local; }},
-      {"implicit-4x8-sliced-local",
-       [](Settings& s) {
-         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_rb = 1, s.imatmul_slices = 2, s.imatmul = I::local;
-       }},
-      {"implicit-8x8-local",
-       [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::local; }},
-      {"implicit-8x8t128-local",
-       [](Settings& s) {
-         s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul_blocks = 2, s.imatmul = I::local;
-       }},
       {"implicit-8x8-regs-bk8",
        [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 128, s.imatmul = I::regs, s.imatmul_bk = 8; }},
       {"implicit-8x8-shared-bk8",
@@ -179,18 +175,16 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
   std::printf("\n| chain %s, %lldx%lld | f32 ms | int8 ms | int8 / f32 speed |\n|---|---:|---:|---:|\n", net.c_str(),
               static_cast<long long>(H), static_cast<long long>(H));
   for (const Form& f : forms) {
-    const Settings saved = detail::settings();
-    f.set(detail::settings());
-    detail::settings().imatmul_swizzle = f.swizzle;
     const double ti = chain_ms(dev, runs, [&] {
-      Tensor y = qx;
-      for (std::size_t l = 0; l < qw.size(); ++l) {
-        y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
-                                 {ys, z0, Activation::relu, DType::u8});
-      }
-      return y;
+      return under(f, [&] {
+        Tensor y = qx;
+        for (std::size_t l = 0; l < qw.size(); ++l) {
+          y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
+                                   {ys, z0, Activation::relu, DType::u8});
+        }
+        return y;
+      });
     });
-    detail::settings() = saved;
     std::printf("| %s | %.3f | %.3f | %.2fx |\n", f.name, tf, ti, tf / ti);
     std::fflush(stdout);
   }
@@ -207,6 +201,61 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
   std::printf("| default, with the model's QuantizeLinear / DequantizeLinear | %.3f | %.3f | %.2fx |\n", tf, te,
               tf / te);
   std::fflush(stdout);
+}
+
+// f32 and every form's op compiled, each op's output checked against the first's, byte for byte
+// (exact int32 sums, the same epilogue: "yes" or "**NO**"), then `rounds` alternating rounds: the
+// best seconds per op of f32 and of each op.
+struct Timed {
+  double f32 = 1e30;
+  std::vector<double> ops;
+  std::vector<std::string> same;
+};
+Timed time_forms(Device& dev, int rounds, double min_ms, const std::function<Tensor()>& f32,
+                 const std::vector<std::function<Tensor()>>& ops) {
+  Timed t;
+  f32();
+  t.same.assign(ops.size(), "yes");
+  const std::vector<std::int32_t> first = ops.empty() ? std::vector<std::int32_t>{} : ops[0]().to_int_vector();
+  for (std::size_t i = 1; i < ops.size(); ++i)
+    if (ops[i]().to_int_vector() != first) t.same[i] = "**NO**";
+  dev.synchronize();
+  t.ops.assign(ops.size(), 1e30);
+  for (int r = 0; r < rounds; ++r) {
+    t.f32 = std::min(t.f32, round_seconds(dev, min_ms, f32));
+    for (std::size_t i = 0; i < ops.size(); ++i) t.ops[i] = std::min(t.ops[i], round_seconds(dev, min_ms, ops[i]));
+  }
+  return t;
+}
+
+// --gemm: the integer GEMM alone, int32 c [M, N] = (a - 0) [M, K] int8 @ (b - 128) [K, N] uint8
+// (matmul_integer: a conv's weights against its im2col columns), under each form, against the
+// f32 matmul of the same shape (the warp kernel on GPUs), back-to-back ops as the layer rows.
+void gemms(Device& dev, Generator& g, const std::vector<Form>& forms, int rounds, double min_ms) {
+  std::printf(
+      "\n| GEMM M x K x N | form | f32 ms (TFLOP/s) | int8 ms (TFLOP/s) | int8 / f32 speed | c = first form's |\n"
+      "|---|---|---:|---:|---:|---|\n");
+  const std::vector<std::array<std::int64_t, 3>> shapes{{256, 2304, 12544}, {256, 1152, 12544}, {128, 1152, 12544}};
+  for (auto [M, K, N] : shapes) {
+    const Tensor a = q8(dev, g, {M, K}, DType::i8), b = q8(dev, g, {K, N}, DType::u8);
+    const Tensor za = zeros(dev, {1}, DType::i8), zb = full(dev, {1}, 128, DType::u8);
+    const Tensor af = randn(dev, {M, K}, g), bf = randn(dev, {K, N}, g);
+    const auto f32 = [=] { return matmul(af, bf); };
+    std::vector<std::function<Tensor()>> ops;
+    for (const Form& f : forms)
+      ops.push_back([=] { return under(f, [&] { return detail::matmul_integer(a, b, za, zb); }); });
+    const Timed t = time_forms(dev, rounds, min_ms, f32, ops);
+    const double tf = t.f32;
+    const std::vector<double>& ti = t.ops;
+    const std::vector<std::string>& same = t.same;
+    const double flop = 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N);
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      std::printf("| %lld x %lld x %lld | %s | %.3f (%.1f) | %.3f (%.1f) | %.2fx | %s |\n", static_cast<long long>(M),
+                  static_cast<long long>(K), static_cast<long long>(N), forms[i].name, tf * 1e3, flop / tf * 1e-12,
+                  ti[i] * 1e3, flop / ti[i] * 1e-12, tf / ti[i], same[i].c_str());
+    std::fflush(stdout);
+    dev.trim();
+  }
 }
 
 }  // namespace
@@ -227,6 +276,8 @@ int main(int argc, char** argv) {
   app.add_flag("--chain-only", chain_only, "only the chain (no per-layer rows)");
   bool chain_narrow = false;
   app.add_flag("--chain-narrow", chain_narrow, "the chain of the narrow net (32-64-64-128) instead of the wide one");
+  bool gemm = false;
+  app.add_flag("--gemm", gemm, "also the integer GEMM alone (matmul_integer) against f32 matmul, same shapes");
   CLI11_PARSE(app, argc, argv);
   Device dev = Device::open();
   Generator g(1);
@@ -258,27 +309,15 @@ int main(int argc, char** argv) {
     const auto f32 = [=] { return conv2d(x, w, b, o); };
     std::vector<std::function<Tensor()>> ops;
     for (const Form& f : forms)
-      ops.push_back([=, set = f.set, swizzle = f.swizzle] {
-        const Settings saved = detail::settings();
-        set(detail::settings());
-        detail::settings().imatmul_swizzle = swizzle;
-        Tensor y = detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
-        detail::settings() = saved;
-        return y;
+      ops.push_back([=] {
+        return under(f, [&] {
+          return detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
+        });
       });
-    f32();
-    // compile; every form's uint8 output must equal the first's (exact int32 sums, same epilogue)
-    std::vector<std::string> same(ops.size(), "yes");
-    const std::vector<std::int32_t> first = ops.empty() ? std::vector<std::int32_t>{} : ops[0]().to_int_vector();
-    for (std::size_t i = 1; i < ops.size(); ++i)
-      if (ops[i]().to_int_vector() != first) same[i] = "**NO**";
-    dev.synchronize();
-    double tf = 1e30;
-    std::vector<double> ti(ops.size(), 1e30);
-    for (int r = 0; r < rounds; ++r) {
-      tf = std::min(tf, round_seconds(dev, min_ms, f32));
-      for (std::size_t i = 0; i < ops.size(); ++i) ti[i] = std::min(ti[i], round_seconds(dev, min_ms, ops[i]));
-    }
+    const Timed t = time_forms(dev, rounds, min_ms, f32, ops);
+    const double tf = t.f32;
+    const std::vector<double>& ti = t.ops;
+    const std::vector<std::string>& same = t.same;
     for (std::size_t i = 0; i < ops.size(); ++i)
       std::printf("| %lld -> %lld | %lld | %s | %.3f | %.3f | %.2fx | %s |\n", static_cast<long long>(C),
                   static_cast<long long>(O), static_cast<long long>(C * 9), forms[i].name, tf * 1e3, ti[i] * 1e3,
@@ -286,6 +325,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     dev.trim();
   }
+  if (gemm) gemms(dev, g, forms, rounds, min_ms);
   if (chain_runs > 0) chains(dev, g, size, forms, chain_runs, chain_narrow);
   return 0;
 }

@@ -8,8 +8,8 @@
 // issue f32 FMAs at twice their int32 multiply-add rate). The host defines IBLOCK_K (a multiple
 // of BK, checked against 2^24 there) and uses this kernel only for 8-bit zero points; wider ones
 // run quant_int.comp's IMATMUL.
-// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64, or 128 with BN = 128
-// and RB = CB = 2; BN = 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
+// Tiling as glsl/ops/matmul.comp's VEC4 kernel: a BM x BN tile of c per workgroup (BM = 64; BN = 32,
+// 64 or 128), BK = 16 or 8 (the host's BK: BM BK / 4 a multiple of NT), NT = (BM / 4 RB)(BN / 4 CB) invocations, each RB x CB blocks of 4 x 4
 // (RB = CB = 2: rows 4 ty .. 4 ty + 3 and BM / 2 + 4 ty .., columns 4 tx .. and BN / 2 + 4 tx ..;
 // 1: one block, as matmul's 64 x 64 tile kernel) read from shared memory as vec4s, A kept
 // transposed there; the next K tile's words are loaded into registers while the
@@ -34,8 +34,7 @@
 // it): c is float32, c = float(q - zy) * ys of that 8-bit q, as quant_int.comp's DEQUANTIZE
 // (one store per element: any N).
 // Where the int32 totals of the blocks live: TOTALS_REGS, int32 registers beside the f32 ones
-// (twice the accumulators); TOTALS_LOCAL, the same array indexed at run time (local memory on
-// NVIDIA's GPUs, read and written once per block: the registers are those of the f32 sums); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
+// (twice the accumulators); TOTALS_SHARED, shared memory (NACC ivec4s per invocation, so that the
 // registers are those of matmul's f32 tiles; read and written once per block); TOTALS_MEM, the output's elements in memory (each invocation adds a
 // block's sums to its own elements: c itself where it is int32, else operand 10, int32 [batch, M,
 // N]), so that the registers are those of matmul's f32 tiles; neither: the launch's K range is
@@ -97,17 +96,12 @@ uniform float u_hi;
 
 #define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
-#ifndef BM
-#define BM 64u  // the host defines BM 128 only (a variant has at most 32 defines)
-#endif
+#define BM 64u  // the tile's rows
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
 #define NT (LOCAL_X / uint(NSL))  // invocations per K slice
-#if defined(TOTALS_REGS) || defined(TOTALS_LOCAL)
-#define TOTALS_ARRAY
-#endif
-#if NSL == 2 && !defined(TOTALS_ARRAY)
-#error "two K slices hand over the totals in registers (TOTALS_REGS / TOTALS_LOCAL)"
+#if NSL == 2 && !defined(TOTALS_REGS)
+#error "two K slices hand over the totals in registers (TOTALS_REGS)"
 #endif
 #define LA (BM * KQ / NT)  // A words per invocation and K tile
 #define LB (BK * (BN / 4u) / NT)  // B words
@@ -399,18 +393,9 @@ void main() {
     Bs[sl][buf][(tid + NT * l) / (BN / 4u)][bnq] = bytes_of(wb[l], B_SIGNED) - zbf;
 
   vec4 acc[NACC];
-#ifdef TOTALS_ARRAY
+#ifdef TOTALS_REGS
   ivec4 iacc[NACC];
-#ifdef TOTALS_LOCAL
-  // iacc's index plus a value the compiler cannot know (0: M < 2^31, the kernel's indices are
-  // uint): an array indexed at run time lives in local memory on NVIDIA's GPUs (L1-cached), read
-  // and written once per block, leaving the registers to the f32 sums
-  int dyn = int(u_M >> 31u);
-#define IX(i) ((i) + dyn)
-#else
-#define IX(i) (i)
-#endif
-#define INIT_ACC(i) acc[i] = vec4(0.0); iacc[IX(i)] = ivec4(0);
+#define INIT_ACC(i) acc[i] = vec4(0.0); iacc[i] = ivec4(0);
 #elif defined(TOTALS_SHARED)
 #define INIT_ACC(i) acc[i] = vec4(0.0); Ts[i][tid] = ivec4(0);
 #else
@@ -440,8 +425,8 @@ void main() {
 #define LOAD_A1
 #endif
   // After each block of K tiles, its exact f32 sums into the int32 totals.
-#ifdef TOTALS_ARRAY
-#define FLUSH_REGS(i) iacc[IX(i)] += ivec4(acc[i]); acc[i] = vec4(0.0);
+#ifdef TOTALS_REGS
+#define FLUSH_REGS(i) iacc[i] += ivec4(acc[i]); acc[i] = vec4(0.0);
 #define TILE_FLUSH if ((t + 1u) % BLOCK_TILES == 0u) { FOR_ACC(FLUSH_REGS) }
 #elif defined(TOTALS_SHARED)
 // (own slots: no barrier)
@@ -484,12 +469,12 @@ void main() {
   // Slice 1's int32 totals to slice 0 through Bs (free after the loop's last barrier), as bit
   // patterns, accumulators 0-7 then 8-15: element j of Bs read flat.
 #define BS_AT(j) Bs[(j) / (2u * BK * (BN / 4u))][((j) / (BK * (BN / 4u))) % 2u][((j) / (BN / 4u)) % BK][(j) % (BN / 4u)]
-#define FLUSH_LAST(i) iacc[IX(i)] += ivec4(acc[i]);
+#define FLUSH_LAST(i) iacc[i] += ivec4(acc[i]);
   FOR_ACC(FLUSH_LAST)
-#define HAND_PUT0(i) if (uint(i) < 8u) BS_AT(uint(i) * NT + tid) = intBitsToFloat(iacc[IX(i)]);
-#define HAND_GET0(i) if (uint(i) < 8u) iacc[IX(i)] += floatBitsToInt(BS_AT(uint(i) * NT + tid));
-#define HAND_PUT1(i) if (uint(i) >= 8u) BS_AT((uint(i) - 8u) * NT + tid) = intBitsToFloat(iacc[IX(i)]);
-#define HAND_GET1(i) if (uint(i) >= 8u) iacc[IX(i)] += floatBitsToInt(BS_AT((uint(i) - 8u) * NT + tid));
+#define HAND_PUT0(i) if (uint(i) < 8u) BS_AT(uint(i) * NT + tid) = intBitsToFloat(iacc[i]);
+#define HAND_GET0(i) if (uint(i) < 8u) iacc[i] += floatBitsToInt(BS_AT(uint(i) * NT + tid));
+#define HAND_PUT1(i) if (uint(i) >= 8u) BS_AT((uint(i) - 8u) * NT + tid) = intBitsToFloat(iacc[i]);
+#define HAND_GET1(i) if (uint(i) >= 8u) iacc[i] += floatBitsToInt(BS_AT((uint(i) - 8u) * NT + tid));
   if (sl == 1u) { FOR_ACC(HAND_PUT0) }
   workgroup_sync();
   if (sl == 0u) { FOR_ACC(HAND_GET0) }
@@ -498,9 +483,9 @@ void main() {
   workgroup_sync();
   if (sl == 1u) return;
   FOR_ACC(HAND_GET1)
-#define STORE_ACC(i) store_row(iacc[IX(i)], ACC_M(i), ACC_N(i), bz, row0, stored);
-#elif defined(TOTALS_ARRAY)
-#define STORE_ACC(i) store_row(iacc[IX(i)] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
+#define STORE_ACC(i) store_row(iacc[i], ACC_M(i), ACC_N(i), bz, row0, stored);
+#elif defined(TOTALS_REGS)
+#define STORE_ACC(i) store_row(iacc[i] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #elif defined(TOTALS_SHARED)
 #define STORE_ACC(i) store_row(Ts[i][tid] + ivec4(acc[i]), ACC_M(i), ACC_N(i), bz, row0, stored);
 #else

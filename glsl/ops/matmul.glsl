@@ -93,8 +93,10 @@ Part part() {
 // kend and gn < u_N, else 0 (the tiled kernels' edge tiles and their last prefetch). The loads'
 // indices are clamped into the operand (its last row or column, the K range's last k) and the
 // values past them replaced by a boolean mix (a select): no load past an operand's end, even one
-// that a ternary would discard (GLSL does not promise that ?: evaluates one side only). Macros:
-// only the kernels that read A and B by elements (load1, load2) expand them.
+// that a ternary would discard (GLSL evaluates only the chosen side of ?:, but a compiler may
+// flatten it into a select that loads anyway: docs/ARCHITECTURE.md). The K range must not be
+// empty (kend - 1 would wrap; plan_matmul runs K = 0 in REG). Macros: only the kernels that read
+// A and B by elements (load1, load2) expand them.
 #define A_ELEM(a_off, gm, gk, kend)                                                                    \
   mix(0.0, float(load1((a_off) + min(gm, u_M - 1u) * u_a_sm + min(gk, (kend) - 1u) * u_a_sk)), \
       (gm) < u_M && (gk) < (kend))

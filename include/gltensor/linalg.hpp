@@ -10,13 +10,16 @@
 // GPUs, fewer than 256 whole 64x128 tiles over K >= 1024: the 64x128 kernel over K chunks, summed, then the epilogue.
 // The quad-load kernel's variants (K split over two halves of a workgroup, inner product
 // unrolled) are timed on a GPU on the first use of a (tiles, K, dtype) class and the fastest is
-// kept on disk (GLTENSOR_TUNE, GLTENSOR_CACHE_DIR): such a first call takes a few runs longer;
-// variants differ only in summation order.
+// kept on disk (GLTENSOR_TUNE, GLTENSOR_CACHE_DIR; only where the sliced variants' shared memory
+// fits the device's): such a first call takes a few runs longer; variants differ only in
+// summation order.
 //
 // Operands may be any strided views: a transposed operand (x.t(), x.transpose(-1, -2)) is read
 // through its strides, never copied. Dtypes: any float or integer dtypes; the result is
 // promote_types(a, b) for floats, f32 when both are integers. Errors: ShapeError when inner dims
-// differ or batch dims do not broadcast (naming both shapes), LimitError past 2^31 elements.
+// differ or batch dims do not broadcast (naming both shapes), LimitError past 2^31 elements and
+// where a kernel forced by GLTENSOR_MATMUL_KERNEL needs more shared memory than the device has
+// (naming the kernel, both shapes, the bytes and the limit).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -7,8 +7,8 @@ namespace gltensor::detail {
 
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
-  const std::int64_t tiles = v.slices * 2 * v.bk * (v.bm + v.bn) * 4;
-  return tiles + (v.totals == IMatmulVariant::Totals::shared ? v.bm * v.bn * 4 : 0);
+  const std::int64_t tiles = v.slices * 2 * v.bk * (64 + v.bn) * 4;
+  return tiles + (v.totals == IMatmulVariant::Totals::shared ? 64 * v.bn * 4 : 0);
 }
 
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
@@ -22,10 +22,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // dependent layer waits for) 1.748, all 4 x 4 1.689; the layers alone, back to back, hide those
   // tails (4 x 8 1.06x faster than 4 x 4 there; int8w). GLTENSOR_IMATMUL_TILE=128 for the wide
   // tiles; software rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
-  // (GLTENSOR_IMATMUL=local: the plan's forms, their totals in a run-time-indexed array)
-  const bool planned = s.imatmul == IMatmulSetting::choose || s.imatmul == IMatmulSetting::local;
-  const bool choose =
-      planned && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks && !s.imatmul_slices && !s.imatmul_bk;
+  const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
+                      !s.imatmul_slices && !s.imatmul_bk;
   const int forced = d.software ? 0 : s.imatmul_tile;
   const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
   const bool wide4x8 = !d.software && choose && wide;
@@ -51,10 +49,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
                  : v.blocks == 2 && v.bn == 128 && s.imatmul_rb == 1 ? 1
                                                                      : v.blocks;
   v.rb = rb != v.blocks ? rb : 0;
-  // GLTENSOR_IMATMUL_TILE=128 with GLTENSOR_IMATMUL_BLOCKS=2 (GPUs): 128 x 128 tiles of 8 x 8 per
-  // invocation (256 invocations, matmul's warp kernel's tile; a lab form)
-  if (forced == 128 && s.imatmul_blocks == 2 && rb == 2) v.bm = 128;
-  k.local_x = static_cast<std::uint32_t>(v.bm / (4 * rb) * (v.bn / (4 * v.blocks)));
+  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (v.bn / (4 * v.blocks)));
   v.iblock_k = kIntBlockK, v.a_words = p.a_words, v.b_words = p.b_words;
   // The int32 totals beyond one block (block_launches drops them where a launch's K is one
   // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
@@ -63,13 +58,12 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // GLTENSOR_IMATMUL=regs|mem|shared forces one.
   const bool mem =
       s.imatmul == IMatmulSetting::mem || (s.imatmul == IMatmulSetting::choose && v.blocks == 2 && rb == 2);
-  // GLTENSOR_IMATMUL=local: where they would be in registers, in an array indexed at run time
-  const auto regs = s.imatmul == IMatmulSetting::local ? IMatmulVariant::Totals::local : IMatmulVariant::Totals::regs;
+  const auto regs = IMatmulVariant::Totals::regs;
   v.totals = mem ? IMatmulVariant::Totals::mem : regs;
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
   // at least one A word per tile (64 BK / 4 a multiple of the invocations)
   // and a B word (BK BN / 4 a multiple of the invocations too)
-  if (s.imatmul_bk && v.bm * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
+  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
     v.bk = s.imatmul_bk;
   // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
   if (s.imatmul == IMatmulSetting::shared) {

@@ -47,9 +47,7 @@ inline constexpr std::int64_t kFewGroups = 128;
 /// 4 x 8 with two K slices per workgroup (one where 48 KiB of shared memory do not fit) where that
 /// makes at least kWideGroups workgroups, else 64 x 64 of 4 x 4 with A's tile swizzled, with K
 /// in two slices (512 invocations) below kFewGroups workgroups; totals in registers, K tiles of 16. Settings
-/// (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK) force forms (GLTENSOR_IMATMUL=local: the plan's forms with the
-/// totals in a run-time-indexed array, local memory on GPUs; _TILE=128 with _BLOCKS=2: 128 x 128 tiles of 8 x 8 on
-/// GPUs, a lab form); the totals in shared memory only where they fit beside the
+/// (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK) force forms; the totals in shared memory only where they fit beside the
 /// tiles (else registers), K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
 /// for 8 x 8, 4 x 8 and 4 x 4 per invocation on GPUs, with the totals in registers;
 /// GLTENSOR_IMATMUL_TILE=32: 64 x 32 tiles of 4 x 4 (a lab form).

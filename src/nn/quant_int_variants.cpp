@@ -66,7 +66,6 @@ std::vector<QuantIntVariant> QuantIntVariant::space() {
 Defines IMatmulVariant::defines() const {
   Defines d;
   d.uvalue("BN", static_cast<std::uint64_t>(bn)).value("RB", rb ? rb : blocks).value("CB", blocks);
-  if (bm != 64) d.uvalue("BM", static_cast<std::uint64_t>(bm));  // (64: the kernel's own; at most 32 defines)
   d.uvalue("IBLOCK_K", static_cast<std::uint64_t>(iblock_k)).uvalue("BK", static_cast<std::uint64_t>(bk));
   d.value("NSL", slices).flag("A_SWIZZLE", a_swizzle).flag("K_PAIRS", k_pairs);  // NSL an int: #if compares it
   d.value("A_WORDS", a_words ? 1 : 0);
@@ -74,8 +73,7 @@ Defines IMatmulVariant::defines() const {
   if (implicit) d.flag("IMPLICIT").value("IKH", kh).value("IKW", kw).flag("ROWQUAD", rowquad);
   d.flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ACCUM", accum);
-  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_LOCAL", totals == Totals::local);
-  d.flag("TOTALS_MEM", totals == Totals::mem);
+  d.flag("TOTALS_REGS", totals == Totals::regs).flag("TOTALS_MEM", totals == Totals::mem);
   d.flag("TOTALS_SHARED", totals == Totals::shared);
   const bool q8 = quant && !dq_out;  // 8-bit c
   const DType c = q8 ? y : dequant ? DType::f32 : DType::i32;
@@ -163,25 +161,14 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
   }
   {
-    IMatmulVariant v;  // 8 x 8 on 128 x 128 tiles (a lab form), requantizing, implicit; totals in local memory
-    v.bm = v.bn = 128, v.blocks = 2, v.dequant = v.dq_row = v.bias = v.quant = true;
-    v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true;
-    out.push_back(v);
-    v.totals = IMatmulVariant::Totals::local;
-    out.push_back(v);
-  }
-  {
     IMatmulVariant v;  // 4 x 8 per invocation on 64 x 128 tiles, requantizing
     v.bn = 128, v.blocks = 2, v.rb = 1, v.dequant = v.dq_row = v.bias = v.quant = true;
     out.push_back(v);
     // the same with two K slices (48 KiB of shared memory), implicit, K tiles in pairs (the GPUs' plan);
-    // its totals in local memory; the input QuantizeLinear in it (the most defines)
+    // the input QuantizeLinear in it (the most defines)
     v.slices = 2, v.implicit = true, v.kh = v.kw = 3, v.b_words = false, v.rowquad = true, v.k_pairs = true;
     out.push_back(v);
     v.rowquad = false, v.qin = true, v.a = DType::i8, v.za_none = true;
-    out.push_back(v);
-    v.rowquad = true, v.qin = false, v.a = DType::u8, v.za_none = false;
-    v.totals = IMatmulVariant::Totals::local;
     out.push_back(v);
   }
   {

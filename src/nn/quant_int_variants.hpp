@@ -29,7 +29,6 @@ struct QuantIntVariant {
 struct IMatmulVariant {
   static constexpr const char* kFile = "imatmul.comp";
   std::int64_t bn = 64;         ///< BN: the tile's columns (32, 64 or 128; 32: 4 x 4)
-  std::int64_t bm = 64;         ///< BM: the tile's rows (64, or 128 with bn 128 and 8 x 8 per invocation)
   int blocks = 1;               ///< RB = CB: 4 x 4 blocks per invocation along each dim (1, 2; 2 where bn is 128)
   std::int64_t iblock_k = 256;  ///< IBLOCK_K: values of K per exact f32 sum
   std::int64_t bk = 16;         ///< BK: values of K per shared-memory tile (16, or 8 where BM BK / 4 >= invocations)
@@ -38,10 +37,10 @@ struct IMatmulVariant {
   bool accum = false;                                  ///< ACCUM (split K: a later range)
   bool dequant = false, dq_row = false, bias = false;  ///< DEQUANT epilogue, DQ_ROW, HAS_BIAS
   DType a = DType::u8, b = DType::i8, za = DType::u8, zb = DType::i8;  ///< A_I8 / B_I8 from a, b
-  /// Where the blocks' int32 totals live: TOTALS_REGS (registers), TOTALS_LOCAL (an array indexed
-  /// at run time: local memory on GPUs), TOTALS_MEM (the output's elements, or operand 10 with
-  /// DEQUANT), TOTALS_SHARED (shared memory), none (the launch's K range is one block).
-  enum class Totals { regs, local, mem, shared, none };
+  /// Where the blocks' int32 totals live: TOTALS_REGS (registers), TOTALS_MEM (the output's
+  /// elements, or operand 10 with DEQUANT), TOTALS_SHARED (shared memory), none (the launch's K
+  /// range is one block).
+  enum class Totals { regs, mem, shared, none };
   Totals totals = Totals::regs;
   /// QUANT (with dequant): the requantizing epilogue, 8-bit c of dtype `y` (QMIN / QMAX from it),
   /// its activation before it (act_clip's bounds in uniforms: none, relu and clip are one

@@ -170,8 +170,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool gemv_fits = dev.loop_limit == 0 || matmul_loops(MatmulPlan::Kernel::gemv, 16) <= dev.loop_limit;
   const bool gemv =
       gemv_fits && !p.split_columns && (forced == K::gemv || (chosen && !software && p.M <= kGemvRows && p.b_kmajor));
+  // K = 0 (a product of zeros, then the epilogue): REG, whatever is forced. The tiled and quad-load
+  // kernels prefetch their first K tile before the K loop, and their edge clamps (the range's last
+  // k) wrap at K = 0: they would load from the empty operands; REG and GEMV load inside the loop.
   const bool reg =
-      !gemv && (forced == K::reg || forced == K::gemv || (chosen && (software || small || tiles_too_long)));
+      !gemv && (forced == K::reg || forced == K::gemv || p.K == 0 || (chosen && (software || small || tiles_too_long)));
   // The warp-tiled kernel: quad operands, M, N and K multiples of 4, f32 math.
   const bool warp_ok = !reg && !gemv && p.quads && p.M % 4 == 0 && p.N % 4 == 0 && p.K % 4 == 0 && fb0 == 0;
   // Chosen on GPUs over at least 256 of its tiles: for B read as quads along K (linear's w.t(): the
@@ -359,7 +362,12 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.variant = (slice_ok && sliced ? 1 : 0) | (unrolled ? 2 : 0);
     // Few tiles split over K: the plain form, untuned (on the H100 it was the fastest split form
     // in every row, where the tuner picked the sliced one for K-major B at 0.57x).
-    plan.tune = slice_ok && chosen && p.K >= 256 && vec4_tiles <= 4096 && !vec4_split;
+    // The tuner compiles and runs every variant: the sliced ones' doubled buffers (24 KiB for
+    // 64 x 128 tiles) must fit the device's shared memory too, else only the plain form runs.
+    MatmulPlan sliced_form = plan;
+    sliced_form.variant = 1;
+    plan.tune = slice_ok && chosen && p.K >= 256 && vec4_tiles <= 4096 && !vec4_split &&
+                matmul_shared_bytes(sliced_form, p) <= dev.max_shared;
     if (plan.tune)
       plan.tune_key = "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(p.K) + "/" +
                       dtype_name(p.out) + (plan.splits > 1 ? "/s" + std::to_string(plan.splits) : "") +

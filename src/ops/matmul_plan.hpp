@@ -39,7 +39,8 @@ struct MatmulPlan {
   std::int64_t tile_m = 64, tile_n = 64;
   /// Quad-load kernel variant: bit 0 sliced K (256 invocations), bit 1 inner product unrolled.
   int variant = 0;
-  /// Measure the four quad-load variants on first use (Tuner), under tune_key.
+  /// Measure the four quad-load variants on first use (Tuner), under tune_key (only where the sliced
+  /// variants' shared memory fits the device's: DeviceTraits::max_shared).
   bool tune = false;
   std::string tune_key;
   /// Split-K: `splits` partial products over K ranges of `kchunk` (a multiple of 16), summed
@@ -124,13 +125,14 @@ inline constexpr std::uint32_t kGemvLocal = 128;
 /// The plan. Kernel choice: on GPUs the GEMV kernel where M <= 8 and B is K-major (linear's
 /// w.t(): a workgroup per kGemvFeatures output features, its invocations splitting K, a
 /// shared-memory reduction; no split_columns); Settings::matmul_kernel "gemv" forces it for any
-/// shape and device (split_columns excepted). Otherwise: on software rasterizers the REG kernel (register blocks
-/// straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel where M or N is
-/// at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel (quad operands,
-/// M, N and K multiples of 4, f32 math, its tile's shared memory within DeviceTraits::max_shared (warp_shared_bytes),
-/// at least kWarpMinTiles of its 128 x 128 tiles where B is K-major, the tiles whole or the product batched with
-/// M, K >= 64 and N >= 512 (64-row tiles for those: kWarpBatchedMin128Tiles), or with A read along K the fewer
-/// tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
+/// shape and device (split_columns excepted). K = 0: REG (but GEMV where it is chosen), whatever else is forced (the
+/// tiled kernels load their first K tile before their K loop). Otherwise: on software rasterizers the REG kernel
+/// (register blocks straight from the SSBOs, no shared memory: bench/kernel_lab.cpp mode regmm); on GPUs the REG kernel
+/// where M or N is at most 8 (a 64-row tile of a 3-row product would do 21 times its work), else the warp-tiled kernel
+/// (quad operands, M, N and K multiples of 4, f32 math, its tile's shared memory within DeviceTraits::max_shared
+/// (warp_shared_bytes), at least kWarpMinTiles of its 128 x 128 tiles where B is K-major, the tiles whole or the
+/// product batched with M, K >= 64 and N >= 512 (64-row tiles for those: kWarpBatchedMin128Tiles), or with A read along
+/// K the fewer tiles of kWarpMinShkTiles / kWarpMinKmajorTiles, K split in two over at most kWarpSplitTiles), else the
 /// 64x128 quad-load kernel for whole tiles (M % 64, N % 128, K % 8) with quad-aligned operands and at least 256 tiles,
 /// or fewer over K >= kSplitMinK (split into K chunks, kSplitTiles), else 64x64 tiles (Settings::matmul_kernel
 /// overrides where the kernel applies: vec4*, tile64, tile128, reg, gemv); on GPUs, where that would be 64x64 tiles,

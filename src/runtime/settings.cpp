@@ -123,7 +123,7 @@ RnnSetting parse_rnn(const std::string& text) {
 IMatmulSetting parse_imatmul(const std::string& text) {
   using I = IMatmulSetting;
   return parse<I>("GLTENSOR_IMATMUL", text,
-                  {{"", I::choose}, {"regs", I::regs}, {"local", I::local}, {"mem", I::mem}, {"shared", I::shared}});
+                  {{"", I::choose}, {"regs", I::regs}, {"mem", I::mem}, {"shared", I::shared}});
 }
 
 IConvGemmSetting parse_iconv_gemm(const std::string& text) {

@@ -21,7 +21,7 @@ enum class F16MatmulSetting { choose, f16x4, f16x2 };
 /// GLTENSOR_F16_EXT: the extension f16 kernels enable.
 enum class F16ExtSetting { choose, nv, amd, ext };
 /// GLTENSOR_IMATMUL: where the block-f32 integer matmul keeps its int32 totals.
-enum class IMatmulSetting { choose, regs, local, mem, shared };
+enum class IMatmulSetting { choose, regs, mem, shared };
 /// GLTENSOR_ICONV_GEMM: the integer convolution's GEMM form.
 enum class IConvGemmSetting { choose, implicit, bytes, im2col };
 /// GLTENSOR_QLINEAR_KERNEL: quantized_linear's kernel (gemv: an invocation per K block; words:
@@ -105,9 +105,8 @@ struct Settings {
   /// matmul over every image's positions (the path before); "" or "batched": one batched matmul
   /// of the weights against each image's [C, H*W], no columns matrix (nn/conv_plan.hpp).
   bool conv_pointwise_batched = true;
-  /// GLTENSOR_IMATMUL=regs|local|mem|shared: the block-f32 integer matmul (glsl/nn/imatmul.comp)
-  /// keeps the int32 totals of K beyond one exact block in registers beside the f32 sums, in an
-  /// array indexed at run time (local memory on GPUs: the registers of the f32 sums alone), adds
+  /// GLTENSOR_IMATMUL=regs|mem|shared: the block-f32 integer matmul (glsl/nn/imatmul.comp)
+  /// keeps the int32 totals of K beyond one exact block in registers beside the f32 sums, adds
   /// each block's sums to the output's elements in memory, or keeps them in shared memory ("" =
   /// choose: nn/imatmul_plan.hpp).
   IMatmulSetting imatmul = IMatmulSetting::choose;

@@ -21,13 +21,11 @@ namespace {
 template <typename F>
 void each_form(F f) {
   for (int bk : {0, 8})
-    for (IMatmulSetting form :
-         {IMatmulSetting::mem, IMatmulSetting::regs, IMatmulSetting::local, IMatmulSetting::shared}) {
+    for (IMatmulSetting form : {IMatmulSetting::mem, IMatmulSetting::regs, IMatmulSetting::shared}) {
       if (bk && form != IMatmulSetting::shared) continue;
-      SCOPED_TRACE(std::string(form == IMatmulSetting::regs    ? "totals in registers"
-                               : form == IMatmulSetting::local ? "totals in a run-time-indexed array"
-                               : form == IMatmulSetting::mem   ? "totals in memory"
-                                                               : "totals in shared memory") +
+      SCOPED_TRACE(std::string(form == IMatmulSetting::regs  ? "totals in registers"
+                               : form == IMatmulSetting::mem ? "totals in memory"
+                                                             : "totals in shared memory") +
                    (bk ? ", K tiles of 8" : ""));
       ScopedSettings s;
       s->imatmul = form;

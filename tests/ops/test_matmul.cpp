@@ -262,6 +262,28 @@ TEST(Matmul, TiledKernelsEdgesPastTheEnd) {
     }
 }
 
+// K = 0 under every forced kernel: the product is zeros, the output the epilogue of the addend
+// (relu(2 d), d broadcast over rows; d fresh random values), whole 64 x 128 tiles (where the
+// quad-load and warp kernels apply) and edges, one product and a batch. The plan runs REG for
+// every kernel but GEMV (PlanMatmul.EmptyKTakesReg): the tiled kernels' first K tile is loaded
+// before their K loop, where the clamps of an empty range wrap.
+TEST(Matmul, EmptyKUnderEveryKernel) {
+  GLT_RNG(rng);
+  for (const char* kernel : {"", "gpu", "vec4", "vec4su", "tile64", "tile128", "reg", "gemv", "warp"}) {
+    ScopedEnv env("GLTENSOR_MATMUL_KERNEL", *kernel ? kernel : nullptr);
+    for (auto [batch, M, N] : std::vector<std::array<std::int64_t, 3>>{{1, 64, 128}, {3, 67, 69}}) {
+      const auto d = uniform(rng, static_cast<std::size_t>(N));
+      const Tensor a = Tensor::empty(device(), {batch, M, 0}), b = Tensor::empty(device(), {0, N});
+      const Tensor y = matmul_fused(a, b, Tensor::from_host(device(), d, {N}), 0.5, 2.0, Activation::relu);
+      ASSERT_EQ(y.shape(), (Shape{batch, M, N}));
+      std::vector<double> ref;
+      for (std::int64_t i = 0; i < batch * M; ++i)
+        for (std::int64_t n = 0; n < N; ++n) ref.push_back(std::max(0.0, 2.0 * d[static_cast<std::size_t>(n)]));
+      EXPECT_TRUE(close(y.to_vector(), ref, 1e-6, 1e-6)) << kernel << " " << batch << " x " << M << " x " << N;
+    }
+  }
+}
+
 TEST(Matmul, Errors) {
   Tensor a = ones(device(), {3, 4}), b = ones(device(), {5, 6});
   try {

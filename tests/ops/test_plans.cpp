@@ -1492,6 +1492,46 @@ TEST(PlanMatmul, WarpTileWithinTheDevicesSharedMemory) {
   }
 }
 
+// K = 0 (zeros, then the epilogue): the REG kernel, planned or forced (the tiled and quad-load
+// kernels load their first K tile before the K loop, where the range's last k wraps at K = 0);
+// GEMV where it is the choice (its loads are in its K loop).
+TEST(PlanMatmul, EmptyKTakesReg) {
+  for (const auto& traits : {kGpu, kLlvmpipe})
+    for (MatmulKernelSetting forced :
+         {MatmulKernelSetting::choose, MatmulKernelSetting::gpu, MatmulKernelSetting::vec4, MatmulKernelSetting::vec4su,
+          MatmulKernelSetting::tile64, MatmulKernelSetting::tile128, MatmulKernelSetting::warp}) {
+      Settings s;
+      s.matmul_kernel = forced;
+      for (auto [M, N, batch] : std::vector<std::array<std::int64_t, 3>>{{1024, 2048, 1}, {256, 512, 4}, {67, 69, 1}}) {
+        const MatmulPlan p = plan_matmul(problem(M, N, 0, true, batch), traits, s);
+        EXPECT_EQ(p.kernel, MatmulPlan::Kernel::reg) << M << " x " << N << " forced " << static_cast<int>(forced);
+        EXPECT_EQ(p.splits, 1);
+      }
+    }
+  Settings s;
+  MatmulProblem p = problem(4, 4096, 0);
+  p.b_kmajor = true;
+  EXPECT_EQ(plan_matmul(p, kGpu, s).kernel, MatmulPlan::Kernel::gemv);
+  EXPECT_EQ(plan_matmul(problem(1024, 2048, 8), kGpu, s).kernel, MatmulPlan::Kernel::vec4) << "K = 8: the tiles";
+}
+
+// The tuner runs every quad-load variant, the sliced ones (two K slices: 24 KiB of shared memory
+// for 64 x 128 tiles) too: the planner tunes only where those fit the device's shared memory, else
+// runs the plain form (a 16 KiB GLES 3.1 device would fail to link the sliced variant while tuning).
+TEST(PlanMatmul, TunedVariantsWithinTheDevicesSharedMemory) {
+  const Settings s;
+  for (std::int64_t shared : {16384, 24572, 24576, 49152}) {
+    const MatmulPlan p = plan_matmul(problem(1024, 2048, 512), DeviceTraits{false, 0, false, shared}, s);
+    ASSERT_EQ(p.kernel, MatmulPlan::Kernel::vec4) << shared;
+    EXPECT_EQ(p.variant, 0) << shared;
+    MatmulPlan sliced = p;
+    sliced.variant = 1;
+    EXPECT_EQ(matmul_shared_bytes(sliced, problem(1024, 2048, 512)), 24576);
+    EXPECT_EQ(p.tune, shared >= 24576) << shared;
+    EXPECT_LE(matmul_shared_bytes(p, problem(1024, 2048, 512)), shared);
+  }
+}
+
 TEST(PlanMatmul, ForcedKernelsWithinTheDevicesSharedMemory) {
   // Each forced kernel's shared memory as its GLSL declares it; planned where it fits (to the
   // byte), LimitError below (limits lowered in DeviceTraits, as the loop limits are).
