@@ -14,6 +14,10 @@
 //   BN_NORM         elementwise (ROWS or one invocation per element, below): y = (x - mean) *
 //                   invstd [* weight] [+ bias]; with EVAL mean and var are the running
 //                   statistics (invstd computed here); with RELU, y = relu(y) (NaN kept).
+//                   MERGE_PARTIALS (ROWS, training): mean and invstd merged in each workgroup
+//                   from BN_STATS' partials [3][C][u_P] (Chan et al., in shared memory, the same
+//                   order in every workgroup of a channel), and written with the running
+//                   statistics by the channel's workgroup (0, c, 0): no BN_STATS_MERGE dispatch.
 //   BN_GRAD_SUMS    workgroup (p, c): partial sums of gy and gy * xhat, xhat = (x - mean) * invstd,
 //                   written as [2][C][u_P] (at u_P = 1: sum(gy) for all channels, then
 //                   sum(gy * xhat): dbias and dweight).
@@ -22,22 +26,45 @@
 //   BN_SUM_MERGE    the same over partial sums of an earlier level.
 //   BN_DX           elementwise: dx = w * invstd * (gy - sum(gy) / n - xhat *
 //                   sum(gy * xhat) / n) (torch's formula); with EVAL dx = gy * w * invstd.
+//                   SUM_PARTIALS (ROWS, training): the sums added up in each workgroup from
+//                   BN_GRAD_SUMS' partials [2][C][u_P], and written as [2][C] (dbias, dweight)
+//                   by the channel's workgroup (0, c, 0): no BN_SUM_MERGE dispatch.
 //
 // Operands (host: src/nn/batch_norm.cpp):
 //   BN_STATS / BN_STATS_MERGE: 0 = partials out or mean (FINAL), 1 = x or partials in,
 //                              2 = invstd (FINAL), 3 = running_mean (HAS_RM), 4 = running_var (HAS_RV),
 //                              5 = x (BN_STATS_MERGE with FINAL: the shift K)
 //   BN_NORM:      0 = y, 1 = x, 2 = mean (EVAL: running_mean), 3 = invstd (EVAL: running_var),
-//                 4 = weight (HAS_W), 5 = bias (HAS_B)
+//                 4 = weight (HAS_W), 5 = bias (HAS_B); MERGE_PARTIALS: 2 and 3 written,
+//                 6 = partials [3][C][u_P], 7 = running_mean (HAS_RM), 8 = running_var (HAS_RV)
 //   BN_GRAD_SUMS: 0 = partial sums out, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats),
 //                 5 = y (RELU_MASK)
 //   BN_SUM_MERGE: 0 = partial sums out, 1 = partial sums in
 //   BN_DX:        0 = dx, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats), 5 = weight
-//                 (HAS_W), 6 = sums [2][C] (not EVAL), 7 = y (RELU_MASK)
+//                 (HAS_W), 6 = sums [2][C] (not EVAL; SUM_PARTIALS: partial sums [2][C][u_P]),
+//                 7 = y (RELU_MASK), 8 = sums [2][C] out (SUM_PARTIALS)
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_C;
 uniform uint u_S;
+
+#if defined(BN_STATS) || defined(BN_STATS_MERGE) || defined(MERGE_PARTIALS)
+// Chan, Golub & LeVeque's pairwise update of (count, mean, M2).
+vec3 chan_merge(vec3 a, vec3 b) {
+  if (b.x == 0.0) return a;
+  if (a.x == 0.0) return b;
+  float nt = a.x + b.x;
+  float d = b.y - a.y;
+  return vec3(nt, a.y + d * (b.x / nt), a.z + b.z + d * d * (a.x * (b.x / nt)));
+}
+#endif
+
+#if defined(MERGE_PARTIALS) || defined(SUM_PARTIALS)
+uniform uint u_P;            // partials per channel
+uniform uint u_merge_iters;  // partials per invocation: ceil(u_P / LOCAL_X)
+// The channel's workgroup that writes its merged values (one of the grid's (x, c, nb)).
+bool channel_writer() { return gl_LocalInvocationID.x == 0u && WORKGROUP_ID.x == 0u && WORKGROUP_ID.z == 0u; }
+#endif
 
 #if defined(BN_STATS) || defined(BN_STATS_MERGE) || defined(BN_GRAD_SUMS) || defined(BN_SUM_MERGE)
 uniform uint u_n;      // values (or partials) per channel to reduce
@@ -77,24 +104,17 @@ void walk_next(inout Walk w) {
 }
 #endif
 
-#if defined(BN_STATS) || defined(BN_STATS_MERGE)
-#if defined(FINAL)
+#if defined(BN_STATS) || defined(BN_STATS_MERGE) || defined(MERGE_PARTIALS)
+#if defined(FINAL) || defined(MERGE_PARTIALS)
 uniform float u_eps;
 uniform float u_momentum;
 uniform float u_count;      // n, the values per channel
 uniform float u_unbias;     // 1 / (n - 1)
 #endif
 shared vec3 s_acc[LOCAL_X];
+#endif
 
-// Chan, Golub & LeVeque's pairwise update of (count, mean, M2).
-vec3 chan_merge(vec3 a, vec3 b) {
-  if (b.x == 0.0) return a;
-  if (a.x == 0.0) return b;
-  float nt = a.x + b.x;
-  float d = b.y - a.y;
-  return vec3(nt, a.y + d * (b.x / nt), a.z + b.z + d * d * (a.x * (b.x / nt)));
-}
-
+#if defined(BN_STATS) || defined(BN_STATS_MERGE)
 void main() {
   uint p = WORKGROUP_ID.x, c = WORKGROUP_ID.y;
   uint tid = gl_LocalInvocationID.x;
@@ -186,9 +206,45 @@ uniform uint u_numel;
 #endif
 
 #ifdef BN_NORM
-#ifdef EVAL
+#ifdef MERGE_PARTIALS
+// Channel c's (mean, invstd) from the partials (count, mean - K, M2) [3][C][u_P], K = x[c * S]
+// (BN_STATS' shift); the channel's writer stores them and updates the running statistics.
+vec2 merged_stats(uint c) {
+  uint tid = gl_LocalInvocationID.x, CP = u_C * u_P;
+  vec3 acc = vec3(0.0);
+  for (uint k = 0u; LOOP(k < u_merge_iters); ++k) {
+    uint j = tid + k * LOCAL_X;
+    if (j >= u_P) break;
+    uint e = c * u_P + j;
+    acc = chan_merge(acc, vec3(float(load6(e)), float(load6(CP + e)), float(load6(2u * CP + e))));
+  }
+  s_acc[tid] = acc;
+  workgroup_sync();
+  for (uint k = LOCAL_X / 2u; k > 0u; k >>= 1u) {
+    if (tid < k) s_acc[tid] = chan_merge(s_acc[tid], s_acc[tid + k]);
+    workgroup_sync();
+  }
+  vec3 r = s_acc[0];
+  float mean = float(load1(c * u_S)) + r.y, invstd = inversesqrt(r.z / u_count + u_eps);
+  if (channel_writer()) {
+    store2(c, CT2(mean));
+    store3(c, CT3(invstd));
+#ifdef HAS_RM
+    store7(c, CT7((1.0 - u_momentum) * float(load7(c)) + u_momentum * mean));
+#endif
+#ifdef HAS_RV
+    store8(c, CT8((1.0 - u_momentum) * float(load8(c)) + u_momentum * (r.z * u_unbias)));
+#endif
+  }
+  return vec2(mean, invstd);
+}
+#define MEAN stats.x
+#define INVSTD stats.y
+#elif defined(EVAL)
+#define MEAN float(load2(c))
 #define INVSTD inversesqrt(float(load3(c)) + u_eps)
 #else
+#define MEAN float(load2(c))
 #define INVSTD float(load3(c))
 #endif
 #ifdef HAS_W
@@ -202,9 +258,9 @@ uniform uint u_numel;
 #define BIAS 0.0
 #endif
 // y = (x - mean) * scale + bias, scale = invstd * weight
-#define CHANNEL_VALUES          \
-  float mean = float(load2(c)); \
-  float scale = INVSTD * WEIGHT;  \
+#define CHANNEL_VALUES   \
+  float mean = MEAN;             \
+  float scale = INVSTD * WEIGHT; \
   float bias = BIAS;
 #ifdef RELU
 float out_act(float v) { return (v > 0.0 || is_nan(v)) ? v : 0.0; }
@@ -212,6 +268,9 @@ float out_act(float v) { return (v > 0.0 || is_nan(v)) ? v : 0.0; }
 float out_act(float v) { return v; }
 #endif
 void main() {
+#ifdef MERGE_PARTIALS
+  vec2 stats = merged_stats(WORKGROUP_ID.y);  // before the row loop: every invocation takes part
+#endif
   ELEM_LOOP_BEGIN
   store0(i, CT0(out_act((float(load1(i)) - mean) * scale + bias)));
   ELEM_LOOP_END
@@ -270,6 +329,38 @@ void main() {
 #ifndef EVAL
 uniform float u_inv_n;  // 1 / n
 #endif
+#ifdef SUM_PARTIALS
+shared vec2 s_sum[LOCAL_X];
+// Channel c's (sum(gy), sum(gy * xhat)) from the partial sums [2][C][u_P]; the channel's writer
+// stores them [2][C] (dbias, dweight).
+vec2 merged_sums(uint c) {
+  uint tid = gl_LocalInvocationID.x, CP = u_C * u_P;
+  vec2 acc = vec2(0.0);
+  for (uint k = 0u; LOOP(k < u_merge_iters); ++k) {
+    uint j = tid + k * LOCAL_X;
+    if (j >= u_P) break;
+    uint e = c * u_P + j;
+    acc += vec2(float(load6(e)), float(load6(CP + e)));
+  }
+  s_sum[tid] = acc;
+  workgroup_sync();
+  for (uint k = LOCAL_X / 2u; k > 0u; k >>= 1u) {
+    if (tid < k) s_sum[tid] += s_sum[tid + k];
+    workgroup_sync();
+  }
+  vec2 r = s_sum[0];
+  if (channel_writer()) {
+    store8(c, CT8(r.x));
+    store8(u_C + c, CT8(r.y));
+  }
+  return r;
+}
+#define SUM_GY sums.x
+#define SUM_GY_XHAT sums.y
+#else
+#define SUM_GY float(load6(c))
+#define SUM_GY_XHAT float(load6(u_C + c))
+#endif
 #ifdef RELU_MASK
 #define GY(i) (float(load7(i)) > 0.0 ? float(load1(i)) : 0.0)
 #else
@@ -294,10 +385,13 @@ uniform float u_inv_n;  // 1 / n
   float invstd = INVSTD;                                \
   float scale = invstd * WEIGHT;                        \
   float mean = float(load3(c));                         \
-  float mg = float(load6(c)) * u_inv_n;                 \
-  float mgx = invstd * (float(load6(u_C + c)) * u_inv_n);
+  float mg = SUM_GY * u_inv_n;                          \
+  float mgx = invstd * (SUM_GY_XHAT * u_inv_n);
 #endif
 void main() {
+#ifdef SUM_PARTIALS
+  vec2 sums = merged_sums(WORKGROUP_ID.y);  // before the row loop: every invocation takes part
+#endif
   ELEM_LOOP_BEGIN
 #ifdef EVAL
   store0(i, CT0(GY(i) * scale));

@@ -7,7 +7,9 @@
 // gradient at its window's argmax into the zero-filled grad_x; with GATHER (windows that do not
 // overlap: stride >= dilation * (kernel - 1) + 1 on both axes), one invocation per input element
 // writing every element of grad_x: the gradient of the one window that can hold it (the row
-// (h + pad) / stride, likewise the column) where that window's argmax is this element, else 0.
+// (h + pad) / stride, likewise the column) where that window's argmax is this element, else 0;
+// with GATHER_TILES too (windows that tile the input: stride = kernel, no padding or dilation,
+// H = OH * KH, W = OW * KW), one invocation per window writing its KH x KW elements.
 // Windows: start = o*stride - pad, size kernel (dilation for max); adaptive windows follow
 // torch: [floor(o*H/OH), ceil((o+1)*H/OH)). avg divides by the window clipped to the padded
 // input when COUNT_PAD (count_include_pad), else by the number of real elements.
@@ -62,7 +64,21 @@ void window(int o, int O, int I, int k, int s, int p, out int lo, out int hi, ou
 #endif
 }
 
-#ifdef GATHER
+#ifdef GATHER_TILES
+void main() {
+  uint o = GLOBAL_ID_1D;  // the window (n, c, oh, ow)
+  if (o >= u_count) return;
+  uint t = o / uint(u_OW);
+  int ow = int(o - t * uint(u_OW)), oh = int(t % uint(u_OH));
+  uint plane = (t / uint(u_OH)) * uint(u_H * u_W);
+  int idx = int(load2(o));
+  float gv = float(load1(o));
+  for (int kh = 0; LOOP(kh < u_KH); ++kh) {
+    int row = (oh * u_KH + kh) * u_W + ow * u_KW;
+    for (int kw = 0; LOOP(kw < u_KW); ++kw) store0(plane + uint(row + kw), CT0(row + kw == idx ? gv : 0.0));
+  }
+}
+#elif defined(GATHER)
 void main() {
   uint e = GLOBAL_ID_1D;  // grad_x's element (n, c, h, w)
   if (e >= u_count) return;

@@ -7,6 +7,9 @@
 // elementwise pass normalizes. Every level's loop is bounded by the device's loop limit (a
 // channel's N * S values are never looped over by one invocation). Backward: partial sums of gy
 // and gy * xhat the same way, then one elementwise pass for dx.
+// Where the elementwise pass runs on the row grid (training), it merges the last level's partials
+// itself (at most kFusedPartials per channel, in every workgroup; MERGE_PARTIALS, SUM_PARTIALS)
+// instead of a merge dispatch: the CNN's step loses 4 of its dispatches and barriers.
 #include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
@@ -106,6 +109,26 @@ ElemGrid plan_elem(const Geom& g, std::uint64_t limit) {
   const std::uint64_t chunk = local * iters;
   return {true, local, iters, (static_cast<std::uint64_t>(g.S) + chunk - 1) / chunk};
 }
+// Partials per channel that the row grid's kernels merge themselves (at most 4 per invocation,
+// whose loop with the tree's and the row's fits the loop limit); 0: not there (the merge levels).
+constexpr std::uint64_t kFusedPartials = 4 * kLocal;
+std::uint64_t fused_partials(const ElemGrid& e, std::uint64_t limit) {
+  if (!e.rows) return 0;
+  if (limit == 0) return kFusedPartials;
+  if (limit <= e.iters + kTree) return 0;
+  return std::min(kFusedPartials, kLocal * (limit - e.iters - kTree));
+}
+std::uint64_t merge_iters(std::uint64_t P) { return (P + kLocal - 1) / kLocal; }
+// The uniforms of the partials' merge in the elementwise kernels (MERGE_PARTIALS: with the last
+// statistics level's, FinalParams).
+struct MergeParams {
+  std::uint64_t P;
+  void set(Uniforms& u) const {
+    u.u32("u_P", static_cast<std::int64_t>(P));
+    u.u32("u_merge_iters", static_cast<std::int64_t>(merge_iters(P)));
+  }
+};
+
 // Uniforms of the elementwise variants.
 struct ElemParams {
   Geom g;
@@ -126,9 +149,10 @@ struct EpsParams {
   double eps;
   void set(Uniforms& u) const { u.f32("u_eps", eps); }
 };
-// Dispatches an elementwise variant on its grid.
-void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g) {
-  launch.loop_iterations(e.rows ? e.iters : 0);
+// Dispatches an elementwise variant on its grid (`P` partials merged first: MERGE_PARTIALS,
+// SUM_PARTIALS).
+void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g, std::uint64_t P = 0) {
+  launch.loop_iterations(e.rows ? e.iters + (P ? merge_iters(P) + kTree : 0) : 0);
   if (e.rows)
     launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
   else
@@ -138,16 +162,24 @@ void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g) {
 // The kernels index from element 0 of contiguous operands: views are copied first.
 Tensor dense(const Tensor& t) { return !t.defined() || (t.is_contiguous() && t.offset() == 0) ? t : t.clone(); }
 
+// A level's partials [k][C][P] (k = 3: count, mean, M2; k = 2: sums) left for the elementwise
+// kernel to merge (MERGE_PARTIALS, SUM_PARTIALS), or none (t undefined).
+struct Partials {
+  Tensor t;
+  std::uint64_t P = 0;
+};
+
 // Training statistics: mean and invstd [C] (f32), and running_mean / running_var (dense, or
-// undefined) updated in the last level.
-void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor& mean, const Tensor& invstd,
-                  const Tensor& rm, const Tensor& rv, double momentum, double eps) {
+// undefined) updated in the last level; or, where a level leaves at most `fuse_max` partials per
+// channel (0: never), those partials, for launch_normalize to merge.
+Partials launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor& mean, const Tensor& invstd,
+                      const Tensor& rm, const Tensor& rv, double momentum, double eps, std::uint64_t fuse_max) {
   const std::uint64_t limit = dev.loop_limit();
   Level lv = plan_level(static_cast<std::uint64_t>(g.n), first_iters(dev), limit);
   Tensor in = x;
   std::uint64_t items = static_cast<std::uint64_t>(g.n);
   for (bool first = true;; first = false) {
-    const bool last = lv.P == 1;
+    const bool keep = lv.P <= fuse_max, last = !keep && lv.P == 1;
     Launch launch(dev, "batch_norm");
     BatchNormVariant bv;
     bv.stage = first ? "BN_STATS" : "BN_STATS_MERGE", bv.final = last, bv.in = in.dtype(), bv.x = x.dtype();
@@ -168,30 +200,50 @@ void launch_stats(DeviceImpl& dev, const Tensor& x, const Geom& g, const Tensor&
     }
     launch.params(ReduceParams{g, items, lv, first}).loop_iterations(lv.iters + kTree);
     launch.groups(lv.P, static_cast<std::uint64_t>(g.C));
-    if (last) return;
+    if (last) return {};
+    if (keep) return {out, lv.P};
     in = out;
     items = lv.P;
     lv = plan_merge(items, limit);
   }
 }
 
+// The last statistics level's part where the normalizing kernel merges the partials
+// (MERGE_PARTIALS): they, and the running statistics it updates.
+struct StatsMerge {
+  Partials part;
+  Tensor rm, rv;
+  double momentum;
+};
+
 // y = (x - mean) * invstd [* w] [+ b] [then relu]; eval: a = running_mean, b = running_var, else
-// mean, invstd.
+// mean, invstd (written here first where m.part holds partials).
 void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& v,
-                      const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps, bool relu) {
+                      const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps, bool relu,
+                      const StatsMerge& m) {
   Launch launch(dev, "batch_norm");
   const ElemGrid e = plan_elem(g, dev.loop_limit());
+  const bool merge = m.part.t.defined();
   BatchNormVariant bv;
   bv.stage = "BN_NORM", bv.rows = e.rows, bv.eval = eval, bv.has_w = w.defined(), bv.has_b = b.defined();
-  bv.relu = relu;
+  bv.relu = relu, bv.merge_partials = merge, bv.has_rm = merge && m.rm.defined(), bv.has_rv = merge && m.rv.defined();
   bv.y = y.dtype(), bv.x = x.dtype(), bv.a = a.dtype(), bv.v = v.dtype();
   if (w.defined()) bv.w = w.dtype();
   if (b.defined()) bv.b = b.dtype();
-  launch.program(bv.kFile, bv.defines(), {e.local}).write(y).read(x).read(a).read(v);
-  launch.read(w.defined() ? w : x);  // x stands in for an absent weight (never read)
-  if (b.defined()) launch.read(b);
+  if (m.rm.defined()) bv.rm = m.rm.dtype();
+  if (m.rv.defined()) bv.rv = m.rv.dtype();
+  launch.program(bv.kFile, bv.defines(), {e.local}).write(y).read(x);
+  merge ? launch.write(a).write(v) : launch.read(a).read(v);
+  launch.read(w.defined() ? w : x);  // x stands in for absent operands (never read)
+  if (b.defined() || merge) launch.read(b.defined() ? b : x);
+  if (merge) {
+    launch.read(m.part.t);
+    m.rm.defined() ? launch.write(m.rm) : launch.read(x);
+    if (m.rv.defined()) launch.write(m.rv);
+    launch.params(MergeParams{m.part.P}).params(FinalParams{static_cast<double>(g.n), eps, m.momentum});
+  }
   launch.params(ElemParams{g, e, eval, false, eps});
-  dispatch_elem(launch, e, g);
+  dispatch_elem(launch, e, g, merge ? m.part.P : 0);
 }
 
 // What the backward needs, captured by the autograd node.
@@ -204,9 +256,10 @@ struct Saved {
   DType w_dtype, b_dtype;
 };
 
-// [2 * C] f32: sum(gy) per channel, then sum(gy * xhat).
+// [2 * C] f32: sum(gy) per channel, then sum(gy * xhat); or, where a level leaves at most
+// `fuse_max` partial sums per channel, those [2][C][P] (for BN_DX's SUM_PARTIALS).
 // ymask (defined: the fused ReLU's output): gy counts where ymask > 0 only (RELU_MASK).
-Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor& ymask) {
+Partials grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor& ymask, std::uint64_t fuse_max) {
   const std::uint64_t limit = dev.loop_limit();
   const Geom& g = s.g;
   Level lv = plan_level(static_cast<std::uint64_t>(g.n), first_iters(dev), limit);
@@ -229,7 +282,7 @@ Tensor grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor
     }
     launch.params(ReduceParams{g, items, lv, first}).loop_iterations(lv.iters + kTree);
     launch.groups(lv.P, static_cast<std::uint64_t>(g.C));
-    if (lv.P == 1) return out;
+    if (lv.P == 1 || lv.P <= fuse_max) return {out, lv.P};
     in = out;
     items = lv.P;
     lv = plan_merge(items, limit);
@@ -251,22 +304,27 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
   }
   const Tensor gy = dense(gy_in);
   const bool sums_needed = s.need_w || s.need_b || (s.need_x && !s.eval);
-  const Tensor sums = sums_needed ? grad_sums(dev, gy, s, ymask) : Tensor();
+  const ElemGrid e = plan_elem(g, dev.loop_limit());
+  // BN_DX merges the partial sums itself (SUM_PARTIALS) where it runs on the row grid
+  const std::uint64_t fuse_max = s.need_x && !s.eval ? fused_partials(e, dev.loop_limit()) : 0;
+  const Partials part = sums_needed ? grad_sums(dev, gy, s, ymask, fuse_max) : Partials{};
+  const bool merge = part.P > 1;  // else part.t holds the sums [2][C]
+  Tensor sums = merge ? alloc(dev, {2 * g.C}, DType::f32, "batch_norm_backward") : part.t;
   if (s.need_x) {
     Tensor dx = alloc(dev, s.x.shape(), s.x.dtype(), "batch_norm_backward");
     Launch launch(dev, "batch_norm_backward");
-    const ElemGrid e = plan_elem(g, dev.loop_limit());
     BatchNormVariant bv;
     bv.stage = "BN_DX", bv.rows = e.rows, bv.eval = s.eval, bv.has_w = s.w.defined();
-    bv.relu_mask = ymask.defined();
+    bv.relu_mask = ymask.defined(), bv.sum_partials = merge;
     bv.y = dx.dtype(), bv.in = gy.dtype(), bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
     if (s.w.defined()) bv.w = s.w.dtype();
     launch.program(bv.kFile, bv.defines(), {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
-    launch.read(s.w.defined() ? s.w : s.x);                            // x stands in for an absent weight (never read)
-    if (!s.eval || ymask.defined()) launch.read(s.eval ? s.x : sums);  // (EVAL: x stands in, never read)
-    if (ymask.defined()) launch.read(ymask);
+    launch.read(s.w.defined() ? s.w : s.x);                              // x stands in for absent operands (never read)
+    if (!s.eval || ymask.defined()) launch.read(s.eval ? s.x : part.t);  // (EVAL: x stands in, never read)
+    if (ymask.defined() || merge) launch.read(ymask.defined() ? ymask : s.x);
+    if (merge) launch.write(sums).params(MergeParams{part.P});
     launch.params(ElemParams{g, e, s.eval, true, s.eps});
-    dispatch_elem(launch, e, g);
+    dispatch_elem(launch, e, g, merge ? part.P : 0);
     out[0] = dx;
   }
   if (s.need_b) out[2] = sums.slice(0, 0, g.C).to(s.b_dtype);
@@ -310,19 +368,25 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
   const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   Tensor y = alloc(dev, x.shape(), od, op);
   Saved s{g, x, Tensor(), Tensor(), w, !training, eps, false, false, false, DType::f32, DType::f32};
+  StatsMerge merge{};
   if (training) {
     s.a = alloc(dev, {C}, DType::f32, op);
     s.v = alloc(dev, {C}, DType::f32, op);
     // the last statistics level updates dense running statistics in place (others via a copy)
     const Tensor rm = dense(running_mean), rv = dense(running_var);
-    launch_stats(dev, x, g, s.a, s.v, rm, rv, momentum, eps);
+    // BN_NORM merges the last level's partials (MERGE_PARTIALS) where it runs on the row grid
+    const std::uint64_t fuse_max = fused_partials(plan_elem(g, dev.loop_limit()), dev.loop_limit());
+    merge.part = launch_stats(dev, x, g, s.a, s.v, rm, rv, momentum, eps, y.numel() > 0 ? fuse_max : 0);
+    merge.rm = rm, merge.rv = rv, merge.momentum = momentum;
+    if (merge.part.t.defined()) launch_normalize(dev, y, x, s.a, s.v, w, b, g, false, eps, relu, merge);
     if (rm.defined() && rm.impl() != running_mean.impl()) running_mean.copy_(rm);
     if (rv.defined() && rv.impl() != running_var.impl()) running_var.copy_(rv);
   } else {
     s.a = dense(running_mean);
     s.v = dense(running_var);
   }
-  if (y.numel() > 0) launch_normalize(dev, y, x, s.a, s.v, w, b, g, !training, eps, relu);
+  if (y.numel() > 0 && !merge.part.t.defined())
+    launch_normalize(dev, y, x, s.a, s.v, w, b, g, !training, eps, relu, {});
   if (autograd::any_requires_grad({&x_in, &weight, &bias})) {
     s.need_x = requires_grad(x_in);
     s.need_w = weight.defined() && requires_grad(weight);

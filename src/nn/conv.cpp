@@ -40,6 +40,14 @@ Tensor bias_grad(const Tensor& gy) {
   return sum(sum(gy.view({N * O, P}), {1}).view({N, O}), {0});
 }
 
+// The weight gradient gm^T [O, positions] @ colsT^T [positions, K] from gm [positions, O] and the
+// transposed columns colsT [K, positions], as the transpose of colsT @ gm [K, O] (copied: [O, K]):
+// both operands then in the layouts of the forward's product (A's rows along K, B's along N),
+// not the column-major A and K-major B of gm^T @ colsT^T. The CNN's second layer on the H100
+// (O 64, K 288, 25088 positions; bench/RESULTS.md, 2026-11-27, cnn29): 110 -> 66 us per step for
+// the product, the step 0.689 -> 0.651 ms with the transposing copy's dispatch.
+Tensor weight_grad_product(const Tensor& gm, const Tensor& colsT) { return matmul(colsT, gm).t().contiguous(); }
+
 // The device's traits for the conv planners.
 ConvDevice conv_device(const DeviceImpl& dev) {
   return ConvDevice{dev.adapter().software, dev.loop_limit(), dev.ssbo_limit(), ubo_limit(dev),
@@ -501,20 +509,20 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
             if (direct.defined()) {
               // the direct kernel's (one group)
             } else if (need_w && !saved_cols.empty()) {
-              gws.push_back(matmul(gmg.t(), saved_cols[gi].t()).view({Og, g.C, g.KH, g.KW}));
+              gws.push_back(weight_grad_product(gmg, saved_cols[gi]).view({Og, g.C, g.KH, g.KW}));
             } else if (need_w) {
               // gm^T [Og, positions] @ cols^T [positions, K], summed over pieces of the positions
               // whose columns fit the device's max SSBO block.
               const Tensor xg = G == 1 ? xd : xd.narrow(1, gi * g.C, g.C);
               Tensor gw;
               if (wpieces.size() == 1) {
-                gw = matmul(gmg.t(), im2col(xg, g).t());
+                gw = weight_grad_product(gmg, im2col(xg, g));
               } else {
                 const Tensor gm4 = gmg.reshape({g.N, g.OH, g.OW, Og}).permute({0, 3, 1, 2});  // [N, Og, OH, OW]
                 for (const Piece& p : wpieces) {
                   const auto [xp, gp] = piece_input(xg, g, p);
                   const Tensor gmp = piece_of(gm4, p).permute({0, 2, 3, 1}).reshape({-1, Og});
-                  const Tensor part = matmul(gmp.t(), im2col(xp, gp).t());
+                  const Tensor part = weight_grad_product(gmp, im2col(xp, gp));
                   gw = gw.defined() ? add(gw, part) : part;
                 }
               }

@@ -94,10 +94,17 @@ Defines BatchNormVariant::defines() const {
     }
   } else if (is(stage, "BN_NORM")) {
     d.flag("ROWS", rows).flag("EVAL", eval).flag("HAS_W", has_w).flag("HAS_B", has_b).flag("RELU", relu);
-    d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, a, CT::f32, false);
-    d.operand(3, v, CT::f32, false);
+    d.flag("MERGE_PARTIALS", merge_partials);
+    // MERGE_PARTIALS writes mean and invstd (f32, as BN_STATS' FINAL)
+    d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, a, CT::f32, merge_partials);
+    d.operand(3, v, CT::f32, merge_partials);
     if (has_w) d.operand(4, w, CT::f32, false);
     if (has_b) d.operand(5, b, CT::f32, false);
+    if (merge_partials) {
+      d.operand(6, DType::f32, CT::f32, false).flag("HAS_RM", has_rm).flag("HAS_RV", has_rv);
+      if (has_rm) d.operand(7, rm, CT::f32, true);
+      if (has_rv) d.operand(8, rv, CT::f32, true);
+    }
   } else if (is(stage, "BN_GRAD_SUMS")) {
     d.flag("EVAL", eval).operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
     d.operand(2, x, CT::f32, false).operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
@@ -111,8 +118,9 @@ Defines BatchNormVariant::defines() const {
     d.operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
     if (has_w) d.operand(5, w, CT::f32, false);
     if (!eval) d.operand(6, DType::f32, CT::f32, false);
-    d.flag("RELU_MASK", relu_mask);
+    d.flag("RELU_MASK", relu_mask).flag("SUM_PARTIALS", sum_partials);
     if (relu_mask) d.operand(7, y, CT::f32, false);  // (the mask: y's dtype, dx's)
+    if (sum_partials) d.operand(8, DType::f32, CT::f32, true);
   }
   return d;
 }
@@ -137,9 +145,22 @@ std::vector<BatchNormVariant> BatchNormVariant::space() {
         v.stage = stage, v.rows = f & 1, v.eval = f & 2, v.has_w = f & 4, v.has_b = f & 8, v.relu = f & 16;
         if (is(stage, "BN_DX") && (v.has_b || v.relu)) continue;
         add(v);
+        if (v.rows && !v.eval) {  // the merges in the kernel
+          BatchNormVariant m = v;
+          (is(stage, "BN_DX") ? m.sum_partials : m.merge_partials) = true;
+          add(m);
+          if (m.merge_partials) {
+            m.has_rm = m.has_rv = true;
+            add(m);
+          }
+        }
         if (!is(stage, "BN_DX")) continue;
         v.relu_mask = true;
         add(v);
+        if (v.rows && !v.eval) {
+          v.sum_partials = true;
+          add(v);
+        }
       }
     for (bool eval : {false, true})
       for (bool mask : {false, true}) {

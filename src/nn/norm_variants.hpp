@@ -49,6 +49,12 @@ struct BatchNormVariant {
   bool relu = false;                    ///< RELU (BN_NORM): y = relu(y)
   /// RELU_MASK (BN_GRAD_SUMS, BN_DX): gy where the forward's output (dtype y) is > 0, else 0
   bool relu_mask = false;
+  /// MERGE_PARTIALS (BN_NORM, ROWS, training): mean and invstd merged in the kernel from
+  /// BN_STATS' partials, written with the running statistics (HAS_RM, HAS_RV) by one workgroup
+  bool merge_partials = false;
+  /// SUM_PARTIALS (BN_DX, ROWS, training): the sums added up in the kernel from BN_GRAD_SUMS'
+  /// partials, written [2][C] by one workgroup
+  bool sum_partials = false;
   /// in: the level's input (x, gy or partial sums); x: the input (BN_NORM, BN_GRAD_SUMS, BN_DX;
   /// BN_STATS_MERGE's FINAL shift); y: BN_NORM's output, BN_DX's dx; a, v: mean / invstd or the
   /// running statistics; w, b, rm, rv.

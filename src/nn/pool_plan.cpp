@@ -35,6 +35,19 @@ bool pool_windows_disjoint(const PoolGeom& g) {
          g.o.stride[1] >= g.o.dilation[1] * (g.o.kernel[1] - 1) + 1;
 }
 
+std::uint64_t pool_tiles_loops(const PoolGeom& g) {
+  return static_cast<std::uint64_t>(g.o.kernel[0] * (g.o.kernel[1] + 1));
+}
+
+bool pool_windows_tile(const PoolGeom& g, std::uint64_t loop_limit) {
+  for (int d = 0; d < 2; ++d) {
+    const std::int64_t k = g.o.kernel[d];
+    if (g.o.stride[d] != k || g.o.padding[d] != 0 || (k > 1 && g.o.dilation[d] != 1)) return false;
+  }
+  return g.H == g.OH * g.o.kernel[0] && g.W == g.OW * g.o.kernel[1] &&
+         (loop_limit == 0 || pool_tiles_loops(g) <= loop_limit);
+}
+
 std::vector<PoolPassDispatch> plan_pool_pass(PoolPass pass, PoolMode mode, const PoolAxis& a,
                                              std::uint64_t loop_limit) {
   const std::int64_t extent = pass_extent(pass, mode, a);
@@ -64,7 +77,7 @@ Defines PoolVariant::defines() const {
   static const char* names[] = {"pool_max", "pool_avg", "pool_adaptive"};
   Defines d;
   d.ident("POOL", names[static_cast<int>(mode)]).flag("BACKWARD", backward).flag("COUNT_PAD", count_pad);
-  d.flag("GATHER", gather);
+  d.flag("GATHER", gather).flag("GATHER_TILES", gather && tiles);
   d.operand(0, out, CT::f32, true).operand(1, in, CT::f32, false);
   if (mode == PoolMode::max) d.operand(2, DType::i32, CT::i32, !backward);
   return d;
@@ -81,6 +94,8 @@ std::vector<PoolVariant> PoolVariant::space() {
         out.push_back(v);
         if (v.backward) {
           v.gather = true;
+          out.push_back(v);
+          v.tiles = true;
           out.push_back(v);
         }
       }

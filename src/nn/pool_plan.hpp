@@ -46,6 +46,12 @@ std::uint64_t pool_direct_loops(PoolMode mode, bool backward, const PoolGeom& g)
 /// axes): max's backward then gathers (pool.comp's GATHER: every grad_x element written, no
 /// zero fill, no atomics).
 bool pool_windows_disjoint(const PoolGeom& g);
+/// The windows tile the input exactly (stride = kernel, no padding or dilation, H = OH * KH,
+/// W = OW * KW: 2 x 2 pooling of even planes), and a window's KH * (KW + 1) loop trips fit the
+/// loop limit (0: none): max's backward then writes each window's elements from one invocation.
+bool pool_windows_tile(const PoolGeom& g, std::uint64_t loop_limit);
+/// The loop trips of that form's invocation.
+std::uint64_t pool_tiles_loops(const PoolGeom& g);
 
 /// The dispatches of one pass along an axis (loop_limit 0: no limit, one dispatch).
 std::vector<PoolPassDispatch> plan_pool_pass(PoolPass pass, PoolMode mode, const PoolAxis& a, std::uint64_t loop_limit);
@@ -67,6 +73,9 @@ struct PoolVariant {
   static constexpr const char* kFile = "pool.comp";
   PoolMode mode = PoolMode::max;
   bool backward = false, count_pad = false, gather = false;  ///< gather: max's backward, GATHER
+  /// GATHER_TILES (with gather): windows that tile the input exactly, one invocation per window
+  /// writing its elements (pool_windows_tile)
+  bool tiles = false;
   DType out = DType::f32, in = DType::f32;
   Defines defines() const;
   static std::vector<PoolVariant> space();

@@ -45,19 +45,21 @@ struct PoolParams {
 bool x_empty(const PoolGeom& g) { return g.N * g.C * g.H * g.W == 0; }
 
 // pool.comp: the forward of every mode, max's backward.
-// gather: max's backward over disjoint windows, one invocation per input element.
+// gather: max's backward over disjoint windows, one invocation per input element, or per window
+// where the windows tile the input (GATHER_TILES: the CNN's 2 x 2 pooling; measured on the H100,
+// bench/RESULTS.md, 2026-11-27, cnn29).
 void launch_pool(PoolMode mode, bool backward, const PoolGeom& g, const Tensor& out, const Tensor& in,
                  const Tensor& idx, bool gather = false) {
   DeviceImpl& dev = dev_of(out);
   Launch launch(dev, backward ? "pool2d_backward" : "pool2d");
   PoolVariant v;
   v.mode = mode, v.backward = backward, v.count_pad = g.o.count_include_pad, v.out = out.dtype(), v.in = in.dtype();
-  v.gather = gather;
+  v.gather = gather, v.tiles = gather && pool_windows_tile(g, dev.loop_limit());
   launch.program(v.kFile, v.defines(), {256}).write(out).read(in);
   if (mode == PoolMode::max) launch.bind(*idx.impl()->storage, !backward);
-  const std::int64_t n = gather ? g.N * g.C * g.H * g.W : g.N * g.C * g.OH * g.OW;
+  const std::int64_t n = gather && !v.tiles ? g.N * g.C * g.H * g.W : g.N * g.C * g.OH * g.OW;
   launch.params(PoolParams{g, backward ? nullptr : &in, n})
-      .loop_iterations(pool_direct_loops(mode, backward, g))
+      .loop_iterations(v.tiles ? pool_tiles_loops(g) : pool_direct_loops(mode, backward, g))
       .invocations(static_cast<std::uint64_t>(n));
 }
 

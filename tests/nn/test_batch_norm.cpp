@@ -2,6 +2,7 @@
 // forward, running statistics, dx / dweight / dbias (torch's formulas and finite differences),
 // eval mode, affine=false, views, 16-bit inputs, NaN/Inf, large offsets, split reductions.
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "grad_check.hpp"
@@ -230,6 +231,22 @@ TEST(BatchNorm, LargeOffsetKeepsVarianceAccurate) {
   EXPECT_TRUE(close(y, r.y, 0, 3e-3));
 }
 
+// The shift K is the channel's first value: an outlier there (1000 against values in [-1, 1]) must
+// not cost the variance its digits (shifted sums of squares would: 16e6 - 16e6 per invocation).
+TEST(BatchNorm, OutlierFirstValueKeepsVarianceAccurate) {
+  GLT_RNG(rng);
+  const Shape s = {8, 2, 32, 32};
+  auto xv = uniform(rng, numel_of(s), -1, 1);
+  xv[0] = 1000.0f, xv[32 * 32] = -1000.0f;  // channel 0's and 1's first values
+  Tensor x = Tensor::from_host(device(), xv, s);
+  Tensor rm = zeros(device(), {2}), rv = zeros(device(), {2});
+  auto y = batch_norm(x, rm, rv, Tensor(), Tensor(), true, 1.0).to_vector();
+  Ref r = bn_ref(xv, s, nullptr, nullptr, nullptr, true, {0, 0}, {0, 0}, 1.0);
+  EXPECT_TRUE(close(rv.to_vector(), r.rv, 1e-5, 1e-4)) << "variance";
+  EXPECT_TRUE(close(rm.to_vector(), r.rm, 0, 1e-4)) << "mean";  // K + the shifted mean: ulp(1000) = 6e-5
+  EXPECT_TRUE(close(y, r.y, 1e-4, 1e-4));
+}
+
 // Per-channel lengths past llvmpipe's 65535 loop iterations, and a lowered loop limit that makes
 // the reduction take three levels at limit 9 (chunks of 64 x 3 values, merges of 64 x 3 partials).
 TEST(BatchNorm, SplitReductionsPastTheLoopLimit) {
@@ -362,6 +379,58 @@ TEST(BatchNorm, GpuFirstLevelForms) {
     check_all(rng, {1, 2, 3001}, true, true, -1, 4);  // S past the walk's step
     ScopedLoopLimit limit(12);                        // 6 values per invocation, 3 levels
     check_all(rng, {2, 2, 3, 1001}, true, true, -1, 4, 2e-4);
+  }
+}
+
+// The row grid's kernels merge the last level's partials themselves (MERGE_PARTIALS in the
+// forward, SUM_PARTIALS in dx): 2 dispatches each way instead of 3. Against float64 with partials
+// of 1, 72 (two per invocation) and past kFusedPartials (264: a merge level first, then one
+// partial), running statistics one or both or neither, and lowered loop limits: 10 leaves room for
+// the merge's two trips (rows of 2 values, 100 partials merged 2 per invocation, the tree's 6),
+// 9 for one (a merge level first, then one partial).
+TEST(BatchNorm, PartialsMergedInTheElementwiseKernels) {
+  GLT_RNG(rng);
+  ScopedSettings set;
+  set->batch_norm_iters = 8;  // chunks of 512 values: many partials with small shapes
+  auto dispatches = [](const std::function<void()>& f) {
+    const auto d0 = device().dispatch_count();
+    f();
+    device().synchronize();
+    return device().dispatch_count() - d0;
+  };
+  {
+    Tensor x = Tensor::from_host(device(), uniform(rng, 9 * 2 * 64 * 64), {9, 2, 64, 64});  // 72 partials
+    Tensor w = Tensor::from_host(device(), uniform(rng, 2), {2}), b = Tensor::from_host(device(), uniform(rng, 2), {2});
+    requires_grad_(x), requires_grad_(w);
+    Tensor y;
+    EXPECT_EQ(dispatches([&] { y = batch_norm(x, Tensor(), Tensor(), w, b, true); }), 2u);
+    Tensor gy = Tensor::from_host(device(), uniform(rng, y.numel()), y.shape());
+    EXPECT_EQ(dispatches([&] { backward(y, gy); }), 2u);
+  }
+  for (const Shape& s : std::vector<Shape>{{2, 3, 8, 8}, {9, 2, 64, 64}, {33, 1, 64, 64}, {5, 3, 99}})
+    for (bool affine : {true, false}) check_all(rng, s, affine, true);
+  // only running_var, only running_mean (stand-ins bound for the other)
+  for (int which : {1, 2}) {
+    SCOPED_TRACE(which == 1 ? "running_var only" : "running_mean only");
+    const Shape s = {9, 2, 64, 64};
+    auto xv = uniform(rng, numel_of(s), -1, 3), rv0 = uniform(rng, 2, 0.5, 2), rm0 = uniform(rng, 2);
+    Tensor x = Tensor::from_host(device(), xv, s);
+    Tensor rm = Tensor::from_host(device(), rm0, {2}), rv = Tensor::from_host(device(), rv0, {2});
+    Tensor y = batch_norm(x, which == 2 ? rm : Tensor(), which == 1 ? rv : Tensor(), Tensor(), Tensor(), true);
+    Ref r = bn_ref(xv, s, nullptr, nullptr, nullptr, true, rm0, rv0);
+    EXPECT_TRUE(close(y.to_vector(), r.y, 1e-4, 1e-4));
+    if (which == 1) {
+      EXPECT_TRUE(close(rv.to_vector(), r.rv, 1e-4, 1e-5));
+      EXPECT_EQ(rm.to_vector(), rm0);
+    } else {
+      EXPECT_TRUE(close(rm.to_vector(), r.rm, 1e-5, 1e-5));
+      EXPECT_EQ(rv.to_vector(), rv0);
+    }
+  }
+  for (std::uint64_t limit : {10, 9}) {
+    SCOPED_TRACE("loop limit " + std::to_string(limit));
+    ScopedLoopLimit scoped(limit);  // first level: 64 x 4 values per workgroup, 100 partials
+    check_all(rng, {200, 2, 128}, true, true);
   }
 }
 

@@ -1105,6 +1105,49 @@ TEST(Pool2d, WindowsPastTheLoopLimit) {
 // with windows split over several dispatches (limit 16: offsets in chunks of 14): stride,
 // padding with and without count_include_pad, ceil_mode, dilation, adaptive windows smaller and
 // larger than the input, f16, ties and NaN for max.
+// Max pooling whose windows tile the input (stride = kernel, no padding, planes of whole windows:
+// the CNN's 2 x 2): the backward writes each window's elements from one invocation (GATHER_TILES).
+// Against float64 (the gradient at each window's argmax, 0 elsewhere, from x on the host) with
+// fresh random inputs, 2 x 2, 3 x 2 and 1 x 2 windows, odd plane counts, and against the per-element
+// gather that a loop limit below the window's trips leaves.
+TEST(Pool2d, MaxGradientOverTilingWindows) {
+  GLT_RNG(rng);
+  struct Case {
+    Shape s;
+    std::array<std::int64_t, 2> k;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{2, 3, 8, 6}, {2, 2}}, {{3, 1, 9, 4}, {3, 2}}, {{1, 5, 3, 8}, {1, 2}}, {{128, 2, 28, 28}, {2, 2}}}) {
+    SCOPED_TRACE(to_string(c.s) + " kernel " + std::to_string(c.k[0]) + "x" + std::to_string(c.k[1]));
+    Pool2dOptions o;
+    o.kernel = c.k;
+    const std::int64_t N = c.s[0], C = c.s[1], H = c.s[2], W = c.s[3], OH = H / c.k[0], OW = W / c.k[1];
+    auto xv = uniform(rng, numel_of(c.s), -2, 2), gv = uniform(rng, N * C * OH * OW);
+    std::vector<double> ref(xv.size(), 0.0);
+    for (std::int64_t p = 0; p < N * C; ++p)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          std::int64_t best = -1;
+          for (std::int64_t kh = 0; kh < c.k[0]; ++kh)
+            for (std::int64_t kw = 0; kw < c.k[1]; ++kw) {
+              const std::int64_t e = (p * H + oh * c.k[0] + kh) * W + ow * c.k[1] + kw;
+              if (best < 0 || xv[e] > xv[best]) best = e;
+            }
+          ref[best] = gv[(p * OH + oh) * OW + ow];
+        }
+    auto run = [&] {
+      Tensor x = Tensor::from_host(device(), xv, c.s);
+      requires_grad_(x);
+      backward(max_pool2d(x, o), Tensor::from_host(device(), gv, {N, C, OH, OW}));
+      return grad(x).to_vector();
+    };
+    const std::vector<float> tiles = run();
+    EXPECT_TRUE(close(tiles, ref, 0, 0));
+    ScopedLoopLimit limit(static_cast<std::uint64_t>(c.k[0] * (c.k[1] + 1) - 1));  // the per-element gather
+    EXPECT_EQ(run(), tiles);
+  }
+}
+
 TEST(Pool2d, SeparablePassesUnderALoweredLoopLimit) {
   GLT_RNG(rng);
   const Shape xs{2, 3, 30, 27};

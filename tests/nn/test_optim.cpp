@@ -365,12 +365,6 @@ TEST(Modules, TrainsATinyProblem) {
   EXPECT_EQ(argmax(net(x), 1).to_int_vector(), (std::vector<int>{0, 1, 1, 0}));
 }
 
-// A training step as the Fashion-MNIST demo's --replay runs it: the first eagerly, the second
-// captured (Recording: forward, loss, backward; the gradients left in the recording's buffers),
-// the later ones replayed after copying their batch into the captured input; the optimizer's
-// step runs eagerly after each. Parameters and batch-norm running statistics equal those of the
-// same steps run eagerly (the same dispatches); a dropout with device_offset draws a new mask
-// per replay. Fresh random batches, seed printed on failure.
 // Two convolutions, the second's input gradient as the direct convolution of gy with the filters
 // read flipped (GLTENSOR_CONV=direct; the rows and the lanes layout, the latter's tiles form with
 // 64 output channels): training steps replayed from a Recording equal the eager ones (the flip
@@ -430,6 +424,12 @@ TEST(Modules, ConvInputGradientReplayed) {
   }
 }
 
+// A training step as the Fashion-MNIST demo's --replay runs it: the first eagerly, the second
+// captured (Recording: forward, loss, backward; the gradients left in the recording's buffers),
+// the later ones replayed after copying their batch into the captured input; the optimizer's
+// step runs eagerly after each. Parameters and batch-norm running statistics equal those of the
+// same steps run eagerly (the same dispatches); a dropout with device_offset draws a new mask
+// per replay. Fresh random batches, seed printed on failure.
 TEST(Modules, TrainingStepsReplayedFromARecording) {
   GLT_RNG(rng);
   const std::int64_t B = 6, steps = 5;
