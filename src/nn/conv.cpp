@@ -443,7 +443,15 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   const Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
-  if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
+  if (plan.path == Conv2dPlan::Path::direct && x.numel() == 0) {
+    // No input (H, W or C 0, the padding making the output non-empty): every output is the bias
+    // (or 0) through the epilogue. The direct kernel would clamp into an empty x (clamp(h, 0, -1):
+    // undefined in GLSL) and load from it.
+    // (f32 sums rounded once to x's dtype, as the kernel's.)
+    NoGradGuard ng;
+    const Tensor b = bias.defined() ? bias.to(DType::f32).view({1, O, 1, 1}) : zeros(x.device(), {1, O, 1, 1});
+    y = apply_epilogue(b, fused).expand({g.N, O, g.OH, g.OW}).contiguous().to(x.dtype());
+  } else if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
     NoGradGuard ng;
     y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
   } else if (plan.path == Conv2dPlan::Path::direct) {

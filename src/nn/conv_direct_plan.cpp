@@ -46,7 +46,7 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
   const std::int64_t taps = p.C * p.KH * p.KW;
   // ubo: OPI a divisor of Og whose filters (and the block's alignment slack) fit the block.
   std::int64_t ubo_opi = 0;
-  if (p.ubo_floats > 0)
+  if (p.ubo_floats > 0 && taps > 0)  // (no channels: nothing to bind)
     for (std::int64_t d = std::min<std::int64_t>(p.Og, 8); d > 0 && ubo_opi == 0; --d)
       if (p.Og % d == 0 && d * taps + 3 <= p.ubo_floats) ubo_opi = d;
   const bool ubo =

@@ -530,6 +530,40 @@ TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
   }
 }
 
+TEST(ConvDirect, EmptyInputPaddedToAnOutput) {
+  // x with no rows, columns or channels whose padding makes the output non-empty (x [1, 2, 0, 5],
+  // 3 x 3, padding 2 -> [1, 3, 2, 7]): every output is the bias (or 0) through the epilogue, in
+  // each layout, f32 and f16, without running the kernel over an empty x.
+  GLT_RNG(rng);
+  for (const char* layout : kLayouts)
+    for (DType dt : {DType::f32, DType::f16})
+      for (const Shape& xs : std::vector<Shape>{{1, 2, 0, 5}, {2, 2, 4, 0}, {1, 0, 3, 3}})
+        for (bool has_bias : {true, false}) {
+          SCOPED_TRACE(std::string(layout) + " " + to_string(xs) + (dt == DType::f16 ? " f16" : " f32"));
+          ScopedSettings s;
+          s->conv = detail::ConvSetting::direct;
+          s->conv_direct = detail::parse_conv_direct(layout);
+          const std::int64_t C = xs[1], O = 3;
+          const Shape ws{O, C, 3, 3};
+          auto bv = uniform(rng, O), wv = uniform(rng, numel_of(ws));
+          Tensor x = zeros(device(), xs, dt), w = Tensor::from_host(device(), wv, ws).to(dt);
+          Tensor b = has_bias ? Tensor::from_host(device(), bv, {O}).to(dt) : Tensor();
+          Tensor y = conv2d(x, w, b, Conv2dOptions::pad(2), Epilogue(Activation::relu));
+          const Shape os{xs[0], O, xs[2] + 2, xs[3] + 2};
+          ASSERT_EQ(y.shape(), os);
+          EXPECT_EQ(y.dtype(), dt);
+          const std::vector<float> got = y.to(DType::f32).to_vector();
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const auto o = static_cast<std::size_t>((static_cast<std::int64_t>(i) / (os[2] * os[3])) % O);
+            const float bo =
+                has_bias
+                    ? Tensor::from_host(device(), std::vector<float>{bv[o]}, {1}).to(dt).to(DType::f32).to_vector()[0]
+                    : 0.0f;
+            ASSERT_EQ(got[i], std::max(bo, 0.0f)) << "element " << i;
+          }
+        }
+}
+
 TEST(ConvDirect, EpilogueInTheKernel) {
   // conv2d's epilogue (activation, then Epilogue::scale / shift: PP-LCNetV3's HardSwish and
   // learnable affine) in the direct kernel's three layouts, one dispatch each, and on the GEMM
