@@ -5,13 +5,15 @@ Run a test or tool with the sources printed on stderr (every new program: "==== 
 then its source), from an empty program cache:
 
   GLTENSOR_CACHE_DIR=$(mktemp -d) GLTENSOR_DUMP_SOURCE=.comp build/tests/test_ocr_models 2>dump.txt
-  scripts/program_defines.py dump.txt conv_direct.comp
+  scripts/program_defines.py dump.txt conv_direct.comp [PX,SEGLEN ...]
 
 Prints the run's programs and KERNEL's, each `#define NAME VALUE` the variant set (the lines after
 common.glsl's LOOP(cond), operand macros and the kernel's own derived macros included) with its
 values and how many compiles had each, then how many distinct programs remain with each define
 left out (the defines whose values split the programs most: the ones worth making uniforms or
-bucketing). Function-like macros count by their text (e.g. ACT(x), the ubo layout's lists).
+bucketing), and without each comma-separated group given (a define and those derived from it:
+PX,SEGLEN,NQ). Function-like macros that only write out a define's value (lists such as the ubo
+layout's PXS_I(X, a)) are left out of the keys; ACT(x) and other expressions stay.
 """
 import collections
 import re
@@ -33,13 +35,16 @@ def compiles(path, kernel):
         d["LOCAL_X"] = lx.group(1) if lx else "?"
         body = src.split("#define LOOP(cond) (cond)", 1)[-1]
         for m in re.finditer(r"^#define (\w+)(\([^)]*\))?(?: (.*))?$", body, re.M):
-            d.setdefault(m.group(1) + (m.group(2) or ""), (m.group(3) or "").strip())
+            value = (m.group(3) or "").strip()
+            if m.group(2) and re.fullmatch(r"(X\([\w, ]*\d+\) ?)+", value):
+                continue  # a list written out from a define's value
+            d.setdefault(m.group(1) + (m.group(2) or ""), value)
         mine.append(d)
     return len(progs), mine
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
     total, mine = compiles(sys.argv[1], sys.argv[2])
     key = lambda d, drop=(): tuple(sorted((k, v) for k, v in d.items() if k not in drop))
@@ -54,6 +59,8 @@ def main():
     rows = [(len(set(key(d, (n,)) for d in mine)), n) for n in names]
     for count, n in sorted(rows)[:12]:
         print(f"  {n}: {count}")
+    for group in sys.argv[3:]:
+        print(f"  {group}: {len(set(key(d, tuple(group.split(','))) for d in mine))}")
 
 
 if __name__ == "__main__":
