@@ -28,6 +28,8 @@
 // stride and dilation along rows, compile-time). The block holds the filters of output channels
 // [u_o0, u_o0 + its size) of this dispatch (one dispatch per such chunk where all do not fit):
 // w[o, c, kh, kw] (contiguous) at float u_wbase + ((o - u_o0) * u_cg + c) * KH * KW + kh * KW + kw.
+// Its size WQ (vec4s) is the device's whole block or a size class of the filters (nn/conv.cpp's
+// conv_direct_ubo), not the layer's own, so that layers of other widths share the program.
 // The host writes the block out (taps, channels, positions: KWS(X), OPIS_I(X, a), PXS_IJ(X, a, b),
 // SEGS(X)), so that the registers are indexed by constants and no loop but the channels' and
 // the kernel rows' runs. ACT(x) (every layout but OUT16): the epilogue's activation

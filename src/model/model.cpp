@@ -13,6 +13,7 @@
 #include "gltensor/ops.hpp"
 #include "model/model_impl.hpp"
 #include "model/planner.hpp"
+#include "nn/conv_plan.hpp"
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/settings.hpp"
@@ -184,6 +185,12 @@ DeviceState& Model::Impl::state_for(const Device& d) const {
       c[id].gpu = graph->values[id].constant->upload(d, weight_dtype(options));
       ds->weight_bytes += c[id].gpu.impl()->storage->nbytes;
     }
+    // Conv filters in a buffer of a whole uniform block where conv2d's direct kernel takes them
+    // so (software rasterizers: every layer's program then has the same block size; the padding
+    // is not counted in weight_bytes).
+    for (const Node& n : graph->nodes)
+      if (!n.removed && n.op_type == "Conv" && n.inputs.size() > 1 && n.inputs[1] >= 0)
+        if (Tensor& w = c[static_cast<std::size_t>(n.inputs[1])].gpu; w.defined()) w = detail::conv_ubo_weight(w);
   }
   std::lock_guard<std::mutex> lock(mutex);
   devices.push_back(std::move(ds));

@@ -31,6 +31,14 @@ namespace {
 // layout: software rasterizers, or where GLTENSOR_CONV_DIRECT=ubo forces it).
 std::int64_t ubo_limit(const DeviceImpl& dev) { return dev.caps().max_uniform_block_size; }
 
+// n floats (uninitialized) for filters that the ubo layout binds: at the start of a buffer of at
+// least the device's whole block where that is at most 64 KiB (the bytes past them are never
+// read), so that conv_direct_ubo binds whole blocks of them.
+Tensor ubo_floats_tensor(DeviceImpl& dev, std::int64_t n) {
+  const std::int64_t whole = ubo_limit(dev) <= 65536 ? ubo_limit(dev) / 4 : 0;
+  return alloc(dev, {std::max(n, whole)}, DType::f32, "conv2d").narrow(0, 0, n);
+}
+
 // A conv's bias gradient from gy [N, O, OH, OW]: its [N * O] rows of OH * OW values summed (128-bit
 // loads, reduce_rows), then the [N, O] sums over the batch, where gy is contiguous (measured 5 us
 // per step faster on the H100 than one reduction over dims 0, 2, 3: the CNN's second layer).
@@ -236,9 +244,10 @@ struct DirectParams {
 };
 
 // The ubo layout (f32): one dispatch per chunk of plan.chunk output channels, whose filters are
-// bound as the uniform block (from the nearest aligned byte before them; the weight copied into
-// a buffer of whole blocks where the last block would run past its storage), the epilogue's
-// activation in the kernel.
+// bound as the uniform block (plan.wq vec4s, a size class of the chunk's filters: from the
+// aligned byte at or before them, or earlier where the block would run past the weight's storage;
+// the weight copied into a buffer of whole blocks where no block of its storage holds a chunk),
+// the epilogue's activation in the kernel.
 // shuffle S > 0: the channels (o, si, sj) stored as o's S x S blocks of pixels, out [N, O / S^2,
 // OH * S, OW * S] (conv_transpose2d whose kernel is its stride).
 Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias, const Geometry& g, std::int64_t O,
@@ -248,24 +257,35 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
                                    "conv_transpose2d")
                            : alloc(dev, {g.N, O, g.OH, g.OW}, DType::f32, "conv2d");
   if (out.numel() == 0) return out;
-  const std::int64_t taps = g.C * g.KH * g.KW, block = plan.wq * 16;
+  const std::int64_t taps = g.C * g.KH * g.KW;
   const auto align = static_cast<std::int64_t>(std::max(dev.caps().uniform_offset_alignment, 4));
-  // Every block [aligned start, + block) inside the weight's storage, its filters inside the block.
-  auto fits = [&](const Tensor& t) {
-    if (!t.is_contiguous() || t.dtype() != DType::f32) return false;
+  // The block (`block` bytes) of the chunk whose filters start at byte `start` of t's storage: from
+  // the aligned byte at or before them, moved back (aligned) where it would run past the storage;
+  // -1 where no block holds them.
+  auto block_start = [&](const Tensor& t, std::int64_t block, std::int64_t start, std::int64_t used) -> std::int64_t {
     const auto cap = static_cast<std::int64_t>(t.impl()->storage->block.capacity);
-    for (std::int64_t o0 = 0; o0 < O; o0 += plan.chunk) {
-      const std::int64_t start = (t.offset() + o0 * taps) * 4, a = start / align * align;
-      const std::int64_t used = start - a + std::min(plan.chunk, O - o0) * taps * 4;
-      if (a + block > cap || used > block) return false;
-    }
+    if (cap < block) return -1;
+    const std::int64_t a = std::min(start, cap - block) / align * align;
+    return start - a + used <= block ? a : -1;
+  };
+  auto fits = [&](const Tensor& t, std::int64_t block) {
+    if (!t.is_contiguous() || t.dtype() != DType::f32) return false;
+    for (std::int64_t o0 = 0; o0 < O; o0 += plan.chunk)
+      if (block_start(t, block, (t.offset() + o0 * taps) * 4, std::min(plan.chunk, O - o0) * taps * 4) < 0)
+        return false;
     return true;
   };
+  // The block's size (WQ, compile-time): the device's whole block where the weight's storage holds
+  // one (large filters; the model runtime's, conv_ubo_weight), so that layers of any width share
+  // the program; else plan.wq, a size class of the chunk's filters.
+  ConvDirectPlan kplan = plan;
+  if (const std::int64_t whole = ubo_limit(dev) / 16; fits(weight, whole * 16)) kplan.wq = whole;
+  const std::int64_t block = kplan.wq * 16;
   // Else each chunk's filters copied to an aligned slot of a fresh buffer (slots of whole blocks:
   // any offset alignment, e.g. 256 bytes on NVIDIA where the layout is forced).
   Tensor w = weight;
   std::int64_t slot = 0;  // floats between two chunks' filters in the copy (0: w is the weight)
-  if (!fits(w)) {
+  if (!fits(w, block)) {
     slot = (block + align - 1) / align * align / 4;
     w = zeros(x.device(), {(O + plan.chunk - 1) / plan.chunk * slot});
     for (std::int64_t o0 = 0, i = 0; o0 < O; o0 += plan.chunk, ++i) {
@@ -274,14 +294,15 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
     }
   }
   ConvDirectVariant v;
-  v.plan = plan, v.kh = g.KH, v.kw = g.KW, v.sw = g.o.stride[1], v.dw = g.o.dilation[1], v.bias = bias.defined();
+  v.plan = kplan, v.kh = g.KH, v.kw = g.KW, v.sw = g.o.stride[1], v.dw = g.o.dilation[1], v.bias = bias.defined();
   v.act = epi.act, v.affine = epi.affine(), v.x = x.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   v.x_quads = x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
   v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
   v.shuffle = shuffle;
   for (std::int64_t o0 = 0, i = 0; o0 < O; o0 += plan.chunk, ++i) {
     Launch launch(dev, "conv2d");
-    const std::int64_t start = slot > 0 ? i * slot * 4 : (w.offset() + o0 * taps) * 4, a = start / align * align;
+    const std::int64_t start = slot > 0 ? i * slot * 4 : (w.offset() + o0 * taps) * 4;
+    const std::int64_t a = slot > 0 ? start : block_start(w, block, start, std::min(plan.chunk, O - o0) * taps * 4);
     launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
     if (bias.defined()) launch.read(bias);
     launch.uniform_block(0, w, static_cast<GLintptr>(a), static_cast<GLsizeiptr>(block));
@@ -430,7 +451,15 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   const Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
-  if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
+  if (plan.path == Conv2dPlan::Path::direct && x.numel() == 0) {
+    // No input (H, W or C 0, the padding making the output non-empty): every output is the bias
+    // (or 0) through the epilogue. The direct kernel would clamp into an empty x (clamp(h, 0, -1):
+    // undefined in GLSL) and load from it.
+    // (f32 sums rounded once to x's dtype, as the kernel's.)
+    NoGradGuard ng;
+    const Tensor b = bias.defined() ? bias.to(DType::f32).view({1, O, 1, 1}) : zeros(x.device(), {1, O, 1, 1});
+    y = apply_epilogue(b, fused).expand({g.N, O, g.OH, g.OW}).contiguous().to(x.dtype());
+  } else if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
     NoGradGuard ng;
     y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
   } else if (plan.path == Conv2dPlan::Path::direct) {
@@ -555,6 +584,17 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 
 namespace detail {
 
+Tensor conv_ubo_weight(const Tensor& w) {
+  if (!w.defined() || w.dim() != 4 || w.dtype() != DType::f32 || !w.is_contiguous()) return w;
+  DeviceImpl& dev = dev_of(w);
+  if (!dev.adapter().software && settings().conv_direct != ConvDirectSetting::ubo) return w;
+  const std::int64_t block = ubo_limit(dev);
+  if (block > 65536 || static_cast<std::int64_t>(w.impl()->storage->block.capacity) >= block) return w;
+  Tensor out = ubo_floats_tensor(dev, w.numel()).view(w.shape());
+  out.copy_(w);
+  return out;
+}
+
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                std::array<std::int64_t, 2> op_pad, const Epilogue& epi) {
   const std::int64_t G = o.groups, Cin = x.size(1), Cg = Cin / G, Coutg = w.size(1), Cout = Coutg * G;
@@ -590,7 +630,9 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
     return G == 1 ? conv_direct(x, w.reshape({Cg, O1}).t().unsqueeze(2).unsqueeze(3), bias, g1, O1, O1, direct, epi, S)
                   : Tensor();
   // ubo: the filters [(g, o, si, sj), c] of group g's channels c, contiguous.
-  const Tensor w1 = w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}).contiguous().view({O1, Cg, 1, 1});
+  Tensor w1 = ubo_floats_tensor(dev_of(x), O1 * Cg).view({G, Coutg, S, S, Cg});
+  w1.copy_(w.view({G, Cg, Coutg, S, S}).permute({0, 2, 3, 4, 1}));
+  w1 = w1.view({O1, Cg, 1, 1});
   return conv_direct_ubo(x, w1, bias, g1, O1, O1 / G, direct, epi, S);
 }
 

@@ -2,6 +2,7 @@
 #include "nn/conv_direct_plan.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace gltensor::detail {
 
@@ -25,6 +26,14 @@ std::int64_t plane_rows(const ConvDirectProblem& p, std::int64_t py) {
 }
 }  // namespace
 
+std::int64_t conv_ubo_block_vec4s(std::int64_t floats, std::int64_t ubo_floats) {
+  // The SSBO pool's size classes (runtime/pool.hpp), in vec4s: 16, 24, 32, 48, 64, 96, ...
+  const auto need = static_cast<std::uint64_t>(std::max<std::int64_t>((floats + 3) / 4, 16));
+  const std::uint64_t p = std::bit_floor(need);
+  const std::uint64_t cls = need == p ? p : need <= p + p / 2 ? p + p / 2 : 2 * p;
+  return std::min(static_cast<std::int64_t>(cls), ubo_floats / 4);
+}
+
 std::int64_t conv_tiles_opi(std::int64_t Og) {
   for (std::int64_t d = std::min(Og, kConvTilesOpi) / 4 * 4; d >= 4; d -= 4)
     if (Og % d == 0) return d;
@@ -37,7 +46,7 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
   const std::int64_t taps = p.C * p.KH * p.KW;
   // ubo: OPI a divisor of Og whose filters (and the block's alignment slack) fit the block.
   std::int64_t ubo_opi = 0;
-  if (p.ubo_floats > 0)
+  if (p.ubo_floats > 0 && taps > 0)  // (no channels: nothing to bind)
     for (std::int64_t d = std::min<std::int64_t>(p.Og, 8); d > 0 && ubo_opi == 0; --d)
       if (p.Og % d == 0 && d * taps + 3 <= p.ubo_floats) ubo_opi = d;
   const bool ubo =
@@ -70,7 +79,7 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     const std::int64_t O = p.Og * p.groups, fit = (p.ubo_floats - 3) / taps / ubo_opi * ubo_opi;
     const std::int64_t dispatches = (O + fit - 1) / fit;
     plan.chunk = ((O + dispatches - 1) / dispatches + ubo_opi - 1) / ubo_opi * ubo_opi;
-    plan.wq = (plan.chunk * taps + 3 + 3) / 4;
+    plan.wq = conv_ubo_block_vec4s(plan.chunk * taps, p.ubo_floats);
     plan.rowseg = true;
     plan.seglen = (plan.px - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
     const std::int64_t tiles = (p.OW + plan.px - 1) / plan.px;

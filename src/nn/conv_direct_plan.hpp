@@ -64,7 +64,8 @@ struct ConvDirectPlan {
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
   bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1
   /// ubo: output channels per dispatch (a multiple of opi; the last dispatch's may be fewer), and
-  /// the uniform block's size in vec4s (chunk filters and 3 floats of alignment slack).
+  /// the uniform block's size in vec4s (WQ): conv_ubo_block_vec4s of the chunk's filters, so that
+  /// layers of other widths share programs.
   std::int64_t chunk = 0, wq = 0;
   std::uint64_t loop_iterations = 0;  ///< worst case of one invocation, every loop counted
 };
@@ -93,6 +94,13 @@ inline constexpr std::int64_t kConvTilesHintPartials = 4096;
 /// the 5 x 5 stride-1 convolutions and 1.2-6x on the 3 x 3 and the strided ones.
 inline constexpr std::int64_t kConvPlaneShared = 3072, kConvPlanePy = 4, kConvPlaneLocal = 256;
 inline constexpr std::int64_t kConvPlaneMinTaps = 25;
+
+/// The ubo layout's uniform block in vec4s for `floats` floats of filters: the SSBO pool's size
+/// classes (powers of two and 1.5x powers of two, at least 16 vec4s: 256 bytes), at most the
+/// device's block (ubo_floats / 4), so that the block's size, a compile-time array size, takes a
+/// few values (one program per class, not per layer width) and a weight's storage (a buffer of
+/// the same class) holds a block of its filters.
+std::int64_t conv_ubo_block_vec4s(std::int64_t floats, std::int64_t ubo_floats);
 
 /// Output channels per invocation of the lanes layout's tiles form (a multiple of 4 dividing Og;
 /// 0: the form does not apply) for a group of Og output channels.

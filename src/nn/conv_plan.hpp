@@ -149,6 +149,14 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
 Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                  std::array<std::int64_t, 2> op_pad, const Epilogue& epi);
 
+/// A conv2d weight [O, C / groups, KH, KW] (f32, contiguous) for the direct kernel's ubo layout
+/// (software rasterizers, or GLTENSOR_CONV_DIRECT=ubo): its copy at the start of a buffer of the
+/// device's whole uniform block (64 KiB on llvmpipe; where that is at most 64 KiB) where its
+/// storage is smaller, so that conv2d binds a whole block of it and every layer shares
+/// the programs of one block size (conv_direct_ubo); else w itself. For weights uploaded once and
+/// used many times (the model runtime's Conv initializers).
+Tensor conv_ubo_weight(const Tensor& w);
+
 /// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
 /// blocking, the filter's size, the operands' dtypes.
 struct ConvDirectVariant {

@@ -12,6 +12,7 @@
 
 #include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
+#include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/storage.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -468,6 +469,99 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
   EXPECT_EQ(
       conv2d(zeros(device(), {0, 8, 6, 6}), zeros(device(), {4, 8, 3, 3}), Tensor(), Conv2dOptions::pad(1)).shape(),
       (Shape{0, 4, 6, 6}));
+}
+
+TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
+  // The ubo layout's uniform block: weights in a buffer of a whole block (conv_ubo_weight, the model
+  // runtime's Conv filters) bind whole blocks, so that layers of other channel counts (the same
+  // filter size, stride, positions and channels per invocation) add no program; a filter that
+  // fills its storage's size class exactly, at an unaligned offset (the block moved back within
+  // the storage, or a copy), and filters past one block (chunks) bound from the same buffer.
+  // Against the float64 reference with the relu epilogue, one dispatch each.
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv_direct = detail::ConvDirectSetting::ubo;
+  const int limit = device().caps().max_uniform_block_size;
+  struct Case {
+    std::int64_t C, O, K, W;
+    bool whole;  // through conv_ubo_weight
+    int w_offset;
+  };
+  std::size_t programs = 0;
+  for (const Case& c : std::vector<Case>{{8, 8, 3, 21, true, 0},
+                                         {24, 16, 3, 21, true, 0},
+                                         {40, 32, 3, 21, true, 0},
+                                         {16, 16, 1, 13, false, 0},
+                                         {16, 16, 1, 13, false, 3},
+                                         {100, 24, 3, 19, true, 0},
+                                         {100, 24, 3, 19, false, 1}}) {
+    const Shape xs{2, c.C, 5, c.W}, ws{c.O, c.C, c.K, c.K};
+    const Conv2dOptions o = Conv2dOptions::pad(c.K / 2);
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.O);
+    xv[7] = std::nanf("");
+    std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+    for (double& r : ref) r = r > 0 || std::isnan(r) ? r : 0.0;
+    Tensor w = c.w_offset > 0 ? at_offset(wv, ws, c.w_offset) : Tensor::from_host(device(), wv, ws);
+    if (c.whole) {
+      w = detail::conv_ubo_weight(w);
+      if (limit <= 65536) {
+        EXPECT_GE(w.impl()->storage->block.capacity, static_cast<std::size_t>(limit)) << "a whole block";
+      }
+    }
+    Tensor x = Tensor::from_host(device(), xv, xs), b = Tensor::from_host(device(), bv, {c.O});
+    const std::size_t d0 = device().dispatch_count();
+    Tensor y = conv2d(x, w, b, o, Epilogue(Activation::relu));
+    const std::size_t dispatches = device().dispatch_count() - d0;
+    if (c.C * c.K * c.K * c.O * 4 <= limit && (c.whole || c.w_offset == 0)) {
+      EXPECT_EQ(dispatches, 1u) << c.C << " -> " << c.O;
+    }
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 2e-5)) << c.C << " -> " << c.O << " K " << c.K;
+    const std::size_t now = detail::dev_of(y).programs().size();
+    if (c.C == 24 && c.whole && limit <= 65536) {
+      EXPECT_EQ(now, programs) << "8 -> 8 and 24 -> 16 channels: the same program";
+    }
+    if (c.C == 40 && limit <= 65536) {
+      EXPECT_EQ(now, programs) << "and 40 -> 32";
+    }
+    programs = now;
+  }
+}
+
+TEST(ConvDirect, EmptyInputPaddedToAnOutput) {
+  // x with no rows, columns or channels whose padding makes the output non-empty (x [1, 2, 0, 5],
+  // 3 x 3, padding 2 -> [1, 3, 2, 7]): every output is the bias (or 0) through the epilogue, in
+  // each layout, f32 and f16, without running the kernel over an empty x.
+  GLT_RNG(rng);
+  for (const char* layout : kLayouts)
+    for (DType dt : {DType::f32, DType::f16})
+      for (const Shape& xs : std::vector<Shape>{{1, 2, 0, 5}, {2, 2, 4, 0}, {1, 0, 3, 3}})
+        for (bool has_bias : {true, false}) {
+          SCOPED_TRACE(std::string(layout) + " " + to_string(xs) + (dt == DType::f16 ? " f16" : " f32"));
+          ScopedSettings s;
+          s->conv = detail::ConvSetting::direct;
+          s->conv_direct = detail::parse_conv_direct(layout);
+          const std::int64_t C = xs[1], O = 3;
+          const Shape ws{O, C, 3, 3};
+          auto bv = uniform(rng, O), wv = uniform(rng, numel_of(ws));
+          Tensor x = zeros(device(), xs, dt), w = Tensor::from_host(device(), wv, ws).to(dt);
+          Tensor b = has_bias ? Tensor::from_host(device(), bv, {O}).to(dt) : Tensor();
+          Tensor y = conv2d(x, w, b, Conv2dOptions::pad(2), Epilogue(Activation::relu));
+          const Shape os{xs[0], O, xs[2] + 2, xs[3] + 2};
+          ASSERT_EQ(y.shape(), os);
+          EXPECT_EQ(y.dtype(), dt);
+          const std::vector<float> got = y.to(DType::f32).to_vector();
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const auto o = static_cast<std::size_t>((static_cast<std::int64_t>(i) / (os[2] * os[3])) % O);
+            const float bo =
+                has_bias
+                    ? Tensor::from_host(device(), std::vector<float>{bv[o]}, {1}).to(dt).to(DType::f32).to_vector()[0]
+                    : 0.0f;
+            ASSERT_EQ(got[i], std::max(bo, 0.0f)) << "element " << i;
+          }
+        }
 }
 
 TEST(ConvDirect, EpilogueInTheKernel) {

@@ -854,7 +854,7 @@ TEST(PlanConvDirect, UboLayoutChunksAndLoops) {
   EXPECT_EQ(u.px, 32);
   // 16381 / 864 = 18 filters fit, 16 in whole OPI blocks: two dispatches of 12 -> 16 (OPI multiples).
   EXPECT_EQ(u.chunk, 16);
-  EXPECT_EQ(u.wq, (16 * 864 + 6) / 4);
+  EXPECT_EQ(u.wq, 4096) << "16 x 864 floats: 3456 vec4s, in the class of 4096 (the whole block)";
   EXPECT_LE(u.wq * 4, p.ubo_floats);
   EXPECT_EQ(u.seglen, 34);
   EXPECT_EQ(u.groups_x, (160u * 5u + 15u) / 16u);
@@ -885,11 +885,25 @@ TEST(PlanConvDirect, UboLayoutChunksAndLoops) {
   EXPECT_EQ(u.layout, ConvDirectPlan::Layout::ubo);
   EXPECT_EQ(u.opi, 1);
   EXPECT_EQ(u.chunk, 384);
-  EXPECT_EQ(u.wq, (384 * 9 + 6) / 4) << "one dispatch: 384 filters of 9";
+  EXPECT_EQ(u.wq, 1024) << "one dispatch: 384 filters of 9, 864 vec4s in the class of 1024";
   EXPECT_EQ(u.loop_iterations, 1u * 4u + 1u);
   p.KH = p.KW = 1, p.Og = 2, p.groups = 1, p.C = 17000;
   EXPECT_EQ(plan_conv_direct(p, kLlvmpipe, s).layout, ConvDirectPlan::Layout::rows)
       << "one filter of 17000 floats > 16384";
+  // The block's size classes (the SSBO pool's, in vec4s), capped by the device's block.
+  for (auto [floats, vec4s] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 16},
+                                                                                 {64, 16},
+                                                                                 {65, 24},
+                                                                                 {96, 24},
+                                                                                 {97, 32},
+                                                                                 {128, 32},
+                                                                                 {129, 48},
+                                                                                 {3456, 1024},
+                                                                                 {4096, 1024},
+                                                                                 {4097, 1536},
+                                                                                 {16381, 4096}})
+    EXPECT_EQ(conv_ubo_block_vec4s(floats, 16384), vec4s) << floats << " floats";
+  EXPECT_EQ(conv_ubo_block_vec4s(4000, 4096), 1024) << "the device's block of 16 KiB";
   // Forced: ubo on a GPU where it applies; rows on a software rasterizer.
   p.C = 64;
   s.conv_direct = ConvDirectSetting::ubo;
