@@ -42,13 +42,6 @@ uniform uint u_L;
 uniform uint u_S;
 uniform uint u_E;
 uniform uint u_Ev;
-// DQ4, DV4: the head dims' quads (the accumulations' staging loops and stores). CONST_DIMS (GPUs):
-// constants (the staging's divisions by constants); llvmpipe: from u_E and u_Ev, so that head dims
-// of the same NQQ, NVQ, VKQ and VK (every head dim up to 64) share a program.
-#ifndef CONST_DIMS
-#define DQ4 ((u_E + 3u) / 4u)
-#define DV4 ((u_Ev + 3u) / 4u)
-#endif
 uniform int u_causal;
 uniform uint u_row0;  // the global index of row 0 (blocks of query rows)
 uniform uint u_bshape[BD];

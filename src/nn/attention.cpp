@@ -223,7 +223,6 @@ TiledAttentionVariant tiled_variant(const char* mode, const FlashAttentionVarian
   TiledAttentionVariant tv;
   tv.mode = mode, tv.bd = fv.bd, tv.dq4 = fv.dq4, tv.dv4 = fv.dv4, tv.vkq = tiled_v_keys(E), tv.vk = tiled_v_keys(Ev);
   tv.split = fv.split, tv.dropout = fv.dropout, tv.mask = fv.mask, tv.mask_dtype = fv.mask_dtype;
-  tv.const_dims = fv.const_dims;  // llvmpipe: the head dims' quads from u_E / u_Ev (fewer programs)
   tv.out = fv.out, tv.q = fv.q, tv.k = fv.k, tv.v = fv.v, tv.dout = fv.dout;
   return tv;
 }

@@ -117,8 +117,7 @@ std::vector<FlashAttentionVariant> FlashAttentionVariant::space() {
 Defines TiledAttentionVariant::defines() const {
   Defines d;
   d.ident("MODE", mode).value("BD", bd);
-  if (const_dims) d.uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
-  d.flag("CONST_DIMS", const_dims);
+  d.uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
   d.uvalue("VKQ", static_cast<std::uint64_t>(vkq)).uvalue("VK", static_cast<std::uint64_t>(vk));
   d.uvalue("NQQ", static_cast<std::uint64_t>((dq4 + 15) / 16))
       .uvalue("NVQ", static_cast<std::uint64_t>((dv4 + 15) / 16));
@@ -135,7 +134,6 @@ std::vector<TiledAttentionVariant> TiledAttentionVariant::space() {
         TiledAttentionVariant v;
         v.mode = mode, v.split = f & 1, v.dropout = f & 2, v.mask = mask;
         v.mask_dtype = mask == Mask::add ? DType::f32 : DType::bool_;
-        v.const_dims = true;  // the GPUs' form (llvmpipe's, the dims as uniforms, is every llvmpipe test's)
         out.push_back(v);
       }
   for (const std::int64_t d4 : {1, 32, 64})  // the head dims' chunks: 64, 32, 16 rows
@@ -144,7 +142,6 @@ std::vector<TiledAttentionVariant> TiledAttentionVariant::space() {
       v.mode = mode, v.bd = 2, v.dq4 = 65 - d4, v.dv4 = d4;
       v.vkq = v.dq4 <= 16 ? 64 : v.dq4 <= 32 ? 32 : 16, v.vk = d4 <= 16 ? 64 : 1024 / d4;
       v.out = v.q = v.k = v.v = v.dout = d4 == 32 ? DType::f16 : DType::f32;
-      v.const_dims = true;
       out.push_back(v);
     }
   return out;

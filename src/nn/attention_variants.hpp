@@ -54,10 +54,6 @@ struct TiledAttentionVariant {
   int bd = 1;
   std::int64_t dq4 = 16, dv4 = 16, vkq = 64, vk = 64;
   bool split = false, dropout = false;
-  /// The head dims' quads dq4 and dv4 as constants (GPUs: divisions by constants in the staging
-  /// loops); without, the kernel takes them from u_E and u_Ev (llvmpipe: one program for the head
-  /// dims of the same NQQ, NVQ, VKQ and VK, e.g. every head dim up to 64).
-  bool const_dims = false;
   Mask mask = Mask::none;
   /// tiled_fwd: out (the result, or f32 partials with SPLIT), q, k, v; the backward modes: dout.
   DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, dout = DType::f32, mask_dtype = DType::bool_;
