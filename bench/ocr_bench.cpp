@@ -2,6 +2,7 @@
 //                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
 //                    [--images gpu|host]... [--det-limit N]... [--rec-call-cost N]... [--cls 0|1]...
 //                    [--replay 0|1]... [--fuse 0|1]... [--f16 0|1]... [--text] [--rec-grid NxW]...
+//                    [--db-map FILE]
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
@@ -46,6 +47,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +56,7 @@
 #include <opencv2/imgproc.hpp>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 
@@ -70,6 +73,30 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// --db-map: the map from `file` where it exists (prob, h and w replaced), else written there.
+void read_or_write_map(const std::string& file, std::vector<float>& prob, int& h, int& w) {
+  if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
+    std::int32_t hw[2] = {0, 0};
+    bool ok = std::fread(hw, sizeof hw, 1, f) == 1 && hw[0] > 0 && hw[1] > 0 && hw[0] <= 8192 && hw[1] <= 8192;
+    if (ok) {
+      prob.resize(static_cast<std::size_t>(hw[0]) * hw[1]);
+      ok = std::fread(prob.data(), sizeof(float), prob.size(), f) == prob.size();
+    }
+    std::fclose(f);
+    if (!ok) throw std::runtime_error("--db-map " + file + ": not a det map (int32 h, w, h x w float32)");
+    h = hw[0], w = hw[1];
+    std::printf("DB map read from %s (%d x %d)\n", file.c_str(), h, w);
+    return;
+  }
+  std::FILE* f = std::fopen(file.c_str(), "wb");
+  const std::int32_t hw[2] = {h, w};
+  const bool ok = f && std::fwrite(hw, sizeof hw, 1, f) == 1 &&
+                  std::fwrite(prob.data(), sizeof(float), prob.size(), f) == prob.size();
+  if (f) std::fclose(f);
+  if (!ok) throw std::runtime_error("--db-map " + file + ": cannot write");
+  std::printf("DB map written to %s (%d x %d)\n", file.c_str(), h, w);
+}
 
 std::string g_ort, g_source, g_cache;
 int g_threads = 0;
@@ -194,6 +221,7 @@ int main(int argc, char** argv) {
   std::vector<int> det_limits{ocr::OcrOptions{}.det_limit}, call_costs{0}, cls_values{1}, replay_values{0},
       fuse_values{1}, f16_values{0};
   bool print_text = false;
+  std::string db_map;
   std::vector<std::string> rec_grid{"1x320", "6x320", "6x832", "9x832", "16x320", "16x832", "9x1376", "16x1376"};
   app.add_option("--models", models, "folder of the OCR models (default: GLTENSOR_MODEL_CACHE/models/ocr)");
   app.add_option("--runs", runs, "timed runs per case")->capture_default_str();
@@ -236,6 +264,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}));
   app.add_flag("--text", print_text, "ocr960: print the first row's lines as read");
+  app.add_option("--db-map", db_map,
+                 "ocr960: write the first row's last det map to this file (int32 h, w, then h x w float32) and "
+                 "read it from there instead where it exists (the same boxes on every build)");
   app.add_option("--rec-grid", rec_grid, "recgrid: the recognizer's inputs, LINESxWIDTH each")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (models.empty()) models = (fs::path(g_cache) / "models" / "ocr").string();
@@ -485,17 +516,29 @@ int main(int argc, char** argv) {
         ocr::OcrPipeline& p0 = *first_pipe;
         const ocr::ModelInput& in = p0.last_det_input();
         if (in.tensor.defined()) {
-          const auto prob = p0.det().run({{p0.det().inputs()[0].name, in.tensor}}).begin()->second.to_vector();
-          const int h = static_cast<int>(in.shape[2]), w = static_cast<int>(in.shape[3]);
+          auto prob = p0.det().run({{p0.det().inputs()[0].name, in.tensor}}).begin()->second.to_vector();
+          int h = static_cast<int>(in.shape[2]), w = static_cast<int>(in.shape[3]);
+          if (!db_map.empty()) read_or_write_map(db_map, prob, h, w);
           std::vector<double> t;
+          std::vector<ocr::TextLine> boxes;
           for (int i = 0; i < 200; ++i) {
             const auto t0 = Clock::now();
-            const auto boxes = p0.boxes_from_map(prob, h, w, page.rows, page.cols);
+            boxes = p0.boxes_from_map(prob, h, w, page.rows, page.cols);
             t.push_back(ms_since(t0));
           }
           std::sort(t.begin(), t.end());
           std::printf("DB boxes alone, hot (200 calls on the first row's last det map): min %.3f, median %.3f ms\n",
                       t[0], quantile(t, 0.5));
+          // The boxes themselves (corners and scores, bit for bit), to compare builds on one map.
+          std::uint64_t hash = 1469598103934665603ULL;
+          for (const auto& l : boxes) {
+            float v[9] = {l.box_score};
+            for (int k = 0; k < 4; ++k) v[1 + 2 * k] = l.box[k].x, v[2 + 2 * k] = l.box[k].y;
+            const auto* b = reinterpret_cast<const unsigned char*>(v);
+            for (std::size_t j = 0; j < sizeof v; ++j) hash = (hash ^ b[j]) * 1099511628211ULL;
+          }
+          std::printf("DB boxes on that map: %zu, FNV-1a of corners and scores %016llx\n", boxes.size(),
+                      static_cast<unsigned long long>(hash));
         }
       }
       std::fflush(stdout);

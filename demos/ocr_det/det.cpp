@@ -9,11 +9,7 @@
 
 namespace ocr {
 
-namespace {
-
-// minAreaRect of points -> 4 corners ordered tl, tr, br, bl (PaddleOCR's get_mini_boxes) and
-// the shorter side.
-std::array<cv::Point2f, 4> mini_box(const std::vector<cv::Point2f>& pts, float& short_side) {
+std::array<cv::Point2f, 4> db_mini_box(const std::vector<cv::Point2f>& pts, float& short_side) {
   cv::RotatedRect r = cv::minAreaRect(pts);
   cv::Point2f p[4];
   r.points(p);
@@ -25,8 +21,13 @@ std::array<cv::Point2f, 4> mini_box(const std::vector<cv::Point2f>& pts, float& 
   return {tl, tr, br, bl};
 }
 
-// Mean probability inside the polygon (PaddleOCR's box_score_fast).
-float box_score(const std::vector<float>& prob, int h, int w, const std::array<cv::Point2f, 4>& box) {
+namespace {
+
+// Mean probability inside the polygon (PaddleOCR's box_score_fast): cv::fillPoly of the corners
+// (truncated to integers) on a mask of the box's bounding rectangle, the probabilities under it
+// summed row by row. The mask is `scratch`, grown as needed and reused from box to box.
+float box_score(const std::vector<float>& prob, int h, int w, const std::array<cv::Point2f, 4>& box,
+                std::vector<unsigned char>& scratch) {
   float x0 = w, x1 = 0, y0 = h, y1 = 0;
   for (const auto& p : box) {
     x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y), y1 = std::max(y1, p.y);
@@ -35,23 +36,62 @@ float box_score(const std::vector<float>& prob, int h, int w, const std::array<c
             xmax = std::clamp(static_cast<int>(std::ceil(x1)), 0, w - 1),
             ymin = std::clamp(static_cast<int>(std::floor(y0)), 0, h - 1),
             ymax = std::clamp(static_cast<int>(std::ceil(y1)), 0, h - 1);
-  cv::Mat mask = cv::Mat::zeros(ymax - ymin + 1, xmax - xmin + 1, CV_8UC1);
-  std::vector<cv::Point> poly;
-  for (const auto& p : box) poly.emplace_back(static_cast<int>(p.x) - xmin, static_cast<int>(p.y) - ymin);
-  cv::fillPoly(mask, std::vector<std::vector<cv::Point>>{poly}, cv::Scalar(1));
+  const int mh = ymax - ymin + 1, mw = xmax - xmin + 1;
+  scratch.assign(static_cast<std::size_t>(mh) * mw, 0);
+  cv::Mat mask(mh, mw, CV_8UC1, scratch.data());
+  cv::Point poly[4];
+  for (int k = 0; k < 4; ++k)
+    poly[k] = {static_cast<int>(box[static_cast<std::size_t>(k)].x) - xmin,
+               static_cast<int>(box[static_cast<std::size_t>(k)].y) - ymin};
+  const cv::Point* polys[1] = {poly};
+  const int npts[1] = {4};
+  cv::fillPoly(mask, polys, npts, 1, cv::Scalar(1));
   double sum = 0;
   int n = 0;
-  for (int y = ymin; y <= ymax; ++y)
-    for (int x = xmin; x <= xmax; ++x)
-      if (mask.at<uchar>(y - ymin, x - xmin)) {
-        sum += prob[static_cast<std::size_t>(y) * w + x];
+  for (int y = 0; y < mh; ++y) {
+    const unsigned char* m = scratch.data() + static_cast<std::size_t>(y) * mw;
+    const float* row = prob.data() + static_cast<std::size_t>(y + ymin) * w + xmin;
+    for (int x = 0; x < mw; ++x)
+      if (m[x]) {
+        sum += row[x];
         ++n;
       }
+  }
   return n ? static_cast<float>(sum / n) : 0.0f;
 }
 
-// Grows a box by area * ratio / perimeter (Clipper's rounded offset; PaddleOCR's unclip).
-std::vector<cv::Point2f> unclip(const std::array<cv::Point2f, 4>& box, float ratio) {
+// 255 where prob > threshold (compared as floats, as cv::compare with a CV_32F map) into `bitmap`
+// (h x w bytes, resized as needed); returns the bounding rectangle of the set pixels (empty if none).
+cv::Rect threshold_map(const std::vector<float>& prob, int h, int w, float threshold,
+                       std::vector<unsigned char>& bitmap, std::vector<unsigned char>& columns) {
+  bitmap.resize(static_cast<std::size_t>(h) * w);
+  columns.assign(static_cast<std::size_t>(w), 0);
+  // Raw pointers: stores through unsigned char may alias a vector's own fields, which would keep
+  // the compiler from vectorizing the loop.
+  unsigned char* const col = columns.data();
+  int ymin = h, ymax = -1;
+  for (int y = 0; y < h; ++y) {
+    const float* const p = prob.data() + static_cast<std::size_t>(y) * w;
+    unsigned char* const b = bitmap.data() + static_cast<std::size_t>(y) * w;
+    unsigned char any = 0;
+    for (int x = 0; x < w; ++x) {
+      const unsigned char v = p[x] > threshold ? 255 : 0;
+      b[x] = v;
+      col[x] |= v;
+      any |= v;
+    }
+    if (any) ymin = std::min(ymin, y), ymax = y;
+  }
+  if (ymax < 0) return {};
+  int xmin = 0, xmax = w - 1;
+  while (!col[xmin]) ++xmin;
+  while (!col[xmax]) --xmax;
+  return {xmin, ymin, xmax - xmin + 1, ymax - ymin + 1};
+}
+
+}  // namespace
+
+std::vector<cv::Point2f> db_unclip(const std::array<cv::Point2f, 4>& box, float ratio) {
   double area = 0, length = 0;
   for (int i = 0; i < 4; ++i) {
     const auto& a = box[i];
@@ -73,8 +113,6 @@ std::vector<cv::Point2f> unclip(const std::array<cv::Point2f, 4>& box, float rat
     for (const auto& p : out[0]) r.emplace_back(static_cast<float>(p.X), static_cast<float>(p.Y));
   return r;
 }
-
-}  // namespace
 
 void to_chw_bgr(const cv::Mat& rgb, const float mean[3], const float stdv[3], std::vector<float>& out, int width) {
   const int h = rgb.rows, w = rgb.cols;
@@ -109,24 +147,32 @@ std::vector<float> det_input(const cv::Mat& rgb, int limit, int& h, int& w) {
 }
 
 std::vector<DetBox> db_boxes(const std::vector<float>& prob, int h, int w, int img_h, int img_w, const DbOptions& o) {
-  // 255 where prob > det_threshold (cv::compare: vectorized; the threshold compared as a float).
-  cv::Mat bitmap;
-  cv::compare(cv::Mat(h, w, CV_32F, const_cast<float*>(prob.data())), o.det_threshold, bitmap, cv::CMP_GT);
-  std::vector<std::vector<cv::Point>> contours;
-  cv::findContours(bitmap, contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE);
+  if (h <= 0 || w <= 0 || prob.size() != static_cast<std::size_t>(h) * w)
+    throw std::invalid_argument("db_boxes: a map of " + std::to_string(prob.size()) + " values for h x w = " +
+                                std::to_string(h) + " x " + std::to_string(w) + " (expected h * w, both positive)");
+  // The bitmap and the masks in buffers kept per thread (no allocation per call once grown), and
+  // the contours traced on the set pixels' bounding rectangle only (outside it the bitmap is 0, so
+  // the contours and their order are those of the whole map; offset back to map coordinates).
+  thread_local std::vector<unsigned char> bitmap, columns, mask;
+  const cv::Rect roi = threshold_map(prob, h, w, o.det_threshold, bitmap, columns);
   std::vector<DetBox> boxes;
+  if (roi.empty()) return boxes;
+  std::vector<std::vector<cv::Point>> contours;
+  cv::findContours(cv::Mat(h, w, CV_8UC1, bitmap.data())(roi), contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE,
+                   roi.tl());
   const float sx = static_cast<float>(img_w) / w, sy = static_cast<float>(img_h) / h;
+  std::vector<cv::Point2f> pts;
   for (std::size_t i = 0; i < contours.size() && i < static_cast<std::size_t>(o.max_candidates); ++i) {
-    std::vector<cv::Point2f> pts(contours[i].begin(), contours[i].end());
+    pts.assign(contours[i].begin(), contours[i].end());
     if (pts.size() < 4) continue;
     float side = 0;
-    auto box = mini_box(pts, side);
+    auto box = db_mini_box(pts, side);
     if (side < 3) continue;
-    const float score = box_score(prob, h, w, box);
+    const float score = box_score(prob, h, w, box, mask);
     if (score < o.box_threshold) continue;
-    auto grown = unclip(box, o.unclip_ratio);
+    auto grown = db_unclip(box, o.unclip_ratio);
     if (grown.size() < 4) continue;
-    box = mini_box(grown, side);
+    box = db_mini_box(grown, side);
     if (side < 5) continue;
     DetBox b;
     for (int k = 0; k < 4; ++k)

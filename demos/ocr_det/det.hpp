@@ -46,9 +46,18 @@ struct DetBox {
   float score = 0;                 ///< mean probability inside the box (before unclip)
 };
 
+/// The minimum-area rectangle of points (cv::minAreaRect) as 4 corners ordered top-left, top-right,
+/// bottom-right, bottom-left (PaddleOCR's get_mini_boxes), and its shorter side in short_side.
+std::array<cv::Point2f, 4> db_mini_box(const std::vector<cv::Point2f>& pts, float& short_side);
+
+/// A box grown by area * ratio / perimeter (Clipper's rounded offset of the corners rounded to
+/// integers; PaddleOCR's unclip): the grown polygon's points, empty if Clipper returns none.
+std::vector<cv::Point2f> db_unclip(const std::array<cv::Point2f, 4>& box, float ratio);
+
 /// DB post-processing of a probability map (h x w, rows top first) computed for an image of
 /// img_h x img_w: the text boxes in image pixels, top to bottom, left to right within a line
-/// (PaddleOCR's sorted_boxes).
+/// (PaddleOCR's sorted_boxes). Throws std::invalid_argument unless prob holds h * w values, both
+/// positive. Keeps its scratch buffers (h x w bytes and a box's mask) per calling thread.
 std::vector<DetBox> db_boxes(const std::vector<float>& prob, int h, int w, int img_h, int img_w,
                              const DbOptions& options = {});
 

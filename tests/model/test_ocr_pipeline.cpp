@@ -1,12 +1,14 @@
 // The OCR pipeline's planning steps, without models or a GPU: how text lines are grouped into
 // recognizer calls (demos/ocr/rec_batches.hpp, after PaddleOCR's TextRecognizer) and the
-// detector's input size (demos/ocr_det det_size, PaddleOCR's DetResizeForTest). References are
-// written independently here: exact integer arithmetic for the batch widths, and a table of
-// sizes computed by PaddleOCR's resize_image_type0 in Python for the detector.
+// detector's input size (demos/ocr_det det_size, PaddleOCR's DetResizeForTest) and its DB
+// post-processing (db_boxes). References are written independently here: exact integer arithmetic
+// for the batch widths, a table of sizes computed by PaddleOCR's resize_image_type0 in Python for
+// the detector, and DBPostProcess as plain OpenCV calls on whole-map images for the boxes.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <opencv2/imgproc.hpp>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -51,6 +53,82 @@ std::vector<std::size_t> paddle_order(const std::vector<cv::Size>& crops) {
     return narrower(crops[a], crops[b]) || (!narrower(crops[b], crops[a]) && a < b);
   });
   return order;
+}
+
+// PaddleOCR's DBPostProcess (box_type quad) as plain OpenCV calls on whole-map images, as db_boxes
+// did before its scratch buffers and bounding rectangle: cv::compare over the whole map,
+// findContours over the whole bitmap, each box's score under a fresh cv::fillPoly mask. The
+// unchanged geometry (db_mini_box, db_unclip) is the library's.
+std::vector<ocr::DetBox> reference_db_boxes(const std::vector<float>& prob, int h, int w, int img_h, int img_w,
+                                            const ocr::DbOptions& o) {
+  cv::Mat bitmap;
+  cv::compare(cv::Mat(h, w, CV_32F, const_cast<float*>(prob.data())), o.det_threshold, bitmap, cv::CMP_GT);
+  std::vector<std::vector<cv::Point>> contours;
+  cv::findContours(bitmap, contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE);
+  auto score = [&](const std::array<cv::Point2f, 4>& box) {
+    float x0 = w, x1 = 0, y0 = h, y1 = 0;
+    for (const auto& p : box)
+      x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y), y1 = std::max(y1, p.y);
+    const int xmin = std::clamp(static_cast<int>(std::floor(x0)), 0, w - 1),
+              xmax = std::clamp(static_cast<int>(std::ceil(x1)), 0, w - 1),
+              ymin = std::clamp(static_cast<int>(std::floor(y0)), 0, h - 1),
+              ymax = std::clamp(static_cast<int>(std::ceil(y1)), 0, h - 1);
+    cv::Mat mask = cv::Mat::zeros(ymax - ymin + 1, xmax - xmin + 1, CV_8UC1);
+    std::vector<cv::Point> poly;
+    for (const auto& p : box) poly.emplace_back(static_cast<int>(p.x) - xmin, static_cast<int>(p.y) - ymin);
+    cv::fillPoly(mask, std::vector<std::vector<cv::Point>>{poly}, cv::Scalar(1));
+    double sum = 0;
+    int n = 0;
+    for (int y = ymin; y <= ymax; ++y)
+      for (int x = xmin; x <= xmax; ++x)
+        if (mask.at<uchar>(y - ymin, x - xmin)) sum += prob[static_cast<std::size_t>(y) * w + x], ++n;
+    return n ? static_cast<float>(sum / n) : 0.0f;
+  };
+  const float sx = static_cast<float>(img_w) / w, sy = static_cast<float>(img_h) / h;
+  std::vector<ocr::DetBox> boxes;
+  for (std::size_t i = 0; i < contours.size() && i < static_cast<std::size_t>(o.max_candidates); ++i) {
+    if (contours[i].size() < 4) continue;
+    float side = 0;
+    auto box = ocr::db_mini_box(std::vector<cv::Point2f>(contours[i].begin(), contours[i].end()), side);
+    const float s = side < 3 ? 0.0f : score(box);
+    if (side < 3 || s < o.box_threshold) continue;
+    const auto grown = ocr::db_unclip(box, o.unclip_ratio);
+    if (grown.size() < 4) continue;
+    box = ocr::db_mini_box(grown, side);
+    if (side < 5) continue;
+    ocr::DetBox b;
+    for (std::size_t k = 0; k < 4; ++k)
+      b.box[k] = {std::clamp(std::round(box[k].x * sx), 0.0f, static_cast<float>(img_w)),
+                  std::clamp(std::round(box[k].y * sy), 0.0f, static_cast<float>(img_h))};
+    b.score = s;
+    boxes.push_back(b);
+  }
+  std::sort(boxes.begin(), boxes.end(), [](const ocr::DetBox& a, const ocr::DetBox& b) {
+    return std::fabs(a.box[0].y - b.box[0].y) < 10 ? a.box[0].x < b.box[0].x : a.box[0].y < b.box[0].y;
+  });
+  return boxes;
+}
+
+// A probability map of h x w: noise below the threshold, `lines` rotated bars of probabilities
+// around `level` (some past the map's edges, some thin or tiny), and single pixels set.
+std::vector<float> random_det_map(std::mt19937_64& rng, int h, int w, int lines, float level) {
+  std::vector<float> prob = glt_test::uniform(rng, static_cast<std::size_t>(h) * w, 0.0f, 0.29f);
+  cv::Mat m(h, w, CV_32F, prob.data());
+  std::uniform_real_distribution<float> u(0, 1);
+  for (int k = 0; k < lines; ++k) {
+    const cv::RotatedRect r({u(rng) * w * 1.1f - 0.05f * w, u(rng) * h * 1.1f - 0.05f * h},
+                            {2 + u(rng) * w * 0.6f, 1 + u(rng) * 14}, (u(rng) - 0.5f) * (k % 3 ? 20 : 180));
+    cv::Point2f c[4];
+    r.points(c);
+    std::vector<cv::Point> poly;
+    for (const auto& p : c) poly.emplace_back(cvRound(p.x), cvRound(p.y));
+    cv::fillConvexPoly(m, poly, cv::Scalar(std::min(1.0f, level + 0.3f * u(rng))));
+  }
+  for (int k = 0; k < lines; ++k) prob[static_cast<std::size_t>(u(rng) * (prob.size() - 1))] = 0.9f;
+  // Every value of a bar's pixels a little apart, so the mean's summation order shows.
+  for (auto& v : prob)
+    if (v > 0.3f) v = std::min(1.0f, v + 0.05f * u(rng));
+  return prob;
 }
 
 }  // namespace
@@ -254,4 +332,46 @@ TEST(RecBatches, CallCostOnThePage) {
   ASSERT_EQ(one.size(), 1u);
   EXPECT_EQ(one[0].lines.size(), page.size());
   EXPECT_EQ(columns(one), 25 * 1376);
+}
+
+// db_boxes (a per-thread bitmap, contours on the set pixels' bounding rectangle, reused masks)
+// returns the reference's boxes and scores bit for bit: random maps, edge shapes (1 row or column,
+// bars past the edges), an empty and a full map, thresholds that keep many boxes.
+TEST(DbBoxes, MatchesTheWholeMapReference) {
+  GLT_RNG(rng);
+  const std::vector<std::pair<int, int>> shapes{{640, 640}, {96, 320}, {32, 32},  {1, 64},  {64, 1},
+                                                {1, 1},     {37, 250}, {250, 37}, {160, 96}};
+  std::size_t total = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const auto [h, w] = shapes[static_cast<std::size_t>(trial) % shapes.size()];
+    const int lines = std::uniform_int_distribution<int>(0, 30)(rng);
+    std::vector<float> prob = random_det_map(rng, h, w, lines, trial % 2 ? 0.5f : 0.65f);
+    if (trial == 7) std::fill(prob.begin(), prob.end(), 0.0f);
+    if (trial == 8) std::fill(prob.begin(), prob.end(), 0.8f);
+    ocr::DbOptions o;
+    o.box_threshold = trial % 3 ? 0.6f : 0.3f;
+    o.max_candidates = trial % 5 ? 1000 : 7;
+    const int img_h = 3 * h + trial, img_w = 2 * w + 1;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(h) + " x " + std::to_string(w) + ", " +
+                 std::to_string(lines) + " bars");
+    const auto want = reference_db_boxes(prob, h, w, img_h, img_w, o);
+    const auto got = ocr::db_boxes(prob, h, w, img_h, img_w, o);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      for (std::size_t k = 0; k < 4; ++k) {
+        EXPECT_EQ(got[i].box[k].x, want[i].box[k].x) << "box " << i << " corner " << k;
+        EXPECT_EQ(got[i].box[k].y, want[i].box[k].y) << "box " << i << " corner " << k;
+      }
+      EXPECT_EQ(got[i].score, want[i].score) << "box " << i;
+    }
+    total += got.size();
+  }
+  EXPECT_GT(total, 100u);  // the maps do make boxes
+}
+
+TEST(DbBoxes, BadMapThrows) {
+  const std::vector<float> prob(12, 0.5f);
+  EXPECT_THROW(ocr::db_boxes(prob, 3, 5, 30, 50), std::invalid_argument);
+  EXPECT_THROW(ocr::db_boxes(prob, 0, 12, 30, 50), std::invalid_argument);
+  EXPECT_NO_THROW(ocr::db_boxes(prob, 3, 4, 30, 50));
 }
