@@ -1520,3 +1520,27 @@ TEST(PlanMatmul, ForcedKernelsWithinTheDevicesSharedMemory) {
     EXPECT_LE(matmul_shared_bytes(plan, problem(M, N, K)), 16384);
   }
 }
+
+TEST(PlanMatmul, TunedVariantsWithinTheDevicesSharedMemory) {
+  // A tuned quad-load plan measures its K-sliced variants too, 24 KiB of shared memory for 64 x 128
+  // tiles: on a device of 16 KiB (GLES 3.1's minimum) it failed at link. There it measures the
+  // unsliced two only, under their own key; each variant it may run fits (limits lowered in
+  // DeviceTraits, as the loop limits are).
+  const MatmulProblem p = problem(1024, 2048, 512);
+  for (std::int64_t limit : {std::int64_t{16384}, std::int64_t{24576 - 4}, std::int64_t{24576}, std::int64_t{49152}}) {
+    const MatmulPlan plan = plan_matmul(p, DeviceTraits{false, 0, false, limit}, Settings{});
+    ASSERT_EQ(plan.kernel, MatmulPlan::Kernel::vec4) << limit;
+    ASSERT_TRUE(plan.tune) << limit;
+    const bool sliced_fit = limit >= 24576;
+    EXPECT_EQ(plan.tune_sliced, sliced_fit) << limit;
+    EXPECT_EQ(matmul_variants(plan), sliced_fit ? std::vector<int>({0, 1, 2, 3}) : std::vector<int>({0, 2})) << limit;
+    EXPECT_EQ(plan.tune_key, std::string("matmul_vec4/256/512/float32") + (sliced_fit ? "" : "/u")) << limit;
+    for (int v : matmul_variants(plan)) {
+      MatmulPlan variant = plan;
+      variant.variant = v;
+      EXPECT_LE(matmul_shared_bytes(variant, p), limit) << "variant " << v << " at " << limit;
+    }
+  }
+  // The unsliced variant past the limit too (12 KiB): LimitError, as for a forced kernel.
+  EXPECT_THROW((void)plan_matmul(p, DeviceTraits{false, 0, false, 12288 - 4}, Settings{}), LimitError);
+}
