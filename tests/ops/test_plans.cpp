@@ -1544,3 +1544,32 @@ TEST(PlanMatmul, TunedVariantsWithinTheDevicesSharedMemory) {
   // The unsliced variant past the limit too (12 KiB): LimitError, as for a forced kernel.
   EXPECT_THROW((void)plan_matmul(p, DeviceTraits{false, 0, false, 12288 - 4}, Settings{}), LimitError);
 }
+
+TEST(PlanElementwise, OneElementPerInvocationAndItsLoops) {
+  // The form launch_elementwise falls back to past a lowered loop limit: neither quads nor whole
+  // output words; its loop trips (contiguous: 2 per operand; strided: NOPS + NDIM (1 + NOPS); OP's
+  // own loop per element; a word's elements each).
+  ElementwiseProblem p;
+  p.contig = true, p.out_contiguous = true, p.numel = 1000;
+  p.operands = {{DType::f32, 0}, {DType::f32, 0}};
+  ElementwisePlan plan = plan_elementwise(p);
+  EXPECT_TRUE(plan.vec4);
+  p.one_element = true;
+  plan = plan_elementwise(p);
+  EXPECT_FALSE(plan.vec4);
+  EXPECT_FALSE(plan.words);
+  EXPECT_EQ(plan.count, 1000u);
+  EXPECT_EQ(plan.invocations, 1000u);
+  EXPECT_EQ(elementwise_element_loops(plan, DType::f32, true, 1, 2, 0), 4u);     // relu
+  EXPECT_EQ(elementwise_element_loops(plan, DType::f32, false, 2, 3, 32), 43u);  // pow: 3 + 2 x 4 + 32
+  p.operands = {{DType::bool_, 0}, {DType::f32, 0}, {DType::f32, 0}};
+  p.one_element = false;
+  plan = plan_elementwise(p);
+  EXPECT_TRUE(plan.words);
+  EXPECT_EQ(elementwise_element_loops(plan, DType::bool_, true, 1, 3, 0), 28u);  // 4 x (1 + 6)
+  p.one_element = true;
+  plan = plan_elementwise(p);
+  EXPECT_FALSE(plan.words);
+  EXPECT_EQ(plan.count, 1000u);
+  EXPECT_EQ(elementwise_element_loops(plan, DType::bool_, true, 1, 3, 0), 6u);
+}
