@@ -91,6 +91,10 @@ class KVCache {
   /// Positions of the next T tokens (int32 [batch, T]), for rope.
   Tensor positions(std::int64_t T) const { return kv_cache_positions(lengths_, T); }
   /// Sets every sequence's length (uploads; the cached K/V past them is ignored and overwritten).
+  /// ShapeError for a count other than batch, LimitError for a length outside [0, max_len],
+  /// CaptureError while a Recording is being captured on the cache's device (the replays would
+  /// restore these values each time): a captured decode step reads the lengths from the GPU
+  /// buffer, so set them before the capture or between replays, and advance() them inside it.
   void set_lengths(std::span<const std::int32_t> lengths);
   void reset();
 

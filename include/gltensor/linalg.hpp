@@ -10,8 +10,8 @@
 // GPUs, fewer than 256 whole 64x128 tiles over K >= 1024: the 64x128 kernel over K chunks, summed, then the epilogue.
 // The quad-load kernel's variants (K split over two halves of a workgroup, inner product
 // unrolled) are timed on a GPU on the first use of a (tiles, K, dtype) class and the fastest is
-// kept on disk (GLTENSOR_TUNE, GLTENSOR_CACHE_DIR; only where the sliced variants' shared memory
-// fits the device's): such a first call takes a few runs longer; variants differ only in
+// kept on disk (GLTENSOR_TUNE, GLTENSOR_CACHE_DIR; the sliced variants only where their shared
+// memory fits the device's, else the unsliced two): such a first call takes a few runs longer; variants differ only in
 // summation order.
 //
 // Operands may be any strided views: a transposed operand (x.t(), x.transpose(-1, -2)) is read

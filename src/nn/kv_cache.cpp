@@ -325,6 +325,13 @@ void KVCache::advance(std::int64_t T) {
 }
 
 void KVCache::set_lengths(std::span<const std::int32_t> lengths) {
+  // Inside a capture the upload's values would be the replays' too: every replay of a captured
+  // decode step would start again from them (a trap; loose12). Refused there.
+  if (lengths_.defined() && dev_of(lengths_).queue().capture())
+    throw CaptureError(
+        "gltensor::KVCache::set_lengths: sets the lengths from host data while a Recording is being captured (every "
+        "replay would restore the same lengths); set them before the capture or between replays, or advance() them "
+        "on the GPU");
   if (static_cast<std::int64_t>(lengths.size()) != batch())
     throw ShapeError("gltensor::KVCache::set_lengths: " + std::to_string(lengths.size()) + " lengths for a batch of " +
                      std::to_string(batch()));

@@ -80,6 +80,7 @@ Tensor arange(const Device& dev, double start, double end, double step, DType dt
              static_cast<std::uint32_t>(T),
              static_cast<std::uint32_t>(T >> 32),
              static_cast<std::uint32_t>(E)};
+  if (!integer) e.fn_loop = 3;  // op_arange's rounding: any_below96 over up to 3 words
   launch_elementwise(e, out, {});
   return out;
 }

@@ -55,7 +55,17 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   problem.f16_math = dev.f16_math(), problem.contig = contig, problem.out_contiguous = out.is_contiguous();
   problem.numel = n, problem.scalar = e.scalar, problem.alpha = e.alpha, problem.quads = settings().elementwise_quads;
   for (int j = 0; j < nops; ++j) problem.operands.push_back({ops[j]->dtype(), ops[j]->offset()});
-  const ElementwisePlan plan = plan_elementwise(problem);
+  ElementwisePlan plan = plan_elementwise(problem);
+  auto plan_loops = [&] {
+    return plan.vec4 ? elementwise_loops(ndim, nops, e.fn_loop, plan.quads)
+                     : elementwise_element_loops(plan, out.dtype(), contig, ndim, nops, e.fn_loop);
+  };
+  // Past a (lowered) loop limit, one element per invocation: more invocations, fewer trips each
+  // (relu's VEC4 form ran 14 under a limit of 9, cnn28). Past it even so: Launch's LimitError.
+  if (dev.loop_limit() != 0 && plan_loops() > dev.loop_limit() && (plan.vec4 || plan.words)) {
+    problem.one_element = true;
+    plan = plan_elementwise(problem);
+  }
   const bool words = plan.words, vec4 = plan.vec4, f16v = !plan.f16_fn.empty();
 
   ElementwiseVariant v;
@@ -76,9 +86,7 @@ void launch_elementwise(const Elementwise& e, const Tensor& out, std::vector<Ten
   for (int j = 0; j < nops; ++j) j == 0 ? launch.write(*ops[j]) : launch.read(*ops[j]);
   ErrorFlags* flags = e.error_flag ? &dev.extension<ErrorFlags>() : nullptr;
   if (flags) launch.bind(flags->storage(dev), true);  // binding NOPS
-  launch.params(params)
-      .loop_iterations(elementwise_loops(ndim, nops, e.fn_loop, plan.quads))
-      .invocations(plan.invocations);
+  launch.params(params).loop_iterations(plan_loops()).invocations(plan.invocations);
   if (flags) flags->expect(dev, e.op, e.error_flag);
 }
 

@@ -21,7 +21,7 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
   ElementwisePlan plan;
   const DType od = p.operands.at(0).dtype;
   const int pw = per_word(od);
-  plan.words = pw > 1 && p.out_contiguous;
+  plan.words = pw > 1 && p.out_contiguous && !p.one_element;
   // f16 math: ops with an f16 form over contiguous f16 operands (every one, the output
   // included: mixed dtypes keep f32 math), word-aligned, two elements at a time in f16vec2.
   if (p.f16_math && p.contig && p.numel % 2 == 0 && p.in_ct == CT::f32 && !p.error_flag) {
@@ -37,7 +37,7 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
     // other op's, is one).
     if (!(f16_exact(p.alpha) && std::fabs(std::frexp(p.alpha, &exp2)) == 0.5)) plan.f16_fn.clear();
   }
-  plan.vec4 = p.contig && p.numel % 4 == 0 && itemsize(od) == 4;
+  plan.vec4 = p.contig && p.numel % 4 == 0 && itemsize(od) == 4 && !p.one_element;
   for (const ElementwiseOperand& o : p.operands)
     if (itemsize(o.dtype) != 4 || o.offset % 4 != 0) plan.vec4 = false;
 
@@ -62,6 +62,18 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& p) {
   }
   plan.invocations = plan.count;
   return plan;
+}
+
+std::uint64_t elementwise_element_loops(const ElementwisePlan& plan, DType out, bool contig, int ndim, int nops,
+                                        std::uint32_t fn_loop) {
+  const auto n = static_cast<std::uint64_t>(nops), d = static_cast<std::uint64_t>(ndim);
+  if (!plan.f16_fn.empty()) return n + 2 + fn_loop;
+  const std::uint64_t element = (contig ? 2 * n : n + d * (1 + n)) + fn_loop;
+  if (plan.words) {
+    const auto pw = static_cast<std::uint64_t>(per_word(out));
+    return pw * (1 + element);
+  }
+  return element;
 }
 
 }  // namespace gltensor::detail

@@ -35,6 +35,9 @@ struct ElementwiseProblem {
   std::optional<double> scalar;  ///< binary.comp: the scalar operand (u_scalar), if any
   double alpha = 1;              ///< binary.comp: u_alpha (op_add_alpha; 1 for every other op)
   int quads = 0;                 ///< VEC4's quads per invocation: 0 = the plan's choice (Settings)
+  /// Neither VEC4 nor OUT_WORDS: one element per invocation (F16V: one word), the form with the
+  /// fewest loop trips, where the others' pass the device's loop limit (launch_elementwise).
+  bool one_element = false;
 };
 
 struct ElementwisePlan {
@@ -55,5 +58,12 @@ struct ElementwisePlan {
 };
 
 ElementwisePlan plan_elementwise(const ElementwiseProblem& p);
+
+/// Loop trips of one invocation of a plan without VEC4 (glsl/common/elementwise.glsl; VEC4's are
+/// elementwise.hpp's elementwise_loops): the operand offsets (contiguous: 2 NOPS; else NOPS +
+/// NDIM (1 + NOPS)) and OP's own loop (fn_loop) per element, OUT_WORDS' elements of a word
+/// (PER_WORD0 of the output dtype `out`), F16V's offsets and its f16 forms' loops (op16_relu: 2).
+std::uint64_t elementwise_element_loops(const ElementwisePlan& plan, DType out, bool contig, int ndim, int nops,
+                                        std::uint32_t fn_loop);
 
 }  // namespace gltensor::detail

@@ -211,9 +211,11 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     launch.params(params).loop_iterations(plan.loop_iterations);
     launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
   };
-  if (plan.tune)
-    dev.extension<Tuner>().run(dev, plan.tune_key, 4, run);
-  else
+  if (plan.tune) {
+    const std::vector<int> variants = matmul_variants(plan);  // without the sliced ones past the device's shared memory
+    dev.extension<Tuner>().run(dev, plan.tune_key, static_cast<int>(variants.size()),
+                               [&](int i) { run(variants[static_cast<std::size_t>(i)]); });
+  } else
     run(plan.variant);
 }
 

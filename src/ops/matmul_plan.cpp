@@ -130,12 +130,24 @@ std::int64_t matmul_shared_bytes(const MatmulPlan& plan, const MatmulProblem& p)
   return 0;
 }
 
+std::vector<int> matmul_variants(const MatmulPlan& plan) {
+  if (!plan.tune) return {plan.variant};
+  if (plan.tune_sliced) return {0, 1, 2, 3};
+  return {0, 2};
+}
+
 namespace {
 
 // A kernel whose shared memory exceeds the device's would fail at link (a forced one, or a plan's
 // mistake): LimitError naming the kernel, the product's shape, the bytes and the limit.
+// Every variant the launch may run is checked (the tuner's too).
 void check_shared(const MatmulPlan& plan, const MatmulProblem& p, const DeviceTraits& dev, bool forced) {
-  const std::int64_t bytes = matmul_shared_bytes(plan, p);
+  std::int64_t bytes = 0;
+  for (int v : matmul_variants(plan)) {
+    MatmulPlan variant = plan;
+    variant.variant = v;
+    bytes = std::max(bytes, matmul_shared_bytes(variant, p));
+  }
   if (bytes <= dev.max_shared) return;
   throw LimitError(std::string("gltensor::matmul: the ") + kernel_name(plan.kernel) + " kernel" +
                    (forced ? " (forced by GLTENSOR_MATMUL_KERNEL)" : "") + " for [" + std::to_string(p.batch) +
@@ -362,16 +374,17 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     plan.variant = (slice_ok && sliced ? 1 : 0) | (unrolled ? 2 : 0);
     // Few tiles split over K: the plain form, untuned (on the H100 it was the fastest split form
     // in every row, where the tuner picked the sliced one for K-major B at 0.57x).
-    // The tuner compiles and runs every variant: the sliced ones' doubled buffers (24 KiB for
-    // 64 x 128 tiles) must fit the device's shared memory too, else only the plain form runs.
-    MatmulPlan sliced_form = plan;
-    sliced_form.variant = 1;
-    plan.tune = slice_ok && chosen && p.K >= 256 && vec4_tiles <= 4096 && !vec4_split &&
-                matmul_shared_bytes(sliced_form, p) <= dev.max_shared;
+    plan.tune = slice_ok && chosen && p.K >= 256 && vec4_tiles <= 4096 && !vec4_split;
+    // The sliced variants only where their shared memory fits the device's (24 KiB for 64 x 128
+    // tiles, past GLES 3.1's guaranteed 16 KiB: it failed at link there); else the unsliced two,
+    // under their own key (a choice measured among four never picks a sliced one here).
+    MatmulPlan sliced_plan = plan;
+    sliced_plan.variant |= 1;
+    plan.tune_sliced = matmul_shared_bytes(sliced_plan, p) <= dev.max_shared;
     if (plan.tune)
       plan.tune_key = "matmul_vec4/" + std::to_string(vec4_tiles) + "/" + std::to_string(p.K) + "/" +
                       dtype_name(p.out) + (plan.splits > 1 ? "/s" + std::to_string(plan.splits) : "") +
-                      (fb ? "/f16math" : "");
+                      (fb ? "/f16math" : "") + (plan.tune_sliced ? "" : "/u");
     plan.local_x = (plan.variant & 1) ? 256 : 128;
     plan.local_y = 1;
   }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gltensor/device.hpp"
 #include "gltensor/dtype.hpp"
@@ -39,9 +40,11 @@ struct MatmulPlan {
   std::int64_t tile_m = 64, tile_n = 64;
   /// Quad-load kernel variant: bit 0 sliced K (256 invocations), bit 1 inner product unrolled.
   int variant = 0;
-  /// Measure the four quad-load variants on first use (Tuner), under tune_key (only where the sliced
-  /// variants' shared memory fits the device's: DeviceTraits::max_shared).
+  /// Measure the quad-load variants on first use (Tuner), under tune_key: all four, or only the
+  /// unsliced ones (0 and 2) where the sliced variant's shared memory exceeds the device's
+  /// (tune_sliced false; tune_key then ends in "/u"). matmul_variants lists them.
   bool tune = false;
+  bool tune_sliced = true;
   std::string tune_key;
   /// Split-K: `splits` partial products over K ranges of `kchunk` (a multiple of 16), summed
   /// afterwards with the epilogue applied there. 1 = no split.
@@ -151,6 +154,9 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
 /// throws LimitError (naming the kernel, the shape, the bytes and DeviceTraits::max_shared) for a plan
 /// past the device's, forced by Settings::matmul_kernel or not, rather than fail at link.
 std::int64_t matmul_shared_bytes(const MatmulPlan& plan, const MatmulProblem& p);
+/// The quad-load variants (MatmulPlan::variant) the launch may run: those the tuner measures where
+/// the plan is tuned, else the plan's own. plan_matmul checks each one's shared memory.
+std::vector<int> matmul_variants(const MatmulPlan& plan);
 
 /// A REG plan's block of `rows` x 4 `quads` of C per invocation: its quad loads (A's 4-row quads
 /// only with 4-row blocks), tiles and workgroups of local_x invocations (split-K, loops unchanged:

@@ -152,7 +152,9 @@ void Capture::host_write(Storage& s, const char* op) {
   // Uploaded bytes the replays must find: the buffer must not go back to the pool when its tensor
   // dies during the capture (a later allocation would reuse it, and a replay would read what that
   // one wrote there: flip's index table once did).
-  if (std::shared_ptr<Storage> owner = s.weak_from_this().lock()) uploaded_.push_back(std::move(owner));
+  // Once per storage (repeated uploads into one tensor kept one entry each before).
+  if (uploaded_.count(&s) != 0) return;
+  if (std::shared_ptr<Storage> owner = s.weak_from_this().lock()) uploaded_.emplace(&s, std::move(owner));
 }
 
 void Capture::finish() {

@@ -99,6 +99,8 @@ struct Capture {
   /// Whether a captured dispatch used `buffer` (the pool keeps it from uploads and trim()).
   bool touched(GLuint buffer) const { return touched_.count(buffer) != 0; }
   void expect(const char* op, std::uint32_t bit) { expects.push_back({op, bit}); }
+  /// Storages host_write keeps alive (each once, however many uploads it had).
+  std::size_t uploads() const { return uploaded_.size(); }
   /// Ends the capture: the buffers kept (see above; throws CaptureError for an escaping
   /// allocation), uniforms reduced to what changes between a program's dispatches, and the
   /// hazard state the queue has after the last step.
@@ -135,7 +137,8 @@ struct Capture {
   void hold(Storage& s, bool write);
   void keep_buffers();
   std::unordered_map<const Storage*, std::size_t> held_index_;
-  std::vector<std::shared_ptr<Storage>> uploaded_;  // uploaded into during the capture (host_write)
+  /// Uploaded into during the capture (host_write), once each however many uploads.
+  std::unordered_map<const Storage*, std::shared_ptr<Storage>> uploaded_;
   std::unordered_set<GLuint> touched_;
 };
 

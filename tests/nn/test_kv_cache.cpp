@@ -208,6 +208,60 @@ TEST(KvCache, ClassAppendsAdvancesAndGivesPositions) {
       for (std::int64_t e = 0; e < E; ++e) EXPECT_EQ(kc0[(b * M + t) * E + e], k[(b * 2 + t) * E + e]);
 }
 
+// A captured decode step (append, attention, advance through KVCache) replayed at two sets of
+// lengths set between replays, each against float64, and the lengths advanced by each replay on
+// the GPU. set_lengths inside the capture is a CaptureError (it used to be captured: every replay
+// restored the captured lengths, a trap for a captured decode step); the device works after.
+// Sabotage: the check removed from set_lengths (the capture then succeeds: no CaptureError).
+TEST(KvCache, CapturedDecodeStepReplayedAtTwoLengths) {
+  GLT_RNG(rng);
+  const std::int64_t B = 2, H = 2, M = 12, E = 4, T = 1;
+  KVCache cache(device(), 1, B, H, M, E);
+  HostSeqs h{B, H, M, E, E, {}, {}, {0, 0}};
+  h.k = to_double(uniform(rng, static_cast<std::size_t>(B * H * M * E)));
+  h.v = to_double(uniform(rng, static_cast<std::size_t>(B * H * M * E)));
+  Tensor q = zeros(device(), {B, H, T, E}), k = zeros(device(), {B, H, T, E}), v = zeros(device(), {B, H, T, E});
+  Tensor y;
+  auto step = [&] {
+    cache.append(0, k, v);
+    y = cache.attention(0, q);
+    cache.advance(T);
+  };
+  cache.set_lengths(std::vector<std::int32_t>{2, 5});
+  step();  // warm-up (as for any capture)
+  EXPECT_THROW((void)Recording::capture(device(),
+                                        [&] {
+                                          cache.set_lengths(std::vector<std::int32_t>{1, 1});
+                                        }),
+               CaptureError);
+  cache.set_lengths(std::vector<std::int32_t>{2, 5});
+  const Recording rec = Recording::capture(device(), step);
+  // every position's keys and values (after the warm-up's and the capture's appends), written
+  // through the cache's own append
+  cache.set_lengths(std::vector<std::int32_t>{0, 0});
+  cache.append(0, up(std::vector<float>(h.k.begin(), h.k.end()), {B, H, M, E}),
+               up(std::vector<float>(h.v.begin(), h.v.end()), {B, H, M, E}));
+  for (const std::vector<std::int32_t>& start : {std::vector<std::int32_t>{3, 7}, std::vector<std::int32_t>{9, 0}}) {
+    SCOPED_TRACE("lengths " + std::to_string(start[0]) + ", " + std::to_string(start[1]));
+    cache.set_lengths(start);
+    h.len = start;
+    for (int r = 0; r < 2; ++r) {  // two replays: the second at the lengths the first advanced to
+      const auto qv = uniform(rng, static_cast<std::size_t>(B * H * T * E), -2, 2);
+      const auto kv = uniform(rng, static_cast<std::size_t>(B * H * T * E));
+      const auto vv = uniform(rng, static_cast<std::size_t>(B * H * T * E));
+      q.copy_(up(qv, {B, H, T, E}));
+      k.copy_(up(kv, {B, H, T, E}));
+      v.copy_(up(vv, {B, H, T, E}));
+      rec.replay();
+      host_append(h, kv, vv, T);
+      ASSERT_TRUE(close(y.to_vector(), host_attention(h, qv, H, T), 2e-5, 2e-5)) << "replay " << r;
+      for (auto& l : h.len) l += static_cast<std::int32_t>(T);
+      ASSERT_EQ(cache.lengths().to_int_vector(), h.len) << "replay " << r;
+    }
+  }
+  EXPECT_EQ(add(ones(device(), {2}), ones(device(), {2})).to_vector(), (std::vector<float>{2, 2}));
+}
+
 TEST(KvCache, OverflowDetectedOnTheGpu) {
   const std::int64_t B = 2, H = 1, M = 4, E = 2;
   Tensor kc = zeros(device(), {B, H, M, E}), vc = zeros(device(), {B, H, M, E});

@@ -699,3 +699,70 @@ TEST(Creation, CopyIntoStridedSubWordViews) {
 }
 
 }  // namespace
+
+// Under a loop limit of 9 (cnn28: relu() threw LimitError there; the quad form's loops are 14)
+// the elementwise entry points run one element per invocation (4 to 8 loop trips) rather than
+// throw: unary (relu contiguous and strided, neg, sigmoid, f16 relu through whole output words),
+// binary (add, a scalar mul, gt to bool), ternary (where), fill_, copy_ to f16, arange, and
+// relu's gradient, each against float64; past even that form's trips (add at 5): LimitError.
+// Sabotage: the one-element fallback removed from launch_elementwise (relu throws LimitError).
+TEST(Elementwise, EntryPointsSplitUnderALoopLimitOfNine) {
+  GLT_RNG(rng);
+  const auto xv = uniform(rng, 7 * 12, -2, 2), yv = uniform(rng, 7 * 12, -2, 2);
+  const Tensor x = Tensor::from_host(device(), xv, {7, 12}), y = Tensor::from_host(device(), yv, {7, 12});
+  auto map = [&](const std::vector<float>& a, auto f) {
+    std::vector<double> r;
+    for (float v : a) r.push_back(f(double(v)));
+    return r;
+  };
+  std::vector<float> xt;  // x transposed, [12, 7]
+  for (int j = 0; j < 12; ++j)
+    for (int i = 0; i < 7; ++i) xt.push_back(xv[i * 12 + j]);
+  auto relu_ref = [](double v) { return v > 0 ? v : 0.0; };
+  ScopedLoopLimit limit(9);
+  EXPECT_TRUE(close(relu(x).to_vector(), map(xv, relu_ref), 0, 0)) << "relu";
+  EXPECT_TRUE(close(relu(x.transpose(0, 1)).contiguous().to_vector(), map(xt, relu_ref), 0, 0)) << "strided relu";
+  EXPECT_TRUE(close(neg(x).to_vector(), map(xv, [](double v) { return -v; }), 0, 0)) << "neg";
+  EXPECT_TRUE(close(sigmoid(x).to_vector(), map(xv, [](double v) { return 1 / (1 + std::exp(-v)); }), 1e-6, 1e-6));
+  EXPECT_TRUE(close(relu(x.to(DType::f16)).to(DType::f32).to_vector(),
+                    map(x.to(DType::f16).to(DType::f32).to_vector(), relu_ref), 0, 0))
+      << "f16 relu";
+  std::vector<double> sum, prod, greater, chosen;
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    sum.push_back(double(xv[i]) + yv[i]);
+    prod.push_back(double(xv[i]) * 3);
+    greater.push_back(xv[i] > yv[i] ? 1 : 0);
+    chosen.push_back(xv[i] > yv[i] ? xv[i] : yv[i]);
+  }
+  EXPECT_TRUE(close(add(x, y).to_vector(), sum, 1e-7, 0)) << "add";
+  EXPECT_TRUE(close(mul(x, 3.0).to_vector(), prod, 1e-7, 0)) << "mul by a scalar";
+  const Tensor g = gt(x, y);
+  EXPECT_EQ(g.dtype(), DType::bool_);
+  EXPECT_TRUE(close(g.to(DType::f32).to_vector(), greater, 0, 0)) << "gt";
+  EXPECT_TRUE(close(where(g, x, y).to_vector(), chosen, 0, 0)) << "where";
+  Tensor f = Tensor::empty(device(), {5, 3});
+  f.fill_(2.5);
+  EXPECT_TRUE(close(f.to_vector(), std::vector<double>(15, 2.5), 0, 0)) << "fill_";
+  Tensor h = Tensor::empty(device(), {7, 12}, DType::f16);
+  h.copy_(x);
+  EXPECT_TRUE(close(h.to(DType::f32).to_vector(),
+                    map(x.to(DType::f16).to(DType::f32).to_vector(), [](double v) { return v; }), 0, 0))
+      << "copy_ to f16";
+  EXPECT_TRUE(close(
+      arange(device(), 0.5, 20.5, 0.25).to_vector(),
+      [] {
+        std::vector<double> r;
+        for (int i = 0; i < 80; ++i) r.push_back(0.5 + 0.25 * i);
+        return r;
+      }(),
+      0, 0))
+      << "arange";
+  Tensor xg = x.clone();
+  requires_grad_(xg);
+  backward(relu(xg), y);
+  std::vector<double> dx;
+  for (std::size_t i = 0; i < xv.size(); ++i) dx.push_back(xv[i] > 0 ? yv[i] : 0.0);
+  EXPECT_TRUE(close(grad(xg).to_vector(), dx, 0, 0)) << "relu's gradient";
+  device().set_loop_limit(5);  // an add's 6 trips (3 operands' offsets): a typed error
+  EXPECT_THROW((void)add(x, y), LimitError);
+}

@@ -1529,23 +1529,6 @@ TEST(PlanMatmul, EmptyKTakesReg) {
   EXPECT_EQ(plan_matmul(problem(1024, 2048, 8), kGpu, s).kernel, MatmulPlan::Kernel::vec4) << "K = 8: the tiles";
 }
 
-// The tuner runs every quad-load variant, the sliced ones (two K slices: 24 KiB of shared memory
-// for 64 x 128 tiles) too: the planner tunes only where those fit the device's shared memory, else
-// runs the plain form (a 16 KiB GLES 3.1 device would fail to link the sliced variant while tuning).
-TEST(PlanMatmul, TunedVariantsWithinTheDevicesSharedMemory) {
-  const Settings s;
-  for (std::int64_t shared : {16384, 24572, 24576, 49152}) {
-    const MatmulPlan p = plan_matmul(problem(1024, 2048, 512), DeviceTraits{false, 0, false, shared}, s);
-    ASSERT_EQ(p.kernel, MatmulPlan::Kernel::vec4) << shared;
-    EXPECT_EQ(p.variant, 0) << shared;
-    MatmulPlan sliced = p;
-    sliced.variant = 1;
-    EXPECT_EQ(matmul_shared_bytes(sliced, problem(1024, 2048, 512)), 24576);
-    EXPECT_EQ(p.tune, shared >= 24576) << shared;
-    EXPECT_LE(matmul_shared_bytes(p, problem(1024, 2048, 512)), shared);
-  }
-}
-
 TEST(PlanMatmul, ForcedKernelsWithinTheDevicesSharedMemory) {
   // Each forced kernel's shared memory as its GLSL declares it; planned where it fits (to the
   // byte), LimitError below (limits lowered in DeviceTraits, as the loop limits are).
@@ -1573,4 +1556,57 @@ TEST(PlanMatmul, ForcedKernelsWithinTheDevicesSharedMemory) {
     const MatmulPlan plan = plan_matmul(problem(M, N, K), DeviceTraits{false, 0, false, 16384}, Settings{});
     EXPECT_LE(matmul_shared_bytes(plan, problem(M, N, K)), 16384);
   }
+}
+
+TEST(PlanMatmul, TunedVariantsWithinTheDevicesSharedMemory) {
+  // A tuned quad-load plan measures its K-sliced variants too, 24 KiB of shared memory for 64 x 128
+  // tiles: on a device of 16 KiB (GLES 3.1's minimum) it failed at link. There it measures the
+  // unsliced two only, under their own key; each variant it may run fits (limits lowered in
+  // DeviceTraits, as the loop limits are).
+  const MatmulProblem p = problem(1024, 2048, 512);
+  for (std::int64_t limit : {std::int64_t{16384}, std::int64_t{24576 - 4}, std::int64_t{24576}, std::int64_t{49152}}) {
+    const MatmulPlan plan = plan_matmul(p, DeviceTraits{false, 0, false, limit}, Settings{});
+    ASSERT_EQ(plan.kernel, MatmulPlan::Kernel::vec4) << limit;
+    ASSERT_TRUE(plan.tune) << limit;
+    const bool sliced_fit = limit >= 24576;
+    EXPECT_EQ(plan.tune_sliced, sliced_fit) << limit;
+    EXPECT_EQ(matmul_variants(plan), sliced_fit ? std::vector<int>({0, 1, 2, 3}) : std::vector<int>({0, 2})) << limit;
+    EXPECT_EQ(plan.tune_key, std::string("matmul_vec4/256/512/float32") + (sliced_fit ? "" : "/u")) << limit;
+    for (int v : matmul_variants(plan)) {
+      MatmulPlan variant = plan;
+      variant.variant = v;
+      EXPECT_LE(matmul_shared_bytes(variant, p), limit) << "variant " << v << " at " << limit;
+    }
+  }
+  // The unsliced variant past the limit too (12 KiB): LimitError, as for a forced kernel.
+  EXPECT_THROW((void)plan_matmul(p, DeviceTraits{false, 0, false, 12288 - 4}, Settings{}), LimitError);
+}
+
+TEST(PlanElementwise, OneElementPerInvocationAndItsLoops) {
+  // The form launch_elementwise falls back to past a lowered loop limit: neither quads nor whole
+  // output words; its loop trips (contiguous: 2 per operand; strided: NOPS + NDIM (1 + NOPS); OP's
+  // own loop per element; a word's elements each).
+  ElementwiseProblem p;
+  p.contig = true, p.out_contiguous = true, p.numel = 1000;
+  p.operands = {{DType::f32, 0}, {DType::f32, 0}};
+  ElementwisePlan plan = plan_elementwise(p);
+  EXPECT_TRUE(plan.vec4);
+  p.one_element = true;
+  plan = plan_elementwise(p);
+  EXPECT_FALSE(plan.vec4);
+  EXPECT_FALSE(plan.words);
+  EXPECT_EQ(plan.count, 1000u);
+  EXPECT_EQ(plan.invocations, 1000u);
+  EXPECT_EQ(elementwise_element_loops(plan, DType::f32, true, 1, 2, 0), 4u);     // relu
+  EXPECT_EQ(elementwise_element_loops(plan, DType::f32, false, 2, 3, 32), 43u);  // pow: 3 + 2 x 4 + 32
+  p.operands = {{DType::bool_, 0}, {DType::f32, 0}, {DType::f32, 0}};
+  p.one_element = false;
+  plan = plan_elementwise(p);
+  EXPECT_TRUE(plan.words);
+  EXPECT_EQ(elementwise_element_loops(plan, DType::bool_, true, 1, 3, 0), 28u);  // 4 x (1 + 6)
+  p.one_element = true;
+  plan = plan_elementwise(p);
+  EXPECT_FALSE(plan.words);
+  EXPECT_EQ(plan.count, 1000u);
+  EXPECT_EQ(elementwise_element_loops(plan, DType::bool_, true, 1, 3, 0), 6u);
 }

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "gltensor/gltensor.hpp"
+#include "runtime/capture.hpp"
+#include "runtime/storage.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
@@ -478,4 +480,29 @@ TEST(Recording, HostUploadsKeepTheirBuffers) {
     return r;
   };
   check_replays(rng, {s}, fn, ref, 1e-6);
+}
+
+// Repeated host uploads into one storage during a capture keep it once (Capture::host_write held
+// a reference per upload: 5 uploads, 5 entries). The replays read the last upload's contents.
+// Sabotage: the deduplication removed (5 entries).
+TEST(Recording, RepeatedUploadsKeptOnce) {
+  GLT_RNG(rng);
+  Tensor y;
+  std::vector<float> last;
+  Recording rec = Recording::capture(device(), [&] {
+    Tensor t = Tensor::from_host(device(), uniform(rng, 8), {8});  // upload 1 (a new storage)
+    for (int i = 0; i < 4; ++i) {                                  // uploads 2 to 5, the same storage
+      last = uniform(rng, 8);
+      t.impl()->storage->upload(last.data(), last.size() * sizeof(float));
+    }
+    y = t * 2.0;  // t dies after the capture; the recording keeps its buffer
+  });
+  const detail::Capture* c = detail::RecordingAccess::capture(rec);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->uploads(), 1u);
+  for (int r = 0; r < 2; ++r) {
+    rec.replay();
+    const auto got = y.to_vector();
+    for (std::size_t i = 0; i < last.size(); ++i) EXPECT_EQ(got[i], 2.0f * last[i]) << i;
+  }
 }
