@@ -366,7 +366,9 @@ TEST(DbBoxes, MatchesTheWholeMapReference) {
     }
     total += got.size();
   }
-  EXPECT_GT(total, 100u);  // the maps do make boxes
+  // The maps do make boxes: 79 to 151 over seeds 1 to 300, median 116 (a bound of 100 failed
+  // one seed in 20 runs, 17956715268930014570: 99).
+  EXPECT_GT(total, 40u);
 }
 
 TEST(DbBoxes, BadMapThrows) {
