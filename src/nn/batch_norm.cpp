@@ -103,7 +103,7 @@ struct ElemGrid {
 constexpr std::int64_t kRowsMinS = 64;
 ElemGrid plan_elem(const Geom& g, std::uint64_t limit) {
   if (g.S < kRowsMinS) return {false, kLocal, 0, 0};
-  const std::uint32_t local = 64;
+  const std::uint32_t local = kLocal;  // LOCAL_X: merge_iters counts kLocal partials a trip (MERGE_PARTIALS)
   std::uint64_t iters = std::min<std::uint64_t>((g.S + local - 1) / local, 16);
   if (limit != 0) iters = std::min(iters, limit);
   const std::uint64_t chunk = local * iters;

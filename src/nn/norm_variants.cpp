@@ -149,10 +149,12 @@ std::vector<BatchNormVariant> BatchNormVariant::space() {
           BatchNormVariant m = v;
           (is(stage, "BN_DX") ? m.sum_partials : m.merge_partials) = true;
           add(m);
-          if (m.merge_partials) {
-            m.has_rm = m.has_rv = true;
-            add(m);
-          }
+          // with the running statistics both, or one (a stand-in bound for the other)
+          if (m.merge_partials)
+            for (int r = 1; r < 4; ++r) {
+              m.has_rm = r & 1, m.has_rv = r & 2;
+              add(m);
+            }
         }
         if (!is(stage, "BN_DX")) continue;
         v.relu_mask = true;

@@ -724,3 +724,30 @@ TEST(ConvDirect, TransposeWithKernelEqualToStride) {
 }
 
 }  // namespace
+
+TEST(ConvDirect, EmptyInputPaddedToAnOutputGradients) {
+  // The empty-input branch's autograd (x [1, 2, 0, 5] or [2, 2, 4, 0], 3 x 3, padding 2): every
+  // tap reads padding, so dweight is 0, dbias the sum of gy over the batch and positions, dx empty.
+  GLT_RNG(rng);
+  for (const char* layout : kLayouts)
+    for (const Shape& xs : std::vector<Shape>{{1, 2, 0, 5}, {2, 2, 4, 0}}) {
+      SCOPED_TRACE(std::string(layout) + " " + to_string(xs));
+      ScopedSettings s;
+      s->conv = detail::ConvSetting::direct;
+      s->conv_direct = detail::parse_conv_direct(layout);
+      const std::int64_t O = 3;
+      Tensor x = zeros(device(), xs), w = Tensor::from_host(device(), uniform(rng, O * 2 * 9), {O, 2, 3, 3});
+      Tensor b = Tensor::from_host(device(), uniform(rng, O), {O});
+      requires_grad_(x), requires_grad_(w), requires_grad_(b);
+      Tensor y = conv2d(x, w, b, Conv2dOptions::pad(2));
+      const auto gv = uniform(rng, static_cast<std::size_t>(y.numel()));
+      backward(y, Tensor::from_host(device(), gv, y.shape()));
+      std::vector<double> db(O, 0.0);
+      const std::int64_t P = y.size(2) * y.size(3);
+      for (std::size_t i = 0; i < gv.size(); ++i)
+        db[static_cast<std::size_t>((static_cast<std::int64_t>(i) / P) % O)] += gv[i];
+      EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 1e-5)) << "dbias";
+      EXPECT_TRUE(close(grad(w).to_vector(), std::vector<double>(O * 2 * 9, 0.0), 0, 0)) << "dweight";
+      EXPECT_EQ(grad(x).shape(), xs);
+    }
+}

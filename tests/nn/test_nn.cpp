@@ -1101,10 +1101,6 @@ TEST(Pool2d, WindowsPastTheLoopLimit) {
   check_pool(rng, xv, xs, 0, s2, {}, DType::f32, "max 256x256 with NaN");
 }
 
-// The same passes under a lowered loop limit on small shapes (so that any device runs them),
-// with windows split over several dispatches (limit 16: offsets in chunks of 14): stride,
-// padding with and without count_include_pad, ceil_mode, dilation, adaptive windows smaller and
-// larger than the input, f16, ties and NaN for max.
 // Max pooling whose windows tile the input (stride = kernel, no padding, planes of whole windows:
 // the CNN's 2 x 2): the backward writes each window's elements from one invocation (GATHER_TILES).
 // Against float64 (the gradient at each window's argmax, 0 elsewhere, from x on the host) with
@@ -1148,6 +1144,10 @@ TEST(Pool2d, MaxGradientOverTilingWindows) {
   }
 }
 
+// WindowsPastTheLoopLimit's passes under a lowered loop limit on small shapes (so that any device runs them),
+// with windows split over several dispatches (limit 16: offsets in chunks of 14): stride,
+// padding with and without count_include_pad, ceil_mode, dilation, adaptive windows smaller and
+// larger than the input, f16, ties and NaN for max.
 TEST(Pool2d, SeparablePassesUnderALoweredLoopLimit) {
   GLT_RNG(rng);
   const Shape xs{2, 3, 30, 27};

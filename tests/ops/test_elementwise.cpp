@@ -766,3 +766,34 @@ TEST(Elementwise, EntryPointsSplitUnderALoopLimitOfNine) {
   device().set_loop_limit(5);  // an add's 6 trips (3 operands' offsets): a typed error
   EXPECT_THROW((void)add(x, y), LimitError);
 }
+
+// loose12's one-element fallback where the output is a contiguous sub-word dtype and the input a
+// strided view (a transpose, 7 x 13: words straddle rows): OUT_WORDS' word of elements (2 or 4
+// elements, each with the strided operand's offsets: 18 or 36 trips) passes a loop limit of 9,
+// one element per invocation (8 trips) does not; those elements are then stored one at a time into
+// words that neighbouring invocations share. f16, bf16, u8, i8 and bool outputs of fresh random
+// integers (exact in each dtype) against the host's transpose.
+// Sabotage: OUT_WORDS kept under one_element in plan_elementwise (LimitError from the copies).
+TEST(Elementwise, SubWordOutputsOfStridedInputsUnderALoopLimitOfNine) {
+  GLT_RNG(rng);
+  const std::int64_t R = 7, C = 13;
+  auto src = uniform(rng, static_cast<std::size_t>(R * C), 0, 100);
+  for (auto& v : src) v = std::floor(v);
+  src[3] = 0;  // a false for bool
+  const Tensor x = Tensor::from_host(device(), src, {R, C});
+  for (DType dt : {DType::f16, DType::bf16, DType::u8, DType::i8, DType::bool_}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor dst = Tensor::empty(device(), {C, R}, dt);
+    {
+      ScopedLoopLimit limit(9);
+      dst.copy_(x.transpose(0, 1));
+    }
+    const std::vector<float> got = dst.to_vector();
+    for (std::int64_t j = 0; j < C; ++j)
+      for (std::int64_t i = 0; i < R; ++i) {
+        const float v = src[static_cast<std::size_t>(i * C + j)];
+        ASSERT_EQ(got[static_cast<std::size_t>(j * R + i)], dt == DType::bool_ ? (v != 0 ? 1.0f : 0.0f) : v)
+            << "row " << j << " column " << i;
+      }
+  }
+}
