@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -69,6 +70,18 @@ class ScopedLoopLimit {
   ~ScopedLoopLimit() { device().set_loop_limit(0); }
   ScopedLoopLimit(const ScopedLoopLimit&) = delete;
   ScopedLoopLimit& operator=(const ScopedLoopLimit&) = delete;
+};
+
+/// The test device's dispatch limit (workgroups per axis of one dispatch) lowered for a scope
+/// (Device::set_dispatch_limit), so that grids split into several dispatches on small shapes;
+/// restored however the scope ends (a failed ASSERT, an exception). Hold it in a std::optional
+/// where the limit ends before the scope does.
+class ScopedDispatchLimit {
+ public:
+  explicit ScopedDispatchLimit(std::uint32_t workgroups) { device().set_dispatch_limit(workgroups); }
+  ~ScopedDispatchLimit() { device().set_dispatch_limit(0); }
+  ScopedDispatchLimit(const ScopedDispatchLimit&) = delete;
+  ScopedDispatchLimit& operator=(const ScopedDispatchLimit&) = delete;
 };
 
 /// The test device's max SSBO block size lowered for a scope (Device::set_ssbo_limit), so that

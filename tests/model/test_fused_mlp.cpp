@@ -211,9 +211,9 @@ TEST(FusedMlp, GridSplitOverDispatches) {
   const ThreeGemm g(rng, own("fused_mlp_three_gemm"));
   const std::int64_t rows = 981;
   const auto x = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
-  device().set_dispatch_limit(3);
+  std::optional<ScopedDispatchLimit> dispatch_limit{std::in_place, 3};
   const Ran f = run(g.path, x, {1, rows, ThreeGemm::W}, true, {16, 0});
-  device().set_dispatch_limit(0);
+  dispatch_limit.reset();
   EXPECT_EQ(f.dispatches, 7u);  // 21 / 3
   EXPECT_TRUE(close(f.out.at("y"), g.ref(x, rows), 1e-4, 1e-4));
 }

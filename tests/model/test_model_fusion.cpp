@@ -556,7 +556,8 @@ TEST(ModelFusion, EdgeShapesAndSplitGrids) {
     EXPECT_EQ(y.shape(), Shape({1}));
     EXPECT_EQ(y.to_vector(), std::vector<float>({1.0f}));
   }
-  device().set_dispatch_limit(3);  // at most 3 x 3 workgroups of 256 invocations per dispatch
+  std::optional<ScopedDispatchLimit> dispatch_limit{std::in_place,
+                                                    3};  // at most 3 x 3 workgroups of 256 invocations per dispatch
   RefGraph g(F32);
   const Shape S{3, 5, 7, 97};  // 10185 elements: 5 dispatches
   const auto x = g.input("x", S, uniform(rng, numel(S), -2, 2));
@@ -571,7 +572,7 @@ TEST(ModelFusion, EdgeShapesAndSplitGrids) {
   const auto qt = q.unary("Sigmoid", q.binary("Add", qx, qx), ref_sigmoid);
   q.output(qt);
   const Runs r = run_both(g, "fusion_split"), rq = run_both(q, "fusion_split_quads");
-  device().set_dispatch_limit(0);
+  dispatch_limit.reset();
   EXPECT_EQ(r.fused_dispatches, 5u);
   EXPECT_EQ(rq.fused_dispatches, 6u);
   check(g, r, 1e-6);

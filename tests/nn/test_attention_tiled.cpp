@@ -71,9 +71,9 @@ TEST(TiledAttention, NanAndInf) {
 // group base), with causal and a mask.
 TEST(TiledAttention, MoreWorkgroupsThanOneDispatch) {
   GLT_RNG(rng);
-  device().set_dispatch_limit(2);
+  std::optional<ScopedDispatchLimit> dispatch_limit{std::in_place, 2};
   check(rng, {3, 3, 3, 130, 70, 8, 8, MaskKind::bool_full, true});
-  device().set_dispatch_limit(0);
+  dispatch_limit.reset();
 }
 
 // Keys past a lowered loop limit: the tiled forward splits them into chunks of whole blocks

@@ -136,10 +136,10 @@ TEST(ConvDirect, FallsBackToIm2colPastTheLoopLimit) {
     auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
     Shape os;
     auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, Conv2dOptions::pad(1), os);
-    device().set_loop_limit(600);
+    std::optional<ScopedLoopLimit> loop_limit{std::in_place, 600};
     Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(),
                       Conv2dOptions::pad(1));
-    device().set_loop_limit(0);
+    loop_limit.reset();
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
     EXPECT_EQ(conv2d(zeros(device(), {0, 64, 6, 6}), zeros(device(), ws), Tensor(), Conv2dOptions::pad(1)).shape(),
               (Shape{0, 2, 6, 6}));

@@ -248,10 +248,7 @@ TEST(IConvImplicit, LimitsSplitK) {
   // More batch entries than one dispatch's z: 1001 images of one 2 x 2 plane under dispatches
   // lowered to 1000 workgroups per axis (the split of 65537 at llvmpipe's own limit, the same
   // path, ran three kernels over 65537 workgroups: 15 CPU-s of llvmpipe).
-  struct DispatchLimit {  // restored however the case ends (a failed ASSERT, an exception)
-    DispatchLimit() { device().set_dispatch_limit(1000); }
-    ~DispatchLimit() { device().set_dispatch_limit(0); }
-  } limit;
+  const ScopedDispatchLimit limit(1000);  // restored however the case ends (a failed ASSERT, an exception)
   Case c;
   c.N = 1001, c.C = 1, c.H = c.W = 2, c.O = 1, c.o.padding = {1, 1, 1, 1}, c.dispatches = 2;  // z split in two
   check_case(rng, c);

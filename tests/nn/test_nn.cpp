@@ -95,11 +95,11 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
     Tensor x = Tensor::from_host(device(), xv, xs), w = Tensor::from_host(device(), wv, ws);
     ScopedSettings s;
     s->conv = detail::ConvSetting::im2col;
-    device().set_dispatch_limit(3);
+    std::optional<ScopedDispatchLimit> dispatch_limit{std::in_place, 3};
     const auto d0 = device().dispatch_count();
     Tensor y = conv2d(x, w, Tensor(), Conv2dOptions::pad(1));
     EXPECT_GE(device().dispatch_count() - d0, 12u);  // im2col alone: 2 x 6 dispatches
-    device().set_dispatch_limit(0);
+    dispatch_limit.reset();
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "split im2col grid";
   }
   // 1x1 convolutions of several images on the GEMM path, as one batched matmul (no columns

@@ -134,10 +134,10 @@ TEST(ElementwiseQuads, GridSplitIntoSeveralDispatches) {
   GLT_RNG(rng);
   for (int quads : {1, 2, 8}) {
     ScopedQuads scoped(quads);
-    device().set_dispatch_limit(3);
+    std::optional<ScopedDispatchLimit> dispatch_limit{std::in_place, 3};
     const std::int64_t n = detail::kElementwiseLocal * quads * 4 * 7 + 8;  // 8 workgroups
     check(rng, ops()[0], n, 0, 0, 0, quads);
     check(rng, ops()[1], n, 4, 8, 4, quads);
-    device().set_dispatch_limit(0);
+    dispatch_limit.reset();
   }
 }

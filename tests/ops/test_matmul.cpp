@@ -697,9 +697,9 @@ TEST(Matmul, GemvKernel) {
     check(rng, {2, 4100}, {4100, 3});
   }
   {  // 3001 feature blocks, more than a dispatch of 1000 workgroups per axis
-    device().set_dispatch_limit(1000);
+    std::optional<ScopedDispatchLimit> dispatch_limit{std::in_place, 1000};
     check_linear(rng, {2, 8}, 12001, DType::f32, true);
-    device().set_dispatch_limit(0);
+    dispatch_limit.reset();
   }
 }
 
@@ -792,9 +792,9 @@ TEST(Matmul, WarpTiledKernel) {
     EXPECT_TRUE(close(matmul(an, bkn).to_vector(), want_k, 1e-5, 2e-6 * k)) << "narrowed along K, B K-major";
   }
   {  // 3 x 5 x 2 tiles over dispatches of at most 2 workgroups per axis
-    device().set_dispatch_limit(2);
+    std::optional<ScopedDispatchLimit> dispatch_limit{std::in_place, 2};
     check(rng, {2, 260, 12}, {12, 600});
-    device().set_dispatch_limit(0);
+    dispatch_limit.reset();
   }
   {  // The planner's own choice as on a GPU (tests/ops/test_plans.cpp): linear's K-major weight over
      // 16 x 16 tiles, K whole and off the 8-K tiles, with the bias and an activation.
