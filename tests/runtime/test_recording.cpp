@@ -178,10 +178,7 @@ TEST(Recording, CausalAttention) {
 // u_group_base: all of them are replayed with their own values.
 TEST(Recording, SplitGrids) {
   GLT_RNG(rng);
-  struct Limit {
-    Limit() { device().set_dispatch_limit(3); }
-    ~Limit() { device().set_dispatch_limit(0); }
-  } limit;
+  const ScopedDispatchLimit limit(3);
   const std::int64_t n = 100003;  // 391 workgroups of 256: rows of 3, dispatches of 3 rows
   check_replays(
       rng, {{n}}, [](const std::vector<Tensor>& x) { return x[0] * 2.0 + 1.0; },
