@@ -12,8 +12,8 @@
 
 #include "model/planner.hpp"
 #include "nn/conv_ref.hpp"
-#include "runtime/pool.hpp"
 #include "onnx_builder.hpp"
+#include "runtime/pool.hpp"
 #include "test_util.hpp"
 #ifdef GLTENSOR_TEST_ORT
 #include "npy_io.hpp"
