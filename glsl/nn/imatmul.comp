@@ -96,7 +96,8 @@ uniform float u_hi;
 
 #define KQ (BK / 4u)  // K quads of an A row per tile
 #define TX (BN / (4u * uint(CB)))
-#define BM 64u  // the tile's rows
+#include "imatmul_tile.glsl"
+#define BM IMATMUL_TILE_ROWS  // the tile's rows (64; shared with the host)
 #define TY (BM / (4u * uint(RB)))
 #define NACC (4 * RB * CB)  // acc[(4 r + i) CB + h]: row 4 TY r + 4 ty + i, columns 4 TX h + 4 tx ..
 #define NT (LOCAL_X / uint(NSL))  // invocations per K slice

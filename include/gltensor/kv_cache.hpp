@@ -18,6 +18,7 @@
 // of FlashAttention (Dao et al. 2022).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -72,8 +73,12 @@ KvAttentionPlan kv_attention_plan(std::int64_t max_len, std::int64_t E, std::int
 
 /// The K/V buffers of a decoder's layers, [batch, kv_heads, max_len, head_dim] each (zeros at
 /// first), and the cached lengths (int32 [batch], on the GPU). The host keeps a count of the
-/// largest length for the max_len check (exact when all appends go through append(); lengths
-/// written otherwise, as by a replayed step, are checked on the GPU).
+/// largest length for the max_len check, exact when the lengths change only through this class:
+/// append(), advance(), set_lengths() and reset(), eagerly or as steps of a Recording that
+/// captured them (each replay checks and advances the count on the host before its dispatches:
+/// a replay that would pass max_len throws append()'s LimitError and dispatches nothing).
+/// Lengths written otherwise (kv_cache_advance on lengths() itself) are checked on the GPU only
+/// (kv_cache_append's LimitError at the next read). Copies share the buffers and the count.
 class KVCache {
  public:
   KVCache() = default;
@@ -82,11 +87,13 @@ class KVCache {
           std::int64_t head_dim, DType dtype = DType::f32);
 
   /// Appends a step's k, v [batch, kv_heads, T, head_dim] of one layer at the current lengths.
-  /// LimitError naming kv_cache_append and max_len when a sequence would pass max_len.
+  /// LimitError naming kv_cache_append and max_len when a sequence would pass max_len (on the
+  /// host: here, and in each replay of a Recording that captured this append).
   void append(std::int64_t layer, const Tensor& k, const Tensor& v);
   /// Attention of q [batch, Hq, T, head_dim] over the layer's cache (after its append).
   Tensor attention(std::int64_t layer, const Tensor& q, double scale = 0.0) const;
-  /// After every layer appended T tokens: lengths += T on the GPU.
+  /// After every layer appended T tokens: lengths += T on the GPU (and the host's count, also
+  /// in each replay of a Recording that captured it).
   void advance(std::int64_t T);
   /// Positions of the next T tokens (int32 [batch, T]), for rope.
   Tensor positions(std::int64_t T) const { return kv_cache_positions(lengths_, T); }
@@ -104,13 +111,15 @@ class KVCache {
   std::int64_t layers() const { return static_cast<std::int64_t>(k_.size()); }
   std::int64_t batch() const { return lengths_.defined() ? lengths_.size(0) : 0; }
   std::int64_t max_len() const { return max_len_; }
-  /// The longest sequence as the host counts it.
-  std::int64_t max_length() const { return host_max_; }
+  /// The longest sequence as the host counts it (replays of captured steps included).
+  std::int64_t max_length() const { return host_max_ ? *host_max_ : 0; }
 
  private:
   std::vector<Tensor> k_, v_;
   Tensor lengths_;
-  std::int64_t max_len_ = 0, host_max_ = 0;
+  std::int64_t max_len_ = 0;
+  // The host's count, shared with the host steps of Recordings that captured this cache's ops.
+  std::shared_ptr<std::int64_t> host_max_ = std::make_shared<std::int64_t>(0);
 };
 
 }  // namespace gltensor

@@ -142,10 +142,11 @@ class Model {
   /// device other than the load device that it ran on; call on dev's thread before the thread
   /// ends. Nothing for the load device or a device the model never ran on.
   void release(const Device& dev) const;
-  /// Bytes of initializers on the GPU (on the load device), as uploaded: on software rasterizers
-  /// (or with GLTENSOR_CONV_DIRECT=ubo) f32 Conv filters whose buffers are smaller than the
-  /// device's uniform block (where that is at most 64 KiB, as on llvmpipe) are then copied into
-  /// buffers of a whole block for conv2d's direct kernel, and that padding is not counted here.
+  /// Bytes of initializers on the GPU (on the load device): on software rasterizers (or with
+  /// GLTENSOR_CONV_DIRECT=ubo) the f32 Conv filters that conv2d runs in its direct kernel's ubo
+  /// layout, smaller than the device's uniform block (where that is at most 64 KiB, as on
+  /// llvmpipe), are uploaded into buffers of a whole block (one buffer each, no other copy), and
+  /// that padding is not counted here.
   std::size_t weight_bytes() const;
   /// What planning did, in one line: nodes left to run, constants folded, BatchNormalization
   /// and Mul/Add folded into Conv weights, fused epilogues and elementwise chains (an addition

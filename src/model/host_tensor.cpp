@@ -81,7 +81,7 @@ std::vector<std::int64_t> HostTensor::ints() const {
   return r;
 }
 
-Tensor HostTensor::upload(const Device& dev, DType float_dtype) const {
+Tensor HostTensor::upload(const Device& dev, DType float_dtype, std::int64_t min_numel) const {
   // f16 and bf16 values keep their 16 bits (an f16 model's weights stay half the size); float
   // and double take float_dtype (f32, or f16 with ModelOptions::f16_weights).
   const DType d = elem == kFloat16 || elem == kBfloat16 ? elem_dtype(elem)
@@ -89,6 +89,10 @@ Tensor HostTensor::upload(const Device& dev, DType float_dtype) const {
                                                         : elem_dtype(elem);
   if (is_floating(d)) {
     std::vector<float> f(v.begin(), v.end());
+    if (min_numel > numel()) {
+      f.resize(static_cast<std::size_t>(min_numel), 0.0f);
+      return Tensor::from_host(dev, f, {min_numel}, d).narrow(0, 0, numel()).view(shape);
+    }
     return Tensor::from_host(dev, f, shape, d);
   }
   if (d == DType::i32) {

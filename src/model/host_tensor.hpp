@@ -52,8 +52,10 @@ struct HostTensor {
   std::vector<std::int64_t> ints() const;
   /// Uploads to the device (int64 -> int32: values must fit, INT64_MAX/MIN clamp to INT32_MAX/MIN
   /// as "to the end" sentinels; LimitError otherwise). f16/bf16 values keep their dtype;
-  /// float_dtype is the dtype of float and double values.
-  Tensor upload(const Device& dev, DType float_dtype = DType::f32) const;
+  /// float_dtype is the dtype of float and double values. min_numel (float values only): the
+  /// values at the start of a buffer of at least that many, zeros past them (the model's Conv
+  /// filters for conv2d's ubo layout: conv_ubo_weight_floats); the result is their view.
+  Tensor upload(const Device& dev, DType float_dtype = DType::f32, std::int64_t min_numel = 0) const;
   /// Reads a GPU tensor back; `elem` is the ONNX element type the value has in the graph.
   static HostTensor download(const Tensor& t, int elem);
   static HostTensor scalar(double x, int elem);

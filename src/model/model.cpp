@@ -181,16 +181,24 @@ DeviceState& Model::Impl::state_for(const Device& d) const {
     auto& c = ds->constants[graph];
     c.resize(graph->values.size());
     for (int id : p.constants) c[id].host = graph->values[id].constant;
+    // Conv filters uploaded into a buffer of a whole uniform block where conv2d runs them in the
+    // direct kernel's ubo layout (software rasterizers: every layer's program then has the same
+    // block size; conv_ubo_weight_floats), no copy and no other upload of them; the padding is
+    // not counted in weight_bytes.
+    std::vector<std::int64_t> min_numel(graph->values.size(), 0);
+    if (weight_dtype(options) == DType::f32)
+      for (const Node& n : graph->nodes)
+        if (!n.removed && n.op_type == "Conv" && n.inputs.size() > 1 && n.inputs[1] >= 0)
+          if (const auto& w = graph->values[static_cast<std::size_t>(n.inputs[1])].constant;
+              w && elem_is_float(w->elem) && w->elem != kFloat16 && w->elem != kBfloat16)
+            min_numel[static_cast<std::size_t>(n.inputs[1])] =
+                detail::conv_ubo_weight_floats(*d.impl(), w->shape, n.attrs.i("group", 1));
     for (int id : p.uploads) {
-      c[id].gpu = graph->values[id].constant->upload(d, weight_dtype(options));
-      ds->weight_bytes += c[id].gpu.impl()->storage->nbytes;
+      c[id].gpu = graph->values[id].constant->upload(d, weight_dtype(options), min_numel[static_cast<std::size_t>(id)]);
+      ds->weight_bytes += min_numel[static_cast<std::size_t>(id)] > 0
+                              ? static_cast<std::size_t>(c[id].gpu.numel()) * itemsize(c[id].gpu.dtype())
+                              : c[id].gpu.impl()->storage->nbytes;
     }
-    // Conv filters in a buffer of a whole uniform block where conv2d's direct kernel takes them
-    // so (software rasterizers: every layer's program then has the same block size; the padding
-    // is not counted in weight_bytes).
-    for (const Node& n : graph->nodes)
-      if (!n.removed && n.op_type == "Conv" && n.inputs.size() > 1 && n.inputs[1] >= 0)
-        if (Tensor& w = c[static_cast<std::size_t>(n.inputs[1])].gpu; w.defined()) w = detail::conv_ubo_weight(w);
   }
   std::lock_guard<std::mutex> lock(mutex);
   devices.push_back(std::move(ds));

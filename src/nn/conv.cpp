@@ -584,12 +584,27 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 
 namespace detail {
 
-Tensor conv_ubo_weight(const Tensor& w) {
+std::int64_t conv_ubo_weight_floats(DeviceImpl& dev, const Shape& w, std::int64_t groups) {
+  if (w.size() != 4 || groups <= 0 || w[0] % groups != 0) return 0;
+  const std::int64_t block = ubo_limit(dev);
+  if (block > 65536 || numel_of(w) * 4 >= block) return 0;
+  // conv2d's plan for one output position of an input just the filter's size: the direct
+  // kernel's ubo layout does not depend on the geometry beyond the filters and the groups.
+  Conv2dProblem p;
+  p.g.N = 1, p.g.C = w[1], p.g.H = w[2], p.g.W = w[3], p.g.KH = w[2], p.g.KW = w[3], p.g.OH = 1, p.g.OW = 1;
+  p.g.o.groups = groups;
+  p.O = w[0];
+  p.x_f32_contiguous = p.x_rows_contiguous = p.f32 = true;
+  const Conv2dPlan plan = plan_conv2d(p, conv_device(dev), settings());
+  const bool ubo = plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo;
+  return ubo ? block / 4 : 0;
+}
+
+Tensor conv_ubo_weight(const Tensor& w, std::int64_t groups) {
   if (!w.defined() || w.dim() != 4 || w.dtype() != DType::f32 || !w.is_contiguous()) return w;
   DeviceImpl& dev = dev_of(w);
-  if (!dev.adapter().software && settings().conv_direct != ConvDirectSetting::ubo) return w;
-  const std::int64_t block = ubo_limit(dev);
-  if (block > 65536 || static_cast<std::int64_t>(w.impl()->storage->block.capacity) >= block) return w;
+  const std::int64_t floats = conv_ubo_weight_floats(dev, w.shape(), groups);
+  if (floats == 0 || static_cast<std::int64_t>(w.impl()->storage->block.capacity) >= floats * 4) return w;
   Tensor out = ubo_floats_tensor(dev, w.numel()).view(w.shape());
   out.copy_(w);
   return out;

@@ -149,13 +149,19 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
 Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                  std::array<std::int64_t, 2> op_pad, const Epilogue& epi);
 
-/// A conv2d weight [O, C / groups, KH, KW] (f32, contiguous) for the direct kernel's ubo layout
-/// (software rasterizers, or GLTENSOR_CONV_DIRECT=ubo): its copy at the start of a buffer of the
-/// device's whole uniform block (64 KiB on llvmpipe; where that is at most 64 KiB) where its
-/// storage is smaller, so that conv2d binds a whole block of it and every layer shares
-/// the programs of one block size (conv_direct_ubo); else w itself. For weights uploaded once and
-/// used many times (the model runtime's Conv initializers).
-Tensor conv_ubo_weight(const Tensor& w);
+/// The floats of a buffer that a conv2d weight of shape `w` [O, C / groups, KH, KW] (f32) is
+/// best stored at the start of: the device's whole uniform block (16384 on llvmpipe; where that
+/// is at most 64 KiB) where conv2d runs these filters in the direct kernel's ubo layout without a
+/// gradient (software rasterizers, or GLTENSOR_CONV_DIRECT=ubo; whatever the input's size, stride,
+/// padding and dilation: the layout depends on the filters, the groups, the device and Settings
+/// only) and they are smaller, so that conv2d binds a whole block of them and every layer shares
+/// the programs of one block size (conv_direct_ubo); else 0 (store the weight as it is). The model
+/// runtime uploads its Conv initializers into such buffers (HostTensor::upload's min_numel).
+std::int64_t conv_ubo_weight_floats(DeviceImpl& dev, const Shape& w, std::int64_t groups);
+/// A conv2d weight [O, C / groups, KH, KW] (f32, contiguous) copied to the start of a buffer of
+/// conv_ubo_weight_floats where that is nonzero and its storage holds less; else w itself. For
+/// weights on the GPU already that are used many times.
+Tensor conv_ubo_weight(const Tensor& w, std::int64_t groups = 1);
 
 /// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
 /// blocking, the filter's size, the operands' dtypes.

@@ -7,8 +7,8 @@ namespace gltensor::detail {
 
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
-  const std::int64_t tiles = v.slices * 2 * v.bk * (64 + v.bn) * 4;
-  return tiles + (v.totals == IMatmulVariant::Totals::shared ? 64 * v.bn * 4 : 0);
+  const std::int64_t tiles = v.slices * 2 * v.bk * (kIMatmulTileRows + v.bn) * 4;
+  return tiles + (v.totals == IMatmulVariant::Totals::shared ? kIMatmulTileRows * v.bn * 4 : 0);
 }
 
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
@@ -25,7 +25,8 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
                       !s.imatmul_slices && !s.imatmul_bk;
   const int forced = d.software ? 0 : s.imatmul_tile;
-  const bool wide = (p.M + 63) / 64 * ((p.N + 127) / 128) * p.batch >= kWideGroups;
+  const std::int64_t row_tiles = (p.M + kIMatmulTileRows - 1) / kIMatmulTileRows;
+  const bool wide = row_tiles * ((p.N + 127) / 128) * p.batch >= kWideGroups;
   const bool wide4x8 = !d.software && choose && wide;
   const bool sliced = wide4x8 && d.max_shared >= 48 << 10;
   // GPUs, few 64 x 64 tiles (below kFewGroups workgroups: the narrow QDQ net's convs at 56x56):
@@ -35,7 +36,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // (bench/RESULTS.md, int8n): 0.175 ms against one slice's 0.244, 64 x 32 tiles of two slices
   // 0.201, of one slice 0.294 (f32 0.197); at 112x112 (196, 196, 392 tiles) one slice 0.320,
   // two 0.371.
-  const bool few = !d.software && choose && !wide && (p.M + 63) / 64 * ((p.N + 63) / 64) * p.batch < kFewGroups;
+  const bool few = !d.software && choose && !wide && row_tiles * ((p.N + 63) / 64) * p.batch < kFewGroups;
   v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
@@ -49,7 +50,7 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
                  : v.blocks == 2 && v.bn == 128 && s.imatmul_rb == 1 ? 1
                                                                      : v.blocks;
   v.rb = rb != v.blocks ? rb : 0;
-  k.local_x = static_cast<std::uint32_t>(64 / (4 * rb) * (v.bn / (4 * v.blocks)));
+  k.local_x = static_cast<std::uint32_t>(kIMatmulTileRows / (4 * rb) * (v.bn / (4 * v.blocks)));
   v.iblock_k = kIntBlockK, v.a_words = p.a_words, v.b_words = p.b_words;
   // The int32 totals beyond one block (block_launches drops them where a launch's K is one
   // block): in memory for 8 x 8 per invocation (64 more registers beside the f32 ones would halve
@@ -61,9 +62,9 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   const auto regs = IMatmulVariant::Totals::regs;
   v.totals = mem ? IMatmulVariant::Totals::mem : regs;
   // GLTENSOR_IMATMUL_BK=8: K tiles of 8 (as matmul's VEC4 kernel) where every invocation stages
-  // at least one A word per tile (64 BK / 4 a multiple of the invocations)
+  // at least one A word per tile (BM BK / 4 a multiple of the invocations)
   // and a B word (BK BN / 4 a multiple of the invocations too)
-  if (s.imatmul_bk && 64 * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
+  if (s.imatmul_bk && kIMatmulTileRows * s.imatmul_bk / 4 % k.local_x == 0 && s.imatmul_bk * v.bn / 4 % k.local_x == 0)
     v.bk = s.imatmul_bk;
   // GLTENSOR_IMATMUL=shared: the totals in shared memory where they fit beside the tiles
   if (s.imatmul == IMatmulSetting::shared) {

@@ -6,10 +6,15 @@
 #pragma once
 #include <cstdint>
 
+#include "../../glsl/nn/imatmul_tile.glsl"  // IMATMUL_TILE_ROWS: shared with glsl/nn/imatmul.comp
 #include "nn/quant_int_variants.hpp"
 #include "runtime/settings.hpp"
 
 namespace gltensor::detail {
+
+/// The kernel's tile rows (BM): every block-f32 form's tiles are kIMatmulTileRows x BN.
+inline constexpr std::int64_t kIMatmulTileRows = IMATMUL_TILE_ROWS;
+static_assert(kIMatmulTileRows % 16 == 0);
 
 /// Values of K per exact f32 partial sum: 256 products of magnitude <= 255 * 255 stay below 2^24
 /// (a multiple of every K tile the kernel takes, 8 and 16).
@@ -30,7 +35,7 @@ struct IMatmulDevice {
 
 struct IMatmulPlan {
   IMatmulVariant v;             ///< the tiling: bn, blocks, rb, bk, iblock_k, words, totals
-  std::uint32_t local_x = 256;  ///< invocations per workgroup: (64 / 4 RB) (BN / 4 CB)
+  std::uint32_t local_x = 256;  ///< invocations per workgroup: (kIMatmulTileRows / 4 RB) (BN / 4 CB)
   std::int64_t per_tile = 80;   ///< loop iterations per K tile of v.bk values
   std::int64_t fixed = 240;     ///< loop iterations outside the K tiles
 };

@@ -9,6 +9,7 @@
 
 #include "gltensor/ops.hpp"
 #include "nn/transformer_variants.hpp"
+#include "runtime/capture.hpp"
 #include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -20,6 +21,16 @@ namespace {
 
 constexpr std::uint32_t kLocal = 64;
 constexpr std::int64_t kMaxHeadDim = 256;
+
+// KVCache::append's host check: T more tokens after the longest sequence's `longest`.
+void check_room(std::int64_t longest, std::int64_t T, std::int64_t max_len) {
+  if (longest + T > max_len)
+    throw LimitError("gltensor::kv_cache_append: appending " + std::to_string(T) + " tokens to a sequence of " +
+                     std::to_string(longest) + " passes the cache's max_len " + std::to_string(max_len));
+}
+
+// The capture in progress on t's device, if any: KVCache's host steps go into it.
+Capture* capture_of(const Tensor& t) { return t.defined() ? dev_of(t).queue().capture() : nullptr; }
 
 std::string ints(std::span<const std::int64_t> v) {
   std::string s = "[";
@@ -305,10 +316,12 @@ void KVCache::append(std::int64_t layer, const Tensor& k, const Tensor& v) {
   if (layer < 0 || layer >= layers())
     throw IndexError("gltensor::kv_cache_append: layer " + std::to_string(layer) + " of a cache of " +
                      std::to_string(layers()) + " layers");
-  if (k.dim() == 4 && host_max_ + k.size(2) > max_len_)
-    throw LimitError("gltensor::kv_cache_append: appending " + std::to_string(k.size(2)) + " tokens to a sequence of " +
-                     std::to_string(host_max_) + " passes the cache's max_len " + std::to_string(max_len_));
+  const std::int64_t T = k.dim() == 4 ? k.size(2) : 0;
+  check_room(*host_max_, T, max_len_);
   kv_cache_append(k_[static_cast<std::size_t>(layer)], v_[static_cast<std::size_t>(layer)], k, v, lengths_);
+  // A replay repeats the check against the count as the replays before it advanced it.
+  if (Capture* cap = capture_of(lengths_))
+    cap->host_steps.push_back({[count = host_max_, T, M = max_len_] { check_room(*count, T, M); }, {}});
 }
 
 Tensor KVCache::attention(std::int64_t layer, const Tensor& q, double scale) const {
@@ -321,7 +334,9 @@ Tensor KVCache::attention(std::int64_t layer, const Tensor& q, double scale) con
 
 void KVCache::advance(std::int64_t T) {
   kv_cache_advance(lengths_, T);
-  host_max_ += T;
+  *host_max_ += T;
+  if (Capture* cap = capture_of(lengths_))
+    cap->host_steps.push_back({[count = host_max_, T] { *count += T; }, [count = host_max_, T] { *count -= T; }});
 }
 
 void KVCache::set_lengths(std::span<const std::int32_t> lengths) {
@@ -343,12 +358,18 @@ void KVCache::set_lengths(std::span<const std::int32_t> lengths) {
     mx = std::max<std::int64_t>(mx, l);
   }
   lengths_.copy_(Tensor::from_host(lengths_.device(), lengths, {batch()}));
-  host_max_ = mx;
+  *host_max_ = mx;
 }
 
 void KVCache::reset() {
-  if (lengths_.defined()) lengths_.fill_(0);
-  host_max_ = 0;
+  if (!lengths_.defined()) return;  // (a default-constructed or moved-from cache)
+  lengths_.fill_(0);
+  *host_max_ = 0;
+  if (Capture* cap = capture_of(lengths_)) {  // the replays' fill_ too: the count to 0, restored by undo
+    auto before = std::make_shared<std::int64_t>(0);
+    cap->host_steps.push_back({[count = host_max_, before] { *before = *count, *count = 0; },
+                               [count = host_max_, before] { *count = *before; }});
+  }
 }
 
 }  // namespace gltensor

@@ -232,7 +232,7 @@ IntKernel block_f32_kernel(const IMatmulProblem& p, const IMatmulDevice& d) {
   k.block_f32 = true;
   k.v = plan.v;
   k.local_x = plan.local_x, k.local_y = 1;
-  k.tile_m = 64, k.tile_n = plan.v.bn, k.bk = plan.v.bk, k.per_tile = plan.per_tile, k.fixed = plan.fixed;
+  k.tile_m = kIMatmulTileRows, k.tile_n = plan.v.bn, k.bk = plan.v.bk, k.per_tile = plan.per_tile, k.fixed = plan.fixed;
   return k;
 }
 

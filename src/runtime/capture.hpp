@@ -21,6 +21,7 @@
 // captured one cannot be replayed over: CaptureError (an allocation that escapes).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -79,6 +80,13 @@ struct Capture {
     std::string op;
     std::uint32_t bit;
   };
+  /// Host-side work of a captured op that its replays repeat (KVCache's count of the longest
+  /// sequence: its max_len check and its advance): `run` before each replay's dispatches, in
+  /// capture order. A `run` that throws stops the replay before any dispatch; the steps run
+  /// before it are undone (`undo`, where set, in reverse order), so the host state is as before.
+  struct HostStep {
+    std::function<void()> run, undo;
+  };
 
   explicit Capture(std::shared_ptr<DeviceImpl> d) : dev(std::move(d)) {}
   /// Gives the buffers it took back to the pool (no GL call).
@@ -125,6 +133,7 @@ struct Capture {
   std::vector<Held> held;
   std::vector<Pool::Block> owned;  // buffers of storages that died during the capture
   std::vector<Expect> expects;
+  std::vector<HostStep> host_steps;
   std::size_t dispatches = 0, barriers = 0;
   /// Buffers (with write flags) and textures (with image-store flags) any step touches: the
   /// hazards of a replay with the work before it.

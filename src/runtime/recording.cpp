@@ -42,6 +42,16 @@ void detail::RecordingAccess::replay(const Recording& r, std::span<const Rebind>
   detail::Enter guard(d, "Recording::replay");
   if (d.queue().capture())
     throw CaptureError("gltensor::Recording::replay: replaying a recording while another is being captured");
+  // The captured ops' host-side steps first: one that throws (a typed error, e.g. KVCache's
+  // max_len) leaves the device untouched and the steps before it undone.
+  std::size_t ran = 0;
+  try {
+    for (; ran < c->host_steps.size(); ++ran) c->host_steps[ran].run();
+  } catch (...) {
+    while (ran > 0)
+      if (const auto& undo = c->host_steps[--ran].undo) undo();
+    throw;
+  }
   d.queue().replay(*c, rebinds);
   if (!c->expects.empty()) {
     auto& flags = d.extension<detail::ErrorFlags>();

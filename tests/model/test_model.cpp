@@ -11,7 +11,9 @@
 #include <map>
 
 #include "model/planner.hpp"
+#include "nn/conv_ref.hpp"
 #include "onnx_builder.hpp"
+#include "runtime/pool.hpp"
 #include "test_util.hpp"
 #ifdef GLTENSOR_TEST_ORT
 #include "npy_io.hpp"
@@ -199,6 +201,65 @@ TEST(Model, LivenessKeepsPeakFarBelowTheSum) {
   EXPECT_LE(model.peak_bytes(), 2 * t);
   EXPECT_GE(model.peak_bytes(), t);
   EXPECT_EQ(model.weight_bytes(), t);
+}
+
+// The Conv filters that conv2d runs in the direct kernel's ubo layout (software rasterizers: all
+// three here, the depthwise and the 1x1 included) are uploaded into buffers of a whole uniform
+// block, each once: after the load the pool holds one buffer per initializer and no cached
+// buffer (the filters' first uploads used to stay in the pool after their copies). Where no conv
+// takes that layout (GLTENSOR_CONV=im2col, or a GPU) the filters keep buffers of their own size
+// (they used to be copied whatever the plan). The model's output against float64 either way.
+// Sabotage: HostTensor::upload's min_numel ignored (the filters in buffers of their size class:
+// the pool's bytes on llvmpipe), and the plan's ubo check left out of conv_ubo_weight_floats (the
+// im2col load's bytes).
+TEST(Model, ConvFiltersUploadedOnceWhereTheUboLayoutTakesThem) {
+  GLT_RNG(rng);
+  const std::int64_t C = 8, H = 10, W = 9, O2 = 16, O3 = 4;
+  const std::vector<float> xv = uniform(rng, C * H * W), w1 = uniform(rng, C * 9), b1 = uniform(rng, C),
+                           w2 = uniform(rng, O2 * C), b2 = uniform(rng, O2), w3 = uniform(rng, O3 * O2 * 9),
+                           b3 = uniform(rng, O3);
+  B m(13);
+  m.input("x", {1, C, H, W}).output("y");
+  m.init("w1", {C, 1, 3, 3}, w1).init("b1", {C}, b1).init("w2", {O2, C, 1, 1}, w2).init("b2", {O2}, b2);
+  m.init("w3", {O3, O2, 3, 3}, w3).init("b3", {O3}, b3);
+  auto& dw = m.node("Conv", {"x", "w1", "b1"}, {"a"});  // depthwise 3x3, padding 1
+  B::attr_i(dw, "group", C);
+  B::attr_ints(dw, "pads", {1, 1, 1, 1});
+  m.node("Conv", {"a", "w2", "b2"}, {"p"});  // 1x1
+  m.node("Conv", {"p", "w3", "b3"}, {"y"});  // 3x3
+  const std::string path = m.save("conv_ubo_uploads");
+  // float64: the three convolutions in turn
+  Shape s1, s2, s3;
+  Conv2dOptions o1, o;
+  o1.groups = C, o1.padding = {1, 1, 1, 1};
+  const std::vector<double> bd1(b1.begin(), b1.end()), bd2(b2.begin(), b2.end()), bd3(b3.begin(), b3.end());
+  const std::vector<double> a =
+      ref_conv(HostT{{xv.begin(), xv.end()}, {1, C, H, W}}, HostT{{w1.begin(), w1.end()}, {C, 1, 3, 3}}, &bd1, o1, s1);
+  const std::vector<double> p = ref_conv(HostT{a, s1}, HostT{{w2.begin(), w2.end()}, {O2, C, 1, 1}}, &bd2, o, s2);
+  const std::vector<double> ref = ref_conv(HostT{p, s2}, HostT{{w3.begin(), w3.end()}, {O3, O2, 3, 3}}, &bd3, o, s3);
+  const std::int64_t block = device().caps().max_uniform_block_size;
+  const bool software = device().adapter().software;
+  for (bool im2col : {false, true}) {
+    SCOPED_TRACE(im2col ? "GLTENSOR_CONV=im2col" : "default");
+    ScopedSettings set;
+    if (im2col) set->conv = detail::ConvSetting::im2col;
+    const bool ubo = software && !im2col && block <= 65536;  // the three filters' buffers: a whole block each
+    auto cls = [](std::int64_t floats) { return detail::Pool::size_class(static_cast<std::size_t>(floats * 4)); };
+    std::size_t want = cls(C) + cls(O2) + cls(O3);
+    for (std::int64_t n : {C * 9, O2 * C, O3 * O2 * 9}) want += ubo ? static_cast<std::size_t>(block) : cls(n);
+    device().trim();
+    const PoolStats before = device().pool_stats();
+    Model model = Model::load(device(), path);
+    EXPECT_EQ(model.weight_bytes(), 4 * (w1.size() + b1.size() + w2.size() + b2.size() + w3.size() + b3.size()));
+    const PoolStats after = device().pool_stats();
+    EXPECT_EQ(after.live_buffers - before.live_buffers, 6u);
+    EXPECT_EQ(after.cached_buffers, 0u);
+    EXPECT_EQ(after.bytes_in_use - before.bytes_in_use, want);
+    EXPECT_EQ(after.bytes_allocated - before.bytes_allocated, want);
+    const auto y = model.run({{"x", Tensor::from_host(device(), xv, {1, C, H, W})}}).at("y");
+    EXPECT_EQ(y.shape(), s3);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
+  }
 }
 
 TEST(Model, F16WeightsHalveWeightBytes) {

@@ -434,6 +434,37 @@ TEST(BatchNorm, PartialsMergedInTheElementwiseKernels) {
   }
 }
 
+// Grids split over several dispatches (a dispatch limit of 3 workgroups per dimension, as grids
+// past the GPUs' 65535 are): the statistics' and sums' levels (P x C workgroups), the row grid's
+// normalizing and dx kernels (S chunks x C x N: N past the limit along z), the one-element grid
+// (rows under 64 values) as 2-D rows, against float64. Any device runs these at small sizes;
+// NearTheSsboLimitOnGpus runs the same paths at full size on GPUs. Sabotage: the row grid's image
+// index from gl_WorkGroupID.z (without the dispatch's group base) in batch_norm.comp fails it.
+TEST(BatchNorm, GridsSplitUnderALoweredDispatchLimit) {
+  GLT_RNG(rng);
+  ScopedDispatchLimit limit(3);
+  for (const Shape& s : std::vector<Shape>{{7, 5, 9, 11}, {5, 4, 3, 700}, {9, 2, 64, 64}, {300, 3, 5}}) {
+    check_all(rng, s, true, true);
+    check_all(rng, s, false, false);
+  }
+}
+
+// Near the 128 MiB that llvmpipe's SSBOs allow (GPUs allow more): 32 M float32 values, training
+// with gradients, against float64. [64, 2, 512, 511]: 16.7 M values per channel (16352 partials
+// at the GPUs' first level: a merge level, then the row grid's merged partials), the row grid
+// 64 images deep; [8388608, 2, 2]: the one-element grid of 524288 workgroups (2-D rows past
+// 65535). GPUs only: on llvmpipe the same splits run at small sizes under lowered loop and
+// dispatch limits (SplitReductionsPastTheLoopLimit, PartialsMergedInTheElementwiseKernels,
+// GridsSplitUnderALoweredDispatchLimit), where this size would take minutes.
+TEST(BatchNorm, NearTheSsboLimitOnGpus) {
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: the lowered-limit tests)";
+  GLT_RNG(rng);
+  for (const Shape& s : std::vector<Shape>{{64, 2, 512, 511}, {8388608, 2, 2}}) {
+    ASSERT_LE(numel_of(s) * 4, std::int64_t{128} << 20);
+    check_all(rng, s, true, true, -1, 4, 2e-4);
+  }
+}
+
 TEST(BatchNorm, Errors) {
   Tensor rm = zeros(device(), {3}), rv = ones(device(), {3});
   EXPECT_THROW(batch_norm(ones(device(), {1, 3}), rm, rv, Tensor(), Tensor(), true), ValueError);

@@ -262,6 +262,73 @@ TEST(KvCache, CapturedDecodeStepReplayedAtTwoLengths) {
   EXPECT_EQ(add(ones(device(), {2}), ones(device(), {2})).to_vector(), (std::vector<float>{2, 2}));
 }
 
+// The host's count of the longest sequence under replays of captured steps (it used to stay at
+// the capture's value, so the host check went stale): each replay advances max_length(), a
+// replay that would pass max_len throws append()'s LimitError before any dispatch (the lengths on
+// the GPU unchanged, no overflow for the GPU to report), an eager append after the replays is
+// refused on the host, and a refused replay undoes the host steps it ran before the check
+// (advance, then append, then advance). reset() captured sets the count to 0 per replay.
+// Sabotage: KVCache::advance's host step left out (max_length stays at the capture's count and
+// the replay past max_len runs: the GPU reports it at the next read).
+TEST(KvCache, ReplaysKeepTheHostCount) {
+  const std::int64_t B = 2, H = 1, M = 8, E = 2;
+  KVCache cache(device(), 1, B, H, M, E);
+  Tensor k = ones(device(), {B, H, 1, E}), q = ones(device(), {B, H, 1, E});
+  Tensor y;
+  auto step = [&] {
+    cache.append(0, k, k);
+    y = cache.attention(0, q);
+    cache.advance(1);
+  };
+  cache.set_lengths(std::vector<std::int32_t>{1, 3});
+  step();                                                    // warm-up: 2, 4
+  const Recording rec = Recording::capture(device(), step);  // 3, 5
+  EXPECT_EQ(cache.max_length(), 5);
+  for (std::int32_t r = 1; r <= 3; ++r) {
+    rec.replay();
+    EXPECT_EQ(cache.max_length(), 5 + r) << "replay " << r;
+    EXPECT_EQ(cache.lengths().to_int_vector(), (std::vector<std::int32_t>{3 + r, 5 + r})) << "replay " << r;
+  }
+  try {  // 8 + 1 > max_len 8
+    rec.replay();
+    ADD_FAILURE() << "the replay past max_len ran";
+  } catch (const LimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("kv_cache_append"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("max_len 8"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cache.max_length(), 8);
+  EXPECT_EQ(cache.lengths().to_int_vector(), (std::vector<std::int32_t>{6, 8}));  // (no GPU error either)
+  EXPECT_THROW(cache.append(0, k, k), LimitError);
+  cache.set_lengths(std::vector<std::int32_t>{0, 2});
+  rec.replay();
+  EXPECT_EQ(cache.max_length(), 3);
+  EXPECT_EQ(cache.lengths().to_int_vector(), (std::vector<std::int32_t>{1, 3}));
+  // a refused replay undoes the steps it ran: advance (6 -> 7), then append's check (7 + 1 > 7?)
+  const Recording two = Recording::capture(device(), [&] {  // 3 -> 4, append at 4, 5
+    cache.advance(1);
+    cache.append(0, k, k);
+    cache.advance(1);
+  });
+  EXPECT_EQ(cache.max_length(), 5);
+  cache.set_lengths(std::vector<std::int32_t>{0, 7});
+  EXPECT_THROW(two.replay(), LimitError);  // advance to 8, then 8 + 1 > 8
+  EXPECT_EQ(cache.max_length(), 7);
+  EXPECT_EQ(cache.lengths().to_int_vector(), (std::vector<std::int32_t>{0, 7}));
+  cache.set_lengths(std::vector<std::int32_t>{0, 5});
+  two.replay();
+  EXPECT_EQ(cache.max_length(), 7);
+  EXPECT_EQ(cache.lengths().to_int_vector(), (std::vector<std::int32_t>{2, 7}));
+  const Recording fresh = Recording::capture(device(), [&] {
+    cache.reset();
+    step();
+  });
+  EXPECT_EQ(cache.max_length(), 1);
+  cache.set_lengths(std::vector<std::int32_t>{6, 8});
+  fresh.replay();
+  EXPECT_EQ(cache.max_length(), 1);
+  EXPECT_EQ(cache.lengths().to_int_vector(), (std::vector<std::int32_t>{1, 1}));
+}
+
 TEST(KvCache, OverflowDetectedOnTheGpu) {
   const std::int64_t B = 2, H = 1, M = 4, E = 2;
   Tensor kc = zeros(device(), {B, H, M, E}), vc = zeros(device(), {B, H, M, E});

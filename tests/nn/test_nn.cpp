@@ -1144,6 +1144,45 @@ TEST(Pool2d, MaxGradientOverTilingWindows) {
   }
 }
 
+namespace {
+// Max pooling's backward forms over x of shape xs (fresh values in [-2, 2]), forward and gradient
+// against float64: windows that tile x (GATHER_TILES), disjoint windows with gaps (the
+// per-element gather) and overlapping ones.
+void check_max_pool_backward_forms(std::mt19937_64& rng, const Shape& xs) {
+  const auto xv = uniform(rng, numel_of(xs), -2, 2);
+  Pool2dOptions tiles, gaps, overlap;
+  tiles.kernel = {2, 2};
+  gaps.kernel = {2, 2}, gaps.stride = {3, 3};
+  overlap.kernel = {3, 3}, overlap.stride = {2, 2}, overlap.padding = {1, 1};
+  check_pool(rng, xv, xs, 0, tiles, {}, DType::f32, "max 2x2 (tiles)");
+  check_pool(rng, xv, xs, 0, gaps, {}, DType::f32, "max 2x2 stride 3 (gather)");
+  check_pool(rng, xv, xs, 0, overlap, {}, DType::f32, "max 3x3 stride 2 padding 1");
+}
+}  // namespace
+
+// Max pooling's backward on grids split over several dispatches (a dispatch limit of 3
+// workgroups per dimension: 1-D grids as 2-D rows, as past the GPUs' 65535 workgroups): windows
+// that tile the input (GATHER_TILES), disjoint windows with gaps (the per-element gather) and
+// overlapping ones, forward and gradient against float64. Sabotage: GATHER_TILES' window index
+// from gl_GlobalInvocationID.x (without the grid's rows) in pool.comp fails it.
+TEST(Pool2d, MaxGradientGridsSplitUnderALoweredDispatchLimit) {
+  GLT_RNG(rng);
+  ScopedDispatchLimit limit(3);
+  const Shape xs{3, 5, 40, 36};  // 21600 elements: 85 workgroups of 256 per element, 22 per 2 x 2 window
+  check_max_pool_backward_forms(rng, xs);
+}
+
+// The same near the 128 MiB that llvmpipe's SSBOs allow: x [32, 16, 256, 256], 32 M float32
+// values (GATHER_TILES: 8.4 M windows in 32768 workgroups; the per-element gather and the
+// overlapping windows' backward: 131072 workgroups, 2-D rows past 65535). GPUs only: llvmpipe runs
+// the splits at small sizes (MaxGradientGridsSplitUnderALoweredDispatchLimit).
+TEST(Pool2d, MaxGradientNearTheSsboLimitOnGpus) {
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: the lowered-limit tests)";
+  GLT_RNG(rng);
+  const Shape xs{32, 16, 256, 256};
+  check_max_pool_backward_forms(rng, xs);
+}
+
 // WindowsPastTheLoopLimit's passes under a lowered loop limit on small shapes (so that any device runs them),
 // with windows split over several dispatches (limit 16: offsets in chunks of 14): stride,
 // padding with and without count_include_pad, ceil_mode, dilation, adaptive windows smaller and

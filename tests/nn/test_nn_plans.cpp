@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "nn/imatmul_plan.hpp"
 #include "nn/pool_plan.hpp"
 #include "nn/rnn_plan.hpp"
+#include "runtime/shader_sources.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -427,6 +429,26 @@ TEST(PlanIMatmul, Forms) {
   s = Settings{};
   s.imatmul_tile = 128, s.imatmul_blocks = 2;  // 8 x 8 on 64 x 128 (the 128 x 128 lab tiles are gone)
   EXPECT_EQ(form(plan_imatmul(p, gpu, s)), (Form{128, 2, 0, 1, 128u, false}));
+}
+
+// The tile rows are one constant (glsl/nn/imatmul_tile.glsl) that the kernel and the host both
+// include: imatmul.comp's BM is it, no bare row count is left in the kernel, and the plan's
+// invocations and shared-memory bytes follow kIMatmulTileRows.
+TEST(PlanIMatmul, TileRowsSharedWithTheKernel) {
+  const std::string kernel(shader_sources().at("imatmul.comp"));
+  const std::string shared(shader_sources().at("imatmul_tile.glsl"));
+  EXPECT_NE(shared.find("#define IMATMUL_TILE_ROWS " + std::to_string(kIMatmulTileRows) + "u\n"), std::string::npos);
+  EXPECT_NE(kernel.find("#include \"imatmul_tile.glsl\"\n"), std::string::npos);
+  EXPECT_NE(kernel.find("#define BM IMATMUL_TILE_ROWS "), std::string::npos);
+  EXPECT_EQ(kernel.find("64u"), std::string::npos) << "a bare row count in imatmul.comp";
+  const IMatmulDevice gpu{false, 48 << 10}, sw{true, 32 << 10};
+  for (const IMatmulProblem& p : {IMatmulProblem{256, 12544, 2304, 1}, IMatmulProblem{64, 3136, 288, 1}})
+    for (const IMatmulDevice& d : {gpu, sw}) {
+      const IMatmulPlan k = plan_imatmul(p, d, Settings{});
+      const std::int64_t rb = k.v.rb ? k.v.rb : k.v.blocks;
+      EXPECT_EQ(k.local_x, kIMatmulTileRows / (4 * rb) * (k.v.bn / (4 * k.v.blocks)) * k.v.slices);
+      EXPECT_EQ(imatmul_shared_bytes(k.v), k.v.slices * 2 * k.v.bk * (kIMatmulTileRows + k.v.bn) * 4);
+    }
 }
 
 TEST(PlanIMatmul, ImplicitConv) {
