@@ -848,6 +848,28 @@ TEST(Conv2d, WeightGradientSplitKWrittenTransposed) {
   }
 }
 
+// conv2d's forward GEMM as a GPU plans the CNN's second layer (K = 288, 128 whole 64 x 128 tiles: the
+// warp kernel's 64-row form writing the NCHW column groups, PlanMatmul.WarpForShortKColumnGroups) on
+// any device: the im2col and the product only (2 dispatches, no permuting copy), and the gradients,
+// against float64.
+TEST(Conv2d, ForwardOnTheWarpKernelInColumnGroups) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv = detail::ConvSetting::im2col, s->matmul_kernel = detail::MatmulKernelSetting::gpu;
+  const Shape xs{64, 32, 16, 16}, ws{64, 32, 3, 3};
+  {
+    NoGradGuard ng;
+    Generator gen(7);
+    const Tensor x = randn(device(), xs, gen), w = randn(device(), ws, gen), b = randn(device(), {64}, gen);
+    device().synchronize();
+    const auto d0 = device().dispatch_count();
+    const Tensor y = conv2d(x, w, b, Conv2dOptions::pad(1));
+    EXPECT_EQ(device().dispatch_count() - d0, 2u) << "im2col and the product, no copy";
+    EXPECT_EQ(y.shape(), (Shape{64, 64, 16, 16}));
+  }
+  check_conv_grads(rng, xs, ws, Conv2dOptions::pad(1));
+}
+
 // im2col columns past the device's max SSBO block (the issue "Model coverage": a 3x3 conv of 256
 // channels at 128x128 needed 150994944 bytes of columns on llvmpipe's 128 MiB; for real in
 // test_conv_ssbo_limit): the im2col path runs per piece of the output positions (whole images,

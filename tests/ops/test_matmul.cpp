@@ -836,8 +836,8 @@ TEST(Matmul, SlicedRegisterKernelAsOnAGpu) {
   check_linear(rng, {128, 784}, 256, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
   check_linear(rng, {37, 203}, 21, DType::f32, true);
   check_linear(rng, {64, 96}, 40, DType::f16, false);
-  // The CNN's FC1 forward (K = 3136, whole quad-load tiles: sliced, not the split quad-load
-  // kernel), and a long odd K.
+  // The CNN's FC1 forward (K = 3136, 4 tiles of 64 x 64: the 64 x 64 kernel in 49 chunks of 64,
+  // summed with the bias and ReLU in one dispatch; kSlicedSplitMinK), and a long odd K.
   check_linear(rng, {128, 3136}, 128, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
   check(rng, {33, 2999}, {2999, 70});
   {
