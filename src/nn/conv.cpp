@@ -49,12 +49,13 @@ Tensor bias_grad(const Tensor& gy) {
 }
 
 // The weight gradient gm^T [O, positions] @ colsT^T [positions, K] from gm [positions, O] and the
-// transposed columns colsT [K, positions], as the transpose of colsT @ gm [K, O] (copied: [O, K]):
-// both operands then in the layouts of the forward's product (A's rows along K, B's along N),
-// not the column-major A and K-major B of gm^T @ colsT^T. The CNN's second layer on the H100
-// (O 64, K 288, 25088 positions; bench/RESULTS.md, 2026-11-27, cnn29): 110 -> 66 us per step for
-// the product, the step 0.689 -> 0.651 ms with the transposing copy's dispatch.
-Tensor weight_grad_product(const Tensor& gm, const Tensor& colsT) { return matmul(colsT, gm).t().contiguous(); }
+// transposed columns colsT [K, positions], as the transpose of colsT @ gm [K, O] ([O, K]; written
+// transposed by the split-K sum, else copied: matmul_transposed): both operands then in the layouts
+// of the forward's product (A's rows along K, B's along N), not the column-major A and K-major B of
+// gm^T @ colsT^T. The CNN's second layer on the H100 (O 64, K 288, 25088 positions; bench/RESULTS.md,
+// 2026-11-27, cnn29): 110 -> 66 us per step for the product, the step 0.689 -> 0.651 ms with the
+// transposing copy's dispatch (cnn30: the copy gone).
+Tensor weight_grad_product(const Tensor& gm, const Tensor& colsT) { return detail::matmul_transposed(colsT, gm); }
 
 // The device's traits for the conv planners.
 ConvDevice conv_device(const DeviceImpl& dev) {

@@ -53,4 +53,9 @@ inline bool quad_aligned(const Tensor& t, std::int64_t contig) {
 Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
                             const Epilogue& epilogue = {});
 
+/// (a [M, K] @ b [K, N])^T as a contiguous [N, M] tensor, no gradient recorded: written so by the
+/// split-K sum where the product splits K (no copy), else the product copied transposed.
+/// ShapeError unless both operands are 2-D with matching K.
+Tensor matmul_transposed(const Tensor& a, const Tensor& b);
+
 }  // namespace gltensor::detail

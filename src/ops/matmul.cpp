@@ -22,7 +22,7 @@ using namespace detail;
 namespace {
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                      const Epilogue& epilogue, std::int64_t split = 0, Tensor* rowsum = nullptr,
-                     const Tensor* mask = nullptr);
+                     const Tensor* mask = nullptr, bool transpose_out = false);
 }  // namespace
 
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
@@ -219,6 +219,45 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     run(plan.variant);
 }
 
+// Uniforms of glsl/ops/matmul_sum.comp.
+struct MatmulSumParams {
+  std::int64_t n, M, N, splits;
+  double alpha, beta;
+  const Tensor& d;
+  const Epilogue& epilogue;
+  void set(Uniforms& u) const {
+    u.u32("u_n", n);
+    u.u32("u_M", M);
+    u.u32("u_N", N);
+    u.u32("u_nsplit", splits);
+    u.f32("u_alpha", alpha);
+    u.f32("u_beta", beta);
+    u.u32("u_d_off", d.defined() ? d.offset() : 0);
+    u.u32("u_d_sm", d.defined() ? d.strides()[static_cast<std::size_t>(d.dim() - 2)] : 0);
+    u.u32("u_d_sn", d.defined() ? d.strides()[static_cast<std::size_t>(d.dim() - 1)] : 0);
+    u.f32("u_act_p0", epilogue.p0);
+    u.f32("u_act_p1", epilogue.p1);
+    if (epilogue.affine()) u.f32("u_act_scale", epilogue.scale), u.f32("u_act_shift", epilogue.shift);
+  }
+};
+
+// Split-K's partials [splits, batch..., M, N] (f32) summed into out with the epilogue: out = act(alpha * sum +
+// beta * d), d the addend (undefined: none; one batch entry) laid out [M, N] through its strides;
+// transpose: out is [N, M] (one batch entry).
+void launch_split_sum(DeviceImpl& dev, const Tensor& partial, const Tensor& d, const Tensor& out, std::int64_t M,
+                      std::int64_t N, std::int64_t splits, double alpha, double beta, const Epilogue& epilogue,
+                      bool transpose) {
+  MatmulSumVariant v;
+  v.act = epilogue.act, v.affine = epilogue.affine(), v.addend = d.defined(), v.transpose = transpose;
+  v.out = out.dtype(), v.d = d.defined() ? d.dtype() : DType::f32;
+  const std::int64_t n = out.numel();
+  Launch launch(dev, "matmul_sum");
+  launch.program(v.kFile, v.defines(), {256}).write(out).read(partial);
+  if (d.defined()) launch.read(d);
+  launch.params(MatmulSumParams{n, M, N, splits, alpha, beta, d, epilogue});
+  launch.loop_iterations(static_cast<std::uint64_t>(splits)).invocations(static_cast<std::uint64_t>(n));
+}
+
 // split > 0: only with the quad-load or REG kernel, no batch and no split-K (else returns an
 // undefined tensor); the result [M, N] is written as [N / split, M, split] (column groups of `split`
 // become the outer dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
@@ -229,7 +268,8 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
 // out as a (shape, strides, offset), is > 0, else 0 (rowsum too); only where the plan is the REG
 // kernel over one batch entry without split-K with f32 a (else returns an undefined tensor).
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
-                     const Epilogue& epilogue, std::int64_t split, Tensor* rowsum, const Tensor* mask) {
+                     const Epilogue& epilogue, std::int64_t split, Tensor* rowsum, const Tensor* mask,
+                     bool transpose_out) {
   const char* op = "matmul";
   check_same_device(op, {&a, &b});
   if (addend.defined()) check_same_device(op, {&a, &addend});
@@ -264,7 +304,9 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
                a.dtype() != DType::f32 || mask->dtype() != DType::f32 || mask->shape() != a.shape() ||
                mask->strides() != a.strides() || mask->offset() != a.offset()))
     return Tensor();
-  if (numel_of(out_shape) == 0) return alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
+  // transpose_out (2-D operands only): the [N, M] result, written so by the split-K sum, else copied.
+  auto fin = [&](const Tensor& r) { return transpose_out ? r.t().contiguous() : r; };
+  if (numel_of(out_shape) == 0) return fin(alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op));
   if (plan.splits > 1) {
     // Split-K: raw partial products [splits, batch..., M, N] in f32, summed, then the epilogue.
     // Where they would exceed the device's max SSBO block: the same per block of rows (or of
@@ -290,7 +332,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
           part(m0, std::min(rows, M - m0), 0, N);
         else
           for (std::int64_t n0 = 0; n0 < N; n0 += cols) part(m0, 1, n0, std::min(cols, N - n0));
-      return out;
+      return fin(out);
     }
     Shape partial_shape = out_shape;
     partial_shape.insert(partial_shape.begin(), plan.splits);
@@ -298,12 +340,18 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
     const Tensor none;
     launch_matmul(dev, plan, problem, vl, bl, ea, eb, none, partial, 0, 1.0, 0.0, Epilogue(), a.dtype(), b.dtype());
+    // The sum and the epilogue in one dispatch (matmul_sum.comp), the addend over one batch entry.
+    if (problem.batch == 1 || !ed.defined()) {
+      Tensor out = alloc(dev, transpose_out ? Shape{N, M} : out_shape, od, op);
+      launch_split_sum(dev, partial, ed, out, M, N, plan.splits, alpha, beta, epilogue, transpose_out);
+      return out;
+    }
     NoGradGuard ng;
     Tensor r = sum(partial, {0});
     if (alpha != 1) r = mul(r, alpha);
     if (ed.defined()) r = add(r, beta == 1 ? ed : mul(ed, beta));
     r = apply_epilogue(r, epilogue);
-    return r.dtype() == od ? r : r.to(od);
+    return fin(r.dtype() == od ? r : r.to(od));
   }
   Tensor out = alloc(dev, split > 0 ? Shape{N / split, M, split} : out_shape, od, op);
   const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
@@ -313,11 +361,18 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   if (rows) *rowsum = alloc(dev, {M}, DType::f32, op);
   launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype(),
                 rows ? *rowsum : Tensor(), mask ? *mask : Tensor());
-  return out;
+  return fin(out);
 }
 }  // namespace
 
 namespace detail {
+Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
+  if (a.dim() != 2 || b.dim() != 2)
+    throw ShapeError("gltensor::matmul_transposed: expects 2-D operands, got " + to_string(a.shape()) + " and " +
+                     to_string(b.shape()));
+  return matmul_kernel(autocast_low(a), autocast_low(b), Tensor(), 1.0, 0.0, Epilogue(), 0, nullptr, nullptr, true);
+}
+
 Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
                             const Epilogue& epilogue) {
   if (autograd::any_requires_grad({&a, &b, &addend})) return Tensor();

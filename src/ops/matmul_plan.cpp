@@ -218,8 +218,13 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // tiles at 480 x 9984 x 480, 0.57x at 64 x 159744 x 64; 1.06x over more tiles (480 x 19968 x 480).
   const bool warp_batched64 = warp_batched && a_kq && (p.M <= 64 || warp_tiles < kWarpBatchedMin128Tiles);
   const std::int64_t warp_rows = warp_row64 || warp_kmajor64 || warp_batched64 ? 64 : 128;
+  // Also over K >= kWarpMinShortK where the result is written in column groups (conv2d's NCHW output,
+  // split_columns: the 64 x 64 kernel has no such form and its result is permuted by a copy) and the
+  // quad-load kernel's tiles are too few for it (kWarpMinShkTiles to 255 of them).
+  const bool warp_cols_short =
+      warp_row64 && p.split_columns && p.K >= kWarpMinShortK && tiles64 >= kWarpMinShkTiles && tiles64 < 256;
   const bool warp_shk_chosen = (warp_row64 && p.K >= 512 && tiles64 >= kWarpMinShkTiles) || warp_kmajor64 ||
-                               (a_kq && p.b_quads == 2 && warp_tiles >= kWarpMinKmajorTiles);
+                               warp_cols_short || (a_kq && p.b_quads == 2 && warp_tiles >= kWarpMinKmajorTiles);
   // Chosen only where its tile's 8-K buffers fit the device's shared memory: GLES 3.1 promises 16
   // KiB, and 128 x 128 x 8 with B kept K-major takes 17 KiB (16 KiB with B row-major; 64 x 128 x 8
   // 13 KiB). Unmeasured on such devices: the other kernels there (forced: as asked).
@@ -243,7 +248,11 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   const bool f16x2 = vec4_ok && fb0 > 0 && p.K % 16 == 0 && p.K > 0 && (forced_vec4 || chosen) &&
                      settings.f16_matmul == F16MatmulSetting::f16x2;
   const bool tiled = !reg && !gemv && !warp && !vec4 && !f16x2;
-  const bool reg_sliced = tiled && sliced_fits;
+  // At most kSplitShortMaxTiles of them from K = kSlicedSplitMinK: the 64 x 64 kernel split into short
+  // chunks instead (kSplitShortChunk).
+  const bool split_short = tiled && sliced_fits && p.K >= kSlicedSplitMinK &&
+                           ceil_div(p.M, 64) * ceil_div(p.N, 64) * p.batch <= kSplitShortMaxTiles;
+  const bool reg_sliced = tiled && sliced_fits && !split_short;
   const bool regk = reg || reg_sliced;  // the REG kernel, sliced or not
   if (gemv) {
     plan.kernel = MatmulPlan::Kernel::gemv;
@@ -324,6 +333,7 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   if (!software && !gemv && !reg && !warp && p.K >= 4096 && tiles < 512)
     splits = std::max(splits, std::min(ceil_div(512, tiles), p.K / 1024));
   if (vec4 && vec4_split) splits = std::max(splits, std::min(ceil_div(kSplitTiles, vec4_tiles), p.K / kSplitMinChunk));
+  if (split_short) splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / kSplitShortChunk));
   // The 64 x 128 warp form over row-major B in at most kWarpSplitTiles tiles, K >= 1024: K in two
   // chunks (H100: 1.10x at 1024^3, 1.46x at 256 x 4096 x 4096, 1.32x at 512 x 2048 x 2048, 1.07x at
   // 2048^3; 1.00x at 4096^3, 0.98x in 64 tiles at 256 x 2048 x 8192, not planned).

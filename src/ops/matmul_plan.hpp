@@ -86,6 +86,11 @@ inline constexpr std::int64_t kWarpMinTiles = 256;
 /// kWarpMinTiles), its 128 x 128 tiles with K-major B from which it picks those, and the 64 x 128 form's tiles
 /// (row-major B) up to which it splits K in two.
 inline constexpr std::int64_t kWarpMinShkTiles = 128, kWarpMinKmajorTiles = 128, kWarpSplitTiles = 512;
+/// The 64 x 128 form with row-major B over K >= kWarpMinShortK where the result is written in column groups
+/// (split_columns) and the quad-load tiles are kWarpMinShkTiles to 255: the CNN's conv2 forward [64, 288] x
+/// [288, 25088] on the H100 (bench/RESULTS.md, 2026-11-27, cnn30) 49 us against the 64 x 64 kernel's 54 and its
+/// result's permuting copy's 12.
+inline constexpr std::int64_t kWarpMinShortK = 256;
 /// Batched products with tile edges (the OCR recognizer's batched 1x1 convolutions, A read along K): the warp
 /// kernel's 64 x 128 tiles where its 128 x 128 tiles would be fewer than this, or M <= 64.
 inline constexpr std::int64_t kWarpBatchedMin128Tiles = 512;
@@ -104,6 +109,12 @@ inline constexpr std::int64_t kSplitTiles = 512, kSplitMinChunk = 256, kSplitMin
 /// (MatmulPlan::reg_slices, up to kSlicedMaxSlices, slices of at least kSlicedMinK), as many slices as bring the
 /// invocations to about kSlicedInvocations.
 inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 4096, kSlicedMinK = 32, kSlicedInvocations = 32768;
+/// GPUs: of those, the ones of at most kSplitShortMaxTiles tiles over K >= kSlicedSplitMinK run the 64 x 64
+/// kernel split over K into chunks of kSplitShortChunk (as many as bring the tiles to about 256 workgroups),
+/// summed with the epilogue in one dispatch (matmul_sum.comp). The CNN's FC1 forward [128, 3136] x [3136, 128]
+/// on the H100 (bench/RESULTS.md, 2026-11-27, cnn30): 4 tiles x 49 chunks 22 us against the sliced REG
+/// kernel's 52 (16 chunks 35, 28 chunks 25; the sum and the epilogue's dispatches aside).
+inline constexpr std::int64_t kSlicedSplitMinK = 2048, kSplitShortChunk = 64, kSplitShortMaxTiles = 16;
 /// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers), as
 /// glsl/ops/matmul_warp.comp declares it: an operand read along K (a_kmajor / b_kmajor) kept
 /// K-major with shk (A_SHK: bm bk / 4 quads; B_SHK: bn bk / 4 + bn / 4), else transposed into rows

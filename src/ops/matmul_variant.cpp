@@ -256,4 +256,29 @@ std::vector<GemvVariant> GemvVariant::space() {
   return out;
 }
 
+Defines MatmulSumVariant::defines() const {
+  Defines dd;
+  if (act != Activation::none || affine) dd.macro("ACT(x)", act_body, act_code(act, affine));
+  dd.flag("ADDEND", addend).flag("TRANSPOSE", transpose);
+  dd.operand(0, out, CT::f32, true).operand(1, DType::f32, CT::f32, false);
+  if (addend) dd.operand(2, d, CT::f32, false);
+  return dd;
+}
+
+std::vector<MatmulSumVariant> MatmulSumVariant::space() {
+  std::vector<MatmulSumVariant> out;
+  for (bool addend : {false, true})
+    for (bool transpose : {false, true}) {
+      MatmulSumVariant v;
+      v.addend = addend, v.transpose = transpose;
+      out.push_back(v);
+      v.act = Activation::relu;
+      out.push_back(v);
+    }
+  MatmulSumVariant v;
+  v.act = Activation::gelu, v.affine = true, v.addend = true, v.out = DType::f16, v.d = DType::bf16;
+  out.push_back(v);
+  return out;
+}
+
 }  // namespace gltensor::detail

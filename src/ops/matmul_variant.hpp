@@ -66,4 +66,16 @@ struct GemvVariant {
   static std::vector<GemvVariant> space();
 };
 
+/// matmul_sum.comp: split-K's partial products summed, then the epilogue (alpha, ADDEND, ACT), written
+/// as [batch..., M, N] or, with TRANSPOSE, as [N, M].
+struct MatmulSumVariant {
+  static constexpr const char* kFile = "matmul_sum.comp";
+  Activation act = Activation::none;       ///< ACT(x)
+  bool affine = false;                     ///< ACT(x) then * u_act_scale + u_act_shift
+  bool addend = false, transpose = false;  ///< ADDEND, TRANSPOSE
+  DType out = DType::f32, d = DType::f32;  ///< the result's and the addend's dtypes
+  Defines defines() const;
+  static std::vector<MatmulSumVariant> space();
+};
+
 }  // namespace gltensor::detail

@@ -833,6 +833,43 @@ TEST(Conv2d, SplitKUnderALoweredLoopLimit) {
   check_conv_grads(rng, {2, 16, 7, 6}, {5, 16, 3, 3}, opts({2, 1}, {1, 0, 0, 1}, {1, 2}, 1));
 }
 
+// The im2col weight gradient (colsT @ gm)^T with K (the positions) split: the split-K sum writes it
+// transposed (matmul_sum.comp's TRANSPOSE, no copy); against float64, O != K so that an untransposed
+// store shows, slices 2, 3 and 7.
+TEST(Conv2d, WeightGradientSplitKWrittenTransposed) {
+  GLT_RNG(rng);
+  for (int split : {2, 3, 7}) {
+    SCOPED_TRACE("split " + std::to_string(split));
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::im2col, s->matmul_kernel = detail::MatmulKernelSetting::tile64;
+    s->matmul_split = split;
+    check_conv_grads(rng, {4, 3, 9, 7}, {5, 3, 3, 3}, Conv2dOptions::pad(1));
+    check_conv_grads(rng, {2, 8, 14, 14}, {16, 8, 3, 3}, Conv2dOptions::pad(1));
+  }
+}
+
+// conv2d's forward GEMM as a GPU plans the CNN's second layer (K = 288, 128 whole 64 x 128 tiles: the
+// warp kernel's 64-row form writing the NCHW column groups, PlanMatmul.WarpForShortKColumnGroups) on
+// any device: the im2col and the product only (2 dispatches, no permuting copy), and the gradients,
+// against float64.
+TEST(Conv2d, ForwardOnTheWarpKernelInColumnGroups) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv = detail::ConvSetting::im2col, s->matmul_kernel = detail::MatmulKernelSetting::gpu;
+  const Shape xs{64, 32, 16, 16}, ws{64, 32, 3, 3};
+  {
+    NoGradGuard ng;
+    Generator gen(7);
+    const Tensor x = randn(device(), xs, gen), w = randn(device(), ws, gen), b = randn(device(), {64}, gen);
+    device().synchronize();
+    const auto d0 = device().dispatch_count();
+    const Tensor y = conv2d(x, w, b, Conv2dOptions::pad(1));
+    EXPECT_EQ(device().dispatch_count() - d0, 2u) << "im2col and the product, no copy";
+    EXPECT_EQ(y.shape(), (Shape{64, 64, 16, 16}));
+  }
+  check_conv_grads(rng, xs, ws, Conv2dOptions::pad(1));
+}
+
 // im2col columns past the device's max SSBO block (the issue "Model coverage": a 3x3 conv of 256
 // channels at 128x128 needed 150994944 bytes of columns on llvmpipe's 128 MiB; for real in
 // test_conv_ssbo_limit): the im2col path runs per piece of the output positions (whole images,

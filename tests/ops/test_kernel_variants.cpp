@@ -222,6 +222,7 @@ TEST(KernelVariants, Matmul) {
   for (const auto& [file, space] : f32) check_family(file, file.c_str(), space, 256);
   for (const auto& [file, space] : f16) check_family(file + "-f16", file.c_str(), space, 256, true);
   check_family("gemv", GemvVariant::kFile, GemvVariant::space(), 128);
+  check_family("matmul_sum", MatmulSumVariant::kFile, MatmulSumVariant::space(), 256);
 }
 
 // The check itself: a misspelt flag or value throws, naming the kernel and the define.

@@ -2,6 +2,7 @@
 // Tolerance: |got - ref| <= 2e-6 * K + 1e-5 |ref| for inputs in [-1, 1] (f32 accumulation).
 #include <optional>
 
+#include "ops/batched.hpp"
 #include "test_util.hpp"
 
 using namespace glt_test;
@@ -835,8 +836,8 @@ TEST(Matmul, SlicedRegisterKernelAsOnAGpu) {
   check_linear(rng, {128, 784}, 256, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
   check_linear(rng, {37, 203}, 21, DType::f32, true);
   check_linear(rng, {64, 96}, 40, DType::f16, false);
-  // The CNN's FC1 forward (K = 3136, whole quad-load tiles: sliced, not the split quad-load
-  // kernel), and a long odd K.
+  // The CNN's FC1 forward (K = 3136, 4 tiles of 64 x 64: the 64 x 64 kernel in 49 chunks of 64,
+  // summed with the bias and ReLU in one dispatch; kSlicedSplitMinK), and a long odd K.
   check_linear(rng, {128, 3136}, 128, DType::f32, true, Activation::relu, [](double x) { return x > 0 ? x : 0; });
   check(rng, {33, 2999}, {2999, 70});
   {
@@ -960,4 +961,64 @@ TEST(Matmul, LinearReluGradientInOneNode) {
       EXPECT_TRUE(close(grad(w).to_vector(), dw, 1e-5, 2e-6 * rows));
       EXPECT_TRUE(close(grad(b).to_vector(), db, 1e-5, 2e-6 * rows));
     }
+}
+
+// Split-K's sum in one dispatch (matmul_sum.comp) with the epilogue, and written transposed
+// (detail::matmul_transposed: conv2d's weight gradient): against float64 with forced K slices
+// (2, 3, 7, the CNN's 51), odd sizes, outputs past 65535 elements, an addend broadcast along rows
+// (linear's bias) with ReLU, batched products (no addend), and without split-K (the copy).
+TEST(Matmul, SplitKSumTransposedWithEpilogue) {
+  GLT_RNG(rng);
+  using K = detail::MatmulKernelSetting;
+  for (auto [M, Kd, N] :
+       std::vector<std::array<std::int64_t, 3>>{{288, 816, 64}, {37, 129, 70}, {300, 200, 250}, {1, 64, 5}, {5, 48, 1}})
+    for (int split : {0, 2, 3, 7, 51}) {
+      SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(Kd) + "x" + std::to_string(N) + " split " +
+                   std::to_string(split));
+      ScopedSettings s;
+      s->matmul_kernel = split ? K::tile64 : K::choose, s->matmul_split = split;
+      const bool splits = split > 0 && Kd / 16 >= 2;  // the planner's slices: min(split, K / 16)
+      auto a = uniform(rng, static_cast<std::size_t>(M * Kd)), b = uniform(rng, static_cast<std::size_t>(Kd * N));
+      auto c = uniform(rng, static_cast<std::size_t>(N));
+      Shape os;
+      const auto ref = ref_matmul(a, {M, Kd}, b, {Kd, N}, os);
+      const Tensor ta = Tensor::from_host(device(), a, {M, Kd}), tb = Tensor::from_host(device(), b, {Kd, N});
+      const double atol = 2e-6 * static_cast<double>(Kd) + 1e-7;
+      device().synchronize();
+      auto d0 = device().dispatch_count();
+      Tensor t = detail::matmul_transposed(ta, tb);
+      if (splits) {
+        EXPECT_EQ(device().dispatch_count() - d0, 2u) << "the product and the transposing sum";
+      }
+      ASSERT_EQ(t.shape(), (Shape{N, M}));
+      EXPECT_TRUE(t.is_contiguous());
+      std::vector<double> reft(ref.size());
+      for (std::int64_t m = 0; m < M; ++m)
+        for (std::int64_t n = 0; n < N; ++n) reft[n * M + m] = ref[m * N + n];
+      EXPECT_TRUE(close(t.to_vector(), reft, 1e-5, atol)) << "transposed";
+      // linear's form: x [M, K] @ w^T + bias, ReLU.
+      std::vector<float> wt(static_cast<std::size_t>(N * Kd));
+      for (std::int64_t k = 0; k < Kd; ++k)
+        for (std::int64_t n = 0; n < N; ++n) wt[n * Kd + k] = b[k * N + n];
+      const Tensor w = Tensor::from_host(device(), wt, {N, Kd}), bias = Tensor::from_host(device(), c, {N});
+      device().synchronize();
+      d0 = device().dispatch_count();
+      Tensor y = linear(ta, w, bias, Epilogue(Activation::relu));
+      if (splits) {
+        EXPECT_EQ(device().dispatch_count() - d0, 2u) << "the product and the sum with the epilogue";
+      }
+      std::vector<double> refy(ref.size());
+      for (std::int64_t m = 0; m < M; ++m)
+        for (std::int64_t n = 0; n < N; ++n) refy[m * N + n] = std::max(0.0, ref[m * N + n] + c[n]);
+      EXPECT_TRUE(close(y.to_vector(), refy, 1e-5, atol)) << "linear + bias + relu";
+    }
+  EXPECT_THROW(detail::matmul_transposed(ones(device(), {2, 3, 4}), ones(device(), {4, 5})), ShapeError);
+  EXPECT_THROW(detail::matmul_transposed(ones(device(), {3, 4}), ones(device(), {5, 2})), ShapeError);
+  // Batched (two entries, no addend): the sum over [splits, 2, M, N].
+  for (int split : {3, 51}) {
+    ScopedSettings s;
+    s->matmul_kernel = K::tile64, s->matmul_split = split;
+    check(rng, {2, 33, 900}, {2, 900, 47});
+    check(rng, {3, 70, 1000}, {1000, 20});
+  }
 }

@@ -221,16 +221,25 @@ TEST(PlanMatmul, SlicedRegForFewSmallTiles) {
   EXPECT_EQ(w.reg_slices, 4);
   EXPECT_EQ(w.reg_kslice, 32);
   EXPECT_EQ(w.groups_x, 12544u / 16u);
-  // The CNN's FC1 forward [128, 3136] x [3136, 128] (whole quad-load tiles, 2 of them): 1024 blocks x 16
-  // slices of 196 K in one dispatch, not the quad-load kernel in 12 K chunks and their sum; from K =
-  // kSlicedMaxK the split quad-load kernel.
+  // The CNN's FC1 forward [128, 3136] x [3136, 128] (whole quad-load tiles, 2 of them), K >= kSlicedSplitMinK:
+  // the 64 x 64 kernel in 49 chunks of kSplitShortChunk (4 tiles x 49 workgroups), not the sliced REG
+  // kernel; below kSlicedSplitMinK the sliced REG kernel; from kSlicedMaxK the split quad-load kernel.
   const MatmulPlan f = plan_matmul(problem(128, 128, 3136), kGpu, s);
-  EXPECT_EQ(f.kernel, MatmulPlan::Kernel::reg);
-  EXPECT_EQ(f.splits, 1);
-  EXPECT_EQ(f.reg_slices, 16);
-  EXPECT_EQ(f.reg_kslice, 196);
-  EXPECT_EQ(f.groups_x, 1024u / 16u);
-  EXPECT_EQ(f.loop_iterations, matmul_loops(MatmulPlan::Kernel::reg, 196) + 16);
+  EXPECT_EQ(f.kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(f.splits, 49);
+  EXPECT_EQ(f.kchunk, kSplitShortChunk);
+  EXPECT_EQ(f.reg_slices, 1);
+  EXPECT_EQ(f.groups_x * f.groups_y, 4u);
+  EXPECT_EQ(f.groups_z, 49u);
+  EXPECT_EQ(f.loop_iterations, matmul_loops(MatmulPlan::Kernel::tile64, kSplitShortChunk));
+  const MatmulPlan f2 = plan_matmul(problem(128, 128, kSlicedSplitMinK - 16), kGpu, s);
+  EXPECT_EQ(f2.kernel, MatmulPlan::Kernel::reg);
+  EXPECT_EQ(f2.splits, 1);
+  EXPECT_EQ(f2.reg_slices, 16);
+  const MatmulPlan f3 = plan_matmul(problem(64, 64, kSlicedSplitMinK), kGpu, s);  // one tile: K / 64 chunks
+  EXPECT_EQ(f3.kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(f3.splits, kSlicedSplitMinK / kSplitShortChunk);
+  EXPECT_EQ(plan_matmul(problem(128, 128, 3136), kLlvmpipe, s).kernel, MatmulPlan::Kernel::reg);
   const MatmulPlan f4 = plan_matmul(problem(128, 128, kSlicedMaxK), kGpu, s);
   EXPECT_EQ(f4.kernel, MatmulPlan::Kernel::vec4);
   EXPECT_GT(f4.splits, 1);
@@ -393,6 +402,31 @@ TEST(PlanMatmul, SplitColumnsOnlyWithoutSplitK) {
   EXPECT_TRUE(plan_matmul(p, kGpu, s).split_columns);
   p.K = 1 << 20;
   EXPECT_FALSE(plan_matmul(p, kLlvmpipe, s).split_columns) << "split-K writes partial products";
+}
+
+// The CNN's conv2 forward [64, 288] @ [288, 25088] written in column groups (NCHW): 196 whole 64 x 128
+// tiles over K >= kWarpMinShortK take the warp kernel's 64-row form (it writes the column groups; the
+// 64 x 64 kernel's result was permuted by a copy); not without split_columns, below kWarpMinShortK, with
+// 256 quad-load tiles or more (the quad-load kernel), or on llvmpipe.
+TEST(PlanMatmul, WarpForShortKColumnGroups) {
+  const Settings s;
+  MatmulProblem p = problem(64, 25088, 288);
+  p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
+  const MatmulPlan w = plan_matmul(p, kGpu, s);
+  EXPECT_EQ(w.kernel, MatmulPlan::Kernel::warp);
+  EXPECT_EQ(w.tile_m, 64);
+  EXPECT_EQ(w.splits, 1);
+  EXPECT_TRUE(w.split_columns);
+  MatmulProblem q = p;
+  q.split_columns = false;
+  EXPECT_NE(plan_matmul(q, kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  q = p, q.K = kWarpMinShortK - 8;
+  EXPECT_NE(plan_matmul(q, kGpu, s).kernel, MatmulPlan::Kernel::warp);
+  q = p, q.N = 128 * 256;
+  EXPECT_EQ(plan_matmul(q, kGpu, s).kernel, MatmulPlan::Kernel::vec4);
+  q = p, q.N = 128 * 100;
+  EXPECT_NE(plan_matmul(q, kGpu, s).kernel, MatmulPlan::Kernel::warp) << "fewer than kWarpMinShkTiles";
+  EXPECT_NE(plan_matmul(p, kLlvmpipe, s).kernel, MatmulPlan::Kernel::warp);
 }
 
 // The fused attention tiling by device: an H100-like GPU (32-lane subgroups with shuffles, 48 KiB
