@@ -2,7 +2,10 @@
 #include "nn/conv_direct_plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cstdio>
+#include <cstdlib>
 
 namespace gltensor::detail {
 
@@ -23,6 +26,25 @@ std::int64_t plane_rows(const ConvDirectProblem& p, std::int64_t py) {
   for (std::int64_t t = py; (t - 1) * p.stride_h + (p.KH - 1) * p.dilation_h + 1 <= kConvPlaneShared / swid; t += py)
     th = t;
   return th;
+}
+// The quads form's rows per invocation (0: the form is off). EXPERIMENT (recdw, to be removed):
+// GLTENSOR_DWQ = "0" off, "PY" or "PY,LOCAL" forced.
+int dwq_env(int i) {
+  static const std::array<int, 2> v = [] {
+    std::array<int, 2> r{-1, -1};
+    if (const char* e = std::getenv("GLTENSOR_DWQ")) std::sscanf(e, "%d,%d", &r[0], &r[1]);
+    return r;
+  }();
+  return v[static_cast<std::size_t>(i)];
+}
+std::int64_t dwq_local() { return dwq_env(1) > 0 ? dwq_env(1) : kConvDwqLocal; }
+std::int64_t dwq_py(const ConvDirectProblem& p) {
+  if (dwq_env(0) == 0) return 0;
+  if (dwq_env(0) > 0) return dwq_env(0);
+  const std::int64_t oh = std::max<std::int64_t>(p.OH, 1);
+  std::int64_t py = std::min(p.stride_h > 1 ? kConvDwqPyStrided : kConvDwqPy, oh);
+  while (py > 1 && (oh + py - 1) / py * py - oh > oh / 8) --py;
+  return py;
 }
 }  // namespace
 
@@ -132,6 +154,20 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     plan.loop_iterations =
         static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen + segs + p.C / plan.ks / plan.ch * (1 + per_chunk) +
                                    partials + plan.px * (1 + oq * 5));
+  } else if (lanes && !p.shuffle && p.C == 1 && p.Og == 1 && dwq_py(p) > 0) {
+    // Quads: depthwise, PY rows x 4 columns of outputs per invocation, the rows read into registers.
+    plan.dwq = true;
+    plan.opi = 1;
+    plan.py = dwq_py(p);
+    plan.local_x = static_cast<std::uint32_t>(dwq_local());
+    const std::int64_t items = p.OH > 0 && p.OW > 0 ? (p.OH + plan.py - 1) / plan.py * ((p.OW + 3) / 4) : 0;
+    plan.groups_x = static_cast<std::uint64_t>((items * p.groups + plan.local_x - 1) / plan.local_x);
+    // Weights, sums; per input row (RR): NQ quads and QCOLS columns (at most QCOLS + 2 quads), PY
+    // rows of KW taps of 4 products; PY rows of stores.
+    const std::int64_t rr = (plan.py - 1) * p.stride_h + (p.KH - 1) * p.dilation_h + 1;
+    const std::int64_t qcols = 3 * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
+    plan.loop_iterations = static_cast<std::uint64_t>(
+        p.KH * (1 + p.KW) + 4 * plan.py + rr * (1 + 2 * qcols + 2 + plan.py * (1 + p.KW * 5)) + plan.py * 5);
   } else if (lanes && !p.shuffle && p.C == 1 && p.Og == 1 && p.KH * p.KW >= kConvPlaneMinTaps && p.stride_h == 1 &&
              p.stride_w == 1 && plane_rows(p, 1) > 0) {
     // Plane: depthwise, the tile's input rows staged in shared memory (filters of 25 taps or

@@ -60,6 +60,11 @@ struct ConvDirectPlan {
   /// of taps they share, held in registers.
   bool plane = false;
   std::int64_t th = 0, py = 1;
+  /// lanes, depthwise (one input and one output channel per group; GPUs; DWQ): an invocation per
+  /// quad of 4 outputs of a row for `py` consecutive rows, no shared memory (any stride and
+  /// dilation); groups_x workgroups of local_x invocations cover one image's O planes of
+  /// ceil(OH / py) x ceil(OW / 4) such items, one image per workgroup z.
+  bool dwq = false;
   std::uint32_t local_x = 256;     ///< invocations per workgroup
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
   bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1
@@ -94,6 +99,12 @@ inline constexpr std::int64_t kConvTilesHintPartials = 4096;
 /// the 5 x 5 stride-1 convolutions and 1.2-6x on the 3 x 3 and the strided ones.
 inline constexpr std::int64_t kConvPlaneShared = 3072, kConvPlanePy = 4, kConvPlaneLocal = 256;
 inline constexpr std::int64_t kConvPlaneMinTaps = 25;
+
+/// The lanes layout's quads form (DWQ; depthwise filters on GPUs, every size and stride): at most
+/// kConvDwqPy output rows per invocation (kConvDwqPyStrided where the stride down the columns is
+/// more than 1; fewer where ceil(OH / py) * py would pass OH by more than OH / 8),
+/// kConvDwqLocal invocations a workgroup.
+inline constexpr std::int64_t kConvDwqPy = 4, kConvDwqPyStrided = 2, kConvDwqLocal = 128;
 
 /// The ubo layout's uniform block in vec4s for `floats` floats of filters: the SSBO pool's size
 /// classes (powers of two and 1.5x powers of two, at least 16 vec4s: 256 bytes), at most the

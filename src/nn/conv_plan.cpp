@@ -234,6 +234,18 @@ Defines ConvDirectVariant::defines() const {
     return d;
   }
   d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
+  if (plan.dwq) {
+    // The quads form (depthwise: plan_conv_direct): rows per invocation, strides, dilations, quads.
+    d.flag("DWQ").value("PY", plan.py).value("SH", sh).value("SW", sw).value("DH", dh).value("DW", dw);
+    d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
+    if (x_quads) d.flag("X_QUADS").value("SHIFT", shift).value("NQ", (shift + 3 * sw + (kw - 1) * dw + 1 + 3) / 4);
+    d.flag("Y_QUADS", y_quads);
+    if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
+    d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
+    if (x_quads) d.quads("X", 1, x);
+    if (bias) d.operand(3, b, CT::f32, false);
+    return d;
+  }
   if (plan.plane) {
     // The plane form (depthwise, stride 1: plan_conv_direct): rows per tile and per invocation, dilations.
     if (sh != 1 || sw != 1)
@@ -326,6 +338,16 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
     if (contig) v.dh = 2, v.dw = 2, v.act = Activation::hardswish, v.affine = true;  // dilations, the epilogue
     out.push_back(v);
     v.out = v.x = v.w = v.b = DType::f16;
+    out.push_back(v);
+  }
+  for (bool quads : {false, true}) {
+    ConvDirectVariant v;  // quads: a 3 x 3 depthwise filter, strides 2, 2 rows per invocation
+    v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.dwq = true, v.plan.py = 2, v.kh = v.kw = 3;
+    v.sh = v.sw = 2, v.plan.x_rows_contiguous = quads, v.x_quads = quads, v.shift = 3, v.y_quads = quads;
+    v.bias = quads;
+    if (quads) v.dh = 2, v.dw = 2, v.act = Activation::hardswish, v.affine = true;  // dilations, the epilogue
+    out.push_back(v);
+    v.out = v.x = v.w = v.b = DType::f16, v.y_quads = false;
     out.push_back(v);
   }
   ConvDirectVariant ints;  // an integer image: f32 results

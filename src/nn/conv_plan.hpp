@@ -171,6 +171,8 @@ struct ConvDirectVariant {
   /// segment's first column modulo 4: -padding_left mod 4).
   bool x_quads = false;
   std::int64_t shift = 0;
+  /// DWQ (the lanes layout's quads form): Y_QUADS, the f32 output stored as quads (OW % 4 == 0).
+  bool y_quads = false;
   /// ubo and lanes: SHUFFLE S (> 0): the output's channels (o, si, sj) stored as o's S x S blocks
   /// of pixels (conv_transpose2d with kernel = stride = S as a 1x1 convolution).
   std::int64_t shuffle = 0;

@@ -319,6 +319,84 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
   EXPECT_EQ(planes, 7) << "the 5 x 5 stride-1 cases but the one too wide to stage";
 }
 
+TEST(ConvDirect, LanesQuadsFormDepthwise) {
+  // The lanes layout's quads form (DWQ: depthwise filters on GPUs, any stride; PY rows x 4
+  // columns of outputs per invocation, the input rows in registers) against float64: PP-OCRv4
+  // rec's depthwise convolutions (5 x 5 and 3 x 3, strides 1, 2 x 1 and 1 x 2) scaled down, odd
+  // widths (no quad loads, no quad stores), widths under a quad, one row, one column, one channel
+  // (groups 1), each padding's shift of the quads (left padding 0 to 3), dilation, asymmetric
+  // padding, two images, x contiguous or a column view, no bias, NaN and Inf, the epilogue in the
+  // kernel, f16 operands (expect_direct_matches); x at an offset that is not a multiple of 4 (no
+  // quad loads) and at one that is.
+  GLT_RNG(rng);
+  struct Case {
+    std::int64_t N, C, H, W, K;
+    std::array<std::int64_t, 2> stride, dilation;
+    std::array<std::int64_t, 4> pad;
+    bool bias, view, epi;
+  };
+  const std::vector<Case> cases{{2, 5, 12, 52, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {2, 5, 12, 52, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false},
+                                {1, 3, 47, 61, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, true, false},
+                                {2, 4, 13, 32, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {1, 3, 6, 40, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, false, false, false},
+                                {1, 4, 12, 40, 3, {1, 2}, {1, 1}, {1, 1, 1, 1}, true, false, true},
+                                {1, 3, 12, 41, 3, {1, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                {1, 6, 31, 33, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                {2, 3, 24, 16, 3, {1, 1}, {1, 1}, {1, 0, 1, 2}, true, false, true},
+                                {1, 2, 9, 16, 3, {1, 1}, {1, 1}, {1, 3, 1, 0}, true, false, false},
+                                {1, 2, 19, 24, 3, {1, 2}, {2, 3}, {2, 0, 1, 3}, false, true, true},
+                                {1, 2, 19, 24, 5, {1, 1}, {2, 2}, {4, 4, 4, 4}, true, false, false},
+                                {2, 3, 3, 50, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, false, false},
+                                {1, 3, 1, 40, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false},
+                                {1, 3, 9, 1, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {1, 2, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                {2, 1, 10, 16, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false, true},
+                                {1, 2, 6, 900, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false}};
+  int quads = 0;
+  for (const Case& c : cases) {
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::ConvDirectSetting::lanes;
+    detail::ConvDirectProblem dp;  // the form the planner picks (the lanes layout forced)
+    dp.C = dp.Og = 1, dp.groups = c.C, dp.KH = dp.KW = c.K, dp.stride_h = c.stride[0], dp.stride_w = c.stride[1];
+    dp.dilation_h = c.dilation[0], dp.dilation_w = c.dilation[1];
+    dp.OH = (c.H + c.pad[0] + c.pad[2] - c.dilation[0] * (c.K - 1) - 1) / c.stride[0] + 1;
+    dp.OW = (c.W + c.pad[1] + c.pad[3] - c.dilation[1] * (c.K - 1) - 1) / c.stride[1] + 1;
+    quads += detail::plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings()).dwq;
+    const Shape xs{c.N, c.C, c.H, c.W}, ws{c.C, 1, c.K, c.K};
+    Conv2dOptions o;
+    o.padding = c.pad, o.stride = c.stride, o.dilation = c.dilation, o.groups = c.C;
+    expect_direct_matches(rng, xs, ws, o, c.bias, c.view, c.epi, 1e-5,
+                          to_string(xs) + " * " + to_string(ws) + " stride " + std::to_string(c.stride[0]) + "x" +
+                              std::to_string(c.stride[1]) + " pad left " + std::to_string(c.pad[1]));
+  }
+  EXPECT_EQ(quads, static_cast<int>(cases.size())) << "every depthwise case in the quads form";
+  // x at an element offset of 1 (no quad loads) and of 4 * 16 * 20 (one image: quad loads), both
+  // contiguous.
+  for (std::int64_t off : {std::int64_t{1}, std::int64_t{4 * 16 * 20}}) {
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::ConvDirectSetting::lanes;
+    const Shape xs{1, 4, 16, 20}, ws{4, 1, 3, 3};
+    const auto xv = uniform(rng, 4 * 16 * 20), wv = uniform(rng, 36), bv = uniform(rng, 4);
+    std::vector<float> big(static_cast<std::size_t>(off + 2 * 4 * 16 * 20), 7.0f);
+    std::copy(xv.begin(), xv.end(), big.begin() + off);
+    Tensor x =
+        Tensor::from_host(device(), big, {static_cast<std::int64_t>(big.size())}).narrow(0, off, 4 * 16 * 20).view(xs);
+    ASSERT_TRUE(x.is_contiguous());
+    ASSERT_EQ(x.offset(), off);
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    o.groups = 4;
+    const std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    const auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+    Tensor y = conv2d(x, Tensor::from_host(device(), wv, ws), Tensor::from_host(device(), bv, {4}), o);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "x at offset " << off;
+  }
+}
+
 // The plane form's last tile of a plane whose rows are not a multiple of PY (9 rows, PY 4: its
 // last item spans rows 8 to 11) stores rows 0 to 8 only. A store past them lands in the next
 // plane's first row, which that plane's workgroup (dispatched later) writes again, so the values
