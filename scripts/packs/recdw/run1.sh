@@ -19,7 +19,7 @@ nodes() {  # $1 label, then env assignments
   env "$@" GLTENSOR_MODEL_TRACE=1 timeout 30 $BIN/gltensor-run "$REC" --shape x=16x3x48x832 --bench 3 --profile > $W/tr.txt 2>&1
   echo "## $lab $*" >> "$OUT/recdw-trace.txt"; cat $W/tr.txt >> "$OUT/recdw-trace.txt"
   echo "$lab: $(grep -E '^GPU time' $W/tr.txt) conv_direct $(awk '/^conv_direct.comp/{print $3}' $W/tr.txt) ms;" \
-    "$(awk '/^#[0-9]+ Conv/{printf "%s=%s ", $1, $(NF-1)}' $W/tr.txt | tr -d '#') $(grep -E 'rror' $W/tr.txt | head -2)"
+    "$(awk '/^#[0-9]+ Conv/{print substr($1, 2) "=" $(NF-1)}' $W/tr.txt | sort -n | tr '\n' ' ') $(grep -E 'rror' $W/tr.txt | head -2)"
 }
 step "GPU time per Conv node (ms over 3 runs), rec 16x3x48x832: GLTENSOR_MODEL_TRACE=1 gltensor-run REC --shape x=16x3x48x832 --bench 3 --profile -> \$OUT/recdw-trace.txt"
 for r in 1 2; do
