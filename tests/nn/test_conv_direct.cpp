@@ -340,6 +340,7 @@ TEST(ConvDirect, LanesQuadsFormDepthwise) {
                                 {1, 3, 47, 61, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, true, false},
                                 {2, 4, 13, 32, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
                                 {1, 3, 6, 40, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, false, false, false},
+                                {2, 3, 24, 32, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
                                 {1, 4, 12, 40, 3, {1, 2}, {1, 1}, {1, 1, 1, 1}, true, false, true},
                                 {1, 3, 12, 41, 3, {1, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
                                 {1, 6, 31, 33, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
@@ -443,6 +444,55 @@ TEST(ConvDirect, PlaneFormStoresNothingPastItsPlanes) {
   const auto ref = ref_conv(host(xv, {1, C, H, W}), host(wv, {C, 1, 5, 5}), &hb, o, os);
   EXPECT_EQ(y.shape(), os);
   EXPECT_TRUE(close(got, ref, 1e-4, 1e-5));
+}
+
+// The quads form's last item of a plane whose rows are not a multiple of PY (23 rows, PY 4: its
+// last items span rows 20 to 23) stores rows 0 to 22 only, and a last quad of a row past OW (18
+// columns: 16 to 19) its columns in the row only; with OW = 20 the rows are whole quads (quad
+// stores). As PlaneFormStoresNothingPastItsPlanes: the output in a pool buffer of sentinels, whose
+// slack past the last plane must hold them still.
+TEST(ConvDirect, QuadsFormStoresNothingPastItsPlanes) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv = detail::ConvSetting::direct;
+  s->conv_direct = detail::ConvDirectSetting::lanes;
+  for (std::int64_t W : {18, 20}) {
+    const std::int64_t C = 2, H = 23;
+    const auto xv = uniform(rng, C * H * W), wv = uniform(rng, C * 9), bv = uniform(rng, C);
+    Tensor x = Tensor::from_host(device(), xv, {1, C, H, W}), w = Tensor::from_host(device(), wv, {C, 1, 3, 3});
+    Tensor b = Tensor::from_host(device(), bv, {C});
+    detail::ConvDirectProblem dp;
+    dp.C = dp.Og = 1, dp.groups = C, dp.KH = dp.KW = 3, dp.OH = H, dp.OW = W;
+    const detail::ConvDirectPlan plan = plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings());
+    ASSERT_TRUE(plan.dwq);
+    ASSERT_EQ(plan.py, 4) << "24 rows of items for 23";
+    const std::size_t bytes = static_cast<std::size_t>(C * H * W) * 4, cls = detail::Pool::size_class(bytes);
+    ASSERT_GE(cls, bytes + static_cast<std::size_t>(W) * 4) << "slack for a row";
+    GLuint sentinel_buffer = 0;
+    {
+      Tensor fill =
+          Tensor::from_host(device(), std::vector<float>(cls / 4, 1234.0f), {static_cast<std::int64_t>(cls / 4)});
+      sentinel_buffer = fill.impl()->storage->buffer();
+      (void)fill.to_vector();  // written before it goes back to the pool
+    }
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    o.groups = C;
+    Tensor y = conv2d(x, w, b, o);
+    const std::vector<float> got = y.to_vector();
+    ASSERT_EQ(y.impl()->storage->buffer(), sentinel_buffer)
+        << "the output took another buffer: the check would be void";
+    std::vector<float> slack((cls - bytes) / 4);
+    {
+      detail::Enter entry(*y.impl()->storage->dev, "test");  // the read-back's GL calls in the device's context
+      y.impl()->storage->download(bytes, slack.size() * 4, slack.data());
+    }
+    EXPECT_EQ(slack, std::vector<float>(slack.size(), 1234.0f)) << "a store past the last plane, W " << W;
+    const std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    const auto ref = ref_conv(host(xv, {1, C, H, W}), host(wv, {C, 1, 3, 3}), &hb, o, os);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(got, ref, 1e-4, 1e-5)) << "W " << W;
+  }
 }
 
 TEST(ConvDirect, HalfOutputsOfOddWidths) {
