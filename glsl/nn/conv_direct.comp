@@ -281,66 +281,6 @@ void main() {
 #endif
   }
 }
-#elif defined(PLANE)
-// PLANE (GPUs; depthwise: CG = 1 and one output channel per group, OPI = 1; stride 1, the only
-// form planned: strided ones measured slower on the H100): workgroup (t, o, n) computes output
-// rows [t * TH, t * TH + TH) of channel o of image n. The input rows those read, RIN = rows - 1 +
-// (KH - 1) * DH + 1 of SWID = OW - 1 + (KW - 1) * DW + 1 columns from row t * TH - pt and column
-// -pl (zero outside the image), are staged in shared memory once (adjacent invocations, adjacent
-// columns). Item k of the tile's (rows / PY) x OW (invocation k % LOCAL_X) is PY outputs of one
-// column, rows r .. r + PY - 1: the RR = PY - 1 + (KH - 1) * DH + 1 staged rows of taps they
-// share are read once (KW taps each, into registers) for all PY sums (adjacent invocations read
-// adjacent columns: no bank conflicts), and each of the PY stores is a coalesced run of a row.
-// The filter's KH x KW weights and the bias sit in registers.
-#define RR ((PY - 1) + (KH - 1) * DH + 1)
-shared float s_x[PLANE_FLOATS];
-
-void main() {
-  uint o = WORKGROUP_ID.y, n = WORKGROUP_ID.z, lid = gl_LocalInvocationID.x;
-  int oh0 = int(WORKGROUP_ID.x) * TH;
-  int rows = min(TH, u_OH - oh0);         // the tile's output rows
-  int rows_py = (rows + PY - 1) / PY * PY;  // and with the last item's rows past them
-  int rin = (rows_py - 1) + (KH - 1) * DH + 1;
-  int swid = (u_OW - 1) + (KW - 1) * DW + 1;
-  int h0 = oh0 - u_pt;
-  uint xc = u_x_off + n * u_x_stride[0] + o * u_x_stride[1];  // channel o (c0 = o / Og * CG = o)
-  for (int i = int(lid); LOOP(i < rin * swid); i += int(LOCAL_X)) {
-    int r = i / swid, col = i - r * swid;
-    int h = h0 + r, w = col - u_pl;
-    float v = float(load1(xc + uint(clamp(h, 0, u_H - 1)) * X_RS + uint(clamp(w, 0, u_W - 1)) * X_CS));
-    s_x[i] = h >= 0 && h < u_H && w >= 0 && w < u_W ? v : 0.0;
-  }
-  float wt[KH * KW];
-  for (int kh = 0; kh < KH; ++kh)
-    for (int kw = 0; kw < KW; ++kw)
-      wt[kh * KW + kw] = float(load2(u_w_off + o * u_w_stride[0] + uint(kh) * u_w_stride[2] + uint(kw) * u_w_stride[3]));
-#ifdef HAS_BIAS
-  float b = float(load3(u_b_off + o * u_b_stride));
-#else
-  float b = 0.0;
-#endif
-  barrier();
-  uint P = uint(u_OH * u_OW), ybase = (n * uint(u_O) + o) * P + uint(oh0 * u_OW);
-  int items = rows_py / PY * u_OW;
-  for (int it = int(lid); LOOP(it < items); it += int(LOCAL_X)) {
-    int g = it / u_OW, ow = it - g * u_OW;
-    int sr = g * PY * swid + ow;  // the item's first tap in the staged rows
-    float acc[PY];
-    for (int y = 0; y < PY; ++y) acc[y] = b;
-    for (int j = 0; j < RR; ++j) {
-      float t[KW];
-      for (int kw = 0; kw < KW; ++kw) t[kw] = s_x[sr + j * swid + kw * DW];
-      // Row j serves output y through kernel row kh where j = y + kh * DH.
-      for (int y = 0; y < PY; ++y) {
-        int d = j - y;
-        if (d >= 0 && d % DH == 0 && d / DH < KH)
-          for (int kw = 0; kw < KW; ++kw) acc[y] += t[kw] * wt[(d / DH) * KW + kw];
-      }
-    }
-    for (int y = 0; y < PY; ++y)
-      if (g * PY + y < rows) store0(ybase + uint((g * PY + y) * u_OW + ow), CT0(ACT(acc[y])));
-  }
-}
 #elif defined(LANES)
 #define TAPS (CG * KH * KW)
 #ifdef W_SHARED

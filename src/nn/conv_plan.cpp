@@ -246,20 +246,6 @@ Defines ConvDirectVariant::defines() const {
     if (bias) d.operand(3, b, CT::f32, false);
     return d;
   }
-  if (plan.plane) {
-    // The plane form (depthwise, stride 1: plan_conv_direct): rows per tile and per invocation, dilations.
-    if (sh != 1 || sw != 1)
-      throw ValueError("gltensor::conv2d: the direct kernel's plane form takes stride 1 only, got " +
-                       std::to_string(sh) + " x " + std::to_string(sw) +
-                       " (internal error: a plan past plan_conv_direct's)");
-    d.flag("PLANE").value("TH", plan.th).value("PY", plan.py).value("PLANE_FLOATS", kConvPlaneShared);
-    d.value("DH", dh).value("DW", dw);
-    d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
-    if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
-    d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
-    if (bias) d.operand(3, b, CT::f32, false);
-    return d;
-  }
   if (plan.tiles) {
     // Tiles (a form of the lanes layout): the chunk of staged channels, the row segment.
     d.flag("TILES").value("CH", plan.ch).value("SW", sw).value("DW", dw).value("SEGLEN", plan.seglen);
@@ -331,15 +317,6 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       v.out = v.x = v.w = v.b = DType::f16;
       out.push_back(v);
     }
-  for (bool contig : {false, true}) {
-    ConvDirectVariant v;  // plane: a 5 x 5 depthwise filter, 3 rows per invocation, 6 a tile
-    v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.plane = true, v.plan.th = 6, v.plan.py = 3;
-    v.kh = v.kw = 5, v.plan.x_rows_contiguous = contig, v.bias = contig;
-    if (contig) v.dh = 2, v.dw = 2, v.act = Activation::hardswish, v.affine = true;  // dilations, the epilogue
-    out.push_back(v);
-    v.out = v.x = v.w = v.b = DType::f16;
-    out.push_back(v);
-  }
   for (bool quads : {false, true}) {
     ConvDirectVariant v;  // quads: a 3 x 3 depthwise filter, strides 2, 2 rows per invocation
     v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.dwq = true, v.plan.py = 2, v.kh = v.kw = 3;
