@@ -31,5 +31,5 @@ git -C /work/main log -1 --format='%h %s' | cut -c1-100 > $S/main/COMMIT
 tar -C $S -cf - bin lib main COMMIT | xz -T2 -6 > "$P"/gl.tar.xz
 cp /tmp/recdwsrc/sys.tar.xz $R/models.tar.xz $R/DejaVuSans.ttf.xz "$P"/
 cp $D/${RUN:-run1.sh} "$P"/run.sh
-cp $D/common.sh $D/torch_dw.py "$P"/
+cp $D/common.sh $D/torch_dw.py $D/../ocr6/torch_pointwise.py "$P"/
 du -sh "$P"
