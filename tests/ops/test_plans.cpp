@@ -770,12 +770,10 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles) << "a transposed conv's shuffled channels";
 }
 
-// The lanes layout's plane form (depthwise filters of 25 taps or more at stride 1 on GPUs): PY
-// rows of a column per invocation,
-// tiles of the most whole rows whose staged input rows fit kConvPlaneShared floats, evened out
-// over the plane; fewer rows per invocation where a plane or a tile has fewer; not for rows too
-// wide to stage, strides, 3 x 3 filters, grouped filters, shuffles or software rasterizers; its
-// loop count.
+// The lanes layout's quads form (depthwise filters on GPUs, any size, stride and dilation): 4
+// columns of PY rows per invocation, PY fewer where the last item's rows would pass OH by more
+// than OH / 8, one image's planes over groups_x workgroups of 128; not for grouped filters,
+// shuffles or software rasterizers (unless forced); its loop count.
 TEST(PlanConvDirect, LanesQuadsForm) {
   Settings s;
   ConvDirectProblem p;  // PP-OCRv4 rec's 5 x 5 depthwise over [240, 12, 208] (pad 2)
