@@ -338,7 +338,9 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   if (plan.dwq) {
     // The quads form: x's rows as aligned quads where they are whole quads, the output's 4
     // columns one store where its rows are (a fresh f32 tensor: offset 0).
-    v.x_quads = plan.x_rows_contiguous && x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
+    // (Float images only: quads of 8-bit values have no quad reader.)
+    v.x_quads =
+        is_floating(x.dtype()) && plan.x_rows_contiguous && x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
     v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
     v.y_quads = odt == DType::f32 && g.OW % 4 == 0 && out.offset() % 4 == 0;
   }

@@ -350,6 +350,26 @@ TEST(ConvDirect, LanesQuadsFormDepthwise) {
     EXPECT_EQ(y.shape(), os);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "x at offset " << off;
   }
+  {
+    // An 8-bit image (rows of whole quads, read as values, never as quads of floats; the result
+    // rounded back to u8 as conv2d does): as the rows layout's, which reads values one by one.
+    const Shape xs{1, 2, 6, 16}, ws{2, 1, 3, 3};
+    std::vector<float> xv(2 * 6 * 16), wv(18);
+    for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 37 + 11) % 64);
+    for (std::size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 3) * 0.25f;
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    o.groups = 2;
+    Tensor x = Tensor::from_host(device(), xv, xs).to(DType::u8), w = Tensor::from_host(device(), wv, ws);
+    std::vector<std::vector<float>> got;
+    for (auto layout : {detail::ConvDirectSetting::lanes, detail::ConvDirectSetting::rows}) {
+      ScopedSettings s;
+      s->conv = detail::ConvSetting::direct;
+      s->conv_direct = layout;
+      got.push_back(conv2d(x, w, Tensor(), o).to(DType::f32).to_vector());
+    }
+    EXPECT_EQ(got[0], got[1]) << "u8 x: the quads form against the rows layout";
+    EXPECT_GT(*std::max_element(got[1].begin(), got[1].end()), 10.0f);
+  }
 }
 
 // The quads form's last item of a plane whose rows are not a multiple of PY (23 rows, PY 4: its
