@@ -199,64 +199,86 @@ void main() {
       for (int k = 0; k < 4; ++k) store0(ybase + uint(4 * i + k) * P + uint(q), CT0(ACT(acc[q * OQ + i][k])));
   }
 }
-#elif defined(PLANE)
-// PLANE (GPUs; depthwise: CG = 1 and one output channel per group, OPI = 1; stride 1, the only
-// form planned: strided ones measured slower on the H100): workgroup (t, o, n) computes output
-// rows [t * TH, t * TH + TH) of channel o of image n. The input rows those read, RIN = rows - 1 +
-// (KH - 1) * DH + 1 of SWID = OW - 1 + (KW - 1) * DW + 1 columns from row t * TH - pt and column
-// -pl (zero outside the image), are staged in shared memory once (adjacent invocations, adjacent
-// columns). Item k of the tile's (rows / PY) x OW (invocation k % LOCAL_X) is PY outputs of one
-// column, rows r .. r + PY - 1: the RR = PY - 1 + (KH - 1) * DH + 1 staged rows of taps they
-// share are read once (KW taps each, into registers) for all PY sums (adjacent invocations read
-// adjacent columns: no bank conflicts), and each of the PY stores is a coalesced run of a row.
-// The filter's KH x KW weights and the bias sit in registers.
-#define RR ((PY - 1) + (KH - 1) * DH + 1)
-shared float s_x[PLANE_FLOATS];
+#elif defined(DWQ)
+// DWQ (GPUs; depthwise: CG = 1 and one output channel per group, OPI = 1; any stride and
+// dilation, compile-time SH, SW, DH, DW): invocation t of image n's grid (workgroup z = n) computes
+// a quad of 4 consecutive outputs of a row for PY consecutive rows of one plane (channel o = t /
+// items, items = ceil(OH / PY) * ceil(OW / 4) a plane; adjacent invocations, adjacent quads of a
+// row), no shared memory and no barrier: each of the RR = (PY - 1) * SH + (KH - 1) * DH + 1 input
+// rows the PY x 4 outputs read is loaded once into QCOLS = 3 * SW + (KW - 1) * DW + 1 registers
+// (zero outside the image) and serves every kernel row and output that reads it. X_QUADS (x
+// contiguous, rows of whole quads, its offset a multiple of 4): a row's columns read as NQ aligned
+// quads from column w0 - SHIFT (SHIFT = -pl mod 4, the same for every quad: 4 * SW outputs apart
+// start 4 * SW columns apart). Y_QUADS (f32 out, OW % 4 == 0): each row's 4 outputs one 128-bit
+// store, else one store each (those past OW skipped). The filter's KH x KW weights and the bias
+// sit in registers; ACT(x) on each sum.
+#define QCOLS (3 * SW + (KW - 1) * DW + 1)
+#define RR ((PY - 1) * SH + (KH - 1) * DH + 1)
+#ifdef Y_QUADS
+layout(std430, binding = 0) writeonly buffer QuadY { vec4 qY[]; };
+#endif
 
 void main() {
-  uint o = WORKGROUP_ID.y, n = WORKGROUP_ID.z, lid = gl_LocalInvocationID.x;
-  int oh0 = int(WORKGROUP_ID.x) * TH;
-  int rows = min(TH, u_OH - oh0);         // the tile's output rows
-  int rows_py = (rows + PY - 1) / PY * PY;  // and with the last item's rows past them
-  int rin = (rows_py - 1) + (KH - 1) * DH + 1;
-  int swid = (u_OW - 1) + (KW - 1) * DW + 1;
-  int h0 = oh0 - u_pt;
-  uint xc = u_x_off + n * u_x_stride[0] + o * u_x_stride[1];  // channel o (c0 = o / Og * CG = o)
-  for (int i = int(lid); LOOP(i < rin * swid); i += int(LOCAL_X)) {
-    int r = i / swid, col = i - r * swid;
-    int h = h0 + r, w = col - u_pl;
-    float v = float(load1(xc + uint(clamp(h, 0, u_H - 1)) * X_RS + uint(clamp(w, 0, u_W - 1)) * X_CS));
-    s_x[i] = h >= 0 && h < u_H && w >= 0 && w < u_W ? v : 0.0;
-  }
+  int qpr = (u_OW + 3) / 4, items = (u_OH + PY - 1) / PY * qpr;  // quads of a row, items of a plane
+  uint n = WORKGROUP_ID.z, t = WORKGROUP_ID.x * uint(LOCAL_X) + gl_LocalInvocationID.x;
+  if (t >= uint(u_O * items)) return;
+  int o = int(t) / items, it = int(t) - o * items;
+  int g = it / qpr, ow0 = (it - g * qpr) * 4, oh0 = g * PY;
+  int h0 = oh0 * SH - u_pt, w0 = ow0 * SW - u_pl;
+  uint xc = u_x_off + n * u_x_stride[0] + uint(o) * u_x_stride[1];  // channel o (c0 = o / Og * CG = o)
   float wt[KH * KW];
   for (int kh = 0; kh < KH; ++kh)
     for (int kw = 0; kw < KW; ++kw)
-      wt[kh * KW + kw] = float(load2(u_w_off + o * u_w_stride[0] + uint(kh) * u_w_stride[2] + uint(kw) * u_w_stride[3]));
+      wt[kh * KW + kw] = float(load2(u_w_off + uint(o) * u_w_stride[0] + uint(kh) * u_w_stride[2] + uint(kw) * u_w_stride[3]));
 #ifdef HAS_BIAS
-  float b = float(load3(u_b_off + o * u_b_stride));
+  float b = float(load3(u_b_off + uint(o) * u_b_stride));
 #else
   float b = 0.0;
 #endif
-  barrier();
-  uint P = uint(u_OH * u_OW), ybase = (n * uint(u_O) + o) * P + uint(oh0 * u_OW);
-  int items = rows_py / PY * u_OW;
-  for (int it = int(lid); LOOP(it < items); it += int(LOCAL_X)) {
-    int g = it / u_OW, ow = it - g * u_OW;
-    int sr = g * PY * swid + ow;  // the item's first tap in the staged rows
-    float acc[PY];
-    for (int y = 0; y < PY; ++y) acc[y] = b;
-    for (int j = 0; j < RR; ++j) {
-      float t[KW];
-      for (int kw = 0; kw < KW; ++kw) t[kw] = s_x[sr + j * swid + kw * DW];
-      // Row j serves output y through kernel row kh where j = y + kh * DH.
-      for (int y = 0; y < PY; ++y) {
-        int d = j - y;
-        if (d >= 0 && d % DH == 0 && d / DH < KH)
-          for (int kw = 0; kw < KW; ++kw) acc[y] += t[kw] * wt[(d / DH) * KW + kw];
-      }
+  float acc[PY * 4];
+  for (int i = 0; i < PY * 4; ++i) acc[i] = b;
+#ifdef X_QUADS
+  int wq0 = (w0 - SHIFT) >> 2;  // the first quad's index in the row (w0 - SHIFT: a multiple of 4)
+#endif
+  for (int j = 0; j < RR; ++j) {
+    int h = h0 + j;
+    bool hin = h >= 0 && h < u_H;
+    uint xr = xc + uint(clamp(h, 0, u_H - 1)) * X_RS;
+    float seg[QCOLS];
+#ifdef X_QUADS
+    vec4 sq[NQ];
+    for (int i = 0; i < NQ; ++i) {
+      int qc = wq0 + i;
+      vec4 v = quadX((xr >> 2u) + uint(clamp(qc, 0, u_W / 4 - 1)));
+      sq[i] = hin && qc >= 0 && qc < u_W / 4 ? v : vec4(0.0);
     }
-    for (int y = 0; y < PY; ++y)
-      if (g * PY + y < rows) store0(ybase + uint((g * PY + y) * u_OW + ow), CT0(ACT(acc[y])));
+    for (int i = 0; i < QCOLS; ++i) seg[i] = sq[(i + SHIFT) / 4][(i + SHIFT) % 4];
+#else
+    for (int i = 0; i < QCOLS; ++i) {
+      int w = w0 + i;
+      float v = float(load1(xr + uint(clamp(w, 0, u_W - 1)) * X_CS));  // clamped: no load outside the row
+      seg[i] = hin && w >= 0 && w < u_W ? v : 0.0;
+    }
+#endif
+    // Row j serves output row y through kernel row kh where j = y * SH + kh * DH.
+    for (int y = 0; y < PY; ++y) {
+      int d = j - y * SH;
+      if (d >= 0 && d % DH == 0 && d / DH < KH)
+        for (int kw = 0; kw < KW; ++kw)
+          for (int q = 0; q < 4; ++q) acc[y * 4 + q] += seg[q * SW + kw * DW] * wt[(d / DH) * KW + kw];
+    }
+  }
+  uint ybase = (n * uint(u_O) + uint(o)) * uint(u_OH * u_OW) + uint(ow0);
+  for (int y = 0; y < PY; ++y) {
+    int oh = oh0 + y;
+    if (oh >= u_OH) break;
+    uint e = ybase + uint(oh * u_OW);
+#ifdef Y_QUADS
+    qY[e >> 2u] = vec4(ACT(acc[y * 4]), ACT(acc[y * 4 + 1]), ACT(acc[y * 4 + 2]), ACT(acc[y * 4 + 3]));
+#else
+    for (int q = 0; q < 4; ++q)
+      if (ow0 + q < u_OW) store0(e + uint(q), CT0(ACT(acc[y * 4 + q])));
+#endif
   }
 }
 #elif defined(LANES)

@@ -336,6 +336,15 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   v.plan = plan, v.cg = g.C, v.kh = g.KH, v.kw = g.KW, v.dw = g.o.dilation[1], v.bias = bias.defined();
   v.sw = g.o.stride[1], v.sh = g.o.stride[0], v.dh = g.o.dilation[0];
   if (fused) v.act = epi.act, v.affine = epi.affine();
+  if (plan.dwq) {
+    // The quads form: x's rows as aligned quads where they are whole quads, the output's 4
+    // columns one store where its rows are (a fresh f32 tensor: offset 0).
+    // (Float images only: quads of 8-bit values have no quad reader.)
+    v.x_quads =
+        is_floating(x.dtype()) && plan.x_rows_contiguous && x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
+    v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
+    v.y_quads = odt == DType::f32 && g.OW % 4 == 0 && out.offset() % 4 == 0;
+  }
   v.shuffle = shuffle;
   v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
@@ -345,7 +354,7 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
   params.flip_taps = flip_taps;
   launch.params(params)
       .loop_iterations(plan.loop_iterations)
-      .groups(plan.groups_x, static_cast<std::uint64_t>(O / plan.opi), static_cast<std::uint64_t>(g.N));
+      .groups(plan.groups_x, plan.dwq ? 1u : static_cast<std::uint64_t>(O / plan.opi), static_cast<std::uint64_t>(g.N));
   return fused ? out : apply_epilogue(out, epi);
 }
 

@@ -14,15 +14,13 @@ std::int64_t tiles_chunk(std::int64_t C, std::int64_t per_channel) {
     if (C % d == 0) return d;
   return 0;
 }
-// The plane form's most output rows per tile, a multiple of py, whose staged input rows fit
-// kConvPlaneShared floats (0: not even py rows).
-std::int64_t plane_rows(const ConvDirectProblem& p, std::int64_t py) {
-  if (p.OW <= 0 || p.OH <= 0) return 0;
-  const std::int64_t swid = (p.OW - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
-  std::int64_t th = 0;
-  for (std::int64_t t = py; (t - 1) * p.stride_h + (p.KH - 1) * p.dilation_h + 1 <= kConvPlaneShared / swid; t += py)
-    th = t;
-  return th;
+// The quads form's rows per invocation: kConvDwqPy, fewer where the last item's rows would pass
+// OH by more than OH / 8.
+std::int64_t dwq_py(const ConvDirectProblem& p) {
+  const std::int64_t oh = std::max<std::int64_t>(p.OH, 1);
+  std::int64_t py = std::min(kConvDwqPy, oh);
+  while (py > 1 && (oh + py - 1) / py * py - oh > oh / 8) --py;
+  return py;
 }
 }  // namespace
 
@@ -132,29 +130,20 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     plan.loop_iterations =
         static_cast<std::uint64_t>(oq * (1 + plan.px) + plan.seglen + segs + p.C / plan.ks / plan.ch * (1 + per_chunk) +
                                    partials + plan.px * (1 + oq * 5));
-  } else if (lanes && !p.shuffle && p.C == 1 && p.Og == 1 && p.KH * p.KW >= kConvPlaneMinTaps && p.stride_h == 1 &&
-             p.stride_w == 1 && plane_rows(p, 1) > 0) {
-    // Plane: depthwise, the tile's input rows staged in shared memory (filters of 25 taps or
-    // more, stride 1: where it was measured faster).
-    plan.plane = true;
+  } else if (lanes && !p.shuffle && p.C == 1 && p.Og == 1) {
+    // Quads: depthwise, PY rows x 4 columns of outputs per invocation, the rows read into registers.
+    plan.dwq = true;
     plan.opi = 1;
-    plan.local_x = static_cast<std::uint32_t>(kConvPlaneLocal);
-    plan.py = std::min<std::int64_t>(kConvPlanePy, std::max<std::int64_t>(p.OH, 1));
-    while (plan.py > 1 && plane_rows(p, plan.py) == 0) --plan.py;
-    // The most rows that fit (a multiple of py), then as few tiles of as even rows as that needs.
-    const std::int64_t most = plane_rows(p, plan.py), oh = std::max<std::int64_t>(p.OH, 1);
-    const std::int64_t tiles = (oh + most - 1) / most;
-    plan.th = ((oh + tiles - 1) / tiles + plan.py - 1) / plan.py * plan.py;
-    plan.groups_x = p.OH > 0 && p.OW > 0 ? static_cast<std::uint64_t>((p.OH + plan.th - 1) / plan.th) : 0;
-    // Weights and bias; staging; per item of (th / py) x OW: py sums, the rows of taps (KW each),
-    // py x KH x KW products, py stores.
-    const std::int64_t rows_in = (plan.th - 1) * p.stride_h + (p.KH - 1) * p.dilation_h + 1;
-    const std::int64_t swid = (p.OW - 1) * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
-    const std::int64_t stage = (rows_in * swid + plan.local_x - 1) / plan.local_x;
-    const std::int64_t items = (plan.th / plan.py * p.OW + plan.local_x - 1) / plan.local_x;
+    plan.py = dwq_py(p);
+    plan.local_x = static_cast<std::uint32_t>(kConvDwqLocal);
+    const std::int64_t items = p.OH > 0 && p.OW > 0 ? (p.OH + plan.py - 1) / plan.py * ((p.OW + 3) / 4) : 0;
+    plan.groups_x = static_cast<std::uint64_t>((items * p.groups + plan.local_x - 1) / plan.local_x);
+    // Weights, sums; per input row (RR): NQ quads and QCOLS columns (at most QCOLS + 2 quads), PY
+    // rows of KW taps of 4 products; PY rows of stores.
     const std::int64_t rr = (plan.py - 1) * p.stride_h + (p.KH - 1) * p.dilation_h + 1;
+    const std::int64_t qcols = 3 * p.stride_w + (p.KW - 1) * p.dilation_w + 1;
     plan.loop_iterations = static_cast<std::uint64_t>(
-        p.KH * (1 + p.KW) + stage + items * (1 + 2 * plan.py + rr * (1 + p.KW) + plan.py * p.KH * (1 + p.KW)));
+        p.KH * (1 + p.KW) + 4 * plan.py + rr * (1 + 2 * qcols + 2 + plan.py * (1 + p.KW * 5)) + plan.py * 5);
   } else if (lanes) {
     plan.px = opi <= 4 ? 4 : 2;
     plan.shared_weights = opi * taps <= kConvDirectSharedWeights;

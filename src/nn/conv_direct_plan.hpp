@@ -15,7 +15,7 @@ struct ConvDirectProblem {
   std::int64_t Og = 0;  ///< output channels per group
   std::int64_t KH = 0, KW = 0, OH = 0, OW = 0;
   std::int64_t stride_w = 1, dilation_w = 1;
-  std::int64_t stride_h = 1, dilation_h = 1;  ///< the plane form's staged rows
+  std::int64_t stride_h = 1, dilation_h = 1;  ///< the quads form's rows
   bool x_rows_contiguous = false;             ///< x's column stride is 1 and its row stride W
   std::int64_t groups = 1;
   /// Floats of weights a uniform block can hold for the ubo layout (the device's max uniform
@@ -53,13 +53,12 @@ struct ConvDirectPlan {
   std::int64_t ch = 0;
   std::int64_t ks = 1;    ///< tiles: slices of the input channels per tile (KS), summed in shared memory
   bool prefetch = false;  ///< tiles: the next channel's row segments loaded during this one's FMAs
-  /// lanes, depthwise (one input and one output channel per group; GPUs; PLANE): a workgroup per
-  /// tile of `th` output rows of one plane (groups_x tiles a plane), the input rows they read
-  /// staged in shared memory once (whole rows, zero outside the image: at most kConvPlaneShared
-  /// floats), each invocation computing `py` outputs of a column (py divides th) from the rows
-  /// of taps they share, held in registers.
-  bool plane = false;
-  std::int64_t th = 0, py = 1;
+  /// lanes, depthwise (one input and one output channel per group; GPUs; DWQ): an invocation per
+  /// quad of 4 outputs of a row for `py` consecutive rows, no shared memory (any stride and
+  /// dilation); groups_x workgroups of local_x invocations cover one image's O planes of
+  /// ceil(OH / py) x ceil(OW / 4) such items, one image per workgroup z.
+  bool dwq = false;
+  std::int64_t py = 1;
   std::uint32_t local_x = 256;     ///< invocations per workgroup
   std::uint64_t groups_x = 0;      ///< workgroups along the positions of one plane
   bool x_rows_contiguous = false;  ///< X_CONTIG: x's row and column strides compile-time W and 1
@@ -86,14 +85,13 @@ inline constexpr std::int64_t kConvTilesThreads = 65536, kConvTilesPartials = 30
 /// staged filters reuse the same array).
 inline constexpr std::int64_t kConvTilesHintPartials = 4096;
 
-/// The lanes layout's plane form (depthwise filters on GPUs): the staged input rows of a tile at
-/// most kConvPlaneShared floats (12 KiB of the 16 KiB every GLES 3.1 device has), kConvPlanePy
-/// output rows per invocation (fewer where a tile has fewer), kConvPlaneLocal invocations.
-/// Only filters of kConvPlaneMinTaps taps or more at stride 1: on the H100 (PP-OCRv4 rec at [16,
-/// 3, 48, 832], bench/RESULTS.md, ocr5) the form took 0.69-0.84x the positions form's GPU time on
-/// the 5 x 5 stride-1 convolutions and 1.2-6x on the 3 x 3 and the strided ones.
-inline constexpr std::int64_t kConvPlaneShared = 3072, kConvPlanePy = 4, kConvPlaneLocal = 256;
-inline constexpr std::int64_t kConvPlaneMinTaps = 25;
+/// The lanes layout's quads form (DWQ; depthwise filters on GPUs, every size, stride and
+/// dilation): at most kConvDwqPy output rows per invocation (fewer where ceil(OH / py) * py would
+/// pass OH by more than OH / 8), kConvDwqLocal invocations a workgroup. Measured on the H100 over
+/// PP-OCRv4 rec's depthwise convolutions at [16, 3, 48, 832] (bench/RESULTS.md, recdw): 0.4-0.75x
+/// the GPU time of the plane and positions forms it replaced, 0.3x cuDNN's on the 5 x 5 ones; PY 2
+/// to 4 within 10% of each other, PY 1 up to 1.3x slower; 64 or 256 invocations no faster.
+inline constexpr std::int64_t kConvDwqPy = 4, kConvDwqLocal = 128;
 
 /// The ubo layout's uniform block in vec4s for `floats` floats of filters: the SSBO pool's size
 /// classes (powers of two and 1.5x powers of two, at least 16 vec4s: 256 bytes), at most the
@@ -112,10 +110,9 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// channels up to 8, else the largest divisor of Og up to 8 (ubo: whose filters fit the block).
 /// PX: rows 16 (4 where OPI > 4; 16 measured best against 4, 8 and 32 on llvmpipe for the
 /// interop bench's 3 x 3 frame filter); lanes 4 (2 where OPI > 4; the tiles form, filters past
-/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx; the plane form,
-/// depthwise filters (C = Og = 1, no shuffle) of kConvPlaneMinTaps taps or more at stride 1 whose
-/// staged rows of one output row fit kConvPlaneShared: kConvPlanePy rows of a column, tiles of the
-/// most rows that fit, evened out over the plane's tiles); ubo 32, 16 or 8, the largest whose last
+/// kConvDirectSharedWeights with Og a multiple of 4 and no shuffle: kConvTilesPx; the quads form,
+/// depthwise filters (C = Og = 1, no shuffle): 4 columns of up to kConvDwqPy rows); ubo 32, 16 or 8,
+/// the largest whose last
 /// tile of a row wastes at most OW / 8 positions (on llvmpipe 32 ran a 3x3 filter of 96 -> 24
 /// channels over 160 x 160 in about 0.55x the CPU time of 8; 64 and OPI 4 or 12 were slower).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);

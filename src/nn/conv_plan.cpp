@@ -234,17 +234,15 @@ Defines ConvDirectVariant::defines() const {
     return d;
   }
   d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
-  if (plan.plane) {
-    // The plane form (depthwise, stride 1: plan_conv_direct): rows per tile and per invocation, dilations.
-    if (sh != 1 || sw != 1)
-      throw ValueError("gltensor::conv2d: the direct kernel's plane form takes stride 1 only, got " +
-                       std::to_string(sh) + " x " + std::to_string(sw) +
-                       " (internal error: a plan past plan_conv_direct's)");
-    d.flag("PLANE").value("TH", plan.th).value("PY", plan.py).value("PLANE_FLOATS", kConvPlaneShared);
-    d.value("DH", dh).value("DW", dw);
+  if (plan.dwq) {
+    // The quads form (depthwise: plan_conv_direct): rows per invocation, strides, dilations, quads.
+    d.flag("DWQ").value("PY", plan.py).value("SH", sh).value("SW", sw).value("DH", dh).value("DW", dw);
     d.flag("X_CONTIG", plan.x_rows_contiguous).flag("HAS_BIAS", bias);
+    if (x_quads) d.flag("X_QUADS").value("SHIFT", shift).value("NQ", (shift + 3 * sw + (kw - 1) * dw + 1 + 3) / 4);
+    d.flag("Y_QUADS", y_quads);
     if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
     d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
+    if (x_quads) d.quads("X", 1, x);
     if (bias) d.operand(3, b, CT::f32, false);
     return d;
   }
@@ -319,13 +317,14 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       v.out = v.x = v.w = v.b = DType::f16;
       out.push_back(v);
     }
-  for (bool contig : {false, true}) {
-    ConvDirectVariant v;  // plane: a 5 x 5 depthwise filter, 3 rows per invocation, 6 a tile
-    v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.plane = true, v.plan.th = 6, v.plan.py = 3;
-    v.kh = v.kw = 5, v.plan.x_rows_contiguous = contig, v.bias = contig;
-    if (contig) v.dh = 2, v.dw = 2, v.act = Activation::hardswish, v.affine = true;  // dilations, the epilogue
+  for (bool quads : {false, true}) {
+    ConvDirectVariant v;  // quads: a 3 x 3 depthwise filter, strides 2, 2 rows per invocation
+    v.plan.layout = ConvDirectPlan::Layout::lanes, v.plan.dwq = true, v.plan.py = 2, v.kh = v.kw = 3;
+    v.sh = v.sw = 2, v.plan.x_rows_contiguous = quads, v.x_quads = quads, v.shift = 3, v.y_quads = quads;
+    v.bias = quads;
+    if (quads) v.dh = 2, v.dw = 2, v.act = Activation::hardswish, v.affine = true;  // dilations, the epilogue
     out.push_back(v);
-    v.out = v.x = v.w = v.b = DType::f16;
+    v.out = v.x = v.w = v.b = DType::f16, v.y_quads = false;
     out.push_back(v);
   }
   ConvDirectVariant ints;  // an integer image: f32 results

@@ -170,13 +170,15 @@ struct ConvDirectVariant {
   ConvDirectPlan plan;                          ///< PX, OPI, LANES, W_SHARED, W_UBO (WQ), ROWSEG (SEGLEN), X_CONTIG
   std::int64_t cg = 1, kh = 1, kw = 1, dw = 1;  ///< CG (not ubo), KH, KW; DW (ROWSEG: the dilation along rows)
   std::int64_t sw = 1;                          ///< SW (ubo: the stride along rows)
-  std::int64_t sh = 1, dh = 1;                  ///< SH, DH (the plane form: stride and dilation along columns)
+  std::int64_t sh = 1, dh = 1;                  ///< SH, DH (the quads form: stride and dilation along columns)
   Activation act = Activation::none;            ///< ACT(x): the epilogue's activation (f32 outputs)
   bool affine = false;                          ///< ACT(x) then * u_act_scale + u_act_shift (Epilogue's)
   /// ubo: X_QUADS (x contiguous with rows of whole quads, its offset a multiple of 4), SHIFT (the
   /// segment's first column modulo 4: -padding_left mod 4).
   bool x_quads = false;
   std::int64_t shift = 0;
+  /// DWQ (the lanes layout's quads form): Y_QUADS, the f32 output stored as quads (OW % 4 == 0).
+  bool y_quads = false;
   /// ubo and lanes: SHUFFLE S (> 0): the output's channels (o, si, sj) stored as o's S x S blocks
   /// of pixels (conv_transpose2d with kernel = stride = S as a 1x1 convolution).
   std::int64_t shuffle = 0;

@@ -271,15 +271,15 @@ TEST(ConvDirect, LanesTilesFormEdges) {
   }
 }
 
-TEST(ConvDirect, LanesPlaneFormDepthwise) {
-  // The lanes layout's plane form (depthwise filters of 25 taps or more at stride 1 on GPUs: a
-  // workgroup per tile of whole output rows, the input rows staged in shared memory, PY rows of a
-  // column per invocation) against float64: PP-OCRv4's 5 x 5 depthwise convolutions (pad 2) over
-  // planes of one tile or several (the last one partial: rows not a multiple of PY), 3 rows (PY
-  // 3), one row, one column, dilation, asymmetric padding, two images, x contiguous or a column
-  // view, no bias, NaN and Inf, the epilogue (HardSwish and the affine) in the kernel, f16
-  // operands; and the depthwise cases the positions form keeps (strides, 3 x 3, rows too wide to
-  // stage).
+TEST(ConvDirect, LanesQuadsFormDepthwise) {
+  // The lanes layout's quads form (DWQ: depthwise filters on GPUs, any stride; PY rows x 4
+  // columns of outputs per invocation, the input rows in registers) against float64: PP-OCRv4
+  // rec's depthwise convolutions (5 x 5 and 3 x 3, strides 1, 2 x 1 and 1 x 2) scaled down, odd
+  // widths (no quad loads, no quad stores), widths under a quad, one row, one column, one channel
+  // (groups 1), each padding's shift of the quads (left padding 0 to 3), dilation, asymmetric
+  // padding, two images, x contiguous or a column view, no bias, NaN and Inf, the epilogue in the
+  // kernel, f16 operands (expect_direct_matches); x at an offset that is not a multiple of 4 (no
+  // quad loads) and at one that is.
   GLT_RNG(rng);
   struct Case {
     std::int64_t N, C, H, W, K;
@@ -288,17 +288,27 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
     bool bias, view, epi;
   };
   const std::vector<Case> cases{{2, 5, 12, 52, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {2, 5, 12, 52, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false},
                                 {1, 3, 47, 61, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, true, false},
-                                {1, 2, 120, 70, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {2, 4, 13, 32, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {1, 3, 6, 40, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, false, false, false},
+                                {2, 3, 24, 32, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {1, 4, 12, 40, 3, {1, 2}, {1, 1}, {1, 1, 1, 1}, true, false, true},
+                                {1, 3, 12, 41, 3, {1, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                {1, 6, 31, 33, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                {2, 3, 24, 16, 3, {1, 1}, {1, 1}, {1, 0, 1, 2}, true, false, true},
+                                {1, 2, 9, 16, 3, {1, 1}, {1, 1}, {1, 3, 1, 0}, true, false, false},
+                                {1, 2, 19, 24, 3, {1, 2}, {2, 3}, {2, 0, 1, 3}, false, true, true},
                                 {1, 2, 19, 23, 5, {1, 1}, {2, 3}, {2, 0, 1, 3}, false, true, true},
+                                {1, 2, 120, 70, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
+                                {1, 2, 19, 24, 5, {1, 1}, {2, 2}, {4, 4, 4, 4}, true, false, false},
                                 {2, 3, 3, 50, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, false, false},
                                 {1, 3, 1, 40, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false},
                                 {1, 3, 9, 1, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, true},
-                                {2, 4, 24, 30, 5, {2, 1}, {1, 1}, {2, 2, 2, 2}, false, false, true},
-                                {1, 6, 31, 33, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false},
-                                {1, 2, 19, 23, 3, {1, 2}, {2, 3}, {2, 0, 1, 3}, false, true, true},
+                                {1, 2, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false, false},
+                                {2, 1, 10, 16, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false, true},
                                 {1, 2, 6, 900, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, false, false}};
-  int planes = 0;
+  int quads = 0;
   for (const Case& c : cases) {
     ScopedSettings s;
     s->conv = detail::ConvSetting::direct;
@@ -308,63 +318,109 @@ TEST(ConvDirect, LanesPlaneFormDepthwise) {
     dp.dilation_h = c.dilation[0], dp.dilation_w = c.dilation[1];
     dp.OH = (c.H + c.pad[0] + c.pad[2] - c.dilation[0] * (c.K - 1) - 1) / c.stride[0] + 1;
     dp.OW = (c.W + c.pad[1] + c.pad[3] - c.dilation[1] * (c.K - 1) - 1) / c.stride[1] + 1;
-    planes += detail::plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings()).plane;
+    quads += detail::plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings()).dwq;
     const Shape xs{c.N, c.C, c.H, c.W}, ws{c.C, 1, c.K, c.K};
     Conv2dOptions o;
     o.padding = c.pad, o.stride = c.stride, o.dilation = c.dilation, o.groups = c.C;
     expect_direct_matches(rng, xs, ws, o, c.bias, c.view, c.epi, 1e-5,
                           to_string(xs) + " * " + to_string(ws) + " stride " + std::to_string(c.stride[0]) + "x" +
-                              std::to_string(c.stride[1]));
+                              std::to_string(c.stride[1]) + " pad left " + std::to_string(c.pad[1]));
   }
-  EXPECT_EQ(planes, 7) << "the 5 x 5 stride-1 cases but the one too wide to stage";
+  EXPECT_EQ(quads, static_cast<int>(cases.size())) << "every depthwise case in the quads form";
+  // x at an element offset of 1 (no quad loads) and of 4 * 16 * 20 (one image: quad loads), both
+  // contiguous.
+  for (std::int64_t off : {std::int64_t{1}, std::int64_t{4 * 16 * 20}}) {
+    ScopedSettings s;
+    s->conv = detail::ConvSetting::direct;
+    s->conv_direct = detail::ConvDirectSetting::lanes;
+    const Shape xs{1, 4, 16, 20}, ws{4, 1, 3, 3};
+    const auto xv = uniform(rng, 4 * 16 * 20), wv = uniform(rng, 36), bv = uniform(rng, 4);
+    std::vector<float> big(static_cast<std::size_t>(off + 2 * 4 * 16 * 20), 7.0f);
+    std::copy(xv.begin(), xv.end(), big.begin() + off);
+    Tensor x =
+        Tensor::from_host(device(), big, {static_cast<std::int64_t>(big.size())}).narrow(0, off, 4 * 16 * 20).view(xs);
+    ASSERT_TRUE(x.is_contiguous());
+    ASSERT_EQ(x.offset(), off);
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    o.groups = 4;
+    const std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    const auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+    Tensor y = conv2d(x, Tensor::from_host(device(), wv, ws), Tensor::from_host(device(), bv, {4}), o);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << "x at offset " << off;
+  }
+  {
+    // An 8-bit image (rows of whole quads, read as values, never as quads of floats; the result
+    // rounded back to u8 as conv2d does): as the rows layout's, which reads values one by one.
+    const Shape xs{1, 2, 6, 16}, ws{2, 1, 3, 3};
+    std::vector<float> xv(2 * 6 * 16), wv(18);
+    for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 37 + 11) % 64);
+    for (std::size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 3) * 0.25f;
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    o.groups = 2;
+    Tensor x = Tensor::from_host(device(), xv, xs).to(DType::u8), w = Tensor::from_host(device(), wv, ws);
+    std::vector<std::vector<float>> got;
+    for (auto layout : {detail::ConvDirectSetting::lanes, detail::ConvDirectSetting::rows}) {
+      ScopedSettings s;
+      s->conv = detail::ConvSetting::direct;
+      s->conv_direct = layout;
+      got.push_back(conv2d(x, w, Tensor(), o).to(DType::f32).to_vector());
+    }
+    EXPECT_EQ(got[0], got[1]) << "u8 x: the quads form against the rows layout";
+    EXPECT_GT(*std::max_element(got[1].begin(), got[1].end()), 10.0f);
+  }
 }
 
-// The plane form's last tile of a plane whose rows are not a multiple of PY (9 rows, PY 4: its
-// last item spans rows 8 to 11) stores rows 0 to 8 only. A store past them lands in the next
-// plane's first row, which that plane's workgroup (dispatched later) writes again, so the values
-// cannot show it; past the last plane it lands past the output's end, in its buffer's slack. The
-// output is made in a pool buffer of sentinels (the last one released of its size class) and the
-// slack must hold them still (review11: a store guard of `<= rows` passed every other test).
-TEST(ConvDirect, PlaneFormStoresNothingPastItsPlanes) {
+// The quads form's last item of a plane whose rows are not a multiple of PY (23 rows, PY 4: its
+// last items span rows 20 to 23) stores rows 0 to 22 only, and a last quad of a row past OW (18
+// columns: 16 to 19) its columns in the row only; with OW = 20 the rows are whole quads (quad
+// stores). A store past a plane lands in the next plane's first row, which that plane's
+// invocations may write again, so the values cannot show it; past the last plane it lands past the
+// output's end, in its buffer's slack: the output is made in a pool buffer of sentinels (the last
+// one released of its size class), whose slack must hold them still.
+TEST(ConvDirect, QuadsFormStoresNothingPastItsPlanes) {
   GLT_RNG(rng);
   ScopedSettings s;
   s->conv = detail::ConvSetting::direct;
   s->conv_direct = detail::ConvDirectSetting::lanes;
-  const std::int64_t C = 2, H = 9, W = 20;
-  const auto xv = uniform(rng, C * H * W), wv = uniform(rng, C * 25), bv = uniform(rng, C);
-  Tensor x = Tensor::from_host(device(), xv, {1, C, H, W}), w = Tensor::from_host(device(), wv, {C, 1, 5, 5});
-  Tensor b = Tensor::from_host(device(), bv, {C});
-  detail::ConvDirectProblem dp;
-  dp.C = dp.Og = 1, dp.groups = C, dp.KH = dp.KW = 5, dp.OH = H, dp.OW = W;
-  const detail::ConvDirectPlan plan = plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings());
-  ASSERT_TRUE(plan.plane);
-  ASSERT_EQ(plan.py, 4);
-  ASSERT_GT(plan.th, H) << "one tile of 12 rows, 9 of them in the plane";
-  const std::size_t bytes = static_cast<std::size_t>(C * H * W) * 4, cls = detail::Pool::size_class(bytes);
-  ASSERT_GE(cls, bytes + static_cast<std::size_t>(W) * 4) << "slack for a row";
-  GLuint sentinel_buffer = 0;
-  {
-    Tensor fill =
-        Tensor::from_host(device(), std::vector<float>(cls / 4, 1234.0f), {static_cast<std::int64_t>(cls / 4)});
-    sentinel_buffer = fill.impl()->storage->buffer();
-    (void)fill.to_vector();  // written before it goes back to the pool
+  for (std::int64_t W : {18, 20}) {
+    const std::int64_t C = 2, H = 23;
+    const auto xv = uniform(rng, C * H * W), wv = uniform(rng, C * 9), bv = uniform(rng, C);
+    Tensor x = Tensor::from_host(device(), xv, {1, C, H, W}), w = Tensor::from_host(device(), wv, {C, 1, 3, 3});
+    Tensor b = Tensor::from_host(device(), bv, {C});
+    detail::ConvDirectProblem dp;
+    dp.C = dp.Og = 1, dp.groups = C, dp.KH = dp.KW = 3, dp.OH = H, dp.OW = W;
+    const detail::ConvDirectPlan plan = plan_conv_direct(dp, detail::DeviceTraits{true, 0}, detail::settings());
+    ASSERT_TRUE(plan.dwq);
+    ASSERT_EQ(plan.py, 4) << "24 rows of items for 23";
+    const std::size_t bytes = static_cast<std::size_t>(C * H * W) * 4, cls = detail::Pool::size_class(bytes);
+    ASSERT_GE(cls, bytes + static_cast<std::size_t>(W) * 4) << "slack for a row";
+    GLuint sentinel_buffer = 0;
+    {
+      Tensor fill =
+          Tensor::from_host(device(), std::vector<float>(cls / 4, 1234.0f), {static_cast<std::int64_t>(cls / 4)});
+      sentinel_buffer = fill.impl()->storage->buffer();
+      (void)fill.to_vector();  // written before it goes back to the pool
+    }
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    o.groups = C;
+    Tensor y = conv2d(x, w, b, o);
+    const std::vector<float> got = y.to_vector();
+    ASSERT_EQ(y.impl()->storage->buffer(), sentinel_buffer)
+        << "the output took another buffer: the check would be void";
+    std::vector<float> slack((cls - bytes) / 4);
+    {
+      detail::Enter entry(*y.impl()->storage->dev, "test");  // the read-back's GL calls in the device's context
+      y.impl()->storage->download(bytes, slack.size() * 4, slack.data());
+    }
+    EXPECT_EQ(slack, std::vector<float>(slack.size(), 1234.0f)) << "a store past the last plane, W " << W;
+    const std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    const auto ref = ref_conv(host(xv, {1, C, H, W}), host(wv, {C, 1, 3, 3}), &hb, o, os);
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(got, ref, 1e-4, 1e-5)) << "W " << W;
   }
-  Conv2dOptions o = Conv2dOptions::pad(2);
-  o.groups = C;
-  Tensor y = conv2d(x, w, b, o);
-  const std::vector<float> got = y.to_vector();
-  ASSERT_EQ(y.impl()->storage->buffer(), sentinel_buffer) << "the output took another buffer: the check would be void";
-  std::vector<float> slack((cls - bytes) / 4);
-  {
-    detail::Enter entry(*y.impl()->storage->dev, "test");  // the read-back's GL calls in the device's context
-    y.impl()->storage->download(bytes, slack.size() * 4, slack.data());
-  }
-  EXPECT_EQ(slack, std::vector<float>(slack.size(), 1234.0f)) << "a store past the last plane";
-  const std::vector<double> hb(bv.begin(), bv.end());
-  Shape os;
-  const auto ref = ref_conv(host(xv, {1, C, H, W}), host(wv, {C, 1, 5, 5}), &hb, o, os);
-  EXPECT_EQ(y.shape(), os);
-  EXPECT_TRUE(close(got, ref, 1e-4, 1e-5));
 }
 
 TEST(ConvDirect, HalfOutputsOfOddWidths) {

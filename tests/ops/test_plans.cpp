@@ -804,72 +804,53 @@ TEST(PlanConvDirect, LanesTilesForm) {
   EXPECT_FALSE(plan_conv_direct(p, kGpu, s).tiles) << "a transposed conv's shuffled channels";
 }
 
-// The lanes layout's plane form (depthwise filters of 25 taps or more at stride 1 on GPUs): PY
-// rows of a column per invocation,
-// tiles of the most whole rows whose staged input rows fit kConvPlaneShared floats, evened out
-// over the plane; fewer rows per invocation where a plane or a tile has fewer; not for rows too
-// wide to stage, strides, 3 x 3 filters, grouped filters, shuffles or software rasterizers; its
-// loop count.
-TEST(PlanConvDirect, LanesPlaneForm) {
+// The lanes layout's quads form (depthwise filters on GPUs, any size, stride and dilation): 4
+// columns of PY rows per invocation, PY fewer where the last item's rows would pass OH by more
+// than OH / 8, one image's planes over groups_x workgroups of 128; not for grouped filters,
+// shuffles or software rasterizers (unless forced); its loop count.
+TEST(PlanConvDirect, LanesQuadsForm) {
   Settings s;
   ConvDirectProblem p;  // PP-OCRv4 rec's 5 x 5 depthwise over [240, 12, 208] (pad 2)
   p.C = 1, p.Og = 1, p.groups = 240, p.KH = 5, p.KW = 5, p.OH = 12, p.OW = 208, p.x_rows_contiguous = true;
   ConvDirectPlan t = plan_conv_direct(p, kGpu, s);
   EXPECT_EQ(t.layout, ConvDirectPlan::Layout::lanes);
-  EXPECT_TRUE(t.plane);
+  EXPECT_TRUE(t.dwq);
+  EXPECT_FALSE(t.tiles);
   EXPECT_EQ(t.opi, 1);
   EXPECT_EQ(t.py, 4);
-  EXPECT_EQ(t.th, 8) << "(8 - 1) + 5 = 12 rows of 212 = 2544 <= 3072 floats; 12 rows would need 16 x 212";
-  EXPECT_EQ(t.groups_x, 2u);
-  EXPECT_EQ(t.local_x, 256u);
-  // KH (1 + KW) + stage + items (1 + 2 py + rr (1 + KW) + py KH (1 + KW)): stage ceil(12 x 212 /
-  // 256) = 10, items ceil(2 x 208 / 256) = 2, rr = 3 + 4 + 1 = 8.
-  EXPECT_EQ(t.loop_iterations, 30u + 10u + 2u * (1u + 8u + 48u + 120u));
-  // Stride 2 down the columns: (th - 1) * 2 + 5 rows; a plane of 3 rows: py 3, one tile.
-  p.OH = 6, p.OW = 104;
-  ConvDirectProblem st = p;
-  st.OH = 3;
-  t = plan_conv_direct(st, kGpu, s);
-  EXPECT_TRUE(t.plane);
-  EXPECT_EQ(t.py, 3);
-  EXPECT_EQ(t.th, 3);
-  EXPECT_EQ(t.groups_x, 1u);
-  // Dilation 2 down the columns: (th - 1) + 4 * 2 + 1 rows of 108 within 28: 20 rows a tile.
-  p.dilation_h = 2, p.OH = 40;
-  t = plan_conv_direct(p, kGpu, s);
-  EXPECT_TRUE(t.plane);
-  EXPECT_EQ(t.py, 4);
-  EXPECT_EQ(t.th, 20);
-  EXPECT_EQ(t.groups_x, 2u);
-  p.dilation_h = 1;
-  // Strided or smaller filters: the positions form (measured faster there).
+  EXPECT_EQ(t.local_x, 128u);
+  EXPECT_EQ(t.groups_x, (3u * 52u * 240u + 127u) / 128u) << "3 x 52 items a plane, 240 planes an image";
+  // KH (1 + KW) + 4 py + rr (1 + 2 qcols + 2 + py (1 + 5 KW)) + 5 py: rr = 3 + 4 + 1 = 8, qcols = 3 + 4 + 1.
+  EXPECT_EQ(t.loop_iterations, 30u + 16u + 8u * (1u + 16u + 2u + 4u * 26u) + 20u);
+  // Rows per invocation: fewer where the last item's rows would pass OH by more than OH / 8.
+  for (auto [oh, py] : {std::pair{1, 1}, {3, 3}, {6, 3}, {5, 1}, {9, 3}, {10, 2}, {23, 4}, {24, 4}}) {
+    ConvDirectProblem q = p;
+    q.OH = oh;
+    EXPECT_EQ(plan_conv_direct(q, kGpu, s).py, py) << "OH " << oh;
+  }
+  // Strides, 3 x 3, dilation, rows of any width, one channel: the same form; qcols = 3 SW + (KW - 1) DW + 1.
   ConvDirectProblem other = p;
-  other.stride_h = 2;
-  EXPECT_FALSE(plan_conv_direct(other, kGpu, s).plane);
-  other = p, other.stride_w = 2;
-  EXPECT_FALSE(plan_conv_direct(other, kGpu, s).plane);
-  other = p, other.KH = other.KW = 3;
-  EXPECT_FALSE(plan_conv_direct(other, kGpu, s).plane);
-  // Rows of 3072 / 5 columns at most: from 615 on, one row of output is too wide to stage.
-  p.stride_h = 1, p.OH = 12, p.OW = 610;
-  t = plan_conv_direct(p, kGpu, s);
-  EXPECT_TRUE(t.plane);
-  EXPECT_EQ(t.py, 1) << "5 rows of 614 columns fit, not 8";
-  EXPECT_EQ(t.th, 1);
-  EXPECT_EQ(t.groups_x, 12u);
-  p.OW = 611;
-  EXPECT_FALSE(plan_conv_direct(p, kGpu, s).plane);
-  p.OW = 208;
-  EXPECT_FALSE(plan_conv_direct(p, kLlvmpipe, s).plane) << "software rasterizers: rows";
+  other.stride_h = 2, other.OH = 6;
+  EXPECT_TRUE(plan_conv_direct(other, kGpu, s).dwq);
+  EXPECT_EQ(plan_conv_direct(other, kGpu, s).py, 3);
+  other = p, other.stride_w = 2, other.KH = other.KW = 3, other.dilation_h = 2, other.OW = 2000;
+  t = plan_conv_direct(other, kGpu, s);
+  EXPECT_TRUE(t.dwq);
+  // rr = 3 * 1 + 2 * 2 + 1 = 8, qcols = 6 + 2 + 1 = 9.
+  EXPECT_EQ(t.loop_iterations, 12u + 16u + 8u * (1u + 18u + 2u + 4u * 16u) + 20u);
+  EXPECT_EQ(t.groups_x, (3u * 500u * 240u + 127u) / 128u);
+  other = p, other.groups = 1;
+  EXPECT_TRUE(plan_conv_direct(other, kGpu, s).dwq) << "one channel";
+  EXPECT_FALSE(plan_conv_direct(p, kLlvmpipe, s).dwq) << "software rasterizers: rows";
   ConvDirectProblem grouped = p;
   grouped.C = 2;
-  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).plane);
+  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).dwq);
   grouped = p, grouped.Og = 2;
-  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).plane);
+  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).dwq);
   grouped = p, grouped.shuffle = true, grouped.KH = grouped.KW = 1;
-  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).plane);
+  EXPECT_FALSE(plan_conv_direct(grouped, kGpu, s).dwq);
   s.conv_direct = ConvDirectSetting::lanes;
-  EXPECT_TRUE(plan_conv_direct(p, kLlvmpipe, s).plane) << "forced";
+  EXPECT_TRUE(plan_conv_direct(p, kLlvmpipe, s).dwq) << "forced";
 }
 
 // The ubo layout (weights in a uniform block, the channel loop run) on software rasterizers where
