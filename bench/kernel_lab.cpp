@@ -13,7 +13,9 @@
 //            matmul, regmm, bisect (all devices), conv, bufs (GPUs only); asm, hints, offsets,
 //            stream, big, addvariants, pages, cudamem, midsize only when named exactly (hints,
 //            offsets, cudamem and midsize on GPUs only; cudamem: runtime/cuda_memory.hpp).
-//            No FILTER: every mode that a plain filter selects.
+//            No FILTER: every mode that a plain filter selects. -PART: those but the ones that
+//            FILTER PART runs (--check -variants: ctest's kernel_lab_check, all but the variants
+//            mode, which kernel_lab_check_loops runs; addvariants stays).
 //   LAB_CANDS (environment): modes variants, warp and splitk run only the candidates whose name
 //            contains one of its '|'-separated parts (and the library's own row).
 //   LAB_KMAJOR (environment, warp:N on GPUs): 1 K-major B too, 2 K-major B only. LAB_SHAPES (warp
@@ -1574,8 +1576,17 @@ int main(int argc, char** argv) {
   const bool sw = d.impl()->adapter().software;
   const bool gpu = !sw || g_check;  // modes for GPUs run everywhere at --check's sizes
   std::printf("device: %s%s\n", d.caps().renderer.c_str(), g_check ? " (--check)" : "");
-  auto want = [&](const char* name) { return filter.empty() || std::string(name).find(filter) != std::string::npos; };
-  auto named = [&](const char* name) { return filter == name || (g_check && filter.empty()); };
+  // -PART: every mode that no FILTER runs, less those that FILTER PART runs (the modes named exactly
+  // all stay: PART names none of them unless it is their whole name).
+  const bool except = filter.size() > 1 && filter[0] == '-';
+  const std::string part = except ? filter.substr(1) : filter;
+  auto want = [&](const char* name) {
+    const bool has = std::string(name).find(part) != std::string::npos;
+    return filter.empty() || (except ? !has : has);
+  };
+  auto named = [&](const char* name) {
+    return filter == name || (g_check && (filter.empty() || (except && part != name)));
+  };
   if (want("variants")) g_failures += lab::lab_variants(d, g_check);
   if (want("warp") || filter.rfind("warp:", 0) == 0)
     g_failures += lab::lab_warp(d, g_check, filter.rfind("warp:", 0) == 0 ? std::stoll(filter.substr(5)) : 0);
@@ -1613,7 +1624,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!g_check) return 0;
-  if (filter.empty())
+  if (filter.empty() || except)  // (an exception that leaves out a mode using bench/lab files fails here)
     for (const auto& [file, text] : lab::lab_sources())
       if (!g_used.count(file)) {
         std::printf("check: bench/lab/%s is used by no mode\n", file.c_str());
