@@ -2,8 +2,8 @@
 # ocr8's second GPU pack (issue 21): the page with the recognizer's two batches in one
 # Model::run_many (their replays interleaved under shared barriers: Recording::replay_together)
 # against main's build (one replayed run() per batch), alternating, 4 processes each, the text
-# compared; then each side's rec stage alone in more processes.
-. "$H/common.sh"
+# compared.
+. "$H/common.sh"  # scripts/packs/ocr7/common.sh, packed by NAME=ocr8 bash scripts/packs/ocr7/make_pack.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
 echo "ocr8 commit: $(cat "$H/COMMIT"); main commit: $(cat "$H/main/COMMIT")"
 PAGE="--models $M --ort none --only ocr960 --images gpu --out $W/ocr --runs 20 --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 --text"
