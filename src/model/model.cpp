@@ -429,6 +429,7 @@ std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
   std::vector<const Replayed*> from(inputs.size(), nullptr);  // the recording whose outputs out[i] are
   std::vector<Replayed*> group;
   std::vector<std::size_t> members;
+  const DeviceState* group_ds = nullptr;
   RunStats last_stats;
   const auto replay_group = [&] {
     if (group.empty()) return;
@@ -460,7 +461,8 @@ std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
     const std::vector<Tensor> given = check_inputs(inputs[i], dev);
     DeviceState& ds = state_for(dev);
     Replayed* r = captured_for(ds, given);
-    if (!r || std::find(group.begin(), group.end(), r) != group.end()) replay_group();
+    if (!r || std::find(group.begin(), group.end(), r) != group.end() || group_ds != &ds) replay_group();
+    group_ds = &ds;  // a group's recordings are of one device
     // Earlier outputs (of a capture or a replay of r) that this entry's replay of r overwrites:
     // copied out first. A run that does not replay makes new outputs.
     for (std::size_t j = 0; r && j < i; ++j)
