@@ -3,7 +3,8 @@
 # each rec shape's GPU time summed over its dispatches (eager, timer queries: --profile) against a
 # replayed call's wall time and the host's time inside Model::run; then the page with the replays'
 # commands submitted early (lib2: glFlush after a replay's Nth dispatch, GLTENSOR_OCR8_EARLY=N, an
-# uncommitted experiment) against main's build, alternating, 3 processes each.
+# uncommitted experiment: scripts/packs/ocr8/early_flush.patch against cdda1eb) against main's build,
+# alternating, 3 processes each.
 . "$H/common.sh"  # scripts/packs/ocr7/common.sh, packed by NAME=ocr8 bash scripts/packs/ocr7/make_pack.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
 echo "ocr8 commit: $(cat "$H/COMMIT"); main commit: $(cat "$H/main/COMMIT")"
