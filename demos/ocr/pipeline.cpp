@@ -284,21 +284,25 @@ void OcrPipeline::recognize(const Crops& crops, std::vector<TextLine>& lines, Oc
   std::vector<cv::Size> sizes;
   for (std::size_t i = 0; i < crops.size(); ++i) sizes.push_back(crops.crop_size(i));
   const auto batches = rec_batches(sizes, opt_.rec);
-  // Every batch is queued before the first is read back, so the host prepares the next batch
-  // while the GPU runs this one.
+  // Every batch is queued before the first is read back, and the batches run in one
+  // Model::run_many: where their shapes are replayed, their dispatches interleave under shared
+  // barriers (the GPU runs two batches' small dispatches side by side).
   last_rec_.clear();
   std::vector<AsyncRead> reads;
   std::vector<Shape> out_shapes;
+  std::vector<std::map<std::string, Tensor>> ins;
   double pre = 0, decode = 0;
+  const auto tp = Clock::now();
   for (const auto& b : batches) {
-    const auto tp = Clock::now();
     last_rec_.push_back(batch_input(*this, crops, b.lines, opt_.rec.height, b.width));
-    pre += ms_since(tp);
     ModelInput& in = last_rec_.back();
     tm.rec_shapes.push_back(in.shape);
     tm.rec_run_columns += static_cast<std::int64_t>(b.lines.size()) * b.width;
     for (std::size_t i : b.lines) tm.rec_line_columns += rec_resized_width(sizes[i], opt_.rec.height, b.width);
-    auto out = rec_.run({{rec_.inputs()[0].name, input_tensor(dev_, in)}});
+    ins.push_back({{rec_.inputs()[0].name, input_tensor(dev_, in)}});
+  }
+  pre += ms_since(tp);
+  for (const auto& out : rec_.run_many(ins)) {
     // [N, T, classes] -> each step's best class and its probability, on the GPU: the read-back
     // is [N, T] twice instead of the whole distribution (6625 classes per step). The probability
     // is gathered at the best class (the row's max, as amax), not reduced over the row again.

@@ -39,7 +39,8 @@ struct OcrOptions {
   /// (gltensor::ModelOptions::replay): no per-node host work on runs of shapes seen before. The
   /// recognizer keeps rec_replay_shapes recordings (its batches' widths recur from page to page
   /// where they are bucketed: RecBatchOptions::align), the detector and classifier one each; each
-  /// recording holds one run's buffers.
+  /// recording holds one run's buffers. A page's recognizer batches run in one Model::run_many:
+  /// those replayed go together, their dispatches interleaved under shared barriers.
   bool replay = false;
   int rec_replay_shapes = 8;
 };

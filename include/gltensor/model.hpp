@@ -118,6 +118,16 @@ class Model {
   /// ModelError for a missing/extra input or a shape or dtype mismatch (naming the input, the
   /// expected and the given shape), ThreadError for inputs on a device of another thread.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
+  /// Runs the graph once per entry of `inputs` (each as for run()), returning each run's
+  /// outputs in order: the values of run() called for each in turn, except that an entry's
+  /// outputs are never overwritten by a later entry's (where two entries replay one recording,
+  /// the earlier's outputs are copied first). With ModelOptions::replay, consecutive entries
+  /// whose shapes have a recording (on one device) are replayed together
+  /// (Recording::replay_together: their dispatches interleaved under shared memory barriers, so
+  /// that the GPU runs them side by side; the OCR recognizer's batches of several widths); the
+  /// others run as run() would, in order. last_run() is the last entry's. Throws as run() does
+  /// (entries before the failing one may have run).
+  std::vector<std::map<std::string, Tensor>> run_many(const std::vector<std::map<std::string, Tensor>>& inputs) const;
 
   /// Runs the graph on `dev` (the model's, or another thread's own device) from host data to
   /// host data: every graph input by name (dtype and shape as for run()), every graph output read

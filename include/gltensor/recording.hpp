@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <utility>
 
 #include "gltensor/device.hpp"
@@ -66,6 +67,16 @@ class Recording {
   static Recording capture(const Device& dev, const std::function<void()>& work);
   /// Issues the recorded dispatches again (after whatever the device already has recorded).
   void replay() const;
+  /// Replays each of `recordings` (all of one device; empty ones are skipped) with the result of
+  /// replaying them one after another in that order, but interleaved where they are
+  /// independent: each one's dispatches stay in order, and dispatches of different recordings
+  /// share the intervals between memory barriers, so that the GPU runs them side by side (two
+  /// batches of a model's inputs at different shapes). Independent: no buffer that one of them
+  /// writes is read or written by another (weights they all only read may be shared); otherwise,
+  /// or with GLTENSOR_FULL_BARRIERS, they replay one after another. The same recording twice is
+  /// not independent. Throws ValueError for recordings of different devices, CaptureError
+  /// inside a capture, ThreadError off the device's thread.
+  static void replay_together(std::span<const Recording* const> recordings);
 
   bool empty() const { return dispatches() == 0; }
   /// Dispatches, and barriers (batch ends included) recorded.

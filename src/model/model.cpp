@@ -363,26 +363,15 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
     replays.push_back(Replayed{shapes, {}, {}, {}, {}, false, {}, Replayed::warm});
     return execute(ds, given, rs);
   }
-  replays.splice(replays.end(), replays, it);  // now the most recently run
-  Replayed& r = replays.back();
-  if (r.state == Replayed::refused) return execute(ds, given, rs);
+  Replayed& r = *it;
   if (r.state == Replayed::captured) {
-    detail::Capture& c = *detail::RecordingAccess::capture(r.rec);
-    if (host_outputs && !r.outputs_on_host) {  // captured by a run() on tensors
-      outputs_to_host(ds.dev, c, r.outputs);
-      r.outputs_on_host = true;
-    }
-    r.rebinds.clear();
-    for (std::size_t k = 0; k < given.size(); ++k) {
-      if (rebindable(c, r.inputs[k], given[k], r.outputs))
-        r.rebinds.push_back({r.inputs[k].impl()->storage->buffer(), given[k].impl()->storage.get()});
-      else
-        r.inputs[k].copy_(given[k]);
-    }
+    prepare_replay(ds, r, given, host_outputs);
     detail::RecordingAccess::replay(r.rec, r.rebinds);
     rs.stats = r.stats;
     return r.outputs;
   }
+  replays.splice(replays.end(), replays, it);  // now the most recently run
+  if (r.state == Replayed::refused) return execute(ds, given, rs);
   for (const Tensor& t : given) r.inputs.push_back(t.clone());
   try {
     r.rec = Recording::capture(ds.dev, [&] { r.outputs = execute(ds, r.inputs, rs); });
@@ -400,6 +389,112 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
   r.stats = rs.stats;
   r.state = Replayed::captured;
   return r.outputs;
+}
+
+DeviceState::Replayed* Model::Impl::captured_for(DeviceState& ds, const std::vector<Tensor>& given) {
+  for (auto& r : ds.replays) {
+    if (r.state != DeviceState::Replayed::captured || r.shapes.size() != given.size()) continue;
+    bool same = true;
+    for (std::size_t k = 0; same && k < given.size(); ++k) same = r.shapes[k] == given[k].shape();
+    if (same) return &r;
+  }
+  return nullptr;
+}
+
+void Model::Impl::prepare_replay(DeviceState& ds, DeviceState::Replayed& r, const std::vector<Tensor>& given,
+                                 bool host_outputs) const {
+  for (auto it = ds.replays.begin(); it != ds.replays.end(); ++it)
+    if (&*it == &r) {
+      ds.replays.splice(ds.replays.end(), ds.replays, it);  // now the most recently run
+      break;
+    }
+  detail::Capture& c = *detail::RecordingAccess::capture(r.rec);
+  if (host_outputs && !r.outputs_on_host) {  // captured by a run() on tensors
+    outputs_to_host(ds.dev, c, r.outputs);
+    r.outputs_on_host = true;
+  }
+  r.rebinds.clear();
+  for (std::size_t k = 0; k < given.size(); ++k) {
+    if (rebindable(c, r.inputs[k], given[k], r.outputs))
+      r.rebinds.push_back({r.inputs[k].impl()->storage->buffer(), given[k].impl()->storage.get()});
+    else
+      r.inputs[k].copy_(given[k]);
+  }
+}
+
+std::vector<std::map<std::string, Tensor>> Model::run_many(
+    const std::vector<std::map<std::string, Tensor>>& inputs) const {
+  return impl_->run_many(inputs);
+}
+
+// Model::run_many: the entries with a captured recording gather in a group replayed together;
+// any other entry (a warm-up or capture, which may drop a recording of the group, or one that
+// replays a recording already in the group) replays the group first.
+std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
+    const std::vector<std::map<std::string, Tensor>>& inputs) const {
+  using Replayed = DeviceState::Replayed;
+  std::vector<std::map<std::string, Tensor>> out(inputs.size());
+  std::vector<const Replayed*> from(inputs.size(), nullptr);  // the recording whose outputs out[i] are
+  std::vector<Replayed*> group;
+  std::vector<std::size_t> members;
+  const DeviceState* group_ds = nullptr;
+  RunStats last_stats;
+  const auto replay_group = [&] {
+    if (group.empty()) return;
+    std::vector<const Recording*> recs;
+    std::vector<std::vector<detail::Rebind>> rebinds;
+    for (Replayed* r : group) {
+      recs.push_back(&r->rec);
+      rebinds.push_back(r->rebinds);
+    }
+    detail::RecordingAccess::replay_together(recs, rebinds);
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      out[members[k]] = group[k]->outputs;
+      from[members[k]] = group[k];
+    }
+    group.clear();
+    members.clear();
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!options.replay) {
+      out[i] = run(inputs[i], &last_stats, false);
+      continue;
+    }
+    Device dev = this->dev;
+    for (const auto& [name, t] : inputs[i])
+      if (t.defined()) {
+        dev = t.device();
+        break;
+      }
+    const std::vector<Tensor> given = check_inputs(inputs[i], dev);
+    DeviceState& ds = state_for(dev);
+    Replayed* r = captured_for(ds, given);
+    if (!r || std::find(group.begin(), group.end(), r) != group.end() || group_ds != &ds) replay_group();
+    group_ds = &ds;  // a group's recordings are of one device
+    // Earlier outputs (of a capture or a replay of r) that this entry's replay of r overwrites:
+    // copied out first. A run that does not replay makes new outputs.
+    for (std::size_t j = 0; r && j < i; ++j)
+      if (from[j] == r) {
+        for (auto& [name, t] : out[j]) t = t.clone();
+        from[j] = nullptr;
+      }
+    if (r) {
+      prepare_replay(ds, *r, given, false);
+      group.push_back(r);
+      members.push_back(i);
+      last_stats = r->stats;
+      continue;
+    }
+    RunState rs;
+    rs.live.reserve(64);
+    out[i] = run_replayed(ds, given, rs, false);
+    last_stats = rs.stats;
+    if (!ds.replays.empty() && ds.replays.back().state == Replayed::captured) from[i] = &ds.replays.back();
+  }
+  replay_group();
+  std::lock_guard<std::mutex> lock(mutex);
+  last = last_stats;
+  return out;
 }
 
 void Model::Impl::hold(RunState& rs, const Tensor& t) {

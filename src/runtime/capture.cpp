@@ -164,6 +164,8 @@ void Capture::finish() {
   std::map<const Program*, std::map<GLint, UniformValue>> state;
   std::vector<Uniform> kept;
   for (auto& s : steps) {
+    s.all_begin = s.uniform_begin;  // the full list stays in all_uniforms
+    s.all_end = s.uniform_end;
     if (!s.program) continue;
     auto [it, first] = state.try_emplace(s.program);
     const auto begin = static_cast<std::uint32_t>(kept.size());
@@ -172,11 +174,12 @@ void Capture::finish() {
       auto [v, fresh] = it->second.try_emplace(u.location, u.value);
       if (!first && !fresh && v->second == u.value) continue;
       v->second = u.value;
-      kept.push_back(std::move(u));
+      kept.push_back(u);
     }
     s.uniform_begin = begin;
     s.uniform_end = static_cast<std::uint32_t>(kept.size());
   }
+  all_uniforms = std::move(uniforms);
   uniforms = std::move(kept);
   // Resources touched, and those touched after the last barrier covering them (as Queue::barrier
   // clears its sets).

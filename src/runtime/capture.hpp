@@ -50,6 +50,10 @@ struct Capture {
     std::uint32_t block_begin = 0, block_end = 0;
     std::uint32_t texture_begin = 0, texture_end = 0;
     std::uint32_t uniform_begin = 0, uniform_end = 0;
+    // Every uniform value the program held at this dispatch (all_uniforms): an interleaved
+    // replay (Queue::replay_together) sets them all, since another recording's dispatches of
+    // the same program may have changed them in between.
+    std::uint32_t all_begin = 0, all_end = 0;
   };
   struct Ssbo {
     GLuint buffer;
@@ -129,7 +133,7 @@ struct Capture {
   std::vector<Ssbo> ssbos;
   std::vector<Block> blocks;
   std::vector<TextureUse> textures;
-  std::vector<Uniform> uniforms;
+  std::vector<Uniform> uniforms, all_uniforms;
   std::vector<Held> held;
   std::vector<Pool::Block> owned;  // buffers of storages that died during the capture
   std::vector<Expect> expects;
@@ -157,6 +161,8 @@ struct RecordingAccess {
   static Capture* capture(const Recording& r) { return r.c_.get(); }
   /// Recording::replay, binding each rebind's storage in place of its `from` buffer.
   static void replay(const Recording& r, std::span<const Rebind> rebinds);
+  /// Recording::replay_together, rebinds[i] for rs[i] (empty: none for any).
+  static void replay_together(std::span<const Recording* const> rs, std::span<const std::vector<Rebind>> rebinds);
 };
 
 }  // namespace gltensor::detail

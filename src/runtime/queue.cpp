@@ -2,6 +2,7 @@
 #include "runtime/queue.hpp"
 
 #include <chrono>
+#include <unordered_map>
 
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
@@ -84,12 +85,51 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
   if (++batch_dispatches_ >= auto_flush_) flush();
 }
 
-void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
-  const auto name = [&](GLuint b) {
-    for (const Rebind& r : rebinds)
-      if (r.from == b) return r.to->buffer();
-    return b;
+namespace {
+
+GLuint rebound(std::span<const Rebind> rebinds, GLuint b) {
+  for (const Rebind& r : rebinds)
+    if (r.from == b) return r.to->buffer();
+  return b;
+}
+
+// Whether no buffer that one capture writes is touched by another (its buffers as rebound).
+bool independent(std::span<const Capture* const> cs, std::span<const std::vector<Rebind>> rebinds) {
+  struct Use {
+    GLuint buffer;
+    std::size_t capture;
+    bool write;
   };
+  std::vector<Use> uses;
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const std::span<const Rebind> rb = rebinds.empty() ? std::span<const Rebind>{} : rebinds[i];
+    for (const auto& [b, w] : cs[i]->buffers) uses.push_back({rebound(rb, b), i, w});
+  }
+  std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.buffer < b.buffer; });
+  for (std::size_t a = 0; a < uses.size();) {
+    std::size_t e = a;
+    bool written = false, shared = false;
+    for (; e < uses.size() && uses[e].buffer == uses[a].buffer; ++e) {
+      written = written || uses[e].write;
+      shared = shared || uses[e].capture != uses[a].capture;
+    }
+    if (written && shared) return false;
+    a = e;
+  }
+  // Textures: one written through an image unit by any capture, used by another.
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    for (const auto& [t, image] : cs[i]->all_textures)
+      for (std::size_t j = 0; j < cs.size(); ++j)
+        if (j != i)
+          for (const auto& [u, image2] : cs[j]->all_textures)
+            if (u == t && (image || image2)) return false;
+  return true;
+}
+
+}  // namespace
+
+void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
+  const auto name = [&](GLuint b) { return rebound(rebinds, b); };
   // Hazards with the work before the replay (the captured barriers cover those within it).
   GLbitfield bits = 0;
   for (const auto& [captured, w] : c.buffers) {
@@ -138,6 +178,104 @@ void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
   if (!dev_.adopted()) dev_.check_gl("replay");
 #endif
   if (batch_dispatches_ >= auto_flush_) flush();
+}
+
+void Queue::replay_together(std::span<const Capture* const> cs, std::span<const std::vector<Rebind>> rebinds) {
+  const auto rebinds_of = [&](std::size_t i) {
+    return rebinds.empty() ? std::span<const Rebind>{} : std::span<const Rebind>(rebinds[i]);
+  };
+  if (cs.size() < 2 || settings().full_barriers || !independent(cs, rebinds)) {
+    for (std::size_t i = 0; i < cs.size(); ++i) replay(*cs[i], rebinds_of(i));
+    return;
+  }
+  std::vector<std::size_t> next(cs.size(), 0);
+  std::unordered_map<const Program*, std::size_t> owners;  // the capture of a program's last dispatch
+  // The barrier bits step `s` of capture i needs after what was issued since the last barrier.
+  const auto needs = [&](std::size_t i, const Capture::Step& s) {
+    const Capture& c = *cs[i];
+    GLbitfield bits = 0;
+    for (std::uint32_t k = s.ssbo_begin; k < s.ssbo_end; ++k) {
+      const GLuint b = rebound(rebinds_of(i), c.ssbos[k].buffer);
+      if (written_since_barrier_.count(b) || (c.ssbos[k].write && read_since_barrier_.count(b))) bits |= kBufferBits;
+    }
+    for (std::uint32_t k = s.block_begin; k < s.block_end; ++k)
+      if (written_since_barrier_.count(rebound(rebinds_of(i), c.blocks[k].buffer))) bits |= kBufferBits;
+    for (std::uint32_t k = s.texture_begin; k < s.texture_end; ++k) {
+      const TextureUse& t = c.textures[k];
+      if (images_written_.count(t.texture) || (t.image && textures_read_.count(t.texture))) bits |= kTextureBits;
+    }
+    return bits;
+  };
+  const auto issue = [&](std::size_t i, const Capture::Step& s) {
+    const Capture& c = *cs[i];
+    const Program& p = *s.program;
+    dev_.gl().use_program(p.id);
+    for (std::uint32_t k = s.ssbo_begin; k < s.ssbo_end; ++k) {
+      const GLuint b = rebound(rebinds_of(i), c.ssbos[k].buffer);
+      dev_.gl().bind_ssbo(k - s.ssbo_begin, b);
+      (c.ssbos[k].write ? written_since_barrier_ : read_since_barrier_).insert(b);
+    }
+    for (std::uint32_t k = s.block_begin; k < s.block_end; ++k) {
+      const auto& u = c.blocks[k];
+      const GLuint b = rebound(rebinds_of(i), u.buffer);
+      dev_.gl().bind_ubo(u.binding, b, u.offset, u.size);
+      read_since_barrier_.insert(b);
+    }
+    for (std::uint32_t k = s.texture_begin; k < s.texture_end; ++k) {
+      const TextureUse& t = c.textures[k];
+      if (t.image) {
+        dev_.gl().bind_image(t.unit, t.texture, t.level, t.access, t.format);
+        images_written_.insert(t.texture);
+      } else {
+        dev_.gl().bind_texture_2d(t.unit, t.texture);
+        dev_.gl().bind_sampler(t.unit, t.sampler);
+        textures_read_.insert(t.texture);
+      }
+    }
+    // The capture's reduced uniforms assume the program's values are those of its previous
+    // dispatch in that capture: where another capture's dispatch of the program came between,
+    // every value the program held at capture (unchanged values make no GL call).
+    auto [owner, fresh] = owners.try_emplace(&p, i);
+    const bool own = fresh || owner->second == i;
+    owner->second = i;
+    const auto& us = own ? c.uniforms : c.all_uniforms;
+    for (std::uint32_t k = own ? s.uniform_begin : s.all_begin, e = own ? s.uniform_end : s.all_end; k < e; ++k)
+      p.set_value(us[k].location, us[k].value);
+    glDispatchCompute(s.groups[0], s.groups[1], s.groups[2]);
+    ++dispatches_;
+    // A batch ends every auto_flush_ dispatches, as the captures' own batch ends (skipped) did.
+    if (++batch_dispatches_ >= auto_flush_) flush();
+  };
+  // Each capture in turn issues its steps up to the first that needs a barrier; when none can go
+  // on, one barrier for what the next steps need.
+  for (;;) {
+    bool issued = false, left = false;
+    GLbitfield wanted = 0;
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const auto& steps = cs[i]->steps;
+      for (; next[i] < steps.size(); ++next[i]) {
+        const Capture::Step& s = steps[next[i]];
+        if (!s.program) continue;
+        const GLbitfield bits = needs(i, s);
+        if (bits) {
+          wanted |= bits;
+          break;
+        }
+        issue(i, s);
+        issued = true;
+      }
+      left = left || next[i] < steps.size();
+    }
+    if (!left) break;
+    if (!issued) barrier(wanted);
+  }
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    cs[i]->replayed(batch_);
+    for (const Rebind& r : rebinds_of(i)) r.to->use_batch = batch_;
+  }
+#ifndef NDEBUG
+  if (!dev_.adopted()) dev_.check_gl("replay_together");
+#endif
 }
 
 void Queue::barrier_for_host(GLuint buffer) {

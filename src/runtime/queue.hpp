@@ -121,6 +121,14 @@ class Queue {
   /// batches afterwards are as if they had been dispatched again. Each `rebinds` entry's storage
   /// is bound wherever its `from` buffer was (the caller checks that no step writes `from`).
   void replay(const Capture& c, std::span<const Rebind> rebinds = {});
+  /// Replays several captures as replay() would one after another (rebinds[i] for cs[i], or
+  /// none where rebinds is empty), but interleaved where they are independent (no buffer that
+  /// one writes is touched by another, and no full barriers forced by Settings): each capture's
+  /// steps stay in order, and dispatches of different captures share the interval between two
+  /// barriers, each barrier decided by the hazards of the step it precedes (as dispatch() does)
+  /// rather than taken from the capture, so that the GPU can run them side by side. Otherwise
+  /// one replay() after another.
+  void replay_together(std::span<const Capture* const> cs, std::span<const std::vector<Rebind>> rebinds = {});
 
  private:
   void barrier(GLbitfield bits);

@@ -3,6 +3,7 @@
 #include "gltensor/recording.hpp"
 
 #include <string>
+#include <vector>
 
 #include "gltensor/errors.hpp"
 #include "runtime/capture.hpp"
@@ -57,6 +58,36 @@ void detail::RecordingAccess::replay(const Recording& r, std::span<const Rebind>
     auto& flags = d.extension<detail::ErrorFlags>();
     for (const auto& e : c->expects) flags.expect(d, e.op.c_str(), e.bit);
   }
+}
+
+void Recording::replay_together(std::span<const Recording* const> recordings) {
+  detail::RecordingAccess::replay_together(recordings, {});
+}
+
+void detail::RecordingAccess::replay_together(std::span<const Recording* const> rs,
+                                              std::span<const std::vector<Rebind>> rebinds) {
+  std::vector<const Capture*> cs;
+  std::vector<std::vector<Rebind>> rb;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const Capture* c = rs[i]->c_.get();
+    if (!c || c->steps.empty()) continue;
+    if (!cs.empty() && c->dev != cs.front()->dev)
+      throw ValueError("gltensor::Recording::replay_together: recording " + std::to_string(i) +
+                       " is of another device than recording 0's");
+    cs.push_back(c);
+    if (!rebinds.empty()) rb.push_back(rebinds[i]);
+  }
+  if (cs.empty()) return;
+  detail::DeviceImpl& d = *cs.front()->dev;
+  detail::Enter guard(d, "Recording::replay_together");
+  if (d.queue().capture())
+    throw CaptureError("gltensor::Recording::replay_together: replaying recordings while another is being captured");
+  d.queue().replay_together(cs, rb);
+  for (const Capture* c : cs)
+    if (!c->expects.empty()) {
+      auto& flags = d.extension<detail::ErrorFlags>();
+      for (const auto& e : c->expects) flags.expect(d, e.op.c_str(), e.bit);
+    }
 }
 
 std::size_t Recording::dispatches() const { return c_ ? c_->dispatches : 0; }

@@ -209,6 +209,74 @@ TEST(Recording, OtherWorkOnTheSameProgramsBetweenReplays) {
   }
 }
 
+// Recording::replay_together: two independent recordings of the same chain of dependent ops at
+// two sizes (the same programs, other sizes and scalars in their uniforms) give what each gives
+// replayed alone, bit for bit, and the float64 values, and share their barriers: as many as one
+// of them replayed alone issues (each barrier serves a step of both). A recording that reads
+// another's output replays after it (as replay() in turn would), and the same recording twice
+// too.
+TEST(Recording, ReplayTogether) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const std::int64_t n1 = 1000, n2 = 996;
+  // The scalar product's program twice in each chain: its second dispatch in a capture sets only
+  // the scalar that changed, so the other chain's size in between must be set again.
+  const auto chain = [](const Tensor& x, double a, double b) { return sigmoid(x * a + b) * x * (a + 1) - b; };
+  const auto ref = [](const std::vector<float>& x, double a, double b) {
+    std::vector<double> r(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) r[i] = sigmoid(x[i] * a + b) * x[i] * (a + 1) - b;
+    return r;
+  };
+  Tensor x1 = upload(uniform(rng, n1), {n1}), x2 = upload(uniform(rng, n2), {n2}), y1, y2, y3;
+  Recording r1 = Recording::capture(dev, [&] { y1 = chain(x1, 0.5, 1.0); });
+  Recording r2 = Recording::capture(dev, [&] { y2 = chain(x2, -2.0, 0.25); });
+  Recording r3 = Recording::capture(dev, [&] { y3 = y1 * 3.0 + 1.0; });  // reads r1's output
+  ASSERT_GT(r1.dispatches(), 2u);
+  ASSERT_EQ(r1.dispatches(), r2.dispatches());
+  // The barriers of r1 replayed alone after its input was written (a barrier before its first step
+  // included), with no batch end in between.
+  dev.synchronize();
+  x1.copy_(upload(uniform(rng, n1), {n1}));
+  std::uint64_t b0 = dev.barrier_count();
+  r1.replay();
+  const std::uint64_t alone = dev.barrier_count() - b0;
+  ASSERT_GE(alone, r1.dispatches() - 1) << "a chain of dependent dispatches";
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    auto h1 = uniform(rng, n1), h2 = uniform(rng, n2);
+    if (round == 2) sprinkle_specials(h1);
+    Tensor u1 = upload(h1, {n1}), u2 = upload(h2, {n2});
+    dev.synchronize();
+    x1.copy_(u1);
+    x2.copy_(u2);
+    b0 = dev.barrier_count();
+    const auto d0 = dev.dispatch_count();
+    const std::vector<const Recording*> both = {&r1, &r2};
+    Recording::replay_together(both);
+    EXPECT_EQ(dev.dispatch_count() - d0, r1.dispatches() + r2.dispatches());
+    EXPECT_EQ(dev.barrier_count() - b0, alone) << "the two chains' steps share each barrier";
+    const auto got1 = y1.to_vector(), got2 = y2.to_vector();
+    EXPECT_TRUE(close(got1, to_double(chain(u1, 0.5, 1.0).to_vector()), 0, 0)) << "differs from the eager ops";
+    EXPECT_TRUE(close(got2, to_double(chain(u2, -2.0, 0.25).to_vector()), 0, 0)) << "differs from the eager ops";
+    if (round < 2) {  // round 2's first input has NaN and infinities: compared with the eager ops only
+      EXPECT_TRUE(close(got1, ref(h1, 0.5, 1.0), 1e-5, 1e-5));
+    }
+    EXPECT_TRUE(close(got2, ref(h2, -2.0, 0.25), 1e-5, 1e-5));
+    // Dependent: r3 reads what r1 writes (new contents of x1), so it must see this replay's y1.
+    const auto h3 = uniform(rng, n1);
+    x1.copy_(upload(h3, {n1}));
+    const std::vector<const Recording*> dependent = {&r1, &r3};
+    Recording::replay_together(dependent);
+    const auto y1v = y1.to_vector(), y3v = y3.to_vector();
+    EXPECT_TRUE(close(y1v, ref(h3, 0.5, 1.0), 1e-5, 1e-5));
+    EXPECT_TRUE(close(y3v, to_double((upload(y1v, {n1}) * 3.0 + 1.0).to_vector()), 0, 0))
+        << "r3 ran before r1's replay wrote y1";
+    const std::vector<const Recording*> twice = {&r2, &r2};
+    Recording::replay_together(twice);
+    EXPECT_TRUE(close(y2.to_vector(), to_double(got2), 0, 0));
+  }
+}
+
 // The caller drops its handles to the inputs: the recording keeps their buffers, which the pool
 // may not hand to anyone else.
 TEST(Recording, KeepsReleasedInputsAlive) {
