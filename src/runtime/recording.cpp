@@ -34,6 +34,28 @@ Recording Recording::capture(const Device& dev, const std::function<void()>& wor
   return Recording(std::move(c));
 }
 
+namespace {
+// The captured ops' host-side steps (KVCache's count), all captures' before any dispatch: one that
+// throws (a typed error, e.g. KVCache's max_len) leaves the device untouched and every step run
+// before it, of any capture, undone.
+void run_host_steps(std::span<const detail::Capture* const> cs) {
+  std::vector<const detail::Capture::HostStep*> ran;
+  try {
+    for (const detail::Capture* c : cs)
+      for (const auto& step : c->host_steps) {
+        step.run();
+        ran.push_back(&step);
+      }
+  } catch (...) {
+    while (!ran.empty()) {
+      if (const auto& undo = ran.back()->undo) undo();
+      ran.pop_back();
+    }
+    throw;
+  }
+}
+}  // namespace
+
 void Recording::replay() const { detail::RecordingAccess::replay(*this, {}); }
 
 void detail::RecordingAccess::replay(const Recording& r, std::span<const Rebind> rebinds) {
@@ -43,16 +65,7 @@ void detail::RecordingAccess::replay(const Recording& r, std::span<const Rebind>
   detail::Enter guard(d, "Recording::replay");
   if (d.queue().capture())
     throw CaptureError("gltensor::Recording::replay: replaying a recording while another is being captured");
-  // The captured ops' host-side steps first: one that throws (a typed error, e.g. KVCache's
-  // max_len) leaves the device untouched and the steps before it undone.
-  std::size_t ran = 0;
-  try {
-    for (; ran < c->host_steps.size(); ++ran) c->host_steps[ran].run();
-  } catch (...) {
-    while (ran > 0)
-      if (const auto& undo = c->host_steps[--ran].undo) undo();
-    throw;
-  }
+  run_host_steps({&c, 1});
   d.queue().replay(*c, rebinds);
   if (!c->expects.empty()) {
     auto& flags = d.extension<detail::ErrorFlags>();
@@ -82,6 +95,7 @@ void detail::RecordingAccess::replay_together(std::span<const Recording* const> 
   detail::Enter guard(d, "Recording::replay_together");
   if (d.queue().capture())
     throw CaptureError("gltensor::Recording::replay_together: replaying recordings while another is being captured");
+  run_host_steps(cs);
   d.queue().replay_together(cs, rb);
   for (const Capture* c : cs)
     if (!c->expects.empty()) {

@@ -329,6 +329,35 @@ TEST(KvCache, ReplaysKeepTheHostCount) {
   EXPECT_EQ(cache.lengths().to_int_vector(), (std::vector<std::int32_t>{1, 1}));
 }
 
+// Recording::replay_together runs every recording's host steps before any dispatch, as replay
+// does, and a refused one undoes the steps of all of them.
+TEST(KvCache, ReplaysTogetherKeepTheHostCounts) {
+  const std::int64_t B = 1, H = 1, M = 4, E = 2;
+  KVCache a(device(), 1, B, H, M, E), b(device(), 1, B, H, M, E);
+  Tensor k = ones(device(), {B, H, 1, E});
+  auto stepper = [&](KVCache& c) {
+    return [&] {
+      c.append(0, k, k);
+      c.advance(1);
+    };
+  };
+  const Recording ra = Recording::capture(device(), stepper(a));  // 0 -> 1
+  const Recording rb = Recording::capture(device(), stepper(b));
+  b.set_lengths(std::vector<std::int32_t>{2});
+  const Recording* both[] = {&ra, &rb};
+  Recording::replay_together(both);  // a 1 -> 2, b 2 -> 3
+  EXPECT_EQ(a.max_length(), 2);
+  EXPECT_EQ(b.max_length(), 3);
+  EXPECT_EQ(a.lengths().to_int_vector(), (std::vector<std::int32_t>{2}));
+  EXPECT_EQ(b.lengths().to_int_vector(), (std::vector<std::int32_t>{3}));
+  Recording::replay_together(both);                            // a 3, b 4 = max_len
+  EXPECT_THROW(Recording::replay_together(both), LimitError);  // b: 4 + 1 > 4
+  EXPECT_EQ(a.max_length(), 3);                                // a's steps, run first, undone
+  EXPECT_EQ(b.max_length(), 4);
+  EXPECT_EQ(a.lengths().to_int_vector(), (std::vector<std::int32_t>{3}));
+  EXPECT_EQ(b.lengths().to_int_vector(), (std::vector<std::int32_t>{4}));
+}
+
 TEST(KvCache, OverflowDetectedOnTheGpu) {
   const std::int64_t B = 2, H = 1, M = 4, E = 2;
   Tensor kc = zeros(device(), {B, H, M, E}), vc = zeros(device(), {B, H, M, E});
