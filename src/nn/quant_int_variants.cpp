@@ -3,11 +3,15 @@
 
 #include <utility>
 
+#include "runtime/glsl_text.hpp"
+
 namespace gltensor::detail {
 
 namespace {
 CT int_ct(DType d) { return is_floating(d) ? CT::f32 : CT::i32; }
 constexpr DType kQ8[] = {DType::u8, DType::i8};
+// KS(X): X(0) .. X(n - 1), the warp kernel's K steps written out.
+std::string k_steps(int n) { return glsl_macro_list(n, ""); }
 }  // namespace
 
 Defines QuantIntVariant::defines() const {
@@ -208,6 +212,45 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
   {
     IMatmulVariant v;  // requantizing with int32 totals in registers, zero point int32
     v.dequant = v.dq_row = v.quant = true, v.zy = DType::i32;
+    out.push_back(v);
+  }
+  return out;
+}
+
+Defines IWarpVariant::defines() const {
+  Defines d;
+  d.value("BD", 1);  // (batch offsets: the images of the columns)
+  d.uvalue("BM", static_cast<std::uint64_t>(bm)).uvalue("BN", 128).value("A_KMAJOR", 1).value("B_KMAJOR", 0);
+  d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", lanes).flag("EDGE", edge);
+  d.flag("K_LOOP", k_loop).flag("A_SHK", shk).flag("OUT_F32");
+  d.macro("KS(X)", k_steps, bk);
+  d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
+  d.flag("HAS_BIAS", bias).value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
+  d.flag("DQ_OUT", dq_out);
+  if (dq_out)
+    d.operand_vec4(0, DType::f32, CT::f32, true);
+  else
+    d.operand(0, y, CT::i32, true);
+  d.operand(1, a, CT::i32, false).operand(2, b, CT::i32, false);
+  // zero points absent: the operand is bound to A (never read)
+  d.operand(3, za_none ? a : za, CT::i32, false).operand(4, zb_none ? a : zb, CT::i32, false);
+  for (int i = 5; i < 9; ++i) d.operand(i, DType::f32, CT::f32, false);
+  d.operand(9, zy, CT::i32, false);
+  return d;
+}
+
+std::vector<IWarpVariant> IWarpVariant::space() {
+  std::vector<IWarpVariant> out;
+  IWarpVariant v;  // the wide QDQ net's layers: 128 x 128 tiles of 8 x 8, K-major A in shared memory
+  out.push_back(v);
+  v.dq_out = true;  // its last conv
+  out.push_back(v);
+  v.dq_out = false, v.bm = 64, v.edge = true, v.bk = 8;  // 64 x 128 tiles, edges, K tiles of 8
+  out.push_back(v);
+  v.shk = false, v.k_loop = true, v.lanes = false, v.bias = false;  // A transposed in shared memory
+  out.push_back(v);
+  for (DType t : kQ8) {  // the operands' types, without zero points, int8 output
+    v.a = v.za = v.b = v.zb = v.y = v.zy = t, v.za_none = v.zb_none = t == DType::i8;
     out.push_back(v);
   }
   return out;

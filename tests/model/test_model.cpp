@@ -1690,6 +1690,63 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
   EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
 }
 
+// The QDQ convs on the f32 warp kernel over im2col's 8-bit columns (IntRequant::f32_sums: the
+// QDQ pattern sums in f32 as its float graph does; glsl/nn/imatmul_warp.comp), forced on every
+// device by GLTENSOR_MATMUL_KERNEL=warp (GPUs plan it for large layers only): within one quantum
+// of ONNX Runtime and of the exact integer path, one dispatch more per conv (im2col) than that path.
+TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
+  GLT_RNG(rng);
+  const std::int64_t C = 8, O = 16, H = 12, W = 12;
+  B m(13);
+  m.input("x", {1, C, H, W}).output("y", {1, O, H, W});
+  m.init("s0", {}, {0.02f}).init_int("z0", {}, {128}, kU8);
+  m.node("QuantizeLinear", {"x", "s0", "z0"}, {"xq"});
+  m.node("DequantizeLinear", {"xq", "s0", "z0"}, {"xd"});
+  std::string cur = "xd";
+  for (int l = 0; l < 2; ++l) {
+    const std::string i = std::to_string(l), sc = l == 0 ? "s1" : "s2", zp = l == 0 ? "z1" : "z2";
+    const std::int64_t c = l == 0 ? C : O;
+    m.init_int("wq" + i, {O, c, 3, 3}, q_values(rng, O * c * 9, -127, 127), kI8);
+    m.init("ws" + i, {O}, uniform(rng, O, 0.002f, 0.01f)).init("b" + i, {O}, uniform(rng, O));
+    m.init_int("wz" + i, {O}, std::vector<std::int32_t>(static_cast<std::size_t>(O), 0), kI8);
+    m.init(sc, {}, {0.03f}).init_int(zp, {}, {l == 0 ? 0 : 5}, kU8);
+    B::attr_i(m.node("DequantizeLinear", {"wq" + i, "ws" + i, "wz" + i}, {"w" + i}), "axis", 0);
+    B::attr_ints(m.node("Conv", {cur, "w" + i, "b" + i}, {"c" + i}), "pads", {1, 1, 1, 1});
+    m.node("Relu", {"c" + i}, {"r" + i});
+    m.node("QuantizeLinear", {"r" + i, sc, zp}, {"q" + i});
+    m.node("DequantizeLinear", {"q" + i, sc, zp}, {l == 1 ? "y" : "d" + i});
+    cur = "d" + i;
+  }
+  const std::vector<float> xv = uniform(rng, C * H * W, -2, 2);
+  const std::map<std::string, In> in{{"x", {xv, {1, C, H, W}}}};
+  const std::string path = m.save("qdq_warp");
+  const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
+  std::vector<float> got[2];
+  std::uint64_t dispatches[2];
+  for (int warp : {0, 1}) {
+    ScopedSettings s;
+    if (warp) s->matmul_kernel = detail::MatmulKernelSetting::warp;
+    Model mod = Model::load(device(), path);
+    EXPECT_NE(mod.plan_summary().find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << mod.plan_summary();
+    mod.run({{"x", x}});
+    device().synchronize();
+    const std::uint64_t d0 = device().dispatch_count();
+    got[warp] = mod.run({{"x", x}}).at("y").to_vector();
+    dispatches[warp] = device().dispatch_count() - d0;
+  }
+  EXPECT_EQ(dispatches[1], dispatches[0] + 2) << "im2col for each conv";
+  ASSERT_EQ(got[1].size(), got[0].size());
+  int nonzero = 0;
+  for (std::size_t i = 0; i < got[0].size(); ++i) {
+    ASSERT_LE(std::fabs(got[1][i] - got[0][i]), 0.0301f) << i;  // one quantum (f32 or int32 sums, contractions)
+    nonzero += got[1][i] != 0;
+  }
+  EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
+  ScopedSettings s;
+  s->matmul_kernel = detail::MatmulKernelSetting::warp;
+  expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0301, 0);
+}
+
 TEST(Model, QLinearOpsMatchOnnxRuntime) {
   // QLinearConv (int8 per-channel weights, int32 bias), QLinearMatMul, and the com.microsoft
   // QLinear ops of ONNX Runtime's QOperator format.
