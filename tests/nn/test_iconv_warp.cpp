@@ -53,22 +53,15 @@ auto with_warp(F f) {
 void check_case(std::mt19937_64& rng, const Case& c) {
   SCOPED_TRACE(describe(c));
   const std::int64_t G = c.o.groups, CG = c.C / G, taps = CG * c.KH * c.KW;
-  auto xv = q8_values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
-  auto wv = q8_values(rng, static_cast<std::size_t>(c.O * taps), c.w);
-  int zx = c.no_zx ? 0 : q8_values(rng, 1, c.x)[0];
-  auto zwv = c.no_zw ? std::vector<std::int32_t>{0} : q8_values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w);
-  if (c.extremes) {  // every difference at its largest magnitude
-    std::fill(xv.begin(), xv.end(), c.x == DType::u8 ? 255 : 127);
-    std::fill(wv.begin(), wv.end(), c.w == DType::u8 ? 0 : -128);
-    if (!c.no_zx) zx = c.x == DType::u8 ? 0 : -128;
-    if (!c.no_zw) std::fill(zwv.begin(), zwv.end(), c.w == DType::u8 ? 255 : 127);
-  }
-  const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x), w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
-  const Tensor zxt = c.no_zx ? Tensor() : ints({zx}, {1}, c.x);
-  const Tensor zw = c.no_zw ? Tensor() : ints(zwv, {static_cast<std::int64_t>(zwv.size())}, c.w);
-  HostT xs{{xv.begin(), xv.end()}, {c.N, c.C, c.H, c.W}}, ws{{wv.begin(), wv.end()}, {c.O, CG, c.KH, c.KW}};
-  for (auto& v : xs.v) v -= zx;
-  for (std::size_t i = 0; i < ws.v.size(); ++i) ws.v[i] -= zwv[zwv.size() > 1 ? i / static_cast<std::size_t>(taps) : 0];
+  // extremes: every difference at its largest magnitude
+  const QConvOperands q = qconv_operands(rng, {c.N, c.C, c.H, c.W}, {c.O, CG, c.KH, c.KW}, c.x, c.w, !c.no_zx, true, 0,
+                                         c.no_zw    ? 0
+                                         : c.zw_per ? static_cast<std::size_t>(c.O)
+                                                    : 1,
+                                         c.extremes);
+  const Tensor &x = q.x, &w = q.w, &zxt = q.zxt, &zw = q.zw;
+  const auto& xs = q.xs;
+  const auto& ws = q.ws;
   Conv2dOptions fo;
   fo.stride = c.o.stride, fo.dilation = c.o.dilation, fo.padding = c.o.padding, fo.groups = G;
   Shape shape;
