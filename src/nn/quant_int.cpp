@@ -209,6 +209,39 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
   return cols;
 }
 
+// icol.comp's uniforms and launch: x (8-bit, dense) [N, C, H, W] -> cols [N, C KH KW, OH OW]
+// (OH OW % 4 == 0), zx outside the image.
+struct IColParams {
+  std::int64_t PQ, C, H, W, OW;
+  const IntConvOptions& o;
+  void set(Uniforms& u) const {
+    u.u32("u_PQ", PQ);
+    u.u32("u_C", C);
+    u.i32("u_H", H);
+    u.i32("u_W", W);
+    u.i32("u_OW", OW);
+    u.i32("u_sh", o.stride[0]);
+    u.i32("u_sw", o.stride[1]);
+    u.i32("u_pt", o.padding[0]);
+    u.i32("u_pl", o.padding[1]);
+    u.i32("u_dh", o.dilation[0]);
+    u.i32("u_dw", o.dilation[1]);
+  }
+};
+Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t KH, std::int64_t KW, std::int64_t OH,
+                  std::int64_t OW, const IntConvOptions& o, const char* op) {
+  const std::int64_t N = x.size(0), C = x.size(1), PQ = OH * OW / 4;
+  Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, x.dtype(), op);
+  IColVariant v;
+  v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype();
+  Launch launch(dev, op);
+  launch.program(v.kFile, v.defines(), {64}).write(cols).read(x).read(zx);
+  launch.params(IColParams{PQ, C, x.size(2), x.size(3), OW, o}).loop_iterations(4);
+  launch.groups(static_cast<std::uint64_t>((PQ + 63) / 64), static_cast<std::uint64_t>(C * KH * KW),
+                static_cast<std::uint64_t>(N));
+  return cols;
+}
+
 // The uniforms of imatmul_warp.comp: matmul.glsl's (one batch dim: the images of the columns,
 // A broadcast) and the requantizing epilogue's.
 struct IWarpParams {
@@ -581,7 +614,7 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
   const Tensor cols = KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
                               o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0}
                           ? x.reshape({N, C, P})
-                          : int_cols(dev, x, zxc, KH, KW, OH, OW, o, op);  // zx outside the image
+                          : icol_words(dev, x, zxc, KH, KW, OH, OW, o, op);  // zx outside the image
   Tensor c = alloc(dev, {N, O, OH, OW}, rq.dequantize ? DType::f32 : rq.out, op);
   const Tensor sa = dense_as(dq.scale_a, DType::f32), sb = dense_as(dq.scale_b, DType::f32);
   Launch launch(dev, op);

@@ -217,6 +217,26 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
   return out;
 }
 
+Defines IColVariant::defines() const {
+  Defines d;
+  d.value("IKH", kh).value("IKW", kw);
+  d.operand(0, x, CT::i32, true).operand(1, x, CT::i32, false).operand(2, zx, CT::i32, false);
+  return d;
+}
+
+std::vector<IColVariant> IColVariant::space() {
+  std::vector<IColVariant> out;
+  for (auto [kh, kw] : {std::pair<std::int64_t, std::int64_t>{3, 3}, {1, 1}, {5, 2}}) {
+    IColVariant v;
+    v.kh = kh, v.kw = kw;
+    out.push_back(v);
+  }
+  IColVariant v;  // int8 images, an int32 zero point (zero_point's 0 for an absent one)
+  v.x = DType::i8, v.zx = DType::i32;
+  out.push_back(v);
+  return out;
+}
+
 Defines IWarpVariant::defines() const {
   Defines d;
   d.value("BD", 1);  // (batch offsets: the images of the columns)

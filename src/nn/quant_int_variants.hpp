@@ -66,6 +66,16 @@ struct IMatmulVariant {
   static std::vector<IMatmulVariant> space();
 };
 
+/// icol.comp: im2col of 8-bit images, one word of four columns per invocation, the filter's
+/// kh x kw compile-time (IKH, IKW); x's dtype (cols the same), zx's.
+struct IColVariant {
+  static constexpr const char* kFile = "icol.comp";
+  std::int64_t kh = 3, kw = 3;
+  DType x = DType::u8, zx = DType::u8;
+  Defines defines() const;
+  static std::vector<IColVariant> space();
+};
+
 /// imatmul_warp.comp: the QDQ convolution's requantizing GEMM on the f32 warp kernel
 /// (glsl/ops/matmul_warp.comp) with 8-bit operands (f32 sums: IntRequant::f32_sums). The warp
 /// fields are the f32 matmul plan's (MatmulPlan's tile_m, warp_bk, warp_tn, warp_lanes, warp_edge,

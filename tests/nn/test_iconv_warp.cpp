@@ -140,7 +140,8 @@ void check_case(std::mt19937_64& rng, const Case& c) {
 
 // Shapes the warp kernel takes: whole 128 x 128 tiles and their edges (rows, columns and K not
 // multiples of the tiles), batch (the columns' images), every operand dtype, zero points random,
-// absent, per channel or one value, stride 2, 1x1 filters read in place.
+// absent, per channel or one value, stride 2, dilation, asymmetric padding, filters that are not
+// square, 1x1 filters read in place.
 TEST(IConvWarp, MatchesExactAndFloat64) {
   GLT_RNG(rng);
   Case c;
@@ -155,23 +156,28 @@ TEST(IConvWarp, MatchesExactAndFloat64) {
   c = Case{};
   c.N = 3, c.C = 4, c.H = 13, c.W = 15, c.O = 12, c.o.stride = {2, 2}, c.o.padding = {1, 0, 1, 2};  // 7 x 8
   check_case(rng, c);
+  c = Case{};  // 2 x 3 filters, dilation along rows, stride 2 along rows, asymmetric padding: 8 x 6 outputs
+  c.N = 2, c.C = 6, c.H = 8, c.W = 13, c.O = 12, c.KH = 2, c.KW = 3, c.o.dilation = {1, 2}, c.o.stride = {1, 2};
+  c.o.padding = {1, 2, 0, 1}, c.w = DType::u8, c.zw_per = false;
+  check_case(rng, c);
   c = Case{};
   c.N = 2, c.C = 36, c.H = 6, c.W = 10, c.O = 16, c.KH = c.KW = 1, c.dispatches = 1;  // 1x1: x is the columns
   check_case(rng, c);
 }
 
 // Sums past 2^24 (every difference at its largest: K 1152 x 255 x 255): rounded in f32, within
-// one step of the exact outputs (4 tiles of 64 x 128: the software plan splits K below 16 tiles,
-// a GPU's below 64, and the warp path takes no split). K past 65535 (1x1 over 65540 channels):
+// one step of the exact outputs (llvmpipe 4 tiles of 64 x 128, GPUs 64: the software plan splits K
+// below 16 tiles, a GPU's below 64, and the warp path takes no split). K past 65535 (1x1 over 65540 channels):
 // on the GPUs one launch of the warp path; under llvmpipe's loop limit the plan splits K and the
 // exact path runs it.
 TEST(IConvWarp, LargeSums) {
   GLT_RNG(rng);
-  Case c;
-  c.C = 128, c.H = 16, c.W = 16, c.O = 128, c.o.padding = {1, 1, 1, 1}, c.extremes = true, c.every_form = false;
+  const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
+  Case c;  // (GPUs: 2 x 32 tiles of 64 x 128)
+  c.C = 128, c.H = c.W = llvmpipe ? 16 : 64, c.O = 128, c.o.padding = {1, 1, 1, 1}, c.extremes = true;
+  c.every_form = false;
   check_case(rng, c);
   c = Case{};
-  const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
   // the GPU's: 4 x 16 tiles of 64 x 128 (a GPU's plan splits K below 64 tiles)
   c.C = 65540, c.H = llvmpipe ? 2 : 16, c.W = llvmpipe ? 64 : 128, c.O = llvmpipe ? 64 : 256, c.KH = c.KW = 1;
   c.dispatches = llvmpipe ? 0 : 1, c.every_form = false, c.sampled = true;
