@@ -4,7 +4,9 @@
 // or the zero point zx outside the image (so that x - zx is 0 there). Grid: x = the words of a
 // row (u_PQ = OH OW / 4: OH OW % 4 == 0), y = the row k (C IKH IKW of them), z = the image n; the
 // filter's size IKH x IKW compile-time (its divisions by constants), one division by OW per word.
-// Operands: 0 = cols (8-bit [N, C IKH IKW, OH OW]), 1 = x (8-bit [N, C, H, W]), 2 = zx (one value).
+// F32_OUT (a lab form, IntRequant::f32_columns): cols float32 x - zx (0 outside the image), one
+// 128-bit store per invocation; X_I8: x int8 (sign-extended).
+// Operands: 0 = cols (8-bit [N, C IKH IKW, OH OW]; F32_OUT float32), 1 = x (8-bit [N, C, H, W]), 2 = zx (one value).
 layout(local_size_x = LOCAL_X) in;
 uniform uint u_PQ;
 uniform uint u_C;
@@ -27,6 +29,10 @@ void main() {
   uint base = (n * u_C + c) * uint(u_H * u_W);
   int p = int(4u * q), oh = p / u_OW, ow = p - oh * u_OW;
   uint word = 0u;
+#ifdef F32_OUT
+  vec4 f = vec4(0.0);
+  int zi = int(load2(0u));
+#endif
   for (uint j = 0u; LOOP(j < 4u); ++j) {
     int ih = oh * u_sh - u_pt + kh * u_dh, iw = ow * u_sw - u_pl + kw * u_dw;
     uint b = zx;
@@ -35,10 +41,21 @@ void main() {
       b = (t1[e >> 2u] >> (8u * (e & 3u))) & 0xffu;
     }
     word |= b << (8u * j);
+#ifdef F32_OUT
+#ifdef X_I8
+    f[j] = float(bitfieldExtract(int(b), 0, 8) - zi);
+#else
+    f[j] = float(int(b) - zi);
+#endif
+#endif
     if (++ow == u_OW) {
       ow = 0;
       ++oh;
     }
   }
+#ifdef F32_OUT
+  t04[((n * u_C * uint(IKH * IKW)) + k) * u_PQ + q] = floatBitsToUint(f);
+#else
   t0[((n * u_C * uint(IKH * IKW)) + k) * u_PQ + q] = word;
+#endif
 }

@@ -13,6 +13,8 @@
 // here the requantization of row m, imatmul.comp's QUANT expression for expression) and, for an
 // 8-bit output, its f32 store `t04[e >> 2u] = floatBitsToUint(v)` turned into one word of four
 // 8-bit values at e / 4 of the 8-bit output (t0; N % 4 == 0: e is a multiple of 4).
+// A_F32 / B_F32 (a lab form, IntRequant::f32_columns): the operand is already float32 differences
+// (the host's quadA / quadB: matmul's f32 quad loads, no zero point).
 // Defines: the warp kernel's (BM, BN, BK, TN, WARP_TILE, EDGE, A_KMAJOR 1, B_KMAJOR 0, A_SHK,
 // OUT_F32, BD 1, NO_BATCH), A_I8 / B_I8 (the operand is int8, else uint8), ZA_NONE / ZB_NONE (zero
 // point 0, operand unread), HAS_BIAS, QMIN / QMAX (the output's range), DQ_OUT (float32 output:
@@ -44,8 +46,12 @@ vec4 iw_bytes(uint w, bool signed8) {
 }
 float iw_offset(bool signed8) { return signed8 ? 8388736.0 : 8388608.0; }  // 2^23 (+ 128)
 
+#ifndef A_F32
 vec4 quadA(uint i);  // the quad loads, defined after the kernel (its uniform u_qa_s)
+#endif
+#ifndef B_F32
 vec4 quadB(uint i);
+#endif
 float iw_requant(float s, uint m);  // defined after the kernel (activations.glsl's act_clip)
 #define ACT(x) iw_requant(x, m)
 #ifndef DQ_OUT
@@ -78,6 +84,7 @@ float iw_requant(float s, uint m) {
 #endif
 }
 
+#ifndef A_F32
 // A's word i (row i / u_qa_s: A starts at element 0), less its row's zero point.
 vec4 quadA(uint i) {
 #ifdef ZA_NONE
@@ -87,6 +94,8 @@ vec4 quadA(uint i) {
 #endif
   return iw_bytes(t1[i], A_SIGNED) - (iw_offset(A_SIGNED) + z);
 }
+#endif
+#ifndef B_F32
 // B's word i, less the image's zero point.
 vec4 quadB(uint i) {
 #ifdef ZB_NONE
@@ -96,3 +105,4 @@ vec4 quadB(uint i) {
 #endif
   return iw_bytes(t2[i], B_SIGNED) - (iw_offset(B_SIGNED) + z);
 }
+#endif

@@ -229,11 +229,11 @@ struct IColParams {
   }
 };
 Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t KH, std::int64_t KW, std::int64_t OH,
-                  std::int64_t OW, const IntConvOptions& o, const char* op) {
+                  std::int64_t OW, const IntConvOptions& o, bool f32, const char* op) {
   const std::int64_t N = x.size(0), C = x.size(1), PQ = OH * OW / 4;
-  Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, x.dtype(), op);
+  Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, f32 ? DType::f32 : x.dtype(), op);
   IColVariant v;
-  v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype();
+  v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {64}).write(cols).read(x).read(zx);
   launch.params(IColParams{PQ, C, x.size(2), x.size(3), OW, o}).loop_iterations(4);
@@ -608,18 +608,26 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
   v.a = w.dtype(), v.b = x.dtype(), v.za_none = !zw.defined(), v.zb_none = !zx.defined();
   v.za = v.za_none ? v.a : zw.dtype(), v.zb = v.zb_none ? v.b : zx.dtype();
   v.bias = dq.bias.defined(), v.y = rq.out, v.dq_out = rq.dequantize;
+  v.a_f32 = v.b_f32 = rq.f32_columns;
+  if (rq.f32_columns) v.za_none = v.zb_none = true;  // subtracted in the conversions
   const Tensor ys = dense_as(rq.scale, DType::f32);
   const Tensor zy = rq.zero_point.defined() ? dense(rq.zero_point) : zeros(x.device(), {1}, DType::i32);
   v.zy = zy.dtype();
-  const Tensor cols = KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
-                              o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0}
-                          ? x.reshape({N, C, P})
-                          : icol_words(dev, x, zxc, KH, KW, OH, OW, o, op);  // zx outside the image
+  const bool plain = KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
+                     o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
+  // the lab's f32 columns: differences as dequantize_linear of scale 1 makes them
+  const auto diff = [&](const Tensor& t, const Tensor& z, std::int64_t n) {
+    return dequantize_linear(t, full(x.device(), {n}, 1.0), z, QAxis{0, 0}, op);
+  };
+  const Tensor cols = !plain           ? icol_words(dev, x, zxc, KH, KW, OH, OW, o, rq.f32_columns, op)  // zx outside
+                      : rq.f32_columns ? diff(x, zx, 1).reshape({N, C, P})
+                                       : x.reshape({N, C, P});
+  const Tensor a = rq.f32_columns ? diff(w, zw, zw.defined() ? zw.numel() : 1) : w;
   Tensor c = alloc(dev, {N, O, OH, OW}, rq.dequantize ? DType::f32 : rq.out, op);
   const Tensor sa = dense_as(dq.scale_a, DType::f32), sb = dense_as(dq.scale_b, DType::f32);
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {plan.local_x});
-  launch.write(c).read(w).read(cols).read(v.za_none ? w : dense(zw)).read(v.zb_none ? w : dense(zx));
+  launch.write(c).read(a).read(cols).read(v.za_none ? w : dense(zw)).read(v.zb_none ? w : dense(zx));
   launch.read(sa).read(sb).read(v.bias ? dense_as(dq.bias, DType::f32) : sa).read(ys).read(zy);
   launch.params(IWarpParams{O, P, K, N, zw.defined() && zw.numel() != 1, sb.numel() != 1 ? 1 : 0, rq});
   launch.loop_iterations(plan.loop_iterations);

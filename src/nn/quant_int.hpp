@@ -108,6 +108,10 @@ struct IntRequant {
   /// takes the warp kernel, one group, C KH KW and OH OW multiples of 4, Settings::iconv_gemm
   /// choose); false: exact int32 sums (QLinearConv, ConvInteger).
   bool f32_sums = false;
+  /// With f32_sums, a lab form (gltensor_iconv_forms_bench): the warp path's operands converted to
+  /// float32 differences first (the filter by dequantize_linear, the columns by im2col), so that
+  /// its GEMM reads them as the f32 conv's does (4x the columns' bytes, no conversion in the loads).
+  bool f32_columns = false;
 };
 /// `rq`'s activation as the bounds of act_clip (the QUANT epilogues' u_lo, u_hi in
 /// glsl/nn/imatmul.comp and iconv_direct.comp: none, relu and clip are one program): none

@@ -219,8 +219,12 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
 
 Defines IColVariant::defines() const {
   Defines d;
-  d.value("IKH", kh).value("IKW", kw);
-  d.operand(0, x, CT::i32, true).operand(1, x, CT::i32, false).operand(2, zx, CT::i32, false);
+  d.value("IKH", kh).value("IKW", kw).flag("X_I8", x == DType::i8).flag("F32_OUT", f32_out);
+  if (f32_out)
+    d.operand_vec4(0, DType::f32, CT::f32, true);
+  else
+    d.operand(0, x, CT::i32, true);
+  d.operand(1, x, CT::i32, false).operand(2, zx, CT::i32, false);
   return d;
 }
 
@@ -233,6 +237,8 @@ std::vector<IColVariant> IColVariant::space() {
   }
   IColVariant v;  // int8 images, an int32 zero point (zero_point's 0 for an absent one)
   v.x = DType::i8, v.zx = DType::i32;
+  out.push_back(v);
+  v.f32_out = true;  // the lab's float32 columns
   out.push_back(v);
   return out;
 }
@@ -251,7 +257,15 @@ Defines IWarpVariant::defines() const {
     d.operand_vec4(0, DType::f32, CT::f32, true);
   else
     d.operand(0, y, CT::i32, true);
-  d.operand(1, a, CT::i32, false).operand(2, b, CT::i32, false);
+  d.flag("A_F32", a_f32).flag("B_F32", b_f32);
+  if (a_f32)
+    d.quads("A", 1, DType::f32);
+  else
+    d.operand(1, a, CT::i32, false);
+  if (b_f32)
+    d.quads("B", 2, DType::f32);
+  else
+    d.operand(2, b, CT::i32, false);
   // zero points absent: the operand is bound to A (never read)
   d.operand(3, za_none ? a : za, CT::i32, false).operand(4, zb_none ? a : zb, CT::i32, false);
   for (int i = 5; i < 9; ++i) d.operand(i, DType::f32, CT::f32, false);
@@ -269,6 +283,11 @@ std::vector<IWarpVariant> IWarpVariant::space() {
   out.push_back(v);
   v.shk = false, v.k_loop = true, v.lanes = false, v.bias = false;  // A transposed in shared memory
   out.push_back(v);
+  {
+    IWarpVariant f = v;  // the lab's float32 operands
+    f.a_f32 = f.b_f32 = f.za_none = f.zb_none = true;
+    out.push_back(f);
+  }
   for (DType t : kQ8) {  // the operands' types, without zero points, int8 output
     v.a = v.za = v.b = v.zb = v.y = v.zy = t, v.za_none = v.zb_none = t == DType::i8;
     out.push_back(v);

@@ -72,6 +72,7 @@ struct IColVariant {
   static constexpr const char* kFile = "icol.comp";
   std::int64_t kh = 3, kw = 3;
   DType x = DType::u8, zx = DType::u8;
+  bool f32_out = false;  ///< F32_OUT (lab): float32 x - zx columns
   Defines defines() const;
   static std::vector<IColVariant> space();
 };
@@ -88,6 +89,7 @@ struct IWarpVariant {
   bool za_none = false, zb_none = false, bias = true;                  ///< ZA_NONE, ZB_NONE, HAS_BIAS
   DType y = DType::u8, zy = DType::u8;  ///< the requantized type (QMIN, QMAX) and y's zero point
   bool dq_out = false;                  ///< DQ_OUT: float32 c = float(q - zy) * ys
+  bool a_f32 = false, b_f32 = false;    ///< A_F32 / B_F32 (lab): float32 differences, matmul's quad loads
   Defines defines() const;
   static std::vector<IWarpVariant> space();
 };

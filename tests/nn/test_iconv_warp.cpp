@@ -30,6 +30,7 @@ struct Case {
   bool every_form = true;       ///< both output types after every activation, else uint8 after Relu
   std::int64_t dispatches = 2;  ///< the warp path's (im2col and the GEMM; 1x1: the GEMM), 0: not checked
   bool sampled = false;         ///< 1x1 filters: float64 sums of 997 outputs only (large K and outputs)
+  bool lab = false;             ///< also the lab form IntRequant::f32_columns (the same outputs)
 };
 
 std::string describe(const Case& c) {
@@ -117,20 +118,29 @@ void check_case(std::mt19937_64& rng, const Case& c) {
         EXPECT_EQ(ran, static_cast<std::uint64_t>(c.dispatches + c.no_zx + c.no_zw)) << "the warp path";
       }
       // the 8-bit values (dequantized: back to them through ys and zy, exact for these magnitudes)
-      std::vector<int> a, b;
-      if (dq_out) {
-        for (float v : y.to_vector()) a.push_back(static_cast<int>(std::lround(v / f.ys)) + f.zy);
-        for (float v : exact_y.to_vector()) b.push_back(static_cast<int>(std::lround(v / f.ys)) + f.zy);
-      } else {
-        for (auto v : y.to_int_vector()) a.push_back(static_cast<int>(v));
-        for (auto v : exact_y.to_int_vector()) b.push_back(static_cast<int>(v));
-      }
+      const auto values = [&](const Tensor& t) {
+        std::vector<int> r;
+        if (dq_out) {
+          for (float v : t.to_vector()) r.push_back(static_cast<int>(std::lround(v / f.ys)) + f.zy);
+        } else {
+          for (auto v : t.to_int_vector()) r.push_back(static_cast<int>(v));
+        }
+        return r;
+      };
+      const std::vector<int> a = values(y), b = values(exact_y);
       ASSERT_EQ(a.size(), sums.size());
       for (std::size_t i : at) ASSERT_NEAR(a[i], f.quantize(ref_at(i)), 1) << i << " v=" << ref_at(i);  // one rounding
       // NVIDIA's compiler may contract the epilogue's a * b + c differently in two kernels (1 ulp)
       for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (warp, exact)";
       if (llvmpipe && exact) {
         EXPECT_EQ(a, b) << "the exact path's outputs";
+      }
+      if (c.lab) {  // the lab form, float32 operands converted first: the same sums, the same outputs
+        rq.f32_columns = true;
+        const auto l = values(with_warp([&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); }));
+        if (exact) {
+          EXPECT_EQ(l, a) << "f32_columns";
+        }
       }
     }
   }
@@ -146,6 +156,7 @@ TEST(IConvWarp, MatchesExactAndFloat64) {
   GLT_RNG(rng);
   Case c;
   c.N = 2, c.C = 8, c.H = 16, c.W = 16, c.O = 128, c.o.padding = {1, 1, 1, 1};  // whole tiles of 256 columns
+  c.lab = true;
   check_case(rng, c);
   c = Case{};
   c.C = 12, c.H = 9, c.W = 12, c.O = 20, c.o.padding = {1, 1, 1, 1};  // 108 columns, 20 rows, K 108: edges
@@ -162,6 +173,7 @@ TEST(IConvWarp, MatchesExactAndFloat64) {
   check_case(rng, c);
   c = Case{};
   c.N = 2, c.C = 36, c.H = 6, c.W = 10, c.O = 16, c.KH = c.KW = 1, c.dispatches = 1;  // 1x1: x is the columns
+  c.x = DType::i8, c.lab = true;
   check_case(rng, c);
 }
 

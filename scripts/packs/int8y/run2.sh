@@ -5,7 +5,9 @@
 # (GLTENSOR_PROFILE=1) of the wide net at 112, f32 and int8; (3) the four nets: warp / implicit
 # (GLTENSOR_ICONV_GEMM=implicit) / warp; (4) the wide net at 112 per node under kernel copies
 # (GLTENSOR_GLSL_DIR): imatmul_warp.comp without the row division of A's zero point (nodiv; the
-# bench's zero points are all 0), with restrict aliases of A and B (restrict), both.
+# bench's zero points are all 0), with restrict aliases of A and B (restrict), both; (5) the layers
+# and the wide chain (gltensor_iconv_forms_bench): the exact implicit GEMM, the warp path, and the
+# warp path on float32 operands converted first (IntRequant::f32_columns, a lab form).
 set -x
 cat $H/COMMIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv
@@ -22,6 +24,8 @@ M="--qdq --runs 20 --gpu-time"
 ok 190 && timeout 28 $B/gltensor_model_bench $M 2>&1 | grep -v "^|---"
 ok 190 && GLTENSOR_ICONV_GEMM=implicit timeout 28 $B/gltensor_model_bench $M 2>&1 | grep -v "^|---"
 ok 190 && timeout 28 $B/gltensor_model_bench $M 2>&1 | grep -v "^|---"
+echo "=== the layers and the wide chain at 112: exact implicit GEMM (default form), warp, warp on f32 operands (lab)"
+ok 200 && timeout 60 $B/gltensor_iconv_forms_bench --size 112 --rounds 3 --min-ms 15 --forms default,warp,warp-f32cols --chain 10 2>&1 | grep -v "^|---"
 echo "=== kernel copies, the wide net at 112 per node"
 for v in nodiv restrict both; do
   ok 225 && GLTENSOR_GLSL_DIR=$H/glsl-$v timeout 15 $B/gltensor_model_bench --qdq-loads 1 --runs 10 2>&1 | grep -E "^\| [0-9]|^[0-9] (f32|int8)" | tail -6
