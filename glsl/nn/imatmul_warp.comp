@@ -15,14 +15,28 @@
 // 8-bit values at e / 4 of the 8-bit output (t0; N % 4 == 0: e is a multiple of 4).
 // A_F32 / B_F32 (a lab form, IntRequant::f32_columns): the operand is already float32 differences
 // (the host's quadA / quadB: matmul's f32 quad loads, no zero point).
-// Defines: the warp kernel's (BM, BN, BK, TN, WARP_TILE, EDGE, A_KMAJOR 1, B_KMAJOR 0, A_SHK,
-// OUT_F32, BD 1, NO_BATCH), A_I8 / B_I8 (the operand is int8, else uint8), ZA_NONE / ZB_NONE (zero
-// point 0, operand unread), HAS_BIAS, QMIN / QMAX (the output's range), DQ_OUT (float32 output:
+// Defines: the warp kernel's (BM, BK, TN, WARP_TILE, EDGE, K_LOOP, A_SHK; BD, BN, A_KMAJOR, B_KMAJOR
+// and OUT_F32 fixed below), A_I8 / B_I8 (the operand is int8, else uint8), ZA_NONE / ZB_NONE (zero
+// point 0, operand unread), HAS_BIAS, Y_I8 (an int8 output range, else uint8), DQ_OUT (float32 output:
 // float(q - zy) * ys, as quant_int.comp's DEQUANTIZE), K % 4 == 0 and N % 4 == 0 (the host's).
 // Operands: 0 = c (8-bit [batch, M, N]; DQ_OUT float32), 1 = a (8-bit [M, K], offset 0), 2 = b
 // (8-bit [batch, K, N]), 3 = za (one value, or one per row: u_za_row), 4 = zb (one value), 5 = sa
 // [1], 6 = sb (one value or one per row: u_sb_per), 7 = bias [M] (float32), 8 = ys [1], 9 = zy [1].
 
+// The warp kernel's defines this kernel fixes (fewer per variant: at most 32): one batch dim (the
+// columns' images), 128 columns per tile, A read along K, B row-major, the f32 store hook.
+#define BD 1
+#define BN 128u
+#define A_KMAJOR 1
+#define B_KMAJOR 0
+#define OUT_F32
+#ifdef Y_I8
+#define QMIN -128
+#define QMAX 127
+#else
+#define QMIN 0
+#define QMAX 255
+#endif
 #ifdef A_I8
 #define A_SIGNED true
 #else

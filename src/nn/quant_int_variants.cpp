@@ -245,14 +245,13 @@ std::vector<IColVariant> IColVariant::space() {
 
 Defines IWarpVariant::defines() const {
   Defines d;
-  d.value("BD", 1);  // (batch offsets: the images of the columns)
-  d.uvalue("BM", static_cast<std::uint64_t>(bm)).uvalue("BN", 128).value("A_KMAJOR", 1).value("B_KMAJOR", 0);
+  // (BD, BN, A_KMAJOR, B_KMAJOR and OUT_F32: the kernel's own)
+  d.uvalue("BM", static_cast<std::uint64_t>(bm));
   d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", lanes).flag("EDGE", edge);
-  d.flag("K_LOOP", k_loop).flag("A_SHK", shk).flag("OUT_F32");
+  d.flag("K_LOOP", k_loop).flag("A_SHK", shk);
   d.macro("KS(X)", k_steps, bk);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
-  d.flag("HAS_BIAS", bias).value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
-  d.flag("DQ_OUT", dq_out);
+  d.flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
   if (dq_out)
     d.operand_vec4(0, DType::f32, CT::f32, true);
   else

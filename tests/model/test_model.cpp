@@ -1641,8 +1641,9 @@ namespace {
 
 // Two QDQ convs (3x3, pads 1, Relu) in quantize_static's form: x [1, chans[0], H, W] through
 // QuantizeLinear / DequantizeLinear (0.02, 128), layer l's int8 weights [chans[l + 1], chans[l], 3,
-// 3] per output channel (a zero-point input of zeros where `wz`), its output through QuantizeLinear
-// / DequantizeLinear (0.03; uint8 zero points 0, then 5), the last one the output y.
+// 3] per output channel (`wz`: with a zero-point input, of zeros in the first layer (the planner
+// drops it) and in [-3, 3] in the second), its output through QuantizeLinear / DequantizeLinear
+// (0.03; uint8 zero points 0, then 5), the last one the output y.
 void qdq_conv_chain(B& m, std::mt19937_64& rng, const std::vector<std::int64_t>& chans, std::int64_t H, std::int64_t W,
                     bool wz) {
   m.input("x", {1, chans[0], H, W}).output("y", {1, chans[2], H, W});
@@ -1655,7 +1656,9 @@ void qdq_conv_chain(B& m, std::mt19937_64& rng, const std::vector<std::int64_t>&
     const std::int64_t c = chans[static_cast<std::size_t>(l)], o = chans[static_cast<std::size_t>(l) + 1];
     m.init_int("wq" + i, {o, c, 3, 3}, q_values(rng, o * c * 9, -127, 127), kI8);
     m.init("ws" + i, {o}, uniform(rng, o, 0.002f, 0.01f)).init("b" + i, {o}, uniform(rng, o));
-    if (wz) m.init_int("wz" + i, {o}, std::vector<std::int32_t>(static_cast<std::size_t>(o), 0), kI8);
+    if (wz)
+      m.init_int("wz" + i, {o},
+                 l == 0 ? std::vector<std::int32_t>(static_cast<std::size_t>(o), 0) : q_values(rng, o, -3, 3), kI8);
     m.init(sc, {}, {0.03f}).init_int(zp, {}, {l == 0 ? 0 : 5}, kU8);
     std::vector<std::string> dq{"wq" + i, "ws" + i};
     if (wz) dq.push_back("wz" + i);
