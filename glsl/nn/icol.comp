@@ -9,7 +9,13 @@
 // Operands: 0 = cols (8-bit [N, C IKH IKW, OH OW]; F32_OUT float32), 1 = x (8-bit [N, C, H, W]), 2 = zx (one value).
 layout(local_size_x = LOCAL_X) in;
 uniform uint u_PQ;
-uniform uint u_C;
+// (the uniforms of quant_int.comp's ICOL geometry, src/nn/quant_int.cpp's ConvGeometry: u_count,
+// u_OH, u_KH and u_KW unread here)
+uniform uint u_count;
+uniform int u_OH;
+uniform int u_KH;
+uniform int u_KW;
+uniform int u_C;
 uniform int u_H;
 uniform int u_W;
 uniform int u_OW;
@@ -26,7 +32,7 @@ void main() {
   uint c = k / uint(IKH * IKW), t = k - c * uint(IKH * IKW);
   int kh = int(t) / IKW, kw = int(t) - (int(t) / IKW) * IKW;
   uint zx = uint(load2(0u)) & 0xffu;
-  uint base = (n * u_C + c) * uint(u_H * u_W);
+  uint base = (n * uint(u_C) + c) * uint(u_H * u_W);
   int p = int(4u * q), oh = p / u_OW, ow = p - oh * u_OW;
   uint word = 0u;
 #ifdef F32_OUT
@@ -54,8 +60,8 @@ void main() {
     }
   }
 #ifdef F32_OUT
-  t04[((n * u_C * uint(IKH * IKW)) + k) * u_PQ + q] = floatBitsToUint(f);
+  t04[((n * uint(u_C) * uint(IKH * IKW)) + k) * u_PQ + q] = floatBitsToUint(f);
 #else
-  t0[((n * u_C * uint(IKH * IKW)) + k) * u_PQ + q] = word;
+  t0[((n * uint(u_C) * uint(IKH * IKW)) + k) * u_PQ + q] = word;
 #endif
 }

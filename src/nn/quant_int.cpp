@@ -212,20 +212,11 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
 // icol.comp's uniforms and launch: x (8-bit, dense) [N, C, H, W] -> cols [N, C KH KW, OH OW]
 // (OH OW % 4 == 0), zx outside the image.
 struct IColParams {
-  std::int64_t PQ, C, H, W, OW;
-  const IntConvOptions& o;
+  ConvGeometry g;
+  std::int64_t PQ;
   void set(Uniforms& u) const {
+    g.set(u);
     u.u32("u_PQ", PQ);
-    u.u32("u_C", C);
-    u.i32("u_H", H);
-    u.i32("u_W", W);
-    u.i32("u_OW", OW);
-    u.i32("u_sh", o.stride[0]);
-    u.i32("u_sw", o.stride[1]);
-    u.i32("u_pt", o.padding[0]);
-    u.i32("u_pl", o.padding[1]);
-    u.i32("u_dh", o.dilation[0]);
-    u.i32("u_dw", o.dilation[1]);
   }
 };
 Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t KH, std::int64_t KW, std::int64_t OH,
@@ -236,7 +227,7 @@ Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64
   v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {64}).write(cols).read(x).read(zx);
-  launch.params(IColParams{PQ, C, x.size(2), x.size(3), OW, o}).loop_iterations(4);
+  launch.params(IColParams{{cols.numel(), C, x.size(2), x.size(3), OH, OW, KH, KW, o}, PQ}).loop_iterations(4);
   launch.groups(static_cast<std::uint64_t>((PQ + 63) / 64), static_cast<std::uint64_t>(C * KH * KW),
                 static_cast<std::uint64_t>(N));
   return cols;

@@ -66,6 +66,30 @@ inline QConvOperands qconv_operands(std::mt19937_64& rng, const gltensor::Shape&
   return o;
 }
 
+/// A QDQ convolution test's dequantization (IntDequant per output channel): x's scale sa, w's
+/// scales (one per output channel where `per_channel`, else one) and a bias per channel, random;
+/// `ref(sums, i)`: output i's float64 value from its exact sum (outputs [N, O, plane]).
+struct QConvDequant {
+  float sa = 1;
+  std::vector<float> sb, bias;
+  gltensor::detail::IntDequant dq;
+  std::size_t O = 1, plane = 1;
+  double ref(const std::vector<double>& sums, std::size_t i) const {
+    const std::size_t oc = (i / plane) % O;
+    return sums[i] * static_cast<double>(sa * sb[sb.size() > 1 ? oc : 0]) + bias[oc];
+  }
+};
+inline QConvDequant qconv_dequant(std::mt19937_64& rng, float sa, std::int64_t O, bool per_channel, std::size_t plane) {
+  QConvDequant d;
+  d.sa = sa, d.O = static_cast<std::size_t>(O), d.plane = plane;
+  d.sb = uniform(rng, per_channel ? d.O : 1, 0.002f, 0.02f);
+  d.bias = uniform(rng, d.O, -1.f, 1.f);
+  d.dq = {gltensor::full(device(), {1}, sa),
+          gltensor::Tensor::from_host(device(), d.sb, {static_cast<std::int64_t>(d.sb.size())}),
+          gltensor::Tensor::from_host(device(), d.bias, {O}), true};
+  return d;
+}
+
 /// ONNX QuantizeLinear of one float64 value (round half to even, saturation, NaN -> zero point).
 inline int quant_ref_f64(double v, double s, int z, int lo, int hi) {
   if (std::isnan(v / s)) return z;

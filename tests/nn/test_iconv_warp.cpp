@@ -91,15 +91,9 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   }
 
   const float sa = (c.extremes ? 0.05f : 1.0f) / (400.0f * std::sqrt(static_cast<float>(taps)));
-  const auto sb = uniform(rng, c.zw_per ? static_cast<std::size_t>(c.O) : 1, 0.002f, 0.02f);
-  const auto bv = uniform(rng, static_cast<std::size_t>(c.O), -1.f, 1.f);
-  const IntDequant dq{full(device(), {1}, sa), Tensor::from_host(device(), sb, {static_cast<std::int64_t>(sb.size())}),
-                      Tensor::from_host(device(), bv, {c.O}), true};
-  const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
-  const auto ref_at = [&](std::size_t i) {
-    const std::size_t oc = (i / plane) % static_cast<std::size_t>(c.O);
-    return sums[i] * static_cast<double>(sa * sb[sb.size() > 1 ? oc : 0]) + bv[oc];
-  };
+  const QConvDequant d = qconv_dequant(rng, sa, c.O, c.zw_per, static_cast<std::size_t>(shape[2] * shape[3]));
+  const IntDequant& dq = d.dq;
+  const auto ref_at = [&](std::size_t i) { return d.ref(sums, i); };
   const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
   for (const RequantForm& f : requant_forms(c.every_form)) {
     for (bool dq_out : {false, true}) {
