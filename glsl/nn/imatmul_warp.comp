@@ -17,7 +17,7 @@
 // (the host's quadA / quadB: matmul's f32 quad loads, no zero point).
 // Defines: the warp kernel's (BM, BK, TN, WARP_TILE, EDGE, K_LOOP, A_SHK; BD, BN, A_KMAJOR, B_KMAJOR
 // and OUT_F32 fixed below), A_I8 / B_I8 (the operand is int8, else uint8), ZA_NONE / ZB_NONE (zero
-// point 0, operand unread), HAS_BIAS, Y_I8 (an int8 output range, else uint8), DQ_OUT (float32 output:
+// point 0, operand undeclared), HAS_BIAS, Y_I8 (an int8 output range, else uint8), DQ_OUT (float32 output:
 // float(q - zy) * ys, as quant_int.comp's DEQUANTIZE), K % 4 == 0 and N % 4 == 0 (the host's).
 // Operands: 0 = c (8-bit [batch, M, N]; DQ_OUT float32), 1 = a (8-bit [M, K], offset 0), 2 = b
 // (8-bit [batch, K, N]), 3 = za (one value, or one per row: u_za_row), 4 = zb (one value), 5 = sa

@@ -1713,7 +1713,8 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
 // The QDQ convs on the f32 warp kernel over im2col's 8-bit columns (IntRequant::f32_sums: the
 // QDQ pattern sums in f32 as its float graph does; glsl/nn/imatmul_warp.comp), forced on every
 // device by GLTENSOR_MATMUL_KERNEL=warp (GPUs plan it for large layers only): within one quantum
-// of ONNX Runtime and of the exact integer path, one dispatch more per conv (im2col) than that path.
+// of the exact integer path and two of ONNX Runtime (the chain carries a first-layer tie into the
+// second), one dispatch more per conv (im2col) than that path.
 TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   GLT_RNG(rng);
   const std::int64_t C = 8, O = 16, H = 12, W = 12;
@@ -1746,7 +1747,9 @@ TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
   ScopedSettings s;
   s->matmul_kernel = detail::MatmulKernelSetting::warp;
-  expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0301, 0);
+  // two quanta: where ONNX Runtime's first layer rounds a value one quantum apart (a tie), the second
+  // layer's output moves by up to about 1.3 quanta more (weights |w| ws <= 1.27; seed 3310043005025413271: 2)
+  expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0601, 0);
 }
 
 TEST(Model, QLinearOpsMatchOnnxRuntime) {
