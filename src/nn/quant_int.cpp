@@ -649,10 +649,16 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     throw ShapeError(name(op) + ": the filter " + to_string(w_in.shape()) + " is larger than the padded input " +
                      to_string(x_in.shape()));
   const Device device = x_in.device();
-  const Tensor zx = zero_point(device, zx_in), zw = zero_point(device, zw_in);
+  // w's zero point as a tensor only where a kernel reads one (an absent one would be a fill
+  // dispatch per call: the direct kernel, the implicit GEMM and the warp path read none then;
+  // fuse_qdq drops all-zero ones)
+  const Tensor zx = zero_point(device, zx_in);
+  if (zw_in.defined() && is_floating(zw_in.dtype()))
+    throw DTypeError("gltensor: a zero point must be an integer tensor");
+  const std::int64_t zw_n = zw_in.defined() ? zw_in.numel() : 1;
   if (zx.numel() != 1)
     throw ShapeError(name(op) + ": x_zero_point must be one value, got shape " + to_string(zx_in.shape()));
-  if (zw.numel() != 1 && zw.numel() != O)
+  if (zw_n != 1 && zw_n != O)
     throw ShapeError(name(op) + ": w_zero_point of shape " + to_string(zw_in.shape()) + " is neither one value nor " +
                      std::to_string(O) + " (one per output channel)");
   DeviceImpl& dev = dev_of(x_in);
@@ -676,7 +682,10 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
         plan_iconv_direct({CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], exact, OH * OW, N * G},
                           {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings());
     // quantize_x: the direct kernel after the caller's quantize_linear
-    if (plan.direct) return o.quantize_x ? Tensor() : iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
+    if (plan.direct)
+      return o.quantize_x
+                 ? Tensor()
+                 : iconv_direct(x, w, zx, zw_in.defined() ? dense(zw_in) : Tensor(), o, OH, OW, *dq, rq, plan, op);
   }
   if (o.quantize_x) {  // float32 x quantized in the implicit GEMM's load, or the caller quantizes it first
     if (!dq || !plan_iconv_implicit(settings())) return Tensor();
@@ -731,6 +740,7 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
                      std::to_string(per_c) + " loop iterations per channel, more than the device's limit of " +
                      std::to_string(limit));
   const std::int64_t chunk = static_cast<std::int64_t>(std::min<std::uint64_t>(limit / per_c, 1u << 30));
+  const Tensor zw = zero_point(device, zw_in);
   Tensor y = alloc(dev, {N, O, OH, OW}, DType::i32, op);
   for (std::int64_t c0 = 0; c0 < CG; c0 += chunk) {
     const std::int64_t c1 = std::min(CG, c0 + chunk);
