@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # int8y window 4 (branch int8y, commit in $H/COMMIT): window 3's pack after the fixes of its two
 # test failures (imatmul.comp's variants within 32 define entries: test_iconv_warp's exact path on
-# the H100; the warp model test against ONNX Runtime within two quanta): (1) test_iconv_warp,
+# the H100; the warp model test against ONNX Runtime within two quanta) and of its 56x56 regression
+# (a fill dispatch per conv for the dropped weight zero points: now left absent, iconv_direct's
+# ZW_NONE): (1) test_iconv_warp,
 # test_model's QDQ tests; (2) the four nets, warp / implicit twice; (3) the layers and the wide chain
 # (default, warp, warp-f32cols); (4) per node and per kernel, the wide net at 112.
 set -x
