@@ -11,7 +11,9 @@
 // on float32 tensors of the same shapes. Each case alternates f32 and every form for N rounds (each round: back-to-back
 // ops for at least T ms, then Device::synchronize) and keeps each one's best round; "int8 / f32 speed" is f32's time
 // over the form's (above 1: int8 faster); every form's output is checked against the first form's, byte for byte (the
-// sums are exact in every form).
+// sums are exact in every form; the warp forms' sums are f32 sums, rounded past 2^24: "NO" is expected there).
+// Forms "warp" and "warp-f32cols": the QDQ pattern's warp path (IntRequant::f32_sums, as the model runtime's
+// QConv runs it), and that with float32 operands converted first (IntRequant::f32_columns, a lab form).
 // --chain R: the wide net's four layers as one chain per form, R runs each synchronized (as the
 // model bench times a run), against the f32 chain; then the default form with the QDQ model's
 // ends (QuantizeLinear of an f32 input, DequantizeLinear of the output). --chain-only: no layers.
@@ -51,6 +53,14 @@ struct Form {
   const char* name;
   std::function<void(Settings&)> set;
   int swizzle = -1;  ///< Settings::imatmul_swizzle while the form runs (-1: the plan's choice)
+  /// IntRequant::f32_sums (the QDQ pattern's warp path where it applies: the model runtime's
+  /// QConv) and its lab form IntRequant::f32_columns (float32 operands converted first).
+  bool f32_sums = false, f32_columns = false;
+  detail::IntRequant requant(const Tensor& ys, const Tensor& zy) const {
+    detail::IntRequant rq{ys, zy, Activation::relu, DType::u8};
+    rq.f32_sums = f32_sums, rq.f32_columns = f32_columns;
+    return rq;
+  }
 };
 
 // Runs op under the form's settings.
@@ -68,6 +78,8 @@ const std::vector<Form>& all_forms() {
   using G = IConvGemmSetting;
   static const std::vector<Form> forms{
       {"default", [](Settings&) {}},
+      {"warp", [](Settings&) {}, -1, true},
+      {"warp-f32cols", [](Settings&) {}, -1, true, true},
       {"im2col-4x4-regs", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul_tile = 64; }},
       {"implicit-4x4-regs", [](Settings& s) { s.iconv_gemm = G::implicit, s.imatmul_tile = 64; }},
       {"im2col-4x4-shared", [](Settings& s) { s.iconv_gemm = G::im2col, s.imatmul = I::shared; }},
@@ -179,8 +191,7 @@ void chains(Device& dev, Generator& g, std::int64_t H, const std::vector<Form>& 
       return under(f, [&] {
         Tensor y = qx;
         for (std::size_t l = 0; l < qw.size(); ++l) {
-          y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true},
-                                   {ys, z0, Activation::relu, DType::u8});
+          y = detail::conv_requant(y, qw[l], l ? z0 : z128, zw[l], io, {sx, sw[l], bias[l], true}, f.requant(ys, z0));
         }
         return y;
       });
@@ -310,9 +321,7 @@ int main(int argc, char** argv) {
     std::vector<std::function<Tensor()>> ops;
     for (const Form& f : forms)
       ops.push_back([=] {
-        return under(f, [&] {
-          return detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, {ys, zy, Activation::relu, DType::u8});
-        });
+        return under(f, [&] { return detail::conv_requant(qx, qw, zx, zw, io, {sx, sw, b, true}, f.requant(ys, zy)); });
       });
     const Timed t = time_forms(dev, rounds, min_ms, f32, ops);
     const double tf = t.f32;

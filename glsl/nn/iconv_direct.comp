@@ -23,7 +23,7 @@
 // CB channels in shared memory as floats w - zw. Grid: x = groups of LOCAL_X * PX positions,
 // y = groups of OPI output channels, z = image n.
 // Operands: 0 = y, 1 = x, 2 = w (contiguous, 8-bit), 3 = zx (one value), 4 = zw (one value or
-// one per output channel: u_zw_per), 5 = sa [1], 6 = sb (one value or per channel: u_sb_per),
+// one per output channel: u_zw_per; ZW_NONE: 0, operand undeclared), 5 = sa [1], 6 = sb (one value or per channel: u_sb_per),
 // 7 = bias (HAS_BIAS), 8 = ys [1] (QUANT) (float32), 9 = zy [1] (QUANT); y float32 with DQ_OUT.
 #include "activations.glsl"
 layout(local_size_x = LOCAL_X) in;
@@ -74,7 +74,11 @@ void main() {
     workgroup_sync();  // the previous block's weights are read
     for (uint i = lid; i < uint(OPI * TAPS); i += LOCAL_X) {
       uint j = i / uint(TAPS);
+#ifdef ZW_NONE
+      s_w[i] = float(load2((ob + j) * ktaps + uint(b * TAPS) + (i - j * uint(TAPS))));
+#else
       s_w[i] = float(load2((ob + j) * ktaps + uint(b * TAPS) + (i - j * uint(TAPS))) - load4(u_zw_per * (ob + j)));
+#endif
     }
     workgroup_sync();
     for (int i = 0; i < OPI * PX; ++i) acc[i] = 0.0;

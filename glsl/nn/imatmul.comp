@@ -28,7 +28,7 @@
 // DequantizeLinear of the sums with the multiplier sa * sb computed in f32, then Add of the bias.
 // QUANT (with DEQUANT; the QDQ pattern's QuantizeLinear after a conv, as iconv_direct.comp's
 // QUANT, expression for expression): c is 8-bit, c = clamp(roundEven(div_rn(act(v), ys)) + zy,
-// QMIN, QMAX) (NaN -> zy) for the dequantized v, the activation act_clip(v, u_lo, u_hi) between
+// QMIN, QMAX) (NaN -> zy; QMIN, QMAX from Y_I8) for the dequantized v, the activation act_clip(v, u_lo, u_hi) between
 // (uniforms: none, Relu and Clip are one program); whole words of four columns (the host runs it
 // only where N % 4 == 0). DQ_OUT (with QUANT; a DequantizeLinear of the same parameters after
 // it): c is float32, c = float(q - zy) * ys of that 8-bit q, as quant_int.comp's DEQUANTIZE
@@ -52,10 +52,17 @@
 // (NaN -> zb), lo and hi those of B's 8-bit type (B_I8); byte by byte (no ROWQUAD).
 // Operands: 0 = c (int32, DEQUANT float32, QUANT 8-bit, DQ_OUT float32), 1 = a, 2 = b (8-bit; QIN float32), 3 = za, 4 = zb
 // (integers of any dtype; u_za_row / u_zb_col: one per row / column, else one value; ZA_NONE /
-// ZB_NONE: 0, operand unread), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32),
+// ZB_NONE: 0, operand undeclared), DEQUANT: 5 = sa [1], 6 = sb, 7 = bias (HAS_BIAS) (float32),
 // QUANT: 8 = ys [1] (float32), 9 = zy [1]; TOTALS_MEM with DEQUANT: 10 = totals (int32).
 #ifdef QUANT
 #include "activations.glsl"
+#ifdef Y_I8  // the 8-bit output's range (Y_I8: int8, else uint8)
+#define QMIN -128
+#define QMAX 127
+#else
+#define QMIN 0
+#define QMAX 255
+#endif
 #endif
 layout(local_size_x = LOCAL_X) in;
 // K_PAIRS: two K tiles per trip of the K loop, each with a constant shared-buffer index, and every

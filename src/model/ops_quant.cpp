@@ -253,8 +253,9 @@ void register_quant_ops(Registry& m) {
               // dequantize_output (fuse_qdq): float32 output, the 8-bit type in the attribute
               const std::int64_t dq_out = a.node.attrs.i("dequantize_output", 0);
               const int q8 = dq_out ? static_cast<int>(dq_out) : a.g.values[a.node.outputs[0]].elem;
-              const detail::IntRequant rq{flat1(a.t(7)), a.present(8) ? flat1(a.t(8)) : Tensor(), a.node.epilogue,
-                                          elem_dtype(q8), dq_out != 0};
+              const detail::IntRequant rq{flat1(a.t(7)),   a.present(8) ? flat1(a.t(8)) : Tensor(),
+                                          a.node.epilogue, elem_dtype(q8),
+                                          dq_out != 0,     true};  // f32 sums: the QDQ pattern
               const Tensor y = int_conv(a, 0, 2, 3, 5, &dq, &rq);
               // as DequantizeLinear: y_scale's dtype (float16 scales with ModelOptions::f16_weights)
               return Ts{dq_out && a.dtype(7) != DType::f32 ? y.to(a.dtype(7)) : y};

@@ -941,7 +941,13 @@ void fuse_qdq(Graph& g, PlanStats& s) {
     if (integer) {
       const auto param = [](const Node& d, std::size_t k) { return k < d.inputs.size() ? d.inputs[k] : -1; };
       const int bias = conv && p.inputs.size() > 2 ? p.inputs[2] : -1;
-      p.inputs = {dx->inputs[0], param(*dx, 1), param(*dx, 2), dw->inputs[0], param(*dw, 1), param(*dw, 2), bias};
+      // A weight zero point of zeros (quantize_static's symmetric int8 weights) is no zero point:
+      // the integer kernels then read none (the QConv's warp path: no per-row loads in its A loads).
+      int wz = param(*dw, 2);
+      if (const HostTensor* z = const_of(g, wz);
+          z && std::all_of(z->v.begin(), z->v.end(), [](double d) { return d == 0; }))
+        wz = -1;
+      p.inputs = {dx->inputs[0], param(*dx, 1), param(*dx, 2), dw->inputs[0], param(*dw, 1), wz, bias};
       p.op_type = conv ? "gltensor.QConv" : "gltensor.QMatMul";
       p.fused += std::string(p.fused.empty() ? "" : "+") + "DequantizeLinear x2";
       ++s.qdq_integer;

@@ -43,7 +43,8 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   IConvDirectVariant v;
   v.rowseg = plan.rowseg, v.dw = o.dilation[1], v.seglen = plan.seglen;
   v.opi = plan.opi, v.px = plan.px, v.cb = plan.cb, v.kh = w.size(2), v.kw = w.size(3), v.bias = dq.bias.defined();
-  v.x = x.dtype(), v.w = w.dtype(), v.zx = zx.dtype(), v.zw = zw.dtype();
+  v.x = x.dtype(), v.w = w.dtype(), v.zx = zx.dtype(), v.zw = zw.defined() ? zw.dtype() : w.dtype();
+  v.zw_none = !zw.defined();
   const Tensor sa = f32_dense(dq.scale_a), sb = f32_dense(dq.scale_b);
   const Tensor bias = dq.bias.defined() ? f32_dense(dq.bias) : sa;
   Tensor ys, zy;
@@ -57,11 +58,11 @@ Tensor iconv_direct(const Tensor& x, const Tensor& w, const Tensor& zx, const Te
   Tensor y = alloc(dev, {N, O, OH, OW}, v.dq_out ? DType::f32 : v.y, op);
   if (y.numel() == 0) return y;
   Launch launch(dev, op);
-  launch.program(v.kFile, v.defines(), {plan.local_x}).write(y).read(x).read(w).read(zx).read(zw);
+  launch.program(v.kFile, v.defines(), {plan.local_x}).write(y).read(x).read(w).read(zx).read(v.zw_none ? w : zw);
   launch.read(sa).read(sb).read(bias);
   if (rq) launch.read(ys).read(zy);
-  launch.params(
-      IConvParams{C, x.size(2), x.size(3), O, O / G, OH, OW, CG / plan.cb, o, zw.numel() != 1, sb.numel() != 1, rq});
+  launch.params(IConvParams{C, x.size(2), x.size(3), O, O / G, OH, OW, CG / plan.cb, o, zw.defined() && zw.numel() != 1,
+                            sb.numel() != 1, rq});
   const auto per_group = static_cast<std::uint64_t>(plan.local_x * plan.px);
   launch.loop_iterations(plan.loop_iterations)
       .groups((static_cast<std::uint64_t>(OH * OW) + per_group - 1) / per_group,

@@ -51,7 +51,8 @@ Defines IConvDirectVariant::defines() const {
   d.operand(0, q8 ? y : DType::f32, q8 ? CT::i32 : CT::f32, true)
       .operand(1, x, CT::i32, false)
       .operand(2, w, CT::i32, false);
-  d.operand(3, zx, CT::i32, false).operand(4, zw, CT::i32, false);
+  d.operand(3, zx, CT::i32, false).flag("ZW_NONE", zw_none);
+  if (!zw_none) d.operand(4, zw, CT::i32, false);
   for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
   if (quant) {
     d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
@@ -78,6 +79,8 @@ std::vector<IConvDirectVariant> IConvDirectVariant::space() {
   v.zx = v.zw = DType::i32, v.opi = 8, v.cb = 28, v.kh = v.kw = 3, v.px = 16;
   out.push_back(v);
   v.rowseg = true, v.dw = 2, v.seglen = v.px + (v.kw - 1) * v.dw;  // a filter row's inputs once
+  out.push_back(v);
+  v.zw_none = true, v.quant = true;  // no weight zero point (fuse_qdq drops all-zero ones), requantizing
   out.push_back(v);
   return out;
 }

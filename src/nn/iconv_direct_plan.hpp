@@ -79,6 +79,7 @@ struct IConvDirectVariant {
   bool dq_out = false;
   /// Operand dtypes: y, x, w, zx, zw (then sa, sb, bias, ys float32), zy.
   DType y = DType::f32, x = DType::u8, w = DType::i8, zx = DType::u8, zw = DType::i8, zy = DType::u8;
+  bool zw_none = false;  ///< ZW_NONE: no weight zero point (0; operand 4 undeclared, bound to w)
   Defines defines() const;
   static std::vector<IConvDirectVariant> space();
 };

@@ -12,6 +12,7 @@
 #include "nn/iconv_direct.hpp"
 #include "nn/imatmul_plan.hpp"
 #include "nn/quant_int_variants.hpp"
+#include "ops/matmul_plan.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
@@ -207,6 +208,58 @@ Tensor int_cols(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t
   launch.invocations(static_cast<std::uint64_t>((count + 3) / 4));
   return cols;
 }
+
+// icol.comp's uniforms and launch: x (8-bit, dense) [N, C, H, W] -> cols [N, C KH KW, OH OW]
+// (OH OW % 4 == 0), zx outside the image.
+struct IColParams {
+  ConvGeometry g;
+  std::int64_t PQ;
+  void set(Uniforms& u) const {
+    g.set(u);
+    u.u32("u_PQ", PQ);
+  }
+};
+Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64_t KH, std::int64_t KW, std::int64_t OH,
+                  std::int64_t OW, const IntConvOptions& o, bool f32, const char* op) {
+  const std::int64_t N = x.size(0), C = x.size(1), PQ = OH * OW / 4;
+  Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, f32 ? DType::f32 : x.dtype(), op);
+  IColVariant v;
+  v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
+  Launch launch(dev, op);
+  launch.program(v.kFile, v.defines(), {64}).write(cols).read(x).read(zx);
+  launch.params(IColParams{{cols.numel(), C, x.size(2), x.size(3), OH, OW, KH, KW, o}, PQ}).loop_iterations(4);
+  launch.groups(static_cast<std::uint64_t>((PQ + 63) / 64), static_cast<std::uint64_t>(C * KH * KW),
+                static_cast<std::uint64_t>(N));
+  return cols;
+}
+
+// The uniforms of imatmul_warp.comp: matmul.glsl's (one batch dim: the images of the columns,
+// A broadcast) and the requantizing epilogue's.
+struct IWarpParams {
+  std::int64_t M, N, K, batch;
+  bool za_row;
+  std::int64_t sb_per;
+  const IntRequant& rq;
+  void set(Uniforms& u) const {
+    const auto [lo, hi] = requant_bounds(rq);
+    u.f32("u_lo", lo), u.f32("u_hi", hi);
+    u.u32("u_M", M);
+    u.u32("u_N", N);
+    u.u32("u_K", K);
+    u.u32s("u_bshape", {batch});
+    u.u32s("u_bstride_a", {0});
+    u.u32s("u_bstride_b", {K * N});
+    u.u32s("u_bstride_d", {0});
+    u.u32("u_a_off", 0);
+    u.u32("u_b_off", 0);
+    u.u32("u_d_off", 0);
+    u.u32("u_qa_s", K / 4);
+    u.u32("u_qb_s", N / 4);
+    u.f32("u_alpha", 1.0);
+    u.u32("u_za_row", za_row ? 1 : 0);
+    u.u32("u_sb_per", sb_per);
+  }
+};
 
 // The integer matmul's kernel. IMATMUL (quant_int.comp): int32 products and sums, 64 x 64 tiles,
 // any zero points; per K tile of 16, 4 loads and 16 steps of 4 + 4 + 4 x 4 (all loops counted),
@@ -516,6 +569,63 @@ Tensor matmul_dequant(const Tensor& a, const Tensor& b, const Tensor& za, const 
 
 namespace {
 
+// The QDQ convolution (rq.f32_sums) as im2col's 8-bit columns and the f32 warp kernel on them
+// with the requantizing epilogue (glsl/nn/imatmul_warp.comp): x [N, C, H, W] and w [O, C, KH, KW]
+// dense 8-bit, zxc x's zero point as a tensor (zero_point: 0 where zx is undefined); undefined where it does not apply
+// (the caller's exact paths): groups, K = C KH KW or OH OW not multiples of 4 (the kernel's quad loads), zero points
+// not 8-bit of their operands' types (or zw neither one nor O values), a requantization the epilogue lacks, columns
+// past the device's SSBO limit, Settings::iconv_gemm not `choose`, or an f32 matmul plan of the same product that does
+// not take the warp kernel in one launch (a device's loop limit, few tiles).
+Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw,
+                  const Tensor& zxc, const IntConvOptions& o, std::int64_t OH, std::int64_t OW, const IntDequant& dq,
+                  const IntRequant& rq, const char* op) {
+  const std::int64_t N = x.size(0), C = x.size(1), O = w.size(0), KH = w.size(2), KW = w.size(3);
+  const std::int64_t K = C * KH * KW, P = OH * OW;
+  const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
+  if (!rq.f32_sums || o.quantize_x || o.groups != 1 || K % 4 != 0 || P % 4 != 0 || N * O * P == 0 ||
+      settings().iconv_gemm != IConvGemmSetting::choose || !requant_fits(&rq, P) || !narrow(zx, x) || !narrow(zw, w) ||
+      (zx.defined() && zx.numel() != 1) || (zw.defined() && zw.numel() != 1 && zw.numel() != O) ||
+      N * K * P > dev.ssbo_limit())
+    return Tensor();
+  MatmulProblem p;
+  // split_columns: as conv2d's f32 GEMM plans it (matmul_split_columns; no K split, no GEMV)
+  p.M = O, p.N = P, p.K = K, p.batch = N, p.quads = true, p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
+  const MatmulPlan plan =
+      plan_matmul(p, {dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory}, settings());
+  if (plan.kernel != MatmulPlan::Kernel::warp || plan.splits != 1 || plan.tile_n != 128) return Tensor();
+  IWarpVariant v;
+  v.bm = static_cast<int>(plan.tile_m), v.bk = plan.warp_bk, v.tn = plan.warp_tn, v.lanes = plan.warp_lanes;
+  v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop, v.shk = plan.warp_shk;
+  v.a = w.dtype(), v.b = x.dtype(), v.za_none = !zw.defined(), v.zb_none = !zx.defined();
+  v.za = v.za_none ? v.a : zw.dtype(), v.zb = v.zb_none ? v.b : zx.dtype();
+  v.bias = dq.bias.defined(), v.y = rq.out, v.dq_out = rq.dequantize;
+  v.a_f32 = v.b_f32 = rq.f32_columns;
+  if (rq.f32_columns) v.za_none = v.zb_none = true;  // subtracted in the conversions
+  const Tensor ys = dense_as(rq.scale, DType::f32);
+  const Tensor zy = rq.zero_point.defined() ? dense(rq.zero_point) : zeros(x.device(), {1}, DType::i32);
+  v.zy = zy.dtype();
+  const bool plain = KH == 1 && KW == 1 && o.stride == std::array<std::int64_t, 2>{1, 1} &&
+                     o.padding == std::array<std::int64_t, 4>{0, 0, 0, 0};
+  // the lab's f32 columns: differences as dequantize_linear of scale 1 makes them
+  const auto diff = [&](const Tensor& t, const Tensor& z, std::int64_t n) {
+    return dequantize_linear(t, full(x.device(), {n}, 1.0), z, QAxis{0, 0}, op);
+  };
+  const Tensor cols = !plain           ? icol_words(dev, x, zxc, KH, KW, OH, OW, o, rq.f32_columns, op)  // zx outside
+                      : rq.f32_columns ? diff(x, zx, 1).reshape({N, C, P})
+                                       : x.reshape({N, C, P});
+  const Tensor a = rq.f32_columns ? diff(w, zw, zw.defined() ? zw.numel() : 1) : w;
+  Tensor c = alloc(dev, {N, O, OH, OW}, rq.dequantize ? DType::f32 : rq.out, op);
+  const Tensor sa = dense_as(dq.scale_a, DType::f32), sb = dense_as(dq.scale_b, DType::f32);
+  Launch launch(dev, op);
+  launch.program(v.kFile, v.defines(), {plan.local_x});
+  launch.write(c).read(a).read(cols).read(v.za_none ? w : dense(zw)).read(v.zb_none ? w : dense(zx));
+  launch.read(sa).read(sb).read(v.bias ? dense_as(dq.bias, DType::f32) : sa).read(ys).read(zy);
+  launch.params(IWarpParams{O, P, K, N, zw.defined() && zw.numel() != 1, sb.numel() != 1 ? 1 : 0, rq});
+  launch.loop_iterations(plan.loop_iterations);
+  launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+  return c;
+}
+
 // conv_integer, and with `dq` (per output channel) its dequantizing epilogue, with `rq` also
 // requantized, in the direct kernel where it applies, else (dq only) where every piece's matmul
 // takes it (nullptr: int32 sums; otherwise float32 / 8-bit, or undefined: the caller's unfused path).
@@ -539,10 +649,16 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     throw ShapeError(name(op) + ": the filter " + to_string(w_in.shape()) + " is larger than the padded input " +
                      to_string(x_in.shape()));
   const Device device = x_in.device();
-  const Tensor zx = zero_point(device, zx_in), zw = zero_point(device, zw_in);
+  // w's zero point as a tensor only where a kernel reads one (an absent one would be a fill
+  // dispatch per call: the direct kernel, the implicit GEMM and the warp path read none then;
+  // fuse_qdq drops all-zero ones)
+  const Tensor zx = zero_point(device, zx_in);
+  if (zw_in.defined() && is_floating(zw_in.dtype()))
+    throw DTypeError("gltensor: a zero point must be an integer tensor");
+  const std::int64_t zw_n = zw_in.defined() ? zw_in.numel() : 1;
   if (zx.numel() != 1)
     throw ShapeError(name(op) + ": x_zero_point must be one value, got shape " + to_string(zx_in.shape()));
-  if (zw.numel() != 1 && zw.numel() != O)
+  if (zw_n != 1 && zw_n != O)
     throw ShapeError(name(op) + ": w_zero_point of shape " + to_string(zw_in.shape()) + " is neither one value nor " +
                      std::to_string(O) + " (one per output channel)");
   DeviceImpl& dev = dev_of(x_in);
@@ -554,6 +670,10 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
     dq_rows.per_row = true;
   }
   const Tensor x = dense(x_in), w = dense(w_in);
+  if (rq) {
+    const Tensor y = warp_qconv(dev, x, w, zx_in, zw_in, zx, o, OH, OW, *dq, *rq, op);
+    if (y.defined()) return y;
+  }
   if (dq) {
     // 8-bit zero points of the operands' own types (or none): the direct kernel's f32 blocks are exact.
     const auto narrow = [](const Tensor& z, DType t) { return !z.defined() || z.dtype() == t; };
@@ -562,7 +682,10 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
         plan_iconv_direct({CG, O / G, KH, KW, OW, o.stride[1], o.dilation[1], exact, OH * OW, N * G},
                           {dev.loop_budget(), dev.caps().max_ssbo_bindings, dev.adapter().software}, settings());
     // quantize_x: the direct kernel after the caller's quantize_linear
-    if (plan.direct) return o.quantize_x ? Tensor() : iconv_direct(x, w, zx, zw, o, OH, OW, *dq, rq, plan, op);
+    if (plan.direct)
+      return o.quantize_x
+                 ? Tensor()
+                 : iconv_direct(x, w, zx, zw_in.defined() ? dense(zw_in) : Tensor(), o, OH, OW, *dq, rq, plan, op);
   }
   if (o.quantize_x) {  // float32 x quantized in the implicit GEMM's load, or the caller quantizes it first
     if (!dq || !plan_iconv_implicit(settings())) return Tensor();
@@ -617,6 +740,7 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
                      std::to_string(per_c) + " loop iterations per channel, more than the device's limit of " +
                      std::to_string(limit));
   const std::int64_t chunk = static_cast<std::int64_t>(std::min<std::uint64_t>(limit / per_c, 1u << 30));
+  const Tensor zw = zero_point(device, zw_in);
   Tensor y = alloc(dev, {N, O, OH, OW}, DType::i32, op);
   for (std::int64_t c0 = 0; c0 < CG; c0 += chunk) {
     const std::int64_t c1 = std::min(CG, c0 + chunk);

@@ -102,21 +102,30 @@ struct IntRequant {
   Epilogue act;              ///< none, relu or clip
   DType out = DType::u8;     ///< u8 or i8 (the quantized range, also with `dequantize`)
   bool dequantize = false;   ///< float32 output: the 8-bit value dequantized with (scale, zero_point)
+  /// The QDQ pattern (DequantizeLinear -> Conv -> QuantizeLinear, whose float graph sums in f32):
+  /// conv_requant may sum in f32, rounded where a partial sum passes 2^24 (the f32 warp kernel
+  /// on 8-bit operands, glsl/nn/imatmul_warp.comp, where the f32 matmul plan of the same product
+  /// takes the warp kernel, one group, C KH KW and OH OW multiples of 4, Settings::iconv_gemm
+  /// choose); false: exact int32 sums (QLinearConv, ConvInteger).
+  bool f32_sums = false;
+  /// With f32_sums, a lab form (gltensor_iconv_forms_bench): the warp path's operands converted to
+  /// float32 differences first (the filter by dequantize_linear, the columns by im2col), so that
+  /// its GEMM reads them as the f32 conv's does (4x the columns' bytes, no conversion in the loads).
+  bool f32_columns = false;
 };
 /// `rq`'s activation as the bounds of act_clip (the QUANT epilogues' u_lo, u_hi in
 /// glsl/nn/imatmul.comp and iconv_direct.comp: none, relu and clip are one program): none
 /// (-inf, inf), relu (0, inf), clip its own.
 std::array<float, 2> requant_bounds(const IntRequant& rq);
-/// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW] (float32 with rq.dequantize): one dispatch of the direct integer
-/// convolution (glsl/nn/iconv_direct.comp) where iconv_direct_plan applies (bit-identical to the
-/// separate ops), else one of the implicit GEMM (imatmul.comp's IMPLICIT and QUANT: the 8-bit
-/// image read in place, any groups) where OH * OW % 4 == 0 (any with rq.dequantize) and K fits
-/// one launch, or (Settings::iconv_gemm im2col) im2col and the integer matmul with the same
-/// requantizing epilogue where groups = 1 and OH * OW % 4 == 0 (any with rq.dequantize)
-/// (Settings::qconv_requant), else
-/// conv_dequant, apply_epilogue and quantize_linear (and dequantize_linear). Errors: conv_dequant's,
-/// ShapeError for a scale or zero point that is not one value, DTypeError for an output that
-/// is not 8-bit.
+/// conv_dequant followed by `rq`, 8-bit [N, O, OH, OW] (float32 with rq.dequantize): with rq.f32_sums
+/// im2col's 8-bit columns and one dispatch of the f32 warp kernel on them where that applies (sums
+/// in f32), else one dispatch of the direct integer convolution (glsl/nn/iconv_direct.comp) where iconv_direct_plan
+/// applies (bit-identical to the separate ops), else one of the implicit GEMM (imatmul.comp's IMPLICIT and QUANT: the
+/// 8-bit image read in place, any groups) where OH * OW % 4 == 0 (any with rq.dequantize) and K fits one launch, or
+/// (Settings::iconv_gemm im2col) im2col and the integer matmul with the same requantizing epilogue where groups = 1 and
+/// OH * OW % 4 == 0 (any with rq.dequantize) (Settings::qconv_requant), else conv_dequant, apply_epilogue and
+/// quantize_linear (and dequantize_linear). Errors: conv_dequant's, ShapeError for a scale or zero point that is not
+/// one value, DTypeError for an output that is not 8-bit.
 Tensor conv_requant(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const IntConvOptions& o,
                     const IntDequant& dq, const IntRequant& rq, const char* op = "conv_integer");
 

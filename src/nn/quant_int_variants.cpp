@@ -3,11 +3,15 @@
 
 #include <utility>
 
+#include "runtime/glsl_text.hpp"
+
 namespace gltensor::detail {
 
 namespace {
 CT int_ct(DType d) { return is_floating(d) ? CT::f32 : CT::i32; }
 constexpr DType kQ8[] = {DType::u8, DType::i8};
+// KS(X): X(0) .. X(n - 1), the warp kernel's K steps written out.
+std::string k_steps(int n) { return glsl_macro_list(n, ""); }
 }  // namespace
 
 Defines QuantIntVariant::defines() const {
@@ -85,13 +89,15 @@ Defines IMatmulVariant::defines() const {
   } else {
     d.operand(2, b, CT::i32, false);
   }
-  // zero points absent: the operand is bound to A (never read)
-  d.operand(3, za_none ? a : za, CT::i32, false).operand(4, zb_none ? a : zb, CT::i32, false);
+  // zero points absent: the operand is bound to A, never read, and not declared (at most 32 entries:
+  // the GPUs' implicit 4 x 4 forms with int8 operands, no zero points and an int8 output had 33)
+  if (!za_none) d.operand(3, za, CT::i32, false);
+  if (!zb_none) d.operand(4, zb, CT::i32, false);
   if (dequant) {
     d.flag("DEQUANT").flag("DQ_ROW", dq_row).flag("HAS_BIAS", bias);
     for (int i = 5; i < 8; ++i) d.operand(i, DType::f32, CT::f32, false);
     if (quant) {
-      d.flag("QUANT").value("QMIN", y == DType::i8 ? -128 : 0).value("QMAX", y == DType::i8 ? 127 : 255);
+      d.flag("QUANT").flag("Y_I8", y == DType::i8);  // (QMIN / QMAX in the kernel: one entry fewer)
       d.flag("DQ_OUT", dq_out);
       d.operand(8, DType::f32, CT::f32, false).operand(9, zy, CT::i32, false);
     } else if (totals == Totals::mem) {
@@ -199,15 +205,97 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
     out.push_back(v);
     v.bn = 64, v.b = v.zb = DType::i8;  // 4 x 4 on 64 x 64 with two K slices (GPUs' few tiles), int8 image
     out.push_back(v);
-    v.a = DType::i8, v.za_none = true;  // int8 weights without a zero point: the most defines (at most 32)
+    v.a = DType::i8, v.za_none = true;  // int8 weights without a zero point
     out.push_back(v);
     v.a = DType::u8, v.za_none = false;
     v.qin = false, v.dq_out = true, v.rowquad = true;  // the last conv
+    out.push_back(v);
+    // int8 operands without zero points, an int8 output dequantized: the most entries (operands
+    // included; at most 32: Defines throws past them), as test_iconv_warp's exact path ran it on the H100
+    v.a = v.za = v.b = v.zb = v.y = v.zy = DType::i8, v.za_none = v.zb_none = true;
     out.push_back(v);
   }
   {
     IMatmulVariant v;  // requantizing with int32 totals in registers, zero point int32
     v.dequant = v.dq_row = v.quant = true, v.zy = DType::i32;
+    out.push_back(v);
+  }
+  return out;
+}
+
+Defines IColVariant::defines() const {
+  Defines d;
+  d.value("IKH", kh).value("IKW", kw).flag("X_I8", x == DType::i8).flag("F32_OUT", f32_out);
+  if (f32_out)
+    d.operand_vec4(0, DType::f32, CT::f32, true);
+  else
+    d.operand(0, x, CT::i32, true);
+  d.operand(1, x, CT::i32, false).operand(2, zx, CT::i32, false);
+  return d;
+}
+
+std::vector<IColVariant> IColVariant::space() {
+  std::vector<IColVariant> out;
+  for (auto [kh, kw] : {std::pair<std::int64_t, std::int64_t>{3, 3}, {1, 1}, {5, 2}}) {
+    IColVariant v;
+    v.kh = kh, v.kw = kw;
+    out.push_back(v);
+  }
+  IColVariant v;  // int8 images, an int32 zero point (zero_point's 0 for an absent one)
+  v.x = DType::i8, v.zx = DType::i32;
+  out.push_back(v);
+  v.f32_out = true;  // the lab's float32 columns
+  out.push_back(v);
+  return out;
+}
+
+Defines IWarpVariant::defines() const {
+  Defines d;
+  // (BD, BN, A_KMAJOR, B_KMAJOR and OUT_F32: the kernel's own)
+  d.uvalue("BM", static_cast<std::uint64_t>(bm));
+  d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", lanes).flag("EDGE", edge);
+  d.flag("K_LOOP", k_loop).flag("A_SHK", shk);
+  d.macro("KS(X)", k_steps, bk);
+  d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
+  d.flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
+  if (dq_out)
+    d.operand_vec4(0, DType::f32, CT::f32, true);
+  else
+    d.operand(0, y, CT::i32, true);
+  d.flag("A_F32", a_f32).flag("B_F32", b_f32);
+  if (a_f32)
+    d.quads("A", 1, DType::f32);
+  else
+    d.operand(1, a, CT::i32, false);
+  if (b_f32)
+    d.quads("B", 2, DType::f32);
+  else
+    d.operand(2, b, CT::i32, false);
+  // zero points absent: the operand is bound to A, never read, and not declared
+  if (!za_none) d.operand(3, za, CT::i32, false);
+  if (!zb_none) d.operand(4, zb, CT::i32, false);
+  for (int i = 5; i < 9; ++i) d.operand(i, DType::f32, CT::f32, false);
+  d.operand(9, zy, CT::i32, false);
+  return d;
+}
+
+std::vector<IWarpVariant> IWarpVariant::space() {
+  std::vector<IWarpVariant> out;
+  IWarpVariant v;  // the wide QDQ net's layers: 128 x 128 tiles of 8 x 8, K-major A in shared memory
+  out.push_back(v);
+  v.dq_out = true;  // its last conv
+  out.push_back(v);
+  v.dq_out = false, v.bm = 64, v.edge = true, v.bk = 8;  // 64 x 128 tiles, edges, K tiles of 8
+  out.push_back(v);
+  v.shk = false, v.k_loop = true, v.lanes = false, v.bias = false;  // A transposed in shared memory
+  out.push_back(v);
+  {
+    IWarpVariant f = v;  // the lab's float32 operands
+    f.a_f32 = f.b_f32 = f.za_none = f.zb_none = true;
+    out.push_back(f);
+  }
+  for (DType t : kQ8) {  // the operands' types, without zero points, int8 output
+    v.a = v.za = v.b = v.zb = v.y = v.zy = t, v.za_none = v.zb_none = t == DType::i8;
     out.push_back(v);
   }
   return out;

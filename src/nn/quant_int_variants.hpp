@@ -66,4 +66,32 @@ struct IMatmulVariant {
   static std::vector<IMatmulVariant> space();
 };
 
+/// icol.comp: im2col of 8-bit images, one word of four columns per invocation, the filter's
+/// kh x kw compile-time (IKH, IKW); x's dtype (cols the same), zx's.
+struct IColVariant {
+  static constexpr const char* kFile = "icol.comp";
+  std::int64_t kh = 3, kw = 3;
+  DType x = DType::u8, zx = DType::u8;
+  bool f32_out = false;  ///< F32_OUT (lab): float32 x - zx columns
+  Defines defines() const;
+  static std::vector<IColVariant> space();
+};
+
+/// imatmul_warp.comp: the QDQ convolution's requantizing GEMM on the f32 warp kernel
+/// (glsl/ops/matmul_warp.comp) with 8-bit operands (f32 sums: IntRequant::f32_sums). The warp
+/// fields are the f32 matmul plan's (MatmulPlan's tile_m, warp_bk, warp_tn, warp_lanes, warp_edge,
+/// warp_k_loop, warp_shk) for the same M, N, K; A read along K (A_KMAJOR), B row-major.
+struct IWarpVariant {
+  static constexpr const char* kFile = "imatmul_warp.comp";
+  int bm = 128, bk = 16, tn = 8;
+  bool lanes = true, edge = false, k_loop = false, shk = true;
+  DType a = DType::i8, b = DType::u8, za = DType::i8, zb = DType::u8;  ///< A_I8 / B_I8 from a, b
+  bool za_none = false, zb_none = false, bias = true;                  ///< ZA_NONE, ZB_NONE, HAS_BIAS
+  DType y = DType::u8, zy = DType::u8;  ///< the requantized type (QMIN, QMAX) and y's zero point
+  bool dq_out = false;                  ///< DQ_OUT: float32 c = float(q - zy) * ys
+  bool a_f32 = false, b_f32 = false;    ///< A_F32 / B_F32 (lab): float32 differences, matmul's quad loads
+  Defines defines() const;
+  static std::vector<IWarpVariant> space();
+};
+
 }  // namespace gltensor::detail

@@ -1698,27 +1698,47 @@ TEST(Model, QdqConvQuantizesItsInputInTheConv) {
 // A chain of two QDQ convs: the first one's 8-bit output feeds the second QConv (its
 // DequantizeLinear goes into that QConv, not into the first one's epilogue); only the last
 // conv's output DequantizeLinear joins its QConv; bit for bit the unfused chain.
-TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
-  GLT_RNG(rng);
-  const std::int64_t C = 4, H = 6, W = 5;
-  B m(13);
-  m.input("x", {1, C, H, W}).output("y", {1, C, H, W});
+namespace {
+
+// Two QDQ convs (3x3, pads 1, Relu) in quantize_static's form: x [1, chans[0], H, W] through
+// QuantizeLinear / DequantizeLinear (0.02, 128), layer l's int8 weights [chans[l + 1], chans[l], 3,
+// 3] per output channel (`wz`: with a zero-point input, of zeros in the first layer (the planner
+// drops it) and in [-3, 3] in the second), its output through QuantizeLinear / DequantizeLinear
+// (0.03; uint8 zero points 0, then 5), the last one the output y.
+void qdq_conv_chain(B& m, std::mt19937_64& rng, const std::vector<std::int64_t>& chans, std::int64_t H, std::int64_t W,
+                    bool wz) {
+  m.input("x", {1, chans[0], H, W}).output("y", {1, chans[2], H, W});
   m.init("s0", {}, {0.02f}).init_int("z0", {}, {128}, kU8);
   m.node("QuantizeLinear", {"x", "s0", "z0"}, {"xq"});
   m.node("DequantizeLinear", {"xq", "s0", "z0"}, {"xd"});
   std::string cur = "xd";
   for (int l = 0; l < 2; ++l) {
     const std::string i = std::to_string(l), sc = l == 0 ? "s1" : "s2", zp = l == 0 ? "z1" : "z2";
-    m.init_int("wq" + i, {C, C, 3, 3}, q_values(rng, C * C * 9, -127, 127), kI8);
-    m.init("ws" + i, {C}, uniform(rng, C, 0.002f, 0.01f)).init("b" + i, {C}, uniform(rng, C));
+    const std::int64_t c = chans[static_cast<std::size_t>(l)], o = chans[static_cast<std::size_t>(l) + 1];
+    m.init_int("wq" + i, {o, c, 3, 3}, q_values(rng, o * c * 9, -127, 127), kI8);
+    m.init("ws" + i, {o}, uniform(rng, o, 0.002f, 0.01f)).init("b" + i, {o}, uniform(rng, o));
+    if (wz)
+      m.init_int("wz" + i, {o},
+                 l == 0 ? std::vector<std::int32_t>(static_cast<std::size_t>(o), 0) : q_values(rng, o, -3, 3), kI8);
     m.init(sc, {}, {0.03f}).init_int(zp, {}, {l == 0 ? 0 : 5}, kU8);
-    B::attr_i(m.node("DequantizeLinear", {"wq" + i, "ws" + i}, {"w" + i}), "axis", 0);
+    std::vector<std::string> dq{"wq" + i, "ws" + i};
+    if (wz) dq.push_back("wz" + i);
+    B::attr_i(m.node("DequantizeLinear", dq, {"w" + i}), "axis", 0);
     B::attr_ints(m.node("Conv", {cur, "w" + i, "b" + i}, {"c" + i}), "pads", {1, 1, 1, 1});
     m.node("Relu", {"c" + i}, {"r" + i});
     m.node("QuantizeLinear", {"r" + i, sc, zp}, {"q" + i});
     m.node("DequantizeLinear", {"q" + i, sc, zp}, {l == 1 ? "y" : "d" + i});
     cur = "d" + i;
   }
+}
+
+}  // namespace
+
+TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
+  GLT_RNG(rng);
+  const std::int64_t C = 4, H = 6, W = 5;
+  B m(13);
+  qdq_conv_chain(m, rng, {C, C, C}, H, W, false);
   const std::string path = m.save("qdq_dequant_chain");
   const Tensor x = Tensor::from_host(device(), uniform(rng, C * H * W, -2, 2), {1, C, H, W});
   {
@@ -1749,6 +1769,48 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     nonzero += got[1][i] != 0;
   }
   EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
+}
+
+// The QDQ convs on the f32 warp kernel over im2col's 8-bit columns (IntRequant::f32_sums: the
+// QDQ pattern sums in f32 as its float graph does; glsl/nn/imatmul_warp.comp), forced on every
+// device by GLTENSOR_MATMUL_KERNEL=warp (GPUs plan it for large layers only): within one quantum
+// of the exact integer path and two of ONNX Runtime (the chain carries a first-layer tie into the
+// second), one dispatch more per conv (im2col) than that path.
+TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
+  GLT_RNG(rng);
+  const std::int64_t C = 8, O = 16, H = 12, W = 12;
+  B m(13);
+  qdq_conv_chain(m, rng, {C, O, O}, H, W, true);
+  const std::vector<float> xv = uniform(rng, C * H * W, -2, 2);
+  const std::map<std::string, In> in{{"x", {xv, {1, C, H, W}}}};
+  const std::string path = m.save("qdq_warp");
+  const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
+  std::vector<float> got[2];
+  std::uint64_t dispatches[2];
+  for (int warp : {0, 1}) {
+    ScopedSettings s;
+    if (warp) s->matmul_kernel = detail::MatmulKernelSetting::warp;
+    Model mod = Model::load(device(), path);
+    EXPECT_NE(mod.plan_summary().find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << mod.plan_summary();
+    mod.run({{"x", x}});
+    device().synchronize();
+    const std::uint64_t d0 = device().dispatch_count();
+    got[warp] = mod.run({{"x", x}}).at("y").to_vector();
+    dispatches[warp] = device().dispatch_count() - d0;
+  }
+  EXPECT_EQ(dispatches[1], dispatches[0] + 2) << "im2col for each conv";
+  ASSERT_EQ(got[1].size(), got[0].size());
+  int nonzero = 0;
+  for (std::size_t i = 0; i < got[0].size(); ++i) {
+    ASSERT_LE(std::fabs(got[1][i] - got[0][i]), 0.0301f) << i;  // one quantum (f32 or int32 sums, contractions)
+    nonzero += got[1][i] != 0;
+  }
+  EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
+  ScopedSettings s;
+  s->matmul_kernel = detail::MatmulKernelSetting::warp;
+  // two quanta: where ONNX Runtime's first layer rounds a value one quantum apart (a tie), the second
+  // layer's output moves by up to about 1.3 quanta more (weights |w| ws <= 1.27; seed 3310043005025413271: 2)
+  expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0601, 0);
 }
 
 TEST(Model, QLinearOpsMatchOnnxRuntime) {

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "grad_check.hpp"
 #include "nn/quant_int.hpp"
 #include "test_util.hpp"
 
@@ -20,6 +21,73 @@ inline gltensor::Tensor ints(const std::vector<std::int32_t>& v, const gltensor:
 /// n random values over d's range (uint8 or int8).
 inline std::vector<std::int32_t> q8_values(std::mt19937_64& rng, std::size_t n, gltensor::DType d) {
   return d == gltensor::DType::u8 ? uniform_int(rng, n, 0, 255) : uniform_int(rng, n, -128, 127);
+}
+
+/// The operands of an 8-bit convolution test: x [N, C, H, W] and w [O, C / groups, KH, KW] (xshape,
+/// wshape) of dtypes xd and wd, random; x's zero point `zx` (random where `random_zx`), an undefined
+/// tensor where !has_zx (0); `zw_count` zero points of w (1 or O; 0: undefined, 0), random. With
+/// `extremes` every difference at its largest magnitude: x at its maximum, w at its minimum, the
+/// zero points (those defined) at the other ends. As tensors and as float64 differences (xs, ws:
+/// ref_conv's operands, whose sums are then exact).
+struct QConvOperands {
+  std::vector<std::int32_t> xv, wv, zwv;
+  int zx = 0;
+  gltensor::Tensor x, w, zxt, zw;
+  HostT xs, ws;
+};
+inline QConvOperands qconv_operands(std::mt19937_64& rng, const gltensor::Shape& xshape, const gltensor::Shape& wshape,
+                                    gltensor::DType xd, gltensor::DType wd, bool has_zx, bool random_zx, int zx,
+                                    std::size_t zw_count, bool extremes) {
+  const auto count = [](const gltensor::Shape& s) {
+    std::size_t n = 1;
+    for (auto d : s) n *= static_cast<std::size_t>(d);
+    return n;
+  };
+  const auto lo = [](gltensor::DType d) { return d == gltensor::DType::u8 ? 0 : -128; };
+  const auto hi = [](gltensor::DType d) { return d == gltensor::DType::u8 ? 255 : 127; };
+  QConvOperands o;
+  o.xv = q8_values(rng, count(xshape), xd);
+  o.wv = q8_values(rng, count(wshape), wd);
+  o.zx = !has_zx ? 0 : random_zx ? q8_values(rng, 1, xd)[0] : zx;
+  o.zwv = zw_count ? q8_values(rng, zw_count, wd) : std::vector<std::int32_t>{0};
+  if (extremes) {
+    std::fill(o.xv.begin(), o.xv.end(), hi(xd));
+    std::fill(o.wv.begin(), o.wv.end(), lo(wd));
+    if (has_zx) o.zx = lo(xd);
+    if (zw_count) std::fill(o.zwv.begin(), o.zwv.end(), hi(wd));
+  }
+  o.x = ints(o.xv, xshape, xd), o.w = ints(o.wv, wshape, wd);
+  if (has_zx) o.zxt = ints({o.zx}, {1}, xd);
+  if (zw_count) o.zw = ints(o.zwv, {static_cast<std::int64_t>(zw_count)}, wd);
+  o.xs = {{o.xv.begin(), o.xv.end()}, xshape}, o.ws = {{o.wv.begin(), o.wv.end()}, wshape};
+  for (auto& v : o.xs.v) v -= o.zx;
+  const std::size_t taps = o.wv.size() / static_cast<std::size_t>(wshape[0]);
+  for (std::size_t i = 0; i < o.ws.v.size(); ++i) o.ws.v[i] -= o.zwv[o.zwv.size() > 1 ? i / taps : 0];
+  return o;
+}
+
+/// A QDQ convolution test's dequantization (IntDequant per output channel): x's scale sa, w's
+/// scales (one per output channel where `per_channel`, else one) and a bias per channel, random;
+/// `ref(sums, i)`: output i's float64 value from its exact sum (outputs [N, O, plane]).
+struct QConvDequant {
+  float sa = 1;
+  std::vector<float> sb, bias;
+  gltensor::detail::IntDequant dq;
+  std::size_t O = 1, plane = 1;
+  double ref(const std::vector<double>& sums, std::size_t i) const {
+    const std::size_t oc = (i / plane) % O;
+    return sums[i] * static_cast<double>(sa * sb[sb.size() > 1 ? oc : 0]) + bias[oc];
+  }
+};
+inline QConvDequant qconv_dequant(std::mt19937_64& rng, float sa, std::int64_t O, bool per_channel, std::size_t plane) {
+  QConvDequant d;
+  d.sa = sa, d.O = static_cast<std::size_t>(O), d.plane = plane;
+  d.sb = uniform(rng, per_channel ? d.O : 1, 0.002f, 0.02f);
+  d.bias = uniform(rng, d.O, -1.f, 1.f);
+  d.dq = {gltensor::full(device(), {1}, sa),
+          gltensor::Tensor::from_host(device(), d.sb, {static_cast<std::int64_t>(d.sb.size())}),
+          gltensor::Tensor::from_host(device(), d.bias, {O}), true};
+  return d;
 }
 
 /// ONNX QuantizeLinear of one float64 value (round half to even, saturation, NaN -> zero point).

@@ -47,9 +47,6 @@ std::string describe(const Case& c) {
          std::to_string(c.o.groups) + ", zx " + std::to_string(c.zx);
 }
 
-int lo_of(DType d) { return d == DType::u8 ? 0 : -128; }
-int hi_of(DType d) { return d == DType::u8 ? 255 : 127; }
-
 // Runs `f` with the convolutions' GEMM form set.
 // The im2col path is the reference: it runs with the device's default matmul forms, whatever
 // form the caller set for the implicit GEMM (one set of reference kernels to compile).
@@ -71,23 +68,13 @@ auto with_gemm(IConvGemmSetting g, F f) {
 void check_case(std::mt19937_64& rng, const Case& c) {
   SCOPED_TRACE(describe(c));
   const std::int64_t G = c.o.groups, CG = c.C / G, taps = CG * c.KH * c.KW;
-  auto xv = q8_values(rng, static_cast<std::size_t>(c.N * c.C * c.H * c.W), c.x);
-  auto wv = q8_values(rng, static_cast<std::size_t>(c.O * taps), c.w);
-  int zx = c.no_zx ? 0 : c.zx != kRandom ? c.zx : q8_values(rng, 1, c.x)[0];
-  auto zwv = q8_values(rng, static_cast<std::size_t>(c.zw_per ? c.O : 1), c.w);
-  if (c.extremes) {  // every difference at its largest magnitude: sums of K * 255 * 255
-    std::fill(xv.begin(), xv.end(), hi_of(c.x));
-    std::fill(wv.begin(), wv.end(), lo_of(c.w));
-    zx = lo_of(c.x);
-    std::fill(zwv.begin(), zwv.end(), hi_of(c.w));
-  }
-  const Tensor x = ints(xv, {c.N, c.C, c.H, c.W}, c.x), w = ints(wv, {c.O, CG, c.KH, c.KW}, c.w);
-  const Tensor zxt = c.no_zx ? Tensor() : ints({zx}, {1}, c.x);
-  const Tensor zw = ints(zwv, {static_cast<std::int64_t>(zwv.size())}, c.w);
-  // Exact sums (int64 values in float64: below 2^53).
-  HostT xs{{xv.begin(), xv.end()}, {c.N, c.C, c.H, c.W}}, ws{{wv.begin(), wv.end()}, {c.O, CG, c.KH, c.KW}};
-  for (auto& v : xs.v) v -= zx;
-  for (std::size_t i = 0; i < ws.v.size(); ++i) ws.v[i] -= zwv[c.zw_per ? i / static_cast<std::size_t>(taps) : 0];
+  // extremes: every difference at its largest magnitude, sums of K * 255 * 255
+  const QConvOperands q =
+      qconv_operands(rng, {c.N, c.C, c.H, c.W}, {c.O, CG, c.KH, c.KW}, c.x, c.w, !c.no_zx, c.zx == kRandom, c.zx,
+                     c.zw_per ? static_cast<std::size_t>(c.O) : 1, c.extremes);
+  const Tensor &x = q.x, &w = q.w, &zxt = q.zxt, &zw = q.zw;
+  const auto& xs = q.xs;
+  const auto& ws = q.ws;  // exact sums below: int64 values in float64, below 2^53
   Conv2dOptions fo;
   fo.stride = c.o.stride, fo.dilation = c.o.dilation, fo.padding = c.o.padding, fo.groups = G;
   Shape shape;
@@ -117,15 +104,9 @@ void check_case(std::mt19937_64& rng, const Case& c) {
 
   // Dequantized and requantized: as the im2col path's, within one rounding of float64.
   const float sa = c.sa_scale / (400.0f * std::sqrt(static_cast<float>(taps)));
-  const auto sb = uniform(rng, c.zw_per ? static_cast<std::size_t>(c.O) : 1, 0.002f, 0.02f);
-  const auto bv = uniform(rng, static_cast<std::size_t>(c.O), -1.f, 1.f);
-  const IntDequant dq{full(device(), {1}, sa), Tensor::from_host(device(), sb, {static_cast<std::int64_t>(sb.size())}),
-                      Tensor::from_host(device(), bv, {c.O}), true};
-  const std::size_t plane = static_cast<std::size_t>(shape[2] * shape[3]);
-  const auto ref_at = [&](std::size_t i) {
-    const std::size_t oc = (i / plane) % static_cast<std::size_t>(c.O);
-    return sums[i] * static_cast<double>(sa * sb[c.zw_per ? oc : 0]) + bv[oc];
-  };
+  const QConvDequant d = qconv_dequant(rng, sa, c.O, c.zw_per, static_cast<std::size_t>(shape[2] * shape[3]));
+  const IntDequant& dq = d.dq;
+  const auto ref_at = [&](std::size_t i) { return d.ref(sums, i); };
   if (c.dequant) {
     const auto yd = with_gemm(IConvGemmSetting::implicit, [&] { return conv_dequant(x, w, zxt, zw, c.o, dq); });
     ASSERT_EQ(yd.shape(), shape);

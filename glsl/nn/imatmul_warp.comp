@@ -1,0 +1,122 @@
+// The QDQ convolution's GEMM on the f32 warp kernel (glsl/ops/matmul_warp.comp, included below
+// unchanged; src/nn/quant_int.cpp, qconv_warp): y = requant((a - za) [M, K] @ (b - zb) [K, N]) with
+// 8-bit a (the filter [O, C KH KW]) and b (im2col's 8-bit columns [C KH KW, OH OW] per image).
+// The kernel's quad loads read one 32-bit word of four 8-bit values and convert them to floats
+// (2^23 + byte, less 2^23 + zero point: exact differences in [-255, 255]); every product is
+// exact in f32, and so is each partial sum below 2^24. Past that the sums round as f32 sums do:
+// the float graph DequantizeLinear -> Conv -> QuantizeLinear that the QDQ pattern stands for sums
+// in f32 as well (ONNX Runtime's CPU kernels fuse it into exact int32 sums instead), so the
+// host takes this kernel only for that pattern (IntRequant::f32_sums), never for ConvInteger,
+// QLinearConv or MatMulInteger, whose int32 sums must be exact (imatmul.comp).
+// The matmul kernel's hooks, as macros before it: quadA / quadB (its quad loads, here of 8-bit
+// words), ACT(x) (its epilogue's per-element expression, applied to the raw sum with alpha 1:
+// here the requantization of row m, imatmul.comp's QUANT expression for expression) and, for an
+// 8-bit output, its f32 store `t04[e >> 2u] = floatBitsToUint(v)` turned into one word of four
+// 8-bit values at e / 4 of the 8-bit output (t0; N % 4 == 0: e is a multiple of 4).
+// A_F32 / B_F32 (a lab form, IntRequant::f32_columns): the operand is already float32 differences
+// (the host's quadA / quadB: matmul's f32 quad loads, no zero point).
+// Defines: the warp kernel's (BM, BK, TN, WARP_TILE, EDGE, K_LOOP, A_SHK; BD, BN, A_KMAJOR, B_KMAJOR
+// and OUT_F32 fixed below), A_I8 / B_I8 (the operand is int8, else uint8), ZA_NONE / ZB_NONE (zero
+// point 0, operand undeclared), HAS_BIAS, Y_I8 (an int8 output range, else uint8), DQ_OUT (float32 output:
+// float(q - zy) * ys, as quant_int.comp's DEQUANTIZE), K % 4 == 0 and N % 4 == 0 (the host's).
+// Operands: 0 = c (8-bit [batch, M, N]; DQ_OUT float32), 1 = a (8-bit [M, K], offset 0), 2 = b
+// (8-bit [batch, K, N]), 3 = za (one value, or one per row: u_za_row), 4 = zb (one value), 5 = sa
+// [1], 6 = sb (one value or one per row: u_sb_per), 7 = bias [M] (float32), 8 = ys [1], 9 = zy [1].
+
+// The warp kernel's defines this kernel fixes (fewer per variant: at most 32): one batch dim (the
+// columns' images), 128 columns per tile, A read along K, B row-major, the f32 store hook.
+#define BD 1
+#define BN 128u
+#define A_KMAJOR 1
+#define B_KMAJOR 0
+#define OUT_F32
+#ifdef Y_I8
+#define QMIN -128
+#define QMAX 127
+#else
+#define QMIN 0
+#define QMAX 255
+#endif
+#ifdef A_I8
+#define A_SIGNED true
+#else
+#define A_SIGNED false
+#endif
+#ifdef B_I8
+#define B_SIGNED true
+#else
+#define B_SIGNED false
+#endif
+uniform uint u_za_row;
+uniform uint u_sb_per;
+uniform float u_lo;
+uniform float u_hi;
+
+// The four 8-bit values of a word as floats 2^23 + u, u the byte (uint8) or the byte + 128 (int8,
+// offset binary), as imatmul.comp's bytes_of.
+vec4 iw_bytes(uint w, bool signed8) {
+  uint x = signed8 ? w ^ 0x80808080u : w;
+  return uintBitsToFloat((uvec4(x, x >> 8u, x >> 16u, x >> 24u) & 0xffu) | 0x4B000000u);
+}
+float iw_offset(bool signed8) { return signed8 ? 8388736.0 : 8388608.0; }  // 2^23 (+ 128)
+
+#ifndef A_F32
+vec4 quadA(uint i);  // the quad loads, defined after the kernel (its uniform u_qa_s)
+#endif
+#ifndef B_F32
+vec4 quadB(uint i);
+#endif
+float iw_requant(float s, uint m);  // defined after the kernel (activations.glsl's act_clip)
+#define ACT(x) iw_requant(x, m)
+#ifndef DQ_OUT
+// The four requantized values of a quad of columns (exact integers as floats) as one word.
+uint iw_pack(vec4 v) {
+  uvec4 b = uvec4(ivec4(v)) & 0xffu;
+  return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
+}
+#define t04 t0
+#define floatBitsToUint(v) iw_pack(v)
+#endif
+
+#include "matmul_warp.comp"
+
+// Row m's sum s dequantized (s * (sa * sb[m]) + bias[m]), activated and quantized: the 8-bit
+// value r as a float, or with DQ_OUT float(r - zy) * ys.
+float iw_requant(float s, uint m) {
+  float v = s * (float(load5(0u)) * float(load6(u_sb_per * m)));
+#ifdef HAS_BIAS
+  v += float(load7(m));
+#endif
+  v = act_clip(v, u_lo, u_hi);
+  float ys = float(load8(0u)), zy = float(load9(0u));
+  float q = div_rn(v, ys);
+  int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
+#ifdef DQ_OUT
+  return float(r - int(zy)) * ys;
+#else
+  return float(r);
+#endif
+}
+
+#ifndef A_F32
+// A's word i (row i / u_qa_s: A starts at element 0), less its row's zero point.
+vec4 quadA(uint i) {
+#ifdef ZA_NONE
+  float z = 0.0;
+#else
+  float z = float(load3(u_za_row * (i / u_qa_s)));
+#endif
+  return iw_bytes(t1[i], A_SIGNED) - (iw_offset(A_SIGNED) + z);
+}
+#endif
+#ifndef B_F32
+// B's word i, less the image's zero point.
+vec4 quadB(uint i) {
+#ifdef ZB_NONE
+  float z = 0.0;
+#else
+  float z = float(load4(0u));
+#endif
+  return iw_bytes(t2[i], B_SIGNED) - (iw_offset(B_SIGNED) + z);
+}
+#endif

@@ -1,0 +1,203 @@
+// The QDQ convolution on the f32 warp kernel (glsl/nn/imatmul_warp.comp, src/nn/quant_int.cpp's
+// warp_qconv: IntRequant::f32_sums): im2col's 8-bit columns times the 8-bit filter in f32 FMAs,
+// requantized (none / Relu / Clip, uint8 and int8, or dequantized after) in the kernel's epilogue.
+// Against float64 references of the exact sums within one rounding of the output, and against the
+// exact integer path (f32_sums off) bit for bit on llvmpipe where every sum is below 2^24; sums
+// past 2^24 (rounded as the float graph rounds them) within one step. Random inputs (seed
+// printed), zero points random, absent, one value and one per output channel, tile edges, 1x1
+// filters read in place, K past 65535; the cases the kernel does not take (groups, K or OH OW not
+// multiples of 4, f32_sums off) on the exact paths. The software rasterizer plans the warp
+// kernel only where GLTENSOR_MATMUL_KERNEL=warp forces it, as these tests do.
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "nn/conv_ref.hpp"
+#include "nn/qdq_ref.hpp"
+
+using namespace gltensor;
+using namespace gltensor::detail;
+using namespace glt_test;
+
+namespace {
+
+struct Case {
+  std::int64_t N = 1, C = 4, H = 8, W = 8, O = 8, KH = 3, KW = 3;
+  IntConvOptions o;
+  DType x = DType::u8, w = DType::i8;
+  bool no_zx = false, no_zw = false, zw_per = true;
+  bool extremes = false;        ///< the largest differences: sums past 2^24
+  bool every_form = true;       ///< both output types after every activation, else uint8 after Relu
+  std::int64_t dispatches = 2;  ///< the warp path's (im2col and the GEMM; 1x1: the GEMM), 0: not checked
+  bool sampled = false;         ///< 1x1 filters: float64 sums of 997 outputs only (large K and outputs)
+  bool lab = false;             ///< also the lab form IntRequant::f32_columns (the same outputs)
+};
+
+std::string describe(const Case& c) {
+  return "x " + to_string({c.N, c.C, c.H, c.W}) + " " + dtype_name(c.x) + ", w " +
+         to_string({c.O, c.C / c.o.groups, c.KH, c.KW}) + " " + dtype_name(c.w) + ", stride " +
+         std::to_string(c.o.stride[0]) + ", groups " + std::to_string(c.o.groups) + (c.no_zx ? ", no zx" : "") +
+         (c.no_zw    ? ", no zw"
+          : c.zw_per ? ", zw per channel"
+                     : ", one zw");
+}
+
+// Runs `f` with the warp kernel forced on the f32 matmul plan (the software rasterizer's plan
+// takes it only so) and every other setting at its default.
+template <class F>
+auto with_warp(F f) {
+  ScopedSettings s;
+  s->matmul_kernel = MatmulKernelSetting::warp;
+  return f();
+}
+
+void check_case(std::mt19937_64& rng, const Case& c) {
+  SCOPED_TRACE(describe(c));
+  const std::int64_t G = c.o.groups, CG = c.C / G, taps = CG * c.KH * c.KW;
+  // extremes: every difference at its largest magnitude
+  const QConvOperands q = qconv_operands(rng, {c.N, c.C, c.H, c.W}, {c.O, CG, c.KH, c.KW}, c.x, c.w, !c.no_zx, true, 0,
+                                         c.no_zw    ? 0
+                                         : c.zw_per ? static_cast<std::size_t>(c.O)
+                                                    : 1,
+                                         c.extremes);
+  const Tensor &x = q.x, &w = q.w, &zxt = q.zxt, &zw = q.zw;
+  const auto& xs = q.xs;
+  const auto& ws = q.ws;
+  Conv2dOptions fo;
+  fo.stride = c.o.stride, fo.dilation = c.o.dilation, fo.padding = c.o.padding, fo.groups = G;
+  Shape shape;
+  std::vector<double> sums;     // exact: int64 values in float64 (sampled: NaN but at the sampled outputs)
+  std::vector<std::size_t> at;  // the outputs checked against float64 (every one unless sampled)
+  if (c.sampled) {              // 1x1, stride 1, no padding: 997 outputs' sums written out
+    shape = {c.N, c.O, c.H, c.W};
+    const std::size_t P = static_cast<std::size_t>(c.H * c.W), C = static_cast<std::size_t>(c.C);
+    sums.assign(static_cast<std::size_t>(c.N * c.O) * P, std::nan(""));
+    for (std::size_t i = 0; i < sums.size(); i += sums.size() / 997 + 1) {
+      const std::size_t n = i / P / static_cast<std::size_t>(c.O), o = i / P % static_cast<std::size_t>(c.O), p = i % P;
+      double s = 0;
+      for (std::size_t k = 0; k < C; ++k) s += xs.v[(n * C + k) * P + p] * ws.v[o * C + k];
+      sums[i] = s;
+      at.push_back(i);
+    }
+  } else {
+    sums = ref_conv(xs, ws, nullptr, fo, shape);
+    for (std::size_t i = 0; i < sums.size(); ++i) at.push_back(i);
+  }
+  double largest = 0;
+  for (std::size_t i : at) largest = std::max(largest, std::abs(sums[i]));
+  const bool exact = largest < double(1 << 24);
+  if (c.extremes) {
+    ASSERT_FALSE(exact) << "sums past f32's exact integers";
+  }
+
+  const float sa = (c.extremes ? 0.05f : 1.0f) / (400.0f * std::sqrt(static_cast<float>(taps)));
+  const QConvDequant d = qconv_dequant(rng, sa, c.O, c.zw_per, static_cast<std::size_t>(shape[2] * shape[3]));
+  const IntDequant& dq = d.dq;
+  const auto ref_at = [&](std::size_t i) { return d.ref(sums, i); };
+  const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
+  for (const RequantForm& f : requant_forms(c.every_form)) {
+    for (bool dq_out : {false, true}) {
+      SCOPED_TRACE(f.name() + (dq_out ? ", dequantized" : ""));
+      IntRequant rq = f.requant();
+      rq.dequantize = dq_out;
+      const Tensor exact_y = conv_requant(x, w, zxt, zw, c.o, dq, rq);  // f32_sums off: exact int32 sums
+      rq.f32_sums = true;
+      device().synchronize();
+      const std::uint64_t d0 = device().dispatch_count();
+      const Tensor y = with_warp([&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); });
+      const std::uint64_t ran = device().dispatch_count() - d0;
+      ASSERT_EQ(y.shape(), shape);
+      ASSERT_EQ(y.dtype(), dq_out ? DType::f32 : f.out);
+      if (c.dispatches) {  // (an absent x zero point: a zero-filled one; an absent w zero point: none)
+        EXPECT_EQ(ran, static_cast<std::uint64_t>(c.dispatches + c.no_zx)) << "the warp path";
+      }
+      // the 8-bit values (dequantized: back to them through ys and zy, exact for these magnitudes)
+      const auto values = [&](const Tensor& t) {
+        std::vector<int> r;
+        if (dq_out) {
+          for (float v : t.to_vector()) r.push_back(static_cast<int>(std::lround(v / f.ys)) + f.zy);
+        } else {
+          for (auto v : t.to_int_vector()) r.push_back(static_cast<int>(v));
+        }
+        return r;
+      };
+      const std::vector<int> a = values(y), b = values(exact_y);
+      ASSERT_EQ(a.size(), sums.size());
+      for (std::size_t i : at) ASSERT_NEAR(a[i], f.quantize(ref_at(i)), 1) << i << " v=" << ref_at(i);  // one rounding
+      // NVIDIA's compiler may contract the epilogue's a * b + c differently in two kernels (1 ulp)
+      for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (warp, exact)";
+      if (llvmpipe && exact) {
+        EXPECT_EQ(a, b) << "the exact path's outputs";
+      }
+      if (c.lab) {  // the lab form, float32 operands converted first: the same sums, the same outputs
+        rq.f32_columns = true;
+        const auto l = values(with_warp([&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); }));
+        if (exact) {
+          EXPECT_EQ(l, a) << "f32_columns";
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// Shapes the warp kernel takes: whole 128 x 128 tiles and their edges (rows, columns and K not
+// multiples of the tiles), batch (the columns' images), every operand dtype, zero points random,
+// absent, per channel or one value, stride 2, dilation, asymmetric padding, filters that are not
+// square, 1x1 filters read in place.
+TEST(IConvWarp, MatchesExactAndFloat64) {
+  GLT_RNG(rng);
+  Case c;
+  c.N = 2, c.C = 8, c.H = 16, c.W = 16, c.O = 128, c.o.padding = {1, 1, 1, 1};  // whole tiles of 256 columns
+  c.lab = true;
+  check_case(rng, c);
+  c = Case{};
+  c.C = 12, c.H = 9, c.W = 12, c.O = 20, c.o.padding = {1, 1, 1, 1};  // 108 columns, 20 rows, K 108: edges
+  c.x = DType::i8, c.w = DType::u8, c.zw_per = false;
+  check_case(rng, c);
+  c.no_zx = true, c.no_zw = true, c.w = DType::i8;
+  check_case(rng, c);
+  c = Case{};
+  c.N = 3, c.C = 4, c.H = 13, c.W = 15, c.O = 12, c.o.stride = {2, 2}, c.o.padding = {1, 0, 1, 2};  // 7 x 8
+  check_case(rng, c);
+  c = Case{};  // 2 x 3 filters, dilation along rows, stride 2 along rows, asymmetric padding: 8 x 6 outputs
+  c.N = 2, c.C = 6, c.H = 8, c.W = 13, c.O = 12, c.KH = 2, c.KW = 3, c.o.dilation = {1, 2}, c.o.stride = {1, 2};
+  c.o.padding = {1, 2, 0, 1}, c.w = DType::u8, c.zw_per = false;
+  check_case(rng, c);
+  c = Case{};
+  c.N = 2, c.C = 36, c.H = 6, c.W = 10, c.O = 16, c.KH = c.KW = 1, c.dispatches = 1;  // 1x1: x is the columns
+  c.x = DType::i8, c.lab = true;
+  check_case(rng, c);
+}
+
+// Sums past 2^24 (every difference at its largest: K 1152 x 255 x 255): rounded in f32, within
+// one step of the exact outputs (llvmpipe 4 tiles of 64 x 128, GPUs 64: the software plan splits K
+// below 16 tiles, a GPU's below 64, and the warp path takes no split). K past 65535 (1x1 over 65540 channels):
+// on the GPUs one launch of the warp path; under llvmpipe's loop limit the plan splits K and the
+// exact path runs it.
+TEST(IConvWarp, LargeSums) {
+  GLT_RNG(rng);
+  const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
+  Case c;  // (GPUs: 2 x 32 tiles of 64 x 128)
+  c.C = 128, c.H = c.W = llvmpipe ? 16 : 64, c.O = 128, c.o.padding = {1, 1, 1, 1}, c.extremes = true;
+  c.every_form = false;
+  check_case(rng, c);
+  c = Case{};
+  // the GPU's: 4 x 16 tiles of 64 x 128 (a GPU's plan splits K below 64 tiles)
+  c.C = 65540, c.H = llvmpipe ? 2 : 16, c.W = llvmpipe ? 64 : 128, c.O = llvmpipe ? 64 : 256, c.KH = c.KW = 1;
+  c.dispatches = llvmpipe ? 0 : 1, c.every_form = false, c.sampled = true;
+  check_case(rng, c);
+}
+
+// Not taken (the exact paths, same results): groups, K or OH OW not multiples of 4.
+TEST(IConvWarp, OtherShapesTakeTheExactPaths) {
+  GLT_RNG(rng);
+  Case c;
+  c.C = 8, c.O = 8, c.o.groups = 2, c.o.padding = {1, 1, 1, 1}, c.dispatches = 0, c.every_form = false;
+  check_case(rng, c);
+  c.o.groups = 1, c.C = 3;  // K 27
+  check_case(rng, c);
+  c.C = 4, c.H = 7, c.W = 7;  // 49 columns
+  check_case(rng, c);
+}
