@@ -1022,3 +1022,34 @@ TEST(Matmul, SplitKSumTransposedWithEpilogue) {
     check(rng, {3, 70, 1000}, {1000, 20});
   }
 }
+
+// Split-K into more chunks than the device's loop limit lets one invocation loop over: the sum
+// with the epilogue cannot run in matmul_sum.comp's one dispatch (its loop over the chunks would
+// pass the limit: LimitError "internal error"), so the partials go through the sum's reduction,
+// then the epilogue's ops (and the transposing copy). REG under a limit of 32 loops: K = 8192 in
+// about 75 chunks. Against float64: the product, alpha / beta with an addend broadcast over rows
+// and ReLU, and the transposed product. Sabotage: the loop-limit condition on the one-dispatch
+// sum left out (all three throw LimitError).
+TEST(Matmul, SplitKSumPastTheLoopLimit) {
+  GLT_RNG(rng);
+  ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "reg");
+  ScopedLoopLimit loops(32);
+  const std::int64_t M = 6, K = 8192, N = 5;
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N), d = uniform(rng, N);
+  Shape os;
+  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
+  const double atol = 2e-6 * static_cast<double>(K);
+  EXPECT_TRUE(close(matmul(ta, tb).to_vector(), ref, 1e-5, atol)) << "the product";
+  const Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {N}), 0.5, -2.0, Activation::relu);
+  std::vector<double> ref_e(ref.size()), ref_t(ref.size());
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      ref_e[m * N + n] = std::max(0.0, 0.5 * ref[m * N + n] - 2.0 * d[n]);
+      ref_t[n * M + m] = ref[m * N + n];
+    }
+  EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, atol)) << "alpha, beta, addend, relu";
+  const Tensor t = detail::matmul_transposed(ta, tb);
+  ASSERT_EQ(t.shape(), (Shape{N, M}));
+  EXPECT_TRUE(close(t.to_vector(), ref_t, 1e-5, atol)) << "transposed";
+}
