@@ -1053,3 +1053,37 @@ TEST(Matmul, SplitKSumPastTheLoopLimit) {
   ASSERT_EQ(t.shape(), (Shape{N, M}));
   EXPECT_TRUE(close(t.to_vector(), ref_t, 1e-5, atol)) << "transposed";
 }
+
+// The result written in column groups (conv2d's NCHW: detail::matmul_split_columns) by the warp
+// kernel's 64-row form, as a GPU plans it for 128 to 255 whole 64 x 128 tiles over K >= 256 (cnn30;
+// PlanMatmul.WarpForShortKColumnGroups): groups that straddle the 128-column tiles (the CNN's
+// conv2: 196 positions an image; 12; 20) and ones that split them (64), with conv's per-channel
+// bias (an addend broadcast along rows) and ReLU; one dispatch, against float64. (Conv2d.
+// ForwardOnTheWarpKernelInColumnGroups runs 256 positions an image only: whole tiles.) Sabotage:
+// the column group's index in matmul_quads.glsl's SPLIT_COLS store taken as (n / 4) / u_split.
+TEST(Matmul, SplitColumnsOnTheWarpKernel) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->matmul_kernel = detail::MatmulKernelSetting::gpu;
+  const std::int64_t M = 64, K = 288, N = 128 * 147;  // 147 tiles; 18816 = 96 x 196
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N), bias = uniform(rng, M);
+  Shape os;
+  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
+  const Tensor tbias = Tensor::from_host(device(), bias, {M, 1});
+  for (std::int64_t split : {196, 12, 84, 64}) {
+    SCOPED_TRACE("split " + std::to_string(split));
+    ASSERT_EQ(N % split, 0);
+    device().synchronize();
+    const auto d0 = device().dispatch_count();
+    const Tensor y = detail::matmul_split_columns(ta, tb, tbias, split, Activation::relu);
+    ASSERT_TRUE(y.defined()) << "the planner did not write the column groups";
+    EXPECT_EQ(device().dispatch_count() - d0, 1u);
+    ASSERT_EQ(y.shape(), (Shape{N / split, M, split}));
+    std::vector<double> want(ref.size());
+    for (std::int64_t m = 0; m < M; ++m)
+      for (std::int64_t n = 0; n < N; ++n)
+        want[((n / split) * M + m) * split + n % split] = std::max(0.0, ref[m * N + n] + bias[m]);
+    EXPECT_TRUE(close(y.to_vector(), want, 1e-5, 2e-6 * K));
+  }
+}
