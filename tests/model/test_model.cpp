@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "model/planner.hpp"
 #include "nn/conv_ref.hpp"
@@ -257,6 +258,53 @@ TEST(Model, ConvFiltersUploadedOnceWhereTheUboLayoutTakesThem) {
     EXPECT_EQ(after.bytes_in_use - before.bytes_in_use, want);
     EXPECT_EQ(after.bytes_allocated - before.bytes_allocated, want);
     const auto y = model.run({{"x", Tensor::from_host(device(), xv, {1, C, H, W})}}).at("y");
+    EXPECT_EQ(y.shape(), s3);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
+  }
+}
+
+// The Conv filters uploaded at load into whole uniform blocks (conv_ubo_weight_floats plans the
+// layer at the filter's own size: the ubo layout depends on the filters, the groups, the device and
+// Settings, not on the input's size) serve inputs of other sizes, the size changing between runs:
+// symbolic H and W, three runs at two sizes, each against float64, the same dispatches each run
+// (no filter copied at run). Sabotage: HostTensor::upload's view taken at the block's end instead
+// of its start (the filters read as the zero padding).
+TEST(Model, ConvUboFiltersServeInputsOfAnySize) {
+  GLT_RNG(rng);
+  const std::int64_t C = 8, O2 = 16, O3 = 4;
+  const std::vector<float> w1 = uniform(rng, C * 9), b1 = uniform(rng, C), w2 = uniform(rng, O2 * C),
+                           b2 = uniform(rng, O2), w3 = uniform(rng, O3 * O2 * 9), b3 = uniform(rng, O3);
+  B m(13);
+  m.input("x", {1, C, -1, -1}).output("y");
+  m.init("w1", {C, 1, 3, 3}, w1).init("b1", {C}, b1).init("w2", {O2, C, 1, 1}, w2).init("b2", {O2}, b2);
+  m.init("w3", {O3, O2, 3, 3}, w3).init("b3", {O3}, b3);
+  auto& dw = m.node("Conv", {"x", "w1", "b1"}, {"a"});  // depthwise 3x3, padding 1
+  B::attr_i(dw, "group", C);
+  B::attr_ints(dw, "pads", {1, 1, 1, 1});
+  m.node("Conv", {"a", "w2", "b2"}, {"p"});             // 1x1
+  auto& c3 = m.node("Conv", {"p", "w3", "b3"}, {"y"});  // 3x3, stride 2
+  B::attr_ints(c3, "strides", {2, 2});
+  Model model = Model::load(device(), m.save("conv_ubo_any_size"));
+  Conv2dOptions o1, o, o3;
+  o1.groups = C, o1.padding = {1, 1, 1, 1};
+  o3.stride = {2, 2};
+  const std::vector<double> bd1(b1.begin(), b1.end()), bd2(b2.begin(), b2.end()), bd3(b3.begin(), b3.end());
+  std::optional<std::uint64_t> dispatches;
+  for (auto [H, W] : std::vector<std::array<std::int64_t, 2>>{{10, 9}, {23, 40}, {10, 9}}) {
+    SCOPED_TRACE(std::to_string(H) + "x" + std::to_string(W));
+    const std::vector<float> xv = uniform(rng, C * H * W);
+    Shape s1, s2, s3;
+    const auto a = ref_conv(HostT{{xv.begin(), xv.end()}, {1, C, H, W}}, HostT{{w1.begin(), w1.end()}, {C, 1, 3, 3}},
+                            &bd1, o1, s1);
+    const auto p = ref_conv(HostT{a, s1}, HostT{{w2.begin(), w2.end()}, {O2, C, 1, 1}}, &bd2, o, s2);
+    const auto ref = ref_conv(HostT{p, s2}, HostT{{w3.begin(), w3.end()}, {O3, O2, 3, 3}}, &bd3, o3, s3);
+    const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
+    device().synchronize();
+    const auto d0 = device().dispatch_count();
+    const auto y = model.run({{"x", x}}).at("y");
+    const std::uint64_t n = device().dispatch_count() - d0;
+    if (!dispatches) dispatches = n;
+    EXPECT_EQ(n, *dispatches);
     EXPECT_EQ(y.shape(), s3);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
   }
