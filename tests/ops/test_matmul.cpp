@@ -1087,3 +1087,32 @@ TEST(Matmul, SplitColumnsOnTheWarpKernel) {
     EXPECT_TRUE(close(y.to_vector(), want, 1e-5, 2e-6 * K));
   }
 }
+
+// matmul_sum.comp's one-dimensional grid split over several dispatches (a dispatch limit of 3
+// workgroups per dimension, as grids past the GPUs' 65535 workgroups are: 2-D rows, then several
+// dispatches): split-K's sum with alpha, beta, an addend broadcast over rows and ReLU, and the
+// transposed store, 37 x 300 x 70 (11 workgroups of 256 outputs) against float64. Sabotage: the
+// output's index from gl_GlobalInvocationID.x instead of GLOBAL_ID_1D in matmul_sum.comp.
+TEST(Matmul, SplitKSumOnASplitGrid) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->matmul_kernel = detail::MatmulKernelSetting::tile64, s->matmul_split = 3;
+  ScopedDispatchLimit limit(3);
+  const std::int64_t M = 37, K = 300, N = 70;
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N), d = uniform(rng, N);
+  Shape os;
+  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
+  const double atol = 2e-6 * static_cast<double>(K);
+  const Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {N}), -0.5, 1.5, Activation::relu);
+  std::vector<double> ref_e(ref.size()), ref_t(ref.size());
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      ref_e[m * N + n] = std::max(0.0, -0.5 * ref[m * N + n] + 1.5 * d[n]);
+      ref_t[n * M + m] = ref[m * N + n];
+    }
+  EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, atol)) << "alpha, beta, addend, relu";
+  const Tensor t = detail::matmul_transposed(ta, tb);
+  ASSERT_EQ(t.shape(), (Shape{N, M}));
+  EXPECT_TRUE(close(t.to_vector(), ref_t, 1e-5, atol)) << "transposed";
+}
