@@ -1023,6 +1023,32 @@ TEST(Matmul, SplitKSumTransposedWithEpilogue) {
   }
 }
 
+namespace {
+// Split-K's sum as the tests below force it: a [M, K] @ b [K, N] against float64 as a product,
+// as act(alpha a @ b + beta d) with d [N] broadcast over rows and ReLU, and transposed
+// (detail::matmul_transposed).
+void check_split_sum_forms(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, double alpha,
+                           double beta) {
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N), d = uniform(rng, N);
+  Shape os;
+  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
+  const double atol = 2e-6 * static_cast<double>(K);
+  EXPECT_TRUE(close(matmul(ta, tb).to_vector(), ref, 1e-5, atol)) << "the product";
+  const Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {N}), alpha, beta, Activation::relu);
+  std::vector<double> ref_e(ref.size()), ref_t(ref.size());
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      ref_e[m * N + n] = std::max(0.0, alpha * ref[m * N + n] + beta * d[n]);
+      ref_t[n * M + m] = ref[m * N + n];
+    }
+  EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, atol)) << "alpha, beta, addend, relu";
+  const Tensor t = detail::matmul_transposed(ta, tb);
+  ASSERT_EQ(t.shape(), (Shape{N, M}));
+  EXPECT_TRUE(close(t.to_vector(), ref_t, 1e-5, atol)) << "transposed";
+}
+}  // namespace
+
 // Split-K into more chunks than the device's loop limit lets one invocation loop over: the sum
 // with the epilogue cannot run in matmul_sum.comp's one dispatch (its loop over the chunks would
 // pass the limit: LimitError "internal error"), so the partials go through the sum's reduction,
@@ -1034,24 +1060,7 @@ TEST(Matmul, SplitKSumPastTheLoopLimit) {
   GLT_RNG(rng);
   ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "reg");
   ScopedLoopLimit loops(32);
-  const std::int64_t M = 6, K = 8192, N = 5;
-  auto a = uniform(rng, M * K), b = uniform(rng, K * N), d = uniform(rng, N);
-  Shape os;
-  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
-  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
-  const double atol = 2e-6 * static_cast<double>(K);
-  EXPECT_TRUE(close(matmul(ta, tb).to_vector(), ref, 1e-5, atol)) << "the product";
-  const Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {N}), 0.5, -2.0, Activation::relu);
-  std::vector<double> ref_e(ref.size()), ref_t(ref.size());
-  for (std::int64_t m = 0; m < M; ++m)
-    for (std::int64_t n = 0; n < N; ++n) {
-      ref_e[m * N + n] = std::max(0.0, 0.5 * ref[m * N + n] - 2.0 * d[n]);
-      ref_t[n * M + m] = ref[m * N + n];
-    }
-  EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, atol)) << "alpha, beta, addend, relu";
-  const Tensor t = detail::matmul_transposed(ta, tb);
-  ASSERT_EQ(t.shape(), (Shape{N, M}));
-  EXPECT_TRUE(close(t.to_vector(), ref_t, 1e-5, atol)) << "transposed";
+  check_split_sum_forms(rng, 6, 8192, 5, 0.5, -2.0);
 }
 
 // The result written in column groups (conv2d's NCHW: detail::matmul_split_columns) by the warp
@@ -1098,21 +1107,5 @@ TEST(Matmul, SplitKSumOnASplitGrid) {
   ScopedSettings s;
   s->matmul_kernel = detail::MatmulKernelSetting::tile64, s->matmul_split = 3;
   ScopedDispatchLimit limit(3);
-  const std::int64_t M = 37, K = 300, N = 70;
-  auto a = uniform(rng, M * K), b = uniform(rng, K * N), d = uniform(rng, N);
-  Shape os;
-  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
-  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
-  const double atol = 2e-6 * static_cast<double>(K);
-  const Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {N}), -0.5, 1.5, Activation::relu);
-  std::vector<double> ref_e(ref.size()), ref_t(ref.size());
-  for (std::int64_t m = 0; m < M; ++m)
-    for (std::int64_t n = 0; n < N; ++n) {
-      ref_e[m * N + n] = std::max(0.0, -0.5 * ref[m * N + n] + 1.5 * d[n]);
-      ref_t[n * M + m] = ref[m * N + n];
-    }
-  EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, atol)) << "alpha, beta, addend, relu";
-  const Tensor t = detail::matmul_transposed(ta, tb);
-  ASSERT_EQ(t.shape(), (Shape{N, M}));
-  EXPECT_TRUE(close(t.to_vector(), ref_t, 1e-5, atol)) << "transposed";
+  check_split_sum_forms(rng, 37, 300, 70, -0.5, 1.5);
 }
