@@ -74,9 +74,10 @@ KvAttentionPlan kv_attention_plan(std::int64_t max_len, std::int64_t E, std::int
 /// The K/V buffers of a decoder's layers, [batch, kv_heads, max_len, head_dim] each (zeros at
 /// first), and the cached lengths (int32 [batch], on the GPU). The host keeps a count of the
 /// largest length for the max_len check, exact when the lengths change only through this class:
-/// append(), advance(), set_lengths() and reset(), eagerly or as steps of a Recording that
-/// captured them (each replay checks and advances the count on the host before its dispatches:
-/// a replay that would pass max_len throws append()'s LimitError and dispatches nothing).
+/// set_lengths() (never captured: CaptureError), and append(), advance() and reset(), eagerly or
+/// as steps of a Recording that captured them (each replay checks and advances the count on the
+/// host before its dispatches: a replay that would pass max_len throws append()'s LimitError and
+/// dispatches nothing).
 /// Lengths written otherwise (kv_cache_advance on lengths() itself) are checked on the GPU only
 /// (kv_cache_append's LimitError at the next read). Copies share the buffers and the count.
 class KVCache {
@@ -103,6 +104,8 @@ class KVCache {
   /// restore these values each time): a captured decode step reads the lengths from the GPU
   /// buffer, so set them before the capture or between replays, and advance() them inside it.
   void set_lengths(std::span<const std::int32_t> lengths);
+  /// Every length (and the host's count) to 0; captured, each replay sets them to 0 again.
+  /// Nothing for a default-constructed or moved-from cache.
   void reset();
 
   const Tensor& key(std::int64_t layer) const { return k_.at(static_cast<std::size_t>(layer)); }

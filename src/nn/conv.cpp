@@ -277,8 +277,8 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
     return true;
   };
   // The block's size (WQ, compile-time): the device's whole block where the weight's storage holds
-  // one (large filters; the model runtime's, conv_ubo_weight), so that layers of any width share
-  // the program; else plan.wq, a size class of the chunk's filters.
+  // one (large filters; the model runtime's Conv filters, uploaded so: conv_ubo_weight_floats), so
+  // that layers of any width share the program; else plan.wq, a size class of the chunk's filters.
   ConvDirectPlan kplan = plan;
   if (const std::int64_t whole = ubo_limit(dev) / 16; fits(weight, whole * 16)) kplan.wq = whole;
   const std::int64_t block = kplan.wq * 16;

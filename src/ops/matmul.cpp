@@ -258,9 +258,10 @@ void launch_split_sum(DeviceImpl& dev, const Tensor& partial, const Tensor& d, c
   launch.loop_iterations(static_cast<std::uint64_t>(splits)).invocations(static_cast<std::uint64_t>(n));
 }
 
-// split > 0: only with the quad-load or REG kernel, no batch and no split-K (else returns an
-// undefined tensor); the result [M, N] is written as [N / split, M, split] (column groups of `split`
-// become the outer dim: conv2d's [channels, images x positions] lands in NCHW without a copy).
+// split > 0: only with the quad-load (f32 or packed-half), warp or REG kernel, no batch and no
+// split-K (else returns an undefined tensor); the result [M, N] is written as [N / split, M, split]
+// (column groups of `split` become the outer dim: conv2d's [channels, images x positions] lands in
+// NCHW without a copy).
 // rowsum: where the plan is the REG kernel over one batch entry without split-K, f32 operands and
 // result, *rowsum gets a's row sums [M] (sum over K, no alpha) from the same dispatch; else it
 // stays as it was (the caller sums).
@@ -340,8 +341,10 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
     const BatchLayout bl = collapse_batch(batch, {&ea, &eb, &ed});
     const Tensor none;
     launch_matmul(dev, plan, problem, vl, bl, ea, eb, none, partial, 0, 1.0, 0.0, Epilogue(), a.dtype(), b.dtype());
-    // The sum and the epilogue in one dispatch (matmul_sum.comp), the addend over one batch entry.
-    if (problem.batch == 1 || !ed.defined()) {
+    // The sum and the epilogue in one dispatch (matmul_sum.comp), the addend over one batch entry,
+    // where its loop over the splits fits the device's loop limit (else the sum's reduction splits it).
+    if ((problem.batch == 1 || !ed.defined()) &&
+        (dev.loop_limit() == 0 || static_cast<std::uint64_t>(plan.splits) <= dev.loop_limit())) {
       Tensor out = alloc(dev, transpose_out ? Shape{N, M} : out_shape, od, op);
       launch_split_sum(dev, partial, ed, out, M, N, plan.splits, alpha, beta, epilogue, transpose_out);
       return out;

@@ -49,7 +49,7 @@ struct MatmulPlan {
   /// Split-K: `splits` partial products over K ranges of `kchunk` (a multiple of 16), summed
   /// afterwards with the epilogue applied there. 1 = no split.
   std::int64_t splits = 1, kchunk = 0;
-  /// The SPLIT_COLS epilogue applies (only without split-K, with the quad-load or REG kernel).
+  /// The SPLIT_COLS epilogue applies (only without split-K, with the quad-load, packed-half, warp or REG kernel).
   bool split_columns = false;
   /// REG kernel: each invocation computes reg_rows x 4 reg_quads of C; its quad loads of A and B
   /// (MatmulProblem::a_quads / b_quads, 0 = scalar loads).

@@ -21,7 +21,7 @@ struct MatmulVariant {
   bool affine = false;      ///< ACT(x) then * u_act_scale + u_act_shift (Epilogue::scale, shift)
   bool addend = false;      ///< ADDEND: beta * D added
   bool no_batch = false;    ///< NO_BATCH: one batch entry
-  bool split_cols = false;  ///< SPLIT_COLS (vec4, reg): [N / split, M, split] output
+  bool split_cols = false;  ///< SPLIT_COLS (vec4, f16x2, warp, reg): [N / split, M, split] output
   bool split_k = false;     ///< SPLIT_K: partial products per K range
   /// F16_MATH / F16_BLOCK (not reg): f16 products over blocks of f16_block values of K; 0 = f32.
   std::int64_t f16_block = 0;

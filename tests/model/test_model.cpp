@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "model/planner.hpp"
 #include "nn/conv_ref.hpp"
@@ -203,6 +204,50 @@ TEST(Model, LivenessKeepsPeakFarBelowTheSum) {
   EXPECT_EQ(model.weight_bytes(), t);
 }
 
+namespace {
+// Three Conv layers over x [1, C, H, W]: depthwise 3x3 with padding 1, 1x1 to O2 channels, 3x3 to
+// O3 channels (stride `stride`), fresh filters and biases; the ONNX model and a float64 reference.
+struct ThreeConvs {
+  static constexpr std::int64_t C = 8, O2 = 16, O3 = 4;
+  std::int64_t stride = 1;
+  std::vector<float> w1, b1, w2, b2, w3, b3;
+  ThreeConvs(std::mt19937_64& rng, std::int64_t s)
+      : stride(s),
+        w1(uniform(rng, C * 9)),
+        b1(uniform(rng, C)),
+        w2(uniform(rng, O2 * C)),
+        b2(uniform(rng, O2)),
+        w3(uniform(rng, O3 * O2 * 9)),
+        b3(uniform(rng, O3)) {}
+  std::size_t floats() const { return w1.size() + b1.size() + w2.size() + b2.size() + w3.size() + b3.size(); }
+  // H, W: -1 for symbolic dims.
+  std::string save(const std::string& name, std::int64_t H, std::int64_t W) const {
+    B m(13);
+    m.input("x", {1, C, H, W}).output("y");
+    m.init("w1", {C, 1, 3, 3}, w1).init("b1", {C}, b1).init("w2", {O2, C, 1, 1}, w2).init("b2", {O2}, b2);
+    m.init("w3", {O3, O2, 3, 3}, w3).init("b3", {O3}, b3);
+    auto& dw = m.node("Conv", {"x", "w1", "b1"}, {"a"});  // depthwise 3x3, padding 1
+    B::attr_i(dw, "group", C);
+    B::attr_ints(dw, "pads", {1, 1, 1, 1});
+    m.node("Conv", {"a", "w2", "b2"}, {"p"});             // 1x1
+    auto& c3 = m.node("Conv", {"p", "w3", "b3"}, {"y"});  // 3x3
+    B::attr_ints(c3, "strides", {stride, stride});
+    return m.save(name);
+  }
+  std::vector<double> ref(const std::vector<float>& xv, std::int64_t H, std::int64_t W, Shape& os) const {
+    Shape s1, s2;
+    Conv2dOptions o1, o, o3;
+    o1.groups = C, o1.padding = {1, 1, 1, 1};
+    o3.stride = {stride, stride};
+    const std::vector<double> bd1(b1.begin(), b1.end()), bd2(b2.begin(), b2.end()), bd3(b3.begin(), b3.end());
+    const auto a = ref_conv(HostT{{xv.begin(), xv.end()}, {1, C, H, W}}, HostT{{w1.begin(), w1.end()}, {C, 1, 3, 3}},
+                            &bd1, o1, s1);
+    const auto p = ref_conv(HostT{a, s1}, HostT{{w2.begin(), w2.end()}, {O2, C, 1, 1}}, &bd2, o, s2);
+    return ref_conv(HostT{p, s2}, HostT{{w3.begin(), w3.end()}, {O3, O2, 3, 3}}, &bd3, o3, os);
+  }
+};
+}  // namespace
+
 // The Conv filters that conv2d runs in the direct kernel's ubo layout (software rasterizers: all
 // three here, the depthwise and the 1x1 included) are uploaded into buffers of a whole uniform
 // block, each once: after the load the pool holds one buffer per initializer and no cached
@@ -214,29 +259,12 @@ TEST(Model, LivenessKeepsPeakFarBelowTheSum) {
 // im2col load's bytes).
 TEST(Model, ConvFiltersUploadedOnceWhereTheUboLayoutTakesThem) {
   GLT_RNG(rng);
-  const std::int64_t C = 8, H = 10, W = 9, O2 = 16, O3 = 4;
-  const std::vector<float> xv = uniform(rng, C * H * W), w1 = uniform(rng, C * 9), b1 = uniform(rng, C),
-                           w2 = uniform(rng, O2 * C), b2 = uniform(rng, O2), w3 = uniform(rng, O3 * O2 * 9),
-                           b3 = uniform(rng, O3);
-  B m(13);
-  m.input("x", {1, C, H, W}).output("y");
-  m.init("w1", {C, 1, 3, 3}, w1).init("b1", {C}, b1).init("w2", {O2, C, 1, 1}, w2).init("b2", {O2}, b2);
-  m.init("w3", {O3, O2, 3, 3}, w3).init("b3", {O3}, b3);
-  auto& dw = m.node("Conv", {"x", "w1", "b1"}, {"a"});  // depthwise 3x3, padding 1
-  B::attr_i(dw, "group", C);
-  B::attr_ints(dw, "pads", {1, 1, 1, 1});
-  m.node("Conv", {"a", "w2", "b2"}, {"p"});  // 1x1
-  m.node("Conv", {"p", "w3", "b3"}, {"y"});  // 3x3
-  const std::string path = m.save("conv_ubo_uploads");
-  // float64: the three convolutions in turn
-  Shape s1, s2, s3;
-  Conv2dOptions o1, o;
-  o1.groups = C, o1.padding = {1, 1, 1, 1};
-  const std::vector<double> bd1(b1.begin(), b1.end()), bd2(b2.begin(), b2.end()), bd3(b3.begin(), b3.end());
-  const std::vector<double> a =
-      ref_conv(HostT{{xv.begin(), xv.end()}, {1, C, H, W}}, HostT{{w1.begin(), w1.end()}, {C, 1, 3, 3}}, &bd1, o1, s1);
-  const std::vector<double> p = ref_conv(HostT{a, s1}, HostT{{w2.begin(), w2.end()}, {O2, C, 1, 1}}, &bd2, o, s2);
-  const std::vector<double> ref = ref_conv(HostT{p, s2}, HostT{{w3.begin(), w3.end()}, {O3, O2, 3, 3}}, &bd3, o, s3);
+  const ThreeConvs net(rng, 1);
+  const std::int64_t C = ThreeConvs::C, O2 = ThreeConvs::O2, O3 = ThreeConvs::O3, H = 10, W = 9;
+  const std::vector<float> xv = uniform(rng, C * H * W);
+  const std::string path = net.save("conv_ubo_uploads", H, W);
+  Shape s3;
+  const std::vector<double> ref = net.ref(xv, H, W, s3);
   const std::int64_t block = device().caps().max_uniform_block_size;
   const bool software = device().adapter().software;
   for (bool im2col : {false, true}) {
@@ -250,7 +278,7 @@ TEST(Model, ConvFiltersUploadedOnceWhereTheUboLayoutTakesThem) {
     device().trim();
     const PoolStats before = device().pool_stats();
     Model model = Model::load(device(), path);
-    EXPECT_EQ(model.weight_bytes(), 4 * (w1.size() + b1.size() + w2.size() + b2.size() + w3.size() + b3.size()));
+    EXPECT_EQ(model.weight_bytes(), 4 * net.floats());
     const PoolStats after = device().pool_stats();
     EXPECT_EQ(after.live_buffers - before.live_buffers, 6u);
     EXPECT_EQ(after.cached_buffers, 0u);
@@ -258,6 +286,34 @@ TEST(Model, ConvFiltersUploadedOnceWhereTheUboLayoutTakesThem) {
     EXPECT_EQ(after.bytes_allocated - before.bytes_allocated, want);
     const auto y = model.run({{"x", Tensor::from_host(device(), xv, {1, C, H, W})}}).at("y");
     EXPECT_EQ(y.shape(), s3);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
+  }
+}
+
+// The Conv filters uploaded at load into whole uniform blocks (conv_ubo_weight_floats plans the
+// layer at the filter's own size: the ubo layout depends on the filters, the groups, the device and
+// Settings, not on the input's size) serve inputs of other sizes, the size changing between runs:
+// symbolic H and W, three runs at two sizes, each against float64, the same dispatches each run
+// (no filter copied at run). Sabotage: HostTensor::upload's view taken at the block's end instead
+// of its start (the filters read as the zero padding).
+TEST(Model, ConvUboFiltersServeInputsOfAnySize) {
+  GLT_RNG(rng);
+  const ThreeConvs net(rng, 2);
+  Model model = Model::load(device(), net.save("conv_ubo_any_size", -1, -1));
+  std::optional<std::uint64_t> dispatches;
+  for (auto [H, W] : std::vector<std::array<std::int64_t, 2>>{{10, 9}, {23, 40}, {10, 9}}) {
+    SCOPED_TRACE(std::to_string(H) + "x" + std::to_string(W));
+    const std::vector<float> xv = uniform(rng, ThreeConvs::C * H * W);
+    Shape os;
+    const auto ref = net.ref(xv, H, W, os);
+    const Tensor x = Tensor::from_host(device(), xv, {1, ThreeConvs::C, H, W});
+    device().synchronize();
+    const auto d0 = device().dispatch_count();
+    const auto y = model.run({{"x", x}}).at("y");
+    const std::uint64_t n = device().dispatch_count() - d0;
+    if (!dispatches) dispatches = n;
+    EXPECT_EQ(n, *dispatches);
+    EXPECT_EQ(y.shape(), os);
     EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
   }
 }

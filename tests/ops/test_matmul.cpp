@@ -1022,3 +1022,90 @@ TEST(Matmul, SplitKSumTransposedWithEpilogue) {
     check(rng, {3, 70, 1000}, {1000, 20});
   }
 }
+
+namespace {
+// Split-K's sum as the tests below force it: a [M, K] @ b [K, N] against float64 as a product,
+// as act(alpha a @ b + beta d) with d [N] broadcast over rows and ReLU, and transposed
+// (detail::matmul_transposed).
+void check_split_sum_forms(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::int64_t N, double alpha,
+                           double beta) {
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N), d = uniform(rng, N);
+  Shape os;
+  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
+  const double atol = 2e-6 * static_cast<double>(K);
+  EXPECT_TRUE(close(matmul(ta, tb).to_vector(), ref, 1e-5, atol)) << "the product";
+  const Tensor e = matmul_fused(ta, tb, Tensor::from_host(device(), d, {N}), alpha, beta, Activation::relu);
+  std::vector<double> ref_e(ref.size()), ref_t(ref.size());
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      ref_e[m * N + n] = std::max(0.0, alpha * ref[m * N + n] + beta * d[n]);
+      ref_t[n * M + m] = ref[m * N + n];
+    }
+  EXPECT_TRUE(close(e.to_vector(), ref_e, 1e-5, atol)) << "alpha, beta, addend, relu";
+  const Tensor t = detail::matmul_transposed(ta, tb);
+  ASSERT_EQ(t.shape(), (Shape{N, M}));
+  EXPECT_TRUE(close(t.to_vector(), ref_t, 1e-5, atol)) << "transposed";
+}
+}  // namespace
+
+// Split-K into more chunks than the device's loop limit lets one invocation loop over: the sum
+// with the epilogue cannot run in matmul_sum.comp's one dispatch (its loop over the chunks would
+// pass the limit: LimitError "internal error"), so the partials go through the sum's reduction,
+// then the epilogue's ops (and the transposing copy). REG under a limit of 32 loops: K = 8192 in
+// about 75 chunks. Against float64: the product, alpha / beta with an addend broadcast over rows
+// and ReLU, and the transposed product. Sabotage: the loop-limit condition on the one-dispatch
+// sum left out (all three throw LimitError).
+TEST(Matmul, SplitKSumPastTheLoopLimit) {
+  GLT_RNG(rng);
+  ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "reg");
+  ScopedLoopLimit loops(32);
+  check_split_sum_forms(rng, 6, 8192, 5, 0.5, -2.0);
+}
+
+// The result written in column groups (conv2d's NCHW: detail::matmul_split_columns) by the warp
+// kernel's 64-row form, as a GPU plans it for 128 to 255 whole 64 x 128 tiles over K >= 256 (cnn30;
+// PlanMatmul.WarpForShortKColumnGroups): groups that straddle the 128-column tiles (the CNN's
+// conv2: 196 positions an image; 12; 20) and ones that split them (64), with conv's per-channel
+// bias (an addend broadcast along rows) and ReLU; one dispatch, against float64. (Conv2d.
+// ForwardOnTheWarpKernelInColumnGroups runs 256 positions an image only: whole tiles.) Sabotage:
+// the column group's index in matmul_quads.glsl's SPLIT_COLS store taken as (n / 4) / u_split.
+TEST(Matmul, SplitColumnsOnTheWarpKernel) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->matmul_kernel = detail::MatmulKernelSetting::gpu;
+  const std::int64_t M = 64, K = 288, N = 128 * 147;  // 147 tiles; 18816 = 96 x 196
+  auto a = uniform(rng, M * K), b = uniform(rng, K * N), bias = uniform(rng, M);
+  Shape os;
+  const auto ref = ref_matmul(a, {M, K}, b, {K, N}, os);
+  const Tensor ta = Tensor::from_host(device(), a, {M, K}), tb = Tensor::from_host(device(), b, {K, N});
+  const Tensor tbias = Tensor::from_host(device(), bias, {M, 1});
+  for (std::int64_t split : {196, 12, 84, 64}) {
+    SCOPED_TRACE("split " + std::to_string(split));
+    ASSERT_EQ(N % split, 0);
+    device().synchronize();
+    const auto d0 = device().dispatch_count();
+    const Tensor y = detail::matmul_split_columns(ta, tb, tbias, split, Activation::relu);
+    ASSERT_TRUE(y.defined()) << "the planner did not write the column groups";
+    EXPECT_EQ(device().dispatch_count() - d0, 1u);
+    ASSERT_EQ(y.shape(), (Shape{N / split, M, split}));
+    std::vector<double> want(ref.size());
+    for (std::int64_t m = 0; m < M; ++m)
+      for (std::int64_t n = 0; n < N; ++n)
+        want[((n / split) * M + m) * split + n % split] = std::max(0.0, ref[m * N + n] + bias[m]);
+    EXPECT_TRUE(close(y.to_vector(), want, 1e-5, 2e-6 * K));
+  }
+}
+
+// matmul_sum.comp's one-dimensional grid split over several dispatches (a dispatch limit of 3
+// workgroups per dimension, as grids past the GPUs' 65535 workgroups are: 2-D rows, then several
+// dispatches): split-K's sum with alpha, beta, an addend broadcast over rows and ReLU, and the
+// transposed store, 37 x 300 x 70 (11 workgroups of 256 outputs) against float64. Sabotage: the
+// output's index from gl_GlobalInvocationID.x instead of GLOBAL_ID_1D in matmul_sum.comp.
+TEST(Matmul, SplitKSumOnASplitGrid) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->matmul_kernel = detail::MatmulKernelSetting::tile64, s->matmul_split = 3;
+  ScopedDispatchLimit limit(3);
+  check_split_sum_forms(rng, 37, 300, 70, -0.5, 1.5);
+}
