@@ -81,9 +81,7 @@ void read_contiguous(const Tensor& t, void* dst, std::size_t bytes) {
   Enter guard(d, "to_host");
   const Tensor c = t.contiguous();
   if (bytes == 0) return;
-  if (c.impl()->storage->write_batch >= d.queue().batch()) d.queue().flush(false);
-  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes, dst);
-  d.queue().wait_batch(c.impl()->storage->write_batch);
+  read_to_host(d, *c.impl()->storage, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes, dst);
   check_device_errors(d);
 }
 }  // namespace
