@@ -601,7 +601,8 @@ int main(int argc, char** argv) {
   std::size_t pool_min = 0;
   app.add_option("--pool-min", pool_min, "the pool's smallest size class in bytes (diagnostic)");
   bool gl_messages = false;
-  app.add_flag("--gl-messages", gl_messages, "--qdq: the driver's debug messages (KHR_debug) and their counts");
+  app.add_flag("--gl-messages", gl_messages,
+               "the driver's debug messages (KHR_debug) and their counts (--qdq and the model rows)");
   bool qdq_fused_input = false;
   app.add_flag("--qdq-fused-input", qdq_fused_input, "--qdq: the input QuantizeLinear in the first QConv");
   std::string qdq_net;
@@ -655,6 +656,8 @@ int main(int argc, char** argv) {
     }
     if (model.empty()) model = three_gemm_model(save);
     Device dev = Device::open();
+    const auto messages = std::make_shared<std::map<std::string, std::uint64_t>>();
+    if (gl_messages) dev.set_logger([messages](LogLevel, const std::string& m) { ++(*messages)[m]; });
     {  // every input's shape (for ONNX Runtime's random inputs)
       ModelOptions o;
       o.input_shapes = shapes;
@@ -729,6 +732,10 @@ int main(int argc, char** argv) {
       const double r = ort ? ort_ms(model, shapes, runs) : ort_python_ms(ort_python, model, shapes, runs);
       std::printf("ONNX Runtime CPU: %.4f ms/run; gltensor e2e / ORT: plain %.2f, replay %.2f\n", r, plain.e2e / r,
                   rep.e2e / r);
+    }
+    if (gl_messages) {
+      std::printf("\ndriver messages (count, text):\n");
+      for (const auto& [m, n] : *messages) std::printf("%8llu  %s\n", static_cast<unsigned long long>(n), m.c_str());
     }
     return 0;
   } catch (const std::exception& e) {
