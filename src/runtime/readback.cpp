@@ -1,9 +1,6 @@
 // Device-to-host copies in flight (readback.hpp).
 #include "runtime/readback.hpp"
 
-#include <cstdlib>
-#include <string>
-
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
@@ -14,11 +11,7 @@ namespace gltensor::detail {
 
 void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst) {
   Queue& q = dev.queue();
-  static const bool one = [] {
-    const char* e = std::getenv("E2E3_READ");
-    return !(e && std::string(e) == "two");
-  }();
-  if (one && bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
+  if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
     if (const Capture* c = q.capture()) c->host_read("to_host");
     q.barrier_for_host(src.buffer());
     if (mapped_read_begin(dev, src.buffer(), offset, bytes)) {

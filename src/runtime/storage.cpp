@@ -2,7 +2,6 @@
 #include "runtime/storage.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -93,12 +92,6 @@ void Storage::upload(const void* data, std::size_t bytes) {
     return;
   }
   dev->queue().barrier_for_host(buffer());
-  static const char* e2e3 = std::getenv("E2E3_UP");
-  if (e2e3 && std::string(e2e3) == "subdata" && block.capacity < kCudaMemoryMin) {
-    dev->gl().bind_buffer(GlState::kCopyWrite, buffer());
-    glBufferSubData(GL_COPY_WRITE_BUFFER, 0, static_cast<GLsizeiptr>(bytes), data);
-    return;
-  }
   if (ring_upload(*dev, data, bytes, buffer())) return;
   Staging s(*dev, bytes, data, false);
   copy_buffer(*dev, s.buffer(), 0, buffer(), 0, bytes);

@@ -241,13 +241,7 @@ Tensor Tensor::from_bytes(const Device& dev, const void* data, std::size_t nbyte
                      std::to_string(static_cast<std::size_t>(n) * itemsize(dtype)) + " bytes)");
   DeviceImpl& d = *dev.impl();
   Enter guard(d, "from_host");
-  static const bool e2e3_host = [] {
-    const char* e = std::getenv("E2E3_UP");
-    return e && std::string(e) == "host";
-  }();
-  Tensor t;
-  if (e2e3_host && nbytes <= (std::size_t{256} << 10)) t = alloc_host(d, shape, dtype, "from_host");
-  if (!t.defined()) t = alloc(d, shape, dtype, "from_host", /*host_write=*/true);
+  Tensor t = alloc(d, shape, dtype, "from_host", /*host_write=*/true);
   if (nbytes % 4 == 0) {
     t.impl()->storage->upload(data, nbytes);
   } else {  // pad the last word
