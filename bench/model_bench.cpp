@@ -592,7 +592,8 @@ int main(int argc, char** argv) {
       app.add_option("--loops", loops,
                      "the loops after the timed runs of each row: any of read,e2e,host, or none (their columns stay "
                      "0; --qdq: none unless given)");
-  app.add_flag("--gpu-time", gpu_time, "the GPU profiler's time per timed run (--qdq's second table)");
+  app.add_flag("--gpu-time", gpu_time,
+               "the GPU profiler's time per timed run (--qdq's second table; a line after the model's first table)");
   app.add_flag("--trim", trim_pool, "free the pool's cached buffers before each row's model load");
   int qdq_loads_n = 0;
   app.add_option("--qdq-loads", qdq_loads_n, "the wide net's GPU time per run by model load: this many int8 loads");
@@ -689,6 +690,9 @@ int main(int argc, char** argv) {
         "e2e phases (host clock, ms per run, plain / replayed): from_host %.4f / %.4f, Model::run %.4f / %.4f, "
         "to_vector %.4f / %.4f\n",
         plain.e2e_up, rep.e2e_up, plain.e2e_run, rep.e2e_run, plain.e2e_read, rep.e2e_read);
+    if (gpu_time)  // (a replay's dispatches are not timed)
+      std::printf("GPU time per timed run, plain (--gpu-time: timer queries around each dispatch): %.4f ms\n",
+                  plain.gpu);
     std::printf(
         "\nreplay / plain: host %.3f, cpu %.3f, run %.3f, run + read back %.3f, e2e %.3f (time ratios, lower is "
         "faster)\n",

@@ -2,7 +2,6 @@
 #include "runtime/host_staging.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -114,11 +113,6 @@ bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint ds
   std::memcpy(s->ring_ptr + s->head, data, bytes);
   copy_buffer(dev, s->ring, s->head, dst, 0, bytes);
   s->head += need;
-  static const bool early = [] {  // e2e3's window 2: the copy submitted at once (E2E3_UPFLUSH=1)
-    const char* e = std::getenv("E2E3_UPFLUSH");
-    return e && e[0] == '1';
-  }();
-  if (early) glFlush();
   return true;
 }
 
