@@ -16,18 +16,7 @@ GLenum client_wait(GLsync fence) {
   // 35 to 20 us); then blocking waits.
   const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
   GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
-  static const int gap_us = [] {  // e2e3's window 3 (experimental): a pause between the spin's polls
-    const char* e = std::getenv("E2E3_SPIN_US");
-    return e ? std::atoi(e) : 0;
-  }();
-  while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) {
-    if (gap_us > 0) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(gap_us);
-      while (std::chrono::steady_clock::now() < until) {
-      }
-    }
-    r = glClientWaitSync(fence, 0, 0);
-  }
+  while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) r = glClientWaitSync(fence, 0, 0);
   while (r == GL_TIMEOUT_EXPIRED) r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
   return r;
 }
