@@ -161,6 +161,72 @@ int main() {
                 std::memcpy(back.data(), rd_ptr, kWords * 4);
                 check(back.data(), tick + 1);
               }));
+  // Where the upload's copy goes (issue 21, e2e3): without the barrier after it (the library
+  // issues none: a copy needs no glMemoryBarrier before a shader reads its destination); submitted
+  // at once (glFlush) while the host does a model run's host work (`busy`, 4 us here) before the
+  // dispatch, against the same host work without the early submission; glBufferSubData into the
+  // device buffer; a persistently mapped write-only buffer without GL_CLIENT_STORAGE_BIT (the
+  // driver may place it in device memory, written by the host through the BAR) read by the kernel.
+  const auto busy = [] {
+    const auto until = Clock::now() + std::chrono::microseconds(4);
+    while (Clock::now() < until) {
+    }
+  };
+  std::printf("copy-up-nb:  %8.2f us\n", us_per(n, [&] {
+                put();
+                copy(ring, dev_in);
+                run(dev_in, dev_out);
+                wait();
+              }));
+  std::printf("up+4us:      %8.2f us\n", us_per(n, [&] {
+                put();
+                copy(ring, dev_in);
+                busy();
+                run(dev_in, dev_out);
+                wait();
+              }));
+  std::printf("up,flush+4us:%8.2f us\n", us_per(n, [&] {
+                put();
+                copy(ring, dev_in);
+                glFlush();
+                busy();
+                run(dev_in, dev_out);
+                wait();
+              }));
+  std::printf("subdata-up:  %8.2f us\n", us_per(n, [&] {
+                ++tick;
+                for (auto& v : host) v = tick;
+                glBindBuffer(GL_COPY_WRITE_BUFFER, dev_in);
+                glBufferSubData(GL_COPY_WRITE_BUFFER, 0, kWords * 4, host.data());
+                run(dev_in, dev_out);
+                wait();
+              }));
+  GLuint wc = 0;
+  glGenBuffers(1, &wc);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, wc);
+  storage(GL_SHADER_STORAGE_BUFFER, kWords * 4, nullptr, wflags);
+  auto* wc_ptr = static_cast<std::uint32_t*>(glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, kWords * 4, wflags));
+  if (wc_ptr) {
+    std::printf("wc-up:       %8.2f us\n", us_per(n, [&] {
+                  ++tick;
+                  for (auto& v : host) v = tick;
+                  std::memcpy(wc_ptr, host.data(), kWords * 4);
+                  run(wc, dev_out);
+                  wait();
+                }));
+    std::printf("wc-both:     %8.2f us\n", us_per(n, [&] {
+                  ++tick;
+                  for (auto& v : host) v = tick;
+                  std::memcpy(wc_ptr, host.data(), kWords * 4);
+                  run(wc, dev_out);
+                  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+                  copy(dev_out, rd);
+                  wait();
+                  std::memcpy(back.data(), rd_ptr, kWords * 4);
+                  check(back.data(), tick + 1);
+                }));
+  }
+  glDeleteBuffers(1, &wc);
   std::printf("wrong results: %d\n", bad);
   glUseProgram(0);
   GLuint bufs[] = {dev_in, dev_out, ring, rd};

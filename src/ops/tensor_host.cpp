@@ -73,17 +73,14 @@ Tensor Tensor::contiguous() const {
 
 namespace {
 // t's elements, row-major, into `bytes` bytes at dst (numel x itemsize): the copy is queued behind
-// the tensor's writers, and its wait covers their batch too: one round trip to the GPU, and one
-// submission (the batch is not flushed on its own). Then the batch is retired and its error flags
-// checked.
+// the tensor's writers and the batch's fence behind the copy (read_to_host): one fence, one round
+// trip to the GPU, one submission. Then the batch is retired and its error flags checked.
 void read_contiguous(const Tensor& t, void* dst, std::size_t bytes) {
   DeviceImpl& d = dev_of(t);
   Enter guard(d, "to_host");
   const Tensor c = t.contiguous();
   if (bytes == 0) return;
-  if (c.impl()->storage->write_batch >= d.queue().batch()) d.queue().flush(false);
-  c.impl()->storage->download(static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes, dst);
-  d.queue().wait_batch(c.impl()->storage->write_batch);
+  read_to_host(d, *c.impl()->storage, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes, dst);
   check_device_errors(d);
 }
 }  // namespace

@@ -116,7 +116,7 @@ bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint ds
   return true;
 }
 
-bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, void* dst) {
+bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes) {
   if (bytes > MappedStaging::kReadMax) return false;
   MappedStaging* s = staging_of(dev);
   if (!s) return false;
@@ -124,15 +124,24 @@ bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_
     if (s->read) delete_buffer(dev, s->read);
     s->read = 0;
     s->read_ptr = nullptr;
-    s->read_capacity = 0;
     const std::size_t cap =
         std::min(MappedStaging::kReadMax, std::max({bytes, 2 * s->read_capacity, std::size_t{64} * 1024}));
+    s->read_capacity = 0;
     s->read_ptr = static_cast<const unsigned char*>(make_mapped(dev, *s, s->read, cap, GL_MAP_READ_BIT, "to_host"));
     s->read_capacity = cap;
   }
   copy_buffer(dev, src, offset, s->read, 0, bytes);
+  return true;
+}
+
+void mapped_read_end(DeviceImpl& dev, std::size_t bytes, void* dst) {
+  std::memcpy(dst, dev.extension<MappedStaging>().read_ptr, bytes);
+}
+
+bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, void* dst) {
+  if (!mapped_read_begin(dev, src, offset, bytes)) return false;
   wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));
-  std::memcpy(dst, s->read_ptr, bytes);
+  mapped_read_end(dev, bytes, dst);
   return true;
 }
 

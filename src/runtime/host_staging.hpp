@@ -28,6 +28,15 @@ bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint ds
 /// device has no persistent mapping, staging is set to copy, or the read is too large to keep.
 bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, void* dst);
 
+/// The first half of mapped_download without its fence and wait: queues the copy of bytes
+/// [offset, offset + bytes) of `src` into the mapped read buffer. The caller then ends the work
+/// with a fence of its own (the queue's batch fence: one fence for the dispatches and the copy),
+/// waits for it and calls mapped_read_end. Returns false (nothing queued) where mapped_download
+/// would.
+bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes);
+/// After a fence issued after mapped_read_begin's copy has signaled: its `bytes` to dst.
+void mapped_read_end(DeviceImpl& dev, std::size_t bytes, void* dst);
+
 /// A buffer of `bytes` with immutable storage in host memory holding `init` (bytes long, or
 /// null), persistently and coherently mapped for the host's reads and writes: small
 /// device-written state the host polls (the error flags), and the host-visible buffers of

@@ -15,9 +15,19 @@ GLenum client_wait(GLsync fence) {
   // A short spin first: small work finishes within microseconds of the flush, and a blocking
   // wait can sleep well past it (measured on NVIDIA: a read-back's round trip went from about
   // 35 to 20 us); then blocking waits.
+  // Between the spin's polls the host waits kPollGap without calling the driver: polls back to
+  // back (60-80 a read-back) slowed the host work around them on NVIDIA (the H100, e2e3's window
+  // 3, 3 rounds: the three-Gemm model end to end 51.6-53.1 -> 46.4-50.6 us, from_host's and
+  // Model::run's host time 4.5-5.8 -> 3.1-5.0 us; RESULTS.md).
+  constexpr auto kPollGap = std::chrono::microseconds(2);
   const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
   GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
-  while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) r = glClientWaitSync(fence, 0, 0);
+  while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) {
+    const auto until = std::chrono::steady_clock::now() + kPollGap;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    r = glClientWaitSync(fence, 0, 0);
+  }
   while (r == GL_TIMEOUT_EXPIRED) r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
   return r;
 }

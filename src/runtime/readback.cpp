@@ -4,9 +4,28 @@
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
+#include "runtime/host_staging.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
+
+void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst) {
+  Queue& q = dev.queue();
+  if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
+    if (const Capture* c = q.capture()) c->host_read("to_host");
+    q.barrier_for_host(src.buffer());
+    if (mapped_read_begin(dev, src.buffer(), offset, bytes)) {
+      q.flush(false);  // its barrier and fence follow the copy
+      if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
+      q.wait_batch(src.write_batch);
+      mapped_read_end(dev, bytes, dst);
+      return;
+    }
+  }
+  if (src.write_batch >= q.batch()) q.flush(false);
+  src.download(offset, bytes, dst);
+  q.wait_batch(src.write_batch);
+}
 
 Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)
     : dev_(dev.shared_from_this()), bytes_(bytes) {

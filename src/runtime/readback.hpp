@@ -11,6 +11,13 @@ namespace gltensor::detail {
 struct DeviceImpl;
 struct Storage;
 
+/// Bytes [offset, offset + bytes) of `src` -> host after every dispatch recorded so far that writes
+/// it (a public read: to_host), waiting for them. Where it was written in the batch being recorded
+/// and the device has the mapped read buffer (host_staging.hpp), the copy goes behind the batch's
+/// dispatches and the batch's fence behind the copy: one fence, one wait, one submission; else the
+/// batch is ended, then Storage::download, then a wait for the writers' batch.
+void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst);
+
 class Readback {
  public:
   /// Records the copy of bytes [offset, offset + bytes) of `src` after every recorded dispatch.

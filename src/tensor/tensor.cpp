@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
+#include <type_traits>
 
 #include "runtime/guard.hpp"
 #include "runtime/storage.hpp"
@@ -147,6 +149,11 @@ void check_count(const char* op, std::size_t got, const Shape& shape) {
 template <typename Src>
 Tensor from_host_values(const Device& dev, std::span<const Src> values, const Shape& shape, DType dtype) {
   check_count("from_host", values.size(), shape);
+  // The dtype of the values themselves: their bytes as they are (no conversion pass).
+  if ((std::is_same_v<Src, float> && dtype == DType::f32) ||
+      (std::is_same_v<Src, std::int32_t> && dtype == DType::i32) ||
+      (std::is_same_v<Src, std::uint8_t> && dtype == DType::u8))
+    return Tensor::from_bytes(dev, values.data(), values.size() * sizeof(Src), shape, dtype);
   std::vector<std::uint8_t> bytes(values.size() * itemsize(dtype));
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::uint8_t* p = bytes.data() + i * itemsize(dtype);

@@ -2,6 +2,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
+#include <span>
 #include <string>
 
 #include "runtime/cuda_memory.hpp"
@@ -201,6 +204,35 @@ TEST(Pool, ReadBacksOfGrowingSizesSeeTheirPendingWriters) {
   }
 }
 
+TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
+  // A read of a tensor written in the batch being recorded copies behind the batch's dispatches,
+  // and the batch's fence follows the copy (one fence): a view's read starts at its first element,
+  // and a later dispatch of the same batch (writing another tensor) is covered too.
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  for (std::int64_t n : {3, 1000, 3264, 300001, 1100000}) {  // 1100000 floats: past the 4 MiB read buffer
+    auto a = uniform(rng, static_cast<std::size_t>(n));
+    Tensor x = Tensor::from_host(dev, a, {n});
+    Tensor y = x * 2.0 + 1.0;  // pending writers
+    Tensor z = y * 3.0;        // a later dispatch of the same batch
+    const std::int64_t off = n / 3 + 1;
+    const std::vector<float> tail = y.narrow(0, off, n - off).to_vector();
+    ASSERT_EQ(tail.size(), static_cast<std::size_t>(n - off));
+    bool ok = true;
+    for (std::int64_t i = 0; i < n - off && ok; ++i) {
+      const double ref = 2.0 * a[static_cast<std::size_t>(off + i)] + 1.0;
+      ok = std::abs(tail[static_cast<std::size_t>(i)] - ref) <= 1e-6 + 1e-6 * std::abs(ref);
+      EXPECT_TRUE(ok) << "n = " << n << ", element " << off + i << ": " << tail[static_cast<std::size_t>(i)]
+                      << " against " << ref;
+    }
+    Tensor w = z + 1.0;  // pending again
+    const std::vector<float> zv = w.narrow(0, 1, n - 1).to_vector();
+    EXPECT_NEAR(zv[0], 3.0 * (2.0 * a[1] + 1.0) + 1.0, 1e-5) << "n = " << n;
+    EXPECT_NEAR(zv.back(), 3.0 * (2.0 * a.back() + 1.0) + 1.0, 1e-5) << "n = " << n;
+  }
+}
+
 TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
   // Uploads up to 4 MiB go through a persistently mapped ring of two 4 MiB halves (where the
   // context has buffer storage; GLTENSOR_STAGING=copy: a buffer per upload, the ctest entry
@@ -294,4 +326,41 @@ TEST(Pool, LargeBuffersGoToCudaMemoryWhereTheDriverHasThePath) {
   std::printf("pool buffers on CUDA memory: %zu of %zu (%s)\n", on_cuda() - before, kept.size(), caps.renderer.c_str());
   const std::vector<float> z = kept[1].to_vector();
   EXPECT_EQ(std::count(z.begin(), z.end(), 0.0f), static_cast<std::ptrdiff_t>(z.size()));
+}
+
+TEST(Pool, FromHostOfItsOwnDtypeKeepsEveryBit) {
+  // from_host of float values into f32 (int32 into i32, uint8 into u8) uploads the values' bytes
+  // as they are, without the conversion pass: every bit comes back, NaN payloads, -0 and
+  // subnormals included, and an odd byte count (u8) keeps its last bytes.
+  Device dev = Device::open();
+  GLT_RNG(rng);
+  for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{3264}, std::size_t{70001}}) {
+    std::vector<std::uint32_t> bits(n);
+    for (auto& b : bits) b = static_cast<std::uint32_t>(rng());
+    const std::uint32_t specials[] = {0x7fa00001u, 0xffc00123u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x7f800000u};
+    for (std::size_t i = 0; i < n && i < 6; ++i) bits[i] = specials[(i + n) % 6];
+    std::vector<float> f(n);
+    std::memcpy(f.data(), bits.data(), n * 4);
+    const std::vector<std::uint8_t> fb = Tensor::from_host(dev, f, {static_cast<std::int64_t>(n)}).to_bytes();
+    ASSERT_EQ(fb.size(), n * 4);
+    EXPECT_EQ(std::memcmp(fb.data(), bits.data(), n * 4), 0) << "f32, n = " << n;
+    std::vector<std::int32_t> iv(n);
+    std::memcpy(iv.data(), bits.data(), n * 4);
+    iv[0] = std::numeric_limits<std::int32_t>::min();
+    EXPECT_EQ(Tensor::from_host(dev, iv, {static_cast<std::int64_t>(n)}).to_int_vector(), iv) << "i32, n = " << n;
+    std::vector<std::uint8_t> u(n);
+    for (std::size_t i = 0; i < n; ++i) u[i] = static_cast<std::uint8_t>(bits[i] >> 7);
+    EXPECT_EQ(Tensor::from_host(dev, std::span<const std::uint8_t>(u), {static_cast<std::int64_t>(n)}).to_bytes(), u)
+        << "u8, n = " << n;
+  }
+  // The other dtypes still convert: float values into f16, int32 into f32.
+  const std::vector<float> h = {1.0f, -2.5f, 65504.0f, 0.1f};
+  const std::vector<float> back = Tensor::from_host(dev, h, {4}, DType::f16).to_vector();
+  EXPECT_EQ(back[0], 1.0f);
+  EXPECT_EQ(back[1], -2.5f);
+  EXPECT_EQ(back[2], 65504.0f);
+  EXPECT_NEAR(back[3], 0.1, 1e-4);
+  EXPECT_EQ(Tensor::from_host(dev, std::vector<std::int32_t>{-7, 1 << 24}, {2}, DType::f32).to_vector(),
+            (std::vector<float>{-7.0f, 16777216.0f}));
+  EXPECT_THROW(Tensor::from_host(dev, h, {5}), ShapeError);
 }
