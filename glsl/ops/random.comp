@@ -9,6 +9,8 @@
 // tensor holds then, and the pair (generator's offset, v) names the draw: a replay (the captured
 // generator offset, a new v) never repeats an eager draw's offset (a new generator offset), as
 // a sum of the two could (an eager draw at o + 1 with v = 2 and a replay at o with v = 3).
+// SAVE_OFFSET (with OFFSET_BUF): element 0 of operand 3 (int32) gets the value v read, so that
+// the dropout's backward draws the same mask from it (the offset tensor may change before then).
 // The names' values are private to this file.
 #define dist_uniform 0
 #define dist_normal 1
@@ -33,6 +35,9 @@ void main() {
   if (e >= u_count) return;
 #ifdef OFFSET_BUF
   uvec2 offset = uvec2(u_offset.x, u_offset.y + uint(load2(0u)));
+#ifdef SAVE_OFFSET
+  if (e == 0u) store3(0u, load2(0u));
+#endif
 #else
   uvec2 offset = u_offset;
 #endif

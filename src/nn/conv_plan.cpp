@@ -163,7 +163,9 @@ ConvWgradPlan plan_conv_wgrad(const ConvGeometry& g, std::int64_t O, bool softwa
   // Channels per invocation: each position's taps loaded once for them; the shared sums
   // (opi * (taps + 1) per invocation) within GLES 3.1's 16 KiB; fewer where one position's loops
   // would not fit the device's limit.
-  for (std::int64_t opi = 4; opi >= 1; opi /= 2) {
+  // GPUs start at 2: conv1 of the CNN (1 -> 32 channels, batch 128) on the H100 took 40.1 us per call
+  // against 46.7 with 4 (bench/RESULTS.md, 2026-11-27, cnn31); software rasterizers at 4.
+  for (std::int64_t opi = software ? 4 : 2; opi >= 1; opi /= 2) {
     if (O % opi != 0 || opi * (taps + 1) * L * 4 > 16384) continue;
     const std::uint64_t fixed = conv_wgrad_loops(g.C, g.KH, g.KW, 0, opi),
                         per = conv_wgrad_loops(g.C, g.KH, g.KW, 1, opi) - fixed;

@@ -72,7 +72,7 @@ struct ConvDevice {
 
 /// The direct weight gradient (glsl/nn/conv_wgrad.comp): one group, at most kConvWgradMaxTaps taps
 /// (C * KH * KW); workgroups of kConvWgradLocal invocations, one per (chunk of `chunk` output
-/// positions, group of `opi` output channels: 4, 2 or 1, as many as divide O and keep the shared
+/// positions, group of `opi` output channels: 4 (GPUs: 2), 2 or 1, as many as divide O and keep the shared
 /// sums within 16 KiB), about kConvWgradGroups of them on GPUs (16 chunks at most on software
 /// rasterizers), each invocation's loop within the device's limit; `direct` false where none of
 /// this applies (the im2col GEMM then).

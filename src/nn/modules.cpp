@@ -77,14 +77,14 @@ Tensor Flatten::forward(const Tensor& x) { return x.flatten(1); }
 Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, options); }
 Tensor Dropout::forward(const Tensor& x) {
   if (!training_ || p == 0) return x;
-  // mask * x / (1 - p), differentiable through mul
-  if (!device_offset) return mul(x, dropout(ones(x.device(), x.shape()), p, *gen));
+  // mask * x / (1 - p) in one dispatch; the backward draws the mask again (gltensor::dropout)
+  if (!device_offset) return dropout(x, p, *gen);
   // Made from host data, not by a dispatch: a recording of the first forward must not reset it.
   const std::int32_t zero = 0;
   if (!offset.defined()) offset = Tensor::from_host(x.device(), std::span<const std::int32_t>(&zero, 1), {1});
-  Tensor mask = dropout(ones(x.device(), x.shape()), p, *gen, offset);
+  Tensor y = dropout(x, p, *gen, offset);
   add_(offset, 1.0);  // the next forward's (a replay's) draw
-  return mul(x, mask);
+  return y;
 }
 
 Sequential& Sequential::add(std::shared_ptr<Module> m) {

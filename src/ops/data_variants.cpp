@@ -96,6 +96,7 @@ Defines RandomVariant::defines() const {
   d.ident("DIST", dist).operand(0, out, natural_ct(out), true);
   if (input) d.operand(1, in, CT::f32, false);
   if (input && device_offset) d.flag("OFFSET_BUF").operand(2, DType::i32, CT::i32, false);
+  if (input && device_offset && save_offset) d.flag("SAVE_OFFSET").operand(3, DType::i32, CT::i32, true);
   return d;
 }
 
@@ -110,6 +111,8 @@ std::vector<RandomVariant> RandomVariant::space() {
       out.push_back(v);
       if (v.input) {
         v.device_offset = true;
+        out.push_back(v);
+        v.save_offset = true;
         out.push_back(v);
       }
     }

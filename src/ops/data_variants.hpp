@@ -49,6 +49,7 @@ struct RandomVariant {
   bool input = false;  ///< operand 1 (dropout's input)
   DType in = DType::f32;
   bool device_offset = false;  ///< OFFSET_BUF: operand 2 (int32 [1]) added to the offset's high word (input only)
+  bool save_offset = false;    ///< SAVE_OFFSET: operand 3 (int32 [1]) gets operand 2's value (device_offset only)
   Defines defines() const;
   static std::vector<RandomVariant> space();
 };

@@ -1,6 +1,7 @@
 // rand / randn / bernoulli / dropout on random.comp (Philox4x32-10).
 #include "gltensor/random.hpp"
 
+#include "gltensor/autograd.hpp"
 #include "ops/data_variants.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -25,23 +26,32 @@ struct RandomParams {
 };
 
 // `offset` (dropout): an int32 tensor of one element at storage offset 0 whose value the kernel
-// adds to the offset's high word.
-Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, const char* dist, double a, double b,
-            Generator& gen, const Tensor* x = nullptr, const Tensor* offset = nullptr) {
+// adds to the offset's high word; `saved` (with offset): an int32 [1] the kernel writes that value
+// into (the dropout's backward draws its mask again from it).
+Tensor draw_at(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, const char* dist, double a, double b,
+               std::uint64_t seed, std::uint64_t off, const Tensor* x = nullptr, const Tensor* offset = nullptr,
+               const Tensor* saved = nullptr) {
   Launch launch(dev, op);
   Tensor out = alloc(dev, shape, dtype, op);
   const std::int64_t n = out.numel();
-  const std::uint64_t off = gen.next_offset();
   if (n == 0) return out;
   RandomVariant v;
   v.dist = dist, v.out = dtype, v.input = x != nullptr, v.device_offset = offset != nullptr;
+  v.save_offset = saved != nullptr;
   if (x) v.in = x->dtype();
   launch.program(v.kFile, v.defines(), {256}).write(out);
   if (x) launch.read(*x);
   if (offset) launch.read(*offset);
+  if (saved) launch.write(*saved);
   // Philox4x32-10: 10 rounds (unrolled or not).
-  launch.params(RandomParams{n, gen.seed(), off, a, b}).loop_iterations(16).invocations(static_cast<std::uint64_t>(n));
+  launch.params(RandomParams{n, seed, off, a, b}).loop_iterations(16).invocations(static_cast<std::uint64_t>(n));
   return out;
+}
+
+Tensor draw(const char* op, DeviceImpl& dev, const Shape& shape, DType dtype, const char* dist, double a, double b,
+            Generator& gen) {
+  const std::uint64_t off = gen.next_offset();
+  return draw_at(op, dev, shape, dtype, dist, a, b, gen.seed(), off);
 }
 
 DeviceImpl& devref(const char* op, const Device& d) {
@@ -74,13 +84,39 @@ Tensor dropout_impl(const Tensor& x, double p, Generator& gen, const Tensor* off
   check_defined("dropout", x);
   if (!(p >= 0 && p < 1)) throw ValueError("gltensor::dropout: p must be in [0, 1), got " + std::to_string(p));
   if (p == 0) return x;
-  const Tensor c = x.contiguous();
   const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
-  // random.comp reads element e of operand 1 (and element 0 of operand 2): offset 0.
-  const Tensor src = c.offset() == 0 ? c : c.clone();
-  if (!offset) return draw("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, gen, &src);
-  const Tensor off = offset->offset() == 0 ? *offset : offset->clone();
-  return draw("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, gen, &src, &off);
+  const std::uint64_t seed = gen.seed(), off = gen.next_offset();
+  Tensor out, saved;
+  {
+    NoGradGuard no_grad;
+    const Tensor c = x.contiguous();
+    // random.comp reads element e of operand 1 (and element 0 of operand 2): offset 0.
+    const Tensor src = c.offset() == 0 ? c : c.clone();
+    if (!offset) {
+      out = draw_at("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, seed, off, &src);
+    } else {
+      const Tensor o = offset->offset() == 0 ? *offset : offset->clone();
+      // The value the draw read, for the backward: the offset tensor may change before it runs.
+      saved = alloc(dev_of(x), {1}, DType::i32, "dropout");
+      out = draw_at("dropout", dev_of(x), x.shape(), od, "dist_dropout", p, 0, seed, off, &src, &o, &saved);
+    }
+  }
+  // The backward draws the same mask (the same seed, offset and saved value) over the gradient:
+  // grad_x = grad * mask / (1 - p), no mask kept.
+  if (is_floating(x.dtype()))
+    autograd::record(
+        out, {x},
+        [p, seed, off, saved](const Tensor& g) -> std::vector<Tensor> {
+          const Tensor gc = g.contiguous();
+          const Tensor src = gc.offset() == 0 ? gc : gc.clone();
+          DeviceImpl& dev = dev_of(src);
+          if (!saved.defined())
+            return {draw_at("dropout_backward", dev, src.shape(), src.dtype(), "dist_dropout", p, 0, seed, off, &src)};
+          return {draw_at("dropout_backward", dev, src.shape(), src.dtype(), "dist_dropout", p, 0, seed, off, &src,
+                          &saved)};
+        },
+        "dropout");
+  return out;
 }
 }  // namespace
 

@@ -481,18 +481,19 @@ TEST(PlanPool2d, DisjointWindows) {
 // on llvmpipe); chunks shortened to the loop limit, the im2col GEMM where not even one position fits.
 TEST(PlanConv2d, DirectWeightGradient) {
   const Settings s;
-  // The CNN's first layer at batch 128: 1 -> 32 channels, 3x3 (padded: 28 x 28 outputs): 4 channels per
-  // invocation, 8 groups of them x 121 chunks of 832 positions (about 1024 workgroups).
+  // The CNN's first layer at batch 128: 1 -> 32 channels, 3x3 (padded: 28 x 28 outputs): 2 channels per
+  // invocation on GPUs, 16 groups of them x 63 chunks of 1600 positions (about 1024 workgroups); 4 on llvmpipe.
   Conv2dProblem p = conv(128, 1, 30, 30, 3, 32);
   p.grad = p.need_w = p.f32 = true;
   const Conv2dPlan gpu = plan_conv2d(p, kGpu, s);
   EXPECT_EQ(gpu.weight_grad, Conv2dPlan::WeightGrad::direct);
-  EXPECT_EQ(gpu.wgrad.opi, 4);
-  EXPECT_EQ(gpu.wgrad.chunk, 832);
-  EXPECT_EQ(gpu.wgrad.chunks, 121);
-  EXPECT_EQ(gpu.wgrad.loop_iterations, conv_wgrad_loops(1, 3, 3, 832 / 64, 4));
+  EXPECT_EQ(gpu.wgrad.opi, 2);
+  EXPECT_EQ(gpu.wgrad.chunk, 1600);
+  EXPECT_EQ(gpu.wgrad.chunks, 63);
+  EXPECT_EQ(gpu.wgrad.loop_iterations, conv_wgrad_loops(1, 3, 3, 1600 / 64, 2));
   const Conv2dPlan cpu = plan_conv2d(p, kLlvmpipe, s);
   EXPECT_EQ(cpu.weight_grad, Conv2dPlan::WeightGrad::direct);
+  EXPECT_EQ(cpu.wgrad.opi, 4);
   EXPECT_EQ(cpu.wgrad.chunks, 16);
   EXPECT_LE(cpu.wgrad.loop_iterations, 65535u);
   EXPECT_GE(cpu.wgrad.chunk * cpu.wgrad.chunks, 128 * 28 * 28);
@@ -507,7 +508,7 @@ TEST(PlanConv2d, DirectWeightGradient) {
   for (std::uint64_t limit : {one4 + 500, one4, one4 - 1, one1}) {
     const Conv2dPlan l = plan_conv2d(p, ConvDevice{false, limit, std::int64_t{1} << 31}, s);
     EXPECT_EQ(l.weight_grad, Conv2dPlan::WeightGrad::direct) << limit;
-    EXPECT_EQ(l.wgrad.opi, limit >= one4 ? 4 : limit >= conv_wgrad_loops(1, 3, 3, 1, 2) ? 2 : 1) << limit;
+    EXPECT_EQ(l.wgrad.opi, limit >= conv_wgrad_loops(1, 3, 3, 1, 2) ? 2 : 1) << limit;
     EXPECT_LE(l.wgrad.loop_iterations, limit);
     EXPECT_EQ(l.wgrad.chunk % kConvWgradLocal, 0);
     EXPECT_GE(l.wgrad.chunk * l.wgrad.chunks, 128 * 28 * 28);

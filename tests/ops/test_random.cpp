@@ -159,3 +159,88 @@ TEST(Random, DropoutAtADeviceOffset) {
   Generator g3(seed);
   expect(xs, std::uint64_t{9} << 32, dropout(x, p, g3, both.narrow(0, 1, 1)).to_vector(), "view at offset 1");
 }
+
+// dropout's backward draws its forward's mask again (no mask kept): grad_x = grad * mask / (1 - p)
+// against a float64 reference from the host Philox, at the generator's offset alone and at a
+// device offset changed between the forward and the backward (the backward uses the value its
+// forward read); odd lengths, one past 65535 elements, fresh random inputs and gradients (seed
+// printed on failure); captured with the offset's advance, each replay's backward uses its own
+// forward's mask; keep rate within 6 standard errors.
+TEST(Random, DropoutBackwardDrawsTheForwardsMask) {
+  GLT_RNG(rng);
+  const std::uint64_t seed = rng();
+  const std::array<std::uint32_t, 2> key = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+  const double p = 0.35;
+  const float keep = 1.0f - static_cast<float>(p);
+  auto kept = [&](std::size_t e, std::uint64_t off) {
+    const auto r = philox_host(
+        {static_cast<std::uint32_t>(e), 0, static_cast<std::uint32_t>(off), static_cast<std::uint32_t>(off >> 32)},
+        key);
+    return ((r[0] >> 8) + 1.0) / 16777216.0 <= keep;
+  };
+  // got[e] == src[e] / keep where kept at `off`, else 0 (float64 reference).
+  auto expect = [&](const std::vector<float>& src, std::uint64_t off, const std::vector<float>& got, const char* what) {
+    ASSERT_EQ(got.size(), src.size()) << what;
+    std::size_t dropped = 0;
+    for (std::size_t e = 0; e < src.size(); ++e) {
+      const double want = kept(e, off) ? static_cast<double>(src[e]) / keep : 0.0;
+      dropped += !kept(e, off);
+      ASSERT_NEAR(got[e], want, 1e-6 * std::abs(want)) << what << ", element " << e;
+    }
+    const double n = static_cast<double>(src.size());
+    if (src.size() >= 1000) {
+      EXPECT_NEAR(dropped / n, p, 6 * std::sqrt(p * (1 - p) / n)) << what;
+    }
+  };
+  for (const std::int64_t n : {1, 3, 257, 70001}) {
+    const auto xs = uniform(rng, static_cast<std::size_t>(n), 0.5f, 2.0f);
+    const auto gs = uniform(rng, static_cast<std::size_t>(n), -2.0f, 2.0f);
+    const Tensor seed_grad = Tensor::from_host(device(), gs, {n});
+    {  // the generator's offset alone (its second draw: offset 1)
+      Tensor x = Tensor::from_host(device(), xs, {n});
+      requires_grad_(x);
+      Generator g(seed);
+      (void)g.next_offset();
+      const Tensor y = dropout(x, p, g);
+      expect(xs, 1, y.to_vector(), "forward");
+      backward(y, seed_grad);
+      expect(gs, 1, grad(x).to_vector(), "backward");
+    }
+    {  // a device offset v, advanced before the backward runs
+      Tensor x = Tensor::from_host(device(), xs, {n});
+      requires_grad_(x);
+      const std::int32_t v = static_cast<std::int32_t>(rng() % 1000);
+      Tensor off = Tensor::from_host(device(), std::span<const std::int32_t>(&v, 1), {1});
+      Generator g(seed);
+      const Tensor y = dropout(x, p, g, off);
+      add_(off, 7.0);
+      expect(xs, static_cast<std::uint64_t>(v) << 32, y.to_vector(), "forward at a device offset");
+      backward(y, seed_grad);
+      expect(gs, static_cast<std::uint64_t>(v) << 32, grad(x).to_vector(), "backward at a device offset");
+    }
+  }
+  // Captured forward, offset advance and backward: replay k's gradient has replay k's mask.
+  const std::int64_t n = 4099;
+  const auto xs = uniform(rng, n, 0.5f, 2.0f);
+  const auto gs = uniform(rng, n, -2.0f, 2.0f);
+  const Tensor seed_grad = Tensor::from_host(device(), gs, {n});
+  Tensor x = Tensor::from_host(device(), xs, {n});
+  requires_grad_(x);
+  Tensor off = zeros(device(), {1}, DType::i32), y, gx;
+  Generator g(seed);
+  Recording rec = Recording::capture(device(), [&] {
+    y = dropout(x, p, g, off);
+    add_(off, 1.0);
+    zero_grad(x);
+    backward(y, seed_grad);
+    gx = grad(x);
+  });
+  expect(gs, 0, gx.to_vector(), "captured backward");
+  for (std::uint64_t k = 1; k <= 3; ++k) {
+    rec.replay();
+    expect(xs, k << 32, y.to_vector(), "replayed forward");
+    expect(gs, k << 32, gx.to_vector(), "replayed backward");
+  }
+  // Integer inputs give f32 and no gradient.
+  EXPECT_EQ(dropout(zeros(device(), {5}, DType::i32), p, g).dtype(), DType::f32);
+}
