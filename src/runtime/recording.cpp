@@ -82,6 +82,9 @@ void detail::RecordingAccess::replay_together(std::span<const Recording* const> 
   std::vector<const Capture*> cs;
   std::vector<std::vector<Rebind>> rb;
   for (std::size_t i = 0; i < rs.size(); ++i) {
+    if (!rs[i])
+      throw ValueError("gltensor::Recording::replay_together: recording " + std::to_string(i) + " of " +
+                       std::to_string(rs.size()) + " is a null pointer");
     const Capture* c = rs[i]->c_.get();
     if (!c || c->steps.empty()) continue;
     if (!cs.empty() && c->dev != cs.front()->dev)

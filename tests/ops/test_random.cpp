@@ -244,3 +244,37 @@ TEST(Random, DropoutBackwardDrawsTheForwardsMask) {
   // Integer inputs give f32 and no gradient.
   EXPECT_EQ(dropout(zeros(device(), {5}, DType::i32), p, g).dtype(), DType::f32);
 }
+
+// The backward at a device offset and a generator offset together (the forward's draw at
+// gen offset 2 + (v << 32)): the backward must redraw with both, not the device's value alone
+// (DropoutBackwardDrawsTheForwardsMask's device-offset case has the generator at offset 0).
+TEST(Random, DropoutBackwardKeepsTheGeneratorsOffsetWithADeviceOffset) {
+  GLT_RNG(rng);
+  const std::uint64_t seed = rng();
+  const std::array<std::uint32_t, 2> key = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+  const double p = 0.5;
+  const float keep = 1.0f - static_cast<float>(p);
+  const std::int64_t n = 4097;
+  const auto xs = uniform(rng, static_cast<std::size_t>(n), 0.5f, 2.0f);
+  const auto gs = uniform(rng, static_cast<std::size_t>(n), -2.0f, 2.0f);
+  Tensor x = Tensor::from_host(device(), xs, {n});
+  requires_grad_(x);
+  const std::int32_t v = static_cast<std::int32_t>(1 + rng() % 1000);
+  Tensor off = Tensor::from_host(device(), std::span<const std::int32_t>(&v, 1), {1});
+  Generator g(seed);
+  (void)g.next_offset();
+  (void)g.next_offset();
+  const Tensor y = dropout(x, p, g, off);
+  add_(off, 3.0);
+  backward(y, Tensor::from_host(device(), gs, {n}));
+  const std::vector<float> yv = y.to_vector(), gx = grad(x).to_vector();
+  const std::uint64_t o = (static_cast<std::uint64_t>(v) << 32) + 2;
+  for (std::size_t e = 0; e < xs.size(); ++e) {
+    const auto r = philox_host(
+        {static_cast<std::uint32_t>(e), 0, static_cast<std::uint32_t>(o), static_cast<std::uint32_t>(o >> 32)}, key);
+    const bool k = ((r[0] >> 8) + 1.0) / 16777216.0 <= keep;
+    const double wy = k ? static_cast<double>(xs[e]) / keep : 0.0, wg = k ? static_cast<double>(gs[e]) / keep : 0.0;
+    ASSERT_NEAR(yv[e], wy, 1e-6 * std::abs(wy)) << "forward, element " << e << ", v = " << v;
+    ASSERT_NEAR(gx[e], wg, 1e-6 * std::abs(wg)) << "backward, element " << e << ", v = " << v;
+  }
+}

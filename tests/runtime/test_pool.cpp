@@ -364,3 +364,29 @@ TEST(Pool, FromHostOfItsOwnDtypeKeepsEveryBit) {
             (std::vector<float>{-7.0f, 16777216.0f}));
   EXPECT_THROW(Tensor::from_host(dev, h, {5}), ShapeError);
 }
+
+TEST(Pool, FromHostOfNoElementsInEveryDtypeOfItsValues) {
+  // The fast path (the values' own dtype) and the conversion alike at 0 elements: empty vectors
+  // (null data) of 1-D and 2-D shapes give empty tensors of that shape and dtype, readable.
+  Device dev = Device::open();
+  for (const Shape& s : {Shape{0}, Shape{3, 0}, Shape{0, 5}}) {
+    SCOPED_TRACE(to_string(s));
+    const Tensor f = Tensor::from_host(dev, std::vector<float>{}, s);
+    EXPECT_EQ(f.dtype(), DType::f32);
+    EXPECT_EQ(f.shape(), s);
+    EXPECT_TRUE(f.to_vector().empty());
+    const Tensor i = Tensor::from_host(dev, std::vector<std::int32_t>{}, s);
+    EXPECT_EQ(i.dtype(), DType::i32);
+    EXPECT_TRUE(i.to_int_vector().empty());
+    const Tensor u = Tensor::from_host(dev, std::span<const std::uint8_t>(), s);
+    EXPECT_EQ(u.dtype(), DType::u8);
+    EXPECT_EQ(u.shape(), s);
+    EXPECT_TRUE(u.to_bytes().empty());
+    const Tensor h = Tensor::from_host(dev, std::vector<float>{}, s, DType::f16);
+    EXPECT_EQ(h.dtype(), DType::f16);
+    EXPECT_TRUE(h.to_vector().empty());
+    EXPECT_TRUE((f + 1.0).to_vector().empty());
+  }
+  EXPECT_THROW(Tensor::from_host(dev, std::vector<float>{1.0f}, {0}), ShapeError);
+  EXPECT_THROW(Tensor::from_host(dev, std::vector<std::int32_t>{}, {1}), ShapeError);
+}

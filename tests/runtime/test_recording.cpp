@@ -277,6 +277,26 @@ TEST(Recording, ReplayTogether) {
   }
 }
 
+// A null pointer among the recordings: ValueError naming its index (not a crash), before any
+// replay, with the device still usable.
+TEST(Recording, ReplayTogetherRejectsANullRecording) {
+  Device& dev = device();
+  Tensor x = full(dev, {64}, 2.0), y;
+  Recording r = Recording::capture(dev, [&] { y = x * 3.0; });
+  x.copy_(full(dev, {64}, 5.0));
+  const std::vector<const Recording*> with_null = {&r, nullptr};
+  try {
+    Recording::replay_together(with_null);
+    ADD_FAILURE() << "no ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("recording 1 of 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(y.to_vector(), std::vector<float>(64, 6.0f)) << "replayed before the check";
+  const std::vector<const Recording*> just = {&r};
+  Recording::replay_together(just);
+  EXPECT_EQ(y.to_vector(), std::vector<float>(64, 15.0f));
+}
+
 // The caller drops its handles to the inputs: the recording keeps their buffers, which the pool
 // may not hand to anyone else.
 TEST(Recording, KeepsReleasedInputsAlive) {
