@@ -233,6 +233,29 @@ TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
   }
 }
 
+// A read of a tensor written in the current batch gets a full barrier before its copy even where a
+// later dispatch's hazard barrier (storage and uniform bits, no GL_BUFFER_UPDATE_BARRIER_BIT) made
+// the queue forget the write: y written, then b = a + 1 and c = b * 2 (a barrier between them),
+// then y's read: one barrier before the copy and the batch's own after it. llvmpipe runs the copy
+// in order anyway, so the count is the check. Sabotage: the barrier only where the queue still
+// knows the write (barrier_for_host): 1.
+TEST(Pool, ReadBackOfAWriteTheQueueForgotGetsABarrier) {
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  auto& q = dev.impl()->queue();
+  Tensor x = Tensor::from_host(dev, std::vector<float>{1, 2, 3}, {3});
+  Tensor a = Tensor::from_host(dev, std::vector<float>{4, 5}, {2});
+  dev.synchronize();
+  Tensor y = x * 2.0;
+  Tensor b = a + 1.0;
+  Tensor c = b * 2.0;  // its barrier clears the queue's record of y's write
+  const auto b0 = q.barriers();
+  const std::vector<float> got = y.to_vector();
+  EXPECT_EQ(q.barriers() - b0, 2u);
+  EXPECT_EQ(got, (std::vector<float>{2, 4, 6}));
+  EXPECT_EQ(c.to_vector(), (std::vector<float>{10, 12}));
+}
+
 TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
   // Uploads up to 4 MiB go through a persistently mapped ring of two 4 MiB halves (where the
   // context has buffer storage; GLTENSOR_STAGING=copy: a buffer per upload, the ctest entry
