@@ -74,7 +74,9 @@ class Recording {
   /// batches of a model's inputs at different shapes). Independent: no buffer that one of them
   /// writes is read or written by another (weights they all only read may be shared); otherwise,
   /// or with GLTENSOR_FULL_BARRIERS, they replay one after another. The same recording twice is
-  /// not independent. Throws ValueError for recordings of different devices, CaptureError
+  /// not independent. Throws ValueError for a null pointer among them or recordings of different
+  /// devices (before any is replayed), LimitError where a recording's host steps refuse (KVCache's
+  /// max_len: nothing replayed, every host step undone), CaptureError
   /// inside a capture, ThreadError off the device's thread.
   static void replay_together(std::span<const Recording* const> recordings);
 
