@@ -23,6 +23,14 @@
 //                   sum(gy * xhat): dbias and dweight).
 //   RELU_MASK       (BN_GRAD_SUMS, BN_DX) the fused ReLU's gradient: gy read as 0 where the
 //                   forward's output y is not > 0 (NaN too: relu_backward's threshold).
+//   POOL            (BN_NORM, BN_GRAD_SUMS, BN_DX) the following max pooling fused (windows that tile
+//                   each [H, W] plane: stride = kernel, no padding, H = OH * KH, W = OW * KW):
+//                   BN_NORM (ROWS grid over each plane's windows, not its values) writes the pooled
+//                   y [N, C, OH, OW] and the window's argmax (i32, flat h * W + w; with RELU -1
+//                   where the max is not > 0, NaN too: the ReLU's gradient), never y itself;
+//                   BN_GRAD_SUMS and BN_DX read gy of element (h, w) as the pooled gradient of its
+//                   window where the window's argmax is this element, else 0 (pooling's and the
+//                   ReLU's backward in their loads: no gradient of y's size is written).
 //   BN_SUM_MERGE    the same over partial sums of an earlier level.
 //   BN_DX           elementwise: dx = w * invstd * (gy - sum(gy) / n - xhat *
 //                   sum(gy * xhat) / n) (torch's formula); with EVAL dx = gy * w * invstd.
@@ -34,19 +42,43 @@
 //   BN_STATS / BN_STATS_MERGE: 0 = partials out or mean (FINAL), 1 = x or partials in,
 //                              2 = invstd (FINAL), 3 = running_mean (HAS_RM), 4 = running_var (HAS_RV),
 //                              5 = x (BN_STATS_MERGE with FINAL: the shift K)
-//   BN_NORM:      0 = y, 1 = x, 2 = mean (EVAL: running_mean), 3 = invstd (EVAL: running_var),
-//                 4 = weight (HAS_W), 5 = bias (HAS_B); MERGE_PARTIALS: 2 and 3 written,
-//                 6 = partials [3][C][u_P], 7 = running_mean (HAS_RM), 8 = running_var (HAS_RV)
-//   BN_GRAD_SUMS: 0 = partial sums out, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats),
-//                 5 = y (RELU_MASK)
+//   BN_NORM:      0 = y (POOL: pooled y), 1 = x, 2 = mean (EVAL: running_mean), 3 = invstd (EVAL:
+//                 running_var), 4 = weight (HAS_W), 5 = bias (HAS_B); MERGE_PARTIALS: 2 and 3
+//                 written, 6 = partials [3][C][u_P], 7 = running_mean (HAS_RM), 8 = running_var
+//                 (HAS_RV); POOL: 9 = argmax out (i32 [N, C, OH, OW])
+//   BN_GRAD_SUMS: 0 = partial sums out, 1 = gy (POOL: pooled gy), 2 = x, 3 = mean, 4 = invstd (EVAL:
+//                 running stats), 5 = y (RELU_MASK) or the argmax (POOL)
 //   BN_SUM_MERGE: 0 = partial sums out, 1 = partial sums in
-//   BN_DX:        0 = dx, 1 = gy, 2 = x, 3 = mean, 4 = invstd (EVAL: running stats), 5 = weight
-//                 (HAS_W), 6 = sums [2][C] (not EVAL; SUM_PARTIALS: partial sums [2][C][u_P]),
-//                 7 = y (RELU_MASK), 8 = sums [2][C] out (SUM_PARTIALS)
+//   BN_DX:        0 = dx, 1 = gy (POOL: pooled gy), 2 = x, 3 = mean, 4 = invstd (EVAL: running stats),
+//                 5 = weight (HAS_W), 6 = sums [2][C] (not EVAL; SUM_PARTIALS: partial sums
+//                 [2][C][u_P]), 7 = y (RELU_MASK) or the argmax (POOL), 8 = sums [2][C] out
+//                 (SUM_PARTIALS)
 layout(local_size_x = LOCAL_X) in;
 
 uniform uint u_C;
 uniform uint u_S;
+
+#ifdef POOL
+uniform uint u_W;    // x's width
+uniform uint u_OW;   // the pooled width
+uniform uint u_OHW;  // windows per plane: OH * OW
+uniform uint u_KH;   // window height (= stride)
+uniform uint u_KW;   // window width (= stride)
+#if defined(BN_GRAD_SUMS) || defined(BN_DX)
+#ifdef BN_GRAD_SUMS
+#define load_argmax load5
+#else
+#define load_argmax load7
+#endif
+// gy of element s of plane (nb * C + c): its window's pooled gradient where the window's argmax
+// is s (the forward wrote -1 where the ReLU's gradient is 0), else 0.
+float pool_gy(uint plane, uint s) {
+  uint h = s / u_W;
+  uint o = plane * u_OHW + (h / u_KH) * u_OW + (s - h * u_W) / u_KW;
+  return int(load_argmax(o)) == int(s) ? float(load1(o)) : 0.0;
+}
+#endif
+#endif
 
 #if defined(BN_STATS) || defined(BN_STATS_MERGE) || defined(MERGE_PARTIALS)
 // Chan, Golub & LeVeque's pairwise update of (count, mean, M2).
@@ -267,6 +299,45 @@ float out_act(float v) { return (v > 0.0 || is_nan(v)) ? v : 0.0; }
 #else
 float out_act(float v) { return v; }
 #endif
+#ifdef POOL
+// Workgroup (x, c, nb) covers windows [x * LOCAL_X * u_iters, ...) of plane (nb, c), u_iters
+// windows per invocation strided by LOCAL_X; each window's max as max_pool2d takes it (the first
+// of equal values, NaN wins).
+void main() {
+#ifdef MERGE_PARTIALS
+  vec2 stats = merged_stats(WORKGROUP_ID.y);  // before the window loop: every invocation takes part
+#endif
+  uint c = WORKGROUP_ID.y;
+  uint plane = WORKGROUP_ID.z * u_C + c;
+  uint q0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x;
+  CHANNEL_VALUES
+  for (uint k = 0u; LOOP(k < u_iters); ++k) {
+    uint q = q0 + k * LOCAL_X;
+    if (q >= u_OHW) break;
+    uint oh = q / u_OW;
+    uint first = oh * u_KH * u_W + (q - oh * u_OW) * u_KW;  // the window's first element in the plane
+    float best = 0.0;
+    int bi = -1;
+    for (uint kh = 0u; LOOP(kh < u_KH); ++kh) {
+      uint r = first + kh * u_W;
+      for (uint kw = 0u; LOOP(kw < u_KW); ++kw) {
+        float v = out_act((float(load1(plane * u_S + r + kw)) - mean) * scale + bias);
+        if (bi < 0 || v > best || (is_nan(v) && !is_nan(best))) {
+          best = v;
+          bi = int(r + kw);
+        }
+      }
+    }
+    uint o = plane * u_OHW + q;
+    store0(o, CT0(best));
+#ifdef RELU
+    store9(o, best > 0.0 ? bi : -1);  // the ReLU's gradient is 0 where the max is not > 0
+#else
+    store9(o, bi);
+#endif
+  }
+}
+#else
 void main() {
 #ifdef MERGE_PARTIALS
   vec2 stats = merged_stats(WORKGROUP_ID.y);  // before the row loop: every invocation takes part
@@ -275,6 +346,7 @@ void main() {
   store0(i, CT0(out_act((float(load1(i)) - mean) * scale + bias)));
   ELEM_LOOP_END
 }
+#endif
 #endif
 
 #if defined(BN_GRAD_SUMS) || defined(BN_SUM_MERGE)
@@ -294,7 +366,9 @@ void main() {
   for (uint i = 0u; LOOP(i < u_iters); ++i) {
     if (w.j >= u_n) break;
     uint e = walk_elem(w);
-#ifdef RELU_MASK
+#if defined(POOL)
+    float g = pool_gy(w.nb * u_C + c, w.s);
+#elif defined(RELU_MASK)
     float g = float(load5(e)) > 0.0 ? float(load1(e)) : 0.0;
 #else
     float g = float(load1(e));
@@ -361,7 +435,11 @@ vec2 merged_sums(uint c) {
 #define SUM_GY float(load6(c))
 #define SUM_GY_XHAT float(load6(u_C + c))
 #endif
-#ifdef RELU_MASK
+#if defined(POOL) && defined(ROWS)
+#define GY(i) pool_gy(WORKGROUP_ID.z * u_C + c, s)
+#elif defined(POOL)
+#define GY(i) pool_gy((i) / u_S, (i) % u_S)
+#elif defined(RELU_MASK)
 #define GY(i) (float(load7(i)) > 0.0 ? float(load1(i)) : 0.0)
 #else
 #define GY(i) float(load1(i))

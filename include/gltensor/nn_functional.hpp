@@ -109,6 +109,17 @@ Tensor global_avg_pool2d(const Tensor& x);
 /// running statistics, training with at most 1 value per channel, act other than none or relu.
 Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
                   bool training, double momentum = 0.1, double eps = 1e-5, Activation act = Activation::none);
+/// max_pool2d(batch_norm(x, ..., act), pool) as one op: x [N, C, H, W]. Where x is f32 and the
+/// windows tile each plane (stride = kernel (or 0), padding 0, dilation 1, H and W multiples of
+/// the kernel), one kernel normalizes and pools (y itself is never written) and the backward's
+/// kernels read the pooled gradient at each window's argmax (no pooling dispatches, no gradient
+/// of x's size but dx): the same values, gradients and running statistics as the two ops (the
+/// same arithmetic; ties and NaN as max_pool2d). Otherwise it runs the two ops. Returns
+/// [N, C, OH, OW] of batch_norm's dtype; errors: batch_norm's and max_pool2d's.
+/// nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d so.
+Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight,
+                             const Tensor& bias, bool training, double momentum, double eps, Activation act,
+                             const Pool2dOptions& pool);
 /// Normalizes over the last `normalized_dims` dims; weight/bias (may be undefined) have their shape.
 Tensor layer_norm(const Tensor& x, std::int64_t normalized_dims, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);

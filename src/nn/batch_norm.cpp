@@ -10,6 +10,10 @@
 // Where the elementwise pass runs on the row grid (training), it merges the last level's partials
 // itself (at most kFusedPartials per channel, in every workgroup; MERGE_PARTIALS, SUM_PARTIALS)
 // instead of a merge dispatch: the CNN's step loses 4 of its dispatches and barriers.
+// batch_norm_max_pool2d fuses the following max pooling where its windows tile the planes (POOL):
+// the normalizing kernel writes the pooled y and the argmax instead of y, and the backward's
+// kernels read the pooled gradient at the argmax: no y, no pooling dispatch, no gradient of y's
+// size (the CNN's step: 4 dispatches less, about 5 passes over each normalized tensor less).
 #include "autograd/recording.hpp"
 #include "gltensor/autograd.hpp"
 #include "gltensor/nn_functional.hpp"
@@ -112,11 +116,34 @@ ElemGrid plan_elem(const Geom& g, std::uint64_t limit) {
 // Partials per channel that the row grid's kernels merge themselves (at most 4 per invocation,
 // whose loop with the tree's and the row's fits the loop limit); 0: not there (the merge levels).
 constexpr std::uint64_t kFusedPartials = 4 * kLocal;
-std::uint64_t fused_partials(const ElemGrid& e, std::uint64_t limit) {
-  if (!e.rows) return 0;
+// `loops`: the kernel's own loop trips beside the merge's.
+std::uint64_t fused_partials_beside(std::uint64_t loops, std::uint64_t limit) {
   if (limit == 0) return kFusedPartials;
-  if (limit <= e.iters + kTree) return 0;
-  return std::min(kFusedPartials, kLocal * (limit - e.iters - kTree));
+  if (limit <= loops + kTree) return 0;
+  return std::min(kFusedPartials, kLocal * (limit - loops - kTree));
+}
+std::uint64_t fused_partials(const ElemGrid& e, std::uint64_t limit) {
+  return e.rows ? fused_partials_beside(e.iters, limit) : 0;
+}
+
+// The fused max pooling (POOL): windows KH x KW tiling each [H, W] plane into [OH, OW].
+struct PoolDims {
+  std::int64_t KH = 0, KW = 0, OH = 0, OW = 0, W = 0;
+  std::uint64_t window_loops() const { return static_cast<std::uint64_t>(1 + KH + KH * KW); }
+};
+struct PoolUniforms {
+  const PoolDims& p;
+  void set(Uniforms& u) const {
+    u.u32("u_W", p.W), u.u32("u_OW", p.OW), u.u32("u_OHW", p.OH * p.OW), u.u32("u_KH", p.KH), u.u32("u_KW", p.KW);
+  }
+};
+// BN_NORM's POOL grid: workgroups (window chunks, C, N), `iters` windows per invocation.
+ElemGrid plan_pool_grid(const PoolDims& p, std::uint64_t limit) {
+  const std::uint64_t windows = static_cast<std::uint64_t>(p.OH * p.OW);
+  std::uint64_t iters = std::min<std::uint64_t>((windows + kLocal - 1) / kLocal, 16);
+  if (limit != 0) iters = std::max<std::uint64_t>(std::min(iters, limit / p.window_loops()), 1);
+  const std::uint64_t chunk = kLocal * iters;
+  return {true, kLocal, iters, std::max<std::uint64_t>((windows + chunk - 1) / chunk, 1)};
 }
 std::uint64_t merge_iters(std::uint64_t P) { return (P + kLocal - 1) / kLocal; }
 // The uniforms of the partials' merge in the elementwise kernels (MERGE_PARTIALS: with the last
@@ -218,14 +245,16 @@ struct StatsMerge {
 
 // y = (x - mean) * invstd [* w] [+ b] [then relu]; eval: a = running_mean, b = running_var, else
 // mean, invstd (written here first where m.part holds partials).
+// pool (defined: POOL): y is the pooled output, pool->second the argmax written.
 void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& v,
                       const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps, bool relu,
-                      const StatsMerge& m) {
+                      const StatsMerge& m, const PoolDims* pool = nullptr, const Tensor& argmax = Tensor()) {
   Launch launch(dev, "batch_norm");
-  const ElemGrid e = plan_elem(g, dev.loop_limit());
+  const ElemGrid e = pool ? plan_pool_grid(*pool, dev.loop_limit()) : plan_elem(g, dev.loop_limit());
   const bool merge = m.part.t.defined();
   BatchNormVariant bv;
   bv.stage = "BN_NORM", bv.rows = e.rows, bv.eval = eval, bv.has_w = w.defined(), bv.has_b = b.defined();
+  bv.pool = pool != nullptr;
   bv.relu = relu, bv.merge_partials = merge, bv.has_rm = merge && m.rm.defined(), bv.has_rv = merge && m.rv.defined();
   bv.y = y.dtype(), bv.x = x.dtype(), bv.a = a.dtype(), bv.v = v.dtype();
   if (w.defined()) bv.w = w.dtype();
@@ -235,15 +264,20 @@ void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const T
   launch.program(bv.kFile, bv.defines(), {e.local}).write(y).read(x);
   merge ? launch.write(a).write(v) : launch.read(a).read(v);
   launch.read(w.defined() ? w : x);  // x stands in for absent operands (never read)
-  if (b.defined() || merge) launch.read(b.defined() ? b : x);
+  if (b.defined() || merge || pool) launch.read(b.defined() ? b : x);
   if (merge) {
     launch.read(m.part.t);
     m.rm.defined() ? launch.write(m.rm) : launch.read(x);
-    if (m.rv.defined()) launch.write(m.rv);
+    if (m.rv.defined() || pool) m.rv.defined() ? launch.write(m.rv) : launch.read(x);
     launch.params(MergeParams{m.part.P}).params(FinalParams{static_cast<double>(g.n), eps, m.momentum});
+  } else if (pool) {
+    launch.read(x).read(x).read(x);
   }
   launch.params(ElemParams{g, e, eval, false, eps});
-  dispatch_elem(launch, e, g, merge ? m.part.P : 0);
+  if (!pool) return dispatch_elem(launch, e, g, merge ? m.part.P : 0);
+  launch.write(argmax).params(PoolUniforms{*pool});
+  launch.loop_iterations(e.iters * pool->window_loops() + (merge ? merge_iters(m.part.P) + kTree : 0));
+  launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
 }
 
 // What the backward needs, captured by the autograd node.
@@ -254,6 +288,8 @@ struct Saved {
   double eps;
   bool need_x, need_w, need_b;
   DType w_dtype, b_dtype;
+  Tensor argmax;  // defined: the fused max pooling's (POOL), gy is its pooled gradient
+  PoolDims pool;
 };
 
 // [2 * C] f32: sum(gy) per channel, then sum(gy * xhat); or, where a level leaves at most
@@ -272,10 +308,11 @@ Partials grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tens
     bv.stage = first ? "BN_GRAD_SUMS" : "BN_SUM_MERGE", bv.eval = first && s.eval, bv.in = in.dtype();
     bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
     if (first) {
-      bv.relu_mask = ymask.defined();
+      bv.relu_mask = ymask.defined(), bv.pool = s.argmax.defined();
       if (ymask.defined()) bv.y = ymask.dtype();
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in).read(s.x).read(s.a).read(s.v);
       if (ymask.defined()) launch.read(ymask);
+      if (bv.pool) launch.read(s.argmax).params(PoolUniforms{s.pool});
       if (s.eval) launch.params(EpsParams{s.eps});
     } else {
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in);
@@ -290,7 +327,8 @@ Partials grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tens
 }
 
 // ymask (defined: the fused ReLU's output y): the ReLU's gradient applied to gy_in in the kernels'
-// loads (RELU_MASK), not by relu_backward's dispatch and copy.
+// loads (RELU_MASK), not by relu_backward's dispatch and copy. With s.argmax (POOL), gy_in is the
+// pooled gradient, read at the argmax (the ReLU's gradient in it).
 std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, const Tensor& ymask) {
   DeviceImpl& dev = dev_of(gy_in);
   Enter guard(dev, "batch_norm_backward");
@@ -315,14 +353,17 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
     Launch launch(dev, "batch_norm_backward");
     BatchNormVariant bv;
     bv.stage = "BN_DX", bv.rows = e.rows, bv.eval = s.eval, bv.has_w = s.w.defined();
-    bv.relu_mask = ymask.defined(), bv.sum_partials = merge;
+    bv.relu_mask = ymask.defined(), bv.sum_partials = merge, bv.pool = s.argmax.defined();
     bv.y = dx.dtype(), bv.in = gy.dtype(), bv.x = s.x.dtype(), bv.a = s.a.dtype(), bv.v = s.v.dtype();
     if (s.w.defined()) bv.w = s.w.dtype();
     launch.program(bv.kFile, bv.defines(), {e.local}).write(dx).read(gy).read(s.x).read(s.a).read(s.v);
-    launch.read(s.w.defined() ? s.w : s.x);                              // x stands in for absent operands (never read)
-    if (!s.eval || ymask.defined()) launch.read(s.eval ? s.x : part.t);  // (EVAL: x stands in, never read)
-    if (ymask.defined() || merge) launch.read(ymask.defined() ? ymask : s.x);
+    launch.read(s.w.defined() ? s.w : s.x);  // x stands in for absent operands (never read)
+    if (!s.eval || ymask.defined() || s.argmax.defined())
+      launch.read(s.eval ? s.x : part.t);  // (EVAL: x stands in, never read)
+    const Tensor& mask = bv.pool ? s.argmax : ymask;
+    if (mask.defined() || merge) launch.read(mask.defined() ? mask : s.x);
     if (merge) launch.write(sums).params(MergeParams{part.P});
+    if (bv.pool) launch.params(PoolUniforms{s.pool});
     launch.params(ElemParams{g, e, s.eval, true, s.eps});
     dispatch_elem(launch, e, g, merge ? part.P : 0);
     out[0] = dx;
@@ -338,11 +379,10 @@ void check_param(const Tensor& p, std::int64_t C, const char* what) {
                      ", expected " + to_string({C}));
 }
 
-}  // namespace
-
-Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
-                  bool training, double momentum, double eps, Activation act) {
-  const char* op = "batch_norm";
+// batch_norm, and with pool (windows that tile x's planes) batch_norm_max_pool2d's fused form.
+Tensor batch_norm_impl(const char* op, const Tensor& x_in, Tensor running_mean, Tensor running_var,
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
+                       Activation act, const PoolDims* pool) {
   check_defined(op, x_in);
   if (act != Activation::none && act != Activation::relu)
     throw ValueError("gltensor::batch_norm: act must be none or relu, got " + Epilogue(act).name());
@@ -366,8 +406,10 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
   Enter guard(dev, op);  // one entry for the allocations and launches
   const Tensor x = dense(x_in), w = dense(weight), b = dense(bias);
   const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
-  Tensor y = alloc(dev, x.shape(), od, op);
-  Saved s{g, x, Tensor(), Tensor(), w, !training, eps, false, false, false, DType::f32, DType::f32};
+  Tensor y = alloc(dev, pool ? Shape{g.N, C, pool->OH, pool->OW} : x.shape(), od, op);
+  Saved s{g, x, Tensor(), Tensor(), w, !training, eps, false, false, false, DType::f32, DType::f32, Tensor(), {}};
+  if (pool) s.argmax = alloc(dev, y.shape(), DType::i32, op), s.pool = *pool;
+  const std::uint64_t limit = dev.loop_limit();
   StatsMerge merge{};
   if (training) {
     s.a = alloc(dev, {C}, DType::f32, op);
@@ -375,10 +417,12 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
     // the last statistics level updates dense running statistics in place (others via a copy)
     const Tensor rm = dense(running_mean), rv = dense(running_var);
     // BN_NORM merges the last level's partials (MERGE_PARTIALS) where it runs on the row grid
-    const std::uint64_t fuse_max = fused_partials(plan_elem(g, dev.loop_limit()), dev.loop_limit());
+    const std::uint64_t fuse_max =
+        pool ? fused_partials_beside(plan_pool_grid(*pool, limit).iters * pool->window_loops(), limit)
+             : fused_partials(plan_elem(g, limit), limit);
     merge.part = launch_stats(dev, x, g, s.a, s.v, rm, rv, momentum, eps, y.numel() > 0 ? fuse_max : 0);
     merge.rm = rm, merge.rv = rv, merge.momentum = momentum;
-    if (merge.part.t.defined()) launch_normalize(dev, y, x, s.a, s.v, w, b, g, false, eps, relu, merge);
+    if (merge.part.t.defined()) launch_normalize(dev, y, x, s.a, s.v, w, b, g, false, eps, relu, merge, pool, s.argmax);
     if (rm.defined() && rm.impl() != running_mean.impl()) running_mean.copy_(rm);
     if (rv.defined() && rv.impl() != running_var.impl()) running_var.copy_(rv);
   } else {
@@ -386,7 +430,7 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
     s.v = dense(running_var);
   }
   if (y.numel() > 0 && !merge.part.t.defined())
-    launch_normalize(dev, y, x, s.a, s.v, w, b, g, !training, eps, relu, {});
+    launch_normalize(dev, y, x, s.a, s.v, w, b, g, !training, eps, relu, {}, pool, s.argmax);
   if (autograd::any_requires_grad({&x_in, &weight, &bias})) {
     s.need_x = requires_grad(x_in);
     s.need_w = weight.defined() && requires_grad(weight);
@@ -401,11 +445,48 @@ Tensor batch_norm(const Tensor& x_in, Tensor running_mean, Tensor running_var, c
     s.x = detach(x);
     // ReLU's gradient from the output's sign (y > 0 exactly where the normalized value is), in
     // the backward kernels' loads of gy.
-    const Tensor yd = relu ? detach(y) : Tensor();
+    const Tensor yd = relu && !pool ? detach(y) : Tensor();
     autograd::record(
         y, {x_in, weight, bias}, [s, yd](const Tensor& gy) { return batch_norm_backward(gy, s, yd); }, op);
   }
   return y;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
+                  bool training, double momentum, double eps, Activation act) {
+  return batch_norm_impl("batch_norm", x, std::move(running_mean), std::move(running_var), weight, bias, training,
+                         momentum, eps, act, nullptr);
+}
+
+Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight,
+                             const Tensor& bias, bool training, double momentum, double eps, Activation act,
+                             const Pool2dOptions& pool) {
+  // The fused form: f32 [N, C, H, W] and windows that tile each plane (stride = kernel, no
+  // padding or dilation, H and W multiples of the kernel), whose loops fit one invocation.
+  // Anything else runs as the two ops (their errors included).
+  bool fused = x.defined() && x.dim() == 4 && x.dtype() == DType::f32;
+  PoolDims p;
+  for (int d = 0; fused && d < 2; ++d) {
+    const std::int64_t k = pool.kernel[d], st = pool.stride[d] == 0 ? k : pool.stride[d];
+    const std::int64_t in = x.size(2 + d);
+    fused = k > 0 && st == k && pool.padding[d] == 0 && (k == 1 || pool.dilation[d] == 1) && pool.dilation[d] > 0 &&
+            in >= k && in % k == 0;
+    (d == 0 ? p.KH : p.KW) = k;
+    (d == 0 ? p.OH : p.OW) = k > 0 ? in / k : 0;
+  }
+  if (fused) {
+    p.W = x.size(3);
+    const std::uint64_t limit = dev_of(x).loop_limit();
+    fused = limit == 0 || p.window_loops() <= limit;
+  }
+  if (!fused)
+    return max_pool2d(
+        batch_norm(x, std::move(running_mean), std::move(running_var), weight, bias, training, momentum, eps, act),
+        pool);
+  return batch_norm_impl("batch_norm_max_pool2d", x, std::move(running_mean), std::move(running_var), weight, bias,
+                         training, momentum, eps, act, &p);
 }
 
 }  // namespace gltensor

@@ -94,8 +94,16 @@ Sequential& Sequential::add(std::shared_ptr<Module> m) {
 Tensor Sequential::forward(const Tensor& x) {
   Tensor h = x;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    // BatchNorm2d then ReLU: one kernel (batch_norm's act), one dispatch less each way.
+    // BatchNorm2d then ReLU: one kernel (batch_norm's act), one dispatch less each way; then
+    // MaxPool2d too: batch_norm_max_pool2d (no y, no pooling dispatches where the windows tile).
     auto* bn = dynamic_cast<BatchNorm2d*>(layers[i].get());
+    auto* pool = i + 2 < layers.size() ? dynamic_cast<MaxPool2d*>(layers[i + 2].get()) : nullptr;
+    if (bn && pool && dynamic_cast<ReLU*>(layers[i + 1].get()) && h.dim() == 4) {
+      h = batch_norm_max_pool2d(h, bn->running_mean, bn->running_var, bn->weight, bn->bias, bn->training(),
+                                bn->momentum, bn->eps, Activation::relu, pool->options);
+      i += 2;
+      continue;
+    }
     if (bn && i + 1 < layers.size() && dynamic_cast<ReLU*>(layers[i + 1].get())) {
       h = bn->forward(h, Activation::relu);
       ++i;

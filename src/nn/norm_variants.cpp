@@ -94,7 +94,7 @@ Defines BatchNormVariant::defines() const {
     }
   } else if (is(stage, "BN_NORM")) {
     d.flag("ROWS", rows).flag("EVAL", eval).flag("HAS_W", has_w).flag("HAS_B", has_b).flag("RELU", relu);
-    d.flag("MERGE_PARTIALS", merge_partials);
+    d.flag("MERGE_PARTIALS", merge_partials).flag("POOL", pool);
     // MERGE_PARTIALS writes mean and invstd (f32, as BN_STATS' FINAL)
     d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, a, CT::f32, merge_partials);
     d.operand(3, v, CT::f32, merge_partials);
@@ -105,11 +105,13 @@ Defines BatchNormVariant::defines() const {
       if (has_rm) d.operand(7, rm, CT::f32, true);
       if (has_rv) d.operand(8, rv, CT::f32, true);
     }
+    if (pool) d.operand(9, DType::i32, CT::i32, true);
   } else if (is(stage, "BN_GRAD_SUMS")) {
     d.flag("EVAL", eval).operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
     d.operand(2, x, CT::f32, false).operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
-    d.flag("RELU_MASK", relu_mask);
+    d.flag("RELU_MASK", relu_mask).flag("POOL", pool);
     if (relu_mask) d.operand(5, y, CT::f32, false);
+    if (pool) d.operand(5, DType::i32, CT::i32, false);
   } else if (is(stage, "BN_SUM_MERGE")) {
     d.operand(0, DType::f32, CT::f32, true).operand(1, in, CT::f32, false);
   } else {  // BN_DX
@@ -118,8 +120,9 @@ Defines BatchNormVariant::defines() const {
     d.operand(3, a, CT::f32, false).operand(4, v, CT::f32, false);
     if (has_w) d.operand(5, w, CT::f32, false);
     if (!eval) d.operand(6, DType::f32, CT::f32, false);
-    d.flag("RELU_MASK", relu_mask).flag("SUM_PARTIALS", sum_partials);
+    d.flag("RELU_MASK", relu_mask).flag("SUM_PARTIALS", sum_partials).flag("POOL", pool);
     if (relu_mask) d.operand(7, y, CT::f32, false);  // (the mask: y's dtype, dx's)
+    if (pool) d.operand(7, DType::i32, CT::i32, false);
     if (sum_partials) d.operand(8, DType::f32, CT::f32, true);
   }
   return d;
@@ -173,6 +176,27 @@ std::vector<BatchNormVariant> BatchNormVariant::space() {
     BatchNormVariant merge;
     merge.stage = "BN_SUM_MERGE";
     add(merge);
+    if (dt != DType::f32) continue;
+    // the fused max pooling (f32 inputs only): its forward on the row grid, with or without
+    // the merged partials, the ReLU, eval; its backward's sums and dx (both grids)
+    for (int f = 0; f < 8; ++f) {
+      BatchNormVariant v;
+      v.stage = "BN_NORM", v.rows = true, v.pool = true, v.relu = f & 1, v.eval = f & 2, v.has_w = v.has_b = f & 4;
+      add(v);
+      if (v.eval) continue;
+      v.merge_partials = v.has_rm = v.has_rv = true;
+      add(v);
+    }
+    for (bool eval : {false, true}) {
+      BatchNormVariant v;
+      v.stage = "BN_GRAD_SUMS", v.eval = eval, v.pool = true;
+      add(v);
+      v.stage = "BN_DX", v.has_w = true;
+      for (int f = 0; f < 3; ++f) {
+        v.rows = f > 0, v.sum_partials = f == 2 && !eval;
+        add(v);
+      }
+    }
   }
   return out;
 }

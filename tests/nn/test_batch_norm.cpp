@@ -465,6 +465,208 @@ TEST(BatchNorm, NearTheSsboLimitOnGpus) {
   }
 }
 
+// batch_norm_max_pool2d's fused form (POOL in batch_norm.comp: the pooled y and argmax written by
+// the normalizing kernel, the backward reading the pooled gradient at the argmax) against float64
+// (batch norm, ReLU, max pooling and their gradients, the first of equal values winning) and
+// against the two ops on the GPU: training (partials merged in the pooling kernel, or a merge
+// level first under a lowered loop limit) and eval, affine or not, ReLU or none, windows 2 x 2,
+// 3 x 3 and 2 x 3, rows under 64 values (dx's one-element grid), past 65535 elements, grids
+// split under a lowered dispatch limit; ties (values on a grid of 0.5) and NaN against the two ops;
+// windows that do not tile run the two ops. Sabotage: the argmax's element (s) off by one
+// in pool_gy; the ReLU's -1 left out of the forward's argmax; the window's first element without
+// its row (oh * KH * W); each fails here.
+namespace {
+struct PoolCase {
+  Shape s;
+  std::array<std::int64_t, 2> k;
+  bool affine, training, relu;
+};
+// The composition's float64 reference: pooled y, dx, dw, db for pooled gradient gp.
+struct PoolRef {
+  std::vector<double> y, dx, dw, db, rm, rv;
+};
+PoolRef bn_pool_ref(const std::vector<float>& xv, const PoolCase& c, const std::vector<float>& wv,
+                    const std::vector<float>& bv, const std::vector<float>& gp, const std::vector<float>& rmv,
+                    const std::vector<float>& rvv) {
+  const std::int64_t N = c.s[0], C = c.s[1], H = c.s[2], W = c.s[3], OH = H / c.k[0], OW = W / c.k[1];
+  Ref f = bn_ref(xv, c.s, c.affine ? &wv : nullptr, c.affine ? &bv : nullptr, nullptr, c.training, rmv, rvv);
+  PoolRef r;
+  r.y.resize(static_cast<std::size_t>(N * C * OH * OW));
+  std::vector<float> g(xv.size(), 0.0f);
+  for (std::int64_t pl = 0; pl < N * C; ++pl)
+    for (std::int64_t oh = 0; oh < OH; ++oh)
+      for (std::int64_t ow = 0; ow < OW; ++ow) {
+        double best = 0;
+        std::int64_t bi = -1;
+        for (std::int64_t kh = 0; kh < c.k[0]; ++kh)
+          for (std::int64_t kw = 0; kw < c.k[1]; ++kw) {
+            const std::int64_t i = pl * H * W + (oh * c.k[0] + kh) * W + ow * c.k[1] + kw;
+            const double v = c.relu ? std::max(f.y[i], 0.0) : f.y[i];
+            if (bi < 0 || v > best) best = v, bi = i;
+          }
+        const std::int64_t o = (pl * OH + oh) * OW + ow;
+        r.y[o] = best;
+        if (!c.relu || best > 0) g[bi] = gp[o];
+      }
+  Ref b = bn_ref(xv, c.s, c.affine ? &wv : nullptr, c.affine ? &bv : nullptr, &g, c.training, rmv, rvv);
+  r.dx = b.dx, r.dw = b.dw, r.db = b.db, r.rm = f.rm, r.rv = f.rv;
+  return r;
+}
+// Runs the fused op (or the two ops) with gradients on x, weight and bias.
+struct PoolRun {
+  std::vector<float> y, dx, dw, db, rm, rv;
+};
+PoolRun run_bn_pool(const PoolCase& c, bool fused, const std::vector<float>& xv, const std::vector<float>& wv,
+                    const std::vector<float>& bv, const std::vector<float>& gp, const std::vector<float>& rmv,
+                    const std::vector<float>& rvv) {
+  const std::int64_t C = c.s[1];
+  Tensor x = Tensor::from_host(device(), xv, c.s);
+  Tensor w = Tensor::from_host(device(), wv, {C}), b = Tensor::from_host(device(), bv, {C});
+  Tensor rm = Tensor::from_host(device(), rmv, {C}), rv = Tensor::from_host(device(), rvv, {C});
+  requires_grad_(x);
+  if (c.affine) requires_grad_(w), requires_grad_(b);
+  const Tensor wa = c.affine ? w : Tensor(), ba = c.affine ? b : Tensor();
+  const Activation act = c.relu ? Activation::relu : Activation::none;
+  Pool2dOptions po;
+  po.kernel = c.k;
+  Tensor y = fused ? batch_norm_max_pool2d(x, rm, rv, wa, ba, c.training, 0.1, 1e-5, act, po)
+                   : max_pool2d(batch_norm(x, rm, rv, wa, ba, c.training, 0.1, 1e-5, act), po);
+  backward(y, Tensor::from_host(device(), gp, y.shape()));
+  PoolRun r{y.to_vector(), grad(x).to_vector(), {}, {}, rm.to_vector(), rv.to_vector()};
+  if (c.affine) r.dw = grad(w).to_vector(), r.db = grad(b).to_vector();
+  return r;
+}
+void check_bn_pool(std::mt19937_64& rng, const PoolCase& c) {
+  SCOPED_TRACE(to_string(c.s) + " kernel " + std::to_string(c.k[0]) + "x" + std::to_string(c.k[1]) +
+               (c.affine ? " affine" : "") + (c.training ? " training" : " eval") + (c.relu ? " relu" : ""));
+  const std::int64_t C = c.s[1], O = c.s[0] * C * (c.s[2] / c.k[0]) * (c.s[3] / c.k[1]);
+  auto xv = uniform(rng, numel_of(c.s), -2, 3), gp = uniform(rng, O);
+  auto wv = uniform(rng, C, 0.5, 2), bv = uniform(rng, C), rmv = uniform(rng, C), rvv = uniform(rng, C, 0.5, 2);
+  const PoolRun f = run_bn_pool(c, true, xv, wv, bv, gp, rmv, rvv);
+  const PoolRef r = bn_pool_ref(xv, c, wv, bv, gp, rmv, rvv);
+  const double tol = 1e-4, sums = tol * std::sqrt(double(numel_of(c.s)));
+  EXPECT_TRUE(close(f.y, r.y, tol, tol)) << "pooled y";
+  EXPECT_TRUE(close(f.dx, r.dx, tol, tol)) << "dx";
+  if (c.affine) {
+    EXPECT_TRUE(close(f.dw, r.dw, tol, sums)) << "dweight";
+    EXPECT_TRUE(close(f.db, r.db, tol, sums)) << "dbias";
+  }
+  if (c.training) {
+    EXPECT_TRUE(close(f.rm, r.rm, 1e-5, 1e-5)) << "running_mean";
+    EXPECT_TRUE(close(f.rv, r.rv, 1e-4, 1e-5)) << "running_var";
+  } else {
+    EXPECT_EQ(f.rm, rmv);
+    EXPECT_EQ(f.rv, rvv);
+  }
+}
+}  // namespace
+
+TEST(BatchNorm, MaxPoolFusedAgainstFloat64) {
+  GLT_RNG(rng);
+  for (const PoolCase& c : std::vector<PoolCase>{{{3, 5, 8, 10}, {2, 2}, true, true, true},
+                                                 {{3, 5, 8, 10}, {2, 2}, false, true, false},
+                                                 {{2, 3, 9, 12}, {3, 3}, true, true, true},
+                                                 {{2, 3, 4, 9}, {2, 3}, true, false, true},
+                                                 {{4, 3, 4, 6}, {2, 2}, true, true, true},
+                                                 {{5, 2, 6, 6}, {2, 2}, false, false, false},
+                                                 {{6, 4, 1, 2}, {1, 2}, true, true, true},
+                                                 {{67, 3, 18, 20}, {2, 2}, true, true, true}})
+    check_bn_pool(rng, c);
+  {
+    SCOPED_TRACE("more partials than the kernel merges: a merge level first (loop limit 34)");
+    ScopedLoopLimit scoped(34);
+    ScopedSettings set;
+    set->batch_norm_iters = 8;
+    check_bn_pool(rng, {{41, 2, 28, 28}, {2, 2}, true, true, true});
+  }
+  {
+    SCOPED_TRACE("partials merged in the pooling kernel (first level of 512 values)");
+    ScopedSettings set;
+    set->batch_norm_iters = 8;
+    check_bn_pool(rng, {{9, 2, 28, 28}, {2, 2}, true, true, true});
+  }
+  {
+    SCOPED_TRACE("grids split under a dispatch limit of 3 workgroups");
+    ScopedDispatchLimit limit(3);
+    check_bn_pool(rng, {{7, 5, 8, 10}, {2, 2}, true, true, true});
+    check_bn_pool(rng, {{7, 5, 8, 10}, {2, 2}, true, false, true});
+  }
+}
+
+TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
+  GLT_RNG(rng);
+  auto dispatches = [](const std::function<void()>& f) {
+    const auto d0 = device().dispatch_count();
+    f();
+    device().synchronize();
+    return device().dispatch_count() - d0;
+  };
+  // ties: values on a grid of 0.5 (equal normalized values in most windows), then NaN in one window
+  for (bool nan : {false, true}) {
+    SCOPED_TRACE(nan ? "NaN" : "ties");
+    const PoolCase c{{4, 3, 8, 8}, {2, 2}, true, false, true};
+    auto xv = uniform(rng, numel_of(c.s), -2, 2), gp = uniform(rng, 4 * 3 * 16);
+    for (float& v : xv) v = std::round(v * 2) / 2;
+    if (nan) xv[9] = std::numeric_limits<float>::quiet_NaN();
+    auto wv = uniform(rng, 3, 0.5, 2), bv = uniform(rng, 3), rmv = uniform(rng, 3), rvv = uniform(rng, 3, 0.5, 2);
+    const PoolRun f = run_bn_pool(c, true, xv, wv, bv, gp, rmv, rvv);
+    const PoolRun u = run_bn_pool(c, false, xv, wv, bv, gp, rmv, rvv);
+    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+      if (a.size() != b.size()) return false;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])) || std::abs(a[i] - b[i]) <= 1e-6f)) return false;
+      return true;
+    };
+    EXPECT_TRUE(same(f.y, u.y)) << "pooled y";
+    EXPECT_TRUE(same(f.dx, u.dx)) << "dx";
+    if (nan) {
+      EXPECT_TRUE(std::isnan(f.y[0]));  // x[9]: plane 0, window (0, 0)
+    }
+  }
+  // dispatches: training forward 2 (statistics, normalize and pool), backward 2 (sums, dx)
+  {
+    Tensor x = Tensor::from_host(device(), uniform(rng, 8 * 4 * 16 * 16), {8, 4, 16, 16});
+    Tensor w = ones(device(), {4}), b = zeros(device(), {4});
+    requires_grad_(x), requires_grad_(w), requires_grad_(b);
+    Pool2dOptions po;
+    Tensor y;
+    EXPECT_EQ(dispatches([&] {
+                y = batch_norm_max_pool2d(x, Tensor(), Tensor(), w, b, true, 0.1, 1e-5, Activation::relu, po);
+              }),
+              2u);
+    EXPECT_EQ(y.shape(), (Shape{8, 4, 8, 8}));
+    Tensor gy = Tensor::from_host(device(), uniform(rng, y.numel()), y.shape());
+    EXPECT_EQ(dispatches([&] { backward(y, gy); }), 2u);
+  }
+  // windows that do not tile (stride 1; odd H; padding): the two ops, the same results
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE("fallback " + std::to_string(k));
+    const Shape s = k == 1 ? Shape{2, 3, 7, 8} : Shape{2, 3, 8, 8};
+    Pool2dOptions po;
+    if (k == 0) po.stride = {1, 1};
+    if (k == 2) po.padding = {1, 1};
+    auto xv = uniform(rng, numel_of(s));
+    Tensor x = Tensor::from_host(device(), xv, s);
+    Tensor a = batch_norm_max_pool2d(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu, po);
+    Tensor e = max_pool2d(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu), po);
+    EXPECT_EQ(a.to_vector(), e.to_vector());
+  }
+  // errors: batch_norm's on the fused path (weight not [C]), max_pool2d's on the other (rank 3,
+  // padding not below the kernel)
+  const Pool2dOptions po;
+  Pool2dOptions pad;
+  pad.padding = {2, 2};
+  EXPECT_THROW(batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), ones(device(), {2}), Tensor(),
+                                     true, 0.1, 1e-5, Activation::none, po),
+               ShapeError);
+  EXPECT_THROW(batch_norm_max_pool2d(ones(device(), {2, 3, 4}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5,
+                                     Activation::none, po),
+               ShapeError);
+  EXPECT_THROW(batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1,
+                                     1e-5, Activation::none, pad),
+               ValueError);
+}
+
 TEST(BatchNorm, Errors) {
   Tensor rm = zeros(device(), {3}), rv = ones(device(), {3});
   EXPECT_THROW(batch_norm(ones(device(), {1, 3}), rm, rv, Tensor(), Tensor(), true), ValueError);
