@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 
+#include "gltensor/nn.hpp"
 #include "grad_check.hpp"
 
 using namespace gltensor;
@@ -650,6 +651,36 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
     Tensor a = batch_norm_max_pool2d(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu, po);
     Tensor e = max_pool2d(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu), po);
     EXPECT_EQ(a.to_vector(), e.to_vector());
+  }
+  // nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d as batch_norm_max_pool2d: the same values and
+  // gradients as the ops apart, 4 dispatches fewer each way (no pooling, no relu dispatches)
+  {
+    Generator gen(3);
+    nn::Sequential seq;
+    auto bn = std::make_shared<nn::BatchNorm2d>(device(), 3);
+    seq.add(bn).add(std::make_shared<nn::ReLU>()).add(std::make_shared<nn::MaxPool2d>(Pool2dOptions{}));
+    const Shape s = {5, 3, 8, 12};
+    const auto xv = uniform(rng, numel_of(s));
+    Tensor x1 = Tensor::from_host(device(), xv, s), x2 = Tensor::from_host(device(), xv, s);
+    requires_grad_(x1), requires_grad_(x2);
+    Tensor y1, y2;
+    const auto fused = dispatches([&] { y1 = seq.forward(x1); });
+    const auto apart = dispatches([&] {
+      y2 = max_pool2d(relu(batch_norm(x2, Tensor(), Tensor(), bn->weight, bn->bias, true)), Pool2dOptions{});
+    });
+    EXPECT_EQ(fused + 2, apart);  // the relu and the pooling
+    EXPECT_EQ(y1.to_vector(), y2.to_vector());
+    const auto gv = uniform(rng, y1.numel());
+    const auto fb = dispatches([&] { backward(y1, Tensor::from_host(device(), gv, y1.shape())); });
+    const auto ab = dispatches([&] { backward(y2, Tensor::from_host(device(), gv, y2.shape())); });
+    EXPECT_LT(fb, ab);
+    EXPECT_EQ(grad(x1).to_vector(), grad(x2).to_vector());
+    // eval: the running statistics, the same values
+    seq.train(false);
+    EXPECT_EQ(seq.forward(x1).to_vector(),
+              max_pool2d(relu(batch_norm(x2, bn->running_mean, bn->running_var, bn->weight, bn->bias, false)),
+                         Pool2dOptions{})
+                  .to_vector());
   }
   // errors: batch_norm's on the fused path (weight not [C]), max_pool2d's on the other (rank 3,
   // padding not below the kernel)
