@@ -99,19 +99,35 @@ struct ShiftParams {
 // Elementwise grid (BN_NORM, BN_DX): rows of S values (ROWS: workgroups (S chunks, C, N), `iters`
 // values per invocation, no division per element) when rows are long enough, else one
 // invocation per element.
+// ROWS: `planes` images per workgroup (gz = ceil(N / planes) along z), `iters` values (POOL:
+// windows) per invocation in each.
 struct ElemGrid {
   bool rows;
   std::uint32_t local;
-  std::uint64_t iters, gx;
+  std::uint64_t iters, gx, planes = 1, gz = 1;
+  // The row loops' trips, `per` trips for each of the `iters` values (windows).
+  std::uint64_t loops(std::uint64_t per = 1) const { return planes * (iters * per + 1); }
 };
 constexpr std::int64_t kRowsMinS = 64;
+// Images per workgroup of the row grid: 1 (each workgroup's merge of the partials runs once per
+// image plane).
+constexpr std::uint64_t kPlanes = 1;
+std::uint64_t want_planes() { return kPlanes; }
+// At most want_planes() images a workgroup, fewer where the loops would pass the loop limit.
+void plan_planes(ElemGrid& e, std::int64_t N, std::uint64_t per, std::uint64_t limit) {
+  e.planes = std::max<std::uint64_t>(std::min<std::uint64_t>(want_planes(), static_cast<std::uint64_t>(N)), 1);
+  if (limit != 0) e.planes = std::max<std::uint64_t>(std::min(e.planes, limit / (e.iters * per + 1)), 1);
+  e.gz = (static_cast<std::uint64_t>(N) + e.planes - 1) / e.planes;
+}
 ElemGrid plan_elem(const Geom& g, std::uint64_t limit) {
   if (g.S < kRowsMinS) return {false, kLocal, 0, 0};
   const std::uint32_t local = kLocal;  // LOCAL_X: merge_iters counts kLocal partials a trip (MERGE_PARTIALS)
   std::uint64_t iters = std::min<std::uint64_t>((g.S + local - 1) / local, 16);
-  if (limit != 0) iters = std::min(iters, limit);
+  if (limit != 0) iters = std::min(iters, limit > 1 ? limit - 1 : 1);
   const std::uint64_t chunk = local * iters;
-  return {true, local, iters, (static_cast<std::uint64_t>(g.S) + chunk - 1) / chunk};
+  ElemGrid e{true, local, iters, (static_cast<std::uint64_t>(g.S) + chunk - 1) / chunk};
+  plan_planes(e, g.N, 1, limit);
+  return e;
 }
 // Partials per channel that the row grid's kernels merge themselves (at most 4 per invocation,
 // whose loop with the tree's and the row's fits the loop limit); 0: not there (the merge levels).
@@ -123,7 +139,7 @@ std::uint64_t fused_partials_beside(std::uint64_t loops, std::uint64_t limit) {
   return std::min(kFusedPartials, kLocal * (limit - loops - kTree));
 }
 std::uint64_t fused_partials(const ElemGrid& e, std::uint64_t limit) {
-  return e.rows ? fused_partials_beside(e.iters, limit) : 0;
+  return e.rows ? fused_partials_beside(e.loops(), limit) : 0;
 }
 
 // The fused max pooling (POOL): windows KH x KW tiling each [H, W] plane into [OH, OW].
@@ -138,12 +154,14 @@ struct PoolUniforms {
   }
 };
 // BN_NORM's POOL grid: workgroups (window chunks, C, N), `iters` windows per invocation.
-ElemGrid plan_pool_grid(const PoolDims& p, std::uint64_t limit) {
+ElemGrid plan_pool_grid(const PoolDims& p, std::int64_t N, std::uint64_t limit) {
   const std::uint64_t windows = static_cast<std::uint64_t>(p.OH * p.OW);
   std::uint64_t iters = std::min<std::uint64_t>((windows + kLocal - 1) / kLocal, 16);
-  if (limit != 0) iters = std::max<std::uint64_t>(std::min(iters, limit / p.window_loops()), 1);
+  if (limit != 0) iters = std::max<std::uint64_t>(std::min(iters, (limit - 1) / p.window_loops()), 1);
   const std::uint64_t chunk = kLocal * iters;
-  return {true, kLocal, iters, std::max<std::uint64_t>((windows + chunk - 1) / chunk, 1)};
+  ElemGrid e{true, kLocal, iters, std::max<std::uint64_t>((windows + chunk - 1) / chunk, 1)};
+  plan_planes(e, N, p.window_loops(), limit);
+  return e;
 }
 std::uint64_t merge_iters(std::uint64_t P) { return (P + kLocal - 1) / kLocal; }
 // The uniforms of the partials' merge in the elementwise kernels (MERGE_PARTIALS: with the last
@@ -165,7 +183,10 @@ struct ElemParams {
   void set(Uniforms& u) const {
     u.u32("u_C", g.C);
     u.u32("u_S", g.S);
-    if (e.rows) u.u32("u_iters", static_cast<std::int64_t>(e.iters));
+    if (e.rows) {
+      u.u32("u_iters", static_cast<std::int64_t>(e.iters));
+      u.u32("u_planes", static_cast<std::int64_t>(e.planes)), u.u32("u_N", g.N);
+    }
     if (!e.rows) u.u32("u_numel", g.N * g.C * g.S);
     if (eval) u.f32("u_eps", eps);
     if (dx && !eval) u.f32("u_inv_n", 1.0 / static_cast<double>(g.n));
@@ -179,9 +200,9 @@ struct EpsParams {
 // Dispatches an elementwise variant on its grid (`P` partials merged first: MERGE_PARTIALS,
 // SUM_PARTIALS).
 void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g, std::uint64_t P = 0) {
-  launch.loop_iterations(e.rows ? e.iters + (P ? merge_iters(P) + kTree : 0) : 0);
+  launch.loop_iterations(e.rows ? e.loops() + (P ? merge_iters(P) + kTree : 0) : 0);
   if (e.rows)
-    launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
+    launch.groups(e.gx, static_cast<std::uint64_t>(g.C), e.gz);
   else
     launch.invocations(static_cast<std::uint64_t>(g.N * g.C * g.S));
 }
@@ -250,7 +271,7 @@ void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const T
                       const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps, bool relu,
                       const StatsMerge& m, const PoolDims* pool = nullptr, const Tensor& argmax = Tensor()) {
   Launch launch(dev, "batch_norm");
-  const ElemGrid e = pool ? plan_pool_grid(*pool, dev.loop_limit()) : plan_elem(g, dev.loop_limit());
+  const ElemGrid e = pool ? plan_pool_grid(*pool, g.N, dev.loop_limit()) : plan_elem(g, dev.loop_limit());
   const bool merge = m.part.t.defined();
   BatchNormVariant bv;
   bv.stage = "BN_NORM", bv.rows = e.rows, bv.eval = eval, bv.has_w = w.defined(), bv.has_b = b.defined();
@@ -276,8 +297,8 @@ void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const T
   launch.params(ElemParams{g, e, eval, false, eps});
   if (!pool) return dispatch_elem(launch, e, g, merge ? m.part.P : 0);
   launch.write(argmax).params(PoolUniforms{*pool});
-  launch.loop_iterations(e.iters * pool->window_loops() + (merge ? merge_iters(m.part.P) + kTree : 0));
-  launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
+  launch.loop_iterations(e.loops(pool->window_loops()) + (merge ? merge_iters(m.part.P) + kTree : 0));
+  launch.groups(e.gx, static_cast<std::uint64_t>(g.C), e.gz);
 }
 
 // What the backward needs, captured by the autograd node.
@@ -418,7 +439,7 @@ Tensor batch_norm_impl(const char* op, const Tensor& x_in, Tensor running_mean, 
     const Tensor rm = dense(running_mean), rv = dense(running_var);
     // BN_NORM merges the last level's partials (MERGE_PARTIALS) where it runs on the row grid
     const std::uint64_t fuse_max =
-        pool ? fused_partials_beside(plan_pool_grid(*pool, limit).iters * pool->window_loops(), limit)
+        pool ? fused_partials_beside(plan_pool_grid(*pool, g.N, limit).loops(pool->window_loops()), limit)
              : fused_partials(plan_elem(g, limit), limit);
     merge.part = launch_stats(dev, x, g, s.a, s.v, rm, rv, momentum, eps, y.numel() > 0 ? fuse_max : 0);
     merge.rm = rm, merge.rv = rv, merge.momentum = momentum;
@@ -479,7 +500,7 @@ Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor runnin
   if (fused) {
     p.W = x.size(3);
     const std::uint64_t limit = dev_of(x).loop_limit();
-    fused = limit == 0 || p.window_loops() <= limit;
+    fused = limit == 0 || p.window_loops() + 1 <= limit;
   }
   if (!fused)
     return max_pool2d(
