@@ -27,10 +27,13 @@
 //                   each [H, W] plane: stride = kernel, no padding, H = OH * KH, W = OW * KW):
 //                   BN_NORM (ROWS grid over each plane's windows, not its values) writes the pooled
 //                   y [N, C, OH, OW] and the window's argmax (i32, flat h * W + w; with RELU -1
-//                   where the max is not > 0, NaN too: the ReLU's gradient), never y itself;
-//                   BN_GRAD_SUMS and BN_DX read gy of element (h, w) as the pooled gradient of its
-//                   window where the window's argmax is this element, else 0 (pooling's and the
-//                   ReLU's backward in their loads: no gradient of y's size is written).
+//                   where the max is not > 0, NaN too: the ReLU's gradient), never y itself. The
+//                   backward walks the windows, gy of an element being the window's pooled gradient
+//                   where it is the window's argmax, else 0 (pooling's and the ReLU's backward in
+//                   the loads: no gradient of y's size is written): BN_GRAD_SUMS's first level over
+//                   the N * OH * OW windows of a channel (u_S = OH * OW there, u_xS = H * W), each
+//                   adding its argmax's terms only; BN_DX on BN_NORM's POOL grid, each invocation
+//                   writing its windows' elements.
 //   BN_SUM_MERGE    the same over partial sums of an earlier level.
 //   BN_DX           elementwise: dx = w * invstd * (gy - sum(gy) / n - xhat *
 //                   sum(gy * xhat) / n) (torch's formula); with EVAL dx = gy * w * invstd.
@@ -64,19 +67,11 @@ uniform uint u_OW;   // the pooled width
 uniform uint u_OHW;  // windows per plane: OH * OW
 uniform uint u_KH;   // window height (= stride)
 uniform uint u_KW;   // window width (= stride)
-#if defined(BN_GRAD_SUMS) || defined(BN_DX)
 #ifdef BN_GRAD_SUMS
 #define load_argmax load5
-#else
+uniform uint u_xS;  // x's plane: H * W (u_S is the windows' OH * OW)
+#elif defined(BN_DX)
 #define load_argmax load7
-#endif
-// gy of element s of plane (nb * C + c): its window's pooled gradient where the window's argmax
-// is s (the forward wrote -1 where the ReLU's gradient is 0), else 0.
-float pool_gy(uint plane, uint s) {
-  uint h = s / u_W;
-  uint o = plane * u_OHW + (h / u_KH) * u_OW + (s - h * u_W) / u_KW;
-  return int(load_argmax(o)) == int(s) ? float(load1(o)) : 0.0;
-}
 #endif
 #endif
 
@@ -377,13 +372,20 @@ void main() {
     if (w.j >= u_n) break;
     uint e = walk_elem(w);
 #if defined(POOL)
-    float g = pool_gy(w.nb * u_C + c, w.s);
-#elif defined(RELU_MASK)
+    // window e: its argmax's terms (the forward wrote -1 where the ReLU's gradient is 0)
+    int a = int(load_argmax(e));
+    if (a >= 0) {
+      float g = float(load1(e));
+      acc += vec2(g, g * (float(load2((w.nb * u_C + c) * u_xS + uint(a))) - mean));
+    }
+#else
+#ifdef RELU_MASK
     float g = float(load5(e)) > 0.0 ? float(load1(e)) : 0.0;
 #else
     float g = float(load1(e));
 #endif
     acc += vec2(g, g * (float(load2(e)) - mean));
+#endif
     walk_next(w);
   }
   acc.y *= invstd;
@@ -445,11 +447,7 @@ vec2 merged_sums(uint c) {
 #define SUM_GY float(load6(c))
 #define SUM_GY_XHAT float(load6(u_C + c))
 #endif
-#if defined(POOL) && defined(ROWS)
-#define GY(i) pool_gy(nb * u_C + c, s)
-#elif defined(POOL)
-#define GY(i) pool_gy((i) / u_S, (i) % u_S)
-#elif defined(RELU_MASK)
+#if defined(RELU_MASK)
 #define GY(i) (float(load7(i)) > 0.0 ? float(load1(i)) : 0.0)
 #else
 #define GY(i) float(load1(i))
@@ -476,16 +474,49 @@ vec2 merged_sums(uint c) {
   float mg = SUM_GY * u_inv_n;                          \
   float mgx = invstd * (SUM_GY_XHAT * u_inv_n);
 #endif
+#ifdef EVAL
+#define DX(g, i) ((g) * scale)
+#else
+#define DX(g, i) (scale * ((g) - mg - (float(load2(i)) - mean) * mgx))
+#endif
+#ifdef POOL
+// BN_NORM's POOL grid: each window's elements, gy the pooled gradient at the argmax, else 0.
+void main() {
+#ifdef SUM_PARTIALS
+  vec2 sums = merged_sums(WORKGROUP_ID.y);  // before the window loop: every invocation takes part
+#endif
+  uint c = WORKGROUP_ID.y;
+  uint q0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x;
+  CHANNEL_VALUES
+  uint nb_end = min(WORKGROUP_ID.z * u_planes + u_planes, u_N);
+  for (uint nb = WORKGROUP_ID.z * u_planes; LOOP(nb < nb_end); ++nb) {
+    uint plane = nb * u_C + c;
+    for (uint k = 0u; LOOP(k < u_iters); ++k) {
+      uint q = q0 + k * LOCAL_X;
+      if (q >= u_OHW) break;
+      uint o = plane * u_OHW + q;
+      int a = int(load_argmax(o));
+      float gp = a >= 0 ? float(load1(o)) : 0.0;
+      uint oh = q / u_OW;
+      uint first = oh * u_KH * u_W + (q - oh * u_OW) * u_KW;  // the window's first element in the plane
+      for (uint kh = 0u; LOOP(kh < u_KH); ++kh) {
+        uint r = first + kh * u_W;
+        for (uint kw = 0u; LOOP(kw < u_KW); ++kw) {
+          uint i = plane * u_S + r + kw;
+          store0(i, CT0(DX(int(r + kw) == a ? gp : 0.0, i)));
+        }
+      }
+    }
+  }
+}
+#else
 void main() {
 #ifdef SUM_PARTIALS
   vec2 sums = merged_sums(WORKGROUP_ID.y);  // before the row loop: every invocation takes part
 #endif
   ELEM_LOOP_BEGIN
-#ifdef EVAL
-  store0(i, CT0(GY(i) * scale));
-#else
-  store0(i, CT0(scale * (GY(i) - mg - (float(load2(i)) - mean) * mgx)));
-#endif
+  store0(i, CT0(DX(GY(i), i)));
   ELEM_LOOP_END
 }
+#endif
 #endif

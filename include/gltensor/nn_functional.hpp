@@ -113,8 +113,9 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 /// windows tile each plane (stride = kernel (or 0), padding 0, dilation 1, H and W multiples of
 /// the kernel), one kernel normalizes and pools (y itself is never written) and the backward's
 /// kernels read the pooled gradient at each window's argmax (no pooling dispatches, no gradient
-/// of x's size but dx): the same values, gradients and running statistics as the two ops (the
-/// same arithmetic; ties and NaN as max_pool2d). Otherwise it runs the two ops. Returns
+/// of x's size but dx): the same values and running statistics as the two ops (the same
+/// arithmetic; ties and NaN as max_pool2d), the gradients to rounding (the sums over a channel's
+/// windows, not its elements). Otherwise it runs the two ops. Returns
 /// [N, C, OH, OW] of batch_norm's dtype; errors: batch_norm's and max_pool2d's.
 /// nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d so.
 Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight,

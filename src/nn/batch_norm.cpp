@@ -147,6 +147,11 @@ struct PoolDims {
   std::int64_t KH = 0, KW = 0, OH = 0, OW = 0, W = 0;
   std::uint64_t window_loops() const { return static_cast<std::uint64_t>(1 + KH + KH * KW); }
 };
+// BN_GRAD_SUMS' POOL: x's plane size (its walk's u_S is the windows').
+struct PlaneParams {
+  std::int64_t S;
+  void set(Uniforms& u) const { u.u32("u_xS", S); }
+};
 struct PoolUniforms {
   const PoolDims& p;
   void set(Uniforms& u) const {
@@ -318,7 +323,9 @@ struct Saved {
 // ymask (defined: the fused ReLU's output): gy counts where ymask > 0 only (RELU_MASK).
 Partials grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tensor& ymask, std::uint64_t fuse_max) {
   const std::uint64_t limit = dev.loop_limit();
-  const Geom& g = s.g;
+  // POOL: the first level walks the pooled windows [N, C, OH * OW], each adding its argmax's terms
+  const std::int64_t windows = s.pool.OH * s.pool.OW;
+  const Geom g = s.argmax.defined() ? Geom{s.g.N, s.g.C, windows, s.g.N * windows} : s.g;
   Level lv = plan_level(static_cast<std::uint64_t>(g.n), first_iters(dev), limit);
   Tensor in = gy;
   std::uint64_t items = static_cast<std::uint64_t>(g.n);
@@ -333,7 +340,7 @@ Partials grad_sums(DeviceImpl& dev, const Tensor& gy, const Saved& s, const Tens
       if (ymask.defined()) bv.y = ymask.dtype();
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in).read(s.x).read(s.a).read(s.v);
       if (ymask.defined()) launch.read(ymask);
-      if (bv.pool) launch.read(s.argmax).params(PoolUniforms{s.pool});
+      if (bv.pool) launch.read(s.argmax).params(PlaneParams{s.g.S});
       if (s.eval) launch.params(EpsParams{s.eps});
     } else {
       launch.program(bv.kFile, bv.defines(), {kLocal}).write(out).read(in);
@@ -363,9 +370,13 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
   }
   const Tensor gy = dense(gy_in);
   const bool sums_needed = s.need_w || s.need_b || (s.need_x && !s.eval);
-  const ElemGrid e = plan_elem(g, dev.loop_limit());
+  const std::uint64_t limit = dev.loop_limit();
+  // POOL: BN_DX on the normalizing kernel's window grid
+  const bool pool = s.argmax.defined();
+  const ElemGrid e = pool ? plan_pool_grid(s.pool, g.N, limit) : plan_elem(g, limit);
+  const std::uint64_t loops = pool ? e.loops(s.pool.window_loops()) : e.loops();
   // BN_DX merges the partial sums itself (SUM_PARTIALS) where it runs on the row grid
-  const std::uint64_t fuse_max = s.need_x && !s.eval ? fused_partials(e, dev.loop_limit()) : 0;
+  const std::uint64_t fuse_max = s.need_x && !s.eval && e.rows ? fused_partials_beside(loops, limit) : 0;
   const Partials part = sums_needed ? grad_sums(dev, gy, s, ymask, fuse_max) : Partials{};
   const bool merge = part.P > 1;  // else part.t holds the sums [2][C]
   Tensor sums = merge ? alloc(dev, {2 * g.C}, DType::f32, "batch_norm_backward") : part.t;
@@ -386,7 +397,12 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
     if (merge) launch.write(sums).params(MergeParams{part.P});
     if (bv.pool) launch.params(PoolUniforms{s.pool});
     launch.params(ElemParams{g, e, s.eval, true, s.eps});
-    dispatch_elem(launch, e, g, merge ? part.P : 0);
+    if (pool) {
+      launch.loop_iterations(loops + (merge ? merge_iters(part.P) + kTree : 0));
+      launch.groups(e.gx, static_cast<std::uint64_t>(g.C), e.gz);
+    } else {
+      dispatch_elem(launch, e, g, merge ? part.P : 0);
+    }
     out[0] = dx;
   }
   if (s.need_b) out[2] = sums.slice(0, 0, g.C).to(s.b_dtype);

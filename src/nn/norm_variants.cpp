@@ -191,11 +191,11 @@ std::vector<BatchNormVariant> BatchNormVariant::space() {
       BatchNormVariant v;
       v.stage = "BN_GRAD_SUMS", v.eval = eval, v.pool = true;
       add(v);
-      v.stage = "BN_DX", v.has_w = true;
-      for (int f = 0; f < 3; ++f) {
-        v.rows = f > 0, v.sum_partials = f == 2 && !eval;
-        add(v);
-      }
+      v.stage = "BN_DX", v.has_w = true, v.rows = true;  // (on BN_NORM's POOL grid)
+      add(v);
+      if (eval) continue;
+      v.sum_partials = true;
+      add(v);
     }
   }
   return out;

@@ -55,9 +55,9 @@ struct BatchNormVariant {
   /// SUM_PARTIALS (BN_DX, ROWS, training): the sums added up in the kernel from BN_GRAD_SUMS'
   /// partials, written [2][C] by one workgroup
   bool sum_partials = false;
-  /// POOL (BN_NORM with ROWS, BN_GRAD_SUMS, BN_DX): the following max pooling over windows that
-  /// tile the planes fused (BN_NORM writes the pooled y and the argmax, i32; the backward reads the
-  /// pooled gy at the argmax in place of RELU_MASK's y)
+  /// POOL (BN_NORM and BN_DX with ROWS: the window grid; BN_GRAD_SUMS over the windows): the
+  /// following max pooling over windows that tile the planes fused (BN_NORM writes the pooled y and
+  /// the argmax, i32; the backward reads the pooled gy at the argmax in place of RELU_MASK's y)
   bool pool = false;
   /// in: the level's input (x, gy or partial sums); x: the input (BN_NORM, BN_GRAD_SUMS, BN_DX;
   /// BN_STATS_MERGE's FINAL shift); y: BN_NORM's output, BN_DX's dx; a, v: mean / invstd or the
