@@ -3,9 +3,7 @@
 // positions, for its OPI output channels o = og * OPI + j, gy[n, o, oh, ow] * x[n, c, oh * sh - pt +
 // kh * dh, ow * sw - pl + kw * dw] (0 in the padding) for every tap t = (c * KH + kh) * KW + kw (each
 // position's taps loaded once for the OPI channels), and gy[n, o, oh, ow] itself (the bias); its
-// invocations' sums are added in shared memory in a fixed order (deterministic; SUBGROUP: each
-// sum over the subgroup first (subgroupAdd), then the subgroups' sums in subgroup order, no
-// tree of barriers). Partial sums:
+// invocations' sums are added in shared memory in a fixed order (deterministic). Partial sums:
 // out[chunk * O * (TAPS + 1) + o * TAPS + t] (t < TAPS) and out[chunk * O * (TAPS + 1) + O * TAPS + o]
 // (the bias); a sum over the chunks follows. Operand 0 = out (f32), 1 = gy and 2 = x (strided views).
 // WG_LOCAL: the local size (an int).
@@ -65,14 +63,6 @@ void main() {
       acc[a + TAPS] += g;
     }
   }
-#ifdef SUBGROUP
-  // red[i * WG_LOCAL + subgroup]: sum i of each subgroup
-  for (int i = 0; i < SUMS; ++i) {
-    float v = subgroupAdd(acc[i]);
-    if (subgroupElect()) red[i * WG_LOCAL + int(gl_SubgroupID)] = v;
-  }
-  barrier();
-#else
   for (int i = 0; i < SUMS; ++i) red[i * WG_LOCAL + int(lid)] = acc[i];
   barrier();
   for (uint s = uint(WG_LOCAL) / 2u; s > 0u; s >>= 1u) {
@@ -80,16 +70,10 @@ void main() {
       for (int i = 0; i < SUMS; ++i) red[i * WG_LOCAL + int(lid)] += red[i * WG_LOCAL + int(lid + s)];
     barrier();
   }
-#endif
   uint base = chunk * u_O * uint(TAPS + 1);
   for (uint i = lid; i < uint(SUMS); i += uint(WG_LOCAL)) {
     uint j = i / uint(TAPS + 1), t = i - j * uint(TAPS + 1), o = o0 + j;
-#ifdef SUBGROUP
-    float v = 0.0;
-    for (uint k = 0u; k < gl_NumSubgroups; ++k) v += red[int(i) * WG_LOCAL + int(k)];
-#else
     float v = red[int(i) * WG_LOCAL];
-#endif
     if (t < uint(TAPS))
       store0(base + o * uint(TAPS) + t, v);
     else

@@ -150,8 +150,7 @@ Tensor conv_wgrad(const Tensor& x, const Tensor& gy, const Geometry& g, std::int
   Tensor parts = alloc(dev, {plan.chunks, O * (taps + 1)}, DType::f32, "conv2d");
   {
     Launch launch(dev, "conv2d");
-    // subgroup sums where the device has them (GLTENSOR_SUBGROUPS=0: the shared-memory tree)
-    const ConvWgradVariant v{g.C, g.KH, g.KW, plan.opi, gy.dtype(), x.dtype(), dev.subgroup_arithmetic()};
+    const ConvWgradVariant v{g.C, g.KH, g.KW, plan.opi, gy.dtype(), x.dtype()};
     launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(kConvWgradLocal)}).write(parts).read(gy).read(x);
     launch.params(ConvWgradParams{g, gy, x, O, plan.chunk}).loop_iterations(plan.loop_iterations);
     launch.groups(static_cast<std::uint64_t>(plan.chunks), static_cast<std::uint64_t>(O / plan.opi), 1);

@@ -191,7 +191,6 @@ Defines ConvWgradVariant::defines() const {
   Defines d;
   d.value("WG_C", c).value("WG_KH", kh).value("WG_KW", kw).value("WG_LOCAL", kConvWgradLocal).value("OPI", opi);
   d.operand(0, DType::f32, CT::f32, true).operand(1, gy, CT::f32, false).operand(2, x, CT::f32, false);
-  if (subgroup) d.subgroup(SubgroupFeature::arithmetic);
   return d;
 }
 
@@ -201,7 +200,7 @@ std::vector<ConvWgradVariant> ConvWgradVariant::space() {
        std::vector<std::array<std::int64_t, 3>>{{1, 3, 3}, {3, 3, 3}, {2, 1, 5}, {32, 1, 1}, {1, 5, 5}})
     for (std::int64_t opi : {1, 2, 4})
       if (opi * (c * kh * kw + 1) * kConvWgradLocal * 4 <= 16384)
-        for (bool subgroup : {false, true}) out.push_back({c, kh, kw, opi, DType::f32, DType::f32, subgroup});
+        out.push_back({c, kh, kw, opi, DType::f32, DType::f32});
   return out;
 }
 

@@ -194,7 +194,6 @@ struct ConvWgradVariant {
   static constexpr const char* kFile = "conv_wgrad.comp";
   std::int64_t c = 1, kh = 1, kw = 1, opi = 1;  ///< WG_C, WG_KH, WG_KW; OPI: output channels per invocation
   DType gy = DType::f32, x = DType::f32;
-  bool subgroup = false;  ///< SUBGROUP: the workgroup's sums through subgroupAdd, not a shared-memory tree
   Defines defines() const;
   static std::vector<ConvWgradVariant> space();
 };
