@@ -410,9 +410,9 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
   return out;
 }
 
-void check_param(const Tensor& p, std::int64_t C, const char* what) {
+void check_param(const char* op, const Tensor& p, std::int64_t C, const char* what) {
   if (p.defined() && p.shape() != Shape{C})
-    throw ShapeError(std::string("gltensor::batch_norm: ") + what + " has shape " + to_string(p.shape()) +
+    throw ShapeError(std::string("gltensor::") + op + ": " + what + " has shape " + to_string(p.shape()) +
                      ", expected " + to_string({C}));
 }
 
@@ -422,23 +422,24 @@ Tensor batch_norm_impl(const char* op, const Tensor& x_in, Tensor running_mean, 
                        Activation act, const PoolDims* pool) {
   check_defined(op, x_in);
   if (act != Activation::none && act != Activation::relu)
-    throw ValueError("gltensor::batch_norm: act must be none or relu, got " + Epilogue(act).name());
+    throw ValueError(std::string("gltensor::") + op + ": act must be none or relu, got " + Epilogue(act).name());
   const bool relu = act == Activation::relu;
-  if (!(eps > 0)) throw ValueError("gltensor::batch_norm: eps must be positive, got " + std::to_string(eps));
-  if (x_in.dim() < 2) throw ShapeError("gltensor::batch_norm: expects [N, C, ...], got " + to_string(x_in.shape()));
+  const std::string name = std::string("gltensor::") + op + ": ";
+  if (!(eps > 0)) throw ValueError(name + "eps must be positive, got " + std::to_string(eps));
+  if (x_in.dim() < 2) throw ShapeError(name + "expects [N, C, ...], got " + to_string(x_in.shape()));
   const std::int64_t C = x_in.size(1);
-  check_param(weight, C, "weight");
-  check_param(bias, C, "bias");
-  check_param(running_mean, C, "running_mean");
-  check_param(running_var, C, "running_var");
+  check_param(op, weight, C, "weight");
+  check_param(op, bias, C, "bias");
+  check_param(op, running_mean, C, "running_mean");
+  check_param(op, running_var, C, "running_var");
   std::int64_t S = 1;
   for (std::int64_t d = 2; d < x_in.dim(); ++d) S *= x_in.size(d);
   const Geom g{x_in.size(0), C, S, x_in.size(0) * S};
   if (training && (C == 0 || g.n <= 1))
-    throw ValueError("gltensor::batch_norm: expected more than 1 value per channel when training, got input " +
+    throw ValueError(name + "expected more than 1 value per channel when training, got input " +
                      to_string(x_in.shape()));
   if (!training && (!running_mean.defined() || !running_var.defined()))
-    throw ValueError("gltensor::batch_norm: eval mode needs running_mean and running_var");
+    throw ValueError(name + "eval mode needs running_mean and running_var");
   DeviceImpl& dev = dev_of(x_in);
   Enter guard(dev, op);  // one entry for the allocations and launches
   const Tensor x = dense(x_in), w = dense(weight), b = dense(bias);
