@@ -528,9 +528,9 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
 }
 
 TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
-  // The ubo layout's uniform block: weights in a buffer of a whole block (conv_ubo_weight, the model
-  // runtime's Conv filters) bind whole blocks, so that layers of other channel counts (the same
-  // filter size, stride, positions and channels per invocation) add no program; a filter that
+  // The ubo layout's uniform block: weights at the start of a buffer of a whole block
+  // (conv_ubo_weight_floats, as the model runtime uploads its Conv filters) bind whole blocks, so that layers of other
+  // channel counts (the same filter size, stride, positions and channels per invocation) add no program; a filter that
   // fills its storage's size class exactly, at an unaligned offset (the block moved back within
   // the storage, or a copy), and filters past one block (chunks) bound from the same buffer.
   // Against the float64 reference with the relu epilogue, one dispatch each.
@@ -540,7 +540,7 @@ TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
   const int limit = device().caps().max_uniform_block_size;
   struct Case {
     std::int64_t C, O, K, W;
-    bool whole;  // through conv_ubo_weight
+    bool whole;  // uploaded into a buffer of conv_ubo_weight_floats
     int w_offset;
   };
   std::size_t programs = 0;
@@ -560,8 +560,13 @@ TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
     auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
     for (double& r : ref) r = r > 0 || std::isnan(r) ? r : 0.0;
     Tensor w = c.w_offset > 0 ? at_offset(wv, ws, c.w_offset) : Tensor::from_host(device(), wv, ws);
-    if (c.whole) {
-      w = detail::conv_ubo_weight(w);
+    if (c.whole) {  // HostTensor::upload's min_numel
+      const std::int64_t floats = detail::conv_ubo_weight_floats(*device().impl(), ws, 1);
+      if (floats > numel_of(ws)) {
+        std::vector<float> padded(wv);
+        padded.resize(static_cast<std::size_t>(floats), 0.0f);
+        w = Tensor::from_host(device(), padded, {floats}).narrow(0, 0, numel_of(ws)).view(ws);
+      }
       if (limit <= 65536) {
         EXPECT_GE(w.impl()->storage->block.capacity, static_cast<std::size_t>(limit)) << "a whole block";
       }
