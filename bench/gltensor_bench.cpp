@@ -297,9 +297,9 @@ void BM_conv2d(benchmark::State& st) {
 
 // A conv forward GEMM of few 64 x 64 tiles over a long K (issue 21, big14): x [N, 256, HW, HW] under
 // [64, 256, 3, 3] filters, padding 1: w [64, 2304] @ cols [2304, N HW^2] in 16 tiles of 64 x 64 at
-// N HW^2 = 1024, where the GPUs' plan splits K into 16 chunks summed with the bias
-// (kSplitShortMaxTiles, the CNN's FC1 rule) rather than the K-sliced REG kernel. 10 convolutions a
-// synchronization; args: N, HW.
+// N HW^2 = 1024 (8 at 512, 4 at 256: FC1's count), where the GPUs' plan splits K into 16, 32 or 36
+// chunks summed with the bias (kSplitShortMaxTiles, the CNN's FC1 rule) rather than running the
+// K-sliced REG kernel. 10 convolutions a synchronization; args: N, HW.
 void BM_conv2d_few_tiles(benchmark::State& st) {
   fresh();
   const std::int64_t n = st.range(0), hw = st.range(1);
@@ -548,7 +548,13 @@ BENCHMARK_CAPTURE(BM_transformer, swiglu, 2, 0)->UseRealTime()->Unit(benchmark::
 BENCHMARK_CAPTURE(BM_transformer, swiglu_backward, 2, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d_f16math)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_conv2d_few_tiles)->Args({1, 32})->Args({4, 16})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv2d_few_tiles)
+    ->Args({1, 32})
+    ->Args({4, 16})
+    ->Args({2, 16})
+    ->Args({1, 16})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa_train)->Arg(64)->Arg(128)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa_fwd)->Arg(64)->Arg(128)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);
