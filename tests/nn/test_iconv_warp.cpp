@@ -207,17 +207,18 @@ TEST(IConvWarp, LargeSums) {
 // Near the 128 MiB that llvmpipe's SSBOs allow, past the loop limit (GPUs; the warp path is forced,
 // as above): a 3 x 3 filter over 7288 channels, K = 65592 (icol.comp's grid 65592 rows of words
 // deep: dispatches split along y past 65535; the warp kernel over K past 65535 in one launch, its
-// declared loop count past llvmpipe's limit), 16 x 120 outputs (15 column tiles), 256 output
-// channels: im2col's 8-bit columns 125.9 MB, the filter 16.8 MB, against float64 sums of 997
-// outputs and the exact int32 path over every output. GPUs only (on llvmpipe the plan splits this K
-// under the loop limit and the exact path runs it; the grid's split:
-// GridsSplitUnderALoweredDispatchLimit). Sabotage: icol.comp's row k from gl_WorkGroupID.y (without
-// the dispatch's group base) fails it on the H100.
+// declared loop count past llvmpipe's limit), 16 x 120 outputs, 512 output channels (8 x 15 tiles
+// of 64 x 128: a GPU's plan splits K below 64 tiles, and the warp path takes no split): im2col's
+// 8-bit columns 125.9 MB, the filter 33.6 MB, against float64 sums of 997 outputs and the exact
+// int32 path over every output. GPUs only (on llvmpipe the plan splits this K under the loop limit
+// and the exact path runs it; the grid's split: GridsSplitUnderALoweredDispatchLimit). Sabotage
+// (H100): icol.comp's row k from gl_WorkGroupID.y (without the dispatch's group base), or the warp
+// kernel's K loop cut at K = 65528, fails it.
 TEST(IConvWarp, NearTheSsboLimitPastTheLoopLimitOnGpus) {
   if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: a loop limit, the exact path)";
   GLT_RNG(rng);
   Case c;
-  c.C = 7288, c.H = 16, c.W = 120, c.O = 256, c.o.padding = {1, 1, 1, 1};
+  c.C = 7288, c.H = 16, c.W = 120, c.O = 512, c.o.padding = {1, 1, 1, 1};
   c.every_form = false, c.sampled = true;
   const std::int64_t cols = c.C * 9 * c.H * c.W;
   ASSERT_LE(cols, std::int64_t{128} << 20);

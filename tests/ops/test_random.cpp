@@ -299,9 +299,11 @@ TEST(Random, DropoutGridsSplitUnderALoweredDispatchLimit) {
 }
 
 // Near the 128 MiB that llvmpipe's SSBOs allow (GPUs allow more): 33554400 float32 values (128
-// bytes under 128 MiB; 131072 workgroups of 256: two rows of workgroups past 65535), forward and
-// backward. GPUs only (llvmpipe: the grid's split at small sizes above). Sabotage: Philox's counter
-// from the element's low 24 bits (e & 0xffffffu) in random.comp fails it on the H100.
+// bytes under 128 MiB; 131072 workgroups of 256: one row on the H100, whose grids take more than
+// 65535 workgroups along x, two rows where a device allows 65535), forward and backward. GPUs only
+// (llvmpipe: the grid's split at small sizes above). Sabotage (H100): Philox's counter from the
+// element's low 24 bits (e & 0xffffffu) in random.comp fails it; the element index from
+// gl_GlobalInvocationID.x passes it there (one row) and fails GridsSplitUnderALoweredDispatchLimit.
 TEST(Random, DropoutNearTheSsboLimitOnGpus) {
   if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: the lowered-limit tests)";
   GLT_RNG(rng);
