@@ -15,6 +15,7 @@ for cl in 0 1; do
   run test_iconv_warp "$T"
   run test_random "$T"
   run test_matmul "$T"
+  T="*NearThe*:*PastTheLoopLimit*:*GridsSplit*:Matmul.SplitKSum*"  # the loop checks: the new tests and the sum's
 done
 unset GLTENSOR_CHECK_LOOPS
 date -u
