@@ -295,6 +295,25 @@ void BM_conv2d(benchmark::State& st) {
   set_rate(st, 2.0 * batch * 64 * 56 * 56 * 64 * 9, "GFLOP/s");
 }
 
+// A conv forward GEMM of few 64 x 64 tiles over a long K (issue 21, big14): x [N, 256, HW, HW] under
+// [64, 256, 3, 3] filters, padding 1: w [64, 2304] @ cols [2304, N HW^2] in 16 tiles of 64 x 64 at
+// N HW^2 = 1024 (8 at 512, 4 at 256: FC1's count), where the GPUs' plan splits K into 16, 32 or 36
+// chunks summed with the bias (kSplitShortMaxTiles, the CNN's FC1 rule) rather than running the
+// K-sliced REG kernel. 10 convolutions a synchronization; args: N, HW.
+void BM_conv2d_few_tiles(benchmark::State& st) {
+  fresh();
+  const std::int64_t n = st.range(0), hw = st.range(1);
+  Tensor x = randn(dev(), {n, 256, hw, hw}, gen()), w = randn(dev(), {64, 256, 3, 3}, gen(), 0, 0.02);
+  Tensor bias = randn(dev(), {64}, gen());
+  conv2d(x, w, bias, Conv2dOptions::pad(1));
+  dev().synchronize();
+  for (auto _ : st) {
+    for (int k = 0; k < kReps; ++k) Tensor y = conv2d(x, w, bias, Conv2dOptions::pad(1));
+    dev().synchronize();
+  }
+  set_rate(st, kReps * 2.0 * n * hw * hw * 64 * 2304, "GFLOP/s");
+}
+
 void BM_conv2d_f16math(benchmark::State& st) {
   F16Math mode(st);
   if (!mode.on()) return;
@@ -529,6 +548,13 @@ BENCHMARK_CAPTURE(BM_transformer, swiglu, 2, 0)->UseRealTime()->Unit(benchmark::
 BENCHMARK_CAPTURE(BM_transformer, swiglu_backward, 2, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_conv2d_f16math)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv2d_few_tiles)
+    ->Args({1, 32})
+    ->Args({4, 16})
+    ->Args({2, 16})
+    ->Args({1, 16})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa_train)->Arg(64)->Arg(128)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sdpa_fwd)->Arg(64)->Arg(128)->Arg(256)->UseRealTime()->Unit(benchmark::kMillisecond);

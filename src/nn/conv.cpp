@@ -610,16 +610,6 @@ std::int64_t conv_ubo_weight_floats(DeviceImpl& dev, const Shape& w, std::int64_
   return ubo ? block / 4 : 0;
 }
 
-Tensor conv_ubo_weight(const Tensor& w, std::int64_t groups) {
-  if (!w.defined() || w.dim() != 4 || w.dtype() != DType::f32 || !w.is_contiguous()) return w;
-  DeviceImpl& dev = dev_of(w);
-  const std::int64_t floats = conv_ubo_weight_floats(dev, w.shape(), groups);
-  if (floats == 0 || static_cast<std::int64_t>(w.impl()->storage->block.capacity) >= floats * 4) return w;
-  Tensor out = ubo_floats_tensor(dev, w.numel()).view(w.shape());
-  out.copy_(w);
-  return out;
-}
-
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                std::array<std::int64_t, 2> op_pad, const Epilogue& epi) {
   const std::int64_t G = o.groups, Cin = x.size(1), Cg = Cin / G, Coutg = w.size(1), Cout = Coutg * G;

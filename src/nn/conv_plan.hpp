@@ -158,10 +158,6 @@ Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor&
 /// the programs of one block size (conv_direct_ubo); else 0 (store the weight as it is). The model
 /// runtime uploads its Conv initializers into such buffers (HostTensor::upload's min_numel).
 std::int64_t conv_ubo_weight_floats(DeviceImpl& dev, const Shape& w, std::int64_t groups);
-/// A conv2d weight [O, C / groups, KH, KW] (f32, contiguous) copied to the start of a buffer of
-/// conv_ubo_weight_floats where that is nonzero and its storage holds less; else w itself. For
-/// weights on the GPU already that are used many times.
-Tensor conv_ubo_weight(const Tensor& w, std::int64_t groups = 1);
 
 /// The Variant (runtime/variant.hpp) of glsl/nn/conv_direct.comp: the direct plan's layout and
 /// blocking, the filter's size, the operands' dtypes.

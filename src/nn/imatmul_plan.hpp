@@ -14,6 +14,7 @@ namespace gltensor::detail {
 
 /// The kernel's tile rows (BM): every block-f32 form's tiles are kIMatmulTileRows x BN.
 inline constexpr std::int64_t kIMatmulTileRows = IMATMUL_TILE_ROWS;
+#undef IMATMUL_TILE_ROWS  // the kernel's name, not the includers': C++ uses kIMatmulTileRows
 static_assert(kIMatmulTileRows % 16 == 0);
 
 /// Values of K per exact f32 partial sum: 256 products of magnitude <= 255 * 255 stay below 2^24

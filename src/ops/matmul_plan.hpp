@@ -113,7 +113,9 @@ inline constexpr std::int64_t kSlicedMaxTiles = 128, kSlicedMaxK = 4096, kSliced
 /// kernel split over K into chunks of kSplitShortChunk (as many as bring the tiles to about 256 workgroups),
 /// summed with the epilogue in one dispatch (matmul_sum.comp). The CNN's FC1 forward [128, 3136] x [3136, 128]
 /// on the H100 (bench/RESULTS.md, 2026-11-27, cnn30): 4 tiles x 49 chunks 22 us against the sliced REG
-/// kernel's 52 (16 chunks 35, 28 chunks 25; the sum and the epilogue's dispatches aside).
+/// kernel's 52 (16 chunks 35, 28 chunks 25; the sum and the epilogue's dispatches aside). conv2d's forward GEMMs
+/// of so few tiles take it too (w [64, 2304] @ cols [2304, 256 to 1024], 4 to 16 tiles): on the H100 0.80-0.98x
+/// the time of the sliced REG kernel, never slower (bench/RESULTS.md, 2026-11-28, big14: BM_conv2d_few_tiles).
 inline constexpr std::int64_t kSlicedSplitMinK = 2048, kSplitShortChunk = 64, kSplitShortMaxTiles = 16;
 /// Shared memory of the warp kernel's bm x bn tiles of bk values of K (two buffers), as
 /// glsl/ops/matmul_warp.comp declares it: an operand read along K (a_kmajor / b_kmajor) kept

@@ -423,6 +423,88 @@ TEST(ConvDirect, QuadsFormStoresNothingPastItsPlanes) {
   }
 }
 
+// The quads form past the loop limit: a depthwise filter of 2 x 3 taps whose rows are 65560 input
+// rows apart (dilation 65560 over an image of 65600 rows: 40 output rows), so that each
+// invocation's loop over its input rows (RR = (PY - 1) SH + (KH - 1) DH + 1) runs past 65535
+// trips, against float64. GPUs (no loop limit) run it in the quads form; where the device has a
+// loop limit (llvmpipe) the plan's declared loops exceed it and conv2d takes another path (never
+// the quads form truncated), with the same result. Sabotage: the row loop cut at 65535 trips in
+// conv_direct.comp's DWQ form (j < min(RR, 65535)) fails it on the H100.
+TEST(ConvDirect, QuadsFormPastTheLoopLimit) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv = detail::ConvSetting::direct;
+  s->conv_direct = detail::ConvDirectSetting::lanes;
+  const std::int64_t C = 2, H = 65600, W = 8, DH = 65560;
+  const Shape xs{1, C, H, W}, ws{C, 1, 2, 3};
+  Conv2dOptions o;
+  o.padding = {0, 1, 0, 1}, o.dilation = {DH, 1}, o.groups = C;
+  detail::ConvDirectProblem dp;
+  dp.C = dp.Og = 1, dp.groups = C, dp.KH = 2, dp.KW = 3, dp.dilation_h = DH, dp.OH = H - DH, dp.OW = W;
+  const detail::ConvDirectPlan gpu = plan_conv_direct(dp, detail::DeviceTraits{false, 0}, detail::settings());
+  ASSERT_TRUE(gpu.dwq);
+  ASSERT_GT(gpu.loop_iterations, 65535u);
+  const detail::DeviceImpl& dev = *device().impl();
+  const detail::ConvDirectPlan here =
+      plan_conv_direct(dp, detail::DeviceTraits{dev.adapter().software, dev.loop_limit()}, detail::settings());
+  const bool quads = here.dwq && (dev.loop_limit() == 0 || here.loop_iterations <= dev.loop_limit());
+  if (!dev.adapter().software) {
+    EXPECT_TRUE(quads) << "the GPU runs the quads form";
+  }
+  const auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, C);
+  const std::vector<double> hb(bv.begin(), bv.end());
+  Shape os;
+  const auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
+  ASSERT_EQ(os, (Shape{1, C, H - DH, W}));
+  const std::uint64_t d0 = device().dispatch_count();
+  Tensor y = conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws),
+                    Tensor::from_host(device(), bv, {C}), o);
+  if (quads) {
+    EXPECT_EQ(device().dispatch_count() - d0, 1u) << "one dispatch of the quads form";
+  }
+  EXPECT_EQ(y.shape(), os);
+  EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << (quads ? "quads form" : "another path");
+}
+
+// The quads form near the 128 MiB that llvmpipe's SSBOs allow (GPUs allow more), against float64:
+// x and y [1, 8, 2048, 2044] f32 (133.96 MB each: rows of whole quads, quad loads and 128-bit
+// stores, PY 4) under a 3 x 3 filter, and x [2, 4, 3, 1398099] (134.2 MB, 224 bytes under: odd
+// rows, one load and one store a value) under a 5 x 5 filter of stride 2 x 1 (2 output rows: PY 2).
+// GPUs only (llvmpipe runs the form's edges and geometry at small sizes above; this size took it 13
+// s forced, GLTENSOR_CONV_DIRECT=lanes, kept out of the suite's time). Sabotage: the quads form's
+// output index in 24 bits ((ybase + oh OW) & 0xffffffu) fails it on the H100; the small shapes pass.
+TEST(ConvDirect, QuadsFormNearTheSsboLimitOnGpus) {
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: the quads form's small-shape tests)";
+  GLT_RNG(rng);
+  struct Case {
+    Shape xs;
+    std::int64_t K;
+    std::array<std::int64_t, 2> stride;
+  };
+  for (const Case& c : {Case{{1, 8, 2048, 2044}, 3, {1, 1}}, Case{{2, 4, 3, 1398099}, 5, {2, 1}}}) {
+    const std::int64_t C = c.xs[1], p = c.K / 2;
+    ASSERT_LE(numel_of(c.xs) * 4, std::int64_t{128} << 20);
+    ASSERT_GT(numel_of(c.xs) * 4, std::int64_t{127} << 20);
+    const Shape ws{C, 1, c.K, c.K};
+    Conv2dOptions o;
+    o.padding = {p, p, p, p}, o.stride = c.stride, o.groups = C;
+    const auto xv = uniform(rng, numel_of(c.xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, C);
+    const std::vector<double> hb(bv.begin(), bv.end());
+    Shape os;
+    const auto ref = ref_conv(host(xv, c.xs), host(wv, ws), &hb, o, os);
+    detail::ConvDirectProblem dp;
+    dp.C = dp.Og = 1, dp.groups = C, dp.KH = dp.KW = c.K, dp.stride_h = c.stride[0], dp.stride_w = c.stride[1];
+    dp.OH = os[2], dp.OW = os[3];
+    ASSERT_TRUE(plan_conv_direct(dp, detail::DeviceTraits{false, 0}, detail::settings()).dwq);
+    const std::uint64_t d0 = device().dispatch_count();
+    Tensor y = conv2d(Tensor::from_host(device(), xv, c.xs), Tensor::from_host(device(), wv, ws),
+                      Tensor::from_host(device(), bv, {C}), o);
+    EXPECT_EQ(device().dispatch_count() - d0, 1u) << "one dispatch of the quads form";
+    EXPECT_EQ(y.shape(), os);
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5)) << to_string(c.xs);
+  }
+}
+
 TEST(ConvDirect, HalfOutputsOfOddWidths) {
   // f16 outputs are stored as word pairs where both halves are one invocation's: odd widths
   // and odd planes (rows and planes starting at odd elements), a width of 1, partial tiles.
@@ -528,9 +610,9 @@ TEST(ConvDirect, UboLayoutChunksQuadsAndEdges) {
 }
 
 TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
-  // The ubo layout's uniform block: weights in a buffer of a whole block (conv_ubo_weight, the model
-  // runtime's Conv filters) bind whole blocks, so that layers of other channel counts (the same
-  // filter size, stride, positions and channels per invocation) add no program; a filter that
+  // The ubo layout's uniform block: weights at the start of a buffer of a whole block
+  // (conv_ubo_weight_floats, as the model runtime uploads its Conv filters) bind whole blocks, so that layers of other
+  // channel counts (the same filter size, stride, positions and channels per invocation) add no program; a filter that
   // fills its storage's size class exactly, at an unaligned offset (the block moved back within
   // the storage, or a copy), and filters past one block (chunks) bound from the same buffer.
   // Against the float64 reference with the relu epilogue, one dispatch each.
@@ -540,7 +622,7 @@ TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
   const int limit = device().caps().max_uniform_block_size;
   struct Case {
     std::int64_t C, O, K, W;
-    bool whole;  // through conv_ubo_weight
+    bool whole;  // uploaded into a buffer of conv_ubo_weight_floats
     int w_offset;
   };
   std::size_t programs = 0;
@@ -560,8 +642,13 @@ TEST(ConvDirect, UboWholeBlockWeightsShareOneProgram) {
     auto ref = ref_conv(host(xv, xs), host(wv, ws), &hb, o, os);
     for (double& r : ref) r = r > 0 || std::isnan(r) ? r : 0.0;
     Tensor w = c.w_offset > 0 ? at_offset(wv, ws, c.w_offset) : Tensor::from_host(device(), wv, ws);
-    if (c.whole) {
-      w = detail::conv_ubo_weight(w);
+    if (c.whole) {  // HostTensor::upload's min_numel
+      const std::int64_t floats = detail::conv_ubo_weight_floats(*device().impl(), ws, 1);
+      if (floats > numel_of(ws)) {
+        std::vector<float> padded(wv);
+        padded.resize(static_cast<std::size_t>(floats), 0.0f);
+        w = Tensor::from_host(device(), padded, {floats}).narrow(0, 0, numel_of(ws)).view(ws);
+      }
       if (limit <= 65536) {
         EXPECT_GE(w.impl()->storage->block.capacity, static_cast<std::size_t>(limit)) << "a whole block";
       }

@@ -14,6 +14,7 @@
 
 #include "nn/conv_ref.hpp"
 #include "nn/qdq_ref.hpp"
+#include "runtime/device_impl.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -29,7 +30,7 @@ struct Case {
   bool extremes = false;        ///< the largest differences: sums past 2^24
   bool every_form = true;       ///< both output types after every activation, else uint8 after Relu
   std::int64_t dispatches = 2;  ///< the warp path's (im2col and the GEMM; 1x1: the GEMM), 0: not checked
-  bool sampled = false;         ///< 1x1 filters: float64 sums of 997 outputs only (large K and outputs)
+  bool sampled = false;         ///< float64 sums of 997 outputs only (large K and outputs)
   bool lab = false;             ///< also the lab form IntRequant::f32_columns (the same outputs)
 };
 
@@ -68,14 +69,27 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   Shape shape;
   std::vector<double> sums;     // exact: int64 values in float64 (sampled: NaN but at the sampled outputs)
   std::vector<std::size_t> at;  // the outputs checked against float64 (every one unless sampled)
-  if (c.sampled) {              // 1x1, stride 1, no padding: 997 outputs' sums written out
-    shape = {c.N, c.O, c.H, c.W};
-    const std::size_t P = static_cast<std::size_t>(c.H * c.W), C = static_cast<std::size_t>(c.C);
-    sums.assign(static_cast<std::size_t>(c.N * c.O) * P, std::nan(""));
+  if (c.sampled) {              // 997 outputs' sums written out (zero outside the image: x - zx is 0 there)
+    const auto out = [](std::int64_t n, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t p0,
+                        std::int64_t p1) { return (n + p0 + p1 - d * (k - 1) - 1) / s + 1; };
+    const std::int64_t OH = out(c.H, c.KH, c.o.stride[0], c.o.dilation[0], c.o.padding[0], c.o.padding[2]);
+    const std::int64_t OW = out(c.W, c.KW, c.o.stride[1], c.o.dilation[1], c.o.padding[1], c.o.padding[3]);
+    shape = {c.N, c.O, OH, OW};
+    const std::size_t P = static_cast<std::size_t>(OH * OW), O = static_cast<std::size_t>(c.O);
+    sums.assign(static_cast<std::size_t>(c.N) * O * P, std::nan(""));
     for (std::size_t i = 0; i < sums.size(); i += sums.size() / 997 + 1) {
-      const std::size_t n = i / P / static_cast<std::size_t>(c.O), o = i / P % static_cast<std::size_t>(c.O), p = i % P;
+      const std::size_t n = i / P / O, o = i / P % O, p = i % P;
+      const std::int64_t oh = static_cast<std::int64_t>(p) / OW, ow = static_cast<std::int64_t>(p) % OW;
       double s = 0;
-      for (std::size_t k = 0; k < C; ++k) s += xs.v[(n * C + k) * P + p] * ws.v[o * C + k];
+      for (std::int64_t k = 0; k < c.C; ++k)
+        for (std::int64_t kh = 0; kh < c.KH; ++kh)
+          for (std::int64_t kw = 0; kw < c.KW; ++kw) {
+            const std::int64_t ih = oh * c.o.stride[0] - c.o.padding[0] + kh * c.o.dilation[0];
+            const std::int64_t iw = ow * c.o.stride[1] - c.o.padding[1] + kw * c.o.dilation[1];
+            if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+            s += xs.v[static_cast<std::size_t>(((static_cast<std::int64_t>(n) * c.C + k) * c.H + ih) * c.W + iw)] *
+                 ws.v[static_cast<std::size_t>(((static_cast<std::int64_t>(o) * c.C + k) * c.KH + kh) * c.KW + kw)];
+          }
       sums[i] = s;
       at.push_back(i);
     }
@@ -187,6 +201,44 @@ TEST(IConvWarp, LargeSums) {
   // the GPU's: 4 x 16 tiles of 64 x 128 (a GPU's plan splits K below 64 tiles)
   c.C = 65540, c.H = llvmpipe ? 2 : 16, c.W = llvmpipe ? 64 : 128, c.O = llvmpipe ? 64 : 256, c.KH = c.KW = 1;
   c.dispatches = llvmpipe ? 0 : 1, c.every_form = false, c.sampled = true;
+  check_case(rng, c);
+}
+
+// Near the 128 MiB that llvmpipe's SSBOs allow, past the loop limit (GPUs; the warp path is forced,
+// as above): a 3 x 3 filter over 7288 channels, K = 65592 (icol.comp's grid 65592 rows of words
+// deep: dispatches split along y past 65535; the warp kernel over K past 65535 in one launch, its
+// declared loop count past llvmpipe's limit), 16 x 120 outputs, 512 output channels (8 x 15 tiles
+// of 64 x 128: a GPU's plan splits K below 64 tiles, and the warp path takes no split): im2col's
+// 8-bit columns 125.9 MB, the filter 33.6 MB, against float64 sums of 997 outputs and the exact
+// int32 path over every output. GPUs only (on llvmpipe the plan splits this K under the loop limit
+// and the exact path runs it; the grid's split: GridsSplitUnderALoweredDispatchLimit). Sabotage
+// (H100): icol.comp's row k from gl_WorkGroupID.y (without the dispatch's group base), or the warp
+// kernel's K loop cut at K = 65528, fails it.
+TEST(IConvWarp, NearTheSsboLimitPastTheLoopLimitOnGpus) {
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: a loop limit, the exact path)";
+  GLT_RNG(rng);
+  Case c;
+  c.C = 7288, c.H = 16, c.W = 120, c.O = 512, c.o.padding = {1, 1, 1, 1};
+  c.every_form = false, c.sampled = true;
+  const std::int64_t cols = c.C * 9 * c.H * c.W;
+  ASSERT_LE(cols, std::int64_t{128} << 20);
+  ASSERT_GT(cols, std::int64_t{120} << 20);
+  ASSERT_GT(c.C * 9, 65535);
+  // the warp path's dispatches: im2col's rows of words split along y, then the GEMM
+  const std::int64_t rows = device().impl()->max_groups(1);
+  c.dispatches = (c.C * 9 + rows - 1) / rows + 1;
+  check_case(rng, c);
+}
+
+// The warp path's dispatches split over a grid of at most 3 workgroups a dimension (im2col's rows
+// of words and images, the GEMM's tiles), any device, against float64 and the exact path.
+// Sabotage: icol.comp's row k from gl_WorkGroupID.y (without the dispatch's group base) fails it.
+TEST(IConvWarp, GridsSplitUnderALoweredDispatchLimit) {
+  GLT_RNG(rng);
+  ScopedDispatchLimit limit(3);
+  Case c;
+  c.N = 2, c.C = 8, c.H = 16, c.W = 16, c.O = 128, c.o.padding = {1, 1, 1, 1}, c.every_form = false;
+  c.dispatches = 0;  // (each launch dispatches several times)
   check_case(rng, c);
 }
 

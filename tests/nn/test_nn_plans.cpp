@@ -431,6 +431,11 @@ TEST(PlanIMatmul, Forms) {
   EXPECT_EQ(form(plan_imatmul(p, gpu, s)), (Form{128, 2, 0, 1, 128u, false}));
 }
 
+// The kernel's macro stays in nn/imatmul_plan.hpp (its includers see kIMatmulTileRows only).
+#ifdef IMATMUL_TILE_ROWS
+#error "IMATMUL_TILE_ROWS leaks out of nn/imatmul_plan.hpp"
+#endif
+
 // The tile rows are one constant (glsl/nn/imatmul_tile.glsl) that the kernel and the host both
 // include: imatmul.comp's BM is it, no bare row count is left in the kernel, and the plan's
 // invocations and shared-memory bytes follow kIMatmulTileRows.

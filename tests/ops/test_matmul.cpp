@@ -1063,6 +1063,32 @@ TEST(Matmul, SplitKSumPastTheLoopLimit) {
   check_split_sum_forms(rng, 6, 8192, 5, 0.5, -2.0);
 }
 
+// matmul_sum.comp near the device limits (GPUs; llvmpipe runs the same forms at small sizes above):
+// 2 forced K slices of a 4097 x 32 x 4095 product, the partials 8 bytes under 128 MiB (the second
+// slice's from element 16777215) and the sum's grid 65537 workgroups (one row on the H100; two rows
+// where a device allows 65535 along x: SplitKSumOnASplitGrid); then 65540 forced slices of 16 over
+// K = 1048640 (5 x 3 outputs): the sum's loop over the slices past 65535 trips in one dispatch.
+// Each as a product, with alpha, beta, an addend and ReLU, and transposed, against float64.
+// Sabotage (H100): the sum's loop cut at 65535 trips (k < min(u_nsplit, 65535u)) in matmul_sum.comp
+// fails the second, the partials' index in 24 bits ((k u_n + i) & 0xffffffu) the first.
+TEST(Matmul, SplitKSumNearTheSsboLimitAndPastTheLoopLimitOnGpus) {
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: the sum's forms at small sizes)";
+  GLT_RNG(rng);
+  {
+    ScopedSettings s;
+    s->matmul_kernel = detail::MatmulKernelSetting::tile64, s->matmul_split = 2;
+    const std::int64_t M = 4097, K = 32, N = 4095;
+    ASSERT_LE(2 * M * N * 4, std::int64_t{128} << 20);
+    ASSERT_GT(2 * M * N, std::int64_t{1} << 24);  // partials past element 2^24
+    check_split_sum_forms(rng, M, K, N, -0.5, 1.5);
+  }
+  {
+    ScopedSettings s;
+    s->matmul_kernel = detail::MatmulKernelSetting::tile64, s->matmul_split = 65540;
+    check_split_sum_forms(rng, 5, 16 * 65540, 3, 0.5, -2.0);
+  }
+}
+
 // The result written in column groups (conv2d's NCHW: detail::matmul_split_columns) by the warp
 // kernel's 64-row form, as a GPU plans it for 128 to 255 whole 64 x 128 tiles over K >= 256 (cnn30;
 // PlanMatmul.WarpForShortKColumnGroups): groups that straddle the 128-column tiles (the CNN's

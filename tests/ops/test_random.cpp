@@ -245,16 +245,15 @@ TEST(Random, DropoutBackwardDrawsTheForwardsMask) {
   EXPECT_EQ(dropout(zeros(device(), {5}, DType::i32), p, g).dtype(), DType::f32);
 }
 
-// The backward at a device offset and a generator offset together (the forward's draw at
-// gen offset 2 + (v << 32)): the backward must redraw with both, not the device's value alone
-// (DropoutBackwardDrawsTheForwardsMask's device-offset case has the generator at offset 0).
-TEST(Random, DropoutBackwardKeepsTheGeneratorsOffsetWithADeviceOffset) {
-  GLT_RNG(rng);
+// dropout forward and backward over n elements at a device offset v and the generator's offset 2
+// together (the forward's draw at gen offset 2 + (v << 32)), against float64 from the host Philox:
+// the backward must redraw with both, not the device's value alone. Fresh random inputs,
+// gradients and v (seed printed on failure).
+static void expect_dropout_both_offsets(std::mt19937_64& rng, std::int64_t n) {
   const std::uint64_t seed = rng();
   const std::array<std::uint32_t, 2> key = {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
   const double p = 0.5;
   const float keep = 1.0f - static_cast<float>(p);
-  const std::int64_t n = 4097;
   const auto xs = uniform(rng, static_cast<std::size_t>(n), 0.5f, 2.0f);
   const auto gs = uniform(rng, static_cast<std::size_t>(n), -2.0f, 2.0f);
   Tensor x = Tensor::from_host(device(), xs, {n});
@@ -268,13 +267,46 @@ TEST(Random, DropoutBackwardKeepsTheGeneratorsOffsetWithADeviceOffset) {
   add_(off, 3.0);
   backward(y, Tensor::from_host(device(), gs, {n}));
   const std::vector<float> yv = y.to_vector(), gx = grad(x).to_vector();
+  ASSERT_EQ(yv.size(), xs.size());
+  ASSERT_EQ(gx.size(), xs.size());
   const std::uint64_t o = (static_cast<std::uint64_t>(v) << 32) + 2;
+  std::size_t kept = 0;
   for (std::size_t e = 0; e < xs.size(); ++e) {
     const auto r = philox_host(
         {static_cast<std::uint32_t>(e), 0, static_cast<std::uint32_t>(o), static_cast<std::uint32_t>(o >> 32)}, key);
     const bool k = ((r[0] >> 8) + 1.0) / 16777216.0 <= keep;
+    kept += k;
     const double wy = k ? static_cast<double>(xs[e]) / keep : 0.0, wg = k ? static_cast<double>(gs[e]) / keep : 0.0;
-    ASSERT_NEAR(yv[e], wy, 1e-6 * std::abs(wy)) << "forward, element " << e << ", v = " << v;
-    ASSERT_NEAR(gx[e], wg, 1e-6 * std::abs(wg)) << "backward, element " << e << ", v = " << v;
+    ASSERT_NEAR(yv[e], wy, 1e-6 * std::abs(wy)) << "forward, element " << e << " of " << n << ", v = " << v;
+    ASSERT_NEAR(gx[e], wg, 1e-6 * std::abs(wg)) << "backward, element " << e << " of " << n << ", v = " << v;
   }
+  const double m = static_cast<double>(n);
+  EXPECT_NEAR(kept / m, keep, 6 * std::sqrt(p * (1 - p) / m) + 1e-9) << n;
+}
+
+TEST(Random, DropoutBackwardKeepsTheGeneratorsOffsetWithADeviceOffset) {
+  GLT_RNG(rng);
+  expect_dropout_both_offsets(rng, 4097);
+}
+
+// The same over grids split into dispatches of at most 3 workgroups a dimension (any device):
+// each dispatch's elements from its group base. Sabotage: random.comp's element index
+// gl_GlobalInvocationID.x (without the group base and the grid's rows) fails it.
+TEST(Random, DropoutGridsSplitUnderALoweredDispatchLimit) {
+  GLT_RNG(rng);
+  ScopedDispatchLimit limit(3);
+  for (std::int64_t n : {1, 4099}) expect_dropout_both_offsets(rng, n);
+}
+
+// Near the 128 MiB that llvmpipe's SSBOs allow (GPUs allow more): 33554400 float32 values (128
+// bytes under 128 MiB; 131072 workgroups of 256: one row on the H100, whose grids take more than
+// 65535 workgroups along x, two rows where a device allows 65535), forward and backward. GPUs only
+// (llvmpipe: the grid's split at small sizes above). Sabotage (H100): Philox's counter from the
+// element's low 24 bits (e & 0xffffffu) in random.comp fails it; the element index from
+// gl_GlobalInvocationID.x passes it there (one row) and fails GridsSplitUnderALoweredDispatchLimit.
+TEST(Random, DropoutNearTheSsboLimitOnGpus) {
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: the lowered-limit tests)";
+  GLT_RNG(rng);
+  const std::int64_t n = (std::int64_t{128} << 20) / 4 - 32;
+  expect_dropout_both_offsets(rng, n);
 }
