@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "gl_log.hpp"
 #include "runtime/cuda_memory.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -233,40 +234,6 @@ TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
   }
 }
 
-// The library's glMemoryBarrier and glCopyBufferSubData calls, logged while gl_log is set: this
-// program's definitions interpose on libGLESv2's (the executable's symbols come first in the
-// lookup of libgltensor's imports) and go on to them (dlsym RTLD_NEXT). A read-back's barrier and
-// copy can then be checked in their order, which no value can show on llvmpipe (it runs copies
-// in order).
-namespace {
-
-struct GlCall {
-  char what;  // 'b': glMemoryBarrier, 'c': glCopyBufferSubData
-  GLbitfield bits;
-};
-std::vector<GlCall>* gl_log = nullptr;
-
-template <typename Fn>
-Fn next_gl(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
-
-}  // namespace
-
-extern "C" {
-GL_APICALL void GL_APIENTRY glMemoryBarrier(GLbitfield barriers) {
-  static const auto real = next_gl<void (*)(GLbitfield)>("glMemoryBarrier");
-  if (gl_log) gl_log->push_back({'b', barriers});
-  real(barriers);
-}
-GL_APICALL void GL_APIENTRY glCopyBufferSubData(GLenum read_target, GLenum write_target, GLintptr read_offset,
-                                                GLintptr write_offset, GLsizeiptr size) {
-  static const auto real = next_gl<void (*)(GLenum, GLenum, GLintptr, GLintptr, GLsizeiptr)>("glCopyBufferSubData");
-  if (gl_log) gl_log->push_back({'c', 0});
-  real(read_target, write_target, read_offset, write_offset, size);
-}
-}
-
 // A read of a tensor written in the current batch gets one barrier, GL_ALL_BARRIER_BITS (with
 // GL_BUFFER_UPDATE_BARRIER_BIT, which a copy after shader writes needs), before its copy, even
 // where a later dispatch's hazard barrier (storage and uniform bits) made the queue forget the
@@ -295,9 +262,7 @@ TEST(Pool, ReadBackOfAWriteTheQueueForgotGetsABarrier) {
     const std::vector<float> got = y.to_vector();
     gl_log = nullptr;
     EXPECT_EQ(q.barriers() - b0, 1u);
-    std::string order;
-    for (const GlCall& e : log) order += e.what;
-    EXPECT_EQ(order, "bc") << "a barrier, then the copy, and no barrier after it";
+    EXPECT_EQ(gl_order(log), "bc") << "a barrier, then the copy, and no barrier after it";
     if (!log.empty() && log[0].what == 'b') {
       EXPECT_EQ(log[0].bits, static_cast<GLbitfield>(GL_ALL_BARRIER_BITS));
     }
