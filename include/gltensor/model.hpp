@@ -125,7 +125,9 @@ class Model {
   /// whose shapes have a recording (on one device) are replayed together
   /// (Recording::replay_together: their dispatches interleaved under shared memory barriers, so
   /// that the GPU runs them side by side; the OCR recognizer's batches of several widths); the
-  /// others run as run() would, in order. last_run() is the last entry's. Throws as run() does
+  /// others run as run() would, in order. last_run() is the last entry's (a replayed entry's
+  /// dispatches and barriers: its recording's, as a replay alone issues them; an empty `inputs`
+  /// runs nothing and leaves last_run() as it was). Throws as run() does
   /// (entries before the failing one may have run).
   std::vector<std::map<std::string, Tensor>> run_many(const std::vector<std::map<std::string, Tensor>>& inputs) const;
 

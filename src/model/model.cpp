@@ -365,7 +365,7 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
   }
   Replayed& r = *it;
   if (r.state == Replayed::captured) {
-    prepare_replay(ds, r, given, host_outputs);
+    prepare_replay(ds, it, given, host_outputs);
     detail::RecordingAccess::replay(r.rec, r.rebinds);
     rs.stats = r.stats;
     return r.outputs;
@@ -391,23 +391,21 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
   return r.outputs;
 }
 
-DeviceState::Replayed* Model::Impl::captured_for(DeviceState& ds, const std::vector<Tensor>& given) {
-  for (auto& r : ds.replays) {
-    if (r.state != DeviceState::Replayed::captured || r.shapes.size() != given.size()) continue;
+std::list<DeviceState::Replayed>::iterator Model::Impl::captured_for(DeviceState& ds,
+                                                                     const std::vector<Tensor>& given) {
+  for (auto it = ds.replays.begin(); it != ds.replays.end(); ++it) {
+    if (it->state != DeviceState::Replayed::captured || it->shapes.size() != given.size()) continue;
     bool same = true;
-    for (std::size_t k = 0; same && k < given.size(); ++k) same = r.shapes[k] == given[k].shape();
-    if (same) return &r;
+    for (std::size_t k = 0; same && k < given.size(); ++k) same = it->shapes[k] == given[k].shape();
+    if (same) return it;
   }
-  return nullptr;
+  return ds.replays.end();
 }
 
-void Model::Impl::prepare_replay(DeviceState& ds, DeviceState::Replayed& r, const std::vector<Tensor>& given,
-                                 bool host_outputs) const {
-  for (auto it = ds.replays.begin(); it != ds.replays.end(); ++it)
-    if (&*it == &r) {
-      ds.replays.splice(ds.replays.end(), ds.replays, it);  // now the most recently run
-      break;
-    }
+void Model::Impl::prepare_replay(DeviceState& ds, std::list<DeviceState::Replayed>::iterator it,
+                                 const std::vector<Tensor>& given, bool host_outputs) const {
+  ds.replays.splice(ds.replays.end(), ds.replays, it);  // now the most recently run (it stays valid)
+  DeviceState::Replayed& r = *it;
   detail::Capture& c = *detail::RecordingAccess::capture(r.rec);
   if (host_outputs && !r.outputs_on_host) {  // captured by a run() on tensors
     outputs_to_host(ds.dev, c, r.outputs);
@@ -433,6 +431,7 @@ std::vector<std::map<std::string, Tensor>> Model::run_many(
 std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
     const std::vector<std::map<std::string, Tensor>>& inputs) const {
   using Replayed = DeviceState::Replayed;
+  if (inputs.empty()) return {};  // no run: last_run() stays the previous run's
   std::vector<std::map<std::string, Tensor>> out(inputs.size());
   std::vector<const Replayed*> from(inputs.size(), nullptr);  // the recording whose outputs out[i] are
   std::vector<Replayed*> group;
@@ -468,7 +467,8 @@ std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
       }
     const std::vector<Tensor> given = check_inputs(inputs[i], dev);
     DeviceState& ds = state_for(dev);
-    Replayed* r = captured_for(ds, given);
+    const auto found = captured_for(ds, given);
+    Replayed* r = found == ds.replays.end() ? nullptr : &*found;
     if (!r || std::find(group.begin(), group.end(), r) != group.end() || group_ds != &ds) replay_group();
     group_ds = &ds;  // a group's recordings are of one device
     // Earlier outputs (of a capture or a replay of r) that this entry's replay of r overwrites:
@@ -479,10 +479,14 @@ std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
         from[j] = nullptr;
       }
     if (r) {
-      prepare_replay(ds, *r, given, false);
+      prepare_replay(ds, found, given, false);
       group.push_back(r);
       members.push_back(i);
+      // The captured run's byte counts; its dispatches and barriers are the recording's (those
+      // of a replay alone: replayed together, the group's steps share their barriers).
       last_stats = r->stats;
+      last_stats.dispatches = r->rec.dispatches();
+      last_stats.barriers = r->rec.barriers();
       continue;
     }
     RunState rs;

@@ -104,11 +104,12 @@ struct Model::Impl {
                                     bool host_outputs) const;
   std::map<std::string, Tensor> run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs,
                                              bool host_outputs) const;
-  // The recording of these input shapes if it is captured (replayable), else null.
-  static DeviceState::Replayed* captured_for(DeviceState& ds, const std::vector<Tensor>& given);
-  // Before replaying r: r made the most recently run, its outputs moved for run_host, the
-  // inputs rebound in r.rebinds or copied into the captured ones.
-  void prepare_replay(DeviceState& ds, DeviceState::Replayed& r, const std::vector<Tensor>& given,
+  // The recording of these input shapes if it is captured (replayable), else ds.replays.end().
+  static std::list<DeviceState::Replayed>::iterator captured_for(DeviceState& ds, const std::vector<Tensor>& given);
+  // Before replaying *r (an entry of ds.replays, found by the caller): it is made the most
+  // recently run, its outputs moved for run_host, the inputs rebound in r->rebinds or copied into
+  // the captured ones.
+  void prepare_replay(DeviceState& ds, std::list<DeviceState::Replayed>::iterator r, const std::vector<Tensor>& given,
                       bool host_outputs) const;
   std::vector<std::map<std::string, Tensor>> run_many(const std::vector<std::map<std::string, Tensor>>& inputs) const;
   void exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, RunState& rs) const;

@@ -78,7 +78,9 @@ bool Capture::move_storage(Storage& s, Pool::Block to) {
   auto h = std::find_if(held.begin(), held.end(), [&](const Held& x) { return x.raw == &s; });
   if (h == held.end()) return false;
   const GLuint from = s.buffer();
-  dev->queue().barrier_for_host(from);
+  // The captured dispatches' writes ran in the batch being recorded, and a later dispatch's
+  // barrier may have cleared the hazard sets' record of this one (barrier_for_host would miss it).
+  dev->queue().barrier_for_copy();
   copy_buffer(*dev, from, 0, to.buffer, 0, s.nbytes);
   const auto rename = [&](GLuint& b) {
     if (b == from) b = to.buffer;

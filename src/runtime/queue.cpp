@@ -2,6 +2,7 @@
 #include "runtime/queue.hpp"
 
 #include <chrono>
+#include <ranges>
 #include <unordered_map>
 
 #include "runtime/capture.hpp"
@@ -36,6 +37,8 @@ void Queue::barrier(GLbitfield bits) {
   if (bits == 0) return;
   glMemoryBarrier(bits);
   ++barriers_;
+  last_bits_ = bits;
+  if (bits == GL_ALL_BARRIER_BITS) full_barrier_at_ = dispatches_;
   if (bits & GL_SHADER_STORAGE_BARRIER_BIT) {
     written_since_barrier_.clear();
     read_since_barrier_.clear();
@@ -46,19 +49,49 @@ void Queue::barrier(GLbitfield bits) {
   }
 }
 
+template <class Ssbos, class Blocks, class Textures>
+GLbitfield Queue::hazards(const Ssbos& ssbos, const Blocks& blocks, const Textures& textures) const {
+  GLbitfield bits = 0;
+  for (const Operand u : ssbos)
+    if (written_since_barrier_.count(u.name) || (u.write && read_since_barrier_.count(u.name))) bits |= kBufferBits;
+  for (const GLuint b : blocks)
+    if (written_since_barrier_.count(b)) bits |= kBufferBits;
+  for (const Operand t : textures)
+    if (images_written_.count(t.name) || (t.write && textures_read_.count(t.name))) bits |= kTextureBits;
+  return bits;
+}
+
+template <class Ssbos, class Blocks, class Textures>
+void Queue::note(const Ssbos& ssbos, const Blocks& blocks, const Textures& textures) {
+  for (const GLuint b : blocks) read_since_barrier_.insert(b);
+  for (const Operand t : textures) (t.write ? images_written_ : textures_read_).insert(t.name);
+  for (const Operand u : ssbos) (u.write ? written_since_barrier_ : read_since_barrier_).insert(u.name);
+}
+
+namespace {
+
+// The common views of a live dispatch's operands (Queue::hazards, Queue::note).
+auto ssbo_view(std::span<const BufferUse> uses) {
+  return uses | std::views::transform([](const BufferUse& u) { return Queue::Operand{u.storage->buffer(), u.write}; });
+}
+auto block_view(std::span<const BlockUse> blocks) {
+  return blocks | std::views::transform([](const BlockUse& u) { return u.storage->buffer(); });
+}
+auto texture_view(std::span<const TextureUse> textures) {
+  return textures | std::views::transform([](const TextureUse& t) { return Queue::Operand{t.texture, t.image}; });
+}
+
+}  // namespace
+
 void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz,
                      std::span<const BufferUse> uses, std::span<const BlockUse> blocks,
                      std::span<const TextureUse> textures) {
   if (gx == 0 || gy == 0 || gz == 0) return;
+  const auto ssbos = ssbo_view(uses);
+  const auto block_buffers = block_view(blocks);
+  const auto texs = texture_view(textures);
   GLbitfield bits = settings().full_barriers && dispatches_ > 0 ? kBufferBits | kTextureBits : 0;
-  for (const auto& u : uses) {
-    const GLuint b = u.storage->buffer();
-    if (written_since_barrier_.count(b) || (u.write && read_since_barrier_.count(b))) bits |= kBufferBits;
-  }
-  for (const auto& u : blocks)
-    if (written_since_barrier_.count(u.storage->buffer())) bits |= kBufferBits;
-  for (const auto& t : textures)
-    if (images_written_.count(t.texture) || (t.image && textures_read_.count(t.texture))) bits |= kTextureBits;
+  bits |= hazards(ssbos, block_buffers, texs);
   barrier(bits);
   if (capture_) capture_->dispatch(bits, p, gx, gy, gz, uses, blocks, textures);
   dev_.gl().use_program(p.id);
@@ -74,20 +107,11 @@ void Queue::dispatch(const Program& p, std::uint32_t gx, std::uint32_t gy, std::
   }
   glDispatchCompute(gx, gy, gz);
   ++dispatches_;
-  for (const auto& u : blocks) {
-    read_since_barrier_.insert(u.storage->buffer());
-    u.storage->use_batch = batch_;
-  }
-  for (const auto& t : textures) (t.image ? images_written_ : textures_read_).insert(t.texture);
+  note(ssbos, block_buffers, texs);
+  for (const auto& u : blocks) u.storage->use_batch = batch_;
   for (const auto& u : uses) {
-    const GLuint b = u.storage->buffer();
     u.storage->use_batch = batch_;
-    if (u.write) {
-      written_since_barrier_.insert(b);
-      u.storage->write_batch = batch_;
-    } else {
-      read_since_barrier_.insert(b);
-    }
+    if (u.write) u.storage->write_batch = batch_;
   }
 #ifndef NDEBUG
   if (!dev_.adopted()) dev_.check_gl("dispatch");  // an adopted context's error flags are the application's
@@ -140,21 +164,24 @@ bool independent(std::span<const Capture* const> cs, std::span<const std::vector
 
 void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
   const auto name = [&](GLuint b) { return rebound(rebinds, b); };
-  // Hazards with the work before the replay (the captured barriers cover those within it).
-  GLbitfield bits = 0;
-  for (const auto& [captured, w] : c.buffers) {
-    const GLuint b = name(captured);
-    if (written_since_barrier_.count(b) || (w && read_since_barrier_.count(b))) bits |= kBufferBits;
-  }
-  for (const auto& [t, image] : c.all_textures)
-    if (images_written_.count(t) || (image && textures_read_.count(t))) bits |= kTextureBits;
-  barrier(bits);
+  // Hazards with the work before the replay (the captured barriers cover those within it): every
+  // buffer a step touches as an SSBO of its access (a uniform block's as one read), every texture.
+  const auto operand = [](const std::pair<GLuint, bool>& u) { return Operand{u.first, u.second}; };
+  barrier(hazards(c.buffers | std::views::transform([&](const std::pair<GLuint, bool>& u) {
+                    return Operand{name(u.first), u.second};
+                  }),
+                  std::span<const GLuint>{}, c.all_textures | std::views::transform(operand)));
+  bool first = true;
   for (const auto& s : c.steps) {
     if (!s.program) {  // a batch end of the capture: its barrier and a fence
       flush();
       continue;
     }
-    barrier(s.barrier);
+    // The first dispatch's captured barrier was for work before the capture (a model's copy of
+    // its inputs): the hazards with the work before this replay are the barrier above. Issued
+    // anyway, it cost a replayed model run a barrier between from_host's copy and its kernel.
+    if (!first || settings().full_barriers) barrier(s.barrier);
+    first = false;
     const Program& p = *s.program;
     dev_.gl().use_program(p.id);
     for (std::uint32_t i = s.ssbo_begin; i < s.ssbo_end; ++i)
@@ -200,48 +227,45 @@ void Queue::replay_together(std::span<const Capture* const> cs, std::span<const 
   }
   std::vector<std::size_t> next(cs.size(), 0);
   std::unordered_map<const Program*, std::size_t> owners;  // the capture of a program's last dispatch
+  // Step `s` of capture i's operands as the hazard rules see them (its buffers as rebound).
+  const auto ssbos_of = [&](std::size_t i, const Capture::Step& s) {
+    return std::views::iota(s.ssbo_begin, s.ssbo_end) | std::views::transform([&, i](std::uint32_t k) {
+             return Operand{rebound(rebinds_of(i), cs[i]->ssbos[k].buffer), cs[i]->ssbos[k].write};
+           });
+  };
+  const auto blocks_of = [&](std::size_t i, const Capture::Step& s) {
+    return std::views::iota(s.block_begin, s.block_end) |
+           std::views::transform([&, i](std::uint32_t k) { return rebound(rebinds_of(i), cs[i]->blocks[k].buffer); });
+  };
+  const auto textures_of = [&](std::size_t i, const Capture::Step& s) {
+    return std::views::iota(s.texture_begin, s.texture_end) | std::views::transform([&, i](std::uint32_t k) {
+             return Operand{cs[i]->textures[k].texture, cs[i]->textures[k].image};
+           });
+  };
   // The barrier bits step `s` of capture i needs after what was issued since the last barrier.
   const auto needs = [&](std::size_t i, const Capture::Step& s) {
-    const Capture& c = *cs[i];
-    GLbitfield bits = 0;
-    for (std::uint32_t k = s.ssbo_begin; k < s.ssbo_end; ++k) {
-      const GLuint b = rebound(rebinds_of(i), c.ssbos[k].buffer);
-      if (written_since_barrier_.count(b) || (c.ssbos[k].write && read_since_barrier_.count(b))) bits |= kBufferBits;
-    }
-    for (std::uint32_t k = s.block_begin; k < s.block_end; ++k)
-      if (written_since_barrier_.count(rebound(rebinds_of(i), c.blocks[k].buffer))) bits |= kBufferBits;
-    for (std::uint32_t k = s.texture_begin; k < s.texture_end; ++k) {
-      const TextureUse& t = c.textures[k];
-      if (images_written_.count(t.texture) || (t.image && textures_read_.count(t.texture))) bits |= kTextureBits;
-    }
-    return bits;
+    return hazards(ssbos_of(i, s), blocks_of(i, s), textures_of(i, s));
   };
   const auto issue = [&](std::size_t i, const Capture::Step& s) {
     const Capture& c = *cs[i];
     const Program& p = *s.program;
     dev_.gl().use_program(p.id);
-    for (std::uint32_t k = s.ssbo_begin; k < s.ssbo_end; ++k) {
-      const GLuint b = rebound(rebinds_of(i), c.ssbos[k].buffer);
-      dev_.gl().bind_ssbo(k - s.ssbo_begin, b);
-      (c.ssbos[k].write ? written_since_barrier_ : read_since_barrier_).insert(b);
-    }
+    for (std::uint32_t k = s.ssbo_begin; k < s.ssbo_end; ++k)
+      dev_.gl().bind_ssbo(k - s.ssbo_begin, rebound(rebinds_of(i), c.ssbos[k].buffer));
     for (std::uint32_t k = s.block_begin; k < s.block_end; ++k) {
       const auto& u = c.blocks[k];
-      const GLuint b = rebound(rebinds_of(i), u.buffer);
-      dev_.gl().bind_ubo(u.binding, b, u.offset, u.size);
-      read_since_barrier_.insert(b);
+      dev_.gl().bind_ubo(u.binding, rebound(rebinds_of(i), u.buffer), u.offset, u.size);
     }
     for (std::uint32_t k = s.texture_begin; k < s.texture_end; ++k) {
       const TextureUse& t = c.textures[k];
       if (t.image) {
         dev_.gl().bind_image(t.unit, t.texture, t.level, t.access, t.format);
-        images_written_.insert(t.texture);
       } else {
         dev_.gl().bind_texture_2d(t.unit, t.texture);
         dev_.gl().bind_sampler(t.unit, t.sampler);
-        textures_read_.insert(t.texture);
       }
     }
+    note(ssbos_of(i, s), blocks_of(i, s), textures_of(i, s));
     // The capture's reduced uniforms assume the program's values are those of its previous
     // dispatch in that capture: where another capture's dispatch of the program came between,
     // every value the program held at capture (unchanged values make no GL call).
@@ -299,8 +323,9 @@ void Queue::flush(bool submit) {
   if (fences_.size() >= kRetireAfter) poll();
   if (capture_) capture_->flush();
   // Make this batch's shader writes visible to whatever follows: later dispatches, copies and
-  // mapped reads of the host.
-  barrier(GL_ALL_BARRIER_BITS);
+  // mapped reads of the host (already so where a full barrier followed the last dispatch: a
+  // read-back's barrier_for_copy before its copy).
+  if (dispatches_ != full_barrier_at_) barrier(GL_ALL_BARRIER_BITS);
   GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   if (submit) glFlush();
   fences_.emplace_back(batch_, fence);

@@ -66,6 +66,12 @@ class Queue {
   static constexpr GLbitfield kBufferBits = GL_SHADER_STORAGE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT;
   static constexpr GLbitfield kTextureBits = GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT;
 
+  /// A dispatch's operand as the hazard rules see it: a buffer or texture name, and whether the
+  /// dispatch writes it (an SSBO written, a texture bound to an image unit).
+  struct Operand {
+    GLuint name;
+    bool write;
+  };
   explicit Queue(DeviceImpl& dev) : dev_(dev) {}
   /// Records a dispatch of `p` (uniforms already set). uses[i] is bound at binding i. Only the
   /// launch layer (launch.hpp) calls this.
@@ -87,7 +93,18 @@ class Queue {
   void barrier_unlaunched(GLbitfield bits) { barrier(bits); }
   /// A barrier before host-side access (upload, copy, map) to a buffer a shader touched.
   void barrier_for_host(GLuint buffer);
-  /// Ends the current batch with a barrier and a fence and submits it (glFlush); does not wait.
+  /// Before a copy from (glCopyBufferSubData) or a map of a buffer that a dispatch recorded since
+  /// the last batch end may have written, whether or not the hazard sets still hold that write
+  /// (a dispatch's barrier clears them, and it has no GL_BUFFER_UPDATE_BARRIER_BIT, which the
+  /// OpenGL ES 3.1 table of glMemoryBarrier names for buffer commands and mapped reads after
+  /// shader writes): the batch end's barrier, GL_ALL_BARRIER_BITS, unless one was issued after
+  /// the last dispatch. flush() issues none of its own while no dispatch follows it, so a
+  /// read-back's copy and its batch end cost one barrier (read_to_host).
+  void barrier_for_copy() {
+    if (dispatches_ != full_barrier_at_) barrier(GL_ALL_BARRIER_BITS);
+  }
+  /// Ends the current batch with a barrier (GL_ALL_BARRIER_BITS; none where one already followed
+  /// the last dispatch) and a fence and submits it (glFlush); does not wait.
   /// submit = false leaves the submission to the caller's next wait (glClientWaitSync with
   /// GL_SYNC_FLUSH_COMMANDS_BIT), so that work it queues behind the batch (a read-back's copy)
   /// goes to the GPU in the same submission.
@@ -110,6 +127,7 @@ class Queue {
   std::uint64_t last_submitted() const { return fences_.empty() ? completed_ : fences_.back().first; }
   std::uint64_t dispatches() const { return dispatches_; }
   std::uint64_t barriers() const { return barriers_; }
+  GLbitfield last_barrier_bits() const { return last_bits_; }  ///< the bits of the last barrier (0 if none)
   void set_auto_flush(std::size_t n) { auto_flush_ = n; }
 
   /// The capture in progress (gltensor::Recording::capture; capture.hpp), or null: it sees every
@@ -132,6 +150,16 @@ class Queue {
 
  private:
   void barrier(GLbitfield bits);
+  /// The hazard rules, one place for dispatch(), replay() and replay_together() (live operands
+  /// or captured ones, each a range of Operand; uniform blocks a range of buffer names, read):
+  /// the barrier bits the operands need after what was issued since the last barrier covering
+  /// it (an SSBO or uniform block written since, an SSBO it writes read since; a texture written
+  /// through an image unit since, one it writes through an image unit sampled since).
+  template <class Ssbos, class Blocks, class Textures>
+  GLbitfield hazards(const Ssbos& ssbos, const Blocks& blocks, const Textures& textures) const;
+  /// Records the operands of a dispatch just issued in the hazard sets.
+  template <class Ssbos, class Blocks, class Textures>
+  void note(const Ssbos& ssbos, const Blocks& blocks, const Textures& textures);
   static constexpr std::size_t kRetireAfter = 16;  // submitted batches before flush() polls
   DeviceImpl& dev_;
   std::uint64_t batch_ = 1;
@@ -154,6 +182,8 @@ class Queue {
   // Texture names written through image units / sampled since the last barrier covering them.
   BufferSet images_written_, textures_read_;
   std::uint64_t dispatches_ = 0, barriers_ = 0;
+  std::uint64_t full_barrier_at_ = 0;  // dispatches_ at the last GL_ALL_BARRIER_BITS barrier
+  GLbitfield last_bits_ = 0;
   Capture* capture_ = nullptr;
 };
 

@@ -13,13 +13,12 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
   Queue& q = dev.queue();
   if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
     if (const Capture* c = q.capture()) c->host_read("to_host");
-    // A full barrier before the copy, always (as the batch's end gave the copy before): the
-    // queue's hazard sets forget a written buffer at the next dispatch barrier (storage and
-    // uniform bits only), and glCopyBufferSubData sees shader writes only after
-    // GL_BUFFER_UPDATE_BARRIER_BIT (review15).
-    q.barrier_unlaunched(GL_ALL_BARRIER_BITS);
+    // The batch end's barrier before the copy, whether or not the queue's hazard sets still hold
+    // the write (they forget it at the next dispatch barrier, which has no
+    // GL_BUFFER_UPDATE_BARRIER_BIT: review15); the batch end after the copy then adds none.
+    q.barrier_for_copy();
     if (mapped_read_begin(dev, src.buffer(), offset, bytes)) {
-      q.flush(false);  // its barrier and fence follow the copy
+      q.flush(false);  // its fence follows the copy
       if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
       q.wait_batch(src.write_batch);
       mapped_read_end(dev, bytes, dst);

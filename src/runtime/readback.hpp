@@ -14,8 +14,9 @@ struct Storage;
 /// Bytes [offset, offset + bytes) of `src` -> host after every dispatch recorded so far that writes
 /// it (a public read: to_host), waiting for them. Where it was written in the batch being recorded
 /// and the device has the mapped read buffer (host_staging.hpp), the copy goes behind the batch's
-/// dispatches and the batch's fence behind the copy: one fence, one wait, one submission; else the
-/// batch is ended, then Storage::download, then a wait for the writers' batch.
+/// dispatches and the batch's fence behind the copy: one barrier (Queue::barrier_for_copy), one
+/// fence, one wait, one submission; else the batch is ended (its barrier the same one), then
+/// Storage::download, then a wait for the writers' batch.
 void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst);
 
 class Readback {

@@ -7,6 +7,7 @@
 // mapped buffers: every transfer a copy) and GLTENSOR_HOST_IO=copy.
 #include <cstring>
 
+#include "gl_log.hpp"
 #include "gltensor/gltensor.hpp"
 #include "onnx_builder.hpp"
 #include "runtime/settings.hpp"
@@ -142,6 +143,47 @@ TEST(ModelHostIo, OutputsReadByLaterNodesAndOutputsThatAreInputs) {
       auto t = model.run({{"a", Tensor::from_host(dev, c, {3, 7})}, {"b", Tensor::from_host(dev, b, {3, 7})}});
       EXPECT_TRUE(close(t.at("ya").to_vector(), to_double(c), 0, 0));
     }
+  }
+}
+
+// The captured run of run_host moves each output into a host-visible buffer by a copy
+// (Capture::move_storage): every copy follows a barrier with GL_BUFFER_UPDATE_BARRIER_BIT after
+// the last dispatch, also for y1, whose write a later dispatch's barrier (y2's read of t) cleared
+// from the queue's hazard sets. llvmpipe runs copies in order, so the GL calls' order is the check
+// (tests/gl_log.hpp); the values too. Sabotage: move_storage's barrier_for_host (before this
+// test): y1's copy unbarriered.
+TEST(ModelHostIo, CapturedOutputsMovedAfterABarrier) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  if (!direct(dev)) GTEST_SKIP() << "no host-visible buffers here";
+  B m(13);
+  m.input("a", {4, 8}).output("y1", {4, 8}).output("y2", {4, 8});
+  const auto w1 = uniform(rng, 64), w2 = uniform(rng, 64);
+  m.init("w1", {8, 8}, w1).init("w2", {8, 8}, w2);
+  m.node("MatMul", {"a", "w1"}, {"y1"});
+  m.node("MatMul", {"a", "w2"}, {"t"});
+  m.node("Softmax", {"t"}, {"y2"});
+  const std::string path = m.save("host_io_moved_outputs");
+  Model model = load_model(path, true);
+  for (int run = 0; run < 3; ++run) {  // the warm-up, the captured run, a replay
+    SCOPED_TRACE("run " + std::to_string(run));
+    const auto a = uniform(rng, 32);
+    std::vector<GlCall> log;
+    gl_log = &log;
+    const auto out = model.run_host(dev, {{"a", host_input(a, {4, 8})}});
+    gl_log = nullptr;
+    if (run == 1) {
+      EXPECT_NE(gl_order(log).find('c'), std::string::npos) << "the outputs moved by copies";
+      EXPECT_TRUE(copies_see_dispatch_writes(log)) << gl_order(log);
+    }
+    std::vector<double> y1(32);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 8; ++j) {
+        double acc = 0;
+        for (int k = 0; k < 8; ++k) acc += static_cast<double>(a[i * 8 + k]) * w1[k * 8 + j];
+        y1[i * 8 + j] = acc;
+      }
+    EXPECT_TRUE(close(floats(out.at("y1")), y1, 1e-5, 1e-5));
   }
 }
 

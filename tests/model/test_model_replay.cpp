@@ -167,3 +167,95 @@ TEST(ModelReplay, RunManyEqualsTheRunsInTurn) {
     }
   }
 }
+
+// Model::run_many of no entries runs nothing and leaves last_run() as the previous run left it
+// (it reset it to an empty RunStats before), plain or replayed; one entry after it sets it again,
+// with the dispatches of run() (a replayed entry's dispatches and barriers were 0 before). Sabotage: the
+// early return dropped: 0 dispatches.
+TEST(ModelReplay, RunManyOfNothingLeavesLastRun) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  Device& dev = device();
+  for (bool replay : {false, true}) {
+    SCOPED_TRACE(replay ? "replayed" : "plain");
+    Model m = load_model(g.path, replay, 2);
+    const std::int64_t rows = 5;
+    const std::map<std::string, Tensor> in = {
+        {"x", Tensor::from_host(dev, uniform(rng, rows * ThreeGemm::W), {1, rows, ThreeGemm::W})}};
+    for (int i = 0; i < 3; ++i) m.run(in);  // replayed: the warm-up, the capture, a replay
+    const RunStats before = m.last_run();
+    ASSERT_GT(before.dispatches, 0u);
+    const auto d0 = dev.dispatch_count();
+    EXPECT_TRUE(m.run_many({}).empty());
+    EXPECT_EQ(dev.dispatch_count(), d0);
+    const RunStats after = m.last_run();
+    EXPECT_EQ(after.dispatches, before.dispatches);
+    EXPECT_EQ(after.barriers, before.barriers);
+    EXPECT_EQ(after.peak_bytes, before.peak_bytes);
+    EXPECT_EQ(m.run_many({in}).size(), 1u);
+    EXPECT_EQ(m.last_run().dispatches, before.dispatches);
+    EXPECT_GT(m.last_run().barriers, 0u);  // the recording's (a replay may add one before its first step)
+  }
+}
+
+// A replay makes its recording the most recently run (run() and run_many() alike): with two
+// recordings kept, shapes A and B captured, then A replayed, a new shape C drops B's recording, not
+// A's, so A replays again (no buffer taken from the pool) and B runs as a warm-up (it takes its
+// intermediates). Sabotage: prepare_replay without its splice: A's recording goes, A takes buffers.
+TEST(ModelReplay, AReplayKeepsItsRecordingLongest) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  Device& dev = device();
+  const auto input = [&](std::int64_t rows) {
+    return std::map<std::string, Tensor>{
+        {"x", Tensor::from_host(dev, uniform(rng, rows * ThreeGemm::W), {1, rows, ThreeGemm::W})}};
+  };
+  const auto acquired_by = [&](const Model& m, const std::map<std::string, Tensor>& in, bool many) {
+    dev.synchronize();
+    const auto p0 = dev.pool_stats();
+    if (many) {
+      m.run_many({in});
+    } else {
+      m.run(in);
+    }
+    const auto p1 = dev.pool_stats();
+    return (p1.hits + p1.misses) - (p0.hits + p0.misses);
+  };
+  for (bool many : {false, true}) {
+    SCOPED_TRACE(many ? "run_many" : "run");
+    Model m = load_model(g.path, true, 2);
+    const auto a = input(34), b = input(5), c = input(1);
+    for (int i = 0; i < 2; ++i) m.run(a);  // warm-up, capture
+    for (int i = 0; i < 2; ++i) m.run(b);
+    EXPECT_EQ(acquired_by(m, a, many), 0u) << "A replays";
+    m.run(c);  // a third shape: the least recently run recording goes
+    EXPECT_EQ(acquired_by(m, a, many), 0u) << "A's recording was kept";
+    EXPECT_GT(acquired_by(m, b, many), 0u) << "B's recording went: a warm-up";
+  }
+}
+
+// A replayed run issues the barriers of a plain one (from_host, run, to_vector), not one more
+// before its first dispatch: that step's captured barrier was for the capture's copy of the input,
+// and the replay reads the caller's tensor (from_host: a copy, no shader write). Sabotage:
+// Queue::replay issuing the first step's captured barrier: 4 against 3 on llvmpipe.
+TEST(ModelReplay, ReplayedRunsIssueThePlainRunsBarriers) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng);
+  Device& dev = device();
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true);
+  const auto e2e_barriers = [&](const Model& m) {
+    const std::int64_t rows = 34;
+    const auto x = uniform(rng, rows * ThreeGemm::W);
+    const auto b0 = dev.barrier_count();
+    Tensor xt = Tensor::from_host(dev, x, {1, rows, ThreeGemm::W});
+    const auto got = m.run({{"x", xt}}).at("y").to_vector();
+    EXPECT_TRUE(close(got, g.ref(x, rows), 1e-4, 1e-4));
+    return dev.barrier_count() - b0;
+  };
+  for (int i = 0; i < 3; ++i) e2e_barriers(replayed);  // the warm-up, the capture, a replay
+  e2e_barriers(plain);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE("run " + std::to_string(i));
+    EXPECT_EQ(e2e_barriers(replayed), e2e_barriers(plain));
+  }
+}

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "gl_log.hpp"
 #include "runtime/cuda_memory.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -233,27 +234,69 @@ TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
   }
 }
 
-// A read of a tensor written in the current batch gets a full barrier before its copy even where a
-// later dispatch's hazard barrier (storage and uniform bits, no GL_BUFFER_UPDATE_BARRIER_BIT) made
-// the queue forget the write: y written, then b = a + 1 and c = b * 2 (a barrier between them),
-// then y's read: one barrier before the copy and the batch's own after it. llvmpipe runs the copy
-// in order anyway, so the count is the check. Sabotage: the barrier only where the queue still
-// knows the write (barrier_for_host): 1.
+// A read of a tensor written in the current batch gets one barrier, GL_ALL_BARRIER_BITS (with
+// GL_BUFFER_UPDATE_BARRIER_BIT, which a copy after shader writes needs), before its copy, even
+// where a later dispatch's hazard barrier (storage and uniform bits) made the queue forget the
+// write: y written, then b = a + 1 and c = b * 2 (a barrier between them), then y's read; the
+// batch's end after the copy adds none (Queue::barrier_for_copy). The same for a read past the
+// 4 MiB mapped read buffer (the batch ended before Storage::download's copy). Sabotage: without
+// barrier_for_copy in read_to_host the log is copy, barrier; the barrier before the copy as a
+// second one (the code before): 2 barriers.
 TEST(Pool, ReadBackOfAWriteTheQueueForgotGetsABarrier) {
   Device dev = Device::open();
   dev.set_auto_flush(1000000);
   auto& q = dev.impl()->queue();
-  Tensor x = Tensor::from_host(dev, std::vector<float>{1, 2, 3}, {3});
-  Tensor a = Tensor::from_host(dev, std::vector<float>{4, 5}, {2});
+  for (const std::int64_t n : {std::int64_t{3}, std::int64_t{1} << 21 /* 8 MiB */}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    std::vector<float> xs(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 1000);
+    Tensor x = Tensor::from_host(dev, xs, {n});
+    Tensor a = Tensor::from_host(dev, std::vector<float>{4, 5}, {2});
+    dev.synchronize();
+    Tensor y = x * 2.0;
+    Tensor b = a + 1.0;
+    Tensor c = b * 2.0;  // its barrier clears the queue's record of y's write
+    const auto b0 = q.barriers();
+    std::vector<GlCall> log;
+    gl_log = &log;
+    const std::vector<float> got = y.to_vector();
+    gl_log = nullptr;
+    EXPECT_EQ(q.barriers() - b0, 1u);
+    EXPECT_EQ(gl_order(log), "bc") << "a barrier, then the copy, and no barrier after it";
+    if (!log.empty() && log[0].what == 'b') {
+      EXPECT_EQ(log[0].bits, static_cast<GLbitfield>(GL_ALL_BARRIER_BITS));
+    }
+    bool right = true;
+    for (std::size_t i = 0; i < xs.size(); ++i) right = right && got[i] == 2.0f * xs[i];
+    EXPECT_TRUE(right);
+    EXPECT_EQ(c.to_vector(), (std::vector<float>{10, 12}));
+  }
+}
+
+// Queue::flush after a full barrier that followed the last dispatch issues none of its own; one
+// dispatch after it, and flush issues its barrier again. barrier_for_copy with no dispatch since
+// a full barrier issues none.
+TEST(Pool, ABatchEndAfterACopyBarrierAddsNone) {
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  auto& q = dev.impl()->queue();
+  Tensor x = Tensor::from_host(dev, std::vector<float>{1, 2}, {2});
   dev.synchronize();
-  Tensor y = x * 2.0;
-  Tensor b = a + 1.0;
-  Tensor c = b * 2.0;  // its barrier clears the queue's record of y's write
-  const auto b0 = q.barriers();
-  const std::vector<float> got = y.to_vector();
-  EXPECT_EQ(q.barriers() - b0, 2u);
-  EXPECT_EQ(got, (std::vector<float>{2, 4, 6}));
-  EXPECT_EQ(c.to_vector(), (std::vector<float>{10, 12}));
+  Tensor y = x + 1.0;
+  auto b0 = q.barriers();
+  q.barrier_for_copy();
+  EXPECT_EQ(q.barriers() - b0, 1u);
+  EXPECT_EQ(q.last_barrier_bits(), static_cast<GLbitfield>(GL_ALL_BARRIER_BITS));
+  q.barrier_for_copy();
+  q.flush();
+  EXPECT_EQ(q.barriers() - b0, 1u) << "nothing dispatched since the full barrier";
+  Tensor z = y * 3.0;
+  b0 = q.barriers();
+  q.flush();
+  EXPECT_EQ(q.barriers() - b0, 1u) << "a dispatch since";
+  q.barrier_for_copy();
+  EXPECT_EQ(q.barriers() - b0, 1u) << "the batch end's barrier covers the copy";
+  EXPECT_EQ(z.to_vector(), (std::vector<float>{6, 9}));
 }
 
 TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {

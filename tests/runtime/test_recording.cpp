@@ -1,9 +1,15 @@
 // Recording: capture once, replay many times (gltensor/recording.hpp). Every replay is checked
 // against a float64 reference on fresh input contents and against the unrecorded path.
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "gltensor/gltensor.hpp"
 #include "runtime/capture.hpp"
+#include "runtime/guard.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/storage.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
@@ -275,6 +281,129 @@ TEST(Recording, ReplayTogether) {
     Recording::replay_together(twice);
     EXPECT_TRUE(close(y2.to_vector(), to_double(got2), 0, 0));
   }
+}
+
+// Queue::replay_together decides each step's barrier by the hazard rules of a live dispatch
+// (Queue::dispatch), one helper over the operands of both (Queue::hazards): for each rule, two
+// independent captures of two dispatches of a probe kernel (binding 0 a scratch output of its
+// own; the operand under test at SSBO binding 1, uniform block 0, or texture / image unit 0),
+// whose live barriers and bits, and their interleaved replay's, are the rule's. Sabotage: the
+// rule "an SSBO written after it was read" dropped from replay_together's view of the operands
+// alone (write = false there): "ssbo write after read" and "ssbo write after block read" fail.
+namespace {
+
+struct ProbeStep {
+  enum Kind { ssbo_read, ssbo_write, block, sample, image } kind;
+};
+
+struct HazardCase {
+  const char* name;
+  ProbeStep::Kind first, second;
+  GLbitfield bits;  // the barrier between them (0: none)
+};
+
+}  // namespace
+
+TEST(Recording, ReplayTogetherBarriersFollowTheLiveRules) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gltensor-hazard-probe-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "hazard_probe.comp") << "layout(local_size_x = LOCAL_X) in;\n"
+                                              "layout(std430, binding = 0) buffer Out { float c[]; };\n"
+                                              "void main() { c[0] = 1.0; }\n";
+  ScopedSettings settings;
+  settings->glsl_dir = dir;
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  detail::DeviceImpl& impl = *dev.impl();
+  constexpr GLbitfield kBuf = detail::Queue::kBufferBits, kTex = detail::Queue::kTextureBits;
+  const HazardCase cases[] = {
+      {"ssbo read after write", ProbeStep::ssbo_write, ProbeStep::ssbo_read, kBuf},
+      {"ssbo write after read", ProbeStep::ssbo_read, ProbeStep::ssbo_write, kBuf},
+      {"ssbo write after write", ProbeStep::ssbo_write, ProbeStep::ssbo_write, kBuf},
+      {"ssbo reads", ProbeStep::ssbo_read, ProbeStep::ssbo_read, 0},
+      {"block read after ssbo write", ProbeStep::ssbo_write, ProbeStep::block, kBuf},
+      {"ssbo write after block read", ProbeStep::block, ProbeStep::ssbo_write, kBuf},
+      {"block reads", ProbeStep::block, ProbeStep::block, 0},
+      {"sample after image write", ProbeStep::image, ProbeStep::sample, kTex},
+      {"image write after sample", ProbeStep::sample, ProbeStep::image, kTex},
+      {"image write after image write", ProbeStep::image, ProbeStep::image, kTex},
+      {"samples", ProbeStep::sample, ProbeStep::sample, 0},
+  };
+  // Per capture: the operand under test (a buffer and a texture) and each step's scratch output.
+  struct Operands {
+    Tensor buffer, out[2];
+    GLuint texture = 0;
+  };
+  Operands ops[2];
+  {
+    detail::Enter enter(impl, "test");
+    for (Operands& o : ops) {
+      glGenTextures(1, &o.texture);
+      glBindTexture(GL_TEXTURE_2D, o.texture);
+      glTexStorage2D(GL_TEXTURE_2D, 1, GL_R32F, 4, 4);
+      glBindTexture(GL_TEXTURE_2D, 0);
+    }
+  }
+  for (Operands& o : ops) {
+    o.buffer = zeros(dev, {256});
+    for (Tensor& t : o.out) t = zeros(dev, {1});
+  }
+  const auto step = [&](const Operands& o, int k, ProbeStep::Kind kind) {
+    detail::Launch launch(impl, "hazard_probe");
+    launch.program("hazard_probe.comp", std::string(), {1}).write(o.out[k]);
+    detail::Storage& s = *o.buffer.impl()->storage;
+    switch (kind) {
+      case ProbeStep::ssbo_read:
+        launch.bind(s, false);
+        break;
+      case ProbeStep::ssbo_write:
+        launch.bind(s, true);
+        break;
+      case ProbeStep::block:
+        launch.block(0, s, 0, 1024);
+        break;
+      case ProbeStep::sample:
+        launch.texture(0, o.texture, 0);
+        break;
+      case ProbeStep::image:
+        launch.image(0, o.texture, 0, GL_WRITE_ONLY, GL_R32F);
+        break;
+    }
+    launch.loop_iterations(0).groups(1);
+  };
+  detail::Queue& q = impl.queue();
+  for (const HazardCase& hc : cases) {
+    SCOPED_TRACE(hc.name);
+    const std::uint64_t expected = hc.bits ? 1 : 0;
+    Recording recs[2];
+    for (int c = 0; c < 2; ++c) {
+      dev.synchronize();  // no hazard with earlier work
+      const auto b0 = q.barriers();
+      recs[c] = Recording::capture(dev, [&] {
+        step(ops[c], 0, hc.first);
+        step(ops[c], 1, hc.second);
+      });
+      EXPECT_EQ(q.barriers() - b0, expected) << "live, capture " << c;
+      const auto& steps = detail::RecordingAccess::capture(recs[c])->steps;
+      ASSERT_EQ(steps.size(), 2u);
+      EXPECT_EQ(steps[0].barrier, 0u);
+      EXPECT_EQ(steps[1].barrier, hc.bits) << "live, capture " << c;
+    }
+    dev.synchronize();
+    const auto b0 = q.barriers();
+    const std::vector<const Recording*> both = {&recs[0], &recs[1]};
+    Recording::replay_together(both);
+    EXPECT_EQ(q.barriers() - b0, expected) << "replayed together: one barrier for both captures' second steps";
+    if (hc.bits) {
+      EXPECT_EQ(q.last_barrier_bits(), hc.bits) << "replayed together";
+    }
+    dev.synchronize();
+  }
+  {
+    detail::Enter enter(impl, "test");
+    for (Operands& o : ops) glDeleteTextures(1, &o.texture);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A null pointer among the recordings: ValueError naming its index (not a crash), before any
