@@ -3,6 +3,7 @@
 #include "nn/quant_int.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 #include "gltensor/errors.hpp"
@@ -590,8 +591,20 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
   MatmulProblem p;
   // split_columns: as conv2d's f32 GEMM plans it (matmul_split_columns; no K split, no GEMV)
   p.M = O, p.N = P, p.K = K, p.batch = N, p.quads = true, p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
-  const MatmulPlan plan =
-      plan_matmul(p, {dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory}, settings());
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory};
+  MatmulPlan plan = plan_matmul(p, traits, settings());
+  // LAB (int8z window 1): GLTENSOR_INT8Z_EDGE=64|128 takes the warp kernel with ragged tiles of
+  // that many rows where the f32 plan does not
+  if (const char* e = std::getenv("GLTENSOR_INT8Z_EDGE");
+      e && !dev.adapter().software && (plan.kernel != MatmulPlan::Kernel::warp || plan.splits != 1)) {
+    Settings forced = settings();
+    forced.matmul_kernel = MatmulKernelSetting::warp;
+    plan = plan_matmul(p, traits, forced);
+    if (plan.kernel == MatmulPlan::Kernel::warp) {
+      set_warp_tile(plan, p, std::atoi(e) == 64 ? 64 : 128, 128, 8, 8, true);
+      plan.warp_edge = true;
+    }
+  }
   if (plan.kernel != MatmulPlan::Kernel::warp || plan.splits != 1 || plan.tile_n != 128) return Tensor();
   IWarpVariant v;
   v.bm = static_cast<int>(plan.tile_m), v.bk = plan.warp_bk, v.tn = plan.warp_tn, v.lanes = plan.warp_lanes;
