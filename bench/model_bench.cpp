@@ -39,7 +39,8 @@
 // through the passes belongs to the load, one that moves is the GPU's), with each node's GPU time
 // in the first pass (one run with GLTENSOR_MODEL_TRACE's per-node scopes) and the pool's new
 // buffers per load, then each load's GPU ms and dispatches per run by kernel file (pass 3); with
-// --qdq-net narrow the narrow net's loads instead; --qdq-replay: replayed models; --trim: Device::trim before each load;
+// --qdq-net narrow the narrow net's loads instead; --qdq-replay: replayed models; --trim: Device::trim before each
+// load;
 // --pool-min BYTES: the pool's size classes at least this (Settings::pool_min_class, as
 // GLTENSOR_POOL_MIN_CLASS).
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
@@ -479,9 +480,8 @@ int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool repl
       "device: %s; %s net at %lldx%lld, %s runs; %d int8 loads + 2 f32 loads alive "
       "together; GPU ms per run (profiler), min / max of 3 rounds of %d; pool trim %s, min class %zu\n\n",
       dev.caps().renderer.c_str(), narrow_net ? "narrow 32-64-64-128" : "wide 64-128-128-256-256",
-      static_cast<long long>(hw), static_cast<long long>(hw),
-      replay ? "replayed" : "plain", loads, runs, trim_pool ? "before each load" : "no",
-      detail::settings().pool_min_class);
+      static_cast<long long>(hw), static_cast<long long>(hw), replay ? "replayed" : "plain", loads, runs,
+      trim_pool ? "before each load" : "no", detail::settings().pool_min_class);
   struct Load {
     std::string name;
     Model model;

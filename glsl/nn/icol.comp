@@ -1,11 +1,16 @@
-// im2col of 8-bit images into 8-bit columns, one 32-bit word (four consecutive columns) per
-// invocation (src/nn/quant_int.cpp, warp_qconv: the columns of imatmul_warp.comp):
+// im2col of 8-bit images into 8-bit columns (src/nn/quant_int.cpp, warp_qconv: the columns of
+// imatmul_warp.comp):
 //   cols[n, (c IKH + kh) IKW + kw, p] = x[n, c, oh sh - pt + kh dh, ow sw - pl + kw dw], p = oh OW + ow,
-// or the zero point zx outside the image (so that x - zx is 0 there). Grid: x = the words of a
-// row (u_PQ = OH OW / 4: OH OW % 4 == 0), y = the row k (C IKH IKW of them), z = the image n; the
-// filter's size IKH x IKW compile-time (its divisions by constants), one division by OW per word.
+// or the zero point zx outside the image (so that x - zx is 0 there). One invocation: ICOL_WORDS
+// consecutive 32-bit words (4 ICOL_WORDS columns) of one channel c, in each of its IKH IKW rows
+// (the columns' positions computed once for all the filter's taps). Grid: x = the word groups of a
+// row (u_PQ = OH OW / 4 words: OH OW % 4 == 0; the last group's words past u_PQ not written),
+// y = the channel c, z = the image n. The filter's size IKH x IKW compile-time; every loop's trip
+// count is constant (plain fors). One word per invocation on a (words, C IKH IKW, N) grid ran the
+// wide QDQ net's im2col in 0.189 ms per run on the H100, no faster with its body removed (0.183:
+// the launch of 254K workgroups of 64, bench/RESULTS.md, int8z).
 // F32_OUT (a lab form, IntRequant::f32_columns): cols float32 x - zx (0 outside the image), one
-// 128-bit store per invocation; X_I8: x int8 (sign-extended).
+// 128-bit store per word; X_I8: x int8 (sign-extended).
 // Operands: 0 = cols (8-bit [N, C IKH IKW, OH OW]; F32_OUT float32), 1 = x (8-bit [N, C, H, W]), 2 = zx (one value).
 layout(local_size_x = LOCAL_X) in;
 uniform uint u_PQ;
@@ -26,42 +31,59 @@ uniform int u_pl;
 uniform int u_dh;
 uniform int u_dw;
 
+#define ICOL_WORDS 4
+#define ICOL_COLS (4 * ICOL_WORDS)
+
 void main() {
-  uint q = WORKGROUP_ID.x * LOCAL_X + gl_LocalInvocationID.x, k = WORKGROUP_ID.y, n = WORKGROUP_ID.z;
-  if (q >= u_PQ) return;
-  uint c = k / uint(IKH * IKW), t = k - c * uint(IKH * IKW);
-  int kh = int(t) / IKW, kw = int(t) - (int(t) / IKW) * IKW;
+  uint q0 = uint(ICOL_WORDS) * (WORKGROUP_ID.x * LOCAL_X + gl_LocalInvocationID.x), c = WORKGROUP_ID.y, n = WORKGROUP_ID.z;
+  if (q0 >= u_PQ) return;
   uint zx = uint(load2(0u)) & 0xffu;
-  uint base = (n * uint(u_C) + c) * uint(u_H * u_W);
-  int p = int(4u * q), oh = p / u_OW, ow = p - oh * u_OW;
-  uint word = 0u;
 #ifdef F32_OUT
-  vec4 f = vec4(0.0);
   int zi = int(load2(0u));
 #endif
-  for (uint j = 0u; LOOP(j < 4u); ++j) {
-    int ih = oh * u_sh - u_pt + kh * u_dh, iw = ow * u_sw - u_pl + kw * u_dw;
-    uint b = zx;
-    if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {
-      uint e = base + uint(ih * u_W + iw);
-      b = (t1[e >> 2u] >> (8u * (e & 3u))) & 0xffu;
-    }
-    word |= b << (8u * j);
-#ifdef F32_OUT
-#ifdef X_I8
-    f[j] = float(bitfieldExtract(int(b), 0, 8) - zi);
-#else
-    f[j] = float(int(b) - zi);
-#endif
-#endif
+  uint base = (n * uint(u_C) + c) * uint(u_H * u_W);
+  // column j's input position at tap (0, 0)
+  int ih0[ICOL_COLS], iw0[ICOL_COLS];
+  int p = int(4u * q0), oh = p / u_OW, ow = p - oh * u_OW;
+  for (int j = 0; j < ICOL_COLS; ++j) {
+    ih0[j] = oh * u_sh - u_pt;
+    iw0[j] = ow * u_sw - u_pl;
     if (++ow == u_OW) {
       ow = 0;
       ++oh;
     }
   }
+  uint row = (n * uint(u_C) + c) * uint(IKH * IKW);
+  for (int kh = 0; kh < IKH; ++kh)
+    for (int kw = 0; kw < IKW; ++kw) {
+      uint dst = (row + uint(kh * IKW + kw)) * u_PQ + q0;
+      for (int w = 0; w < ICOL_WORDS; ++w) {
+        if (q0 + uint(w) >= u_PQ) break;
+        uint word = 0u;
 #ifdef F32_OUT
-  t04[((n * uint(u_C) * uint(IKH * IKW)) + k) * u_PQ + q] = floatBitsToUint(f);
-#else
-  t0[((n * uint(u_C) * uint(IKH * IKW)) + k) * u_PQ + q] = word;
+        vec4 f = vec4(0.0);
 #endif
+        for (int b = 0; b < 4; ++b) {
+          int ih = ih0[4 * w + b] + kh * u_dh, iw = iw0[4 * w + b] + kw * u_dw;
+          uint v = zx;
+          if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {
+            uint e = base + uint(ih * u_W + iw);
+            v = (t1[e >> 2u] >> (8u * (e & 3u))) & 0xffu;
+          }
+          word |= v << (8u * uint(b));
+#ifdef F32_OUT
+#ifdef X_I8
+          f[b] = float(bitfieldExtract(int(v), 0, 8) - zi);
+#else
+          f[b] = float(int(v) - zi);
+#endif
+#endif
+        }
+#ifdef F32_OUT
+        t04[dst + uint(w)] = floatBitsToUint(f);
+#else
+        t0[dst + uint(w)] = word;
+#endif
+      }
+    }
 }

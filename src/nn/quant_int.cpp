@@ -228,8 +228,10 @@ Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64
   v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {64}).write(cols).read(x).read(zx);
-  launch.params(IColParams{{cols.numel(), C, x.size(2), x.size(3), OH, OW, KH, KW, o}, PQ}).loop_iterations(4);
-  launch.groups(static_cast<std::uint64_t>((PQ + 63) / 64), static_cast<std::uint64_t>(C * KH * KW),
+  // constant trip counts only (plain fors): no loop counted
+  launch.params(IColParams{{cols.numel(), C, x.size(2), x.size(3), OH, OW, KH, KW, o}, PQ}).loop_iterations(0);
+  // icol.comp's ICOL_WORDS (4) words of a row per invocation, 64 invocations per workgroup
+  launch.groups(static_cast<std::uint64_t>((PQ + 4 * 64 - 1) / (4 * 64)), static_cast<std::uint64_t>(C),
                 static_cast<std::uint64_t>(N));
   return cols;
 }
