@@ -66,8 +66,8 @@ struct IMatmulVariant {
   static std::vector<IMatmulVariant> space();
 };
 
-/// icol.comp: im2col of 8-bit images, one word of four columns per invocation, the filter's
-/// kh x kw compile-time (IKH, IKW); x's dtype (cols the same), zx's.
+/// icol.comp: im2col of 8-bit images, 4 words (16 columns) of one channel in each of the filter's
+/// rows per invocation, the filter's kh x kw compile-time (IKH, IKW); x's dtype (cols the same), zx's.
 struct IColVariant {
   static constexpr const char* kFile = "icol.comp";
   std::int64_t kh = 3, kw = 3;
