@@ -31,11 +31,26 @@ uniform int u_pl;
 uniform int u_dh;
 uniform int u_dw;
 
+#ifndef ICOL_WORDS
 #define ICOL_WORDS 4
+#endif
 #define ICOL_COLS (4 * ICOL_WORDS)
+#ifdef ICOL_ONE_TAP
+#define ICOL_TAPS 1
+#else
+#define ICOL_TAPS (IKH * IKW)
+#endif
 
 void main() {
-  uint q0 = uint(ICOL_WORDS) * (WORKGROUP_ID.x * LOCAL_X + gl_LocalInvocationID.x), c = WORKGROUP_ID.y, n = WORKGROUP_ID.z;
+  uint q0 = uint(ICOL_WORDS) * (WORKGROUP_ID.x * LOCAL_X + gl_LocalInvocationID.x), n = WORKGROUP_ID.z;
+#ifdef ICOL_ONE_TAP
+  // one row k = c IKH IKW + tap per invocation
+  uint c = WORKGROUP_ID.y / uint(IKH * IKW);
+  int tap0 = int(WORKGROUP_ID.y - c * uint(IKH * IKW));
+#else
+  uint c = WORKGROUP_ID.y;
+  int tap0 = 0;
+#endif
   if (q0 >= u_PQ) return;
   uint zx = uint(load2(0u)) & 0xffu;
 #ifdef F32_OUT
@@ -54,36 +69,33 @@ void main() {
     }
   }
   uint row = (n * uint(u_C) + c) * uint(IKH * IKW);
-  for (int kh = 0; kh < IKH; ++kh)
-    for (int kw = 0; kw < IKW; ++kw) {
-      uint dst = (row + uint(kh * IKW + kw)) * u_PQ + q0;
-      for (int w = 0; w < ICOL_WORDS; ++w) {
-        if (q0 + uint(w) >= u_PQ) break;
-        uint word = 0u;
-#ifdef F32_OUT
-        vec4 f = vec4(0.0);
-#endif
-        for (int b = 0; b < 4; ++b) {
-          int ih = ih0[4 * w + b] + kh * u_dh, iw = iw0[4 * w + b] + kw * u_dw;
-          uint v = zx;
-          if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {
-            uint e = base + uint(ih * u_W + iw);
-            v = (t1[e >> 2u] >> (8u * (e & 3u))) & 0xffu;
-          }
-          word |= v << (8u * uint(b));
+  for (int tt = 0; tt < ICOL_TAPS; ++tt) {
+    int t = tap0 + tt, kh = t / IKW, kw = t - (t / IKW) * IKW;
+    // the tap's bytes first (ICOL_COLS loads in flight; a store before a load would order them:
+    // t0 and t1 may alias as far as the compiler knows), then its words
+    uint v[ICOL_COLS];
+    for (int j = 0; j < ICOL_COLS; ++j) {
+      int ih = ih0[j] + kh * u_dh, iw = iw0[j] + kw * u_dw;
+      v[j] = zx;
+      if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {
+        uint e = base + uint(ih * u_W + iw);
+        v[j] = (t1[e >> 2u] >> (8u * (e & 3u))) & 0xffu;
+      }
+    }
+    uint dst = (row + uint(t)) * u_PQ + q0;
+    for (int w = 0; w < ICOL_WORDS; ++w) {
+      if (q0 + uint(w) < u_PQ) {
 #ifdef F32_OUT
 #ifdef X_I8
-          f[b] = float(bitfieldExtract(int(v), 0, 8) - zi);
+        t04[dst + uint(w)] = floatBitsToUint(
+            vec4(bitfieldExtract(ivec4(v[4 * w], v[4 * w + 1], v[4 * w + 2], v[4 * w + 3]), 0, 8) - zi));
 #else
-          f[b] = float(int(v) - zi);
+        t04[dst + uint(w)] = floatBitsToUint(vec4(ivec4(v[4 * w], v[4 * w + 1], v[4 * w + 2], v[4 * w + 3]) - zi));
 #endif
-#endif
-        }
-#ifdef F32_OUT
-        t04[dst + uint(w)] = floatBitsToUint(f);
 #else
-        t0[dst + uint(w)] = word;
+        t0[dst + uint(w)] = v[4 * w] | (v[4 * w + 1] << 8u) | (v[4 * w + 2] << 16u) | (v[4 * w + 3] << 24u);
 #endif
       }
     }
+  }
 }

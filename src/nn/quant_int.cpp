@@ -3,6 +3,7 @@
 #include "nn/quant_int.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -226,13 +227,20 @@ Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64
   Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, f32 ? DType::f32 : x.dtype(), op);
   IColVariant v;
   v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
+  std::int64_t local = 64;
+  // LAB (int8z window 3): GLTENSOR_INT8Z_ICOL=words,local,one_tap
+  if (const char* e = std::getenv("GLTENSOR_INT8Z_ICOL")) {
+    int w = 4, l = 64, t = 0;
+    if (std::sscanf(e, "%d,%d,%d", &w, &l, &t) == 3) v.words = w, local = l, v.one_tap = t != 0;
+  }
   Launch launch(dev, op);
-  launch.program(v.kFile, v.defines(), {64}).write(cols).read(x).read(zx);
+  launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(local)}).write(cols).read(x).read(zx);
   // constant trip counts only (plain fors): no loop counted
   launch.params(IColParams{{cols.numel(), C, x.size(2), x.size(3), OH, OW, KH, KW, o}, PQ}).loop_iterations(0);
-  // icol.comp's ICOL_WORDS (4) words of a row per invocation, 64 invocations per workgroup
-  launch.groups(static_cast<std::uint64_t>((PQ + 4 * 64 - 1) / (4 * 64)), static_cast<std::uint64_t>(C),
-                static_cast<std::uint64_t>(N));
+  // icol.comp's ICOL_WORDS words of a row per invocation (of every row of a channel, or of one: ICOL_ONE_TAP)
+  const std::int64_t per_group = v.words * local;
+  launch.groups(static_cast<std::uint64_t>((PQ + per_group - 1) / per_group),
+                static_cast<std::uint64_t>(v.one_tap ? C * KH * KW : C), static_cast<std::uint64_t>(N));
   return cols;
 }
 
