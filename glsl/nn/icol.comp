@@ -69,31 +69,50 @@ void main() {
     }
   }
   uint row = (n * uint(u_C) + c) * uint(IKH * IKW);
+  // stride and dilation 1 along rows, OW % 4 == 0: a word's 4 columns are 4 consecutive bytes of
+  // one image row, read as one or two aligned words where all 4 lie inside the row
+#ifdef ICOL_BYTES
+  bool contig = false;  // LAB (int8z window 4): every word from four byte loads
+#else
+  bool contig = u_sw == 1 && u_dw == 1 && (u_OW & 3) == 0;
+#endif
   for (int tt = 0; tt < ICOL_TAPS; ++tt) {
     int t = tap0 + tt, kh = t / IKW, kw = t - (t / IKW) * IKW;
-    // the tap's bytes first (ICOL_COLS loads in flight; a store before a load would order them:
-    // t0 and t1 may alias as far as the compiler knows), then its words
-    uint v[ICOL_COLS];
-    for (int j = 0; j < ICOL_COLS; ++j) {
-      int ih = ih0[j] + kh * u_dh, iw = iw0[j] + kw * u_dw;
-      v[j] = zx;
-      if (uint(ih) < uint(u_H) && uint(iw) < uint(u_W)) {
-        uint e = base + uint(ih * u_W + iw);
-        v[j] = (t1[e >> 2u] >> (8u * (e & 3u))) & 0xffu;
+    // the tap's words first (their loads in flight together; a store before a load would order
+    // them: t0 and t1 may alias as far as the compiler knows), then the stores
+    uint wd[ICOL_WORDS];
+    for (int w = 0; w < ICOL_WORDS; ++w) {
+      int ih = ih0[4 * w] + kh * u_dh, iwa = iw0[4 * w] + kw * u_dw;
+      if (contig && uint(ih) >= uint(u_H)) {
+        wd[w] = zx * 0x01010101u;
+      } else if (contig && iwa >= 0 && iwa + 3 < u_W) {
+        uint e = base + uint(ih * u_W + iwa), sh = 8u * (e & 3u), lo = t1[e >> 2u];
+        wd[w] = sh == 0u ? lo : (lo >> sh) | (t1[(e >> 2u) + 1u] << (32u - sh));
+      } else {
+        uint word = 0u;
+        for (int b = 0; b < 4; ++b) {
+          int ihb = ih0[4 * w + b] + kh * u_dh, iwb = iw0[4 * w + b] + kw * u_dw;
+          uint v = zx;
+          if (uint(ihb) < uint(u_H) && uint(iwb) < uint(u_W)) {
+            uint e = base + uint(ihb * u_W + iwb);
+            v = (t1[e >> 2u] >> (8u * (e & 3u))) & 0xffu;
+          }
+          word |= v << (8u * uint(b));
+        }
+        wd[w] = word;
       }
     }
     uint dst = (row + uint(t)) * u_PQ + q0;
     for (int w = 0; w < ICOL_WORDS; ++w) {
       if (q0 + uint(w) < u_PQ) {
 #ifdef F32_OUT
+        ivec4 v = ivec4((uvec4(wd[w]) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu);
 #ifdef X_I8
-        t04[dst + uint(w)] = floatBitsToUint(
-            vec4(bitfieldExtract(ivec4(v[4 * w], v[4 * w + 1], v[4 * w + 2], v[4 * w + 3]), 0, 8) - zi));
-#else
-        t04[dst + uint(w)] = floatBitsToUint(vec4(ivec4(v[4 * w], v[4 * w + 1], v[4 * w + 2], v[4 * w + 3]) - zi));
+        v = bitfieldExtract(v, 0, 8);
 #endif
+        t04[dst + uint(w)] = floatBitsToUint(vec4(v - zi));
 #else
-        t0[dst + uint(w)] = v[4 * w] | (v[4 * w + 1] << 8u) | (v[4 * w + 2] << 16u) | (v[4 * w + 3] << 24u);
+        t0[dst + uint(w)] = wd[w];
 #endif
       }
     }

@@ -227,11 +227,12 @@ Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64
   Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, f32 ? DType::f32 : x.dtype(), op);
   IColVariant v;
   v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
-  std::int64_t local = 64;
-  // LAB (int8z window 3): GLTENSOR_INT8Z_ICOL=words,local,one_tap
+  std::int64_t local = 128;
+  // LAB (int8z windows 3 and 4): GLTENSOR_INT8Z_ICOL=words,local,one_tap[,bytes]
   if (const char* e = std::getenv("GLTENSOR_INT8Z_ICOL")) {
-    int w = 4, l = 64, t = 0;
-    if (std::sscanf(e, "%d,%d,%d", &w, &l, &t) == 3) v.words = w, local = l, v.one_tap = t != 0;
+    int w = 2, l = 128, t = 1, b = 0;
+    if (std::sscanf(e, "%d,%d,%d,%d", &w, &l, &t, &b) >= 3)
+      v.words = w, local = l, v.one_tap = t != 0, v.bytes = b != 0;
   }
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(local)}).write(cols).read(x).read(zx);
@@ -601,20 +602,8 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
   MatmulProblem p;
   // split_columns: as conv2d's f32 GEMM plans it (matmul_split_columns; no K split, no GEMV)
   p.M = O, p.N = P, p.K = K, p.batch = N, p.quads = true, p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
-  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory};
-  MatmulPlan plan = plan_matmul(p, traits, settings());
-  // LAB (int8z window 1): GLTENSOR_INT8Z_EDGE=64|128 takes the warp kernel with ragged tiles of
-  // that many rows where the f32 plan does not
-  if (const char* e = std::getenv("GLTENSOR_INT8Z_EDGE");
-      e && !dev.adapter().software && (plan.kernel != MatmulPlan::Kernel::warp || plan.splits != 1)) {
-    Settings forced = settings();
-    forced.matmul_kernel = MatmulKernelSetting::warp;
-    plan = plan_matmul(p, traits, forced);
-    if (plan.kernel == MatmulPlan::Kernel::warp) {
-      set_warp_tile(plan, p, std::atoi(e) == 64 ? 64 : 128, 128, 8, 8, true);
-      plan.warp_edge = true;
-    }
-  }
+  const MatmulPlan plan =
+      plan_matmul(p, {dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory}, settings());
   if (plan.kernel != MatmulPlan::Kernel::warp || plan.splits != 1 || plan.tile_n != 128) return Tensor();
   IWarpVariant v;
   v.bm = static_cast<int>(plan.tile_m), v.bk = plan.warp_bk, v.tn = plan.warp_tn, v.lanes = plan.warp_lanes;

@@ -73,8 +73,9 @@ struct IColVariant {
   std::int64_t kh = 3, kw = 3;
   DType x = DType::u8, zx = DType::u8;
   bool f32_out = false;  ///< F32_OUT (lab): float32 x - zx columns
-  int words = 4;         ///< ICOL_WORDS: words (4 columns each) of a row per invocation
-  bool one_tap = false;  ///< ICOL_ONE_TAP: one row per invocation, else the channel's IKH IKW rows
+  int words = 2;         ///< ICOL_WORDS: words (4 columns each) of a row per invocation
+  bool one_tap = true;   ///< ICOL_ONE_TAP: one row per invocation, else the channel's IKH IKW rows
+  bool bytes = false;    ///< ICOL_BYTES (LAB, int8z): every word from four byte loads
   Defines defines() const;
   static std::vector<IColVariant> space();
 };
