@@ -2,13 +2,18 @@
 // imatmul_warp.comp):
 //   cols[n, (c IKH + kh) IKW + kw, p] = x[n, c, oh sh - pt + kh dh, ow sw - pl + kw dw], p = oh OW + ow,
 // or the zero point zx outside the image (so that x - zx is 0 there). One invocation: ICOL_WORDS
-// consecutive 32-bit words (4 ICOL_WORDS columns) of one channel c, in each of its IKH IKW rows
-// (the columns' positions computed once for all the filter's taps). Grid: x = the word groups of a
-// row (u_PQ = OH OW / 4 words: OH OW % 4 == 0; the last group's words past u_PQ not written),
-// y = the channel c, z = the image n. The filter's size IKH x IKW compile-time; every loop's trip
-// count is constant (plain fors). One word per invocation on a (words, C IKH IKW, N) grid ran the
-// wide QDQ net's im2col in 0.189 ms per run on the H100, no faster with its body removed (0.183:
-// the launch of 254K workgroups of 64, bench/RESULTS.md, int8z).
+// consecutive 32-bit words (4 ICOL_WORDS columns) of one row k (ICOL_ONE_TAP: grid y = the row
+// k = c IKH IKW + tap) or of each of a channel's IKH IKW rows (grid y = the channel c), the
+// columns' positions computed once; grid x = the word groups of a row (u_PQ = OH OW / 4 words:
+// OH OW % 4 == 0; words past u_PQ not written), z = the image n. A row's words are gathered before
+// they are stored (t0 and t1 may alias as far as the compiler knows: a store orders the loads
+// after it). Stride and dilation 1 along rows and OW % 4 == 0: a word's 4 columns are 4 bytes of
+// one image row, read as one or two aligned words where all lie inside the row (else 4 byte loads).
+// The filter's size IKH x IKW compile-time; every loop's trip count is constant (plain fors).
+// The host's form: 2 words of one row, 128 invocations per workgroup. On the H100 the wide QDQ net's
+// im2col at 112 took 0.189 ms per run with one word per invocation (64 per workgroup: 254K
+// workgroups, as long with the kernel's body removed), 0.122 in this form with byte loads, 0.109
+// with the aligned words (bench/RESULTS.md, 2026-11-28, int8z).
 // F32_OUT (a lab form, IntRequant::f32_columns): cols float32 x - zx (0 outside the image), one
 // 128-bit store per word; X_I8: x int8 (sign-extended).
 // Operands: 0 = cols (8-bit [N, C IKH IKW, OH OW]; F32_OUT float32), 1 = x (8-bit [N, C, H, W]), 2 = zx (one value).
@@ -71,11 +76,7 @@ void main() {
   uint row = (n * uint(u_C) + c) * uint(IKH * IKW);
   // stride and dilation 1 along rows, OW % 4 == 0: a word's 4 columns are 4 consecutive bytes of
   // one image row, read as one or two aligned words where all 4 lie inside the row
-#ifdef ICOL_BYTES
-  bool contig = false;  // LAB (int8z window 4): every word from four byte loads
-#else
   bool contig = u_sw == 1 && u_dw == 1 && (u_OW & 3) == 0;
-#endif
   for (int tt = 0; tt < ICOL_TAPS; ++tt) {
     int t = tap0 + tt, kh = t / IKW, kw = t - (t / IKW) * IKW;
     // the tap's words first (their loads in flight together; a store before a load would order

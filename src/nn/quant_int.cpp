@@ -3,8 +3,6 @@
 #include "nn/quant_int.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 
 #include "gltensor/errors.hpp"
@@ -227,13 +225,9 @@ Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64
   Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, f32 ? DType::f32 : x.dtype(), op);
   IColVariant v;
   v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
-  std::int64_t local = 128;
-  // LAB (int8z windows 3 and 4): GLTENSOR_INT8Z_ICOL=words,local,one_tap[,bytes]
-  if (const char* e = std::getenv("GLTENSOR_INT8Z_ICOL")) {
-    int w = 2, l = 128, t = 1, b = 0;
-    if (std::sscanf(e, "%d,%d,%d,%d", &w, &l, &t, &b) >= 3)
-      v.words = w, local = l, v.one_tap = t != 0, v.bytes = b != 0;
-  }
+  // 2 words of one row per invocation, 128 per workgroup: the fastest of the forms measured on the
+  // H100 (bench/RESULTS.md, 2026-11-28, int8z)
+  const std::int64_t local = 128;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(local)}).write(cols).read(x).read(zx);
   // constant trip counts only (plain fors): no loop counted

@@ -226,7 +226,7 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
 Defines IColVariant::defines() const {
   Defines d;
   d.value("IKH", kh).value("IKW", kw).flag("X_I8", x == DType::i8).flag("F32_OUT", f32_out);
-  d.value("ICOL_WORDS", words).flag("ICOL_ONE_TAP", one_tap).flag("ICOL_BYTES", bytes);
+  d.value("ICOL_WORDS", words).flag("ICOL_ONE_TAP", one_tap);
   if (f32_out)
     d.operand_vec4(0, DType::f32, CT::f32, true);
   else
