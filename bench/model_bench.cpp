@@ -38,7 +38,9 @@
 // in three passes (load order, reverse, load order: a load's state that stays
 // through the passes belongs to the load, one that moves is the GPU's), with each node's GPU time
 // in the first pass (one run with GLTENSOR_MODEL_TRACE's per-node scopes) and the pool's new
-// buffers per load; --qdq-replay: replayed models; --trim: Device::trim before each load;
+// buffers per load, then each load's GPU ms and dispatches per run by kernel file (pass 3); with
+// --qdq-net narrow the narrow net's loads instead; --qdq-replay: replayed models; --trim: Device::trim before each
+// load;
 // --pool-min BYTES: the pool's size classes at least this (Settings::pool_min_class, as
 // GLTENSOR_POOL_MIN_CLASS).
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
@@ -406,6 +408,7 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw, const std::stri
 struct LoadTimes {
   double gpu_min = 1e30, gpu_max = 0, run_min = 1e30, run_max = 0;
   std::string nodes;
+  std::string kernels;  // the last round's GPU ms per run and dispatches per run by kernel file
 };
 
 // UTC time of day, HH:MM:SS.mmm (to set beside nvidia-smi's samples)
@@ -433,8 +436,16 @@ LoadTimes time_load(const Device& dev, Model& model, const std::map<std::string,
     d.synchronize();
     const double r = ms(Clock::now() - t0) / runs;
     t.run_min = std::min(t.run_min, r), t.run_max = std::max(t.run_max, r);
-    const double g = d.profile().total_ms / runs;
+    const ProfileReport rep = d.profile();
+    const double g = rep.total_ms / runs;
     d.set_profiling(false);
+    t.kernels.clear();
+    for (const ProfileRow& row : rep.by_kernel) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s %.4f (%.3g)", row.name.c_str(), row.gpu_ms / runs,
+                    static_cast<double>(row.calls) / runs);
+      t.kernels += (t.kernels.empty() ? "" : "; ") + std::string(buf);
+    }
     t.gpu_min = std::min(t.gpu_min, g), t.gpu_max = std::max(t.gpu_max, g);
   }
   if (nodes) {
@@ -460,16 +471,17 @@ LoadTimes time_load(const Device& dev, Model& model, const std::map<std::string,
   return t;
 }
 
-int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool replay) {
-  const std::vector<std::int64_t> wide{64, 128, 128, 256, 256};
+int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool replay, bool narrow_net) {
+  const std::vector<std::int64_t> wide =
+      narrow_net ? std::vector<std::int64_t>{32, 64, 64, 128} : std::vector<std::int64_t>{64, 128, 128, 256, 256};
   const std::string f32 = cnn_model(wide, hw, false), q8 = cnn_model(wide, hw, true);
-  const std::map<std::string, Shape> shapes{{"x", {1, 64, hw, hw}}};
+  const std::map<std::string, Shape> shapes{{"x", {1, wide[0], hw, hw}}};
   std::printf(
-      "device: %s; wide net 64-128-128-256-256 at %lldx%lld, %s runs; %d int8 loads + 2 f32 loads alive "
+      "device: %s; %s net at %lldx%lld, %s runs; %d int8 loads + 2 f32 loads alive "
       "together; GPU ms per run (profiler), min / max of 3 rounds of %d; pool trim %s, min class %zu\n\n",
-      dev.caps().renderer.c_str(), static_cast<long long>(hw), static_cast<long long>(hw),
-      replay ? "replayed" : "plain", loads, runs, trim_pool ? "before each load" : "no",
-      detail::settings().pool_min_class);
+      dev.caps().renderer.c_str(), narrow_net ? "narrow 32-64-64-128" : "wide 64-128-128-256-256",
+      static_cast<long long>(hw), static_cast<long long>(hw), replay ? "replayed" : "plain", loads, runs,
+      trim_pool ? "before each load" : "no", detail::settings().pool_min_class);
   struct Load {
     std::string name;
     Model model;
@@ -522,6 +534,9 @@ int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool repl
   std::printf("\n%s\nper node (one run, synchronized after each node; GPU ms):\n", spans.c_str());
   for (std::size_t i = 0; i < all.size(); ++i)
     std::printf("%zu %s: %s\n", i, all[i].name.c_str(), time_load(dev, all[i].model, all[i].in, 1, true).nodes.c_str());
+  std::printf("\nper kernel file (pass 3; GPU ms per run, dispatches per run in brackets):\n");
+  for (std::size_t i = 0; i < all.size(); ++i)
+    std::printf("%zu %s: %s\n", i, all[i].name.c_str(), pass[2][i].kernels.c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -636,7 +651,7 @@ int main(int argc, char** argv) {
       Device dev = Device::open();
       const auto messages = std::make_shared<std::map<std::string, std::uint64_t>>();
       if (gl_messages) dev.set_logger([messages](LogLevel, const std::string& m) { ++(*messages)[m]; });
-      const int rc = qdq_loads(dev, qdq_loads_n, runs, qdq_size > 0 ? qdq_size : 112, qdq_replay);
+      const int rc = qdq_loads(dev, qdq_loads_n, runs, qdq_size > 0 ? qdq_size : 112, qdq_replay, qdq_net == "narrow");
       if (gl_messages) {
         std::printf("\ndriver messages (count, text):\n");
         for (const auto& [m, n] : *messages) std::printf("%8llu  %s\n", static_cast<unsigned long long>(n), m.c_str());
