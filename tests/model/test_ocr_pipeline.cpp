@@ -372,6 +372,42 @@ TEST(DbBoxes, MatchesTheWholeMapReference) {
   EXPECT_GT(total, 40u);
 }
 
+// The threshold's row strips (db_boxes thresholds the map in 8 strips of rows, each with its own columns'
+// extent and rows' range, merged after): one bar alone in each strip reaching further left and right
+// than the others, and alone at the first or last rows, bounds the contours as on the whole map.
+TEST(DbBoxes, EachRowStripBoundsTheContours) {
+  GLT_RNG(rng);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (auto [h, w] : std::vector<std::pair<int, int>>{{640, 640}, {96, 320}, {37, 250}, {9, 40}, {3, 60}}) {
+    const int strips = std::min(8, h);
+    for (int s = 0; s < strips; ++s) {
+      std::vector<float> prob = glt_test::uniform(rng, static_cast<std::size_t>(h) * w, 0.0f, 0.29f);
+      const int y0 = h * s / strips, y1 = h * (s + 1) / strips;  // the strip's rows
+      // The wide bar: the strip's rows (at most 6), columns 1 to w - 2; a narrow bar in the middle of
+      // another strip's rows.
+      for (int y = y0; y < std::min(y1, y0 + 6); ++y)
+        for (int x = 1; x < w - 1; ++x) prob[static_cast<std::size_t>(y) * w + x] = 0.7f + 0.2f * u(rng);
+      const int t = (s + strips / 2) % strips, ty = h * t / strips;
+      if (t != s)
+        for (int y = ty; y < std::min(h, ty + 4); ++y)
+          for (int x = w / 3; x < 2 * w / 3; ++x) prob[static_cast<std::size_t>(y) * w + x] = 0.8f + 0.1f * u(rng);
+      ocr::DbOptions o;
+      o.box_threshold = 0.3f;
+      SCOPED_TRACE(std::to_string(h) + " x " + std::to_string(w) + ", strip " + std::to_string(s));
+      const auto want = reference_db_boxes(prob, h, w, 2 * h, 2 * w, o);
+      const auto got = ocr::db_boxes(prob, h, w, 2 * h, 2 * w, o);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        for (std::size_t k = 0; k < 4; ++k) {
+          EXPECT_EQ(got[i].box[k].x, want[i].box[k].x) << "box " << i << " corner " << k;
+          EXPECT_EQ(got[i].box[k].y, want[i].box[k].y) << "box " << i << " corner " << k;
+        }
+        EXPECT_EQ(got[i].score, want[i].score) << "box " << i;
+      }
+    }
+  }
+}
+
 TEST(DbBoxes, BadMapThrows) {
   const std::vector<float> prob(12, 0.5f);
   EXPECT_THROW(ocr::db_boxes(prob, 3, 5, 30, 50), std::invalid_argument);
