@@ -335,6 +335,22 @@ TEST(RecBatches, CallCostOnThePage) {
   EXPECT_EQ(columns(one), 25 * 1376);
 }
 
+namespace {
+
+// Every corner and score equal, bit for bit, in the same order.
+void expect_same_boxes(const std::vector<ocr::DetBox>& got, const std::vector<ocr::DetBox>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(got[i].box[k].x, want[i].box[k].x) << "box " << i << " corner " << k;
+      EXPECT_EQ(got[i].box[k].y, want[i].box[k].y) << "box " << i << " corner " << k;
+    }
+    EXPECT_EQ(got[i].score, want[i].score) << "box " << i;
+  }
+}
+
+}  // namespace
+
 // db_boxes (a per-thread bitmap, contours on the set pixels' bounding rectangle, reused masks)
 // returns the reference's boxes and scores bit for bit: random maps, edge shapes (1 row or column,
 // bars past the edges), an empty and a full map, thresholds that keep many boxes.
@@ -357,14 +373,7 @@ TEST(DbBoxes, MatchesTheWholeMapReference) {
                  std::to_string(lines) + " bars");
     const auto want = reference_db_boxes(prob, h, w, img_h, img_w, o);
     const auto got = ocr::db_boxes(prob, h, w, img_h, img_w, o);
-    ASSERT_EQ(got.size(), want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      for (std::size_t k = 0; k < 4; ++k) {
-        EXPECT_EQ(got[i].box[k].x, want[i].box[k].x) << "box " << i << " corner " << k;
-        EXPECT_EQ(got[i].box[k].y, want[i].box[k].y) << "box " << i << " corner " << k;
-      }
-      EXPECT_EQ(got[i].score, want[i].score) << "box " << i;
-    }
+    expect_same_boxes(got, want);
     total += got.size();
   }
   // The maps do make boxes: 79 to 151 over seeds 1 to 300, median 116 (a bound of 100 failed
@@ -373,8 +382,8 @@ TEST(DbBoxes, MatchesTheWholeMapReference) {
 }
 
 // The threshold's row strips (db_boxes thresholds the map in 8 strips of rows, each with its own columns'
-// extent and rows' range, merged after): one bar alone in each strip reaching further left and right
-// than the others, and alone at the first or last rows, bounds the contours as on the whole map.
+// extent and rows' range, merged after): a bar alone in each strip, the first and the last included,
+// reaching further left and right than the others, bounds the contours as on the whole map.
 TEST(DbBoxes, EachRowStripBoundsTheContours) {
   GLT_RNG(rng);
   std::uniform_real_distribution<float> u(0, 1);
@@ -396,14 +405,7 @@ TEST(DbBoxes, EachRowStripBoundsTheContours) {
       SCOPED_TRACE(std::to_string(h) + " x " + std::to_string(w) + ", strip " + std::to_string(s));
       const auto want = reference_db_boxes(prob, h, w, 2 * h, 2 * w, o);
       const auto got = ocr::db_boxes(prob, h, w, 2 * h, 2 * w, o);
-      ASSERT_EQ(got.size(), want.size());
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        for (std::size_t k = 0; k < 4; ++k) {
-          EXPECT_EQ(got[i].box[k].x, want[i].box[k].x) << "box " << i << " corner " << k;
-          EXPECT_EQ(got[i].box[k].y, want[i].box[k].y) << "box " << i << " corner " << k;
-        }
-        EXPECT_EQ(got[i].score, want[i].score) << "box " << i;
-      }
+      expect_same_boxes(got, want);
     }
   }
 }
