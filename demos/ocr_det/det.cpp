@@ -63,48 +63,27 @@ float box_score(const std::vector<float>& prob, int h, int w, const std::array<c
 
 // 255 where prob > threshold (compared as floats, as cv::compare with a CV_32F map) into `bitmap`
 // (h x w bytes, resized as needed); returns the bounding rectangle of the set pixels (empty if none).
-// The rows in kThresholdStrips strips on OpenCV's thread pool, each with its own columns' OR
-// (`columns`: kThresholdStrips x w bytes) and rows' range, merged after.
-constexpr int kThresholdStrips = 8;
 cv::Rect threshold_map(const std::vector<float>& prob, int h, int w, float threshold,
                        std::vector<unsigned char>& bitmap, std::vector<unsigned char>& columns) {
   bitmap.resize(static_cast<std::size_t>(h) * w);
-  const int strips = std::min(kThresholdStrips, h);
-  columns.assign(static_cast<std::size_t>(strips) * w, 0);
-  std::array<int, kThresholdStrips> ymins{}, ymaxs{};
-  cv::parallel_for_(cv::Range(0, strips), [&](const cv::Range& r) {
-    for (int s = r.start; s < r.end; ++s) {
-      // Raw pointers: stores through unsigned char may alias a vector's own fields, which would keep
-      // the compiler from vectorizing the loop.
-      unsigned char* const col = columns.data() + static_cast<std::size_t>(s) * w;
-      int ymin = h, ymax = -1;
-      for (int y = static_cast<int>(static_cast<std::int64_t>(h) * s / strips),
-               y1 = static_cast<int>(static_cast<std::int64_t>(h) * (s + 1) / strips);
-           y < y1; ++y) {
-        const float* const p = prob.data() + static_cast<std::size_t>(y) * w;
-        unsigned char* const b = bitmap.data() + static_cast<std::size_t>(y) * w;
-        unsigned char any = 0;
-        for (int x = 0; x < w; ++x) {
-          const unsigned char v = p[x] > threshold ? 255 : 0;
-          b[x] = v;
-          col[x] |= v;
-          any |= v;
-        }
-        if (any) ymin = std::min(ymin, y), ymax = y;
-      }
-      ymins[static_cast<std::size_t>(s)] = ymin, ymaxs[static_cast<std::size_t>(s)] = ymax;
-    }
-  });
-  int ymin = h, ymax = -1;
-  for (int s = 0; s < strips; ++s)
-    ymin = std::min(ymin, ymins[static_cast<std::size_t>(s)]),
-    ymax = std::max(ymax, ymaxs[static_cast<std::size_t>(s)]);
-  if (ymax < 0) return {};
+  columns.assign(static_cast<std::size_t>(w), 0);
+  // Raw pointers: stores through unsigned char may alias a vector's own fields, which would keep
+  // the compiler from vectorizing the loop.
   unsigned char* const col = columns.data();
-  for (int s = 1; s < strips; ++s) {
-    const unsigned char* const c = columns.data() + static_cast<std::size_t>(s) * w;
-    for (int x = 0; x < w; ++x) col[x] |= c[x];
+  int ymin = h, ymax = -1;
+  for (int y = 0; y < h; ++y) {
+    const float* const p = prob.data() + static_cast<std::size_t>(y) * w;
+    unsigned char* const b = bitmap.data() + static_cast<std::size_t>(y) * w;
+    unsigned char any = 0;
+    for (int x = 0; x < w; ++x) {
+      const unsigned char v = p[x] > threshold ? 255 : 0;
+      b[x] = v;
+      col[x] |= v;
+      any |= v;
+    }
+    if (any) ymin = std::min(ymin, y), ymax = y;
   }
+  if (ymax < 0) return {};
   int xmin = 0, xmax = w - 1;
   while (!col[xmin]) ++xmin;
   while (!col[xmax]) --xmax;

@@ -381,9 +381,9 @@ TEST(DbBoxes, MatchesTheWholeMapReference) {
   EXPECT_GT(total, 40u);
 }
 
-// The threshold's row strips (db_boxes thresholds the map in 8 strips of rows, each with its own columns'
-// extent and rows' range, merged after): a bar alone in each strip, the first and the last included,
-// reaching further left and right than the others, bounds the contours as on the whole map.
+// The set pixels' bounding rectangle (db_boxes traces the contours on it only): a bar alone in each eighth
+// of the rows, the first and the last included, reaching further left and right than the others, bounds
+// the contours as on the whole map (c29737f thresholded the map in 8 row strips, each with its own extent).
 TEST(DbBoxes, EachRowStripBoundsTheContours) {
   GLT_RNG(rng);
   std::uniform_real_distribution<float> u(0, 1);
