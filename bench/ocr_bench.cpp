@@ -2,7 +2,7 @@
 //                    [--only det|rec|recshapes|ocr|ocr960]... [--rec-batch N]... [--rec-align N]
 //                    [--images gpu|host]... [--det-limit N]... [--rec-call-cost N]... [--cls 0|1]...
 //                    [--replay 0|1]... [--fuse 0|1]... [--f16 0|1]... [--text] [--rec-grid NxW]...
-//                    [--db-map FILE]
+//                    [--db-map FILE] [--cv-threads N]
 // Times PaddleOCR's models on gltensor against ONNX Runtime (CPU) on the same inputs:
 //   det 640x640   the detector on the sample image resized to 640 x 640
 //   rec 48x320    the recognizer on one text line
@@ -53,6 +53,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
 #include <set>
 #include <sstream>
@@ -268,7 +269,13 @@ int main(int argc, char** argv) {
                  "ocr960: write the first row's last det map to this file (int32 h, w, then h x w float32) and "
                  "read it from there instead where it exists (the same boxes on every build)");
   app.add_option("--rec-grid", rec_grid, "recgrid: the recognizer's inputs, LINESxWIDTH each")->capture_default_str();
+  int cv_threads = 0;
+  app.add_option("--cv-threads", cv_threads,
+                 "OpenCV's threads (cv::setNumThreads; 1: the DB post-processing on the calling thread alone); 0, "
+                 "the default: OpenCV's own")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
+  if (cv_threads > 0) cv::setNumThreads(cv_threads);
   if (models.empty()) models = (fs::path(g_cache) / "models" / "ocr").string();
   auto want = [&](const std::string& c) {
     return only.empty() || std::find(only.begin(), only.end(), c) != only.end();

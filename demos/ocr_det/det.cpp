@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
 #include <polyclipping/clipper.hpp>
 #include <stdexcept>
@@ -153,34 +154,45 @@ std::vector<DetBox> db_boxes(const std::vector<float>& prob, int h, int w, int i
   // The bitmap and the masks in buffers kept per thread (no allocation per call once grown), and
   // the contours traced on the set pixels' bounding rectangle only (outside it the bitmap is 0, so
   // the contours and their order are those of the whole map; offset back to map coordinates).
-  thread_local std::vector<unsigned char> bitmap, columns, mask;
+  thread_local std::vector<unsigned char> bitmap, columns;
   const cv::Rect roi = threshold_map(prob, h, w, o.det_threshold, bitmap, columns);
-  std::vector<DetBox> boxes;
-  if (roi.empty()) return boxes;
+  if (roi.empty()) return {};
   std::vector<std::vector<cv::Point>> contours;
   cv::findContours(cv::Mat(h, w, CV_8UC1, bitmap.data())(roi), contours, cv::RETR_LIST, cv::CHAIN_APPROX_SIMPLE,
                    roi.tl());
   const float sx = static_cast<float>(img_w) / w, sy = static_cast<float>(img_h) / h;
-  std::vector<cv::Point2f> pts;
-  for (std::size_t i = 0; i < contours.size() && i < static_cast<std::size_t>(o.max_candidates); ++i) {
+  // Each candidate's box (minAreaRect, score, unclip, minAreaRect again) depends on its contour only:
+  // the candidates run on OpenCV's thread pool, each into its own slot, kept in contour order.
+  const std::size_t n = std::min(contours.size(), static_cast<std::size_t>(o.max_candidates));
+  std::vector<DetBox> found(n);
+  std::vector<unsigned char> kept(n, 0);
+  auto candidate = [&](std::size_t i, std::vector<cv::Point2f>& pts, std::vector<unsigned char>& mask) {
     pts.assign(contours[i].begin(), contours[i].end());
-    if (pts.size() < 4) continue;
+    if (pts.size() < 4) return;
     float side = 0;
     auto box = db_mini_box(pts, side);
-    if (side < 3) continue;
+    if (side < 3) return;
     const float score = box_score(prob, h, w, box, mask);
-    if (score < o.box_threshold) continue;
+    if (score < o.box_threshold) return;
     auto grown = db_unclip(box, o.unclip_ratio);
-    if (grown.size() < 4) continue;
+    if (grown.size() < 4) return;
     box = db_mini_box(grown, side);
-    if (side < 5) continue;
-    DetBox b;
+    if (side < 5) return;
+    DetBox& b = found[i];
     for (int k = 0; k < 4; ++k)
       b.box[k] = {std::clamp(std::round(box[k].x * sx), 0.0f, static_cast<float>(img_w)),
                   std::clamp(std::round(box[k].y * sy), 0.0f, static_cast<float>(img_h))};
     b.score = score;
-    boxes.push_back(b);
-  }
+    kept[i] = 1;
+  };
+  cv::parallel_for_(cv::Range(0, static_cast<int>(n)), [&](const cv::Range& r) {
+    thread_local std::vector<cv::Point2f> pts;
+    thread_local std::vector<unsigned char> box_mask;
+    for (int i = r.start; i < r.end; ++i) candidate(static_cast<std::size_t>(i), pts, box_mask);
+  });
+  std::vector<DetBox> boxes;
+  for (std::size_t i = 0; i < n; ++i)
+    if (kept[i]) boxes.push_back(found[i]);
   // Top to bottom, left to right within a line (PaddleOCR's sorted_boxes).
   std::sort(boxes.begin(), boxes.end(), [](const DetBox& a, const DetBox& b) {
     if (std::fabs(a.box[0].y - b.box[0].y) < 10) return a.box[0].x < b.box[0].x;

@@ -57,7 +57,9 @@ std::vector<cv::Point2f> db_unclip(const std::array<cv::Point2f, 4>& box, float 
 /// DB post-processing of a probability map (h x w, rows top first) computed for an image of
 /// img_h x img_w: the text boxes in image pixels, top to bottom, left to right within a line
 /// (PaddleOCR's sorted_boxes). Throws std::invalid_argument unless prob holds h * w values, both
-/// positive. Keeps its scratch buffers (h x w bytes and a box's mask) per calling thread.
+/// positive. Keeps its scratch buffers (h x w bytes and a box's mask) per calling thread; the
+/// candidates' boxes (one per contour) are computed on OpenCV's thread pool (cv::parallel_for_),
+/// the result the same as one after the other.
 std::vector<DetBox> db_boxes(const std::vector<float>& prob, int h, int w, int img_h, int img_w,
                              const DbOptions& options = {});
 

@@ -216,7 +216,15 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // The batched products with A read along K in 64 x 128 tiles where 128 x 128 tiles would be half empty
   // (M <= 64) or few (kWarpBatchedMin128Tiles): on the H100 (ocr6, kernel lab) 0.92x the time of 128 x 128
   // tiles at 480 x 9984 x 480, 0.57x at 64 x 159744 x 64; 1.06x over more tiles (480 x 19968 x 480).
-  const bool warp_batched64 = warp_batched && a_kq && (p.M <= 64 || warp_tiles < kWarpBatchedMin128Tiles);
+  // Of those, the recognizer's own (B row-major, one product per image, no column groups): 64 x 128 x 8
+  // tiles with a warp's invocations as 16 x 2 (WARP_TILE off), but 128 x 128 x 16 tiles over M >=
+  // kWarpRecWideM and at least kWarpBatchedMin128Tiles of them (the H100, ocr9: the page's two shapes'
+  // products in 0.87-0.97x the time of 64 x 128 with 8 x 4 lanes, or of 128 x 128 x 8).
+  const bool warp_rec = warp_batched && a_kq && p.b_quads == 1 && !p.split_columns;
+  const bool warp_rec_wide = warp_rec && p.M >= kWarpRecWideM && warp_tiles >= kWarpBatchedMin128Tiles &&
+                             warp_shared_bytes(128, 128, 16, true, false, true) <= dev.max_shared;
+  const bool warp_batched64 =
+      warp_rec ? !warp_rec_wide : warp_batched && a_kq && (p.M <= 64 || warp_tiles < kWarpBatchedMin128Tiles);
   const std::int64_t warp_rows = warp_row64 || warp_kmajor64 || warp_batched64 ? 64 : 128;
   // Also over K >= kWarpMinShortK where the result is written in column groups (conv2d's NCHW output,
   // split_columns: the 64 x 64 kernel has no such form and its result is permuted by a copy) and the
@@ -413,9 +421,10 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // tile's 33 KiB of shared memory do not fit (llvmpipe's 32 KiB); else 128 x 128 x 8 (as merged,
   // a K-major A kept so; without warp_shk 16-K tiles ran 1.4x slower).
   if (warp) {
-    const bool bk16 = p.b_quads == 2 && warp_rows == 128 &&
-                      warp_shared_bytes(128, 128, 16, p.a_quads == 1, true, true) <= dev.max_shared;
-    set_warp_tile(plan, p, static_cast<int>(warp_rows), 128, bk16 ? 16 : 8, 8, true);
+    const bool bk16 = (p.b_quads == 2 && warp_rows == 128 &&
+                       warp_shared_bytes(128, 128, 16, p.a_quads == 1, true, true) <= dev.max_shared) ||
+                      warp_rec_wide;
+    set_warp_tile(plan, p, static_cast<int>(warp_rows), 128, bk16 ? 16 : 8, 8, !(warp_rec && !warp_rec_wide));
   }
   check_shared(plan, p, dev, !chosen);
   return plan;

@@ -94,6 +94,10 @@ inline constexpr std::int64_t kWarpMinShortK = 256;
 /// Batched products with tile edges (the OCR recognizer's batched 1x1 convolutions, A read along K): the warp
 /// kernel's 64 x 128 tiles where its 128 x 128 tiles would be fewer than this, or M <= 64.
 inline constexpr std::int64_t kWarpBatchedMin128Tiles = 512;
+/// Of those, with B row-major (the recognizer's own): 64 x 128 x 8 tiles with a warp's invocations as 16 x 2
+/// (warp_lanes off), or 128 x 128 x 16 tiles from M = kWarpRecWideM where they are kWarpBatchedMin128Tiles or
+/// more (bench/RESULTS.md, 2026-11-28, ocr9).
+inline constexpr std::int64_t kWarpRecWideM = 384;
 
 /// GPUs: fewer than 256 whole 64 x 128 quad-load tiles over K >= kSplitMinK run the quad-load
 /// kernel split over K into chunks of at least kSplitMinChunk, as many as bring the tiles to

@@ -335,6 +335,22 @@ TEST(RecBatches, CallCostOnThePage) {
   EXPECT_EQ(columns(one), 25 * 1376);
 }
 
+namespace {
+
+// Every corner and score equal, bit for bit, in the same order.
+void expect_same_boxes(const std::vector<ocr::DetBox>& got, const std::vector<ocr::DetBox>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(got[i].box[k].x, want[i].box[k].x) << "box " << i << " corner " << k;
+      EXPECT_EQ(got[i].box[k].y, want[i].box[k].y) << "box " << i << " corner " << k;
+    }
+    EXPECT_EQ(got[i].score, want[i].score) << "box " << i;
+  }
+}
+
+}  // namespace
+
 // db_boxes (a per-thread bitmap, contours on the set pixels' bounding rectangle, reused masks)
 // returns the reference's boxes and scores bit for bit: random maps, edge shapes (1 row or column,
 // bars past the edges), an empty and a full map, thresholds that keep many boxes.
@@ -357,19 +373,41 @@ TEST(DbBoxes, MatchesTheWholeMapReference) {
                  std::to_string(lines) + " bars");
     const auto want = reference_db_boxes(prob, h, w, img_h, img_w, o);
     const auto got = ocr::db_boxes(prob, h, w, img_h, img_w, o);
-    ASSERT_EQ(got.size(), want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      for (std::size_t k = 0; k < 4; ++k) {
-        EXPECT_EQ(got[i].box[k].x, want[i].box[k].x) << "box " << i << " corner " << k;
-        EXPECT_EQ(got[i].box[k].y, want[i].box[k].y) << "box " << i << " corner " << k;
-      }
-      EXPECT_EQ(got[i].score, want[i].score) << "box " << i;
-    }
+    expect_same_boxes(got, want);
     total += got.size();
   }
   // The maps do make boxes: 79 to 151 over seeds 1 to 300, median 116 (a bound of 100 failed
   // one seed in 20 runs, 17956715268930014570: 99).
   EXPECT_GT(total, 40u);
+}
+
+// The set pixels' bounding rectangle (db_boxes traces the contours on it only): a bar alone in each eighth
+// of the rows, the first and the last included, reaching further left and right than the others, bounds
+// the contours as on the whole map (c29737f thresholded the map in 8 row strips, each with its own extent).
+TEST(DbBoxes, EachRowStripBoundsTheContours) {
+  GLT_RNG(rng);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (auto [h, w] : std::vector<std::pair<int, int>>{{640, 640}, {96, 320}, {37, 250}, {9, 40}, {3, 60}}) {
+    const int strips = std::min(8, h);
+    for (int s = 0; s < strips; ++s) {
+      std::vector<float> prob = glt_test::uniform(rng, static_cast<std::size_t>(h) * w, 0.0f, 0.29f);
+      const int y0 = h * s / strips, y1 = h * (s + 1) / strips;  // the strip's rows
+      // The wide bar: the strip's rows (at most 6), columns 1 to w - 2; a narrow bar in the middle of
+      // another strip's rows.
+      for (int y = y0; y < std::min(y1, y0 + 6); ++y)
+        for (int x = 1; x < w - 1; ++x) prob[static_cast<std::size_t>(y) * w + x] = 0.7f + 0.2f * u(rng);
+      const int t = (s + strips / 2) % strips, ty = h * t / strips;
+      if (t != s)
+        for (int y = ty; y < std::min(h, ty + 4); ++y)
+          for (int x = w / 3; x < 2 * w / 3; ++x) prob[static_cast<std::size_t>(y) * w + x] = 0.8f + 0.1f * u(rng);
+      ocr::DbOptions o;
+      o.box_threshold = 0.3f;
+      SCOPED_TRACE(std::to_string(h) + " x " + std::to_string(w) + ", strip " + std::to_string(s));
+      const auto want = reference_db_boxes(prob, h, w, 2 * h, 2 * w, o);
+      const auto got = ocr::db_boxes(prob, h, w, 2 * h, 2 * w, o);
+      expect_same_boxes(got, want);
+    }
+  }
 }
 
 TEST(DbBoxes, BadMapThrows) {

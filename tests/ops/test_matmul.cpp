@@ -722,6 +722,11 @@ TEST(Matmul, WarpTiledKernel) {
   check(rng, {68, 24}, {3, 24, 136});
   check(rng, {68, 64}, {3, 64, 516});  // batched, A along K: 64-row tiles (few), edges in M and N
   check(rng, {132, 72}, {2, 72, 1028});
+  // The recognizer's batched 1x1 products (A along K, B row-major; the two above too): 64 x 128 x 8 tiles with
+  // a warp as 16 x 2 invocations; 128 x 128 x 16 tiles from M = 384 over 512 tiles or more (here 4 x 5 x 26),
+  // edges in M, N and K (72: four 16-K tiles and half of one).
+  check(rng, {196, 136}, {2, 136, 516});
+  check(rng, {388, 72}, {26, 72, 516});
   // A and B transposed; A narrowed from rows of 48 at column 4 (quads, a quad offset).
   const int M = 136, K = 40, N = 132;
   auto a = uniform(rng, M * K), b = uniform(rng, K * N), wide = uniform(rng, M * 48);

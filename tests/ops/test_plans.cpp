@@ -1352,18 +1352,38 @@ TEST(PlanMatmul, WarpKernelChosenForKMajorB) {
     q.a_quads = 1, q.b_quads = 1;  // [O, C] read along K, each image's [C, H*W] along N
     return q;
   };
-  for (auto [O, HW, C, rows] : std::vector<std::array<std::int64_t, 4>>{{240, 2496, 240, 128},  // 640 tiles
-                                                                        {480, 1248, 480, 128},  // 640
+  // B row-major (the recognizer's): 64 x 128 x 8 tiles with a warp as 16 x 2 invocations (lanes off), but
+  // 128 x 128 x 16 with 8 x 4 lanes from M = kWarpRecWideM over at least kWarpBatchedMin128Tiles of them.
+  for (auto [O, HW, C, rows] : std::vector<std::array<std::int64_t, 4>>{{240, 2496, 240, 64},   // M < 384
+                                                                        {480, 1248, 480, 128},  // 640 tiles
+                                                                        {384, 1248, 240, 128},  // 480 (3 x 10 x 16)
                                                                         {480, 624, 480, 64},    // 320
+                                                                        {480, 2064, 480, 128},  // 612 (batch 9)
+                                                                        {240, 4128, 240, 64},   // batch 9
                                                                         {64, 9984, 64, 64},     // M <= 64
-                                                                        {240, 4992, 64, 128},   // 1248
+                                                                        {240, 4992, 64, 64},    // 1248
                                                                         {128, 4992, 64, 64},    // whole 64 x 128
+                                                                        {128, 8256, 128, 64},   // batch 9
                                                                         {68, 516, 64, 64}}) {   // edges
-    const MatmulPlan q = plan_matmul(conv1x1(O, HW, C, O == 68 ? 96 : 16), kGpu, s);
+    const std::int64_t batch = O == 68 ? 96 : HW == 2064 || HW == 4128 || HW == 8256 ? 9 : O == 384 ? 22 : 16;
+    const MatmulPlan q = plan_matmul(conv1x1(O, HW, C, batch), kGpu, s);
     EXPECT_EQ(q.kernel, MatmulPlan::Kernel::warp) << O << " x " << HW << " x " << C;
     EXPECT_EQ(q.tile_m, rows) << O << " x " << HW << " x " << C;
+    EXPECT_EQ(q.tile_n, 128) << O << " x " << HW << " x " << C;
+    EXPECT_EQ(q.warp_bk, rows == 128 ? 16 : 8) << O << " x " << HW << " x " << C;
+    EXPECT_EQ(q.warp_lanes, rows == 128) << O << " x " << HW << " x " << C;
+    EXPECT_TRUE(q.warp_shk) << O << " x " << HW << " x " << C;
     EXPECT_EQ(q.groups_y, static_cast<std::uint64_t>((O + rows - 1) / rows));
     EXPECT_EQ(q.local_x, static_cast<std::uint32_t>(rows * 128 / 64));
+  }
+  // 384 x 1248 x 240 in 16 images: 3 x 10 x 16 = 480 tiles of 128 x 128, fewer than kWarpBatchedMin128Tiles.
+  EXPECT_EQ(plan_matmul(conv1x1(384, 1248, 240, 16), kGpu, s).tile_m, 64);
+  // Not the recognizer's: B K-major, or the result in column groups (conv2d's NCHW epilogue), keep 8 x 4 lanes.
+  {
+    MatmulProblem q = conv1x1(240, 2496, 240, 16);
+    q.split_columns = true;
+    EXPECT_TRUE(plan_matmul(q, kGpu, s).warp_lanes);
+    EXPECT_EQ(plan_matmul(q, kGpu, s).tile_m, 128);
   }
   EXPECT_EQ(plan_matmul(problem(480, 624, 480, true, 16), kGpu, s).tile_m, 128) << "A not read along K";
   EXPECT_NE(plan_matmul(conv1x1(480, 508, 480, 16), kGpu, s).kernel, MatmulPlan::Kernel::warp) << "N < 512";
