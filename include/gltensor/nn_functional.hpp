@@ -122,9 +122,9 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 /// as max_pool2d, where torch takes the last; with relu a window whose max is not > 0, NaN
 /// included, passes no gradient), the gradients to rounding (the sums over a channel's windows, not
 /// its elements). Otherwise it runs the two ops. Returns [N, C, OH, OW] of batch_norm's dtype.
-/// Errors: batch_norm's (named gltensor::batch_norm_max_pool2d on the fused path, batch_norm
-/// otherwise) and max_pool2d's (ShapeError for x not [N, C, H, W] or smaller than a window,
-/// ValueError for its options). nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d so.
+/// Errors: batch_norm's (named gltensor::batch_norm_max_pool2d) and max_pool2d's (named max_pool2d:
+/// ShapeError for x not [N, C, H, W] or smaller than a window, ValueError for its options).
+/// nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d so.
 Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight,
                              const Tensor& bias, bool training, double momentum, double eps, Activation act,
                              const Pool2dOptions& pool);

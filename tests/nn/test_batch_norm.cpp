@@ -734,6 +734,16 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
     EXPECT_NE(std::string(e.what()).find("gltensor::batch_norm_max_pool2d: weight has shape [2]"), std::string::npos)
         << e.what();
   }
+  Pool2dOptions overlapping;  // the two ops' path: batch_norm's errors named as the fused op's too
+  overlapping.stride = {1, 1};
+  try {
+    batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), ones(device(), {2}), Tensor(), true, 0.1,
+                          1e-5, Activation::none, overlapping);
+    ADD_FAILURE() << "no ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("gltensor::batch_norm_max_pool2d: weight has shape [2]"), std::string::npos)
+        << e.what();
+  }
   EXPECT_THROW(batch_norm_max_pool2d(ones(device(), {2, 3, 4}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5,
                                      Activation::none, po),
                ShapeError);
