@@ -721,28 +721,21 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
                          Pool2dOptions{})
                   .to_vector());
   }
-  // errors: batch_norm's on the fused path (weight not [C]), max_pool2d's on the other (rank 3,
-  // padding not below the kernel)
+  // errors: batch_norm's (weight not [C]) named as the fused op on its path and on the two ops'
+  // (overlapping windows), max_pool2d's on the latter (rank 3, padding not below the kernel)
   const Pool2dOptions po;
-  Pool2dOptions pad;
+  Pool2dOptions pad, overlapping;
   pad.padding = {2, 2};
-  try {  // the fused op's name in its errors
-    batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), ones(device(), {2}), Tensor(), true, 0.1,
-                          1e-5, Activation::none, po);
-    ADD_FAILURE() << "no ShapeError";
-  } catch (const ShapeError& e) {
-    EXPECT_NE(std::string(e.what()).find("gltensor::batch_norm_max_pool2d: weight has shape [2]"), std::string::npos)
-        << e.what();
-  }
-  Pool2dOptions overlapping;  // the two ops' path: batch_norm's errors named as the fused op's too
   overlapping.stride = {1, 1};
-  try {
-    batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), ones(device(), {2}), Tensor(), true, 0.1,
-                          1e-5, Activation::none, overlapping);
-    ADD_FAILURE() << "no ShapeError";
-  } catch (const ShapeError& e) {
-    EXPECT_NE(std::string(e.what()).find("gltensor::batch_norm_max_pool2d: weight has shape [2]"), std::string::npos)
-        << e.what();
+  for (const Pool2dOptions& o : {po, overlapping}) {
+    try {
+      batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), ones(device(), {2}), Tensor(), true, 0.1,
+                            1e-5, Activation::none, o);
+      ADD_FAILURE() << "no ShapeError";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find("gltensor::batch_norm_max_pool2d: weight has shape [2]"), std::string::npos)
+          << e.what();
+    }
   }
   EXPECT_THROW(batch_norm_max_pool2d(ones(device(), {2, 3, 4}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5,
                                      Activation::none, po),
