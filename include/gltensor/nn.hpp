@@ -99,7 +99,8 @@ class Dropout : public Module {
 
 /// Runs its layers in order; a BatchNorm2d followed by a ReLU runs as one kernel (batch_norm's
 /// act), the same values and gradients; followed by a MaxPool2d too, as batch_norm_max_pool2d
-/// (one op; the same values, the gradients to rounding).
+/// (one op; the same values, the gradients to rounding). Only those classes themselves: a
+/// subclass's forward runs as written.
 class Sequential : public Module {
  public:
   Sequential& add(std::shared_ptr<Module> m);

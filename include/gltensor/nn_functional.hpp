@@ -74,7 +74,8 @@ struct Pool2dOptions {
   bool count_include_pad = true;  ///< avg pooling only
 };
 
-/// [N, C, H, W] -> [N, C, OH, OW]; NaN wins the max.
+/// [N, C, H, W] -> [N, C, OH, OW]; NaN wins the max (the gradient goes to the first of equal
+/// values, as torch, and to the first NaN of a window, where torch takes the last).
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
 /// 1-D pooling (torch max_pool1d/avg_pool1d): x [N, C, L] -> [N, C, OL]; options as
@@ -109,14 +110,20 @@ Tensor global_avg_pool2d(const Tensor& x);
 /// running statistics, training with at most 1 value per channel, act other than none or relu.
 Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight, const Tensor& bias,
                   bool training, double momentum = 0.1, double eps = 1e-5, Activation act = Activation::none);
-/// max_pool2d(batch_norm(x, ..., act), pool) as one op: x [N, C, H, W]. Where x is f32 and the
-/// windows tile each plane (stride = kernel (or 0), padding 0, dilation 1, H and W multiples of
-/// the kernel), one kernel normalizes and pools (y itself is never written) and the backward's
-/// kernels read the pooled gradient at each window's argmax (no pooling dispatches, no gradient
-/// of x's size but dx): the same values and running statistics as the two ops (the same
-/// arithmetic; ties and NaN as max_pool2d), the gradients to rounding (the sums over a channel's
-/// windows, not its elements). Otherwise it runs the two ops. Returns
-/// [N, C, OH, OW] of batch_norm's dtype; errors: batch_norm's and max_pool2d's.
+/// max_pool2d(batch_norm(x, ..., act), pool) as one op: x [N, C, H, W] (any float dtype, as
+/// batch_norm), weight / bias / running_mean / running_var [C] or undefined, momentum, eps and act
+/// (none or relu) as batch_norm's. Where x is f32, the windows tile each plane (stride = kernel (or
+/// 0), padding 0, dilation 1, H and W multiples of the kernel; ceil_mode then changes nothing) and
+/// a window's loops fit the device's loop limit, one kernel normalizes and pools (y itself is never
+/// written; glsl/nn/batch_norm.comp's POOL, src/nn/batch_norm.cpp) and the backward's kernels read
+/// the pooled gradient at each window's argmax (no pooling dispatches, no gradient of x's size but
+/// dx): the same values and running statistics as the two ops (the same arithmetic; the first of
+/// equal values takes the gradient, as max_pool2d and torch; of several NaN in a window the first,
+/// as max_pool2d, where torch takes the last; with relu a window whose max is not > 0, NaN
+/// included, passes no gradient), the gradients to rounding (the sums over a channel's windows, not
+/// its elements). Otherwise it runs the two ops. Returns [N, C, OH, OW] of batch_norm's dtype.
+/// Errors: batch_norm's (named gltensor::batch_norm_max_pool2d) and max_pool2d's (named max_pool2d:
+/// ShapeError for x not [N, C, H, W] or smaller than a window, ValueError for its options).
 /// nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d so.
 Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight,
                              const Tensor& bias, bool training, double momentum, double eps, Activation act,

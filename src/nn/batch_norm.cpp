@@ -519,10 +519,10 @@ Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor runnin
     const std::uint64_t limit = dev_of(x).loop_limit();
     fused = limit == 0 || p.window_loops() + 1 <= limit;
   }
-  if (!fused)
-    return max_pool2d(
-        batch_norm(x, std::move(running_mean), std::move(running_var), weight, bias, training, momentum, eps, act),
-        pool);
+  if (!fused)  // (batch_norm's errors named as the fused path's)
+    return max_pool2d(batch_norm_impl("batch_norm_max_pool2d", x, std::move(running_mean), std::move(running_var),
+                                      weight, bias, training, momentum, eps, act, nullptr),
+                      pool);
   return batch_norm_impl("batch_norm_max_pool2d", x, std::move(running_mean), std::move(running_var), weight, bias,
                          training, momentum, eps, act, &p);
 }

@@ -1,5 +1,6 @@
 // Modules: Linear, Conv2d, BatchNorm2d, ReLU, Flatten, MaxPool2d, Dropout, Sequential.
 #include <cmath>
+#include <typeinfo>
 
 #include "gltensor/autograd.hpp"
 #include "gltensor/errors.hpp"
@@ -91,20 +92,31 @@ Sequential& Sequential::add(std::shared_ptr<Module> m) {
   layers.push_back(std::move(m));
   return *this;
 }
+namespace {
+// The module itself if it is exactly a T, not a subclass (whose forward may differ: the fusion
+// rules below would skip it).
+template <class T>
+T* exactly(const std::shared_ptr<Module>& m) {
+  if (!m) return nullptr;
+  const Module& ref = *m;
+  return typeid(ref) == typeid(T) ? static_cast<T*>(m.get()) : nullptr;
+}
+}  // namespace
 Tensor Sequential::forward(const Tensor& x) {
   Tensor h = x;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     // BatchNorm2d then ReLU: one kernel (batch_norm's act), one dispatch less each way; then
     // MaxPool2d too: batch_norm_max_pool2d (no y, no pooling dispatches where the windows tile).
-    auto* bn = dynamic_cast<BatchNorm2d*>(layers[i].get());
-    auto* pool = i + 2 < layers.size() ? dynamic_cast<MaxPool2d*>(layers[i + 2].get()) : nullptr;
-    if (bn && pool && dynamic_cast<ReLU*>(layers[i + 1].get()) && h.dim() == 4) {
+    // Only the library's own modules, not subclasses (their forward runs as written).
+    auto* bn = exactly<BatchNorm2d>(layers[i]);
+    auto* pool = i + 2 < layers.size() ? exactly<MaxPool2d>(layers[i + 2]) : nullptr;
+    if (bn && pool && exactly<ReLU>(layers[i + 1]) && h.dim() == 4) {
       h = batch_norm_max_pool2d(h, bn->running_mean, bn->running_var, bn->weight, bn->bias, bn->training(),
                                 bn->momentum, bn->eps, Activation::relu, pool->options);
       i += 2;
       continue;
     }
-    if (bn && i + 1 < layers.size() && dynamic_cast<ReLU*>(layers[i + 1].get())) {
+    if (bn && i + 1 < layers.size() && exactly<ReLU>(layers[i + 1])) {
       h = bn->forward(h, Activation::relu);
       ++i;
       continue;

@@ -640,18 +640,47 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
     Tensor gy = Tensor::from_host(device(), uniform(rng, y.numel()), y.shape());
     EXPECT_EQ(dispatches([&] { backward(y, gy); }), 2u);
   }
-  // windows that do not tile (stride 1; odd H; padding): the two ops, the same results
-  for (int k = 0; k < 3; ++k) {
+  // windows that do not tile (stride 1; odd H, floor and ceil_mode; padding; dilation): the two ops,
+  // the same values and dx (odd H: the last row in no window, whose dx the fused grid never writes)
+  for (int k = 0; k < 5; ++k) {
     SCOPED_TRACE("fallback " + std::to_string(k));
-    const Shape s = k == 1 ? Shape{2, 3, 7, 8} : Shape{2, 3, 8, 8};
+    const Shape s = k == 1 || k == 3 ? Shape{2, 3, 7, 8} : Shape{2, 3, 8, 8};
     Pool2dOptions po;
     if (k == 0) po.stride = {1, 1};
     if (k == 2) po.padding = {1, 1};
-    auto xv = uniform(rng, numel_of(s));
-    Tensor x = Tensor::from_host(device(), xv, s);
-    Tensor a = batch_norm_max_pool2d(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu, po);
-    Tensor e = max_pool2d(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu), po);
+    if (k == 3) po.ceil_mode = true;
+    if (k == 4) po.dilation = {2, 2};
+    const auto xv = uniform(rng, numel_of(s));
+    Tensor x1 = Tensor::from_host(device(), xv, s), x2 = Tensor::from_host(device(), xv, s);
+    requires_grad_(x1), requires_grad_(x2);
+    Tensor a = batch_norm_max_pool2d(x1, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu, po);
+    Tensor e =
+        max_pool2d(batch_norm(x2, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, Activation::relu), po);
+    EXPECT_EQ(a.shape(), e.shape());
     EXPECT_EQ(a.to_vector(), e.to_vector());
+    const auto gv = uniform(rng, e.numel());
+    backward(a, Tensor::from_host(device(), gv, a.shape()));
+    backward(e, Tensor::from_host(device(), gv, e.shape()));
+    EXPECT_EQ(grad(x1).to_vector(), grad(x2).to_vector()) << "dx";
+  }
+  // two NaN in one window (no ReLU, eval): the gradient goes where max_pool2d sends it (its first NaN)
+  {
+    const Shape s = {1, 2, 4, 4};
+    auto xv = uniform(rng, numel_of(s));
+    xv[1] = xv[4] = std::numeric_limits<float>::quiet_NaN();  // window (0, 0) of plane 0
+    Tensor rm = zeros(device(), {2}), rv = ones(device(), {2});
+    Tensor x1 = Tensor::from_host(device(), xv, s), x2 = Tensor::from_host(device(), xv, s);
+    requires_grad_(x1), requires_grad_(x2);
+    Tensor a =
+        batch_norm_max_pool2d(x1, rm, rv, Tensor(), Tensor(), false, 0.1, 1e-5, Activation::none, Pool2dOptions{});
+    Tensor e = max_pool2d(batch_norm(x2, rm, rv, Tensor(), Tensor(), false, 0.1, 1e-5), Pool2dOptions{});
+    const auto gv = uniform(rng, e.numel(), 1, 2);
+    backward(a, Tensor::from_host(device(), gv, a.shape()));
+    backward(e, Tensor::from_host(device(), gv, e.shape()));
+    const auto g1 = grad(x1).to_vector(), g2 = grad(x2).to_vector();
+    EXPECT_EQ(g1, g2);
+    EXPECT_NE(g1[1], 0.0f);
+    EXPECT_EQ(g1[4], 0.0f);
   }
   // nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d as batch_norm_max_pool2d: the same values and
   // gradients (to rounding) as the ops apart, 4 dispatches fewer each way (no pooling, no relu dispatches)
@@ -665,12 +694,19 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
     Tensor x1 = Tensor::from_host(device(), xv, s), x2 = Tensor::from_host(device(), xv, s);
     requires_grad_(x1), requires_grad_(x2);
     Tensor y1, y2;
+    Tensor rm = zeros(device(), {3}), rv = ones(device(), {3});  // BatchNorm2d's initial statistics
+    auto as_double = [](const Tensor& t) {
+      const auto v = t.to_vector();
+      return std::vector<double>(v.begin(), v.end());
+    };
     const auto fused = dispatches([&] { y1 = seq.forward(x1); });
-    const auto apart = dispatches([&] {
-      y2 = max_pool2d(relu(batch_norm(x2, Tensor(), Tensor(), bn->weight, bn->bias, true)), Pool2dOptions{});
-    });
+    const auto apart =
+        dispatches([&] { y2 = max_pool2d(relu(batch_norm(x2, rm, rv, bn->weight, bn->bias, true)), Pool2dOptions{}); });
     EXPECT_EQ(fused + 2, apart);  // the relu and the pooling
     EXPECT_EQ(y1.to_vector(), y2.to_vector());
+    // the module's running statistics updated as batch_norm updates them (its momentum)
+    EXPECT_TRUE(close(bn->running_mean.to_vector(), as_double(rm), 1e-6, 1e-6)) << "running_mean";
+    EXPECT_TRUE(close(bn->running_var.to_vector(), as_double(rv), 1e-6, 1e-6)) << "running_var";
     const auto gv = uniform(rng, y1.numel());
     const auto fb = dispatches([&] { backward(y1, Tensor::from_host(device(), gv, y1.shape())); });
     const auto ab = dispatches([&] { backward(y2, Tensor::from_host(device(), gv, y2.shape())); });
@@ -685,18 +721,21 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
                          Pool2dOptions{})
                   .to_vector());
   }
-  // errors: batch_norm's on the fused path (weight not [C]), max_pool2d's on the other (rank 3,
-  // padding not below the kernel)
+  // errors: batch_norm's (weight not [C]) named as the fused op on its path and on the two ops'
+  // (overlapping windows), max_pool2d's on the latter (rank 3, padding not below the kernel)
   const Pool2dOptions po;
-  Pool2dOptions pad;
+  Pool2dOptions pad, overlapping;
   pad.padding = {2, 2};
-  try {  // the fused op's name in its errors
-    batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), ones(device(), {2}), Tensor(), true, 0.1,
-                          1e-5, Activation::none, po);
-    ADD_FAILURE() << "no ShapeError";
-  } catch (const ShapeError& e) {
-    EXPECT_NE(std::string(e.what()).find("gltensor::batch_norm_max_pool2d: weight has shape [2]"), std::string::npos)
-        << e.what();
+  overlapping.stride = {1, 1};
+  for (const Pool2dOptions& o : {po, overlapping}) {
+    try {
+      batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), ones(device(), {2}), Tensor(), true, 0.1,
+                            1e-5, Activation::none, o);
+      ADD_FAILURE() << "no ShapeError";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find("gltensor::batch_norm_max_pool2d: weight has shape [2]"), std::string::npos)
+          << e.what();
+    }
   }
   EXPECT_THROW(batch_norm_max_pool2d(ones(device(), {2, 3, 4}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5,
                                      Activation::none, po),
@@ -704,6 +743,45 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
   EXPECT_THROW(batch_norm_max_pool2d(ones(device(), {2, 3, 4, 4}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1,
                                      1e-5, Activation::none, pad),
                ValueError);
+}
+
+// nn::Sequential fuses only the library's own BatchNorm2d, ReLU and MaxPool2d: a subclass's forward
+// (here counting its calls) runs as written, none skipped by the fusion rules.
+namespace {
+struct CountingReLU : nn::ReLU {
+  int calls = 0;
+  Tensor forward(const Tensor& x) override { return ++calls, nn::ReLU::forward(x); }
+};
+struct CountingMaxPool : nn::MaxPool2d {
+  CountingMaxPool() : nn::MaxPool2d(Pool2dOptions{}) {}
+  int calls = 0;
+  Tensor forward(const Tensor& x) override { return ++calls, nn::MaxPool2d::forward(x); }
+};
+struct CountingBatchNorm : nn::BatchNorm2d {
+  using nn::BatchNorm2d::BatchNorm2d;
+  int calls = 0;
+  Tensor forward(const Tensor& x) override { return ++calls, nn::BatchNorm2d::forward(x); }
+};
+}  // namespace
+
+TEST(BatchNorm, SequentialFusesOnlyItsOwnModules) {
+  GLT_RNG(rng);
+  const Shape s = {2, 3, 4, 6};
+  const Tensor x = Tensor::from_host(device(), uniform(rng, numel_of(s)), s);
+  auto bn = std::make_shared<nn::BatchNorm2d>(device(), 3);
+  auto relu = std::make_shared<CountingReLU>();
+  auto pool = std::make_shared<CountingMaxPool>();
+  auto cbn = std::make_shared<CountingBatchNorm>(device(), 3);
+  nn::Sequential a, b, c;
+  a.add(bn).add(relu).add(std::make_shared<nn::MaxPool2d>(Pool2dOptions{}));
+  b.add(bn).add(std::make_shared<nn::ReLU>()).add(pool);
+  c.add(cbn).add(std::make_shared<nn::ReLU>());
+  EXPECT_EQ(a.forward(x).shape(), (Shape{2, 3, 2, 3}));
+  EXPECT_EQ(b.forward(x).shape(), (Shape{2, 3, 2, 3}));
+  EXPECT_EQ(c.forward(x).shape(), s);
+  EXPECT_EQ(relu->calls, 1);
+  EXPECT_EQ(pool->calls, 1);
+  EXPECT_EQ(cbn->calls, 1);
 }
 
 TEST(BatchNorm, Errors) {
