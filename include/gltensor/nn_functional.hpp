@@ -75,12 +75,18 @@ struct Pool2dOptions {
 };
 
 /// [N, C, H, W] -> [N, C, OH, OW]; NaN wins the max (the gradient goes to the first of equal
-/// values, as torch, and to the first NaN of a window, where torch takes the last).
+/// values, as torch, and to the first NaN of a window, where torch takes the last). OH = floor((H +
+/// 2 pad - dil (k - 1) - 1 [+ stride - 1 with ceil_mode]) / stride) + 1 (rounding toward minus
+/// infinity), with ceil_mode one less where the last window would start in the end padding
+/// (PyTorch's formula); OW alike. Errors: ShapeError for x not 4-D or an input too small for one
+/// window (OH or OW <= 0, e.g. 1 x 1 with a 2 x 2 kernel), naming the op, x's shape and the options;
+/// ValueError for kernel, stride or dilation < 1, padding < 0 or >= the kernel.
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
 /// 1-D pooling (torch max_pool1d/avg_pool1d): x [N, C, L] -> [N, C, OL]; options as
 /// Pool2dOptions for one dim (kernel, stride (0 = kernel), symmetric padding, dilation, ceil_mode,
-/// count_include_pad). Runs as 2-D pooling on [N, C, 1, L].
+/// count_include_pad). Runs as 2-D pooling on [N, C, 1, L]; errors as the 2-D op's, naming the
+/// 1-D op with that 4-D shape.
 struct Pool1dOptions {
   std::int64_t kernel = 2;
   std::int64_t stride = 0;
@@ -122,8 +128,9 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 /// as max_pool2d, where torch takes the last; with relu a window whose max is not > 0, NaN
 /// included, passes no gradient), the gradients to rounding (the sums over a channel's windows, not
 /// its elements). Otherwise it runs the two ops. Returns [N, C, OH, OW] of batch_norm's dtype.
-/// Errors: batch_norm's (named gltensor::batch_norm_max_pool2d) and max_pool2d's (named max_pool2d:
-/// ShapeError for x not [N, C, H, W] or smaller than a window, ValueError for its options).
+/// Errors: batch_norm's and max_pool2d's (ShapeError for x not [N, C, H, W] or smaller than a
+/// window, ValueError for the pooling's options, checked first), all named
+/// gltensor::batch_norm_max_pool2d.
 /// nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d so.
 Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor running_var, const Tensor& weight,
                              const Tensor& bias, bool training, double momentum, double eps, Activation act,

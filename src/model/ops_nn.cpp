@@ -12,6 +12,7 @@
 #include "gltensor/reduce.hpp"
 #include "model/ops.hpp"
 #include "nn/conv_plan.hpp"
+#include "nn/pool_plan.hpp"
 
 namespace gltensor::model {
 
@@ -153,6 +154,18 @@ Tensor pool(Args& a, bool is_max) {
   I64s p = forward_pads(a, in, k, s, d);
   const bool ceil_mode = a.attrs.i("ceil_mode", 0) != 0;
   const bool include_pad = a.attrs.i("count_include_pad", 0) != 0;
+  // ONNX's output shape (PyTorch's): floor (or ceil) of a possibly negative quotient, ceil_mode's
+  // last window starting inside the input or its begin padding; no window is an error.
+  I64s out(ur);
+  for (std::size_t i = 0; i < ur; ++i) {
+    if (k[i] < 1 || s[i] < 1 || d[i] < 1) a.fail("kernel_shape, strides and dilations must be >= 1");
+    out[i] = detail::window_out_size(in[i], k[i], s[i], p[i], p[i + ur], d[i], ceil_mode);
+  }
+  for (std::size_t i = 0; i < ur; ++i)
+    if (out[i] <= 0)
+      a.fail("input " + to_string(x.shape()) + " is too small for kernel_shape " + to_string(Shape(k)) + " (strides " +
+             to_string(Shape(s)) + ", pads " + to_string(Shape(p)) + ", dilations " + to_string(Shape(d)) +
+             (ceil_mode ? ", ceil_mode" : "") + "): the output size would be " + to_string(Shape(out)));
   bool explicit_pad = false;
   for (std::size_t i = 0; i < ur; ++i) explicit_pad = explicit_pad || p[i] != p[i + ur] || 2 * p[i] > k[i];
   Tensor xin = r == 1 ? x.unsqueeze(2) : x;
@@ -201,6 +214,11 @@ Tensor pool(Args& a, bool is_max) {
         y = div(y, avg_pool2d(mask, o));
       }
     }
+    // ceil_mode over the padded input may keep a last window that starts in the end padding:
+    // ONNX drops it.
+    const std::int64_t oh = r == 1 ? 1 : out[0], ow = out[ur - 1];
+    if (y.size(2) > oh) y = y.slice(2, 0, oh);
+    if (y.size(3) > ow) y = y.slice(3, 0, ow);
   }
   return r == 1 ? y.squeeze(2) : y;
 }

@@ -19,6 +19,7 @@
 #include "gltensor/nn_functional.hpp"
 #include "gltensor/ops.hpp"
 #include "nn/norm_variants.hpp"
+#include "nn/pool_plan.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -503,7 +504,12 @@ Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor runnin
                              const Pool2dOptions& pool) {
   // The fused form: f32 [N, C, H, W] and windows that tile each plane (stride = kernel, no
   // padding or dilation, H and W multiples of the kernel), whose loops fit one invocation.
-  // Anything else runs as the two ops (their errors included).
+  // Anything else runs as the two ops (their errors included; the pooling's options and sizes
+  // checked first, naming this op).
+  if (x.defined() && x.dim() == 4) {
+    Pool2dOptions checked = pool;
+    pool2d_out_hw("batch_norm_max_pool2d", x.shape(), checked);
+  }
   bool fused = x.defined() && x.dim() == 4 && x.dtype() == DType::f32;
   PoolDims p;
   for (int d = 0; fused && d < 2; ++d) {

@@ -1,6 +1,7 @@
 // 1-D convolution and pooling as their 2-D forms on [N, C, 1, L].
 #include "gltensor/errors.hpp"
 #include "gltensor/nn_functional.hpp"
+#include "nn/pool_plan.hpp"
 
 namespace gltensor {
 
@@ -48,12 +49,16 @@ Pool2dOptions pool2d(const Pool1dOptions& o) {
 
 Tensor max_pool1d(const Tensor& x, const Pool1dOptions& o) {
   need_3d("max_pool1d", x, "x");
-  return max_pool2d(x.unsqueeze(2), pool2d(o)).squeeze(2);
+  Pool2dOptions p = pool2d(o);
+  detail::pool2d_out_hw("max_pool1d", x.unsqueeze(2).shape(), p);  // its errors name the 1-D op
+  return max_pool2d(x.unsqueeze(2), p).squeeze(2);
 }
 
 Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& o) {
   need_3d("avg_pool1d", x, "x");
-  return avg_pool2d(x.unsqueeze(2), pool2d(o)).squeeze(2);
+  Pool2dOptions p = pool2d(o);
+  detail::pool2d_out_hw("avg_pool1d", x.unsqueeze(2).shape(), p);  // its errors name the 1-D op
+  return avg_pool2d(x.unsqueeze(2), p).squeeze(2);
 }
 
 }  // namespace gltensor

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "gltensor/errors.hpp"
+
 namespace gltensor::detail {
 
 namespace {
@@ -17,6 +19,37 @@ std::int64_t pass_extent(PoolPass pass, PoolMode mode, const PoolAxis& a) {
   return mode == PoolMode::adaptive ? (a.I + a.O - 1) / a.O + 1 : a.k;
 }
 }  // namespace
+
+std::int64_t window_out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p_begin, std::int64_t p_end,
+                             std::int64_t d, bool ceil_mode) {
+  const std::int64_t num = in + p_begin + p_end - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  std::int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;  // floor division
+  if (ceil_mode && o > 0 && (o - 1) * s >= in + p_begin) --o;
+  return o;
+}
+
+std::array<std::int64_t, 2> pool2d_out_hw(const std::string& op, const Shape& x, Pool2dOptions& o) {
+  const std::string what = "gltensor::" + op + ": ";
+  for (int d = 0; d < 2; ++d) {
+    if (o.stride[d] == 0) o.stride[d] = o.kernel[d];
+    if (o.kernel[d] <= 0 || o.stride[d] <= 0 || o.dilation[d] <= 0 || o.padding[d] < 0)
+      throw ValueError(what + "kernel, stride and dilation must be positive, padding >= 0");
+    if (o.padding[d] >= o.kernel[d])
+      throw ValueError(what + "padding " + std::to_string(o.padding[d]) + " must be smaller than the kernel size " +
+                       std::to_string(o.kernel[d]));
+  }
+  std::array<std::int64_t, 2> out{};
+  for (int d = 0; d < 2; ++d)
+    out[d] =
+        window_out_size(x[2 + d], o.kernel[d], o.stride[d], o.padding[d], o.padding[d], o.dilation[d], o.ceil_mode);
+  if (out[0] <= 0 || out[1] <= 0)
+    throw ShapeError(what + "input " + to_string(x) + " is too small for kernel " +
+                     to_string({o.kernel[0], o.kernel[1]}) + " (stride " + to_string({o.stride[0], o.stride[1]}) +
+                     ", padding " + to_string({o.padding[0], o.padding[1]}) + ", dilation " +
+                     to_string({o.dilation[0], o.dilation[1]}) + (o.ceil_mode ? ", ceil_mode" : "") +
+                     "): the output size would be " + to_string({out[0], out[1]}));
+  return out;
+}
 
 PoolAxis pool_axis(const PoolGeom& g, int axis) {
   return {axis ? g.W : g.H, axis ? g.OW : g.OH, g.o.kernel[axis],

@@ -4,7 +4,9 @@
 // of both. Pure functions of the geometry and the loop limit, unit-tested without a GPU
 // (tests/ops/test_plans.cpp).
 #pragma once
+#include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gltensor/dtype.hpp"
@@ -20,6 +22,20 @@ struct PoolGeom {
   std::int64_t N, C, H, W, OH, OW;
   Pool2dOptions o;
 };
+
+/// Windows along one axis (PyTorch's pooling_output_shape_pad_lr, ONNX's pooling and convolution
+/// output shapes): floor((in + p_begin + p_end - d (k - 1) - 1 [+ s - 1 with ceil_mode]) / s) + 1,
+/// the division rounding toward minus infinity (not C++'s toward zero); with ceil_mode one less
+/// where the last window would start at or past in + p_begin (inside the end padding only).
+/// <= 0 where the input is too small: callers throw. s >= 1.
+std::int64_t window_out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p_begin, std::int64_t p_end,
+                             std::int64_t d, bool ceil_mode);
+
+/// max_pool2d's and avg_pool2d's options for x of shape [N, C, H, W] (4-D, checked by the
+/// caller): stride 0 becomes the kernel; ValueError for a kernel, stride or dilation < 1, padding
+/// < 0 or >= the kernel; ShapeError where H or W gives no window (PyTorch's "output size is too
+/// small"), naming op, x's shape, the options and the sizes. Returns {OH, OW} (each >= 1).
+std::array<std::int64_t, 2> pool2d_out_hw(const std::string& op, const Shape& x, Pool2dOptions& o);
 
 /// One axis of a pooling: input positions I, windows O, kernel, stride, padding, dilation.
 struct PoolAxis {

@@ -15,14 +15,6 @@ using namespace detail;
 
 namespace {
 
-std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil_mode) {
-  const std::int64_t eff = d * (k - 1) + 1;
-  const std::int64_t num = in + 2 * p - eff;
-  std::int64_t o = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
-  if (ceil_mode && (o - 1) * s >= in + p) --o;  // the last window must start inside the input or left padding
-  return o;
-}
-
 // Uniforms of glsl/nn/pool.comp.
 struct PoolParams {
   const PoolGeom& g;
@@ -145,20 +137,8 @@ Tensor pool(const char* op, PoolMode mode, const Tensor& x, PoolGeom g) {
   Enter guard(dev, op);  // one entry for the forward's allocations and launch
   g.N = x.size(0), g.C = x.size(1), g.H = x.size(2), g.W = x.size(3);
   if (mode != PoolMode::adaptive) {
-    for (int d = 0; d < 2; ++d) {
-      if (g.o.stride[d] == 0) g.o.stride[d] = g.o.kernel[d];
-      if (g.o.kernel[d] <= 0 || g.o.stride[d] <= 0 || g.o.dilation[d] <= 0 || g.o.padding[d] < 0)
-        throw ValueError(std::string("gltensor::") + op +
-                         ": kernel, stride and dilation must be positive, padding >= 0");
-      if (g.o.padding[d] >= g.o.kernel[d])
-        throw ValueError(std::string("gltensor::") + op + ": padding " + std::to_string(g.o.padding[d]) +
-                         " must be smaller than the kernel size " + std::to_string(g.o.kernel[d]));
-    }
-    g.OH = out_size(g.H, g.o.kernel[0], g.o.stride[0], g.o.padding[0], g.o.dilation[0], g.o.ceil_mode);
-    g.OW = out_size(g.W, g.o.kernel[1], g.o.stride[1], g.o.padding[1], g.o.dilation[1], g.o.ceil_mode);
-    if (g.OH <= 0 || g.OW <= 0)
-      throw ShapeError(std::string("gltensor::") + op + ": input " + to_string(x.shape()) +
-                       " is too small for kernel " + to_string({g.o.kernel[0], g.o.kernel[1]}));
+    const std::array<std::int64_t, 2> out = pool2d_out_hw(op, x.shape(), g.o);
+    g.OH = out[0], g.OW = out[1];
   }
   const DType od = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   Tensor y = alloc(dev, {g.N, g.C, g.OH, g.OW}, od, op);

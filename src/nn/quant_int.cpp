@@ -11,6 +11,7 @@
 #include "gltensor/reduce.hpp"
 #include "nn/iconv_direct.hpp"
 #include "nn/imatmul_plan.hpp"
+#include "nn/pool_plan.hpp"
 #include "nn/quant_int_variants.hpp"
 #include "ops/matmul_plan.hpp"
 #include "runtime/codegen.hpp"
@@ -649,11 +650,14 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
                      " with " + std::to_string(G) + " groups");
   for (int i = 0; i < 2; ++i)
     if (o.stride[i] < 1 || o.dilation[i] < 1) throw ShapeError(name(op) + ": strides and dilations must be >= 1");
-  const std::int64_t OH = (H + o.padding[0] + o.padding[2] - o.dilation[0] * (KH - 1) - 1) / o.stride[0] + 1;
-  const std::int64_t OW = (W + o.padding[1] + o.padding[3] - o.dilation[1] * (KW - 1) - 1) / o.stride[1] + 1;
-  if (OH < 0 || OW < 0)
-    throw ShapeError(name(op) + ": the filter " + to_string(w_in.shape()) + " is larger than the padded input " +
-                     to_string(x_in.shape()));
+  const std::int64_t OH = window_out_size(H, KH, o.stride[0], o.padding[0], o.padding[2], o.dilation[0], false);
+  const std::int64_t OW = window_out_size(W, KW, o.stride[1], o.padding[1], o.padding[3], o.dilation[1], false);
+  if (OH <= 0 || OW <= 0)
+    throw ShapeError(name(op) + ": the filter " + to_string(w_in.shape()) + " (dilation " +
+                     to_string({o.dilation[0], o.dilation[1]}) + ") is larger than the input " +
+                     to_string(x_in.shape()) + " with padding " +
+                     to_string({o.padding[0], o.padding[1], o.padding[2], o.padding[3]}) +
+                     ": the output size would be " + to_string({OH, OW}));
   const Device device = x_in.device();
   // w's zero point as a tensor only where a kernel reads one (an absent one would be a fill
   // dispatch per call: the direct kernel, the implicit GEMM and the warp path read none then;
