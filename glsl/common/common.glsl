@@ -138,7 +138,8 @@ uniform uvec3 u_grid;
 
 // Loop lengths, checked by the kernels themselves. A loop whose trip count depends on the input
 // is written `for (init; LOOP(cond); step)`. Normally LOOP(c) is (c). With CHECK_LOOPS (the
-// device opened with GLTENSOR_CHECK_LOOPS=1: the program cache adds it to every program) each
+// device opened with GLTENSOR_CHECK_LOOPS=1: the program cache adds it to every program whose
+// main can reach a LOOP(), glsl_reaches_loop; the others are compiled as without it) each
 // invocation counts the trips of its LOOP()s together, and one that passes the launch's declared
 // loop_iterations (u_loop_declared) raises its launch's slot (u_loop_slot) of the device's error
 // flag buffer to its count; the host raises LimitError naming the kernel and both counts

@@ -17,4 +17,12 @@ std::string glsl_macro_list(int n, const char* pre);
 /// `source` without its // and /* */ comments (line breaks kept).
 std::string strip_glsl_comments(const std::string& source);
 
+/// Whether a complete program source can run a `LOOP()` (common.glsl's counted loops,
+/// GLTENSOR_CHECK_LOOPS): LOOP appears in main, outside every function (a macro, a global), or in
+/// a function that main reaches through the names those mention. Conservative: preprocessor
+/// conditionals are ignored (a name under any #if counts), overloads are one function, and a
+/// source whose functions it cannot delimit (unbalanced braces, no main) counts as looping. The
+/// lines that define LOOP itself are left out.
+bool glsl_reaches_loop(const std::string& source);
+
 }  // namespace gltensor::detail

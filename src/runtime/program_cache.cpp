@@ -159,9 +159,13 @@ const Program& ProgramCache::get(const std::string& kernel, const std::string& h
   if (it != programs_.end()) return it->second;
 
   const Capabilities& c = dev_.caps();
-  // A device that checks loop lengths compiles every program with CHECK_LOOPS (fixed for the
-  // device's life, so the keys need not say it).
-  const std::string source = full_source(c, kernel, header, lx, ly, lz, dev_.check_loops());
+  // A device that checks loop lengths compiles with CHECK_LOOPS every program that can run a
+  // LOOP() (fixed for the device's life, so the keys need not say it); the others are the plain
+  // programs, their source and on-disk binary the same as without the mode (a check_loops entry
+  // shares them with the plain entries: suite11). A launch of one still takes a loop slot and sets
+  // u_loop_declared / u_loop_slot, which such a program declares under #ifdef only (skipped).
+  std::string source = full_source(c, kernel, header, lx, ly, lz, false);
+  if (dev_.check_loops() && glsl_reaches_loop(source)) source = full_source(c, kernel, header, lx, ly, lz, true);
   const Settings& set = settings();
   if (!set.dump_source.empty() && kernel.find(set.dump_source) != std::string::npos)
     std::fprintf(stderr, "==== %s\n%s\n", kernel.c_str(), source.c_str());

@@ -236,24 +236,30 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
 }
 
 // OcrOptions::replay: runs recorded once per shape and replayed read what plain runs read. Every
-// line in a call of its own at one width (1152 columns): within one page the first call runs plain,
+// line in a call of its own at one width (320 columns): within one page the first call runs plain,
 // the second is captured and the third replays that recording, overwriting the outputs the
 // one before it left (their argmax must have been queued before: reading them after the last
 // call, the sabotage check, gives every line the last one's text). Two pages of the same size,
-// A and B (three of the sample's lines each, not the same three), run A, B, A: the detector's run
+// A and B (three short lines each, not the same three), run A, B, A: the detector's run
 // is plain on the first, captured on B and replayed on A, so that a replay reading the captured
 // page (not the caller's) gives B's boxes (with one page three times it gave the same ones).
-// Three lines a page (each line's recognizer call at 1152 columns costs llvmpipe about as much
-// as the detector's page).
+// The pages at the detector's size of DetectorMatchesOnnxRuntime (384 x 160) and every line at
+// the recognizer's width of RecognizerAndClassifierMatchOnnxRuntime (320): the replays' paths do
+// not depend on the sizes, and those tests' programs serve these runs (other sizes compile
+// conv_direct programs of their own). suite11: pages of the sample's lines (800 x 480, calls of
+// 1152 columns) took llvmpipe about 3x the CPU of these runs.
 TEST(OcrModels, ReplayReadsAsThePlainRuns) {
   SKIP_WITHOUT(missing_models());
   ocr::Font font;
-  const auto sample = ocr::default_sample_lines();
-  const cv::Mat pages[2] = {ocr::render_sample(font, {sample[0], sample[2], sample[5]}, 800, 480),
-                            ocr::render_sample(font, {sample[1], sample[3], sample[5]}, 800, 480)};
+  const cv::Mat pages[2] = {
+      ocr::render_sample(font,
+                         {{"Replay A", 30, 0, {16, 45}}, {"GLSL 2026", 26, 0, {16, 95}}, {"ok 0123", 24, 0, {16, 140}}},
+                         384, 160),
+      ocr::render_sample(
+          font, {{"Page B", 30, 0, {16, 45}}, {"ONNX 42", 26, 0, {16, 95}}, {"ok 0123", 24, 0, {16, 140}}}, 384, 160)};
   auto o = options();
   o.rec.batch = 1;
-  o.rec.align = 1152;
+  o.rec.align = 320;
   ocr::OcrPipeline plain(device(), o);
   o.replay = true;
   ocr::OcrPipeline replaying(device(), o);
@@ -262,7 +268,7 @@ TEST(OcrModels, ReplayReadsAsThePlainRuns) {
     ocr::OcrTimings tm;
     want[p] = plain.run(pages[p], &tm);
     ASSERT_EQ(want[p].size(), 3u);
-    ASSERT_EQ(std::set<Shape>(tm.rec_shapes.begin(), tm.rec_shapes.end()), (std::set<Shape>{{1, 3, 48, 1152}}));
+    ASSERT_EQ(std::set<Shape>(tm.rec_shapes.begin(), tm.rec_shapes.end()), (std::set<Shape>{{1, 3, 48, 320}}));
   }
   ASSERT_NE(want[0][0].text, want[1][0].text);  // the pages differ
   for (int run = 0; run < 3; ++run) {

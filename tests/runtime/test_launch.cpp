@@ -9,6 +9,7 @@
 
 #include "runtime/device_impl.hpp"
 #include "runtime/error_flags.hpp"
+#include "runtime/glsl_text.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/loop_probe.hpp"
@@ -242,5 +243,72 @@ TEST(LoopCheck, UnderDeclaredLaunchFailsAtTheNextRead) {
   const Tensor out2 = zeros(plain, {1});
   loop_probe(plain, out2, 300, 3);
   EXPECT_EQ(out2.to_vector()[0], 300.0f);
+  std::filesystem::remove_all(dir);
+}
+
+// With GLTENSOR_CHECK_LOOPS only the programs that can run a LOOP() get CHECK_LOOPS
+// (glsl_reaches_loop: main, the text outside functions, and the functions they name); the others
+// compile as without the mode, so that a check_loops entry loads the plain entries' binaries.
+TEST(LoopCheck, ProgramsWithoutReachableLoopsAreThePlainOnes) {
+  const std::string common =
+      "#define LOOP(cond) ((cond) && loop_tick_())\n#define LOOP(cond) (cond)\n"
+      "layout(local_size_x = LOCAL_X) in;\nuniform uint u_n;\n";
+  const std::string fns =
+      "uint looped(uint n) { uint t = 0u; for (uint i = 0u; LOOP(i < n); ++i) t += 1u; return t; }\n"
+      "uint twice(uint n) { return looped(n) * 2u; }\n"
+      "uint plain(uint n) { return n; }\n";
+  EXPECT_FALSE(detail::glsl_reaches_loop(common + "void main() { }\n"));  // LOOP's own definitions
+  EXPECT_TRUE(detail::glsl_reaches_loop(common + "void main() { for (uint i = 0u; LOOP(i < u_n); ++i) {} }\n"));
+  EXPECT_FALSE(detail::glsl_reaches_loop(common + fns + "void main() { uint x = plain(u_n); }\n"));
+  EXPECT_TRUE(detail::glsl_reaches_loop(common + fns + "void main() { uint x = looped(u_n); }\n"));
+  EXPECT_TRUE(detail::glsl_reaches_loop(common + fns + "void main() { uint x = twice(u_n); }\n"));  // through a call
+  // through a macro (a Variant's header), whichever #if holds it
+  EXPECT_TRUE(detail::glsl_reaches_loop("#define OP twice\n" + common + fns + "void main() { uint x = OP(u_n); }\n"));
+  EXPECT_TRUE(detail::glsl_reaches_loop(common + "#if 0\n#define OP looped\n#endif\n" + fns +
+                                        "void main() { uint x = OP(u_n); }\n"));
+  EXPECT_FALSE(detail::glsl_reaches_loop("#define OP plain\n" + common + fns + "void main() { uint x = OP(u_n); }\n"));
+  // a comment naming a looping function reaches nothing; what it cannot delimit counts as looping
+  EXPECT_FALSE(detail::glsl_reaches_loop(common + fns + "void main() { uint x = plain(u_n); }  // looped\n"));
+  EXPECT_TRUE(detail::glsl_reaches_loop(common + fns + "void main() { uint x = plain(u_n);\n"));
+  EXPECT_TRUE(detail::glsl_reaches_loop(common + fns));  // no main
+  EXPECT_TRUE(detail::glsl_reaches_loop(common + "#define FN(f) uint f(uint n)\nFN(counted) { uint t = 0u; "
+                                                 "for (uint i = 0u; LOOP(i < n); ++i) t += 1u; return t; }\n"
+                                                 "void main() { uint x = counted(u_n); }\n"));  // a macro's name
+
+  // On a device: a kernel whose main reaches no LOOP() is the plain program (the binary a plain
+  // device stored is loaded) and counts nothing; the one that reaches it counts and checks.
+  const auto dir = std::filesystem::temp_directory_path() / ("gltensor-loop-reach-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "loop_reach.comp") << "layout(local_size_x = LOCAL_X) in;\nuniform uint u_n;\n"
+                                         << "layout(std430, binding = 0) buffer Out { float c[]; };\n"
+                                         << fns << "void main() { c[0] = float(OP(u_n)); }\n";
+  ScopedSettings s;
+  s->glsl_dir = dir;
+  s->cache_dir = dir / "cache";
+  auto run = [](Device& dev, const char* op, std::int64_t n, std::uint64_t declared) {
+    const Tensor out = zeros(dev, {1});
+    detail::Launch launch(*dev.impl(), "loop_reach");
+    launch.program("loop_reach.comp", std::string("#define OP ") + op + "\n", {1}).write(out);
+    launch.params(LoopProbeParams{n}).loop_iterations(declared).groups(1);
+    return out.to_vector()[0];
+  };
+  s->check_loops = false;
+  {
+    Device plain = Device::open();
+    if (!plain.caps().program_binary) GTEST_SKIP() << "no program binary formats";
+    EXPECT_EQ(run(plain, "plain", 7, 0), 7.0f);
+    EXPECT_EQ(run(plain, "twice", 7, 7), 14.0f);
+  }
+  s->check_loops = true;
+  Device dev = Device::open();
+  auto& programs = dev.impl()->programs();
+  (void)zeros(dev, {1}).to_vector();  // the fill's program first
+  std::size_t hits = programs.binary_cache_hits();
+  EXPECT_EQ(run(dev, "plain", 7, 0), 7.0f);  // declared 0: nothing counted
+  EXPECT_EQ(programs.binary_cache_hits(), hits + 1) << "the plain device's binary";
+  hits = programs.binary_cache_hits();
+  EXPECT_EQ(run(dev, "twice", 7, 7), 14.0f);
+  EXPECT_EQ(programs.binary_cache_hits(), hits) << "a CHECK_LOOPS program of its own";
+  EXPECT_THROW(run(dev, "twice", 7, 6), LimitError);
   std::filesystem::remove_all(dir);
 }
