@@ -95,7 +95,7 @@ struct Pool1dOptions {
   std::int64_t kernel = 2;
   std::int64_t stride = 0;
   std::int64_t padding = 0;
-  std::int64_t dilation = 1;
+  std::int64_t dilation = 1;  ///< max pooling only (avg_pool1d ignores it, as avg_pool2d)
   bool ceil_mode = false;
   bool count_include_pad = true;
 };

@@ -64,6 +64,8 @@ Tensor max_pool1d(const Tensor& x, const Pool1dOptions& o) {
 Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& o) {
   need_3d("avg_pool1d", x, "x");
   Pool2dOptions p = pool2d(o);
+  // No dilation in average pooling, as avg_pool2d.
+  p.dilation = {1, 1};
   detail::pool2d_out_hw("avg_pool1d", x.unsqueeze(2).shape(), p);  // its errors name the 1-D op
   return avg_pool2d(x.unsqueeze(2), p).squeeze(2);
 }

@@ -230,6 +230,10 @@ TEST(WindowSizes, PoolingPaddingAtMostHalfTheEffectiveKernel) {
   EXPECT_THROW_MSG(avg_pool1d(ones(device(), {2, 3, 7}), p), ValueError, "gltensor::avg_pool1d: padding [0, 2]");
   p.dilation = 2;  // (3 - 1) * 2 + 1 = 5: padding 2 allowed
   EXPECT_EQ(max_pool1d(ones(device(), {2, 3, 7}), p).shape(), (Shape{2, 3, 3}));
+  // Average pooling has no dilation (avg_pool2d ignores it): the limit stays 1, named as the 1-D op.
+  EXPECT_THROW_MSG(avg_pool1d(ones(device(), {2, 3, 7}), p), ValueError,
+                   "gltensor::avg_pool1d: padding [0, 2] must be at most half the effective kernel size (kernel - 1) "
+                   "* dilation + 1 = [1, 3] (kernel [1, 3], dilation [1, 1])");
   p.kernel = 2, p.padding = 1, p.dilation = 1;
   EXPECT_EQ(avg_pool1d(ones(device(), {2, 3, 7}), p).shape(), (Shape{2, 3, 4}));
 }
