@@ -206,9 +206,10 @@ void to_texture(const Tensor& t, const Texture& tex, const TextureTransfer& opt 
 /// texture's (floor((H + pad_top + pad_bottom - dil_y * (KH - 1) - 1) / stride_y) + 1, same for W).
 /// Formats as from_texture / to_texture. Records no gradient. Same synchronization as those two:
 /// acquire() before, release() after where another context is involved.
-/// Throws ValueError (textures, groups != 1, options), ShapeError (weight, bias or texture sizes),
-/// DTypeError (formats, integer weights), LimitError (a kernel longer than the device's loop
-/// limit).
+/// Throws ValueError (textures, groups != 1, options), ShapeError (weight, bias or texture sizes;
+/// an input too small for one window, naming its size, the weight, the options and the output
+/// size), DTypeError (formats, integer weights), LimitError (a kernel longer than the device's
+/// loop limit).
 void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight, const Tensor& bias = Tensor(),
                     const Conv2dOptions& opt = {}, const Epilogue& epilogue = {}, const TextureTransfer& in_opt = {},
                     const TextureTransfer& out_opt = {});

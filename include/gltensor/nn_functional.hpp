@@ -45,7 +45,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt,
               const Epilogue& epilogue);
 /// x [N, Cin, H, W], weight [Cin, Cout / groups, KH, KW] -> [N, Cout, OH, OW] with
-/// OH = (H - 1) * stride - pt - pb + dilation * (KH - 1) + output_padding + 1. Forward only.
+/// OH = (H - 1) * stride - pt - pb + dilation * (KH - 1) + output_padding + 1. Forward only. ValueError
+/// for output_padding < 0 or >= max(stride, dilation) on an axis (PyTorch's rule), naming x, weight.
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
                         const Conv2dOptions& opt = {}, std::array<std::int64_t, 2> output_padding = {0, 0});
 
@@ -61,14 +62,16 @@ struct Conv1dOptions {
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Conv1dOptions& opt = {},
               const Epilogue& epilogue = {});
 /// x [N, Cin, L], weight [Cin, Cout / groups, K] -> [N, Cout, OL], OL = (L - 1) * stride - pb - pe +
-/// dilation * (K - 1) + output_padding + 1. Forward only; runs as conv_transpose2d.
+/// dilation * (K - 1) + output_padding + 1. Forward only; runs as conv_transpose2d. ValueError for
+/// output_padding < 0 or >= max(stride, dilation) (PyTorch's rule), naming this op, x and weight.
 Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
                         const Conv1dOptions& opt = {}, std::int64_t output_padding = 0);
 
 struct Pool2dOptions {
   std::array<std::int64_t, 2> kernel{2, 2};
-  std::array<std::int64_t, 2> stride{0, 0};    ///< 0 = kernel size
-  std::array<std::int64_t, 2> padding{0, 0};   ///< symmetric (top/bottom, left/right); <= kernel / 2
+  std::array<std::int64_t, 2> stride{0, 0};  ///< 0 = kernel size
+  /// symmetric (top/bottom, left/right); <= ((kernel - 1) * dilation + 1) / 2 (PyTorch's rule)
+  std::array<std::int64_t, 2> padding{0, 0};
   std::array<std::int64_t, 2> dilation{1, 1};  ///< max pooling only
   bool ceil_mode = false;
   bool count_include_pad = true;  ///< avg pooling only
@@ -80,7 +83,8 @@ struct Pool2dOptions {
 /// infinity), with ceil_mode one less where the last window would start in the end padding
 /// (PyTorch's formula); OW alike. Errors: ShapeError for x not 4-D or an input too small for one
 /// window (OH or OW <= 0, e.g. 1 x 1 with a 2 x 2 kernel), naming the op, x's shape and the options;
-/// ValueError for kernel, stride or dilation < 1, padding < 0 or >= the kernel.
+/// ValueError for kernel, stride or dilation < 1, padding < 0 or > ((kernel - 1) * dilation + 1) / 2
+/// (PyTorch's "at most half of effective kernel size": every window holds an input element).
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
 /// 1-D pooling (torch max_pool1d/avg_pool1d): x [N, C, L] -> [N, C, OL]; options as
@@ -91,7 +95,7 @@ struct Pool1dOptions {
   std::int64_t kernel = 2;
   std::int64_t stride = 0;
   std::int64_t padding = 0;
-  std::int64_t dilation = 1;
+  std::int64_t dilation = 1;  ///< max pooling only (avg_pool1d ignores it, as avg_pool2d)
   bool ceil_mode = false;
   bool count_include_pad = true;
 };

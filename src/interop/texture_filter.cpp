@@ -60,6 +60,13 @@ void conv2d_texture(const Texture& in, const Texture& out, const Tensor& weight,
                      std::to_string(in.height));
   const std::int64_t oh = detail::conv_out_size(in.height, o.padding[0], o.padding[2], o.dilation[0], kh, o.stride[0]),
                      ow = detail::conv_out_size(in.width, o.padding[1], o.padding[3], o.dilation[1], kw, o.stride[1]);
+  if (oh <= 0 || ow <= 0)
+    throw ShapeError(what + "input texture " + std::to_string(in.width) + " x " + std::to_string(in.height) +
+                     " (W x H) is too small for weight " + to_string(weight.shape()) + " (stride " +
+                     to_string({o.stride[0], o.stride[1]}) + ", padding " +
+                     to_string(Shape(o.padding.begin(), o.padding.end())) + ", dilation " +
+                     to_string({o.dilation[0], o.dilation[1]}) + "): the output size would be " + std::to_string(ow) +
+                     " x " + std::to_string(oh) + " (W x H)");
   if (oh != out.height || ow != out.width)
     throw ShapeError(what + "a " + std::to_string(in.width) + " x " + std::to_string(in.height) + " input and weight " +
                      to_string(weight.shape()) + " give " + std::to_string(ow) + " x " + std::to_string(oh) +

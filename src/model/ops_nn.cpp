@@ -124,12 +124,15 @@ Ts run_conv_transpose(Args& a) {
   }
   Tensor y;
   if (r == 1) {
-    Conv1dOptions o;
-    o.stride = s[0];
-    o.dilation = d[0];
-    o.padding = {p[0], p[1]};
+    // As conv_transpose1d, without its output_padding < max(stride, dilation) check (output_shape
+    // reaches its size with larger output padding).
+    Conv2dOptions o;
+    o.stride = {1, s[0]};
+    o.dilation = {1, d[0]};
+    o.padding = {0, p[0], 0, p[1]};
     o.groups = a.attrs.i("group", 1);
-    y = conv_transpose1d(x, w, a.opt(2), o, op[0]);
+    y = detail::conv_transpose2d_epilogue(x.unsqueeze(2), w.unsqueeze(2), a.opt(2), o, {0, op[0]}, Epilogue())
+            .squeeze(2);
   } else {
     Conv2dOptions o;
     o.stride = {s[0], s[1]};

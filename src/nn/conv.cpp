@@ -655,6 +655,16 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
 
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                         std::array<std::int64_t, 2> op_pad) {
+  // PyTorch's rule, here and not in conv_transpose2d_epilogue: the ONNX runtime's output_shape
+  // reaches its size with larger output padding.
+  for (int d = 0; d < 2; ++d)
+    if (op_pad[d] < 0 || op_pad[d] >= std::max(o.stride[d], o.dilation[d]))
+      throw ValueError("gltensor::conv_transpose2d: output_padding " + to_string({op_pad[0], op_pad[1]}) +
+                       " must be >= 0 and smaller than max(stride, dilation) (stride " +
+                       to_string({o.stride[0], o.stride[1]}) + ", dilation " +
+                       to_string({o.dilation[0], o.dilation[1]}) + "), x " +
+                       (x.defined() ? to_string(x.shape()) : std::string("undefined")) + ", weight " +
+                       (w.defined() ? to_string(w.shape()) : std::string("undefined")));
   return detail::conv_transpose2d_epilogue(x, w, bias, o, op_pad, Epilogue());
 }
 

@@ -1,4 +1,6 @@
 // 1-D convolution and pooling as their 2-D forms on [N, C, 1, L].
+#include <algorithm>
+
 #include "gltensor/errors.hpp"
 #include "gltensor/nn_functional.hpp"
 #include "nn/pool_plan.hpp"
@@ -31,6 +33,11 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias, co
                         std::int64_t output_padding) {
   need_3d("conv_transpose1d", x, "x");
   need_3d("conv_transpose1d", w, "weight");
+  if (output_padding < 0 || output_padding >= std::max(o.stride, o.dilation))
+    throw ValueError("gltensor::conv_transpose1d: output_padding " + std::to_string(output_padding) +
+                     " must be >= 0 and smaller than max(stride, dilation) (stride " + std::to_string(o.stride) +
+                     ", dilation " + std::to_string(o.dilation) + "), x " + to_string(x.shape()) + ", weight " +
+                     to_string(w.shape()));
   return conv_transpose2d(x.unsqueeze(2), w.unsqueeze(2), bias, conv2d_options(o), {0, output_padding}).squeeze(2);
 }
 
@@ -57,6 +64,8 @@ Tensor max_pool1d(const Tensor& x, const Pool1dOptions& o) {
 Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& o) {
   need_3d("avg_pool1d", x, "x");
   Pool2dOptions p = pool2d(o);
+  // No dilation in average pooling, as avg_pool2d.
+  p.dilation = {1, 1};
   detail::pool2d_out_hw("avg_pool1d", x.unsqueeze(2).shape(), p);  // its errors name the 1-D op
   return avg_pool2d(x.unsqueeze(2), p).squeeze(2);
 }

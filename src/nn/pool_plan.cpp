@@ -34,9 +34,15 @@ std::array<std::int64_t, 2> pool2d_out_hw(const std::string& op, const Shape& x,
     if (o.stride[d] == 0) o.stride[d] = o.kernel[d];
     if (o.kernel[d] <= 0 || o.stride[d] <= 0 || o.dilation[d] <= 0 || o.padding[d] < 0)
       throw ValueError(what + "kernel, stride and dilation must be positive, padding >= 0");
-    if (o.padding[d] >= o.kernel[d])
-      throw ValueError(what + "padding " + std::to_string(o.padding[d]) + " must be smaller than the kernel size " +
-                       std::to_string(o.kernel[d]));
+    // PyTorch's rule (pooling_output_shape): padding at most half the effective kernel size, so
+    // that every window holds an input element.
+    const std::int64_t eff = (o.kernel[d] - 1) * o.dilation[d] + 1;
+    if (o.padding[d] > eff / 2)
+      throw ValueError(what + "padding " + to_string({o.padding[0], o.padding[1]}) +
+                       " must be at most half the effective kernel size (kernel - 1) * dilation + 1 = " +
+                       to_string({(o.kernel[0] - 1) * o.dilation[0] + 1, (o.kernel[1] - 1) * o.dilation[1] + 1}) +
+                       " (kernel " + to_string({o.kernel[0], o.kernel[1]}) + ", dilation " +
+                       to_string({o.dilation[0], o.dilation[1]}) + "), input " + to_string(x));
   }
   std::array<std::int64_t, 2> out{};
   for (int d = 0; d < 2; ++d)

@@ -33,8 +33,8 @@ std::int64_t window_out_size(std::int64_t in, std::int64_t k, std::int64_t s, st
 
 /// max_pool2d's and avg_pool2d's options for x of shape [N, C, H, W] (4-D, checked by the
 /// caller): stride 0 becomes the kernel; ValueError for a kernel, stride or dilation < 1, padding
-/// < 0 or >= the kernel; ShapeError where H or W gives no window (PyTorch's "output size is too
-/// small"), naming op, x's shape, the options and the sizes. Returns {OH, OW} (each >= 1).
+/// < 0 or > ((kernel - 1) * dilation + 1) / 2 (PyTorch's rule); ShapeError where H or W gives no window (PyTorch's
+/// "output size is too small"), naming op, x's shape, the options and the sizes. Returns {OH, OW} (each >= 1).
 std::array<std::int64_t, 2> pool2d_out_hw(const std::string& op, const Shape& x, Pool2dOptions& o);
 
 /// One axis of a pooling: input positions I, windows O, kernel, stride, padding, dilation.

@@ -222,6 +222,16 @@ TEST(FiltersErrors, TypedErrorsNameTheOpAndShapes) {
   EXPECT_THROW_MSG(interop::conv2d_texture(a, b, ones(dev, {5, 4, 3, 3}), Tensor(), Conv2dOptions::pad(1)), ShapeError,
                    "[5, 4, 3, 3]");
   EXPECT_THROW_MSG(interop::conv2d_texture(a, b, w, ones(dev, {4}), Conv2dOptions::pad(1)), ShapeError, "bias");
+  // An input too small for one window: the op, the input, the weight, the options and the size.
+  EXPECT_THROW_MSG(
+      interop::conv2d_texture(a, b, ones(dev, {3, 4, 9, 9})), ShapeError,
+      "gltensor::interop::conv2d_texture: input texture 8 x 8 (W x H) is too small for weight [3, 4, 9, 9] (stride "
+      "[1, 1], padding [0, 0, 0, 0], dilation [1, 1]): the output size would be 0 x 0 (W x H)");
+  Conv2dOptions dil;
+  dil.dilation = {1, 4};  // 9 columns wide
+  EXPECT_THROW_MSG(interop::conv2d_texture(a, b, w, Tensor(), dil), ShapeError,
+                   "8 x 8 (W x H) is too small for weight [3, 4, 3, 3] (stride [1, 1], padding [0, 0, 0, 0], dilation "
+                   "[1, 4]): the output size would be 0 x 6 (W x H)");
   Conv2dOptions g = Conv2dOptions::pad(1);
   g.groups = 2;
   EXPECT_THROW_MSG(interop::conv2d_texture(a, b, ones(dev, {4, 2, 3, 3}), Tensor(), g), ValueError, "groups");

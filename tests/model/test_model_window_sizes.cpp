@@ -111,3 +111,47 @@ TEST(ModelWindowSizes, SamePaddingOnOnePixel) {
     }
   }
 }
+
+// ConvTranspose's output_shape past the full transposed convolution reaches its size with output
+// padding >= the stride (no input reaches the extra rows: the bias alone), which the public
+// conv_transpose1d / conv_transpose2d reject (PyTorch's rule): the model path passes it on.
+// Values against a float64 transposed convolution.
+TEST(ModelWindowSizes, ConvTransposeOutputShapePastTheFullSize) {
+  GLT_RNG(rng);
+  for (const int rank : {1, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::int64_t C = 2, O = 3, K = 2, S = 2, H = rank == 2 ? 3 : 1, W = 4;
+    const std::int64_t OH = rank == 2 ? 9 : 1, OW = 11;  // full: 6 (H), 8 (W); output padding 3
+    const Shape xs = rank == 2 ? Shape{1, C, H, W} : Shape{1, C, W};
+    const Shape ws = rank == 2 ? Shape{C, O, K, K} : Shape{C, O, K};
+    const std::int64_t KH = rank == 2 ? K : 1;
+    const std::vector<float> xv = uniform(rng, static_cast<std::size_t>(C * H * W)),
+                             wv = uniform(rng, static_cast<std::size_t>(C * O * KH * K)),
+                             bv = uniform(rng, static_cast<std::size_t>(O));
+    B m(13);
+    m.input("x", std::vector<std::int64_t>(xs.begin(), xs.end()))
+        .output("y")
+        .init("w", std::vector<std::int64_t>(ws.begin(), ws.end()), wv)
+        .init("b", {O}, bv);
+    auto& n = m.node("ConvTranspose", {"x", "w", "b"}, {"y"}, "up");
+    B::attr_ints(n, "strides", rank == 2 ? std::vector<std::int64_t>{S, S} : std::vector<std::int64_t>{S});
+    B::attr_ints(n, "output_shape", rank == 2 ? std::vector<std::int64_t>{OH, OW} : std::vector<std::int64_t>{OW});
+    Model model = Model::load(device(), m.save("convt_output_shape_" + std::to_string(rank)));
+    const Tensor y = model.run({{"x", Tensor::from_host(device(), xv, xs)}}).at("y");
+    ASSERT_EQ(y.shape(), rank == 2 ? (Shape{1, O, OH, OW}) : (Shape{1, O, OW}));
+    std::vector<double> ref(static_cast<std::size_t>(O * OH * OW));
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::int64_t i = 0; i < OH * OW; ++i) ref[o * OH * OW + i] = bv[o];
+    for (std::int64_t c = 0; c < C; ++c)
+      for (std::int64_t ih = 0; ih < H; ++ih)
+        for (std::int64_t iw = 0; iw < W; ++iw)
+          for (std::int64_t o = 0; o < O; ++o)
+            for (std::int64_t kh = 0; kh < KH; ++kh)
+              for (std::int64_t kw = 0; kw < K; ++kw) {
+                const std::int64_t oh = rank == 2 ? ih * S + kh : 0, ow = iw * S + kw;
+                ref[(o * OH + oh) * OW + ow] +=
+                    static_cast<double>(xv[(c * H + ih) * W + iw]) * wv[((c * O + o) * KH + kh) * K + kw];
+              }
+    EXPECT_TRUE(close(y.to_vector(), ref, 1e-5, 1e-6));
+  }
+}

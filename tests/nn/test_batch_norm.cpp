@@ -722,7 +722,7 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
                   .to_vector());
   }
   // errors: batch_norm's (weight not [C]) named as the fused op on its path and on the two ops'
-  // (overlapping windows), max_pool2d's on the latter (rank 3, padding not below the kernel)
+  // (overlapping windows), max_pool2d's on the latter (rank 3, padding past half the kernel)
   const Pool2dOptions po;
   Pool2dOptions pad, overlapping;
   pad.padding = {2, 2};

@@ -198,6 +198,33 @@ TEST(Conv2d, TransposeMatchesDefinition) {
   EXPECT_TRUE(close(y.to_vector(), ref, 1e-4, 1e-5));
 }
 
+// output_padding below max(stride, dilation) on each axis (PyTorch's rule; larger values only
+// add rows and columns no input reaches): a ValueError naming the op, the values, the stride,
+// the dilation and the shapes; the largest allowed still runs. The 1-D form names itself.
+TEST(Conv2d, TransposeOutputPaddingBelowStrideOrDilation) {
+  const Tensor x = ones(device(), {1, 2, 4, 3}), w = ones(device(), {2, 3, 3, 2});
+  const Conv2dOptions o = opts({2, 1}, {0, 0, 0, 0}, {1, 3}, 1);  // max(stride, dilation) = [2, 3]
+  // H: 3 * 2 + 2 + 1 + 1 = 10, W: 2 + 3 + 2 + 1 = 8
+  EXPECT_EQ(conv_transpose2d(x, w, Tensor(), o, {1, 2}).shape(), (Shape{1, 3, 10, 8}));
+  EXPECT_THROW_MSG(conv_transpose2d(x, w, Tensor(), o, {2, 0}), ValueError,
+                   "gltensor::conv_transpose2d: output_padding [2, 0] must be >= 0 and smaller than max(stride, "
+                   "dilation) (stride [2, 1], dilation [1, 3]), x [1, 2, 4, 3], weight [2, 3, 3, 2]");
+  EXPECT_THROW_MSG(conv_transpose2d(x, w, Tensor(), o, {0, 3}), ValueError, "output_padding [0, 3]");
+  EXPECT_THROW_MSG(conv_transpose2d(x, w, Tensor(), o, {-1, 0}), ValueError, "output_padding [-1, 0]");
+  EXPECT_THROW_MSG(conv_transpose2d(x, w, Tensor(), Conv2dOptions{}, {0, 1}), ValueError,
+                   "output_padding [0, 1] must be >= 0 and smaller than max(stride, dilation) (stride [1, 1]");
+  const Tensor x1 = ones(device(), {1, 2, 5}), w1 = ones(device(), {2, 3, 3});
+  Conv1dOptions o1;
+  o1.stride = 2;
+  EXPECT_EQ(conv_transpose1d(x1, w1, Tensor(), o1, 1).shape(), (Shape{1, 3, 12}));  // 4 * 2 + 2 + 1 + 1
+  EXPECT_THROW_MSG(conv_transpose1d(x1, w1, Tensor(), o1, 2), ValueError,
+                   "gltensor::conv_transpose1d: output_padding 2 must be >= 0 and smaller than max(stride, dilation) "
+                   "(stride 2, dilation 1), x [1, 2, 5], weight [2, 3, 3]");
+  o1.stride = 1, o1.dilation = 2;
+  EXPECT_EQ(conv_transpose1d(x1, w1, Tensor(), o1, 1).shape(), (Shape{1, 3, 10}));  // 4 + 4 + 1 + 1
+  EXPECT_THROW_MSG(conv_transpose1d(x1, w1, Tensor(), o1, -1), ValueError, "output_padding -1");
+}
+
 namespace {
 std::vector<double> ref_pool(const HostT& x, int mode, const Pool2dOptions& o, std::int64_t OH, std::int64_t OW) {
   const std::int64_t N = x.s[0], C = x.s[1], H = x.s[2], W = x.s[3];

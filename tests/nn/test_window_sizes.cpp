@@ -174,3 +174,66 @@ TEST(WindowSizes, IntegerConvolutionTooSmallIsAShapeError) {
   ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 1}));
   EXPECT_EQ(y.to_int_vector(), (std::vector<std::int32_t>{28}));
 }
+
+// Padding at most half the effective kernel size (k - 1) * d + 1 (PyTorch's pooling_output_shape),
+// so that every window holds an input element: larger padding was accepted up to the kernel size
+// and gave windows of padding only (-inf for max, 0 / 0 for average). A ValueError naming the op,
+// the padding, the limit, the options and the input; the largest padding allowed still runs and
+// matches the float64 reference (dilation widening the limit).
+TEST(WindowSizes, PoolingPaddingAtMostHalfTheEffectiveKernel) {
+  GLT_RNG(rng);
+  Pool2dOptions o;
+  o.kernel = {4, 3};
+  o.stride = {1, 1};
+  o.padding = {3, 1};  // < the kernel (accepted before), > 4 / 2
+  EXPECT_THROW_MSG(max_pool2d(ones(device(), {1, 2, 6, 5}), o), ValueError,
+                   "gltensor::max_pool2d: padding [3, 1] must be at most half the effective kernel size (kernel - 1) "
+                   "* dilation + 1 = [4, 3] (kernel [4, 3], dilation [1, 1]), input [1, 2, 6, 5]");
+  EXPECT_THROW_MSG(avg_pool2d(ones(device(), {1, 2, 6, 5}), o), ValueError, "gltensor::avg_pool2d: padding [3, 1]");
+  const Tensor mean = zeros(device(), {2}), var = ones(device(), {2});
+  EXPECT_THROW_MSG(batch_norm_max_pool2d(ones(device(), {1, 2, 6, 5}), mean, var, Tensor(), Tensor(), false, 0.1, 1e-5,
+                                         Activation::none, o),
+                   ValueError, "gltensor::batch_norm_max_pool2d: padding [3, 1] must be at most half");
+  o.padding = {2, 2};  // W: 3 / 2 = 1
+  EXPECT_THROW_MSG(max_pool2d(ones(device(), {1, 2, 6, 5}), o), ValueError, "padding [2, 2] must be at most half");
+  // Dilation 2 on H: (4 - 1) * 2 + 1 = 7, padding up to 3; 4 rejected.
+  o.dilation = {2, 1};
+  o.padding = {4, 1};
+  EXPECT_THROW_MSG(max_pool2d(ones(device(), {1, 2, 6, 5}), o), ValueError,
+                   "padding [4, 1] must be at most half the effective kernel size (kernel - 1) * dilation + 1 = [7, "
+                   "3] (kernel [4, 3], dilation [2, 1])");
+  // The limits themselves run: values against float64 (max with dilation, average without;
+  // ceil_mode's last window included).
+  for (const bool is_max : {true, false}) {
+    Pool2dOptions ok = o;
+    ok.padding = {is_max ? 3 : 2, 1};
+    if (!is_max) ok.dilation = {1, 1};
+    ok.stride = {2, 2};
+    ok.ceil_mode = true;
+    const std::int64_t H = 6, W = 5;
+    const std::int64_t OH = ref_out(H, ok.kernel[0], ok.stride[0], ok.padding[0], ok.padding[0], ok.dilation[0], true),
+                       OW = ref_out(W, ok.kernel[1], ok.stride[1], ok.padding[1], ok.padding[1], ok.dilation[1], true);
+    const std::vector<float> xv = uniform(rng, static_cast<std::size_t>(H * W));
+    const Tensor x = Tensor::from_host(device(), xv, {1, 1, H, W});
+    const Tensor y = is_max ? max_pool2d(x, ok) : avg_pool2d(x, ok);
+    ASSERT_EQ(y.shape(), (Shape{1, 1, OH, OW})) << is_max;
+    EXPECT_TRUE(close(y.to_vector(), ref_pool(is_max, xv, H, W, ok, OH, OW), 1e-5, 1e-6)) << is_max;
+    for (float v : y.to_vector()) EXPECT_TRUE(std::isfinite(v)) << is_max;
+  }
+  // The 1-D forms name themselves (with their [N, C, 1, L] shape); kernel 2 allows padding 1.
+  Pool1dOptions p;
+  p.kernel = 3;
+  p.padding = 2;
+  EXPECT_THROW_MSG(max_pool1d(ones(device(), {2, 3, 7}), p), ValueError,
+                   "gltensor::max_pool1d: padding [0, 2] must be at most half the effective kernel size (kernel - 1) "
+                   "* dilation + 1 = [1, 3] (kernel [1, 3], dilation [1, 1]), input [2, 3, 1, 7]");
+  EXPECT_THROW_MSG(avg_pool1d(ones(device(), {2, 3, 7}), p), ValueError, "gltensor::avg_pool1d: padding [0, 2]");
+  p.dilation = 2;  // (3 - 1) * 2 + 1 = 5: padding 2 allowed
+  EXPECT_EQ(max_pool1d(ones(device(), {2, 3, 7}), p).shape(), (Shape{2, 3, 3}));
+  // Average pooling has no dilation (avg_pool2d ignores it): the limit stays 1, named as the 1-D op.
+  EXPECT_THROW_MSG(avg_pool1d(ones(device(), {2, 3, 7}), p), ValueError,
+                   "gltensor::avg_pool1d: padding [0, 2] must be at most half the effective kernel size (kernel - 1) "
+                   "* dilation + 1 = [1, 3] (kernel [1, 3], dilation [1, 1])");
+  p.kernel = 2, p.padding = 1, p.dilation = 1;
+  EXPECT_EQ(avg_pool1d(ones(device(), {2, 3, 7}), p).shape(), (Shape{2, 3, 4}));
+}
