@@ -1,6 +1,7 @@
 #!/bin/bash
-# One entry at a time: queue.txt's lines (ctest entry names) in order; STOP ends.
-cd /work/m25f
+# One entry at a time: queue.txt's lines (ctest entry names) in order; STOP ends. M25: the run folder (default /work/m25f).
+export M25=${M25:-/work/m25f}
+cd $M25
 n=0
 while true; do
   n=$((n+1))
@@ -8,5 +9,5 @@ while true; do
   if [ -z "$line" ]; then sleep 10; n=$((n-1)); [ -e queue.stop ] && exit 0; continue; fi
   [ "$line" = STOP ] && exit 0
   echo "$(date -u +%T) start $line" >> q.out
-  bash /work/m25f/entries.sh $line >> q.out 2>&1
+  bash $M25/entries.sh $line >> q.out 2>&1
 done

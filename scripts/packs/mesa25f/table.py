@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown rows (with --full: the whole table of main's ctest entries, the others as stale.tsv has them): the entries re-run here (results.tsv, Mesa 25; results22.tsv, Mesa 22 in the same build, if any)
 with their previous Mesa 25 run (stale.tsv: code, CPU-s, Mesa 22 reference, test sources changed since)."""
-import sys
+import os, sys
 def load(p):
     d = {}
     try:
@@ -12,10 +12,15 @@ def load(p):
         pass
     return d
 r25, r22, st, ref = load('results.tsv'), load('results22.tsv'), load('stale.tsv'), load('refs22.tsv')
+# The re-run's code and helper (mesa25g: CODE=a0efcc8 LABEL=mesa25g); the Mesa 22 figure: refs22.tsv's, else stale.tsv's.
+CODE, LABEL = os.environ.get('CODE', '889dfda'), os.environ.get('LABEL', 'mesa25f')
+for name, s in st.items():
+    if name not in ref and s[3]:
+        ref[name] = [name] + s[3].split(' ', 1)
 
 
 def rerun():
-    print('| ctest entry (main 889dfda) | Mesa 25 result | Mesa 25 CPU-s | wall s (nice 19) | Mesa 22 CPU-s (where) | ratio | previous Mesa 25 run: code, CPU-s | test sources changed since it |')
+    print(f'| ctest entry (main {CODE}) | Mesa 25 result | Mesa 25 CPU-s | wall s (nice 19) | Mesa 22 CPU-s (where) | ratio | previous Mesa 25 run: code, CPU-s | test sources changed since it |')
     print('|---|---|---:|---:|---:|---:|---|---|')
     for name, c in r25.items():
         cpu = float(c[2])
@@ -33,13 +38,13 @@ def rerun():
 
 
 def full():
-    print('| ctest entry | last Mesa 25 run: code | result | Mesa 25 CPU-s | Mesa 22 CPU-s | test sources changed since that code (to 889dfda) |')
+    print(f'| ctest entry | last Mesa 25 run: code | result | Mesa 25 CPU-s | Mesa 22 CPU-s | test sources changed since that code (to {CODE}) |')
     print('|---|---|---|---:|---:|---|')
     for name, s in st.items():
         if name in r25:
             c = r25[name]
             m22 = f'{float(r22[name][2]):.1f} here' if name in r22 else (f'{ref[name][1]} {ref[name][2]}' if name in ref else '')
-            print(f'| {name} | **889dfda** (mesa25f) | {c[1]} | {float(c[2]):.1f} | {m22} | |')
+            print(f'| {name} | **{CODE}** ({LABEL}) | {c[1]} | {float(c[2]):.1f} | {m22} | |')
         else:
             code = 'never' if s[1] == 'never' else s[1]
             cpu = '' if s[2] == '-1' else s[2]
