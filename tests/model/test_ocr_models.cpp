@@ -219,7 +219,11 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const cv::Mat c = ocr::OcrPipeline::crop(img, lines[i].box);
       if (alone.size() <= i) {
-        const int width = std::max(320, static_cast<int>(48.0 * c.cols / c.rows));
+        // Its own width as the pipeline would give a call of this line alone (rec_batch_num 1,
+        // PaddleOCR's width rounded up to the default 32 columns).
+        ocr::RecBatchOptions one;
+        one.batch = 1;
+        const int width = ocr::rec_batches({c.size()}, one)[0].width;
         const auto x = pipe.rec_input(c, width);
         const Tensor p = pipe.rec().run({{"x", Tensor::from_host(device(), x, {1, 3, 48, width})}}).begin()->second;
         alone.push_back(pipe.ctc_decode(p.to_vector(), p.size(0), p.size(1), p.size(2))[0]);
