@@ -2,6 +2,7 @@
 // the open batch wrote must reach Storage::upload's barrier (and so abort with the assertion lib).
 #include <cstdio>
 #include <vector>
+
 #include "gltensor/gltensor.hpp"
 #include "runtime/guard.hpp"
 #include "runtime/storage.hpp"
