@@ -153,8 +153,8 @@ class Model {
   /// recording writes each output of up to 256 KiB into such a buffer (no copy before the
   /// read-back: one fence wait, then a memcpy). Larger tensors, and outputs of plain runs, go
   /// through the upload ring and the mapped read buffer. The values are those of run() on
-  /// Tensor::from_bytes inputs, bit for bit. (The persistent, coherent mapping: GL 4.4's
-  /// ARB_buffer_storage / GL_EXT_buffer_storage, GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT.)
+  /// Tensor::from_bytes inputs, bit for bit. (The persistent, coherent mappings: OpenGL 4.4's
+  /// buffer storage, ARB_buffer_storage, or OpenGL ES's EXT_buffer_storage.)
   /// Throws as run() does (an unknown input name included), and ModelError naming the model file
   /// and the input where an input's shape has a negative dim, its nbytes does not match its shape
   /// and dtype, or its data is null.
