@@ -22,6 +22,19 @@
 // liveness, RunStats) in the call; the per-device state is created under a lock and used only by
 // that device's thread. Loading, moving and destroying a Model are not concurrent with runs.
 //
+// Quantized models (docs/model-runtime.md, "Quantized models"), as ONNX Runtime's quantization
+// tool writes them (dynamic quantization, QDQ, QOperator): QuantizeLinear / DequantizeLinear
+// (per tensor, per axis, blocked; uint8 / int8, uint4 / int4 carried widened to u8 / i8; round
+// half to even, then saturation, NaN to the zero point), DynamicQuantizeLinear, MatMulInteger,
+// ConvInteger, QLinearMatMul, QLinearConv and com.microsoft's QLinear ops. 8-bit tensors are
+// DType::u8 / DType::i8, int32 biases DType::i32, scales float32 (float16 with f16_weights). The
+// integer ops sum exactly in int32; a QDQ Conv (DequantizeLinear -> Conv -> QuantizeLinear) that
+// runs on the f32 warp matmul kernel (GPUs' large layers) sums exact products in f32, rounded past
+// 2^24 as the float graph rounds them (an output may then differ from an exact int32 sum by one
+// quantum at a rounding boundary). float8 and 16-bit quantized types, 3-D ConvInteger /
+// QLinearConv, channels_last=1 and other com.microsoft ops are a ModelError at load, naming the
+// node.
+//
 #pragma once
 #include <cstdint>
 #include <map>
@@ -140,8 +153,11 @@ class Model {
   /// recording writes each output of up to 256 KiB into such a buffer (no copy before the
   /// read-back: one fence wait, then a memcpy). Larger tensors, and outputs of plain runs, go
   /// through the upload ring and the mapped read buffer. The values are those of run() on
-  /// Tensor::from_bytes inputs, bit for bit. Throws as run() does, and ModelError where an
-  /// input's nbytes does not match its shape and dtype or its data is null.
+  /// Tensor::from_bytes inputs, bit for bit. (The persistent, coherent mappings: OpenGL 4.4's
+  /// buffer storage, ARB_buffer_storage, or OpenGL ES's EXT_buffer_storage.)
+  /// Throws as run() does (an unknown input name included), and ModelError naming the model file
+  /// and the input where an input's shape has a negative dim, its nbytes does not match its shape
+  /// and dtype, or its data is null.
   std::map<std::string, HostOutput> run_host(const Device& dev, const std::map<std::string, HostInput>& inputs,
                                              RunStats* stats = nullptr) const;
 

@@ -45,8 +45,11 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt,
               const Epilogue& epilogue);
 /// x [N, Cin, H, W], weight [Cin, Cout / groups, KH, KW] -> [N, Cout, OH, OW] with
-/// OH = (H - 1) * stride - pt - pb + dilation * (KH - 1) + output_padding + 1. Forward only. ValueError
-/// for output_padding < 0 or >= max(stride, dilation) on an axis (PyTorch's rule), naming x, weight.
+/// OH = (H - 1) * stride - pt - pb + dilation * (KH - 1) + output_padding + 1 (torch's
+/// conv_transpose2d; ONNX ConvTranspose). Forward only; the output float32. ValueError for
+/// output_padding < 0 or >= max(stride, dilation) on an axis (PyTorch's rule), naming x, weight;
+/// ShapeError for x or weight not 4-D, channels that do not match the groups, a bias not [Cout], or
+/// an empty output.
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
                         const Conv2dOptions& opt = {}, std::array<std::int64_t, 2> output_padding = {0, 0});
 
@@ -62,8 +65,10 @@ struct Conv1dOptions {
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const Conv1dOptions& opt = {},
               const Epilogue& epilogue = {});
 /// x [N, Cin, L], weight [Cin, Cout / groups, K] -> [N, Cout, OL], OL = (L - 1) * stride - pb - pe +
-/// dilation * (K - 1) + output_padding + 1. Forward only; runs as conv_transpose2d. ValueError for
-/// output_padding < 0 or >= max(stride, dilation) (PyTorch's rule), naming this op, x and weight.
+/// dilation * (K - 1) + output_padding + 1 (torch's conv_transpose1d). Forward only; runs as
+/// conv_transpose2d on [N, Cin, 1, L]. ShapeError naming this op for x or weight not 3-D; ValueError
+/// for output_padding < 0 or >= max(stride, dilation) (PyTorch's rule), naming this op, x and
+/// weight; the 2-D op's other errors name conv_transpose2d.
 Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
                         const Conv1dOptions& opt = {}, std::int64_t output_padding = 0);
 
@@ -77,20 +82,20 @@ struct Pool2dOptions {
   bool count_include_pad = true;  ///< avg pooling only
 };
 
-/// [N, C, H, W] -> [N, C, OH, OW]; NaN wins the max (the gradient goes to the first of equal
-/// values, as torch, and to the first NaN of a window, where torch takes the last). OH = floor((H +
-/// 2 pad - dil (k - 1) - 1 [+ stride - 1 with ceil_mode]) / stride) + 1 (rounding toward minus
-/// infinity), with ceil_mode one less where the last window would start in the end padding
-/// (PyTorch's formula); OW alike. Errors: ShapeError for x not 4-D or an input too small for one
-/// window (OH or OW <= 0, e.g. 1 x 1 with a 2 x 2 kernel), naming the op, x's shape and the options;
-/// ValueError for kernel, stride or dilation < 1, padding < 0 or > ((kernel - 1) * dilation + 1) / 2
+/// [N, C, H, W] -> [N, C, OH, OW] (torch's max_pool2d / avg_pool2d). Any dtype: float dtypes give
+/// their own, integer ones f32. Differentiable (x's gradient). NaN wins the max (the gradient goes to the first of
+/// equal values, as torch, and to the first NaN of a window, where torch takes the last). OH = floor((H + 2 pad - dil
+/// (k - 1) - 1 [+ stride - 1 with ceil_mode]) / stride) + 1 (rounding toward minus infinity), with ceil_mode one less
+/// where the last window would start in the end padding (PyTorch's formula); OW alike. Errors: ShapeError for x not 4-D
+/// or an input too small for one window (OH or OW <= 0, e.g. 1 x 1 with a 2 x 2 kernel), naming the op, x's shape and
+/// the options; ValueError for kernel, stride or dilation < 1, padding < 0 or > ((kernel - 1) * dilation + 1) / 2
 /// (PyTorch's "at most half of effective kernel size": every window holds an input element).
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
 /// 1-D pooling (torch max_pool1d/avg_pool1d): x [N, C, L] -> [N, C, OL]; options as
 /// Pool2dOptions for one dim (kernel, stride (0 = kernel), symmetric padding, dilation, ceil_mode,
-/// count_include_pad). Runs as 2-D pooling on [N, C, 1, L]; errors as the 2-D op's, naming the
-/// 1-D op with that 4-D shape.
+/// count_include_pad). Runs as 2-D pooling on [N, C, 1, L] (dtypes and gradient as the 2-D op's);
+/// ShapeError for x not 3-D; the 2-D op's errors, naming the 1-D op with that 4-D shape.
 struct Pool1dOptions {
   std::int64_t kernel = 2;
   std::int64_t stride = 0;

@@ -67,7 +67,10 @@ class Tensor {
                           DType dtype = DType::i32);
   static Tensor from_host(const Device& dev, std::span<const std::uint8_t> values, const Shape& shape,
                           DType dtype = DType::u8);
-  /// Raw bytes already in dtype's layout (f16/bf16 as uint16 bits, bool as 0/1 bytes).
+  /// Raw bytes already in dtype's layout (f16/bf16 as uint16 bits, bool as 0/1 bytes), row-major,
+  /// read during the call only. Errors: ShapeError where nbytes is not numel(shape) *
+  /// itemsize(dtype) (naming both); ValueError for a negative dim or an invalid Device; LimitError
+  /// past kMaxDims dims or 2^31 - 1 elements.
   static Tensor from_bytes(const Device& dev, const void* data, std::size_t nbytes, const Shape& shape, DType dtype);
 
   // ---- metadata ----

@@ -653,18 +653,26 @@ Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& b
 
 }  // namespace detail
 
+void detail::check_output_padding(const char* op, std::span<const std::int64_t> op_pad,
+                                  std::span<const std::int64_t> stride, std::span<const std::int64_t> dilation,
+                                  const Tensor& x, const Tensor& w) {
+  // one value as a number (the 1-D op's), else a list
+  const auto str = [](std::span<const std::int64_t> v) {
+    return v.size() == 1 ? std::to_string(v[0]) : to_string(Shape(v.begin(), v.end()));
+  };
+  for (std::size_t d = 0; d < op_pad.size(); ++d)
+    if (op_pad[d] < 0 || op_pad[d] >= std::max(stride[d], dilation[d]))
+      throw ValueError(std::string("gltensor::") + op + ": output_padding " + str(op_pad) +
+                       " must be >= 0 and smaller than max(stride, dilation) (stride " + str(stride) + ", dilation " +
+                       str(dilation) + "), x " + (x.defined() ? to_string(x.shape()) : std::string("undefined")) +
+                       ", weight " + (w.defined() ? to_string(w.shape()) : std::string("undefined")));
+}
+
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                         std::array<std::int64_t, 2> op_pad) {
   // PyTorch's rule, here and not in conv_transpose2d_epilogue: the ONNX runtime's output_shape
   // reaches its size with larger output padding.
-  for (int d = 0; d < 2; ++d)
-    if (op_pad[d] < 0 || op_pad[d] >= std::max(o.stride[d], o.dilation[d]))
-      throw ValueError("gltensor::conv_transpose2d: output_padding " + to_string({op_pad[0], op_pad[1]}) +
-                       " must be >= 0 and smaller than max(stride, dilation) (stride " +
-                       to_string({o.stride[0], o.stride[1]}) + ", dilation " +
-                       to_string({o.dilation[0], o.dilation[1]}) + "), x " +
-                       (x.defined() ? to_string(x.shape()) : std::string("undefined")) + ", weight " +
-                       (w.defined() ? to_string(w.shape()) : std::string("undefined")));
+  detail::check_output_padding("conv_transpose2d", op_pad, o.stride, o.dilation, x, w);
   return detail::conv_transpose2d_epilogue(x, w, bias, o, op_pad, Epilogue());
 }
 

@@ -1,8 +1,7 @@
 // 1-D convolution and pooling as their 2-D forms on [N, C, 1, L].
-#include <algorithm>
-
 #include "gltensor/errors.hpp"
 #include "gltensor/nn_functional.hpp"
+#include "nn/conv_plan.hpp"
 #include "nn/pool_plan.hpp"
 
 namespace gltensor {
@@ -33,12 +32,10 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias, co
                         std::int64_t output_padding) {
   need_3d("conv_transpose1d", x, "x");
   need_3d("conv_transpose1d", w, "weight");
-  if (output_padding < 0 || output_padding >= std::max(o.stride, o.dilation))
-    throw ValueError("gltensor::conv_transpose1d: output_padding " + std::to_string(output_padding) +
-                     " must be >= 0 and smaller than max(stride, dilation) (stride " + std::to_string(o.stride) +
-                     ", dilation " + std::to_string(o.dilation) + "), x " + to_string(x.shape()) + ", weight " +
-                     to_string(w.shape()));
-  return conv_transpose2d(x.unsqueeze(2), w.unsqueeze(2), bias, conv2d_options(o), {0, output_padding}).squeeze(2);
+  detail::check_output_padding("conv_transpose1d", {&output_padding, 1}, {&o.stride, 1}, {&o.dilation, 1}, x, w);
+  return detail::conv_transpose2d_epilogue(x.unsqueeze(2), w.unsqueeze(2), bias, conv2d_options(o), {0, output_padding},
+                                           Epilogue())
+      .squeeze(2);
 }
 
 namespace {
@@ -54,20 +51,15 @@ Pool2dOptions pool2d(const Pool1dOptions& o) {
 }
 }  // namespace
 
+// (the 2-D forms' errors name the 1-D op; avg_pool2d ignores the dilation)
 Tensor max_pool1d(const Tensor& x, const Pool1dOptions& o) {
   need_3d("max_pool1d", x, "x");
-  Pool2dOptions p = pool2d(o);
-  detail::pool2d_out_hw("max_pool1d", x.unsqueeze(2).shape(), p);  // its errors name the 1-D op
-  return max_pool2d(x.unsqueeze(2), p).squeeze(2);
+  return detail::max_pool2d_as("max_pool1d", x.unsqueeze(2), pool2d(o)).squeeze(2);
 }
 
 Tensor avg_pool1d(const Tensor& x, const Pool1dOptions& o) {
   need_3d("avg_pool1d", x, "x");
-  Pool2dOptions p = pool2d(o);
-  // No dilation in average pooling, as avg_pool2d.
-  p.dilation = {1, 1};
-  detail::pool2d_out_hw("avg_pool1d", x.unsqueeze(2).shape(), p);  // its errors name the 1-D op
-  return avg_pool2d(x.unsqueeze(2), p).squeeze(2);
+  return detail::avg_pool2d_as("avg_pool1d", x.unsqueeze(2), pool2d(o)).squeeze(2);
 }
 
 }  // namespace gltensor

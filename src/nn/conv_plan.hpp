@@ -6,6 +6,7 @@
 // settings, unit-tested without a GPU (tests/ops/test_plans.cpp).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "gltensor/nn_functional.hpp"
@@ -144,6 +145,13 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
 /// geometry or dtype).
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                std::array<std::int64_t, 2> op_pad, const Epilogue& epi = {});
+/// conv_transpose2d's and conv_transpose1d's output padding (PyTorch's rule; not the model
+/// runtime's ConvTranspose, whose output_shape reaches its size with larger ones): each value >= 0
+/// and < max(stride, dilation) of its dim (op_pad, stride and dilation of one size: 2, or 1 for the
+/// 1-D op), else a ValueError naming op, the values (one: a number, else a list) and x's and w's
+/// shapes.
+void check_output_padding(const char* op, std::span<const std::int64_t> op_pad, std::span<const std::int64_t> stride,
+                          std::span<const std::int64_t> dilation, const Tensor& x, const Tensor& w);
 /// conv_transpose2d (nn_functional.hpp) with an epilogue: in the kernel where
 /// conv_transpose2d_blocks applies, else the ops after it (the model runtime's ConvTranspose).
 Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,

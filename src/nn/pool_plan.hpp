@@ -37,6 +37,11 @@ std::int64_t window_out_size(std::int64_t in, std::int64_t k, std::int64_t s, st
 /// "output size is too small"), naming op, x's shape, the options and the sizes. Returns {OH, OW} (each >= 1).
 std::array<std::int64_t, 2> pool2d_out_hw(const std::string& op, const Shape& x, Pool2dOptions& o);
 
+/// max_pool2d / avg_pool2d (nn_functional.hpp; nn/pooling.cpp) whose errors and autograd node
+/// name `op`: max_pool1d and avg_pool1d run as these on [N, C, 1, L].
+Tensor max_pool2d_as(const char* op, const Tensor& x, const Pool2dOptions& o);
+Tensor avg_pool2d_as(const char* op, const Tensor& x, const Pool2dOptions& o);
+
 /// One axis of a pooling: input positions I, windows O, kernel, stride, padding, dilation.
 struct PoolAxis {
   std::int64_t I, O, k, s, p, d;

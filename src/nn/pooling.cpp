@@ -173,14 +173,16 @@ Tensor pool(const char* op, PoolMode mode, const Tensor& x, PoolGeom g) {
 
 }  // namespace
 
-Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o) {
-  return pool("max_pool2d", PoolMode::max, x, PoolGeom{0, 0, 0, 0, 0, 0, o});
+Tensor detail::max_pool2d_as(const char* op, const Tensor& x, const Pool2dOptions& o) {
+  return pool(op, PoolMode::max, x, PoolGeom{0, 0, 0, 0, 0, 0, o});
 }
-Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o) {
+Tensor detail::avg_pool2d_as(const char* op, const Tensor& x, const Pool2dOptions& o) {
   Pool2dOptions a = o;
   a.dilation = {1, 1};
-  return pool("avg_pool2d", PoolMode::avg, x, PoolGeom{0, 0, 0, 0, 0, 0, a});
+  return pool(op, PoolMode::avg, x, PoolGeom{0, 0, 0, 0, 0, 0, a});
 }
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o) { return detail::max_pool2d_as("max_pool2d", x, o); }
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o) { return detail::avg_pool2d_as("avg_pool2d", x, o); }
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<std::int64_t, 2> os) {
   if (os[0] <= 0 || os[1] <= 0) throw ValueError("gltensor::adaptive_avg_pool2d: output size must be positive");
   Pool2dOptions o;

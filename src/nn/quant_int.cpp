@@ -226,17 +226,17 @@ Tensor icol_words(DeviceImpl& dev, const Tensor& x, const Tensor& zx, std::int64
   Tensor cols = alloc(dev, {N, C * KH * KW, OH * OW}, f32 ? DType::f32 : x.dtype(), op);
   IColVariant v;
   v.kh = KH, v.kw = KW, v.x = x.dtype(), v.zx = zx.dtype(), v.f32_out = f32;
-  // 2 words of one row per invocation, 128 per workgroup: the fastest of the forms measured on the
-  // H100 (bench/RESULTS.md, 2026-11-28, int8z)
+  // 2 words of one row per invocation (icol.comp's), 128 per workgroup: the fastest of the forms
+  // measured on the H100 (bench/RESULTS.md, 2026-11-28, int8z)
   const std::int64_t local = 128;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(local)}).write(cols).read(x).read(zx);
   // constant trip counts only (plain fors): no loop counted
   launch.params(IColParams{{cols.numel(), C, x.size(2), x.size(3), OH, OW, KH, KW, o}, PQ}).loop_iterations(0);
-  // icol.comp's ICOL_WORDS words of a row per invocation (of every row of a channel, or of one: ICOL_ONE_TAP)
-  const std::int64_t per_group = v.words * local;
-  launch.groups(static_cast<std::uint64_t>((PQ + per_group - 1) / per_group),
-                static_cast<std::uint64_t>(v.one_tap ? C * KH * KW : C), static_cast<std::uint64_t>(N));
+  // grid: (the row's word groups, the rows C KH KW, the images)
+  const std::int64_t per_group = IColVariant::kWords * local;
+  launch.groups(static_cast<std::uint64_t>((PQ + per_group - 1) / per_group), static_cast<std::uint64_t>(C * KH * KW),
+                static_cast<std::uint64_t>(N));
   return cols;
 }
 

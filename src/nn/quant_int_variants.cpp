@@ -226,7 +226,6 @@ std::vector<IMatmulVariant> IMatmulVariant::space() {
 Defines IColVariant::defines() const {
   Defines d;
   d.value("IKH", kh).value("IKW", kw).flag("X_I8", x == DType::i8).flag("F32_OUT", f32_out);
-  d.value("ICOL_WORDS", words).flag("ICOL_ONE_TAP", one_tap);
   if (f32_out)
     d.operand_vec4(0, DType::f32, CT::f32, true);
   else
@@ -246,9 +245,6 @@ std::vector<IColVariant> IColVariant::space() {
   v.x = DType::i8, v.zx = DType::i32;
   out.push_back(v);
   v.f32_out = true;  // the lab's float32 columns
-  out.push_back(v);
-  v = IColVariant{};  // a channel's rows per invocation, four words
-  v.words = 4, v.one_tap = false;
   out.push_back(v);
   return out;
 }

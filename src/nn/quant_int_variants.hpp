@@ -66,16 +66,15 @@ struct IMatmulVariant {
   static std::vector<IMatmulVariant> space();
 };
 
-/// icol.comp: im2col of 8-bit images, `words` words (4 columns each) of one row per invocation (or
-/// of each of a channel's rows: one_tap false, measured slower), the filter's kh x kw compile-time
-/// (IKH, IKW); x's dtype (cols the same), zx's.
+/// icol.comp: im2col of 8-bit images, kWords words (4 columns each) of one row per invocation
+/// (the kernel's ICOL_WORDS), the filter's kh x kw compile-time (IKH, IKW); x's dtype (cols the
+/// same), zx's.
 struct IColVariant {
   static constexpr const char* kFile = "icol.comp";
+  static constexpr std::int64_t kWords = 2;
   std::int64_t kh = 3, kw = 3;
   DType x = DType::u8, zx = DType::u8;
   bool f32_out = false;  ///< F32_OUT (lab): float32 x - zx columns
-  int words = 2;         ///< ICOL_WORDS: words (4 columns each) of a row per invocation
-  bool one_tap = true;   ///< ICOL_ONE_TAP: one row per invocation, else the channel's IKH IKW rows
   Defines defines() const;
   static std::vector<IColVariant> space();
 };

@@ -25,7 +25,10 @@ struct Storage : std::enable_shared_from_this<Storage> {
 
   /// Host -> buffer at byte 0 (through the upload ring or a short-lived staging buffer, see
   /// storage.cpp; a host-visible block, Pool::acquire_host, is written in place after the
-  /// batches that use it have finished).
+  /// batches that use it have finished). A pool buffer must be idle: no dispatch of a batch that
+  /// has not finished used it (from_bytes' buffer, Pool::acquire with host_write), so no barrier
+  /// is issued for it (the per-buffer barrier check it had was never reached: an assertion run
+  /// through the test suite on llvmpipe and the H100, bench/RESULTS.md, 2026-11-28, loose17).
   void upload(const void* data, std::size_t bytes);
   /// Buffer bytes [offset, offset + bytes) -> host; waits for the copy (and for every command
   /// before it: the caller flushes the queue first). A host-visible block is read in place

@@ -15,6 +15,8 @@
 #include "nn/conv_ref.hpp"
 #include "nn/qdq_ref.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/storage.hpp"
+#include "tensor/tensor_impl.hpp"
 
 using namespace gltensor;
 using namespace gltensor::detail;
@@ -240,6 +242,57 @@ TEST(IConvWarp, GridsSplitUnderALoweredDispatchLimit) {
   c.N = 2, c.C = 8, c.H = 16, c.W = 16, c.O = 128, c.o.padding = {1, 1, 1, 1}, c.every_form = false;
   c.dispatches = 0;  // (each launch dispatches several times)
   check_case(rng, c);
+}
+
+// icol.comp's last word pair of a row of an odd number of words (OH OW / 4 = 9) holds one word past
+// the row, which its guard (`q0 + w < u_PQ`) leaves unwritten. Past any other row that word lands
+// in the next row's first word, which that row's invocations write again (after it on llvmpipe, in
+// order: the values cannot show it); past the last row it lands past the columns' end, in their
+// buffer's slack. The columns are made in a pool buffer of sentinels (the last one released of their
+// size class), and the buffer taken again after the conv (the last one released again: the
+// columns') must hold them still; the outputs against float64 and the exact path. Sabotage: the
+// guard removed fails it (llvmpipe).
+TEST(IConvWarp, IcolStoresNothingPastItsRows) {
+  GLT_RNG(rng);
+  const std::int64_t C = 4, H = 6, W = 6, O = 4, P = 36;  // 3 x 3, padding 1: K 36, OH OW 36
+  IntConvOptions o;
+  o.padding = {1, 1, 1, 1};
+  // zx 7: the word past the last row (its tap's row 7, outside the image) would be 0x07070707
+  const QConvOperands q =
+      qconv_operands(rng, {1, C, H, W}, {O, C, 3, 3}, DType::u8, DType::i8, true, false, 7, 1, false);
+  const QConvDequant d = qconv_dequant(rng, 1.0f / (400.0f * 6.0f), O, false, P);
+  const RequantForm f = requant_forms(false)[0];
+  IntRequant rq = f.requant();
+  const Tensor exact_y = conv_requant(q.x, q.w, q.zxt, q.zw, o, d.dq, rq);
+  rq.f32_sums = true;
+  const std::size_t bytes = static_cast<std::size_t>(C * 9 * P), cls = Pool::size_class(bytes);
+  ASSERT_GE(cls, bytes + 4) << "slack for a word";
+  constexpr std::uint8_t kSentinel = 0xa5;
+  GLuint sentinel_buffer = 0;
+  {
+    Tensor fill = Tensor::from_host(device(), std::vector<std::uint8_t>(cls, kSentinel),
+                                    {static_cast<std::int64_t>(cls)}, DType::u8);
+    sentinel_buffer = fill.impl()->storage->buffer();
+    (void)fill.to_int_vector();  // written before it goes back to the pool
+  }
+  device().synchronize();
+  const std::uint64_t d0 = device().dispatch_count();
+  const Tensor y = with_warp([&] { return conv_requant(q.x, q.w, q.zxt, q.zw, o, d.dq, rq); });
+  ASSERT_EQ(device().dispatch_count() - d0, 2u) << "the warp path (im2col and the GEMM)";
+  const Tensor again = Tensor::empty(device(), {static_cast<std::int64_t>(cls)}, DType::u8);
+  ASSERT_EQ(again.impl()->storage->buffer(), sentinel_buffer)
+      << "the columns took another buffer: the check would be void";
+  const std::vector<std::int32_t> all = again.to_int_vector();
+  const std::vector<std::int32_t> slack(all.begin() + static_cast<std::ptrdiff_t>(bytes), all.end());
+  EXPECT_EQ(slack, std::vector<std::int32_t>(cls - bytes, kSentinel)) << "a store past the last row";
+  Conv2dOptions fo;
+  fo.padding = o.padding;
+  Shape shape;
+  const std::vector<double> sums = ref_conv(q.xs, q.ws, nullptr, fo, shape);
+  ASSERT_EQ(y.shape(), shape);
+  const std::vector<std::int32_t> a = y.to_int_vector(), b = exact_y.to_int_vector();
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], f.quantize(d.ref(sums, i)), 1) << i;
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(std::abs(a[i] - b[i]), 1) << i << " (warp, exact)";
 }
 
 // Not taken (the exact paths, same results): groups, K or OH OW not multiples of 4.

@@ -107,7 +107,12 @@ TEST(WindowSizes, TooSmallPoolingIsAShapeErrorNamingTheOp) {
   p.stride = 2;
   EXPECT_THROW_MSG(max_pool1d(ones(device(), {2, 3, 2}), p), ShapeError,
                    "gltensor::max_pool1d: input [2, 3, 1, 2] is too small");
-  EXPECT_THROW(avg_pool1d(ones(device(), {2, 3, 2}), p), ShapeError);
+  EXPECT_THROW_MSG(avg_pool1d(ones(device(), {2, 3, 2}), p), ShapeError,
+                   "gltensor::avg_pool1d: input [2, 3, 1, 2] is too small");
+  Pool1dOptions k0 = p;  // the options' check too
+  k0.kernel = 0;
+  EXPECT_THROW_MSG(max_pool1d(ones(device(), {2, 3, 2}), k0), ValueError, "gltensor::max_pool1d: kernel, stride");
+  EXPECT_THROW_MSG(avg_pool1d(ones(device(), {2, 3, 2}), k0), ValueError, "gltensor::avg_pool1d: kernel, stride");
   p.ceil_mode = true;  // ceil((2 - 3) / 2) + 1 = 1, the window starting inside the input
   EXPECT_EQ(max_pool1d(ones(device(), {2, 3, 2}), p).shape(), (Shape{2, 3, 1}));
   // batch_norm_max_pool2d (cnn32's fused op) checks before normalizing, naming itself.
