@@ -380,8 +380,7 @@ void register_elementwise_ops(Registry& m) {
   m["BitShift"] = OpDef{{"direction"},
                         [](const CheckCtx& c) {
                           const std::string d = c.attrs().s("direction", "");
-                          if (d != "LEFT" && d != "RIGHT")
-                            c.fail_attr("direction", "direction='" + d + "': expected LEFT or RIGHT");
+                          if (d != "LEFT" && d != "RIGHT") c.fail_attr("direction", "expected LEFT or RIGHT");
                           for (std::size_t i = 0; i < 2; ++i)
                             if (c.elem(i) != kUndefined && c.elem(i) != kUint8)
                               c.fail(elem_name(c.elem(i)) + " inputs are not supported (uint8 only)");

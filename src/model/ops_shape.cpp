@@ -651,15 +651,15 @@ void register_shape_ops(Registry& m) {
   m["ScatterND"].versions = {18};
   m["GatherND"] = OpDef{{"batch_dims"}, nullptr, nullptr, run_gather_nd};
   m["OneHot"] = OpDef{{"axis"}, nullptr, [](const CheckCtx& c) { return of(c.elem(2)); }, run_one_hot};
-  m["ReverseSequence"] = OpDef{{"batch_axis", "time_axis"},
-                               [](const CheckCtx& c) {
-                                 const std::int64_t t = c.attrs().i("time_axis", 0), b = c.attrs().i("batch_axis", 1);
-                                 if ((t != 0 && t != 1) || (b != 0 && b != 1) || t == b)
-                                   c.fail_attr("time_axis", "time_axis=" + std::to_string(t) + ", batch_axis=" +
-                                                                std::to_string(b) + ": expected 0 and 1 or 1 and 0");
-                               },
-                               nullptr,
-                               run_reverse_sequence};
+  m["ReverseSequence"] =
+      OpDef{{"batch_axis", "time_axis"},
+            [](const CheckCtx& c) {
+              const std::int64_t t = c.attrs().i("time_axis", 0), b = c.attrs().i("batch_axis", 1);
+              if ((t != 0 && t != 1) || (b != 0 && b != 1) || t == b)
+                c.fail_attr("time_axis", "with batch_axis=" + std::to_string(b) + ": expected 0 and 1 or 1 and 0");
+            },
+            nullptr,
+            run_reverse_sequence};
   m["CenterCropPad"] = OpDef{{"axes"}, nullptr, nullptr, run_center_crop_pad};
   m["CenterCropPad"].versions = {18};
   m["Tile"] = OpDef{{},
