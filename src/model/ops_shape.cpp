@@ -346,7 +346,7 @@ Tensor scatter_with(const Tensor& x, std::int64_t dim, const Tensor& idx, const 
 // row selects a slice of data's last r - k dims, which the matching update slice replaces (or
 // combines with). As a scatter along dim 0 of data viewed as [d0 * ... * d(k-1), rest].
 // Row-major offsets [u] (int32) of index rows [u, k] into dims (negative indices count from
-// the end): ScatterND's and GatherND's rows.
+// the end; a row with a component out of range gets 2^30): ScatterND's and GatherND's rows.
 Tensor nd_offsets(Args& a, const Tensor& rows, const Shape& dims) {
   const std::int64_t k = static_cast<std::int64_t>(dims.size());
   std::vector<std::int32_t> dv, sv(dims.size());
@@ -359,7 +359,11 @@ Tensor nd_offsets(Args& a, const Tensor& rows, const Shape& dims) {
   Tensor dt = Tensor::from_host(a.dev, std::span<const std::int32_t>(dv), {1, k});
   Tensor st = Tensor::from_host(a.dev, std::span<const std::int32_t>(sv), {1, k});
   Tensor i2 = where(lt(rows, 0.0), add(rows, dt), rows);
-  return sum(mul(i2, st), {1}, false).to(DType::i32);
+  Tensor lin = sum(mul(i2, st), {1}, false).to(DType::i32);
+  // A component outside its dim would still give another row's offset: such rows get one past
+  // any buffer (2^30), so that the gather or scatter raises its IndexError at the next read.
+  Tensor bad = sum(logical_or(lt(i2, 0.0), ge(i2, dt)).to(DType::i32), {1}, false);
+  return where(gt(bad, 0.0), full_like(lin, 1 << 30), lin).to(DType::i32);
 }
 
 Ts run_scatter_nd(Args& a) {

@@ -277,6 +277,20 @@ TEST(IndexOps, GatherNDAgainstReference) {
   }
 }
 
+// An index component outside its dim (after the negative wrap) is an IndexError at the read,
+// never another row's value: [0, 4] into [3, 4] would be row 1's element 0 in offsets alone.
+TEST(IndexOps, GatherNDOutOfRangeIsAnError) {
+  for (const std::vector<std::int32_t>& bad : {std::vector<std::int32_t>{0, 4}, {-4, 0}, {3, 0}}) {
+    B m(13);
+    m.input("x", {3, 4}).input("i", {2, 2}, kI64).output("y");
+    m.node("GatherND", {"x", "i"}, {"y"});
+    Model model = Model::load(device(), m.save("gathernd_oob"));
+    const std::vector<std::int32_t> idx{1, 1, bad[0], bad[1]};
+    EXPECT_THROW_MSG(model.run({{"x", zeros(device(), {3, 4})}, {"i", ints(idx, {2, 2})}}).at("y").to_vector(),
+                     IndexError, "out of range");
+  }
+}
+
 // OneHot over every axis position, negative indices, indices outside [-depth, depth - 1] (a row of
 // off values), float indices (truncated), integer values, depth 1 and an empty index set.
 TEST(IndexOps, OneHotAgainstReference) {
