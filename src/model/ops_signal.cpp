@@ -26,6 +26,11 @@ double scalar_real(Args& a, std::size_t i, const char* what) {
   return h.v[0];
 }
 
+// The most elements a window or mel matrix computed on the host may have (2^25: 128 MiB of
+// float32, llvmpipe's largest buffer), so that a wrong size fails naming the node instead of
+// exhausting host memory.
+constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
+
 // output_datatype (default float): any element type gltensor carries but bool (double, uint16,
 // ... refused at load).
 void check_output_datatype(const CheckCtx& c) {
@@ -43,7 +48,8 @@ enum class Window { hann, hamming, blackman };
 
 HostTensor host_window(Args& a, Window kind) {
   const std::int64_t n = scalar_int(a, 0, "size");
-  if (n < 0) a.fail("size " + std::to_string(n) + " must not be negative");
+  if (n < 0 || n > kMaxHostElements)
+    a.fail("size " + std::to_string(n) + " must be in [0, " + std::to_string(kMaxHostElements) + "]");
   const bool periodic = a.attrs.i("periodic", 1) != 0;
   const double N = static_cast<double>(periodic ? n : n - 1);
   HostTensor r{static_cast<int>(a.attrs.i("output_datatype", kFloat)), {n}, {}};
@@ -79,6 +85,9 @@ HostTensor host_mel(Args& a) {
     a.fail("num_mel_bins " + std::to_string(bins) + ", dft_length " + std::to_string(dft) + " and sample_rate " +
            std::to_string(rate) + " must be positive");
   const std::int64_t spec = dft / 2 + 1;
+  if (spec > kMaxHostElements / bins)
+    a.fail("[" + std::to_string(spec) + ", " + std::to_string(bins) + "] is past the " +
+           std::to_string(kMaxHostElements) + " elements computed on the host");
   auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double mlo = mel(lo), step = (mel(hi) - mlo) / static_cast<double>(bins + 2);
   std::vector<std::int64_t> f(static_cast<std::size_t>(bins + 2));

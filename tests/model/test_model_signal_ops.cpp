@@ -204,6 +204,11 @@ TEST(SignalOps, StftRefusals) {
   B::attr_i(m3.node("STFT", {"x", "step"}, {"y"}, "two"), "onesided", 2);
   EXPECT_THROW_MSG(Model::load(device(), m3.save("stft_onesided")), ModelError,
                    "'two' (STFT): attribute onesided=2: expected 0 or 1");
+  B m5(17);
+  m5.init_i64("n", {}, {std::int64_t{1} << 40}).output("y");
+  m5.node("HannWindow", {"n"}, {"y"}, "huge");
+  EXPECT_THROW_MSG(Model::load(device(), m5.save("hann_huge")), ModelError,
+                   "'huge' (HannWindow): size 1099511627776 must be in [0, 33554432]");
   B m4(17);
   m4.init_i64("n", {}, {4}).output("y");
   B::attr_i(m4.node("HannWindow", {"n"}, {"y"}, "hann64"), "output_datatype", onnx::TensorProto::DOUBLE);
