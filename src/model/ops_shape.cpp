@@ -342,9 +342,6 @@ Tensor scatter_with(const Tensor& x, std::int64_t dim, const Tensor& idx, const 
   return y.dtype() == dt ? y : y.to(dt);
 }
 
-// ScatterND: data [d0, ..., d(r-1)], indices [..., k], updates [..., dk, ..., d(r-1)]: each index
-// row selects a slice of data's last r - k dims, which the matching update slice replaces (or
-// combines with). As a scatter along dim 0 of data viewed as [d0 * ... * d(k-1), rest].
 // Row-major offsets [u] (int32) of index rows [u, k] into dims (negative indices count from
 // the end; a row with a component out of range gets 2^30): ScatterND's and GatherND's rows.
 Tensor nd_offsets(Args& a, const Tensor& rows, const Shape& dims) {
@@ -366,6 +363,9 @@ Tensor nd_offsets(Args& a, const Tensor& rows, const Shape& dims) {
   return where(gt(bad, 0.0), full_like(lin, 1 << 30), lin).to(DType::i32);
 }
 
+// ScatterND: data [d0, ..., d(r-1)], indices [..., k], updates [..., dk, ..., d(r-1)]: each index
+// row selects a slice of data's last r - k dims, which the matching update slice replaces (or
+// combines with). As a scatter along dim 0 of data viewed as [d0 * ... * d(k-1), rest].
 Ts run_scatter_nd(Args& a) {
   const Tensor& x = a.t(0);
   Tensor idx = a.t(1).to(DType::i32);
@@ -423,10 +423,10 @@ Ts run_gather_nd(Args& a) {
   return Ts{index_select(x.reshape({nb * rows, rest}), 0, lin).reshape(out)};
 }
 
-// OneHot (9, 11): indices (any numeric type, truncated; negative ones count from depth) ->
-// values[1] where the position along `axis` (a new dim of size depth) equals the index, else
-// values[0]; indices outside [-depth, depth - 1] give a row of values[0] (the spec; ONNX's
-// reference wraps them modulo depth instead).
+// OneHot (9, 11): indices (any numeric type; floats truncated, as the spec says; negative ones
+// count from depth) -> values[1] where the position along `axis` (a new dim of size depth)
+// equals the index, else values[0]; indices outside [-depth, depth - 1] give a row of values[0]
+// (the spec and ONNX Runtime; ONNX's reference wraps them modulo depth instead).
 Ts run_one_hot(Args& a) {
   const Tensor& ind = a.t(0);
   const HostTensor& dh = a.h(1);

@@ -270,8 +270,9 @@ TEST(IndexOps, GatherNDAgainstReference) {
 }
 
 // An index component outside its dim (after the negative wrap) is an IndexError at the read,
-// never another row's value: [0, 4] into [3, 4] would be row 1's element 0 in offsets alone.
-TEST(IndexOps, GatherNDOutOfRangeIsAnError) {
+// never another row's value: [0, 4] into [3, 4] would be row 1's element 0 in offsets alone
+// (GatherND, and ScatterND, whose row offsets are the same).
+TEST(IndexOps, NDIndicesOutOfRangeAreAnError) {
   for (const std::vector<std::int32_t>& bad : {std::vector<std::int32_t>{0, 4}, {-4, 0}, {3, 0}}) {
     B m(13);
     m.input("x", {3, 4}).input("i", {2, 2}, kI64).output("y");
@@ -280,6 +281,16 @@ TEST(IndexOps, GatherNDOutOfRangeIsAnError) {
     const std::vector<std::int32_t> idx{1, 1, bad[0], bad[1]};
     EXPECT_THROW_MSG(model.run({{"x", zeros(device(), {3, 4})}, {"i", ints(idx, {2, 2})}}).at("y").to_vector(),
                      IndexError, "out of range");
+    for (const char* reduction : {"none", "add"}) {  // ScatterND's rows: the same offsets
+      B s(18);
+      s.input("x", {3, 4}).input("i", {2, 2}, kI64).input("u", {2}).output("y");
+      B::attr_s(s.node("ScatterND", {"x", "i", "u"}, {"y"}), "reduction", reduction);
+      Model sm = Model::load(device(), s.save("scatternd_oob"));
+      EXPECT_THROW_MSG(sm.run({{"x", zeros(device(), {3, 4})}, {"i", ints(idx, {2, 2})}, {"u", ones(device(), {2})}})
+                           .at("y")
+                           .to_vector(),
+                       IndexError, "out of range");
+    }
   }
 }
 
