@@ -424,8 +424,8 @@ Ts run_gather_nd(Args& a) {
 }
 
 // OneHot (9, 11): indices (any numeric type; floats truncated, as the spec says; negative ones
-// count from depth) -> values[1] where the position along `axis` (a new dim of size depth)
-// equals the index, else values[0]; indices outside [-depth, depth - 1] give a row of values[0]
+// count from depth from OneHot-11 on, before it they are out of range) -> values[1] where the position along `axis` (a
+// new dim of size depth) equals the index, else values[0]; indices outside [-depth, depth - 1] give a row of values[0]
 // (the spec and ONNX Runtime; ONNX's reference wraps them modulo depth instead).
 Ts run_one_hot(Args& a) {
   const Tensor& ind = a.t(0);
@@ -437,7 +437,7 @@ Ts run_one_hot(Args& a) {
   if (vals.numel() != 2) a.fail("values must hold 2 elements (off, on), got " + to_string(vals.shape()));
   const std::int64_t r = ind.dim() + 1, axis = norm_axis(a, a.attrs.i("axis", -1), r);
   Tensor idx = ind.to(DType::i32);
-  idx = where(lt(idx, 0.0), add(idx, static_cast<double>(depth)), idx);
+  if (a.opset >= 11) idx = where(lt(idx, 0.0), add(idx, static_cast<double>(depth)), idx);  // 9: off rows
   Shape is = ind.shape(), ts(static_cast<std::size_t>(r), 1);
   is.insert(is.begin() + axis, 1);
   ts[static_cast<std::size_t>(axis)] = depth;
