@@ -125,6 +125,7 @@ void register_fused_ops(Registry& r);
 void register_rnn_ops(Registry& r);
 void register_control_ops(Registry& r);
 void register_quant_ops(Registry& r);
+void register_signal_ops(Registry& r);
 /// Ops mapped in the com.microsoft domain (ONNX Runtime's contrib QLinear ops, Q/DQ).
 bool microsoft_op(const std::string& op);
 
@@ -141,5 +142,10 @@ std::vector<std::int64_t> forward_pads(Args& a, const Shape& in, const std::vect
                                        const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& d);
 /// Rounds host values to what their element type holds (integers truncate, float -> float32).
 void host_round(HostTensor& t);
+/// DFT of length n of the rows of re (and im, if defined) [rows, n], f32: the first m
+/// frequencies [rows, m] of the real and imaginary parts (inverse: e^{+...} / n). Two real
+/// matmuls per part with host-computed cos / sin matrices (DFT, STFT).
+void dft_rows(const Device& dev, const Tensor& re, const Tensor& im, std::int64_t n, std::int64_t m, bool inverse,
+              Tensor& out_re, Tensor& out_im);
 
 }  // namespace gltensor::model

@@ -179,6 +179,7 @@ const Registry& registry() {
     register_rnn_ops(m);
     register_control_ops(m);
     register_quant_ops(m);
+    register_signal_ops(m);
     return m;
   }();
   return r;

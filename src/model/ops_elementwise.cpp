@@ -374,6 +374,25 @@ void register_elementwise_ops(Registry& m) {
                             })};
                           }};
   for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "Mish"}) m[op].versions = {18};
+  // BitShift (11) on uint8, the only unsigned type gltensor carries (uint16/32/64 are refused
+  // at load by dtype): in int32, x * 2^s masked to 8 bits (LEFT) or floor(x / 2^s) (RIGHT), the
+  // shift s clamped to 8 (every bit shifted out, as numpy's shifts of uint8 give).
+  m["BitShift"] = OpDef{{"direction"},
+                        [](const CheckCtx& c) {
+                          const std::string d = c.attrs().s("direction", "");
+                          if (d != "LEFT" && d != "RIGHT") c.fail_attr("direction", "expected LEFT or RIGHT");
+                          for (std::size_t i = 0; i < 2; ++i)
+                            if (c.elem(i) != kUndefined && c.elem(i) != kUint8)
+                              c.fail(elem_name(c.elem(i)) + " inputs are not supported (uint8 only)");
+                        },
+                        nullptr,
+                        [](Args& a) {
+                          const Tensor x = a.t(0).to(DType::i32), s = minimum(a.t(1).to(DType::i32), 8.0);
+                          const Tensor p = pow(full_like(s, 2.0), s);
+                          const Tensor y =
+                              a.attrs.s("direction", "") == "LEFT" ? bitwise_and(mul(x, p), 255.0) : floor(div(x, p));
+                          return Ts{y.to(DType::u8)};
+                        }};
   m["CastLike"] = OpDef{{"saturate"},
                         nullptr,
                         [](const CheckCtx& c) { return same_as(c, 1); },

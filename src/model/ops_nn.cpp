@@ -554,6 +554,31 @@ Ts run_affine_grid(Args& a) {
   return Ts{g.dtype() == theta.dtype() ? g : g.to(theta.dtype())};
 }
 
+}  // namespace
+
+void dft_rows(const Device& dev, const Tensor& re, const Tensor& im, std::int64_t n, std::int64_t m, bool inverse,
+              Tensor& out_re, Tensor& out_im) {
+  // X[k] = sum_j x[j] e^{-+2 pi i j k / n}: Re = xr cos + xi sin (forward: cos, -sin).
+  const double sign = inverse ? 1.0 : -1.0, norm = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+  std::vector<float> cs(static_cast<std::size_t>(n * m)), sn(static_cast<std::size_t>(n * m));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < m; ++k) {
+      const double t = 2.0 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
+      cs[static_cast<std::size_t>(j * m + k)] = static_cast<float>(std::cos(t) * norm);
+      sn[static_cast<std::size_t>(j * m + k)] = static_cast<float>(sign * std::sin(t) * norm);
+    }
+  Tensor Cm = Tensor::from_host(dev, cs, {n, m}), Sm = Tensor::from_host(dev, sn, {n, m});
+  // (re + i im)(cos + i s) = re cos - im s + i (re s + im cos)
+  out_re = matmul(re, Cm);
+  out_im = matmul(re, Sm);
+  if (im.defined()) {
+    out_re = sub(out_re, matmul(im, Sm));
+    out_im = add(out_im, matmul(im, Cm));
+  }
+}
+
+namespace {
+
 // DFT (17: axis attribute; 20: axis input, default -2): input [..., n, 1 | 2] (real or complex,
 // the signal along axis, which is not the last dim) -> [..., m, 2]; the signal zero-padded or
 // cut to dft_length; onesided keeps the first m = n / 2 + 1 frequencies (real input only);
@@ -583,22 +608,8 @@ Ts run_dft(Args& a) {
     re = fit(re);
     if (im.defined()) im = fit(im);
   }
-  // X[k] = sum_j x[j] e^{-+2 pi i j k / n}: Re = xr cos + xi sin (forward: cos, -sin).
-  const double sign = inverse ? 1.0 : -1.0, norm = inverse ? 1.0 / static_cast<double>(n) : 1.0;
-  std::vector<float> cs(static_cast<std::size_t>(n * m)), sn(static_cast<std::size_t>(n * m));
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t k = 0; k < m; ++k) {
-      const double t = 2.0 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
-      cs[static_cast<std::size_t>(j * m + k)] = static_cast<float>(std::cos(t) * norm);
-      sn[static_cast<std::size_t>(j * m + k)] = static_cast<float>(sign * std::sin(t) * norm);
-    }
-  Tensor Cm = Tensor::from_host(a.dev, cs, {n, m}), Sm = Tensor::from_host(a.dev, sn, {n, m});
-  // (re + i im)(cos + i s) = re cos - im s + i (re s + im cos)
-  Tensor out_re = matmul(re, Cm), out_im = matmul(re, Sm);
-  if (im.defined()) {
-    out_re = sub(out_re, matmul(im, Sm));
-    out_im = add(out_im, matmul(im, Cm));
-  }
+  Tensor out_re, out_im;
+  dft_rows(a.dev, re, im, n, m, inverse, out_re, out_im);
   Shape os = lead;
   os.push_back(m);
   os.push_back(1);

@@ -342,6 +342,27 @@ Tensor scatter_with(const Tensor& x, std::int64_t dim, const Tensor& idx, const 
   return y.dtype() == dt ? y : y.to(dt);
 }
 
+// Row-major offsets [u] (int32) of index rows [u, k] into dims (negative indices count from
+// the end; a row with a component out of range gets 2^30): ScatterND's and GatherND's rows.
+Tensor nd_offsets(Args& a, const Tensor& rows, const Shape& dims) {
+  const std::int64_t k = static_cast<std::int64_t>(dims.size());
+  std::vector<std::int32_t> dv, sv(dims.size());
+  std::int64_t acc = 1;
+  for (std::int64_t d = k; d-- > 0;) {
+    sv[static_cast<std::size_t>(d)] = static_cast<std::int32_t>(acc);
+    acc *= dims[static_cast<std::size_t>(d)];
+  }
+  for (auto d : dims) dv.push_back(static_cast<std::int32_t>(d));
+  Tensor dt = Tensor::from_host(a.dev, std::span<const std::int32_t>(dv), {1, k});
+  Tensor st = Tensor::from_host(a.dev, std::span<const std::int32_t>(sv), {1, k});
+  Tensor i2 = where(lt(rows, 0.0), add(rows, dt), rows);
+  Tensor lin = sum(mul(i2, st), {1}, false).to(DType::i32);
+  // A component outside its dim would still give another row's offset: such rows get one past
+  // any buffer (2^30), so that the gather or scatter raises its IndexError at the next read.
+  Tensor bad = sum(logical_or(lt(i2, 0.0), ge(i2, dt)).to(DType::i32), {1}, false);
+  return where(gt(bad, 0.0), full_like(lin, 1 << 30), lin).to(DType::i32);
+}
+
 // ScatterND: data [d0, ..., d(r-1)], indices [..., k], updates [..., dk, ..., d(r-1)]: each index
 // row selects a slice of data's last r - k dims, which the matching update slice replaces (or
 // combines with). As a scatter along dim 0 of data viewed as [d0 * ... * d(k-1), rest].
@@ -360,22 +381,91 @@ Ts run_scatter_nd(Args& a) {
   Shape us(is.begin(), is.end() - 1);
   us.insert(us.end(), xs.begin() + k, xs.end());
   if (a.shape(2) != us) a.fail("ScatterND updates " + to_string(a.shape(2)) + ", expected " + to_string(us));
-  // Row-major offsets of the index rows (negative indices count from the end).
-  std::vector<std::int32_t> dims, strides(static_cast<std::size_t>(k));
-  std::int64_t acc = 1;
-  for (std::int64_t d = k; d-- > 0;) {
-    strides[static_cast<std::size_t>(d)] = static_cast<std::int32_t>(acc);
-    acc *= xs[static_cast<std::size_t>(d)];
-  }
-  for (std::int64_t d = 0; d < k; ++d) dims.push_back(static_cast<std::int32_t>(xs[static_cast<std::size_t>(d)]));
-  Tensor i2 = idx.reshape({u, k});
-  Tensor dv = Tensor::from_host(a.dev, std::span<const std::int32_t>(dims), {1, k});
-  Tensor sv = Tensor::from_host(a.dev, std::span<const std::int32_t>(strides), {1, k});
-  i2 = where(lt(i2, 0.0), add(i2, dv), i2);
-  Tensor lin = sum(mul(i2, sv), {1}, true).to(DType::i32);  // [u, 1]
+  Tensor lin = nd_offsets(a, idx.reshape({u, k}), Shape(xs.begin(), xs.begin() + k)).reshape({u, 1});
   Tensor y = scatter_with(x.reshape({rows, rest}), 0, lin.expand({u, rest}).contiguous(), a.t(2).reshape({u, rest}),
                           a.attrs.s("reduction", "none"));
   return Ts{y.reshape(xs)};
+}
+
+// GatherND (11; 12: batch_dims): data [b..., d..., rest...], indices [b..., u..., k] (k index
+// values into the k dims after the b batch dims) -> [b..., u..., rest...]: per batch row, the
+// rows of data flattened to [prod(d), prod(rest)] at the indices' row-major offsets, one
+// index_select over all batches (each batch's offsets shifted by its rows).
+Ts run_gather_nd(Args& a) {
+  const Tensor& x = a.t(0);
+  const Shape xs = x.shape(), is = a.shape(1);
+  const std::int64_t b = a.attrs.i("batch_dims", 0), r = x.dim(), q = static_cast<std::int64_t>(is.size());
+  if (q < 1 || b < 0 || b >= std::min(q, r))
+    a.fail("batch_dims " + std::to_string(b) + " for data " + to_string(xs) + " and indices " + to_string(is) +
+           ": expected 0 <= batch_dims < min(ranks)");
+  const std::int64_t k = is.back();
+  if (k < 1 || k > r - b)
+    a.fail("index rows of length " + std::to_string(k) + " for data " + to_string(xs) + " with batch_dims " +
+           std::to_string(b));
+  for (std::int64_t d = 0; d < b; ++d)
+    if (xs[static_cast<std::size_t>(d)] != is[static_cast<std::size_t>(d)])
+      a.fail("data " + to_string(xs) + " and indices " + to_string(is) + " differ in the batch dims");
+  std::int64_t nb = 1, rows = 1, rest = 1, u = 1;
+  for (std::int64_t d = 0; d < b; ++d) nb *= xs[static_cast<std::size_t>(d)];
+  for (std::int64_t d = b; d < b + k; ++d) rows *= xs[static_cast<std::size_t>(d)];
+  for (std::int64_t d = b + k; d < r; ++d) rest *= xs[static_cast<std::size_t>(d)];
+  for (std::int64_t d = b; d + 1 < q; ++d) u *= is[static_cast<std::size_t>(d)];
+  Shape out(is.begin(), is.end() - 1);
+  out.insert(out.end(), xs.begin() + b + k, xs.end());
+  if (nb * u * rest == 0) return Ts{full(a.dev, out, 0.0, x.dtype())};
+  if (rows == 0) a.fail("indices into empty dims of data " + to_string(xs));
+  Tensor lin =
+      nd_offsets(a, a.t(1).to(DType::i32).reshape({nb * u, k}), Shape(xs.begin() + b, xs.begin() + b + k));  // [nb * u]
+  if (nb > 1)
+    lin = add(lin.reshape({nb, u}),
+              mul(arange(a.dev, static_cast<double>(nb), DType::i32).reshape({nb, 1}), static_cast<double>(rows)))
+              .reshape({nb * u});
+  return Ts{index_select(x.reshape({nb * rows, rest}), 0, lin).reshape(out)};
+}
+
+// OneHot (9, 11): indices (any numeric type; floats truncated, as the spec says; negative ones
+// count from depth from OneHot-11 on, before it they are out of range) -> values[1] where the position along `axis` (a
+// new dim of size depth) equals the index, else values[0]; indices outside [-depth, depth - 1] give a row of values[0]
+// (the spec and ONNX Runtime; ONNX's reference wraps them modulo depth instead).
+Ts run_one_hot(Args& a) {
+  const Tensor& ind = a.t(0);
+  const HostTensor& dh = a.h(1);
+  if (dh.numel() != 1) a.fail("depth must have one element, got " + to_string(dh.shape));
+  const std::int64_t depth = static_cast<std::int64_t>(dh.v[0]);
+  if (depth <= 0) a.fail("depth " + std::to_string(depth) + " must be positive");
+  const Tensor& vals = a.t(2);
+  if (vals.numel() != 2) a.fail("values must hold 2 elements (off, on), got " + to_string(vals.shape()));
+  const std::int64_t r = ind.dim() + 1, axis = norm_axis(a, a.attrs.i("axis", -1), r);
+  Tensor idx = ind.to(DType::i32);
+  if (a.opset >= 11) idx = where(lt(idx, 0.0), add(idx, static_cast<double>(depth)), idx);  // 9: off rows
+  Shape is = ind.shape(), ts(static_cast<std::size_t>(r), 1);
+  is.insert(is.begin() + axis, 1);
+  ts[static_cast<std::size_t>(axis)] = depth;
+  Tensor hit = eq(idx.reshape(is), arange(a.dev, static_cast<double>(depth), DType::i32).reshape(ts));
+  const Tensor v = vals.reshape({2});
+  return Ts{where(hit, v.slice(0, 1, 2), v.slice(0, 0, 1))};
+}
+
+// ReverseSequence (10): x [T, B, ...] (time_axis 0, batch_axis 1) or [B, T, ...] (1, 0); the
+// first sequence_lens[b] steps of batch b reversed, the rest kept (lengths clamped to [0, T]):
+// a gather along time of index t < len ? len - 1 - t : t.
+Ts run_reverse_sequence(Args& a) {
+  const Tensor& x = a.t(0);
+  const std::int64_t ta = a.attrs.i("time_axis", 0), ba = a.attrs.i("batch_axis", 1);
+  if (x.dim() < 2) a.fail("ReverseSequence expects rank >= 2, got " + to_string(x.shape()));
+  const std::int64_t T = x.size(ta), B = x.size(ba);
+  if (a.shape(1) != Shape{B})
+    a.fail("sequence_lens " + to_string(a.shape(1)) + " for " + std::to_string(B) + " batch rows");
+  if (x.numel() == 0) return Ts{x};
+  Shape ls{1, 1}, tsh{1, 1};
+  ls[static_cast<std::size_t>(ba)] = B;
+  tsh[static_cast<std::size_t>(ta)] = T;
+  Tensor len = maximum(minimum(a.t(1).to(DType::i32), static_cast<double>(T)), 0.0).reshape(ls);
+  Tensor t = arange(a.dev, static_cast<double>(T), DType::i32).reshape(tsh);
+  Tensor idx = where(lt(t, len), sub(sub(len, 1.0), t), t);  // [T, B] or [B, T]
+  Shape s2 = idx.shape();
+  s2.resize(static_cast<std::size_t>(x.dim()), 1);
+  return Ts{gather(x, ta, idx.reshape(s2).expand(x.shape()).contiguous())};
 }
 
 // CenterCropPad: crops (centered, the extra element at the end) or zero-pads (centered, the
@@ -563,6 +653,17 @@ void register_shape_ops(Registry& m) {
                        }};
   m["ScatterND"] = OpDef{{"reduction"}, check_scatter_reduction, nullptr, run_scatter_nd};
   m["ScatterND"].versions = {18};
+  m["GatherND"] = OpDef{{"batch_dims"}, nullptr, nullptr, run_gather_nd};
+  m["OneHot"] = OpDef{{"axis"}, nullptr, [](const CheckCtx& c) { return of(c.elem(2)); }, run_one_hot};
+  m["ReverseSequence"] =
+      OpDef{{"batch_axis", "time_axis"},
+            [](const CheckCtx& c) {
+              const std::int64_t t = c.attrs().i("time_axis", 0), b = c.attrs().i("batch_axis", 1);
+              if ((t != 0 && t != 1) || (b != 0 && b != 1) || t == b)
+                c.fail_attr("time_axis", "with batch_axis=" + std::to_string(b) + ": expected 0 and 1 or 1 and 0");
+            },
+            nullptr,
+            run_reverse_sequence};
   m["CenterCropPad"] = OpDef{{"axes"}, nullptr, nullptr, run_center_crop_pad};
   m["CenterCropPad"].versions = {18};
   m["Tile"] = OpDef{{},

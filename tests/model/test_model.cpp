@@ -907,6 +907,69 @@ TEST(Model, Opset19To21FormsMatchOnnxRuntime) {
   }
 }
 
+// Issue #22's ops against ONNX Runtime (tests/model/test_model_signal_ops.cpp has their float64
+// references): a log-mel audio front end (HannWindow -> STFT -> power -> MelWeightMatrix), the
+// other windows, GatherND with batch_dims, OneHot with negative and out-of-range float indices
+// (ONNX Runtime follows the spec: a row of off values, where ONNX's reference wraps them), ReverseSequence and BitShift
+// on uint8 (through Casts: the comparison feeds float inputs).
+TEST(Model, Issue22OpsMatchOnnxRuntime) {
+  GLT_RNG(rng);
+  B m(17);
+  m.input("sig", {2, 1200, 1}).input("gx", {2, 3, 4, 5}).input("hot", {3, 4}).input("seq", {5, 3, 2});
+  m.input("bits", {16}).input("by", {16});
+  m.init_i64("n", {}, {256}).init_i64("step", {}, {100}).init_i64("fl", {}, {256});
+  auto& hw = m.node("HannWindow", {"n"}, {"hann"});
+  B::attr_i(hw, "periodic", 1);
+  m.node("STFT", {"sig", "step", "hann", "fl"}, {"spec"});    // [2, 10, 129, 2]
+  auto& pw = m.node("ReduceSumSquare", {"spec"}, {"power"});  // [2, 10, 129]
+  B::attr_ints(pw, "axes", {-1});
+  B::attr_i(pw, "keepdims", 0);
+  m.init_i64("bins", {}, {24}).init_i64("dft", {}, {256}).init_i64("rate", {}, {16000});
+  m.init("lo", {}, {20.0f}).init("hi", {}, {8000.0f});
+  m.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"mel"});
+  m.node("MatMul", {"power", "mel"}, {"melspec"});
+  m.init_i64("w9", {}, {9});
+  auto& hm = m.node("HammingWindow", {"w9"}, {"hamming"});
+  B::attr_i(hm, "periodic", 0);
+  m.node("BlackmanWindow", {"w9"}, {"blackman"});
+  m.node("STFT", {"sig", "step", "", "w9"}, {"spec_raw"});
+  m.init_i64("gi", {2, 3, 2, 2}, {0, 1, -1, 3, 2, 0, 1, 2, 2, -4, 0, 0, 1, 1, -3, 3, 0, 3, 2, 0, 1, 1, -2, 2});
+  auto& gnd = m.node("GatherND", {"gx", "gi"}, {"gnd"});
+  B::attr_i(gnd, "batch_dims", 1);
+  m.init("depth", {}, {6.0f});  // ONNX Runtime has float indices with float values and depth
+  m.init("onoff", {2}, {-2.0f, 3.5f});
+  auto& oh = m.node("OneHot", {"hot", "depth", "onoff"}, {"onehot"});
+  B::attr_i(oh, "axis", 1);
+  m.init_i64("lens", {3}, {5, 0, 3});
+  m.node("ReverseSequence", {"seq", "lens"}, {"rev"});
+  auto cast = [&](const char* in, const char* out, int to) { B::attr_i(m.node("Cast", {in}, {out}), "to", to); };
+  cast("bits", "bits8", onnx::TensorProto::UINT8);
+  cast("by", "by8", onnx::TensorProto::UINT8);
+  B::attr_s(m.node("BitShift", {"bits8", "by8"}, {"shl8"}), "direction", "LEFT");
+  B::attr_s(m.node("BitShift", {"bits8", "by8"}, {"shr8"}), "direction", "RIGHT");
+  cast("shl8", "shl", onnx::TensorProto::FLOAT);
+  cast("shr8", "shr", onnx::TensorProto::FLOAT);
+  const std::vector<std::string> outs{"melspec", "hamming", "blackman", "spec_raw", "gnd",
+                                      "onehot",  "rev",     "shl",      "shr"};
+  for (const auto& o : outs) m.output_any(o);
+  // Integer-valued float indices: the spec truncates others, where ONNX Runtime and ONNX's
+  // reference match them with no position (test_model_signal_ops checks the truncation).
+  std::vector<float> hot = uniform(rng, 12, -8.9f, 8.9f), bits(16), by(16);
+  for (auto& h : hot) h = std::trunc(h);
+  for (int i = 0; i < 16; ++i) {
+    bits[i] = static_cast<float>(uniform_int(rng, 1, 0, 255)[0]);
+    by[i] = static_cast<float>(i < 9 ? i : uniform_int(rng, 1, 0, 7)[0]);
+  }
+  expect_matches_ort(m, "issue22",
+                     {{"sig", {uniform(rng, 2400), {2, 1200, 1}}},
+                      {"gx", {uniform(rng, 120), {2, 3, 4, 5}}},
+                      {"hot", {hot, {3, 4}}},
+                      {"seq", {uniform(rng, 30), {5, 3, 2}}},
+                      {"bits", {bits, {16}}},
+                      {"by", {by, {16}}}},
+                     outs, 1e-3, 1e-3);
+}
+
 TEST(Model, Opset18BitwiseOpsAndBoolReductions) {
   GLT_RNG(rng);
   const std::int64_t n = 64;

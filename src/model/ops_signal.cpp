@@ -1,0 +1,193 @@
+// Signal-processing ONNX ops of opset 17 (audio front ends, issue #22): STFT (frames gathered
+// from the signal, weighted by the window, then DFT's two real matmuls per part), and the
+// host-computed constants HannWindow, HammingWindow, BlackmanWindow and MelWeightMatrix (their
+// inputs are scalars; the values are computed in float64 on the host, as ONNX's reference does,
+// then uploaded or folded into the graph at load).
+#include <algorithm>
+#include <cmath>
+
+#include "gltensor/indexing.hpp"
+#include "gltensor/ops.hpp"
+#include "model/ops.hpp"
+
+namespace gltensor::model {
+
+namespace {
+
+std::int64_t scalar_int(Args& a, std::size_t i, const char* what) {
+  const HostTensor& h = a.h(i);
+  if (h.numel() != 1) a.fail(std::string(what) + " must be a scalar, got " + to_string(h.shape));
+  return static_cast<std::int64_t>(h.v[0]);
+}
+
+double scalar_real(Args& a, std::size_t i, const char* what) {
+  const HostTensor& h = a.h(i);
+  if (h.numel() != 1) a.fail(std::string(what) + " must be a scalar, got " + to_string(h.shape));
+  return h.v[0];
+}
+
+// The most elements a window or mel matrix computed on the host may have (2^25: 128 MiB of
+// float32, llvmpipe's largest buffer), so that a wrong size fails naming the node instead of
+// exhausting host memory.
+constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
+
+// output_datatype (default float): any element type gltensor carries but bool (double, uint16,
+// ... refused at load).
+void check_output_datatype(const CheckCtx& c) {
+  const int e = static_cast<int>(c.attrs().i("output_datatype", kFloat));
+  if (!elem_supported(e) || e == kBool) c.fail_attr("output_datatype", elem_name(e) + " is not supported");
+}
+
+std::vector<int> output_datatype(const CheckCtx& c) {
+  return {static_cast<int>(c.attrs().i("output_datatype", kFloat))};
+}
+
+// The windows (ONNX's reference): w[i] = f(2 pi i / N), N = size (periodic) or size - 1
+// (symmetric; size 1 gives 0 / 0, NaN, as the reference does).
+enum class Window { hann, hamming, blackman };
+
+HostTensor host_window(Args& a, Window kind) {
+  const std::int64_t n = scalar_int(a, 0, "size");
+  if (n < 0 || n > kMaxHostElements)
+    a.fail("size " + std::to_string(n) + " must be in [0, " + std::to_string(kMaxHostElements) + "]");
+  const bool periodic = a.attrs.i("periodic", 1) != 0;
+  const double N = static_cast<double>(periodic ? n : n - 1);
+  HostTensor r{static_cast<int>(a.attrs.i("output_datatype", kFloat)), {n}, {}};
+  r.v.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double t = 2.0 * M_PI * static_cast<double>(i) / N;
+    double w = 0;
+    switch (kind) {
+      case Window::hann:
+        w = 0.5 - 0.5 * std::cos(t);
+        break;
+      case Window::hamming:
+        w = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(t);
+        break;
+      case Window::blackman:
+        w = 0.42 - 0.5 * std::cos(t) + 0.08 * std::cos(2.0 * t);
+        break;
+    }
+    r.v[static_cast<std::size_t>(i)] = w;
+  }
+  host_round(r);
+  return r;
+}
+
+// MelWeightMatrix as ONNX's reference computes it: num_mel_bins + 2 points evenly spaced on the
+// mel scale (the step is the range over num_mel_bins + 2), mapped to DFT bins as
+// floor((dft_length + 1) * hz / sample_rate), then triangles of peak 1 between consecutive points.
+HostTensor host_mel(Args& a) {
+  const std::int64_t bins = scalar_int(a, 0, "num_mel_bins"), dft = scalar_int(a, 1, "dft_length");
+  const double rate = scalar_real(a, 2, "sample_rate"), lo = scalar_real(a, 3, "lower_edge_hertz"),
+               hi = scalar_real(a, 4, "upper_edge_hertz");
+  if (bins <= 0 || dft <= 0 || rate <= 0)
+    a.fail("num_mel_bins " + std::to_string(bins) + ", dft_length " + std::to_string(dft) + " and sample_rate " +
+           std::to_string(rate) + " must be positive");
+  const std::int64_t spec = dft / 2 + 1;
+  if (spec > kMaxHostElements / bins)
+    a.fail("[" + std::to_string(spec) + ", " + std::to_string(bins) + "] is past the " +
+           std::to_string(kMaxHostElements) + " elements computed on the host");
+  auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  const double mlo = mel(lo), step = (mel(hi) - mlo) / static_cast<double>(bins + 2);
+  std::vector<std::int64_t> f(static_cast<std::size_t>(bins + 2));
+  for (std::int64_t i = 0; i < bins + 2; ++i) {
+    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + mlo) / 2595.0) - 1.0);
+    f[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(std::floor(static_cast<double>(dft + 1) * hz / rate));
+  }
+  // The rows written: f[0] to f[bins] (the last peak) and f[bins + 1] - 1 (its falling edge).
+  const std::int64_t top = std::max(f[static_cast<std::size_t>(bins)], f.back() - 1);
+  if (f.front() < 0 || top >= spec)
+    a.fail("lower_edge_hertz " + std::to_string(lo) + " and upper_edge_hertz " + std::to_string(hi) +
+           " map outside the " + std::to_string(spec) + " DFT bins of dft_length " + std::to_string(dft) +
+           " at sample_rate " + std::to_string(rate));
+  HostTensor r{static_cast<int>(a.attrs.i("output_datatype", kFloat)), {spec, bins}, {}};
+  r.v.assign(static_cast<std::size_t>(spec * bins), 0.0);
+  auto at = [&](std::int64_t j, std::int64_t i) -> double& { return r.v[static_cast<std::size_t>(j * bins + i)]; };
+  for (std::int64_t i = 0; i < bins; ++i) {
+    const std::int64_t l = f[static_cast<std::size_t>(i)], c = f[static_cast<std::size_t>(i + 1)],
+                       h = f[static_cast<std::size_t>(i + 2)];
+    if (c == l) {
+      at(c, i) = 1.0;
+    } else {
+      for (std::int64_t j = l; j <= c; ++j) at(j, i) = static_cast<double>(j - l) / static_cast<double>(c - l);
+    }
+    for (std::int64_t j = c; j < h; ++j) at(j, i) = static_cast<double>(h - j) / static_cast<double>(h - c);
+  }
+  host_round(r);
+  return r;
+}
+
+// STFT (17): signal [B, L, 1 | 2] (real or complex), frame_step, window [n] (optional),
+// frame_length (optional; the window's length, else L) -> [B, F, m, 2], F = 1 + (L - n) /
+// frame_step frames of n samples starting every frame_step, each times the window, then its DFT
+// of length n (onesided: the first m = n / 2 + 1 frequencies).
+Ts run_stft(Args& a) {
+  const Tensor& x = a.t(0);
+  const Shape xs = x.shape();
+  if (xs.size() != 3 || (xs[2] != 1 && xs[2] != 2)) a.fail("STFT expects a signal [B, L, 1 | 2], got " + to_string(xs));
+  const std::int64_t B = xs[0], L = xs[1];
+  const std::int64_t step = scalar_int(a, 1, "frame_step");
+  if (step <= 0) a.fail("frame_step " + std::to_string(step) + " must be positive");
+  const bool has_window = a.present(2) && a.shape(2) != Shape{0};
+  std::int64_t n = L;
+  if (has_window) {
+    if (a.shape(2).size() != 1) a.fail("window must be 1-D, got " + to_string(a.shape(2)));
+    n = a.shape(2)[0];
+  }
+  if (a.present(3)) {
+    const std::int64_t fl = scalar_int(a, 3, "frame_length");
+    if (has_window && fl != n)
+      a.fail("frame_length " + std::to_string(fl) + " differs from the window's length " + std::to_string(n));
+    n = fl;
+  }
+  if (n <= 0 || n > L)
+    a.fail("frame_length " + std::to_string(n) + " must be in [1, " + std::to_string(L) + "] (the signal's length)");
+  const std::int64_t F = 1 + (L - n) / step, m = a.attrs.i("onesided", 1) ? n / 2 + 1 : n;
+  const DType out_dtype = is_floating(x.dtype()) ? x.dtype() : DType::f32;
+  if (B == 0) return Ts{full(a.dev, {0, F, m, 2}, 0.0, out_dtype)};
+  // Frame f's sample j is signal[f * step + j]: one gather of F * n samples per batch row.
+  std::vector<std::int32_t> idx(static_cast<std::size_t>(F * n));
+  for (std::int64_t f = 0; f < F; ++f)
+    for (std::int64_t j = 0; j < n; ++j)
+      idx[static_cast<std::size_t>(f * n + j)] = static_cast<std::int32_t>(f * step + j);
+  const Tensor frames =
+      index_select(x.to(DType::f32), 1, Tensor::from_host(a.dev, std::span<const std::int32_t>(idx), {F * n}));
+  auto part = [&](std::int64_t c) {  // [B * F, n], weighted by the window
+    Tensor p = frames.slice(2, c, c + 1).contiguous().reshape({B * F, n});
+    return has_window ? mul(p, a.t(2).to(DType::f32).reshape({1, n})) : p;
+  };
+  Tensor re = part(0), im = xs[2] == 2 ? part(1) : Tensor();
+  Tensor out_re, out_im;
+  dft_rows(a.dev, re, im, n, m, false, out_re, out_im);
+  Tensor y = concat({out_re.reshape({B, F, m, 1}), out_im.reshape({B, F, m, 1})}, 3);
+  return Ts{y.dtype() == out_dtype ? y : y.to(out_dtype)};
+}
+
+}  // namespace
+
+void register_signal_ops(Registry& m) {
+  m["STFT"] = OpDef{{"onesided"},
+                    [](const CheckCtx& c) {
+                      c.need_float(0);
+                      const std::int64_t o = c.attrs().i("onesided", 1);
+                      if (o != 0 && o != 1) c.fail_attr("onesided", "expected 0 or 1");
+                    },
+                    nullptr,
+                    run_stft};
+  const std::pair<const char*, Window> windows[] = {
+      {"HannWindow", Window::hann}, {"HammingWindow", Window::hamming}, {"BlackmanWindow", Window::blackman}};
+  for (const auto& [op, kind] : windows)
+    m[op] = OpDef{{"output_datatype", "periodic"},
+                  check_output_datatype,
+                  output_datatype,
+                  [kind](Args& a) { return Ts{host_window(a, kind).upload(a.dev)}; },
+                  [kind](Args& a) { return Hs{host_window(a, kind)}; }};
+  m["MelWeightMatrix"] = OpDef{{"output_datatype"},
+                               check_output_datatype,
+                               output_datatype,
+                               [](Args& a) { return Ts{host_mel(a).upload(a.dev)}; },
+                               [](Args& a) { return Hs{host_mel(a)}; }};
+}
+
+}  // namespace gltensor::model

@@ -1,0 +1,419 @@
+// ONNX ops of audio front ends and detectors (issue #22) through gltensor::Model: STFT, the
+// window functions, MelWeightMatrix, GatherND, OneHot, ReverseSequence and BitShift against
+// float64 (or exact integer) CPU references written here from the ONNX spec, with fresh random
+// inputs (the seed is printed on failure), edge shapes (size 0 and 1, odd sizes, one frame,
+// out-of-range indices) and the ModelErrors of values the mappings do not support. Each op is
+// a composition of existing kernels (gathers, elementwise ops, matmul), so the suite adds few
+// programs.
+#include <cmath>
+
+#include "onnx_builder.hpp"
+#include "test_util.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+using B = OnnxBuilder;
+
+namespace {
+
+constexpr int kF32 = onnx::TensorProto::FLOAT, kF16 = onnx::TensorProto::FLOAT16, kI64 = onnx::TensorProto::INT64,
+              kI32 = onnx::TensorProto::INT32, kU8 = onnx::TensorProto::UINT8;
+
+Tensor ints(const std::vector<std::int32_t>& v, const Shape& s) {
+  return Tensor::from_host(device(), std::span<const std::int32_t>(v), s);
+}
+Tensor floats(const std::vector<float>& v, const Shape& s) { return Tensor::from_host(device(), v, s); }
+Tensor scalar_i(std::int32_t v) { return ints({v}, {}); }
+
+// ---- float64 references ----
+
+// w[i] for the symmetric (N = n - 1) or periodic (N = n) window.
+double ref_window(const std::string& op, std::int64_t i, std::int64_t n, bool periodic) {
+  const double N = static_cast<double>(periodic ? n : n - 1), x = static_cast<double>(i);
+  if (op == "HannWindow") return std::pow(std::sin(M_PI * x / N), 2);
+  if (op == "HammingWindow") return 25.0 / 46.0 - 21.0 / 46.0 * std::cos(2 * M_PI * x / N);
+  return 0.42 - 0.5 * std::cos(2 * M_PI * x / N) + 0.08 * std::cos(4 * M_PI * x / N);
+}
+
+// ONNX's MelWeightMatrix, [dft / 2 + 1, bins].
+std::vector<double> ref_mel(std::int64_t bins, std::int64_t dft, double rate, double lo, double hi) {
+  const std::int64_t spec = dft / 2 + 1;
+  const double mlo = 2595 * std::log10(1 + lo / 700), mhi = 2595 * std::log10(1 + hi / 700);
+  std::vector<std::int64_t> pt;
+  for (std::int64_t i = 0; i < bins + 2; ++i) {
+    const double mel = mlo + static_cast<double>(i) * (mhi - mlo) / static_cast<double>(bins + 2);
+    pt.push_back(static_cast<std::int64_t>(std::floor((dft + 1) * (700 * (std::pow(10, mel / 2595) - 1)) / rate)));
+  }
+  std::vector<double> w(static_cast<std::size_t>(spec * bins), 0.0);
+  for (std::int64_t b = 0; b < bins; ++b) {
+    const std::int64_t l = pt[b], c = pt[b + 1], h = pt[b + 2];
+    for (std::int64_t j = 0; j < spec; ++j) {
+      double v = 0;
+      if (j == c)
+        v = 1;
+      else if (j >= l && j < c)
+        v = static_cast<double>(j - l) / static_cast<double>(c - l);
+      else if (j > c && j < h)
+        v = static_cast<double>(h - j) / static_cast<double>(h - c);
+      w[static_cast<std::size_t>(j * bins + b)] = v;
+    }
+  }
+  return w;
+}
+
+// STFT of x [Bn, L, ch] -> [Bn, F, m, 2] straight from the definition.
+std::vector<double> ref_stft(const std::vector<float>& x, std::int64_t Bn, std::int64_t L, std::int64_t ch,
+                             std::int64_t step, const std::vector<float>& w, std::int64_t n, bool onesided) {
+  const std::int64_t F = 1 + (L - n) / step, m = onesided ? n / 2 + 1 : n;
+  std::vector<double> y;
+  for (std::int64_t b = 0; b < Bn; ++b)
+    for (std::int64_t f = 0; f < F; ++f)
+      for (std::int64_t k = 0; k < m; ++k) {
+        double re = 0, im = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const std::size_t at = static_cast<std::size_t>((b * L + f * step + j) * ch);
+          const double wj = w.empty() ? 1.0 : w[j], xr = x[at] * wj, xi = ch == 2 ? x[at + 1] * wj : 0.0;
+          const double t = -2 * M_PI * static_cast<double>(j * k) / static_cast<double>(n);
+          re += xr * std::cos(t) - xi * std::sin(t);
+          im += xr * std::sin(t) + xi * std::cos(t);
+        }
+        y.push_back(re);
+        y.push_back(im);
+      }
+  return y;
+}
+
+}  // namespace
+
+// Every window, periodic and symmetric, sizes 0, 1, 2, odd and even; float16 output; the size
+// as a graph input (run on the device) and as an initializer (folded at load).
+TEST(SignalOps, WindowsAgainstFloat64) {
+  for (const std::string op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    for (int periodic : {0, 1})
+      for (std::int64_t n : {0, 1, 2, 7, 16}) {
+        SCOPED_TRACE(op + " periodic=" + std::to_string(periodic) + " size=" + std::to_string(n));
+        B m(17);
+        m.input("size", {}, kI64).output("y", {n}).output("h", {n}, kF16);
+        B::attr_i(m.node(op, {"size"}, {"y"}), "periodic", periodic);
+        m.init_i64("n", {}, {n});
+        auto& h = m.node(op, {"n"}, {"h"});
+        B::attr_i(h, "periodic", periodic);
+        B::attr_i(h, "output_datatype", kF16);
+        Model model = Model::load(device(), m.save("window"));
+        auto ys = model.run({{"size", scalar_i(static_cast<std::int32_t>(n))}});
+        std::vector<double> ref;
+        for (std::int64_t i = 0; i < n; ++i) ref.push_back(ref_window(op, i, n, periodic != 0));
+        ASSERT_EQ(ys.at("y").shape(), (Shape{n}));
+        EXPECT_TRUE(close(ys.at("y").to_vector(), ref, 1e-6, 1e-7));  // size 1 symmetric: 0 / 0, NaN
+        ASSERT_EQ(ys.at("h").dtype(), DType::f16);
+        EXPECT_TRUE(close(ys.at("h").to_vector(), ref, 1e-3, 1e-4));
+      }
+}
+
+TEST(SignalOps, MelWeightMatrixAgainstFloat64) {
+  struct Case {
+    std::int64_t bins, dft;
+    double rate, lo, hi;
+  };
+  for (const Case c : {Case{8, 16, 8192, 0, 4096}, Case{1, 8, 16000, 0, 8000}, Case{40, 512, 16000, 20, 8000},
+                       Case{13, 401, 22050, 100, 11025}, Case{64, 16, 8000, 0, 4000}}) {
+    SCOPED_TRACE("bins " + std::to_string(c.bins) + " dft " + std::to_string(c.dft));
+    B m(17);
+    m.input("bins", {}, kI32)
+        .input("dft", {}, kI64)
+        .input("rate", {}, kI32)
+        .input("lo", {}, kF32)
+        .input("hi", {}, kF32);
+    m.output("y");
+    m.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"y"});
+    Model model = Model::load(device(), m.save("mel"));
+    auto ys = model.run({{"bins", scalar_i(static_cast<std::int32_t>(c.bins))},
+                         {"dft", scalar_i(static_cast<std::int32_t>(c.dft))},
+                         {"rate", scalar_i(static_cast<std::int32_t>(c.rate))},
+                         {"lo", floats({static_cast<float>(c.lo)}, {})},
+                         {"hi", floats({static_cast<float>(c.hi)}, {})}});
+    ASSERT_EQ(ys.at("y").shape(), (Shape{c.dft / 2 + 1, c.bins}));
+    EXPECT_TRUE(close(ys.at("y").to_vector(), ref_mel(c.bins, c.dft, c.rate, c.lo, c.hi), 1e-6, 1e-7));
+  }
+  // An upper edge past the sample rate maps outside the DFT bins: refused, naming the node.
+  B m(17);
+  m.init_i64("bins", {}, {4}).init_i64("dft", {}, {16}).init_i64("rate", {}, {8000});
+  m.init("lo", {}, {0.0f}).init("hi", {}, {16000.0f});
+  m.output("y");
+  m.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"y"}, "mel_far");
+  EXPECT_THROW_MSG(Model::load(device(), m.save("mel_far")), ModelError,
+                   "'mel_far' (MelWeightMatrix): lower_edge_hertz 0");
+}
+
+// Real and complex signals, odd lengths and frame sizes, with and without window and
+// frame_length, onesided or not, one frame (n = L), n = 1, an empty batch, and an audio-sized
+// front end (25 ms frames every 10 ms at 16 kHz).
+TEST(SignalOps, StftAgainstFloat64) {
+  GLT_RNG(rng);
+  struct Case {
+    std::int64_t Bn, L, ch, step, n;
+    bool window, frame_length, onesided;
+  };
+  for (const Case c : {Case{2, 37, 1, 3, 8, true, true, true}, Case{2, 37, 1, 3, 8, true, false, false},
+                       Case{1, 20, 2, 4, 5, false, true, false}, Case{3, 21, 2, 2, 7, true, false, true},
+                       Case{1, 9, 1, 5, 9, false, false, true}, Case{2, 6, 1, 1, 1, true, true, false},
+                       Case{0, 16, 1, 4, 8, true, true, true}, Case{1, 4000, 1, 160, 400, true, true, true}}) {
+    SCOPED_TRACE("B " + std::to_string(c.Bn) + " L " + std::to_string(c.L) + " ch " + std::to_string(c.ch) + " step " +
+                 std::to_string(c.step) + " n " + std::to_string(c.n));
+    B m(17);
+    m.input("x", {c.Bn, c.L, c.ch}).input("step", {}, kI64).output("y");
+    std::vector<std::string> in{"x", "step"};
+    if (c.window) m.input("w", {c.n});
+    in.push_back(c.window ? "w" : "");
+    if (c.frame_length) {
+      m.init_i64("fl", {}, {c.n});
+      in.push_back("fl");
+    }
+    B::attr_i(m.node("STFT", in, {"y"}), "onesided", c.onesided);
+    Model model = Model::load(device(), m.save("stft"));
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(c.Bn * c.L * c.ch));
+    const std::vector<float> w = c.window ? uniform(rng, static_cast<std::size_t>(c.n), 0, 1) : std::vector<float>{};
+    std::map<std::string, Tensor> feeds{{"x", floats(x, {c.Bn, c.L, c.ch})},
+                                        {"step", scalar_i(static_cast<std::int32_t>(c.step))}};
+    if (c.window) feeds.emplace("w", floats(w, {c.n}));
+    const Tensor y = model.run(feeds).at("y");
+    const std::int64_t F = 1 + (c.L - c.n) / c.step, mm = c.onesided ? c.n / 2 + 1 : c.n;
+    ASSERT_EQ(y.shape(), (Shape{c.Bn, F, mm, 2}));
+    // f32 sums of n products of at most 1: absolute error ~ sqrt(n) * 2^-24 * n.
+    EXPECT_TRUE(close(y.to_vector(), ref_stft(x, c.Bn, c.L, c.ch, c.step, w, c.n, c.onesided), 1e-4,
+                      1e-5 * static_cast<double>(c.n)));
+  }
+}
+
+TEST(SignalOps, StftRefusals) {
+  B m(17);
+  m.input("x", {1, 16, 1}).input("w", {8}).input("fl", {}, kI64).output("y");
+  m.init_i64("step", {}, {2});
+  m.node("STFT", {"x", "step", "w", "fl"}, {"y"}, "spec");
+  Model model = Model::load(device(), m.save("stft_bad"));
+  const Tensor x = zeros(device(), {1, 16, 1}), w = ones(device(), {8});
+  EXPECT_THROW_MSG(model.run({{"x", x}, {"w", w}, {"fl", scalar_i(6)}}), ModelError,
+                   "'spec' (STFT): frame_length 6 differs from the window's length 8");
+  B m2(17);
+  m2.input("x", {1, 4, 1}).output("y").init_i64("step", {}, {1}).init_i64("fl", {}, {8});
+  m2.node("STFT", {"x", "step", "", "fl"}, {"y"}, "long");
+  EXPECT_THROW_MSG(Model::load(device(), m2.save("stft_long")).run({{"x", zeros(device(), {1, 4, 1})}}), ModelError,
+                   "'long' (STFT): frame_length 8 must be in [1, 4]");
+  B m3(17);
+  m3.input("x", {1, 4, 1}).output("y").init_i64("step", {}, {1});
+  B::attr_i(m3.node("STFT", {"x", "step"}, {"y"}, "two"), "onesided", 2);
+  EXPECT_THROW_MSG(Model::load(device(), m3.save("stft_onesided")), ModelError,
+                   "'two' (STFT): attribute onesided=2: expected 0 or 1");
+  B m5(17);
+  m5.init_i64("n", {}, {std::int64_t{1} << 40}).output("y");
+  m5.node("HannWindow", {"n"}, {"y"}, "huge");
+  EXPECT_THROW_MSG(Model::load(device(), m5.save("hann_huge")), ModelError,
+                   "'huge' (HannWindow): size 1099511627776 must be in [0, 33554432]");
+  B m4(17);
+  m4.init_i64("n", {}, {4}).output("y");
+  B::attr_i(m4.node("HannWindow", {"n"}, {"y"}, "hann64"), "output_datatype", onnx::TensorProto::DOUBLE);
+  EXPECT_THROW_MSG(Model::load(device(), m4.save("hann_double")), ModelError,
+                   "'hann64' (HannWindow): attribute output_datatype=11: double is not supported");
+}
+
+// GatherND with batch_dims 0, 1 and 2, index rows addressing single elements or slices,
+// negative indices, integer data and an empty index set.
+TEST(IndexOps, GatherNDAgainstReference) {
+  GLT_RNG(rng);
+  struct Case {
+    Shape data, idx;
+    std::int64_t b;
+    bool int_data;
+  };
+  for (const Case& c :
+       {Case{{3, 4, 5}, {2, 2}, 0, false}, Case{{3, 4, 5}, {2, 3, 3}, 0, true}, Case{{7}, {5, 1}, 0, false},
+        Case{{2, 3, 4}, {2, 5, 1}, 1, false}, Case{{2, 3, 4, 5}, {2, 3, 2, 2}, 2, true}, Case{{3, 4}, {0, 2}, 0, false},
+        Case{{2, 3, 4}, {2, 2}, 1, false}}) {
+    SCOPED_TRACE("data " + to_string(c.data) + " indices " + to_string(c.idx) + " batch_dims " + std::to_string(c.b));
+    const std::int64_t k = c.idx.back(), r = static_cast<std::int64_t>(c.data.size());
+    B m(13);
+    m.input("x", c.data, c.int_data ? kI32 : kF32).input("i", c.idx, kI64).output("y", {}, c.int_data ? kI32 : kF32);
+    B::attr_i(m.node("GatherND", {"x", "i"}, {"y"}), "batch_dims", c.b);
+    Model model = Model::load(device(), m.save("gathernd"));
+    const std::int64_t nx = numel_of(c.data), ni = numel_of(c.idx);
+    std::vector<float> x = uniform(rng, static_cast<std::size_t>(nx), -100, 100);
+    if (c.int_data)
+      for (auto& v : x) v = std::round(v);
+    std::vector<std::int32_t> idx(static_cast<std::size_t>(ni));
+    for (std::int64_t p = 0; p < ni; ++p) {  // component d of a row indexes dim b + d, from either end
+      const std::int64_t dim = c.data[static_cast<std::size_t>(c.b + p % k)];
+      idx[static_cast<std::size_t>(p)] = uniform_int(rng, 1, static_cast<int>(-dim), static_cast<int>(dim - 1))[0];
+    }
+    const Tensor xt = c.int_data ? floats(x, c.data).to(DType::i32) : floats(x, c.data);
+    const Tensor y = model.run({{"x", xt}, {"i", ints(idx, c.idx)}}).at("y");
+    // Reference: output [idx[:-1], data[b + k:]]; batch prefix p, then the row's element offset.
+    std::int64_t nb = 1, rest = 1, u = 1;
+    for (std::int64_t d = 0; d < c.b; ++d) nb *= c.data[d];
+    for (std::int64_t d = c.b + k; d < r; ++d) rest *= c.data[d];
+    for (std::size_t d = static_cast<std::size_t>(c.b); d + 1 < c.idx.size(); ++d) u *= c.idx[d];
+    std::vector<double> ref;
+    for (std::int64_t bi = 0; bi < nb; ++bi)
+      for (std::int64_t ui = 0; ui < u; ++ui) {
+        std::int64_t off = bi;
+        for (std::int64_t d = 0; d < k; ++d) {
+          const std::int64_t dim = c.data[static_cast<std::size_t>(c.b + d)];
+          std::int64_t v = idx[static_cast<std::size_t>((bi * u + ui) * k + d)];
+          off = off * dim + (v < 0 ? v + dim : v);
+        }
+        for (std::int64_t e = 0; e < rest; ++e) ref.push_back(x[static_cast<std::size_t>(off * rest + e)]);
+      }
+    Shape out(c.idx.begin(), c.idx.end() - 1);
+    out.insert(out.end(), c.data.begin() + c.b + k, c.data.end());
+    ASSERT_EQ(y.shape(), out);
+    EXPECT_TRUE(close(y.to_vector(), ref, 0, 0));
+  }
+}
+
+// An index component outside its dim (after the negative wrap) is an IndexError at the read,
+// never another row's value: [0, 4] into [3, 4] would be row 1's element 0 in offsets alone
+// (GatherND, and ScatterND, whose row offsets are the same).
+TEST(IndexOps, NDIndicesOutOfRangeAreAnError) {
+  for (const std::vector<std::int32_t>& bad : {std::vector<std::int32_t>{0, 4}, {-4, 0}, {3, 0}}) {
+    B m(13);
+    m.input("x", {3, 4}).input("i", {2, 2}, kI64).output("y");
+    m.node("GatherND", {"x", "i"}, {"y"});
+    Model model = Model::load(device(), m.save("gathernd_oob"));
+    const std::vector<std::int32_t> idx{1, 1, bad[0], bad[1]};
+    EXPECT_THROW_MSG(model.run({{"x", zeros(device(), {3, 4})}, {"i", ints(idx, {2, 2})}}).at("y").to_vector(),
+                     IndexError, "out of range");
+    for (const char* reduction : {"none", "add"}) {  // ScatterND's rows: the same offsets
+      B s(18);
+      s.input("x", {3, 4}).input("i", {2, 2}, kI64).input("u", {2}).output("y");
+      B::attr_s(s.node("ScatterND", {"x", "i", "u"}, {"y"}), "reduction", reduction);
+      Model sm = Model::load(device(), s.save("scatternd_oob"));
+      EXPECT_THROW_MSG(sm.run({{"x", zeros(device(), {3, 4})}, {"i", ints(idx, {2, 2})}, {"u", ones(device(), {2})}})
+                           .at("y")
+                           .to_vector(),
+                       IndexError, "out of range");
+    }
+  }
+}
+
+// OneHot over every axis position, negative indices, indices outside [-depth, depth - 1] (a row of
+// off values), float indices (truncated), integer values, depth 1 and an empty index set.
+TEST(IndexOps, OneHotAgainstReference) {
+  GLT_RNG(rng);
+  struct Case {
+    Shape is;
+    std::int64_t depth, axis;
+    bool float_idx, int_values;
+    int opset = 11;  // OneHot-9: negative indices are out of range (a row of off values)
+  };
+  for (const Case& c :
+       {Case{{2, 3}, 5, -1, false, false}, Case{{2, 3}, 5, 0, false, true}, Case{{2, 3}, 5, 1, true, false},
+        Case{{4}, 3, -2, false, false}, Case{{3, 1, 2}, 1, 2, false, true}, Case{{0}, 4, -1, false, false},
+        Case{{7, 5}, 11, -3, true, true}, Case{{3, 4}, 5, 1, false, false, 9}}) {
+    SCOPED_TRACE("indices " + to_string(c.is) + " depth " + std::to_string(c.depth) + " axis " +
+                 std::to_string(c.axis));
+    B m(c.opset);
+    const int ve = c.int_values ? kI64 : kF32;
+    m.input("i", c.is, c.float_idx ? kF32 : kI64).input("v", {2}, ve).output("y", {}, ve);
+    m.init_i64("depth", {}, {c.depth});
+    B::attr_i(m.node("OneHot", {"i", "depth", "v"}, {"y"}), "axis", c.axis);
+    Model model = Model::load(device(), m.save("onehot"));
+    const std::int64_t ni = numel_of(c.is), D = c.depth;
+    std::vector<float> iv =
+        uniform(rng, static_cast<std::size_t>(ni), static_cast<float>(-D - 2), static_cast<float>(D + 2));
+    for (auto& v : iv) v = c.float_idx ? v : std::trunc(v);
+    std::vector<float> vals = uniform(rng, 2, -10, 10);
+    if (c.int_values) vals = {std::round(vals[0]), std::round(vals[1]) + 20};
+    const Tensor it = c.float_idx ? floats(iv, c.is) : floats(iv, c.is).to(DType::i32);
+    const Tensor vt = c.int_values ? floats(vals, {2}).to(DType::i32) : floats(vals, {2});
+    const Tensor y = model.run({{"i", it}, {"v", vt}}).at("y");
+    const std::int64_t r = static_cast<std::int64_t>(c.is.size()) + 1, ax = c.axis < 0 ? c.axis + r : c.axis;
+    Shape out = c.is;
+    out.insert(out.begin() + ax, D);
+    ASSERT_EQ(y.shape(), out);
+    std::int64_t outer = 1, inner = 1;
+    for (std::int64_t d = 0; d < ax; ++d) outer *= c.is[d];
+    for (std::int64_t d = ax; d < r - 1; ++d) inner *= c.is[d];
+    std::vector<double> ref;
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t j = 0; j < D; ++j)
+        for (std::int64_t q = 0; q < inner; ++q) {
+          std::int64_t v = static_cast<std::int64_t>(std::trunc(iv[static_cast<std::size_t>(o * inner + q)]));
+          if (v < 0 && c.opset >= 11) v += D;
+          ref.push_back(v == j ? vals[1] : vals[0]);
+        }
+    EXPECT_TRUE(close(y.to_vector(), ref, 0, 0));
+  }
+}
+
+// Both layouts, lengths 0, 1, T and in between (and past T: clamped), trailing dims.
+TEST(IndexOps, ReverseSequenceAgainstReference) {
+  GLT_RNG(rng);
+  for (int time_axis : {0, 1}) {
+    SCOPED_TRACE("time_axis " + std::to_string(time_axis));
+    const std::int64_t T = 7, Bn = 6, E = 3;
+    const Shape xs = time_axis == 0 ? Shape{T, Bn, E} : Shape{Bn, T, E};
+    B m(10);
+    m.input("x", xs).input("len", {Bn}, kI64).output("y");
+    auto& n = m.node("ReverseSequence", {"x", "len"}, {"y"});
+    B::attr_i(n, "time_axis", time_axis);
+    B::attr_i(n, "batch_axis", 1 - time_axis);
+    Model model = Model::load(device(), m.save("revseq"));
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(T * Bn * E));
+    std::vector<std::int32_t> len = uniform_int(rng, Bn, 0, T);
+    len[0] = 0, len[1] = 1, len[2] = static_cast<std::int32_t>(T);
+    const Tensor y = model.run({{"x", floats(x, xs)}, {"len", ints(len, {Bn})}}).at("y");
+    std::vector<double> ref(x.size());
+    for (std::int64_t t = 0; t < T; ++t)
+      for (std::int64_t b = 0; b < Bn; ++b) {
+        const std::int64_t src = t < len[b] ? len[b] - 1 - t : t;
+        auto at = [&](std::int64_t tt) { return time_axis == 0 ? (tt * Bn + b) * E : (b * T + tt) * E; };
+        for (std::int64_t e = 0; e < E; ++e) ref[at(t) + e] = x[at(src) + e];
+      }
+    EXPECT_TRUE(close(y.to_vector(), ref, 0, 0));
+  }
+  B m(10);
+  m.input("x", {2, 2}).input("len", {2}, kI64).output("y");
+  B::attr_i(m.node("ReverseSequence", {"x", "len"}, {"y"}, "rs"), "time_axis", 2);
+  EXPECT_THROW_MSG(Model::load(device(), m.save("revseq_bad")), ModelError,
+                   "'rs' (ReverseSequence): attribute time_axis=2: with batch_axis=1");
+}
+
+// Every uint8 value shifted by 0..8 and past 8 (all bits out), both directions, broadcast shifts.
+TEST(IndexOps, BitShiftUint8Exact) {
+  GLT_RNG(rng);
+  for (const std::string dir : {"LEFT", "RIGHT"}) {
+    SCOPED_TRACE(dir);
+    B m(11);
+    m.input("x", {256}, kU8).input("s", {256}, kU8).input("s1", {1}, kU8).output("y", {}, kU8).output("z", {}, kU8);
+    B::attr_s(m.node("BitShift", {"x", "s"}, {"y"}), "direction", dir);
+    B::attr_s(m.node("BitShift", {"x", "s1"}, {"z"}), "direction", dir);
+    Model model = Model::load(device(), m.save("bitshift"));
+    std::vector<std::uint8_t> x(256), s(256);
+    for (int i = 0; i < 256; ++i) x[i] = static_cast<std::uint8_t>(i);
+    const auto r = uniform_int(rng, 256, 0, 12);
+    for (int i = 0; i < 256; ++i) s[i] = static_cast<std::uint8_t>(i < 10 ? i : i == 10 ? 255 : r[i]);
+    const std::uint8_t s1 = static_cast<std::uint8_t>(uniform_int(rng, 1, 0, 7)[0]);
+    auto u8 = [](const std::vector<std::uint8_t>& v, Shape sh) {
+      return Tensor::from_host(device(), std::span<const std::uint8_t>(v), sh);
+    };
+    auto ys = model.run({{"x", u8(x, {256})}, {"s", u8(s, {256})}, {"s1", u8({s1}, {1})}});
+    auto shift = [&](int v, int by) {
+      if (by >= 8) return 0;
+      return dir == "LEFT" ? (v << by) & 255 : v >> by;
+    };
+    std::vector<double> ry, rz;
+    for (int i = 0; i < 256; ++i) ry.push_back(shift(x[i], s[i])), rz.push_back(shift(x[i], s1));
+    ASSERT_EQ(ys.at("y").dtype(), DType::u8);
+    EXPECT_TRUE(close(ys.at("y").to_vector(), ry, 0, 0));
+    EXPECT_TRUE(close(ys.at("z").to_vector(), rz, 0, 0));
+  }
+  B m(11);
+  m.input("x", {2}, kI32).input("s", {2}, kI32).output("y", {}, kI32);
+  B::attr_s(m.node("BitShift", {"x", "s"}, {"y"}, "bs"), "direction", "UP");
+  EXPECT_THROW_MSG(Model::load(device(), m.save("bitshift_bad")), ModelError,
+                   "'bs' (BitShift): attribute direction=UP: expected LEFT or RIGHT");
+  B m2(11);
+  m2.input("x", {2}, kI32).input("s", {2}, kI32).output("y", {}, kI32);
+  B::attr_s(m2.node("BitShift", {"x", "s"}, {"y"}, "bs32"), "direction", "LEFT");
+  EXPECT_THROW_MSG(Model::load(device(), m2.save("bitshift_i32")), ModelError,
+                   "'bs32' (BitShift): int32 inputs are not supported (uint8 only)");
+}
