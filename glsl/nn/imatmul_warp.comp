@@ -9,8 +9,9 @@
 // host takes this kernel only for that pattern (IntRequant::f32_sums), never for ConvInteger,
 // QLinearConv or MatMulInteger, whose int32 sums must be exact (imatmul.comp).
 // The matmul kernel's hooks, as macros before it: quadA / quadB (its quad loads, here of 8-bit
-// words), ACT(x) (its epilogue's per-element expression, applied to the raw sum with alpha 1:
-// here the requantization of row m, imatmul.comp's QUANT expression for expression) and, for an
+// words), KERNEL_SETUP (B's zero point read once per invocation), ACT(x) (its epilogue's
+// per-element expression, applied to the raw sum with alpha 1: here the requantization of row m,
+// imatmul.comp's QUANT expression for expression, its 8-bit value kept a float) and, for an
 // 8-bit output, its f32 store `t04[e >> 2u] = floatBitsToUint(v)` turned into one word of four
 // 8-bit values at e / 4 of the 8-bit output (t0; N % 4 == 0: e is a multiple of 4).
 // A_F32 / B_F32 (a lab form, IntRequant::f32_columns): the operand is already float32 differences
@@ -52,13 +53,33 @@ uniform uint u_sb_per;
 uniform float u_lo;
 uniform float u_hi;
 
-// The four 8-bit values of a word as floats 2^23 + u, u the byte (uint8) or the byte + 128 (int8,
-// offset binary), as imatmul.comp's bytes_of.
-vec4 iw_bytes(uint w, bool signed8) {
-  uint x = signed8 ? w ^ 0x80808080u : w;
-  return uintBitsToFloat((uvec4(x, x >> 8u, x >> 16u, x >> 24u) & 0xffu) | 0x4B000000u);
+// Word w's four 8-bit values less a zero point, exact: off = 2^23 + z and off2 = 2^15 + z, z the
+// zero point (+ 128 for int8, read as offset binary u = byte ^ 0x80). Bytes 0 and 2 as floats 2^23 + u
+// less off; bytes 1 and 3 masked in place, 2^23 + 256 u, times 2^-8 (exact: 2^15 + u) less off2
+// (one FMA where contracted): one shift per word, not three (the H100: the wide QDQ net's GEMMs at
+// 112x112 0.887-0.888 -> 0.881-0.883 ms; bench/RESULTS.md, int8aa).
+vec4 iw_diffs(uint w, bool signed8, float off, float off2) {
+  uint x = signed8 ? w ^ 0x80808080u : w, y = x >> 16u;
+  return vec4(uintBitsToFloat((x & 0xffu) | 0x4B000000u) - off,
+              uintBitsToFloat((x & 0xff00u) | 0x4B000000u) * 0.00390625 - off2,
+              uintBitsToFloat((y & 0xffu) | 0x4B000000u) - off,
+              uintBitsToFloat((y & 0xff00u) | 0x4B000000u) * 0.00390625 - off2);
 }
 float iw_offset(bool signed8) { return signed8 ? 8388736.0 : 8388608.0; }  // 2^23 (+ 128)
+float iw_offset2(bool signed8) { return signed8 ? 32896.0 : 32768.0; }     // 2^15 (+ 128)
+// B's zero point (one value) as off and off2, read and converted once per invocation (the warp
+// kernel's KERNEL_SETUP hook), not with every word (the H100: 0.902-0.905 -> 0.887-0.888 ms, as above).
+float iw_zb_off, iw_zb_off2;
+void iw_setup() {
+#ifdef ZB_NONE
+  float z = 0.0;
+#else
+  float z = float(load4(0u));
+#endif
+  iw_zb_off = iw_offset(B_SIGNED) + z;
+  iw_zb_off2 = iw_offset2(B_SIGNED) + z;
+}
+#define KERNEL_SETUP iw_setup();
 
 #ifndef A_F32
 vec4 quadA(uint i);  // the quad loads, defined after the kernel (its uniform u_qa_s)
@@ -71,7 +92,10 @@ float iw_requant(float s, uint m);  // defined after the kernel (activations.gls
 #ifndef DQ_OUT
 // The four requantized values of a quad of columns (exact integers as floats) as one word.
 uint iw_pack(vec4 v) {
-  uvec4 b = uvec4(ivec4(v)) & 0xffu;
+  // 1.5 2^23 + v (in [2^23, 2^24) for v an integer of magnitude below 2^22: spacing 1) holds
+  // 2^22 + v in its mantissa bits, so its low byte is v's (two's complement for v < 0), without a
+  // float-to-int conversion
+  uvec4 b = floatBitsToUint(v + 12582912.0) & 0xffu;
   return b.x | (b.y << 8u) | (b.z << 16u) | (b.w << 24u);
 }
 #define t04 t0
@@ -90,11 +114,13 @@ float iw_requant(float s, uint m) {
   v = act_clip(v, u_lo, u_hi);
   float ys = float(load8(0u)), zy = float(load9(0u));
   float q = div_rn(v, ys);
-  int r = is_nan(q) ? int(zy) : int(clamp(roundEven(q) + zy, float(QMIN), float(QMAX)));
+  // r as a float (an integer, the value of imatmul.comp's int r): no conversions to int and back
+  // (the H100: the wide net's GEMMs 0.885-0.888 -> 0.881-0.883 ms, as above)
+  float r = is_nan(q) ? zy : clamp(roundEven(q) + zy, float(QMIN), float(QMAX));
 #ifdef DQ_OUT
-  return float(r - int(zy)) * ys;
+  return (r - zy) * ys;
 #else
-  return float(r);
+  return r;
 #endif
 }
 
@@ -106,17 +132,10 @@ vec4 quadA(uint i) {
 #else
   float z = float(load3(u_za_row * (i / u_qa_s)));
 #endif
-  return iw_bytes(t1[i], A_SIGNED) - (iw_offset(A_SIGNED) + z);
+  return iw_diffs(t1[i], A_SIGNED, iw_offset(A_SIGNED) + z, iw_offset2(A_SIGNED) + z);
 }
 #endif
 #ifndef B_F32
 // B's word i, less the image's zero point.
-vec4 quadB(uint i) {
-#ifdef ZB_NONE
-  float z = 0.0;
-#else
-  float z = float(load4(0u));
-#endif
-  return iw_bytes(t2[i], B_SIGNED) - (iw_offset(B_SIGNED) + z);
-}
+vec4 quadB(uint i) { return iw_diffs(t2[i], B_SIGNED, iw_zb_off, iw_zb_off2); }
 #endif

@@ -26,7 +26,8 @@ layout(local_size_x = LOCAL_X) in;
 // in shared memory (no transposing scalar stores); the K step then takes a quad of K at a time,
 // each row's A quad against the four K steps' B values (as 128 x 128 x 8 tiles on the H100: 1.21x at
 // 4096^3 with row-major B, 1.53x with K-major B; bench/RESULTS.md, 2026-11-27, mm72). NO_GUARD (kernel lab
-// only): the next tile's loads and stores unconditional.
+// only): the next tile's loads and stores unconditional. KERNEL_SETUP: statements run once per
+// invocation before the first load (an including kernel's hook).
 // The tile loop takes two K-tiles per trip, so that each one's shared-memory buffer index is a
 // constant: 1.24x faster on the H100 than one tile per trip with the index t & 1 (4096^3:
 // 31.5 against 25.5 TFLOP/s; bench/RESULTS.md, 2026-11-27, mm70b). Loading two K-tiles ahead
@@ -155,6 +156,9 @@ void main() {
   Part pt = part();
   uvec3 bo = batch_offsets(pt.z);
   uint tid = gl_LocalInvocationIndex;
+#ifdef KERNEL_SETUP
+  KERNEL_SETUP  // an including kernel's per-invocation setup before any load (imatmul_warp.comp's)
+#endif
 #if WARP_TILE
   uint lane = tid % 32u, warp = tid / 32u;
   uint tx = (warp % (TXN / 8u)) * 8u + lane % 8u, ty = (warp / (TXN / 8u)) * 4u + lane / 8u;
