@@ -78,7 +78,7 @@ struct Pool2dOptions {
 };
 
 /// [N, C, H, W] -> [N, C, OH, OW]; NaN wins the max (the gradient goes to the first of equal
-/// values, as torch, and to the first NaN of a window, where torch takes the last). OH = floor((H +
+/// values and to the last NaN of a window, as torch's `val > maxval || isnan(val)`). OH = floor((H +
 /// 2 pad - dil (k - 1) - 1 [+ stride - 1 with ceil_mode]) / stride) + 1 (rounding toward minus
 /// infinity), with ceil_mode one less where the last window would start in the end padding
 /// (PyTorch's formula); OW alike. Errors: ShapeError for x not 4-D or an input too small for one
@@ -128,8 +128,8 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 /// written; glsl/nn/batch_norm.comp's POOL, src/nn/batch_norm.cpp) and the backward's kernels read
 /// the pooled gradient at each window's argmax (no pooling dispatches, no gradient of x's size but
 /// dx): the same values and running statistics as the two ops (the same arithmetic; the first of
-/// equal values takes the gradient, as max_pool2d and torch; of several NaN in a window the first,
-/// as max_pool2d, where torch takes the last; with relu a window whose max is not > 0, NaN
+/// equal values takes the gradient, as max_pool2d and torch; of several NaN in a window the last,
+/// as max_pool2d and torch; with relu a window whose max is not > 0, NaN
 /// included, passes no gradient), the gradients to rounding (the sums over a channel's windows, not
 /// its elements). Otherwise it runs the two ops. Returns [N, C, OH, OW] of batch_norm's dtype.
 /// Errors: batch_norm's and max_pool2d's (ShapeError for x not [N, C, H, W] or smaller than a

@@ -1071,7 +1071,8 @@ TEST(Norms, LayerNormRowsPastTheLoopLimit) {
 
 namespace {
 // float64 pooling of x (row-major [N, C, H, W]) to [N, C, OH, OW] and the gradient of
-// sum(y * gy): mode 0 max (the first maximum in row-major order, NaN first; the gradient to it),
+// sum(y * gy): mode 0 max (the first maximum in row-major order, the last NaN as torch's `val > maxval ||
+// isnan(val)`; the gradient to it),
 // 1 avg, 2 adaptive avg.
 struct PoolRef {
   std::vector<double> y, gx;
@@ -1108,7 +1109,7 @@ PoolRef ref_pool_grad(const std::vector<float>& x, const Shape& xs, int mode, co
           for (auto h : hs)
             for (auto w : ws) {
               const double v = x[(p * H + h) * W + w];
-              if (bi < 0 || v > best || (std::isnan(v) && !std::isnan(best))) best = v, bi = (p * H + h) * W + w;
+              if (bi < 0 || v > best || std::isnan(v)) best = v, bi = (p * H + h) * W + w;
             }
           r.y[e] = best;
           if (bi >= 0) r.gx[bi] += gy[e];
@@ -1285,6 +1286,51 @@ TEST(Pool2d, SeparablePassesUnderALoweredLoopLimit) {
   xv[5] = NAN;
   xv[700] = NAN;
   check_pool(rng, xv, xs, 0, a, {}, DType::f32, "max with NaN");
+}
+
+// Several NaN in a window: the max is NaN and its gradient goes to the window's last NaN in
+// row-major order, as torch's kernels (`val > maxval || isnan(val)`), on every path: the direct
+// forward with the atomic backward (overlapping windows), the gather backward (disjoint windows),
+// the tiling windows' backward (2 x 2), dilation, f16, and the separable passes under a lowered
+// loop limit (the last NaN over rows of each row's last). Plus one window by hand.
+TEST(Pool2d, MaxGradientGoesToTheLastNaN) {
+  GLT_RNG(rng);
+  {
+    // plane [[NaN, 1], [NaN, 0]]: torch's max_pool2d(2) gives NaN with the gradient at (1, 0)
+    Tensor x = Tensor::from_host(device(), std::vector<float>{NAN, 1, NAN, 0}, {1, 1, 2, 2});
+    requires_grad_(x);
+    Tensor y = max_pool2d(x, Pool2dOptions{});
+    EXPECT_TRUE(std::isnan(y.to_vector()[0]));
+    backward(y, ones(device(), {1, 1, 1, 1}));
+    EXPECT_EQ(grad(x).to_vector(), (std::vector<float>{0, 0, 1, 0}));
+  }
+  const Shape xs{2, 3, 12, 14};
+  auto xv = uniform(rng, numel_of(xs));
+  for (std::size_t i = 0; i < xv.size(); i += 5) xv[i] = NAN;  // 2 x 2 windows hold 0 to 2 of them
+  Pool2dOptions over;  // 3 x 3, stride 1, padding 1: overlapping windows (the atomic backward)
+  over.kernel = {3, 3};
+  over.stride = {1, 1};
+  over.padding = {1, 1};
+  Pool2dOptions disjoint;  // 3 x 2 stride 4 x 3: disjoint windows, not tiling (the per-element gather)
+  disjoint.kernel = {3, 2};
+  disjoint.stride = {4, 3};
+  Pool2dOptions dil;
+  dil.kernel = {3, 3};
+  dil.stride = {2, 1};
+  dil.dilation = {2, 2};
+  check_pool(rng, xv, xs, 0, over, {}, DType::f32, "3x3 stride 1 padding 1");
+  check_pool(rng, xv, xs, 0, disjoint, {}, DType::f32, "3x2 stride 4x3");
+  check_pool(rng, xv, xs, 0, Pool2dOptions{}, {}, DType::f32, "2x2 tiles");
+  check_pool(rng, xv, xs, 0, dil, {}, DType::f32, "dilation 2");
+  check_pool(rng, xv, xs, 0, over, {}, DType::f16, "3x3 f16");
+  Pool2dOptions big;  // 7 x 6 windows: several NaN each
+  big.kernel = {7, 6};
+  big.stride = {2, 3};
+  big.padding = {3, 2};
+  check_pool(rng, xv, xs, 0, big, {}, DType::f32, "7x6");
+  ScopedLoopLimit limit(16);  // 7 x 6 windows past it: the separable passes
+  check_pool(rng, xv, xs, 0, big, {}, DType::f32, "7x6 separable");
+  check_pool(rng, xv, xs, 0, over, {}, DType::f32, "3x3 separable");
 }
 
 // Key sequences longer than one invocation of the fused kernel may loop over (the issue
