@@ -39,14 +39,9 @@ Tensor ubo_floats_tensor(DeviceImpl& dev, std::int64_t n) {
   return alloc(dev, {std::max(n, whole)}, DType::f32, "conv2d").narrow(0, 0, n);
 }
 
-// A conv's bias gradient from gy [N, O, OH, OW]: its [N * O] rows of OH * OW values summed (128-bit
-// loads, reduce_rows), then the [N, O] sums over the batch, where gy is contiguous (measured 5 us
-// per step faster on the H100 than one reduction over dims 0, 2, 3: the CNN's second layer).
-Tensor bias_grad(const Tensor& gy) {
-  const std::int64_t N = gy.size(0), O = gy.size(1), P = gy.size(2) * gy.size(3);
-  if (!gy.is_contiguous() || N * O * P == 0) return sum(gy, {0, 2, 3});
-  return sum(sum(gy.view({N * O, P}), {1}).view({N, O}), {0});
-}
+// A conv's bias gradient from gy [N, O, OH, OW]: where gy is contiguous, each channel's N planes
+// summed as one row of segments (reduce_rows' SEGMENTS: 128-bit loads), no [N, O] sums between.
+Tensor bias_grad(const Tensor& gy) { return sum(gy, {0, 2, 3}); }
 
 // The weight gradient gm^T [O, positions] @ colsT^T [positions, K] from gm [positions, O] and the
 // transposed columns colsT [K, positions], as the transpose of colsT @ gm [K, O] ([O, K]; written
