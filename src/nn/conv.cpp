@@ -118,6 +118,26 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
+// gy [N, O, OH, OW] -> [N*OH*OW, O] (contiguous): the GEMMs' rows of the conv's output gradient.
+// f32 gy with contiguous planes: conv.comp's ROWS_T (a tiled transpose per image, measured on the
+// H100: bench/RESULTS.md, 2026-11-28, cnn33); else the permuted view's copy.
+Tensor gy_rows(const Tensor& gy) {
+  const std::int64_t N = gy.size(0), O = gy.size(1), OH = gy.size(2), OW = gy.size(3);
+  if (gy.dtype() != DType::f32 || gy.numel() == 0 || (OH * OW > 1 && (gy.strides()[3] != 1 || gy.strides()[2] != OW)))
+    return gy.permute({0, 2, 3, 1}).reshape({-1, O});
+  DeviceImpl& dev = dev_of(gy);
+  Launch launch(dev, "conv2d_backward");
+  Tensor rows = alloc(dev, {N * OH * OW, O}, DType::f32, "conv2d_backward");
+  ConvVariant v;
+  v.im2col = false, v.rows_t = true;
+  ConvGeometry g{};
+  g.N = N, g.C = O, g.OH = OH, g.OW = OW;
+  launch.program(v.kFile, v.defines(), {256}).write(rows).read(gy).params(ConvParams{g, &gy}).loop_iterations(0);
+  launch.groups(static_cast<std::uint64_t>((OH * OW + 31) / 32), static_cast<std::uint64_t>((O + 31) / 32),
+                static_cast<std::uint64_t>(N));
+  return rows;
+}
+
 // Uniforms of glsl/nn/conv_wgrad.comp.
 struct ConvWgradParams {
   const Geometry& g;
@@ -531,10 +551,9 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
                   ? plan_conv_input_grad(g, G * Og, gy.dtype() == DType::f32 && wd.dtype() == DType::f32,
                                          gy.strides()[3] == 1 && gy.strides()[2] == g.OW, conv_device(dev), settings())
                   : ConvInputGradPlan();
-          // gy as [N*OH*OW, O] (a permuted copy): for the GEMMs, where they run.
+          // gy as [N*OH*OW, O] (gy_rows: a tiled transpose): for the GEMMs, where they run.
           const bool gemm_x = need_x && !(G == 1 && input_grad.direct);
-          const Tensor gm =
-              (!direct.defined() && need_w) || gemm_x ? gy.permute({0, 2, 3, 1}).reshape({-1, G * Og}) : Tensor();
+          const Tensor gm = (!direct.defined() && need_w) || gemm_x ? gy_rows(gy) : Tensor();
           Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
           if (direct.defined()) gws.push_back(gw_direct);

@@ -781,6 +781,46 @@ TEST(Conv2d, WeightGradientPastTheLoopLimit) {
   check_conv_grads(rng, {64, 2, 28, 28}, {3, 2, 3, 3}, Conv2dOptions::pad(1));  // K = 50176
 }
 
+// The GEMMs' rows of gy ([N*OH*OW, O], conv.comp's ROWS_T: a transpose per image in 32 x 32 tiles)
+// behind the weight gradient (im2col GEMM: more than 32 taps), against float64: channels and
+// positions not multiples of 32, gy of more than 65535 elements, gy given as a channel slice of a
+// larger tensor (strided images and channels, an offset) and as a permuted view (planes not
+// contiguous: the strided copy instead). Sabotage: a tile's stored column taken modulo 16 fails.
+TEST(Conv2d, GradientRowsTransposedInTiles) {
+  GLT_RNG(rng);
+  struct Case {
+    Shape xs, ws;
+  };
+  for (const Case& c : {Case{{3, 5, 15, 13}, {37, 5, 3, 3}}, Case{{2, 8, 70, 66}, {33, 8, 3, 3}}})
+    for (int form = 0; form < 3; ++form) {
+      auto xv = uniform(rng, numel_of(c.xs)), wv = uniform(rng, numel_of(c.ws));
+      HostT hx{{xv.begin(), xv.end()}, c.xs}, hw{{wv.begin(), wv.end()}, c.ws};
+      const std::int64_t N = c.xs[0], O = c.ws[0], OH = c.xs[2], OW = c.xs[3];
+      auto rv = uniform(rng, N * O * OH * OW);  // gy in [N, O, OH, OW] order
+      const auto ref = ref_conv_grads(hx, hw, {rv.begin(), rv.end()}, Conv2dOptions::pad(1));
+      Tensor gy;
+      if (form == 0) {
+        gy = Tensor::from_host(device(), rv, {N, O, OH, OW});
+      } else if (form == 1) {  // channels 2 .. O + 2 of [N, O + 3, OH, OW]
+        std::vector<float> big(static_cast<std::size_t>(N * (O + 3) * OH * OW), 7.0f);
+        for (std::int64_t n = 0; n < N; ++n)
+          std::copy_n(rv.begin() + n * O * OH * OW, O * OH * OW, big.begin() + (n * (O + 3) + 2) * OH * OW);
+        gy = Tensor::from_host(device(), big, {N, O + 3, OH, OW}).narrow(1, 2, O);
+      } else {  // [N, OH, OW, O] permuted
+        std::vector<float> nhwc(rv.size());
+        for (std::int64_t n = 0; n < N; ++n)
+          for (std::int64_t o = 0; o < O; ++o)
+            for (std::int64_t s = 0; s < OH * OW; ++s) nhwc[(n * OH * OW + s) * O + o] = rv[(n * O + o) * OH * OW + s];
+        gy = Tensor::from_host(device(), nhwc, {N, OH, OW, O}).permute({0, 3, 1, 2});
+      }
+      Tensor x = Tensor::from_host(device(), xv, c.xs), w = Tensor::from_host(device(), wv, c.ws);
+      requires_grad_(w);
+      backward(conv2d(x, w, Tensor(), Conv2dOptions::pad(1)), gy);
+      const std::string what = to_string(c.xs) + " * " + to_string(c.ws) + " form " + std::to_string(form);
+      EXPECT_TRUE(close(grad(w).to_vector(), ref.dw, 1e-5, 2e-6 * N * OH * OW)) << what << " weight gradient";
+    }
+}
+
 // Small filters' weight and bias gradients from gy and x in place (conv_wgrad.comp, at most 32
 // taps, one group), against float64: odd sizes, stride, asymmetric padding, dilation, 1 to 32
 // taps, chunks shortened by a lowered loop limit down to one position per invocation (and the
