@@ -1,9 +1,9 @@
 // Pooling one axis at a time (AXIS 2 = H, 3 = W of NCHW): avg, adaptive avg and max pooling
 // are separable (a window is the product of an H range and a W range, the avg divisor the
-// product of per-axis counts, a row-major first maximum (the last NaN,
-// as torch's `val > maxval || isnan(val)`) the same over rows of each row's), so a 2-D window of kh x kw costs kh + kw loop trips over two passes
-// instead of kh x kw, and long windows split over dispatches (u_j0..u_j1 of the offsets, each
-// dispatch after the first combining with what the one before wrote: u_accum).
+// product of per-axis counts, a row-major first maximum (the last NaN, as torch's `val > maxval
+// || isnan(val)`) the same over rows of each row's), so a 2-D window of kh x kw costs kh + kw loop
+// trips over two passes instead of kh x kw, and long windows split over dispatches (u_j0..u_j1 of
+// the offsets, each dispatch after the first combining with what the one before wrote: u_accum).
 // PASS (host: `#define PASS pass_<name>`):
 //   pass_sum:  out[.., o, ..] = sum of in over the window of o (the divisor applied by the last
 //              dispatch, u_last); windows as pool.comp's (ADAPTIVE: torch's adaptive windows).
