@@ -1347,26 +1347,21 @@ TEST(Pool2d, MaxGradientGoesToTheLastNaN) {
   const Shape xs{2, 3, 12, 14};
   auto xv = uniform(rng, numel_of(xs));
   for (std::size_t i = 0; i < xv.size(); i += 5) xv[i] = NAN;  // 2 x 2 windows hold 0 to 2 of them
-  Pool2dOptions over;  // 3 x 3, stride 1, padding 1: overlapping windows (the atomic backward)
-  over.kernel = {3, 3};
-  over.stride = {1, 1};
-  over.padding = {1, 1};
-  Pool2dOptions disjoint;  // 3 x 2 stride 4 x 3: disjoint windows, not tiling (the per-element gather)
-  disjoint.kernel = {3, 2};
-  disjoint.stride = {4, 3};
-  Pool2dOptions dil;
-  dil.kernel = {3, 3};
-  dil.stride = {2, 1};
-  dil.dilation = {2, 2};
+  auto opts = [](std::array<std::int64_t, 2> k, std::array<std::int64_t, 2> st, std::array<std::int64_t, 2> pad,
+                 std::int64_t dil) {
+    Pool2dOptions o;
+    o.kernel = k, o.stride = st, o.padding = pad, o.dilation = {dil, dil};
+    return o;
+  };
+  const Pool2dOptions over = opts({3, 3}, {1, 1}, {1, 1}, 1);      // overlapping windows (the atomic backward)
+  const Pool2dOptions disjoint = opts({3, 2}, {4, 3}, {0, 0}, 1);  // disjoint, not tiling (the per-element gather)
+  const Pool2dOptions dil = opts({3, 3}, {2, 1}, {0, 0}, 2);
   check_pool(rng, xv, xs, 0, over, {}, DType::f32, "3x3 stride 1 padding 1");
   check_pool(rng, xv, xs, 0, disjoint, {}, DType::f32, "3x2 stride 4x3");
   check_pool(rng, xv, xs, 0, Pool2dOptions{}, {}, DType::f32, "2x2 tiles");
   check_pool(rng, xv, xs, 0, dil, {}, DType::f32, "dilation 2");
   check_pool(rng, xv, xs, 0, over, {}, DType::f16, "3x3 f16");
-  Pool2dOptions big;  // 7 x 6 windows: several NaN each
-  big.kernel = {7, 6};
-  big.stride = {2, 3};
-  big.padding = {3, 2};
+  const Pool2dOptions big = opts({7, 6}, {2, 3}, {3, 2}, 1);  // 7 x 6 windows: several NaN each
   check_pool(rng, xv, xs, 0, big, {}, DType::f32, "7x6");
   ScopedLoopLimit limit(16);  // 7 x 6 windows past it: the separable passes
   check_pool(rng, xv, xs, 0, big, {}, DType::f32, "7x6 separable");
