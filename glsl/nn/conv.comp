@@ -5,9 +5,11 @@
 //         colsT[(c*KH + kh)*KW + kw, (n*OH + oh)*OW + ow] = image[n, c, oh*sh - pt + kh*dh, ...]
 //         (0 outside the image), so that consecutive invocations read consecutive w of one image
 //         row and write consecutive columns. Operand 0 = colsT (contiguous), 1 = image (strided).
-//         3-D grid: x = output position in one image, y = image n, z = row (c, kh, kw), so that
-//         one integer division per element
-//         remains (the flat index's six divisions made it ALU-bound, bench/RESULTS.md).
+//         Grid: x = output position over the images (n = position / (OH * OW)), z = row (c, kh,
+//         kw), so that two integer divisions per element (QUADS: per quad) remain (the flat
+//         index's six divisions made it ALU-bound, bench/RESULTS.md); every workgroup's
+//         invocations busy where a plane has few positions (x over one image's positions and y
+//         over the images left most of each workgroup idle at 14 x 14: cnn33, 2026-11-28).
 // COL2IM: image[n, c, h, w] = sum over (kh, kw) hitting (h, w) of cols[...] (gather form: no
 //         atomics, deterministic). Operand 0 = image (contiguous), operand 1 = cols (strided).
 // ROWS_T: a conv's output gradient gy [N, O, OH, OW] (each plane contiguous) as the GEMMs' rows
@@ -60,12 +62,12 @@ void main() {
   }
 #elif defined(IM2COL)
 #ifdef QUADS
-  uint P1 = uint(u_OH * u_OW), p = GLOBAL_ID.x * 4u;
+  uint P1 = uint(u_OH * u_OW), q = GLOBAL_ID.x * 4u;  // P1 % 4 == 0: a quad in one image
 #else
-  uint P1 = uint(u_OH * u_OW), p = GLOBAL_ID.x;
+  uint P1 = uint(u_OH * u_OW), q = GLOBAL_ID.x;
 #endif
-  if (p >= P1) return;
-  uint n = WORKGROUP_ID.y, k = WORKGROUP_ID.z;
+  if (q >= uint(u_N) * P1) return;
+  uint n = q / P1, p = q - n * P1, k = WORKGROUP_ID.z;
   int kw = int(k) % u_KW, kh = (int(k) / u_KW) % u_KH, c = int(k) / (u_KW * u_KH);
   int oh = int(p) / u_OW, ow = int(p) - oh * u_OW;
   int h = oh * u_sh - u_pt + kh * u_dh, w = ow * u_sw - u_pl + kw * u_dw;

@@ -97,9 +97,9 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
   // whole quads.
   const std::int64_t per = (g.OH * g.OW) % 4 == 0 ? 4 : 1;
   const ConvVariant v{true, per == 4, img.dtype()};
-  // Grid: positions of one image along x, images along y, rows of colsT along z.
+  // Grid: the positions of all images along x, rows of colsT along z.
   launch.program(v.kFile, v.defines(), {256}).write(cols).read(img).params(ConvParams{g, &img}).loop_iterations(4);
-  launch.groups(static_cast<std::uint64_t>((g.OH * g.OW / per + 255) / 256), static_cast<std::uint64_t>(g.N),
+  launch.groups(static_cast<std::uint64_t>((g.N * g.OH * g.OW / per + 255) / 256), 1,
                 static_cast<std::uint64_t>(g.C * g.KH * g.KW));
   return cols;
 }
