@@ -134,7 +134,7 @@ std::uint64_t fused_partials(const ElemGrid& e, std::uint64_t limit) {
 
 // The fused max pooling (POOL): windows KH x KW tiling each [H, W] plane into [OH, OW].
 struct PoolDims {
-  std::int64_t KH = 0, KW = 0, OH = 0, OW = 0, W = 0;
+  std::int64_t KH = 0, KW = 0, OH = 0, OW = 0, W = 0, N = 0;
   std::uint64_t window_loops() const { return static_cast<std::uint64_t>(1 + KH + KH * KW); }
 };
 // BN_GRAD_SUMS' POOL: x's plane size (its walk's u_S is the windows').
@@ -146,12 +146,16 @@ struct PoolUniforms {
   const PoolDims& p;
   void set(Uniforms& u) const {
     u.u32("u_W", p.W), u.u32("u_OW", p.OW), u.u32("u_OHW", p.OH * p.OW), u.u32("u_KH", p.KH), u.u32("u_KW", p.KW);
+    u.u32("u_windows", p.N * p.OH * p.OW);
   }
 };
-// BN_NORM's POOL grid: workgroups (window chunks, C, N), `iters` windows per invocation.
+// BN_NORM's POOL grid: workgroups (window chunks, C): a channel's N * OH * OW windows in one run
+// (image nb's after nb - 1's), `iters` windows per invocation (as many as a plane's windows take
+// 256 invocations for, at most 16): every invocation busy where planes have few windows (the CNN's
+// 7 x 7: one workgroup a plane left 207 of 256 idle; cnn33, 2026-11-28).
 ElemGrid plan_pool_grid(const PoolDims& p, std::uint64_t limit) {
-  const std::uint64_t windows = static_cast<std::uint64_t>(p.OH * p.OW);
-  std::uint64_t iters = std::min<std::uint64_t>((windows + kLocal - 1) / kLocal, 16);
+  const std::uint64_t plane = static_cast<std::uint64_t>(p.OH * p.OW), windows = plane * p.N;
+  std::uint64_t iters = std::min<std::uint64_t>((plane + kLocal - 1) / kLocal, 16);
   if (limit != 0) iters = std::max<std::uint64_t>(std::min(iters, (limit - 1) / p.window_loops()), 1);
   const std::uint64_t chunk = kLocal * iters;
   return ElemGrid{true, kLocal, iters, std::max<std::uint64_t>((windows + chunk - 1) / chunk, 1)};
@@ -290,7 +294,7 @@ void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const T
   if (!pool) return dispatch_elem(launch, e, g, merge ? m.part.P : 0);
   launch.write(argmax).params(PoolUniforms{*pool});
   launch.loop_iterations(e.loops(pool->window_loops()) + (merge ? merge_iters(m.part.P) + kTree : 0));
-  launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
+  launch.groups(e.gx, static_cast<std::uint64_t>(g.C));
 }
 
 // What the backward needs, captured by the autograd node.
@@ -386,7 +390,7 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
     launch.params(ElemParams{g, e, s.eval, true, s.eps});
     if (pool) {
       launch.loop_iterations(loops + (merge ? merge_iters(part.P) + kTree : 0));
-      launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
+      launch.groups(e.gx, static_cast<std::uint64_t>(g.C));
     } else {
       dispatch_elem(launch, e, g, merge ? part.P : 0);
     }
@@ -507,7 +511,7 @@ Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor runnin
     (d == 0 ? p.OH : p.OW) = k > 0 ? in / k : 0;
   }
   if (fused) {
-    p.W = x.size(3);
+    p.W = x.size(3), p.N = x.size(0);
     const std::uint64_t limit = dev_of(x).loop_limit();
     fused = limit == 0 || p.window_loops() + 1 <= limit;
   }
