@@ -84,10 +84,10 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
           << kernel << " " << to_string(c.x) << (c.nhwc ? " NHWC view" : "") << (c.f16 ? " f16" : "");
     }
   }
-  // im2col's grid split into several dispatches (at most 3 workgroups per grid dimension):
-  // 5 images x 18 rows (c, kh, kw) with 2 workgroups of positions each.
+  // im2col's grid split into several dispatches (at most 3 workgroups per grid dimension): the 5
+  // images' 5120 positions (1280 quads: 5 workgroups, 2 dispatches) x 18 rows (c, kh, kw; 6).
   {
-    const Shape xs{5, 2, 20, 20}, ws{3, 2, 3, 3};
+    const Shape xs{5, 2, 32, 32}, ws{3, 2, 3, 3};
     auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
     HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
     Shape os;
