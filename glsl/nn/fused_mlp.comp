@@ -18,6 +18,14 @@
 // Loops of one invocation, each counting its exit test (plan_fused_mlp): ceil(BM K_0 / LOCAL_X)
 // + 1 to load x, u_layers + 1 layers, per layer ceil(BM / 4 N_l SPLIT / LOCAL_X) items of
 // ceil(K_l / SPLIT) + 1 trips, + 1; SPLIT > 1: ceil(BM / 4 N_l / LOCAL_X) sums of SPLIT + 1, + 1.
+//
+// PF > 0 (the prefetch form, plan_fused_mlp's pf): every layer has at most LOCAL_X items
+// (BM / 4 N_l SPLIT) and at most PF k per slice, so invocation t owns item t of every layer and
+// holds its weights (PF floats, zeros past the slice) and its bias (BM / 4 N_l sums: item t's
+// column t % N_l) in registers. Layer 0's are loaded before x is staged, layer l + 1's right after
+// layer l's products, so their latency overlaps the barriers and the slices' sums instead of
+// standing before every k (the loads of the loop above wait one after another: a latency-bound
+// kernel at 34 rows). The same products and sums in the same order as the loop form.
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -67,6 +75,94 @@ float act(uint l, float x) {
   }
 }
 
+#if PF > 0
+// Layer l's weights of item t (W_l[k0 + i][j] for i < PF, 0 past its slice or past the items) and
+// beta_l b_l[t % N_l] (0 past the sums' items).
+void fetch(uint l, uint t, out float w[PF], out float b) {
+  uint K = u_width[l];
+  uint N = u_width[l + 1u];
+  uint KS = (K + SPLITU - 1u) / SPLITU;
+  uint j = t % N;
+  uint k0 = t / N / (BM / 4u) * KS;
+  uint kend = t < BM / 4u * N * SPLITU ? min(K, k0 + KS) : 0u;
+  for (uint i = 0u; i < uint(PF); ++i) {
+    float v = float(load2(u_w[l] + j + (k0 + i) * N));  // (load2 clamps its index)
+    w[i] = k0 + i < kend ? v : 0.0;
+  }
+  float v = u_beta[l] * float(load2(u_b[l] + j));
+  b = t < BM / 4u * N ? v : 0.0;
+}
+
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  uint row0 = WORKGROUP_ID_1D * BM;
+  if (row0 >= u_rows) return;  // a workgroup past the grid's end (the whole workgroup)
+  uint rows = min(BM, u_rows - row0);
+  float w[PF];
+  float bnext;
+  fetch(0u, t, w, bnext);
+  uint K = u_width[0];
+  for (uint i = t; LOOP(i < BM * K); i += LOCAL_X) {
+    uint r = i / K;
+    uint k = i - r * K;
+    float x = float(load1((row0 + min(r, rows - 1u)) * K + k));
+    h[r * WMAX + k] = r < rows ? x : 0.0;
+  }
+  workgroup_sync();
+  uint src = 0u;
+  for (uint l = 0u; LOOP(l < u_layers); ++l) {
+    uint N = u_width[l + 1u];
+    uint dst = BM * WMAX - src;
+    bool last = l + 1u == u_layers;
+    float alpha = u_alpha[l];
+    float b = bnext;
+    uint KS = (K + SPLITU - 1u) / SPLITU;
+    uint j = t % N;
+    uint rest = t / N;
+    uint r0 = rest % (BM / 4u) * 4u;
+    uint k0 = rest / (BM / 4u) * KS;
+    vec4 acc = vec4(0.0);
+    if (t < BM / 4u * N * SPLITU) {
+      uint a = src + r0 * WMAX + k0;
+      uint kn = min(K, k0 + KS) - k0;  // k of this slice
+      for (uint i = 0u; i < uint(PF); ++i)
+        if (i < kn) acc += vec4(h[a + i], h[a + WMAX + i], h[a + 2u * WMAX + i], h[a + 3u * WMAX + i]) * w[i];
+    }
+    if (!last) fetch(l + 1u, t, w, bnext);  // in flight through the sums and barriers below
+#if SPLIT > 1
+    if (t < BM / 4u * N * SPLITU) {
+      uint p = (rest / (BM / 4u) * BM + r0) * WMAX + j;
+      part[p] = acc.x;
+      part[p + WMAX] = acc.y;
+      part[p + 2u * WMAX] = acc.z;
+      part[p + 3u * WMAX] = acc.w;
+    }
+    workgroup_sync();
+    r0 = t / N * 4u;
+    acc = vec4(0.0);
+    for (uint s = 0u; s < SPLITU; ++s) {  // the slices' sums, in slice order
+      uint p = (s * BM + min(r0, BM - 4u)) * WMAX + j;
+      acc += vec4(part[p], part[p + WMAX], part[p + 2u * WMAX], part[p + 3u * WMAX]);
+    }
+#endif
+    if (t < BM / 4u * N) {
+#define OUT(i, c)                              \
+  {                                            \
+    float v = act(l, alpha * acc.c + b);       \
+    if (!last)                                 \
+      h[dst + (r0 + i) * WMAX + j] = v;        \
+    else if (r0 + i < rows)                    \
+      store0((row0 + r0 + i) * N + j, CT0(v)); \
+  }
+      OUT(0u, x) OUT(1u, y) OUT(2u, z) OUT(3u, w)
+#undef OUT
+    }
+    workgroup_sync();
+    src = dst;
+    K = N;
+  }
+}
+#else
 void main() {
   uint t = gl_LocalInvocationID.x;
   uint row0 = WORKGROUP_ID_1D * BM;
@@ -135,3 +231,4 @@ void main() {
     K = N;
   }
 }
+#endif
