@@ -25,7 +25,9 @@
 // column t % N_l) in registers. Layer 0's are loaded before x is staged, layer l + 1's right after
 // layer l's products, so their latency overlaps the barriers and the slices' sums instead of
 // standing before every k (the loads of the loop above wait one after another: a latency-bound
-// kernel at 34 rows). The same products and sums in the same order as the loop form.
+// kernel at 34 rows). Its activations and partial sums are kept by row quad (h4, part4: a vec4
+// holds 4 rows of one column), so an item reads its 4 rows of a k with one shared load and writes
+// its 4 outputs with one store. The same products and sums in the same order as the loop form.
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -42,10 +44,19 @@ uniform float u_beta[MAX_LAYERS];
 uniform float u_p0[MAX_LAYERS];
 uniform float u_p1[MAX_LAYERS];
 
-shared float h[2u * BM * WMAX];
 #define SPLITU uint(SPLIT)
+#if PF > 0
+// The prefetch form's activations by row quad: element (4 q + c, k) of a buffer at [q WMAX + k].c
+// (one 128-bit shared load for an item's 4 rows of one k, one store for its 4 outputs).
+shared vec4 h4[2u * BM / 4u * WMAX];
+#if SPLIT > 1
+shared vec4 part4[SPLITU * BM / 4u * WMAX];  // slice s's sums of row quad q at (s BM / 4 + q) WMAX + j
+#endif
+#else
+shared float h[2u * BM * WMAX];
 #if SPLIT > 1
 shared float part[SPLITU * BM * WMAX];  // the K slices' partial sums of a layer
+#endif
 #endif
 
 float act(uint l, float x) {
@@ -102,60 +113,55 @@ void main() {
   float bnext;
   fetch(0u, t, w, bnext);
   uint K = u_width[0];
-  for (uint i = t; LOOP(i < BM * K); i += LOCAL_X) {
-    uint r = i / K;
-    uint k = i - r * K;
-    float x = float(load1((row0 + min(r, rows - 1u)) * K + k));
-    h[r * WMAX + k] = r < rows ? x : 0.0;
+  for (uint i = t; LOOP(i < BM / 4u * K); i += LOCAL_X) {  // x's row quads (0 past the block's rows)
+    uint q = i / K;
+    uint k = i - q * K;
+    vec4 x;
+    for (uint c = 0u; c < 4u; ++c) {
+      uint r = q * 4u + c;
+      float v = float(load1((row0 + min(r, rows - 1u)) * K + k));
+      x[c] = r < rows ? v : 0.0;
+    }
+    h4[q * WMAX + k] = x;
   }
   workgroup_sync();
   uint src = 0u;
   for (uint l = 0u; LOOP(l < u_layers); ++l) {
     uint N = u_width[l + 1u];
-    uint dst = BM * WMAX - src;
+    uint dst = BM / 4u * WMAX - src;
     bool last = l + 1u == u_layers;
     float alpha = u_alpha[l];
     float b = bnext;
     uint KS = (K + SPLITU - 1u) / SPLITU;
     uint j = t % N;
     uint rest = t / N;
-    uint r0 = rest % (BM / 4u) * 4u;
+    uint q = rest % (BM / 4u);
     uint k0 = rest / (BM / 4u) * KS;
     vec4 acc = vec4(0.0);
     if (t < BM / 4u * N * SPLITU) {
-      uint a = src + r0 * WMAX + k0;
+      uint a = src + q * WMAX + k0;
       uint kn = min(K, k0 + KS) - k0;  // k of this slice
       for (uint i = 0u; i < uint(PF); ++i)
-        if (i < kn) acc += vec4(h[a + i], h[a + WMAX + i], h[a + 2u * WMAX + i], h[a + 3u * WMAX + i]) * w[i];
+        if (i < kn) acc += h4[a + i] * w[i];
     }
     if (!last) fetch(l + 1u, t, w, bnext);  // in flight through the sums and barriers below
 #if SPLIT > 1
-    if (t < BM / 4u * N * SPLITU) {
-      uint p = (rest / (BM / 4u) * BM + r0) * WMAX + j;
-      part[p] = acc.x;
-      part[p + WMAX] = acc.y;
-      part[p + 2u * WMAX] = acc.z;
-      part[p + 3u * WMAX] = acc.w;
-    }
+    if (t < BM / 4u * N * SPLITU) part4[(rest / (BM / 4u) * (BM / 4u) + q) * WMAX + j] = acc;
     workgroup_sync();
-    r0 = t / N * 4u;
+    q = min(t / N, BM / 4u - 1u);  // (t past the sums' items: any quad, not stored)
     acc = vec4(0.0);
-    for (uint s = 0u; s < SPLITU; ++s) {  // the slices' sums, in slice order
-      uint p = (s * BM + min(r0, BM - 4u)) * WMAX + j;
-      acc += vec4(part[p], part[p + WMAX], part[p + 2u * WMAX], part[p + 3u * WMAX]);
-    }
+    for (uint s = 0u; s < SPLITU; ++s)  // the slices' sums, in slice order
+      acc += part4[(s * (BM / 4u) + q) * WMAX + j];
 #endif
     if (t < BM / 4u * N) {
-#define OUT(i, c)                              \
-  {                                            \
-    float v = act(l, alpha * acc.c + b);       \
-    if (!last)                                 \
-      h[dst + (r0 + i) * WMAX + j] = v;        \
-    else if (r0 + i < rows)                    \
-      store0((row0 + r0 + i) * N + j, CT0(v)); \
-  }
-      OUT(0u, x) OUT(1u, y) OUT(2u, z) OUT(3u, w)
-#undef OUT
+      vec4 v = vec4(act(l, alpha * acc.x + b), act(l, alpha * acc.y + b), act(l, alpha * acc.z + b),
+                    act(l, alpha * acc.w + b));
+      if (!last) {
+        h4[dst + q * WMAX + j] = v;
+      } else {
+        for (uint c = 0u; c < 4u; ++c)
+          if (q * 4u + c < rows) store0((row0 + q * 4u + c) * N + j, CT0(v[c]));
+      }
     }
     workgroup_sync();
     src = dst;

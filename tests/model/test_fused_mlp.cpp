@@ -476,7 +476,8 @@ struct Packed {
 // length, 5 of 96), every fused activation, alpha and beta, rows 1, odd, past one workgroup and
 // the three-Gemm model's 34; NaN and infinities; f16 parameters. Sabotage tried (each fails
 // here): the slices' sums from slice 1, layer l's weights fetched again for layer l + 1, fetch's
-// slice index without the row quads (k0 = t / N * KS), the last sum item's bias dropped.
+// slice index without the row quads (k0 = t / N * KS), the last sum item's bias dropped, the
+// slices' partial sums stored without their row quad, x's last row of a block staged as 0.
 TEST(FusedMlp, PrefetchFormMatchesFloat64AndLoopForm) {
   GLT_RNG(rng);
   struct Case {
