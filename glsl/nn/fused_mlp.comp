@@ -140,9 +140,9 @@ void main() {
     vec4 acc = vec4(0.0);
     if (t < BM / 4u * N * SPLITU) {
       uint a = src + q * WMAX + k0;
-      uint kn = min(K, k0 + KS) - k0;  // k of this slice
+      uint kend = min(K, k0 + KS);  // (<= k0 for the slices past K: none of their k)
       for (uint i = 0u; i < uint(PF); ++i)
-        if (i < kn) acc += h4[a + i] * w[i];
+        if (k0 + i < kend) acc += h4[a + i] * w[i];
     }
     if (!last) fetch(l + 1u, t, w, bnext);  // in flight through the sums and barriers below
 #if SPLIT > 1

@@ -93,7 +93,7 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
       pf = std::max(pf, ceil_div(l.K, p.split));
       fits = fits && p.rows / 4 * l.N * p.split <= p.local;
     }
-    if (fits && pf <= kFusedMlpMaxPf) p.pf = pf;
+    if (fits && pf <= kFusedMlpMaxPf && (pf + 48) * p.local <= kFusedMlpPfRegisters) p.pf = pf;
   }
   // fused_mlp.comp's loops, each counting its exit test (the prefetch form's are fewer)
   std::uint64_t n = static_cast<std::uint64_t>(ceil_div(p.rows * L[0].K, p.local) + 1 + L.size() + 1);

@@ -71,19 +71,21 @@ struct FusedMlpPlan {
 /// setting's, else on GPUs at run (M >= 0) the most of 8, 4, 2 that leaves 8 k or more per slice,
 /// one invocation per item and the slices' sums within the shared memory, else 1; invocations: on GPUs one per item of
 /// the widest layer (rows / 4 x N x SPLIT, a multiple of 64 up to max_local), 64 on software renderers. The prefetch
-/// form (pf = the most k per slice of any layer) where every layer's items fit the invocations and pf <=
-/// kFusedMlpMaxPf: on GPUs at run unless choice.prefetch is 0, anywhere where it is 1 (the invocations then one per
-/// item of the widest layer on software renderers too). Refuses fewer than 2 or more than kFusedMlpMaxLayers layers,
-/// widths whose shared buffers (two of rows x width floats, SPLIT more where SPLIT > 1) pass the device's shared
-/// memory, and loops past its loop budget.
+/// form (pf = the most k per slice of any layer) where every layer's items fit the invocations, pf <= kFusedMlpMaxPf
+/// and (pf + 48) x invocations <= kFusedMlpPfRegisters: on GPUs at run unless choice.prefetch is 0, anywhere where it
+/// is 1 (the invocations then one per item of the widest layer on software renderers too). Refuses fewer than 2 or more
+/// than kFusedMlpMaxLayers layers, widths whose shared buffers (two of rows x width floats, SPLIT more where SPLIT > 1)
+/// pass the device's shared memory, and loops past its loop budget.
 FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, const FusedMlpChoice& choice,
                             std::int64_t M = -1);
 /// The widest width plan_fused_mlp takes at load for this device and choice (shared memory).
 std::int64_t fused_mlp_max_width(const FusedMlpDevice& dev, const FusedMlpChoice& choice);
 FusedMlpDevice fused_mlp_device(const Device& dev);
 
-/// The most weights per invocation and layer the prefetch form holds in registers.
-constexpr std::int64_t kFusedMlpMaxPf = 32;
+/// The most weights per invocation and layer the prefetch form holds in registers, and the
+/// registers a workgroup of it may take (pf + 48 an invocation: an SM's 64 Ki 32-bit registers).
+constexpr std::int64_t kFusedMlpMaxPf = 96;
+constexpr std::int64_t kFusedMlpPfRegisters = 65536;
 
 /// fused_mlp.comp's Variant: BM rows per workgroup, WMAX, SPLIT, PF (0: the loop form), the packed
 /// parameters' dtype.

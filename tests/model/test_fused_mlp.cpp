@@ -485,7 +485,8 @@ TEST(FusedMlp, PrefetchFormMatchesFloat64AndLoopForm) {
     std::int64_t bm, split, pf;
   };
   const std::vector<Case> cases = {{{96, 96, 96, 96}, 4, 8, 12}, {{13, 33, 7}, 8, 3, 11}, {{7, 1, 65, 5}, 4, 4, 17},
-                                   {{24, 20, 9}, 16, 2, 12},     {{3, 4, 3}, 64, 1, 4},   {{96, 40, 96, 2}, 4, 5, 20}};
+                                   {{24, 20, 9}, 16, 2, 12},     {{3, 4, 3}, 64, 1, 4},   {{96, 40, 96, 2}, 4, 5, 20},
+                                   {{96, 96, 5}, 4, 1, 96}};
   const detail::FusedMlpDevice dev = detail::fused_mlp_device(device());
   for (const Case& c : cases) {
     const Packed m(rng, c.widths);
@@ -573,7 +574,10 @@ TEST(FusedMlpPlan, LimitsAndLoopCount) {
   EXPECT_EQ(m34.pf, 12);
   EXPECT_EQ(p.pf, 0);  // at load
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, 0}, 34).pf, 0);
-  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).pf, 0);  // 2 slices: 48 k
+  // 16 rows, 2 slices: 768 invocations of 48 k, past the registers; 4 rows, one slice: 96 k, not 97
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).pf, 0);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 1}, 34).pf, 96);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 97, 96}), d, {4, 1}, 34).pf, 0);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 4}, 34).pf, 24);
   // capped by the device's workgroup size; 64 on software renderers
   d.max_local = 256;
