@@ -81,19 +81,34 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
         p.local = local_for(s);
         break;
       }
-  // The prefetch form: every layer's items within the invocations (item t is invocation t's);
-  // asked for (choice.prefetch 1), the invocations grow to the widest layer's items on software
-  // renderers too.
-  if (choice.prefetch > 0 || (choice.prefetch < 0 && M >= 0 && !dev.software)) {
-    if (choice.prefetch > 0 && items(p.split) > p.local)
-      p.local = std::clamp<std::int64_t>(ceil_div(items(p.split), 64) * 64, 64, max_local);
+  // The prefetch form: every layer's items within the invocations (item t is invocation t's), its
+  // weights in registers; asked for (choice.prefetch 1), the invocations grow to the widest layer's
+  // items on software renderers too.
+  const auto pf_for = [&](std::int64_t split, std::int64_t local) -> std::int64_t {
     std::int64_t pf = 0;
     bool fits = true;
     for (const auto& l : L) {
-      pf = std::max(pf, ceil_div(l.K, p.split));
-      fits = fits && p.rows / 4 * l.N * p.split <= p.local;
+      pf = std::max(pf, ceil_div(l.K, split));
+      fits = fits && p.rows / 4 * l.N * split <= local;
     }
-    if (fits && pf <= kFusedMlpMaxPf && (pf + 48) * p.local <= kFusedMlpPfRegisters) p.pf = pf;
+    return fits && pf <= kFusedMlpMaxPf && (pf + 48) * local <= kFusedMlpPfRegisters ? pf : 0;
+  };
+  if (choice.prefetch > 0 || (choice.prefetch < 0 && M >= 0 && !dev.software)) {
+    // At run on GPUs 4 or 2 slices of 8 k or more where they fit: the H100 ran the three-Gemm
+    // model's kernel in 13.6 us of GPU time with 4 slices, 14.5 with 8, 16.2 with 2, 17.4 with 1
+    // (the loop form: 17.0 with 8; bench/RESULTS.md, gemm4).
+    bool chosen = false;
+    if (choice.split <= 0 && M >= 0 && !dev.software)
+      for (std::int64_t s : {4, 2})
+        if (ceil_div(kmax, s) >= 8 && p.wmax <= limit(s) && pf_for(s, local_for(s)) > 0) {
+          p.split = s, p.local = local_for(s), p.pf = pf_for(s, p.local), chosen = true;
+          break;
+        }
+    if (!chosen) {
+      if (choice.prefetch > 0 && items(p.split) > p.local)
+        p.local = std::clamp<std::int64_t>(ceil_div(items(p.split), 64) * 64, 64, max_local);
+      p.pf = pf_for(p.split, p.local);
+    }
   }
   // fused_mlp.comp's loops, each counting its exit test (the prefetch form's are fewer)
   std::uint64_t n = static_cast<std::uint64_t>(ceil_div(p.rows * L[0].K, p.local) + 1 + L.size() + 1);

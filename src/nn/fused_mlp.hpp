@@ -68,8 +68,9 @@ struct FusedMlpPlan {
 
 /// The plan for `M` rows (M < 0: at load, for any M: the largest row block). Rows per workgroup:
 /// the setting's, else a multiple of 4 that gives about 64 workgroups, at most 16; SPLIT: the
-/// setting's, else on GPUs at run (M >= 0) the most of 8, 4, 2 that leaves 8 k or more per slice,
-/// one invocation per item and the slices' sums within the shared memory, else 1; invocations: on GPUs one per item of
+/// setting's, else on GPUs at run (M >= 0) 4 or 2 where the prefetch form takes them with 8 k or more per slice, else
+/// the most of 8, 4, 2 that leaves 8 k or more per slice, one invocation per item and the slices' sums within the
+/// shared memory, else 1; invocations: on GPUs one per item of
 /// the widest layer (rows / 4 x N x SPLIT, a multiple of 64 up to max_local), 64 on software renderers. The prefetch
 /// form (pf = the most k per slice of any layer) where every layer's items fit the invocations, pf <= kFusedMlpMaxPf
 /// and (pf + 48) x invocations <= kFusedMlpPfRegisters: on GPUs at run unless choice.prefetch is 0, anywhere where it

@@ -561,17 +561,21 @@ TEST(FusedMlpPlan, LimitsAndLoopCount) {
   ASSERT_TRUE(s4.ok) << s4.why;
   EXPECT_EQ(s4.local, 768);
   EXPECT_EQ(s4.loop_iterations, 2u + 3u + 2u * (26u + 6u));
-  // at run on GPUs, K in slices: 8 of 12 k for 34 rows (4 per workgroup: 768 invocations), 2
-  // for 16 rows per workgroup (1024 invocations at most), none under 16 k, none on software
+  // at run on GPUs, K in slices: 4 of 24 k for 34 rows in the prefetch form (4 rows per
+  // workgroup: 384 invocations; the loop form: 8 of 12 k, 768 invocations), 2 for 16 rows per
+  // workgroup (1024 invocations at most), none under 16 k, none on software
   const auto m34 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34);
   EXPECT_EQ(m34.rows, 4);
-  EXPECT_EQ(m34.split, 8);
-  EXPECT_EQ(m34.local, 768);
+  EXPECT_EQ(m34.split, 4);
+  EXPECT_EQ(m34.local, 384);
+  const auto loop34 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, 0}, 34);
+  EXPECT_EQ(loop34.split, 8);
+  EXPECT_EQ(loop34.local, 768);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).split, 2);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 1}, 34).split, 1);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({12, 12, 12}), d, any, 34).split, 1);
   // the prefetch form at run on GPUs where every layer's items fit and 32 k per slice at most
-  EXPECT_EQ(m34.pf, 12);
+  EXPECT_EQ(m34.pf, 24);
   EXPECT_EQ(p.pf, 0);  // at load
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, 0}, 34).pf, 0);
   // 16 rows, 2 slices: 768 invocations of 48 k, past the registers; 4 rows, one slice: 96 k, not 97
