@@ -18,6 +18,16 @@
 // Loops of one invocation, each counting its exit test (plan_fused_mlp): ceil(BM K_0 / LOCAL_X)
 // + 1 to load x, u_layers + 1 layers, per layer ceil(BM / 4 N_l SPLIT / LOCAL_X) items of
 // ceil(K_l / SPLIT) + 1 trips, + 1; SPLIT > 1: ceil(BM / 4 N_l / LOCAL_X) sums of SPLIT + 1, + 1.
+//
+// PF > 0 (the prefetch form, plan_fused_mlp's pf): every layer has at most LOCAL_X items
+// (BM / 4 N_l SPLIT) and at most PF k per slice, so invocation t owns item t of every layer and
+// holds its weights (PF floats, zeros past the slice) and its bias (BM / 4 N_l sums: item t's
+// column t % N_l) in registers. Layer 0's are loaded before x is staged, layer l + 1's right after
+// layer l's products, so their latency overlaps the barriers and the slices' sums instead of
+// standing before every k (the loads of the loop above wait one after another: a latency-bound
+// kernel at 34 rows). Its activations and partial sums are kept by row quad (h4, part4: a vec4
+// holds 4 rows of one column), so an item reads its 4 rows of a k with one shared load and writes
+// its 4 outputs with one store. The same products and sums in the same order as the loop form.
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -34,10 +44,19 @@ uniform float u_beta[MAX_LAYERS];
 uniform float u_p0[MAX_LAYERS];
 uniform float u_p1[MAX_LAYERS];
 
-shared float h[2u * BM * WMAX];
 #define SPLITU uint(SPLIT)
+#if PF > 0
+// The prefetch form's activations by row quad: element (4 q + c, k) of a buffer at [q WMAX + k].c
+// (one 128-bit shared load for an item's 4 rows of one k, one store for its 4 outputs).
+shared vec4 h4[2u * BM / 4u * WMAX];
+#if SPLIT > 1
+shared vec4 part4[SPLITU * BM / 4u * WMAX];  // slice s's sums of row quad q at (s BM / 4 + q) WMAX + j
+#endif
+#else
+shared float h[2u * BM * WMAX];
 #if SPLIT > 1
 shared float part[SPLITU * BM * WMAX];  // the K slices' partial sums of a layer
+#endif
 #endif
 
 float act(uint l, float x) {
@@ -67,6 +86,89 @@ float act(uint l, float x) {
   }
 }
 
+#if PF > 0
+// Layer l's weights of item t (W_l[k0 + i][j] for i < PF, 0 past its slice or past the items) and
+// beta_l b_l[t % N_l] (0 past the sums' items).
+void fetch(uint l, uint t, out float w[PF], out float b) {
+  uint K = u_width[l];
+  uint N = u_width[l + 1u];
+  uint KS = (K + SPLITU - 1u) / SPLITU;
+  uint j = t % N;
+  uint k0 = t / N / (BM / 4u) * KS;
+  uint kend = t < BM / 4u * N * SPLITU ? min(K, k0 + KS) : 0u;
+  for (uint i = 0u; i < uint(PF); ++i) {
+    float v = float(load2(u_w[l] + j + (k0 + i) * N));  // (load2 clamps its index)
+    w[i] = k0 + i < kend ? v : 0.0;
+  }
+  float v = u_beta[l] * float(load2(u_b[l] + j));
+  b = t < BM / 4u * N ? v : 0.0;
+}
+
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  uint row0 = WORKGROUP_ID_1D * BM;
+  if (row0 >= u_rows) return;  // a workgroup past the grid's end (the whole workgroup)
+  uint rows = min(BM, u_rows - row0);
+  float w[PF];
+  float bnext;
+  fetch(0u, t, w, bnext);
+  uint K = u_width[0];
+  for (uint i = t; LOOP(i < BM / 4u * K); i += LOCAL_X) {  // x's row quads (0 past the block's rows)
+    uint q = i / K;
+    uint k = i - q * K;
+    vec4 x;
+    for (uint c = 0u; c < 4u; ++c) {
+      uint r = q * 4u + c;
+      float v = float(load1((row0 + min(r, rows - 1u)) * K + k));
+      x[c] = r < rows ? v : 0.0;
+    }
+    h4[q * WMAX + k] = x;
+  }
+  workgroup_sync();
+  uint src = 0u;
+  for (uint l = 0u; LOOP(l < u_layers); ++l) {
+    uint N = u_width[l + 1u];
+    uint dst = BM / 4u * WMAX - src;
+    bool last = l + 1u == u_layers;
+    float alpha = u_alpha[l];
+    float b = bnext;
+    uint KS = (K + SPLITU - 1u) / SPLITU;
+    uint j = t % N;
+    uint rest = t / N;
+    uint q = rest % (BM / 4u);
+    uint k0 = rest / (BM / 4u) * KS;
+    vec4 acc = vec4(0.0);
+    if (t < BM / 4u * N * SPLITU) {
+      uint a = src + q * WMAX + k0;
+      uint kend = min(K, k0 + KS);  // (<= k0 for the slices past K: none of their k)
+      for (uint i = 0u; i < uint(PF); ++i)
+        if (k0 + i < kend) acc += h4[a + i] * w[i];
+    }
+    if (!last) fetch(l + 1u, t, w, bnext);  // in flight through the sums and barriers below
+#if SPLIT > 1
+    if (t < BM / 4u * N * SPLITU) part4[(rest / (BM / 4u) * (BM / 4u) + q) * WMAX + j] = acc;
+    workgroup_sync();
+    q = min(t / N, BM / 4u - 1u);  // (t past the sums' items: any quad, not stored)
+    acc = vec4(0.0);
+    for (uint s = 0u; s < SPLITU; ++s)  // the slices' sums, in slice order
+      acc += part4[(s * (BM / 4u) + q) * WMAX + j];
+#endif
+    if (t < BM / 4u * N) {
+      vec4 v = vec4(act(l, alpha * acc.x + b), act(l, alpha * acc.y + b), act(l, alpha * acc.z + b),
+                    act(l, alpha * acc.w + b));
+      if (!last) {
+        h4[dst + q * WMAX + j] = v;
+      } else {
+        for (uint c = 0u; c < 4u; ++c)
+          if (q * 4u + c < rows) store0((row0 + q * 4u + c) * N + j, CT0(v[c]));
+      }
+    }
+    workgroup_sync();
+    src = dst;
+    K = N;
+  }
+}
+#else
 void main() {
   uint t = gl_LocalInvocationID.x;
   uint row0 = WORKGROUP_ID_1D * BM;
@@ -135,3 +237,4 @@ void main() {
     K = N;
   }
 }
+#endif

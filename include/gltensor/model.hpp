@@ -70,7 +70,10 @@ struct ModelOptions {
   /// host, reading each input where the caller's tensor lies (a contiguous tensor from element 0
   /// that is not one of the recording's outputs; any other is copied into the captured copy
   /// first). The outputs are then the
-  /// recording's tensors: the next run overwrites them (clone() what must outlive it). A run that
+  /// recording's tensors: the next run overwrites them (clone() what must outlive it); each of up to
+  /// 256 KiB lies in a host-visible buffer where the device has them (as run_host's; not with
+  /// GLTENSOR_HOST_IO=copy), which the recording writes and to_vector() reads without a copy
+  /// (kernels that read it read host memory). A run that
   /// cannot be captured (it reads values back: control flow on data, data-dependent shapes) runs
   /// unrecorded for those shapes. A new set of shapes beyond replay_shapes recordings drops the
   /// least recently run one and its buffers (recordings are kept per device the model runs on).
@@ -150,8 +153,8 @@ class Model {
   /// with the buffer storage extension; GLTENSOR_HOST_IO=copy turns it off): each input of up to
   /// 256 KiB is written by the host into a persistently mapped, coherent buffer of the model's
   /// that the first kernels read in place (no upload copy), and with ModelOptions::replay the
-  /// recording writes each output of up to 256 KiB into such a buffer (no copy before the
-  /// read-back: one fence wait, then a memcpy). Larger tensors, and outputs of plain runs, go
+  /// recording writes each output of up to 256 KiB into such a buffer (as for run(); no copy
+  /// before the read-back: one fence wait, then a memcpy). Larger tensors, and outputs of plain runs, go
   /// through the upload ring and the mapped read buffer. The values are those of run() on
   /// Tensor::from_bytes inputs, bit for bit. (The persistent, coherent mappings: OpenGL 4.4's
   /// buffer storage, ARB_buffer_storage, or OpenGL ES's EXT_buffer_storage.)

@@ -56,7 +56,7 @@ std::map<std::string, HostOutput> Model::run_host(const Device& dev, const std::
     }
   }
   std::map<std::string, HostOutput> out;
-  for (auto& [name, t] : m.run(given, stats, true)) out[name] = HostOutput{t.shape(), t.dtype(), t.to_bytes()};
+  for (auto& [name, t] : m.run(given, stats)) out[name] = HostOutput{t.shape(), t.dtype(), t.to_bytes()};
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "nn/conv_plan.hpp"
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/guard.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -234,11 +235,10 @@ void Model::release(const Device& dev) const {
 }
 
 std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const {
-  return impl_->run(inputs, stats, false);
+  return impl_->run(inputs, stats);
 }
 
-std::map<std::string, Tensor> Model::Impl::run(const std::map<std::string, Tensor>& inputs, RunStats* stats,
-                                               bool host_outputs) const {
+std::map<std::string, Tensor> Model::Impl::run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const {
   const Impl& m = *this;
   // The run's device: its inputs' (the model's for a graph without inputs).
   Device dev = m.dev;
@@ -252,7 +252,7 @@ std::map<std::string, Tensor> Model::Impl::run(const std::map<std::string, Tenso
   RunState rs;
   rs.live.reserve(64);
   const auto d0 = dev.dispatch_count(), b0 = dev.barrier_count();
-  auto out = m.options.replay ? m.run_replayed(ds, given, rs, host_outputs) : m.execute(ds, given, rs);
+  auto out = m.options.replay ? m.run_replayed(ds, given, rs) : m.execute(ds, given, rs);
   rs.stats.dispatches = dev.dispatch_count() - d0;
   rs.stats.barriers = dev.barrier_count() - b0;
   {
@@ -330,14 +330,15 @@ bool rebindable(const detail::Capture& c, const Tensor& captured, const Tensor& 
   return true;
 }
 
-// After a capture for Model::run_host: each output that the recording writes, up to
-// kDirectBytes, moves into a host-visible buffer, so that replays write it where the host reads
-// it (no copy before the read-back). Where the device has none, it stays.
+// After a capture (Model::run_host's or run()'s): each output that the recording writes, up to
+// kDirectHostBytes, moves into a host-visible buffer, so that replays write it where the host
+// reads it (no copy before the read-back: run_host's read and to_vector wait for the fence, then
+// copy from the mapping). Where the device has none (or GLTENSOR_HOST_IO=copy), it stays.
 void outputs_to_host(const Device& dev, detail::Capture& c, const std::map<std::string, Tensor>& outputs) {
   for (const auto& [name, t] : outputs) {
     detail::Storage& st = *t.impl()->storage;
     if (st.block.host || st.nbytes > kDirectHostBytes || !c.writes(st.buffer())) continue;
-    const detail::Pool::Block b = dev.impl()->pool().acquire_host(st.nbytes, "Model::run_host");
+    const detail::Pool::Block b = dev.impl()->pool().acquire_host(st.nbytes, "Model::run");
     if (!b.buffer) return;
     c.move_storage(st, b);
   }
@@ -349,8 +350,8 @@ void outputs_to_host(const Device& dev, detail::Capture& c, const std::map<std::
 // compiled, variants tuned, so that the recording holds no tuning runs), the second is captured
 // (on copies of the inputs), later runs of those shapes replay it, each input read where the
 // caller's tensor lies (a rebound replay; a copy into the captured one where that cannot be).
-std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs,
-                                                        bool host_outputs) const {
+std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const std::vector<Tensor>& given,
+                                                        RunState& rs) const {
   using Replayed = DeviceState::Replayed;
   std::vector<Shape> shapes;
   for (const Tensor& t : given) shapes.push_back(t.shape());
@@ -360,12 +361,12 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
     // The least recently run recordings' buffers go before a new capture takes its own.
     while (!replays.empty() && replays.size() >= static_cast<std::size_t>(std::max(1, options.replay_shapes)))
       replays.pop_front();
-    replays.push_back(Replayed{shapes, {}, {}, {}, {}, false, {}, Replayed::warm});
+    replays.push_back(Replayed{shapes, {}, {}, {}, {}, {}, Replayed::warm});
     return execute(ds, given, rs);
   }
   Replayed& r = *it;
   if (r.state == Replayed::captured) {
-    prepare_replay(ds, it, given, host_outputs);
+    prepare_replay(ds, it, given);
     detail::RecordingAccess::replay(r.rec, r.rebinds);
     rs.stats = r.stats;
     return r.outputs;
@@ -380,12 +381,14 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
     // run unrecorded.
     ds.dev.impl()->log(LogLevel::info,
                        std::string("gltensor::Model: ") + g.file + ": runs without replay: " + e.what());
-    r = Replayed{shapes, {}, {}, {}, {}, false, {}, Replayed::refused};
+    r = Replayed{shapes, {}, {}, {}, {}, {}, Replayed::refused};
     rs = RunState();
     return execute(ds, given, rs);
   }
-  if (host_outputs) outputs_to_host(ds.dev, *detail::RecordingAccess::capture(r.rec), r.outputs);
-  r.outputs_on_host = host_outputs;
+  {  // run() on tensors too: to_vector then reads them without a copy (issue 21's e2e path)
+    detail::Enter guard(*ds.dev.impl(), "Model::run");
+    outputs_to_host(ds.dev, *detail::RecordingAccess::capture(r.rec), r.outputs);
+  }
   r.stats = rs.stats;
   r.state = Replayed::captured;
   return r.outputs;
@@ -403,14 +406,10 @@ std::list<DeviceState::Replayed>::iterator Model::Impl::captured_for(DeviceState
 }
 
 void Model::Impl::prepare_replay(DeviceState& ds, std::list<DeviceState::Replayed>::iterator it,
-                                 const std::vector<Tensor>& given, bool host_outputs) const {
+                                 const std::vector<Tensor>& given) const {
   ds.replays.splice(ds.replays.end(), ds.replays, it);  // now the most recently run (it stays valid)
   DeviceState::Replayed& r = *it;
   detail::Capture& c = *detail::RecordingAccess::capture(r.rec);
-  if (host_outputs && !r.outputs_on_host) {  // captured by a run() on tensors
-    outputs_to_host(ds.dev, c, r.outputs);
-    r.outputs_on_host = true;
-  }
   r.rebinds.clear();
   for (std::size_t k = 0; k < given.size(); ++k) {
     if (rebindable(c, r.inputs[k], given[k], r.outputs))
@@ -456,7 +455,7 @@ std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
   };
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!options.replay) {
-      out[i] = run(inputs[i], &last_stats, false);
+      out[i] = run(inputs[i], &last_stats);
       continue;
     }
     Device dev = this->dev;
@@ -479,7 +478,7 @@ std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
         from[j] = nullptr;
       }
     if (r) {
-      prepare_replay(ds, found, given, false);
+      prepare_replay(ds, found, given);
       group.push_back(r);
       members.push_back(i);
       // The captured run's byte counts; its dispatches and barriers are the recording's (those
@@ -491,7 +490,7 @@ std::vector<std::map<std::string, Tensor>> Model::Impl::run_many(
     }
     RunState rs;
     rs.live.reserve(64);
-    out[i] = run_replayed(ds, given, rs, false);
+    out[i] = run_replayed(ds, given, rs);
     last_stats = rs.stats;
     if (!ds.replays.empty() && ds.replays.back().state == Replayed::captured) from[i] = &ds.replays.back();
   }

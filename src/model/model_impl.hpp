@@ -70,7 +70,6 @@ struct DeviceState {
     std::map<std::string, Tensor> outputs;
     Recording rec;
     std::vector<detail::Rebind> rebinds;  // a replay's inputs read in place (scratch, kept)
-    bool outputs_on_host = false;         // the outputs moved to host-visible buffers (run_host)
     RunStats stats;                       // of the captured run (its peak and totals are a replay's)
     // warm: run once (the next run is captured); refused: the run cannot be captured, these
     // shapes run unrecorded.
@@ -99,18 +98,16 @@ struct Model::Impl {
   DeviceState& state_for(const Device& d) const;
   std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d) const;
   std::map<std::string, Tensor> execute(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
-  // Model::run; host_outputs (run_host): a captured run's outputs go to host-visible buffers.
-  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats,
-                                    bool host_outputs) const;
-  std::map<std::string, Tensor> run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs,
-                                             bool host_outputs) const;
+  // Model::run (and run_host's run); with replay a captured run's outputs of up to
+  // kDirectHostBytes go to host-visible buffers.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const;
+  std::map<std::string, Tensor> run_replayed(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
   // The recording of these input shapes if it is captured (replayable), else ds.replays.end().
   static std::list<DeviceState::Replayed>::iterator captured_for(DeviceState& ds, const std::vector<Tensor>& given);
   // Before replaying *r (an entry of ds.replays, found by the caller): it is made the most
-  // recently run, its outputs moved for run_host, the inputs rebound in r->rebinds or copied into
-  // the captured ones.
-  void prepare_replay(DeviceState& ds, std::list<DeviceState::Replayed>::iterator r, const std::vector<Tensor>& given,
-                      bool host_outputs) const;
+  // recently run, the inputs rebound in r->rebinds or copied into the captured ones.
+  void prepare_replay(DeviceState& ds, std::list<DeviceState::Replayed>::iterator r,
+                      const std::vector<Tensor>& given) const;
   std::vector<std::map<std::string, Tensor>> run_many(const std::vector<std::map<std::string, Tensor>>& inputs) const;
   void exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& vals, RunState& rs) const;
   static void hold(RunState& rs, const Tensor& t);

@@ -81,7 +81,36 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
         p.local = local_for(s);
         break;
       }
-  // fused_mlp.comp's loops, each counting its exit test
+  // The prefetch form: every layer's items within the invocations (item t is invocation t's), its
+  // weights in registers; asked for (choice.prefetch 1), the invocations grow to the widest layer's
+  // items on software renderers too.
+  const auto pf_for = [&](std::int64_t split, std::int64_t local) -> std::int64_t {
+    std::int64_t pf = 0;
+    bool fits = true;
+    for (const auto& l : L) {
+      pf = std::max(pf, ceil_div(l.K, split));
+      fits = fits && p.rows / 4 * l.N * split <= local;
+    }
+    return fits && pf <= kFusedMlpMaxPf && (pf + 48) * local <= kFusedMlpPfRegisters ? pf : 0;
+  };
+  if (choice.prefetch > 0 || (choice.prefetch < 0 && M >= 0 && !dev.software)) {
+    // At run on GPUs 4 or 2 slices of 8 k or more where they fit: the H100 ran the three-Gemm
+    // model's kernel in 13.6 us of GPU time with 4 slices, 14.5 with 8, 16.2 with 2, 17.4 with 1
+    // (the loop form: 17.0 with 8; bench/RESULTS.md, gemm4).
+    bool chosen = false;
+    if (choice.split <= 0 && M >= 0 && !dev.software)
+      for (std::int64_t s : {4, 2})
+        if (ceil_div(kmax, s) >= 8 && p.wmax <= limit(s) && pf_for(s, local_for(s)) > 0) {
+          p.split = s, p.local = local_for(s), p.pf = pf_for(s, p.local), chosen = true;
+          break;
+        }
+    if (!chosen) {
+      if (choice.prefetch > 0 && items(p.split) > p.local)
+        p.local = std::clamp<std::int64_t>(ceil_div(items(p.split), 64) * 64, 64, max_local);
+      p.pf = pf_for(p.split, p.local);
+    }
+  }
+  // fused_mlp.comp's loops, each counting its exit test (the prefetch form's are fewer)
   std::uint64_t n = static_cast<std::uint64_t>(ceil_div(p.rows * L[0].K, p.local) + 1 + L.size() + 1);
   for (const auto& l : L) {
     n += static_cast<std::uint64_t>(ceil_div(p.rows / 4 * l.N * p.split, p.local) * (ceil_div(l.K, p.split) + 1) + 1);
@@ -106,7 +135,7 @@ FusedMlpDevice fused_mlp_device(const Device& dev) {
 Defines FusedMlpVariant::defines() const {
   Defines d;
   d.uvalue("BM", static_cast<std::uint64_t>(rows)).uvalue("WMAX", static_cast<std::uint64_t>(wmax));
-  d.value("SPLIT", split);  // signed: the preprocessor tests it
+  d.value("SPLIT", split).value("PF", pf);  // signed: the preprocessor tests them
   d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, params, CT::f32, false);
   return d;
 }
@@ -121,6 +150,13 @@ std::vector<FusedMlpVariant> FusedMlpVariant::space() {
           v.rows = rows, v.wmax = wmax, v.split = split, v.params = p;
           out.push_back(v);
         }
+  // the prefetch form: one and several slices, f32 and f16 parameters
+  for (std::int64_t split : {1, 8})
+    for (DType p : {DType::f32, DType::f16}) {
+      FusedMlpVariant v;
+      v.rows = 4, v.wmax = 96, v.split = split, v.pf = split == 1 ? 32 : 12, v.params = p;
+      out.push_back(v);
+    }
   return out;
 }
 
@@ -185,7 +221,7 @@ Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const Fu
   const Tensor xd = x.is_contiguous() && x.offset() == 0 ? x : x.contiguous();
   const Tensor pd = params.is_contiguous() && params.offset() == 0 ? params : params.contiguous();
   FusedMlpVariant v;
-  v.rows = plan.rows, v.wmax = plan.wmax, v.split = plan.split, v.params = pd.dtype();
+  v.rows = plan.rows, v.wmax = plan.wmax, v.split = plan.split, v.pf = plan.pf, v.params = pd.dtype();
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(plan.local)}).write(y).read(xd).read(pd);
   launch.params(FusedMlpParams{rows, mlp}).loop_iterations(plan.loop_iterations);

@@ -49,6 +49,9 @@ struct FusedMlpDevice {
 struct FusedMlpChoice {
   std::int64_t rows = 0;   ///< rows per workgroup (BM)
   std::int64_t split = 0;  ///< slices of K per layer (SPLIT)
+  /// The prefetch form (PF, fused_mlp.comp): -1 the plan's (GPUs at run, where it fits), 0 never,
+  /// 1 wherever it fits (software renderers too).
+  int prefetch = -1;
 };
 
 struct FusedMlpPlan {
@@ -58,26 +61,38 @@ struct FusedMlpPlan {
   std::int64_t split = 1;
   std::int64_t local = 0;  ///< invocations per workgroup
   std::int64_t wmax = 0;   ///< the widest layer input or output (WMAX)
+  /// > 0: the prefetch form, each invocation's weights of a layer in pf registers (PF)
+  std::int64_t pf = 0;
   std::uint64_t loop_iterations = 0;
 };
 
 /// The plan for `M` rows (M < 0: at load, for any M: the largest row block). Rows per workgroup:
 /// the setting's, else a multiple of 4 that gives about 64 workgroups, at most 16; SPLIT: the
-/// setting's, else on GPUs at run (M >= 0) the most of 8, 4, 2 that leaves 8 k or more per slice,
-/// one invocation per item and the slices' sums within the shared memory, else 1; invocations: on GPUs one per item of
-/// the widest layer (rows / 4 x N x SPLIT, a multiple of 64 up to max_local), 64 on software renderers. Refuses fewer
-/// than 2 or more than kFusedMlpMaxLayers layers, widths whose shared buffers (two of rows x width floats, SPLIT more
-/// where SPLIT > 1) pass the device's shared memory, and loops past its loop budget.
+/// setting's, else on GPUs at run (M >= 0) 4 or 2 where the prefetch form takes them with 8 k or more per slice, else
+/// the most of 8, 4, 2 that leaves 8 k or more per slice, one invocation per item and the slices' sums within the
+/// shared memory, else 1; invocations: on GPUs one per item of
+/// the widest layer (rows / 4 x N x SPLIT, a multiple of 64 up to max_local), 64 on software renderers. The prefetch
+/// form (pf = the most k per slice of any layer) where every layer's items fit the invocations, pf <= kFusedMlpMaxPf
+/// and (pf + 48) x invocations <= kFusedMlpPfRegisters: on GPUs at run unless choice.prefetch is 0, anywhere where it
+/// is 1 (the invocations then one per item of the widest layer on software renderers too). Refuses fewer than 2 or more
+/// than kFusedMlpMaxLayers layers, widths whose shared buffers (two of rows x width floats, SPLIT more where SPLIT > 1)
+/// pass the device's shared memory, and loops past its loop budget.
 FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, const FusedMlpChoice& choice,
                             std::int64_t M = -1);
 /// The widest width plan_fused_mlp takes at load for this device and choice (shared memory).
 std::int64_t fused_mlp_max_width(const FusedMlpDevice& dev, const FusedMlpChoice& choice);
 FusedMlpDevice fused_mlp_device(const Device& dev);
 
-/// fused_mlp.comp's Variant: BM rows per workgroup, WMAX, SPLIT, the packed parameters' dtype.
+/// The most weights per invocation and layer the prefetch form holds in registers, and the
+/// registers a workgroup of it may take (pf + 48 an invocation: an SM's 64 Ki 32-bit registers).
+constexpr std::int64_t kFusedMlpMaxPf = 96;
+constexpr std::int64_t kFusedMlpPfRegisters = 65536;
+
+/// fused_mlp.comp's Variant: BM rows per workgroup, WMAX, SPLIT, PF (0: the loop form), the packed
+/// parameters' dtype.
 struct FusedMlpVariant {
   static constexpr const char* kFile = "fused_mlp.comp";
-  std::int64_t rows = 8, wmax = 4, split = 1;
+  std::int64_t rows = 8, wmax = 4, split = 1, pf = 0;
   DType y = DType::f32, x = DType::f32, params = DType::f32;
   Defines defines() const;
   static std::vector<FusedMlpVariant> space();

@@ -410,6 +410,109 @@ TEST(FusedMlp, F16Weights) {
   EXPECT_TRUE(close(f.out.at("y"), g.ref(x, rows), 2e-2, 2e-2));  // weights rounded to f16
 }
 
+namespace {
+
+// A random chain for detail::fused_mlp itself: packed parameters, each layer's activation (as
+// ref_act names it) and scales.
+struct Packed {
+  detail::FusedMlp mlp;
+  std::vector<std::string> acts;
+  std::vector<float> params;
+
+  Packed(std::mt19937_64& rng, const std::vector<std::int64_t>& widths) {
+    const std::vector<std::pair<std::string, Epilogue>> kinds = {{"", Activation::none},
+                                                                 {"Relu", Activation::relu},
+                                                                 {"Sigmoid", Activation::sigmoid},
+                                                                 {"Tanh", Activation::tanh},
+                                                                 {"LeakyRelu", Epilogue::leaky_relu(0.1)},
+                                                                 {"Clip", Epilogue::clip(-0.5, 0.75)},
+                                                                 {"HardSigmoid", Epilogue::hardsigmoid(0.3, 0.4)},
+                                                                 {"HardSwish", Epilogue::hardswish()}};
+    for (std::size_t i = 0; i + 1 < widths.size(); ++i) {
+      detail::MlpLayer& l = mlp.add(widths[i], widths[i + 1]);
+      const auto& kind = kinds[rng() % kinds.size()];
+      l.act = kind.second;
+      if (rng() % 2) l.alpha = 0.75, l.beta = 1.5;
+      acts.push_back(kind.first);
+      const float r = 1.5f / std::sqrt(static_cast<float>(widths[i]));
+      const auto w = uniform(rng, static_cast<std::size_t>(l.K * l.N), -r, r), b = uniform(rng, l.N);
+      params.insert(params.end(), w.begin(), w.end());
+      params.insert(params.end(), b.begin(), b.end());
+    }
+  }
+
+  // y's float64 reference for x [rows, K_0] (every layer's output rounded to float32).
+  std::vector<double> ref(const std::vector<float>& x, std::int64_t rows) const {
+    std::vector<double> a(x.begin(), x.end());
+    for (std::size_t i = 0; i < mlp.layers.size(); ++i) {
+      const detail::MlpLayer& l = mlp.layers[i];
+      std::vector<double> o(static_cast<std::size_t>(rows * l.N));
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < l.N; ++j) {
+          double s = 0;
+          for (std::int64_t k = 0; k < l.K; ++k) s += a[r * l.K + k] * params[l.w_offset + k * l.N + j];
+          o[r * l.N + j] = static_cast<float>(ref_act(acts[i], l.alpha * s + l.beta * params[l.b_offset + j]));
+        }
+      a = std::move(o);
+    }
+    return a;
+  }
+
+  std::vector<float> run(const std::vector<float>& x, std::int64_t rows, detail::FusedMlpChoice choice,
+                         DType params_dtype = DType::f32) const {
+    const Tensor p = Tensor::from_host(device(), params, {mlp.numel()});
+    return detail::fused_mlp("FusedMlp", Tensor::from_host(device(), x, {rows, mlp.layers[0].K}),
+                             params_dtype == DType::f32 ? p : p.to(params_dtype), mlp, choice)
+        .to_vector();
+  }
+};
+
+}  // namespace
+
+// The prefetch form (fused_mlp.comp's PF: each invocation's weights of a layer in registers, the
+// next layer's loaded during this one's sums) against float64 and against the loop form (PF 0),
+// on every device (GLTENSOR_FUSED_MLP's choice 1 makes the plan take it on software renderers):
+// odd widths from 1 to 96, 4 to 64 rows per workgroup, 1 to 8 slices of K (slices of unequal
+// length, 5 of 96), every fused activation, alpha and beta, rows 1, odd, past one workgroup and
+// the three-Gemm model's 34; NaN and infinities; f16 parameters. Sabotage tried (each fails
+// here): the slices' sums from slice 1, layer l's weights fetched again for layer l + 1, fetch's
+// slice index without the row quads (k0 = t / N * KS), the last sum item's bias dropped, the
+// slices' partial sums stored without their row quad, x's last row of a block staged as 0.
+TEST(FusedMlp, PrefetchFormMatchesFloat64AndLoopForm) {
+  GLT_RNG(rng);
+  struct Case {
+    std::vector<std::int64_t> widths;
+    std::int64_t bm, split, pf;
+  };
+  const std::vector<Case> cases = {{{96, 96, 96, 96}, 4, 8, 12}, {{13, 33, 7}, 8, 3, 11}, {{7, 1, 65, 5}, 4, 4, 17},
+                                   {{24, 20, 9}, 16, 2, 12},     {{3, 4, 3}, 64, 1, 4},   {{96, 40, 96, 2}, 4, 5, 20},
+                                   {{96, 96, 5}, 4, 1, 96}};
+  const detail::FusedMlpDevice dev = detail::fused_mlp_device(device());
+  for (const Case& c : cases) {
+    const Packed m(rng, c.widths);
+    for (std::int64_t rows : {1, 5, 34, 67}) {
+      SCOPED_TRACE("widths " + std::to_string(c.widths[0]) + ".." + std::to_string(c.widths.back()) + ", " +
+                   std::to_string(c.bm) + "x" + std::to_string(c.split) + ", rows " + std::to_string(rows));
+      const detail::FusedMlpChoice pf{c.bm, c.split, 1}, loop{c.bm, c.split, 0};
+      const auto plan = detail::plan_fused_mlp(m.mlp, dev, pf, rows);
+      ASSERT_TRUE(plan.ok) << plan.why;
+      EXPECT_EQ(plan.pf, c.pf);
+      EXPECT_EQ(detail::plan_fused_mlp(m.mlp, dev, loop, rows).pf, 0);
+      auto x = uniform(rng, static_cast<std::size_t>(rows * c.widths[0]));
+      const auto y = m.run(x, rows, pf);
+      EXPECT_TRUE(close(y, m.ref(x, rows), 1e-4, 1e-4));
+      EXPECT_TRUE(close(y, to_double(m.run(x, rows, loop)), 1e-5, 1e-6)) << "against the loop form";
+      if (rows == 34) {  // specials: as the loop form
+        sprinkle_specials(x);
+        EXPECT_TRUE(close(m.run(x, rows, pf), to_double(m.run(x, rows, loop)), 1e-5, 1e-6)) << "NaN / Inf";
+        x = uniform(rng, x.size());
+        EXPECT_TRUE(close(m.run(x, rows, pf, DType::f16), to_double(m.run(x, rows, loop, DType::f16)), 1e-5, 1e-6))
+            << "f16 parameters";
+      }
+    }
+  }
+}
+
 // A fused chain that starts with a Gemm refuses a 3-D input as the Gemm does (ModelError).
 TEST(FusedMlp, GemmInputMustBe2D) {
   GLT_RNG(rng);
@@ -458,21 +561,40 @@ TEST(FusedMlpPlan, LimitsAndLoopCount) {
   ASSERT_TRUE(s4.ok) << s4.why;
   EXPECT_EQ(s4.local, 768);
   EXPECT_EQ(s4.loop_iterations, 2u + 3u + 2u * (26u + 6u));
-  // at run on GPUs, K in slices: 8 of 12 k for 34 rows (4 per workgroup: 768 invocations), 2
-  // for 16 rows per workgroup (1024 invocations at most), none under 16 k, none on software
+  // at run on GPUs, K in slices: 4 of 24 k for 34 rows in the prefetch form (4 rows per
+  // workgroup: 384 invocations; the loop form: 8 of 12 k, 768 invocations), 2 for 16 rows per
+  // workgroup (1024 invocations at most), none under 16 k, none on software
   const auto m34 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34);
   EXPECT_EQ(m34.rows, 4);
-  EXPECT_EQ(m34.split, 8);
-  EXPECT_EQ(m34.local, 768);
+  EXPECT_EQ(m34.split, 4);
+  EXPECT_EQ(m34.local, 384);
+  const auto loop34 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, 0}, 34);
+  EXPECT_EQ(loop34.split, 8);
+  EXPECT_EQ(loop34.local, 768);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).split, 2);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 1}, 34).split, 1);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({12, 12, 12}), d, any, 34).split, 1);
+  // the prefetch form at run on GPUs where every layer's items fit and 32 k per slice at most
+  EXPECT_EQ(m34.pf, 24);
+  EXPECT_EQ(p.pf, 0);  // at load
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, 0}, 34).pf, 0);
+  // 16 rows, 2 slices: 768 invocations of 48 k, past the registers; 4 rows, one slice: 96 k, not 97
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).pf, 0);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 1}, 34).pf, 96);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 97, 96}), d, {4, 1}, 34).pf, 0);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 4}, 34).pf, 24);
   // capped by the device's workgroup size; 64 on software renderers
   d.max_local = 256;
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4}).local, 256);
   d.software = true;
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {8, 4}).local, 64);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34).split, 1);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34).pf, 0);
+  // asked for: the invocations one per item (40 x 4: 192), not past the device's (96 x 8 > 256)
+  const auto forced = detail::plan_fused_mlp(mlp_of({40, 40, 40}), d, {4, 4, 1}, 34);
+  EXPECT_EQ(forced.pf, 10);
+  EXPECT_EQ(forced.local, 192);
+  EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 8, 1}, 34).pf, 0);
   d.software = false;
   d.loop_budget = p.loop_iterations - 1;
   EXPECT_NE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any).why.find("loop iterations"), std::string::npos);
