@@ -152,7 +152,11 @@ Ts run_stft(Args& a) {
   const std::int64_t F = 1 + (L - n) / step, m = a.attrs.i("onesided", 1) ? n / 2 + 1 : n;
   const DType out_dtype = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   if (B == 0) return Ts{full(a.dev, {0, F, m, 2}, 0.0, out_dtype)};
-  // Frame f's sample j is signal[f * step + j]: one gather of F * n samples per batch row.
+  // Frame f's sample j is signal[f * step + j]: one gather of F * n samples per batch row (its
+  // indices built on the host: overlapping frames of a long signal fail naming the node).
+  if (F > kMaxHostElements / n)
+    a.fail(std::to_string(F) + " frames of " + std::to_string(n) + " samples are past the " +
+           std::to_string(kMaxHostElements) + " frame samples gathered per batch row");
   std::vector<std::int32_t> idx(static_cast<std::size_t>(F * n));
   for (std::int64_t f = 0; f < F; ++f)
     for (std::int64_t j = 0; j < n; ++j)
@@ -165,7 +169,7 @@ Ts run_stft(Args& a) {
   };
   Tensor re = part(0), im = xs[2] == 2 ? part(1) : Tensor();
   Tensor out_re, out_im;
-  dft_rows(a.dev, re, im, n, m, false, out_re, out_im);
+  dft_rows(a, re, im, n, m, false, out_re, out_im);
   Tensor y = concat({out_re.reshape({B, F, m, 1}), out_im.reshape({B, F, m, 1})}, 3);
   return Ts{y.dtype() == out_dtype ? y : y.to(out_dtype)};
 }

@@ -223,6 +223,20 @@ TEST(SignalOps, StftRefusals) {
   B::attr_i(m3.node("STFT", {"x", "step"}, {"y"}, "two"), "onesided", 2);
   EXPECT_THROW_MSG(Model::load(device(), m3.save("stft_onesided")), ModelError,
                    "'two' (STFT): attribute onesided=2: expected 0 or 1");
+  // Sizes whose host-built parts would pass 2^25 elements fail naming the node, before any
+  // allocation (review17): one frame of a whole 8200-sample signal (no window, no frame_length:
+  // [8200, 4101] DFT matrices), and 39001 overlapping frames of 1000 samples (step 1).
+  B m6(17);
+  m6.input("x", {1, 8200, 1}).output("y").init_i64("step", {}, {1});
+  m6.node("STFT", {"x", "step"}, {"y"}, "whole");
+  EXPECT_THROW_MSG(Model::load(device(), m6.save("stft_whole")).run({{"x", zeros(device(), {1, 8200, 1})}}), ModelError,
+                   "'whole' (STFT): a DFT of length 8200 (4101 frequencies) needs [8200, 4101]");
+  B m7(17);
+  m7.input("x", {1, 40000, 1}).input("w", {1000}).output("y").init_i64("step", {}, {1});
+  m7.node("STFT", {"x", "step", "w"}, {"y"}, "dense");
+  EXPECT_THROW_MSG(Model::load(device(), m7.save("stft_dense"))
+                       .run({{"x", zeros(device(), {1, 40000, 1})}, {"w", ones(device(), {1000})}}),
+                   ModelError, "'dense' (STFT): 39001 frames of 1000 samples are past the 33554432");
   B m5(17);
   m5.init_i64("n", {}, {std::int64_t{1} << 40}).output("y");
   m5.node("HannWindow", {"n"}, {"y"}, "huge");
