@@ -25,7 +25,7 @@
 //                   forward's output y is not > 0 (NaN too: relu_backward's threshold).
 //   POOL            (BN_NORM, BN_GRAD_SUMS, BN_DX) the following max pooling fused (windows that tile
 //                   each [H, W] plane: stride = kernel, no padding, H = OH * KH, W = OW * KW):
-//                   BN_NORM (ROWS grid over each plane's windows, not its values) writes the pooled
+//                   BN_NORM (ROWS grid over each channel's windows, not its values) writes the pooled
 //                   y [N, C, OH, OW] and the window's argmax (i32, flat h * W + w; with RELU -1
 //                   where the max is not > 0, NaN too: the ReLU's gradient), never y itself. The
 //                   backward walks the windows, gy of an element being the window's pooled gradient
@@ -65,6 +65,7 @@ uniform uint u_S;
 uniform uint u_W;    // x's width
 uniform uint u_OW;   // the pooled width
 uniform uint u_OHW;  // windows per plane: OH * OW
+uniform uint u_windows;  // windows per channel: N * OH * OW (BN_NORM, BN_DX)
 uniform uint u_KH;   // window height (= stride)
 uniform uint u_KW;   // window width (= stride)
 #ifdef BN_GRAD_SUMS
@@ -205,28 +206,21 @@ uniform float u_eps;
 
 
 #if defined(BN_NORM) || defined(BN_DX)
-// Elementwise grids. ROWS: workgroup (x, c, z) covers s in [x * LOCAL_X * u_iters, ...) of rows
-// (nb, c), nb in [z * u_planes, (z + 1) * u_planes), u_iters values per invocation strided by
-// LOCAL_X: no division, the channel's values loaded (or merged) once per invocation. Otherwise
+// Elementwise grids. ROWS: workgroup (x, c, nb) covers s in [x * LOCAL_X * u_iters, ...) of row
+// (nb, c), u_iters values per invocation strided by LOCAL_X: no division, the channel's values loaded (or merged) once per invocation. Otherwise
 // (short rows) one invocation per element, c = (i / S) % C.
 #ifdef ROWS
 uniform uint u_iters;
-uniform uint u_planes;  // images per workgroup
-uniform uint u_N;
 #define ELEM_LOOP_BEGIN                                                    \
   uint c = WORKGROUP_ID.y;                                                 \
   uint s0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x; \
   CHANNEL_VALUES                                                           \
-  uint nb_end = min(WORKGROUP_ID.z * u_planes + u_planes, u_N);            \
-  for (uint nb = WORKGROUP_ID.z * u_planes; LOOP(nb < nb_end); ++nb) {     \
-    uint row = (nb * u_C + c) * u_S;                                       \
-    for (uint k = 0u; LOOP(k < u_iters); ++k) {                            \
-      uint s = s0 + k * LOCAL_X;                                           \
-      if (s >= u_S) break;                                                 \
-      uint i = row + s;
-#define ELEM_LOOP_END \
-  }                   \
-  }
+  uint row = (WORKGROUP_ID.z * u_C + c) * u_S;                             \
+  for (uint k = 0u; LOOP(k < u_iters); ++k) {                              \
+    uint s = s0 + k * LOCAL_X;                                             \
+    if (s >= u_S) break;                                                   \
+    uint i = row + s;
+#define ELEM_LOOP_END }
 #else
 uniform uint u_numel;
 #define ELEM_LOOP_BEGIN          \
@@ -302,44 +296,41 @@ float out_act(float v) { return (v > 0.0 || is_nan(v)) ? v : 0.0; }
 float out_act(float v) { return v; }
 #endif
 #ifdef POOL
-// Workgroup (x, c, z) covers windows [x * LOCAL_X * u_iters, ...) of planes (nb, c), nb in
-// [z * u_planes, (z + 1) * u_planes), u_iters windows per invocation strided by LOCAL_X; each
-// window's max as max_pool2d takes it (the first of equal values, NaN wins).
+// Workgroup (x, c) covers windows [x * LOCAL_X * u_iters, ...) of channel c's N * OH * OW (window
+// j: q = j % OHW of plane (j / OHW, c)), u_iters windows per invocation strided by LOCAL_X; each
+// window's max as max_pool2d takes it (the first of equal values; NaN wins, the last NaN as torch's).
 void main() {
 #ifdef MERGE_PARTIALS
   vec2 stats = merged_stats(WORKGROUP_ID.y);  // before the window loop: every invocation takes part
 #endif
   uint c = WORKGROUP_ID.y;
-  uint q0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x;
+  uint j0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x;
   CHANNEL_VALUES
-  uint nb_end = min(WORKGROUP_ID.z * u_planes + u_planes, u_N);
-  for (uint nb = WORKGROUP_ID.z * u_planes; LOOP(nb < nb_end); ++nb) {
-    uint plane = nb * u_C + c;
-    for (uint k = 0u; LOOP(k < u_iters); ++k) {
-      uint q = q0 + k * LOCAL_X;
-      if (q >= u_OHW) break;
-      uint oh = q / u_OW;
-      uint first = oh * u_KH * u_W + (q - oh * u_OW) * u_KW;  // the window's first element in the plane
-      float best = 0.0;
-      int bi = -1;
-      for (uint kh = 0u; LOOP(kh < u_KH); ++kh) {
-        uint r = first + kh * u_W;
-        for (uint kw = 0u; LOOP(kw < u_KW); ++kw) {
-          float v = out_act((float(load1(plane * u_S + r + kw)) - mean) * scale + bias);
-          if (bi < 0 || v > best || (is_nan(v) && !is_nan(best))) {
-            best = v;
-            bi = int(r + kw);
-          }
+  for (uint k = 0u; LOOP(k < u_iters); ++k) {
+    uint j = j0 + k * LOCAL_X;
+    if (j >= u_windows) break;
+    uint nb = j / u_OHW, q = j - nb * u_OHW, plane = nb * u_C + c;
+    uint oh = q / u_OW;
+    uint first = oh * u_KH * u_W + (q - oh * u_OW) * u_KW;  // the window's first element in the plane
+    float best = 0.0;
+    int bi = -1;
+    for (uint kh = 0u; LOOP(kh < u_KH); ++kh) {
+      uint r = first + kh * u_W;
+      for (uint kw = 0u; LOOP(kw < u_KW); ++kw) {
+        float v = out_act((float(load1(plane * u_S + r + kw)) - mean) * scale + bias);
+        if (bi < 0 || v > best || is_nan(v)) {  // torch's rule: the last NaN
+          best = v;
+          bi = int(r + kw);
         }
       }
-      uint o = plane * u_OHW + q;
-      store0(o, CT0(best));
-#ifdef RELU
-      store9(o, best > 0.0 ? bi : -1);  // the ReLU's gradient is 0 where the max is not > 0
-#else
-      store9(o, bi);
-#endif
     }
+    uint o = plane * u_OHW + q;
+    store0(o, CT0(best));
+#ifdef RELU
+    store9(o, best > 0.0 ? bi : -1);  // the ReLU's gradient is 0 where the max is not > 0
+#else
+    store9(o, bi);
+#endif
   }
 }
 #else
@@ -486,25 +477,22 @@ void main() {
   vec2 sums = merged_sums(WORKGROUP_ID.y);  // before the window loop: every invocation takes part
 #endif
   uint c = WORKGROUP_ID.y;
-  uint q0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x;
+  uint j0 = WORKGROUP_ID.x * (LOCAL_X * u_iters) + gl_LocalInvocationID.x;
   CHANNEL_VALUES
-  uint nb_end = min(WORKGROUP_ID.z * u_planes + u_planes, u_N);
-  for (uint nb = WORKGROUP_ID.z * u_planes; LOOP(nb < nb_end); ++nb) {
-    uint plane = nb * u_C + c;
-    for (uint k = 0u; LOOP(k < u_iters); ++k) {
-      uint q = q0 + k * LOCAL_X;
-      if (q >= u_OHW) break;
-      uint o = plane * u_OHW + q;
-      int a = int(load_argmax(o));
-      float gp = a >= 0 ? float(load1(o)) : 0.0;
-      uint oh = q / u_OW;
-      uint first = oh * u_KH * u_W + (q - oh * u_OW) * u_KW;  // the window's first element in the plane
-      for (uint kh = 0u; LOOP(kh < u_KH); ++kh) {
-        uint r = first + kh * u_W;
-        for (uint kw = 0u; LOOP(kw < u_KW); ++kw) {
-          uint i = plane * u_S + r + kw;
-          store0(i, CT0(DX(int(r + kw) == a ? gp : 0.0, i)));
-        }
+  for (uint k = 0u; LOOP(k < u_iters); ++k) {
+    uint j = j0 + k * LOCAL_X;
+    if (j >= u_windows) break;
+    uint nb = j / u_OHW, q = j - nb * u_OHW, plane = nb * u_C + c;
+    uint o = plane * u_OHW + q;
+    int a = int(load_argmax(o));
+    float gp = a >= 0 ? float(load1(o)) : 0.0;
+    uint oh = q / u_OW;
+    uint first = oh * u_KH * u_W + (q - oh * u_OW) * u_KW;  // the window's first element in the plane
+    for (uint kh = 0u; LOOP(kh < u_KH); ++kh) {
+      uint r = first + kh * u_W;
+      for (uint kw = 0u; LOOP(kw < u_KW); ++kw) {
+        uint i = plane * u_S + r + kw;
+        store0(i, CT0(DX(int(r + kw) == a ? gp : 0.0, i)));
       }
     }
   }

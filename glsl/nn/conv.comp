@@ -5,11 +5,18 @@
 //         colsT[(c*KH + kh)*KW + kw, (n*OH + oh)*OW + ow] = image[n, c, oh*sh - pt + kh*dh, ...]
 //         (0 outside the image), so that consecutive invocations read consecutive w of one image
 //         row and write consecutive columns. Operand 0 = colsT (contiguous), 1 = image (strided).
-//         3-D grid: x = output position in one image, y = image n, z = row (c, kh, kw), so that
-//         one integer division per element
-//         remains (the flat index's six divisions made it ALU-bound, bench/RESULTS.md).
+//         Grid: x = output position over the images (n = position / (OH * OW)), z = row (c, kh,
+//         kw), so that two integer divisions per element (QUADS: per quad) remain (the flat
+//         index's six divisions made it ALU-bound, bench/RESULTS.md); every workgroup's
+//         invocations busy where a plane has few positions (x over one image's positions and y
+//         over the images left most of each workgroup idle at 14 x 14: cnn33, 2026-11-28).
 // COL2IM: image[n, c, h, w] = sum over (kh, kw) hitting (h, w) of cols[...] (gather form: no
 //         atomics, deterministic). Operand 0 = image (contiguous), operand 1 = cols (strided).
+// ROWS_T: a conv's output gradient gy [N, O, OH, OW] (each plane contiguous) as the GEMMs' rows
+//         [N*OH*OW, O] (contiguous): per image a transpose of [O, OH*OW], 32 x 32 tiles through
+//         shared memory, read along positions and written along channels (both coalesced; the
+//         strided copy's reads were not). LOCAL_X = 256. Grid: x = 32 positions, y = 32
+//         channels, z = image n. O is u_C. Operand 0 = rows, 1 = gy (strided images and channels).
 // Used for conv2d forward (weights @ colsT), its input gradient and conv_transpose2d (col2im).
 layout(local_size_x = LOCAL_X) in;
 
@@ -34,15 +41,33 @@ uniform uint u_col_rs;  // cols row stride
 uniform uint u_col_cs;  // cols column stride
 uniform uint u_col_off;
 
-void main() {
-#ifdef IM2COL
-#ifdef QUADS
-  uint P1 = uint(u_OH * u_OW), p = GLOBAL_ID.x * 4u;
-#else
-  uint P1 = uint(u_OH * u_OW), p = GLOBAL_ID.x;
+#ifdef ROWS_T
+shared float s_tile[32][33];  // [channel][position], padded against bank conflicts
 #endif
-  if (p >= P1) return;
-  uint n = WORKGROUP_ID.y, k = WORKGROUP_ID.z;
+
+void main() {
+#if defined(ROWS_T)
+  uint S = uint(u_OH * u_OW), O = uint(u_C);
+  uint n = WORKGROUP_ID.z, s0 = WORKGROUP_ID.x * 32u, o0 = WORKGROUP_ID.y * 32u;
+  uint tx = gl_LocalInvocationID.x & 31u, ty = gl_LocalInvocationID.x >> 5u;
+  uint img = u_img_off + n * u_img_stride[0];
+  for (uint i = 0u; i < 32u; i += 8u) {
+    uint o = o0 + ty + i, s = s0 + tx;
+    if (o < O && s < S) s_tile[ty + i][tx] = float(load1(img + o * u_img_stride[1] + s));
+  }
+  workgroup_sync();
+  for (uint i = 0u; i < 32u; i += 8u) {
+    uint s = s0 + ty + i, o = o0 + tx;
+    if (o < O && s < S) store0((n * S + s) * O + o, CT0(s_tile[tx][ty + i]));
+  }
+#elif defined(IM2COL)
+#ifdef QUADS
+  uint P1 = uint(u_OH * u_OW), q = GLOBAL_ID.x * 4u;  // P1 % 4 == 0: a quad in one image
+#else
+  uint P1 = uint(u_OH * u_OW), q = GLOBAL_ID.x;
+#endif
+  if (q >= uint(u_N) * P1) return;
+  uint n = q / P1, p = q - n * P1, k = WORKGROUP_ID.z;
   int kw = int(k) % u_KW, kh = (int(k) / u_KW) % u_KH, c = int(k) / (u_KW * u_KH);
   int oh = int(p) / u_OW, ow = int(p) - oh * u_OW;
   int h = oh * u_sh - u_pt + kh * u_dh, w = ow * u_sw - u_pl + kw * u_dw;

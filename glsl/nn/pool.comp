@@ -111,7 +111,7 @@ void main() {
       int w = ow * u_sw - u_pl + kw * u_dw;
       if (w < 0 || w >= u_W) continue;
       float v = float(load1(base + uint(h) * u_x_stride[2] + uint(w) * u_x_stride[3]));
-      if (bi < 0 || v > best || (is_nan(v) && !is_nan(best))) {
+      if (bi < 0 || v > best || is_nan(v)) {  // torch's rule: the last NaN
         best = v;
         bi = h * u_W + w;
       }

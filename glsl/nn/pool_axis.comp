@@ -1,13 +1,13 @@
 // Pooling one axis at a time (AXIS 2 = H, 3 = W of NCHW): avg, adaptive avg and max pooling
 // are separable (a window is the product of an H range and a W range, the avg divisor the
-// product of per-axis counts, a row-major first maximum the first maximum over rows of each
-// row's first maximum), so a 2-D window of kh x kw costs kh + kw loop trips over two passes
-// instead of kh x kw, and long windows split over dispatches (u_j0..u_j1 of the offsets, each
-// dispatch after the first combining with what the one before wrote: u_accum).
+// product of per-axis counts, a row-major first maximum (the last NaN, as torch's `val > maxval
+// || isnan(val)`) the same over rows of each row's), so a 2-D window of kh x kw costs kh + kw loop
+// trips over two passes instead of kh x kw, and long windows split over dispatches (u_j0..u_j1 of
+// the offsets, each dispatch after the first combining with what the one before wrote: u_accum).
 // PASS (host: `#define PASS pass_<name>`):
 //   pass_sum:  out[.., o, ..] = sum of in over the window of o (the divisor applied by the last
 //              dispatch, u_last); windows as pool.comp's (ADAPTIVE: torch's adaptive windows).
-//   pass_max:  out = first maximum over the window (NaN first), out index (operand 2) = the
+//   pass_max:  out = first maximum over the window (NaN wins: its last), out index (operand 2) = the
 //              position along the axis; with ROW_INDEX (the H pass after the W pass) operand 3
 //              holds each row's column index and the index out is h * u_W + w (-1: no element).
 //   pass_grad: the avg gradient gathered: out[.., i, ..] = sum over the windows o covering i of
@@ -110,7 +110,7 @@ void main() {
     int idx = pos;
 #endif
     float v = float(load1(base + uint(pos) * step));
-    if (bi < 0 || v > best || (is_nan(v) && !is_nan(best))) {
+    if (bi < 0 || v > best || is_nan(v)) {  // torch's rule: the last NaN
       best = v;
       bi = idx;
     }

@@ -2,6 +2,10 @@
 // elements, element r of row o at u_in_off + o * u_row_stride + r. One workgroup reduces a chunk
 // of u_chunk elements (a multiple of 4) of one row; with u_G > 1 chunks per row the host runs
 // this kernel again over the [rows, G] partial sums (written to operand 0 as f32, unscaled).
+// SEGMENTS: a row is u_R / u_seg segments of u_seg contiguous elements, segment a at u_seg_stride
+// * a past the row's start (element r at u_in_off + o * u_row_stride + (r / u_seg) * u_seg_stride +
+// r % u_seg): sums over dims 0, 2, 3 of a contiguous [N, C, H, W] (a conv's bias gradient) in one
+// pass, each row a channel's N planes. With QUADS, u_seg and u_seg_stride are multiples of 4.
 // TERM (host: `#define TERM term_<name>`): term_x (sum), term_abs (L1), term_square (L2).
 // POST: post_none, post_mean (divide by u_div), post_sqrt (L2 norm). Only the last stage posts.
 // QUADS: operand 1 is f32 read as 128-bit quads (the host checks that u_in_off and u_row_stride
@@ -28,6 +32,10 @@ uniform uint u_chunk;
 uniform uint u_G;
 uniform uint u_out_off;
 uniform float u_div;
+#ifdef SEGMENTS
+uniform uint u_seg;
+uniform uint u_seg_stride;
+#endif
 
 shared float s_part[LOCAL_X];
 
@@ -54,6 +62,28 @@ vec4 fq(uint q) {
 }
 #endif
 
+// Element r of the row starting at `base` (elements).
+uint at(uint base, uint r) {
+#ifdef SEGMENTS
+  uint a = r / u_seg;
+  return base + a * u_seg_stride + (r - a * u_seg);
+#else
+  return base + r;
+#endif
+}
+
+#ifdef QUADS
+// Quad q of the row starting at quad qb.
+uint qat(uint qb, uint q) {
+#ifdef SEGMENTS
+  uint a = q / (u_seg >> 2u);
+  return qb + a * (u_seg_stride >> 2u) + (q - a * (u_seg >> 2u));
+#else
+  return qb + q;
+#endif
+}
+#endif
+
 void main() {
   uint wid = WORKGROUP_ID_1D;
   uint tid = gl_LocalInvocationID.x;
@@ -69,17 +99,20 @@ void main() {
   uint q = (r0 >> 2u) + tid;
   vec4 a0 = vec4(0.0), a1 = vec4(0.0), a2 = vec4(0.0), a3 = vec4(0.0);
   for (; LOOP(q + 3u * LOCAL_X < q1); q += 4u * LOCAL_X) {
-    a0 += fq(qb + q);
-    a1 += fq(qb + q + LOCAL_X);
-    a2 += fq(qb + q + 2u * LOCAL_X);
-    a3 += fq(qb + q + 3u * LOCAL_X);
+    a0 += fq(qat(qb, q));
+    a1 += fq(qat(qb, q + LOCAL_X));
+    a2 += fq(qat(qb, q + 2u * LOCAL_X));
+    a3 += fq(qat(qb, q + 3u * LOCAL_X));
   }
-  for (; LOOP(q < q1); q += LOCAL_X) a0 += fq(qb + q);
+  for (; LOOP(q < q1); q += LOCAL_X) a0 += fq(qat(qb, q));
   vec4 a = (a0 + a1) + (a2 + a3);
   v = (a.x + a.y) + (a.z + a.w);
-  for (uint r = (q1 << 2u) + tid; LOOP(r < r1); r += LOCAL_X) v += f(uintBitsToFloat(t14[qb + (r >> 2u)][r & 3u]));
+  for (uint r = (q1 << 2u) + tid; LOOP(r < r1); r += LOCAL_X) {
+    uint i = at(base, r);
+    v += f(uintBitsToFloat(t14[i >> 2u][i & 3u]));
+  }
 #else
-  for (uint r = r0 + tid; LOOP(r < r1); r += LOCAL_X) v += f(float(load1(base + r)));
+  for (uint r = r0 + tid; LOOP(r < r1); r += LOCAL_X) v += f(float(load1(at(base, r))));
 #endif
 
 #ifdef SUBGROUP

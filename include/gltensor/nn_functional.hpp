@@ -83,12 +83,13 @@ struct Pool2dOptions {
 };
 
 /// [N, C, H, W] -> [N, C, OH, OW] (torch's max_pool2d / avg_pool2d). Any dtype: float dtypes give
-/// their own, integer ones f32. Differentiable (x's gradient). NaN wins the max (the gradient goes to the first of
-/// equal values, as torch, and to the first NaN of a window, where torch takes the last). OH = floor((H + 2 pad - dil
-/// (k - 1) - 1 [+ stride - 1 with ceil_mode]) / stride) + 1 (rounding toward minus infinity), with ceil_mode one less
-/// where the last window would start in the end padding (PyTorch's formula); OW alike. Errors: ShapeError for x not 4-D
-/// or an input too small for one window (OH or OW <= 0, e.g. 1 x 1 with a 2 x 2 kernel), naming the op, x's shape and
-/// the options; ValueError for kernel, stride or dilation < 1, padding < 0 or > ((kernel - 1) * dilation + 1) / 2
+/// their own, integer ones f32. Differentiable (x's gradient). NaN wins the max (the gradient goes to
+/// the first of equal values and to the last NaN of a window, as torch's `val > maxval ||
+/// isnan(val)`). OH = floor((H + 2 pad - dil (k - 1) - 1 [+ stride - 1 with ceil_mode]) / stride) + 1
+/// (rounding toward minus infinity), with ceil_mode one less where the last window would start in the
+/// end padding (PyTorch's formula); OW alike. Errors: ShapeError for x not 4-D or an input too small
+/// for one window (OH or OW <= 0, e.g. 1 x 1 with a 2 x 2 kernel), naming the op, x's shape and the
+/// options; ValueError for kernel, stride or dilation < 1, padding < 0 or > ((kernel - 1) * dilation + 1) / 2
 /// (PyTorch's "at most half of effective kernel size": every window holds an input element).
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& opt);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& opt);
@@ -133,8 +134,8 @@ Tensor batch_norm(const Tensor& x, Tensor running_mean, Tensor running_var, cons
 /// written; glsl/nn/batch_norm.comp's POOL, src/nn/batch_norm.cpp) and the backward's kernels read
 /// the pooled gradient at each window's argmax (no pooling dispatches, no gradient of x's size but
 /// dx): the same values and running statistics as the two ops (the same arithmetic; the first of
-/// equal values takes the gradient, as max_pool2d and torch; of several NaN in a window the first,
-/// as max_pool2d, where torch takes the last; with relu a window whose max is not > 0, NaN
+/// equal values takes the gradient, as max_pool2d and torch; of several NaN in a window the last,
+/// as max_pool2d and torch; with relu a window whose max is not > 0, NaN
 /// included, passes no gradient), the gradients to rounding (the sums over a channel's windows, not
 /// its elements). Otherwise it runs the two ops. Returns [N, C, OH, OW] of batch_norm's dtype.
 /// Errors: batch_norm's and max_pool2d's (ShapeError for x not [N, C, H, W] or smaller than a

@@ -100,35 +100,24 @@ struct ShiftParams {
 // Elementwise grid (BN_NORM, BN_DX): rows of S values (ROWS: workgroups (S chunks, C, N), `iters`
 // values per invocation, no division per element) when rows are long enough, else one
 // invocation per element.
-// ROWS: `planes` images per workgroup (gz = ceil(N / planes) along z), `iters` values (POOL:
-// windows) per invocation in each.
+// ROWS: one image per workgroup (N along z; several, with their merge of the partials once,
+// measured slower on the H100: bench/RESULTS.md, 2026-11-28, cnn32), `iters` values (POOL:
+// windows) per invocation.
 struct ElemGrid {
   bool rows;
   std::uint32_t local;
-  std::uint64_t iters, gx, planes = 1, gz = 1;
-  // The row loops' trips, `per` trips for each of the `iters` values (windows).
-  std::uint64_t loops(std::uint64_t per = 1) const { return planes * (iters * per + 1); }
+  std::uint64_t iters, gx;
+  // The row loop's trips, `per` trips for each of the `iters` values (windows).
+  std::uint64_t loops(std::uint64_t per = 1) const { return iters * per + 1; }
 };
 constexpr std::int64_t kRowsMinS = 64;
-// Images per workgroup of the row grid: 1 (each workgroup's merge of the partials runs once per
-// image plane).
-constexpr std::uint64_t kPlanes = 1;
-std::uint64_t want_planes() { return kPlanes; }
-// At most want_planes() images a workgroup, fewer where the loops would pass the loop limit.
-void plan_planes(ElemGrid& e, std::int64_t N, std::uint64_t per, std::uint64_t limit) {
-  e.planes = std::max<std::uint64_t>(std::min<std::uint64_t>(want_planes(), static_cast<std::uint64_t>(N)), 1);
-  if (limit != 0) e.planes = std::max<std::uint64_t>(std::min(e.planes, limit / (e.iters * per + 1)), 1);
-  e.gz = (static_cast<std::uint64_t>(N) + e.planes - 1) / e.planes;
-}
 ElemGrid plan_elem(const Geom& g, std::uint64_t limit) {
   if (g.S < kRowsMinS) return {false, kLocal, 0, 0};
   const std::uint32_t local = kLocal;  // LOCAL_X: merge_iters counts kLocal partials a trip (MERGE_PARTIALS)
   std::uint64_t iters = std::min<std::uint64_t>((g.S + local - 1) / local, 16);
   if (limit != 0) iters = std::min(iters, limit > 1 ? limit - 1 : 1);
   const std::uint64_t chunk = local * iters;
-  ElemGrid e{true, local, iters, (static_cast<std::uint64_t>(g.S) + chunk - 1) / chunk};
-  plan_planes(e, g.N, 1, limit);
-  return e;
+  return ElemGrid{true, local, iters, (static_cast<std::uint64_t>(g.S) + chunk - 1) / chunk};
 }
 // Partials per channel that the row grid's kernels merge themselves (at most 4 per invocation,
 // whose loop with the tree's and the row's fits the loop limit); 0: not there (the merge levels).
@@ -145,7 +134,7 @@ std::uint64_t fused_partials(const ElemGrid& e, std::uint64_t limit) {
 
 // The fused max pooling (POOL): windows KH x KW tiling each [H, W] plane into [OH, OW].
 struct PoolDims {
-  std::int64_t KH = 0, KW = 0, OH = 0, OW = 0, W = 0;
+  std::int64_t KH = 0, KW = 0, OH = 0, OW = 0, W = 0, N = 0;
   std::uint64_t window_loops() const { return static_cast<std::uint64_t>(1 + KH + KH * KW); }
 };
 // BN_GRAD_SUMS' POOL: x's plane size (its walk's u_S is the windows').
@@ -157,17 +146,19 @@ struct PoolUniforms {
   const PoolDims& p;
   void set(Uniforms& u) const {
     u.u32("u_W", p.W), u.u32("u_OW", p.OW), u.u32("u_OHW", p.OH * p.OW), u.u32("u_KH", p.KH), u.u32("u_KW", p.KW);
+    u.u32("u_windows", p.N * p.OH * p.OW);
   }
 };
-// BN_NORM's POOL grid: workgroups (window chunks, C, N), `iters` windows per invocation.
-ElemGrid plan_pool_grid(const PoolDims& p, std::int64_t N, std::uint64_t limit) {
-  const std::uint64_t windows = static_cast<std::uint64_t>(p.OH * p.OW);
-  std::uint64_t iters = std::min<std::uint64_t>((windows + kLocal - 1) / kLocal, 16);
+// BN_NORM's POOL grid: workgroups (window chunks, C): a channel's N * OH * OW windows in one run
+// (image nb's after nb - 1's), `iters` windows per invocation (as many as a plane's windows take
+// 256 invocations for, at most 16): every invocation busy where planes have few windows (the CNN's
+// 7 x 7: one workgroup a plane left 207 of 256 idle; cnn33, 2026-11-28).
+ElemGrid plan_pool_grid(const PoolDims& p, std::uint64_t limit) {
+  const std::uint64_t plane = static_cast<std::uint64_t>(p.OH * p.OW), windows = plane * p.N;
+  std::uint64_t iters = std::min<std::uint64_t>((plane + kLocal - 1) / kLocal, 16);
   if (limit != 0) iters = std::max<std::uint64_t>(std::min(iters, (limit - 1) / p.window_loops()), 1);
   const std::uint64_t chunk = kLocal * iters;
-  ElemGrid e{true, kLocal, iters, std::max<std::uint64_t>((windows + chunk - 1) / chunk, 1)};
-  plan_planes(e, N, p.window_loops(), limit);
-  return e;
+  return ElemGrid{true, kLocal, iters, std::max<std::uint64_t>((windows + chunk - 1) / chunk, 1)};
 }
 std::uint64_t merge_iters(std::uint64_t P) { return (P + kLocal - 1) / kLocal; }
 // The uniforms of the partials' merge in the elementwise kernels (MERGE_PARTIALS: with the last
@@ -191,7 +182,6 @@ struct ElemParams {
     u.u32("u_S", g.S);
     if (e.rows) {
       u.u32("u_iters", static_cast<std::int64_t>(e.iters));
-      u.u32("u_planes", static_cast<std::int64_t>(e.planes)), u.u32("u_N", g.N);
     }
     if (!e.rows) u.u32("u_numel", g.N * g.C * g.S);
     if (eval) u.f32("u_eps", eps);
@@ -208,7 +198,7 @@ struct EpsParams {
 void dispatch_elem(Launch& launch, const ElemGrid& e, const Geom& g, std::uint64_t P = 0) {
   launch.loop_iterations(e.rows ? e.loops() + (P ? merge_iters(P) + kTree : 0) : 0);
   if (e.rows)
-    launch.groups(e.gx, static_cast<std::uint64_t>(g.C), e.gz);
+    launch.groups(e.gx, static_cast<std::uint64_t>(g.C), static_cast<std::uint64_t>(g.N));
   else
     launch.invocations(static_cast<std::uint64_t>(g.N * g.C * g.S));
 }
@@ -277,7 +267,7 @@ void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const T
                       const Tensor& w, const Tensor& b, const Geom& g, bool eval, double eps, bool relu,
                       const StatsMerge& m, const PoolDims* pool = nullptr, const Tensor& argmax = Tensor()) {
   Launch launch(dev, "batch_norm");
-  const ElemGrid e = pool ? plan_pool_grid(*pool, g.N, dev.loop_limit()) : plan_elem(g, dev.loop_limit());
+  const ElemGrid e = pool ? plan_pool_grid(*pool, dev.loop_limit()) : plan_elem(g, dev.loop_limit());
   const bool merge = m.part.t.defined();
   BatchNormVariant bv;
   bv.stage = "BN_NORM", bv.rows = e.rows, bv.eval = eval, bv.has_w = w.defined(), bv.has_b = b.defined();
@@ -304,7 +294,7 @@ void launch_normalize(DeviceImpl& dev, const Tensor& y, const Tensor& x, const T
   if (!pool) return dispatch_elem(launch, e, g, merge ? m.part.P : 0);
   launch.write(argmax).params(PoolUniforms{*pool});
   launch.loop_iterations(e.loops(pool->window_loops()) + (merge ? merge_iters(m.part.P) + kTree : 0));
-  launch.groups(e.gx, static_cast<std::uint64_t>(g.C), e.gz);
+  launch.groups(e.gx, static_cast<std::uint64_t>(g.C));
 }
 
 // What the backward needs, captured by the autograd node.
@@ -374,7 +364,7 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
   const std::uint64_t limit = dev.loop_limit();
   // POOL: BN_DX on the normalizing kernel's window grid
   const bool pool = s.argmax.defined();
-  const ElemGrid e = pool ? plan_pool_grid(s.pool, g.N, limit) : plan_elem(g, limit);
+  const ElemGrid e = pool ? plan_pool_grid(s.pool, limit) : plan_elem(g, limit);
   const std::uint64_t loops = pool ? e.loops(s.pool.window_loops()) : e.loops();
   // BN_DX merges the partial sums itself (SUM_PARTIALS) where it runs on the row grid
   const std::uint64_t fuse_max = s.need_x && !s.eval && e.rows ? fused_partials_beside(loops, limit) : 0;
@@ -400,7 +390,7 @@ std::vector<Tensor> batch_norm_backward(const Tensor& gy_in, const Saved& s, con
     launch.params(ElemParams{g, e, s.eval, true, s.eps});
     if (pool) {
       launch.loop_iterations(loops + (merge ? merge_iters(part.P) + kTree : 0));
-      launch.groups(e.gx, static_cast<std::uint64_t>(g.C), e.gz);
+      launch.groups(e.gx, static_cast<std::uint64_t>(g.C));
     } else {
       dispatch_elem(launch, e, g, merge ? part.P : 0);
     }
@@ -457,7 +447,7 @@ Tensor batch_norm_impl(const char* op, const Tensor& x_in, Tensor running_mean, 
     const Tensor rm = dense(running_mean), rv = dense(running_var);
     // BN_NORM merges the last level's partials (MERGE_PARTIALS) where it runs on the row grid
     const std::uint64_t fuse_max =
-        pool ? fused_partials_beside(plan_pool_grid(*pool, g.N, limit).loops(pool->window_loops()), limit)
+        pool ? fused_partials_beside(plan_pool_grid(*pool, limit).loops(pool->window_loops()), limit)
              : fused_partials(plan_elem(g, limit), limit);
     merge.part = launch_stats(dev, x, g, s.a, s.v, rm, rv, momentum, eps, y.numel() > 0 ? fuse_max : 0);
     merge.rm = rm, merge.rv = rv, merge.momentum = momentum;
@@ -521,7 +511,7 @@ Tensor batch_norm_max_pool2d(const Tensor& x, Tensor running_mean, Tensor runnin
     (d == 0 ? p.OH : p.OW) = k > 0 ? in / k : 0;
   }
   if (fused) {
-    p.W = x.size(3);
+    p.W = x.size(3), p.N = x.size(0);
     const std::uint64_t limit = dev_of(x).loop_limit();
     fused = limit == 0 || p.window_loops() + 1 <= limit;
   }

@@ -39,14 +39,9 @@ Tensor ubo_floats_tensor(DeviceImpl& dev, std::int64_t n) {
   return alloc(dev, {std::max(n, whole)}, DType::f32, "conv2d").narrow(0, 0, n);
 }
 
-// A conv's bias gradient from gy [N, O, OH, OW]: its [N * O] rows of OH * OW values summed (128-bit
-// loads, reduce_rows), then the [N, O] sums over the batch, where gy is contiguous (measured 5 us
-// per step faster on the H100 than one reduction over dims 0, 2, 3: the CNN's second layer).
-Tensor bias_grad(const Tensor& gy) {
-  const std::int64_t N = gy.size(0), O = gy.size(1), P = gy.size(2) * gy.size(3);
-  if (!gy.is_contiguous() || N * O * P == 0) return sum(gy, {0, 2, 3});
-  return sum(sum(gy.view({N * O, P}), {1}).view({N, O}), {0});
-}
+// A conv's bias gradient from gy [N, O, OH, OW]: where gy is contiguous, each channel's N planes
+// summed as one row of segments (reduce_rows' SEGMENTS: 128-bit loads), no [N, O] sums between.
+Tensor bias_grad(const Tensor& gy) { return sum(gy, {0, 2, 3}); }
 
 // The weight gradient gm^T [O, positions] @ colsT^T [positions, K] from gm [positions, O] and the
 // transposed columns colsT [K, positions], as the transpose of colsT @ gm [K, O] ([O, K]; written
@@ -102,9 +97,9 @@ Tensor im2col(const Tensor& img, const Geometry& g) {
   // whole quads.
   const std::int64_t per = (g.OH * g.OW) % 4 == 0 ? 4 : 1;
   const ConvVariant v{true, per == 4, img.dtype()};
-  // Grid: positions of one image along x, images along y, rows of colsT along z.
+  // Grid: the positions of all images along x, rows of colsT along z.
   launch.program(v.kFile, v.defines(), {256}).write(cols).read(img).params(ConvParams{g, &img}).loop_iterations(4);
-  launch.groups(static_cast<std::uint64_t>((g.OH * g.OW / per + 255) / 256), static_cast<std::uint64_t>(g.N),
+  launch.groups(static_cast<std::uint64_t>((g.N * g.OH * g.OW / per + 255) / 256), 1,
                 static_cast<std::uint64_t>(g.C * g.KH * g.KW));
   return cols;
 }
@@ -121,6 +116,26 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   launch.loop_iterations(static_cast<std::uint64_t>(g.KH * (g.KW + 1)))
       .invocations(static_cast<std::uint64_t>(img.numel()));
   return img;
+}
+
+// gy [N, O, OH, OW] -> [N*OH*OW, O] (contiguous): the GEMMs' rows of the conv's output gradient.
+// f32 gy with contiguous planes: conv.comp's ROWS_T (a tiled transpose per image, measured on the
+// H100: bench/RESULTS.md, 2026-11-28, cnn33); else the permuted view's copy.
+Tensor gy_rows(const Tensor& gy) {
+  const std::int64_t N = gy.size(0), O = gy.size(1), OH = gy.size(2), OW = gy.size(3);
+  if (gy.dtype() != DType::f32 || gy.numel() == 0 || (OH * OW > 1 && (gy.strides()[3] != 1 || gy.strides()[2] != OW)))
+    return gy.permute({0, 2, 3, 1}).reshape({-1, O});
+  DeviceImpl& dev = dev_of(gy);
+  Launch launch(dev, "conv2d_backward");
+  Tensor rows = alloc(dev, {N * OH * OW, O}, DType::f32, "conv2d_backward");
+  ConvVariant v;
+  v.im2col = false, v.rows_t = true;
+  ConvGeometry g{};
+  g.N = N, g.C = O, g.OH = OH, g.OW = OW;
+  launch.program(v.kFile, v.defines(), {256}).write(rows).read(gy).params(ConvParams{g, &gy}).loop_iterations(0);
+  launch.groups(static_cast<std::uint64_t>((OH * OW + 31) / 32), static_cast<std::uint64_t>((O + 31) / 32),
+                static_cast<std::uint64_t>(N));
+  return rows;
 }
 
 // Uniforms of glsl/nn/conv_wgrad.comp.
@@ -536,10 +551,9 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
                   ? plan_conv_input_grad(g, G * Og, gy.dtype() == DType::f32 && wd.dtype() == DType::f32,
                                          gy.strides()[3] == 1 && gy.strides()[2] == g.OW, conv_device(dev), settings())
                   : ConvInputGradPlan();
-          // gy as [N*OH*OW, O] (a permuted copy): for the GEMMs, where they run.
+          // gy as [N*OH*OW, O] (gy_rows: a tiled transpose): for the GEMMs, where they run.
           const bool gemm_x = need_x && !(G == 1 && input_grad.direct);
-          const Tensor gm =
-              (!direct.defined() && need_w) || gemm_x ? gy.permute({0, 2, 3, 1}).reshape({-1, G * Og}) : Tensor();
+          const Tensor gm = (!direct.defined() && need_w) || gemm_x ? gy_rows(gy) : Tensor();
           Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
           if (direct.defined()) gws.push_back(gw_direct);

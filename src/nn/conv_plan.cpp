@@ -337,7 +337,9 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
 
 Defines ConvVariant::defines() const {
   Defines d;
-  if (im2col) {
+  if (rows_t) {
+    d.flag("ROWS_T").operand(0, DType::f32, CT::f32, true);
+  } else if (im2col) {
     d.flag("IM2COL").flag("QUADS", quads);
     quads ? d.operand_vec4(0, DType::f32, CT::f32, true) : d.operand(0, DType::f32, CT::f32, true);
   } else {
@@ -354,6 +356,9 @@ std::vector<ConvVariant> ConvVariant::space() {
     out.push_back({true, true, dt});
     out.push_back({false, false, dt});
   }
+  ConvVariant rows;
+  rows.im2col = false, rows.rows_t = true;
+  out.push_back(rows);
   return out;
 }
 

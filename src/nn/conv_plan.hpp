@@ -207,6 +207,7 @@ struct ConvVariant {
   static constexpr const char* kFile = "conv.comp";
   bool im2col = true, quads = false;
   DType in = DType::f32;  ///< the image (im2col) or the columns (col2im)
+  bool rows_t = false;    ///< ROWS_T: gy [N, O, OH, OW] -> [N*OH*OW, O] (im2col false)
   Defines defines() const;
   static std::vector<ConvVariant> space();
 };

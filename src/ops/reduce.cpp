@@ -52,7 +52,9 @@ std::vector<std::uint32_t> u32(const Shape& v) { return {v.begin(), v.end()}; }
 struct ReduceRowsParams {
   std::int64_t rows, R, row_stride, in_off, chunk, G, out_off;
   double div;
+  std::int64_t seg = 0, seg_stride = 0;  // SEGMENTS (seg > 0)
   void set(Uniforms& u) const {
+    if (seg > 0) u.u32("u_seg", seg), u.u32("u_seg_stride", seg_stride);
     u.u32("u_rows", rows);
     u.u32("u_R", R);
     u.u32("u_row_stride", row_stride);
@@ -65,8 +67,9 @@ struct ReduceRowsParams {
 };
 
 // One pass of reduce_rows.comp: `rows` rows of R contiguous elements of `in` (row o at
-// in.offset() + o * row_stride), G chunks of `chunk` elements per row, results to out[0 ..
-// rows * G) (partial sums when G > 1).
+// in.offset() + o * row_stride; with seg > 0, R / seg segments of seg contiguous elements,
+// seg_stride apart), G chunks of `chunk` elements per row, results to out[0 .. rows * G)
+// (partial sums when G > 1).
 // The workgroup size of a pass over chunks of `chunk` elements of rows of R.
 std::uint32_t reduce_rows_local(std::int64_t R, std::int64_t chunk) {
   return std::min<std::int64_t>(R, chunk) >= 1024 ? 256 : 64;
@@ -87,30 +90,39 @@ std::uint64_t reduce_rows_loops(std::int64_t chunk, std::uint32_t local, bool su
 }
 
 void reduce_rows_pass(DeviceImpl& dev, const Tensor& in, std::int64_t rows, std::int64_t R, std::int64_t row_stride,
-                      std::int64_t G, std::int64_t chunk, int f, int post, double div, const Tensor& out) {
-  const bool quads = in.dtype() == DType::f32 && in.offset() % 4 == 0 && (rows == 1 || row_stride % 4 == 0);
+                      std::int64_t G, std::int64_t chunk, int f, int post, double div, const Tensor& out,
+                      std::int64_t seg = 0, std::int64_t seg_stride = 0) {
+  const bool quads = in.dtype() == DType::f32 && in.offset() % 4 == 0 && (rows == 1 || row_stride % 4 == 0) &&
+                     (seg == 0 || (seg % 4 == 0 && seg_stride % 4 == 0));
   const bool sg = dev.subgroup_arithmetic();
   static const char* terms[] = {"term_x", "term_abs", "term_square"};
   static const char* posts[] = {"post_none", "post_mean", "post_sqrt"};
   ReduceRowsVariant v;
-  v.term = terms[f], v.post = posts[post], v.subgroup = sg, v.quads = quads, v.out = out.dtype(), v.in = in.dtype();
+  v.term = terms[f], v.post = posts[post], v.subgroup = sg, v.quads = quads, v.segments = seg > 0;
+  v.out = out.dtype(), v.in = in.dtype();
   const std::uint32_t local = reduce_rows_local(R, chunk);
   Launch launch(dev, "reduce");
   launch.program(v.kFile, v.defines(), {local}).write(out).read(in);
-  launch.params(ReduceRowsParams{rows, R, row_stride, in.offset(), chunk, G, out.offset(), div});
+  launch.params(ReduceRowsParams{rows, R, row_stride, in.offset(), chunk, G, out.offset(), div, seg, seg_stride});
   launch.loop_iterations(reduce_rows_loops(chunk, local, sg, dev.caps().subgroup_size));
   launch.groups_1d(static_cast<std::uint64_t>(rows * G));
 }
 
 // Fast path for sum, mean and the L1/L2 norms of floating inputs whose reduced elements are
-// contiguous (one collapsed dim of stride 1) in rows of one stride: 128-bit loads, no index
-// tracking, subgroup sums where available (bench/RESULTS.md). Returns false where it does not
-// apply. (kshape, kstride) and (rshape, rstride) are collapsed.
+// contiguous (one collapsed dim of stride 1) in rows of one stride, or segments of them (two
+// collapsed dims, the inner of stride 1: a sum over dims 0, 2, 3 of [N, C, H, W], SEGMENTS): 128-bit
+// loads, no index tracking, subgroup sums where available (bench/RESULTS.md). Returns false where
+// it does not apply. (kshape, kstride) and (rshape, rstride) are collapsed.
 bool reduce_rows(DeviceImpl& dev, Red red, int post, const Tensor& x, const Tensor& out, const Shape& kshape,
                  const Shape& kstride, const Shape& rshape, const Shape& rstride) {
   if ((red != kSum && red != kL1 && red != kL2) || !is_floating(x.dtype()) || !is_floating(out.dtype())) return false;
-  if (rshape.size() != 1 || rstride[0] != 1 || kshape.size() != 1) return false;
-  const std::int64_t rows = kshape[0], R = rshape[0];
+  if (rshape.empty() || rshape.size() > 2 || rstride.back() != 1 || kshape.size() != 1) return false;
+  const std::int64_t rows = kshape[0], R = numel_of(rshape);
+  const std::int64_t seg = rshape.size() == 2 ? rshape[1] : 0, seg_stride = rshape.size() == 2 ? rstride[0] : 0;
+  // Segments: ascending strides, every element's offset below 2^32 (the kernel's uint arithmetic).
+  if (seg > 0 && (seg_stride < seg || kstride[0] < 0 ||
+                  (x.offset() + (rows - 1) * kstride[0] + (rshape[0] - 1) * seg_stride + seg) >> 32))
+    return false;
   const int f = red == kL1 ? 1 : red == kL2 ? 2 : 0, final_post = red == kL2 ? 2 : post;
   // Chunks per row: at least 16 elements per invocation, about 2048 workgroups in all at most.
   const std::int64_t per_group = 256 * 16;
@@ -135,11 +147,12 @@ bool reduce_rows(DeviceImpl& dev, Red red, int post, const Tensor& x, const Tens
   }
   G = (R + chunk - 1) / chunk;
   if (G == 1) {
-    reduce_rows_pass(dev, x, rows, R, kstride[0], 1, chunk, f, final_post, static_cast<double>(R), out);
+    reduce_rows_pass(dev, x, rows, R, kstride[0], 1, chunk, f, final_post, static_cast<double>(R), out, seg,
+                     seg_stride);
     return true;
   }
   Tensor partial = alloc(dev, {rows * G}, DType::f32, "reduce");
-  reduce_rows_pass(dev, x, rows, R, kstride[0], G, chunk, f, 0, 1.0, partial);
+  reduce_rows_pass(dev, x, rows, R, kstride[0], G, chunk, f, 0, 1.0, partial, seg, seg_stride);
   reduce_rows_pass(dev, partial, rows, G, G, 1, (G + 3) / 4 * 4, 0, final_post, static_cast<double>(R), out);
   return true;
 }

@@ -41,6 +41,7 @@ Defines ReduceRowsVariant::defines() const {
   Defines d;
   d.ident("TERM", term).ident("POST", post);
   if (subgroup) d.subgroup(SubgroupFeature::arithmetic);
+  d.flag("SEGMENTS", segments);
   d.operand(0, out, CT::f32, true);
   if (quads)
     d.flag("QUADS").operand_vec4(1, in, CT::f32, false);
@@ -54,11 +55,12 @@ std::vector<ReduceRowsVariant> ReduceRowsVariant::space() {
   for (const char* term : {"term_x", "term_abs", "term_square"})
     for (const char* post : {"post_none", "post_mean", "post_sqrt"})
       for (bool subgroup : {false, true})
-        for (bool quads : {false, true}) {
-          ReduceRowsVariant v;
-          v.term = term, v.post = post, v.subgroup = subgroup, v.quads = quads;
-          out.push_back(v);
-        }
+        for (bool quads : {false, true})
+          for (bool segments : {false, true}) {
+            ReduceRowsVariant v;
+            v.term = term, v.post = post, v.subgroup = subgroup, v.quads = quads, v.segments = segments;
+            out.push_back(v);
+          }
   for (DType dt : {DType::f16, DType::bf16}) {
     ReduceRowsVariant v;
     v.in = v.out = dt;

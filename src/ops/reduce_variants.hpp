@@ -31,6 +31,7 @@ struct ReduceRowsVariant {
   const char* post = "post_none";  ///< POST: post_none, post_mean, post_sqrt
   bool subgroup = false;           ///< SUBGROUP (subgroup arithmetic)
   bool quads = false;              ///< QUADS: the input read as uvec4
+  bool segments = false;           ///< SEGMENTS: rows of strided segments (sums over dims 0, 2, 3)
   DType out = DType::f32, in = DType::f32;
   Defines defines() const;
   static std::vector<ReduceRowsVariant> space();

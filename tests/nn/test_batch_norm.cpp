@@ -641,7 +641,9 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
     EXPECT_EQ(dispatches([&] { backward(y, gy); }), 2u);
   }
   // windows that do not tile (stride 1; odd H, floor and ceil_mode; padding; dilation): the two ops,
-  // the same values and dx (odd H: the last row in no window, whose dx the fused grid never writes)
+  // the same values and dx (odd H: the last row in no window, whose dx the fused grid never writes);
+  // dx to rounding where windows overlap (stride 1, dilation): max_pool2d's backward adds them with
+  // float atomics, in an order that differs between runs on GPUs (the H100 failed the exact compare)
   for (int k = 0; k < 5; ++k) {
     SCOPED_TRACE("fallback " + std::to_string(k));
     const Shape s = k == 1 || k == 3 ? Shape{2, 3, 7, 8} : Shape{2, 3, 8, 8};
@@ -661,9 +663,14 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
     const auto gv = uniform(rng, e.numel());
     backward(a, Tensor::from_host(device(), gv, a.shape()));
     backward(e, Tensor::from_host(device(), gv, e.shape()));
-    EXPECT_EQ(grad(x1).to_vector(), grad(x2).to_vector()) << "dx";
+    const auto g1 = grad(x1).to_vector(), g2 = grad(x2).to_vector();
+    if (k == 0 || k == 4)
+      EXPECT_TRUE(close(g1, std::vector<double>(g2.begin(), g2.end()), 1e-5, 1e-6)) << "dx";
+    else
+      EXPECT_EQ(g1, g2) << "dx";
   }
-  // two NaN in one window (no ReLU, eval): the gradient goes where max_pool2d sends it (its first NaN)
+  // two NaN in one window (no ReLU, eval): the gradient goes where max_pool2d and torch send it (the
+  // last NaN)
   {
     const Shape s = {1, 2, 4, 4};
     auto xv = uniform(rng, numel_of(s));
@@ -679,8 +686,8 @@ TEST(BatchNorm, MaxPoolFusedTiesNanAndFallback) {
     backward(e, Tensor::from_host(device(), gv, e.shape()));
     const auto g1 = grad(x1).to_vector(), g2 = grad(x2).to_vector();
     EXPECT_EQ(g1, g2);
-    EXPECT_NE(g1[1], 0.0f);
-    EXPECT_EQ(g1[4], 0.0f);
+    EXPECT_EQ(g1[1], 0.0f);
+    EXPECT_NE(g1[4], 0.0f);
   }
   // nn::Sequential runs BatchNorm2d + ReLU + MaxPool2d as batch_norm_max_pool2d: the same values and
   // gradients (to rounding) as the ops apart, 4 dispatches fewer each way (no pooling, no relu dispatches)

@@ -29,8 +29,12 @@ struct Case {
   IntConvOptions o;
   DType x = DType::u8, w = DType::i8;
   bool no_zx = false, no_zw = false, zw_per = true;
-  bool extremes = false;        ///< the largest differences: sums past 2^24
-  bool every_form = true;       ///< both output types after every activation, else uint8 after Relu
+  bool extremes = false;   ///< the largest differences: sums past 2^24
+  bool every_form = true;  ///< both output types after every activation, else uint8 after Relu
+  /// every_form's output forms in two of their four programs (the output type's range Y_I8 and the
+  /// dequantized output DQ_OUT): -1 all four; 0 uint8 requantized and int8 dequantized; 1 int8
+  /// requantized and uint8 dequantized (each activation in each: a uniform, not a program)
+  int pair = -1;
   std::int64_t dispatches = 2;  ///< the warp path's (im2col and the GEMM; 1x1: the GEMM), 0: not checked
   bool sampled = false;         ///< float64 sums of 997 outputs only (large K and outputs)
   bool lab = false;             ///< also the lab form IntRequant::f32_columns (the same outputs)
@@ -113,6 +117,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
   for (const RequantForm& f : requant_forms(c.every_form)) {
     for (bool dq_out : {false, true}) {
+      if (c.pair >= 0 && ((f.out == DType::i8) == dq_out) != (c.pair == 0)) continue;
       SCOPED_TRACE(f.name() + (dq_out ? ", dequantized" : ""));
       IntRequant rq = f.requant();
       rq.dequantize = dq_out;
@@ -161,29 +166,33 @@ void check_case(std::mt19937_64& rng, const Case& c) {
 // Shapes the warp kernel takes: whole 128 x 128 tiles and their edges (rows, columns and K not
 // multiples of the tiles), batch (the columns' images), every operand dtype, zero points random,
 // absent, per channel or one value, stride 2, dilation, asymmetric padding, filters that are not
-// square, 1x1 filters read in place.
+// square, 1x1 filters read in place. The output forms pairwise (Case::pair, two of the four
+// programs per case): each output range (uint8, int8) and each output kind (requantized,
+// dequantized) with each operand's sign, zero points present and absent, both tile classes (64
+// and 128 rows; edges) and the lab form; every activation in each (a uniform).
 TEST(IConvWarp, MatchesExactAndFloat64) {
   GLT_RNG(rng);
   Case c;
   c.N = 2, c.C = 8, c.H = 16, c.W = 16, c.O = 128, c.o.padding = {1, 1, 1, 1};  // whole tiles of 256 columns
-  c.lab = true;
+  c.lab = true, c.pair = 0;
   check_case(rng, c);
   c = Case{};
   c.C = 12, c.H = 9, c.W = 12, c.O = 20, c.o.padding = {1, 1, 1, 1};  // 108 columns, 20 rows, K 108: edges
-  c.x = DType::i8, c.w = DType::u8, c.zw_per = false;
+  c.x = DType::i8, c.w = DType::u8, c.zw_per = false, c.pair = 1;
   check_case(rng, c);
-  c.no_zx = true, c.no_zw = true, c.w = DType::i8;
+  c.no_zx = true, c.no_zw = true, c.w = DType::i8, c.pair = 0;
   check_case(rng, c);
   c = Case{};
   c.N = 3, c.C = 4, c.H = 13, c.W = 15, c.O = 12, c.o.stride = {2, 2}, c.o.padding = {1, 0, 1, 2};  // 7 x 8
+  c.pair = 1;
   check_case(rng, c);
   c = Case{};  // 2 x 3 filters, dilation along rows, stride 2 along rows, asymmetric padding: 8 x 6 outputs
   c.N = 2, c.C = 6, c.H = 8, c.W = 13, c.O = 12, c.KH = 2, c.KW = 3, c.o.dilation = {1, 2}, c.o.stride = {1, 2};
-  c.o.padding = {1, 2, 0, 1}, c.w = DType::u8, c.zw_per = false;
+  c.o.padding = {1, 2, 0, 1}, c.w = DType::u8, c.zw_per = false, c.pair = 0;
   check_case(rng, c);
   c = Case{};
   c.N = 2, c.C = 36, c.H = 6, c.W = 10, c.O = 16, c.KH = c.KW = 1, c.dispatches = 1;  // 1x1: x is the columns
-  c.x = DType::i8, c.lab = true;
+  c.x = DType::i8, c.lab = true, c.pair = 1;
   check_case(rng, c);
 }
 

@@ -84,10 +84,10 @@ TEST(Conv2d, ForwardMatchesDirectConvolution) {
           << kernel << " " << to_string(c.x) << (c.nhwc ? " NHWC view" : "") << (c.f16 ? " f16" : "");
     }
   }
-  // im2col's grid split into several dispatches (at most 3 workgroups per grid dimension):
-  // 5 images x 18 rows (c, kh, kw) with 2 workgroups of positions each.
+  // im2col's grid split into several dispatches (at most 3 workgroups per grid dimension): the 5
+  // images' 5120 positions (1280 quads: 5 workgroups, 2 dispatches) x 18 rows (c, kh, kw; 6).
   {
-    const Shape xs{5, 2, 20, 20}, ws{3, 2, 3, 3};
+    const Shape xs{5, 2, 32, 32}, ws{3, 2, 3, 3};
     auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
     HostT hx{{xv.begin(), xv.end()}, xs}, hw{{wv.begin(), wv.end()}, ws};
     Shape os;
@@ -781,6 +781,46 @@ TEST(Conv2d, WeightGradientPastTheLoopLimit) {
   check_conv_grads(rng, {64, 2, 28, 28}, {3, 2, 3, 3}, Conv2dOptions::pad(1));  // K = 50176
 }
 
+// The GEMMs' rows of gy ([N*OH*OW, O], conv.comp's ROWS_T: a transpose per image in 32 x 32 tiles)
+// behind the weight gradient (im2col GEMM: more than 32 taps), against float64: channels and
+// positions not multiples of 32, gy of more than 65535 elements, gy given as a channel slice of a
+// larger tensor (strided images and channels, an offset) and as a permuted view (planes not
+// contiguous: the strided copy instead). Sabotage: a tile's stored column taken modulo 16 fails.
+TEST(Conv2d, GradientRowsTransposedInTiles) {
+  GLT_RNG(rng);
+  struct Case {
+    Shape xs, ws;
+  };
+  for (const Case& c : {Case{{3, 5, 15, 13}, {37, 5, 3, 3}}, Case{{2, 8, 70, 66}, {33, 8, 3, 3}}})
+    for (int form = 0; form < 3; ++form) {
+      auto xv = uniform(rng, numel_of(c.xs)), wv = uniform(rng, numel_of(c.ws));
+      HostT hx{{xv.begin(), xv.end()}, c.xs}, hw{{wv.begin(), wv.end()}, c.ws};
+      const std::int64_t N = c.xs[0], O = c.ws[0], OH = c.xs[2], OW = c.xs[3];
+      auto rv = uniform(rng, N * O * OH * OW);  // gy in [N, O, OH, OW] order
+      const auto ref = ref_conv_grads(hx, hw, {rv.begin(), rv.end()}, Conv2dOptions::pad(1));
+      Tensor gy;
+      if (form == 0) {
+        gy = Tensor::from_host(device(), rv, {N, O, OH, OW});
+      } else if (form == 1) {  // channels 2 .. O + 2 of [N, O + 3, OH, OW]
+        std::vector<float> big(static_cast<std::size_t>(N * (O + 3) * OH * OW), 7.0f);
+        for (std::int64_t n = 0; n < N; ++n)
+          std::copy_n(rv.begin() + n * O * OH * OW, O * OH * OW, big.begin() + (n * (O + 3) + 2) * OH * OW);
+        gy = Tensor::from_host(device(), big, {N, O + 3, OH, OW}).narrow(1, 2, O);
+      } else {  // [N, OH, OW, O] permuted
+        std::vector<float> nhwc(rv.size());
+        for (std::int64_t n = 0; n < N; ++n)
+          for (std::int64_t o = 0; o < O; ++o)
+            for (std::int64_t s = 0; s < OH * OW; ++s) nhwc[(n * OH * OW + s) * O + o] = rv[(n * O + o) * OH * OW + s];
+        gy = Tensor::from_host(device(), nhwc, {N, OH, OW, O}).permute({0, 3, 1, 2});
+      }
+      Tensor x = Tensor::from_host(device(), xv, c.xs), w = Tensor::from_host(device(), wv, c.ws);
+      requires_grad_(w);
+      backward(conv2d(x, w, Tensor(), Conv2dOptions::pad(1)), gy);
+      const std::string what = to_string(c.xs) + " * " + to_string(c.ws) + " form " + std::to_string(form);
+      EXPECT_TRUE(close(grad(w).to_vector(), ref.dw, 1e-5, 2e-6 * N * OH * OW)) << what << " weight gradient";
+    }
+}
+
 // Small filters' weight and bias gradients from gy and x in place (conv_wgrad.comp, at most 32
 // taps, one group), against float64: odd sizes, stride, asymmetric padding, dilation, 1 to 32
 // taps, chunks shortened by a lowered loop limit down to one position per invocation (and the
@@ -1071,7 +1111,8 @@ TEST(Norms, LayerNormRowsPastTheLoopLimit) {
 
 namespace {
 // float64 pooling of x (row-major [N, C, H, W]) to [N, C, OH, OW] and the gradient of
-// sum(y * gy): mode 0 max (the first maximum in row-major order, NaN first; the gradient to it),
+// sum(y * gy): mode 0 max (the first maximum in row-major order, the last NaN as torch's `val > maxval ||
+// isnan(val)`; the gradient to it),
 // 1 avg, 2 adaptive avg.
 struct PoolRef {
   std::vector<double> y, gx;
@@ -1108,7 +1149,7 @@ PoolRef ref_pool_grad(const std::vector<float>& x, const Shape& xs, int mode, co
           for (auto h : hs)
             for (auto w : ws) {
               const double v = x[(p * H + h) * W + w];
-              if (bi < 0 || v > best || (std::isnan(v) && !std::isnan(best))) best = v, bi = (p * H + h) * W + w;
+              if (bi < 0 || v > best || std::isnan(v)) best = v, bi = (p * H + h) * W + w;
             }
           r.y[e] = best;
           if (bi >= 0) r.gx[bi] += gy[e];
@@ -1285,6 +1326,46 @@ TEST(Pool2d, SeparablePassesUnderALoweredLoopLimit) {
   xv[5] = NAN;
   xv[700] = NAN;
   check_pool(rng, xv, xs, 0, a, {}, DType::f32, "max with NaN");
+}
+
+// Several NaN in a window: the max is NaN and its gradient goes to the window's last NaN in
+// row-major order, as torch's kernels (`val > maxval || isnan(val)`), on every path: the direct
+// forward with the atomic backward (overlapping windows), the gather backward (disjoint windows),
+// the tiling windows' backward (2 x 2), dilation, f16, and the separable passes under a lowered
+// loop limit (the last NaN over rows of each row's last). Plus one window by hand.
+TEST(Pool2d, MaxGradientGoesToTheLastNaN) {
+  GLT_RNG(rng);
+  {
+    // plane [[NaN, 1], [NaN, 0]]: torch's max_pool2d(2) gives NaN with the gradient at (1, 0)
+    Tensor x = Tensor::from_host(device(), std::vector<float>{NAN, 1, NAN, 0}, {1, 1, 2, 2});
+    requires_grad_(x);
+    Tensor y = max_pool2d(x, Pool2dOptions{});
+    EXPECT_TRUE(std::isnan(y.to_vector()[0]));
+    backward(y, ones(device(), {1, 1, 1, 1}));
+    EXPECT_EQ(grad(x).to_vector(), (std::vector<float>{0, 0, 1, 0}));
+  }
+  const Shape xs{2, 3, 12, 14};
+  auto xv = uniform(rng, numel_of(xs));
+  for (std::size_t i = 0; i < xv.size(); i += 5) xv[i] = NAN;  // 2 x 2 windows hold 0 to 2 of them
+  auto opts = [](std::array<std::int64_t, 2> k, std::array<std::int64_t, 2> st, std::array<std::int64_t, 2> pad,
+                 std::int64_t dil) {
+    Pool2dOptions o;
+    o.kernel = k, o.stride = st, o.padding = pad, o.dilation = {dil, dil};
+    return o;
+  };
+  const Pool2dOptions over = opts({3, 3}, {1, 1}, {1, 1}, 1);      // overlapping windows (the atomic backward)
+  const Pool2dOptions disjoint = opts({3, 2}, {4, 3}, {0, 0}, 1);  // disjoint, not tiling (the per-element gather)
+  const Pool2dOptions dil = opts({3, 3}, {2, 1}, {0, 0}, 2);
+  check_pool(rng, xv, xs, 0, over, {}, DType::f32, "3x3 stride 1 padding 1");
+  check_pool(rng, xv, xs, 0, disjoint, {}, DType::f32, "3x2 stride 4x3");
+  check_pool(rng, xv, xs, 0, Pool2dOptions{}, {}, DType::f32, "2x2 tiles");
+  check_pool(rng, xv, xs, 0, dil, {}, DType::f32, "dilation 2");
+  check_pool(rng, xv, xs, 0, over, {}, DType::f16, "3x3 f16");
+  const Pool2dOptions big = opts({7, 6}, {2, 3}, {3, 2}, 1);  // 7 x 6 windows: several NaN each
+  check_pool(rng, xv, xs, 0, big, {}, DType::f32, "7x6");
+  ScopedLoopLimit limit(16);  // 7 x 6 windows past it: the separable passes
+  check_pool(rng, xv, xs, 0, big, {}, DType::f32, "7x6 separable");
+  check_pool(rng, xv, xs, 0, over, {}, DType::f32, "3x3 separable");
 }
 
 // Key sequences longer than one invocation of the fused kernel may loop over (the issue

@@ -2,6 +2,7 @@
 // Tolerances: sums/means atol 1e-5 * (1 + sum|x|) (f32 tree accumulation), rtol 1e-5;
 // var/std/logsumexp/softmax rtol 1e-5 atol 1e-6; max/min/argmax/all/any exact.
 #include <functional>
+#include <memory>
 #include <numeric>
 
 #include "test_util.hpp"
@@ -811,4 +812,65 @@ TEST(Reduce, ShortSumOverManyOutputs) {
     ScopedLoopLimit limit(30);
     EXPECT_TRUE(close(sum(x, {0}).to_vector(), ref0, 1e-5, 1e-5));
   }
+}
+
+// Sums over dims 0, 2, 3 of [N, C, H, W] (a conv's bias gradient) on the row fast path as rows of
+// segments (reduce_rows.comp's SEGMENTS: channel c's N planes of H * W elements, C * H * W apart):
+// 128-bit loads where the planes are whole quads, element loads otherwise (odd planes, an offset
+// of one element); one pass, or two over chunks of the segmented row (past 4096 elements, and
+// chunks that end inside a plane under a lowered loop limit); past 65535 elements; f32 and f16;
+// sum, mean, L1 and L2 norms against float64. Sabotage: the segment stride read as the segment's
+// length in the quads' addresses, and in the elements': both fail.
+TEST(Reduce, SegmentedRowsOverDims023) {
+  GLT_RNG(rng);
+  struct V {
+    Shape base;
+    std::function<Tensor(const Tensor&)> view;
+    Dims dims;
+    std::uint64_t limit = 0;
+  };
+  const auto id = [](const Tensor& t) { return t; };
+  const std::vector<V> cases = {
+      {{5, 7, 14, 14}, id, {0, 2, 3}},   // the CNN's layer in small: planes of 49 quads
+      {{3, 5, 7, 9}, id, {0, 2, 3}},     // planes of 63: element loads
+      {{2, 4, 3, 4}, id, {0, 2, 3}},     // planes of 3 quads
+      {{40, 3, 30, 30}, id, {0, 2, 3}},  // 36000 per channel: chunks, two passes; 108000 elements
+      {{6, 3, 20}, id, {0, 2}},          // 3-D
+      {{7, 3, 21}, [](const Tensor& t) { return t.narrow(2, 1, 20); }, {0, 2}},  // offset 1: element loads
+      {{7, 3, 24}, [](const Tensor& t) { return t.narrow(0, 1, 6); }, {0, 2}},   // offset 72: quads
+      {{9, 5, 12, 12}, id, {0, 2, 3}, 24},  // lowered loop limit: short chunks inside the planes
+      {{9, 5, 11, 11}, id, {0, 2, 3}, 24},
+  };
+  for (const V& c : cases)
+    for (DType dt : {DType::f32, DType::f16}) {
+      std::unique_ptr<ScopedLoopLimit> limit;
+      if (c.limit) limit = std::make_unique<ScopedLoopLimit>(c.limit);
+      auto x = uniform(rng, static_cast<std::size_t>(numel_of(c.base)));
+      Tensor v = c.view(Tensor::from_host(device(), x, c.base));
+      std::vector<float> vals = gather_view(x, v);
+      if (dt != DType::f32) {
+        v = v.to(dt);
+        for (auto& f : vals) f = f16_to_f32(f32_to_f16(f));
+      }
+      const Groups g = group(vals, v.shape(), c.dims);
+      std::vector<double> rs, rm, r1, rn;
+      double abs_sum = 0;
+      for (const auto& e : g) {
+        double s = 0, a = 0, q = 0;
+        for (const auto& [f, i] : e) s += f, a += std::fabs(f), q += f * f;
+        abs_sum += a;
+        rs.push_back(s), rm.push_back(s / static_cast<double>(e.size())), r1.push_back(a), rn.push_back(std::sqrt(q));
+      }
+      if (dt == DType::f16)
+        for (auto* r : {&rs, &rm, &r1, &rn})
+          for (auto& f : *r) f = f16_to_f32(f32_to_f16(static_cast<float>(f)));
+      const double rtol = dt == DType::f32 ? 1e-5 : 1e-3, atol = 1e-5 * (1 + abs_sum);
+      const std::string what = "view of " + to_string(c.base) + " as " + v.repr() + " dims " + to_string(c.dims) +
+                               " limit " + std::to_string(c.limit);
+      EXPECT_TRUE(close(sum(v, c.dims).to_vector(), rs, rtol, atol)) << "sum, " << what;
+      EXPECT_TRUE(close(mean(v, c.dims).to_vector(), rm, rtol, atol / static_cast<double>(g[0].size())))
+          << "mean, " << what;
+      EXPECT_TRUE(close(norm(v, 1, c.dims).to_vector(), r1, rtol, atol)) << "norm1, " << what;
+      EXPECT_TRUE(close(norm(v, 2, c.dims).to_vector(), rn, rtol, atol)) << "norm2, " << what;
+    }
 }
