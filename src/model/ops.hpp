@@ -144,8 +144,9 @@ std::vector<std::int64_t> forward_pads(Args& a, const Shape& in, const std::vect
 void host_round(HostTensor& t);
 /// DFT of length n of the rows of re (and im, if defined) [rows, n], f32: the first m
 /// frequencies [rows, m] of the real and imaginary parts (inverse: e^{+...} / n). Two real
-/// matmuls per part with host-computed cos / sin matrices (DFT, STFT).
-void dft_rows(const Device& dev, const Tensor& re, const Tensor& im, std::int64_t n, std::int64_t m, bool inverse,
-              Tensor& out_re, Tensor& out_im);
+/// matmuls per part with host-computed cos / sin matrices (DFT, STFT); n * m past 2^25 (each
+/// matrix past 128 MiB of float32) fails naming the node (a.fail), before any host allocation.
+void dft_rows(Args& a, const Tensor& re, const Tensor& im, std::int64_t n, std::int64_t m, bool inverse, Tensor& out_re,
+              Tensor& out_im);
 
 }  // namespace gltensor::model

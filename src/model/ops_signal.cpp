@@ -81,23 +81,29 @@ HostTensor host_mel(Args& a) {
   const std::int64_t bins = scalar_int(a, 0, "num_mel_bins"), dft = scalar_int(a, 1, "dft_length");
   const double rate = scalar_real(a, 2, "sample_rate"), lo = scalar_real(a, 3, "lower_edge_hertz"),
                hi = scalar_real(a, 4, "upper_edge_hertz");
-  if (bins <= 0 || dft <= 0 || rate <= 0)
+  if (bins <= 0 || dft <= 0 || !(rate > 0) || !std::isfinite(rate))
     a.fail("num_mel_bins " + std::to_string(bins) + ", dft_length " + std::to_string(dft) + " and sample_rate " +
-           std::to_string(rate) + " must be positive");
+           std::to_string(rate) + " must be positive (the rate finite)");
   const std::int64_t spec = dft / 2 + 1;
   if (spec > kMaxHostElements / bins)
     a.fail("[" + std::to_string(spec) + ", " + std::to_string(bins) + "] is past the " +
            std::to_string(kMaxHostElements) + " elements computed on the host");
   auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double mlo = mel(lo), step = (mel(hi) - mlo) / static_cast<double>(bins + 2);
+  // The rows written lie between the points (f[i] .. f[i + 2] - 1 for bin i, or f[i + 1] alone
+  // where f[i + 1] = f[i]), so every point in [0, spec) and the last in [0, spec] keeps them inside
+  // the matrix, whatever their order (an upper edge below the lower one makes them decrease); a
+  // NaN or infinite point fails the same test before its conversion to an integer.
   std::vector<std::int64_t> f(static_cast<std::size_t>(bins + 2));
+  bool inside = true;
   for (std::int64_t i = 0; i < bins + 2; ++i) {
     const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + mlo) / 2595.0) - 1.0);
-    f[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(std::floor(static_cast<double>(dft + 1) * hz / rate));
+    const double p = std::floor(static_cast<double>(dft + 1) * hz / rate);
+    const double end = static_cast<double>(i == bins + 1 ? spec + 1 : spec);
+    inside = inside && p >= 0 && p < end;  // false for NaN
+    f[static_cast<std::size_t>(i)] = inside ? static_cast<std::int64_t>(p) : 0;
   }
-  // The rows written: f[0] to f[bins] (the last peak) and f[bins + 1] - 1 (its falling edge).
-  const std::int64_t top = std::max(f[static_cast<std::size_t>(bins)], f.back() - 1);
-  if (f.front() < 0 || top >= spec)
+  if (!inside)
     a.fail("lower_edge_hertz " + std::to_string(lo) + " and upper_edge_hertz " + std::to_string(hi) +
            " map outside the " + std::to_string(spec) + " DFT bins of dft_length " + std::to_string(dft) +
            " at sample_rate " + std::to_string(rate));
@@ -146,7 +152,11 @@ Ts run_stft(Args& a) {
   const std::int64_t F = 1 + (L - n) / step, m = a.attrs.i("onesided", 1) ? n / 2 + 1 : n;
   const DType out_dtype = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   if (B == 0) return Ts{full(a.dev, {0, F, m, 2}, 0.0, out_dtype)};
-  // Frame f's sample j is signal[f * step + j]: one gather of F * n samples per batch row.
+  // Frame f's sample j is signal[f * step + j]: one gather of F * n samples per batch row (its
+  // indices built on the host: overlapping frames of a long signal fail naming the node).
+  if (F > kMaxHostElements / n)
+    a.fail(std::to_string(F) + " frames of " + std::to_string(n) + " samples are past the " +
+           std::to_string(kMaxHostElements) + " frame samples gathered per batch row");
   std::vector<std::int32_t> idx(static_cast<std::size_t>(F * n));
   for (std::int64_t f = 0; f < F; ++f)
     for (std::int64_t j = 0; j < n; ++j)
@@ -159,7 +169,7 @@ Ts run_stft(Args& a) {
   };
   Tensor re = part(0), im = xs[2] == 2 ? part(1) : Tensor();
   Tensor out_re, out_im;
-  dft_rows(a.dev, re, im, n, m, false, out_re, out_im);
+  dft_rows(a, re, im, n, m, false, out_re, out_im);
   Tensor y = concat({out_re.reshape({B, F, m, 1}), out_im.reshape({B, F, m, 1})}, 3);
   return Ts{y.dtype() == out_dtype ? y : y.to(out_dtype)};
 }

@@ -143,6 +143,25 @@ TEST(SignalOps, MelWeightMatrixAgainstFloat64) {
   m.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"y"}, "mel_far");
   EXPECT_THROW_MSG(Model::load(device(), m.save("mel_far")), ModelError,
                    "'mel_far' (MelWeightMatrix): lower_edge_hertz 0");
+  // Edges given as run inputs that put points before the first bin (lo 0, hi -100: the points
+  // 0, -1, -1, ..., decreasing; once written at row -1) or make them NaN or infinite: refused,
+  // never written outside the matrix (review17). (An upper edge below the lower one with every
+  // point inside runs, as ONNX's reference does.)
+  B r(17);
+  r.init_i64("bins", {}, {4}).init_i64("dft", {}, {16}).init_i64("rate", {}, {8000});
+  r.input("lo", {}, kF32).input("hi", {}, kF32);
+  r.output("y");
+  r.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"y"}, "mel_edges");
+  Model edges = Model::load(device(), r.save("mel_edges"));
+  for (const auto& [lo, hi] :
+       std::vector<std::pair<float, float>>{{0.0f, -100.0f}, {NAN, 4000.0f}, {0.0f, NAN}, {0.0f, INFINITY}}) {
+    SCOPED_TRACE("lo " + std::to_string(lo) + " hi " + std::to_string(hi));
+    EXPECT_THROW_MSG(edges.run({{"lo", floats({lo}, {})}, {"hi", floats({hi}, {})}}), ModelError,
+                     "'mel_edges' (MelWeightMatrix): lower_edge_hertz");
+  }
+  // a valid pair on the same model still runs
+  auto ok = edges.run({{"lo", floats({0.0f}, {})}, {"hi", floats({4000.0f}, {})}});
+  EXPECT_TRUE(close(ok.at("y").to_vector(), ref_mel(4, 16, 8000, 0, 4000), 1e-6, 1e-7));
 }
 
 // Real and complex signals, odd lengths and frame sizes, with and without window and
@@ -204,6 +223,20 @@ TEST(SignalOps, StftRefusals) {
   B::attr_i(m3.node("STFT", {"x", "step"}, {"y"}, "two"), "onesided", 2);
   EXPECT_THROW_MSG(Model::load(device(), m3.save("stft_onesided")), ModelError,
                    "'two' (STFT): attribute onesided=2: expected 0 or 1");
+  // Sizes whose host-built parts would pass 2^25 elements fail naming the node, before any
+  // allocation (review17): one frame of a whole 8200-sample signal (no window, no frame_length:
+  // [8200, 4101] DFT matrices), and 39001 overlapping frames of 1000 samples (step 1).
+  B m6(17);
+  m6.input("x", {1, 8200, 1}).output("y").init_i64("step", {}, {1});
+  m6.node("STFT", {"x", "step"}, {"y"}, "whole");
+  EXPECT_THROW_MSG(Model::load(device(), m6.save("stft_whole")).run({{"x", zeros(device(), {1, 8200, 1})}}), ModelError,
+                   "'whole' (STFT): a DFT of length 8200 (4101 frequencies) needs [8200, 4101]");
+  B m7(17);
+  m7.input("x", {1, 40000, 1}).input("w", {1000}).output("y").init_i64("step", {}, {1});
+  m7.node("STFT", {"x", "step", "w"}, {"y"}, "dense");
+  EXPECT_THROW_MSG(Model::load(device(), m7.save("stft_dense"))
+                       .run({{"x", zeros(device(), {1, 40000, 1})}, {"w", ones(device(), {1000})}}),
+                   ModelError, "'dense' (STFT): 39001 frames of 1000 samples are past the 33554432");
   B m5(17);
   m5.init_i64("n", {}, {std::int64_t{1} << 40}).output("y");
   m5.node("HannWindow", {"n"}, {"y"}, "huge");
