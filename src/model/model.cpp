@@ -333,14 +333,21 @@ bool rebindable(const detail::Capture& c, const Tensor& captured, const Tensor& 
 // After a capture (Model::run_host's or run()'s): each output that the recording writes, up to
 // kDirectHostBytes, moves into a host-visible buffer, so that replays write it where the host
 // reads it (no copy before the read-back: run_host's read and to_vector wait for the fence, then
-// copy from the mapping). Where the device has none (or GLTENSOR_HOST_IO=copy), it stays.
+// copy from the mapping). Where the device has none (or GLTENSOR_HOST_IO=copy), it stays; so it
+// does where the buffer would pass the device's memory limit (the move is an optimization: a run
+// whose capture fitted must not fail for it, review18).
 void outputs_to_host(const Device& dev, detail::Capture& c, const std::map<std::string, Tensor>& outputs) {
   for (const auto& [name, t] : outputs) {
     detail::Storage& st = *t.impl()->storage;
     if (st.block.host || st.nbytes > kDirectHostBytes || !c.writes(st.buffer())) continue;
-    const detail::Pool::Block b = dev.impl()->pool().acquire_host(st.nbytes, "Model::run");
+    detail::Pool::Block b;
+    try {
+      b = dev.impl()->pool().acquire_host(st.nbytes, "Model::run");
+    } catch (const OutOfMemory&) {
+      return;
+    }
     if (!b.buffer) return;
-    c.move_storage(st, b);
+    if (!c.move_storage(st, b)) dev.impl()->pool().release(b);  // (not held: cannot happen after writes())
   }
 }
 
@@ -373,9 +380,12 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
   }
   replays.splice(replays.end(), replays, it);  // now the most recently run
   if (r.state == Replayed::refused) return execute(ds, given, rs);
-  for (const Tensor& t : given) r.inputs.push_back(t.clone());
   try {
+    for (const Tensor& t : given) r.inputs.push_back(t.clone());
     r.rec = Recording::capture(ds.dev, [&] { r.outputs = execute(ds, r.inputs, rs); });
+    // run() on tensors too: to_vector then reads them without a copy (issue 21's e2e path)
+    detail::Enter guard(*ds.dev.impl(), "Model::run");
+    outputs_to_host(ds.dev, *detail::RecordingAccess::capture(r.rec), r.outputs);
   } catch (const CaptureError& e) {
     // A read-back inside the run (control flow on values, data-dependent shapes): these shapes
     // run unrecorded.
@@ -384,10 +394,11 @@ std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const s
     r = Replayed{shapes, {}, {}, {}, {}, {}, Replayed::refused};
     rs = RunState();
     return execute(ds, given, rs);
-  }
-  {  // run() on tensors too: to_vector then reads them without a copy (issue 21's e2e path)
-    detail::Enter guard(*ds.dev.impl(), "Model::run");
-    outputs_to_host(ds.dev, *detail::RecordingAccess::capture(r.rec), r.outputs);
+  } catch (...) {
+    // Any other error (OutOfMemory inside the run): these shapes are warm again, without the
+    // captured copies of the inputs (the next capture's execute would read this run's, review18).
+    r = Replayed{shapes, {}, {}, {}, {}, {}, Replayed::warm};
+    throw;
   }
   r.stats = rs.stats;
   r.state = Replayed::captured;

@@ -513,6 +513,36 @@ TEST(FusedMlp, PrefetchFormMatchesFloat64AndLoopForm) {
   }
 }
 
+// The prefetch form's slices that start past a layer's K read nothing (7fb724f): 4 slices of the
+// last layer's K 1, slices 2 and 3 start at k 2 and 3 (their trip K - k0 underflowed). The
+// activations' buffer holds x's columns past K there (the last layer reads the buffer x was staged
+// in, of which the middle layer wrote column 0 alone), with +inf at column 2 of every row: a slice
+// that read it multiplied it by its zeroed weight, NaN. The first layer's Clip makes the rows
+// finite again, so the float64 reference is finite. Before this test only the H100's uninitialized
+// shared memory showed the bug (llvmpipe's stale values were finite: test_fused_mlp passed with
+// it). Sabotage: 7fb724f's trip `i < min(K, k0 + KS) - k0` restored: caught here (review18).
+TEST(FusedMlp, PrefetchSlicesPastKReadNothing) {
+  GLT_RNG(rng);
+  const detail::FusedMlpDevice dev = detail::fused_mlp_device(device());
+  Packed m(rng, {8, 4, 1, 3});
+  m.mlp.layers[0].act = Epilogue::clip(-0.5, 0.75);
+  m.acts[0] = "Clip";
+  for (std::size_t l : {1u, 2u}) m.mlp.layers[l].act = Activation::none, m.acts[l] = "";
+  const detail::FusedMlpChoice pf{4, 4, 1};
+  for (std::int64_t rows : {1, 5, 34}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    const auto plan = detail::plan_fused_mlp(m.mlp, dev, pf, rows);
+    ASSERT_TRUE(plan.ok) << plan.why;
+    EXPECT_EQ(plan.split, 4);
+    EXPECT_EQ(plan.pf, 2);
+    auto x = uniform(rng, static_cast<std::size_t>(rows * 8));
+    for (std::int64_t r = 0; r < rows; ++r) x[static_cast<std::size_t>(r * 8 + 2)] = INFINITY;
+    const auto want = m.ref(x, rows);
+    for (double v : want) ASSERT_TRUE(std::isfinite(v)) << "the reference is finite";
+    EXPECT_TRUE(close(m.run(x, rows, pf), want, 1e-4, 1e-4));
+  }
+}
+
 // A fused chain that starts with a Gemm refuses a 3-D input as the Gemm does (ModelError).
 TEST(FusedMlp, GemmInputMustBe2D) {
   GLT_RNG(rng);

@@ -246,3 +246,112 @@ TEST(ModelHostIo, BadInputsThrowTypedErrors) {
   const auto y = floats(model.run_host(dev, {{"x", host_input(x, s)}}).at("y"));
   EXPECT_TRUE(close(y, g.ref(x, 2), 1e-4, 1e-4));
 }
+
+// run()'s replayed outputs (host-visible since gemm4, where the device has such buffers) as the
+// caller uses them: fed back as the same model's input (copied into its captured input: the
+// recording writes that buffer), fed to another replayed model (read in place from host memory),
+// read by a later kernel, and kept across runs by clone() while the next replays overwrite them.
+// Each bit for bit against the plain model on the same values (review18).
+TEST(ModelHostIo, RunOutputsFedBackReadByKernelsAndKept) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng, "host_io_fed_back");
+  Model plain = load_model(g.path, false), replayed = load_model(g.path, true), other = load_model(g.path, true);
+  Device& dev = device();
+  const Shape s{1, 6, ThreeGemm::W};
+  auto scaled = [](const Tensor& t) { return t * 0.25; };  // keeps the chain's values finite and small
+  Tensor x = Tensor::from_host(dev, uniform(rng, 6 * ThreeGemm::W), s);
+  Tensor xp = x.clone();
+  std::vector<Tensor> kept;
+  std::vector<std::vector<std::uint8_t>> want;
+  for (int i = 0; i < 8; ++i) {  // the warm-up, the captured run, replays
+    SCOPED_TRACE("run " + std::to_string(i));
+    Tensor y = replayed.run({{"x", x}}).at("y");
+    Tensor yp = plain.run({{"x", xp}}).at("y");
+    if (i >= 1 && direct(dev)) {
+      EXPECT_TRUE(host_visible(y)) << "the recording's output in host memory";
+    }
+    EXPECT_EQ(y.to_bytes(), yp.to_bytes());
+    // another replayed model reading it in place, and a kernel reading it
+    EXPECT_EQ(other.run({{"x", y}}).at("y").to_bytes(), plain.run({{"x", yp.clone()}}).at("y").to_bytes());
+    EXPECT_EQ(scaled(y).to_bytes(), scaled(yp).to_bytes());
+    kept.push_back(y.clone());
+    want.push_back(yp.to_bytes());
+    // fed back: the next run's input is this run's output (scaled), or the output itself
+    x = i % 2 == 0 ? scaled(y) : y;
+    xp = i % 2 == 0 ? scaled(yp) : yp.clone();
+  }
+  for (std::size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(kept[i].to_bytes(), want[i]) << "clone of run " << i;
+}
+
+// A captured run whose outputs' move into host-visible buffers would pass the device's memory
+// limit keeps them where they are and returns them (it threw OutOfMemory after a capture that
+// fitted, review18); its replays stay right. The limit: the allocations of a probe model's capture
+// (a twin's, measured) plus less than the output's size class. Sabotage: the catch in
+// outputs_to_host removed (this test then fails with OutOfMemory).
+TEST(ModelHostIo, OutputsMoveSkippedAtTheMemoryLimit) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  if (!direct(dev)) GTEST_SKIP() << "no host-visible buffers here";
+  const ThreeGemm g(rng, "host_io_move_limit");
+  Model plain = load_model(g.path, false), probe = load_model(g.path, true), model = load_model(g.path, true);
+  const Shape s{1, 34, ThreeGemm::W};  // 13056 bytes: a 16 KiB size class
+  struct Unlimit {
+    Device& d;
+    ~Unlimit() { d.set_memory_limit(0); }
+  } unlimit{dev};
+  auto allocated = [&] {
+    dev.synchronize();
+    dev.trim();
+    return dev.pool_stats().bytes_allocated;
+  };
+  Tensor x = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), s);
+  probe.run({{"x", x}});
+  const std::size_t p0 = allocated();
+  probe.run({{"x", x}});  // captured: the inputs' copies, the recording's buffers, the outputs
+  const std::size_t capture = allocated() - p0;
+  model.run({{"x", x}});
+  std::vector<Tensor> xs;
+  std::vector<std::vector<std::uint8_t>> want;
+  for (int i = 0; i < 4; ++i) {  // (the plain runs before the limit: their own buffers)
+    xs.push_back(Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), s));
+    want.push_back(plain.run({{"x", xs.back()}}).at("y").to_bytes());
+  }
+  dev.set_memory_limit(allocated() + capture + 8192);
+  for (int i = 0; i < 4; ++i) {  // the captured run, replays
+    SCOPED_TRACE("run " + std::to_string(i));
+    Tensor y = model.run({{"x", xs[i]}}).at("y");
+    EXPECT_FALSE(host_visible(y)) << "the limit left no room for the move (the test's premise)";
+    EXPECT_EQ(y.to_bytes(), want[i]);
+  }
+}
+
+// A capture that fails with OutOfMemory leaves these shapes warm without its copies of the
+// inputs: the next run, with the limit lifted, captures its own inputs (it read the failed run's
+// copies before: the previous run's values, review18). Sabotage: the catch-all reset in
+// run_replayed removed (the third run returns the second's values).
+TEST(ModelHostIo, CaptureOutOfMemoryLeavesNoStaleInputs) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const ThreeGemm g(rng, "host_io_capture_oom");
+  Model plain = load_model(g.path, false), model = load_model(g.path, true);
+  const Shape s{1, 34, ThreeGemm::W};
+  struct Unlimit {
+    Device& d;
+    ~Unlimit() { d.set_memory_limit(0); }
+  } unlimit{dev};
+  auto run = [&](Model& m, const Tensor& x) { return m.run({{"x", x}}).at("y").to_bytes(); };
+  Tensor x0 = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), s);
+  EXPECT_EQ(run(model, x0), run(plain, x0));  // the warm-up
+  Tensor x1 = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), s);
+  dev.synchronize();
+  dev.trim();
+  // room for the input's copy (16 KiB), not for the capture's output
+  dev.set_memory_limit(dev.pool_stats().bytes_allocated + 16384 + 8192);
+  EXPECT_THROW(run(model, x1), OutOfMemory);
+  dev.set_memory_limit(0);
+  for (int i = 0; i < 4; ++i) {  // the captured run, replays
+    SCOPED_TRACE("run " + std::to_string(i));
+    Tensor xi = Tensor::from_host(dev, uniform(rng, 34 * ThreeGemm::W), s);
+    EXPECT_EQ(run(model, xi), run(plain, xi));
+  }
+}

@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "nn/conv_ref.hpp"
 #include "nn/qdq_ref.hpp"
@@ -314,4 +317,115 @@ TEST(IConvWarp, OtherShapesTakeTheExactPaths) {
   check_case(rng, c);
   c.C = 4, c.H = 7, c.W = 7;  // 49 columns
   check_case(rng, c);
+}
+
+namespace {
+
+// Byte q % 4 of word q / 4 for q in [0, 1024): every value at every byte of a word (lane j holds
+// (t + 64 j) % 256 at t = q / 4).
+int byte_at(std::int64_t q) { return static_cast<int>((q / 4 + 64 * (q % 4)) % 256); }
+int value_of(int byte, DType d) { return d == DType::i8 && byte > 127 ? byte - 256 : byte; }
+
+// The requantizations checked: y_scale 1 (the difference itself) into both ranges at zero points at
+// both ends (every difference in [-255, 255] inside one of them, the rest saturated), and y_scale 2
+// (halves: round half to even).
+struct ExactForm {
+  DType out;
+  int zy;
+  float ys;
+};
+constexpr std::array<ExactForm, 6> kExactForms{{{DType::u8, 0, 1},
+                                                {DType::u8, 255, 1},
+                                                {DType::i8, -128, 1},
+                                                {DType::i8, 127, 1},
+                                                {DType::u8, 128, 2},
+                                                {DType::i8, 0, 2}}};
+
+IntRequant exact_requant(const ExactForm& f) {
+  IntRequant rq{full(device(), {1}, f.ys), ints({f.zy}, {1}, f.out), Epilogue{}, f.out};
+  rq.f32_sums = true;
+  return rq;
+}
+
+// The warp kernel's output of (x - zx) (w - zw) (1x1 filters, unit scales, no bias) against the
+// integer reference `diff(o, p)` requantized by f: every output compared.
+void expect_requantized(const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw, const ExactForm& f,
+                        const std::function<int(std::int64_t, std::int64_t)>& diff, std::vector<std::string>& wrong) {
+  const std::int64_t O = w.shape()[0], P = x.shape()[2] * x.shape()[3];
+  IntDequant dq{full(device(), {1}, 1.0), full(device(), {1}, 1.0), zeros(device(), {O}), true};
+  const IntRequant rq = exact_requant(f);
+  device().synchronize();
+  const std::uint64_t d0 = device().dispatch_count();
+  const Tensor y = with_warp([&] { return conv_requant(x, w, zx, zw, IntConvOptions{}, dq, rq); });
+  if (const auto ran = device().dispatch_count() - d0; ran != 1) wrong.push_back(std::to_string(ran) + " dispatches");
+  const auto got = y.to_int_vector();
+  const int lo = f.out == DType::u8 ? 0 : -128, hi = f.out == DType::u8 ? 255 : 127;
+  for (std::int64_t o = 0; o < O && wrong.size() < 8; ++o)
+    for (std::int64_t p = 0; p < P; ++p) {
+      const int d = diff(o, p), want = quant_ref_f64(d, f.ys, f.zy, lo, hi);
+      const auto g = got[static_cast<std::size_t>(o * P + p)];
+      if (g != want) {
+        wrong.push_back("o " + std::to_string(o) + " p " + std::to_string(p) + ": difference " + std::to_string(d) +
+                        ", y " + std::to_string(g) + ", expected " + std::to_string(want));
+        break;
+      }
+    }
+}
+
+}  // namespace
+
+// imatmul_warp.comp's loads (iw_diffs: bytes 0 and 2 as floats 2^23 + u, bytes 1 and 3 masked in
+// place, 2^23 + 256 u, times 2^-8, each less 2^23 or 2^15 plus the zero point) and its float
+// epilogue, exhaustively: every 8-bit value less every zero point of its type, at each of a word's
+// four bytes, for the filter (zero points per output channel: 256 of them, 16 rows each) and for
+// the image (B: its one zero point read once per invocation, KERNEL_SETUP; 256 convolutions per
+// type), both signs; requantized (kExactForms: round half to even, saturation, int8 outputs packed
+// from negative values) bit for bit against integer references. The other operand one-hot or an
+// identity, so that each output is one difference (review18 of int8aa). 1.4 s on llvmpipe.
+// Sabotage (scripts/sabotage.sh on imatmul_warp.comp), each caught here: byte 3's mask 0xff00 ->
+// 0x7f00; the image's zero point read as max(z, -127) (only z = -128 wrong); roundEven(q) ->
+// floor(q + 0.5) (halves rounded up).
+TEST(IConvWarp, EveryByteLessEveryZeroPoint) {
+  for (DType d : {DType::u8, DType::i8}) {
+    SCOPED_TRACE(dtype_name(d));
+    const int zlo = d == DType::u8 ? 0 : -128;
+    std::vector<std::string> wrong;
+    {  // the filter: 4096 rows of 64 taps, row o: zero point zlo + o / 16, bytes (o % 16) * 64 + k
+      const std::int64_t O = 4096, C = 64;
+      std::vector<std::int32_t> wv(static_cast<std::size_t>(O * C)), zw(static_cast<std::size_t>(O)),
+          xv(static_cast<std::size_t>(C * C), 0);
+      for (std::int64_t o = 0; o < O; ++o) {
+        zw[static_cast<std::size_t>(o)] = zlo + static_cast<int>(o / 16);
+        for (std::int64_t k = 0; k < C; ++k)
+          wv[static_cast<std::size_t>(o * C + k)] = value_of(byte_at(o % 16 * 64 + k), d);
+      }
+      for (std::int64_t c = 0; c < C; ++c) xv[static_cast<std::size_t>(c * C + c)] = 1;  // x[c][p] = c == p
+      const Tensor w = ints(wv, {O, C, 1, 1}, d), zwt = ints(zw, {O}, d);
+      const Tensor x = ints(xv, {1, C, 8, 8}, DType::u8), zx = ints({0}, {1}, DType::u8);
+      for (const ExactForm& f : kExactForms)
+        expect_requantized(
+            x, w, zx, zwt, f,
+            [&](std::int64_t o, std::int64_t p) {
+              return wv[static_cast<std::size_t>(o * C + p)] - zw[static_cast<std::size_t>(o)];
+            },
+            wrong);
+      EXPECT_TRUE(wrong.empty()) << "filter: " << ::testing::PrintToString(wrong);
+      wrong.clear();
+    }
+    // the image: x [1, 4, 32, 32], every channel's positions p holding byte_at(p), the filter the
+    // identity, its zero point 0: y[o][p] = x[o][p] - zx (two forms: each difference inside one)
+    std::vector<std::int32_t> xv(4 * 1024), wv(16, 0);
+    for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = value_of(byte_at(static_cast<std::int64_t>(i % 1024)), d);
+    for (int o = 0; o < 4; ++o) wv[static_cast<std::size_t>(o * 4 + o)] = 1;
+    const Tensor x = ints(xv, {1, 4, 32, 32}, d), w = ints(wv, {4, 4, 1, 1}, DType::i8);
+    const Tensor zw = ints({0}, {1}, DType::i8);
+    for (int z = zlo; z < zlo + 256 && wrong.empty(); ++z) {
+      for (const ExactForm& f : {kExactForms[0], kExactForms[3]})
+        expect_requantized(
+            x, w, ints({z}, {1}, d), zw, f,
+            [&](std::int64_t o, std::int64_t p) { return xv[static_cast<std::size_t>(o * 1024 + p)] - z; }, wrong);
+      if (!wrong.empty()) wrong.push_back("zx " + std::to_string(z));
+    }
+    EXPECT_TRUE(wrong.empty()) << "image: " << ::testing::PrintToString(wrong);
+  }
 }
