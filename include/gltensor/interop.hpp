@@ -127,7 +127,10 @@ Tensor wrap_buffer(const Device& dev, GLname buffer, std::size_t offset, const S
 /// The buffer range holding a contiguous tensor's elements, to bind (glBindBufferRange with
 /// offset and size: mind GL_*_OFFSET_ALIGNMENT), read as vertex attributes, copy or draw from.
 /// Valid while the tensor (or a view of its storage) lives; gltensor writes it only through
-/// ops on that tensor. Call release() before the application reads it.
+/// ops on that tensor. Call release() before the application reads it. The buffer may have
+/// immutable storage (glBufferStorage: a replayed Model::run output of up to 256 KiB lies in a
+/// host-visible one, see ModelOptions::replay): bind, read and copy it, never re-specify it with
+/// glBufferData.
 /// Throws ValueError for a non-contiguous tensor (call contiguous() first).
 BufferRange buffer_of(const Tensor& t);
 

@@ -604,7 +604,7 @@ TEST(FusedMlpPlan, LimitsAndLoopCount) {
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 100000).split, 2);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 1}, 34).split, 1);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({12, 12, 12}), d, any, 34).split, 1);
-  // the prefetch form at run on GPUs where every layer's items fit and 32 k per slice at most
+  // the prefetch form at run on GPUs where every layer's items fit and kFusedMlpMaxPf (96) k per slice at most
   EXPECT_EQ(m34.pf, 24);
   EXPECT_EQ(p.pf, 0);  // at load
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, 0}, 34).pf, 0);
