@@ -4,8 +4,10 @@ in bench/RESULTS.md, 2026-11-27 21:30-22:47), its Mesa 25 / Mesa 22 CPU-s there,
 tests/ headers it includes) changed since that code to HEAD. Entries not in the table: 'never'."""
 import os, re, subprocess, json
 W = os.environ.get('WT', '/work/wt-mesa25f'); T = W + '/tests'
-# The table read: mesa25e's by default; SECTION=mesa25f: mesa25f's whole table (2026-11-28, 00:27-01:48), as mesa25g used it.
-SECTIONS = {'mesa25e': '## 2026-11-27, 21:30-22:47 UTC — llvmpipe of Mesa 25', 'mesa25f': '## 2026-11-28, 00:27-01:48 UTC — llvmpipe of Mesa 25'}
+# The table read: mesa25e's by default; SECTION=mesa25f: mesa25f's whole table (2026-11-28, 00:27-01:48), as mesa25g used it;
+# SECTION=mesa25g: mesa25g's whole table (2026-11-28, 02:02-02:47), as mesa25h used it.
+SECTIONS = {'mesa25e': '## 2026-11-27, 21:30-22:47 UTC — llvmpipe of Mesa 25', 'mesa25f': '## 2026-11-28, 00:27-01:48 UTC — llvmpipe of Mesa 25',
+            'mesa25g': '## 2026-11-28, 02:02-02:47 UTC — llvmpipe of Mesa 25'}
 lines = open(W + '/bench/RESULTS.md').read().split('\n')
 start = next(i for i, l in enumerate(lines) if l.startswith(SECTIONS[os.environ.get('SECTION', 'mesa25e')]))
 rows = {}
