@@ -142,6 +142,10 @@ std::vector<std::int64_t> forward_pads(Args& a, const Shape& in, const std::vect
                                        const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& d);
 /// Rounds host values to what their element type holds (integers truncate, float -> float32).
 void host_round(HostTensor& t);
+/// The most elements an array computed on the host for one node may have (2^25: 128 MiB of
+/// float32, llvmpipe's largest buffer: windows, mel matrices, DFT matrices, STFT's frame indices),
+/// so that a wrong size fails naming the node instead of exhausting host memory.
+constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
 /// DFT of length n of the rows of re (and im, if defined) [rows, n], f32: the first m
 /// frequencies [rows, m] of the real and imaginary parts (inverse: e^{+...} / n). Two real
 /// matmuls per part with host-computed cos / sin matrices (DFT, STFT); n * m past 2^25 (each

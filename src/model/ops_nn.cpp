@@ -560,11 +560,10 @@ void dft_rows(Args& a, const Tensor& re, const Tensor& im, std::int64_t n, std::
               Tensor& out_im) {
   // The two [n, m] matrices are built on the host: a length past what they can hold (STFT without
   // a window or frame_length takes the whole signal) fails here, not in the allocator.
-  constexpr std::int64_t kMaxElements = std::int64_t{1} << 25;
-  if (n > kMaxElements / m)
+  if (n > kMaxHostElements / m)
     a.fail("a DFT of length " + std::to_string(n) + " (" + std::to_string(m) + " frequencies) needs [" +
            std::to_string(n) + ", " + std::to_string(m) + "] cos / sin matrices, past the " +
-           std::to_string(kMaxElements) + " elements computed on the host");
+           std::to_string(kMaxHostElements) + " elements computed on the host");
   const Device& dev = a.dev;
   // X[k] = sum_j x[j] e^{-+2 pi i j k / n}: Re = xr cos + xi sin (forward: cos, -sin).
   const double sign = inverse ? 1.0 : -1.0, norm = inverse ? 1.0 / static_cast<double>(n) : 1.0;

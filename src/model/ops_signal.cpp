@@ -26,11 +26,6 @@ double scalar_real(Args& a, std::size_t i, const char* what) {
   return h.v[0];
 }
 
-// The most elements a window or mel matrix computed on the host may have (2^25: 128 MiB of
-// float32, llvmpipe's largest buffer), so that a wrong size fails naming the node instead of
-// exhausting host memory.
-constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
-
 // output_datatype (default float): any element type gltensor carries but bool (double, uint16,
 // ... refused at load).
 void check_output_datatype(const CheckCtx& c) {
