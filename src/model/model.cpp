@@ -586,7 +586,7 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
     }
     const OpDef* def = st.def;
     const bool on_host = def && def->host && (def->shape_only || (all_host && host_elems <= host_limit));
-    Args a(dev, g, n, ptrs, weight_dtype(options));
+    Args a(dev, g, n, ptrs, weight_dtype(options), &ds.node_cache);
     try {
       // (a scope only while the profiler is on: no copy of the op's name per node otherwise)
       // (with GLTENSOR_MODEL_TRACE=1 too: one scope per node, "#index op_type +fused", so that

@@ -40,6 +40,31 @@ DType Args::dtype(std::size_t i) const {
   return v.gpu.defined() ? v.gpu.dtype() : elem_dtype(v.host->elem);
 }
 
+const std::vector<Tensor>* NodeCache::find(const std::vector<std::int64_t>& key) {
+  for (auto it = entries.begin(); it != entries.end(); ++it)
+    if (it->key == key) {
+      entries.splice(entries.begin(), entries, it);
+      return &entries.front().tensors;
+    }
+  return nullptr;
+}
+
+const std::vector<Tensor>& NodeCache::put(std::vector<std::int64_t> key, std::vector<Tensor> tensors) {
+  entries.push_front(Entry{std::move(key), std::move(tensors)});
+  auto bytes = [](const Entry& e) {
+    std::size_t b = 0;
+    for (const Tensor& t : e.tensors) b += static_cast<std::size_t>(t.numel()) * itemsize(t.dtype());
+    return b;
+  };
+  std::size_t total = 0;
+  for (const Entry& e : entries) total += bytes(e);
+  while (entries.size() > 1 && (entries.size() > kEntries || total > kBytes)) {
+    total -= bytes(entries.back());
+    entries.pop_back();
+  }
+  return entries.front().tensors;
+}
+
 std::int64_t norm_axis(const Args& a, std::int64_t axis, std::int64_t rank) {
   const std::int64_t r = axis < 0 ? axis + rank : axis;
   if (r < 0 || r >= std::max<std::int64_t>(rank, 1))
