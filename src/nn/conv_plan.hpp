@@ -154,8 +154,11 @@ void check_output_padding(const char* op, std::span<const std::int64_t> op_pad, 
                           std::span<const std::int64_t> dilation, const Tensor& x, const Tensor& w);
 /// conv_transpose2d (nn_functional.hpp) with an epilogue: in the kernel where
 /// conv_transpose2d_blocks applies, else the ops after it (the model runtime's ConvTranspose).
+/// Its errors name `op`: "conv_transpose1d" for the 1-D form on [N, C, 1, L] (the shapes in them
+/// its own 3-D ones).
 Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
-                                 std::array<std::int64_t, 2> op_pad, const Epilogue& epi);
+                                 std::array<std::int64_t, 2> op_pad, const Epilogue& epi,
+                                 const char* op = "conv_transpose2d");
 
 /// The floats of a buffer that a conv2d weight of shape `w` [O, C / groups, KH, KW] (f32) is
 /// best stored at the start of: the device's whole uniform block (16384 on llvmpipe; where that

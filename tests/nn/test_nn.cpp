@@ -225,6 +225,40 @@ TEST(Conv2d, TransposeOutputPaddingBelowStrideOrDilation) {
   EXPECT_THROW_MSG(conv_transpose1d(x1, w1, Tensor(), o1, -1), ValueError, "output_padding -1");
 }
 
+// conv_transpose1d's other errors name it too (not the conv_transpose2d it runs as), with its
+// own 3-D shapes: channels against groups, an empty output, a bias, stride, padding, groups, and
+// a gradient asked of it.
+TEST(Conv2d, Transpose1dErrorsNameIt) {
+  const Tensor x = ones(device(), {1, 4, 5}), w = ones(device(), {4, 3, 3});
+  Conv1dOptions o;
+  o.groups = 3;
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ShapeError,
+                   "gltensor::conv_transpose1d: input [1, 4, 5] and weight [4, 3, 3] do not match with groups = 3");
+  EXPECT_THROW_MSG(conv_transpose1d(x, ones(device(), {2, 3, 3}), Tensor()), ShapeError,
+                   "gltensor::conv_transpose1d: input [1, 4, 5] and weight [2, 3, 3] do not match");
+  o = Conv1dOptions{};
+  o.padding = {4, 4};
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ShapeError,
+                   "gltensor::conv_transpose1d: output size -1 is empty (x [1, 4, 5], weight [4, 3, 3])");
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, ones(device(), {4})), ShapeError,
+                   "gltensor::conv_transpose1d: bias [4] must be [3]");
+  o = Conv1dOptions{};
+  o.stride = 0;
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ValueError,
+                   "gltensor::conv_transpose1d: stride must be positive");
+  o = Conv1dOptions{};
+  o.padding = {-1, 0};
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ValueError, "gltensor::conv_transpose1d: padding must be >= 0");
+  o = Conv1dOptions{};
+  o.groups = 0;
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ValueError,
+                   "gltensor::conv_transpose1d: groups must be positive");
+  Tensor xg = ones(device(), {1, 4, 5});
+  requires_grad_(xg);
+  EXPECT_THROW_MSG(backward(sum(conv_transpose1d(xg, w))), Error, "conv_transpose1d");
+  EXPECT_EQ(conv_transpose1d(x, w).shape(), (Shape{1, 3, 7}));  // valid arguments still run
+}
+
 namespace {
 std::vector<double> ref_pool(const HostT& x, int mode, const Pool2dOptions& o, std::int64_t OH, std::int64_t OW) {
   const std::int64_t N = x.s[0], C = x.s[1], H = x.s[2], W = x.s[3];
