@@ -152,6 +152,11 @@ Ts run_stft(Args& a) {
   const std::int64_t F = 1 + (L - n) / step, m = a.attrs.i("onesided", 1) ? n / 2 + 1 : n;
   const DType out_dtype = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   if (B == 0) return Ts{full(a.dev, {0, F, m, 2}, 0.0, out_dtype)};
+  // The output is the op's only buffer that grows with the signal: past the device's max SSBO
+  // block (as float32), an error naming the node before any work.
+  if (const std::int64_t limit = a.dev.impl()->ssbo_limit(); F > limit / (B * m * 2 * 4))
+    a.fail("the output [" + std::to_string(B) + ", " + std::to_string(F) + ", " + std::to_string(m) +
+           ", 2] of float32 is past the device's max SSBO block of " + std::to_string(limit) + " bytes");
   // Frame f of batch row b: the n * ch values from (b L + f step) ch on, read in place through
   // a view whose rows overlap (no frames in memory: no workspace grows with the signal, #22).
   const Tensor xf = x.to(DType::f32).contiguous();

@@ -250,6 +250,75 @@ TEST(SignalOps, StftAndDftRunsUploadNothing) {
   }
 }
 
+// The cache's key (review19): one node run at other sizes gets its own matrix, checked against
+// float64 each time: a DFT of a dynamic length (24, 30, then 24 again: kept, no upload), an STFT
+// whose frame_length is a run input (8, 12, 8), and an STFT whose host-computed window changes
+// values at one size (a Hann window times the signal's length / 100, from Shape on the host: a
+// new matrix for the new values, the first one still kept).
+TEST(SignalOps, DftMatricesKeyedBySizeAndWindow) {
+  GLT_RNG(rng);
+  auto uploads = [](const Recording& r) { return detail::RecordingAccess::capture(r)->uploads(); };
+  {
+    B m(17);
+    m.input("s", {3, -1, 1}).output("d");
+    m.node("DFT", {"s"}, {"d"});
+    Model model = Model::load(device(), m.save("dft_sizes"));
+    int run = 0;
+    for (const std::int64_t n : {24, 30, 24}) {
+      SCOPED_TRACE("DFT length " + std::to_string(n));
+      const std::vector<float> s = uniform(rng, static_cast<std::size_t>(3 * n));
+      std::map<std::string, Tensor> out;
+      const Tensor st = floats(s, {3, n, 1});  // (uploaded before the capture)
+      const Recording rec = Recording::capture(device(), [&] { out = model.run({{"s", st}}); });
+      EXPECT_EQ(uploads(rec), run++ < 2 ? 1u : 0u);  // 24 and 30 built, 24 kept
+      std::vector<double> ref;
+      for (std::int64_t b = 0; b < 3; ++b) {
+        const std::vector<float> row(s.begin() + b * n, s.begin() + (b + 1) * n);
+        for (double v : ref_stft(row, 1, n, 1, 1, {}, n, false)) ref.push_back(v);
+      }
+      EXPECT_TRUE(close(out.at("d").to_vector(), ref, 1e-4, 1e-4));
+    }
+  }
+  {
+    B m(17);
+    m.input("x", {1, 40, 1}).input("fl", {}, kI64).output("y").init_i64("step", {}, {4});
+    m.node("STFT", {"x", "step", "", "fl"}, {"y"});
+    Model model = Model::load(device(), m.save("stft_lengths"));
+    const std::vector<float> x = uniform(rng, 40);
+    for (const std::int32_t n : {8, 12, 8}) {
+      SCOPED_TRACE("frame_length " + std::to_string(n));
+      const Tensor y = model.run({{"x", floats(x, {1, 40, 1})}, {"fl", scalar_i(n)}}).at("y");
+      EXPECT_TRUE(close(y.to_vector(), ref_stft(x, 1, 40, 1, 4, {}, n, true), 1e-4, 1e-4));
+    }
+  }
+  B m(17);
+  m.input("x", {1, -1, 1}).output("y").init_i64("step", {}, {8}).init_i64("n", {}, {16});
+  m.init("hundredth", {}, {0.01f});
+  m.node("HannWindow", {"n"}, {"hann"});
+  auto& shape = m.node("Shape", {"x"}, {"len"});  // [L]
+  B::attr_i(shape, "start", 1);
+  B::attr_i(shape, "end", 2);
+  B::attr_i(m.node("Cast", {"len"}, {"lenf"}), "to", kF32);
+  m.node("Mul", {"hann", "hundredth"}, {"h1"});
+  m.node("Mul", {"h1", "lenf"}, {"w"});
+  m.node("STFT", {"x", "step", "w"}, {"y"});
+  Model model = Model::load(device(), m.save("stft_window_values"));
+  int run = 0;
+  for (const std::int64_t L : {100, 200, 100}) {
+    SCOPED_TRACE("L " + std::to_string(L));
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(L));
+    std::map<std::string, Tensor> out;
+    const Tensor xt = floats(x, {1, L, 1});
+    const Recording rec = Recording::capture(device(), [&] { out = model.run({{"x", xt}}); });
+    // a new matrix for each new window (its values on the host, folded in), the first one kept
+    EXPECT_EQ(uploads(rec), run++ < 2 ? 1u : 0u);
+    std::vector<float> w;
+    for (std::int64_t i = 0; i < 16; ++i)
+      w.push_back(static_cast<float>(ref_window("HannWindow", i, 16, true) * 0.01f * static_cast<double>(L)));
+    EXPECT_TRUE(close(out.at("y").to_vector(), ref_stft(x, 1, L, 1, 8, w, 16, true), 1e-4, 1e-4));
+  }
+}
+
 // STFT's frames are a view of the signal, not a workspace (issue #22): under a lowered max SSBO
 // block, a complex signal whose F * n * 2 frame values would pass it (the gather before) runs
 // when its output fits, and a DFT matrix past it is built and multiplied in blocks of columns
@@ -314,7 +383,7 @@ TEST(SignalOps, StftRefusals) {
   // A DFT matrix past 2^25 elements fails naming the node, before any allocation (review17):
   // one frame of a whole 8200-sample signal (no window, no frame_length: [8200, 4101]). 39001
   // overlapping frames of 1000 samples (step 1) are no workspace: their output, 156 MB, is past
-  // a 128 MiB SSBO block (the H100's lowered to llvmpipe's), a LimitError naming its shape.
+  // a 128 MiB SSBO block (the H100's lowered to llvmpipe's), refused naming the node.
   B m6(17);
   m6.input("x", {1, 8200, 1}).output("y").init_i64("step", {}, {1});
   m6.node("STFT", {"x", "step"}, {"y"}, "whole");
@@ -327,7 +396,9 @@ TEST(SignalOps, StftRefusals) {
     ScopedSsboLimit limit(std::int64_t{128} << 20);
     EXPECT_THROW_MSG(Model::load(device(), m7.save("stft_dense"))
                          .run({{"x", zeros(device(), {1, 40000, 1})}, {"w", ones(device(), {1000})}}),
-                     LimitError, "a float32 tensor of shape [39001, 1002] needs 156316008 bytes");
+                     ModelError,
+                     "'dense' (STFT): the output [1, 39001, 501, 2] of float32 is past the device's max SSBO block "
+                     "of 134217728 bytes");
   }
   B m5(17);
   m5.init_i64("n", {}, {std::int64_t{1} << 40}).output("y");
