@@ -164,6 +164,8 @@ void register_signal_ops(Registry& r);
 bool microsoft_op(const std::string& op);
 
 // Helpers shared by the op files.
+/// `what` without a leading "gltensor::Model: " (to wrap a runtime message with a node's place).
+std::string without_model_prefix(const std::string& what);
 /// Normalizes a negative axis against rank (fails naming the node when out of range).
 std::int64_t norm_axis(const Args& a, std::int64_t axis, std::int64_t rank);
 /// NumPy broadcast of host shapes.

@@ -14,7 +14,14 @@ void CheckCtx::need_float(std::size_t i) const {
 const Tensor& Args::t(std::size_t i) {
   if (!present(i)) fail("input " + std::to_string(i) + " is required");
   RtValue& v = *in_[i];
-  if (!v.gpu.defined()) v.gpu = v.host->upload(dev, weight_dtype_);
+  if (!v.gpu.defined()) {
+    try {
+      v.gpu = v.host->upload(dev, weight_dtype_);
+    } catch (const LimitError& e) {  // an int64 value past int32's range: name the node and input
+      throw LimitError("gltensor::Model: " + g.where(node) + ": input " + std::to_string(i) + ": " +
+                       without_model_prefix(e.what()));
+    }
+  }
   return v.gpu;
 }
 
@@ -38,6 +45,11 @@ int Args::elem(std::size_t i) const {
 DType Args::dtype(std::size_t i) const {
   const RtValue& v = *in_.at(i);
   return v.gpu.defined() ? v.gpu.dtype() : elem_dtype(v.host->elem);
+}
+
+std::string without_model_prefix(const std::string& what) {
+  const std::string prefix = "gltensor::Model: ";
+  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
 const std::vector<Tensor>* NodeCache::find(const std::vector<std::int64_t>& key) {

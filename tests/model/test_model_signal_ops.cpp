@@ -6,6 +6,7 @@
 // a composition of existing kernels (gathers, elementwise ops, matmul), so the suite adds few
 // programs.
 #include <cmath>
+#include <limits>
 
 #include "gltensor/recording.hpp"
 #include "onnx_builder.hpp"
@@ -488,6 +489,57 @@ TEST(IndexOps, NDIndicesOutOfRangeAreAnError) {
                        IndexError, "out of range");
     }
   }
+}
+
+// Int64 indices past int32's range (the GPU carries int64 as int32): a typed error naming the
+// node, never another row (issue #21). GatherND's indices as a small initializer (uploaded by the
+// node) and as a large one (uploaded at load); INT64_MAX (the "to the end" sentinel, carried as
+// INT32_MAX) is out of range, an IndexError; OneHot's int64 index likewise, and its float indices
+// past int32 (2^32 + 512 would wrap to 512 in a cast) give a row of off values, as any index
+// outside [-depth, depth - 1].
+TEST(IndexOps, IndicesPastInt32AreNamedErrors) {
+  const std::int64_t big = (std::int64_t{1} << 32) + 1;
+  {
+    B m(13);
+    m.input("x", {3, 4}).output("y").init_i64("i", {1, 2}, {0, big});
+    m.node("GatherND", {"x", "i"}, {"y"}, "gnd");
+    EXPECT_THROW_MSG(Model::load(device(), m.save("gathernd_i64")).run({{"x", zeros(device(), {3, 4})}}), LimitError,
+                     "'gnd' (GatherND): input 1: int64 value 4294967297 does not fit the int32");
+  }
+  {
+    std::vector<std::int64_t> iv(18, 1);
+    iv[7] = -big;
+    B m(13);
+    m.input("x", {3, 4}).output("y").init_i64("i", {9, 2}, iv);
+    m.node("GatherND", {"x", "i"}, {"y"}, "gnd_big");
+    EXPECT_THROW_MSG(Model::load(device(), m.save("gathernd_i64_big")), LimitError,
+                     "'gnd_big' (GatherND): initializer 'i': int64 value -4294967297 does not fit the int32");
+  }
+  {
+    B m(13);
+    m.input("x", {3, 4}).output("y").init_i64("i", {1, 2}, {1, std::numeric_limits<std::int64_t>::max()});
+    m.node("GatherND", {"x", "i"}, {"y"});
+    EXPECT_THROW_MSG(
+        Model::load(device(), m.save("gathernd_max")).run({{"x", zeros(device(), {3, 4})}}).at("y").to_vector(),
+        IndexError, "out of range");
+  }
+  {
+    B m(11);
+    m.input("v", {2}).output("y").init_i64("i", {2}, {1, big + 2}).init_i64("depth", {}, {4});
+    m.node("OneHot", {"i", "depth", "v"}, {"y"}, "oh");
+    EXPECT_THROW_MSG(Model::load(device(), m.save("onehot_i64")).run({{"v", floats({0, 1}, {2})}}), LimitError,
+                     "'oh' (OneHot): input 0: int64 value 4294967299 does not fit the int32");
+  }
+  B m(11);
+  m.input("i", {6}).input("v", {2}).output("y").init_i64("depth", {}, {600});
+  m.node("OneHot", {"i", "depth", "v"}, {"y"});
+  Model model = Model::load(device(), m.save("onehot_far"));
+  const std::vector<float> iv{4294967808.0f, -4294967808.0f, 3e38f, -3e38f, 512.0f, -88.0f};
+  const std::vector<float> y = model.run({{"i", floats(iv, {6})}, {"v", floats({0, 1}, {2})}}).at("y").to_vector();
+  ASSERT_EQ(y.size(), 6u * 600u);
+  std::vector<double> ref(6 * 600, 0.0);
+  ref[4 * 600 + 512] = 1, ref[5 * 600 + 512] = 1;  // 512, and -88 + 600
+  EXPECT_TRUE(close(y, ref, 0, 0));
 }
 
 // OneHot over every axis position, negative indices, indices outside [-depth, depth - 1] (a row of
