@@ -119,10 +119,9 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
-// gy [N, O, OH, OW] -> [N*OH*OW, O] (contiguous): the GEMMs' rows of the conv's output gradient.
-// f32 gy with contiguous planes: conv.comp's ROWS_T (a tiled transpose per image, measured on the
-// H100: bench/RESULTS.md, 2026-11-28, cnn33); else the permuted view's copy.
-Tensor gy_rows(const Tensor& gy) {
+}  // namespace
+
+Tensor detail::gy_rows(const Tensor& gy) {
   const std::int64_t N = gy.size(0), O = gy.size(1), OH = gy.size(2), OW = gy.size(3);
   if (gy.dtype() != DType::f32 || gy.numel() == 0 || (OH * OW > 1 && (gy.strides()[3] != 1 || gy.strides()[2] != OW)))
     return gy.permute({0, 2, 3, 1}).reshape({-1, O});
@@ -138,6 +137,8 @@ Tensor gy_rows(const Tensor& gy) {
                 static_cast<std::uint64_t>(N));
   return rows;
 }
+
+namespace {
 
 // Uniforms of glsl/nn/conv_wgrad.comp.
 struct ConvWgradParams {

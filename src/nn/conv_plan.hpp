@@ -145,6 +145,10 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
 /// geometry or dtype).
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                std::array<std::int64_t, 2> op_pad, const Epilogue& epi = {});
+/// gy [N, O, OH, OW] -> [N*OH*OW, O] (contiguous): the GEMMs' rows of a conv's output gradient.
+/// f32 gy with contiguous planes: conv.comp's ROWS_T (a tiled transpose per image, measured on the
+/// H100: bench/RESULTS.md, 2026-11-28, cnn33); else the permuted view's copy.
+Tensor gy_rows(const Tensor& gy);
 /// conv_transpose2d's and conv_transpose1d's output padding (PyTorch's rule; not the model
 /// runtime's ConvTranspose, whose output_shape reaches its size with larger ones): each value >= 0
 /// and < max(stride, dilation) of its dim (op_pad, stride and dilation of one size: 2, or 1 for the

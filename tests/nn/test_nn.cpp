@@ -1,6 +1,7 @@
 // NN ops against float64 host references (forward) and finite differences (gradients).
 // Tolerances: forward rtol 1e-4 / atol 1e-5 (f32 accumulation); gradients as in grad_check.hpp.
 #include "grad_check.hpp"
+#include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
 
 using namespace glt_test;
@@ -853,6 +854,31 @@ TEST(Conv2d, GradientRowsTransposedInTiles) {
       const std::string what = to_string(c.xs) + " * " + to_string(c.ws) + " form " + std::to_string(form);
       EXPECT_TRUE(close(grad(w).to_vector(), ref.dw, 1e-5, 2e-6 * N * OH * OW)) << what << " weight gradient";
     }
+}
+
+// ROWS_T at the 128 MiB SSBO block (the H100's limit lowered to llvmpipe's): gy [1, 16, 2048,
+// 1024] is exactly 128 MiB, its 2^21 positions 65536 tiles of 32 along the grid's x, past 65535
+// workgroups a dispatch (the grid split; the H100's limit lowered too). The transpose is exact:
+// every element compared (each value its own index, exact in float32 below 2^24, and a random
+// sign). Sabotage: a tile's stored column taken modulo 16 fails.
+TEST(Conv2d, GradientRowsAtTheSsboLimit) {
+  GLT_RNG(rng);
+  const std::int64_t O = 16, OH = 2048, OW = 1024, S = OH * OW;
+  ScopedSsboLimit limit(std::int64_t{128} << 20);
+  ScopedDispatchLimit groups(65535);
+  std::vector<float> v(static_cast<std::size_t>(O * S));
+  const auto sign = uniform_int(rng, 64, 0, 1);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % (1 << 23)) * (sign[i % 64] ? 1.0f : -1.0f);
+  const std::vector<float> rows = detail::gy_rows(Tensor::from_host(device(), v, {1, O, OH, OW})).to_vector();
+  ASSERT_EQ(rows.size(), v.size());
+  std::int64_t bad = 0, first = -1;
+  for (std::int64_t s = 0; s < S; ++s)
+    for (std::int64_t o = 0; o < O; ++o)
+      if (rows[static_cast<std::size_t>(s * O + o)] != v[static_cast<std::size_t>(o * S + s)]) {
+        if (first < 0) first = s * O + o;
+        ++bad;
+      }
+  EXPECT_EQ(bad, 0) << "first wrong element of [S, O]: " << first;
 }
 
 // Small filters' weight and bias gradients from gy and x in place (conv_wgrad.comp, at most 32
