@@ -1,5 +1,7 @@
 // NN ops against float64 host references (forward) and finite differences (gradients).
 // Tolerances: forward rtol 1e-4 / atol 1e-5 (f32 accumulation); gradients as in grad_check.hpp.
+#include <bit>
+
 #include "grad_check.hpp"
 #include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
@@ -858,9 +860,10 @@ TEST(Conv2d, GradientRowsTransposedInTiles) {
 
 // ROWS_T at the 128 MiB SSBO block (the H100's limit lowered to llvmpipe's): gy [1, 16, 2048,
 // 1024] is exactly 128 MiB, its 2^21 positions 65536 tiles of 32 along the grid's x, past 65535
-// workgroups a dispatch (the grid split; the H100's limit lowered too). The transpose is exact:
-// every element compared (each value its own index, exact in float32 below 2^24, and a random
-// sign). Sabotage: a tile's stored column taken modulo 16 fails.
+// workgroups a dispatch (the grid split; the H100's limit lowered too). The transpose is a copy:
+// every element compared bit for bit, each one distinct (the float whose bits are 0x3F800000 + its
+// index, in [1, 16), times a random sign per 64). Sabotage: a tile's stored column taken modulo
+// 16, the image's channel read modulo 4 (review19), and the grid's x modulo 65535 each fail.
 TEST(Conv2d, GradientRowsAtTheSsboLimit) {
   GLT_RNG(rng);
   const std::int64_t O = 16, OH = 2048, OW = 1024, S = OH * OW;
@@ -868,7 +871,8 @@ TEST(Conv2d, GradientRowsAtTheSsboLimit) {
   ScopedDispatchLimit groups(65535);
   std::vector<float> v(static_cast<std::size_t>(O * S));
   const auto sign = uniform_int(rng, 64, 0, 1);
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % (1 << 23)) * (sign[i % 64] ? 1.0f : -1.0f);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = std::bit_cast<float>(0x3F800000u + static_cast<std::uint32_t>(i)) * (sign[i % 64] ? 1.0f : -1.0f);
   const std::vector<float> rows = detail::gy_rows(Tensor::from_host(device(), v, {1, O, OH, OW})).to_vector();
   ASSERT_EQ(rows.size(), v.size());
   std::int64_t bad = 0, first = -1;
