@@ -252,7 +252,8 @@ TEST(SignalOps, StftAndDftRunsUploadNothing) {
 }
 
 // The cache's key (review19): one node run at other sizes gets its own matrix, checked against
-// float64 each time: a DFT of a dynamic length (24, 30, then 24 again: kept, no upload), an STFT
+// float64 each time: a DFT of a dynamic length (24, 30, then 24 again: kept, no upload; then
+// four more lengths, which drop the least recently used: 24 is built again), an STFT
 // whose frame_length is a run input (8, 12, 8), and an STFT whose host-computed window changes
 // values at one size (a Hann window times the signal's length / 100, from Shape on the host: a
 // new matrix for the new values, the first one still kept).
@@ -264,14 +265,18 @@ TEST(SignalOps, DftMatricesKeyedBySizeAndWindow) {
     m.input("s", {3, -1, 1}).output("d");
     m.node("DFT", {"s"}, {"d"});
     Model model = Model::load(device(), m.save("dft_sizes"));
-    int run = 0;
-    for (const std::int64_t n : {24, 30, 24}) {
-      SCOPED_TRACE("DFT length " + std::to_string(n));
+    // 24 and 30 built, 24 kept; then 8, 10, 12, 14 built (30 and then 24 dropped: 4 sizes a node,
+    // the least recently used first), 24 built again, 12 kept.
+    const std::vector<std::int64_t> lengths{24, 30, 24, 8, 10, 12, 14, 24, 12};
+    const std::vector<std::size_t> built{1, 1, 0, 1, 1, 1, 1, 1, 0};
+    for (std::size_t run = 0; run < lengths.size(); ++run) {
+      const std::int64_t n = lengths[run];
+      SCOPED_TRACE("run " + std::to_string(run) + ", DFT length " + std::to_string(n));
       const std::vector<float> s = uniform(rng, static_cast<std::size_t>(3 * n));
       std::map<std::string, Tensor> out;
       const Tensor st = floats(s, {3, n, 1});  // (uploaded before the capture)
       const Recording rec = Recording::capture(device(), [&] { out = model.run({{"s", st}}); });
-      EXPECT_EQ(uploads(rec), run++ < 2 ? 1u : 0u);  // 24 and 30 built, 24 kept
+      EXPECT_EQ(uploads(rec), built[run]);
       std::vector<double> ref;
       for (std::int64_t b = 0; b < 3; ++b) {
         const std::vector<float> row(s.begin() + b * n, s.begin() + (b + 1) * n);
