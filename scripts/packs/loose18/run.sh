@@ -10,7 +10,7 @@ timeout 30 $B/gltensor-onnx-test $H/data/node 2>&1 | tail -25
 timeout 60 $B/test_nn --gtest_brief=1 --gtest_filter='Conv2d.GradientRows*:Conv2d.Transpose*' 2>&1 | tail -8
 timeout 60 $B/test_reduce --gtest_brief=1 --gtest_filter='Reduce.Segmented*' 2>&1 | tail -8
 W=/tmp/loose18; mkdir -p $W
-for L in 160000 480000; do
+for L in ${LENGTHS:-160000}; do
   timeout 30 python3 $H/gen_logmel.py $W/logmel_$L.onnx $L || continue
   for lib in main loose18; do
     LP=$H/lib; [ $lib = main ] && LP=$H/lib-main:$H/lib
@@ -22,10 +22,4 @@ for L in 160000 480000; do
       timeout 30 python3 $H/cmp.py $W/logmel_$L.onnx $W/logmel_${L}_x.npy $W/out_${L}_${lib}_$mode/y.npy $W/out_${L}_main_$mode/y.npy
     done
   done
-done
-# the same once more, interleaved, for the run-to-run spread
-for lib in main loose18 main loose18; do
-  LP=$H/lib; [ $lib = main ] && LP=$H/lib-main:$H/lib
-  echo "== repeat logmel L=160000 lib=$lib plain"
-  LD_LIBRARY_PATH=$LP:$LD_LIBRARY_PATH timeout 30 $B/gltensor-run $W/logmel_160000.onnx --input x=$W/logmel_160000_x.npy --bench 300 2>&1 | grep -E "^(bench|gltensor-run)"
 done
