@@ -2,6 +2,7 @@
 #include "nn/imatmul_plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace gltensor::detail {
 
@@ -9,6 +10,30 @@ std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   // As, Bs: f32, double-buffered, per K slice; the totals in shared memory: an int32 per output
   const std::int64_t tiles = v.slices * 2 * v.bk * (kIMatmulTileRows + v.bn) * 4;
   return tiles + (v.totals == IMatmulVariant::Totals::shared ? kIMatmulTileRows * v.bn * 4 : 0);
+}
+
+namespace {
+// LAB (int8ab's GPU windows only; removed before merge): GLTENSOR_IWARP_<NAME> overrides a constant.
+std::int64_t lab(const char* name, std::int64_t v) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoll(e) : v;
+}
+}  // namespace
+
+IWarpSplit plan_iwarp_split(const IMatmulProblem& p, bool software, const Settings& s) {
+  IWarpSplit w;
+  const bool as_gpu = s.matmul_kernel == MatmulKernelSetting::gpu;
+  if ((software && !as_gpu) || (s.matmul_kernel != MatmulKernelSetting::choose && !as_gpu)) return w;
+  if (lab("GLTENSOR_IWARP_OFF", 0)) return w;
+  w.bm = static_cast<int>(lab("GLTENSOR_IWARP_BM", p.M <= 64 ? 64 : 128));
+  w.bk = static_cast<int>(lab("GLTENSOR_IWARP_BK", 8));
+  const std::int64_t tiles = (p.M + w.bm - 1) / w.bm * ((p.N + 127) / 128) * p.batch;
+  if (p.M < lab("GLTENSOR_IWARP_MINM", kIWarpSplitMinM) || tiles >= lab("GLTENSOR_IWARP_MAXTILES", kIWarpSplitMaxTiles))
+    return w;
+  const std::int64_t target = lab("GLTENSOR_IWARP_TARGET", kIWarpSplitTarget);
+  const std::int64_t chunk = lab("GLTENSOR_IWARP_CHUNK", kIWarpSplitMinChunk);
+  w.splits = std::max<std::int64_t>(1, std::min((target + tiles - 1) / tiles, p.K / chunk));
+  return w;
 }
 
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {

@@ -64,6 +64,23 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
 /// Shared memory of a form in bytes: the double-buffered f32 tiles, and the totals where in shared memory.
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);
 
+/// The QDQ convolution's warp GEMM (glsl/nn/imatmul_warp.comp) with K in chunks over workgroups
+/// (IW_SPLIT, then IW_SUM's summing requantization), for a product of M x N outputs per image over
+/// K where the f32 matmul plan does not take the warp kernel: GPUs (or GLTENSOR_MATMUL_KERNEL=gpu),
+/// no matmul kernel forced, M >= kIWarpSplitMinM, fewer than kIWarpSplitMaxTiles 128 x 128 tiles:
+/// chunks for about kIWarpSplitTarget workgroups, each at least kIWarpSplitMinChunk values of K,
+/// in tiles of bm x 128 (bm 128, or 64 where M <= 64) of K-tiles of bk.
+/// splits 1: not split (the caller's exact implicit GEMM).
+inline constexpr std::int64_t kIWarpSplitMinM = 128;
+inline constexpr std::int64_t kIWarpSplitMaxTiles = 132;
+inline constexpr std::int64_t kIWarpSplitTarget = 264;
+inline constexpr std::int64_t kIWarpSplitMinChunk = 128;
+struct IWarpSplit {
+  std::int64_t splits = 1;
+  int bm = 128, bk = 8;
+};
+IWarpSplit plan_iwarp_split(const IMatmulProblem& p, bool software, const Settings& s);
+
 /// Whether a QDQ convolution's GEMM reads the 8-bit image in place (the implicit GEMM, every
 /// device) rather than im2col's columns (GLTENSOR_ICONV_GEMM=im2col).
 bool plan_iconv_implicit(const Settings& s);

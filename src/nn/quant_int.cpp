@@ -268,6 +268,33 @@ struct IWarpParams {
   }
 };
 
+// IWarpParams with split-K's chunks (imatmul_warp.comp's IW_SPLIT reads u_kchunk and u_nsplit; declared
+// in every form).
+struct IWarpSplitParams {
+  const IWarpParams& p;
+  std::int64_t kchunk, splits;
+  void set(Uniforms& u) const {
+    p.set(u);
+    u.u32("u_kchunk", kchunk);
+    u.u32("u_nsplit", splits);
+  }
+};
+
+// The uniforms of imatmul_warp.comp's IW_SUM (the summing requantization).
+struct IWarpSumParams {
+  std::int64_t quads, N, M, splits;
+  const IWarpParams& p;
+  void set(Uniforms& u) const {
+    const auto [lo, hi] = requant_bounds(p.rq);
+    u.f32("u_lo", lo), u.f32("u_hi", hi);
+    u.u32("u_nq", quads);
+    u.u32("u_N", N);
+    u.u32("u_M", M);
+    u.u32("u_nsplit", splits);
+    u.u32("u_sb_per", p.sb_per);
+  }
+};
+
 // The integer matmul's kernel. IMATMUL (quant_int.comp): int32 products and sums, 64 x 64 tiles,
 // any zero points; per K tile of 16, 4 loads and 16 steps of 4 + 4 + 4 x 4 (all loops counted),
 // plus 44 for the setup and the stores. Block-f32 (imatmul.comp): plan_imatmul's form.
@@ -597,9 +624,20 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
   MatmulProblem p;
   // split_columns: as conv2d's f32 GEMM plans it (matmul_split_columns; no K split, no GEMV)
   p.M = O, p.N = P, p.K = K, p.batch = N, p.quads = true, p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
-  const MatmulPlan plan =
-      plan_matmul(p, {dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory}, settings());
-  if (plan.kernel != MatmulPlan::Kernel::warp || plan.splits != 1 || plan.tile_n != 128) return Tensor();
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory};
+  MatmulPlan plan = plan_matmul(p, traits, settings());
+  if (plan.kernel != MatmulPlan::Kernel::warp || plan.tile_n != 128) {
+    // few output tiles (the 56x56 convs' 25-50): the warp kernel with K in chunks, where the integer
+    // planner splits it, else the caller's exact implicit GEMM
+    const IWarpSplit split = plan_iwarp_split({O, P, K, N}, dev.adapter().software, settings());
+    if (split.splits < 2 || warp_shared_bytes(split.bm, 128, split.bk, true, false, true) > traits.max_shared)
+      return Tensor();
+    Settings forced = settings();
+    forced.matmul_kernel = MatmulKernelSetting::warp, forced.matmul_split = static_cast<int>(split.splits);
+    plan = plan_matmul(p, traits, forced);
+    if (plan.kernel != MatmulPlan::Kernel::warp || plan.tile_n != 128) return Tensor();
+    set_warp_tile(plan, p, split.bm, 128, split.bk, 8, plan.warp_lanes);
+  }
   IWarpVariant v;
   v.bm = static_cast<int>(plan.tile_m), v.bk = plan.warp_bk, v.tn = plan.warp_tn, v.lanes = plan.warp_lanes;
   v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop, v.shk = plan.warp_shk;
@@ -623,13 +661,36 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
   const Tensor a = rq.f32_columns ? diff(w, zw, zw.defined() ? zw.numel() : 1) : w;
   Tensor c = alloc(dev, {N, O, OH, OW}, rq.dequantize ? DType::f32 : rq.out, op);
   const Tensor sa = dense_as(dq.scale_a, DType::f32), sb = dense_as(dq.scale_b, DType::f32);
-  Launch launch(dev, op);
-  launch.program(v.kFile, v.defines(), {plan.local_x});
-  launch.write(c).read(a).read(cols).read(v.za_none ? w : dense(zw)).read(v.zb_none ? w : dense(zx));
-  launch.read(sa).read(sb).read(v.bias ? dense_as(dq.bias, DType::f32) : sa).read(ys).read(zy);
-  launch.params(IWarpParams{O, P, K, N, zw.defined() && zw.numel() != 1, sb.numel() != 1 ? 1 : 0, rq});
-  launch.loop_iterations(plan.loop_iterations);
-  launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+  const Tensor bias = v.bias ? dense_as(dq.bias, DType::f32) : sa;
+  const IWarpParams params{O, P, K, N, zw.defined() && zw.numel() != 1, sb.numel() != 1 ? 1 : 0, rq};
+  const std::int64_t splits = plan.splits;
+  // split: the chunks' float32 sums [splits, N, O, P], then one dispatch sums and requantizes them
+  const Tensor partial = splits > 1 ? alloc(dev, {splits, N, O, P}, DType::f32, op) : Tensor();
+  {
+    IWarpVariant g = v;
+    g.split = splits > 1;
+    Launch launch(dev, op);
+    launch.program(g.kFile, g.defines(), {plan.local_x});
+    launch.write(g.split ? partial : c)
+        .read(a)
+        .read(cols)
+        .read(v.za_none ? w : dense(zw))
+        .read(v.zb_none ? w : dense(zx));
+    if (!g.split) launch.read(sa).read(sb).read(bias).read(ys).read(zy);
+    launch.params(IWarpSplitParams{params, plan.kchunk, splits});
+    launch.loop_iterations(plan.loop_iterations);
+    launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+  }
+  if (splits > 1) {
+    IWarpVariant s = v;
+    s.sum = true;
+    Launch launch(dev, op);
+    // operands 2-4 unread (bound to the partial sums, not declared)
+    launch.program(s.kFile, s.defines(), {256}).write(c).read(partial).read(partial).read(partial).read(partial);
+    launch.read(sa).read(sb).read(bias).read(ys).read(zy);
+    launch.params(IWarpSumParams{N * O * P / 4, P, O, splits, params});
+    launch.loop_iterations(static_cast<std::uint64_t>(splits)).invocations(static_cast<std::uint64_t>(N * O * P / 4));
+  }
   return c;
 }
 

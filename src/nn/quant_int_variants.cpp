@@ -251,17 +251,32 @@ std::vector<IColVariant> IColVariant::space() {
 
 Defines IWarpVariant::defines() const {
   Defines d;
+  if (sum) {  // the summing requantization: the epilogue's defines and operands only
+    d.flag("IW_SUM").flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
+    if (dq_out)
+      d.operand_vec4(0, DType::f32, CT::f32, true);
+    else
+      d.operand(0, y, CT::i32, true);
+    d.operand_vec4(1, DType::f32, CT::f32, false);
+    for (int i = 5; i < 9; ++i) d.operand(i, DType::f32, CT::f32, false);
+    d.operand(9, zy, CT::i32, false);
+    return d;
+  }
   // (BD, BN, A_KMAJOR, B_KMAJOR and OUT_F32: the kernel's own)
   d.uvalue("BM", static_cast<std::uint64_t>(bm));
   d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", lanes).flag("EDGE", edge);
   d.flag("K_LOOP", k_loop).flag("A_SHK", shk);
   d.macro("KS(X)", k_steps, bk);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
-  d.flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
-  if (dq_out)
-    d.operand_vec4(0, DType::f32, CT::f32, true);
-  else
-    d.operand(0, y, CT::i32, true);
+  if (split) {  // the chunks' float32 sums
+    d.flag("IW_SPLIT").operand_vec4(0, DType::f32, CT::f32, true);
+  } else {
+    d.flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
+    if (dq_out)
+      d.operand_vec4(0, DType::f32, CT::f32, true);
+    else
+      d.operand(0, y, CT::i32, true);
+  }
   d.flag("A_F32", a_f32).flag("B_F32", b_f32);
   if (a_f32)
     d.quads("A", 1, DType::f32);
@@ -274,6 +289,7 @@ Defines IWarpVariant::defines() const {
   // zero points absent: the operand is bound to A, never read, and not declared
   if (!za_none) d.operand(3, za, CT::i32, false);
   if (!zb_none) d.operand(4, zb, CT::i32, false);
+  if (split) return d;
   for (int i = 5; i < 9; ++i) d.operand(i, DType::f32, CT::f32, false);
   d.operand(9, zy, CT::i32, false);
   return d;

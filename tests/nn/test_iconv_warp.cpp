@@ -41,6 +41,8 @@ struct Case {
   std::int64_t dispatches = 2;  ///< the warp path's (im2col and the GEMM; 1x1: the GEMM), 0: not checked
   bool sampled = false;         ///< float64 sums of 997 outputs only (large K and outputs)
   bool lab = false;             ///< also the lab form IntRequant::f32_columns (the same outputs)
+  int splits = 0;               ///< > 0: the warp kernel with K in this many chunks (Settings::matmul_split)
+  bool as_gpu = false;          ///< planned as a GPU (GLTENSOR_MATMUL_KERNEL=gpu: the integer planner's K split)
 };
 
 std::string describe(const Case& c) {
@@ -54,10 +56,13 @@ std::string describe(const Case& c) {
 
 // Runs `f` with the warp kernel forced on the f32 matmul plan (the software rasterizer's plan
 // takes it only so) and every other setting at its default.
+// splits > 0: K in that many chunks (IW_SPLIT, then IW_SUM); as_gpu: planned as a GPU instead
+// (GLTENSOR_MATMUL_KERNEL=gpu), the warp kernel and its K split left to the planners.
 template <class F>
-auto with_warp(F f) {
+auto with_warp(F f, int splits = 0, bool as_gpu = false) {
   ScopedSettings s;
-  s->matmul_kernel = MatmulKernelSetting::warp;
+  s->matmul_kernel = as_gpu ? MatmulKernelSetting::gpu : MatmulKernelSetting::warp;
+  s->matmul_split = splits;
   return f();
 }
 
@@ -128,7 +133,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
       rq.f32_sums = true;
       device().synchronize();
       const std::uint64_t d0 = device().dispatch_count();
-      const Tensor y = with_warp([&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); });
+      const Tensor y = with_warp([&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); }, c.splits, c.as_gpu);
       const std::uint64_t ran = device().dispatch_count() - d0;
       ASSERT_EQ(y.shape(), shape);
       ASSERT_EQ(y.dtype(), dq_out ? DType::f32 : f.out);
@@ -196,6 +201,25 @@ TEST(IConvWarp, MatchesExactAndFloat64) {
   c = Case{};
   c.N = 2, c.C = 36, c.H = 6, c.W = 10, c.O = 16, c.KH = c.KW = 1, c.dispatches = 1;  // 1x1: x is the columns
   c.x = DType::i8, c.lab = true, c.pair = 1;
+  check_case(rng, c);
+}
+
+// The warp kernel with K in chunks (imatmul_warp.comp's IW_SPLIT: float32 partial sums per chunk,
+// then IW_SUM: the chunks' sums added and requantized in one dispatch; warp_qconv's form for few
+// output tiles): K 324 in 3 chunks of 112, 112 and 100 (a chunk's last K-tile ragged), 132 rows and
+// 108 columns (tile edges), against float64 and the exact path bit for bit; the output forms
+// pairwise as above. Then the integer planner's own split (plan_iwarp_splits), planned as a GPU:
+// 2 tiles of 128 x 128, K 576 in 4 chunks of 144. Sabotage: IW_SUM's loop over the chunks
+// stopped one short (`k + 1u < u_nsplit`), or the row of a quad taken as q / u_N (not 4 q / u_N)
+// for the requantization's per-channel scale and bias: each fails it.
+TEST(IConvWarp, SplitKMatchesExactAndFloat64) {
+  GLT_RNG(rng);
+  Case c;
+  c.C = 36, c.H = 9, c.W = 12, c.O = 132, c.o.padding = {1, 1, 1, 1}, c.splits = 3, c.dispatches = 3, c.pair = 0;
+  check_case(rng, c);
+  c = Case{};
+  c.C = 64, c.H = 8, c.W = 16, c.O = 256, c.o.padding = {1, 1, 1, 1}, c.as_gpu = true, c.dispatches = 3;
+  c.x = DType::i8, c.zw_per = false, c.every_form = false;
   check_case(rng, c);
 }
 
