@@ -1897,7 +1897,9 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
 // QDQ pattern sums in f32 as its float graph does; glsl/nn/imatmul_warp.comp), forced on every
 // device by GLTENSOR_MATMUL_KERNEL=warp (GPUs plan it for large layers only): within one quantum
 // of the exact integer path and two of ONNX Runtime (the chain carries a first-layer tie into the
-// second), one dispatch more per conv (im2col) than that path.
+// second), one dispatch more per conv (im2col) than that path; and with K in two chunks
+// (GLTENSOR_MATMUL_SPLIT=2: imatmul_warp.comp's IW_SPLIT, then IW_SUM's requantization, the form
+// GPUs plan for few output tiles), two dispatches more per conv.
 TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   GLT_RNG(rng);
   const std::int64_t C = 8, O = 16, H = 12, W = 12;
@@ -1907,11 +1909,12 @@ TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   const std::map<std::string, In> in{{"x", {xv, {1, C, H, W}}}};
   const std::string path = m.save("qdq_warp");
   const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
-  std::vector<float> got[2];
-  std::uint64_t dispatches[2];
-  for (int warp : {0, 1}) {
+  std::vector<float> got[3];
+  std::uint64_t dispatches[3];
+  for (int warp : {0, 1, 2}) {  // exact, warp, warp with K in two chunks
     ScopedSettings s;
     if (warp) s->matmul_kernel = detail::MatmulKernelSetting::warp;
+    if (warp == 2) s->matmul_split = 2;
     Model mod = Model::load(device(), path);
     EXPECT_NE(mod.plan_summary().find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << mod.plan_summary();
     mod.run({{"x", x}});
@@ -1921,18 +1924,25 @@ TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
     dispatches[warp] = device().dispatch_count() - d0;
   }
   EXPECT_EQ(dispatches[1], dispatches[0] + 2) << "im2col for each conv";
+  EXPECT_EQ(dispatches[2], dispatches[0] + 4) << "im2col and the chunks' sum for each conv";
   ASSERT_EQ(got[1].size(), got[0].size());
+  ASSERT_EQ(got[2].size(), got[0].size());
   int nonzero = 0;
   for (std::size_t i = 0; i < got[0].size(); ++i) {
     ASSERT_LE(std::fabs(got[1][i] - got[0][i]), 0.0301f) << i;  // one quantum (f32 or int32 sums, contractions)
+    ASSERT_LE(std::fabs(got[2][i] - got[0][i]), 0.0301f) << i << " (K in chunks)";
     nonzero += got[1][i] != 0;
   }
   EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
-  ScopedSettings s;
-  s->matmul_kernel = detail::MatmulKernelSetting::warp;
-  // two quanta: where ONNX Runtime's first layer rounds a value one quantum apart (a tie), the second
-  // layer's output moves by up to about 1.3 quanta more (weights |w| ws <= 1.27; seed 3310043005025413271: 2)
-  expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0601, 0);
+  for (int split : {0, 2}) {
+    SCOPED_TRACE(split ? "K in two chunks" : "K whole");
+    ScopedSettings s;
+    s->matmul_kernel = detail::MatmulKernelSetting::warp;
+    s->matmul_split = split;
+    // two quanta: where ONNX Runtime's first layer rounds a value one quantum apart (a tie), the second
+    // layer's output moves by up to about 1.3 quanta more (weights |w| ws <= 1.27; seed 3310043005025413271: 2)
+    expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0601, 0);
+  }
 }
 
 TEST(Model, QLinearOpsMatchOnnxRuntime) {
