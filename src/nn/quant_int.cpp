@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "gltensor/errors.hpp"
 #include "gltensor/indexing.hpp"
@@ -608,19 +609,24 @@ namespace {
 // dense 8-bit, zxc x's zero point as a tensor (zero_point: 0 where zx is undefined); undefined where it does not apply
 // (the caller's exact paths): groups, K = C KH KW or OH OW not multiples of 4 (the kernel's quad loads), zero points
 // not 8-bit of their operands' types (or zw neither one nor O values), a requantization the epilogue lacks, columns
-// past the device's SSBO limit, Settings::iconv_gemm not `choose`, or an f32 matmul plan of the same product that does
-// not take the warp kernel in one launch (a device's loop limit, few tiles).
-Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw,
-                  const Tensor& zxc, const IntConvOptions& o, std::int64_t OH, std::int64_t OW, const IntDequant& dq,
-                  const IntRequant& rq, const char* op) {
+// past the device's SSBO limit, Settings::iconv_gemm not `choose`, x float32 (quantize_x: the caller quantizes it
+// first), or an f32 matmul plan of the same product that does not take the warp kernel where the integer planner does
+// not split K either (plan_iwarp_split: few output tiles on GPUs). Where K is split (that planner's, or the f32 plan's
+// under a loop limit or Settings::matmul_split), the kernel writes each chunk's float32 sums and a second dispatch
+// (IW_SUM) adds them and requantizes.
+// warp_qconv_plan: the GEMM's plan where the warp path takes the conv (x_type: x's 8-bit type; x itself may be the
+// float32 input of quantize_x), else none.
+std::optional<MatmulPlan> warp_qconv_plan(DeviceImpl& dev, const Tensor& x, DType x_type, const Tensor& w,
+                                          const Tensor& zx, const Tensor& zw, const IntConvOptions& o, std::int64_t OH,
+                                          std::int64_t OW, const IntRequant& rq) {
   const std::int64_t N = x.size(0), C = x.size(1), O = w.size(0), KH = w.size(2), KW = w.size(3);
   const std::int64_t K = C * KH * KW, P = OH * OW;
-  const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
-  if (!rq.f32_sums || o.quantize_x || o.groups != 1 || K % 4 != 0 || P % 4 != 0 || N * O * P == 0 ||
-      settings().iconv_gemm != IConvGemmSetting::choose || !requant_fits(&rq, P) || !narrow(zx, x) || !narrow(zw, w) ||
-      (zx.defined() && zx.numel() != 1) || (zw.defined() && zw.numel() != 1 && zw.numel() != O) ||
-      N * K * P > dev.ssbo_limit())
-    return Tensor();
+  const auto narrow = [](const Tensor& z, DType t) { return !z.defined() || z.dtype() == t; };
+  if (!rq.f32_sums || o.groups != 1 || K % 4 != 0 || P % 4 != 0 || N * O * P == 0 ||
+      settings().iconv_gemm != IConvGemmSetting::choose || !requant_fits(&rq, P) || !narrow(zx, x_type) ||
+      !narrow(zw, w.dtype()) || (zx.defined() && zx.numel() != 1) ||
+      (zw.defined() && zw.numel() != 1 && zw.numel() != O) || N * K * P > dev.ssbo_limit())
+    return std::nullopt;
   MatmulProblem p;
   // split_columns: as conv2d's f32 GEMM plans it (matmul_split_columns; no K split, no GEMV)
   p.M = O, p.N = P, p.K = K, p.batch = N, p.quads = true, p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
@@ -631,13 +637,25 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
     // planner splits it, else the caller's exact implicit GEMM
     const IWarpSplit split = plan_iwarp_split({O, P, K, N}, dev.adapter().software, settings());
     if (split.splits < 2 || warp_shared_bytes(split.bm, 128, split.bk, true, false, true) > traits.max_shared)
-      return Tensor();
+      return std::nullopt;
     Settings forced = settings();
     forced.matmul_kernel = MatmulKernelSetting::warp, forced.matmul_split = static_cast<int>(split.splits);
     plan = plan_matmul(p, traits, forced);
-    if (plan.kernel != MatmulPlan::Kernel::warp || plan.tile_n != 128) return Tensor();
+    if (plan.kernel != MatmulPlan::Kernel::warp || plan.tile_n != 128) return std::nullopt;
     set_warp_tile(plan, p, split.bm, 128, split.bk, 8, plan.warp_lanes);
   }
+  return plan;
+}
+
+Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw,
+                  const Tensor& zxc, const IntConvOptions& o, std::int64_t OH, std::int64_t OW, const IntDequant& dq,
+                  const IntRequant& rq, const char* op) {
+  const std::int64_t N = x.size(0), C = x.size(1), O = w.size(0), KH = w.size(2), KW = w.size(3);
+  const std::int64_t K = C * KH * KW, P = OH * OW;
+  if (o.quantize_x) return Tensor();
+  const std::optional<MatmulPlan> planned = warp_qconv_plan(dev, x, x.dtype(), w, zx, zw, o, OH, OW, rq);
+  if (!planned) return Tensor();
+  const MatmulPlan& plan = *planned;
   IWarpVariant v;
   v.bm = static_cast<int>(plan.tile_m), v.bk = plan.warp_bk, v.tn = plan.warp_tn, v.lanes = plan.warp_lanes;
   v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop, v.shk = plan.warp_shk;
@@ -742,6 +760,9 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   }
   const Tensor x = dense(x_in), w = dense(w_in);
   if (rq) {
+    // quantize_x where the warp path takes the conv: the caller quantizes x first (the fused
+    // implicit GEMM would leave the warp path)
+    if (o.quantize_x && warp_qconv_plan(dev, x, o.x_type, w, zx_in, zw_in, o, OH, OW, *rq)) return Tensor();
     const Tensor y = warp_qconv(dev, x, w, zx_in, zw_in, zx, o, OH, OW, *dq, *rq, op);
     if (y.defined()) return y;
   }

@@ -1899,7 +1899,11 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
 // of the exact integer path and two of ONNX Runtime (the chain carries a first-layer tie into the
 // second), one dispatch more per conv (im2col) than that path; and with K in two chunks
 // (GLTENSOR_MATMUL_SPLIT=2: imatmul_warp.comp's IW_SPLIT, then IW_SUM's requantization, the form
-// GPUs plan for few output tiles), two dispatches more per conv.
+// GPUs plan for few output tiles), two dispatches more per conv. The input QuantizeLinear fused into
+// the first conv (GLTENSOR_FUSE_QDQ_INPUT=1) where the warp path takes that conv: quantized first
+// (integer_conv leaves it to conv_requant), the same dispatches and outputs bit for bit (the direct
+// kernel, which llvmpipe plans for these convs and which leaves quantize_x to the caller too, off).
+// Sabotage: integer_conv without that check (the fused implicit GEMM takes the first conv) fails it.
 TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   GLT_RNG(rng);
   const std::int64_t C = 8, O = 16, H = 12, W = 12;
@@ -1909,14 +1913,18 @@ TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   const std::map<std::string, In> in{{"x", {xv, {1, C, H, W}}}};
   const std::string path = m.save("qdq_warp");
   const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
-  std::vector<float> got[3];
-  std::uint64_t dispatches[3];
-  for (int warp : {0, 1, 2}) {  // exact, warp, warp with K in two chunks
+  std::vector<float> got[4];
+  std::uint64_t dispatches[4];
+  for (int warp : {0, 1, 2, 3}) {  // exact, warp, warp with K in two chunks, warp with the input fused
     ScopedSettings s;
     if (warp) s->matmul_kernel = detail::MatmulKernelSetting::warp;
     if (warp == 2) s->matmul_split = 2;
+    s->fuse_qdq_input = warp == 3;
+    if (warp == 3) s->conv = detail::ConvSetting::im2col;  // not the direct kernel's plan (llvmpipe's)
     Model mod = Model::load(device(), path);
     EXPECT_NE(mod.plan_summary().find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << mod.plan_summary();
+    EXPECT_EQ(mod.plan_summary().find("1 input QuantizeLinear in the QDQ conv") != std::string::npos, warp == 3)
+        << mod.plan_summary();
     mod.run({{"x", x}});
     device().synchronize();
     const std::uint64_t d0 = device().dispatch_count();
@@ -1925,6 +1933,8 @@ TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   }
   EXPECT_EQ(dispatches[1], dispatches[0] + 2) << "im2col for each conv";
   EXPECT_EQ(dispatches[2], dispatches[0] + 4) << "im2col and the chunks' sum for each conv";
+  EXPECT_EQ(dispatches[3], dispatches[1]) << "the input quantized first";
+  EXPECT_EQ(got[3], got[1]) << "the input quantized first";
   ASSERT_EQ(got[1].size(), got[0].size());
   ASSERT_EQ(got[2].size(), got[0].size());
   int nonzero = 0;
