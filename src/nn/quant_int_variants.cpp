@@ -301,6 +301,15 @@ std::vector<IWarpVariant> IWarpVariant::space() {
   out.push_back(v);
   v.dq_out = true;  // its last conv
   out.push_back(v);
+  {
+    IWarpVariant s = v;  // the 56x56 layers: K in chunks, edges, then the chunks' sum (both output kinds)
+    s.split = true, s.edge = true;
+    out.push_back(s);
+    s.split = false, s.sum = true;
+    out.push_back(s);
+    s.dq_out = false, s.y = s.zy = DType::i8;
+    out.push_back(s);
+  }
   v.dq_out = false, v.bm = 64, v.edge = true, v.bk = 8;  // 64 x 128 tiles, edges, K tiles of 8
   out.push_back(v);
   v.shk = false, v.k_loop = true, v.lanes = false, v.bias = false;  // A transposed in shared memory
