@@ -28,7 +28,8 @@ IWarpSplit plan_iwarp_split(const IMatmulProblem& p, bool software, const Settin
   w.bm = static_cast<int>(lab("GLTENSOR_IWARP_BM", p.M <= 64 ? 64 : 128));
   w.bk = static_cast<int>(lab("GLTENSOR_IWARP_BK", 8));
   const std::int64_t tiles = (p.M + w.bm - 1) / w.bm * ((p.N + 127) / 128) * p.batch;
-  if (p.M < lab("GLTENSOR_IWARP_MINM", kIWarpSplitMinM) || tiles >= lab("GLTENSOR_IWARP_MAXTILES", kIWarpSplitMaxTiles))
+  if (p.M < lab("GLTENSOR_IWARP_MINM", kIWarpSplitMinM) || p.K < lab("GLTENSOR_IWARP_MINK", kIWarpSplitMinK) ||
+      tiles >= lab("GLTENSOR_IWARP_MAXTILES", kIWarpSplitMaxTiles))
     return w;
   const std::int64_t target = lab("GLTENSOR_IWARP_TARGET", kIWarpSplitTarget);
   const std::int64_t chunk = lab("GLTENSOR_IWARP_CHUNK", kIWarpSplitMinChunk);

@@ -67,13 +67,19 @@ std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);
 /// The QDQ convolution's warp GEMM (glsl/nn/imatmul_warp.comp) with K in chunks over workgroups
 /// (IW_SPLIT, then IW_SUM's summing requantization), for a product of M x N outputs per image over
 /// K where the f32 matmul plan does not take the warp kernel: GPUs (or GLTENSOR_MATMUL_KERNEL=gpu),
-/// no matmul kernel forced, M >= kIWarpSplitMinM, fewer than kIWarpSplitMaxTiles 128 x 128 tiles:
-/// chunks for about kIWarpSplitTarget workgroups, each at least kIWarpSplitMinChunk values of K,
-/// in tiles of bm x 128 (bm 128, or 64 where M <= 64) of K-tiles of bk.
-/// splits 1: not split (the caller's exact implicit GEMM).
-inline constexpr std::int64_t kIWarpSplitMinM = 128;
-inline constexpr std::int64_t kIWarpSplitMaxTiles = 132;
-inline constexpr std::int64_t kIWarpSplitTarget = 264;
+/// no matmul kernel forced, M >= kIWarpSplitMinM, K >= kIWarpSplitMinK, fewer than
+/// kIWarpSplitMaxTiles tiles of bm x 128 (bm 64 where M <= 64, else 128): chunks for about
+/// kIWarpSplitTarget workgroups, each at least kIWarpSplitMinChunk values of K, in K-tiles of bk 8.
+/// splits 1: not split (the caller's exact implicit GEMM). On the H100 (bench/RESULTS.md,
+/// 2026-11-28, int8ab) the wide QDQ net at 56x56 ran in 0.461 ms for about 528 workgroups a layer
+/// (264: 0.490, 132: 0.574, 1056: 0.488; K-tiles of 16: 0.478-0.499), the exact implicit GEMM's
+/// 0.73; the narrow net's 32 -> 64 layers (K 288) lost on it (0.048 against 0.033 ms at 56x56,
+/// 0.057 against 0.053 at 112x112), its 64 -> 64 layer (K 576) gained (0.051 against 0.055, 0.062
+/// against 0.096).
+inline constexpr std::int64_t kIWarpSplitMinM = 64;
+inline constexpr std::int64_t kIWarpSplitMinK = 512;
+inline constexpr std::int64_t kIWarpSplitMaxTiles = 256;
+inline constexpr std::int64_t kIWarpSplitTarget = 528;
 inline constexpr std::int64_t kIWarpSplitMinChunk = 128;
 struct IWarpSplit {
   std::int64_t splits = 1;

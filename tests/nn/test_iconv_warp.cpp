@@ -209,8 +209,8 @@ TEST(IConvWarp, MatchesExactAndFloat64) {
 // output tiles): K 324 in 3 chunks of 112, 112 and 100 (a chunk's last K-tile ragged), 132 rows and
 // 108 columns (tile edges), two images (the partial sums [chunk, image, row, column]; the scales and
 // bias per output channel), against float64 and the exact path bit for bit; the output forms
-// pairwise as above. Then the integer planner's own split (plan_iwarp_splits), planned as a GPU:
-// 2 tiles of 128 x 128, K 576 in 4 chunks of 144. Sabotage: IW_SUM's loop over the chunks
+// pairwise as above. Then the integer planner's own split (plan_iwarp_split), planned as a GPU:
+// 64 output channels in one tile of 64 x 128, K 576 in 4 chunks of 144. Sabotage: IW_SUM's loop over the chunks
 // stopped one short (`k + 1u < u_nsplit`), the row of a quad taken as q / u_N (not 4 q / u_N) or
 // without `% u_M` (the second image's rows: review19) for the requantization's per-channel scale and
 // bias, or each chunk's K range cut by a K-tile (matmul.glsl's p.k1): each fails it.
@@ -221,7 +221,7 @@ TEST(IConvWarp, SplitKMatchesExactAndFloat64) {
   c.pair = 0;
   check_case(rng, c);
   c = Case{};
-  c.C = 64, c.H = 8, c.W = 16, c.O = 256, c.o.padding = {1, 1, 1, 1}, c.as_gpu = true, c.dispatches = 3;
+  c.C = 64, c.H = 8, c.W = 16, c.O = 64, c.o.padding = {1, 1, 1, 1}, c.as_gpu = true, c.dispatches = 3;
   c.x = DType::i8, c.zw_per = false, c.every_form = false;
   check_case(rng, c);
 }
@@ -229,8 +229,9 @@ TEST(IConvWarp, SplitKMatchesExactAndFloat64) {
 // Sums past 2^24 (every difference at its largest: K 1152 x 255 x 255): rounded in f32, within
 // one step of the exact outputs (llvmpipe 4 tiles of 64 x 128, GPUs 64: the software plan splits K
 // below 16 tiles, a GPU's below 64: neither splits here). K past 65535 (1x1 over 65540 channels):
-// on the GPUs one launch of the warp path; under llvmpipe's loop limit the plan splits K, and the
-// warp path runs it in chunks (IW_SPLIT, then IW_SUM: the chunks' sums past 2^24 added in f32).
+// the plan splits K (llvmpipe's loop limit; a GPU's 32 tiles of 128 x 128, below 64), and the warp
+// path runs it in chunks (IW_SPLIT, then IW_SUM: the chunks' sums past 2^24 added in f32); one
+// launch over K past 65535 on GPUs: NearTheSsboLimitPastTheLoopLimitOnGpus.
 TEST(IConvWarp, LargeSums) {
   GLT_RNG(rng);
   const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
@@ -239,9 +240,9 @@ TEST(IConvWarp, LargeSums) {
   c.every_form = false;
   check_case(rng, c);
   c = Case{};
-  // the GPU's: 4 x 16 tiles of 64 x 128 (a GPU's plan splits K below 64 tiles)
+  // the GPU's: 2 x 16 tiles of 128 x 128 (K % 8 != 0: not 64-row tiles; a GPU's plan splits K below 64 tiles)
   c.C = 65540, c.H = llvmpipe ? 2 : 16, c.W = llvmpipe ? 64 : 128, c.O = llvmpipe ? 64 : 256, c.KH = c.KW = 1;
-  c.dispatches = llvmpipe ? 2 : 1, c.every_form = false, c.sampled = true;
+  c.dispatches = 2, c.every_form = false, c.sampled = true;
   check_case(rng, c);
 }
 
