@@ -2,7 +2,6 @@
 #include "nn/imatmul_plan.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace gltensor::detail {
 
@@ -12,28 +11,14 @@ std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   return tiles + (v.totals == IMatmulVariant::Totals::shared ? kIMatmulTileRows * v.bn * 4 : 0);
 }
 
-namespace {
-// LAB (int8ab's GPU windows only; removed before merge): GLTENSOR_IWARP_<NAME> overrides a constant.
-std::int64_t lab(const char* name, std::int64_t v) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::atoll(e) : v;
-}
-}  // namespace
-
 IWarpSplit plan_iwarp_split(const IMatmulProblem& p, bool software, const Settings& s) {
   IWarpSplit w;
   const bool as_gpu = s.matmul_kernel == MatmulKernelSetting::gpu;
   if ((software && !as_gpu) || (s.matmul_kernel != MatmulKernelSetting::choose && !as_gpu)) return w;
-  if (lab("GLTENSOR_IWARP_OFF", 0)) return w;
-  w.bm = static_cast<int>(lab("GLTENSOR_IWARP_BM", p.M <= 64 ? 64 : 128));
-  w.bk = static_cast<int>(lab("GLTENSOR_IWARP_BK", 8));
+  w.bm = p.M <= 64 ? 64 : 128;
   const std::int64_t tiles = (p.M + w.bm - 1) / w.bm * ((p.N + 127) / 128) * p.batch;
-  if (p.M < lab("GLTENSOR_IWARP_MINM", kIWarpSplitMinM) || p.K < lab("GLTENSOR_IWARP_MINK", kIWarpSplitMinK) ||
-      tiles >= lab("GLTENSOR_IWARP_MAXTILES", kIWarpSplitMaxTiles))
-    return w;
-  const std::int64_t target = lab("GLTENSOR_IWARP_TARGET", kIWarpSplitTarget);
-  const std::int64_t chunk = lab("GLTENSOR_IWARP_CHUNK", kIWarpSplitMinChunk);
-  w.splits = std::max<std::int64_t>(1, std::min((target + tiles - 1) / tiles, p.K / chunk));
+  if (p.M < kIWarpSplitMinM || p.K < kIWarpSplitMinK || tiles >= kIWarpSplitMaxTiles) return w;
+  w.splits = std::max<std::int64_t>(1, std::min((kIWarpSplitTarget + tiles - 1) / tiles, p.K / kIWarpSplitMinChunk));
   return w;
 }
 
