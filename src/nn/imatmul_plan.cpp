@@ -18,7 +18,7 @@ IWarpSplit plan_iwarp_split(const IMatmulProblem& p, bool software, const Settin
   w.bm = p.M <= 64 ? 64 : 128;
   const std::int64_t tiles = (p.M + w.bm - 1) / w.bm * ((p.N + 127) / 128) * p.batch;
   if (p.M < kIWarpSplitMinM || p.K < kIWarpSplitMinK || tiles >= kIWarpSplitMaxTiles) return w;
-  w.splits = std::max<std::int64_t>(1, std::min((kIWarpSplitTarget + tiles - 1) / tiles, p.K / kIWarpSplitMinChunk));
+  w.splits = std::max<std::int64_t>(1, std::min((kIWarpSplitTarget + tiles - 1) / tiles, p.K / w.bm));
   return w;
 }
 

@@ -210,7 +210,7 @@ TEST(IConvWarp, MatchesExactAndFloat64) {
 // 108 columns (tile edges), two images (the partial sums [chunk, image, row, column]; the scales and
 // bias per output channel), against float64 and the exact path bit for bit; the output forms
 // pairwise as above. Then the integer planner's own split (plan_iwarp_split), planned as a GPU:
-// 64 output channels in one tile of 64 x 128, K 576 in 4 chunks of 144. Sabotage: IW_SUM's loop over the chunks
+// 64 output channels in one tile of 64 x 128, K 576 in 9 chunks of 64. Sabotage: IW_SUM's loop over the chunks
 // stopped one short (`k + 1u < u_nsplit`), the row of a quad taken as q / u_N (not 4 q / u_N) or
 // without `% u_M` (the second image's rows: review19) for the requantization's per-channel scale and
 // bias, or each chunk's K range cut by a K-tile (matmul.glsl's p.k1): each fails it.
