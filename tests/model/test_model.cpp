@@ -1726,7 +1726,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
 
 // fuse_qdq: the first QDQ conv's input QuantizeLinear (float32 graph input, the same scale and
 // zero point as the DequantizeLinear) quantized in the conv's load (quantize_input; the implicit
-// GEMM's QIN; GLTENSOR_FUSE_QDQ_INPUT=1, off by default): bit for bit the unfused model's with uint8 and int8
+// GEMM's QIN; on by default, GLTENSOR_FUSE_QDQ_INPUT=0 off): bit for bit the unfused model's with uint8 and int8
 // inputs, exact ties (round half to even), values past both ends of the range and NaN (the zero
 // point), on each conv path (the default: the direct kernel on llvmpipe, after a QuantizeLinear
 // op; the implicit GEMM in the device's form and the GPUs' 64 x 64 forms of one and two K slices,
@@ -1900,8 +1900,9 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
 // of the exact integer path and two of ONNX Runtime (the chain carries a first-layer tie into the
 // second), one dispatch more per conv (im2col) than that path; and with K in two chunks
 // (GLTENSOR_MATMUL_SPLIT=2: imatmul_warp.comp's IW_SPLIT, then IW_SUM's requantization, the form
-// GPUs plan for few output tiles), two dispatches more per conv. The input QuantizeLinear fused into
-// the first conv (GLTENSOR_FUSE_QDQ_INPUT=1) where the warp path takes that conv: quantized first
+// GPUs plan for few output tiles), two dispatches more per conv (these three forms with the input
+// QuantizeLinear a node: fuse_qdq_input off). The input QuantizeLinear fused into the first conv
+// (fuse_qdq_input, the default) where the warp path takes that conv: quantized first
 // (integer_conv leaves it to conv_requant), the same dispatches and outputs bit for bit (the direct
 // kernel, which llvmpipe plans for these convs and which leaves quantize_x to the caller too, off).
 // Sabotage: integer_conv without that check (the fused implicit GEMM takes the first conv) fails it.
