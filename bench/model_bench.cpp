@@ -30,7 +30,7 @@
 // its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run;
 // --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
 // the driver's debug messages with their counts; --qdq-fused-input: the model's input
-// QuantizeLinear in the first QConv (GLTENSOR_FUSE_QDQ_INPUT=1, Settings::fuse_qdq_input; off by default).
+// QuantizeLinear in the first QConv (Settings::fuse_qdq_input; on by default, GLTENSOR_FUSE_QDQ_INPUT=0 off).
 // --qdq-loads N (with --qdq-size, default 112): the wide net's GPU time per run by model load
 // (issue 22: the int8 net's was 1.75 ms or 2.4-3.7 ms by load, bench/RESULTS.md "int8gap"): N
 // int8 loads and 2 f32 loads kept alive together, each timed (the profiler's GPU ms per run, 3
