@@ -19,10 +19,11 @@ step "models"
 [ -e "$H/ocr.tar.xz" ] && tar -C "$W/ocr" -xJf "$H/ocr.tar.xz"
 OCR=$W/ocr; [ -e "$OCR/ch_PP-OCRv4_det_infer.onnx" ] || OCR=${OCR_DIR:-/work/main/.cache/models/ocr}
 timeout 30 "$H/bin/gltensor_model_bench" --save-models "$W/models" || echo "save-models failed"
-timeout 60 $PY "$H/py/torchcmp.py" prepare "$W" --ocr "$OCR" || echo "prepare failed"
+timeout 60 "$PY" "$H/py/torchcmp.py" prepare "$W" --ocr "$OCR" || echo "prepare failed"
 step "gltensor-run on each model, plain and replayed (--read-back)"
 while IFS='|' read -r name model reps args; do
   echo "$name" | grep -qE "$ONLY" || continue
+  [ "$SECONDS" -gt "${GL_UNTIL:-100}" ] && echo "$name: no time left for gltensor-run" && continue
   n=${REPS:-$reps}
   # shellcheck disable=SC2086  # $args: --input NAME=FILE arguments
   timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" --read-back --output-dir "$W/out/$name" \
@@ -34,14 +35,16 @@ while IFS='|' read -r name model reps args; do
   echo "$name: replay $(grep -E '^bench|rror' "$W/log/$name-replay.txt" | cut -c1-170)"
 done < "$W/cases.txt"
 step "PyTorch: eager and CUDA graph, outputs against gltensor's"
-timeout 150 $PY "$H/py/torchcmp.py" torch "$W" --only "$ONLY" ${REPS:+--reps $REPS} || echo "torch side: rc $?"
+T=$((205 - SECONDS)); [ $T -gt 120 ] && T=120
+timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only "$ONLY" ${REPS:+--reps $REPS} || echo "torch side: rc $?"
 step "profiles of the models slower than the CUDA graph (gltensor-run --profile --bench 50, plain)"
-for name in $(cat "$W/slower.txt" 2> /dev/null); do
-  [ "$SECONDS" -gt "${PROFILE_UNTIL:-190}" ] && echo "no time left for $name's profile" && continue
+touch "$W/slower.txt"
+while read -r name <&3; do
+  [ "$SECONDS" -gt "${PROFILE_UNTIL:-200}" ] && echo "no time left for $name's profile" && continue
   IFS='|' read -r _ model _ args < <(grep "^$name|" "$W/cases.txt")
   echo "--- $name"
   # shellcheck disable=SC2086
-  timeout 20 "$H/bin/gltensor-run" "$model" $args --bench "${REPS:-50}" --profile 2>&1 |
+  timeout 15 "$H/bin/gltensor-run" "$model" $args --bench "${REPS:-50}" --profile 2>&1 |
     grep -vE "^output |^load|^plan" | head -"${PROFILE_LINES:-45}"
-done
-step done
+done 3< "$W/slower.txt"
+step "done"
