@@ -31,10 +31,11 @@ namespace {
 
 constexpr std::uint32_t kLocal = 64;
 constexpr std::uint64_t kTree = 6;  // log2(kLocal): the shared-memory tree's loop
-// Values per invocation in the first level: 64 on software rasterizers (few workgroups), 16 on GPUs
+// Values per invocation in the first level: 64 on software rasterizers (few workgroups), 8 on GPUs
 // (more workgroups to fill them: the CNN's training step at batch 128 on the H100 ran 0.779 ms
-// against 0.837 with 64, 0.799 with 32, 0.779 with 8; bench/RESULTS.md, 2026-11-27, cnn27).
-constexpr std::uint64_t kFirstIters = 64, kGpuFirstIters = 16;
+// against 0.837 with 64, 0.799 with 32, 0.779 with 8 (cnn27); with the later kernels 0.495 with 8
+// against 0.505 with 16 and 0.530 with 32 (bench/RESULTS.md, 2026-11-28, cnn34).
+constexpr std::uint64_t kFirstIters = 64, kGpuFirstIters = 8;
 // GLTENSOR_BATCH_NORM_ITERS (Settings::batch_norm_iters) forces either form (or 8, 32) on any device.
 std::uint64_t first_iters(const DeviceImpl& dev) {
   if (const int forced = settings().batch_norm_iters; forced > 0) return static_cast<std::uint64_t>(forced);

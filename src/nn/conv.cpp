@@ -553,9 +553,21 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
                   ? plan_conv_input_grad(g, G * Og, gy.dtype() == DType::f32 && wd.dtype() == DType::f32,
                                          gy.strides()[3] == 1 && gy.strides()[2] == g.OW, conv_device(dev), settings())
                   : ConvInputGradPlan();
+          // The direct input gradient (one group) first, then gy's rows and the bias gradient: the
+          // kernels that read only gy are issued together, before the weight gradient's GEMM, and share
+          // barrier intervals (the queue's barriers follow the issue order): the CNN's conv2 backward
+          // on the H100 ran [rows] [GEMM] [split-K sum, input gradient, bias pass 1] [bias pass 2, ...],
+          // now [input gradient, rows, bias pass 1] [bias pass 2, GEMM] [split-K sum, ...].
+          const bool direct_x = need_x && G == 1 && input_grad.direct;
+          // The convolution of gy with the filters transposed to [C, O, KH, KW] (a view) and flipped
+          // (read backwards through negated strides; never the ubo layout).
+          const Tensor gx_direct = direct_x ? conv_direct(gy, wd.transpose(0, 1), Tensor(), input_grad.g, g.C, g.C,
+                                                          input_grad.kernel, Epilogue(), 0, true)
+                                            : Tensor();
           // gy as [N*OH*OW, O] (gy_rows: a tiled transpose): for the GEMMs, where they run.
-          const bool gemm_x = need_x && !(G == 1 && input_grad.direct);
+          const bool gemm_x = need_x && !direct_x;
           const Tensor gm = (!direct.defined() && need_w) || gemm_x ? gy_rows(gy) : Tensor();
+          const Tensor gb = direct.defined() ? gb_direct : need_b ? bias_grad(gy) : Tensor();
           Tensor gx = !need_x || G == 1 ? Tensor() : Tensor::empty(gy.device(), {g.N, G * g.C, g.H, g.W});
           std::vector<Tensor> gws;
           if (direct.defined()) gws.push_back(gw_direct);
@@ -585,11 +597,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
             }
             if (need_x) {
               Tensor gxi;
-              if (G == 1 && input_grad.direct) {
-                // The convolution of gy with the filters transposed to [C, O, KH, KW] (a view) and
-                // flipped (read backwards through negated strides; never the ubo layout).
-                gxi = conv_direct(gy, wd.transpose(0, 1), Tensor(), input_grad.g, g.C, g.C, input_grad.kernel,
-                                  Epilogue(), 0, true);
+              if (direct_x) {
+                gxi = gx_direct;
               } else {
                 Tensor wm = (G == 1 ? wd : wd.narrow(0, gi * Og, Og)).reshape({Og, K});
                 gxi = col2im_gemm(gmg, wm, g);
@@ -601,7 +610,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
             }
           }
           Tensor gw = !need_w ? Tensor() : G == 1 ? gws[0] : concat(gws, 0);
-          return std::vector<Tensor>{gx, gw, direct.defined() ? gb_direct : need_b ? bias_grad(gy) : Tensor()};
+          return std::vector<Tensor>{gx, gw, gb};
         },
         "conv2d");
   }

@@ -128,17 +128,24 @@ void step_all(const std::vector<Tensor*>& params, const std::vector<std::vector<
 void Optimizer::init_states(int states) {
   slabs_.assign(static_cast<std::size_t>(states), {});
   slab_of_.clear(), slab_offset_.clear();
-  // Parameters in order, a new slab where the next would pass its device's SSBO limit or lies on
-  // another device than the slab's (a dispatch binds one device's buffers).
+  // Parameters in order, a new slab where the next would pass its device's SSBO limit, lies on
+  // another device than the slab's (a dispatch binds one device's buffers) or would be one more than
+  // a dispatch updates (tensors_per_dispatch): the dispatches write state buffers of their own, so
+  // the queue puts no barrier between them (the CNN's step: its 12 parameters' two dispatches ran
+  // one after the other, a barrier between them).
   std::vector<std::int64_t> sizes;
   std::vector<const Tensor*> first;  // each slab's first parameter (its device)
+  std::vector<int> count;            // each slab's parameters
   for (Tensor* p : params_) {
     const std::int64_t limit = dev_of(*p).ssbo_limit() / static_cast<std::int64_t>(sizeof(float));
     if (sizes.empty() || &dev_of(*first.back()) != &dev_of(*p) ||
-        (sizes.back() > 0 && sizes.back() + p->numel() > limit)) {
+        (sizes.back() > 0 && sizes.back() + p->numel() > limit) ||
+        count.back() == tensors_per_dispatch(first.back()->device(), states)) {
       sizes.push_back(0);
       first.push_back(p);
+      count.push_back(0);
     }
+    ++count.back();
     slab_of_.push_back(sizes.size() - 1);
     slab_offset_.push_back(sizes.back());
     sizes.back() += p->numel();

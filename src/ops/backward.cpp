@@ -39,14 +39,18 @@ void backward(const Tensor& root, const Tensor& seed_in) {
     if (root.numel() != 1)
       throw ValueError("gltensor::backward: grad can be implicitly created only for scalar outputs, got shape " +
                        to_string(root.shape()));
-    seed = ones(root.device(), root.shape(), root.dtype());
+    // f32: the 1 uploaded, no fill dispatch (a Recording keeps the uploaded buffer and its replays
+    // do not repeat the upload: no leaf's gradient is that buffer, see below).
+    const float one = 1.0f;
+    seed = root.dtype() == DType::f32 ? Tensor::from_host(root.device(), std::span<const float>(&one, 1), root.shape())
+                                      : ones(root.device(), root.shape(), root.dtype());
   } else if (seed.shape() != root.shape()) {
     throw ShapeError("gltensor::backward: seed shape " + to_string(seed.shape()) + " differs from " +
                      to_string(root.shape()));
   }
   NoGradGuard no_grad;
   if (!rm->grad_fn) {  // a leaf
-    rm->grad = rm->grad.defined() ? add(rm->grad, seed) : seed;
+    rm->grad = rm->grad.defined() ? add(rm->grad, seed) : seed_in.defined() ? seed : seed.clone();
     return;
   }
   // Topological order of nodes reachable from root (iterative DFS, post-order).
@@ -84,7 +88,12 @@ void backward(const Tensor& root, const Tensor& seed_in) {
         auto& slot = pending[in->grad_fn.get()];
         slot = slot.defined() ? add(slot, gi) : gi;
       } else if (in->requires_grad) {
-        in->grad = in->grad.defined() ? add(in->grad, gi) : gi.contiguous();
+        // A gradient that is the implicit seed itself (an identity's backward) gets its own copy: the
+        // caller may change it in place between a Recording's replays, which read the seed's buffer
+        // without uploading it again.
+        in->grad = in->grad.defined()                              ? add(in->grad, gi)
+                   : !seed_in.defined() && gi.shares_storage(seed) ? gi.clone()
+                                                                   : gi.contiguous();
       }
     }
   }

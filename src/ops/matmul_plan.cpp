@@ -332,8 +332,14 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
   // REG's workgroups are single invocations' blocks over all of K: split below the target itself
   // (a few workgroups leave cores idle on a CPU rasterizer).
   // GEMV spreads K over a workgroup's invocations already: it splits only for the loop limit.
+  // GPUs' 64 x 64 and 128 x 128 kernels (not the quad-load, warp or REG ones) take chunks for about
+  // twice the target's workgroups (at least 256 long; a change only where K > 65536 / tiles): the CNN's
+  // conv2 weight gradient (5 tiles of 64 x 64 over K = 25088, H100) in 98 chunks of 256 ran the
+  // training step in 0.495 ms against 0.505 in 51 chunks of 496 and 0.527-0.572 in 32 to 16
+  // (bench/RESULTS.md, 2026-11-28, cnn34, with other shapes of this rule).
+  const bool tiles_kernel = tiled && !regk && !software;
   if (!gemv && p.K >= 1024 && tiles * (reg ? 1 : 4) < target)
-    splits = std::max(splits, std::min(ceil_div(target, tiles), p.K / 256));
+    splits = std::max(splits, std::min(ceil_div(tiles_kernel ? 2 * target : target, tiles), p.K / 256));
   // GPUs, long K over few tiles (weight gradients: K = batch x tokens, [in, out] outputs): at
   // least about four waves of an H100's 132 SMs, chunks of at least 1024 (chargpt's step,
   // bench/RESULTS.md: 108 tiles over K = 16384 ran 2.3x longer unsplit).

@@ -188,7 +188,7 @@ struct Settings {
   /// tile, query rows per tile of the backward; 0 = no cap), so that tests run every tiling.
   int attention_tile = 0;
   /// GLTENSOR_BATCH_NORM_ITERS=64|32|16|8: the training statistics' values per invocation in
-  /// batch_norm's first level on any device ("" or 0 = choose: 64 on software rasterizers, 16 on
+  /// batch_norm's first level on any device ("" or 0 = choose: 64 on software rasterizers, 8 on
   /// GPUs; tests run the GPUs' form on llvmpipe so).
   int batch_norm_iters = 0;
   /// GLTENSOR_SUBGROUPS=0: shared-memory fallbacks instead of KHR_shader_subgroup.

@@ -363,7 +363,7 @@ TEST(BatchNorm, TrainingEpsOnSmallVariance) {
   }
 }
 
-// The GPUs' first level of 16 values per invocation (and 8), forced on any device
+// The GPUs' first level of 8 values per invocation (and 16), forced on any device
 // (Settings::batch_norm_iters, GLTENSOR_BATCH_NORM_ITERS), against float64: odd sizes with a
 // partial last chunk, one and several workgroups per channel (merge levels), with gradients, a
 // lowered loop limit (three levels), and under test_batch_norm_check_loops (its declared loops).

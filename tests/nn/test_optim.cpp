@@ -143,6 +143,50 @@ TEST(Optim, AdamAndAdamW) {
   EXPECT_THROW(nn::Adam({&f}, 0.1, nn::AdamOptions{1.0}), ValueError);
 }
 
+// More parameters than one dispatch updates: each dispatch writes state slabs of its own, so no
+// barrier orders them (Optimizer::init_states); Adam against float64 over two steps. Sabotage:
+// the slabs cut by the SSBO limit and the device only (one slab: a barrier between the dispatches).
+TEST(Optim, DispatchesWriteStateSlabsOfTheirOwn) {
+  GLT_RNG(rng);
+  const int n = 9;
+  std::vector<Tensor> p;
+  std::vector<std::vector<double>> hp(n), m(n), v(n);
+  for (int k = 0; k < n; ++k) {
+    const auto p0 = uniform(rng, static_cast<std::size_t>(5 + 7 * k));
+    p.push_back(Tensor::from_host(device(), p0, {5 + 7 * k}));
+    requires_grad_(p.back());
+    hp[k].assign(p0.begin(), p0.end());
+    m[k].assign(p0.size(), 0), v[k].assign(p0.size(), 0);
+  }
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : p) ptrs.push_back(&t);
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  nn::Adam opt(ptrs, lr);
+  for (int t = 1; t <= 2; ++t) {
+    opt.zero_grad();
+    std::vector<std::vector<float>> g(n);
+    Tensor loss = zeros(device(), {});
+    for (int k = 0; k < n; ++k) {
+      g[k] = uniform(rng, hp[k].size());
+      loss = add(loss, sum(mul(p[k], Tensor::from_host(device(), g[k], {static_cast<std::int64_t>(g[k].size())}))));
+    }
+    backward(loss);
+    device().synchronize();
+    const auto d0 = device().dispatch_count(), b0 = device().barrier_count();
+    opt.step();
+    EXPECT_GE(device().dispatch_count() - d0, 2u);
+    EXPECT_EQ(device().barrier_count() - b0, 0u) << "a barrier between the optimizer's dispatches";
+    for (int k = 0; k < n; ++k)
+      for (std::size_t i = 0; i < hp[k].size(); ++i) {
+        const double d = g[k][i];
+        m[k][i] = b1 * m[k][i] + (1 - b1) * d;
+        v[k][i] = b2 * v[k][i] + (1 - b2) * d * d;
+        hp[k][i] -= lr * (m[k][i] / (1 - std::pow(b1, t))) / (std::sqrt(v[k][i] / (1 - std::pow(b2, t))) + eps);
+      }
+  }
+  for (int k = 0; k < n; ++k) EXPECT_TRUE(close(p[k].to_vector(), hp[k], 1e-5, 1e-6)) << "parameter " << k;
+}
+
 // Parameters on two devices (a second Device::open): each device's parameters take state slabs
 // and dispatches of their own (a dispatch binds one context's buffers). SGD with momentum and
 // Adam, three steps, against the float64 updates; the parameters of each device interleaved.

@@ -346,6 +346,11 @@ TEST(PlanMatmul, SplitKForFewTiles) {
   EXPECT_GE(p.splits * 5, 64) << "enough workgroups to fill a GPU";
   EXPECT_GE(p.kchunk, 256);
   EXPECT_EQ(plan_matmul(problem(64, 288, 512, false), kGpu, s).splits, 1) << "short K";
+  // The CNN's conv2 weight gradient (5 tiles): about 512 workgroups, chunks of 256 (cnn34's H100 step).
+  const MatmulPlan w = plan_matmul(problem(288, 64, 25088), kGpu, s);
+  EXPECT_EQ(w.kernel, MatmulPlan::Kernel::tile64);
+  EXPECT_EQ(w.kchunk, 256);
+  EXPECT_EQ(w.splits, 98);
   // Batched: the batch counts as tiles; z covers batch x splits.
   const MatmulPlan b = plan_matmul(problem(64, 64, 8192, false, 3), kGpu, s);
   EXPECT_EQ(b.groups_z, static_cast<std::uint64_t>(3 * b.splits));

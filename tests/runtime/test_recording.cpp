@@ -720,3 +720,43 @@ TEST(Recording, RepeatedUploadsKeptOnce) {
     for (std::size_t i = 0; i < last.size(); ++i) EXPECT_EQ(got[i], 2.0f * last[i]) << i;
   }
 }
+
+// backward()'s implicit seed of a scalar f32 loss is an upload, not a fill dispatch: the replays
+// read the kept buffer. A leaf whose gradient would be the seed itself (add's backward passes gy
+// on) gets a copy, recorded: changed in place between replays, the next replay writes it again.
+// Fresh x each replay, checked exactly (w's gradient is x, s's is 1). Sabotage: the copy dropped
+// (s's gradient stays 5 after the in-place change).
+TEST(Recording, BackwardsImplicitSeed) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  Tensor x = upload(uniform(rng, 37), {37});
+  Tensor w = upload(uniform(rng, 37), {37});
+  Tensor s = upload({0.5f}, {1});
+  requires_grad_(w), requires_grad_(s);
+  auto step = [&] {
+    zero_grad(w), zero_grad(s);
+    backward(add(sum(mul(x, w)).reshape({1}), s));
+  };
+  step();
+  const auto d0 = dev.dispatch_count();
+  step();
+  const auto eager = dev.dispatch_count() - d0;
+  Recording rec = Recording::capture(dev, step);
+  EXPECT_EQ(rec.dispatches(), eager);
+  for (int r = 0; r < 3; ++r) {
+    SCOPED_TRACE("replay " + std::to_string(r));
+    const std::vector<float> h = uniform(rng, 37);
+    x.copy_(upload(h, {37}));
+    rec.replay();
+    EXPECT_EQ(grad(w).to_vector(), h);
+    EXPECT_EQ(grad(s).to_vector(), std::vector<float>{1.0f});
+    Tensor gs = grad(s);
+    mul_(gs, 5.0);  // the caller's in-place change of a gradient between replays
+    EXPECT_EQ(grad(s).to_vector(), std::vector<float>{5.0f});
+  }
+  // A leaf root's gradient is its own tensor too.
+  Tensor l = upload({2.0f}, {});
+  requires_grad_(l);
+  backward(l);
+  EXPECT_EQ(grad(l).to_vector(), std::vector<float>{1.0f});
+}
