@@ -5,7 +5,8 @@
 # 1. gltensor_model_bench --runs 500 --save-model /tmp/three_gemm.onnx --mlp-variants 4x4 4: main,
 #    branch, branch with GLTENSOR_SUBGROUPS=0 (host outputs alone), the order rotated, 3 rounds,
 #    every process reported;
-# 2. --gpu-time --loops none: the kernel's GPU time, main / branch / branch without subgroups;
+# 2. --gpu-time --loops none: the kernel's GPU time, main / branch / branch without subgroups, and
+#    the branch with 4x8, 4x2 and 8x4 (rows x slices);
 # 3. tests (GLES, then desktop GL 4.6), the SG test against sabotaged kernels (GLTENSOR_GLSL_DIR:
 #    each must fail); 4. PyTorch's CUDA graph on the same model.
 set -f
@@ -28,6 +29,9 @@ echo "=== GPU time after $SECONDS s"
 main --runs 500 --loops none --gpu-time
 branch --runs 500 --loops none --gpu-time
 nosg --runs 500 --loops none --gpu-time
+for f in 4x8 4x2 8x4; do  # other row blocks and slices of the prefetch form (SG where a power of 2)
+  echo "-- branch GLTENSOR_FUSED_MLP=$f"; GLTENSOR_FUSED_MLP=$f timeout 15 "$B/gltensor_model_bench" --runs 500 --loops none --gpu-time 2>&1 | pick
+done
 run_test() {  # program, arguments
   timeout 30 "$@" > /tmp/gemm5-t.log 2>&1
   local rc=$?
