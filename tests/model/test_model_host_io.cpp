@@ -343,11 +343,14 @@ TEST(ModelHostIo, PlainFusedMlpOutputsInHostMemory) {
 // limit keeps them where they are and returns them (it threw OutOfMemory after a capture that
 // fitted, review18); its replays stay right. The limit: the allocations of a probe model's capture
 // (a twin's, measured) plus less than the output's size class. Sabotage: the catch in
-// outputs_to_host removed (this test then fails with OutOfMemory).
+// outputs_to_host removed (this test then fails with OutOfMemory). Unfused (GLTENSOR_FUSED_MLP=0):
+// the fused MLP writes its output into a host-visible buffer from the start, with no move (gemm5).
 TEST(ModelHostIo, OutputsMoveSkippedAtTheMemoryLimit) {
   GLT_RNG(rng);
   Device& dev = device();
   if (!direct(dev)) GTEST_SKIP() << "no host-visible buffers here";
+  ScopedSettings unfused;
+  unfused->fused_mlp = 0;
   const ThreeGemm g(rng, "host_io_move_limit");
   Model plain = load_model(g.path, false), probe = load_model(g.path, true), model = load_model(g.path, true);
   const Shape s{1, 34, ThreeGemm::W};  // 13056 bytes: a 16 KiB size class
