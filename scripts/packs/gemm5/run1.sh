@@ -40,7 +40,7 @@ run_test() {  # program, arguments
   return 0
 }
 echo "=== tests after $SECONDS s"
-for t in test_fused_mlp test_model_host_io test_model_replay test_recording test_model_run; do
+for t in test_fused_mlp test_model_host_io test_model_replay test_recording test_model_run test_model_fusion test_model; do
   [ $SECONDS -lt 100 ] && run_test $B/$t
 done
 echo "=== sabotage (each must FAIL) after $SECONDS s"
