@@ -28,15 +28,6 @@
 // kernel at 34 rows). Its activations and partial sums are kept by row quad (h4, part4: a vec4
 // holds 4 rows of one column), so an item reads its 4 rows of a k with one shared load and writes
 // its 4 outputs with one store. The same products and sums in the same order as the loop form.
-//
-// SG (with PF, SPLIT a power of 2 up to the subgroup's size; KHR_shader_subgroup's shuffle, GPUs):
-// the slices' sums by subgroup shuffles instead of shared memory and a barrier. Item t is slice
-// t % SPLIT of column t / SPLIT % N_l of row quad t / SPLIT / N_l, so that an item's SPLIT slices
-// are neighbouring lanes of one subgroup; slice s takes k = s, s + SPLIT, s + 2 SPLIT, ... (the
-// lanes' shared loads of one k step are SPLIT neighbouring vec4s: no bank conflict, where slices
-// of consecutive k all hit the same banks), summed in k order; the slices' sums by a butterfly of
-// SPLIT lanes (XOR 1, 2, 4: every lane gets the same total), then slice 0's lane applies the
-// activation and stores. One barrier per layer (its outputs before the next layer reads them).
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -58,7 +49,7 @@ uniform float u_p1[MAX_LAYERS];
 // The prefetch form's activations by row quad: element (4 q + c, k) of a buffer at [q WMAX + k].c
 // (one 128-bit shared load for an item's 4 rows of one k, one store for its 4 outputs).
 shared vec4 h4[2u * BM / 4u * WMAX];
-#if SPLIT > 1 && !defined(SG)
+#if SPLIT > 1
 shared vec4 part4[SPLITU * BM / 4u * WMAX];  // slice s's sums of row quad q at (s BM / 4 + q) WMAX + j
 #endif
 #else
@@ -101,19 +92,6 @@ float act(uint l, float x) {
 void fetch(uint l, uint t, out float w[PF], out float b) {
   uint K = u_width[l];
   uint N = u_width[l + 1u];
-#ifdef SG
-  // item t: slice t % SPLIT (k = s + i SPLIT) of column t / SPLIT % N; the bias for every slice
-  uint s = t % SPLITU;
-  uint j = t / SPLITU % N;
-  bool item = t < BM / 4u * N * SPLITU;
-  for (uint i = 0u; i < uint(PF); ++i) {
-    uint k = s + i * SPLITU;
-    float v = float(load2(u_w[l] + j + k * N));  // (load2 clamps its index)
-    w[i] = item && k < K ? v : 0.0;
-  }
-  float v = u_beta[l] * float(load2(u_b[l] + j));
-  b = item ? v : 0.0;
-#else
   uint KS = (K + SPLITU - 1u) / SPLITU;
   uint j = t % N;
   uint k0 = t / N / (BM / 4u) * KS;
@@ -124,16 +102,10 @@ void fetch(uint l, uint t, out float w[PF], out float b) {
   }
   float v = u_beta[l] * float(load2(u_b[l] + j));
   b = t < BM / 4u * N ? v : 0.0;
-#endif
 }
 
 void main() {
-#ifdef SG
-  // numbered by subgroup (lane t ^ m, m < SPLIT, in t's subgroup: LOCAL_X is a multiple of its size)
-  uint t = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-#else
   uint t = gl_LocalInvocationID.x;
-#endif
   uint row0 = WORKGROUP_ID_1D * BM;
   if (row0 >= u_rows) return;  // a workgroup past the grid's end (the whole workgroup)
   uint rows = min(BM, u_rows - row0);
@@ -160,22 +132,6 @@ void main() {
     bool last = l + 1u == u_layers;
     float alpha = u_alpha[l];
     float b = bnext;
-#ifdef SG
-    uint s = t % SPLITU;
-    uint j = t / SPLITU % N;
-    uint q = t / SPLITU / N;
-    bool item = t < BM / 4u * N * SPLITU;
-    vec4 acc = vec4(0.0);
-    if (item) {
-      uint a = src + q * WMAX + s;
-      for (uint i = 0u; i < uint(PF); ++i)  // (k past K: none; its weight is 0, its column stale)
-        if (s + i * SPLITU < K) acc += h4[a + i * SPLITU] * w[i];
-    }
-    if (!last) fetch(l + 1u, t, w, bnext);  // in flight through the shuffles and the barrier below
-    for (uint m = 1u; m < SPLITU; m *= 2u)  // every lane, in uniform control flow
-      acc += subgroupShuffleXor(acc, m);
-    if (item && s == 0u) {
-#else
     uint KS = (K + SPLITU - 1u) / SPLITU;
     uint j = t % N;
     uint rest = t / N;
@@ -198,7 +154,6 @@ void main() {
       acc += part4[(s * (BM / 4u) + q) * WMAX + j];
 #endif
     if (t < BM / 4u * N) {
-#endif
       vec4 v = vec4(act(l, alpha * acc.x + b), act(l, alpha * acc.y + b), act(l, alpha * acc.z + b),
                     act(l, alpha * acc.w + b));
       if (!last) {

@@ -110,10 +110,6 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
       p.pf = pf_for(p.split, p.local);
     }
   }
-  // The slices' sums by subgroup shuffles: SPLIT lanes of one subgroup per item (its subgroups
-  // whole: the invocations a multiple of their size).
-  p.sg = p.pf > 0 && choice.subgroups != 0 && dev.shuffle && p.split > 1 && (p.split & (p.split - 1)) == 0 &&
-         p.split <= dev.subgroup_size && p.local % dev.subgroup_size == 0;
   // fused_mlp.comp's loops, each counting its exit test (the prefetch form's are fewer)
   std::uint64_t n = static_cast<std::uint64_t>(ceil_div(p.rows * L[0].K, p.local) + 1 + L.size() + 1);
   for (const auto& l : L) {
@@ -132,16 +128,12 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
 FusedMlpDevice fused_mlp_device(const Device& dev) {
   const DeviceImpl& d = *dev.impl();
   const Capabilities& c = d.caps();
-  FusedMlpDevice f{c.max_shared_memory, d.loop_budget(), dev.adapter().software,
-                   std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])};
-  f.shuffle = d.subgroup_shuffle();
-  f.subgroup_size = c.subgroup_size;
-  return f;
+  return {c.max_shared_memory, d.loop_budget(), dev.adapter().software,
+          std::min(c.max_workgroup_invocations, c.max_workgroup_size[0])};
 }
 
 Defines FusedMlpVariant::defines() const {
   Defines d;
-  if (sg) d.subgroup(SubgroupFeature::shuffle).flag("SG");
   d.uvalue("BM", static_cast<std::uint64_t>(rows)).uvalue("WMAX", static_cast<std::uint64_t>(wmax));
   d.value("SPLIT", split).value("PF", pf);  // signed: the preprocessor tests them
   d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false).operand(2, params, CT::f32, false);
@@ -165,12 +157,6 @@ std::vector<FusedMlpVariant> FusedMlpVariant::space() {
       v.rows = 4, v.wmax = 96, v.split = split, v.pf = split == 1 ? 32 : 12, v.params = p;
       out.push_back(v);
     }
-  // its slices' sums by subgroup shuffles
-  for (std::int64_t split : {4, 8}) {
-    FusedMlpVariant v;
-    v.rows = 4, v.wmax = 96, v.split = split, v.pf = 96 / split, v.sg = true;
-    out.push_back(v);
-  }
   return out;
 }
 
@@ -236,7 +222,7 @@ Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const Fu
   const Tensor xd = x.is_contiguous() && x.offset() == 0 ? x : x.contiguous();
   const Tensor pd = params.is_contiguous() && params.offset() == 0 ? params : params.contiguous();
   FusedMlpVariant v;
-  v.rows = plan.rows, v.wmax = plan.wmax, v.split = plan.split, v.pf = plan.pf, v.sg = plan.sg, v.params = pd.dtype();
+  v.rows = plan.rows, v.wmax = plan.wmax, v.split = plan.split, v.pf = plan.pf, v.params = pd.dtype();
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(plan.local)}).write(y).read(xd).read(pd);
   launch.params(FusedMlpParams{rows, mlp}).loop_iterations(plan.loop_iterations);

@@ -43,9 +43,6 @@ struct FusedMlpDevice {
   std::uint64_t loop_budget = UINT64_MAX;
   bool software = false;
   int max_local = 1024;  ///< invocations a workgroup may have (its x size)
-  /// KHR_shader_subgroup's shuffles allowed (DeviceImpl::subgroup_shuffle) and the subgroup size.
-  bool shuffle = false;
-  int subgroup_size = 0;
 };
 
 /// GLTENSOR_FUSED_MLP's choices (0: the plan's).
@@ -55,9 +52,6 @@ struct FusedMlpChoice {
   /// The prefetch form (PF, fused_mlp.comp): -1 the plan's (GPUs at run, where it fits), 0 never,
   /// 1 wherever it fits (software renderers too).
   int prefetch = -1;
-  /// The prefetch form's slice sums by subgroup shuffles (SG, fused_mlp.comp): -1 the plan's
-  /// (where the device has shuffles), 0 never.
-  int subgroups = -1;
 };
 
 struct FusedMlpPlan {
@@ -69,9 +63,6 @@ struct FusedMlpPlan {
   std::int64_t wmax = 0;   ///< the widest layer input or output (WMAX)
   /// > 0: the prefetch form, each invocation's weights of a layer in pf registers (PF)
   std::int64_t pf = 0;
-  /// The slices' sums by subgroup shuffles (SG): the prefetch form with SPLIT a power of 2, 2 to
-  /// the subgroup size, on a device with shuffles, unless choice.subgroups is 0.
-  bool sg = false;
   std::uint64_t loop_iterations = 0;
 };
 
@@ -97,12 +88,11 @@ FusedMlpDevice fused_mlp_device(const Device& dev);
 constexpr std::int64_t kFusedMlpMaxPf = 96;
 constexpr std::int64_t kFusedMlpPfRegisters = 65536;
 
-/// fused_mlp.comp's Variant: BM rows per workgroup, WMAX, SPLIT, PF (0: the loop form), SG (the
-/// slices' sums by subgroup shuffles), the packed parameters' dtype.
+/// fused_mlp.comp's Variant: BM rows per workgroup, WMAX, SPLIT, PF (0: the loop form), the packed
+/// parameters' dtype.
 struct FusedMlpVariant {
   static constexpr const char* kFile = "fused_mlp.comp";
   std::int64_t rows = 8, wmax = 4, split = 1, pf = 0;
-  bool sg = false;
   DType y = DType::f32, x = DType::f32, params = DType::f32;
   Defines defines() const;
   static std::vector<FusedMlpVariant> space();

@@ -548,44 +548,6 @@ TEST(FusedMlp, PrefetchSlicesPastKReadNothing) {
   }
 }
 
-// The prefetch form's slices summed by subgroup shuffles (fused_mlp.comp's SG, gemm5: slice s
-// takes k = s, s + SPLIT, ...; a butterfly of SPLIT lanes sums them; one barrier a layer) against
-// float64, the loop form and the prefetch form's shared-memory sums (choice.subgroups 0), where the
-// device has shuffles (the H100; llvmpipe has no KHR_shader_subgroup: skipped, the plan's test
-// below checks the choice): 2, 4 and 8 slices, odd widths, slices past K (K = 1 and 5 in 4 or 8
-// slices), rows 1, odd, past one workgroup and the three-Gemm model's 34; NaN and infinities; f16
-// parameters. Sabotage tried: the butterfly's last step dropped (m < SPLIT / 2), slice s's k
-// without SPLIT's stride (k = s + i), the store by every slice's lane (s == 0 dropped: the same
-// values, so not caught: harmless) and by slice 1's instead (caught).
-TEST(FusedMlp, SubgroupSumsMatchFloat64AndSharedSums) {
-  GLT_RNG(rng);
-  const detail::FusedMlpDevice dev = detail::fused_mlp_device(device());
-  if (!dev.shuffle) GTEST_SKIP() << "no subgroup shuffles here (KHR_shader_subgroup)";
-  struct Case {
-    std::vector<std::int64_t> widths;
-    std::int64_t bm, split;
-  };
-  const std::vector<Case> cases = {{{96, 96, 96, 96}, 4, 4}, {{13, 33, 7}, 8, 2},     {{7, 1, 65, 5}, 4, 4},
-                                   {{24, 20, 9}, 16, 2},     {{96, 40, 96, 2}, 4, 8}, {{5, 17, 3}, 4, 8}};
-  for (const Case& c : cases) {
-    const Packed m(rng, c.widths);
-    for (std::int64_t rows : {1, 5, 34, 67}) {
-      SCOPED_TRACE("widths " + std::to_string(c.widths[0]) + ".." + std::to_string(c.widths.back()) + ", " +
-                   std::to_string(c.bm) + "x" + std::to_string(c.split) + ", rows " + std::to_string(rows));
-      const detail::FusedMlpChoice sg{c.bm, c.split, 1, -1}, shared{c.bm, c.split, 1, 0}, loop{c.bm, c.split, 0};
-      const auto plan = detail::plan_fused_mlp(m.mlp, dev, sg, rows);
-      ASSERT_TRUE(plan.ok) << plan.why;
-      ASSERT_TRUE(plan.sg);
-      ASSERT_GT(plan.pf, 0);
-      EXPECT_FALSE(detail::plan_fused_mlp(m.mlp, dev, shared, rows).sg);
-      const auto x = uniform(rng, static_cast<std::size_t>(rows * c.widths[0]));
-      expect_as_loop_form(rng, m, x, rows, sg, loop);
-      EXPECT_TRUE(close(m.run(x, rows, sg), to_double(m.run(x, rows, shared)), 1e-5, 1e-6))
-          << "against the shared sums";
-    }
-  }
-}
-
 // A fused chain that starts with a Gemm refuses a 3-D input as the Gemm does (ModelError).
 TEST(FusedMlp, GemmInputMustBe2D) {
   GLT_RNG(rng);
@@ -669,26 +631,6 @@ TEST(FusedMlpPlan, LimitsAndLoopCount) {
   EXPECT_EQ(forced.local, 192);
   EXPECT_EQ(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 8, 1}, 34).pf, 0);
   d.software = false;
-  // the slices' sums by subgroup shuffles: the prefetch form with 2, 4 or 8 slices (a power of 2
-  // up to the subgroup size) on a device with shuffles, unless asked not to
-  d.max_local = 1024;
-  EXPECT_FALSE(m34.sg);  // no shuffles
-  d.shuffle = true, d.subgroup_size = 32;
-  const auto sg34 = detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34);
-  EXPECT_TRUE(sg34.sg);
-  EXPECT_EQ(sg34.split, 4);
-  EXPECT_EQ(sg34.pf, 24);
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, -1, 0}, 34).sg);  // asked not to
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {0, 0, 0}, 34).sg);      // the loop form
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 3, 1}, 34).sg);      // 3 slices
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 1}, 34).sg);         // one slice
-  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 8, 1}, 34).sg);
-  d.subgroup_size = 4;  // 8 slices past the subgroup
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, {4, 8, 1}, 34).sg);
-  EXPECT_TRUE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34).sg);
-  d.subgroup_size = 256;  // 384 invocations: not whole subgroups
-  EXPECT_FALSE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any, 34).sg);
-  d.shuffle = false, d.subgroup_size = 0;
   d.loop_budget = p.loop_iterations - 1;
   EXPECT_NE(detail::plan_fused_mlp(mlp_of({96, 96, 96}), d, any).why.find("loop iterations"), std::string::npos);
 }
