@@ -51,6 +51,7 @@
 // same run.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -189,35 +190,34 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
     for (auto& [name, y] : model.run(in)) (void)y.to_vector();
     t.read += ms(Clock::now() - t0);
   }
-  for (int i = 0; i < (loop_e2e ? runs : 0); ++i) {
+  // One run end to end: Tensor::from_host, Model::run, (with sync: Device::synchronize), every
+  // output's to_vector; the phases' ms.
+  const auto e2e_once = [&](bool sync) {
     const auto t0 = Clock::now();
     std::map<std::string, Tensor> fresh;
     for (const auto& vi : model.inputs()) fresh[vi.name] = Tensor::from_host(dev, host[vi.name], vi.shape);
     const auto t1 = Clock::now();
     auto outs = model.run(fresh);
     const auto t2 = Clock::now();
-    for (auto& [name, y] : outs) (void)y.to_vector();
-    const auto t3 = Clock::now();
-    t.e2e += ms(t3 - t0);
-    t.e2e_up += ms(t1 - t0);
-    t.e2e_run += ms(t2 - t1);
-    t.e2e_read += ms(t3 - t2);
-  }
-  for (int i = 0; i < (loop_split ? runs : 0); ++i) {
-    const auto t0 = Clock::now();
-    std::map<std::string, Tensor> fresh;
-    for (const auto& vi : model.inputs()) fresh[vi.name] = Tensor::from_host(dev, host[vi.name], vi.shape);
-    const auto t1 = Clock::now();
-    auto outs = model.run(fresh);
-    const auto t2 = Clock::now();
-    Device(dev).synchronize();
+    if (sync) Device(dev).synchronize();
     const auto t3 = Clock::now();
     for (auto& [name, y] : outs) (void)y.to_vector();
     const auto t4 = Clock::now();
-    t.split_up += ms(t1 - t0) / runs;
-    t.split_run += ms(t2 - t1) / runs;
-    t.split_sync += ms(t3 - t2) / runs;
-    t.split_read += ms(t4 - t3) / runs;
+    return std::array<double, 4>{ms(t1 - t0), ms(t2 - t1), ms(t3 - t2), ms(t4 - t3)};
+  };
+  for (int i = 0; i < (loop_e2e ? runs : 0); ++i) {
+    const auto p = e2e_once(false);
+    t.e2e += p[0] + p[1] + p[2] + p[3];
+    t.e2e_up += p[0];
+    t.e2e_run += p[1];
+    t.e2e_read += p[2] + p[3];
+  }
+  for (int i = 0; i < (loop_split ? runs : 0); ++i) {
+    const auto p = e2e_once(true);
+    t.split_up += p[0] / runs;
+    t.split_run += p[1] / runs;
+    t.split_sync += p[2] / runs;
+    t.split_read += p[3] / runs;
   }
   // Model::run_host: the same inputs as host bytes in, every output's bytes out.
   std::map<std::string, std::vector<std::uint8_t>> bytes;
