@@ -31,7 +31,7 @@
 // to_vector, its four phases in a line after the table); --gpu-time: the profiler's GPU time per timed run;
 // --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
 // the driver's debug messages with their counts; --qdq-fused-input: the model's input
-// QuantizeLinear in the first QConv (GLTENSOR_FUSE_QDQ_INPUT=1, Settings::fuse_qdq_input; off by default).
+// QuantizeLinear in the first QConv (Settings::fuse_qdq_input; on by default, GLTENSOR_FUSE_QDQ_INPUT=0 off).
 // --qdq-loads N (with --qdq-size, default 112): the wide net's GPU time per run by model load
 // (issue 22: the int8 net's was 1.75 ms or 2.4-3.7 ms by load, bench/RESULTS.md "int8gap"): N
 // int8 loads and 2 f32 loads kept alive together, each timed (the profiler's GPU ms per run, 3
@@ -44,6 +44,8 @@
 // load;
 // --pool-min BYTES: the pool's size classes at least this (Settings::pool_min_class, as
 // GLTENSOR_POOL_MIN_CLASS).
+// --save-models DIR: the models of --qdq's GPU rows and of --lstm, and the three-Gemm model, written
+// to DIR (nothing run).
 // --lstm: an LSTM's per-step cost (issue 22): one LSTM layer (opset 14, batch 1, input 64) for
 // seq 64 / 256, hidden 64 / 128 / 256, forward and bidirectional; the time of Model::run + synchronize
 // (plain and replayed) per time step against ONNX Runtime CPU's (--ort / --ort-python) per step,
@@ -58,6 +60,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -294,6 +297,9 @@ std::pair<Times, Times> best_rounds(const Device& dev, const std::string& model,
   return {plain, rep};
 }
 
+// --qdq's two nets on GPUs: the channels of each convolution's input, then the last one's output.
+const std::vector<std::int64_t> kWideNet{64, 128, 128, 256, 256}, kNarrowNet{32, 64, 64, 128};
+
 // A CNN of 3x3 convolutions (pads 1, ReLU) as ONNX Runtime's quantize_static writes it in QDQ
 // form (activations QuantizeLinear -> DequantizeLinear in uint8, weights int8 per output channel
 // through DequantizeLinear, f32 bias) and the same network in f32 with the dequantized weights:
@@ -363,11 +369,10 @@ int qdq_bench(const Device& dev, int runs, std::int64_t only_hw, const std::stri
               dev.caps().renderer.c_str(), runs);
   // a software rasterizer: one small size (the GPU's would take minutes there), unless --qdq-net
   const bool sw = dev.adapter().software && only_net.empty();
-  const std::vector<std::int64_t> wide{64, 128, 128, 256, 256}, narrow{32, 64, 64, 128};
   std::vector<std::vector<std::int64_t>> nets;
   if (sw) nets = {{16, 32, 32}};
-  if (!sw && only_net != "narrow") nets.push_back(wide);
-  if (!sw && only_net != "wide") nets.push_back(narrow);
+  if (!sw && only_net != "narrow") nets.push_back(kWideNet);
+  if (!sw && only_net != "wide") nets.push_back(kNarrowNet);
   struct Row {
     std::string ch;
     std::int64_t hw;
@@ -495,8 +500,7 @@ LoadTimes time_load(const Device& dev, Model& model, const std::map<std::string,
 }
 
 int qdq_loads(const Device& dev, int loads, int runs, std::int64_t hw, bool replay, bool narrow_net) {
-  const std::vector<std::int64_t> wide =
-      narrow_net ? std::vector<std::int64_t>{32, 64, 64, 128} : std::vector<std::int64_t>{64, 128, 128, 256, 256};
+  const std::vector<std::int64_t>& wide = narrow_net ? kNarrowNet : kWideNet;
   const std::string f32 = cnn_model(wide, hw, false), q8 = cnn_model(wide, hw, true);
   const std::map<std::string, Shape> shapes{{"x", {1, wide[0], hw, hw}}};
   std::printf(
@@ -605,6 +609,26 @@ int lstm_bench(const Device& dev, int runs, bool ort, const std::string& ort_pyt
   return 0;
 }
 
+// --save-models DIR: the models the GPU rows of --qdq and --lstm time (their file names as the bench
+// saves them) and three_gemm.onnx, written to DIR without running anything (for gltensor-run and
+// PyTorch on the same files: scripts/packs/torchcmp).
+int save_models(const std::string& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const auto keep = [&](const std::string& path) {
+    fs::copy_file(path, fs::path(dir) / fs::path(path).filename(), fs::copy_options::overwrite_existing);
+  };
+  for (const auto* net : {&kWideNet, &kNarrowNet})
+    for (std::int64_t hw : {56, 112})
+      for (bool q : {false, true}) keep(cnn_model(*net, hw, q));
+  for (std::int64_t seq : {64, 256})
+    for (std::int64_t hidden : {64, 128, 256})
+      for (int dirs : {1, 2}) keep(lstm_model(seq, 1, 64, hidden, dirs));
+  three_gemm_model((fs::path(dir) / "three_gemm.onnx").string());
+  std::printf("models written to %s\n", dir.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -653,6 +677,10 @@ int main(int argc, char** argv) {
                  "also time the fused MLP with these GLTENSOR_FUSED_MLP values (R or RxS: rows per workgroup, "
                  "slices of K)");
   app.add_option("--save-model", save, "write the three-Gemm model here (for gltensor-run and onnx_torch_bench.py)");
+  std::string save_dir;
+  app.add_option("--save-models", save_dir,
+                 "write the --qdq nets (GPU sizes, f32 and QDQ), the --lstm models and three_gemm.onnx to this folder "
+                 "and exit");
   CLI11_PARSE(app, argc, argv);
   // --qdq prints no read / e2e / run_host column: only the timed runs unless --loops is given
   if (qdq && loops_opt->count() == 0) loops = "none";
@@ -671,6 +699,7 @@ int main(int argc, char** argv) {
     }
     if (pool_min) detail::settings().pool_min_class = pool_min;
     if (qdq_fused_input) detail::settings().fuse_qdq_input = true;
+    if (!save_dir.empty()) return save_models(save_dir);
     if (lstm) return lstm_bench(Device::open(), runs, ort, ort_python);
     if (qdq_loads_n > 0) {
       Device dev = Device::open();

@@ -24,6 +24,14 @@
 // (8-bit [batch, K, N]), 3 = za (one value, or one per row: u_za_row), 4 = zb (one value), 5 = sa
 // [1], 6 = sb (one value or one per row: u_sb_per), 7 = bias [M] (float32), 8 = ys [1], 9 = zy [1].
 
+// IW_SPLIT (split-K, the host's for few output tiles: warp_qconv): the warp kernel with matmul.glsl's
+// SPLIT_K, K in u_nsplit chunks of u_kchunk over grid z; each workgroup writes its chunk's raw f32
+// sum (no epilogue) to c [u_nsplit, batch, M, N] (float32). Each chunk's sum is exact below 2^24 as
+// the whole one is. IW_SUM: the summing dispatch after it, one invocation per quad of outputs: the
+// chunks' sums of the quad added in chunk order, then the requantizing epilogue (iw_requant) and
+// the 8-bit store, one dispatch (operand 1 = the partial sums, float32 [u_nsplit, batch, M, N];
+// operands 0 and 5-9 as below; 2-4 unbound).
+
 // The warp kernel's defines this kernel fixes (fewer per variant: at most 32): one batch dim (the
 // columns' images), 128 columns per tile, A read along K, B row-major, the f32 store hook.
 #define BD 1
@@ -69,6 +77,7 @@ float iw_offset(bool signed8) { return signed8 ? 8388736.0 : 8388608.0; }  // 2^
 float iw_offset2(bool signed8) { return signed8 ? 32896.0 : 32768.0; }     // 2^15 (+ 128)
 // B's zero point (one value) as off and off2, read and converted once per invocation (the warp
 // kernel's KERNEL_SETUP hook), not with every word (the H100: 0.902-0.905 -> 0.887-0.888 ms, as above).
+#ifndef IW_SUM
 float iw_zb_off, iw_zb_off2;
 void iw_setup() {
 #ifdef ZB_NONE
@@ -80,16 +89,21 @@ void iw_setup() {
   iw_zb_off2 = iw_offset2(B_SIGNED) + z;
 }
 #define KERNEL_SETUP iw_setup();
+#endif
 
-#ifndef A_F32
+#if !defined(A_F32) && !defined(IW_SUM)
 vec4 quadA(uint i);  // the quad loads, defined after the kernel (its uniform u_qa_s)
 #endif
-#ifndef B_F32
+#if !defined(B_F32) && !defined(IW_SUM)
 vec4 quadB(uint i);
 #endif
+#ifdef IW_SPLIT
+#define SPLIT_K
+#else
 float iw_requant(float s, uint m);  // defined after the kernel (activations.glsl's act_clip)
 #define ACT(x) iw_requant(x, m)
-#ifndef DQ_OUT
+#endif
+#if !defined(DQ_OUT) && !defined(IW_SPLIT)
 // The four requantized values of a quad of columns (exact integers as floats) as one word.
 uint iw_pack(vec4 v) {
   // 1.5 2^23 + v (in [2^23, 2^24) for v an integer of magnitude below 2^22: spacing 1) holds
@@ -102,8 +116,32 @@ uint iw_pack(vec4 v) {
 #define floatBitsToUint(v) iw_pack(v)
 #endif
 
+#ifdef IW_SUM
+layout(local_size_x = LOCAL_X) in;
+uniform uint u_nq;      // quads of outputs: batch M N / 4
+uniform uint u_N;       // columns per row (a multiple of 4)
+uniform uint u_M;       // rows per image
+uniform uint u_nsplit;  // the chunks' sums per output
+#include "activations.glsl"
+float iw_requant(float s, uint m);
+void main() {
+  uint q = GLOBAL_ID_1D;
+  if (q >= u_nq) return;
+  vec4 s = vec4(0.0);
+  for (uint k = 0u; LOOP(k < u_nsplit); ++k) s += uintBitsToFloat(t14[k * u_nq + q]);
+  uint m = ((4u * q) / u_N) % u_M;
+  vec4 v = vec4(iw_requant(s.x, m), iw_requant(s.y, m), iw_requant(s.z, m), iw_requant(s.w, m));
+#ifdef DQ_OUT
+  t04[q] = floatBitsToUint(v);
+#else
+  t0[q] = iw_pack(v);
+#endif
+}
+#else
 #include "matmul_warp.comp"
+#endif
 
+#ifndef IW_SPLIT
 // Row m's sum s dequantized (s * (sa * sb[m]) + bias[m]), activated and quantized: the 8-bit
 // value r as a float, or with DQ_OUT float(r - zy) * ys.
 float iw_requant(float s, uint m) {
@@ -124,7 +162,9 @@ float iw_requant(float s, uint m) {
 #endif
 }
 
-#ifndef A_F32
+#endif  // IW_SPLIT
+
+#if !defined(A_F32) && !defined(IW_SUM)
 // A's word i (row i / u_qa_s: A starts at element 0), less its row's zero point.
 vec4 quadA(uint i) {
 #ifdef ZA_NONE
@@ -135,7 +175,7 @@ vec4 quadA(uint i) {
   return iw_diffs(t1[i], A_SIGNED, iw_offset(A_SIGNED) + z, iw_offset2(A_SIGNED) + z);
 }
 #endif
-#ifndef B_F32
+#if !defined(B_F32) && !defined(IW_SUM)
 // B's word i, less the image's zero point.
 vec4 quadB(uint i) { return iw_diffs(t2[i], B_SIGNED, iw_zb_off, iw_zb_off2); }
 #endif

@@ -66,9 +66,10 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
               const Epilogue& epilogue = {});
 /// x [N, Cin, L], weight [Cin, Cout / groups, K] -> [N, Cout, OL], OL = (L - 1) * stride - pb - pe +
 /// dilation * (K - 1) + output_padding + 1 (torch's conv_transpose1d). Forward only; runs as
-/// conv_transpose2d on [N, Cin, 1, L]. ShapeError naming this op for x or weight not 3-D; ValueError
-/// for output_padding < 0 or >= max(stride, dilation) (PyTorch's rule), naming this op, x and
-/// weight; the 2-D op's other errors name conv_transpose2d.
+/// conv_transpose2d on [N, Cin, 1, L]. Errors name this op: ShapeError for x or weight not 3-D,
+/// channels that do not match the groups, an empty output or a bias not [Cout] (with the 3-D
+/// shapes); ValueError for output_padding < 0 or >= max(stride, dilation) (PyTorch's rule),
+/// naming x and weight, and for a stride or dilation <= 0, padding < 0 or groups <= 0.
 Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
                         const Conv1dOptions& opt = {}, std::int64_t output_padding = 0);
 

@@ -195,7 +195,18 @@ DeviceState& Model::Impl::state_for(const Device& d) const {
             min_numel[static_cast<std::size_t>(n.inputs[1])] =
                 detail::conv_ubo_weight_floats(*d.impl(), w->shape, n.attrs.i("group", 1));
     for (int id : p.uploads) {
-      c[id].gpu = graph->values[id].constant->upload(d, weight_dtype(options), min_numel[static_cast<std::size_t>(id)]);
+      try {
+        c[id].gpu =
+            graph->values[id].constant->upload(d, weight_dtype(options), min_numel[static_cast<std::size_t>(id)]);
+      } catch (const LimitError& e) {  // an int64 value past int32's range: name a node that reads it
+        const auto reads = [id](const Node& n) {
+          return std::find(n.inputs.begin(), n.inputs.end(), id) != n.inputs.end();
+        };
+        const auto n = std::find_if(graph->nodes.begin(), graph->nodes.end(),
+                                    [&](const Node& x) { return !x.removed && reads(x); });
+        throw LimitError("gltensor::Model: " + (n != graph->nodes.end() ? graph->where(*n) : graph->file) +
+                         ": initializer '" + graph->values[id].name + "': " + without_model_prefix(e.what()));
+      }
       ds->weight_bytes += min_numel[static_cast<std::size_t>(id)] > 0
                               ? static_cast<std::size_t>(c[id].gpu.numel()) * itemsize(c[id].gpu.dtype())
                               : c[id].gpu.impl()->storage->nbytes;
@@ -586,7 +597,7 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
     }
     const OpDef* def = st.def;
     const bool on_host = def && def->host && (def->shape_only || (all_host && host_elems <= host_limit));
-    Args a(dev, g, n, ptrs, weight_dtype(options));
+    Args a(dev, g, n, ptrs, weight_dtype(options), &ds.node_cache);
     try {
       // (a scope only while the profiler is on: no copy of the op's name per node otherwise)
       // (with GLTENSOR_MODEL_TRACE=1 too: one scope per node, "#index op_type +fused", so that

@@ -72,6 +72,8 @@ struct DeviceState {
   std::list<Replayed> replays;
   // Model::run_host: each input's host-visible tensor, reused while its shape and dtype stay.
   std::map<std::string, Tensor> host_inputs;
+  // What ops keep per node across runs (Args::cache: DFT's and STFT's DFT matrices).
+  NodeCaches node_cache;
 };
 
 struct Model::Impl {

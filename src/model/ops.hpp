@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,11 +54,40 @@ struct CheckCtx {
   void need_float(std::size_t i = 0) const;
 };
 
+/// Tensors an op derives from its node's attributes and its inputs' sizes (DFT's and STFT's DFT
+/// matrices), built at the node's first run of those sizes and kept for its later runs, per
+/// device (DeviceState::node_cache: only that device's thread touches it): at most kEntries keys
+/// a node, and past kBytes the oldest go first (the newest stays, whatever its size). The
+/// recordings of ModelOptions::replay keep what they read alive themselves.
+struct NodeCache {
+  static constexpr std::size_t kEntries = 4;
+  static constexpr std::size_t kBytes = std::size_t{256} << 20;
+  struct Entry {
+    std::vector<std::int64_t> key;
+    std::vector<Tensor> tensors;
+  };
+  std::list<Entry> entries;  // the most recently used first
+  /// The tensors kept under `key` (now the most recently used), or null.
+  const std::vector<Tensor>* find(const std::vector<std::int64_t>& key);
+  /// Keeps `tensors` under `key` (a new key: find returned null), dropping the oldest past the
+  /// limits; returns the kept tensors.
+  const std::vector<Tensor>& put(std::vector<std::int64_t> key, std::vector<Tensor> tensors);
+};
+using NodeCaches = std::map<const Node*, NodeCache>;
+
 /// Run-time arguments of one node.
 class Args {
  public:
-  Args(const Device& dev, const Graph& g, const Node& n, std::vector<RtValue*> in, DType weight_dtype)
-      : dev(dev), g(g), node(n), attrs(n.attrs), opset(g.opset), in_(std::move(in)), weight_dtype_(weight_dtype) {}
+  Args(const Device& dev, const Graph& g, const Node& n, std::vector<RtValue*> in, DType weight_dtype,
+       NodeCaches* caches = nullptr)
+      : dev(dev),
+        g(g),
+        node(n),
+        attrs(n.attrs),
+        opset(g.opset),
+        in_(std::move(in)),
+        weight_dtype_(weight_dtype),
+        caches_(caches) {}
   const Device& dev;
   const Graph& g;
   const Node& node;
@@ -85,10 +115,14 @@ class Args {
   /// host-visible buffer (detail::alloc_host), which to_vector() then reads without a copy.
   bool model_output(std::size_t i) const { return wants_output(i) && !g.sub && g.values[node.outputs[i]].graph_output; }
   [[noreturn]] void fail(const std::string& reason) const { g.fail(node, reason); }
+  /// This node's cache on the run's device, or null where the run keeps none (constant folding
+  /// at load).
+  NodeCache* cache() const { return caches_ ? &(*caches_)[&node] : nullptr; }
 
  private:
   std::vector<RtValue*> in_;
   DType weight_dtype_;
+  NodeCaches* caches_;
 };
 
 using Ts = std::vector<Tensor>;
@@ -142,6 +176,8 @@ void register_signal_ops(Registry& r);
 bool microsoft_op(const std::string& op);
 
 // Helpers shared by the op files.
+/// `what` without a leading "gltensor::Model: " (to wrap a runtime message with a node's place).
+std::string without_model_prefix(const std::string& what);
 /// Normalizes a negative axis against rank (fails naming the node when out of range).
 std::int64_t norm_axis(const Args& a, std::int64_t axis, std::int64_t rank);
 /// NumPy broadcast of host shapes.
@@ -155,14 +191,20 @@ std::vector<std::int64_t> forward_pads(Args& a, const Shape& in, const std::vect
 /// Rounds host values to what their element type holds (integers truncate, float -> float32).
 void host_round(HostTensor& t);
 /// The most elements an array computed on the host for one node may have (2^25: 128 MiB of
-/// float32, llvmpipe's largest buffer: windows, mel matrices, DFT matrices, STFT's frame indices),
-/// so that a wrong size fails naming the node instead of exhausting host memory.
+/// float32, llvmpipe's largest buffer: windows, mel matrices, DFT matrices), so that a wrong size
+/// fails naming the node instead of exhausting host memory.
 constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
-/// DFT of length n of the rows of re (and im, if defined) [rows, n], f32: the first m
-/// frequencies [rows, m] of the real and imaginary parts (inverse: e^{+...} / n). Two real
-/// matmuls per part with host-computed cos / sin matrices (DFT, STFT); n * m past 2^25 (each
-/// matrix past 128 MiB of float32) fails naming the node (a.fail), before any host allocation.
-void dft_rows(Args& a, const Tensor& re, const Tensor& im, std::int64_t n, std::int64_t m, bool inverse, Tensor& out_re,
-              Tensor& out_im);
+/// The DFT of length n (inverse: e^{+2 pi i j k / n} / n) of the signals that are x's rows
+/// [..., R], f32: each row the first R / ch samples (R / ch <= n; the rest of the n are zeros) of
+/// a real (ch = 1) or complex (ch = 2: re, im pairs) signal, read through x's strides (STFT's
+/// frames: overlapping rows of its signal, a view, never copied). Returns [..., 2 m], the first m
+/// frequencies as (re, im) pairs: one matmul with the [R, 2 m] DFT matrix, its rows scaled by
+/// input `window` of the node where window >= 0 (values on the host folded into the matrix, a
+/// window on the GPU multiplied into it each run). The matrix is computed on the host (float64,
+/// rounded once) at the node's first run of these sizes (and window values) and kept in
+/// Args::cache; past the device's max SSBO block it is built and multiplied in blocks of columns.
+/// n * m past kMaxHostElements fails naming the node (a.fail), before any host allocation.
+Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse,
+                int window = -1);
 
 }  // namespace gltensor::model

@@ -14,7 +14,14 @@ void CheckCtx::need_float(std::size_t i) const {
 const Tensor& Args::t(std::size_t i) {
   if (!present(i)) fail("input " + std::to_string(i) + " is required");
   RtValue& v = *in_[i];
-  if (!v.gpu.defined()) v.gpu = v.host->upload(dev, weight_dtype_);
+  if (!v.gpu.defined()) {
+    try {
+      v.gpu = v.host->upload(dev, weight_dtype_);
+    } catch (const LimitError& e) {  // an int64 value past int32's range: name the node and input
+      throw LimitError("gltensor::Model: " + g.where(node) + ": input " + std::to_string(i) + ": " +
+                       without_model_prefix(e.what()));
+    }
+  }
   return v.gpu;
 }
 
@@ -38,6 +45,36 @@ int Args::elem(std::size_t i) const {
 DType Args::dtype(std::size_t i) const {
   const RtValue& v = *in_.at(i);
   return v.gpu.defined() ? v.gpu.dtype() : elem_dtype(v.host->elem);
+}
+
+std::string without_model_prefix(const std::string& what) {
+  const std::string prefix = "gltensor::Model: ";
+  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+}
+
+const std::vector<Tensor>* NodeCache::find(const std::vector<std::int64_t>& key) {
+  for (auto it = entries.begin(); it != entries.end(); ++it)
+    if (it->key == key) {
+      entries.splice(entries.begin(), entries, it);
+      return &entries.front().tensors;
+    }
+  return nullptr;
+}
+
+const std::vector<Tensor>& NodeCache::put(std::vector<std::int64_t> key, std::vector<Tensor> tensors) {
+  entries.push_front(Entry{std::move(key), std::move(tensors)});
+  auto bytes = [](const Entry& e) {
+    std::size_t b = 0;
+    for (const Tensor& t : e.tensors) b += static_cast<std::size_t>(t.numel()) * itemsize(t.dtype());
+    return b;
+  };
+  std::size_t total = 0;
+  for (const Entry& e : entries) total += bytes(e);
+  while (entries.size() > 1 && (entries.size() > kEntries || total > kBytes)) {
+    total -= bytes(entries.back());
+    entries.pop_back();
+  }
+  return entries.front().tensors;
 }
 
 std::int64_t norm_axis(const Args& a, std::int64_t axis, std::int64_t rank) {

@@ -556,40 +556,13 @@ Ts run_affine_grid(Args& a) {
 
 }  // namespace
 
-void dft_rows(Args& a, const Tensor& re, const Tensor& im, std::int64_t n, std::int64_t m, bool inverse, Tensor& out_re,
-              Tensor& out_im) {
-  // The two [n, m] matrices are built on the host: a length past what they can hold (STFT without
-  // a window or frame_length takes the whole signal) fails here, not in the allocator.
-  if (n > kMaxHostElements / m)
-    a.fail("a DFT of length " + std::to_string(n) + " (" + std::to_string(m) + " frequencies) needs [" +
-           std::to_string(n) + ", " + std::to_string(m) + "] cos / sin matrices, past the " +
-           std::to_string(kMaxHostElements) + " elements computed on the host");
-  const Device& dev = a.dev;
-  // X[k] = sum_j x[j] e^{-+2 pi i j k / n}: Re = xr cos + xi sin (forward: cos, -sin).
-  const double sign = inverse ? 1.0 : -1.0, norm = inverse ? 1.0 / static_cast<double>(n) : 1.0;
-  std::vector<float> cs(static_cast<std::size_t>(n * m)), sn(static_cast<std::size_t>(n * m));
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t k = 0; k < m; ++k) {
-      const double t = 2.0 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
-      cs[static_cast<std::size_t>(j * m + k)] = static_cast<float>(std::cos(t) * norm);
-      sn[static_cast<std::size_t>(j * m + k)] = static_cast<float>(sign * std::sin(t) * norm);
-    }
-  Tensor Cm = Tensor::from_host(dev, cs, {n, m}), Sm = Tensor::from_host(dev, sn, {n, m});
-  // (re + i im)(cos + i s) = re cos - im s + i (re s + im cos)
-  out_re = matmul(re, Cm);
-  out_im = matmul(re, Sm);
-  if (im.defined()) {
-    out_re = sub(out_re, matmul(im, Sm));
-    out_im = add(out_im, matmul(im, Cm));
-  }
-}
-
 namespace {
 
 // DFT (17: axis attribute; 20: axis input, default -2): input [..., n, 1 | 2] (real or complex,
 // the signal along axis, which is not the last dim) -> [..., m, 2]; the signal zero-padded or
 // cut to dft_length; onesided keeps the first m = n / 2 + 1 frequencies (real input only);
-// inverse scales by 1 / n. As two real matmuls with host-computed cos / sin matrices.
+// inverse scales by 1 / n. One matmul of the signals' rows (real or re, im pairs) with the DFT
+// matrix (dft_rows: host-computed once per node and sizes).
 Ts run_dft(Args& a) {
   const Tensor& x = a.t(0);
   const std::int64_t r = x.dim();
@@ -602,26 +575,20 @@ Ts run_dft(Args& a) {
   const std::int64_t n0 = x.size(axis);
   const std::int64_t n = a.present(1) && a.h(1).numel() ? a.ints(1).at(0) : n0;
   if (n <= 0) a.fail("dft_length " + std::to_string(n) + " must be positive");
-  const std::int64_t m = onesided ? n / 2 + 1 : n;
-  // Move the signal to the second-to-last dim: [..., n0, 1|2] -> rows [B, n0] of re and im.
+  const std::int64_t m = onesided ? n / 2 + 1 : n, ch = complex_in ? 2 : 1;
+  // Move the signal to the second-to-last dim: [..., n0, 1|2] -> rows [B, n0 * ch] (re, im
+  // pairs), cut to n samples as a view (zero-padding to n: the DFT matrix has n0 rows).
   Tensor xt = x.to(DType::f32).transpose(axis, r - 2).contiguous();  // [..., n0, ch]
   Shape lead(xt.shape().begin(), xt.shape().end() - 2);
   std::int64_t B = 1;
   for (auto s : lead) B *= s;
-  Tensor re = xt.slice(r - 1, 0, 1).contiguous().reshape({B, n0});
-  Tensor im = complex_in ? xt.slice(r - 1, 1, 2).contiguous().reshape({B, n0}) : Tensor();
-  if (n != n0) {  // zero-pad or cut the signal to n
-    auto fit = [&](const Tensor& t) { return n > n0 ? pad(t, {0, n - n0}) : t.slice(1, 0, n).contiguous(); };
-    re = fit(re);
-    if (im.defined()) im = fit(im);
-  }
-  Tensor out_re, out_im;
-  dft_rows(a, re, im, n, m, inverse, out_re, out_im);
+  Tensor rows = xt.reshape({B, n0 * ch});
+  if (n < n0) rows = rows.narrow(1, 0, n * ch);
   Shape os = lead;
   os.push_back(m);
-  os.push_back(1);
-  Tensor y = concat({out_re.reshape(os), out_im.reshape(os)}, r - 1);  // [..., m, 2]
-  y = y.transpose(axis, r - 2).contiguous();
+  os.push_back(2);
+  Tensor y = dft_rows(a, rows, ch, n, m, inverse).reshape(os);  // [..., m, 2]
+  if (axis != r - 2) y = y.transpose(axis, r - 2).contiguous();
   return Ts{y.dtype() == x.dtype() ? y : y.to(x.dtype())};
 }
 

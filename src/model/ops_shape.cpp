@@ -436,7 +436,12 @@ Ts run_one_hot(Args& a) {
   const Tensor& vals = a.t(2);
   if (vals.numel() != 2) a.fail("values must hold 2 elements (off, on), got " + to_string(vals.shape()));
   const std::int64_t r = ind.dim() + 1, axis = norm_axis(a, a.attrs.i("axis", -1), r);
-  Tensor idx = ind.to(DType::i32);
+  // Float indices past int32 are clamped to its range first (still outside [-depth, depth - 1]),
+  // NaN to its lower end (fmax: a row of off values, as ONNX Runtime gives), never cast as they
+  // are: a cast out of range or of NaN is undefined in GLSL (2^32 + 512 may wrap to 512, NaN be 0
+  // on NVIDIA's). Int64 ones past it fail naming the node where they are uploaded (Args::t).
+  Tensor idx = is_floating(ind.dtype()) ? fmin(fmax(ind.to(DType::f32), -2147483648.0), 2147483520.0).to(DType::i32)
+                                        : ind.to(DType::i32);
   if (a.opset >= 11) idx = where(lt(idx, 0.0), add(idx, static_cast<double>(depth)), idx);  // 9: off rows
   Shape is = ind.shape(), ts(static_cast<std::size_t>(r), 1);
   is.insert(is.begin() + axis, 1);

@@ -1,14 +1,19 @@
-// Signal-processing ONNX ops of opset 17 (audio front ends, issue #22): STFT (frames gathered
-// from the signal, weighted by the window, then DFT's two real matmuls per part), and the
-// host-computed constants HannWindow, HammingWindow, BlackmanWindow and MelWeightMatrix (their
-// inputs are scalars; the values are computed in float64 on the host, as ONNX's reference does,
-// then uploaded or folded into the graph at load).
+// Signal-processing ONNX ops of opset 17 (audio front ends, issue #22): STFT (its frames a
+// strided view of the signal, one matmul with the windowed DFT matrix), DFT's matrix product
+// (dft_rows, shared with DFT in ops_nn.cpp), and the host-computed constants HannWindow,
+// HammingWindow, BlackmanWindow and MelWeightMatrix (their inputs are scalars; the values are
+// computed in float64 on the host, as ONNX's reference does, then uploaded or folded into the
+// graph at load).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "gltensor/indexing.hpp"
+#include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
 #include "model/ops.hpp"
+#include "runtime/device_impl.hpp"
+#include "tensor/tensor_impl.hpp"
 
 namespace gltensor::model {
 
@@ -127,7 +132,7 @@ Ts run_stft(Args& a) {
   const Tensor& x = a.t(0);
   const Shape xs = x.shape();
   if (xs.size() != 3 || (xs[2] != 1 && xs[2] != 2)) a.fail("STFT expects a signal [B, L, 1 | 2], got " + to_string(xs));
-  const std::int64_t B = xs[0], L = xs[1];
+  const std::int64_t B = xs[0], L = xs[1], ch = xs[2];
   const std::int64_t step = scalar_int(a, 1, "frame_step");
   if (step <= 0) a.fail("frame_step " + std::to_string(step) + " must be positive");
   const bool has_window = a.present(2) && a.shape(2) != Shape{0};
@@ -147,29 +152,85 @@ Ts run_stft(Args& a) {
   const std::int64_t F = 1 + (L - n) / step, m = a.attrs.i("onesided", 1) ? n / 2 + 1 : n;
   const DType out_dtype = is_floating(x.dtype()) ? x.dtype() : DType::f32;
   if (B == 0) return Ts{full(a.dev, {0, F, m, 2}, 0.0, out_dtype)};
-  // Frame f's sample j is signal[f * step + j]: one gather of F * n samples per batch row (its
-  // indices built on the host: overlapping frames of a long signal fail naming the node).
-  if (F > kMaxHostElements / n)
-    a.fail(std::to_string(F) + " frames of " + std::to_string(n) + " samples are past the " +
-           std::to_string(kMaxHostElements) + " frame samples gathered per batch row");
-  std::vector<std::int32_t> idx(static_cast<std::size_t>(F * n));
-  for (std::int64_t f = 0; f < F; ++f)
-    for (std::int64_t j = 0; j < n; ++j)
-      idx[static_cast<std::size_t>(f * n + j)] = static_cast<std::int32_t>(f * step + j);
-  const Tensor frames =
-      index_select(x.to(DType::f32), 1, Tensor::from_host(a.dev, std::span<const std::int32_t>(idx), {F * n}));
-  auto part = [&](std::int64_t c) {  // [B * F, n], weighted by the window
-    Tensor p = frames.slice(2, c, c + 1).contiguous().reshape({B * F, n});
-    return has_window ? mul(p, a.t(2).to(DType::f32).reshape({1, n})) : p;
-  };
-  Tensor re = part(0), im = xs[2] == 2 ? part(1) : Tensor();
-  Tensor out_re, out_im;
-  dft_rows(a, re, im, n, m, false, out_re, out_im);
-  Tensor y = concat({out_re.reshape({B, F, m, 1}), out_im.reshape({B, F, m, 1})}, 3);
+  // The output is the op's only buffer that grows with the signal: past the device's max SSBO
+  // block (as float32), an error naming the node before any work.
+  if (const std::int64_t limit = a.dev.impl()->ssbo_limit(); F > limit / (B * m * 2 * 4))
+    a.fail("the output [" + std::to_string(B) + ", " + std::to_string(F) + ", " + std::to_string(m) +
+           ", 2] of float32 is past the device's max SSBO block of " + std::to_string(limit) + " bytes");
+  // Frame f of batch row b: the n * ch values from (b L + f step) ch on, read in place through
+  // a view whose rows overlap (no frames in memory: no workspace grows with the signal, #22).
+  const Tensor xf = x.to(DType::f32).contiguous();
+  const Tensor frames = B == 1 ? detail::make_view(xf, {F, n * ch}, {step * ch, 1}, xf.offset())
+                               : detail::make_view(xf, {B, F, n * ch}, {L * ch, step * ch, 1}, xf.offset());
+  const Tensor y = dft_rows(a, frames, ch, n, m, false, has_window ? 2 : -1).reshape({B, F, m, 2});
   return Ts{y.dtype() == out_dtype ? y : y.to(out_dtype)};
 }
 
 }  // namespace
+
+Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse, int window) {
+  if (n > kMaxHostElements / m)
+    a.fail("a DFT of length " + std::to_string(n) + " (" + std::to_string(m) + " frequencies) needs [" +
+           std::to_string(n) + ", " + std::to_string(m) + "] cos / sin values, past the " +
+           std::to_string(kMaxHostElements) + " elements computed on the host");
+  const std::int64_t R = x.size(-1), rows = R / ch, cols = 2 * m;
+  Shape out_shape = x.shape();
+  out_shape.back() = cols;
+  if (R == 0 || x.numel() == 0) return full(a.dev, out_shape, 0.0);
+  // The matrix in blocks of columns, each within the device's max SSBO block (and the host's
+  // limit): one block but for long DFTs or a lowered limit.
+  const std::int64_t most = std::min(kMaxHostElements, a.dev.impl()->ssbo_limit() / 4);
+  const std::int64_t cb = std::min(cols, most / R);
+  if (cb < 1)
+    a.fail("a DFT of " + std::to_string(R) +
+           " values per signal needs matrix rows past the device's max SSBO block of " +
+           std::to_string(a.dev.impl()->ssbo_limit()) + " bytes");
+  // A window on the host (a constant, or computed on the host this run) is folded into the
+  // matrix, its values part of the cache's key; one on the GPU scales the matrix's rows per run.
+  const bool host_window = window >= 0 && a.on_host(static_cast<std::size_t>(window));
+  const HostTensor* hw = host_window ? &a.h(static_cast<std::size_t>(window)) : nullptr;
+  std::vector<std::int64_t> key{n, m, R, ch, inverse ? 1 : 0, cb};
+  if (hw)
+    for (double v : hw->v) key.push_back(std::bit_cast<std::int64_t>(v));
+  // X[k] = sum_j x[j] e^{-+2 pi i j k / n}: with s = -+sin, (xr + i xi)(cos + i s) = xr cos - xi s +
+  // i (xr s + xi cos): row j (real) or rows 2j, 2j + 1 (re, im) of columns 2k (re) and 2k + 1 (im).
+  auto build = [&] {
+    std::vector<Tensor> blocks;
+    const double sign = inverse ? 1.0 : -1.0, norm = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+    for (std::int64_t c0 = 0; c0 < cols; c0 += cb) {
+      const std::int64_t w = std::min(cb, cols - c0);
+      std::vector<float> v(static_cast<std::size_t>(R * w));
+      for (std::int64_t j = 0; j < rows; ++j) {
+        const double scale = norm * (hw ? hw->v[static_cast<std::size_t>(j)] : 1.0);
+        for (std::int64_t q = c0; q < c0 + w; ++q) {
+          const double t = 2.0 * M_PI * static_cast<double>((j * (q / 2)) % n) / static_cast<double>(n);
+          const double c = std::cos(t) * scale, s = sign * std::sin(t) * scale;
+          const bool im_out = q % 2 != 0;
+          v[static_cast<std::size_t>(j * ch * w + q - c0)] = static_cast<float>(im_out ? s : c);
+          if (ch == 2) v[static_cast<std::size_t>((j * ch + 1) * w + q - c0)] = static_cast<float>(im_out ? c : -s);
+        }
+      }
+      blocks.push_back(Tensor::from_host(a.dev, v, {R, w}));
+    }
+    return blocks;
+  };
+  NodeCache* cache = a.cache();
+  const std::vector<Tensor>* mats = cache ? cache->find(key) : nullptr;
+  std::vector<Tensor> local;
+  if (!mats) {
+    local = build();
+    mats = cache ? &cache->put(std::move(key), std::move(local)) : &local;
+  }
+  const Tensor gpu_window =
+      window >= 0 && !hw ? a.t(static_cast<std::size_t>(window)).to(DType::f32).reshape({rows, 1, 1}) : Tensor();
+  std::vector<Tensor> parts;
+  for (const Tensor& mat : *mats) {
+    const std::int64_t w = mat.size(1);
+    parts.push_back(
+        matmul(x, gpu_window.defined() ? mul(mat.reshape({rows, ch, w}), gpu_window).reshape({R, w}) : mat));
+  }
+  return parts.size() == 1 ? parts[0] : concat(parts, x.dim() - 1);
+}
 
 void register_signal_ops(Registry& m) {
   m["STFT"] = OpDef{{"onesided"},

@@ -890,10 +890,13 @@ bool fuse_dequant_out(Graph& g, Node& p) {
   return true;
 }
 
-// Off by default: on the H100 (bench/RESULTS.md, int8n) the fused load (four float32 reads and
-// divisions per word of every K tile, no row words) cost the wide QDQ net at 112x112 about 5%
-// (1.77-1.80 ms against 1.69 with the QuantizeLinear node) and left the narrow net at 56x56
-// unchanged (0.207-0.214 against 0.212). Off unless GLTENSOR_FUSE_QDQ_INPUT=1 (Settings::fuse_qdq_input).
+// On by default (GLTENSOR_FUSE_QDQ_INPUT=0: off; Settings::fuse_qdq_input). Where the QDQ warp path
+// takes the conv (the GPUs' large layers, and the K-split ones), integer_conv leaves the
+// quantization to a QuantizeLinear op first: the fused load (four float32 reads and divisions per
+// word of every K tile) had cost the wide QDQ net at 112x112 about 5% on the H100 (bench/RESULTS.md,
+// int8n), and later kept its first conv off the warp path (int8aa). Since (int8ab, H100): the wide
+// net at 112x112 and 56x56 unchanged (0.997-0.999 against 0.995-0.998 ms; 0.458-0.459 against
+// 0.458-0.459), the narrow net 0.137 against 0.145 at 56x56 and 0.238 against 0.246-0.247 at 112x112.
 // A QConv whose 8-bit input only a per-tensor QuantizeLinear of x_scale and x_zero_point (the
 // same constants; the zero point present) writes, from float32: the QConv reads that float input
 // and quantizes it as it loads it (attribute quantize_input: the 8-bit type), bit for bit the

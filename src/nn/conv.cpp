@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -118,10 +119,9 @@ Tensor col2im(const Tensor& cols, const Geometry& g) {
   return img;
 }
 
-// gy [N, O, OH, OW] -> [N*OH*OW, O] (contiguous): the GEMMs' rows of the conv's output gradient.
-// f32 gy with contiguous planes: conv.comp's ROWS_T (a tiled transpose per image, measured on the
-// H100: bench/RESULTS.md, 2026-11-28, cnn33); else the permuted view's copy.
-Tensor gy_rows(const Tensor& gy) {
+}  // namespace
+
+Tensor detail::gy_rows(const Tensor& gy) {
   const std::int64_t N = gy.size(0), O = gy.size(1), OH = gy.size(2), OW = gy.size(3);
   if (gy.dtype() != DType::f32 || gy.numel() == 0 || (OH * OW > 1 && (gy.strides()[3] != 1 || gy.strides()[2] != OW)))
     return gy.permute({0, 2, 3, 1}).reshape({-1, O});
@@ -137,6 +137,8 @@ Tensor gy_rows(const Tensor& gy) {
                 static_cast<std::uint64_t>(N));
   return rows;
 }
+
+namespace {
 
 // Uniforms of glsl/nn/conv_wgrad.comp.
 struct ConvWgradParams {
@@ -691,19 +693,26 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias, co
 }
 
 Tensor detail::conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
-                                         std::array<std::int64_t, 2> op_pad, const Epilogue& epi) {
-  const char* op = "conv_transpose2d";
+                                         std::array<std::int64_t, 2> op_pad, const Epilogue& epi, const char* op) {
+  // conv_transpose1d's errors show its own shapes: x [N, Cin, L], w [Cin, Cout/groups, K] (dim 2
+  // is the added 1), the output's length alone.
+  const bool one_d = std::string_view(op) == "conv_transpose1d";
+  const auto shape_of = [one_d](const Tensor& t) {
+    Shape s = t.shape();
+    if (one_d && s.size() == 4) s.erase(s.begin() + 2);
+    return to_string(s);
+  };
+  const std::string name = std::string("gltensor::") + op;
   check_epilogue(op, epi);
   check_same_device(op, {&x, &w});
   check_options(op, o);
   if (x.dim() != 4 || w.dim() != 4)
-    throw ShapeError(
-        "gltensor::conv_transpose2d: expects x [N, Cin, H, W] and weight [Cin, Cout/groups, KH, KW], got " +
-        to_string(x.shape()) + " and " + to_string(w.shape()));
+    throw ShapeError(name + ": expects x [N, Cin, H, W] and weight [Cin, Cout/groups, KH, KW], got " +
+                     to_string(x.shape()) + " and " + to_string(w.shape()));
   const std::int64_t G = o.groups, Cin = x.size(1);
   if (Cin != w.size(0) || Cin % G != 0)
-    throw ShapeError("gltensor::conv_transpose2d: input " + to_string(x.shape()) + " and weight " +
-                     to_string(w.shape()) + " do not match with groups = " + std::to_string(G));
+    throw ShapeError(name + ": input " + shape_of(x) + " and weight " + shape_of(w) +
+                     " do not match with groups = " + std::to_string(G));
   const std::int64_t Cg = Cin / G, Coutg = w.size(1), Cout = Coutg * G, KH = w.size(2), KW = w.size(3);
   const std::int64_t N = x.size(0), H = x.size(2), W = x.size(3);
   const std::int64_t OH =
@@ -711,10 +720,10 @@ Tensor detail::conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const
   const std::int64_t OW =
       (W - 1) * o.stride[1] - o.padding[1] - o.padding[3] + o.dilation[1] * (KW - 1) + op_pad[1] + 1;
   if (OH <= 0 || OW <= 0)
-    throw ShapeError("gltensor::conv_transpose2d: output size " + to_string({OH, OW}) + " is empty");
+    throw ShapeError(name + ": output size " + (one_d ? std::to_string(OW) : to_string({OH, OW})) + " is empty (x " +
+                     shape_of(x) + ", weight " + shape_of(w) + ")");
   if (bias.defined() && (bias.dim() != 1 || bias.size(0) != Cout))
-    throw ShapeError("gltensor::conv_transpose2d: bias " + to_string(bias.shape()) + " must be [" +
-                     std::to_string(Cout) + "]");
+    throw ShapeError(name + ": bias " + to_string(bias.shape()) + " must be [" + std::to_string(Cout) + "]");
   Tensor y;
   {
     NoGradGuard ng;

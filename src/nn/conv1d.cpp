@@ -34,7 +34,7 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias, co
   need_3d("conv_transpose1d", w, "weight");
   detail::check_output_padding("conv_transpose1d", {&output_padding, 1}, {&o.stride, 1}, {&o.dilation, 1}, x, w);
   return detail::conv_transpose2d_epilogue(x.unsqueeze(2), w.unsqueeze(2), bias, conv2d_options(o), {0, output_padding},
-                                           Epilogue())
+                                           Epilogue(), "conv_transpose1d")
       .squeeze(2);
 }
 

@@ -145,6 +145,10 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
 /// geometry or dtype).
 Tensor conv_transpose2d_blocks(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                std::array<std::int64_t, 2> op_pad, const Epilogue& epi = {});
+/// gy [N, O, OH, OW] -> [N*OH*OW, O] (contiguous): the GEMMs' rows of a conv's output gradient.
+/// f32 gy with contiguous planes: conv.comp's ROWS_T (a tiled transpose per image, measured on the
+/// H100: bench/RESULTS.md, 2026-11-28, cnn33); else the permuted view's copy.
+Tensor gy_rows(const Tensor& gy);
 /// conv_transpose2d's and conv_transpose1d's output padding (PyTorch's rule; not the model
 /// runtime's ConvTranspose, whose output_shape reaches its size with larger ones): each value >= 0
 /// and < max(stride, dilation) of its dim (op_pad, stride and dilation of one size: 2, or 1 for the
@@ -154,8 +158,11 @@ void check_output_padding(const char* op, std::span<const std::int64_t> op_pad, 
                           std::span<const std::int64_t> dilation, const Tensor& x, const Tensor& w);
 /// conv_transpose2d (nn_functional.hpp) with an epilogue: in the kernel where
 /// conv_transpose2d_blocks applies, else the ops after it (the model runtime's ConvTranspose).
+/// Its errors name `op`: "conv_transpose1d" for the 1-D form on [N, C, 1, L] (the shapes in them
+/// its own 3-D ones).
 Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
-                                 std::array<std::int64_t, 2> op_pad, const Epilogue& epi);
+                                 std::array<std::int64_t, 2> op_pad, const Epilogue& epi,
+                                 const char* op = "conv_transpose2d");
 
 /// The floats of a buffer that a conv2d weight of shape `w` [O, C / groups, KH, KW] (f32) is
 /// best stored at the start of: the device's whole uniform block (16384 on llvmpipe; where that

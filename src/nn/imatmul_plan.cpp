@@ -11,6 +11,17 @@ std::int64_t imatmul_shared_bytes(const IMatmulVariant& v) {
   return tiles + (v.totals == IMatmulVariant::Totals::shared ? kIMatmulTileRows * v.bn * 4 : 0);
 }
 
+IWarpSplit plan_iwarp_split(const IMatmulProblem& p, bool software, const Settings& s) {
+  IWarpSplit w;
+  const bool as_gpu = s.matmul_kernel == MatmulKernelSetting::gpu;
+  if ((software && !as_gpu) || (s.matmul_kernel != MatmulKernelSetting::choose && !as_gpu)) return w;
+  w.bm = p.M <= 64 ? 64 : 128;
+  const std::int64_t tiles = (p.M + w.bm - 1) / w.bm * ((p.N + 127) / 128) * p.batch;
+  if (p.M < kIWarpSplitMinM || p.K < kIWarpSplitMinK || tiles >= kIWarpSplitMaxTiles) return w;
+  w.splits = std::max<std::int64_t>(1, std::min((kIWarpSplitTarget + tiles - 1) / tiles, p.K / w.bm));
+  return w;
+}
+
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s) {
   IMatmulPlan k;
   IMatmulVariant& v = k.v;

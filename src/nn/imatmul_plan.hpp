@@ -64,6 +64,29 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
 /// Shared memory of a form in bytes: the double-buffered f32 tiles, and the totals where in shared memory.
 std::int64_t imatmul_shared_bytes(const IMatmulVariant& v);
 
+/// The QDQ convolution's warp GEMM (glsl/nn/imatmul_warp.comp) with K in chunks over workgroups
+/// (IW_SPLIT, then IW_SUM's summing requantization), for a product of M x N outputs per image over
+/// K where the f32 matmul plan does not take the warp kernel: GPUs (or GLTENSOR_MATMUL_KERNEL=gpu),
+/// no matmul kernel forced, M >= kIWarpSplitMinM, K >= kIWarpSplitMinK, fewer than
+/// kIWarpSplitMaxTiles tiles of bm x 128 (bm 64 where M <= 64, else 128): chunks for about
+/// kIWarpSplitTarget workgroups, each at least bm values of K, in K-tiles of bk 8.
+/// splits 1: not split (the caller's exact implicit GEMM). On the H100 (bench/RESULTS.md,
+/// 2026-11-28, int8ab) the wide QDQ net at 56x56 ran in 0.461 ms for about 528 workgroups a layer
+/// (264: 0.490, 132: 0.574, 1056: 0.488; K-tiles of 16: 0.478-0.499; chunks of at least 64 on its
+/// 128-row tiles: 0.473), the exact implicit GEMM's 0.73; the narrow net's 32 -> 64 layers (K 288)
+/// lost on it (0.048 against 0.033 ms at 56x56, 0.057 against 0.053 at 112x112), its 64 -> 64
+/// layer (K 576) gained (0.049 against 0.056 at 56x56 in chunks of at least 128, 0.042 of 64;
+/// 0.062-0.067 against 0.096 at 112x112).
+inline constexpr std::int64_t kIWarpSplitMinM = 64;
+inline constexpr std::int64_t kIWarpSplitMinK = 512;
+inline constexpr std::int64_t kIWarpSplitMaxTiles = 256;
+inline constexpr std::int64_t kIWarpSplitTarget = 528;
+struct IWarpSplit {
+  std::int64_t splits = 1;
+  int bm = 128, bk = 8;
+};
+IWarpSplit plan_iwarp_split(const IMatmulProblem& p, bool software, const Settings& s);
+
 /// Whether a QDQ convolution's GEMM reads the 8-bit image in place (the implicit GEMM, every
 /// device) rather than im2col's columns (GLTENSOR_ICONV_GEMM=im2col).
 bool plan_iconv_implicit(const Settings& s);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "gltensor/errors.hpp"
 #include "gltensor/indexing.hpp"
@@ -265,6 +266,33 @@ struct IWarpParams {
     u.f32("u_alpha", 1.0);
     u.u32("u_za_row", za_row ? 1 : 0);
     u.u32("u_sb_per", sb_per);
+  }
+};
+
+// IWarpParams with split-K's chunks (imatmul_warp.comp's IW_SPLIT reads u_kchunk and u_nsplit; declared
+// in every form).
+struct IWarpSplitParams {
+  const IWarpParams& p;
+  std::int64_t kchunk, splits;
+  void set(Uniforms& u) const {
+    p.set(u);
+    u.u32("u_kchunk", kchunk);
+    u.u32("u_nsplit", splits);
+  }
+};
+
+// The uniforms of imatmul_warp.comp's IW_SUM (the summing requantization).
+struct IWarpSumParams {
+  std::int64_t quads, N, M, splits;
+  const IWarpParams& p;
+  void set(Uniforms& u) const {
+    const auto [lo, hi] = requant_bounds(p.rq);
+    u.f32("u_lo", lo), u.f32("u_hi", hi);
+    u.u32("u_nq", quads);
+    u.u32("u_N", N);
+    u.u32("u_M", M);
+    u.u32("u_nsplit", splits);
+    u.u32("u_sb_per", p.sb_per);
   }
 };
 
@@ -581,25 +609,53 @@ namespace {
 // dense 8-bit, zxc x's zero point as a tensor (zero_point: 0 where zx is undefined); undefined where it does not apply
 // (the caller's exact paths): groups, K = C KH KW or OH OW not multiples of 4 (the kernel's quad loads), zero points
 // not 8-bit of their operands' types (or zw neither one nor O values), a requantization the epilogue lacks, columns
-// past the device's SSBO limit, Settings::iconv_gemm not `choose`, or an f32 matmul plan of the same product that does
-// not take the warp kernel in one launch (a device's loop limit, few tiles).
+// past the device's SSBO limit, Settings::iconv_gemm not `choose`, x float32 (quantize_x: the caller quantizes it
+// first), or an f32 matmul plan of the same product that does not take the warp kernel where the integer planner does
+// not split K either (plan_iwarp_split: few output tiles on GPUs). Where K is split (that planner's, or the f32 plan's
+// under a loop limit or Settings::matmul_split), the kernel writes each chunk's float32 sums and a second dispatch
+// (IW_SUM) adds them and requantizes.
+// warp_qconv_plan: the GEMM's plan where the warp path takes the conv (x_type: x's 8-bit type; x itself may be the
+// float32 input of quantize_x), else none.
+std::optional<MatmulPlan> warp_qconv_plan(DeviceImpl& dev, const Tensor& x, DType x_type, const Tensor& w,
+                                          const Tensor& zx, const Tensor& zw, const IntConvOptions& o, std::int64_t OH,
+                                          std::int64_t OW, const IntRequant& rq) {
+  const std::int64_t N = x.size(0), C = x.size(1), O = w.size(0), KH = w.size(2), KW = w.size(3);
+  const std::int64_t K = C * KH * KW, P = OH * OW;
+  const auto narrow = [](const Tensor& z, DType t) { return !z.defined() || z.dtype() == t; };
+  if (!rq.f32_sums || o.groups != 1 || K % 4 != 0 || P % 4 != 0 || N * O * P == 0 ||
+      settings().iconv_gemm != IConvGemmSetting::choose || !requant_fits(&rq, P) || !narrow(zx, x_type) ||
+      !narrow(zw, w.dtype()) || (zx.defined() && zx.numel() != 1) ||
+      (zw.defined() && zw.numel() != 1 && zw.numel() != O) || N * K * P > dev.ssbo_limit())
+    return std::nullopt;
+  MatmulProblem p;
+  // split_columns: as conv2d's f32 GEMM plans it (matmul_split_columns; no K split, no GEMV)
+  p.M = O, p.N = P, p.K = K, p.batch = N, p.quads = true, p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
+  const DeviceTraits traits{dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory};
+  MatmulPlan plan = plan_matmul(p, traits, settings());
+  if (plan.kernel != MatmulPlan::Kernel::warp || plan.tile_n != 128) {
+    // few output tiles (the 56x56 convs' 25-50): the warp kernel with K in chunks, where the integer
+    // planner splits it, else the caller's exact implicit GEMM
+    const IWarpSplit split = plan_iwarp_split({O, P, K, N}, dev.adapter().software, settings());
+    if (split.splits < 2 || warp_shared_bytes(split.bm, 128, split.bk, true, false, true) > traits.max_shared)
+      return std::nullopt;
+    Settings forced = settings();
+    forced.matmul_kernel = MatmulKernelSetting::warp, forced.matmul_split = static_cast<int>(split.splits);
+    plan = plan_matmul(p, traits, forced);
+    if (plan.kernel != MatmulPlan::Kernel::warp || plan.tile_n != 128) return std::nullopt;
+    set_warp_tile(plan, p, split.bm, 128, split.bk, 8, plan.warp_lanes);
+  }
+  return plan;
+}
+
 Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tensor& zx, const Tensor& zw,
                   const Tensor& zxc, const IntConvOptions& o, std::int64_t OH, std::int64_t OW, const IntDequant& dq,
                   const IntRequant& rq, const char* op) {
   const std::int64_t N = x.size(0), C = x.size(1), O = w.size(0), KH = w.size(2), KW = w.size(3);
   const std::int64_t K = C * KH * KW, P = OH * OW;
-  const auto narrow = [](const Tensor& z, const Tensor& t) { return !z.defined() || z.dtype() == t.dtype(); };
-  if (!rq.f32_sums || o.quantize_x || o.groups != 1 || K % 4 != 0 || P % 4 != 0 || N * O * P == 0 ||
-      settings().iconv_gemm != IConvGemmSetting::choose || !requant_fits(&rq, P) || !narrow(zx, x) || !narrow(zw, w) ||
-      (zx.defined() && zx.numel() != 1) || (zw.defined() && zw.numel() != 1 && zw.numel() != O) ||
-      N * K * P > dev.ssbo_limit())
-    return Tensor();
-  MatmulProblem p;
-  // split_columns: as conv2d's f32 GEMM plans it (matmul_split_columns; no K split, no GEMV)
-  p.M = O, p.N = P, p.K = K, p.batch = N, p.quads = true, p.a_quads = 1, p.b_quads = 1, p.split_columns = true;
-  const MatmulPlan plan =
-      plan_matmul(p, {dev.adapter().software, dev.loop_limit(), false, dev.caps().max_shared_memory}, settings());
-  if (plan.kernel != MatmulPlan::Kernel::warp || plan.splits != 1 || plan.tile_n != 128) return Tensor();
+  if (o.quantize_x) return Tensor();
+  const std::optional<MatmulPlan> planned = warp_qconv_plan(dev, x, x.dtype(), w, zx, zw, o, OH, OW, rq);
+  if (!planned) return Tensor();
+  const MatmulPlan& plan = *planned;
   IWarpVariant v;
   v.bm = static_cast<int>(plan.tile_m), v.bk = plan.warp_bk, v.tn = plan.warp_tn, v.lanes = plan.warp_lanes;
   v.edge = plan.warp_edge, v.k_loop = plan.warp_k_loop, v.shk = plan.warp_shk;
@@ -623,13 +679,36 @@ Tensor warp_qconv(DeviceImpl& dev, const Tensor& x, const Tensor& w, const Tenso
   const Tensor a = rq.f32_columns ? diff(w, zw, zw.defined() ? zw.numel() : 1) : w;
   Tensor c = alloc(dev, {N, O, OH, OW}, rq.dequantize ? DType::f32 : rq.out, op);
   const Tensor sa = dense_as(dq.scale_a, DType::f32), sb = dense_as(dq.scale_b, DType::f32);
-  Launch launch(dev, op);
-  launch.program(v.kFile, v.defines(), {plan.local_x});
-  launch.write(c).read(a).read(cols).read(v.za_none ? w : dense(zw)).read(v.zb_none ? w : dense(zx));
-  launch.read(sa).read(sb).read(v.bias ? dense_as(dq.bias, DType::f32) : sa).read(ys).read(zy);
-  launch.params(IWarpParams{O, P, K, N, zw.defined() && zw.numel() != 1, sb.numel() != 1 ? 1 : 0, rq});
-  launch.loop_iterations(plan.loop_iterations);
-  launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+  const Tensor bias = v.bias ? dense_as(dq.bias, DType::f32) : sa;
+  const IWarpParams params{O, P, K, N, zw.defined() && zw.numel() != 1, sb.numel() != 1 ? 1 : 0, rq};
+  const std::int64_t splits = plan.splits;
+  // split: the chunks' float32 sums [splits, N, O, P], then one dispatch sums and requantizes them
+  const Tensor partial = splits > 1 ? alloc(dev, {splits, N, O, P}, DType::f32, op) : Tensor();
+  {
+    IWarpVariant g = v;
+    g.split = splits > 1;
+    Launch launch(dev, op);
+    launch.program(g.kFile, g.defines(), {plan.local_x});
+    launch.write(g.split ? partial : c)
+        .read(a)
+        .read(cols)
+        .read(v.za_none ? w : dense(zw))
+        .read(v.zb_none ? w : dense(zx));
+    if (!g.split) launch.read(sa).read(sb).read(bias).read(ys).read(zy);
+    launch.params(IWarpSplitParams{params, plan.kchunk, splits});
+    launch.loop_iterations(plan.loop_iterations);
+    launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
+  }
+  if (splits > 1) {
+    IWarpVariant s = v;
+    s.sum = true;
+    Launch launch(dev, op);
+    // operands 2-4 unread (bound to the partial sums, not declared)
+    launch.program(s.kFile, s.defines(), {256}).write(c).read(partial).read(partial).read(partial).read(partial);
+    launch.read(sa).read(sb).read(bias).read(ys).read(zy);
+    launch.params(IWarpSumParams{N * O * P / 4, P, O, splits, params});
+    launch.loop_iterations(static_cast<std::uint64_t>(splits)).invocations(static_cast<std::uint64_t>(N * O * P / 4));
+  }
   return c;
 }
 
@@ -681,6 +760,9 @@ Tensor integer_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& zx_in,
   }
   const Tensor x = dense(x_in), w = dense(w_in);
   if (rq) {
+    // quantize_x where the warp path takes the conv: the caller quantizes x first (the fused
+    // implicit GEMM would leave the warp path)
+    if (o.quantize_x && warp_qconv_plan(dev, x, o.x_type, w, zx_in, zw_in, o, OH, OW, *rq)) return Tensor();
     const Tensor y = warp_qconv(dev, x, w, zx_in, zw_in, zx, o, OH, OW, *dq, *rq, op);
     if (y.defined()) return y;
   }

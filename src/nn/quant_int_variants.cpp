@@ -251,17 +251,32 @@ std::vector<IColVariant> IColVariant::space() {
 
 Defines IWarpVariant::defines() const {
   Defines d;
+  if (sum) {  // the summing requantization: the epilogue's defines and operands only
+    d.flag("IW_SUM").flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
+    if (dq_out)
+      d.operand_vec4(0, DType::f32, CT::f32, true);
+    else
+      d.operand(0, y, CT::i32, true);
+    d.operand_vec4(1, DType::f32, CT::f32, false);
+    for (int i = 5; i < 9; ++i) d.operand(i, DType::f32, CT::f32, false);
+    d.operand(9, zy, CT::i32, false);
+    return d;
+  }
   // (BD, BN, A_KMAJOR, B_KMAJOR and OUT_F32: the kernel's own)
   d.uvalue("BM", static_cast<std::uint64_t>(bm));
   d.uvalue("BK", static_cast<std::uint64_t>(bk)).value("TN", tn).value("WARP_TILE", lanes).flag("EDGE", edge);
   d.flag("K_LOOP", k_loop).flag("A_SHK", shk);
   d.macro("KS(X)", k_steps, bk);
   d.flag("A_I8", a == DType::i8).flag("B_I8", b == DType::i8).flag("ZA_NONE", za_none).flag("ZB_NONE", zb_none);
-  d.flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
-  if (dq_out)
-    d.operand_vec4(0, DType::f32, CT::f32, true);
-  else
-    d.operand(0, y, CT::i32, true);
+  if (split) {  // the chunks' float32 sums
+    d.flag("IW_SPLIT").operand_vec4(0, DType::f32, CT::f32, true);
+  } else {
+    d.flag("HAS_BIAS", bias).flag("Y_I8", y == DType::i8).flag("DQ_OUT", dq_out);
+    if (dq_out)
+      d.operand_vec4(0, DType::f32, CT::f32, true);
+    else
+      d.operand(0, y, CT::i32, true);
+  }
   d.flag("A_F32", a_f32).flag("B_F32", b_f32);
   if (a_f32)
     d.quads("A", 1, DType::f32);
@@ -274,6 +289,7 @@ Defines IWarpVariant::defines() const {
   // zero points absent: the operand is bound to A, never read, and not declared
   if (!za_none) d.operand(3, za, CT::i32, false);
   if (!zb_none) d.operand(4, zb, CT::i32, false);
+  if (split) return d;
   for (int i = 5; i < 9; ++i) d.operand(i, DType::f32, CT::f32, false);
   d.operand(9, zy, CT::i32, false);
   return d;
@@ -285,6 +301,15 @@ std::vector<IWarpVariant> IWarpVariant::space() {
   out.push_back(v);
   v.dq_out = true;  // its last conv
   out.push_back(v);
+  {
+    IWarpVariant s = v;  // the 56x56 layers: K in chunks, edges, then the chunks' sum (both output kinds)
+    s.split = true, s.edge = true;
+    out.push_back(s);
+    s.split = false, s.sum = true;
+    out.push_back(s);
+    s.dq_out = false, s.y = s.zy = DType::i8;
+    out.push_back(s);
+  }
   v.dq_out = false, v.bm = 64, v.edge = true, v.bk = 8;  // 64 x 128 tiles, edges, K tiles of 8
   out.push_back(v);
   v.shk = false, v.k_loop = true, v.lanes = false, v.bias = false;  // A transposed in shared memory

@@ -92,6 +92,9 @@ struct IWarpVariant {
   DType y = DType::u8, zy = DType::u8;  ///< the requantized type (QMIN, QMAX) and y's zero point
   bool dq_out = false;                  ///< DQ_OUT: float32 c = float(q - zy) * ys
   bool a_f32 = false, b_f32 = false;    ///< A_F32 / B_F32 (lab): float32 differences, matmul's quad loads
+  /// IW_SPLIT: K in chunks, float32 partial sums (no epilogue: y, zy, bias and dq_out unread); IW_SUM: the
+  /// chunks' sums added and requantized (the tiling and the operands' types unread).
+  bool split = false, sum = false;
   Defines defines() const;
   static std::vector<IWarpVariant> space();
 };

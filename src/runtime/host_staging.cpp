@@ -25,8 +25,12 @@ using BufferStorageFn = void(GL_APIENTRYP)(GLenum target, GLsizeiptr size, const
 // and the read buffer, made on first use. A half is reused only after the fence set when the
 // host left it has signaled, so a ring write never overtakes a pending copy from it.
 struct MappedStaging : DeviceExtension {
-  static constexpr std::size_t kHalf = std::size_t{4} << 20;     // uploads up to this go through the ring
-  static constexpr std::size_t kReadMax = std::size_t{4} << 20;  // reads up to this through the read buffer
+  static constexpr std::size_t kHalf = std::size_t{4} << 20;  // uploads up to this go through the ring
+  // Reads up to kReadMax go through the read buffer, grown to the largest of them and kept (host
+  // memory): a short-lived staging buffer per read (Storage::download's path past it) costs its
+  // allocation each time, on the H100 ~8.7 ms for a 12.8 MB output against ~0.5 ms for 3.2 MB
+  // through this buffer (scripts/packs/torchcmp, 2026-11-28).
+  static constexpr std::size_t kReadMax = std::size_t{64} << 20;
   static constexpr std::size_t kAlign = 256;
   bool probed = false;
   BufferStorageFn storage = nullptr;  // null: no persistent mapping on this context

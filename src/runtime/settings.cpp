@@ -191,7 +191,7 @@ Settings Settings::from_env() {
   s.fuse_attention = env_bool("GLTENSOR_FUSE_ATTENTION", true);
   s.fuse_elementwise = env_bool("GLTENSOR_FUSE_ELEMENTWISE", true);
   s.fuse_qdq_output = env_bool("GLTENSOR_FUSE_QDQ_OUTPUT", true);
-  s.fuse_qdq_input = env_bool("GLTENSOR_FUSE_QDQ_INPUT", false);
+  s.fuse_qdq_input = env_bool("GLTENSOR_FUSE_QDQ_INPUT", true);
   s.imatmul_swizzle = env_flag("GLTENSOR_IMATMUL_SWIZZLE", -1);
   if (const std::string t = env("GLTENSOR_POOL_MIN_CLASS"); !t.empty()) {
     if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)

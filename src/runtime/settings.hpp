@@ -170,10 +170,11 @@ struct Settings {
   /// GLTENSOR_FUSE_QDQ_OUTPUT=0: a QDQ net's last DequantizeLinear stays a node of its own rather
   /// than the requantizing QConv's float32 output (fuse_qdq's output step off; for comparison).
   bool fuse_qdq_output = true;
-  /// GLTENSOR_FUSE_QDQ_INPUT=1: a QDQ net's first QuantizeLinear is read by the QConv that takes its
-  /// output, the float32 input quantized as it is loaded (fuse_qdq's input step; off by default:
-  /// slower on the H100, bench/RESULTS.md, int8n).
-  bool fuse_qdq_input = false;
+  /// GLTENSOR_FUSE_QDQ_INPUT (on by default; 0 for the QuantizeLinear node): a QDQ net's first QuantizeLinear
+  /// is read by the QConv that takes its output, the float32 input quantized as it is loaded where the
+  /// implicit GEMM runs the conv, else by a QuantizeLinear op first (fuse_qdq's input step; on the H100
+  /// no net slower, the narrow QDQ nets 3-6% faster: bench/RESULTS.md, 2026-11-28, int8ab).
+  bool fuse_qdq_input = true;
   /// GLTENSOR_TUNE: -1 default (measure on GPUs only), 0 never, 1 always.
   int tune = -1;
   /// GLTENSOR_ATTENTION=composite: no fused attention kernel.

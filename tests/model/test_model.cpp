@@ -1607,8 +1607,8 @@ TEST(Model, QdqConvRequantizesInOneNode) {
     const std::string path = m.save("qdq_requant");
     const Tensor x = Tensor::from_host(device(), uniform(rng, 2 * C * H * W, -2, 2), {2, C, H, W});
     Model fused = Model::load(device(), path);
-    // x's Q, the QConv with the activation, QuantizeLinear and y's DequantizeLinear
-    EXPECT_NE(fused.plan_summary().find("2 nodes to run"), std::string::npos) << fused.plan_summary();
+    // the QConv with x's QuantizeLinear (fuse_qdq_input), the activation, QuantizeLinear and y's DequantizeLinear
+    EXPECT_NE(fused.plan_summary().find("1 nodes to run"), std::string::npos) << fused.plan_summary();
     const auto got = fused.run({{"x", x}}).at("y").to_vector();
     std::vector<float> want;
     {
@@ -1726,7 +1726,7 @@ TEST(Model, QdqConvDequantizesItsOutputInTheConv) {
 
 // fuse_qdq: the first QDQ conv's input QuantizeLinear (float32 graph input, the same scale and
 // zero point as the DequantizeLinear) quantized in the conv's load (quantize_input; the implicit
-// GEMM's QIN; GLTENSOR_FUSE_QDQ_INPUT=1, off by default): bit for bit the unfused model's with uint8 and int8
+// GEMM's QIN; on by default, GLTENSOR_FUSE_QDQ_INPUT=0 off): bit for bit the unfused model's with uint8 and int8
 // inputs, exact ties (round half to even), values past both ends of the range and NaN (the zero
 // point), on each conv path (the default: the direct kernel on llvmpipe, after a QuantizeLinear
 // op; the implicit GEMM in the device's form and the GPUs' 64 x 64 forms of one and two K slices,
@@ -1881,7 +1881,8 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
     const std::string plan = mod.plan_summary();
     EXPECT_NE(plan.find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("1 output DequantizeLinear in the QDQ conv") != std::string::npos, fuse != 0) << plan;
-    EXPECT_NE(plan.find(fuse ? "3 nodes to run" : "4 nodes to run"), std::string::npos) << plan;
+    // (x's QuantizeLinear in the first QConv: fuse_qdq_input, the default)
+    EXPECT_NE(plan.find(fuse ? "2 nodes to run" : "3 nodes to run"), std::string::npos) << plan;
     got[fuse] = mod.run({{"x", x}}).at("y").to_vector();
   }
   ASSERT_EQ(got[1].size(), got[0].size());
@@ -1897,7 +1898,14 @@ TEST(Model, QdqConvChainDequantizesOnlyTheLastOutput) {
 // QDQ pattern sums in f32 as its float graph does; glsl/nn/imatmul_warp.comp), forced on every
 // device by GLTENSOR_MATMUL_KERNEL=warp (GPUs plan it for large layers only): within one quantum
 // of the exact integer path and two of ONNX Runtime (the chain carries a first-layer tie into the
-// second), one dispatch more per conv (im2col) than that path.
+// second), one dispatch more per conv (im2col) than that path; and with K in two chunks
+// (GLTENSOR_MATMUL_SPLIT=2: imatmul_warp.comp's IW_SPLIT, then IW_SUM's requantization, the form
+// GPUs plan for few output tiles), two dispatches more per conv (these three forms with the input
+// QuantizeLinear a node: fuse_qdq_input off). The input QuantizeLinear fused into the first conv
+// (fuse_qdq_input, the default) where the warp path takes that conv: quantized first
+// (integer_conv leaves it to conv_requant), the same dispatches and outputs bit for bit (the direct
+// kernel, which llvmpipe plans for these convs and which leaves quantize_x to the caller too, off).
+// Sabotage: integer_conv without that check (the fused implicit GEMM takes the first conv) fails it.
 TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   GLT_RNG(rng);
   const std::int64_t C = 8, O = 16, H = 12, W = 12;
@@ -1907,13 +1915,18 @@ TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
   const std::map<std::string, In> in{{"x", {xv, {1, C, H, W}}}};
   const std::string path = m.save("qdq_warp");
   const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
-  std::vector<float> got[2];
-  std::uint64_t dispatches[2];
-  for (int warp : {0, 1}) {
+  std::vector<float> got[4];
+  std::uint64_t dispatches[4];
+  for (int warp : {0, 1, 2, 3}) {  // exact, warp, warp with K in two chunks, warp with the input fused
     ScopedSettings s;
     if (warp) s->matmul_kernel = detail::MatmulKernelSetting::warp;
+    if (warp == 2) s->matmul_split = 2;
+    s->fuse_qdq_input = warp == 3;
+    if (warp == 3) s->conv = detail::ConvSetting::im2col;  // not the direct kernel's plan (llvmpipe's)
     Model mod = Model::load(device(), path);
     EXPECT_NE(mod.plan_summary().find("2 QDQ Conv/MatMul as integer ops"), std::string::npos) << mod.plan_summary();
+    EXPECT_EQ(mod.plan_summary().find("1 input QuantizeLinear in the QDQ conv") != std::string::npos, warp == 3)
+        << mod.plan_summary();
     mod.run({{"x", x}});
     device().synchronize();
     const std::uint64_t d0 = device().dispatch_count();
@@ -1921,18 +1934,27 @@ TEST(Model, QdqConvOnTheWarpKernelMatchesOnnxRuntime) {
     dispatches[warp] = device().dispatch_count() - d0;
   }
   EXPECT_EQ(dispatches[1], dispatches[0] + 2) << "im2col for each conv";
+  EXPECT_EQ(dispatches[2], dispatches[0] + 4) << "im2col and the chunks' sum for each conv";
+  EXPECT_EQ(dispatches[3], dispatches[1]) << "the input quantized first";
+  EXPECT_EQ(got[3], got[1]) << "the input quantized first";
   ASSERT_EQ(got[1].size(), got[0].size());
+  ASSERT_EQ(got[2].size(), got[0].size());
   int nonzero = 0;
   for (std::size_t i = 0; i < got[0].size(); ++i) {
     ASSERT_LE(std::fabs(got[1][i] - got[0][i]), 0.0301f) << i;  // one quantum (f32 or int32 sums, contractions)
+    ASSERT_LE(std::fabs(got[2][i] - got[0][i]), 0.0301f) << i << " (K in chunks)";
     nonzero += got[1][i] != 0;
   }
   EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
-  ScopedSettings s;
-  s->matmul_kernel = detail::MatmulKernelSetting::warp;
-  // two quanta: where ONNX Runtime's first layer rounds a value one quantum apart (a tie), the second
-  // layer's output moves by up to about 1.3 quanta more (weights |w| ws <= 1.27; seed 3310043005025413271: 2)
-  expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0601, 0);
+  for (int split : {0, 2}) {
+    SCOPED_TRACE(split ? "K in two chunks" : "K whole");
+    ScopedSettings s;
+    s->matmul_kernel = detail::MatmulKernelSetting::warp;
+    s->matmul_split = split;
+    // two quanta: where ONNX Runtime's first layer rounds a value one quantum apart (a tie), the second
+    // layer's output moves by up to about 1.3 quanta more (weights |w| ws <= 1.27; seed 3310043005025413271: 2)
+    expect_matches_ort(m, "qdq_warp", in, {"y"}, 0.0601, 0);
+  }
 }
 
 TEST(Model, QLinearOpsMatchOnnxRuntime) {

@@ -6,8 +6,11 @@
 // a composition of existing kernels (gathers, elementwise ops, matmul), so the suite adds few
 // programs.
 #include <cmath>
+#include <limits>
 
+#include "gltensor/recording.hpp"
 #include "onnx_builder.hpp"
+#include "runtime/capture.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -204,6 +207,166 @@ TEST(SignalOps, StftAgainstFloat64) {
   }
 }
 
+// The DFT matrices are built once per node and sizes (issue #21): a later run of the same sizes
+// uploads nothing (a capture of it records no host write), nor does a run of a longer signal
+// with the same frames (STFT's matrix depends on the frame length only); the values stay those
+// of the float64 reference. STFT with a constant Hann window (HannWindow folded at load, its
+// values in the matrix) and DFT of a real signal.
+TEST(SignalOps, StftAndDftRunsUploadNothing) {
+  GLT_RNG(rng);
+  const std::int64_t n = 64, step = 16;
+  B m(17);
+  m.input("x", {1, -1, 1}).input("s", {3, 24, 1}).output("y").output("d");
+  m.init_i64("step", {}, {step}).init_i64("n", {}, {n});
+  m.node("HannWindow", {"n"}, {"w"});
+  m.node("STFT", {"x", "step", "w"}, {"y"});
+  m.node("DFT", {"s"}, {"d"});
+  Model model = Model::load(device(), m.save("stft_cached"));
+  std::vector<float> w;
+  for (std::int64_t i = 0; i < n; ++i) w.push_back(static_cast<float>(ref_window("HannWindow", i, n, true)));
+  const std::vector<float> s = uniform(rng, 72);
+  const Tensor st = floats(s, {3, 24, 1});
+  int run = 0;
+  for (const std::int64_t L : {200, 200, 1000}) {
+    SCOPED_TRACE("run " + std::to_string(run) + " L " + std::to_string(L));
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(L));
+    const Tensor xt = floats(x, {1, L, 1});
+    std::map<std::string, Tensor> out;
+    const Recording rec = Recording::capture(device(), [&] { out = model.run({{"x", xt}, {"s", st}}); });
+    // The first run builds and uploads the two matrices; the later ones nothing.
+    const std::size_t uploads = detail::RecordingAccess::capture(rec)->uploads();
+    if (run++ == 0)
+      EXPECT_EQ(uploads, 2u);
+    else
+      EXPECT_EQ(uploads, 0u);
+    const std::int64_t F = 1 + (L - n) / step;
+    ASSERT_EQ(out.at("y").shape(), (Shape{1, F, n / 2 + 1, 2}));
+    EXPECT_TRUE(close(out.at("y").to_vector(), ref_stft(x, 1, L, 1, step, w, n, true), 1e-4, 1e-5 * n));
+    std::vector<double> dref;  // DFT over axis 1 of [3, 24, 1]: the STFT of one whole frame
+    for (std::int64_t b = 0; b < 3; ++b) {
+      const std::vector<float> row(s.begin() + b * 24, s.begin() + (b + 1) * 24);
+      for (double v : ref_stft(row, 1, 24, 1, 1, {}, 24, false)) dref.push_back(v);
+    }
+    EXPECT_TRUE(close(out.at("d").to_vector(), dref, 1e-4, 1e-4));
+  }
+}
+
+// The cache's key (review19): one node run at other sizes gets its own matrix, checked against
+// float64 each time: a DFT of a dynamic length (24, 30, then 24 again: kept, no upload; then
+// four more lengths, which drop the least recently used: 24 is built again), an STFT
+// whose frame_length is a run input (8, 12, 8), and an STFT whose host-computed window changes
+// values at one size (a Hann window times the signal's length / 100, from Shape on the host: a
+// new matrix for the new values, the first one still kept).
+TEST(SignalOps, DftMatricesKeyedBySizeAndWindow) {
+  GLT_RNG(rng);
+  auto uploads = [](const Recording& r) { return detail::RecordingAccess::capture(r)->uploads(); };
+  {
+    B m(17);
+    m.input("s", {3, -1, 1}).output("d");
+    m.node("DFT", {"s"}, {"d"});
+    Model model = Model::load(device(), m.save("dft_sizes"));
+    // 24 and 30 built, 24 kept; then 8, 10, 12, 14 built (30 and then 24 dropped: 4 sizes a node,
+    // the least recently used first), 24 built again, 12 kept.
+    const std::vector<std::int64_t> lengths{24, 30, 24, 8, 10, 12, 14, 24, 12};
+    const std::vector<std::size_t> built{1, 1, 0, 1, 1, 1, 1, 1, 0};
+    for (std::size_t run = 0; run < lengths.size(); ++run) {
+      const std::int64_t n = lengths[run];
+      SCOPED_TRACE("run " + std::to_string(run) + ", DFT length " + std::to_string(n));
+      const std::vector<float> s = uniform(rng, static_cast<std::size_t>(3 * n));
+      std::map<std::string, Tensor> out;
+      const Tensor st = floats(s, {3, n, 1});  // (uploaded before the capture)
+      const Recording rec = Recording::capture(device(), [&] { out = model.run({{"s", st}}); });
+      EXPECT_EQ(uploads(rec), built[run]);
+      std::vector<double> ref;
+      for (std::int64_t b = 0; b < 3; ++b) {
+        const std::vector<float> row(s.begin() + b * n, s.begin() + (b + 1) * n);
+        for (double v : ref_stft(row, 1, n, 1, 1, {}, n, false)) ref.push_back(v);
+      }
+      EXPECT_TRUE(close(out.at("d").to_vector(), ref, 1e-4, 1e-4));
+    }
+  }
+  {
+    B m(17);
+    m.input("x", {1, 40, 1}).input("fl", {}, kI64).output("y").init_i64("step", {}, {4});
+    m.node("STFT", {"x", "step", "", "fl"}, {"y"});
+    Model model = Model::load(device(), m.save("stft_lengths"));
+    const std::vector<float> x = uniform(rng, 40);
+    for (const std::int32_t n : {8, 12, 8}) {
+      SCOPED_TRACE("frame_length " + std::to_string(n));
+      const Tensor y = model.run({{"x", floats(x, {1, 40, 1})}, {"fl", scalar_i(n)}}).at("y");
+      EXPECT_TRUE(close(y.to_vector(), ref_stft(x, 1, 40, 1, 4, {}, n, true), 1e-4, 1e-4));
+    }
+  }
+  B m(17);
+  m.input("x", {1, -1, 1}).output("y").init_i64("step", {}, {8}).init_i64("n", {}, {16});
+  m.init("hundredth", {}, {0.01f});
+  m.node("HannWindow", {"n"}, {"hann"});
+  auto& shape = m.node("Shape", {"x"}, {"len"});  // [L]
+  B::attr_i(shape, "start", 1);
+  B::attr_i(shape, "end", 2);
+  B::attr_i(m.node("Cast", {"len"}, {"lenf"}), "to", kF32);
+  m.node("Mul", {"hann", "hundredth"}, {"h1"});
+  m.node("Mul", {"h1", "lenf"}, {"w"});
+  m.node("STFT", {"x", "step", "w"}, {"y"});
+  Model model = Model::load(device(), m.save("stft_window_values"));
+  int run = 0;
+  for (const std::int64_t L : {100, 200, 100}) {
+    SCOPED_TRACE("L " + std::to_string(L));
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(L));
+    std::map<std::string, Tensor> out;
+    const Tensor xt = floats(x, {1, L, 1});
+    const Recording rec = Recording::capture(device(), [&] { out = model.run({{"x", xt}}); });
+    // a new matrix for each new window (its values on the host, folded in), the first one kept
+    EXPECT_EQ(uploads(rec), run++ < 2 ? 1u : 0u);
+    std::vector<float> w;
+    for (std::int64_t i = 0; i < 16; ++i)
+      w.push_back(static_cast<float>(ref_window("HannWindow", i, 16, true) * 0.01f * static_cast<double>(L)));
+    EXPECT_TRUE(close(out.at("y").to_vector(), ref_stft(x, 1, L, 1, 8, w, 16, true), 1e-4, 1e-4));
+  }
+}
+
+// STFT's frames are a view of the signal, not a workspace (issue #22): under a lowered max SSBO
+// block, a complex signal whose F * n * 2 frame values would pass it (the gather before) runs
+// when its output fits, and a DFT matrix past it is built and multiplied in blocks of columns
+// (a window given at run time, on the GPU, scaling each block); then a long complex signal at
+// llvmpipe's 128 MiB (the H100's limit lowered to it): 1,099,985 frames of 16 samples, 141 MB
+// of frames, 79 MB of output, checked on every 9973rd frame and the last.
+TEST(SignalOps, StftFramesAreNotAWorkspace) {
+  GLT_RNG(rng);
+  struct Case {
+    std::int64_t L, ch, step, n, limit;
+  };
+  for (const Case c : {Case{4096, 2, 2, 64, 600 << 10}, Case{16000, 1, 160, 400, 256 << 10}}) {
+    SCOPED_TRACE("L " + std::to_string(c.L) + " ch " + std::to_string(c.ch) + " n " + std::to_string(c.n));
+    B m(17);
+    m.input("x", {1, c.L, c.ch}).input("w", {c.n}).output("y").init_i64("step", {}, {c.step});
+    m.node("STFT", {"x", "step", "w"}, {"y"});
+    Model model = Model::load(device(), m.save("stft_limit"));
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(c.L * c.ch));
+    const std::vector<float> w = uniform(rng, static_cast<std::size_t>(c.n), 0, 1);
+    const Tensor xt = floats(x, {1, c.L, c.ch}), wt = floats(w, {c.n});
+    ScopedSsboLimit limit(c.limit);
+    const Tensor y = model.run({{"x", xt}, {"w", wt}}).at("y");
+    EXPECT_TRUE(close(y.to_vector(), ref_stft(x, 1, c.L, c.ch, c.step, w, c.n, true), 1e-4, 1e-5 * c.n));
+  }
+  const std::int64_t L = 1100000, n = 16, F = L - n + 1, mm = n / 2 + 1;
+  B m(17);
+  m.input("x", {1, L, 2}).output("y").init_i64("step", {}, {1}).init_i64("fl", {}, {n});
+  m.node("STFT", {"x", "step", "", "fl"}, {"y"});
+  Model model = Model::load(device(), m.save("stft_long"));
+  const std::vector<float> x = uniform(rng, static_cast<std::size_t>(2 * L));
+  ScopedSsboLimit limit(std::int64_t{128} << 20);
+  const std::vector<float> y = model.run({{"x", floats(x, {1, L, 2})}}).at("y").to_vector();
+  ASSERT_EQ(y.size(), static_cast<std::size_t>(F * mm * 2));
+  for (std::int64_t f = 0; f < F; f = f + 9973 < F || f == F - 1 ? f + 9973 : F - 1) {
+    SCOPED_TRACE("frame " + std::to_string(f));
+    const std::vector<float> frame(x.begin() + 2 * f, x.begin() + 2 * (f + n));
+    const std::vector<double> ref = ref_stft(frame, 1, n, 2, 1, {}, n, true);
+    const std::vector<float> got(y.begin() + f * mm * 2, y.begin() + (f + 1) * mm * 2);
+    ASSERT_TRUE(close(got, ref, 1e-4, 1e-4));
+  }
+}
+
 TEST(SignalOps, StftRefusals) {
   B m(17);
   m.input("x", {1, 16, 1}).input("w", {8}).input("fl", {}, kI64).output("y");
@@ -223,9 +386,10 @@ TEST(SignalOps, StftRefusals) {
   B::attr_i(m3.node("STFT", {"x", "step"}, {"y"}, "two"), "onesided", 2);
   EXPECT_THROW_MSG(Model::load(device(), m3.save("stft_onesided")), ModelError,
                    "'two' (STFT): attribute onesided=2: expected 0 or 1");
-  // Sizes whose host-built parts would pass 2^25 elements fail naming the node, before any
-  // allocation (review17): one frame of a whole 8200-sample signal (no window, no frame_length:
-  // [8200, 4101] DFT matrices), and 39001 overlapping frames of 1000 samples (step 1).
+  // A DFT matrix past 2^25 elements fails naming the node, before any allocation (review17):
+  // one frame of a whole 8200-sample signal (no window, no frame_length: [8200, 4101]). 39001
+  // overlapping frames of 1000 samples (step 1) are no workspace: their output, 156 MB, is past
+  // a 128 MiB SSBO block (the H100's lowered to llvmpipe's), refused naming the node.
   B m6(17);
   m6.input("x", {1, 8200, 1}).output("y").init_i64("step", {}, {1});
   m6.node("STFT", {"x", "step"}, {"y"}, "whole");
@@ -234,9 +398,14 @@ TEST(SignalOps, StftRefusals) {
   B m7(17);
   m7.input("x", {1, 40000, 1}).input("w", {1000}).output("y").init_i64("step", {}, {1});
   m7.node("STFT", {"x", "step", "w"}, {"y"}, "dense");
-  EXPECT_THROW_MSG(Model::load(device(), m7.save("stft_dense"))
-                       .run({{"x", zeros(device(), {1, 40000, 1})}, {"w", ones(device(), {1000})}}),
-                   ModelError, "'dense' (STFT): 39001 frames of 1000 samples are past the 33554432");
+  {
+    ScopedSsboLimit limit(std::int64_t{128} << 20);
+    EXPECT_THROW_MSG(Model::load(device(), m7.save("stft_dense"))
+                         .run({{"x", zeros(device(), {1, 40000, 1})}, {"w", ones(device(), {1000})}}),
+                     ModelError,
+                     "'dense' (STFT): the output [1, 39001, 501, 2] of float32 is past the device's max SSBO block "
+                     "of 134217728 bytes");
+  }
   B m5(17);
   m5.init_i64("n", {}, {std::int64_t{1} << 40}).output("y");
   m5.node("HannWindow", {"n"}, {"y"}, "huge");
@@ -325,6 +494,58 @@ TEST(IndexOps, NDIndicesOutOfRangeAreAnError) {
                        IndexError, "out of range");
     }
   }
+}
+
+// Int64 indices past int32's range (the GPU carries int64 as int32): a typed error naming the
+// node, never another row (issue #21). GatherND's indices as a small initializer (uploaded by the
+// node) and as a large one (uploaded at load); INT64_MAX (the "to the end" sentinel, carried as
+// INT32_MAX) is out of range, an IndexError; OneHot's int64 index likewise, and its float indices
+// past int32 (2^32 + 512 would wrap to 512 in a cast), infinite or NaN give a row of off values,
+// as any index outside [-depth, depth - 1].
+TEST(IndexOps, IndicesPastInt32AreNamedErrors) {
+  const std::int64_t big = (std::int64_t{1} << 32) + 1;
+  {
+    B m(13);
+    m.input("x", {3, 4}).output("y").init_i64("i", {1, 2}, {0, big});
+    m.node("GatherND", {"x", "i"}, {"y"}, "gnd");
+    EXPECT_THROW_MSG(Model::load(device(), m.save("gathernd_i64")).run({{"x", zeros(device(), {3, 4})}}), LimitError,
+                     "'gnd' (GatherND): input 1: int64 value 4294967297 does not fit the int32");
+  }
+  {
+    std::vector<std::int64_t> iv(18, 1);
+    iv[7] = -big;
+    B m(13);
+    m.input("x", {3, 4}).output("y").init_i64("i", {9, 2}, iv);
+    m.node("GatherND", {"x", "i"}, {"y"}, "gnd_big");
+    EXPECT_THROW_MSG(Model::load(device(), m.save("gathernd_i64_big")), LimitError,
+                     "'gnd_big' (GatherND): initializer 'i': int64 value -4294967297 does not fit the int32");
+  }
+  {
+    B m(13);
+    m.input("x", {3, 4}).output("y").init_i64("i", {1, 2}, {1, std::numeric_limits<std::int64_t>::max()});
+    m.node("GatherND", {"x", "i"}, {"y"});
+    EXPECT_THROW_MSG(
+        Model::load(device(), m.save("gathernd_max")).run({{"x", zeros(device(), {3, 4})}}).at("y").to_vector(),
+        IndexError, "out of range");
+  }
+  {
+    B m(11);
+    m.input("v", {2}).output("y").init_i64("i", {2}, {1, big + 2}).init_i64("depth", {}, {4});
+    m.node("OneHot", {"i", "depth", "v"}, {"y"}, "oh");
+    EXPECT_THROW_MSG(Model::load(device(), m.save("onehot_i64")).run({{"v", floats({0, 1}, {2})}}), LimitError,
+                     "'oh' (OneHot): input 0: int64 value 4294967299 does not fit the int32");
+  }
+  B m(11);
+  m.input("i", {9}).input("v", {2}).output("y").init_i64("depth", {}, {600});
+  m.node("OneHot", {"i", "depth", "v"}, {"y"});
+  Model model = Model::load(device(), m.save("onehot_far"));
+  // (NaN: a row of off values, as ONNX Runtime gives; a cast of NaN is 0 on NVIDIA's GL)
+  const std::vector<float> iv{4294967808.0f, -4294967808.0f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN, 512.0f, -88.0f};
+  const std::vector<float> y = model.run({{"i", floats(iv, {9})}, {"v", floats({0, 1}, {2})}}).at("y").to_vector();
+  ASSERT_EQ(y.size(), 9u * 600u);
+  std::vector<double> ref(9 * 600, 0.0);
+  ref[7 * 600 + 512] = 1, ref[8 * 600 + 512] = 1;  // 512, and -88 + 600
+  EXPECT_TRUE(close(y, ref, 0, 0));
 }
 
 // OneHot over every axis position, negative indices, indices outside [-depth, depth - 1] (a row of

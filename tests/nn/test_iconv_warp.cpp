@@ -41,6 +41,8 @@ struct Case {
   std::int64_t dispatches = 2;  ///< the warp path's (im2col and the GEMM; 1x1: the GEMM), 0: not checked
   bool sampled = false;         ///< float64 sums of 997 outputs only (large K and outputs)
   bool lab = false;             ///< also the lab form IntRequant::f32_columns (the same outputs)
+  int splits = 0;               ///< > 0: the warp kernel with K in this many chunks (Settings::matmul_split)
+  bool as_gpu = false;          ///< planned as a GPU (GLTENSOR_MATMUL_KERNEL=gpu: the integer planner's K split)
 };
 
 std::string describe(const Case& c) {
@@ -54,10 +56,13 @@ std::string describe(const Case& c) {
 
 // Runs `f` with the warp kernel forced on the f32 matmul plan (the software rasterizer's plan
 // takes it only so) and every other setting at its default.
+// splits > 0: K in that many chunks (IW_SPLIT, then IW_SUM); as_gpu: planned as a GPU instead
+// (GLTENSOR_MATMUL_KERNEL=gpu), the warp kernel and its K split left to the planners.
 template <class F>
-auto with_warp(F f) {
+auto with_warp(F f, int splits = 0, bool as_gpu = false) {
   ScopedSettings s;
-  s->matmul_kernel = MatmulKernelSetting::warp;
+  s->matmul_kernel = as_gpu ? MatmulKernelSetting::gpu : MatmulKernelSetting::warp;
+  s->matmul_split = splits;
   return f();
 }
 
@@ -128,7 +133,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
       rq.f32_sums = true;
       device().synchronize();
       const std::uint64_t d0 = device().dispatch_count();
-      const Tensor y = with_warp([&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); });
+      const Tensor y = with_warp([&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); }, c.splits, c.as_gpu);
       const std::uint64_t ran = device().dispatch_count() - d0;
       ASSERT_EQ(y.shape(), shape);
       ASSERT_EQ(y.dtype(), dq_out ? DType::f32 : f.out);
@@ -199,11 +204,34 @@ TEST(IConvWarp, MatchesExactAndFloat64) {
   check_case(rng, c);
 }
 
+// The warp kernel with K in chunks (imatmul_warp.comp's IW_SPLIT: float32 partial sums per chunk,
+// then IW_SUM: the chunks' sums added and requantized in one dispatch; warp_qconv's form for few
+// output tiles): K 324 in 3 chunks of 112, 112 and 100 (a chunk's last K-tile ragged), 132 rows and
+// 108 columns (tile edges), two images (the partial sums [chunk, image, row, column]; the scales and
+// bias per output channel), against float64 and the exact path bit for bit; the output forms
+// pairwise as above. Then the integer planner's own split (plan_iwarp_split), planned as a GPU:
+// 64 output channels in one tile of 64 x 128, K 576 in 9 chunks of 64. Sabotage: IW_SUM's loop over the chunks
+// stopped one short (`k + 1u < u_nsplit`), the row of a quad taken as q / u_N (not 4 q / u_N) or
+// without `% u_M` (the second image's rows: review19) for the requantization's per-channel scale and
+// bias, or each chunk's K range cut by a K-tile (matmul.glsl's p.k1): each fails it.
+TEST(IConvWarp, SplitKMatchesExactAndFloat64) {
+  GLT_RNG(rng);
+  Case c;
+  c.N = 2, c.C = 36, c.H = 9, c.W = 12, c.O = 132, c.o.padding = {1, 1, 1, 1}, c.splits = 3, c.dispatches = 3;
+  c.pair = 0;
+  check_case(rng, c);
+  c = Case{};
+  c.C = 64, c.H = 8, c.W = 16, c.O = 64, c.o.padding = {1, 1, 1, 1}, c.as_gpu = true, c.dispatches = 3;
+  c.x = DType::i8, c.zw_per = false, c.every_form = false;
+  check_case(rng, c);
+}
+
 // Sums past 2^24 (every difference at its largest: K 1152 x 255 x 255): rounded in f32, within
 // one step of the exact outputs (llvmpipe 4 tiles of 64 x 128, GPUs 64: the software plan splits K
-// below 16 tiles, a GPU's below 64, and the warp path takes no split). K past 65535 (1x1 over 65540 channels):
-// on the GPUs one launch of the warp path; under llvmpipe's loop limit the plan splits K and the
-// exact path runs it.
+// below 16 tiles, a GPU's below 64: neither splits here). K past 65535 (1x1 over 65540 channels):
+// the plan splits K (llvmpipe's loop limit; a GPU's 32 tiles of 128 x 128, below 64), and the warp
+// path runs it in chunks (IW_SPLIT, then IW_SUM: the chunks' sums past 2^24 added in f32); one
+// launch over K past 65535 on GPUs: NearTheSsboLimitPastTheLoopLimitOnGpus.
 TEST(IConvWarp, LargeSums) {
   GLT_RNG(rng);
   const bool llvmpipe = device().caps().renderer.find("llvmpipe") != std::string::npos;
@@ -212,9 +240,9 @@ TEST(IConvWarp, LargeSums) {
   c.every_form = false;
   check_case(rng, c);
   c = Case{};
-  // the GPU's: 4 x 16 tiles of 64 x 128 (a GPU's plan splits K below 64 tiles)
+  // the GPU's: 2 x 16 tiles of 128 x 128 (K % 8 != 0: not 64-row tiles; a GPU's plan splits K below 64 tiles)
   c.C = 65540, c.H = llvmpipe ? 2 : 16, c.W = llvmpipe ? 64 : 128, c.O = llvmpipe ? 64 : 256, c.KH = c.KW = 1;
-  c.dispatches = llvmpipe ? 0 : 1, c.every_form = false, c.sampled = true;
+  c.dispatches = 2, c.every_form = false, c.sampled = true;
   check_case(rng, c);
 }
 
@@ -222,14 +250,15 @@ TEST(IConvWarp, LargeSums) {
 // as above): a 3 x 3 filter over 7288 channels, K = 65592 (icol.comp's grid 65592 rows of words
 // deep: dispatches split along y past 65535; the warp kernel over K past 65535 in one launch, its
 // declared loop count past llvmpipe's limit), 16 x 120 outputs, 512 output channels (8 x 15 tiles
-// of 64 x 128: a GPU's plan splits K below 64 tiles, and the warp path takes no split): im2col's
+// of 64 x 128: a GPU's plan splits K below 64 tiles, not here): im2col's
 // 8-bit columns 125.9 MB, the filter 33.6 MB, against float64 sums of 997 outputs and the exact
 // int32 path over every output. GPUs only (on llvmpipe the plan splits this K under the loop limit
-// and the exact path runs it; the grid's split: GridsSplitUnderALoweredDispatchLimit). Sabotage
+// and the warp path runs it in chunks, as LargeSums' K 65540 there; the grid's split:
+// GridsSplitUnderALoweredDispatchLimit). Sabotage
 // (H100): icol.comp's row k from gl_WorkGroupID.y (without the dispatch's group base), or the warp
 // kernel's K loop cut at K = 65528, fails it.
 TEST(IConvWarp, NearTheSsboLimitPastTheLoopLimitOnGpus) {
-  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: a loop limit, the exact path)";
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only (llvmpipe: a loop limit, K in chunks)";
   GLT_RNG(rng);
   Case c;
   c.C = 7288, c.H = 16, c.W = 120, c.O = 512, c.o.padding = {1, 1, 1, 1};

@@ -1,6 +1,9 @@
 // NN ops against float64 host references (forward) and finite differences (gradients).
 // Tolerances: forward rtol 1e-4 / atol 1e-5 (f32 accumulation); gradients as in grad_check.hpp.
+#include <bit>
+
 #include "grad_check.hpp"
+#include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
 
 using namespace glt_test;
@@ -223,6 +226,40 @@ TEST(Conv2d, TransposeOutputPaddingBelowStrideOrDilation) {
   o1.stride = 1, o1.dilation = 2;
   EXPECT_EQ(conv_transpose1d(x1, w1, Tensor(), o1, 1).shape(), (Shape{1, 3, 10}));  // 4 + 4 + 1 + 1
   EXPECT_THROW_MSG(conv_transpose1d(x1, w1, Tensor(), o1, -1), ValueError, "output_padding -1");
+}
+
+// conv_transpose1d's other errors name it too (not the conv_transpose2d it runs as), with its
+// own 3-D shapes: channels against groups, an empty output, a bias, stride, padding, groups, and
+// a gradient asked of it.
+TEST(Conv2d, Transpose1dErrorsNameIt) {
+  const Tensor x = ones(device(), {1, 4, 5}), w = ones(device(), {4, 3, 3});
+  Conv1dOptions o;
+  o.groups = 3;
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ShapeError,
+                   "gltensor::conv_transpose1d: input [1, 4, 5] and weight [4, 3, 3] do not match with groups = 3");
+  EXPECT_THROW_MSG(conv_transpose1d(x, ones(device(), {2, 3, 3}), Tensor()), ShapeError,
+                   "gltensor::conv_transpose1d: input [1, 4, 5] and weight [2, 3, 3] do not match");
+  o = Conv1dOptions{};
+  o.padding = {4, 4};
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ShapeError,
+                   "gltensor::conv_transpose1d: output size -1 is empty (x [1, 4, 5], weight [4, 3, 3])");
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, ones(device(), {4})), ShapeError,
+                   "gltensor::conv_transpose1d: bias [4] must be [3]");
+  o = Conv1dOptions{};
+  o.stride = 0;
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ValueError,
+                   "gltensor::conv_transpose1d: stride must be positive");
+  o = Conv1dOptions{};
+  o.padding = {-1, 0};
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ValueError, "gltensor::conv_transpose1d: padding must be >= 0");
+  o = Conv1dOptions{};
+  o.groups = 0;
+  EXPECT_THROW_MSG(conv_transpose1d(x, w, Tensor(), o), ValueError,
+                   "gltensor::conv_transpose1d: groups must be positive");
+  Tensor xg = ones(device(), {1, 4, 5});
+  requires_grad_(xg);
+  EXPECT_THROW_MSG(backward(sum(conv_transpose1d(xg, w))), Error, "conv_transpose1d");
+  EXPECT_EQ(conv_transpose1d(x, w).shape(), (Shape{1, 3, 7}));  // valid arguments still run
 }
 
 namespace {
@@ -819,6 +856,33 @@ TEST(Conv2d, GradientRowsTransposedInTiles) {
       const std::string what = to_string(c.xs) + " * " + to_string(c.ws) + " form " + std::to_string(form);
       EXPECT_TRUE(close(grad(w).to_vector(), ref.dw, 1e-5, 2e-6 * N * OH * OW)) << what << " weight gradient";
     }
+}
+
+// ROWS_T at the 128 MiB SSBO block (the H100's limit lowered to llvmpipe's): gy [1, 16, 2048,
+// 1024] is exactly 128 MiB, its 2^21 positions 65536 tiles of 32 along the grid's x, past 65535
+// workgroups a dispatch (the grid split; the H100's limit lowered too). The transpose is a copy:
+// every element compared bit for bit, each one distinct (the float whose bits are 0x3F800000 + its
+// index, in [1, 16), times a random sign per 64). Sabotage: a tile's stored column taken modulo
+// 16, the image's channel read modulo 4 (review19), and the grid's x modulo 65535 each fail.
+TEST(Conv2d, GradientRowsAtTheSsboLimit) {
+  GLT_RNG(rng);
+  const std::int64_t O = 16, OH = 2048, OW = 1024, S = OH * OW;
+  ScopedSsboLimit limit(std::int64_t{128} << 20);
+  ScopedDispatchLimit groups(65535);
+  std::vector<float> v(static_cast<std::size_t>(O * S));
+  const auto sign = uniform_int(rng, 64, 0, 1);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = std::bit_cast<float>(0x3F800000u + static_cast<std::uint32_t>(i)) * (sign[i % 64] ? 1.0f : -1.0f);
+  const std::vector<float> rows = detail::gy_rows(Tensor::from_host(device(), v, {1, O, OH, OW})).to_vector();
+  ASSERT_EQ(rows.size(), v.size());
+  std::int64_t bad = 0, first = -1;
+  for (std::int64_t s = 0; s < S; ++s)
+    for (std::int64_t o = 0; o < O; ++o)
+      if (rows[static_cast<std::size_t>(s * O + o)] != v[static_cast<std::size_t>(o * S + s)]) {
+        if (first < 0) first = s * O + o;
+        ++bad;
+      }
+  EXPECT_EQ(bad, 0) << "first wrong element of [S, O]: " << first;
 }
 
 // Small filters' weight and bias gradients from gy and x in place (conv_wgrad.comp, at most 32

@@ -456,6 +456,34 @@ TEST(PlanIMatmul, TileRowsSharedWithTheKernel) {
     }
 }
 
+// The QDQ warp GEMM's K chunks (plan_iwarp_split) for the QDQ nets' layers: GPUs only (or
+// GLTENSOR_MATMUL_KERNEL=gpu), no kernel forced, about kIWarpSplitTarget workgroups of chunks of at
+// least the tile's rows, not below kIWarpSplitMinK nor past kIWarpSplitMaxTiles tiles.
+TEST(PlanIMatmul, WarpSplit) {
+  Settings s;
+  const auto split = [&](std::int64_t M, std::int64_t N, std::int64_t K, bool software = false) {
+    return plan_iwarp_split({M, N, K, 1}, software, s);
+  };
+  // the wide net at 56x56: 25 and 50 tiles of 128 x 128
+  EXPECT_EQ(split(128, 3136, 576).splits, 4);  // K / 128
+  EXPECT_EQ(split(128, 3136, 576).bm, 128);
+  EXPECT_EQ(split(128, 3136, 1152).splits, 9);
+  EXPECT_EQ(split(256, 3136, 1152).splits, 9);
+  EXPECT_EQ(split(256, 3136, 2304).splits, 11);  // 528 / 50 workgroups' worth
+  // the narrow net: 64 rows in 64 x 128 tiles; K 288 not split
+  EXPECT_EQ(split(64, 3136, 576).splits, 9);  // K / 64
+  EXPECT_EQ(split(64, 3136, 576).bm, 64);
+  EXPECT_EQ(split(64, 12544, 576).splits, 6);  // 98 tiles at 112x112
+  EXPECT_EQ(split(64, 3136, 288).splits, 1);
+  EXPECT_EQ(split(32, 3136, 576).splits, 1);         // M below kIWarpSplitMinM
+  EXPECT_EQ(split(128, 128 * 256, 576).splits, 1);   // 256 tiles
+  EXPECT_EQ(split(128, 3136, 576, true).splits, 1);  // software rasterizers
+  s.matmul_kernel = MatmulKernelSetting::gpu;
+  EXPECT_EQ(split(128, 3136, 576, true).splits, 4);  // planned as a GPU
+  s.matmul_kernel = MatmulKernelSetting::warp;
+  EXPECT_EQ(split(128, 3136, 576).splits, 1);  // a kernel forced: the f32 plan's split only
+}
+
 TEST(PlanIMatmul, ImplicitConv) {
   Settings s;
   EXPECT_TRUE(plan_iconv_implicit(s));

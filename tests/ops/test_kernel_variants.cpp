@@ -176,10 +176,10 @@ TEST(KernelVariants, Quantization) {
   for (const auto& [local, group] : groups)
     check_family("imatmul-" + std::to_string(local), IMatmulVariant::kFile, group, local);
   check_family("icol", IColVariant::kFile, IColVariant::space(), 64);
-  // the QDQ conv on the warp kernel: BM BN / (8 TN) invocations
+  // the QDQ conv on the warp kernel: BM BN / (8 TN) invocations (the chunks' sum, IW_SUM: 256)
   std::map<std::uint32_t, std::vector<IWarpVariant>> warp;
   for (const IWarpVariant& v : IWarpVariant::space())
-    warp[static_cast<std::uint32_t>(v.bm * 128 / (8 * v.tn))].push_back(v);
+    warp[static_cast<std::uint32_t>(v.sum ? 256 : v.bm * 128 / (8 * v.tn))].push_back(v);
   for (const auto& [local, group] : warp)
     check_family("imatmul_warp-" + std::to_string(local), IWarpVariant::kFile, group, local);
 }

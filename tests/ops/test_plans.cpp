@@ -1160,7 +1160,7 @@ TEST(Settings, LabKnobsFromTheEnvironment) {
   const Settings d = Settings::from_env();
   EXPECT_EQ(d.imatmul_swizzle, -1);
   EXPECT_EQ(d.pool_min_class, 0u);
-  EXPECT_TRUE(d.fuse_elementwise && d.fuse_qdq_output && d.fuse_layernorm && d.fuse_attention);
+  EXPECT_TRUE(d.fuse_elementwise && d.fuse_qdq_output && d.fuse_qdq_input && d.fuse_layernorm && d.fuse_attention);
   EXPECT_EQ(with("GLTENSOR_IMATMUL_SWIZZLE", "0").imatmul_swizzle, 0);
   EXPECT_EQ(with("GLTENSOR_IMATMUL_SWIZZLE", "1").imatmul_swizzle, 1);
   EXPECT_EQ(with("GLTENSOR_POOL_MIN_CLASS", "65536").pool_min_class, 65536u);
@@ -1171,7 +1171,8 @@ TEST(Settings, LabKnobsFromTheEnvironment) {
   EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "on").fuse_qdq_input);
   EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "TRUE").fuse_qdq_input);
   EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_INPUT", "off").fuse_qdq_input);
-  EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_INPUT", "").fuse_qdq_input);
+  EXPECT_TRUE(with("GLTENSOR_FUSE_QDQ_INPUT", "").fuse_qdq_input);  // unset: the default, on
+  EXPECT_FALSE(with("GLTENSOR_FUSE_QDQ_INPUT", "0").fuse_qdq_input);
   EXPECT_FALSE(with("GLTENSOR_SUBGROUPS", "false").subgroups);
   EXPECT_TRUE(with("GLTENSOR_PROFILE", "on").profile);
   EXPECT_FALSE(with("GLTENSOR_CUDA_MEMORY", "Off").cuda_memory);

@@ -814,6 +814,33 @@ TEST(Reduce, ShortSumOverManyOutputs) {
   }
 }
 
+// The segmented rows at the 128 MiB SSBO block (the H100's limit lowered to llvmpipe's): a sum
+// over dims 0, 2, 3 of [16, 2, 1024, 1024], exactly 128 MiB, each channel's row 16 planes of 2^20
+// (2^24 elements: 65536 trips of 256 invocations in one pass, past 65535; chunked, two passes).
+// Exact sums, compared exactly: channel 1 all ones (2^24, every partial an exact integer: an
+// element lost or read twice shows), channel 0 zeros but random integer spikes, among them each
+// plane's first and last element (a segment read from channel 1 shows). Sabotage: the last quad
+// of every chunk dropped fails.
+TEST(Reduce, SegmentedRowsAtTheSsboLimit) {
+  GLT_RNG(rng);
+  const std::int64_t N = 16, C = 2, P = 1024 * 1024;
+  ScopedSsboLimit limit(std::int64_t{128} << 20);
+  std::vector<float> x(static_cast<std::size_t>(N * C * P), 0.0f);
+  for (std::int64_t n = 0; n < N; ++n) std::fill_n(x.begin() + (n * C + 1) * P, P, 1.0f);
+  const auto pos = uniform_int(rng, 1000, 0, static_cast<int>(P - 1)), val = uniform_int(rng, 1000 + 2 * N, 1, 100);
+  double spikes = 0;
+  auto spike = [&](std::int64_t n, std::int64_t i, int v) {
+    float& f = x[static_cast<std::size_t>(n * C * P + i)];
+    spikes += v - f;
+    f = static_cast<float>(v);
+  };
+  for (std::size_t k = 0; k < pos.size(); ++k) spike(static_cast<std::int64_t>(k) % N, pos[k], val[k]);
+  for (std::int64_t n = 0; n < N; ++n) spike(n, 0, val[1000 + 2 * n]), spike(n, P - 1, val[1001 + 2 * n]);
+  const Tensor t = Tensor::from_host(device(), x, {N, C, 1024, 1024});
+  x = {};
+  EXPECT_EQ(sum(t, {0, 2, 3}).to_vector(), (std::vector<float>{static_cast<float>(spikes), 16777216.0f}));
+}
+
 // Sums over dims 0, 2, 3 of [N, C, H, W] (a conv's bias gradient) on the row fast path as rows of
 // segments (reduce_rows.comp's SEGMENTS: channel c's N planes of H * W elements, C * H * W apart):
 // 128-bit loads where the planes are whole quads, element loads otherwise (odd planes, an offset

@@ -185,7 +185,7 @@ TEST(Pool, UploadsNeverReuseBuffersStillInUse) {
 
 TEST(Pool, ReadBacksOfGrowingSizesSeeTheirPendingWriters) {
   // to_vector queues its copy behind the tensor's writers in the same batch (no wait first) and
-  // reuses one staging buffer, grown as reads get larger; reads past 4 MiB take their own buffer.
+  // reuses one staging buffer, grown as reads get larger (the mapped read buffer up to 64 MiB).
   Device dev = Device::open();
   dev.set_auto_flush(1000000);  // the writers stay in the batch being recorded
   GLT_RNG(rng);
@@ -212,7 +212,10 @@ TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
   Device dev = Device::open();
   dev.set_auto_flush(1000000);
   GLT_RNG(rng);
-  for (std::int64_t n : {3, 1000, 3264, 300001, 1100000}) {  // 1100000 floats: past the 4 MiB read buffer
+  // 1100000 floats: through the mapped read buffer; (1 << 24) + 1000: past its 64 MiB (Storage::download's own
+  // staging buffer)
+  for (std::int64_t n : {std::int64_t{3}, std::int64_t{1000}, std::int64_t{3264}, std::int64_t{300001},
+                         std::int64_t{1100000}, (std::int64_t{1} << 24) + 1000}) {
     auto a = uniform(rng, static_cast<std::size_t>(n));
     Tensor x = Tensor::from_host(dev, a, {n});
     Tensor y = x * 2.0 + 1.0;  // pending writers
@@ -238,15 +241,16 @@ TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
 // GL_BUFFER_UPDATE_BARRIER_BIT, which a copy after shader writes needs), before its copy, even
 // where a later dispatch's hazard barrier (storage and uniform bits) made the queue forget the
 // write: y written, then b = a + 1 and c = b * 2 (a barrier between them), then y's read; the
-// batch's end after the copy adds none (Queue::barrier_for_copy). The same for a read past the
-// 4 MiB mapped read buffer (the batch ended before Storage::download's copy). Sabotage: without
+// batch's end after the copy adds none (Queue::barrier_for_copy). The same for a read of 8 MiB
+// (through the mapped read buffer) and one of 64 MiB + 256 bytes, past the read buffer's 64 MiB
+// (the batch ended before Storage::download's copy). Sabotage: without
 // barrier_for_copy in read_to_host the log is copy, barrier; the barrier before the copy as a
 // second one (the code before): 2 barriers.
 TEST(Pool, ReadBackOfAWriteTheQueueForgotGetsABarrier) {
   Device dev = Device::open();
   dev.set_auto_flush(1000000);
   auto& q = dev.impl()->queue();
-  for (const std::int64_t n : {std::int64_t{3}, std::int64_t{1} << 21 /* 8 MiB */}) {
+  for (const std::int64_t n : {std::int64_t{3}, std::int64_t{1} << 21 /* 8 MiB */, (std::int64_t{1} << 24) + 64}) {
     SCOPED_TRACE("n = " + std::to_string(n));
     std::vector<float> xs(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 1000);

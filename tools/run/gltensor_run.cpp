@@ -1,14 +1,15 @@
 // gltensor-run MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x640x640]...
-//              [--output-dir DIR] [--bench N] [--profile] [--f16] [--replay] [--seed S] [--gl-messages]
+//              [--output-dir DIR] [--bench N] [--read-back] [--profile] [--f16] [--replay] [--seed S]
+//              [--gl-messages]
 // Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
 // output's name, shape and min/max/mean, the load and run times and the planner's summary, and
 // writes outputs as DIR/<name>.npy, with the dispatches and barriers (glMemoryBarrier) of the run.
 // --bench N times N more runs (mean, min, the host time inside Model::run, the process's CPU time
 // per run: all its threads, a software rasterizer's included, dispatches and barriers per run). --replay runs with
-// ModelOptions::replay (the run recorded once, replayed). --gl-messages prints the driver's debug
-// messages (KHR_debug: e.g. a shader recompiled for the GL state) as they come, and each one's
-// count at the end.
+// ModelOptions::replay (the run recorded once, replayed). --read-back: each --bench run also reads every
+// output back to the host (Tensor::to_vector), as PyTorch's timings with `.cpu()` do. --gl-messages prints the driver's
+// debug messages (KHR_debug: e.g. a shader recompiled for the GL state) as they come, and each one's count at the end.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -81,13 +82,14 @@ int main(int argc, char** argv) {
   std::string model_path, out_dir;
   std::vector<std::string> input_args, shape_args;
   int bench = 0;
-  bool profile = false, f16 = false, replay = false;
+  bool profile = false, f16 = false, replay = false, read_back = false;
   unsigned seed = 1;
   app.add_option("model", model_path, "the .onnx file")->required()->check(CLI::ExistingFile);
   app.add_option("--input", input_args, "NAME=FILE.npy: a graph input from a .npy file");
   app.add_option("--shape", shape_args, "NAME=1x3x640x640: shape of a random input (and of the model's dynamic dims)");
   app.add_option("--output-dir", out_dir, "write each output as DIR/<name>.npy");
   app.add_option("--bench", bench, "time N further runs")->check(CLI::NonNegativeNumber);
+  app.add_flag("--read-back", read_back, "each --bench run also reads every output back to the host");
   app.add_flag("--profile", profile,
                "GPU time per node type, op and kernel (timer queries), over the --bench runs (else the first run)");
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
@@ -179,7 +181,10 @@ int main(int argc, char** argv) {
         host += ms_since(t0);
         dispatches += st.dispatches;
         barriers += st.barriers;
-        dev.synchronize();
+        if (read_back)
+          for (const auto& [name, t] : outputs) (void)t.to_vector();
+        else
+          dev.synchronize();
         times.push_back(ms_since(t0));
         cpus.push_back(process_cpu_ms() - c0);
       }
@@ -188,10 +193,10 @@ int main(int argc, char** argv) {
       mean /= bench;
       const auto n = static_cast<std::uint64_t>(bench);
       std::printf(
-          "bench: %d runs, mean %.3f ms, min %.3f ms, host %.3f ms in run(), process CPU min %.3f ms, %llu "
+          "bench: %d runs%s, mean %.3f ms, min %.3f ms, host %.3f ms in run(), process CPU min %.3f ms, %llu "
           "dispatches and %llu barriers per run\n",
-          bench, mean, *std::min_element(times.begin(), times.end()), host / bench,
-          *std::min_element(cpus.begin(), cpus.end()), static_cast<unsigned long long>(dispatches / n),
+          bench, read_back ? " (outputs read back)" : "", mean, *std::min_element(times.begin(), times.end()),
+          host / bench, *std::min_element(cpus.begin(), cpus.end()), static_cast<unsigned long long>(dispatches / n),
           static_cast<unsigned long long>(barriers / n));
     }
     if (profile) {
