@@ -27,7 +27,8 @@
 // quarter of the weight memory); model time per run (Model::run + synchronize), best of 3 rounds;
 // --qdq-net wide|narrow and --qdq-size N pick one net / size (also on software rasterizers).
 // --loops read,e2e,host|none: the loops after each row's timed runs (default all, --qdq none:
-// its tables have no column of theirs); --gpu-time: the profiler's GPU time per timed run;
+// its tables have no column of theirs; split, not by default: e2e with Device::synchronize before
+// to_vector, its four phases in a line after the table); --gpu-time: the profiler's GPU time per timed run;
 // --trim: the pool's cached buffers freed before each row's model load; --gl-messages (--qdq):
 // the driver's debug messages with their counts; --qdq-fused-input: the model's input
 // QuantizeLinear in the first QConv (Settings::fuse_qdq_input; on by default, GLTENSOR_FUSE_QDQ_INPUT=0 off).
@@ -52,6 +53,7 @@
 // same run.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -133,6 +135,10 @@ double thread_cpu_ms() {
 // run, read back; host: Model::run_host), whose columns stay 0 where left out; --gpu-time: the
 // GPU profiler's time per timed run (timer queries around each dispatch).
 bool loop_read = true, loop_e2e = true, loop_host = true, gpu_time = false;
+// --loops split: the e2e loop again with Device::synchronize before to_vector (not in the default
+// loops): where the read-back's time goes (the GPU's work and the fence's wait, then the read of
+// finished work).
+bool loop_split = false;
 // --trim: Device::trim before each measure(), so that every model load and run takes new buffers
 bool trim_pool = false;
 
@@ -140,6 +146,8 @@ struct Times {
   double host = 0, cpu = 0, run = 0, read = 0, e2e = 0, host_io = 0, gpu = 0;
   // The e2e loop's phases, host clock: Tensor::from_host, Model::run, to_vector (its wait included)
   double e2e_up = 0, e2e_run = 0, e2e_read = 0;
+  // --loops split: from_host, Model::run, Device::synchronize (flush and fence wait), to_vector
+  double split_up = 0, split_run = 0, split_sync = 0, split_read = 0;
   std::uint64_t dispatches = 0;
 };
 
@@ -185,19 +193,34 @@ Times measure(const Device& dev, const std::string& path, bool replay, const std
     for (auto& [name, y] : model.run(in)) (void)y.to_vector();
     t.read += ms(Clock::now() - t0);
   }
-  for (int i = 0; i < (loop_e2e ? runs : 0); ++i) {
+  // One run end to end: Tensor::from_host, Model::run, (with sync: Device::synchronize), every
+  // output's to_vector; the phases' ms.
+  const auto e2e_once = [&](bool sync) {
     const auto t0 = Clock::now();
     std::map<std::string, Tensor> fresh;
     for (const auto& vi : model.inputs()) fresh[vi.name] = Tensor::from_host(dev, host[vi.name], vi.shape);
     const auto t1 = Clock::now();
     auto outs = model.run(fresh);
     const auto t2 = Clock::now();
-    for (auto& [name, y] : outs) (void)y.to_vector();
+    if (sync) Device(dev).synchronize();
     const auto t3 = Clock::now();
-    t.e2e += ms(t3 - t0);
-    t.e2e_up += ms(t1 - t0);
-    t.e2e_run += ms(t2 - t1);
-    t.e2e_read += ms(t3 - t2);
+    for (auto& [name, y] : outs) (void)y.to_vector();
+    const auto t4 = Clock::now();
+    return std::array<double, 4>{ms(t1 - t0), ms(t2 - t1), ms(t3 - t2), ms(t4 - t3)};
+  };
+  for (int i = 0; i < (loop_e2e ? runs : 0); ++i) {
+    const auto p = e2e_once(false);
+    t.e2e += p[0] + p[1] + p[2] + p[3];
+    t.e2e_up += p[0];
+    t.e2e_run += p[1];
+    t.e2e_read += p[2] + p[3];
+  }
+  for (int i = 0; i < (loop_split ? runs : 0); ++i) {
+    const auto p = e2e_once(true);
+    t.split_up += p[0] / runs;
+    t.split_run += p[1] / runs;
+    t.split_sync += p[2] / runs;
+    t.split_read += p[3] / runs;
   }
   // Model::run_host: the same inputs as host bytes in, every output's bytes out.
   std::map<std::string, std::vector<std::uint8_t>> bytes;
@@ -630,7 +653,8 @@ int main(int argc, char** argv) {
   CLI::Option* loops_opt =
       app.add_option("--loops", loops,
                      "the loops after the timed runs of each row: any of read,e2e,host, or none (their columns stay "
-                     "0; --qdq: none unless given)");
+                     "0; --qdq: none unless given), and split (not by default: e2e with a synchronize before "
+                     "to_vector, its phases in a line after the table)");
   app.add_flag("--gpu-time", gpu_time,
                "the GPU profiler's time per timed run (--qdq's second table; a line after the model's first table)");
   app.add_flag("--trim", trim_pool, "free the pool's cached buffers before each row's model load");
@@ -663,6 +687,7 @@ int main(int argc, char** argv) {
   loop_read = loops.find("read") != std::string::npos;
   loop_e2e = loops.find("e2e") != std::string::npos;
   loop_host = loops.find("host") != std::string::npos;
+  loop_split = loops.find("split") != std::string::npos;
   try {
     std::map<std::string, Shape> shapes;
     for (const auto& s : shape_args) {
@@ -734,6 +759,12 @@ int main(int argc, char** argv) {
         "e2e phases (host clock, ms per run, plain / replayed): from_host %.4f / %.4f, Model::run %.4f / %.4f, "
         "to_vector %.4f / %.4f\n",
         plain.e2e_up, rep.e2e_up, plain.e2e_run, rep.e2e_run, plain.e2e_read, rep.e2e_read);
+    if (loop_split)
+      std::printf(
+          "e2e split (--loops split: synchronize before to_vector; host clock, ms per run, plain / replayed): "
+          "from_host %.4f / %.4f, Model::run %.4f / %.4f, synchronize %.4f / %.4f, to_vector %.4f / %.4f\n",
+          plain.split_up, rep.split_up, plain.split_run, rep.split_run, plain.split_sync, rep.split_sync,
+          plain.split_read, rep.split_read);
     if (gpu_time)  // (a replay's dispatches are not timed)
       std::printf("GPU time per timed run, plain (--gpu-time: timer queries around each dispatch): %.4f ms\n",
                   plain.gpu);

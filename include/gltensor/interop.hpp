@@ -129,8 +129,8 @@ Tensor wrap_buffer(const Device& dev, GLname buffer, std::size_t offset, const S
 /// Valid while the tensor (or a view of its storage) lives; gltensor writes it only through
 /// ops on that tensor. Call release() before the application reads it. The buffer may have
 /// immutable storage (glBufferStorage: a replayed Model::run output of up to 256 KiB lies in a
-/// host-visible one, see ModelOptions::replay): bind, read and copy it, never re-specify it with
-/// glBufferData.
+/// host-visible one, see ModelOptions::replay, and so does a plain run's output that a fused MLP
+/// writes, see Model::run): bind, read and copy it, never re-specify it with glBufferData.
 /// Throws ValueError for a non-contiguous tensor (call contiguous() first).
 BufferRange buffer_of(const Tensor& t);
 

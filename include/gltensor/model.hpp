@@ -130,7 +130,11 @@ class Model {
   /// Runs the graph on the device of `inputs`. `inputs` maps every graph input name to a tensor
   /// (all on one device: the model's, or another thread's own device, see Threads above) whose
   /// dtype and shape match the graph (dynamic dims free). Returns every graph output by name;
-  /// the tensors stay on the GPU. `stats`, if given, receives the run's statistics. Throws
+  /// the tensors stay on the GPU, in new buffers each run (a replay's: see ModelOptions::replay).
+  /// An output of up to 256 KiB that a fused MLP writes (a chain of MatMul/Gemm layers in one
+  /// kernel: issue 21's three-Gemm model on GPUs) lies in a host-visible buffer where the device
+  /// has them (as a replay's; not with GLTENSOR_HOST_IO=copy): to_vector() reads it without a
+  /// copy, kernels that read it read host memory. `stats`, if given, receives the run's statistics. Throws
   /// ModelError for a missing/extra input or a shape or dtype mismatch (naming the input, the
   /// expected and the given shape), ThreadError for inputs on a device of another thread.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
@@ -154,7 +158,8 @@ class Model {
   /// 256 KiB is written by the host into a persistently mapped, coherent buffer of the model's
   /// that the first kernels read in place (no upload copy), and with ModelOptions::replay the
   /// recording writes each output of up to 256 KiB into such a buffer (as for run(); no copy
-  /// before the read-back: one fence wait, then a memcpy). Larger tensors, and outputs of plain runs, go
+  /// before the read-back: one fence wait, then a memcpy), as does a plain run where a fused MLP
+  /// writes the output (see run()). Larger tensors, and other outputs of plain runs, go
   /// through the upload ring and the mapped read buffer. The values are those of run() on
   /// Tensor::from_bytes inputs, bit for bit. (The persistent, coherent mappings: OpenGL 4.4's
   /// buffer storage, ARB_buffer_storage, or OpenGL ES's EXT_buffer_storage.)

@@ -19,12 +19,6 @@ namespace gltensor {
 
 using namespace model;
 
-// Model::run_host's inputs and outputs up to this size live in host-visible buffers that the
-// kernels read and write in place (Pool::acquire_host); larger ones are copied through the
-// staging of host_staging.hpp (a kernel reading host memory reads it over the bus on every pass:
-// for large tensors, or ones read many times, one copy costs less).
-constexpr std::size_t kDirectHostBytes = std::size_t{256} << 10;
-
 // What the executor keeps per graph (the main graph and every subgraph), built once at load: the
 // run plan. Each step names its node, its resolved op mapping (no lookup by name at run time)
 // and the values whose last reader it is (liveness: dropped after it without a per-run scan).

@@ -2,6 +2,7 @@
 // the element types it produces (for load-time type inference), its GPU implementation and, for
 // the ops of shape subgraphs, a host implementation on small integer tensors.
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <list>
 #include <map>
@@ -12,6 +13,13 @@
 #include "model/graph.hpp"
 
 namespace gltensor::model {
+
+/// Model outputs up to this size live in host-visible buffers that the kernels write and the host
+/// reads in place (Pool::acquire_host): run_host's inputs, a replay's outputs (model.cpp,
+/// host_io.cpp) and a plain run's outputs that an op writes itself (Args::model_output). Larger
+/// ones are copied through the staging of host_staging.hpp (a kernel reading host memory reads it
+/// over the bus on every pass: for large tensors, or ones read many times, one copy costs less).
+constexpr std::size_t kDirectHostBytes = std::size_t{256} << 10;
 
 /// A value at run time: on the GPU, on the host (constants, shape subgraphs) or both.
 struct RtValue {
@@ -102,6 +110,10 @@ class Args {
   DType dtype(std::size_t i) const;
   std::size_t n_outputs() const { return node.outputs.size(); }
   bool wants_output(std::size_t i) const { return i < node.outputs.size() && node.outputs[i] >= 0; }
+  /// Whether output i is one of the model's outputs (of the main graph, not a subgraph's): the
+  /// tensor Model::run returns. An op may write such an output of up to kDirectHostBytes into a
+  /// host-visible buffer (detail::alloc_host), which to_vector() then reads without a copy.
+  bool model_output(std::size_t i) const { return wants_output(i) && !g.sub && g.values[node.outputs[i]].graph_output; }
   [[noreturn]] void fail(const std::string& reason) const { g.fail(node, reason); }
   /// This node's cache on the run's device, or null where the run keeps none (constant folding
   /// at load).

@@ -38,16 +38,20 @@ void register_fused_ops(Registry& m) {
               return Ts{detail::fused_elementwise("FusedElementwise", *a.node.fused_expr, *a.node.fused_glsl, in,
                                                   elem == kFloat16 ? DType::f16 : DType::f32)};
             }};
-  m["gltensor.FusedMlp"] =
-      OpDef{{}, nullptr, nullptr, [](Args& a) {
-              const Tensor& x = a.t(0);
-              const detail::FusedMlp& mlp = *a.node.mlp;
-              if (mlp.gemm_input && x.dim() != 2)  // as the Gemm mapping
-                a.fail("Gemm expects 2-D A and B, got " + to_string(x.shape()) + " and [" +
-                       std::to_string(mlp.layers[0].K) + ", " + std::to_string(mlp.layers[0].N) + "]");
-              const detail::Settings& st = detail::settings();
-              return Ts{detail::fused_mlp("FusedMlp", x, a.t(1), mlp, {st.fused_mlp_rows, st.fused_mlp_split})};
-            }};
+  m["gltensor.FusedMlp"] = OpDef{
+      {}, nullptr, nullptr, [](Args& a) {
+        const Tensor& x = a.t(0);
+        const detail::FusedMlp& mlp = *a.node.mlp;
+        if (mlp.gemm_input && x.dim() != 2)  // as the Gemm mapping
+          a.fail("Gemm expects 2-D A and B, got " + to_string(x.shape()) + " and [" + std::to_string(mlp.layers[0].K) +
+                 ", " + std::to_string(mlp.layers[0].N) + "]");
+        const detail::Settings& st = detail::settings();
+        // The model's output (issue 21's three-Gemm model): written where to_vector reads it
+        // (host memory, no copy before the read) where it is small, as a replay's outputs.
+        const std::int64_t K = mlp.layers.front().K, N = mlp.layers.back().N;
+        const bool host_out = a.model_output(0) && K > 0 && x.numel() / K * N * 4 <= std::int64_t{kDirectHostBytes};
+        return Ts{detail::fused_mlp("FusedMlp", x, a.t(1), mlp, {st.fused_mlp_rows, st.fused_mlp_split}, host_out)};
+      }};
   m["gltensor.LayerNorm"] = OpDef{{"epsilon"}, nullptr, nullptr, [](Args& a) {
                                     const Tensor &x = a.t(0), &gamma = a.t(1);
                                     const Tensor beta = a.opt(2);

@@ -196,7 +196,7 @@ struct FusedMlpParams {
 }  // namespace
 
 Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp,
-                 const FusedMlpChoice& choice) {
+                 const FusedMlpChoice& choice, bool host_out) {
   const std::string name = std::string("gltensor::") + op;
   if (mlp.layers.empty()) throw ValueError(name + ": no layers");
   const std::int64_t K = mlp.layers.front().K, N = mlp.layers.back().N;
@@ -216,7 +216,8 @@ Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const Fu
   for (std::size_t d = 0; d + 1 < out_shape.size(); ++d) rows *= out_shape[d];
   const FusedMlpPlan plan = plan_fused_mlp(mlp, fused_mlp_device(x.device()), choice, rows);
   if (!plan.ok) throw LimitError(name + ": " + std::to_string(mlp.layers.size()) + " layers: " + plan.why);
-  Tensor y = alloc(dev, out_shape, DType::f32, op);
+  Tensor y = host_out && rows > 0 ? alloc_host(dev, out_shape, DType::f32, op) : Tensor();
+  if (!y.defined()) y = alloc(dev, out_shape, DType::f32, op);
   if (rows == 0) return y;
   const Tensor xd = x.is_contiguous() && x.offset() == 0 ? x : x.contiguous();
   const Tensor pd = params.is_contiguous() && params.offset() == 0 ? params : params.contiguous();

@@ -99,9 +99,11 @@ struct FusedMlpVariant {
 };
 
 /// y [..., N_last] from x [..., K_0] (f32; 2-D where mlp.gemm_input) and the packed parameters
-/// (1-D, f32 or f16, mlp.numel() elements): one dispatch. Throws ShapeError / DTypeError naming
-/// `op` and the shapes, LimitError where the plan refuses the device.
+/// (1-D, f32 or f16, mlp.numel() elements): one dispatch. host_out: y in a host-visible buffer
+/// (alloc_host: the kernel writes host memory, the host reads it in place; a model's small output)
+/// where the device has them, else in device memory as without it. Throws ShapeError / DTypeError
+/// naming `op` and the shapes, LimitError where the plan refuses the device.
 Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const FusedMlp& mlp,
-                 const FusedMlpChoice& choice);
+                 const FusedMlpChoice& choice, bool host_out = false);
 
 }  // namespace gltensor::detail

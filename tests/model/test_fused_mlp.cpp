@@ -467,6 +467,21 @@ struct Packed {
   }
 };
 
+// m's y in `form` against float64 and the loop form; at 34 rows also with NaN and infinities
+// among x's values and with f16 parameters (both as the loop form).
+void expect_as_loop_form(std::mt19937_64& rng, const Packed& m, std::vector<float> x, std::int64_t rows,
+                         const detail::FusedMlpChoice& form, const detail::FusedMlpChoice& loop) {
+  const auto y = m.run(x, rows, form);
+  EXPECT_TRUE(close(y, m.ref(x, rows), 1e-4, 1e-4));
+  EXPECT_TRUE(close(y, to_double(m.run(x, rows, loop)), 1e-5, 1e-6)) << "against the loop form";
+  if (rows != 34) return;
+  sprinkle_specials(x);
+  EXPECT_TRUE(close(m.run(x, rows, form), to_double(m.run(x, rows, loop)), 1e-5, 1e-6)) << "NaN / Inf";
+  x = uniform(rng, x.size());
+  EXPECT_TRUE(close(m.run(x, rows, form, DType::f16), to_double(m.run(x, rows, loop, DType::f16)), 1e-5, 1e-6))
+      << "f16 parameters";
+}
+
 }  // namespace
 
 // The prefetch form (fused_mlp.comp's PF: each invocation's weights of a layer in registers, the
@@ -498,17 +513,7 @@ TEST(FusedMlp, PrefetchFormMatchesFloat64AndLoopForm) {
       ASSERT_TRUE(plan.ok) << plan.why;
       EXPECT_EQ(plan.pf, c.pf);
       EXPECT_EQ(detail::plan_fused_mlp(m.mlp, dev, loop, rows).pf, 0);
-      auto x = uniform(rng, static_cast<std::size_t>(rows * c.widths[0]));
-      const auto y = m.run(x, rows, pf);
-      EXPECT_TRUE(close(y, m.ref(x, rows), 1e-4, 1e-4));
-      EXPECT_TRUE(close(y, to_double(m.run(x, rows, loop)), 1e-5, 1e-6)) << "against the loop form";
-      if (rows == 34) {  // specials: as the loop form
-        sprinkle_specials(x);
-        EXPECT_TRUE(close(m.run(x, rows, pf), to_double(m.run(x, rows, loop)), 1e-5, 1e-6)) << "NaN / Inf";
-        x = uniform(rng, x.size());
-        EXPECT_TRUE(close(m.run(x, rows, pf, DType::f16), to_double(m.run(x, rows, loop, DType::f16)), 1e-5, 1e-6))
-            << "f16 parameters";
-      }
+      expect_as_loop_form(rng, m, uniform(rng, static_cast<std::size_t>(rows * c.widths[0])), rows, pf, loop);
     }
   }
 }

@@ -283,15 +283,74 @@ TEST(ModelHostIo, RunOutputsFedBackReadByKernelsAndKept) {
   for (std::size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(kept[i].to_bytes(), want[i]) << "clone of run " << i;
 }
 
+// run()'s plain outputs written by the fused MLP (gemm5: where they are at most 256 KiB, in
+// host-visible buffers that to_vector reads without a copy, as a replay's): against the float64
+// reference with fresh inputs, bit for bit against GLTENSOR_HOST_IO=copy (device memory, read
+// through a copy) and the unfused plan's graph; rows 1, odd, 34 and past 256 KiB (683 rows: device
+// memory); each run's output a new tensor that the next runs leave as it was, read by a kernel, fed
+// back as the model's input. Sabotage: host_out inverted in ops_fused.cpp (fails: not host-visible).
+TEST(ModelHostIo, PlainFusedMlpOutputsInHostMemory) {
+  GLT_RNG(rng);
+  const ThreeGemm g(rng, "host_io_plain_fused");
+  Device& dev = device();
+  const bool zero_copy = direct(dev);
+  ScopedSettings s;
+  const bool as_set = s->direct_host_io;  // (ctest's GLTENSOR_HOST_IO=copy entry: false)
+  s->fused_mlp = 1;                       // the GPUs' plan on any device
+  Model m = load_model(g.path, false);
+  s->direct_host_io = false;
+  Model copy = load_model(g.path, false);
+  s->fused_mlp = 0;
+  Model unfused = load_model(g.path, false);
+  for (std::int64_t rows : {34, 1, 7, 683}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    const Shape shape{1, rows, ThreeGemm::W};
+    std::vector<Tensor> kept;
+    std::vector<std::vector<double>> want;
+    for (int i = 0; i < 3; ++i) {
+      const auto xv = uniform(rng, static_cast<std::size_t>(rows * ThreeGemm::W));
+      const Tensor x = Tensor::from_host(dev, xv, shape);
+      s->direct_host_io = as_set;
+      s->fused_mlp = 1;
+      const Tensor y = m.run({{"x", x}}).at("y");
+      const bool small = rows * ThreeGemm::W * 4 <= 256 * 1024;
+      s->direct_host_io = false;
+      EXPECT_EQ(host_visible(y), small && zero_copy) << "run " << i;
+      EXPECT_FALSE(small && host_visible(copy.run({{"x", x}}).at("y")));
+      EXPECT_EQ(y.to_bytes(), copy.run({{"x", x}}).at("y").to_bytes()) << "run " << i;
+      s->fused_mlp = 0;
+      EXPECT_TRUE(close(y.to_vector(), to_double(unfused.run({{"x", x}}).at("y").to_vector()), 1e-4, 1e-5));
+      s->fused_mlp = 1;
+      s->direct_host_io = as_set;
+      want.push_back(g.ref(xv, rows));
+      EXPECT_TRUE(close(y.to_vector(), want.back(), 1e-4, 1e-4)) << "run " << i;
+      kept.push_back(y);
+    }
+    // every run's output kept as it was, read by a kernel, and fed back as the next input
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      EXPECT_TRUE(close(kept[i].to_vector(), want[i], 1e-4, 1e-4)) << "kept output of run " << i;
+      EXPECT_EQ((kept[i] * 0.25).to_bytes(), (kept[i].clone() * 0.25).to_bytes());
+    }
+    const Tensor fed = kept[0] * 0.25;
+    const Tensor y2 = m.run({{"x", fed}}).at("y");
+    s->direct_host_io = false;
+    EXPECT_EQ(y2.to_bytes(), copy.run({{"x", fed.clone()}}).at("y").to_bytes());
+    s->direct_host_io = as_set;
+  }
+}
+
 // A captured run whose outputs' move into host-visible buffers would pass the device's memory
 // limit keeps them where they are and returns them (it threw OutOfMemory after a capture that
 // fitted, review18); its replays stay right. The limit: the allocations of a probe model's capture
 // (a twin's, measured) plus less than the output's size class. Sabotage: the catch in
-// outputs_to_host removed (this test then fails with OutOfMemory).
+// outputs_to_host removed (this test then fails with OutOfMemory). Unfused (GLTENSOR_FUSED_MLP=0):
+// the fused MLP writes its output into a host-visible buffer from the start, with no move (gemm5).
 TEST(ModelHostIo, OutputsMoveSkippedAtTheMemoryLimit) {
   GLT_RNG(rng);
   Device& dev = device();
   if (!direct(dev)) GTEST_SKIP() << "no host-visible buffers here";
+  ScopedSettings unfused;
+  unfused->fused_mlp = 0;
   const ThreeGemm g(rng, "host_io_move_limit");
   Model plain = load_model(g.path, false), probe = load_model(g.path, true), model = load_model(g.path, true);
   const Shape s{1, 34, ThreeGemm::W};  // 13056 bytes: a 16 KiB size class

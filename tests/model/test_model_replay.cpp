@@ -194,7 +194,11 @@ TEST(ModelReplay, RunManyOfNothingLeavesLastRun) {
     EXPECT_EQ(after.peak_bytes, before.peak_bytes);
     EXPECT_EQ(m.run_many({in}).size(), 1u);
     EXPECT_EQ(m.last_run().dispatches, before.dispatches);
-    EXPECT_GT(m.last_run().barriers, 0u);  // the recording's (a replay may add one before its first step)
+    // the recording's (a replay may add one before its first step); a plain run's are its hazards':
+    // none where its one dispatch writes a new buffer (the fused MLP's host-visible output, gemm5)
+    if (replay) {
+      EXPECT_GT(m.last_run().barriers, 0u);
+    }
   }
 }
 
