@@ -175,6 +175,8 @@ int op_version(const std::string& op, int opset) {
       {"IsNaN", {20}},
       {"LpPool", {18}},
       {"Mish", {18}},
+      {"OptionalGetElement", {18}},
+      {"OptionalHasElement", {18}},
       {"Pad", {18, 19, 21}},
       {"QuantizeLinear", {19, 21}},
       {"ReduceL1", {18}},
@@ -217,6 +219,7 @@ const Registry& registry() {
     register_control_ops(m);
     register_quant_ops(m);
     register_signal_ops(m);
+    register_sequence_ops(m);  // (last: it extends Identity)
     return m;
   }();
   return r;
