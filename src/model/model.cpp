@@ -874,7 +874,16 @@ void Model::Impl::run_loop(DeviceState& ds, const Graph& g, const Node& n, std::
     }
   }
   for (std::size_t k = 0; k < N; ++k)
-    if (k < n.outputs.size() && n.outputs[k] >= 0) vals[n.outputs[k]] = carried[k];
+    if (k < n.outputs.size() && n.outputs[k] >= 0) {
+      // Loop-16: an optional carried in may come out as what it holds; after no iteration the
+      // value is the one given, which must then hold something.
+      if (carried[k].none && g.values[n.outputs[k]].kind != ValueKind::optional_tensor &&
+          g.values[n.outputs[k]].kind != ValueKind::optional_sequence)
+        g.fail(n, "the loop ran no iteration and its carried optional '" + g.values[n.inputs[2 + k]].name +
+                      "' is empty (the output '" + g.values[n.outputs[k]].name + "' is " +
+                      kind_name(g.values[n.outputs[k]].kind) + ")");
+      vals[n.outputs[k]] = carried[k];
+    }
   for (std::size_t k = 0; k < K; ++k) {
     if (N + k >= n.outputs.size() || n.outputs[N + k] < 0) continue;
     Tensor t;

@@ -132,6 +132,8 @@ class Args {
   NodeCache* cache() const { return caches_ ? &(*caches_)[&node] : nullptr; }
 
  private:
+  /// Input i, which must be a tensor (present, not a sequence or an empty optional).
+  RtValue& tensor_value(std::size_t i) const;
   std::vector<RtValue*> in_;
   DType weight_dtype_;
   NodeCaches* caches_;

@@ -248,6 +248,52 @@ TEST(Sequences, LoopCarriesASequence) {
     }
 }
 
+// Loop-16's optional carried in, coming out as the tensor it holds (review19): after no
+// iteration the Loop's output is the optional given, which must hold a tensor (else a ModelError
+// naming the node and the value, never a null dereference in the Add that reads it).
+TEST(Sequences, LoopUnwrapsACarriedOptional) {
+  GLT_RNG(rng);
+  for (bool empty : {false, true}) {
+    B m(16);
+    m.input("M", {}, kI64).input("x", {-1});
+    auto& o = m.node("Optional", empty ? std::vector<std::string>{} : std::vector<std::string>{"x"}, {"o"});
+    if (empty) {
+      auto* a = o.add_attribute();
+      a->set_name("type");
+      a->set_type(onnx::AttributeProto::TYPE_PROTO);
+      a->mutable_tp()->mutable_tensor_type()->set_elem_type(kF32);
+    }
+    B body;
+    body.input("i", {}, kI64).input("c", {}, kBool).input_kind("o_in", "opt");
+    body.output("c_out", {}, kBool).output_any("t_out");
+    body.node("Identity", {"c"}, {"c_out"});
+    body.node("OptionalGetElement", {"o_in"}, {"t_out"}, "get");
+    auto& n = m.node("Loop", {"M", "", "o"}, {"t"}, "loop");
+    B::attr_graph(n, "body", body);
+    m.node("Add", {"t", "x"}, {"y"});
+    m.output_any("y");
+    Model model = Model::load(device(), m.save(empty ? "seq_loop_opt_empty" : "seq_loop_opt"));
+    const Ref x = random_ref(rng, {3});
+    Ref twice = x;
+    for (auto& v : twice.v) v += v;
+    for (int trips : {0, 2}) {
+      SCOPED_TRACE("empty " + std::to_string(empty) + " trips " + std::to_string(trips));
+      if (!empty) {
+        EXPECT_TRUE(same(model.run({{"M", scalar_i(trips)}, {"x", gpu(x)}}).at("y"), twice));
+        continue;
+      }
+      const std::string e = model_error([&] { model.run({{"M", scalar_i(trips)}, {"x", gpu(x)}}); });
+      if (trips == 0) {
+        EXPECT_NE(e.find("'loop'"), std::string::npos) << e;
+        EXPECT_NE(e.find("the loop ran no iteration and its carried optional 'o' is empty"), std::string::npos) << e;
+      } else {
+        EXPECT_NE(e.find("'get'"), std::string::npos) << e;
+        EXPECT_NE(e.find("the optional 'o_in' is empty"), std::string::npos) << e;
+      }
+    }
+  }
+}
+
 // If returning optionals (Optional with the `type` attribute: empty; Optional(x)),
 // OptionalHasElement, OptionalGetElement, Identity of an optional; reading an empty one fails
 // naming the node and the value.
