@@ -764,7 +764,8 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
     if (trace) {
       ds.dev.synchronize();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      Shape s0 = n.inputs.empty() || n.inputs[0] < 0 ? Shape{} : a.shape(0);
+      Shape s0 =
+          n.inputs.empty() || n.inputs[0] < 0 || g.values[n.inputs[0]].kind != ValueKind::tensor ? Shape{} : a.shape(0);
       std::fprintf(stderr, "trace %4d %-22s %-10s %9.3f ms %s%s\n", n.index, n.op_type.c_str(),
                    !def      ? "control"
                    : whole   ? "values"

@@ -88,11 +88,6 @@ std::int64_t position(Args& a, std::size_t p, std::int64_t n, std::int64_t hi, s
   return pos < 0 ? pos + n : pos;
 }
 
-Tensor gpu_of(Args& a, std::size_t i) {
-  if (a.value(i).seq || a.value(i).none) a.fail("input " + in_name(a.g, a.node, i) + " is not a tensor");
-  return a.t(i);
-}
-
 std::vector<Tensor> split_to_sequence(Args& a) {
   const Tensor x = a.t(0);
   if (x.dim() == 0) a.fail("input " + in_name(a.g, a.node, 0) + " is a scalar (nothing to split)");
@@ -182,7 +177,7 @@ void register_sequence_ops(Registry& m) {
             nullptr};
   m["SequenceConstruct"].values = [](Args& a) {
     std::vector<Tensor> ts;
-    for (std::size_t i = 0; i < a.size(); ++i) ts.push_back(gpu_of(a, i));
+    for (std::size_t i = 0; i < a.size(); ++i) ts.push_back(a.t(i));
     return Vals{make_seq(std::move(ts))};
   };
   m["SequenceInsert"] = OpDef{{},
@@ -196,7 +191,7 @@ void register_sequence_ops(Registry& m) {
     std::vector<Tensor> ts = seq_of(a, 0);
     const auto n = static_cast<std::int64_t>(ts.size());
     const std::int64_t pos = position(a, 2, n, n, n);
-    ts.insert(ts.begin() + pos, gpu_of(a, 1));
+    ts.insert(ts.begin() + pos, a.t(1));
     return Vals{make_seq(std::move(ts))};
   };
   m["SequenceAt"] = OpDef{{}, [](const CheckCtx& c) { check_seq(c, true, 1); }, nullptr, nullptr};
