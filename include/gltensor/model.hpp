@@ -48,14 +48,31 @@
 
 namespace gltensor {
 
+/// What a graph input or output holds (its ONNX TypeProto): a tensor, a sequence of tensors
+/// (each of its own shape, all of one dtype), or an optional (empty, or one tensor / sequence).
+enum class ValueKind { tensor, sequence, optional_tensor, optional_sequence };
+
 /// A graph input or output. shape: -1 for a dynamic (symbolic or unknown) dim; dim_names holds
 /// the symbolic names ("" where fixed or unnamed). dtype: the ONNX element type mapped to
-/// gltensor's (int64 -> i32, values must fit; double is unsupported).
+/// gltensor's (int64 -> i32, values must fit; double is unsupported). For a sequence or an
+/// optional, dtype and shape are its tensors' (the shape as declared, often empty: unknown) and
+/// kind says which it is.
 struct ValueInfo {
   std::string name;
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
   std::vector<std::string> dim_names;
+  ValueKind kind = ValueKind::tensor;
+};
+
+/// A value of any kind (Model::run_values): for ValueKind::tensor, `tensors` holds the one tensor;
+/// for a sequence, its elements in order (none for an empty sequence), each of its own shape, all
+/// of the value's dtype; for an optional, `none` says whether it is empty, else `tensors` holds
+/// its tensor (optional_tensor: one) or its sequence's elements (optional_sequence).
+struct ModelValue {
+  ValueKind kind = ValueKind::tensor;
+  bool none = false;
+  std::vector<Tensor> tensors;
 };
 
 struct ModelOptions {
@@ -138,6 +155,17 @@ class Model {
   /// ModelError for a missing/extra input or a shape or dtype mismatch (naming the input, the
   /// expected and the given shape), ThreadError for inputs on a device of another thread.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
+  /// Runs the graph as run() does, on values of any kind: models whose graph inputs or outputs
+  /// are sequences or optionals (ValueInfo::kind; run(), run_many() and run_host() refuse those
+  /// with a ModelError naming the value). Every graph input by name, of its ValueInfo's kind
+  /// (an optional given as ModelValue::none = true is empty), each tensor of its dtype (a
+  /// tensor input's shape checked as run()'s; a sequence's elements of any shape, all on the run's
+  /// device); returns every graph output by name, of its kind. Runs unrecorded (no
+  /// ModelOptions::replay). Throws as run() does, and ModelError naming the model file and the
+  /// input where an input's kind or an element's dtype does not match, or a tensor input does
+  /// not hold exactly one tensor.
+  std::map<std::string, ModelValue> run_values(const std::map<std::string, ModelValue>& inputs,
+                                               RunStats* stats = nullptr) const;
   /// Runs the graph once per entry of `inputs` (each as for run()), returning each run's
   /// outputs in order: the values of run() called for each in turn, except that an entry's
   /// outputs are never overwritten by a later entry's (where two entries replay one recording,

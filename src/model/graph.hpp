@@ -22,7 +22,17 @@ struct Graph;
 
 /// One attribute of a node, copied out of the protobuf.
 struct Attr {
-  enum Type { kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kGraph = 5, kFloats = 6, kInts = 7, kStrings = 8 };
+  enum Type {
+    kFloat = 1,
+    kInt = 2,
+    kString = 3,
+    kTensor = 4,
+    kGraph = 5,
+    kFloats = 6,
+    kInts = 7,
+    kStrings = 8,
+    kTypeProto = 13
+  };
   int type = 0;
   double f = 0;
   std::int64_t i = 0;
@@ -33,6 +43,11 @@ struct Attr {
   std::shared_ptr<const HostTensor> t;  // kTensor (null if its dtype is unsupported)
   std::string t_error;                  // why t is null
   std::shared_ptr<Graph> g;             // kGraph: the subgraph (If branches, Loop and Scan bodies)
+  // kTypeProto (Optional's `type`): the kind it names and its tensors' element type; tp_error
+  // says why it is not one the runtime takes (a map, a sequence of sequences, ...).
+  ValueKind tp_kind = ValueKind::tensor;
+  int tp_elem = 0;
+  std::string tp_error;
   /// The value as written in messages ("SAME_UPPER", "2", "[1, 1]").
   std::string text() const;
 };
@@ -81,7 +96,10 @@ struct Node {
 
 struct Value {
   std::string name;
-  int elem = kUndefined;                       ///< ONNX element type (inferred at load)
+  int elem = kUndefined;  ///< ONNX element type (inferred at load)
+  /// A tensor, or a sequence / optional of tensors of type `elem` (ValueKind; inferred at load,
+  /// never a constant): at run time RtValue::seq and RtValue::none (ops_sequence.cpp).
+  ValueKind kind = ValueKind::tensor;
   std::shared_ptr<const HostTensor> constant;  ///< initializers and folded constants
   int producer = -1;                           ///< node index in Graph::nodes, -1 for none
   int uses = 0;                                ///< number of node inputs reading it

@@ -59,6 +59,11 @@ Model Model::load(const Device& dev, const std::string& path, const ModelOptions
     if (!found) input_error(g, "input_shapes names '" + name + "', which is not a graph input");
   }
   check_and_type(g);
+  for (std::size_t k = 0; k < g.outputs.size(); ++k) {  // what the outputs are, as inferred
+    g.output_info[k].kind = g.values[g.outputs[k]].kind;
+    if (g.output_info[k].kind != ValueKind::tensor && elem_supported(g.values[g.outputs[k]].elem))
+      g.output_info[k].dtype = elem_dtype(g.values[g.outputs[k]].elem);
+  }
   m->plan(g, nullptr);
   m->state_for(dev);  // the weights go to the load device now
   return Model(std::move(m));
@@ -100,6 +105,7 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
       if (it != parent->ids.end() && parent->values[it->second].constant)
         g.values[o].constant = parent->values[it->second].constant;
     }
+  for (const Value& v : g.values) seq_values = seq_values || v.kind != ValueKind::tensor;
   fuse_qdq(g, stats);
   fold_constants(g, dev, stats);
   while (inline_ifs(g, stats)) fold_constants(g, dev, stats);
@@ -260,22 +266,104 @@ std::map<std::string, Tensor> Model::Impl::run(const std::map<std::string, Tenso
     }
   std::vector<Tensor> given = m.check_inputs(inputs, dev);
   DeviceState& ds = m.state_for(dev);
-  RunState rs;
-  rs.live.reserve(64);
-  const auto d0 = dev.dispatch_count(), b0 = dev.barrier_count();
-  auto out = m.options.replay ? m.run_replayed(ds, given, rs) : m.execute(ds, given, rs);
-  rs.stats.dispatches = dev.dispatch_count() - d0;
-  rs.stats.barriers = dev.barrier_count() - b0;
-  {
-    std::lock_guard<std::mutex> lock(m.mutex);
-    m.last = rs.stats;
+  return counted(dev, stats, [&](RunState& rs) {
+    return m.options.replay ? m.run_replayed(ds, given, rs) : m.execute(ds, given, rs);
+  });
+}
+
+std::map<std::string, ModelValue> Model::run_values(const std::map<std::string, ModelValue>& inputs,
+                                                    RunStats* stats) const {
+  return impl_->run_values(inputs, stats);
+}
+
+std::map<std::string, ModelValue> Model::Impl::run_values(const std::map<std::string, ModelValue>& inputs,
+                                                          RunStats* stats) const {
+  // The run's device: its inputs' (the model's for a graph without inputs).
+  Device d = dev;
+  for (auto it = inputs.begin(); it != inputs.end() && d == dev; ++it)
+    for (const Tensor& t : it->second.tensors)
+      if (t.defined()) {
+        d = t.device();
+        break;
+      }
+  // Tensor inputs go through run()'s checks (unknown names included); the others are checked here.
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, v] : inputs) {
+    const auto vi =
+        std::find_if(g.input_info.begin(), g.input_info.end(), [&](const ValueInfo& i) { return i.name == name; });
+    if (vi == g.input_info.end()) {
+      tensors[name] = Tensor();
+      continue;
+    }
+    if (v.kind != vi->kind)
+      input_error(g,
+                  "input '" + name + "' is given as " + kind_name(v.kind) + ", the graph takes " + kind_name(vi->kind));
+    if (vi->kind != ValueKind::tensor) continue;
+    if (v.none || v.tensors.size() != 1)
+      input_error(g, "input '" + name + "' is a tensor; given " +
+                         (v.none ? std::string("none") : std::to_string(v.tensors.size()) + " tensors"));
+    tensors[name] = v.tensors[0];
   }
-  if (stats) *stats = rs.stats;
+  const std::vector<Tensor> given = check_inputs(tensors, d, true);
+  std::vector<RtValue> in(g.inputs.size());
+  for (std::size_t k = 0; k < g.inputs.size(); ++k) {
+    const ValueInfo& vi = g.input_info[k];
+    if (vi.kind == ValueKind::tensor) {
+      in[k].gpu = given[k];
+      continue;
+    }
+    auto it = inputs.find(vi.name);
+    if (it == inputs.end()) input_error(g, "input '" + vi.name + "' (" + kind_name(vi.kind) + ") is missing");
+    const ModelValue& v = it->second;
+    const bool optional = vi.kind == ValueKind::optional_tensor || vi.kind == ValueKind::optional_sequence;
+    if (v.none) {
+      if (!optional)
+        input_error(g, "input '" + vi.name + "' is " + kind_name(vi.kind) + ", not an optional: none given");
+      in[k].none = true;
+      continue;
+    }
+    if (vi.kind == ValueKind::optional_tensor && v.tensors.size() != 1)
+      input_error(
+          g, "input '" + vi.name + "' is an optional tensor; given " + std::to_string(v.tensors.size()) + " tensors");
+    for (std::size_t i = 0; i < v.tensors.size(); ++i) {
+      const Tensor& t = v.tensors[i];
+      const std::string what = "input '" + vi.name + "' element " + std::to_string(i);
+      if (!t.defined()) input_error(g, what + " is an undefined tensor");
+      if (t.dtype() != vi.dtype)
+        input_error(g, what + " has dtype " + dtype_name(t.dtype()) + ", expected " + dtype_name(vi.dtype));
+      if (t.device().impl() != d.impl()) input_error(g, what + " lives on another device than the run's other inputs");
+    }
+    if (vi.kind == ValueKind::optional_tensor)
+      in[k].gpu = v.tensors[0];
+    else
+      in[k].seq = std::make_shared<const std::vector<Tensor>>(v.tensors);
+  }
+  DeviceState& ds = state_for(d);
+  std::vector<RtValue> outs = counted(d, stats, [&](RunState& rs) { return execute_values(ds, std::move(in), rs); });
+  std::map<std::string, ModelValue> out;
+  for (std::size_t k = 0; k < g.outputs.size(); ++k) {
+    ModelValue& mv = out[g.output_info[k].name];
+    mv.kind = g.output_info[k].kind;
+    mv.none = outs[k].none;
+    if (outs[k].seq)
+      mv.tensors = *outs[k].seq;
+    else if (!outs[k].none)
+      mv.tensors.push_back(gpu(d, outs[k]));
+  }
   return out;
 }
 
 // The inputs in graph order, checked against the graph's declarations (all on device `d`).
-std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d) const {
+// Without any_kind, a graph input or output that is not a tensor fails (run_values runs those);
+// with it, those inputs are left undefined here (run_values checks them).
+std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d,
+                                              bool any_kind) const {
+  if (!any_kind)
+    for (const auto* infos : {&g.input_info, &g.output_info})
+      for (const auto& vi : *infos)
+        if (vi.kind != ValueKind::tensor)
+          input_error(g, std::string(infos == &g.input_info ? "input" : "output") + " '" + vi.name + "' is " +
+                             kind_name(vi.kind) + ": run the model with Model::run_values");
   for (const auto& [name, t] : inputs) {
     bool found = false;
     for (const auto& vi : g.input_info) found = found || vi.name == name;
@@ -288,6 +376,10 @@ std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor
   std::vector<Tensor> given;
   for (std::size_t k = 0; k < g.inputs.size(); ++k) {
     const ValueInfo& vi = g.input_info[k];
+    if (vi.kind != ValueKind::tensor) {
+      given.emplace_back();
+      continue;
+    }
     auto it = inputs.find(vi.name);
     if (it == inputs.end()) input_error(g, "input '" + vi.name + "' " + to_string(vi.shape) + " is missing");
     const Tensor& t = it->second;
@@ -311,15 +403,25 @@ std::vector<Tensor> Model::Impl::check_inputs(const std::map<std::string, Tensor
 // Runs the graph on checked inputs (in graph order).
 std::map<std::string, Tensor> Model::Impl::execute(DeviceState& ds, const std::vector<Tensor>& given,
                                                    RunState& rs) const {
+  std::vector<RtValue> in(given.size());
+  for (std::size_t k = 0; k < given.size(); ++k) in[k].gpu = given[k];
+  std::vector<RtValue> outs = execute_values(ds, std::move(in), rs);
+  std::map<std::string, Tensor> out;
+  for (std::size_t k = 0; k < g.outputs.size(); ++k) out[g.values[g.outputs[k]].name] = gpu(ds.dev, outs[k]);
+  return out;
+}
+
+// Runs the graph on checked inputs of any kind (in graph order); returns the outputs in graph
+// order (a constant output's upload kept in the device's constants).
+std::vector<RtValue> Model::Impl::execute_values(DeviceState& ds, std::vector<RtValue> given, RunState& rs) const {
   std::vector<RtValue> vals(g.values.size());
-  for (std::size_t k = 0; k < g.inputs.size(); ++k) vals[g.inputs[k]].gpu = given[k];
+  for (std::size_t k = 0; k < g.inputs.size(); ++k) vals[g.inputs[k]] = std::move(given[k]);
   exec(ds, g, vals, rs);
   std::vector<RtValue>& consts = ds.constants.at(&g);
-  std::map<std::string, Tensor> out;
+  std::vector<RtValue> out;
   for (int o : g.outputs) {
-    RtValue& v = g.values[o].constant ? consts[o] : vals[o];
-    if (g.values[o].graph_input) v = vals[o];
-    out[g.values[o].name] = gpu(ds.dev, v);
+    if (g.values[o].constant && !g.values[o].graph_input) gpu(ds.dev, consts[o]);
+    out.push_back(g.values[o].constant && !g.values[o].graph_input ? consts[o] : vals[o]);
   }
   return out;
 }
@@ -371,6 +473,8 @@ void outputs_to_host(const Device& dev, detail::Capture& c, const std::map<std::
 std::map<std::string, Tensor> Model::Impl::run_replayed(DeviceState& ds, const std::vector<Tensor>& given,
                                                         RunState& rs) const {
   using Replayed = DeviceState::Replayed;
+  // Sequences and optionals are host-side lists the recording would not see: plain runs.
+  if (seq_values) return execute(ds, given, rs);
   std::vector<Shape> shapes;
   for (const Tensor& t : given) shapes.push_back(t.shape());
   auto& replays = ds.replays;
@@ -596,7 +700,11 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
       ptrs.push_back(ptr);
     }
     const OpDef* def = st.def;
-    const bool on_host = def && def->host && (def->shape_only || (all_host && host_elems <= host_limit));
+    // Ops over sequences and optionals (ops_sequence.cpp), Identity of one.
+    const bool whole = def && def->values &&
+                       (!def->run || (!n.inputs.empty() && n.inputs[0] >= 0 &&
+                                      g.values[static_cast<std::size_t>(n.inputs[0])].kind != ValueKind::tensor));
+    const bool on_host = !whole && def && def->host && (def->shape_only || (all_host && host_elems <= host_limit));
     Args a(dev, g, n, ptrs, weight_dtype(options), &ds.node_cache);
     try {
       // (a scope only while the profiler is on: no copy of the op's name per node otherwise)
@@ -612,6 +720,13 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
       }
       if (!def) {
         run_control(ds, g, n, vals, rs);
+      } else if (whole) {
+        std::vector<RtValue> outs = def->values(a);
+        for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+          if (n.outputs[k] >= 0) {
+            vals[n.outputs[k]] = std::move(outs[k]);
+            hold(rs, vals[n.outputs[k]].gpu);
+          }
       } else if (on_host) {
         Hs outs = def->host(a);
         for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
@@ -649,9 +764,11 @@ void Model::Impl::exec(DeviceState& ds, const Graph& g, std::vector<RtValue>& va
     if (trace) {
       ds.dev.synchronize();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      Shape s0 = n.inputs.empty() || n.inputs[0] < 0 ? Shape{} : a.shape(0);
+      Shape s0 =
+          n.inputs.empty() || n.inputs[0] < 0 || g.values[n.inputs[0]].kind != ValueKind::tensor ? Shape{} : a.shape(0);
       std::fprintf(stderr, "trace %4d %-22s %-10s %9.3f ms %s%s\n", n.index, n.op_type.c_str(),
                    !def      ? "control"
+                   : whole   ? "values"
                    : on_host ? "host"
                              : "gpu",
                    ms, to_string(s0).c_str(),
@@ -758,7 +875,16 @@ void Model::Impl::run_loop(DeviceState& ds, const Graph& g, const Node& n, std::
     }
   }
   for (std::size_t k = 0; k < N; ++k)
-    if (k < n.outputs.size() && n.outputs[k] >= 0) vals[n.outputs[k]] = carried[k];
+    if (k < n.outputs.size() && n.outputs[k] >= 0) {
+      // Loop-16: an optional carried in may come out as what it holds; after no iteration the
+      // value is the one given, which must then hold something.
+      if (carried[k].none && g.values[n.outputs[k]].kind != ValueKind::optional_tensor &&
+          g.values[n.outputs[k]].kind != ValueKind::optional_sequence)
+        g.fail(n, "the loop ran no iteration and its carried optional '" + g.values[n.inputs[2 + k]].name +
+                      "' is empty (the output '" + g.values[n.outputs[k]].name + "' is " +
+                      kind_name(g.values[n.outputs[k]].kind) + ")");
+      vals[n.outputs[k]] = carried[k];
+    }
   for (std::size_t k = 0; k < K; ++k) {
     if (N + k >= n.outputs.size() || n.outputs[N + k] < 0) continue;
     Tensor t;

@@ -84,6 +84,7 @@ struct Model::Impl {
   PlanStats stats;
   std::map<const Graph*, GraphPlan> plans;  // written at load only
   int running = 0;                          // nodes to run, subgraphs included
+  bool seq_values = false;                  // a value of a graph is a sequence or optional: no replay
   // Per-device state, created at the first run on a device; the list is guarded by `mutex`, each
   // entry is used by its device's thread only. `last` is the last completed run's statistics.
   mutable std::mutex mutex;
@@ -92,8 +93,28 @@ struct Model::Impl {
 
   void plan(Graph& g, const Graph* parent);
   DeviceState& state_for(const Device& d) const;
-  std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d) const;
+  std::vector<Tensor> check_inputs(const std::map<std::string, Tensor>& inputs, const Device& d,
+                                   bool any_kind = false) const;
   std::map<std::string, Tensor> execute(DeviceState& ds, const std::vector<Tensor>& given, RunState& rs) const;
+  std::vector<RtValue> execute_values(DeviceState& ds, std::vector<RtValue> given, RunState& rs) const;
+  std::map<std::string, ModelValue> run_values(const std::map<std::string, ModelValue>& inputs, RunStats* stats) const;
+  // Runs f(RunState&) on `d`, counting its dispatches and barriers into the run's statistics
+  // (last_run(), *stats).
+  template <class F>
+  auto counted(const Device& d, RunStats* stats, F&& f) const {
+    RunState rs;
+    rs.live.reserve(64);
+    const auto d0 = d.dispatch_count(), b0 = d.barrier_count();
+    auto out = f(rs);
+    rs.stats.dispatches = d.dispatch_count() - d0;
+    rs.stats.barriers = d.barrier_count() - b0;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      last = rs.stats;
+    }
+    if (stats) *stats = rs.stats;
+    return out;
+  }
   // Model::run (and run_host's run); with replay a captured run's outputs of up to
   // kDirectHostBytes go to host-visible buffers.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const;

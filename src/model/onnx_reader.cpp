@@ -129,6 +129,31 @@ namespace {
 
 Graph read_graph_proto(const onnx::GraphProto& pg, const std::string& path, int opset, bool sub);
 
+// The kind and element type of a TypeProto (a tensor, a sequence of tensors, an optional tensor
+// or sequence) and its tensors' TypeProto; null with `why` for what the runtime does not take.
+const onnx::TypeProto_Tensor* type_of(const onnx::TypeProto& t, ValueKind& kind, int& elem, std::string& why) {
+  kind = ValueKind::tensor;
+  elem = kUndefined;
+  const onnx::TypeProto* inner = &t;
+  if (t.has_optional_type()) {
+    inner = &t.optional_type().elem_type();
+    kind = inner->has_sequence_type() ? ValueKind::optional_sequence : ValueKind::optional_tensor;
+  }
+  if (inner->has_sequence_type()) {
+    inner = &inner->sequence_type().elem_type();
+    if (kind == ValueKind::tensor) kind = ValueKind::sequence;
+  }
+  if (!inner->has_tensor_type()) {
+    why = inner->has_map_type()        ? "a map"
+          : inner->has_sequence_type() ? "a sequence of sequences"
+          : inner->has_optional_type() ? "an optional of an optional"
+                                       : "not a tensor, sequence of tensors or optional";
+    return nullptr;
+  }
+  elem = inner->tensor_type().elem_type();
+  return &inner->tensor_type();
+}
+
 Attr attr_from_proto(const onnx::AttributeProto& a, const std::string& path, int opset) {
   Attr r;
   r.type = a.type();
@@ -161,6 +186,12 @@ Attr attr_from_proto(const onnx::AttributeProto& a, const std::string& path, int
     case onnx::AttributeProto::GRAPH:
       r.g = std::make_shared<Graph>(read_graph_proto(a.g(), path, opset, true));
       break;
+    case onnx::AttributeProto::TYPE_PROTO:
+      if (!type_of(a.tp(), r.tp_kind, r.tp_elem, r.tp_error))
+        r.tp_error = "the type is " + r.tp_error;
+      else if (!elem_supported(r.tp_elem))
+        r.tp_error = "dtype " + elem_name(r.tp_elem) + " is not supported";
+      break;
     default:
       break;  // lists of graphs or tensors, sparse tensors: the op check refuses them
   }
@@ -170,7 +201,10 @@ Attr attr_from_proto(const onnx::AttributeProto& a, const std::string& path, int
 ValueInfo value_info(const onnx::ValueInfoProto& v) {
   ValueInfo vi;
   vi.name = v.name();
-  const auto& tt = v.type().tensor_type();
+  int elem = 0;
+  std::string why;
+  const onnx::TypeProto_Tensor* t = type_of(v.type(), vi.kind, elem, why);
+  const auto& tt = t ? *t : v.type().tensor_type();
   vi.dtype = elem_supported(tt.elem_type()) ? elem_dtype(tt.elem_type()) : DType::f32;
   for (const auto& d : tt.shape().dim()) {
     vi.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
@@ -200,12 +234,14 @@ Graph read_graph_proto(const onnx::GraphProto& pg, const std::string& path, int 
   for (const auto& v : pg.input()) {
     // A subgraph's input may leave its type to the enclosing node (found at check time).
     const bool untyped = sub && v.type().value_case() == onnx::TypeProto::VALUE_NOT_SET;
-    if (!v.type().has_tensor_type() && !untyped)
-      file_error(path, std::string(sub ? "subgraph" : "graph") + " input '" + v.name() +
-                           "' is not a tensor (sequence/map/optional)");
+    ValueKind kind = ValueKind::tensor;
+    int elem = kUndefined;
+    std::string why;
+    if (!untyped && !type_of(v.type(), kind, elem, why))
+      file_error(path, std::string(sub ? "subgraph" : "graph") + " input '" + v.name() + "' is " + why);
     const int id = g.value(v.name());
     if (g.values[id].constant) continue;  // an initializer listed as input (IR < 4): a constant
-    const int elem = untyped ? kUndefined : v.type().tensor_type().elem_type();
+    g.values[id].kind = kind;
     if (!(sub && elem == kUndefined) && !elem_supported(elem))
       file_error(path, std::string(sub ? "subgraph" : "graph") + " input '" + v.name() + "': dtype " + elem_name(elem));
     g.values[id].elem = elem;
@@ -278,9 +314,13 @@ Graph read_graph_proto(const onnx::GraphProto& pg, const std::string& path, int 
     for (int i : order) g.nodes.push_back(std::move(nodes[i]));
   }
   for (const auto& v : pg.output()) {
-    if (!v.type().has_tensor_type() && !(sub && v.type().value_case() == onnx::TypeProto::VALUE_NOT_SET))
-      file_error(path, std::string(sub ? "subgraph" : "graph") + " output '" + v.name() +
-                           "' is not a tensor (sequence/map/optional)");
+    {
+      ValueKind kind;
+      int elem;
+      std::string why;
+      if (!(sub && v.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) && !type_of(v.type(), kind, elem, why))
+        file_error(path, std::string(sub ? "subgraph" : "graph") + " output '" + v.name() + "' is " + why);
+    }
     const int id = g.value(v.name());
     // A subgraph may return a value of an enclosing graph directly.
     if (sub && !g.values[id].constant && !g.values[id].graph_input && g.values[id].producer < 0) {

@@ -21,11 +21,16 @@ namespace gltensor::model {
 /// over the bus on every pass: for large tensors, or ones read many times, one copy costs less).
 constexpr std::size_t kDirectHostBytes = std::size_t{256} << 10;
 
-/// A value at run time: on the GPU, on the host (constants, shape subgraphs) or both.
+/// A value at run time: on the GPU, on the host (constants, shape subgraphs) or both; or, for a
+/// value of kind sequence / optional (Value::kind), `seq`: the sequence's tensors (GPU, in order;
+/// an empty vector for an empty sequence; an optional's tensor as one element) or `none`: an empty
+/// optional. A sequence's vector is never changed once made (ops make a new one), so values share it.
 struct RtValue {
   Tensor gpu;
   std::shared_ptr<const HostTensor> host;
-  bool defined() const { return gpu.defined() || host != nullptr; }
+  std::shared_ptr<const std::vector<Tensor>> seq;
+  bool none = false;
+  bool defined() const { return gpu.defined() || host != nullptr || seq != nullptr || none; }
 };
 
 /// The version of ONNX op `op` that a model of opset `opset` uses, from opset 18 on (its ONNX
@@ -37,7 +42,9 @@ int op_version(const std::string& op, int opset);
 struct CheckCtx {
   const Graph& g;
   const Node& n;
-  std::vector<int> in_elems;  ///< kUndefined for omitted inputs
+  std::vector<int> in_elems;        ///< kUndefined for omitted inputs
+  std::vector<ValueKind> in_kinds;  ///< ValueKind::tensor for omitted inputs
+  ValueKind kind(std::size_t i) const { return i < in_kinds.size() ? in_kinds[i] : ValueKind::tensor; }
   int opset() const { return g.opset; }
   /// op_version of the node's op at the graph's opset.
   int version() const { return op_version(n.op_type, g.opset); }
@@ -95,6 +102,11 @@ class Args {
   const int opset;
 
   std::size_t size() const { return in_.size(); }
+  /// Input i as it is (a sequence or an optional: OpDef::values); fails naming the node when omitted.
+  const RtValue& value(std::size_t i) const {
+    if (!present(i)) fail("input " + std::to_string(i) + " is missing");
+    return *in_[i];
+  }
   bool present(std::size_t i) const { return i < in_.size() && in_[i] && in_[i]->defined(); }
   bool on_host(std::size_t i) const { return present(i) && in_[i]->host != nullptr; }
   /// Input i on the GPU (a host value is uploaded once and kept).
@@ -120,6 +132,8 @@ class Args {
   NodeCache* cache() const { return caches_ ? &(*caches_)[&node] : nullptr; }
 
  private:
+  /// Input i, which must be a tensor (present, not a sequence or an empty optional).
+  RtValue& tensor_value(std::size_t i) const;
   std::vector<RtValue*> in_;
   DType weight_dtype_;
   NodeCaches* caches_;
@@ -154,6 +168,12 @@ struct OpDef {
   /// The versions of the op from opset 18 on (ONNX since_version, see op_version) that the
   /// mapping implements; a node whose opset selects another one is refused at load.
   std::vector<int> versions;
+  /// Output kinds (optional; default: tensors, and then every input must be a tensor): ops over
+  /// sequences and optionals (ops_sequence.cpp), Identity.
+  std::function<std::vector<ValueKind>(const CheckCtx&)> kinds;
+  /// Run over whole values (sequences, optionals): used instead of `run` where set and `run` is
+  /// null or input 0 is not a tensor (Identity); never folded at load.
+  std::function<std::vector<RtValue>(Args&)> values;
   /// Never folded to a constant at load, even with constant inputs (gltensor.DequantizeWeight:
   /// quantized weights stay 8-bit in memory).
   bool keep = false;
@@ -172,6 +192,9 @@ void register_rnn_ops(Registry& r);
 void register_control_ops(Registry& r);
 void register_quant_ops(Registry& r);
 void register_signal_ops(Registry& r);
+void register_sequence_ops(Registry& r);
+/// "a tensor", "a sequence", "an optional tensor", "an optional sequence" (messages).
+std::string kind_name(ValueKind k);
 /// Ops mapped in the com.microsoft domain (ONNX Runtime's contrib QLinear ops, Q/DQ).
 bool microsoft_op(const std::string& op);
 

@@ -11,9 +11,19 @@ void CheckCtx::need_float(std::size_t i) const {
   if (e != kUndefined && !elem_is_float(e)) fail(elem_name(e) + " inputs are not supported");
 }
 
-const Tensor& Args::t(std::size_t i) {
+RtValue& Args::tensor_value(std::size_t i) const {
   if (!present(i)) fail("input " + std::to_string(i) + " is required");
   RtValue& v = *in_[i];
+  if (v.seq || v.none) {  // (load-time kinds keep tensor ops off these; never a null dereference)
+    const int id = i < node.inputs.size() ? node.inputs[i] : -1;
+    fail("input " + std::to_string(i) + (id >= 0 ? " '" + g.values[id].name + "'" : std::string()) + " is " +
+         (v.none ? "an empty optional" : "a sequence") + ", not a tensor");
+  }
+  return v;
+}
+
+const Tensor& Args::t(std::size_t i) {
+  RtValue& v = tensor_value(i);
   if (!v.gpu.defined()) {
     try {
       v.gpu = v.host->upload(dev, weight_dtype_);
@@ -26,14 +36,13 @@ const Tensor& Args::t(std::size_t i) {
 }
 
 const HostTensor& Args::h(std::size_t i) {
-  if (!present(i)) fail("input " + std::to_string(i) + " is required");
-  RtValue& v = *in_[i];
+  RtValue& v = tensor_value(i);
   if (!v.host) v.host = std::make_shared<HostTensor>(HostTensor::download(v.gpu, elem(i)));
   return *v.host;
 }
 
 Shape Args::shape(std::size_t i) const {
-  const RtValue& v = *in_.at(i);
+  const RtValue& v = tensor_value(i);
   return v.gpu.defined() ? v.gpu.shape() : v.host->shape;
 }
 
@@ -43,7 +52,7 @@ int Args::elem(std::size_t i) const {
 }
 
 DType Args::dtype(std::size_t i) const {
-  const RtValue& v = *in_.at(i);
+  const RtValue& v = tensor_value(i);
   return v.gpu.defined() ? v.gpu.dtype() : elem_dtype(v.host->elem);
 }
 
@@ -175,6 +184,8 @@ int op_version(const std::string& op, int opset) {
       {"IsNaN", {20}},
       {"LpPool", {18}},
       {"Mish", {18}},
+      {"OptionalGetElement", {18}},
+      {"OptionalHasElement", {18}},
       {"Pad", {18, 19, 21}},
       {"QuantizeLinear", {19, 21}},
       {"ReduceL1", {18}},
@@ -217,6 +228,7 @@ const Registry& registry() {
     register_control_ops(m);
     register_quant_ops(m);
     register_signal_ops(m);
+    register_sequence_ops(m);  // (last: it extends Identity)
     return m;
   }();
   return r;

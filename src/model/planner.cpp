@@ -55,14 +55,19 @@ void check_and_type(Graph& g) {
     for (const auto& [name, attr] : n.attrs.all())
       if (std::find(def.attrs.begin(), def.attrs.end(), name) == def.attrs.end())
         g.fail_attr(n, name, "not supported by the " + n.op_type + " mapping");
-    CheckCtx c{g, n, {}};
+    CheckCtx c{g, n, {}, {}};
     for (int in : n.inputs) {
       const int e = in >= 0 ? g.values[in].elem : kUndefined;
       if (in >= 0 && e != kUndefined && !elem_supported(e))
         g.fail(n, "input '" + g.values[in].name + "': dtype " + elem_name(e) + " is not supported");
       c.in_elems.push_back(e);
+      c.in_kinds.push_back(in >= 0 ? g.values[in].kind : ValueKind::tensor);
+      if (!def.kinds && c.in_kinds.back() != ValueKind::tensor)
+        g.fail(n, "input '" + g.values[in].name + "' is " + kind_name(c.in_kinds.back()) + "; op " + n.op_type +
+                      " takes tensors");
     }
     if (def.check) def.check(c);
+    const std::vector<ValueKind> kinds = def.kinds ? def.kinds(c) : std::vector<ValueKind>();
     std::vector<int> types = def.types ? def.types(c) : std::vector<int>(n.outputs.size(), c.elem(0));
     for (std::size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k] < 0) continue;
@@ -70,6 +75,7 @@ void check_and_type(Graph& g) {
       if (e != kUndefined && !elem_supported(e))
         g.fail(n, "output '" + g.values[n.outputs[k]].name + "': dtype " + elem_name(e) + " is not supported");
       g.values[n.outputs[k]].elem = e;
+      g.values[n.outputs[k]].kind = k < kinds.size() ? kinds[k] : ValueKind::tensor;
     }
   }
 }
@@ -100,7 +106,7 @@ void fold_constants(Graph& g, const Device& dev, PlanStats& s) {
   for (auto& n : g.nodes) {
     if (n.removed || is_control_flow(n)) continue;  // (If with a constant condition: inline_ifs)
     const OpDef& def = reg.at(n.op_type);
-    if (def.keep) continue;
+    if (def.keep || (!def.run && !def.host)) continue;  // (sequence and optional ops: never constants)
     // Shape and Size of a graph input whose dims are all fixed: constants (its shape stands in
     // for the value, which they do not read).
     const std::shared_ptr<const HostTensor> fixed =
@@ -163,6 +169,7 @@ bool inline_ifs(Graph& g, PlanStats& s) {
       map[v] = id;
       if (bv.outer) continue;
       g.values[id].elem = bv.elem;
+      g.values[id].kind = bv.kind;
       g.values[id].constant = bv.constant;
     }
     std::vector<Node> added;

@@ -42,6 +42,23 @@ class OnnxBuilder {
     v->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
     return *this;
   }
+  /// A graph input or output of ONNX kind `kind`: "seq" (a sequence of tensors of `elem`, shapes
+  /// unknown), "opt" (an optional tensor) or "optseq" (an optional sequence).
+  OnnxBuilder& input_kind(const std::string& name, const std::string& kind, int elem = onnx::TensorProto::FLOAT) {
+    typed(m_.mutable_graph()->add_input(), name, kind, elem);
+    return *this;
+  }
+  OnnxBuilder& output_kind(const std::string& name, const std::string& kind, int elem = onnx::TensorProto::FLOAT) {
+    typed(m_.mutable_graph()->add_output(), name, kind, elem);
+    return *this;
+  }
+  static void typed(onnx::ValueInfoProto* v, const std::string& name, const std::string& kind, int elem) {
+    v->set_name(name);
+    onnx::TypeProto* t = v->mutable_type();
+    if (kind == "opt" || kind == "optseq") t = t->mutable_optional_type()->mutable_elem_type();
+    if (kind == "seq" || kind == "optseq") t = t->mutable_sequence_type()->mutable_elem_type();
+    t->mutable_tensor_type()->set_elem_type(elem);
+  }
   OnnxBuilder& init(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& v) {
     auto* t = m_.mutable_graph()->add_initializer();
     t->set_name(name);

@@ -104,6 +104,36 @@ onnx::TensorProto read_tensor_file(const std::string& path) {
   return t;
 }
 
+ProtoValue read_value_file(const std::string& path, ValueKind kind) {
+  ProtoValue r;
+  if (kind == ValueKind::tensor) {
+    r.tensors.push_back(read_tensor_file(path));
+    return r;
+  }
+  std::ifstream f(path, std::ios::binary);
+  const auto from_seq = [&](const onnx::SequenceProto& s) {
+    if (s.elem_type() != onnx::SequenceProto::TENSOR) throw Unsupported("a sequence of non-tensors in " + path);
+    r.tensors.assign(s.tensor_values().begin(), s.tensor_values().end());
+  };
+  if (kind == ValueKind::sequence) {
+    onnx::SequenceProto s;
+    if (!f || !s.ParseFromIstream(&f)) throw std::runtime_error("cannot parse " + path);
+    from_seq(s);
+    return r;
+  }
+  onnx::OptionalProto o;
+  if (!f || !o.ParseFromIstream(&f)) throw std::runtime_error("cannot parse " + path);
+  if (o.elem_type() == onnx::OptionalProto::UNDEFINED)
+    r.none = true;
+  else if (o.has_sequence_value())
+    from_seq(o.sequence_value());
+  else if (o.has_tensor_value())
+    r.tensors.push_back(o.tensor_value());
+  else
+    r.none = true;
+  return r;
+}
+
 onnx::ModelProto read_model(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   onnx::ModelProto m;

@@ -3,6 +3,7 @@
 #ifndef ONNX_ML
 #define ONNX_ML 1
 #endif
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <stdexcept>
@@ -21,6 +22,13 @@ struct Unsupported : std::runtime_error {
 /// must fit), double becomes float32 is refused (Unsupported), as are other dtypes.
 gltensor::Tensor from_proto(const gltensor::Device& dev, const onnx::TensorProto& t);
 onnx::TensorProto read_tensor_file(const std::string& path);
+/// A test_data_set file holding a value of `kind` (a TensorProto, SequenceProto or
+/// OptionalProto): its tensors in order, `none` for an empty optional.
+struct ProtoValue {
+  bool none = false;
+  std::vector<onnx::TensorProto> tensors;
+};
+ProtoValue read_value_file(const std::string& path, gltensor::ValueKind kind);
 onnx::ModelProto read_model(const std::string& path);
 /// ONNX element type name for messages.
 std::string onnx_type_name(int type);
