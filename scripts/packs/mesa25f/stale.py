@@ -7,15 +7,24 @@ W = os.environ.get('WT', '/work/wt-mesa25f'); T = W + '/tests'
 # The table read: mesa25e's by default; SECTION=mesa25f: mesa25f's whole table (2026-11-28, 00:27-01:48), as mesa25g used it;
 # SECTION=mesa25g: mesa25g's whole table (2026-11-28, 02:02-02:47), as mesa25h used it.
 SECTIONS = {'mesa25e': '## 2026-11-27, 21:30-22:47 UTC — llvmpipe of Mesa 25', 'mesa25f': '## 2026-11-28, 00:27-01:48 UTC — llvmpipe of Mesa 25',
-            'mesa25g': '## 2026-11-28, 02:02-02:47 UTC — llvmpipe of Mesa 25'}
+            'mesa25g': '## 2026-11-28, 02:02-02:47 UTC — llvmpipe of Mesa 25', 'mesa25h': '## 2026-11-28, 04:56-05:48 UTC — llvmpipe of Mesa 25'}
+# SECTION=mesa25g,mesa25h (as mesa25i used it): the sections in turn, a later one's rows replacing an earlier one's. A re-run table
+# (header "| ctest entry (main CODE) | Mesa 25 result | Mesa 25 CPU-s | wall s | Mesa 22 CPU-s |", mesa25h's only table) gives CODE.
 lines = open(W + '/bench/RESULTS.md').read().split('\n')
-start = next(i for i, l in enumerate(lines) if l.startswith(SECTIONS[os.environ.get('SECTION', 'mesa25e')]))
 rows = {}
-for l in lines[start + 1:]:
-    if l.startswith('## '): break
-    m = re.match(r'\| (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]*) \| ([^|]*) \|', l)
-    if m and m.group(1) not in ('ctest', '---'):
-        rows[m.group(1)] = [x.strip() for x in m.groups()]
+for sec in os.environ.get('SECTION', 'mesa25e').split(','):
+    start = next(i for i, l in enumerate(lines) if l.startswith(SECTIONS[sec]))
+    rerun = None
+    for l in lines[start + 1:]:
+        if l.startswith('## '): break
+        h = re.match(r'\| ctest entry \(main ([0-9a-f]{7})\) \|', l)
+        if l.startswith('| ctest entry'):
+            rerun = h.group(1) if h else None
+            continue
+        m = re.match(r'\| (\S+) \| ([^|]+) \| ([^|]+) \| ([^|]*) \| ([^|]*) \|', l)
+        if m and m.group(1) != '---':
+            g = [x.strip() for x in m.groups()]
+            rows[g[0]] = [g[0], rerun, g[1], g[2], g[4]] if rerun else g
 tests = json.loads(subprocess.run(['ctest', '--test-dir', W + '/build', '--show-only=json-v1'], capture_output=True, text=True).stdout)['tests']
 def find(name):
     for root, _, files in os.walk(T):
