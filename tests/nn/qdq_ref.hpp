@@ -133,4 +133,27 @@ inline std::vector<RequantForm> requant_forms(bool every) {
   return forms;
 }
 
+/// The block-f32 integer matmul (imatmul.comp) at its smallest register tile, for the tests that
+/// sweep its flags on software rasterizers: 4 x 4 outputs per invocation on 64 x 64 tiles (RB = CB
+/// = 1; as GLTENSOR_MATMUL_KERNEL=gpu GLTENSOR_IMATMUL_TILE=64 GLTENSOR_IMATMUL_SWIZZLE=0 give it), A's
+/// tile unswizzled and K in one slice as llvmpipe's plan (64 x 64 or 64 x 128 of 8 x 8, RB = CB = 2)
+/// keeps them; the int32 totals in memory as that plan keeps them (`totals`: the caller's form
+/// instead; 8 x 4 under K tiles of 8). The same operand types, zero points, row words, K blocks, splits and epilogues
+/// (imatmul.comp is generic in RB and CB) at under half the compile a program on llvmpipe
+/// (bench/RESULTS.md, suite14 and suite15); the callers keep llvmpipe's 8 x 8 in one case each.
+inline void imatmul_smallest_tile(gltensor::detail::Settings& s,
+                                  gltensor::detail::IMatmulSetting totals = gltensor::detail::IMatmulSetting::mem) {
+  const gltensor::detail::Settings defaults;
+  s.matmul_kernel = gltensor::detail::MatmulKernelSetting::gpu;
+  s.imatmul = totals;
+  // K tiles of 8 (GLTENSOR_IMATMUL_BK=8) need every invocation to stage an A and a B word per tile:
+  // 8 x 4 per invocation (128 invocations; 4 x 4's 256 would take K tiles of 16)
+  s.imatmul_tile = 64, s.imatmul_rb = s.imatmul_bk == 8 ? 2 : defaults.imatmul_rb;
+  s.imatmul_blocks = defaults.imatmul_blocks;
+  s.imatmul_slices = defaults.imatmul_slices, s.imatmul_swizzle = 0;
+  // the implicit GEMM where the plan would take it: GLTENSOR_MATMUL_KERNEL=gpu would open the GPUs' warp path
+  if (s.iconv_gemm == gltensor::detail::IConvGemmSetting::choose)
+    s.iconv_gemm = gltensor::detail::IConvGemmSetting::implicit;
+}
+
 }  // namespace glt_test

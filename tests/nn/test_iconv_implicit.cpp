@@ -5,7 +5,8 @@
 // (GLTENSOR_ICONV_GEMM=im2col, in the cases that say so); one dispatch per convolution. Random inputs (seed printed),
 // zero points at the ends and the middle of their range, odd sizes, strides, padding, dilation, groups, batch, K over
 // several exact blocks, saturated outputs, K split under a lowered loop limit, columns past the
-// SSBO limit, more batch entries than one dispatch's workgroups.
+// SSBO limit, more batch entries than one dispatch's workgroups. On software rasterizers the cases
+// run at the smallest register tile (imatmul_smallest_tile), llvmpipe's planned 8 x 8 in two of them.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -37,6 +38,7 @@ struct Case {
   bool dequant = true;           ///< also the dequantized (float) outputs and the byte-by-byte GEMM
   bool requant = true;           ///< also the requantized (8-bit) outputs
   bool vs_im2col = false;        ///< also against the im2col path's outputs (same bits on llvmpipe)
+  bool plan = false;             ///< software rasterizers: the plan's tiles, else the smallest (with_gemm)
 };
 
 std::string describe(const Case& c) {
@@ -49,9 +51,13 @@ std::string describe(const Case& c) {
 
 // Runs `f` with the convolutions' GEMM form set.
 // The im2col path is the reference: it runs with the device's default matmul forms, whatever
-// form the caller set for the implicit GEMM (one set of reference kernels to compile).
+// form the caller set for the implicit GEMM (one set of reference kernels to compile). On
+// software rasterizers, unless the case says `plan`, both run at the smallest register tile
+// (imatmul_smallest_tile, nn/qdq_ref.hpp), the implicit GEMM only where the caller forces no form
+// (GLTENSOR_MATMUL_KERNEL unset: GpuTilings and GpuFewTiles force theirs).
 template <class F>
-auto with_gemm(IConvGemmSetting g, F f) {
+auto with_gemm(const Case& c, IConvGemmSetting g, F f) {
+  const bool forms = settings().matmul_kernel != MatmulKernelSetting::choose;
   ScopedSettings s;
   s->iconv_gemm = g;
   s->conv = ConvSetting::im2col;  // never the direct integer kernel
@@ -61,7 +67,10 @@ auto with_gemm(IConvGemmSetting g, F f) {
     s->imatmul = defaults.imatmul;
     s->imatmul_bk = defaults.imatmul_bk, s->imatmul_tile = defaults.imatmul_tile, s->imatmul_rb = defaults.imatmul_rb;
     s->imatmul_blocks = defaults.imatmul_blocks, s->imatmul_slices = defaults.imatmul_slices;
+    s->imatmul_swizzle = defaults.imatmul_swizzle;
   }
+  if (device().adapter().software && !c.plan && (g == IConvGemmSetting::im2col || !forms))
+    imatmul_smallest_tile(settings());
   return f();
 }
 
@@ -83,7 +92,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   // int32 sums: exact, in `dispatches` launches (the im2col path takes two or more).
   device().synchronize();
   const std::uint64_t d0 = device().dispatch_count();
-  const Tensor yi = with_gemm(IConvGemmSetting::implicit, [&] { return conv_integer(x, w, zxt, zw, c.o); });
+  const Tensor yi = with_gemm(c, IConvGemmSetting::implicit, [&] { return conv_integer(x, w, zxt, zw, c.o); });
   const std::uint64_t ran = device().dispatch_count() - d0;
   ASSERT_EQ(yi.shape(), shape);
   ASSERT_EQ(yi.dtype(), DType::i32);
@@ -95,7 +104,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const auto gi = yi.to_int_vector();
   for (std::size_t i = 0; i < gi.size(); ++i) ASSERT_EQ(gi[i], sums[i]) << i;
   if (c.dequant && c.o.stride[1] == 1 && shape[3] % 4 == 0) {  // row words (ROWQUAD) above: also byte by byte
-    const auto gb = with_gemm(IConvGemmSetting::bytes, [&] { return conv_integer(x, w, zxt, zw, c.o); });
+    const auto gb = with_gemm(c, IConvGemmSetting::bytes, [&] { return conv_integer(x, w, zxt, zw, c.o); });
     ASSERT_EQ(gb.to_int_vector(), gi) << "byte by byte";
   }
   if (c.extremes) {
@@ -108,11 +117,11 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   const IntDequant& dq = d.dq;
   const auto ref_at = [&](std::size_t i) { return d.ref(sums, i); };
   if (c.dequant) {
-    const auto yd = with_gemm(IConvGemmSetting::implicit, [&] { return conv_dequant(x, w, zxt, zw, c.o, dq); });
+    const auto yd = with_gemm(c, IConvGemmSetting::implicit, [&] { return conv_dequant(x, w, zxt, zw, c.o, dq); });
     ASSERT_EQ(yd.shape(), shape);
     const auto gd = yd.to_vector();
     if (c.vs_im2col) {
-      const auto yo = with_gemm(IConvGemmSetting::im2col, [&] { return conv_dequant(x, w, zxt, zw, c.o, dq); });
+      const auto yo = with_gemm(c, IConvGemmSetting::im2col, [&] { return conv_dequant(x, w, zxt, zw, c.o, dq); });
       ASSERT_TRUE(close(gd, to_double(yo.to_vector()), 1e-6, 1e-6)) << "implicit against im2col";
     }
     for (std::size_t i = 0; i < gd.size(); ++i) ASSERT_NEAR(gd[i], ref_at(i), 1e-5 * (std::abs(ref_at(i)) + 1)) << i;
@@ -122,13 +131,15 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   for (const RequantForm& f : c.requant ? requant_forms(c.every_form) : std::vector<RequantForm>{}) {
     SCOPED_TRACE(f.name());
     const IntRequant rq = f.requant();
-    const auto q = with_gemm(IConvGemmSetting::implicit, [&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); });
+    const auto q = with_gemm(c, IConvGemmSetting::implicit, [&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); });
     ASSERT_EQ(q.dtype(), f.out);
     ASSERT_EQ(q.shape(), shape);
     const auto a = q.to_int_vector();
     auto b = a;  // the im2col path's outputs, where compared
     if (c.vs_im2col) {
-      b = with_gemm(IConvGemmSetting::im2col, [&] { return conv_requant(x, w, zxt, zw, c.o, dq, rq); }).to_int_vector();
+      b = with_gemm(c, IConvGemmSetting::im2col, [&] {
+            return conv_requant(x, w, zxt, zw, c.o, dq, rq);
+          }).to_int_vector();
     }
     const QRange r = QRange::of(f.out);
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -155,8 +166,9 @@ TEST(IConvImplicit, GeometryExact) {
   GLT_RNG(rng);
   Case c;
   c.N = 2, c.C = 5, c.H = 9, c.W = 11, c.O = 7, c.o.padding = {1, 1, 1, 1}, c.vs_im2col = true;
+  c.plan = true;  // llvmpipe's 8 x 8 (the check_loops entry's one case of it)
   check_case(rng, c);
-  c.vs_im2col = false;
+  c.vs_im2col = false, c.plan = false;
   c.o.stride = {2, 2}, c.H = c.W = 13;  // stride 2
   check_case(rng, c);
   c = Case{};
@@ -205,7 +217,9 @@ TEST(IConvImplicit, ZeroPointsBlocksSaturation) {
   check_case(rng, c);
   c = Case{};
   c.N = 1, c.C = 300, c.H = 4, c.W = 5, c.O = 3, c.extremes = true;
+  c.plan = true;  // llvmpipe's 8 x 8 with its totals in memory over K's blocks: sums, dequantized, requantized
   check_case(rng, c);
+  c.plan = false;
   c.x = DType::i8, c.w = DType::u8, c.extremes = true;
   check_case(rng, c);
 }
