@@ -18,6 +18,14 @@ using namespace glt_test;
 
 namespace {
 
+// The reference path in the settings' scope: im2col's GEMM (the implicit GEMM, imatmul.comp), on
+// software rasterizers at its smallest register tile (imatmul_smallest_tile: 4 x 4 per invocation
+// where llvmpipe plans 8 x 8; its 8 x 8 runs in test_iconv_implicit and test_imatmul_forms).
+void reference_gemm() {
+  settings().conv = ConvSetting::im2col;
+  if (device().adapter().software) imatmul_smallest_tile(settings());
+}
+
 struct Case {
   std::int64_t N = 1, C = 1, H = 1, W = 1, O = 1, KH = 1, KW = 1;
   IntConvOptions o;
@@ -84,7 +92,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
   Tensor yi;
   {
     ScopedSettings s;
-    s->conv = ConvSetting::im2col;
+    reference_gemm();
     yi = conv_dequant(x, w, zx, zw, c.o, dq);
   }
   ASSERT_EQ(yd.shape(), shape);
@@ -108,7 +116,7 @@ void check_case(std::mt19937_64& rng, const Case& c) {
     Tensor qi;
     {
       ScopedSettings s;
-      s->conv = ConvSetting::im2col;
+      reference_gemm();
       qi = conv_requant(x, w, zx, zw, c.o, dq, rq);
     }
     ASSERT_EQ(qd.dtype(), f.out);
