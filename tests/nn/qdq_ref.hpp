@@ -156,4 +156,26 @@ inline void imatmul_smallest_tile(gltensor::detail::Settings& s,
     s.iconv_gemm = gltensor::detail::IConvGemmSetting::implicit;
 }
 
+/// imatmul_smallest_tile for a scope, on software rasterizers only (GPUs keep their plans).
+class ScopedSmallestTile {
+ public:
+  ScopedSmallestTile() {
+    if (device().adapter().software) imatmul_smallest_tile(gltensor::detail::settings());
+  }
+
+ private:
+  ScopedSettings s_;
+};
+
+/// f() at the integer matmul's tiles the device's plan gives (llvmpipe: 8 x 8 per invocation), the
+/// form of the totals in scope kept: the one case of llvmpipe's plan under ScopedSmallestTile.
+template <typename F>
+void imatmul_at_plan(F f) {
+  ScopedSettings s;
+  const gltensor::detail::Settings defaults;
+  s->matmul_kernel = defaults.matmul_kernel, s->imatmul_tile = defaults.imatmul_tile;
+  s->imatmul_rb = defaults.imatmul_rb, s->imatmul_swizzle = defaults.imatmul_swizzle;
+  f();
+}
+
 }  // namespace glt_test

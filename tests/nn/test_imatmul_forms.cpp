@@ -19,7 +19,7 @@ namespace {
 // f(first) under each form of the totals (GLTENSOR_IMATMUL=mem, regs, shared), and shared with K
 // tiles of 8 (GLTENSOR_IMATMUL_BK=8); `first` is true for the first form only (mem). On software
 // rasterizers at the smallest register tile (imatmul_smallest_tile: 4 x 4 per invocation, where
-// llvmpipe plans 8 x 8), except inside at_plan.
+// llvmpipe plans 8 x 8), except inside imatmul_at_plan.
 template <typename F>
 void each_form(F f) {
   for (int bk : {0, 8})
@@ -35,17 +35,6 @@ void each_form(F f) {
       if (device().adapter().software) imatmul_smallest_tile(settings(), form);
       f(!bk && form == IMatmulSetting::mem);
     }
-}
-
-// f() at the tiles the device's plan gives (on llvmpipe 8 x 8 per invocation), the form of the
-// totals in scope kept.
-template <typename F>
-void at_plan(F f) {
-  ScopedSettings s;
-  const Settings defaults;
-  s->matmul_kernel = defaults.matmul_kernel, s->imatmul_tile = defaults.imatmul_tile;
-  s->imatmul_swizzle = defaults.imatmul_swizzle;
-  f();
 }
 
 // (a - za) @ (b - zb) against the int64 reference. `extreme`: every difference +-255 (a, b at one
@@ -129,7 +118,7 @@ TEST(IMatmulForms, TotalsExact) {
     // every form of the totals, and each form's flushes see the same partial blocks.
     for (std::int64_t K : {256, first ? 257 : 260, first ? 513 : 516, 1100}) {
       if (first && K == 1100) {  // llvmpipe: its plan's 8 x 8 with the totals in memory, once
-        at_plan([&] { check_matmul(rng, 1, 65, K, 130, DType::u8, DType::i8, true); });
+        imatmul_at_plan([&] { check_matmul(rng, 1, 65, K, 130, DType::u8, DType::i8, true); });
       } else {
         check_matmul(rng, 1, 65, K, 130, DType::u8, DType::i8, true);
       }
@@ -137,7 +126,7 @@ TEST(IMatmulForms, TotalsExact) {
     }
     if (first)
       check_matmul(rng, 1, 70, 700, 45, DType::u8, DType::i8, false);  // byte loads of B, per-row / column zero points
-    at_plan([&] { check_matmul(rng, 256, 2, 600, 8, DType::u8, DType::i8, true); });  // 64 x 128 tiles
+    imatmul_at_plan([&] { check_matmul(rng, 256, 2, 600, 8, DType::u8, DType::i8, true); });  // 64 x 128 tiles
     {
       ScopedSettings gpu;  // the GPUs' 64 x 64 tiles of 4 x 4 per invocation (A's tile swizzled)
       gpu->matmul_kernel = MatmulKernelSetting::gpu;

@@ -193,8 +193,12 @@ void check_extremes(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::i
 
 }  // namespace
 
+// On software rasterizers the block-f32 kernel's cases below run at its smallest register tile
+// (ScopedSmallestTile, nn/qdq_ref.hpp: 4 x 4 per invocation, the same flags), llvmpipe's planned
+// 8 x 8 on 64 x 128 tiles in the 256-workgroup cases (imatmul_at_plan).
 TEST(Quant, MatmulIntegerExact) {
   GLT_RNG(rng);
+  const ScopedSmallestTile small;
   check_matmul(rng, {1, 1}, {1, 1}, DType::u8, DType::u8, false);
   check_matmul(rng, {17, 33}, {33, 19}, DType::u8, DType::i8, true);
   check_matmul(rng, {3, 5, 40}, {40, 7}, DType::i8, DType::i8, false);    // batch x one matrix
@@ -203,11 +207,15 @@ TEST(Quant, MatmulIntegerExact) {
   check_matmul(rng, {4, 300}, {300, 5}, DType::i8, DType::u8, true);
   check_matmul(rng, {2, 130, 70}, {2, 70, 129}, DType::u8, DType::i8, true);  // several 64 x 64 tiles
   // 256 workgroups: the block-f32 kernel's 64 x 128 tiles, with byte loads (K, N odd) and words
-  check_matmul(rng, {256, 3, 21}, {256, 21, 130}, DType::u8, DType::i8, false);
-  check_matmul(rng, {256, 5, 64}, {64, 8}, DType::i8, DType::u8, false);
+  imatmul_at_plan([&] {
+    check_matmul(rng, {256, 3, 21}, {256, 21, 130}, DType::u8, DType::i8, false);
+    check_matmul(rng, {256, 5, 64}, {64, 8}, DType::i8, DType::u8, false);
+  });
   {
     ScopedSettings gpu;  // the GPUs' choice on llvmpipe too: 64 x 64 tiles of 256 invocations (4 x 4 each)
     gpu->matmul_kernel = MatmulKernelSetting::gpu;
+    gpu->imatmul = Settings{}.imatmul, gpu->imatmul_tile = Settings{}.imatmul_tile;
+    gpu->imatmul_swizzle = Settings{}.imatmul_swizzle;
     check_matmul(rng, {2, 130, 70}, {2, 70, 129}, DType::u8, DType::i8, true);
     check_extremes(rng, 65, 513, 130, DType::i8, DType::u8, 0);
   }
@@ -266,6 +274,7 @@ TEST(Quant, MatmulIntegerEdgesPastTheEnd) {
 // any longer block (272, ...) loses odd integers past 2^24 here (sabotage-checked with 512 and 272).
 TEST(Quant, MatmulIntegerBlockBoundary) {
   GLT_RNG(rng);
+  const ScopedSmallestTile small;  // llvmpipe: 4 x 4 per invocation, its plan's 8 x 8 in the last case
   for (std::int64_t K : {255, 256, 257, 272, 513, 1100}) {
     SCOPED_TRACE("K = " + std::to_string(K));
     check_extremes(rng, 3, K, 5, DType::u8, DType::i8, -1);    // (255 - 0) * (-128 - 127)
@@ -273,7 +282,7 @@ TEST(Quant, MatmulIntegerBlockBoundary) {
     check_extremes(rng, 1, K, 1, DType::u8, DType::u8, +1);    // (255 - 0) * (255 - 0)
     check_extremes(rng, 65, K, 130, DType::i8, DType::u8, 0);  // random signs, several tiles
   }
-  check_extremes(rng, 2, 513, 8, DType::u8, DType::i8, -1, 256);  // 64 x 128 tiles (256 workgroups)
+  imatmul_at_plan([&] { check_extremes(rng, 2, 513, 8, DType::u8, DType::i8, -1, 256); });  // 64 x 128 (256 groups)
   // Zero points wider than 8 bits (int32): the int32 kernel, exact although |a - za| > 255.
   check_matmul_values(std::vector<std::int32_t>(300, 255), {1, 300}, std::vector<std::int32_t>(300 * 3, 0), {300, 3},
                       {-1000}, {300}, DType::u8, DType::u8, DType::i32);
@@ -314,6 +323,7 @@ void check_dequant(std::mt19937_64& rng, std::int64_t M, std::int64_t K, std::in
 
 TEST(Quant, MatmulDequantEpilogue) {
   GLT_RNG(rng);
+  const ScopedSmallestTile small;  // llvmpipe: 4 x 4 per invocation (8 x 8 in MatmulIntegerExact)
   check_dequant(rng, 1, 1, 1, false, false);
   check_dequant(rng, 70, 300, 131, true, true);  // several tiles, byte loads of B (N % 4 != 0)
   check_dequant(rng, 5, 257, 8, false, true);
@@ -380,6 +390,7 @@ void check_conv(std::mt19937_64& rng, std::int64_t N, std::int64_t C, std::int64
 
 TEST(Quant, ConvIntegerExact) {
   GLT_RNG(rng);
+  const ScopedSmallestTile small;  // llvmpipe: the integer GEMMs at 4 x 4 per invocation
   IntConvOptions o;
   check_conv(rng, 1, 1, 1, 1, 1, 1, 1, o, false);
   check_conv(rng, 2, 3, 9, 11, 5, 3, 3, o, true);
