@@ -217,10 +217,14 @@ TEST(IConvImplicit, ZeroPointsBlocksSaturation) {
   check_case(rng, c);
   c = Case{};
   c.N = 1, c.C = 300, c.H = 4, c.W = 5, c.O = 3, c.extremes = true;
-  c.plan = true;  // llvmpipe's 8 x 8 with its totals in memory over K's blocks: sums, dequantized, requantized
   check_case(rng, c);
-  c.plan = false;
   c.x = DType::i8, c.w = DType::u8, c.extremes = true;
+  check_case(rng, c);
+  // llvmpipe's planned 8 x 8 once (the cases above: its smallest tile): random values over both
+  // blocks of rows and of columns (M 40, N 64 past 32) and K 270 over two blocks (its totals in
+  // memory); the int32 sums and the requantized outputs
+  c = Case{};
+  c.N = 1, c.C = 30, c.H = c.W = 8, c.O = 40, c.o.padding = {1, 1, 1, 1}, c.plan = true, c.dequant = false;
   check_case(rng, c);
 }
 
