@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# small35's GPU pack (issue 21: one-kernel models against PyTorch's CUDA graph), one GPU call:
+#   bash gpu-multi/small35/run.sh     ($H the pack made by make_pack.sh; under 140 s)
+# 1. gltensor_transfer_lab: the read-back's parts at the outputs' sizes (80, 256, 614, 904 KB);
+# 2. torchcmp's table for the one-kernel rows (scripts/packs/torchcmp/run.sh, TC_ONLY), this branch's build
+#    and, where the pack has base/ (main's build), main's gltensor-run rows in the same call;
+# 3. gltensor-run --profile of the attention, LayerNorm and Softmax models (GPU time per kernel).
+set -u
+step() { echo; echo "=== [$SECONDS s] $*"; }
+echo "small35 pack: $(cat "$H/COMMIT" 2> /dev/null)"
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
+step "transfer lab"
+timeout 40 "$H/bin/gltensor_transfer_lab" 80 256 614 904 2>&1 | tail -48
+ONLY=${S35_ONLY:-'three_gemm|attention|layernorm|softmax|logmel'}
+step "torchcmp rows: $ONLY"
+TC_ONLY=$ONLY TC_W=/tmp/s35 TC_GL_UNTIL=90 TC_PROFILE_UNTIL=120 TC_PROFILE_LINES=30 timeout 130 bash "$H/torchcmp.sh" 2>&1 |
+  grep -vE "^\[|^ *$" | grep -v "no time left"
+if [ -d "$H/base" ]; then
+  step "main's build (base/), the same models, plain and replayed"
+  while IFS='|' read -r name model reps args; do
+    echo "$name" | grep -qE "$ONLY" || continue
+    [ "$SECONDS" -gt 200 ] && break
+    for mode in "" --replay; do
+      # shellcheck disable=SC2086
+      echo "$name base ${mode:-plain}: $(LD_LIBRARY_PATH=$H/base/lib:$LD_LIBRARY_PATH timeout 20 "$H/base/gltensor-run" "$model" $args \
+        --bench "$reps" --read-back $mode 2>&1 | grep -E '^bench|rror' | cut -c1-170)"
+    done
+  done < /tmp/s35/cases.txt
+fi
+step "done"
