@@ -10,7 +10,7 @@ step() { echo; echo "=== [$SECONDS s] $*"; }
 echo "small35 pack: $(cat "$H/COMMIT" 2> /dev/null)"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
 step "transfer lab"
-timeout 40 "$H/bin/gltensor_transfer_lab" 80 256 614 904 2>&1 | tail -48
+timeout 40 "$H/bin/gltensor_transfer_lab" ${S35_KB:-80 256 614 904} 2>&1 | tail -48
 ONLY=${S35_ONLY:-'three_gemm|attention|layernorm|softmax|logmel'}
 step "torchcmp rows: $ONLY"
 TC_ONLY=$ONLY TC_W=/tmp/s35 TC_GL_UNTIL=90 TC_PROFILE_UNTIL=120 TC_PROFILE_LINES=30 timeout 130 bash "$H/torchcmp.sh" 2>&1 |
