@@ -27,4 +27,15 @@ if [ -d "$H/base" ]; then
     done
   done < /tmp/s35/cases.txt
 fi
+step "knobs: attention (plain, --read-back; then --profile's GPU time)"
+for name in attention_svtr_8x168x15 attention_8x300x64; do
+  IFS='|' read -r _ model reps args < <(grep "^$name|" /tmp/s35/cases.txt)
+  for env in GLTENSOR_NONE=1 GLTENSOR_ATTENTION_BQ=32 GLTENSOR_ATTENTION_KEYS=32 GLTENSOR_ATTENTION=composite; do
+    [ "$SECONDS" -gt 225 ] && break
+    # shellcheck disable=SC2086
+    echo "$name $env: $(env $env timeout 15 "$H/bin/gltensor-run" "$model" $args --bench "$reps" --read-back 2>&1 |
+      grep -E '^bench|rror' | cut -c1-120) | $(env $env timeout 15 "$H/bin/gltensor-run" "$model" $args --bench 100 --profile 2>&1 |
+      grep -E '^GPU time|\.comp ' | tr '\n' ' ' | tr -s ' ')"
+  done
+done
 step "done"
