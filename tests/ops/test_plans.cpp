@@ -462,6 +462,50 @@ TEST(PlanAttention, TilingByDevice) {
     EXPECT_LE(attention_shared_bytes(tt), 49152);
 }
 
+// The fused kernel narrowed to a problem: the head-dim quads by head dims, and on a GPU (32-lane
+// subgroups) the largest row block that makes kAttentionMinGroups workgroups, else the smallest
+// that keeps 8 K quads per invocation; no narrower than GLTENSOR_ATTENTION_BQ; without subgroups
+// the device's block (16 when set).
+TEST(PlanAttention, NarrowedToTheProblem) {
+  const Settings s;
+  EXPECT_EQ(attention_head_quads(15, 15), 4);
+  EXPECT_EQ(attention_head_quads(1, 16), 4);
+  EXPECT_EQ(attention_head_quads(17, 3), 8);
+  EXPECT_EQ(attention_head_quads(24, 32), 8);
+  EXPECT_EQ(attention_head_quads(33, 8), 16);
+  EXPECT_EQ(attention_head_quads(64, 64), 16);
+  const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
+  const AttentionTiles g = plan_attention_tiles(gpu, s), c = plan_attention_tiles(cpu, s);
+  AttentionTiles t = narrow_attention_tiles(g, gpu, s, 168, 8, 15, 15);  // SVTR: 88 workgroups of 16 rows
+  EXPECT_EQ(t.bq, 16);
+  EXPECT_EQ(t.kq, 2);
+  EXPECT_EQ(t.dql, 4);
+  t = narrow_attention_tiles(g, gpu, s, 168, 8, 24, 24);  // 8 quads: 16 rows would load 16 per invocation
+  EXPECT_EQ(t.bq, 32);
+  EXPECT_EQ(t.dql, 8);
+  t = narrow_attention_tiles(g, gpu, s, 300, 8, 64, 64);  // 64 dims: no room for smaller blocks
+  EXPECT_EQ(t.bq, 64);
+  EXPECT_EQ(t.dql, 16);
+  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 2048, 64, 15, 15).bq, 64);  // enough workgroups
+  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 2048, 4, 15, 15).bq, 64);   // 128 of 64 rows
+  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 2047, 4, 15, 15).bq, 64);
+  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 1024, 4, 15, 15).bq, 32);
+  Settings capped;
+  capped.attention_bq = 32;
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(gpu, capped), gpu, capped, 4096, 64, 15, 15).bq, 32);
+  EXPECT_EQ(narrow_attention_tiles(g, {true, 64, 49152}, s, 168, 8, 15, 15).bq, 32);  // 64-lane subgroups
+  // llvmpipe: the device's 32 rows, or 16 when set
+  t = narrow_attention_tiles(c, cpu, s, 168, 8, 15, 15);
+  EXPECT_EQ(t.bq, 32);
+  EXPECT_EQ(t.dql, 4);
+  capped.attention_bq = 16;
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 168, 8, 15, 15).bq, 16);
+  // fewer head-dim quads, fewer loop iterations
+  AttentionTiles narrow = c;
+  narrow.dql = 4;
+  EXPECT_LT(attention_loops(narrow, 1000, 1), attention_loops(c, 1000, 1));
+}
+
 // The flash kernels' tiles (attention_flash.comp) by head dim and shared memory: the largest of
 // 32, 16, 8, 4 keys (query rows for the backward) that fit; none past head dim 256 or where even
 // 4 do not fit; the caps that tests use to run every tiling.
