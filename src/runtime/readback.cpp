@@ -1,6 +1,8 @@
 // Device-to-host copies in flight (readback.hpp).
 #include "runtime/readback.hpp"
 
+#include <vector>
+
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
@@ -28,6 +30,40 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
   if (src.write_batch >= q.batch()) q.flush(false);
   src.download(offset, bytes, dst);
   q.wait_batch(src.write_batch);
+}
+
+void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostTake& take) {
+  Queue& q = dev.queue();
+  if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
+    if (const Capture* c = q.capture()) c->host_read("to_host");
+    q.barrier_for_copy();  // as the copy to one destination (above)
+    ReadPieces pieces;
+    if (mapped_read_begin(dev, src.buffer(), offset, bytes, pieces)) {
+      q.flush(false);  // its fence follows the last copy
+      const unsigned char* data = mapped_read_data(dev);
+      std::size_t at = 0;
+      for (int i = 0; i < pieces.n; ++i) {
+        GLsync f = pieces.fence[i];
+        pieces.fence[i] = nullptr;
+        wait_fence(f);
+        take(at, data + at, pieces.end[i] - at);
+        at = pieces.end[i];
+      }
+      if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
+      q.wait_batch(src.write_batch);
+      take(at, data + at, bytes - at);
+      return;
+    }
+  }
+  if (bytes > 0 && src.block.host) {  // host-visible: taken in place (Storage::download's wait)
+    if (const Capture* c = q.capture()) c->host_read("to_host");
+    q.wait_batch(src.write_batch);
+    take(0, src.block.host + offset, bytes);
+    return;
+  }
+  std::vector<unsigned char> tmp(bytes);
+  read_to_host(dev, src, offset, bytes, tmp.data());
+  if (bytes > 0) take(0, tmp.data(), bytes);
 }
 
 Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)

@@ -2,6 +2,7 @@
 // their own, followed by a fence, so that the host can poll and map later without stalling.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "runtime/gl.hpp"
@@ -18,6 +19,14 @@ struct Storage;
 /// fence, one wait, one submission; else the batch is ended (its barrier the same one), then
 /// Storage::download, then a wait for the writers' batch.
 void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst);
+
+/// read_to_host handing the bytes to `take(at, data, n)` (bytes [at, at + n) of the read, in order,
+/// covering all of them; data valid during the call) instead of copying them to one destination:
+/// to_vector builds its result from them without zeroing it first. Through the mapped read
+/// buffer, a read past 2 ReadPieces::kPiece goes in pieces, each handed over once its copy is
+/// done while the GPU copies the next ones; elsewhere in one piece.
+using HostTake = std::function<void(std::size_t at, const void* data, std::size_t n)>;
+void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostTake& take);
 
 class Readback {
  public:

@@ -205,6 +205,43 @@ TEST(Pool, ReadBacksOfGrowingSizesSeeTheirPendingWriters) {
   }
 }
 
+// Reads past 2 pieces of 128 KiB through the mapped read buffer go in pieces, each taken out of
+// the mapping once its own fence has signaled while the GPU copies the next (ReadPieces,
+// read_to_host's HostTake): every element of reads at and around the piece sizes (256 KiB: one
+// copy; + 4 bytes: 3 pieces; 1 MiB + 4: 8 pieces of ~128 KiB; 8 MiB: 8 of 1 MiB), of views at an
+// odd offset, and of f16 tensors (to_bytes' pieces, then the conversion), with pending writers.
+// Sabotage: each piece but the last taken from the mapping's start: fails (here and in the two
+// tests below).
+TEST(Pool, ReadBacksInPiecesKeepEveryElement) {
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  for (std::int64_t n : {std::int64_t{65536}, std::int64_t{65537}, std::int64_t{262145}, std::int64_t{2097152}}) {
+    auto a = uniform(rng, static_cast<std::size_t>(n));
+    Tensor x = Tensor::from_host(dev, a, {n});
+    for (const std::int64_t off : {std::int64_t{0}, std::int64_t{7}}) {
+      Tensor y = x * 2.0 + 1.0;  // pending writers
+      const std::vector<float> got = y.narrow(0, off, n - off).to_vector();
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(n - off));
+      std::int64_t bad = 0;
+      for (std::int64_t i = 0; i < n - off; ++i)
+        bad += got[static_cast<std::size_t>(i)] == static_cast<float>(2.0 * a[static_cast<std::size_t>(off + i)] + 1.0)
+                   ? 0
+                   : 1;
+      EXPECT_EQ(bad, 0) << "n = " << n << ", offset " << off;
+    }
+    Tensor h = (x * 2.0 + 1.0).to(DType::f16);
+    const std::vector<float> hv = h.to_vector();
+    ASSERT_EQ(hv.size(), static_cast<std::size_t>(n));
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double ref = 2.0 * a[static_cast<std::size_t>(i)] + 1.0;
+      bad += std::abs(hv[static_cast<std::size_t>(i)] - ref) <= 1e-3 * std::abs(ref) + 1e-3 ? 0 : 1;
+    }
+    EXPECT_EQ(bad, 0) << "f16, n = " << n;
+  }
+}
+
 TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
   // A read of a tensor written in the batch being recorded copies behind the batch's dispatches,
   // and the batch's fence follows the copy (one fence): a view's read starts at its first element,
@@ -242,7 +279,7 @@ TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
 // where a later dispatch's hazard barrier (storage and uniform bits) made the queue forget the
 // write: y written, then b = a + 1 and c = b * 2 (a barrier between them), then y's read; the
 // batch's end after the copy adds none (Queue::barrier_for_copy). The same for a read of 8 MiB
-// (through the mapped read buffer) and one of 64 MiB + 256 bytes, past the read buffer's 64 MiB
+// (through the mapped read buffer, its copy in 8 pieces) and one of 64 MiB + 256 bytes, past the read buffer's 64 MiB
 // (the batch ended before Storage::download's copy). Sabotage: without
 // barrier_for_copy in read_to_host the log is copy, barrier; the barrier before the copy as a
 // second one (the code before): 2 barriers.
@@ -266,7 +303,9 @@ TEST(Pool, ReadBackOfAWriteTheQueueForgotGetsABarrier) {
     const std::vector<float> got = y.to_vector();
     gl_log = nullptr;
     EXPECT_EQ(q.barriers() - b0, 1u);
-    EXPECT_EQ(gl_order(log), "bc") << "a barrier, then the copy, and no barrier after it";
+    // (8 MiB: its copy in 8 pieces, ReadPieces)
+    EXPECT_EQ(gl_order(log), n == std::int64_t{1} << 21 ? "bcccccccc" : "bc")
+        << "a barrier, then the copy, and no barrier after it";
     if (!log.empty() && log[0].what == 'b') {
       EXPECT_EQ(log[0].bits, static_cast<GLbitfield>(GL_ALL_BARRIER_BITS));
     }
