@@ -19,11 +19,14 @@
 //   k+copy+new  ... and memcpy into a fresh std::vector each time (Tensor::to_vector)
 //   k+copy spin ... the wait by polls only (no blocking wait)
 //   k+copy blk  ... the wait by one blocking glClientWaitSync
+//   k+8 pieces  the copy in 8 pieces with a fence each, each memcpy'd once its fence signaled
+//               (read_to_host's ReadPieces)
 //   k+direct    the kernel writes the mapped buffer (host memory over PCIe), barrier, wait, memcpy
 //   memcpy map  host only: memcpy from the mapping into a warm vector (is the mapping cached?)
 //   memcpy heap host only: memcpy between two warm heap vectors
 // Usage: gltensor_transfer_lab [KB ...]   (read sizes; default 80 256 614 904; needs buffer storage:
 // desktop GL 4.4+ or GL_EXT_buffer_storage)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,7 +66,7 @@ void wait() {
 
 }  // namespace
 
-void reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& sizes_kb);
+int reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& sizes_kb);
 
 int main(int argc, char** argv) {
   Device dev = Device::open();
@@ -249,14 +252,22 @@ int main(int argc, char** argv) {
   glDeleteProgram(prog);
   d.gl().invalidate();
   std::vector<std::size_t> kb;
-  for (int i = 1; i < argc; ++i) kb.push_back(static_cast<std::size_t>(std::atol(argv[i])));
+  for (int i = 1; i < argc; ++i) {
+    const long v = std::atol(argv[i]);
+    if (v < 1) {
+      std::printf("read sizes are KB >= 1, got '%s'\n", argv[i]);
+      return 2;
+    }
+    kb.push_back(static_cast<std::size_t>(v));
+  }
   if (kb.empty()) kb = {80, 256, 614, 904};
-  reads(storage, dev.caps().desktop, kb);
+  const int bad_reads = reads(storage, dev.caps().desktop, kb);
   d.gl().invalidate();
-  return bad ? 1 : 0;
+  return bad || bad_reads ? 1 : 0;
 }
 
-void reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& sizes_kb) {
+int reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& sizes_kb) {
+  int bad_all = 0;
   const std::string src =
       std::string(desktop ? "#version 430\n" : "#version 310 es\n") +
       "layout(local_size_x = 256) in;\n"
@@ -282,7 +293,7 @@ void reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& size
         glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, static_cast<GLsizeiptr>(bytes), rflags));
     if (!rd_ptr) {
       std::printf("mapping of %zu KB failed\n", kbytes);
-      return;
+      return 1;
     }
     std::vector<std::uint32_t> back(words), heap(words, 3);
     std::uint32_t v = 0;
@@ -347,6 +358,34 @@ void reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& size
                   std::memcpy(back.data(), rd_ptr, bytes);
                   check(back.data());
                 }));
+    std::printf("  k+8 pieces  %8.2f\n", us_per(n, [&] {  // read_to_host's ReadPieces
+                  kernel(out);
+                  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+                  glBindBuffer(GL_COPY_READ_BUFFER, out);
+                  glBindBuffer(GL_COPY_WRITE_BUFFER, rd);
+                  const std::size_t piece = (bytes / 8 + 255) / 256 * 256;
+                  GLsync f[8] = {};
+                  std::size_t ends[8] = {};
+                  int nf = 0;
+                  for (std::size_t at = 0; at < bytes;) {
+                    const std::size_t k = std::min(piece, bytes - at);
+                    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(at),
+                                        static_cast<GLintptr>(at), static_cast<GLsizeiptr>(k));
+                    at += k;
+                    f[nf] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+                    ends[nf++] = at;
+                  }
+                  glFlush();
+                  std::size_t at = 0;
+                  for (int i = 0; i < nf; ++i) {
+                    detail::client_wait(f[i]);
+                    glDeleteSync(f[i]);
+                    std::memcpy(reinterpret_cast<unsigned char*>(back.data()) + at,
+                                reinterpret_cast<const unsigned char*>(rd_ptr) + at, ends[i] - at);
+                    at = ends[i];
+                  }
+                  check(back.data());
+                }));
     std::printf("  k+direct    %8.2f\n", us_per(n, [&] {
                   kernel(rd);
                   glMemoryBarrier(kClientBarrier);
@@ -357,9 +396,11 @@ void reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& size
     std::printf("  memcpy map  %8.2f\n", us_per(n, [&] { std::memcpy(back.data(), rd_ptr, bytes); }));
     std::printf("  memcpy heap %8.2f\n", us_per(n, [&] { std::memcpy(back.data(), heap.data(), bytes); }));
     std::printf("  wrong results: %d\n", bad);
+    bad_all += bad;
     glDeleteBuffers(1, &out);
     glDeleteBuffers(1, &rd);
   }
   glUseProgram(0);
   glDeleteProgram(prog);
+  return bad_all;
 }
