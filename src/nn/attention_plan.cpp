@@ -36,7 +36,7 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
   t.dql = attention_head_quads(E, Ev);
   const std::int64_t cap = settings.attention_bq > 0 ? std::min<std::int64_t>(settings.attention_bq, t.bq) : t.bq;
   if (!t.subgroup) {
-    if (cap == 16) t.bq = 16;
+    if (cap == 16 && t.kq * t.dql <= 8) t.bq = 16;
     return t;
   }
   std::int64_t pick = 0;
@@ -77,7 +77,7 @@ std::int64_t flash_shared_bytes(std::int64_t E, std::int64_t Ev, const FlashTile
 
 FlashTiles plan_flash_tiles(std::int64_t E, std::int64_t Ev, int max_shared_memory, const Settings& settings) {
   if (E < 1 || Ev < 1 || E > kFlashMaxHeadDim || Ev > kFlashMaxHeadDim) return {};
-  FlashTiles t{settings.attention_bq == 32 ? 32 : 64, 0, 64, 0};
+  FlashTiles t{settings.attention_bq == 32 || settings.attention_bq == 16 ? 32 : 64, 0, 64, 0};
   for (const std::int64_t n : {32, 16, 8, 4}) {
     if (settings.attention_tile > 0 && n > settings.attention_tile) continue;
     FlashTiles c = t;

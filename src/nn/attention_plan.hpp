@@ -52,7 +52,7 @@ int attention_head_quads(std::int64_t E, std::int64_t Ev);
 /// group in one subgroup ((2 bq) % subgroup size == 0) and at most 8 K (and V) quads per
 /// invocation per tile (32 kq dql / (2 bq) <= 8: register room). (SVTR's 8 heads of 168 rows,
 /// head dim 15: 16 rows, 88 workgroups instead of 24.) Without subgroups the row block stays
-/// t.bq, or Settings::attention_bq = 16.
+/// t.bq, or 16 under Settings::attention_bq = 16 where the same register rule holds.
 AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& dev, const Settings& settings,
                                       std::int64_t L, std::int64_t nb, std::int64_t E, std::int64_t Ev);
 
@@ -73,7 +73,7 @@ constexpr std::int64_t kFlashMaxHeadDim = 256;
 /// (ceil(E/4) + ceil(Ev/4)) bytes); `keys` key rows per workgroup (attn_dkv), `bqt` query rows
 /// per shared-memory tile (q and dO tiles and the rows' lse and D). Tiles of 32, 16, 8 or 4: the
 /// largest that fits the device's shared memory and Settings::attention_tile; rows = 32 under
-/// Settings::attention_bq = 32, else 64. bkv = 0: none fits (head dims past kFlashMaxHeadDim too).
+/// Settings::attention_bq = 32 or 16, else 64. bkv = 0: none fits (head dims past kFlashMaxHeadDim too).
 struct FlashTiles {
   std::int64_t rows = 0, bkv = 0, keys = 0, bqt = 0;
 };

@@ -86,12 +86,17 @@ std::vector<T> read_appended(const Tensor& t) {
   const std::size_t bytes = static_cast<std::size_t>(c.numel()) * itemsize(c.dtype());
   std::vector<T> out;
   if (bytes == 0) return out;
+  const std::size_t at = static_cast<std::size_t>(c.offset()) * itemsize(c.dtype());
   out.reserve(bytes / sizeof(T));
-  read_to_host(d, *c.impl()->storage, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes,
-               [&out](std::size_t, const void* data, std::size_t n) {
-                 const T* p = static_cast<const T*>(data);
-                 out.insert(out.end(), p, p + n / sizeof(T));
-               });
+  const bool taken =
+      read_to_host(d, *c.impl()->storage, at, bytes, [&out](std::size_t, const void* data, std::size_t n) {
+        const T* p = static_cast<const T*>(data);
+        out.insert(out.end(), p, p + n / sizeof(T));
+      });
+  if (!taken) {  // (a batch already ended, the copy path, past the read buffer): straight into the result
+    out.resize(bytes / sizeof(T));
+    read_to_host(d, *c.impl()->storage, at, bytes, out.data());
+  }
   check_device_errors(d);
   return out;
 }

@@ -1,8 +1,6 @@
 // Device-to-host copies in flight (readback.hpp).
 #include "runtime/readback.hpp"
 
-#include <vector>
-
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
@@ -32,7 +30,7 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
   q.wait_batch(src.write_batch);
 }
 
-void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostTake& take) {
+bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostTake& take) {
   Queue& q = dev.queue();
   if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
     if (const Capture* c = q.capture()) c->host_read("to_host");
@@ -52,18 +50,16 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
       if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
       q.wait_batch(src.write_batch);
       take(at, data + at, bytes - at);
-      return;
+      return true;
     }
   }
   if (bytes > 0 && src.block.host) {  // host-visible: taken in place (Storage::download's wait)
     if (const Capture* c = q.capture()) c->host_read("to_host");
     q.wait_batch(src.write_batch);
     take(0, src.block.host + offset, bytes);
-    return;
+    return true;
   }
-  std::vector<unsigned char> tmp(bytes);
-  read_to_host(dev, src, offset, bytes, tmp.data());
-  if (bytes > 0) take(0, tmp.data(), bytes);
+  return false;
 }
 
 Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)

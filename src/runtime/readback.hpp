@@ -22,11 +22,13 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
 
 /// read_to_host handing the bytes to `take(at, data, n)` (bytes [at, at + n) of the read, in order,
 /// covering all of them; data valid during the call) instead of copying them to one destination:
-/// to_vector builds its result from them without zeroing it first. Through the mapped read
-/// buffer, a read past 2 ReadPieces::kPiece goes in pieces, each handed over once its copy is
-/// done while the GPU copies the next ones; elsewhere in one piece.
+/// to_vector builds its result from them without zeroing it first. Where the copy goes through
+/// the mapped read buffer (written in the batch being recorded), a read past 2 ReadPieces::kPiece
+/// goes in pieces, each handed over once its copy is done while the GPU copies the next ones; a
+/// host-visible buffer is handed over in place. Elsewhere returns false, nothing done: the caller
+/// reads into memory of its own (read_to_host above).
 using HostTake = std::function<void(std::size_t at, const void* data, std::size_t n)>;
-void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostTake& take);
+bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostTake& take);
 
 class Readback {
  public:

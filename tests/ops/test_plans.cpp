@@ -500,6 +500,8 @@ TEST(PlanAttention, NarrowedToTheProblem) {
   EXPECT_EQ(t.dql, 4);
   capped.attention_bq = 16;
   EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 168, 8, 15, 15).bq, 16);
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 168, 8, 64, 64).bq, 32);
+  EXPECT_EQ(plan_flash_tiles(64, 64, 32768, capped).rows, 32);
   // fewer head-dim quads, fewer loop iterations
   AttentionTiles narrow = c;
   narrow.dql = 4;
