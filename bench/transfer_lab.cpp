@@ -17,6 +17,9 @@
 //   k+copy      kernel, barrier, copy into the persistently mapped read buffer, fence, wait
 //   k+copy+cpy  ... and memcpy into a warm host vector (gltensor's read-back)
 //   k+copy+new  ... and memcpy into a fresh std::vector each time (Tensor::to_vector)
+//   k+copy+par  ... the memcpy split over the library's helper threads (parallel_copy, primed
+//               before the wait)
+//   memcpy par  host only: parallel_copy between two warm heap vectors
 //   k+copy spin ... the wait by polls only (no blocking wait)
 //   k+copy blk  ... the wait by one blocking glClientWaitSync
 //   k+8 pieces  the copy in 8 pieces with a fence each, each memcpy'd once its fence signaled
@@ -38,6 +41,7 @@
 #include "gltensor/gltensor.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/gl.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/program_cache.hpp"
 #include "runtime/queue.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -339,6 +343,15 @@ int reads(StorageFn storage, bool desktop, const std::vector<std::size_t>& sizes
                   std::memcpy(fresh.data(), rd_ptr, bytes);
                   check(fresh.data());
                 }));
+    std::printf("  k+copy+par  %8.2f\n", us_per(n, [&] {  // read_to_host's helpers (host_copy.hpp)
+                  kernel(out);
+                  copy();
+                  detail::prime_copy_helpers();
+                  wait();
+                  detail::parallel_copy(back.data(), rd_ptr, bytes);
+                  check(back.data());
+                }));
+    std::printf("  memcpy par  %8.2f\n", us_per(n, [&] { detail::parallel_copy(back.data(), heap.data(), bytes); }));
     std::printf("  k+copy spin %8.2f\n", us_per(n, [&] {
                   kernel(out);
                   copy();

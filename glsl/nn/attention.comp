@@ -19,8 +19,8 @@
 // DQL (4, 8 or 16): the head-dim quads that E and Ev need (rounded up to a power of two): the
 // loads, the score products and (DQL <= 8: one column quad per lane, o[2i + 1] unused) the output
 // columns stop there, so that small heads (SVTR's 15) do not pay for 64 dims; rows keep 16 quads
-// of shared memory. BQ = 16 or 32 (32 or 64 invocations) gives short, few-head sequences more
-// workgroups (attention_plan's narrow_attention_tiles).
+// of shared memory. BQ = 16 (32 invocations): GLTENSOR_ATTENTION_BQ=16 (attention_plan's
+// narrow_attention_tiles).
 // Shared-memory layouts are XOR-swizzled so that a warp's 128-bit reads and writes spread over
 // all banks: K quad dq of key j at column dq ^ (j % 8), Q quad dq of row r at dq ^ (r / 4 % 4),
 // probability quad rq of key j at rq ^ (j % 8) (BQ = 16: rq ^ (j % 4)).

@@ -480,8 +480,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
     const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
-    const AttentionTiles t =
-        narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), L, numel_of(batch), E, Ev);
+    const AttentionTiles t = narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev);
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
     if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit))

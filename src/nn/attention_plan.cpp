@@ -31,7 +31,7 @@ int attention_head_quads(std::int64_t E, std::int64_t Ev) {
 }
 
 AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& dev, const Settings& settings,
-                                      std::int64_t L, std::int64_t nb, std::int64_t E, std::int64_t Ev) {
+                                      std::int64_t E, std::int64_t Ev) {
   if (t.bq == 0) return t;
   t.dql = attention_head_quads(E, Ev);
   const std::int64_t cap = settings.attention_bq > 0 ? std::min<std::int64_t>(settings.attention_bq, t.bq) : t.bq;
@@ -39,14 +39,12 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
     if (cap == 16 && t.kq * t.dql <= 8) t.bq = 16;
     return t;
   }
-  std::int64_t pick = 0;
   for (const std::int64_t bq : {64, 32, 16}) {
     const bool fits = bq <= cap && (2 * bq) % dev.subgroup_size == 0 && 32 * t.kq * t.dql / (2 * bq) <= 8;
     if (!fits) continue;
-    pick = bq;
-    if ((L + bq - 1) / bq * nb >= kAttentionMinGroups) break;
+    t.bq = bq;
+    break;
   }
-  if (pick > 0) t.bq = pick;
   return t;
 }
 

@@ -38,23 +38,18 @@ std::int64_t attention_shared_bytes(const AttentionTiles& t);
 /// every tiling the device has). bq = 0: none fits.
 AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& settings);
 
-/// The workgroups below which narrow_attention_tiles takes smaller row blocks (about the SMs of
-/// a large GPU: the H100 has 132, the H200 132).
-constexpr std::int64_t kAttentionMinGroups = 128;
-
 /// The head-dim quads attention.comp needs for head dims E, Ev (<= 64): 4, 8 or 16.
 int attention_head_quads(std::int64_t E, std::int64_t Ev);
 
-/// The device's tiling t narrowed to a problem of L query rows in nb batch entries with head dims
-/// E, Ev: dql = attention_head_quads(E, Ev); with subgroup reductions (GPUs), the query rows per
-/// workgroup: the largest of 64, 32, 16 (at most t.bq and Settings::attention_bq when set, 16
-/// allowed) that makes kAttentionMinGroups workgroups, else the smallest of them that keeps a row
-/// group in one subgroup ((2 bq) % subgroup size == 0) and at most 8 K (and V) quads per
-/// invocation per tile (32 kq dql / (2 bq) <= 8: register room). (SVTR's 8 heads of 168 rows,
-/// head dim 15: 16 rows, 88 workgroups instead of 24.) Without subgroups the row block stays
-/// t.bq, or 16 under Settings::attention_bq = 16 where the same register rule holds.
+/// The device's tiling t narrowed to a problem with head dims E, Ev: dql =
+/// attention_head_quads(E, Ev); with Settings::attention_bq = 16 (or 32), the largest row block at
+/// or below it that keeps a row group in one subgroup ((2 bq) % subgroup size == 0, with subgroup
+/// reductions) and at most 8 K (and V) quads per invocation per tile (32 kq dql / (2 bq) <= 8:
+/// register room), else t.bq. (16-row blocks on GPUs where 64-row ones made fewer than 128
+/// workgroups were slower on the H200, SVTR's 8 x 168 x 15: 31.7 against 24.5 us of GPU time,
+/// bench/RESULTS.md 2026-11-28.)
 AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& dev, const Settings& settings,
-                                      std::int64_t L, std::int64_t nb, std::int64_t E, std::int64_t Ev);
+                                      std::int64_t E, std::int64_t Ev);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the

@@ -121,17 +121,6 @@ bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint ds
 }
 
 bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes) {
-  ReadPieces one;
-  one.n = -1;  // one copy
-  return mapped_read_begin(dev, src, offset, bytes, one);
-}
-
-ReadPieces::~ReadPieces() {
-  for (int i = 0; i < n; ++i)
-    if (fence[i]) glDeleteSync(fence[i]);
-}
-
-bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, ReadPieces& pieces) {
   if (bytes > MappedStaging::kReadMax) return false;
   MappedStaging* s = staging_of(dev);
   if (!s) return false;
@@ -145,23 +134,7 @@ bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::siz
     s->read_ptr = static_cast<const unsigned char*>(make_mapped(dev, *s, s->read, cap, GL_MAP_READ_BIT, "to_host"));
     s->read_capacity = cap;
   }
-  const bool split = pieces.n >= 0 && bytes > 2 * ReadPieces::kPiece;
-  pieces.n = 0;
-  if (!split) {
-    copy_buffer(dev, src, offset, s->read, 0, bytes);
-    return true;
-  }
-  const std::size_t count =
-      std::min<std::size_t>(ReadPieces::kMax, (bytes + ReadPieces::kPiece - 1) / ReadPieces::kPiece);
-  const std::size_t piece = (bytes / count + MappedStaging::kAlign - 1) / MappedStaging::kAlign * MappedStaging::kAlign;
-  for (std::size_t at = 0; at < bytes;) {
-    const std::size_t n = std::min(piece, bytes - at);
-    copy_buffer(dev, src, offset + at, s->read, at, n);
-    at += n;
-    if (at == bytes) break;
-    pieces.fence[pieces.n] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-    pieces.end[pieces.n++] = at;
-  }
+  copy_buffer(dev, src, offset, s->read, 0, bytes);
   return true;
 }
 

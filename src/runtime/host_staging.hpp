@@ -37,26 +37,7 @@ bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::siz
 /// After a fence issued after mapped_read_begin's copy has signaled: its `bytes` to dst.
 void mapped_read_end(DeviceImpl& dev, std::size_t bytes, void* dst);
 
-/// A read's copy in pieces, each but the last followed by a fence of its own (read_to_host): the
-/// host takes a piece out of the mapping while the GPU copies the next ones. On the H200 a
-/// 904 KB read's copy took ~29 us and the memcpy out of the freshly written mapping ~63 us, one
-/// after the other (gltensor_transfer_lab, bench/RESULTS.md 2026-11-28). Fences not waited for
-/// are deleted with it.
-struct ReadPieces {
-  static constexpr std::size_t kPiece = std::size_t{128} << 10;  // reads past 2 pieces are split
-  static constexpr int kMax = 8;
-  GLsync fence[kMax] = {};
-  std::size_t end[kMax] = {};  // piece i: bytes [end[i - 1], end[i]) (fences for the first n)
-  int n = 0;
-  ReadPieces() = default;
-  ReadPieces(const ReadPieces&) = delete;
-  ReadPieces& operator=(const ReadPieces&) = delete;
-  ~ReadPieces();
-};
-/// mapped_read_begin, the copy in pieces where `bytes` > 2 ReadPieces::kPiece (at most kMax, equal
-/// and 256-byte aligned): pieces->n fences, one after each piece but the last.
-bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, ReadPieces& pieces);
-/// The mapped read buffer's bytes (valid once the fences after mapped_read_begin's copies have
+/// The mapped read buffer's bytes (valid once a fence after mapped_read_begin's copy has
 /// signaled, until the next read).
 const unsigned char* mapped_read_data(DeviceImpl& dev);
 

@@ -20,15 +20,16 @@ struct Storage;
 /// Storage::download, then a wait for the writers' batch.
 void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst);
 
-/// read_to_host handing the bytes to `take(at, data, n)` (bytes [at, at + n) of the read, in order,
-/// covering all of them; data valid during the call) instead of copying them to one destination:
-/// to_vector builds its result from them without zeroing it first. Where the copy goes through
-/// the mapped read buffer (written in the batch being recorded), a read past 2 ReadPieces::kPiece
-/// goes in pieces, each handed over once its copy is done while the GPU copies the next ones; a
-/// host-visible buffer is handed over in place. Elsewhere returns false, nothing done: the caller
-/// reads into memory of its own (read_to_host above).
-using HostTake = std::function<void(std::size_t at, const void* data, std::size_t n)>;
-bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostTake& take);
+/// read_to_host into `dest()`, called once after the copy is queued and before any wait (the
+/// caller allocates and zeroes its result while the GPU works) and returning where the `bytes`
+/// go. Where the copy goes through the mapped read buffer (written in the batch being recorded),
+/// then out of it, or a host-visible buffer is copied in place, both copies split over helper
+/// threads from kParallelCopyMin (host_copy.hpp). Elsewhere returns false, dest not called,
+/// nothing done: the caller reads into memory of its own (read_to_host above). (A copy in 8
+/// pieces, each with a fence and taken out while the GPU copied the next, was slower on the H200:
+/// 129 against 102 us for 904 KB, gltensor_transfer_lab's k+8 pieces, bench/RESULTS.md.)
+using HostDest = std::function<void*()>;
+bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest);
 
 class Readback {
  public:

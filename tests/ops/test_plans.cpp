@@ -462,10 +462,9 @@ TEST(PlanAttention, TilingByDevice) {
     EXPECT_LE(attention_shared_bytes(tt), 49152);
 }
 
-// The fused kernel narrowed to a problem: the head-dim quads by head dims, and on a GPU (32-lane
-// subgroups) the largest row block that makes kAttentionMinGroups workgroups, else the smallest
-// that keeps 8 K quads per invocation; no narrower than GLTENSOR_ATTENTION_BQ; without subgroups
-// the device's block (16 when set).
+// The fused kernel narrowed to a problem: the head-dim quads by head dims; the device's row block
+// (64 with 32-lane subgroups), or under GLTENSOR_ATTENTION_BQ=16 the smallest block at or below it
+// that keeps 8 K quads per invocation (without subgroups too); the flash kernels' 32 rows then.
 TEST(PlanAttention, NarrowedToTheProblem) {
   const Settings s;
   EXPECT_EQ(attention_head_quads(15, 15), 4);
@@ -476,31 +475,25 @@ TEST(PlanAttention, NarrowedToTheProblem) {
   EXPECT_EQ(attention_head_quads(64, 64), 16);
   const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
   const AttentionTiles g = plan_attention_tiles(gpu, s), c = plan_attention_tiles(cpu, s);
-  AttentionTiles t = narrow_attention_tiles(g, gpu, s, 168, 8, 15, 15);  // SVTR: 88 workgroups of 16 rows
-  EXPECT_EQ(t.bq, 16);
+  AttentionTiles t = narrow_attention_tiles(g, gpu, s, 15, 15);  // SVTR: 64 rows, 4 quads
+  EXPECT_EQ(t.bq, 64);
   EXPECT_EQ(t.kq, 2);
   EXPECT_EQ(t.dql, 4);
-  t = narrow_attention_tiles(g, gpu, s, 168, 8, 24, 24);  // 8 quads: 16 rows would load 16 per invocation
-  EXPECT_EQ(t.bq, 32);
-  EXPECT_EQ(t.dql, 8);
-  t = narrow_attention_tiles(g, gpu, s, 300, 8, 64, 64);  // 64 dims: no room for smaller blocks
+  t = narrow_attention_tiles(g, gpu, s, 64, 64);
   EXPECT_EQ(t.bq, 64);
   EXPECT_EQ(t.dql, 16);
-  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 2048, 64, 15, 15).bq, 64);  // enough workgroups
-  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 2048, 4, 15, 15).bq, 64);   // 128 of 64 rows
-  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 2047, 4, 15, 15).bq, 64);
-  EXPECT_EQ(narrow_attention_tiles(g, gpu, s, 1024, 4, 15, 15).bq, 32);
   Settings capped;
-  capped.attention_bq = 32;
-  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(gpu, capped), gpu, capped, 4096, 64, 15, 15).bq, 32);
-  EXPECT_EQ(narrow_attention_tiles(g, {true, 64, 49152}, s, 168, 8, 15, 15).bq, 32);  // 64-lane subgroups
-  // llvmpipe: the device's 32 rows, or 16 when set
-  t = narrow_attention_tiles(c, cpu, s, 168, 8, 15, 15);
+  capped.attention_bq = 16;
+  t = narrow_attention_tiles(plan_attention_tiles(gpu, capped), gpu, capped, 15, 15);
+  EXPECT_EQ(t.bq, 16);
+  EXPECT_EQ(t.kq, 1);
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(gpu, capped), gpu, capped, 64, 64).bq, 32);  // 16 quads
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(gpu, capped), {true, 64, 49152}, capped, 15, 15).bq, 32);
+  t = narrow_attention_tiles(c, cpu, s, 15, 15);  // llvmpipe: the device's 32 rows, or 16 when set
   EXPECT_EQ(t.bq, 32);
   EXPECT_EQ(t.dql, 4);
-  capped.attention_bq = 16;
-  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 168, 8, 15, 15).bq, 16);
-  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 168, 8, 64, 64).bq, 32);
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 15, 15).bq, 16);
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 64, 64).bq, 32);
   EXPECT_EQ(plan_flash_tiles(64, 64, 32768, capped).rows, 32);
   // fewer head-dim quads, fewer loop iterations
   AttentionTiles narrow = c;

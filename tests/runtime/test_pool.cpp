@@ -205,18 +205,17 @@ TEST(Pool, ReadBacksOfGrowingSizesSeeTheirPendingWriters) {
   }
 }
 
-// Reads past 2 pieces of 128 KiB through the mapped read buffer go in pieces, each taken out of
-// the mapping once its own fence has signaled while the GPU copies the next (ReadPieces,
-// read_to_host's HostTake): every element of reads at and around the piece sizes (256 KiB: one
-// copy; + 4 bytes: 3 pieces; 1 MiB + 4: 8 pieces of ~128 KiB; 8 MiB: 8 of 1 MiB), of views at an
-// odd offset, and of f16 tensors (to_bytes' pieces, then the conversion), with pending writers.
-// Sabotage: each piece but the last taken from the mapping's start: fails (here and in the two
-// tests below).
-TEST(Pool, ReadBacksInPiecesKeepEveryElement) {
+// Reads of at least kParallelCopyMin (256 KiB) are copied out of the mapped read buffer (or a
+// host-visible buffer) by the calling thread and helper threads, each a part (parallel_copy), into a
+// result allocated while the GPU works (read_to_host's HostDest): every element of reads just
+// below and at the threshold, of 1 MiB + 4 bytes and 8 MiB, of views at an odd offset, and of f16
+// tensors (to_bytes, then the conversion), with pending writers. Sabotage: each helper copying
+// the next part instead of its own: fails (here and in the two tests below).
+TEST(Pool, LargeReadBacksSplitOverHelperThreadsKeepEveryElement) {
   Device dev = Device::open();
   dev.set_auto_flush(1000000);
   GLT_RNG(rng);
-  for (std::int64_t n : {std::int64_t{65536}, std::int64_t{65537}, std::int64_t{262145}, std::int64_t{2097152}}) {
+  for (std::int64_t n : {std::int64_t{65535}, std::int64_t{65536}, std::int64_t{262145}, std::int64_t{2097152}}) {
     auto a = uniform(rng, static_cast<std::size_t>(n));
     Tensor x = Tensor::from_host(dev, a, {n});
     for (const std::int64_t off : {std::int64_t{0}, std::int64_t{7}}) {
@@ -279,7 +278,7 @@ TEST(Pool, ReadBacksOfViewsAtAnOffsetSeeTheirPendingWriters) {
 // where a later dispatch's hazard barrier (storage and uniform bits) made the queue forget the
 // write: y written, then b = a + 1 and c = b * 2 (a barrier between them), then y's read; the
 // batch's end after the copy adds none (Queue::barrier_for_copy). The same for a read of 8 MiB
-// (through the mapped read buffer, its copy in 8 pieces) and one of 64 MiB + 256 bytes, past the read buffer's 64 MiB
+// (through the mapped read buffer) and one of 64 MiB + 256 bytes, past the read buffer's 64 MiB
 // (the batch ended before Storage::download's copy). Sabotage: without
 // barrier_for_copy in read_to_host the log is copy, barrier; the barrier before the copy as a
 // second one (the code before): 2 barriers.
@@ -303,9 +302,7 @@ TEST(Pool, ReadBackOfAWriteTheQueueForgotGetsABarrier) {
     const std::vector<float> got = y.to_vector();
     gl_log = nullptr;
     EXPECT_EQ(q.barriers() - b0, 1u);
-    // (8 MiB: its copy in 8 pieces, ReadPieces)
-    EXPECT_EQ(gl_order(log), n == std::int64_t{1} << 21 ? "bcccccccc" : "bc")
-        << "a barrier, then the copy, and no barrier after it";
+    EXPECT_EQ(gl_order(log), "bc") << "a barrier, then the copy, and no barrier after it";
     if (!log.empty() && log[0].what == 'b') {
       EXPECT_EQ(log[0].bits, static_cast<GLbitfield>(GL_ALL_BARRIER_BITS));
     }
