@@ -44,7 +44,7 @@ fi
 step "knobs: attention (plain, --read-back; then --profile's GPU time)"
 for name in attention_svtr_8x168x15 attention_8x300x64; do
   IFS='|' read -r _ model reps args < <(grep "^$name|" /tmp/s35/cases.txt)
-  for env in GLTENSOR_NONE=1 GLTENSOR_SUBGROUPS=0 GLTENSOR_ATTENTION_BQ=32 GLTENSOR_ATTENTION_KEYS=32; do
+  for env in GLTENSOR_NONE=1 GLTENSOR_SUBGROUPS=0 GLTENSOR_ATTENTION_BQ=16 GLTENSOR_ATTENTION_KEYS=32; do
     [ "$SECONDS" -gt 118 ] && echo "no time left for $name $env" && continue
     # shellcheck disable=SC2086
     echo "$name $env: $(env $env timeout 5 "$H/bin/gltensor-run" "$model" $args --bench "$reps" --read-back 2>&1 |
