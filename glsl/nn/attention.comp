@@ -39,10 +39,11 @@ layout(local_size_x = LOCAL_X) in;
 #define KQU uint(KQ)
 #define BKV (32u * KQU)
 #ifndef DQL
-#define DQL 16u
+#define DQL 16
 #endif
-#define NLD (BKV * DQL / LOCAL_X)  // K (and V) quads each invocation loads per tile
-#define NLQ (BQ * DQL / LOCAL_X)   // Q quads each invocation loads
+#define DQLU uint(DQL)  // (DQL a plain int: #if compares it)
+#define NLD (BKV * DQLU / LOCAL_X)  // K (and V) quads each invocation loads per tile
+#define NLQ (BQ * DQLU / LOCAL_X)   // Q quads each invocation loads
 #define PS_SWZ (BQ >= 32u ? 7u : BQ / 4u - 1u)
 #if KQ == 2 && !defined(SUBGROUP)
 #error "64-key tiles need subgroup row reductions"
@@ -198,11 +199,11 @@ void main() {
     vec4 pq[NLQ];
     for (uint n = 0u; n < NLQ; ++n) {
       uint e = tid + n * LOCAL_X;
-      pq[n] = q_quad(q_off, q0 + e / DQL, e % DQL);
+      pq[n] = q_quad(q_off, q0 + e / DQLU, e % DQLU);
     }
     for (uint n = 0u; n < NLQ; ++n) {
       uint e = tid + n * LOCAL_X;
-      QS(e / DQL, e % DQL) = pq[n] * u_scale;
+      QS(e / DQLU, e % DQLU) = pq[n] * u_scale;
     }
   }
   uint kend = u_causal != 0 ? min(u_S, q0 + BQ) : u_S;
@@ -215,8 +216,8 @@ void main() {
   vec4 pk[NLD], pv[NLD];
   for (uint n = 0u; n < NLD; ++n) {
     uint e = tid + n * LOCAL_X;
-    pk[n] = k_quad(k_off, kbegin + e / DQL, e % DQL);
-    pv[n] = v_quad(v_off, kbegin + e / DQL, e % DQL);
+    pk[n] = k_quad(k_off, kbegin + e / DQLU, e % DQLU);
+    pv[n] = v_quad(v_off, kbegin + e / DQLU, e % DQLU);
   }
   vec4 m = vec4(-F_INF), l = vec4(0.0);
   vec4 o[8];
@@ -228,19 +229,19 @@ void main() {
     workgroup_sync();  // the previous tile's readers are done (and Qs is written)
     for (uint n = 0u; n < NLD; ++n) {
       uint e = tid + n * LOCAL_X;
-      KS(e / DQL, e % DQL) = pk[n];
-      Vs[e / DQL * 16u + e % DQL] = pv[n];
+      KS(e / DQLU, e % DQLU) = pk[n];
+      Vs[e / DQLU * 16u + e % DQLU] = pv[n];
     }
     workgroup_sync();
     if (k0 + BKV < kend) {  // the next tile's loads, in flight while this tile is computed
       for (uint n = 0u; n < NLD; ++n) {
         uint e = tid + n * LOCAL_X;
-        pk[n] = k_quad(k_off, k0 + BKV + e / DQL, e % DQL);
-        pv[n] = v_quad(v_off, k0 + BKV + e / DQL, e % DQL);
+        pk[n] = k_quad(k_off, k0 + BKV + e / DQLU, e % DQLU);
+        pv[n] = v_quad(v_off, k0 + BKV + e / DQLU, e % DQLU);
       }
     }
     for (int i = 0; i < 4 * KQ; ++i) s[i] = vec4(0.0);
-    for (uint dq = 0u; dq < DQL; ++dq) {
+    for (uint dq = 0u; dq < DQLU; ++dq) {
       vec4 kq[4 * KQ];
 #define LOAD_K(i, h)                             \
   kq[4u * h] = KS(tx + 32u * h, dq);             \
@@ -328,7 +329,7 @@ void main() {
 #elif DQL == 8
       vec4 b0 = Vs[j * 16u + tx];
 #else  // quads 4..7 of the tile's rows are not loaded
-      vec4 b0 = tx < DQL ? Vs[j * 16u + tx] : vec4(0.0);
+      vec4 b0 = tx < DQLU ? Vs[j * 16u + tx] : vec4(0.0);
 #endif
       o[0] += a.x * b0;
       o[2] += a.y * b0;

@@ -9,7 +9,7 @@ Defines AttentionVariant::defines() const {
   Defines d;
   if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   d.value("BD", bd).uvalue("BQ", static_cast<std::uint64_t>(bq)).value("KQ", kq).flag("SPLIT_KV", split_kv);
-  d.uvalue("DQL", static_cast<std::uint64_t>(dql));
+  d.value("DQL", dql);  // (a plain int: the kernel's #if compares it)
   d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
   d.operand(3, v, CT::f32, false);
   int binding = 4;
