@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -84,8 +85,16 @@ class CopyHelpers {
   CopyHelpers() {
     const unsigned hw = std::thread::hardware_concurrency();
     const unsigned count = hw > 1 ? std::min(3u, hw - 1) : 0u;
-    prime_ = count > 0 && hw >= 8;
-    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([this] { run(); });
+    // A thread the system refuses (limits, restricted sandboxes): fewer helpers, none at worst
+    // (plain memcpy), never an error of the read.
+    for (unsigned i = 0; i < count; ++i) {
+      try {
+        threads_.emplace_back([this] { run(); });
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    prime_ = !threads_.empty() && hw >= 8;
   }
 
   // Claims the next chunk of generation g and copies it; false where none is left (or the job is

@@ -6,9 +6,11 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "gl_log.hpp"
 #include "runtime/cuda_memory.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
@@ -238,6 +240,24 @@ TEST(Pool, LargeReadBacksSplitOverHelperThreadsKeepEveryElement) {
       bad += std::abs(hv[static_cast<std::size_t>(i)] - ref) <= 1e-3 * std::abs(ref) + 1e-3 ? 0 : 1;
     }
     EXPECT_EQ(bad, 0) << "f16, n = " << n;
+  }
+}
+
+// parallel_copy alone (host_copy.hpp): sizes just below and past kParallelPieceMin and odd
+// ones, source and destination at odd byte offsets, and two threads copying at once (one of
+// them falls back to memcpy): every byte. Sabotage: a chunk of floor(n / 8) (the tail's bytes
+// left out), or a helper taking the next chunk: fail.
+TEST(Pool, ParallelCopyKeepsEveryByte) {
+  const std::size_t min = detail::kParallelPieceMin;
+  for (const std::size_t n : {min - 1, min, min + 13, (std::size_t{1} << 20) + 7}) {
+    std::vector<unsigned char> src(n + 3), dst1(n + 1), dst2(n + 1);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+    std::thread other([&] { detail::parallel_copy(dst2.data() + 1, src.data() + 3, n); });
+    detail::parallel_copy(dst1.data() + 1, src.data() + 3, n);
+    other.join();
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) bad += (dst1[i + 1] != src[i + 3]) + (dst2[i + 1] != src[i + 3]);
+    EXPECT_EQ(bad, 0u) << "n = " << n;
   }
 }
 
