@@ -16,9 +16,14 @@
 // is computed; it requires SUBGROUP (no room for red_max and red_sum).
 // Each invocation loads the next tile's K and V quads into registers before it computes on the
 // current tile, so that the loads' latency hides behind the arithmetic.
+// DQL (4, 8 or 16): the head-dim quads that E and Ev need (rounded up to a power of two): the
+// loads, the score products and (DQL <= 8: one column quad per lane, o[2i + 1] unused) the output
+// columns stop there, so that small heads (SVTR's 15) do not pay for 64 dims; rows keep 16 quads
+// of shared memory. BQ = 16 (32 invocations): GLTENSOR_ATTENTION_BQ=16 (attention_plan's
+// narrow_attention_tiles).
 // Shared-memory layouts are XOR-swizzled so that a warp's 128-bit reads and writes spread over
 // all banks: K quad dq of key j at column dq ^ (j % 8), Q quad dq of row r at dq ^ (r / 4 % 4),
-// probability quad rq of key j at rq ^ (j % 8).
+// probability quad rq of key j at rq ^ (j % 8) (BQ = 16: rq ^ (j % 4)).
 // SPLIT_KV (FlashDecoding: Dao et al. 2023, "Flash-Decoding for long-context inference"): the
 // keys split into chunks of u_kchunk (a multiple of BKV), chunk WORKGROUP_ID.z; the output is
 // [chunks, batch, L, Ev + 2]: per row the unnormalized sum o (Ev values), then m (the row's
@@ -33,9 +38,13 @@ layout(local_size_x = LOCAL_X) in;
 #endif
 #define KQU uint(KQ)
 #define BKV (32u * KQU)
-#define DH 64u
-#define NLD (BKV * DH / 4u / LOCAL_X)  // K (and V) quads each invocation loads per tile
-#define NLQ (BQ * DH / 4u / LOCAL_X)   // Q quads each invocation loads
+#ifndef DQL
+#define DQL 16
+#endif
+#define DQLU uint(DQL)  // (DQL a plain int: #if compares it)
+#define NLD (BKV * DQLU / LOCAL_X)  // K (and V) quads each invocation loads per tile
+#define NLQ (BQ * DQLU / LOCAL_X)   // Q quads each invocation loads
+#define PS_SWZ (BQ >= 32u ? 7u : BQ / 4u - 1u)
 #if KQ == 2 && !defined(SUBGROUP)
 #error "64-key tiles need subgroup row reductions"
 #endif
@@ -66,16 +75,16 @@ uniform uint u_kchunk;  // SPLIT_KV
 #define OUT_COLS u_Ev
 #endif
 
-shared vec4 Qs[BQ * DH / 4u];  // scaled q[r][d] at QS(r, d / 4)[d % 4]
-shared vec4 Vs[BKV * DH / 4u];  // v[j][c] at Vs[j * 16 + c / 4][c % 4]
+shared vec4 Qs[BQ * 16u];  // scaled q[r][d] at QS(r, d / 4)[d % 4]
+shared vec4 Vs[BKV * 16u];  // v[j][c] at Vs[j * 16 + c / 4][c % 4]
 #define QS(r, dq) Qs[(r) * 16u + ((dq) ^ (((r) >> 2u) & 3u))]
 #define KS(j, dq) Ks[(j) * 16u + ((dq) ^ ((j) & 7u))]
-#define PS(j, rq) Ps[(j) * (BQ / 4u) + ((rq) ^ ((j) & 7u))]
+#define PS(j, rq) Ps[(j) * (BQ / 4u) + ((rq) ^ ((j) & PS_SWZ))]
 #if KQ == 2
-shared vec4 Ks[BKV * DH / 4u];  // K tile, then the probabilities (BKV * BQ / 4 <= BKV * 16 quads)
+shared vec4 Ks[BKV * 16u];  // K tile, then the probabilities (BKV * BQ / 4 <= BKV * 16 quads)
 #define Ps Ks
 #else
-shared vec4 Ks[BKV * DH / 4u];
+shared vec4 Ks[BKV * 16u];
 shared vec4 Ps[BKV * BQ / 4u];
 #endif
 #ifndef SUBGROUP
@@ -184,17 +193,17 @@ void main() {
   q_off += zz * u_bstride_q[0];  // zz < u_bshape[0]
   k_off += zz * u_bstride_k[0];
   v_off += zz * u_bstride_v[0];
-  // Invocation tid loads quads e = tid + n * LOCAL_X (n < NLQ, NLD) of a tile: row e / 16,
-  // quad e % 16. All loads are issued before the first store.
+  // Invocation tid loads quads e = tid + n * LOCAL_X (n < NLQ, NLD) of a tile: row e / DQL,
+  // quad e % DQL. All loads are issued before the first store.
   {
     vec4 pq[NLQ];
     for (uint n = 0u; n < NLQ; ++n) {
       uint e = tid + n * LOCAL_X;
-      pq[n] = q_quad(q_off, q0 + e / 16u, e % 16u);
+      pq[n] = q_quad(q_off, q0 + e / DQLU, e % DQLU);
     }
     for (uint n = 0u; n < NLQ; ++n) {
       uint e = tid + n * LOCAL_X;
-      QS(e / 16u, e % 16u) = pq[n] * u_scale;
+      QS(e / DQLU, e % DQLU) = pq[n] * u_scale;
     }
   }
   uint kend = u_causal != 0 ? min(u_S, q0 + BQ) : u_S;
@@ -207,8 +216,8 @@ void main() {
   vec4 pk[NLD], pv[NLD];
   for (uint n = 0u; n < NLD; ++n) {
     uint e = tid + n * LOCAL_X;
-    pk[n] = k_quad(k_off, kbegin + e / 16u, e % 16u);
-    pv[n] = v_quad(v_off, kbegin + e / 16u, e % 16u);
+    pk[n] = k_quad(k_off, kbegin + e / DQLU, e % DQLU);
+    pv[n] = v_quad(v_off, kbegin + e / DQLU, e % DQLU);
   }
   vec4 m = vec4(-F_INF), l = vec4(0.0);
   vec4 o[8];
@@ -220,19 +229,19 @@ void main() {
     workgroup_sync();  // the previous tile's readers are done (and Qs is written)
     for (uint n = 0u; n < NLD; ++n) {
       uint e = tid + n * LOCAL_X;
-      KS(e / 16u, e % 16u) = pk[n];
-      Vs[e] = pv[n];
+      KS(e / DQLU, e % DQLU) = pk[n];
+      Vs[e / DQLU * 16u + e % DQLU] = pv[n];
     }
     workgroup_sync();
     if (k0 + BKV < kend) {  // the next tile's loads, in flight while this tile is computed
       for (uint n = 0u; n < NLD; ++n) {
         uint e = tid + n * LOCAL_X;
-        pk[n] = k_quad(k_off, k0 + BKV + e / 16u, e % 16u);
-        pv[n] = v_quad(v_off, k0 + BKV + e / 16u, e % 16u);
+        pk[n] = k_quad(k_off, k0 + BKV + e / DQLU, e % DQLU);
+        pv[n] = v_quad(v_off, k0 + BKV + e / DQLU, e % DQLU);
       }
     }
     for (int i = 0; i < 4 * KQ; ++i) s[i] = vec4(0.0);
-    for (uint dq = 0u; dq < DH / 4u; ++dq) {
+    for (uint dq = 0u; dq < DQLU; ++dq) {
       vec4 kq[4 * KQ];
 #define LOAD_K(i, h)                             \
   kq[4u * h] = KS(tx + 32u * h, dq);             \
@@ -310,15 +319,22 @@ void main() {
     o[6] *= alpha.w;
     o[7] *= alpha.w;
     for (uint j = 0u; j < BKV; ++j) {
-      vec4 a = PS(j, ty), b0 = Vs[j * 16u + tx], b1 = Vs[j * 16u + 8u + tx];
-      o[0] += a.x * b0;
+      vec4 a = PS(j, ty);
+#if DQL == 16
+      vec4 b0 = Vs[j * 16u + tx], b1 = Vs[j * 16u + 8u + tx];
       o[1] += a.x * b1;
-      o[2] += a.y * b0;
       o[3] += a.y * b1;
-      o[4] += a.z * b0;
       o[5] += a.z * b1;
-      o[6] += a.w * b0;
       o[7] += a.w * b1;
+#elif DQL == 8
+      vec4 b0 = Vs[j * 16u + tx];
+#else  // quads 4..7 of the tile's rows are not loaded
+      vec4 b0 = tx < DQLU ? Vs[j * 16u + tx] : vec4(0.0);
+#endif
+      o[0] += a.x * b0;
+      o[2] += a.y * b0;
+      o[4] += a.z * b0;
+      o[6] += a.w * b0;
     }
   }
 #ifdef SPLIT_KV
@@ -336,11 +352,13 @@ void main() {
   vec4 d = l;
 #endif
   store_quad(out_base, gi0, 4u * tx, o[0] / d.x);
-  store_quad(out_base, gi0, 32u + 4u * tx, o[1] / d.x);
   store_quad(out_base, gi0 + 1u, 4u * tx, o[2] / d.y);
-  store_quad(out_base, gi0 + 1u, 32u + 4u * tx, o[3] / d.y);
   store_quad(out_base, gi0 + 2u, 4u * tx, o[4] / d.z);
-  store_quad(out_base, gi0 + 2u, 32u + 4u * tx, o[5] / d.z);
   store_quad(out_base, gi0 + 3u, 4u * tx, o[6] / d.w);
+#if DQL == 16
+  store_quad(out_base, gi0, 32u + 4u * tx, o[1] / d.x);
+  store_quad(out_base, gi0 + 1u, 32u + 4u * tx, o[3] / d.y);
+  store_quad(out_base, gi0 + 2u, 32u + 4u * tx, o[5] / d.z);
   store_quad(out_base, gi0 + 3u, 32u + 4u * tx, o[7] / d.w);
+#endif
 }

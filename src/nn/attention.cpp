@@ -110,7 +110,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
   const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
   AttentionVariant av;
-  av.bd = static_cast<int>(bd), av.bq = bq, av.kq = t.kq, av.subgroup = t.subgroup, av.split_kv = kchunk > 0;
+  av.bd = static_cast<int>(bd), av.bq = bq, av.kq = t.kq, av.dql = t.dql, av.subgroup = t.subgroup,
+  av.split_kv = kchunk > 0;
   av.q_quads = q_quads, av.kv_quads = kv_quads;
   av.out = out.dtype(), av.q = q.dtype(), av.k = k.dtype(), av.v = v.dtype();
   launch.program(av.kFile, av.defines(), {static_cast<std::uint32_t>(bq * 2)});
@@ -479,7 +480,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
     const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
-    const AttentionTiles t = plan_attention_tiles(ad, settings());
+    const AttentionTiles t = narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev);
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
     if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit))

@@ -1,6 +1,8 @@
 // The fused attention kernel's tiling and loop length (attention_plan.hpp).
 #include "nn/attention_plan.hpp"
 
+#include <algorithm>
+
 namespace gltensor::detail {
 
 std::int64_t attention_shared_bytes(const AttentionTiles& t) {
@@ -9,7 +11,7 @@ std::int64_t attention_shared_bytes(const AttentionTiles& t) {
 }
 
 AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& settings) {
-  const bool bq32 = settings.attention_bq == 32, keys32 = settings.attention_keys == 32;
+  const bool bq32 = settings.attention_bq == 32 || settings.attention_bq == 16, keys32 = settings.attention_keys == 32;
   const int sg = dev.subgroup_size;
   for (const std::int64_t bq : {64, 32}) {
     if (bq == 64 && bq32) continue;
@@ -23,16 +25,40 @@ AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& 
   return {0, 1, false};
 }
 
+int attention_head_quads(std::int64_t E, std::int64_t Ev) {
+  const std::int64_t q = (std::max(E, Ev) + 3) / 4;
+  return q <= 4 ? 4 : q <= 8 ? 8 : 16;
+}
+
+AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& dev, const Settings& settings,
+                                      std::int64_t E, std::int64_t Ev) {
+  if (t.bq == 0) return t;
+  t.dql = attention_head_quads(E, Ev);
+  const std::int64_t cap = settings.attention_bq > 0 ? std::min<std::int64_t>(settings.attention_bq, t.bq) : t.bq;
+  if (!t.subgroup) {
+    if (cap == 16 && t.kq * t.dql <= 8) t.bq = 16;
+    return t;
+  }
+  for (const std::int64_t bq : {64, 32, 16}) {
+    const bool fits = bq <= cap && (2 * bq) % dev.subgroup_size == 0 && 32 * t.kq * t.dql / (2 * bq) <= 8;
+    if (!fits) continue;
+    t.bq = bq;
+    break;
+  }
+  return t;
+}
+
 std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd) {
   const std::uint64_t bkv = 32u * static_cast<std::uint64_t>(t.kq), local = 2u * static_cast<std::uint64_t>(t.bq);
-  const std::uint64_t nld = bkv * 64 / 4 / local, nlq = static_cast<std::uint64_t>(t.bq) * 64 / 4 / local;
+  const std::uint64_t dql = static_cast<std::uint64_t>(t.dql);
+  const std::uint64_t nld = bkv * dql / local, nlq = static_cast<std::uint64_t>(t.bq) * dql / local;
   // Each loop counts its trips and its exit test. Per tile: the tile loop, the K/V stores, the
   // next loads (4 lanes each of K and V without quad loads), the score init, 16 head-dim quads,
   // the row max and sum exchanges (shared memory: 4 writes and 8 reads each), the BKV-key
   // products. Before: the batch dims, the Q loads and stores, the output init, the first K/V
   // loads, the tile loop's exit.
   const std::uint64_t per_tile =
-      1 + (nld + 1) + (nld + 1 + 10 * nld) + (4 * static_cast<std::uint64_t>(t.kq) + 1) + 17 + 28 + (bkv + 1);
+      1 + (nld + 1) + (nld + 1 + 10 * nld) + (4 * static_cast<std::uint64_t>(t.kq) + 1) + (dql + 1) + 28 + (bkv + 1);
   const std::uint64_t tiles = (static_cast<std::uint64_t>(S) + bkv - 1) / bkv;
   return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16;
 }
@@ -49,7 +75,7 @@ std::int64_t flash_shared_bytes(std::int64_t E, std::int64_t Ev, const FlashTile
 
 FlashTiles plan_flash_tiles(std::int64_t E, std::int64_t Ev, int max_shared_memory, const Settings& settings) {
   if (E < 1 || Ev < 1 || E > kFlashMaxHeadDim || Ev > kFlashMaxHeadDim) return {};
-  FlashTiles t{settings.attention_bq == 32 ? 32 : 64, 0, 64, 0};
+  FlashTiles t{settings.attention_bq == 32 || settings.attention_bq == 16 ? 32 : 64, 0, 64, 0};
   for (const std::int64_t n : {32, 16, 8, 4}) {
     if (settings.attention_tile > 0 && n > settings.attention_tile) continue;
     FlashTiles c = t;

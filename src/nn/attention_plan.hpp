@@ -18,10 +18,12 @@ struct AttentionDevice {
 
 // The fused kernel's tiling (glsl/nn/attention.comp): BQ query rows per workgroup (2 * BQ
 // invocations), 32 * KQ keys per tile, row reductions by subgroup shuffles or shared memory.
+// DQL: the head-dim quads loaded and multiplied per row (4, 8 or 16: narrow_attention_tiles).
 struct AttentionTiles {
   std::int64_t bq;
   int kq;
   bool subgroup;
+  int dql = 16;
 };
 
 /// Shared memory of a tiling: Q tile, K and V tiles, probabilities (in the K tile's memory when
@@ -32,13 +34,26 @@ std::int64_t attention_shared_bytes(const AttentionTiles& t);
 /// reductions (48 KiB), else 64 rows and 32 keys (40 KiB, 44 KiB without subgroups), else 32
 /// rows (24 or 30 KiB; llvmpipe has 32 KiB and no subgroups). Subgroup reductions need a row
 /// group of 8 lanes inside one subgroup: subgroups of a multiple of 8 lanes that divide the
-/// workgroup. Settings::attention_bq / attention_keys = 32 cap the tiling (tests run every
-/// tiling the device has). bq = 0: none fits.
+/// workgroup. Settings::attention_bq (32 or 16) / attention_keys = 32 cap the tiling (tests run
+/// every tiling the device has). bq = 0: none fits.
 AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& settings);
+
+/// The head-dim quads attention.comp needs for head dims E, Ev (<= 64): 4, 8 or 16.
+int attention_head_quads(std::int64_t E, std::int64_t Ev);
+
+/// The device's tiling t narrowed to a problem with head dims E, Ev: dql =
+/// attention_head_quads(E, Ev); with Settings::attention_bq = 16 (or 32), the largest row block at
+/// or below it that keeps a row group in one subgroup ((2 bq) % subgroup size == 0, with subgroup
+/// reductions) and at most 8 K (and V) quads per invocation per tile (32 kq dql / (2 bq) <= 8:
+/// register room), else t.bq. (16-row blocks on GPUs where 64-row ones made fewer than 128
+/// workgroups were slower on the H200, SVTR's 8 x 168 x 15: 31.7 against 24.5 us of GPU time,
+/// bench/RESULTS.md 2026-11-28.)
+AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& dev, const Settings& settings,
+                                      std::int64_t E, std::int64_t Ev);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the
-/// score init, 16 head-dim quads, the row max/sum exchanges and the BKV-key products; before the
+/// score init, t.dql head-dim quads, the row max/sum exchanges and the BKV-key products; before the
 /// tiles the batch offsets and Q loads.
 std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd);
 
@@ -53,7 +68,7 @@ constexpr std::int64_t kFlashMaxHeadDim = 256;
 /// (ceil(E/4) + ceil(Ev/4)) bytes); `keys` key rows per workgroup (attn_dkv), `bqt` query rows
 /// per shared-memory tile (q and dO tiles and the rows' lse and D). Tiles of 32, 16, 8 or 4: the
 /// largest that fits the device's shared memory and Settings::attention_tile; rows = 32 under
-/// Settings::attention_bq = 32, else 64. bkv = 0: none fits (head dims past kFlashMaxHeadDim too).
+/// Settings::attention_bq = 32 or 16, else 64. bkv = 0: none fits (head dims past kFlashMaxHeadDim too).
 struct FlashTiles {
   std::int64_t rows = 0, bkv = 0, keys = 0, bqt = 0;
 };

@@ -9,6 +9,7 @@ Defines AttentionVariant::defines() const {
   Defines d;
   if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   d.value("BD", bd).uvalue("BQ", static_cast<std::uint64_t>(bq)).value("KQ", kq).flag("SPLIT_KV", split_kv);
+  d.value("DQL", dql);  // (a plain int: the kernel's #if compares it)
   d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
   d.operand(3, v, CT::f32, false);
   int binding = 4;
@@ -38,6 +39,13 @@ std::vector<AttentionVariant> AttentionVariant::space() {
     v.bd = 3, v.out = v.q = v.k = v.v = dt;
     out.push_back(v);
   }
+  // narrow_attention_tiles' small heads and row blocks: 4 or 8 head-dim quads, 16 rows
+  for (const int dql : {4, 8})
+    for (const bool subgroup : {false, true}) {
+      AttentionVariant v;
+      v.bq = 16, v.dql = dql, v.subgroup = subgroup, v.kq = subgroup ? 2 : 1, v.kv_quads = subgroup;
+      out.push_back(v);
+    }
   return out;
 }
 

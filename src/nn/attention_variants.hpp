@@ -11,14 +11,14 @@
 
 namespace gltensor::detail {
 
-/// attention.comp: BD batch dims, BQ query rows and KQ x 32 keys per tile, SUBGROUP (shuffle
-/// reductions), SPLIT_KV (partial results per key chunk), Q_QUADS / KV_QUADS (f32 q / k and v
-/// also read as vec4 arrays qQ / qK, qV at the bindings after the four operands).
+/// attention.comp: BD batch dims, BQ query rows and KQ x 32 keys per tile, DQL head-dim quads
+/// (4, 8, 16), SUBGROUP (shuffle reductions), SPLIT_KV (partial results per key chunk), Q_QUADS / KV_QUADS (f32 q / k
+/// and v also read as vec4 arrays qQ / qK, qV at the bindings after the four operands).
 struct AttentionVariant {
   static constexpr const char* kFile = "attention.comp";
   int bd = 1;
   std::int64_t bq = 32;
-  int kq = 1;
+  int kq = 1, dql = 16;
   bool subgroup = false, split_kv = false, q_quads = false, kv_quads = false;
   DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32;
   Defines defines() const;

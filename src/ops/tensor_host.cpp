@@ -72,33 +72,44 @@ Tensor Tensor::contiguous() const {
 }
 
 namespace {
-// t's elements, row-major, into `bytes` bytes at dst (numel x itemsize): the copy is queued behind
-// the tensor's writers and the batch's fence behind the copy (read_to_host): one fence, one round
-// trip to the GPU, one submission. Then the batch is retired and its error flags checked.
-void read_contiguous(const Tensor& t, void* dst, std::size_t bytes) {
+// t's elements, row-major, as a vector of T: the copy is queued behind the tensor's writers and
+// the batch's fence behind the copy (read_to_host): one fence, one round trip to the GPU, one
+// submission; then the batch is retired and its error flags checked. The result is allocated and
+// zeroed while the GPU works (read_to_host's HostDest; on the H200 a fresh 904 KB vector's cost
+// ~20 us of a ~110 us read, gltensor_transfer_lab, bench/RESULTS.md 2026-11-28), then filled in
+// pieces over helper threads.
+template <class T>
+std::vector<T> read_vector(const Tensor& t) {
   DeviceImpl& d = dev_of(t);
   Enter guard(d, "to_host");
   const Tensor c = t.contiguous();
-  if (bytes == 0) return;
-  read_to_host(d, *c.impl()->storage, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes, dst);
+  const std::size_t bytes = static_cast<std::size_t>(c.numel()) * itemsize(c.dtype());
+  std::vector<T> out;
+  if (bytes == 0) return out;
+  const std::size_t at = static_cast<std::size_t>(c.offset()) * itemsize(c.dtype());
+  const bool taken = read_to_host(d, *c.impl()->storage, at, bytes, [&out, bytes]() -> void* {
+    out.resize(bytes / sizeof(T));
+    return out.data();
+  });
+  if (!taken) {  // (a batch already ended, the copy path, past the read buffer): straight into the result
+    out.resize(bytes / sizeof(T));
+    read_to_host(d, *c.impl()->storage, at, bytes, out.data());
+  }
   check_device_errors(d);
+  return out;
 }
 }  // namespace
 
 std::vector<std::uint8_t> Tensor::to_bytes() const {
   check_defined("to_host", *this);
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(numel()) * itemsize(dtype()));
-  read_contiguous(*this, out.data(), out.size());
-  return out;
+  return read_vector<std::uint8_t>(*this);
 }
 
 std::vector<float> Tensor::to_vector() const {
   check_defined("to_host", *this);
   if (dtype() != DType::f32) return convert_bytes<float>(to_bytes(), dtype());
   // f32: read into the result itself (no byte vector, no conversion pass).
-  std::vector<float> out(static_cast<std::size_t>(numel()));
-  read_contiguous(*this, out.data(), out.size() * sizeof(float));
-  return out;
+  return read_vector<float>(*this);
 }
 std::vector<std::int32_t> Tensor::to_int_vector() const { return convert_bytes<std::int32_t>(to_bytes(), dtype()); }
 

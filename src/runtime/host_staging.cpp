@@ -138,6 +138,8 @@ bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::siz
   return true;
 }
 
+const unsigned char* mapped_read_data(DeviceImpl& dev) { return dev.extension<MappedStaging>().read_ptr; }
+
 void mapped_read_end(DeviceImpl& dev, std::size_t bytes, void* dst) {
   std::memcpy(dst, dev.extension<MappedStaging>().read_ptr, bytes);
 }

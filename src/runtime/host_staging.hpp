@@ -37,6 +37,10 @@ bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::siz
 /// After a fence issued after mapped_read_begin's copy has signaled: its `bytes` to dst.
 void mapped_read_end(DeviceImpl& dev, std::size_t bytes, void* dst);
 
+/// The mapped read buffer's bytes (valid once a fence after mapped_read_begin's copy has
+/// signaled, until the next read).
+const unsigned char* mapped_read_data(DeviceImpl& dev);
+
 /// A buffer of `bytes` with immutable storage in host memory holding `init` (bytes long, or
 /// null), persistently and coherently mapped for the host's reads and writes: small
 /// device-written state the host polls (the error flags), and the host-visible buffers of

@@ -1,9 +1,12 @@
 // Device-to-host copies in flight (readback.hpp).
 #include "runtime/readback.hpp"
 
+#include <cstring>
+
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/guard.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/host_staging.hpp"
 #include "runtime/storage.hpp"
 
@@ -28,6 +31,39 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
   if (src.write_batch >= q.batch()) q.flush(false);
   src.download(offset, bytes, dst);
   q.wait_batch(src.write_batch);
+}
+
+bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest) {
+  Queue& q = dev.queue();
+  if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
+    if (const Capture* c = q.capture()) c->host_read("to_host");
+    q.barrier_for_copy();  // as the copy to one destination (above)
+    if (mapped_read_begin(dev, src.buffer(), offset, bytes)) {
+      q.flush(false);  // its fence follows the copy
+      const bool par = bytes >= kParallelCopyMin;
+      if (par) prime_copy_helpers();
+      void* dst = dest();  // (the caller's allocation while the GPU works)
+      if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
+      q.wait_batch(src.write_batch);
+      if (par)
+        parallel_copy(dst, mapped_read_data(dev), bytes);
+      else
+        mapped_read_end(dev, bytes, dst);
+      return true;
+    }
+  }
+  if (bytes > 0 && src.block.host) {  // host-visible: copied in place (Storage::download's wait)
+    if (const Capture* c = q.capture()) c->host_read("to_host");
+    if (bytes >= kParallelCopyMin) prime_copy_helpers();
+    void* dst = dest();
+    q.wait_batch(src.write_batch);
+    if (bytes >= kParallelCopyMin)
+      parallel_copy(dst, src.block.host + offset, bytes);
+    else
+      std::memcpy(dst, src.block.host + offset, bytes);
+    return true;
+  }
+  return false;
 }
 
 Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)

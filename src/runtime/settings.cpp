@@ -204,7 +204,9 @@ Settings Settings::from_env() {
   s.tune = env_flag("GLTENSOR_TUNE", -1);
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_rows = env("GLTENSOR_ATTENTION") == "rows";
-  s.attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str()) == 32 ? 32 : 0;
+  // (16 as well: attention_plan's narrow_attention_tiles stays at or below the cap)
+  const int attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str());
+  s.attention_bq = attention_bq == 32 || attention_bq == 16 ? attention_bq : 0;
   s.attention_keys = std::atoi(env("GLTENSOR_ATTENTION_KEYS").c_str()) == 32 ? 32 : 0;
   {
     const int tile = std::atoi(env("GLTENSOR_ATTENTION_TILE").c_str());

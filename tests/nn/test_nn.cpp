@@ -647,10 +647,11 @@ std::vector<double> ref_attention(const std::vector<float>& q, const std::vector
 }
 
 // Environment settings that select the fused attention kernel's smaller tilings on this device
-// (none on llvmpipe: 32 KiB of shared memory and no subgroups leave one).
+// (on llvmpipe, 32 KiB of shared memory and no subgroups, 16 query rows per workgroup).
 std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
   std::vector<std::pair<const char*, const char*>> v;
   if (device().caps().max_shared_memory >= 44 * 1024) v.push_back({"GLTENSOR_ATTENTION_BQ", "32"});
+  v.push_back({"GLTENSOR_ATTENTION_BQ", "16"});
   if (device().caps().subgroup) {
     v.push_back({"GLTENSOR_ATTENTION_KEYS", "32"});
     v.push_back({"GLTENSOR_SUBGROUPS", "0"});
@@ -705,7 +706,8 @@ AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionCase& c, b
 }  // namespace
 
 // The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
-// 64, broadcast k/v batches, a non-contiguous q, f16 inputs, NaN propagation; and the composite
+// 64 (the kernel's 4, 8 and 16 head-dim quads: SVTR's 168 rows of 15, 24 / 20),
+// broadcast k/v batches, a non-contiguous q, f16 inputs, NaN propagation; and the composite
 // path (GLTENSOR_ATTENTION=composite) must agree with it.
 TEST(Attention, FusedKernelMatchesReference) {
   GLT_RNG(rng);
@@ -714,6 +716,8 @@ TEST(Attention, FusedKernelMatchesReference) {
                                          {3, 1, 70, 45, 64, 64},
                                          {1, 1, 33, 100, 16, 40},
                                          {2, 2, 129, 129, 64, 64},
+                                         {2, 2, 168, 168, 15, 15},
+                                         {3, 1, 37, 70, 24, 20},
                                          {1, 1, 1, 1, 1, 1}})
     for (bool causal : {false, true}) {
       const AttentionInputs in = attention_inputs(rng, c, causal);

@@ -462,6 +462,45 @@ TEST(PlanAttention, TilingByDevice) {
     EXPECT_LE(attention_shared_bytes(tt), 49152);
 }
 
+// The fused kernel narrowed to a problem: the head-dim quads by head dims; the device's row block
+// (64 with 32-lane subgroups), or under GLTENSOR_ATTENTION_BQ=16 the smallest block at or below it
+// that keeps 8 K quads per invocation (without subgroups too); the flash kernels' 32 rows then.
+TEST(PlanAttention, NarrowedToTheProblem) {
+  const Settings s;
+  EXPECT_EQ(attention_head_quads(15, 15), 4);
+  EXPECT_EQ(attention_head_quads(1, 16), 4);
+  EXPECT_EQ(attention_head_quads(17, 3), 8);
+  EXPECT_EQ(attention_head_quads(24, 32), 8);
+  EXPECT_EQ(attention_head_quads(33, 8), 16);
+  EXPECT_EQ(attention_head_quads(64, 64), 16);
+  const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
+  const AttentionTiles g = plan_attention_tiles(gpu, s), c = plan_attention_tiles(cpu, s);
+  AttentionTiles t = narrow_attention_tiles(g, gpu, s, 15, 15);  // SVTR: 64 rows, 4 quads
+  EXPECT_EQ(t.bq, 64);
+  EXPECT_EQ(t.kq, 2);
+  EXPECT_EQ(t.dql, 4);
+  t = narrow_attention_tiles(g, gpu, s, 64, 64);
+  EXPECT_EQ(t.bq, 64);
+  EXPECT_EQ(t.dql, 16);
+  Settings capped;
+  capped.attention_bq = 16;
+  t = narrow_attention_tiles(plan_attention_tiles(gpu, capped), gpu, capped, 15, 15);
+  EXPECT_EQ(t.bq, 16);
+  EXPECT_EQ(t.kq, 1);
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(gpu, capped), gpu, capped, 64, 64).bq, 32);  // 16 quads
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(gpu, capped), {true, 64, 49152}, capped, 15, 15).bq, 32);
+  t = narrow_attention_tiles(c, cpu, s, 15, 15);  // llvmpipe: the device's 32 rows, or 16 when set
+  EXPECT_EQ(t.bq, 32);
+  EXPECT_EQ(t.dql, 4);
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 15, 15).bq, 16);
+  EXPECT_EQ(narrow_attention_tiles(plan_attention_tiles(cpu, capped), cpu, capped, 64, 64).bq, 32);
+  EXPECT_EQ(plan_flash_tiles(64, 64, 32768, capped).rows, 32);
+  // fewer head-dim quads, fewer loop iterations
+  AttentionTiles narrow = c;
+  narrow.dql = 4;
+  EXPECT_LT(attention_loops(narrow, 1000, 1), attention_loops(c, 1000, 1));
+}
+
 // The flash kernels' tiles (attention_flash.comp) by head dim and shared memory: the largest of
 // 32, 16, 8, 4 keys (query rows for the backward) that fit; none past head dim 256 or where even
 // 4 do not fit; the caps that tests use to run every tiling.

@@ -6,9 +6,11 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "gl_log.hpp"
 #include "runtime/cuda_memory.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
@@ -202,6 +204,60 @@ TEST(Pool, ReadBacksOfGrowingSizesSeeTheirPendingWriters) {
       EXPECT_FLOAT_EQ(tail[0], static_cast<float>(ref[2])) << "n = " << n;
       EXPECT_FLOAT_EQ(tail.back(), static_cast<float>(ref.back())) << "n = " << n;
     }
+  }
+}
+
+// Reads of at least kParallelCopyMin (256 KiB) are copied out of the mapped read buffer (or a
+// host-visible buffer) by the calling thread and helper threads, each a part (parallel_copy), into a
+// result allocated while the GPU works (read_to_host's HostDest): every element of reads just
+// below and at the threshold, of 1 MiB + 4 bytes and 8 MiB, of views at an odd offset, and of f16
+// tensors (to_bytes, then the conversion), with pending writers. Sabotage: each helper copying
+// the next part instead of its own: fails (here and in the two tests below).
+TEST(Pool, LargeReadBacksSplitOverHelperThreadsKeepEveryElement) {
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  for (std::int64_t n : {std::int64_t{65535}, std::int64_t{65536}, std::int64_t{262145}, std::int64_t{2097152}}) {
+    auto a = uniform(rng, static_cast<std::size_t>(n));
+    Tensor x = Tensor::from_host(dev, a, {n});
+    for (const std::int64_t off : {std::int64_t{0}, std::int64_t{7}}) {
+      Tensor y = x * 2.0 + 1.0;  // pending writers
+      const std::vector<float> got = y.narrow(0, off, n - off).to_vector();
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(n - off));
+      std::int64_t bad = 0;
+      for (std::int64_t i = 0; i < n - off; ++i)
+        bad += got[static_cast<std::size_t>(i)] == static_cast<float>(2.0 * a[static_cast<std::size_t>(off + i)] + 1.0)
+                   ? 0
+                   : 1;
+      EXPECT_EQ(bad, 0) << "n = " << n << ", offset " << off;
+    }
+    Tensor h = (x * 2.0 + 1.0).to(DType::f16);
+    const std::vector<float> hv = h.to_vector();
+    ASSERT_EQ(hv.size(), static_cast<std::size_t>(n));
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double ref = 2.0 * a[static_cast<std::size_t>(i)] + 1.0;
+      bad += std::abs(hv[static_cast<std::size_t>(i)] - ref) <= 1e-3 * std::abs(ref) + 1e-3 ? 0 : 1;
+    }
+    EXPECT_EQ(bad, 0) << "f16, n = " << n;
+  }
+}
+
+// parallel_copy alone (host_copy.hpp): sizes just below and past kParallelPieceMin and odd
+// ones, source and destination at odd byte offsets, and two threads copying at once (one of
+// them falls back to memcpy): every byte. Sabotage: a chunk of floor(n / 8) (the tail's bytes
+// left out), or a helper taking the next chunk: fail.
+TEST(Pool, ParallelCopyKeepsEveryByte) {
+  const std::size_t min = detail::kParallelPieceMin;
+  for (const std::size_t n : {min - 1, min, min + 13, (std::size_t{1} << 20) + 7}) {
+    std::vector<unsigned char> src(n + 3), dst1(n + 1), dst2(n + 1);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+    std::thread other([&] { detail::parallel_copy(dst2.data() + 1, src.data() + 3, n); });
+    detail::parallel_copy(dst1.data() + 1, src.data() + 3, n);
+    other.join();
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) bad += (dst1[i + 1] != src[i + 3]) + (dst2[i + 1] != src[i + 3]);
+    EXPECT_EQ(bad, 0u) << "n = " << n;
   }
 }
 
