@@ -27,6 +27,7 @@ std::string PlanStats::summary() const {
          (attention ? std::to_string(attention) + " attention patterns, " : std::string()) + std::to_string(epilogues) +
          " fused epilogues, " + std::to_string(muladd) + " Mul+Add chains, " +
          (conv_affine ? std::to_string(conv_affine) + " scalar Mul/Add into conv epilogues, " : std::string()) +
+         (se_blocks ? std::to_string(se_blocks) + " squeeze-excitation blocks, " : std::string()) +
          std::to_string(elementwise_nodes) + " elementwise nodes fused into " + std::to_string(elementwise_groups) +
          " kernels, " +
          (mlp_chains ? std::to_string(mlp_layers) + " MatMul/Gemm layers fused into " + std::to_string(mlp_chains) +
@@ -732,6 +733,8 @@ void release_epilogues(Graph& g, PlanStats& s) {
 }
 
 }  // namespace
+
+bool elementwise_fusable(const Graph& g, const Node& n) { return !fusable_operands(g, n).empty(); }
 
 void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s) {
   if (!detail::settings().fuse_elementwise) return;
