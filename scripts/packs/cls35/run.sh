@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# cls35's GPU pack (issue 21): PP-OCR cls / det / rec with main's build and this branch's in one call,
+# then PyTorch's eager and CUDA-graph runs of the same models on the same inputs (torchcmp.py), then
+# GPU profiles of cls on both builds. The lead runs it as `bash gpu-multi/cls35/run.sh` ($H the pack, made
+# by make_pack.sh; $H/lib on LD_LIBRARY_PATH: this branch's libgltensor; $H/main/lib: main's).
+set -u
+W=/tmp/cls35w; PY=python3; REPS=${REPS:-200}
+rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/ocr" "$W/outmain"
+step() { echo; echo "=== [$SECONDS s] $*"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
+echo "branch: $(cat "$H/COMMIT")"; echo "main: $(cat "$H/main/COMMIT")"
+step "models and inputs"
+tar -C "$W/ocr" -xJf "$H/ocr.tar.xz"
+timeout 60 "$PY" "$H/py/torchcmp.py" prepare "$W" --ocr "$W/ocr" | tail -1
+grep -E "^(cls|det|rec)_" "$W/cases.txt" > "$W/ocr.txt"
+mv "$W/ocr.txt" "$W/cases.txt"
+run() {  # build name model args mode(plain|replay) -> one line
+  local b=$1 name=$2 model=$3 args=$4 mode=$5 bin lib out log
+  if [ "$b" = main ]; then bin=$H/main/bin/gltensor-run lib=$H/main/lib:$LD_LIBRARY_PATH out=$W/outmain/$name log=$W/log/$name-$mode-main.txt
+  else bin=$H/bin/gltensor-run lib=$LD_LIBRARY_PATH out=$W/out/$name log=$W/log/$name-$mode.txt; fi
+  local extra="--output-dir $out"; [ "$mode" = replay ] && extra=--replay
+  # shellcheck disable=SC2086
+  LD_LIBRARY_PATH=$lib timeout 40 "$bin" "$model" $args --bench "$REPS" --read-back $extra > "$log" 2>&1 || echo "$b $name $mode: rc $?"
+  echo "$name $mode $b: $(grep -E '^bench|rror' "$log" | cut -c1-170)"
+}
+for round in 1 2; do
+  step "round $round: gltensor-run --bench $REPS --read-back, main then branch, plain and replayed"
+  while IFS='|' read -r name model _ args; do
+    for b in main cls35; do
+      run $b "$name" "$model" "$args" plain
+      run $b "$name" "$model" "$args" replay
+    done
+  done < "$W/cases.txt"
+  grep -h "^plan" "$W"/log/cls_48x192-plain*.txt
+done
+step "outputs: branch against main (plain runs)"
+"$PY" - "$W" << 'PYEOF'
+import sys, os, glob, numpy as np
+w = sys.argv[1]
+for d in sorted(glob.glob(os.path.join(w, "out", "*"))):
+    for f in sorted(glob.glob(os.path.join(d, "*.npy"))):
+        m = os.path.join(w, "outmain", os.path.basename(d), os.path.basename(f))
+        a, b = np.load(f).astype(np.float64), np.load(m).astype(np.float64)
+        print(f"{os.path.basename(d)} {os.path.basename(f)}: max|branch - main| {np.abs(a - b).max():.2e} (max|main| {np.abs(b).max():.2g})")
+PYEOF
+step "PyTorch eager and CUDA graph (torchcmp.py torch; the table's gltensor columns: the branch's round 2)"
+timeout 100 "$PY" "$H/py/torchcmp.py" torch "$W" --only 'cls|det|rec' ${TC_REPS:+--reps $TC_REPS} | grep -vE "^$" || echo "torch side: rc $?"
+step "cls profiles (gltensor-run --profile --bench 50, plain), main then branch"
+IFS='|' read -r _ model _ args < <(grep "^cls_" "$W/cases.txt")
+# shellcheck disable=SC2086
+LD_LIBRARY_PATH=$H/main/lib:$LD_LIBRARY_PATH timeout 20 "$H/main/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | grep -vE "^output |^input|^load|^model" | head -40
+# shellcheck disable=SC2086
+timeout 20 "$H/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | grep -vE "^output |^input|^load|^model" | head -40
+step done
