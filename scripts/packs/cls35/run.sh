@@ -2,12 +2,14 @@
 # cls35's GPU pack (issue 21): PP-OCR cls / det / rec with main's build and this branch's in one call,
 # then PyTorch's eager and CUDA-graph runs of the same models on the same inputs (torchcmp.py), then
 # GPU profiles of cls on both builds. The lead runs it as `bash gpu-multi/cls35/run.sh` ($H the pack, made
-# by make_pack.sh; $H/lib on LD_LIBRARY_PATH: this branch's libgltensor; $H/main/lib: main's).
+# by make_pack.sh; the builds unpacked from builds.tar.xz into $W/b: bin + lib this branch's, main/ main's).
 set -u
-W=/tmp/cls35w; PY=python3; REPS=${REPS:-200}
-rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/ocr" "$W/outmain"
+W=/tmp/cls35w; PY=${PY:-python3}; REPS=${REPS:-200}
+rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/ocr" "$W/outmain" "$W/b"
+tar -C "$W/b" -xJf "$H/builds.tar.xz"
+B=$W/b; export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
 step() { echo; echo "=== [$SECONDS s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
 echo "branch: $(cat "$H/COMMIT")"; echo "main: $(cat "$H/main/COMMIT")"
 step "models and inputs"
 tar -C "$W/ocr" -xJf "$H/ocr.tar.xz"
@@ -16,8 +18,8 @@ grep -E "^(cls|det|rec)_" "$W/cases.txt" > "$W/ocr.txt"
 mv "$W/ocr.txt" "$W/cases.txt"
 run() {  # build name model args mode(plain|replay) -> one line
   local b=$1 name=$2 model=$3 args=$4 mode=$5 bin lib out log
-  if [ "$b" = main ]; then bin=$H/main/bin/gltensor-run lib=$H/main/lib:$LD_LIBRARY_PATH out=$W/outmain/$name log=$W/log/$name-$mode-main.txt
-  else bin=$H/bin/gltensor-run lib=$LD_LIBRARY_PATH out=$W/out/$name log=$W/log/$name-$mode.txt; fi
+  if [ "$b" = main ]; then bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH out=$W/outmain/$name log=$W/log/$name-$mode-main.txt
+  else bin=$B/bin/gltensor-run lib=$LD_LIBRARY_PATH out=$W/out/$name log=$W/log/$name-$mode.txt; fi
   local extra="--output-dir $out"; [ "$mode" = replay ] && extra=--replay
   # shellcheck disable=SC2086
   LD_LIBRARY_PATH=$lib timeout 40 "$bin" "$model" $args --bench "$REPS" --read-back $extra > "$log" 2>&1 || echo "$b $name $mode: rc $?"
@@ -48,7 +50,7 @@ timeout 100 "$PY" "$H/py/torchcmp.py" torch "$W" --only 'cls|det|rec' ${TC_REPS:
 step "cls profiles (gltensor-run --profile --bench 50, plain), main then branch"
 IFS='|' read -r _ model _ args < <(grep "^cls_" "$W/cases.txt")
 # shellcheck disable=SC2086
-LD_LIBRARY_PATH=$H/main/lib:$LD_LIBRARY_PATH timeout 20 "$H/main/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | grep -vE "^output |^input|^load|^model" | head -40
+LD_LIBRARY_PATH=$B/main/lib:$LD_LIBRARY_PATH timeout 20 "$B/main/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | grep -vE "^output |^input|^load|^model" | head -40
 # shellcheck disable=SC2086
-timeout 20 "$H/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | grep -vE "^output |^input|^load|^model" | head -40
+timeout 20 "$B/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | grep -vE "^output |^input|^load|^model" | head -40
 step done
