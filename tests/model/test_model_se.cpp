@@ -1,0 +1,252 @@
+// The model planner's fuse_se (src/model/fuse_se.cpp) and the one-dispatch squeeze-and-excitation
+// kernel (glsl/nn/squeeze_excite.comp, src/nn/squeeze_excite.cpp): GlobalAveragePool -> 1x1 Conv
+// (+ activation) -> 1x1 Conv (+ activation) -> Mul, as PP-OCR's MobileNetV3 / PP-LCNet SE blocks
+// write it, against a float64 reference and against the same model planned without the pass
+// (Settings::fuse_elementwise off, which turns fuse_se off with it): batches, 1 to 200 channels,
+// one-element, odd and wide planes, planes past the one-dispatch limit (the nodes' ops), other
+// activations, Convs without bias, Mul's operands either way round, NaN/Inf in x, a loop limit the
+// kernel's plan refuses; and the forms the pass must leave alone.
+#include <cmath>
+
+#include "model/planner.hpp"
+#include "nn/squeeze_excite.hpp"
+#include "onnx_builder.hpp"
+#include "planned_run.hpp"
+#include "test_util.hpp"
+
+using namespace gltensor;
+using namespace glt_test;
+using B = OnnxBuilder;
+
+namespace {
+
+// An activation node after a Conv and its float64 form.
+struct Act {
+  std::string op;  ///< "" none, "Relu", "HardSigmoid", "HardSwish", "Sigmoid", "Clip"
+  double operator()(double v) const {
+    if (op == "Relu") return std::max(v, 0.0);
+    if (op == "HardSigmoid") return std::clamp(0.2 * v + 0.5, 0.0, 1.0);
+    if (op == "HardSwish") return v * std::clamp(v + 3, 0.0, 6.0) / 6;
+    if (op == "Sigmoid") return 1 / (1 + std::exp(-v));
+    if (op == "Clip") return std::clamp(v, -0.5, 0.5);
+    return v;
+  }
+};
+
+// The block's choices; the defaults are PP-OCR cls's first SE block ([1, 8, 12, 96], Cr 2).
+struct Form {
+  std::int64_t N = 1, C = 8, Cr = 2, H = 12, W = 96;
+  Act act1{"Relu"}, act2{"HardSigmoid"};
+  bool bias1 = true, bias2 = true;
+  bool scale_first = false;  ///< Mul(s, x) instead of Mul(x, s)
+  bool specials = false;     ///< NaN / Inf / signed zeros in x
+};
+
+struct Built {
+  std::string path;
+  std::vector<float> x, w1, b1, w2, b2;
+};
+
+// The activation node `act` from `in` to `out` (or the Conv writes `out` itself).
+void activation(B& b, const Act& act, const std::string& in, const std::string& out) {
+  auto& n = b.node(act.op, {in}, {out});
+  if (act.op == "HardSigmoid") B::attr_f(n, "alpha", 0.2f), B::attr_f(n, "beta", 0.5f);
+  if (act.op == "Clip") B::attr_f(n, "min", -0.5f), B::attr_f(n, "max", 0.5f);
+}
+
+Built build(const Form& f, std::mt19937_64& rng, const std::string& name) {
+  B b(9);  // PP-OCR's opset (Clip's bounds as attributes)
+  Built r;
+  r.x = uniform(rng, static_cast<std::size_t>(f.N * f.C * f.H * f.W), -2, 2);
+  if (f.specials) sprinkle_specials(r.x);
+  r.w1 = uniform(rng, static_cast<std::size_t>(f.Cr * f.C));
+  r.b1 = f.bias1 ? uniform(rng, static_cast<std::size_t>(f.Cr)) : std::vector<float>(f.Cr, 0.0f);
+  r.w2 = uniform(rng, static_cast<std::size_t>(f.C * f.Cr));
+  r.b2 = f.bias2 ? uniform(rng, static_cast<std::size_t>(f.C)) : std::vector<float>(f.C, 0.0f);
+  b.input("x", {f.N, f.C, f.H, f.W});
+  b.init("w1", {f.Cr, f.C, 1, 1}, r.w1).init("w2", {f.C, f.Cr, 1, 1}, r.w2);
+  if (f.bias1) b.init("b1", {f.Cr}, r.b1);
+  if (f.bias2) b.init("b2", {f.C}, r.b2);
+  b.node("GlobalAveragePool", {"x"}, {"p"});
+  auto conv = [&](const std::string& in, const std::string& w, const std::string& bias, bool has_bias, const Act& act,
+                  const std::string& out) {
+    const std::string c = act.op.empty() ? out : out + "_conv";
+    std::vector<std::string> ins{in, w};
+    if (has_bias) ins.push_back(bias);
+    B::attr_ints(b.node("Conv", ins, {c}), "kernel_shape", {1, 1});
+    if (!act.op.empty()) activation(b, act, c, out);
+  };
+  conv("p", "w1", "b1", f.bias1, f.act1, "h");
+  conv("h", "w2", "b2", f.bias2, f.act2, "s");
+  if (f.scale_first)
+    b.node("Mul", {"s", "x"}, {"y"});
+  else
+    b.node("Mul", {"x", "s"}, {"y"});
+  b.output("y", {f.N, f.C, f.H, f.W});
+  r.path = b.save(name);
+  return r;
+}
+
+// y = x * act2(W2 act1(W1 mean(x) + b1) + b2) in float64.
+std::vector<double> reference(const Form& f, const Built& m) {
+  const std::int64_t hw = f.H * f.W;
+  std::vector<double> y(m.x.size());
+  for (std::int64_t n = 0; n < f.N; ++n) {
+    std::vector<double> mean(f.C), h(f.Cr), s(f.C);
+    for (std::int64_t c = 0; c < f.C; ++c) {
+      for (std::int64_t i = 0; i < hw; ++i) mean[c] += m.x[(n * f.C + c) * hw + i];
+      mean[c] /= static_cast<double>(hw);
+    }
+    for (std::int64_t j = 0; j < f.Cr; ++j) {
+      double acc = m.b1[j];
+      for (std::int64_t c = 0; c < f.C; ++c) acc += double(m.w1[j * f.C + c]) * mean[c];
+      h[j] = f.act1(acc);
+    }
+    for (std::int64_t c = 0; c < f.C; ++c) {
+      double acc = m.b2[c];
+      for (std::int64_t j = 0; j < f.Cr; ++j) acc += double(m.w2[c * f.Cr + j]) * h[j];
+      s[c] = f.act2(acc);
+    }
+    for (std::int64_t c = 0; c < f.C; ++c)
+      for (std::int64_t i = 0; i < hw; ++i) {
+        const std::size_t e = static_cast<std::size_t>((n * f.C + c) * hw + i);
+        y[e] = m.x[e] * s[c];
+      }
+  }
+  return y;
+}
+
+PlannedRun run(const Form& f, const Built& m, bool fuse) {
+  return run_planned(m.path, {{"x", Tensor::from_host(device(), m.x, {f.N, f.C, f.H, f.W})}}, "y",
+                     &detail::Settings::fuse_elementwise, fuse);
+}
+
+// Fused: the plan names one block; a run is one dispatch where the planes fit the kernel's plan
+// (`one`), else the nodes' ops (more); the outputs match the float64 reference and the unfused
+// plan's.
+void expect_fused(const Form& f, const std::string& name, bool one) {
+  GLT_RNG(rng);
+  SCOPED_TRACE(name + " [" + std::to_string(f.N) + ", " + std::to_string(f.C) + ", " + std::to_string(f.H) + ", " +
+               std::to_string(f.W) + "], Cr " + std::to_string(f.Cr));
+  const Built m = build(f, rng, name);
+  const PlannedRun a = run(f, m, true), b = run(f, m, false);
+  EXPECT_NE(a.plan.find("1 squeeze-excitation blocks"), std::string::npos) << a.plan;
+  EXPECT_EQ(b.plan.find("squeeze-excitation"), std::string::npos) << b.plan;
+  if (one)
+    EXPECT_EQ(a.dispatches, 1u) << a.plan;
+  else
+    EXPECT_GT(a.dispatches, 1u) << a.plan;
+  const std::vector<double> ref = reference(f, m);
+  EXPECT_TRUE(close(a.y, ref, 2e-5, 2e-5));
+  EXPECT_TRUE(close(a.y, to_double(b.y), 2e-5, 2e-5));
+}
+
+}  // namespace
+
+// PP-OCR cls's blocks ([1, 8, 12, 96] Cr 2 ... [1, 200, 2, 96] Cr 50), a batch, one channel, a
+// one-element plane, odd planes and channel counts past one round of the workgroup's rows.
+TEST(ModelSqueezeExcite, FusedMatchesReferenceAndUnfused) {
+  const Form cls;
+  auto with = [&](std::int64_t N, std::int64_t C, std::int64_t Cr, std::int64_t H, std::int64_t W) {
+    Form f = cls;
+    f.N = N, f.C = C, f.Cr = Cr, f.H = H, f.W = W;
+    return f;
+  };
+  expect_fused(cls, "se_cls", true);
+  expect_fused(with(1, 200, 50, 2, 96), "se_cls_wide", true);
+  expect_fused(with(3, 40, 10, 3, 7), "se_batch", true);
+  expect_fused(with(1, 1, 1, 5, 3), "se_one_channel", true);
+  expect_fused(with(2, 33, 300, 1, 1), "se_one_pixel", true);
+  expect_fused(with(1, 1024, 9, 1, 2), "se_max_channels", true);
+  expect_fused(with(1, 7, 3, 97, 13), "se_odd", true);
+}
+
+// Planes past the one-dispatch limit (C H W > kSqueezeExciteMaxElements), or channels past its
+// shared arrays: the node runs the unfused ops (pool, two convs with their activations, mul).
+TEST(ModelSqueezeExcite, LargePlanesRunTheNodesOps) {
+  Form f;
+  f.C = 16, f.Cr = 4, f.H = 64, f.W = 72;
+  ASSERT_GT(f.C * f.H * f.W, detail::kSqueezeExciteMaxElements);
+  expect_fused(f, "se_large", false);
+  Form g;
+  g.C = 1025, g.Cr = 3, g.H = 1, g.W = 1;
+  expect_fused(g, "se_many_channels", false);
+  // the device's loop limit below the kernel's loops: the plan refuses, the nodes' ops run
+  Form h;
+  h.C = 64, h.Cr = 16, h.H = 8, h.W = 8;
+  const detail::SqueezeExcitePlan p = detail::plan_squeeze_excite(h.C, h.Cr, h.H * h.W, UINT64_MAX);
+  ASSERT_TRUE(p.ok);
+  ScopedLoopLimit limit(p.loop_iterations - 1);
+  EXPECT_FALSE(detail::plan_squeeze_excite(h.C, h.Cr, h.H * h.W, p.loop_iterations - 1).ok);
+  expect_fused(h, "se_loop_limit", false);
+}
+
+// Other activations (both sides), no bias on either Conv, Mul(s, x), NaN / Inf in x.
+TEST(ModelSqueezeExcite, ActivationsBiasesOperandOrderAndSpecials) {
+  Form f;
+  f.act1 = {"HardSwish"}, f.act2 = {"Sigmoid"};
+  expect_fused(f, "se_acts", true);
+  Form g;
+  g.act1 = {""}, g.act2 = {"Clip"}, g.bias1 = false, g.bias2 = false;
+  expect_fused(g, "se_no_bias", true);
+  Form h;
+  h.act2 = {""}, h.scale_first = true, h.specials = true, h.C = 24, h.Cr = 6, h.H = 6, h.W = 10;
+  expect_fused(h, "se_scale_first_specials", true);
+}
+
+// Forms fuse_se leaves alone: the pooled value also a graph output, a Mul by another tensor, a
+// padded Conv (its output grows past 1x1), a Conv of two groups, a Mul that an elementwise chain
+// continues (x + x * s: fuse_elementwise's kernel takes the scale with the Add).
+TEST(ModelSqueezeExcite, OtherFormsAreLeftAlone) {
+  GLT_RNG(rng);
+  const std::int64_t C = 8, Cr = 4, H = 3, W = 5;
+  auto plan_of = [&](const std::string& name, int form) {
+    B b(13);
+    b.input("x", {1, C, H, W}).input("z", {1, C, H, W});
+    const std::int64_t C1 = form == 3 ? C / 2 : C;
+    b.init("w1", {Cr, C1, 1, 1}, uniform(rng, static_cast<std::size_t>(Cr * C1)));
+    b.init("w2", {C, Cr, 1, 1}, uniform(rng, static_cast<std::size_t>(C * Cr)));
+    b.node("GlobalAveragePool", {"x"}, {"p"});
+    auto& c1 = b.node("Conv", {"p", "w1"}, {"h"});
+    if (form == 2) B::attr_ints(c1, "pads", {1, 1, 1, 1});
+    if (form == 3) B::attr_i(c1, "group", 2);
+    b.node("Relu", {"h"}, {"hr"});
+    b.node("Conv", {"hr", "w2"}, {"s0"});
+    b.node("HardSigmoid", {"s0"}, {"s"});
+    b.node("Mul", {form == 1 ? "z" : "x", "s"}, {form == 4 ? "m" : "y"});
+    if (form == 4) b.node("Add", {"m", "x"}, {"y"});
+    b.output_any("y");
+    if (form == 0) b.output_any("p");
+    Model model = Model::load(device(), b.save(name));
+    return model.plan_summary();
+  };
+  for (int form = 0; form < 5; ++form) {
+    const std::string plan = plan_of("se_left_alone_" + std::to_string(form), form);
+    EXPECT_EQ(plan.find("squeeze-excitation"), std::string::npos) << form << ": " << plan;
+  }
+}
+
+// The kernel's errors name the op and the shapes.
+TEST(ModelSqueezeExcite, KernelErrors) {
+  const Tensor x = zeros(device(), {1, 8, 2, 2}), w1 = zeros(device(), {2, 8, 1, 1}), b1 = zeros(device(), {2});
+  const Tensor w2 = zeros(device(), {8, 2, 1, 1}), b2 = zeros(device(), {8});
+  EXPECT_NO_THROW(detail::squeeze_excite("se", x, w1, b1, Activation::relu, w2, b2, Epilogue::hardsigmoid()));
+  try {
+    detail::squeeze_excite("se", x, w1, b1, Activation::relu, zeros(device(), {8, 3, 1, 1}), b2, Activation::none);
+    FAIL() << "no error";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("gltensor::se: x [1, 8, 2, 2]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("w2 [8, 3, 1, 1]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(detail::squeeze_excite("se", x.to(DType::f16), w1, b1, Activation::relu, w2, b2, Activation::none),
+               DTypeError);
+  Epilogue affine = Activation::relu;
+  affine.scale = 2;
+  EXPECT_THROW(detail::squeeze_excite("se", x, w1, b1, affine, w2, b2, Activation::none), ValueError);
+  try {
+    detail::squeeze_excite("se", zeros(device(), {1, 8, 128, 128}), w1, b1, Activation::relu, w2, b2, Activation::none);
+    FAIL() << "no error";
+  } catch (const LimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("C H W 131072 > 65536"), std::string::npos) << e.what();
+  }
+}
