@@ -6,16 +6,19 @@
 //   y[n, c, :, :] = x[n, c, :, :] * s[c]
 // one workgroup per image (the model runtime's SE blocks of small planes: the GlobalAveragePool,
 // the two 1x1 convolutions on [N, C, 1, 1] and the scale, four dispatches, in one). m, h and s
-// stay in shared memory; the means are overwritten by s.
+// stay in shared memory; the means are overwritten by s. A latency-bound kernel (one workgroup
+// reads and writes the image): as many invocations as the device allows (up to 1024), and QUADS
+// (H W % 4 == 0, x and y at offset 0) x read and y written as vec4s, the means over quads.
 //
-// Operands: 0 = y, 1 = x, 2 = W1, 3 = b1, 4 = W2, 5 = b2 (all f32).
+// Operands: 0 = y, 1 = x, 2 = W1, 3 = b1, 4 = W2, 5 = b2 (all f32; x and y contiguous).
 // The means and both products are row sums (rows_sum): u_lanes[p] invocations (a power of two
-// dividing LOCAL_X) share a row, reading its consecutive elements, LOCAL_X / u_lanes[p] rows a
-// round, the lanes' partial sums added in lane order by one invocation per row.
+// dividing LOCAL_X) share a row, reading its consecutive elements (QUADS: x's quads, rows of
+// H W / 4), LOCAL_X / u_lanes[p] rows a round, the lanes' partial sums added in lane order by one
+// invocation per row.
 // Activations by gltensor::Activation's code (act_by_code), u_act[0] with u_p[0], u_p[1], u_act[1] with u_p[2], u_p[3].
 // Loops of one invocation, each counting its exit test (plan_squeeze_excite): per phase p of R
 // rows of K, ceil(R / (LOCAL_X / L)) + 1 rounds of ceil(K / L) + 1 and L + 1 trips; then
-// ceil(C H W / LOCAL_X) + 1 stores.
+// ceil(C H W / LOCAL_X) + 1 stores (QUADS: K and C H W in quads).
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -31,10 +34,25 @@ shared float sv[MAX_C];     // the means, then s
 shared float sh[MAX_C];     // h
 shared float part[LOCAL_X]; // the lanes' partial sums of a round
 
+#ifdef QUADS
+layout(std430, binding = 0) writeonly buffer QuadY { vec4 qY[]; };
+layout(std430, binding = 1) readonly buffer QuadX { vec4 qX[]; };
+#define HWK (u_hw / 4u)  // a row of x in quads
+#else
+#define HWK u_hw
+#endif
+
 // Element k of row r of phase p's products: x's plane r (p 0), W1's row r times m (1), W2's row r
 // times h (2).
 float row_elem(uint p, uint base, uint r, uint k) {
+#ifdef QUADS
+  if (p == 0u) {
+    vec4 q = qX[base / 4u + r * HWK + k];
+    return (q.x + q.y) + (q.z + q.w);
+  }
+#else
   if (p == 0u) return float(load1(base + r * u_hw + k));
+#endif
   if (p == 1u) return float(load2(r * u_c + k)) * sv[k];
   return float(load4(r * u_cr + k)) * sh[k];
 }
@@ -69,10 +87,14 @@ void rows_sum(uint p, uint base, uint R, uint K, uint L) {
 void main() {
   uint n = WORKGROUP_ID_1D;
   uint base = n * u_c * u_hw;
-  rows_sum(0u, base, u_c, u_hw, u_lanes[0]);
+  rows_sum(0u, base, u_c, HWK, u_lanes[0]);
   rows_sum(1u, base, u_cr, u_c, u_lanes[1]);
   rows_sum(2u, base, u_c, u_cr, u_lanes[2]);
-  uint total = u_c * u_hw;
+  uint total = u_c * HWK;
+#ifdef QUADS
+  for (uint i = gl_LocalInvocationID.x; LOOP(i < total); i += LOCAL_X) qY[base / 4u + i] = qX[base / 4u + i] * sv[i / HWK];
+#else
   for (uint i = gl_LocalInvocationID.x; LOOP(i < total); i += LOCAL_X)
     store0(base + i, CT0(float(load1(base + i)) * sv[i / u_hw]));
+#endif
 }

@@ -18,18 +18,18 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 
 // Lanes for R rows of K: about one round of rows, at least 8 lanes (a row's 32 bytes a load), at
 // most K's power of two above (no lane without elements) and the workgroup.
-std::uint32_t lanes_for(std::int64_t R, std::int64_t K) {
+std::uint32_t lanes_for(std::int64_t R, std::int64_t K, std::int64_t local) {
   std::int64_t l = 1;
-  while (l * 2 * R <= kSqueezeExciteLocal) l *= 2;
+  while (l * 2 * R <= local) l *= 2;
   l = std::max<std::int64_t>(l, 8);
   std::int64_t kmax = 1;
   while (kmax < K) kmax *= 2;
-  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(std::min(l, kmax), 1, kSqueezeExciteLocal));
+  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(std::min(l, kmax), 1, local));
 }
 
 // Loop trips of one invocation in a row sum (squeeze_excite.comp: rows_sum), exit tests counted.
-std::uint64_t row_sum_loops(std::int64_t R, std::int64_t K, std::uint32_t L) {
-  const std::uint64_t rounds = ceil_div(static_cast<std::uint64_t>(R), kSqueezeExciteLocal / L);
+std::uint64_t row_sum_loops(std::int64_t R, std::int64_t K, std::uint32_t L, std::int64_t local) {
+  const std::uint64_t rounds = ceil_div(static_cast<std::uint64_t>(R), static_cast<std::uint64_t>(local) / L);
   return rounds + 1 + rounds * (ceil_div(static_cast<std::uint64_t>(K), L) + 1 + L + 1);
 }
 
@@ -51,8 +51,12 @@ struct SqueezeExciteParams {
 
 }  // namespace
 
-SqueezeExcitePlan plan_squeeze_excite(std::int64_t C, std::int64_t Cr, std::int64_t hw, std::uint64_t loop_budget) {
+SqueezeExcitePlan plan_squeeze_excite(std::int64_t C, std::int64_t Cr, std::int64_t hw, bool quads,
+                                      std::int64_t max_local, std::uint64_t loop_budget) {
   SqueezeExcitePlan p;
+  p.local = 1;
+  while (p.local * 2 <= std::min(max_local, kSqueezeExciteMaxLocal)) p.local *= 2;
+  p.quads = quads && hw % 4 == 0;
   const std::int64_t M = kSqueezeExciteMaxChannels;
   if (C < 1 || Cr < 1 || hw < 1) {
     p.why = "C " + std::to_string(C) + ", Cr " + std::to_string(Cr) + ", H W " + std::to_string(hw) + ": empty";
@@ -67,10 +71,11 @@ SqueezeExcitePlan plan_squeeze_excite(std::int64_t C, std::int64_t Cr, std::int6
             " per image (one workgroup)";
     return p;
   }
-  p.lanes[0] = lanes_for(C, hw), p.lanes[1] = lanes_for(Cr, C), p.lanes[2] = lanes_for(C, Cr);
-  p.loop_iterations = row_sum_loops(C, hw, p.lanes[0]) + row_sum_loops(Cr, C, p.lanes[1]) +
-                      row_sum_loops(C, Cr, p.lanes[2]) +
-                      ceil_div(static_cast<std::uint64_t>(C * hw), kSqueezeExciteLocal) + 1;
+  const std::int64_t hwk = p.quads ? hw / 4 : hw, L = p.local;  // x's rows in loads
+  p.lanes[0] = lanes_for(C, hwk, L), p.lanes[1] = lanes_for(Cr, C, L), p.lanes[2] = lanes_for(C, Cr, L);
+  p.loop_iterations = row_sum_loops(C, hwk, p.lanes[0], L) + row_sum_loops(Cr, C, p.lanes[1], L) +
+                      row_sum_loops(C, Cr, p.lanes[2], L) +
+                      ceil_div(static_cast<std::uint64_t>(C * hwk), static_cast<std::uint64_t>(L)) + 1;
   if (p.loop_iterations > loop_budget) {
     p.why = std::to_string(p.loop_iterations) + " loop iterations per invocation > the device's " +
             std::to_string(loop_budget);
@@ -80,8 +85,18 @@ SqueezeExcitePlan plan_squeeze_excite(std::int64_t C, std::int64_t Cr, std::int6
   return p;
 }
 
+SqueezeExcitePlan plan_squeeze_excite(const Tensor& x, std::int64_t Cr) {
+  const DeviceImpl& dev = dev_of(x);
+  const Capabilities& c = dev.caps();
+  const std::int64_t hw = x.dim() == 4 ? x.size(2) * x.size(3) : 0;
+  // (x read in place where it is contiguous at offset 0, else a contiguous copy: either way quads)
+  return plan_squeeze_excite(x.dim() == 4 ? x.size(1) : 0, Cr, hw, true,
+                             std::min(c.max_workgroup_invocations, c.max_workgroup_size[0]), dev.loop_budget());
+}
+
 Defines SqueezeExciteVariant::defines() const {
   Defines d;
+  d.flag("QUADS", quads);
   d.uvalue("MAX_C", static_cast<std::uint64_t>(kSqueezeExciteMaxChannels));
   d.operand(0, DType::f32, CT::f32, true);
   for (int i = 1; i <= 5; ++i) d.operand(i, DType::f32, CT::f32, false);
@@ -113,13 +128,14 @@ Tensor squeeze_excite(const char* op, const Tensor& x, const Tensor& w1, const T
   const std::int64_t N = x.size(0), C = x.size(1), hw = x.size(2) * x.size(3);
   Tensor y = alloc(dev, x.shape(), DType::f32, op);
   if (N == 0 || hw == 0) return y;
-  const SqueezeExcitePlan plan = plan_squeeze_excite(C, Cr, hw, dev.loop_budget());
+  const SqueezeExcitePlan plan = plan_squeeze_excite(x, Cr);
   if (!plan.ok) throw LimitError(name + ": x " + to_string(x.shape()) + ", Cr " + std::to_string(Cr) + ": " + plan.why);
   auto dense = [](const Tensor& t) { return t.is_contiguous() && t.offset() == 0 ? t : t.contiguous(); };
   const Tensor xd = dense(x), w1d = dense(w1), b1d = dense(b1), w2d = dense(w2), b2d = dense(b2);
-  const SqueezeExciteVariant v;
+  SqueezeExciteVariant v;
+  v.quads = plan.quads;
   Launch launch(dev, op);
-  launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(kSqueezeExciteLocal)})
+  launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(plan.local)})
       .write(y)
       .read(xd)
       .read(w1d)

@@ -21,28 +21,36 @@ namespace gltensor::detail {
 /// spread it over the GPU).
 constexpr std::int64_t kSqueezeExciteMaxChannels = 1024;
 constexpr std::int64_t kSqueezeExciteMaxElements = std::int64_t{1} << 16;
-/// Invocations of its workgroup.
-constexpr std::int64_t kSqueezeExciteLocal = 256;
+/// Invocations of its workgroup at most (fewer where the device allows fewer).
+constexpr std::int64_t kSqueezeExciteMaxLocal = 1024;
 
 struct SqueezeExcitePlan {
   bool ok = false;
-  std::string why;  ///< why not, where !ok ("C 2048 > 1024 (shared memory)")
-  /// Invocations per row (a power of two dividing kSqueezeExciteLocal) of the three row sums:
-  /// the channel means (rows C of H W), W1's rows (Cr of C), W2's rows (C of Cr).
+  std::string why;         ///< why not, where !ok ("C 2048 > 1024 (shared memory)")
+  std::int64_t local = 0;  ///< invocations of the workgroup (a power of two)
+  bool quads = false;      ///< QUADS: x and y as vec4s (H W % 4 == 0)
+  /// Invocations per row (a power of two dividing local) of the three row sums: the channel
+  /// means (rows C of H W, or H W / 4 quads), W1's rows (Cr of C), W2's rows (C of Cr).
   std::uint32_t lanes[3] = {1, 1, 1};
   std::uint64_t loop_iterations = 0;
 };
 
-/// The plan for C channels, Cr reduced channels and planes of hw elements, within `loop_budget`
-/// iterations per invocation (DeviceImpl::loop_budget). Refuses C or Cr of 0 or past
-/// kSqueezeExciteMaxChannels, C hw past kSqueezeExciteMaxElements, and loops past the budget.
-SqueezeExcitePlan plan_squeeze_excite(std::int64_t C, std::int64_t Cr, std::int64_t hw, std::uint64_t loop_budget);
+/// The plan for C channels, Cr reduced channels and planes of hw elements (quads: read as
+/// vec4s, hw % 4 == 0), `max_local` invocations at most (the largest power of two within it and
+/// kSqueezeExciteMaxLocal), within `loop_budget` iterations per invocation
+/// (DeviceImpl::loop_budget). Refuses C or Cr of 0 or past kSqueezeExciteMaxChannels, C hw past
+/// kSqueezeExciteMaxElements, and loops past the budget.
+SqueezeExcitePlan plan_squeeze_excite(std::int64_t C, std::int64_t Cr, std::int64_t hw, bool quads,
+                                      std::int64_t max_local, std::uint64_t loop_budget);
+/// The plan squeeze_excite makes for x [N, C, H, W] and Cr on x's device.
+SqueezeExcitePlan plan_squeeze_excite(const Tensor& x, std::int64_t Cr);
 
-/// squeeze_excite.comp's Variant (one program: f32 operands, kSqueezeExciteMaxChannels).
+/// squeeze_excite.comp's Variant: QUADS; f32 operands, kSqueezeExciteMaxChannels (MAX_C).
 struct SqueezeExciteVariant {
   static constexpr const char* kFile = "squeeze_excite.comp";
+  bool quads = false;
   Defines defines() const;
-  static std::vector<SqueezeExciteVariant> space() { return {SqueezeExciteVariant{}}; }
+  static std::vector<SqueezeExciteVariant> space() { return {SqueezeExciteVariant{}, SqueezeExciteVariant{true}}; }
 };
 
 /// y [N, C, H, W] f32 from x [N, C, H, W] f32, w1 [Cr, C] or [Cr, C, 1, 1], b1 [Cr], w2 [C, Cr]
