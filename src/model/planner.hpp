@@ -58,6 +58,8 @@
 //                    GlobalAveragePool(x) -> 1x1 Conv (+ act) -> 1x1 Conv (+ act) -> Mul(x, .)
 //                    -> gltensor.SqueezeExcite: one dispatch where an image's planes are small
 //                    (nn/squeeze_excite.hpp), else the nodes' ops (fuse_se.cpp).
+//   fuse_residual    (after fuse_se) Conv -> Add(., r) -> the Conv with input 3 r, added in its
+//                    kernel's stores (nn/conv_plan.hpp: conv2d_add).
 //   remove_dead      drops nodes whose outputs nothing reads.
 #pragma once
 #include <string>
@@ -77,6 +79,7 @@ struct PlanStats {
   int layernorm = 0;                                  ///< fuse_layernorm: gltensor.LayerNorm nodes made
   int attention = 0;                                  ///< fuse_attention: gltensor.Attention nodes made
   int se_blocks = 0;                                  ///< fuse_se: gltensor.SqueezeExcite nodes made
+  int residual_adds = 0;                              ///< fuse_residual: Add nodes into Convs
   std::string summary() const;
 };
 
@@ -104,6 +107,11 @@ void fuse_qdq(Graph& g, PlanStats& s);
 /// gltensor.SqueezeExcite(x, w1, b1, w2, b2; activations, activation_params). Not with
 /// f16_constants nor with GLTENSOR_FUSE_ELEMENTWISE=0.
 void fuse_se(Graph& g, bool f16_constants, PlanStats& s);
+/// After fuse_se, before fuse_elementwise: a float32 2-D Conv (constant weight) whose output only
+/// an Add reads, with a float32 tensor r made before the Conv -> the Conv with r as input 3, the
+/// residual (detail::conv2d_add: in the direct kernel's stores where r is the output's shape, else
+/// an add after). Not with GLTENSOR_FUSE_ELEMENTWISE=0.
+void fuse_residual(Graph& g, PlanStats& s);
 /// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
 /// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
 /// expression's literals are rounded to float16 as the unfused ops read them.

@@ -251,3 +251,121 @@ TEST(ModelSqueezeExcite, KernelErrors) {
     EXPECT_NE(std::string(e.what()).find("C H W 131072 > 65536"), std::string::npos) << e.what();
   }
 }
+
+// ---- fuse_residual: Conv -> Add(., r) with r added in the conv's kernel ----
+
+namespace {
+
+// A Conv (k x k, stride s, padding k / 2, `groups`) with an optional Relu, then Add with r of
+// `rshape` (the conv's output shape: in the kernel; else broadcast by an add after).
+struct ResForm {
+  std::int64_t N = 1, C = 8, O = 8, H = 6, W = 96, k = 1, stride = 1, groups = 1;
+  bool relu = false, bias = true, r_first = false;
+  Shape rshape;  ///< empty: the conv's output shape
+};
+
+void expect_residual(const ResForm& f, const std::string& name, bool in_kernel) {
+  GLT_RNG(rng);
+  const std::int64_t pad = f.k / 2, OH = (f.H + 2 * pad - f.k) / f.stride + 1,
+                     OW = (f.W + 2 * pad - f.k) / f.stride + 1;
+  const std::int64_t Cg = f.C / f.groups, Og = f.O / f.groups;
+  const Shape out{f.N, f.O, OH, OW};
+  const Shape rs = f.rshape.empty() ? out : f.rshape;
+  SCOPED_TRACE(name + " out " + to_string(out) + " r " + to_string(rs));
+  const auto xv = uniform(rng, static_cast<std::size_t>(f.N * f.C * f.H * f.W), -2, 2);
+  const auto wv = uniform(rng, static_cast<std::size_t>(f.O * Cg * f.k * f.k));
+  const auto bv = uniform(rng, static_cast<std::size_t>(f.O));
+  std::int64_t rn = 1;
+  for (auto d : rs) rn *= d;
+  auto rv = uniform(rng, static_cast<std::size_t>(rn), -3, 3);
+  if (rn > 40) sprinkle_specials(rv);
+  B b(13);
+  b.input("x", {f.N, f.C, f.H, f.W}).input("r", rs);
+  b.init("w", {f.O, Cg, f.k, f.k}, wv);
+  std::vector<std::string> ins{"x", "w"};
+  if (f.bias) b.init("b", {f.O}, bv), ins.push_back("b");
+  auto& conv = b.node("Conv", ins, {f.relu ? "c0" : "c"});
+  B::attr_ints(conv, "pads", {pad, pad, pad, pad});
+  B::attr_ints(conv, "strides", {f.stride, f.stride});
+  B::attr_i(conv, "group", f.groups);
+  if (f.relu) b.node("Relu", {"c0"}, {"c"});
+  if (f.r_first)
+    b.node("Add", {"r", "c"}, {"y"});
+  else
+    b.node("Add", {"c", "r"}, {"y"});
+  Shape ys = out;
+  for (std::size_t d = 0; d < 4; ++d) ys[d] = std::max(out[d], rs[d]);
+  b.output("y", ys);
+  const std::string path = b.save(name);
+  const std::map<std::string, Tensor> feeds{{"x", Tensor::from_host(device(), xv, {f.N, f.C, f.H, f.W})},
+                                            {"r", Tensor::from_host(device(), rv, rs)}};
+  const PlannedRun a = run_planned(path, feeds, "y", &detail::Settings::fuse_elementwise, true);
+  const PlannedRun u = run_planned(path, feeds, "y", &detail::Settings::fuse_elementwise, false);
+  EXPECT_NE(a.plan.find("1 residual Add into convs"), std::string::npos) << a.plan;
+  EXPECT_EQ(u.plan.find("residual"), std::string::npos) << u.plan;
+  if (in_kernel)
+    EXPECT_EQ(a.dispatches + 1, u.dispatches) << a.plan;
+  else
+    EXPECT_EQ(a.dispatches, u.dispatches) << a.plan;
+  // float64: conv (+ relu) broadcast against r
+  std::vector<double> conv_ref(static_cast<std::size_t>(f.N * f.O * OH * OW));
+  for (std::int64_t n = 0; n < f.N; ++n)
+    for (std::int64_t o = 0; o < f.O; ++o)
+      for (std::int64_t i = 0; i < OH; ++i)
+        for (std::int64_t j = 0; j < OW; ++j) {
+          double acc = f.bias ? bv[o] : 0.0;
+          const std::int64_t g = o / Og;
+          for (std::int64_t c = 0; c < Cg; ++c)
+            for (std::int64_t p = 0; p < f.k; ++p)
+              for (std::int64_t q = 0; q < f.k; ++q) {
+                const std::int64_t ii = i * f.stride + p - pad, jj = j * f.stride + q - pad;
+                if (ii >= 0 && ii < f.H && jj >= 0 && jj < f.W)
+                  acc += double(xv[((n * f.C + g * Cg + c) * f.H + ii) * f.W + jj]) *
+                         wv[((o * Cg + c) * f.k + p) * f.k + q];
+              }
+          conv_ref[((n * f.O + o) * OH + i) * OW + j] = f.relu ? std::max(acc, 0.0) : acc;
+        }
+  std::vector<double> ref;
+  for (std::int64_t n = 0; n < ys[0]; ++n)
+    for (std::int64_t o = 0; o < ys[1]; ++o)
+      for (std::int64_t i = 0; i < ys[2]; ++i)
+        for (std::int64_t j = 0; j < ys[3]; ++j) {
+          auto at = [&](const Shape& s, std::int64_t a0, std::int64_t a1, std::int64_t a2, std::int64_t a3) {
+            return (((s[0] > 1 ? a0 : 0) * s[1] + (s[1] > 1 ? a1 : 0)) * s[2] + (s[2] > 1 ? a2 : 0)) * s[3] +
+                   (s[3] > 1 ? a3 : 0);
+          };
+          ref.push_back(conv_ref[static_cast<std::size_t>(at(out, n, o, i, j))] +
+                        rv[static_cast<std::size_t>(at(rs, n, o, i, j))]);
+        }
+  EXPECT_TRUE(close(a.y, ref, 1e-5, 1e-5));
+  EXPECT_TRUE(close(a.y, to_double(u.y), 1e-5, 1e-5));
+}
+
+}  // namespace
+
+// PP-OCR cls's residual blocks (a 1x1 projection, no activation, then Add of the block's input),
+// Add(r, conv), a Relu before the Add, no bias (the residual's operand index), 3x3 and depthwise
+// convs, stride 2, batches, NaN / Inf in r.
+TEST(ModelResidualAdd, InTheConvKernel) {
+  expect_residual({}, "res_cls", true);
+  ResForm a;
+  a.r_first = true, a.relu = true, a.bias = false, a.C = 5, a.O = 7, a.H = 5, a.W = 9, a.k = 3;
+  expect_residual(a, "res_relu_no_bias", true);
+  ResForm d;
+  d.C = d.O = d.groups = 16, d.k = 3, d.stride = 2, d.H = 12, d.W = 20, d.N = 2;
+  expect_residual(d, "res_depthwise", true);
+  ResForm o;
+  o.C = 3, o.O = 40, o.H = 7, o.W = 13, o.relu = true;
+  expect_residual(o, "res_odd", true);
+}
+
+// r of another shape than the conv's output (broadcast per channel, or a batch that widens the
+// output): the Add after the conv, as the nodes.
+TEST(ModelResidualAdd, BroadcastResidualAddsAfter) {
+  ResForm a;
+  a.rshape = {1, 8, 1, 1};
+  expect_residual(a, "res_per_channel", false);
+  ResForm b;
+  b.C = 4, b.O = 4, b.H = 3, b.W = 5, b.rshape = {2, 4, 3, 5};
+  expect_residual(b, "res_widens", false);
+}
