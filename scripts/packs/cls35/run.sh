@@ -45,6 +45,8 @@ for d in sorted(glob.glob(os.path.join(w, "out", "*"))):
         a, b = np.load(f).astype(np.float64), np.load(m).astype(np.float64)
         print(f"{os.path.basename(d)} {os.path.basename(f)}: max|branch - main| {np.abs(a - b).max():.2e} (max|main| {np.abs(b).max():.2g})")
 PYEOF
+step "test_model_se on the GPU (fuse_se / squeeze_excite, fuse_residual in the GPU layouts of conv_direct)"
+(cd "$W" && timeout 90 "$B/bin/test_model_se" 2>&1 | grep -E "^\[ +(OK|FAILED|PASSED) |Failure|differ|seed=" | head -40)
 step "PyTorch eager and CUDA graph (torchcmp.py torch; the table's gltensor columns: the branch's round 2)"
 timeout 100 "$PY" "$H/py/torchcmp.py" torch "$W" --only 'cls|det|rec' ${TC_REPS:+--reps $TC_REPS} | grep -vE "^$" || echo "torch side: rc $?"
 step "cls profiles (gltensor-run --profile --bench 50, plain), main then branch"
