@@ -68,7 +68,7 @@ void rows_sum(uint p, uint base, uint R, uint K, uint L) {
     if (r < R)
       for (uint k = t % L; LOOP(k < K); k += L) acc += row_elem(p, base, r, k);
     part[t] = acc;
-    barrier();
+    workgroup_sync();
     if (t < per && r0 + t < R) {
       float s = 0.0;
       for (uint l = 0u; LOOP(l < L); ++l) s += part[t * L + l];
@@ -80,7 +80,7 @@ void rows_sum(uint p, uint base, uint R, uint K, uint L) {
       else
         sv[rr] = act_by_code(u_act[1], s + float(load5(rr)), u_p[2], u_p[3]);
     }
-    barrier();
+    workgroup_sync();
   }
 }
 
