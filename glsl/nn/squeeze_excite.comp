@@ -23,6 +23,7 @@ layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
 
+uniform uint u_n;       // N
 uniform uint u_c;       // C
 uniform uint u_cr;      // Cr
 uniform uint u_hw;      // H W
@@ -86,6 +87,7 @@ void rows_sum(uint p, uint base, uint R, uint K, uint L) {
 
 void main() {
   uint n = WORKGROUP_ID_1D;
+  if (n >= u_n) return;  // (groups_1d's grid past the images: the whole workgroup)
   uint base = n * u_c * u_hw;
   rows_sum(0u, base, u_c, HWK, u_lanes[0]);
   rows_sum(1u, base, u_cr, u_c, u_lanes[1]);

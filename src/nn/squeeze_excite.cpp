@@ -34,10 +34,11 @@ std::uint64_t row_sum_loops(std::int64_t R, std::int64_t K, std::uint32_t L, std
 }
 
 struct SqueezeExciteParams {
-  std::int64_t C, Cr, hw;
+  std::int64_t N, C, Cr, hw;
   const SqueezeExcitePlan& plan;
   const Epilogue &act1, &act2;
   void set(Uniforms& u) const {
+    u.u32("u_n", N);
     u.u32("u_c", C);
     u.u32("u_cr", Cr);
     u.u32("u_hw", hw);
@@ -142,7 +143,7 @@ Tensor squeeze_excite(const char* op, const Tensor& x, const Tensor& w1, const T
       .read(b1d)
       .read(w2d)
       .read(b2d);
-  launch.params(SqueezeExciteParams{C, Cr, hw, plan, act1, act2}).loop_iterations(plan.loop_iterations);
+  launch.params(SqueezeExciteParams{N, C, Cr, hw, plan, act1, act2}).loop_iterations(plan.loop_iterations);
   launch.groups_1d(static_cast<std::uint64_t>(N));
   return y;
 }

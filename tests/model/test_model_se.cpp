@@ -121,10 +121,10 @@ PlannedRun run(const Form& f, const Built& m, bool fuse) {
                      &detail::Settings::fuse_elementwise, fuse);
 }
 
-// Fused: the plan names one block; a run is one dispatch where the planes fit the kernel's plan
-// (`one`), else the nodes' ops (more); the outputs match the float64 reference and the unfused
-// plan's.
-void expect_fused(const Form& f, const std::string& name, bool one) {
+// Fused: the plan names one block; a run is `dispatches` dispatches (1: the kernel; more where a
+// dispatch limit splits its grid), or with 0 the nodes' ops (more than one) where the planes do not
+// fit the kernel's plan; the outputs match the float64 reference and the unfused plan's.
+void expect_fused(const Form& f, const std::string& name, int dispatches) {
   GLT_RNG(rng);
   SCOPED_TRACE(name + " [" + std::to_string(f.N) + ", " + std::to_string(f.C) + ", " + std::to_string(f.H) + ", " +
                std::to_string(f.W) + "], Cr " + std::to_string(f.Cr));
@@ -132,8 +132,8 @@ void expect_fused(const Form& f, const std::string& name, bool one) {
   const PlannedRun a = run(f, m, true), b = run(f, m, false);
   EXPECT_NE(a.plan.find("1 squeeze-excitation blocks"), std::string::npos) << a.plan;
   EXPECT_EQ(b.plan.find("squeeze-excitation"), std::string::npos) << b.plan;
-  if (one)
-    EXPECT_EQ(a.dispatches, 1u) << a.plan;
+  if (dispatches > 0)
+    EXPECT_EQ(a.dispatches, static_cast<std::uint64_t>(dispatches)) << a.plan;
   else
     EXPECT_GT(a.dispatches, 1u) << a.plan;
   const std::vector<double> ref = reference(f, m);
@@ -152,13 +152,18 @@ TEST(ModelSqueezeExcite, FusedMatchesReferenceAndUnfused) {
     f.N = N, f.C = C, f.Cr = Cr, f.H = H, f.W = W;
     return f;
   };
-  expect_fused(cls, "se_cls", true);
-  expect_fused(with(1, 200, 50, 2, 96), "se_cls_wide", true);
-  expect_fused(with(3, 40, 10, 3, 7), "se_batch", true);
-  expect_fused(with(1, 1, 1, 5, 3), "se_one_channel", true);
-  expect_fused(with(2, 33, 300, 1, 1), "se_one_pixel", true);
-  expect_fused(with(1, 1024, 9, 1, 2), "se_max_channels", true);
-  expect_fused(with(1, 7, 3, 97, 13), "se_odd", true);
+  expect_fused(cls, "se_cls", 1);
+  expect_fused(with(1, 200, 50, 2, 96), "se_cls_wide", 1);
+  expect_fused(with(3, 40, 10, 3, 7), "se_batch", 1);
+  expect_fused(with(1, 1, 1, 5, 3), "se_one_channel", 1);
+  expect_fused(with(2, 33, 300, 1, 1), "se_one_pixel", 1);
+  expect_fused(with(1, 1024, 9, 1, 2), "se_max_channels", 1);
+  expect_fused(with(1, 7, 3, 97, 13), "se_odd", 1);
+  {  // more images than one dispatch's workgroups (the kernel's WORKGROUP_ID_1D; groups_1d's 2 x 3
+     // grid in two dispatches of a row each, its 6th workgroup past the images)
+    ScopedDispatchLimit limit(2);
+    expect_fused(with(5, 8, 2, 3, 4), "se_split", 2);
+  }
 }
 
 // Planes past the one-dispatch limit (C H W > kSqueezeExciteMaxElements), or channels past its
@@ -167,10 +172,10 @@ TEST(ModelSqueezeExcite, LargePlanesRunTheNodesOps) {
   Form f;
   f.C = 16, f.Cr = 4, f.H = 64, f.W = 72;
   ASSERT_GT(f.C * f.H * f.W, detail::kSqueezeExciteMaxElements);
-  expect_fused(f, "se_large", false);
+  expect_fused(f, "se_large", 0);
   Form g;
   g.C = 1025, g.Cr = 3, g.H = 1, g.W = 1;
-  expect_fused(g, "se_many_channels", false);
+  expect_fused(g, "se_many_channels", 0);
   // the device's loop limit below the kernel's loops: the plan refuses, the nodes' ops run
   Form h;
   h.C = 64, h.Cr = 16, h.H = 8, h.W = 8;
@@ -179,20 +184,21 @@ TEST(ModelSqueezeExcite, LargePlanesRunTheNodesOps) {
   ASSERT_TRUE(p.ok);
   ScopedLoopLimit limit(p.loop_iterations - 1);
   EXPECT_FALSE(detail::plan_squeeze_excite(hx, h.Cr).ok);
-  expect_fused(h, "se_loop_limit", false);
+  expect_fused(h, "se_loop_limit", 0);
 }
 
 // Other activations (both sides), no bias on either Conv, Mul(s, x), NaN / Inf in x.
 TEST(ModelSqueezeExcite, ActivationsBiasesOperandOrderAndSpecials) {
   Form f;
   f.act1 = {"HardSwish"}, f.act2 = {"Sigmoid"};
-  expect_fused(f, "se_acts", true);
+  expect_fused(f, "se_acts", 1);
   Form g;
   g.act1 = {""}, g.act2 = {"Clip"}, g.bias1 = false, g.bias2 = false;
-  expect_fused(g, "se_no_bias", true);
+  expect_fused(g, "se_no_bias", 1);
   Form h;
-  h.act2 = {""}, h.scale_first = true, h.specials = true, h.C = 24, h.Cr = 6, h.H = 6, h.W = 10;
-  expect_fused(h, "se_scale_first_specials", true);
+  // (3 images: one image's NaN / Inf stays in it, the others' scales finite)
+  h.act2 = {""}, h.scale_first = true, h.specials = true, h.N = 3, h.C = 24, h.Cr = 6, h.H = 6, h.W = 10;
+  expect_fused(h, "se_scale_first_specials", 1);
 }
 
 // Forms fuse_se leaves alone: the pooled value also a graph output, a Mul by another tensor, a
@@ -347,16 +353,16 @@ void expect_residual(const ResForm& f, const std::string& name, bool in_kernel) 
 // Add(r, conv), a Relu before the Add, no bias (the residual's operand index), 3x3 and depthwise
 // convs, stride 2, batches, NaN / Inf in r.
 TEST(ModelResidualAdd, InTheConvKernel) {
-  expect_residual({}, "res_cls", true);
+  expect_residual({}, "res_cls", 1);
   ResForm a;
   a.r_first = true, a.relu = true, a.bias = false, a.C = 5, a.O = 7, a.H = 5, a.W = 9, a.k = 3;
-  expect_residual(a, "res_relu_no_bias", true);
+  expect_residual(a, "res_relu_no_bias", 1);
   ResForm d;
   d.C = d.O = d.groups = 16, d.k = 3, d.stride = 2, d.H = 12, d.W = 20, d.N = 2;
-  expect_residual(d, "res_depthwise", true);
+  expect_residual(d, "res_depthwise", 1);
   ResForm o;
   o.C = 3, o.O = 40, o.H = 7, o.W = 13, o.relu = true;
-  expect_residual(o, "res_odd", true);
+  expect_residual(o, "res_odd", 1);
 }
 
 // r of another shape than the conv's output (broadcast per channel, or a batch that widens the
@@ -364,8 +370,8 @@ TEST(ModelResidualAdd, InTheConvKernel) {
 TEST(ModelResidualAdd, BroadcastResidualAddsAfter) {
   ResForm a;
   a.rshape = {1, 8, 1, 1};
-  expect_residual(a, "res_per_channel", false);
+  expect_residual(a, "res_per_channel", 0);
   ResForm b;
   b.C = 4, b.O = 4, b.H = 3, b.W = 5, b.rshape = {2, 4, 3, 5};
-  expect_residual(b, "res_widens", false);
+  expect_residual(b, "res_widens", 0);
 }
