@@ -6,7 +6,7 @@
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/cls35}; MAIN=${MAIN:-/work/main}
 OCR=${GLTENSOR_MODEL_CACHE:-/work/main/.cache}/models/ocr; SHARED=${SHARED:-/work/shared/gpu}
-T=$(mktemp -d); rm -rf "$P"; mkdir -p "$P/py" "$P/main" "$T/bin" "$T/lib" "$T/main/bin" "$T/main/lib"
+T=$(mktemp -d); [ -e "$P/result.txt" ] && cp "$P/result.txt" "$WT/scripts/packs/cls35/result-last.txt"; rm -rf "$P"; mkdir -p "$P/py" "$P/main" "$T/bin" "$T/lib" "$T/main/bin" "$T/main/lib"
 cp "$WT/build/tools/gltensor-run" "$WT/build/tests/test_model_se" "$T/bin/"; cp -L "$WT/build/libgltensor.so.0" "$T/lib/"
 cp "$MAIN/build/tools/gltensor-run" "$T/main/bin/"; cp -L "$MAIN/build/libgltensor.so.0" "$T/main/lib/"
 strip "$T"/bin/* "$T"/lib/* "$T"/main/bin/* "$T"/main/lib/*

@@ -25,7 +25,7 @@ run() {  # build name model args mode(plain|replay) -> one line
   LD_LIBRARY_PATH=$lib timeout 20 "$bin" "$model" $args --bench "$REPS" --read-back $extra > "$log" 2>&1 || echo "$b $name $mode: rc $?"
   echo "$name $mode $b: $(grep -E '^bench|rror' "$log" | cut -c1-170)"
 }
-for round in 1 2; do
+for round in 1 2 3; do
   [ "$SECONDS" -gt 90 ] && echo "round $round: no time left" && break
   step "round $round: gltensor-run --bench $REPS --read-back, main then branch, plain and replayed"
   while IFS='|' read -r name model _ args; do
@@ -49,7 +49,7 @@ for d in sorted(glob.glob(os.path.join(w, "out", "*"))):
 PYEOF
 step "test_model_se on the GPU (fuse_se / squeeze_excite, fuse_residual in the GPU layouts of conv_direct)"
 [ "$SECONDS" -lt 150 ] && (cd "$W" && timeout 40 "$B/bin/test_model_se" 2>&1 | grep -E "^\[ +(OK|FAILED|PASSED) |Failure|differ|seed=" | head -40)
-step "PyTorch eager and CUDA graph (torchcmp.py torch; the table's gltensor columns: the branch's round 2)"
+step "PyTorch eager and CUDA graph (torchcmp.py torch; the table's gltensor columns: the branch's last round)"
 T=$((200 - SECONDS)); [ $T -gt 60 ] && T=60; [ $T -lt 5 ] && T=5
 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only 'cls|det|rec' ${TC_REPS:+--reps $TC_REPS} | grep -vE "^$" || echo "torch side: rc $?"
 [ "$SECONDS" -gt 215 ] && step "no time left for the profiles" && exit 0
