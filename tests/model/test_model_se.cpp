@@ -270,7 +270,9 @@ struct ResForm {
   Shape rshape;  ///< empty: the conv's output shape
 };
 
-void expect_residual(const ResForm& f, const std::string& name, bool in_kernel) {
+// in_kernel: 1 the residual in the conv's kernel (one dispatch fewer than unfused), 0 an add after
+// (as many), -1 not checked (a forced layout may take another path: the values only).
+void expect_residual(const ResForm& f, const std::string& name, int in_kernel) {
   GLT_RNG(rng);
   const std::int64_t pad = f.k / 2, OH = (f.H + 2 * pad - f.k) / f.stride + 1,
                      OW = (f.W + 2 * pad - f.k) / f.stride + 1;
@@ -309,10 +311,11 @@ void expect_residual(const ResForm& f, const std::string& name, bool in_kernel) 
   const PlannedRun u = run_planned(path, feeds, "y", &detail::Settings::fuse_elementwise, false);
   EXPECT_NE(a.plan.find("1 residual Add into convs"), std::string::npos) << a.plan;
   EXPECT_EQ(u.plan.find("residual"), std::string::npos) << u.plan;
-  if (in_kernel)
+  if (in_kernel == 1) {
     EXPECT_EQ(a.dispatches + 1, u.dispatches) << a.plan;
-  else
+  } else if (in_kernel == 0) {
     EXPECT_EQ(a.dispatches, u.dispatches) << a.plan;
+  }
   // float64: conv (+ relu) broadcast against r
   std::vector<double> conv_ref(static_cast<std::size_t>(f.N * f.O * OH * OW));
   for (std::int64_t n = 0; n < f.N; ++n)
@@ -378,4 +381,24 @@ TEST(ModelResidualAdd, BroadcastResidualAddsAfter) {
   ResForm b;
   b.C = 4, b.O = 4, b.H = 3, b.W = 5, b.rshape = {2, 4, 3, 5};
   expect_residual(b, "res_widens", 0);
+}
+
+// The direct kernel's GPU layouts (lanes, rows; llvmpipe runs the ubo layout by default), forced:
+// the residual in their stores (lanes: the stores GPUs run for cls's projections), the values.
+TEST(ModelResidualAdd, ForcedLayoutsOfTheDirectKernel) {
+  for (detail::ConvDirectSetting layout : {detail::ConvDirectSetting::lanes, detail::ConvDirectSetting::rows}) {
+    SCOPED_TRACE(layout == detail::ConvDirectSetting::lanes ? "lanes" : "rows");
+    ScopedSettings s;
+    s->conv_direct = layout;
+    expect_residual({}, "res_layout_cls", -1);
+    ResForm p;
+    p.C = 88, p.O = 16, p.H = 3, p.W = 96;
+    expect_residual(p, "res_layout_cls_wide", -1);
+    ResForm d;
+    d.C = d.O = d.groups = 16, d.k = 3, d.stride = 2, d.H = 12, d.W = 20, d.N = 2, d.relu = true;
+    expect_residual(d, "res_layout_depthwise", -1);
+    ResForm a;
+    a.r_first = true, a.bias = false, a.C = 3, a.O = 7, a.H = 5, a.W = 9, a.k = 3;
+    expect_residual(a, "res_layout_no_bias", -1);
+  }
 }
