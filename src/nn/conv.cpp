@@ -488,20 +488,15 @@ Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, 
   problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
   problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
-  Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
+  const Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
   // The residual in the direct kernel's stores (f32 output, no gradient: `fused` is the whole
   // epilogue), else added after.
   const bool res_fits = residual.defined() && !grad && x.numel() > 0 && x.dtype() == DType::f32 &&
                         residual.dtype() == DType::f32 && residual.is_contiguous() && residual.offset() == 0 &&
                         residual.shape() == Shape{g.N, O, g.OH, g.OW};
-  // GPUs' 1x1 convolutions of one small image with more than 32 input channels (PP-OCR cls's
-  // projections before its residual Adds, 40 to 200 channels) take the GEMM path; with a residual
-  // the direct kernel instead, so that the residual is added in its stores: one dispatch fewer
-  // (on the H200 the GEMM took no less GPU time than the direct kernel at these sizes).
-  if (res_fits && plan.path == Conv2dPlan::Path::gemm && plan.gemm_form == ConvGemmForm::pointwise && K <= 256 &&
-      O * g.OH * g.OW <= (std::int64_t{1} << 16) && plan.direct.layout != ConvDirectPlan::Layout::ubo &&
-      (dev.loop_limit() == 0 || plan.direct.loop_iterations <= dev.loop_limit()))
-    plan.path = Conv2dPlan::Path::direct;
+  // (Not the GPUs' 1x1 GEMM path of K > 32 switched to the direct kernel for the residual's sake:
+  // PP-OCR cls's projections of 40 to 200 channels so ran 0.65-0.71 ms replayed on the H200
+  // against 0.55 with the GEMM and an add after; bench/RESULTS.md, cls35.)
   const bool res_in = res_fits && plan.path == Conv2dPlan::Path::direct;
   const Tensor res_kernel = res_in ? residual : Tensor();
   Tensor y;

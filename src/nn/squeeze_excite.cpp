@@ -30,7 +30,8 @@ std::uint32_t lanes_for(std::int64_t R, std::int64_t K, std::int64_t local) {
 // Loop trips of one invocation in a row sum (squeeze_excite.comp: rows_sum), exit tests counted.
 std::uint64_t row_sum_loops(std::int64_t R, std::int64_t K, std::uint32_t L, std::int64_t local) {
   const std::uint64_t rounds = ceil_div(static_cast<std::uint64_t>(R), static_cast<std::uint64_t>(local) / L);
-  return rounds + 1 + rounds * (ceil_div(static_cast<std::uint64_t>(K), L) + 1 + L + 1);
+  // (4 elements a trip, then a tail of at most 3)
+  return rounds + 1 + rounds * (ceil_div(static_cast<std::uint64_t>(K), 4 * std::uint64_t{L}) + 1 + 3 + 1 + L + 1);
 }
 
 struct SqueezeExciteParams {
@@ -76,7 +77,7 @@ SqueezeExcitePlan plan_squeeze_excite(std::int64_t C, std::int64_t Cr, std::int6
   p.lanes[0] = lanes_for(C, hwk, L), p.lanes[1] = lanes_for(Cr, C, L), p.lanes[2] = lanes_for(C, Cr, L);
   p.loop_iterations = row_sum_loops(C, hwk, p.lanes[0], L) + row_sum_loops(Cr, C, p.lanes[1], L) +
                       row_sum_loops(C, Cr, p.lanes[2], L) +
-                      ceil_div(static_cast<std::uint64_t>(C * hwk), static_cast<std::uint64_t>(L)) + 1;
+                      ceil_div(static_cast<std::uint64_t>(C * hwk), 4 * static_cast<std::uint64_t>(L)) + 1 + 3 + 1;
   if (p.loop_iterations > loop_budget) {
     p.why = std::to_string(p.loop_iterations) + " loop iterations per invocation > the device's " +
             std::to_string(loop_budget);

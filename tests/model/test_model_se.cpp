@@ -353,7 +353,7 @@ void expect_residual(const ResForm& f, const std::string& name, int in_kernel) {
 }  // namespace
 
 // PP-OCR cls's residual blocks (a 1x1 projection, no activation, then Add of the block's input;
-// 8 and 88 input channels: the direct path, and on GPUs the GEMM path's switch to it),
+// 8 and 88 input channels: the direct path, and on GPUs the GEMM with an add after for 88),
 // Add(r, conv), a Relu before the Add, no bias (the residual's operand index), 3x3 and depthwise
 // convs, stride 2, batches, NaN / Inf in r.
 TEST(ModelResidualAdd, InTheConvKernel) {
@@ -364,9 +364,9 @@ TEST(ModelResidualAdd, InTheConvKernel) {
   ResForm d;
   d.C = d.O = d.groups = 16, d.k = 3, d.stride = 2, d.H = 12, d.W = 20, d.N = 2;
   expect_residual(d, "res_depthwise", 1);
-  ResForm p;  // cls's 88 -> 16 projection: GPUs' 1x1 GEMM path, the direct kernel with a residual
+  ResForm p;  // cls's 88 -> 16 projection: GPUs' 1x1 GEMM path (an add after), else direct
   p.C = 88, p.O = 16, p.H = 3, p.W = 96;
-  expect_residual(p, "res_cls_wide", 1);
+  expect_residual(p, "res_cls_wide", -1);
   ResForm o;
   o.C = 3, o.O = 40, o.H = 7, o.W = 13, o.relu = true;
   expect_residual(o, "res_odd", 1);
