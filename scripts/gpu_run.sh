@@ -258,7 +258,7 @@ for phase in "$@"; do
          done; done 2>&1 | tee "$OUT/graphics.txt" ;;
     ocrtest) # model tests; the ONNX Runtime comparisons skip without node, the OCR accuracy test runs
          mkdir -p /usr/share/fonts/truetype/dejavu && cp -n "$P/fonts/DejaVuSans.ttf" /usr/share/fonts/truetype/dejavu/
-         for t in test_model test_model_fusion test_model_layernorm test_model_attention test_ocr_models; do
+         for t in test_model test_model_fusion test_model_layernorm test_model_se test_model_attention test_ocr_models; do
            GLTENSOR_MODEL_CACHE="$P" timeout 300 "$P/bin/$t" --gtest_brief=1 2>&1 | tail -15 | tee -a "$OUT/ocrtest.txt"
          done ;;
     mlp|cnn) [ -d "$P/plplot-drivers" ] && export PLPLOT_DRV_DIR="$P/plplot-drivers" PLPLOT_LIB="$P/plplot-lib"

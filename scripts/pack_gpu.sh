@@ -40,7 +40,7 @@ pack_plot_demo() {
 if [ "${1:-}" = "--ocr" ]; then
   # Only what the OCR phases run; the other test programs stay home to fit the carry limit.
   rm -f gpu-pack/bin/test_* gpu-pack/bin/gltensor_kernel_lab gpu-pack/bin/fashion_mnist
-  cp "$build"/tests/test_ocr_models "$build"/tests/test_model "$build"/tests/test_model_fusion "$build"/tests/test_model_layernorm \
+  cp "$build"/tests/test_ocr_models "$build"/tests/test_model "$build"/tests/test_model_fusion "$build"/tests/test_model_layernorm "$build"/tests/test_model_se \
      "$build"/tests/test_model_attention "$build"/demos/ocr "$build"/tools/gltensor-run \
      "$build"/bench/gltensor_ocr_bench "$build"/demos/graphics_demo gpu-pack/bin/
   # The replay phase: the recording tests, the model bench and PyTorch's eager / CUDA-graph reference;

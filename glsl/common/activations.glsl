@@ -12,3 +12,32 @@ float act_leaky_relu(float x, float slope) { return x > 0.0 ? x : x * slope; }
 float act_hardsigmoid(float x, float alpha, float beta) { return is_nan(x) ? x : clamp(alpha * x + beta, 0.0, 1.0); }
 float act_hardswish(float x) { return x * clamp(x + 3.0, 0.0, 6.0) / 6.0; }
 float act_clip(float x, float lo, float hi) { return is_nan(x) ? x : min(max(x, lo), hi); }
+// The activation of gltensor::Activation's code (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 sigmoid,
+// 5 tanh, 6 silu, 7 leaky_relu(p0), 8 hardsigmoid(p0, p1), 9 hardswish, 10 clip(p0, p1)), for
+// kernels that take it as a uniform (fused_mlp.comp's layers, squeeze_excite.comp).
+float act_by_code(uint code, float x, float p0, float p1) {
+  switch (code) {
+    case 1u:
+      return act_relu(x);
+    case 2u:
+      return act_gelu(x);
+    case 3u:
+      return act_gelu_tanh(x);
+    case 4u:
+      return act_sigmoid(x);
+    case 5u:
+      return act_tanh(x);
+    case 6u:
+      return act_silu(x);
+    case 7u:
+      return act_leaky_relu(x, p0);
+    case 8u:
+      return act_hardsigmoid(x, p0, p1);
+    case 9u:
+      return act_hardswish(x);
+    case 10u:
+      return act_clip(x, p0, p1);
+    default:
+      return x;
+  }
+}

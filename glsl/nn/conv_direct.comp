@@ -40,6 +40,9 @@
 // as a 1x1 convolution to S * S channels per output channel): the result's channels stored
 // shuffled into S x S blocks of pixels (below), the bias one per output channel of the transposed
 // convolution (channel o's at o / S^2).
+// RESIDUAL (f32 outputs): operand 4 (3 without HAS_BIAS), f32 and contiguous with the output's
+// shape, added after ACT at each store, EPI(v, i): y[i] = ACT(v) + r[i] (a residual Add after the
+// conv, the model planner's fuse_residual: one rounding of each, as the two ops').
 layout(local_size_x = LOCAL_X) in;
 
 uniform int u_H;
@@ -71,6 +74,15 @@ uniform float u_act_shift;
 #include "activations.glsl"
 #ifndef ACT
 #define ACT(x) (x)
+#endif
+#ifdef RESIDUAL
+#ifdef HAS_BIAS
+#define EPI(v, i) (ACT(v) + float(load4(i)))
+#else
+#define EPI(v, i) (ACT(v) + float(load3(i)))
+#endif
+#else
+#define EPI(v, i) ACT(v)
 #endif
 
 
@@ -196,7 +208,10 @@ void main() {
   for (int q = 0; q < PX; ++q) {
     if (q >= cnt) continue;
     for (int i = 0; i < OQ; ++i)
-      for (int k = 0; k < 4; ++k) store0(ybase + uint(4 * i + k) * P + uint(q), CT0(ACT(acc[q * OQ + i][k])));
+      for (int k = 0; k < 4; ++k) {
+        uint e = ybase + uint(4 * i + k) * P + uint(q);
+        store0(e, CT0(EPI(acc[q * OQ + i][k], e)));
+      }
   }
 }
 #elif defined(DWQ)
@@ -274,10 +289,11 @@ void main() {
     if (oh >= u_OH) break;
     uint e = ybase + uint(oh * u_OW);
 #ifdef Y_QUADS
-    qY[e >> 2u] = vec4(ACT(acc[y * 4]), ACT(acc[y * 4 + 1]), ACT(acc[y * 4 + 2]), ACT(acc[y * 4 + 3]));
+    qY[e >> 2u] = vec4(EPI(acc[y * 4], e), EPI(acc[y * 4 + 1], e + 1u), EPI(acc[y * 4 + 2], e + 2u),
+                       EPI(acc[y * 4 + 3], e + 3u));
 #else
     for (int q = 0; q < 4; ++q)
-      if (ow0 + q < u_OW) store0(e + uint(q), CT0(ACT(acc[y * 4 + q])));
+      if (ow0 + q < u_OW) store0(e + uint(q), CT0(EPI(acc[y * 4 + q], e + uint(q))));
 #endif
   }
 }
@@ -344,9 +360,9 @@ void main() {
       uint y = ((n * uint(u_O / (SHUFFLE * SHUFFLE)) + oc) * uint(u_OH * SHUFFLE) + uint(oh * SHUFFLE) + si) *
                    uint(u_OW * SHUFFLE) +
                uint(ow * SHUFFLE) + o % uint(SHUFFLE);
-      store0(y, CT0(ACT(acc[j])));
+      store0(y, CT0(EPI(acc[j], y)));
 #else
-      store0(ybase + uint(j) * P + p, CT0(ACT(acc[j])));
+      store0(ybase + uint(j) * P + p, CT0(EPI(acc[j], ybase + uint(j) * P + p)));
 #endif
     }
   }
@@ -438,7 +454,7 @@ void main() {
   // ow * SHUFFLE + sj) of out [N, u_O / SHUFFLE^2, OH * SHUFFLE, OW * SHUFFLE].
   uint OWS = uint(u_OW * SHUFFLE);
 #define STORE_Q(j, q) \
-  if (q < cnt) store0(yj + uint(q * SHUFFLE), CT0(ACT(acc[j * PX + q])));
+  if (q < cnt) store0(yj + uint(q * SHUFFLE), CT0(EPI(acc[j * PX + q], yj + uint(q * SHUFFLE))));
 #define STORE_J(j)                                                                                         \
   {                                                                                                        \
     uint o = ob + uint(j), oc = o / uint(SHUFFLE * SHUFFLE), si = (o / uint(SHUFFLE)) % uint(SHUFFLE);       \
@@ -449,7 +465,7 @@ void main() {
 #else
   uint ybase = (n * uint(u_O) + ob) * P + base;
 #define STORE_Q(j, q) \
-  if (q < cnt) store0(ybase + uint(j) * P + uint(q), CT0(ACT(acc[j * PX + q])));
+  if (q < cnt) store0(ybase + uint(j) * P + uint(q), CT0(EPI(acc[j * PX + q], ybase + uint(j) * P + uint(q))));
 #define STORE_J(j) PXS_I(STORE_Q, j)
 #endif
   OPIS(STORE_J)
@@ -526,7 +542,7 @@ void main() {
       else if (even || q == 0)
         store0(e, CT0(acc[j * PX + q]));
 #else
-      store0(e0 + uint(q), CT0(ACT(acc[j * PX + q])));
+      store0(e0 + uint(q), CT0(EPI(acc[j * PX + q], e0 + uint(q))));
 #endif
     }
   }

@@ -59,32 +59,7 @@ shared float part[SPLITU * BM * WMAX];  // the K slices' partial sums of a layer
 #endif
 #endif
 
-float act(uint l, float x) {
-  switch (u_act[l]) {
-    case 1u:
-      return act_relu(x);
-    case 2u:
-      return act_gelu(x);
-    case 3u:
-      return act_gelu_tanh(x);
-    case 4u:
-      return act_sigmoid(x);
-    case 5u:
-      return act_tanh(x);
-    case 6u:
-      return act_silu(x);
-    case 7u:
-      return act_leaky_relu(x, u_p0[l]);
-    case 8u:
-      return act_hardsigmoid(x, u_p0[l], u_p1[l]);
-    case 9u:
-      return act_hardswish(x);
-    case 10u:
-      return act_clip(x, u_p0[l], u_p1[l]);
-    default:
-      return x;
-  }
-}
+float act(uint l, float x) { return act_by_code(u_act[l], x, u_p0[l], u_p1[l]); }
 
 #if PF > 0
 // Layer l's weights of item t (W_l[k0 + i][j] for i < PF, 0 past its slice or past the items) and

@@ -122,6 +122,8 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_epilogues(g, stats);
   fuse_muladd(g, stats);
   fuse_conv_affine(g, options.f16_weights, stats);
+  fuse_se(g, options.f16_weights, stats);
+  fuse_residual(g, stats);
   fuse_mlp(g, dev, stats);
   fuse_elementwise(g, dev, options.f16_weights, stats);
   remove_dead(g, stats);

@@ -11,6 +11,10 @@
 //   of scaled_dot_product_attention where q, k, v are [B, H, T, E] with the same B and H, else the
 //   nodes' matmuls and softmax (their broadcasting; the Softmax's axis where it is not the scores'
 //   last, q of rank 5 or more).
+//   SqueezeExcite(x, w1, b1, w2, b2; activations, activation_params) = x * act2(conv(act1(conv(
+//   GlobalAveragePool(x), w1, b1)), w2, b2)) (fuse_se, 1x1 convs): one dispatch of
+//   squeeze_excite where an image's planes fit its plan (nn/squeeze_excite.hpp), else the nodes'
+//   ops (mean, two conv2d with their epilogues, mul).
 #include <algorithm>
 
 #include "gltensor/linalg.hpp"
@@ -19,6 +23,7 @@
 #include "gltensor/reduce.hpp"
 #include "model/ops.hpp"
 #include "nn/fused_mlp.hpp"
+#include "nn/squeeze_excite.hpp"
 #include "ops/fused_elementwise.hpp"
 #include "runtime/settings.hpp"
 
@@ -63,6 +68,25 @@ void register_fused_ops(Registry& m) {
                                     Tensor y = mul(div(d, sqrt(add(mean(mul(d, d), {-1}, true), eps))), gamma);
                                     return Ts{beta.defined() ? add(y, beta) : y};
                                   }};
+  m["gltensor.SqueezeExcite"] =
+      OpDef{{"activations", "activation_params"}, nullptr, nullptr, [](Args& a) {
+              const Tensor &x = a.t(0), &w1 = a.t(1), &b1 = a.t(2), &w2 = a.t(3), &b2 = a.t(4);
+              const std::vector<std::int64_t> acts = a.attrs.ints("activations");
+              const std::vector<double> p = a.attrs.floats("activation_params");
+              if (acts.size() != 2 || p.size() != 4)
+                a.fail("activations / activation_params of 2 and 4 values expected");
+              const Epilogue e1(static_cast<Activation>(acts[0]), p[0], p[1]),
+                  e2(static_cast<Activation>(acts[1]), p[2], p[3]);
+              if (x.dim() == 4 && x.dtype() == DType::f32 && w1.dim() == 4) {
+                const std::int64_t hw = x.size(2) * x.size(3);
+                const bool empty = x.size(0) == 0 || hw == 0;
+                if (empty || detail::plan_squeeze_excite(x, w1.size(0)).ok)
+                  return Ts{detail::squeeze_excite("SqueezeExcite", x, w1, b1, e1, w2, b2, e2)};
+              }
+              // planes too large for one workgroup an image: the nodes' ops
+              const Tensor h = conv2d(mean(x, {2, 3}, true), w1, b1, {}, e1);
+              return Ts{mul(x, conv2d(h, w2, b2, {}, e2))};
+            }};
   m["gltensor.Attention"] = OpDef{{"scale", "axis"}, nullptr, nullptr, [](Args& a) {
                                     const Tensor &q = a.t(0), &k = a.t(1), &v = a.t(2);
                                     const double scale = a.attrs.f("scale", 1.0);

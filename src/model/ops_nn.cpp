@@ -80,13 +80,16 @@ Ts run_conv(Args& a) {
     o.dilation = d[0];
     o.padding = {p[0], p[1]};
     o.groups = groups;
-    return Ts{conv1d(x, w, a.opt(2), o, a.node.epilogue)};
+    const Tensor y = conv1d(x, w, a.opt(2), o, a.node.epilogue);
+    return Ts{a.present(3) ? add(y, a.t(3)) : y};
   }
   Conv2dOptions o;
   o.stride = {s[0], s[1]};
   o.dilation = {d[0], d[1]};
   o.padding = {p[0], p[1], p[2], p[3]};
   o.groups = groups;
+  // input 3: fuse_residual's residual (added in the direct kernel's stores where it fits)
+  if (a.present(3)) return Ts{detail::conv2d_add(x, w, a.opt(2), o, a.node.epilogue, a.t(3))};
   return Ts{conv2d(x, w, a.opt(2), o, a.node.epilogue)};
 }
 

@@ -27,6 +27,8 @@ std::string PlanStats::summary() const {
          (attention ? std::to_string(attention) + " attention patterns, " : std::string()) + std::to_string(epilogues) +
          " fused epilogues, " + std::to_string(muladd) + " Mul+Add chains, " +
          (conv_affine ? std::to_string(conv_affine) + " scalar Mul/Add into conv epilogues, " : std::string()) +
+         (se_blocks ? std::to_string(se_blocks) + " squeeze-excitation blocks, " : std::string()) +
+         (residual_adds ? std::to_string(residual_adds) + " residual Add into convs, " : std::string()) +
          std::to_string(elementwise_nodes) + " elementwise nodes fused into " + std::to_string(elementwise_groups) +
          " kernels, " +
          (mlp_chains ? std::to_string(mlp_layers) + " MatMul/Gemm layers fused into " + std::to_string(mlp_chains) +
@@ -537,6 +539,38 @@ void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s) {
   }
 }
 
+void fuse_residual(Graph& g, PlanStats& s) {
+  // (not with GLTENSOR_FUSE_ELEMENTWISE=0, the node-by-node path)
+  if (!detail::settings().fuse_elementwise) return;
+  g.recount();
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& conv = g.nodes[i];
+    if (conv.removed || conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2 ||
+        conv.inputs.size() > 3 || conv.outputs.size() != 1 || conv.outputs[0] < 0 ||
+        g.values[conv.outputs[0]].elem != kFloat)
+      continue;
+    const HostTensor* w = const_of(g, conv.inputs[1]);
+    if (!w || w->shape.size() != 4) continue;  // 2-D convolutions (conv2d_add)
+    const int c = sole_consumer(g, conv.outputs[0]);
+    if (c < 0) continue;
+    Node& add = g.nodes[static_cast<std::size_t>(c)];
+    if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 || add.attrs.has("broadcast") ||
+        add.attrs.has("axis") || add.outputs.size() != 1 || add.outputs[0] < 0 ||
+        g.values[add.outputs[0]].elem != kFloat)
+      continue;
+    const int r = add.inputs[0] == conv.outputs[0] ? add.inputs[1] : add.inputs[0];
+    // (r made before the conv in the nodes' order, which stays topological)
+    const int rp = r >= 0 ? g.values[r].producer : -1;
+    if (r < 0 || r == conv.outputs[0] || g.values[r].elem != kFloat || g.values[r].kind != ValueKind::tensor ||
+        rp >= static_cast<int>(i))
+      continue;
+    conv.inputs.resize(3, -1);
+    conv.inputs.push_back(r);
+    bypass(g, conv, add, "Add");
+    ++s.residual_adds;
+  }
+}
+
 // ---- elementwise chains -> gltensor.FusedElementwise ----
 
 namespace {
@@ -732,6 +766,8 @@ void release_epilogues(Graph& g, PlanStats& s) {
 }
 
 }  // namespace
+
+bool elementwise_fusable(const Graph& g, const Node& n) { return !fusable_operands(g, n).empty(); }
 
 void fuse_elementwise(Graph& g, const Device& dev, bool f16_constants, PlanStats& s) {
   if (!detail::settings().fuse_elementwise) return;

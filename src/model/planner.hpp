@@ -54,6 +54,12 @@
 //                    8-bit output (the net's last layer): float32 output written by the QConv
 //                    (attribute dequantize_output: the 8-bit type), bit for bit the two nodes'
 //                    (GLTENSOR_FUSE_QDQ_OUTPUT=0: that DequantizeLinear left a node of its own).
+//   fuse_se          (after fuse_conv_affine, before fuse_elementwise) squeeze-and-excitation:
+//                    GlobalAveragePool(x) -> 1x1 Conv (+ act) -> 1x1 Conv (+ act) -> Mul(x, .)
+//                    -> gltensor.SqueezeExcite: one dispatch where an image's planes are small
+//                    (nn/squeeze_excite.hpp), else the nodes' ops (fuse_se.cpp).
+//   fuse_residual    (after fuse_se) Conv -> Add(., r) -> the Conv with input 3 r, added in its
+//                    kernel's stores (nn/conv_plan.hpp: conv2d_add).
 //   remove_dead      drops nodes whose outputs nothing reads.
 #pragma once
 #include <string>
@@ -72,6 +78,8 @@ struct PlanStats {
   int mlp_chains = 0, mlp_layers = 0;                 ///< fuse_mlp: fused nodes made, layers in them
   int layernorm = 0;                                  ///< fuse_layernorm: gltensor.LayerNorm nodes made
   int attention = 0;                                  ///< fuse_attention: gltensor.Attention nodes made
+  int se_blocks = 0;                                  ///< fuse_se: gltensor.SqueezeExcite nodes made
+  int residual_adds = 0;                              ///< fuse_residual: Add nodes into Convs
   std::string summary() const;
 };
 
@@ -93,6 +101,17 @@ void fuse_muladd(Graph& g, PlanStats& s);
 /// (nor with GLTENSOR_FUSE_ELEMENTWISE=0).
 void fuse_conv_affine(Graph& g, bool f16_constants, PlanStats& s);
 void fuse_qdq(Graph& g, PlanStats& s);
+/// After fuse_conv_affine, before fuse_elementwise (fuse_se.cpp): GlobalAveragePool(x) -> Conv
+/// 1x1 (+ activation) -> Conv 1x1 (+ activation) -> Mul(x, .), float32, constant weights and
+/// biases, no intermediate read elsewhere, the Mul not continued by an elementwise node ->
+/// gltensor.SqueezeExcite(x, w1, b1, w2, b2; activations, activation_params). Not with
+/// f16_constants nor with GLTENSOR_FUSE_ELEMENTWISE=0.
+void fuse_se(Graph& g, bool f16_constants, PlanStats& s);
+/// After fuse_se, before fuse_elementwise: a float32 2-D Conv (constant weight) whose output only
+/// an Add reads, with a float32 tensor r made before the Conv -> the Conv with r as input 3, the
+/// residual (detail::conv2d_add: in the direct kernel's stores where r is the output's shape, else
+/// an add after). Not with GLTENSOR_FUSE_ELEMENTWISE=0.
+void fuse_residual(Graph& g, PlanStats& s);
 /// Runs after fuse_muladd (the device bounds the inputs per kernel by its SSBO bindings);
 /// f16_constants: float32 constants are uploaded as float16 (ModelOptions::f16_weights), so the
 /// expression's literals are rounded to float16 as the unfused ops read them.
@@ -112,6 +131,8 @@ Node* sole_producer(Graph& g, int v, const char* op);
 /// (attr = value), noting the nodes it stands for in Node::fused, and recounts the uses.
 void rewrite_node(Graph& g, Node& n, const std::string& op, std::vector<int> inputs, const std::string& attr,
                   double value, const std::string& fused);
+/// Whether fuse_elementwise takes node n into a chain (an elementwise op of float operands).
+bool elementwise_fusable(const Graph& g, const Node& n);
 /// The constant of value v (-1: none), or null.
 const HostTensor* const_of(const Graph& g, int v);
 /// A new constant value (its name made unique from `name`); returns its id.

@@ -268,8 +268,10 @@ struct DirectParams {
 // the epilogue's activation in the kernel.
 // shuffle S > 0: the channels (o, si, sj) stored as o's S x S blocks of pixels, out [N, O / S^2,
 // OH * S, OW * S] (conv_transpose2d whose kernel is its stride).
+// residual (defined: conv2d_add's, checked there): added after the epilogue in the stores.
 Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias, const Geometry& g, std::int64_t O,
-                       std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0) {
+                       std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0,
+                       const Tensor& residual = Tensor()) {
   DeviceImpl& dev = dev_of(x);
   Tensor out = shuffle > 0 ? alloc(dev, {g.N, O / (shuffle * shuffle), g.OH * shuffle, g.OW * shuffle}, DType::f32,
                                    "conv_transpose2d")
@@ -317,12 +319,14 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
   v.x_quads = x.is_contiguous() && g.W % 4 == 0 && x.offset() % 4 == 0;
   v.shift = ((-g.o.padding[1]) % 4 + 4) % 4;
   v.shuffle = shuffle;
+  v.residual = residual.defined();
   for (std::int64_t o0 = 0, i = 0; o0 < O; o0 += plan.chunk, ++i) {
     Launch launch(dev, "conv2d");
     const std::int64_t start = slot > 0 ? i * slot * 4 : (w.offset() + o0 * taps) * 4;
     const std::int64_t a = slot > 0 ? start : block_start(w, block, start, std::min(plan.chunk, O - o0) * taps * 4);
     launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
     if (bias.defined()) launch.read(bias);
+    if (v.residual) launch.read(residual);
     launch.uniform_block(0, w, static_cast<GLintptr>(a), static_cast<GLsizeiptr>(block));
     DirectParams params{g, O, Og, x, weight, bias, o0, (start - a) / 4, &epi};  // (w's strides unused)
     launch.params(params)
@@ -338,9 +342,10 @@ Tensor conv_direct_ubo(const Tensor& x, const Tensor& weight, const Tensor& bias
 // epilogue runs in the kernel where the output is f32, else after it (after the rounding, as
 // the ops would).
 // shuffle S > 0 (lanes): conv_direct_ubo's, out [N, O / S^2, OH * S, OW * S].
+// residual (defined: conv2d_add's, checked there; x f32): added after the epilogue in the stores.
 Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
                    std::int64_t Og, const ConvDirectPlan& plan, const Epilogue& epi, std::int64_t shuffle = 0,
-                   bool flip_taps = false) {
+                   bool flip_taps = false, const Tensor& residual = Tensor()) {
   DeviceImpl& dev = dev_of(x);
   Launch launch(dev, "conv2d");
   const DType odt = is_floating(x.dtype()) ? x.dtype() : DType::f32;
@@ -363,9 +368,11 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
     v.y_quads = odt == DType::f32 && g.OW % 4 == 0 && out.offset() % 4 == 0;
   }
   v.shuffle = shuffle;
+  v.residual = fused && residual.defined();
   v.out = odt, v.x = x.dtype(), v.w = w.dtype(), v.b = bias.defined() ? bias.dtype() : DType::f32;
   launch.program(v.kFile, v.defines(), {plan.local_x}).write(out).read(x).read(w);
   if (bias.defined()) launch.read(bias);
+  if (v.residual) launch.read(residual);
   DirectParams params{g, O, Og, x, w, bias};
   params.epi = fused ? &epi : nullptr;
   params.flip_taps = flip_taps;
@@ -442,10 +449,16 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o, const Epilogue& epi) {
+  return detail::conv2d_add(x, w, bias, o, epi, Tensor());
+}
+
+Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
+                          const Epilogue& epi, const Tensor& residual) {
   if (detail::autocast_changes_low({&x, &w, &bias}))
-    return conv2d(detail::autocast_low(x), detail::autocast_low(w), detail::autocast_low(bias), o, epi);
+    return conv2d_add(detail::autocast_low(x), detail::autocast_low(w), detail::autocast_low(bias), o, epi, residual);
   const char* op = "conv2d";
   check_same_device(op, {&x, &w});
+  if (residual.defined()) check_same_device(op, {&x, &residual});
   check_options(op, o);
   if (x.dim() != 4 || w.dim() != 4)
     throw ShapeError("gltensor::conv2d: expects x [N, C, H, W] and weight [O, C/groups, KH, KW], got " +
@@ -476,6 +489,16 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
   problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
   const Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
+  // The residual in the direct kernel's stores (f32 output, no gradient: `fused` is the whole
+  // epilogue), else added after.
+  const bool res_fits = residual.defined() && !grad && x.numel() > 0 && x.dtype() == DType::f32 &&
+                        residual.dtype() == DType::f32 && residual.is_contiguous() && residual.offset() == 0 &&
+                        residual.shape() == Shape{g.N, O, g.OH, g.OW};
+  // (Not the GPUs' 1x1 GEMM path of K > 32 switched to the direct kernel for the residual's sake:
+  // PP-OCR cls's projections of 40 to 200 channels so ran 0.65-0.71 ms replayed on the H200
+  // against 0.55 with the GEMM and an add after; bench/RESULTS.md, cls35.)
+  const bool res_in = res_fits && plan.path == Conv2dPlan::Path::direct;
+  const Tensor res_kernel = res_in ? residual : Tensor();
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (plan.path == Conv2dPlan::Path::direct && x.numel() == 0) {
@@ -488,10 +511,10 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     y = apply_epilogue(b, fused).expand({g.N, O, g.OH, g.OW}).contiguous().to(x.dtype());
   } else if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
     NoGradGuard ng;
-    y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
+    y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused, 0, res_kernel);
   } else if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
-    Tensor out = conv_direct(x, w, bias, g, O, Og, plan.direct, fused);
+    Tensor out = conv_direct(x, w, bias, g, O, Og, plan.direct, fused, 0, false, res_kernel);
     y = out.dtype() == x.dtype() ? out : out.to(x.dtype());
   } else {
     NoGradGuard ng;
@@ -614,7 +637,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
         },
         "conv2d");
   }
-  return after.none() ? y : apply_epilogue(y, after);
+  if (!after.none()) y = apply_epilogue(y, after);
+  return residual.defined() && !res_in ? add(y, residual) : y;
 }
 
 namespace detail {

@@ -215,6 +215,10 @@ std::string act_body(int code) { return epilogue_glsl(static_cast<Activation>(co
 
 Defines ConvDirectVariant::defines() const {
   Defines d;
+  // RESIDUAL's operand after the bias (f32 outputs only: OUT16 adds none)
+  auto residual_operand = [&](Defines& dd) {
+    if (residual) dd.flag("RESIDUAL").operand(bias ? 4 : 3, DType::f32, CT::f32, false);
+  };
   if (plan.layout == ConvDirectPlan::Layout::ubo) {
     // Positions, channels, taps and the row segment written out (conv_direct.comp, W_UBO).
     const int px = static_cast<int>(plan.px), opi = static_cast<int>(plan.opi);
@@ -233,6 +237,7 @@ Defines ConvDirectVariant::defines() const {
     d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false);
     if (x_quads) d.quads("X", 1, x);
     if (bias) d.operand(3, b, CT::f32, false);
+    residual_operand(d);
     return d;
   }
   d.value("PX", plan.px).value("CG", cg).value("KH", kh).value("KW", kw).value("OPI", plan.opi);
@@ -246,6 +251,7 @@ Defines ConvDirectVariant::defines() const {
     d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
     if (x_quads) d.quads("X", 1, x);
     if (bias) d.operand(3, b, CT::f32, false);
+    residual_operand(d);
     return d;
   }
   if (plan.tiles) {
@@ -256,6 +262,7 @@ Defines ConvDirectVariant::defines() const {
     if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
     d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
     if (bias) d.operand(3, b, CT::f32, false);
+    residual_operand(d);
     return d;
   }
   const bool lanes = plan.layout == ConvDirectPlan::Layout::lanes;
@@ -266,6 +273,7 @@ Defines ConvDirectVariant::defines() const {
   if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
   d.operand(0, out, CT::f32, true).operand(1, x, CT::f32, false).operand(2, w, CT::f32, false);
   if (bias) d.operand(3, b, CT::f32, false);
+  residual_operand(d);
   return d;
 }
 
@@ -286,6 +294,9 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
             if (!bias) continue;
             v.act = Activation::hardswish, v.affine = rowseg;  // the epilogue in the kernel
             out.push_back(v);
+            v.residual = true;  // a residual Add after it
+            out.push_back(v);
+            v.residual = false;
             if (!lanes) continue;
             v.shuffle = 2, v.kh = v.kw = 1;  // a transposed conv's shuffle
             out.push_back(v);
@@ -303,6 +314,9 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       v.plan.rowseg = true, v.plan.x_rows_contiguous = bias, v.act = act, v.bias = bias;
       v.affine = act == Activation::hardswish && bias;
       out.push_back(v);
+      v.residual = act == Activation::relu;  // a residual Add after the epilogue, with and without bias
+      if (v.residual) out.push_back(v);
+      v.residual = false;
       v.x_quads = true, v.shift = 3, v.shuffle = bias ? 2 : 0;  // rows of quads, a transposed conv's shuffle
       out.push_back(v);
     }
@@ -316,6 +330,9 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
       if (!bias) continue;
       v.act = Activation::hardswish, v.affine = true, v.sw = 2, v.dw = 2, v.plan.seglen = 11;  // the epilogue
       out.push_back(v);
+      v.residual = true;  // a residual Add after it
+      out.push_back(v);
+      v.residual = false;
       v.out = v.x = v.w = v.b = DType::f16;
       out.push_back(v);
     }
@@ -326,6 +343,9 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
     v.bias = quads;
     if (quads) v.dh = 2, v.dw = 2, v.act = Activation::hardswish, v.affine = true;  // dilations, the epilogue
     out.push_back(v);
+    v.residual = true;  // a residual Add after it (quads stored and not)
+    out.push_back(v);
+    v.residual = false;
     v.out = v.x = v.w = v.b = DType::f16, v.y_quads = false;
     out.push_back(v);
   }

@@ -163,6 +163,13 @@ void check_output_padding(const char* op, std::span<const std::int64_t> op_pad, 
 Tensor conv_transpose2d_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o,
                                  std::array<std::int64_t, 2> op_pad, const Epilogue& epi,
                                  const char* op = "conv_transpose2d");
+/// conv2d (nn_functional.hpp) with its epilogue, plus `residual` (undefined: none): the residual
+/// added after the epilogue in the direct kernel's stores where the direct path runs without a
+/// gradient, x is f32 and residual is f32, contiguous at offset 0 and of the output's shape (the
+/// model runtime's Conv -> Add of a residual block: one dispatch; RESIDUAL); else add(conv2d(...),
+/// residual) after it (broadcasting as add does). conv2d's errors.
+Tensor conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o, const Epilogue& epi,
+                  const Tensor& residual);
 
 /// The floats of a buffer that a conv2d weight of shape `w` [O, C / groups, KH, KW] (f32) is
 /// best stored at the start of: the device's whole uniform block (16384 on llvmpipe; where that
@@ -194,6 +201,8 @@ struct ConvDirectVariant {
   /// of pixels (conv_transpose2d with kernel = stride = S as a 1x1 convolution).
   std::int64_t shuffle = 0;
   bool bias = false;  ///< HAS_BIAS (operand 3)
+  /// RESIDUAL: operand 4 (3 without bias), f32, added to each f32 output after ACT (conv2d_add).
+  bool residual = false;
   DType out = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;
   Defines defines() const;
   static std::vector<ConvDirectVariant> space();

@@ -356,14 +356,14 @@ TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
   m.node("Add", {"hm", "t"}, {"y1"});
   B::attr_ints(m.node("Conv", {"x", "w", "b"}, {"c2"}), "pads", {1, 1, 1, 1});
   m.node("Relu", {"c2"}, {"rl"});
-  m.node("Add", {"rl", "r"}, {"y2"});
+  m.node("Sub", {"rl", "r"}, {"y2"});  // (an Add would join the Conv as its residual: fuse_residual)
   Outputs out[2];
   const std::string plan = run_fused_and_unfused(
       m.save("fusion_conv_epilogues"),
       {{"x", Tensor::from_host(device(), xv, {1, C, H, W})}, {"r", Tensor::from_host(device(), rv, {1, O, H, W})}},
       out);
   // y1: HardSwish and the scalar Mul + Add in the first Conv's epilogue (fuse_conv_affine); y2: the
-  // Relu given back to the chain with the Add.
+  // Relu given back to the chain with the Sub.
   EXPECT_EQ(plan.rfind("3 nodes to run", 0), 0u) << plan;
   EXPECT_NE(plan.find("1 fused epilogues"), std::string::npos) << plan;
   EXPECT_NE(plan.find("2 scalar Mul/Add into conv epilogues"), std::string::npos) << plan;
@@ -381,7 +381,7 @@ TEST(ModelFusion, ConvEpiloguesJoinTheChainAfterThem) {
                 acc += double(xv[(c * H + ii) * W + jj]) * wv[((o * C + c) * 3 + a) * 3 + b];
             }
         y1.push_back(ref_hardswish(acc) * 0.75 - 0.5);
-        y2.push_back(std::max(acc, 0.0) + rv[(o * H + i) * W + j]);
+        y2.push_back(std::max(acc, 0.0) - rv[(o * H + i) * W + j]);
       }
   EXPECT_TRUE(close(out[1]["y1"], y1, 1e-5, 1e-5));
   EXPECT_TRUE(close(out[1]["y2"], y2, 1e-5, 1e-5));

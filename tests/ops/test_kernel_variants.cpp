@@ -28,6 +28,7 @@
 #include "nn/pool_plan.hpp"
 #include "nn/quant_int_variants.hpp"
 #include "nn/rnn.hpp"
+#include "nn/squeeze_excite.hpp"
 #include "nn/train_variants.hpp"
 #include "nn/transformer_variants.hpp"
 #include "nn/warp_variant.hpp"
@@ -213,6 +214,9 @@ TEST(KernelVariants, Attention) {
 TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }
 TEST(KernelVariants, RecurrentSequence) { check_family("rnn_seq", RnnSeqVariant::kFile, RnnSeqVariant::space(), 128); }
 TEST(KernelVariants, FusedMlp) { check_family("fused_mlp", FusedMlpVariant::kFile, FusedMlpVariant::space(), 256); }
+TEST(KernelVariants, SqueezeExcite) {
+  check_family("squeeze_excite", SqueezeExciteVariant::kFile, SqueezeExciteVariant::space(), 256);
+}
 
 TEST(KernelVariants, Decoding) {
   check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);
