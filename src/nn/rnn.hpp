@@ -74,6 +74,16 @@ struct RnnSeqVariant : RnnCellVariant {
   static std::vector<RnnSeqVariant> space();
 };
 
+/// rnn_step.comp's Variant: the cell (LSTM, GRU with linear_before_reset, RNN), S hidden units
+/// per workgroup and KS invocations summing each gate row's GEMV (LOCAL_X = G S KS; KS a power
+/// of 2).
+struct RnnStepVariant : RnnCellVariant {
+  static constexpr const char* kFile = "rnn_step.comp";
+  std::int64_t units = 4, parts = 16;
+  Defines defines() const;
+  static std::vector<RnnStepVariant> space();
+};
+
 struct RnnOutputs {
   Tensor y, y_h, y_c;
 };

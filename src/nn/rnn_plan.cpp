@@ -5,12 +5,17 @@
 
 namespace gltensor::detail {
 
-std::int64_t rnn_seq_shared_bytes(int phases) { return (phases == 2 ? 4 : 2) * kRnnSeqMaxHidden * 4; }
+std::int64_t rnn_seq_shared_bytes(int phases) { return (phases == 2 ? 4 : 3) * kRnnSeqMaxHidden * 4; }
 
 std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases) {
   const auto g = static_cast<std::uint64_t>(groups);
   const std::uint64_t per_phase = g * (static_cast<std::uint64_t>(inner) + 2) + 2;
   return 2 * (g + 1) + 1 + static_cast<std::uint64_t>(steps) * (1 + static_cast<std::uint64_t>(phases) * per_phase);
+}
+
+bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
+  if (p.phases != 1 || p.B > kRnnFusedMaxBatch) return false;
+  return !dev.software || dev.setting == RnnSetting::steps;
 }
 
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {

@@ -11,7 +11,7 @@
 namespace gltensor::detail {
 
 /// Largest hidden size of the sequence kernel: its shared h (two buffers of kRnnSeqMaxHidden
-/// floats, two more for GRU's r . h and z) and one workgroup's GEMV per step. Past it the
+/// floats, one more for LSTM's c, two more for GRU's r . h and z) and one workgroup's GEMV per step. Past it the
 /// per-step path's matmul spreads h @ R^T over the whole device.
 inline constexpr std::int64_t kRnnSeqMaxHidden = 256;
 
@@ -29,6 +29,10 @@ inline constexpr std::int64_t kRnnSeqSoftwareMacs = 16384;
 /// gltensor_model_bench --lstm): LSTM hidden 64 (16384) 0.27-0.36x the per-step path's time,
 /// hidden 128 (65536) 1.55-1.93x, hidden 256 2.9-3.7x.
 inline constexpr std::int64_t kRnnSeqGpuMacs = 16384;
+
+/// Largest batch of the fused per-step kernel (glsl/nn/rnn_step.comp: one workgroup per direction,
+/// batch row and slice of hidden units, so R is read once per row and step).
+inline constexpr std::int64_t kRnnFusedMaxBatch = 8;
 
 struct RnnSeqProblem {
   std::int64_t T = 0, H = 0;
@@ -62,6 +66,13 @@ std::int64_t rnn_seq_shared_bytes(int phases);
 /// counts more than the trips: 2000 steps on the device's own limit, tests/nn/test_rnn.cpp, ran
 /// short with trips and exit tests alone).
 std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases);
+/// Whether the per-step path runs the fused kernel (glsl/nn/rnn_step.comp: the recurrent GEMV and
+/// the cell in one dispatch a step): on GPUs, or on software rasterizers with GLTENSOR_RNN=steps
+/// (llvmpipe runs its 256-invocation workgroups with their barriers 4-16x slower than the batched
+/// matmul's GEMV and rnn.comp: LSTM seq 64 hidden 256 with two directions 120-600 ms against 37),
+/// for batches up to kRnnFusedMaxBatch, and not for GRU without linear_before_reset (two GEMVs
+/// a step). Else a batched matmul and the gate kernel (glsl/nn/rnn.comp) per step.
+bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// The sequence kernel unless GLTENSOR_RNN=steps, hidden > kRnnSeqMaxHidden, too little shared
 /// memory or loop budget for one step, or (by default) a software rasterizer with more than
 /// kRnnSeqSoftwareMacs per step or a GPU with more than kRnnSeqGpuMacs per workgroup and step. Quads where

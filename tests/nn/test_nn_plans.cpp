@@ -238,6 +238,21 @@ TEST(PlanPool2d, AdaptiveAndGradientPasses) {
 // the whole sequence in one dispatch without a loop limit, chunks within it (llvmpipe's 65535),
 // and the per-step path past hidden 256, with too little shared memory, a limit below one step,
 // or GLTENSOR_RNN=steps.
+// The per-step path's fused kernel: on GPUs up to batch 8, one phase (not GRU without
+// linear_before_reset); on software rasterizers only with GLTENSOR_RNN=steps.
+TEST(PlanRnnSequence, FusedStepKernel) {
+  using S = RnnSetting;
+  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
+  RnnSeqDevice llvmpipe_steps = llvmpipe;
+  llvmpipe_steps.setting = S::steps;
+  EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, gpu));
+  EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, kRnnFusedMaxBatch}, gpu));
+  EXPECT_FALSE(rnn_fused_steps({256, 512, 1, 4, 2, kRnnFusedMaxBatch + 1}, gpu));
+  EXPECT_FALSE(rnn_fused_steps({256, 512, 2, 3, 2, 1}, gpu));  // GRU without linear_before_reset
+  EXPECT_FALSE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, llvmpipe));
+  EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, llvmpipe_steps));
+}
+
 TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::units},
