@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Makes lstm35's GPU pack: P=/work/main/gpu-multi/lstm35 bash scripts/packs/lstm35/make_pack.sh
+# bin/ (this worktree's gltensor-run, gltensor_model_bench, test_rnn, stripped), lib/ (its libgltensor.so.0),
+# libmain/ (main's: MAIN_LIB, default /work/main/build's), py/ (torchcmp's scripts), torchcmp.sh, run.sh, COMMIT.
+set -eu
+WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/lstm35}; SHARED=${SHARED:-/work/shared/gpu}
+MAIN_LIB=${MAIN_LIB:-/work/main/build/libgltensor.so.0}
+rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/libmain" "$P/py"
+cp "$WT/build/tools/gltensor-run" "$WT/build/bench/gltensor_model_bench" "$WT/build/tests/test_rnn" "$P/bin/"
+cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
+cp -L "$MAIN_LIB" "$P/libmain/libgltensor.so.0"
+strip "$P"/bin/* "$P"/lib/* "$P"/libmain/*
+cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
+cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
+cp "$WT/scripts/packs/lstm35/run.sh" "$P/run.sh"
+git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
+[ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"
+du -sh "$P"
