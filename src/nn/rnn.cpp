@@ -135,7 +135,7 @@ struct FusedStepParams {
 // the initial states and are not written), the last step writing the returned Y_h and Y_c (fresh
 // buffers: no buffer that an output keeps is read or written by the other steps, so a replay that
 // puts the outputs in host-visible memory (Model's outputs_to_host) keeps the steps' state in
-// device memory). l.rt is R [D, G H, H], dense.
+// device memory). Reads l.r (R [D, G H, H], dense).
 std::pair<Tensor, Tensor> fused_steps(const RnnCellVariant& cv, const RnnLoop& l) {
   const char* op = "rnn";
   DeviceImpl& dev = dev_of(l.xw);
@@ -164,7 +164,7 @@ std::pair<Tensor, Tensor> fused_steps(const RnnCellVariant& cv, const RnnLoop& l
     launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(local)});
     launch.write(l.y).write(hn);
     lstm ? launch.write(last ? out_c : s % 2 == 0 ? c2 : l.c) : launch.read(spare);
-    launch.read(l.xw).read(l.rt).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
+    launch.read(l.xw).read(l.r).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
     launch.read(hp);
     lstm ? launch.read(s % 2 == 0 ? l.c : c2) : launch.read(spare);
     launch.params(FusedStepParams{B, H, l.T, D, s, l.rev, l.clip}).loop_iterations(loops);
@@ -279,13 +279,17 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   if (plan.sequence) {
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
-    sv.quads = plan.quads;
-    // R^T with the units' rows contiguous ([D, H, G H], N-major), as the kernel reads it.
-    rnn_sequence(sv, plan, RnnLoop{y, h, c, xw, rk.contiguous(), bias, pp, seqd, T, B, H, D, rev, spec.clip});
+    sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H;
+    // R^T with the units' rows contiguous ([D, H, G H], N-major), as rnn_seq.comp reads it; R as
+    // given for rnn_seq_regs.comp.
+    rnn_sequence(sv, plan,
+                 RnnLoop{y, h, c, xw, plan.regs ? Tensor() : rk.contiguous(), bias, pp, seqd, T, B, H, D, rev,
+                         spec.clip, plan.regs ? dense_f32(r) : Tensor()});
   } else if (rnn_fused_steps(problem, sd)) {
-    std::tie(h, c) = fused_steps(cv, RnnLoop{y, h, c, xw, dense_f32(r), bias, pp, seqd, T, B, H, D, rev, spec.clip});
+    std::tie(h, c) =
+        fused_steps(cv, RnnLoop{y, h, c, xw, Tensor(), bias, pp, seqd, T, B, H, D, rev, spec.clip, dense_f32(r)});
   } else {
-    rnn_steps(cv, two_stage, RnnLoop{y, h, c, xw, rk, bias, pp, seqd, T, B, H, D, rev, spec.clip});
+    rnn_steps(cv, two_stage, RnnLoop{y, h, c, xw, rk, bias, pp, seqd, T, B, H, D, rev, spec.clip, Tensor()});
     // The outputs in buffers of their own: a replay puts outputs in host-visible memory
     // (Model's outputs_to_host), where the steps' reads and writes of the state would cross the
     // bus every step.

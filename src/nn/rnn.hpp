@@ -66,12 +66,18 @@ struct RnnVariant : RnnCellVariant {
 };
 
 /// rnn_seq.comp's Variant: the cell, QUADS (4 units per group, R^T read as quads: RnnSeqPlan),
-/// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length).
+/// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length); with regs, rnn_seq_regs.comp (R in
+/// registers) for hidden size HK = `hidden`.
 struct RnnSeqVariant : RnnCellVariant {
   static constexpr const char* kFile = "rnn_seq.comp";
-  bool quads = false;
+  static constexpr const char* kRegsFile = "rnn_seq_regs.comp";
+  bool quads = false, regs = false;
+  std::int64_t hidden = 0;  ///< regs: HK
+  const char* file() const { return regs ? kRegsFile : kFile; }
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();
+  /// rnn_seq_regs.comp's: every cell of RnnCellVariant::space() that has one barrier a step.
+  static std::vector<RnnSeqVariant> regs_space();
 };
 
 /// rnn_step.comp's Variant: the cell (LSTM, GRU with linear_before_reset, RNN), S hidden units
@@ -111,6 +117,7 @@ struct RnnLoop {
   std::int64_t T = 0, B = 0, H = 0, D = 0;
   std::int64_t rev = 0;  ///< bit d: direction d runs backwards
   double clip = 0;
+  Tensor r;  ///< R [D, G H, H] dense (the sequence kernel with R in registers), else undefined
 };
 /// Runs the time loop with the sequence kernel in plan.dispatches dispatches of plan.chunk steps
 /// (src/nn/rnn_seq.cpp).

@@ -18,6 +18,11 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   return !dev.software || dev.setting == RnnSetting::steps;
 }
 
+std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h) {
+  const auto hk = static_cast<std::uint64_t>(h);
+  return hk + 2 + static_cast<std::uint64_t>(steps) * (hk + 4);
+}
+
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   RnnSeqPlan plan;
   if (dev.setting == RnnSetting::steps || p.T <= 0 || p.H <= 0 || p.H > kRnnSeqMaxHidden) return plan;
@@ -25,6 +30,19 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   if (dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H * p.D * p.B > kRnnSeqSoftwareMacs)
     return plan;
   if (!dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H > kRnnSeqGpuMacs) return plan;
+  if (p.H <= kRnnSeqRegsMaxHidden && p.phases == 1 && p.G * p.H <= dev.max_local &&
+      ((!dev.software && dev.setting == RnnSetting::choose) || dev.setting == RnnSetting::units)) {
+    const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H), per_step = rnn_seq_regs_loops(1, p.H) - fixed;
+    if (dev.loop_budget >= fixed + per_step) {
+      plan.sequence = plan.regs = true;
+      plan.local = static_cast<std::uint32_t>((p.G * p.H + 31) / 32 * 32);
+      plan.groups = 1;
+      plan.chunk = static_cast<std::int64_t>(
+          std::min<std::uint64_t>((dev.loop_budget - fixed) / per_step, static_cast<std::uint64_t>(p.T)));
+      plan.dispatches = (p.T + plan.chunk - 1) / plan.chunk;
+      return plan;
+    }
+  }
   const bool quads =
       p.H % 4 == 0 && (dev.setting == RnnSetting::quads || (dev.setting == RnnSetting::choose && dev.software));
   const std::int64_t inner = quads ? p.H / 4 : p.H;

@@ -253,6 +253,27 @@ TEST(PlanRnnSequence, FusedStepKernel) {
   EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, llvmpipe_steps));
 }
 
+// R in registers (rnn_seq_regs.comp): GPUs by default, any device with GLTENSOR_RNN=units, up to
+// hidden 64 with one barrier a step and a gate row per invocation; the chunk within the loop limit.
+TEST(PlanRnnSequence, RegistersKernel) {
+  using S = RnnSetting;
+  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
+  RnnSeqPlan p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, gpu);  // LSTM hidden 64: 256 gate rows
+  EXPECT_TRUE(p.sequence && p.regs);
+  EXPECT_EQ(p.local, 256u);
+  EXPECT_EQ(p.chunk, 64);
+  EXPECT_EQ(plan_rnn_sequence({64, 37, 1, 3, 2, 1}, gpu).local, 128u);  // 111 rows in 4 groups of 32
+  EXPECT_FALSE(plan_rnn_sequence({64, 37, 2, 3, 2, 1}, gpu).regs);      // GRU without linear_before_reset
+  EXPECT_FALSE(plan_rnn_sequence({64, 72, 1, 3, 1, 1}, gpu).regs);      // past hidden 64
+  EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, RnnSeqDevice{128, 49152, UINT64_MAX, false, S::choose}).regs);
+  EXPECT_FALSE(plan_rnn_sequence({64, 16, 1, 4, 1, 1}, llvmpipe).regs);  // quads there
+  p = plan_rnn_sequence({100000, 16, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units});
+  EXPECT_TRUE(p.regs);
+  EXPECT_LE(rnn_seq_regs_loops(p.chunk, 16), 65535u);
+  EXPECT_GT(rnn_seq_regs_loops(p.chunk + 1, 16), 65535u);
+  EXPECT_EQ(p.dispatches, (100000 + p.chunk - 1) / p.chunk);
+}
+
 TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::units},
