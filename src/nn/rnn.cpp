@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <cstdlib>
 #include <tuple>
 #include <utility>
 
@@ -143,10 +142,6 @@ std::pair<Tensor, Tensor> fused_steps(const RnnCellVariant& cv, const RnnLoop& l
   const std::int64_t D = l.D, B = l.B, H = l.H;
   RnnStepVariant v;
   static_cast<RnnCellVariant&>(v) = cv;
-  if (const char* e = std::getenv("GLTENSOR_RNN_STEP_PROBE")) {  // TEMPORARY probe: "S,KS"
-    long su = 0, ks = 0;
-    if (std::sscanf(e, "%ld,%ld", &su, &ks) == 2 && su > 0 && ks > 0) v.units = su, v.parts = ks;
-  }
   const std::int64_t local = cv.gates * v.units * v.parts, slices = (H + v.units - 1) / v.units;
   std::uint64_t parts_log = 0;
   for (std::int64_t k = v.parts; k > 1; k /= 2) ++parts_log;

@@ -82,10 +82,12 @@ struct RnnSeqVariant : RnnCellVariant {
 
 /// rnn_step.comp's Variant: the cell (LSTM, GRU with linear_before_reset, RNN), S hidden units
 /// per workgroup and KS invocations summing each gate row's GEMV (LOCAL_X = G S KS; KS a power
-/// of 2).
+/// of 2). 2 and 32: on the H200 (bench/RESULTS.md, 2026-11-28, torchcmp's three LSTMs past hidden
+/// 64, replayed, one call) 0.90-0.99x the time of 4 and 16; 1 and 32 0.98x, 8 and 8 1.03-1.15x,
+/// 16 and 4 1.14-1.50x.
 struct RnnStepVariant : RnnCellVariant {
   static constexpr const char* kFile = "rnn_step.comp";
-  std::int64_t units = 4, parts = 16;
+  std::int64_t units = 2, parts = 32;
   Defines defines() const;
   static std::vector<RnnStepVariant> space();
 };
