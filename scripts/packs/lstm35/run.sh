@@ -27,15 +27,49 @@ for round in 1 2; do
     done
   done < "$W/cases.txt"
 done
-echo "=== [$SECONDS s] probes (branch, replayed): GLTENSOR_RNN=steps on hidden 64, GLTENSOR_RNN_STEP_PROBE=S,KS"
-while IFS='|' read -r name model reps args; do
-  echo "$name" | grep -qE "${LSTM35_ONLY:-lstm}" || continue
-  [ "$SECONDS" -gt 115 ] && break
-  for p in 4,16 8,8 2,32 1,32 16,4; do
-    # shellcheck disable=SC2086
-    GLTENSOR_RNN=steps GLTENSOR_RNN_STEP_PROBE=$p run "$H/lib" "probe$p" "$model" $args --bench "$N" --read-back --replay
+echo "=== [$SECONDS s] the matmul path (batch 9 LSTM, GRU without linear_before_reset) and GRU / RNN hidden 64"
+python3 - "$W/extra" <<'PY'
+import os, sys
+import numpy as np
+from onnx import TensorProto as TP, helper as h, save
+d = sys.argv[1]; os.makedirs(d, exist_ok=True); rng = np.random.default_rng(5)
+def model(name, op, T, B, H, D, G, **attrs):
+    I = 64
+    w = rng.uniform(-0.3, 0.3, (D, G * H, I)).astype(np.float32)
+    r = rng.uniform(-1.5, 1.5, (D, G * H, H)).astype(np.float32) / np.sqrt(H)
+    b = rng.uniform(-0.5, 0.5, (D, 2 * G * H)).astype(np.float32)
+    inits = [h.make_tensor(n, TP.FLOAT, a.shape, a.flatten()) for n, a in (("W", w), ("R", r), ("B", b))]
+    outs = ["y", "yh"] + (["yc"] if op == "LSTM" else [])
+    node = h.make_node(op, ["x", "W", "R", "B"], outs, hidden_size=H,
+                       direction="bidirectional" if D == 2 else "forward", **attrs)
+    vi = [h.make_tensor_value_info("y", TP.FLOAT, [T, D, B, H])] + [
+        h.make_tensor_value_info(o, TP.FLOAT, [D, B, H]) for o in outs[1:]]
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TP.FLOAT, [T, B, I])], vi, inits)
+    save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), os.path.join(d, name + ".onnx"))
+    np.save(os.path.join(d, name + "_x.npy"), rng.uniform(-1, 1, (T, B, I)).astype(np.float32))
+model("lstm_s64_b9_h128", "LSTM", 64, 9, 128, 1, 4)
+model("gru_s64_h128", "GRU", 64, 1, 128, 1, 3)
+model("gru_lbr_s64_h64", "GRU", 64, 1, 64, 1, 3, linear_before_reset=1)
+model("rnn_s64_h64_d2", "RNN", 64, 1, 64, 2, 1)
+print("extra models written")
+PY
+for m in lstm_s64_b9_h128 gru_s64_h128 gru_lbr_s64_h64 rnn_s64_h64_d2; do
+  [ "$SECONDS" -gt 120 ] && break
+  for mode in "" "--replay"; do
+    run "$H/libmain" "main${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/main$mode-$m"
+    run "$H/lib" "branch${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/branch$mode-$m"
   done
-done < "$W/cases.txt"
+done
+python3 - "$W/extra" <<'PY'
+import glob, os, sys
+import numpy as np
+d = sys.argv[1]
+for f in sorted(glob.glob(os.path.join(d, "main-*/*.npy"))):
+    g = f.replace("/main-", "/branch-")
+    if os.path.exists(g):
+        a, b = np.load(f), np.load(g)
+        print(f"outputs main vs branch {os.path.basename(os.path.dirname(f))[5:]}/{os.path.basename(f)}: max|d| {abs(a - b).max():.2e} (max|y| {abs(a).max():.2f})")
+PY
 echo "=== [$SECONDS s] test_rnn on the GPU"
 timeout 30 "$H/bin/test_rnn" 2>&1 | grep -E "OK|FAIL|Failure|PASSED|seed" | head -20
 echo "=== [$SECONDS s] profile (branch, plain)"
