@@ -5,6 +5,8 @@
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/lstm35}; SHARED=${SHARED:-/work/shared/gpu}
 MAIN_LIB=${MAIN_LIB:-/work/main/build/libgltensor.so.0}
+# (a result.txt of the last window is kept as result-prev.txt, outside the pack's files)
+[ -e "$P/result.txt" ] && cp "$P/result.txt" "/tmp/lstm35-result-prev-$(date +%H%M%S).txt"
 rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/libmain" "$P/py"
 cp "$WT/build/tools/gltensor-run" "$WT/build/bench/gltensor_model_bench" "$WT/build/tests/test_rnn" "$P/bin/"
 cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
