@@ -1,11 +1,16 @@
 // Recurrent layers as ONNX defines them (LSTM, GRU, RNN), for the model runtime (internal):
 // X @ W^T of every step in one matmul, then the time loop (nn/rnn_plan.hpp chooses):
-// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256): one dispatch per chunk of time
-//   steps (the chunk within the loop limit; the whole sequence on GPUs), one workgroup per
-//   direction and batch row, h in shared memory;
-// - per step one batched matmul h @ R^T over the directions and one gate kernel
-//   (glsl/nn/rnn.comp; GRU without linear_before_reset: two matmuls and two gate stages): past
-//   hidden 256, or with GLTENSOR_RNN=steps.
+// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256; on GPUs up to hidden 64
+//   glsl/nn/rnn_seq_regs.comp, R in registers): one dispatch per chunk of time steps (the chunk
+//   within the loop limit; the whole sequence on GPUs), one workgroup per direction and batch
+//   row, h in shared memory;
+// - per step (past the plan's bounds, or with GLTENSOR_RNN=steps): on GPUs one fused dispatch
+//   (glsl/nn/rnn_step.comp: the recurrent GEMV and the cell of every direction; batches up to 8,
+//   not GRU without linear_before_reset), else one batched matmul h @ R^T over the directions and
+//   one gate kernel (glsl/nn/rnn.comp; GRU without linear_before_reset: two matmuls and two gate
+//   stages).
+// The returned Y_h / Y_c never share a buffer with a state that the steps read and write (a
+// replayed model's outputs are in host-visible memory).
 // Both run every attribute. No read-back: the whole sequence is queued on the GPU.
 #pragma once
 #include <cstdint>
