@@ -130,8 +130,9 @@ struct FusedStepParams {
 };
 
 // The fused per-step time loop (LSTM, GRU with linear_before_reset, RNN; rnn_step.comp): one
-// dispatch a step for every direction, h and c alternating between two buffers (l.h and l.c hold
-// the initial states and are not written), the last step writing the returned Y_h and Y_c (fresh
+// dispatch a step for every direction, h and c alternating between two buffers (l.h and l.c, which
+// hold the initial states and are rnn_forward's own copies, the pair's first half: odd steps
+// write them when T >= 3), the last step writing the returned Y_h and Y_c (fresh
 // buffers: no buffer that an output keeps is read or written by the other steps, so a replay that
 // puts the outputs in host-visible memory (Model's outputs_to_host) keeps the steps' state in
 // device memory). Reads l.r (R [D, G H, H], dense).

@@ -257,7 +257,8 @@ TEST(Rnn, SequenceKernelPropagatesNaN) {
   for (RnnCell cell : {RnnCell::lstm, RnnCell::gru}) {
     Case c;  // the last batch row gets NaN from T / 2 on; the others stay finite
     c.cell = cell, c.T = 6, c.B = 3, c.H = 8, c.init = true, c.D = 2;
-    for (Path path : {Path::units, Path::quads}) check(rng, c, path, true);
+    // steps: the fused kernel on llvmpipe (each workgroup reads only its own row's h)
+    for (Path path : {Path::units, Path::quads, Path::steps}) check(rng, c, path, true);
   }
 }
 
@@ -319,6 +320,10 @@ TEST(Rnn, FusedStepKernelMatchesReference) {
   Case big;  // past the sequence kernel's hidden sizes: several slices per row
   big.D = 2, big.T = 3, big.B = 2, big.H = detail::kRnnSeqMaxHidden + 45, big.seq = big.init = big.peep = true;
   check(rng, big, Path::steps);
+  {  // more workgroups (2 x 2 x 151) than one dispatch takes: the grid split (WORKGROUP_ID_1D)
+    ScopedDispatchLimit limit(3);
+    check(rng, big, Path::steps);
+  }
   Case gru;
   gru.cell = RnnCell::gru, gru.lbr = true, gru.D = 2, gru.T = 5, gru.B = 4, gru.H = 33, gru.seq = gru.init = true;
   gru.clip = true;
@@ -327,6 +332,23 @@ TEST(Rnn, FusedStepKernelMatchesReference) {
   rnn.cell = RnnCell::rnn, rnn.reverse0 = true, rnn.layout1 = true, rnn.T = 4, rnn.B = 2, rnn.H = 13, rnn.seq = true;
   rnn.init = true, rnn.acts = {{"LeakyRelu", 0.2, 0}};
   check(rng, rnn, Path::steps);
+  // each direction its own activations (act_f(d, ...), lstm_cell(d, ...)), on both the fused kernel
+  // and the sequence kernel with R in registers (units)
+  for (Path path : {Path::steps, Path::units}) {
+    Case two;
+    two.D = 2, two.T = 4, two.B = 2, two.H = 9, two.init = two.seq = two.peep = true;
+    two.acts = {{"Sigmoid", 0, 0},         {"Tanh", 0, 0},           {"Tanh", 0, 0},
+                {"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0}};
+    check(rng, two, path);
+    Case gru2;
+    gru2.cell = RnnCell::gru, gru2.lbr = true, gru2.D = 2, gru2.T = 4, gru2.B = 2, gru2.H = 11, gru2.init = true;
+    gru2.acts = {{"Sigmoid", 0, 0}, {"Tanh", 0, 0}, {"HardSigmoid", 0.3, 0.4}, {"Softsign", 0, 0}};
+    check(rng, gru2, path);
+    Case rnn2;
+    rnn2.cell = RnnCell::rnn, rnn2.D = 2, rnn2.T = 4, rnn2.B = 1, rnn2.H = 6, rnn2.init = true;
+    rnn2.acts = {{"Tanh", 0, 0}, {"LeakyRelu", 0.2, 0}};
+    check(rng, rnn2, path);
+  }
   Case wide = lstm;  // past the fused kernel's batch: matmul and rnn.comp, 2 dispatches a step
   wide.acts.clear();
   wide.input_forget = wide.reverse0 = wide.layout1 = false, wide.D = 2, wide.B = detail::kRnnFusedMaxBatch + 1;
