@@ -275,7 +275,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   if (plan.sequence) {
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
-    sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H;
+    sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H, sv.parts = plan.parts, sv.reg_cols = plan.reg_cols;
     // R^T with the units' rows contiguous ([D, H, G H], N-major), as rnn_seq.comp reads it; R as
     // given for rnn_seq_regs.comp.
     rnn_sequence(sv, plan,

@@ -77,7 +77,7 @@ struct RnnSeqVariant : RnnCellVariant {
   static constexpr const char* kFile = "rnn_seq.comp";
   static constexpr const char* kRegsFile = "rnn_seq_regs.comp";
   bool quads = false, regs = false;
-  std::int64_t hidden = 0;  ///< regs: HK
+  std::int64_t hidden = 0, parts = 1, reg_cols = 0;  ///< regs: HK, KS, RR (RnnSeqPlan)
   const char* file() const { return regs ? kRegsFile : kFile; }
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();

@@ -18,24 +18,28 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   return !dev.software || dev.setting == RnnSetting::steps;
 }
 
-std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h) {
-  const auto hk = static_cast<std::uint64_t>(h);
-  return hk + 2 + static_cast<std::uint64_t>(steps) * (hk + 4);
+std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t parts, std::int64_t reg_cols) {
+  const auto m = static_cast<std::uint64_t>(h / parts), ks = static_cast<std::uint64_t>(parts);
+  const auto rr = static_cast<std::uint64_t>(reg_cols);
+  return rr + 2 + static_cast<std::uint64_t>(steps) * (m + ks + 7);
 }
 
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   RnnSeqPlan plan;
   if (dev.setting == RnnSetting::steps || p.T <= 0 || p.H <= 0 || p.H > kRnnSeqMaxHidden) return plan;
   if (rnn_seq_shared_bytes(p.phases) > dev.max_shared_memory || dev.max_local < 32) return plan;
-  if (dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H * p.D * p.B > kRnnSeqSoftwareMacs)
-    return plan;
-  if (!dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H > kRnnSeqGpuMacs) return plan;
-  if (p.H <= kRnnSeqRegsMaxHidden && p.phases == 1 && p.G * p.H <= dev.max_local &&
+  std::int64_t ks = 1;
+  while (p.H / ks > kRnnSeqRegsMaxColumns) ks *= 2;
+  const std::int64_t threads = (p.G * p.H * ks + 31) / 32 * 32;
+  if (p.H <= kRnnSeqRegsMaxHidden && p.H % ks == 0 && p.phases == 1 && threads <= dev.max_local &&
       ((!dev.software && dev.setting == RnnSetting::choose) || dev.setting == RnnSetting::units)) {
-    const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H), per_step = rnn_seq_regs_loops(1, p.H) - fixed;
+    const std::int64_t rr = threads > 512 ? std::min<std::int64_t>(p.H / ks, 32) : p.H / ks;
+    const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H, ks, rr),
+                        per_step = rnn_seq_regs_loops(1, p.H, ks, rr) - fixed;
     if (dev.loop_budget >= fixed + per_step) {
       plan.sequence = plan.regs = true;
-      plan.local = static_cast<std::uint32_t>((p.G * p.H + 31) / 32 * 32);
+      plan.local = static_cast<std::uint32_t>(threads);
+      plan.parts = ks, plan.reg_cols = rr;
       plan.groups = 1;
       plan.chunk = static_cast<std::int64_t>(
           std::min<std::uint64_t>((dev.loop_budget - fixed) / per_step, static_cast<std::uint64_t>(p.T)));
@@ -43,6 +47,9 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
       return plan;
     }
   }
+  if (dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H * p.D * p.B > kRnnSeqSoftwareMacs)
+    return plan;
+  if (!dev.software && dev.setting == RnnSetting::choose && p.G * p.H * p.H > kRnnSeqGpuMacs) return plan;
   const bool quads =
       p.H % 4 == 0 && (dev.setting == RnnSetting::quads || (dev.setting == RnnSetting::choose && dev.software));
   const std::int64_t inner = quads ? p.H / 4 : p.H;

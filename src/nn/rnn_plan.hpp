@@ -51,19 +51,25 @@ struct RnnSeqDevice {
 struct RnnSeqPlan {
   bool sequence = false;        ///< the sequence kernel (else the per-step path)
   bool quads = false;           ///< 4 units per group, R^T read as quads (QUADS)
-  bool regs = false;            ///< R in registers, one invocation per gate row (rnn_seq_regs.comp)
+  bool regs = false;            ///< R in registers (rnn_seq_regs.comp), `parts` invocations per gate row
+  std::int64_t parts = 1;       ///< regs: KS, invocations per gate row (a power of 2 dividing H)
+  std::int64_t reg_cols = 0;    ///< regs: RR, columns of R per invocation kept in registers (of H / parts)
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
   std::int64_t dispatches = 0;  ///< ceil(T / chunk)
 };
 
-/// Largest hidden size of the sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp: each
-/// invocation keeps its gate row of R, H floats, for the whole dispatch).
-inline constexpr std::int64_t kRnnSeqRegsMaxHidden = 64;
+/// Largest hidden size of the sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp: KS
+/// invocations per gate row, each keeping up to RR of its H / KS columns of R in registers for
+/// the whole dispatch, the others read from R's buffer each step).
+inline constexpr std::int64_t kRnnSeqRegsMaxHidden = 128;
+/// Most columns of R per invocation of rnn_seq_regs.comp (H / KS at most this).
+inline constexpr std::int64_t kRnnSeqRegsMaxColumns = 64;
 
-/// Loop iterations of one invocation of rnn_seq_regs.comp running `steps` steps of hidden size h.
-std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h);
+/// Loop iterations of one invocation of rnn_seq_regs.comp running `steps` steps of hidden size h
+/// with `parts` invocations per gate row, `reg_cols` columns in registers.
+std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t parts, std::int64_t reg_cols);
 
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
@@ -86,9 +92,11 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// kRnnSeqSoftwareMacs per step or a GPU with more than kRnnSeqGpuMacs per workgroup and step. Quads where
 /// GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a workgroup's invocations 8 at a time on
 /// one thread: 4x fewer invocations and 16 FMAs per quad load), for hidden sizes that are multiples of 4; one unit per
-/// invocation on GPUs. R in registers (regs: one invocation per gate row, G H of them) on GPUs by default, or with
-/// GLTENSOR_RNN=units on any device, where hidden <= kRnnSeqRegsMaxHidden, one barrier a step (not GRU without
-/// linear_before_reset) and G H invocations fit a workgroup.
+/// invocation on GPUs. R in registers (regs) on GPUs by default, or with GLTENSOR_RNN=units on any device, where hidden
+/// <= kRnnSeqRegsMaxHidden, one barrier a step (not GRU without linear_before_reset) and G H KS invocations fit a
+/// workgroup, KS the least power of 2 with H / KS <= kRnnSeqRegsMaxColumns dividing H; RR = H / KS up to 512
+/// invocations, else 32 (64K registers a workgroup: an LSTM of hidden 128 takes 1024 invocations, half of R in
+/// registers).
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

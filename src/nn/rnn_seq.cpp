@@ -42,7 +42,7 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
         .read(l.p.defined() ? l.p : spare)
         .read(l.seq.defined() ? l.seq : spare);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs});
-    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H)
+    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, plan.parts, plan.reg_cols)
                                      : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B));
   }
@@ -52,7 +52,9 @@ Defines RnnSeqVariant::defines() const {
   Defines d;
   add_defines(d);
   if (regs) {
-    d.uvalue("HK", static_cast<std::uint64_t>(hidden));
+    d.uvalue("HK", static_cast<std::uint64_t>(hidden))
+        .uvalue("KS", static_cast<std::uint64_t>(parts))
+        .uvalue("RR", static_cast<std::uint64_t>(reg_cols));
   } else {
     d.uvalue("MAX_H", static_cast<std::uint64_t>(kRnnSeqMaxHidden)).flag("QUADS", quads);
   }
@@ -83,7 +85,11 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
     RnnSeqVariant v;
     static_cast<RnnCellVariant&>(v) = c;
     v.regs = true;
-    v.hidden = ++k % 2 ? kRnnSeqRegsMaxHidden : 7;
+    // hidden 128 in 2 parts with 32 of 64 columns in registers, 64 in one, 7 in one
+    const std::int64_t form = k++ % 3;
+    v.hidden = form == 0 ? kRnnSeqRegsMaxHidden : form == 1 ? 64 : 7;
+    v.parts = form == 0 ? 2 : 1;
+    v.reg_cols = form == 0 ? 32 : v.hidden;
     out.push_back(v);
   }
   return out;

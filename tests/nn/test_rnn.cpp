@@ -274,7 +274,7 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
         // A limit that holds 4 steps per dispatch: 11 steps take 3 dispatches, 3 steps one.
         // (units, one barrier a step: R in registers, rnn_seq_regs.comp)
         const bool regs = path == Path::units && phases == 1;
-        ScopedLoopLimit limit(regs ? detail::rnn_seq_regs_loops(4, c.H)
+        ScopedLoopLimit limit(regs ? detail::rnn_seq_regs_loops(4, c.H, 1, c.H)
                                    : detail::rnn_seq_loops(4, 1, path == Path::quads ? c.H / 4 : c.H, phases));
         c.T = 11;
         const auto n11 = check(rng, c, path);
@@ -356,6 +356,22 @@ TEST(Rnn, FusedStepKernelMatchesReference) {
   const auto w4 = check(rng, wide, Path::steps);
   wide.T = 2;
   EXPECT_EQ(w4 - check(rng, wide, Path::steps), 4u) << "2 dispatches per step";
+}
+
+// The sequence kernel with R in registers past hidden 64 (GLTENSOR_RNN=units; GPUs' default up to
+// hidden 128): 2 invocations per gate row; 1024 (LSTM) and 768 (GRU) of them keep 32 of their 64
+// columns in registers and read the others from R's buffer, 256 (RNN) all.
+TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
+  GLT_RNG(rng);
+  Case lstm;
+  lstm.D = 2, lstm.T = 5, lstm.B = 2, lstm.H = 128, lstm.seq = lstm.init = lstm.peep = lstm.clip = true;
+  check(rng, lstm, Path::units);
+  Case gru;
+  gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 4, gru.B = 1, gru.H = 128, gru.init = true;
+  check(rng, gru, Path::units);
+  Case rnn;
+  rnn.cell = RnnCell::rnn, rnn.D = 2, rnn.T = 3, rnn.B = 1, rnn.H = 96, rnn.layout1 = rnn.init = true;
+  check(rng, rnn, Path::units);
 }
 
 // Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel
