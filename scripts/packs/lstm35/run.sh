@@ -27,6 +27,16 @@ for round in 1 2; do
     done
   done < "$W/cases.txt"
 done
+echo "=== [$SECONDS s] the plan's path against the fused step kernel (GLTENSOR_RNN=steps), replayed, alternating"
+for m in lstm_s64_h64_d1 lstm_s256_h128_d1; do
+  IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
+  for round in 1 2; do
+    # shellcheck disable=SC2086
+    run "$H/lib" "branch-default--replay" "$model" $args --bench "$N" --read-back --replay
+    # shellcheck disable=SC2086
+    GLTENSOR_RNN=steps run "$H/lib" "branch-steps--replay" "$model" $args --bench "$N" --read-back --replay
+  done
+done
 echo "=== [$SECONDS s] the matmul path (batch 9 LSTM, GRU without linear_before_reset) and GRU / RNN hidden 64"
 python3 - "$W/extra" <<'PY'
 import os, sys
