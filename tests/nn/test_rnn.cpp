@@ -360,7 +360,8 @@ TEST(Rnn, FusedStepKernelMatchesReference) {
 
 // The sequence kernel with R in registers past hidden 64 (GLTENSOR_RNN=units; GPUs' default up to
 // hidden 128): 2 invocations per gate row; 1024 (LSTM) and 768 (GRU) of them keep 32 of their 64
-// columns in registers and read the others from R's buffer, 256 (RNN) all.
+// columns in registers and read the others from R's buffer, 192 (RNN 96) all; and hidden 64 (one
+// invocation per row, all 64 columns in registers).
 TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
   GLT_RNG(rng);
   Case lstm;
@@ -372,6 +373,9 @@ TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
   Case rnn;
   rnn.cell = RnnCell::rnn, rnn.D = 2, rnn.T = 3, rnn.B = 1, rnn.H = 96, rnn.layout1 = rnn.init = true;
   check(rng, rnn, Path::units);
+  Case one_part;  // the largest one-part form: 256 invocations with 64 columns of R in registers each
+  one_part.T = 2, one_part.B = 1, one_part.H = 64, one_part.init = true;
+  check(rng, one_part, Path::units);
 }
 
 // Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel
