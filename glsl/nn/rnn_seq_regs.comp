@@ -4,7 +4,7 @@
 // gate row (gate k, unit j: row k HK + j; invocation row KS + part), each summing h[m] R[row, m]
 // over its M = HK / KS columns m = part + KS i: the first RR of them (i < RR) from registers
 // loaded once per dispatch, the others from R's buffer (cached: the same every step). Per step:
-// the parts into shared memory; a barrier; the first HK invocations sum their unit's gates' parts
+// the units' x W^T loaded first (its latency overlapping the GEMV), the parts into shared memory; a barrier; the first HK invocations sum their unit's gates' parts
 // and add x W^T and the biases (kept in registers), run the cell (rnn.glsl, as rnn.comp), c in a
 // register, h back to shared memory and Y; a barrier. HK = H, KS (a power of 2 dividing HK) and
 // RR <= HK / KS are compile-time constants. A chunk continues from the h and c the previous one
@@ -72,6 +72,22 @@ void main() {
   workgroup_sync();
   for (uint s = 0u; LOOP(s < u_steps); ++s) {
     uint t = rev ? u_T - 1u - (u_step0 + s) : u_step0 + s;
+    // the unit's x W^T of the step, loaded before the GEMV (its latency overlaps it)
+    vec4 x = vec4(0.0);
+    bool live = true;
+    if (unit) {
+      uint xw = ((d * u_T + t) * u_B + b) * GH + tid;
+#if defined(CELL_LSTM)
+      x = vec4(float(load3(xw)), float(load3(xw + HK)), float(load3(xw + 2u * HK)), float(load3(xw + 3u * HK)));
+#elif defined(CELL_GRU)
+      x.xyz = vec3(float(load3(xw)), float(load3(xw + HK)), float(load3(xw + 2u * HK)));
+#else
+      x.x = float(load3(xw));
+#endif
+#ifdef HAS_SEQ
+      live = int(t) < load7(b);
+#endif
+    }
     if (in_row) {
       float acc = 0.0;
       for (uint i = 0u; LOOP(i < RR); ++i) acc += hs[part + KS * i] * rr[i];
@@ -80,12 +96,6 @@ void main() {
     }
     workgroup_sync();
     if (unit) {
-      uint xw = ((d * u_T + t) * u_B + b) * GH + tid;
-#ifdef HAS_SEQ
-      bool live = int(t) < load7(b);
-#else
-      bool live = true;
-#endif
 #ifdef LAYOUT1
       uint y = ((b * u_T + t) * u_D + d) * HK + tid;
 #else
@@ -106,15 +116,14 @@ void main() {
       float hp = hs[tid];
 #if defined(CELL_LSTM)
       float cn = c;
-      vec4 x = vec4(float(load3(xw)), float(load3(xw + HK)), float(load3(xw + 2u * HK)), float(load3(xw + 3u * HK)));
       float h = lstm_cell(d, a + x + bias, p, cn);
       if (live) c = cn;
 #elif defined(CELL_GRU) && defined(GRU_LBR)
-      float z = act_f(d, gate_in(a.x + float(load3(xw)) + bias.x));
-      float r = act_f(d, gate_in(a.y + float(load3(xw + HK)) + bias.y));
-      float h = gru_h(d, z, float(load3(xw + 2u * HK)) + bias.z + r * (a.z + bias.w), hp);
+      float z = act_f(d, gate_in(a.x + x.x + bias.x));
+      float r = act_f(d, gate_in(a.y + x.y + bias.y));
+      float h = gru_h(d, z, x.z + bias.z + r * (a.z + bias.w), hp);
 #else  // CELL_RNN
-      float h = act_f(d, gate_in(a.x + float(load3(xw)) + bias.x));
+      float h = act_f(d, gate_in(a.x + x.x + bias.x));
 #endif
       store0(y, CT0(live ? h : 0.0));
       hs[tid] = live ? h : hp;
