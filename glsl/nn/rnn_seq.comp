@@ -111,6 +111,9 @@ float gru_step2(uint j, uint xw, uint y, bool live, float h_prev, float z, float
 #endif
 
 void main() {
+  // a grid split past the dispatch limit rounds up (Launch::groups_1d): whole workgroups past the
+  // last exit before any barrier
+  if (WORKGROUP_ID_1D >= u_D * u_B) return;
   uint tid = gl_LocalInvocationID.x;
   uint d = DIR, b = ROW, state = STATE;
   uint rt = d * H * GH;  // R^T of direction d

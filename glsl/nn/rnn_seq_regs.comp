@@ -32,6 +32,9 @@ shared float hs[HK];
 shared float part_s[G * HK * KS];
 
 void main() {
+  // a grid split past the dispatch limit rounds up (Launch::groups_1d): whole workgroups past the
+  // last exit before any barrier
+  if (WORKGROUP_ID_1D >= u_D * u_B) return;
   uint tid = gl_LocalInvocationID.x;
   uint d = WORKGROUP_ID_1D / u_B, b = WORKGROUP_ID_1D % u_B;
   uint GH = G * HK;

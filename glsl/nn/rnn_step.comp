@@ -34,6 +34,9 @@ shared float red[LOCAL_X];
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint slices = (u_H + S - 1u) / S;
+  // a grid split past the dispatch limit rounds up (Launch::groups_1d): whole workgroups past the
+  // last exit before any barrier
+  if (WORKGROUP_ID_1D >= u_D * u_B * slices) return;
   uint slice = WORKGROUP_ID_1D % slices;
   uint db = WORKGROUP_ID_1D / slices;  // d B + b
   uint b = db % u_B, d = db / u_B;

@@ -31,8 +31,9 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   std::int64_t ks = 1;
   while (p.H / ks > kRnnSeqRegsMaxColumns) ks *= 2;
   const std::int64_t threads = (p.G * p.H * ks + 31) / 32 * 32;
+  const bool regs_default = !dev.software && dev.setting == RnnSetting::choose && p.H <= kRnnSeqRegsDefaultHidden;
   if (p.H <= kRnnSeqRegsMaxHidden && p.H % ks == 0 && p.phases == 1 && threads <= dev.max_local &&
-      ((!dev.software && dev.setting == RnnSetting::choose) || dev.setting == RnnSetting::units)) {
+      (regs_default || dev.setting == RnnSetting::units)) {
     const std::int64_t rr = threads > 512 ? std::min<std::int64_t>(p.H / ks, 32) : p.H / ks;
     const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H, ks, rr),
                         per_step = rnn_seq_regs_loops(1, p.H, ks, rr) - fixed;

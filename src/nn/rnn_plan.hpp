@@ -64,6 +64,12 @@ struct RnnSeqPlan {
 /// invocations per gate row, each keeping up to RR of its H / KS columns of R in registers for
 /// the whole dispatch, the others read from R's buffer each step).
 inline constexpr std::int64_t kRnnSeqRegsMaxHidden = 128;
+/// Largest hidden size of the register sequence kernel by default on GPUs (past it only with
+/// GLTENSOR_RNN=units). On the H200 (bench/RESULTS.md, 2026-11-28, replayed, same call): LSTM seq
+/// 64 hidden 64 0.152-0.186 ms against the fused step kernel's 0.446 and main's sequence kernel
+/// 0.333-0.340; LSTM seq 256 hidden 128 (1024 invocations, half of R read from memory each step)
+/// 2.75-2.79 ms against the fused step kernel's 1.50-1.52.
+inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 64;
 /// Most columns of R per invocation of rnn_seq_regs.comp (H / KS at most this).
 inline constexpr std::int64_t kRnnSeqRegsMaxColumns = 64;
 
@@ -92,11 +98,11 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// kRnnSeqSoftwareMacs per step or a GPU with more than kRnnSeqGpuMacs per workgroup and step. Quads where
 /// GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a workgroup's invocations 8 at a time on
 /// one thread: 4x fewer invocations and 16 FMAs per quad load), for hidden sizes that are multiples of 4; one unit per
-/// invocation on GPUs. R in registers (regs) on GPUs by default, or with GLTENSOR_RNN=units on any device, where hidden
-/// <= kRnnSeqRegsMaxHidden, one barrier a step (not GRU without linear_before_reset) and G H KS invocations fit a
-/// workgroup, KS the least power of 2 with H / KS <= kRnnSeqRegsMaxColumns dividing H; RR = H / KS up to 512
-/// invocations, else 32 (64K registers a workgroup: an LSTM of hidden 128 takes 1024 invocations, half of R in
-/// registers).
+/// invocation on GPUs. R in registers (regs) on GPUs by default up to kRnnSeqRegsDefaultHidden, or with
+/// GLTENSOR_RNN=units on any device up to kRnnSeqRegsMaxHidden, one barrier a step (not GRU without
+/// linear_before_reset) and G H KS invocations fit a workgroup, KS the least power of 2 with H / KS <=
+/// kRnnSeqRegsMaxColumns dividing H; RR = H / KS up to 512 invocations, else 32 (64K registers a workgroup: an LSTM of
+/// hidden 128 takes 1024 invocations, half of R in registers).
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

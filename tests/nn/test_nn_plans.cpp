@@ -265,19 +265,22 @@ TEST(PlanRnnSequence, RegistersKernel) {
   EXPECT_EQ(p.chunk, 64);
   EXPECT_EQ(plan_rnn_sequence({64, 37, 1, 3, 2, 1}, gpu).local, 128u);  // 111 rows in 4 groups of 32
   EXPECT_FALSE(plan_rnn_sequence({64, 37, 2, 3, 2, 1}, gpu).regs);      // GRU without linear_before_reset
-  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu);  // LSTM hidden 128: 2 parts of 64 columns, 32 in registers
+  // past hidden 64 only forced (GLTENSOR_RNN=units): LSTM hidden 128, 2 parts of 64 columns, 32 in registers
+  EXPECT_FALSE(plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu).sequence);
+  const RnnSeqDevice gpu_units{1024, 49152, UINT64_MAX, false, S::units};
+  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu_units);
   EXPECT_TRUE(p.regs);
   EXPECT_EQ(p.local, 1024u);
   EXPECT_EQ(p.parts, 2);
   EXPECT_EQ(p.reg_cols, 32);
-  p = plan_rnn_sequence({256, 100, 1, 3, 1, 1}, gpu);  // GRU hidden 100: 2 parts of 50, 32 in registers
+  p = plan_rnn_sequence({256, 100, 1, 3, 1, 1}, gpu_units);  // GRU hidden 100: 2 parts of 50, 32 in registers
   EXPECT_TRUE(p.regs);
   EXPECT_EQ(p.local, 608u);
   EXPECT_EQ(p.reg_cols, 32);
-  p = plan_rnn_sequence({256, 100, 1, 1, 1, 1}, gpu);  // RNN hidden 100: 224 invocations, all 50 in registers
+  p = plan_rnn_sequence({256, 100, 1, 1, 1, 1}, gpu_units);  // RNN hidden 100: 224 invocations, all 50 in registers
   EXPECT_EQ(p.reg_cols, 50);
-  EXPECT_FALSE(plan_rnn_sequence({64, 130, 1, 1, 1, 1}, gpu).regs);  // past hidden 128
-  EXPECT_FALSE(plan_rnn_sequence({64, 127, 1, 1, 1, 1}, gpu).regs);  // 2 parts do not divide 127
+  EXPECT_FALSE(plan_rnn_sequence({64, 130, 1, 1, 1, 1}, gpu_units).regs);  // past hidden 128
+  EXPECT_FALSE(plan_rnn_sequence({64, 127, 1, 1, 1, 1}, gpu_units).regs);  // 2 parts do not divide 127
   EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, RnnSeqDevice{128, 49152, UINT64_MAX, false, S::choose}).regs);
   EXPECT_FALSE(plan_rnn_sequence({64, 16, 1, 4, 1, 1}, llvmpipe).regs);  // quads there
   p = plan_rnn_sequence({100000, 16, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units});
@@ -291,10 +294,10 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::units},
       llvmpipe{1024, 32768, 65535, true, S::choose};
-  RnnSeqPlan p = plan_rnn_sequence({256, 128, 1}, gpu);  // R in registers: 2 parts of 64 columns a row
-  EXPECT_TRUE(p.sequence && p.regs);
-  EXPECT_FALSE(p.quads);
-  EXPECT_EQ(p.local, 256u);
+  RnnSeqPlan p = plan_rnn_sequence({256, 128, 1}, gpu);
+  EXPECT_TRUE(p.sequence);
+  EXPECT_FALSE(p.quads || p.regs);
+  EXPECT_EQ(p.local, 128u);
   EXPECT_EQ(p.groups, 1);
   EXPECT_EQ(p.chunk, 256);
   EXPECT_EQ(p.dispatches, 1);
@@ -328,9 +331,9 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, llvmpipe).sequence);
   EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::quads}).sequence);
   // GPUs: the per-step path past kRnnSeqGpuMacs per workgroup (directions and batch rows are
-  // workgroups of their own) but where R fits registers (up to hidden 128), unless forced.
+  // workgroups of their own), unless forced.
   EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 2, 8}, gpu).sequence);  // LSTM 64, both directions
-  EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gpu).regs);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gpu).sequence);
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 2, 3, 1, 1}, gpu).sequence);  // GRU without linear_before_reset
   EXPECT_TRUE(
       plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::units}).sequence);
