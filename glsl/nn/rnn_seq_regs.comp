@@ -1,5 +1,6 @@
 // The ONNX recurrent layers' time loop in one dispatch with R in registers (src/nn/rnn_seq.cpp,
-// nn/rnn_plan.hpp: hidden sizes up to 128 on GPUs; LSTM, GRU with GRU_LBR, RNN): u_steps time
+// nn/rnn_plan.hpp: hidden sizes up to 64 on GPUs, 128 with GLTENSOR_RNN=units; LSTM, GRU with
+// GRU_LBR, RNN): u_steps time
 // steps from step u_step0 on, one workgroup per (direction d, batch row b), KS invocations per
 // gate row (gate k, unit j: row k HK + j; invocation row KS + part), each summing h[m] R[row, m]
 // over its M = HK / KS columns m = part + KS i: the first RR of them (i < RR) from registers
