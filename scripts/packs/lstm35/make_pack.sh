@@ -11,7 +11,9 @@ rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/libmain" "$P/py"
 cp "$WT/build/tools/gltensor-run" "$WT/build/bench/gltensor_model_bench" "$WT/build/tests/test_rnn" "$P/bin/"
 cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
 cp -L "$MAIN_LIB" "$P/libmain/libgltensor.so.0"
-strip "$P"/bin/* "$P"/lib/* "$P"/libmain/*
+# PREV_LIB (optional): an earlier build's libgltensor.so.0, run against this one
+if [ -n "${PREV_LIB:-}" ]; then mkdir -p "$P/libprev" && cp -L "$PREV_LIB" "$P/libprev/libgltensor.so.0"; fi
+strip "$P"/bin/* "$P"/lib/* "$P"/libmain/* ${PREV_LIB:+"$P"/libprev/*}
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 cp "$WT/scripts/packs/lstm35/run.sh" "$P/run.sh"

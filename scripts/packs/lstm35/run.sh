@@ -27,16 +27,18 @@ for round in 1 2; do
     done
   done < "$W/cases.txt"
 done
-echo "=== [$SECONDS s] the plan's path against the fused step kernel (GLTENSOR_RNN=steps), replayed, alternating"
-for m in lstm_s64_h64_d1 lstm_s256_h128_d1; do
-  IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
-  for round in 1 2; do
-    # shellcheck disable=SC2086
-    run "$H/lib" "branch-default--replay" "$model" $args --bench "$N" --read-back --replay
-    # shellcheck disable=SC2086
-    GLTENSOR_RNN=steps run "$H/lib" "branch-steps--replay" "$model" $args --bench "$N" --read-back --replay
+echo "=== [$SECONDS s] operands loaded before the GEMV (this branch) against after (libprev: f7e4a1c's kernels), replayed, alternating"
+if [ -d "$H/libprev" ]; then
+  for m in lstm_s64_h64_d1 lstm_s64_h256_d2 lstm_s256_h128_d1 lstm_s256_h256_d2; do
+    IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
+    for round in 1 2; do
+      # shellcheck disable=SC2086
+      run "$H/libprev" "prev--replay" "$model" $args --bench "$N" --read-back --replay
+      # shellcheck disable=SC2086
+      run "$H/lib" "branch--replay" "$model" $args --bench "$N" --read-back --replay
+    done
   done
-done
+fi
 echo "=== [$SECONDS s] the matmul path (batch 9 LSTM, GRU without linear_before_reset) and GRU / RNN hidden 64"
 python3 - "$W/extra" <<'PY'
 import os, sys
@@ -68,6 +70,14 @@ for m in lstm_s64_b9_h128 gru_s64_h128 gru_lbr_s64_h64 rnn_s64_h64_d2; do
   for mode in "" "--replay"; do
     run "$H/libmain" "main${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/main$mode-$m"
     run "$H/lib" "branch${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/branch$mode-$m"
+  done
+done
+echo "=== [$SECONDS s] outputs kept in device memory (GLTENSOR_HOST_IO=copy) against the default, replayed"
+for m in gru_s64_h128; do
+  for round in 1 2; do
+    run "$H/lib" "branch--replay" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back --replay
+    GLTENSOR_HOST_IO=copy run "$H/lib" "branch-copy--replay" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back --replay
+    GLTENSOR_HOST_IO=copy run "$H/lib" "branch-copy" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back
   done
 done
 python3 - "$W/extra" <<'PY'
