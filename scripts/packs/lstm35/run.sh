@@ -7,6 +7,8 @@
 set -u
 echo "commit: $(cat "$H/COMMIT")"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
+# main's (and an earlier build's) libgltensor.so.0 come xz-compressed (the shared carry's 64 MiB)
+L=/tmp/lstm35libs; rm -rf "$L"; mkdir -p "$L"; tar -C "$L" -xJf "$H/libs.tar.xz"; MAIN=$L/libmain; PREV=$L/libprev
 W=/tmp/lstm35tc; N=${LSTM35_REPS:-100}
 echo "=== [$SECONDS s] torchcmp, LSTM rows, this branch"
 TC_W=$W TC_ONLY=${LSTM35_ONLY:-lstm} TC_PROFILE_UNTIL=0 TC_REPS=${LSTM35_TC_REPS:-} timeout 100 bash "$H/torchcmp.sh" 2>&1 | grep -vE "^(load|plan|output) " | tail -40
@@ -21,19 +23,19 @@ for round in 1 2; do
     echo "$name" | grep -qE "${LSTM35_ONLY:-lstm}" || continue
     for mode in "" "--replay"; do
       # shellcheck disable=SC2086
-      run "$H/libmain" "main${mode}" "$model" $args --bench "$N" --read-back $mode
+      run "$MAIN" "main${mode}" "$model" $args --bench "$N" --read-back $mode
       # shellcheck disable=SC2086
       run "$H/lib" "branch${mode}" "$model" $args --bench "$N" --read-back $mode
     done
   done < "$W/cases.txt"
 done
 echo "=== [$SECONDS s] operands loaded before the GEMV (this branch) against after (libprev: f7e4a1c's kernels), replayed, alternating"
-if [ -d "$H/libprev" ]; then
+if [ -d "$PREV" ]; then
   for m in lstm_s64_h64_d1 lstm_s64_h256_d2 lstm_s256_h128_d1 lstm_s256_h256_d2; do
     IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
     for round in 1 2; do
       # shellcheck disable=SC2086
-      run "$H/libprev" "prev--replay" "$model" $args --bench "$N" --read-back --replay
+      run "$PREV" "prev--replay" "$model" $args --bench "$N" --read-back --replay
       # shellcheck disable=SC2086
       run "$H/lib" "branch--replay" "$model" $args --bench "$N" --read-back --replay
     done
@@ -68,7 +70,7 @@ PY
 for m in lstm_s64_b9_h128 gru_s64_h128 gru_lbr_s64_h64 rnn_s64_h64_d2; do
   [ "$SECONDS" -gt 120 ] && break
   for mode in "" "--replay"; do
-    run "$H/libmain" "main${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/main$mode-$m"
+    run "$MAIN" "main${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/main$mode-$m"
     run "$H/lib" "branch${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/branch$mode-$m"
   done
 done
