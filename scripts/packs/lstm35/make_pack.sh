@@ -13,9 +13,11 @@ cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
 cp -L "$MAIN_LIB" "$T/libmain/libgltensor.so.0"
 # PREV_LIB (optional): an earlier build's libgltensor.so.0, run against this one
 if [ -n "${PREV_LIB:-}" ]; then mkdir -p "$T/libprev" && cp -L "$PREV_LIB" "$T/libprev/libgltensor.so.0"; fi
+# PROBE_LIB (optional): a probe build's libgltensor.so.0 (window 3: hidden 64 in 4 parts a row)
+if [ -n "${PROBE_LIB:-}" ]; then mkdir -p "$T/libprobe" && cp -L "$PROBE_LIB" "$T/libprobe/libgltensor.so.0"; fi
 strip "$P"/bin/* "$P"/lib/* "$T"/lib*/*
 # main's and PREV_LIB's libraries xz-compressed (run.sh unpacks them into /tmp): the carry is shared
-tar -C "$T" -cf - libmain ${PREV_LIB:+libprev} | xz -T1 -6 > "$P/libs.tar.xz"; rm -rf "$T"
+tar -C "$T" -cf - libmain ${PREV_LIB:+libprev} ${PROBE_LIB:+libprobe} | xz -T1 -6 > "$P/libs.tar.xz"; rm -rf "$T"
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 cp "$WT/scripts/packs/lstm35/run.sh" "$P/run.sh"

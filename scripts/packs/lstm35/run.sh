@@ -74,6 +74,20 @@ for m in lstm_s64_b9_h128 gru_s64_h128 gru_lbr_s64_h64 rnn_s64_h64_d2; do
     run "$H/lib" "branch${mode}" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back $mode --output-dir "$W/extra/branch$mode-$m"
   done
 done
+echo "=== [$SECONDS s] hidden 64, R in registers: 1 invocation a gate row (branch) against 4 (libprobe), replayed, alternating"
+if [ -d "$L/libprobe" ]; then
+  for round in 1 2; do
+    IFS='|' read -r _ model _ args < <(grep "^lstm_s64_h64_d1|" "$W/cases.txt")
+    # shellcheck disable=SC2086
+    run "$H/lib" "branch--replay" "$model" $args --bench "$N" --read-back --replay
+    # shellcheck disable=SC2086
+    run "$L/libprobe" "probe-4parts--replay" "$model" $args --bench "$N" --read-back --replay
+    for m in gru_lbr_s64_h64 rnn_s64_h64_d2; do
+      run "$H/lib" "branch--replay" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back --replay
+      run "$L/libprobe" "probe-4parts--replay" "$W/extra/$m.onnx" --input "x=$W/extra/${m}_x.npy" --bench "$N" --read-back --replay
+    done
+  done
+fi
 echo "=== [$SECONDS s] outputs kept in device memory (GLTENSOR_HOST_IO=copy) against the default, replayed"
 for m in gru_s64_h128; do
   for round in 1 2; do
