@@ -1,8 +1,10 @@
-// The recurrent layers' choice of time loop (internal), a pure function tested without a GPU
-// (tests/nn/test_nn_plans.cpp): the sequence kernel (glsl/nn/rnn_seq.comp: one dispatch runs
-// many time steps, one workgroup per direction and batch row) where the hidden size fits one
-// workgroup's shared memory and the loop limit allows at least one step per dispatch, else the
-// per-step path (a batched matmul and the gate kernel per step, glsl/nn/rnn.comp).
+// The recurrent layers' choice of time loop (internal), pure functions tested without a GPU
+// (tests/nn/test_nn_plans.cpp): the sequence kernel (glsl/nn/rnn_seq.comp, or with R in
+// registers glsl/nn/rnn_seq_regs.comp: one dispatch runs many time steps, one workgroup per
+// direction and batch row) where the hidden size fits one workgroup's shared memory and the loop
+// limit allows at least one step per dispatch, else the per-step path (rnn_fused_steps: one fused
+// dispatch a step, glsl/nn/rnn_step.comp, or a batched matmul and the gate kernel per step,
+// glsl/nn/rnn.comp).
 #pragma once
 #include <cstdint>
 
