@@ -56,16 +56,20 @@ std::string act_call(const RnnActivation& a) {
   return s + ")";
 }
 
+// rnn.comp's uniforms; rnn_step.comp's (fused) without u_count and u_GR.
 struct StepParams {
   std::int64_t count, B, H, T, D, GR, step, rev;
   double clip;
+  bool fused = false;
   void set(Uniforms& u) const {
-    u.u32("u_count", count);
+    if (!fused) {
+      u.u32("u_count", count);
+      u.u32("u_GR", GR);
+    }
     u.u32("u_B", B);
     u.u32("u_H", H);
     u.u32("u_T", T);
     u.u32("u_D", D);
-    u.u32("u_GR", GR);
     u.u32("u_step", step);
     u.u32("u_rev", rev);
     u.f32("u_clip", clip);
@@ -115,20 +119,6 @@ void rnn_steps(const RnnCellVariant& cv, bool two_stage, const RnnLoop& l) {
   }
 }
 
-struct FusedStepParams {
-  std::int64_t B, H, T, D, step, rev;
-  double clip;
-  void set(Uniforms& u) const {
-    u.u32("u_B", B);
-    u.u32("u_H", H);
-    u.u32("u_T", T);
-    u.u32("u_D", D);
-    u.u32("u_step", step);
-    u.u32("u_rev", rev);
-    u.f32("u_clip", clip);
-  }
-};
-
 // The fused per-step time loop (LSTM, GRU with linear_before_reset, RNN; rnn_step.comp): one
 // dispatch a step for every direction, h and c alternating between two buffers (l.h and l.c, which
 // hold the initial states and are rnn_forward's own copies, the pair's first half: odd steps
@@ -163,7 +153,7 @@ std::pair<Tensor, Tensor> fused_steps(const RnnCellVariant& cv, const RnnLoop& l
     launch.read(l.xw).read(l.r).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
     launch.read(hp);
     lstm ? launch.read(s % 2 == 0 ? l.c : c2) : launch.read(spare);
-    launch.params(FusedStepParams{B, H, l.T, D, s, l.rev, l.clip}).loop_iterations(loops);
+    launch.params(StepParams{0, B, H, l.T, D, 0, s, l.rev, l.clip, true}).loop_iterations(loops);
     launch.groups_1d(static_cast<std::uint64_t>(D * B * slices));
   }
   return {out_h, out_c};
