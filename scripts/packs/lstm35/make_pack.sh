@@ -20,7 +20,7 @@ strip "$P"/bin/* "$P"/lib/* "$T"/lib*/*
 tar -C "$T" -cf - libmain ${PREV_LIB:+libprev} ${PROBE_LIB:+libprobe} | xz -T1 -6 > "$P/libs.tar.xz"; rm -rf "$T"
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
-cp "$WT/scripts/packs/lstm35/run.sh" "$P/run.sh"
+if [ "${WINDOW:-}" = 4 ]; then cp "$WT/scripts/packs/lstm35/run4.sh" "$P/run.sh"; else cp "$WT/scripts/packs/lstm35/run.sh" "$P/run.sh"; fi
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"
 du -sh "$P"
