@@ -11,7 +11,7 @@ L=/tmp/lstm35libs; rm -rf "$L"; mkdir -p "$L"; tar -C "$L" -xJf "$H/libs.tar.xz"
 for api in gles gl; do
   echo "=== [$SECONDS s] test_rnn, GLTENSOR_API=$api, one process per test"
   for t in $("$H/bin/test_rnn" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do
-    [ "$SECONDS" -gt 40 ] && echo "no time left for $t" && continue
+    [ "$SECONDS" -gt 34 ] && echo "no time left for $t" && continue
     out=$(GLTENSOR_API=$api timeout 15 $SB "$H/bin/test_rnn" --gtest_filter="$t" 2>&1); rc=$?
     echo "$api $t rc=$rc $(echo "$out" | grep -cE '^\[       OK') ok"
     [ $rc -ne 0 ] && echo "$out" | grep -vE '^(Running main|Note: Google)' | tail -15 | cut -c1-240
@@ -24,11 +24,22 @@ run() {  # lib label model args...
   echo "$label $(basename "$model" .onnx) $(LD_LIBRARY_PATH=$lib:$LD_LIBRARY_PATH timeout 10 "$H/bin/gltensor-run" "$model" "$@" 2>&1 | grep -E '^bench|rror' | cut -c1-150)"
 }
 for m in s64_h64_d1:64 s64_h256_d2:64 s256_h128_d1:256 s256_h256_d2:256; do
-  [ "$SECONDS" -gt 55 ] && echo "no time left for $m" && continue
+  [ "$SECONDS" -gt 48 ] && echo "no time left for $m" && continue
   f=/tmp/lstm35m/lstm_${m%%:*}.onnx; T=${m##*:}
   for mode in "" "--replay"; do
     run "$MAIN" "main${mode}" "$f" --shape "x=${T}x1x64" --seed 7 --bench 100 --read-back $mode
     run "$H/lib" "branch${mode}" "$f" --shape "x=${T}x1x64" --seed 7 --bench 100 --read-back $mode
   done
 done
+echo "=== [$SECONDS s] replayed: outputs that more than 8 dispatches write (Y) kept in device memory (libprobe, patch not committed) against the branch"
+if [ -d "$L/libprobe" ]; then
+  for round in 1; do
+    for m in s64_h64_d1:64 s64_h256_d2:64 s256_h128_d1:256 s256_h256_d2:256; do
+      [ "$SECONDS" -gt 56 ] && continue
+      f=/tmp/lstm35m/lstm_${m%%:*}.onnx; T=${m##*:}
+      run "$H/lib" "branch--replay" "$f" --shape "x=${T}x1x64" --seed 7 --bench 100 --read-back --replay
+      run "$L/libprobe" "probe-Y-device--replay" "$f" --shape "x=${T}x1x64" --seed 7 --bench 100 --read-back --replay
+    done
+  done
+fi
 echo "=== [$SECONDS s] done"
