@@ -1,8 +1,8 @@
 // One time step of the ONNX recurrent layers (LSTM, GRU, RNN), src/nn/rnn.cpp: the gates of every
 // direction, batch entry and hidden unit, one invocation each, from X @ W^T of all steps
 // (precomputed in one matmul) and h @ R^T of this step (one batched matmul over the directions).
-// The per-step path (nn/rnn_plan.hpp): past hidden 256, or with GLTENSOR_RNN=steps; else
-// rnn_seq.comp runs the steps. The cells' arithmetic is rnn.glsl's; gate order as ONNX writes W,
+// The per-step path's unfused form (nn/rnn_plan.hpp: software rasterizers, batches past 8, GRU
+// without GRU_LBR; GPUs otherwise run rnn_step.comp); rnn_seq.comp runs small layers. The cells' arithmetic is rnn.glsl's; gate order as ONNX writes W,
 // R and B: LSTM i, o, f, c; GRU z, r, h; RNN i. GRU without GRU_LBR takes two stages: GRU_STAGE1
 // writes r . h, the second reads (r . h) @ Rn^T.
 // Step u_step of direction d is time T - 1 - u_step when bit d of u_rev is set, else u_step.

@@ -4,9 +4,10 @@
 // GRU_LBR: two, r . h being the candidate's GEMV input). Invocation k owns the groups of W
 // consecutive hidden units k, k + LOCAL_X, ... (W = 4 with QUADS: R^T read a quad at a time,
 // h as vec4s; else 1) with all their gates: the GEMV h @ R^T of its gates, then the cell update
-// (rnn.glsl: the cells' arithmetic, activations and clip, as rnn.comp). c (LSTM) stays in its
-// buffer, read and written only by the unit's invocation. A chunk continues from the h and c
-// the previous one left in the buffers.
+// (rnn.glsl: the cells' arithmetic, activations and clip, as rnn.comp). c (LSTM) is in shared
+// memory too, read and written only by the unit's invocation, and loaded and stored once per
+// dispatch as h is (c's buffer may be an output in host-visible memory: a replayed model's). A
+// chunk continues from the h and c the previous one left in the buffers.
 // Step s of direction d is time T - 1 - s when bit d of u_rev is set, else s. HAS_SEQ: at times
 // t >= sequence_lens[b] the state stays and Y is 0 (as ONNX specifies).
 //
@@ -45,6 +46,9 @@ uniform uint u_rev;
 #endif
 
 shared VEC hs[2u * MAX_H / W];
+#if defined(CELL_LSTM)
+shared VEC cs[MAX_H / W];  // c of the units
+#endif
 #if defined(CELL_GRU) && !defined(GRU_LBR)
 shared VEC rh[MAX_H / W];  // r . h of this step
 shared VEC zs[MAX_H / W];  // z of this step
@@ -73,9 +77,9 @@ float unit_step(uint j, uint xw, uint y, bool live, float h_prev, float a0, floa
   uint pp = DIR * 3u * H + j;
   p = vec3(float(load6(pp)), float(load6(pp + H)), float(load6(pp + 2u * H)));
 #endif
-  float c = float(load2(STATE + j));
+  float c = COMP(cs[j / W], j % W);
   float h = lstm_cell(DIR, vec4(pre(xw, 0u, j, a0), pre(xw, 1u, j, a1), pre(xw, 2u, j, a2), pre(xw, 3u, j, a3)), p, c);
-  if (live) store2(STATE + j, CT2(c));
+  if (live) COMP(cs[j / W], j % W) = c;
 #elif defined(CELL_GRU)
   float z = act_f(DIR, gate_in(pre(xw, 0u, j, a0)));
   float r = act_f(DIR, gate_in(pre(xw, 1u, j, a1)));
@@ -107,12 +111,19 @@ float gru_step2(uint j, uint xw, uint y, bool live, float h_prev, float z, float
 #endif
 
 void main() {
+  // a grid split past the dispatch limit rounds up (Launch::groups_1d): whole workgroups past the
+  // last exit before any barrier
+  if (WORKGROUP_ID_1D >= u_D * u_B) return;
   uint tid = gl_LocalInvocationID.x;
   uint d = DIR, b = ROW, state = STATE;
   uint rt = d * H * GH;  // R^T of direction d
   uint HW = H / W;       // groups of units
   bool rev = ((u_rev >> d) & 1u) != 0u;
+#if defined(CELL_LSTM)
+#define LOAD_H(i) COMP(hs[q], i) = float(load1(state + W * q + i)); COMP(cs[q], i) = float(load2(state + W * q + i));
+#else
 #define LOAD_H(i) COMP(hs[q], i) = float(load1(state + W * q + i));
+#endif
   for (uint q = tid; LOOP(q < HW); q += uint(LOCAL_X)) {
     FOR_W(LOAD_H)
   }
@@ -178,7 +189,11 @@ void main() {
     cur = 1u - cur;
   }
   uint hc = cur * (MAX_H / W);
+#if defined(CELL_LSTM)
+#define STORE_H(i) store1(state + W * q + i, CT1(COMP(hs[hc + q], i))); store2(state + W * q + i, CT2(COMP(cs[q], i)));
+#else
 #define STORE_H(i) store1(state + W * q + i, CT1(COMP(hs[hc + q], i)));
+#endif
   for (uint q = tid; LOOP(q < HW); q += uint(LOCAL_X)) {
     FOR_W(STORE_H)
   }

@@ -2,7 +2,8 @@
 // activation_alpha/activation_beta, clip, sequence_lens, initial_h/initial_c, peepholes, layout,
 // input_forget, linear_before_reset), on the GPU through detail::rnn_forward (src/nn/rnn.hpp):
 // X @ W^T of all steps in one matmul, then the time loop: one dispatch per chunk of steps (the
-// sequence kernel) up to hidden 256, else per step a batched matmul and a fused gate kernel.
+// sequence kernel) for small layers, else per step one fused dispatch (GPUs: the recurrent GEMV
+// and the cell) or a batched matmul and a gate kernel (nn/rnn_plan.hpp chooses).
 #include "model/ops.hpp"
 #include "nn/rnn.hpp"
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <tuple>
+#include <utility>
 
 #include "gltensor/errors.hpp"
 #include "gltensor/linalg.hpp"
@@ -54,16 +56,20 @@ std::string act_call(const RnnActivation& a) {
   return s + ")";
 }
 
+// rnn.comp's uniforms; rnn_step.comp's (fused) without u_count and u_GR.
 struct StepParams {
   std::int64_t count, B, H, T, D, GR, step, rev;
   double clip;
+  bool fused = false;
   void set(Uniforms& u) const {
-    u.u32("u_count", count);
+    if (!fused) {
+      u.u32("u_count", count);
+      u.u32("u_GR", GR);
+    }
     u.u32("u_B", B);
     u.u32("u_H", H);
     u.u32("u_T", T);
     u.u32("u_D", D);
-    u.u32("u_GR", GR);
     u.u32("u_step", step);
     u.u32("u_rev", rev);
     u.f32("u_clip", clip);
@@ -111,6 +117,46 @@ void rnn_steps(const RnnCellVariant& cv, bool two_stage, const RnnLoop& l) {
       gate(rv, dense_f32(matmul(l.h, l.rt)), Tensor(), false, s);
     }
   }
+}
+
+// The fused per-step time loop (LSTM, GRU with linear_before_reset, RNN; rnn_step.comp): one
+// dispatch a step for every direction, h and c alternating between two buffers (l.h and l.c, which
+// hold the initial states and are rnn_forward's own copies, the pair's first half: odd steps
+// write them when T >= 3), the last step writing the returned Y_h and Y_c (fresh
+// buffers: no buffer that an output keeps is read or written by the other steps, so a replay that
+// puts the outputs in host-visible memory (Model's outputs_to_host) keeps the steps' state in
+// device memory). Reads l.r (R [D, G H, H], dense).
+std::pair<Tensor, Tensor> fused_steps(const RnnCellVariant& cv, const RnnLoop& l) {
+  const char* op = "rnn";
+  DeviceImpl& dev = dev_of(l.xw);
+  const bool lstm = cv.cell == RnnCell::lstm;
+  const std::int64_t D = l.D, B = l.B, H = l.H;
+  RnnStepVariant v;
+  static_cast<RnnCellVariant&>(v) = cv;
+  const std::int64_t local = cv.gates * v.units * v.parts, slices = (H + v.units - 1) / v.units;
+  std::uint64_t parts_log = 0;
+  for (std::int64_t k = v.parts; k > 1; k /= 2) ++parts_log;
+  const std::uint64_t loops = static_cast<std::uint64_t>((H + v.parts - 1) / v.parts + 1) + parts_log + 1;
+  const Tensor out_h = alloc(dev, {D, B, H}, DType::f32, op);
+  const Tensor out_c = lstm ? alloc(dev, {D, B, H}, DType::f32, op) : Tensor();
+  const Tensor h2 = l.T > 1 ? alloc(dev, {D, B, H}, DType::f32, op) : Tensor();
+  const Tensor c2 = lstm && l.T > 1 ? alloc(dev, {D, B, H}, DType::f32, op) : Tensor();
+  const Tensor& spare = l.bias;  // bound where a binding is unused
+  for (std::int64_t s = 0; s < l.T; ++s) {
+    const bool last = s == l.T - 1;
+    const Tensor& hp = s % 2 == 0 ? l.h : h2;
+    const Tensor& hn = last ? out_h : s % 2 == 0 ? h2 : l.h;
+    Launch launch(dev, op);
+    launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(local)});
+    launch.write(l.y).write(hn);
+    lstm ? launch.write(last ? out_c : s % 2 == 0 ? c2 : l.c) : launch.read(spare);
+    launch.read(l.xw).read(l.r).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
+    launch.read(hp);
+    lstm ? launch.read(s % 2 == 0 ? l.c : c2) : launch.read(spare);
+    launch.params(StepParams{0, B, H, l.T, D, 0, s, l.rev, l.clip, true}).loop_iterations(loops);
+    launch.groups_1d(static_cast<std::uint64_t>(D * B * slices));
+  }
+  return {out_h, out_c};
 }
 
 }  // namespace
@@ -214,15 +260,27 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.loop_budget = dev.loop_budget();
   sd.software = dev.adapter().software;
   sd.setting = settings().rnn;
-  const RnnSeqPlan plan = plan_rnn_sequence({T, H, two_stage ? 2 : 1, G, D, B}, sd);
+  const RnnSeqProblem problem{T, H, two_stage ? 2 : 1, G, D, B};
+  const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
   if (plan.sequence) {
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
-    sv.quads = plan.quads;
-    // R^T with the units' rows contiguous ([D, H, G H], N-major), as the kernel reads it.
-    rnn_sequence(sv, plan, RnnLoop{y, h, c, xw, rk.contiguous(), bias, pp, seqd, T, B, H, D, rev, spec.clip});
+    sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H, sv.parts = plan.parts, sv.reg_cols = plan.reg_cols;
+    // R^T with the units' rows contiguous ([D, H, G H], N-major), as rnn_seq.comp reads it; R as
+    // given for rnn_seq_regs.comp.
+    rnn_sequence(sv, plan,
+                 RnnLoop{y, h, c, xw, plan.regs ? Tensor() : rk.contiguous(), bias, pp, seqd, T, B, H, D, rev,
+                         spec.clip, plan.regs ? dense_f32(r) : Tensor()});
+  } else if (rnn_fused_steps(problem, sd)) {
+    std::tie(h, c) =
+        fused_steps(cv, RnnLoop{y, h, c, xw, Tensor(), bias, pp, seqd, T, B, H, D, rev, spec.clip, dense_f32(r)});
   } else {
-    rnn_steps(cv, two_stage, RnnLoop{y, h, c, xw, rk, bias, pp, seqd, T, B, H, D, rev, spec.clip});
+    rnn_steps(cv, two_stage, RnnLoop{y, h, c, xw, rk, bias, pp, seqd, T, B, H, D, rev, spec.clip, Tensor()});
+    // The outputs in buffers of their own: a replay puts outputs in host-visible memory
+    // (Model's outputs_to_host), where the steps' reads and writes of the state would cross the
+    // bus every step.
+    h = h.clone();
+    if (lstm) c = c.clone();
   }
   RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};
   if (lstm) o.y_c = spec.layout1 ? c.transpose(0, 1).contiguous() : c;
@@ -281,6 +339,26 @@ Defines RnnVariant::defines() const {
     if (two_stage) d.operand(8, DType::f32, CT::f32, false);
   }
   return d;
+}
+
+Defines RnnStepVariant::defines() const {
+  Defines d;
+  add_defines(d);
+  d.uvalue("S", static_cast<std::uint64_t>(units)).uvalue("KS", static_cast<std::uint64_t>(parts));
+  d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, true).operand(8, DType::f32, CT::f32, false);
+  if (cell == RnnCell::lstm) d.operand(2, DType::f32, CT::f32, true).operand(9, DType::f32, CT::f32, false);
+  return d;
+}
+
+std::vector<RnnStepVariant> RnnStepVariant::space() {
+  std::vector<RnnStepVariant> out;
+  for (const RnnCellVariant& c : RnnCellVariant::space()) {
+    if (c.cell == RnnCell::gru && !c.gru_lbr) continue;
+    RnnStepVariant v;
+    static_cast<RnnCellVariant&>(v) = c;
+    out.push_back(v);
+  }
+  return out;
 }
 
 std::vector<RnnVariant> RnnVariant::space() {

@@ -1,11 +1,16 @@
 // Recurrent layers as ONNX defines them (LSTM, GRU, RNN), for the model runtime (internal):
 // X @ W^T of every step in one matmul, then the time loop (nn/rnn_plan.hpp chooses):
-// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256): one dispatch per chunk of time
-//   steps (the chunk within the loop limit; the whole sequence on GPUs), one workgroup per
-//   direction and batch row, h in shared memory;
-// - per step one batched matmul h @ R^T over the directions and one gate kernel
-//   (glsl/nn/rnn.comp; GRU without linear_before_reset: two matmuls and two gate stages): past
-//   hidden 256, or with GLTENSOR_RNN=steps.
+// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256; on GPUs up to hidden 64
+//   glsl/nn/rnn_seq_regs.comp, R in registers): one dispatch per chunk of time steps (the chunk
+//   within the loop limit; the whole sequence on GPUs), one workgroup per direction and batch
+//   row, h in shared memory;
+// - per step (past the plan's bounds, or with GLTENSOR_RNN=steps): on GPUs one fused dispatch
+//   (glsl/nn/rnn_step.comp: the recurrent GEMV and the cell of every direction; batches up to 8,
+//   not GRU without linear_before_reset), else one batched matmul h @ R^T over the directions and
+//   one gate kernel (glsl/nn/rnn.comp; GRU without linear_before_reset: two matmuls and two gate
+//   stages).
+// The returned Y_h / Y_c never share a buffer with a state that the steps read and write (a
+// replayed model's outputs are in host-visible memory).
 // Both run every attribute. No read-back: the whole sequence is queued on the GPU.
 #pragma once
 #include <cstdint>
@@ -66,12 +71,30 @@ struct RnnVariant : RnnCellVariant {
 };
 
 /// rnn_seq.comp's Variant: the cell, QUADS (4 units per group, R^T read as quads: RnnSeqPlan),
-/// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length).
+/// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length); with regs, rnn_seq_regs.comp (R in
+/// registers) for hidden size HK = `hidden`.
 struct RnnSeqVariant : RnnCellVariant {
   static constexpr const char* kFile = "rnn_seq.comp";
-  bool quads = false;
+  static constexpr const char* kRegsFile = "rnn_seq_regs.comp";
+  bool quads = false, regs = false;
+  std::int64_t hidden = 0, parts = 1, reg_cols = 0;  ///< regs: HK, KS, RR (RnnSeqPlan)
+  const char* file() const { return regs ? kRegsFile : kFile; }
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();
+  /// rnn_seq_regs.comp's: every cell of RnnCellVariant::space() that has one barrier a step.
+  static std::vector<RnnSeqVariant> regs_space();
+};
+
+/// rnn_step.comp's Variant: the cell (LSTM, GRU with linear_before_reset, RNN), S hidden units
+/// per workgroup and KS invocations summing each gate row's GEMV (LOCAL_X = G S KS; KS a power
+/// of 2). 2 and 32: on the H200 (bench/RESULTS.md, 2026-11-28, torchcmp's three LSTMs past hidden
+/// 64, replayed, one call) 0.90-0.99x the time of 4 and 16; 1 and 32 0.98x, 8 and 8 1.03-1.15x,
+/// 16 and 4 1.14-1.50x.
+struct RnnStepVariant : RnnCellVariant {
+  static constexpr const char* kFile = "rnn_step.comp";
+  std::int64_t units = 2, parts = 32;
+  Defines defines() const;
+  static std::vector<RnnStepVariant> space();
 };
 
 struct RnnOutputs {
@@ -101,6 +124,7 @@ struct RnnLoop {
   std::int64_t T = 0, B = 0, H = 0, D = 0;
   std::int64_t rev = 0;  ///< bit d: direction d runs backwards
   double clip = 0;
+  Tensor r;  ///< R [D, G H, H] dense (the sequence kernel with R in registers), else undefined
 };
 /// Runs the time loop with the sequence kernel in plan.dispatches dispatches of plan.chunk steps
 /// (src/nn/rnn_seq.cpp).

@@ -1,8 +1,10 @@
-// The recurrent layers' choice of time loop (internal), a pure function tested without a GPU
-// (tests/nn/test_nn_plans.cpp): the sequence kernel (glsl/nn/rnn_seq.comp: one dispatch runs
-// many time steps, one workgroup per direction and batch row) where the hidden size fits one
-// workgroup's shared memory and the loop limit allows at least one step per dispatch, else the
-// per-step path (a batched matmul and the gate kernel per step, glsl/nn/rnn.comp).
+// The recurrent layers' choice of time loop (internal), pure functions tested without a GPU
+// (tests/nn/test_nn_plans.cpp): the sequence kernel (glsl/nn/rnn_seq.comp, or with R in
+// registers glsl/nn/rnn_seq_regs.comp: one dispatch runs many time steps, one workgroup per
+// direction and batch row) where the hidden size fits one workgroup's shared memory and the loop
+// limit allows at least one step per dispatch, else the per-step path (rnn_fused_steps: one fused
+// dispatch a step, glsl/nn/rnn_step.comp, or a batched matmul and the gate kernel per step,
+// glsl/nn/rnn.comp).
 #pragma once
 #include <cstdint>
 
@@ -11,7 +13,7 @@
 namespace gltensor::detail {
 
 /// Largest hidden size of the sequence kernel: its shared h (two buffers of kRnnSeqMaxHidden
-/// floats, two more for GRU's r . h and z) and one workgroup's GEMV per step. Past it the
+/// floats, one more for LSTM's c, two more for GRU's r . h and z) and one workgroup's GEMV per step. Past it the
 /// per-step path's matmul spreads h @ R^T over the whole device.
 inline constexpr std::int64_t kRnnSeqMaxHidden = 256;
 
@@ -30,6 +32,10 @@ inline constexpr std::int64_t kRnnSeqSoftwareMacs = 16384;
 /// hidden 128 (65536) 1.55-1.93x, hidden 256 2.9-3.7x.
 inline constexpr std::int64_t kRnnSeqGpuMacs = 16384;
 
+/// Largest batch of the fused per-step kernel (glsl/nn/rnn_step.comp: one workgroup per direction,
+/// batch row and slice of hidden units, so R is read once per row and step).
+inline constexpr std::int64_t kRnnFusedMaxBatch = 8;
+
 struct RnnSeqProblem {
   std::int64_t T = 0, H = 0;
   int phases = 1;                    ///< barriers per step: 2 for GRU without linear_before_reset (r . h first)
@@ -47,11 +53,31 @@ struct RnnSeqDevice {
 struct RnnSeqPlan {
   bool sequence = false;        ///< the sequence kernel (else the per-step path)
   bool quads = false;           ///< 4 units per group, R^T read as quads (QUADS)
+  bool regs = false;            ///< R in registers (rnn_seq_regs.comp), `parts` invocations per gate row
+  std::int64_t parts = 1;       ///< regs: KS, invocations per gate row (a power of 2 dividing H)
+  std::int64_t reg_cols = 0;    ///< regs: RR, columns of R per invocation kept in registers (of H / parts)
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
   std::int64_t dispatches = 0;  ///< ceil(T / chunk)
 };
+
+/// Largest hidden size of the sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp: KS
+/// invocations per gate row, each keeping up to RR of its H / KS columns of R in registers for
+/// the whole dispatch, the others read from R's buffer each step).
+inline constexpr std::int64_t kRnnSeqRegsMaxHidden = 128;
+/// Largest hidden size of the register sequence kernel by default on GPUs (past it only with
+/// GLTENSOR_RNN=units). On the H200 (bench/RESULTS.md, 2026-11-28, replayed, same call): LSTM seq
+/// 64 hidden 64 0.152-0.186 ms against the fused step kernel's 0.446 and main's sequence kernel
+/// 0.333-0.340; LSTM seq 256 hidden 128 (1024 invocations, half of R read from memory each step)
+/// 2.75-2.79 ms against the fused step kernel's 1.50-1.52.
+inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 64;
+/// Most columns of R per invocation of rnn_seq_regs.comp (H / KS at most this).
+inline constexpr std::int64_t kRnnSeqRegsMaxColumns = 64;
+
+/// Loop iterations of one invocation of rnn_seq_regs.comp running `steps` steps of hidden size h
+/// with `parts` invocations per gate row, `reg_cols` columns in registers.
+std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t parts, std::int64_t reg_cols);
 
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
@@ -62,12 +88,23 @@ std::int64_t rnn_seq_shared_bytes(int phases);
 /// counts more than the trips: 2000 steps on the device's own limit, tests/nn/test_rnn.cpp, ran
 /// short with trips and exit tests alone).
 std::uint64_t rnn_seq_loops(std::int64_t steps, std::int64_t groups, std::int64_t inner, int phases);
+/// Whether the per-step path runs the fused kernel (glsl/nn/rnn_step.comp: the recurrent GEMV and
+/// the cell in one dispatch a step): on GPUs, or on software rasterizers with GLTENSOR_RNN=steps
+/// (llvmpipe runs its 256-invocation workgroups with their barriers 4-16x slower than the batched
+/// matmul's GEMV and rnn.comp: LSTM seq 64 hidden 256 with two directions 120-600 ms against 37),
+/// for batches up to kRnnFusedMaxBatch, and not for GRU without linear_before_reset (two GEMVs
+/// a step). Else a batched matmul and the gate kernel (glsl/nn/rnn.comp) per step.
+bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// The sequence kernel unless GLTENSOR_RNN=steps, hidden > kRnnSeqMaxHidden, too little shared
 /// memory or loop budget for one step, or (by default) a software rasterizer with more than
 /// kRnnSeqSoftwareMacs per step or a GPU with more than kRnnSeqGpuMacs per workgroup and step. Quads where
 /// GLTENSOR_RNN=quads, or by default on software rasterizers (llvmpipe runs a workgroup's invocations 8 at a time on
 /// one thread: 4x fewer invocations and 16 FMAs per quad load), for hidden sizes that are multiples of 4; one unit per
-/// invocation on GPUs.
+/// invocation on GPUs. R in registers (regs) on GPUs by default up to kRnnSeqRegsDefaultHidden, or with
+/// GLTENSOR_RNN=units on any device up to kRnnSeqRegsMaxHidden, one barrier a step (not GRU without
+/// linear_before_reset) and G H KS invocations fit a workgroup, KS the least power of 2 with H / KS <=
+/// kRnnSeqRegsMaxColumns dividing H; RR = H / KS up to 512 invocations, else 32 (64K registers a workgroup: an LSTM of
+/// hidden 128 takes 1024 invocations, half of R in registers).
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

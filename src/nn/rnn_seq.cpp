@@ -11,9 +11,10 @@ namespace {
 struct SeqParams {
   std::int64_t B, H, T, D, step0, steps, rev;
   double clip;
+  bool regs;  // rnn_seq_regs.comp: H is the constant HK
   void set(Uniforms& u) const {
     u.u32("u_B", B);
-    u.u32("u_H", H);
+    if (!regs) u.u32("u_H", H);
     u.u32("u_T", T);
     u.u32("u_D", D);
     u.u32("u_step0", step0);
@@ -32,12 +33,17 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
   for (std::int64_t s0 = 0; s0 < l.T; s0 += plan.chunk) {
     const std::int64_t n = std::min(plan.chunk, l.T - s0);
     Launch launch(dev, "rnn");
-    launch.program(v.kFile, v.defines(), {plan.local});
+    launch.program(v.file(), v.defines(), {plan.local});
     launch.write(l.y).write(l.h);
     l.c.defined() ? launch.write(l.c) : launch.read(spare);
-    launch.read(l.xw).read(l.rt).read(l.bias).read(l.p.defined() ? l.p : spare).read(l.seq.defined() ? l.seq : spare);
-    launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip});
-    launch.loop_iterations(rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
+    launch.read(l.xw)
+        .read(plan.regs ? l.r : l.rt)
+        .read(l.bias)
+        .read(l.p.defined() ? l.p : spare)
+        .read(l.seq.defined() ? l.seq : spare);
+    launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs});
+    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, plan.parts, plan.reg_cols)
+                                     : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B));
   }
 }
@@ -45,7 +51,13 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
 Defines RnnSeqVariant::defines() const {
   Defines d;
   add_defines(d);
-  d.uvalue("MAX_H", static_cast<std::uint64_t>(kRnnSeqMaxHidden)).flag("QUADS", quads);
+  if (regs) {
+    d.uvalue("HK", static_cast<std::uint64_t>(hidden))
+        .uvalue("KS", static_cast<std::uint64_t>(parts))
+        .uvalue("RR", static_cast<std::uint64_t>(reg_cols));
+  } else {
+    d.uvalue("MAX_H", static_cast<std::uint64_t>(kRnnSeqMaxHidden)).flag("QUADS", quads);
+  }
   if (quads) d.quads("R", 4, DType::f32);
   d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, true);
   if (cell == RnnCell::lstm) d.operand(2, DType::f32, CT::f32, true);
@@ -61,6 +73,24 @@ std::vector<RnnSeqVariant> RnnSeqVariant::space() {
       v.quads = quads;
       out.push_back(v);
     }
+  }
+  return out;
+}
+
+std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
+  std::vector<RnnSeqVariant> out;
+  std::int64_t k = 0;
+  for (const RnnCellVariant& c : RnnCellVariant::space()) {
+    if (c.cell == RnnCell::gru && !c.gru_lbr) continue;
+    RnnSeqVariant v;
+    static_cast<RnnCellVariant&>(v) = c;
+    v.regs = true;
+    // hidden 128 in 2 parts with 32 of 64 columns in registers, 64 in one, 7 in one
+    const std::int64_t form = k++ % 3;
+    v.hidden = form == 0 ? kRnnSeqRegsMaxHidden : form == 1 ? 64 : 7;
+    v.parts = form == 0 ? 2 : 1;
+    v.reg_cols = form == 0 ? 32 : v.hidden;
+    out.push_back(v);
   }
   return out;
 }

@@ -1398,12 +1398,13 @@ TEST(Model, RecurrentTimeLoopIsOneDispatchPerChunk) {
   EXPECT_EQ(per_step("RNN", 1, -1), 0.0);
   EXPECT_EQ(per_step("GRU", 3, 1), 0.0);
   EXPECT_EQ(per_step("GRU", 3, 0), 0.0);
-  {  // GLTENSOR_RNN=steps: per step a matmul and a gate kernel
+  {  // GLTENSOR_RNN=steps: per step one fused dispatch (rnn_step.comp: h @ R^T and the gates of
+     // both directions), GRU without linear_before_reset a matmul and a gate kernel twice
     ScopedSettings s;
     s->rnn = gltensor::detail::RnnSetting::steps;
-    EXPECT_EQ(per_step("LSTM", 4, -1), 2.0) << "h @ R^T over both directions, then the gates";
-    EXPECT_EQ(per_step("RNN", 1, -1), 2.0);
-    EXPECT_EQ(per_step("GRU", 3, 1), 2.0);
+    EXPECT_EQ(per_step("LSTM", 4, -1), 1.0) << "h @ R^T and the gates of both directions in one dispatch";
+    EXPECT_EQ(per_step("RNN", 1, -1), 1.0);
+    EXPECT_EQ(per_step("GRU", 3, 1), 1.0);
     EXPECT_EQ(per_step("GRU", 3, 0), 4.0) << "r before the candidate's matmul: two matmuls, two gate stages";
   }
 }

@@ -238,13 +238,65 @@ TEST(PlanPool2d, AdaptiveAndGradientPasses) {
 // the whole sequence in one dispatch without a loop limit, chunks within it (llvmpipe's 65535),
 // and the per-step path past hidden 256, with too little shared memory, a limit below one step,
 // or GLTENSOR_RNN=steps.
+// The per-step path's fused kernel: on GPUs up to batch 8, one phase (not GRU without
+// linear_before_reset); on software rasterizers only with GLTENSOR_RNN=steps.
+TEST(PlanRnnSequence, FusedStepKernel) {
+  using S = RnnSetting;
+  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
+  RnnSeqDevice llvmpipe_steps = llvmpipe;
+  llvmpipe_steps.setting = S::steps;
+  EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, gpu));
+  EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, kRnnFusedMaxBatch}, gpu));
+  EXPECT_FALSE(rnn_fused_steps({256, 512, 1, 4, 2, kRnnFusedMaxBatch + 1}, gpu));
+  EXPECT_FALSE(rnn_fused_steps({256, 512, 2, 3, 2, 1}, gpu));  // GRU without linear_before_reset
+  EXPECT_FALSE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, llvmpipe));
+  EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, llvmpipe_steps));
+}
+
+// R in registers (rnn_seq_regs.comp): GPUs by default, any device with GLTENSOR_RNN=units, up to
+// hidden 128 with one barrier a step, 64 columns of a gate row per invocation (all in registers up
+// to 512 invocations, else 32); the chunk within the loop limit.
+TEST(PlanRnnSequence, RegistersKernel) {
+  using S = RnnSetting;
+  const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
+  RnnSeqPlan p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, gpu);  // LSTM hidden 64: 256 gate rows
+  EXPECT_TRUE(p.sequence && p.regs);
+  EXPECT_EQ(p.local, 256u);
+  EXPECT_EQ(p.chunk, 64);
+  EXPECT_EQ(plan_rnn_sequence({64, 37, 1, 3, 2, 1}, gpu).local, 128u);  // 111 rows in 4 groups of 32
+  EXPECT_FALSE(plan_rnn_sequence({64, 37, 2, 3, 2, 1}, gpu).regs);      // GRU without linear_before_reset
+  // past hidden 64 only forced (GLTENSOR_RNN=units): LSTM hidden 128, 2 parts of 64 columns, 32 in registers
+  EXPECT_FALSE(plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu).sequence);
+  const RnnSeqDevice gpu_units{1024, 49152, UINT64_MAX, false, S::units};
+  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu_units);
+  EXPECT_TRUE(p.regs);
+  EXPECT_EQ(p.local, 1024u);
+  EXPECT_EQ(p.parts, 2);
+  EXPECT_EQ(p.reg_cols, 32);
+  p = plan_rnn_sequence({256, 100, 1, 3, 1, 1}, gpu_units);  // GRU hidden 100: 2 parts of 50, 32 in registers
+  EXPECT_TRUE(p.regs);
+  EXPECT_EQ(p.local, 608u);
+  EXPECT_EQ(p.reg_cols, 32);
+  p = plan_rnn_sequence({256, 100, 1, 1, 1, 1}, gpu_units);  // RNN hidden 100: 224 invocations, all 50 in registers
+  EXPECT_EQ(p.reg_cols, 50);
+  EXPECT_FALSE(plan_rnn_sequence({64, 130, 1, 1, 1, 1}, gpu_units).regs);  // past hidden 128
+  EXPECT_FALSE(plan_rnn_sequence({64, 127, 1, 1, 1, 1}, gpu_units).regs);  // 2 parts do not divide 127
+  EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, RnnSeqDevice{128, 49152, UINT64_MAX, false, S::choose}).regs);
+  EXPECT_FALSE(plan_rnn_sequence({64, 16, 1, 4, 1, 1}, llvmpipe).regs);  // quads there
+  p = plan_rnn_sequence({100000, 16, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units});
+  EXPECT_TRUE(p.regs);
+  EXPECT_LE(rnn_seq_regs_loops(p.chunk, 16, 1, 16), 65535u);
+  EXPECT_GT(rnn_seq_regs_loops(p.chunk + 1, 16, 1, 16), 65535u);
+  EXPECT_EQ(p.dispatches, (100000 + p.chunk - 1) / p.chunk);
+}
+
 TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::units},
       llvmpipe{1024, 32768, 65535, true, S::choose};
   RnnSeqPlan p = plan_rnn_sequence({256, 128, 1}, gpu);
   EXPECT_TRUE(p.sequence);
-  EXPECT_FALSE(p.quads);
+  EXPECT_FALSE(p.quads || p.regs);
   EXPECT_EQ(p.local, 128u);
   EXPECT_EQ(p.groups, 1);
   EXPECT_EQ(p.chunk, 256);
@@ -282,6 +334,7 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   // workgroups of their own), unless forced.
   EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 2, 8}, gpu).sequence);  // LSTM 64, both directions
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gpu).sequence);
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 2, 3, 1, 1}, gpu).sequence);  // GRU without linear_before_reset
   EXPECT_TRUE(
       plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::units}).sequence);
   EXPECT_FALSE(plan_rnn_sequence({64, 256, 1, 4, 2, 8}, gpu).sequence);

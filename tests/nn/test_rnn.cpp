@@ -257,7 +257,8 @@ TEST(Rnn, SequenceKernelPropagatesNaN) {
   for (RnnCell cell : {RnnCell::lstm, RnnCell::gru}) {
     Case c;  // the last batch row gets NaN from T / 2 on; the others stay finite
     c.cell = cell, c.T = 6, c.B = 3, c.H = 8, c.init = true, c.D = 2;
-    for (Path path : {Path::units, Path::quads}) check(rng, c, path, true);
+    // steps: the fused kernel on llvmpipe (each workgroup reads only its own row's h)
+    for (Path path : {Path::units, Path::quads, Path::steps}) check(rng, c, path, true);
   }
 }
 
@@ -271,7 +272,10 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
         c.cell = cell, c.lbr = lbr, c.D = 2, c.B = 3, c.H = 8, c.I = 3, c.seq = c.init = c.peep = true;
         const int phases = cell == RnnCell::gru && !lbr ? 2 : 1;
         // A limit that holds 4 steps per dispatch: 11 steps take 3 dispatches, 3 steps one.
-        ScopedLoopLimit limit(detail::rnn_seq_loops(4, 1, path == Path::quads ? c.H / 4 : c.H, phases));
+        // (units, one barrier a step: R in registers, rnn_seq_regs.comp)
+        const bool regs = path == Path::units && phases == 1;
+        ScopedLoopLimit limit(regs ? detail::rnn_seq_regs_loops(4, c.H, 1, c.H)
+                                   : detail::rnn_seq_loops(4, 1, path == Path::quads ? c.H / 4 : c.H, phases));
         c.T = 11;
         const auto n11 = check(rng, c, path);
         c.T = 3;
@@ -286,8 +290,95 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
     c.T = 3, c.H = 37, c.init = true;
     const auto n3 = check(rng, c);
     c.T = 1;
-    EXPECT_EQ(n3 - check(rng, c), 4u) << "2 dispatches per step";
+    // GPUs: the fused kernel, 1 dispatch per step; software rasterizers: the matmul and rnn.comp
+    const std::uint64_t per_step = device().adapter().software ? 2 : 1;
+    EXPECT_EQ(n3 - check(rng, c), 2 * per_step) << per_step << " dispatch(es) per step";
   }
+}
+
+// The per-step path's fused kernel (glsl/nn/rnn_step.comp: the recurrent GEMV and the cell in one
+// dispatch a step, every direction together; LSTM, GRU with linear_before_reset, RNN up to batch
+// kRnnFusedMaxBatch; GPUs' per-step path, on llvmpipe only with GLTENSOR_RNN=steps): odd hidden sizes (slices of 4
+// units with idle invocations), one step and one unit, hidden sizes past the sequence kernel's (several slices per
+// row), both directions, reverse, layout 1, sequence_lens, initial states, peepholes, clip; one dispatch per step. Past
+// the batch bound and for GRU without linear_before_reset: the batched matmul and rnn.comp.
+TEST(Rnn, FusedStepKernelMatchesReference) {
+  GLT_RNG(rng);
+  Case lstm;  // bidirectional, every input, clip, odd hidden
+  lstm.D = 2, lstm.T = 6, lstm.B = 3, lstm.H = 37, lstm.clip = lstm.seq = lstm.init = lstm.peep = true;
+  const auto n6 = check(rng, lstm, Path::steps);
+  lstm.T = 2;
+  EXPECT_EQ(n6 - check(rng, lstm, Path::steps), 4u) << "1 dispatch per step for both directions";
+  lstm.T = 1;
+  check(rng, lstm, Path::steps);
+  lstm.input_forget = true, lstm.reverse0 = true, lstm.D = 1, lstm.clip = false, lstm.layout1 = true, lstm.T = 5;
+  lstm.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0}};
+  check(rng, lstm, Path::steps);
+  Case one;  // one step, one unit, one row
+  one.T = 1, one.B = 1, one.H = 1, one.I = 1, one.init = true;
+  check(rng, one, Path::steps);
+  Case big;  // past the sequence kernel's hidden sizes: several slices per row
+  big.D = 2, big.T = 3, big.B = 2, big.H = detail::kRnnSeqMaxHidden + 45, big.seq = big.init = big.peep = true;
+  check(rng, big, Path::steps);
+  // More workgroups (2 x 2 x 151) than one dispatch takes: the grid split (WORKGROUP_ID_1D). The
+  // split rounds up to 3 x 202 workgroups; the 2 past the last exit at the kernel's bounds check
+  // (without it they read and write past the tensors, into the pool's slack: not seen here).
+  {
+    ScopedDispatchLimit limit(3);
+    check(rng, big, Path::steps);
+  }
+  Case gru;
+  gru.cell = RnnCell::gru, gru.lbr = true, gru.D = 2, gru.T = 5, gru.B = 4, gru.H = 33, gru.seq = gru.init = true;
+  gru.clip = true;
+  check(rng, gru, Path::steps);
+  Case rnn;
+  rnn.cell = RnnCell::rnn, rnn.reverse0 = true, rnn.layout1 = true, rnn.T = 4, rnn.B = 2, rnn.H = 13, rnn.seq = true;
+  rnn.init = true, rnn.acts = {{"LeakyRelu", 0.2, 0}};
+  check(rng, rnn, Path::steps);
+  // each direction its own activations (act_f(d, ...), lstm_cell(d, ...)), on both the fused kernel
+  // and the sequence kernel with R in registers (units)
+  for (Path path : {Path::steps, Path::units}) {
+    Case two;
+    two.D = 2, two.T = 4, two.B = 2, two.H = 9, two.init = two.seq = two.peep = true;
+    two.acts = {{"Sigmoid", 0, 0},         {"Tanh", 0, 0},           {"Tanh", 0, 0},
+                {"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0}};
+    check(rng, two, path);
+    Case gru2;
+    gru2.cell = RnnCell::gru, gru2.lbr = true, gru2.D = 2, gru2.T = 4, gru2.B = 2, gru2.H = 11, gru2.init = true;
+    gru2.acts = {{"Sigmoid", 0, 0}, {"Tanh", 0, 0}, {"HardSigmoid", 0.3, 0.4}, {"Softsign", 0, 0}};
+    check(rng, gru2, path);
+    Case rnn2;
+    rnn2.cell = RnnCell::rnn, rnn2.D = 2, rnn2.T = 4, rnn2.B = 1, rnn2.H = 6, rnn2.init = true;
+    rnn2.acts = {{"Tanh", 0, 0}, {"LeakyRelu", 0.2, 0}};
+    check(rng, rnn2, path);
+  }
+  Case wide = lstm;  // past the fused kernel's batch: matmul and rnn.comp, 2 dispatches a step
+  wide.acts.clear();
+  wide.input_forget = wide.reverse0 = wide.layout1 = false, wide.D = 2, wide.B = detail::kRnnFusedMaxBatch + 1;
+  wide.T = 4, wide.seq = wide.init = true;
+  const auto w4 = check(rng, wide, Path::steps);
+  wide.T = 2;
+  EXPECT_EQ(w4 - check(rng, wide, Path::steps), 4u) << "2 dispatches per step";
+}
+
+// The sequence kernel with R in registers past hidden 64 (GLTENSOR_RNN=units; GPUs' default up to
+// hidden 128): 2 invocations per gate row; 1024 (LSTM) and 768 (GRU) of them keep 32 of their 64
+// columns in registers and read the others from R's buffer, 192 (RNN 96) all; and hidden 64 (one
+// invocation per row, all 64 columns in registers).
+TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
+  GLT_RNG(rng);
+  Case lstm;
+  lstm.D = 2, lstm.T = 5, lstm.B = 2, lstm.H = 128, lstm.seq = lstm.init = lstm.peep = lstm.clip = true;
+  check(rng, lstm, Path::units);
+  Case gru;
+  gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 4, gru.B = 1, gru.H = 128, gru.init = true;
+  check(rng, gru, Path::units);
+  Case rnn;
+  rnn.cell = RnnCell::rnn, rnn.D = 2, rnn.T = 3, rnn.B = 1, rnn.H = 96, rnn.layout1 = rnn.init = true;
+  check(rng, rnn, Path::units);
+  Case one_part;  // the largest one-part form: 256 invocations with 64 columns of R in registers each
+  one_part.T = 2, one_part.B = 1, one_part.H = 64, one_part.init = true;
+  check(rng, one_part, Path::units);
 }
 
 // Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel

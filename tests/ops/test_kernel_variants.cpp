@@ -213,6 +213,10 @@ TEST(KernelVariants, Attention) {
 
 TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }
 TEST(KernelVariants, RecurrentSequence) { check_family("rnn_seq", RnnSeqVariant::kFile, RnnSeqVariant::space(), 128); }
+TEST(KernelVariants, RecurrentSequenceRegs) {
+  check_family("rnn_seq_regs", RnnSeqVariant::kRegsFile, RnnSeqVariant::regs_space(), 256);
+}
+TEST(KernelVariants, RecurrentStep) { check_family("rnn_step", RnnStepVariant::kFile, RnnStepVariant::space(), 256); }
 TEST(KernelVariants, FusedMlp) { check_family("fused_mlp", FusedMlpVariant::kFile, FusedMlpVariant::space(), 256); }
 TEST(KernelVariants, SqueezeExcite) {
   check_family("squeeze_excite", SqueezeExciteVariant::kFile, SqueezeExciteVariant::space(), 256);
