@@ -142,8 +142,9 @@ struct Settings {
   /// GLTENSOR_QCONV_REQUANT=0: a QDQ convolution on the im2col path runs its Relu / Clip and
   /// QuantizeLinear as separate ops instead of in the integer matmul's epilogue.
   bool qconv_requant = true;
-  /// GLTENSOR_RNN=steps: LSTM/GRU/RNN run two dispatches per time step (a batched matmul and the
-  /// gate kernel) wherever the one-dispatch-per-chunk kernel would run; units|quads: the sequence
+  /// GLTENSOR_RNN=steps: LSTM/GRU/RNN run one time step at a time (one dispatch a step, rnn_step.comp,
+  /// for batches up to 8 and the cells it covers; else two: a batched matmul and the gate kernel)
+  /// wherever the one-dispatch-per-chunk kernel would run (README); units|quads: the sequence
   /// kernel wherever it can run, with one hidden unit per invocation, or 4 (R^T read as quads;
   /// hidden sizes that are multiples of 4) ("" = choose: the sequence kernel up to hidden 256, on
   /// software rasterizers only for small layers and with quads; nn/rnn_plan.hpp).
