@@ -425,6 +425,70 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
   return r.view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3}).contiguous();
 }
 
+// Uniforms of glsl/nn/conv_winograd.comp: the geometry, the tiles, `src`'s strides (x or w), the
+// bias and the epilogue (WG_OUTPUT).
+struct WinogradParams {
+  const Geometry& g;
+  std::int64_t O, m;
+  const Tensor* src = nullptr;
+  const Tensor* bias = nullptr;
+  const Epilogue* epi = nullptr;
+  void set(Uniforms& u) const {
+    const std::int64_t TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m;
+    u.u32("u_C", g.C), u.u32("u_O", O), u.u32("u_P", g.N * TH * TW);
+    u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_TH", TH), u.i32("u_TW", TW), u.i32("u_OH", g.OH);
+    u.i32("u_OW", g.OW), u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]);
+    if (src) {
+      const Shape& st = src->strides();
+      u.u32s("u_x_stride", {st[0], st[1], st[2], st[3]});
+      u.u32("u_x_off", src->offset());
+    }
+    if (bias && bias->defined()) u.u32("u_b_stride", bias->strides()[0]), u.u32("u_b_off", bias->offset());
+    if (epi) u.f32("u_act_p0", epi->p0), u.f32("u_act_p1", epi->p1);
+    if (epi && epi->affine()) u.f32("u_act_scale", epi->scale), u.f32("u_act_shift", epi->shift);
+  }
+};
+
+// The longest loop count of an invocation of conv_winograd.comp's stages (every loop counted;
+// ALPHA^3 per transform's matrix product, twice, and the loads and stores).
+std::uint64_t winograd_loops(std::int64_t m) {
+  const auto a = static_cast<std::uint64_t>(m + 2);
+  return 3 * (a * a * a + a * a + a);
+}
+
+// Winograd F(m x m, 3 x 3) (plan_conv_winograd): x [N, C, H, W] (f32) -> [N, O, OH, OW] f32, the
+// epilogue in the output transform.
+Tensor conv_winograd(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
+                     std::int64_t m, const Epilogue& epi) {
+  DeviceImpl& dev = dev_of(x);
+  const std::int64_t T = (m + 2) * (m + 2), TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m, P = g.N * TH * TW;
+  using V = ConvWinogradVariant;
+  const auto local = V::kLocal;
+  const auto run = [&](const V& v, const Tensor& out, const Tensor& in, const WinogradParams& params, std::uint64_t gx,
+                       std::uint64_t gy, bool one_d) {
+    Launch launch(dev, "conv2d");
+    launch.program(V::kFile, v.defines(), {local}).write(out).read(in);
+    if (v.bias) launch.read(bias);
+    launch.params(params).loop_iterations(winograd_loops(m));
+    if (one_d)
+      launch.invocations(gx);
+    else
+      launch.groups(gx, gy, 1);
+  };
+  Tensor u = alloc(dev, {T, O, g.C}, DType::f32, "conv2d");
+  run(V{V::Stage::weight, m}, u, w, WinogradParams{g, O, m, &w}, static_cast<std::uint64_t>(O * g.C), 1, true);
+  Tensor vt = alloc(dev, {T, g.C, P}, DType::f32, "conv2d");
+  const auto tiles_groups = static_cast<std::uint64_t>((P + local - 1) / local);
+  run(V{V::Stage::input, m}, vt, x, WinogradParams{g, O, m, &x}, tiles_groups, static_cast<std::uint64_t>(g.C), false);
+  const Tensor prod = matmul(u, vt);  // [T, O, P]
+  Tensor y = alloc(dev, {g.N, O, g.OH, g.OW}, DType::f32, "conv2d");
+  V out{V::Stage::output, m, epi.act, epi.affine(), bias.defined()};
+  WinogradParams params{g, O, m};
+  params.bias = &bias, params.epi = &epi;
+  run(out, y, prod.contiguous(), params, tiles_groups, static_cast<std::uint64_t>(O), false);
+  return y;
+}
+
 void check_options(const char* op, const Conv2dOptions& o) {
   for (auto s : o.stride)
     if (s <= 0) throw ValueError(std::string("gltensor::") + op + ": stride must be positive");
@@ -489,6 +553,9 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   } else if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
     NoGradGuard ng;
     y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
+  } else if (plan.path == Conv2dPlan::Path::winograd) {
+    NoGradGuard ng;
+    y = conv_winograd(x, w, bias, g, O, plan.winograd_m, fused);
   } else if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
     Tensor out = conv_direct(x, w, bias, g, O, Og, plan.direct, fused);

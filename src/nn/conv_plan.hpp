@@ -97,8 +97,10 @@ struct Conv2dPlan {
   /// channel per group without a gradient, a sum over the taps of shifted views times the tap's
   /// weights. gemm: im2col + GEMM (gemm_form). gemm_pieces: the same per piece of the output
   /// positions, each into its slice, where the columns exceed the device's max SSBO block.
-  enum class Path { direct, depthwise, gemm, gemm_pieces };
+  /// winograd: glsl/nn/conv_winograd.comp's transforms around batched GEMMs (plan_conv_winograd).
+  enum class Path { direct, depthwise, gemm, gemm_pieces, winograd };
   Path path = Path::gemm;
+  std::int64_t winograd_m = 0;                    ///< winograd: the output tile's size M of F(M x M, 3 x 3), 2 or 4
   ConvDirectPlan direct;                          ///< the direct kernel's plan (its loop length decides `direct`)
   ConvGemmForm gemm_form = ConvGemmForm::im2col;  ///< gemm (gemm_pieces: per piece, planned per call)
   std::vector<ConvPiece> pieces;                  ///< gemm_pieces
@@ -133,6 +135,19 @@ ConvInputGradPlan plan_conv_input_grad(const ConvGeometry& g, std::int64_t O, bo
 /// Output channels per group up to which GPUs run large filters (no gradient) in the direct
 /// kernel's tiles form rather than im2col + GEMM.
 inline constexpr std::int64_t kConvTilesMaxOg = 32;
+
+/// Winograd F(M x M, 3 x 3) (Lavin & Gray 2015; glsl/nn/conv_winograd.comp): the input tiles'
+/// transform V [T, C, P] (T = (M + 2)^2, P = N * ceil(OH / M) * ceil(OW / M) tiles), the
+/// filters' U [T, O, C], T batched GEMMs U_t @ V_t and the output transform with bias and
+/// epilogue. M (2 or 4) for a 3x3, stride-1, undilated convolution of one group, f32, without
+/// gradient, whose transformed operands each fit the device's max SSBO block; else 0.
+/// Settings::conv_winograd 2 or 4 forces that M wherever this applies, 0 never; -1 (choose): 4 on
+/// GPUs for C >= kWinogradMinC input and O >= kWinogradMinO output channels (the wide and narrow
+/// CNNs' 3x3 layers: bench/RESULTS.md, 2026-11-28, wino35), never on software rasterizers (the
+/// direct kernel's ubo layout; fewer programs). Settings::conv (direct / im2col) forces its path
+/// instead.
+inline constexpr std::int64_t kWinogradMinC = 32, kWinogradMinO = 64;
+std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
@@ -207,6 +222,21 @@ struct ConvWgradVariant {
   DType gy = DType::f32, x = DType::f32;
   Defines defines() const;
   static std::vector<ConvWgradVariant> space();
+};
+
+/// The Variant of glsl/nn/conv_winograd.comp: the stage (WG_WEIGHT, WG_INPUT, WG_OUTPUT), the tile
+/// size WG_M, the output stage's epilogue and bias. Every operand f32.
+struct ConvWinogradVariant {
+  static constexpr const char* kFile = "conv_winograd.comp";
+  static constexpr std::uint32_t kLocal = 64;  ///< invocations per workgroup
+  enum class Stage { weight, input, output };
+  Stage stage = Stage::input;
+  std::int64_t m = 4;                 ///< WG_M
+  Activation act = Activation::none;  ///< ACT(x) (output)
+  bool affine = false;                ///< ACT(x) then * u_act_scale + u_act_shift (output)
+  bool bias = false;                  ///< HAS_BIAS (output; operand 2)
+  Defines defines() const;
+  static std::vector<ConvWinogradVariant> space();
 };
 
 /// The Variant of glsl/nn/conv.comp: im2col (IM2COL; QUADS: four positions a store) or col2im.

@@ -1,0 +1,217 @@
+// conv2d's Winograd path (glsl/nn/conv_winograd.comp, F(2x2,3x3) and F(4x4,3x3), forced with
+// Settings::conv_winograd on any device) against the float64 reference: odd H and W (partial
+// tiles), padding on each side (asymmetric, none, 2), channel counts that fill no tile of the GEMM,
+// several images, strided x, w and bias, the fused epilogue (ReLU; clip with the affine),
+// NaN and infinities, grids past one dispatch's workgroups; and plan_conv_winograd's choice.
+// Tolerance: |y - ref| <= tol * (sum over the taps of |w| |x| + |bias|) per output, tol 1e-5 for
+// F(2x2,3x3) and 6e-5 for F(4x4,3x3): its transforms' constants (up to 8 in A^T, 5 in B^T, 1/24 in
+// G) make each product's f32 rounding reach the output scaled by up to about 100 over the direct
+// sum's; measured worst cases are printed.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "nn/conv_plan.hpp"
+#include "nn/conv_ref.hpp"
+
+using namespace glt_test;
+using namespace gltensor;
+
+namespace {
+
+HostT host(const std::vector<float>& v, const Shape& s) { return HostT{{v.begin(), v.end()}, s}; }
+
+double tolerance(std::int64_t m) { return m == 4 ? 2e-5 : 1e-6; }
+
+struct Case {
+  Shape xs;
+  std::int64_t O;
+  std::array<std::int64_t, 4> pad;  // top, left, bottom, right
+  bool bias;
+  Epilogue epi;
+};
+
+double act_ref(double v, const Epilogue& e) {
+  if (e.act == Activation::relu) v = std::max(v, 0.0);
+  if (e.act == Activation::clip) v = std::min(std::max(v, static_cast<double>(e.p0)), static_cast<double>(e.p1));
+  return v * e.scale + e.shift;
+}
+
+// Runs one case with F(m x m, 3 x 3) forced; x, w and bias strided views where `strided`.
+void check_case(const Case& c, std::int64_t m, bool strided) {
+  GLT_RNG(rng);
+  SCOPED_TRACE("m=" + std::to_string(m) + " x=" + to_string(c.xs) + " O=" + std::to_string(c.O) +
+               (strided ? " strided" : ""));
+  ScopedSettings s;
+  s->conv_winograd = static_cast<int>(m);
+  const Shape ws{c.O, c.xs[1], 3, 3};
+  auto xv = uniform(rng, numel_of(c.xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.O);
+  Tensor x = Tensor::from_host(device(), xv, c.xs), w = Tensor::from_host(device(), wv, ws);
+  Tensor b = Tensor::from_host(device(), bv, {c.O});
+  if (strided) {
+    x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    w = w.permute({3, 2, 1, 0}).contiguous().permute({3, 2, 1, 0});
+    std::vector<float> b2(static_cast<std::size_t>(2 * c.O), std::nanf(""));
+    for (std::int64_t i = 0; i < c.O; ++i) b2[static_cast<std::size_t>(2 * i)] = bv[static_cast<std::size_t>(i)];
+    b = Tensor::from_host(device(), b2, {2 * c.O}).slice(0, 0, 2 * c.O, 2);
+    ASSERT_FALSE(x.is_contiguous());
+  }
+  Conv2dOptions o;
+  o.padding = c.pad;
+  std::vector<double> hb(bv.begin(), bv.end());
+  Shape os;
+  const auto ref = ref_conv(host(xv, c.xs), host(wv, ws), c.bias ? &hb : nullptr, o, os);
+  std::vector<float> xa(xv), wa(wv);
+  for (auto& v : xa) v = std::fabs(v);
+  for (auto& v : wa) v = std::fabs(v);
+  std::vector<double> hba(hb);
+  for (auto& v : hba) v = std::fabs(v);
+  const auto mag = ref_conv(host(xa, c.xs), host(wa, ws), c.bias ? &hba : nullptr, o, os);
+  const Tensor y = conv2d(x, w, c.bias ? b : Tensor(), o, c.epi);
+  ASSERT_EQ(y.shape(), os);
+  const auto yv = y.to_vector();
+  const double tol = tolerance(m);
+  double worst = 0;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < yv.size(); ++i) {
+    // The epilogue's affine scales the error too; clip and ReLU shrink it.
+    const double want = act_ref(ref[i], c.epi), err = std::fabs(yv[i] - want);
+    const double scale = std::max(mag[i], 1e-30) * std::fabs(static_cast<double>(c.epi.scale));
+    worst = std::max(worst, err / scale);
+    if (!(err <= tol * scale + 1e-30) && bad++ < 5)
+      ADD_FAILURE() << "output " << i << ": " << yv[i] << " vs " << want << " (sum |w||x| " << mag[i] << ")";
+  }
+  EXPECT_EQ(bad, 0u);
+  std::printf("[ winograd ] F(%lldx%lld,3x3) x %s O %lld: worst |y - ref| / sum|w||x| = %.3g (tolerance %.0e)\n",
+              static_cast<long long>(m), static_cast<long long>(m), to_string(c.xs).c_str(),
+              static_cast<long long>(c.O), worst, tol);
+}
+
+const Case kCases[] = {
+    {{2, 5, 9, 11}, 7, {1, 1, 1, 1}, true, Epilogue()},                 // odd H, W; C, O fill no tile
+    {{1, 3, 6, 6}, 4, {0, 0, 0, 0}, false, Epilogue()},                 // no padding: 4 x 4 outputs
+    {{1, 4, 5, 7}, 3, {2, 0, 1, 2}, true, Epilogue(Activation::relu)},  // asymmetric padding
+    {{3, 16, 13, 10},
+     17,
+     {1, 1, 1, 1},
+     true,
+     [] {  // clip and affine
+       Epilogue e = Epilogue::clip(-0.5, 0.75);
+       e.scale = 1.5f, e.shift = -0.25f;
+       return e;
+     }()},
+    {{1, 70, 3, 3}, 66, {1, 1, 1, 1}, true, Epilogue()},  // one partial tile, many channels
+    {{1, 2, 1, 1}, 3, {2, 2, 2, 2}, true, Epilogue()},    // a 1 x 1 image, padding 2
+};
+
+}  // namespace
+
+TEST(ConvWinograd, MatchesFloat64) {
+  for (std::int64_t m : {2, 4})
+    for (const Case& c : kCases) check_case(c, m, false);
+}
+
+TEST(ConvWinograd, StridedOperands) {
+  for (std::int64_t m : {2, 4}) check_case(kCases[0], m, true), check_case(kCases[3], m, true);
+}
+
+// Grids split over several dispatches: tiles (x) and channels (y) past a 3-workgroup limit.
+TEST(ConvWinograd, MoreWorkgroupsThanOneDispatch) {
+  ScopedDispatchLimit limit(3);
+  for (std::int64_t m : {2, 4}) check_case({{2, 5, 37, 41}, 6, {1, 1, 1, 1}, true, Epilogue()}, m, false);
+}
+
+// NaN and infinities in x: every output the reference makes non-finite is non-finite (NaN or
+// +-inf); Winograd mixes a tile's inputs, so an input tile holding one may make others of its
+// M x M outputs NaN too (inf - inf, 0 * inf; as cuDNN's Winograd), never an output of another
+// tile; finite outputs are within 1e-3 of the reference.
+TEST(ConvWinograd, NanAndInfinity) {
+  for (std::int64_t m : {2, 4}) {
+    GLT_RNG(rng);
+    SCOPED_TRACE("m=" + std::to_string(m));
+    ScopedSettings s;
+    s->conv_winograd = static_cast<int>(m);
+    const Shape xs{1, 3, 10, 9}, ws{4, 3, 3, 3};
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    xv[1 * 90 + 2 * 9 + 3] = std::nanf("");
+    xv[2 * 90 + 8 * 9 + 8] = std::numeric_limits<float>::infinity();  // the last element
+    xv[0 * 90 + 9 * 9 + 0] = -std::numeric_limits<float>::infinity();
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    Shape os;
+    const auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, o, os);
+    const auto yv =
+        conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o).to_vector();
+    const std::int64_t OH = os[2], OW = os[3];
+    // Whether the input tile of output (oh, ow) holds a non-finite x of any channel.
+    const auto tile_bad = [&](std::int64_t oh, std::int64_t ow) {
+      const std::int64_t h0 = oh / m * m - 1, w0 = ow / m * m - 1;
+      for (std::int64_t c = 0; c < 3; ++c)
+        for (std::int64_t h = std::max<std::int64_t>(h0, 0); h < std::min<std::int64_t>(h0 + m + 2, 10); ++h)
+          for (std::int64_t w = std::max<std::int64_t>(w0, 0); w < std::min<std::int64_t>(w0 + m + 2, 9); ++w)
+            if (!std::isfinite(xv[static_cast<std::size_t>((c * 10 + h) * 9 + w)])) return true;
+      return false;
+    };
+    int nonfinite = 0, spread = 0;
+    for (std::int64_t oc = 0; oc < 4; ++oc)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          const std::size_t i = static_cast<std::size_t>((oc * OH + oh) * OW + ow);
+          if (!std::isfinite(ref[i])) {
+            EXPECT_FALSE(std::isfinite(yv[i])) << "output " << i << " of reference " << ref[i];
+            ++nonfinite;
+          } else if (std::isfinite(yv[i])) {
+            EXPECT_NEAR(yv[i], ref[i], 1e-3) << "output " << i;
+          } else {
+            EXPECT_TRUE(tile_bad(oh, ow)) << "output " << i << " non-finite outside the tiles of non-finite inputs";
+            ++spread;
+          }
+        }
+    EXPECT_GT(nonfinite, 0);
+    std::printf("[ winograd ] F(%lldx%lld,3x3): %d outputs non-finite as the reference's, %d more in their tiles\n",
+                static_cast<long long>(m), static_cast<long long>(m), nonfinite, spread);
+  }
+}
+
+// plan_conv_winograd: 3x3, stride 1, undilated, one group, f32, no gradient, within the SSBO
+// limit; F(4x4,3x3) on GPUs from kWinogradMinC / kWinogradMinO channels, never on software
+// rasterizers unless forced; GLTENSOR_CONV (direct / im2col) and GLTENSOR_CONV_WINOGRAD=0 off.
+TEST(ConvWinograd, Plan) {
+  using namespace gltensor::detail;
+  const ConvDevice gpu{false, 0, std::int64_t{1} << 31}, sw{true, 65535, std::int64_t{128} << 20};
+  Settings s;
+  const auto conv = [](std::int64_t C, std::int64_t O, std::int64_t hw) {
+    Conv2dProblem p;
+    p.g.N = 1, p.g.C = C, p.g.H = hw, p.g.W = hw, p.g.KH = 3, p.g.KW = 3, p.g.OH = hw, p.g.OW = hw;
+    p.g.o = Conv2dOptions::pad(1);
+    p.O = O, p.f32 = true, p.x_f32_contiguous = p.x_rows_contiguous = true;
+    return p;
+  };
+  EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), gpu, s), 4);
+  EXPECT_EQ(plan_conv2d(conv(256, 256, 112), gpu, s).path, Conv2dPlan::Path::winograd);
+  EXPECT_EQ(plan_conv2d(conv(256, 256, 112), gpu, s).winograd_m, 4);
+  EXPECT_EQ(plan_conv_winograd(conv(32, 64, 56), gpu, s), 4);
+  EXPECT_EQ(plan_conv_winograd(conv(16, 64, 56), gpu, s), 0) << "C < kWinogradMinC";
+  EXPECT_EQ(plan_conv_winograd(conv(64, 32, 56), gpu, s), 0) << "O < kWinogradMinO";
+  EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), sw, s), 0) << "software rasterizer";
+  Conv2dProblem p = conv(64, 128, 56);
+  p.grad = true;
+  EXPECT_EQ(plan_conv_winograd(p, gpu, s), 0) << "gradient";
+  p = conv(64, 128, 56), p.f32 = false;
+  EXPECT_EQ(plan_conv_winograd(p, gpu, s), 0) << "f16";
+  p = conv(64, 128, 56), p.g.o.stride = {2, 2};
+  EXPECT_EQ(plan_conv_winograd(p, gpu, s), 0) << "stride 2";
+  p = conv(64, 128, 56), p.g.o.dilation = {1, 2};
+  EXPECT_EQ(plan_conv_winograd(p, gpu, s), 0) << "dilation";
+  p = conv(64, 128, 56), p.g.o.groups = 2;
+  EXPECT_EQ(plan_conv_winograd(p, gpu, s), 0) << "groups";
+  p = conv(64, 128, 56), p.g.KW = 5;
+  EXPECT_EQ(plan_conv_winograd(p, gpu, s), 0) << "5 wide";
+  EXPECT_EQ(plan_conv_winograd(conv(512, 512, 400), sw, s), 0) << "off";
+  s.conv_winograd = 2;
+  EXPECT_EQ(plan_conv_winograd(conv(4, 4, 8), sw, s), 2) << "forced";
+  EXPECT_EQ(plan_conv_winograd(conv(512, 512, 400), sw, s), 0) << "V past 128 MiB";
+  s.conv_winograd = 0;
+  EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), gpu, s), 0) << "GLTENSOR_CONV_WINOGRAD=0";
+  s.conv_winograd = -1, s.conv = ConvSetting::im2col;
+  EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), gpu, s), 0) << "GLTENSOR_CONV=im2col";
+}
