@@ -87,7 +87,20 @@ Ts run_conv(Args& a) {
   o.dilation = {d[0], d[1]};
   o.padding = {p[0], p[1], p[2], p[3]};
   o.groups = groups;
-  return Ts{conv2d(x, w, a.opt(2), o, a.node.epilogue)};
+  const Tensor b = a.opt(2);
+  // Winograd (nn/conv_plan.hpp) of a constant weight: its filters' transform made at the node's
+  // first run and kept in the node's cache, not made again per run.
+  NodeCache* cache = a.cache();
+  if (const std::int64_t m = cache && a.g.values[static_cast<std::size_t>(a.node.inputs[1])].constant
+                                 ? detail::conv2d_winograd_m(x, w, b, o)
+                                 : 0;
+      m > 0) {
+    std::vector<std::int64_t> key{-1, m};  // -1: the Winograd filters (the key of no other entry)
+    const std::vector<Tensor>* u = cache->find(key);
+    if (!u) u = &cache->put(std::move(key), {detail::winograd_filters(w, m)});
+    return Ts{detail::conv2d_winograd(x, (*u)[0], b, o, a.node.epilogue, m)};
+  }
+  return Ts{conv2d(x, w, b, o, a.node.epilogue)};
 }
 
 Ts run_conv_transpose(Args& a) {

@@ -456,37 +456,64 @@ std::uint64_t winograd_loops(std::int64_t m) {
   return 3 * (a * a * a + a * a + a);
 }
 
-// Winograd F(m x m, 3 x 3) (plan_conv_winograd): x [N, C, H, W] (f32) -> [N, O, OH, OW] f32, the
-// epilogue in the output transform.
-Tensor conv_winograd(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
+// Winograd's filter transform U [T, O, C] of w [O, C, 3, 3] (f32).
+Tensor winograd_u(const Tensor& w, std::int64_t m) {
+  DeviceImpl& dev = dev_of(w);
+  const std::int64_t O = w.size(0), C = w.size(1);
+  Geometry g{1, C, 3, 3, 3, 3, 1, 1, Conv2dOptions()};
+  Tensor u = alloc(dev, {(m + 2) * (m + 2), O, C}, DType::f32, "conv2d");
+  if (u.numel() == 0) return u;
+  using V = ConvWinogradVariant;
+  Launch launch(dev, "conv2d");
+  const V v{V::Stage::weight, m};
+  launch.program(V::kFile, v.defines(), {V::kLocal}).write(u).read(w);
+  launch.params(WinogradParams{g, O, m, &w}).loop_iterations(winograd_loops(m));
+  launch.invocations(static_cast<std::uint64_t>(O * C));
+  return u;
+}
+
+// Winograd F(m x m, 3 x 3) (plan_conv_winograd) with the filters' transform u [T, O, C]: x [N, C,
+// H, W] (f32) -> [N, O, OH, OW] f32, the epilogue in the output transform.
+Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Geometry& g, std::int64_t O,
                      std::int64_t m, const Epilogue& epi) {
   DeviceImpl& dev = dev_of(x);
   const std::int64_t T = (m + 2) * (m + 2), TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m, P = g.N * TH * TW;
   using V = ConvWinogradVariant;
-  const auto local = V::kLocal;
-  const auto run = [&](const V& v, const Tensor& out, const Tensor& in, const WinogradParams& params, std::uint64_t gx,
-                       std::uint64_t gy, bool one_d) {
+  const auto groups = [&](const V& v, const Tensor& out, const Tensor& in, const WinogradParams& params,
+                          std::int64_t channels) {
     Launch launch(dev, "conv2d");
-    launch.program(V::kFile, v.defines(), {local}).write(out).read(in);
+    launch.program(V::kFile, v.defines(), {V::kLocal}).write(out).read(in);
     if (v.bias) launch.read(bias);
     launch.params(params).loop_iterations(winograd_loops(m));
-    if (one_d)
-      launch.invocations(gx);
-    else
-      launch.groups(gx, gy, 1);
+    launch.groups(static_cast<std::uint64_t>((P + V::kLocal - 1) / V::kLocal), static_cast<std::uint64_t>(channels), 1);
   };
-  Tensor u = alloc(dev, {T, O, g.C}, DType::f32, "conv2d");
-  run(V{V::Stage::weight, m}, u, w, WinogradParams{g, O, m, &w}, static_cast<std::uint64_t>(O * g.C), 1, true);
   Tensor vt = alloc(dev, {T, g.C, P}, DType::f32, "conv2d");
-  const auto tiles_groups = static_cast<std::uint64_t>((P + local - 1) / local);
-  run(V{V::Stage::input, m}, vt, x, WinogradParams{g, O, m, &x}, tiles_groups, static_cast<std::uint64_t>(g.C), false);
-  const Tensor prod = matmul(u, vt);  // [T, O, P]
+  groups(V{V::Stage::input, m}, vt, x, WinogradParams{g, O, m, &x}, g.C);
+  const Tensor prod = matmul(u, vt).contiguous();  // [T, O, P]
   Tensor y = alloc(dev, {g.N, O, g.OH, g.OW}, DType::f32, "conv2d");
-  V out{V::Stage::output, m, epi.act, epi.affine(), bias.defined()};
   WinogradParams params{g, O, m};
   params.bias = &bias, params.epi = &epi;
-  run(out, y, prod.contiguous(), params, tiles_groups, static_cast<std::uint64_t>(O), false);
+  groups(V{V::Stage::output, m, epi.act, epi.affine(), bias.defined()}, y, prod, params, O);
   return y;
+}
+
+// conv2d's problem for its planner (geometry g, O output channels).
+Conv2dProblem conv_problem(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
+                           bool grad) {
+  Conv2dProblem problem;
+  problem.g = g, problem.O = O, problem.grad = grad, problem.need_w = requires_grad(w);
+  problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
+  problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
+  problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
+  return problem;
+}
+
+// The output size of a stride-1, undilated 3x3 convolution of x [N, C, H, W] padded by o.padding.
+Geometry winograd_geometry(const Tensor& x, const Conv2dOptions& o) {
+  Geometry g{x.size(0), x.size(1), x.size(2), x.size(3), 3, 3, 0, 0, o};
+  g.OH = g.H + o.padding[0] + o.padding[2] - 2;
+  g.OW = g.W + o.padding[1] + o.padding[3] - 2;
+  return g;
 }
 
 void check_options(const char* op, const Conv2dOptions& o) {
@@ -534,11 +561,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   // The epilogue runs in the matmul kernel where no gradient is recorded, else after it.
   const Epilogue fused = grad ? Epilogue() : epi, after = grad ? epi : Epilogue();
   const DeviceImpl& dev = dev_of(x);
-  Conv2dProblem problem;
-  problem.g = g, problem.O = O, problem.grad = grad, problem.need_w = requires_grad(w);
-  problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
-  problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
-  problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
+  const Conv2dProblem problem = conv_problem(x, w, bias, g, O, grad);
   const Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
   Tensor y;
   std::vector<Tensor> saved_cols;
@@ -555,7 +578,7 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
     y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused);
   } else if (plan.path == Conv2dPlan::Path::winograd) {
     NoGradGuard ng;
-    y = conv_winograd(x, w, bias, g, O, plan.winograd_m, fused);
+    y = conv_winograd(x, winograd_u(w, plan.winograd_m), bias, g, O, plan.winograd_m, fused);
   } else if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
     Tensor out = conv_direct(x, w, bias, g, O, Og, plan.direct, fused);
@@ -685,6 +708,41 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 }
 
 namespace detail {
+
+std::int64_t conv2d_winograd_m(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o) {
+  if (!x.defined() || !w.defined() || x.dim() != 4 || w.dim() != 4 || o.groups != 1 || w.size(1) != x.size(1) ||
+      w.size(2) != 3 || w.size(3) != 3 || (bias.defined() && (bias.dim() != 1 || bias.size(0) != w.size(0))) ||
+      autocast_changes_low({&x, &w, &bias}))
+    return 0;
+  for (auto v : o.padding)
+    if (v < 0) return 0;
+  const Geometry g = winograd_geometry(x, o);
+  if (g.OH <= 0 || g.OW <= 0) return 0;
+  const bool grad = autograd::any_requires_grad({&x, &w, &bias});
+  return plan_conv_winograd(conv_problem(x, w, bias, g, w.size(0), grad), conv_device(dev_of(x)), settings());
+}
+
+Tensor winograd_filters(const Tensor& w, std::int64_t m) {
+  if (w.dim() != 4 || w.size(2) != 3 || w.size(3) != 3 || w.dtype() != DType::f32 || (m != 2 && m != 4))
+    throw ValueError("gltensor::conv2d: Winograd F(" + std::to_string(m) + "x" + std::to_string(m) +
+                     ",3x3) filters of a weight " + to_string(w.shape()) + " " + dtype_name(w.dtype()) +
+                     " (expects f32 [O, C, 3, 3], m 2 or 4)");
+  NoGradGuard ng;
+  return winograd_u(w, m);
+}
+
+Tensor conv2d_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                       const Epilogue& epi, std::int64_t m) {
+  const Geometry g = x.dim() == 4 ? winograd_geometry(x, o) : Geometry{};
+  if (x.dim() != 4 || u.dim() != 3 || u.size(0) != (m + 2) * (m + 2) || u.size(2) != x.size(1) || g.OH <= 0 ||
+      g.OW <= 0 || (bias.defined() && (bias.dim() != 1 || bias.size(0) != u.size(1))))
+    throw ValueError("gltensor::conv2d: Winograd F(" + std::to_string(m) + "x" + std::to_string(m) + ",3x3) filters " +
+                     to_string(u.shape()) + " do not match x " + to_string(x.shape()) +
+                     (bias.defined() ? " and bias " + to_string(bias.shape()) : std::string()));
+  check_epilogue("conv2d", epi);
+  NoGradGuard ng;
+  return conv_winograd(x, u, bias, g, u.size(1), m, epi);
+}
 
 std::int64_t conv_ubo_weight_floats(DeviceImpl& dev, const Shape& w, std::int64_t groups) {
   if (w.size() != 4 || groups <= 0 || w[0] % groups != 0) return 0;

@@ -149,6 +149,19 @@ inline constexpr std::int64_t kConvTilesMaxOg = 32;
 inline constexpr std::int64_t kWinogradMinC = 32, kWinogradMinO = 64;
 std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
+/// The M that conv2d's plan takes for these operands where it is the Winograd path (a 4-D f32 x
+/// and 3x3 w of one group, bias f32 or undefined, no gradient, plan_conv_winograd); else 0 (another
+/// path, or arguments that conv2d itself rejects: it throws there).
+std::int64_t conv2d_winograd_m(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o);
+/// The filters' transform U [T, O, C] (T = (m + 2)^2, f32) of w [O, C, 3, 3] (f32, any strides)
+/// for F(m x m, 3 x 3): the model runtime keeps it per Conv node (constant weights) and passes it
+/// to conv2d_winograd, so that its runs skip the transform.
+Tensor winograd_filters(const Tensor& w, std::int64_t m);
+/// conv2d(x, w, bias, o, epi) through F(m x m, 3 x 3) with u = winograd_filters(w, m), where
+/// conv2d_winograd_m(x, w, bias, o) == m (else a ValueError naming conv2d, m and u's shape).
+Tensor conv2d_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                       const Epilogue& epi, std::int64_t m);
+
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
