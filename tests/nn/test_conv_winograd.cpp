@@ -2,7 +2,8 @@
 // Settings::conv_winograd on any device) against the float64 reference: odd H and W (partial
 // tiles), padding on each side (asymmetric, none, 2), channel counts that fill no tile of the GEMM,
 // several images, strided x, w and bias, the fused epilogue (ReLU; clip with the affine),
-// NaN and infinities, grids past one dispatch's workgroups; and plan_conv_winograd's choice.
+// NaN and infinities, grids past one dispatch's workgroups; the model runtime's Conv (a constant
+// weight's filters transformed once and kept, a graph input's per run); plan_conv_winograd's choice.
 // Tolerance: |y - ref| <= tol * (sum over the taps of |w| |x| + |bias|) per output, tol 1e-5 for
 // F(2x2,3x3) and 6e-5 for F(4x4,3x3): its transforms' constants (up to 8 in A^T, 5 in B^T, 1/24 in
 // G) make each product's f32 rounding reach the output scaled by up to about 100 over the direct
@@ -11,6 +12,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gltensor/model.hpp"
+#include "model/onnx_builder.hpp"
 #include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
 
@@ -170,6 +173,46 @@ TEST(ConvWinograd, NanAndInfinity) {
     std::printf("[ winograd ] F(%lldx%lld,3x3): %d outputs non-finite as the reference's, %d more in their tiles\n",
                 static_cast<long long>(m), static_cast<long long>(m), nonfinite, spread);
   }
+}
+
+// The model runtime: Conv + Relu of a constant weight (its filters' transform made at the first
+// run and kept: one dispatch fewer in later runs) and a Conv of a weight that is a graph input (made
+// per run), both against the float64 reference, in two runs.
+TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
+  GLT_RNG(rng);
+  ScopedSettings s;
+  s->conv_winograd = 4;
+  const Shape xs{2, 8, 11, 13}, ws{12, 8, 3, 3};
+  auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 12);
+  auto w2v = uniform(rng, numel_of(ws));
+  OnnxBuilder b;
+  b.input("x", xs).input("w2", ws).output("y", {2, 12, 11, 13}).output("z", {2, 12, 11, 13});
+  b.init("w", ws, wv).init("b", {12}, bv);
+  OnnxBuilder::attr_ints(b.node("Conv", {"x", "w", "b"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"});
+  OnnxBuilder::attr_ints(b.node("Conv", {"x", "w2"}, {"z"}), "pads", {1, 1, 1, 1});
+  Model m = Model::load(device(), b.save("winograd_conv"));
+  const std::map<std::string, Tensor> feeds{{"x", Tensor::from_host(device(), xv, xs)},
+                                            {"w2", Tensor::from_host(device(), w2v, ws)}};
+  std::vector<double> hb(bv.begin(), bv.end());
+  Shape os;
+  const auto ry = ref_conv(host(xv, xs), host(wv, ws), &hb, Conv2dOptions::pad(1), os);
+  const auto rz = ref_conv(host(xv, xs), host(w2v, ws), nullptr, Conv2dOptions::pad(1), os);
+  std::uint64_t dispatches[2] = {0, 0};
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    device().synchronize();
+    const std::uint64_t d0 = device().dispatch_count();
+    auto out = m.run(feeds);
+    const auto y = out.at("y").to_vector(), z = out.at("z").to_vector();
+    dispatches[run] = device().dispatch_count() - d0;
+    ASSERT_EQ(y.size(), ry.size());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      ASSERT_NEAR(y[i], std::max(ry[i], 0.0), 1e-4) << "y " << i;
+      ASSERT_NEAR(z[i], rz[i], 1e-4) << "z " << i;
+    }
+  }
+  EXPECT_EQ(dispatches[1] + 1, dispatches[0]) << "the constant weight's filters made once";
 }
 
 // plan_conv_winograd: 3x3, stride 1, undilated, one group, f32, no gradient, within the SSBO
