@@ -16,6 +16,15 @@
 //            channel o) (grid x: tiles, y: channels), y's tile = A^T m A (+ bias[o], HAS_BIAS),
 //            ACT(x) on each value, the positions past OH / OW not stored. Operand 0 = y, 1 = M,
 //            2 = bias.
+// The QDQ pattern (the model runtime's QConv: DequantizeLinear -> Conv -> QuantizeLinear, the float
+// graph's sums): X8 (WG_INPUT), x 8-bit (X_I8: int8, else uint8), each value dequantized as read,
+// float(x - u_xz) * u_xs; XQIN, x float32 through QuantizeLinear and DequantizeLinear as read (the
+// net's input QuantizeLinear fused into its first conv: quant_int.comp's QUANTIZE, expression for
+// expression, NaN -> u_xz); padding 0 after either (the float graph pads DequantizeLinear's output).
+// YQ (WG_OUTPUT): the sum (+ bias) through act_clip(v, u_lo, u_hi) and QuantizeLinear,
+// clamp(roundEven(div_rn(v, u_ys)) + u_zy, QMIN, QMAX) (NaN -> u_zy; Y_I8: int8, else uint8), as
+// imatmul.comp's QUANT; stored as whole words of the 4 outputs of a tile row (WG_M 4, OW % 4 == 0:
+// the host's condition), or with YDQ float32, float(q - u_zy) * u_ys (the DequantizeLinear after it).
 // Tiles: p = (n * TH + th) * TW + tw, TH = ceil(OH / M), TW = ceil(OW / M). The transforms'
 // constants are Lavin's (F(4x4,3x3): B^T's 4, -5, G's 1/4, -1/6, 1/24, 1/12, A^T's 2, 4, 8): F(4x4,3x3)
 // rounds more than the direct sum (tests/nn/test_conv_winograd.cpp: the tolerance relative to
@@ -45,7 +54,40 @@ uniform float u_act_p1;
 uniform float u_act_scale;  // the epilogue's affine after the activation
 uniform float u_act_shift;
 
+uniform float u_xs;  // X8, XQIN: x's scale and zero point
+uniform int u_xz;
+uniform float u_ys;  // YQ: y's scale and zero point, the activation's bounds
+uniform float u_zy;
+uniform float u_lo;
+uniform float u_hi;
+
 #include "activations.glsl"
+#ifdef X_I8
+#define XQMIN -128.0
+#define XQMAX 127.0
+#else
+#define XQMIN 0.0
+#define XQMAX 255.0
+#endif
+#ifdef Y_I8
+#define QMIN -128.0
+#define QMAX 127.0
+#else
+#define QMIN 0.0
+#define QMAX 255.0
+#endif
+// x's value at element e as the float graph's conv input sees it.
+float x_value(uint e) {
+#if defined(X8)
+  return float(int(load1(e)) - u_xz) * u_xs;
+#elif defined(XQIN)
+  float v = div_rn(float(load1(e)), u_xs);
+  float q = is_nan(v) ? float(u_xz) : clamp(roundEven(v) + float(u_xz), XQMIN, XQMAX);
+  return (q - float(u_xz)) * u_xs;
+#else
+  return float(load1(e));
+#endif
+}
 #ifndef ACT
 #define ACT(x) (x)
 #endif
@@ -112,7 +154,7 @@ void main() {
     uint row = base + uint(clamp(h, 0, u_H - 1)) * u_x_stride[2];
     for (int j = 0; j < ALPHA; ++j) {
       int w = w0 + j;
-      float v = float(load1(row + uint(clamp(w, 0, u_W - 1)) * u_x_stride[3]));  // clamped: no load outside x
+      float v = x_value(row + uint(clamp(w, 0, u_W - 1)) * u_x_stride[3]);  // clamped: no load outside x
       d[i * ALPHA + j] = hin && w >= 0 && w < u_W ? v : 0.0;
     }
   }
@@ -155,11 +197,27 @@ void main() {
   for (int i = 0; i < WG_M; ++i) {
     if (oh0 + i >= u_OH) break;
     uint yrow = ybase + uint((oh0 + i) * u_OW + ow0);
+#if defined(YQ) && !defined(YDQ)
+    uint word = 0u;
+#endif
     for (int j = 0; j < WG_M; ++j) {
       float s = b;
       for (int k = 0; k < ALPHA; ++k) s += a[i * ALPHA + k] * AT[j * ALPHA + k];
+#ifdef YQ
+      float q = div_rn(act_clip(s, u_lo, u_hi), u_ys);
+      float r = is_nan(q) ? u_zy : clamp(roundEven(q) + u_zy, QMIN, QMAX);
+#ifdef YDQ
+      if (ow0 + j < u_OW) store0(yrow + uint(j), CT0((r - u_zy) * u_ys));
+#else
+      word |= (uint(int(r)) & 0xffu) << (8u * uint(j));
+#endif
+#else
       if (ow0 + j < u_OW) store0(yrow + uint(j), CT0(ACT(s)));
+#endif
     }
+#if defined(YQ) && !defined(YDQ)
+    t0[yrow >> 2u] = word;  // WG_M 4, OW % 4 == 0: the row's 4 outputs are one word
+#endif
   }
 #endif
 }

@@ -433,7 +433,12 @@ struct WinogradParams {
   const Tensor* src = nullptr;
   const Tensor* bias = nullptr;
   const Epilogue* epi = nullptr;
+  const WinogradQuant* q = nullptr;
   void set(Uniforms& u) const {
+    if (q) {
+      u.f32("u_xs", q->x_scale), u.i32("u_xz", q->x_zero), u.f32("u_ys", q->y_scale);
+      u.f32("u_zy", static_cast<float>(q->y_zero)), u.f32("u_lo", q->lo), u.f32("u_hi", q->hi);
+    }
     const std::int64_t TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m;
     u.u32("u_C", g.C), u.u32("u_O", O), u.u32("u_P", g.N * TH * TW);
     u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_TH", TH), u.i32("u_TW", TW), u.i32("u_OH", g.OH);
@@ -474,8 +479,9 @@ Tensor winograd_u(const Tensor& w, std::int64_t m) {
 
 // Winograd F(m x m, 3 x 3) (plan_conv_winograd) with the filters' transform u [T, O, C]: x [N, C,
 // H, W] (f32) -> [N, O, OH, OW] f32, the epilogue in the output transform.
+// q: the QDQ pattern (conv2d_winograd_quant): x 8-bit or quantized as read, y quantized.
 Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Geometry& g, std::int64_t O,
-                     std::int64_t m, const Epilogue& epi) {
+                     std::int64_t m, const Epilogue& epi, const WinogradQuant* q = nullptr) {
   DeviceImpl& dev = dev_of(x);
   const std::int64_t T = (m + 2) * (m + 2), TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m, P = g.N * TH * TW;
   using V = ConvWinogradVariant;
@@ -488,12 +494,18 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
     launch.groups(static_cast<std::uint64_t>((P + V::kLocal - 1) / V::kLocal), static_cast<std::uint64_t>(channels), 1);
   };
   Tensor vt = alloc(dev, {T, g.C, P}, DType::f32, "conv2d");
-  groups(V{V::Stage::input, m}, vt, x, WinogradParams{g, O, m, &x}, g.C);
+  V in{V::Stage::input, m};
+  WinogradParams in_params{g, O, m, &x};
+  if (q) in.x = x.dtype(), in.xqin = q->quantize_x, in.x8 = q->x8, in_params.q = q;
+  groups(in, vt, x, in_params, g.C);
   const Tensor prod = matmul(u, vt).contiguous();  // [T, O, P]
-  Tensor y = alloc(dev, {g.N, O, g.OH, g.OW}, DType::f32, "conv2d");
+  V out{V::Stage::output, m, epi.act, epi.affine(), bias.defined()};
+  if (q) out.act = Activation::none, out.affine = false, out.yq = true, out.ydq = q->dequantize, out.y8 = q->y8;
+  const DType yt = q && !q->dequantize ? q->y8 : DType::f32;
+  Tensor y = alloc(dev, {g.N, O, g.OH, g.OW}, yt, "conv2d");
   WinogradParams params{g, O, m};
-  params.bias = &bias, params.epi = &epi;
-  groups(V{V::Stage::output, m, epi.act, epi.affine(), bias.defined()}, y, prod, params, O);
+  params.bias = &bias, params.epi = q ? nullptr : &epi, params.q = q;
+  groups(out, y, prod, params, O);
   return y;
 }
 
@@ -742,6 +754,30 @@ Tensor conv2d_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, con
   check_epilogue("conv2d", epi);
   NoGradGuard ng;
   return conv_winograd(x, u, bias, g, u.size(1), m, epi);
+}
+
+std::int64_t qconv_winograd_m(const Tensor& x, const Shape& w, const Conv2dOptions& o, bool dequantize) {
+  if (x.dim() != 4 || w.size() != 4 || w[1] != x.size(1) || w[2] != 3 || w[3] != 3) return 0;
+  for (auto v : o.padding)
+    if (v < 0) return 0;
+  const Geometry g = winograd_geometry(x, o);
+  if (g.OH <= 0 || g.OW <= 0 || (!dequantize && g.OW % 4 != 0)) return 0;
+  Conv2dProblem p;
+  p.g = g, p.O = w[0], p.f32 = true, p.x_f32_contiguous = p.x_rows_contiguous = true;
+  return plan_conv_winograd(p, conv_device(dev_of(x)), settings()) == 4 ? 4 : 0;
+}
+
+Tensor conv2d_winograd_quant(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                             std::int64_t m, const WinogradQuant& q) {
+  const Geometry g = x.dim() == 4 ? winograd_geometry(x, o) : Geometry{};
+  if (m != 4 || x.dim() != 4 || u.dim() != 3 || u.size(0) != 36 || u.size(2) != x.size(1) || g.OH <= 0 ||
+      (!q.dequantize && g.OW % 4 != 0) || (bias.defined() && (bias.dim() != 1 || bias.size(0) != u.size(1))) ||
+      x.dtype() != q.x)
+    throw ValueError("gltensor::conv2d: quantized Winograd F(" + std::to_string(m) + "x" + std::to_string(m) +
+                     ",3x3) filters " + to_string(u.shape()) + " do not match x " + to_string(x.shape()) + " " +
+                     dtype_name(x.dtype()));
+  NoGradGuard ng;
+  return conv_winograd(x, u, bias, g, u.size(1), m, Epilogue(), &q);
 }
 
 std::int64_t conv_ubo_weight_floats(DeviceImpl& dev, const Shape& w, std::int64_t groups) {

@@ -359,14 +359,23 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
 Defines ConvWinogradVariant::defines() const {
   Defines d;
   d.value("WG_M", m);
-  d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, false);
   if (stage == Stage::weight) {
     d.flag("WG_WEIGHT");
+    d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, false);
   } else if (stage == Stage::input) {
-    d.flag("WG_INPUT");
+    const bool x8in = x == DType::u8 || x == DType::i8;
+    d.flag("WG_INPUT").flag("X8", x8in).flag("XQIN", xqin).flag("X_I8", (x8in ? x : x8) == DType::i8);
+    d.operand(0, DType::f32, CT::f32, true).operand(1, x, x8in ? CT::i32 : CT::f32, false);
   } else {
-    d.flag("WG_OUTPUT").flag("HAS_BIAS", bias);
-    if (act != Activation::none || affine) d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
+    d.flag("WG_OUTPUT")
+        .flag("HAS_BIAS", bias)
+        .flag("YQ", yq)
+        .flag("YDQ", yq && ydq)
+        .flag("Y_I8", yq && y8 == DType::i8);
+    if (!yq && (act != Activation::none || affine))
+      d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
+    d.operand(0, yq && !ydq ? y8 : DType::f32, yq && !ydq ? CT::i32 : CT::f32, true);
+    d.operand(1, DType::f32, CT::f32, false);
     if (bias) d.operand(2, DType::f32, CT::f32, false);
   }
   return d;
@@ -381,6 +390,14 @@ std::vector<ConvWinogradVariant> ConvWinogradVariant::space() {
     out.push_back({Stage::output, m, Activation::relu, false, true});
     out.push_back({Stage::output, m, Activation::clip, true, true});
   }
+  ConvWinogradVariant v{Stage::input, 4};
+  for (DType x : {DType::u8, DType::i8}) v.x = x, out.push_back(v);
+  v.x = DType::f32, v.xqin = true;
+  for (DType x8 : {DType::u8, DType::i8}) v.x8 = x8, out.push_back(v);
+  ConvWinogradVariant y{Stage::output, 4};
+  y.yq = true, y.bias = true;
+  for (DType y8 : {DType::u8, DType::i8})
+    for (bool ydq : {false, true}) y.y8 = y8, y.ydq = ydq, out.push_back(y);
   return out;
 }
 

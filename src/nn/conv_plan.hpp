@@ -162,6 +162,33 @@ Tensor winograd_filters(const Tensor& w, std::int64_t m);
 Tensor conv2d_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
                        const Epilogue& epi, std::int64_t m);
 
+/// The QDQ pattern's conv (the model runtime's QConv: DequantizeLinear of x and of the filters,
+/// the float Conv with bias, the activation's bounds, QuantizeLinear, and DequantizeLinear where
+/// `dequantize`) through Winograd: x 8-bit dequantized as the input transform reads it (or f32 x
+/// quantized and dequantized there: quantize_x, the net's input QuantizeLinear), the output
+/// quantized in the output transform.
+struct WinogradQuant {
+  DType x = DType::u8;      ///< x's dtype: u8 / i8, or f32 with quantize_x
+  bool quantize_x = false;  ///< f32 x through QuantizeLinear to x8 and DequantizeLinear as read
+  DType x8 = DType::u8;     ///< quantize_x: x's 8-bit type
+  float x_scale = 1;
+  std::int32_t x_zero = 0;
+  DType y8 = DType::u8;     ///< the output's 8-bit type
+  bool dequantize = false;  ///< float32 output: the 8-bit value dequantized (DequantizeLinear after it)
+  float y_scale = 1;
+  std::int32_t y_zero = 0;
+  float lo = -3.4e38f, hi = 3.4e38f;  ///< the activation's bounds before QuantizeLinear (requant_bounds)
+};
+/// The M of F(M x M, 3 x 3) for the QDQ conv of x [N, C, H, W] (any dtype) with w [O, C, 3, 3]
+/// (plan_conv_winograd of the f32 conv without gradient on x's device), where it is 4 and, for an
+/// 8-bit output (not `dequantize`), OW % 4 == 0 (whole words of a tile row); else 0.
+std::int64_t qconv_winograd_m(const Tensor& x, const Shape& w, const Conv2dOptions& o, bool dequantize);
+/// The QDQ conv through F(m x m, 3 x 3) with u = winograd_filters of the dequantized filters, bias
+/// f32 [O] or undefined: [N, O, OH, OW] of q.y8 (f32 with q.dequantize). Where qconv_winograd_m
+/// gave m (else a ValueError naming conv2d).
+Tensor conv2d_winograd_quant(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                             std::int64_t m, const WinogradQuant& q);
+
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
@@ -248,6 +275,14 @@ struct ConvWinogradVariant {
   Activation act = Activation::none;  ///< ACT(x) (output)
   bool affine = false;                ///< ACT(x) then * u_act_scale + u_act_shift (output)
   bool bias = false;                  ///< HAS_BIAS (output; operand 2)
+  /// The QDQ pattern (conv2d_winograd_quant): input, x 8-bit (x: u8 / i8, X8) or f32 through
+  /// QuantizeLinear to x8 and back (xqin, XQIN); output, YQ (yq: QuantizeLinear to y8 after the
+  /// activation's bounds) and YDQ (ydq: DequantizeLinear after it, f32 stores).
+  DType x = DType::f32;
+  bool xqin = false;
+  DType x8 = DType::u8;
+  bool yq = false, ydq = false;
+  DType y8 = DType::u8;
   Defines defines() const;
   static std::vector<ConvWinogradVariant> space();
 };

@@ -215,6 +215,89 @@ TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
   EXPECT_EQ(dispatches[1] + 1, dispatches[0]) << "the constant weight's filters made once";
 }
 
+// The QDQ pattern through Winograd (the model runtime's QConv: conv2d_winograd_quant): a chain of
+// two 3x3 convs with ReLU, x's QuantizeLinear fused into the first (XQIN: f32 x quantized and
+// dequantized in the input transform), its 8-bit output (uint8, or int8 with a negative zero
+// point: YQ's whole words) dequantized in the second's input transform (X8), whose output
+// DequantizeLinear is fused (YDQ), W = 12 and 13 (a partial last tile column: the integer path
+// where the 8-bit output has OW % 4 != 0), against the exact integer path (GLTENSOR_CONV_WINOGRAD=0):
+// within two quanta (the f32 sums round differently: a first-layer tie moves the second layer's
+// output by up to about 1.3 quanta, as test_model's QdqConvOnTheWarpKernelMatchesOnnxRuntime), most
+// outputs equal, the dispatches of the Winograd convs (input transform, GEMM, output transform).
+TEST(ConvWinograd, QdqConvChain) {
+  GLT_RNG(rng);
+  const int kU8 = onnx::TensorProto::UINT8, kI8 = onnx::TensorProto::INT8;
+  const auto ints = [&](std::int64_t n, int lo, int hi) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<std::int32_t> v(static_cast<std::size_t>(n));
+    for (auto& e : v) e = d(rng);
+    return v;
+  };
+  for (int y_i8 : {0, 1})
+    for (std::int64_t W : {12, 13}) {
+      SCOPED_TRACE(std::string(y_i8 ? "int8" : "uint8") + " W=" + std::to_string(W));
+      const std::int64_t C = 8, O = 16, H = 11;
+      OnnxBuilder m(13);
+      m.input("x", {1, C, H, W}).output("y", {1, O, H, W});
+      m.init("s0", {}, {0.02f}).init_int("z0", {}, {128}, kU8);
+      m.node("QuantizeLinear", {"x", "s0", "z0"}, {"xq"});
+      m.node("DequantizeLinear", {"xq", "s0", "z0"}, {"xd"});
+      std::string cur = "xd";
+      for (int l = 0; l < 2; ++l) {
+        const std::string i = std::to_string(l), sc = "s" + std::to_string(l + 1), zp = "z" + std::to_string(l + 1);
+        const std::int64_t c = l == 0 ? C : O;
+        m.init_int("wq" + i, {O, c, 3, 3}, ints(O * c * 9, -127, 127), kI8);
+        m.init("ws" + i, {O}, uniform(rng, O, 0.002f, 0.01f)).init("b" + i, {O}, uniform(rng, O));
+        m.init_int("wz" + i, {O}, ints(O, -3, 3), kI8);
+        m.init(sc, {}, {0.03f});
+        if (l == 0 && y_i8)
+          m.init_int(zp, {}, {-20}, kI8);
+        else
+          m.init_int(zp, {}, {l == 0 ? 0 : 5}, kU8);
+        OnnxBuilder::attr_i(m.node("DequantizeLinear", {"wq" + i, "ws" + i, "wz" + i}, {"w" + i}), "axis", 0);
+        OnnxBuilder::attr_ints(m.node("Conv", {cur, "w" + i, "b" + i}, {"c" + i}), "pads", {1, 1, 1, 1});
+        m.node("Relu", {"c" + i}, {"r" + i});
+        m.node("QuantizeLinear", {"r" + i, sc, zp}, {"q" + i});
+        m.node("DequantizeLinear", {"q" + i, sc, zp}, {l == 1 ? "y" : "d" + i});
+        cur = "d" + i;
+      }
+      const std::string path = m.save("winograd_qdq");
+      const Tensor x = Tensor::from_host(device(), uniform(rng, C * H * W, -2, 2), {1, C, H, W});
+      std::vector<float> got[2];
+      std::uint64_t dispatches[2];
+      for (int wino : {0, 1}) {
+        ScopedSettings s;
+        s->conv_winograd = wino ? 4 : 0;
+        Model mod = Model::load(device(), path);
+        mod.run({{"x", x}});
+        device().synchronize();
+        const std::uint64_t d0 = device().dispatch_count();
+        got[wino] = mod.run({{"x", x}}).at("y").to_vector();
+        dispatches[wino] = device().dispatch_count() - d0;
+      }
+      // W = 13: the first conv's 8-bit output has OW % 4 != 0 (its integer path); the last's is float32
+      if (W == 12) {
+        EXPECT_EQ(dispatches[1], 6u) << "integer path: " << dispatches[0];
+      } else {
+        EXPECT_GT(dispatches[1], 3u) << "integer path: " << dispatches[0];
+        EXPECT_LT(dispatches[1], 6u) << "integer path: " << dispatches[0];
+      }
+      ASSERT_EQ(got[1].size(), got[0].size());
+      int nonzero = 0, equal = 0;
+      for (std::size_t i = 0; i < got[0].size(); ++i) {
+        ASSERT_LE(std::fabs(got[1][i] - got[0][i]), 0.0601f) << i;
+        nonzero += got[0][i] != 0;
+        equal += got[1][i] == got[0][i];
+      }
+      EXPECT_GT(nonzero, static_cast<int>(got[0].size()) / 4);
+      EXPECT_GT(equal, static_cast<int>(got[0].size()) * 9 / 10);
+      std::printf(
+          "[ winograd ] QDQ chain %s W=%lld: %d of %zu outputs equal to the integer path's, %llu vs %llu dispatches\n",
+          y_i8 ? "int8" : "uint8", static_cast<long long>(W), equal, got[0].size(),
+          static_cast<unsigned long long>(dispatches[1]), static_cast<unsigned long long>(dispatches[0]));
+    }
+}
+
 // plan_conv_winograd: 3x3, stride 1, undilated, one group, f32, no gradient, within the SSBO
 // limit; F(4x4,3x3) on GPUs from kWinogradMinC / kWinogradMinO channels, never on software
 // rasterizers unless forced; GLTENSOR_CONV (direct / im2col) and GLTENSOR_CONV_WINOGRAD=0 off.
