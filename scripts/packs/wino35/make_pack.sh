@@ -4,11 +4,11 @@
 # bin/ (this worktree's release gltensor-run and gltensor_model_bench, stripped), lib/ (its libgltensor.so.0),
 # base/ (main's build: BASE=/work/main/build's gltensor-run, gltensor_model_bench and lib/libgltensor.so.0,
 # stripped), py/ (torchcmp.py, onnx_torch_ext.py, shared/gpu's onnx_torch.py), torchcmp.sh (torchcmp's run.sh),
-# w35_torch.py, run.sh, COMMIT (no OCR model: no conv of PP-OCRv4 det, rec or cls takes the Winograd plan, the
-# first window's det rows the same with and without it). Under 20 MiB.
+# w35_torch.py, run.sh, COMMIT, ocr.tar.xz (PP-OCRv4 det and the direction classifier from $GLTENSOR_MODEL_CACHE/models/ocr:
+# rec's 10.8 MB past 20 MiB; no conv of det, rec or cls takes the Winograd plan). Under 20 MiB.
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/wino35}; BASE=${BASE:-/work/main/build}
-SHARED=${SHARED:-/work/shared/gpu}
+SHARED=${SHARED:-/work/shared/gpu}; OCR=${GLTENSOR_MODEL_CACHE:-/work/main/.cache}/models/ocr
 rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/py" "$P/base/lib"
 cp "$WT/build/tools/gltensor-run" "$WT/build/bench/gltensor_model_bench" "$P/bin/"
 cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
@@ -19,6 +19,8 @@ cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_tor
   "$WT/scripts/packs/wino35/w35_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 cp "$WT/scripts/packs/wino35/run.sh" "$P/run.sh"
+tar -C "$OCR" -cf - ch_PP-OCRv4_det_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx |
+  xz -T1 --lzma2=preset=6,pb=2,lp=2,lc=0 > "$P/ocr.tar.xz"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 echo "base: $BASE ($(git -C "$BASE/.." log -1 --format=%h 2> /dev/null), libgltensor built $(date -r "$BASE/libgltensor.so.0" -u +%H:%M))" >> "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"

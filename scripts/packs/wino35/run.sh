@@ -2,7 +2,8 @@
 # wino35's GPU pack (issue 21: f32 3x3 CNNs against cuDNN's CUDA graph; issue 22: the QDQ nets not behind the f32
 # ones), one GPU call (at most about 190 s):
 #   bash gpu-multi/wino35/run.sh      ($H the pack made by scripts/packs/wino35/make_pack.sh)
-# 1. torchcmp's table (scripts/packs/torchcmp/run.sh) for the f32 and QDQ CNNs with this branch's build (Winograd
+# 1. torchcmp's table (scripts/packs/torchcmp/run.sh) for the f32 and QDQ CNNs, PP-OCRv4 det and the direction
+#    classifier (rec's 10.8 MB past the pack's 20 MiB; none of the three has a conv the plan takes) with this branch's build (Winograd
 #    as planned): gltensor plain / replayed (--read-back), PyTorch eager and its CUDA graph (TF32 off), outputs
 #    compared (f32: max |d| within 2e-3 of max |y|; QDQ: 99% within one quantum), profiles of the slower rows;
 # 2. compute and read-back apart: w35_torch.py (the CUDA graph's replay + synchronize, + .cpu(), .cpu() alone)
@@ -17,13 +18,13 @@ set -u
 step() { echo; echo "=== [$SECONDS s] $*"; }
 echo "wino35 pack: $(cat "$H/COMMIT" 2> /dev/null)"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv,noheader
-ONLY=${W35_ONLY:-'^f32_cnn|^qdq_cnn'}
+ONLY=${W35_ONLY:-'^f32_cnn|^qdq_cnn|^det_640|^cls_48x192'}
 W=/tmp/w35
 BASE_LD=$H/base/lib:${LD_LIBRARY_PATH:-}
 step "torchcmp rows: $ONLY (this build)"
 TC_ONLY=$ONLY TC_W=$W TC_REPS=${W35_REPS:-} TC_GL_UNTIL=50 TC_PROFILE_UNTIL=60 TC_PROFILE_LINES=22 timeout 90 \
   bash "$H/torchcmp.sh" 2>&1 | grep -vE "^\[|^ *$" | grep -v "no time left"
-CASES=$(cut -d'|' -f1 "$W/cases.txt" | grep -E "$ONLY")
+CASES=$(cut -d'|' -f1 "$W/cases.txt" | grep -E "$ONLY" | grep -E "cnn")
 step "compute and read-back apart: PyTorch's CUDA graph"
 timeout 40 python3 "$H/py/w35_torch.py" "$W" "$ONLY" --reps "${W35_REPS:-200}" 2>&1 | grep -v "^ *$"
 run() {  # NAME LABEL READBACK(--read-back or "") ENV... : one bench line
@@ -40,6 +41,11 @@ for name in $CASES; do
   BIN=$H/base/gltensor-run run "$name" base "" LD_LIBRARY_PATH="$BASE_LD"
 done
 step "with read-back: main's build (base/) and this build's knobs"
+for name in det_640 cls_48x192; do  # no conv of theirs takes the Winograd plan: main's and this build the same
+  grep -q "^$name|" "$W/cases.txt" || continue
+  BIN=$H/base/gltensor-run run "$name" base --read-back LD_LIBRARY_PATH="$BASE_LD"
+  BIN=$H/bin/gltensor-run run "$name" this --read-back GLTENSOR_NONE=1
+done
 for name in $CASES; do
   [ "$SECONDS" -gt 135 ] && break
   BIN=$H/base/gltensor-run run "$name" base --read-back LD_LIBRARY_PATH="$BASE_LD"
