@@ -4,10 +4,10 @@
 // several images, strided x, w and bias, the fused epilogue (ReLU; clip with the affine),
 // NaN and infinities, grids past one dispatch's workgroups; the model runtime's Conv (a constant
 // weight's filters transformed once and kept, a graph input's per run); plan_conv_winograd's choice.
-// Tolerance: |y - ref| <= tol * (sum over the taps of |w| |x| + |bias|) per output, tol 1e-5 for
-// F(2x2,3x3) and 6e-5 for F(4x4,3x3): its transforms' constants (up to 8 in A^T, 5 in B^T, 1/24 in
-// G) make each product's f32 rounding reach the output scaled by up to about 100 over the direct
-// sum's; measured worst cases are printed.
+// Tolerance: |y - ref| <= tol * (sum over the taps of |w| |x| + |bias|) per output, tol 1e-6 for
+// F(2x2,3x3) and 2e-5 for F(4x4,3x3): its transforms' constants (up to 8 in A^T, 5 in B^T, 1/24 in
+// G) scale each product's f32 rounding on its way to the output; measured worst cases on llvmpipe
+// (printed): 2.3e-7 (F(2x2)) and 2.5e-6 (F(4x4)), about 8x under each tolerance.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -176,8 +176,10 @@ TEST(ConvWinograd, NanAndInfinity) {
 }
 
 // The model runtime: Conv + Relu of a constant weight (its filters' transform made at the first
-// run and kept: one dispatch fewer in later runs) and a Conv of a weight that is a graph input (made
-// per run), both against the float64 reference, in two runs.
+// run and kept: one dispatch fewer in later runs), Conv + Relu + Mul + Add by scalars (the affine
+// epilogue, fuse_conv_affine, in the output transform) and a Conv of a weight that is a graph input
+// (made per run), against the float64 reference, in two runs; replayed (ModelOptions::replay),
+// three runs with the same values.
 TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
   GLT_RNG(rng);
   ScopedSettings s;
@@ -186,33 +188,55 @@ TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
   auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 12);
   auto w2v = uniform(rng, numel_of(ws));
   OnnxBuilder b;
+  auto w3v = uniform(rng, numel_of(ws));
   b.input("x", xs).input("w2", ws).output("y", {2, 12, 11, 13}).output("z", {2, 12, 11, 13});
-  b.init("w", ws, wv).init("b", {12}, bv);
+  b.output("v", {2, 12, 11, 13});
+  b.init("w", ws, wv).init("b", {12}, bv).init("w3", ws, w3v).init("k", {}, {1.5f}).init("s", {}, {-0.25f});
   OnnxBuilder::attr_ints(b.node("Conv", {"x", "w", "b"}, {"c"}), "pads", {1, 1, 1, 1});
   b.node("Relu", {"c"}, {"y"});
   OnnxBuilder::attr_ints(b.node("Conv", {"x", "w2"}, {"z"}), "pads", {1, 1, 1, 1});
-  Model m = Model::load(device(), b.save("winograd_conv"));
+  OnnxBuilder::attr_ints(b.node("Conv", {"x", "w3", "b"}, {"c3"}), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c3"}, {"r3"});
+  b.node("Mul", {"r3", "k"}, {"m3"});
+  b.node("Add", {"m3", "s"}, {"v"});
+  const std::string path = b.save("winograd_conv");
+  Model m = Model::load(device(), path);
+  EXPECT_NE(m.plan_summary().find("2 scalar Mul/Add into conv epilogues"), std::string::npos) << m.plan_summary();
   const std::map<std::string, Tensor> feeds{{"x", Tensor::from_host(device(), xv, xs)},
                                             {"w2", Tensor::from_host(device(), w2v, ws)}};
   std::vector<double> hb(bv.begin(), bv.end());
   Shape os;
   const auto ry = ref_conv(host(xv, xs), host(wv, ws), &hb, Conv2dOptions::pad(1), os);
   const auto rz = ref_conv(host(xv, xs), host(w2v, ws), nullptr, Conv2dOptions::pad(1), os);
+  const auto rv = ref_conv(host(xv, xs), host(w3v, ws), &hb, Conv2dOptions::pad(1), os);
   std::uint64_t dispatches[2] = {0, 0};
+  std::vector<float> first[3];
   for (int run = 0; run < 2; ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     device().synchronize();
     const std::uint64_t d0 = device().dispatch_count();
     auto out = m.run(feeds);
-    const auto y = out.at("y").to_vector(), z = out.at("z").to_vector();
+    const auto y = out.at("y").to_vector(), z = out.at("z").to_vector(), v = out.at("v").to_vector();
     dispatches[run] = device().dispatch_count() - d0;
     ASSERT_EQ(y.size(), ry.size());
     for (std::size_t i = 0; i < y.size(); ++i) {
       ASSERT_NEAR(y[i], std::max(ry[i], 0.0), 1e-4) << "y " << i;
       ASSERT_NEAR(z[i], rz[i], 1e-4) << "z " << i;
+      ASSERT_NEAR(v[i], std::max(rv[i], 0.0) * 1.5 - 0.25, 2e-4) << "v " << i;
     }
+    if (run == 0) first[0] = y, first[1] = z, first[2] = v;
   }
-  EXPECT_EQ(dispatches[1] + 1, dispatches[0]) << "the constant weight's filters made once";
+  EXPECT_EQ(dispatches[1] + 2, dispatches[0]) << "the constant weights' filters made once";
+  ModelOptions o;
+  o.replay = true;
+  Model rm = Model::load(device(), path, o);
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("replayed run " + std::to_string(run));
+    auto out = rm.run(feeds);
+    EXPECT_EQ(out.at("y").to_vector(), first[0]);
+    EXPECT_EQ(out.at("z").to_vector(), first[1]);
+    EXPECT_EQ(out.at("v").to_vector(), first[2]);
+  }
 }
 
 // The QDQ pattern through Winograd (the model runtime's QConv: conv2d_winograd_quant): a chain of
