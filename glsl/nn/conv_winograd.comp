@@ -23,7 +23,7 @@
 // expression, NaN -> u_xz); padding 0 after either (the float graph pads DequantizeLinear's output).
 // YQ (WG_OUTPUT): the sum (+ bias) through act_clip(v, u_lo, u_hi) and QuantizeLinear,
 // clamp(roundEven(div_rn(v, u_ys)) + u_zy, QMIN, QMAX) (NaN -> u_zy; Y_I8: int8, else uint8), as
-// imatmul.comp's QUANT; stored as whole words of the 4 outputs of a tile row (WG_M 4, OW % 4 == 0:
+// imatmul.comp's QUANT (div_rn only near a tie: quant_div); stored as whole words of the 4 outputs of a tile row (WG_M 4, OW % 4 == 0:
 // the host's condition), or with YDQ float32, float(q - u_zy) * u_ys (the DequantizeLinear after it).
 // Tiles: p = (n * TH + th) * TW + tw, TH = ceil(OH / M), TW = ceil(OW / M). The transforms'
 // constants are Lavin's (F(4x4,3x3): B^T's 4, -5, G's 1/4, -1/6, 1/24, 1/12, A^T's 2, 4, 8): F(4x4,3x3)
@@ -54,9 +54,11 @@ uniform float u_act_p1;
 uniform float u_act_scale;  // the epilogue's affine after the activation
 uniform float u_act_shift;
 
-uniform float u_xs;  // X8, XQIN: x's scale and zero point
+uniform float u_xs;  // X8, XQIN: x's scale and zero point, 1 / u_xs (f32)
 uniform int u_xz;
-uniform float u_ys;  // YQ: y's scale and zero point, the activation's bounds
+uniform float u_xs_inv;
+uniform float u_ys;  // YQ: y's scale and zero point, 1 / u_ys (f32), the activation's bounds
+uniform float u_ys_inv;
 uniform float u_zy;
 uniform float u_lo;
 uniform float u_hi;
@@ -76,12 +78,21 @@ uniform float u_hi;
 #define QMIN 0.0
 #define QMAX 255.0
 #endif
+// v / s correctly rounded (div_rn) where roundEven of it could tell: v * (1 / s) is within 1.5 ulp
+// of it, so that only a product within 1e-4 of a tie k + 0.5 can round otherwise (below 384 in
+// magnitude, where 1.5 ulp < 5e-5; from 384 on, every 8-bit range saturates on either side of a
+// tie); those take div_rn (two divisions and an fma: twice the output transform's arithmetic where
+// every value took it). NaN passes (fract(NaN) < 1e-4 is false), as do infinities.
+float quant_div(float v, float s, float s_inv) {
+  float t = v * s_inv;
+  return abs(fract(t) - 0.5) < 1e-4 ? div_rn(v, s) : t;
+}
 // x's value at element e as the float graph's conv input sees it.
 float x_value(uint e) {
 #if defined(X8)
   return float(int(load1(e)) - u_xz) * u_xs;
 #elif defined(XQIN)
-  float v = div_rn(float(load1(e)), u_xs);
+  float v = quant_div(float(load1(e)), u_xs, u_xs_inv);
   float q = is_nan(v) ? float(u_xz) : clamp(roundEven(v) + float(u_xz), XQMIN, XQMAX);
   return (q - float(u_xz)) * u_xs;
 #else
@@ -204,7 +215,7 @@ void main() {
       float s = b;
       for (int k = 0; k < ALPHA; ++k) s += a[i * ALPHA + k] * AT[j * ALPHA + k];
 #ifdef YQ
-      float q = div_rn(act_clip(s, u_lo, u_hi), u_ys);
+      float q = quant_div(act_clip(s, u_lo, u_hi), u_ys, u_ys_inv);
       float r = is_nan(q) ? u_zy : clamp(roundEven(q) + u_zy, QMIN, QMAX);
 #ifdef YDQ
       if (ow0 + j < u_OW) store0(yrow + uint(j), CT0((r - u_zy) * u_ys));

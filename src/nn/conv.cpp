@@ -437,6 +437,7 @@ struct WinogradParams {
   void set(Uniforms& u) const {
     if (q) {
       u.f32("u_xs", q->x_scale), u.i32("u_xz", q->x_zero), u.f32("u_ys", q->y_scale);
+      u.f32("u_xs_inv", 1.0f / q->x_scale), u.f32("u_ys_inv", 1.0f / q->y_scale);
       u.f32("u_zy", static_cast<float>(q->y_zero)), u.f32("u_lo", q->lo), u.f32("u_hi", q->hi);
     }
     const std::int64_t TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m;

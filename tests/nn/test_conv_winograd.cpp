@@ -243,8 +243,8 @@ TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
 // two 3x3 convs with ReLU, x's QuantizeLinear fused into the first (XQIN: f32 x quantized and
 // dequantized in the input transform), its 8-bit output (uint8, or int8 with a negative zero
 // point: YQ's whole words) dequantized in the second's input transform (X8), whose output
-// DequantizeLinear is fused (YDQ), W = 12 and 13 (a partial last tile column: the integer path
-// where the 8-bit output has OW % 4 != 0), against the exact integer path (GLTENSOR_CONV_WINOGRAD=0):
+// DequantizeLinear is fused (YDQ), half of x at QuantizeLinear's ties, W = 12 and 13 (a partial last tile column: the
+// integer path where the 8-bit output has OW % 4 != 0), against the exact integer path (GLTENSOR_CONV_WINOGRAD=0):
 // within two quanta (the f32 sums round differently: a first-layer tie moves the second layer's
 // output by up to about 1.3 quanta, as test_model's QdqConvOnTheWarpKernelMatchesOnnxRuntime), most
 // outputs equal, the dispatches of the Winograd convs (input transform, GEMM, output transform).
@@ -286,7 +286,12 @@ TEST(ConvWinograd, QdqConvChain) {
         cur = "d" + i;
       }
       const std::string path = m.save("winograd_qdq");
-      const Tensor x = Tensor::from_host(device(), uniform(rng, C * H * W, -2, 2), {1, C, H, W});
+      // x at QuantizeLinear's ties: float((k + 0.5) * 0.02), whose quotient by 0.02 rounds to k + 0.5
+      // exactly for most k, where x * float(1 / 0.02) may be an ulp off (quant_div's exact fallback)
+      std::vector<float> xv = uniform(rng, C * H * W, -2, 2);
+      std::uniform_int_distribution<int> tie(-100, 100);
+      for (std::size_t i = 0; i < xv.size(); i += 2) xv[i] = static_cast<float>((tie(rng) + 0.5) * 0.02);
+      const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
       std::vector<float> got[2];
       std::uint64_t dispatches[2];
       for (int wino : {0, 1}) {
