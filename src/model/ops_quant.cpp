@@ -114,6 +114,9 @@ Tensor qconv_winograd(Args& a, const detail::IntRequant& rq) {
            a.g.values[static_cast<std::size_t>(a.node.inputs[i])].constant != nullptr;
   };
   NodeCache* cache = a.cache();
+  const Activation act = rq.act.act;  // requant_bounds: none, relu and clip only (as requant_fits)
+  if (rq.act.affine() || (act != Activation::none && act != Activation::relu && act != Activation::clip))
+    return Tensor();
   if (!cache || a.size() < 8 || a.attrs.i("group", 1) != 1 || !constant(1) || !constant(3) || !constant(4) ||
       !constant(7) || (a.present(2) && !constant(2)) || (a.present(5) && !constant(5)) ||
       (a.present(6) && !constant(6)) || (a.present(8) && !constant(8)))
