@@ -307,9 +307,9 @@ TEST(ConvWinograd, QdqConvChain) {
       // W = 13: the first conv's 8-bit output has OW % 4 != 0 (its integer path); the last's is float32
       if (W == 12) {
         EXPECT_EQ(dispatches[1], 6u) << "integer path: " << dispatches[0];
-      } else {
+      } else {  // the first conv's integer dispatches (fewer than both convs'), the second's 3
         EXPECT_GT(dispatches[1], 3u) << "integer path: " << dispatches[0];
-        EXPECT_LT(dispatches[1], 6u) << "integer path: " << dispatches[0];
+        EXPECT_LT(dispatches[1] - 3u, dispatches[0]) << "integer path: " << dispatches[0];
       }
       ASSERT_EQ(got[1].size(), got[0].size());
       int nonzero = 0, equal = 0;
