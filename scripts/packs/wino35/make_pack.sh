@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes wino35's GPU pack (the lead runs it as `bash gpu-multi/wino35/run.sh`):
 #   P=/work/main/gpu-multi/wino35 bash scripts/packs/wino35/make_pack.sh
+# (WINDOW=4: the last window's pack, run4.sh as its run.sh, with test_conv_winograd.)
 # bin/ (this worktree's release gltensor-run and gltensor_model_bench, stripped), lib/ (its libgltensor.so.0),
 # base/ (main's build: BASE=/work/main/build's gltensor-run, gltensor_model_bench and lib/libgltensor.so.0,
 # stripped), py/ (torchcmp.py, onnx_torch_ext.py, shared/gpu's onnx_torch.py), torchcmp.sh (torchcmp's run.sh),
@@ -18,8 +19,13 @@ strip "$P"/bin/* "$P"/lib/* "$P"/base/gltensor-run "$P"/base/gltensor_model_benc
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" \
   "$WT/scripts/packs/wino35/w35_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
-cp "$WT/scripts/packs/wino35/run.sh" "$P/run.sh"
-tar -C "$OCR" -cf - ch_PP-OCRv4_det_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx |
+if [ "${WINDOW:-}" = 4 ]; then  # the last window: run4.sh as run.sh, test_conv_winograd, no OCR model
+  cp "$WT/scripts/packs/wino35/run4.sh" "$P/run.sh"
+  cp "$WT/build/tests/test_conv_winograd" "$P/bin/" && strip "$P/bin/test_conv_winograd"
+else
+  cp "$WT/scripts/packs/wino35/run.sh" "$P/run.sh"
+fi
+[ "${WINDOW:-}" = 4 ] || tar -C "$OCR" -cf - ch_PP-OCRv4_det_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx |
   xz -T1 --lzma2=preset=6,pb=2,lp=2,lc=0 > "$P/ocr.tar.xz"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 echo "base: $BASE ($(git -C "$BASE/.." log -1 --format=%h 2> /dev/null), libgltensor built $(date -r "$BASE/libgltensor.so.0" -u +%H:%M))" >> "$P/COMMIT"
