@@ -61,7 +61,8 @@ std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, c
     return 0;
   std::int64_t m = settings.conv_winograd;
   if (m < 0) {
-    if (dev.software || g.C < kWinogradMinC || p.O < kWinogradMinO) return 0;
+    if (dev.software || g.C < kWinogradMinC || p.O < kWinogradMinO || g.N * g.OH * g.OW < kWinogradMinPositions)
+      return 0;
     m = 4;
   }
   // Each transformed operand (and the GEMMs' product) one buffer within the SSBO limit.

@@ -142,11 +142,12 @@ inline constexpr std::int64_t kConvTilesMaxOg = 32;
 /// epilogue. M (2 or 4) for a 3x3, stride-1, undilated convolution of one group, f32, without
 /// gradient, whose transformed operands each fit the device's max SSBO block; else 0.
 /// Settings::conv_winograd 2 or 4 forces that M wherever this applies, 0 never; -1 (choose): 4 on
-/// GPUs for C >= kWinogradMinC input and O >= kWinogradMinO output channels (the wide and narrow
-/// CNNs' 3x3 layers: bench/RESULTS.md, 2026-11-28, wino35), never on software rasterizers (the
-/// direct kernel's ubo layout; fewer programs). Settings::conv (direct / im2col) forces its path
-/// instead.
-inline constexpr std::int64_t kWinogradMinC = 32, kWinogradMinO = 64;
+/// GPUs for C >= kWinogradMinC input and O >= kWinogradMinO output channels over at least
+/// kWinogradMinPositions output positions (N * OH * OW: the wide and narrow CNNs' 3x3 layers at 56x56
+/// and 112x112, bench/RESULTS.md, 2026-11-28, wino35; smaller outputs, few tiles for the batched
+/// GEMMs, were not measured and keep their path), never on software rasterizers (the direct
+/// kernel's ubo layout; fewer programs). Settings::conv (direct / im2col) forces its path instead.
+inline constexpr std::int64_t kWinogradMinC = 32, kWinogradMinO = 64, kWinogradMinPositions = 56 * 56;
 std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
 /// The M that conv2d's plan takes for these operands where it is the Winograd path (a 4-D f32 x

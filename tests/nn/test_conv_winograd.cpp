@@ -328,8 +328,9 @@ TEST(ConvWinograd, QdqConvChain) {
 }
 
 // plan_conv_winograd: 3x3, stride 1, undilated, one group, f32, no gradient, within the SSBO
-// limit; F(4x4,3x3) on GPUs from kWinogradMinC / kWinogradMinO channels, never on software
-// rasterizers unless forced; GLTENSOR_CONV (direct / im2col) and GLTENSOR_CONV_WINOGRAD=0 off.
+// limit; F(4x4,3x3) on GPUs from kWinogradMinC / kWinogradMinO channels and kWinogradMinPositions
+// output positions, never on software rasterizers unless forced; GLTENSOR_CONV (direct / im2col) and
+// GLTENSOR_CONV_WINOGRAD=0 off.
 TEST(ConvWinograd, Plan) {
   using namespace gltensor::detail;
   const ConvDevice gpu{false, 0, std::int64_t{1} << 31}, sw{true, 65535, std::int64_t{128} << 20};
@@ -348,6 +349,10 @@ TEST(ConvWinograd, Plan) {
   EXPECT_EQ(plan_conv_winograd(conv(16, 64, 56), gpu, s), 0) << "C < kWinogradMinC";
   EXPECT_EQ(plan_conv_winograd(conv(64, 32, 56), gpu, s), 0) << "O < kWinogradMinO";
   EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), sw, s), 0) << "software rasterizer";
+  EXPECT_EQ(plan_conv_winograd(conv(64, 128, 28), gpu, s), 0) << "28 x 28 < kWinogradMinPositions";
+  Conv2dProblem batch = conv(64, 128, 28);
+  batch.g.N = 4;
+  EXPECT_EQ(plan_conv_winograd(batch, gpu, s), 4) << "4 images of 28 x 28";
   Conv2dProblem p = conv(64, 128, 56);
   p.grad = true;
   EXPECT_EQ(plan_conv_winograd(p, gpu, s), 0) << "gradient";
