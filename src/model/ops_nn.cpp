@@ -88,9 +88,25 @@ Ts run_conv(Args& a) {
   o.dilation = {d[0], d[1]};
   o.padding = {p[0], p[1], p[2], p[3]};
   o.groups = groups;
-  // input 3: fuse_residual's residual (added in the direct kernel's stores where it fits)
-  if (a.present(3)) return Ts{detail::conv2d_add(x, w, a.opt(2), o, a.node.epilogue, a.t(3))};
-  return Ts{conv2d(x, w, a.opt(2), o, a.node.epilogue)};
+  const Tensor b = a.opt(2);
+  // input 3: fuse_residual's residual (added in the direct kernel's stores where it fits, else after
+  // the conv: Winograd's output transform does not take it)
+  const Tensor r = a.present(3) ? a.t(3) : Tensor();
+  // Winograd (nn/conv_plan.hpp) of a constant weight: its filters' transform made at the node's
+  // first run and kept in the node's cache, not made again per run.
+  NodeCache* cache = a.cache();
+  if (const std::int64_t m = cache && a.g.values[static_cast<std::size_t>(a.node.inputs[1])].constant
+                                 ? detail::conv2d_winograd_m(x, w, b, o)
+                                 : 0;
+      m > 0) {
+    std::vector<std::int64_t> key{-1, m};  // -1: the Winograd filters (the key of no other entry)
+    const std::vector<Tensor>* u = cache->find(key);
+    if (!u) u = &cache->put(std::move(key), {detail::winograd_filters(w, m)});
+    const Tensor y = detail::conv2d_winograd(x, (*u)[0], b, o, a.node.epilogue, m);
+    return Ts{r.defined() ? add(y, r) : y};
+  }
+  if (r.defined()) return Ts{detail::conv2d_add(x, w, b, o, a.node.epilogue, r)};
+  return Ts{conv2d(x, w, b, o, a.node.epilogue)};
 }
 
 Ts run_conv_transpose(Args& a) {

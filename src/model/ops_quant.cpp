@@ -9,6 +9,7 @@
 
 #include "gltensor/ops.hpp"
 #include "model/ops.hpp"
+#include "nn/conv_plan.hpp"
 #include "nn/quant_int.hpp"
 
 namespace gltensor::model {
@@ -100,6 +101,61 @@ Tensor int_conv(Args& a, std::size_t xi, std::size_t zxi, std::size_t wi, std::s
              : dq ? detail::conv_dequant(x, w, a.opt(zxi), zw, o, *dq, "Conv")
                   : detail::conv_integer(x, w, a.opt(zxi), zw, o, "ConvInteger");
   return r == 1 ? y.squeeze(2) : y;
+}
+
+// The QDQ conv (QConv with y_scale, inputs 7, 8) through Winograd (nn/conv_plan.hpp's
+// conv2d_winograd_quant) where qconv_winograd_m takes it: a 2-D 3x3, stride-1, undilated conv of one
+// group whose weight, scales, zero points and bias are constants (one scale and zero point each
+// for x and y). The filters dequantized and transformed at the node's first run, kept in its
+// cache. Undefined where it does not apply (the integer paths then).
+Tensor qconv_winograd(Args& a, const detail::IntRequant& rq) {
+  const auto constant = [&](std::size_t i) {
+    return i < a.node.inputs.size() && a.node.inputs[i] >= 0 &&
+           a.g.values[static_cast<std::size_t>(a.node.inputs[i])].constant != nullptr;
+  };
+  NodeCache* cache = a.cache();
+  const Activation act = rq.act.act;  // requant_bounds: none, relu and clip only (as requant_fits)
+  if (rq.act.affine() || (act != Activation::none && act != Activation::relu && act != Activation::clip))
+    return Tensor();
+  if (!cache || a.size() < 8 || a.attrs.i("group", 1) != 1 || !constant(1) || !constant(3) || !constant(4) ||
+      !constant(7) || (a.present(2) && !constant(2)) || (a.present(5) && !constant(5)) ||
+      (a.present(6) && !constant(6)) || (a.present(8) && !constant(8)))
+    return Tensor();
+  const Tensor& x = a.t(0);
+  const Shape ws = a.shape(3);
+  if (x.dim() != 4 || ws.size() != 4 || a.h(1).numel() != 1 || a.h(7).numel() != 1 ||
+      (a.present(2) && a.h(2).numel() != 1) || (a.present(8) && a.h(8).numel() != 1))
+    return Tensor();
+  const I64s s = ints_or(a, "strides", 2, 1), d = ints_or(a, "dilations", 2, 1);
+  if (s != I64s{1, 1} || d != I64s{1, 1}) return Tensor();
+  const I64s p = forward_pads(a, {x.size(2), x.size(3)}, {ws[2], ws[3]}, s, d);
+  Conv2dOptions o;
+  o.padding = {p[0], p[1], p[2], p[3]};
+  const std::int64_t m = detail::qconv_winograd_m(x, ws, o, rq.dequantize);
+  if (m == 0) return Tensor();
+  detail::WinogradQuant q;
+  const std::int64_t qin = a.node.attrs.i("quantize_input", 0);
+  q.x = qin ? DType::f32 : x.dtype();
+  q.quantize_x = qin != 0;
+  q.x8 = qin ? elem_dtype(static_cast<int>(qin)) : x.dtype();
+  if (q.x != x.dtype() || (q.x8 != DType::u8 && q.x8 != DType::i8)) return Tensor();
+  q.x_scale = static_cast<float>(a.h(1).v[0]);
+  q.x_zero = a.present(2) ? static_cast<std::int32_t>(a.h(2).v[0]) : 0;
+  q.y8 = rq.out, q.dequantize = rq.dequantize;
+  q.y_scale = static_cast<float>(a.h(7).v[0]);
+  q.y_zero = a.present(8) ? static_cast<std::int32_t>(a.h(8).v[0]) : 0;
+  const auto [lo, hi] = detail::requant_bounds(rq);
+  q.lo = lo, q.hi = hi;
+  std::vector<std::int64_t> key{-2, m};  // -2: the dequantized filters' Winograd transform
+  const std::vector<Tensor>* u = cache->find(key);
+  if (!u) {
+    const Tensor wf =
+        detail::dequantize_linear(a.t(3), flat1(a.t(4)), a.present(5) ? flat1(a.t(5)) : Tensor(), QAxis{0, 0}, "Conv");
+    u = &cache->put(std::move(key), {detail::winograd_filters(wf.to(DType::f32), m)});
+  }
+  Tensor bias = a.opt(6);
+  if (bias.defined()) bias = bias.to(DType::f32);
+  return detail::conv2d_winograd_quant(x, (*u)[0], bias, o, m, q);
 }
 
 void check_conv(const CheckCtx& c, std::size_t wi) {
@@ -256,7 +312,8 @@ void register_quant_ops(Registry& m) {
               const detail::IntRequant rq{flat1(a.t(7)),   a.present(8) ? flat1(a.t(8)) : Tensor(),
                                           a.node.epilogue, elem_dtype(q8),
                                           dq_out != 0,     true};  // f32 sums: the QDQ pattern
-              const Tensor y = int_conv(a, 0, 2, 3, 5, &dq, &rq);
+              Tensor y = qconv_winograd(a, rq);
+              if (!y.defined()) y = int_conv(a, 0, 2, 3, 5, &dq, &rq);
               // as DequantizeLinear: y_scale's dtype (float16 scales with ModelOptions::f16_weights)
               return Ts{dq_out && a.dtype(7) != DType::f32 ? y.to(a.dtype(7)) : y};
             }};

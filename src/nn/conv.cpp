@@ -432,6 +432,110 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
   return r.view({O, g.N, g.OH, g.OW}).permute({1, 0, 2, 3}).contiguous();
 }
 
+// Uniforms of glsl/nn/conv_winograd.comp: the geometry, the tiles, `src`'s strides (x or w), the
+// bias and the epilogue (WG_OUTPUT).
+struct WinogradParams {
+  const Geometry& g;
+  std::int64_t O, m;
+  const Tensor* src = nullptr;
+  const Tensor* bias = nullptr;
+  const Epilogue* epi = nullptr;
+  const WinogradQuant* q = nullptr;
+  void set(Uniforms& u) const {
+    if (q) {
+      u.f32("u_xs", q->x_scale), u.i32("u_xz", q->x_zero), u.f32("u_ys", q->y_scale);
+      u.f32("u_xs_inv", 1.0f / q->x_scale), u.f32("u_ys_inv", 1.0f / q->y_scale);
+      u.f32("u_zy", static_cast<float>(q->y_zero)), u.f32("u_lo", q->lo), u.f32("u_hi", q->hi);
+    }
+    const std::int64_t TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m;
+    u.u32("u_C", g.C), u.u32("u_O", O), u.u32("u_P", g.N * TH * TW);
+    u.i32("u_H", g.H), u.i32("u_W", g.W), u.i32("u_TH", TH), u.i32("u_TW", TW), u.i32("u_OH", g.OH);
+    u.i32("u_OW", g.OW), u.i32("u_pt", g.o.padding[0]), u.i32("u_pl", g.o.padding[1]);
+    if (src) {
+      const Shape& st = src->strides();
+      u.u32s("u_x_stride", {st[0], st[1], st[2], st[3]});
+      u.u32("u_x_off", src->offset());
+    }
+    if (bias && bias->defined()) u.u32("u_b_stride", bias->strides()[0]), u.u32("u_b_off", bias->offset());
+    if (epi) u.f32("u_act_p0", epi->p0), u.f32("u_act_p1", epi->p1);
+    if (epi && epi->affine()) u.f32("u_act_scale", epi->scale), u.f32("u_act_shift", epi->shift);
+  }
+};
+
+// The longest loop count of an invocation of conv_winograd.comp's stages (every loop counted;
+// ALPHA^3 per transform's matrix product, twice, and the loads and stores).
+std::uint64_t winograd_loops(std::int64_t m) {
+  const auto a = static_cast<std::uint64_t>(m + 2);
+  return 3 * (a * a * a + a * a + a);
+}
+
+// Winograd's filter transform U [T, O, C] of w [O, C, 3, 3] (f32).
+Tensor winograd_u(const Tensor& w, std::int64_t m) {
+  DeviceImpl& dev = dev_of(w);
+  const std::int64_t O = w.size(0), C = w.size(1);
+  Geometry g{1, C, 3, 3, 3, 3, 1, 1, Conv2dOptions()};
+  Tensor u = alloc(dev, {(m + 2) * (m + 2), O, C}, DType::f32, "conv2d");
+  if (u.numel() == 0) return u;
+  using V = ConvWinogradVariant;
+  Launch launch(dev, "conv2d");
+  const V v{V::Stage::weight, m};
+  launch.program(V::kFile, v.defines(), {V::kLocal}).write(u).read(w);
+  launch.params(WinogradParams{g, O, m, &w}).loop_iterations(winograd_loops(m));
+  launch.invocations(static_cast<std::uint64_t>(O * C));
+  return u;
+}
+
+// Winograd F(m x m, 3 x 3) (plan_conv_winograd) with the filters' transform u [T, O, C]: x [N, C,
+// H, W] (f32) -> [N, O, OH, OW] f32, the epilogue in the output transform.
+// q: the QDQ pattern (conv2d_winograd_quant): x 8-bit or quantized as read, y quantized.
+Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Geometry& g, std::int64_t O,
+                     std::int64_t m, const Epilogue& epi, const WinogradQuant* q = nullptr) {
+  DeviceImpl& dev = dev_of(x);
+  const std::int64_t T = (m + 2) * (m + 2), TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m, P = g.N * TH * TW;
+  using V = ConvWinogradVariant;
+  const auto groups = [&](const V& v, const Tensor& out, const Tensor& in, const WinogradParams& params,
+                          std::int64_t channels) {
+    Launch launch(dev, "conv2d");
+    launch.program(V::kFile, v.defines(), {V::kLocal}).write(out).read(in);
+    if (v.bias) launch.read(bias);
+    launch.params(params).loop_iterations(winograd_loops(m));
+    launch.groups(static_cast<std::uint64_t>((P + V::kLocal - 1) / V::kLocal), static_cast<std::uint64_t>(channels), 1);
+  };
+  Tensor vt = alloc(dev, {T, g.C, P}, DType::f32, "conv2d");
+  V in{V::Stage::input, m};
+  WinogradParams in_params{g, O, m, &x};
+  if (q) in.x = x.dtype(), in.xqin = q->quantize_x, in.x8 = q->x8, in_params.q = q;
+  groups(in, vt, x, in_params, g.C);
+  const Tensor prod = matmul(u, vt).contiguous();  // [T, O, P]
+  V out{V::Stage::output, m, epi.act, epi.affine(), bias.defined()};
+  if (q) out.act = Activation::none, out.affine = false, out.yq = true, out.ydq = q->dequantize, out.y8 = q->y8;
+  const DType yt = q && !q->dequantize ? q->y8 : DType::f32;
+  Tensor y = alloc(dev, {g.N, O, g.OH, g.OW}, yt, "conv2d");
+  WinogradParams params{g, O, m};
+  params.bias = &bias, params.epi = q ? nullptr : &epi, params.q = q;
+  groups(out, y, prod, params, O);
+  return y;
+}
+
+// conv2d's problem for its planner (geometry g, O output channels).
+Conv2dProblem conv_problem(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t O,
+                           bool grad) {
+  Conv2dProblem problem;
+  problem.g = g, problem.O = O, problem.grad = grad, problem.need_w = requires_grad(w);
+  problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
+  problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
+  problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
+  return problem;
+}
+
+// The output size of a stride-1, undilated 3x3 convolution of x [N, C, H, W] padded by o.padding.
+Geometry winograd_geometry(const Tensor& x, const Conv2dOptions& o) {
+  Geometry g{x.size(0), x.size(1), x.size(2), x.size(3), 3, 3, 0, 0, o};
+  g.OH = g.H + o.padding[0] + o.padding[2] - 2;
+  g.OW = g.W + o.padding[1] + o.padding[3] - 2;
+  return g;
+}
+
 void check_options(const char* op, const Conv2dOptions& o) {
   for (auto s : o.stride)
     if (s <= 0) throw ValueError(std::string("gltensor::") + op + ": stride must be positive");
@@ -483,11 +587,7 @@ Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, 
   // The epilogue runs in the matmul kernel where no gradient is recorded, else after it.
   const Epilogue fused = grad ? Epilogue() : epi, after = grad ? epi : Epilogue();
   const DeviceImpl& dev = dev_of(x);
-  Conv2dProblem problem;
-  problem.g = g, problem.O = O, problem.grad = grad, problem.need_w = requires_grad(w);
-  problem.x_f32_contiguous = x.dtype() == DType::f32 && x.is_contiguous();
-  problem.x_rows_contiguous = x.strides()[3] == 1 && x.strides()[2] == g.W;
-  problem.f32 = x.dtype() == DType::f32 && w.dtype() == DType::f32 && (!bias.defined() || bias.dtype() == DType::f32);
+  const Conv2dProblem problem = conv_problem(x, w, bias, g, O, grad);
   const Conv2dPlan plan = plan_conv2d(problem, conv_device(dev), settings());
   // The residual in the direct kernel's stores (f32 output, no gradient: `fused` is the whole
   // epilogue), else added after.
@@ -512,6 +612,9 @@ Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, 
   } else if (plan.path == Conv2dPlan::Path::direct && plan.direct.layout == ConvDirectPlan::Layout::ubo) {
     NoGradGuard ng;
     y = conv_direct_ubo(x, w, bias, g, O, Og, plan.direct, fused, 0, res_kernel);
+  } else if (plan.path == Conv2dPlan::Path::winograd) {
+    NoGradGuard ng;
+    y = conv_winograd(x, winograd_u(w, plan.winograd_m), bias, g, O, plan.winograd_m, fused);
   } else if (plan.path == Conv2dPlan::Path::direct) {
     NoGradGuard ng;
     Tensor out = conv_direct(x, w, bias, g, O, Og, plan.direct, fused, 0, false, res_kernel);
@@ -642,6 +745,65 @@ Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, 
 }
 
 namespace detail {
+
+std::int64_t conv2d_winograd_m(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o) {
+  if (!x.defined() || !w.defined() || x.dim() != 4 || w.dim() != 4 || o.groups != 1 || w.size(1) != x.size(1) ||
+      w.size(2) != 3 || w.size(3) != 3 || (bias.defined() && (bias.dim() != 1 || bias.size(0) != w.size(0))) ||
+      autocast_changes_low({&x, &w, &bias}))
+    return 0;
+  for (auto v : o.padding)
+    if (v < 0) return 0;
+  const Geometry g = winograd_geometry(x, o);
+  if (g.OH <= 0 || g.OW <= 0) return 0;
+  const bool grad = autograd::any_requires_grad({&x, &w, &bias});
+  return plan_conv_winograd(conv_problem(x, w, bias, g, w.size(0), grad), conv_device(dev_of(x)), settings());
+}
+
+Tensor winograd_filters(const Tensor& w, std::int64_t m) {
+  if (w.dim() != 4 || w.size(2) != 3 || w.size(3) != 3 || w.dtype() != DType::f32 || (m != 2 && m != 4))
+    throw ValueError("gltensor::conv2d: Winograd F(" + std::to_string(m) + "x" + std::to_string(m) +
+                     ",3x3) filters of a weight " + to_string(w.shape()) + " " + dtype_name(w.dtype()) +
+                     " (expects f32 [O, C, 3, 3], m 2 or 4)");
+  NoGradGuard ng;
+  return winograd_u(w, m);
+}
+
+Tensor conv2d_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                       const Epilogue& epi, std::int64_t m) {
+  const Geometry g = x.dim() == 4 ? winograd_geometry(x, o) : Geometry{};
+  if (x.dim() != 4 || u.dim() != 3 || u.size(0) != (m + 2) * (m + 2) || u.size(2) != x.size(1) || g.OH <= 0 ||
+      g.OW <= 0 || (bias.defined() && (bias.dim() != 1 || bias.size(0) != u.size(1))))
+    throw ValueError("gltensor::conv2d: Winograd F(" + std::to_string(m) + "x" + std::to_string(m) + ",3x3) filters " +
+                     to_string(u.shape()) + " do not match x " + to_string(x.shape()) +
+                     (bias.defined() ? " and bias " + to_string(bias.shape()) : std::string()));
+  check_epilogue("conv2d", epi);
+  NoGradGuard ng;
+  return conv_winograd(x, u, bias, g, u.size(1), m, epi);
+}
+
+std::int64_t qconv_winograd_m(const Tensor& x, const Shape& w, const Conv2dOptions& o, bool dequantize) {
+  if (x.dim() != 4 || w.size() != 4 || w[1] != x.size(1) || w[2] != 3 || w[3] != 3) return 0;
+  for (auto v : o.padding)
+    if (v < 0) return 0;
+  const Geometry g = winograd_geometry(x, o);
+  if (g.OH <= 0 || g.OW <= 0 || (!dequantize && g.OW % 4 != 0)) return 0;
+  Conv2dProblem p;
+  p.g = g, p.O = w[0], p.f32 = true, p.x_f32_contiguous = p.x_rows_contiguous = true;
+  return plan_conv_winograd(p, conv_device(dev_of(x)), settings()) == 4 ? 4 : 0;
+}
+
+Tensor conv2d_winograd_quant(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                             std::int64_t m, const WinogradQuant& q) {
+  const Geometry g = x.dim() == 4 ? winograd_geometry(x, o) : Geometry{};
+  if (m != 4 || x.dim() != 4 || u.dim() != 3 || u.size(0) != 36 || u.size(2) != x.size(1) || g.OH <= 0 ||
+      (!q.dequantize && g.OW % 4 != 0) || (bias.defined() && (bias.dim() != 1 || bias.size(0) != u.size(1))) ||
+      x.dtype() != q.x)
+    throw ValueError("gltensor::conv2d: quantized Winograd F(" + std::to_string(m) + "x" + std::to_string(m) +
+                     ",3x3) filters " + to_string(u.shape()) + " do not match x " + to_string(x.shape()) + " " +
+                     dtype_name(x.dtype()));
+  NoGradGuard ng;
+  return conv_winograd(x, u, bias, g, u.size(1), m, Epilogue(), &q);
+}
 
 std::int64_t conv_ubo_weight_floats(DeviceImpl& dev, const Shape& w, std::int64_t groups) {
   if (w.size() != 4 || groups <= 0 || w[0] % groups != 0) return 0;

@@ -52,6 +52,25 @@ ConvGemmForm plan_conv_gemm(const ConvGeometry& g, std::int64_t groups, bool x_f
   return ConvGemmForm::im2col;
 }
 
+std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings) {
+  const ConvGeometry& g = p.g;
+  const Conv2dOptions& o = g.o;
+  if (settings.conv_winograd == 0 || settings.conv != ConvSetting::choose || !p.f32 || p.grad || o.groups != 1 ||
+      g.KH != 3 || g.KW != 3 || o.stride[0] != 1 || o.stride[1] != 1 || o.dilation[0] != 1 || o.dilation[1] != 1 ||
+      g.N * g.OH * g.OW * g.C == 0 || p.O == 0)
+    return 0;
+  std::int64_t m = settings.conv_winograd;
+  if (m < 0) {
+    if (dev.software || g.C < kWinogradMinC || p.O < kWinogradMinO || g.N * g.OH * g.OW < kWinogradMinPositions)
+      return 0;
+    m = 4;
+  }
+  // Each transformed operand (and the GEMMs' product) one buffer within the SSBO limit.
+  const std::int64_t T = (m + 2) * (m + 2), P = g.N * ((g.OH + m - 1) / m) * ((g.OW + m - 1) / m);
+  const std::int64_t most = T * 4 * std::max({g.C * P, p.O * g.C, p.O * P});
+  return most <= dev.ssbo_limit ? m : 0;
+}
+
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings) {
   Conv2dPlan plan;
   const ConvGeometry& g = p.g;
@@ -81,7 +100,10 @@ Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Sett
   // The im2col path in pieces where its columns would exceed the device's max SSBO block.
   const std::vector<ConvPiece> pieces = plan_pieces(g, max_positions(dev.ssbo_limit, G * K, p.O));
   plan.gemm_form = plan_conv_gemm(g, G, p.x_f32_contiguous, p.grad, settings.conv_pointwise_batched);
-  if (direct) {
+  plan.winograd_m = plan_conv_winograd(p, dev, settings);
+  if (plan.winograd_m > 0) {
+    plan.path = Conv2dPlan::Path::winograd;
+  } else if (direct) {
     plan.path = Conv2dPlan::Path::direct;
   } else if (Og == 1 && g.C == 1 && !p.grad) {
     plan.path = Conv2dPlan::Path::depthwise;
@@ -352,6 +374,51 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
   ConvDirectVariant ints;  // an integer image: f32 results
   ints.x = DType::u8;
   out.push_back(ints);
+  return out;
+}
+
+Defines ConvWinogradVariant::defines() const {
+  Defines d;
+  d.value("WG_M", m);
+  if (stage == Stage::weight) {
+    d.flag("WG_WEIGHT");
+    d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, false);
+  } else if (stage == Stage::input) {
+    const bool x8in = x == DType::u8 || x == DType::i8;
+    d.flag("WG_INPUT").flag("X8", x8in).flag("XQIN", xqin).flag("X_I8", (x8in ? x : x8) == DType::i8);
+    d.operand(0, DType::f32, CT::f32, true).operand(1, x, x8in ? CT::i32 : CT::f32, false);
+  } else {
+    d.flag("WG_OUTPUT")
+        .flag("HAS_BIAS", bias)
+        .flag("YQ", yq)
+        .flag("YDQ", yq && ydq)
+        .flag("Y_I8", yq && y8 == DType::i8);
+    if (!yq && (act != Activation::none || affine))
+      d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
+    d.operand(0, yq && !ydq ? y8 : DType::f32, yq && !ydq ? CT::i32 : CT::f32, true);
+    d.operand(1, DType::f32, CT::f32, false);
+    if (bias) d.operand(2, DType::f32, CT::f32, false);
+  }
+  return d;
+}
+
+std::vector<ConvWinogradVariant> ConvWinogradVariant::space() {
+  std::vector<ConvWinogradVariant> out;
+  for (std::int64_t m : {2, 4}) {
+    out.push_back({Stage::weight, m});
+    out.push_back({Stage::input, m});
+    out.push_back({Stage::output, m});
+    out.push_back({Stage::output, m, Activation::relu, false, true});
+    out.push_back({Stage::output, m, Activation::clip, true, true});
+  }
+  ConvWinogradVariant v{Stage::input, 4};
+  for (DType x : {DType::u8, DType::i8}) v.x = x, out.push_back(v);
+  v.x = DType::f32, v.xqin = true;
+  for (DType x8 : {DType::u8, DType::i8}) v.x8 = x8, out.push_back(v);
+  ConvWinogradVariant y{Stage::output, 4};
+  y.yq = true, y.bias = true;
+  for (DType y8 : {DType::u8, DType::i8})
+    for (bool ydq : {false, true}) y.y8 = y8, y.ydq = ydq, out.push_back(y);
   return out;
 }
 

@@ -97,8 +97,10 @@ struct Conv2dPlan {
   /// channel per group without a gradient, a sum over the taps of shifted views times the tap's
   /// weights. gemm: im2col + GEMM (gemm_form). gemm_pieces: the same per piece of the output
   /// positions, each into its slice, where the columns exceed the device's max SSBO block.
-  enum class Path { direct, depthwise, gemm, gemm_pieces };
+  /// winograd: glsl/nn/conv_winograd.comp's transforms around batched GEMMs (plan_conv_winograd).
+  enum class Path { direct, depthwise, gemm, gemm_pieces, winograd };
   Path path = Path::gemm;
+  std::int64_t winograd_m = 0;                    ///< winograd: the output tile's size M of F(M x M, 3 x 3), 2 or 4
   ConvDirectPlan direct;                          ///< the direct kernel's plan (its loop length decides `direct`)
   ConvGemmForm gemm_form = ConvGemmForm::im2col;  ///< gemm (gemm_pieces: per piece, planned per call)
   std::vector<ConvPiece> pieces;                  ///< gemm_pieces
@@ -133,6 +135,60 @@ ConvInputGradPlan plan_conv_input_grad(const ConvGeometry& g, std::int64_t O, bo
 /// Output channels per group up to which GPUs run large filters (no gradient) in the direct
 /// kernel's tiles form rather than im2col + GEMM.
 inline constexpr std::int64_t kConvTilesMaxOg = 32;
+
+/// Winograd F(M x M, 3 x 3) (Lavin & Gray 2015; glsl/nn/conv_winograd.comp): the input tiles'
+/// transform V [T, C, P] (T = (M + 2)^2, P = N * ceil(OH / M) * ceil(OW / M) tiles), the
+/// filters' U [T, O, C], T batched GEMMs U_t @ V_t and the output transform with bias and
+/// epilogue. M (2 or 4) for a 3x3, stride-1, undilated convolution of one group, f32, without
+/// gradient, whose transformed operands each fit the device's max SSBO block; else 0.
+/// Settings::conv_winograd 2 or 4 forces that M wherever this applies, 0 never; -1 (choose): 4 on
+/// GPUs for C >= kWinogradMinC input and O >= kWinogradMinO output channels over at least
+/// kWinogradMinPositions output positions (N * OH * OW: the wide and narrow CNNs' 3x3 layers at 56x56
+/// and 112x112, bench/RESULTS.md, 2026-11-28, wino35; smaller outputs, few tiles for the batched
+/// GEMMs, were not measured and keep their path), never on software rasterizers (the direct
+/// kernel's ubo layout; fewer programs). Settings::conv (direct / im2col) forces its path instead.
+inline constexpr std::int64_t kWinogradMinC = 32, kWinogradMinO = 64, kWinogradMinPositions = 56 * 56;
+std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
+
+/// The M that conv2d's plan takes for these operands where it is the Winograd path (a 4-D f32 x
+/// and 3x3 w of one group, bias f32 or undefined, no gradient, plan_conv_winograd); else 0 (another
+/// path, or arguments that conv2d itself rejects: it throws there).
+std::int64_t conv2d_winograd_m(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dOptions& o);
+/// The filters' transform U [T, O, C] (T = (m + 2)^2, f32) of w [O, C, 3, 3] (f32, any strides)
+/// for F(m x m, 3 x 3): the model runtime keeps it per Conv node (constant weights) and passes it
+/// to conv2d_winograd, so that its runs skip the transform.
+Tensor winograd_filters(const Tensor& w, std::int64_t m);
+/// conv2d(x, w, bias, o, epi) through F(m x m, 3 x 3) with u = winograd_filters(w, m), where
+/// conv2d_winograd_m(x, w, bias, o) == m (else a ValueError naming conv2d, m and u's shape).
+Tensor conv2d_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                       const Epilogue& epi, std::int64_t m);
+
+/// The QDQ pattern's conv (the model runtime's QConv: DequantizeLinear of x and of the filters,
+/// the float Conv with bias, the activation's bounds, QuantizeLinear, and DequantizeLinear where
+/// `dequantize`) through Winograd: x 8-bit dequantized as the input transform reads it (or f32 x
+/// quantized and dequantized there: quantize_x, the net's input QuantizeLinear), the output
+/// quantized in the output transform.
+struct WinogradQuant {
+  DType x = DType::u8;      ///< x's dtype: u8 / i8, or f32 with quantize_x
+  bool quantize_x = false;  ///< f32 x through QuantizeLinear to x8 and DequantizeLinear as read
+  DType x8 = DType::u8;     ///< quantize_x: x's 8-bit type
+  float x_scale = 1;
+  std::int32_t x_zero = 0;
+  DType y8 = DType::u8;     ///< the output's 8-bit type
+  bool dequantize = false;  ///< float32 output: the 8-bit value dequantized (DequantizeLinear after it)
+  float y_scale = 1;
+  std::int32_t y_zero = 0;
+  float lo = -3.4e38f, hi = 3.4e38f;  ///< the activation's bounds before QuantizeLinear (requant_bounds)
+};
+/// The M of F(M x M, 3 x 3) for the QDQ conv of x [N, C, H, W] (any dtype) with w [O, C, 3, 3]
+/// (plan_conv_winograd of the f32 conv without gradient on x's device), where it is 4 and, for an
+/// 8-bit output (not `dequantize`), OW % 4 == 0 (whole words of a tile row); else 0.
+std::int64_t qconv_winograd_m(const Tensor& x, const Shape& w, const Conv2dOptions& o, bool dequantize);
+/// The QDQ conv through F(m x m, 3 x 3) with u = winograd_filters of the dequantized filters, bias
+/// f32 [O] or undefined: [N, O, OH, OW] of q.y8 (f32 with q.dequantize). Where qconv_winograd_m
+/// gave m (else a ValueError naming conv2d).
+Tensor conv2d_winograd_quant(const Tensor& x, const Tensor& u, const Tensor& bias, const Conv2dOptions& o,
+                             std::int64_t m, const WinogradQuant& q);
 
 /// The plan. Settings::conv forces the forward's path (direct or im2col, where each applies).
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
@@ -216,6 +272,29 @@ struct ConvWgradVariant {
   DType gy = DType::f32, x = DType::f32;
   Defines defines() const;
   static std::vector<ConvWgradVariant> space();
+};
+
+/// The Variant of glsl/nn/conv_winograd.comp: the stage (WG_WEIGHT, WG_INPUT, WG_OUTPUT), the tile
+/// size WG_M, the output stage's epilogue and bias. Every operand f32.
+struct ConvWinogradVariant {
+  static constexpr const char* kFile = "conv_winograd.comp";
+  static constexpr std::uint32_t kLocal = 64;  ///< invocations per workgroup
+  enum class Stage { weight, input, output };
+  Stage stage = Stage::input;
+  std::int64_t m = 4;                 ///< WG_M
+  Activation act = Activation::none;  ///< ACT(x) (output)
+  bool affine = false;                ///< ACT(x) then * u_act_scale + u_act_shift (output)
+  bool bias = false;                  ///< HAS_BIAS (output; operand 2)
+  /// The QDQ pattern (conv2d_winograd_quant): input, x 8-bit (x: u8 / i8, X8) or f32 through
+  /// QuantizeLinear to x8 and back (xqin, XQIN); output, YQ (yq: QuantizeLinear to y8 after the
+  /// activation's bounds) and YDQ (ydq: DequantizeLinear after it, f32 stores).
+  DType x = DType::f32;
+  bool xqin = false;
+  DType x8 = DType::u8;
+  bool yq = false, ydq = false;
+  DType y8 = DType::u8;
+  Defines defines() const;
+  static std::vector<ConvWinogradVariant> space();
 };
 
 /// The Variant of glsl/nn/conv.comp: im2col (IM2COL; QUADS: four positions a store) or col2im.

@@ -178,6 +178,8 @@ Settings Settings::from_env() {
   s.conv_direct = parse_conv_direct(env("GLTENSOR_CONV_DIRECT"));
   s.conv_pointwise_batched = parse<bool>("GLTENSOR_CONV_POINTWISE", env("GLTENSOR_CONV_POINTWISE"),
                                          {{"", true}, {"batched", true}, {"im2col", false}});
+  s.conv_winograd =
+      parse<int>("GLTENSOR_CONV_WINOGRAD", env("GLTENSOR_CONV_WINOGRAD"), {{"", -1}, {"0", 0}, {"2", 2}, {"4", 4}});
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));

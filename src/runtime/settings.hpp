@@ -105,6 +105,10 @@ struct Settings {
   /// matmul over every image's positions (the path before); "" or "batched": one batched matmul
   /// of the weights against each image's [C, H*W], no columns matrix (nn/conv_plan.hpp).
   bool conv_pointwise_batched = true;
+  /// GLTENSOR_CONV_WINOGRAD=0|2|4: 3x3 stride-1 f32 convolutions without gradient in Winograd's
+  /// F(2x2,3x3) or F(4x4,3x3) (2, 4: forced wherever it applies, software rasterizers too), or
+  /// never (0); "" = choose (-1: F(4x4,3x3) on GPUs where the plan takes it; nn/conv_plan.hpp).
+  int conv_winograd = -1;
   /// GLTENSOR_IMATMUL=regs|mem|shared: the block-f32 integer matmul (glsl/nn/imatmul.comp)
   /// keeps the int32 totals of K beyond one exact block in registers beside the f32 sums, adds
   /// each block's sums to the output's elements in memory, or keeps them in shared memory ("" =

@@ -156,6 +156,7 @@ TEST(KernelVariants, Convolutions) {
   check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
   check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
   check_family("conv_wgrad", ConvWgradVariant::kFile, ConvWgradVariant::space(), kConvWgradLocal);
+  check_family("conv_winograd", ConvWinogradVariant::kFile, ConvWinogradVariant::space(), ConvWinogradVariant::kLocal);
 }
 
 // Weight-only quantization (quant.comp, qlinear.comp) and the model runtime's integer kernels
