@@ -91,7 +91,7 @@ Ts run_conv(Args& a) {
   const Tensor b = a.opt(2);
   // input 3: fuse_residual's residual (added in the direct kernel's stores where it fits, else after
   // the conv: Winograd's output transform does not take it)
-  const Tensor r = a.present(3) ? a.t(3) : Tensor();
+  const Tensor res = a.present(3) ? a.t(3) : Tensor();
   // Winograd (nn/conv_plan.hpp) of a constant weight: its filters' transform made at the node's
   // first run and kept in the node's cache, not made again per run.
   NodeCache* cache = a.cache();
@@ -103,9 +103,9 @@ Ts run_conv(Args& a) {
     const std::vector<Tensor>* u = cache->find(key);
     if (!u) u = &cache->put(std::move(key), {detail::winograd_filters(w, m)});
     const Tensor y = detail::conv2d_winograd(x, (*u)[0], b, o, a.node.epilogue, m);
-    return Ts{r.defined() ? add(y, r) : y};
+    return Ts{res.defined() ? add(y, res) : y};
   }
-  if (r.defined()) return Ts{detail::conv2d_add(x, w, b, o, a.node.epilogue, r)};
+  if (res.defined()) return Ts{detail::conv2d_add(x, w, b, o, a.node.epilogue, res)};
   return Ts{conv2d(x, w, b, o, a.node.epilogue)};
 }
 

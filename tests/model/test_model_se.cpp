@@ -402,3 +402,18 @@ TEST(ModelResidualAdd, ForcedLayoutsOfTheDirectKernel) {
     expect_residual(a, "res_layout_no_bias", -1);
   }
 }
+
+// A residual Add fused into a Conv node whose conv runs Winograd (forced here: GPUs choose it for
+// 3x3 stride-1 convs from 32 input and 64 output channels): the output transform does not take
+// the residual, so the model path adds it after (as many dispatches as unfused), with the
+// activation before the Add; a per-channel residual broadcast likewise.
+TEST(ModelResidualAdd, AfterAWinogradConv) {
+  ScopedSettings s;
+  s->conv_winograd = 2;
+  ResForm a;
+  a.C = 5, a.O = 6, a.H = 9, a.W = 11, a.k = 3, a.relu = true;
+  expect_residual(a, "res_winograd", 0);
+  ResForm b;
+  b.C = 3, b.O = 4, b.H = 7, b.W = 6, b.k = 3, b.N = 2, b.r_first = true, b.rshape = {1, 4, 1, 1};
+  expect_residual(b, "res_winograd_per_channel", 0);
+}
