@@ -12,8 +12,9 @@
 
 namespace gltensor::detail {
 
-void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst) {
+void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest) {
   Queue& q = dev.queue();
+  const bool par = bytes >= kParallelCopyMin;
   if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
     if (const Capture* c = q.capture()) c->host_read("to_host");
     // The batch end's barrier before the copy, whether or not the queue's hazard sets still hold
@@ -22,25 +23,6 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
     q.barrier_for_copy();
     if (mapped_read_begin(dev, src.buffer(), offset, bytes)) {
       q.flush(false);  // its fence follows the copy
-      if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
-      q.wait_batch(src.write_batch);
-      mapped_read_end(dev, bytes, dst);
-      return;
-    }
-  }
-  if (src.write_batch >= q.batch()) q.flush(false);
-  src.download(offset, bytes, dst);
-  q.wait_batch(src.write_batch);
-}
-
-bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest) {
-  Queue& q = dev.queue();
-  if (bytes > 0 && !src.block.host && src.write_batch >= q.batch()) {
-    if (const Capture* c = q.capture()) c->host_read("to_host");
-    q.barrier_for_copy();  // as the copy to one destination (above)
-    if (mapped_read_begin(dev, src.buffer(), offset, bytes)) {
-      q.flush(false);  // its fence follows the copy
-      const bool par = bytes >= kParallelCopyMin;
       if (par) prime_copy_helpers();
       void* dst = dest();  // (the caller's allocation while the GPU works)
       if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
@@ -49,21 +31,24 @@ bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
         parallel_copy(dst, mapped_read_data(dev), bytes);
       else
         mapped_read_end(dev, bytes, dst);
-      return true;
+      return;
     }
   }
   if (bytes > 0 && src.block.host) {  // host-visible: copied in place (Storage::download's wait)
     if (const Capture* c = q.capture()) c->host_read("to_host");
-    if (bytes >= kParallelCopyMin) prime_copy_helpers();
+    if (par) prime_copy_helpers();
     void* dst = dest();
     q.wait_batch(src.write_batch);
-    if (bytes >= kParallelCopyMin)
+    if (par)
       parallel_copy(dst, src.block.host + offset, bytes);
     else
       std::memcpy(dst, src.block.host + offset, bytes);
-    return true;
+    return;
   }
-  return false;
+  void* dst = dest();
+  if (src.write_batch >= q.batch()) q.flush(false);
+  src.download(offset, bytes, dst);
+  q.wait_batch(src.write_batch);
 }
 
 Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes)

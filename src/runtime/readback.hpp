@@ -13,23 +13,19 @@ struct DeviceImpl;
 struct Storage;
 
 /// Bytes [offset, offset + bytes) of `src` -> host after every dispatch recorded so far that writes
-/// it (a public read: to_host), waiting for them. Where it was written in the batch being recorded
-/// and the device has the mapped read buffer (host_staging.hpp), the copy goes behind the batch's
-/// dispatches and the batch's fence behind the copy: one barrier (Queue::barrier_for_copy), one
-/// fence, one wait, one submission; else the batch is ended (its barrier the same one), then
-/// Storage::download, then a wait for the writers' batch.
-void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, void* dst);
-
-/// read_to_host into `dest()`, called once after the copy is queued and before any wait (the
-/// caller allocates and zeroes its result while the GPU works) and returning where the `bytes`
-/// go. Where the copy goes through the mapped read buffer (written in the batch being recorded),
-/// then out of it, or a host-visible buffer is copied in place, both copies split over helper
-/// threads from kParallelCopyMin (host_copy.hpp). Elsewhere returns false, dest not called,
-/// nothing done: the caller reads into memory of its own (read_to_host above). (A copy in 8
-/// pieces, each with a fence and taken out while the GPU copied the next, was slower on the H200:
-/// 129 against 102 us for 904 KB, gltensor_transfer_lab's k+8 pieces, bench/RESULTS.md.)
+/// it (a public read: to_host), waiting for them, into `dest()`: called once, after the copy is
+/// queued and before any wait (the caller allocates and zeroes its result while the GPU works),
+/// returning where the `bytes` go. Where it was written in the batch being recorded and the device
+/// has the mapped read buffer (host_staging.hpp), the copy goes behind the batch's dispatches and
+/// the batch's fence behind the copy: one barrier (Queue::barrier_for_copy), one fence, one wait,
+/// one submission, then out of the mapping; a host-visible buffer is copied in place after its
+/// writers' batch; both host copies split over helper threads from kParallelCopyMin
+/// (host_copy.hpp). Else the batch is ended (its barrier the same one), then Storage::download,
+/// then a wait for the writers' batch. (A copy in 8 pieces, each with a fence and taken out while
+/// the GPU copied the next, was slower on the H200: 129 against 102 us for 904 KB,
+/// gltensor_transfer_lab's k+8 pieces, bench/RESULTS.md.)
 using HostDest = std::function<void*()>;
-bool read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest);
+void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest);
 
 class Readback {
  public:
