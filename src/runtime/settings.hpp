@@ -74,6 +74,10 @@ struct Settings {
   /// device buffers through the staging above ("" or direct: kernels read small inputs from and
   /// write small outputs into host-visible, persistently mapped buffers; Pool::acquire_host).
   bool direct_host_io = true;
+  /// GLTENSOR_HOST_OUT_BYTES=N: a replayed Model::run writes its outputs of up to N bytes into
+  /// host-visible buffers, where the read-back copies them from without a device-to-host copy
+  /// first (model.cpp's outputs_to_host; "" = 262144, kDirectHostBytes; 0: none).
+  std::size_t host_out_bytes = std::size_t{256} << 10;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;
