@@ -25,6 +25,11 @@
 // clamp(roundEven(div_rn(v, u_ys)) + u_zy, QMIN, QMAX) (NaN -> u_zy; Y_I8: int8, else uint8), as
 // imatmul.comp's QUANT (div_rn only near a tie: quant_div); stored as whole words of the 4 outputs of a tile row (WG_M 4, OW % 4 == 0:
 // the host's condition), or with YDQ float32, float(q - u_zy) * u_ys (the DequantizeLinear after it).
+// X_QUADS (WG_INPUT): x's rows read as quads, three per tile row (x_quad: a 128-bit load of f32 x, or
+// one word of four 8-bit values), the tile's columns lanes X_SHIFT + [0, ALPHA) of them (X_SHIFT =
+// -u_pl mod 4; the host's condition: WG_M 4, W % 4 == 0, x's offset and strides multiples of 4, unit
+// column stride). Y_VEC4 (WG_OUTPUT, f32 stores: no YQ, or YQ with YDQ): a tile row's 4 outputs as
+// one 128-bit store (WG_M 4, OW % 4 == 0: the host's condition).
 // Tiles: p = (n * TH + th) * TW + tw, TH = ceil(OH / M), TW = ceil(OW / M). The transforms'
 // constants are Lavin's (F(4x4,3x3): B^T's 4, -5, G's 1/4, -1/6, 1/24, 1/12, A^T's 2, 4, 8): F(4x4,3x3)
 // rounds more than the direct sum (tests/nn/test_conv_winograd.cpp: the tolerance relative to
@@ -87,20 +92,42 @@ float quant_div(float v, float s, float s_inv) {
   float t = v * s_inv;
   return abs(fract(t) - 0.5) < 1e-4 ? div_rn(v, s) : t;
 }
+// XQIN: f32 x through QuantizeLinear and DequantizeLinear (quant_int.comp's QUANTIZE).
+float x_qin(float x) {
+  float v = quant_div(x, u_xs, u_xs_inv);
+  float q = is_nan(v) ? float(u_xz) : clamp(roundEven(v) + float(u_xz), XQMIN, XQMAX);
+  return (q - float(u_xz)) * u_xs;
+}
 // x's value at element e as the float graph's conv input sees it.
 float x_value(uint e) {
 #if defined(X8)
   return float(int(load1(e)) - u_xz) * u_xs;
 #elif defined(XQIN)
-  float v = quant_div(float(load1(e)), u_xs, u_xs_inv);
-  float q = is_nan(v) ? float(u_xz) : clamp(roundEven(v) + float(u_xz), XQMIN, XQMAX);
-  return (q - float(u_xz)) * u_xs;
+  return x_qin(float(load1(e)));
 #else
   return float(load1(e));
 #endif
 }
 #ifndef ACT
 #define ACT(x) (x)
+#endif
+#ifdef X_QUADS
+// Quad q of x (elements 4q .. 4q + 3) as the float graph's conv input sees them: one 128-bit load
+// (f32), or one word of four 8-bit values (X8).
+vec4 x_quad(uint q) {
+#if defined(X8)
+  uint w = t1[q];
+#ifdef X_I8
+  ivec4 b = ivec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
+                  bitfieldExtract(int(w), 24, 8));
+#else
+  ivec4 b = ivec4(w & 0xffu, (w >> 8u) & 0xffu, (w >> 16u) & 0xffu, w >> 24u);
+#endif
+  return vec4(b - ivec4(u_xz)) * u_xs;
+#else
+  return uintBitsToFloat(t14[q]);  // (XQIN: quantized once selected, x_qin)
+#endif
+}
 #endif
 
 #if WG_M == 4
@@ -159,6 +186,31 @@ void main() {
   int h0 = th * WG_M - u_pt, w0 = tw * WG_M - u_pl;
   uint base = u_x_off + n * u_x_stride[0] + c * u_x_stride[1];
   float d[T];
+#ifdef X_QUADS
+  // w0 - X_SHIFT is a multiple of 4: the tile row's columns are lanes X_SHIFT + [0, ALPHA) of the
+  // quads q0, q0 + 1, q0 + 2 (each clamped into the row: a clamped quad's lanes are all outside x,
+  // so selected away).
+  int q0 = (w0 - X_SHIFT) >> 2, nq = u_W >> 2;
+  for (int i = 0; i < ALPHA; ++i) {
+    int h = h0 + i;
+    bool hin = h >= 0 && h < u_H;
+    uint rowq = (base + uint(clamp(h, 0, u_H - 1)) * u_x_stride[2]) >> 2u;
+    float r[12];
+    for (int k = 0; k < 3; ++k) {
+      vec4 v = x_quad(rowq + uint(clamp(q0 + k, 0, nq - 1)));
+      r[4 * k] = v.x, r[4 * k + 1] = v.y, r[4 * k + 2] = v.z, r[4 * k + 3] = v.w;
+    }
+    for (int j = 0; j < ALPHA; ++j) {
+      int w = w0 + j;
+#ifdef XQIN
+      float v = x_qin(r[X_SHIFT + j]);
+#else
+      float v = r[X_SHIFT + j];
+#endif
+      d[i * ALPHA + j] = hin && w >= 0 && w < u_W ? v : 0.0;
+    }
+  }
+#else
   for (int i = 0; i < ALPHA; ++i) {
     int h = h0 + i;
     bool hin = h >= 0 && h < u_H;
@@ -169,6 +221,7 @@ void main() {
       d[i * ALPHA + j] = hin && w >= 0 && w < u_W ? v : 0.0;
     }
   }
+#endif
   float t[T];  // B^T d
   for (int i = 0; i < ALPHA; ++i)
     for (int j = 0; j < ALPHA; ++j) {
@@ -211,6 +264,9 @@ void main() {
 #if defined(YQ) && !defined(YDQ)
     uint word = 0u;
 #endif
+#ifdef Y_VEC4
+    vec4 row;
+#endif
     for (int j = 0; j < WG_M; ++j) {
       float s = b;
       for (int k = 0; k < ALPHA; ++k) s += a[i * ALPHA + k] * AT[j * ALPHA + k];
@@ -218,16 +274,24 @@ void main() {
       float q = quant_div(act_clip(s, u_lo, u_hi), u_ys, u_ys_inv);
       float r = is_nan(q) ? u_zy : clamp(roundEven(q) + u_zy, QMIN, QMAX);
 #ifdef YDQ
-      if (ow0 + j < u_OW) store0(yrow + uint(j), CT0((r - u_zy) * u_ys));
+      float v = (r - u_zy) * u_ys;
 #else
       word |= (uint(int(r)) & 0xffu) << (8u * uint(j));
 #endif
 #else
-      if (ow0 + j < u_OW) store0(yrow + uint(j), CT0(ACT(s)));
+      float v = ACT(s);
+#endif
+#if defined(Y_VEC4)
+      row[j] = v;
+#elif !defined(YQ) || defined(YDQ)
+      if (ow0 + j < u_OW) store0(yrow + uint(j), CT0(v));
 #endif
     }
 #if defined(YQ) && !defined(YDQ)
     t0[yrow >> 2u] = word;  // WG_M 4, OW % 4 == 0: the row's 4 outputs are one word
+#endif
+#ifdef Y_VEC4
+    t04[yrow >> 2u] = floatBitsToUint(row);  // WG_M 4, OW % 4 == 0: the row's 4 outputs, one 128-bit store
 #endif
   }
 #endif

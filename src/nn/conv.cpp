@@ -493,9 +493,10 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
   DeviceImpl& dev = dev_of(x);
   const std::int64_t T = (m + 2) * (m + 2), TH = (g.OH + m - 1) / m, TW = (g.OW + m - 1) / m, P = g.N * TH * TW;
   using V = ConvWinogradVariant;
+  // (the stages' op names apart: the profiler's op rows time them apart)
   const auto groups = [&](const V& v, const Tensor& out, const Tensor& in, const WinogradParams& params,
                           std::int64_t channels) {
-    Launch launch(dev, "conv2d");
+    Launch launch(dev, v.stage == V::Stage::input ? "conv2d winograd input" : "conv2d winograd output");
     launch.program(V::kFile, v.defines(), {V::kLocal}).write(out).read(in);
     if (v.bias) launch.read(bias);
     launch.params(params).loop_iterations(winograd_loops(m));
@@ -505,10 +506,15 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
   V in{V::Stage::input, m};
   WinogradParams in_params{g, O, m, &x};
   if (q) in.x = x.dtype(), in.xqin = q->quantize_x, in.x8 = q->x8, in_params.q = q;
+  const Shape& xs = x.strides();
+  in.x_quads =
+      m == 4 && g.W % 4 == 0 && xs[3] == 1 && xs[2] % 4 == 0 && xs[1] % 4 == 0 && xs[0] % 4 == 0 && x.offset() % 4 == 0;
+  in.x_shift = in.x_quads ? static_cast<int>(((-g.o.padding[1]) % 4 + 4) % 4) : 0;
   groups(in, vt, x, in_params, g.C);
   const Tensor prod = matmul(u, vt).contiguous();  // [T, O, P]
   V out{V::Stage::output, m, epi.act, epi.affine(), bias.defined()};
   if (q) out.act = Activation::none, out.affine = false, out.yq = true, out.ydq = q->dequantize, out.y8 = q->y8;
+  out.y_vec4 = m == 4 && g.OW % 4 == 0;
   const DType yt = q && !q->dequantize ? q->y8 : DType::f32;
   Tensor y = alloc(dev, {g.N, O, g.OH, g.OW}, yt, "conv2d");
   WinogradParams params{g, O, m};

@@ -386,7 +386,13 @@ Defines ConvWinogradVariant::defines() const {
   } else if (stage == Stage::input) {
     const bool x8in = x == DType::u8 || x == DType::i8;
     d.flag("WG_INPUT").flag("X8", x8in).flag("XQIN", xqin).flag("X_I8", (x8in ? x : x8) == DType::i8);
-    d.operand(0, DType::f32, CT::f32, true).operand(1, x, x8in ? CT::i32 : CT::f32, false);
+    d.operand(0, DType::f32, CT::f32, true);
+    if (x_quads) {
+      d.flag("X_QUADS").value("X_SHIFT", x_shift);
+      x8in ? d.operand(1, x, CT::i32, false) : d.operand_vec4(1, DType::f32, CT::f32, false);
+    } else {
+      d.operand(1, x, x8in ? CT::i32 : CT::f32, false);
+    }
   } else {
     d.flag("WG_OUTPUT")
         .flag("HAS_BIAS", bias)
@@ -395,7 +401,12 @@ Defines ConvWinogradVariant::defines() const {
         .flag("Y_I8", yq && y8 == DType::i8);
     if (!yq && (act != Activation::none || affine))
       d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
-    d.operand(0, yq && !ydq ? y8 : DType::f32, yq && !ydq ? CT::i32 : CT::f32, true);
+    const bool vec4 = y_vec4 && m == 4 && (!yq || ydq);
+    d.flag("Y_VEC4", vec4);
+    if (vec4)
+      d.operand_vec4(0, DType::f32, CT::f32, true);
+    else
+      d.operand(0, yq && !ydq ? y8 : DType::f32, yq && !ydq ? CT::i32 : CT::f32, true);
     d.operand(1, DType::f32, CT::f32, false);
     if (bias) d.operand(2, DType::f32, CT::f32, false);
   }
@@ -411,14 +422,30 @@ std::vector<ConvWinogradVariant> ConvWinogradVariant::space() {
     out.push_back({Stage::output, m, Activation::relu, false, true});
     out.push_back({Stage::output, m, Activation::clip, true, true});
   }
-  ConvWinogradVariant v{Stage::input, 4};
-  for (DType x : {DType::u8, DType::i8}) v.x = x, out.push_back(v);
-  v.x = DType::f32, v.xqin = true;
-  for (DType x8 : {DType::u8, DType::i8}) v.x8 = x8, out.push_back(v);
+  for (bool quads : {false, true}) {
+    ConvWinogradVariant v{Stage::input, 4};
+    v.x_quads = quads, v.x_shift = quads ? 3 : 0;  // padding 1
+    if (quads) out.push_back(v);                   // f32
+    for (DType x : {DType::u8, DType::i8}) v.x = x, out.push_back(v);
+    v.x = DType::f32, v.xqin = true;
+    for (DType x8 : {DType::u8, DType::i8}) v.x8 = x8, out.push_back(v);
+  }
+  for (int shift : {0, 1, 2}) {  // the other paddings' lanes
+    ConvWinogradVariant v{Stage::input, 4};
+    v.x_quads = true, v.x_shift = shift;
+    out.push_back(v);
+  }
   ConvWinogradVariant y{Stage::output, 4};
   y.yq = true, y.bias = true;
   for (DType y8 : {DType::u8, DType::i8})
     for (bool ydq : {false, true}) y.y8 = y8, y.ydq = ydq, out.push_back(y);
+  y.y_vec4 = true, y.ydq = true;
+  for (DType y8 : {DType::u8, DType::i8}) y.y8 = y8, out.push_back(y);
+  for (Activation act : {Activation::none, Activation::relu}) {
+    ConvWinogradVariant f{Stage::output, 4, act, false, true};
+    f.y_vec4 = true;
+    out.push_back(f);
+  }
   return out;
 }
 

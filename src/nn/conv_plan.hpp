@@ -293,6 +293,14 @@ struct ConvWinogradVariant {
   DType x8 = DType::u8;
   bool yq = false, ydq = false;
   DType y8 = DType::u8;
+  /// X_QUADS (input): x's rows read as whole quads, three per tile row (128-bit loads, or one word
+  /// of four 8-bit values), the tile's columns lanes X_SHIFT + [0, ALPHA) of them (x_shift = -left
+  /// padding mod 4); WG_M 4 (its tiles start every 4 columns), where W % 4 == 0 and x's strides
+  /// and offset are multiples of 4 with unit columns.
+  bool x_quads = false;
+  int x_shift = 0;
+  /// Y_VEC4 (output, f32 stores): each tile row's 4 outputs one 128-bit store (WG_M 4, OW % 4 == 0).
+  bool y_vec4 = false;
   Defines defines() const;
   static std::vector<ConvWinogradVariant> space();
 };

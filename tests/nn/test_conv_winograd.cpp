@@ -2,7 +2,8 @@
 // Settings::conv_winograd on any device) against the float64 reference: odd H and W (partial
 // tiles), padding on each side (asymmetric, none, 2), channel counts that fill no tile of the GEMM,
 // several images, strided x, w and bias, the fused epilogue (ReLU; clip with the affine),
-// NaN and infinities, grids past one dispatch's workgroups; the model runtime's Conv (a constant
+// NaN and infinities, grids past one dispatch's workgroups, W % 4 == 0 (quad loads) at every left
+// padding mod 4 and at offsets into x's buffer, OW % 4 == 0 (128-bit stores); the model runtime's Conv (a constant
 // weight's filters transformed once and kept, a graph input's per run); plan_conv_winograd's choice.
 // Tolerance: |y - ref| <= tol * (sum over the taps of |w| |x| + |bias|) per output, tol 1e-6 for
 // F(2x2,3x3) and 2e-5 for F(4x4,3x3): its transforms' constants (up to 8 in A^T, 5 in B^T, 1/24 in
@@ -40,11 +41,13 @@ double act_ref(double v, const Epilogue& e) {
   return v * e.scale + e.shift;
 }
 
-// Runs one case with F(m x m, 3 x 3) forced; x, w and bias strided views where `strided`.
-void check_case(const Case& c, std::int64_t m, bool strided) {
+// Runs one case with F(m x m, 3 x 3) forced; x, w and bias strided views where `strided`; x a
+// contiguous view at element `offset` of a larger buffer where offset > 0 (a multiple of 4 keeps
+// the input transform's quad loads, X_QUADS, where W % 4 == 0; else its element loads).
+void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset = 0) {
   GLT_RNG(rng);
   SCOPED_TRACE("m=" + std::to_string(m) + " x=" + to_string(c.xs) + " O=" + std::to_string(c.O) +
-               (strided ? " strided" : ""));
+               (strided ? " strided" : "") + (offset ? " offset " + std::to_string(offset) : ""));
   ScopedSettings s;
   s->conv_winograd = static_cast<int>(m);
   const Shape ws{c.O, c.xs[1], 3, 3};
@@ -58,6 +61,14 @@ void check_case(const Case& c, std::int64_t m, bool strided) {
     for (std::int64_t i = 0; i < c.O; ++i) b2[static_cast<std::size_t>(2 * i)] = bv[static_cast<std::size_t>(i)];
     b = Tensor::from_host(device(), b2, {2 * c.O}).slice(0, 0, 2 * c.O, 2);
     ASSERT_FALSE(x.is_contiguous());
+  }
+  if (offset > 0) {
+    std::vector<float> big(static_cast<std::size_t>(offset), std::nanf(""));
+    big.insert(big.end(), xv.begin(), xv.end());
+    big.push_back(std::nanf(""));
+    x = Tensor::from_host(device(), big, {numel_of(c.xs) + offset + 1})
+            .slice(0, offset, numel_of(c.xs) + offset)
+            .view(c.xs);
   }
   Conv2dOptions o;
   o.padding = c.pad;
@@ -105,6 +116,12 @@ const Case kCases[] = {
      }()},
     {{1, 70, 3, 3}, 66, {1, 1, 1, 1}, true, Epilogue()},  // one partial tile, many channels
     {{1, 2, 1, 1}, 3, {2, 2, 2, 2}, true, Epilogue()},    // a 1 x 1 image, padding 2
+    // W % 4 == 0: x's rows read as quads (X_QUADS), each left padding's lanes (-left mod 4: 3, 0,
+    // 2, 1); OW % 4 == 0 (F(4x4)): the outputs' 128-bit stores (Y_VEC4), partial tile rows (OH 9)
+    {{2, 6, 9, 12}, 5, {1, 1, 1, 1}, true, Epilogue(Activation::relu)},
+    {{1, 3, 5, 8}, 4, {0, 0, 0, 2}, true, Epilogue()},
+    {{1, 3, 8, 16}, 4, {0, 2, 1, 2}, false, Epilogue()},
+    {{1, 4, 7, 8}, 3, {1, 3, 0, 1}, true, Epilogue()},
 };
 
 }  // namespace
@@ -116,6 +133,12 @@ TEST(ConvWinograd, MatchesFloat64) {
 
 TEST(ConvWinograd, StridedOperands) {
   for (std::int64_t m : {2, 4}) check_case(kCases[0], m, true), check_case(kCases[3], m, true);
+}
+
+// x at an offset into its buffer: a multiple of 4 (quad loads from there) and not (element loads).
+TEST(ConvWinograd, OffsetInput) {
+  for (std::int64_t m : {2, 4})
+    for (std::int64_t offset : {8, 4 * 3 * 5, 1, 3}) check_case(kCases[6], m, false, offset);
 }
 
 // Grids split over several dispatches: tiles (x) and channels (y) past a 3-workgroup limit.
