@@ -78,6 +78,9 @@ struct Settings {
   /// host-visible buffers, where the read-back copies them from without a device-to-host copy
   /// first (model.cpp's outputs_to_host; "" = 262144, kDirectHostBytes; 0: none).
   std::size_t host_out_bytes = std::size_t{256} << 10;
+  /// GLTENSOR_COPY_THREADS=N (1..64): threads of a large read-back's copy out of mapped memory,
+  /// the caller's included (host_copy.cpp; "" or 0 = 4, at most the hardware's threads).
+  int copy_threads = 0;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;
