@@ -454,7 +454,7 @@ bool rebindable(const detail::Capture& c, const Tensor& captured, const Tensor& 
 void outputs_to_host(const Device& dev, detail::Capture& c, const std::map<std::string, Tensor>& outputs) {
   for (const auto& [name, t] : outputs) {
     detail::Storage& st = *t.impl()->storage;
-    if (st.block.host || st.nbytes > detail::settings().host_out_bytes || !c.writes(st.buffer())) continue;
+    if (st.block.host || st.nbytes > kDirectHostBytes || !c.writes(st.buffer())) continue;
     detail::Pool::Block b;
     try {
       b = dev.impl()->pool().acquire_host(st.nbytes, "Model::run");

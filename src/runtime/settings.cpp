@@ -165,11 +165,6 @@ Settings Settings::from_env() {
   } else if (!t.empty() && t != "direct") {
     throw ValueError("gltensor: GLTENSOR_HOST_IO=\"" + t + "\" is not one of direct, copy");
   }
-  if (const std::string t = env("GLTENSOR_HOST_OUT_BYTES"); !t.empty()) {
-    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)
-      throw ValueError("gltensor: GLTENSOR_HOST_OUT_BYTES=\"" + t + "\" is not a number of bytes");
-    s.host_out_bytes = static_cast<std::size_t>(std::stoull(t));
-  }
   if (const std::string t = env("GLTENSOR_COPY_THREADS"); !t.empty()) {
     s.copy_threads = std::atoi(t.c_str());
     if (s.copy_threads < 0 || s.copy_threads > 64 || t.find_first_not_of("0123456789") != std::string::npos)

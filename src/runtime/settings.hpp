@@ -74,10 +74,6 @@ struct Settings {
   /// device buffers through the staging above ("" or direct: kernels read small inputs from and
   /// write small outputs into host-visible, persistently mapped buffers; Pool::acquire_host).
   bool direct_host_io = true;
-  /// GLTENSOR_HOST_OUT_BYTES=N: a replayed Model::run writes its outputs of up to N bytes into
-  /// host-visible buffers, where the read-back copies them from without a device-to-host copy
-  /// first (model.cpp's outputs_to_host; "" = 262144, kDirectHostBytes; 0: none).
-  std::size_t host_out_bytes = std::size_t{256} << 10;
   /// GLTENSOR_COPY_THREADS=N (1..64): threads of a large read-back's copy out of mapped memory,
   /// the caller's included (host_copy.cpp; "" or 0 = 4, at most the hardware's threads).
   int copy_threads = 0;
