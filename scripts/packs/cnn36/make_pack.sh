@@ -18,6 +18,7 @@ strip "$P"/bin/* "$P"/lib/* "$P"/base/gltensor-run "$P"/base/gltensor_model_benc
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 cp "$WT/scripts/packs/cnn36/${RUN:-run.sh}" "$P/run.sh"
+for d in "$WT"/scripts/packs/cnn36/glsl-alt*; do [ -d "$d" ] && cp -r "$d" "$P/"; done
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 echo "base: $BASE ($(git -C "$BASE/.." log -1 --format=%h 2> /dev/null), libgltensor built $(date -r "$BASE/libgltensor.so.0" -u +%H:%M))" >> "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"

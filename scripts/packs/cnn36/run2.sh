@@ -6,7 +6,9 @@
 # 2. replayed runs with read-back, two rounds: main's build (base), this build, GLTENSOR_COPY_THREADS=8 / 12,
 #    GLTENSOR_MATMUL_KERNEL=vec4, both (vec4 + 12 threads);
 # 3. compute only (no read-back): the GEMMs as planned against vec4 and tile64 forced, every net;
-# 4. gltensor_model_bench --qdq --gpu-time: this build, and with vec4.
+# 4. the QDQ narrow nets' input QuantizeLinear: fused (XQIN) against a separate pass (GLTENSOR_FUSE_QDQ_INPUT=0) and
+#    two lab shaders (glsl-alt1: quant_div's exact division computed always, then selected; glsl-alt2: no exact
+#    division, a diagnostic); gltensor_model_bench --qdq --gpu-time: this build, and with GLTENSOR_FUSE_QDQ_INPUT=0.
 set -u
 step() { echo; echo "=== [$SECONDS s] $*"; }
 echo "cnn36 pack (run2): $(cat "$H/COMMIT" 2> /dev/null)"
@@ -37,7 +39,7 @@ step "replayed, read back, 2 rounds: base, this, COPY_THREADS=8 / 12, vec4 GEMMs
 for round in 1 2; do
   for name in $CASES; do
     case $name in qdq_cnn_64*) continue ;; esac
-    [ "$SECONDS" -gt 118 ] && break
+    [ "$SECONDS" -gt 105 ] && break
     run "$name" base "$H/base/gltensor-run" "--read-back --replay" LD_LIBRARY_PATH="$BASE_LD"
     run "$name" this "$H/bin/gltensor-run" "--read-back --replay" GLTENSOR_NONE=1
     run "$name" threads=8 "$H/bin/gltensor-run" "--read-back --replay" GLTENSOR_COPY_THREADS=8
@@ -48,7 +50,7 @@ for round in 1 2; do
 done
 step "compute only: GEMMs as planned against vec4"
 for name in $CASES; do
-  [ "$SECONDS" -gt 128 ] && break
+  [ "$SECONDS" -gt 118 ] && break
   run "$name" planned "$H/bin/gltensor-run" "--replay" GLTENSOR_NONE=1
   run "$name" vec4 "$H/bin/gltensor-run" "--replay" GLTENSOR_MATMUL_KERNEL=vec4
   run "$name" tile64 "$H/bin/gltensor-run" "--replay" GLTENSOR_MATMUL_KERNEL=tile64
@@ -59,7 +61,14 @@ qdq() {  # LABEL ENV...
   env "$@" timeout 12 "$H/bin/gltensor_model_bench" --qdq --runs "${C36_QREPS:-50}" --gpu-time 2>&1 |
     grep -E "^\| [0-9]|^\| channels" | head -5
 }
-step "gltensor_model_bench --qdq --gpu-time: this build, with vec4"
-[ "$SECONDS" -lt 132 ] && qdq this GLTENSOR_NONE=1
-[ "$SECONDS" -lt 136 ] && qdq vec4 GLTENSOR_MATMUL_KERNEL=vec4
+step "the QDQ narrow nets' input quantization, compute only: fused (XQIN), a QuantizeLinear pass first, lab shaders"
+for name in qdq_cnn_32_64_64_128_56 qdq_cnn_32_64_64_128_112; do
+  run "$name" xqin "$H/bin/gltensor-run" "--replay" GLTENSOR_NONE=1
+  run "$name" fuse_qdq_input=0 "$H/bin/gltensor-run" "--replay" GLTENSOR_FUSE_QDQ_INPUT=0
+  run "$name" alt1-select "$H/bin/gltensor-run" "--replay" GLTENSOR_GLSL_DIR="$H/glsl-alt1"
+  run "$name" alt2-nodiv "$H/bin/gltensor-run" "--replay" GLTENSOR_GLSL_DIR="$H/glsl-alt2"
+done
+step "gltensor_model_bench --qdq --gpu-time: this build, with vec4, with GLTENSOR_FUSE_QDQ_INPUT=0"
+[ "$SECONDS" -lt 140 ] && qdq this GLTENSOR_NONE=1
+[ "$SECONDS" -lt 144 ] && qdq fuse_qdq_input=0 GLTENSOR_FUSE_QDQ_INPUT=0
 step "done"

@@ -1,0 +1,297 @@
+// Winograd convolution F(M x M, 3 x 3) (Lavin & Gray 2015) of a 3x3, stride-1, undilated
+// convolution of one group (f32): the output in tiles of M x M positions (M = WG_M: 2 or 4),
+// each from an ALPHA x ALPHA input tile (ALPHA = M + 2), as
+//   Y = A^T [ sum over c of (G g[o, c] G^T) .* (B^T d[c] B) ] A,
+// the sum over c for each of the ALPHA^2 = T elements one GEMM: nn/conv.cpp batches them,
+// M_t [O, P] = U_t [O, C] @ V_t [C, P] (t < T, P = N * TH * TW tiles), between the three stages
+// of this file, one per define:
+// WG_WEIGHT: U [T, O, C] from w [O, C, 3, 3] (strided): an invocation per (o, c) (GLOBAL_ID_1D =
+//            o * C + c), U[t, o, c] = (G w[o, c] G^T)[t]. Operand 0 = U, 1 = w.
+// WG_INPUT:  V [T, C, P] from x [N, C, H, W] (strided): an invocation per (tile p, channel c)
+//            (grid x: tiles, y: channels), V[t, c, p] = (B^T d B)[t] where d is the input tile
+//            at rows p's th * M - u_pt + [0, ALPHA), columns tw * M - u_pl + [0, ALPHA) (zero
+//            outside the image: each load's index clamped into the image, the value then
+//            selected). Operand 0 = V, 1 = x.
+// WG_OUTPUT: y [N, O, OH, OW] (contiguous) from M [T, O, P]: an invocation per (tile p, output
+//            channel o) (grid x: tiles, y: channels), y's tile = A^T m A (+ bias[o], HAS_BIAS),
+//            ACT(x) on each value, the positions past OH / OW not stored. Operand 0 = y, 1 = M,
+//            2 = bias.
+// The QDQ pattern (the model runtime's QConv: DequantizeLinear -> Conv -> QuantizeLinear, the float
+// graph's sums): X8 (WG_INPUT), x 8-bit (X_I8: int8, else uint8), each value dequantized as read,
+// float(x - u_xz) * u_xs; XQIN, x float32 through QuantizeLinear and DequantizeLinear as read (the
+// net's input QuantizeLinear fused into its first conv: quant_int.comp's QUANTIZE, expression for
+// expression, NaN -> u_xz); padding 0 after either (the float graph pads DequantizeLinear's output).
+// YQ (WG_OUTPUT): the sum (+ bias) through act_clip(v, u_lo, u_hi) and QuantizeLinear,
+// clamp(roundEven(div_rn(v, u_ys)) + u_zy, QMIN, QMAX) (NaN -> u_zy; Y_I8: int8, else uint8), as
+// imatmul.comp's QUANT (div_rn only near a tie: quant_div); stored as whole words of the 4 outputs of a tile row (WG_M 4, OW % 4 == 0:
+// the host's condition), or with YDQ float32, float(q - u_zy) * u_ys (the DequantizeLinear after it).
+// X_QUADS (WG_INPUT): x's rows read as quads, three per tile row (x_quad: a 128-bit load of f32 x, or
+// one word of four 8-bit values), the tile's columns lanes X_SHIFT + [0, ALPHA) of them (X_SHIFT =
+// -u_pl mod 4; the host's condition: WG_M 4, W % 4 == 0, x's offset and strides multiples of 4, unit
+// column stride). Y_VEC4 (WG_OUTPUT, f32 stores: no YQ, or YQ with YDQ): a tile row's 4 outputs as
+// one 128-bit store (WG_M 4, OW % 4 == 0: the host's condition).
+// Tiles: p = (n * TH + th) * TW + tw, TH = ceil(OH / M), TW = ceil(OW / M). The transforms'
+// constants are Lavin's (F(4x4,3x3): B^T's 4, -5, G's 1/4, -1/6, 1/24, 1/12, A^T's 2, 4, 8): F(4x4,3x3)
+// rounds more than the direct sum (tests/nn/test_conv_winograd.cpp: the tolerance relative to
+// sum |w| |x|).
+layout(local_size_x = LOCAL_X) in;
+
+#define ALPHA (WG_M + 2)
+#define T (ALPHA * ALPHA)
+
+uniform uint u_C;
+uniform uint u_O;
+uniform uint u_P;  // tiles over all images
+uniform int u_H;
+uniform int u_W;
+uniform int u_TH;
+uniform int u_TW;
+uniform int u_OH;
+uniform int u_OW;
+uniform int u_pt;
+uniform int u_pl;
+uniform uint u_x_stride[4];  // x (WG_INPUT) or w (WG_WEIGHT)
+uniform uint u_x_off;
+uniform uint u_b_stride;
+uniform uint u_b_off;
+uniform float u_act_p0;  // activation parameters (ACT's expression may use them)
+uniform float u_act_p1;
+uniform float u_act_scale;  // the epilogue's affine after the activation
+uniform float u_act_shift;
+
+uniform float u_xs;  // X8, XQIN: x's scale and zero point, 1 / u_xs (f32)
+uniform int u_xz;
+uniform float u_xs_inv;
+uniform float u_ys;  // YQ: y's scale and zero point, 1 / u_ys (f32), the activation's bounds
+uniform float u_ys_inv;
+uniform float u_zy;
+uniform float u_lo;
+uniform float u_hi;
+
+#include "activations.glsl"
+#ifdef X_I8
+#define XQMIN -128.0
+#define XQMAX 127.0
+#else
+#define XQMIN 0.0
+#define XQMAX 255.0
+#endif
+#ifdef Y_I8
+#define QMIN -128.0
+#define QMAX 127.0
+#else
+#define QMIN 0.0
+#define QMAX 255.0
+#endif
+// v / s correctly rounded (div_rn) where roundEven of it could tell: v * (1 / s) is within 1.5 ulp
+// of it, so that only a product within 1e-4 of a tie k + 0.5 can round otherwise (below 384 in
+// magnitude, where 1.5 ulp < 5e-5; from 384 on, every 8-bit range saturates on either side of a
+// tie); those take div_rn (two divisions and an fma: twice the output transform's arithmetic where
+// every value took it). NaN passes (fract(NaN) < 1e-4 is false), as do infinities.
+float quant_div(float v, float s, float s_inv) {  // cnn36 lab (glsl-alt2): v * (1 / s) only (inexact at ties)
+  return v * s_inv;
+}
+// XQIN: f32 x through QuantizeLinear and DequantizeLinear (quant_int.comp's QUANTIZE).
+float x_qin(float x) {
+  float v = quant_div(x, u_xs, u_xs_inv);
+  float q = is_nan(v) ? float(u_xz) : clamp(roundEven(v) + float(u_xz), XQMIN, XQMAX);
+  return (q - float(u_xz)) * u_xs;
+}
+// x's value at element e as the float graph's conv input sees it.
+float x_value(uint e) {
+#if defined(X8)
+  return float(int(load1(e)) - u_xz) * u_xs;
+#elif defined(XQIN)
+  return x_qin(float(load1(e)));
+#else
+  return float(load1(e));
+#endif
+}
+#ifndef ACT
+#define ACT(x) (x)
+#endif
+#ifdef X_QUADS
+// Quad q of x (elements 4q .. 4q + 3) as the float graph's conv input sees them: one 128-bit load
+// (f32), or one word of four 8-bit values (X8).
+vec4 x_quad(uint q) {
+#if defined(X8)
+  uint w = t1[q];
+#ifdef X_I8
+  ivec4 b = ivec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
+                  bitfieldExtract(int(w), 24, 8));
+#else
+  ivec4 b = ivec4(w & 0xffu, (w >> 8u) & 0xffu, (w >> 16u) & 0xffu, w >> 24u);
+#endif
+  return vec4(b - ivec4(u_xz)) * u_xs;
+#else
+  return uintBitsToFloat(t14[q]);  // (XQIN: quantized once selected, x_qin)
+#endif
+}
+#endif
+
+#if WG_M == 4
+const float BT[36] = float[36](4.0, 0.0, -5.0, 0.0, 1.0, 0.0,   //
+                               0.0, -4.0, -4.0, 1.0, 1.0, 0.0,  //
+                               0.0, 4.0, -4.0, -1.0, 1.0, 0.0,  //
+                               0.0, -2.0, -1.0, 2.0, 1.0, 0.0,  //
+                               0.0, 2.0, -1.0, -2.0, 1.0, 0.0,  //
+                               0.0, 4.0, 0.0, -5.0, 0.0, 1.0);
+const float G[18] = float[18](0.25, 0.0, 0.0,                                   //
+                              -1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0,               //
+                              -1.0 / 6.0, 1.0 / 6.0, -1.0 / 6.0,                //
+                              1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0,                //
+                              1.0 / 24.0, -1.0 / 12.0, 1.0 / 6.0,               //
+                              0.0, 0.0, 1.0);
+const float AT[24] = float[24](1.0, 1.0, 1.0, 1.0, 1.0, 0.0,   //
+                               0.0, 1.0, -1.0, 2.0, -2.0, 0.0, //
+                               0.0, 1.0, 1.0, 4.0, 4.0, 0.0,   //
+                               0.0, 1.0, -1.0, 8.0, -8.0, 1.0);
+#elif WG_M == 2
+const float BT[16] = float[16](1.0, 0.0, -1.0, 0.0,  //
+                               0.0, 1.0, 1.0, 0.0,   //
+                               0.0, -1.0, 1.0, 0.0,  //
+                               0.0, 1.0, 0.0, -1.0);
+const float G[12] = float[12](1.0, 0.0, 0.0,    //
+                              0.5, 0.5, 0.5,    //
+                              0.5, -0.5, 0.5,   //
+                              0.0, 0.0, 1.0);
+const float AT[8] = float[8](1.0, 1.0, 1.0, 0.0,  //
+                             0.0, 1.0, -1.0, -1.0);
+#else
+#error WG_M must be 2 or 4
+#endif
+
+void main() {
+#if defined(WG_WEIGHT)
+  uint i = GLOBAL_ID_1D, OC = u_O * u_C;
+  if (i >= OC) return;
+  uint o = i / u_C, c = i - o * u_C;
+  uint base = u_x_off + o * u_x_stride[0] + c * u_x_stride[1];
+  float g[9];
+  for (int kh = 0; kh < 3; ++kh)
+    for (int kw = 0; kw < 3; ++kw) g[kh * 3 + kw] = float(load1(base + uint(kh) * u_x_stride[2] + uint(kw) * u_x_stride[3]));
+  float tg[ALPHA * 3];  // G g
+  for (int r = 0; r < ALPHA; ++r)
+    for (int k = 0; k < 3; ++k) tg[r * 3 + k] = G[r * 3] * g[k] + G[r * 3 + 1] * g[3 + k] + G[r * 3 + 2] * g[6 + k];
+  for (int r = 0; r < ALPHA; ++r)
+    for (int s = 0; s < ALPHA; ++s)
+      store0(uint(r * ALPHA + s) * OC + i,
+             CT0(tg[r * 3] * G[s * 3] + tg[r * 3 + 1] * G[s * 3 + 1] + tg[r * 3 + 2] * G[s * 3 + 2]));
+#elif defined(WG_INPUT)
+  uint p = GLOBAL_ID.x, c = WORKGROUP_ID.y;
+  if (p >= u_P) return;
+  uint tiles = uint(u_TH * u_TW), n = p / tiles, r0 = p - n * tiles;
+  int th = int(r0 / uint(u_TW)), tw = int(r0) - th * u_TW;
+  int h0 = th * WG_M - u_pt, w0 = tw * WG_M - u_pl;
+  uint base = u_x_off + n * u_x_stride[0] + c * u_x_stride[1];
+  float d[T];
+#ifdef X_QUADS
+  // w0 - X_SHIFT is a multiple of 4: the tile row's columns are lanes X_SHIFT + [0, ALPHA) of the
+  // quads q0, q0 + 1, q0 + 2 (each clamped into the row: a clamped quad's lanes are all outside x,
+  // so selected away).
+  int q0 = (w0 - X_SHIFT) >> 2, nq = u_W >> 2;
+  for (int i = 0; i < ALPHA; ++i) {
+    int h = h0 + i;
+    bool hin = h >= 0 && h < u_H;
+    uint rowq = (base + uint(clamp(h, 0, u_H - 1)) * u_x_stride[2]) >> 2u;
+    float r[12];
+    for (int k = 0; k < 3; ++k) {
+      vec4 v = x_quad(rowq + uint(clamp(q0 + k, 0, nq - 1)));
+      r[4 * k] = v.x, r[4 * k + 1] = v.y, r[4 * k + 2] = v.z, r[4 * k + 3] = v.w;
+    }
+    for (int j = 0; j < ALPHA; ++j) {
+      int w = w0 + j;
+#ifdef XQIN
+      float v = x_qin(r[X_SHIFT + j]);
+#else
+      float v = r[X_SHIFT + j];
+#endif
+      d[i * ALPHA + j] = hin && w >= 0 && w < u_W ? v : 0.0;
+    }
+  }
+#else
+  for (int i = 0; i < ALPHA; ++i) {
+    int h = h0 + i;
+    bool hin = h >= 0 && h < u_H;
+    uint row = base + uint(clamp(h, 0, u_H - 1)) * u_x_stride[2];
+    for (int j = 0; j < ALPHA; ++j) {
+      int w = w0 + j;
+      float v = x_value(row + uint(clamp(w, 0, u_W - 1)) * u_x_stride[3]);  // clamped: no load outside x
+      d[i * ALPHA + j] = hin && w >= 0 && w < u_W ? v : 0.0;
+    }
+  }
+#endif
+  float t[T];  // B^T d
+  for (int i = 0; i < ALPHA; ++i)
+    for (int j = 0; j < ALPHA; ++j) {
+      float s = 0.0;
+      for (int k = 0; k < ALPHA; ++k) s += BT[i * ALPHA + k] * d[k * ALPHA + j];
+      t[i * ALPHA + j] = s;
+    }
+  uint CP = u_C * u_P, dst = c * u_P + p;
+  for (int i = 0; i < ALPHA; ++i)
+    for (int j = 0; j < ALPHA; ++j) {
+      float s = 0.0;  // (B^T d) B: row j of B^T
+      for (int k = 0; k < ALPHA; ++k) s += t[i * ALPHA + k] * BT[j * ALPHA + k];
+      store0(uint(i * ALPHA + j) * CP + dst, CT0(s));
+    }
+#elif defined(WG_OUTPUT)
+  uint p = GLOBAL_ID.x, o = WORKGROUP_ID.y;
+  if (p >= u_P) return;
+  uint OP = u_O * u_P, at = o * u_P + p;
+  float m[T];
+  for (int t = 0; t < T; ++t) m[t] = float(load1(uint(t) * OP + at));
+  float a[WG_M * ALPHA];  // A^T m
+  for (int i = 0; i < WG_M; ++i)
+    for (int j = 0; j < ALPHA; ++j) {
+      float s = 0.0;
+      for (int k = 0; k < ALPHA; ++k) s += AT[i * ALPHA + k] * m[k * ALPHA + j];
+      a[i * ALPHA + j] = s;
+    }
+#ifdef HAS_BIAS
+  float b = float(load2(u_b_off + o * u_b_stride));
+#else
+  float b = 0.0;
+#endif
+  uint tiles = uint(u_TH * u_TW), n = p / tiles, r0 = p - n * tiles;
+  int th = int(r0 / uint(u_TW)), tw = int(r0) - th * u_TW;
+  int oh0 = th * WG_M, ow0 = tw * WG_M;
+  uint ybase = (n * u_O + o) * uint(u_OH * u_OW);
+  for (int i = 0; i < WG_M; ++i) {
+    if (oh0 + i >= u_OH) break;
+    uint yrow = ybase + uint((oh0 + i) * u_OW + ow0);
+#if defined(YQ) && !defined(YDQ)
+    uint word = 0u;
+#endif
+#ifdef Y_VEC4
+    vec4 row;
+#endif
+    for (int j = 0; j < WG_M; ++j) {
+      float s = b;
+      for (int k = 0; k < ALPHA; ++k) s += a[i * ALPHA + k] * AT[j * ALPHA + k];
+#ifdef YQ
+      float q = quant_div(act_clip(s, u_lo, u_hi), u_ys, u_ys_inv);
+      float r = is_nan(q) ? u_zy : clamp(roundEven(q) + u_zy, QMIN, QMAX);
+#ifdef YDQ
+      float v = (r - u_zy) * u_ys;
+#else
+      word |= (uint(int(r)) & 0xffu) << (8u * uint(j));
+#endif
+#else
+      float v = ACT(s);
+#endif
+#if defined(Y_VEC4)
+      row[j] = v;
+#elif !defined(YQ) || defined(YDQ)
+      if (ow0 + j < u_OW) store0(yrow + uint(j), CT0(v));
+#endif
+    }
+#if defined(YQ) && !defined(YDQ)
+    t0[yrow >> 2u] = word;  // WG_M 4, OW % 4 == 0: the row's 4 outputs are one word
+#endif
+#ifdef Y_VEC4
+    t04[yrow >> 2u] = floatBitsToUint(row);  // WG_M 4, OW % 4 == 0: the row's 4 outputs, one 128-bit store
+#endif
+  }
+#endif
+}
