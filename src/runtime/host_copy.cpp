@@ -12,22 +12,21 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/settings.hpp"
-
 namespace gltensor::detail {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A job is chunks_ equal chunks (8, or twice the threads where GLTENSOR_COPY_THREADS asks for more than 4), claimed one
-// at a time by the caller and the helpers through ticket_ (the job's generation in the high 32 bits, the next chunk in
-// the low 32), by compare-and-swap so that a helper still holding an older generation claims nothing of a newer job;
-// done_ counts the chunks copied. The caller claims chunks too and, once none is left, waits only for the chunks that
-// running helpers hold: a helper the OS has not run yet costs nothing (on a loaded 2-core machine a copy waiting for
-// its helpers took 40x a plain memcpy). The job's descriptor is read only after a successful claim, when the caller
-// cannot have moved on. The helpers poll ticket_ for kSpin after each job and after a prime, then sleep on the
-// condition variable; a job's generation is raised under the mutex (no lost wake-up).
+// A job is kChunks equal chunks, claimed one at a time by the caller and the helpers through
+// ticket_ (the job's generation in the high 32 bits, the next chunk in the low 32), by
+// compare-and-swap so that a helper still holding an older generation claims nothing of a newer
+// job; done_ counts the chunks copied. The caller claims chunks too and, once none is left, waits
+// only for the chunks that running helpers hold: a helper the OS has not run yet costs nothing
+// (on a loaded 2-core machine a copy waiting for its helpers took 40x a plain memcpy). The job's
+// descriptor is read only after a successful claim, when the caller cannot have moved on. The
+// helpers poll ticket_ for kSpin after each job and after a prime, then sleep on the condition
+// variable; a job's generation is raised under the mutex (no lost wake-up).
 class CopyHelpers {
  public:
   static CopyHelpers& get() {
@@ -50,7 +49,7 @@ class CopyHelpers {
       std::memcpy(dst, src, n);
       return;
     }
-    const std::size_t chunk = ((n + chunks_ - 1) / chunks_ + 63) / 64 * 64;  // chunks_ of them cover n
+    const std::size_t chunk = ((n + kChunks - 1) / kChunks + 63) / 64 * 64;  // kChunks of them cover n
     job_ = Job{static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n, chunk};
     done_.store(0, std::memory_order_relaxed);
     {
@@ -62,7 +61,7 @@ class CopyHelpers {
     const std::uint64_t g = gen_;
     while (claim_and_copy(g)) {
     }
-    while (done_.load(std::memory_order_acquire) != chunks_) std::this_thread::yield();
+    while (done_.load(std::memory_order_acquire) != kChunks) std::this_thread::yield();
   }
 
   ~CopyHelpers() {
@@ -80,14 +79,12 @@ class CopyHelpers {
     const unsigned char* src = nullptr;
     std::size_t n = 0, chunk = 0;
   };
+  static constexpr std::uint64_t kChunks = 8;
   static constexpr auto kSpin = std::chrono::microseconds(100);
 
   CopyHelpers() {
     const unsigned hw = std::thread::hardware_concurrency();
-    // GLTENSOR_COPY_THREADS: the copy's threads, the caller's included (0: 4)
-    const unsigned want = settings().copy_threads > 0 ? static_cast<unsigned>(settings().copy_threads) - 1 : 3u;
-    const unsigned count = hw > 1 ? std::min(want, hw - 1) : 0u;
-    chunks_ = std::max<std::uint64_t>(8, 2 * (std::uint64_t{count} + 1));
+    const unsigned count = hw > 1 ? std::min(3u, hw - 1) : 0u;
     // A thread the system refuses (limits, restricted sandboxes): fewer helpers, none at worst
     // (plain memcpy), never an error of the read.
     for (unsigned i = 0; i < count; ++i) {
@@ -105,7 +102,7 @@ class CopyHelpers {
   bool claim_and_copy(std::uint64_t g) {
     std::uint64_t t = ticket_.load(std::memory_order_acquire);
     for (;;) {
-      if ((t >> 32) != g || (t & 0xffffffffu) >= chunks_) return false;
+      if ((t >> 32) != g || (t & 0xffffffffu) >= kChunks) return false;
       if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) break;
     }
     const Job& j = job_;
@@ -137,7 +134,6 @@ class CopyHelpers {
   }
 
   std::vector<std::thread> threads_;
-  std::uint64_t chunks_ = 8;
   bool prime_ = false;  // polling (primes, after copies) only where cores are many (llvmpipe's work runs on them)
   std::mutex use_;      // one parallel copy at a time
   std::mutex m_;

@@ -165,11 +165,6 @@ Settings Settings::from_env() {
   } else if (!t.empty() && t != "direct") {
     throw ValueError("gltensor: GLTENSOR_HOST_IO=\"" + t + "\" is not one of direct, copy");
   }
-  if (const std::string t = env("GLTENSOR_COPY_THREADS"); !t.empty()) {
-    s.copy_threads = std::atoi(t.c_str());
-    if (s.copy_threads < 0 || s.copy_threads > 64 || t.find_first_not_of("0123456789") != std::string::npos)
-      throw ValueError("gltensor: GLTENSOR_COPY_THREADS=\"" + t + "\" is not a number of threads 0..64");
-  }
   s.cuda_memory = env_bool("GLTENSOR_CUDA_MEMORY", true);
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {

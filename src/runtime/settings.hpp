@@ -74,9 +74,6 @@ struct Settings {
   /// device buffers through the staging above ("" or direct: kernels read small inputs from and
   /// write small outputs into host-visible, persistently mapped buffers; Pool::acquire_host).
   bool direct_host_io = true;
-  /// GLTENSOR_COPY_THREADS=N (1..64): threads of a large read-back's copy out of mapped memory,
-  /// the caller's included (host_copy.cpp; "" or 0 = 4, at most the hardware's threads).
-  int copy_threads = 0;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;
