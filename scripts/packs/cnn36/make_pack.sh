@@ -18,7 +18,13 @@ strip "$P"/bin/* "$P"/lib/* "$P"/base/gltensor-run "$P"/base/gltensor_model_benc
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 cp "$WT/scripts/packs/cnn36/${RUN:-run.sh}" "$P/run.sh"
-for d in "$WT"/scripts/packs/cnn36/glsl-alt*; do [ -d "$d" ] && cp -r "$d" "$P/"; done
+# run2.sh's lab shaders (window 2): conv_winograd.comp with quant_div's exact division computed always, then
+# selected (glsl-alt1), or left out (glsl-alt2: inexact at ties, a diagnostic)
+mkdir -p "$P/glsl-alt1" "$P/glsl-alt2"
+sed 's|return abs(fract(t) - 0.5) < 1e-4 ? div_rn(v, s) : t;|float e = div_rn(v, s);\n  return abs(fract(t) - 0.5) < 1e-4 ? e : t;|' \
+  "$WT/glsl/nn/conv_winograd.comp" > "$P/glsl-alt1/conv_winograd.comp"
+sed 's|return abs(fract(t) - 0.5) < 1e-4 ? div_rn(v, s) : t;|return t;|' "$WT/glsl/nn/conv_winograd.comp" \
+  > "$P/glsl-alt2/conv_winograd.comp"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 echo "base: $BASE ($(git -C "$BASE/.." log -1 --format=%h 2> /dev/null), libgltensor built $(date -r "$BASE/libgltensor.so.0" -u +%H:%M))" >> "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"
