@@ -44,6 +44,10 @@ std::uint64_t layer_norm_loops(std::int64_t L, std::uint32_t local) {
   return 2 * static_cast<std::uint64_t>((L + local - 1) / local) + 16;
 }
 std::uint32_t layer_norm_local(std::int64_t L) { return L >= 1024 ? 256 : 64; }
+// ROW_REGS: rows of up to kLayerNormMaxNs elements per invocation in registers; its loops: three
+// of NS trips (each with its exit test) and two trees (or the subgroups' sums).
+constexpr std::int64_t kLayerNormMaxNs = 16;
+std::uint64_t layer_norm_regs_loops(std::int64_t ns) { return 3 * static_cast<std::uint64_t>(ns + 1) + 32; }
 
 // norm.comp: one dispatch, for inputs that need no gradient; y in a host-visible buffer where
 // host_out (and one can be made).
@@ -64,9 +68,13 @@ Tensor layer_norm_fused(const Tensor& x_in, std::int64_t L, const Tensor& w_in, 
   if (w.defined()) v.w = w.dtype();
   if (b.defined()) v.b = b.dtype();
   const std::uint32_t local = layer_norm_local(L);
+  // The row in registers where it fits (one read of x), else the two passes' loops.
+  const std::int64_t ns = (L + local - 1) / local;
+  const std::uint64_t limit = dev.loop_limit(), regs_loops = layer_norm_regs_loops(ns);
+  if (ns <= kLayerNormMaxNs && (limit == 0 || regs_loops <= limit)) v.ns = ns, v.subgroup = dev.subgroup_arithmetic();
   // x stands in for absent weight/bias bindings (never read)
   launch.program(v.kFile, v.defines(), {local}).write(y).read(x).read(w.defined() ? w : x).read(b.defined() ? b : x);
-  launch.params(LayerNormParams{rows, L, eps}).loop_iterations(layer_norm_loops(L, local));
+  launch.params(LayerNormParams{rows, L, eps}).loop_iterations(v.ns ? regs_loops : layer_norm_loops(L, local));
   launch.groups_1d(static_cast<std::uint64_t>(rows));
   return y;
 }
