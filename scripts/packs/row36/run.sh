@@ -69,14 +69,19 @@ PYEOF
 step "PyTorch eager and CUDA graph (torchcmp.py torch; the table's gltensor columns: the branch's last round)"
 T=$((100 - SECONDS)); [ $T -gt 30 ] && T=30; [ $T -lt 5 ] && T=5
 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only 'layernorm|softmax|cls' ${TC_REPS:+--reps $TC_REPS} | grep -vE "^$" || echo "torch side: rc $?"
-step "the branch's tests on the GPU (host-visible model outputs)"
+step "the branch's tests on the GPU (host-visible model outputs, LayerNorm's ROW_REGS)"
 for api in gles gl; do
   echo "--- GLTENSOR_API=$api"
-  (cd "$W" && for t in test_model_layernorm test_model_softmax test_model_host_io; do
-    [ "$SECONDS" -gt 118 ] && echo "$t: no time left" && continue
-    GLTENSOR_API=$api timeout 8 "$B/bin/$t" 2>&1 | grep -E "^\[ +(OK|FAILED|PASSED) |Failure|seed|rror" | head -20
+  (cd "$W" && for t in test_model_layernorm test_model_softmax test_model_host_io "test_nn --gtest_filter=Norms.*"; do
+    [ "$SECONDS" -gt 115 ] && echo "$t: no time left" && continue
+    # shellcheck disable=SC2086
+    GLTENSOR_API=$api timeout 8 $B/bin/$t 2>&1 | grep -E "^\[ +(OK|FAILED|PASSED) |Failure|seed|rror" | head -20
   done)
 done
+echo "--- GLTENSOR_SUBGROUPS=0 (the shared-memory sums)"
+(cd "$W" && GLTENSOR_SUBGROUPS=0 timeout 8 "$B/bin/test_model_layernorm" 2>&1 | grep -E "^\[ +(FAILED|PASSED) |Failure" | head -5)
+echo "--- sabotage: norm.comp's subgroup sum x 1.01 (GLTENSOR_GLSL_DIR=glsl-sab; must FAIL)"
+(cd "$W" && GLTENSOR_GLSL_DIR=$B/glsl-sab GLTENSOR_CACHE_DIR=off timeout 8 "$B/bin/test_model_layernorm" 2>&1 | grep -E "^\[ +(FAILED|PASSED) " | head -8)
 [ "$SECONDS" -gt 125 ] && step "no time left for the profiles" && exit 0
 step "GPU profiles (branch, gltensor-run --profile --bench 100, plain)"
 while IFS='|' read -r name model _ args; do
