@@ -285,7 +285,7 @@ TEST(ModelHostIo, RunOutputsFedBackReadByKernelsAndKept) {
 }
 
 // run()'s plain outputs written by the fused MLP (gemm5: where they are at most
-// Settings::host_output_bytes, 1 MiB, in host-visible buffers that to_vector reads without a copy,
+// Settings::host_output_bytes, 256 KiB, in host-visible buffers that to_vector reads without a copy,
 // as a replay's): against the float64 reference with fresh inputs, bit for bit against
 // GLTENSOR_HOST_IO=copy (device memory, read through a copy) and the unfused plan's graph; rows 1,
 // odd, 34 and one row past the limit (device memory); each run's output a new tensor that the next runs leave as it
