@@ -12,8 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/settings.hpp"
-
 namespace gltensor::detail {
 
 namespace {
@@ -81,13 +79,12 @@ class CopyHelpers {
     const unsigned char* src = nullptr;
     std::size_t n = 0, chunk = 0;
   };
-  static constexpr std::uint64_t kChunks = 16;
+  static constexpr std::uint64_t kChunks = 8;
   static constexpr auto kSpin = std::chrono::microseconds(100);
 
   CopyHelpers() {
     const unsigned hw = std::thread::hardware_concurrency();
-    const int set = settings().copy_threads;  // GLTENSOR_COPY_THREADS
-    const unsigned count = set >= 0 ? static_cast<unsigned>(set) : hw > 1 ? std::min(3u, hw - 1) : 0u;
+    const unsigned count = hw > 1 ? std::min(3u, hw - 1) : 0u;
     // A thread the system refuses (limits, restricted sandboxes): fewer helpers, none at worst
     // (plain memcpy), never an error of the read.
     for (unsigned i = 0; i < count; ++i) {

@@ -170,11 +170,6 @@ Settings Settings::from_env() {
       throw ValueError("gltensor: GLTENSOR_HOST_OUTPUT_BYTES=\"" + t + "\" is not a number of bytes");
     s.host_output_bytes = static_cast<std::size_t>(std::stoull(t));
   }
-  if (const std::string t = env("GLTENSOR_COPY_THREADS"); !t.empty()) {
-    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 2 || std::stoi(t) > 15)
-      throw ValueError("gltensor: GLTENSOR_COPY_THREADS=\"" + t + "\" is not a number of threads 0..15");
-    s.copy_threads = std::stoi(t);
-  }
   s.cuda_memory = env_bool("GLTENSOR_CUDA_MEMORY", true);
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {

@@ -80,9 +80,6 @@ struct Settings {
   /// larger ones go through the read buffer's copy ("" = 256 KiB; 0: none). On the H200 a kernel
   /// writing 903 KB into host memory took 23 us against 7 into its own (bench/RESULTS.md, row36).
   std::size_t host_output_bytes = std::size_t{256} << 10;
-  /// GLTENSOR_COPY_THREADS=N: helper threads of host_copy's parallel_copy (reads from 256 KiB),
-  /// 0 to 15 (-1, "": min(3, hardware threads - 1)).
-  int copy_threads = -1;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;
