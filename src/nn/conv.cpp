@@ -415,8 +415,10 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
     if (form == ConvGemmForm::pointwise_batched)
       return matmul_fused(wm, x.view({g.N, g.C, g.H * g.W}), b, 1.0, 1.0, fused).view({g.N, O, g.OH, g.OW});
     Tensor cols = form == ConvGemmForm::pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
-    // The residual at C's index: the split columns' [N, O, OH * OW] is its layout (NCHW).
+    // The residual at C's index: the split columns' [N, O, OH * OW] is its layout (NCHW), and so is
+    // one image's plain product [O, OH * OW] (the GPUs' K-sliced REG plans have no split-columns form).
     Tensor r = residual.defined() ? matmul_split_columns(wm, cols, b, g.OH * g.OW, fused, residual) : Tensor();
+    if (!r.defined() && residual.defined() && g.N == 1) r = matmul_residual(wm, cols, b, fused, residual);
     if (r.defined() && res_used) *res_used = true;
     if (!r.defined()) r = matmul_split_columns(wm, cols, b, g.OH * g.OW, fused);
     if (r.defined())

@@ -55,6 +55,14 @@ inline bool quad_aligned(const Tensor& t, std::int64_t contig) {
 Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
                             const Epilogue& epilogue = {}, const Tensor& residual = Tensor());
 
+/// a [M, K] @ b [K, N] + addend (broadcast to [M, N]), epilogue applied, then + residual (f32,
+/// contiguous from element 0, M * N elements laid out as the [M, N] result) in the REG matmul
+/// kernel's stores, sliced over K or not (the K-sliced plans have no split-columns form); an
+/// undefined tensor where the plan is another kernel or splits K, or with gradients (the caller
+/// adds it after). conv2d_add's 1x1 / im2col GEMM of one image, whose [O, OH * OW] is NCHW.
+Tensor matmul_residual(const Tensor& a, const Tensor& b, const Tensor& addend, const Epilogue& epilogue,
+                       const Tensor& residual);
+
 /// (a [M, K] @ b [K, N])^T as a contiguous [N, M] tensor, no gradient recorded: written so by the
 /// split-K sum where the product splits K (no copy), else the product copied transposed.
 /// ShapeError unless both operands are 2-D with matching K.

@@ -385,6 +385,12 @@ Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
   return matmul_kernel(autocast_low(a), autocast_low(b), Tensor(), 1.0, 0.0, Epilogue(), 0, nullptr, nullptr, true);
 }
 
+Tensor matmul_residual(const Tensor& a, const Tensor& b, const Tensor& addend, const Epilogue& epilogue,
+                       const Tensor& residual) {
+  if (autograd::any_requires_grad({&a, &b, &addend, &residual})) return Tensor();
+  return matmul_kernel(a, b, addend, 1.0, 1.0, epilogue, 0, nullptr, nullptr, false, &residual);
+}
+
 Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
                             const Epilogue& epilogue, const Tensor& residual) {
   if (autograd::any_requires_grad({&a, &b, &addend, &residual})) return Tensor();

@@ -376,7 +376,8 @@ TEST(ModelResidualAdd, InTheConvKernel) {
 // The GEMM path forced (GLTENSOR_CONV=im2col: the GPUs' path for cls's 1x1 projections past 32
 // input channels): the residual in the REG matmul kernel's stores (RESIDUAL, one dispatch fewer
 // than unfused) for one image, a 1x1 projection (the image is the columns) and a 3x3 conv (im2col's
-// columns), NaN / Inf in r; two images with 1x1 (the batched pointwise product, no residual operand:
+// columns), through the split columns or one image's plain product (15 positions; and the GPUs'
+// K-sliced REG plans), NaN / Inf in r; two images with 1x1 (the batched pointwise product, no residual operand:
 // an add after) and a residual broadcast per channel (after) give the same values. Sabotage: the
 // kernel's residual load dropped (fails: the values), res_gemm left false with the kernel's add
 // (fails: r added twice).
@@ -392,6 +393,9 @@ TEST(ModelResidualAdd, InTheGemmKernel) {
   ResForm r;
   r.C = 40, r.O = 16, r.H = 3, r.W = 8, r.r_first = true, r.bias = false;
   expect_residual(r, "res_gemm_no_bias", 1);
+  ResForm q;  // 15 positions: no split-columns form (not a multiple of 4), one image's plain product
+  q.C = 40, q.O = 16, q.H = 3, q.W = 5;
+  expect_residual(q, "res_gemm_odd_positions", 1);
   ResForm n;
   n.C = 40, n.O = 16, n.H = 3, n.W = 8, n.N = 2;
   expect_residual(n, "res_gemm_batch", -1);
