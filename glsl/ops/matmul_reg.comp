@@ -29,6 +29,8 @@ layout(local_size_x = LOCAL_X, local_size_y = KSL) in;
 // ROWSUM (a linear layer's bias gradient with its weight gradient, A = g^T; one batch entry, no
 // split-K): the sums of A's rows over K, rs[m] = sum_k A[m, k] (no alpha), stored to the operand
 // after the others (binding 4 with ADDEND, else 3) by the invocations of the first column block.
+// RESIDUAL (the model's Conv -> Add on the 1x1 GEMM path; one batch entry, no split-K): an f32
+// operand laid out as C (after the others, RES_LOAD its load) added after the epilogue at each store.
 // MASK_A = b > 0 (ReLU's gradient in the products that read it, A = g or g^T): A's elements are
 // taken where the f32 operand at binding b, laid out as A (same offsets and strides), is > 0,
 // else 0 (NaN in A too: relu_backward's x > 0 ? g : 0); quads of it (quadY) where A's are.
@@ -59,7 +61,7 @@ shared float red_rs[(KSL - 1) * RA * int(LOCAL_X)];  // red_rs[(s * RA + i) * LO
 #endif
 #endif
 
-// C's element (m, n) of this workgroup's output: alpha, addend, activation, store.
+// C's element (m, n) of this workgroup's output: alpha, addend, activation, residual, store.
 void epilogue_reg(uint m, uint n, float a, uint c_off, uint d_off) {
   float v = u_alpha * a;
 #ifdef ADDEND
@@ -68,10 +70,15 @@ void epilogue_reg(uint m, uint n, float a, uint c_off, uint d_off) {
 #ifdef SPLIT_COLS
   // C [M, N] stored as [N / u_split, M, u_split]
   uint g = n / u_split;
-  store0(c_off + (g * u_M + m) * u_split + (n - g * u_split), CT0(ACT(v)));
+  uint ci = c_off + (g * u_M + m) * u_split + (n - g * u_split);
 #else
-  store0(c_off + m * u_N + n, CT0(ACT(v)));
+  uint ci = c_off + m * u_N + n;
 #endif
+  float y = ACT(v);
+#ifdef RESIDUAL
+  y += float(RES_LOAD(ci));  // laid out as C (one batch entry): its element at C's index
+#endif
+  store0(ci, CT0(y));
 }
 
 void main() {

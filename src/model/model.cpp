@@ -446,15 +446,15 @@ bool rebindable(const detail::Capture& c, const Tensor& captured, const Tensor& 
 }
 
 // After a capture (Model::run_host's or run()'s): each output that the recording writes, up to
-// kDirectHostBytes, moves into a host-visible buffer, so that replays write it where the host
-// reads it (no copy before the read-back: run_host's read and to_vector wait for the fence, then
-// copy from the mapping). Where the device has none (or GLTENSOR_HOST_IO=copy), it stays; so it
-// does where the buffer would pass the device's memory limit (the move is an optimization: a run
-// whose capture fitted must not fail for it, review18).
+// Settings::host_output_bytes (GLTENSOR_HOST_OUTPUT_BYTES), moves into a host-visible buffer, so that replays write it
+// where the host reads it (no copy before the read-back: run_host's read and to_vector wait for the fence, then copy
+// from the mapping). Where the device has none (or GLTENSOR_HOST_IO=copy), it stays; so it does where the buffer would
+// pass the device's memory limit (the move is an optimization: a run whose capture fitted must not fail for it,
+// review18).
 void outputs_to_host(const Device& dev, detail::Capture& c, const std::map<std::string, Tensor>& outputs) {
   for (const auto& [name, t] : outputs) {
     detail::Storage& st = *t.impl()->storage;
-    if (st.block.host || st.nbytes > kDirectHostBytes || !c.writes(st.buffer())) continue;
+    if (st.block.host || st.nbytes > detail::settings().host_output_bytes || !c.writes(st.buffer())) continue;
     detail::Pool::Block b;
     try {
       b = dev.impl()->pool().acquire_host(st.nbytes, "Model::run");

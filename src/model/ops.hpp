@@ -14,11 +14,12 @@
 
 namespace gltensor::model {
 
-/// Model outputs up to this size live in host-visible buffers that the kernels write and the host
-/// reads in place (Pool::acquire_host): run_host's inputs, a replay's outputs (model.cpp,
-/// host_io.cpp) and a plain run's outputs that an op writes itself (Args::model_output). Larger
-/// ones are copied through the staging of host_staging.hpp (a kernel reading host memory reads it
-/// over the bus on every pass: for large tensors, or ones read many times, one copy costs less).
+/// Model::run_host's inputs up to this size live in host-visible buffers that the host writes and
+/// the kernels read in place (Pool::acquire_host, host_io.cpp). Larger ones are copied through the
+/// staging of host_staging.hpp (a kernel reading host memory reads it over the bus on every pass:
+/// for large tensors, or ones read many times, one copy costs less). Outputs have their own limit,
+/// Settings::host_output_bytes (a kernel writes each element once): a replay's outputs (model.cpp)
+/// and a plain run's outputs that an op writes itself (Args::host_output).
 constexpr std::size_t kDirectHostBytes = std::size_t{256} << 10;
 
 /// A value at run time: on the GPU, on the host (constants, shape subgraphs) or both; or, for a
@@ -126,6 +127,9 @@ class Args {
   /// tensor Model::run returns. An op may write such an output of up to kDirectHostBytes into a
   /// host-visible buffer (detail::alloc_host), which to_vector() then reads without a copy.
   bool model_output(std::size_t i) const { return wants_output(i) && !g.sub && g.values[node.outputs[i]].graph_output; }
+  /// Whether output i, of `bytes` bytes, is written into a host-visible buffer: a model output of up
+  /// to Settings::host_output_bytes (GLTENSOR_HOST_OUTPUT_BYTES) where direct host I/O is on.
+  bool host_output(std::size_t i, std::int64_t bytes) const;
   [[noreturn]] void fail(const std::string& reason) const { g.fail(node, reason); }
   /// This node's cache on the run's device, or null where the run keeps none (constant folding
   /// at load).

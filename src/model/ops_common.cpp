@@ -3,6 +3,7 @@
 #include <map>
 
 #include "model/ops.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor::model {
 
@@ -33,6 +34,11 @@ const Tensor& Args::t(std::size_t i) {
     }
   }
   return v.gpu;
+}
+
+bool Args::host_output(std::size_t i, std::int64_t bytes) const {
+  const detail::Settings& st = detail::settings();
+  return model_output(i) && st.direct_host_io && bytes >= 0 && static_cast<std::size_t>(bytes) <= st.host_output_bytes;
 }
 
 const HostTensor& Args::h(std::size_t i) {

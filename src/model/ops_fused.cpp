@@ -23,6 +23,7 @@
 #include "gltensor/reduce.hpp"
 #include "model/ops.hpp"
 #include "nn/fused_mlp.hpp"
+#include "nn/norm.hpp"
 #include "nn/squeeze_excite.hpp"
 #include "ops/fused_elementwise.hpp"
 #include "runtime/settings.hpp"
@@ -54,20 +55,21 @@ void register_fused_ops(Registry& m) {
         // The model's output (issue 21's three-Gemm model): written where to_vector reads it
         // (host memory, no copy before the read) where it is small, as a replay's outputs.
         const std::int64_t K = mlp.layers.front().K, N = mlp.layers.back().N;
-        const bool host_out = a.model_output(0) && K > 0 && x.numel() / K * N * 4 <= std::int64_t{kDirectHostBytes};
+        const bool host_out = K > 0 && a.host_output(0, x.numel() / K * N * 4);
         return Ts{detail::fused_mlp("FusedMlp", x, a.t(1), mlp, {st.fused_mlp_rows, st.fused_mlp_split}, host_out)};
       }};
-  m["gltensor.LayerNorm"] = OpDef{{"epsilon"}, nullptr, nullptr, [](Args& a) {
-                                    const Tensor &x = a.t(0), &gamma = a.t(1);
-                                    const Tensor beta = a.opt(2);
-                                    const double eps = a.attrs.f("epsilon", 1e-5);
-                                    if (x.dim() >= 1 && x.size(-1) == gamma.numel())
-                                      return Ts{layer_norm(x, 1, gamma, beta, eps)};
-                                    // [.., 1] against a wider gamma: the written-out nodes' broadcast
-                                    const Tensor d = sub(x, mean(x, {-1}, true));
-                                    Tensor y = mul(div(d, sqrt(add(mean(mul(d, d), {-1}, true), eps))), gamma);
-                                    return Ts{beta.defined() ? add(y, beta) : y};
-                                  }};
+  m["gltensor.LayerNorm"] =
+      OpDef{{"epsilon"}, nullptr, nullptr, [](Args& a) {
+              const Tensor &x = a.t(0), &gamma = a.t(1);
+              const Tensor beta = a.opt(2);
+              const double eps = a.attrs.f("epsilon", 1e-5);
+              if (x.dim() >= 1 && x.size(-1) == gamma.numel())
+                return Ts{detail::layer_norm_out(x, 1, gamma, beta, eps, a.host_output(0, x.numel() * 4))};
+              // [.., 1] against a wider gamma: the written-out nodes' broadcast
+              const Tensor d = sub(x, mean(x, {-1}, true));
+              Tensor y = mul(div(d, sqrt(add(mean(mul(d, d), {-1}, true), eps))), gamma);
+              return Ts{beta.defined() ? add(y, beta) : y};
+            }};
   m["gltensor.SqueezeExcite"] =
       OpDef{{"activations", "activation_params"}, nullptr, nullptr, [](Args& a) {
               const Tensor &x = a.t(0), &w1 = a.t(1), &b1 = a.t(2), &w2 = a.t(3), &b2 = a.t(4);

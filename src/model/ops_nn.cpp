@@ -13,6 +13,7 @@
 #include "model/ops.hpp"
 #include "nn/conv_plan.hpp"
 #include "nn/pool_plan.hpp"
+#include "ops/softmax.hpp"
 
 namespace gltensor::model {
 
@@ -256,9 +257,10 @@ void check_pool(const CheckCtx& c) {
 
 Ts softmax_like(Args& a, int kind) {  // 0 softmax, 1 log_softmax, 2 hardmax
   const Tensor& t = a.t(0);
-  auto apply = [kind](const Tensor& x, std::int64_t axis) {
-    if (kind == 0) return softmax(x, axis);
-    if (kind == 1) return log_softmax(x, axis);
+  // A model's output written where the host reads it (Args::host_output; f32 and f16 at most 4 bytes).
+  const bool host_out = a.host_output(0, t.numel() * 4);
+  auto apply = [kind, host_out](const Tensor& x, std::int64_t axis) {
+    if (kind == 0 || kind == 1) return detail::softmax_out(x, axis, kind == 1, host_out);
     // hardmax: one-hot of the first maximum along axis
     const std::int64_t n = x.size(axis);
     Tensor idx = argmax(x, axis, true);

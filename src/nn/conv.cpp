@@ -384,9 +384,12 @@ Tensor conv_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const G
 
 // im2col + GEMM: x [N, G*C, H, W] -> [N, O, OH, OW] f32 (fused: the matmul's epilogue).
 // `saved_cols` (optional) receives each group's columns [C*KH*KW, N*OH*OW] for the weight
-// gradient.
+// gradient. residual (optional; conv2d_add's, checked there: f32 [N, O, OH, OW] contiguous from
+// element 0): added in the REG kernel's stores where the split columns' product runs there, and
+// then *res_used is set; else the caller adds it.
 Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geometry& g, std::int64_t G,
-                 const Epilogue& fused, std::vector<Tensor>* saved_cols) {
+                 const Epilogue& fused, std::vector<Tensor>* saved_cols, const Tensor& residual = Tensor(),
+                 bool* res_used = nullptr) {
   const std::int64_t O = w.size(0), Og = O / G, K = g.C * g.KH * g.KW;
   if (G == 1) {
     // [O, K] @ colsT [K, N*OH*OW] (+ bias per row): M = output channels, N = positions,
@@ -412,7 +415,12 @@ Tensor conv_gemm(const Tensor& x, const Tensor& w, const Tensor& bias, const Geo
     if (form == ConvGemmForm::pointwise_batched)
       return matmul_fused(wm, x.view({g.N, g.C, g.H * g.W}), b, 1.0, 1.0, fused).view({g.N, O, g.OH, g.OW});
     Tensor cols = form == ConvGemmForm::pointwise ? x.view({g.C, g.H * g.W}) : im2col(x, g);
-    Tensor r = matmul_split_columns(wm, cols, b, g.OH * g.OW, fused);
+    // The residual at C's index: the split columns' [N, O, OH * OW] is its layout (NCHW), and so is
+    // one image's plain product [O, OH * OW] (the GPUs' K-sliced REG plans have no split-columns form).
+    Tensor r = residual.defined() ? matmul_split_columns(wm, cols, b, g.OH * g.OW, fused, residual) : Tensor();
+    if (!r.defined() && residual.defined() && g.N == 1) r = matmul_residual(wm, cols, b, fused, residual);
+    if (r.defined() && res_used) *res_used = true;
+    if (!r.defined()) r = matmul_split_columns(wm, cols, b, g.OH * g.OW, fused);
     if (r.defined())
       r = r.view({g.N, O, g.OH, g.OW});
     else
@@ -602,9 +610,11 @@ Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, 
                         residual.shape() == Shape{g.N, O, g.OH, g.OW};
   // (Not the GPUs' 1x1 GEMM path of K > 32 switched to the direct kernel for the residual's sake:
   // PP-OCR cls's projections of 40 to 200 channels so ran 0.65-0.71 ms replayed on the H200
-  // against 0.55 with the GEMM and an add after; bench/RESULTS.md, cls35.)
+  // against 0.55 with the GEMM and an add after; bench/RESULTS.md, cls35. The GEMM path adds it in
+  // the REG matmul kernel's stores instead, where its plan is REG: res_gemm.)
   const bool res_in = res_fits && plan.path == Conv2dPlan::Path::direct;
   const Tensor res_kernel = res_in ? residual : Tensor();
+  bool res_gemm = false;
   Tensor y;
   std::vector<Tensor> saved_cols;
   if (plan.path == Conv2dPlan::Path::direct && x.numel() == 0) {
@@ -645,7 +655,7 @@ Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, 
       out = apply_epilogue(acc, fused);
       if (out.dtype() != DType::f32) out = out.to(DType::f32);
     } else if (plan.path == Conv2dPlan::Path::gemm) {
-      out = conv_gemm(x, w, bias, g, G, fused, &saved_cols);
+      out = conv_gemm(x, w, bias, g, G, fused, &saved_cols, res_fits ? residual : Tensor(), &res_gemm);
     } else {
       // Columns past the device's max SSBO block: im2col + GEMM per piece of the output
       // positions (whole images, else rows, else parts of rows), each written into its slice.
@@ -747,7 +757,7 @@ Tensor detail::conv2d_add(const Tensor& x, const Tensor& w, const Tensor& bias, 
         "conv2d");
   }
   if (!after.none()) y = apply_epilogue(y, after);
-  return residual.defined() && !res_in ? add(y, residual) : y;
+  return residual.defined() && !res_in && !res_gemm ? add(y, residual) : y;
 }
 
 namespace detail {

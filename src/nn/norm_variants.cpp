@@ -11,7 +11,9 @@ bool is(const char* a, const char* b) { return std::string(a) == b; }
 
 Defines NormVariant::defines() const {
   Defines d;
+  if (subgroup) d.subgroup(SubgroupFeature::arithmetic);
   d.flag("HAS_W", has_w).flag("HAS_B", has_b);
+  if (ns > 0) d.flag("ROW_REGS").uvalue("NS", static_cast<std::uint64_t>(ns));
   d.operand(0, y, CT::f32, true).operand(1, x, CT::f32, false);
   d.operand(2, has_w ? w : DType::f32, CT::f32, false).operand(3, has_b ? b : DType::f32, CT::f32, false);
   return d;
@@ -24,6 +26,12 @@ std::vector<NormVariant> NormVariant::space() {
       NormVariant v;
       v.has_w = f & 1, v.has_b = f & 2, v.y = v.x = v.w = v.b = dt;
       out.push_back(v);
+      for (std::int64_t ns : {1, 2, 5, 16})
+        for (bool subgroup : {false, true}) {
+          if (dt != DType::f32 && (ns != 2 || subgroup)) continue;
+          v.ns = ns, v.subgroup = subgroup;
+          out.push_back(v);
+        }
     }
   return out;
 }

@@ -15,6 +15,8 @@ namespace gltensor::detail {
 struct NormVariant {
   static constexpr const char* kFile = "norm.comp";
   bool has_w = false, has_b = false;  ///< HAS_W, HAS_B
+  std::int64_t ns = 0;                ///< ROW_REGS: the row in registers, NS elements per invocation; 0 = loops
+  bool subgroup = false;              ///< SUBGROUP (ROW_REGS): the sums through subgroup arithmetic
   DType y = DType::f32, x = DType::f32, w = DType::f32, b = DType::f32;
   Defines defines() const;
   static std::vector<NormVariant> space();

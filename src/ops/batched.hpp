@@ -49,9 +49,19 @@ inline bool quad_aligned(const Tensor& t, std::int64_t contig) {
 /// a [M, K] @ b [K, N] + addend (broadcast to [M, N]), epilogue applied, written as
 /// [N / split, M, split] in one kernel, where the quad-load or REG matmul kernel applies (2-D operands,
 /// whole tiles, split a multiple of 4 dividing N, no split-K, no gradient); otherwise an
-/// undefined tensor (the caller permutes instead).
+/// undefined tensor (the caller permutes instead). residual (may be undefined): f32, contiguous from
+/// element 0, laid out as the result, added after the epilogue in the REG kernel's stores; where the
+/// plan is not REG (or splits K) an undefined tensor too (the caller adds it after).
 Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
-                            const Epilogue& epilogue = {});
+                            const Epilogue& epilogue = {}, const Tensor& residual = Tensor());
+
+/// a [M, K] @ b [K, N] + addend (broadcast to [M, N]), epilogue applied, then + residual (f32,
+/// contiguous from element 0, M * N elements laid out as the [M, N] result) in the REG matmul
+/// kernel's stores, sliced over K or not (the K-sliced plans have no split-columns form); an
+/// undefined tensor where the plan is another kernel or splits K, or with gradients (the caller
+/// adds it after). conv2d_add's 1x1 / im2col GEMM of one image, whose [O, OH * OW] is NCHW.
+Tensor matmul_residual(const Tensor& a, const Tensor& b, const Tensor& addend, const Epilogue& epilogue,
+                       const Tensor& residual);
 
 /// (a [M, K] @ b [K, N])^T as a contiguous [N, M] tensor, no gradient recorded: written so by the
 /// split-K sum where the product splits K (no copy), else the product copied transposed.

@@ -22,7 +22,7 @@ using namespace detail;
 namespace {
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                      const Epilogue& epilogue, std::int64_t split = 0, Tensor* rowsum = nullptr,
-                     const Tensor* mask = nullptr, bool transpose_out = false);
+                     const Tensor* mask = nullptr, bool transpose_out = false, const Tensor* residual = nullptr);
 }  // namespace
 
 Tensor matmul_fused(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
@@ -177,7 +177,8 @@ namespace {
 void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem& problem, const VecLayout& vl,
                    const BatchLayout& bl, const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& out,
                    std::int64_t split, double alpha, double beta, const Epilogue& epilogue, DType a_dtype,
-                   DType b_dtype, const Tensor& rowsum = Tensor(), const Tensor& mask = Tensor()) {
+                   DType b_dtype, const Tensor& rowsum = Tensor(), const Tensor& mask = Tensor(),
+                   const Tensor& residual = Tensor()) {
   const MatmulParams params{problem.M, problem.N, problem.K, bl, a, b, d, vl, plan, split, alpha, beta, epilogue};
   if (plan.kernel == MatmulPlan::Kernel::gemv) {
     const GemvVariant v = gemv_variant(plan, problem, bl, d, out, epilogue, a_dtype, b_dtype);
@@ -192,6 +193,7 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
   MatmulVariant v = matmul_variant(dev, plan, problem, vl, bl, d, out, split, epilogue, a_dtype, b_dtype);
   v.rowsum = rowsum.defined();
   v.mask = mask.defined();
+  v.residual = residual.defined();
   // variant: bit 0 sliced K, bit 1 unrolled (quad-load kernel only)
   auto run = [&](int variant) {
     Launch launch(dev, "matmul");
@@ -208,6 +210,7 @@ void launch_matmul(DeviceImpl& dev, const MatmulPlan& plan, const MatmulProblem&
     if (d.defined()) launch.read(d);
     if (rowsum.defined()) launch.write(rowsum);
     if (mask.defined()) launch.read(mask);
+    if (residual.defined()) launch.read(residual);
     launch.params(params).loop_iterations(plan.loop_iterations);
     launch.groups(plan.groups_x, plan.groups_y, plan.groups_z);
   };
@@ -270,7 +273,7 @@ void launch_split_sum(DeviceImpl& dev, const Tensor& partial, const Tensor& d, c
 // kernel over one batch entry without split-K with f32 a (else returns an undefined tensor).
 Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, double alpha, double beta,
                      const Epilogue& epilogue, std::int64_t split, Tensor* rowsum, const Tensor* mask,
-                     bool transpose_out) {
+                     bool transpose_out, const Tensor* residual) {
   const char* op = "matmul";
   check_same_device(op, {&a, &b});
   if (addend.defined()) check_same_device(op, {&a, &addend});
@@ -304,6 +307,12 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
   if (mask && (plan.kernel != MatmulPlan::Kernel::reg || plan.splits != 1 || !batch.empty() || split > 0 ||
                a.dtype() != DType::f32 || mask->dtype() != DType::f32 || mask->shape() != a.shape() ||
                mask->strides() != a.strides() || mask->offset() != a.offset()))
+    return Tensor();
+  // residual (REG only, one batch entry, no split-K, f32): added at C's index, so laid out as C is
+  // (contiguous from element 0, C's element count; the split columns' [N / split, M, split] too).
+  if (residual && (plan.kernel != MatmulPlan::Kernel::reg || plan.splits != 1 || !batch.empty() || od != DType::f32 ||
+                   transpose_out || residual->dtype() != DType::f32 || !residual->is_contiguous() ||
+                   residual->offset() != 0 || residual->numel() != M * N))
     return Tensor();
   // transpose_out (2-D operands only): the [N, M] result, written so by the split-K sum, else copied.
   auto fin = [&](const Tensor& r) { return transpose_out ? r.t().contiguous() : r; };
@@ -363,7 +372,7 @@ Tensor matmul_kernel(const Tensor& a, const Tensor& b, const Tensor& addend, dou
                     reg_sliced_shared_bytes(plan.reg_slices, plan.local_x, true) <= 16384;  // GLES 3.1's minimum
   if (rows) *rowsum = alloc(dev, {M}, DType::f32, op);
   launch_matmul(dev, plan, problem, vl, bl, ea, eb, ed, out, split, alpha, beta, epilogue, a.dtype(), b.dtype(),
-                rows ? *rowsum : Tensor(), mask ? *mask : Tensor());
+                rows ? *rowsum : Tensor(), mask ? *mask : Tensor(), residual ? *residual : Tensor());
   return fin(out);
 }
 }  // namespace
@@ -376,10 +385,17 @@ Tensor matmul_transposed(const Tensor& a, const Tensor& b) {
   return matmul_kernel(autocast_low(a), autocast_low(b), Tensor(), 1.0, 0.0, Epilogue(), 0, nullptr, nullptr, true);
 }
 
+Tensor matmul_residual(const Tensor& a, const Tensor& b, const Tensor& addend, const Epilogue& epilogue,
+                       const Tensor& residual) {
+  if (autograd::any_requires_grad({&a, &b, &addend, &residual})) return Tensor();
+  return matmul_kernel(a, b, addend, 1.0, 1.0, epilogue, 0, nullptr, nullptr, false, &residual);
+}
+
 Tensor matmul_split_columns(const Tensor& a, const Tensor& b, const Tensor& addend, std::int64_t split,
-                            const Epilogue& epilogue) {
-  if (autograd::any_requires_grad({&a, &b, &addend})) return Tensor();
-  return matmul_kernel(a, b, addend, 1.0, 1.0, epilogue, split);
+                            const Epilogue& epilogue, const Tensor& residual) {
+  if (autograd::any_requires_grad({&a, &b, &addend, &residual})) return Tensor();
+  return matmul_kernel(a, b, addend, 1.0, 1.0, epilogue, split, nullptr, nullptr, false,
+                       residual.defined() ? &residual : nullptr);
 }
 }  // namespace detail
 

@@ -83,6 +83,10 @@ Defines MatmulVariant::defines() const {
     d.value("MASK_A", y);
     if (mask) d.operand(y, DType::f32, CT::f32, false);
     if (mask && a_q) d.quads("Y", y, DType::f32);
+    const int r = 3 + (addend ? 1 : 0) + (rowsum ? 1 : 0) + (mask ? 1 : 0);  // RESIDUAL: its binding
+    // (literals: Defines::ident keeps the pointer, not a copy)
+    static const char* const kLoads[] = {"load3", "load4", "load5", "load6"};
+    if (residual) d.flag("RESIDUAL").ident("RES_LOAD", kLoads[r - 3]).operand(r, DType::f32, CT::f32, false);
   }
   if (vec4 && !f16x2 && !warp) d.flag("SLICE_K", slice_k).flag("UNROLL_K", unroll_k);
   return d;
@@ -172,6 +176,17 @@ std::vector<MatmulVariant> MatmulVariant::space() {
         v.mask = true, v.a_q = a_q, v.rowsum = a_q == 2;
         out.push_back(v);
       }
+    }
+  // RESIDUAL (conv2d_add's 1x1 GEMM): one batch entry, the split columns (NCHW) or not, with and without the
+  // bias addend and an activation, sliced or not, each of the quad loads.
+  for (int ksl : {1, 16})
+    for (int q = 0; q < 3; ++q) {
+      MatmulVariant v;
+      v.kernel = K::reg;
+      v.ra = 4, v.cb = 1, v.a_q = q, v.b_q = 2 - q, v.ksl = ksl, v.residual = v.no_batch = true;
+      out.push_back(v);
+      v.addend = v.split_cols = true, v.act = q == 1 ? Activation::hardswish : Activation::none;
+      out.push_back(v);
     }
   // warp: the planner's tiles (128 x 128, 8 x 8 per invocation, 16- or 8-K tiles) with every
   // operand layout, whole or edge tiles, f16 storage, and every epilogue flag at once.

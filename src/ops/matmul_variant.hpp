@@ -40,6 +40,9 @@ struct MatmulVariant {
   bool rowsum = false;
   /// reg: MASK_A, A's elements taken where an f32 operand laid out as A (after the others) is > 0.
   bool mask = false;
+  /// reg: RESIDUAL, an f32 operand laid out as C (after the others) added after the epilogue (the
+  /// model's Conv -> Add on the 1x1 GEMM path).
+  bool residual = false;
   /// warp (A_KMAJOR / B_KMAJOR as vec4's): BM, BN, BK, TN, WARP_TILE, EDGE, K_LOOP (MatmulPlan's warp_*).
   int bm = 128, bn = 128, bk = 16, tn = 8;
   bool warp_lanes = true, edge = false, k_loop = false;

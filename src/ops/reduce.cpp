@@ -12,6 +12,7 @@
 #include "ops/elementwise.hpp"
 #include "ops/fused_elementwise.hpp"
 #include "ops/reduce_variants.hpp"
+#include "ops/softmax.hpp"
 #include "ops/softmax_plan.hpp"
 #include "runtime/codegen.hpp"
 #include "runtime/launch.hpp"
@@ -462,7 +463,7 @@ struct BlockCount {
   void set(Uniforms& u) const { u.u32("u_nb", nb); }
 };
 
-Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log) {
+Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log, bool host_out) {
   check_defined(op, x);
   DeviceImpl& dev = dev_of(x);
   Enter guard(dev, op);
@@ -497,7 +498,8 @@ Tensor softmax_impl(const char* op, const Tensor& x, std::int64_t dim, bool log)
     const Tensor z = where(eq(lse, INFINITY), NAN, sub(xf, lse));
     return (log ? z : exp(z)).to(od);
   }
-  Tensor out = alloc(dev, x.shape(), od, op);
+  Tensor out = host_out && x.numel() > 0 ? alloc_host(dev, x.shape(), od, op) : Tensor();
+  if (!out.defined()) out = alloc(dev, x.shape(), od, op);
   if (out.numel() == 0) return out;
   const RowLayout r = row_layout(x, out, dim);
   SoftmaxVariant v;
@@ -563,29 +565,25 @@ void scan_rows(DeviceImpl& dev, const Tensor& in, const Tensor& out, const RowLa
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, std::int64_t dim) {
-  if (detail::autocast_changes_f32({&x})) return softmax(detail::autocast_f32(x), dim);
-  Tensor y = softmax_impl("softmax", x, dim, false);
+Tensor detail::softmax_out(const Tensor& x, std::int64_t dim, bool log, bool host_out) {
+  if (detail::autocast_changes_f32({&x})) return softmax_out(detail::autocast_f32(x), dim, log, host_out);
+  Tensor y = softmax_impl(log ? "log_softmax" : "softmax", x, dim, log, host_out);
   if (autograd::any_requires_grad({&x})) {
     const Tensor yd = detach(y);
-    autograd::record(
-        y, {x},
-        [yd, dim](const Tensor& g) { return std::vector<Tensor>{mul(yd, sub(g, sum(mul(g, yd), {dim}, true)))}; },
-        "softmax");
+    if (log)
+      autograd::record(
+          y, {x}, [yd, dim](const Tensor& g) { return std::vector<Tensor>{sub(g, mul(exp(yd), sum(g, {dim}, true)))}; },
+          "log_softmax");
+    else
+      autograd::record(
+          y, {x},
+          [yd, dim](const Tensor& g) { return std::vector<Tensor>{mul(yd, sub(g, sum(mul(g, yd), {dim}, true)))}; },
+          "softmax");
   }
   return y;
 }
-Tensor log_softmax(const Tensor& x, std::int64_t dim) {
-  if (detail::autocast_changes_f32({&x})) return log_softmax(detail::autocast_f32(x), dim);
-  Tensor y = softmax_impl("log_softmax", x, dim, true);
-  if (autograd::any_requires_grad({&x})) {
-    const Tensor yd = detach(y);
-    autograd::record(
-        y, {x}, [yd, dim](const Tensor& g) { return std::vector<Tensor>{sub(g, mul(exp(yd), sum(g, {dim}, true)))}; },
-        "log_softmax");
-  }
-  return y;
-}
+Tensor softmax(const Tensor& x, std::int64_t dim) { return detail::softmax_out(x, dim, false, false); }
+Tensor log_softmax(const Tensor& x, std::int64_t dim) { return detail::softmax_out(x, dim, true, false); }
 
 Tensor cumsum(const Tensor& x, std::int64_t dim) {
   check_defined("cumsum", x);

@@ -165,6 +165,11 @@ Settings Settings::from_env() {
   } else if (!t.empty() && t != "direct") {
     throw ValueError("gltensor: GLTENSOR_HOST_IO=\"" + t + "\" is not one of direct, copy");
   }
+  if (const std::string t = env("GLTENSOR_HOST_OUTPUT_BYTES"); !t.empty()) {
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)
+      throw ValueError("gltensor: GLTENSOR_HOST_OUTPUT_BYTES=\"" + t + "\" is not a number of bytes");
+    s.host_output_bytes = static_cast<std::size_t>(std::stoull(t));
+  }
   s.cuda_memory = env_bool("GLTENSOR_CUDA_MEMORY", true);
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {

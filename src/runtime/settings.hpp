@@ -74,6 +74,12 @@ struct Settings {
   /// device buffers through the staging above ("" or direct: kernels read small inputs from and
   /// write small outputs into host-visible, persistently mapped buffers; Pool::acquire_host).
   bool direct_host_io = true;
+  /// GLTENSOR_HOST_OUTPUT_BYTES=N: a model's outputs of up to N bytes live in host-visible buffers
+  /// that the kernels write and the host reads in place (under direct_host_io: a replay's outputs,
+  /// and a plain run's outputs of the ops that write their own: FusedMlp, LayerNorm, Softmax);
+  /// larger ones go through the read buffer's copy ("" = 256 KiB; 0: none). On the H200 a kernel
+  /// writing 903 KB into host memory took 23 us against 7 into its own (bench/RESULTS.md, row36).
+  std::size_t host_output_bytes = std::size_t{256} << 10;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;

@@ -5,6 +5,7 @@
 // an output that is an input, inputs bound in place by replays, and typed errors (threads with
 // their own devices: test_model_run's ModelThreads). ctest also runs it with GLTENSOR_STAGING=copy (no persistently
 // mapped buffers: every transfer a copy) and GLTENSOR_HOST_IO=copy.
+#include <algorithm>
 #include <cstring>
 
 #include "gl_log.hpp"
@@ -283,12 +284,13 @@ TEST(ModelHostIo, RunOutputsFedBackReadByKernelsAndKept) {
   for (std::size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(kept[i].to_bytes(), want[i]) << "clone of run " << i;
 }
 
-// run()'s plain outputs written by the fused MLP (gemm5: where they are at most 256 KiB, in
-// host-visible buffers that to_vector reads without a copy, as a replay's): against the float64
-// reference with fresh inputs, bit for bit against GLTENSOR_HOST_IO=copy (device memory, read
-// through a copy) and the unfused plan's graph; rows 1, odd, 34 and past 256 KiB (683 rows: device
-// memory); each run's output a new tensor that the next runs leave as it was, read by a kernel, fed
-// back as the model's input. Sabotage: host_out inverted in ops_fused.cpp (fails: not host-visible).
+// run()'s plain outputs written by the fused MLP (gemm5: where they are at most
+// Settings::host_output_bytes, 256 KiB, in host-visible buffers that to_vector reads without a copy,
+// as a replay's): against the float64 reference with fresh inputs, bit for bit against
+// GLTENSOR_HOST_IO=copy (device memory, read through a copy) and the unfused plan's graph; rows 1,
+// odd, 34 and one row past the limit (device memory); each run's output a new tensor that the next runs leave as it
+// was, read by a kernel, fed back as the model's input. Sabotage: host_out inverted in ops_fused.cpp (fails: not
+// host-visible).
 TEST(ModelHostIo, PlainFusedMlpOutputsInHostMemory) {
   GLT_RNG(rng);
   const ThreeGemm g(rng, "host_io_plain_fused");
@@ -302,7 +304,9 @@ TEST(ModelHostIo, PlainFusedMlpOutputsInHostMemory) {
   Model copy = load_model(g.path, false);
   s->fused_mlp = 0;
   Model unfused = load_model(g.path, false);
-  for (std::int64_t rows : {34, 1, 7, 683}) {
+  const std::size_t limit = s->host_output_bytes, row_bytes = ThreeGemm::W * 4;
+  const auto past = static_cast<std::int64_t>(std::min<std::size_t>(limit / row_bytes + 1, 8192));
+  for (std::int64_t rows : {std::int64_t{34}, std::int64_t{1}, std::int64_t{7}, past}) {
     SCOPED_TRACE("rows " + std::to_string(rows));
     const Shape shape{1, rows, ThreeGemm::W};
     std::vector<Tensor> kept;
@@ -313,7 +317,7 @@ TEST(ModelHostIo, PlainFusedMlpOutputsInHostMemory) {
       s->direct_host_io = as_set;
       s->fused_mlp = 1;
       const Tensor y = m.run({{"x", x}}).at("y");
-      const bool small = rows * ThreeGemm::W * 4 <= 256 * 1024;
+      const bool small = static_cast<std::size_t>(rows) * row_bytes <= limit;
       s->direct_host_io = false;
       EXPECT_EQ(host_visible(y), small && zero_copy) << "run " << i;
       EXPECT_FALSE(small && host_visible(copy.run({{"x", x}}).at("y")));

@@ -2,13 +2,16 @@
 // ONNX nodes (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add, as paddle2onnx exports
 // PP-OCRv4's SVTR blocks) against a float64 reference and against the same model planned without
 // the pass (Settings::fuse_layernorm off); rows of one, odd and long widths, 0 rows, NaN/Inf,
-// large offsets (the variance taken about the mean), opset 18's axes input, no beta; and the
-// forms the pass must leave alone.
+// large offsets (the variance taken about the mean), opset 18's axes input, no beta; the forms the
+// pass must leave alone; and the fused node's model output in host-visible memory up to
+// Settings::host_output_bytes (Args::host_output), plain and replayed.
 #include <cmath>
 
 #include "model/planner.hpp"
 #include "onnx_builder.hpp"
 #include "planned_run.hpp"
+#include "runtime/settings.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -178,4 +181,45 @@ TEST(ModelLayerNorm, NarrowInputsBroadcastAsTheNodes) {
   for (int r = 0; r < 3; ++r) rows.insert(rows.end(), m.beta.begin(), m.beta.end());
   EXPECT_TRUE(close(a.y, rows, 0, 0));
   EXPECT_TRUE(close(b.y, rows, 0, 0));
+}
+
+// The fused LayerNorm's model output (layer_norm_out's host_out): in a host-visible buffer where it
+// is at most Settings::host_output_bytes (as set: 256 KiB by default; and 1 MiB) and the device has
+// such buffers (direct host I/O on), else device memory; plain runs and replays (outputs_to_host);
+// [64, 1025] (262 400 bytes: just past 256 KiB, torchcmp's case), the SVTR blocks' [1008, 120], a
+// small one and one past 1 MiB; fresh inputs each run with NaN / Inf in the first row, checked against the float64
+// reference, and a plain run's outputs kept and checked again after the later runs. Sabotage:
+// host_out false in the LayerNorm op (fails: not host-visible).
+TEST(ModelLayerNorm, ModelOutputsInHostMemoryUpToTheLimit) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const bool direct = detail::alloc_host(*dev.impl(), {1}, DType::f32, "test").defined();
+  for (const std::size_t limit : {detail::settings().host_output_bytes, std::size_t{1} << 20})
+    for (const Shape& shape : {Shape{64, 1025}, Shape{1008, 120}, Shape{3, 37}, Shape{1100, 240}})
+      for (bool replay : {false, true}) {
+        ScopedSettings s;
+        s->host_output_bytes = limit;
+        SCOPED_TRACE(to_string(shape) + (replay ? " replayed" : " plain") + ", limit " + std::to_string(limit));
+        const Form f{.shape = shape};
+        Built m = build(f, rng, "ln_host");
+        ModelOptions o;
+        o.replay = replay;
+        Model model = Model::load(dev, m.path, o);
+        EXPECT_NE(model.plan_summary().find("1 LayerNorm patterns"), std::string::npos) << model.plan_summary();
+        const bool host = direct && m.x.size() * 4 <= limit;
+        std::vector<Tensor> kept;
+        std::vector<std::vector<double>> want;
+        for (int run = 0; run < 4; ++run) {  // replayed: run 0 plain, 1 captured, 2 and 3 replays
+          m.x = uniform(rng, m.x.size(), -2, 2);
+          sprinkle_specials(m.x);
+          const Tensor y = model.run({{"x", Tensor::from_host(dev, m.x, shape)}}).at("y");
+          want.push_back(reference(f, m));
+          EXPECT_TRUE(close(y.to_vector(), want.back(), 2e-5, 2e-5)) << "run " << run;
+          EXPECT_EQ(y.impl()->storage->block.host != nullptr, host) << "run " << run;
+          kept.push_back(y);
+        }
+        // (a replay returns the recording's outputs, which the next replay overwrites: plain only)
+        for (std::size_t i = 0; !replay && i < kept.size(); ++i)
+          EXPECT_TRUE(close(kept[i].to_vector(), want[i], 2e-5, 2e-5)) << "kept output of run " << i;
+      }
 }

@@ -12,6 +12,7 @@
 #include "nn/squeeze_excite.hpp"
 #include "onnx_builder.hpp"
 #include "planned_run.hpp"
+#include "runtime/settings.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -370,6 +371,37 @@ TEST(ModelResidualAdd, InTheConvKernel) {
   ResForm o;
   o.C = 3, o.O = 40, o.H = 7, o.W = 13, o.relu = true;
   expect_residual(o, "res_odd", 1);
+}
+
+// The GEMM path forced (GLTENSOR_CONV=im2col: the GPUs' path for cls's 1x1 projections past 32
+// input channels): the residual in the REG matmul kernel's stores (RESIDUAL, one dispatch fewer
+// than unfused) for one image, a 1x1 projection (the image is the columns) and a 3x3 conv (im2col's
+// columns), through the split columns or one image's plain product (15 positions; and the GPUs'
+// K-sliced REG plans), NaN / Inf in r; two images with 1x1 (the batched pointwise product, no residual operand:
+// an add after) and a residual broadcast per channel (after) give the same values. Sabotage: the
+// kernel's residual load dropped (fails: the values), res_gemm left false with the kernel's add
+// (fails: r added twice).
+TEST(ModelResidualAdd, InTheGemmKernel) {
+  ScopedSettings s;
+  s->conv = detail::ConvSetting::im2col;
+  ResForm p;  // cls's 88 -> 16 projection
+  p.C = 88, p.O = 16, p.H = 3, p.W = 96;
+  expect_residual(p, "res_gemm_cls_wide", 1);
+  ResForm k;
+  k.C = 8, k.O = 12, k.H = 7, k.W = 12, k.k = 3;
+  expect_residual(k, "res_gemm_3x3", 1);
+  ResForm r;
+  r.C = 40, r.O = 16, r.H = 3, r.W = 8, r.r_first = true, r.bias = false;
+  expect_residual(r, "res_gemm_no_bias", 1);
+  ResForm q;  // 15 positions: no split-columns form (not a multiple of 4), one image's plain product
+  q.C = 40, q.O = 16, q.H = 3, q.W = 5;
+  expect_residual(q, "res_gemm_odd_positions", 1);
+  ResForm n;
+  n.C = 40, n.O = 16, n.H = 3, n.W = 8, n.N = 2;
+  expect_residual(n, "res_gemm_batch", -1);
+  ResForm c;
+  c.C = 40, c.O = 16, c.H = 3, c.W = 8, c.rshape = {1, 16, 1, 1};
+  expect_residual(c, "res_gemm_per_channel", 0);
 }
 
 // r of another shape than the conv's output (broadcast per channel, or a batch that widens the

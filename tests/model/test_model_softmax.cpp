@@ -2,10 +2,13 @@
 // a float64 reference: before opset 13 the input coerced to 2-D at the axis ([d0 .. d(axis-1)]
 // rows of [d(axis) ..] columns), from opset 13 along the one axis; negative axes, the default
 // axis of each opset, and 0-element inputs (0 rows, 0 columns: an empty output of the input's
-// shape, as ONNX Runtime gives).
+// shape, as ONNX Runtime gives); a model's Softmax output written into host-visible memory up to
+// Settings::host_output_bytes (Args::host_output), plain and replayed.
 #include <cmath>
 
 #include "onnx_builder.hpp"
+#include "runtime/settings.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -107,4 +110,50 @@ TEST(ModelSoftmax, ZeroElementInputsGiveEmptyOutputs) {
       check({op, opset, {2, 0, 4}, 2}, rng);  // 0 rows, the zero inside them
       check({op, opset, {0, 4}, -99}, rng);
     }
+}
+
+// A model's Softmax / LogSoftmax output (softmax_out's host_out): in a host-visible buffer where it
+// is at most Settings::host_output_bytes (as set: 256 KiB by default; and 1 MiB) and the device has
+// such buffers (direct host I/O on), else device memory; plain runs and replays (outputs_to_host), opset 13 and 11 (the
+// coerced 2-D view's reshape), [8, 168, 168] (903 KB: attention scores, torchcmp's case), a small one and one past the
+// limit; fresh inputs each run with NaN / Inf in the first row, checked against the float64 reference, and a plain
+// run's outputs kept and checked again after the later runs. Sabotage: host_out false in softmax_like (fails: not
+// host-visible).
+TEST(ModelSoftmax, ModelOutputsInHostMemoryUpToTheLimit) {
+  GLT_RNG(rng);
+  Device& dev = device();
+  const bool direct = detail::alloc_host(*dev.impl(), {1}, DType::f32, "test").defined();
+  for (const std::size_t limit : {detail::settings().host_output_bytes, std::size_t{1} << 20})
+    for (const char* op : {"Softmax", "LogSoftmax"})
+      for (int opset : {13, 11})
+        for (const Shape& shape : {Shape{8, 168, 168}, Shape{3, 37}, Shape{1100, 240}})
+          for (bool replay : {false, true}) {
+            ScopedSettings s;
+            s->host_output_bytes = limit;
+            SCOPED_TRACE(std::string(op) + " opset " + std::to_string(opset) + " " + to_string(shape) +
+                         (replay ? " replayed" : " plain") + ", limit " + std::to_string(limit));
+            B b(opset);
+            b.input("x", shape);
+            B::attr_i(b.node(op, {"x"}, {"y"}), "axis", opset >= 13 ? -1 : static_cast<std::int64_t>(shape.size()) - 1);
+            b.output_any("y");
+            ModelOptions o;
+            o.replay = replay;
+            Model model = Model::load(dev, b.save(std::string("softmax_host_") + op), o);
+            const std::int64_t n = count(shape), len = shape.back();
+            const bool host = direct && static_cast<std::size_t>(n) * 4 <= limit;
+            std::vector<Tensor> kept;
+            std::vector<std::vector<double>> want;
+            for (int run = 0; run < 4; ++run) {  // replayed: run 0 plain, 1 captured, 2 and 3 replays
+              auto x = uniform(rng, static_cast<std::size_t>(n), -3, 3);
+              sprinkle_specials(x);
+              const Tensor y = model.run({{"x", Tensor::from_host(dev, x, shape)}}).at("y");
+              want.push_back(reference(op, x, n / len, len, 1));
+              EXPECT_TRUE(close(y.to_vector(), want.back(), 1e-5, 1e-6)) << "run " << run;
+              EXPECT_EQ(y.impl()->storage->block.host != nullptr, host) << "run " << run;
+              kept.push_back(y);
+            }
+            // (a replay returns the recording's outputs, which the next replay overwrites: plain only)
+            for (std::size_t i = 0; !replay && i < kept.size(); ++i)
+              EXPECT_TRUE(close(kept[i].to_vector(), want[i], 1e-5, 1e-6)) << "kept output of run " << i;
+          }
 }

@@ -5,8 +5,8 @@
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
 // output's name, shape and min/max/mean, the load and run times and the planner's summary, and
 // writes outputs as DIR/<name>.npy, with the dispatches and barriers (glMemoryBarrier) of the run.
-// --bench N times N more runs (mean, min, the host time inside Model::run, the process's CPU time
-// per run: all its threads, a software rasterizer's included, dispatches and barriers per run). --replay runs with
+// --bench N times N more runs (mean, min, median, 90th percentile, the host time inside Model::run, the process's CPU
+// time per run: all its threads, a software rasterizer's included, dispatches and barriers per run). --replay runs with
 // ModelOptions::replay (the run recorded once, replayed). --read-back: each --bench run also reads every
 // output back to the host (Tensor::to_vector), as PyTorch's timings with `.cpu()` do. --gl-messages prints the driver's
 // debug messages (KHR_debug: e.g. a shader recompiled for the GL state) as they come, and each one's count at the end.
@@ -192,11 +192,14 @@ int main(int argc, char** argv) {
       for (double t : times) mean += t;
       mean /= bench;
       const auto n = static_cast<std::uint64_t>(bench);
+      std::vector<double> sorted = times;
+      std::sort(sorted.begin(), sorted.end());
+      const auto pct = [&](double p) { return sorted[static_cast<std::size_t>(p * static_cast<double>(bench - 1))]; };
       std::printf(
-          "bench: %d runs%s, mean %.3f ms, min %.3f ms, host %.3f ms in run(), process CPU min %.3f ms, %llu "
-          "dispatches and %llu barriers per run\n",
-          bench, read_back ? " (outputs read back)" : "", mean, *std::min_element(times.begin(), times.end()),
-          host / bench, *std::min_element(cpus.begin(), cpus.end()), static_cast<unsigned long long>(dispatches / n),
+          "bench: %d runs%s, mean %.3f ms, min %.3f ms, median %.3f ms, p90 %.3f ms, host %.3f ms in run(), process "
+          "CPU min %.3f ms, %llu dispatches and %llu barriers per run\n",
+          bench, read_back ? " (outputs read back)" : "", mean, sorted.front(), pct(0.5), pct(0.9), host / bench,
+          *std::min_element(cpus.begin(), cpus.end()), static_cast<unsigned long long>(dispatches / n),
           static_cast<unsigned long long>(barriers / n));
     }
     if (profile) {
