@@ -589,7 +589,8 @@ TEST(Matmul, RegisterBlockedKernel) {
                                                                  {37, 41, 29},
                                                                  {130, 64, 12},
                                                                  {4099, 6, 2},
-                                                                 {1, 5, 9}})
+                                                                 {1, 5, 9},
+                                                                 {2, 7, 9}})
     check(rng, {m, k}, {k, n});
   check(rng, {3, 1, 5, 7}, {2, 7, 8});  // broadcast batches, quads of B with a batch stride
   EXPECT_EQ(matmul(Tensor::empty(device(), {0, 3}), ones(device(), {3, 4})).shape(), (Shape{0, 4}));
