@@ -277,8 +277,9 @@ MatmulPlan plan_matmul(const MatmulProblem& p, const DeviceTraits& dev, const Se
     // the product's size). On llvmpipe 16 x 32 blocks ran 1.4 to 2.8x faster but took LLVM
     // minutes to compile per variant (register allocation of the spilled accumulators). Software
     // rasterizers: workgroups of 16 (few idle lanes where the blocks are few); GPUs: 64.
+    // GLTENSOR_MATMUL_REG_BLOCK caps them (the tests' smaller blocks on llvmpipe).
     plan.kernel = MatmulPlan::Kernel::reg;
-    const int max_rows = 8, max_quads = 2;
+    const int max_rows = settings.matmul_reg_rows, max_quads = settings.matmul_reg_quads;
     int rows = 1, quads = 1;
     while (rows < max_rows && rows < p.M) rows *= 2;
     while (quads < max_quads && 4 * quads < p.N) quads *= 2;

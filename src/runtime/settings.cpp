@@ -177,6 +177,15 @@ Settings Settings::from_env() {
     if (s.matmul_split < 0 || s.matmul_split > 64 || t.find_first_not_of("0123456789") != std::string::npos)
       throw ValueError("gltensor: GLTENSOR_MATMUL_SPLIT=\"" + t + "\" is not a number of K slices 0..64");
   }
+  if (const std::string t = env("GLTENSOR_MATMUL_REG_BLOCK"); !t.empty()) {
+    const bool ok = t.size() == 3 && t[1] == 'x' && std::string("1248").find(t[0]) != std::string::npos &&
+                    (t[2] == '1' || t[2] == '2');
+    if (!ok)
+      throw ValueError("gltensor: GLTENSOR_MATMUL_REG_BLOCK=\"" + t +
+                       "\" is not ROWSxQUADS with ROWS 1, 2, 4 or 8 and QUADS 1 or 2 (e.g. 4x1)");
+    s.matmul_reg_rows = t[0] - '0';
+    s.matmul_reg_quads = t[2] - '0';
+  }
   s.qlinear_kernel = parse_qlinear_kernel(env("GLTENSOR_QLINEAR_KERNEL"));
   s.qlinear_gemv = parse_qlinear_gemv(env("GLTENSOR_QLINEAR_GEMV"));
   s.conv = parse_conv(env("GLTENSOR_CONV"));

@@ -94,6 +94,11 @@ struct Settings {
   /// GLTENSOR_MATMUL_SPLIT=n (1..64): matmul's split-K slices wherever a tiled kernel runs (at
   /// least what the loop limit needs; benches and tests); 0 or "" = the planner's choice.
   int matmul_split = 0;
+  /// GLTENSOR_MATMUL_REG_BLOCK=RxQ: the largest register block of the REG kernel where the planner
+  /// sizes it to M and N (not the K-sliced form's 4 x 1): R rows (1, 2, 4 or 8) by Q quads of
+  /// columns (1 or 2); "" = 8x2. A test knob: on llvmpipe an 8 x 8 block takes LLVM about 4x the
+  /// compile of a 4 x 4 one (bench/RESULTS.md, suite16), and the matmul tests sweep their flags at 4x1.
+  int matmul_reg_rows = 8, matmul_reg_quads = 2;
   /// GLTENSOR_QLINEAR_KERNEL=gemv|words|serial|gemm forces quantized_linear's kernel ("" = choose:
   /// GEMM past 8 rows of x, else the serial GEMV on software rasterizers and the words GEMV on
   /// GPUs; gemv: the block GEMV).

@@ -53,6 +53,44 @@ void check(std::mt19937_64& rng, const Shape& sa, const Shape& sb) {
   EXPECT_TRUE(close(r.to_vector(), ref, 1e-5, 2e-6 * sa.back() + 1e-7)) << to_string(sa) << " @ " << to_string(sb);
 }
 
+// On software rasterizers the REG kernel's register blocks are capped at 4 rows x 1 quad
+// (GLTENSOR_MATMUL_REG_BLOCK=4x1, unless set) for the whole binary: llvmpipe's planned 8 x 8
+// (RA 8, CB 2) took LLVM 0.34 CPU-s to compile per program against 0.075 for 4 x 4, and the tests
+// sweep their flags (layouts, dtypes, epilogues, ReLU masks, row sums) over about 70 such
+// programs. Every flag keeps its programs (at 4 x 4, with A's 4-row quads); the planned blocks
+// (every size from 1 x 1 to 8 x 8) run in RegisterBlockedKernel (the check_loops entry) and
+// HalfStorage (the plain one): ScopedPlannedRegBlocks. GPUs keep their plans (bench/RESULTS.md, suite16).
+constexpr const char* kRegBlockVar = "GLTENSOR_MATMUL_REG_BLOCK";
+
+class SmallRegBlocksOnSoftware : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!device().adapter().software || std::getenv(kRegBlockVar)) return;
+    ::setenv(kRegBlockVar, "4x1", 0);
+    gltensor::detail::settings() = gltensor::detail::Settings::from_env();
+  }
+};
+::testing::Environment* const small_reg_blocks = ::testing::AddGlobalTestEnvironment(new SmallRegBlocksOnSoftware);
+
+// The planner's own REG blocks (up to 8 x 8) for a scope, the cap above restored after it.
+class ScopedPlannedRegBlocks {
+ public:
+  ScopedPlannedRegBlocks() {
+    if (const char* v = std::getenv(kRegBlockVar)) saved_ = v;
+    ::unsetenv(kRegBlockVar);
+    gltensor::detail::settings() = gltensor::detail::Settings::from_env();
+  }
+  ~ScopedPlannedRegBlocks() {
+    if (saved_) ::setenv(kRegBlockVar, saved_->c_str(), 1);
+    gltensor::detail::settings() = gltensor::detail::Settings::from_env();
+  }
+  ScopedPlannedRegBlocks(const ScopedPlannedRegBlocks&) = delete;
+  ScopedPlannedRegBlocks& operator=(const ScopedPlannedRegBlocks&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
+
 }  // namespace
 
 TEST(Matmul, Shapes2DAndTileEdges) {
@@ -124,6 +162,7 @@ TEST(Matmul, TransposedOperandsWithoutCopies) {
 
 TEST(Matmul, HalfStorage) {
   GLT_RNG(rng);
+  const ScopedPlannedRegBlocks planned;  // f16 and bf16 loads in llvmpipe's 8 x 8 blocks
   auto a = uniform(rng, 33 * 40), b = uniform(rng, 40 * 17);
   for (auto& x : a) x = f16_to_f32(f32_to_f16(x));
   for (auto& x : b) x = f16_to_f32(f32_to_f16(x));
@@ -538,6 +577,7 @@ TEST(Matmul, SplitKPartialsPastTheSsboLimit) {
 // strides (a misaligned slice, a transposed view), NaN and Inf reaching only their row / column.
 TEST(Matmul, RegisterBlockedKernel) {
   GLT_RNG(rng);
+  const ScopedPlannedRegBlocks planned;  // the blocks the planner sizes, 1 x 1 to 8 x 8
   ScopedEnv env("GLTENSOR_MATMUL_KERNEL", "reg");
   for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1},
                                                                  {1, 300, 1},
@@ -548,7 +588,9 @@ TEST(Matmul, RegisterBlockedKernel) {
                                                                  {9, 1, 17},
                                                                  {37, 41, 29},
                                                                  {130, 64, 12},
-                                                                 {4099, 6, 2}})
+                                                                 {4099, 6, 2},
+                                                                 {1, 5, 9},
+                                                                 {2, 7, 9}})
     check(rng, {m, k}, {k, n});
   check(rng, {3, 1, 5, 7}, {2, 7, 8});  // broadcast batches, quads of B with a batch stride
   EXPECT_EQ(matmul(Tensor::empty(device(), {0, 3}), ones(device(), {3, 4})).shape(), (Shape{0, 4}));
@@ -574,6 +616,11 @@ TEST(Matmul, RegisterBlockedKernel) {
   pb[4 * 11 + 5] = std::numeric_limits<float>::infinity();
   check_nan_row_inf_column(
       matmul(Tensor::from_host(device(), pa, {9, 6}), Tensor::from_host(device(), pb, {6, 11})).to_vector(), 9, 11);
+  // The blocks a GPU plans where M or N is at most 8 (workgroups of 64): 8 x 8 and 1 x 8 (last:
+  // this ScopedEnv's end unsets the forced kernel).
+  ScopedEnv gpu("GLTENSOR_MATMUL_KERNEL", "gpu");
+  check(rng, {37, 20}, {20, 8});
+  check(rng, {1, 20}, {20, 9});
 }
 
 namespace {

@@ -107,6 +107,17 @@ TEST(PlanMatmul, RegisterBlocks) {
   EXPECT_EQ(plan_matmul(problem(3, 65536, 3), kLlvmpipe, s).reg_rows, 4);
   EXPECT_EQ(plan_matmul(problem(1, 100, 30), kLlvmpipe, s).reg_rows, 1);
   EXPECT_EQ(plan_matmul(problem(2, 100, 30), kLlvmpipe, s).reg_rows, 2);
+  // GLTENSOR_MATMUL_REG_BLOCK caps the block (the tests' 4 x 4 on llvmpipe); A's 4-row quads stay.
+  Settings capped;
+  capped.matmul_reg_rows = 4, capped.matmul_reg_quads = 1;
+  MatmulProblem q = problem(64, 64, 64);
+  q.a_quads = 2;
+  const MatmulPlan c = plan_matmul(q, kLlvmpipe, capped);
+  EXPECT_EQ(c.reg_rows, 4);
+  EXPECT_EQ(c.reg_quads, 1);
+  EXPECT_EQ(c.a_quad, 2);
+  EXPECT_EQ(c.groups_x, 16u * 16u / 16u);
+  EXPECT_EQ(plan_matmul(problem(2, 100, 30), kLlvmpipe, capped).reg_rows, 2);
   const MatmulPlan col = plan_matmul(problem(100352, 1, 32), kLlvmpipe, s);
   EXPECT_EQ(col.reg_quads, 1);
   EXPECT_EQ(col.groups_x, 12544u / 16u);
@@ -1223,13 +1234,21 @@ TEST(Settings, LabKnobsFromTheEnvironment) {
   EXPECT_EQ(with("GLTENSOR_IMATMUL_SWIZZLE", "on").imatmul_swizzle, 1);
   EXPECT_EQ(with("GLTENSOR_TUNE", "0").tune, 0);
   EXPECT_EQ(d.tune, -1);
+  EXPECT_EQ(d.matmul_reg_rows, 8);
+  EXPECT_EQ(d.matmul_reg_quads, 2);
+  const Settings rb = with("GLTENSOR_MATMUL_REG_BLOCK", "4x1");
+  EXPECT_EQ(rb.matmul_reg_rows, 4);
+  EXPECT_EQ(rb.matmul_reg_quads, 1);
   for (auto [var, bad] : {std::pair{"GLTENSOR_IMATMUL_SWIZZLE", "2"},
                           {"GLTENSOR_POOL_MIN_CLASS", "4k"},
                           {"GLTENSOR_FUSE_QDQ_INPUT", "yes"},
                           {"GLTENSOR_FUSE_LAYERNORM", "2"},
                           {"GLTENSOR_FULL_BARRIERS", "enable"},
                           {"GLTENSOR_CHECK_LOOPS", "01"},
-                          {"GLTENSOR_TUNE", "always"}}) {
+                          {"GLTENSOR_TUNE", "always"},
+                          {"GLTENSOR_MATMUL_REG_BLOCK", "3x1"},
+                          {"GLTENSOR_MATMUL_REG_BLOCK", "4x4"},
+                          {"GLTENSOR_MATMUL_REG_BLOCK", "8"}}) {
     try {
       with(var, bad);
       ADD_FAILURE() << var << "=" << bad << " accepted";
