@@ -5,6 +5,7 @@
 // fit, else glsl/nn/attention_flash.comp's row per invocation); else (head dims past 256, a mask that requires
 // grad, loops or buffers that cannot fit, GLTENSOR_ATTENTION=composite) the composite reference:
 // matmul -> mask -> softmax -> dropout -> matmul, differentiable by composition.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -125,6 +126,42 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
               static_cast<std::uint64_t>(chunks));
   if (kchunk == 0) return out;
   return combine_chunks(out, Ev).reshape(out_shape).to(od);
+}
+
+// The lanes kernel (glsl/nn/attention_lanes.comp): the keys of a row split over t.lanes lanes,
+// combined in the workgroup; the same uniforms as attention.comp's (no split).
+Tensor lanes_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
+                       const LaneTiles& t) {
+  const char* op = "scaled_dot_product_attention";
+  DeviceImpl& dev = dev_of(q);
+  Launch launch(dev, op);
+  const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
+  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
+  const Tensor eq = expand_batch(q, batch), ek = expand_batch(k, batch), ev = expand_batch(v, batch);
+  Shape out_shape = batch;
+  out_shape.push_back(L);
+  out_shape.push_back(Ev);
+  const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
+  Tensor out = alloc(dev, out_shape, od, op);
+  if (out.numel() == 0) return out;
+  const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
+  auto quads = [](const Tensor& x) { return x.dtype() == DType::f32 && quad_aligned(x, x.dim() - 1); };
+  const bool quad_bindings = dev.caps().max_ssbo_bindings >= 7;
+  const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
+  const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
+  AttentionLanesVariant av;
+  av.bd = static_cast<int>(bl.shape.size()), av.local = t.local, av.lanes = t.lanes, av.keys = t.keys, av.dq = t.dq;
+  av.q_quads = q_quads, av.kv_quads = kv_quads;
+  av.out = out.dtype(), av.q = q.dtype(), av.k = k.dtype(), av.v = v.dtype();
+  launch.program(av.kFile, av.defines(), {static_cast<std::uint32_t>(t.local)});
+  launch.write(out).read(q).read(k).read(v);
+  if (q_quads) launch.read(q);
+  if (kv_quads) launch.read(k).read(v);
+  const std::int64_t rows = t.local / t.lanes;
+  launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal, 0})
+      .loop_iterations(attention_lanes_loops(t, {L, S, numel_of(batch), E, Ev, bl.shape.size()}))
+      .groups(static_cast<std::uint64_t>((L + rows - 1) / rows), static_cast<std::uint64_t>(numel_of(batch)), 1);
+  return out;
 }
 
 // ---- the flash kernels (glsl/nn/attention_flash.comp) ----
@@ -480,6 +517,11 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
     const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
+    // Few row blocks (GPUs): the keys of each row over lanes, many short workgroups.
+    const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
+    const LaneTiles lt = plan_attention_lanes({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
+                                              dev.loop_limit(), settings());
+    if (lt.local > 0) return lanes_attention(q_in, k_in, v_in, opt.is_causal, sc, lt);
     const AttentionTiles t = narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev);
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;

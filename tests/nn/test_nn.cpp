@@ -656,7 +656,14 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
     v.push_back({"GLTENSOR_ATTENTION_KEYS", "32"});
     v.push_back({"GLTENSOR_SUBGROUPS", "0"});
   }
+  v.push_back({"GLTENSOR_ATTENTION_LANES", "1"});  // attention_lanes.comp (GPUs: the default for few row blocks)
   return v;
+}
+
+// For a tiling entry: attention_lanes.comp off unless the entry is its own (GPUs choose it for
+// few row blocks; the other entries name attention.comp's tilings).
+const char* lanes_unless(const char* var) {
+  return std::string(var).rfind("GLTENSOR_ATTENTION_LANE", 0) == 0 ? nullptr : "0";
 }
 
 // Causal attention over S keys (constant q, k, v) with NaN in key `nan_key` and Inf in query 0,
@@ -668,6 +675,7 @@ void check_nan_rows(int S, int nan_key) {
   auto tilings = smaller_attention_tilings();
   tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
   for (const auto& [var, val] : tilings) {
+    ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
     ScopedEnv env(var, val);
     auto out = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, S, 4}),
                                             Tensor::from_host(device(), k, {1, S, 4}),
@@ -728,6 +736,7 @@ TEST(Attention, FusedKernelMatchesReference) {
       // The kernel's other tilings where the device would choose a larger one: 32 query rows
       // per workgroup, 32 keys per tile, shared-memory row reductions instead of clusters.
       for (const auto& [var, val] : smaller_attention_tilings()) {
+        ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
         ScopedEnv env(var, val);
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
             << what << " with " << var << "=" << val;
@@ -753,6 +762,52 @@ TEST(Attention, FusedKernelMatchesReference) {
   // NaN in a key reaches exactly the rows that see it (causal: rows >= 3), Inf in q gives NaN rows;
   // in every tiling (row maxima of NaN through clustered operations or shared memory).
   check_nan_rows(8, 3);
+}
+
+// attention_lanes.comp (forced, so that llvmpipe runs it too) in its widths: lanes per row (4 to
+// 32: 32 to 4 rows per workgroup) and keys per lane per tile (1 to 8), tile and row-block edges,
+// L != S both ways, E != Ev, each of its head-dim quad counts (4, 8, 16), broadcast k/v batches,
+// a single row and key; then a strided q with f16 k/v and an all-f16 problem.
+TEST(Attention, LanesKernelMatchesReference) {
+  GLT_RNG(rng);
+  using Case = AttentionCase;
+  ScopedEnv on("GLTENSOR_ATTENTION_LANES", "1");
+  const std::vector<std::pair<const char*, const char*>> widths = {
+      {nullptr, nullptr}, {"4", "8"}, {"32", "2"}, {"8", "1"}, {"16", "4"}};
+  for (const Case& c : std::vector<Case>{{2, 2, 5, 6, 4, 3},
+                                         {2, 2, 168, 168, 15, 15},
+                                         {3, 1, 37, 70, 24, 20},
+                                         {1, 1, 33, 100, 16, 40},
+                                         {2, 2, 45, 129, 64, 64},
+                                         {1, 1, 1, 1, 1, 1}})
+    for (bool causal : {false, true}) {
+      const AttentionInputs in = attention_inputs(rng, c, causal);
+      const auto& [ref, tq, tk, tv, what] = in;
+      for (const auto& [width, keys] : widths) {
+        ScopedEnv w("GLTENSOR_ATTENTION_LANE_WIDTH", width);
+        ScopedEnv k("GLTENSOR_ATTENTION_LANE_KEYS", keys);
+        Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+        EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
+        EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what << " with " << (width ? width : "the plan's")
+                                                           << " lanes, " << (keys ? keys : "the plan's") << " keys";
+      }
+    }
+  // q as a non-contiguous view [B, L, H, E] -> [B, H, L, E], f16 k and v: f32 out; all f16: f16 out.
+  const int B = 2, H = 3, L = 40, S = 50, E = 32;
+  auto q = uniform(rng, B * L * H * E), k = uniform(rng, B * H * S * E), v = uniform(rng, B * H * S * E);
+  for (auto* x : {&q, &k, &v})
+    for (auto& f : *x) f = f16_to_f32(f32_to_f16(f));
+  Tensor tq = Tensor::from_host(device(), q, {B, L, H, E}).transpose(1, 2);
+  std::vector<float> qc = tq.contiguous().to_vector();
+  auto ref = ref_attention(qc, k, v, B * H, B * H, L, S, E, E, true);
+  Tensor tk = Tensor::from_host(device(), k, {B, H, S, E}, DType::f16),
+         tv = Tensor::from_host(device(), v, {B, H, S, E}, DType::f16);
+  Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), true);
+  EXPECT_EQ(r.dtype(), DType::f32);
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "strided q, f16 k/v";
+  Tensor h = scaled_dot_product_attention(tq.to(DType::f16), tk, tv, Tensor(), true);
+  EXPECT_EQ(h.dtype(), DType::f16);
+  EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
 }
 
 namespace {
@@ -1474,6 +1529,7 @@ TEST(Attention, SplitKVUnderALoweredLoopLimit) {
       const AttentionInputs in = attention_inputs(rng, c, causal);
       const auto& [ref, tq, tk, tv, what] = in;
       for (const auto& [var, val] : tilings) {
+        ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
         ScopedEnv env(var, val);
         Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
         EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
