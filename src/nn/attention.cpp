@@ -1,5 +1,6 @@
-// scaled_dot_product_attention. The plan: the register-tiled kernel (glsl/nn/attention.comp) for
-// inference without mask, dropout or GQA at head dims <= 64; else the flash kernels (masks,
+// scaled_dot_product_attention. The plan: for inference without mask, dropout or GQA at head dims
+// <= 64, the lanes kernel (glsl/nn/attention_lanes.comp: GPUs, few row blocks; plan_attention_lanes)
+// or the register-tiled kernel (glsl/nn/attention.comp); else the flash kernels (masks,
 // dropout, GQA, head dims <= 256, the row logsumexp and the recompute-based backward as an
 // autograd node: glsl/nn/attention_tiled.comp's register tiles where its 32 KiB of shared memory
 // fit, else glsl/nn/attention_flash.comp's row per invocation); else (head dims past 256, a mask that requires

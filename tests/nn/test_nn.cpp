@@ -772,18 +772,18 @@ TEST(Attention, LanesKernelMatchesReference) {
   GLT_RNG(rng);
   using Case = AttentionCase;
   ScopedEnv on("GLTENSOR_ATTENTION_LANES", "1");
+  // (the plan's widths on every case, the others on three: llvmpipe compiles ~1 s a program)
   const std::vector<std::pair<const char*, const char*>> widths = {
-      {nullptr, nullptr}, {"4", "8"}, {"32", "2"}, {"8", "1"}, {"16", "4"}};
-  for (const Case& c : std::vector<Case>{{2, 2, 5, 6, 4, 3},
-                                         {2, 2, 168, 168, 15, 15},
-                                         {3, 1, 37, 70, 24, 20},
-                                         {1, 1, 33, 100, 16, 40},
-                                         {2, 2, 45, 129, 64, 64},
-                                         {1, 1, 1, 1, 1, 1}})
+      {nullptr, nullptr}, {"4", "8"}, {"32", "2"}, {"8", "1"}};
+  const std::vector<Case> cases{{2, 2, 5, 6, 4, 3},      {2, 2, 168, 168, 15, 15}, {3, 1, 37, 70, 24, 20},
+                                {1, 1, 33, 100, 16, 40}, {2, 2, 45, 129, 64, 64},  {1, 1, 1, 1, 1, 1}};
+  for (std::size_t ci = 0; ci < cases.size(); ++ci)
     for (bool causal : {false, true}) {
+      const Case& c = cases[ci];
       const AttentionInputs in = attention_inputs(rng, c, causal);
       const auto& [ref, tq, tk, tv, what] = in;
       for (const auto& [width, keys] : widths) {
+        if (width && ci != 1 && ci != 2 && ci != 4) continue;
         ScopedEnv w("GLTENSOR_ATTENTION_LANE_WIDTH", width);
         ScopedEnv k("GLTENSOR_ATTENTION_LANE_KEYS", keys);
         Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
