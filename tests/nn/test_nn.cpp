@@ -656,24 +656,25 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
     v.push_back({"GLTENSOR_ATTENTION_KEYS", "32"});
     v.push_back({"GLTENSOR_SUBGROUPS", "0"});
   }
-  v.push_back({"GLTENSOR_ATTENTION_LANES", "1"});  // attention_lanes.comp (GPUs: the default for few row blocks)
   return v;
 }
 
-// For a tiling entry: attention_lanes.comp off unless the entry is its own (GPUs choose it for
-// few row blocks; the other entries name attention.comp's tilings).
+// For a tiling entry of attention.comp: attention_lanes.comp off (GPUs choose it for few row
+// blocks; LanesKernelMatchesReference tests it), unless the entry is the lanes kernel's own.
 const char* lanes_unless(const char* var) {
   return std::string(var).rfind("GLTENSOR_ATTENTION_LANE", 0) == 0 ? nullptr : "0";
 }
 
 // Causal attention over S keys (constant q, k, v) with NaN in key `nan_key` and Inf in query 0,
 // in every tiling of the device: rows 0 and >= nan_key are NaN, the others 1.
-void check_nan_rows(int S, int nan_key) {
+// (lanes: the lanes kernel instead, in its plan's tiling)
+void check_nan_rows(int S, int nan_key, bool lanes = false) {
   std::vector<float> q(S * 4, 0.5f), k(S * 4, 0.25f), v(S * 4, 1.0f);
   k[nan_key * 4 + 1] = NAN;
   q[0] = INFINITY;
   auto tilings = smaller_attention_tilings();
   tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
+  if (lanes) tilings = {{"GLTENSOR_ATTENTION_LANES", "1"}};
   for (const auto& [var, val] : tilings) {
     ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
     ScopedEnv env(var, val);
@@ -772,9 +773,14 @@ TEST(Attention, LanesKernelMatchesReference) {
   GLT_RNG(rng);
   using Case = AttentionCase;
   ScopedEnv on("GLTENSOR_ATTENTION_LANES", "1");
-  // (the plan's widths on every case, the others on three: llvmpipe compiles ~1 s a program)
-  const std::vector<std::pair<const char*, const char*>> widths = {
-      {nullptr, nullptr}, {"4", "8"}, {"32", "2"}, {"8", "1"}};
+  // The plan's widths on every case, one other on each of three (llvmpipe compiles ~0.6 s a program:
+  // every head-dim quad count, 4 to 32 lanes, 1 to 8 keys per lane, 64 and 128 invocations).
+  struct Width {
+    const char *width, *keys;
+    std::size_t only;  // the case it runs on (none: all)
+  };
+  const std::size_t all = 99;
+  const std::vector<Width> widths = {{nullptr, nullptr, all}, {"8", "2", 1}, {"4", "8", 2}, {"32", "1", 4}};
   const std::vector<Case> cases{{2, 2, 5, 6, 4, 3},      {2, 2, 168, 168, 15, 15}, {3, 1, 37, 70, 24, 20},
                                 {1, 1, 33, 100, 16, 40}, {2, 2, 45, 129, 64, 64},  {1, 1, 1, 1, 1, 1}};
   for (std::size_t ci = 0; ci < cases.size(); ++ci)
@@ -782,8 +788,8 @@ TEST(Attention, LanesKernelMatchesReference) {
       const Case& c = cases[ci];
       const AttentionInputs in = attention_inputs(rng, c, causal);
       const auto& [ref, tq, tk, tv, what] = in;
-      for (const auto& [width, keys] : widths) {
-        if (width && ci != 1 && ci != 2 && ci != 4) continue;
+      for (const auto& [width, keys, only] : widths) {
+        if (only != all && only != ci) continue;
         ScopedEnv w("GLTENSOR_ATTENTION_LANE_WIDTH", width);
         ScopedEnv k("GLTENSOR_ATTENTION_LANE_KEYS", keys);
         Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
@@ -808,6 +814,8 @@ TEST(Attention, LanesKernelMatchesReference) {
   Tensor h = scaled_dot_product_attention(tq.to(DType::f16), tk, tv, Tensor(), true);
   EXPECT_EQ(h.dtype(), DType::f16);
   EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
+  // NaN in key 3 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
+  check_nan_rows(8, 3, true);
 }
 
 namespace {
