@@ -21,6 +21,7 @@
 #include "nn/attention_dropout.hpp"
 #include "nn/attention_plan.hpp"
 #include "nn/attention_variants.hpp"
+#include "nn/transformer_variants.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "runtime/launch.hpp"
@@ -75,13 +76,25 @@ struct AttentionParams {
 };
 
 // Combines split-KV partials P [chunks, nb, L, Ev + 2] (o, m, l per row; attention.comp) into
-// [nb, L, Ev]: with M the rows' largest m, out = sum(o exp2(m - M)) / sum(l exp2(m - M)); chunks
-// with no key for a row (m = -Inf, o = l = 0) weigh 0, NaN propagates.
-Tensor combine_chunks(const Tensor& P, std::int64_t Ev) {
-  NoGradGuard ng;
-  const Tensor o = P.narrow(-1, 0, Ev), m = P.narrow(-1, Ev, 1), l = P.narrow(-1, Ev + 1, 1);
-  const Tensor w = exp2(sub(m, amax(m, {0}, true)));
-  return div(sum(mul(o, w), {0}), sum(mul(l, w), {0}));
+// out [nb * L, Ev] in one dispatch of kv_attention.comp's kv_combine (the KV cache's combine, the
+// same layout): with M the rows' largest m over the chunks that have keys (l != 0), out = sum(o
+// exp2(m - M)) / sum(l exp2(m - M)); NaN propagates.
+struct CombineParams {
+  std::int64_t rows, Ev, chunks;
+  void set(Uniforms& u) const {
+    u.u32("u_rows", rows);
+    u.u32("u_Ev", Ev);
+    u.u32("u_chunks", chunks);
+  }
+};
+void combine_chunks(DeviceImpl& dev, const Tensor& P, const Tensor& out, std::int64_t Ev) {
+  const std::int64_t chunks = P.size(0), rows = P.size(1) * P.size(2);
+  KvAttentionVariant v;
+  v.mode = "kv_combine", v.out = out.dtype();
+  Launch launch(dev, "scaled_dot_product_attention");
+  launch.program(v.kFile, v.defines(), {64});
+  launch.write(out).read(P).params(CombineParams{rows, Ev, chunks});
+  launch.loop_iterations(2 * static_cast<std::uint64_t>(chunks)).invocations(static_cast<std::uint64_t>(rows * Ev));
 }
 
 // kchunk > 0: split-KV, the keys in chunks of kchunk (a multiple of the tiling's BKV) computed by
@@ -126,7 +139,9 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
       .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(nb),
               static_cast<std::uint64_t>(chunks));
   if (kchunk == 0) return out;
-  return combine_chunks(out, Ev).reshape(out_shape).to(od);
+  Tensor result = alloc(dev, out_shape, od, op);
+  combine_chunks(dev, out, result, Ev);
+  return result;
 }
 
 // The lanes kernel (glsl/nn/attention_lanes.comp): the keys of a row split over t.lanes lanes,
@@ -526,8 +541,12 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     const AttentionTiles t = narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev);
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
-    if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit))
-      return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, 0);
+    if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit)) {
+      // Few row blocks (GPUs): the keys in chunks over more workgroups, where the partials fit.
+      std::int64_t kchunk = plan_attention_split(t, L, S, numel_of(batch), dev.adapter().software, settings());
+      if (kchunk > 0 && (S + kchunk - 1) / kchunk * numel_of(batch) * L * (Ev + 2) * 4 > dev.ssbo_limit()) kchunk = 0;
+      return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, kchunk);
+    }
     // Keys past what one invocation may loop over: split-KV, chunks of the most key tiles that fit.
     if (t.bq > 0 && attention_loops(t, bkv, q_in.dim()) <= limit) {
       std::int64_t lo = 1, hi = (S + bkv - 1) / bkv;  // tiles per chunk: lo fits, hi does not

@@ -69,16 +69,25 @@ std::int64_t lanes_shared_bytes(const LaneTiles& t);
 /// attention_lanes.comp's loop iterations per invocation over S keys, every loop counted.
 std::uint64_t attention_lanes_loops(const LaneTiles& t, const LaneProblem& p);
 /// Where attention.comp's 64-row blocks would be fewer than kLanesBelowGroups workgroups, on GPUs
-/// (not software rasterizers), the lanes kernel: 128 invocations in 16, 8 or 4 rows (the most rows
-/// that still give kLanesBelowGroups workgroups, else 4) of 128 / rows lanes, 8 keys per lane per
-/// tile (fewer, then 64 invocations, where shared memory is short); none (local = 0) where head
-/// dims pass 64, the loop limit (0: none) is passed, or nothing fits. Settings::attention_lanes (0
-/// never, 1 wherever it applies, software rasterizers included), attention_lane_width (G) and
-/// attention_lane_keys (KPL) override the choice (and, unless attention_lanes is 0, force the kernel
-/// wherever it applies).
+/// (not software rasterizers), for head dims up to 16 (4 quads: SVTR's 15; at 64, 8 x 300 x 64, it
+/// took the H200 94.7 us of GPU time against attention.comp's 43.0, bench/RESULTS.md 2026-11-28), the lanes kernel: 128
+/// invocations in 16, 8 or 4 rows (the most rows that still give kLanesBelowGroups workgroups, else 4) of 128 / rows
+/// lanes, 8 keys per lane per tile (fewer, then 64 invocations, where shared memory is short); none (local = 0) where
+/// head dims pass 64, the loop limit (0: none) is passed, or nothing fits. Settings::attention_lanes (0 never, 1
+/// wherever it applies, software rasterizers included), attention_lane_width (G) and attention_lane_keys (KPL) override
+/// the choice (and, unless attention_lanes is 0, force the kernel wherever it applies).
 constexpr std::int64_t kLanesBelowGroups = 128;
 LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                std::uint64_t loop_limit, const Settings& settings);
+
+/// Keys per chunk where attention.comp's keys split over workgroups (SPLIT_KV, the chunks
+/// combined by kv_attention.comp's kv_combine), for parallelism: on GPUs (not software
+/// rasterizers) where its t.bq-row blocks are fewer than kLanesBelowGroups workgroups and the keys
+/// pass one tile, chunks of the most tiles that still give kLanesBelowGroups workgroups (at least
+/// one tile); 0: no split. Settings::attention_split: 0 never, N > 0 chunks of N tiles wherever the
+/// keys pass them (any device).
+std::int64_t plan_attention_split(const AttentionTiles& t, std::int64_t L, std::int64_t S, std::int64_t nb,
+                                  bool software, const Settings& settings);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the

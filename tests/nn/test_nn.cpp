@@ -656,6 +656,7 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
     v.push_back({"GLTENSOR_ATTENTION_KEYS", "32"});
     v.push_back({"GLTENSOR_SUBGROUPS", "0"});
   }
+  v.push_back({"GLTENSOR_ATTENTION_SPLIT", "1"});  // keys in chunks of one tile, combined (GPUs: few row blocks)
   return v;
 }
 

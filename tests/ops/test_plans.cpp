@@ -515,8 +515,10 @@ TEST(PlanAttention, LanesByProblem) {
   EXPECT_EQ(t.keys, 8);
   EXPECT_EQ(t.dq, 4);
   EXPECT_LE(lanes_shared_bytes(t), 49152);
-  // 8 x 300 x 64: 16 rows of 8 lanes (152 workgroups), 64 keys a tile in 32 KiB (+ 1 KiB)
-  t = plan_attention_lanes({300, 300, 8, 64, 64, 1}, gpu, false, 0, s);
+  // 8 x 300 x 64 (forced: head dims past 16): 16 rows of 8 lanes (152 workgroups), 64 keys a tile in 32 KiB (+ 1 KiB)
+  Settings on;
+  on.attention_lanes = 1;
+  t = plan_attention_lanes({300, 300, 8, 64, 64, 1}, gpu, false, 0, on);
   EXPECT_EQ(t.local, 128);
   EXPECT_EQ(t.lanes, 8);
   EXPECT_EQ(t.keys, 8);
@@ -529,9 +531,7 @@ TEST(PlanAttention, LanesByProblem) {
   EXPECT_EQ(plan_attention_lanes({168, 168, 8, 15, 15, 1}, cpu, true, 65535, s).local, 0);
   EXPECT_EQ(plan_attention_lanes({168, 168, 8, 65, 15, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_lanes({168, 168, 8, 15, 65, 1}, gpu, false, 0, s).local, 0);
-  // forced on llvmpipe (32 KiB): head dims of 64 take 64 invocations and 4 keys per lane
-  Settings on;
-  on.attention_lanes = 1;
+  // forced on llvmpipe (32 KiB): head dims of 64 take 64 invocations
   t = plan_attention_lanes({168, 168, 8, 15, 15, 1}, cpu, true, 65535, on);
   EXPECT_EQ(t.local, 128);
   EXPECT_EQ(t.lanes, 16);
@@ -563,6 +563,30 @@ TEST(PlanAttention, LanesByProblem) {
   EXPECT_TRUE(r.local == 0 || attention_lanes_loops(r, p) <= loops - 1);
   EXPECT_FALSE(r.local == t.local && r.lanes == t.lanes && r.keys == t.keys);
   EXPECT_EQ(plan_attention_lanes({168, 100000, 8, 15, 15, 1}, gpu, false, 65535, s).local, 0);
+}
+
+// attention.comp's keys split over workgroups (GPUs, few row blocks): chunks of the most tiles that
+// still give 128 workgroups, at least one; none where the row blocks are enough, the keys fit one
+// tile or chunk, on software rasterizers, or when set off; GLTENSOR_ATTENTION_SPLIT=N forces N tiles.
+TEST(PlanAttention, SplitForParallelism) {
+  const Settings s;
+  const AttentionTiles t{64, 2, true, 16};  // 64 rows, 64 keys a tile
+  // 8 x 300 x 64: 40 row blocks, 5 tiles: chunks of one tile (200 workgroups)
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, false, s), 64);
+  // 1 x 1000 x 2000: 16 row blocks need 8 chunks of the 32 tiles: 4 tiles each
+  EXPECT_EQ(plan_attention_split(t, 1000, 2000, 1, false, s), 256);
+  EXPECT_EQ(plan_attention_split(t, 300, 64, 8, false, s), 0);      // one tile
+  EXPECT_EQ(plan_attention_split(t, 1024, 1024, 16, false, s), 0);  // 256 row blocks
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, true, s), 0);      // llvmpipe
+  Settings off, one;
+  off.attention_split = 0;
+  one.attention_split = 1;
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, false, off), 0);
+  EXPECT_EQ(plan_attention_split(t, 1024, 1024, 16, true, one), 64);
+  EXPECT_EQ(plan_attention_split(t, 1024, 64, 16, true, one), 0);
+  EXPECT_EQ(plan_attention_split({32, 1, false, 16}, 1024, 100, 16, true, one), 32);
+  // the lanes kernel stays at head dims up to 16 unless forced
+  EXPECT_EQ(plan_attention_lanes({300, 300, 8, 64, 64, 1}, {true, 32, 49152}, false, 0, s).local, 0);
 }
 
 // The flash kernels' tiles (attention_flash.comp) by head dim and shared memory: the largest of

@@ -3,9 +3,9 @@
 # `bash gpu-multi/attn36/run.sh` ($H the pack made by make_pack.sh; builds.tar.xz unpacked into $W/b: bin + lib
 # this branch's, main/ main's build).
 # 1. the attention models of torchcmp (SVTR's 8 x 168 x 15 heads, 8 x 300 x 64), seeded inputs;
-# 2. 3 rounds, alternated: main's and the branch's gltensor-run --bench N --read-back, plain and --replay;
-# 3. knobs on the branch (GLTENSOR_ATTENTION_LANES=0: attention.comp; GLTENSOR_HOST_IO=copy: a replay's output in
-#    device memory; the lanes kernel's widths and keys per lane);
+# 2. 5 rounds, alternated: main's and the branch's gltensor-run --bench N --read-back, plain and --replay;
+# 3. knobs on the branch (GLTENSOR_ATTENTION_LANES=0: attention.comp; GLTENSOR_ATTENTION_SPLIT: its keys over
+#    workgroups; GLTENSOR_HOST_IO=copy: a replay's output in device memory; the lanes kernel's lanes per row; A36_KNOBS);
 # 4. GPU time per run (--profile), main and branch; the outputs, branch against main;
 # 5. PyTorch eager and its CUDA graph on the same inputs (torchcmp.py torch), the table;
 # 6. the changed tests, GLES then desktop GL.
@@ -34,7 +34,7 @@ run() {
     echo "($b $name $mode $*: rc $?)" >&2
   grep -E '^bench' "$log" | sed -E 's/.*mean ([0-9.]+) ms, min ([0-9.]+) ms.*/\1 \/ \2/' | grep . || echo "? $(grep -m1 -iE 'rror' "$log" | cut -c1-100)"
 }
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
   [ "$SECONDS" -gt 45 ] && echo "round $round: no time left" && break
   step "round $round: gltensor-run --bench $REPS --read-back (mean / min ms), main and branch alternated"
   while IFS='|' read -r name model _ args; do
@@ -51,9 +51,9 @@ while IFS='|' read -r name _ _ _; do
 done < "$W/cases.txt"
 step "knobs (branch): plain and replayed mean / min ms"
 while IFS='|' read -r name model _ args; do
-  for knob in GLTENSOR_ATTENTION_LANES=0 GLTENSOR_HOST_IO=copy GLTENSOR_ATTENTION_LANE_WIDTH=8 \
-    GLTENSOR_ATTENTION_LANE_WIDTH=16 GLTENSOR_ATTENTION_LANE_WIDTH=32 GLTENSOR_ATTENTION_LANE_KEYS=2 \
-    GLTENSOR_ATTENTION_LANE_KEYS=4 "GLTENSOR_ATTENTION_LANES=0 GLTENSOR_HOST_IO=copy"; do
+  for knob in ${A36_KNOBS:-GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0 GLTENSOR_ATTENTION_SPLIT=2 \
+    "GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0" GLTENSOR_ATTENTION_LANE_WIDTH=8 GLTENSOR_HOST_IO=copy \
+    "GLTENSOR_ATTENTION_LANES=0 GLTENSOR_HOST_IO=copy"}; do
     [ "$SECONDS" -gt 62 ] && echo "no time left for $knob" && continue
     # shellcheck disable=SC2086
     echo "$name $knob: plain $(run branch "$name" "$model" "$args" plain $knob); replay $(run branch "$name" "$model" "$args" replay $knob)"
@@ -61,7 +61,9 @@ while IFS='|' read -r name model _ args; do
 done < "$W/cases.txt"
 step "GPU time per run (gltensor-run --profile --bench 100, plain)"
 while IFS='|' read -r name model _ args; do
-  for v in main branch "branch GLTENSOR_ATTENTION_LANES=0" "branch GLTENSOR_ATTENTION_LANE_WIDTH=8" "branch GLTENSOR_ATTENTION_LANE_WIDTH=32"; do
+  for v in main branch "branch GLTENSOR_ATTENTION_LANES=0" "branch GLTENSOR_ATTENTION_SPLIT=0" \
+    "branch GLTENSOR_ATTENTION_SPLIT=2" "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0" \
+    "branch GLTENSOR_ATTENTION_LANE_WIDTH=8"; do
     [ "$SECONDS" -gt 72 ] && echo "no time left for $v" && continue
     set -- $v
     b=$1; shift
@@ -69,7 +71,7 @@ while IFS='|' read -r name model _ args; do
     [ "$b" = main ] && bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH
     # shellcheck disable=SC2086
     echo "$name $v: $(env "$@" LD_LIBRARY_PATH="$lib" timeout 5 "$bin" "$model" $args --bench 100 --profile 2>&1 |
-      grep -E '^GPU time|\.comp' | tr -s ' ' | head -3 | tr '\n' ' ')"
+      grep -E '^GPU time|\.comp' | tr -s ' ' | head -4 | tr '\n' ' ')"
   done
 done < "$W/cases.txt"
 step "outputs: branch against main (plain runs)"
