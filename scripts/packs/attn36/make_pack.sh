@@ -7,7 +7,7 @@
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/attn36}; MAIN=${MAIN:-/work/main}
 SHARED=${SHARED:-/work/shared/gpu}
-T=$(mktemp -d); rm -rf "$P"; mkdir -p "$P/py" "$P/main" "$T/bin" "$T/lib" "$T/main/bin" "$T/main/lib"
+T=$(mktemp -d); [ -e "$P/result.txt" ] && cp "$P/result.txt" "$WT/scripts/packs/attn36/result-last.txt"; rm -rf "$P"; mkdir -p "$P/py" "$P/main" "$T/bin" "$T/lib" "$T/main/bin" "$T/main/lib"
 cp "$WT/build/tools/gltensor-run" "$T/bin/"
 for t in test_nn test_plans test_model_attention; do cp "$WT/build/tests/$t" "$T/bin/"; done
 cp -L "$WT/build/libgltensor.so.0" "$T/lib/"
