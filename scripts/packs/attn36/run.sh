@@ -20,12 +20,22 @@ echo "branch: $(cat "$H/COMMIT")"; echo "main: $(cat "$H/main/COMMIT")"
 step "models and inputs"
 timeout 60 "$PY" "$H/py/torchcmp.py" prepare "$W" --ocr "$W/none" | tail -1
 grep -E "^($ONLY)" "$W/cases.txt" > "$W/c.txt"; mv "$W/c.txt" "$W/cases.txt"
+# The floor: one Relu over SVTR's [1, 8, 168, 15] (a trivial kernel, the same 80 KB output)
+"$PY" - "$W" << 'PYEOF' && echo "relu_8x168x15|$W/models/relu_8x168x15.onnx|200|--input x=$W/inputs/attention_svtr_8x168x15/q.npy" >> "$W/cases.txt"
+import sys, os, onnx
+from onnx import helper as h, TensorProto as T
+g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "relu", [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 168, 15])],
+                 [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 168, 15])])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)]); m.ir_version = 8
+onnx.save(m, os.path.join(sys.argv[1], "models", "relu_8x168x15.onnx"))
+PYEOF
 cat "$W/cases.txt" | cut -d'|' -f1
 # run BUILD NAME MODEL ARGS MODE [ENV...] -> "mean / min" of one gltensor-run (log in $W/log)
 run() {
   local b=$1 name=$2 model=$3 args=$4 mode=$5; shift 5
+  # (main: the branch's gltensor-run, whose --warmup runs main's gltensor-run lacks, on main's library)
   local bin=$B/bin/gltensor-run lib=$LD_LIBRARY_PATH tag=$b
-  [ "$b" = main ] && bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH
+  [ "$b" = main ] && lib=$B/main/lib:$LD_LIBRARY_PATH
   [ $# -gt 0 ] && tag="$b-$(echo "$*" | tr ' =' '_-')"
   local log=$W/log/$name-$mode-$tag.txt extra=--replay
   [ "$mode" = plain ] && extra="--output-dir $W/out$([ "$b" = main ] && echo main)/$name"
@@ -50,7 +60,7 @@ while IFS='|' read -r name _ _ _; do
   cp "$W/log/$name-plain-branch.txt" "$W/log/$name-plain.txt"; cp "$W/log/$name-replay-branch.txt" "$W/log/$name-replay.txt"
 done < "$W/cases.txt"
 step "knobs (branch): plain and replayed mean / min ms"
-while IFS='|' read -r name model _ args; do
+grep -v "^relu" "$W/cases.txt" | while IFS='|' read -r name model _ args; do
   for knob in ${A36_KNOBS:-GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0 GLTENSOR_ATTENTION_SPLIT=2 \
     "GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0" GLTENSOR_ATTENTION_LANE_WIDTH=8 GLTENSOR_HOST_IO=copy \
     "GLTENSOR_ATTENTION_LANES=0 GLTENSOR_HOST_IO=copy"}; do
@@ -58,17 +68,18 @@ while IFS='|' read -r name model _ args; do
     # shellcheck disable=SC2086
     echo "$name $knob: plain $(run branch "$name" "$model" "$args" plain $knob); replay $(run branch "$name" "$model" "$args" replay $knob)"
   done
-done < "$W/cases.txt"
+done
 step "GPU time per run (gltensor-run --profile --bench 100, plain)"
 while IFS='|' read -r name model _ args; do
   for v in main branch "branch GLTENSOR_ATTENTION_LANES=0" "branch GLTENSOR_ATTENTION_SPLIT=0" \
     "branch GLTENSOR_ATTENTION_SPLIT=2" "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0" \
     "branch GLTENSOR_ATTENTION_LANE_WIDTH=8"; do
     [ "$SECONDS" -gt 72 ] && echo "no time left for $v" && continue
+    [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
     set -- $v
     b=$1; shift
     bin=$B/bin/gltensor-run lib=$LD_LIBRARY_PATH
-    [ "$b" = main ] && bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH
+    [ "$b" = main ] && lib=$B/main/lib:$LD_LIBRARY_PATH
     # shellcheck disable=SC2086
     echo "$name $v: $(env "$@" LD_LIBRARY_PATH="$lib" timeout 5 "$bin" "$model" $args --bench 100 --profile 2>&1 |
       grep -E '^GPU time|\.comp' | tr -s ' ' | head -4 | tr '\n' ' ')"
