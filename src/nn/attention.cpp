@@ -542,8 +542,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
     if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit)) {
-      // Few row blocks (GPUs): the keys in chunks over more workgroups, where the partials fit.
-      std::int64_t kchunk = plan_attention_split(t, L, S, numel_of(batch), dev.adapter().software, settings());
+      // GLTENSOR_ATTENTION_SPLIT: the keys in chunks over more workgroups, where the partials fit.
+      std::int64_t kchunk = plan_attention_split(t, L, S, numel_of(batch), settings());
       if (kchunk > 0 && (S + kchunk - 1) / kchunk * numel_of(batch) * L * (Ev + 2) * 4 > dev.ssbo_limit()) kchunk = 0;
       return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, kchunk);
     }

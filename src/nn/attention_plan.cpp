@@ -118,17 +118,10 @@ LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev,
 }
 
 std::int64_t plan_attention_split(const AttentionTiles& t, std::int64_t L, std::int64_t S, std::int64_t nb,
-                                  bool software, const Settings& settings) {
-  if (t.bq <= 0 || settings.attention_split == 0 || L < 1 || S < 1 || nb < 1) return 0;
+                                  const Settings& settings) {
+  if (t.bq <= 0 || settings.attention_split <= 0 || L < 1 || S < 1 || nb < 1) return 0;
   const std::int64_t bkv = 32 * std::int64_t{t.kq}, tiles = (S + bkv - 1) / bkv;
-  std::int64_t per = settings.attention_split;
-  if (per < 0) {
-    const std::int64_t groups = nb * ((L + t.bq - 1) / t.bq);
-    if (software || groups >= kLanesBelowGroups) return 0;
-    const std::int64_t need = (kLanesBelowGroups + groups - 1) / groups;  // chunks for enough workgroups
-    per = std::max<std::int64_t>(1, tiles / need);
-  }
-  return per < tiles ? per * bkv : 0;
+  return settings.attention_split < tiles ? settings.attention_split * bkv : 0;
 }
 
 namespace {

@@ -80,14 +80,14 @@ constexpr std::int64_t kLanesBelowGroups = 128;
 LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                std::uint64_t loop_limit, const Settings& settings);
 
-/// Keys per chunk where attention.comp's keys split over workgroups (SPLIT_KV, the chunks
-/// combined by kv_attention.comp's kv_combine), for parallelism: on GPUs (not software
-/// rasterizers) where its t.bq-row blocks are fewer than kLanesBelowGroups workgroups and the keys
-/// pass one tile, chunks of the most tiles that still give kLanesBelowGroups workgroups (at least
-/// one tile); 0: no split. Settings::attention_split: 0 never, N > 0 chunks of N tiles wherever the
-/// keys pass them (any device).
+/// Keys per chunk where attention.comp's keys split over workgroups (SPLIT_KV, the chunks combined
+/// by kv_attention.comp's kv_combine): Settings::attention_split = N > 0 tiles per chunk wherever
+/// the keys pass N tiles (any device; tests); 0 (no split) by default: on the H200 the split of
+/// 8 x 300 x 64 into 200 workgroups cut attention.comp's GPU time from 43.0 to 28.7 us, but the
+/// combine's dispatch took 10.7 more and the run end to end was no faster (bench/RESULTS.md,
+/// 2026-11-28, attn36); a combine inside the dispatch (the chunks' last workgroup) is left to do.
 std::int64_t plan_attention_split(const AttentionTiles& t, std::int64_t L, std::int64_t S, std::int64_t nb,
-                                  bool software, const Settings& settings);
+                                  const Settings& settings);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the

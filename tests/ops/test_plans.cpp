@@ -565,26 +565,20 @@ TEST(PlanAttention, LanesByProblem) {
   EXPECT_EQ(plan_attention_lanes({168, 100000, 8, 15, 15, 1}, gpu, false, 65535, s).local, 0);
 }
 
-// attention.comp's keys split over workgroups (GPUs, few row blocks): chunks of the most tiles that
-// still give 128 workgroups, at least one; none where the row blocks are enough, the keys fit one
-// tile or chunk, on software rasterizers, or when set off; GLTENSOR_ATTENTION_SPLIT=N forces N tiles.
-TEST(PlanAttention, SplitForParallelism) {
+// attention.comp's keys split over workgroups: only under GLTENSOR_ATTENTION_SPLIT=N, chunks of N
+// tiles where the keys pass them (the combine's dispatch cost the H200 more than the split saved).
+TEST(PlanAttention, SplitWhenSet) {
   const Settings s;
   const AttentionTiles t{64, 2, true, 16};  // 64 rows, 64 keys a tile
-  // 8 x 300 x 64: 40 row blocks, 5 tiles: chunks of one tile (200 workgroups)
-  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, false, s), 64);
-  // 1 x 1000 x 2000: 16 row blocks need 8 chunks of the 32 tiles: 4 tiles each
-  EXPECT_EQ(plan_attention_split(t, 1000, 2000, 1, false, s), 256);
-  EXPECT_EQ(plan_attention_split(t, 300, 64, 8, false, s), 0);      // one tile
-  EXPECT_EQ(plan_attention_split(t, 1024, 1024, 16, false, s), 0);  // 256 row blocks
-  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, true, s), 0);      // llvmpipe
-  Settings off, one;
-  off.attention_split = 0;
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, s), 0);
+  Settings one, two;
   one.attention_split = 1;
-  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, false, off), 0);
-  EXPECT_EQ(plan_attention_split(t, 1024, 1024, 16, true, one), 64);
-  EXPECT_EQ(plan_attention_split(t, 1024, 64, 16, true, one), 0);
-  EXPECT_EQ(plan_attention_split({32, 1, false, 16}, 1024, 100, 16, true, one), 32);
+  two.attention_split = 2;
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, one), 64);
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, two), 128);
+  EXPECT_EQ(plan_attention_split(t, 1024, 64, 16, one), 0);   // one tile
+  EXPECT_EQ(plan_attention_split(t, 1024, 128, 16, two), 0);  // one chunk
+  EXPECT_EQ(plan_attention_split({32, 1, false, 16}, 1024, 100, 16, one), 32);
   // the lanes kernel stays at head dims up to 16 unless forced
   EXPECT_EQ(plan_attention_lanes({300, 300, 8, 64, 64, 1}, {true, 32, 49152}, false, 0, s).local, 0);
 }
