@@ -39,8 +39,11 @@ run() {
   [ $# -gt 0 ] && tag="$b-$(echo "$*" | tr ' =' '_-')"
   local log=$W/log/$name-$mode-$tag.txt extra=--replay
   [ "$mode" = plain ] && extra="--output-dir $W/out$([ "$b" = main ] && echo main)/$name"
+  # knob words starting with -- are gltensor-run options, the others environment settings
+  local envs=() opts=() x
+  for x in "$@"; do if [ "${x#--}" != "$x" ]; then opts+=("$x"); else envs+=("$x"); fi; done
   # shellcheck disable=SC2086
-  env "$@" LD_LIBRARY_PATH="$lib" timeout 10 "$bin" "$model" $args --bench "$REPS" --read-back $extra > "$log" 2>&1 ||
+  env "${envs[@]}" LD_LIBRARY_PATH="$lib" timeout 10 "$bin" "$model" $args --bench "$REPS" --read-back $extra "${opts[@]}" > "$log" 2>&1 ||
     echo "($b $name $mode $*: rc $?)" >&2
   grep -E '^bench' "$log" | sed -E 's/.*mean ([0-9.]+) ms, min ([0-9.]+) ms.*/\1 \/ \2/' | grep . || echo "? $(grep -m1 -iE 'rror' "$log" | cut -c1-100)"
 }
@@ -61,9 +64,8 @@ while IFS='|' read -r name _ _ _; do
 done < "$W/cases.txt"
 step "knobs (branch): plain and replayed mean / min ms"
 grep -v "^relu" "$W/cases.txt" | while IFS='|' read -r name model _ args; do
-  for knob in ${A36_KNOBS:-GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0 GLTENSOR_ATTENTION_SPLIT=2 \
-    "GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0" GLTENSOR_ATTENTION_LANE_WIDTH=8 GLTENSOR_HOST_IO=copy \
-    "GLTENSOR_ATTENTION_LANES=0 GLTENSOR_HOST_IO=copy"}; do
+  for knob in ${A36_KNOBS:---warmup=0 GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=1 GLTENSOR_ATTENTION_SPLIT=2 \
+    GLTENSOR_ATTENTION_BQ=32 GLTENSOR_ATTENTION_LANE_WIDTH=8 GLTENSOR_HOST_IO=copy}; do
     [ "$SECONDS" -gt 62 ] && echo "no time left for $knob" && continue
     # shellcheck disable=SC2086
     echo "$name $knob: plain $(run branch "$name" "$model" "$args" plain $knob); replay $(run branch "$name" "$model" "$args" replay $knob)"
@@ -71,9 +73,8 @@ grep -v "^relu" "$W/cases.txt" | while IFS='|' read -r name model _ args; do
 done
 step "GPU time per run (gltensor-run --profile --bench 100, plain)"
 while IFS='|' read -r name model _ args; do
-  for v in main branch "branch GLTENSOR_ATTENTION_LANES=0" "branch GLTENSOR_ATTENTION_SPLIT=0" \
-    "branch GLTENSOR_ATTENTION_SPLIT=2" "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=0" \
-    "branch GLTENSOR_ATTENTION_LANE_WIDTH=8"; do
+  for v in main branch "branch GLTENSOR_ATTENTION_LANES=0" "branch GLTENSOR_ATTENTION_SPLIT=1" \
+    "branch GLTENSOR_ATTENTION_SPLIT=2" "branch GLTENSOR_ATTENTION_BQ=32" "branch GLTENSOR_ATTENTION_LANE_WIDTH=8"; do
     [ "$SECONDS" -gt 72 ] && echo "no time left for $v" && continue
     [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
     set -- $v
