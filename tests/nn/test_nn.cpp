@@ -656,7 +656,7 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
     v.push_back({"GLTENSOR_ATTENTION_KEYS", "32"});
     v.push_back({"GLTENSOR_SUBGROUPS", "0"});
   }
-  v.push_back({"GLTENSOR_ATTENTION_SPLIT", "1"});  // keys in chunks of one tile, combined (GPUs: few row blocks)
+  if (!device().adapter().software) v.push_back({"GLTENSOR_ATTENTION_KEYS", "64"});  // GPUs: the default tiling
   return v;
 }
 
@@ -718,7 +718,9 @@ AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionCase& c, b
 // The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
 // 64 (the kernel's 4, 8 and 16 head-dim quads: SVTR's 168 rows of 15, 24 / 20),
 // broadcast k/v batches, a non-contiguous q, f16 inputs, NaN propagation; and the composite
-// path (GLTENSOR_ATTENTION=composite) must agree with it.
+// path (GLTENSOR_ATTENTION=composite) must agree with it; on two cases the keys split in chunks of
+// one tile (GLTENSOR_ATTENTION_SPLIT=1) too. (On GPUs, where these cases take the lanes kernel,
+// attention.comp's tilings run with GLTENSOR_ATTENTION_LANES=0, its default tiling included.)
 TEST(Attention, FusedKernelMatchesReference) {
   GLT_RNG(rng);
   using Case = AttentionCase;
@@ -747,6 +749,12 @@ TEST(Attention, FusedKernelMatchesReference) {
         ScopedEnv env("GLTENSOR_ATTENTION", "composite");
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
             << "composite " << what;
+      }
+      if (c.S == 45 || c.S == 168) {  // GLTENSOR_ATTENTION_SPLIT: chunks of one key tile, kv_combine
+        ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
+        ScopedEnv env("GLTENSOR_ATTENTION_SPLIT", "1");
+        EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
+            << what << " with GLTENSOR_ATTENTION_SPLIT=1";
       }
     }
   // q as a non-contiguous view: [B, L, H, E] transposed to [B, H, L, E]; k/v f16.
