@@ -1,10 +1,12 @@
-// scaled_dot_product_attention. The plan: the register-tiled kernel (glsl/nn/attention.comp) for
-// inference without mask, dropout or GQA at head dims <= 64; else the flash kernels (masks,
+// scaled_dot_product_attention. The plan: for inference without mask, dropout or GQA at head dims
+// <= 64, the lanes kernel (glsl/nn/attention_lanes.comp: GPUs, few row blocks; plan_attention_lanes)
+// or the register-tiled kernel (glsl/nn/attention.comp); else the flash kernels (masks,
 // dropout, GQA, head dims <= 256, the row logsumexp and the recompute-based backward as an
 // autograd node: glsl/nn/attention_tiled.comp's register tiles where its 32 KiB of shared memory
 // fit, else glsl/nn/attention_flash.comp's row per invocation); else (head dims past 256, a mask that requires
 // grad, loops or buffers that cannot fit, GLTENSOR_ATTENTION=composite) the composite reference:
 // matmul -> mask -> softmax -> dropout -> matmul, differentiable by composition.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -19,6 +21,7 @@
 #include "nn/attention_dropout.hpp"
 #include "nn/attention_plan.hpp"
 #include "nn/attention_variants.hpp"
+#include "nn/transformer_variants.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "runtime/launch.hpp"
@@ -73,13 +76,25 @@ struct AttentionParams {
 };
 
 // Combines split-KV partials P [chunks, nb, L, Ev + 2] (o, m, l per row; attention.comp) into
-// [nb, L, Ev]: with M the rows' largest m, out = sum(o exp2(m - M)) / sum(l exp2(m - M)); chunks
-// with no key for a row (m = -Inf, o = l = 0) weigh 0, NaN propagates.
-Tensor combine_chunks(const Tensor& P, std::int64_t Ev) {
-  NoGradGuard ng;
-  const Tensor o = P.narrow(-1, 0, Ev), m = P.narrow(-1, Ev, 1), l = P.narrow(-1, Ev + 1, 1);
-  const Tensor w = exp2(sub(m, amax(m, {0}, true)));
-  return div(sum(mul(o, w), {0}), sum(mul(l, w), {0}));
+// out [nb * L, Ev] in one dispatch of kv_attention.comp's kv_combine (the KV cache's combine, the
+// same layout): with M the rows' largest m over the chunks that have keys (l != 0), out = sum(o
+// exp2(m - M)) / sum(l exp2(m - M)); NaN propagates.
+struct CombineParams {
+  std::int64_t rows, Ev, chunks;
+  void set(Uniforms& u) const {
+    u.u32("u_rows", rows);
+    u.u32("u_Ev", Ev);
+    u.u32("u_chunks", chunks);
+  }
+};
+void combine_chunks(DeviceImpl& dev, const Tensor& P, const Tensor& out, std::int64_t Ev) {
+  const std::int64_t chunks = P.size(0), rows = P.size(1) * P.size(2);
+  KvAttentionVariant v;
+  v.mode = "kv_combine", v.out = out.dtype();
+  Launch launch(dev, "scaled_dot_product_attention");
+  launch.program(v.kFile, v.defines(), {64});
+  launch.write(out).read(P).params(CombineParams{rows, Ev, chunks});
+  launch.loop_iterations(2 * static_cast<std::uint64_t>(chunks)).invocations(static_cast<std::uint64_t>(rows * Ev));
 }
 
 // kchunk > 0: split-KV, the keys in chunks of kchunk (a multiple of the tiling's BKV) computed by
@@ -124,7 +139,45 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
       .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(nb),
               static_cast<std::uint64_t>(chunks));
   if (kchunk == 0) return out;
-  return combine_chunks(out, Ev).reshape(out_shape).to(od);
+  Tensor result = alloc(dev, out_shape, od, op);
+  combine_chunks(dev, out, result, Ev);
+  return result;
+}
+
+// The lanes kernel (glsl/nn/attention_lanes.comp): the keys of a row split over t.lanes lanes,
+// combined in the workgroup; the same uniforms as attention.comp's (no split).
+Tensor lanes_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
+                       const LaneTiles& t) {
+  const char* op = "scaled_dot_product_attention";
+  DeviceImpl& dev = dev_of(q);
+  Launch launch(dev, op);
+  const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
+  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
+  const Tensor eq = expand_batch(q, batch), ek = expand_batch(k, batch), ev = expand_batch(v, batch);
+  Shape out_shape = batch;
+  out_shape.push_back(L);
+  out_shape.push_back(Ev);
+  const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
+  Tensor out = alloc(dev, out_shape, od, op);
+  if (out.numel() == 0) return out;
+  const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
+  auto quads = [](const Tensor& x) { return x.dtype() == DType::f32 && quad_aligned(x, x.dim() - 1); };
+  const bool quad_bindings = dev.caps().max_ssbo_bindings >= 7;
+  const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
+  const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
+  AttentionLanesVariant av;
+  av.bd = static_cast<int>(bl.shape.size()), av.local = t.local, av.lanes = t.lanes, av.keys = t.keys, av.dq = t.dq;
+  av.q_quads = q_quads, av.kv_quads = kv_quads;
+  av.out = out.dtype(), av.q = q.dtype(), av.k = k.dtype(), av.v = v.dtype();
+  launch.program(av.kFile, av.defines(), {static_cast<std::uint32_t>(t.local)});
+  launch.write(out).read(q).read(k).read(v);
+  if (q_quads) launch.read(q);
+  if (kv_quads) launch.read(k).read(v);
+  const std::int64_t rows = t.local / t.lanes;
+  launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal, 0})
+      .loop_iterations(attention_lanes_loops(t, {L, S, numel_of(batch), E, Ev, bl.shape.size()}))
+      .groups(static_cast<std::uint64_t>((L + rows - 1) / rows), static_cast<std::uint64_t>(numel_of(batch)), 1);
+  return out;
 }
 
 // ---- the flash kernels (glsl/nn/attention_flash.comp) ----
@@ -480,11 +533,20 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
     const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
+    // Few row blocks (GPUs): the keys of each row over lanes, many short workgroups.
+    const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
+    const LaneTiles lt = plan_attention_lanes({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
+                                              dev.loop_limit(), settings());
+    if (lt.local > 0) return lanes_attention(q_in, k_in, v_in, opt.is_causal, sc, lt);
     const AttentionTiles t = narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev);
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
-    if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit))
-      return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, 0);
+    if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit)) {
+      // GLTENSOR_ATTENTION_SPLIT: the keys in chunks over more workgroups, where the partials fit.
+      std::int64_t kchunk = plan_attention_split(t, L, S, numel_of(batch), settings());
+      if (kchunk > 0 && (S + kchunk - 1) / kchunk * numel_of(batch) * L * (Ev + 2) * 4 > dev.ssbo_limit()) kchunk = 0;
+      return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, kchunk);
+    }
     // Keys past what one invocation may loop over: split-KV, chunks of the most key tiles that fit.
     if (t.bq > 0 && attention_loops(t, bkv, q_in.dim()) <= limit) {
       std::int64_t lo = 1, hi = (S + bkv - 1) / bkv;  // tiles per chunk: lo fits, hi does not

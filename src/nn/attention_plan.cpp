@@ -63,6 +63,67 @@ std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size
   return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16;
 }
 
+std::int64_t lanes_shared_bytes(const LaneTiles& t) {
+  const std::int64_t kv = 2 * std::int64_t{t.lanes} * t.keys * t.dq, combine = std::int64_t{t.local} * t.dq;
+  return 16 * std::max(kv, combine) + 8 * std::int64_t{t.local};
+}
+
+std::uint64_t attention_lanes_loops(const LaneTiles& t, const LaneProblem& p) {
+  const auto W = static_cast<std::uint64_t>(t.local), G = static_cast<std::uint64_t>(t.lanes),
+             kpl = static_cast<std::uint64_t>(t.keys), dq = static_cast<std::uint64_t>(t.dq);
+  const std::uint64_t tk = G * kpl, nl = tk * dq / W, rows = W / G;
+  const std::uint64_t ev = static_cast<std::uint64_t>(p.Ev);
+  // Each loop counts its trips and its exit test (a quad load without quad arrays: 4 lanes).
+  const std::uint64_t loads = nl + 1 + 10 * nl;
+  // per tile: the tile loop, the K / V stores, the next loads, the scores (KPL keys of dq quads),
+  // the rescale, the probabilities times V
+  const std::uint64_t per_tile =
+      1 + (nl + 1) + loads + (kpl + 1) + kpl * (dq + 1) + (dq + 1) + (kpl + 1) + kpl * (dq + 1);
+  const std::uint64_t tiles = (static_cast<std::uint64_t>(p.S) + tk - 1) / tk;
+  // before: the batch dims, the first loads, q (4 lanes a quad) and o; after: the row maximum,
+  // the combine's stores, the output span (G lanes summed per element)
+  const std::uint64_t out = (rows * ev + W - 1) / W;
+  return (p.bd + 1) + loads + (dq + 1 + 5 * dq) + (tiles + 1) + tiles * per_tile + (G + 1) + (dq + 1) + (out + 1) +
+         out * (G + 1);
+}
+
+LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
+                               std::uint64_t loop_limit, const Settings& settings) {
+  if (settings.attention_lanes == 0 || p.E < 1 || p.Ev < 1 || p.E > 64 || p.Ev > 64 || p.L < 1 || p.S < 1 || p.nb < 1)
+    return {};
+  auto groups = [&](std::int64_t rows) { return p.nb * ((p.L + rows - 1) / rows); };
+  const bool forced =
+      settings.attention_lanes > 0 || settings.attention_lane_width > 0 || settings.attention_lane_keys > 0;
+  const int dq = attention_head_quads(p.E, p.Ev);
+  if (!forced && (software || groups(64) >= kLanesBelowGroups || dq > 4)) return {};
+  for (const int local : {128, 64}) {
+    int rows = 4;
+    for (const int r : {16, 8, 4})
+      if (groups(r) >= kLanesBelowGroups) {
+        rows = r;
+        break;
+      }
+    int lanes = settings.attention_lane_width > 0 ? settings.attention_lane_width : local / rows;
+    if (lanes > local) lanes = local;
+    for (const int keys : {8, 4, 2, 1}) {
+      if (settings.attention_lane_keys > 0 && keys != settings.attention_lane_keys) continue;
+      const LaneTiles t{local, lanes, keys, dq};
+      if (lanes * keys * dq < local) continue;  // each invocation loads at least one quad of a tile
+      if (lanes_shared_bytes(t) > dev.max_shared_memory) continue;
+      if (loop_limit != 0 && attention_lanes_loops(t, p) > loop_limit) continue;
+      return t;
+    }
+  }
+  return {};
+}
+
+std::int64_t plan_attention_split(const AttentionTiles& t, std::int64_t L, std::int64_t S, std::int64_t nb,
+                                  const Settings& settings) {
+  if (t.bq <= 0 || settings.attention_split <= 0 || L < 1 || S < 1 || nb < 1) return 0;
+  const std::int64_t bkv = 32 * std::int64_t{t.kq}, tiles = (S + bkv - 1) / bkv;
+  return settings.attention_split < tiles ? settings.attention_split * bkv : 0;
+}
+
 namespace {
 std::uint64_t quads(std::int64_t n) { return static_cast<std::uint64_t>((n + 3) / 4); }
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }

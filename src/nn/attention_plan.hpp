@@ -51,6 +51,44 @@ int attention_head_quads(std::int64_t E, std::int64_t Ev);
 AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& dev, const Settings& settings,
                                       std::int64_t E, std::int64_t Ev);
 
+/// The lanes kernel's tiling (glsl/nn/attention_lanes.comp): `local` invocations per workgroup,
+/// `lanes` (G) of them per query row (local / lanes rows per workgroup), `keys` (KPL) keys per lane
+/// per tile (G * KPL keys a tile), `dq` head-dim quads (attention_head_quads). local = 0: none.
+struct LaneTiles {
+  int local = 0, lanes = 0, keys = 0, dq = 0;
+};
+/// What the lanes kernel's plan depends on: query rows L, keys S, batch entries nb, head dims E
+/// and Ev, the kernel's batch dims bd.
+struct LaneProblem {
+  std::int64_t L = 0, S = 0, nb = 0, E = 0, Ev = 0;
+  std::size_t bd = 1;
+};
+/// Shared memory of a lanes tiling: the K and V tiles or the combine's local x dq quads, whichever
+/// is larger, and two floats per invocation.
+std::int64_t lanes_shared_bytes(const LaneTiles& t);
+/// attention_lanes.comp's loop iterations per invocation over S keys, every loop counted.
+std::uint64_t attention_lanes_loops(const LaneTiles& t, const LaneProblem& p);
+/// Where attention.comp's 64-row blocks would be fewer than kLanesBelowGroups workgroups, on GPUs
+/// (not software rasterizers), for head dims up to 16 (4 quads: SVTR's 15; at 64, 8 x 300 x 64, it
+/// took the H200 94.7 us of GPU time against attention.comp's 43.0, bench/RESULTS.md 2026-11-28), the lanes kernel: 128
+/// invocations in 16, 8 or 4 rows (the most rows that still give kLanesBelowGroups workgroups, else 4) of 128 / rows
+/// lanes, 8 keys per lane per tile (fewer, then 64 invocations, where shared memory is short); none (local = 0) where
+/// head dims pass 64, the loop limit (0: none) is passed, or nothing fits. Settings::attention_lanes (0 never, 1
+/// wherever it applies, software rasterizers included), attention_lane_width (G) and attention_lane_keys (KPL) override
+/// the choice (and, unless attention_lanes is 0, force the kernel wherever it applies).
+constexpr std::int64_t kLanesBelowGroups = 128;
+LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
+                               std::uint64_t loop_limit, const Settings& settings);
+
+/// Keys per chunk where attention.comp's keys split over workgroups (SPLIT_KV, the chunks combined
+/// by kv_attention.comp's kv_combine): Settings::attention_split = N > 0 tiles per chunk wherever
+/// the keys pass N tiles (any device; tests); 0 (no split) by default: on the H200 the split of
+/// 8 x 300 x 64 into 200 workgroups cut attention.comp's GPU time from 43.0 to 28.7 us, but the
+/// combine's dispatch took 10.7 more and the run end to end was no faster (bench/RESULTS.md,
+/// 2026-11-28, attn36); a combine inside the dispatch (the chunks' last workgroup) is left to do.
+std::int64_t plan_attention_split(const AttentionTiles& t, std::int64_t L, std::int64_t S, std::int64_t nb,
+                                  const Settings& settings);
+
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the
 /// score init, t.dql head-dim quads, the row max/sum exchanges and the BKV-key products; before the

@@ -1,6 +1,7 @@
 // The attention kernels' Variants (attention_variants.hpp): defines and variant spaces.
 #include "nn/attention_variants.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace gltensor::detail {
@@ -46,6 +47,42 @@ std::vector<AttentionVariant> AttentionVariant::space() {
       v.bq = 16, v.dql = dql, v.subgroup = subgroup, v.kq = subgroup ? 2 : 1, v.kv_quads = subgroup;
       out.push_back(v);
     }
+  return out;
+}
+
+Defines AttentionLanesVariant::defines() const {
+  Defines d;
+  const std::int64_t kv = 2 * std::int64_t{lanes} * keys * dq, combine = std::int64_t{local} * dq;
+  d.value("BD", bd).value("G", lanes).value("KPL", keys).value("DQ", dq);
+  d.uvalue("SH_QUADS", static_cast<std::uint64_t>(std::max(kv, combine)));
+  d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
+  d.operand(3, v, CT::f32, false);
+  int binding = 4;
+  if (q_quads) d.flag("Q_QUADS").quad_array("qQ", binding++);
+  if (kv_quads) {
+    d.flag("KV_QUADS").quad_array("qK", binding);
+    d.quad_array("qV", binding + 1);
+  }
+  return d;
+}
+
+// At 64 invocations (tests/ops/test_kernel_variants' local size): every head-dim width, lanes per
+// row and keys per lane, the quad arrays, and the 16-bit dtypes.
+std::vector<AttentionLanesVariant> AttentionLanesVariant::space() {
+  std::vector<AttentionLanesVariant> out;
+  for (const int dq : {4, 8, 16})
+    for (const int lanes : {4, 8, 16, 32})
+      for (const int keys : {1, 2, 4, 8}) {
+        if (lanes * keys * dq < 64) continue;
+        AttentionLanesVariant v;
+        v.local = 64, v.lanes = lanes, v.keys = keys, v.dq = dq, v.q_quads = keys == 2, v.kv_quads = keys != 4;
+        out.push_back(v);
+      }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    AttentionLanesVariant v;
+    v.local = 64, v.bd = 3, v.out = v.q = v.k = v.v = dt;
+    out.push_back(v);
+  }
   return out;
 }
 

@@ -25,6 +25,18 @@ struct AttentionVariant {
   static std::vector<AttentionVariant> space();
 };
 
+/// attention_lanes.comp: BD batch dims, G lanes per query row, KPL keys per lane per tile, DQ
+/// head-dim quads (attention_plan's LaneTiles), SH_QUADS its shared quads for `local` invocations
+/// (lanes_shared_bytes); Q_QUADS / KV_QUADS as AttentionVariant's.
+struct AttentionLanesVariant {
+  static constexpr const char* kFile = "attention_lanes.comp";
+  int bd = 1, local = 128, lanes = 16, keys = 8, dq = 4;
+  bool q_quads = false, kv_quads = false;
+  DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32;
+  Defines defines() const;
+  static std::vector<AttentionLanesVariant> space();
+};
+
 /// attention_flash.comp: MODE by name (attn_fwd, attn_dkv, attn_dq, attn_keep: the dropout mask
 /// alone); BD, DQ4 / DV4 (head dims in quads), BKV and BQT (tiles), SPLIT (partial results per
 /// chunk), DROPOUT, a mask (HAS_MASK with MASK_BOOL or MASK_ADD, LOAD_MASK its load function),

@@ -228,6 +228,13 @@ Settings Settings::from_env() {
     const int tile = std::atoi(env("GLTENSOR_ATTENTION_TILE").c_str());
     s.attention_tile = tile == 4 || tile == 8 || tile == 16 ? tile : 0;
   }
+  s.attention_lanes = env_flag("GLTENSOR_ATTENTION_LANES", -1);
+  s.attention_lane_width = parse<int>("GLTENSOR_ATTENTION_LANE_WIDTH", env("GLTENSOR_ATTENTION_LANE_WIDTH"),
+                                      {{"", 0}, {"0", 0}, {"4", 4}, {"8", 8}, {"16", 16}, {"32", 32}});
+  s.attention_lane_keys = parse<int>("GLTENSOR_ATTENTION_LANE_KEYS", env("GLTENSOR_ATTENTION_LANE_KEYS"),
+                                     {{"", 0}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
+  s.attention_split = parse<int>("GLTENSOR_ATTENTION_SPLIT", env("GLTENSOR_ATTENTION_SPLIT"),
+                                 {{"", 0}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
   s.batch_norm_iters = parse<int>("GLTENSOR_BATCH_NORM_ITERS", env("GLTENSOR_BATCH_NORM_ITERS"),
                                   {{"", 0}, {"0", 0}, {"8", 8}, {"16", 16}, {"32", 32}, {"64", 64}});
   s.subgroups = env_bool("GLTENSOR_SUBGROUPS", true);

@@ -203,6 +203,16 @@ struct Settings {
   /// GLTENSOR_ATTENTION_TILE = 4, 8 or 16: cap the flash kernels' shared-memory tiles (keys per
   /// tile, query rows per tile of the backward; 0 = no cap), so that tests run every tiling.
   int attention_tile = 0;
+  /// GLTENSOR_ATTENTION_LANES: -1 (unset) the planner chooses attention_lanes.comp (GPUs, few
+  /// row blocks), 0 never, 1 wherever it applies (software rasterizers too: tests).
+  int attention_lanes = -1;
+  /// GLTENSOR_ATTENTION_LANE_WIDTH = 4, 8, 16 or 32 / GLTENSOR_ATTENTION_LANE_KEYS = 1, 2, 4 or 8:
+  /// the lanes kernel's lanes per query row / keys per lane per tile (0 = the plan's).
+  int attention_lane_width = 0, attention_lane_keys = 0;
+  /// GLTENSOR_ATTENTION_SPLIT = 1, 2, 4 or 8: attention.comp's keys split over workgroups in
+  /// chunks of that many key tiles wherever the keys pass one chunk (any device; 0 or unset: no
+  /// split, attention_plan's plan_attention_split says why).
+  int attention_split = 0;
   /// GLTENSOR_BATCH_NORM_ITERS=64|32|16|8: the training statistics' values per invocation in
   /// batch_norm's first level on any device ("" or 0 = choose: 64 on software rasterizers, 8 on
   /// GPUs; tests run the GPUs' form on llvmpipe so).

@@ -122,12 +122,11 @@ Tensor rows_before_nan(std::mt19937_64& rng, int H, int T, int D, std::vector<do
 }
 }  // namespace
 
-// The inference kernel's quad loads (glsl/nn/attention.comp's q_quad / k_quad / v_quad, f32 rows
-// on 4-element boundaries) past the head dim are branched around (0, no load): q, k, v are the
-// leading rows of storages whose next row (past each head's last row, past the tensor's end for
-// the last head) is NaN, head dims 4 to 36 below the kernel's 64-wide quads (the quads past E
-// would read the next row), against float64. Sabotage: q's and k's branch dropped fails (v's
-// dims past Ev are not stored).
+// The inference kernels' quad loads (glsl/nn/attention.comp's and attention_lanes.comp's q_quad /
+// k_quad / v_quad, f32 rows on 4-element boundaries) past the head dim are branched around (0, no load): q, k, v are
+// the leading rows of storages whose next row (past each head's last row, past the tensor's end for the last head) is
+// NaN, head dims 4 to 36 below the kernel's 64-wide quads (the quads past E would read the next row), against float64.
+// Sabotage: q's and k's branch dropped fails (v's dims past Ev are not stored).
 TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
   GLT_RNG(rng);
   for (const auto& [E, Ev] : std::vector<std::pair<int, int>>{{4, 8}, {20, 12}, {36, 28}}) {
@@ -137,7 +136,12 @@ TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
     const Tensor q = rows_before_nan(rng, c.H, c.L, E, hq), k = rows_before_nan(rng, c.H, c.S, E, hk),
                  v = rows_before_nan(rng, c.H, c.S, Ev, hv);
     const Ref r = reference(c, hq, hk, hv, {}, {}, nullptr);
-    EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
+    // attention.comp and attention_lanes.comp (GPUs choose the lanes kernel for head dims up to 16)
+    for (const char* lanes : {"0", "1"}) {
+      ScopedEnv env("GLTENSOR_ATTENTION_LANES", lanes);
+      SCOPED_TRACE(std::string("GLTENSOR_ATTENTION_LANES=") + lanes);
+      EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
+    }
   }
 }
 

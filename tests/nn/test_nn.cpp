@@ -656,18 +656,28 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
     v.push_back({"GLTENSOR_ATTENTION_KEYS", "32"});
     v.push_back({"GLTENSOR_SUBGROUPS", "0"});
   }
+  if (!device().adapter().software) v.push_back({"GLTENSOR_ATTENTION_KEYS", "64"});  // GPUs: the default tiling
   return v;
+}
+
+// For a tiling entry of attention.comp: attention_lanes.comp off (GPUs choose it for few row
+// blocks; LanesKernelMatchesReference tests it), unless the entry is the lanes kernel's own.
+const char* lanes_unless(const char* var) {
+  return std::string(var).rfind("GLTENSOR_ATTENTION_LANE", 0) == 0 ? nullptr : "0";
 }
 
 // Causal attention over S keys (constant q, k, v) with NaN in key `nan_key` and Inf in query 0,
 // in every tiling of the device: rows 0 and >= nan_key are NaN, the others 1.
-void check_nan_rows(int S, int nan_key) {
+// (lanes: the lanes kernel instead, in its plan's tiling)
+void check_nan_rows(int S, int nan_key, bool lanes = false) {
   std::vector<float> q(S * 4, 0.5f), k(S * 4, 0.25f), v(S * 4, 1.0f);
   k[nan_key * 4 + 1] = NAN;
   q[0] = INFINITY;
   auto tilings = smaller_attention_tilings();
   tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
+  if (lanes) tilings = {{"GLTENSOR_ATTENTION_LANES", "1"}};
   for (const auto& [var, val] : tilings) {
+    ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
     ScopedEnv env(var, val);
     auto out = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, S, 4}),
                                             Tensor::from_host(device(), k, {1, S, 4}),
@@ -708,7 +718,9 @@ AttentionInputs attention_inputs(std::mt19937_64& rng, const AttentionCase& c, b
 // The fused kernel (no mask, no gradient): tile edges, L != S both ways, E != Ev, head dims up to
 // 64 (the kernel's 4, 8 and 16 head-dim quads: SVTR's 168 rows of 15, 24 / 20),
 // broadcast k/v batches, a non-contiguous q, f16 inputs, NaN propagation; and the composite
-// path (GLTENSOR_ATTENTION=composite) must agree with it.
+// path (GLTENSOR_ATTENTION=composite) must agree with it; on two cases the keys split in chunks of
+// one tile (GLTENSOR_ATTENTION_SPLIT=1) too. (On GPUs, where these cases take the lanes kernel,
+// attention.comp's tilings run with GLTENSOR_ATTENTION_LANES=0, its default tiling included.)
 TEST(Attention, FusedKernelMatchesReference) {
   GLT_RNG(rng);
   using Case = AttentionCase;
@@ -728,6 +740,7 @@ TEST(Attention, FusedKernelMatchesReference) {
       // The kernel's other tilings where the device would choose a larger one: 32 query rows
       // per workgroup, 32 keys per tile, shared-memory row reductions instead of clusters.
       for (const auto& [var, val] : smaller_attention_tilings()) {
+        ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
         ScopedEnv env(var, val);
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
             << what << " with " << var << "=" << val;
@@ -736,6 +749,12 @@ TEST(Attention, FusedKernelMatchesReference) {
         ScopedEnv env("GLTENSOR_ATTENTION", "composite");
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
             << "composite " << what;
+      }
+      if (c.S == 45 || c.S == 168) {  // GLTENSOR_ATTENTION_SPLIT: chunks of one key tile, kv_combine
+        ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
+        ScopedEnv env("GLTENSOR_ATTENTION_SPLIT", "1");
+        EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
+            << what << " with GLTENSOR_ATTENTION_SPLIT=1";
       }
     }
   // q as a non-contiguous view: [B, L, H, E] transposed to [B, H, L, E]; k/v f16.
@@ -753,6 +772,59 @@ TEST(Attention, FusedKernelMatchesReference) {
   // NaN in a key reaches exactly the rows that see it (causal: rows >= 3), Inf in q gives NaN rows;
   // in every tiling (row maxima of NaN through clustered operations or shared memory).
   check_nan_rows(8, 3);
+}
+
+// attention_lanes.comp (forced, so that llvmpipe runs it too) in its widths: lanes per row (4 to
+// 32: 32 to 4 rows per workgroup) and keys per lane per tile (1 to 8), tile and row-block edges,
+// L != S both ways, E != Ev, each of its head-dim quad counts (4, 8, 16), broadcast k/v batches,
+// a single row and key; then a strided q with f16 k/v and an all-f16 problem.
+TEST(Attention, LanesKernelMatchesReference) {
+  GLT_RNG(rng);
+  using Case = AttentionCase;
+  ScopedEnv on("GLTENSOR_ATTENTION_LANES", "1");
+  // The plan's widths on every case, one other on each of three (llvmpipe compiles ~0.6 s a program:
+  // every head-dim quad count, 4 to 32 lanes, 1 to 8 keys per lane, 64 and 128 invocations).
+  struct Width {
+    const char *width, *keys;
+    std::size_t only;  // the case it runs on (none: all)
+  };
+  const std::size_t all = 99;
+  const std::vector<Width> widths = {{nullptr, nullptr, all}, {"8", "2", 1}, {"4", "8", 2}, {"32", "1", 4}};
+  const std::vector<Case> cases{{2, 2, 5, 6, 4, 3},      {2, 2, 168, 168, 15, 15}, {3, 1, 37, 70, 24, 20},
+                                {1, 1, 33, 100, 16, 40}, {2, 2, 45, 129, 64, 64},  {1, 1, 1, 1, 1, 1}};
+  for (std::size_t ci = 0; ci < cases.size(); ++ci)
+    for (bool causal : {false, true}) {
+      const Case& c = cases[ci];
+      const AttentionInputs in = attention_inputs(rng, c, causal);
+      const auto& [ref, tq, tk, tv, what] = in;
+      for (const auto& [width, keys, only] : widths) {
+        if (only != all && only != ci) continue;
+        ScopedEnv w("GLTENSOR_ATTENTION_LANE_WIDTH", width);
+        ScopedEnv k("GLTENSOR_ATTENTION_LANE_KEYS", keys);
+        Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+        EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
+        EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << what << " with " << (width ? width : "the plan's")
+                                                           << " lanes, " << (keys ? keys : "the plan's") << " keys";
+      }
+    }
+  // q as a non-contiguous view [B, L, H, E] -> [B, H, L, E], f16 k and v: f32 out; all f16: f16 out.
+  const int B = 2, H = 3, L = 40, S = 50, E = 32;
+  auto q = uniform(rng, B * L * H * E), k = uniform(rng, B * H * S * E), v = uniform(rng, B * H * S * E);
+  for (auto* x : {&q, &k, &v})
+    for (auto& f : *x) f = f16_to_f32(f32_to_f16(f));
+  Tensor tq = Tensor::from_host(device(), q, {B, L, H, E}).transpose(1, 2);
+  std::vector<float> qc = tq.contiguous().to_vector();
+  auto ref = ref_attention(qc, k, v, B * H, B * H, L, S, E, E, true);
+  Tensor tk = Tensor::from_host(device(), k, {B, H, S, E}, DType::f16),
+         tv = Tensor::from_host(device(), v, {B, H, S, E}, DType::f16);
+  Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), true);
+  EXPECT_EQ(r.dtype(), DType::f32);
+  EXPECT_TRUE(close(r.to_vector(), ref, 1e-4, 1e-5)) << "strided q, f16 k/v";
+  Tensor h = scaled_dot_product_attention(tq.to(DType::f16), tk, tv, Tensor(), true);
+  EXPECT_EQ(h.dtype(), DType::f16);
+  EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
+  // NaN in key 3 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
+  check_nan_rows(8, 3, true);
 }
 
 namespace {
@@ -1474,6 +1546,7 @@ TEST(Attention, SplitKVUnderALoweredLoopLimit) {
       const AttentionInputs in = attention_inputs(rng, c, causal);
       const auto& [ref, tq, tk, tv, what] = in;
       for (const auto& [var, val] : tilings) {
+        ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
         ScopedEnv env(var, val);
         Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
         EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));

@@ -512,6 +512,88 @@ TEST(PlanAttention, NarrowedToTheProblem) {
   EXPECT_LT(attention_loops(narrow, 1000, 1), attention_loops(c, 1000, 1));
 }
 
+// The lanes kernel (attention_lanes.comp): on GPUs where attention.comp's 64-row blocks are
+// fewer than 128 workgroups, rows of 128 / R lanes (R: 16, 8 or 4 rows, the most that give 128
+// workgroups), 8 keys per lane per tile; 64 invocations where shared memory is short; never on
+// software rasterizers unless forced, past head dim 64, or past the loop limit; the settings.
+TEST(PlanAttention, LanesByProblem) {
+  const Settings s;
+  const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
+  // SVTR's 8 heads x 168 rows of 15: 8 rows of 16 lanes (168 workgroups), 128 keys a tile
+  LaneTiles t = plan_attention_lanes({168, 168, 8, 15, 15, 1}, gpu, false, 0, s);
+  EXPECT_EQ(t.local, 128);
+  EXPECT_EQ(t.lanes, 16);
+  EXPECT_EQ(t.keys, 8);
+  EXPECT_EQ(t.dq, 4);
+  EXPECT_LE(lanes_shared_bytes(t), 49152);
+  // 8 x 300 x 64 (forced: head dims past 16): 16 rows of 8 lanes (152 workgroups), 64 keys a tile in 32 KiB (+ 1 KiB)
+  Settings on;
+  on.attention_lanes = 1;
+  t = plan_attention_lanes({300, 300, 8, 64, 64, 1}, gpu, false, 0, on);
+  EXPECT_EQ(t.local, 128);
+  EXPECT_EQ(t.lanes, 8);
+  EXPECT_EQ(t.keys, 8);
+  EXPECT_EQ(t.dq, 16);
+  EXPECT_EQ(lanes_shared_bytes(t), 32768 + 1024);
+  // one row: 4 rows of 32 lanes
+  EXPECT_EQ(plan_attention_lanes({1, 50, 1, 16, 16, 1}, gpu, false, 0, s).lanes, 32);
+  // enough row blocks for attention.comp (2 x 8 x 1024 rows: 256 workgroups), software, head dims past 64: none
+  EXPECT_EQ(plan_attention_lanes({1024, 1024, 16, 64, 64, 2}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_lanes({168, 168, 8, 15, 15, 1}, cpu, true, 65535, s).local, 0);
+  EXPECT_EQ(plan_attention_lanes({168, 168, 8, 65, 15, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_lanes({168, 168, 8, 15, 65, 1}, gpu, false, 0, s).local, 0);
+  // forced on llvmpipe (32 KiB): head dims of 64 take 64 invocations
+  t = plan_attention_lanes({168, 168, 8, 15, 15, 1}, cpu, true, 65535, on);
+  EXPECT_EQ(t.local, 128);
+  EXPECT_EQ(t.lanes, 16);
+  t = plan_attention_lanes({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);
+  EXPECT_EQ(t.local, 64);
+  EXPECT_EQ(t.lanes, 4);
+  EXPECT_EQ(t.keys, 8);
+  EXPECT_LE(lanes_shared_bytes(t), 32768);
+  EXPECT_EQ(plan_attention_lanes({1024, 1024, 16, 64, 64, 2}, cpu, true, 65535, on).local, 64);
+  Settings off;
+  off.attention_lanes = 0;
+  EXPECT_EQ(plan_attention_lanes({168, 168, 8, 15, 15, 1}, gpu, false, 0, off).local, 0);
+  // the width and keys settings (each forces the kernel; each tile loads at least a quad per invocation)
+  Settings w;
+  w.attention_lane_width = 4;
+  w.attention_lane_keys = 8;
+  t = plan_attention_lanes({168, 168, 8, 16, 16, 1}, cpu, true, 65535, w);
+  EXPECT_EQ(t.local, 128);
+  EXPECT_EQ(t.lanes, 4);
+  EXPECT_EQ(t.keys, 8);
+  w.attention_lane_keys = 1;  // 4 keys a tile of 4 quads: fewer quads than invocations
+  EXPECT_EQ(plan_attention_lanes({168, 168, 8, 16, 16, 1}, cpu, true, 65535, w).local, 0);
+  // the loop length grows with the keys; a plan stays within the limit
+  const LaneProblem p{168, 168, 8, 15, 15, 1};
+  t = plan_attention_lanes(p, gpu, false, 0, s);
+  const std::uint64_t loops = attention_lanes_loops(t, p);
+  EXPECT_LT(loops, attention_lanes_loops(t, {168, 1000, 8, 15, 15, 1}));
+  const LaneTiles r = plan_attention_lanes(p, gpu, false, loops - 1, s);
+  EXPECT_TRUE(r.local == 0 || attention_lanes_loops(r, p) <= loops - 1);
+  EXPECT_FALSE(r.local == t.local && r.lanes == t.lanes && r.keys == t.keys);
+  EXPECT_EQ(plan_attention_lanes({168, 100000, 8, 15, 15, 1}, gpu, false, 65535, s).local, 0);
+}
+
+// attention.comp's keys split over workgroups: only under GLTENSOR_ATTENTION_SPLIT=N, chunks of N
+// tiles where the keys pass them (the combine's dispatch cost the H200 more than the split saved).
+TEST(PlanAttention, SplitWhenSet) {
+  const Settings s;
+  const AttentionTiles t{64, 2, true, 16};  // 64 rows, 64 keys a tile
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, s), 0);
+  Settings one, two;
+  one.attention_split = 1;
+  two.attention_split = 2;
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, one), 64);
+  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, two), 128);
+  EXPECT_EQ(plan_attention_split(t, 1024, 64, 16, one), 0);   // one tile
+  EXPECT_EQ(plan_attention_split(t, 1024, 128, 16, two), 0);  // one chunk
+  EXPECT_EQ(plan_attention_split({32, 1, false, 16}, 1024, 100, 16, one), 32);
+  // the lanes kernel stays at head dims up to 16 unless forced
+  EXPECT_EQ(plan_attention_lanes({300, 300, 8, 64, 64, 1}, {true, 32, 49152}, false, 0, s).local, 0);
+}
+
 // The flash kernels' tiles (attention_flash.comp) by head dim and shared memory: the largest of
 // 32, 16, 8, 4 keys (query rows for the backward) that fit; none past head dim 256 or where even
 // 4 do not fit; the caps that tests use to run every tiling.

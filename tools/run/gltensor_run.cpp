@@ -1,12 +1,14 @@
 // gltensor-run MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x640x640]...
-//              [--output-dir DIR] [--bench N] [--read-back] [--profile] [--f16] [--replay] [--seed S]
+//              [--output-dir DIR] [--bench N] [--warmup W] [--read-back] [--profile] [--f16] [--replay] [--seed S]
 //              [--gl-messages]
 // Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
 // output's name, shape and min/max/mean, the load and run times and the planner's summary, and
 // writes outputs as DIR/<name>.npy, with the dispatches and barriers (glMemoryBarrier) of the run.
 // --bench N times N more runs (mean, min, median, 90th percentile, the host time inside Model::run, the process's CPU
-// time per run: all its threads, a software rasterizer's included, dispatches and barriers per run). --replay runs with
+// time per run: all its threads, a software rasterizer's included, dispatches and barriers per run) after --warmup W
+// untimed ones (default max(3, N / 10), as scripts/packs/torchcmp's PyTorch side: under --replay the second run, the
+// capture, is one of them; and the GPU's clocks are up). --replay runs with
 // ModelOptions::replay (the run recorded once, replayed). --read-back: each --bench run also reads every
 // output back to the host (Tensor::to_vector), as PyTorch's timings with `.cpu()` do. --gl-messages prints the driver's
 // debug messages (KHR_debug: e.g. a shader recompiled for the GL state) as they come, and each one's count at the end.
@@ -81,7 +83,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Run an ONNX model with gltensor (inputs and outputs as NumPy .npy files)"};
   std::string model_path, out_dir;
   std::vector<std::string> input_args, shape_args;
-  int bench = 0;
+  int bench = 0, warmup = -1;
   bool profile = false, f16 = false, replay = false, read_back = false;
   unsigned seed = 1;
   app.add_option("model", model_path, "the .onnx file")->required()->check(CLI::ExistingFile);
@@ -89,6 +91,8 @@ int main(int argc, char** argv) {
   app.add_option("--shape", shape_args, "NAME=1x3x640x640: shape of a random input (and of the model's dynamic dims)");
   app.add_option("--output-dir", out_dir, "write each output as DIR/<name>.npy");
   app.add_option("--bench", bench, "time N further runs")->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", warmup, "untimed runs before the --bench runs (default max(3, N / 10))")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--read-back", read_back, "each --bench run also reads every output back to the host");
   app.add_flag("--profile", profile,
                "GPU time per node type, op and kernel (timer queries), over the --bench runs (else the first run)");
@@ -169,6 +173,14 @@ int main(int argc, char** argv) {
     std::printf("memory: peak intermediates %s (sum of all intermediates %s)\n", mib(first.peak_bytes).c_str(),
                 mib(first.total_intermediate_bytes).c_str());
     if (bench > 0) {
+      // Warm-up runs, untimed and unprofiled, each as a timed run is (the read-back included).
+      for (int i = 0, n = warmup >= 0 ? warmup : std::max(3, bench / 10); i < n; ++i) {
+        outputs = model.run(inputs);
+        if (read_back)
+          for (const auto& [name, t] : outputs) (void)t.to_vector();
+        else
+          dev.synchronize();
+      }
       if (profile) dev.set_profiling(true);  // the timings include the profiler's queries
       std::vector<double> times, cpus;
       double host = 0;
