@@ -1,6 +1,6 @@
 // Recurrent layers as ONNX defines them (LSTM, GRU, RNN), for the model runtime (internal):
 // X @ W^T of every step in one matmul, then the time loop (nn/rnn_plan.hpp chooses):
-// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256; on GPUs up to hidden 64
+// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256; on GPUs up to hidden 128
 //   glsl/nn/rnn_seq_regs.comp, R in registers): one dispatch per chunk of time steps (the chunk
 //   within the loop limit; the whole sequence on GPUs), one workgroup per direction and batch
 //   row, h in shared memory;
@@ -72,12 +72,14 @@ struct RnnVariant : RnnCellVariant {
 
 /// rnn_seq.comp's Variant: the cell, QUADS (4 units per group, R^T read as quads: RnnSeqPlan),
 /// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length); with regs, rnn_seq_regs.comp (R in
-/// registers) for hidden size HK = `hidden`.
+/// registers) for hidden size HK = `hidden`, KS = `parts`, RR = `reg_cols`, QUAD_COLS (`width` 4) and (SUBGROUP) the
+/// parts' sums by subgroup shuffles.
 struct RnnSeqVariant : RnnCellVariant {
   static constexpr const char* kFile = "rnn_seq.comp";
   static constexpr const char* kRegsFile = "rnn_seq_regs.comp";
   bool quads = false, regs = false;
-  std::int64_t hidden = 0, parts = 1, reg_cols = 0;  ///< regs: HK, KS, RR (RnnSeqPlan)
+  std::int64_t hidden = 0, parts = 1, width = 1, reg_cols = 0;  ///< regs: HK, KS, W, RR (RnnSeqPlan)
+  bool subgroup = false;                                        ///< regs: SUBGROUP (shuffles)
   const char* file() const { return regs ? kRegsFile : kFile; }
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();

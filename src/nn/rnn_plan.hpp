@@ -48,14 +48,18 @@ struct RnnSeqDevice {
   std::uint64_t loop_budget = UINT64_MAX;   ///< DeviceImpl::loop_budget()
   bool software = false;                    ///< a CPU rasterizer (llvmpipe)
   RnnSetting setting = RnnSetting::choose;  ///< GLTENSOR_RNN
+  int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
+  std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR (0, -1: the plan's)
 };
 
 struct RnnSeqPlan {
   bool sequence = false;        ///< the sequence kernel (else the per-step path)
   bool quads = false;           ///< 4 units per group, R^T read as quads (QUADS)
-  bool regs = false;            ///< R in registers (rnn_seq_regs.comp), `parts` invocations per gate row
-  std::int64_t parts = 1;       ///< regs: KS, invocations per gate row (a power of 2 dividing H)
-  std::int64_t reg_cols = 0;    ///< regs: RR, columns of R per invocation kept in registers (of H / parts)
+  bool regs = false;            ///< R in registers (rnn_seq_regs.comp), `parts` invocations per hidden unit
+  std::int64_t parts = 1;       ///< regs: KS, invocations per hidden unit (a power of 2 dividing H)
+  std::int64_t width = 1;       ///< regs: W, columns per chunk (4 where H / KS % 4 == 0: 128-bit loads)
+  std::int64_t reg_cols = 0;    ///< regs: RR, columns of each gate row per invocation kept in registers (of H / KS)
+  bool subgroup = false;        ///< regs: the parts' sums by subgroup shuffles (else shared memory, 2 barriers a step)
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
@@ -63,21 +67,25 @@ struct RnnSeqPlan {
 };
 
 /// Largest hidden size of the sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp: KS
-/// invocations per gate row, each keeping up to RR of its H / KS columns of R in registers for
-/// the whole dispatch, the others read from R's buffer each step).
+/// invocations per hidden unit, each holding the unit's G gate rows over H / KS columns, up to RR
+/// of them per row in registers for the whole dispatch, the others read from R's buffer each step).
 inline constexpr std::int64_t kRnnSeqRegsMaxHidden = 128;
 /// Largest hidden size of the register sequence kernel by default on GPUs (past it only with
-/// GLTENSOR_RNN=units). On the H200 (bench/RESULTS.md, 2026-11-28, replayed, same call): LSTM seq
-/// 64 hidden 64 0.152-0.186 ms against the fused step kernel's 0.446 and main's sequence kernel
-/// 0.333-0.340; LSTM seq 256 hidden 128 (1024 invocations, half of R read from memory each step)
-/// 2.75-2.79 ms against the fused step kernel's 1.50-1.52.
-inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 64;
-/// Most columns of R per invocation of rnn_seq_regs.comp (H / KS at most this).
-inline constexpr std::int64_t kRnnSeqRegsMaxColumns = 64;
+/// GLTENSOR_RNN=units).
+inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 128;
+/// Floats of R per invocation of rnn_seq_regs.comp (G H / KS at most this; KS the least power of 2
+/// that gives it, halved until it divides H).
+inline constexpr std::int64_t kRnnSeqRegsMaxFloats = 64;
+/// Floats of R kept in registers per invocation: up to 512 invocations all kRnnSeqRegsMaxFloats,
+/// at 1024 this many (65536 registers a workgroup: 64 an invocation, R and the rest).
+inline constexpr std::int64_t kRnnSeqRegsFloats1024 = 32;
 
 /// Loop iterations of one invocation of rnn_seq_regs.comp running `steps` steps of hidden size h
-/// with `parts` invocations per gate row, `reg_cols` columns in registers.
-std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t parts, std::int64_t reg_cols);
+/// with g gates, `parts` invocations per unit, `reg_cols` columns of each gate row in registers:
+/// the step loop, and (where a compiler keeps them as loops) the constant-trip loops over R's
+/// chunks, gates and parts.
+std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t g, std::int64_t parts,
+                                 std::int64_t reg_cols);
 
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
@@ -102,9 +110,11 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// one thread: 4x fewer invocations and 16 FMAs per quad load), for hidden sizes that are multiples of 4; one unit per
 /// invocation on GPUs. R in registers (regs) on GPUs by default up to kRnnSeqRegsDefaultHidden, or with
 /// GLTENSOR_RNN=units on any device up to kRnnSeqRegsMaxHidden, one barrier a step (not GRU without
-/// linear_before_reset) and G H KS invocations fit a workgroup, KS the least power of 2 with H / KS <=
-/// kRnnSeqRegsMaxColumns dividing H; RR = H / KS up to 512 invocations, else 32 (64K registers a workgroup: an LSTM of
-/// hidden 128 takes 1024 invocations, half of R in registers).
+/// linear_before_reset) and H KS invocations fit a workgroup, KS the least power of 2 with G H / KS <=
+/// kRnnSeqRegsMaxFloats, halved until it divides H (GLTENSOR_RNN_REGS may set KS and RR); RR = H / KS up to 512
+/// invocations, else kRnnSeqRegsFloats1024 / G (an LSTM of hidden 128: 1024 invocations, 8 parts of 16 columns, 8 of
+/// them in registers); W = 4 where 4 divides H / KS; the parts summed by subgroup shuffles where KS lanes fit a
+/// subgroup.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

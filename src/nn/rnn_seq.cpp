@@ -42,7 +42,7 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
         .read(l.p.defined() ? l.p : spare)
         .read(l.seq.defined() ? l.seq : spare);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs});
-    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, plan.parts, plan.reg_cols)
+    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols)
                                      : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B));
   }
@@ -54,7 +54,10 @@ Defines RnnSeqVariant::defines() const {
   if (regs) {
     d.uvalue("HK", static_cast<std::uint64_t>(hidden))
         .uvalue("KS", static_cast<std::uint64_t>(parts))
-        .uvalue("RR", static_cast<std::uint64_t>(reg_cols));
+        .uvalue("RR", static_cast<std::uint64_t>(reg_cols))
+        .flag("QUAD_COLS", width == 4);
+    if (width == 4) d.quads("R", 4, DType::f32);
+    if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   } else {
     d.uvalue("MAX_H", static_cast<std::uint64_t>(kRnnSeqMaxHidden)).flag("QUADS", quads);
   }
@@ -85,11 +88,14 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
     RnnSeqVariant v;
     static_cast<RnnCellVariant&>(v) = c;
     v.regs = true;
-    // hidden 128 in 2 parts with 32 of 64 columns in registers, 64 in one, 7 in one
+    // hidden 128 in 8 parts of 16 columns (quads), 8 in registers, by shuffles; 64 in 4 parts, all in
+    // registers, through shared memory; 7 in one part (scalar columns), 3 of 7 in registers
     const std::int64_t form = k++ % 3;
     v.hidden = form == 0 ? kRnnSeqRegsMaxHidden : form == 1 ? 64 : 7;
-    v.parts = form == 0 ? 2 : 1;
-    v.reg_cols = form == 0 ? 32 : v.hidden;
+    v.parts = form == 0 ? 8 : form == 1 ? 4 : 1;
+    v.width = form == 2 ? 1 : 4;
+    v.reg_cols = form == 0 ? 8 : form == 1 ? 16 : 3;
+    v.subgroup = form == 0;
     out.push_back(v);
   }
   return out;

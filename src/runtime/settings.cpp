@@ -181,6 +181,14 @@ Settings Settings::from_env() {
   s.conv_winograd =
       parse<int>("GLTENSOR_CONV_WINOGRAD", env("GLTENSOR_CONV_WINOGRAD"), {{"", -1}, {"0", 0}, {"2", 2}, {"4", 4}});
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
+  if (const std::string t = env("GLTENSOR_RNN_REGS"); !t.empty()) {
+    const std::size_t comma = t.find(',');
+    const std::string a = t.substr(0, comma), b = comma == std::string::npos ? "" : t.substr(comma + 1);
+    if (comma == std::string::npos || a.empty() || b.empty() || a.size() > 3 || b.size() > 3 ||
+        (a + b).find_first_not_of("0123456789") != std::string::npos)
+      throw ValueError("gltensor: GLTENSOR_RNN_REGS=\"" + t + "\" is not KS,RR (two numbers)");
+    s.rnn_regs_parts = std::atoi(a.c_str()), s.rnn_regs_cols = std::atoi(b.c_str());
+  }
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));

@@ -274,7 +274,8 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
         // A limit that holds 4 steps per dispatch: 11 steps take 3 dispatches, 3 steps one.
         // (units, one barrier a step: R in registers, rnn_seq_regs.comp)
         const bool regs = path == Path::units && phases == 1;
-        ScopedLoopLimit limit(regs ? detail::rnn_seq_regs_loops(4, c.H, 1, c.H)
+        const std::int64_t G = cell == RnnCell::lstm ? 4 : cell == RnnCell::gru ? 3 : 1;
+        ScopedLoopLimit limit(regs ? detail::rnn_seq_regs_loops(4, c.H, G, 1, c.H)
                                    : detail::rnn_seq_loops(4, 1, path == Path::quads ? c.H / 4 : c.H, phases));
         c.T = 11;
         const auto n11 = check(rng, c, path);
@@ -361,24 +362,48 @@ TEST(Rnn, FusedStepKernelMatchesReference) {
   EXPECT_EQ(w4 - check(rng, wide, Path::steps), 4u) << "2 dispatches per step";
 }
 
-// The sequence kernel with R in registers past hidden 64 (GLTENSOR_RNN=units; GPUs' default up to
-// hidden 128): 2 invocations per gate row; 1024 (LSTM) and 768 (GRU) of them keep 32 of their 64
-// columns in registers and read the others from R's buffer, 192 (RNN 96) all; and hidden 64 (one
-// invocation per row, all 64 columns in registers).
+// The sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp; GLTENSOR_RNN=units, GPUs' default up
+// to hidden 128): KS invocations per hidden unit, each with the unit's gate rows over H / KS columns. LSTM
+// and GRU hidden 128: 8 parts of 16 columns in quads, 1024 invocations keeping 8 columns a row in
+// registers and reading 8 from R's buffer; RNN hidden 96: 2 parts of 48, all in registers; LSTM
+// hidden 64: 4 parts of 16; GRU hidden 100: 4 parts of 25 scalar columns (21 in registers); and
+// forced forms (GLTENSOR_RNN_REGS): the parts summed by subgroup shuffles and through shared
+// memory (GLTENSOR_SUBGROUPS=0), every column from memory, odd hidden sizes in one part.
 TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
   GLT_RNG(rng);
-  Case lstm;
-  lstm.D = 2, lstm.T = 5, lstm.B = 2, lstm.H = 128, lstm.seq = lstm.init = lstm.peep = lstm.clip = true;
-  check(rng, lstm, Path::units);
-  Case gru;
-  gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 4, gru.B = 1, gru.H = 128, gru.init = true;
-  check(rng, gru, Path::units);
-  Case rnn;
-  rnn.cell = RnnCell::rnn, rnn.D = 2, rnn.T = 3, rnn.B = 1, rnn.H = 96, rnn.layout1 = rnn.init = true;
-  check(rng, rnn, Path::units);
-  Case one_part;  // the largest one-part form: 256 invocations with 64 columns of R in registers each
-  one_part.T = 2, one_part.B = 1, one_part.H = 64, one_part.init = true;
-  check(rng, one_part, Path::units);
+  for (bool subgroups : {true, false}) {
+    ScopedSettings set;
+    set->subgroups = subgroups;
+    Case lstm;
+    lstm.D = 2, lstm.T = 5, lstm.B = 2, lstm.H = 128, lstm.seq = lstm.init = lstm.peep = lstm.clip = true;
+    check(rng, lstm, Path::units);
+    Case gru;
+    gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 4, gru.B = 1, gru.H = 128, gru.init = true;
+    check(rng, gru, Path::units);
+    gru.H = 100, gru.D = 2, gru.seq = true;
+    check(rng, gru, Path::units);
+    Case rnn;
+    rnn.cell = RnnCell::rnn, rnn.D = 2, rnn.T = 3, rnn.B = 1, rnn.H = 96, rnn.layout1 = rnn.init = true;
+    check(rng, rnn, Path::units);
+    Case small;
+    small.T = 2, small.B = 1, small.H = 64, small.init = true;
+    check(rng, small, Path::units);
+    {  // every column from memory (2 parts of 32, quads); 16 parts of 4, all in registers (1024 invocations)
+      ScopedSettings forced;
+      for (const auto& [ks, rr] : {std::pair{2, 0}, std::pair{16, 4}}) {
+        forced->rnn_regs_parts = ks, forced->rnn_regs_cols = rr;
+        small.peep = small.seq = true, small.B = 3, small.D = 2, small.T = 4;
+        check(rng, small, Path::units);
+      }
+    }
+    Case odd;  // hidden 37 and 7 (one part, scalar columns), both directions, reverse activations
+    odd.D = 2, odd.T = 4, odd.B = 2, odd.H = 37, odd.init = odd.seq = true;
+    odd.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0},
+                {"Sigmoid", 0, 0},         {"Tanh", 0, 0},           {"Relu", 0, 0}};
+    check(rng, odd, Path::units);
+    odd.H = 7, odd.input_forget = true;
+    check(rng, odd, Path::units);
+  }
 }
 
 // Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel
