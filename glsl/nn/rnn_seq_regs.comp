@@ -13,7 +13,8 @@
 // c stays in a register of each; part 0 writes the new h into the other of two shared h buffers
 // and Y; one barrier a step. HK = H, KS (a power of 2 dividing HK), QUAD_COLS and RR (a multiple of
 // W, at most M) are compile-time constants. A chunk continues from the h and c the previous one left.
-// Step s of direction d is time T - 1 - s when bit d of u_rev is set, else s. HAS_SEQ: at times
+// Step s of direction d is time T - 1 - s when bit d of u_rev is set, else s. Bits 0 and 1 of u_zero:
+// h and c start from zeros (the first chunk without an initial state; the buffers are not read). HAS_SEQ: at times
 // t >= sequence_lens[b] the state stays and Y is 0 (as ONNX specifies).
 //
 // Operands: 0 = Y (layout 0: [T, D, B, H]; LAYOUT1: [B, T, D, H]), 1 = h [D, B, H] (in place),
@@ -32,6 +33,7 @@ uniform uint u_D;
 uniform uint u_step0;
 uniform uint u_steps;
 uniform uint u_rev;
+uniform uint u_zero;  // bit 0: h, bit 1: c start from zeros (not read)
 
 #ifdef QUAD_COLS
 #define W 4u
@@ -79,12 +81,12 @@ void main() {
   // the unit's x-independent terms of each gate: Wb + Rb (GRU_LBR: the candidate's Wbn only, its
   // Rbn goes inside r . (h @ Rn^T + Rbn))
   uint wb = d * 2u * GH + j;
-  float hp = float(load1(state));
+  float hp = (u_zero & 1u) != 0u ? 0.0 : float(load1(state));
   float c = 0.0;
   vec4 bias = vec4(0.0);
   vec3 p = vec3(0.0);
 #if defined(CELL_LSTM)
-  c = float(load2(state));
+  c = (u_zero & 2u) != 0u ? 0.0 : float(load2(state));
   bias = vec4(float(load5(wb)) + float(load5(wb + GH)), float(load5(wb + HK)) + float(load5(wb + GH + HK)),
               float(load5(wb + 2u * HK)) + float(load5(wb + GH + 2u * HK)),
               float(load5(wb + 3u * HK)) + float(load5(wb + GH + 3u * HK)));

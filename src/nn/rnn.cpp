@@ -219,9 +219,27 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   check(c0, state_in, "initial_c");
   check(p, {D, 3 * H}, "P");
 
-  Tensor h = h0.defined() ? fresh_f32(spec.layout1 ? h0.transpose(0, 1) : h0) : zeros(device, {D, B, H});
-  Tensor c =
-      lstm ? (c0.defined() ? fresh_f32(spec.layout1 ? c0.transpose(0, 1) : c0) : zeros(device, {D, B, H})) : Tensor();
+  const Capabilities& caps = dev.caps();
+  RnnSeqDevice sd;
+  sd.max_local = std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations);
+  sd.max_shared_memory = caps.max_shared_memory;
+  sd.loop_budget = dev.loop_budget();
+  sd.software = dev.adapter().software;
+  sd.setting = settings().rnn;
+  sd.shuffle_lanes = dev.subgroup_shuffle() ? caps.subgroup_size : 0;
+  sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
+  const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B};
+  const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
+  // The register sequence kernel starts from zeros itself where no initial state is given (u_zero): no fills.
+  const bool kernel_zeroes = plan.sequence && plan.regs;
+  auto state0 = [&](const Tensor& s0) {
+    return s0.defined()    ? fresh_f32(spec.layout1 ? s0.transpose(0, 1) : s0)
+           : kernel_zeroes ? alloc(dev, {D, B, H}, DType::f32, op)
+                           : zeros(device, {D, B, H});
+  };
+  Tensor h = state0(h0);
+  Tensor c = lstm ? state0(c0) : Tensor();
+  const std::uint32_t zero = kernel_zeroes ? (h0.defined() ? 0u : 1u) | (lstm && !c0.defined() ? 2u : 0u) : 0u;
   Tensor y = alloc(dev, spec.layout1 ? Shape{B, T, D, H} : Shape{T, D, B, H}, DType::f32, op);
   if (T == 0 || B == 0 || H == 0) {
     RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};
@@ -253,17 +271,6 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   const Tensor rk = dense_f32(r).transpose(1, 2);
   const bool two_stage = gru && !spec.linear_before_reset;
 
-  const Capabilities& caps = dev.caps();
-  RnnSeqDevice sd;
-  sd.max_local = std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations);
-  sd.max_shared_memory = caps.max_shared_memory;
-  sd.loop_budget = dev.loop_budget();
-  sd.software = dev.adapter().software;
-  sd.setting = settings().rnn;
-  sd.shuffle_lanes = dev.subgroup_shuffle() ? caps.subgroup_size : 0;
-  sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
-  const RnnSeqProblem problem{T, H, two_stage ? 2 : 1, G, D, B};
-  const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
   if (plan.sequence) {
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
@@ -273,7 +280,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
     // given for rnn_seq_regs.comp.
     rnn_sequence(sv, plan,
                  RnnLoop{y, h, c, xw, plan.regs ? Tensor() : rk.contiguous(), bias, pp, seqd, T, B, H, D, rev,
-                         spec.clip, plan.regs ? dense_f32(r) : Tensor()});
+                         spec.clip, plan.regs ? dense_f32(r) : Tensor(), zero});
   } else if (rnn_fused_steps(problem, sd)) {
     std::tie(h, c) =
         fused_steps(cv, RnnLoop{y, h, c, xw, Tensor(), bias, pp, seqd, T, B, H, D, rev, spec.clip, dense_f32(r)});

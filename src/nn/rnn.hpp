@@ -127,6 +127,9 @@ struct RnnLoop {
   std::int64_t rev = 0;  ///< bit d: direction d runs backwards
   double clip = 0;
   Tensor r;  ///< R [D, G H, H] dense (the sequence kernel with R in registers), else undefined
+  /// The register sequence kernel: bit 0 h, bit 1 c start from zeros (no initial state given: the
+  /// buffers are not filled, the first dispatch writes them), else read from h / c.
+  std::uint32_t zero = 0;
 };
 /// Runs the time loop with the sequence kernel in plan.dispatches dispatches of plan.chunk steps
 /// (src/nn/rnn_seq.cpp).

@@ -11,10 +11,12 @@ namespace {
 struct SeqParams {
   std::int64_t B, H, T, D, step0, steps, rev;
   double clip;
-  bool regs;  // rnn_seq_regs.comp: H is the constant HK
+  bool regs;           // rnn_seq_regs.comp: H is the constant HK
+  std::uint32_t zero;  // rnn_seq_regs.comp: the states that start from zeros (RnnLoop::zero; the first dispatch)
   void set(Uniforms& u) const {
     u.u32("u_B", B);
     if (!regs) u.u32("u_H", H);
+    if (regs) u.u32("u_zero", step0 == 0 ? zero : 0u);
     u.u32("u_T", T);
     u.u32("u_D", D);
     u.u32("u_step0", step0);
@@ -41,7 +43,7 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
         .read(l.bias)
         .read(l.p.defined() ? l.p : spare)
         .read(l.seq.defined() ? l.seq : spare);
-    launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs});
+    launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs, l.zero});
     launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols)
                                      : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B));

@@ -284,6 +284,10 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
         EXPECT_EQ(n11 - n3, 2u) << "11 steps in 3 dispatches, 3 steps in one";
         c.T = 1;
         check(rng, c, path);
+        // no initial state: only the first dispatch starts from zeros (the register kernel's u_zero)
+        c.init = false, c.T = 11;
+        check(rng, c, path);
+        c.init = true;
       }
   {  // a limit below one step's loops: the per-step path, still right
     ScopedLoopLimit limit(detail::rnn_seq_loops(1, 1, 37, 1) - 1);
@@ -403,6 +407,10 @@ TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
     check(rng, odd, Path::units);
     odd.H = 7, odd.input_forget = true;
     check(rng, odd, Path::units);
+    odd.init = false;  // no initial state: the kernel starts from zeros (u_zero), the state buffers unfilled
+    check(rng, odd, Path::units);
+    lstm.init = false;
+    check(rng, lstm, Path::units);
   }
 }
 
