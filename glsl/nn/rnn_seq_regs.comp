@@ -17,10 +17,18 @@
 // h and c start from zeros (the first chunk without an initial state; the buffers are not read). HAS_SEQ: at times
 // t >= sequence_lens[b] the state stays and Y is 0 (as ONNX specifies).
 //
+// GRID (NG > 1 workgroups per direction and batch row, each with HK / NG units: past one
+// workgroup's registers): each step's new h also goes to XH, and the workgroups of a (d, b) meet
+// at a counter in CNT (its target NG (step + 1)), polled by one invocation, then read the whole h
+// from XH into shared memory: 3 barriers a step. It assumes that all D B NG workgroups run at once
+// (a GPU with at least that many multiprocessors; the plan allows few); a poll gives up after
+// 2^20 reads (wrong results rather than a hang).
+//
 // Operands: 0 = Y (layout 0: [T, D, B, H]; LAYOUT1: [B, T, D, H]), 1 = h [D, B, H] (in place),
 //           2 = c [D, B, H] (LSTM, in place), 3 = XW [D, T, B, G H], 4 = R [D, G H, H] (as ONNX
 //           gives it; QUAD_COLS: also read as quads, quadR), 5 = bias [D, 2 G H] (Wb then Rb),
-//           6 = P [D, 3 H] (HAS_P; i, o, f), 7 = sequence_lens [B] (HAS_SEQ).
+//           6 = P [D, 3 H] (HAS_P; i, o, f), 7 = sequence_lens [B] (HAS_SEQ); GRID: 8 = XH [2, D B, H]
+//           (h of every other step), 9 = CNT [D B] (uint, zero at the start).
 // Loops of one invocation (rnn_seq_regs_loops): the step loop's; every other loop has a
 // compile-time trip count.
 layout(local_size_x = LOCAL_X) in;
@@ -59,18 +67,27 @@ float r_chunk(uint row, uint c) { return float(load4(row * uint(HK) + c)); }
 #ifndef SUBGROUP
 shared vec4 part_s[LOCAL_X];
 #endif
+#ifndef NG
+#define NG 1u
+#endif
+#define UW (HK / NG)  // units per workgroup
+#ifdef GRID
+layout(std430, binding = 8) coherent buffer XhBuf { float xh[]; };
+layout(std430, binding = 9) coherent buffer CntBuf { uint cnt[]; };
+#endif
 
 void main() {
   // a grid split past the dispatch limit rounds up (Launch::groups_1d): whole workgroups past the
   // last exit before any barrier
-  if (WORKGROUP_ID_1D >= u_D * u_B) return;
+  if (WORKGROUP_ID_1D >= u_D * u_B * NG) return;
   uint tid = gl_LocalInvocationID.x;
-  uint d = WORKGROUP_ID_1D / u_B, b = WORKGROUP_ID_1D % u_B;
+  uint db = WORKGROUP_ID_1D / NG, slice = WORKGROUP_ID_1D % NG;
+  uint d = db / u_B, b = db % u_B;
   uint GH = G * HK;
-  // invocations past the last unit (LOCAL_X rounds up to whole subgroups) run unit HK - 1's
+  // invocations past the last unit (LOCAL_X rounds up to whole subgroups) run the last unit's
   // arithmetic alongside (the shuffles want every lane) and write nothing
-  bool unit = tid < uint(HK * KS);
-  uint j = min(tid / uint(KS), uint(HK - 1u)), part = tid % uint(KS);
+  bool unit = tid < uint(UW * KS);
+  uint j = slice * UW + min(tid / uint(KS), uint(UW - 1u)), part = tid % uint(KS);
   bool writer = unit && part == 0u;
   uint state = (d * u_B + b) * HK + j;
   bool rev = ((u_rev >> d) & 1u) != 0u;
@@ -100,7 +117,15 @@ void main() {
 #else
   bias.x = float(load5(wb)) + float(load5(wb + GH));
 #endif
+#ifdef GRID
+  // the whole initial h (every slice's units)
+  for (uint i = tid; i < uint(HK); i += uint(LOCAL_X)) {
+    float v = (u_zero & 1u) != 0u ? 0.0 : float(load1((d * u_B + b) * HK + i));
+    H_SET(0u, i, v);
+  }
+#else
   if (writer) H_SET(0u, j, hp);
+#endif
   workgroup_sync();
   uint cur = 0u;
   for (uint s = 0u; LOOP(s < u_steps); ++s) {
@@ -137,7 +162,7 @@ void main() {
     part_s[tid] = a;
     workgroup_sync();
     a = vec4(0.0);
-    for (uint q = 0u; q < uint(KS); ++q) a += part_s[j * uint(KS) + q];
+    for (uint q = 0u; q < uint(KS); ++q) a += part_s[tid / uint(KS) * uint(KS) + q];
 #endif
 #if defined(CELL_LSTM)
     float cn = c;
@@ -160,7 +185,23 @@ void main() {
     }
     if (live) hp = h;
     cur ^= 1u;
+#ifdef GRID
+    uint xb = (cur * u_D * u_B + db) * HK;
+    if (writer) xh[xb + j] = hp;
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) {
+      atomicAdd(cnt[db], 1u);
+      uint target = NG * (u_step0 + s + 1u);
+      for (uint it = 0u; it < (1u << 20) && atomicAdd(cnt[db], 0u) < target; ++it) {
+      }
+    }
+    barrier();
+    memoryBarrierBuffer();
+    for (uint i = tid; i < uint(HK); i += uint(LOCAL_X)) H_SET(cur, i, xh[xb + i]);
+#else
     if (writer) H_SET(cur, j, hp);
+#endif
     workgroup_sync();
   }
   if (writer) {

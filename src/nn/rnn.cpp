@@ -228,6 +228,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.setting = settings().rnn;
   sd.shuffle_lanes = dev.subgroup_shuffle() ? caps.subgroup_size : 0;
   sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
+  sd.force_grid = settings().rnn_regs_grid;
   const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B};
   const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
   // The register sequence kernel starts from zeros itself where no initial state is given (u_zero): no fills.
@@ -275,7 +276,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
     sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H, sv.parts = plan.parts, sv.reg_cols = plan.reg_cols;
-    sv.width = plan.width, sv.subgroup = plan.subgroup;
+    sv.width = plan.width, sv.subgroup = plan.subgroup, sv.grid = plan.grid;
     // R^T with the units' rows contiguous ([D, H, G H], N-major), as rnn_seq.comp reads it; R as
     // given for rnn_seq_regs.comp.
     rnn_sequence(sv, plan,

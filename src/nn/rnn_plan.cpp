@@ -32,14 +32,25 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   RnnSeqPlan plan;
   plan.parts = 0;
   const bool regs_default = !dev.software && dev.setting == RnnSetting::choose && p.H <= kRnnSeqRegsDefaultHidden;
-  if (p.H > kRnnSeqRegsMaxHidden || p.phases != 1 || !(regs_default || dev.setting == RnnSetting::units)) return plan;
+  const bool choose = dev.setting == RnnSetting::choose || dev.setting == RnnSetting::units;
+  // GRID past one workgroup's registers: on GPUs, for few workgroups in all
+  std::int64_t ng = 1;
+  if (!dev.software && choose && p.H > kRnnSeqRegsDefaultHidden)
+    while (p.G * p.H * p.H / ng > kRnnSeqGridFloats && ng < p.H) ng *= 2;
+  if (dev.force_grid > 0) ng = dev.force_grid;
+  if (ng > 1 && (dev.software || ng & (ng - 1) || p.H % ng != 0 || p.D * p.B * ng > kRnnSeqGridMaxGroups ||
+                 p.H > kRnnSeqGridMaxHidden || p.phases != 1 || !choose))
+    return plan;
+  if (ng == 1 && (p.H > kRnnSeqRegsMaxHidden || p.phases != 1 || !(regs_default || dev.setting == RnnSetting::units)))
+    return plan;
+  const std::int64_t uw = p.H / ng;  // units per workgroup
   std::int64_t ks = 1;
   while (p.G * p.H / ks > kRnnSeqRegsMaxFloats && ks < p.H) ks *= 2;
   while (p.H % ks != 0) ks /= 2;
-  while (ks > 1 && (p.H * ks + 31) / 32 * 32 > dev.max_local) ks /= 2;
+  while (ks > 1 && (uw * ks + 31) / 32 * 32 > dev.max_local) ks /= 2;
   if (dev.force_parts > 0) ks = dev.force_parts;
   if (ks & (ks - 1) || p.H % ks != 0) return plan;
-  const std::int64_t threads = (p.H * ks + 31) / 32 * 32, m = p.H / ks;
+  const std::int64_t threads = (uw * ks + 31) / 32 * 32, m = p.H / ks;
   if (threads > dev.max_local) return plan;
   const std::int64_t w = m % 4 == 0 ? 4 : 1;
   plan.subgroup = ks > 1 && dev.shuffle_lanes >= ks;
@@ -48,7 +59,7 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   const std::int64_t floats = threads > 512 ? kRnnSeqRegsFloats1024 : kRnnSeqRegsMaxFloats;
   std::int64_t rr = std::min(m, floats / p.G) / w * w;
   if (dev.force_cols >= 0) rr = std::min(m, dev.force_cols) / w * w;
-  plan.parts = ks, plan.width = w, plan.reg_cols = rr;
+  plan.parts = ks, plan.width = w, plan.reg_cols = rr, plan.grid = ng;
   plan.local = static_cast<std::uint32_t>(threads);
   return plan;
 }

@@ -49,7 +49,8 @@ struct RnnSeqDevice {
   bool software = false;                    ///< a CPU rasterizer (llvmpipe)
   RnnSetting setting = RnnSetting::choose;  ///< GLTENSOR_RNN
   int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
-  std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR (0, -1: the plan's)
+  std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
+  std::int64_t force_grid = 0;
 };
 
 struct RnnSeqPlan {
@@ -60,6 +61,7 @@ struct RnnSeqPlan {
   std::int64_t width = 1;       ///< regs: W, columns per chunk (4 where H / KS % 4 == 0: 128-bit loads)
   std::int64_t reg_cols = 0;    ///< regs: RR, columns of each gate row per invocation kept in registers (of H / KS)
   bool subgroup = false;        ///< regs: the parts' sums by subgroup shuffles (else shared memory, 2 barriers a step)
+  std::int64_t grid = 1;        ///< regs: NG workgroups per direction and batch row (GRID: h exchanged through memory)
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
@@ -73,6 +75,13 @@ inline constexpr std::int64_t kRnnSeqRegsMaxHidden = 128;
 /// Largest hidden size of the register sequence kernel by default on GPUs (past it only with
 /// GLTENSOR_RNN=units).
 inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 128;
+/// Largest hidden size of the register sequence kernel's GRID form (NG workgroups per direction and
+/// batch row, h exchanged through memory each step), GPUs only.
+inline constexpr std::int64_t kRnnSeqGridMaxHidden = 256;
+/// Most workgroups of the GRID form (D B NG): all must run at once (each polls the others' counts).
+inline constexpr std::int64_t kRnnSeqGridMaxGroups = 16;
+/// Floats of R per workgroup of the GRID form (NG the least power of 2 that gives it).
+inline constexpr std::int64_t kRnnSeqGridFloats = 32768;
 /// Floats of R per invocation of rnn_seq_regs.comp (G H / KS at most this; KS the least power of 2
 /// that gives it, halved until it divides H).
 inline constexpr std::int64_t kRnnSeqRegsMaxFloats = 64;

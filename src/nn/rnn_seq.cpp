@@ -1,5 +1,6 @@
 // The recurrent layers' time loop in one dispatch per chunk of steps: see rnn.hpp, rnn_plan.hpp
 // and glsl/nn/rnn_seq.comp.
+#include "gltensor/ops.hpp"
 #include "nn/rnn.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -32,6 +33,9 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
   DeviceImpl& dev = dev_of(l.xw);
   const Tensor& spare = l.bias;  // bound where a binding is unused
   const int phases = v.cell == RnnCell::gru && !v.gru_lbr ? 2 : 1;
+  // GRID: h of every other step for the other workgroups, and the counters they meet at (zero)
+  const Tensor xh = plan.grid > 1 ? alloc(dev, {2 * l.D * l.B * l.H}, DType::f32, "rnn") : Tensor();
+  const Tensor cnt = plan.grid > 1 ? zeros(l.xw.device(), {l.D * l.B}, DType::i32) : Tensor();
   for (std::int64_t s0 = 0; s0 < l.T; s0 += plan.chunk) {
     const std::int64_t n = std::min(plan.chunk, l.T - s0);
     Launch launch(dev, "rnn");
@@ -43,10 +47,11 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
         .read(l.bias)
         .read(l.p.defined() ? l.p : spare)
         .read(l.seq.defined() ? l.seq : spare);
+    if (plan.grid > 1) launch.write(xh).write(cnt);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs, l.zero});
     launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols)
                                      : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
-    launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B));
+    launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B * plan.grid));
   }
 }
 
@@ -57,7 +62,9 @@ Defines RnnSeqVariant::defines() const {
     d.uvalue("HK", static_cast<std::uint64_t>(hidden))
         .uvalue("KS", static_cast<std::uint64_t>(parts))
         .uvalue("RR", static_cast<std::uint64_t>(reg_cols))
-        .flag("QUAD_COLS", width == 4);
+        .flag("QUAD_COLS", width == 4)
+        .flag("GRID", grid > 1);
+    if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid));
     if (width == 4) d.quads("R", 4, DType::f32);
     if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   } else {
@@ -99,6 +106,10 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
     v.reg_cols = form == 0 ? 8 : form == 1 ? 16 : 3;
     v.subgroup = form == 0;
     out.push_back(v);
+    if (form == 0) {  // and hidden 256 as a grid of 8 workgroups of 32 units in 16 parts, by shuffles
+      v.hidden = 256, v.parts = 16, v.reg_cols = 16, v.grid = 8;
+      out.push_back(v);
+    }
   }
   return out;
 }

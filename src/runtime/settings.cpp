@@ -182,12 +182,19 @@ Settings Settings::from_env() {
       parse<int>("GLTENSOR_CONV_WINOGRAD", env("GLTENSOR_CONV_WINOGRAD"), {{"", -1}, {"0", 0}, {"2", 2}, {"4", 4}});
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   if (const std::string t = env("GLTENSOR_RNN_REGS"); !t.empty()) {
-    const std::size_t comma = t.find(',');
-    const std::string a = t.substr(0, comma), b = comma == std::string::npos ? "" : t.substr(comma + 1);
-    if (comma == std::string::npos || a.empty() || b.empty() || a.size() > 3 || b.size() > 3 ||
-        (a + b).find_first_not_of("0123456789") != std::string::npos)
-      throw ValueError("gltensor: GLTENSOR_RNN_REGS=\"" + t + "\" is not KS,RR (two numbers)");
-    s.rnn_regs_parts = std::atoi(a.c_str()), s.rnn_regs_cols = std::atoi(b.c_str());
+    std::vector<std::string> parts(1);
+    for (char ch : t) {
+      if (ch == ',')
+        parts.emplace_back();
+      else
+        parts.back().push_back(ch);
+    }
+    bool ok = parts.size() == 2 || parts.size() == 3;
+    for (const std::string& n : parts)
+      ok = ok && !n.empty() && n.size() <= 3 && n.find_first_not_of("0123456789") == std::string::npos;
+    if (!ok) throw ValueError("gltensor: GLTENSOR_RNN_REGS=\"" + t + "\" is not KS,RR or KS,RR,NG (numbers)");
+    s.rnn_regs_parts = std::atoi(parts[0].c_str()), s.rnn_regs_cols = std::atoi(parts[1].c_str());
+    if (parts.size() == 3) s.rnn_regs_grid = std::atoi(parts[2].c_str());
   }
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));

@@ -311,6 +311,25 @@ TEST(PlanRnnSequence, RegistersKernel) {
   // without shuffles a vec4 a invocation in shared memory: 1024 of them past GLES's 16 KiB
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 16384, UINT64_MAX, false, S::choose}).regs);
   EXPECT_FALSE(plan_rnn_sequence({64, 16, 1, 4, 1, 1}, llvmpipe).regs);  // quads there
+  // GRID past hidden 128 on GPUs: NG workgroups of at most 32768 floats of R, D B NG <= 16 in all
+  p = plan_rnn_sequence({256, 256, 1, 4, 2, 1}, gpu_sg);  // LSTM hidden 256, 2 directions: 8 x 32 units each
+  EXPECT_TRUE(p.regs);
+  EXPECT_EQ(p.grid, 8);
+  EXPECT_EQ(p.local, 512u);
+  EXPECT_EQ(p.parts, 16);
+  EXPECT_EQ(p.reg_cols, 16);
+  EXPECT_EQ(plan_rnn_sequence({256, 256, 1, 4, 1, 2}, gpu_sg).grid, 8);
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 2}, gpu_sg).sequence);  // 32 workgroups: the fused steps
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units}).regs);
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 2, 3, 1, 1}, gpu_sg).regs);  // GRU without linear_before_reset
+  RnnSeqDevice grid4 = gpu_sg;
+  grid4.force_grid = 4;  // LSTM hidden 128 in 4 workgroups of 32 units (8 parts: 256 invocations, all in registers)
+  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, grid4);
+  EXPECT_EQ(p.grid, 4);
+  EXPECT_EQ(p.local, 256u);
+  EXPECT_EQ(p.reg_cols, 16);
+  grid4.force_grid = 3;
+  EXPECT_FALSE(plan_rnn_sequence({256, 128, 1, 4, 1, 1}, grid4).regs);
   p = plan_rnn_sequence({100000, 16, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units});
   EXPECT_TRUE(p.regs);
   EXPECT_LE(rnn_seq_regs_loops(p.chunk, 16, 4, 1, 16), 65535u);

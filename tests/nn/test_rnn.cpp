@@ -414,6 +414,28 @@ TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
   }
 }
 
+// The register kernel's GRID form on GPUs (NG workgroups per direction and batch row, h exchanged
+// through memory each step; never on software rasterizers: its workgroups wait for each other): LSTM
+// hidden 256, both directions (8 workgroups of 32 units each), with and without initial state; GRU
+// hidden 256; LSTM hidden 128 forced into 4 workgroups (GLTENSOR_RNN_REGS=0,16,4).
+TEST(Rnn, RegistersKernelGrid) {
+  if (device().adapter().software) GTEST_SKIP() << "GPUs only";
+  GLT_RNG(rng);
+  Case lstm;
+  lstm.D = 2, lstm.T = 9, lstm.B = 1, lstm.H = 256, lstm.seq = lstm.init = lstm.peep = lstm.clip = true;
+  EXPECT_EQ(check(rng, lstm, Path::choose), 3u) << "X W^T, the counters' fill, the sequence";
+  lstm.init = lstm.seq = false;
+  check(rng, lstm, Path::choose);
+  Case gru;
+  gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 6, gru.B = 2, gru.H = 256, gru.init = true;
+  check(rng, gru, Path::choose);
+  ScopedSettings set;
+  set->rnn_regs_grid = 4, set->rnn_regs_cols = 16;
+  Case mid;
+  mid.T = 12, mid.B = 2, mid.D = 2, mid.H = 128, mid.init = mid.seq = true;
+  EXPECT_EQ(check(rng, mid, Path::choose), 3u);
+}
+
 // Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel
 // that ran more loop iterations than it declared would be cut short silently: 2000 steps of
 // hidden 128 take 2 dispatches with quads, 4 with one unit per invocation (one on GPUs); GRU

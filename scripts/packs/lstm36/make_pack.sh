@@ -7,19 +7,20 @@ set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/lstm36}; SHARED=${SHARED:-/work/shared/gpu}
 MAIN_LIB=${MAIN_LIB:-/work/main/build/libgltensor.so.0}
 [ -e "$P/result.txt" ] && cp "$P/result.txt" "/tmp/lstm36-result-prev-$(date +%H%M%S).txt"
-rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/py" "$P/glsl/shuffle"; T=$(mktemp -d); mkdir -p "$T/libmain"
+rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/py" "$P/glsl/shuffle" "$P/glsl/nowait"; T=$(mktemp -d); mkdir -p "$T/libmain"
 cp "$WT/build/tools/gltensor-run" "$WT/build/bench/gltensor_model_bench" "$WT/build/tests/test_rnn" "$P/bin/"
 cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
 cp -L "$MAIN_LIB" "$T/libmain/libgltensor.so.0"
 strip "$P"/bin/* "$P"/lib/* "$T"/lib*/*
 tar -C "$T" -cf - libmain | xz -T1 -6 > "$P/libs.tar.xz"; rm -rf "$T"
-# the sabotage of the subgroup sums (llvmpipe has no shuffles: only a GPU runs that path)
-python3 - "$WT/glsl/nn/rnn_seq_regs.comp" "$P/glsl/shuffle/rnn_seq_regs.comp" <<'PY'
+# sabotages of what only a GPU runs: the subgroup sums (llvmpipe has no shuffles) and the GRID form's wait
+python3 - "$WT/glsl/nn/rnn_seq_regs.comp" "$P/glsl" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
-old = "for (uint o = 1u; o < uint(KS); o <<= 1u)"
-assert old in s
-open(sys.argv[2], "w").write(s.replace(old, "for (uint o = 2u; o < uint(KS); o <<= 1u)", 1))
+for d, old, new in (("shuffle", "for (uint o = 1u; o < uint(KS); o <<= 1u)", "for (uint o = 2u; o < uint(KS); o <<= 1u)"),
+                    ("nowait", "atomicAdd(cnt[db], 0u) < target", "atomicAdd(cnt[db], 0u) < 0u")):
+    assert old in s
+    open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(s.replace(old, new, 1))
 PY
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"

@@ -42,12 +42,26 @@ for f in sorted(glob.glob(os.path.join(d, "main-*/*.npy"))):
         a, b = np.load(f), np.load(g)
         print(f"outputs main vs branch {os.path.basename(os.path.dirname(f))[5:]}/{os.path.basename(f)}: max|d| {abs(a - b).max():.2e} (max|y| {abs(a).max():.2f})")
 PY
+echo "=== [$SECONDS s] test_rnn on the GPU, GLES then desktop GL"
+timeout 25 "$H/bin/test_rnn" > /tmp/lstm36-gles.txt 2>&1; echo "GLES rc $?: $(grep -cE '^\[       OK' /tmp/lstm36-gles.txt) OK; $(grep -E '^\[       OK' /tmp/lstm36-gles.txt | grep -oE 'Rnn.Registers[A-Za-z]* \([0-9]+ ms\)' | tr '\n' ' ')"
+grep -E "FAILED|Failure|seed" /tmp/lstm36-gles.txt | head -8
+GLTENSOR_API=gl timeout 25 "$H/bin/test_rnn" > /tmp/lstm36-gl.txt 2>&1; echo "GL rc $?: $(grep -cE '^\[       OK' /tmp/lstm36-gl.txt) OK"
+grep -E "FAILED|Failure|seed" /tmp/lstm36-gl.txt | head -8
+for sab in shuffle nowait; do
+  echo "=== [$SECONDS s] sabotage $sab (glsl/$sab: must fail)"
+  GLTENSOR_GLSL_DIR=$H/glsl/$sab timeout 15 "$H/bin/test_rnn" --gtest_filter='Rnn.RegistersKernel*' > /tmp/lstm36-sab.txt 2>&1
+  echo "rc $? ($(grep -cE 'Failure' /tmp/lstm36-sab.txt) failures: CAUGHT if rc 1): $(grep -E '^\[  FAILED  \] Rnn' /tmp/lstm36-sab.txt | sort -u | tr '\n' ' ')"
+done
 echo "=== [$SECONDS s] the register kernel's forms (branch, replayed): GLTENSOR_RNN_REGS=KS,RR, no subgroups, steps"
-for m in lstm_s256_h128_d1 lstm_s64_h64_d1; do
+for m in lstm_s256_h128_d1 lstm_s256_h256_d2 lstm_s64_h64_d1; do
   IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
-  if [ "$m" = lstm_s256_h128_d1 ]; then forms="8,8 8,16 8,12 8,4 8,0 4,16 4,32 2,32"; else forms="4,16 8,8 2,32 16,4 1,64"; fi
+  case $m in
+    lstm_s256_h128_d1) forms=${LSTM36_FORMS128:-"8,8 8,16 8,4 4,16 0,16,2 0,16,4 16,8,2"} ;;
+    lstm_s256_h256_d2) forms=${LSTM36_FORMS256:-"16,16,8 32,8,8 16,8,8 0,64,4 0,16,16"} ;;
+    *) forms=${LSTM36_FORMS64:-"4,16 8,8 2,32 16,4"} ;;
+  esac
   for round in 1 2; do
-    [ "$SECONDS" -gt 105 ] && break
+    [ "$SECONDS" -gt 112 ] && break
     # shellcheck disable=SC2086
     run "$H/lib" "plan--replay" "$model" $args --bench "$N" --read-back --replay
     for f in $forms; do
@@ -79,21 +93,13 @@ for H in (64, 128):
         save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), os.path.join(d, f"lstm_t{T}_h{H}.onnx"))
 PY
 for HID in 64 128; do
-  [ "$SECONDS" -gt 115 ] && break
+  [ "$SECONDS" -gt 124 ] && break
   run "$MAIN" "main--replay" "$W/seq/lstm_t1_h$HID.onnx" --bench "$N" --read-back --replay
   for T in 1 16 64 256; do run "$H/lib" "branch--replay" "$W/seq/lstm_t${T}_h$HID.onnx" --bench "$N" --read-back --replay; done
 done
-echo "=== [$SECONDS s] test_rnn on the GPU, GLES then desktop GL"
-timeout 25 "$H/bin/test_rnn" > /tmp/lstm36-gles.txt 2>&1; echo "GLES rc $?: $(grep -cE '^\[       OK' /tmp/lstm36-gles.txt) OK"
-grep -E "FAILED|Failure|seed" /tmp/lstm36-gles.txt | head -8
-GLTENSOR_API=gl timeout 25 "$H/bin/test_rnn" > /tmp/lstm36-gl.txt 2>&1; echo "GL rc $?: $(grep -cE '^\[       OK' /tmp/lstm36-gl.txt) OK"
-grep -E "FAILED|Failure|seed" /tmp/lstm36-gl.txt | head -8
-echo "=== [$SECONDS s] sabotage: the subgroup sums' last level dropped (must fail)"
-GLTENSOR_GLSL_DIR=$H/glsl/shuffle timeout 20 "$H/bin/test_rnn" --gtest_filter='Rnn.RegistersKernel*' > /tmp/lstm36-sab.txt 2>&1
-echo "rc $? ($(grep -cE 'Failure' /tmp/lstm36-sab.txt) failures: CAUGHT if rc 1)"
 echo "=== [$SECONDS s] profiles (branch, plain, --bench 20)"
-for m in lstm_s256_h128_d1 lstm_s64_h64_d1; do
-  [ "$SECONDS" -gt 132 ] && break
+for m in lstm_s256_h128_d1 lstm_s256_h256_d2 lstm_s64_h64_d1; do
+  [ "$SECONDS" -gt 133 ] && break
   IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
   # shellcheck disable=SC2086
   timeout 10 "$H/bin/gltensor-run" "$model" $args --bench 20 --profile 2>&1 | grep -E "^bench|GPU time|\.comp" | head -8
