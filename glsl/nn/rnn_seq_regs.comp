@@ -1,21 +1,24 @@
 // The ONNX recurrent layers' time loop in one dispatch with R in registers (src/nn/rnn_seq.cpp,
-// nn/rnn_plan.hpp: hidden sizes up to 128 on GPUs; LSTM, GRU with GRU_LBR, RNN): u_steps time
-// steps from step u_step0 on, one workgroup per (direction d, batch row b), the persistent form of
-// cuDNN's RNN within one workgroup. KS invocations per hidden unit j (invocation j KS + part), each
-// holding all G gate rows of its unit over M = HK / KS columns of R: chunks of W consecutive
-// columns (W = 4 where M % 4 == 0, QUAD_COLS: 128-bit loads of h and R, else 1), chunk q of part p at column
-// W (p + KS q); the first QR = RR / W chunks of each gate row in registers loaded once per dispatch,
-// the others read from R's buffer each step (the same every step: cached). Per step: the unit's
-// x W^T loaded first (its latency overlapping the GEMV), the G partial sums of h @ R^T over the
-// invocation's columns, summed over the KS parts by subgroup shuffles (SUBGROUP: the KS
-// invocations of a unit are consecutive lanes of one subgroup; else through shared memory and a
-// barrier), every part then runs the unit's cell (rnn.glsl, as rnn.comp) on the same sums, so that
-// c stays in a register of each; part 0 writes the new h into the other of two shared h buffers
-// and Y; one barrier a step. HK = H, KS (a power of 2 dividing HK), QUAD_COLS and RR (a multiple of
-// W, at most M) are compile-time constants. A chunk continues from the h and c the previous one left.
-// Step s of direction d is time T - 1 - s when bit d of u_rev is set, else s. Bits 0 and 1 of u_zero:
-// h and c start from zeros (the first chunk without an initial state; the buffers are not read). HAS_SEQ: at times
-// t >= sequence_lens[b] the state stays and Y is 0 (as ONNX specifies).
+// nn/rnn_plan.hpp: hidden sizes up to 128 on GPUs, up to 256 as GRID; LSTM, GRU with GRU_LBR,
+// RNN): u_steps time steps from step u_step0 on, one workgroup per (direction d, batch row b),
+// the persistent form of cuDNN's RNN within one workgroup. KS invocations per hidden unit j
+// (lane j KS + part; under SUBGROUP lanes are numbered by subgroup, gl_SubgroupID gl_SubgroupSize
+// + gl_SubgroupInvocationID, else lane = gl_LocalInvocationID.x), each holding all G gate rows of
+// its unit over M = HK / KS columns of R: chunks of W consecutive columns (W = 4 where M % 4 ==
+// 0, QUAD_COLS: 128-bit loads of h and R, else 1), chunk q of part p at column W (p + KS q); the
+// first QR = RR / W chunks of each gate row in registers loaded once per dispatch, the others
+// read from R's buffer each step (the same every step: cached). Per step: the unit's x W^T of the
+// next step loaded (its latency overlapping a whole step), the G partial sums of h @ R^T over the
+// invocation's columns, summed over the KS parts by subgroup shuffles (SUBGROUP: the KS lanes of
+// a unit are consecutive lanes of one subgroup; else through shared memory and a barrier), every
+// part then runs the unit's cell (rnn.glsl, as rnn.comp) on the same sums, so that c stays in a
+// register of each; part 0 writes the new h into the other of two shared h buffers and Y; one
+// barrier a step. HK = H, KS (a power of 2 dividing HK), QUAD_COLS and RR (a multiple of W, at
+// most M) are compile-time constants. A chunk continues from the h and c the previous one left.
+// Step s of direction d is time T - 1 - s when bit d of u_rev is set, else s. Bits 0 and 1 of
+// u_zero: h and c start from zeros (the first chunk without an initial state; the buffers are
+// not read). HAS_SEQ: at times t >= sequence_lens[b] the state stays and Y is 0 (as ONNX
+// specifies).
 //
 // GRID (NG > 1 workgroups per direction and batch row, each with HK / NG units: past one
 // workgroup's registers): each step's new h also goes to XH, and the workgroups of a (d, b) meet
@@ -76,18 +79,38 @@ layout(std430, binding = 8) coherent buffer XhBuf { float xh[]; };
 layout(std430, binding = 9) coherent buffer CntBuf { uint cnt[]; };
 #endif
 
+// The unit's x W^T + Wb of time t (x-dependent terms of each gate)
+vec4 x_at(uint d, uint b, uint j, uint t) {
+  uint xw = ((d * u_T + t) * u_B + b) * (G * HK) + j;
+  vec4 x = vec4(0.0);
+#if defined(CELL_LSTM)
+  x = vec4(float(load3(xw)), float(load3(xw + HK)), float(load3(xw + 2u * HK)), float(load3(xw + 3u * HK)));
+#elif defined(CELL_GRU)
+  x.xyz = vec3(float(load3(xw)), float(load3(xw + HK)), float(load3(xw + 2u * HK)));
+#else
+  x.x = float(load3(xw));
+#endif
+  return x;
+}
+
 void main() {
   // a grid split past the dispatch limit rounds up (Launch::groups_1d): whole workgroups past the
   // last exit before any barrier
   if (WORKGROUP_ID_1D >= u_D * u_B * NG) return;
   uint tid = gl_LocalInvocationID.x;
+#ifdef SUBGROUP
+  // a unit's KS parts on consecutive lanes of one subgroup, however invocations map to subgroups
+  uint lane = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+#else
+  uint lane = tid;
+#endif
   uint db = WORKGROUP_ID_1D / NG, slice = WORKGROUP_ID_1D % NG;
   uint d = db / u_B, b = db % u_B;
   uint GH = G * HK;
   // invocations past the last unit (LOCAL_X rounds up to whole subgroups) run the last unit's
   // arithmetic alongside (the shuffles want every lane) and write nothing
-  bool unit = tid < uint(UW * KS);
-  uint j = slice * UW + min(tid / uint(KS), uint(UW - 1u)), part = tid % uint(KS);
+  bool unit = lane < uint(UW * KS);
+  uint j = slice * UW + min(lane / uint(KS), uint(UW - 1u)), part = lane % uint(KS);
   bool writer = unit && part == 0u;
   uint state = (d * u_B + b) * HK + j;
   bool rev = ((u_rev >> d) & 1u) != 0u;
@@ -128,21 +151,18 @@ void main() {
 #endif
   workgroup_sync();
   uint cur = 0u;
+#ifdef HAS_SEQ
+  int len = load7(b);
+#endif
+  // the unit's x W^T one step ahead: each step's load has the whole previous step to arrive
+  vec4 xn = x_at(d, b, j, rev ? u_T - 1u - u_step0 : u_step0);
   for (uint s = 0u; LOOP(s < u_steps); ++s) {
     uint t = rev ? u_T - 1u - (u_step0 + s) : u_step0 + s;
-    // the unit's x W^T of the step, loaded before the GEMV (its latency overlaps it)
-    uint xw = ((d * u_T + t) * u_B + b) * GH + j;
-    vec4 x = vec4(0.0);
-#if defined(CELL_LSTM)
-    x = vec4(float(load3(xw)), float(load3(xw + HK)), float(load3(xw + 2u * HK)), float(load3(xw + 3u * HK)));
-#elif defined(CELL_GRU)
-    x.xyz = vec3(float(load3(xw)), float(load3(xw + HK)), float(load3(xw + 2u * HK)));
-#else
-    x.x = float(load3(xw));
-#endif
+    vec4 x = xn;
+    if (s + 1u < u_steps) xn = x_at(d, b, j, rev ? t - 1u : t + 1u);
     bool live = true;
 #ifdef HAS_SEQ
-    live = int(t) < load7(b);
+    live = int(t) < len;
 #endif
     // h @ R^T of the unit's G gate rows over this invocation's columns
     uint hb = cur * uint(NC) + part;

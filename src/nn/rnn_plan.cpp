@@ -56,7 +56,7 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   plan.subgroup = ks > 1 && dev.shuffle_lanes >= ks;
   // two h buffers, and without shuffles a vec4 of partial sums per invocation
   if (2 * p.H * 4 + (plan.subgroup ? 0 : threads * 16) > dev.max_shared_memory) return plan;
-  const std::int64_t floats = threads > 512 ? kRnnSeqRegsFloats1024 : kRnnSeqRegsMaxFloats;
+  const std::int64_t floats = threads > 512 ? kRnnSeqRegsFloats1024 : kRnnSeqRegsMaxFloats;  // per invocation
   std::int64_t rr = std::min(m, floats / p.G) / w * w;
   if (dev.force_cols >= 0) rr = std::min(m, dev.force_cols) / w * w;
   plan.parts = ks, plan.width = w, plan.reg_cols = rr, plan.grid = ng;

@@ -83,8 +83,11 @@ inline constexpr std::int64_t kRnnSeqGridMaxGroups = 16;
 /// Floats of R per workgroup of the GRID form (NG the least power of 2 that gives it).
 inline constexpr std::int64_t kRnnSeqGridFloats = 32768;
 /// Floats of R per invocation of rnn_seq_regs.comp (G H / KS at most this; KS the least power of 2
-/// that gives it, halved until it divides H).
-inline constexpr std::int64_t kRnnSeqRegsMaxFloats = 64;
+/// that gives it, halved until it divides H). Fewer invocations with longer rows won on the H200
+/// (bench/RESULTS.md, 2026-11-28, replayed): LSTM hidden 128, KS 4 (128 floats) 0.53 ms against
+/// KS 8 (64) 0.68-0.71, KS 2 (256, half from memory) 1.00; hidden 64, KS 2 (128) 0.135-0.138
+/// against KS 4 (64) 0.15-0.16, KS 1 (256) 0.16-0.17.
+inline constexpr std::int64_t kRnnSeqRegsMaxFloats = 128;
 /// Floats of R kept in registers per invocation: up to 512 invocations all kRnnSeqRegsMaxFloats,
 /// at 1024 this many (65536 registers a workgroup: 64 an invocation, R and the rest).
 inline constexpr std::int64_t kRnnSeqRegsFloats1024 = 32;
@@ -121,9 +124,10 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// GLTENSOR_RNN=units on any device up to kRnnSeqRegsMaxHidden, one barrier a step (not GRU without
 /// linear_before_reset) and H KS invocations fit a workgroup, KS the least power of 2 with G H / KS <=
 /// kRnnSeqRegsMaxFloats, halved until it divides H (GLTENSOR_RNN_REGS may set KS and RR); RR = H / KS up to 512
-/// invocations, else kRnnSeqRegsFloats1024 / G (an LSTM of hidden 128: 1024 invocations, 8 parts of 16 columns, 8 of
-/// them in registers); W = 4 where 4 divides H / KS; the parts summed by subgroup shuffles where KS lanes fit a
-/// subgroup.
+/// invocations, else kRnnSeqRegsFloats1024 / G (an LSTM of hidden 128: 512 invocations, 4 parts of 32 columns, all in
+/// registers); W = 4 where 4 divides H / KS; the parts summed by subgroup shuffles where KS lanes fit a subgroup.
+/// Past hidden 128 on GPUs the GRID form: NG workgroups of at most kRnnSeqGridFloats floats of R, D B NG at most
+/// kRnnSeqGridMaxGroups.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

@@ -368,11 +368,11 @@ TEST(Rnn, FusedStepKernelMatchesReference) {
 
 // The sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp; GLTENSOR_RNN=units, GPUs' default up
 // to hidden 128): KS invocations per hidden unit, each with the unit's gate rows over H / KS columns. LSTM
-// and GRU hidden 128: 8 parts of 16 columns in quads, 1024 invocations keeping 8 columns a row in
-// registers and reading 8 from R's buffer; RNN hidden 96: 2 parts of 48, all in registers; LSTM
-// hidden 64: 4 parts of 16; GRU hidden 100: 4 parts of 25 scalar columns (21 in registers); and
-// forced forms (GLTENSOR_RNN_REGS): the parts summed by subgroup shuffles and through shared
-// memory (GLTENSOR_SUBGROUPS=0), every column from memory, odd hidden sizes in one part.
+// and GRU hidden 128: 4 parts of 32 columns in quads, all in registers; RNN hidden 96: one part; LSTM
+// hidden 64: 2 parts of 32; GRU hidden 100: 4 parts of 25 scalar columns; hidden 37: one part, 32 of 37
+// scalar columns in registers, 5 from memory; and forced forms (GLTENSOR_RNN_REGS): every column from
+// memory in quads, 16 parts of 4 (1024 invocations); the parts summed by subgroup shuffles (GPUs) and
+// through shared memory (GLTENSOR_SUBGROUPS=0; llvmpipe has no subgroups); without initial state.
 TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
   GLT_RNG(rng);
   for (bool subgroups : {true, false}) {
