@@ -7,7 +7,7 @@ set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/lstm36}; SHARED=${SHARED:-/work/shared/gpu}
 MAIN_LIB=${MAIN_LIB:-/work/main/build/libgltensor.so.0}
 [ -e "$P/result.txt" ] && cp "$P/result.txt" "/tmp/lstm36-result-prev-$(date +%H%M%S).txt"
-rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/py" "$P/glsl/shuffle" "$P/glsl/nowait"; T=$(mktemp -d); mkdir -p "$T/libmain"
+rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/py" "$P/glsl/shuffle" "$P/glsl/nowait" "$P/glsl/nombar" "$P/glsl/noy" "$P/glsl/nox"; T=$(mktemp -d); mkdir -p "$T/libmain"
 cp "$WT/build/tools/gltensor-run" "$WT/build/bench/gltensor_model_bench" "$WT/build/tests/test_rnn" "$P/bin/"
 cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
 cp -L "$MAIN_LIB" "$T/libmain/libgltensor.so.0"
@@ -19,6 +19,14 @@ import sys
 s = open(sys.argv[1]).read()
 for d, old, new in (("shuffle", "for (uint o = 1u; o < uint(KS); o <<= 1u)", "for (uint o = 2u; o < uint(KS); o <<= 1u)"),
                     ("nowait", "atomicAdd(cnt[db], 0u) < target", "atomicAdd(cnt[db], 0u) < 0u")):
+    assert old in s
+    open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(s.replace(old, new, 1))
+# probes for where a step's time goes (timing only; noy and nox give wrong outputs): barrier() without
+# memoryBarrierShared(), no Y stores, no x W^T loads
+probes = (("nombar", "void main() {", "#define workgroup_sync() barrier()\nvoid main() {"),
+          ("noy", "store0(y, CT0(live ? h : 0.0));", "if (u_T == 0u) store0(y, CT0(live ? h : 0.0));"),
+          ("nox", "vec4 x_at(uint d, uint b, uint j, uint t) {", "vec4 x_at(uint d, uint b, uint j, uint t) {\n  if (u_T > 0u) return vec4(0.01);"))
+for d, old, new in probes:
     assert old in s
     open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(s.replace(old, new, 1))
 PY

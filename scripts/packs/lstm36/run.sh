@@ -56,9 +56,9 @@ echo "=== [$SECONDS s] the register kernel's forms (branch, replayed): GLTENSOR_
 for m in lstm_s256_h128_d1 lstm_s256_h256_d2 lstm_s64_h64_d1; do
   IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
   case $m in
-    lstm_s256_h128_d1) forms=${LSTM36_FORMS128:-"8,8 8,16 8,4 4,16 0,16,2 0,16,4 16,8,2"} ;;
-    lstm_s256_h256_d2) forms=${LSTM36_FORMS256:-"16,16,8 32,8,8 16,8,8 0,64,4 0,16,16"} ;;
-    *) forms=${LSTM36_FORMS64:-"4,16 8,8 2,32 16,4"} ;;
+    lstm_s256_h128_d1) forms=${LSTM36_FORMS128:-"8,16 2,64 0,32,2 0,32,4"} ;;
+    lstm_s256_h256_d2) forms=${LSTM36_FORMS256:-"0,64,4 0,32,16 16,16,8"} ;;
+    *) forms=${LSTM36_FORMS64:-"1,64 4,16 0,32,2"} ;;
   esac
   for round in 1 2; do
     [ "$SECONDS" -gt 112 ] && break
@@ -70,6 +70,10 @@ for m in lstm_s256_h128_d1 lstm_s256_h256_d2 lstm_s64_h64_d1; do
     done
     # shellcheck disable=SC2086
     GLTENSOR_SUBGROUPS=0 run "$H/lib" "nosubgroups--replay" "$model" $args --bench "$N" --read-back --replay
+    for pr in nombar noy nox; do
+      # shellcheck disable=SC2086
+      GLTENSOR_GLSL_DIR=$H/glsl/$pr run "$H/lib" "probe-$pr--replay" "$model" $args --bench "$N" --read-back --replay
+    done
     [ $round = 1 ] && GLTENSOR_RNN=steps run "$H/lib" "steps--replay" "$model" $args --bench "$N" --read-back --replay
   done
 done
