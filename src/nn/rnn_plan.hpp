@@ -51,6 +51,9 @@ struct RnnSeqDevice {
   int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
   std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
   std::int64_t force_grid = 0;
+  /// The GRID form's workgroups (at most kRnnSeqGridMaxGroups) run at once: NVIDIA's GPUs (each
+  /// multiprocessor holds one or more; GL does not report how many there are)
+  bool grid_ok = false;
 };
 
 struct RnnSeqPlan {

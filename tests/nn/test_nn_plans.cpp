@@ -261,7 +261,7 @@ TEST(PlanRnnSequence, RegistersKernel) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
   RnnSeqDevice gpu_sg = gpu;
-  gpu_sg.shuffle_lanes = 32;
+  gpu_sg.shuffle_lanes = 32, gpu_sg.grid_ok = true;
   RnnSeqPlan p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, gpu);  // LSTM hidden 64: 2 parts of 32 columns
   EXPECT_TRUE(p.sequence && p.regs);
   EXPECT_EQ(p.local, 128u);
@@ -328,6 +328,7 @@ TEST(PlanRnnSequence, RegistersKernel) {
   EXPECT_EQ(p.reg_cols, 32);
   EXPECT_EQ(plan_rnn_sequence({256, 256, 1, 4, 1, 2}, gpu_sg).grid, 8);
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 2}, gpu_sg).sequence);  // 32 workgroups: the fused steps
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, gpu).sequence);     // not known to run 16 at once
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units}).regs);
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 2, 3, 1, 1}, gpu_sg).regs);  // GRU without linear_before_reset
   RnnSeqDevice grid4 = gpu_sg;
