@@ -24,8 +24,8 @@
 // workgroup's registers): each step's new h also goes to XH, and the workgroups of a (d, b) meet
 // at a counter in CNT (its target NG (step + 1)), polled by one invocation, then read the whole h
 // from XH into shared memory: 3 barriers a step. It assumes that all D B NG workgroups run at once
-// (a GPU with at least that many multiprocessors; the plan allows few); a poll gives up after
-// 2^20 reads (wrong results rather than a hang).
+// (a GPU with at least that many multiprocessors; the plan allows few, on NVIDIA's GPUs); a poll
+// gives up after 2^20 reads and raises ErrorFlags::kStall (10 = the flag word): the host throws.
 //
 // Operands: 0 = Y (layout 0: [T, D, B, H]; LAYOUT1: [B, T, D, H]), 1 = h [D, B, H] (in place),
 //           2 = c [D, B, H] (LSTM, in place), 3 = XW [D, T, B, G H], 4 = R [D, G H, H] (as ONNX
@@ -77,6 +77,7 @@ shared vec4 part_s[LOCAL_X];
 #ifdef GRID
 layout(std430, binding = 8) coherent buffer XhBuf { float xh[]; };
 layout(std430, binding = 9) coherent buffer CntBuf { uint cnt[]; };
+layout(std430, binding = 10) buffer Flag { uint err_flag[]; };
 #endif
 
 // The unit's x W^T + Wb of time t (x-dependent terms of each gate)
@@ -213,8 +214,10 @@ void main() {
     if (tid == 0u) {
       atomicAdd(cnt[db], 1u);
       uint target = NG * (u_step0 + s + 1u);
-      for (uint it = 0u; it < (1u << 20) && atomicAdd(cnt[db], 0u) < target; ++it) {
+      uint it = 0u;
+      for (; it < (1u << 20) && atomicAdd(cnt[db], 0u) < target; ++it) {
       }
+      if (it == (1u << 20)) atomicOr(err_flag[0], 8u);  // ErrorFlags::kStall
     }
     barrier();
     memoryBarrierBuffer();

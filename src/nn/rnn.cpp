@@ -229,6 +229,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.shuffle_lanes = dev.subgroup_shuffle() ? caps.subgroup_size : 0;
   sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
   sd.force_grid = settings().rnn_regs_grid;
+  sd.ssbo_bindings = caps.max_ssbo_bindings;
   sd.grid_ok = !sd.software && caps.vendor.find("NVIDIA") != std::string::npos;
   const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B};
   const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);

@@ -54,6 +54,7 @@ struct RnnSeqDevice {
   /// The GRID form's workgroups (at most kRnnSeqGridMaxGroups) run at once: NVIDIA's GPUs (each
   /// multiprocessor holds one or more; GL does not report how many there are)
   bool grid_ok = false;
+  int ssbo_bindings = 16;  ///< Capabilities::max_ssbo_bindings (GRID binds 11, and CHECK_LOOPS its own)
 };
 
 struct RnnSeqPlan {

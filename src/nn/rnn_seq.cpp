@@ -2,6 +2,7 @@
 // and glsl/nn/rnn_seq.comp.
 #include "gltensor/ops.hpp"
 #include "nn/rnn.hpp"
+#include "runtime/error_flags.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -47,11 +48,12 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
         .read(l.bias)
         .read(l.p.defined() ? l.p : spare)
         .read(l.seq.defined() ? l.seq : spare);
-    if (plan.grid > 1) launch.write(xh).write(cnt);
+    if (plan.grid > 1) launch.write(xh).write(cnt).bind(dev.extension<ErrorFlags>().storage(dev), true);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs, l.zero});
     launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols)
                                      : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B * plan.grid));
+    if (plan.grid > 1) dev.extension<ErrorFlags>().expect(dev, "rnn", ErrorFlags::kStall);
   }
 }
 

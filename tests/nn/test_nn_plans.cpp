@@ -329,6 +329,9 @@ TEST(PlanRnnSequence, RegistersKernel) {
   EXPECT_EQ(plan_rnn_sequence({256, 256, 1, 4, 1, 2}, gpu_sg).grid, 8);
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 2}, gpu_sg).sequence);  // 32 workgroups: the fused steps
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, gpu).sequence);     // not known to run 16 at once
+  RnnSeqDevice few_bindings = gpu_sg;
+  few_bindings.ssbo_bindings = 8;  // XH, CNT and the error flag at bindings 8-10
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, few_bindings).sequence);
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units}).regs);
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 2, 3, 1, 1}, gpu_sg).regs);  // GRU without linear_before_reset
   RnnSeqDevice grid4 = gpu_sg;
