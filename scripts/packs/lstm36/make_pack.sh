@@ -7,7 +7,7 @@ set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/lstm36}; SHARED=${SHARED:-/work/shared/gpu}
 MAIN_LIB=${MAIN_LIB:-/work/main/build/libgltensor.so.0}
 [ -e "$P/result.txt" ] && cp "$P/result.txt" "/tmp/lstm36-result-prev-$(date +%H%M%S).txt"
-rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/py" "$P/glsl/shuffle" "$P/glsl/nowait" "$P/glsl/nombar" "$P/glsl/noy" "$P/glsl/nox"; T=$(mktemp -d); mkdir -p "$T/libmain"
+rm -rf "$P"; mkdir -p "$P/bin" "$P/lib" "$P/py" "$P/glsl/shuffle" "$P/glsl/nowait" "$P/glsl/nombar" "$P/glsl/noy" "$P/glsl/nox" "$P/glsl/stall"; T=$(mktemp -d); mkdir -p "$T/libmain"
 cp "$WT/build/tools/gltensor-run" "$WT/build/bench/gltensor_model_bench" "$WT/build/tests/test_rnn" "$P/bin/"
 cp -L "$WT/build/libgltensor.so.0" "$P/lib/"
 cp -L "$MAIN_LIB" "$T/libmain/libgltensor.so.0"
@@ -29,6 +29,9 @@ probes = (("nombar", "void main() {", "#define workgroup_sync() barrier()\nvoid 
 for d, old, new in probes:
     assert old in s
     open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(s.replace(old, new, 1))
+# every GRID poll gives up at once (a bound of 0 polls): ErrorFlags::kStall, the host's LimitError
+assert s.count("(1u << 20)") == 2
+open(f"{sys.argv[2]}/stall/rnn_seq_regs.comp", "w").write(s.replace("(1u << 20)", "0u"))
 PY
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"

@@ -52,6 +52,9 @@ for sab in shuffle nowait; do
   GLTENSOR_GLSL_DIR=$H/glsl/$sab timeout 15 "$H/bin/test_rnn" --gtest_filter='Rnn.RegistersKernel*' > /tmp/lstm36-sab.txt 2>&1
   echo "rc $? ($(grep -cE 'Failure' /tmp/lstm36-sab.txt) failures: CAUGHT if rc 1): $(grep -E '^\[  FAILED  \] Rnn' /tmp/lstm36-sab.txt | sort -u | tr '\n' ' ')"
 done
+echo "=== [$SECONDS s] every GRID poll giving up (glsl/stall): gltensor-run must raise LimitError (ErrorFlags::kStall)"
+m=$(grep "^lstm_s64_h256_d2|" "$W/cases.txt" | cut -d'|' -f2)
+GLTENSOR_GLSL_DIR=$H/glsl/stall timeout 30 "$H/bin/gltensor-run" "$m" --bench 2 2>&1 < /dev/null | grep -iE "error|^bench" | cut -c1-220
 echo "=== [$SECONDS s] the register kernel's forms (branch, replayed): GLTENSOR_RNN_REGS=KS,RR, no subgroups, steps"
 for m in lstm_s256_h128_d1 lstm_s256_h256_d2 lstm_s64_h64_d1; do
   IFS='|' read -r _ model _ args < <(grep "^$m|" "$W/cases.txt")
