@@ -38,7 +38,7 @@ for d, old, new in more:
     assert old in s, d
     open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(s.replace(old, new, 1))
 # every GRID poll gives up at once (a bound of 0 polls): ErrorFlags::kStall, the host's LimitError
-assert s.count("(1u << 20)") == 2
+assert s.count("(1u << 20)") >= 2
 open(f"{sys.argv[2]}/stall/rnn_seq_regs.comp", "w").write(s.replace("(1u << 20)", "0u"))
 PY
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
