@@ -68,11 +68,15 @@ for round in 1 2; do
   form $m regs=0,32,2 GLTENSOR_RNN_REGS=0,32,2; form $m counter-0,32,4 GLTENSOR_RNN_REGS=0,32,4 GLTENSOR_GLSL_DIR=$H/glsl/counter
   form $m regs=0,32,4-nosubgroups GLTENSOR_RNN_REGS=0,32,4 GLTENSOR_SUBGROUPS=0
   form $m noprefetch X=1 GLTENSOR_GLSL_DIR=$H/glsl/noprefetch
+  for pr in unroll fasttanh both; do form $m $pr X=1 GLTENSOR_GLSL_DIR=$H/glsl/$pr; done
+  form $m both-0,32,4 GLTENSOR_RNN_REGS=0,32,4 GLTENSOR_GLSL_DIR=$H/glsl/both
   m=lstm_s256_h256_d2
   form $m plan X=1; form $m nosubgroups GLTENSOR_SUBGROUPS=0; form $m regs=16,16,8 GLTENSOR_RNN_REGS=16,16,8
   form $m counter GLTENSOR_GLSL_DIR=$H/glsl/counter; form $m regs=0,64,4 GLTENSOR_RNN_REGS=0,64,4
+  form $m both GLTENSOR_GLSL_DIR=$H/glsl/both
   m=lstm_s64_h64_d1
   form $m plan X=1; form $m noprefetch X=1 GLTENSOR_GLSL_DIR=$H/glsl/noprefetch; form $m nosubgroups GLTENSOR_SUBGROUPS=0
   form $m regs=0,32,2 GLTENSOR_RNN_REGS=0,32,2
+  for pr in unroll fasttanh both; do form $m $pr X=1 GLTENSOR_GLSL_DIR=$H/glsl/$pr; done
 done
 echo "=== [$SECONDS s] done"
