@@ -81,7 +81,7 @@ shared vec4 part_s[LOCAL_X];
 #ifdef GRID_COUNTER
 layout(std430, binding = 8) coherent buffer XhBuf { float xh[]; };
 #else
-layout(std430, binding = 8) coherent buffer XhBuf { uvec2 xh[]; };
+layout(std430, binding = 8) coherent volatile buffer XhBuf { uvec2 xh[]; };  // polled: read anew each time
 #endif
 layout(std430, binding = 9) coherent buffer CntBuf { uint cnt[]; };
 layout(std430, binding = 10) buffer Flag { uint err_flag[]; };
