@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# lstm36's GPU pack, window 3 (issue 21): the LSTM rows of torchcmp with this branch's build (gltensor plain and replayed
-# against PyTorch eager and its CUDA graph, outputs compared), main's libgltensor.so.0 and this branch's
-# alternating on the same models (same gltensor-run binary), the register kernel's forms (GLTENSOR_RNN_REGS=KS,RR,
-# GLTENSOR_SUBGROUPS=0, GLTENSOR_RNN=steps), time against sequence length (fixed cost and time per step), test_rnn
-# on GLES and desktop GL, the subgroup sums sabotaged (GLTENSOR_GLSL_DIR), profiles.
+# lstm36's GPU pack, window 3 (issue 21): the LSTM rows of torchcmp with this branch's build (gltensor plain and
+# replayed against PyTorch eager and its CUDA graph, outputs compared), main's libgltensor.so.0 and this branch's
+# alternating once (same gltensor-run binary, outputs compared), test_rnn on GLES and desktop GL, the sabotages
+# (subgroup sums, GRID tags) and every GRID poll giving up, then forms (GLTENSOR_RNN_REGS=KS,RR[,NG],
+# GLTENSOR_SUBGROUPS=0) and probes through GLTENSOR_GLSL_DIR (GRID_COUNTER, no prefetch, unroll pragma, fast tanh).
 #   bash gpu-multi/lstm36/run.sh   ($H: the pack; make_pack.sh makes it)
 set -u
 echo "commit: $(cat "$H/COMMIT")"
