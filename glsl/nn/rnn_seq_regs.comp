@@ -23,7 +23,10 @@
 // GRID (NG > 1 workgroups per direction and batch row, each with HK / NG units: past one
 // workgroup's registers): each step's new h also goes to XH with its step's tag (step + 1) in one
 // 64-bit store, and the invocations read the whole h from XH into shared memory, each polling its
-// units until their tags arrive: one barrier a step (GRID_COUNTER, for measurement: h alone in XH,
+// units until their tags arrive (XH volatile: read anew each poll; the protocol needs the uvec2
+// store and load to be single 64-bit accesses, no torn h / tag pair: GLSL does not promise it,
+// NVIDIA's 8-byte aligned accesses are, one more reason the plan takes GRID there only): one
+// barrier a step (GRID_COUNTER, for measurement: h alone in XH,
 // the workgroups of a (d, b) meet at a counter in CNT, its target NG (step + 1), polled by one
 // invocation: 3 barriers a step). The next step's x W^T is loaded after h's store. It assumes that all D B NG workgroups run at once
 // (a GPU with at least that many multiprocessors; the plan allows few, on NVIDIA's GPUs); a poll

@@ -1,9 +1,9 @@
 // Recurrent layers as ONNX defines them (LSTM, GRU, RNN), for the model runtime (internal):
 // X @ W^T of every step in one matmul, then the time loop (nn/rnn_plan.hpp chooses):
 // - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256; on GPUs up to hidden 128
-//   glsl/nn/rnn_seq_regs.comp, R in registers, and up to 256 its GRID form over several workgroups): one dispatch per chunk of time steps (the chunk
-//   within the loop limit; the whole sequence on GPUs), one workgroup per direction and batch
-//   row, h in shared memory;
+//   glsl/nn/rnn_seq_regs.comp, R in registers, and up to 256 its GRID form over several workgroups): one dispatch per
+//   chunk of time steps (the chunk within the loop limit; the whole sequence on GPUs), one workgroup per direction and
+//   batch row, h in shared memory;
 // - per step (past the plan's bounds, or with GLTENSOR_RNN=steps): on GPUs one fused dispatch
 //   (glsl/nn/rnn_step.comp: the recurrent GEMV and the cell of every direction; batches up to 8,
 //   not GRU without linear_before_reset), else one batched matmul h @ R^T over the directions and
