@@ -84,8 +84,9 @@ inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 128;
 inline constexpr std::int64_t kRnnSeqGridMaxHidden = 256;
 /// Most workgroups of the GRID form (D B NG): all must run at once (each polls the others' counts).
 inline constexpr std::int64_t kRnnSeqGridMaxGroups = 16;
-/// Floats of R per workgroup of the GRID form (NG the least power of 2 that gives it).
-inline constexpr std::int64_t kRnnSeqGridFloats = 32768;
+/// Hidden units per workgroup of the GRID form (NG = H / this, rounded up to a divisor of H): hidden 256 in 8
+/// workgroups, 128 in 4.
+inline constexpr std::int64_t kRnnSeqGridUnits = 32;
 /// Floats of R per invocation of rnn_seq_regs.comp (G H / KS at most this; KS the least power of 2
 /// that gives it, halved until it divides H). Fewer invocations with longer rows won on the H200
 /// (bench/RESULTS.md, 2026-11-28, replayed): LSTM hidden 128, KS 4 (128 floats) 0.53 ms against
@@ -130,7 +131,7 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// kRnnSeqRegsMaxFloats, halved until it divides H (GLTENSOR_RNN_REGS may set KS and RR); RR = H / KS up to 512
 /// invocations, else kRnnSeqRegsFloats1024 / G (an LSTM of hidden 128: 512 invocations, 4 parts of 32 columns, all in
 /// registers); W = 4 where 4 divides H / KS; the parts summed by subgroup shuffles where KS lanes fit a subgroup.
-/// Past hidden 128 on GPUs the GRID form: NG workgroups of at most kRnnSeqGridFloats floats of R, D B NG at most
+/// Past hidden 128 on GPUs the GRID form: NG workgroups of kRnnSeqGridUnits units (a divisor of H), D B NG at most
 /// kRnnSeqGridMaxGroups.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 

@@ -342,6 +342,11 @@ TEST(PlanRnnSequence, RegistersKernel) {
   EXPECT_EQ(p.reg_cols, 32);
   grid4.force_grid = 3;
   EXPECT_FALSE(plan_rnn_sequence({256, 128, 1, 4, 1, 1}, grid4).regs);
+  // 32 units a workgroup, NG rounded up to a divisor of H: hidden 192 in 6, 200 in 8 of 25 units
+  EXPECT_EQ(plan_rnn_sequence({64, 192, 1, 4, 1, 1}, gpu_sg).grid, 6);
+  p = plan_rnn_sequence({64, 200, 1, 4, 1, 1}, gpu_sg);
+  EXPECT_EQ(p.grid, 8);
+  EXPECT_EQ(p.local, 224u);
   p = plan_rnn_sequence({100000, 16, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units});
   EXPECT_TRUE(p.regs);
   EXPECT_LE(rnn_seq_regs_loops(p.chunk, 16, 4, 1, 16), 65535u);
