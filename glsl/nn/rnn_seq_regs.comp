@@ -7,8 +7,8 @@
 // its unit over M = HK / KS columns of R: chunks of W consecutive columns (W = 4 where M % 4 ==
 // 0, QUAD_COLS: 128-bit loads of h and R, else 1), chunk q of part p at column W (p + KS q); the
 // first QR = RR / W chunks of each gate row in registers loaded once per dispatch, the others
-// read from R's buffer each step (the same every step: cached). Per step: the unit's x W^T of the
-// next step loaded (its latency overlapping a whole step), the G partial sums of h @ R^T over the
+// read from R's buffer each step (the same every step: cached). Per step: the unit's x W^T loaded
+// first (its latency overlapping the GEMV), the G partial sums of h @ R^T over the
 // invocation's columns, summed over the KS parts by subgroup shuffles (SUBGROUP: the KS lanes of
 // a unit are consecutive lanes of one subgroup; else through shared memory and a barrier), every
 // part then runs the unit's cell (rnn.glsl, as rnn.comp) on the same sums, so that c stays in a
@@ -21,23 +21,19 @@
 // specifies).
 //
 // GRID (NG > 1 workgroups per direction and batch row, each with HK / NG units: past one
-// workgroup's registers): each step's new h also goes to XH with its step's tag (step + 1) in one
-// 64-bit store, and the invocations read the whole h from XH into shared memory, each polling its
-// units until their tags arrive (XH volatile: read anew each poll; the protocol needs the uvec2
-// store and load to be single 64-bit accesses, no torn h / tag pair: GLSL does not promise it,
-// NVIDIA's 8-byte aligned accesses are, one more reason the plan takes GRID there only): one
-// barrier a step (GRID_COUNTER, for measurement: h alone in XH,
-// the workgroups of a (d, b) meet at a counter in CNT, its target NG (step + 1), polled by one
-// invocation: 3 barriers a step). The next step's x W^T is loaded after h's store. It assumes that all D B NG workgroups run at once
-// (a GPU with at least that many multiprocessors; the plan allows few, on NVIDIA's GPUs); a poll
-// gives up after 2^20 reads and raises ErrorFlags::kStall (10 = the flag word): the host throws.
+// workgroup's registers): each step's new h also goes to XH, and the workgroups of a (d, b) meet
+// at a counter in CNT (its target NG (step + 1)), polled by one invocation, then read the whole h
+// from XH into shared memory: 3 barriers a step; x W^T loaded a step ahead. It assumes that all D B
+// NG workgroups run at once (a GPU with at least that many multiprocessors; the plan allows few, on
+// NVIDIA's GPUs); a poll gives up after 2^20 reads and raises ErrorFlags::kStall (binding 10, the
+// flag word): the host throws.
 //
 // Operands: 0 = Y (layout 0: [T, D, B, H]; LAYOUT1: [B, T, D, H]), 1 = h [D, B, H] (in place),
 //           2 = c [D, B, H] (LSTM, in place), 3 = XW [D, T, B, G H], 4 = R [D, G H, H] (as ONNX
 //           gives it; QUAD_COLS: also read as quads, quadR), 5 = bias [D, 2 G H] (Wb then Rb),
 //           6 = P [D, 3 H] (HAS_P; i, o, f), 7 = sequence_lens [B] (HAS_SEQ); GRID: 8 = XH [2, D B, H]
-//           uvec2 (h of every other step and its tag; zero at the start), 9 = CNT [D B] (uint, zero at
-//           the start; GRID_COUNTER), 10 = the error flag word (ErrorFlags).
+//           (h of every other step), 9 = CNT [D B] (uint, zero at the start), 10 = the error flag word
+//           (ErrorFlags).
 // Loops of one invocation (rnn_seq_regs_loops): the step loop's; every other loop has a
 // compile-time trip count.
 layout(local_size_x = LOCAL_X) in;
@@ -81,11 +77,7 @@ shared vec4 part_s[LOCAL_X];
 #endif
 #define UW (HK / NG)  // units per workgroup
 #ifdef GRID
-#ifdef GRID_COUNTER
 layout(std430, binding = 8) coherent buffer XhBuf { float xh[]; };
-#else
-layout(std430, binding = 8) coherent volatile buffer XhBuf { uvec2 xh[]; };  // polled: read anew each time
-#endif
 layout(std430, binding = 9) coherent buffer CntBuf { uint cnt[]; };
 layout(std430, binding = 10) buffer Flag { uint err_flag[]; };
 #endif
@@ -165,13 +157,19 @@ void main() {
 #ifdef HAS_SEQ
   int len = load7(b);
 #endif
-  // the unit's x W^T one step ahead: each step's load has the whole previous step to arrive
+#ifdef GRID
+  // the unit's x W^T one step ahead (its load has the whole previous step to arrive)
   vec4 xn = x_at(d, b, j, rev ? u_T - 1u - u_step0 : u_step0);
+#endif
   for (uint s = 0u; LOOP(s < u_steps); ++s) {
     uint t = rev ? u_T - 1u - (u_step0 + s) : u_step0 + s;
+#ifdef GRID
     vec4 x = xn;
-#ifndef GRID
     if (s + 1u < u_steps) xn = x_at(d, b, j, rev ? t - 1u : t + 1u);
+#else
+    // loaded first, its latency overlapping the GEMV (a step ahead it held 4 more registers in every
+    // step: slower where R fills the registers, window 3)
+    vec4 x = x_at(d, b, j, t);
 #endif
     bool live = true;
 #ifdef HAS_SEQ
@@ -218,14 +216,11 @@ void main() {
     }
     if (live) hp = h;
     cur ^= 1u;
-#if defined(GRID) && defined(GRID_COUNTER)
-    // (the counter form: h stored, released, counted; one invocation polls the count)
+#ifdef GRID
+    // h stored and released, the workgroups counted; one invocation polls the count (window 2's form)
     uint xb = (cur * u_D * u_B + db) * HK;
-    if (writer) {
-      xh[xb + j] = hp;
-      memoryBarrierBuffer();
-    }
-    if (s + 1u < u_steps) xn = x_at(d, b, j, rev ? t - 1u : t + 1u);
+    if (writer) xh[xb + j] = hp;
+    memoryBarrierBuffer();
     barrier();
     if (tid == 0u) {
       atomicAdd(cnt[db], 1u);
@@ -234,23 +229,10 @@ void main() {
       for (; it < (1u << 20) && atomicAdd(cnt[db], 0u) < target; ++it) {
       }
       if (it == (1u << 20)) atomicOr(err_flag[0], 8u);  // ErrorFlags::kStall
-      memoryBarrierBuffer();
     }
     barrier();
+    memoryBarrierBuffer();
     for (uint i = tid; i < uint(HK); i += uint(LOCAL_X)) H_SET(cur, i, xh[xb + i]);
-#elif defined(GRID)
-    // each unit's h with its step's tag (step + 1) in one 64-bit store; the readers poll for the tag
-    // (XH zero at the start of the run; parity (step + 1) % 2 of two buffers)
-    uint tag = u_step0 + s + 1u, xb = ((tag & 1u) * u_D * u_B + db) * HK;
-    if (writer) xh[xb + j] = uvec2(floatBitsToUint(hp), tag);
-    if (s + 1u < u_steps) xn = x_at(d, b, j, rev ? t - 1u : t + 1u);
-    for (uint i = tid; i < uint(HK); i += uint(LOCAL_X)) {
-      uvec2 v = xh[xb + i];
-      uint it = 0u;
-      for (; v.y != tag && it < (1u << 20); ++it) v = xh[xb + i];
-      if (it == (1u << 20)) atomicOr(err_flag[0], 8u);  // ErrorFlags::kStall
-      H_SET(cur, i, uintBitsToFloat(v.x));
-    }
 #else
     if (writer) H_SET(cur, j, hp);
 #endif

@@ -34,9 +34,8 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
   DeviceImpl& dev = dev_of(l.xw);
   const Tensor& spare = l.bias;  // bound where a binding is unused
   const int phases = v.cell == RnnCell::gru && !v.gru_lbr ? 2 : 1;
-  // GRID: h of every other step with its step's tag for the other workgroups (zero: no step's tag), and
-  // the counters of rnn_seq_regs.comp's GRID_COUNTER form (zero)
-  const Tensor xh = plan.grid > 1 ? zeros(l.xw.device(), {4 * l.D * l.B * l.H}, DType::f32) : Tensor();
+  // GRID: h of every other step for the other workgroups, and the counters they meet at (zero)
+  const Tensor xh = plan.grid > 1 ? alloc(dev, {2 * l.D * l.B * l.H}, DType::f32, "rnn") : Tensor();
   const Tensor cnt = plan.grid > 1 ? zeros(l.xw.device(), {l.D * l.B}, DType::i32) : Tensor();
   for (std::int64_t s0 = 0; s0 < l.T; s0 += plan.chunk) {
     const std::int64_t n = std::min(plan.chunk, l.T - s0);

@@ -2,7 +2,7 @@
 # lstm36's GPU pack, window 4, the final A/B (issue 21): the LSTM rows of torchcmp with this branch's build
 # (gltensor plain and replayed against PyTorch eager and its CUDA graph, outputs compared), main's libgltensor.so.0
 # and this branch's alternating on the same models (same gltensor-run binary, outputs compared), test_rnn on GLES
-# and desktop GL, the sabotages of what only a GPU runs (the subgroup sums, the GRID form's tags; GLTENSOR_GLSL_DIR)
+# and desktop GL, the sabotages of what only a GPU runs (the subgroup sums, the GRID form's wait; GLTENSOR_GLSL_DIR)
 # and every GRID poll giving up (LimitError expected).
 #   bash gpu-multi/lstm36/run.sh   ($H: the pack; make_pack.sh makes it)
 set -u
@@ -47,7 +47,7 @@ timeout 20 "$H/bin/test_rnn" > /tmp/lstm36-gles.txt 2>&1; echo "GLES rc $?: $(gr
 grep -E "FAILED|Failure|seed" /tmp/lstm36-gles.txt | head -8
 GLTENSOR_API=gl timeout 20 "$H/bin/test_rnn" > /tmp/lstm36-gl.txt 2>&1; echo "GL rc $?: $(grep -cE '^\[       OK' /tmp/lstm36-gl.txt) OK"
 grep -E "FAILED|Failure|seed" /tmp/lstm36-gl.txt | head -8
-for sab in shuffle notag; do
+for sab in shuffle nowait; do
   echo "=== [$SECONDS s] sabotage $sab (glsl/$sab: must fail)"
   GLTENSOR_GLSL_DIR=$H/glsl/$sab timeout 15 "$H/bin/test_rnn" --gtest_filter='Rnn.RegistersKernel*' > /tmp/lstm36-sab.txt 2>&1
   echo "rc $? ($(grep -cE 'Failure' /tmp/lstm36-sab.txt) failures: CAUGHT if rc 1): $(grep -E '^\[  FAILED  \] Rnn' /tmp/lstm36-sab.txt | sort -u | tr '\n' ' ')"
