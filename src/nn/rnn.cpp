@@ -10,6 +10,7 @@
 #include "gltensor/errors.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
+#include "runtime/cuda_memory.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -230,7 +231,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
   sd.force_grid = settings().rnn_regs_grid;
   sd.ssbo_bindings = caps.max_ssbo_bindings;
-  sd.grid_ok = !sd.software && caps.vendor.find("NVIDIA") != std::string::npos;
+  sd.multiprocessors = sd.software ? 0 : cuda_multiprocessors(dev);
   const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B};
   const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
   // The register sequence kernel starts from zeros itself where no initial state is given (u_zero): no fills.

@@ -35,11 +35,11 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   const bool choose = dev.setting == RnnSetting::choose || dev.setting == RnnSetting::units;
   // GRID past one workgroup's registers: on GPUs, for few workgroups in all
   std::int64_t ng = 1;
-  if (dev.grid_ok && choose && p.H > kRnnSeqRegsDefaultHidden)
+  if (dev.multiprocessors > 0 && choose && p.H > kRnnSeqRegsDefaultHidden)
     for (ng = (p.H + kRnnSeqGridUnits - 1) / kRnnSeqGridUnits; p.H % ng != 0;) ++ng;
   if (dev.force_grid > 0) ng = dev.force_grid;
-  if (ng > 1 && (!dev.grid_ok || dev.ssbo_bindings < 12 || p.H % ng != 0 || p.D * p.B * ng > kRnnSeqGridMaxGroups ||
-                 p.H > kRnnSeqGridMaxHidden || p.phases != 1 || !choose))
+  if (ng > 1 && (p.D * p.B * ng > dev.multiprocessors || dev.ssbo_bindings < 12 || p.H % ng != 0 ||
+                 p.D * p.B * ng > kRnnSeqGridMaxGroups || p.H > kRnnSeqGridMaxHidden || p.phases != 1 || !choose))
     return plan;
   if (ng == 1 && (p.H > kRnnSeqRegsMaxHidden || p.phases != 1 || !(regs_default || dev.setting == RnnSetting::units)))
     return plan;

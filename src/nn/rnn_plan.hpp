@@ -51,9 +51,11 @@ struct RnnSeqDevice {
   int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
   std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
   std::int64_t force_grid = 0;
-  /// The GRID form's workgroups (at most kRnnSeqGridMaxGroups) run at once: NVIDIA's GPUs (each
-  /// multiprocessor holds one or more; GL does not report how many there are)
-  bool grid_ok = false;
+  /// Multiprocessors known to the plan (runtime/cuda_memory.hpp's cuda_multiprocessors: NVIDIA's GPUs
+  /// where libcuda tells; 0 = unknown): the GRID form's D B NG workgroups, each of at most 1024
+  /// invocations whose registers and shared memory fit one multiprocessor, all run at once where
+  /// they are at most this many (others' work on the GPU ends without waiting for them). 0: no GRID.
+  int multiprocessors = 0;
   int ssbo_bindings = 16;  ///< Capabilities::max_ssbo_bindings (GRID binds 11, and CHECK_LOOPS its own)
 };
 
@@ -82,7 +84,8 @@ inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 128;
 /// Largest hidden size of the register sequence kernel's GRID form (NG workgroups per direction and
 /// batch row, h exchanged through memory each step), GPUs only.
 inline constexpr std::int64_t kRnnSeqGridMaxHidden = 256;
-/// Most workgroups of the GRID form (D B NG): all must run at once (each polls the others' counts).
+/// Most workgroups of the GRID form (D B NG; and at most RnnSeqDevice::multiprocessors): all must run
+/// at once (each waits for the others' counts).
 inline constexpr std::int64_t kRnnSeqGridMaxGroups = 16;
 /// Hidden units per workgroup of the GRID form (NG = H / this, rounded up to a divisor of H): hidden 256 in 8
 /// workgroups, 128 in 4.

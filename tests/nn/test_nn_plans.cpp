@@ -261,7 +261,7 @@ TEST(PlanRnnSequence, RegistersKernel) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
   RnnSeqDevice gpu_sg = gpu;
-  gpu_sg.shuffle_lanes = 32, gpu_sg.grid_ok = true;
+  gpu_sg.shuffle_lanes = 32, gpu_sg.multiprocessors = 132;
   RnnSeqPlan p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, gpu);  // LSTM hidden 64: 2 parts of 32 columns
   EXPECT_TRUE(p.sequence && p.regs);
   EXPECT_EQ(p.local, 128u);
@@ -329,6 +329,10 @@ TEST(PlanRnnSequence, RegistersKernel) {
   EXPECT_EQ(plan_rnn_sequence({256, 256, 1, 4, 1, 2}, gpu_sg).grid, 8);
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 2}, gpu_sg).sequence);  // 32 workgroups: the fused steps
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, gpu).sequence);     // not known to run 16 at once
+  RnnSeqDevice few_sms = gpu_sg;
+  few_sms.multiprocessors = 8;  // 16 workgroups past 8 multiprocessors: not all at once
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, few_sms).sequence);
+  EXPECT_EQ(plan_rnn_sequence({256, 256, 1, 4, 1, 1}, few_sms).grid, 8);
   RnnSeqDevice few_bindings = gpu_sg;
   few_bindings.ssbo_bindings = 8;  // XH, CNT and the error flag at bindings 8-10
   EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, few_bindings).sequence);
