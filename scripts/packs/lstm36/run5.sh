@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # lstm36's fix-check pack (issue 21; the lead's short window, <= 40 s): the GRID form on the GPU at the branch's final
-# state (window 2's counter protocol, capped at the multiprocessors CUDA reports): the two hidden-256 LSTMs once with
+# state (window 2's counter protocol, capped at the multiprocessors CUDA reports): the two hidden-256 LSTMs (and hidden 128, 64) once with
 # the branch and main (outputs compared), test_rnn's register-kernel tests on GLES and desktop GL (Rnn.RegistersKernelGrid must pass,
 # not skip), and GRID's wait removed (GLTENSOR_GLSL_DIR: must fail).
 #   bash gpu-multi/lstm36/run.sh   ($H: the pack; RUN=run5.sh make_pack.sh makes it)
@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,pstate --format=csv,noheade
 L=/tmp/lstm36libs; rm -rf "$L"; mkdir -p "$L"; tar -C "$L" -xJf "$H/libs.tar.xz"; MAIN=$L/libmain
 W=/tmp/lstm36fix; rm -rf "$W"; mkdir -p "$W"
 timeout 20 "$H/bin/gltensor_model_bench" --save-models "$W/models" > /dev/null 2>&1 || echo "save-models failed"
-for m in lstm_s64_h256_d2:64 lstm_s256_h256_d2:256; do
+for m in lstm_s64_h256_d2:64 lstm_s256_h256_d2:256 lstm_s256_h128_d1:256 lstm_s64_h64_d1:64; do
   n=${m%%:*} t=${m##*:}
   for lib in branch main; do
     dir=$H/lib; [ $lib = main ] && dir=$MAIN
