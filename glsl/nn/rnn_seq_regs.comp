@@ -23,10 +23,11 @@
 // GRID (NG > 1 workgroups per direction and batch row, each with HK / NG units: past one
 // workgroup's registers): each step's new h also goes to XH, and the workgroups of a (d, b) meet
 // at a counter in CNT (its target NG (step + 1)), polled by one invocation, then read the whole h
-// from XH into shared memory: 3 barriers a step; x W^T loaded a step ahead. It assumes that all D B
-// NG workgroups run at once (a GPU with at least that many multiprocessors; the plan allows few, on
-// NVIDIA's GPUs); a poll gives up after 2^20 reads and raises ErrorFlags::kStall (binding 10, the
-// flag word): the host throws.
+// from XH into shared memory: 3 barriers a step; x W^T loaded a step ahead. It needs all D B NG
+// workgroups running at once: the plan takes GRID only where they are at most the multiprocessors
+// CUDA reports for the GPU (runtime/cuda_memory.hpp's cuda_multiprocessors; each workgroup fits one)
+// and 16; a poll that still gives up (2^20 reads) raises ErrorFlags::kStall (binding 10, the flag
+// word): the host throws.
 //
 // Operands: 0 = Y (layout 0: [T, D, B, H]; LAYOUT1: [B, T, D, H]), 1 = h [D, B, H] (in place),
 //           2 = c [D, B, H] (LSTM, in place), 3 = XW [D, T, B, G H], 4 = R [D, G H, H] (as ONNX
