@@ -161,6 +161,7 @@ void main() {
 #ifdef GRID
   // the unit's x W^T one step ahead (its load has the whole previous step to arrive)
   vec4 xn = x_at(d, b, j, rev ? u_T - 1u - u_step0 : u_step0);
+  bool stalled = false;
 #endif
   for (uint s = 0u; LOOP(s < u_steps); ++s) {
     uint t = rev ? u_T - 1u - (u_step0 + s) : u_step0 + s;
@@ -227,9 +228,12 @@ void main() {
       atomicAdd(cnt[db], 1u);
       uint target = NG * (u_step0 + s + 1u);
       uint it = 0u;
-      for (; it < (1u << 20) && atomicAdd(cnt[db], 0u) < target; ++it) {
+      for (; !stalled && it < (1u << 20) && atomicAdd(cnt[db], 0u) < target; ++it) {
       }
-      if (it == (1u << 20)) atomicOr(err_flag[0], 8u);  // ErrorFlags::kStall
+      if (it == (1u << 20)) {
+        atomicOr(err_flag[0], 8u);  // ErrorFlags::kStall
+        stalled = true;             // no more waits: one bound per workgroup, then the host throws
+      }
     }
     barrier();
     memoryBarrierBuffer();

@@ -9,6 +9,9 @@
 #include <string>
 #include <type_traits>
 
+#include "runtime/guard.hpp"
+#include "runtime/settings.hpp"
+
 namespace gltensor::detail {
 
 namespace {
@@ -126,7 +129,10 @@ int cuda_multiprocessors(DeviceImpl& dev) {
   if (known.count >= 0) return known.count;
   known.count = 0;
   const Capabilities& caps = dev.caps();
-  if (dev.adopted() || dev.adapter().software || caps.vendor.find("NVIDIA") == std::string::npos) return 0;
+  if (dev.adopted() || dev.adapter().software || caps.vendor.find("NVIDIA") == std::string::npos ||
+      !settings().cuda_memory)
+    return 0;
+  Enter guard(dev, "cuda_multiprocessors");  // the UUID's GL query below
   const Cuda& c = cuda();
   if (!c.ok || !c.attribute) return 0;
   const int d = matching_cuda_device(c);

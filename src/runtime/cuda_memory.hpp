@@ -25,8 +25,8 @@ inline constexpr std::size_t kCudaMemoryMin = std::size_t{4} << 20;
 
 /// The GL device's multiprocessors as CUDA counts them (cuDeviceGetAttribute), read once per device;
 /// 0 where unknown (another vendor, no libcuda.so.1, no CUDA device with the GL device's UUID, an
-/// adopted context). GL does not report it: kernels whose workgroups wait for each other need all
-/// of them running at once (glsl/nn/rnn_seq_regs.comp's GRID form).
+/// adopted context, GLTENSOR_CUDA_MEMORY=0: no CUDA in the process). GL does not report it: kernels whose workgroups
+/// wait for each other need all of them running at once (glsl/nn/rnn_seq_regs.comp's GRID form).
 int cuda_multiprocessors(DeviceImpl& dev);
 struct CudaMultiprocessors : DeviceExtension {
   int count = -1;  ///< -1: not read yet
