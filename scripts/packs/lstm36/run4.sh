@@ -54,5 +54,5 @@ for sab in shuffle nowait; do
 done
 echo "=== [$SECONDS s] every GRID poll giving up (glsl/stall): gltensor-run must raise LimitError (ErrorFlags::kStall)"
 m=$(grep "^lstm_s64_h256_d2|" "$W/cases.txt" | cut -d'|' -f2)
-GLTENSOR_GLSL_DIR=$H/glsl/stall timeout 30 "$H/bin/gltensor-run" "$m" --bench 2 2>&1 < /dev/null | grep -iE "error|^bench" | cut -c1-220
+GLTENSOR_GLSL_DIR=$H/glsl/stall timeout 30 "$H/bin/gltensor-run" "$m" --bench 2 2>&1 < /dev/null | grep -iE "did not all run|rror|^bench" | cut -c1-220; echo "rc ${PIPESTATUS[0]}"
 echo "=== [$SECONDS s] done"
