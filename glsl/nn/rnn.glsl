@@ -15,7 +15,10 @@ uniform float u_clip;
 
 // The activations ONNX names for recurrent layers, with their alpha and beta.
 float rnn_relu(float x) { return max(x, 0.0); }
-float rnn_tanh(float x) { return tanh_f(x); }
+// tanh as 2 sigmoid(2x) - 1: within 2e-7 of tanh_f absolutely (not relatively near 0, where the
+// cells add it to larger terms), about half its latency, on every step's critical path twice (an
+// LSTM at hidden 64 and 128 on the H200: 0.75x and 0.92x the time with tanh_f, window 3)
+float rnn_tanh(float x) { return 2.0 / (1.0 + exp(-2.0 * x)) - 1.0; }
 float rnn_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
 float rnn_affine(float x, float a, float b) { return a * x + b; }
 float rnn_leakyrelu(float x, float a) { return x >= 0.0 ? x : a * x; }

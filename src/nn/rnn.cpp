@@ -10,6 +10,7 @@
 #include "gltensor/errors.hpp"
 #include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
+#include "runtime/cuda_memory.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -219,9 +220,30 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   check(c0, state_in, "initial_c");
   check(p, {D, 3 * H}, "P");
 
-  Tensor h = h0.defined() ? fresh_f32(spec.layout1 ? h0.transpose(0, 1) : h0) : zeros(device, {D, B, H});
-  Tensor c =
-      lstm ? (c0.defined() ? fresh_f32(spec.layout1 ? c0.transpose(0, 1) : c0) : zeros(device, {D, B, H})) : Tensor();
+  const Capabilities& caps = dev.caps();
+  RnnSeqDevice sd;
+  sd.max_local = std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations);
+  sd.max_shared_memory = caps.max_shared_memory;
+  sd.loop_budget = dev.loop_budget();
+  sd.software = dev.adapter().software;
+  sd.setting = settings().rnn;
+  sd.shuffle_lanes = dev.subgroup_shuffle() ? caps.subgroup_size : 0;
+  sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
+  sd.force_grid = settings().rnn_regs_grid;
+  sd.ssbo_bindings = caps.max_ssbo_bindings;
+  sd.multiprocessors = sd.software ? 0 : cuda_multiprocessors(dev);
+  const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B};
+  const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
+  // The register sequence kernel starts from zeros itself where no initial state is given (u_zero): no fills.
+  const bool kernel_zeroes = plan.sequence && plan.regs;
+  auto state0 = [&](const Tensor& s0) {
+    return s0.defined()    ? fresh_f32(spec.layout1 ? s0.transpose(0, 1) : s0)
+           : kernel_zeroes ? alloc(dev, {D, B, H}, DType::f32, op)
+                           : zeros(device, {D, B, H});
+  };
+  Tensor h = state0(h0);
+  Tensor c = lstm ? state0(c0) : Tensor();
+  const std::uint32_t zero = kernel_zeroes ? (h0.defined() ? 0u : 1u) | (lstm && !c0.defined() ? 2u : 0u) : 0u;
   Tensor y = alloc(dev, spec.layout1 ? Shape{B, T, D, H} : Shape{T, D, B, H}, DType::f32, op);
   if (T == 0 || B == 0 || H == 0) {
     RnnOutputs o{y, spec.layout1 ? h.transpose(0, 1).contiguous() : h, Tensor()};
@@ -253,24 +275,16 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   const Tensor rk = dense_f32(r).transpose(1, 2);
   const bool two_stage = gru && !spec.linear_before_reset;
 
-  const Capabilities& caps = dev.caps();
-  RnnSeqDevice sd;
-  sd.max_local = std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations);
-  sd.max_shared_memory = caps.max_shared_memory;
-  sd.loop_budget = dev.loop_budget();
-  sd.software = dev.adapter().software;
-  sd.setting = settings().rnn;
-  const RnnSeqProblem problem{T, H, two_stage ? 2 : 1, G, D, B};
-  const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
   if (plan.sequence) {
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
     sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H, sv.parts = plan.parts, sv.reg_cols = plan.reg_cols;
+    sv.width = plan.width, sv.subgroup = plan.subgroup, sv.grid = plan.grid;
     // R^T with the units' rows contiguous ([D, H, G H], N-major), as rnn_seq.comp reads it; R as
     // given for rnn_seq_regs.comp.
     rnn_sequence(sv, plan,
                  RnnLoop{y, h, c, xw, plan.regs ? Tensor() : rk.contiguous(), bias, pp, seqd, T, B, H, D, rev,
-                         spec.clip, plan.regs ? dense_f32(r) : Tensor()});
+                         spec.clip, plan.regs ? dense_f32(r) : Tensor(), zero});
   } else if (rnn_fused_steps(problem, sd)) {
     std::tie(h, c) =
         fused_steps(cv, RnnLoop{y, h, c, xw, Tensor(), bias, pp, seqd, T, B, H, D, rev, spec.clip, dense_f32(r)});

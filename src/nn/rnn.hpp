@@ -1,9 +1,9 @@
 // Recurrent layers as ONNX defines them (LSTM, GRU, RNN), for the model runtime (internal):
 // X @ W^T of every step in one matmul, then the time loop (nn/rnn_plan.hpp chooses):
-// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256; on GPUs up to hidden 64
-//   glsl/nn/rnn_seq_regs.comp, R in registers): one dispatch per chunk of time steps (the chunk
-//   within the loop limit; the whole sequence on GPUs), one workgroup per direction and batch
-//   row, h in shared memory;
+// - the sequence kernel (glsl/nn/rnn_seq.comp, up to hidden 256; on GPUs up to hidden 128
+//   glsl/nn/rnn_seq_regs.comp, R in registers, and up to 256 its GRID form over several workgroups): one dispatch per
+//   chunk of time steps (the chunk within the loop limit; the whole sequence on GPUs), one workgroup per direction and
+//   batch row, h in shared memory;
 // - per step (past the plan's bounds, or with GLTENSOR_RNN=steps): on GPUs one fused dispatch
 //   (glsl/nn/rnn_step.comp: the recurrent GEMV and the cell of every direction; batches up to 8,
 //   not GRU without linear_before_reset), else one batched matmul h @ R^T over the directions and
@@ -72,12 +72,15 @@ struct RnnVariant : RnnCellVariant {
 
 /// rnn_seq.comp's Variant: the cell, QUADS (4 units per group, R^T read as quads: RnnSeqPlan),
 /// and MAX_H (kRnnSeqMaxHidden: its shared arrays' length); with regs, rnn_seq_regs.comp (R in
-/// registers) for hidden size HK = `hidden`.
+/// registers) for hidden size HK = `hidden`, KS = `parts`, RR = `reg_cols`, QUAD_COLS (`width` 4) and (SUBGROUP) the
+/// parts' sums by subgroup shuffles.
 struct RnnSeqVariant : RnnCellVariant {
   static constexpr const char* kFile = "rnn_seq.comp";
   static constexpr const char* kRegsFile = "rnn_seq_regs.comp";
   bool quads = false, regs = false;
-  std::int64_t hidden = 0, parts = 1, reg_cols = 0;  ///< regs: HK, KS, RR (RnnSeqPlan)
+  std::int64_t hidden = 0, parts = 1, width = 1, reg_cols = 0;  ///< regs: HK, KS, W, RR (RnnSeqPlan)
+  bool subgroup = false;                                        ///< regs: SUBGROUP (shuffles)
+  std::int64_t grid = 1;  ///< regs: NG workgroups per direction and batch row (GRID where > 1)
   const char* file() const { return regs ? kRegsFile : kFile; }
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();
@@ -125,6 +128,9 @@ struct RnnLoop {
   std::int64_t rev = 0;  ///< bit d: direction d runs backwards
   double clip = 0;
   Tensor r;  ///< R [D, G H, H] dense (the sequence kernel with R in registers), else undefined
+  /// The register sequence kernel: bit 0 h, bit 1 c start from zeros (no initial state given: the
+  /// buffers are not filled, the first dispatch writes them), else read from h / c.
+  std::uint32_t zero = 0;
 };
 /// Runs the time loop with the sequence kernel in plan.dispatches dispatches of plan.chunk steps
 /// (src/nn/rnn_seq.cpp).

@@ -48,14 +48,26 @@ struct RnnSeqDevice {
   std::uint64_t loop_budget = UINT64_MAX;   ///< DeviceImpl::loop_budget()
   bool software = false;                    ///< a CPU rasterizer (llvmpipe)
   RnnSetting setting = RnnSetting::choose;  ///< GLTENSOR_RNN
+  int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
+  std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
+  std::int64_t force_grid = 0;
+  /// Multiprocessors known to the plan (runtime/cuda_memory.hpp's cuda_multiprocessors: NVIDIA's GPUs
+  /// where libcuda tells; 0 = unknown): the GRID form's D B NG workgroups, each of at most 1024
+  /// invocations whose registers and shared memory fit one multiprocessor, all run at once where
+  /// they are at most this many (others' work on the GPU ends without waiting for them). 0: no GRID.
+  int multiprocessors = 0;
+  int ssbo_bindings = 16;  ///< Capabilities::max_ssbo_bindings (GRID binds 11, and CHECK_LOOPS its own)
 };
 
 struct RnnSeqPlan {
   bool sequence = false;        ///< the sequence kernel (else the per-step path)
   bool quads = false;           ///< 4 units per group, R^T read as quads (QUADS)
-  bool regs = false;            ///< R in registers (rnn_seq_regs.comp), `parts` invocations per gate row
-  std::int64_t parts = 1;       ///< regs: KS, invocations per gate row (a power of 2 dividing H)
-  std::int64_t reg_cols = 0;    ///< regs: RR, columns of R per invocation kept in registers (of H / parts)
+  bool regs = false;            ///< R in registers (rnn_seq_regs.comp), `parts` invocations per hidden unit
+  std::int64_t parts = 1;       ///< regs: KS, invocations per hidden unit (a power of 2 dividing H)
+  std::int64_t width = 1;       ///< regs: W, columns per chunk (4 where H / KS % 4 == 0: 128-bit loads)
+  std::int64_t reg_cols = 0;    ///< regs: RR, columns of each gate row per invocation kept in registers (of H / KS)
+  bool subgroup = false;        ///< regs: the parts' sums by subgroup shuffles (else shared memory, 2 barriers a step)
+  std::int64_t grid = 1;        ///< regs: NG workgroups per direction and batch row (GRID: h exchanged through memory)
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
@@ -63,21 +75,37 @@ struct RnnSeqPlan {
 };
 
 /// Largest hidden size of the sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp: KS
-/// invocations per gate row, each keeping up to RR of its H / KS columns of R in registers for
-/// the whole dispatch, the others read from R's buffer each step).
+/// invocations per hidden unit, each holding the unit's G gate rows over H / KS columns, up to RR
+/// of them per row in registers for the whole dispatch, the others read from R's buffer each step).
 inline constexpr std::int64_t kRnnSeqRegsMaxHidden = 128;
 /// Largest hidden size of the register sequence kernel by default on GPUs (past it only with
-/// GLTENSOR_RNN=units). On the H200 (bench/RESULTS.md, 2026-11-28, replayed, same call): LSTM seq
-/// 64 hidden 64 0.152-0.186 ms against the fused step kernel's 0.446 and main's sequence kernel
-/// 0.333-0.340; LSTM seq 256 hidden 128 (1024 invocations, half of R read from memory each step)
-/// 2.75-2.79 ms against the fused step kernel's 1.50-1.52.
-inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 64;
-/// Most columns of R per invocation of rnn_seq_regs.comp (H / KS at most this).
-inline constexpr std::int64_t kRnnSeqRegsMaxColumns = 64;
+/// GLTENSOR_RNN=units).
+inline constexpr std::int64_t kRnnSeqRegsDefaultHidden = 128;
+/// Largest hidden size of the register sequence kernel's GRID form (NG workgroups per direction and
+/// batch row, h exchanged through memory each step), GPUs only.
+inline constexpr std::int64_t kRnnSeqGridMaxHidden = 256;
+/// Most workgroups of the GRID form (D B NG; and at most RnnSeqDevice::multiprocessors): all must run
+/// at once (each waits for the others' counts).
+inline constexpr std::int64_t kRnnSeqGridMaxGroups = 16;
+/// Hidden units per workgroup of the GRID form (NG = H / this, rounded up to a divisor of H): hidden 256 in 8
+/// workgroups, 128 in 4.
+inline constexpr std::int64_t kRnnSeqGridUnits = 32;
+/// Floats of R per invocation of rnn_seq_regs.comp (G H / KS at most this; KS the least power of 2
+/// that gives it, halved until it divides H). Fewer invocations with longer rows won on the H200
+/// (bench/RESULTS.md, 2026-11-28, replayed): LSTM hidden 128, KS 4 (128 floats) 0.53 ms against
+/// KS 8 (64) 0.68-0.71, KS 2 (256, half from memory) 1.00; hidden 64, KS 2 (128) 0.135-0.138
+/// against KS 4 (64) 0.15-0.16, KS 1 (256) 0.16-0.17.
+inline constexpr std::int64_t kRnnSeqRegsMaxFloats = 128;
+/// Floats of R kept in registers per invocation: up to 512 invocations all kRnnSeqRegsMaxFloats,
+/// at 1024 this many (65536 registers a workgroup: 64 an invocation, R and the rest).
+inline constexpr std::int64_t kRnnSeqRegsFloats1024 = 32;
 
 /// Loop iterations of one invocation of rnn_seq_regs.comp running `steps` steps of hidden size h
-/// with `parts` invocations per gate row, `reg_cols` columns in registers.
-std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t parts, std::int64_t reg_cols);
+/// with g gates, `parts` invocations per unit, `reg_cols` columns of each gate row in registers:
+/// the step loop, and (where a compiler keeps them as loops) the constant-trip loops over R's
+/// chunks, gates and parts.
+std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t g, std::int64_t parts,
+                                 std::int64_t reg_cols);
 
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
@@ -102,9 +130,12 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// one thread: 4x fewer invocations and 16 FMAs per quad load), for hidden sizes that are multiples of 4; one unit per
 /// invocation on GPUs. R in registers (regs) on GPUs by default up to kRnnSeqRegsDefaultHidden, or with
 /// GLTENSOR_RNN=units on any device up to kRnnSeqRegsMaxHidden, one barrier a step (not GRU without
-/// linear_before_reset) and G H KS invocations fit a workgroup, KS the least power of 2 with H / KS <=
-/// kRnnSeqRegsMaxColumns dividing H; RR = H / KS up to 512 invocations, else 32 (64K registers a workgroup: an LSTM of
-/// hidden 128 takes 1024 invocations, half of R in registers).
+/// linear_before_reset) and H KS invocations fit a workgroup, KS the least power of 2 with G H / KS <=
+/// kRnnSeqRegsMaxFloats, halved until it divides H (GLTENSOR_RNN_REGS may set KS and RR); RR = H / KS up to 512
+/// invocations, else kRnnSeqRegsFloats1024 / G (an LSTM of hidden 128: 512 invocations, 4 parts of 32 columns, all in
+/// registers); W = 4 where 4 divides H / KS; the parts summed by subgroup shuffles where KS lanes fit a subgroup.
+/// Past hidden 128 on GPUs the GRID form: NG workgroups of kRnnSeqGridUnits units (a divisor of H), D B NG at most
+/// kRnnSeqGridMaxGroups.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 
 }  // namespace gltensor::detail

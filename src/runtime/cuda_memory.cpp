@@ -9,6 +9,9 @@
 #include <string>
 #include <type_traits>
 
+#include "runtime/guard.hpp"
+#include "runtime/settings.hpp"
+
 namespace gltensor::detail {
 
 namespace {
@@ -46,6 +49,7 @@ struct Cuda {
   int (*create)(unsigned long long*, std::size_t, const CuAllocProp*, unsigned long long) = nullptr;
   int (*share)(void*, unsigned long long, int, unsigned long long) = nullptr;
   int (*release)(unsigned long long) = nullptr;
+  int (*attribute)(int*, int, int) = nullptr;  // cuDeviceGetAttribute (optional)
   bool ok = false;
 };
 
@@ -68,6 +72,7 @@ const Cuda& cuda() {
            get(c.pop, "cuCtxPopCurrent", "cuCtxPopCurrent_v2") && get(c.granularity, "cuMemGetAllocationGranularity") &&
            get(c.create, "cuMemCreate") && get(c.share, "cuMemExportToShareableHandle") &&
            get(c.release, "cuMemRelease") && c.init(0) == 0;
+    if (c.ok) get(c.attribute, "cuDeviceGetAttribute");
   });
   return c;
 }
@@ -94,7 +99,47 @@ const MemoryObjects& memory_objects() {
   return m;
 }
 
+// The CUDA device that is the GL device: the same UUID (one CUDA device where GL tells none); -1
+// where none is. Clears GL's error flags (not for an adopted context).
+int matching_cuda_device(const Cuda& c) {
+  int count = 0;
+  if (c.device_count(&count) != 0 || count < 1) return -1;
+  const MemoryObjects& m = memory_objects();
+  GLubyte gl_uuid[16] = {};
+  bool have_uuid = false;
+  if (m.uuid) {
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    m.uuid(GL_DEVICE_UUID_EXT, 0, gl_uuid);
+    have_uuid = glGetError() == GL_NO_ERROR;
+  }
+  for (int i = 0; i < count; ++i) {
+    int d = 0;
+    unsigned char u[16] = {};
+    if (c.device_get(&d, i) != 0) continue;
+    if (!have_uuid ? count == 1 : c.device_uuid(u, d) == 0 && std::memcmp(u, gl_uuid, 16) == 0) return d;
+  }
+  return -1;
+}
+
 }  // namespace
+
+int cuda_multiprocessors(DeviceImpl& dev) {
+  auto& known = dev.extension<CudaMultiprocessors>();
+  if (known.count >= 0) return known.count;
+  known.count = 0;
+  const Capabilities& caps = dev.caps();
+  if (dev.adopted() || dev.adapter().software || caps.vendor.find("NVIDIA") == std::string::npos ||
+      !settings().cuda_memory)
+    return 0;
+  Enter guard(dev, "cuda_multiprocessors");  // the UUID's GL query below
+  const Cuda& c = cuda();
+  if (!c.ok || !c.attribute) return 0;
+  const int d = matching_cuda_device(c);
+  int v = 0;
+  if (d >= 0 && c.attribute(&v, 16, d) == 0 && v > 0) known.count = v;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  return known.count;
+}
 
 bool CudaMemory::set_up(DeviceImpl& dev) {
   const Capabilities& caps = dev.caps();
@@ -105,23 +150,7 @@ bool CudaMemory::set_up(DeviceImpl& dev) {
   if (!m.create || !m.destroy || !m.import_fd || !m.storage) return false;
   const Cuda& c = cuda();
   if (!c.ok) return false;
-  // The CUDA device that is the GL device: the same UUID (one CUDA device where GL tells none).
-  int count = 0;
-  if (c.device_count(&count) != 0 || count < 1) return false;
-  GLubyte gl_uuid[16] = {};
-  bool have_uuid = false;
-  if (m.uuid) {
-    while (glGetError() != GL_NO_ERROR) {
-    }
-    m.uuid(GL_DEVICE_UUID_EXT, 0, gl_uuid);
-    have_uuid = glGetError() == GL_NO_ERROR;
-  }
-  for (int i = 0; i < count && cuda_device_ < 0; ++i) {
-    int d = 0;
-    unsigned char u[16] = {};
-    if (c.device_get(&d, i) != 0) continue;
-    if (!have_uuid ? count == 1 : c.device_uuid(u, d) == 0 && std::memcmp(u, gl_uuid, 16) == 0) cuda_device_ = d;
-  }
+  cuda_device_ = matching_cuda_device(c);
   if (cuda_device_ < 0 || c.retain(&context_, cuda_device_) != 0) return false;
   return true;
 }

@@ -23,6 +23,15 @@ namespace gltensor::detail {
 /// MiB of 4 MiB buffers streamed at 0.71 of their rate on CUDA's memory when left on GL's.
 inline constexpr std::size_t kCudaMemoryMin = std::size_t{4} << 20;
 
+/// The GL device's multiprocessors as CUDA counts them (cuDeviceGetAttribute), read once per device;
+/// 0 where unknown (another vendor, no libcuda.so.1, no CUDA device with the GL device's UUID, an
+/// adopted context, GLTENSOR_CUDA_MEMORY=0: no CUDA in the process). GL does not report it: kernels whose workgroups
+/// wait for each other need all of them running at once (glsl/nn/rnn_seq_regs.comp's GRID form).
+int cuda_multiprocessors(DeviceImpl& dev);
+struct CudaMultiprocessors : DeviceExtension {
+  int count = -1;  ///< -1: not read yet
+};
+
 /// The device's CUDA-backed buffers: their GL memory objects, deleted with the buffers.
 class CudaMemory : public DeviceExtension {
  public:

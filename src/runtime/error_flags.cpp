@@ -75,7 +75,8 @@ void ErrorFlags::check(DeviceImpl& dev) {
       if (p.bit & bit) return p.op;
     return std::string("?");
   };
-  const std::string index_op = first_op(kIndex), zero_op = first_op(kZeroDivision), cache_op = first_op(kCacheFull);
+  const std::string index_op = first_op(kIndex), zero_op = first_op(kZeroDivision), cache_op = first_op(kCacheFull),
+                    stall_op = first_op(kStall);
   pending_.clear();
   if (v & kIndex)
     throw IndexError("gltensor::" + index_op +
@@ -85,6 +86,11 @@ void ErrorFlags::check(DeviceImpl& dev) {
     throw LimitError("gltensor::" + cache_op +
                      ": a sequence's length passed the KV cache's max_len (detected on the GPU; the positions past "
                      "max_len were left unwritten)");
+  if (v & kStall)
+    throw LimitError(
+        "gltensor::" + stall_op +
+        ": the workgroups of a kernel that waits for its other workgroups did not all run at once (detected "
+        "on the GPU; the outputs are wrong: GLTENSOR_RNN_REGS=0,128,1 or GLTENSOR_RNN=steps avoid it)");
   throw ValueError("gltensor::" + zero_op +
                    ": integer division by zero (detected on the GPU; the affected elements are 0)");
 }

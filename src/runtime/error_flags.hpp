@@ -19,8 +19,9 @@ namespace gltensor::detail {
 class ErrorFlags : public DeviceExtension {
  public:
   /// Flag bits (the kernels write these numbers): index.comp, binary.comp (ERR_FLAG),
-  /// kv_cache.comp (a KV cache appended past its max_len).
-  static constexpr std::uint32_t kIndex = 1, kZeroDivision = 2, kCacheFull = 4;
+  /// kv_cache.comp (a KV cache appended past its max_len), rnn_seq_regs.comp's GRID form (its
+  /// workgroups waited for each other past the poll's bound: they did not all run at once).
+  static constexpr std::uint32_t kIndex = 1, kZeroDivision = 2, kCacheFull = 4, kStall = 8;
   /// Loop-check slots after the flag word (GLTENSOR_CHECK_LOOPS): launches take them in turn;
   /// when they run out, the device waits and checks them all before reusing them.
   static constexpr std::uint32_t kLoopSlots = 4095;
@@ -37,7 +38,7 @@ class ErrorFlags : public DeviceExtension {
   std::uint32_t loop_slot(DeviceImpl& dev, const char* op, const std::string& kernel, std::uint64_t declared);
   /// If a completed checking kernel set the flag, clears it and throws, naming the first pending
   /// op that may have set the bit: IndexError (kIndex, reported first), LimitError (kCacheFull),
-  /// ValueError (kZeroDivision); then, if a completed launch ran more loop iterations than it
+  /// LimitError (kStall), ValueError (kZeroDivision); then, if a completed launch ran more loop iterations than it
   /// declared, LimitError naming its op, kernel and both counts. Makes no GL call while nothing
   /// is pending.
   void check(DeviceImpl& dev);

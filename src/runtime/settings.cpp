@@ -195,6 +195,21 @@ Settings Settings::from_env() {
   s.conv_winograd =
       parse<int>("GLTENSOR_CONV_WINOGRAD", env("GLTENSOR_CONV_WINOGRAD"), {{"", -1}, {"0", 0}, {"2", 2}, {"4", 4}});
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
+  if (const std::string t = env("GLTENSOR_RNN_REGS"); !t.empty()) {
+    std::vector<std::string> parts(1);
+    for (char ch : t) {
+      if (ch == ',')
+        parts.emplace_back();
+      else
+        parts.back().push_back(ch);
+    }
+    bool ok = parts.size() == 2 || parts.size() == 3;
+    for (const std::string& n : parts)
+      ok = ok && !n.empty() && n.size() <= 3 && n.find_first_not_of("0123456789") == std::string::npos;
+    if (!ok) throw ValueError("gltensor: GLTENSOR_RNN_REGS=\"" + t + "\" is not KS,RR or KS,RR,NG (numbers)");
+    s.rnn_regs_parts = std::atoi(parts[0].c_str()), s.rnn_regs_cols = std::atoi(parts[1].c_str());
+    if (parts.size() == 3) s.rnn_regs_grid = std::atoi(parts[2].c_str());
+  }
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));

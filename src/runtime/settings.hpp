@@ -164,6 +164,11 @@ struct Settings {
   /// hidden sizes that are multiples of 4) ("" = choose: the sequence kernel up to hidden 256, on
   /// software rasterizers only for small layers and with quads; nn/rnn_plan.hpp).
   RnnSetting rnn = RnnSetting::choose;
+  /// GLTENSOR_RNN_REGS=KS,RR[,NG]: the register sequence kernel (rnn_seq_regs.comp) with KS invocations per
+  /// hidden unit (a power of 2 dividing the hidden size), RR columns of each gate row per invocation in
+  /// registers and NG workgroups per direction and batch row (GPUs) ("" = the plan's, nn/rnn_plan.hpp); for measuring
+  /// the forms against each other.
+  int rnn_regs_parts = 0, rnn_regs_cols = -1, rnn_regs_grid = 0;
   /// GLTENSOR_ELEMENTWISE_QUADS=1|2|4|8: quads per invocation of the elementwise kernels' VEC4
   /// form ("" or 0 = the plan's choice, ops/elementwise_plan.hpp's kElementwiseQuads).
   int elementwise_quads = 0;

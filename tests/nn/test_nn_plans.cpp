@@ -253,40 +253,108 @@ TEST(PlanRnnSequence, FusedStepKernel) {
   EXPECT_TRUE(rnn_fused_steps({256, 512, 1, 4, 2, 1}, llvmpipe_steps));
 }
 
-// R in registers (rnn_seq_regs.comp): GPUs by default, any device with GLTENSOR_RNN=units, up to
-// hidden 128 with one barrier a step, 64 columns of a gate row per invocation (all in registers up
-// to 512 invocations, else 32); the chunk within the loop limit.
+// R in registers (rnn_seq_regs.comp): GPUs by default up to hidden 128, any device with GLTENSOR_RNN=units,
+// with one barrier a step: KS invocations per unit (G H / KS <= 128 floats of R each, KS halved until it
+// divides H and the invocations fit), quads of columns where 4 divides H / KS, all in registers up to 512
+// invocations, else 32 floats; subgroup shuffles where KS lanes fit a subgroup; the chunk within the loop limit.
 TEST(PlanRnnSequence, RegistersKernel) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
-  RnnSeqPlan p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, gpu);  // LSTM hidden 64: 256 gate rows
+  RnnSeqDevice gpu_sg = gpu;
+  gpu_sg.shuffle_lanes = 32, gpu_sg.multiprocessors = 132;
+  RnnSeqPlan p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, gpu);  // LSTM hidden 64: 2 parts of 32 columns
   EXPECT_TRUE(p.sequence && p.regs);
-  EXPECT_EQ(p.local, 256u);
-  EXPECT_EQ(p.chunk, 64);
-  EXPECT_EQ(plan_rnn_sequence({64, 37, 1, 3, 2, 1}, gpu).local, 128u);  // 111 rows in 4 groups of 32
-  EXPECT_FALSE(plan_rnn_sequence({64, 37, 2, 3, 2, 1}, gpu).regs);      // GRU without linear_before_reset
-  // past hidden 64 only forced (GLTENSOR_RNN=units): LSTM hidden 128, 2 parts of 64 columns, 32 in registers
-  EXPECT_FALSE(plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu).sequence);
-  const RnnSeqDevice gpu_units{1024, 49152, UINT64_MAX, false, S::units};
-  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu_units);
-  EXPECT_TRUE(p.regs);
-  EXPECT_EQ(p.local, 1024u);
+  EXPECT_EQ(p.local, 128u);
   EXPECT_EQ(p.parts, 2);
+  EXPECT_EQ(p.width, 4);
   EXPECT_EQ(p.reg_cols, 32);
-  p = plan_rnn_sequence({256, 100, 1, 3, 1, 1}, gpu_units);  // GRU hidden 100: 2 parts of 50, 32 in registers
+  EXPECT_FALSE(p.subgroup);
+  EXPECT_EQ(p.chunk, 64);
+  EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, gpu_sg).subgroup);
+  EXPECT_EQ(plan_rnn_sequence({64, 37, 1, 3, 2, 1}, gpu).local, 64u);  // GRU hidden 37: one part (37 is odd)
+  EXPECT_FALSE(plan_rnn_sequence({64, 37, 2, 3, 2, 1}, gpu).regs);     // GRU without linear_before_reset
+  // LSTM hidden 128: 512 invocations, 4 parts of 32 columns, all in registers
+  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, gpu_sg);
+  EXPECT_TRUE(p.regs && p.subgroup);
+  EXPECT_EQ(p.local, 512u);
+  EXPECT_EQ(p.parts, 4);
+  EXPECT_EQ(p.width, 4);
+  EXPECT_EQ(p.reg_cols, 32);
+  RnnSeqDevice ks8 = gpu_sg;  // 8 parts: 1024 invocations, 8 of 16 columns in registers
+  ks8.force_parts = 8;
+  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, ks8);
+  EXPECT_EQ(p.local, 1024u);
+  EXPECT_EQ(p.reg_cols, 8);
+  const RnnSeqDevice gpu_units{1024, 49152, UINT64_MAX, false, S::units};
+  p = plan_rnn_sequence({256, 100, 1, 3, 1, 1}, gpu_units);  // GRU hidden 100: 4 parts of 25 scalar columns
   EXPECT_TRUE(p.regs);
-  EXPECT_EQ(p.local, 608u);
-  EXPECT_EQ(p.reg_cols, 32);
-  p = plan_rnn_sequence({256, 100, 1, 1, 1, 1}, gpu_units);  // RNN hidden 100: 224 invocations, all 50 in registers
-  EXPECT_EQ(p.reg_cols, 50);
+  EXPECT_EQ(p.local, 416u);
+  EXPECT_EQ(p.width, 1);
+  EXPECT_EQ(p.reg_cols, 25);
+  p = plan_rnn_sequence({256, 100, 1, 1, 1, 1}, gpu_units);  // RNN hidden 100: one part, all 100 in registers
+  EXPECT_EQ(p.local, 128u);
+  EXPECT_EQ(p.reg_cols, 100);
   EXPECT_FALSE(plan_rnn_sequence({64, 130, 1, 1, 1, 1}, gpu_units).regs);  // past hidden 128
-  EXPECT_FALSE(plan_rnn_sequence({64, 127, 1, 1, 1, 1}, gpu_units).regs);  // 2 parts do not divide 127
-  EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, RnnSeqDevice{128, 49152, UINT64_MAX, false, S::choose}).regs);
+  p = plan_rnn_sequence({64, 127, 1, 1, 1, 1}, gpu_units);                 // one part of 127, all in registers
+  EXPECT_TRUE(p.regs);
+  EXPECT_EQ(p.parts, 1);
+  EXPECT_EQ(p.reg_cols, 127);
+  // 64 invocations at most: LSTM hidden 64 in one part, 32 of 64 columns in registers
+  p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, RnnSeqDevice{64, 49152, UINT64_MAX, false, S::choose});
+  EXPECT_EQ(p.parts, 1);
+  EXPECT_EQ(p.reg_cols, 32);
+  // GLTENSOR_RNN_REGS: forced parts and register columns (rounded down to quads); invalid parts: no regs
+  RnnSeqDevice forced = gpu;
+  forced.force_parts = 2, forced.force_cols = 0;
+  p = plan_rnn_sequence({64, 64, 1, 4, 1, 1}, forced);
+  EXPECT_EQ(p.parts, 2);
+  EXPECT_EQ(p.reg_cols, 0);
+  forced.force_parts = 16, forced.force_cols = 7;
+  EXPECT_EQ(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, forced).reg_cols, 4);
+  forced.force_parts = 3;
+  EXPECT_FALSE(plan_rnn_sequence({64, 64, 1, 4, 1, 1}, forced).regs);
+  // without shuffles a vec4 a invocation in shared memory: 1024 of them past GLES's 16 KiB
+  RnnSeqDevice gles = RnnSeqDevice{1024, 16384, UINT64_MAX, false, S::choose};
+  EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gles).regs);  // 512 invocations: 9 KiB
+  gles.force_parts = 8;
+  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gles).regs);
   EXPECT_FALSE(plan_rnn_sequence({64, 16, 1, 4, 1, 1}, llvmpipe).regs);  // quads there
+  // GRID past hidden 128 on GPUs: NG workgroups of at most 32768 floats of R, D B NG <= 16 in all
+  p = plan_rnn_sequence({256, 256, 1, 4, 2, 1}, gpu_sg);  // LSTM hidden 256, 2 directions: 8 x 32 units each
+  EXPECT_TRUE(p.regs);
+  EXPECT_EQ(p.grid, 8);
+  EXPECT_EQ(p.local, 256u);
+  EXPECT_EQ(p.parts, 8);
+  EXPECT_EQ(p.reg_cols, 32);
+  EXPECT_EQ(plan_rnn_sequence({256, 256, 1, 4, 1, 2}, gpu_sg).grid, 8);
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 2}, gpu_sg).sequence);  // 32 workgroups: the fused steps
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, gpu).sequence);     // not known to run 16 at once
+  RnnSeqDevice few_sms = gpu_sg;
+  few_sms.multiprocessors = 8;  // 16 workgroups past 8 multiprocessors: not all at once
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, few_sms).sequence);
+  EXPECT_EQ(plan_rnn_sequence({256, 256, 1, 4, 1, 1}, few_sms).grid, 8);
+  RnnSeqDevice few_bindings = gpu_sg;
+  few_bindings.ssbo_bindings = 8;  // XH, CNT and the error flag at bindings 8-10
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 2, 1}, few_bindings).sequence);
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units}).regs);
+  EXPECT_FALSE(plan_rnn_sequence({256, 256, 2, 3, 1, 1}, gpu_sg).regs);  // GRU without linear_before_reset
+  RnnSeqDevice grid4 = gpu_sg;
+  grid4.force_grid = 4;  // LSTM hidden 128 in 4 workgroups of 32 units (4 parts: 128 invocations, all in registers)
+  p = plan_rnn_sequence({256, 128, 1, 4, 1, 1}, grid4);
+  EXPECT_EQ(p.grid, 4);
+  EXPECT_EQ(p.local, 128u);
+  EXPECT_EQ(p.reg_cols, 32);
+  grid4.force_grid = 3;
+  EXPECT_FALSE(plan_rnn_sequence({256, 128, 1, 4, 1, 1}, grid4).regs);
+  // 32 units a workgroup, NG rounded up to a divisor of H: hidden 192 in 6, 200 in 8 of 25 units
+  EXPECT_EQ(plan_rnn_sequence({64, 192, 1, 4, 1, 1}, gpu_sg).grid, 6);
+  p = plan_rnn_sequence({64, 200, 1, 4, 1, 1}, gpu_sg);
+  EXPECT_EQ(p.grid, 8);
+  EXPECT_EQ(p.local, 224u);
   p = plan_rnn_sequence({100000, 16, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::units});
   EXPECT_TRUE(p.regs);
-  EXPECT_LE(rnn_seq_regs_loops(p.chunk, 16, 1, 16), 65535u);
-  EXPECT_GT(rnn_seq_regs_loops(p.chunk + 1, 16, 1, 16), 65535u);
+  EXPECT_LE(rnn_seq_regs_loops(p.chunk, 16, 4, 1, 16), 65535u);
+  EXPECT_GT(rnn_seq_regs_loops(p.chunk + 1, 16, 4, 1, 16), 65535u);
   EXPECT_EQ(p.dispatches, (100000 + p.chunk - 1) / p.chunk);
 }
 
@@ -294,7 +362,7 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::units},
       llvmpipe{1024, 32768, 65535, true, S::choose};
-  RnnSeqPlan p = plan_rnn_sequence({256, 128, 1}, gpu);
+  RnnSeqPlan p = plan_rnn_sequence({256, 128, 2}, gpu);  // two barriers a step: not the register kernel
   EXPECT_TRUE(p.sequence);
   EXPECT_FALSE(p.quads || p.regs);
   EXPECT_EQ(p.local, 128u);
@@ -332,8 +400,8 @@ TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 32768, 65535, true, S::quads}).sequence);
   // GPUs: the per-step path past kRnnSeqGpuMacs per workgroup (directions and batch rows are
   // workgroups of their own), unless forced.
-  EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 2, 8}, gpu).sequence);  // LSTM 64, both directions
-  EXPECT_FALSE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gpu).sequence);
+  EXPECT_TRUE(plan_rnn_sequence({64, 64, 1, 4, 2, 8}, gpu).sequence);    // LSTM 64, both directions
+  EXPECT_TRUE(plan_rnn_sequence({64, 128, 1, 4, 1, 1}, gpu).regs);       // the register kernel up to hidden 128
   EXPECT_FALSE(plan_rnn_sequence({64, 128, 2, 3, 1, 1}, gpu).sequence);  // GRU without linear_before_reset
   EXPECT_TRUE(
       plan_rnn_sequence({64, 128, 1, 4, 1, 1}, RnnSeqDevice{1024, 49152, UINT64_MAX, false, S::units}).sequence);

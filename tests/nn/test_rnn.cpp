@@ -7,6 +7,7 @@
 
 #include "nn/rnn.hpp"
 #include "nn/rnn_plan.hpp"
+#include "runtime/cuda_memory.hpp"
 #include "test_util.hpp"
 
 using namespace gltensor;
@@ -274,7 +275,8 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
         // A limit that holds 4 steps per dispatch: 11 steps take 3 dispatches, 3 steps one.
         // (units, one barrier a step: R in registers, rnn_seq_regs.comp)
         const bool regs = path == Path::units && phases == 1;
-        ScopedLoopLimit limit(regs ? detail::rnn_seq_regs_loops(4, c.H, 1, c.H)
+        const std::int64_t G = cell == RnnCell::lstm ? 4 : cell == RnnCell::gru ? 3 : 1;
+        ScopedLoopLimit limit(regs ? detail::rnn_seq_regs_loops(4, c.H, G, 1, c.H)
                                    : detail::rnn_seq_loops(4, 1, path == Path::quads ? c.H / 4 : c.H, phases));
         c.T = 11;
         const auto n11 = check(rng, c, path);
@@ -283,6 +285,10 @@ TEST(Rnn, SequenceKernelSplitsAtTheLoopLimit) {
         EXPECT_EQ(n11 - n3, 2u) << "11 steps in 3 dispatches, 3 steps in one";
         c.T = 1;
         check(rng, c, path);
+        // no initial state: only the first dispatch starts from zeros (the register kernel's u_zero)
+        c.init = false, c.T = 11;
+        check(rng, c, path);
+        c.init = true;
       }
   {  // a limit below one step's loops: the per-step path, still right
     ScopedLoopLimit limit(detail::rnn_seq_loops(1, 1, 37, 1) - 1);
@@ -361,24 +367,78 @@ TEST(Rnn, FusedStepKernelMatchesReference) {
   EXPECT_EQ(w4 - check(rng, wide, Path::steps), 4u) << "2 dispatches per step";
 }
 
-// The sequence kernel with R in registers past hidden 64 (GLTENSOR_RNN=units; GPUs' default up to
-// hidden 128): 2 invocations per gate row; 1024 (LSTM) and 768 (GRU) of them keep 32 of their 64
-// columns in registers and read the others from R's buffer, 192 (RNN 96) all; and hidden 64 (one
-// invocation per row, all 64 columns in registers).
+// The sequence kernel with R in registers (glsl/nn/rnn_seq_regs.comp; GLTENSOR_RNN=units, GPUs' default up
+// to hidden 128): KS invocations per hidden unit, each with the unit's gate rows over H / KS columns. LSTM
+// and GRU hidden 128: 4 parts of 32 columns in quads, all in registers; RNN hidden 96: one part; LSTM
+// hidden 64: 2 parts of 32; GRU hidden 100: 4 parts of 25 scalar columns; hidden 37: one part, 32 of 37
+// scalar columns in registers, 5 from memory; and forced forms (GLTENSOR_RNN_REGS): every column from
+// memory in quads, 16 parts of 4 (1024 invocations); the parts summed by subgroup shuffles (GPUs) and
+// through shared memory (GLTENSOR_SUBGROUPS=0; llvmpipe has no subgroups); without initial state.
 TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
   GLT_RNG(rng);
+  for (bool subgroups : {true, false}) {
+    ScopedSettings set;
+    set->subgroups = subgroups;
+    Case lstm;
+    lstm.D = 2, lstm.T = 5, lstm.B = 2, lstm.H = 128, lstm.seq = lstm.init = lstm.peep = lstm.clip = true;
+    check(rng, lstm, Path::units);
+    Case gru;
+    gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 4, gru.B = 1, gru.H = 128, gru.init = true;
+    check(rng, gru, Path::units);
+    gru.H = 100, gru.D = 2, gru.seq = true;
+    check(rng, gru, Path::units);
+    Case rnn;
+    rnn.cell = RnnCell::rnn, rnn.D = 2, rnn.T = 3, rnn.B = 1, rnn.H = 96, rnn.layout1 = rnn.init = true;
+    check(rng, rnn, Path::units);
+    Case small;
+    small.T = 2, small.B = 1, small.H = 64, small.init = true;
+    check(rng, small, Path::units);
+    {  // every column from memory (2 parts of 32, quads); 16 parts of 4, all in registers (1024 invocations)
+      ScopedSettings forced;
+      for (const auto& [ks, rr] : {std::pair{2, 0}, std::pair{16, 4}}) {
+        forced->rnn_regs_parts = ks, forced->rnn_regs_cols = rr;
+        small.peep = small.seq = true, small.B = 3, small.D = 2, small.T = 4;
+        check(rng, small, Path::units);
+      }
+    }
+    Case odd;  // hidden 37 and 7 (one part, scalar columns), both directions, reverse activations
+    odd.D = 2, odd.T = 4, odd.B = 2, odd.H = 37, odd.init = odd.seq = true;
+    odd.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.2, 0.7}, {"Softsign", 0, 0},
+                {"Sigmoid", 0, 0},         {"Tanh", 0, 0},           {"Relu", 0, 0}};
+    check(rng, odd, Path::units);
+    odd.H = 7, odd.input_forget = true;
+    check(rng, odd, Path::units);
+    odd.init = false;  // no initial state: the kernel starts from zeros (u_zero), the state buffers unfilled
+    check(rng, odd, Path::units);
+    lstm.init = false;
+    check(rng, lstm, Path::units);
+  }
+}
+
+// The register kernel's GRID form on GPUs (NG workgroups per direction and batch row, h exchanged
+// through memory each step; never on software rasterizers: its workgroups wait for each other): LSTM
+// hidden 256, both directions (8 workgroups of 32 units each), with and without initial state; GRU
+// hidden 256; LSTM hidden 128 forced into 4 workgroups (GLTENSOR_RNN_REGS=0,16,4).
+TEST(Rnn, RegistersKernelGrid) {
+  const int sms = gltensor::detail::cuda_multiprocessors(*device().impl());
+  if (device().adapter().software || sms < 16)
+    GTEST_SKIP() << "a GPU of 16 multiprocessors or more that CUDA reports (" << sms << ")";
+  GLT_RNG(rng);
   Case lstm;
-  lstm.D = 2, lstm.T = 5, lstm.B = 2, lstm.H = 128, lstm.seq = lstm.init = lstm.peep = lstm.clip = true;
-  check(rng, lstm, Path::units);
+  lstm.D = 2, lstm.T = 9, lstm.B = 1, lstm.H = 256, lstm.seq = lstm.peep = lstm.clip = true;
+  EXPECT_EQ(check(rng, lstm, Path::choose), 3u) << "X W^T, the counters' fill, the whole sequence";
+  lstm.init = true, lstm.seq = false;
+  check(rng, lstm, Path::choose);
   Case gru;
-  gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 4, gru.B = 1, gru.H = 128, gru.init = true;
-  check(rng, gru, Path::units);
-  Case rnn;
-  rnn.cell = RnnCell::rnn, rnn.D = 2, rnn.T = 3, rnn.B = 1, rnn.H = 96, rnn.layout1 = rnn.init = true;
-  check(rng, rnn, Path::units);
-  Case one_part;  // the largest one-part form: 256 invocations with 64 columns of R in registers each
-  one_part.T = 2, one_part.B = 1, one_part.H = 64, one_part.init = true;
-  check(rng, one_part, Path::units);
+  gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 6, gru.B = 2, gru.H = 256, gru.init = true;
+  check(rng, gru, Path::choose);
+  ScopedSettings set;
+  set->rnn_regs_grid = 4, set->rnn_regs_cols = 16;
+  Case mid;
+  mid.T = 12, mid.B = 2, mid.D = 2, mid.H = 128, mid.seq = true;
+  EXPECT_EQ(check(rng, mid, Path::choose), 3u);
+  mid.init = true, mid.T = 300;
+  check(rng, mid, Path::choose);
 }
 
 // Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel

@@ -1321,7 +1321,19 @@ TEST(Settings, LabKnobsFromTheEnvironment) {
   const Settings rb = with("GLTENSOR_MATMUL_REG_BLOCK", "4x1");
   EXPECT_EQ(rb.matmul_reg_rows, 4);
   EXPECT_EQ(rb.matmul_reg_quads, 1);
-  for (auto [var, bad] : {std::pair{"GLTENSOR_IMATMUL_SWIZZLE", "2"},
+  // GLTENSOR_RNN_REGS=KS,RR[,NG]: the register sequence kernel's forms (unset: the plan's)
+  EXPECT_EQ(d.rnn_regs_parts, 0);
+  EXPECT_EQ(d.rnn_regs_cols, -1);
+  const Settings regs = with("GLTENSOR_RNN_REGS", "4,32");
+  EXPECT_EQ(regs.rnn_regs_parts, 4);
+  EXPECT_EQ(regs.rnn_regs_cols, 32);
+  EXPECT_EQ(regs.rnn_regs_grid, 0);
+  EXPECT_EQ(with("GLTENSOR_RNN_REGS", "0,128,1").rnn_regs_grid, 1);
+  for (auto [var, bad] : {std::pair{"GLTENSOR_RNN_REGS", "4"},
+                          {"GLTENSOR_RNN_REGS", "4,x"},
+                          {"GLTENSOR_RNN_REGS", "1,2,3,4"},
+                          {"GLTENSOR_RNN_REGS", "4,,2"},
+                          {"GLTENSOR_IMATMUL_SWIZZLE", "2"},
                           {"GLTENSOR_POOL_MIN_CLASS", "4k"},
                           {"GLTENSOR_FUSE_QDQ_INPUT", "yes"},
                           {"GLTENSOR_FUSE_LAYERNORM", "2"},
