@@ -227,7 +227,9 @@ constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
 /// rounded once) at the node's first run of these sizes (and window values) and kept in
 /// Args::cache; past the device's max SSBO block it is built and multiplied in blocks of columns.
 /// n * m past kMaxHostElements fails naming the node (a.fail), before any host allocation.
+/// `epilogue`: applied to every output element in the matmul's epilogue (STFT's square where
+/// fuse_stft_power took its power spectrum).
 Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse,
-                int window = -1);
+                int window = -1, const Epilogue& epilogue = {});
 
 }  // namespace gltensor::model

@@ -162,13 +162,15 @@ Ts run_stft(Args& a) {
   const Tensor xf = x.to(DType::f32).contiguous();
   const Tensor frames = B == 1 ? detail::make_view(xf, {F, n * ch}, {step * ch, 1}, xf.offset())
                                : detail::make_view(xf, {B, F, n * ch}, {L * ch, step * ch, 1}, xf.offset());
-  const Tensor y = dft_rows(a, frames, ch, n, m, false, has_window ? 2 : -1).reshape({B, F, m, 2});
+  // (fuse_stft_power: the node's epilogue squares each value, the power spectrum's terms)
+  const Tensor y = dft_rows(a, frames, ch, n, m, false, has_window ? 2 : -1, a.node.epilogue).reshape({B, F, m, 2});
   return Ts{y.dtype() == out_dtype ? y : y.to(out_dtype)};
 }
 
 }  // namespace
 
-Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse, int window) {
+Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse, int window,
+                const Epilogue& epilogue) {
   if (n > kMaxHostElements / m)
     a.fail("a DFT of length " + std::to_string(n) + " (" + std::to_string(m) + " frequencies) needs [" +
            std::to_string(n) + ", " + std::to_string(m) + "] cos / sin values, past the " +
@@ -176,7 +178,7 @@ Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::
   const std::int64_t R = x.size(-1), rows = R / ch, cols = 2 * m;
   Shape out_shape = x.shape();
   out_shape.back() = cols;
-  if (R == 0 || x.numel() == 0) return full(a.dev, out_shape, 0.0);
+  if (R == 0 || x.numel() == 0) return apply_epilogue(full(a.dev, out_shape, 0.0), epilogue);
   // The matrix in blocks of columns, each within the device's max SSBO block (and the host's
   // limit): one block but for long DFTs or a lowered limit.
   const std::int64_t most = std::min(kMaxHostElements, a.dev.impl()->ssbo_limit() / 4);
@@ -226,8 +228,8 @@ Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::
   std::vector<Tensor> parts;
   for (const Tensor& mat : *mats) {
     const std::int64_t w = mat.size(1);
-    parts.push_back(
-        matmul(x, gpu_window.defined() ? mul(mat.reshape({rows, ch, w}), gpu_window).reshape({R, w}) : mat));
+    const Tensor b = gpu_window.defined() ? mul(mat.reshape({rows, ch, w}), gpu_window).reshape({R, w}) : mat;
+    parts.push_back(epilogue.none() ? matmul(x, b) : matmul_fused(x, b, Tensor(), 1.0, 1.0, epilogue));
   }
   return parts.size() == 1 ? parts[0] : concat(parts, x.dim() - 1);
 }

@@ -207,6 +207,104 @@ TEST(SignalOps, StftAgainstFloat64) {
   }
 }
 
+// The log-mel front end (issue #21): STFT -> power (Mul(spec, spec) -> ReduceSum over the (re, im)
+// axis, or ReduceSumSquare) -> MatMul by MelWeightMatrix -> Add(eps) -> Log, planned with
+// fuse_stft_power (the STFT's matmul squares its outputs in its epilogue, the mel MatMul reads
+// them as [B, F, 2 m] against the mel rows twice) and the Add and Log in the mel MatMul's
+// epilogue: 2 dispatches a run where the unfused graph (Settings::fuse_elementwise off) runs 6
+// (ReduceSumSquare as a square and a sum too). Both against the float64 reference, and against each other: odd frame
+// lengths and steps, batches, one frame, the audio-sized case (1 s at 16 kHz, 25 ms every 10
+// ms, 40 bins), a window on the GPU (a graph input: multiplied into the matrix each run, one
+// dispatch more).
+TEST(SignalOps, LogMelFusedAgainstFloat64) {
+  GLT_RNG(rng);
+  struct Case {
+    std::int64_t Bn, L, step, n, bins;
+    double rate, lo, hi;
+    bool sum_square, gpu_window;
+  };
+  for (const Case& c :
+       {Case{1, 16000, 160, 400, 40, 16000, 20, 8000, false, false},
+        Case{2, 1001, 7, 25, 5, 8000, 50, 3900, false, false}, Case{3, 333, 11, 64, 9, 16000, 0, 8000, true, false},
+        Case{1, 31, 3, 31, 3, 8000, 100, 4000, false, false}, Case{2, 517, 13, 48, 7, 16000, 30, 7000, false, true}}) {
+    SCOPED_TRACE("B " + std::to_string(c.Bn) + " L " + std::to_string(c.L) + " step " + std::to_string(c.step) + " n " +
+                 std::to_string(c.n) + " bins " + std::to_string(c.bins) +
+                 (c.sum_square ? " ReduceSumSquare" : " Mul+ReduceSum") + (c.gpu_window ? " GPU window" : ""));
+    B m(17);
+    m.input("x", {c.Bn, c.L, 1}).output("y");
+    m.init_i64("step", {}, {c.step}).init_i64("n", {}, {c.n}).init_i64("last", {1}, {-1});
+    m.init_i64("bins", {}, {c.bins}).init_i64("rate", {}, {static_cast<std::int64_t>(c.rate)});
+    m.init("lo", {}, {static_cast<float>(c.lo)}).init("hi", {}, {static_cast<float>(c.hi)});
+    m.init("eps", {}, {1e-6f});
+    if (c.gpu_window)
+      m.input("w", {c.n});
+    else
+      m.node("HannWindow", {"n"}, {"w"});
+    m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
+    if (c.sum_square) {
+      auto& r = m.node("ReduceSumSquare", {"spec"}, {"pow"});
+      B::attr_ints(r, "axes", {-1});
+      B::attr_i(r, "keepdims", 0);
+    } else {
+      m.node("Mul", {"spec", "spec"}, {"sq"});
+      B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
+    }
+    m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
+    m.node("MatMul", {"pow", "mel"}, {"mm"});
+    m.node("Add", {"mm", "eps"}, {"me"});
+    m.node("Log", {"me"}, {"y"});
+    const std::string path = m.save("logmel");
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(c.Bn * c.L));
+    std::vector<float> w;
+    for (std::int64_t i = 0; i < c.n; ++i)
+      w.push_back(c.gpu_window ? uniform(rng, 1, 0, 1)[0] : static_cast<float>(ref_window("HannWindow", i, c.n, true)));
+    std::map<std::string, Tensor> feeds{{"x", floats(x, {c.Bn, c.L, 1})}};
+    if (c.gpu_window) feeds.emplace("w", floats(w, {c.n}));
+    // The float64 reference: log(sum_k |X_k|^2 mel[k] + eps).
+    const std::int64_t F = 1 + (c.L - c.n) / c.step, mm = c.n / 2 + 1;
+    const std::vector<double> spec = ref_stft(x, c.Bn, c.L, 1, c.step, w, c.n, true),
+                              mel = ref_mel(c.bins, c.n, c.rate, c.lo, c.hi);
+    std::vector<double> ref;
+    for (std::int64_t r = 0; r < c.Bn * F; ++r)
+      for (std::int64_t j = 0; j < c.bins; ++j) {
+        double acc = 0;
+        for (std::int64_t k = 0; k < mm; ++k) {
+          const double re = spec[static_cast<std::size_t>((r * mm + k) * 2)],
+                       im = spec[static_cast<std::size_t>((r * mm + k) * 2 + 1)];
+          acc += (re * re + im * im) * mel[static_cast<std::size_t>(k * c.bins + j)];
+        }
+        ref.push_back(std::log(acc + static_cast<double>(1e-6f)));
+      }
+    std::vector<float> got[2];
+    for (bool fuse : {false, true}) {
+      SCOPED_TRACE(fuse ? "fused" : "unfused");
+      Model model = [&] {
+        ScopedSettings pass;
+        pass->fuse_elementwise = fuse;
+        return Model::load(device(), path);
+      }();
+      if (fuse) {
+        EXPECT_NE(model.plan_summary().find("1 STFT power spectra into their mel MatMul"), std::string::npos)
+            << model.plan_summary();
+      }
+      model.run(feeds);  // kernels compiled, the DFT matrix built
+      device().synchronize();
+      const std::uint64_t d0 = device().dispatch_count();
+      const Tensor y = model.run(feeds).at("y");
+      device().synchronize();
+      const std::uint64_t dispatches = device().dispatch_count() - d0;
+      // fused: the STFT's matmul (and the window's product), the mel MatMul
+      EXPECT_EQ(dispatches, (fuse ? 2u : 6u) + (c.gpu_window ? 1u : 0u));
+      ASSERT_EQ(y.shape(), (Shape{c.Bn, F, c.bins}));
+      got[fuse ? 1 : 0] = y.to_vector();
+      // f32 STFT sums (relative error ~ 1e-6 of the power's larger terms), then log: 1e-3.
+      EXPECT_TRUE(close(got[fuse ? 1 : 0], ref, 1e-3, 1e-3));
+    }
+    const std::vector<double> unfused(got[0].begin(), got[0].end());
+    EXPECT_TRUE(close(got[1], unfused, 1e-3, 1e-3));  // the fused and unfused plans agree
+  }
+}
+
 // The DFT matrices are built once per node and sizes (issue #21): a later run of the same sizes
 // uploads nothing (a capture of it records no host write), nor does a run of a longer signal
 // with the same frames (STFT's matrix depends on the frame length only); the values stay those
