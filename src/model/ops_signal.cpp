@@ -167,7 +167,34 @@ Ts run_stft(Args& a) {
   return Ts{y.dtype() == out_dtype ? y : y.to(out_dtype)};
 }
 
+// gltensor.Frames (fuse_stft_power): a real signal [B, L, 1]'s STFT frames as a view [B, F, n]
+// (rows that overlap, never copied), F = 1 + (L - n) / frame_step; the STFT's own checks.
+Ts run_frames(Args& a) {
+  const Tensor& x = a.t(0);
+  const Shape xs = x.shape();
+  if (xs.size() != 3 || xs[2] != 1) a.fail("the STFT's frames expect a real signal [B, L, 1], got " + to_string(xs));
+  const std::int64_t B = xs[0], L = xs[1], step = a.attrs.i("frame_step", 1), n = a.attrs.i("frame_length", 1);
+  if (n <= 0 || n > L)
+    a.fail("frame_length " + std::to_string(n) + " must be in [1, " + std::to_string(L) + "] (the signal's length)");
+  const std::int64_t F = 1 + (L - n) / step;
+  if (B == 0) return Ts{full(a.dev, {0, F, n}, 0.0)};
+  const Tensor xf = x.to(DType::f32).contiguous();
+  return Ts{detail::make_view(xf, {B, F, n}, {L, step, 1}, xf.offset())};
+}
+
 }  // namespace
+
+std::vector<double> stft_matrix(std::int64_t n, std::int64_t m, const std::vector<double>& window) {
+  std::vector<double> v(static_cast<std::size_t>(n * 2 * m));
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double scale = window.empty() ? 1.0 : window[static_cast<std::size_t>(j)];
+    for (std::int64_t q = 0; q < 2 * m; ++q) {
+      const double t = 2.0 * M_PI * static_cast<double>((j * (q / 2)) % n) / static_cast<double>(n);
+      v[static_cast<std::size_t>(j * 2 * m + q)] = q % 2 != 0 ? -std::sin(t) * scale : std::cos(t) * scale;
+    }
+  }
+  return v;
+}
 
 Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse, int window,
                 const Epilogue& epilogue) {
@@ -243,6 +270,7 @@ void register_signal_ops(Registry& m) {
                     },
                     nullptr,
                     run_stft};
+  m["gltensor.Frames"] = OpDef{{"frame_step", "frame_length"}, nullptr, nullptr, run_frames};
   const std::pair<const char*, Window> windows[] = {
       {"HannWindow", Window::hann}, {"HammingWindow", Window::hamming}, {"BlackmanWindow", Window::blackman}};
   for (const auto& [op, kind] : windows)

@@ -408,6 +408,33 @@ void fold_affine(Graph& g, PlanStats& s) {
   }
 }
 
+namespace {
+
+// The frame length n of STFT node st whose signal is a graph input of shape [., ., 1] (a real
+// signal, known at load), whose frame_step is a constant and whose window (a constant 1-D, or
+// none with a constant frame_length) and frame_length agree; its window's values in `window`
+// (empty for none). 0 for any other STFT.
+std::int64_t stft_frames_of(const Graph& g, const Node& st, std::vector<double>& window) {
+  const int x = st.inputs[0];
+  bool real = false;
+  for (std::size_t k = 0; k < g.inputs.size() && !g.sub; ++k)
+    if (g.inputs[k] == x) real = g.input_info[k].shape.size() == 3 && g.input_info[k].shape[2] == 1;
+  const HostTensor* step = st.inputs.size() > 1 ? const_of(g, st.inputs[1]) : nullptr;
+  if (!real || !step || step->numel() != 1 || step->v[0] < 1) return 0;
+  const bool has_w = st.inputs.size() > 2 && st.inputs[2] >= 0, has_fl = st.inputs.size() > 3 && st.inputs[3] >= 0;
+  const HostTensor* w = has_w ? const_of(g, st.inputs[2]) : nullptr;
+  const HostTensor* fl = has_fl ? const_of(g, st.inputs[3]) : nullptr;
+  if ((has_w && (!w || w->shape.size() != 1 || w->numel() == 0)) || (has_fl && (!fl || fl->numel() != 1)) ||
+      (!has_w && !has_fl))
+    return 0;
+  const std::int64_t n = has_w ? w->numel() : static_cast<std::int64_t>(fl->v[0]);
+  if (n < 1 || (has_fl && static_cast<std::int64_t>(fl->v[0]) != n)) return 0;
+  if (has_w) window = w->v;
+  return n;
+}
+
+}  // namespace
+
 void fuse_stft_power(Graph& g, PlanStats& s) {
   if (!detail::settings().fuse_elementwise) return;
   // The one reduced axis of a ReduceSum / ReduceSumSquare (attribute before opset 13 / 18, input
@@ -461,18 +488,47 @@ void fuse_stft_power(Graph& g, PlanStats& s) {
       for (std::int64_t c = 0; c < N; ++c)
         w2.v[static_cast<std::size_t>(r * N + c)] = w->v[static_cast<std::size_t>((r / 2) * N + c)];
     const int w2_id = new_constant(g, g.values[mat.inputs[1]].name + "_pairs", std::move(w2));
+    mat.inputs[1] = w2_id;  // (its input 0 below)
+    const int flat = head->outputs[0];
+    head->attrs = Attrs();
+    if (red != head) red->removed = true;
+    const std::string what = head == red ? "ReduceSumSquare" : "Mul+ReduceSum";
+    // A real signal of a known shape [., ., 1] and the STFT's sizes and window constants: the STFT
+    // as its frames (a view) times the windowed DFT matrix, a constant made here: a MatMul that
+    // fuse_mlp can chain with the mel MatMul (one dispatch), else the two matmuls.
+    std::vector<double> window;
+    const std::int64_t n = stft_frames_of(g, st, window);
+    const std::int64_t m_bins = st.attrs.i("onesided", 1) ? n / 2 + 1 : n;
+    if (n > 0 && m_bins == m && n * 2 * m_bins <= (std::int64_t{1} << 22)) {
+      const std::int64_t step = static_cast<std::int64_t>(const_of(g, st.inputs[1])->v[0]);
+      HostTensor d{kFloat, {n, 2 * m_bins}, stft_matrix(n, m_bins, window)};
+      const int d_id = new_constant(g, st.name + "_dft", std::move(d));
+      st.op_type = "gltensor.Frames";
+      st.inputs = {st.inputs[0]};
+      st.attrs = Attrs();
+      Attr a;
+      a.type = Attr::kInt, a.i = step;
+      st.attrs.set("frame_step", a);
+      a.i = n;
+      st.attrs.set("frame_length", a);
+      st.fused = "STFT";
+      head->op_type = "MatMul";
+      head->inputs = {spec, d_id};
+      head->epilogue = Epilogue(Activation::square);
+      head->fused = "STFT+" + what;
+      mat.inputs[0] = flat;
+      g.recount();
+      ++s.stft_power;
+      continue;
+    }
     const int shape_id = new_constant(g, g.values[spec].name + "_pairs_shape", HostTensor{kInt64, {3}, {0, 0, -1}});
     st.epilogue = Epilogue(Activation::square);
     st.fused += (st.fused.empty() ? "" : "+") + std::string("square");
     // The power's first node -> Reshape(spec, [0, 0, -1]): [B, F, m, 2] as [B, F, 2 m] (a view)
-    const int flat = head->outputs[0];
-    head->fused = head == red ? "ReduceSumSquare" : "Mul+ReduceSum";
+    head->fused = what;
     head->op_type = "Reshape";
     head->inputs = {spec, shape_id};
-    head->outputs = {flat};
-    head->attrs = Attrs();
-    if (red != head) red->removed = true;
-    mat.inputs = {flat, w2_id};
+    mat.inputs[0] = flat;
     g.recount();
     ++s.stft_power;
   }
