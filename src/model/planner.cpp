@@ -603,7 +603,8 @@ void fuse_epilogues(Graph& g, PlanStats& s) {
       e = Epilogue::leaky_relu(n.attrs.f("alpha", 0.01));
     } else if (op == "Clip") {
       if (!constant_clip(g, n, e)) continue;
-    } else if (op == "Log" && detail::settings().fuse_elementwise && g.values[n.outputs[0]].elem == kFloat) {
+    } else if (op == "Log" && (p.op_type == "MatMul" || p.op_type == "Gemm") && detail::settings().fuse_elementwise &&
+               g.values[n.outputs[0]].elem == kFloat) {  // (the matmul kernels' log: test_matmul; not the convs')
       e = Epilogue(Activation::log);
     } else {
       continue;

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Makes mel36's GPU pack: P=/work/main/gpu-multi/mel36 bash scripts/packs/mel36/make_pack.sh
-# builds.tar.xz: bin/ + lib/ (this worktree's release gltensor-run, test_model_signal_ops and libgltensor.so.0,
+# builds.tar.xz: bin/ + lib/ (this worktree's release gltensor-run, test_model_signal_ops, test_fused_mlp and libgltensor.so.0,
 # stripped) and main/bin + main/lib (/work/main/build's gltensor-run and library), unpacked by run.sh into /tmp;
 # py/ (torchcmp.py, onnx_torch_ext.py, shared/gpu's onnx_torch.py), run.sh, COMMIT and main/COMMIT. A few MiB.
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/mel36}; MAIN=${MAIN:-/work/main}
 SHARED=${SHARED:-/work/shared/gpu}
-T=$(mktemp -d); rm -rf "$P"; mkdir -p "$P/py" "$P/main" "$T/bin" "$T/lib" "$T/main/bin" "$T/main/lib"
-cp "$WT/build/tools/gltensor-run" "$WT/build/tests/test_model_signal_ops" "$T/bin/"; cp -L "$WT/build/libgltensor.so.0" "$T/lib/"
+T=$(mktemp -d); [ -e "$P/result.txt" ] && cp "$P/result.txt" "$WT/scripts/packs/mel36/result-last.txt"; rm -rf "$P"; mkdir -p "$P/py" "$P/main" "$T/bin" "$T/lib" "$T/main/bin" "$T/main/lib"
+cp "$WT/build/tools/gltensor-run" "$WT/build/tests/test_model_signal_ops" "$WT/build/tests/test_fused_mlp" "$T/bin/"; cp -L "$WT/build/libgltensor.so.0" "$T/lib/"
 cp "$MAIN/build/tools/gltensor-run" "$T/main/bin/"; cp -L "$MAIN/build/libgltensor.so.0" "$T/main/lib/"
 strip "$T"/bin/* "$T"/lib/* "$T"/main/bin/* "$T"/main/lib/*
 tar -C "$T" -cf - bin lib main | xz -T1 -6 > "$P/builds.tar.xz"; rm -rf "$T"
