@@ -75,13 +75,6 @@ void fuse_mlp(Graph& g, const Device& dev, PlanStats& s) {
       chain.push_back(n);
       n = sole_consumer(g, node.outputs[0]);
     }
-    // Over an STFT's frames (fuse_stft_power: few rows, the DFT layer 2 m wide): 4 rows a workgroup
-    // where 16 would not fit the widths in shared memory (the H200: logmel_16k's 402 columns).
-    if (!chain.empty()) {
-      const int in = g.nodes[chain[0]].inputs[0], pr = in >= 0 ? g.values[in].producer : -1;
-      if (pr >= 0 && g.nodes[pr].op_type == "gltensor.Frames" && !detail::plan_fused_mlp(mlp, fd, choice).ok)
-        mlp.max_rows = 4;
-    }
     // The longest prefix the kernel takes on this device (loop budget), two layers at least.
     while (chain.size() >= 2 && !detail::plan_fused_mlp(mlp, fd, choice).ok) {
       chain.pop_back();

@@ -40,7 +40,7 @@ FusedMlpPlan plan_fused_mlp(const FusedMlp& mlp, const FusedMlpDevice& dev, cons
                             std::int64_t M) {
   FusedMlpPlan p;
   const auto& L = mlp.layers;
-  p.rows = choice.rows <= 0 && mlp.max_rows > 0 ? std::min(max_rows(choice), mlp.max_rows) : max_rows(choice);
+  p.rows = max_rows(choice);
   if (choice.rows <= 0 && M >= 0)  // about 64 workgroups, 4 rows at least
     p.rows = std::min(p.rows, std::max<std::int64_t>(4, ceil_div(ceil_div(M, 64), 4) * 4));
   p.split = split_of(choice);

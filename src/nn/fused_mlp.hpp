@@ -31,9 +31,6 @@ struct FusedMlp {
   std::vector<MlpLayer> layers;
   /// The first layer was an ONNX Gemm: its input must be 2-D (MatMul folds leading dims into rows).
   bool gemm_input = false;
-  /// Rows per workgroup at most where the plan chooses them (0: 16): fuse_mlp's 4 for a chain over
-  /// an STFT's frames whose widths need it (the DFT layer's 2 m columns; few rows: 100 a second).
-  std::int64_t max_rows = 0;
   /// Appends a layer of K x N at the end of the packed parameters; returns it.
   MlpLayer& add(std::int64_t K, std::int64_t N);
   /// Elements of the packed parameters.
