@@ -20,7 +20,7 @@ grep -E "^logmel_" "$W/cases.txt" > "$W/c.txt"; mv "$W/c.txt" "$W/cases.txt"
 # workgroup and S slices of K, the 402-wide DFT layer within the shared memory; =0: the two matmuls) and its
 # unfused plan.
 # (a variant of several settings joins them with commas)
-VARIANTS=${VARIANTS:-"default GLTENSOR_FUSED_MLP=4 GLTENSOR_FUSED_MLP=4x2 GLTENSOR_FUSED_MLP=4x4 GLTENSOR_FUSED_MLP=4x8 GLTENSOR_FUSED_MLP=8 GLTENSOR_FUSED_MLP=0 GLTENSOR_FUSED_MLP=0,GLTENSOR_MATMUL_KERNEL=vec4 GLTENSOR_FUSED_MLP=0,GLTENSOR_MATMUL_SPLIT=4 GLTENSOR_FUSE_ELEMENTWISE=0"}
+VARIANTS=${VARIANTS:-"default GLTENSOR_MATMUL_KERNEL=gemv GLTENSOR_MATMUL_KERNEL=reg GLTENSOR_MATMUL_KERNEL=tile64 GLTENSOR_FUSE_ELEMENTWISE=0"}
 run() {  # build name model args mode(plain|replay) [env] -> one line
   local b=$1 name=$2 model=$3 args=$4 mode=$5 env=${6:-default} bin lib out log
   if [ "$b" = main ]; then bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH out=$W/outmain/$name log=$W/log/$name-$mode-main.txt
@@ -32,7 +32,7 @@ run() {  # build name model args mode(plain|replay) [env] -> one line
   env $e LD_LIBRARY_PATH=$lib timeout 20 "$bin" "$model" $args --bench "$REPS" --read-back $extra > "$log" 2>&1 || echo "$b $name $mode $env: rc $?"
   echo "$name $mode $b $env: $(grep -E '^bench|rror' "$log" | sed 's/ (outputs read back)//; s/, process CPU min [0-9.]* ms//' | cut -c1-150)"
 }
-for round in 1 2 3; do
+for round in 1 2; do
   [ "$SECONDS" -gt 70 ] && echo "round $round: no time left" && break
   step "round $round: gltensor-run --bench $REPS --read-back, main then the branch's variants, plain and replayed"
   while IFS='|' read -r name model _ args; do
@@ -55,15 +55,43 @@ for f in sorted(glob.glob(os.path.join(w, "out", "*", "*.npy")) + glob.glob(os.p
     a, b = np.load(f).astype(np.float64), np.load(m).astype(np.float64)
     print(f"{os.path.relpath(f, w)}: max|branch - main| {np.abs(a - b).max():.2e} (max|main| {np.abs(b).max():.2g})")
 PYEOF
+step "the two matmuls alone (probe: logmel_16k's shapes as graph inputs, each 1 dispatch; replayed, then GPU time)"
+"$PY" - "$W" << 'PYEOF'
+import sys, os, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as T
+w = sys.argv[1]; md = os.path.join(w, "probe"); os.makedirs(md, exist_ok=True); rng = np.random.default_rng(3)
+D = rng.uniform(-1, 1, (400, 402)).astype(np.float32); M = rng.uniform(0, 1, (402, 40)).astype(np.float32)
+def save(name, nodes, inp, outs, inits):
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info(inp[0], T.FLOAT, inp[1])],
+                     [h.make_tensor_value_info(o, T.FLOAT, None) for o in outs], inits)
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), os.path.join(md, name + ".onnx"))
+    np.save(os.path.join(md, name + "_x.npy"), rng.uniform(0, 1, inp[1]).astype(np.float32))
+save("stft_rowmajor", [h.make_node("MatMul", ["x", "D"], ["y"])], ("x", [98, 400]), ["y"], [nh.from_array(D, "D")])
+save("stft_kmajor", [h.make_node("Gemm", ["x", "Dt"], ["y"], transB=1)], ("x", [98, 400]), ["y"],
+     [nh.from_array(np.ascontiguousarray(D.T), "Dt")])
+save("mel_rowmajor", [h.make_node("MatMul", ["x", "M"], ["m"]), h.make_node("Add", ["m", "e"], ["me"]),
+     h.make_node("Log", ["me"], ["y"])], ("x", [98, 402]), ["y"], [nh.from_array(M, "M"), nh.from_array(np.float32(1e-6), "e")])
+save("mel_kmajor", [h.make_node("Gemm", ["x", "Mt", "e"], ["me"], transB=1), h.make_node("Log", ["me"], ["y"])],
+     ("x", [98, 402]), ["y"], [nh.from_array(np.ascontiguousarray(M.T), "Mt"), nh.from_array(np.float32(1e-6), "e")])
+PYEOF
+for mdl in stft_rowmajor stft_kmajor mel_rowmajor mel_kmajor; do
+  for k in choose gemv reg tile64; do
+    e=""; [ "$k" != choose ] && e="GLTENSOR_MATMUL_KERNEL=$k"
+    r=$(env $e timeout 10 "$B/bin/gltensor-run" "$W/probe/$mdl.onnx" --input "x=$W/probe/${mdl}_x.npy" --bench "$REPS" --read-back --replay 2>&1 | grep -E "^bench|rror" | sed 's/ (outputs read back)//; s/, process CPU min [0-9.]* ms//' | cut -c1-110)
+    g=$(env $e timeout 10 "$B/bin/gltensor-run" "$W/probe/$mdl.onnx" --input "x=$W/probe/${mdl}_x.npy" --bench 50 --profile 2>&1 | grep -E "\.comp " | head -2 | tr -s ' ' | tr '\n' ';')
+    echo "$mdl $k: $r | GPU: $g"
+  done
+done
+
 step "PyTorch eager and CUDA graph (torchcmp.py torch; the table's gltensor columns: the branch's last round)"
 timeout 40 "$PY" "$H/py/torchcmp.py" torch "$W" --only 'logmel' ${TC_REPS:+--reps $TC_REPS} | grep -vE "^$" || echo "torch side: rc $?"
 step "test_model_signal_ops (SignalOps.*: the fused log-mel front end against float64 and its unfused plan) and test_fused_mlp on the GPU"
-for api in gles gl; do
+for api in ${APIS:-gles}; do
   echo "--- GLTENSOR_API=$api"
   (cd "$W" && GLTENSOR_API=$api timeout 25 "$B/bin/test_model_signal_ops" --gtest_filter='SignalOps.*' 2>&1 | grep -E "^\[ +(OK|FAILED|PASSED) |Failure|Which is|differ|seed=|trace" | head -30)
 done
-(cd "$W" && timeout 30 "$B/bin/test_fused_mlp" 2>&1 | grep -E "^\[ +(FAILED|PASSED) |Failure|Which is|seed=" | head -20)
-step "profiles (gltensor-run --profile --bench 50, plain): main, the branch, the branch with GLTENSOR_FUSED_MLP=4"
+(cd "$W" && timeout 30 "$B/bin/test_fused_mlp" --gtest_filter="${FMLP_FILTER:-FusedMlp.Strided*:FusedMlp.ThreeGemm*:FusedMlp.RandomChains*:FusedMlp.Prefetch*}" 2>&1 | grep -E "^\[ +(FAILED|PASSED) |Failure|Which is|seed=" | head -20)
+step "profiles (gltensor-run --profile --bench 50, plain): main, the branch, the branch with GLTENSOR_MATMUL_KERNEL=gemv"
 IFS='|' read -r _ model _ args < "$W/cases.txt"
 prof() { grep -E "^bench|^dispatches|^plan|\.comp |^[A-Za-z.]+ +[0-9]+ +[0-9.]+ +[0-9.]+%" | cut -c1-200 | head -18; }
 # shellcheck disable=SC2086
@@ -71,5 +99,5 @@ LD_LIBRARY_PATH=$B/main/lib:$LD_LIBRARY_PATH timeout 10 "$B/main/bin/gltensor-ru
 # shellcheck disable=SC2086
 timeout 10 "$B/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | prof
 # shellcheck disable=SC2086
-GLTENSOR_FUSED_MLP=4 timeout 10 "$B/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | prof
+GLTENSOR_MATMUL_KERNEL=gemv timeout 10 "$B/bin/gltensor-run" "$model" $args --bench 50 --profile 2>&1 | prof
 step done
