@@ -10,7 +10,7 @@ echo "branch: $(cat "$H/COMMIT")"
 for api in gles gl; do
   echo "--- GLTENSOR_API=$api [$SECONDS s]"
   (cd "$W" && GLTENSOR_API=$api timeout 12 "$B/bin/test_model_signal_ops" --gtest_filter='SignalOps.*' 2>&1 | grep -E "^\[ +(FAILED|PASSED) |Failure|Which is|seed=|trace" | head -20)
-  (cd "$W" && GLTENSOR_API=$api timeout 8 "$B/bin/test_matmul" --gtest_filter='Matmul.EpilogueLogAndSquare*' 2>&1 | grep -E "^\[ +(FAILED|PASSED) |Failure|Which is|seed=" | head -10)
+  (cd "$W" && GLTENSOR_API=$api timeout 12 "$B/bin/test_matmul" --gtest_filter='Matmul.EpilogueLogAndSquare*' 2>&1 | grep -E "^\[ +(FAILED|PASSED) |Failure|Which is|seed=" | head -10)
   (cd "$W" && GLTENSOR_API=$api timeout 8 "$B/bin/test_fused_mlp" --gtest_filter='FusedMlp.Strided*:FusedMlp.ThreeGemm*' 2>&1 | grep -E "^\[ +(FAILED|PASSED) |Failure|Which is|seed=" | head -10)
 done
 echo "done [$SECONDS s]"
