@@ -10,7 +10,9 @@
 // the slices' sums in shared memory, then added in slice order by one invocation per column and
 // row quad, a barrier between). f32 arithmetic, sums in k order within a slice.
 //
-// Operands: 0 = y [u_rows, N_last], 1 = x [u_rows, K_0], 2 = the packed parameters (f32 or f16):
+// Operands: 0 = y [u_rows, N_last], 1 = x [u_rows, K_0] (row r at x_row(r): groups of u_x_f rows
+//           u_x_rs apart, groups u_x_gs apart, rows that may overlap: an STFT's frames of its
+//           signals), 2 = the packed parameters (f32 or f16):
 //           W_l [K_l, N_l] row-major at element u_w[l], b_l [N_l] at u_b[l].
 // Per layer l: u_width[l] = K_l, u_width[l + 1] = N_l (<= WMAX), u_act[l] = the activation's
 // code (gltensor::Activation's order: 0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 sigmoid, 5 tanh,
@@ -34,6 +36,14 @@ layout(local_size_x = LOCAL_X) in;
 
 #define MAX_LAYERS 8
 uniform uint u_rows;
+uniform uint u_x_off;  // x's first element
+uniform uint u_x_f;    // x's rows per group (u_rows for one group)
+uniform uint u_x_rs;   // x's row stride in a group (K_0 for a contiguous x)
+uniform uint u_x_gs;   // x's group stride
+uint x_row(uint r) {
+  uint g = r / u_x_f;
+  return u_x_off + g * u_x_gs + (r - g * u_x_f) * u_x_rs;
+}
 uniform uint u_layers;
 uniform uint u_width[MAX_LAYERS + 1];
 uniform uint u_w[MAX_LAYERS];
@@ -94,7 +104,7 @@ void main() {
     vec4 x;
     for (uint c = 0u; c < 4u; ++c) {
       uint r = q * 4u + c;
-      float v = float(load1((row0 + min(r, rows - 1u)) * K + k));
+      float v = float(load1(x_row(row0 + min(r, rows - 1u)) + k));
       x[c] = r < rows ? v : 0.0;
     }
     h4[q * WMAX + k] = x;
@@ -147,14 +157,14 @@ void main() {
 void main() {
   uint t = gl_LocalInvocationID.x;
   uint row0 = WORKGROUP_ID_1D * BM;
-  if (row0 >= u_rows) return;  // a workgroup past the grid's end (the whole workgroup)
+  if (row0 >= u_rows) return;          // a workgroup past the grid's end (the whole workgroup)
   uint rows = min(BM, u_rows - row0);  // rows of this block
   uint K = u_width[0];
   for (uint i = t; LOOP(i < BM * K); i += LOCAL_X) {
     uint r = i / K;
     uint k = i - r * K;
     // Rows past the block's last are 0, from the last row's load (no load past x's end).
-    float x = float(load1((row0 + min(r, rows - 1u)) * K + k));
+    float x = float(load1(x_row(row0 + min(r, rows - 1u)) + k));
     h[r * WMAX + k] = r < rows ? x : 0.0;
   }
   barrier();

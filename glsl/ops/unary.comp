@@ -107,12 +107,7 @@ float op_arange(float x) {
 // ---- float ops ----
 float op_exp(float x) { return exp(x); }
 float op_exp2(float x) { return exp2(x); }
-float op_log(float x) {
-  if (is_nan(x) || x < 0.0) return F_NAN;
-  if (x == 0.0) return -F_INF;
-  if (is_inf(x)) return x;
-  return log(x);
-}
+float op_log(float x) { return act_log(x); }
 float op_log2(float x) { return op_log(x) * 1.4426950408889634; }
 float op_log10(float x) { return op_log(x) * 0.4342944819032518; }
 float op_log1p(float x) { return log1p_f(x); }

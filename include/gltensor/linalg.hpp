@@ -41,6 +41,8 @@ enum class Activation {
   hardsigmoid,  ///< clamp(p0 x + p1, 0, 1) (ONNX HardSigmoid: alpha p0, beta p1)
   hardswish,    ///< x relu6(x + 3) / 6
   clip,         ///< clamp(x, p0, p1) (ONNX Clip; relu6 is clip(0, 6)); NaN stays NaN
+  log,          ///< natural log (ONNX Log): log(0) = -inf, log(x < 0) = NaN
+  square,       ///< x * x (a power spectrum's |X|^2 of an STFT's (re, im) columns)
 };
 
 /// An activation with its parameters, applied after alpha, the addend and the bias:

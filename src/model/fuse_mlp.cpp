@@ -59,6 +59,13 @@ void fuse_mlp(Graph& g, const Device& dev, PlanStats& s) {
   g.recount();
   const detail::FusedMlpChoice choice{detail::settings().fused_mlp_rows, detail::settings().fused_mlp_split};
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    // Not by default over an STFT's frames (fuse_stft_power's gltensor.Frames times the DFT matrix):
+    // on the H200 logmel_16k's chain in the fused kernel (4 rows a workgroup) ran 0.084-0.169 ms
+    // replayed against the two matmul kernels' 0.050-0.056 (bench/RESULTS.md, mel36).
+    if (on < 0 && !g.nodes[i].removed && !g.nodes[i].inputs.empty() && g.nodes[i].inputs[0] >= 0) {
+      const int pr = g.values[g.nodes[i].inputs[0]].producer;
+      if (pr >= 0 && g.nodes[static_cast<std::size_t>(pr)].op_type == "gltensor.Frames") continue;
+    }
     FusedMlp mlp;
     std::vector<int> chain;
     std::vector<double> packed, w, b;

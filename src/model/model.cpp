@@ -109,6 +109,7 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_qdq(g, stats);
   fold_constants(g, dev, stats);
   while (inline_ifs(g, stats)) fold_constants(g, dev, stats);
+  fuse_stft_power(g, stats);
   // (until neither folds more: a BatchNormalization after an Add that fold_affine folds, as in
   // DBNet's head)
   for (int folds = -1; folds != stats.batchnorm + stats.affine;) {

@@ -221,6 +221,10 @@ void host_round(HostTensor& t);
 /// float32, llvmpipe's largest buffer: windows, mel matrices, DFT matrices), so that a wrong size
 /// fails naming the node instead of exhausting host memory.
 constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
+/// STFT's [n, 2 m] matrix of a real signal's forward DFT, in float64: row j, columns 2 k and 2 k + 1
+/// = cos and -sin of 2 pi j k / n, times window[j] (empty: 1); dft_rows' values for ch = 1
+/// (fuse_stft_power's constant, at load).
+std::vector<double> stft_matrix(std::int64_t n, std::int64_t m, const std::vector<double>& window);
 /// The DFT of length n (inverse: e^{+2 pi i j k / n} / n) of the signals that are x's rows
 /// [..., R], f32: each row the first R / ch samples (R / ch <= n; the rest of the n are zeros) of
 /// a real (ch = 1) or complex (ch = 2: re, im pairs) signal, read through x's strides (STFT's
@@ -231,7 +235,9 @@ constexpr std::int64_t kMaxHostElements = std::int64_t{1} << 25;
 /// rounded once) at the node's first run of these sizes (and window values) and kept in
 /// Args::cache; past the device's max SSBO block it is built and multiplied in blocks of columns.
 /// n * m past kMaxHostElements fails naming the node (a.fail), before any host allocation.
+/// `epilogue`: applied to every output element in the matmul's epilogue (STFT's square where
+/// fuse_stft_power took its power spectrum).
 Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse,
-                int window = -1);
+                int window = -1, const Epilogue& epilogue = {});
 
 }  // namespace gltensor::model

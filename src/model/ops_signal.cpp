@@ -162,13 +162,42 @@ Ts run_stft(Args& a) {
   const Tensor xf = x.to(DType::f32).contiguous();
   const Tensor frames = B == 1 ? detail::make_view(xf, {F, n * ch}, {step * ch, 1}, xf.offset())
                                : detail::make_view(xf, {B, F, n * ch}, {L * ch, step * ch, 1}, xf.offset());
-  const Tensor y = dft_rows(a, frames, ch, n, m, false, has_window ? 2 : -1).reshape({B, F, m, 2});
+  // (fuse_stft_power: the node's epilogue squares each value, the power spectrum's terms)
+  const Tensor y = dft_rows(a, frames, ch, n, m, false, has_window ? 2 : -1, a.node.epilogue).reshape({B, F, m, 2});
   return Ts{y.dtype() == out_dtype ? y : y.to(out_dtype)};
+}
+
+// gltensor.Frames (fuse_stft_power): a real signal [B, L, 1]'s STFT frames as a view [B, F, n]
+// (rows that overlap, never copied), F = 1 + (L - n) / frame_step; the STFT's own checks.
+Ts run_frames(Args& a) {
+  const Tensor& x = a.t(0);
+  const Shape xs = x.shape();
+  if (xs.size() != 3 || xs[2] != 1) a.fail("the STFT's frames expect a real signal [B, L, 1], got " + to_string(xs));
+  const std::int64_t B = xs[0], L = xs[1], step = a.attrs.i("frame_step", 1), n = a.attrs.i("frame_length", 1);
+  if (n <= 0 || n > L)
+    a.fail("frame_length " + std::to_string(n) + " must be in [1, " + std::to_string(L) + "] (the signal's length)");
+  const std::int64_t F = 1 + (L - n) / step;
+  if (B == 0) return Ts{full(a.dev, {0, F, n}, 0.0)};
+  const Tensor xf = x.to(DType::f32).contiguous();
+  return Ts{detail::make_view(xf, {B, F, n}, {L, step, 1}, xf.offset())};
 }
 
 }  // namespace
 
-Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse, int window) {
+std::vector<double> stft_matrix(std::int64_t n, std::int64_t m, const std::vector<double>& window) {
+  std::vector<double> v(static_cast<std::size_t>(n * 2 * m));
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double scale = window.empty() ? 1.0 : window[static_cast<std::size_t>(j)];
+    for (std::int64_t q = 0; q < 2 * m; ++q) {
+      const double t = 2.0 * M_PI * static_cast<double>((j * (q / 2)) % n) / static_cast<double>(n);
+      v[static_cast<std::size_t>(j * 2 * m + q)] = q % 2 != 0 ? -std::sin(t) * scale : std::cos(t) * scale;
+    }
+  }
+  return v;
+}
+
+Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::int64_t m, bool inverse, int window,
+                const Epilogue& epilogue) {
   if (n > kMaxHostElements / m)
     a.fail("a DFT of length " + std::to_string(n) + " (" + std::to_string(m) + " frequencies) needs [" +
            std::to_string(n) + ", " + std::to_string(m) + "] cos / sin values, past the " +
@@ -176,7 +205,7 @@ Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::
   const std::int64_t R = x.size(-1), rows = R / ch, cols = 2 * m;
   Shape out_shape = x.shape();
   out_shape.back() = cols;
-  if (R == 0 || x.numel() == 0) return full(a.dev, out_shape, 0.0);
+  if (R == 0 || x.numel() == 0) return apply_epilogue(full(a.dev, out_shape, 0.0), epilogue);
   // The matrix in blocks of columns, each within the device's max SSBO block (and the host's
   // limit): one block but for long DFTs or a lowered limit.
   const std::int64_t most = std::min(kMaxHostElements, a.dev.impl()->ssbo_limit() / 4);
@@ -226,8 +255,8 @@ Tensor dft_rows(Args& a, const Tensor& x, std::int64_t ch, std::int64_t n, std::
   std::vector<Tensor> parts;
   for (const Tensor& mat : *mats) {
     const std::int64_t w = mat.size(1);
-    parts.push_back(
-        matmul(x, gpu_window.defined() ? mul(mat.reshape({rows, ch, w}), gpu_window).reshape({R, w}) : mat));
+    const Tensor b = gpu_window.defined() ? mul(mat.reshape({rows, ch, w}), gpu_window).reshape({R, w}) : mat;
+    parts.push_back(epilogue.none() ? matmul(x, b) : matmul_fused(x, b, Tensor(), 1.0, 1.0, epilogue));
   }
   return parts.size() == 1 ? parts[0] : concat(parts, x.dim() - 1);
 }
@@ -241,6 +270,7 @@ void register_signal_ops(Registry& m) {
                     },
                     nullptr,
                     run_stft};
+  m["gltensor.Frames"] = OpDef{{"frame_step", "frame_length"}, nullptr, nullptr, run_frames};
   const std::pair<const char*, Window> windows[] = {
       {"HannWindow", Window::hann}, {"HammingWindow", Window::hamming}, {"BlackmanWindow", Window::blackman}};
   for (const auto& [op, kind] : windows)

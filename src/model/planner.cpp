@@ -24,8 +24,9 @@ std::string PlanStats::summary() const {
          " BatchNormalization and " + std::to_string(affine) + " Mul/Add folded into weights, " +
          std::to_string(hardswish) + " HardSwish patterns, " +
          (layernorm ? std::to_string(layernorm) + " LayerNorm patterns, " : std::string()) +
-         (attention ? std::to_string(attention) + " attention patterns, " : std::string()) + std::to_string(epilogues) +
-         " fused epilogues, " + std::to_string(muladd) + " Mul+Add chains, " +
+         (attention ? std::to_string(attention) + " attention patterns, " : std::string()) +
+         (stft_power ? std::to_string(stft_power) + " STFT power spectra into their mel MatMul, " : std::string()) +
+         std::to_string(epilogues) + " fused epilogues, " + std::to_string(muladd) + " Mul+Add chains, " +
          (conv_affine ? std::to_string(conv_affine) + " scalar Mul/Add into conv epilogues, " : std::string()) +
          (se_blocks ? std::to_string(se_blocks) + " squeeze-excitation blocks, " : std::string()) +
          (residual_adds ? std::to_string(residual_adds) + " residual Add into convs, " : std::string()) +
@@ -390,11 +391,146 @@ void fold_affine(Graph& g, PlanStats& s) {
       if (n.op_type != "Add" || n.inputs.size() != 2) continue;
       const int other = n.inputs[0] == conv.outputs[0] ? n.inputs[1] : n.inputs[0];
       const HostTensor* k = const_of(g, other);
-      if (!k || k->shape.size() != 1 || k->shape[0] != b->shape[1] || !elem_is_float(k->elem)) continue;
-      conv.inputs.push_back(other);
+      if (!k || !elem_is_float(k->elem)) continue;
+      if (k->shape.size() == 1 && k->shape[0] == b->shape[1]) {
+        conv.inputs.push_back(other);
+      } else if (k->numel() == 1 && k->shape.size() <= 1 && detail::settings().fuse_elementwise) {
+        // One value (the log-mel front end's Add(eps) before its Log): the bias [N] of that value,
+        // so that the Log after it can be the MatMul's epilogue (fuse_epilogues).
+        HostTensor bias{k->elem, {b->shape[1]}, std::vector<double>(static_cast<std::size_t>(b->shape[1]), k->v[0])};
+        conv.inputs.push_back(new_constant(g, g.values[other].name + "_bias", std::move(bias)));
+      } else {
+        continue;
+      }
       bypass(g, conv, n, "Add");
       ++s.affine;
     }
+  }
+}
+
+namespace {
+
+// The frame length n of STFT node st whose signal is a graph input of shape [., ., 1] (a real
+// signal, known at load), whose frame_step is a constant and whose window (a constant 1-D, or
+// none with a constant frame_length) and frame_length agree; its window's values in `window`
+// (empty for none). 0 for any other STFT.
+std::int64_t stft_frames_of(const Graph& g, const Node& st, std::vector<double>& window) {
+  const int x = st.inputs[0];
+  bool real = false;
+  for (std::size_t k = 0; k < g.inputs.size() && !g.sub; ++k)
+    if (g.inputs[k] == x) real = g.input_info[k].shape.size() == 3 && g.input_info[k].shape[2] == 1;
+  const HostTensor* step = st.inputs.size() > 1 ? const_of(g, st.inputs[1]) : nullptr;
+  if (!real || !step || step->numel() != 1 || step->v[0] < 1) return 0;
+  const bool has_w = st.inputs.size() > 2 && st.inputs[2] >= 0, has_fl = st.inputs.size() > 3 && st.inputs[3] >= 0;
+  const HostTensor* w = has_w ? const_of(g, st.inputs[2]) : nullptr;
+  const HostTensor* fl = has_fl ? const_of(g, st.inputs[3]) : nullptr;
+  if ((has_w && (!w || w->shape.size() != 1 || w->numel() == 0)) || (has_fl && (!fl || fl->numel() != 1)) ||
+      (!has_w && !has_fl))
+    return 0;
+  const std::int64_t n = has_w ? w->numel() : static_cast<std::int64_t>(fl->v[0]);
+  if (n < 1 || (has_fl && static_cast<std::int64_t>(fl->v[0]) != n)) return 0;
+  if (has_w) window = w->v;
+  return n;
+}
+
+}  // namespace
+
+void fuse_stft_power(Graph& g, PlanStats& s) {
+  if (!detail::settings().fuse_elementwise) return;
+  // The one reduced axis of a ReduceSum / ReduceSumSquare (attribute before opset 13 / 18, input
+  // from it), keepdims 0: -1 or 3, spec [B, F, m, 2]'s (re, im) axis.
+  auto over_pairs = [&](const Node& r, int input_from) {
+    if (r.attrs.i("keepdims", 1) != 0) return false;
+    std::vector<std::int64_t> axes;
+    if (g.opset < input_from) {
+      axes = r.attrs.ints("axes");
+    } else if (const HostTensor* ax = r.inputs.size() > 1 ? const_of(g, r.inputs[1]) : nullptr) {
+      axes = ax->ints();
+    }
+    return axes.size() == 1 && (axes[0] == -1 || axes[0] == 3);
+  };
+  for (auto& st : g.nodes) {
+    if (st.removed || st.op_type != "STFT" || !st.domain.empty() || st.epilogue.act != Activation::none ||
+        st.outputs.empty() || st.outputs[0] < 0 || st.inputs.empty() || st.inputs[0] < 0 ||
+        g.values[st.inputs[0]].elem != kFloat)
+      continue;
+    const int spec = st.outputs[0];
+    if (g.values[spec].elem != kFloat || g.values[spec].graph_output) continue;
+    // The power: Mul(spec, spec) -> ReduceSum (spec's two uses), or ReduceSumSquare(spec) (its one).
+    Node* head = nullptr;  // the node that becomes the Reshape
+    Node* red = nullptr;   // the reduction (head itself for ReduceSumSquare)
+    if (g.values[spec].uses == 2) {
+      for (auto& n : g.nodes)
+        if (!n.removed && n.op_type == "Mul" && n.domain.empty() && n.inputs.size() == 2 && n.inputs[0] == spec &&
+            n.inputs[1] == spec)
+          head = &n;
+      const int rs = head ? sole_consumer(g, head->outputs[0]) : -1;
+      if (rs >= 0) red = &g.nodes[static_cast<std::size_t>(rs)];
+      if (red && (red->op_type != "ReduceSum" || !red->domain.empty() || red->inputs.empty() ||
+                  red->inputs[0] != head->outputs[0] || !over_pairs(*red, 13)))
+        red = nullptr;
+    } else if (const int c = sole_consumer(g, spec); c >= 0) {
+      Node& n = g.nodes[static_cast<std::size_t>(c)];
+      if (n.op_type == "ReduceSumSquare" && n.domain.empty() && n.inputs[0] == spec && over_pairs(n, 18))
+        head = red = &n;
+    }
+    if (!red) continue;
+    const int pw = red->outputs[0], mm = sole_consumer(g, pw);
+    if (mm < 0) continue;
+    Node& mat = g.nodes[static_cast<std::size_t>(mm)];
+    if (mat.op_type != "MatMul" || !mat.domain.empty() || mat.inputs.size() != 2 || mat.inputs[0] != pw) continue;
+    const HostTensor* w = const_of(g, mat.inputs[1]);
+    if (!w || w->shape.size() != 2 || !elem_is_float(w->elem)) continue;
+    // The weight's rows twice: row k of w as rows 2k and 2k + 1, against re^2 and im^2.
+    const std::int64_t m = w->shape[0], N = w->shape[1];
+    HostTensor w2{w->elem, {2 * m, N}, std::vector<double>(static_cast<std::size_t>(2 * m * N))};
+    for (std::int64_t r = 0; r < 2 * m; ++r)
+      for (std::int64_t c = 0; c < N; ++c)
+        w2.v[static_cast<std::size_t>(r * N + c)] = w->v[static_cast<std::size_t>((r / 2) * N + c)];
+    const int w2_id = new_constant(g, g.values[mat.inputs[1]].name + "_pairs", std::move(w2));
+    mat.inputs[1] = w2_id;  // (its input 0 below)
+    const int flat = head->outputs[0];
+    head->attrs = Attrs();
+    if (red != head) red->removed = true;
+    const std::string what = head == red ? "ReduceSumSquare" : "Mul+ReduceSum";
+    // A real signal of a known shape [., ., 1] and the STFT's sizes and window constants: the STFT
+    // as its frames (a view) times the windowed DFT matrix, a constant made here: a MatMul that
+    // fuse_mlp can chain with the mel MatMul (one dispatch), else the two matmuls.
+    std::vector<double> window;
+    const std::int64_t n = stft_frames_of(g, st, window);
+    const std::int64_t m_bins = st.attrs.i("onesided", 1) ? n / 2 + 1 : n;
+    if (n > 0 && m_bins == m && n * 2 * m_bins <= (std::int64_t{1} << 22)) {
+      const std::int64_t step = static_cast<std::int64_t>(const_of(g, st.inputs[1])->v[0]);
+      HostTensor d{kFloat, {n, 2 * m_bins}, stft_matrix(n, m_bins, window)};
+      const int d_id = new_constant(g, st.name + "_dft", std::move(d));
+      st.op_type = "gltensor.Frames";
+      st.inputs = {st.inputs[0]};
+      st.attrs = Attrs();
+      Attr a;
+      a.type = Attr::kInt, a.i = step;
+      st.attrs.set("frame_step", a);
+      a.i = n;
+      st.attrs.set("frame_length", a);
+      st.fused = "STFT";
+      head->op_type = "MatMul";
+      head->inputs = {spec, d_id};
+      head->epilogue = Epilogue(Activation::square);
+      head->fused = "STFT+" + what;
+      mat.inputs[0] = flat;
+      g.recount();
+      ++s.stft_power;
+      continue;
+    }
+    const int shape_id = new_constant(g, g.values[spec].name + "_pairs_shape", HostTensor{kInt64, {3}, {0, 0, -1}});
+    st.epilogue = Epilogue(Activation::square);
+    st.fused += (st.fused.empty() ? "" : "+") + std::string("square");
+    // The power's first node -> Reshape(spec, [0, 0, -1]): [B, F, m, 2] as [B, F, 2 m] (a view)
+    head->fused = what;
+    head->op_type = "Reshape";
+    head->inputs = {spec, shape_id};
+    mat.inputs[0] = flat;
+    g.recount();
+    ++s.stft_power;
   }
 }
 
@@ -467,6 +603,9 @@ void fuse_epilogues(Graph& g, PlanStats& s) {
       e = Epilogue::leaky_relu(n.attrs.f("alpha", 0.01));
     } else if (op == "Clip") {
       if (!constant_clip(g, n, e)) continue;
+    } else if (op == "Log" && (p.op_type == "MatMul" || p.op_type == "Gemm") && detail::settings().fuse_elementwise &&
+               g.values[n.outputs[0]].elem == kFloat) {  // (the matmul kernels' log: test_matmul; not the convs')
+      e = Epilogue(Activation::log);
     } else {
       continue;
     }

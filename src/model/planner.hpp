@@ -80,6 +80,7 @@ struct PlanStats {
   int attention = 0;                                  ///< fuse_attention: gltensor.Attention nodes made
   int se_blocks = 0;                                  ///< fuse_se: gltensor.SqueezeExcite nodes made
   int residual_adds = 0;                              ///< fuse_residual: Add nodes into Convs
+  int stft_power = 0;                                 ///< fuse_stft_power: STFT -> Mul -> ReduceSum -> MatMul patterns
   std::string summary() const;
 };
 
@@ -92,6 +93,12 @@ bool is_control_flow(const Node& n);
 bool inline_ifs(Graph& g, PlanStats& s);
 void fold_batchnorm(Graph& g, PlanStats& s);
 void fold_affine(Graph& g, PlanStats& s);
+/// STFT -> Mul(spec, spec) -> ReduceSum(last axis, keepdims 0) -> MatMul(power, constant w [m, N])
+/// (a power spectrum, then a mel matrix): the STFT with the square as its matmul's epilogue, its
+/// [B, F, m, 2] output read as [B, F, 2 m] (a Reshape, a view) by the MatMul against w's rows
+/// twice ([2 m, N]: re^2 w[k] + im^2 w[k] = |X_k|^2 w[k]): two dispatches fewer. float32 only;
+/// not with GLTENSOR_FUSE_ELEMENTWISE=0.
+void fuse_stft_power(Graph& g, PlanStats& s);
 void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);

@@ -164,7 +164,7 @@ namespace {
 
 // Uniforms of fused_mlp.comp: the rows and every layer's widths, offsets, activation and scales.
 struct FusedMlpParams {
-  std::int64_t rows;
+  std::int64_t rows, x_off, x_f, x_rs, x_gs;
   const FusedMlp& mlp;
   void set(Uniforms& u) const {
     constexpr std::size_t kMax = kFusedMlpMaxLayers;
@@ -181,6 +181,10 @@ struct FusedMlpParams {
       p0[l] = L[l].act.p0, p1[l] = L[l].act.p1;
     }
     u.u32("u_rows", rows);
+    u.u32("u_x_off", x_off);
+    u.u32("u_x_f", x_f);
+    u.u32("u_x_rs", x_rs);
+    u.u32("u_x_gs", x_gs);
     u.u32("u_layers", static_cast<std::int64_t>(L.size()));
     u.u32s("u_width", width);
     u.u32s("u_w", w);
@@ -219,13 +223,37 @@ Tensor fused_mlp(const char* op, const Tensor& x, const Tensor& params, const Fu
   Tensor y = host_out && rows > 0 ? alloc_host(dev, out_shape, DType::f32, op) : Tensor();
   if (!y.defined()) y = alloc(dev, out_shape, DType::f32, op);
   if (rows == 0) return y;
-  const Tensor xd = x.is_contiguous() && x.offset() == 0 ? x : x.contiguous();
+  // x read in place where its rows are groups of evenly strided rows, evenly strided (the leading
+  // dims two strides, the last dim contiguous: an STFT's frames of signals, rows that overlap, in
+  // fuse_stft_power's plan), else copied.
+  std::int64_t rs = K, f = rows, gs = 0;  // rows per group, the rows' and the groups' strides
+  bool strided = K <= 1 || x.strides().back() == 1;
+  int level = 0;                      // leading dims of more than one row: 1 the rows', 2 the groups'
+  std::int64_t next = -1, count = 1;  // the stride that continues a level; rows of level 1
+  for (std::int64_t d = x.dim() - 2; d >= 0 && strided; --d) {
+    const std::int64_t sd = x.strides()[static_cast<std::size_t>(d)], sz = x.size(d);
+    if (sz == 1) continue;
+    if (level == 0) {
+      rs = sd, count = sz, level = 1;
+    } else if (sd == next) {
+      if (level == 1) count *= sz;
+    } else if (level == 1) {
+      gs = sd, f = count, level = 2;
+    } else {
+      strided = false;
+    }
+    next = sd * sz;
+  }
+  const bool fits = strided && rs >= 0 && gs >= 0 && f > 0 && x.offset() >= 0 &&
+                    x.offset() + (rows / f - 1) * gs + (f - 1) * rs + K <= std::int64_t{0xffffffff};
+  const Tensor xd = fits ? x : x.contiguous();
+  if (!fits) rs = K, f = rows, gs = 0;
   const Tensor pd = params.is_contiguous() && params.offset() == 0 ? params : params.contiguous();
   FusedMlpVariant v;
   v.rows = plan.rows, v.wmax = plan.wmax, v.split = plan.split, v.pf = plan.pf, v.params = pd.dtype();
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(plan.local)}).write(y).read(xd).read(pd);
-  launch.params(FusedMlpParams{rows, mlp}).loop_iterations(plan.loop_iterations);
+  launch.params(FusedMlpParams{rows, xd.offset(), f, rs, gs, mlp}).loop_iterations(plan.loop_iterations);
   launch.groups_1d(static_cast<std::uint64_t>((rows + plan.rows - 1) / plan.rows));
   return y;
 }

@@ -75,6 +75,10 @@ Tensor apply_epilogue(const Tensor& z, const Epilogue& e) {
       return hardswish(z);
     case Activation::clip:
       return clamp(z, e.p0, e.p1);
+    case Activation::log:
+      return log(z);
+    case Activation::square:
+      return mul(z, z);
   }
   return z;
 }
@@ -123,6 +127,10 @@ std::string activation_glsl(Activation act) {
       return "act_hardswish(x)";
     case Activation::clip:
       return "act_clip(x, u_act_p0, u_act_p1)";
+    case Activation::log:
+      return "act_log(x)";
+    case Activation::square:
+      return "act_square(x)";
   }
   return "";
 }
@@ -151,6 +159,10 @@ const char* activation_name(Activation act) {
       return "hardswish";
     case Activation::clip:
       return "clip";
+    case Activation::log:
+      return "log";
+    case Activation::square:
+      return "square";
   }
   return "?";
 }

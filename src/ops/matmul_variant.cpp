@@ -105,7 +105,7 @@ std::vector<MatmulVariant> MatmulVariant::space() {
       v.bd = bd;
       out.push_back(v);
     }
-    for (int a = 1; a <= static_cast<int>(Activation::clip); ++a) {
+    for (int a = 1; a <= static_cast<int>(Activation::square); ++a) {
       MatmulVariant v = base;
       v.act = static_cast<Activation>(a);
       out.push_back(v);

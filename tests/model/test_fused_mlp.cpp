@@ -15,6 +15,7 @@
 #include "gltensor/gltensor.hpp"
 #include "nn/fused_mlp.hpp"
 #include "onnx_builder.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
 #include "three_gemm.hpp"
 
@@ -483,6 +484,49 @@ void expect_as_loop_form(std::mt19937_64& rng, const Packed& m, std::vector<floa
 }
 
 }  // namespace
+
+// x read in place (fused_mlp's u_x_off, u_x_f, u_x_rs, u_x_gs) where its rows are groups of evenly
+// strided rows, copied first otherwise, against float64 from the host's values at the view's
+// strides: (a) rows of a wider storage at an offset (one level), (b) overlapping rows [B, F, K]
+// with a row stride under K and a group stride other than F times it (two levels: an STFT's frames
+// of B signals), (c) a stride-0 expanded batch, (d) a permuted [A, B, C, K] view (three levels:
+// copied); rows not a multiple of the workgroup's (13, 6 x 7, ...), loop and prefetch forms.
+// Sabotage: the group stride dropped in x_row (CAUGHT by (b); also by SignalOps.LogMelFused*).
+TEST(FusedMlp, StridedRowsReadInPlace) {
+  GLT_RNG(rng);
+  const Packed m(rng, {9, 13, 5});
+  const std::int64_t K = 9;
+  const std::vector<float> store = uniform(rng, 4000);
+  const Tensor st = Tensor::from_host(device(), store, {4000});
+  const Tensor p = Tensor::from_host(device(), m.params, {m.mlp.numel()});
+  struct Case {
+    const char* what;
+    Shape shape, strides;
+    std::int64_t offset;
+  };
+  for (const Case& c :
+       {Case{"offset rows", {13, K}, {K, 1}, 2 * K + 3}, Case{"frames", {6, 7, K}, {500, 4, 1}, 11},
+        Case{"expanded", {3, 5, K}, {0, K, 1}, 7}, Case{"permuted", {2, 3, 4, K}, {4 * K, 8 * K, K, 1}, 1},
+        Case{"one row", {1, 1, K}, {0, 0, 1}, 100}}) {
+    SCOPED_TRACE(c.what);
+    const Tensor x = detail::make_view(st, c.shape, c.strides, c.offset);
+    std::int64_t rows = 1;
+    for (std::size_t d = 0; d + 1 < c.shape.size(); ++d) rows *= c.shape[d];
+    std::vector<float> xs;  // x's rows from the host's values
+    for (std::int64_t r = 0; r < rows; ++r) {
+      std::int64_t at = c.offset, rem = r;
+      for (std::int64_t d = static_cast<std::int64_t>(c.shape.size()) - 2; d >= 0; --d) {
+        at += rem % c.shape[d] * c.strides[d];
+        rem /= c.shape[d];
+      }
+      for (std::int64_t k = 0; k < K; ++k) xs.push_back(store[static_cast<std::size_t>(at + k)]);
+    }
+    for (int pf : {0, 1}) {
+      const auto y = detail::fused_mlp("FusedMlp", x, p, m.mlp, {4, 2, pf}).to_vector();
+      EXPECT_TRUE(close(y, m.ref(xs, rows), 1e-4, 1e-4)) << "prefetch " << pf;
+    }
+  }
+}
 
 // The prefetch form (fused_mlp.comp's PF: each invocation's weights of a layer in registers, the
 // next layer's loaded during this one's sums) against float64 and against the loop form (PF 0),

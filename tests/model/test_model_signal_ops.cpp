@@ -207,6 +207,118 @@ TEST(SignalOps, StftAgainstFloat64) {
   }
 }
 
+// The log-mel front end (issue #21): STFT -> power (Mul(spec, spec) -> ReduceSum over the (re, im)
+// axis, or ReduceSumSquare) -> MatMul by MelWeightMatrix -> Add(eps) -> Log, planned by
+// fuse_stft_power with the Add and Log in the mel MatMul's epilogue. A signal of a known shape
+// [., ., 1] with a constant window: its frames (a view) times the DFT matrix (a constant) with the
+// square in that matmul's epilogue, then the mel MatMul over the (re, im) columns against the mel
+// rows twice: 2 dispatches (fuse_mlp leaves the two by default: slower fused on the H200), 1 where
+// fuse_mlp is asked to chain them (Settings::fused_mlp 1, 4 rows a workgroup; the fused kernel
+// reads the frames of each signal in place). A signal of
+// another shape, or a window on the GPU (a graph input, multiplied into the matrix each run: a
+// dispatch more): the STFT with the square in its matmul's epilogue: 2 dispatches. The unfused
+// graph (Settings::fuse_elementwise off) runs 6 (ReduceSumSquare as a square and a sum too). Each
+// plan against the float64 reference and the fused ones against the unfused: odd frame lengths
+// and steps, batches, one frame, the audio-sized case (1 s at 16 kHz, 25 ms every 10 ms, 40 bins).
+TEST(SignalOps, LogMelFusedAgainstFloat64) {
+  GLT_RNG(rng);
+  struct Case {
+    std::int64_t Bn, L, step, n, bins;
+    double rate, lo, hi;
+    bool sum_square, gpu_window, dynamic;
+  };
+  for (const Case& c : {Case{1, 16000, 160, 400, 40, 16000, 20, 8000, false, false, false},
+                        Case{2, 1001, 7, 25, 5, 8000, 50, 3900, false, false, false},
+                        Case{3, 333, 11, 64, 9, 16000, 0, 8000, true, false, false},
+                        Case{1, 31, 3, 31, 3, 8000, 100, 4000, false, false, false},
+                        Case{2, 517, 13, 48, 7, 16000, 30, 7000, false, true, false},
+                        Case{2, 517, 13, 48, 7, 16000, 30, 7000, true, false, true}}) {
+    SCOPED_TRACE("B " + std::to_string(c.Bn) + " L " + std::to_string(c.L) + " step " + std::to_string(c.step) + " n " +
+                 std::to_string(c.n) + " bins " + std::to_string(c.bins) +
+                 (c.sum_square ? " ReduceSumSquare" : " Mul+ReduceSum") + (c.gpu_window ? " GPU window" : "") +
+                 (c.dynamic ? " signal [B, -1, -1]" : ""));
+    B m(17);
+    m.input("x", c.dynamic ? std::vector<std::int64_t>{c.Bn, -1, -1} : std::vector<std::int64_t>{c.Bn, c.L, 1});
+    m.output("y");
+    m.init_i64("step", {}, {c.step}).init_i64("n", {}, {c.n}).init_i64("last", {1}, {-1});
+    m.init_i64("bins", {}, {c.bins}).init_i64("rate", {}, {static_cast<std::int64_t>(c.rate)});
+    m.init("lo", {}, {static_cast<float>(c.lo)}).init("hi", {}, {static_cast<float>(c.hi)});
+    m.init("eps", {}, {1e-6f});
+    if (c.gpu_window)
+      m.input("w", {c.n});
+    else
+      m.node("HannWindow", {"n"}, {"w"});
+    m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
+    if (c.sum_square) {
+      auto& r = m.node("ReduceSumSquare", {"spec"}, {"pow"});
+      B::attr_ints(r, "axes", {-1});
+      B::attr_i(r, "keepdims", 0);
+    } else {
+      m.node("Mul", {"spec", "spec"}, {"sq"});
+      B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
+    }
+    m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
+    m.node("MatMul", {"pow", "mel"}, {"mm"});
+    m.node("Add", {"mm", "eps"}, {"me"});
+    m.node("Log", {"me"}, {"y"});
+    const std::string path = m.save("logmel");
+    const std::vector<float> x = uniform(rng, static_cast<std::size_t>(c.Bn * c.L));
+    std::vector<float> w;
+    for (std::int64_t i = 0; i < c.n; ++i)
+      w.push_back(c.gpu_window ? uniform(rng, 1, 0, 1)[0] : static_cast<float>(ref_window("HannWindow", i, c.n, true)));
+    std::map<std::string, Tensor> feeds{{"x", floats(x, {c.Bn, c.L, 1})}};
+    if (c.gpu_window) feeds.emplace("w", floats(w, {c.n}));
+    // The float64 reference: log(sum_k |X_k|^2 mel[k] + eps).
+    const std::int64_t F = 1 + (c.L - c.n) / c.step, mm = c.n / 2 + 1;
+    const std::vector<double> spec = ref_stft(x, c.Bn, c.L, 1, c.step, w, c.n, true),
+                              mel = ref_mel(c.bins, c.n, c.rate, c.lo, c.hi);
+    std::vector<double> ref;
+    for (std::int64_t r = 0; r < c.Bn * F; ++r)
+      for (std::int64_t j = 0; j < c.bins; ++j) {
+        double acc = 0;
+        for (std::int64_t k = 0; k < mm; ++k) {
+          const double re = spec[static_cast<std::size_t>((r * mm + k) * 2)],
+                       im = spec[static_cast<std::size_t>((r * mm + k) * 2 + 1)];
+          acc += (re * re + im * im) * mel[static_cast<std::size_t>(k * c.bins + j)];
+        }
+        ref.push_back(std::log(acc + static_cast<double>(1e-6f)));
+      }
+    const bool frames = !c.gpu_window && !c.dynamic;  // the frames times the DFT matrix
+    std::vector<float> got[3];
+    for (int plan : {0, 1, 2}) {  // unfused, fused, fused with fuse_mlp
+      SCOPED_TRACE(plan == 0 ? "unfused" : plan == 1 ? "fused" : "fused, fuse_mlp on");
+      Model model = [&] {
+        ScopedSettings pass;
+        pass->fuse_elementwise = plan > 0;
+        pass->fused_mlp = plan == 2 ? 1 : -1;     // (-1, the default: not over the frames, on GPUs too)
+        if (plan == 2) pass->fused_mlp_rows = 4;  // (4 rows a workgroup: the 402 wide layer in 32 KiB)
+        return Model::load(device(), path);
+      }();
+      const std::string summary = model.plan_summary();
+      if (plan > 0) {
+        EXPECT_NE(summary.find("1 STFT power spectra into their mel MatMul"), std::string::npos) << summary;
+      }
+      if (plan == 2 && frames) {
+        EXPECT_NE(summary.find("2 MatMul/Gemm layers fused into 1 MLP"), std::string::npos) << summary;
+      }
+      model.run(feeds);  // kernels compiled, the DFT matrix built
+      device().synchronize();
+      const std::uint64_t d0 = device().dispatch_count();
+      const Tensor y = model.run(feeds).at("y");
+      device().synchronize();
+      const std::uint64_t dispatches = device().dispatch_count() - d0;
+      EXPECT_EQ(dispatches, (plan == 0 ? 6u : plan == 2 && frames ? 1u : 2u) + (c.gpu_window ? 1u : 0u));
+      ASSERT_EQ(y.shape(), (Shape{c.Bn, F, c.bins}));
+      got[plan] = y.to_vector();
+      // f32 STFT sums (relative error ~ 1e-6 of the power's larger terms), then log: 1e-3.
+      EXPECT_TRUE(close(got[plan], ref, 1e-3, 1e-3));
+    }
+    const std::vector<double> unfused(got[0].begin(), got[0].end());
+    EXPECT_TRUE(close(got[1], unfused, 1e-3, 1e-3));  // the fused plans and the unfused agree
+    EXPECT_TRUE(close(got[2], unfused, 1e-3, 1e-3));
+  }
+}
+
 // The DFT matrices are built once per node and sizes (issue #21): a later run of the same sizes
 // uploads nothing (a capture of it records no host write), nor does a run of a longer signal
 // with the same frames (STFT's matrix depends on the frame length only); the values stay those

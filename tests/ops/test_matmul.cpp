@@ -260,6 +260,56 @@ TEST(Matmul, EpilogueAffineInEveryKernel) {
     }
 }
 
+TEST(Matmul, EpilogueLogAndSquareInEveryKernel) {
+  // The log and square activations (the model runtime's Log after a MatMul + Add, STFT's power
+  // terms) in each kernel's epilogue (forced), with split-K and with a gradient recorded (the ops
+  // after the kernel), against float64: log of sums in [0.5, 30] (a bias of 0.5 and products of
+  // [0, 1] values), with log(0) = -inf and log(< 0) = NaN where a bias makes them so; the square of
+  // sums of either sign; with the affine after them.
+  GLT_RNG(rng);
+  using K = detail::MatmulKernelSetting;
+  const int M = 37, Kd = 61, N = 70;
+  auto a = uniform(rng, M * Kd, 0, 1), b = uniform(rng, N * Kd, 0, 1), c = uniform(rng, N, 0.5, 1);
+  auto bs = uniform(rng, N * Kd);  // either sign, for the square
+  // rows 0 and 1 of x zero: the log of column 0's bias 0 is -inf, of column 1's -1 NaN
+  for (int k = 0; k < Kd; ++k) a[k] = a[Kd + k] = 0;
+  c[0] = 0, c[1] = -1;
+  struct Case {
+    K kernel;
+    int split;
+    bool grad;
+  };
+  for (const Case& cs : std::vector<Case>{{K::reg, 0, false},
+                                          {K::vec4, 0, false},
+                                          {K::tile64, 0, false},
+                                          {K::tile128, 0, false},
+                                          {K::gemv, 0, false},
+                                          {K::warp, 0, false},
+                                          {K::tile64, 3, false},
+                                          {K::choose, 0, true}})
+    for (Activation act : {Activation::log, Activation::square})
+      for (bool affine : {false, true}) {
+        ScopedSettings s;
+        s->matmul_kernel = cs.kernel, s->matmul_split = cs.split;
+        Epilogue e(act);
+        if (affine) e.scale = -0.75f, e.shift = 0.25f;
+        const std::vector<float>& bv = act == Activation::log ? b : bs;
+        Tensor x = Tensor::from_host(device(), a, {M, Kd}), w = Tensor::from_host(device(), bv, {N, Kd});
+        if (cs.grad) requires_grad_(w);
+        auto r = linear(x, w, Tensor::from_host(device(), c, {N}), e).to_vector();
+        std::vector<double> ref;
+        for (int m = 0; m < M; ++m)
+          for (int n = 0; n < N; ++n) {
+            double v = c[n];
+            for (int k = 0; k < Kd; ++k) v += double(a[m * Kd + k]) * bv[n * Kd + k];
+            v = act == Activation::log ? std::log(v) : v * v;
+            ref.push_back(affine ? v * -0.75 + 0.25 : v);
+          }
+        EXPECT_TRUE(close(r, ref, 1e-5, 1e-4)) << "kernel " << static_cast<int>(cs.kernel) << " split " << cs.split
+                                               << " grad " << cs.grad << " " << e.name();
+      }
+}
+
 // The tiled kernels' edge tiles and last prefetch (matmul_tile64/tile128.comp through
 // matmul.glsl's a_elem / b_elem) load no element past an operand's edge: A [M, K] and B [K, N]
 // are the leading part of wider storages whose rows and columns just past them are NaN (for the
