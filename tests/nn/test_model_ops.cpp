@@ -111,6 +111,10 @@ double act_ref(const Epilogue& e, double x) {
       return x * std::clamp(x + 3, 0.0, 6.0) / 6;
     case K::leaky_relu:
       return x < 0 ? e.p0 * x : x;
+    case K::log:
+      return std::log(x);
+    case K::square:
+      return x * x;
   }
   return x;
 }
