@@ -21,6 +21,7 @@
 #include "nn/attention_dropout.hpp"
 #include "nn/attention_plan.hpp"
 #include "nn/attention_variants.hpp"
+#include "nn/kv_combine.hpp"
 #include "nn/transformer_variants.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
@@ -75,26 +76,35 @@ struct AttentionParams {
   }
 };
 
-// Combines split-KV partials P [chunks, nb, L, Ev + 2] (o, m, l per row; attention.comp) into
-// out [nb * L, Ev] in one dispatch of kv_attention.comp's kv_combine (the KV cache's combine, the
-// same layout): with M the rows' largest m over the chunks that have keys (l != 0), out = sum(o
-// exp2(m - M)) / sum(l exp2(m - M)); NaN propagates.
-struct CombineParams {
-  std::int64_t rows, Ev, chunks;
-  void set(Uniforms& u) const {
-    u.u32("u_rows", rows);
-    u.u32("u_Ev", Ev);
-    u.u32("u_chunks", chunks);
-  }
+// The inference kernels' operands (attention.comp and attention_lanes.comp): q, k, v expanded to
+// their common batch, the output's shape and dtype, the collapsed batch layout, and whether the
+// kernels read them as quads: f32, contiguous along the head dim, rows and batches on 4-element
+// boundaries, and 7 SSBO bindings for all three (GLES 3.1 guarantees 4, so no quads where a device
+// has fewer).
+struct InferenceOperands {
+  std::int64_t L, S, E, Ev;
+  Shape batch, out_shape;
+  Tensor eq, ek, ev;
+  DType od;
+  BatchLayout bl;
+  bool q_quads, kv_quads;
 };
-void combine_chunks(DeviceImpl& dev, const Tensor& P, const Tensor& out, std::int64_t Ev) {
-  const std::int64_t chunks = P.size(0), rows = P.size(1) * P.size(2);
-  KvAttentionVariant v;
-  v.mode = "kv_combine", v.out = out.dtype();
-  Launch launch(dev, "scaled_dot_product_attention");
-  launch.program(v.kFile, v.defines(), {64});
-  launch.write(out).read(P).params(CombineParams{rows, Ev, chunks});
-  launch.loop_iterations(2 * static_cast<std::uint64_t>(chunks)).invocations(static_cast<std::uint64_t>(rows * Ev));
+InferenceOperands inference_operands(DeviceImpl& dev, const char* op, const Tensor& q, const Tensor& k,
+                                     const Tensor& v) {
+  InferenceOperands o;
+  o.L = q.size(-2), o.S = k.size(-2), o.E = q.size(-1), o.Ev = v.size(-1);
+  o.batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
+  o.eq = expand_batch(q, o.batch), o.ek = expand_batch(k, o.batch), o.ev = expand_batch(v, o.batch);
+  o.out_shape = o.batch;
+  o.out_shape.push_back(o.L);
+  o.out_shape.push_back(o.Ev);
+  o.od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
+  o.bl = collapse_batch(o.batch, {&o.eq, &o.ek, &o.ev});
+  auto quads = [](const Tensor& t) { return t.dtype() == DType::f32 && quad_aligned(t, t.dim() - 1); };
+  const bool quad_bindings = dev.caps().max_ssbo_bindings >= 7;
+  o.kv_quads = quad_bindings && quads(o.ek) && quads(o.ev) && o.E % 4 == 0 && o.Ev % 4 == 0;
+  o.q_quads = quad_bindings && quads(o.eq) && o.E % 4 == 0;
+  return o;
 }
 
 // kchunk > 0: split-KV, the keys in chunks of kchunk (a multiple of the tiling's BKV) computed by
@@ -105,25 +115,15 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const char* op = "scaled_dot_product_attention";
   DeviceImpl& dev = dev_of(q);
   Launch launch(dev, op);
-  const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
-  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
-  const Tensor eq = expand_batch(q, batch), ek = expand_batch(k, batch), ev = expand_batch(v, batch);
-  Shape out_shape = batch;
-  out_shape.push_back(L);
-  out_shape.push_back(Ev);
-  const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
-  const std::int64_t chunks = kchunk > 0 ? (S + kchunk - 1) / kchunk : 1, nb = numel_of(batch);
-  if (numel_of(out_shape) == 0) return alloc(dev, out_shape, od, op);
-  Tensor out = kchunk > 0 ? alloc(dev, {chunks, nb, L, Ev + 2}, DType::f32, op) : alloc(dev, out_shape, od, op);
-  const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
+  const InferenceOperands o = inference_operands(dev, op, q, k, v);
+  const std::int64_t L = o.L, S = o.S, E = o.E, Ev = o.Ev;
+  const std::int64_t chunks = kchunk > 0 ? (S + kchunk - 1) / kchunk : 1, nb = numel_of(o.batch);
+  if (numel_of(o.out_shape) == 0) return alloc(dev, o.out_shape, o.od, op);
+  Tensor out = kchunk > 0 ? alloc(dev, {chunks, nb, L, Ev + 2}, DType::f32, op) : alloc(dev, o.out_shape, o.od, op);
+  const BatchLayout& bl = o.bl;
   const std::size_t bd = bl.shape.size();
   const std::int64_t bq = t.bq;
-  // f32 k and v contiguous along the head dim, rows and batches on 4-element boundaries: quads.
-  auto quads = [](const Tensor& t) { return t.dtype() == DType::f32 && quad_aligned(t, t.dim() - 1); };
-  // (7 bindings with all three; GLES 3.1 guarantees 4, so the quads go where the device has fewer.)
-  const bool quad_bindings = dev.caps().max_ssbo_bindings >= 7;
-  const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
-  const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
+  const bool q_quads = o.q_quads, kv_quads = o.kv_quads;
   AttentionVariant av;
   av.bd = static_cast<int>(bd), av.bq = bq, av.kq = t.kq, av.dql = t.dql, av.subgroup = t.subgroup,
   av.split_kv = kchunk > 0;
@@ -134,13 +134,13 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   launch.write(out).read(q).read(k).read(v);
   if (q_quads) launch.read(q);
   if (kv_quads) launch.read(k).read(v);
-  launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal, kchunk})
+  launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, kchunk})
       .loop_iterations(attention_loops(t, kchunk > 0 ? kchunk : S, bd))
       .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(nb),
               static_cast<std::uint64_t>(chunks));
   if (kchunk == 0) return out;
-  Tensor result = alloc(dev, out_shape, od, op);
-  combine_chunks(dev, out, result, Ev);
+  Tensor result = alloc(dev, o.out_shape, o.od, op);
+  kv_combine(dev, op, out, result, nb * L, Ev, chunks);  // the KV cache's combine: the same layout
   return result;
 }
 
@@ -151,20 +151,13 @@ Tensor lanes_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const char* op = "scaled_dot_product_attention";
   DeviceImpl& dev = dev_of(q);
   Launch launch(dev, op);
-  const std::int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1), Ev = v.size(-1);
-  const Shape batch = broadcast_shapes(op, broadcast_shapes(op, batch_dims(q), batch_dims(k)), batch_dims(v));
-  const Tensor eq = expand_batch(q, batch), ek = expand_batch(k, batch), ev = expand_batch(v, batch);
-  Shape out_shape = batch;
-  out_shape.push_back(L);
-  out_shape.push_back(Ev);
-  const DType od = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
-  Tensor out = alloc(dev, out_shape, od, op);
+  const InferenceOperands o = inference_operands(dev, op, q, k, v);
+  const std::int64_t L = o.L, S = o.S, E = o.E, Ev = o.Ev;
+  const Shape& batch = o.batch;
+  Tensor out = alloc(dev, o.out_shape, o.od, op);
   if (out.numel() == 0) return out;
-  const BatchLayout bl = collapse_batch(batch, {&eq, &ek, &ev});
-  auto quads = [](const Tensor& x) { return x.dtype() == DType::f32 && quad_aligned(x, x.dim() - 1); };
-  const bool quad_bindings = dev.caps().max_ssbo_bindings >= 7;
-  const bool kv_quads = quad_bindings && quads(ek) && quads(ev) && E % 4 == 0 && Ev % 4 == 0;
-  const bool q_quads = quad_bindings && quads(eq) && E % 4 == 0;
+  const BatchLayout& bl = o.bl;
+  const bool q_quads = o.q_quads, kv_quads = o.kv_quads;
   AttentionLanesVariant av;
   av.bd = static_cast<int>(bl.shape.size()), av.local = t.local, av.lanes = t.lanes, av.keys = t.keys, av.dq = t.dq;
   av.q_quads = q_quads, av.kv_quads = kv_quads;
@@ -174,7 +167,7 @@ Tensor lanes_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   if (q_quads) launch.read(q);
   if (kv_quads) launch.read(k).read(v);
   const std::int64_t rows = t.local / t.lanes;
-  launch.params(AttentionParams{L, S, E, Ev, bl, eq, ek, ev, scale, causal, 0})
+  launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, 0})
       .loop_iterations(attention_lanes_loops(t, {L, S, numel_of(batch), E, Ev, bl.shape.size()}))
       .groups(static_cast<std::uint64_t>((L + rows - 1) / rows), static_cast<std::uint64_t>(numel_of(batch)), 1);
   return out;

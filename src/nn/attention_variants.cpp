@@ -6,11 +6,10 @@
 
 namespace gltensor::detail {
 
-Defines AttentionVariant::defines() const {
-  Defines d;
-  if (subgroup) d.subgroup(SubgroupFeature::shuffle);
-  d.value("BD", bd).uvalue("BQ", static_cast<std::uint64_t>(bq)).value("KQ", kq).flag("SPLIT_KV", split_kv);
-  d.value("DQL", dql);  // (a plain int: the kernel's #if compares it)
+namespace {
+// out, q, k, v as operands 0-3; the quad views of q (Q_QUADS) and of k and v (KV_QUADS) as the
+// arrays qQ, qK, qV at the bindings after them, in that order (attention.comp, attention_lanes.comp).
+void qkv_operands(Defines& d, DType out, DType q, DType k, DType v, bool q_quads, bool kv_quads) {
   d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
   d.operand(3, v, CT::f32, false);
   int binding = 4;
@@ -19,6 +18,15 @@ Defines AttentionVariant::defines() const {
     d.flag("KV_QUADS").quad_array("qK", binding);
     d.quad_array("qV", binding + 1);
   }
+}
+}  // namespace
+
+Defines AttentionVariant::defines() const {
+  Defines d;
+  if (subgroup) d.subgroup(SubgroupFeature::shuffle);
+  d.value("BD", bd).uvalue("BQ", static_cast<std::uint64_t>(bq)).value("KQ", kq).flag("SPLIT_KV", split_kv);
+  d.value("DQL", dql);  // (a plain int: the kernel's #if compares it)
+  qkv_operands(d, out, q, k, v, q_quads, kv_quads);
   return d;
 }
 
@@ -55,14 +63,7 @@ Defines AttentionLanesVariant::defines() const {
   const std::int64_t kv = 2 * std::int64_t{lanes} * keys * dq, combine = std::int64_t{local} * dq;
   d.value("BD", bd).value("G", lanes).value("KPL", keys).value("DQ", dq);
   d.uvalue("SH_QUADS", static_cast<std::uint64_t>(std::max(kv, combine)));
-  d.operand(0, out, CT::f32, true).operand(1, q, CT::f32, false).operand(2, k, CT::f32, false);
-  d.operand(3, v, CT::f32, false);
-  int binding = 4;
-  if (q_quads) d.flag("Q_QUADS").quad_array("qQ", binding++);
-  if (kv_quads) {
-    d.flag("KV_QUADS").quad_array("qK", binding);
-    d.quad_array("qV", binding + 1);
-  }
+  qkv_operands(d, out, q, k, v, q_quads, kv_quads);
   return d;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "gltensor/ops.hpp"
+#include "nn/kv_combine.hpp"
 #include "nn/transformer_variants.hpp"
 #include "runtime/capture.hpp"
 #include "runtime/error_flags.hpp"
@@ -129,15 +130,6 @@ struct PartialParams {
   }
 };
 
-struct CombineParams {
-  std::int64_t rows, Ev, chunks;
-  void set(Uniforms& u) const {
-    u.u32("u_rows", rows);
-    u.u32("u_Ev", Ev);
-    u.u32("u_chunks", chunks);
-  }
-};
-
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 std::uint64_t partial_loops(std::int64_t chunk, std::int64_t E, std::int64_t Ev) {
@@ -149,6 +141,31 @@ std::uint64_t partial_loops(std::int64_t chunk, std::int64_t E, std::int64_t Ev)
 }
 
 }  // namespace
+
+namespace detail {
+
+namespace {
+struct CombineParams {
+  std::int64_t rows, Ev, chunks;
+  void set(Uniforms& u) const {
+    u.u32("u_rows", rows);
+    u.u32("u_Ev", Ev);
+    u.u32("u_chunks", chunks);
+  }
+};
+}  // namespace
+
+void kv_combine(DeviceImpl& dev, const char* op, const Tensor& partials, const Tensor& out, std::int64_t rows,
+                std::int64_t Ev, std::int64_t chunks) {
+  KvAttentionVariant v;
+  v.mode = "kv_combine", v.out = out.dtype();
+  Launch launch(dev, op);
+  launch.program(v.kFile, v.defines(), {kLocal});
+  launch.write(out).read(partials).params(CombineParams{rows, Ev, chunks});
+  launch.loop_iterations(2 * static_cast<std::uint64_t>(chunks)).invocations(static_cast<std::uint64_t>(rows * Ev));
+}
+
+}  // namespace detail
 
 KvAttentionPlan kv_attention_plan(std::int64_t max_len, std::int64_t E, std::int64_t Ev, std::uint64_t loop_limit) {
   KvAttentionPlan p;
@@ -280,15 +297,7 @@ Tensor kv_cache_attention(const Tensor& q, const Tensor& k_cache, const Tensor& 
     launch.params(PartialParams{rows, Ev, Hq, Hkv, T, M, E, view4(q), s}).loop_iterations(plan.loops);
     launch.groups(static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(plan.splits));
   }
-  if (!single) {
-    KvAttentionVariant v;
-    v.mode = "kv_combine", v.out = out.dtype();
-    Launch launch(dev, op);
-    launch.program(v.kFile, v.defines(), {kLocal});
-    launch.write(out).read(ws).params(CombineParams{rows, Ev, plan.splits});
-    launch.loop_iterations(2 * static_cast<std::uint64_t>(plan.splits))
-        .invocations(static_cast<std::uint64_t>(rows * Ev));
-  }
+  if (!single) kv_combine(dev, op, ws, out, rows, Ev, plan.splits);
   return out;
 }
 
