@@ -40,6 +40,8 @@ class Defines {
   /// (or literal) it was made from (`launch.program(v.kFile, v.defines(), ...)`).
   Defines& ident(const char* name, const std::string& ident);
   Defines& ident(const char* name, const char* ident);
+  /// A temporary string would dangle (only its pointer is kept): refused at compile time.
+  Defines& ident(const char* name, std::string&& ident) = delete;
   /// Operand `index`'s declarations (codegen.hpp: operand_glsl, operand_glsl_vec4).
   Defines& operand(int index, DType dtype, CT ct, bool write);
   Defines& operand_vec4(int index, DType dtype, CT ct, bool write);
