@@ -65,14 +65,9 @@ ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& 
     // Output channels per dispatch: as many of OPI's multiples as the block holds, spread evenly
     // over the dispatches that all of them need.
     plan.opi = ubo_opi;
-    // PX: 32, 16 or 8 positions (multiples of 4: the segment's quads start at the same shift in
-    // every tile), the largest whose partial last tile wastes at most an eighth of a row.
-    plan.px = 8;
-    for (std::int64_t px : {32, 16})
-      if ((p.OW + px - 1) / px * px - p.OW <= p.OW / 8) {
-        plan.px = px;
-        break;
-      }
+    // PX: 16 or 8 positions (multiples of 4: the segment's quads start at the same shift in every
+    // tile), 16 where its partial last tile wastes at most an eighth of a row.
+    plan.px = (p.OW + 15) / 16 * 16 - p.OW <= p.OW / 8 ? 16 : 8;
     plan.local_x = 16;
     const std::int64_t O = p.Og * p.groups, fit = (p.ubo_floats - 3) / taps / ubo_opi * ubo_opi;
     const std::int64_t dispatches = (O + fit - 1) / fit;
