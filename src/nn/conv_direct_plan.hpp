@@ -114,9 +114,9 @@ std::int64_t conv_tiles_opi(std::int64_t Og);
 /// depthwise filters (C = Og = 1, no shuffle): 4 columns of up to kConvDwqPy rows); ubo 16 where
 /// the last tile of a row wastes at most OW / 8 positions, else 8 (on llvmpipe 32 ran a 3x3 filter
 /// of 96 -> 24 channels over 160 x 160 in about 0.55x the CPU time of 8, 64 and OPI 4 or 12 were
-/// slower; 16 runs PP-OCRv4 det 640 and rec 48 x 1088 in the CPU time of 32 (0.95-1.03x) and
-/// LLVM compiles its programs in a third of the CPU: the detector's cold run 13.5 -> 7.6 CPU-s,
-/// bench/RESULTS.md 2026-11-28 suite17).
+/// slower; 16 runs PP-OCRv4 det 640 and rec 48 x 1088 in the CPU time of 32 (0.90-1.05x) and
+/// LLVM compiles its programs in about a quarter of the CPU (0.73 -> 0.19 CPU-s a program; the
+/// detector's cold run 13.6 -> 7.7 CPU-s), bench/RESULTS.md 2026-11-28 suite17).
 ConvDirectPlan plan_conv_direct(const ConvDirectProblem& p, const DeviceTraits& dev, const Settings& settings);
 
 }  // namespace gltensor::detail
