@@ -28,7 +28,19 @@
 // keys split into chunks of u_kchunk (a multiple of BKV), chunk WORKGROUP_ID.z; the output is
 // [chunks, batch, L, Ev + 2]: per row the unnormalized sum o (Ev values), then m (the row's
 // maximum score, scaled by scale * log2(e)) and l (the sum of exp2(score - m)); a chunk with no
-// key for a row (causal) leaves o = 0, m = -Inf, l = 0. The host combines the chunks.
+// key for a row (causal) leaves o = 0, m = -Inf, l = 0. The host combines the chunks (kv_combine),
+// or, with COMBINE, the chunks' last workgroup does (no combine dispatch): each workgroup writes
+// its partials into the coherent workspace ws (binding WS_BINDING, the layout above), makes them
+// visible (memoryBarrierBuffer, then the workgroup's barrier) and counts its arrival at its
+// (batch entry, row block) in cnt (binding CNT_BINDING: runtime/counters.hpp's zeroed words);
+// the workgroup that arrives last (u_grid.z arrivals: every chunk's) reads every chunk's
+// partials back through the coherent buffer after a memoryBarrierBuffer and writes the rows of
+// out [batch, L, Ev] as kv_combine would (a row's largest m over the chunks with l != 0, NaN
+// kept; sum(o 2^(m - M)) / sum(l 2^(m - M))), then sets its counter back to 0 for the next
+// dispatch. Both sides of the hand-over use coherent memory, a buffer barrier and an atomic
+// (GLSL ES 3.1 4.10 / 4.6's memory model; NVIDIA's L1 is bypassed for coherent buffers; on
+// llvmpipe the workgroups are threads over one memory). The last workgroup's scratch (each
+// chunk's weight 2^(m - M) per row, then the row's denominator) lives in Vs as floats.
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
 // Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ / qK, qV at the next bindings
 // (4, 5, 6 with all three).
@@ -73,6 +85,17 @@ uniform uint u_kchunk;  // SPLIT_KV
 #define OUT_COLS (u_Ev + 2u)
 #else
 #define OUT_COLS u_Ev
+#endif
+#ifdef COMBINE
+#ifndef SPLIT_KV
+#error "COMBINE merges SPLIT_KV's chunks"
+#endif
+layout(std430, binding = WS_BINDING) coherent buffer WsBuf { float ws[]; };
+layout(std430, binding = CNT_BINDING) coherent buffer CntBuf { uint cnt[]; };
+shared uint last_arrival;
+#define STORE_PART(e, x) ws[e] = (x)
+#else
+#define STORE_PART(e, x) store0(e, CT0(x))
 #endif
 
 shared vec4 Qs[BQ * 16u];  // scaled q[r][d] at QS(r, d / 4)[d % 4]
@@ -152,10 +175,10 @@ vec4 group_sum(vec4 x) {
 void store_quad(uint base, uint r, uint c, vec4 x) {
   if (r >= u_L) return;
   uint e = base + r * OUT_COLS + c;
-  if (c < u_Ev) store0(e, CT0(x.x));
-  if (c + 1u < u_Ev) store0(e + 1u, CT0(x.y));
-  if (c + 2u < u_Ev) store0(e + 2u, CT0(x.z));
-  if (c + 3u < u_Ev) store0(e + 3u, CT0(x.w));
+  if (c < u_Ev) STORE_PART(e, x.x);
+  if (c + 1u < u_Ev) STORE_PART(e + 1u, x.y);
+  if (c + 2u < u_Ev) STORE_PART(e + 2u, x.z);
+  if (c + 3u < u_Ev) STORE_PART(e + 3u, x.w);
 }
 
 float max4(vec4 x) { return max(max(x.x, x.y), max(x.z, x.w)); }
@@ -344,8 +367,8 @@ void main() {
   if (tx == 0u)
     for (uint i = 0u; i < 4u; ++i)
       if (gi0 + i < u_L) {
-        store0(out_base + (gi0 + i) * OUT_COLS + u_Ev, CT0(m[i]));
-        store0(out_base + (gi0 + i) * OUT_COLS + u_Ev + 1u, CT0(l[i]));
+        STORE_PART(out_base + (gi0 + i) * OUT_COLS + u_Ev, m[i]);
+        STORE_PART(out_base + (gi0 + i) * OUT_COLS + u_Ev + 1u, l[i]);
       }
 #else
   uint out_base = z * u_L * u_Ev;
@@ -360,5 +383,47 @@ void main() {
   store_quad(out_base, gi0 + 1u, 32u + 4u * tx, o[3] / d.y);
   store_quad(out_base, gi0 + 2u, 32u + 4u * tx, o[5] / d.z);
   store_quad(out_base, gi0 + 3u, 32u + 4u * tx, o[7] / d.w);
+#endif
+#ifdef COMBINE
+  // This chunk's partials are written: visible before the arrival is counted.
+  memoryBarrierBuffer();
+  workgroup_sync();
+  uint slot = z * nqb + WORKGROUP_ID.x;
+  if (tid == 0u) last_arrival = atomicAdd(cnt[slot], 1u);
+  workgroup_sync();
+  if (last_arrival != u_grid.z - 1u) return;  // (the same for the whole workgroup)
+  memoryBarrierBuffer();
+  uint nch = u_grid.z, W = u_Ev + 2u;
+#define CW(c, i) Vs[((c) * BQ + (i)) / 4u][((c) * BQ + (i)) % 4u]
+#define PART(c, r) ((((c) * u_grid.y + z) * u_L + (r)) * W)
+  if (tid < BQ && q0 + tid < u_L) {
+    uint r = q0 + tid;
+    float M = -F_INF;
+    for (uint c = 0u; LOOP(c < nch); ++c) {
+      uint b = PART(c, r) + u_Ev;
+      if (ws[b + 1u] != 0.0) {
+        float mc = ws[b];
+        M = is_nan(M) ? M : ((mc > M || is_nan(mc)) ? mc : M);
+      }
+    }
+    float den = 0.0;
+    for (uint c = 0u; LOOP(c < nch); ++c) {
+      uint b = PART(c, r) + u_Ev;
+      float lc = ws[b + 1u];
+      float a = lc != 0.0 ? exp2(ws[b] - M) : 0.0;
+      CW(c, tid) = a;
+      den += a * lc;
+    }
+    CW(nch, tid) = den;
+  }
+  workgroup_sync();
+  uint rows = min(BQ, u_L - q0);
+  for (uint e = tid; LOOP(e < rows * u_Ev); e += LOCAL_X) {
+    uint i = e / u_Ev, col = e % u_Ev, r = q0 + i;
+    float acc = 0.0;
+    for (uint c = 0u; LOOP(c < nch); ++c) acc += CW(c, i) * ws[PART(c, r) + col];
+    store0((z * u_L + r) * u_Ev + col, CT0(acc / CW(nch, i)));
+  }
+  if (tid == 0u) atomicExchange(cnt[slot], 0u);  // zero for the next dispatch
 #endif
 }
