@@ -91,9 +91,9 @@ while IFS='|' read -r name model _ args; do
     "branch GLTENSOR_ATTENTION_SPLIT=2" "branch GLTENSOR_ATTENTION_COMBINE=dispatch" "branch GLTENSOR_ATTENTION_LANES=0" \
     "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=1" "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_BQ=16" \
     "branch GLTENSOR_ATTENTION_KEYS=32 GLTENSOR_ATTENTION_BQ=32"; do
-    [ "$SECONDS" -gt 80 ] && echo "no time left for $v" && continue
     [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
     [ "${name#attention_svtr}" = "$name" ] && [ "${v#*LANES=0}" != "$v" ] && continue  # (8x300x64: no lanes kernel)
+    [ "$SECONDS" -gt 80 ] && echo "no time left for $v" && continue
     set -- $v
     b=$1; shift
     bin=$B/bin/gltensor-run lib=$LD_LIBRARY_PATH
