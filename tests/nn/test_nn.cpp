@@ -831,8 +831,24 @@ TEST(Attention, SplitMergedByTheLastWorkgroup) {
     EXPECT_TRUE(close(scaled_dot_product_attention(in.q, in.k, in.v, Tensor(), false).to_vector(), in.ref, 1e-4, 1e-5))
         << in.what << ", 70 chunks";
   }
-  // NaN in key 200 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
-  check_nan_rows(300, 200);
+  {  // NaN in key 200 reaches exactly the causal rows that see it (merged from chunks 3 and later);
+     // Inf in query 0 makes its row NaN (the other tilings: SplitKVUnderALoweredLoopLimit)
+    const int S = 300;
+    std::vector<float> q(S * 4, 0.5f), k(S * 4, 0.25f), v(S * 4, 1.0f);
+    k[200 * 4 + 1] = NAN;
+    q[0] = INFINITY;
+    const auto out = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, S, 4}),
+                                                  Tensor::from_host(device(), k, {1, S, 4}),
+                                                  Tensor::from_host(device(), v, {1, S, 4}), Tensor(), true)
+                         .to_vector();
+    for (int i = 0; i < S; ++i)
+      for (int c = 0; c < 4; ++c) {
+        if (i == 0 || i >= 200)
+          ASSERT_TRUE(std::isnan(out[i * 4 + c])) << i;
+        else
+          ASSERT_FLOAT_EQ(out[i * 4 + c], 1.0f) << i;
+      }
+  }
 }
 
 // attention_lanes.comp (forced, so that llvmpipe runs it too) in its widths: lanes per row (4 to
