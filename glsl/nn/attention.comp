@@ -40,7 +40,8 @@
 // dispatch. Both sides of the hand-over use coherent memory, a buffer barrier and an atomic
 // (GLSL ES 3.1 4.10 / 4.6's memory model; NVIDIA's L1 is bypassed for coherent buffers; on
 // llvmpipe the workgroups are threads over one memory). The last workgroup's scratch (each
-// chunk's weight 2^(m - M) per row, then the row's denominator) lives in Vs as floats.
+// chunk's weight 2^(m - M) per row, then the row's denominator) lives in Vs as floats, the arrival
+// count in Qs: COMBINE adds no shared memory (attention_shared_bytes holds).
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
 // Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ / qK, qV at the next bindings
 // (4, 5, 6 with all three).
@@ -92,7 +93,6 @@ uniform uint u_kchunk;  // SPLIT_KV
 #endif
 layout(std430, binding = WS_BINDING) coherent buffer WsBuf { float ws[]; };
 layout(std430, binding = CNT_BINDING) coherent buffer CntBuf { uint cnt[]; };
-shared uint last_arrival;
 #define STORE_PART(e, x) ws[e] = (x)
 #else
 #define STORE_PART(e, x) store0(e, CT0(x))
@@ -388,10 +388,12 @@ void main() {
   // This chunk's partials are written: visible before the arrival is counted.
   memoryBarrierBuffer();
   workgroup_sync();
+  // The arrival's count reaches the workgroup through Qs, dead since the last tile (no shared
+  // variable of its own: the 64-row, 64-key tiling fills the H200's 48 KiB exactly).
   uint slot = z * nqb + WORKGROUP_ID.x;
-  if (tid == 0u) last_arrival = atomicAdd(cnt[slot], 1u);
+  if (tid == 0u) Qs[0].x = float(atomicAdd(cnt[slot], 1u));  // (exact: chunks < 2^24)
   workgroup_sync();
-  if (last_arrival != u_grid.z - 1u) return;  // (the same for the whole workgroup)
+  if (uint(Qs[0].x) != u_grid.z - 1u) return;  // (the same for the whole workgroup)
   memoryBarrierBuffer();
   uint nch = u_grid.z, W = u_Ev + 2u;
 #define CW(c, i) Vs[((c) * BQ + (i)) / 4u][((c) * BQ + (i)) % 4u]

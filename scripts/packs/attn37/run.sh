@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attn37's GPU pack (issue 21: attention at or under PyTorch's CUDA graph), one call under ~130 s. The lead runs
+# attn37's GPU pack (issue 21: attention at or under PyTorch's CUDA graph), one call under ~90 s. The lead runs
 # `bash gpu-multi/attn37/run.sh` ($H the pack made by make_pack.sh; builds.tar.xz unpacked into $W/b: bin + lib
 # this branch's, main/ main's build).
 # 1. the attention models of torchcmp (SVTR's 8 x 168 x 15 heads, 8 x 300 x 64), seeded inputs; Relu over q of each
@@ -7,8 +7,7 @@
 # 2. rounds, alternated: main's and the branch's gltensor-run --bench N --read-back, plain and --replay;
 # 3. knobs on the branch (GLTENSOR_ATTENTION_SPLIT=0: no key split, main's kernel; =1 / =2: chunks of 1 / 2 key
 #    tiles; GLTENSOR_ATTENTION_COMBINE=dispatch: kv_combine's second dispatch; GLTENSOR_ATTENTION_LANES=0: SVTR on
-#    attention.comp (and its default split); 32-row, 32-key tiles; GLTENSOR_HOST_OUTPUT_BYTES: the output written
-#    into host memory by the kernel; no read-back: what the read-back costs; A37_KNOBS);
+#    attention.comp (and its default split); no read-back: what the read-back costs; A37_KNOBS);
 # 4. GPU time per run (--profile), main and branch variants; the outputs, branch against main;
 # 5. PyTorch eager and its CUDA graph on the same inputs (torchcmp.py torch), the table;
 # 6. the changed tests, GLES then desktop GL.
@@ -56,7 +55,7 @@ run() {
   grep -E '^bench' "$log" | sed -E 's/.*mean ([0-9.]+) ms, min ([0-9.]+) ms.*/\1 \/ \2/' | grep . || echo "? $(grep -m1 -iE 'rror' "$log" | cut -c1-100)"
 }
 for round in $(seq 1 "$ROUNDS"); do
-  [ "$SECONDS" -gt 40 ] && echo "round $round: no time left" && break
+  [ "$SECONDS" -gt 30 ] && echo "round $round: no time left" && break
   step "round $round: gltensor-run --bench $REPS --read-back (mean / min ms), main and branch alternated"
   while IFS='|' read -r name model _ args; do
     line="$name:"
@@ -74,26 +73,24 @@ step "knobs (branch): plain and replayed mean / min ms (noread: plain without --
 grep -v "^relu" "$W/cases.txt" | while IFS='|' read -r name model _ args; do
   echo "$name branch noread $(run branch "$name" "$model" "$args" noread); main noread $(run main "$name" "$model" "$args" noread)"
   for knob in ${A37_KNOBS:-GLTENSOR_ATTENTION_SPLIT=0 GLTENSOR_ATTENTION_SPLIT=1 GLTENSOR_ATTENTION_SPLIT=2 \
-    GLTENSOR_ATTENTION_COMBINE=dispatch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_LANES=0,GLTENSOR_ATTENTION_SPLIT=1 \
-    GLTENSOR_ATTENTION_LANES=0,GLTENSOR_ATTENTION_BQ=16 GLTENSOR_ATTENTION_KEYS=32,GLTENSOR_ATTENTION_BQ=32 \
-    GLTENSOR_HOST_OUTPUT_BYTES=1048576}; do
-    [ "$SECONDS" -gt 66 ] && echo "no time left for $knob" && continue
+    GLTENSOR_ATTENTION_COMBINE=dispatch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_LANES=0,GLTENSOR_ATTENTION_SPLIT=1}; do
+    [ "${name#attention_svtr}" = "$name" ] && [ "${knob#*LANES=0}" != "$knob" ] && continue  # (8x300x64: no lanes kernel)
+    [ "$SECONDS" -gt 42 ] && echo "no time left for $knob" && continue
     # shellcheck disable=SC2086
     echo "$name $knob: plain $(run branch "$name" "$model" "$args" plain ${knob//,/ }); replay $(run branch "$name" "$model" "$args" replay ${knob//,/ })"
   done
 done
 grep "^relu" "$W/cases.txt" | while IFS='|' read -r name model _ args; do
-  echo "$name branch noread $(run branch "$name" "$model" "$args" noread); replay GLTENSOR_HOST_OUTPUT_BYTES=1048576 $(run branch "$name" "$model" "$args" replay GLTENSOR_HOST_OUTPUT_BYTES=1048576)"
+  echo "$name branch noread $(run branch "$name" "$model" "$args" noread)"
 done
 step "GPU time per run (gltensor-run --profile --bench 100, plain; ms over the 100 runs)"
 while IFS='|' read -r name model _ args; do
   for v in main branch "branch GLTENSOR_ATTENTION_SPLIT=0" "branch GLTENSOR_ATTENTION_SPLIT=1" \
     "branch GLTENSOR_ATTENTION_SPLIT=2" "branch GLTENSOR_ATTENTION_COMBINE=dispatch" "branch GLTENSOR_ATTENTION_LANES=0" \
-    "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=1" "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_BQ=16" \
-    "branch GLTENSOR_ATTENTION_KEYS=32 GLTENSOR_ATTENTION_BQ=32"; do
+    "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=1"; do
     [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
     [ "${name#attention_svtr}" = "$name" ] && [ "${v#*LANES=0}" != "$v" ] && continue  # (8x300x64: no lanes kernel)
-    [ "$SECONDS" -gt 80 ] && echo "no time left for $v" && continue
+    [ "$SECONDS" -gt 50 ] && echo "no time left for $v" && continue
     set -- $v
     b=$1; shift
     bin=$B/bin/gltensor-run lib=$LD_LIBRARY_PATH
@@ -114,7 +111,7 @@ for d in sorted(glob.glob(os.path.join(w, "out", "*"))):
         print(f"{os.path.basename(d)} {os.path.basename(f)}: max|branch - main| {np.abs(a - b).max():.2e} (max|main| {np.abs(b).max():.2g})")
 PYEOF
 step "PyTorch eager and CUDA graph (torchcmp.py torch; gltensor columns: the branch's last round)"
-T=$((100 - SECONDS)); [ $T -gt 30 ] && T=30; [ $T -lt 5 ] && T=5
+T=$((60 - SECONDS)); [ $T -gt 20 ] && T=20; [ $T -lt 5 ] && T=5
 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only "$ONLY" | grep -vE "^$" || echo "torch side: rc $?"
 step "the changed tests, GLES then desktop GL"
 for api in gles gl; do
@@ -123,7 +120,7 @@ for api in gles gl; do
     # shellcheck disable=SC2086
     set -- $t
     set +f
-    tl=$((136 - SECONDS)); [ $tl -gt 25 ] && tl=25
+    tl=$((88 - SECONDS)); [ $tl -gt 20 ] && tl=20
     [ $tl -lt 3 ] && echo "no time left for $api $1 $2" && continue
     echo "$api $1 $2: $(cd "$W" && GLTENSOR_API=$api timeout $tl "$B/bin/$1" --gtest_filter="$2" 2>&1 | grep -E '^\[  (PASSED|FAILED) |Failure|seed=|rror' | head -6 | tr '\n' ' ')"
   done
