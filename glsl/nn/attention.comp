@@ -30,7 +30,8 @@
 // maximum score, scaled by scale * log2(e)) and l (the sum of exp2(score - m)); a chunk with no
 // key for a row (causal) leaves o = 0, m = -Inf, l = 0. The host combines the chunks (kv_combine),
 // or, with COMBINE, the chunks' last workgroup does (no combine dispatch): each workgroup writes
-// its partials into the coherent workspace ws (binding WS_BINDING, the layout above), makes them
+// its partials into the coherent workspace ws4 (binding WS_BINDING, as quads: 16 quads of o per
+// row, then vec4(m, l, 0, 0) per row, so that the merge reads few wide loads), makes them
 // visible (memoryBarrierBuffer, then the workgroup's barrier) and counts its arrival at its
 // (batch entry, row block) in cnt (binding CNT_BINDING: runtime/counters.hpp's zeroed words);
 // the workgroup that arrives last (u_grid.z arrivals: every chunk's) reads every chunk's
@@ -40,7 +41,8 @@
 // dispatch. Both sides of the hand-over use coherent memory, a buffer barrier and an atomic
 // (GLSL ES 3.1 4.10 / 4.6's memory model; NVIDIA's L1 is bypassed for coherent buffers; on
 // llvmpipe the workgroups are threads over one memory). The last workgroup's scratch (each
-// chunk's weight 2^(m - M) per row, then the row's denominator) lives in Vs as floats, the arrival
+// chunk's weight 2^(m - M) per row, the row's denominator, each chunk's l: (2 chunks + 1) BQ
+// floats) lives in Vs, the arrival
 // count in Qs: COMBINE adds no shared memory (attention_shared_bytes holds).
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
 // Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ / qK, qV at the next bindings
@@ -91,12 +93,13 @@ uniform uint u_kchunk;  // SPLIT_KV
 #ifndef SPLIT_KV
 #error "COMBINE merges SPLIT_KV's chunks"
 #endif
-layout(std430, binding = WS_BINDING) coherent buffer WsBuf { float ws[]; };
+// The workspace as quads: per (chunk, batch entry, row) 16 quads of o (row pr = (chunk * batch
+// + z) * L + r at pr * 16), then per row vec4(m, l, 0, 0) at WS_ML + pr.
+layout(std430, binding = WS_BINDING) coherent buffer WsBuf { vec4 ws4[]; };
 layout(std430, binding = CNT_BINDING) coherent buffer CntBuf { uint cnt[]; };
-#define STORE_PART(e, x) ws[e] = (x)
-#else
-#define STORE_PART(e, x) store0(e, CT0(x))
+#define WS_ML (u_grid.z * u_grid.y * u_L * 16u)
 #endif
+#define STORE_PART(e, x) store0(e, CT0(x))
 
 shared vec4 Qs[BQ * 16u];  // scaled q[r][d] at QS(r, d / 4)[d % 4]
 shared vec4 Vs[BKV * 16u];  // v[j][c] at Vs[j * 16 + c / 4][c % 4]
@@ -360,7 +363,25 @@ void main() {
       o[6] += a.w * b0;
     }
   }
-#ifdef SPLIT_KV
+#ifdef COMBINE
+  // Unnormalized quads of o, and each row's m and l (lane tx = 0 of the row group).
+  {
+    uint pr = (WORKGROUP_ID.z * u_grid.y + z) * u_L + gi0;
+    if (gi0 < u_L) ws4[pr * 16u + tx] = o[0];
+    if (gi0 + 1u < u_L) ws4[(pr + 1u) * 16u + tx] = o[2];
+    if (gi0 + 2u < u_L) ws4[(pr + 2u) * 16u + tx] = o[4];
+    if (gi0 + 3u < u_L) ws4[(pr + 3u) * 16u + tx] = o[6];
+#if DQL == 16
+    if (gi0 < u_L) ws4[pr * 16u + 8u + tx] = o[1];
+    if (gi0 + 1u < u_L) ws4[(pr + 1u) * 16u + 8u + tx] = o[3];
+    if (gi0 + 2u < u_L) ws4[(pr + 2u) * 16u + 8u + tx] = o[5];
+    if (gi0 + 3u < u_L) ws4[(pr + 3u) * 16u + 8u + tx] = o[7];
+#endif
+    if (tx == 0u)
+      for (uint i = 0u; i < 4u; ++i)
+        if (gi0 + i < u_L) ws4[WS_ML + pr + i] = vec4(m[i], l[i], 0.0, 0.0);
+  }
+#elif defined(SPLIT_KV)
   // Unnormalized, with each row's m and l after its Ev values (lane tx = 0 of the row group).
   uint out_base = (WORKGROUP_ID.z * u_grid.y + z) * u_L * OUT_COLS;
   vec4 d = vec4(1.0);
@@ -374,6 +395,7 @@ void main() {
   uint out_base = z * u_L * u_Ev;
   vec4 d = l;
 #endif
+#ifndef COMBINE
   store_quad(out_base, gi0, 4u * tx, o[0] / d.x);
   store_quad(out_base, gi0 + 1u, 4u * tx, o[2] / d.y);
   store_quad(out_base, gi0 + 2u, 4u * tx, o[4] / d.z);
@@ -384,7 +406,7 @@ void main() {
   store_quad(out_base, gi0 + 2u, 32u + 4u * tx, o[5] / d.z);
   store_quad(out_base, gi0 + 3u, 32u + 4u * tx, o[7] / d.w);
 #endif
-#ifdef COMBINE
+#else  // COMBINE
   // This chunk's partials are written: visible before the arrival is counted.
   memoryBarrierBuffer();
   workgroup_sync();
@@ -395,36 +417,48 @@ void main() {
   workgroup_sync();
   if (uint(Qs[0].x) != u_grid.z - 1u) return;  // (the same for the whole workgroup)
   memoryBarrierBuffer();
-  uint nch = u_grid.z, W = u_Ev + 2u;
+  uint nch = u_grid.z;
 #define CW(c, i) Vs[((c) * BQ + (i)) / 4u][((c) * BQ + (i)) % 4u]
-#define PART(c, r) ((((c) * u_grid.y + z) * u_L + (r)) * W)
+#define PART(c, r) (((c) * u_grid.y + z) * u_L + (r))
   if (tid < BQ && q0 + tid < u_L) {
     uint r = q0 + tid;
     float M = -F_INF;
-    for (uint c = 0u; LOOP(c < nch); ++c) {
-      uint b = PART(c, r) + u_Ev;
-      if (ws[b + 1u] != 0.0) {
-        float mc = ws[b];
-        M = is_nan(M) ? M : ((mc > M || is_nan(mc)) ? mc : M);
-      }
+    for (uint c = 0u; LOOP(c < nch); ++c) {  // the workspace read once: m and l kept in the scratch
+      vec4 ml = ws4[WS_ML + PART(c, r)];
+      CW(c, tid) = ml.x;
+      CW(nch + 1u + c, tid) = ml.y;
+      if (ml.y != 0.0) M = is_nan(M) ? M : ((ml.x > M || is_nan(ml.x)) ? ml.x : M);
     }
     float den = 0.0;
     for (uint c = 0u; LOOP(c < nch); ++c) {
-      uint b = PART(c, r) + u_Ev;
-      float lc = ws[b + 1u];
-      float a = lc != 0.0 ? exp2(ws[b] - M) : 0.0;
+      float lc = CW(nch + 1u + c, tid);
+      float a = lc != 0.0 ? exp2(CW(c, tid) - M) : 0.0;
       CW(c, tid) = a;
       den += a * lc;
     }
     CW(nch, tid) = den;
   }
   workgroup_sync();
-  uint rows = min(BQ, u_L - q0);
-  for (uint e = tid; LOOP(e < rows * u_Ev); e += LOCAL_X) {
-    uint i = e / u_Ev, col = e % u_Ev, r = q0 + i;
-    float acc = 0.0;
-    for (uint c = 0u; LOOP(c < nch); ++c) acc += CW(c, i) * ws[PART(c, r) + col];
-    store0((z * u_L + r) * u_Ev + col, CT0(acc / CW(nch, i)));
+  // Quads e = tid + n * LOCAL_X (n < 8) of the block's BQ rows of 16 quads: the chunks outside,
+  // the 8 independent quad loads of a chunk inside (issued together).
+  uint evq = (u_Ev + 3u) / 4u;
+  vec4 acc[8];
+  for (uint n = 0u; n < 8u; ++n) acc[n] = vec4(0.0);
+  for (uint c = 0u; LOOP(c < nch); ++c)
+    for (uint n = 0u; n < 8u; ++n) {
+      uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
+      if (q0 + i < u_L && qd < evq) acc[n] += CW(c, i) * ws4[PART(c, q0 + i) * 16u + qd];
+    }
+  for (uint n = 0u; n < 8u; ++n) {
+    uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
+    if (q0 + i < u_L && qd < evq) {
+      vec4 y = acc[n] / CW(nch, i);
+      uint b = (z * u_L + q0 + i) * u_Ev + 4u * qd;
+      store0(b, CT0(y.x));
+      if (4u * qd + 1u < u_Ev) store0(b + 1u, CT0(y.y));
+      if (4u * qd + 2u < u_Ev) store0(b + 2u, CT0(y.z));
+      if (4u * qd + 3u < u_Ev) store0(b + 3u, CT0(y.w));
+    }
   }
   if (tid == 0u) atomicExchange(cnt[slot], 0u);  // zero for the next dispatch
 #endif

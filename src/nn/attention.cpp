@@ -143,7 +143,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   if (kv_quads) launch.read(k).read(v);
   Tensor ws;  // COMBINE: the partials, then the counters (written: the Queue orders counting dispatches)
   if (combine) {
-    ws = alloc(dev, {chunks, nb, L, Ev + 2}, DType::f32, op);
+    ws = alloc(dev, {chunks * nb * L * kCombineRowFloats}, DType::f32, op);  // quads of o, then (m, l, 0, 0)
     launch.write(ws).bind(dev.extension<WorkgroupCounters>().storage(dev), true);
   }
   launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, kchunk})
@@ -555,8 +555,9 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
       // The keys in chunks over more workgroups (few row blocks; GLTENSOR_ATTENTION_SPLIT), where
       // the partials and the loops fit.
       AttentionSplit split = plan_attention_split(t, sp, settings());
+      const std::int64_t row_floats = split.combine ? kCombineRowFloats : Ev + 2;
       const std::int64_t ws_bytes =
-          split.kchunk > 0 ? (S + split.kchunk - 1) / split.kchunk * numel_of(batch) * L * (Ev + 2) * 4 : 0;
+          split.kchunk > 0 ? (S + split.kchunk - 1) / split.kchunk * numel_of(batch) * L * row_floats * 4 : 0;
       if (ws_bytes > dev.ssbo_limit() || (limit != 0 && split_loops(split) > limit)) split = {};
       return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, split);
     }
@@ -573,7 +574,9 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
       if (L <= per) {
         // merged by the chunks' last workgroup where that and its loops fit, else by kv_combine
         AttentionSplit split{lo * bkv, attention_combine_fits(t, sp, chunks, settings())};
-        if (split.combine && split_loops(split) > limit) split.combine = false;
+        if (split.combine &&
+            (split_loops(split) > limit || chunks * numel_of(batch) * L * kCombineRowFloats * 4 > dev.ssbo_limit()))
+          split.combine = false;
         return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, split);
       }
     }

@@ -97,8 +97,10 @@ struct AttentionSplit {
 };
 /// The counters' words (WorkgroupCounters::kWords): COMBINE needs one per batch entry and row block.
 constexpr std::int64_t kCombineSlots = 16384;
+/// COMBINE's workspace floats per chunk and row: 16 quads of o, then the quad (m, l, 0, 0).
+constexpr std::int64_t kCombineRowFloats = 68;
 /// Whether `chunks` chunks of t's row blocks may be merged by their last workgroup: at least 2, at
-/// most what the scratch in the V tile's memory holds ((chunks + 1) * bq floats), nb * row blocks
+/// most what the scratch in the V tile's memory holds ((2 chunks + 1) * bq floats), nb * row blocks
 /// counters, 9 bindings (quad arrays or not: the largest case), and not Settings::attention_combine
 /// = dispatch (GLTENSOR_ATTENTION_COMBINE).
 bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std::int64_t chunks,

@@ -595,9 +595,9 @@ TEST(PlanAttention, SplitByProblem) {
   EXPECT_EQ(split(t, {300, 300, 8, false, 8}, s), R(0, false));    // 8 SSBO bindings
   EXPECT_EQ(split(t, {300, 300, 32, false, 16}, s), R(0, false));  // 160 row blocks
   EXPECT_EQ(split(t, {300, 64, 8, false, 16}, s), R(0, false));    // one tile
-  // one row block: 128 chunks wanted, at most 63 fit the scratch ((63 + 1) * 64 floats)
-  EXPECT_EQ(split(t, {64, 4096, 1, false, 16}, s), R(2 * 64, true));      // 64 tiles: 32 chunks of 2
-  EXPECT_EQ(split(t, {64, 128 * 64, 1, false, 16}, s), R(3 * 64, true));  // 128 tiles: 43 chunks of 3
+  // one row block: 128 chunks wanted, at most 31 fit the scratch ((2 * 31 + 1) * 64 floats)
+  EXPECT_EQ(split(t, {64, 4096, 1, false, 16}, s), R(3 * 64, true));      // 64 tiles: 22 chunks of 3
+  EXPECT_EQ(split(t, {64, 128 * 64, 1, false, 16}, s), R(5 * 64, true));  // 128 tiles: 26 chunks of 5
   Settings zero, one, two, dispatch;
   zero.attention_split = 0;
   one.attention_split = 1;
@@ -613,9 +613,9 @@ TEST(PlanAttention, SplitByProblem) {
   EXPECT_EQ(split(t, {1024, 64, 16, false, 16}, one), R(0, false));   // one tile
   EXPECT_EQ(split(t, {1024, 128, 16, false, 16}, two), R(0, false));  // one chunk
   EXPECT_EQ(split({32, 1, false, 16}, {1024, 100, 16, true, 16}, one), R(32, true));
-  // the scratch: (chunks + 1) * bq floats in the V tile's bkv * 64
-  EXPECT_TRUE(attention_combine_fits({32, 1, false, 16}, {32, 1, 1, true, 16}, 63, s));
-  EXPECT_FALSE(attention_combine_fits({32, 1, false, 16}, {32, 1, 1, true, 16}, 64, s));
+  // the scratch: (2 chunks + 1) * bq floats in the V tile's bkv * 64
+  EXPECT_TRUE(attention_combine_fits({32, 1, false, 16}, {32, 1, 1, true, 16}, 31, s));
+  EXPECT_FALSE(attention_combine_fits({32, 1, false, 16}, {32, 1, 1, true, 16}, 32, s));
   EXPECT_FALSE(attention_combine_fits(t, {64, 1, 1, false, 16}, 1, s));  // one chunk
   EXPECT_TRUE(attention_combine_fits(t, {64, 1, kCombineSlots, false, 16}, 2, s));
   EXPECT_FALSE(attention_combine_fits(t, {65, 1, kCombineSlots, false, 16}, 2, s));  // counters
