@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attn37's GPU pack (issue 21: attention at or under PyTorch's CUDA graph), one call under ~90 s. The lead runs
+# attn37's GPU pack (issue 21: attention at or under PyTorch's CUDA graph), one call under ~60 s (the tests with A37_TESTS=1: ~90 s). The lead runs
 # `bash gpu-multi/attn37/run.sh` ($H the pack made by make_pack.sh; builds.tar.xz unpacked into $W/b: bin + lib
 # this branch's, main/ main's build).
 # 1. the attention models of torchcmp (SVTR's 8 x 168 x 15 heads, 8 x 300 x 64), seeded inputs; Relu over q of each
@@ -12,7 +12,7 @@
 # 5. PyTorch eager and its CUDA graph on the same inputs (torchcmp.py torch), the table;
 # 6. the changed tests, GLES then desktop GL.
 set -u
-W=/tmp/attn37w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A37_ONLY:-attention}; ROUNDS=${ROUNDS:-4}
+W=/tmp/attn37w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A37_ONLY:-attention}; ROUNDS=${ROUNDS:-3}
 rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/outmain" "$W/b"
 tar -C "$W/b" -xJf "$H/builds.tar.xz"
 B=$W/b; export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
@@ -44,7 +44,9 @@ run() {
   [ "$b" = main ] && bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH
   [ $# -gt 0 ] && tag="$b-$(echo "$*" | tr ' =' '_-')"
   local log=$W/log/$name-$mode-$tag.txt extra=--replay rb=--read-back
-  [ "$mode" = plain ] && extra="--output-dir $W/out$([ "$b" = main ] && echo main)/$name"
+  # (outputs only from the untagged default runs: a knob's run must not overwrite what is compared)
+  [ "$mode" = plain ] && extra=""
+  [ "$mode" = plain ] && [ $# -eq 0 ] && extra="--output-dir $W/out$([ "$b" = main ] && echo main)/$name"
   [ "$mode" = noread ] && extra="" rb=""
   # knob words starting with -- are gltensor-run options, the others environment settings
   local envs=() opts=() x
@@ -72,8 +74,7 @@ done < "$W/cases.txt"
 step "knobs (branch): plain and replayed mean / min ms (noread: plain without --read-back)"
 grep -v "^relu" "$W/cases.txt" | while IFS='|' read -r name model _ args; do
   echo "$name branch noread $(run branch "$name" "$model" "$args" noread); main noread $(run main "$name" "$model" "$args" noread)"
-  for knob in ${A37_KNOBS:-GLTENSOR_ATTENTION_SPLIT=0 GLTENSOR_ATTENTION_SPLIT=1 GLTENSOR_ATTENTION_SPLIT=2 \
-    GLTENSOR_ATTENTION_COMBINE=dispatch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_LANES=0,GLTENSOR_ATTENTION_SPLIT=1}; do
+  for knob in ${A37_KNOBS:-GLTENSOR_ATTENTION_SPLIT=0}; do
     [ "${name#attention_svtr}" = "$name" ] && [ "${knob#*LANES=0}" != "$knob" ] && continue  # (8x300x64: no lanes kernel)
     [ "$SECONDS" -gt 42 ] && echo "no time left for $knob" && continue
     # shellcheck disable=SC2086
@@ -85,9 +86,7 @@ grep "^relu" "$W/cases.txt" | while IFS='|' read -r name model _ args; do
 done
 step "GPU time per run (gltensor-run --profile --bench 100, plain; ms over the 100 runs)"
 while IFS='|' read -r name model _ args; do
-  for v in main branch "branch GLTENSOR_ATTENTION_SPLIT=0" "branch GLTENSOR_ATTENTION_SPLIT=1" \
-    "branch GLTENSOR_ATTENTION_SPLIT=2" "branch GLTENSOR_ATTENTION_COMBINE=dispatch" "branch GLTENSOR_ATTENTION_LANES=0" \
-    "branch GLTENSOR_ATTENTION_LANES=0 GLTENSOR_ATTENTION_SPLIT=1"; do
+  for v in main branch "branch GLTENSOR_ATTENTION_SPLIT=0" ${A37_PROFILE_KNOBS:-}; do
     [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
     [ "${name#attention_svtr}" = "$name" ] && [ "${v#*LANES=0}" != "$v" ] && continue  # (8x300x64: no lanes kernel)
     [ "$SECONDS" -gt 50 ] && echo "no time left for $v" && continue
@@ -113,8 +112,9 @@ PYEOF
 step "PyTorch eager and CUDA graph (torchcmp.py torch; gltensor columns: the branch's last round)"
 T=$((60 - SECONDS)); [ $T -gt 20 ] && T=20; [ $T -lt 5 ] && T=5
 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only "$ONLY" | grep -vE "^$" || echo "torch side: rc $?"
-step "the changed tests, GLES then desktop GL"
-for api in gles gl; do
+step "the changed tests, GLES then desktop GL (A37_TESTS=1)"
+[ "${A37_TESTS:-0}" = 1 ] || echo "(left out: A37_TESTS=1 runs them)"
+[ "${A37_TESTS:-0}" = 1 ] && for api in gles gl; do
   for t in "test_plans PlanAttention.*" "test_nn Attention.*" "test_attention *" "test_model_attention *" "test_kv_cache *"; do
     set -f
     # shellcheck disable=SC2086
