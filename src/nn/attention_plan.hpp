@@ -109,9 +109,10 @@ bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std:
 /// device; tests), 0 never; unset (-1), on GPUs where the row blocks (nb * ceil(L / bq)) are fewer
 /// than kSplitBelowGroups and the keys span more than one tile, the fewest tiles per chunk that
 /// still give the grid kSplitBelowGroups workgroups, only where COMBINE fits: 8 x 300 x 64 on the
-/// H200, 40 row blocks of 5 tiles, in 3 chunks of 2 tiles (attention.comp's GPU time 43.0 -> 25.2
-/// us in attn36's measurement, whose separate kv_combine dispatch took 9.5 more; bench/RESULTS.md
-/// 2026-11-28). A forced split combines in the dispatch where that fits, else with kv_combine.
+/// H200, 40 row blocks of 5 tiles, in 3 chunks of 2 tiles: 43.0 -> 38.5 us of GPU time merged in
+/// the dispatch (1-tile chunks 50.3; kv_combine's second dispatch cost 9.5 more; end to end within
+/// noise: bench/RESULTS.md 2026-11-28, attn37). A forced split combines in the dispatch where that
+/// fits, else with kv_combine.
 constexpr std::int64_t kSplitBelowGroups = 128;
 AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem& p, const Settings& settings);
 
