@@ -28,7 +28,22 @@
 // keys split into chunks of u_kchunk (a multiple of BKV), chunk WORKGROUP_ID.z; the output is
 // [chunks, batch, L, Ev + 2]: per row the unnormalized sum o (Ev values), then m (the row's
 // maximum score, scaled by scale * log2(e)) and l (the sum of exp2(score - m)); a chunk with no
-// key for a row (causal) leaves o = 0, m = -Inf, l = 0. The host combines the chunks.
+// key for a row (causal) leaves o = 0, m = -Inf, l = 0. The host combines the chunks (kv_combine),
+// or, with COMBINE, the chunks' last workgroup does (no combine dispatch): each workgroup writes
+// its partials into the coherent workspace ws4 (binding WS_BINDING, as quads: 16 quads of o per
+// row, then vec4(m, l, 0, 0) per row, so that the merge reads few wide loads), makes them
+// visible (memoryBarrierBuffer, then the workgroup's barrier) and counts its arrival at its
+// (batch entry, row block) in cnt (binding CNT_BINDING: runtime/counters.hpp's zeroed words);
+// the workgroup that arrives last (u_grid.z arrivals: every chunk's) reads every chunk's
+// partials back through the coherent buffer after a memoryBarrierBuffer and writes the rows of
+// out [batch, L, Ev] as kv_combine would (a row's largest m over the chunks with l != 0, NaN
+// kept; sum(o 2^(m - M)) / sum(l 2^(m - M))), then sets its counter back to 0 for the next
+// dispatch. Both sides of the hand-over use coherent memory, a buffer barrier and an atomic
+// (GLSL ES 3.1 4.10 / 4.6's memory model; NVIDIA's L1 is bypassed for coherent buffers; on
+// llvmpipe the workgroups are threads over one memory). The last workgroup's scratch (each
+// chunk's weight 2^(m - M) per row, the row's denominator, each chunk's l: (2 chunks + 1) BQ
+// floats) lives in Vs, the arrival
+// count in Qs: COMBINE adds no shared memory (attention_shared_bytes holds).
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
 // Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ / qK, qV at the next bindings
 // (4, 5, 6 with all three).
@@ -74,6 +89,17 @@ uniform uint u_kchunk;  // SPLIT_KV
 #else
 #define OUT_COLS u_Ev
 #endif
+#ifdef COMBINE
+#ifndef SPLIT_KV
+#error "COMBINE merges SPLIT_KV's chunks"
+#endif
+// The workspace as quads: per (chunk, batch entry, row) 16 quads of o (row pr = (chunk * batch
+// + z) * L + r at pr * 16), then per row vec4(m, l, 0, 0) at WS_ML + pr.
+layout(std430, binding = WS_BINDING) coherent buffer WsBuf { vec4 ws4[]; };
+layout(std430, binding = CNT_BINDING) coherent buffer CntBuf { uint cnt[]; };
+#define WS_ML (u_grid.z * u_grid.y * u_L * 16u)
+#endif
+#define STORE_PART(e, x) store0(e, CT0(x))
 
 shared vec4 Qs[BQ * 16u];  // scaled q[r][d] at QS(r, d / 4)[d % 4]
 shared vec4 Vs[BKV * 16u];  // v[j][c] at Vs[j * 16 + c / 4][c % 4]
@@ -152,10 +178,10 @@ vec4 group_sum(vec4 x) {
 void store_quad(uint base, uint r, uint c, vec4 x) {
   if (r >= u_L) return;
   uint e = base + r * OUT_COLS + c;
-  if (c < u_Ev) store0(e, CT0(x.x));
-  if (c + 1u < u_Ev) store0(e + 1u, CT0(x.y));
-  if (c + 2u < u_Ev) store0(e + 2u, CT0(x.z));
-  if (c + 3u < u_Ev) store0(e + 3u, CT0(x.w));
+  if (c < u_Ev) STORE_PART(e, x.x);
+  if (c + 1u < u_Ev) STORE_PART(e + 1u, x.y);
+  if (c + 2u < u_Ev) STORE_PART(e + 2u, x.z);
+  if (c + 3u < u_Ev) STORE_PART(e + 3u, x.w);
 }
 
 float max4(vec4 x) { return max(max(x.x, x.y), max(x.z, x.w)); }
@@ -337,20 +363,39 @@ void main() {
       o[6] += a.w * b0;
     }
   }
-#ifdef SPLIT_KV
+#ifdef COMBINE
+  // Unnormalized quads of o, and each row's m and l (lane tx = 0 of the row group).
+  {
+    uint pr = (WORKGROUP_ID.z * u_grid.y + z) * u_L + gi0;
+    if (gi0 < u_L) ws4[pr * 16u + tx] = o[0];
+    if (gi0 + 1u < u_L) ws4[(pr + 1u) * 16u + tx] = o[2];
+    if (gi0 + 2u < u_L) ws4[(pr + 2u) * 16u + tx] = o[4];
+    if (gi0 + 3u < u_L) ws4[(pr + 3u) * 16u + tx] = o[6];
+#if DQL == 16
+    if (gi0 < u_L) ws4[pr * 16u + 8u + tx] = o[1];
+    if (gi0 + 1u < u_L) ws4[(pr + 1u) * 16u + 8u + tx] = o[3];
+    if (gi0 + 2u < u_L) ws4[(pr + 2u) * 16u + 8u + tx] = o[5];
+    if (gi0 + 3u < u_L) ws4[(pr + 3u) * 16u + 8u + tx] = o[7];
+#endif
+    if (tx == 0u)
+      for (uint i = 0u; i < 4u; ++i)
+        if (gi0 + i < u_L) ws4[WS_ML + pr + i] = vec4(m[i], l[i], 0.0, 0.0);
+  }
+#elif defined(SPLIT_KV)
   // Unnormalized, with each row's m and l after its Ev values (lane tx = 0 of the row group).
   uint out_base = (WORKGROUP_ID.z * u_grid.y + z) * u_L * OUT_COLS;
   vec4 d = vec4(1.0);
   if (tx == 0u)
     for (uint i = 0u; i < 4u; ++i)
       if (gi0 + i < u_L) {
-        store0(out_base + (gi0 + i) * OUT_COLS + u_Ev, CT0(m[i]));
-        store0(out_base + (gi0 + i) * OUT_COLS + u_Ev + 1u, CT0(l[i]));
+        STORE_PART(out_base + (gi0 + i) * OUT_COLS + u_Ev, m[i]);
+        STORE_PART(out_base + (gi0 + i) * OUT_COLS + u_Ev + 1u, l[i]);
       }
 #else
   uint out_base = z * u_L * u_Ev;
   vec4 d = l;
 #endif
+#ifndef COMBINE
   store_quad(out_base, gi0, 4u * tx, o[0] / d.x);
   store_quad(out_base, gi0 + 1u, 4u * tx, o[2] / d.y);
   store_quad(out_base, gi0 + 2u, 4u * tx, o[4] / d.z);
@@ -360,5 +405,61 @@ void main() {
   store_quad(out_base, gi0 + 1u, 32u + 4u * tx, o[3] / d.y);
   store_quad(out_base, gi0 + 2u, 32u + 4u * tx, o[5] / d.z);
   store_quad(out_base, gi0 + 3u, 32u + 4u * tx, o[7] / d.w);
+#endif
+#else  // COMBINE
+  // This chunk's partials are written: visible before the arrival is counted.
+  memoryBarrierBuffer();
+  workgroup_sync();
+  // The arrival's count reaches the workgroup through Qs, dead since the last tile (no shared
+  // variable of its own: the 64-row, 64-key tiling fills the H200's 48 KiB exactly).
+  uint slot = z * nqb + WORKGROUP_ID.x;
+  if (tid == 0u) Qs[0].x = float(atomicAdd(cnt[slot], 1u));  // (exact: chunks < 2^24)
+  workgroup_sync();
+  if (uint(Qs[0].x) != u_grid.z - 1u) return;  // (the same for the whole workgroup)
+  memoryBarrierBuffer();
+  uint nch = u_grid.z;
+#define CW(c, i) Vs[((c) * BQ + (i)) / 4u][((c) * BQ + (i)) % 4u]
+#define PART(c, r) (((c) * u_grid.y + z) * u_L + (r))
+  if (tid < BQ && q0 + tid < u_L) {
+    uint r = q0 + tid;
+    float M = -F_INF;
+    for (uint c = 0u; LOOP(c < nch); ++c) {  // the workspace read once: m and l kept in the scratch
+      vec4 ml = ws4[WS_ML + PART(c, r)];
+      CW(c, tid) = ml.x;
+      CW(nch + 1u + c, tid) = ml.y;
+      if (ml.y != 0.0) M = is_nan(M) ? M : ((ml.x > M || is_nan(ml.x)) ? ml.x : M);
+    }
+    float den = 0.0;
+    for (uint c = 0u; LOOP(c < nch); ++c) {
+      float lc = CW(nch + 1u + c, tid);
+      float a = lc != 0.0 ? exp2(CW(c, tid) - M) : 0.0;
+      CW(c, tid) = a;
+      den += a * lc;
+    }
+    CW(nch, tid) = den;
+  }
+  workgroup_sync();
+  // Quads e = tid + n * LOCAL_X (n < 8) of the block's BQ rows of 16 quads: the chunks outside,
+  // the 8 independent quad loads of a chunk inside (issued together).
+  uint evq = (u_Ev + 3u) / 4u;
+  vec4 acc[8];
+  for (uint n = 0u; n < 8u; ++n) acc[n] = vec4(0.0);
+  for (uint c = 0u; LOOP(c < nch); ++c)
+    for (uint n = 0u; n < 8u; ++n) {
+      uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
+      if (q0 + i < u_L && qd < evq) acc[n] += CW(c, i) * ws4[PART(c, q0 + i) * 16u + qd];
+    }
+  for (uint n = 0u; n < 8u; ++n) {
+    uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
+    if (q0 + i < u_L && qd < evq) {
+      vec4 y = acc[n] / CW(nch, i);
+      uint b = (z * u_L + q0 + i) * u_Ev + 4u * qd;
+      store0(b, CT0(y.x));
+      if (4u * qd + 1u < u_Ev) store0(b + 1u, CT0(y.y));
+      if (4u * qd + 2u < u_Ev) store0(b + 2u, CT0(y.z));
+      if (4u * qd + 3u < u_Ev) store0(b + 3u, CT0(y.w));
+    }
+  }
+  if (tid == 0u) atomicExchange(cnt[slot], 0u);  // zero for the next dispatch
 #endif
 }

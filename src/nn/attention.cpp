@@ -25,6 +25,7 @@
 #include "nn/transformer_variants.hpp"
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
+#include "runtime/counters.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -107,11 +108,14 @@ InferenceOperands inference_operands(DeviceImpl& dev, const char* op, const Tens
   return o;
 }
 
-// kchunk > 0: split-KV, the keys in chunks of kchunk (a multiple of the tiling's BKV) computed by
-// separate workgroups, then combined (for key sequences longer than one invocation may loop
-// over).
+// split.kchunk > 0: split-KV, the keys in chunks of kchunk (a multiple of the tiling's BKV)
+// computed by separate workgroups, then combined by the chunks' last workgroup (split.combine:
+// the partials in a workspace, the arrival counters of runtime/counters.hpp) or by kv_combine's
+// dispatch (for key sequences longer than one invocation may loop over; GPUs' few row blocks).
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
-                       const AttentionTiles& t, std::int64_t kchunk) {
+                       const AttentionTiles& t, const AttentionSplit& split) {
+  static_assert(kCombineSlots == WorkgroupCounters::kWords);
+  const std::int64_t kchunk = split.kchunk;
   const char* op = "scaled_dot_product_attention";
   DeviceImpl& dev = dev_of(q);
   Launch launch(dev, op);
@@ -119,14 +123,17 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const std::int64_t L = o.L, S = o.S, E = o.E, Ev = o.Ev;
   const std::int64_t chunks = kchunk > 0 ? (S + kchunk - 1) / kchunk : 1, nb = numel_of(o.batch);
   if (numel_of(o.out_shape) == 0) return alloc(dev, o.out_shape, o.od, op);
-  Tensor out = kchunk > 0 ? alloc(dev, {chunks, nb, L, Ev + 2}, DType::f32, op) : alloc(dev, o.out_shape, o.od, op);
+  const bool combine = kchunk > 0 && split.combine;
+  // the kernel's operand 0: the result, or (split without COMBINE) the partials
+  Tensor out =
+      kchunk > 0 && !combine ? alloc(dev, {chunks, nb, L, Ev + 2}, DType::f32, op) : alloc(dev, o.out_shape, o.od, op);
   const BatchLayout& bl = o.bl;
   const std::size_t bd = bl.shape.size();
   const std::int64_t bq = t.bq;
   const bool q_quads = o.q_quads, kv_quads = o.kv_quads;
   AttentionVariant av;
   av.bd = static_cast<int>(bd), av.bq = bq, av.kq = t.kq, av.dql = t.dql, av.subgroup = t.subgroup,
-  av.split_kv = kchunk > 0;
+  av.split_kv = kchunk > 0, av.combine = combine;
   av.q_quads = q_quads, av.kv_quads = kv_quads;
   av.out = out.dtype(), av.q = q.dtype(), av.k = k.dtype(), av.v = v.dtype();
   launch.program(av.kFile, av.defines(), {static_cast<std::uint32_t>(bq * 2)});
@@ -134,11 +141,16 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   launch.write(out).read(q).read(k).read(v);
   if (q_quads) launch.read(q);
   if (kv_quads) launch.read(k).read(v);
+  Tensor ws;  // COMBINE: the partials, then the counters (written: the Queue orders counting dispatches)
+  if (combine) {
+    ws = alloc(dev, {chunks * nb * L * kCombineRowFloats}, DType::f32, op);  // quads of o, then (m, l, 0, 0)
+    launch.write(ws).bind(dev.extension<WorkgroupCounters>().storage(dev), true);
+  }
   launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, kchunk})
-      .loop_iterations(attention_loops(t, kchunk > 0 ? kchunk : S, bd))
+      .loop_iterations(attention_loops(t, kchunk > 0 ? kchunk : S, bd, combine ? chunks : 0, Ev))
       .groups(static_cast<std::uint64_t>((L + bq - 1) / bq), static_cast<std::uint64_t>(nb),
               static_cast<std::uint64_t>(chunks));
-  if (kchunk == 0) return out;
+  if (kchunk == 0 || combine) return out;
   Tensor result = alloc(dev, o.out_shape, o.od, op);
   kv_combine(dev, op, out, result, nb * L, Ev, chunks);  // the KV cache's combine: the same layout
   return result;
@@ -534,11 +546,20 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     const AttentionTiles t = narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev);
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
+    const SplitProblem sp{L, S, numel_of(batch), dev.adapter().software, dev.caps().max_ssbo_bindings};
+    auto split_loops = [&](const AttentionSplit& s) {
+      const std::int64_t n = s.kchunk > 0 ? s.kchunk : S;
+      return attention_loops(t, n, q_in.dim(), s.combine ? (S + n - 1) / n : 0, Ev);
+    };
     if (t.bq > 0 && (limit == 0 || attention_loops(t, S, q_in.dim()) <= limit)) {
-      // GLTENSOR_ATTENTION_SPLIT: the keys in chunks over more workgroups, where the partials fit.
-      std::int64_t kchunk = plan_attention_split(t, L, S, numel_of(batch), settings());
-      if (kchunk > 0 && (S + kchunk - 1) / kchunk * numel_of(batch) * L * (Ev + 2) * 4 > dev.ssbo_limit()) kchunk = 0;
-      return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, kchunk);
+      // The keys in chunks over more workgroups (few row blocks; GLTENSOR_ATTENTION_SPLIT), where
+      // the partials and the loops fit.
+      AttentionSplit split = plan_attention_split(t, sp, settings());
+      const std::int64_t row_floats = split.combine ? kCombineRowFloats : Ev + 2;
+      const std::int64_t ws_bytes =
+          split.kchunk > 0 ? (S + split.kchunk - 1) / split.kchunk * numel_of(batch) * L * row_floats * 4 : 0;
+      if (ws_bytes > dev.ssbo_limit() || (limit != 0 && split_loops(split) > limit)) split = {};
+      return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, split);
     }
     // Keys past what one invocation may loop over: split-KV, chunks of the most key tiles that fit.
     if (t.bq > 0 && attention_loops(t, bkv, q_in.dim()) <= limit) {
@@ -550,7 +571,14 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
       const std::int64_t chunks = (S + lo * bkv - 1) / (lo * bkv);
       const std::int64_t row_bytes = chunks * numel_of(batch) * (Ev + 2) * 4;
       const std::int64_t per = dev.ssbo_limit() / std::max<std::int64_t>(row_bytes, 1);
-      if (L <= per) return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, lo * bkv);
+      if (L <= per) {
+        // merged by the chunks' last workgroup where that and its loops fit, else by kv_combine
+        AttentionSplit split{lo * bkv, attention_combine_fits(t, sp, chunks, settings())};
+        if (split.combine &&
+            (split_loops(split) > limit || chunks * numel_of(batch) * L * kCombineRowFloats * 4 > dev.ssbo_limit()))
+          split.combine = false;
+        return fused_attention(q_in, k_in, v_in, opt.is_causal, sc, t, split);
+      }
     }
   }
   const FlashTiles ft = plan_flash_tiles(E, Ev, dev.caps().max_shared_memory, settings());

@@ -48,7 +48,8 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
   return t;
 }
 
-std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd) {
+std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd, std::int64_t combine,
+                              std::int64_t /*Ev*/) {
   const std::uint64_t bkv = 32u * static_cast<std::uint64_t>(t.kq), local = 2u * static_cast<std::uint64_t>(t.bq);
   const std::uint64_t dql = static_cast<std::uint64_t>(t.dql);
   const std::uint64_t nld = bkv * dql / local, nlq = static_cast<std::uint64_t>(t.bq) * dql / local;
@@ -60,7 +61,11 @@ std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size
   const std::uint64_t per_tile =
       1 + (nld + 1) + (nld + 1 + 10 * nld) + (4 * static_cast<std::uint64_t>(t.kq) + 1) + (dql + 1) + 28 + (bkv + 1);
   const std::uint64_t tiles = (static_cast<std::uint64_t>(S) + bkv - 1) / bkv;
-  return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16;
+  // COMBINE: the row's two passes over the chunks, then 8 quads per invocation: their init, the
+  // chunks around the 8 quads, the stores.
+  const auto nc = static_cast<std::uint64_t>(combine);
+  const std::uint64_t merge = combine > 0 ? 2 * (nc + 1) + 9 + (nc + 1) + nc * 9 + 9 : 0;
+  return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16 + merge;
 }
 
 std::int64_t lanes_shared_bytes(const LaneTiles& t) {
@@ -117,11 +122,27 @@ LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev,
   return {};
 }
 
-std::int64_t plan_attention_split(const AttentionTiles& t, std::int64_t L, std::int64_t S, std::int64_t nb,
-                                  const Settings& settings) {
-  if (t.bq <= 0 || settings.attention_split <= 0 || L < 1 || S < 1 || nb < 1) return 0;
-  const std::int64_t bkv = 32 * std::int64_t{t.kq}, tiles = (S + bkv - 1) / bkv;
-  return settings.attention_split < tiles ? settings.attention_split * bkv : 0;
+bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std::int64_t chunks,
+                            const Settings& settings) {
+  if (settings.attention_combine_dispatch || t.bq <= 0 || chunks < 2 || p.ssbo_bindings < 9) return false;
+  const std::int64_t row_blocks = (p.L + t.bq - 1) / t.bq;
+  return (2 * chunks + 1) * t.bq <= 32 * std::int64_t{t.kq} * 64 && p.nb * row_blocks <= kCombineSlots;
+}
+
+AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem& p, const Settings& settings) {
+  if (t.bq <= 0 || settings.attention_split == 0 || p.L < 1 || p.S < 1 || p.nb < 1) return {};
+  const std::int64_t bkv = 32 * std::int64_t{t.kq}, tiles = (p.S + bkv - 1) / bkv;
+  auto split = [&](std::int64_t per) -> AttentionSplit {
+    if (per >= tiles) return {};
+    return {per * bkv, attention_combine_fits(t, p, (tiles + per - 1) / per, settings)};
+  };
+  if (settings.attention_split > 0) return split(settings.attention_split);
+  const std::int64_t groups = p.nb * ((p.L + t.bq - 1) / t.bq);
+  if (p.software || groups >= kSplitBelowGroups || tiles < 2) return {};
+  // chunks: those that give kSplitBelowGroups workgroups, at most what the merge's scratch holds
+  const std::int64_t want = std::min((kSplitBelowGroups + groups - 1) / groups, (bkv * 64 / t.bq - 1) / 2);
+  const AttentionSplit s = split(std::max<std::int64_t>(1, (tiles + want - 1) / want));
+  return s.combine ? s : AttentionSplit{};
 }
 
 namespace {

@@ -80,20 +80,49 @@ constexpr std::int64_t kLanesBelowGroups = 128;
 LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                std::uint64_t loop_limit, const Settings& settings);
 
-/// Keys per chunk where attention.comp's keys split over workgroups (SPLIT_KV, the chunks combined
-/// by kv_attention.comp's kv_combine): Settings::attention_split = N > 0 tiles per chunk wherever
-/// the keys pass N tiles (any device; tests); 0 (no split) by default: on the H200 the split of
-/// 8 x 300 x 64 into 200 workgroups cut attention.comp's GPU time from 43.0 to 28.7 us, but the
-/// combine's dispatch took 10.7 more and the run end to end was no faster (bench/RESULTS.md,
-/// 2026-11-28, attn36); a combine inside the dispatch (the chunks' last workgroup) is left to do.
-std::int64_t plan_attention_split(const AttentionTiles& t, std::int64_t L, std::int64_t S, std::int64_t nb,
-                                  const Settings& settings);
+/// What attention.comp's key split depends on: query rows L, keys S, batch entries nb; a software
+/// rasterizer; the SSBO bindings the device has (COMBINE binds up to 9).
+struct SplitProblem {
+  std::int64_t L = 0, S = 0, nb = 0;
+  bool software = false;
+  int ssbo_bindings = 0;
+};
+/// attention.comp's keys split over workgroups (SPLIT_KV): kchunk keys per chunk (0: no split), and
+/// whether the chunks' last workgroup merges them in the same dispatch (COMBINE: an arrival counter
+/// per batch entry and row block, runtime/counters.hpp) or kv_attention.comp's kv_combine does in a
+/// second dispatch (the KV cache's launch, kv_combine.hpp).
+struct AttentionSplit {
+  std::int64_t kchunk = 0;
+  bool combine = false;
+};
+/// The counters' words (WorkgroupCounters::kWords): COMBINE needs one per batch entry and row block.
+constexpr std::int64_t kCombineSlots = 16384;
+/// COMBINE's workspace floats per chunk and row: 16 quads of o, then the quad (m, l, 0, 0).
+constexpr std::int64_t kCombineRowFloats = 68;
+/// Whether `chunks` chunks of t's row blocks may be merged by their last workgroup: at least 2, at
+/// most what the scratch in the V tile's memory holds ((2 chunks + 1) * bq floats), nb * row blocks
+/// counters, 9 bindings (quad arrays or not: the largest case), and not Settings::attention_combine
+/// = dispatch (GLTENSOR_ATTENTION_COMBINE).
+bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std::int64_t chunks,
+                            const Settings& settings);
+/// The split: Settings::attention_split = N > 0 tiles per chunk wherever the keys pass N tiles (any
+/// device; tests), 0 never; unset (-1), on GPUs where the row blocks (nb * ceil(L / bq)) are fewer
+/// than kSplitBelowGroups and the keys span more than one tile, the fewest tiles per chunk that
+/// still give the grid kSplitBelowGroups workgroups, only where COMBINE fits: 8 x 300 x 64 on the
+/// H200, 40 row blocks of 5 tiles, in 3 chunks of 2 tiles: 43.0 -> 38.5 us of GPU time merged in
+/// the dispatch (1-tile chunks 50.3; kv_combine's second dispatch cost 9.5 more; end to end within
+/// noise: bench/RESULTS.md 2026-11-28, attn37). A forced split combines in the dispatch where that
+/// fits, else with kv_combine.
+constexpr std::int64_t kSplitBelowGroups = 128;
+AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem& p, const Settings& settings);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the
 /// score init, t.dql head-dim quads, the row max/sum exchanges and the BKV-key products; before the
-/// tiles the batch offsets and Q loads.
-std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd);
+/// tiles the batch offsets and Q loads; with `combine` chunks > 0 (COMBINE) the last workgroup's
+/// merge of them over Ev value columns.
+std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd, std::int64_t combine = 0,
+                              std::int64_t Ev = 64);
 
 // ---- the flash kernels (glsl/nn/attention_flash.comp): masks, dropout, head dims up to 256,
 // the log-sum-exp for the backward, and the backward itself ----

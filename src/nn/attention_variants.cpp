@@ -27,6 +27,7 @@ Defines AttentionVariant::defines() const {
   d.value("BD", bd).uvalue("BQ", static_cast<std::uint64_t>(bq)).value("KQ", kq).flag("SPLIT_KV", split_kv);
   d.value("DQL", dql);  // (a plain int: the kernel's #if compares it)
   qkv_operands(d, out, q, k, v, q_quads, kv_quads);
+  if (split_kv && combine) d.flag("COMBINE").value("WS_BINDING", ws_binding()).value("CNT_BINDING", ws_binding() + 1);
   return d;
 }
 
@@ -41,6 +42,10 @@ std::vector<AttentionVariant> AttentionVariant::space() {
           v.bq = bq, v.kq = kq, v.subgroup = subgroup, v.split_kv = f & 1, v.q_quads = f & 2, v.kv_quads = f & 4;
           if (v.split_kv) v.out = DType::f32;
           out.push_back(v);
+          if (v.split_kv) {  // the chunks merged in the dispatch (the result in any float dtype)
+            v.combine = true, v.out = f & 2 ? DType::f32 : DType::f16;
+            out.push_back(v);
+          }
         }
       }
   for (DType dt : {DType::f16, DType::bf16}) {

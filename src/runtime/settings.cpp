@@ -249,7 +249,9 @@ Settings Settings::from_env() {
   s.attention_lane_keys = parse<int>("GLTENSOR_ATTENTION_LANE_KEYS", env("GLTENSOR_ATTENTION_LANE_KEYS"),
                                      {{"", 0}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
   s.attention_split = parse<int>("GLTENSOR_ATTENTION_SPLIT", env("GLTENSOR_ATTENTION_SPLIT"),
-                                 {{"", 0}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
+                                 {{"", -1}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
+  s.attention_combine_dispatch = parse<int>("GLTENSOR_ATTENTION_COMBINE", env("GLTENSOR_ATTENTION_COMBINE"),
+                                            {{"", 0}, {"fused", 0}, {"dispatch", 1}}) != 0;
   s.batch_norm_iters = parse<int>("GLTENSOR_BATCH_NORM_ITERS", env("GLTENSOR_BATCH_NORM_ITERS"),
                                   {{"", 0}, {"0", 0}, {"8", 8}, {"16", 16}, {"32", 32}, {"64", 64}});
   s.subgroups = env_bool("GLTENSOR_SUBGROUPS", true);

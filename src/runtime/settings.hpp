@@ -215,9 +215,13 @@ struct Settings {
   /// the lanes kernel's lanes per query row / keys per lane per tile (0 = the plan's).
   int attention_lane_width = 0, attention_lane_keys = 0;
   /// GLTENSOR_ATTENTION_SPLIT = 1, 2, 4 or 8: attention.comp's keys split over workgroups in
-  /// chunks of that many key tiles wherever the keys pass one chunk (any device; 0 or unset: no
-  /// split, attention_plan's plan_attention_split says why).
-  int attention_split = 0;
+  /// chunks of that many key tiles wherever the keys pass one chunk (any device); 0: never; unset
+  /// (-1): attention_plan's plan_attention_split chooses (GPUs, few row blocks).
+  int attention_split = -1;
+  /// GLTENSOR_ATTENTION_COMBINE=dispatch: attention.comp's key chunks always merged by
+  /// kv_attention.comp's kv_combine in a second dispatch ("" or fused: by the chunks' last
+  /// workgroup in the same dispatch where that fits, attention_plan's attention_combine_fits).
+  bool attention_combine_dispatch = false;
   /// GLTENSOR_BATCH_NORM_ITERS=64|32|16|8: the training statistics' values per invocation in
   /// batch_norm's first level on any device ("" or 0 = choose: 64 on software rasterizers, 8 on
   /// GPUs; tests run the GPUs' form on llvmpipe so).

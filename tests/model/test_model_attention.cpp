@@ -187,3 +187,30 @@ TEST(ModelAttention, OtherFormsLeftAlone) {
     EXPECT_TRUE(close(a.y, to_double(b.y), 0, 0));
   }
 }
+
+// The fused pattern through attention.comp's key split merged by the chunks' last workgroup
+// (GLTENSOR_ATTENTION_SPLIT=1: 3 chunks of 32 or 64 keys; GPUs split such few row blocks by
+// default), plain and replayed: a replay reuses the recorded dispatch and so its arrival counters,
+// which each dispatch must leave at zero; fresh inputs each run against the float64 reference.
+TEST(ModelAttention, ReplayedKeySplitMergedInTheDispatch) {
+  GLT_RNG(rng);
+  ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
+  ScopedEnv split("GLTENSOR_ATTENTION_SPLIT", "1");
+  const Form f{.q = {1, 2, 37, 16}, .k = {1, 2, 150, 16}, .v = {1, 2, 150, 16}};
+  for (bool replay : {false, true}) {
+    SCOPED_TRACE(replay ? "replayed" : "plain");
+    Built m = build(f, rng, "att_split_replay");
+    ModelOptions o;
+    o.replay = replay;
+    Model model = Model::load(device(), m.path, o);
+    for (int run = 0; run < 4; ++run) {  // replayed: run 0 plain, 1 captured, 2 and 3 replays
+      m.q = uniform(rng, m.q.size(), -2, 2), m.k = uniform(rng, m.k.size(), -2, 2), m.v = uniform(rng, m.v.size());
+      const Tensor y = model
+                           .run({{"q", Tensor::from_host(device(), m.q, f.q)},
+                                 {"k", Tensor::from_host(device(), m.k, f.k)},
+                                 {"v", Tensor::from_host(device(), m.v, f.v)}})
+                           .at("y");
+      EXPECT_TRUE(close(y.to_vector(), reference(f, m), 2e-5, 2e-5)) << "run " << run;
+    }
+  }
+}

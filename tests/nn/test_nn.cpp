@@ -774,6 +774,83 @@ TEST(Attention, FusedKernelMatchesReference) {
   check_nan_rows(8, 3);
 }
 
+// attention.comp's key chunks merged by their last workgroup (COMBINE: an arrival counter per
+// batch entry and row block, the GPUs' default for few row blocks) against float64 and against
+// kv_combine's dispatch (GLTENSOR_ATTENTION_COMBINE=dispatch): chunks of 1 and 2 key tiles, odd L
+// and S, L != S both ways, E != Ev, broadcast batches, causal rows whose later chunks hold no key;
+// the same counters again at once (a counter left non-zero would merge too early or never) and
+// on another shape; the grid split over several dispatches (3 workgroups a dispatch: a row block's
+// chunks in different dispatches); f16 in and out; NaN in a key and Inf in a query; more chunks
+// than the merge's scratch holds (kv_combine's dispatch takes them).
+TEST(Attention, SplitMergedByTheLastWorkgroup) {
+  GLT_RNG(rng);
+  using Case = AttentionCase;
+  ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
+  for (const Case& c : std::vector<Case>{{2, 2, 37, 301, 64, 64}, {3, 1, 70, 97, 24, 20}, {1, 1, 129, 65, 16, 40}})
+    for (bool causal : {false, true}) {
+      const AttentionInputs in = attention_inputs(rng, c, causal);
+      const auto& [ref, tq, tk, tv, what] = in;
+      for (const char* split : {"1", "2"}) {
+        ScopedEnv env("GLTENSOR_ATTENTION_SPLIT", split);
+        const std::vector<float> fused = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector();
+        EXPECT_TRUE(close(fused, ref, 1e-4, 1e-5)) << what << " split " << split;
+        // twice more at once: the counters are back at zero after each dispatch
+        Tensor a = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+        Tensor b = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+        EXPECT_TRUE(close(a.to_vector(), ref, 1e-4, 1e-5)) << what << " split " << split << " again";
+        EXPECT_TRUE(close(b.to_vector(), ref, 1e-4, 1e-5)) << what << " split " << split << " third";
+        ScopedEnv dispatch("GLTENSOR_ATTENTION_COMBINE", "dispatch");
+        const std::vector<float> two = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector();
+        EXPECT_TRUE(close(two, ref, 1e-4, 1e-5)) << what << " split " << split << ", kv_combine";
+        double d = 0;
+        for (std::size_t i = 0; i < two.size(); ++i) d = std::max(d, std::abs(double(two[i]) - fused[i]));
+        EXPECT_LT(d, 1e-5) << what << " split " << split << ": merged in the dispatch against kv_combine";
+      }
+    }
+  ScopedEnv env("GLTENSOR_ATTENTION_SPLIT", "1");
+  {
+    const AttentionInputs in = attention_inputs(rng, {2, 1, 75, 200, 16, 16}, true);
+    ScopedDispatchLimit groups(3);
+    EXPECT_TRUE(close(scaled_dot_product_attention(in.q, in.k, in.v, Tensor(), true).to_vector(), in.ref, 1e-4, 1e-5))
+        << in.what << " in dispatches of 3 workgroups";
+  }
+  {  // f16 q, k, v: an f16 result written by the merge
+    const int L = 40, S = 150, E = 32;
+    auto q = uniform(rng, L * E), k = uniform(rng, S * E), v = uniform(rng, S * E);
+    for (auto* x : {&q, &k, &v})
+      for (auto& f : *x) f = f16_to_f32(f32_to_f16(f));
+    auto ref = ref_attention(q, k, v, 1, 1, L, S, E, E, false);
+    Tensor h = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, L, E}, DType::f16),
+                                            Tensor::from_host(device(), k, {1, S, E}, DType::f16),
+                                            Tensor::from_host(device(), v, {1, S, E}, DType::f16), Tensor(), false);
+    EXPECT_EQ(h.dtype(), DType::f16);
+    EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
+  }
+  {  // 70 chunks of 32 or 64 keys: past the scratch of every tiling, kv_combine's dispatch
+    const AttentionInputs in = attention_inputs(rng, {1, 1, 5, 70 * 64 - 3, 8, 8}, false);
+    EXPECT_TRUE(close(scaled_dot_product_attention(in.q, in.k, in.v, Tensor(), false).to_vector(), in.ref, 1e-4, 1e-5))
+        << in.what << ", 70 chunks";
+  }
+  {  // NaN in key 200 reaches exactly the causal rows that see it (merged from chunks 3 and later);
+     // Inf in query 0 makes its row NaN (the other tilings: SplitKVUnderALoweredLoopLimit)
+    const int S = 300;
+    std::vector<float> q(S * 4, 0.5f), k(S * 4, 0.25f), v(S * 4, 1.0f);
+    k[200 * 4 + 1] = NAN;
+    q[0] = INFINITY;
+    const auto out = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, S, 4}),
+                                                  Tensor::from_host(device(), k, {1, S, 4}),
+                                                  Tensor::from_host(device(), v, {1, S, 4}), Tensor(), true)
+                         .to_vector();
+    for (int i = 0; i < S; ++i)
+      for (int c = 0; c < 4; ++c) {
+        if (i == 0 || i >= 200)
+          ASSERT_TRUE(std::isnan(out[i * 4 + c])) << i;
+        else
+          ASSERT_FLOAT_EQ(out[i * 4 + c], 1.0f) << i;
+      }
+  }
+}
+
 // attention_lanes.comp (forced, so that llvmpipe runs it too) in its widths: lanes per row (4 to
 // 32: 32 to 4 rows per workgroup) and keys per lane per tile (1 to 8), tile and row-block edges,
 // L != S both ways, E != Ev, each of its head-dim quad counts (4, 8, 16), broadcast k/v batches,

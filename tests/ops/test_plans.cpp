@@ -576,20 +576,52 @@ TEST(PlanAttention, LanesByProblem) {
   EXPECT_EQ(plan_attention_lanes({168, 100000, 8, 15, 15, 1}, gpu, false, 65535, s).local, 0);
 }
 
-// attention.comp's keys split over workgroups: only under GLTENSOR_ATTENTION_SPLIT=N, chunks of N
-// tiles where the keys pass them (the combine's dispatch cost the H200 more than the split saved).
-TEST(PlanAttention, SplitWhenSet) {
+// attention.comp's keys split over workgroups: by default on GPUs where the row blocks are fewer
+// than 128 workgroups, in chunks that give the grid 128 and only where the chunks' last workgroup
+// merges them (COMBINE: its scratch, counters and bindings fit); under GLTENSOR_ATTENTION_SPLIT=N
+// chunks of N tiles where the keys pass them, merged in the dispatch where that fits; =0 never;
+// GLTENSOR_ATTENTION_COMBINE=dispatch: kv_combine's dispatch (and no default split).
+TEST(PlanAttention, SplitByProblem) {
   const Settings s;
   const AttentionTiles t{64, 2, true, 16};  // 64 rows, 64 keys a tile
-  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, s), 0);
-  Settings one, two;
+  const auto split = [&](const AttentionTiles& at, SplitProblem p, const Settings& st) {
+    const AttentionSplit r = plan_attention_split(at, p, st);
+    return std::pair<std::int64_t, bool>(r.kchunk, r.combine);
+  };
+  using R = std::pair<std::int64_t, bool>;
+  // 8 x 300 x 64 on the H200: 40 row blocks of 5 tiles -> 3 chunks of 2 tiles (120 workgroups)
+  EXPECT_EQ(split(t, {300, 300, 8, false, 16}, s), R(128, true));
+  EXPECT_EQ(split(t, {300, 300, 8, true, 16}, s), R(0, false));    // software rasterizer
+  EXPECT_EQ(split(t, {300, 300, 8, false, 8}, s), R(0, false));    // 8 SSBO bindings
+  EXPECT_EQ(split(t, {300, 300, 32, false, 16}, s), R(0, false));  // 160 row blocks
+  EXPECT_EQ(split(t, {300, 64, 8, false, 16}, s), R(0, false));    // one tile
+  // one row block: 128 chunks wanted, at most 31 fit the scratch ((2 * 31 + 1) * 64 floats)
+  EXPECT_EQ(split(t, {64, 4096, 1, false, 16}, s), R(3 * 64, true));      // 64 tiles: 22 chunks of 3
+  EXPECT_EQ(split(t, {64, 128 * 64, 1, false, 16}, s), R(5 * 64, true));  // 128 tiles: 26 chunks of 5
+  Settings zero, one, two, dispatch;
+  zero.attention_split = 0;
   one.attention_split = 1;
   two.attention_split = 2;
-  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, one), 64);
-  EXPECT_EQ(plan_attention_split(t, 300, 300, 8, two), 128);
-  EXPECT_EQ(plan_attention_split(t, 1024, 64, 16, one), 0);   // one tile
-  EXPECT_EQ(plan_attention_split(t, 1024, 128, 16, two), 0);  // one chunk
-  EXPECT_EQ(plan_attention_split({32, 1, false, 16}, 1024, 100, 16, one), 32);
+  dispatch.attention_combine_dispatch = true;
+  EXPECT_EQ(split(t, {300, 300, 8, false, 16}, zero), R(0, false));
+  EXPECT_EQ(split(t, {300, 300, 8, false, 16}, dispatch), R(0, false));
+  EXPECT_EQ(split(t, {300, 300, 8, true, 16}, one), R(64, true));
+  EXPECT_EQ(split(t, {300, 300, 8, false, 16}, two), R(128, true));
+  one.attention_combine_dispatch = true;
+  EXPECT_EQ(split(t, {300, 300, 8, false, 16}, one), R(64, false));
+  one.attention_combine_dispatch = false;
+  EXPECT_EQ(split(t, {1024, 64, 16, false, 16}, one), R(0, false));   // one tile
+  EXPECT_EQ(split(t, {1024, 128, 16, false, 16}, two), R(0, false));  // one chunk
+  EXPECT_EQ(split({32, 1, false, 16}, {1024, 100, 16, true, 16}, one), R(32, true));
+  // the scratch: (2 chunks + 1) * bq floats in the V tile's bkv * 64
+  EXPECT_TRUE(attention_combine_fits({32, 1, false, 16}, {32, 1, 1, true, 16}, 31, s));
+  EXPECT_FALSE(attention_combine_fits({32, 1, false, 16}, {32, 1, 1, true, 16}, 32, s));
+  EXPECT_FALSE(attention_combine_fits(t, {64, 1, 1, false, 16}, 1, s));  // one chunk
+  EXPECT_TRUE(attention_combine_fits(t, {64, 1, kCombineSlots, false, 16}, 2, s));
+  EXPECT_FALSE(attention_combine_fits(t, {65, 1, kCombineSlots, false, 16}, 2, s));  // counters
+  // the merge's loops counted
+  EXPECT_LT(attention_loops(t, 128, 1), attention_loops(t, 128, 1, 3, 64));
+  EXPECT_LT(attention_loops(t, 128, 1, 3, 64), attention_loops(t, 128, 1, 6, 64));
   // the lanes kernel stays at head dims up to 16 unless forced
   EXPECT_EQ(plan_attention_lanes({300, 300, 8, 64, 64, 1}, {true, 32, 49152}, false, 0, s).local, 0);
 }
