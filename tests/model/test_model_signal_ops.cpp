@@ -212,14 +212,17 @@ TEST(SignalOps, StftAgainstFloat64) {
 // fuse_stft_power with the Add and Log in the mel MatMul's epilogue. A signal of a known shape
 // [., ., 1] with a constant window: its frames (a view) times the DFT matrix (a constant) with the
 // square in that matmul's epilogue, then the mel MatMul over the (re, im) columns against the mel
-// rows twice: 2 dispatches (fuse_mlp leaves the two by default: slower fused on the H200), 1 where
-// fuse_mlp is asked to chain them (Settings::fused_mlp 1, 4 rows a workgroup; the fused kernel
-// reads the frames of each signal in place). A signal of
-// another shape, or a window on the GPU (a graph input, multiplied into the matrix each run: a
-// dispatch more): the STFT with the square in its matmul's epilogue: 2 dispatches. The unfused
-// graph (Settings::fuse_elementwise off) runs 6 (ReduceSumSquare as a square and a sum too). Each
-// plan against the float64 reference and the fused ones against the unfused: odd frame lengths
-// and steps, batches, one frame, the audio-sized case (1 s at 16 kHz, 25 ms every 10 ms, 40 bins).
+// rows twice, which fuse_stft_mel makes one gltensor.StftMel node: 1 dispatch of nn/stft_mel.hpp's
+// kernel (its plan's frames, slices and invocations, and forced ones: frames that do not divide
+// the frame count, one invocation a round of bins, several rounds); with Settings::stft_mel off
+// fuse_stft_power's 2 dispatches (fuse_mlp leaves the two by default: slower fused on the H200),
+// 1 where fuse_mlp is asked to chain them (Settings::fused_mlp 1, 4 rows a workgroup; the fused
+// kernel reads the frames of each signal in place). A signal of another shape, or a window on the
+// GPU (a graph input, multiplied into the matrix each run: a dispatch more): the STFT with the
+// square in its matmul's epilogue: 2 dispatches. The unfused graph (Settings::fuse_elementwise
+// off) runs 6 (ReduceSumSquare as a square and a sum too). Each plan against the float64
+// reference and the fused ones against the unfused: odd frame lengths, steps and bin counts,
+// batches, one frame, the audio-sized case (1 s at 16 kHz, 25 ms every 10 ms, 40 bins).
 TEST(SignalOps, LogMelFusedAgainstFloat64) {
   GLT_RNG(rng);
   struct Case {
@@ -231,6 +234,8 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
                         Case{2, 1001, 7, 25, 5, 8000, 50, 3900, false, false, false},
                         Case{3, 333, 11, 64, 9, 16000, 0, 8000, true, false, false},
                         Case{1, 31, 3, 31, 3, 8000, 100, 4000, false, false, false},
+                        Case{1, 40, 40, 40, 1, 8000, 0, 4000, false, false, false},
+                        Case{3, 4000, 97, 201, 23, 16000, 10, 7900, true, false, false},
                         Case{2, 517, 13, 48, 7, 16000, 30, 7000, false, true, false},
                         Case{2, 517, 13, 48, 7, 16000, 30, 7000, true, false, true}}) {
     SCOPED_TRACE("B " + std::to_string(c.Bn) + " L " + std::to_string(c.L) + " step " + std::to_string(c.step) + " n " +
@@ -284,38 +289,59 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
         ref.push_back(std::log(acc + static_cast<double>(1e-6f)));
       }
     const bool frames = !c.gpu_window && !c.dynamic;  // the frames times the DFT matrix
-    std::vector<float> got[3];
-    for (int plan : {0, 1, 2}) {  // unfused, fused, fused with fuse_mlp
-      SCOPED_TRACE(plan == 0 ? "unfused" : plan == 1 ? "fused" : "fused, fuse_mlp on");
+    // unfused, fused (one kernel), fuse_mlp's chain, the two matmuls, and the one kernel forced to
+    // 3 frames, 2 slices, 64 invocations (the frames' tail) and to 2 frames, 32 slices, 32
+    // invocations (a bin a round)
+    constexpr int kPlans = 6;
+    const char* names[kPlans] = {"unfused", "fused", "fuse_mlp on", "the two matmuls", "3x2x64", "2x32x32"};
+    std::vector<float> got[kPlans];
+    for (int plan = 0; plan < kPlans; ++plan) {
+      SCOPED_TRACE(names[plan]);
       Model model = [&] {
         ScopedSettings pass;
         pass->fuse_elementwise = plan > 0;
+        pass->stft_mel = plan != 2 && plan != 3;
         pass->fused_mlp = plan == 2 ? 1 : -1;     // (-1, the default: not over the frames, on GPUs too)
         if (plan == 2) pass->fused_mlp_rows = 4;  // (4 rows a workgroup: the 402 wide layer in 32 KiB)
+        if (plan == 4) pass->stft_mel_frames = 3, pass->stft_mel_slices = 2, pass->stft_mel_local = 64;
+        if (plan == 5) pass->stft_mel_frames = 2, pass->stft_mel_slices = 32, pass->stft_mel_local = 32;
         return Model::load(device(), path);
       }();
       const std::string summary = model.plan_summary();
       if (plan > 0) {
         EXPECT_NE(summary.find("1 STFT power spectra into their mel MatMul"), std::string::npos) << summary;
       }
+      const bool one_kernel = frames && plan != 0 && plan != 2 && plan != 3;
+      EXPECT_EQ(summary.find("1 STFT power spectra and mel MatMuls in one kernel") != std::string::npos, one_kernel)
+          << summary;
       if (plan == 2 && frames) {
         EXPECT_NE(summary.find("2 MatMul/Gemm layers fused into 1 MLP"), std::string::npos) << summary;
       }
+      // (the forced settings hold for the runs too: the kernel's plan reads them)
+      ScopedSettings run;
+      run->stft_mel_frames = plan == 4 ? 3 : plan == 5 ? 2 : 0;
+      run->stft_mel_slices = plan == 4 ? 2 : plan == 5 ? 32 : 0;
+      run->stft_mel_local = plan == 4 ? 64 : plan == 5 ? 32 : 0;
       model.run(feeds);  // kernels compiled, the DFT matrix built
       device().synchronize();
       const std::uint64_t d0 = device().dispatch_count();
       const Tensor y = model.run(feeds).at("y");
       device().synchronize();
       const std::uint64_t dispatches = device().dispatch_count() - d0;
-      EXPECT_EQ(dispatches, (plan == 0 ? 6u : plan == 2 && frames ? 1u : 2u) + (c.gpu_window ? 1u : 0u));
+      EXPECT_EQ(dispatches, (plan == 0                             ? 6u
+                             : one_kernel || (plan == 2 && frames) ? 1u
+                                                                   : 2u) +
+                                (c.gpu_window ? 1u : 0u));
       ASSERT_EQ(y.shape(), (Shape{c.Bn, F, c.bins}));
       got[plan] = y.to_vector();
       // f32 STFT sums (relative error ~ 1e-6 of the power's larger terms), then log: 1e-3.
       EXPECT_TRUE(close(got[plan], ref, 1e-3, 1e-3));
     }
     const std::vector<double> unfused(got[0].begin(), got[0].end());
-    EXPECT_TRUE(close(got[1], unfused, 1e-3, 1e-3));  // the fused plans and the unfused agree
-    EXPECT_TRUE(close(got[2], unfused, 1e-3, 1e-3));
+    for (int plan = 1; plan < kPlans; ++plan) {  // the fused plans and the unfused agree
+      SCOPED_TRACE(names[plan]);
+      EXPECT_TRUE(close(got[plan], unfused, 1e-3, 1e-3));
+    }
   }
 }
 
