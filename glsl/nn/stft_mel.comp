@@ -8,18 +8,25 @@
 //   (x[j] + x[n - j], x[j] - x[n - j]) (j = 0 and j = n / 2: (x[j], 0)), so that
 //   Re X[k] = sum_j s[j] cos(2 pi j k / n) and Im X[k] = sum_j d[j] (-sin(2 pi j k / n)): half the
 //   products of the unfolded sums.
-// - The twiddles (cos, -sin)(2 pi t / n), t < n, made on the host in float64, in s_tw; bin k's
-//   twiddle of j is t = j k mod n, kept by adding k (mod n) each step.
-// - Each bin's sums over j are split over SLICES invocations (j = s, s + SLICES, ...), LOCAL_X /
-//   SLICES bins a round; the slices' partial sums are added in slice order into |X[k]|^2, s_pow.
-// - The mel product reads only bins [ranges[c, 0], ranges[c, 1]) of column c (M's nonzeros).
+// - The twiddles e^{-2 pi i t / n} = (cos, -sin)(2 pi t / n), t < n, made on the host in float64,
+//   in s_tw. Each bin's sums over j are split over SLICES invocations (j = s, s + SLICES, ...),
+//   LOCAL_X / SLICES bins a round; the slices' partial sums are added in slice order into
+//   |X[k]|^2, s_pow. TWQ 0: bin k's twiddle of j read from s_tw at j k mod n (kept by adding k
+//   mod n each step); TWQ = Q: the slice's j = s + SLICES (q + Q r) as the product of
+//   e^{-i theta k (s + SLICES q)} (Q of them in registers, read once a round) and
+//   e^{-i theta k SLICES Q r} (one read per Q values of j): a shared load per Q products instead of
+//   one each (the twiddles' loads, scattered over the banks, bound the table form), two roundings.
+// - The mel product: ML invocations per column c (u_mel ML <= LOCAL_X), lane l of them holding
+//   M[k, c] for the MQ bins k = r0 + l + ML q of the column's nonzeros [ranges[c, 0],
+//   ranges[c, 1]) in registers, loaded before the DFT (their latency behind it); the lanes' sums
+//   added in lane order, then the bias and the activation.
 // Operands: 0 = y [B, F, u_mel], 1 = x [B, L] (contiguous, from u_x0), 2 = w [n], 3 = twiddles
 // [n, 2], 4 = M [BINS, u_mel], 5 = ranges [u_mel, 2] (floats), 6 = bias [u_mel]; all f32.
 // Activation by gltensor::Activation's code (act_by_code), u_act with u_p[0], u_p[1].
 // Loops of one invocation, each counting its exit test (plan_stft_mel): ceil(n / LOCAL_X) + 1,
 // ceil(FRAMES H / LOCAL_X) + 1 (H = n / 2 + 1), R + 1 rounds (R = ceil(BINS / (LOCAL_X /
-// SLICES))) of ceil(H / SLICES) + 1 and (ceil(FRAMES LOCAL_X / SLICES / LOCAL_X) + 1) (SLICES + 1),
-// then ceil(FRAMES u_mel / LOCAL_X) + 1 of the longest range + 1.
+// SLICES))) of ceil(T / max(TWQ, 1)) + 1 (T = ceil(H / SLICES)) and (ceil(FRAMES LOCAL_X /
+// SLICES / LOCAL_X) + 1) (SLICES + 1), then (ceil(FRAMES u_mel / LOCAL_X) + 1) (ML + 1).
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -36,17 +43,32 @@ uniform float u_p[2];
 
 #define HALF (N_FFT / 2u + 1u)
 #define LANES (LOCAL_X / SLICES)
+#define TWQU uint(TWQ)
 
 shared vec2 s_sd[FRAMES * HALF];       // the folded windowed frames
 shared vec2 s_tw[N_FFT];               // the twiddles
-shared vec2 s_part[FRAMES * LOCAL_X];  // the slices' partial sums of a round
+shared vec2 s_part[FRAMES * LOCAL_X];  // the slices' partial sums of a round, then the mel lanes'
 shared float s_pow[FRAMES * BINS];     // |X[k]|^2
+
+vec2 cmul(vec2 a, vec2 b) { return vec2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
 void main() {
   uint g = WORKGROUP_ID_1D;
   uint b = g / u_groups, f0 = (g % u_groups) * FRAMES;
   if (b >= u_batch) return;  // (groups_1d's grid past the frames: the whole workgroup)
   uint t = gl_LocalInvocationID.x;
+  // this invocation's mel weights (lane ml of column mc), loaded first
+  uint mc = t / ML, ml = t % ML, mlo = 0u;
+  float mw[MQ];
+  for (uint q = 0u; q < MQ; ++q) mw[q] = 0.0;
+  if (mc < u_mel) {
+    mlo = uint(float(load5(2u * mc)));
+    uint mhi = uint(float(load5(2u * mc + 1u)));
+    for (uint q = 0u; q < MQ; ++q) {
+      uint k = mlo + ml + ML * q;
+      if (k < mhi) mw[q] = float(load4(k * u_mel + mc));
+    }
+  }
   for (uint i = t; LOOP(i < N_FFT); i += LOCAL_X) s_tw[i] = vec2(float(load3(2u * i)), float(load3(2u * i + 1u)));
   for (uint i = t; LOOP(i < FRAMES * HALF); i += LOCAL_X) {
     uint f = i / HALF, j = i % HALF;
@@ -70,6 +92,7 @@ void main() {
     vec2 acc[FRAMES];
     for (uint f = 0u; f < FRAMES; ++f) acc[f] = vec2(0.0);
     if (k < BINS) {
+#if TWQ == 0
       // twiddle index j k mod n from j = s on, stepping SLICES k mod n (both < n: the sum < 2 n)
       uint idx = (k * s) % N_FFT, dk = (k * SLICES) % N_FFT;
       for (uint j = s; LOOP(j < HALF); j += SLICES) {
@@ -78,6 +101,23 @@ void main() {
         idx += dk;
         idx = min(idx, idx - N_FFT);  // (uint: idx - n wraps past idx where idx < n)
       }
+#else
+      vec2 base[TWQ];
+      for (uint q = 0u; q < TWQU; ++q) base[q] = s_tw[(k * (s + SLICES * q)) % N_FFT];
+      uint idx = 0u, dk = (k * SLICES * TWQU) % N_FFT;
+      for (uint j0 = s; LOOP(j0 < HALF); j0 += SLICES * TWQU) {
+        vec2 o = s_tw[idx];
+        for (uint q = 0u; q < TWQU; ++q) {
+          uint j = j0 + SLICES * q;
+          if (j < HALF) {
+            vec2 tw = cmul(base[q], o);
+            for (uint f = 0u; f < FRAMES; ++f) acc[f] += s_sd[f * HALF + j] * tw;
+          }
+        }
+        idx += dk;
+        idx = min(idx, idx - N_FFT);
+      }
+#endif
     }
     for (uint f = 0u; f < FRAMES; ++f) s_part[f * LOCAL_X + t] = acc[f];
     workgroup_sync();
@@ -91,12 +131,23 @@ void main() {
     }
     workgroup_sync();
   }
+  // the mel lanes' sums (s_part's x; every read of the slices' sums is past the last barrier)
+  if (mc < u_mel) {
+    for (uint f = 0u; f < FRAMES; ++f) {
+      float acc = 0.0;
+      for (uint q = 0u; q < MQ; ++q) {
+        uint k = min(mlo + ml + ML * q, BINS - 1u);  // (mw 0 past the column's bins)
+        acc += s_pow[f * BINS + k] * mw[q];
+      }
+      s_part[f * LOCAL_X + t].x = acc;
+    }
+  }
+  workgroup_sync();
   for (uint i = t; LOOP(i < FRAMES * u_mel); i += LOCAL_X) {
     uint f = i / u_mel, c = i % u_mel;
     if (f0 + f < u_frames) {
-      uint lo = uint(float(load5(2u * c))), hi = uint(float(load5(2u * c + 1u)));
       float acc = 0.0;
-      for (uint k = lo; LOOP(k < hi); ++k) acc += s_pow[f * BINS + k] * float(load4(k * u_mel + c));
+      for (uint l = 0u; l < ML; ++l) acc += s_part[f * LOCAL_X + c * ML + l].x;
       acc = act_by_code(u_act, acc + float(load6(c)), u_p[0], u_p[1]);
       store0((b * u_frames + f0 + f) * u_mel + c, CT0(acc));
     }

@@ -197,7 +197,7 @@ Ts run_stft_mel(Args& a) {
   for (std::size_t c = 0; c + 1 < r.v.size(); c += 2)
     max_range = std::max(max_range, static_cast<std::int64_t>(r.v[c + 1] - r.v[c]));
   const detail::Settings& st = detail::settings();
-  const detail::StftMelChoice choice{st.stft_mel_frames, st.stft_mel_slices, st.stft_mel_local};
+  const detail::StftMelChoice choice{st.stft_mel_frames, st.stft_mel_slices, st.stft_mel_local, st.stft_mel_twiddles};
   const Shape ms = a.shape(6);
   if (B * F > 0 && ms.size() == 2 &&
       detail::plan_stft_mel(n, ms[0], ms[1], max_range, detail::stft_mel_device(a.t(0)), choice).ok) {

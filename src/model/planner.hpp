@@ -105,8 +105,9 @@ void fuse_stft_power(Graph& g, PlanStats& s);
 /// gltensor.StftMel node (ops_signal.cpp; nn/stft_mel.hpp: one dispatch where its plan takes the
 /// sizes, else the two matmuls), with the kernel's constants made here from the matrices (the
 /// window, the twiddles, the mel weight and its columns' nonzero bins). float32 only; not with
-/// f16_constants, GLTENSOR_STFT_MEL=0 or GLTENSOR_FUSE_ELEMENTWISE=0.
-void fuse_stft_mel(Graph& g, bool f16_constants, PlanStats& s);
+/// f16_constants, GLTENSOR_STFT_MEL=0 or GLTENSOR_FUSE_ELEMENTWISE=0; by default not on
+/// software rasterizers (GLTENSOR_STFT_MEL=1 there too).
+void fuse_stft_mel(Graph& g, const Device& dev, bool f16_constants, PlanStats& s);
 void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);

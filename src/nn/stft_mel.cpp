@@ -81,11 +81,29 @@ StftMelPlan plan_stft_mel(std::int64_t n, std::int64_t m, std::int64_t N, std::i
   }
   const auto L = static_cast<std::uint64_t>(p.local), S = static_cast<std::uint64_t>(p.slices),
              FR = static_cast<std::uint64_t>(p.frames);
+  // twiddles in registers: the plan's 8 (1 forced: none, the table form), at most T = ceil(H / S)'s
+  // power of two above
+  p.twiddles = choice.twiddles == 1 ? 0 : choice.twiddles > 1 ? choice.twiddles : 8;
+  std::int64_t tmax = 1;
+  while (tmax < (H + p.slices - 1) / p.slices) tmax *= 2;
+  if (choice.twiddles == 0) p.twiddles = std::min(p.twiddles, std::max<std::int64_t>(tmax, 2));
+  if (N > p.local) {
+    p.why = std::to_string(N) + " mel bins > the workgroup's " + std::to_string(p.local) + " invocations";
+    return p;
+  }
+  p.mel_lanes = std::min<std::int64_t>(32, pow2_at_most(p.local / N));
+  p.mel_regs = std::max<std::int64_t>(1, (max_range + p.mel_lanes - 1) / p.mel_lanes);
+  if (p.mel_regs > kStftMelMaxMelRegs) {
+    p.why = std::to_string(p.mel_regs) + " mel weights per invocation (columns of " + std::to_string(max_range) +
+            " bins over " + std::to_string(p.mel_lanes) + " lanes) > " + std::to_string(kStftMelMaxMelRegs);
+    return p;
+  }
   const std::uint64_t rounds = ceil_div(static_cast<std::uint64_t>(m), L / S);
-  p.loop_iterations =
-      ceil_div(static_cast<std::uint64_t>(n), L) + 1 + ceil_div(FR * static_cast<std::uint64_t>(H), L) + 1 + rounds +
-      1 + rounds * (ceil_div(static_cast<std::uint64_t>(H), S) + 1 + (ceil_div(FR * (L / S), L) + 1) * (S + 1)) +
-      (ceil_div(FR * static_cast<std::uint64_t>(N), L) + 1) * (static_cast<std::uint64_t>(max_range) + 1);
+  const std::uint64_t trips =
+      ceil_div(static_cast<std::uint64_t>(H), S * std::max<std::uint64_t>(1, static_cast<std::uint64_t>(p.twiddles)));
+  p.loop_iterations = ceil_div(static_cast<std::uint64_t>(n), L) + 1 + ceil_div(FR * static_cast<std::uint64_t>(H), L) +
+                      1 + rounds + 1 + rounds * (trips + 1 + (ceil_div(FR * (L / S), L) + 1) * (S + 1)) +
+                      ceil_div(FR * static_cast<std::uint64_t>(N), L) + 1;
   if (p.loop_iterations > d.loop_budget) {
     p.why = std::to_string(p.loop_iterations) + " loop iterations per invocation > the device's " +
             std::to_string(d.loop_budget);
@@ -106,6 +124,8 @@ Defines StftMelVariant::defines() const {
   Defines d;
   d.uvalue("N_FFT", static_cast<std::uint64_t>(n)).uvalue("BINS", static_cast<std::uint64_t>(m));
   d.uvalue("FRAMES", static_cast<std::uint64_t>(frames)).uvalue("SLICES", static_cast<std::uint64_t>(slices));
+  d.value("TWQ", twiddles);  // signed: the preprocessor tests it
+  d.uvalue("ML", static_cast<std::uint64_t>(mel_lanes)).uvalue("MQ", static_cast<std::uint64_t>(mel_regs));
   d.operand(0, DType::f32, CT::f32, true);
   for (int i = 1; i <= 6; ++i) d.operand(i, DType::f32, CT::f32, false);
   return d;
@@ -145,7 +165,8 @@ Tensor stft_mel(const char* op, const Tensor& x, std::int64_t step, const Tensor
     throw LimitError(name + ": x " + to_string(x.shape()) + " is past 2^32 elements");
   const Tensor wd = dense(window), td = dense(twiddles), Md = dense(M), rd = dense(ranges), bd = dense(bias);
   StftMelVariant v;
-  v.n = n, v.m = m, v.frames = plan.frames, v.slices = plan.slices;
+  v.n = n, v.m = m, v.frames = plan.frames, v.slices = plan.slices, v.twiddles = plan.twiddles;
+  v.mel_lanes = plan.mel_lanes, v.mel_regs = plan.mel_regs;
   const std::int64_t groups = (F + plan.frames - 1) / plan.frames;
   Launch launch(dev, op);
   launch.program(v.kFile, v.defines(), {static_cast<std::uint32_t>(plan.local)})

@@ -290,21 +290,23 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
       }
     const bool frames = !c.gpu_window && !c.dynamic;  // the frames times the DFT matrix
     // unfused, fused (one kernel), fuse_mlp's chain, the two matmuls, and the one kernel forced to
-    // 3 frames, 2 slices, 64 invocations (the frames' tail) and to 2 frames, 32 slices, 32
-    // invocations (a bin a round)
-    constexpr int kPlans = 6;
-    const char* names[kPlans] = {"unfused", "fused", "fuse_mlp on", "the two matmuls", "3x2x64", "2x32x32"};
+    // 3 frames, 2 slices, 64 invocations and the twiddles' table form (the frames' tail), to 2
+    // frames, 32 slices, 64 invocations (2 bins a round), to 4 twiddles in registers, and to 32
+    // invocations (refused past 32 mel bins: the two matmuls run)
+    constexpr int kPlans = 8;
+    const char* names[kPlans] = {"unfused",  "fused",   "fuse_mlp on", "the two matmuls",
+                                 "3x2x64x1", "2x32x64", "1x4x256x4",   "1x1x32"};
+    const std::int64_t forced[kPlans][4] = {{0, 0, 0, 0},  {0, 0, 0, 0},   {0, 0, 0, 0},   {0, 0, 0, 0},
+                                            {3, 2, 64, 1}, {2, 32, 64, 0}, {1, 4, 256, 4}, {1, 1, 32, 0}};
     std::vector<float> got[kPlans];
     for (int plan = 0; plan < kPlans; ++plan) {
       SCOPED_TRACE(names[plan]);
       Model model = [&] {
         ScopedSettings pass;
         pass->fuse_elementwise = plan > 0;
-        pass->stft_mel = plan != 2 && plan != 3;
-        pass->fused_mlp = plan == 2 ? 1 : -1;     // (-1, the default: not over the frames, on GPUs too)
-        if (plan == 2) pass->fused_mlp_rows = 4;  // (4 rows a workgroup: the 402 wide layer in 32 KiB)
-        if (plan == 4) pass->stft_mel_frames = 3, pass->stft_mel_slices = 2, pass->stft_mel_local = 64;
-        if (plan == 5) pass->stft_mel_frames = 2, pass->stft_mel_slices = 32, pass->stft_mel_local = 32;
+        pass->stft_mel = plan != 2 && plan != 3 ? 1 : 0;  // (1: on llvmpipe too, -1 is GPUs only)
+        pass->fused_mlp = plan == 2 ? 1 : -1;             // (-1, the default: not over the frames, on GPUs too)
+        if (plan == 2) pass->fused_mlp_rows = 4;          // (4 rows a workgroup: the 402 wide layer in 32 KiB)
         return Model::load(device(), path);
       }();
       const std::string summary = model.plan_summary();
@@ -319,19 +321,17 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
       }
       // (the forced settings hold for the runs too: the kernel's plan reads them)
       ScopedSettings run;
-      run->stft_mel_frames = plan == 4 ? 3 : plan == 5 ? 2 : 0;
-      run->stft_mel_slices = plan == 4 ? 2 : plan == 5 ? 32 : 0;
-      run->stft_mel_local = plan == 4 ? 64 : plan == 5 ? 32 : 0;
+      run->stft_mel_frames = forced[plan][0], run->stft_mel_slices = forced[plan][1];
+      run->stft_mel_local = forced[plan][2], run->stft_mel_twiddles = forced[plan][3];
       model.run(feeds);  // kernels compiled, the DFT matrix built
       device().synchronize();
       const std::uint64_t d0 = device().dispatch_count();
       const Tensor y = model.run(feeds).at("y");
       device().synchronize();
       const std::uint64_t dispatches = device().dispatch_count() - d0;
-      EXPECT_EQ(dispatches, (plan == 0                             ? 6u
-                             : one_kernel || (plan == 2 && frames) ? 1u
-                                                                   : 2u) +
-                                (c.gpu_window ? 1u : 0u));
+      const bool refused = plan == 7 && c.bins > 32;  // (the planner's node, the two matmuls' dispatches)
+      const unsigned want = plan == 0 ? 6u : (one_kernel && !refused) || (plan == 2 && frames) ? 1u : 2u;
+      EXPECT_EQ(dispatches, want + (c.gpu_window ? 1u : 0u));
       ASSERT_EQ(y.shape(), (Shape{c.Bn, F, c.bins}));
       got[plan] = y.to_vector();
       // f32 STFT sums (relative error ~ 1e-6 of the power's larger terms), then log: 1e-3.
