@@ -17,16 +17,18 @@
 //   e^{-i theta k SLICES Q r} (one read per Q values of j): a shared load per Q products instead of
 //   one each (the twiddles' loads, scattered over the banks, bound the table form), two roundings.
 // - The mel product: ML invocations per column c (u_mel ML <= LOCAL_X), lane l of them holding
-//   M[k, c] for the MQ bins k = r0 + l + ML q of the column's nonzeros [ranges[c, 0],
-//   ranges[c, 1]) in registers, loaded before the DFT (their latency behind it); the lanes' sums
-//   added in lane order, then the bias and the activation.
+//   M[k, c] for the MQ bins k = l + ML q in registers, loaded before the DFT (their latency behind
+//   it; MQ 0: read in the product's loop instead, for many bins a lane); every bin, zero weights
+//   included (as the matmul: a NaN or an overflowed power reaches every column, Inf * 0 = NaN);
+//   the lanes' sums added in lane order, then the bias and the activation.
 // Operands: 0 = y [B, F, u_mel], 1 = x [B, L] (contiguous, from u_x0), 2 = w [n], 3 = twiddles
-// [n, 2], 4 = M [BINS, u_mel], 5 = ranges [u_mel, 2] (floats), 6 = bias [u_mel]; all f32.
+// [n, 2], 4 = M [BINS, u_mel], 5 = bias [u_mel]; all f32.
 // Activation by gltensor::Activation's code (act_by_code), u_act with u_p[0], u_p[1].
 // Loops of one invocation, each counting its exit test (plan_stft_mel): ceil(n / LOCAL_X) + 1,
 // ceil(FRAMES H / LOCAL_X) + 1 (H = n / 2 + 1), R + 1 rounds (R = ceil(BINS / (LOCAL_X /
 // SLICES))) of ceil(T / max(TWQ, 1)) + 1 (T = ceil(H / SLICES)) and (ceil(FRAMES LOCAL_X /
-// SLICES / LOCAL_X) + 1) (SLICES + 1), then (ceil(FRAMES u_mel / LOCAL_X) + 1) (ML + 1).
+// SLICES / LOCAL_X) + 1) (SLICES + 1), then (MQ 0) FRAMES (ceil(BINS / ML) + 1), then
+// ceil(FRAMES u_mel / LOCAL_X) + 1.
 layout(local_size_x = LOCAL_X) in;
 
 #include "activations.glsl"
@@ -58,17 +60,17 @@ void main() {
   if (b >= u_batch) return;  // (groups_1d's grid past the frames: the whole workgroup)
   uint t = gl_LocalInvocationID.x;
   // this invocation's mel weights (lane ml of column mc), loaded first
-  uint mc = t / ML, ml = t % ML, mlo = 0u;
+  uint mc = t / ML, ml = t % ML;
+#if MQ > 0
   float mw[MQ];
-  for (uint q = 0u; q < MQ; ++q) mw[q] = 0.0;
+  for (uint q = 0u; q < uint(MQ); ++q) mw[q] = 0.0;
   if (mc < u_mel) {
-    mlo = uint(float(load5(2u * mc)));
-    uint mhi = uint(float(load5(2u * mc + 1u)));
-    for (uint q = 0u; q < MQ; ++q) {
-      uint k = mlo + ml + ML * q;
-      if (k < mhi) mw[q] = float(load4(k * u_mel + mc));
+    for (uint q = 0u; q < uint(MQ); ++q) {
+      uint k = ml + ML * q;
+      if (k < BINS) mw[q] = float(load4(k * u_mel + mc));
     }
   }
+#endif
   for (uint i = t; LOOP(i < N_FFT); i += LOCAL_X) s_tw[i] = vec2(float(load3(2u * i)), float(load3(2u * i + 1u)));
   for (uint i = t; LOOP(i < FRAMES * HALF); i += LOCAL_X) {
     uint f = i / HALF, j = i % HALF;
@@ -135,10 +137,14 @@ void main() {
   if (mc < u_mel) {
     for (uint f = 0u; f < FRAMES; ++f) {
       float acc = 0.0;
-      for (uint q = 0u; q < MQ; ++q) {
-        uint k = min(mlo + ml + ML * q, BINS - 1u);  // (mw 0 past the column's bins)
-        acc += s_pow[f * BINS + k] * mw[q];
+#if MQ > 0
+      for (uint q = 0u; q < uint(MQ); ++q) {
+        uint k = ml + ML * q;
+        if (k < BINS) acc += s_pow[f * BINS + k] * mw[q];
       }
+#else
+      for (uint k = ml; LOOP(k < BINS); k += ML) acc += s_pow[f * BINS + k] * float(load4(k * u_mel + mc));
+#endif
       s_part[f * LOCAL_X + t].x = acc;
     }
   }
@@ -148,7 +154,7 @@ void main() {
     if (f0 + f < u_frames) {
       float acc = 0.0;
       for (uint l = 0u; l < ML; ++l) acc += s_part[f * LOCAL_X + c * ML + l].x;
-      acc = act_by_code(u_act, acc + float(load6(c)), u_p[0], u_p[1]);
+      acc = act_by_code(u_act, acc + float(load5(c)), u_p[0], u_p[1]);
       store0((b * u_frames + f0 + f) * u_mel + c, CT0(acc));
     }
   }

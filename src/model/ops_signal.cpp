@@ -186,25 +186,21 @@ Ts run_frames(Args& a) {
 
 // gltensor.StftMel (fuse_stft_mel): x [B, L, 1], D [n, 2 m] (the windowed DFT matrix), w2 [2 m, N]
 // (the mel weight's rows twice), bias [N], and the one-dispatch kernel's constants: window [n],
-// twiddles [n, 2], M [m, N], ranges [N, 2]; frame_step, frame_length; the node's epilogue (Log).
+// twiddles [n, 2], M [m, N]; frame_step, frame_length; the node's epilogue (Log).
 // y [B, F, N] = act(|frames D|^2 M + bias): nn/stft_mel.hpp's one dispatch where its plan takes
 // the sizes, else fuse_stft_power's two matmuls.
 Ts run_stft_mel(Args& a) {
   const Tensor frames = run_frames(a)[0];  // (the STFT's checks; [B, F, n], a view)
   const std::int64_t B = frames.size(0), F = frames.size(1), n = frames.size(2);
-  const HostTensor& r = a.h(7);
-  std::int64_t max_range = 0;
-  for (std::size_t c = 0; c + 1 < r.v.size(); c += 2)
-    max_range = std::max(max_range, static_cast<std::int64_t>(r.v[c + 1] - r.v[c]));
   const detail::Settings& st = detail::settings();
   const detail::StftMelChoice choice{st.stft_mel_frames, st.stft_mel_slices, st.stft_mel_local, st.stft_mel_twiddles};
   const Shape ms = a.shape(6);
   if (B * F > 0 && ms.size() == 2 &&
-      detail::plan_stft_mel(n, ms[0], ms[1], max_range, detail::stft_mel_device(a.t(0)), choice).ok) {
+      detail::plan_stft_mel(n, ms[0], ms[1], detail::stft_mel_device(a.t(0)), choice).ok) {
     const Tensor x = a.t(0).to(DType::f32).contiguous();
     const std::int64_t L = x.size(1);
-    return Ts{detail::stft_mel("StftMel", x.reshape({B, L}), a.attrs.i("frame_step", 1), a.t(4), a.t(5), a.t(6), a.t(7),
-                               max_range, a.t(3), a.node.epilogue, choice, a.host_output(0, B * F * ms[1] * 4))};
+    return Ts{detail::stft_mel("StftMel", x.reshape({B, L}), a.attrs.i("frame_step", 1), a.t(4), a.t(5), a.t(6), a.t(3),
+                               a.node.epilogue, choice, a.host_output(0, B * F * ms[1] * 4))};
   }
   const Tensor p = matmul_fused(frames, a.t(1), Tensor(), 1.0, 1.0, Epilogue(Activation::square));
   return Ts{matmul_fused(p, a.t(2), a.t(3), 1.0, 1.0, a.node.epilogue)};

@@ -571,22 +571,14 @@ void fuse_stft_mel(Graph& g, const Device& dev, bool f16_constants, PlanStats& s
     for (std::int64_t j = 0; j < n; ++j)
       window[static_cast<std::size_t>(j)] = D->v[static_cast<std::size_t>(j * 2 * m)];
     if (stft_matrix(n, m, window) != D->v) continue;
-    // The mel weight: w2's rows 2k and 2k + 1 (fuse_stft_power's pairs), equal; each column's
-    // nonzero bins [first, end).
+    // The mel weight: w2's rows 2k and 2k + 1 (fuse_stft_power's pairs), equal.
     HostTensor M{kFloat, {m, N}, std::vector<double>(static_cast<std::size_t>(m * N))};
-    HostTensor ranges{kFloat, {N, 2}, std::vector<double>(static_cast<std::size_t>(2 * N), 0.0)};
     bool pairs = true;
     for (std::int64_t k = 0; k < m && pairs; ++k)
       for (std::int64_t c = 0; c < N; ++c) {
         const double v = w2->v[static_cast<std::size_t>(2 * k * N + c)];
         pairs = pairs && v == w2->v[static_cast<std::size_t>((2 * k + 1) * N + c)];
         M.v[static_cast<std::size_t>(k * N + c)] = v;
-        if (v != 0) {
-          double& first = ranges.v[static_cast<std::size_t>(2 * c)];
-          double& end = ranges.v[static_cast<std::size_t>(2 * c + 1)];
-          if (end == 0) first = static_cast<double>(k);
-          end = static_cast<double>(k + 1);
-        }
       }
     if (!pairs) continue;
     HostTensor tw{kFloat, {n, 2}, std::vector<double>(static_cast<std::size_t>(2 * n))};
@@ -602,8 +594,7 @@ void fuse_stft_mel(Graph& g, const Device& dev, bool f16_constants, PlanStats& s
     const int window_id = new_constant(g, base + "_window", HostTensor{kFloat, {n}, window});
     const int tw_id = new_constant(g, base + "_twiddles", std::move(tw));
     const int M_id = new_constant(g, base + "_mel", std::move(M));
-    const int ranges_id = new_constant(g, base + "_mel_ranges", std::move(ranges));
-    mat.inputs = {fr.inputs[0], head.inputs[1], mat.inputs[1], bias_id, window_id, tw_id, M_id, ranges_id};
+    mat.inputs = {fr.inputs[0], head.inputs[1], mat.inputs[1], bias_id, window_id, tw_id, M_id};
     mat.op_type = "gltensor.StftMel";
     mat.attrs = fr.attrs;
     mat.fused = head.fused + "+" + (mat.fused.empty() ? std::string("MatMul") : "MatMul+" + mat.fused);

@@ -104,7 +104,7 @@ void fuse_stft_power(Graph& g, PlanStats& s);
 /// square) -> MatMul(., the mel weight's rows twice[, bias]; an activation) -> one
 /// gltensor.StftMel node (ops_signal.cpp; nn/stft_mel.hpp: one dispatch where its plan takes the
 /// sizes, else the two matmuls), with the kernel's constants made here from the matrices (the
-/// window, the twiddles, the mel weight and its columns' nonzero bins). float32 only; not with
+/// window, the twiddles, the mel weight). float32 only; not with
 /// f16_constants, GLTENSOR_STFT_MEL=0 or GLTENSOR_FUSE_ELEMENTWISE=0; by default not on
 /// software rasterizers (GLTENSOR_STFT_MEL=1 there too).
 void fuse_stft_mel(Graph& g, const Device& dev, bool f16_constants, PlanStats& s);

@@ -46,8 +46,8 @@ struct StftMelParams {
 
 }  // namespace
 
-StftMelPlan plan_stft_mel(std::int64_t n, std::int64_t m, std::int64_t N, std::int64_t max_range,
-                          const StftMelDevice& d, const StftMelChoice& choice) {
+StftMelPlan plan_stft_mel(std::int64_t n, std::int64_t m, std::int64_t N, const StftMelDevice& d,
+                          const StftMelChoice& choice) {
   StftMelPlan p;
   if (n < 1 || m < 1 || N < 1) {
     p.why = "n " + std::to_string(n) + ", bins " + std::to_string(m) + ", mel bins " + std::to_string(N) + ": empty";
@@ -92,18 +92,17 @@ StftMelPlan plan_stft_mel(std::int64_t n, std::int64_t m, std::int64_t N, std::i
     return p;
   }
   p.mel_lanes = std::min<std::int64_t>(32, pow2_at_most(p.local / N));
-  p.mel_regs = std::max<std::int64_t>(1, (max_range + p.mel_lanes - 1) / p.mel_lanes);
-  if (p.mel_regs > kStftMelMaxMelRegs) {
-    p.why = std::to_string(p.mel_regs) + " mel weights per invocation (columns of " + std::to_string(max_range) +
-            " bins over " + std::to_string(p.mel_lanes) + " lanes) > " + std::to_string(kStftMelMaxMelRegs);
-    return p;
-  }
+  p.mel_regs = (m + p.mel_lanes - 1) / p.mel_lanes;
+  if (p.mel_regs > kStftMelMaxMelRegs) p.mel_regs = 0;  // (the weights read in the product's loop)
   const std::uint64_t rounds = ceil_div(static_cast<std::uint64_t>(m), L / S);
   const std::uint64_t trips =
       ceil_div(static_cast<std::uint64_t>(H), S * std::max<std::uint64_t>(1, static_cast<std::uint64_t>(p.twiddles)));
-  p.loop_iterations = ceil_div(static_cast<std::uint64_t>(n), L) + 1 + ceil_div(FR * static_cast<std::uint64_t>(H), L) +
-                      1 + rounds + 1 + rounds * (trips + 1 + (ceil_div(FR * (L / S), L) + 1) * (S + 1)) +
-                      ceil_div(FR * static_cast<std::uint64_t>(N), L) + 1;
+  p.loop_iterations =
+      ceil_div(static_cast<std::uint64_t>(n), L) + 1 + ceil_div(FR * static_cast<std::uint64_t>(H), L) + 1 + rounds +
+      1 + rounds * (trips + 1 + (ceil_div(FR * (L / S), L) + 1) * (S + 1)) +
+      (p.mel_regs == 0 ? FR * (ceil_div(static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(p.mel_lanes)) + 1)
+                       : 0) +
+      ceil_div(FR * static_cast<std::uint64_t>(N), L) + 1;
   if (p.loop_iterations > d.loop_budget) {
     p.why = std::to_string(p.loop_iterations) + " loop iterations per invocation > the device's " +
             std::to_string(d.loop_budget);
@@ -124,30 +123,28 @@ Defines StftMelVariant::defines() const {
   Defines d;
   d.uvalue("N_FFT", static_cast<std::uint64_t>(n)).uvalue("BINS", static_cast<std::uint64_t>(m));
   d.uvalue("FRAMES", static_cast<std::uint64_t>(frames)).uvalue("SLICES", static_cast<std::uint64_t>(slices));
-  d.value("TWQ", twiddles);  // signed: the preprocessor tests it
-  d.uvalue("ML", static_cast<std::uint64_t>(mel_lanes)).uvalue("MQ", static_cast<std::uint64_t>(mel_regs));
+  d.value("TWQ", twiddles);                                                     // signed: the preprocessor tests it
+  d.uvalue("ML", static_cast<std::uint64_t>(mel_lanes)).value("MQ", mel_regs);  // (MQ: the preprocessor tests it)
   d.operand(0, DType::f32, CT::f32, true);
-  for (int i = 1; i <= 6; ++i) d.operand(i, DType::f32, CT::f32, false);
+  for (int i = 1; i <= 5; ++i) d.operand(i, DType::f32, CT::f32, false);
   return d;
 }
 
 Tensor stft_mel(const char* op, const Tensor& x, std::int64_t step, const Tensor& window, const Tensor& twiddles,
-                const Tensor& M, const Tensor& ranges, std::int64_t max_range, const Tensor& bias,
-                const Epilogue& epilogue, const StftMelChoice& choice, bool host_out) {
+                const Tensor& M, const Tensor& bias, const Epilogue& epilogue, const StftMelChoice& choice,
+                bool host_out) {
   const std::string name = std::string("gltensor::") + op;
-  for (const Tensor* t : {&x, &window, &twiddles, &M, &ranges, &bias})
+  for (const Tensor* t : {&x, &window, &twiddles, &M, &bias})
     if (t->dtype() != DType::f32) throw DTypeError(name + ": tensors must be float32, got " + dtype_name(t->dtype()));
   check_epilogue_act_only(op, epilogue);
   check_epilogue(op, epilogue);
   if (step < 1) throw ValueError(name + ": frame step " + std::to_string(step) + " must be at least 1");
   const std::int64_t n = window.numel();
   if (x.dim() != 2 || window.dim() != 1 || twiddles.dim() != 2 || twiddles.size(0) != n || twiddles.size(1) != 2 ||
-      M.dim() != 2 || ranges.dim() != 2 || ranges.size(0) != M.size(1) || ranges.size(1) != 2 || bias.dim() != 1 ||
-      bias.size(0) != M.size(1) || n < 1 || n > x.size(1))
+      M.dim() != 2 || bias.dim() != 1 || bias.size(0) != M.size(1) || n < 1 || n > x.size(1))
     throw ShapeError(name + ": x " + to_string(x.shape()) + " (B, L), window " + to_string(window.shape()) +
                      " (n <= L), twiddles " + to_string(twiddles.shape()) + " (n, 2), M " + to_string(M.shape()) +
-                     " (m, N), ranges " + to_string(ranges.shape()) + " (N, 2), bias " + to_string(bias.shape()) +
-                     " (N) do not fit");
+                     " (m, N), bias " + to_string(bias.shape()) + " (N) do not fit");
   DeviceImpl& dev = dev_of(x);
   const std::int64_t B = x.size(0), L = x.size(1), m = M.size(0), N = M.size(1), F = 1 + (L - n) / step;
   const Shape out_shape{B, F, N};
@@ -157,13 +154,13 @@ Tensor stft_mel(const char* op, const Tensor& x, std::int64_t step, const Tensor
   Tensor y = host_out && B * F > 0 ? alloc_host(dev, out_shape, DType::f32, op) : Tensor();
   if (!y.defined()) y = alloc(dev, out_shape, DType::f32, op);
   if (B * F == 0) return y;
-  const StftMelPlan plan = plan_stft_mel(n, m, N, max_range, stft_mel_device(x), choice);
+  const StftMelPlan plan = plan_stft_mel(n, m, N, stft_mel_device(x), choice);
   if (!plan.ok) throw LimitError(name + ": x " + to_string(x.shape()) + ", n " + std::to_string(n) + ": " + plan.why);
   auto dense = [](const Tensor& t) { return t.is_contiguous() && t.offset() == 0 ? t : t.contiguous(); };
   const Tensor xd = x.is_contiguous() ? x : x.contiguous();
   if (xd.offset() + B * L > std::int64_t{0xffffffff})
     throw LimitError(name + ": x " + to_string(x.shape()) + " is past 2^32 elements");
-  const Tensor wd = dense(window), td = dense(twiddles), Md = dense(M), rd = dense(ranges), bd = dense(bias);
+  const Tensor wd = dense(window), td = dense(twiddles), Md = dense(M), bd = dense(bias);
   StftMelVariant v;
   v.n = n, v.m = m, v.frames = plan.frames, v.slices = plan.slices, v.twiddles = plan.twiddles;
   v.mel_lanes = plan.mel_lanes, v.mel_regs = plan.mel_regs;
@@ -175,7 +172,6 @@ Tensor stft_mel(const char* op, const Tensor& x, std::int64_t step, const Tensor
       .read(wd)
       .read(td)
       .read(Md)
-      .read(rd)
       .read(bd);
   launch.params(StftMelParams{B, F, groups, L, step, xd.offset(), N, epilogue}).loop_iterations(plan.loop_iterations);
   launch.groups_1d(static_cast<std::uint64_t>(B * groups));

@@ -345,6 +345,78 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
   }
 }
 
+// Non-finite values through the log-mel front end (review37): a NaN in the signal makes every
+// output of the frames that read it NaN, and a tone of amplitude 1e18 overflows the power at its
+// bins (|X|^2 ~ 1e40), so that every mel column that weighs those bins by zero is NaN (Inf * 0)
+// and those that weigh them are Inf, in the unfused plan as in ONNX's definition; the one kernel
+// (its plan's form, the twiddles' table form, the weights read in the product's loop) and the two
+// matmuls give the unfused plan's NaN and Inf pattern, and its finite values.
+TEST(SignalOps, LogMelNonFiniteAsUnfused) {
+  GLT_RNG(rng);
+  const std::int64_t L = 2000, step = 160, n = 400, bins = 40, F = 1 + (L - n) / step;
+  B m(17);
+  m.input("x", {1, L, 1});
+  m.output("y");
+  m.init_i64("step", {}, {step}).init_i64("n", {}, {n}).init_i64("last", {1}, {-1});
+  m.init_i64("bins", {}, {bins}).init_i64("rate", {}, {16000});
+  m.init("lo", {}, {20.0f}).init("hi", {}, {8000.0f}).init("eps", {}, {1e-6f});
+  m.node("HannWindow", {"n"}, {"w"});
+  m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
+  m.node("Mul", {"spec", "spec"}, {"sq"});
+  B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
+  m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
+  m.node("MatMul", {"pow", "mel"}, {"mm"});
+  m.node("Add", {"mm", "eps"}, {"me"});
+  m.node("Log", {"me"}, {"y"});
+  const std::string path = m.save("logmel_nonfinite");
+  std::vector<float> nan_signal = uniform(rng, static_cast<std::size_t>(L)), tone(static_cast<std::size_t>(L));
+  nan_signal[500] = std::numeric_limits<float>::quiet_NaN();  // (frames 1, 2 and 3 read it)
+  for (std::int64_t i = 0; i < L; ++i)
+    tone[static_cast<std::size_t>(i)] =
+        static_cast<float>(1e18 * std::cos(2 * M_PI * 50.0 * static_cast<double>(i) / static_cast<double>(n)));
+  for (const auto* signal : {&nan_signal, &tone}) {
+    SCOPED_TRACE(signal == &tone ? "a tone of amplitude 1e18" : "a NaN at sample 500");
+    std::map<std::string, Tensor> feeds{{"x", floats(*signal, {1, L, 1})}};
+    std::vector<float> want;
+    int nans = 0, infs = 0;
+    for (const char* form : {"unfused", "0", "1", "1x4x256x1", "1x1x64"}) {
+      SCOPED_TRACE(form);
+      const std::string f = form;
+      ScopedSettings pass;
+      pass->fuse_elementwise = f != "unfused";
+      pass->stft_mel = f == "unfused" || f == "0" ? 0 : 1;
+      if (f == "1x4x256x1") pass->stft_mel_frames = 1, pass->stft_mel_slices = 4, pass->stft_mel_local = 256;
+      if (f == "1x4x256x1") pass->stft_mel_twiddles = 1;
+      if (f == "1x1x64") pass->stft_mel_frames = 1, pass->stft_mel_slices = 1, pass->stft_mel_local = 64;
+      Model model = Model::load(device(), path);
+      EXPECT_EQ(model.plan_summary().find("in one kernel") != std::string::npos, pass->stft_mel == 1);
+      const std::vector<float> y = model.run(feeds).at("y").to_vector();
+      ASSERT_EQ(y.size(), static_cast<std::size_t>(F * bins));
+      if (want.empty()) {
+        want = y;
+        for (float v : y) nans += std::isnan(v) ? 1 : 0, infs += std::isinf(v) ? 1 : 0;
+        if (signal == &tone) {
+          EXPECT_GT(nans, 0);  // (columns that weigh the tone's bins by zero)
+          EXPECT_GT(infs, 0);
+        } else {
+          EXPECT_EQ(nans, 3 * bins);  // (frames 1, 2 and 3, every column)
+        }
+        continue;
+      }
+      int differ = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const float a = y[i], b = want[i];
+        const bool same = std::isnan(b)   ? std::isnan(a)
+                          : std::isinf(b) ? a == b
+                                          : std::isfinite(a) && std::fabs(a - b) <= 1e-3 + 1e-3 * std::fabs(b);
+        differ += same ? 0 : 1;
+        if (!same && differ <= 3) ADD_FAILURE() << "y[" << i << "] " << a << ", unfused " << b;
+      }
+      EXPECT_EQ(differ, 0) << nans << " NaN and " << infs << " Inf of the unfused plan's " << y.size();
+    }
+  }
+}
+
 // The DFT matrices are built once per node and sizes (issue #21): a later run of the same sizes
 // uploads nothing (a capture of it records no host write), nor does a run of a longer signal
 // with the same frames (STFT's matrix depends on the frame length only); the values stay those
