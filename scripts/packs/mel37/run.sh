@@ -7,7 +7,7 @@
 # The lead runs it as `bash gpu-multi/mel37/run.sh` ($H the pack, made by make_pack.sh). Locally (llvmpipe,
 # PyTorch on the CPU): H=PACK PY=/usr/bin/python3 REPS=10 TC_REPS=3 ROUNDS=1 bash run.sh
 set -u
-W=/tmp/mel37w; PY=${PY:-python3}; REPS=${REPS:-500}; ROUNDS=${ROUNDS:-2}
+W=/tmp/mel37w; PY=${PY:-python3}; REPS=${REPS:-500}; ROUNDS=${ROUNDS:-3}
 rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/outmain" "$W/b"
 tar -C "$W/b" -xJf "$H/builds.tar.xz"
 B=$W/b; export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
@@ -17,10 +17,11 @@ echo "branch: $(cat "$H/COMMIT")"; echo "main: $(cat "$H/main/COMMIT")"
 step "models and inputs"
 timeout 60 "$PY" "$H/py/torchcmp.py" prepare "$W" --ocr /nonexistent | tail -1
 grep -E "^logmel_" "$W/cases.txt" > "$W/c.txt"; mv "$W/c.txt" "$W/cases.txt"
-# The branch's variants: its default plan (GPUs: 1 frame a workgroup of 1024 invocations, 4 slices a bin), the
-# forms GLTENSOR_STFT_MEL=FxSxL (F frames a workgroup, S slices of each bin's sums, L invocations), =0 the two
-# matmuls of main's plan. (a variant of several settings joins them with commas)
-VARIANTS=${VARIANTS:-"default GLTENSOR_STFT_MEL=0 GLTENSOR_STFT_MEL=2 GLTENSOR_STFT_MEL=1x8x1024 GLTENSOR_STFT_MEL=1x2x512 GLTENSOR_STFT_MEL=1x1x256 GLTENSOR_STFT_MEL=4x4x1024"}
+# The branch's variants: its default plan (GPUs: 1 frame a workgroup of 1024 invocations, 4 slices a bin, 8
+# twiddles in registers), the forms GLTENSOR_STFT_MEL=FxSxLxQ (F frames a workgroup, S slices of each bin's sums,
+# L invocations, Q twiddles in registers, 1 the table form), =0 the two matmuls of main's plan. (a variant of
+# several settings joins them with commas)
+VARIANTS=${VARIANTS:-"default GLTENSOR_STFT_MEL=0 GLTENSOR_STFT_MEL=1x4x1024x1 GLTENSOR_STFT_MEL=1x4x1024x4 GLTENSOR_STFT_MEL=1x4x1024x16 GLTENSOR_STFT_MEL=1x2x512 GLTENSOR_STFT_MEL=1x1x256 GLTENSOR_STFT_MEL=2"}
 run() {  # build name model args mode(plain|replay) [env] -> one line
   local b=$1 name=$2 model=$3 args=$4 mode=$5 env=${6:-default} bin lib out log
   if [ "$b" = main ]; then bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH out=$W/outmain/$name log=$W/log/$name-$mode-main.txt
@@ -44,6 +45,12 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done < "$W/cases.txt"
   [ "$round" = 1 ] && grep -h "^plan\|^dispatches" "$W"/log/logmel_16k-plain*.txt | sort | uniq -c
+done
+step "the branch's default plan without --read-back (the output's read's share), plain and replayed"
+IFS='|' read -r _ model _ args < "$W/cases.txt"
+for extra in "" --replay; do
+  # shellcheck disable=SC2086
+  echo "no read-back ${extra:-plain}: $(timeout 10 "$B/bin/gltensor-run" "$model" $args --bench "$REPS" $extra 2>&1 | grep -E '^bench' | sed 's/, process CPU min [0-9.]* ms//' | cut -c1-150)"
 done
 step "outputs: the branch's variants against main (plain runs)"
 "$PY" - "$W" << 'PYEOF'
