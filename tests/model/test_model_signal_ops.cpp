@@ -207,6 +207,39 @@ TEST(SignalOps, StftAgainstFloat64) {
   }
 }
 
+// The log-mel front end as exporters write it: STFT(x, step, w, n) -> power (Mul(spec, spec) ->
+// ReduceSum over the (re, im) axis, or ReduceSumSquare) -> MatMul by MelWeightMatrix(bins, n, rate,
+// lo, hi) -> Add(1e-6) -> Log; x of shape `xs`, w HannWindow(n) or a graph input (gpu_window).
+// The saved model's path.
+std::string save_logmel(const std::string& name, const std::vector<std::int64_t>& xs, std::int64_t step, std::int64_t n,
+                        std::int64_t bins, double rate, double lo, double hi, bool sum_square, bool gpu_window) {
+  B m(17);
+  m.input("x", xs);
+  m.output("y");
+  m.init_i64("step", {}, {step}).init_i64("n", {}, {n}).init_i64("last", {1}, {-1});
+  m.init_i64("bins", {}, {bins}).init_i64("rate", {}, {static_cast<std::int64_t>(rate)});
+  m.init("lo", {}, {static_cast<float>(lo)}).init("hi", {}, {static_cast<float>(hi)});
+  m.init("eps", {}, {1e-6f});
+  if (gpu_window)
+    m.input("w", {n});
+  else
+    m.node("HannWindow", {"n"}, {"w"});
+  m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
+  if (sum_square) {
+    auto& r = m.node("ReduceSumSquare", {"spec"}, {"pow"});
+    B::attr_ints(r, "axes", {-1});
+    B::attr_i(r, "keepdims", 0);
+  } else {
+    m.node("Mul", {"spec", "spec"}, {"sq"});
+    B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
+  }
+  m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
+  m.node("MatMul", {"pow", "mel"}, {"mm"});
+  m.node("Add", {"mm", "eps"}, {"me"});
+  m.node("Log", {"me"}, {"y"});
+  return m.save(name);
+}
+
 // The log-mel front end (issue #21): STFT -> power (Mul(spec, spec) -> ReduceSum over the (re, im)
 // axis, or ReduceSumSquare) -> MatMul by MelWeightMatrix -> Add(eps) -> Log, planned by
 // fuse_stft_power with the Add and Log in the mel MatMul's epilogue. A signal of a known shape
@@ -242,31 +275,9 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
                  std::to_string(c.n) + " bins " + std::to_string(c.bins) +
                  (c.sum_square ? " ReduceSumSquare" : " Mul+ReduceSum") + (c.gpu_window ? " GPU window" : "") +
                  (c.dynamic ? " signal [B, -1, -1]" : ""));
-    B m(17);
-    m.input("x", c.dynamic ? std::vector<std::int64_t>{c.Bn, -1, -1} : std::vector<std::int64_t>{c.Bn, c.L, 1});
-    m.output("y");
-    m.init_i64("step", {}, {c.step}).init_i64("n", {}, {c.n}).init_i64("last", {1}, {-1});
-    m.init_i64("bins", {}, {c.bins}).init_i64("rate", {}, {static_cast<std::int64_t>(c.rate)});
-    m.init("lo", {}, {static_cast<float>(c.lo)}).init("hi", {}, {static_cast<float>(c.hi)});
-    m.init("eps", {}, {1e-6f});
-    if (c.gpu_window)
-      m.input("w", {c.n});
-    else
-      m.node("HannWindow", {"n"}, {"w"});
-    m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
-    if (c.sum_square) {
-      auto& r = m.node("ReduceSumSquare", {"spec"}, {"pow"});
-      B::attr_ints(r, "axes", {-1});
-      B::attr_i(r, "keepdims", 0);
-    } else {
-      m.node("Mul", {"spec", "spec"}, {"sq"});
-      B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
-    }
-    m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
-    m.node("MatMul", {"pow", "mel"}, {"mm"});
-    m.node("Add", {"mm", "eps"}, {"me"});
-    m.node("Log", {"me"}, {"y"});
-    const std::string path = m.save("logmel");
+    const std::string path = save_logmel(
+        "logmel", c.dynamic ? std::vector<std::int64_t>{c.Bn, -1, -1} : std::vector<std::int64_t>{c.Bn, c.L, 1}, c.step,
+        c.n, c.bins, c.rate, c.lo, c.hi, c.sum_square, c.gpu_window);
     const std::vector<float> x = uniform(rng, static_cast<std::size_t>(c.Bn * c.L));
     std::vector<float> w;
     for (std::int64_t i = 0; i < c.n; ++i)
@@ -354,21 +365,7 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
 TEST(SignalOps, LogMelNonFiniteAsUnfused) {
   GLT_RNG(rng);
   const std::int64_t L = 2000, step = 160, n = 400, bins = 40, F = 1 + (L - n) / step;
-  B m(17);
-  m.input("x", {1, L, 1});
-  m.output("y");
-  m.init_i64("step", {}, {step}).init_i64("n", {}, {n}).init_i64("last", {1}, {-1});
-  m.init_i64("bins", {}, {bins}).init_i64("rate", {}, {16000});
-  m.init("lo", {}, {20.0f}).init("hi", {}, {8000.0f}).init("eps", {}, {1e-6f});
-  m.node("HannWindow", {"n"}, {"w"});
-  m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
-  m.node("Mul", {"spec", "spec"}, {"sq"});
-  B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
-  m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
-  m.node("MatMul", {"pow", "mel"}, {"mm"});
-  m.node("Add", {"mm", "eps"}, {"me"});
-  m.node("Log", {"me"}, {"y"});
-  const std::string path = m.save("logmel_nonfinite");
+  const std::string path = save_logmel("logmel_nonfinite", {1, L, 1}, step, n, bins, 16000, 20, 8000, false, false);
   std::vector<float> nan_signal = uniform(rng, static_cast<std::size_t>(L)), tone(static_cast<std::size_t>(L));
   nan_signal[500] = std::numeric_limits<float>::quiet_NaN();  // (frames 1, 2 and 3 read it)
   for (std::int64_t i = 0; i < L; ++i)
