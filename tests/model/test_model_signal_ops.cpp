@@ -255,7 +255,7 @@ std::string save_logmel(const std::string& name, const std::vector<std::int64_t>
 // square in its matmul's epilogue: 2 dispatches. The unfused graph (Settings::fuse_elementwise
 // off) runs 6 (ReduceSumSquare as a square and a sum too). Each plan against the float64
 // reference and the fused ones against the unfused: odd frame lengths, steps and bin counts,
-// batches, one frame, the audio-sized case (1 s at 16 kHz, 25 ms every 10 ms, 40 bins).
+// batches, one frame, frames of 2, the audio-sized case (1 s at 16 kHz, 25 ms every 10 ms, 40 bins).
 TEST(SignalOps, LogMelFusedAgainstFloat64) {
   GLT_RNG(rng);
   struct Case {
@@ -269,6 +269,7 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
                         Case{1, 31, 3, 31, 3, 8000, 100, 4000, false, false, false},
                         Case{1, 40, 40, 40, 1, 8000, 0, 4000, false, false, false},
                         Case{3, 4000, 97, 201, 23, 16000, 10, 7900, true, false, false},
+                        Case{2, 9, 2, 2, 2, 8000, 0, 4000, false, false, false},
                         Case{2, 517, 13, 48, 7, 16000, 30, 7000, false, true, false},
                         Case{2, 517, 13, 48, 7, 16000, 30, 7000, true, false, true}}) {
     SCOPED_TRACE("B " + std::to_string(c.Bn) + " L " + std::to_string(c.L) + " step " + std::to_string(c.step) + " n " +
