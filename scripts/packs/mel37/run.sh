@@ -21,7 +21,7 @@ grep -E "^logmel_" "$W/cases.txt" > "$W/c.txt"; mv "$W/c.txt" "$W/cases.txt"
 # twiddles in registers), the forms GLTENSOR_STFT_MEL=FxSxLxQ (F frames a workgroup, S slices of each bin's sums,
 # L invocations, Q twiddles in registers, 1 the table form), =0 the two matmuls of main's plan. (a variant of
 # several settings joins them with commas)
-VARIANTS=${VARIANTS:-"default GLTENSOR_STFT_MEL=0 GLTENSOR_STFT_MEL=1x4x1024x1 GLTENSOR_STFT_MEL=1x4x1024x4 GLTENSOR_STFT_MEL=1x4x1024x16 GLTENSOR_STFT_MEL=1x2x512 GLTENSOR_STFT_MEL=1x1x256 GLTENSOR_STFT_MEL=2"}
+VARIANTS=${VARIANTS:-"default GLTENSOR_STFT_MEL=0 GLTENSOR_STFT_MEL=1x2x512"}
 run() {  # build name model args mode(plain|replay) [env] -> one line
   local b=$1 name=$2 model=$3 args=$4 mode=$5 env=${6:-default} bin lib out log
   if [ "$b" = main ]; then bin=$B/main/bin/gltensor-run lib=$B/main/lib:$LD_LIBRARY_PATH out=$W/outmain/$name log=$W/log/$name-$mode-main.txt
