@@ -11,7 +11,9 @@
 // products of `twiddles` of them in registers and one read per that many (or each read from the
 // table); the power spectrum stays in shared memory for the mel product, `mel_lanes` invocations
 // per mel column each holding its `mel_regs` weights of the column in registers, loaded before the
-// DFT (every bin, zeros included: NaNs and overflowed powers reach the columns as the matmul's).
+// DFT (every bin, zeros included: NaNs and overflowed powers reach the columns as the matmul's;
+// an infinite sample may give NaN where the matmul gives an infinity: the fold adds x[j] and
+// x[n - j], and the twiddle products can round to 0 where the matrix holds a tiny cosine).
 // The model planner's fuse_stft_mel (src/model/planner.cpp) makes these from fuse_stft_power's two
 // matmuls (the frames times the DFT matrix with a square epilogue, then the mel MatMul over the
 // (re, im) columns): the two dispatches (about 14 us of GPU latency each on the H200) in one.
