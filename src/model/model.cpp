@@ -125,6 +125,7 @@ void Model::Impl::plan(Graph& g, const Graph* parent) {
   fuse_conv_affine(g, options.f16_weights, stats);
   fuse_se(g, options.f16_weights, stats);
   fuse_residual(g, stats);
+  fuse_stft_mel(g, dev, options.f16_weights, stats);
   fuse_mlp(g, dev, stats);
   fuse_elementwise(g, dev, options.f16_weights, stats);
   remove_dead(g, stats);

@@ -12,7 +12,9 @@
 #include "gltensor/linalg.hpp"
 #include "gltensor/ops.hpp"
 #include "model/ops.hpp"
+#include "nn/stft_mel.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::model {
@@ -182,6 +184,28 @@ Ts run_frames(Args& a) {
   return Ts{detail::make_view(xf, {B, F, n}, {L, step, 1}, xf.offset())};
 }
 
+// gltensor.StftMel (fuse_stft_mel): x [B, L, 1], D [n, 2 m] (the windowed DFT matrix), w2 [2 m, N]
+// (the mel weight's rows twice), bias [N], and the one-dispatch kernel's constants: window [n],
+// twiddles [n, 2], M [m, N]; frame_step, frame_length; the node's epilogue (Log).
+// y [B, F, N] = act(|frames D|^2 M + bias): nn/stft_mel.hpp's one dispatch where its plan takes
+// the sizes, else fuse_stft_power's two matmuls.
+Ts run_stft_mel(Args& a) {
+  const Tensor frames = run_frames(a)[0];  // (the STFT's checks; [B, F, n], a view)
+  const std::int64_t B = frames.size(0), F = frames.size(1), n = frames.size(2);
+  const detail::Settings& st = detail::settings();
+  const detail::StftMelChoice choice{st.stft_mel_frames, st.stft_mel_slices, st.stft_mel_local, st.stft_mel_twiddles};
+  const Shape ms = a.shape(6);
+  if (B * F > 0 && ms.size() == 2 &&
+      detail::plan_stft_mel(n, ms[0], ms[1], detail::stft_mel_device(a.t(0)), choice).ok) {
+    const Tensor x = a.t(0).to(DType::f32).contiguous();
+    const std::int64_t L = x.size(1);
+    return Ts{detail::stft_mel("StftMel", x.reshape({B, L}), a.attrs.i("frame_step", 1), a.t(4), a.t(5), a.t(6), a.t(3),
+                               a.node.epilogue, choice, a.host_output(0, B * F * ms[1] * 4))};
+  }
+  const Tensor p = matmul_fused(frames, a.t(1), Tensor(), 1.0, 1.0, Epilogue(Activation::square));
+  return Ts{matmul_fused(p, a.t(2), a.t(3), 1.0, 1.0, a.node.epilogue)};
+}
+
 }  // namespace
 
 std::vector<double> stft_matrix(std::int64_t n, std::int64_t m, const std::vector<double>& window) {
@@ -271,6 +295,7 @@ void register_signal_ops(Registry& m) {
                     nullptr,
                     run_stft};
   m["gltensor.Frames"] = OpDef{{"frame_step", "frame_length"}, nullptr, nullptr, run_frames};
+  m["gltensor.StftMel"] = OpDef{{"frame_step", "frame_length"}, nullptr, nullptr, run_stft_mel};
   const std::pair<const char*, Window> windows[] = {
       {"HannWindow", Window::hann}, {"HammingWindow", Window::hamming}, {"BlackmanWindow", Window::blackman}};
   for (const auto& [op, kind] : windows)

@@ -81,6 +81,7 @@ struct PlanStats {
   int se_blocks = 0;                                  ///< fuse_se: gltensor.SqueezeExcite nodes made
   int residual_adds = 0;                              ///< fuse_residual: Add nodes into Convs
   int stft_power = 0;                                 ///< fuse_stft_power: STFT -> Mul -> ReduceSum -> MatMul patterns
+  int stft_mel = 0;                                   ///< fuse_stft_mel: gltensor.StftMel nodes made
   std::string summary() const;
 };
 
@@ -99,6 +100,14 @@ void fold_affine(Graph& g, PlanStats& s);
 /// twice ([2 m, N]: re^2 w[k] + im^2 w[k] = |X_k|^2 w[k]): two dispatches fewer. float32 only;
 /// not with GLTENSOR_FUSE_ELEMENTWISE=0.
 void fuse_stft_power(Graph& g, PlanStats& s);
+/// After fuse_epilogues: fuse_stft_power's gltensor.Frames -> MatMul(frames, its DFT matrix;
+/// square) -> MatMul(., the mel weight's rows twice[, bias]; an activation) -> one
+/// gltensor.StftMel node (ops_signal.cpp; nn/stft_mel.hpp: one dispatch where its plan takes the
+/// sizes, else the two matmuls), with the kernel's constants made here from the matrices (the
+/// window, the twiddles, the mel weight). float32 only; not with
+/// f16_constants, GLTENSOR_STFT_MEL=0 or GLTENSOR_FUSE_ELEMENTWISE=0; by default not on
+/// software rasterizers (GLTENSOR_STFT_MEL=1 there too).
+void fuse_stft_mel(Graph& g, const Device& dev, bool f16_constants, PlanStats& s);
 void fuse_hardswish(Graph& g, PlanStats& s);
 void fuse_epilogues(Graph& g, PlanStats& s);
 void fuse_muladd(Graph& g, PlanStats& s);

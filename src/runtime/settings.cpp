@@ -143,6 +143,24 @@ void parse_fused_mlp(const std::string& text, int& on, std::int64_t& rows, std::
                      "\" is not 0, 1, R or RxS (R rows per workgroup 4, 8, ..., 64; S slices of K 1..8)");
 }
 
+void parse_stft_mel(const std::string& text, int& on, std::int64_t& frames, std::int64_t& slices, std::int64_t& local,
+                    std::int64_t& twiddles) {
+  on = text.empty() ? -1 : text == "0" ? 0 : 1, frames = 0, slices = 0, local = 0, twiddles = 0;
+  if (text.empty() || text == "0" || text == "1") return;
+  char* end = nullptr;
+  frames = std::strtol(text.c_str(), &end, 10);
+  if (*end == 'x') slices = std::strtol(end + 1, &end, 10);
+  if (*end == 'x') local = std::strtol(end + 1, &end, 10);
+  if (*end == 'x') twiddles = std::strtol(end + 1, &end, 10);
+  const auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (*end || frames < 0 || frames > 8 || (slices != 0 && (!pow2(slices) || slices > 32)) ||
+      (local != 0 && (!pow2(local) || local < 32 || local > 1024)) ||
+      (twiddles != 0 && (!pow2(twiddles) || twiddles > 32)))
+    throw ValueError("gltensor: GLTENSOR_STFT_MEL=\"" + text +
+                     "\" is not 0, 1, F, FxS, FxSxL or FxSxLxQ (F frames per workgroup 0..8, S slices 0, 1, 2, ..., "
+                     "32, L invocations 0, 32, 64, ..., 1024, Q twiddles 0, 1, 2, 4, ..., 32)");
+}
+
 Settings Settings::from_env() {
   Settings s;
   s.device = env("GLTENSOR_DEVICE");
@@ -218,6 +236,8 @@ Settings Settings::from_env() {
   s.imatmul_slices = std::atoi(env("GLTENSOR_IMATMUL_SLICES").c_str()) == 2 ? 2 : 0;
   s.qconv_requant = env_bool("GLTENSOR_QCONV_REQUANT", true);
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);
+  parse_stft_mel(env("GLTENSOR_STFT_MEL"), s.stft_mel, s.stft_mel_frames, s.stft_mel_slices, s.stft_mel_local,
+                 s.stft_mel_twiddles);
   s.fuse_layernorm = env_bool("GLTENSOR_FUSE_LAYERNORM", true);
   s.fuse_attention = env_bool("GLTENSOR_FUSE_ATTENTION", true);
   s.fuse_elementwise = env_bool("GLTENSOR_FUSE_ELEMENTWISE", true);

@@ -179,6 +179,15 @@ struct Settings {
   /// only (on llvmpipe the separate matmul kernels are faster).
   int fused_mlp = -1;
   std::int64_t fused_mlp_rows = 0, fused_mlp_split = 0;
+  /// GLTENSOR_STFT_MEL=0: the model planner leaves an STFT's power spectrum and its mel MatMul
+  /// as fuse_stft_power's two matmuls (fuse_stft_mel off); 1: one dispatch where nn/stft_mel.hpp's
+  /// plan takes the sizes, on every device; F, FxS, FxSxL or FxSxLxQ: that with F frames per
+  /// workgroup (1..8), S slices of each DFT sum (1, 2, 4, ..., 32), L invocations (32, 64, ...,
+  /// 1024) and Q twiddles in registers (2, 4, ..., 32; 1: each read from the table), 0 for the
+  /// plan's (for measuring the forms against each other); "" (-1): one dispatch on GPUs only (on
+  /// llvmpipe the two matmul kernels are faster).
+  int stft_mel = -1;
+  std::int64_t stft_mel_frames = 0, stft_mel_slices = 0, stft_mel_local = 0, stft_mel_twiddles = 0;
   /// GLTENSOR_FUSE_LAYERNORM=0: the model planner leaves LayerNorm written out in ONNX nodes as
   /// it is (fuse_layernorm off; for comparison).
   bool fuse_layernorm = true;

@@ -207,19 +207,55 @@ TEST(SignalOps, StftAgainstFloat64) {
   }
 }
 
+// The log-mel front end as exporters write it: STFT(x, step, w, n) -> power (Mul(spec, spec) ->
+// ReduceSum over the (re, im) axis, or ReduceSumSquare) -> MatMul by MelWeightMatrix(bins, n, rate,
+// lo, hi) -> Add(1e-6) -> Log; x of shape `xs`, w HannWindow(n) or a graph input (gpu_window).
+// The saved model's path.
+std::string save_logmel(const std::string& name, const std::vector<std::int64_t>& xs, std::int64_t step, std::int64_t n,
+                        std::int64_t bins, double rate, double lo, double hi, bool sum_square, bool gpu_window) {
+  B m(17);
+  m.input("x", xs);
+  m.output("y");
+  m.init_i64("step", {}, {step}).init_i64("n", {}, {n}).init_i64("last", {1}, {-1});
+  m.init_i64("bins", {}, {bins}).init_i64("rate", {}, {static_cast<std::int64_t>(rate)});
+  m.init("lo", {}, {static_cast<float>(lo)}).init("hi", {}, {static_cast<float>(hi)});
+  m.init("eps", {}, {1e-6f});
+  if (gpu_window)
+    m.input("w", {n});
+  else
+    m.node("HannWindow", {"n"}, {"w"});
+  m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
+  if (sum_square) {
+    auto& r = m.node("ReduceSumSquare", {"spec"}, {"pow"});
+    B::attr_ints(r, "axes", {-1});
+    B::attr_i(r, "keepdims", 0);
+  } else {
+    m.node("Mul", {"spec", "spec"}, {"sq"});
+    B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
+  }
+  m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
+  m.node("MatMul", {"pow", "mel"}, {"mm"});
+  m.node("Add", {"mm", "eps"}, {"me"});
+  m.node("Log", {"me"}, {"y"});
+  return m.save(name);
+}
+
 // The log-mel front end (issue #21): STFT -> power (Mul(spec, spec) -> ReduceSum over the (re, im)
 // axis, or ReduceSumSquare) -> MatMul by MelWeightMatrix -> Add(eps) -> Log, planned by
 // fuse_stft_power with the Add and Log in the mel MatMul's epilogue. A signal of a known shape
 // [., ., 1] with a constant window: its frames (a view) times the DFT matrix (a constant) with the
 // square in that matmul's epilogue, then the mel MatMul over the (re, im) columns against the mel
-// rows twice: 2 dispatches (fuse_mlp leaves the two by default: slower fused on the H200), 1 where
-// fuse_mlp is asked to chain them (Settings::fused_mlp 1, 4 rows a workgroup; the fused kernel
-// reads the frames of each signal in place). A signal of
-// another shape, or a window on the GPU (a graph input, multiplied into the matrix each run: a
-// dispatch more): the STFT with the square in its matmul's epilogue: 2 dispatches. The unfused
-// graph (Settings::fuse_elementwise off) runs 6 (ReduceSumSquare as a square and a sum too). Each
-// plan against the float64 reference and the fused ones against the unfused: odd frame lengths
-// and steps, batches, one frame, the audio-sized case (1 s at 16 kHz, 25 ms every 10 ms, 40 bins).
+// rows twice, which fuse_stft_mel makes one gltensor.StftMel node: 1 dispatch of nn/stft_mel.hpp's
+// kernel (its plan's frames, slices and invocations, and forced ones: frames that do not divide
+// the frame count, one invocation a round of bins, several rounds); with Settings::stft_mel off
+// fuse_stft_power's 2 dispatches (fuse_mlp leaves the two by default: slower fused on the H200),
+// 1 where fuse_mlp is asked to chain them (Settings::fused_mlp 1, 4 rows a workgroup; the fused
+// kernel reads the frames of each signal in place). A signal of another shape, or a window on the
+// GPU (a graph input, multiplied into the matrix each run: a dispatch more): the STFT with the
+// square in its matmul's epilogue: 2 dispatches. The unfused graph (Settings::fuse_elementwise
+// off) runs 6 (ReduceSumSquare as a square and a sum too). Each plan against the float64
+// reference and the fused ones against the unfused: odd frame lengths, steps and bin counts,
+// batches, one frame, frames of 2, the audio-sized case (1 s at 16 kHz, 25 ms every 10 ms, 40 bins).
 TEST(SignalOps, LogMelFusedAgainstFloat64) {
   GLT_RNG(rng);
   struct Case {
@@ -231,37 +267,18 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
                         Case{2, 1001, 7, 25, 5, 8000, 50, 3900, false, false, false},
                         Case{3, 333, 11, 64, 9, 16000, 0, 8000, true, false, false},
                         Case{1, 31, 3, 31, 3, 8000, 100, 4000, false, false, false},
+                        Case{1, 40, 40, 40, 1, 8000, 0, 4000, false, false, false},
+                        Case{3, 4000, 97, 201, 23, 16000, 10, 7900, true, false, false},
+                        Case{2, 9, 2, 2, 2, 8000, 0, 4000, false, false, false},
                         Case{2, 517, 13, 48, 7, 16000, 30, 7000, false, true, false},
                         Case{2, 517, 13, 48, 7, 16000, 30, 7000, true, false, true}}) {
     SCOPED_TRACE("B " + std::to_string(c.Bn) + " L " + std::to_string(c.L) + " step " + std::to_string(c.step) + " n " +
                  std::to_string(c.n) + " bins " + std::to_string(c.bins) +
                  (c.sum_square ? " ReduceSumSquare" : " Mul+ReduceSum") + (c.gpu_window ? " GPU window" : "") +
                  (c.dynamic ? " signal [B, -1, -1]" : ""));
-    B m(17);
-    m.input("x", c.dynamic ? std::vector<std::int64_t>{c.Bn, -1, -1} : std::vector<std::int64_t>{c.Bn, c.L, 1});
-    m.output("y");
-    m.init_i64("step", {}, {c.step}).init_i64("n", {}, {c.n}).init_i64("last", {1}, {-1});
-    m.init_i64("bins", {}, {c.bins}).init_i64("rate", {}, {static_cast<std::int64_t>(c.rate)});
-    m.init("lo", {}, {static_cast<float>(c.lo)}).init("hi", {}, {static_cast<float>(c.hi)});
-    m.init("eps", {}, {1e-6f});
-    if (c.gpu_window)
-      m.input("w", {c.n});
-    else
-      m.node("HannWindow", {"n"}, {"w"});
-    m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
-    if (c.sum_square) {
-      auto& r = m.node("ReduceSumSquare", {"spec"}, {"pow"});
-      B::attr_ints(r, "axes", {-1});
-      B::attr_i(r, "keepdims", 0);
-    } else {
-      m.node("Mul", {"spec", "spec"}, {"sq"});
-      B::attr_i(m.node("ReduceSum", {"sq", "last"}, {"pow"}), "keepdims", 0);
-    }
-    m.node("MelWeightMatrix", {"bins", "n", "rate", "lo", "hi"}, {"mel"});
-    m.node("MatMul", {"pow", "mel"}, {"mm"});
-    m.node("Add", {"mm", "eps"}, {"me"});
-    m.node("Log", {"me"}, {"y"});
-    const std::string path = m.save("logmel");
+    const std::string path = save_logmel(
+        "logmel", c.dynamic ? std::vector<std::int64_t>{c.Bn, -1, -1} : std::vector<std::int64_t>{c.Bn, c.L, 1}, c.step,
+        c.n, c.bins, c.rate, c.lo, c.hi, c.sum_square, c.gpu_window);
     const std::vector<float> x = uniform(rng, static_cast<std::size_t>(c.Bn * c.L));
     std::vector<float> w;
     for (std::int64_t i = 0; i < c.n; ++i)
@@ -284,38 +301,117 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
         ref.push_back(std::log(acc + static_cast<double>(1e-6f)));
       }
     const bool frames = !c.gpu_window && !c.dynamic;  // the frames times the DFT matrix
-    std::vector<float> got[3];
-    for (int plan : {0, 1, 2}) {  // unfused, fused, fused with fuse_mlp
-      SCOPED_TRACE(plan == 0 ? "unfused" : plan == 1 ? "fused" : "fused, fuse_mlp on");
+    // unfused, fused (one kernel), fuse_mlp's chain, the two matmuls, and the one kernel forced to
+    // 3 frames, 2 slices, 64 invocations and the twiddles' table form (the frames' tail), to 2
+    // frames, 32 slices, 64 invocations (2 bins a round), to 4 twiddles in registers, and to 32
+    // invocations (refused past 32 mel bins: the two matmuls run)
+    constexpr int kPlans = 8;
+    const char* names[kPlans] = {"unfused",  "fused",   "fuse_mlp on", "the two matmuls",
+                                 "3x2x64x1", "2x32x64", "1x4x256x4",   "1x1x32"};
+    const std::int64_t forced[kPlans][4] = {{0, 0, 0, 0},  {0, 0, 0, 0},   {0, 0, 0, 0},   {0, 0, 0, 0},
+                                            {3, 2, 64, 1}, {2, 32, 64, 0}, {1, 4, 256, 4}, {1, 1, 32, 0}};
+    std::vector<float> got[kPlans];
+    for (int plan = 0; plan < kPlans; ++plan) {
+      SCOPED_TRACE(names[plan]);
       Model model = [&] {
         ScopedSettings pass;
         pass->fuse_elementwise = plan > 0;
-        pass->fused_mlp = plan == 2 ? 1 : -1;     // (-1, the default: not over the frames, on GPUs too)
-        if (plan == 2) pass->fused_mlp_rows = 4;  // (4 rows a workgroup: the 402 wide layer in 32 KiB)
+        pass->stft_mel = plan != 2 && plan != 3 ? 1 : 0;  // (1: on llvmpipe too, -1 is GPUs only)
+        pass->fused_mlp = plan == 2 ? 1 : -1;             // (-1, the default: not over the frames, on GPUs too)
+        if (plan == 2) pass->fused_mlp_rows = 4;          // (4 rows a workgroup: the 402 wide layer in 32 KiB)
         return Model::load(device(), path);
       }();
       const std::string summary = model.plan_summary();
       if (plan > 0) {
         EXPECT_NE(summary.find("1 STFT power spectra into their mel MatMul"), std::string::npos) << summary;
       }
+      const bool one_kernel = frames && plan != 0 && plan != 2 && plan != 3;
+      EXPECT_EQ(summary.find("1 STFT power spectra and mel MatMuls in one kernel") != std::string::npos, one_kernel)
+          << summary;
       if (plan == 2 && frames) {
         EXPECT_NE(summary.find("2 MatMul/Gemm layers fused into 1 MLP"), std::string::npos) << summary;
       }
+      // (the forced settings hold for the runs too: the kernel's plan reads them)
+      ScopedSettings run;
+      run->stft_mel_frames = forced[plan][0], run->stft_mel_slices = forced[plan][1];
+      run->stft_mel_local = forced[plan][2], run->stft_mel_twiddles = forced[plan][3];
       model.run(feeds);  // kernels compiled, the DFT matrix built
       device().synchronize();
       const std::uint64_t d0 = device().dispatch_count();
       const Tensor y = model.run(feeds).at("y");
       device().synchronize();
       const std::uint64_t dispatches = device().dispatch_count() - d0;
-      EXPECT_EQ(dispatches, (plan == 0 ? 6u : plan == 2 && frames ? 1u : 2u) + (c.gpu_window ? 1u : 0u));
+      const bool refused = plan == 7 && c.bins > 32;  // (the planner's node, the two matmuls' dispatches)
+      const unsigned want = plan == 0 ? 6u : (one_kernel && !refused) || (plan == 2 && frames) ? 1u : 2u;
+      EXPECT_EQ(dispatches, want + (c.gpu_window ? 1u : 0u));
       ASSERT_EQ(y.shape(), (Shape{c.Bn, F, c.bins}));
       got[plan] = y.to_vector();
       // f32 STFT sums (relative error ~ 1e-6 of the power's larger terms), then log: 1e-3.
       EXPECT_TRUE(close(got[plan], ref, 1e-3, 1e-3));
     }
     const std::vector<double> unfused(got[0].begin(), got[0].end());
-    EXPECT_TRUE(close(got[1], unfused, 1e-3, 1e-3));  // the fused plans and the unfused agree
-    EXPECT_TRUE(close(got[2], unfused, 1e-3, 1e-3));
+    for (int plan = 1; plan < kPlans; ++plan) {  // the fused plans and the unfused agree
+      SCOPED_TRACE(names[plan]);
+      EXPECT_TRUE(close(got[plan], unfused, 1e-3, 1e-3));
+    }
+  }
+}
+
+// Non-finite values through the log-mel front end (review37): a NaN in the signal makes every
+// output of the frames that read it NaN, and a tone of amplitude 1e18 overflows the power at its
+// bins (|X|^2 ~ 1e40), so that every mel column that weighs those bins by zero is NaN (Inf * 0)
+// and those that weigh them are Inf, in the unfused plan as in ONNX's definition; the one kernel
+// (its plan's form, the twiddles' table form, the weights read in the product's loop) and the two
+// matmuls give the unfused plan's NaN and Inf pattern, and its finite values.
+TEST(SignalOps, LogMelNonFiniteAsUnfused) {
+  GLT_RNG(rng);
+  const std::int64_t L = 2000, step = 160, n = 400, bins = 40, F = 1 + (L - n) / step;
+  const std::string path = save_logmel("logmel_nonfinite", {1, L, 1}, step, n, bins, 16000, 20, 8000, false, false);
+  std::vector<float> nan_signal = uniform(rng, static_cast<std::size_t>(L)), tone(static_cast<std::size_t>(L));
+  nan_signal[500] = std::numeric_limits<float>::quiet_NaN();  // (frames 1, 2 and 3 read it)
+  for (std::int64_t i = 0; i < L; ++i)
+    tone[static_cast<std::size_t>(i)] =
+        static_cast<float>(1e18 * std::cos(2 * M_PI * 50.0 * static_cast<double>(i) / static_cast<double>(n)));
+  for (const auto* signal : {&nan_signal, &tone}) {
+    SCOPED_TRACE(signal == &tone ? "a tone of amplitude 1e18" : "a NaN at sample 500");
+    std::map<std::string, Tensor> feeds{{"x", floats(*signal, {1, L, 1})}};
+    std::vector<float> want;
+    int nans = 0, infs = 0;
+    for (const char* form : {"unfused", "0", "1", "1x4x256x1", "1x1x64"}) {
+      SCOPED_TRACE(form);
+      const std::string f = form;
+      ScopedSettings pass;
+      pass->fuse_elementwise = f != "unfused";
+      pass->stft_mel = f == "unfused" || f == "0" ? 0 : 1;
+      if (f == "1x4x256x1") pass->stft_mel_frames = 1, pass->stft_mel_slices = 4, pass->stft_mel_local = 256;
+      if (f == "1x4x256x1") pass->stft_mel_twiddles = 1;
+      if (f == "1x1x64") pass->stft_mel_frames = 1, pass->stft_mel_slices = 1, pass->stft_mel_local = 64;
+      Model model = Model::load(device(), path);
+      EXPECT_EQ(model.plan_summary().find("in one kernel") != std::string::npos, pass->stft_mel == 1);
+      const std::vector<float> y = model.run(feeds).at("y").to_vector();
+      ASSERT_EQ(y.size(), static_cast<std::size_t>(F * bins));
+      if (want.empty()) {
+        want = y;
+        for (float v : y) nans += std::isnan(v) ? 1 : 0, infs += std::isinf(v) ? 1 : 0;
+        if (signal == &tone) {
+          EXPECT_GT(nans, 0);  // (columns that weigh the tone's bins by zero)
+          EXPECT_GT(infs, 0);
+        } else {
+          EXPECT_EQ(nans, 3 * bins);  // (frames 1, 2 and 3, every column)
+        }
+        continue;
+      }
+      int differ = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const float a = y[i], b = want[i];
+        const bool same = std::isnan(b)   ? std::isnan(a)
+                          : std::isinf(b) ? a == b
+                                          : std::isfinite(a) && std::fabs(a - b) <= 1e-3 + 1e-3 * std::fabs(b);
+        differ += same ? 0 : 1;
+        if (!same && differ <= 3) ADD_FAILURE() << "y[" << i << "] " << a << ", unfused " << b;
+      }
+      EXPECT_EQ(differ, 0) << nans << " NaN and " << infs << " Inf of the unfused plan's " << y.size();
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // conv2d's, pooling's and the recurrent layers' kernel choices as pure functions, without a GPU:
 // plan_conv2d's paths (direct, depthwise, GEMM in its pointwise/im2col/grouped forms, GEMM per
 // piece) forward and backward, the pieces of the output positions, plan_pool2d's direct and
-// separable passes, and plan_rnn_sequence's time loop (sequence kernel or per-step path, chunks).
+// separable passes, plan_rnn_sequence's time loop (sequence kernel or per-step path, chunks), and
+// plan_stft_mel's one-dispatch log-mel front end (its forms, refusals).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -14,6 +15,7 @@
 #include "nn/imatmul_plan.hpp"
 #include "nn/pool_plan.hpp"
 #include "nn/rnn_plan.hpp"
+#include "nn/stft_mel.hpp"
 #include "runtime/shader_sources.hpp"
 
 using namespace gltensor;
@@ -756,4 +758,67 @@ TEST(PlanConv2d, DirectInputGradient) {
       << "past the loop limit";
   s.conv = ConvSetting::im2col;
   EXPECT_FALSE(plan_conv_input_grad(g, 64, true, true, kGpu, s).direct);
+}
+
+// The log-mel front end's one kernel (nn/stft_mel.hpp): on GPUs a frame a workgroup of 1024
+// invocations, each bin's sums over the slices that give every bin an invocation (4 for the
+// 16 kHz front end's 201 bins, 32 for few bins); on llvmpipe 4 frames, 256 invocations; forced forms
+// as given; fewer invocations where the shared arrays do not fit; refusals (empty sizes, frames past
+// kStftMelMaxLength, bins past n, shared memory, the loop limit) with their reasons.
+TEST(PlanStftMel, FormsAndRefusals) {
+  const StftMelDevice gpu{1024, 49152, ~0ull, false}, sw{1024, 32768, 65535, true};
+  StftMelPlan p = plan_stft_mel(400, 201, 40, gpu, {});
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(std::make_tuple(p.frames, p.slices, p.local),
+            std::make_tuple(std::int64_t{1}, std::int64_t{4}, std::int64_t{1024}));
+  // 8 twiddles in registers, 16 lanes per mel column (40 of them), 13 weights each (201 bins)
+  EXPECT_EQ(std::make_tuple(p.twiddles, p.mel_lanes, p.mel_regs),
+            std::make_tuple(std::int64_t{8}, std::int64_t{16}, std::int64_t{13}));
+  // (s_sd 201, s_tw 400, s_part 1024 vec2s, s_pow 201 floats)
+  EXPECT_EQ(p.shared_bytes, 8 * (201 + 400 + 1024) + 4 * 201);
+  p = plan_stft_mel(31, 16, 3, gpu, {});
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(p.slices, 16);   // (at most H = 16 slices: every slice a j)
+  EXPECT_EQ(p.twiddles, 2);  // (one j a slice: the least)
+  p = plan_stft_mel(400, 201, 40, gpu, {0, 0, 0, 1});
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(p.twiddles, 0);  // the table form
+  p = plan_stft_mel(400, 201, 40, sw, {});
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(std::make_tuple(p.frames, p.slices, p.local),
+            std::make_tuple(std::int64_t{4}, std::int64_t{1}, std::int64_t{256}));
+  EXPECT_LE(p.loop_iterations, 65535u);
+  p = plan_stft_mel(400, 201, 40, gpu, {3, 2, 64});
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(std::make_tuple(p.frames, p.slices, p.local),
+            std::make_tuple(std::int64_t{3}, std::int64_t{2}, std::int64_t{64}));
+  // 12 KiB: 512 invocations for the 16 kHz front end (1024 need 13804 bytes)
+  p = plan_stft_mel(400, 201, 40, StftMelDevice{1024, 12288, ~0ull, false}, {});
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(p.local, 512);
+  EXPECT_LE(p.shared_bytes, 12288);
+  // refusals
+  EXPECT_FALSE(plan_stft_mel(0, 1, 1, gpu, {}).ok);
+  EXPECT_FALSE(plan_stft_mel(8, 4, 0, gpu, {}).ok);
+  p = plan_stft_mel(kStftMelMaxLength + 1, 10, 4, gpu, {});
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.why.find("frame length"), std::string::npos) << p.why;
+  EXPECT_FALSE(plan_stft_mel(16, 17, 4, gpu, {}).ok);  // bins past n
+  p = plan_stft_mel(4096, 2049, 40, StftMelDevice{1024, 16384, ~0ull, false}, {});
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.why.find("shared memory"), std::string::npos) << p.why;
+  p = plan_stft_mel(400, 201, 40, gpu, {8, 1, 1024});  // a forced form past the shared memory
+  EXPECT_FALSE(p.ok);
+  p = plan_stft_mel(1024, 513, 8, StftMelDevice{1024, std::int64_t{1} << 20, 100, true}, {});
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.why.find("loop iterations"), std::string::npos) << p.why;
+  p = plan_stft_mel(400, 201, 300, sw, {});  // mel bins past the 256 invocations
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.why.find("invocations"), std::string::npos) << p.why;
+  p = plan_stft_mel(400, 201, 200, gpu, {});  // dense columns over 4 lanes: 51 weights each
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(std::make_tuple(p.mel_lanes, p.mel_regs), std::make_tuple(std::int64_t{4}, std::int64_t{51}));
+  p = plan_stft_mel(400, 201, 40, gpu, {0, 0, 64, 0});  // one lane a column: 201 weights, read in the loop
+  ASSERT_TRUE(p.ok) << p.why;
+  EXPECT_EQ(std::make_tuple(p.mel_lanes, p.mel_regs), std::make_tuple(std::int64_t{1}, std::int64_t{0}));
 }

@@ -29,6 +29,7 @@
 #include "nn/quant_int_variants.hpp"
 #include "nn/rnn.hpp"
 #include "nn/squeeze_excite.hpp"
+#include "nn/stft_mel.hpp"
 #include "nn/train_variants.hpp"
 #include "nn/transformer_variants.hpp"
 #include "nn/warp_variant.hpp"
@@ -223,6 +224,7 @@ TEST(KernelVariants, FusedMlp) { check_family("fused_mlp", FusedMlpVariant::kFil
 TEST(KernelVariants, SqueezeExcite) {
   check_family("squeeze_excite", SqueezeExciteVariant::kFile, SqueezeExciteVariant::space(), 256);
 }
+TEST(KernelVariants, StftMel) { check_family("stft_mel", StftMelVariant::kFile, StftMelVariant::space(), 256); }
 
 TEST(KernelVariants, Decoding) {
   check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);
