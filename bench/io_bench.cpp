@@ -10,7 +10,7 @@
 //           --read-back` times them
 // Usage: gltensor_io_bench [--runs N] [--sizes KB,KB,...] [MODEL.onnx ...]
 // (default sizes 64,256,484,1024,2048,4096,6272,8192; runs 300). The settings under test come from
-// the environment (GLTENSOR_READ_PIECES, GLTENSOR_WAIT_SPIN_US, ...), one process per variant.
+// the environment (GLTENSOR_READ_PIECES, ...), one process per variant.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -127,10 +127,9 @@ int main(int argc, char** argv) {
     }
   }
   Device dev = Device::open();
-  std::printf("device: %s (%s); GLTENSOR_READ_PIECES=%s GLTENSOR_WAIT_SPIN_US=%s\n", dev.caps().renderer.c_str(),
-              dev.caps().version.c_str(),
-              std::getenv("GLTENSOR_READ_PIECES") ? std::getenv("GLTENSOR_READ_PIECES") : "",
-              std::getenv("GLTENSOR_WAIT_SPIN_US") ? std::getenv("GLTENSOR_WAIT_SPIN_US") : "");
+  const char* pieces = std::getenv("GLTENSOR_READ_PIECES");
+  std::printf("device: %s (%s); GLTENSOR_READ_PIECES=%s\n", dev.caps().renderer.c_str(), dev.caps().version.c_str(),
+              pieces ? pieces : "");
   detail::ReadTrace tr;
   detail::set_read_trace(&tr);
   Generator gen(37);

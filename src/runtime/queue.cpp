@@ -21,7 +21,7 @@ GLenum client_wait(GLsync fence) {
   // 3, 3 rounds: the three-Gemm model end to end 51.6-53.1 -> 46.4-50.6 us, from_host's and
   // Model::run's host time 4.5-5.8 -> 3.1-5.0 us; RESULTS.md).
   constexpr auto kPollGap = std::chrono::microseconds(2);
-  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(settings().wait_spin_us);
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
   GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
   while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) {
     const auto until = std::chrono::steady_clock::now() + kPollGap;

@@ -48,13 +48,13 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
     // the write (they forget it at the next dispatch barrier, which has no
     // GL_BUFFER_UPDATE_BARRIER_BIT: review15); the batch end after the copy then adds none.
     q.barrier_for_copy();
-    const int pieces = bytes >= kPieceReadMin ? settings().read_pieces : 1;
+    const std::size_t pieces = std::min(static_cast<std::size_t>(settings().read_pieces), bytes / kPieceBytes);
     if (mapped_read_reserve(dev, bytes)) {
       PieceFences fences;
       std::vector<std::size_t> ends;
-      if (pieces > 1) {  // GLTENSOR_READ_PIECES: each piece behind a fence of its own
-        const std::size_t piece = (bytes / static_cast<std::size_t>(pieces) + 255) / 256 * 256;
-        fences.f.reserve(static_cast<std::size_t>(pieces));
+      if (pieces > 1) {  // each piece behind a fence of its own
+        const std::size_t piece = (bytes / pieces + 255) / 256 * 256;
+        fences.f.reserve(pieces);
         for (std::size_t at = 0; at < bytes; at += piece) {
           const std::size_t k = std::min(piece, bytes - at);
           mapped_read_copy(dev, src.buffer(), offset + at, at, k);

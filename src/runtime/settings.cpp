@@ -170,17 +170,11 @@ Settings Settings::from_env() {
       throw ValueError("gltensor: GLTENSOR_HOST_OUTPUT_BYTES=\"" + t + "\" is not a number of bytes");
     s.host_output_bytes = static_cast<std::size_t>(std::stoull(t));
   }
-  const auto small_int = [](const char* name, int lo, int hi, int& out) {
-    const std::string t = env(name);
-    if (t.empty()) return;
-    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 7 || std::stoi(t) < lo ||
-        std::stoi(t) > hi)
-      throw ValueError(std::string("gltensor: ") + name + "=\"" + t + "\" is not a number " + std::to_string(lo) +
-                       ".." + std::to_string(hi));
-    out = std::stoi(t);
-  };
-  small_int("GLTENSOR_WAIT_SPIN_US", 0, 1000000, s.wait_spin_us);
-  small_int("GLTENSOR_READ_PIECES", 1, 64, s.read_pieces);
+  if (const std::string t = env("GLTENSOR_READ_PIECES"); !t.empty()) {
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 2 || std::stoi(t) < 1 || std::stoi(t) > 64)
+      throw ValueError("gltensor: GLTENSOR_READ_PIECES=\"" + t + "\" is not a number of pieces 1..64");
+    s.read_pieces = std::stoi(t);
+  }
   s.cuda_memory = env_bool("GLTENSOR_CUDA_MEMORY", true);
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {
