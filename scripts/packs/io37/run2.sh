@@ -6,6 +6,7 @@
 # 1. tests on GLES and desktop GL: test_pool's read-back tests, test_model_host_io, test_model_replay,
 #    test_model_run, test_recording;
 # 2. gltensor_io_bench (read-back phases and spread, 256 KB to 8 MB and three models): pieces 8 (default), 4, 1;
+#    gltensor_transfer_lab's raw GL read-backs of 128 KB to 1 MB;
 # 3. gltensor-run --bench N --read-back, plain and --replay: main (to_vector), the branch with --read-into vector,
 #    new (the default) and new with GLTENSOR_READ_PIECES=1, alternated over rounds; then main and the branch
 #    (new) once on more of torchcmp's models (no model slower?);
@@ -43,6 +44,9 @@ for v in "" "GLTENSOR_READ_PIECES=4" "GLTENSOR_READ_PIECES=1"; do
   env $v timeout 25 "$H/bin/gltensor_io_bench" --runs "$RUNS" --sizes 256,484,614,1024,2048,4096,6272,8192 $MODELS 2>&1 |
     grep -v "^device" | grep -vE "reused" || echo "rc $?"
 done
+step "raw GL read-backs 128 KB to 1 MB (gltensor_transfer_lab: the GPU copy's cost per size)"
+timeout 15 "$H/bin/gltensor_transfer_lab" 128 256 320 484 614 1024 2>&1 | grep -E "^reads|k\+wait|k\+copy  |k\+copy\+cpy|k\+8 pieces|k\+direct|wrong" | tr -s ' ' | paste -sd' ' | sed 's/reads of/\nreads of/g'
+echo
 bench() {  # name model args mode label cmd...
   local name=$1 model=$2 args=$3 mode=$4 label=$5; shift 5
   local rp=; [ "$mode" = replay ] && rp=--replay
