@@ -48,7 +48,8 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
     // the write (they forget it at the next dispatch barrier, which has no
     // GL_BUFFER_UPDATE_BARRIER_BIT: review15); the batch end after the copy then adds none.
     q.barrier_for_copy();
-    const std::size_t pieces = std::min(static_cast<std::size_t>(settings().read_pieces), bytes / kPieceBytes);
+    const std::size_t pieces =
+        bytes < kPieceReadMin ? 1 : std::min(static_cast<std::size_t>(settings().read_pieces), bytes / kPieceBytes);
     if (mapped_read_reserve(dev, bytes)) {
       PieceFences fences;
       std::vector<std::size_t> ends;

@@ -18,8 +18,8 @@ struct Storage;
 /// the GPU works; to_host returns the caller's memory), returning where the `bytes` go. Where it
 /// was written in the batch being recorded and the device has the mapped read buffer
 /// (host_staging.hpp), the copy goes behind the batch's dispatches and the batch's fence behind the
-/// copy: one barrier (Queue::barrier_for_copy), one submission, then out of the mapping; from 512
-/// KiB the copy goes in pieces of at least kPieceBytes, each behind a fence of its own, and each
+/// copy: one barrier (Queue::barrier_for_copy), one submission, then out of the mapping; from 1
+/// MiB the copy goes in pieces of at least kPieceBytes, each behind a fence of its own, and each
 /// piece is copied out once its fence has signaled while the GPU copies the next (on the H200 a
 /// 6.1 MB read 0.21-0.23 ms in 4-8 pieces against 0.37 in one; 904 KB in 8 pieces of 113 KB was
 /// slower, small35: pieces now at least 256 KiB). A host-visible buffer is copied in place after
@@ -27,8 +27,11 @@ struct Storage;
 /// (host_copy.hpp). Else the batch is ended (its barrier the same one), then Storage::download,
 /// then a wait for the writers' batch.
 using HostDest = std::function<void*()>;
-/// A read through the mapped read buffer goes in min(Settings::read_pieces, bytes / kPieceBytes)
-/// pieces where that is 2 or more (GLTENSOR_READ_PIECES, default 8: from 512 KiB).
+/// A read of at least kPieceReadMin through the mapped read buffer goes in
+/// min(Settings::read_pieces, bytes / kPieceBytes) pieces (GLTENSOR_READ_PIECES, default 8). On the
+/// H200 (io37, window 3) 1 MB in 4 pieces took 89 us against 97 in one, 614 KB in 2 pieces 79
+/// against 72: below 1 MiB one copy.
+constexpr std::size_t kPieceReadMin = std::size_t{1} << 20;
 constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
 
 /// Where the last read_to_host's time went, in us (a benchmark's probe, bench/io_bench.cpp; set

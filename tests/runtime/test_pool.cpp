@@ -245,7 +245,7 @@ TEST(Pool, LargeReadBacksSplitOverHelperThreadsKeepEveryElement) {
 
 // Tensor::to_host: the bytes into the caller's memory (no allocation, nothing zeroed), through
 // every path of read_to_host: small reads, the helpers' split from 256 KiB, the read in pieces
-// of at least kPieceBytes from 512 KiB (GLTENSOR_READ_PIECES 1, 3, 8: 2 to 8 pieces, the last one
+// of at least kPieceBytes from 1 MiB (GLTENSOR_READ_PIECES 1, 3, 8: 3 to 8 pieces, the last one
 // shorter), views at an
 // odd offset, f16 and i32 tensors, with pending writers; the bytes around the destination are
 // untouched; a wrong size throws ValueError and writes nothing. Sabotage: a piece copied from
