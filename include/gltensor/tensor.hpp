@@ -121,6 +121,12 @@ class Tensor {
   std::vector<std::uint8_t> to_bytes() const;
   /// Values converted to float (any dtype).
   std::vector<float> to_vector() const;
+  /// Row-major bytes in this tensor's dtype (as to_bytes) written to `dst`, the caller's memory of
+  /// `nbytes` bytes: no allocation, nothing zeroed first (a destination reused run after run, or
+  /// memory the caller has not touched yet, as PyTorch's `.cpu()` reads into an empty tensor).
+  /// Waits only on the fence of the last writer. Throws ValueError unless nbytes == numel() *
+  /// itemsize(dtype()) (dst may then be null only where nbytes is 0).
+  void to_host(void* dst, std::size_t nbytes) const;
   /// Values converted to int32 (floats truncate toward zero).
   std::vector<std::int32_t> to_int_vector() const;
   /// The single value of a 1-element tensor.

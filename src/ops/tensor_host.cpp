@@ -1,4 +1,4 @@
-// Host reads of tensors (to_bytes, to_vector, item, to_host_async) and contiguous(): declared in
+// Host reads of tensors (to_bytes, to_vector, to_host, item, to_host_async) and contiguous(): declared in
 // gltensor/tensor.hpp, defined in the ops layer because a strided view is first copied by a kernel.
 #include <cstring>
 
@@ -107,6 +107,23 @@ std::vector<float> Tensor::to_vector() const {
   // f32: read into the result itself (no byte vector, no conversion pass).
   return read_vector<float>(*this);
 }
+void Tensor::to_host(void* dst, std::size_t nbytes) const {
+  check_defined("to_host", *this);
+  const std::size_t bytes = static_cast<std::size_t>(numel()) * itemsize(dtype());
+  if (nbytes != bytes)
+    throw ValueError("gltensor::to_host: a tensor of shape " + to_string(shape()) + " and dtype " +
+                     dtype_name(dtype()) + " has " + std::to_string(bytes) + " bytes, the destination " +
+                     std::to_string(nbytes));
+  if (bytes == 0) return;
+  if (!dst) throw ValueError("gltensor::to_host: null destination for " + std::to_string(bytes) + " bytes");
+  DeviceImpl& d = dev_of(*this);
+  Enter guard(d, "to_host");
+  const Tensor c = contiguous();
+  read_to_host(d, *c.impl()->storage, static_cast<std::size_t>(c.offset()) * itemsize(c.dtype()), bytes,
+               [dst]() -> void* { return dst; });
+  check_device_errors(d);
+}
+
 std::vector<std::int32_t> Tensor::to_int_vector() const { return convert_bytes<std::int32_t>(to_bytes(), dtype()); }
 
 float Tensor::item() const {

@@ -120,7 +120,7 @@ bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint ds
   return true;
 }
 
-bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes) {
+bool mapped_read_reserve(DeviceImpl& dev, std::size_t bytes) {
   if (bytes > MappedStaging::kReadMax) return false;
   MappedStaging* s = staging_of(dev);
   if (!s) return false;
@@ -134,7 +134,16 @@ bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::siz
     s->read_ptr = static_cast<const unsigned char*>(make_mapped(dev, *s, s->read, cap, GL_MAP_READ_BIT, "to_host"));
     s->read_capacity = cap;
   }
-  copy_buffer(dev, src, offset, s->read, 0, bytes);
+  return true;
+}
+
+void mapped_read_copy(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t at, std::size_t bytes) {
+  copy_buffer(dev, src, offset, dev.extension<MappedStaging>().read, at, bytes);
+}
+
+bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes) {
+  if (!mapped_read_reserve(dev, bytes)) return false;
+  mapped_read_copy(dev, src, offset, 0, bytes);
   return true;
 }
 

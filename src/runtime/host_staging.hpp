@@ -34,6 +34,11 @@ bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_
 /// waits for it and calls mapped_read_end. Returns false (nothing queued) where mapped_download
 /// would.
 bool mapped_read_begin(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes);
+/// mapped_read_begin in parts: makes the read buffer hold at least `bytes` (false, nothing done,
+/// where mapped_read_begin would return false), then queues copies of parts of `src` into it
+/// (bytes [offset, offset + bytes) of src to the read buffer's byte `at`).
+bool mapped_read_reserve(DeviceImpl& dev, std::size_t bytes);
+void mapped_read_copy(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t at, std::size_t bytes);
 /// After a fence issued after mapped_read_begin's copy has signaled: its `bytes` to dst.
 void mapped_read_end(DeviceImpl& dev, std::size_t bytes, void* dst);
 

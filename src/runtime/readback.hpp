@@ -13,18 +13,38 @@ struct DeviceImpl;
 struct Storage;
 
 /// Bytes [offset, offset + bytes) of `src` -> host after every dispatch recorded so far that writes
-/// it (a public read: to_host), waiting for them, into `dest()`: called once, after the copy is
-/// queued and before any wait (the caller allocates and zeroes its result while the GPU works),
-/// returning where the `bytes` go. Where it was written in the batch being recorded and the device
-/// has the mapped read buffer (host_staging.hpp), the copy goes behind the batch's dispatches and
-/// the batch's fence behind the copy: one barrier (Queue::barrier_for_copy), one fence, one wait,
-/// one submission, then out of the mapping; a host-visible buffer is copied in place after its
-/// writers' batch; both host copies split over helper threads from kParallelCopyMin
+/// it (a public read: to_vector, to_bytes, to_host), waiting for them, into `dest()`: called once,
+/// after the copy is queued and before any wait (to_vector allocates and zeroes its result while
+/// the GPU works; to_host returns the caller's memory), returning where the `bytes` go. Where it
+/// was written in the batch being recorded and the device has the mapped read buffer
+/// (host_staging.hpp), the copy goes behind the batch's dispatches and the batch's fence behind the
+/// copy: one barrier (Queue::barrier_for_copy), one submission, then out of the mapping; from 1
+/// MiB the copy goes in pieces of at least kPieceBytes, each behind a fence of its own, and each
+/// piece is copied out once its fence has signaled while the GPU copies the next (on the H200 a
+/// 6.1 MB read 0.21-0.23 ms in 4-8 pieces against 0.37 in one; 904 KB in 8 pieces of 113 KB was
+/// slower, small35: pieces now at least 256 KiB). A host-visible buffer is copied in place after
+/// its writers' batch; the host copies split over helper threads from kParallelCopyMin
 /// (host_copy.hpp). Else the batch is ended (its barrier the same one), then Storage::download,
-/// then a wait for the writers' batch. (A copy in 8 pieces, each with a fence and taken out while
-/// the GPU copied the next, was slower on the H200: 129 against 102 us for 904 KB,
-/// gltensor_transfer_lab's k+8 pieces, bench/RESULTS.md.)
+/// then a wait for the writers' batch.
 using HostDest = std::function<void*()>;
+/// A read of at least kPieceReadMin through the mapped read buffer goes in
+/// min(Settings::read_pieces, bytes / kPieceBytes) pieces (GLTENSOR_READ_PIECES, default 8). On the
+/// H200 (io37, window 3) 1 MB in 4 pieces took 89 us against 97 in one, 614 KB in 2 pieces 79
+/// against 72: below 1 MiB one copy.
+constexpr std::size_t kPieceReadMin = std::size_t{1} << 20;
+constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
+
+/// Where the last read_to_host's time went, in us (a benchmark's probe, bench/io_bench.cpp; set
+/// on one thread, not for concurrent reads): `dest` from the call to the caller's allocation's
+/// end (the copy queued, the destination allocated and zeroed), `wait` for the GPU, `copy` the
+/// host copy out (in pieces: the copies, the waits between them counted in `wait`); `path` 1 the
+/// mapped read buffer, 2 the same in pieces, 3 a host-visible buffer in place, 4 Storage::download.
+struct ReadTrace {
+  double dest = 0, wait = 0, copy = 0;
+  int path = 0;
+};
+/// Records every later read_to_host's phases into *t (null: none, the default).
+void set_read_trace(ReadTrace* t);
 void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest);
 
 class Readback {

@@ -188,6 +188,11 @@ Settings Settings::from_env() {
       throw ValueError("gltensor: GLTENSOR_HOST_OUTPUT_BYTES=\"" + t + "\" is not a number of bytes");
     s.host_output_bytes = static_cast<std::size_t>(std::stoull(t));
   }
+  if (const std::string t = env("GLTENSOR_READ_PIECES"); !t.empty()) {
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 2 || std::stoi(t) < 1 || std::stoi(t) > 64)
+      throw ValueError("gltensor: GLTENSOR_READ_PIECES=\"" + t + "\" is not a number of pieces 1..64");
+    s.read_pieces = std::stoi(t);
+  }
   s.cuda_memory = env_bool("GLTENSOR_CUDA_MEMORY", true);
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {

@@ -80,6 +80,12 @@ struct Settings {
   /// larger ones go through the read buffer's copy ("" = 256 KiB; 0: none). On the H200 a kernel
   /// writing 903 KB into host memory took 23 us against 7 into its own (bench/RESULTS.md, row36).
   std::size_t host_output_bytes = std::size_t{256} << 10;
+  /// GLTENSOR_READ_PIECES=N: a read-back of 1 MiB or more through the mapped read buffer is copied
+  /// by the GPU in up to N pieces of at least kPieceBytes (256 KiB), each behind a fence of its own, and the host
+  /// copies each piece out as soon as its fence has signaled, while the GPU copies the next ("" =
+  /// 8; 1: one copy, one fence). On the H200: 6.1 MB read in 0.21-0.23 ms in 4-8 pieces against
+  /// 0.37 in one (bench/RESULTS.md, io37).
+  int read_pieces = 8;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;

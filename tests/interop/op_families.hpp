@@ -161,6 +161,15 @@ inline std::vector<Family> families() {
                  EXPECT_EQ(v[1], 2.0f * iota(64)[1]);
                  { AsyncRead dropped = a.to_host_async(); }  // destroyed before get()
                  EXPECT_EQ(Tensor::from_bytes(d, "\x01\x02\x03", 3, {3}, DType::u8).to_int_vector()[2], 3);
+                 // a read of 1 MiB + 12 bytes in pieces (a fence each), into the caller's memory and a vector
+                 const std::vector<float> big = iota(262147);
+                 const Tensor b = Tensor::from_host(d, big, {262147}) + 1.0;
+                 std::vector<float> got(big.size());
+                 b.to_host(got.data(), got.size() * 4);
+                 EXPECT_EQ(got[0], big[0] + 1.0f);
+                 EXPECT_EQ(got[200000], big[200000] + 1.0f);
+                 EXPECT_EQ(got.back(), big.back() + 1.0f);
+                 EXPECT_EQ(b.to_vector()[262146], big.back() + 1.0f);
                  d.flush();
                  d.synchronize();
                  d.trim();

@@ -243,6 +243,63 @@ TEST(Pool, LargeReadBacksSplitOverHelperThreadsKeepEveryElement) {
   }
 }
 
+// Tensor::to_host: the bytes into the caller's memory (no allocation, nothing zeroed), through
+// every path of read_to_host: small reads, the helpers' split from 256 KiB, the read in pieces
+// of at least kPieceBytes from 1 MiB (GLTENSOR_READ_PIECES 1, 3, 8: 3 to 8 pieces, the last one
+// shorter), views at an
+// odd offset, f16 and i32 tensors, with pending writers; the bytes around the destination are
+// untouched; a wrong size throws ValueError and writes nothing. Sabotage: a piece copied from
+// the read buffer's start (every piece's bytes the first piece's), or the last piece left out:
+// fail.
+TEST(Pool, ToHostWritesEveryByteIntoTheCallersMemoryInOneOrManyPieces) {
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  for (const int pieces : {1, 3, 8}) {
+    ScopedSettings s;
+    s->read_pieces = pieces;
+    for (const std::int64_t n :
+         {std::int64_t{5}, std::int64_t{65536}, std::int64_t{262143}, std::int64_t{262151}, std::int64_t{1600003}}) {
+      auto a = uniform(rng, static_cast<std::size_t>(n));
+      Tensor x = Tensor::from_host(dev, a, {n});
+      for (const std::int64_t off : {std::int64_t{0}, std::int64_t{3}}) {
+        const Tensor y = (x * 2.0 + 1.0).narrow(0, off, n - off);  // pending writers
+        const std::size_t bytes = static_cast<std::size_t>(n - off) * 4;
+        std::vector<unsigned char> mem(bytes + 64, 0xA5);
+        y.to_host(mem.data() + 32, bytes);
+        std::int64_t bad = 0;
+        for (std::int64_t i = 0; i < n - off; ++i) {
+          float v;
+          std::memcpy(&v, mem.data() + 32 + 4 * i, 4);
+          bad += v == static_cast<float>(2.0 * a[static_cast<std::size_t>(off + i)] + 1.0) ? 0 : 1;
+        }
+        EXPECT_EQ(bad, 0) << "n = " << n << ", offset " << off << ", pieces " << pieces;
+        for (std::size_t i = 0; i < 32; ++i)
+          ASSERT_TRUE(mem[i] == 0xA5 && mem[32 + bytes + i] == 0xA5) << "guard byte " << i << ", n = " << n;
+      }
+      if (n == 1600003) {  // f16 and i32: their own element sizes
+        const Tensor h = (x * 2.0 + 1.0).to(DType::f16);
+        std::vector<std::uint8_t> hb(static_cast<std::size_t>(n) * 2);
+        h.to_host(hb.data(), hb.size());
+        EXPECT_EQ(hb, h.to_bytes()) << "pieces " << pieces;
+        const Tensor k = (x * 1000.0).to(DType::i32);
+        std::vector<std::int32_t> kv(static_cast<std::size_t>(n));
+        k.to_host(kv.data(), kv.size() * 4);
+        EXPECT_EQ(kv, k.to_int_vector()) << "pieces " << pieces;
+      }
+    }
+  }
+  Tensor x = Tensor::from_host(dev, std::vector<float>{1, 2, 3}, {3});
+  std::vector<float> out(4, -7.0f);
+  EXPECT_THROW(x.to_host(out.data(), 16), ValueError);
+  EXPECT_THROW(x.to_host(out.data(), 8), ValueError);
+  EXPECT_THROW(x.to_host(nullptr, 12), ValueError);
+  EXPECT_EQ(out, std::vector<float>(4, -7.0f));
+  x.narrow(0, 1, 0).to_host(nullptr, 0);  // empty: nothing to write
+  x.to_host(out.data(), 12);
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, -7}));
+}
+
 // parallel_copy alone (host_copy.hpp): sizes just below and past kParallelPieceMin and odd
 // ones, source and destination at odd byte offsets, and two threads copying at once (one of
 // them falls back to memcpy): every byte. Sabotage: a chunk of floor(n / 8) (the tail's bytes

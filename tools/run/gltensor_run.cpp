@@ -10,7 +10,10 @@
 // untimed ones (default max(3, N / 10), as scripts/packs/torchcmp's PyTorch side: under --replay the second run, the
 // capture, is one of them; and the GPU's clocks are up). --replay runs with
 // ModelOptions::replay (the run recorded once, replayed). --read-back: each --bench run also reads every
-// output back to the host (Tensor::to_vector), as PyTorch's timings with `.cpu()` do. --gl-messages prints the driver's
+// output back to the host, as PyTorch's timings with `.cpu()` do: --read-into new (the default) reads each output
+// with Tensor::to_host into memory allocated for it in that run and not initialized (as `.cpu()` reads into an empty
+// tensor), `vector` with Tensor::to_vector (a new vector, zeroed, then filled), `reused` with to_host into one buffer
+// per output kept over the runs. --gl-messages prints the driver's
 // debug messages (KHR_debug: e.g. a shader recompiled for the GL state) as they come, and each one's count at the end.
 #include <sys/resource.h>
 
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> input_args, shape_args;
   int bench = 0, warmup = -1;
   bool profile = false, f16 = false, replay = false, read_back = false;
+  std::string read_into = "new";
   unsigned seed = 1;
   app.add_option("model", model_path, "the .onnx file")->required()->check(CLI::ExistingFile);
   app.add_option("--input", input_args, "NAME=FILE.npy: a graph input from a .npy file");
@@ -94,6 +98,10 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed runs before the --bench runs (default max(3, N / 10))")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--read-back", read_back, "each --bench run also reads every output back to the host");
+  app.add_option("--read-into", read_into,
+                 "with --read-back: new (Tensor::to_host into memory allocated each run), vector (Tensor::to_vector), "
+                 "reused (to_host into one buffer per output)")
+      ->check(CLI::IsMember({"new", "vector", "reused"}));
   app.add_flag("--profile", profile,
                "GPU time per node type, op and kernel (timer queries), over the --bench runs (else the first run)");
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
@@ -172,12 +180,29 @@ int main(int argc, char** argv) {
     std::printf("run: %.1f ms (first run, kernels compiled or read from the cache)\n", first_ms);
     std::printf("memory: peak intermediates %s (sum of all intermediates %s)\n", mib(first.peak_bytes).c_str(),
                 mib(first.total_intermediate_bytes).c_str());
+    // --read-back: every output to the host, as --read-into says
+    std::map<std::string, std::vector<unsigned char>> reused;
+    const auto read_outputs = [&](const std::map<std::string, Tensor>& outs) {
+      for (const auto& [name, t] : outs) {
+        const std::size_t nbytes = static_cast<std::size_t>(t.numel()) * itemsize(t.dtype());
+        if (read_into == "vector") {
+          (void)t.to_vector();
+        } else if (read_into == "reused") {
+          std::vector<unsigned char>& r = reused[name];
+          r.resize(nbytes);
+          t.to_host(r.data(), nbytes);
+        } else {
+          const std::unique_ptr<unsigned char[]> p(new unsigned char[nbytes]);
+          t.to_host(p.get(), nbytes);
+        }
+      }
+    };
     if (bench > 0) {
       // Warm-up runs, untimed and unprofiled, each as a timed run is (the read-back included).
       for (int i = 0, n = warmup >= 0 ? warmup : std::max(3, bench / 10); i < n; ++i) {
         outputs = model.run(inputs);
         if (read_back)
-          for (const auto& [name, t] : outputs) (void)t.to_vector();
+          read_outputs(outputs);
         else
           dev.synchronize();
       }
@@ -194,7 +219,7 @@ int main(int argc, char** argv) {
         dispatches += st.dispatches;
         barriers += st.barriers;
         if (read_back)
-          for (const auto& [name, t] : outputs) (void)t.to_vector();
+          read_outputs(outputs);
         else
           dev.synchronize();
         times.push_back(ms_since(t0));
@@ -208,11 +233,11 @@ int main(int argc, char** argv) {
       std::sort(sorted.begin(), sorted.end());
       const auto pct = [&](double p) { return sorted[static_cast<std::size_t>(p * static_cast<double>(bench - 1))]; };
       std::printf(
-          "bench: %d runs%s, mean %.3f ms, min %.3f ms, median %.3f ms, p90 %.3f ms, host %.3f ms in run(), process "
+          "bench: %d runs%s%s, mean %.3f ms, min %.3f ms, median %.3f ms, p90 %.3f ms, host %.3f ms in run(), process "
           "CPU min %.3f ms, %llu dispatches and %llu barriers per run\n",
-          bench, read_back ? " (outputs read back)" : "", mean, sorted.front(), pct(0.5), pct(0.9), host / bench,
-          *std::min_element(cpus.begin(), cpus.end()), static_cast<unsigned long long>(dispatches / n),
-          static_cast<unsigned long long>(barriers / n));
+          bench, read_back ? " (outputs read back, " : "", read_back ? (read_into + ")").c_str() : "", mean,
+          sorted.front(), pct(0.5), pct(0.9), host / bench, *std::min_element(cpus.begin(), cpus.end()),
+          static_cast<unsigned long long>(dispatches / n), static_cast<unsigned long long>(barriers / n));
     }
     if (profile) {
       // Timed runs after the first (which compiles kernels): the --bench runs, else one more.

@@ -1,0 +1,194 @@
+// Read-back bench (issue 21, io37: the transfer-bound models against PyTorch's CUDA graph): where a
+// read-back's time goes, per run, through the library's own path (Tensor::to_vector), with the
+// phases of read_to_host (runtime/readback.hpp's ReadTrace: the copy queued and the destination
+// allocated and zeroed, the wait for the GPU, the host copy out) and the spread of the totals
+// (mean, min, median, p90, max: a mean far above the min is what this looks for).
+//   sizes: y = x + 1 over N bytes (one elementwise dispatch), then y read back, per size, in each
+//          of three ways: to_vector, to_host into new memory, to_host into reused memory
+//   models: Model::run with random inputs of the model's fixed shapes, then every output's
+//           read, the three ways, plain and replayed (ModelOptions::replay), as `gltensor-run --bench N
+//           --read-back` times them
+// Usage: gltensor_io_bench [--runs N] [--sizes KB,KB,...] [MODEL.onnx ...]
+// (default sizes 64,256,484,1024,2048,4096,6272,8192; runs 300). The settings under test come from
+// the environment (GLTENSOR_READ_PIECES, ...), one process per variant.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gltensor/gltensor.hpp"
+#include "runtime/readback.hpp"
+
+using namespace gltensor;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// How the host reads: Tensor::to_vector (a new vector, zeroed, then filled), Tensor::to_host into
+// new uninitialized memory each run (as PyTorch's .cpu() into an empty tensor), Tensor::to_host
+// into one buffer reused run after run.
+enum class Mode { vector, fresh, reuse };
+const char* mode_name(Mode m) {
+  return m == Mode::vector ? "to_vector" : m == Mode::fresh ? "to_host new" : "to_host reused";
+}
+
+long minor_faults() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return r.ru_minflt;
+}
+
+// One read of t in mode m; returns its first float (checked by the caller where it can).
+float read(const Tensor& t, Mode m, std::vector<unsigned char>& reused) {
+  const std::size_t bytes = static_cast<std::size_t>(t.numel()) * itemsize(t.dtype());
+  float first = 0;
+  if (m == Mode::vector) {
+    const std::vector<float> v = t.to_vector();
+    first = v.empty() ? 0.0f : v[0];
+  } else if (m == Mode::fresh) {
+    const std::unique_ptr<unsigned char[]> p(new unsigned char[bytes]);
+    t.to_host(p.get(), bytes);
+    if (bytes >= 4) std::memcpy(&first, p.get(), 4);
+  } else {
+    reused.resize(std::max(reused.size(), bytes));
+    t.to_host(reused.data(), bytes);
+    if (bytes >= 4) std::memcpy(&first, reused.data(), 4);
+  }
+  return first;
+}
+
+struct Stats {
+  std::vector<double> total, run, dest, wait, copy;
+  double faults = 0;
+  void print(const char* what) const {
+    std::vector<double> s = total;
+    std::sort(s.begin(), s.end());
+    const auto pct = [&](double p) { return s[static_cast<std::size_t>(p * static_cast<double>(s.size() - 1))]; };
+    const auto mean = [](const std::vector<double>& v) {
+      double m = 0;
+      for (double x : v) m += x;
+      return v.empty() ? 0.0 : m / static_cast<double>(v.size());
+    };
+    std::printf(
+        "%-44s us: mean %7.1f min %7.1f p50 %7.1f p90 %7.1f max %7.1f | run() %6.1f dest %6.1f wait %6.1f copy "
+        "%6.1f (means), %.0f minor faults per run\n",
+        what, mean(total), s.front(), pct(0.5), pct(0.9), s.back(), mean(run), mean(dest), mean(wait), mean(copy),
+        faults);
+  }
+};
+
+// n timed iterations of `run_once` (returns run()'s host time), after n / 10 + 3 untimed ones.
+Stats time_runs(int n, detail::ReadTrace& tr, const std::function<double()>& run_once) {
+  for (int i = 0; i < n / 10 + 3; ++i) run_once();
+  Stats st;
+  const long f0 = minor_faults();
+  for (int i = 0; i < n; ++i) {
+    tr = {};
+    const auto t0 = Clock::now();
+    const double r = run_once();
+    st.total.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    st.run.push_back(r);
+    st.dest.push_back(tr.dest);
+    st.wait.push_back(tr.wait);
+    st.copy.push_back(tr.copy);
+  }
+  st.faults = static_cast<double>(minor_faults() - f0) / n;
+  return st;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 300;
+  std::vector<std::size_t> kb = {64, 256, 484, 1024, 2048, 4096, 6272, 8192};
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) {
+      runs = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--sizes" && i + 1 < argc) {
+      kb.clear();
+      const std::string v = argv[++i];
+      for (std::size_t p = 0; p < v.size();) {
+        const std::size_t c = std::min(v.find(',', p), v.size());
+        if (c > p) kb.push_back(static_cast<std::size_t>(std::atol(v.substr(p, c - p).c_str())));
+        p = c + 1;
+      }
+    } else {
+      models.push_back(a);
+    }
+  }
+  Device dev = Device::open();
+  const char* pieces = std::getenv("GLTENSOR_READ_PIECES");
+  std::printf("device: %s (%s); GLTENSOR_READ_PIECES=%s\n", dev.caps().renderer.c_str(), dev.caps().version.c_str(),
+              pieces ? pieces : "");
+  detail::ReadTrace tr;
+  detail::set_read_trace(&tr);
+  Generator gen(37);
+  int bad = 0;
+  std::vector<unsigned char> reused;
+  const Mode modes[] = {Mode::vector, Mode::fresh, Mode::reuse};
+  for (const std::size_t k : kb) {
+    if (k == 0) continue;
+    const std::int64_t n = static_cast<std::int64_t>(k * 1024 / 4);
+    const Tensor x = rand(dev, {n}, gen);
+    const std::vector<float> xs = x.to_vector();
+    for (const Mode m : modes) {
+      const Stats st = time_runs(runs, tr, [&] {
+        const auto t0 = Clock::now();
+        const Tensor y = x + 1.0;
+        const double r = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        if (read(y, m, reused) != xs[0] + 1.0f) ++bad;
+        return r;
+      });
+      st.print(("x + 1, " + std::to_string(k) + " KB, " + mode_name(m)).c_str());
+    }
+    // every element of the last read (pieces, helper chunks: none lost)
+    std::vector<float> all(static_cast<std::size_t>(n));
+    (x + 1.0).to_host(all.data(), all.size() * 4);
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i] != xs[i] + 1.0f) {
+        ++bad;
+        std::printf("wrong element %zu of %zu: %g, expected %g\n", i, all.size(), all[i], xs[i] + 1.0f);
+        break;
+      }
+  }
+  for (const std::string& path : models) {
+    for (const bool replay : {false, true}) {
+      ModelOptions opt;
+      opt.replay = replay;
+      Model m = Model::load(dev, path, opt);
+      std::map<std::string, Tensor> inputs;
+      for (const auto& vi : m.inputs()) inputs[vi.name] = rand(dev, vi.shape, gen).to(vi.dtype);
+      std::size_t out_bytes = 0;
+      for (const Mode mode : modes) {
+        const Stats st = time_runs(runs, tr, [&] {
+          const auto t0 = Clock::now();
+          auto outs = m.run(inputs);
+          const double r = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+          out_bytes = 0;
+          for (const auto& [name, t] : outs) {
+            (void)read(t, mode, reused);
+            out_bytes += static_cast<std::size_t>(t.numel()) * itemsize(t.dtype());
+          }
+          return r;
+        });
+        const std::string base = path.substr(path.find_last_of('/') + 1);
+        st.print((base + (replay ? " replayed" : " plain") + " (" + std::to_string(out_bytes >> 10) + " KB), " +
+                  mode_name(mode))
+                     .c_str());
+      }
+    }
+  }
+  detail::set_read_trace(nullptr);
+  std::printf("wrong results: %d\n", bad);
+  return bad ? 1 : 0;
+}
