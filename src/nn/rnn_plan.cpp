@@ -19,10 +19,17 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
 }
 
 std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t g, std::int64_t parts,
-                                 std::int64_t reg_cols) {
+                                 std::int64_t reg_cols, std::int64_t x_loops) {
   const auto m = static_cast<std::uint64_t>(h / parts), ks = static_cast<std::uint64_t>(parts);
   const auto gg = static_cast<std::uint64_t>(g), rr = static_cast<std::uint64_t>(reg_cols);
-  return gg * (rr + 2) + 2 + static_cast<std::uint64_t>(steps) * (8 + m * (gg + 2) + 2 * ks);
+  const auto xl = static_cast<std::uint64_t>(x_loops);
+  return gg * (rr + 2) + 2 + xl + static_cast<std::uint64_t>(steps) * (8 + m * (gg + 2) + 2 * ks + xl);
+}
+
+std::int64_t rnn_seq_regs_x_loops(const RnnSeqPlan& plan, std::int64_t g, std::int64_t h) {
+  if (plan.x_steps < 2 || plan.grid > 1) return 0;
+  const std::int64_t per_inv = (plan.x_steps * g * (h / plan.grid) + plan.local - 1) / plan.local;
+  return g + 1 + 2 * (per_inv + 1);
 }
 
 namespace {
@@ -55,7 +62,11 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   const std::int64_t w = m % 4 == 0 ? 4 : 1;
   plan.subgroup = ks > 1 && dev.shuffle_lanes >= ks;
   // two h buffers, and without shuffles a vec4 of partial sums per invocation
-  if (2 * p.H * 4 + (plan.subgroup ? 0 : threads * 16) > dev.max_shared_memory) return plan;
+  const std::int64_t shared = 2 * p.H * 4 + (plan.subgroup ? 0 : threads * 16);
+  if (shared > dev.max_shared_memory) return plan;
+  // x W^T: in its step by default; GLTENSOR_RNN_X's blocks where two fit the shared memory
+  if (ng == 1 && dev.force_x >= 0 && shared + 2 * dev.force_x * p.G * uw * 4 <= dev.max_shared_memory)
+    plan.x_steps = dev.force_x;
   const std::int64_t floats = threads > 512 ? kRnnSeqRegsFloats1024 : kRnnSeqRegsMaxFloats;  // per invocation
   std::int64_t rr = std::min(m, floats / p.G) / w * w;
   if (dev.force_cols >= 0) rr = std::min(m, dev.force_cols) / w * w;
@@ -72,8 +83,9 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   if (rnn_seq_shared_bytes(p.phases) > dev.max_shared_memory || dev.max_local < 32) return plan;
   const RnnSeqPlan regs = plan_regs(p, dev);
   if (regs.parts > 0) {
-    const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H, p.G, regs.parts, regs.reg_cols),
-                        per_step = rnn_seq_regs_loops(1, p.H, p.G, regs.parts, regs.reg_cols) - fixed;
+    const std::int64_t xl = rnn_seq_regs_x_loops(regs, p.G, p.H);
+    const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H, p.G, regs.parts, regs.reg_cols, xl),
+                        per_step = rnn_seq_regs_loops(1, p.H, p.G, regs.parts, regs.reg_cols, xl) - fixed;
     if (dev.loop_budget >= fixed + per_step) {
       plan = regs;
       plan.sequence = plan.regs = true;

@@ -51,6 +51,7 @@ struct RnnSeqDevice {
   int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
   std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
   std::int64_t force_grid = 0;
+  std::int64_t force_x = -1;  ///< GLTENSOR_RNN_X (-1: the plan's x_steps)
   /// Multiprocessors known to the plan (runtime/cuda_memory.hpp's cuda_multiprocessors: NVIDIA's GPUs
   /// where libcuda tells; 0 = unknown): the GRID form's D B NG workgroups, each of at most 1024
   /// invocations whose registers and shared memory fit one multiprocessor, all run at once where
@@ -68,6 +69,8 @@ struct RnnSeqPlan {
   std::int64_t reg_cols = 0;    ///< regs: RR, columns of each gate row per invocation kept in registers (of H / KS)
   bool subgroup = false;        ///< regs: the parts' sums by subgroup shuffles (else shared memory, 2 barriers a step)
   std::int64_t grid = 1;        ///< regs: NG workgroups per direction and batch row (GRID: h exchanged through memory)
+  std::int64_t x_steps = 0;     ///< regs outside GRID: x W^T loaded in its step (0), a step ahead (1, X_AHEAD) or
+                                ///< x_steps steps at a time through shared memory (XB; GLTENSOR_RNN_X)
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
@@ -104,9 +107,13 @@ inline constexpr std::int64_t kRnnSeqRegsFloats1024 = 32;
 /// with g gates, `parts` invocations per unit, `reg_cols` columns of each gate row in registers:
 /// the step loop, and (where a compiler keeps them as loops) the constant-trip loops over R's
 /// chunks, gates and parts.
+/// x_loops: each step's more where x W^T comes through shared memory (XB: the gates' read, and the block loads and
+/// stores counted in every step).
 std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t g, std::int64_t parts,
-                                 std::int64_t reg_cols);
+                                 std::int64_t reg_cols, std::int64_t x_loops = 0);
 
+/// rnn_seq_regs_loops's x_loops for a register plan of g gates and hidden size h.
+std::int64_t rnn_seq_regs_x_loops(const RnnSeqPlan& plan, std::int64_t g, std::int64_t h);
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
 /// Loop iterations of one invocation running `steps` steps with `groups` groups of units each,

@@ -50,7 +50,8 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
         .read(l.seq.defined() ? l.seq : spare);
     if (plan.grid > 1) launch.write(xh).write(cnt).bind(dev.extension<ErrorFlags>().storage(dev), true);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs, l.zero});
-    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols)
+    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols,
+                                                          rnn_seq_regs_x_loops(plan, v.gates, l.H))
                                      : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B * plan.grid));
     if (plan.grid > 1) dev.extension<ErrorFlags>().expect(dev, "rnn", ErrorFlags::kStall);
@@ -66,7 +67,9 @@ Defines RnnSeqVariant::defines() const {
         .uvalue("RR", static_cast<std::uint64_t>(reg_cols))
         .flag("QUAD_COLS", width == 4)
         .flag("GRID", grid > 1);
-    if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid));
+    if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid)).flag("GRID_STALL", grid_stall);
+    if (grid == 1 && x_steps == 1) d.flag("X_AHEAD");
+    if (grid == 1 && x_steps >= 2) d.uvalue("XB", static_cast<std::uint64_t>(x_steps));
     if (width == 4) d.quads("R", 4, DType::f32);
     if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   } else {
@@ -109,9 +112,13 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
     v.subgroup = form == 0;
     out.push_back(v);
     if (form == 0) {  // and hidden 256 as a grid of 8 workgroups of 32 units in 16 parts, by shuffles
-      v.hidden = 256, v.parts = 16, v.reg_cols = 16, v.grid = 8;
-      out.push_back(v);
+      RnnSeqVariant g = v;
+      g.hidden = 256, g.parts = 16, g.reg_cols = 16, g.grid = 8, g.grid_stall = k % 2 == 0;
+      out.push_back(g);
     }
+    // x W^T a step ahead or in shared blocks (GLTENSOR_RNN_X)
+    v.x_steps = k % 2 == 0 ? 1 : form == 2 ? 3 : 8;
+    out.push_back(v);
   }
   return out;
 }
