@@ -31,6 +31,14 @@ for d, old, new in copies:
     assert s.count(old) == 1, d
     os.makedirs(f"{sys.argv[2]}/{d}")
     open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(s.replace(old, new))
+# a probe of the cells' activations through the GLSL builtin tanh (sigmoid as 0.5 tanh(x / 2) + 0.5): rnn.glsl
+g = open(os.path.join(os.path.dirname(sys.argv[1]), "rnn.glsl")).read()
+for old, new in (("float rnn_tanh(float x) { return 2.0 / (1.0 + exp(-2.0 * x)) - 1.0; }", "float rnn_tanh(float x) { return tanh(x); }"),
+                 ("float rnn_sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }", "float rnn_sigmoid(float x) { return 0.5 * tanh(0.5 * x) + 0.5; }")):
+    assert g.count(old) == 1, old
+    g = g.replace(old, new)
+os.makedirs(f"{sys.argv[2]}/tanhb")
+open(f"{sys.argv[2]}/tanhb/rnn.glsl", "w").write(g)
 PY
 # LSTMs of 1, 64 and 256 steps at hidden 64, input 64, one direction (fixed cost and time per step)
 /usr/bin/python3 - "$P/seq" <<'PY'

@@ -7,7 +7,8 @@
 # 2. main's libgltensor.so.0 against the branch's (the same gltensor-run), two rounds on the four LSTMs, outputs
 #    compared: the normal path unaffected;
 # 3. lstm_s64_h64_d1's time: GLTENSOR_RNN_X forms at 1, 64 and 256 steps (fixed cost and per step), probes through
-#    GLTENSOR_GLSL_DIR (no x loads, no cell, no barrier, no GEMV: timing only), --profile (GPU time per dispatch);
+#    GLTENSOR_GLSL_DIR (no x loads, no cell, no barrier, no GEMV: timing only; the cells' activations through the
+#    builtin tanh: outputs compared), --profile (GPU time per dispatch);
 # 4. (run second) torchcmp's LSTM rows (TC_ONLY=lstm) with the branch: PyTorch eager and the CUDA graph in the same call.
 # Locally: H=PACK LSTM37_REPS=3 LSTM37_TC=0 bash PACK/run.sh (llvmpipe: the GPU-only tests skip).
 set -u
@@ -63,9 +64,18 @@ for d in sorted(glob.glob(os.path.join(sys.argv[1], "X=[1-9]*"))):
     print(f"outputs {os.path.basename(d)} vs X=0: max|d| {worst:.2e}")
 PY
 step "probes (GLTENSOR_GLSL_DIR copies; timing only, wrong outputs)"
-for p in nox nocell nobar nogemv; do
+for p in nox nocell nobar nogemv tanhb; do
   for t in 64 256; do run "probe-$p" "$H/lib" lstm_t${t}_h64 $t GLTENSOR_GLSL_DIR="$H/glsl/$p"; done
 done
+python3 - "$W/out" <<'PY'
+import glob, os, sys
+import numpy as np
+for d in sorted(glob.glob(os.path.join(sys.argv[1], "probe-tanhb-*"))):
+    e = os.path.join(os.path.dirname(d), "X=0-" + os.path.basename(d).split("-", 2)[2])
+    worst = max((abs(np.load(f).astype(np.float64) - np.load(os.path.join(e, os.path.basename(f)))).max()
+                 for f in glob.glob(d + "/*.npy")), default=-1)
+    print(f"outputs {os.path.basename(d)} (builtin tanh) vs X=0: max|d| {worst:.2e}")
+PY
 step "profiles (gltensor-run --profile --bench 100, plain runs)"
 for lib in main branch; do
   dir=$H/lib; [ $lib = main ] && dir=$MAIN
