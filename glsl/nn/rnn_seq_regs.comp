@@ -34,7 +34,12 @@
 //           gives it; QUAD_COLS: also read as quads, quadR), 5 = bias [D, 2 G H] (Wb then Rb),
 //           6 = P [D, 3 H] (HAS_P; i, o, f), 7 = sequence_lens [B] (HAS_SEQ); GRID: 8 = XH [2, D B, H]
 //           (h of every other step), 9 = CNT [D B] (uint, zero at the start), 10 = the error flag word
-//           (ErrorFlags).
+//           (ErrorFlags); XPROJ: 8 = X [T, B, I] and 9 = W [D, G H, I] as quads (3 unused).
+//
+// XPROJ (one dispatch for the layer, no X W^T matmul before it; not GRID): RL more lanes (lanes RL and after, whole
+// subgroups) project x: each holds PC rows of W ([XQ] quads each, in the registers that R takes in the other
+// lanes) and, in step s, writes x_{s+1} W^T's PC columns into the other of two shared buffers (step 0's before the
+// loop), while the first RL lanes run step s; the step's one barrier orders both. The per-step x W^T loads go.
 // Loops of one invocation (rnn_seq_regs_loops): the step loop's; every other loop has a
 // compile-time trip count.
 layout(local_size_x = LOCAL_X) in;
@@ -77,6 +82,13 @@ shared vec4 part_s[LOCAL_X];
 #define NG 1u
 #endif
 #define UW (HK / NG)  // units per workgroup
+#ifdef XPROJ
+// the input projection in the kernel: X [T, B, XQ quads], W [D, G HK, XQ quads]; each step's x W^T of the next
+// step in one of two shared buffers [G HK]
+layout(std430, binding = 8) readonly buffer XqBuf { vec4 xq[]; };
+layout(std430, binding = 9) readonly buffer WqBuf { vec4 wq[]; };
+shared float xps[2u * G * HK];
+#endif
 #if defined(XB) && !defined(GRID)
 // x W^T of XB steps at a time: [2 blocks][XB steps][G gates][UW units]
 #define XBN (XB * uint(G) * uint(UW))
@@ -102,6 +114,20 @@ vec4 x_at(uint d, uint b, uint j, uint t) {
 #endif
   return x;
 }
+
+#ifdef XPROJ
+// A projecting lane's PC columns (from pcol) of x W^T of time t into xps's buffer buf; its W rows in w.
+void x_project(VT w[G * (QR > 0u ? QR : 1u)], uint pcol, uint b, uint t, uint buf) {
+  float acc[PC];
+  for (uint c = 0u; c < uint(PC); ++c) acc[c] = 0.0;
+  for (uint q = 0u; q < uint(XQ); ++q) {
+    vec4 xv = xq[(t * u_B + b) * uint(XQ) + q];
+    for (uint c = 0u; c < uint(PC); ++c) acc[c] += dot(w[c * uint(XQ) + q], xv);
+  }
+  for (uint c = 0u; c < uint(PC); ++c)
+    if (pcol + c < uint(G * HK)) xps[buf * uint(G * HK) + pcol + c] = acc[c];
+}
+#endif
 
 #if defined(XB) && !defined(GRID)
 // Loads the workgroup's x W^T of steps s0 .. s0 + XB - 1 (those before u_steps) into xr: element e
@@ -146,6 +172,16 @@ void main() {
   bool rev = ((u_rev >> d) & 1u) != 0u;
   uint row0 = d * GH + j;  // gate k's row of R: row0 + k HK
   VT rr[G * (QR > 0u ? QR : 1u)];
+#ifdef XPROJ
+  // lanes RL and after project x: PC columns of x W^T each, their rows of W in rr (PC XQ <= G QR quads)
+  bool proj = lane >= uint(RL);
+  uint pcol = (lane - uint(RL)) * uint(PC);
+  if (proj) {
+    for (uint c = 0u; c < uint(PC); ++c)
+      for (uint q = 0u; q < uint(XQ); ++q)
+        rr[c * uint(XQ) + q] = pcol + c < GH ? wq[(d * GH + pcol + c) * uint(XQ) + q] : vec4(0.0);
+  } else
+#endif
   for (uint k = 0u; k < uint(G); ++k)
     for (uint q = 0u; q < uint(QR); ++q) rr[k * uint(QR) + q] = r_chunk(row0 + k * uint(HK), part + uint(KS) * q);
   // the unit's x-independent terms of each gate: Wb + Rb (GRU_LBR: the candidate's Wbn only, its
@@ -179,6 +215,9 @@ void main() {
 #else
   if (writer) H_SET(0u, j, hp);
 #endif
+#ifdef XPROJ
+  if (proj) x_project(rr, pcol, b, rev ? u_T - 1u - u_step0 : u_step0, 0u);
+#endif
   workgroup_sync();
   uint cur = 0u;
 #ifdef HAS_SEQ
@@ -207,6 +246,10 @@ void main() {
     for (uint k = 0u; k < uint(G); ++k) x[k] = xs[xo + k * uint(UW)];
     bool xlast = s % XB == XB - 1u && s + 1u < u_steps;
     if (xlast) x_load(xr, d, b, slice, s + 1u, rev);
+#elif defined(XPROJ)
+    // this step's x W^T, projected in the previous step (or before the loop)
+    vec4 x = vec4(0.0);
+    for (uint k = 0u; k < uint(G); ++k) x[k] = xps[(s & 1u) * GH + k * uint(HK) + j];
 #elif defined(GRID) || defined(X_AHEAD)
     vec4 x = xn;
     if (s + 1u < u_steps) xn = x_at(d, b, j, rev ? t - 1u : t + 1u);
@@ -222,6 +265,12 @@ void main() {
     // h @ R^T of the unit's G gate rows over this invocation's columns
     uint hb = cur * uint(NC) + part;
     vec4 a = vec4(0.0);
+#ifdef XPROJ
+    // the projecting lanes: the next step's x W^T (whole subgroups: RL a multiple of the subgroup size)
+    if (proj) {
+      if (s + 1u < u_steps) x_project(rr, pcol, b, rev ? t - 1u : t + 1u, (s + 1u) & 1u);
+    } else {
+#endif
     for (uint q = 0u; q < uint(QR); ++q) {
       VT hv = hs[hb + uint(KS) * q];
       for (uint k = 0u; k < uint(G); ++k) a[k] += dot(rr[k * uint(QR) + q], hv);
@@ -230,6 +279,9 @@ void main() {
       VT hv = hs[hb + uint(KS) * q];
       for (uint k = 0u; k < uint(G); ++k) a[k] += dot(r_chunk(row0 + k * uint(HK), part + uint(KS) * q), hv);
     }
+#ifdef XPROJ
+    }
+#endif
     // the sums over the unit's KS parts, in every part
 #ifdef SUBGROUP
     for (uint o = 1u; o < uint(KS); o <<= 1u) a += subgroupShuffleXor(a, o);

@@ -27,6 +27,7 @@ std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_
 }
 
 std::int64_t rnn_seq_regs_x_loops(const RnnSeqPlan& plan, std::int64_t g, std::int64_t h) {
+  if (plan.fuse_x) return 2 * (plan.proj_cols + 1) + plan.x_quads * (plan.proj_cols + 2) + g + 4;
   if (plan.x_steps < 2 || plan.grid > 1) return 0;
   const std::int64_t per_inv = (plan.x_steps * g * (h / plan.grid) + plan.local - 1) / plan.local;
   return g + 1 + 2 * (per_inv + 1);
@@ -72,6 +73,14 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   if (dev.force_cols >= 0) rr = std::min(m, dev.force_cols) / w * w;
   plan.parts = ks, plan.width = w, plan.reg_cols = rr, plan.grid = ng;
   plan.local = static_cast<std::uint32_t>(threads);
+  // XPROJ: as many more lanes (at most 512 in all: their registers), each with PC rows of W where R's take them
+  const std::int64_t pc = (p.G * p.H + threads - 1) / threads;
+  if (dev.fuse_x == 1 && ng == 1 && plan.x_steps == 0 && w == 4 && p.I > 0 && p.I % 4 == 0 && 2 * threads <= 512 &&
+      2 * threads <= dev.max_local && (!plan.subgroup || threads % dev.shuffle_lanes == 0) && pc * p.I <= p.G * rr &&
+      shared + (plan.subgroup ? 0 : threads * 16) + 2 * p.G * p.H * 4 <= dev.max_shared_memory) {
+    plan.fuse_x = true, plan.rec_lanes = threads, plan.proj_cols = pc, plan.x_quads = p.I / 4;
+    plan.local = static_cast<std::uint32_t>(2 * threads);
+  }
   return plan;
 }
 

@@ -40,6 +40,7 @@ struct RnnSeqProblem {
   std::int64_t T = 0, H = 0;
   int phases = 1;                    ///< barriers per step: 2 for GRU without linear_before_reset (r . h first)
   std::int64_t G = 1, D = 1, B = 1;  ///< gates, directions, batch rows
+  std::int64_t I = 0;                ///< input size (0: unknown, no XPROJ)
 };
 
 struct RnnSeqDevice {
@@ -52,6 +53,7 @@ struct RnnSeqDevice {
   std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
   std::int64_t force_grid = 0;
   std::int64_t force_x = -1;  ///< GLTENSOR_RNN_X (-1: the plan's x_steps)
+  int fuse_x = -1;            ///< GLTENSOR_RNN_FUSE_X (-1: the plan's)
   /// Multiprocessors known to the plan (runtime/cuda_memory.hpp's cuda_multiprocessors: NVIDIA's GPUs
   /// where libcuda tells; 0 = unknown): the GRID form's D B NG workgroups, each of at most 1024
   /// invocations whose registers and shared memory fit one multiprocessor, all run at once where
@@ -71,6 +73,10 @@ struct RnnSeqPlan {
   std::int64_t grid = 1;        ///< regs: NG workgroups per direction and batch row (GRID: h exchanged through memory)
   std::int64_t x_steps = 0;     ///< regs outside GRID: x W^T loaded in its step (0), a step ahead (1, X_AHEAD) or
                                 ///< x_steps steps at a time through shared memory (XB; GLTENSOR_RNN_X)
+  bool fuse_x = false;          ///< regs: x projected in the kernel (XPROJ: no X W^T matmul; local = 2 rec_lanes)
+  std::int64_t rec_lanes = 0;   ///< fuse_x: RL, the recurrence's lanes (the others project x)
+  std::int64_t proj_cols = 0;   ///< fuse_x: PC, columns of x W^T per projecting lane
+  std::int64_t x_quads = 0;     ///< fuse_x: XQ = I / 4
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)

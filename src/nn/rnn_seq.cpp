@@ -31,7 +31,7 @@ struct SeqParams {
 }  // namespace
 
 void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop& l) {
-  DeviceImpl& dev = dev_of(l.xw);
+  DeviceImpl& dev = dev_of(l.bias);
   const Tensor& spare = l.bias;  // bound where a binding is unused
   const int phases = v.cell == RnnCell::gru && !v.gru_lbr ? 2 : 1;
   // GRID: h of every other step for the other workgroups, and the counters they meet at (zero)
@@ -43,12 +43,13 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
     launch.program(v.file(), v.defines(), {plan.local});
     launch.write(l.y).write(l.h);
     l.c.defined() ? launch.write(l.c) : launch.read(spare);
-    launch.read(l.xw)
+    launch.read(plan.fuse_x ? spare : l.xw)
         .read(plan.regs ? l.r : l.rt)
         .read(l.bias)
         .read(l.p.defined() ? l.p : spare)
         .read(l.seq.defined() ? l.seq : spare);
     if (plan.grid > 1) launch.write(xh).write(cnt).bind(dev.extension<ErrorFlags>().storage(dev), true);
+    if (plan.fuse_x) launch.read(l.x).read(l.w);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs, l.zero});
     launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols,
                                                           rnn_seq_regs_x_loops(plan, v.gates, l.H))
@@ -70,6 +71,11 @@ Defines RnnSeqVariant::defines() const {
     if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid)).flag("GRID_STALL", grid_stall);
     if (grid == 1 && x_steps == 1) d.flag("X_AHEAD");
     if (grid == 1 && x_steps >= 2) d.uvalue("XB", static_cast<std::uint64_t>(x_steps));
+    if (rec_lanes > 0)
+      d.flag("XPROJ")
+          .uvalue("RL", static_cast<std::uint64_t>(rec_lanes))
+          .uvalue("PC", static_cast<std::uint64_t>(proj_cols))
+          .uvalue("XQ", static_cast<std::uint64_t>(x_quads));
     if (width == 4) d.quads("R", 4, DType::f32);
     if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   } else {
@@ -119,6 +125,10 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
     // x W^T a step ahead or in shared blocks (GLTENSOR_RNN_X)
     v.x_steps = k % 2 == 0 ? 1 : form == 2 ? 3 : 8;
     out.push_back(v);
+    if (form == 1) {  // x projected in the kernel: hidden 64 in 4 parts of 16 in registers (256 lanes), 16 inputs
+      v.x_steps = 0, v.rec_lanes = 256, v.proj_cols = 1, v.x_quads = 4;
+      out.push_back(v);
+    }
   }
   return out;
 }
