@@ -89,12 +89,6 @@ layout(std430, binding = 8) readonly buffer XqBuf { vec4 xq[]; };
 layout(std430, binding = 9) readonly buffer WqBuf { vec4 wq[]; };
 shared float xps[2u * G * HK];
 #endif
-#if defined(XB) && !defined(GRID)
-// x W^T of XB steps at a time: [2 blocks][XB steps][G gates][UW units]
-#define XBN (XB * uint(G) * uint(UW))
-#define XBL ((XBN + uint(LOCAL_X) - 1u) / uint(LOCAL_X))  // of a block's floats per invocation
-shared float xs[2u * XBN];
-#endif
 #ifdef GRID
 layout(std430, binding = 8) coherent buffer XhBuf { float xh[]; };
 layout(std430, binding = 9) coherent buffer CntBuf { uint cnt[]; };
@@ -126,26 +120,6 @@ void x_project(VT w[G * (QR > 0u ? QR : 1u)], uint pcol, uint b, uint t, uint bu
   }
   for (uint c = 0u; c < uint(PC); ++c)
     if (pcol + c < uint(G * HK)) xps[buf * uint(G * HK) + pcol + c] = acc[c];
-}
-#endif
-
-#if defined(XB) && !defined(GRID)
-// Loads the workgroup's x W^T of steps s0 .. s0 + XB - 1 (those before u_steps) into xr: element e
-// of the block ([XB][G][UW]) in xr[e / LOCAL_X] of invocation e % LOCAL_X; coalesced over units.
-void x_load(inout float xr[XBL], uint d, uint b, uint slice, uint s0, bool rev) {
-  for (uint i = 0u; i < XBL; ++i) {
-    uint e = i * uint(LOCAL_X) + gl_LocalInvocationID.x, k = e / (uint(G) * uint(UW)), g = e / uint(UW) % uint(G);
-    uint s = s0 + k, t = rev ? u_T - 1u - (u_step0 + s) : u_step0 + s;
-    if (e < XBN && s < u_steps)
-      xr[i] = float(load3(((d * u_T + t) * u_B + b) * (G * HK) + g * HK + slice * uint(UW) + e % uint(UW)));
-  }
-}
-// Stores xr into block buffer `buf` of xs (read after the next barrier).
-void x_keep(float xr[XBL], uint buf) {
-  for (uint i = 0u; i < XBL; ++i) {
-    uint e = i * uint(LOCAL_X) + gl_LocalInvocationID.x;
-    if (e < XBN) xs[buf * XBN + e] = xr[i];
-  }
 }
 #endif
 
@@ -223,34 +197,18 @@ void main() {
 #ifdef HAS_SEQ
   int len = load7(b);
 #endif
-#if defined(GRID) || defined(X_AHEAD)
+#ifdef GRID
   // the unit's x W^T one step ahead (its load has the whole previous step to arrive)
   vec4 xn = x_at(d, b, j, rev ? u_T - 1u - u_step0 : u_step0);
-#endif
-#ifdef GRID
   bool stalled = false;
-#endif
-#if defined(XB) && !defined(GRID)
-  float xr[XBL];
-  // block 0 of x W^T (x_load, x_keep), read after the barrier below
-  x_load(xr, d, b, slice, 0u, rev);
-  x_keep(xr, 0u);
-  workgroup_sync();
 #endif
   for (uint s = 0u; LOOP(s < u_steps); ++s) {
     uint t = rev ? u_T - 1u - (u_step0 + s) : u_step0 + s;
-#if defined(XB) && !defined(GRID)
-    // this step's x W^T from the shared block; the next block's loads issued in the block's last step
-    uint xo = ((s / XB) & 1u) * XBN + (s % XB) * uint(G) * uint(UW) + (j - slice * uint(UW));
-    vec4 x = vec4(0.0);
-    for (uint k = 0u; k < uint(G); ++k) x[k] = xs[xo + k * uint(UW)];
-    bool xlast = s % XB == XB - 1u && s + 1u < u_steps;
-    if (xlast) x_load(xr, d, b, slice, s + 1u, rev);
-#elif defined(XPROJ)
+#if defined(XPROJ)
     // this step's x W^T, projected in the previous step (or before the loop)
     vec4 x = vec4(0.0);
     for (uint k = 0u; k < uint(G); ++k) x[k] = xps[(s & 1u) * GH + k * uint(HK) + j];
-#elif defined(GRID) || defined(X_AHEAD)
+#elif defined(GRID)
     vec4 x = xn;
     if (s + 1u < u_steps) xn = x_at(d, b, j, rev ? t - 1u : t + 1u);
 #else
@@ -338,9 +296,6 @@ void main() {
     for (uint i = tid; i < uint(HK); i += uint(LOCAL_X)) H_SET(cur, i, xh[xb + i]);
 #else
     if (writer) H_SET(cur, j, hp);
-#if defined(XB)
-    if (xlast) x_keep(xr, ((s + 1u) / XB) & 1u);
-#endif
 #endif
     workgroup_sync();
   }

@@ -229,7 +229,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.setting = settings().rnn;
   sd.shuffle_lanes = dev.subgroup_shuffle() ? caps.subgroup_size : 0;
   sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
-  sd.force_grid = settings().rnn_regs_grid, sd.force_x = settings().rnn_x, sd.fuse_x = settings().rnn_fuse_x;
+  sd.force_grid = settings().rnn_regs_grid, sd.fuse_x = settings().rnn_fuse_x;
   sd.ssbo_bindings = caps.max_ssbo_bindings;
   sd.multiprocessors = sd.software ? 0 : cuda_multiprocessors(dev);
   const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B, I};
@@ -281,7 +281,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
     RnnSeqVariant sv;
     static_cast<RnnCellVariant&>(sv) = cv;
     sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H, sv.parts = plan.parts, sv.reg_cols = plan.reg_cols;
-    sv.width = plan.width, sv.subgroup = plan.subgroup, sv.grid = plan.grid, sv.x_steps = plan.x_steps;
+    sv.width = plan.width, sv.subgroup = plan.subgroup, sv.grid = plan.grid;
     sv.grid_stall = plan.grid > 1 && settings().rnn_grid_stall;
     if (plan.fuse_x) sv.rec_lanes = plan.rec_lanes, sv.proj_cols = plan.proj_cols, sv.x_quads = plan.x_quads;
     RnnLoop loop{y, h, c,   xw,        plan.regs ? Tensor() : rk.contiguous(), bias, pp, seqd, T, B,

@@ -80,9 +80,8 @@ struct RnnSeqVariant : RnnCellVariant {
   bool quads = false, regs = false;
   std::int64_t hidden = 0, parts = 1, width = 1, reg_cols = 0;  ///< regs: HK, KS, W, RR (RnnSeqPlan)
   bool subgroup = false;                                        ///< regs: SUBGROUP (shuffles)
-  std::int64_t grid = 1;     ///< regs: NG workgroups per direction and batch row (GRID where > 1)
-  std::int64_t x_steps = 0;  ///< regs outside GRID: X_AHEAD (1) or XB = x_steps (>= 2) (RnnSeqPlan::x_steps)
-  bool grid_stall = false;   ///< GRID: GRID_STALL (GLTENSOR_RNN_GRID_STALL, tests only)
+  std::int64_t grid = 1;    ///< regs: NG workgroups per direction and batch row (GRID where > 1)
+  bool grid_stall = false;  ///< GRID: GRID_STALL (GLTENSOR_RNN_GRID_STALL, tests only)
   /// XPROJ (RnnSeqPlan::fuse_x): RL recurrence lanes, PC columns per projecting lane, XQ input quads; 0: not
   std::int64_t rec_lanes = 0, proj_cols = 0, x_quads = 0;
   const char* file() const { return regs ? kRegsFile : kFile; }

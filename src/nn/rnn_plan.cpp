@@ -26,11 +26,8 @@ std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_
   return gg * (rr + 2) + 2 + xl + static_cast<std::uint64_t>(steps) * (8 + m * (gg + 2) + 2 * ks + xl);
 }
 
-std::int64_t rnn_seq_regs_x_loops(const RnnSeqPlan& plan, std::int64_t g, std::int64_t h) {
-  if (plan.fuse_x) return 2 * (plan.proj_cols + 1) + plan.x_quads * (plan.proj_cols + 2) + g + 4;
-  if (plan.x_steps < 2 || plan.grid > 1) return 0;
-  const std::int64_t per_inv = (plan.x_steps * g * (h / plan.grid) + plan.local - 1) / plan.local;
-  return g + 1 + 2 * (per_inv + 1);
+std::int64_t rnn_seq_regs_x_loops(const RnnSeqPlan& plan, std::int64_t g) {
+  return plan.fuse_x ? 2 * (plan.proj_cols + 1) + plan.x_quads * (plan.proj_cols + 2) + g + 4 : 0;
 }
 
 namespace {
@@ -65,9 +62,6 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   // two h buffers, and without shuffles a vec4 of partial sums per invocation
   const std::int64_t shared = 2 * p.H * 4 + (plan.subgroup ? 0 : threads * 16);
   if (shared > dev.max_shared_memory) return plan;
-  // x W^T: in its step by default; GLTENSOR_RNN_X's blocks where two fit the shared memory
-  if (ng == 1 && dev.force_x >= 0 && shared + 2 * dev.force_x * p.G * uw * 4 <= dev.max_shared_memory)
-    plan.x_steps = dev.force_x;
   const std::int64_t floats = threads > 512 ? kRnnSeqRegsFloats1024 : kRnnSeqRegsMaxFloats;  // per invocation
   std::int64_t rr = std::min(m, floats / p.G) / w * w;
   if (dev.force_cols >= 0) rr = std::min(m, dev.force_cols) / w * w;
@@ -75,8 +69,9 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   plan.local = static_cast<std::uint32_t>(threads);
   // XPROJ: as many more lanes (at most 512 in all: their registers), each with PC rows of W where R's take them
   const std::int64_t pc = (p.G * p.H + threads - 1) / threads;
-  if (dev.fuse_x == 1 && ng == 1 && plan.x_steps == 0 && w == 4 && p.I > 0 && p.I % 4 == 0 && 2 * threads <= 512 &&
-      2 * threads <= dev.max_local && (!plan.subgroup || threads % dev.shuffle_lanes == 0) && pc * p.I <= p.G * rr &&
+  const bool fuse = dev.fuse_x == 1 || (dev.fuse_x == -1 && !dev.software);
+  if (fuse && ng == 1 && w == 4 && p.I > 0 && p.I % 4 == 0 && 2 * threads <= 512 && 2 * threads <= dev.max_local &&
+      (!plan.subgroup || threads % dev.shuffle_lanes == 0) && pc * p.I <= p.G * rr &&
       shared + (plan.subgroup ? 0 : threads * 16) + 2 * p.G * p.H * 4 <= dev.max_shared_memory) {
     plan.fuse_x = true, plan.rec_lanes = threads, plan.proj_cols = pc, plan.x_quads = p.I / 4;
     plan.local = static_cast<std::uint32_t>(2 * threads);
@@ -92,7 +87,7 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   if (rnn_seq_shared_bytes(p.phases) > dev.max_shared_memory || dev.max_local < 32) return plan;
   const RnnSeqPlan regs = plan_regs(p, dev);
   if (regs.parts > 0) {
-    const std::int64_t xl = rnn_seq_regs_x_loops(regs, p.G, p.H);
+    const std::int64_t xl = rnn_seq_regs_x_loops(regs, p.G);
     const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H, p.G, regs.parts, regs.reg_cols, xl),
                         per_step = rnn_seq_regs_loops(1, p.H, p.G, regs.parts, regs.reg_cols, xl) - fixed;
     if (dev.loop_budget >= fixed + per_step) {

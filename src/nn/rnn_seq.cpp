@@ -51,9 +51,9 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
     if (plan.grid > 1) launch.write(xh).write(cnt).bind(dev.extension<ErrorFlags>().storage(dev), true);
     if (plan.fuse_x) launch.read(l.x).read(l.w);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs, l.zero});
-    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols,
-                                                          rnn_seq_regs_x_loops(plan, v.gates, l.H))
-                                     : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
+    launch.loop_iterations(
+        plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols, rnn_seq_regs_x_loops(plan, v.gates))
+                  : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B * plan.grid));
     if (plan.grid > 1) dev.extension<ErrorFlags>().expect(dev, "rnn", ErrorFlags::kStall);
   }
@@ -69,8 +69,6 @@ Defines RnnSeqVariant::defines() const {
         .flag("QUAD_COLS", width == 4)
         .flag("GRID", grid > 1);
     if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid)).flag("GRID_STALL", grid_stall);
-    if (grid == 1 && x_steps == 1) d.flag("X_AHEAD");
-    if (grid == 1 && x_steps >= 2) d.uvalue("XB", static_cast<std::uint64_t>(x_steps));
     if (rec_lanes > 0)
       d.flag("XPROJ")
           .uvalue("RL", static_cast<std::uint64_t>(rec_lanes))
@@ -122,11 +120,8 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
       g.hidden = 256, g.parts = 16, g.reg_cols = 16, g.grid = 8, g.grid_stall = k % 2 == 0;
       out.push_back(g);
     }
-    // x W^T a step ahead or in shared blocks (GLTENSOR_RNN_X)
-    v.x_steps = k % 2 == 0 ? 1 : form == 2 ? 3 : 8;
-    out.push_back(v);
     if (form == 1) {  // x projected in the kernel: hidden 64 in 4 parts of 16 in registers (256 lanes), 16 inputs
-      v.x_steps = 0, v.rec_lanes = 256, v.proj_cols = 1, v.x_quads = 4;
+      v.rec_lanes = 256, v.proj_cols = 1, v.x_quads = 4;
       out.push_back(v);
     }
   }

@@ -210,11 +210,6 @@ Settings Settings::from_env() {
     s.rnn_regs_parts = std::atoi(parts[0].c_str()), s.rnn_regs_cols = std::atoi(parts[1].c_str());
     if (parts.size() == 3) s.rnn_regs_grid = std::atoi(parts[2].c_str());
   }
-  if (const std::string t = env("GLTENSOR_RNN_X"); !t.empty()) {
-    if (t.size() > 2 || t.find_first_not_of("0123456789") != std::string::npos || std::atoi(t.c_str()) > 64)
-      throw ValueError("gltensor: GLTENSOR_RNN_X=\"" + t + "\" is not 0, 1 or 2..64");
-    s.rnn_x = std::atoi(t.c_str());
-  }
   s.rnn_grid_stall = env_bool("GLTENSOR_RNN_GRID_STALL", false);
   s.rnn_fuse_x = env_flag("GLTENSOR_RNN_FUSE_X", -1);
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));

@@ -169,11 +169,6 @@ struct Settings {
   /// registers and NG workgroups per direction and batch row (GPUs) ("" = the plan's, nn/rnn_plan.hpp); for measuring
   /// the forms against each other.
   int rnn_regs_parts = 0, rnn_regs_cols = -1, rnn_regs_grid = 0;
-  /// GLTENSOR_RNN_X=0|1|N: where the register sequence kernel (outside its GRID form, which always loads a step
-  /// ahead) gets each step's x W^T: 0 loaded in its step, 1 a step ahead (4 registers held across the step), N >= 2
-  /// (up to 64) N steps at a time through shared memory (two blocks, the next one's loads issued in the last step of
-  /// the current) ("" = -1: the plan's, nn/rnn_plan.hpp); for measuring the forms against each other.
-  int rnn_x = -1;
   /// GLTENSOR_RNN_GRID_STALL=1 (tests only): the GRID form's last workgroup of direction 0 and batch row 0 never
   /// counts itself at the step counter, so that the other workgroups' polls give up: the stall path
   /// (ErrorFlags::kStall, a LimitError at the next read) run on purpose.
@@ -181,7 +176,7 @@ struct Settings {
   /// GLTENSOR_RNN_FUSE_X=0|1: the register sequence kernel projects x itself (XPROJ: one dispatch for the layer, no
   /// X W^T matmul before it; as many more lanes as the recurrence has, each with some rows of W in registers, a step
   /// ahead) where it fits (one workgroup per direction and batch row, input size a multiple of 4, the lanes' W rows
-  /// no more than their R; nn/rnn_plan.hpp) ("" = -1: the plan's).
+  /// no more than their R; nn/rnn_plan.hpp) ("" = -1: on GPUs where it fits, not on software rasterizers).
   int rnn_fuse_x = -1;
   /// GLTENSOR_ELEMENTWISE_QUADS=1|2|4|8: quads per invocation of the elementwise kernels' VEC4
   /// form ("" or 0 = the plan's choice, ops/elementwise_plan.hpp's kElementwiseQuads).
