@@ -17,20 +17,30 @@ tar -C "$T" -cf - libmain | xz -T1 -6 > "$P/libs.tar.xz"; rm -rf "$T"
 python3 - "$WT/glsl/nn/rnn_seq_regs.comp" "$P/glsl" <<'PY'
 import os, sys
 s = open(sys.argv[1]).read()
-copies = (
-    # sabotage: the stall's flag never written (the stall test must fail: no LimitError)
-    ("noflag", "atomicOr(err_flag[0], 8u);", "if (u_T == 0u) atomicOr(err_flag[0], 8u);"),
-    # timing probes (wrong outputs): no x W^T loads, no cell (h a sum of the gates), no barriers, no GEMV
-    ("nox", "vec4 x_at(uint d, uint b, uint j, uint t) {", "vec4 x_at(uint d, uint b, uint j, uint t) {\n  if (u_T > 0u) return vec4(0.01);"),
-    ("nocell", "float h = lstm_cell(d, a + x + bias, p, cn);", "float h = 0.001 * (a.x + a.y + a.z + a.w + x.x + bias.x);\n    cn = h;"),
-    ("nobar", "void main() {", "#define workgroup_sync() memoryBarrierShared()\nvoid main() {"),
-    ("nogemv", "for (uint k = 0u; k < uint(G); ++k) a[k] += dot(rr[k * uint(QR) + q], hv);",
-     "for (uint k = 0u; k < uint(G); ++k) a[k] += hv[0] * 0.01;"),
-)
-for d, old, new in copies:
-    assert s.count(old) == 1, d
+R = {
+    "noflag": ("atomicOr(err_flag[0], 8u);", "if (u_T == 0u) atomicOr(err_flag[0], 8u);"),
+    "nox": ("vec4 x_at(uint d, uint b, uint j, uint t) {", "vec4 x_at(uint d, uint b, uint j, uint t) {\n  if (u_T > 0u) return vec4(0.01);"),
+    "nocell": ("float h = lstm_cell(d, a + x + bias, p, cn);", "float h = 0.001 * (a.x + a.y + a.z + a.w + x.x + bias.x);\n    cn = h;"),
+    "nobar": ("void main() {", "#define workgroup_sync() memoryBarrierShared()\nvoid main() {"),
+    "baronly": ("void main() {", "#define workgroup_sync() barrier()\nvoid main() {"),
+    "noy": ("store0(y, CT0(live ? h : 0.0));", "if (u_T == 0u) store0(y, CT0(live ? h : 0.0));"),
+    "noshuf": ("for (uint o = 1u; o < uint(KS); o <<= 1u) a += subgroupShuffleXor(a, o);", ""),
+    "nogemv": ("for (uint k = 0u; k < uint(G); ++k) a[k] += dot(rr[k * uint(QR) + q], hv);",
+               "for (uint k = 0u; k < uint(G); ++k) a[k] += hv[0] * 0.01;"),
+}
+# sabotage noflag (the stall's flag never written: the stall test must fail); timing probes (wrong outputs but
+# baronly's): no x W^T loads, no cell (h a sum of the gates), no barriers, barrier() without memoryBarrierShared(),
+# no Y stores, no subgroup sums, no GEMV, and combinations
+copies = {k: [k] for k in R}
+copies.update({"noybar": ["noy", "baronly"], "floor": ["nocell", "nogemv", "noy", "baronly", "noshuf"]})
+for d, names in copies.items():
+    t = s
+    for n in names:
+        old, new = R[n]
+        assert t.count(old) == 1, (d, n)
+        t = t.replace(old, new)
     os.makedirs(f"{sys.argv[2]}/{d}")
-    open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(s.replace(old, new))
+    open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(t)
 # a probe of the cells' activations through the GLSL builtin tanh (sigmoid as 0.5 tanh(x / 2) + 0.5): rnn.glsl
 g = open(os.path.join(os.path.dirname(sys.argv[1]), "rnn.glsl")).read()
 for old, new in (("float rnn_tanh(float x) { return 2.0 / (1.0 + exp(-2.0 * x)) - 1.0; }", "float rnn_tanh(float x) { return tanh(x); }"),

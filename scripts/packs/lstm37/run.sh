@@ -6,7 +6,7 @@
 #    fail), gltensor-run on a hidden-256 model with the setting (the error as a user sees it);
 # 2. main's libgltensor.so.0 against the branch's (the same gltensor-run), two rounds on the four LSTMs, outputs
 #    compared: the normal path unaffected;
-# 3. lstm_s64_h64_d1's time: GLTENSOR_RNN_X forms and GLTENSOR_RNN_FUSE_X=1 (XPROJ) at 1, 64 and 256 steps (fixed cost and per step), probes through
+# 3. lstm_s64_h64_d1's time: GLTENSOR_RNN_X forms at 1, 64 and 256 steps (fixed cost and per step), probes through
 #    GLTENSOR_GLSL_DIR (no x loads, no cell, no barrier, no GEMV: timing only; the cells' activations through the
 #    builtin tanh: outputs compared), --profile (GPU time per dispatch);
 # 4. (run second) torchcmp's LSTM rows (TC_ONLY=lstm) with the branch: PyTorch eager and the CUDA graph in the same call.
@@ -50,18 +50,14 @@ if [ "${LSTM37_TC:-1}" = 1 ]; then
 fi
 
 step "3. hidden 64 (and 128): GLTENSOR_RNN_X forms, lengths 1 / 64 / 256"
-for x in 0 F 1 4 8; do
-  if [ $x = F ]; then  # XPROJ: x projected in the kernel, one dispatch
-    for t in 1 64 256; do run "X=F" "$H/lib" lstm_t${t}_h64 $t GLTENSOR_RNN_FUSE_X=1; done
-    continue
-  fi
+for x in 0 1 4 8 16; do
   for t in 1 64 256; do run "X=$x" "$H/lib" lstm_t${t}_h64 $t GLTENSOR_RNN_X=$x; done
 done
 for x in 0 1 8; do run "X=$x" "$H/lib" lstm_s256_h128_d1 256 GLTENSOR_RNN_X=$x; done
 python3 - "$W/out" <<'PY'
 import glob, os, sys
 import numpy as np
-for d in sorted(glob.glob(os.path.join(sys.argv[1], "X=[1-9F]*"))):
+for d in sorted(glob.glob(os.path.join(sys.argv[1], "X=[1-9]*"))):
     e = os.path.join(os.path.dirname(d), "X=0-" + os.path.basename(d).split("-", 1)[1])
     worst = max((abs(np.load(f).astype(np.float64) - np.load(os.path.join(e, os.path.basename(f)))).max()
                  for f in glob.glob(d + "/*.npy")), default=-1)
@@ -81,11 +77,10 @@ for d in sorted(glob.glob(os.path.join(sys.argv[1], "probe-tanhb-*"))):
     print(f"outputs {os.path.basename(d)} (builtin tanh) vs X=0: max|d| {worst:.2e}")
 PY
 step "profiles (gltensor-run --profile --bench 100, plain runs)"
-for lib in main branch branchF; do
+for lib in main branch; do
   dir=$H/lib; [ $lib = main ] && dir=$MAIN
-  f=; [ $lib = branchF ] && f=1
   echo "--- $lib lstm_s64_h64_d1"
-  LD_LIBRARY_PATH=$dir:${LD_LIBRARY_PATH:-} GLTENSOR_RNN_FUSE_X=$f timeout 20 "$H/bin/gltensor-run" "$W/models/lstm_s64_h64_d1.onnx" --shape x=64x1x64 \
+  LD_LIBRARY_PATH=$dir:${LD_LIBRARY_PATH:-} timeout 20 "$H/bin/gltensor-run" "$W/models/lstm_s64_h64_d1.onnx" --shape x=64x1x64 \
     --bench 100 --profile 2>&1 | grep -vE "^output |^load|^plan" | head -30
 done
 
@@ -94,7 +89,6 @@ for r in 1 2; do
   for m in lstm_s64_h64_d1:64 lstm_s64_h256_d2:64 lstm_s256_h128_d1:256 lstm_s256_h256_d2:256; do
     run "main$r" "$MAIN" "${m%%:*}" "${m##*:}"
     run "branch$r" "$H/lib" "${m%%:*}" "${m##*:}"
-    [ "${m%%:*}" = lstm_s64_h64_d1 ] && run "branchF$r" "$H/lib" "${m%%:*}" "${m##*:}" GLTENSOR_RNN_FUSE_X=1
   done
 done
 python3 - "$W/out" <<'PY'
@@ -105,10 +99,6 @@ for d in sorted(glob.glob(os.path.join(sys.argv[1], "main1-*"))):
     worst = max((abs(np.load(f).astype(np.float64) - np.load(os.path.join(e, os.path.basename(f)))).max()
                  for f in glob.glob(d + "/*.npy")), default=-1)
     print(f"outputs main vs branch {os.path.basename(d)[6:]}: max|d| {worst:.2e}")
-    e = d.replace("/main1-", "/branchF1-")
-    if os.path.exists(e):
-        worst = max(abs(np.load(f).astype(np.float64) - np.load(os.path.join(e, os.path.basename(f)))).max() for f in glob.glob(d + "/*.npy"))
-        print(f"outputs main vs branch GLTENSOR_RNN_FUSE_X=1 {os.path.basename(d)[6:]}: max|d| {worst:.2e}")
 PY
 
 step "done"
