@@ -39,7 +39,8 @@
 // XPROJ (one dispatch for the layer, no X W^T matmul before it; not GRID): RL more lanes (lanes RL and after, whole
 // subgroups) project x: each holds PC rows of W ([XQ] quads each, in the registers that R takes in the other
 // lanes) and, in step s, writes x_{s+1} W^T's PC columns into the other of two shared buffers (step 0's before the
-// loop), while the first RL lanes run step s; the step's one barrier orders both. The per-step x W^T loads go.
+// loop), and Y of step s - 1 from the h it left in shared memory (the last step's after the loop), while the first
+// RL lanes run step s (no global loads or stores of theirs in the loop); the step's one barrier orders both.
 // Loops of one invocation (rnn_seq_regs_loops): the step loop's; every other loop has a
 // compile-time trip count.
 layout(local_size_x = LOCAL_X) in;
@@ -69,11 +70,13 @@ shared vec4 hs[2u * NC];
 // chunk c of gate row `row` (of D G HK) of R
 vec4 r_chunk(uint row, uint c) { return quadR(row * uint(NC) + c); }
 #define H_SET(buf, j, v) hs[(buf) * uint(NC) + ((j) >> 2u)][(j) & 3u] = (v)
+#define H_GET(buf, j) hs[(buf) * uint(NC) + ((j) >> 2u)][(j) & 3u]
 #else
 #define VT float
 shared float hs[2u * HK];
 float r_chunk(uint row, uint c) { return float(load4(row * uint(HK) + c)); }
 #define H_SET(buf, j, v) hs[(buf) * uint(HK) + (j)] = (v)
+#define H_GET(buf, j) hs[(buf) * uint(HK) + (j)]
 #endif
 #ifndef SUBGROUP
 shared vec4 part_s[LOCAL_X];
@@ -110,6 +113,12 @@ vec4 x_at(uint d, uint b, uint j, uint t) {
 }
 
 #ifdef XPROJ
+// Y of unit j at time t from h (0 past sequence_lens), len = sequence_lens[b] (HAS_SEQ)
+#ifdef HAS_SEQ
+#define y_put(d, b, j, t, h) store0(y_index(d, b, j, t), CT0(int(t) < len ? (h) : 0.0))
+#else
+#define y_put(d, b, j, t, h) store0(y_index(d, b, j, t), CT0(h))
+#endif
 // A projecting lane's PC columns (from pcol) of x W^T of time t into xps's buffer buf; its W rows in w.
 void x_project(VT w[G * (QR > 0u ? QR : 1u)], uint pcol, uint b, uint t, uint buf) {
   float acc[PC];
@@ -122,6 +131,15 @@ void x_project(VT w[G * (QR > 0u ? QR : 1u)], uint pcol, uint b, uint t, uint bu
     if (pcol + c < uint(G * HK)) xps[buf * uint(G * HK) + pcol + c] = acc[c];
 }
 #endif
+
+// Y's element of unit j at time t of direction d, batch row b
+uint y_index(uint d, uint b, uint j, uint t) {
+#ifdef LAYOUT1
+  return ((b * u_T + t) * u_D + d) * HK + j;
+#else
+  return ((t * u_D + d) * u_B + b) * HK + j;
+#endif
+}
 
 void main() {
   // a grid split past the dispatch limit rounds up (Launch::groups_1d): whole workgroups past the
@@ -149,7 +167,7 @@ void main() {
 #ifdef XPROJ
   // lanes RL and after project x: PC columns of x W^T each, their rows of W in rr (PC XQ <= G QR quads)
   bool proj = lane >= uint(RL);
-  uint pcol = (lane - uint(RL)) * uint(PC);
+  uint pu = lane - uint(RL), pcol = pu * uint(PC);  // a projecting lane's unit of Y, first column of x W^T
   if (proj) {
     for (uint c = 0u; c < uint(PC); ++c)
       for (uint q = 0u; q < uint(XQ); ++q)
@@ -227,6 +245,8 @@ void main() {
     // the projecting lanes: the next step's x W^T (whole subgroups: RL a multiple of the subgroup size)
     if (proj) {
       if (s + 1u < u_steps) x_project(rr, pcol, b, rev ? t - 1u : t + 1u, (s + 1u) & 1u);
+      // and Y of the previous step from the h it left (the recurrence's lanes make no global stores)
+      if (s > 0u && pu < uint(HK)) y_put(d, b, pu, rev ? t + 1u : t - 1u, H_GET(cur, pu));
     } else {
 #endif
     for (uint q = 0u; q < uint(QR); ++q) {
@@ -260,14 +280,9 @@ void main() {
 #else  // CELL_RNN
     float h = act_f(d, gate_in(a.x + x.x + bias.x));
 #endif
-    if (writer) {
-#ifdef LAYOUT1
-      uint y = ((b * u_T + t) * u_D + d) * HK + j;
-#else
-      uint y = ((t * u_D + d) * u_B + b) * HK + j;
+#ifndef XPROJ
+    if (writer) store0(y_index(d, b, j, t), CT0(live ? h : 0.0));
 #endif
-      store0(y, CT0(live ? h : 0.0));
-    }
     if (live) hp = h;
     cur ^= 1u;
 #ifdef GRID
@@ -299,6 +314,11 @@ void main() {
 #endif
     workgroup_sync();
   }
+#ifdef XPROJ
+  // Y of the dispatch's last step
+  uint tl = rev ? u_T - u_step0 - u_steps : u_step0 + u_steps - 1u;
+  if (proj && pu < uint(HK)) y_put(d, b, pu, tl, H_GET(cur, pu));
+#endif
   if (writer) {
     store1(state, CT1(hp));
 #if defined(CELL_LSTM)
