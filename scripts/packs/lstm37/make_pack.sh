@@ -23,7 +23,7 @@ R = {
     "nocell": ("float h = lstm_cell(d, a + x + bias, p, cn);", "float h = 0.001 * (a.x + a.y + a.z + a.w + x.x + bias.x);\n    cn = h;"),
     "nobar": ("void main() {", "#define workgroup_sync() memoryBarrierShared()\nvoid main() {"),
     "baronly": ("void main() {", "#define workgroup_sync() barrier()\nvoid main() {"),
-    "noy": ("store0(y, CT0(live ? h : 0.0));", "if (u_T == 0u) store0(y, CT0(live ? h : 0.0));"),
+    "noy": ("if (s > 0u && pu < uint(HK)) y_put(", "if (u_T == 0u && s > 0u && pu < uint(HK)) y_put("),
     "noshuf": ("for (uint o = 1u; o < uint(KS); o <<= 1u) a += subgroupShuffleXor(a, o);", ""),
     "nogemv": ("for (uint k = 0u; k < uint(G); ++k) a[k] += dot(rr[k * uint(QR) + q], hv);",
                "for (uint k = 0u; k < uint(G); ++k) a[k] += hv[0] * 0.01;"),
@@ -32,7 +32,7 @@ R = {
 # baronly's): no x W^T loads, no cell (h a sum of the gates), no barriers, barrier() without memoryBarrierShared(),
 # no Y stores, no subgroup sums, no GEMV, and combinations
 copies = {k: [k] for k in R}
-copies.update({"noybar": ["noy", "baronly"], "floor": ["nocell", "nogemv", "noy", "baronly", "noshuf"]})
+copies.update({"floor": ["nocell", "nogemv", "baronly", "noshuf"]})
 for d, names in copies.items():
     t = s
     for n in names:
@@ -41,6 +41,12 @@ for d, names in copies.items():
         t = t.replace(old, new)
     os.makedirs(f"{sys.argv[2]}/{d}")
     open(f"{sys.argv[2]}/{d}/rnn_seq_regs.comp", "w").write(t)
+# prev: the kernel of PREV (default cd1116e: XPROJ with the recurrence's lanes storing Y), for an A/B in one call
+import subprocess
+prev = subprocess.run(["git", "-C", os.path.dirname(sys.argv[1]), "show", os.environ.get("PREV", "cd1116e") + ":glsl/nn/rnn_seq_regs.comp"],
+                      check=True, capture_output=True, text=True).stdout
+os.makedirs(f"{sys.argv[2]}/prev")
+open(f"{sys.argv[2]}/prev/rnn_seq_regs.comp", "w").write(prev)
 # a probe of the cells' activations through the GLSL builtin tanh (sigmoid as 0.5 tanh(x / 2) + 0.5): rnn.glsl
 g = open(os.path.join(os.path.dirname(sys.argv[1]), "rnn.glsl")).read()
 for old, new in (("float rnn_tanh(float x) { return 2.0 / (1.0 + exp(-2.0 * x)) - 1.0; }", "float rnn_tanh(float x) { return tanh(x); }"),

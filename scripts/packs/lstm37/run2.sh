@@ -5,10 +5,11 @@
 # 1. test_rnn's Rnn.RegistersKernel* on GLES and desktop GL (RegistersKernelFusedX; RegistersKernelGridStall: a forced
 #    stall ends as LimitError, then the device computes right), the stall's noflag sabotage, the stall as a user sees it;
 # 2. torchcmp's LSTM rows (TC_ONLY=lstm) with the branch: PyTorch eager and the CUDA graph in the same call;
-# 3. main against the branch (XPROJ) and the branch with GLTENSOR_RNN_FUSE_X=0 on lstm_s64_h64_d1, three rounds
+# 3. main against the branch (XPROJ; its projecting lanes store Y), the branch with GLTENSOR_RNN_FUSE_X=0 and with
+#    cd1116e's kernel (yrec: XPROJ, the recurrence's lanes store Y) on lstm_s64_h64_d1, three rounds
 #    alternating; the other LSTMs once each (their path unchanged); outputs compared;
 # 4. 1 / 64 / 256 steps with and without XPROJ (fixed cost, time per step); probes (GLTENSOR_GLSL_DIR: barrier()
-#    alone, no Y stores, no subgroup sums, no cell, and all of these with no GEMV: where a step's 0.6 us goes);
+#    alone, no Y stores, no subgroup sums, no cell, and these with no GEMV: where a step's 0.6 us goes);
 # 5. --profile of lstm_s64_h64_d1: main, branch.
 # Locally: PATH=/usr/bin:$PATH H=PACK LSTM37_REPS=2 LSTM37_TC=0 LSTM37_UNTIL=900 bash PACK/run.sh
 set -u
@@ -68,7 +69,9 @@ for r in 1 2 3; do
   run "main$r" "$MAIN" lstm_s64_h64_d1
   run "branch$r" "$H/lib" lstm_s64_h64_d1
   run "nofuse$r" "$H/lib" lstm_s64_h64_d1 GLTENSOR_RNN_FUSE_X=0
+  run "yrec$r" "$H/lib" lstm_s64_h64_d1 GLTENSOR_GLSL_DIR="$H/glsl/prev"
 done
+cmp main1-lstm_s64_h64_d1 yrec1-lstm_s64_h64_d1
 cmp main1-lstm_s64_h64_d1 branch1-lstm_s64_h64_d1
 cmp main1-lstm_s64_h64_d1 nofuse1-lstm_s64_h64_d1
 for m in lstm_s64_h256_d2 lstm_s256_h128_d1 lstm_s256_h256_d2; do
@@ -83,7 +86,8 @@ for t in 1 64 256; do
   run nofuse "$H/lib" lstm_t${t}_h64 GLTENSOR_RNN_FUSE_X=0
   cmp fuse-lstm_t${t}_h64 nofuse-lstm_t${t}_h64
 done
-for p in baronly noy noybar noshuf nocell floor; do
+run "yrec" "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/prev"
+for p in baronly noy noshuf nocell floor; do
   run "probe-$p" "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/$p"
 done
 cmp probe-baronly-lstm_t256_h64 fuse-lstm_t256_h64
