@@ -69,7 +69,7 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   plan.local = static_cast<std::uint32_t>(threads);
   // XPROJ: as many more lanes (at most 512 in all: their registers), each with PC rows of W where R's take them
   const std::int64_t pc = (p.G * p.H + threads - 1) / threads;
-  const bool fuse = dev.fuse_x == 1 || (dev.fuse_x == -1 && !dev.software);
+  const bool fuse = dev.fuse_x == 1;  // off by default: 2-3x slower per step on the H200 (window 2)
   if (fuse && ng == 1 && w == 4 && p.I > 0 && p.I % 4 == 0 && 2 * threads <= 512 && 2 * threads <= dev.max_local &&
       (!plan.subgroup || threads % dev.shuffle_lanes == 0) && pc * p.I <= p.G * rr &&
       shared + (plan.subgroup ? 0 : threads * 16) + 2 * p.G * p.H * 4 <= dev.max_shared_memory) {

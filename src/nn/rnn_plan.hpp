@@ -52,7 +52,7 @@ struct RnnSeqDevice {
   int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
   std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
   std::int64_t force_grid = 0;
-  int fuse_x = -1;  ///< GLTENSOR_RNN_FUSE_X (-1: on GPUs, where it fits)
+  int fuse_x = -1;  ///< GLTENSOR_RNN_FUSE_X (-1: off; 1: where it fits)
   /// Multiprocessors known to the plan (runtime/cuda_memory.hpp's cuda_multiprocessors: NVIDIA's GPUs
   /// where libcuda tells; 0 = unknown): the GRID form's D B NG workgroups, each of at most 1024
   /// invocations whose registers and shared memory fit one multiprocessor, all run at once where
