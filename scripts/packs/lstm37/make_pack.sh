@@ -25,6 +25,11 @@ R = {
     "baronly": ("void main() {", "#define workgroup_sync() barrier()\nvoid main() {"),
     "noy": ("if (s > 0u && pu < uint(HK)) y_put(", "if (u_T == 0u && s > 0u && pu < uint(HK)) y_put("),
     "noshuf": ("for (uint o = 1u; o < uint(KS); o <<= 1u) a += subgroupShuffleXor(a, o);", ""),
+    # XPROJ's projecting lanes: no projection (x W^T left as it is), W read from memory each step (direction 0's
+    # rows: right for one direction), and the default kernel's Y stores and x loads removed
+    "noproj": ("if (s + 1u < u_steps) x_project(rr, pcol, b, rev ? t - 1u : t + 1u, (s + 1u) & 1u);", ""),
+    "wmem": ("acc[c] += dot(w[c * uint(XQ) + q], xv);", "acc[c] += dot(wq[(pcol + c) * uint(XQ) + q], xv);"),
+    "noydef": ("    if (writer) store0(y_index(d, b, j, t), CT0(live ? h : 0.0));", "    if (u_T == 0u) store0(y_index(d, b, j, t), CT0(live ? h : 0.0));"),
     "nogemv": ("for (uint k = 0u; k < uint(G); ++k) a[k] += dot(rr[k * uint(QR) + q], hv);",
                "for (uint k = 0u; k < uint(G); ++k) a[k] += hv[0] * 0.01;"),
 }
@@ -32,7 +37,7 @@ R = {
 # baronly's): no x W^T loads, no cell (h a sum of the gates), no barriers, barrier() without memoryBarrierShared(),
 # no Y stores, no subgroup sums, no GEMV, and combinations
 copies = {k: [k] for k in R}
-copies.update({"floor": ["nocell", "nogemv", "baronly", "noshuf"]})
+copies.update({"floor": ["nocell", "nogemv", "baronly", "noshuf"], "noyxdef": ["noydef", "nox"]})
 for d, names in copies.items():
     t = s
     for n in names:

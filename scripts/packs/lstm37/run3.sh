@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # lstm37's GPU pack, window 3, the final state (issue 21; the lead runs `bash gpu-multi/lstm37/run.sh`, $H the pack,
-# <= 90 s; RUN=run3.sh make_pack.sh makes it). The branch projects x in the sequence kernel by default on GPUs (XPROJ,
-# GLTENSOR_RNN_FUSE_X; the X forms of window 1 dropped).
-# 1. test_rnn's Rnn.RegistersKernel* on GLES and desktop GL (RegistersKernelFusedX; RegistersKernelGridStall: a forced
-#    stall ends as LimitError, then the device computes right), the stall's noflag sabotage, the stall as a user sees it;
+# <= 90 s; RUN=run3.sh make_pack.sh makes it). XPROJ (GLTENSOR_RNN_FUSE_X=1) off by default after window 2.
+# 1. test_rnn, all of it, on GLES and desktop GL (RegistersKernelGridStall: a forced stall ends as LimitError, then
+#    the device computes right; RegistersKernelFusedX: XPROJ forced), the noflag sabotage, the stall as a user sees it;
 # 2. torchcmp's LSTM rows (TC_ONLY=lstm) with the branch: PyTorch eager and the CUDA graph in the same call;
-# 3. main against the branch (XPROJ; its projecting lanes store Y), the branch with GLTENSOR_RNN_FUSE_X=0 and with
-#    cd1116e's kernel (yrec: XPROJ, the recurrence's lanes store Y) on lstm_s64_h64_d1, three rounds
-#    alternating; the other LSTMs once each (their path unchanged); outputs compared;
-# 4. 1 / 64 / 256 steps with and without XPROJ (fixed cost, time per step); probes (GLTENSOR_GLSL_DIR: barrier()
-#    alone, no Y stores, no subgroup sums, no cell, and these with no GEMV: where a step's 0.6 us goes);
+# 3. main against the branch, three rounds alternating on lstm_s64_h64_d1, the others once; outputs compared;
+# 4. probes at 256 steps (timing only): XPROJ without its projection, with W read from memory; the default kernel
+#    without Y stores, without Y stores and x loads, with barrier() alone, without the cell;
 # 5. --profile of lstm_s64_h64_d1: main, branch.
 # Locally: PATH=/usr/bin:$PATH H=PACK LSTM37_REPS=2 LSTM37_TC=0 LSTM37_UNTIL=900 bash PACK/run.sh
 set -u
@@ -59,38 +56,34 @@ GLTENSOR_RNN_GRID_STALL=1 timeout 30 "$H/bin/gltensor-run" "$W/models/lstm_s64_h
 echo "gltensor-run lstm_s64_h256_d2 with GLTENSOR_RNN_GRID_STALL=1: rc $?, $((SECONDS - s0)) s: $(grep -E 'gltensor-run:|run at once' "$W/stall.txt" | head -1 | cut -c1-260)"
 
 if [ "${LSTM37_TC:-1}" = 1 ]; then
-  step "2. torchcmp's LSTM rows (branch: XPROJ where it fits)"
+  step "2. torchcmp's LSTM rows (branch)"
   TC_ONLY=lstm TC_W=/tmp/lstm37tc TC_PROFILE_UNTIL=0 timeout 40 bash "$H/torchcmp.sh" 2>&1 |
     grep -E '^\| |^lstm.*(plain|replay)|rror|rc [0-9]' | cut -c1-200
 fi
 
-step "3. lstm_s64_h64_d1: main, branch (XPROJ), branch with GLTENSOR_RNN_FUSE_X=0; three rounds; N=$N"
+step "3. main against the branch (default: XPROJ off), three rounds on lstm_s64_h64_d1, the others once; N=$N"
 for r in 1 2 3; do
   run "main$r" "$MAIN" lstm_s64_h64_d1
   run "branch$r" "$H/lib" lstm_s64_h64_d1
-  run "nofuse$r" "$H/lib" lstm_s64_h64_d1 GLTENSOR_RNN_FUSE_X=0
-  run "yrec$r" "$H/lib" lstm_s64_h64_d1 GLTENSOR_GLSL_DIR="$H/glsl/prev"
 done
-cmp main1-lstm_s64_h64_d1 yrec1-lstm_s64_h64_d1
 cmp main1-lstm_s64_h64_d1 branch1-lstm_s64_h64_d1
-cmp main1-lstm_s64_h64_d1 nofuse1-lstm_s64_h64_d1
 for m in lstm_s64_h256_d2 lstm_s256_h128_d1 lstm_s256_h256_d2; do
   run main1 "$MAIN" $m
   run branch1 "$H/lib" $m
   cmp main1-$m branch1-$m
 done
 
-step "4. 1 / 64 / 256 steps (hidden 64, input 64) with and without XPROJ; probes (XPROJ, timing only)"
-for t in 1 64 256; do
-  run fuse "$H/lib" lstm_t${t}_h64
-  run nofuse "$H/lib" lstm_t${t}_h64 GLTENSOR_RNN_FUSE_X=0
-  cmp fuse-lstm_t${t}_h64 nofuse-lstm_t${t}_h64
-done
-run "yrec" "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/prev"
-for p in baronly noy noshuf nocell floor; do
-  run "probe-$p" "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/$p"
-done
-cmp probe-baronly-lstm_t256_h64 fuse-lstm_t256_h64
+step "4. probes at 256 steps (hidden 64): XPROJ (GLTENSOR_RNN_FUSE_X=1) without its projection, with W from memory; the default kernel without Y stores, without Y stores and x loads (timing only)"
+run def "$H/lib" lstm_t256_h64
+run fuse "$H/lib" lstm_t256_h64 GLTENSOR_RNN_FUSE_X=1
+run fuse-noproj "$H/lib" lstm_t256_h64 GLTENSOR_RNN_FUSE_X=1 GLTENSOR_GLSL_DIR="$H/glsl/noproj"
+run fuse-wmem "$H/lib" lstm_t256_h64 GLTENSOR_RNN_FUSE_X=1 GLTENSOR_GLSL_DIR="$H/glsl/wmem"
+cmp fuse-wmem-lstm_t256_h64 def-lstm_t256_h64
+run def-noy "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/noydef"
+run def-noyx "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/noyxdef"
+run def-baronly "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/baronly"
+run def-nocell "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/nocell"
+run def2 "$H/lib" lstm_t256_h64
 
 step "5. profiles (gltensor-run --profile --bench 100, plain runs)"
 for lib in main branch; do
