@@ -80,6 +80,9 @@ for H in (64,):
         g = h.make_graph([node], "lstm", [h.make_tensor_value_info("x", TP.FLOAT, [T, 1, I])], vi, inits)
         save(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), os.path.join(d, f"lstm_t{T}_h{H}.onnx"))
 PY
+# probe xsh: XPROJ with x's rows loaded two steps ahead into shared memory (one quad a lane) instead of 16 quads a
+# lane from memory in the step (scripts/packs/lstm37/probe-xsh.comp, the branch's kernel so changed)
+mkdir -p "$P/glsl/xsh" && cp "$WT/scripts/packs/lstm37/probe-xsh.comp" "$P/glsl/xsh/rnn_seq_regs.comp"
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 cp "$WT/scripts/packs/lstm37/${RUN:-run.sh}" "$P/run.sh"

@@ -5,7 +5,8 @@
 #    the device computes right; RegistersKernelFusedX: XPROJ forced), the noflag sabotage, the stall as a user sees it;
 # 2. torchcmp's LSTM rows (TC_ONLY=lstm) with the branch: PyTorch eager and the CUDA graph in the same call;
 # 3. main against the branch, three rounds alternating on lstm_s64_h64_d1, the others once; outputs compared;
-# 4. probes at 256 steps (timing only): XPROJ without its projection, with W read from memory; the default kernel
+# 4. probes at 256 steps (timing only): XPROJ without its projection, with W read from memory, with x's rows in shared
+#    memory two steps ahead (xsh: right outputs, also on lstm_s64_h64_d1 and test_rnn's FusedX); the default kernel
 #    without Y stores, without Y stores and x loads, with barrier() alone, without the cell;
 # 5. --profile of lstm_s64_h64_d1: main, branch.
 # Locally: PATH=/usr/bin:$PATH H=PACK LSTM37_REPS=2 LSTM37_TC=0 LSTM37_UNTIL=900 bash PACK/run.sh
@@ -79,6 +80,15 @@ run fuse "$H/lib" lstm_t256_h64 GLTENSOR_RNN_FUSE_X=1
 run fuse-noproj "$H/lib" lstm_t256_h64 GLTENSOR_RNN_FUSE_X=1 GLTENSOR_GLSL_DIR="$H/glsl/noproj"
 run fuse-wmem "$H/lib" lstm_t256_h64 GLTENSOR_RNN_FUSE_X=1 GLTENSOR_GLSL_DIR="$H/glsl/wmem"
 cmp fuse-wmem-lstm_t256_h64 def-lstm_t256_h64
+run fuse-xsh "$H/lib" lstm_t256_h64 GLTENSOR_RNN_FUSE_X=1 GLTENSOR_GLSL_DIR="$H/glsl/xsh"
+cmp fuse-xsh-lstm_t256_h64 def-lstm_t256_h64
+for r in 1 2; do
+  run "def$r" "$H/lib" lstm_s64_h64_d1
+  run "xsh$r" "$H/lib" lstm_s64_h64_d1 GLTENSOR_RNN_FUSE_X=1 GLTENSOR_GLSL_DIR="$H/glsl/xsh"
+done
+cmp def1-lstm_s64_h64_d1 xsh1-lstm_s64_h64_d1
+GLTENSOR_GLSL_DIR=$H/glsl/xsh timeout 15 "$H/bin/test_rnn" --gtest_filter='Rnn.RegistersKernelFusedX' > "$W/xsh.txt" 2>&1
+echo "test_rnn Rnn.RegistersKernelFusedX with the xsh probe (GLES): rc $? ($(grep -c Failure "$W/xsh.txt") failures)"
 run def-noy "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/noydef"
 run def-noyx "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/noyxdef"
 run def-baronly "$H/lib" lstm_t256_h64 GLTENSOR_GLSL_DIR="$H/glsl/baronly"
