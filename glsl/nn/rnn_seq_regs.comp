@@ -34,13 +34,7 @@
 //           gives it; QUAD_COLS: also read as quads, quadR), 5 = bias [D, 2 G H] (Wb then Rb),
 //           6 = P [D, 3 H] (HAS_P; i, o, f), 7 = sequence_lens [B] (HAS_SEQ); GRID: 8 = XH [2, D B, H]
 //           (h of every other step), 9 = CNT [D B] (uint, zero at the start), 10 = the error flag word
-//           (ErrorFlags); XPROJ: 8 = X [T, B, I] and 9 = W [D, G H, I] as quads (3 unused).
-//
-// XPROJ (one dispatch for the layer, no X W^T matmul before it; not GRID): RL more lanes (lanes RL and after, whole
-// subgroups) project x: each holds PC rows of W ([XQ] quads each, in the registers that R takes in the other
-// lanes) and, in step s, writes x_{s+1} W^T's PC columns into the other of two shared buffers (step 0's before the
-// loop), and Y of step s - 1 from the h it left in shared memory (the last step's after the loop), while the first
-// RL lanes run step s (no global loads or stores of theirs in the loop); the step's one barrier orders both.
+//           (ErrorFlags).
 // Loops of one invocation (rnn_seq_regs_loops): the step loop's; every other loop has a
 // compile-time trip count.
 layout(local_size_x = LOCAL_X) in;
@@ -70,13 +64,11 @@ shared vec4 hs[2u * NC];
 // chunk c of gate row `row` (of D G HK) of R
 vec4 r_chunk(uint row, uint c) { return quadR(row * uint(NC) + c); }
 #define H_SET(buf, j, v) hs[(buf) * uint(NC) + ((j) >> 2u)][(j) & 3u] = (v)
-#define H_GET(buf, j) hs[(buf) * uint(NC) + ((j) >> 2u)][(j) & 3u]
 #else
 #define VT float
 shared float hs[2u * HK];
 float r_chunk(uint row, uint c) { return float(load4(row * uint(HK) + c)); }
 #define H_SET(buf, j, v) hs[(buf) * uint(HK) + (j)] = (v)
-#define H_GET(buf, j) hs[(buf) * uint(HK) + (j)]
 #endif
 #ifndef SUBGROUP
 shared vec4 part_s[LOCAL_X];
@@ -85,13 +77,6 @@ shared vec4 part_s[LOCAL_X];
 #define NG 1u
 #endif
 #define UW (HK / NG)  // units per workgroup
-#ifdef XPROJ
-// the input projection in the kernel: X [T, B, XQ quads], W [D, G HK, XQ quads]; each step's x W^T of the next
-// step in one of two shared buffers [G HK]
-layout(std430, binding = 8) readonly buffer XqBuf { vec4 xq[]; };
-layout(std430, binding = 9) readonly buffer WqBuf { vec4 wq[]; };
-shared float xps[2u * G * HK];
-#endif
 #ifdef GRID
 layout(std430, binding = 8) coherent buffer XhBuf { float xh[]; };
 layout(std430, binding = 9) coherent buffer CntBuf { uint cnt[]; };
@@ -110,35 +95,6 @@ vec4 x_at(uint d, uint b, uint j, uint t) {
   x.x = float(load3(xw));
 #endif
   return x;
-}
-
-#ifdef XPROJ
-// Y of unit j at time t from h (0 past sequence_lens), len = sequence_lens[b] (HAS_SEQ)
-#ifdef HAS_SEQ
-#define y_put(d, b, j, t, h) store0(y_index(d, b, j, t), CT0(int(t) < len ? (h) : 0.0))
-#else
-#define y_put(d, b, j, t, h) store0(y_index(d, b, j, t), CT0(h))
-#endif
-// A projecting lane's PC columns (from pcol) of x W^T of time t into xps's buffer buf; its W rows in w.
-void x_project(VT w[G * (QR > 0u ? QR : 1u)], uint pcol, uint b, uint t, uint buf) {
-  float acc[PC];
-  for (uint c = 0u; c < uint(PC); ++c) acc[c] = 0.0;
-  for (uint q = 0u; q < uint(XQ); ++q) {
-    vec4 xv = xq[(t * u_B + b) * uint(XQ) + q];
-    for (uint c = 0u; c < uint(PC); ++c) acc[c] += dot(w[c * uint(XQ) + q], xv);
-  }
-  for (uint c = 0u; c < uint(PC); ++c)
-    if (pcol + c < uint(G * HK)) xps[buf * uint(G * HK) + pcol + c] = acc[c];
-}
-#endif
-
-// Y's element of unit j at time t of direction d, batch row b
-uint y_index(uint d, uint b, uint j, uint t) {
-#ifdef LAYOUT1
-  return ((b * u_T + t) * u_D + d) * HK + j;
-#else
-  return ((t * u_D + d) * u_B + b) * HK + j;
-#endif
 }
 
 void main() {
@@ -164,16 +120,6 @@ void main() {
   bool rev = ((u_rev >> d) & 1u) != 0u;
   uint row0 = d * GH + j;  // gate k's row of R: row0 + k HK
   VT rr[G * (QR > 0u ? QR : 1u)];
-#ifdef XPROJ
-  // lanes RL and after project x: PC columns of x W^T each, their rows of W in rr (PC XQ <= G QR quads)
-  bool proj = lane >= uint(RL);
-  uint pu = lane - uint(RL), pcol = pu * uint(PC);  // a projecting lane's unit of Y, first column of x W^T
-  if (proj) {
-    for (uint c = 0u; c < uint(PC); ++c)
-      for (uint q = 0u; q < uint(XQ); ++q)
-        rr[c * uint(XQ) + q] = pcol + c < GH ? wq[(d * GH + pcol + c) * uint(XQ) + q] : vec4(0.0);
-  } else
-#endif
   for (uint k = 0u; k < uint(G); ++k)
     for (uint q = 0u; q < uint(QR); ++q) rr[k * uint(QR) + q] = r_chunk(row0 + k * uint(HK), part + uint(KS) * q);
   // the unit's x-independent terms of each gate: Wb + Rb (GRU_LBR: the candidate's Wbn only, its
@@ -207,9 +153,6 @@ void main() {
 #else
   if (writer) H_SET(0u, j, hp);
 #endif
-#ifdef XPROJ
-  if (proj) x_project(rr, pcol, b, rev ? u_T - 1u - u_step0 : u_step0, 0u);
-#endif
   workgroup_sync();
   uint cur = 0u;
 #ifdef HAS_SEQ
@@ -222,11 +165,7 @@ void main() {
 #endif
   for (uint s = 0u; LOOP(s < u_steps); ++s) {
     uint t = rev ? u_T - 1u - (u_step0 + s) : u_step0 + s;
-#if defined(XPROJ)
-    // this step's x W^T, projected in the previous step (or before the loop)
-    vec4 x = vec4(0.0);
-    for (uint k = 0u; k < uint(G); ++k) x[k] = xps[(s & 1u) * GH + k * uint(HK) + j];
-#elif defined(GRID)
+#ifdef GRID
     vec4 x = xn;
     if (s + 1u < u_steps) xn = x_at(d, b, j, rev ? t - 1u : t + 1u);
 #else
@@ -241,14 +180,6 @@ void main() {
     // h @ R^T of the unit's G gate rows over this invocation's columns
     uint hb = cur * uint(NC) + part;
     vec4 a = vec4(0.0);
-#ifdef XPROJ
-    // the projecting lanes: the next step's x W^T (whole subgroups: RL a multiple of the subgroup size)
-    if (proj) {
-      if (s + 1u < u_steps) x_project(rr, pcol, b, rev ? t - 1u : t + 1u, (s + 1u) & 1u);
-      // and Y of the previous step from the h it left (the recurrence's lanes make no global stores)
-      if (s > 0u && pu < uint(HK)) y_put(d, b, pu, rev ? t + 1u : t - 1u, H_GET(cur, pu));
-    } else {
-#endif
     for (uint q = 0u; q < uint(QR); ++q) {
       VT hv = hs[hb + uint(KS) * q];
       for (uint k = 0u; k < uint(G); ++k) a[k] += dot(rr[k * uint(QR) + q], hv);
@@ -257,9 +188,6 @@ void main() {
       VT hv = hs[hb + uint(KS) * q];
       for (uint k = 0u; k < uint(G); ++k) a[k] += dot(r_chunk(row0 + k * uint(HK), part + uint(KS) * q), hv);
     }
-#ifdef XPROJ
-    }
-#endif
     // the sums over the unit's KS parts, in every part
 #ifdef SUBGROUP
     for (uint o = 1u; o < uint(KS); o <<= 1u) a += subgroupShuffleXor(a, o);
@@ -280,9 +208,14 @@ void main() {
 #else  // CELL_RNN
     float h = act_f(d, gate_in(a.x + x.x + bias.x));
 #endif
-#ifndef XPROJ
-    if (writer) store0(y_index(d, b, j, t), CT0(live ? h : 0.0));
+    if (writer) {
+#ifdef LAYOUT1
+      uint y = ((b * u_T + t) * u_D + d) * HK + j;
+#else
+      uint y = ((t * u_D + d) * u_B + b) * HK + j;
 #endif
+      store0(y, CT0(live ? h : 0.0));
+    }
     if (live) hp = h;
     cur ^= 1u;
 #ifdef GRID
@@ -314,11 +247,6 @@ void main() {
 #endif
     workgroup_sync();
   }
-#ifdef XPROJ
-  // Y of the dispatch's last step
-  uint tl = rev ? u_T - u_step0 - u_steps : u_step0 + u_steps - 1u;
-  if (proj && pu < uint(HK)) y_put(d, b, pu, tl, H_GET(cur, pu));
-#endif
   if (writer) {
     store1(state, CT1(hp));
 #if defined(CELL_LSTM)

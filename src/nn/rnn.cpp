@@ -229,10 +229,10 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
   sd.setting = settings().rnn;
   sd.shuffle_lanes = dev.subgroup_shuffle() ? caps.subgroup_size : 0;
   sd.force_parts = settings().rnn_regs_parts, sd.force_cols = settings().rnn_regs_cols;
-  sd.force_grid = settings().rnn_regs_grid, sd.fuse_x = settings().rnn_fuse_x;
+  sd.force_grid = settings().rnn_regs_grid;
   sd.ssbo_bindings = caps.max_ssbo_bindings;
   sd.multiprocessors = sd.software ? 0 : cuda_multiprocessors(dev);
-  const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B, I};
+  const RnnSeqProblem problem{T, H, gru && !spec.linear_before_reset ? 2 : 1, G, D, B};
   const RnnSeqPlan plan = plan_rnn_sequence(problem, sd);
   // The register sequence kernel starts from zeros itself where no initial state is given (u_zero): no fills.
   const bool kernel_zeroes = plan.sequence && plan.regs;
@@ -250,10 +250,8 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
     if (lstm) o.y_c = spec.layout1 ? c.transpose(0, 1).contiguous() : c;
     return o;
   }
-  // X @ W^T for every step and direction: [T B, I] @ [D, I, G H] -> [D, T B, G H] (XPROJ: in the sequence kernel).
-  const bool fuse_x = plan.sequence && plan.fuse_x;
-  const Tensor xw =
-      fuse_x ? Tensor() : dense_f32(matmul(dense_f32(x).reshape({T * B, I}), dense_f32(w).transpose(1, 2)));
+  // X @ W^T for every step and direction: [T B, I] @ [D, I, G H] -> [D, T B, G H].
+  const Tensor xw = dense_f32(matmul(dense_f32(x).reshape({T * B, I}), dense_f32(w).transpose(1, 2)));
   const Tensor bias = b.defined() ? dense_f32(b) : zeros(device, {D, 2 * GH});
   const Tensor pp = p.defined() ? dense_f32(p) : Tensor();
   const Tensor seq = seq_lens.defined()
@@ -283,13 +281,11 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
     sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H, sv.parts = plan.parts, sv.reg_cols = plan.reg_cols;
     sv.width = plan.width, sv.subgroup = plan.subgroup, sv.grid = plan.grid;
     sv.grid_stall = plan.grid > 1 && settings().rnn_grid_stall;
-    if (plan.fuse_x) sv.rec_lanes = plan.rec_lanes, sv.proj_cols = plan.proj_cols, sv.x_quads = plan.x_quads;
-    RnnLoop loop{y, h, c,   xw,        plan.regs ? Tensor() : rk.contiguous(), bias, pp, seqd, T, B,
-                 H, D, rev, spec.clip, plan.regs ? dense_f32(r) : Tensor(),    zero};
-    if (fuse_x) loop.x = dense_f32(x), loop.w = dense_f32(w);
     // R^T with the units' rows contiguous ([D, H, G H], N-major), as rnn_seq.comp reads it; R as
     // given for rnn_seq_regs.comp.
-    rnn_sequence(sv, plan, loop);
+    rnn_sequence(sv, plan,
+                 RnnLoop{y, h, c, xw, plan.regs ? Tensor() : rk.contiguous(), bias, pp, seqd, T, B, H, D, rev,
+                         spec.clip, plan.regs ? dense_f32(r) : Tensor(), zero});
   } else if (rnn_fused_steps(problem, sd)) {
     std::tie(h, c) =
         fused_steps(cv, RnnLoop{y, h, c, xw, Tensor(), bias, pp, seqd, T, B, H, D, rev, spec.clip, dense_f32(r)});

@@ -82,8 +82,6 @@ struct RnnSeqVariant : RnnCellVariant {
   bool subgroup = false;                                        ///< regs: SUBGROUP (shuffles)
   std::int64_t grid = 1;    ///< regs: NG workgroups per direction and batch row (GRID where > 1)
   bool grid_stall = false;  ///< GRID: GRID_STALL (GLTENSOR_RNN_GRID_STALL, tests only)
-  /// XPROJ (RnnSeqPlan::fuse_x): RL recurrence lanes, PC columns per projecting lane, XQ input quads; 0: not
-  std::int64_t rec_lanes = 0, proj_cols = 0, x_quads = 0;
   const char* file() const { return regs ? kRegsFile : kFile; }
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();
@@ -134,7 +132,6 @@ struct RnnLoop {
   /// The register sequence kernel: bit 0 h, bit 1 c start from zeros (no initial state given: the
   /// buffers are not filled, the first dispatch writes them), else read from h / c.
   std::uint32_t zero = 0;
-  Tensor x = Tensor(), w = Tensor();  ///< XPROJ: X [T, B, I] and W [D, G H, I] dense f32 (xw undefined)
 };
 /// Runs the time loop with the sequence kernel in plan.dispatches dispatches of plan.chunk steps
 /// (src/nn/rnn_seq.cpp).

@@ -19,15 +19,10 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
 }
 
 std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t g, std::int64_t parts,
-                                 std::int64_t reg_cols, std::int64_t x_loops) {
+                                 std::int64_t reg_cols) {
   const auto m = static_cast<std::uint64_t>(h / parts), ks = static_cast<std::uint64_t>(parts);
   const auto gg = static_cast<std::uint64_t>(g), rr = static_cast<std::uint64_t>(reg_cols);
-  const auto xl = static_cast<std::uint64_t>(x_loops);
-  return gg * (rr + 2) + 2 + xl + static_cast<std::uint64_t>(steps) * (8 + m * (gg + 2) + 2 * ks + xl);
-}
-
-std::int64_t rnn_seq_regs_x_loops(const RnnSeqPlan& plan, std::int64_t g) {
-  return plan.fuse_x ? 2 * (plan.proj_cols + 1) + plan.x_quads * (plan.proj_cols + 2) + g + 4 : 0;
+  return gg * (rr + 2) + 2 + static_cast<std::uint64_t>(steps) * (8 + m * (gg + 2) + 2 * ks);
 }
 
 namespace {
@@ -60,22 +55,12 @@ RnnSeqPlan plan_regs(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   const std::int64_t w = m % 4 == 0 ? 4 : 1;
   plan.subgroup = ks > 1 && dev.shuffle_lanes >= ks;
   // two h buffers, and without shuffles a vec4 of partial sums per invocation
-  const std::int64_t shared = 2 * p.H * 4 + (plan.subgroup ? 0 : threads * 16);
-  if (shared > dev.max_shared_memory) return plan;
+  if (2 * p.H * 4 + (plan.subgroup ? 0 : threads * 16) > dev.max_shared_memory) return plan;
   const std::int64_t floats = threads > 512 ? kRnnSeqRegsFloats1024 : kRnnSeqRegsMaxFloats;  // per invocation
   std::int64_t rr = std::min(m, floats / p.G) / w * w;
   if (dev.force_cols >= 0) rr = std::min(m, dev.force_cols) / w * w;
   plan.parts = ks, plan.width = w, plan.reg_cols = rr, plan.grid = ng;
   plan.local = static_cast<std::uint32_t>(threads);
-  // XPROJ: as many more lanes (at most 512 in all: their registers), each with PC rows of W where R's take them
-  const std::int64_t pc = (p.G * p.H + threads - 1) / threads;
-  const bool fuse = dev.fuse_x == 1;  // off by default: 2-3x slower per step on the H200 (window 2)
-  if (fuse && ng == 1 && w == 4 && p.I > 0 && p.I % 4 == 0 && 2 * threads <= 512 && 2 * threads <= dev.max_local &&
-      (!plan.subgroup || threads % dev.shuffle_lanes == 0) && pc * p.I <= p.G * rr &&
-      shared + (plan.subgroup ? 0 : threads * 16) + 2 * p.G * p.H * 4 <= dev.max_shared_memory) {
-    plan.fuse_x = true, plan.rec_lanes = threads, plan.proj_cols = pc, plan.x_quads = p.I / 4;
-    plan.local = static_cast<std::uint32_t>(2 * threads);
-  }
   return plan;
 }
 
@@ -87,9 +72,8 @@ RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev) {
   if (rnn_seq_shared_bytes(p.phases) > dev.max_shared_memory || dev.max_local < 32) return plan;
   const RnnSeqPlan regs = plan_regs(p, dev);
   if (regs.parts > 0) {
-    const std::int64_t xl = rnn_seq_regs_x_loops(regs, p.G);
-    const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H, p.G, regs.parts, regs.reg_cols, xl),
-                        per_step = rnn_seq_regs_loops(1, p.H, p.G, regs.parts, regs.reg_cols, xl) - fixed;
+    const std::uint64_t fixed = rnn_seq_regs_loops(0, p.H, p.G, regs.parts, regs.reg_cols),
+                        per_step = rnn_seq_regs_loops(1, p.H, p.G, regs.parts, regs.reg_cols) - fixed;
     if (dev.loop_budget >= fixed + per_step) {
       plan = regs;
       plan.sequence = plan.regs = true;

@@ -40,7 +40,6 @@ struct RnnSeqProblem {
   std::int64_t T = 0, H = 0;
   int phases = 1;                    ///< barriers per step: 2 for GRU without linear_before_reset (r . h first)
   std::int64_t G = 1, D = 1, B = 1;  ///< gates, directions, batch rows
-  std::int64_t I = 0;                ///< input size (0: unknown, no XPROJ)
 };
 
 struct RnnSeqDevice {
@@ -52,7 +51,6 @@ struct RnnSeqDevice {
   int shuffle_lanes = 0;                    ///< subgroup size where kernels may shuffle (0: no subgroup shuffles)
   std::int64_t force_parts = 0, force_cols = -1;  ///< GLTENSOR_RNN_REGS=KS,RR[,NG] (0, -1: the plan's)
   std::int64_t force_grid = 0;
-  int fuse_x = -1;  ///< GLTENSOR_RNN_FUSE_X (-1: off; 1: where it fits)
   /// Multiprocessors known to the plan (runtime/cuda_memory.hpp's cuda_multiprocessors: NVIDIA's GPUs
   /// where libcuda tells; 0 = unknown): the GRID form's D B NG workgroups, each of at most 1024
   /// invocations whose registers and shared memory fit one multiprocessor, all run at once where
@@ -70,10 +68,6 @@ struct RnnSeqPlan {
   std::int64_t reg_cols = 0;    ///< regs: RR, columns of each gate row per invocation kept in registers (of H / KS)
   bool subgroup = false;        ///< regs: the parts' sums by subgroup shuffles (else shared memory, 2 barriers a step)
   std::int64_t grid = 1;        ///< regs: NG workgroups per direction and batch row (GRID: h exchanged through memory)
-  bool fuse_x = false;          ///< regs: x projected in the kernel (XPROJ: no X W^T matmul; local = 2 rec_lanes)
-  std::int64_t rec_lanes = 0;   ///< fuse_x: RL, the recurrence's lanes (the others project x)
-  std::int64_t proj_cols = 0;   ///< fuse_x: PC, columns of x W^T per projecting lane
-  std::int64_t x_quads = 0;     ///< fuse_x: XQ = I / 4
   std::uint32_t local = 0;      ///< invocations per workgroup (LOCAL_X)
   std::int64_t groups = 0;      ///< groups of units per invocation, ceil(H / width / local)
   std::int64_t chunk = 0;       ///< time steps per dispatch (the last dispatch may run fewer)
@@ -110,12 +104,9 @@ inline constexpr std::int64_t kRnnSeqRegsFloats1024 = 32;
 /// with g gates, `parts` invocations per unit, `reg_cols` columns of each gate row in registers:
 /// the step loop, and (where a compiler keeps them as loops) the constant-trip loops over R's
 /// chunks, gates and parts.
-/// x_loops: each step's more, and the prologue's, where the kernel projects x itself (XPROJ: rnn_seq_regs_x_loops).
 std::uint64_t rnn_seq_regs_loops(std::int64_t steps, std::int64_t h, std::int64_t g, std::int64_t parts,
-                                 std::int64_t reg_cols, std::int64_t x_loops = 0);
+                                 std::int64_t reg_cols);
 
-/// rnn_seq_regs_loops's x_loops for a register plan of g gates (XPROJ's projection loops; else 0).
-std::int64_t rnn_seq_regs_x_loops(const RnnSeqPlan& plan, std::int64_t g);
 /// Shared memory of the sequence kernel (bytes).
 std::int64_t rnn_seq_shared_bytes(int phases);
 /// Loop iterations of one invocation running `steps` steps with `groups` groups of units each,
@@ -143,10 +134,6 @@ bool rnn_fused_steps(const RnnSeqProblem& p, const RnnSeqDevice& dev);
 /// kRnnSeqRegsMaxFloats, halved until it divides H (GLTENSOR_RNN_REGS may set KS and RR); RR = H / KS up to 512
 /// invocations, else kRnnSeqRegsFloats1024 / G (an LSTM of hidden 128: 512 invocations, 4 parts of 32 columns, all in
 /// registers); W = 4 where 4 divides H / KS; the parts summed by subgroup shuffles where KS lanes fit a subgroup.
-/// XPROJ (fuse_x: the kernel projects x itself, no X W^T matmul) on GPUs (GLTENSOR_RNN_FUSE_X: on any device, or off)
-/// outside GRID where the input size is a multiple of 4, the chunks are quads, 2 H KS invocations (rounded to 32) are
-/// at most 512 and fit a workgroup (whole subgroups of each role), ceil(G H / lanes) rows of W per projecting lane
-/// are at most its R floats, and the two x W^T buffers fit the shared memory (an LSTM of hidden 64, input up to 64).
 /// Past hidden 128 on GPUs the GRID form: NG workgroups of kRnnSeqGridUnits units (a divisor of H), D B NG at most
 /// kRnnSeqGridMaxGroups.
 RnnSeqPlan plan_rnn_sequence(const RnnSeqProblem& p, const RnnSeqDevice& dev);

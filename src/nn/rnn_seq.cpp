@@ -31,7 +31,7 @@ struct SeqParams {
 }  // namespace
 
 void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop& l) {
-  DeviceImpl& dev = dev_of(l.bias);
+  DeviceImpl& dev = dev_of(l.xw);
   const Tensor& spare = l.bias;  // bound where a binding is unused
   const int phases = v.cell == RnnCell::gru && !v.gru_lbr ? 2 : 1;
   // GRID: h of every other step for the other workgroups, and the counters they meet at (zero)
@@ -43,17 +43,15 @@ void rnn_sequence(const RnnSeqVariant& v, const RnnSeqPlan& plan, const RnnLoop&
     launch.program(v.file(), v.defines(), {plan.local});
     launch.write(l.y).write(l.h);
     l.c.defined() ? launch.write(l.c) : launch.read(spare);
-    launch.read(plan.fuse_x ? spare : l.xw)
+    launch.read(l.xw)
         .read(plan.regs ? l.r : l.rt)
         .read(l.bias)
         .read(l.p.defined() ? l.p : spare)
         .read(l.seq.defined() ? l.seq : spare);
     if (plan.grid > 1) launch.write(xh).write(cnt).bind(dev.extension<ErrorFlags>().storage(dev), true);
-    if (plan.fuse_x) launch.read(l.x).read(l.w);
     launch.params(SeqParams{l.B, l.H, l.T, l.D, s0, n, l.rev, l.clip, plan.regs, l.zero});
-    launch.loop_iterations(
-        plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols, rnn_seq_regs_x_loops(plan, v.gates))
-                  : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
+    launch.loop_iterations(plan.regs ? rnn_seq_regs_loops(n, l.H, v.gates, plan.parts, plan.reg_cols)
+                                     : rnn_seq_loops(n, plan.groups, plan.quads ? l.H / 4 : l.H, phases));
     launch.groups_1d(static_cast<std::uint64_t>(l.D * l.B * plan.grid));
     if (plan.grid > 1) dev.extension<ErrorFlags>().expect(dev, "rnn", ErrorFlags::kStall);
   }
@@ -69,11 +67,6 @@ Defines RnnSeqVariant::defines() const {
         .flag("QUAD_COLS", width == 4)
         .flag("GRID", grid > 1);
     if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid)).flag("GRID_STALL", grid_stall);
-    if (rec_lanes > 0)
-      d.flag("XPROJ")
-          .uvalue("RL", static_cast<std::uint64_t>(rec_lanes))
-          .uvalue("PC", static_cast<std::uint64_t>(proj_cols))
-          .uvalue("XQ", static_cast<std::uint64_t>(x_quads));
     if (width == 4) d.quads("R", 4, DType::f32);
     if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   } else {
@@ -116,12 +109,7 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
     v.subgroup = form == 0;
     out.push_back(v);
     if (form == 0) {  // and hidden 256 as a grid of 8 workgroups of 32 units in 16 parts, by shuffles
-      RnnSeqVariant g = v;
-      g.hidden = 256, g.parts = 16, g.reg_cols = 16, g.grid = 8, g.grid_stall = k % 2 == 0;
-      out.push_back(g);
-    }
-    if (form == 1) {  // x projected in the kernel: hidden 64 in 4 parts of 16 in registers (256 lanes), 16 inputs
-      v.rec_lanes = 256, v.proj_cols = 1, v.x_quads = 4;
+      v.hidden = 256, v.parts = 16, v.reg_cols = 16, v.grid = 8, v.grid_stall = k % 2 == 0;
       out.push_back(v);
     }
   }

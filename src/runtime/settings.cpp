@@ -211,7 +211,6 @@ Settings Settings::from_env() {
     if (parts.size() == 3) s.rnn_regs_grid = std::atoi(parts[2].c_str());
   }
   s.rnn_grid_stall = env_bool("GLTENSOR_RNN_GRID_STALL", false);
-  s.rnn_fuse_x = env_flag("GLTENSOR_RNN_FUSE_X", -1);
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));

@@ -173,12 +173,6 @@ struct Settings {
   /// counts itself at the step counter, so that the other workgroups' polls give up: the stall path
   /// (ErrorFlags::kStall, a LimitError at the next read) run on purpose.
   bool rnn_grid_stall = false;
-  /// GLTENSOR_RNN_FUSE_X=0|1: the register sequence kernel projects x itself (XPROJ: one dispatch for the layer, no
-  /// X W^T matmul before it; as many more lanes as the recurrence has, each with some rows of W in registers, project
-  /// a step ahead and store Y) where it fits (one workgroup per direction and batch row, input size a multiple of 4,
-  /// the lanes' W rows no more than their R; nn/rnn_plan.hpp) ("" = -1: off: on the H200 2-3x slower per step,
-  /// bench/RESULTS.md).
-  int rnn_fuse_x = -1;
   /// GLTENSOR_ELEMENTWISE_QUADS=1|2|4|8: quads per invocation of the elementwise kernels' VEC4
   /// form ("" or 0 = the plan's choice, ops/elementwise_plan.hpp's kElementwiseQuads).
   int elementwise_quads = 0;

@@ -358,46 +358,6 @@ TEST(PlanRnnSequence, RegistersKernel) {
   EXPECT_EQ(p.dispatches, (100000 + p.chunk - 1) / p.chunk);
 }
 
-// XPROJ (the register kernel projects x itself; GLTENSOR_RNN_FUSE_X=1, off by default) where the input is quads and
-// the projecting lanes' rows of W fit the registers R takes in the others; LSTM hidden 64, input 64: 128 + 128 lanes,
-// 2 columns each (128 floats, as R's 4 x 32); not for input 6, input 128 (256 floats), hidden 128 (1024 lanes),
-// GRID; never without the setting.
-TEST(PlanRnnSequence, RegistersKernelProjectsX) {
-  using S = RnnSetting;
-  RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, llvmpipe{1024, 32768, 65535, true, S::choose};
-  gpu.shuffle_lanes = 32, gpu.multiprocessors = 132;
-  RnnSeqProblem lstm{64, 64, 1, 4, 1, 1, 64};
-  EXPECT_FALSE(plan_rnn_sequence(lstm, gpu).fuse_x);  // off by default
-  gpu.fuse_x = 1;
-  RnnSeqPlan p = plan_rnn_sequence(lstm, gpu);
-  EXPECT_TRUE(p.regs && p.fuse_x && p.subgroup);
-  EXPECT_EQ(p.local, 256u);
-  EXPECT_EQ(p.rec_lanes, 128);
-  EXPECT_EQ(p.proj_cols, 2);
-  EXPECT_EQ(p.x_quads, 16);
-  EXPECT_GT(rnn_seq_regs_x_loops(p, 4), 0);
-  for (std::int64_t in : {6, 128}) {
-    lstm.I = in;
-    p = plan_rnn_sequence(lstm, gpu);
-    EXPECT_TRUE(p.regs && !p.fuse_x) << in;
-    EXPECT_EQ(p.local, 128u) << in;
-    EXPECT_EQ(rnn_seq_regs_x_loops(p, 4), 0) << in;
-  }
-  lstm.I = 64;
-  EXPECT_FALSE(plan_rnn_sequence({256, 128, 1, 4, 1, 1, 64}, gpu).fuse_x);  // 512 lanes already
-  EXPECT_FALSE(plan_rnn_sequence({64, 256, 1, 4, 2, 1, 64}, gpu).fuse_x);   // GRID
-  llvmpipe.fuse_x = 1;
-  EXPECT_FALSE(plan_rnn_sequence(lstm, llvmpipe).fuse_x);  // software: the sequence kernel, no regs
-  RnnSeqDevice forced = llvmpipe;
-  forced.setting = S::units;
-  p = plan_rnn_sequence(lstm, forced);
-  EXPECT_TRUE(p.regs && p.fuse_x && !p.subgroup);
-  RnnSeqDevice off = gpu;
-  off.fuse_x = 0;
-  EXPECT_FALSE(plan_rnn_sequence(lstm, off).fuse_x);
-  EXPECT_TRUE(plan_rnn_sequence({64, 40, 1, 3, 1, 1, 12}, gpu).fuse_x);  // GRU hidden 40: 64 + 64 lanes
-}
-
 TEST(PlanRnnSequence, KernelChunksAndFallbacks) {
   using S = RnnSetting;
   const RnnSeqDevice gpu{1024, 49152, UINT64_MAX, false, S::choose}, gles_min{128, 16384, UINT64_MAX, false, S::units},

@@ -417,44 +417,6 @@ TEST(Rnn, RegistersKernelPartsAndColumnsFromMemory) {
   }
 }
 
-// x projected in the register kernel (GLTENSOR_RNN_FUSE_X=1, XPROJ: one dispatch for the layer): LSTM hidden 64 and
-// input 64 (2 parts of 32 quads, 2 columns of W per projecting lane: 128 floats, as many as R's), both directions,
-// sequence_lens, peepholes, clip, no initial state: 1 dispatch; GRU with linear_before_reset hidden 40, layout 1;
-// RNN hidden 96 reversed; input 6 (not quads: the X W^T matmul, 2 dispatches); chunk boundaries (a loop limit of 4
-// steps per dispatch: the projection of each dispatch's first step before its loop); shuffles (GPUs) and shared
-// parts.
-TEST(Rnn, RegistersKernelFusedX) {
-  GLT_RNG(rng);
-  for (bool subgroups : {true, false}) {
-    SCOPED_TRACE("subgroups " + std::to_string(subgroups));
-    ScopedSettings set;
-    set->rnn_fuse_x = 1, set->subgroups = subgroups;
-    Case lstm;
-    lstm.D = 2, lstm.T = 7, lstm.B = 2, lstm.H = 64, lstm.I = 64, lstm.seq = lstm.peep = lstm.clip = true;
-    EXPECT_EQ(check(rng, lstm, Path::units), 1u) << "the whole layer in one dispatch";
-    lstm.I = 6;
-    EXPECT_EQ(check(rng, lstm, Path::units), 2u) << "input 6: X W^T by matmul";
-    Case gru;
-    gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 6, gru.B = 3, gru.H = 40, gru.I = 12, gru.init = true;
-    gru.layout1 = true;
-    check(rng, gru, Path::units);
-    Case rnn;
-    rnn.cell = RnnCell::rnn, rnn.reverse0 = true, rnn.T = 5, rnn.B = 1, rnn.H = 96, rnn.I = 8, rnn.init = true;
-    check(rng, rnn, Path::units);
-    Case c;  // hidden 8: one part, 32 lanes and 32 projecting
-    c.D = 2, c.B = 2, c.H = 8, c.I = 4, c.T = 11, c.seq = c.init = true;
-    detail::RnnSeqPlan p;
-    p.fuse_x = true, p.proj_cols = 1, p.x_quads = 1;
-    ScopedLoopLimit limit(detail::rnn_seq_regs_loops(4, c.H, 4, 1, c.H, detail::rnn_seq_regs_x_loops(p, 4)));
-    const auto n11 = check(rng, c, Path::units);
-    c.T = 3;
-    const auto n3 = check(rng, c, Path::units);
-    EXPECT_EQ(n11 - n3, 2u) << "11 steps in 3 dispatches, 3 steps in one";
-    c.init = false, c.T = 11;
-    check(rng, c, Path::units);
-  }
-}
-
 // The register kernel's GRID form on GPUs (NG workgroups per direction and batch row, h exchanged
 // through memory each step; never on software rasterizers: its workgroups wait for each other): LSTM
 // hidden 256, both directions (8 workgroups of 32 units each), with and without initial state; GRU
