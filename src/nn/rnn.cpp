@@ -280,6 +280,7 @@ RnnOutputs rnn_forward(const RnnSpec& spec, const Tensor& x_in, const Tensor& w,
     static_cast<RnnCellVariant&>(sv) = cv;
     sv.quads = plan.quads, sv.regs = plan.regs, sv.hidden = H, sv.parts = plan.parts, sv.reg_cols = plan.reg_cols;
     sv.width = plan.width, sv.subgroup = plan.subgroup, sv.grid = plan.grid;
+    sv.grid_stall = plan.grid > 1 && settings().rnn_grid_stall;
     // R^T with the units' rows contiguous ([D, H, G H], N-major), as rnn_seq.comp reads it; R as
     // given for rnn_seq_regs.comp.
     rnn_sequence(sv, plan,

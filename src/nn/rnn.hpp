@@ -80,7 +80,8 @@ struct RnnSeqVariant : RnnCellVariant {
   bool quads = false, regs = false;
   std::int64_t hidden = 0, parts = 1, width = 1, reg_cols = 0;  ///< regs: HK, KS, W, RR (RnnSeqPlan)
   bool subgroup = false;                                        ///< regs: SUBGROUP (shuffles)
-  std::int64_t grid = 1;  ///< regs: NG workgroups per direction and batch row (GRID where > 1)
+  std::int64_t grid = 1;    ///< regs: NG workgroups per direction and batch row (GRID where > 1)
+  bool grid_stall = false;  ///< GRID: GRID_STALL (GLTENSOR_RNN_GRID_STALL, tests only)
   const char* file() const { return regs ? kRegsFile : kFile; }
   Defines defines() const;
   static std::vector<RnnSeqVariant> space();

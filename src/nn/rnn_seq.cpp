@@ -66,7 +66,7 @@ Defines RnnSeqVariant::defines() const {
         .uvalue("RR", static_cast<std::uint64_t>(reg_cols))
         .flag("QUAD_COLS", width == 4)
         .flag("GRID", grid > 1);
-    if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid));
+    if (grid > 1) d.uvalue("NG", static_cast<std::uint64_t>(grid)).flag("GRID_STALL", grid_stall);
     if (width == 4) d.quads("R", 4, DType::f32);
     if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   } else {
@@ -109,7 +109,7 @@ std::vector<RnnSeqVariant> RnnSeqVariant::regs_space() {
     v.subgroup = form == 0;
     out.push_back(v);
     if (form == 0) {  // and hidden 256 as a grid of 8 workgroups of 32 units in 16 parts, by shuffles
-      v.hidden = 256, v.parts = 16, v.reg_cols = 16, v.grid = 8;
+      v.hidden = 256, v.parts = 16, v.reg_cols = 16, v.grid = 8, v.grid_stall = k % 2 == 0;
       out.push_back(v);
     }
   }

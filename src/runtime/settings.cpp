@@ -233,6 +233,7 @@ Settings Settings::from_env() {
     s.rnn_regs_parts = std::atoi(parts[0].c_str()), s.rnn_regs_cols = std::atoi(parts[1].c_str());
     if (parts.size() == 3) s.rnn_regs_grid = std::atoi(parts[2].c_str());
   }
+  s.rnn_grid_stall = env_bool("GLTENSOR_RNN_GRID_STALL", false);
   s.elementwise_quads = parse_elementwise_quads(env("GLTENSOR_ELEMENTWISE_QUADS"));
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));

@@ -175,6 +175,10 @@ struct Settings {
   /// registers and NG workgroups per direction and batch row (GPUs) ("" = the plan's, nn/rnn_plan.hpp); for measuring
   /// the forms against each other.
   int rnn_regs_parts = 0, rnn_regs_cols = -1, rnn_regs_grid = 0;
+  /// GLTENSOR_RNN_GRID_STALL=1 (tests only): the GRID form's last workgroup of direction 0 and batch row 0 never
+  /// counts itself at the step counter, so that the other workgroups' polls give up: the stall path
+  /// (ErrorFlags::kStall, a LimitError at the next read) run on purpose.
+  bool rnn_grid_stall = false;
   /// GLTENSOR_ELEMENTWISE_QUADS=1|2|4|8: quads per invocation of the elementwise kernels' VEC4
   /// form ("" or 0 = the plan's choice, ops/elementwise_plan.hpp's kElementwiseQuads).
   int elementwise_quads = 0;

@@ -3,7 +3,9 @@
 // sequence kernel (one dispatch per chunk of steps, glsl/nn/rnn_seq.comp) and the per-step path
 // (GLTENSOR_RNN=steps), with every attribute, sequence lengths of 1 and past the loop limit's
 // chunk (lowered), per-row sequence_lens, initial states and NaN inputs.
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "nn/rnn.hpp"
 #include "nn/rnn_plan.hpp"
@@ -439,6 +441,37 @@ TEST(Rnn, RegistersKernelGrid) {
   EXPECT_EQ(check(rng, mid, Path::choose), 3u);
   mid.init = true, mid.T = 300;
   check(rng, mid, Path::choose);
+}
+
+// The GRID form's stall path, run on purpose (GLTENSOR_RNN_GRID_STALL: the last workgroup of direction 0 and batch
+// row 0 never counts itself, so that the others' polls give up after their bound): the call ends (no hang) as the
+// typed LimitError at the read, the flag cleared; the device is usable afterwards: the same case without the setting,
+// and a GRID case of other shapes, match the reference.
+TEST(Rnn, RegistersKernelGridStall) {
+  const int sms = gltensor::detail::cuda_multiprocessors(*device().impl());
+  if (device().adapter().software || sms < 16)
+    GTEST_SKIP() << "a GPU of 16 multiprocessors or more that CUDA reports (" << sms << ")";
+  GLT_RNG(rng);
+  Case lstm;
+  lstm.D = 2, lstm.T = 6, lstm.B = 1, lstm.H = 256, lstm.init = true;
+  {
+    ScopedSettings set;
+    set->rnn_grid_stall = true;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      check(rng, lstm, Path::choose);
+      ADD_FAILURE() << "no LimitError: the stall was not reported";
+    } catch (const LimitError& e) {
+      EXPECT_NE(std::string(e.what()).find("did not all run at once"), std::string::npos) << e.what();
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("the stalled call ended as LimitError after %.3f s\n", s);
+    EXPECT_LT(s, 60.0);
+  }
+  check(rng, lstm, Path::choose);  // the device is usable, the flag was cleared
+  Case gru;
+  gru.cell = RnnCell::gru, gru.lbr = true, gru.T = 5, gru.B = 2, gru.H = 256, gru.seq = true;
+  check(rng, gru, Path::choose);
 }
 
 // Past the device's own loop limit (llvmpipe: 65535 iterations per invocation), where a kernel
