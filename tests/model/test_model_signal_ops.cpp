@@ -212,7 +212,8 @@ TEST(SignalOps, StftAgainstFloat64) {
 // lo, hi) -> Add(1e-6) -> Log; x of shape `xs`, w HannWindow(n) or a graph input (gpu_window).
 // The saved model's path.
 std::string save_logmel(const std::string& name, const std::vector<std::int64_t>& xs, std::int64_t step, std::int64_t n,
-                        std::int64_t bins, double rate, double lo, double hi, bool sum_square, bool gpu_window) {
+                        std::int64_t bins, double rate, double lo, double hi, bool sum_square, bool gpu_window,
+                        bool symmetric = false) {
   B m(17);
   m.input("x", xs);
   m.output("y");
@@ -223,7 +224,7 @@ std::string save_logmel(const std::string& name, const std::vector<std::int64_t>
   if (gpu_window)
     m.input("w", {n});
   else
-    m.node("HannWindow", {"n"}, {"w"});
+    B::attr_i(m.node("HannWindow", {"n"}, {"w"}), "periodic", symmetric ? 0 : 1);
   m.node("STFT", {"x", "step", "w", "n"}, {"spec"});
   if (sum_square) {
     auto& r = m.node("ReduceSumSquare", {"spec"}, {"pow"});
@@ -261,28 +262,29 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
   struct Case {
     std::int64_t Bn, L, step, n, bins;
     double rate, lo, hi;
-    bool sum_square, gpu_window, dynamic;
+    bool sum_square, gpu_window, dynamic, symmetric;  // symmetric: HannWindow periodic=0 (w[j] = w[n - 1 - j])
   };
-  for (const Case& c : {Case{1, 16000, 160, 400, 40, 16000, 20, 8000, false, false, false},
-                        Case{2, 1001, 7, 25, 5, 8000, 50, 3900, false, false, false},
-                        Case{3, 333, 11, 64, 9, 16000, 0, 8000, true, false, false},
-                        Case{1, 31, 3, 31, 3, 8000, 100, 4000, false, false, false},
-                        Case{1, 40, 40, 40, 1, 8000, 0, 4000, false, false, false},
-                        Case{3, 4000, 97, 201, 23, 16000, 10, 7900, true, false, false},
-                        Case{2, 9, 2, 2, 2, 8000, 0, 4000, false, false, false},
-                        Case{2, 517, 13, 48, 7, 16000, 30, 7000, false, true, false},
-                        Case{2, 517, 13, 48, 7, 16000, 30, 7000, true, false, true}}) {
+  for (const Case& c : {Case{1, 16000, 160, 400, 40, 16000, 20, 8000, false, false, false, false},
+                        Case{2, 1001, 7, 25, 5, 8000, 50, 3900, false, false, false, true},
+                        Case{3, 333, 11, 64, 9, 16000, 0, 8000, true, false, false, false},
+                        Case{1, 31, 3, 31, 3, 8000, 100, 4000, false, false, false, false},
+                        Case{1, 40, 40, 40, 1, 8000, 0, 4000, false, false, false, false},
+                        Case{3, 4000, 97, 201, 23, 16000, 10, 7900, true, false, false, true},
+                        Case{2, 9, 2, 2, 2, 8000, 0, 4000, false, false, false, false},
+                        Case{2, 517, 13, 48, 7, 16000, 30, 7000, false, true, false, false},
+                        Case{2, 517, 13, 48, 7, 16000, 30, 7000, true, false, true, false}}) {
     SCOPED_TRACE("B " + std::to_string(c.Bn) + " L " + std::to_string(c.L) + " step " + std::to_string(c.step) + " n " +
                  std::to_string(c.n) + " bins " + std::to_string(c.bins) +
                  (c.sum_square ? " ReduceSumSquare" : " Mul+ReduceSum") + (c.gpu_window ? " GPU window" : "") +
-                 (c.dynamic ? " signal [B, -1, -1]" : ""));
+                 (c.dynamic ? " signal [B, -1, -1]" : "") + (c.symmetric ? " symmetric window" : ""));
     const std::string path = save_logmel(
         "logmel", c.dynamic ? std::vector<std::int64_t>{c.Bn, -1, -1} : std::vector<std::int64_t>{c.Bn, c.L, 1}, c.step,
-        c.n, c.bins, c.rate, c.lo, c.hi, c.sum_square, c.gpu_window);
+        c.n, c.bins, c.rate, c.lo, c.hi, c.sum_square, c.gpu_window, c.symmetric);
     const std::vector<float> x = uniform(rng, static_cast<std::size_t>(c.Bn * c.L));
     std::vector<float> w;
     for (std::int64_t i = 0; i < c.n; ++i)
-      w.push_back(c.gpu_window ? uniform(rng, 1, 0, 1)[0] : static_cast<float>(ref_window("HannWindow", i, c.n, true)));
+      w.push_back(c.gpu_window ? uniform(rng, 1, 0, 1)[0]
+                               : static_cast<float>(ref_window("HannWindow", i, c.n, !c.symmetric)));
     std::map<std::string, Tensor> feeds{{"x", floats(x, {c.Bn, c.L, 1})}};
     if (c.gpu_window) feeds.emplace("w", floats(w, {c.n}));
     // The float64 reference: log(sum_k |X_k|^2 mel[k] + eps).
