@@ -25,3 +25,17 @@ t0, t1 = r25[0][-1], r25[-1][-1]
 loads = [float(l.split()[1]) for l in open(os.path.join(RUN, 'load.txt')) if l.split()[0] <= t1]
 print(f'rows {len(r25)}, pass {sum(c[1] == "pass" for c in r25)}, CPU-s {sum(float(c[2]) for c in r25):.0f}, '
       f'wall s {sum(float(c[5]) for c in r25):.0f}, load {min(loads):.1f}-{max(loads):.1f}')
+# The brief's step 3: each helper branch's entries (results-NAME.tsv; the commit from branches.out's last build of it
+# before the entry ended).
+import glob, sys
+if '--branches' in sys.argv:
+    builds = [l.split() for l in open(os.path.join(RUN, 'branches.out')) if ' built' not in l]
+    print('\n| branch (commit) | ctest entry | Mesa 25 | CPU-s | wall s |')
+    print('|---|---|---|---:|---:|')
+    for f in sorted(glob.glob(os.path.join(RUN, 'results-*.tsv'))):
+        b = os.path.basename(f)[8:-4]
+        for c in (l.rstrip('\n').split('\t') for l in open(f) if l.strip()):
+            start = min((x for x in open(os.path.join(RUN, 'q.out')) if f'start B:{b} {c[0]}' in x), default='')
+            t = start.split()[0] if start else c[-1]
+            commit = [x[2].rstrip(':') for x in builds if x[1] == b and x[0] <= t][-1]
+            print(f'| {b} ({commit}) | {c[0]} | {c[1]} | {float(c[2]):.1f} | {float(c[5]):.0f} |')
