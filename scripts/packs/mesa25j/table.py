@@ -34,8 +34,10 @@ if '--branches' in sys.argv:
     print('|---|---|---|---:|---:|')
     for f in sorted(glob.glob(os.path.join(RUN, 'results-*.tsv'))):
         b = os.path.basename(f)[8:-4]
+        seen = {}
         for c in (l.rstrip('\n').split('\t') for l in open(f) if l.strip()):
-            start = min((x for x in open(os.path.join(RUN, 'q.out')) if f'start B:{b} {c[0]}' in x), default='')
-            t = start.split()[0] if start else c[-1]
+            starts = [x for x in open(os.path.join(RUN, 'q.out')) if x.rstrip('\n').endswith(f'start B:{b} {c[0]}')]
+            k = seen[c[0]] = seen.get(c[0], -1) + 1
+            t = starts[k].split()[0] if k < len(starts) else c[-1]
             commit = [x[2].rstrip(':') for x in builds if x[1] == b and x[0] <= t][-1]
             print(f'| {b} ({commit}) | {c[0]} | {c[1]} | {float(c[2]):.1f} | {float(c[5]):.0f} |')
