@@ -241,6 +241,27 @@ std::string save_logmel(const std::string& name, const std::vector<std::int64_t>
   return m.save(name);
 }
 
+// The float64 log-mel reference of save_logmel's graph: log(sum_k |X_k|^2 mel[k, j] + eps) for
+// each frame (ref_stft's, onesided) and mel bin j; [Bn * F, bins] row-major.
+std::vector<double> ref_logmel(const std::vector<float>& x, std::int64_t Bn, std::int64_t L, std::int64_t step,
+                               const std::vector<float>& w, std::int64_t n, std::int64_t bins, double rate, double lo,
+                               double hi) {
+  const std::int64_t F = 1 + (L - n) / step, mm = n / 2 + 1;
+  const std::vector<double> spec = ref_stft(x, Bn, L, 1, step, w, n, true), mel = ref_mel(bins, n, rate, lo, hi);
+  std::vector<double> ref;
+  for (std::int64_t r = 0; r < Bn * F; ++r)
+    for (std::int64_t j = 0; j < bins; ++j) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < mm; ++k) {
+        const double re = spec[static_cast<std::size_t>((r * mm + k) * 2)],
+                     im = spec[static_cast<std::size_t>((r * mm + k) * 2 + 1)];
+        acc += (re * re + im * im) * mel[static_cast<std::size_t>(k * bins + j)];
+      }
+      ref.push_back(std::log(acc + static_cast<double>(1e-6f)));
+    }
+  return ref;
+}
+
 // The log-mel front end (issue #21): STFT -> power (Mul(spec, spec) -> ReduceSum over the (re, im)
 // axis, or ReduceSumSquare) -> MatMul by MelWeightMatrix -> Add(eps) -> Log, planned by
 // fuse_stft_power with the Add and Log in the mel MatMul's epilogue. A signal of a known shape
@@ -287,21 +308,8 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
                                : static_cast<float>(ref_window("HannWindow", i, c.n, !c.symmetric)));
     std::map<std::string, Tensor> feeds{{"x", floats(x, {c.Bn, c.L, 1})}};
     if (c.gpu_window) feeds.emplace("w", floats(w, {c.n}));
-    // The float64 reference: log(sum_k |X_k|^2 mel[k] + eps).
-    const std::int64_t F = 1 + (c.L - c.n) / c.step, mm = c.n / 2 + 1;
-    const std::vector<double> spec = ref_stft(x, c.Bn, c.L, 1, c.step, w, c.n, true),
-                              mel = ref_mel(c.bins, c.n, c.rate, c.lo, c.hi);
-    std::vector<double> ref;
-    for (std::int64_t r = 0; r < c.Bn * F; ++r)
-      for (std::int64_t j = 0; j < c.bins; ++j) {
-        double acc = 0;
-        for (std::int64_t k = 0; k < mm; ++k) {
-          const double re = spec[static_cast<std::size_t>((r * mm + k) * 2)],
-                       im = spec[static_cast<std::size_t>((r * mm + k) * 2 + 1)];
-          acc += (re * re + im * im) * mel[static_cast<std::size_t>(k * c.bins + j)];
-        }
-        ref.push_back(std::log(acc + static_cast<double>(1e-6f)));
-      }
+    const std::int64_t F = 1 + (c.L - c.n) / c.step;
+    const std::vector<double> ref = ref_logmel(x, c.Bn, c.L, c.step, w, c.n, c.bins, c.rate, c.lo, c.hi);
     const bool frames = !c.gpu_window && !c.dynamic;  // the frames times the DFT matrix
     // unfused, fused (one kernel), fuse_mlp's chain, the two matmuls, and the one kernel forced to
     // 3 frames, 2 slices, 64 invocations and the twiddles' table form (the frames' tail), to 2
@@ -357,6 +365,33 @@ TEST(SignalOps, LogMelFusedAgainstFloat64) {
       EXPECT_TRUE(close(got[plan], unfused, 1e-3, 1e-3));
     }
   }
+}
+
+// The one kernel past one dispatch's workgroups: two signals of 32801 frames of 2 samples (step 1),
+// one frame a workgroup of 32 invocations, so 65602 workgroups (> 65535: WORKGROUP_ID_1D's second
+// dimension) and the signal index g / u_groups crossing the first dimension's end; against the
+// float64 reference.
+TEST(SignalOps, LogMelPastOneDispatchOfWorkgroups) {
+  GLT_RNG(rng);
+  const std::int64_t Bn = 2, n = 2, L = 32802, step = 1, bins = 2, F = 1 + (L - n) / step;
+  const std::string path = save_logmel("logmel_groups", {Bn, L, 1}, step, n, bins, 8000, 0, 4000, false, false);
+  const std::vector<float> x = uniform(rng, static_cast<std::size_t>(Bn * L));
+  std::vector<float> w;
+  for (std::int64_t i = 0; i < n; ++i) w.push_back(static_cast<float>(ref_window("HannWindow", i, n, true)));
+  Model model = [&] {
+    ScopedSettings pass;
+    pass->stft_mel = 1;  // (on llvmpipe too)
+    return Model::load(device(), path);
+  }();
+  ASSERT_NE(model.plan_summary().find("1 STFT power spectra and mel MatMuls in one kernel"), std::string::npos)
+      << model.plan_summary();
+  ScopedSettings run;
+  run->stft_mel_frames = 1, run->stft_mel_slices = 1, run->stft_mel_local = 32;
+  const std::uint64_t d0 = device().dispatch_count();
+  const Tensor y = model.run({{"x", floats(x, {Bn, L, 1})}}).at("y");
+  EXPECT_EQ(device().dispatch_count() - d0, 1u);
+  ASSERT_EQ(y.shape(), (Shape{Bn, F, bins}));
+  EXPECT_TRUE(close(y.to_vector(), ref_logmel(x, Bn, L, step, w, n, bins, 8000, 0, 4000), 1e-3, 1e-3));
 }
 
 // Non-finite values through the log-mel front end (review37): a NaN in the signal makes every
