@@ -19,7 +19,7 @@ namespace gltensor::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-ReadTrace* g_trace = nullptr;
+thread_local ReadTrace* g_trace = nullptr;  // (per thread: a benchmark traces its own reads only)
 
 double us(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
 

@@ -34,8 +34,8 @@ using HostDest = std::function<void*()>;
 constexpr std::size_t kPieceReadMin = std::size_t{1} << 20;
 constexpr std::size_t kPieceBytes = std::size_t{256} << 10;
 
-/// Where the last read_to_host's time went, in us (a benchmark's probe, bench/io_bench.cpp; set
-/// on one thread, not for concurrent reads): `dest` from the call to the caller's allocation's
+/// Where the last read_to_host's time went, in us (a benchmark's probe, bench/io_bench.cpp; per
+/// thread: reads on other threads are not recorded): `dest` from the call to the caller's allocation's
 /// end (the copy queued, the destination allocated and zeroed), `wait` for the GPU, `copy` the
 /// host copy out (in pieces: the copies, the waits between them counted in `wait`); `path` 1 the
 /// mapped read buffer, 2 the same in pieces, 3 a host-visible buffer in place, 4 Storage::download.
@@ -43,7 +43,7 @@ struct ReadTrace {
   double dest = 0, wait = 0, copy = 0;
   int path = 0;
 };
-/// Records every later read_to_host's phases into *t (null: none, the default).
+/// Records every later read_to_host's phases on this thread into *t (null: none, the default).
 void set_read_trace(ReadTrace* t);
 void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest);
 
