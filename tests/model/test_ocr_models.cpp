@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <opencv2/imgproc.hpp>
 #include <set>
 
@@ -117,9 +118,63 @@ cv::Mat two_lines(const ocr::Font& font) {
 
 std::string no_spaces(const std::string& s) { return ocr::without_spaces(s); }
 
+// The cheapest cut of the sample's 6 lines for a per-call cost of 500 columns (RecBatchOptions::call_cost):
+// 2 recognizer calls of 3 lines, 768 and 1088 columns wide.
+ocr::RecBatchOptions cut_batching() {
+  ocr::RecBatchOptions cut;
+  cut.call_cost = 500;
+  return cut;
+}
+
+// The demo's sample page (800 x 480: several lines and sizes, one rotated by 8 degrees), one pipeline (the
+// classifier loaded) and the page's run on the host path (OpenCV's inputs) with the classifier on and the lines in
+// cut_batching()'s calls, made once and shared: BatchedRecognitionMatchesLineByLine checks that run's lines against
+// each line alone, ReadsRenderedTextBackOnBothImagePaths against the GPU path's run. Whole pages are among
+// llvmpipe's costliest steps here: until suite18 each test ran the page on the host path itself, the latter in
+// PaddleOCR's one call of 6 lines at 1088 columns (about 4 CPU-s; the cut's two calls, which compile the same
+// programs, about 3.5). The classifier turns no line of the sample (both tests check it), so the recognizer's
+// inputs are those of a run without it.
+struct SamplePage {
+  ocr::Font font;
+  std::vector<ocr::SampleLine> truth = ocr::default_sample_lines();
+  cv::Mat img = ocr::render_sample(font, truth, 800, 480);
+  ocr::OcrPipeline pipe;
+  ocr::OcrTimings host_tm;
+  std::vector<ocr::TextLine> host_lines;
+  std::vector<ocr::ModelInput> host_cls, host_rec;
+
+  explicit SamplePage(const ocr::OcrOptions& o) : pipe(device(), o) {
+    pipe.set_gpu_images(false);
+    pipe.set_use_cls(true);
+    pipe.set_rec_batching(cut_batching());
+    host_lines = pipe.run(img, &host_tm);
+    host_cls = pipe.last_cls_inputs();
+    host_rec = pipe.last_rec_inputs();
+  }
+};
+
 }  // namespace
 
-TEST(OcrModels, DetectorMatchesOnnxRuntime) {
+// The tests of the OCR models; the sample page's shared run (SamplePage) is made by the first test that asks for it
+// and released after the last one.
+class OcrModels : public ::testing::Test {
+ protected:
+  static SamplePage& sample_page() {
+    if (!page_) {
+      auto o = options();
+      o.use_cls = true;
+      page_ = std::make_unique<SamplePage>(o);
+    }
+    return *page_;
+  }
+  static void TearDownTestSuite() { page_.reset(); }
+
+ private:
+  static std::unique_ptr<SamplePage> page_;
+};
+std::unique_ptr<SamplePage> OcrModels::page_;
+
+TEST_F(OcrModels, DetectorMatchesOnnxRuntime) {
   SKIP_WITHOUT_MODELS();
   ocr::Font font;
   cv::Mat img = two_lines(font);
@@ -143,7 +198,7 @@ TEST(OcrModels, DetectorMatchesOnnxRuntime) {
   EXPECT_LT(pipe.det().peak_bytes(), pipe.det().total_intermediate_bytes() / 4);
 }
 
-TEST(OcrModels, RecognizerAndClassifierMatchOnnxRuntime) {
+TEST_F(OcrModels, RecognizerAndClassifierMatchOnnxRuntime) {
   SKIP_WITHOUT_MODELS();
   ocr::Font font;
   cv::Mat img(48, 320, CV_8UC3, cv::Scalar(255, 255, 255));
@@ -183,25 +238,34 @@ TEST(OcrModels, RecognizerAndClassifierMatchOnnxRuntime) {
 // PaddleOCR's batching (lines sorted by aspect ratio, each batch padded to its widest line, here
 // 2 lines per call so the sample's 6 lines make 3 calls of different widths), and the cheapest
 // cut for a per-call cost (RecBatchOptions::call_cost = 500 columns: here 2 calls of 3 lines,
-// 768 and 1088 columns wide, where batches of 2 run 3 calls), read the same characters as recognizing every
-// line alone at its own width (rec_batch_num 1), and put them back on the right line.
-TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
+// 768 and 1088 columns wide, where batches of 2 run 3 calls; the shared host run of SamplePage),
+// read the same characters as recognizing every line alone at its own width (rec_batch_num 1),
+// and put them back on the right line.
+TEST_F(OcrModels, BatchedRecognitionMatchesLineByLine) {
   SKIP_WITHOUT(missing_models());
-  ocr::Font font;
-  ocr::OcrPipeline pipe(device(), options());
+  SamplePage& page = sample_page();
+  ocr::OcrPipeline& pipe = page.pipe;
+  const cv::Mat& img = page.img;
   // The lines alone below are cut on the host: so are the batches (ReadsRenderedTextBackOnBothImagePaths
   // compares the two paths).
   pipe.set_gpu_images(false);
-  cv::Mat img = ocr::render_sample(font, ocr::default_sample_lines(), 800, 480);
-  ocr::RecBatchOptions paddle, cut;
+  pipe.set_use_cls(false);
+  ocr::RecBatchOptions paddle;
   paddle.batch = 2;
-  cut.call_cost = 500;
   std::vector<std::pair<std::string, float>> alone;
-  for (const ocr::RecBatchOptions& rb : {paddle, cut}) {
+  for (const ocr::RecBatchOptions& rb : {paddle, cut_batching()}) {
     SCOPED_TRACE(rb.call_cost ? "call cost" : "batches of 2");
-    pipe.set_rec_batching(rb);
     ocr::OcrTimings tm;
-    const auto lines = pipe.run(img, &tm);
+    std::vector<ocr::TextLine> lines;
+    if (rb.call_cost == 0) {
+      pipe.set_rec_batching(rb);
+      lines = pipe.run(img, &tm);
+    } else {
+      // The shared run (the classifier on: it turns no line, so the recognizer's inputs are a run's without it).
+      tm = page.host_tm;
+      lines = page.host_lines;
+      for (const auto& l : lines) EXPECT_FALSE(l.rotated180) << l.text;
+    }
     ASSERT_EQ(lines.size(), 6u);
     std::vector<cv::Size> sizes;
     for (const auto& l : lines) sizes.push_back(ocr::OcrPipeline::crop(img, l.box).size());
@@ -252,7 +316,7 @@ TEST(OcrModels, BatchedRecognitionMatchesLineByLine) {
 // not depend on the sizes, and those tests' programs serve these runs (other sizes compile
 // conv_direct programs of their own). suite11: pages of the sample's lines (800 x 480, calls of
 // 1152 columns) took llvmpipe about 3x the CPU of these runs.
-TEST(OcrModels, ReplayReadsAsThePlainRuns) {
+TEST_F(OcrModels, ReplayReadsAsThePlainRuns) {
   SKIP_WITHOUT(missing_models());
   ocr::Font font;
   const cv::Mat pages[2] = {
@@ -290,17 +354,16 @@ TEST(OcrModels, ReplayReadsAsThePlainRuns) {
 
 // The demo's sample (several lines and sizes, one rotated by 8 degrees) read back with the
 // classifier on, as the demo runs it (the page uploaded once as bytes and every model input cut
-// from it on the GPU, gpu_images); and that path against the host's (OpenCV): its inputs within
-// the tolerances above, the same boxes and text. One test, so that the page runs twice, not three
-// times (a whole run is among llvmpipe's costliest steps here).
-TEST(OcrModels, ReadsRenderedTextBackOnBothImagePaths) {
+// from it on the GPU, gpu_images); and that path against the host's (OpenCV, SamplePage's shared
+// run): its inputs within the tolerances above, the same boxes and text. Both runs in
+// cut_batching()'s recognizer calls, [3, 3, 48, 768] and [3, 3, 48, 1088] (the demo's default,
+// PaddleOCR's one call of 6 lines at 1088, compiles the same programs at about 1.2x the CPU).
+TEST_F(OcrModels, ReadsRenderedTextBackOnBothImagePaths) {
   SKIP_WITHOUT(missing_models());
-  ocr::Font font;
-  auto o = options();
-  o.use_cls = true;
-  ocr::OcrPipeline pipe(device(), o);
-  const auto truth = ocr::default_sample_lines();
-  const cv::Mat sample = ocr::render_sample(font, truth, 800, 480);
+  SamplePage& page = sample_page();
+  ocr::OcrPipeline& pipe = page.pipe;
+  const auto& truth = page.truth;
+  const cv::Mat& sample = page.img;
   // The detector's input where the page is resized (1000 x 700 -> 960 x 672) and where it is not.
   for (cv::Size size : {cv::Size(1000, 700), cv::Size(800, 480), cv::Size(333, 97)}) {
     cv::Mat img;
@@ -314,12 +377,16 @@ TEST(OcrModels, ReadsRenderedTextBackOnBothImagePaths) {
     EXPECT_LE(max_abs_diff(gpu.to_vector(), host), kDetInputAtol) << size;
   }
   // Whole runs: the same boxes and text; the classifier's and recognizer's inputs close.
-  pipe.set_gpu_images(false);
-  const auto host_lines = pipe.run(sample);
-  const auto host_cls = pipe.last_cls_inputs();
-  const auto host_rec = pipe.last_rec_inputs();
+  const auto& host_lines = page.host_lines;
+  const auto& host_cls = page.host_cls;
+  const auto& host_rec = page.host_rec;
+  pipe.set_use_cls(true);
+  pipe.set_rec_batching(cut_batching());
   pipe.set_gpu_images(true);
-  const auto gpu_lines = pipe.run(sample);
+  ocr::OcrTimings tm;
+  const auto gpu_lines = pipe.run(sample, &tm);
+  EXPECT_EQ(tm.rec_shapes, page.host_tm.rec_shapes);
+  EXPECT_EQ(tm.cls_shape, page.host_tm.cls_shape);
   // The text read back (the GPU path, the demo's default).
   EXPECT_EQ(gpu_lines.size(), truth.size());
   std::vector<std::string> read;
@@ -357,7 +424,7 @@ TEST(OcrModels, ReadsRenderedTextBackOnBothImagePaths) {
   compare(pipe.last_rec_inputs(), host_rec);
 }
 
-TEST(OcrModels, EditDistance) {
+TEST_F(OcrModels, EditDistance) {
   EXPECT_EQ(ocr::edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(ocr::edit_distance("", "abc"), 3u);
   EXPECT_EQ(ocr::edit_distance("中文", "中"), 1u);  // by code point
