@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "runtime/int_math.hpp"
+
 namespace gltensor::detail {
 
 std::int64_t attention_shared_bytes(const AttentionTiles& t) {
@@ -147,7 +149,6 @@ AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem&
 
 namespace {
 std::uint64_t quads(std::int64_t n) { return static_cast<std::uint64_t>((n + 3) / 4); }
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 std::int64_t flash_shared_bytes(std::int64_t E, std::int64_t Ev, const FlashTiles& t, bool dkv) {
@@ -192,7 +193,8 @@ std::uint64_t tiled_loops(FlashMode mode, std::int64_t E, std::int64_t Ev, std::
   };
   // an accumulation over a block's 64 rows in chunks of ch: loads, then ch rows of nq quads
   auto acc = [&](std::uint64_t ch, std::uint64_t d4, std::uint64_t nq) {
-    return (blk / ch + 1) + (blk / ch) * ((ceil_div(ch * d4, kTiledLocal) + 1) + (ch + 1) + ch * (nq + 1));
+    return (blk / ch + 1) +
+           (blk / ch) * ((ceil_div(ch * d4, static_cast<std::uint64_t>(kTiledLocal)) + 1) + (ch + 1) + ch * (nq + 1));
   };
   const std::uint64_t drop = dropout ? 16 * 11 : 0;  // 16 Philox draws per block
   std::uint64_t per_block = 0, init = 0, fin = 0;

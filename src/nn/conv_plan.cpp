@@ -9,6 +9,7 @@
 #include "gltensor/errors.hpp"
 #include "ops/activation.hpp"
 #include "runtime/glsl_text.hpp"
+#include "runtime/int_math.hpp"
 
 namespace gltensor::detail {
 
@@ -181,7 +182,6 @@ ConvWgradPlan plan_conv_wgrad(const ConvGeometry& g, std::int64_t O, bool softwa
   ConvWgradPlan plan;
   const std::int64_t taps = g.C * g.KH * g.KW, P = g.N * g.OH * g.OW, L = kConvWgradLocal;
   if (g.o.groups != 1 || taps > kConvWgradMaxTaps || P <= 0 || O <= 0 || P > UINT32_MAX) return plan;
-  auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
   // Channels per invocation: each position's taps loaded once for them; the shared sums
   // (opi * (taps + 1) per invocation) within GLES 3.1's 16 KiB; fewer where one position's loops
   // would not fit the device's limit.

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "gltensor/errors.hpp"
+#include "runtime/int_math.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -20,8 +21,6 @@ MlpLayer& FusedMlp::add(std::int64_t K, std::int64_t N) {
 std::int64_t FusedMlp::numel() const { return layers.empty() ? 0 : layers.back().b_offset + layers.back().N; }
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The largest row block of a choice (the one the load-time plan checks).
 std::int64_t max_rows(const FusedMlpChoice& c) { return c.rows > 0 ? c.rows : 16; }

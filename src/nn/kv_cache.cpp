@@ -12,6 +12,7 @@
 #include "nn/transformer_variants.hpp"
 #include "runtime/capture.hpp"
 #include "runtime/error_flags.hpp"
+#include "runtime/int_math.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -129,8 +130,6 @@ struct PartialParams {
     u.f32("u_scale", scale * 1.4426950408889634);
   }
 };
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 std::uint64_t partial_loops(std::int64_t chunk, std::int64_t E, std::int64_t Ev) {
   const auto c = static_cast<std::uint64_t>(chunk), e = static_cast<std::uint64_t>(E),

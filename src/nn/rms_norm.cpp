@@ -17,6 +17,7 @@
 #include "gltensor/transformer.hpp"
 #include "nn/norm_variants.hpp"
 #include "ops/autocast.hpp"
+#include "runtime/int_math.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
@@ -32,7 +33,6 @@ struct RmsPlan {
 };
 
 std::uint64_t tree_loops(std::uint32_t local) { return std::bit_width(local); }  // log2(local) + its exit test
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // The apply variants' loops (each loop counting its exit test): the row's sum (over the row's
 // chunk 0 when P = 1, else over its partials), the tree, the chunk.

@@ -7,14 +7,13 @@
 
 #include "gltensor/errors.hpp"
 #include "ops/activation.hpp"
+#include "runtime/int_math.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
 
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // Lanes for R rows of K: about one round of rows, at least 8 lanes (a row's 32 bytes a load), at
 // most K's power of two above (no lane without elements) and the workgroup.

@@ -7,14 +7,13 @@
 
 #include "gltensor/errors.hpp"
 #include "ops/activation.hpp"
+#include "runtime/int_math.hpp"
 #include "runtime/launch.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace gltensor::detail {
 
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 std::int64_t pow2_at_most(std::int64_t v) {
   std::int64_t p = 1;

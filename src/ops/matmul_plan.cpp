@@ -5,12 +5,9 @@
 #include <string>
 
 #include "gltensor/errors.hpp"
+#include "runtime/int_math.hpp"
 
 namespace gltensor::detail {
-
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-}  // namespace
 
 std::uint64_t matmul_loops(MatmulPlan::Kernel kernel, std::int64_t kc, int slices, std::int64_t f16_block) {
   const auto k = static_cast<std::uint64_t>(std::max<std::int64_t>(kc, 0));
