@@ -240,13 +240,18 @@ TEST(Quant, LinearSplitK) {
       }
 }
 
+// Grids past a dispatch's workgroup count, lowered to 5 per axis (ScopedDispatchLimit, as on a device of that
+// limit: Launch's split does not depend on it): the GEMV's 8 groups of 2 features per workgroup (one block per row)
+// over N = 16 x 5 + 17 rows, 7 workgroups, as a 4 x 2 grid in one dispatch; int8's quantization, N workgroups, as
+// 5 x 20 over 4 dispatches (u_group_base). suite18: at the real limit (65535 on llvmpipe, N = 16 x 65535 + 17) the
+// same programs took about 9 CPU-s of llvmpipe, one dispatch each, and on GPUs (2^31 - 1) the grid never split.
 TEST(Quant, GridPastOneDispatch) {
   GLT_RNG(rng);
-  // GEMV: 8 groups of 2 features per workgroup (one block per row), so more than 65535
-  // workgroups; int8's quantization: N workgroups.
-  const std::int64_t N = 16 * 65535 + 17, K = 3;
+  constexpr std::uint32_t kLimit = 5;
+  const std::int64_t N = 16 * kLimit + 17, K = 3;
   const auto w = uniform(rng, static_cast<std::size_t>(N * K));
   const auto x = uniform(rng, static_cast<std::size_t>(K));
+  ScopedDispatchLimit limit(kLimit);
   for (QuantFormat f : kFormats) {
     SCOPED_TRACE(quant_format_name(f));
     const QuantizedWeight q = quantize(Tensor::from_host(device(), w, {N, K}), f);
