@@ -40,14 +40,14 @@ void trace_counter(WaitTrace& t, int i) {
 
 // The wait's settings (the host38 experiment): GLTENSOR_WAIT_SPIN_US (the spin's length, "" = 100),
 // GLTENSOR_WAIT_GAP_US (the gap between its polls, "" = 2), GLTENSOR_REPLAY_FLUSH=1 (a replay ends
-// with glFlush: the GPU starts while the host returns).
+// with glFlush: the GPU starts while the host returns; 2: with the batch's end, its fence, submitted).
 struct WaitKnobs {
   long spin_us = 100, gap_us = 2;
-  bool replay_flush = false;
+  int replay_flush = 0;
   WaitKnobs() {
     if (const char* v = std::getenv("GLTENSOR_WAIT_SPIN_US"); v && *v) spin_us = std::atol(v);
     if (const char* v = std::getenv("GLTENSOR_WAIT_GAP_US"); v && *v) gap_us = std::atol(v);
-    if (const char* v = std::getenv("GLTENSOR_REPLAY_FLUSH"); v && *v) replay_flush = std::atoi(v) != 0;
+    if (const char* v = std::getenv("GLTENSOR_REPLAY_FLUSH"); v && *v) replay_flush = std::atoi(v);
   }
 };
 const WaitKnobs& knobs() {
@@ -295,8 +295,10 @@ void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
 #endif
   if (batch_dispatches_ >= auto_flush_) {
     flush();
-  } else if (knobs().replay_flush) {
+  } else if (knobs().replay_flush == 1) {
     glFlush();
+  } else if (knobs().replay_flush == 2) {
+    flush();  // the batch's barrier and fence, submitted
   }
 }
 

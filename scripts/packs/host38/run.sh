@@ -26,7 +26,7 @@ run() {  # label build(main|branch) env(- or A=B[,C=D]) [wrapper...] -> a bench 
   [ "$b" = main ] && bin=$H/main/bin/gltensor-run lib=$H/main/lib:${LD_LIBRARY_PATH:-}
   [ "$e" != - ] && IFS=, read -r -a envs <<< "$e"
   while IFS='|' read -r name model _ args <&3; do
-    [ "$SECONDS" -gt "${H38_GL_UNTIL:-85}" ] && echo "$name $label: no time left" && continue
+    [ "$SECONDS" -gt "${H38_GL_UNTIL:-88}" ] && echo "$name $label: no time left" && continue
     # shellcheck disable=SC2086
     r=$(env LD_LIBRARY_PATH="$lib" "${envs[@]}" timeout 15 "$@" "$bin" "$model" $args --bench "$N" --read-back --replay 2>&1 |
       grep -E "^bench|rror" | sed -e 's/ (outputs read back, new)//' -e 's/, process CPU min [0-9.]* ms//' | cut -c1-140)
@@ -40,10 +40,11 @@ for round in 1 2; do
 done
 step "variants of the branch's wait (one round)"
 run "spin 1000us" branch GLTENSOR_WAIT_SPIN_US=1000
-run "gap 0" branch GLTENSOR_WAIT_GAP_US=0
+run "replay flush=2 (fence)" branch GLTENSOR_REPLAY_FLUSH=2
 run "no spin" branch GLTENSOR_WAIT_SPIN_US=0
-run "replay flush" branch GLTENSOR_REPLAY_FLUSH=1
-run "spin 1000 + flush" branch GLTENSOR_WAIT_SPIN_US=1000,GLTENSOR_REPLAY_FLUSH=1
+run "replay flush=1" branch GLTENSOR_REPLAY_FLUSH=1
+run "spin 1000 + flush=2" branch GLTENSOR_WAIT_SPIN_US=1000,GLTENSOR_REPLAY_FLUSH=2
+run "gap 0" branch GLTENSOR_WAIT_GAP_US=0
 PIN=$(($(nproc) - 3)); [ $PIN -lt 0 ] && PIN=0
 run "pinned (taskset -c $PIN)" branch - taskset -c $PIN
 run "main pinned" main - taskset -c $PIN
@@ -52,6 +53,6 @@ models=$(cut -d'|' -f2 "$W/cases.txt" | tr '\n' ' ')
 # shellcheck disable=SC2086
 timeout 25 "$H/bin/gltensor_io_bench" --trace --runs "$N" $models 2>&1 | tail -80
 step "PyTorch eager and CUDA graph, per-run distributions (TC_DIST)"
-T=$((135 - SECONDS)); [ $T -gt 45 ] && T=45
+T=$((136 - SECONDS)); [ $T -gt 45 ] && T=45
 TC_DIST=1 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --reps "$N" 2>&1 | grep -E "runs, us|^\| |PyTorch" | grep -v "^|---"
 step "done"
