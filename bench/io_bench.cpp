@@ -146,8 +146,11 @@ void trace_model(Device& dev, const std::string& path, int n, Generator& gen) {
   }
   detail::WaitTrace tr;
   detail::set_wait_trace(&tr);
+  detail::ReadTrace rt;
+  detail::set_read_trace(&rt);
   for (int i = 0; i < 3; ++i) once();
-  std::vector<double> total, ran, submit, gstart, gbusy, gend, wake, lat, after, polls, blocked;
+  std::vector<double> total, ran, submit, gstart, gbusy, gend, wake, lat, after, polls, blocked, rdest, rwait, rcopy;
+  int read_path = 0;
   for (int i = 0; i < n; ++i) {
     const GLuint q0 = tr.queries[0], q1 = tr.queries[1];
     tr = {};
@@ -175,10 +178,15 @@ void trace_model(Device& dev, const std::string& path, int n, Generator& gen) {
       lat.push_back(static_cast<double>(tr.gpu_wake - tr.gpu_end) * 1e-3);
     }
     after.push_back(us(tr.host_wake, t2));
+    rdest.push_back(rt.dest);
+    rwait.push_back(rt.wait);
+    rcopy.push_back(rt.copy);
+    read_path = rt.path;
     polls.push_back(tr.polls);
     blocked.push_back(tr.blocked);
   }
   detail::set_wait_trace(nullptr);
+  detail::set_read_trace(nullptr);
   const std::string base = path.substr(path.find_last_of('/') + 1);
   std::printf("%s replayed, %d runs, us from run()'s call:\n", base.c_str(), n);
   dist("total, untraced", plain);
@@ -193,6 +201,10 @@ void trace_model(Device& dev, const std::string& path, int n, Generator& gen) {
   dist("wait's return to the run's end", after);
   dist("polls per run", polls);
   dist("blocking waits per run", blocked);
+  std::printf("  the last read's phases (ReadTrace, path %d):\n", read_path);
+  dist("dest (copy queued, memory allocated)", rdest);
+  dist("wait", rwait);
+  dist("copy out", rcopy);
 }
 
 }  // namespace

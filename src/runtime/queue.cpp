@@ -2,7 +2,6 @@
 #include "runtime/queue.hpp"
 
 #include <chrono>
-#include <cstdlib>
 #include <ranges>
 #include <unordered_map>
 
@@ -38,23 +37,6 @@ void trace_counter(WaitTrace& t, int i) {
   counter_fn()(t.queries[i], GL_TIMESTAMP_EXT);
 }
 
-// The wait's settings (the host38 experiment): GLTENSOR_WAIT_SPIN_US (the spin's length, "" = 100),
-// GLTENSOR_WAIT_GAP_US (the gap between its polls, "" = 2), GLTENSOR_REPLAY_FLUSH=1 (a replay ends
-// with glFlush: the GPU starts while the host returns; 2: with the batch's end, its fence, submitted).
-struct WaitKnobs {
-  long spin_us = 100, gap_us = 2;
-  int replay_flush = 0;
-  WaitKnobs() {
-    if (const char* v = std::getenv("GLTENSOR_WAIT_SPIN_US"); v && *v) spin_us = std::atol(v);
-    if (const char* v = std::getenv("GLTENSOR_WAIT_GAP_US"); v && *v) gap_us = std::atol(v);
-    if (const char* v = std::getenv("GLTENSOR_REPLAY_FLUSH"); v && *v) replay_flush = std::atoi(v);
-  }
-};
-const WaitKnobs& knobs() {
-  static const WaitKnobs k;
-  return k;
-}
-
 }  // namespace
 
 void set_wait_trace(WaitTrace* t) { g_wait_trace = t; }
@@ -71,8 +53,8 @@ GLenum client_wait(GLsync fence) {
   WaitTrace* const tr = g_wait_trace;
   const auto t0 = std::chrono::steady_clock::now();
   if (tr && tr->waits++ == 0) tr->first_wait = t0;
-  const auto kPollGap = std::chrono::microseconds(knobs().gap_us);
-  const auto spin_until = t0 + std::chrono::microseconds(knobs().spin_us);
+  constexpr auto kPollGap = std::chrono::microseconds(2);
+  const auto spin_until = t0 + std::chrono::microseconds(100);
   GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
   int polls = 0, blocked = 0;
   while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) {
@@ -293,13 +275,7 @@ void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
 #ifndef NDEBUG
   if (!dev_.adopted()) dev_.check_gl("replay");
 #endif
-  if (batch_dispatches_ >= auto_flush_) {
-    flush();
-  } else if (knobs().replay_flush == 1) {
-    glFlush();
-  } else if (knobs().replay_flush == 2) {
-    flush();  // the batch's barrier and fence, submitted
-  }
+  if (batch_dispatches_ >= auto_flush_) flush();
 }
 
 void Queue::replay_together(std::span<const Capture* const> cs, std::span<const std::vector<Rebind>> rebinds) {
