@@ -6,7 +6,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <system_error>
@@ -85,12 +84,10 @@ class CopyHelpers {
 
   CopyHelpers() {
     const unsigned hw = std::thread::hardware_concurrency();
-    // (host38 experiment: GLTENSOR_COPY_HELPERS, the most helpers, "" = 3; GLTENSOR_COPY_SPIN_US, the poll
-    // after a prime or a job, "" = 100)
-    unsigned most = 3;
-    if (const char* v = std::getenv("GLTENSOR_COPY_HELPERS"); v && *v) most = static_cast<unsigned>(std::atoi(v));
-    if (const char* v = std::getenv("GLTENSOR_COPY_SPIN_US"); v && *v) spin_ = std::chrono::microseconds(std::atol(v));
-    const unsigned count = hw > 1 ? std::min(most, hw - 1) : 0u;
+    const unsigned count = hw > 1 ? std::min(3u, hw - 1) : 0u;
+    // Set before any helper starts (they read it unsynchronized; review38 R3); with no helper
+    // there is no reader and prime() returns at once.
+    prime_ = hw >= 8;
     // A thread the system refuses (limits, restricted sandboxes): fewer helpers, none at worst
     // (plain memcpy), never an error of the read.
     for (unsigned i = 0; i < count; ++i) {
@@ -100,7 +97,7 @@ class CopyHelpers {
         break;
       }
     }
-    prime_ = !threads_.empty() && hw >= 8;
+    if (threads_.empty()) prime_ = false;
   }
 
   // Claims the next chunk of generation g and copies it; false where none is left (or the job is
@@ -121,7 +118,7 @@ class CopyHelpers {
   void run() {
     std::uint64_t seen = 0, seen_wake = 0;
     for (;;) {
-      const auto spin = prime_ ? Clock::duration(spin_) : Clock::duration::zero();
+      const auto spin = prime_ ? kSpin : Clock::duration::zero();
       auto until = Clock::now() + spin;
       for (bool first = true; (first || Clock::now() < until) && !stop_.load(std::memory_order_relaxed);
            first = false) {
@@ -140,7 +137,6 @@ class CopyHelpers {
   }
 
   std::vector<std::thread> threads_;
-  std::chrono::microseconds spin_ = kSpin;
   bool prime_ = false;  // polling (primes, after copies) only where cores are many (llvmpipe's work runs on them)
   std::mutex use_;      // one parallel copy at a time
   std::mutex m_;

@@ -3,7 +3,8 @@
 # `bash gpu-multi/host38/run.sh`:   P=/work/main/gpu-multi/host38 bash scripts/packs/host38/make_pack.sh
 # bin/ + lib/: this worktree's release gltensor-run, gltensor_io_bench, gltensor_model_bench and libgltensor.so.0
 # (stripped); main/bin + main/lib: main's build (MAIN=/work/main/build) of gltensor-run and the library, for the
-# A/B in one call; py/: torchcmp.py, onnx_torch_ext.py, shared/gpu's onnx_torch.py; run.sh; COMMIT files.
+# A/B in one call; py/: torchcmp.py, onnx_torch_ext.py, shared/gpu's onnx_torch.py; run.sh; torchcmp.sh (torchcmp's
+# run.sh, the table without PP-OCR's rows: no OCR models in this pack); COMMIT files.
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/host38}; MAIN=${MAIN:-/work/main/build}
 SHARED=${SHARED:-/work/shared/gpu}
@@ -15,6 +16,7 @@ cp -L "$MAIN/libgltensor.so.0" "$P/main/lib/"
 strip "$P"/bin/* "$P"/lib/* "$P"/main/bin/* "$P"/main/lib/*
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/host38/run.sh" "$P/run.sh"
+cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"
 git -C "$MAIN/.." log -1 --format='%h %s' | cut -c1-100 > "$P/main/COMMIT"

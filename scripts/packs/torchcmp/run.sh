@@ -26,11 +26,12 @@ while IFS='|' read -r name model reps args; do
   echo "$name" | grep -qE "$ONLY" || continue
   [ "$SECONDS" -gt "${TC_GL_UNTIL:-100}" ] && echo "$name: no time left for gltensor-run" && continue
   n=${REPS:-$reps}
+  wu=${TC_WARMUP_MS:+--warmup-ms $TC_WARMUP_MS}
   # shellcheck disable=SC2086  # $args: --input NAME=FILE arguments
-  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" --read-back --output-dir "$W/out/$name" \
+  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" $wu --read-back --output-dir "$W/out/$name" \
     > "$W/log/$name-plain.txt" 2>&1 || echo "$name plain: rc $?"
   # shellcheck disable=SC2086
-  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" --read-back --replay > "$W/log/$name-replay.txt" 2>&1 ||
+  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" $wu --read-back --replay > "$W/log/$name-replay.txt" 2>&1 ||
     echo "$name replay: rc $?"
   echo "$name: plain $(grep -E '^bench|rror' "$W/log/$name-plain.txt" | cut -c1-170)"
   echo "$name: replay $(grep -E '^bench|rror' "$W/log/$name-replay.txt" | cut -c1-170)"

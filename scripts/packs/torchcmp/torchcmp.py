@@ -142,6 +142,9 @@ def torch_side(a):
 
                 def timed(fn, n, what=""):
                     ts = []
+                    if not what:  # a warm-up: n runs, or as many as take TC_WARMUP_MS ms if more (gltensor-run --warmup-ms)
+                        t_end = time.perf_counter() + float(os.environ.get("TC_WARMUP_MS") or 0) * 1e-3
+                        while time.perf_counter() < t_end: fn()
                     for _ in range(n):
                         t0 = time.perf_counter(); fn(); ts.append(time.perf_counter() - t0)
                     if what and os.environ.get("TC_DIST"):  # the per-run distribution (us), as io_bench --trace
