@@ -12,7 +12,7 @@ PY=${PY:-python3}; N=${H38_RUNS:-500}; ONLY=${H38_ONLY:-.}
 step() { echo; echo "=== [$SECONDS s] $*"; }
 echo "branch: $(cat "$H/COMMIT")"; echo "main: $(cat "$H/main/COMMIT")"
 step "torchcmp (TC_WARMUP_MS=300; the branch's build)"
-TC_W=/tmp/host38tc TC_PY=$PY TC_ONLY="${H38_TC_ONLY:-^(three|f32|qdq|lstm|logmel|attention|layernorm|softmax)}" TC_WARMUP_MS=300 \
+env TC_W=/tmp/host38tc TC_PY="$PY" TC_ONLY="${H38_TC_ONLY:-^(three|f32|qdq|lstm|logmel|attention|layernorm|softmax)}" TC_WARMUP_MS=300 \
   TC_GL_UNTIL=${H38_TC_GL_UNTIL:-60} TC_PROFILE_UNTIL=0 ${H38_RUNS:+TC_REPS=$H38_RUNS} bash "$H/torchcmp.sh" 2>&1 |
   grep -vE "^(f32|qdq|lstm|logmel|attention|layernorm|softmax|three|det|rec|cls)[^|]*: (plain|replay|torch) "
 W=/tmp/host38w; rm -rf "$W"; mkdir -p "$W"
@@ -21,7 +21,7 @@ grep -E "^(logmel_16k|lstm_s64_h64_d1|attention_svtr_8x168x15|f32_cnn_32_64_64_1
   grep -E "^[^|]*($ONLY)" > "$W/cases.txt"
 run() {  # label build(main|branch) env(- or A=B[,C=D]) -> a bench line per case
   local label=$1 b=$2 e=$3 bin=$H/bin/gltensor-run lib=${LD_LIBRARY_PATH:-} envs=()
-  [ "$b" = main ] && bin=$H/main/bin/gltensor-run lib=$H/main/lib:${LD_LIBRARY_PATH:-}
+  [ "$b" = main ] && lib=$H/main/lib:${LD_LIBRARY_PATH:-}  # the branch's gltensor-run (--warmup-ms) on main's library
   [ "$e" != - ] && IFS=, read -r -a envs <<< "$e"
   while IFS='|' read -r name model _ args <&3; do
     [ "$SECONDS" -gt "${H38_GL_UNTIL:-128}" ] && echo "$name $label: no time left" && continue
