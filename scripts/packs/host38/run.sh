@@ -4,7 +4,8 @@
 # 300 ms of warm-up runs flat). $H the pack (make_pack.sh). Locally (llvmpipe):
 #   H=/work/main/gpu-multi/host38 LD_LIBRARY_PATH=$H/lib H38_RUNS=20 H38_ONLY=logmel PY=/usr/bin/python3 bash $H/run.sh
 # 1. torchcmp's table (scripts/packs/torchcmp/run.sh as torchcmp.sh) with TC_WARMUP_MS=300 (gltensor-run --warmup-ms
-#    300 and PyTorch's warm-ups likewise, eager and graph), every row but PP-OCR's (not in this pack), the branch's build;
+#    300 and PyTorch's warm-ups likewise, eager and graph) on 12 rows (the five, three_gemm, the LSTMs, LayerNorm,
+#    Softmax; under the lead's 90 s), the branch's build;
 # 2. A/B on the five small rows, --warmup-ms 300 --bench N --read-back --replay: main's build, the branch's, the
 #    branch's with GLTENSOR_READ_SUBMIT=1 (a read through the mapped read buffer submits its batch at once), 2 rounds.
 set -u
@@ -12,8 +13,8 @@ PY=${PY:-python3}; N=${H38_RUNS:-500}; ONLY=${H38_ONLY:-.}
 step() { echo; echo "=== [$SECONDS s] $*"; }
 echo "branch: $(cat "$H/COMMIT")"; echo "main: $(cat "$H/main/COMMIT")"
 step "torchcmp (TC_WARMUP_MS=300; the branch's build)"
-env TC_W=/tmp/host38tc TC_PY="$PY" TC_ONLY="${H38_TC_ONLY:-^(three|f32|qdq|lstm|logmel|attention|layernorm|softmax)}" TC_WARMUP_MS=300 \
-  TC_GL_UNTIL=${H38_TC_GL_UNTIL:-60} TC_PROFILE_UNTIL=0 ${H38_RUNS:+TC_REPS=$H38_RUNS} bash "$H/torchcmp.sh" 2>&1 |
+env TC_W=/tmp/host38tc TC_PY="$PY" TC_ONLY="${H38_TC_ONLY:-^(three_gemm|f32_cnn_32_64_64_128_56|lstm|logmel|attention|layernorm|softmax)}" TC_WARMUP_MS=300 \
+  TC_GL_UNTIL=${H38_TC_GL_UNTIL:-40} TC_PROFILE_UNTIL=0 ${H38_RUNS:+TC_REPS=$H38_RUNS} timeout 75 bash "$H/torchcmp.sh" 2>&1 |
   grep -vE "^(f32|qdq|lstm|logmel|attention|layernorm|softmax|three|det|rec|cls)[^|]*: (plain|replay|torch) "
 W=/tmp/host38w; rm -rf "$W"; mkdir -p "$W"
 cp -r /tmp/host38tc/models /tmp/host38tc/inputs "$W/" 2> /dev/null
@@ -24,7 +25,7 @@ run() {  # label build(main|branch) env(- or A=B[,C=D]) -> a bench line per case
   [ "$b" = main ] && lib=$H/main/lib:${LD_LIBRARY_PATH:-}  # the branch's gltensor-run (--warmup-ms) on main's library
   [ "$e" != - ] && IFS=, read -r -a envs <<< "$e"
   while IFS='|' read -r name model _ args <&3; do
-    [ "$SECONDS" -gt "${H38_GL_UNTIL:-128}" ] && echo "$name $label: no time left" && continue
+    [ "$SECONDS" -gt "${H38_GL_UNTIL:-84}" ] && echo "$name $label: no time left" && continue
     # shellcheck disable=SC2086
     r=$(env LD_LIBRARY_PATH="$lib" "${envs[@]}" timeout 15 "$bin" "$model" $args --warmup-ms 300 --bench "$N" --read-back --replay 2>&1 |
       grep -E "^bench|rror" | sed -e 's/ (outputs read back, new)//' -e 's/, process CPU min [0-9.]* ms//' | cut -c1-170)
