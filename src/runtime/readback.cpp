@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -66,13 +65,7 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
       } else {
         mapped_read_copy(dev, src.buffer(), offset, 0, bytes);
       }
-      // (host38 experiment, GLTENSOR_READ_SUBMIT=1: the batch submitted here, before the helpers' prime and the
-      // caller's allocation, rather than at the wait's first poll)
-      static const bool submit_now = [] {
-        const char* v = std::getenv("GLTENSOR_READ_SUBMIT");
-        return v && std::atoi(v) == 1;
-      }();
-      q.flush(submit_now);  // its fence follows the copy
+      q.flush(false);  // its fence follows the copy
       if (par) prime_copy_helpers();
       void* dst = dest();  // (the caller's allocation while the GPU works)
       if (tr) t1 = Clock::now();
