@@ -2,7 +2,6 @@
 #include "runtime/queue.hpp"
 
 #include <chrono>
-#include <cstdlib>
 #include <ranges>
 #include <unordered_map>
 
@@ -233,20 +232,12 @@ void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
     tr->want_start = false;
     tr->started = tr->queries[0] != 0;
   }
-  // (host38 experiment, GLTENSOR_REPLAY_SUBMIT_AFTER=K: glFlush once the replay's K-th dispatch is issued, where
-  // more steps follow: the GPU starts on them while the host issues the rest)
-  static const std::size_t submit_after = [] {
-    const char* v = std::getenv("GLTENSOR_REPLAY_SUBMIT_AFTER");
-    return v ? static_cast<std::size_t>(std::max(0, std::atoi(v))) : std::size_t{0};
-  }();
-  std::size_t issued = 0;
   bool first = true;
   for (const auto& s : c.steps) {
     if (!s.program) {  // a batch end of the capture: its barrier and a fence
       flush();
       continue;
     }
-    if (submit_after > 0 && issued++ == submit_after) glFlush();
     // The first dispatch's captured barrier was for work before the capture (a model's copy of
     // its inputs): the hazards with the work before this replay are the barrier above. Issued
     // anyway, it cost a replayed model run a barrier between from_host's copy and its kernel.
