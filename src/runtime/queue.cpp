@@ -40,7 +40,6 @@ void trace_counter(WaitTrace& t, int i) {
 }  // namespace
 
 void set_wait_trace(WaitTrace* t) { g_wait_trace = t; }
-WaitTrace* wait_trace() { return g_wait_trace; }
 
 GLenum client_wait(GLsync fence) {
   // A short spin first: small work finishes within microseconds of the flush, and a blocking

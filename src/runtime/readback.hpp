@@ -66,7 +66,6 @@ struct WaitTrace {
 };
 /// Records every later client_wait and replay on this thread into *t (null: none, the default).
 void set_wait_trace(WaitTrace* t);
-WaitTrace* wait_trace();
 
 class Readback {
  public:
