@@ -9,6 +9,7 @@
 //           read, the three ways, plain and replayed (ModelOptions::replay), as `gltensor-run --bench N
 //           --read-back` times them
 // Usage: gltensor_io_bench [--runs N] [--sizes KB,KB,...] [MODEL.onnx ...]
+//        gltensor_io_bench --trace [--runs N] MODEL.onnx ...  (the replayed runs' phases: trace_model)
 // (default sizes 64,256,484,1024,2048,4096,6272,8192; runs 300). The settings under test come from
 // the environment (GLTENSOR_READ_PIECES, ...), one process per variant.
 #include <sys/resource.h>
@@ -104,16 +105,121 @@ Stats time_runs(int n, detail::ReadTrace& tr, const std::function<double()>& run
   return st;
 }
 
+// A distribution's line: min, p50, p90, mean, max.
+void dist(const char* what, std::vector<double> v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  double m = 0;
+  for (double x : v) m += x;
+  const auto pct = [&](double p) { return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))]; };
+  std::printf("  %-34s min %7.1f p50 %7.1f p90 %7.1f mean %7.1f max %8.1f\n", what, v.front(), pct(0.5), pct(0.9),
+              m / static_cast<double>(v.size()), v.back());
+}
+
+// --trace: a replayed model's runs (to_host into new memory, as gltensor-run --bench --read-back), each
+// run's phases on the host clock from run()'s call (us): run() returned, the first wait (the
+// submission), the GPU's start and end (timer queries, placed on the host's clock by the GPU clock
+// sampled at the wait's return), the wait's return, the run's end; with polls and blocking waits.
+void trace_model(Device& dev, const std::string& path, int n, Generator& gen) {
+  ModelOptions opt;
+  opt.replay = true;
+  Model m = Model::load(dev, path, opt);
+  std::map<std::string, Tensor> inputs;
+  for (const auto& vi : m.inputs()) inputs[vi.name] = rand(dev, vi.shape, gen).to(vi.dtype);
+  const auto once = [&] {
+    auto outs = m.run(inputs);
+    for (const auto& [name, t] : outs) {
+      const std::size_t bytes = static_cast<std::size_t>(t.numel()) * itemsize(t.dtype());
+      const std::unique_ptr<unsigned char[]> p(new unsigned char[bytes]);
+      t.to_host(p.get(), bytes);
+    }
+  };
+  const auto us = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+  };
+  for (int i = 0; i < n / 10 + 3; ++i) once();
+  std::vector<double> plain;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    once();
+    plain.push_back(us(t0, Clock::now()));
+  }
+  detail::WaitTrace tr;
+  detail::set_wait_trace(&tr);
+  detail::ReadTrace rt;
+  detail::set_read_trace(&rt);
+  for (int i = 0; i < 3; ++i) once();
+  std::vector<double> total, ran, submit, gstart, gbusy, gend, wake, lat, after, polls, blocked, rdest, rwait, rcopy;
+  int read_path = 0;
+  for (int i = 0; i < n; ++i) {
+    const GLuint q0 = tr.queries[0], q1 = tr.queries[1];
+    tr = {};
+    tr.queries[0] = q0;
+    tr.queries[1] = q1;
+    tr.want_start = true;
+    const auto t0 = Clock::now();
+    auto outs = m.run(inputs);
+    const auto t1 = Clock::now();
+    for (const auto& [name, t] : outs) {
+      const std::size_t bytes = static_cast<std::size_t>(t.numel()) * itemsize(t.dtype());
+      const std::unique_ptr<unsigned char[]> p(new unsigned char[bytes]);
+      t.to_host(p.get(), bytes);
+    }
+    const auto t2 = Clock::now();
+    total.push_back(us(t0, t2));
+    ran.push_back(us(t0, t1));
+    submit.push_back(us(t0, tr.first_wait));
+    const double w = us(t0, tr.host_wake);
+    wake.push_back(w);
+    if (tr.gpu_wake && tr.gpu_start) {
+      gstart.push_back(w - static_cast<double>(tr.gpu_wake - tr.gpu_start) * 1e-3);
+      gend.push_back(w - static_cast<double>(tr.gpu_wake - tr.gpu_end) * 1e-3);
+      gbusy.push_back(static_cast<double>(tr.gpu_end - tr.gpu_start) * 1e-3);
+      lat.push_back(static_cast<double>(tr.gpu_wake - tr.gpu_end) * 1e-3);
+    }
+    after.push_back(us(tr.host_wake, t2));
+    rdest.push_back(rt.dest);
+    rwait.push_back(rt.wait);
+    rcopy.push_back(rt.copy);
+    read_path = rt.path;
+    polls.push_back(tr.polls);
+    blocked.push_back(tr.blocked);
+  }
+  detail::set_wait_trace(nullptr);
+  detail::set_read_trace(nullptr);
+  const std::string base = path.substr(path.find_last_of('/') + 1);
+  std::printf("%s replayed, %d runs, us from run()'s call:\n", base.c_str(), n);
+  dist("total, untraced", plain);
+  dist("total, traced", total);
+  dist("run() returned", ran);
+  dist("first wait (submission)", submit);
+  dist("GPU start", gstart);
+  dist("GPU end (the fence's counter)", gend);
+  dist("wait returned", wake);
+  dist("GPU busy (end - start)", gbusy);
+  dist("fence's counter to the wait's GPU clock", lat);
+  dist("wait's return to the run's end", after);
+  dist("polls per run", polls);
+  dist("blocking waits per run", blocked);
+  std::printf("  the last read's phases (ReadTrace, path %d):\n", read_path);
+  dist("dest (copy queued, memory allocated)", rdest);
+  dist("wait", rwait);
+  dist("copy out", rcopy);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int runs = 300;
+  bool trace = false;  // --trace MODEL...: the replayed runs' phases (trace_model), no sizes
   std::vector<std::size_t> kb = {64, 256, 484, 1024, 2048, 4096, 6272, 8192};
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--trace") {
+      trace = true;
     } else if (a == "--sizes" && i + 1 < argc) {
       kb.clear();
       const std::string v = argv[++i];
@@ -130,9 +236,13 @@ int main(int argc, char** argv) {
   const char* pieces = std::getenv("GLTENSOR_READ_PIECES");
   std::printf("device: %s (%s); GLTENSOR_READ_PIECES=%s\n", dev.caps().renderer.c_str(), dev.caps().version.c_str(),
               pieces ? pieces : "");
+  Generator gen(37);
+  if (trace) {
+    for (const std::string& path : models) trace_model(dev, path, runs, gen);
+    return 0;
+  }
   detail::ReadTrace tr;
   detail::set_read_trace(&tr);
-  Generator gen(37);
   int bad = 0;
   std::vector<unsigned char> reused;
   const Mode modes[] = {Mode::vector, Mode::fresh, Mode::reuse};

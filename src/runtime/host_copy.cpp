@@ -85,6 +85,9 @@ class CopyHelpers {
   CopyHelpers() {
     const unsigned hw = std::thread::hardware_concurrency();
     const unsigned count = hw > 1 ? std::min(3u, hw - 1) : 0u;
+    // Set before any helper starts (they read it unsynchronized; review38 R3); with no helper
+    // there is no reader and prime() returns at once.
+    prime_ = hw >= 8;
     // A thread the system refuses (limits, restricted sandboxes): fewer helpers, none at worst
     // (plain memcpy), never an error of the read.
     for (unsigned i = 0; i < count; ++i) {
@@ -94,7 +97,7 @@ class CopyHelpers {
         break;
       }
     }
-    prime_ = !threads_.empty() && hw >= 8;
+    if (threads_.empty()) prime_ = false;
   }
 
   // Claims the next chunk of generation g and copies it; false where none is left (or the job is

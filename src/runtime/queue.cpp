@@ -7,10 +7,39 @@
 
 #include "runtime/capture.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/readback.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
 namespace gltensor::detail {
+
+namespace {
+
+thread_local WaitTrace* g_wait_trace = nullptr;
+
+#ifndef GL_TIMESTAMP_EXT
+#define GL_TIMESTAMP_EXT 0x8E28
+#endif
+using CounterFn = void(GL_APIENTRYP)(GLuint, GLenum);
+using GetU64Fn = void(GL_APIENTRYP)(GLuint, GLenum, GLuint64*);
+CounterFn counter_fn() {
+  static const auto f = reinterpret_cast<CounterFn>(eglGetProcAddress("glQueryCounterEXT"));
+  return f;
+}
+GetU64Fn get_u64_fn() {
+  static const auto f = reinterpret_cast<GetU64Fn>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
+  return f;
+}
+// A trace's timer query `i` (0: a run's start, 1: the last batch end) made now, where the driver has them.
+void trace_counter(WaitTrace& t, int i) {
+  if (!counter_fn() || !get_u64_fn()) return;
+  if (!t.queries[0]) glGenQueries(2, t.queries);
+  counter_fn()(t.queries[i], GL_TIMESTAMP_EXT);
+}
+
+}  // namespace
+
+void set_wait_trace(WaitTrace* t) { g_wait_trace = t; }
 
 GLenum client_wait(GLsync fence) {
   // A short spin first: small work finishes within microseconds of the flush, and a blocking
@@ -20,16 +49,42 @@ GLenum client_wait(GLsync fence) {
   // back (60-80 a read-back) slowed the host work around them on NVIDIA (the H100, e2e3's window
   // 3, 3 rounds: the three-Gemm model end to end 51.6-53.1 -> 46.4-50.6 us, from_host's and
   // Model::run's host time 4.5-5.8 -> 3.1-5.0 us; RESULTS.md).
+  WaitTrace* const tr = g_wait_trace;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (tr && tr->waits++ == 0) tr->first_wait = t0;
   constexpr auto kPollGap = std::chrono::microseconds(2);
-  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  const auto spin_until = t0 + std::chrono::microseconds(100);
   GLenum r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
+  int polls = 0, blocked = 0;
   while (r == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < spin_until) {
     const auto until = std::chrono::steady_clock::now() + kPollGap;
     while (std::chrono::steady_clock::now() < until) {
     }
     r = glClientWaitSync(fence, 0, 0);
+    ++polls;
   }
-  while (r == GL_TIMEOUT_EXPIRED) r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
+  while (r == GL_TIMEOUT_EXPIRED) {
+    r = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
+    ++blocked;
+  }
+  if (tr) {
+    tr->host_wake = std::chrono::steady_clock::now();
+    tr->polls += polls;
+    tr->blocked += blocked;
+    tr->wait_us += std::chrono::duration<double, std::micro>(tr->host_wake - t0).count();
+    if (tr->queries[0] && r != GL_WAIT_FAILED) {
+      GLint64 now = 0;
+      glGetInteger64v(GL_TIMESTAMP_EXT, &now);
+      tr->gpu_wake = now;
+      GLuint64 v = 0;
+      get_u64_fn()(tr->queries[1], GL_QUERY_RESULT, &v);
+      tr->gpu_end = static_cast<std::int64_t>(v);
+      if (tr->started) {
+        get_u64_fn()(tr->queries[0], GL_QUERY_RESULT, &v);
+        tr->gpu_start = static_cast<std::int64_t>(v);
+      }
+    }
+  }
   return r;
 }
 
@@ -171,6 +226,11 @@ void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
                     return Operand{name(u.first), u.second};
                   }),
                   std::span<const GLuint>{}, c.all_textures | std::views::transform(operand)));
+  if (WaitTrace* tr = g_wait_trace; tr && tr->want_start) {
+    trace_counter(*tr, 0);
+    tr->want_start = false;
+    tr->started = tr->queries[0] != 0;
+  }
   bool first = true;
   for (const auto& s : c.steps) {
     if (!s.program) {  // a batch end of the capture: its barrier and a fence
@@ -326,6 +386,7 @@ void Queue::flush(bool submit) {
   // mapped reads of the host (already so where a full barrier followed the last dispatch: a
   // read-back's barrier_for_copy before its copy).
   if (dispatches_ != full_barrier_at_) barrier(GL_ALL_BARRIER_BITS);
+  if (g_wait_trace) trace_counter(*g_wait_trace, 1);
   GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   if (submit) glFlush();
   fences_.emplace_back(batch_, fence);

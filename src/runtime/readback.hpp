@@ -1,7 +1,9 @@
 // A device-to-host copy in flight (internal): the bytes are copied into a staging buffer of
 // their own, followed by a fence, so that the host can poll and map later without stalling.
 #pragma once
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -46,6 +48,24 @@ struct ReadTrace {
 /// Records every later read_to_host's phases on this thread into *t (null: none, the default).
 void set_read_trace(ReadTrace* t);
 void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t bytes, const HostDest& dest);
+
+/// A run's host waits and the GPU's times (a benchmark's probe, bench/io_bench.cpp --trace; per
+/// thread): client_wait's calls, polls after the first, blocking waits and time; the host clock at
+/// the first wait (the submission: its first poll flushes) and at the last wait's return; and in
+/// GL_TIMESTAMP ns, the GPU's clock at the first replayed step of a run (`start`, a timer query),
+/// at the last batch end's fence (`end`, a timer query) and sampled at the last wait's return
+/// (`wake`). The caller sets `want_start` before each run; the library makes the two queries at
+/// their first use (left for the process's end: a probe).
+struct WaitTrace {
+  int waits = 0, polls = 0, blocked = 0;
+  double wait_us = 0;
+  std::chrono::steady_clock::time_point first_wait{}, host_wake{};
+  std::int64_t gpu_start = 0, gpu_end = 0, gpu_wake = 0;
+  bool want_start = false, started = false;
+  GLuint queries[2] = {0, 0};
+};
+/// Records every later client_wait and replay on this thread into *t (null: none, the default).
+void set_wait_trace(WaitTrace* t);
 
 class Readback {
  public:

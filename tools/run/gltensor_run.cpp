@@ -1,5 +1,6 @@
 // gltensor-run MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x640x640]...
-//              [--output-dir DIR] [--bench N] [--warmup W] [--read-back] [--profile] [--f16] [--replay] [--seed S]
+//              [--output-dir DIR] [--bench N] [--warmup W] [--warmup-ms T] [--blocks B] [--read-back] [--profile]
+//              [--f16] [--replay] [--seed S]
 //              [--gl-messages]
 // Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
@@ -8,7 +9,8 @@
 // --bench N times N more runs (mean, min, median, 90th percentile, the host time inside Model::run, the process's CPU
 // time per run: all its threads, a software rasterizer's included, dispatches and barriers per run) after --warmup W
 // untimed ones (default max(3, N / 10), as scripts/packs/torchcmp's PyTorch side: under --replay the second run, the
-// capture, is one of them; and the GPU's clocks are up). --replay runs with
+// capture, is one of them; and the GPU's clocks are up), or as many as take --warmup-ms T ms if more; --blocks B also
+// prints the mean of each of B equal blocks of the timed runs, in order (a slow start shows). --replay runs with
 // ModelOptions::replay (the run recorded once, replayed). --read-back: each --bench run also reads every
 // output back to the host, as PyTorch's timings with `.cpu()` do: --read-into new (the default) reads each output
 // with Tensor::to_host into memory allocated for it in that run and not initialized (as `.cpu()` reads into an empty
@@ -86,7 +88,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Run an ONNX model with gltensor (inputs and outputs as NumPy .npy files)"};
   std::string model_path, out_dir;
   std::vector<std::string> input_args, shape_args;
-  int bench = 0, warmup = -1;
+  int bench = 0, warmup = -1, blocks = 0;
+  double warmup_ms = 0;
   bool profile = false, f16 = false, replay = false, read_back = false;
   std::string read_into = "new";
   unsigned seed = 1;
@@ -96,6 +99,10 @@ int main(int argc, char** argv) {
   app.add_option("--output-dir", out_dir, "write each output as DIR/<name>.npy");
   app.add_option("--bench", bench, "time N further runs")->check(CLI::NonNegativeNumber);
   app.add_option("--warmup", warmup, "untimed runs before the --bench runs (default max(3, N / 10))")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup-ms", warmup_ms, "warm-up runs go on until they have taken this long (at least --warmup)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--blocks", blocks, "also print the mean of each of B equal blocks of the --bench runs, in order")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--read-back", read_back, "each --bench run also reads every output back to the host");
   app.add_option("--read-into", read_into,
@@ -197,9 +204,11 @@ int main(int argc, char** argv) {
         }
       }
     };
+    std::vector<double> times;  // the --bench runs' times, in order
     if (bench > 0) {
       // Warm-up runs, untimed and unprofiled, each as a timed run is (the read-back included).
-      for (int i = 0, n = warmup >= 0 ? warmup : std::max(3, bench / 10); i < n; ++i) {
+      const auto w0 = Clock::now();
+      for (int i = 0, n = warmup >= 0 ? warmup : std::max(3, bench / 10); i < n || ms_since(w0) < warmup_ms; ++i) {
         outputs = model.run(inputs);
         if (read_back)
           read_outputs(outputs);
@@ -207,7 +216,7 @@ int main(int argc, char** argv) {
           dev.synchronize();
       }
       if (profile) dev.set_profiling(true);  // the timings include the profiler's queries
-      std::vector<double> times, cpus;
+      std::vector<double> cpus;
       double host = 0;
       std::uint64_t dispatches = 0, barriers = 0;
       for (int i = 0; i < bench; ++i) {
@@ -238,6 +247,16 @@ int main(int argc, char** argv) {
           bench, read_back ? " (outputs read back, " : "", read_back ? (read_into + ")").c_str() : "", mean,
           sorted.front(), pct(0.5), pct(0.9), host / bench, *std::min_element(cpus.begin(), cpus.end()),
           static_cast<unsigned long long>(dispatches / n), static_cast<unsigned long long>(barriers / n));
+    }
+    if (bench > 0 && blocks > 0) {
+      std::printf("bench blocks (mean ms of %d blocks of runs, in order):", blocks);
+      for (int b = 0; b < blocks; ++b) {
+        const std::size_t lo = times.size() * b / blocks, hi = times.size() * (b + 1) / blocks;
+        double m = 0;
+        for (std::size_t i = lo; i < hi; ++i) m += times[i];
+        std::printf(" %.3f", hi > lo ? m / static_cast<double>(hi - lo) : 0.0);
+      }
+      std::printf("\n");
     }
     if (profile) {
       // Timed runs after the first (which compiles kernels): the --bench runs, else one more.

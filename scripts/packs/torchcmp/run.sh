@@ -10,6 +10,9 @@
 # 3. torchcmp.py torch: PyTorch eager and its replayed CUDA graph on the same inputs, outputs compared, the table;
 # 4. gltensor-run --profile (GPU time per node type and kernel) for each model slower than the CUDA graph.
 set -u
+# Warm-ups of at least TC_WARMUP_MS ms on both sides (gltensor-run --warmup-ms, torchcmp.py's warm-ups; 0: counts only,
+# the method before host38, 2026-11-28 18:45: a fresh gltensor-run's first 40-60 runs on an idle GPU were slow)
+export TC_WARMUP_MS=${TC_WARMUP_MS:-300}
 W=${TC_W:-/tmp/torchcmp}; PY=${TC_PY:-python3}; REPS=${TC_REPS:-}; ONLY=${TC_ONLY:-.}
 rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/ocr"
 step() { echo; echo "=== [$SECONDS s] $*"; }
@@ -26,11 +29,12 @@ while IFS='|' read -r name model reps args; do
   echo "$name" | grep -qE "$ONLY" || continue
   [ "$SECONDS" -gt "${TC_GL_UNTIL:-100}" ] && echo "$name: no time left for gltensor-run" && continue
   n=${REPS:-$reps}
+  wu="--warmup-ms $TC_WARMUP_MS"
   # shellcheck disable=SC2086  # $args: --input NAME=FILE arguments
-  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" --read-back --output-dir "$W/out/$name" \
+  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" $wu --read-back --output-dir "$W/out/$name" \
     > "$W/log/$name-plain.txt" 2>&1 || echo "$name plain: rc $?"
   # shellcheck disable=SC2086
-  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" --read-back --replay > "$W/log/$name-replay.txt" 2>&1 ||
+  timeout 30 "$H/bin/gltensor-run" "$model" $args --bench "$n" $wu --read-back --replay > "$W/log/$name-replay.txt" 2>&1 ||
     echo "$name replay: rc $?"
   echo "$name: plain $(grep -E '^bench|rror' "$W/log/$name-plain.txt" | cut -c1-170)"
   echo "$name: replay $(grep -E '^bench|rror' "$W/log/$name-replay.txt" | cut -c1-170)"

@@ -140,15 +140,22 @@ def torch_side(a):
                 net = OT.build(onnx.load(path), feeds, dev)
                 xs = [feeds[k].to(dev) for k in net.inputs]
 
-                def timed(fn, n):
+                def timed(fn, n, what=""):
                     ts = []
+                    if not what:  # a warm-up: n runs, or as many as take TC_WARMUP_MS ms if more (gltensor-run --warmup-ms)
+                        t_end = time.perf_counter() + float(os.environ.get("TC_WARMUP_MS") or 0) * 1e-3
+                        while time.perf_counter() < t_end: fn()
                     for _ in range(n):
                         t0 = time.perf_counter(); fn(); ts.append(time.perf_counter() - t0)
+                    if what and os.environ.get("TC_DIST"):  # the per-run distribution (us), as io_bench --trace
+                        q = np.quantile(np.array(ts) * 1e6, [0, 0.5, 0.9])
+                        print(f"  {name} {what}: {n} runs, us: min {q[0]:.1f} p50 {q[1]:.1f} p90 {q[2]:.1f} "
+                              f"mean {np.mean(ts) * 1e6:.1f} max {np.max(ts) * 1e6:.1f}", flush=True)
                     return np.mean(ts) * 1e3, np.min(ts) * 1e3
 
                 def eager(): return [t.cpu() for t in net(*xs)]
                 outs = eager()
-                timed(eager, max(reps // 10, 3)); e_mean, e_min = timed(eager, reps)
+                timed(eager, max(reps // 10, 3)); e_mean, e_min = timed(eager, reps, "eager")
                 if dev == "cuda":
                     try:
                         sx = [x.clone() for x in xs]; s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
@@ -159,7 +166,7 @@ def torch_side(a):
                         with torch.cuda.graph(g): gouts = net(*sx)
 
                         def replay(): g.replay(); return [t.cpu() for t in gouts]
-                        timed(replay, max(reps // 10, 3)); g_mean, g_min = timed(replay, reps)
+                        timed(replay, max(reps // 10, 3)); g_mean, g_min = timed(replay, reps, "CUDA graph")
                         gres = replay()
                         if any(not torch.equal(u, v) for u, v in zip(gres, outs)):
                             d = max(float((u.double() - v.double()).abs().max()) for u, v in zip(gres, outs))
