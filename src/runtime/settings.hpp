@@ -35,6 +35,8 @@ struct QlinearGemvShape {
   int rows = 0, unroll = 0, tpr = 0;
   bool mantissa = false, pairs = false;
 };
+/// GLTENSOR_UPLOAD_COPY: how the host writes an upload into the mapped ring.
+enum class UploadCopySetting { plain, stream, threads, threads_stream };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
 enum class RnnSetting { choose, steps, units, quads };
 
@@ -86,6 +88,23 @@ struct Settings {
   /// 8; 1: one copy, one fence). On the H200: 6.1 MB read in 0.21-0.23 ms in 4-8 pieces against
   /// 0.37 in one (bench/RESULTS.md, io37).
   int read_pieces = 8;
+  /// GLTENSOR_UPLOAD_PIECES=N: an upload of 1 MiB or more through the upload ring is written into
+  /// the ring and copied by the GPU in up to N pieces of at least 256 KiB, each copy submitted
+  /// (glFlush) as soon as its piece is written, so that the GPU copies piece k while the host
+  /// writes piece k + 1; uploads past the ring's half (4 MiB) go through it piece by piece (""
+  /// or 0 = the device's choice: 8 on GPUs, 1 on software rasterizers, where a copy is the
+  /// calling thread's memcpy; 1: one piece, and uploads past 4 MiB through a buffer made for them).
+  int upload_pieces = 0;
+  /// GLTENSOR_UPLOAD_COPY=plain|stream|threads|threads-stream: how the host writes an upload of
+  /// 256 KiB or more into the ring: memcpy, non-temporal (streaming) stores, split over
+  /// host_copy's helper threads (parallel_copy), or both ("" = threads).
+  UploadCopySetting upload_copy = UploadCopySetting::threads;
+  /// GLTENSOR_UPLOAD_DIRECT=BYTES: uploads of BYTES or more skip the ring and go to the pool
+  /// buffer by glBufferSubData from the caller's memory (0: never; "" (-1) = the device's choice:
+  /// every upload on software rasterizers, where the ring's copy is a second memcpy on the
+  /// calling thread (llvmpipe: 4.7 MB in 0.09 ms against 0.19 through the ring, bench/RESULTS.md,
+  /// upload38), unless GLTENSOR_STAGING=copy; never on GPUs).
+  std::int64_t upload_direct_bytes = -1;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;
