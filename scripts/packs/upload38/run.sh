@@ -6,11 +6,11 @@
 #   2. gltensor_io_bench's uploads (Tensor::from_bytes + synchronize) with main's library and with the branch's
 #      under the variants of UPLOAD_VARIANTS (GLTENSOR_UPLOAD_PIECES / _COPY / _DIRECT); GLES, then two on desktop GL;
 #      the table of ratios to PyTorch's pageable copy (compare_upload.py)
-#   3. det 640 end to end (gltensor-run --upload --bench N --read-back, replayed and plain): main's library against
+#   3. the tests (test_pool, test_model_host_io and TESTS of the pack) on GLES and desktop GL
+#   4. det 640 end to end (gltensor-run --upload --bench N --read-back, replayed and plain): main's library against
 #      the branch's (the branch's gltensor-run with each: the public ABI is the same), ROUNDS rounds alternated
-#   4. the OCR of the 960 x 960 page (gltensor_ocr_bench --only ocr960, --images gpu and host): main's build, then
+#   5. the OCR of the 960 x 960 page (gltensor_ocr_bench --only ocr960, --images gpu and host): main's build, then
 #      the branch's, ROUNDS rounds
-#   5. the tests (test_pool, test_model_host_io and TESTS of the pack) on GLES and desktop GL
 set -u
 W=/tmp/upload38w; PY=${PY:-python3}; RUNS=${RUNS:-200}; N=${N:-200}; ROUNDS=${ROUNDS:-2}; OCR_RUNS=${OCR_RUNS:-20}
 rm -rf "$W"; mkdir -p "$W/log" "$W/b" "$W/ocr"
@@ -39,43 +39,43 @@ io() {  # name api -> $W/log/io-name-api.txt
     > "$W/log/io-$name-$api.txt" 2>&1 || echo "$name $api: rc $?"
   echo "--- $name ($api${envs:+, $envs})"; grep -E "^upload|wrong|rror" "$W/log/io-$name-$api.txt"
 }
-for v in $VARIANTS; do [ "$SECONDS" -lt 75 ] && io "$v" gles; done
+for v in $VARIANTS; do [ "$SECONDS" -lt 55 ] && io "$v" gles; done
 step "2b. desktop GL 4.6: main and the default"
-for v in main default; do [ "$SECONDS" -lt 80 ] && io "$v" gl; done
+for v in main default; do [ "$SECONDS" -lt 60 ] && io "$v" gl; done
 step "ratios to PyTorch's pageable copy (GLES; gl: desktop GL)"
 args=(); for v in $VARIANTS; do args+=("$v=$W/log/io-$v-gles.txt"); done
 "$PY" "$H/compare_upload.py" "$W/torch.txt" "${args[@]}" "main-gl=$W/log/io-main-gl.txt" "default-gl=$W/log/io-default-gl.txt"
 
-step "3. det 640 end to end: gltensor-run --upload --bench $N --read-back (x uploaded each run), main's library / the branch's"
+step "3. tests, GLES then desktop GL"
+for t in test_pool test_model_host_io ${TESTS:-}; do
+  [ -x "$B/bin/$t" ] || continue
+  for api in gles gl; do
+    [ "$SECONDS" -gt 70 ] && continue
+    echo "$t $api: $(cd "$W" && GLTENSOR_API=$api GLTENSOR_MODEL_CACHE=$W LD_LIBRARY_PATH=$BR timeout 12 "$B/bin/$t" --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED) |Failure|seed" | head -6 | tr '\n' ' ')"
+  done
+done
+step "4. det 640 end to end: gltensor-run --upload --bench $N --read-back (x uploaded each run), main's library / the branch's"
 DET=$W/ocr/ch_PP-OCRv4_det_infer.onnx
 for r in $(seq "$ROUNDS"); do
   for mode in replay plain; do
     rp=; [ $mode = replay ] && rp=--replay
     for b in main branch; do
-      [ "$SECONDS" -gt 100 ] && continue
+      [ "$SECONDS" -gt 95 ] && continue
       lib=$BR; [ $b = main ] && lib=$MN
       echo "r$r $b $mode: $(LD_LIBRARY_PATH=$lib timeout 15 "$B/bin/gltensor-run" "$DET" --shape x=1x3x640x640 --upload --bench "$N" --read-back $rp 2>&1 | grep -E "^bench|rror" | cut -c1-200)"
     done
   done
 done
 
-step "4. OCR of the 960 x 960 page (--images gpu: the page's bytes uploaded; host: each model's float input uploaded), main then the branch"
+step "5. OCR of the 960 x 960 page (--images gpu: the page's bytes uploaded; host: each model's float input uploaded), main then the branch"
 for r in $(seq "$ROUNDS"); do
   for b in main branch; do
-    [ "$SECONDS" -gt 118 ] && continue
+    [ "$SECONDS" -gt 110 ] && continue
     lib=$BR bin=$B/bin/gltensor_ocr_bench; [ $b = main ] && lib=$MN bin=$B/main/bin/gltensor_ocr_bench
     echo "--- r$r $b"
-    LD_LIBRARY_PATH=$lib timeout 20 "$bin" --models "$W/ocr" --ort none --only ocr960 --runs "$OCR_RUNS" --images gpu --images host \
-      --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 --out "$W/ob" 2>&1 | grep -E "^\| OCR|^medians|rror" | cut -c1-240
+    LD_LIBRARY_PATH=$lib timeout 25 "$bin" --models "$W/ocr" --ort none --only ocr960 --runs "$OCR_RUNS" --images gpu --images host \
+      --rec-batch 0 --rec-call-cost 6000 --det-limit 640 --replay 1 --cls 0 --out "$W/ob" 2>&1 | grep -E "^\| (OCR|det|rec: upload|total)|^medians|rror" | cut -c1-240
   done
 done
 
-step "5. tests, GLES then desktop GL"
-for t in test_pool test_model_host_io ${TESTS:-}; do
-  [ -x "$B/bin/$t" ] || continue
-  for api in gles gl; do
-    [ "$SECONDS" -gt 132 ] && continue
-    echo "$t $api: $(cd "$W" && GLTENSOR_API=$api GLTENSOR_MODEL_CACHE=$W LD_LIBRARY_PATH=$BR timeout 12 "$B/bin/$t" --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED) |Failure|seed" | head -6 | tr '\n' ' ')"
-  done
-done
 step "done"
