@@ -6,7 +6,7 @@
 #   2. gltensor_io_bench's uploads (Tensor::from_bytes + synchronize) with main's library and with the branch's
 #      under the variants of UPLOAD_VARIANTS (GLTENSOR_UPLOAD_PIECES / _COPY / _DIRECT); GLES, then two on desktop GL;
 #      the table of ratios to PyTorch's pageable copy (compare_upload.py)
-#   3. the tests (test_pool, test_model_host_io and TESTS of the pack) on GLES and desktop GL
+#   3. the tests of the pack (test_pool, test_model_host_io on GLES and desktop GL; TESTS of make_pack.sh, test_interop_*: once)
 #   4. det 640 end to end (gltensor-run --upload --bench N --read-back, replayed and plain): main's library against
 #      the branch's (the branch's gltensor-run with each: the public ABI is the same), ROUNDS rounds alternated
 #   5. the OCR of the 960 x 960 page (gltensor_ocr_bench --only ocr960, --images gpu and host): main's build, then
@@ -46,14 +46,15 @@ step "ratios to PyTorch's pageable copy (GLES; gl: desktop GL)"
 args=(); for v in $VARIANTS; do args+=("$v=$W/log/io-$v-gles.txt"); done
 "$PY" "$H/compare_upload.py" "$W/torch.txt" "${args[@]}" "main-gl=$W/log/io-main-gl.txt" "default-gl=$W/log/io-default-gl.txt"
 
-step "3. tests, GLES then desktop GL"
-for t in test_pool test_model_host_io ${TESTS:-}; do
-  [ -x "$B/bin/$t" ] || continue
-  for api in gles gl; do
-    [ "$SECONDS" -gt 70 ] && continue
-    echo "$t $api: $(cd "$W" && GLTENSOR_API=$api GLTENSOR_MODEL_CACHE=$W LD_LIBRARY_PATH=$BR timeout 12 "$B/bin/$t" --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED) |Failure|seed" | head -6 | tr '\n' ' ')"
+step "3. tests: test_pool and test_model_host_io on GLES and desktop GL; the interop tests (their own GLES and GL contexts) once"
+for t in test_pool test_model_host_io $(cd "$B/bin" && ls test_interop_* 2>/dev/null); do
+  [ -x "$B/bin/$t" ] || continue; apis="gles gl"; case $t in test_interop_*) apis=gles ;; esac
+  for api in $apis; do
+    [ "$SECONDS" -gt 75 ] && continue
+    echo "$t $api: $(cd "$W" && GLTENSOR_API=$api GLTENSOR_MODEL_CACHE=$W LD_LIBRARY_PATH=$BR timeout 12 "$B/bin/$t" --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|seed" | head -6 | tr '\n' ' ')"
   done
 done
+
 step "4. det 640 end to end: gltensor-run --upload --bench $N --read-back (x uploaded each run), main's library / the branch's"
 DET=$W/ocr/ch_PP-OCRv4_det_infer.onnx
 for r in $(seq "$ROUNDS"); do
