@@ -198,14 +198,14 @@ Settings Settings::from_env() {
       throw ValueError("gltensor: GLTENSOR_UPLOAD_PIECES=\"" + t + "\" is not a number of pieces 0..64");
     s.upload_pieces = std::stoi(t);
   }
-  if (const std::string t = env("GLTENSOR_UPLOAD_COPY"); t.empty() || t == "threads") {
+  if (const std::string t = env("GLTENSOR_UPLOAD_COPY"); t.empty() || t == "threads-stream") {
+    s.upload_copy = UploadCopySetting::threads_stream;
+  } else if (t == "threads") {
     s.upload_copy = UploadCopySetting::threads;
   } else if (t == "plain") {
     s.upload_copy = UploadCopySetting::plain;
   } else if (t == "stream") {
     s.upload_copy = UploadCopySetting::stream;
-  } else if (t == "threads-stream") {
-    s.upload_copy = UploadCopySetting::threads_stream;
   } else {
     throw ValueError("gltensor: GLTENSOR_UPLOAD_COPY=\"" + t +
                      "\" is not one of plain, stream, threads, threads-stream");

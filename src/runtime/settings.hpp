@@ -97,8 +97,10 @@ struct Settings {
   int upload_pieces = 0;
   /// GLTENSOR_UPLOAD_COPY=plain|stream|threads|threads-stream: how the host writes an upload of
   /// 256 KiB or more into the ring: memcpy, non-temporal (streaming) stores, split over
-  /// host_copy's helper threads (parallel_copy), or both ("" = threads).
-  UploadCopySetting upload_copy = UploadCopySetting::threads;
+  /// host_copy's helper threads (parallel_copy), or both ("" = threads-stream: on the H200 4.7 MB
+  /// in 0.18 ms against 0.38 by the threads' memcpy and 0.58 by one memcpy, bench/RESULTS.md,
+  /// upload38).
+  UploadCopySetting upload_copy = UploadCopySetting::threads_stream;
   /// GLTENSOR_UPLOAD_DIRECT=BYTES: uploads of BYTES or more skip the ring and go to the pool
   /// buffer by glBufferSubData from the caller's memory (0: never; "" (-1) = the device's choice:
   /// every upload on software rasterizers, where the ring's copy is a second memcpy on the
