@@ -97,12 +97,10 @@ void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, cons
   return make_mapped(dev, *s, buffer, bytes, GL_MAP_READ_BIT | GL_MAP_WRITE_BIT, op, init);
 }
 
-std::size_t upload_pieces(const DeviceImpl& dev, std::size_t bytes) {
-  if (bytes < kPieceUploadMin) return 1;
-  const int set = settings().upload_pieces;
-  const std::size_t most = set > 0 ? static_cast<std::size_t>(set) : dev.adapter().software ? 1 : 8;
-  if (most == 1) return 1;
+std::size_t upload_pieces(std::size_t bytes) {
   const std::size_t by_ring = (bytes + MappedStaging::kHalf - 1) / MappedStaging::kHalf;  // no piece past a half
+  if (bytes < kPieceUploadMin) return by_ring;
+  const auto most = static_cast<std::size_t>(std::max(1, settings().upload_pieces));
   return std::max(by_ring, std::clamp<std::size_t>(bytes / kPieceUploadBytes, 1, most));
 }
 
@@ -145,8 +143,7 @@ void ring_write(unsigned char* to, const unsigned char* from, std::size_t bytes)
 }  // namespace
 
 bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint dst) {
-  const std::size_t pieces = upload_pieces(dev, bytes);
-  if (pieces == 1 && bytes > MappedStaging::kHalf) return false;
+  const std::size_t pieces = upload_pieces(bytes);
   MappedStaging* s = staging_of(dev);
   if (!s) return false;
   if (!s->ring)

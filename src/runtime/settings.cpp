@@ -194,8 +194,8 @@ Settings Settings::from_env() {
     s.read_pieces = std::stoi(t);
   }
   if (const std::string t = env("GLTENSOR_UPLOAD_PIECES"); !t.empty()) {
-    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 2 || std::stoi(t) > 64)
-      throw ValueError("gltensor: GLTENSOR_UPLOAD_PIECES=\"" + t + "\" is not a number of pieces 0..64");
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 2 || std::stoi(t) < 1 || std::stoi(t) > 64)
+      throw ValueError("gltensor: GLTENSOR_UPLOAD_PIECES=\"" + t + "\" is not a number of pieces 1..64");
     s.upload_pieces = std::stoi(t);
   }
   if (const std::string t = env("GLTENSOR_UPLOAD_COPY"); t.empty() || t == "threads-stream") {

@@ -88,13 +88,13 @@ struct Settings {
   /// 8; 1: one copy, one fence). On the H200: 6.1 MB read in 0.21-0.23 ms in 4-8 pieces against
   /// 0.37 in one (bench/RESULTS.md, io37).
   int read_pieces = 8;
-  /// GLTENSOR_UPLOAD_PIECES=N: an upload of 1 MiB or more through the upload ring is written into
-  /// the ring and copied by the GPU in up to N pieces of at least 256 KiB, each copy submitted
-  /// (glFlush) as soon as its piece is written, so that the GPU copies piece k while the host
-  /// writes piece k + 1; uploads past the ring's half (4 MiB) go through it piece by piece (""
-  /// or 0 = the device's choice: 8 on GPUs, 1 on software rasterizers, where a copy is the
-  /// calling thread's memcpy; 1: one piece, and uploads past 4 MiB through a buffer made for them).
-  int upload_pieces = 0;
+  /// GLTENSOR_UPLOAD_PIECES=N (1..64): an upload through the upload ring is written into the ring
+  /// and copied by the GPU in as many pieces as keep each within half the ring (4 MiB), and from
+  /// 1 MiB in up to N pieces of at least 256 KiB if that is more; each copy is submitted (glFlush)
+  /// once its piece is written, so that the GPU copies piece k while the host writes piece k + 1
+  /// ("" = 1: on the H200, 2 MB in 0.050 ms in one piece against 0.118 in 8, and 4.7 MB in 0.116
+  /// in two pieces against 0.133 in 8; bench/RESULTS.md, upload38).
+  int upload_pieces = 1;
   /// GLTENSOR_UPLOAD_COPY=plain|stream|threads|threads-stream: how the host writes an upload of
   /// 256 KiB or more into the ring: memcpy, non-temporal (streaming) stores, split over
   /// host_copy's helper threads (parallel_copy), or both ("" = threads-stream: on the H200 4.7 MB

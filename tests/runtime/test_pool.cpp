@@ -442,7 +442,7 @@ TEST(Pool, ABatchEndAfterACopyBarrierAddsNone) {
 }
 
 TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
-  // Uploads up to 4 MiB go through a persistently mapped ring of two 4 MiB halves (where the
+  // Uploads go through a persistently mapped ring of two 4 MiB halves, larger ones in pieces (where the
   // context has buffer storage; GLTENSOR_STAGING=copy: a buffer per upload, the ctest entry
   // test_pool_staging_copy). With every copy and its reader still pending, the host fills the
   // ring past both halves several times: a half is refilled only after its copies ran. (The
@@ -469,8 +469,8 @@ TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
 }
 
 // The ways an upload can go (upload38): glBufferSubData from the caller's memory (the software
-// rasterizers' default), the ring in one piece, and the ring in pieces (the GPUs' default: 8)
-// written by memcpy, streaming stores, the helper threads or both, at sizes below, at and past
+// rasterizers' default), the ring in the fewest pieces (one up to a half, the GPUs' default), and
+// in more pieces, written by memcpy, streaming stores, the helper threads or both, at sizes below, at and past
 // the pieces' 1 MiB, past a half of the ring (4 MiB: pieces in both halves) and past the whole
 // ring (9 MiB: each half refilled within one upload), odd byte counts (the padded last word),
 // every copy and its reader still pending: every value through a kernel against float64, and
@@ -488,13 +488,11 @@ TEST(Pool, UploadsEveryWayKeepEveryValue) {
     detail::UploadCopySetting copy;
   };
   using C = detail::UploadCopySetting;
-  const Way ways[] = {{"direct", 1, 0, C::threads},
-                      {"ring, one piece", 0, 1, C::plain},
-                      {"3 pieces, memcpy", 0, 3, C::plain},
-                      {"8 pieces, streaming", 0, 8, C::stream},
-                      {"8 pieces, threads", 0, 8, C::threads},
-                      {"8 pieces, threads + streaming", 0, 8, C::threads_stream},
-                      {"64 pieces, threads", 0, 64, C::threads}};
+  const Way ways[] = {
+      {"direct", 1, 1, C::threads_stream},      {"ring, fewest pieces", 0, 1, C::plain},
+      {"3 pieces, memcpy", 0, 3, C::plain},     {"8 pieces, streaming", 0, 8, C::stream},
+      {"8 pieces, threads", 0, 8, C::threads},  {"8 pieces, threads + streaming", 0, 8, C::threads_stream},
+      {"64 pieces, threads", 0, 64, C::threads}};
   const std::int64_t floats[] = {1, 3, 65536, 262143, 262144, 262145, (4 << 18) + 65, (9 << 18) + 3};
   const std::int64_t odd_bytes[] = {1, 5, (1 << 20) + 3};
   for (const Way& w : ways) {

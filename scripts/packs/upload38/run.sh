@@ -24,7 +24,7 @@ timeout 40 "$PY" "$H/torch_upload.py" --runs "$RUNS" --sizes "${SIZES:-64,256,10
 cat "$W/torch.txt"
 
 step "2. gltensor_io_bench uploads, $RUNS per size: main's library, the branch's variants (GLES)"
-VARIANTS=${UPLOAD_VARIANTS:-"main default p1-threads-stream p2-threads-stream p4-threads-stream p8-threads"}
+VARIANTS=${UPLOAD_VARIANTS:-"main default p8-threads-stream p8-threads"}
 SIZES=${SIZES:-64,256,1024,2048,2700,4096,4800,8192,16384}
 io() {  # name api -> $W/log/io-name-api.txt
   local name=$1 api=$2 lib=$BR envs=""
@@ -39,9 +39,9 @@ io() {  # name api -> $W/log/io-name-api.txt
     > "$W/log/io-$name-$api.txt" 2>&1 || echo "$name $api: rc $?"
   echo "--- $name ($api${envs:+, $envs})"; grep -E "^upload|wrong|rror" "$W/log/io-$name-$api.txt"
 }
-for v in $VARIANTS; do [ "$SECONDS" -lt 40 ] && io "$v" gles; done
+for v in $VARIANTS; do [ "$SECONDS" -lt 22 ] && io "$v" gles; done
 step "2b. desktop GL 4.6: main and the default"
-for v in main default; do [ "$SECONDS" -lt 45 ] && io "$v" gl; done
+for v in main default; do [ "$SECONDS" -lt 26 ] && io "$v" gl; done
 step "ratios to PyTorch's pageable copy (GLES; gl: desktop GL)"
 args=(); for v in $VARIANTS; do args+=("$v=$W/log/io-$v-gles.txt"); done
 "$PY" "$H/compare_upload.py" "$W/torch.txt" "${args[@]}" "main-gl=$W/log/io-main-gl.txt" "default-gl=$W/log/io-default-gl.txt"
@@ -50,7 +50,7 @@ step "3. tests: test_pool and test_model_host_io on GLES and desktop GL; the int
 for t in test_pool test_model_host_io $(cd "$B/bin" && ls test_interop_* 2>/dev/null); do
   [ -x "$B/bin/$t" ] || continue; apis="gles gl"; case $t in test_interop_*) apis=gles ;; esac
   for api in $apis; do
-    [ "$SECONDS" -gt 62 ] && continue
+    [ "$SECONDS" -gt 45 ] && continue
     echo "$t $api: $(cd "$W" && GLTENSOR_API=$api GLTENSOR_MODEL_CACHE=$W LD_LIBRARY_PATH=$BR timeout 12 "$B/bin/$t" --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|seed" | head -6 | tr '\n' ' ')"
   done
 done
@@ -61,7 +61,7 @@ for r in $(seq "$ROUNDS"); do
   for mode in replay plain; do
     rp=; [ $mode = replay ] && rp=--replay
     for b in main branch; do
-      [ "$SECONDS" -gt 80 ] && continue
+      [ "$SECONDS" -gt 54 ] && continue
       lib=$BR; [ $b = main ] && lib=$MN
       echo "r$r $b $mode: $(LD_LIBRARY_PATH=$lib timeout 15 "$B/bin/gltensor-run" "$DET" --shape x=1x3x640x640 --upload --bench "$N" --read-back $rp 2>&1 | grep -E "^bench|rror" | cut -c1-200)"
     done
