@@ -104,7 +104,7 @@ struct Settings {
   /// GLTENSOR_UPLOAD_DIRECT=BYTES: uploads of BYTES or more skip the ring and go to the pool
   /// buffer by glBufferSubData from the caller's memory (0: never; "" (-1) = the device's choice:
   /// every upload on software rasterizers, where the ring's copy is a second memcpy on the
-  /// calling thread (llvmpipe: 4.7 MB in 0.09 ms against 0.19 through the ring, bench/RESULTS.md,
+  /// calling thread (llvmpipe: 4.7 MB in 0.08 ms against main's 0.22-0.28, bench/RESULTS.md,
   /// upload38), unless GLTENSOR_STAGING=copy; never on GPUs).
   std::int64_t upload_direct_bytes = -1;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
