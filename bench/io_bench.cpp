@@ -1,17 +1,23 @@
-// Read-back bench (issue 21, io37: the transfer-bound models against PyTorch's CUDA graph): where a
+// Host-transfer bench (issue 21). Read-backs (io37: the transfer-bound models against PyTorch's CUDA graph): where a
 // read-back's time goes, per run, through the library's own path (Tensor::to_vector), with the
 // phases of read_to_host (runtime/readback.hpp's ReadTrace: the copy queued and the destination
 // allocated and zeroed, the wait for the GPU, the host copy out) and the spread of the totals
 // (mean, min, median, p90, max: a mean far above the min is what this looks for).
+//   uploads: Tensor::from_bytes of N bytes of warm pageable host memory (a std::vector kept over
+//          the runs), per size: the host time of the call, and the time until the data is on the
+//          device (the call, then Device::synchronize), as PyTorch's pageable `.cuda()` followed by
+//          torch.cuda.synchronize() (scripts/packs/upload38/torch_upload.py measures that in the
+//          same call); GB/s = N / that mean; every byte of each size's last upload read back and checked
 //   sizes: y = x + 1 over N bytes (one elementwise dispatch), then y read back, per size, in each
 //          of three ways: to_vector, to_host into new memory, to_host into reused memory
 //   models: Model::run with random inputs of the model's fixed shapes, then every output's
 //           read, the three ways, plain and replayed (ModelOptions::replay), as `gltensor-run --bench N
 //           --read-back` times them
-// Usage: gltensor_io_bench [--runs N] [--sizes KB,KB,...] [MODEL.onnx ...]
+// Usage: gltensor_io_bench [--runs N] [--sizes KB,KB,...] [--upload-sizes KB,KB,...] [MODEL.onnx ...]
 //        gltensor_io_bench --trace [--runs N] MODEL.onnx ...  (the replayed runs' phases: trace_model)
-// (default sizes 64,256,484,1024,2048,4096,6272,8192; runs 300). The settings under test come from
-// the environment (GLTENSOR_READ_PIECES, ...), one process per variant.
+// (default read sizes 64,256,484,1024,2048,4096,6272,8192; upload sizes 64,256,1024,2048,4096,4800 (det 640's
+// 1x3x640x640 f32 input),8192,16384; runs 300; an empty list, "", skips that part). The settings under test come
+// from the environment (GLTENSOR_READ_PIECES, GLTENSOR_UPLOAD_PIECES, ...), one process per variant.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -207,12 +213,72 @@ void trace_model(Device& dev, const std::string& path, int n, Generator& gen) {
   dist("copy out", rcopy);
 }
 
+std::vector<std::size_t> parse_kb(const std::string& v) {
+  std::vector<std::size_t> kb;
+  for (std::size_t p = 0; p < v.size();) {
+    const std::size_t c = std::min(v.find(',', p), v.size());
+    if (c > p) kb.push_back(static_cast<std::size_t>(std::atol(v.substr(p, c - p).c_str())));
+    p = c + 1;
+  }
+  return kb;
+}
+
+struct Spread {
+  double mean = 0, min = 0, p50 = 0;
+};
+Spread spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Spread r;
+  for (double x : v) r.mean += x;
+  r.mean /= static_cast<double>(v.size());
+  r.min = v.front();
+  r.p50 = v[v.size() / 2];
+  return r;
+}
+
+// Uploads of `k` KB from warm pageable memory: from_bytes' host time and the time until the
+// device holds the data (from_bytes, then synchronize). Returns the wrong bytes of the last upload.
+int uploads(Device& dev, std::size_t k, int runs) {
+  const std::size_t bytes = k * 1024;
+  std::vector<unsigned char> host(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) host[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+  const std::int64_t n = static_cast<std::int64_t>(bytes / 4);
+  std::vector<double> call, done;
+  for (int i = 0; i < runs / 10 + 3 + runs; ++i) {
+    const auto t0 = Clock::now();
+    const Tensor t = Tensor::from_bytes(dev, host.data(), bytes, {n}, DType::f32);
+    const auto t1 = Clock::now();
+    dev.synchronize();
+    const auto t2 = Clock::now();
+    if (i < runs / 10 + 3) continue;
+    call.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    done.push_back(std::chrono::duration<double, std::micro>(t2 - t0).count());
+  }
+  const Spread c = spread(call), d = spread(done);
+  std::printf(
+      "upload %6zu KB us: from_bytes mean %7.1f min %7.1f p50 %7.1f | +synchronize mean %7.1f min %7.1f p50 %7.1f | "
+      "%.2f GB/s (mean), %.2f (min)\n",
+      k, c.mean, c.min, c.p50, d.mean, d.min, d.p50, static_cast<double>(bytes) / d.mean / 1e3,
+      static_cast<double>(bytes) / d.min / 1e3);
+  // every byte of an upload of these bytes, read back
+  const std::vector<std::uint8_t> back = Tensor::from_bytes(dev, host.data(), bytes, {n}, DType::f32).to_bytes();
+  int bad = 0;
+  for (std::size_t i = 0; i < bytes; ++i)
+    if (back[i] != host[i]) {
+      std::printf("upload of %zu KB: wrong byte %zu: %d, expected %d\n", k, i, back[i], host[i]);
+      bad = 1;
+      break;
+    }
+  return bad;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int runs = 300;
   bool trace = false;  // --trace MODEL...: the replayed runs' phases (trace_model), no sizes
   std::vector<std::size_t> kb = {64, 256, 484, 1024, 2048, 4096, 6272, 8192};
+  std::vector<std::size_t> up_kb = {64, 256, 1024, 2048, 4096, 4800, 8192, 16384};
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -221,29 +287,33 @@ int main(int argc, char** argv) {
     } else if (a == "--trace") {
       trace = true;
     } else if (a == "--sizes" && i + 1 < argc) {
-      kb.clear();
-      const std::string v = argv[++i];
-      for (std::size_t p = 0; p < v.size();) {
-        const std::size_t c = std::min(v.find(',', p), v.size());
-        if (c > p) kb.push_back(static_cast<std::size_t>(std::atol(v.substr(p, c - p).c_str())));
-        p = c + 1;
-      }
+      kb = parse_kb(argv[++i]);
+    } else if (a == "--upload-sizes" && i + 1 < argc) {
+      up_kb = parse_kb(argv[++i]);
     } else {
       models.push_back(a);
     }
   }
   Device dev = Device::open();
   const char* pieces = std::getenv("GLTENSOR_READ_PIECES");
-  std::printf("device: %s (%s); GLTENSOR_READ_PIECES=%s\n", dev.caps().renderer.c_str(), dev.caps().version.c_str(),
-              pieces ? pieces : "");
+  const auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  std::printf("device: %s (%s); GLTENSOR_READ_PIECES=%s UPLOAD_PIECES=%s UPLOAD_COPY=%s UPLOAD_DIRECT=%s STAGING=%s\n",
+              dev.caps().renderer.c_str(), dev.caps().version.c_str(), pieces ? pieces : "",
+              env("GLTENSOR_UPLOAD_PIECES").c_str(), env("GLTENSOR_UPLOAD_COPY").c_str(),
+              env("GLTENSOR_UPLOAD_DIRECT").c_str(), env("GLTENSOR_STAGING").c_str());
   Generator gen(37);
   if (trace) {
     for (const std::string& path : models) trace_model(dev, path, runs, gen);
     return 0;
   }
+  int bad = 0;
+  for (const std::size_t k : up_kb)
+    if (k > 0) bad += uploads(dev, k, runs);
   detail::ReadTrace tr;
   detail::set_read_trace(&tr);
-  int bad = 0;
   std::vector<unsigned char> reused;
   const Mode modes[] = {Mode::vector, Mode::fresh, Mode::reuse};
   for (const std::size_t k : kb) {

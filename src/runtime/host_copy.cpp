@@ -12,6 +12,11 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(_M_X64)
+#include <emmintrin.h>
+#define GLTENSOR_STREAM_STORES 1
+#endif
+
 namespace gltensor::detail {
 
 namespace {
@@ -43,14 +48,17 @@ class CopyHelpers {
     cv_.notify_all();
   }
 
-  void copy(void* dst, const void* src, std::size_t n) {
+  void copy(void* dst, const void* src, std::size_t n, bool stream) {
     std::unique_lock<std::mutex> use(use_, std::try_to_lock);
     if (threads_.empty() || n < kParallelPieceMin || !use.owns_lock()) {
-      std::memcpy(dst, src, n);
+      if (stream)
+        stream_copy(dst, src, n);
+      else
+        std::memcpy(dst, src, n);
       return;
     }
     const std::size_t chunk = ((n + kChunks - 1) / kChunks + 63) / 64 * 64;  // kChunks of them cover n
-    job_ = Job{static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n, chunk};
+    job_ = Job{static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n, chunk, stream};
     done_.store(0, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lk(m_);
@@ -78,6 +86,7 @@ class CopyHelpers {
     unsigned char* dst = nullptr;
     const unsigned char* src = nullptr;
     std::size_t n = 0, chunk = 0;
+    bool stream = false;
   };
   static constexpr std::uint64_t kChunks = 8;
   static constexpr auto kSpin = std::chrono::microseconds(100);
@@ -110,7 +119,10 @@ class CopyHelpers {
     }
     const Job& j = job_;
     const std::size_t at = std::min(j.n, static_cast<std::size_t>(t & 0xffffffffu) * j.chunk);
-    std::memcpy(j.dst + at, j.src + at, std::min(j.chunk, j.n - at));
+    if (j.stream)
+      stream_copy(j.dst + at, j.src + at, std::min(j.chunk, j.n - at));  // (its sfence before done_)
+    else
+      std::memcpy(j.dst + at, j.src + at, std::min(j.chunk, j.n - at));
     done_.fetch_add(1, std::memory_order_acq_rel);
     return true;
   }
@@ -152,6 +164,32 @@ class CopyHelpers {
 
 void prime_copy_helpers() { CopyHelpers::get().prime(); }
 
-void parallel_copy(void* dst, const void* src, std::size_t n) { CopyHelpers::get().copy(dst, src, n); }
+void parallel_copy(void* dst, const void* src, std::size_t n, bool stream) {
+  CopyHelpers::get().copy(dst, src, n, stream);
+}
+
+void stream_copy(void* dst, const void* src, std::size_t n) {
+#ifdef GLTENSOR_STREAM_STORES
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  const std::size_t head = std::min(n, (16 - reinterpret_cast<std::uintptr_t>(d) % 16) % 16);
+  std::memcpy(d, s, head);  // up to dst's 16-byte boundary
+  d += head, s += head, n -= head;
+  for (; n >= 64; d += 64, s += 64, n -= 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
+  }
+  std::memcpy(d, s, n);  // the tail
+  _mm_sfence();          // the streaming stores ordered before whatever follows (a flag, a GL call)
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
 
 }  // namespace gltensor::detail

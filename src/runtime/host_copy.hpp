@@ -1,7 +1,8 @@
 // Large host copies split over helper threads (internal): a read-back's memcpy out of the mapped
 // read buffer runs at one core's memory bandwidth, the largest part of a large read's time on the
 // H200 (a 904 KB output: the GPU's copy ~29 us, then the memcpy out of the freshly written
-// mapping ~63-80 us; gltensor_transfer_lab, bench/RESULTS.md 2026-11-28).
+// mapping ~63-80 us; gltensor_transfer_lab, bench/RESULTS.md 2026-11-28); and an upload's
+// memcpy into the mapped upload ring (host_staging.cpp).
 #pragma once
 #include <cstddef>
 
@@ -21,7 +22,13 @@ void prime_copy_helpers();
 
 /// memcpy(dst, src, n), split into equal parts on 64-byte boundaries over the helpers and the
 /// calling thread where n >= kParallelPieceMin and no other thread's parallel_copy is running;
-/// returns when every part is done.
-void parallel_copy(void* dst, const void* src, std::size_t n);
+/// returns when every part is done. `stream`: each part by stream_copy.
+void parallel_copy(void* dst, const void* src, std::size_t n, bool stream = false);
+
+/// memcpy(dst, src, n) with non-temporal (streaming) stores where the CPU has them (x86-64: SSE2's
+/// movntdq, then sfence, so the bytes are visible to other threads and to the device's reads of
+/// a coherent mapping once it returns; elsewhere memcpy): for host memory that a device reads next
+/// (the upload ring), which the stores then neither read first nor leave in the caches.
+void stream_copy(void* dst, const void* src, std::size_t n);
 
 }  // namespace gltensor::detail

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/device_impl.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
@@ -96,27 +97,76 @@ void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, cons
   return make_mapped(dev, *s, buffer, bytes, GL_MAP_READ_BIT | GL_MAP_WRITE_BIT, op, init);
 }
 
+std::size_t upload_pieces(std::size_t bytes) {
+  const std::size_t by_ring = (bytes + MappedStaging::kHalf - 1) / MappedStaging::kHalf;  // no piece past a half
+  if (bytes < kPieceUploadMin) return by_ring;
+  const auto most = static_cast<std::size_t>(std::max(1, settings().upload_pieces));
+  return std::max(by_ring, std::clamp<std::size_t>(bytes / kPieceUploadBytes, 1, most));
+}
+
+namespace {
+
+// Reserves `bytes` (at most a half) of the ring: in the current half if they fit, else in the
+// other half once the copies from it have run. Returns the ring offset.
+std::size_t ring_reserve(MappedStaging& s, std::size_t bytes) {
+  const std::size_t need = (bytes + MappedStaging::kAlign - 1) / MappedStaging::kAlign * MappedStaging::kAlign;
+  if (s.head + need > static_cast<std::size_t>(s.half + 1) * MappedStaging::kHalf) {
+    // Leave this half (a fence after its copies) and enter the other once its copies are done.
+    s.left[s.half] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    s.half ^= 1;
+    s.head = static_cast<std::size_t>(s.half) * MappedStaging::kHalf;
+    if (GLsync f = s.left[s.half]) {
+      s.left[s.half] = nullptr;
+      wait_fence(f);
+    }
+  }
+  const std::size_t at = s.head;
+  s.head += need;
+  return at;
+}
+
+// The host's write of an upload (or a piece of it) into the ring, as GLTENSOR_UPLOAD_COPY says.
+void ring_write(unsigned char* to, const unsigned char* from, std::size_t bytes) {
+  const UploadCopySetting how = settings().upload_copy;
+  const bool stream = how == UploadCopySetting::stream || how == UploadCopySetting::threads_stream;
+  const bool threads = how == UploadCopySetting::threads || how == UploadCopySetting::threads_stream;
+  if (bytes < kParallelCopyMin)
+    std::memcpy(to, from, bytes);
+  else if (threads)
+    parallel_copy(to, from, bytes, stream);
+  else if (stream)
+    stream_copy(to, from, bytes);
+  else
+    std::memcpy(to, from, bytes);
+}
+
+}  // namespace
+
 bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint dst) {
-  if (bytes > MappedStaging::kHalf) return false;
+  const std::size_t pieces = upload_pieces(bytes);
   MappedStaging* s = staging_of(dev);
   if (!s) return false;
   if (!s->ring)
     s->ring_ptr = static_cast<unsigned char*>(
         make_mapped(dev, *s, s->ring, 2 * MappedStaging::kHalf, GL_MAP_WRITE_BIT, "upload"));
-  const std::size_t need = (bytes + MappedStaging::kAlign - 1) / MappedStaging::kAlign * MappedStaging::kAlign;
-  if (s->head + need > static_cast<std::size_t>(s->half + 1) * MappedStaging::kHalf) {
-    // Leave this half (a fence after its copies) and enter the other once its copies are done.
-    s->left[s->half] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-    s->half ^= 1;
-    s->head = static_cast<std::size_t>(s->half) * MappedStaging::kHalf;
-    if (GLsync f = s->left[s->half]) {
-      s->left[s->half] = nullptr;
-      wait_fence(f);
-    }
+  const auto* from = static_cast<const unsigned char*>(data);
+  if (pieces == 1) {
+    const std::size_t at = ring_reserve(*s, bytes);
+    ring_write(s->ring_ptr + at, from, bytes);
+    copy_buffer(dev, s->ring, at, dst, 0, bytes);
+    return true;
   }
-  std::memcpy(s->ring_ptr + s->head, data, bytes);
-  copy_buffer(dev, s->ring, s->head, dst, 0, bytes);
-  s->head += need;
+  // In pieces: each piece's copy is submitted once the piece is written, so that the GPU copies
+  // it while the host writes the next (and a piece's half is refilled only after its copies ran).
+  const std::size_t piece = std::min(MappedStaging::kHalf, (bytes / pieces + MappedStaging::kAlign - 1) /
+                                                               MappedStaging::kAlign * MappedStaging::kAlign);
+  for (std::size_t done = 0; done < bytes; done += piece) {
+    const std::size_t k = std::min(piece, bytes - done);
+    const std::size_t at = ring_reserve(*s, k);
+    ring_write(s->ring_ptr + at, from + done, k);
+    copy_buffer(dev, s->ring, at, dst, done, k);
+    glFlush();
+  }
   return true;
 }
 

@@ -18,9 +18,22 @@ namespace gltensor::detail {
 
 struct DeviceImpl;
 
-/// Copies `bytes` of host data into `dst` at byte 0 through the upload ring. Returns false
-/// (nothing done) where the device has no persistent mapping, staging is set to copy, or the
-/// upload is larger than half the ring.
+/// Uploads of at least kPieceUploadMin bytes may go through the ring in pieces of at least
+/// kPieceUploadBytes (upload_pieces).
+constexpr std::size_t kPieceUploadMin = std::size_t{1} << 20;
+constexpr std::size_t kPieceUploadBytes = std::size_t{256} << 10;
+
+/// The pieces an upload of `bytes` is written and copied in: as many as keep each within half
+/// the ring (4 MiB), and from kPieceUploadMin up to Settings::upload_pieces
+/// (GLTENSOR_UPLOAD_PIECES, default 1) pieces of at least kPieceUploadBytes if that is more.
+std::size_t upload_pieces(std::size_t bytes);
+
+/// Copies `bytes` of host data into `dst` at byte 0 through the upload ring: written by the host
+/// (Settings::upload_copy: memcpy, streaming stores, helper threads) and copied by the GPU
+/// (glCopyBufferSubData), in upload_pieces pieces, each copy submitted (glFlush) once its piece is
+/// written, so that the GPU's copy of a piece overlaps the host's write of the next; past a half
+/// of the ring, through both halves in turn. Returns false (nothing done) where the device has no
+/// persistent mapping or staging is set to copy.
 bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint dst);
 
 /// Copies bytes [offset, offset + bytes) of `src` to the host through the mapped read buffer,

@@ -193,6 +193,28 @@ Settings Settings::from_env() {
       throw ValueError("gltensor: GLTENSOR_READ_PIECES=\"" + t + "\" is not a number of pieces 1..64");
     s.read_pieces = std::stoi(t);
   }
+  if (const std::string t = env("GLTENSOR_UPLOAD_PIECES"); !t.empty()) {
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 2 || std::stoi(t) < 1 || std::stoi(t) > 64)
+      throw ValueError("gltensor: GLTENSOR_UPLOAD_PIECES=\"" + t + "\" is not a number of pieces 1..64");
+    s.upload_pieces = std::stoi(t);
+  }
+  if (const std::string t = env("GLTENSOR_UPLOAD_COPY"); t.empty() || t == "threads-stream") {
+    s.upload_copy = UploadCopySetting::threads_stream;
+  } else if (t == "threads") {
+    s.upload_copy = UploadCopySetting::threads;
+  } else if (t == "plain") {
+    s.upload_copy = UploadCopySetting::plain;
+  } else if (t == "stream") {
+    s.upload_copy = UploadCopySetting::stream;
+  } else {
+    throw ValueError("gltensor: GLTENSOR_UPLOAD_COPY=\"" + t +
+                     "\" is not one of plain, stream, threads, threads-stream");
+  }
+  if (const std::string t = env("GLTENSOR_UPLOAD_DIRECT"); !t.empty()) {
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12)
+      throw ValueError("gltensor: GLTENSOR_UPLOAD_DIRECT=\"" + t + "\" is not a number of bytes");
+    s.upload_direct_bytes = static_cast<std::int64_t>(std::stoll(t));
+  }
   s.cuda_memory = env_bool("GLTENSOR_CUDA_MEMORY", true);
   s.matmul_kernel = parse_matmul_kernel(env("GLTENSOR_MATMUL_KERNEL"));
   if (const std::string t = env("GLTENSOR_MATMUL_SPLIT"); !t.empty()) {

@@ -35,6 +35,8 @@ struct QlinearGemvShape {
   int rows = 0, unroll = 0, tpr = 0;
   bool mantissa = false, pairs = false;
 };
+/// GLTENSOR_UPLOAD_COPY: how the host writes an upload into the mapped ring.
+enum class UploadCopySetting { plain, stream, threads, threads_stream };
 /// GLTENSOR_RNN: the recurrent layers' time loop.
 enum class RnnSetting { choose, steps, units, quads };
 
@@ -86,6 +88,25 @@ struct Settings {
   /// 8; 1: one copy, one fence). On the H200: 6.1 MB read in 0.21-0.23 ms in 4-8 pieces against
   /// 0.37 in one (bench/RESULTS.md, io37).
   int read_pieces = 8;
+  /// GLTENSOR_UPLOAD_PIECES=N (1..64): an upload through the upload ring is written into the ring
+  /// and copied by the GPU in as many pieces as keep each within half the ring (4 MiB), and from
+  /// 1 MiB in up to N pieces of at least 256 KiB if that is more; each copy is submitted (glFlush)
+  /// once its piece is written, so that the GPU copies piece k while the host writes piece k + 1
+  /// ("" = 1: on the H200, 2 MB in 0.050 ms in one piece against 0.118 in 8, and 4.7 MB in 0.116
+  /// in two pieces against 0.133 in 8; bench/RESULTS.md, upload38).
+  int upload_pieces = 1;
+  /// GLTENSOR_UPLOAD_COPY=plain|stream|threads|threads-stream: how the host writes an upload of
+  /// 256 KiB or more into the ring: memcpy, non-temporal (streaming) stores, split over
+  /// host_copy's helper threads (parallel_copy), or both ("" = threads-stream: on the H200 4.7 MB
+  /// in 0.18 ms against 0.38 by the threads' memcpy and 0.58 by one memcpy, bench/RESULTS.md,
+  /// upload38).
+  UploadCopySetting upload_copy = UploadCopySetting::threads_stream;
+  /// GLTENSOR_UPLOAD_DIRECT=BYTES: uploads of BYTES or more skip the ring and go to the pool
+  /// buffer by glBufferSubData from the caller's memory (0: never; "" (-1) = the device's choice:
+  /// every upload on software rasterizers, where the ring's copy is a second memcpy on the
+  /// calling thread (llvmpipe: 4.7 MB in 0.08 ms against main's 0.22-0.28, bench/RESULTS.md,
+  /// upload38), unless GLTENSOR_STAGING=copy; never on GPUs).
+  std::int64_t upload_direct_bytes = -1;
   /// GLTENSOR_CUDA_MEMORY=0: the pool makes every buffer itself ("" or 1: buffers of 4 MiB and
   /// more on memory CUDA allocates, where NVIDIA's GL can import it; runtime/cuda_memory.hpp).
   bool cuda_memory = true;

@@ -10,6 +10,7 @@
 #include "runtime/cuda_memory.hpp"
 #include "runtime/device_impl.hpp"
 #include "runtime/host_staging.hpp"
+#include "runtime/settings.hpp"
 
 namespace gltensor::detail {
 
@@ -82,7 +83,16 @@ void delete_buffer(DeviceImpl& dev, GLuint buffer) {
 // Host transfers go through staging buffers (short-lived for uploads and large reads, one kept
 // per device for reads up to kKeepBytes): a pool buffer that the host writes
 // with glBufferSubData or maps is moved to host memory by some drivers (NVIDIA says so in its
-// debug output), and kernels that later reuse it would then run over PCIe.
+// debug output), and kernels that later reuse it would then run over PCIe. Software rasterizers
+// have no such memory to leave: there an upload is written by glBufferSubData, one memcpy into
+// the buffer, where the ring or a staging buffer costs a second (upload_direct).
+bool upload_direct(const DeviceImpl& dev, std::size_t bytes) {
+  const Settings& s = settings();
+  if (s.upload_direct_bytes >= 0)
+    return s.upload_direct_bytes > 0 && bytes >= static_cast<std::size_t>(s.upload_direct_bytes);
+  return dev.adapter().software && s.persistent_staging;
+}
+
 void Storage::upload(const void* data, std::size_t bytes) {
   if (bytes == 0) return;
   if (Capture* c = dev->queue().capture()) c->host_write(*this, "upload");
@@ -93,6 +103,11 @@ void Storage::upload(const void* data, std::size_t bytes) {
   }
   // No barrier: the buffer is idle (the header's precondition), so no dispatch since the last
   // barrier used it and there is no hazard to order.
+  if (upload_direct(*dev, bytes)) {  // from the caller's memory by the driver's own path
+    dev->gl().bind_buffer(GlState::kCopyWrite, buffer());
+    glBufferSubData(GL_COPY_WRITE_BUFFER, 0, static_cast<GLsizeiptr>(bytes), data);
+    return;
+  }
   if (ring_upload(*dev, data, bytes, buffer())) return;
   Staging s(*dev, bytes, data, false);
   copy_buffer(*dev, s.buffer(), 0, buffer(), 0, bytes);

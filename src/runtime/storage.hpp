@@ -23,12 +23,13 @@ struct Storage : std::enable_shared_from_this<Storage> {
   ~Storage();
   GLuint buffer() const { return block.buffer; }
 
-  /// Host -> buffer at byte 0 (through the upload ring or a short-lived staging buffer, see
-  /// storage.cpp; a host-visible block, Pool::acquire_host, is written in place after the
-  /// batches that use it have finished). A pool buffer must be idle: no dispatch of a batch that
-  /// has not finished used it (from_bytes' buffer, Pool::acquire with host_write), so no barrier
-  /// is issued for it (the per-buffer barrier check it had was never reached: an assertion run
-  /// through the test suite on llvmpipe and the H100, bench/RESULTS.md, 2026-11-28, loose17).
+  /// Host -> buffer at byte 0 (through the upload ring, in pieces from 1 MiB on GPUs, or a
+  /// short-lived staging buffer, see storage.cpp; by glBufferSubData from `data` where
+  /// upload_direct says so: software rasterizers; a host-visible block, Pool::acquire_host, is written in place after
+  /// the batches that use it have finished). A pool buffer must be idle: no dispatch of a batch that has not finished
+  /// used it (from_bytes' buffer, Pool::acquire with host_write), so no barrier is issued for it (the per-buffer
+  /// barrier check it had was never reached: an assertion run through the test suite on llvmpipe and the H100,
+  /// bench/RESULTS.md, 2026-11-28, loose17).
   void upload(const void* data, std::size_t bytes);
   /// Buffer bytes [offset, offset + bytes) -> host; waits for the copy (and for every command
   /// before it: the caller flushes the queue first). A host-visible block is read in place
@@ -53,6 +54,11 @@ class Staging {
   GLuint buffer_ = 0;
 };
 
+/// Whether an upload of `bytes` goes to its pool buffer by glBufferSubData from the caller's
+/// memory rather than through the upload ring or a staging buffer (Settings::upload_direct_bytes,
+/// GLTENSOR_UPLOAD_DIRECT: by default on software rasterizers, where the driver's write is one
+/// memcpy and the ring's two).
+bool upload_direct(const DeviceImpl& dev, std::size_t bytes);
 /// glCopyBufferSubData through the copy bindings (GlState: put back on adopted contexts).
 void copy_buffer(DeviceImpl& dev, GLuint src, std::size_t src_off, GLuint dst, std::size_t dst_off, std::size_t bytes);
 /// Maps `buffer` for reading, copies `bytes` to dst, unmaps. Throws DeviceError on failure.

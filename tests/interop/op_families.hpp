@@ -170,6 +170,21 @@ inline std::vector<Family> families() {
                  EXPECT_EQ(got[200000], big[200000] + 1.0f);
                  EXPECT_EQ(got.back(), big.back() + 1.0f);
                  EXPECT_EQ(b.to_vector()[262146], big.back() + 1.0f);
+                 // an upload of 4.5 MiB + 4 bytes: by the device's default (GPUs: 8 pieces through both
+                 // halves of the ring; software rasterizers: glBufferSubData), then through the ring in
+                 // pieces written by the helper threads with streaming stores whatever the device
+                 const std::vector<float> up = iota(1179649);
+                 for (int way = 0; way < 2; ++way) {
+                   glt_test::ScopedSettings s;
+                   if (way == 1) {
+                     s->upload_direct_bytes = 0;
+                     s->upload_pieces = 8;
+                     s->upload_copy = gltensor::detail::UploadCopySetting::threads_stream;
+                   }
+                   const std::vector<float> c = (Tensor::from_host(d, up, {1179649}) * 2.0).to_vector();
+                   EXPECT_EQ(c[700001], 2.0f * up[700001]) << way;
+                   EXPECT_EQ(c.back(), 2.0f * up.back()) << way;
+                 }
                  d.flush();
                  d.synchronize();
                  d.trim();

@@ -300,6 +300,28 @@ TEST(Pool, ToHostWritesEveryByteIntoTheCallersMemoryInOneOrManyPieces) {
   EXPECT_EQ(out, (std::vector<float>{1, 2, 3, -7}));
 }
 
+// stream_copy alone and through parallel_copy (host_copy.hpp): every destination alignment
+// against 16 bytes, sizes below, at and past one 64-byte block and past kParallelPieceMin, with
+// guard bytes on both sides that must stay as they were. Sabotage: the tail after the last
+// 64-byte block left out: fail.
+TEST(Pool, StreamCopyKeepsEveryByteAndNoMore) {
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{63},
+                              std::size_t{64}, std::size_t{65}, std::size_t{1000}, detail::kParallelPieceMin + 77}) {
+    for (std::size_t at = 0; at < 18; at += (n > 100000 ? 5 : 1)) {
+      std::vector<unsigned char> src(n + 3), dst(n + 40, 0xAB), dst2(n + 40, 0xAB);
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+      detail::stream_copy(dst.data() + at, src.data() + 3, n);
+      detail::parallel_copy(dst2.data() + at, src.data() + 3, n, true);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < dst.size(); ++i) {
+        const unsigned char want = i >= at && i < at + n ? src[i - at + 3] : 0xAB;
+        bad += (dst[i] != want) + (dst2[i] != want);
+      }
+      EXPECT_EQ(bad, 0u) << "n = " << n << ", destination at " << at;
+    }
+  }
+}
+
 // parallel_copy alone (host_copy.hpp): sizes just below and past kParallelPieceMin and odd
 // ones, source and destination at odd byte offsets, and two threads copying at once (one of
 // them falls back to memcpy): every byte. Sabotage: a chunk of floor(n / 8) (the tail's bytes
@@ -420,10 +442,13 @@ TEST(Pool, ABatchEndAfterACopyBarrierAddsNone) {
 }
 
 TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
-  // Uploads up to 4 MiB go through a persistently mapped ring of two 4 MiB halves (where the
+  // Uploads go through a persistently mapped ring of two 4 MiB halves, larger ones in pieces (where the
   // context has buffer storage; GLTENSOR_STAGING=copy: a buffer per upload, the ctest entry
   // test_pool_staging_copy). With every copy and its reader still pending, the host fills the
-  // ring past both halves several times: a half is refilled only after its copies ran.
+  // ring past both halves several times: a half is refilled only after its copies ran. (The
+  // ring forced where uploads would go by glBufferSubData: software rasterizers.)
+  ScopedSettings set;
+  set->upload_direct_bytes = 0;
   Device dev = Device::open();
   dev.set_auto_flush(1000000);
   GLT_RNG(rng);
@@ -441,6 +466,107 @@ TEST(Pool, UploadsThroughTheStagingRingKeepEveryValue) {
     for (std::size_t j = 0; j < ref.size(); ++j) ref[j] = 2.0 * in[i][j] + static_cast<double>(i);
     EXPECT_TRUE(close(out[i].to_vector(), ref, 1e-6, 1e-6)) << "upload " << i << " of " << in[i].size() << " floats";
   }
+}
+
+// The ways an upload can go (upload38): glBufferSubData from the caller's memory (the software
+// rasterizers' default), the ring in the fewest pieces (one up to a half, the GPUs' default), and
+// in more pieces, written by memcpy, streaming stores, the helper threads or both, at sizes below, at and past
+// the pieces' 1 MiB, past a half of the ring (4 MiB: pieces in both halves) and past the whole
+// ring (9 MiB: each half refilled within one upload), odd byte counts (the padded last word),
+// every copy and its reader still pending: every value through a kernel against float64, and
+// every byte read back. (Under GLTENSOR_STAGING=copy, test_pool_staging_copy, the ring's ways
+// fall back to a buffer per upload.) Sabotage: a piece copied to the destination's byte 0, or
+// streaming stores that leave out the last 64 bytes' tail: fail.
+TEST(Pool, UploadsEveryWayKeepEveryValue) {
+  Device dev = Device::open();
+  dev.set_auto_flush(1000000);
+  GLT_RNG(rng);
+  struct Way {
+    const char* name;
+    std::int64_t direct;
+    int pieces;
+    detail::UploadCopySetting copy;
+  };
+  using C = detail::UploadCopySetting;
+  const Way ways[] = {
+      {"direct", 1, 1, C::threads_stream},      {"ring, fewest pieces", 0, 1, C::plain},
+      {"3 pieces, memcpy", 0, 3, C::plain},     {"8 pieces, streaming", 0, 8, C::stream},
+      {"8 pieces, threads", 0, 8, C::threads},  {"8 pieces, threads + streaming", 0, 8, C::threads_stream},
+      {"64 pieces, threads", 0, 64, C::threads}};
+  const std::int64_t floats[] = {1, 3, 65536, 262143, 262144, 262145, (4 << 18) + 65, (9 << 18) + 3};
+  const std::int64_t odd_bytes[] = {1, 5, (1 << 20) + 3};
+  for (const Way& w : ways) {
+    ScopedSettings set;
+    set->upload_direct_bytes = w.direct;
+    set->upload_pieces = w.pieces;
+    set->upload_copy = w.copy;
+    std::vector<std::vector<float>> in;
+    std::vector<Tensor> out;
+    for (const std::int64_t n : floats) {
+      in.push_back(uniform(rng, static_cast<std::size_t>(n)));
+      Tensor x = Tensor::from_host(dev, in.back(), {n});
+      out.push_back(x * 2.0 + static_cast<double>(out.size()));  // a pending reader of the upload
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      std::vector<double> ref(in[i].size());
+      for (std::size_t j = 0; j < ref.size(); ++j) ref[j] = 2.0 * in[i][j] + static_cast<double>(i);
+      EXPECT_TRUE(close(out[i].to_vector(), ref, 1e-6, 1e-6)) << w.name << ": " << in[i].size() << " floats";
+    }
+    for (const std::int64_t n : odd_bytes) {
+      std::vector<std::uint8_t> b(static_cast<std::size_t>(n));
+      for (auto& v : b) v = static_cast<std::uint8_t>(rng());
+      const Tensor t = Tensor::from_bytes(dev, b.data(), b.size(), {n}, DType::u8);
+      EXPECT_EQ(t.to_bytes(), b) << w.name << ": " << n << " bytes";
+    }
+  }
+}
+
+// Two threads, each with its own device, upload in pieces written by the helper threads at the
+// same time (one thread's parallel_copy falls back to memcpy while the other's runs): every byte.
+TEST(Pool, TwoThreadsUploadingInPiecesKeepEveryByte) {
+  ScopedSettings set;
+  set->upload_direct_bytes = 0;
+  set->upload_pieces = 8;
+  set->upload_copy = detail::UploadCopySetting::threads_stream;
+  GLT_RNG(seeds);
+  const std::uint64_t seed[2] = {seeds(), seeds()};
+  std::size_t bad[2] = {0, 0};
+  const auto work = [&](int id) {
+    Device dev = Device::open();
+    std::mt19937_64 rng(seed[id]);
+    for (int i = 0; i < 6; ++i) {
+      std::vector<std::uint8_t> b((std::size_t{3} << 20) + 4 * static_cast<std::size_t>(i) + 4);
+      for (auto& v : b) v = static_cast<std::uint8_t>(rng());
+      const Tensor t = Tensor::from_bytes(dev, b.data(), b.size(), {static_cast<std::int64_t>(b.size())}, DType::u8);
+      bad[id] += t.to_bytes() != b;
+    }
+  };
+  std::thread other(work, 1);
+  work(0);
+  other.join();
+  EXPECT_EQ(bad[0] + bad[1], 0u);
+}
+
+// An upload past the SSBO limit (the device's, or one lowered to 8 MiB: past a ring half, in
+// pieces) is a LimitError before anything is written, with no buffer left; at the limit it goes.
+TEST(Pool, UploadPastTheSsboLimitIsLimitError) {
+  Device dev = Device::open();
+  ScopedSettings set;
+  set->upload_direct_bytes = 0;
+  set->upload_pieces = 8;
+  const std::int64_t max = dev.caps().max_ssbo_block_size;
+  const std::int64_t limits[] = {std::int64_t{8} << 20, max};
+  for (const std::int64_t limit : limits) {
+    if (limit > (std::int64_t{256} << 20)) continue;  // (llvmpipe's 128 MiB; not a GPU's gigabytes)
+    dev.set_ssbo_limit(limit);
+    std::vector<std::uint8_t> b(static_cast<std::size_t>(limit) + 4, 7);
+    EXPECT_THROW(Tensor::from_bytes(dev, b.data(), b.size(), {limit + 4}, DType::u8), LimitError) << limit;
+    EXPECT_EQ(dev.pool_stats().live_buffers, 0u);
+    b.resize(static_cast<std::size_t>(limit));
+    b.back() = 9;
+    EXPECT_EQ(Tensor::from_bytes(dev, b.data(), b.size(), {limit}, DType::u8).to_bytes(), b) << limit;
+  }
+  dev.set_ssbo_limit(0);
 }
 
 TEST(Pool, LargeBuffersOnCudaMemoryHoldEveryValue) {

@@ -1,7 +1,7 @@
 // gltensor-run MODEL.onnx [--input NAME=FILE.npy]... [--shape NAME=1x3x640x640]...
 //              [--output-dir DIR] [--bench N] [--warmup W] [--warmup-ms T] [--blocks B] [--read-back] [--profile]
 //              [--f16] [--replay] [--seed S]
-//              [--gl-messages]
+//              [--gl-messages] [--upload]
 // Loads an ONNX model with gltensor::Model, runs it once on the given .npy inputs (or uniform
 // [0, 1) random inputs of the given shapes; fixed dims come from the model), prints each
 // output's name, shape and min/max/mean, the load and run times and the planner's summary, and
@@ -15,7 +15,9 @@
 // output back to the host, as PyTorch's timings with `.cpu()` do: --read-into new (the default) reads each output
 // with Tensor::to_host into memory allocated for it in that run and not initialized (as `.cpu()` reads into an empty
 // tensor), `vector` with Tensor::to_vector (a new vector, zeroed, then filled), `reused` with to_host into one buffer
-// per output kept over the runs. --gl-messages prints the driver's
+// per output kept over the runs. --upload: each --bench (and warm-up) run first uploads every input from host memory
+// (Tensor::from_bytes of the input's bytes, kept on the host), inside the timed part, as a model fed from host
+// memory each frame is (PyTorch: `.cuda()` of a pageable tensor). --gl-messages prints the driver's
 // debug messages (KHR_debug: e.g. a shader recompiled for the GL state) as they come, and each one's count at the end.
 #include <sys/resource.h>
 
@@ -28,6 +30,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "gltensor/gltensor.hpp"
 #include "npy_io.hpp"
@@ -114,6 +117,8 @@ int main(int argc, char** argv) {
   app.add_flag("--f16", f16, "store weights as float16 on the GPU");
   app.add_flag("--replay", replay, "record the run once and replay it (ModelOptions::replay)");
   app.add_option("--seed", seed, "seed of the random inputs");
+  bool upload = false;
+  app.add_flag("--upload", upload, "each --bench run first uploads every input from host memory (timed)");
   bool gl_messages = false;
   app.add_flag("--gl-messages", gl_messages, "print the driver's debug messages (KHR_debug) and their counts");
   CLI11_PARSE(app, argc, argv);
@@ -204,11 +209,22 @@ int main(int argc, char** argv) {
         }
       }
     };
+    // --upload: every input's bytes on the host, uploaded again before each run
+    std::map<std::string, std::vector<std::uint8_t>> host_inputs;
+    if (upload)
+      for (const auto& [name, t] : inputs) host_inputs[name] = t.to_bytes();
+    const auto upload_inputs = [&] {
+      for (const auto& [name, b] : host_inputs) {
+        const Tensor& t = inputs[name];
+        inputs[name] = Tensor::from_bytes(dev, b.data(), b.size(), t.shape(), t.dtype());
+      }
+    };
     std::vector<double> times;  // the --bench runs' times, in order
     if (bench > 0) {
       // Warm-up runs, untimed and unprofiled, each as a timed run is (the read-back included).
       const auto w0 = Clock::now();
       for (int i = 0, n = warmup >= 0 ? warmup : std::max(3, bench / 10); i < n || ms_since(w0) < warmup_ms; ++i) {
+        upload_inputs();
         outputs = model.run(inputs);
         if (read_back)
           read_outputs(outputs);
@@ -223,8 +239,10 @@ int main(int argc, char** argv) {
         RunStats st;
         const double c0 = process_cpu_ms();
         t0 = Clock::now();
+        upload_inputs();
+        const auto t_run = Clock::now();
         outputs = model.run(inputs, &st);
-        host += ms_since(t0);
+        host += ms_since(t_run);
         dispatches += st.dispatches;
         barriers += st.barriers;
         if (read_back)
@@ -242,11 +260,13 @@ int main(int argc, char** argv) {
       std::sort(sorted.begin(), sorted.end());
       const auto pct = [&](double p) { return sorted[static_cast<std::size_t>(p * static_cast<double>(bench - 1))]; };
       std::printf(
-          "bench: %d runs%s%s, mean %.3f ms, min %.3f ms, median %.3f ms, p90 %.3f ms, host %.3f ms in run(), process "
+          "bench: %d runs%s%s%s, mean %.3f ms, min %.3f ms, median %.3f ms, p90 %.3f ms, host %.3f ms in run(), "
+          "process "
           "CPU min %.3f ms, %llu dispatches and %llu barriers per run\n",
-          bench, read_back ? " (outputs read back, " : "", read_back ? (read_into + ")").c_str() : "", mean,
-          sorted.front(), pct(0.5), pct(0.9), host / bench, *std::min_element(cpus.begin(), cpus.end()),
-          static_cast<unsigned long long>(dispatches / n), static_cast<unsigned long long>(barriers / n));
+          bench, upload ? " (inputs uploaded)" : "", read_back ? " (outputs read back, " : "",
+          read_back ? (read_into + ")").c_str() : "", mean, sorted.front(), pct(0.5), pct(0.9), host / bench,
+          *std::min_element(cpus.begin(), cpus.end()), static_cast<unsigned long long>(dispatches / n),
+          static_cast<unsigned long long>(barriers / n));
     }
     if (bench > 0 && blocks > 0) {
       std::printf("bench blocks (mean ms of %d blocks of runs, in order):", blocks);
