@@ -150,6 +150,28 @@ inline constexpr std::int64_t kConvTilesMaxOg = 32;
 inline constexpr std::int64_t kWinogradMinC = 32, kWinogradMinO = 64, kWinogradMinPositions = 56 * 56;
 std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
+/// The fused Winograd stage's blocking (glsl/nn/conv_winograd.comp, WG_FUSED): a workgroup per
+/// block of `o` output channels x `p` tiles, x's channels by chunks of `c`, `ro` x `rp` sums per
+/// invocation for one of the T transformed elements. o == 0: not fused (three dispatches).
+struct WinogradFusedBlock {
+  std::int64_t o = 0, p = 0, c = 0, ro = 0, rp = 0;
+  std::int64_t threads_per_t() const { return ro > 0 && rp > 0 ? (o / ro) * (p / rp) : 0; }
+  /// Floats of its shared memory for F(m x m): max(T c (o + p), T o p).
+  std::int64_t shared_floats(std::int64_t m) const;
+  /// The longest loop count of one invocation over C channels (every loop counted).
+  std::uint64_t loops(std::int64_t m, std::int64_t C) const;
+};
+/// The default blocking on GPUs: 16 output channels x 8 tiles, chunks of 8 channels, 4 x 4 sums
+/// per invocation (288 invocations and 27 KiB of shared memory for F(4x4)).
+inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 8, 8, 4, 4};
+/// Whether F(m x m, 3 x 3) of C -> O channels over P tiles runs fused (one dispatch) and with which
+/// blocking: Settings::conv_winograd_fused 0 never, 1 (with Settings::conv_winograd_block where
+/// set, else kWinogradFusedBlock) wherever the blocking fits the device (its invocations, shared
+/// memory and loop limit); -1 (choose): never (three dispatches: the choice is the measured one
+/// below). `o == 0` in the result: not fused.
+WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P,
+                                       const ConvDevice& dev, std::int64_t max_shared_bytes, const Settings& settings);
+
 /// The M that conv2d's plan takes for these operands where it is the Winograd path (a 4-D f32 x
 /// and 3x3 w of one group, bias f32 or undefined, no gradient, plan_conv_winograd); else 0 (another
 /// path, or arguments that conv2d itself rejects: it throws there).
@@ -278,8 +300,11 @@ struct ConvWgradVariant {
 /// size WG_M, the output stage's epilogue and bias. Every operand f32.
 struct ConvWinogradVariant {
   static constexpr const char* kFile = "conv_winograd.comp";
-  static constexpr std::uint32_t kLocal = 64;  ///< invocations per workgroup
-  enum class Stage { weight, input, output };
+  static constexpr std::uint32_t kLocal = 64;  ///< invocations per workgroup (not fused)
+  /// fused (WG_FUSED): the input transform, the T GEMMs and the output transform in one dispatch
+  /// (plan_winograd_fused's blocking `fb`); the input stage's x fields and the output stage's
+  /// epilogue and y fields apply to it.
+  enum class Stage { weight, input, output, fused };
   Stage stage = Stage::input;
   std::int64_t m = 4;                 ///< WG_M
   Activation act = Activation::none;  ///< ACT(x) (output)
@@ -301,7 +326,10 @@ struct ConvWinogradVariant {
   int x_shift = 0;
   /// Y_VEC4 (output, f32 stores): each tile row's 4 outputs one 128-bit store (WG_M 4, OW % 4 == 0).
   bool y_vec4 = false;
+  WinogradFusedBlock fb{};  ///< fused: FB_O, FB_P, FB_C, FR_O, FR_P
   Defines defines() const;
+  /// Invocations per workgroup: kLocal, or the fused stage's T * fb.threads_per_t().
+  std::uint32_t local() const;
   static std::vector<ConvWinogradVariant> space();
 };
 

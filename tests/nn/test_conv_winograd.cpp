@@ -41,15 +41,25 @@ double act_ref(double v, const Epilogue& e) {
   return v * e.scale + e.shift;
 }
 
+// The fused stage (WG_FUSED) forced: 0 not, 1 at the default blocking, 2 at a small one (8 output
+// channels x 4 tiles, chunks of 4 channels: partial blocks and chunks in every case).
+void fuse(ScopedSettings& s, int fused) {
+  s->conv_winograd_fused = fused > 0 ? 1 : 0;
+  if (fused == 2) s->conv_winograd_block_o = 8, s->conv_winograd_block_p = 4, s->conv_winograd_block_c = 4;
+}
+
 // Runs one case with F(m x m, 3 x 3) forced; x, w and bias strided views where `strided`; x a
 // contiguous view at element `offset` of a larger buffer where offset > 0 (a multiple of 4 keeps
 // the input transform's quad loads, X_QUADS, where W % 4 == 0; else its element loads).
-void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset = 0) {
+void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset = 0, int fused = 0,
+                std::uint64_t extra_dispatches = 0) {
   GLT_RNG(rng);
   SCOPED_TRACE("m=" + std::to_string(m) + " x=" + to_string(c.xs) + " O=" + std::to_string(c.O) +
-               (strided ? " strided" : "") + (offset ? " offset " + std::to_string(offset) : ""));
+               (strided ? " strided" : "") + (offset ? " offset " + std::to_string(offset) : "") +
+               (fused ? " fused " + std::to_string(fused) : ""));
   ScopedSettings s;
   s->conv_winograd = static_cast<int>(m);
+  fuse(s, fused);
   const Shape ws{c.O, c.xs[1], 3, 3};
   auto xv = uniform(rng, numel_of(c.xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.O);
   Tensor x = Tensor::from_host(device(), xv, c.xs), w = Tensor::from_host(device(), wv, ws);
@@ -81,7 +91,14 @@ void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset
   std::vector<double> hba(hb);
   for (auto& v : hba) v = std::fabs(v);
   const auto mag = ref_conv(host(xa, c.xs), host(wa, ws), c.bias ? &hba : nullptr, o, os);
+  device().synchronize();
+  const std::uint64_t d0 = device().dispatch_count();
   const Tensor y = conv2d(x, w, c.bias ? b : Tensor(), o, c.epi);
+  // the filters' transform, then the fused stage's one dispatch (a grid split past the device's
+  // workgroup counts: more)
+  if (fused) {
+    EXPECT_EQ(device().dispatch_count() - d0, 2u + extra_dispatches) << "fused";
+  }
   ASSERT_EQ(y.shape(), os);
   const auto yv = y.to_vector();
   const double tol = tolerance(m);
@@ -96,8 +113,8 @@ void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset
       ADD_FAILURE() << "output " << i << ": " << yv[i] << " vs " << want << " (sum |w||x| " << mag[i] << ")";
   }
   EXPECT_EQ(bad, 0u);
-  std::printf("[ winograd ] F(%lldx%lld,3x3) x %s O %lld: worst |y - ref| / sum|w||x| = %.3g (tolerance %.0e)\n",
-              static_cast<long long>(m), static_cast<long long>(m), to_string(c.xs).c_str(),
+  std::printf("[ winograd ] F(%lldx%lld,3x3)%s x %s O %lld: worst |y - ref| / sum|w||x| = %.3g (tolerance %.0e)\n",
+              static_cast<long long>(m), static_cast<long long>(m), fused ? " fused" : "", to_string(c.xs).c_str(),
               static_cast<long long>(c.O), worst, tol);
 }
 
@@ -169,10 +186,28 @@ TEST(ConvWinograd, QuadLoadsMatchElementLoads) {
   }
 }
 
-// Grids split over several dispatches: tiles (x) and channels (y) past a 3-workgroup limit.
+// Grids split over several dispatches: tiles (x) and channels (y) past a 3-workgroup limit (the
+// fused stage: tile blocks (x) and channel blocks (y)).
 TEST(ConvWinograd, MoreWorkgroupsThanOneDispatch) {
   ScopedDispatchLimit limit(3);
   for (std::int64_t m : {2, 4}) check_case({{2, 5, 37, 41}, 6, {1, 1, 1, 1}, true, Epilogue()}, m, false);
+  // fused, 8 x 4 blocks: m 4, 2 x 5 x 6 tiles in 15 x 3 blocks (5 dispatches); m 2, 2 x 9 x 11 tiles in 50 x 3 (17)
+  for (std::int64_t m : {2, 4})
+    check_case({{2, 5, 17, 21}, 19, {1, 1, 1, 1}, true, Epilogue()}, m, false, 0, 2, m == 4 ? 4 : 16);
+}
+
+// The fused stage (one dispatch: input transform, the T products and output transform per block
+// of output channels x tiles) at its default blocking and a small one: every case against float64,
+// strided operands, x at offsets (quad and element loads), channel counts past several chunks
+// and blocks (C 70 -> O 66, C 37 -> O 29 at the small blocking: 10 chunks, 4 channel blocks).
+TEST(ConvWinograd, FusedMatchesFloat64) {
+  for (int fused : {1, 2})
+    for (std::int64_t m : {2, 4}) {
+      for (const Case& c : kCases) check_case(c, m, false, 0, fused);
+      check_case(kCases[0], m, true, 0, fused), check_case(kCases[3], m, true, 0, fused);
+      for (std::int64_t offset : {8, 3}) check_case(kCases[6], m, false, offset, fused);
+      check_case({{1, 37, 10, 12}, 29, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, m, false, 0, fused);
+    }
 }
 
 // NaN and infinities in x: every output the reference makes non-finite is non-finite (NaN or
@@ -180,50 +215,52 @@ TEST(ConvWinograd, MoreWorkgroupsThanOneDispatch) {
 // M x M outputs NaN too (inf - inf, 0 * inf; as cuDNN's Winograd), never an output of another
 // tile; finite outputs are within 1e-3 of the reference.
 TEST(ConvWinograd, NanAndInfinity) {
-  for (std::int64_t m : {2, 4}) {
-    GLT_RNG(rng);
-    SCOPED_TRACE("m=" + std::to_string(m));
-    ScopedSettings s;
-    s->conv_winograd = static_cast<int>(m);
-    const Shape xs{1, 3, 10, 9}, ws{4, 3, 3, 3};
-    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
-    xv[1 * 90 + 2 * 9 + 3] = std::nanf("");
-    xv[2 * 90 + 8 * 9 + 8] = std::numeric_limits<float>::infinity();  // the last element
-    xv[0 * 90 + 9 * 9 + 0] = -std::numeric_limits<float>::infinity();
-    Conv2dOptions o = Conv2dOptions::pad(1);
-    Shape os;
-    const auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, o, os);
-    const auto yv =
-        conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o).to_vector();
-    const std::int64_t OH = os[2], OW = os[3];
-    // Whether the input tile of output (oh, ow) holds a non-finite x of any channel.
-    const auto tile_bad = [&](std::int64_t oh, std::int64_t ow) {
-      const std::int64_t h0 = oh / m * m - 1, w0 = ow / m * m - 1;
-      for (std::int64_t c = 0; c < 3; ++c)
-        for (std::int64_t h = std::max<std::int64_t>(h0, 0); h < std::min<std::int64_t>(h0 + m + 2, 10); ++h)
-          for (std::int64_t w = std::max<std::int64_t>(w0, 0); w < std::min<std::int64_t>(w0 + m + 2, 9); ++w)
-            if (!std::isfinite(xv[static_cast<std::size_t>((c * 10 + h) * 9 + w)])) return true;
-      return false;
-    };
-    int nonfinite = 0, spread = 0;
-    for (std::int64_t oc = 0; oc < 4; ++oc)
-      for (std::int64_t oh = 0; oh < OH; ++oh)
-        for (std::int64_t ow = 0; ow < OW; ++ow) {
-          const std::size_t i = static_cast<std::size_t>((oc * OH + oh) * OW + ow);
-          if (!std::isfinite(ref[i])) {
-            EXPECT_FALSE(std::isfinite(yv[i])) << "output " << i << " of reference " << ref[i];
-            ++nonfinite;
-          } else if (std::isfinite(yv[i])) {
-            EXPECT_NEAR(yv[i], ref[i], 1e-3) << "output " << i;
-          } else {
-            EXPECT_TRUE(tile_bad(oh, ow)) << "output " << i << " non-finite outside the tiles of non-finite inputs";
-            ++spread;
+  for (int fused : {0, 1})
+    for (std::int64_t m : {2, 4}) {
+      GLT_RNG(rng);
+      SCOPED_TRACE("m=" + std::to_string(m) + (fused ? " fused" : ""));
+      ScopedSettings s;
+      s->conv_winograd = static_cast<int>(m);
+      fuse(s, fused);
+      const Shape xs{1, 3, 10, 9}, ws{4, 3, 3, 3};
+      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+      xv[1 * 90 + 2 * 9 + 3] = std::nanf("");
+      xv[2 * 90 + 8 * 9 + 8] = std::numeric_limits<float>::infinity();  // the last element
+      xv[0 * 90 + 9 * 9 + 0] = -std::numeric_limits<float>::infinity();
+      Conv2dOptions o = Conv2dOptions::pad(1);
+      Shape os;
+      const auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, o, os);
+      const auto yv =
+          conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o).to_vector();
+      const std::int64_t OH = os[2], OW = os[3];
+      // Whether the input tile of output (oh, ow) holds a non-finite x of any channel.
+      const auto tile_bad = [&](std::int64_t oh, std::int64_t ow) {
+        const std::int64_t h0 = oh / m * m - 1, w0 = ow / m * m - 1;
+        for (std::int64_t c = 0; c < 3; ++c)
+          for (std::int64_t h = std::max<std::int64_t>(h0, 0); h < std::min<std::int64_t>(h0 + m + 2, 10); ++h)
+            for (std::int64_t w = std::max<std::int64_t>(w0, 0); w < std::min<std::int64_t>(w0 + m + 2, 9); ++w)
+              if (!std::isfinite(xv[static_cast<std::size_t>((c * 10 + h) * 9 + w)])) return true;
+        return false;
+      };
+      int nonfinite = 0, spread = 0;
+      for (std::int64_t oc = 0; oc < 4; ++oc)
+        for (std::int64_t oh = 0; oh < OH; ++oh)
+          for (std::int64_t ow = 0; ow < OW; ++ow) {
+            const std::size_t i = static_cast<std::size_t>((oc * OH + oh) * OW + ow);
+            if (!std::isfinite(ref[i])) {
+              EXPECT_FALSE(std::isfinite(yv[i])) << "output " << i << " of reference " << ref[i];
+              ++nonfinite;
+            } else if (std::isfinite(yv[i])) {
+              EXPECT_NEAR(yv[i], ref[i], 1e-3) << "output " << i;
+            } else {
+              EXPECT_TRUE(tile_bad(oh, ow)) << "output " << i << " non-finite outside the tiles of non-finite inputs";
+              ++spread;
+            }
           }
-        }
-    EXPECT_GT(nonfinite, 0);
-    std::printf("[ winograd ] F(%lldx%lld,3x3): %d outputs non-finite as the reference's, %d more in their tiles\n",
-                static_cast<long long>(m), static_cast<long long>(m), nonfinite, spread);
-  }
+      EXPECT_GT(nonfinite, 0);
+      std::printf("[ winograd ] F(%lldx%lld,3x3): %d outputs non-finite as the reference's, %d more in their tiles\n",
+                  static_cast<long long>(m), static_cast<long long>(m), nonfinite, spread);
+    }
 }
 
 // The model runtime: Conv + Relu of a constant weight (its filters' transform made at the first
@@ -231,10 +268,12 @@ TEST(ConvWinograd, NanAndInfinity) {
 // epilogue, fuse_conv_affine, in the output transform) and a Conv of a weight that is a graph input
 // (made per run), against the float64 reference, in two runs; replayed (ModelOptions::replay),
 // three runs with the same values.
-TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
+void model_conv_keeps_filters(int fused) {
   GLT_RNG(rng);
+  SCOPED_TRACE(fused ? "fused" : "three stages");
   ScopedSettings s;
   s->conv_winograd = 4;
+  fuse(s, fused);
   const Shape xs{2, 8, 11, 13}, ws{12, 8, 3, 3};
   auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 12);
   auto w2v = uniform(rng, numel_of(ws));
@@ -290,6 +329,9 @@ TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
   }
 }
 
+TEST(ConvWinograd, ModelConvKeepsConstantFilters) { model_conv_keeps_filters(0); }
+TEST(ConvWinograd, FusedModelConvKeepsConstantFilters) { model_conv_keeps_filters(2); }
+
 // The QDQ pattern through Winograd (the model runtime's QConv: conv2d_winograd_quant): a chain of
 // two 3x3 convs with ReLU, x's QuantizeLinear fused into the first (XQIN: f32 x quantized and
 // dequantized in the input transform), its 8-bit output (uint8, or int8 with a negative zero
@@ -343,11 +385,12 @@ TEST(ConvWinograd, QdqConvChain) {
       std::uniform_int_distribution<int> tie(-100, 100);
       for (std::size_t i = 0; i < xv.size(); i += 2) xv[i] = static_cast<float>((tie(rng) + 0.5) * 0.02);
       const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
-      std::vector<float> got[2];
-      std::uint64_t dispatches[2];
-      for (int wino : {0, 1}) {
+      std::vector<float> got[3];
+      std::uint64_t dispatches[3];
+      for (int wino : {0, 1, 2}) {  // the integer path, Winograd, Winograd fused
         ScopedSettings s;
         s->conv_winograd = wino ? 4 : 0;
+        fuse(s, wino == 2 ? 2 : 0);
         Model mod = Model::load(device(), path);
         mod.run({{"x", x}});
         device().synchronize();
@@ -358,10 +401,19 @@ TEST(ConvWinograd, QdqConvChain) {
       // W = 13: the first conv's 8-bit output has OW % 4 != 0 (its integer path); the last's is float32
       if (W == 12) {
         EXPECT_EQ(dispatches[1], 6u) << "integer path: " << dispatches[0];
-      } else {  // the first conv's integer dispatches (fewer than both convs'), the second's 3
+        EXPECT_EQ(dispatches[2], 2u) << "fused";
+      } else {  // the first conv's integer dispatches (fewer than both convs'), the second's 3 (fused: 1)
         EXPECT_GT(dispatches[1], 3u) << "integer path: " << dispatches[0];
         EXPECT_LT(dispatches[1] - 3u, dispatches[0]) << "integer path: " << dispatches[0];
+        EXPECT_EQ(dispatches[2] + 2u, dispatches[1]) << "fused";
       }
+      ASSERT_EQ(got[2].size(), got[1].size());
+      int fused_equal = 0;
+      for (std::size_t i = 0; i < got[1].size(); ++i) {
+        ASSERT_LE(std::fabs(got[2][i] - got[0][i]), 0.0601f) << "fused " << i;
+        fused_equal += got[2][i] == got[0][i];
+      }
+      EXPECT_GT(fused_equal, static_cast<int>(got[0].size()) * 9 / 10);
       ASSERT_EQ(got[1].size(), got[0].size());
       int nonzero = 0, equal = 0;
       for (std::size_t i = 0; i < got[0].size(); ++i) {
