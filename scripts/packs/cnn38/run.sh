@@ -38,7 +38,7 @@ for name in $CASES; do
 done
 step "GPU ms per run, fused blockings OxPxC (default 16x8x8)"
 for name in f32_cnn_32_64_64_128_56 f32_cnn_32_64_64_128_112 f32_cnn_64_128_128_256_256_56; do
-  for b in ${C38_BLOCKS:-8x8x8 16x16x8 32x8x8 8x16x8 16x4x8 16x8x4 32x16x4}; do
+  for b in ${C38_BLOCKS:-8x8x8 8x4x8 16x16x8 32x8x8 8x16x8 16x4x8 16x8x4 8x8x16}; do
     [ "$SECONDS" -gt 100 ] && break
     prof "$name" "$b" "$H/bin/gltensor-run" $FUSED="$b"
   done
