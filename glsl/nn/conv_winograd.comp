@@ -306,6 +306,49 @@ void output_tile(float m[T], uint o, uint p) {
 #define FB_SIZE (T * FB_C * (FB_O + FB_P) > T * FB_O * FB_P ? T * FB_C * (FB_O + FB_P) : T * FB_O * FB_P)
 shared float fs[FB_SIZE];
 uniform uint u_u_off;  // U's offset (operand 2)
+// A chunk's loads in registers (fused_fetch), then transformed and stored into shared memory
+// (fused_stage): FB_TPT input tiles (c, tile) and FB_UPT filter values of U per invocation. With
+// FB_PREFETCH the next chunk's loads are issued before this chunk's sums, so that their latency
+// passes under them.
+#define FB_TPT ((FB_C * FB_P + int(LOCAL_X) - 1) / int(LOCAL_X))
+#define FB_UPT ((T * FB_C * FB_O + int(LOCAL_X) - 1) / int(LOCAL_X))
+float fd[FB_TPT * T];
+float fu[FB_UPT];
+void fused_fetch(uint p0, uint o0, uint c0) {
+  uint lid = gl_LocalInvocationIndex;
+  for (int k = 0; k < FB_TPT; ++k) {
+    uint e = lid + uint(k) * LOCAL_X, c = e / uint(FB_P), pl = e - c * uint(FB_P);
+    float d[T];
+    for (int t = 0; t < T; ++t) d[t] = 0.0;
+    if (e < uint(FB_C * FB_P) && p0 + pl < u_P && c0 + c < u_C) input_tile(p0 + pl, c0 + c, d);
+    for (int t = 0; t < T; ++t) fd[k * T + t] = d[t];
+  }
+  // U [T, O, C] at u_u_off: (t, o, c) of e = (t * FB_O + o) * FB_C + c, 0 past O or C
+  for (int k = 0; k < FB_UPT; ++k) {
+    uint e = lid + uint(k) * LOCAL_X, c = e % uint(FB_C), r = e / uint(FB_C), o = r % uint(FB_O), t = r / uint(FB_O);
+    bool in_u = e < uint(T * FB_C * FB_O) && o0 + o < u_O && c0 + c < u_C;
+    float u = float(load2(u_u_off + (in_u ? (t * u_O + o0 + o) * u_C + c0 + c : 0u)));
+    fu[k] = in_u ? u : 0.0;
+  }
+}
+// V of the chunk's channels and the block's tiles at fs[FB_V + (t * FB_C + c) * FB_P + pl], U of
+// the block's output channels and the chunk's channels at fs[(t * FB_C + c) * FB_O + o].
+void fused_stage() {
+  uint lid = gl_LocalInvocationIndex;
+  for (int k = 0; k < FB_TPT; ++k) {
+    uint e = lid + uint(k) * LOCAL_X, c = e / uint(FB_P), pl = e - c * uint(FB_P);
+    if (e >= uint(FB_C * FB_P)) break;
+    float d[T], v[T];
+    for (int t = 0; t < T; ++t) d[t] = fd[k * T + t];
+    input_transform(d, v);
+    for (int t = 0; t < T; ++t) fs[FB_V + (uint(t) * uint(FB_C) + c) * uint(FB_P) + pl] = v[t];
+  }
+  for (int k = 0; k < FB_UPT; ++k) {
+    uint e = lid + uint(k) * LOCAL_X, c = e % uint(FB_C), r = e / uint(FB_C), o = r % uint(FB_O), t = r / uint(FB_O);
+    if (e >= uint(T * FB_C * FB_O)) break;
+    fs[(t * uint(FB_C) + c) * uint(FB_O) + o] = fu[k];
+  }
+}
 #endif
 void main() {
 #if defined(WG_WEIGHT)
@@ -349,25 +392,16 @@ void main() {
   uint ua = gt * uint(FB_C) * uint(FB_O) + og * uint(FR_O), va = FB_V + gt * uint(FB_C) * uint(FB_P) + pg * uint(FR_P);
   float acc[FR_O * FR_P];
   for (int i = 0; i < FR_O * FR_P; ++i) acc[i] = 0.0;
+  fused_fetch(p0, o0, 0u);
   for (uint c0 = 0u; LOOP(c0 < u_C); c0 += uint(FB_C)) {
-    // V of the chunk's channels and the block's tiles: fs[FB_V + (t * FB_C + c) * FB_P + pl]
-    for (uint e = lid; e < uint(FB_C * FB_P); e += uint(LOCAL_X)) {
-      uint c = e / uint(FB_P), pl = e - c * uint(FB_P);
-      float d[T], v[T];
-      for (int t = 0; t < T; ++t) d[t] = 0.0;
-      if (p0 + pl < u_P && c0 + c < u_C) input_tile(p0 + pl, c0 + c, d);
-      input_transform(d, v);
-      for (int t = 0; t < T; ++t) fs[FB_V + (uint(t) * uint(FB_C) + c) * uint(FB_P) + pl] = v[t];
-    }
-    // U of the block's output channels and the chunk's channels: fs[(t * FB_C + c) * FB_O + o], 0
-    // past O or C (U [T, O, C] at u_u_off)
-    for (uint e = lid; e < uint(T * FB_C * FB_O); e += uint(LOCAL_X)) {
-      uint c = e % uint(FB_C), r = e / uint(FB_C), o = r % uint(FB_O), t = r / uint(FB_O);
-      bool in_u = o0 + o < u_O && c0 + c < u_C;
-      float u = float(load2(u_u_off + (in_u ? (t * u_O + o0 + o) * u_C + c0 + c : 0u)));
-      fs[(t * uint(FB_C) + c) * uint(FB_O) + o] = in_u ? u : 0.0;
-    }
+#ifndef FB_PREFETCH
+    if (c0 > 0u) fused_fetch(p0, o0, c0);
+#endif
+    fused_stage();
     workgroup_sync();
+#ifdef FB_PREFETCH
+    if (c0 + uint(FB_C) < u_C) fused_fetch(p0, o0, c0 + uint(FB_C));  // the next chunk's loads under these sums
+#endif
     for (int c = 0; c < FB_C; ++c) {
       float a[FR_O], b[FR_P];
       for (int i = 0; i < FR_O; ++i) a[i] = fs[ua + uint(c * FB_O + i)];

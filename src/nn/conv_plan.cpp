@@ -98,6 +98,7 @@ WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int6
   if (settings.conv_winograd_block_o > 0) b.o = settings.conv_winograd_block_o;
   if (settings.conv_winograd_block_p > 0) b.p = settings.conv_winograd_block_p;
   if (settings.conv_winograd_block_c > 0) b.c = settings.conv_winograd_block_c;
+  if (settings.conv_winograd_block_f >= 0) b.prefetch = settings.conv_winograd_block_f == 1;
   b.ro = std::min<std::int64_t>(4, b.o), b.rp = std::min<std::int64_t>(4, b.p);
   const std::int64_t T = (m + 2) * (m + 2), local = T * b.threads_per_t();
   const bool fits = local <= dev.max_local && b.shared_floats(m) * 4 <= max_shared_bytes &&
@@ -443,7 +444,7 @@ Defines ConvWinogradVariant::defines() const {
   };
   if (stage == Stage::fused) {
     d.flag("WG_FUSED").value("FB_O", fb.o).value("FB_P", fb.p).value("FB_C", fb.c);
-    d.value("FR_O", fb.ro).value("FR_P", fb.rp);
+    d.value("FR_O", fb.ro).value("FR_P", fb.rp).flag("FB_PREFETCH", fb.prefetch);
     y_defines();
     x_defines();
     d.operand(2, DType::f32, CT::f32, false);
@@ -505,7 +506,7 @@ std::vector<ConvWinogradVariant> ConvWinogradVariant::space() {
     ConvWinogradVariant f{Stage::fused, m, Activation::relu, false, true};
     f.fb = kWinogradFusedBlock;
     out.push_back(f);
-    f.fb = {8, 4, 4, 4, 4}, f.bias = false, f.act = Activation::clip, f.affine = true;
+    f.fb = {8, 4, 4, 4, 4, false}, f.bias = false, f.act = Activation::clip, f.affine = true;
     out.push_back(f);
   }
   ConvWinogradVariant f{Stage::fused, 4, Activation::relu, false, true};

@@ -152,9 +152,11 @@ std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, c
 
 /// The fused Winograd stage's blocking (glsl/nn/conv_winograd.comp, WG_FUSED): a workgroup per
 /// block of `o` output channels x `p` tiles, x's channels by chunks of `c`, `ro` x `rp` sums per
-/// invocation for one of the T transformed elements. o == 0: not fused (three dispatches).
+/// invocation for one of the T transformed elements; `prefetch` (FB_PREFETCH): the next chunk's
+/// loads issued before this chunk's sums. o == 0: not fused (three dispatches).
 struct WinogradFusedBlock {
   std::int64_t o = 0, p = 0, c = 0, ro = 0, rp = 0;
+  bool prefetch = false;
   std::int64_t threads_per_t() const { return ro > 0 && rp > 0 ? (o / ro) * (p / rp) : 0; }
   /// Floats of its shared memory for F(m x m): max(T c (o + p), T o p).
   std::int64_t shared_floats(std::int64_t m) const;
@@ -162,8 +164,8 @@ struct WinogradFusedBlock {
   std::uint64_t loops(std::int64_t m, std::int64_t C) const;
 };
 /// The default blocking on GPUs: 16 output channels x 8 tiles, chunks of 8 channels, 4 x 4 sums
-/// per invocation (288 invocations and 27 KiB of shared memory for F(4x4)).
-inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 8, 8, 4, 4};
+/// per invocation (288 invocations and 27 KiB of shared memory for F(4x4)), prefetched.
+inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 8, 8, 4, 4, true};
 /// Whether F(m x m, 3 x 3) of C -> O channels over P tiles runs fused (one dispatch) and with which
 /// blocking: Settings::conv_winograd_fused 0 never, 1 (with Settings::conv_winograd_block where
 /// set, else kWinogradFusedBlock) wherever the blocking fits the device (its invocations, shared

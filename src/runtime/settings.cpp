@@ -232,14 +232,16 @@ Settings Settings::from_env() {
     if (parts.size() == 1) {
       ok = ok && (parts[0] == 0 || parts[0] == 1) && t.size() == 1;
     } else {
-      ok = ok && parts.size() <= 3 && pow2(parts[0]) && pow2(parts[1]) && (parts.size() < 3 || pow2(parts[2]));
+      ok = ok && parts.size() <= 4 && pow2(parts[0]) && pow2(parts[1]) && (parts.size() < 3 || pow2(parts[2])) &&
+           (parts.size() < 4 || parts[3] <= 1);
     }
     if (!ok)
       throw ValueError("gltensor: GLTENSOR_CONV_WINOGRAD_FUSED=\"" + t +
-                       "\" is not 0, 1, OxP or OxPxC (powers of 2 up to 64, e.g. 16x8x8)");
+                       "\" is not 0, 1, OxP, OxPxC or OxPxCxF (powers of 2 up to 64, F 0 or 1, e.g. 16x8x8x1)");
     s.conv_winograd_fused = parts.size() == 1 ? parts[0] : 1;
     if (parts.size() > 1) s.conv_winograd_block_o = parts[0], s.conv_winograd_block_p = parts[1];
     if (parts.size() > 2) s.conv_winograd_block_c = parts[2];
+    if (parts.size() > 3) s.conv_winograd_block_f = parts[3];
   }
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   if (const std::string t = env("GLTENSOR_RNN_REGS"); !t.empty()) {

@@ -41,11 +41,13 @@ double act_ref(double v, const Epilogue& e) {
   return v * e.scale + e.shift;
 }
 
-// The fused stage (WG_FUSED) forced: 0 not, 1 at the default blocking, 2 at a small one (8 output
-// channels x 4 tiles, chunks of 4 channels: partial blocks and chunks in every case).
+// The fused stage (WG_FUSED) forced: 0 not, 1 at the default blocking (prefetched), 2 and 3 at a
+// small one (8 output channels x 4 tiles, chunks of 4 channels: partial blocks and chunks in every
+// case), not prefetched (2) and prefetched (3).
 void fuse(ScopedSettings& s, int fused) {
   s->conv_winograd_fused = fused > 0 ? 1 : 0;
-  if (fused == 2) s->conv_winograd_block_o = 8, s->conv_winograd_block_p = 4, s->conv_winograd_block_c = 4;
+  if (fused >= 2) s->conv_winograd_block_o = 8, s->conv_winograd_block_p = 4, s->conv_winograd_block_c = 4;
+  if (fused >= 2) s->conv_winograd_block_f = fused == 3 ? 1 : 0;
 }
 
 // Runs one case with F(m x m, 3 x 3) forced; x, w and bias strided views where `strided`; x a
@@ -191,23 +193,22 @@ TEST(ConvWinograd, QuadLoadsMatchElementLoads) {
 TEST(ConvWinograd, MoreWorkgroupsThanOneDispatch) {
   ScopedDispatchLimit limit(3);
   for (std::int64_t m : {2, 4}) check_case({{2, 5, 37, 41}, 6, {1, 1, 1, 1}, true, Epilogue()}, m, false);
-  // fused, 8 x 4 blocks: m 4, 2 x 5 x 6 tiles in 15 x 3 blocks (5 dispatches); m 2, 2 x 9 x 11 tiles in 50 x 3 (17)
-  for (std::int64_t m : {2, 4})
-    check_case({{2, 5, 17, 21}, 19, {1, 1, 1, 1}, true, Epilogue()}, m, false, 0, 2, m == 4 ? 4 : 16);
+  // fused, 8 x 4 blocks: 2 x 5 x 6 tiles in 15 x 3 blocks (5 dispatches)
+  check_case({{2, 5, 17, 21}, 19, {1, 1, 1, 1}, true, Epilogue()}, 4, false, 0, 2, 4);
 }
 
 // The fused stage (one dispatch: input transform, the T products and output transform per block
-// of output channels x tiles) at its default blocking and a small one: every case against float64,
+// of output channels x tiles) at its default blocking and a small one, prefetched or not: every case against float64,
 // strided operands, x at offsets (quad and element loads), channel counts past several chunks
 // and blocks (C 70 -> O 66, C 37 -> O 29 at the small blocking: 10 chunks, 4 channel blocks).
 TEST(ConvWinograd, FusedMatchesFloat64) {
-  for (int fused : {1, 2})
-    for (std::int64_t m : {2, 4}) {
-      for (const Case& c : kCases) check_case(c, m, false, 0, fused);
-      check_case(kCases[0], m, true, 0, fused), check_case(kCases[3], m, true, 0, fused);
-      for (std::int64_t offset : {8, 3}) check_case(kCases[6], m, false, offset, fused);
-      check_case({{1, 37, 10, 12}, 29, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, m, false, 0, fused);
-    }
+  // F(4x4) at the default blocking: every case; F(2x2) at the small one, prefetched; the small one
+  // at F(4x4) prefetched and not (each form's programs a compile on llvmpipe: kept few)
+  for (const Case& c : kCases) check_case(c, 4, false, 0, 1);
+  check_case(kCases[3], 4, true, 0, 1), check_case(kCases[6], 4, false, 3, 1);
+  check_case(kCases[0], 2, true, 0, 3);
+  for (int fused : {1, 3, 2})
+    check_case({{1, 37, 10, 12}, 29, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, fused);
 }
 
 // NaN and infinities in x: every output the reference makes non-finite is non-finite (NaN or
@@ -217,6 +218,7 @@ TEST(ConvWinograd, FusedMatchesFloat64) {
 TEST(ConvWinograd, NanAndInfinity) {
   for (int fused : {0, 1})
     for (std::int64_t m : {2, 4}) {
+      if (fused && m == 2) continue;  // F(4x4) only
       GLT_RNG(rng);
       SCOPED_TRACE("m=" + std::to_string(m) + (fused ? " fused" : ""));
       ScopedSettings s;
@@ -330,7 +332,7 @@ void model_conv_keeps_filters(int fused) {
 }
 
 TEST(ConvWinograd, ModelConvKeepsConstantFilters) { model_conv_keeps_filters(0); }
-TEST(ConvWinograd, FusedModelConvKeepsConstantFilters) { model_conv_keeps_filters(2); }
+TEST(ConvWinograd, FusedModelConvKeepsConstantFilters) { model_conv_keeps_filters(1); }
 
 // The QDQ pattern through Winograd (the model runtime's QConv: conv2d_winograd_quant): a chain of
 // two 3x3 convs with ReLU, x's QuantizeLinear fused into the first (XQIN: f32 x quantized and
@@ -387,7 +389,8 @@ TEST(ConvWinograd, QdqConvChain) {
       const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
       std::vector<float> got[3];
       std::uint64_t dispatches[3];
-      for (int wino : {0, 1, 2}) {  // the integer path, Winograd, Winograd fused
+      for (int wino : {0, 1, 2}) {  // the integer path, Winograd, Winograd fused (W 12 only)
+        if (wino == 2 && W != 12) continue;
         ScopedSettings s;
         s->conv_winograd = wino ? 4 : 0;
         fuse(s, wino == 2 ? 2 : 0);
@@ -402,18 +405,19 @@ TEST(ConvWinograd, QdqConvChain) {
       if (W == 12) {
         EXPECT_EQ(dispatches[1], 6u) << "integer path: " << dispatches[0];
         EXPECT_EQ(dispatches[2], 2u) << "fused";
-      } else {  // the first conv's integer dispatches (fewer than both convs'), the second's 3 (fused: 1)
+      } else {  // the first conv's integer dispatches (fewer than both convs'), the second's 3
         EXPECT_GT(dispatches[1], 3u) << "integer path: " << dispatches[0];
         EXPECT_LT(dispatches[1] - 3u, dispatches[0]) << "integer path: " << dispatches[0];
-        EXPECT_EQ(dispatches[2] + 2u, dispatches[1]) << "fused";
       }
-      ASSERT_EQ(got[2].size(), got[1].size());
-      int fused_equal = 0;
-      for (std::size_t i = 0; i < got[1].size(); ++i) {
-        ASSERT_LE(std::fabs(got[2][i] - got[0][i]), 0.0601f) << "fused " << i;
-        fused_equal += got[2][i] == got[0][i];
+      if (W == 12) {
+        ASSERT_EQ(got[2].size(), got[1].size());
+        int fused_equal = 0;
+        for (std::size_t i = 0; i < got[1].size(); ++i) {
+          ASSERT_LE(std::fabs(got[2][i] - got[0][i]), 0.0601f) << "fused " << i;
+          fused_equal += got[2][i] == got[0][i];
+        }
+        EXPECT_GT(fused_equal, static_cast<int>(got[0].size()) * 9 / 10);
       }
-      EXPECT_GT(fused_equal, static_cast<int>(got[0].size()) * 9 / 10);
       ASSERT_EQ(got[1].size(), got[0].size());
       int nonzero = 0, equal = 0;
       for (std::size_t i = 0; i < got[0].size(); ++i) {
