@@ -482,3 +482,39 @@ TEST(ConvWinograd, Plan) {
   s.conv_winograd = -1, s.conv = ConvSetting::im2col;
   EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), gpu, s), 0) << "GLTENSOR_CONV=im2col";
 }
+
+// plan_winograd_fused: forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default blocking or the
+// setting's, where its invocations, shared memory and loop fit the device; never with 0.
+TEST(ConvWinograd, PlanFused) {
+  using namespace gltensor::detail;
+  const ConvDevice gpu{false, 0, std::int64_t{1} << 31, 0, 1024}, sw{true, 65535, std::int64_t{128} << 20, 0, 1024};
+  const ConvDevice small_groups{false, 0, std::int64_t{1} << 31, 0, 256};
+  Settings s;
+  s.conv_winograd_fused = 1;
+  const WinogradFusedBlock b = plan_winograd_fused(4, 64, 128, 196, gpu, 49152, s);
+  EXPECT_EQ(b.o, 16);
+  EXPECT_EQ(b.p, 8);
+  EXPECT_EQ(b.c, 8);
+  EXPECT_EQ(b.ro, 4);
+  EXPECT_EQ(b.rp, 4);
+  EXPECT_TRUE(b.prefetch);
+  ConvWinogradVariant v{ConvWinogradVariant::Stage::fused, 4};
+  v.fb = b;
+  EXPECT_EQ(v.local(), 288u);
+  EXPECT_EQ(b.shared_floats(4), 36 * 8 * 24) << "U and V's chunks: more than M's 36 x 16 x 8";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, gpu, 16384, s).o, 0) << "27 KiB of shared memory past 16";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, small_groups, 49152, s).o, 0) << "288 invocations past 256";
+  EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, small_groups, 49152, s).o, 16) << "F(2x2): 128 invocations";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, sw, 32768, s).o, 16) << "forced on llvmpipe";
+  EXPECT_EQ(plan_winograd_fused(4, 4096, 128, 196, sw, 32768, s).o, 0) << "512 chunks past the loop limit";
+  s.conv_winograd_block_o = 8, s.conv_winograd_block_p = 2, s.conv_winograd_block_c = 16, s.conv_winograd_block_f = 0;
+  const WinogradFusedBlock b2 = plan_winograd_fused(4, 64, 128, 196, gpu, 49152, s);
+  EXPECT_EQ(b2.o, 8);
+  EXPECT_EQ(b2.p, 2);
+  EXPECT_EQ(b2.c, 16);
+  EXPECT_EQ(b2.ro, 4);
+  EXPECT_EQ(b2.rp, 2);
+  EXPECT_FALSE(b2.prefetch);
+  s.conv_winograd_fused = 0;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, gpu, 49152, s).o, 0) << "GLTENSOR_CONV_WINOGRAD_FUSED=0";
+}
