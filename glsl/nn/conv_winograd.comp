@@ -44,6 +44,11 @@
 // rounds more than the direct sum (tests/nn/test_conv_winograd.cpp: the tolerance relative to
 // sum |w| |x|).
 layout(local_size_x = LOCAL_X) in;
+// The fused stage's loops of constant trips unrolled (NVIDIA's pragma, as matmul_warp.comp): its
+// register arrays (the chunk's loads, the sums, the tiles) indexed by constants only.
+#ifdef WG_FUSED
+#pragma optionNV(unroll all)
+#endif
 
 #define ALPHA (WG_M + 2)
 #define T (ALPHA * ALPHA)

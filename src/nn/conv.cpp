@@ -527,7 +527,7 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
   WinogradParams params{g, O, m};
   params.bias = &bias, params.epi = q ? nullptr : &epi, params.q = q;
   const WinogradFusedBlock fb =
-      plan_winograd_fused(m, g.C, O, P, conv_device(dev), dev.caps().max_shared_memory, settings());
+      plan_winograd_fused(m, g.C, O, P, q != nullptr, conv_device(dev), dev.caps().max_shared_memory, settings());
   if (fb.o > 0) {
     // One dispatch: the output stage's variant with the input stage's x (WG_FUSED).
     V fused = out;

@@ -91,19 +91,28 @@ std::uint64_t WinogradFusedBlock::loops(std::int64_t m, std::int64_t C) const {
   return uo * up + chunks * chunk + out;
 }
 
-WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P,
+WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P, bool quant,
                                        const ConvDevice& dev, std::int64_t max_shared_bytes, const Settings& settings) {
-  if (settings.conv_winograd_fused != 1 || m <= 0 || C <= 0 || O <= 0 || P <= 0) return {};
+  if (settings.conv_winograd_fused == 0 || m <= 0 || C <= 0 || O <= 0 || P <= 0) return {};
+  if (settings.conv_winograd_fused < 0 &&
+      (dev.software || quant || m != 4 || P > kWinogradFusedMaxTiles || C * O > kWinogradFusedMaxCO))
+    return {};
   WinogradFusedBlock b = kWinogradFusedBlock;
+  const bool set = settings.conv_winograd_block_o > 0 || settings.conv_winograd_block_p > 0;
   if (settings.conv_winograd_block_o > 0) b.o = settings.conv_winograd_block_o;
   if (settings.conv_winograd_block_p > 0) b.p = settings.conv_winograd_block_p;
   if (settings.conv_winograd_block_c > 0) b.c = settings.conv_winograd_block_c;
   if (settings.conv_winograd_block_f >= 0) b.prefetch = settings.conv_winograd_block_f == 1;
-  b.ro = std::min<std::int64_t>(4, b.o), b.rp = std::min<std::int64_t>(4, b.p);
-  const std::int64_t T = (m + 2) * (m + 2), local = T * b.threads_per_t();
-  const bool fits = local <= dev.max_local && b.shared_floats(m) * 4 <= max_shared_bytes &&
-                    (dev.loop_limit == 0 || b.loops(m, C) <= dev.loop_limit);
-  return fits ? b : WinogradFusedBlock{};
+  const std::int64_t T = (m + 2) * (m + 2);
+  // The default's tiles, then its channels, halved (down to 4) until the blocking fits the device.
+  for (;;) {
+    b.ro = std::min<std::int64_t>(4, b.o), b.rp = std::min<std::int64_t>(4, b.p);
+    if (T * b.threads_per_t() <= dev.max_local && b.shared_floats(m) * 4 <= max_shared_bytes &&
+        (dev.loop_limit == 0 || b.loops(m, C) <= dev.loop_limit))
+      return b;
+    if (set || (b.p <= 4 && b.o <= 4)) return {};
+    (b.p > 4 ? b.p : b.o) /= 2;
+  }
 }
 
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings) {

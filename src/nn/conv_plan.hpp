@@ -163,15 +163,23 @@ struct WinogradFusedBlock {
   /// The longest loop count of one invocation over C channels (every loop counted).
   std::uint64_t loops(std::int64_t m, std::int64_t C) const;
 };
-/// The default blocking on GPUs: 16 output channels x 8 tiles, chunks of 8 channels, 4 x 4 sums
-/// per invocation (288 invocations and 27 KiB of shared memory for F(4x4)), prefetched.
-inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 8, 8, 4, 4, true};
-/// Whether F(m x m, 3 x 3) of C -> O channels over P tiles runs fused (one dispatch) and with which
-/// blocking: Settings::conv_winograd_fused 0 never, 1 (with Settings::conv_winograd_block where
-/// set, else kWinogradFusedBlock) wherever the blocking fits the device (its invocations, shared
-/// memory and loop limit); -1 (choose): never (three dispatches: the choice is the measured one
-/// below). `o == 0` in the result: not fused.
-WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P,
+/// The default blocking on GPUs: 16 output channels x 16 tiles, chunks of 8 channels, 4 x 4 sums
+/// per invocation (576 invocations and 36 KiB of shared memory for F(4x4)), prefetched (measured
+/// on the H200: bench/RESULTS.md, 2026-11-28, cnn38).
+inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 16, 8, 4, 4, true};
+/// The fused stage on GPUs (Settings::conv_winograd_fused -1) for f32 F(4x4) convs of at most
+/// kWinogradFusedMaxTiles tiles and C * O <= kWinogradFusedMaxCO: the narrow CNN's layers at 56 x 56
+/// (32 -> 64, 64 -> 64, 64 -> 128 channels over 196 tiles), whose batched GEMMs have too few tiles
+/// to fill the GPU; not at 112 x 112 (784 tiles) nor past 64 -> 128 channels, where the three
+/// stages measured faster.
+inline constexpr std::int64_t kWinogradFusedMaxTiles = 256, kWinogradFusedMaxCO = 64 * 128;
+/// Whether F(m x m, 3 x 3) of C -> O channels over P tiles (`quant`: the QDQ conv) runs fused (one
+/// dispatch) and with which blocking: Settings::conv_winograd_fused 0 never; 1 forced, -1 (choose)
+/// on GPUs for f32 F(4x4) within kWinogradFusedMaxTiles and kWinogradFusedMaxCO; the blocking
+/// Settings::conv_winograd_block_o/p/c/f's where set (then not fused unless it fits), else
+/// kWinogradFusedBlock with its tiles, then its channels, halved until it fits the device (its
+/// invocations, shared memory and loop limit). `o == 0` in the result: not fused.
+WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P, bool quant,
                                        const ConvDevice& dev, std::int64_t max_shared_bytes, const Settings& settings);
 
 /// The M that conv2d's plan takes for these operands where it is the Winograd path (a 4-D f32 x

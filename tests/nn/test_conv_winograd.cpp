@@ -483,38 +483,54 @@ TEST(ConvWinograd, Plan) {
   EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), gpu, s), 0) << "GLTENSOR_CONV=im2col";
 }
 
-// plan_winograd_fused: forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default blocking or the
-// setting's, where its invocations, shared memory and loop fit the device; never with 0.
+// plan_winograd_fused: chosen on GPUs for f32 F(4x4) convs of at most kWinogradFusedMaxTiles tiles
+// and C * O <= kWinogradFusedMaxCO (the narrow CNN's layers at 56 x 56), not for the QDQ conv nor
+// on software rasterizers; forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default blocking, its
+// tiles then channels halved until it fits the device's invocations, shared memory and loop
+// limit, or at the setting's blocking where that fits; never with 0.
 TEST(ConvWinograd, PlanFused) {
   using namespace gltensor::detail;
   const ConvDevice gpu{false, 0, std::int64_t{1} << 31, 0, 1024}, sw{true, 65535, std::int64_t{128} << 20, 0, 1024};
   const ConvDevice small_groups{false, 0, std::int64_t{1} << 31, 0, 256};
   Settings s;
-  s.conv_winograd_fused = 1;
-  const WinogradFusedBlock b = plan_winograd_fused(4, 64, 128, 196, gpu, 49152, s);
+  const WinogradFusedBlock b = plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s);
   EXPECT_EQ(b.o, 16);
-  EXPECT_EQ(b.p, 8);
+  EXPECT_EQ(b.p, 16);
   EXPECT_EQ(b.c, 8);
   EXPECT_EQ(b.ro, 4);
   EXPECT_EQ(b.rp, 4);
   EXPECT_TRUE(b.prefetch);
   ConvWinogradVariant v{ConvWinogradVariant::Stage::fused, 4};
   v.fb = b;
-  EXPECT_EQ(v.local(), 288u);
-  EXPECT_EQ(b.shared_floats(4), 36 * 8 * 24) << "U and V's chunks: more than M's 36 x 16 x 8";
-  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, gpu, 16384, s).o, 0) << "27 KiB of shared memory past 16";
-  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, small_groups, 49152, s).o, 0) << "288 invocations past 256";
-  EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, small_groups, 49152, s).o, 16) << "F(2x2): 128 invocations";
-  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, sw, 32768, s).o, 16) << "forced on llvmpipe";
-  EXPECT_EQ(plan_winograd_fused(4, 4096, 128, 196, sw, 32768, s).o, 0) << "512 chunks past the loop limit";
+  EXPECT_EQ(v.local(), 576u);
+  EXPECT_EQ(b.shared_floats(4), 36 * 16 * 16) << "M's 36 x 16 x 16: as U and V's chunks, 36 x 8 x 32";
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 16) << "the narrow CNN's first layer";
+  EXPECT_EQ(plan_winograd_fused(4, 128, 128, 196, false, gpu, 49152, s).o, 0) << "C * O past 64 x 128";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 784, false, gpu, 49152, s).o, 0) << "784 tiles (112 x 112)";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, true, gpu, 49152, s).o, 0) << "the QDQ conv";
+  EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, false, gpu, 49152, s).o, 0) << "F(2x2)";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, sw, 32768, s).o, 0) << "software rasterizer";
+  s.conv_winograd_fused = 1;
+  EXPECT_EQ(plan_winograd_fused(4, 128, 256, 784, true, gpu, 49152, s).o, 16) << "forced";
+  const WinogradFusedBlock l = plan_winograd_fused(4, 64, 128, 196, false, sw, 32768, s);
+  EXPECT_EQ(l.o, 16) << "forced on llvmpipe: 16 x 8 in its 32 KiB";
+  EXPECT_EQ(l.p, 8);
+  const WinogradFusedBlock h = plan_winograd_fused(4, 64, 128, 196, false, gpu, 16384, s);
+  EXPECT_EQ(h.o, 8) << "16 KiB: 8 x 4";
+  EXPECT_EQ(h.p, 4);
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, small_groups, 49152, s).p, 4) << "256 invocations: 16 x 4";
+  EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, false, small_groups, 49152, s).p, 16) << "F(2x2): 256 invocations";
+  EXPECT_EQ(plan_winograd_fused(4, 4096, 128, 196, false, sw, 32768, s).o, 0) << "past the loop limit";
   s.conv_winograd_block_o = 8, s.conv_winograd_block_p = 2, s.conv_winograd_block_c = 16, s.conv_winograd_block_f = 0;
-  const WinogradFusedBlock b2 = plan_winograd_fused(4, 64, 128, 196, gpu, 49152, s);
+  const WinogradFusedBlock b2 = plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s);
   EXPECT_EQ(b2.o, 8);
   EXPECT_EQ(b2.p, 2);
   EXPECT_EQ(b2.c, 16);
   EXPECT_EQ(b2.ro, 4);
   EXPECT_EQ(b2.rp, 2);
   EXPECT_FALSE(b2.prefetch);
-  s.conv_winograd_fused = 0;
-  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, gpu, 49152, s).o, 0) << "GLTENSOR_CONV_WINOGRAD_FUSED=0";
+  s.conv_winograd_block_o = 32, s.conv_winograd_block_p = 16;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "the setting's 1152 invocations";
+  s.conv_winograd_fused = 0, s.conv_winograd_block_o = s.conv_winograd_block_p = 0;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "GLTENSOR_CONV_WINOGRAD_FUSED=0";
 }
