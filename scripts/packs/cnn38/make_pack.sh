@@ -22,6 +22,13 @@ cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_tor
 cp "$MC/models/ocr/ch_ppocr_mobile_v2.0_cls_infer.onnx" "$P/ocr/"
 cp "$WT/scripts/packs/torchcmp/run.sh" "$P/torchcmp.sh"
 cp "$WT/scripts/packs/cnn38/${RUN:-run.sh}" "$P/run.sh"
+# run2.sh's lab shaders: conv_winograd.comp without NVIDIA's unroll pragma (glsl-nounroll), with it in every stage
+# (glsl-unrollall), and main's file (glsl-main: its three stages as main builds them)
+mkdir -p "$P/glsl-nounroll" "$P/glsl-unrollall" "$P/glsl-main"
+sed '/^#pragma optionNV(unroll all)$/d' "$WT/glsl/nn/conv_winograd.comp" > "$P/glsl-nounroll/conv_winograd.comp"
+awk '/^#ifdef WG_FUSED$/ && !done { getline l; if (l ~ /pragma optionNV/) { print l; getline; done = 1; next } print; print l; next } { print }' \
+  "$WT/glsl/nn/conv_winograd.comp" > "$P/glsl-unrollall/conv_winograd.comp"
+cp "$BASE/../glsl/nn/conv_winograd.comp" "$P/glsl-main/"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 echo "base: $BASE ($(git -C "$BASE/.." log -1 --format=%h 2> /dev/null), libgltensor built $(date -r "$BASE/libgltensor.so.0" -u +%H:%M))" >> "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"
