@@ -104,6 +104,10 @@ WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int6
   if (settings.conv_winograd_block_c > 0) b.c = settings.conv_winograd_block_c;
   if (settings.conv_winograd_block_f >= 0) b.prefetch = settings.conv_winograd_block_f == 1;
   const std::int64_t T = (m + 2) * (m + 2);
+  // The default's channels halved (down to 8) while its grid has fewer than kWinogradFusedMinGroups
+  // workgroups (the GPU's multiprocessors idle: the narrow CNN's 64-channel layers at 56 x 56).
+  const auto groups = [&] { return ((O + b.o - 1) / b.o) * ((P + b.p - 1) / b.p); };
+  while (!set && b.o > 8 && groups() < kWinogradFusedMinGroups) b.o /= 2;
   // The default's tiles, then its channels, halved (down to 4) until the blocking fits the device.
   for (;;) {
     b.ro = std::min<std::int64_t>(4, b.o), b.rp = std::min<std::int64_t>(4, b.p);

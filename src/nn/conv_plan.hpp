@@ -173,12 +173,17 @@ inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 16, 8, 4, 4, true};
 /// to fill the GPU; not at 112 x 112 (784 tiles) nor past 64 -> 128 channels, where the three
 /// stages measured faster.
 inline constexpr std::int64_t kWinogradFusedMaxTiles = 256, kWinogradFusedMaxCO = 64 * 128;
+/// The default blocking's output channels halved (down to 8) while the grid has fewer workgroups
+/// than this (the H200's 132 multiprocessors: 64 -> 64 channels over 196 tiles, 4 x 13 blocks of 16
+/// x 16, run as 8 x 13 of 8 x 16).
+inline constexpr std::int64_t kWinogradFusedMinGroups = 96;
 /// Whether F(m x m, 3 x 3) of C -> O channels over P tiles (`quant`: the QDQ conv) runs fused (one
 /// dispatch) and with which blocking: Settings::conv_winograd_fused 0 never; 1 forced, -1 (choose)
 /// on GPUs for f32 F(4x4) within kWinogradFusedMaxTiles and kWinogradFusedMaxCO; the blocking
 /// Settings::conv_winograd_block_o/p/c/f's where set (then not fused unless it fits), else
-/// kWinogradFusedBlock with its tiles, then its channels, halved until it fits the device (its
-/// invocations, shared memory and loop limit). `o == 0` in the result: not fused.
+/// kWinogradFusedBlock with its channels halved for kWinogradFusedMinGroups, then its tiles and
+/// channels halved until it fits the device (its invocations, shared memory and loop limit).
+/// `o == 0` in the result: not fused.
 WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P, bool quant,
                                        const ConvDevice& dev, std::int64_t max_shared_bytes, const Settings& settings);
 

@@ -486,8 +486,9 @@ TEST(ConvWinograd, Plan) {
 // plan_winograd_fused: chosen on GPUs for f32 F(4x4) convs of at most kWinogradFusedMaxTiles tiles
 // and C * O <= kWinogradFusedMaxCO (the narrow CNN's layers at 56 x 56), not for the QDQ conv nor
 // on software rasterizers; forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default blocking, its
-// tiles then channels halved until it fits the device's invocations, shared memory and loop
-// limit, or at the setting's blocking where that fits; never with 0.
+// channels halved to 8 for kWinogradFusedMinGroups workgroups, its tiles then channels halved
+// until it fits the device's invocations, shared memory and loop limit, or at the setting's
+// blocking where that fits; never with 0.
 TEST(ConvWinograd, PlanFused) {
   using namespace gltensor::detail;
   const ConvDevice gpu{false, 0, std::int64_t{1} << 31, 0, 1024}, sw{true, 65535, std::int64_t{128} << 20, 0, 1024};
@@ -504,7 +505,8 @@ TEST(ConvWinograd, PlanFused) {
   v.fb = b;
   EXPECT_EQ(v.local(), 576u);
   EXPECT_EQ(b.shared_floats(4), 36 * 16 * 16) << "M's 36 x 16 x 16: as U and V's chunks, 36 x 8 x 32";
-  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 16) << "the narrow CNN's first layer";
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 8) << "the narrow CNN's first layer: 8 x 13";
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).p, 16);
   EXPECT_EQ(plan_winograd_fused(4, 128, 128, 196, false, gpu, 49152, s).o, 0) << "C * O past 64 x 128";
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 784, false, gpu, 49152, s).o, 0) << "784 tiles (112 x 112)";
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, true, gpu, 49152, s).o, 0) << "the QDQ conv";
@@ -521,6 +523,7 @@ TEST(ConvWinograd, PlanFused) {
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, small_groups, 49152, s).p, 4) << "256 invocations: 16 x 4";
   EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, false, small_groups, 49152, s).p, 16) << "F(2x2): 256 invocations";
   EXPECT_EQ(plan_winograd_fused(4, 4096, 128, 196, false, sw, 32768, s).o, 0) << "past the loop limit";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 64, 16, false, gpu, 49152, s).o, 8) << "1 x 4 blocks: channels down to 8";
   s.conv_winograd_block_o = 8, s.conv_winograd_block_p = 2, s.conv_winograd_block_c = 16, s.conv_winograd_block_f = 0;
   const WinogradFusedBlock b2 = plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s);
   EXPECT_EQ(b2.o, 8);
