@@ -537,3 +537,32 @@ TEST(ConvWinograd, PlanFused) {
   s.conv_winograd_fused = 0, s.conv_winograd_block_o = s.conv_winograd_block_p = 0;
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "GLTENSOR_CONV_WINOGRAD_FUSED=0";
 }
+
+// GLTENSOR_CONV_WINOGRAD_FUSED's values: 0, 1, OxP, OxPxC, OxPxCxF (powers of 2 up to 64, F 0 or 1);
+// anything else a ValueError naming the variable.
+TEST(ConvWinograd, FusedSetting) {
+  using gltensor::detail::settings;
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_FUSED", "0");
+    EXPECT_EQ(settings().conv_winograd_fused, 0);
+  }
+  EXPECT_EQ(settings().conv_winograd_fused, -1) << "unset: choose";
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_FUSED", "16x8");
+    EXPECT_EQ(settings().conv_winograd_fused, 1);
+    EXPECT_EQ(settings().conv_winograd_block_o, 16);
+    EXPECT_EQ(settings().conv_winograd_block_p, 8);
+    EXPECT_EQ(settings().conv_winograd_block_c, 0);
+    EXPECT_EQ(settings().conv_winograd_block_f, -1);
+  }
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_FUSED", "8x16x4x0");
+    EXPECT_EQ(settings().conv_winograd_block_c, 4);
+    EXPECT_EQ(settings().conv_winograd_block_f, 0);
+  }
+  for (const char* bad : {"2", "12x8", "16x8x8x2", "128x8", "16x", "x8", "16x8x8x1x1", "on"}) {
+    ::setenv("GLTENSOR_CONV_WINOGRAD_FUSED", bad, 1);
+    EXPECT_THROW(gltensor::detail::Settings::from_env(), ValueError) << bad;
+  }
+  ::unsetenv("GLTENSOR_CONV_WINOGRAD_FUSED");
+}
