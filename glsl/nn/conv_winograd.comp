@@ -311,6 +311,12 @@ void output_tile(float m[T], uint o, uint p) {
 #define FB_SIZE (T * FB_C * (FB_O + FB_P) > T * FB_O * FB_P ? T * FB_C * (FB_O + FB_P) : T * FB_O * FB_P)
 shared float fs[FB_SIZE];
 uniform uint u_u_off;  // U's offset (operand 2)
+#ifdef FB_SPLIT
+// FB_SPLIT workgroups (grid z) per block over parts of x's channels: their sums in the coherent
+// workspace, their arrivals counted (runtime/counters.hpp's words), the last one finishing.
+layout(std430, binding = WS_BINDING) coherent buffer WsBuf { float ws[]; };
+layout(std430, binding = CNT_BINDING) coherent buffer CntBuf { uint cnt[]; };
+#endif
 // A chunk's loads in registers (fused_fetch), then transformed and stored into shared memory
 // (fused_stage): FB_TPT input tiles (c, tile) and FB_UPT filter values of U per invocation. With
 // FB_PREFETCH the next chunk's loads are issued before this chunk's sums, so that their latency
@@ -319,19 +325,19 @@ uniform uint u_u_off;  // U's offset (operand 2)
 #define FB_UPT ((T * FB_C * FB_O + int(LOCAL_X) - 1) / int(LOCAL_X))
 float fd[FB_TPT * T];
 float fu[FB_UPT];
-void fused_fetch(uint p0, uint o0, uint c0) {
+void fused_fetch(uint p0, uint o0, uint c0, uint cend) {
   uint lid = gl_LocalInvocationIndex;
   for (int k = 0; k < FB_TPT; ++k) {
     uint e = lid + uint(k) * LOCAL_X, c = e / uint(FB_P), pl = e - c * uint(FB_P);
     float d[T];
     for (int t = 0; t < T; ++t) d[t] = 0.0;
-    if (e < uint(FB_C * FB_P) && p0 + pl < u_P && c0 + c < u_C) input_tile(p0 + pl, c0 + c, d);
+    if (e < uint(FB_C * FB_P) && p0 + pl < u_P && c0 + c < cend) input_tile(p0 + pl, c0 + c, d);
     for (int t = 0; t < T; ++t) fd[k * T + t] = d[t];
   }
   // U [T, O, C] at u_u_off: (t, o, c) of e = (t * FB_O + o) * FB_C + c, 0 past O or C
   for (int k = 0; k < FB_UPT; ++k) {
     uint e = lid + uint(k) * LOCAL_X, c = e % uint(FB_C), r = e / uint(FB_C), o = r % uint(FB_O), t = r / uint(FB_O);
-    bool in_u = e < uint(T * FB_C * FB_O) && o0 + o < u_O && c0 + c < u_C;
+    bool in_u = e < uint(T * FB_C * FB_O) && o0 + o < u_O && c0 + c < cend;
     float u = float(load2(u_u_off + (in_u ? (t * u_O + o0 + o) * u_C + c0 + c : 0u)));
     fu[k] = in_u ? u : 0.0;
   }
@@ -397,15 +403,22 @@ void main() {
   uint ua = gt * uint(FB_C) * uint(FB_O) + og * uint(FR_O), va = FB_V + gt * uint(FB_C) * uint(FB_P) + pg * uint(FR_P);
   float acc[FR_O * FR_P];
   for (int i = 0; i < FR_O * FR_P; ++i) acc[i] = 0.0;
-  fused_fetch(p0, o0, 0u);
-  for (uint c0 = 0u; LOOP(c0 < u_C); c0 += uint(FB_C)) {
+#ifdef FB_SPLIT
+  // This workgroup's part kz of x's channels: whole chunks, FB_SPLIT parts
+  uint kz = WORKGROUP_ID.z, cs = (u_C + uint(FB_SPLIT * FB_C) - 1u) / uint(FB_SPLIT * FB_C) * uint(FB_C);
+  uint cbeg = kz * cs, cend = min(u_C, cbeg + cs);
+#else
+  uint cbeg = 0u, cend = u_C;
+#endif
+  fused_fetch(p0, o0, cbeg, cend);
+  for (uint c0 = cbeg; LOOP(c0 < cend); c0 += uint(FB_C)) {
 #ifndef FB_PREFETCH
-    if (c0 > 0u) fused_fetch(p0, o0, c0);
+    if (c0 > cbeg) fused_fetch(p0, o0, c0, cend);
 #endif
     fused_stage();
     workgroup_sync();
 #ifdef FB_PREFETCH
-    if (c0 + uint(FB_C) < u_C) fused_fetch(p0, o0, c0 + uint(FB_C));  // the next chunk's loads under these sums
+    if (c0 + uint(FB_C) < cend) fused_fetch(p0, o0, c0 + uint(FB_C), cend);  // the next chunk's loads under these sums
 #endif
     for (int c = 0; c < FB_C; ++c) {
       float a[FR_O], b[FR_P];
@@ -416,6 +429,28 @@ void main() {
     }
     workgroup_sync();
   }
+#ifdef FB_SPLIT
+  // Each part's sums into the workspace (block slot's FB_SPLIT parts, each FR_O * FR_P rows of
+  // LOCAL_X), then its arrival counted; the part that arrives last adds every part's sums in the
+  // parts' order (the same rounding whichever arrives last), resets the count and goes on.
+  uint slot = WORKGROUP_ID.x + WORKGROUP_ID.y * u_grid.x, part = uint(FR_O * FR_P) * LOCAL_X;
+  for (int i = 0; i < FR_O * FR_P; ++i) ws[(slot * uint(FB_SPLIT) + kz) * part + uint(i) * LOCAL_X + lid] = acc[i];
+  memoryBarrierBuffer();
+  workgroup_sync();
+  if (lid == 0u) fs[0] = float(atomicAdd(cnt[slot], 1u));  // (fs: free since the loop's last sync)
+  workgroup_sync();
+  bool last = fs[0] == float(FB_SPLIT - 1);
+  workgroup_sync();  // fs[0] read by all before M's stores
+  if (!last) return;
+  memoryBarrierBuffer();
+  for (int i = 0; i < FR_O * FR_P; ++i) {
+    float v = 0.0;
+    for (uint z = 0u; z < uint(FB_SPLIT); ++z)
+      v += z == kz ? acc[i] : ws[(slot * uint(FB_SPLIT) + z) * part + uint(i) * LOCAL_X + lid];
+    acc[i] = v;
+  }
+  if (lid == 0u) atomicExchange(cnt[slot], 0u);  // zero for the next dispatch
+#endif
   // M of the block: fs[(t * FB_O + o) * FB_P + pl], then each (o, pl)'s output tile
   for (int i = 0; i < FR_O; ++i)
     for (int j = 0; j < FR_P; ++j)

@@ -18,6 +18,7 @@
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
+#include "runtime/counters.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -539,9 +540,15 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
     Launch launch(dev, "conv2d winograd fused");
     launch.program(V::kFile, fused.defines(), {fused.local()}).write(y).read(x).read(uc);
     if (fused.bias) launch.read(bias);
+    const std::int64_t gx = (P + fb.p - 1) / fb.p, gy = (O + fb.o - 1) / fb.o;
+    Tensor ws;  // split: each part's sums (then the arrival counters: written, the Queue orders them)
+    if (fb.split > 1) {
+      static_assert(kWinogradFusedMaxSlots <= WorkgroupCounters::kWords);
+      ws = alloc(dev, {gx * gy * fb.split * T * fb.o * fb.p}, DType::f32, "conv2d");
+      launch.write(ws).bind(dev.extension<WorkgroupCounters>().storage(dev), true);
+    }
     launch.params(fused_params).loop_iterations(fb.loops(m, g.C));
-    launch.groups(static_cast<std::uint64_t>((P + fb.p - 1) / fb.p), static_cast<std::uint64_t>((O + fb.o - 1) / fb.o),
-                  1);
+    launch.groups(static_cast<std::uint64_t>(gx), static_cast<std::uint64_t>(gy), static_cast<std::uint64_t>(fb.split));
     return y;
   }
   Tensor vt = alloc(dev, {T, g.C, P}, DType::f32, "conv2d");

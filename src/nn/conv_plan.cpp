@@ -88,7 +88,7 @@ std::uint64_t WinogradFusedBlock::loops(std::int64_t m, std::int64_t C) const {
                               static_cast<std::uint64_t>(c) * (uo + up + uo * up + 1) + 1;
   const std::uint64_t out = uo * up + uo + per(o * p) * (T + mm * a * a + mm * a + mm * mm * a + mm + mm * mm + 1);
   const auto chunks = static_cast<std::uint64_t>((std::max<std::int64_t>(C, 1) + c - 1) / c);
-  return uo * up + chunks * chunk + out;
+  return uo * up + chunks * chunk + out + (split > 1 ? uo * up * (static_cast<std::uint64_t>(split) + 2) : 0);
 }
 
 WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P, bool quant,
@@ -113,10 +113,18 @@ WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int6
     b.ro = std::min<std::int64_t>(4, b.o), b.rp = std::min<std::int64_t>(4, b.p);
     if (T * b.threads_per_t() <= dev.max_local && b.shared_floats(m) * 4 <= max_shared_bytes &&
         (dev.loop_limit == 0 || b.loops(m, C) <= dev.loop_limit))
-      return b;
+      break;
     if (set || (b.p <= 4 && b.o <= 4)) return {};
     (b.p > 4 ? b.p : b.o) /= 2;
   }
+  // Channels split over workgroups: the setting's, else 2 where the blocks are few and each part
+  // has 2 chunks or more.
+  const std::int64_t chunks = (C + b.c - 1) / b.c;
+  b.split = settings.conv_winograd_split > 0                     ? settings.conv_winograd_split
+            : groups() < kWinogradFusedSplitBelow && chunks >= 4 ? 2
+                                                                 : 1;
+  if (b.split > chunks || groups() > kWinogradFusedMaxSlots) b.split = 1;
+  return b;
 }
 
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings) {
@@ -462,6 +470,9 @@ Defines ConvWinogradVariant::defines() const {
     x_defines();
     d.operand(2, DType::f32, CT::f32, false);
     if (bias) d.operand(3, DType::f32, CT::f32, false);
+    // the workspace and the counters after the operands
+    if (fb.split > 1)
+      d.value("FB_SPLIT", fb.split).value("WS_BINDING", bias ? 4 : 3).value("CNT_BINDING", bias ? 5 : 4);
     return d;
   }
   if (stage == Stage::weight) {
@@ -519,12 +530,15 @@ std::vector<ConvWinogradVariant> ConvWinogradVariant::space() {
     ConvWinogradVariant f{Stage::fused, m, Activation::relu, false, true};
     f.fb = kWinogradFusedBlock;
     out.push_back(f);
-    f.fb = {8, 4, 4, 4, 4, false}, f.bias = false, f.act = Activation::clip, f.affine = true;
+    f.fb = {8, 4, 4, 4, 4, false, 1}, f.bias = false, f.act = Activation::clip, f.affine = true;
     out.push_back(f);
   }
   ConvWinogradVariant f{Stage::fused, 4, Activation::relu, false, true};
   f.fb = kWinogradFusedBlock, f.x_quads = true, f.x_shift = 3, f.y_vec4 = true;
   out.push_back(f);
+  f.fb.split = 2;  // channels split over 2 workgroups
+  out.push_back(f);
+  f.fb.split = 1;
   f.act = Activation::none, f.yq = true;
   for (DType x : {DType::u8, DType::i8}) f.x = x, f.y8 = x, f.ydq = x == DType::i8, out.push_back(f);
   f.x = DType::f32, f.xqin = true, f.ydq = true;

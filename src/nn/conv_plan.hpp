@@ -153,10 +153,13 @@ std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, c
 /// The fused Winograd stage's blocking (glsl/nn/conv_winograd.comp, WG_FUSED): a workgroup per
 /// block of `o` output channels x `p` tiles, x's channels by chunks of `c`, `ro` x `rp` sums per
 /// invocation for one of the T transformed elements; `prefetch` (FB_PREFETCH): the next chunk's
-/// loads issued before this chunk's sums. o == 0: not fused (three dispatches).
+/// loads issued before this chunk's sums; `split` (FB_SPLIT, > 1): that many workgroups per block
+/// over parts of the input channels, the last to finish adding the others' sums (a workspace and
+/// runtime/counters.hpp's arrival counters). o == 0: not fused (three dispatches).
 struct WinogradFusedBlock {
   std::int64_t o = 0, p = 0, c = 0, ro = 0, rp = 0;
   bool prefetch = false;
+  std::int64_t split = 1;
   std::int64_t threads_per_t() const { return ro > 0 && rp > 0 ? (o / ro) * (p / rp) : 0; }
   /// Floats of its shared memory for F(m x m): max(T c (o + p), T o p).
   std::int64_t shared_floats(std::int64_t m) const;
@@ -166,7 +169,7 @@ struct WinogradFusedBlock {
 /// The default blocking on GPUs: 16 output channels x 16 tiles, chunks of 8 channels, 4 x 4 sums
 /// per invocation (576 invocations and 36 KiB of shared memory for F(4x4)), prefetched (measured
 /// on the H200: bench/RESULTS.md, 2026-11-28, cnn38).
-inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 16, 8, 4, 4, true};
+inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 16, 8, 4, 4, true, 1};
 /// The fused stage on GPUs (Settings::conv_winograd_fused -1) for f32 F(4x4) convs of at most
 /// kWinogradFusedMaxTiles tiles and C * O <= kWinogradFusedMaxCO: the narrow CNN's layers at 56 x 56
 /// (32 -> 64, 64 -> 64, 64 -> 128 channels over 196 tiles), whose batched GEMMs have too few tiles
@@ -177,6 +180,10 @@ inline constexpr std::int64_t kWinogradFusedMaxTiles = 256, kWinogradFusedMaxCO 
 /// than this (the H200's 132 multiprocessors: 64 -> 64 channels over 196 tiles, 4 x 13 blocks of 16
 /// x 16, run as 8 x 13 of 8 x 16).
 inline constexpr std::int64_t kWinogradFusedMinGroups = 96;
+/// The default blocking's channels split over 2 workgroups per block (Settings::conv_winograd_split
+/// 0) where its blocks are fewer than kWinogradFusedSplitBelow and each part has at least 2 chunks;
+/// at most kWinogradFusedMaxSlots blocks (runtime/counters.hpp's words) when split.
+inline constexpr std::int64_t kWinogradFusedSplitBelow = 192, kWinogradFusedMaxSlots = 16384;
 /// Whether F(m x m, 3 x 3) of C -> O channels over P tiles (`quant`: the QDQ conv) runs fused (one
 /// dispatch) and with which blocking: Settings::conv_winograd_fused 0 never; 1 forced, -1 (choose)
 /// on GPUs for f32 F(4x4) within kWinogradFusedMaxTiles and kWinogradFusedMaxCO; the blocking

@@ -243,6 +243,8 @@ Settings Settings::from_env() {
     if (parts.size() > 2) s.conv_winograd_block_c = parts[2];
     if (parts.size() > 3) s.conv_winograd_block_f = parts[3];
   }
+  s.conv_winograd_split = parse<int>("GLTENSOR_CONV_WINOGRAD_SPLIT", env("GLTENSOR_CONV_WINOGRAD_SPLIT"),
+                                     {{"", 0}, {"1", 1}, {"2", 2}, {"4", 4}});
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   if (const std::string t = env("GLTENSOR_RNN_REGS"); !t.empty()) {
     std::vector<std::string> parts(1);

@@ -209,6 +209,13 @@ TEST(ConvWinograd, FusedMatchesFloat64) {
   check_case(kCases[0], 2, true, 0, 3);
   for (int fused : {1, 3, 2})
     check_case({{1, 37, 10, 12}, 29, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, fused);
+  // the input channels over 1 (not split), 4 (the last part's 2 channels in its first chunk) and 2
+  // workgroups per block (the default's choice here: 5 chunks of 8, 2 x 3 blocks)
+  for (int split : {1, 4, 2}) {
+    ScopedSettings s;
+    s->conv_winograd_split = split;
+    check_case({{2, 37, 13, 12}, 40, {1, 1, 1, 1}, true, Epilogue()}, 4, false, 0, 1);
+  }
 }
 
 // NaN and infinities in x: every output the reference makes non-finite is non-finite (NaN or
@@ -501,6 +508,7 @@ TEST(ConvWinograd, PlanFused) {
   EXPECT_EQ(b.ro, 4);
   EXPECT_EQ(b.rp, 4);
   EXPECT_TRUE(b.prefetch);
+  EXPECT_EQ(b.split, 2) << "8 x 13 blocks, 8 chunks: 2 parts";
   ConvWinogradVariant v{ConvWinogradVariant::Stage::fused, 4};
   v.fb = b;
   EXPECT_EQ(v.local(), 576u);
@@ -508,6 +516,11 @@ TEST(ConvWinograd, PlanFused) {
   EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 8) << "the narrow CNN's first layer: 8 x 13";
   EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).p, 16);
   EXPECT_EQ(plan_winograd_fused(4, 128, 128, 196, false, gpu, 49152, s).o, 0) << "C * O past 64 x 128";
+  EXPECT_EQ(plan_winograd_fused(4, 16, 128, 196, false, gpu, 49152, s).split, 1) << "2 chunks: not split";
+  s.conv_winograd_split = 4;
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).split, 4) << "GLTENSOR_CONV_WINOGRAD_SPLIT=4";
+  EXPECT_EQ(plan_winograd_fused(4, 16, 64, 196, false, gpu, 49152, s).split, 1) << "4 parts of 2 chunks: 1";
+  s.conv_winograd_split = 0;
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 784, false, gpu, 49152, s).o, 0) << "784 tiles (112 x 112)";
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, true, gpu, 49152, s).o, 0) << "the QDQ conv";
   EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, false, gpu, 49152, s).o, 0) << "F(2x2)";
@@ -538,8 +551,8 @@ TEST(ConvWinograd, PlanFused) {
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "GLTENSOR_CONV_WINOGRAD_FUSED=0";
 }
 
-// GLTENSOR_CONV_WINOGRAD_FUSED's values: 0, 1, OxP, OxPxC, OxPxCxF (powers of 2 up to 64, F 0 or 1);
-// anything else a ValueError naming the variable.
+// GLTENSOR_CONV_WINOGRAD_FUSED's values: 0, 1, OxP, OxPxC, OxPxCxF (powers of 2 up to 64, F 0 or 1),
+// GLTENSOR_CONV_WINOGRAD_SPLIT's 1, 2, 4; anything else a ValueError naming the variable.
 TEST(ConvWinograd, FusedSetting) {
   using gltensor::detail::settings;
   {
@@ -560,6 +573,14 @@ TEST(ConvWinograd, FusedSetting) {
     EXPECT_EQ(settings().conv_winograd_block_c, 4);
     EXPECT_EQ(settings().conv_winograd_block_f, 0);
   }
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_SPLIT", "4");
+    EXPECT_EQ(settings().conv_winograd_split, 4);
+  }
+  EXPECT_EQ(settings().conv_winograd_split, 0) << "unset: choose";
+  ::setenv("GLTENSOR_CONV_WINOGRAD_SPLIT", "3", 1);
+  EXPECT_THROW(gltensor::detail::Settings::from_env(), ValueError) << "GLTENSOR_CONV_WINOGRAD_SPLIT=3";
+  ::unsetenv("GLTENSOR_CONV_WINOGRAD_SPLIT");
   for (const char* bad : {"2", "12x8", "16x8x8x2", "128x8", "16x", "x8", "16x8x8x1x1", "on"}) {
     ::setenv("GLTENSOR_CONV_WINOGRAD_FUSED", bad, 1);
     EXPECT_THROW(gltensor::detail::Settings::from_env(), ValueError) << bad;
