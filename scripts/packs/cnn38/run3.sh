@@ -2,10 +2,12 @@
 # cnn38's GPU call, window 3 (the final A/B; about 75 s): bash gpu-multi/cnn38/run.sh  ($H: make_pack.sh with
 # RUN=run3.sh)
 # 0. test_conv_winograd on GLES and desktop GL;
-# 1. torchcmp's table of the CNNs and PP-OCR's cls (TC_ONLY='cnn|cls'), this build as planned;
+# 1. torchcmp's table of the CNNs at 56 and PP-OCR's cls (TC_ONLY='_56|cls'), this build as planned;
 # 2. GPU time per run and per op (gltensor-run --profile --bench 100), main's build and this one as planned, every
-#    CNN; the narrow f32 net at 56 with the knobs in C38_KNOBS too;
-# 3. replayed runs with read-back, base / planned alternating, two rounds: the narrow nets at 56, the wide f32 at 56.
+#    CNN; the narrow f32 net at 56 with the knobs in C38_KNOBS too (default: no channel split, 4 parts, 16 x 16 blocks
+#    for every layer, the three stages);
+# 3. replayed runs with read-back, base / planned alternating, then the knobs, two rounds: the narrow nets at 56,
+#    the wide f32 at 56.
 set -u
 step() { echo; echo "=== [$SECONDS s] $*"; }
 echo "cnn38 pack (run3): $(cat "$H/COMMIT" 2> /dev/null)"
@@ -18,7 +20,7 @@ step "test_conv_winograd: GLES, then desktop GL"
 t "$H/bin/test_conv_winograd"
 GLTENSOR_API=gl t "$H/bin/test_conv_winograd"
 step "torchcmp rows (planned)"
-TC_ONLY=${C38_ONLY:-cnn|cls} TC_W=$W TC_OCR_DIR=$H/ocr TC_REPS=${C38_REPS:-} TC_GL_UNTIL=45 TC_PROFILE_UNTIL=0 \
+TC_ONLY=${C38_ONLY:-_56|cls} TC_W=$W TC_OCR_DIR=$H/ocr TC_REPS=${C38_REPS:-} TC_GL_UNTIL=45 TC_PROFILE_UNTIL=0 \
   timeout 45 bash "$H/torchcmp.sh" 2>&1 | grep -vE "^\[|^ *$" | grep -v "no time left" | grep -E "^\||rror|rc "
 prof() {  # NAME LABEL BIN ENV...
   local name=$1 label=$2 bin=$3; shift 3
@@ -32,7 +34,8 @@ for N in $(cd "$W/models" 2> /dev/null && ls -- *cnn*.onnx | sed 's/\.onnx$//');
   prof "$N" base "$B" LD_LIBRARY_PATH="$BASE_LD"
   prof "$N" planned "$X" GLTENSOR_NONE=1
 done
-for k in ${C38_KNOBS:-}; do prof f32_cnn_32_64_64_128_56 "$k" "$X" "$k"; done
+KNOBS=${C38_KNOBS:-GLTENSOR_CONV_WINOGRAD_SPLIT=1 GLTENSOR_CONV_WINOGRAD_SPLIT=4 $F=16x16x8x1 $F=0}
+for k in $KNOBS; do prof f32_cnn_32_64_64_128_56 "$k" "$X" "$k"; done
 run() {  # NAME LABEL BIN ENV... : one replayed bench line with read-back
   local name=$1 label=$2 bin=$3; shift 3
   echo "$name $label: $(env "$@" timeout 15 "$bin" "$W/models/$name.onnx" --bench "${C38_RREPS:-300}" --read-back --replay \
@@ -44,6 +47,10 @@ for round in 1 2; do
     [ "$SECONDS" -gt 85 ] && break
     run $N base "$B" LD_LIBRARY_PATH="$BASE_LD"
     run $N planned "$X" GLTENSOR_NONE=1
+  done
+  for k in $KNOBS; do
+    [ "$SECONDS" -gt 85 ] && break
+    run f32_cnn_32_64_64_128_56 "$k" "$X" "$k"
   done
 done
 step "done"
