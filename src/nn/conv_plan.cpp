@@ -104,10 +104,7 @@ WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int6
   if (settings.conv_winograd_block_c > 0) b.c = settings.conv_winograd_block_c;
   if (settings.conv_winograd_block_f >= 0) b.prefetch = settings.conv_winograd_block_f == 1;
   const std::int64_t T = (m + 2) * (m + 2);
-  // The default's channels halved (down to 8) while its grid has fewer than kWinogradFusedMinGroups
-  // workgroups (the GPU's multiprocessors idle: the narrow CNN's 64-channel layers at 56 x 56).
   const auto groups = [&] { return ((O + b.o - 1) / b.o) * ((P + b.p - 1) / b.p); };
-  while (!set && b.o > 8 && groups() < kWinogradFusedMinGroups) b.o /= 2;
   // The default's tiles, then its channels, halved (down to 4) until the blocking fits the device.
   for (;;) {
     b.ro = std::min<std::int64_t>(4, b.o), b.rp = std::min<std::int64_t>(4, b.p);
@@ -117,12 +114,9 @@ WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int6
     if (set || (b.p <= 4 && b.o <= 4)) return {};
     (b.p > 4 ? b.p : b.o) /= 2;
   }
-  // Channels split over workgroups: the setting's, else 2 where the blocks are few and each part
-  // has 2 chunks or more.
+  // Channels split over workgroups where the setting asks (fewer parts than chunks: not).
   const std::int64_t chunks = (C + b.c - 1) / b.c;
-  b.split = settings.conv_winograd_split > 0                     ? settings.conv_winograd_split
-            : groups() < kWinogradFusedSplitBelow && chunks >= 4 ? 2
-                                                                 : 1;
+  b.split = std::max(settings.conv_winograd_split, 1);
   if (b.split > chunks || groups() > kWinogradFusedMaxSlots) b.split = 1;
   return b;
 }

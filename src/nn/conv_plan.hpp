@@ -171,26 +171,21 @@ struct WinogradFusedBlock {
 /// on the H200: bench/RESULTS.md, 2026-11-28, cnn38).
 inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 16, 8, 4, 4, true, 1};
 /// The fused stage on GPUs (Settings::conv_winograd_fused -1) for f32 F(4x4) convs of at most
-/// kWinogradFusedMaxTiles tiles and C * O <= kWinogradFusedMaxCO: the narrow CNN's layers at 56 x 56
-/// (32 -> 64, 64 -> 64, 64 -> 128 channels over 196 tiles), whose batched GEMMs have too few tiles
-/// to fill the GPU; not at 112 x 112 (784 tiles) nor past 64 -> 128 channels, where the three
-/// stages measured faster.
-inline constexpr std::int64_t kWinogradFusedMaxTiles = 256, kWinogradFusedMaxCO = 64 * 128;
-/// The default blocking's output channels halved (down to 8) while the grid has fewer workgroups
-/// than this (the H200's 132 multiprocessors: 64 -> 64 channels over 196 tiles, 4 x 13 blocks of 16
-/// x 16, run as 8 x 13 of 8 x 16).
-inline constexpr std::int64_t kWinogradFusedMinGroups = 96;
-/// The default blocking's channels split over 2 workgroups per block (Settings::conv_winograd_split
-/// 0) where its blocks are fewer than kWinogradFusedSplitBelow and each part has at least 2 chunks;
-/// at most kWinogradFusedMaxSlots blocks (runtime/counters.hpp's words) when split.
-inline constexpr std::int64_t kWinogradFusedSplitBelow = 192, kWinogradFusedMaxSlots = 16384;
+/// kWinogradFusedMaxTiles tiles and C * O <= kWinogradFusedMaxCO: the narrow CNN's first two layers
+/// at 56 x 56 (32 -> 64, 64 -> 64 channels over 196 tiles), whose batched GEMMs have too few tiles
+/// to fill the GPU; not at 112 x 112 (784 tiles) nor 64 -> 128 channels (the wide CNN's first layer
+/// at 56: its net 247.5 us of GPU time fused against 231.4 in three stages, the H200).
+inline constexpr std::int64_t kWinogradFusedMaxTiles = 256, kWinogradFusedMaxCO = 64 * 64;
+/// The slots (blocks) a split dispatch may count in: runtime/counters.hpp's words.
+inline constexpr std::int64_t kWinogradFusedMaxSlots = 16384;
 /// Whether F(m x m, 3 x 3) of C -> O channels over P tiles (`quant`: the QDQ conv) runs fused (one
 /// dispatch) and with which blocking: Settings::conv_winograd_fused 0 never; 1 forced, -1 (choose)
 /// on GPUs for f32 F(4x4) within kWinogradFusedMaxTiles and kWinogradFusedMaxCO; the blocking
 /// Settings::conv_winograd_block_o/p/c/f's where set (then not fused unless it fits), else
-/// kWinogradFusedBlock with its channels halved for kWinogradFusedMinGroups, then its tiles and
-/// channels halved until it fits the device (its invocations, shared memory and loop limit).
-/// `o == 0` in the result: not fused.
+/// kWinogradFusedBlock with its tiles, then its channels, halved until it fits the device (its
+/// invocations, shared memory and loop limit); its input channels split over
+/// Settings::conv_winograd_split workgroups per block (0 or 1: not; fewer where the chunks are
+/// fewer). `o == 0` in the result: not fused.
 WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P, bool quant,
                                        const ConvDevice& dev, std::int64_t max_shared_bytes, const Settings& settings);
 

@@ -212,7 +212,7 @@ TEST(ConvWinograd, FusedMatchesFloat64) {
   for (int fused : {1, 3, 2})
     check_case({{1, 37, 10, 12}, 29, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, fused);
   // the input channels over 1 (not split), 4 (the last part's 2 channels in its first chunk) and 2
-  // workgroups per block (the default's choice here: 5 chunks of 8, 2 x 3 blocks)
+  // workgroups per block (5 chunks of 8, 2 x 3 blocks)
   for (int split : {1, 4, 2}) {
     ScopedSettings s;
     s->conv_winograd_split = split;
@@ -285,6 +285,7 @@ void model_conv_keeps_filters(int fused) {
   ScopedSettings s;
   s->conv_winograd = 4;
   fuse(s, fused);
+  s->conv_winograd_split = fused ? 2 : 0;
   // fused: 40 channels, 5 chunks of 8 over 2 workgroups per block (the parts' sums merged, the
   // counters reset for the next run and replay)
   const std::int64_t C = fused ? 40 : 8;
@@ -497,32 +498,33 @@ TEST(ConvWinograd, Plan) {
 }
 
 // plan_winograd_fused: chosen on GPUs for f32 F(4x4) convs of at most kWinogradFusedMaxTiles tiles
-// and C * O <= kWinogradFusedMaxCO (the narrow CNN's layers at 56 x 56), not for the QDQ conv nor
-// on software rasterizers; forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default blocking, its
-// channels halved to 8 for kWinogradFusedMinGroups workgroups, its tiles then channels halved
-// until it fits the device's invocations, shared memory and loop limit, or at the setting's
-// blocking where that fits; never with 0.
+// and C * O <= kWinogradFusedMaxCO (the narrow CNN's first two layers at 56 x 56), not for the QDQ
+// conv nor on software rasterizers; forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default
+// blocking, its tiles then channels halved until it fits the device's invocations, shared memory
+// and loop limit, or at the setting's blocking where that fits; never with 0; the channels split
+// as GLTENSOR_CONV_WINOGRAD_SPLIT asks.
 TEST(ConvWinograd, PlanFused) {
   using namespace gltensor::detail;
   const ConvDevice gpu{false, 0, std::int64_t{1} << 31, 0, 1024}, sw{true, 65535, std::int64_t{128} << 20, 0, 1024};
   const ConvDevice small_groups{false, 0, std::int64_t{1} << 31, 0, 256};
   Settings s;
-  const WinogradFusedBlock b = plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s);
+  const WinogradFusedBlock b = plan_winograd_fused(4, 64, 64, 196, false, gpu, 49152, s);
   EXPECT_EQ(b.o, 16);
   EXPECT_EQ(b.p, 16);
   EXPECT_EQ(b.c, 8);
   EXPECT_EQ(b.ro, 4);
   EXPECT_EQ(b.rp, 4);
   EXPECT_TRUE(b.prefetch);
-  EXPECT_EQ(b.split, 2) << "8 x 13 blocks, 8 chunks: 2 parts";
+  EXPECT_EQ(b.split, 1);
   ConvWinogradVariant v{ConvWinogradVariant::Stage::fused, 4};
   v.fb = b;
   EXPECT_EQ(v.local(), 576u);
   EXPECT_EQ(b.shared_floats(4), 36 * 16 * 16) << "M's 36 x 16 x 16: as U and V's chunks, 36 x 8 x 32";
-  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 8) << "the narrow CNN's first layer: 8 x 13";
-  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).p, 16);
-  EXPECT_EQ(plan_winograd_fused(4, 128, 128, 196, false, gpu, 49152, s).o, 0) << "C * O past 64 x 128";
-  EXPECT_EQ(plan_winograd_fused(4, 16, 128, 196, false, gpu, 49152, s).split, 1) << "2 chunks: not split";
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 16) << "the narrow CNN's first layer";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "C * O past 64 x 64";
+  s.conv_winograd_split = 2;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 64, 196, false, gpu, 49152, s).split, 2) << "GLTENSOR_CONV_WINOGRAD_SPLIT=2";
+  EXPECT_EQ(plan_winograd_fused(4, 8, 64, 196, false, gpu, 49152, s).split, 1) << "1 chunk: not split";
   s.conv_winograd_split = 4;
   EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).split, 4) << "GLTENSOR_CONV_WINOGRAD_SPLIT=4";
   EXPECT_EQ(plan_winograd_fused(4, 16, 64, 196, false, gpu, 49152, s).split, 1) << "4 parts of 2 chunks: 1";
@@ -542,7 +544,6 @@ TEST(ConvWinograd, PlanFused) {
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, small_groups, 49152, s).p, 4) << "256 invocations: 16 x 4";
   EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, false, small_groups, 49152, s).p, 16) << "F(2x2): 256 invocations";
   EXPECT_EQ(plan_winograd_fused(4, 4096, 128, 196, false, sw, 32768, s).o, 0) << "past the loop limit";
-  EXPECT_EQ(plan_winograd_fused(4, 64, 64, 16, false, gpu, 49152, s).o, 8) << "1 x 4 blocks: channels down to 8";
   s.conv_winograd_block_o = 8, s.conv_winograd_block_p = 2, s.conv_winograd_block_c = 16, s.conv_winograd_block_f = 0;
   const WinogradFusedBlock b2 = plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s);
   EXPECT_EQ(b2.o, 8);
