@@ -193,8 +193,8 @@ TEST(ConvWinograd, QuadLoadsMatchElementLoads) {
 TEST(ConvWinograd, MoreWorkgroupsThanOneDispatch) {
   ScopedDispatchLimit limit(3);
   for (std::int64_t m : {2, 4}) check_case({{2, 5, 37, 41}, 6, {1, 1, 1, 1}, true, Epilogue()}, m, false);
-  // fused, 8 x 4 blocks: 2 x 5 x 6 tiles in 15 x 3 blocks (5 dispatches)
-  check_case({{2, 5, 17, 21}, 19, {1, 1, 1, 1}, true, Epilogue()}, 4, false, 0, 2, 4);
+  // fused, 8 x 4 blocks: 2 x 5 x 5 tiles in 13 x 3 blocks (5 dispatches)
+  check_case({{2, 5, 17, 20}, 19, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, 2, 4);
 }
 
 // The fused stage (one dispatch: input transform, the T products and output transform per block
@@ -206,8 +206,8 @@ TEST(ConvWinograd, FusedMatchesFloat64) {
   // quad loads and stores (the tiles' loads and stores are the three stages' functions, every case
   // there); F(2x2) at the small blocking, prefetched; the small one at F(4x4) prefetched and not
   // (each form's programs a compile on llvmpipe: kept few)
-  for (int i : {0, 3, 4, 6, 7}) check_case(kCases[i], 4, false, 0, 1);
-  check_case(kCases[3], 4, true, 0, 1), check_case(kCases[6], 4, false, 3, 1);
+  for (int i : {0, 3, 4, 6}) check_case(kCases[i], 4, false, 0, 1);
+  check_case(kCases[3], 4, true, 0, 1);
   check_case(kCases[0], 2, true, 0, 3);
   for (int fused : {1, 3, 2})
     check_case({{1, 37, 10, 12}, 29, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, fused);
@@ -216,7 +216,7 @@ TEST(ConvWinograd, FusedMatchesFloat64) {
   for (int split : {1, 4, 2}) {
     ScopedSettings s;
     s->conv_winograd_split = split;
-    check_case({{2, 37, 13, 12}, 40, {1, 1, 1, 1}, true, Epilogue()}, 4, false, 0, 1);
+    check_case({{2, 37, 13, 12}, 40, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, 1);
   }
 }
 
@@ -225,53 +225,50 @@ TEST(ConvWinograd, FusedMatchesFloat64) {
 // M x M outputs NaN too (inf - inf, 0 * inf; as cuDNN's Winograd), never an output of another
 // tile; finite outputs are within 1e-3 of the reference.
 TEST(ConvWinograd, NanAndInfinity) {
-  for (int fused : {0, 1})
-    for (std::int64_t m : {2, 4}) {
-      if (fused && m == 2) continue;  // F(4x4) only
-      GLT_RNG(rng);
-      SCOPED_TRACE("m=" + std::to_string(m) + (fused ? " fused" : ""));
-      ScopedSettings s;
-      s->conv_winograd = static_cast<int>(m);
-      fuse(s, fused);
-      const Shape xs{1, 3, 10, 9}, ws{4, 3, 3, 3};
-      auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
-      xv[1 * 90 + 2 * 9 + 3] = std::nanf("");
-      xv[2 * 90 + 8 * 9 + 8] = std::numeric_limits<float>::infinity();  // the last element
-      xv[0 * 90 + 9 * 9 + 0] = -std::numeric_limits<float>::infinity();
-      Conv2dOptions o = Conv2dOptions::pad(1);
-      Shape os;
-      const auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, o, os);
-      const auto yv =
-          conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o).to_vector();
-      const std::int64_t OH = os[2], OW = os[3];
-      // Whether the input tile of output (oh, ow) holds a non-finite x of any channel.
-      const auto tile_bad = [&](std::int64_t oh, std::int64_t ow) {
-        const std::int64_t h0 = oh / m * m - 1, w0 = ow / m * m - 1;
-        for (std::int64_t c = 0; c < 3; ++c)
-          for (std::int64_t h = std::max<std::int64_t>(h0, 0); h < std::min<std::int64_t>(h0 + m + 2, 10); ++h)
-            for (std::int64_t w = std::max<std::int64_t>(w0, 0); w < std::min<std::int64_t>(w0 + m + 2, 9); ++w)
-              if (!std::isfinite(xv[static_cast<std::size_t>((c * 10 + h) * 9 + w)])) return true;
-        return false;
-      };
-      int nonfinite = 0, spread = 0;
-      for (std::int64_t oc = 0; oc < 4; ++oc)
-        for (std::int64_t oh = 0; oh < OH; ++oh)
-          for (std::int64_t ow = 0; ow < OW; ++ow) {
-            const std::size_t i = static_cast<std::size_t>((oc * OH + oh) * OW + ow);
-            if (!std::isfinite(ref[i])) {
-              EXPECT_FALSE(std::isfinite(yv[i])) << "output " << i << " of reference " << ref[i];
-              ++nonfinite;
-            } else if (std::isfinite(yv[i])) {
-              EXPECT_NEAR(yv[i], ref[i], 1e-3) << "output " << i;
-            } else {
-              EXPECT_TRUE(tile_bad(oh, ow)) << "output " << i << " non-finite outside the tiles of non-finite inputs";
-              ++spread;
-            }
+  for (std::int64_t m : {2, 4}) {
+    GLT_RNG(rng);
+    SCOPED_TRACE("m=" + std::to_string(m));
+    ScopedSettings s;
+    s->conv_winograd = static_cast<int>(m);
+    const Shape xs{1, 3, 10, 9}, ws{4, 3, 3, 3};
+    auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws));
+    xv[1 * 90 + 2 * 9 + 3] = std::nanf("");
+    xv[2 * 90 + 8 * 9 + 8] = std::numeric_limits<float>::infinity();  // the last element
+    xv[0 * 90 + 9 * 9 + 0] = -std::numeric_limits<float>::infinity();
+    Conv2dOptions o = Conv2dOptions::pad(1);
+    Shape os;
+    const auto ref = ref_conv(host(xv, xs), host(wv, ws), nullptr, o, os);
+    const auto yv =
+        conv2d(Tensor::from_host(device(), xv, xs), Tensor::from_host(device(), wv, ws), Tensor(), o).to_vector();
+    const std::int64_t OH = os[2], OW = os[3];
+    // Whether the input tile of output (oh, ow) holds a non-finite x of any channel.
+    const auto tile_bad = [&](std::int64_t oh, std::int64_t ow) {
+      const std::int64_t h0 = oh / m * m - 1, w0 = ow / m * m - 1;
+      for (std::int64_t c = 0; c < 3; ++c)
+        for (std::int64_t h = std::max<std::int64_t>(h0, 0); h < std::min<std::int64_t>(h0 + m + 2, 10); ++h)
+          for (std::int64_t w = std::max<std::int64_t>(w0, 0); w < std::min<std::int64_t>(w0 + m + 2, 9); ++w)
+            if (!std::isfinite(xv[static_cast<std::size_t>((c * 10 + h) * 9 + w)])) return true;
+      return false;
+    };
+    int nonfinite = 0, spread = 0;
+    for (std::int64_t oc = 0; oc < 4; ++oc)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          const std::size_t i = static_cast<std::size_t>((oc * OH + oh) * OW + ow);
+          if (!std::isfinite(ref[i])) {
+            EXPECT_FALSE(std::isfinite(yv[i])) << "output " << i << " of reference " << ref[i];
+            ++nonfinite;
+          } else if (std::isfinite(yv[i])) {
+            EXPECT_NEAR(yv[i], ref[i], 1e-3) << "output " << i;
+          } else {
+            EXPECT_TRUE(tile_bad(oh, ow)) << "output " << i << " non-finite outside the tiles of non-finite inputs";
+            ++spread;
           }
-      EXPECT_GT(nonfinite, 0);
-      std::printf("[ winograd ] F(%lldx%lld,3x3): %d outputs non-finite as the reference's, %d more in their tiles\n",
-                  static_cast<long long>(m), static_cast<long long>(m), nonfinite, spread);
-    }
+        }
+    EXPECT_GT(nonfinite, 0);
+    std::printf("[ winograd ] F(%lldx%lld,3x3): %d outputs non-finite as the reference's, %d more in their tiles\n",
+                static_cast<long long>(m), static_cast<long long>(m), nonfinite, spread);
+  }
 }
 
 // The model runtime: Conv + Relu of a constant weight (its filters' transform made at the first
