@@ -114,9 +114,10 @@ WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int6
     if (set || (b.p <= 4 && b.o <= 4)) return {};
     (b.p > 4 ? b.p : b.o) /= 2;
   }
-  // Channels split over workgroups where the setting asks (fewer parts than chunks: not).
+  // Channels split over workgroups: the setting's, else 2 where each part has 2 chunks or more
+  // (fewer chunks than parts: not).
   const std::int64_t chunks = (C + b.c - 1) / b.c;
-  b.split = std::max(settings.conv_winograd_split, 1);
+  b.split = settings.conv_winograd_split > 0 ? settings.conv_winograd_split : chunks >= 4 ? 2 : 1;
   if (b.split > chunks || groups() > kWinogradFusedMaxSlots) b.split = 1;
   return b;
 }

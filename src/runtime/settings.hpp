@@ -135,7 +135,8 @@ struct Settings {
   int conv_winograd_block_o = 0, conv_winograd_block_p = 0, conv_winograd_block_c = 0;  ///< 0: the default's
   int conv_winograd_block_f = -1;                                                       ///< -1: the default's
   /// GLTENSOR_CONV_WINOGRAD_SPLIT=1|2|4: the fused stage's input channels over that many workgroups
-  /// per block (1: one), "" = choose (0: nn/conv_plan.hpp's plan_winograd_fused).
+  /// per block (1: one), "" = choose (0: 2 where each part has 2 chunks or more; nn/conv_plan.hpp's
+  /// plan_winograd_fused).
   int conv_winograd_split = 0;
   /// GLTENSOR_IMATMUL=regs|mem|shared: the block-f32 integer matmul (glsl/nn/imatmul.comp)
   /// keeps the int32 totals of K beyond one exact block in registers beside the f32 sums, adds

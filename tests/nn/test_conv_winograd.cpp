@@ -499,7 +499,7 @@ TEST(ConvWinograd, Plan) {
 // conv nor on software rasterizers; forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default
 // blocking, its tiles then channels halved until it fits the device's invocations, shared memory
 // and loop limit, or at the setting's blocking where that fits; never with 0; the channels split
-// as GLTENSOR_CONV_WINOGRAD_SPLIT asks.
+// over 2 workgroups from 4 chunks, or as GLTENSOR_CONV_WINOGRAD_SPLIT asks.
 TEST(ConvWinograd, PlanFused) {
   using namespace gltensor::detail;
   const ConvDevice gpu{false, 0, std::int64_t{1} << 31, 0, 1024}, sw{true, 65535, std::int64_t{128} << 20, 0, 1024};
@@ -512,12 +512,14 @@ TEST(ConvWinograd, PlanFused) {
   EXPECT_EQ(b.ro, 4);
   EXPECT_EQ(b.rp, 4);
   EXPECT_TRUE(b.prefetch);
-  EXPECT_EQ(b.split, 1);
+  EXPECT_EQ(b.split, 2) << "8 chunks: 2 parts";
   ConvWinogradVariant v{ConvWinogradVariant::Stage::fused, 4};
   v.fb = b;
   EXPECT_EQ(v.local(), 576u);
   EXPECT_EQ(b.shared_floats(4), 36 * 16 * 16) << "M's 36 x 16 x 16: as U and V's chunks, 36 x 8 x 32";
   EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 16) << "the narrow CNN's first layer";
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).split, 2) << "4 chunks: 2 parts";
+  EXPECT_EQ(plan_winograd_fused(4, 24, 64, 196, false, gpu, 49152, s).split, 1) << "3 chunks: not split";
   EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "C * O past 64 x 64";
   s.conv_winograd_split = 2;
   EXPECT_EQ(plan_winograd_fused(4, 64, 64, 196, false, gpu, 49152, s).split, 2) << "GLTENSOR_CONV_WINOGRAD_SPLIT=2";
