@@ -18,6 +18,7 @@
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "runtime/codegen.hpp"
+#include "runtime/counters.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -449,7 +450,9 @@ struct WinogradParams {
   const Tensor* bias = nullptr;
   const Epilogue* epi = nullptr;
   const WinogradQuant* q = nullptr;
+  const Tensor* filters = nullptr;  // the fused stage's U
   void set(Uniforms& u) const {
+    if (filters) u.u32("u_u_off", filters->offset());
     if (q) {
       u.f32("u_xs", q->x_scale), u.i32("u_xz", q->x_zero), u.f32("u_ys", q->y_scale);
       u.f32("u_xs_inv", 1.0f / q->x_scale), u.f32("u_ys_inv", 1.0f / q->y_scale);
@@ -510,7 +513,6 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
     launch.params(params).loop_iterations(winograd_loops(m));
     launch.groups(static_cast<std::uint64_t>((P + V::kLocal - 1) / V::kLocal), static_cast<std::uint64_t>(channels), 1);
   };
-  Tensor vt = alloc(dev, {T, g.C, P}, DType::f32, "conv2d");
   V in{V::Stage::input, m};
   WinogradParams in_params{g, O, m, &x};
   if (q) in.x = x.dtype(), in.xqin = q->quantize_x, in.x8 = q->x8, in_params.q = q;
@@ -518,8 +520,6 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
   in.x_quads =
       m == 4 && g.W % 4 == 0 && xs[3] == 1 && xs[2] % 4 == 0 && xs[1] % 4 == 0 && xs[0] % 4 == 0 && x.offset() % 4 == 0;
   in.x_shift = in.x_quads ? static_cast<int>(((-g.o.padding[1]) % 4 + 4) % 4) : 0;
-  groups(in, vt, x, in_params, g.C);
-  const Tensor prod = matmul(u, vt).contiguous();  // [T, O, P]
   V out{V::Stage::output, m, epi.act, epi.affine(), bias.defined()};
   if (q) out.act = Activation::none, out.affine = false, out.yq = true, out.ydq = q->dequantize, out.y8 = q->y8;
   out.y_vec4 = m == 4 && g.OW % 4 == 0;
@@ -527,6 +527,33 @@ Tensor conv_winograd(const Tensor& x, const Tensor& u, const Tensor& bias, const
   Tensor y = alloc(dev, {g.N, O, g.OH, g.OW}, yt, "conv2d");
   WinogradParams params{g, O, m};
   params.bias = &bias, params.epi = q ? nullptr : &epi, params.q = q;
+  const WinogradFusedBlock fb =
+      plan_winograd_fused(m, g.C, O, P, q != nullptr, conv_device(dev), dev.caps().max_shared_memory, settings());
+  if (fb.o > 0) {
+    // One dispatch: the output stage's variant with the input stage's x (WG_FUSED).
+    V fused = out;
+    fused.stage = V::Stage::fused, fused.fb = fb;
+    fused.x = in.x, fused.xqin = in.xqin, fused.x8 = in.x8, fused.x_quads = in.x_quads, fused.x_shift = in.x_shift;
+    const Tensor uc = u.is_contiguous() ? u : u.contiguous();
+    WinogradParams fused_params = params;
+    fused_params.src = &x, fused_params.filters = &uc;
+    Launch launch(dev, "conv2d winograd fused");
+    launch.program(V::kFile, fused.defines(), {fused.local()}).write(y).read(x).read(uc);
+    if (fused.bias) launch.read(bias);
+    const std::int64_t gx = (P + fb.p - 1) / fb.p, gy = (O + fb.o - 1) / fb.o;
+    Tensor ws;  // split: each part's sums (then the arrival counters: written, the Queue orders them)
+    if (fb.split > 1) {
+      static_assert(kWinogradFusedMaxSlots <= WorkgroupCounters::kWords);
+      ws = alloc(dev, {gx * gy * fb.split * T * fb.o * fb.p}, DType::f32, "conv2d");
+      launch.write(ws).bind(dev.extension<WorkgroupCounters>().storage(dev), true);
+    }
+    launch.params(fused_params).loop_iterations(fb.loops(m, g.C));
+    launch.groups(static_cast<std::uint64_t>(gx), static_cast<std::uint64_t>(gy), static_cast<std::uint64_t>(fb.split));
+    return y;
+  }
+  Tensor vt = alloc(dev, {T, g.C, P}, DType::f32, "conv2d");
+  groups(in, vt, x, in_params, g.C);
+  const Tensor prod = matmul(u, vt).contiguous();  // [T, O, P]
   groups(out, y, prod, params, O);
   return y;
 }

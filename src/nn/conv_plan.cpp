@@ -72,6 +72,57 @@ std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, c
   return most <= dev.ssbo_limit ? m : 0;
 }
 
+std::int64_t WinogradFusedBlock::shared_floats(std::int64_t m) const {
+  const std::int64_t T = (m + 2) * (m + 2);
+  return std::max(T * c * (o + p), T * o * p);
+}
+
+std::uint64_t WinogradFusedBlock::loops(std::int64_t m, std::int64_t C) const {
+  const auto a = static_cast<std::uint64_t>(m + 2), T = a * a, mm = static_cast<std::uint64_t>(m);
+  const auto L = static_cast<std::uint64_t>(T) * static_cast<std::uint64_t>(threads_per_t());
+  const auto per = [&](std::int64_t items) { return (static_cast<std::uint64_t>(items) + L - 1) / L; };
+  const auto uo = static_cast<std::uint64_t>(ro), up = static_cast<std::uint64_t>(rp);
+  // Per chunk: the input tiles (zeroed, loaded, both products, stored), U's loads, the sums; then
+  // M's stores and the output tiles (loads, both products, stores).
+  const std::uint64_t tile = 3 * T + 2 * a * a * a + 2 * a * a + 6 * a;
+  const std::uint64_t chunk = per(c * p) * (tile + 1) + per(T * static_cast<std::uint64_t>(c * o)) +
+                              static_cast<std::uint64_t>(c) * (uo + up + uo * up + 1) + 1;
+  const std::uint64_t out = uo * up + uo + per(o * p) * (T + mm * a * a + mm * a + mm * mm * a + mm + mm * mm + 1);
+  const auto chunks = static_cast<std::uint64_t>((std::max<std::int64_t>(C, 1) + c - 1) / c);
+  return uo * up + chunks * chunk + out + (split > 1 ? uo * up * (static_cast<std::uint64_t>(split) + 2) : 0);
+}
+
+WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P, bool quant,
+                                       const ConvDevice& dev, std::int64_t max_shared_bytes, const Settings& settings) {
+  if (settings.conv_winograd_fused == 0 || m <= 0 || C <= 0 || O <= 0 || P <= 0) return {};
+  if (settings.conv_winograd_fused < 0 &&
+      (dev.software || quant || m != 4 || P > kWinogradFusedMaxTiles || C * O > kWinogradFusedMaxCO))
+    return {};
+  WinogradFusedBlock b = kWinogradFusedBlock;
+  const bool set = settings.conv_winograd_block_o > 0 || settings.conv_winograd_block_p > 0;
+  if (settings.conv_winograd_block_o > 0) b.o = settings.conv_winograd_block_o;
+  if (settings.conv_winograd_block_p > 0) b.p = settings.conv_winograd_block_p;
+  if (settings.conv_winograd_block_c > 0) b.c = settings.conv_winograd_block_c;
+  if (settings.conv_winograd_block_f >= 0) b.prefetch = settings.conv_winograd_block_f == 1;
+  const std::int64_t T = (m + 2) * (m + 2);
+  const auto groups = [&] { return ((O + b.o - 1) / b.o) * ((P + b.p - 1) / b.p); };
+  // The default's tiles, then its channels, halved (down to 4) until the blocking fits the device.
+  for (;;) {
+    b.ro = std::min<std::int64_t>(4, b.o), b.rp = std::min<std::int64_t>(4, b.p);
+    if (T * b.threads_per_t() <= dev.max_local && b.shared_floats(m) * 4 <= max_shared_bytes &&
+        (dev.loop_limit == 0 || b.loops(m, C) <= dev.loop_limit))
+      break;
+    if (set || (b.p <= 4 && b.o <= 4)) return {};
+    (b.p > 4 ? b.p : b.o) /= 2;
+  }
+  // Channels split over workgroups: the setting's, else 2 where each part has 2 chunks or more
+  // (fewer chunks than parts: not).
+  const std::int64_t chunks = (C + b.c - 1) / b.c;
+  b.split = settings.conv_winograd_split > 0 ? settings.conv_winograd_split : chunks >= 4 ? 2 : 1;
+  if (b.split > chunks || groups() > kWinogradFusedMaxSlots) b.split = 1;
+  return b;
+}
+
 Conv2dPlan plan_conv2d(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings) {
   Conv2dPlan plan;
   const ConvGeometry& g = p.g;
@@ -377,28 +428,27 @@ std::vector<ConvDirectVariant> ConvDirectVariant::space() {
   return out;
 }
 
+std::uint32_t ConvWinogradVariant::local() const {
+  return stage == Stage::fused ? static_cast<std::uint32_t>((m + 2) * (m + 2) * fb.threads_per_t()) : kLocal;
+}
+
 Defines ConvWinogradVariant::defines() const {
   Defines d;
   d.value("WG_M", m);
-  if (stage == Stage::weight) {
-    d.flag("WG_WEIGHT");
-    d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, false);
-  } else if (stage == Stage::input) {
-    const bool x8in = x == DType::u8 || x == DType::i8;
-    d.flag("WG_INPUT").flag("X8", x8in).flag("XQIN", xqin).flag("X_I8", (x8in ? x : x8) == DType::i8);
-    d.operand(0, DType::f32, CT::f32, true);
+  const bool x8in = x == DType::u8 || x == DType::i8;
+  // The input stage's x: its dtype, quantization and quad loads (operand 1).
+  const auto x_defines = [&] {
+    d.flag("X8", x8in).flag("XQIN", xqin).flag("X_I8", (x8in ? x : x8) == DType::i8);
     if (x_quads) {
       d.flag("X_QUADS").value("X_SHIFT", x_shift);
       x8in ? d.operand(1, x, CT::i32, false) : d.operand_vec4(1, DType::f32, CT::f32, false);
     } else {
       d.operand(1, x, x8in ? CT::i32 : CT::f32, false);
     }
-  } else {
-    d.flag("WG_OUTPUT")
-        .flag("HAS_BIAS", bias)
-        .flag("YQ", yq)
-        .flag("YDQ", yq && ydq)
-        .flag("Y_I8", yq && y8 == DType::i8);
+  };
+  // The output stage's epilogue and y (operand 0).
+  const auto y_defines = [&] {
+    d.flag("HAS_BIAS", bias).flag("YQ", yq).flag("YDQ", yq && ydq).flag("Y_I8", yq && y8 == DType::i8);
     if (!yq && (act != Activation::none || affine))
       d.macro("ACT(x)", act_body, static_cast<int>(act) + (affine ? 256 : 0));
     const bool vec4 = y_vec4 && m == 4 && (!yq || ydq);
@@ -407,6 +457,29 @@ Defines ConvWinogradVariant::defines() const {
       d.operand_vec4(0, DType::f32, CT::f32, true);
     else
       d.operand(0, yq && !ydq ? y8 : DType::f32, yq && !ydq ? CT::i32 : CT::f32, true);
+  };
+  if (stage == Stage::fused) {
+    d.flag("WG_FUSED").value("FB_O", fb.o).value("FB_P", fb.p).value("FB_C", fb.c);
+    d.value("FR_O", fb.ro).value("FR_P", fb.rp).flag("FB_PREFETCH", fb.prefetch);
+    y_defines();
+    x_defines();
+    d.operand(2, DType::f32, CT::f32, false);
+    if (bias) d.operand(3, DType::f32, CT::f32, false);
+    // the workspace and the counters after the operands
+    if (fb.split > 1)
+      d.value("FB_SPLIT", fb.split).value("WS_BINDING", bias ? 4 : 3).value("CNT_BINDING", bias ? 5 : 4);
+    return d;
+  }
+  if (stage == Stage::weight) {
+    d.flag("WG_WEIGHT");
+    d.operand(0, DType::f32, CT::f32, true).operand(1, DType::f32, CT::f32, false);
+  } else if (stage == Stage::input) {
+    d.flag("WG_INPUT");
+    d.operand(0, DType::f32, CT::f32, true);
+    x_defines();
+  } else {
+    d.flag("WG_OUTPUT");
+    y_defines();
     d.operand(1, DType::f32, CT::f32, false);
     if (bias) d.operand(2, DType::f32, CT::f32, false);
   }
@@ -446,6 +519,25 @@ std::vector<ConvWinogradVariant> ConvWinogradVariant::space() {
     f.y_vec4 = true;
     out.push_back(f);
   }
+  // fused: F(2x2) and F(4x4) at the default blocking and a small one, f32 (quads, vec4 stores, the
+  // epilogue) and the QDQ forms (8-bit x, the fused input QuantizeLinear, 8-bit or dequantized y)
+  for (std::int64_t m : {2, 4}) {
+    ConvWinogradVariant f{Stage::fused, m, Activation::relu, false, true};
+    f.fb = kWinogradFusedBlock;
+    out.push_back(f);
+    f.fb = {8, 4, 4, 4, 4, false, 1}, f.bias = false, f.act = Activation::clip, f.affine = true;
+    out.push_back(f);
+  }
+  ConvWinogradVariant f{Stage::fused, 4, Activation::relu, false, true};
+  f.fb = kWinogradFusedBlock, f.x_quads = true, f.x_shift = 3, f.y_vec4 = true;
+  out.push_back(f);
+  f.fb.split = 2;  // channels split over 2 workgroups
+  out.push_back(f);
+  f.fb.split = 1;
+  f.act = Activation::none, f.yq = true;
+  for (DType x : {DType::u8, DType::i8}) f.x = x, f.y8 = x, f.ydq = x == DType::i8, out.push_back(f);
+  f.x = DType::f32, f.xqin = true, f.ydq = true;
+  out.push_back(f);
   return out;
 }
 

@@ -150,6 +150,46 @@ inline constexpr std::int64_t kConvTilesMaxOg = 32;
 inline constexpr std::int64_t kWinogradMinC = 32, kWinogradMinO = 64, kWinogradMinPositions = 56 * 56;
 std::int64_t plan_conv_winograd(const Conv2dProblem& p, const ConvDevice& dev, const Settings& settings);
 
+/// The fused Winograd stage's blocking (glsl/nn/conv_winograd.comp, WG_FUSED): a workgroup per
+/// block of `o` output channels x `p` tiles, x's channels by chunks of `c`, `ro` x `rp` sums per
+/// invocation for one of the T transformed elements; `prefetch` (FB_PREFETCH): the next chunk's
+/// loads issued before this chunk's sums; `split` (FB_SPLIT, > 1): that many workgroups per block
+/// over parts of the input channels, the last to finish adding the others' sums (a workspace and
+/// runtime/counters.hpp's arrival counters). o == 0: not fused (three dispatches).
+struct WinogradFusedBlock {
+  std::int64_t o = 0, p = 0, c = 0, ro = 0, rp = 0;
+  bool prefetch = false;
+  std::int64_t split = 1;
+  std::int64_t threads_per_t() const { return ro > 0 && rp > 0 ? (o / ro) * (p / rp) : 0; }
+  /// Floats of its shared memory for F(m x m): max(T c (o + p), T o p).
+  std::int64_t shared_floats(std::int64_t m) const;
+  /// The longest loop count of one invocation over C channels (every loop counted).
+  std::uint64_t loops(std::int64_t m, std::int64_t C) const;
+};
+/// The default blocking on GPUs: 16 output channels x 16 tiles, chunks of 8 channels, 4 x 4 sums
+/// per invocation (576 invocations and 36 KiB of shared memory for F(4x4)), prefetched (measured
+/// on the H200: bench/RESULTS.md, 2026-11-28, cnn38).
+inline constexpr WinogradFusedBlock kWinogradFusedBlock{16, 16, 8, 4, 4, true, 1};
+/// The fused stage on GPUs (Settings::conv_winograd_fused -1) for f32 F(4x4) convs of at most
+/// kWinogradFusedMaxTiles tiles and C * O <= kWinogradFusedMaxCO: the narrow CNN's first two layers
+/// at 56 x 56 (32 -> 64, 64 -> 64 channels over 196 tiles), whose batched GEMMs have too few tiles
+/// to fill the GPU; not at 112 x 112 (784 tiles) nor 64 -> 128 channels (the wide CNN's first layer
+/// at 56: its net 247.5 us of GPU time fused against 231.4 in three stages, the H200).
+inline constexpr std::int64_t kWinogradFusedMaxTiles = 256, kWinogradFusedMaxCO = 64 * 64;
+/// The slots (blocks) a split dispatch may count in: runtime/counters.hpp's words.
+inline constexpr std::int64_t kWinogradFusedMaxSlots = 16384;
+/// Whether F(m x m, 3 x 3) of C -> O channels over P tiles (`quant`: the QDQ conv) runs fused (one
+/// dispatch) and with which blocking: Settings::conv_winograd_fused 0 never; 1 forced, -1 (choose)
+/// on GPUs for f32 F(4x4) within kWinogradFusedMaxTiles and kWinogradFusedMaxCO; the blocking
+/// Settings::conv_winograd_block_o/p/c/f's where set (then not fused unless it fits), else
+/// kWinogradFusedBlock with its tiles, then its channels, halved until it fits the device (its
+/// invocations, shared memory and loop limit); its input channels split over
+/// Settings::conv_winograd_split workgroups per block, or (0) over 2 where that leaves each part
+/// 2 chunks or more (the narrow CNN's layers at 56: 84.0 against 89.2 us per run unsplit, the
+/// H200), 1 where the chunks are fewer than the parts. `o == 0` in the result: not fused.
+WinogradFusedBlock plan_winograd_fused(std::int64_t m, std::int64_t C, std::int64_t O, std::int64_t P, bool quant,
+                                       const ConvDevice& dev, std::int64_t max_shared_bytes, const Settings& settings);
+
 /// The M that conv2d's plan takes for these operands where it is the Winograd path (a 4-D f32 x
 /// and 3x3 w of one group, bias f32 or undefined, no gradient, plan_conv_winograd); else 0 (another
 /// path, or arguments that conv2d itself rejects: it throws there).
@@ -278,8 +318,11 @@ struct ConvWgradVariant {
 /// size WG_M, the output stage's epilogue and bias. Every operand f32.
 struct ConvWinogradVariant {
   static constexpr const char* kFile = "conv_winograd.comp";
-  static constexpr std::uint32_t kLocal = 64;  ///< invocations per workgroup
-  enum class Stage { weight, input, output };
+  static constexpr std::uint32_t kLocal = 64;  ///< invocations per workgroup (not fused)
+  /// fused (WG_FUSED): the input transform, the T GEMMs and the output transform in one dispatch
+  /// (plan_winograd_fused's blocking `fb`); the input stage's x fields and the output stage's
+  /// epilogue and y fields apply to it.
+  enum class Stage { weight, input, output, fused };
   Stage stage = Stage::input;
   std::int64_t m = 4;                 ///< WG_M
   Activation act = Activation::none;  ///< ACT(x) (output)
@@ -301,7 +344,10 @@ struct ConvWinogradVariant {
   int x_shift = 0;
   /// Y_VEC4 (output, f32 stores): each tile row's 4 outputs one 128-bit store (WG_M 4, OW % 4 == 0).
   bool y_vec4 = false;
+  WinogradFusedBlock fb{};  ///< fused: FB_O, FB_P, FB_C, FR_O, FR_P
   Defines defines() const;
+  /// Invocations per workgroup: kLocal, or the fused stage's T * fb.threads_per_t().
+  std::uint32_t local() const;
   static std::vector<ConvWinogradVariant> space();
 };
 

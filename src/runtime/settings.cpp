@@ -239,6 +239,34 @@ Settings Settings::from_env() {
                                          {{"", true}, {"batched", true}, {"im2col", false}});
   s.conv_winograd =
       parse<int>("GLTENSOR_CONV_WINOGRAD", env("GLTENSOR_CONV_WINOGRAD"), {{"", -1}, {"0", 0}, {"2", 2}, {"4", 4}});
+  if (const std::string t = env("GLTENSOR_CONV_WINOGRAD_FUSED"); !t.empty()) {
+    std::vector<int> parts(1, 0);
+    bool ok = true;
+    for (char ch : t) {
+      if (ch == 'x')
+        parts.push_back(0);
+      else if (ch >= '0' && ch <= '9' && parts.back() < 1000)
+        parts.back() = parts.back() * 10 + (ch - '0');
+      else
+        ok = false;
+    }
+    const auto pow2 = [](int v) { return v > 0 && (v & (v - 1)) == 0 && v <= 64; };
+    if (parts.size() == 1) {
+      ok = ok && (parts[0] == 0 || parts[0] == 1) && t.size() == 1;
+    } else {
+      ok = ok && parts.size() <= 4 && pow2(parts[0]) && pow2(parts[1]) && (parts.size() < 3 || pow2(parts[2])) &&
+           (parts.size() < 4 || parts[3] <= 1);
+    }
+    if (!ok)
+      throw ValueError("gltensor: GLTENSOR_CONV_WINOGRAD_FUSED=\"" + t +
+                       "\" is not 0, 1, OxP, OxPxC or OxPxCxF (powers of 2 up to 64, F 0 or 1, e.g. 16x8x8x1)");
+    s.conv_winograd_fused = parts.size() == 1 ? parts[0] : 1;
+    if (parts.size() > 1) s.conv_winograd_block_o = parts[0], s.conv_winograd_block_p = parts[1];
+    if (parts.size() > 2) s.conv_winograd_block_c = parts[2];
+    if (parts.size() > 3) s.conv_winograd_block_f = parts[3];
+  }
+  s.conv_winograd_split = parse<int>("GLTENSOR_CONV_WINOGRAD_SPLIT", env("GLTENSOR_CONV_WINOGRAD_SPLIT"),
+                                     {{"", 0}, {"1", 1}, {"2", 2}, {"4", 4}});
   s.rnn = parse_rnn(env("GLTENSOR_RNN"));
   if (const std::string t = env("GLTENSOR_RNN_REGS"); !t.empty()) {
     std::vector<std::string> parts(1);

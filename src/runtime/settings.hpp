@@ -147,6 +147,18 @@ struct Settings {
   /// F(2x2,3x3) or F(4x4,3x3) (2, 4: forced wherever it applies, software rasterizers too), or
   /// never (0); "" = choose (-1: F(4x4,3x3) on GPUs where the plan takes it; nn/conv_plan.hpp).
   int conv_winograd = -1;
+  /// GLTENSOR_CONV_WINOGRAD_FUSED=0|1|OxP|OxPxC|OxPxCxF: Winograd's three stages of a conv in one
+  /// dispatch (glsl/nn/conv_winograd.comp's WG_FUSED: 1 forced wherever it fits the device, OxP[xC[xF]]
+  /// forced with O output channels x P tiles a workgroup, chunks of C input channels, the next
+  /// chunk's loads prefetched (F 1) or not (F 0); 0 never); "" = choose (-1: nn/conv_plan.hpp's
+  /// plan_winograd_fused).
+  int conv_winograd_fused = -1;
+  int conv_winograd_block_o = 0, conv_winograd_block_p = 0, conv_winograd_block_c = 0;  ///< 0: the default's
+  int conv_winograd_block_f = -1;                                                       ///< -1: the default's
+  /// GLTENSOR_CONV_WINOGRAD_SPLIT=1|2|4: the fused stage's input channels over that many workgroups
+  /// per block (1: one), "" = choose (0: 2 where each part has 2 chunks or more; nn/conv_plan.hpp's
+  /// plan_winograd_fused).
+  int conv_winograd_split = 0;
   /// GLTENSOR_IMATMUL=regs|mem|shared: the block-f32 integer matmul (glsl/nn/imatmul.comp)
   /// keeps the int32 totals of K beyond one exact block in registers beside the f32 sums, adds
   /// each block's sums to the output's elements in memory, or keeps them in shared memory ("" =

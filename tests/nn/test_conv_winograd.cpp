@@ -41,15 +41,27 @@ double act_ref(double v, const Epilogue& e) {
   return v * e.scale + e.shift;
 }
 
+// The fused stage (WG_FUSED) forced: 0 not, 1 at the default blocking (prefetched), 2 and 3 at a
+// small one (8 output channels x 4 tiles, chunks of 4 channels: partial blocks and chunks in every
+// case), not prefetched (2) and prefetched (3).
+void fuse(ScopedSettings& s, int fused) {
+  s->conv_winograd_fused = fused > 0 ? 1 : 0;
+  if (fused >= 2) s->conv_winograd_block_o = 8, s->conv_winograd_block_p = 4, s->conv_winograd_block_c = 4;
+  if (fused >= 2) s->conv_winograd_block_f = fused == 3 ? 1 : 0;
+}
+
 // Runs one case with F(m x m, 3 x 3) forced; x, w and bias strided views where `strided`; x a
 // contiguous view at element `offset` of a larger buffer where offset > 0 (a multiple of 4 keeps
 // the input transform's quad loads, X_QUADS, where W % 4 == 0; else its element loads).
-void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset = 0) {
+void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset = 0, int fused = 0,
+                std::uint64_t extra_dispatches = 0) {
   GLT_RNG(rng);
   SCOPED_TRACE("m=" + std::to_string(m) + " x=" + to_string(c.xs) + " O=" + std::to_string(c.O) +
-               (strided ? " strided" : "") + (offset ? " offset " + std::to_string(offset) : ""));
+               (strided ? " strided" : "") + (offset ? " offset " + std::to_string(offset) : "") +
+               (fused ? " fused " + std::to_string(fused) : ""));
   ScopedSettings s;
   s->conv_winograd = static_cast<int>(m);
+  fuse(s, fused);
   const Shape ws{c.O, c.xs[1], 3, 3};
   auto xv = uniform(rng, numel_of(c.xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, c.O);
   Tensor x = Tensor::from_host(device(), xv, c.xs), w = Tensor::from_host(device(), wv, ws);
@@ -81,7 +93,14 @@ void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset
   std::vector<double> hba(hb);
   for (auto& v : hba) v = std::fabs(v);
   const auto mag = ref_conv(host(xa, c.xs), host(wa, ws), c.bias ? &hba : nullptr, o, os);
+  device().synchronize();
+  const std::uint64_t d0 = device().dispatch_count();
   const Tensor y = conv2d(x, w, c.bias ? b : Tensor(), o, c.epi);
+  // the filters' transform, then the fused stage's one dispatch (a grid split past the device's
+  // workgroup counts: more)
+  if (fused) {
+    EXPECT_EQ(device().dispatch_count() - d0, 2u + extra_dispatches) << "fused";
+  }
   ASSERT_EQ(y.shape(), os);
   const auto yv = y.to_vector();
   const double tol = tolerance(m);
@@ -96,8 +115,8 @@ void check_case(const Case& c, std::int64_t m, bool strided, std::int64_t offset
       ADD_FAILURE() << "output " << i << ": " << yv[i] << " vs " << want << " (sum |w||x| " << mag[i] << ")";
   }
   EXPECT_EQ(bad, 0u);
-  std::printf("[ winograd ] F(%lldx%lld,3x3) x %s O %lld: worst |y - ref| / sum|w||x| = %.3g (tolerance %.0e)\n",
-              static_cast<long long>(m), static_cast<long long>(m), to_string(c.xs).c_str(),
+  std::printf("[ winograd ] F(%lldx%lld,3x3)%s x %s O %lld: worst |y - ref| / sum|w||x| = %.3g (tolerance %.0e)\n",
+              static_cast<long long>(m), static_cast<long long>(m), fused ? " fused" : "", to_string(c.xs).c_str(),
               static_cast<long long>(c.O), worst, tol);
 }
 
@@ -169,10 +188,35 @@ TEST(ConvWinograd, QuadLoadsMatchElementLoads) {
   }
 }
 
-// Grids split over several dispatches: tiles (x) and channels (y) past a 3-workgroup limit.
+// Grids split over several dispatches: tiles (x) and channels (y) past a 3-workgroup limit (the
+// fused stage: tile blocks (x) and channel blocks (y)).
 TEST(ConvWinograd, MoreWorkgroupsThanOneDispatch) {
   ScopedDispatchLimit limit(3);
   for (std::int64_t m : {2, 4}) check_case({{2, 5, 37, 41}, 6, {1, 1, 1, 1}, true, Epilogue()}, m, false);
+  // fused, 8 x 4 blocks: 2 x 5 x 5 tiles in 13 x 3 blocks (5 dispatches)
+  check_case({{2, 5, 17, 20}, 19, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, 2, 4);
+}
+
+// The fused stage (one dispatch: input transform, the T products and output transform per block
+// of output channels x tiles) against float64: at the default blocking the cases of odd sizes,
+// clip + affine, quad loads and 128-bit stores, strided operands (the tiles' loads and stores are
+// the three stages' functions, every case there); F(2x2) at a small blocking, prefetched; C 37 ->
+// O 29 at the default blocking and the small one prefetched and not (10 chunks of 4, split in 2);
+// C 37 -> O 40 over 1, 4 and 2 workgroups per block. Each form's programs a compile on llvmpipe:
+// the cases share them where they can.
+TEST(ConvWinograd, FusedMatchesFloat64) {
+  for (int i : {0, 3, 6}) check_case(kCases[i], 4, false, 0, 1);
+  check_case(kCases[3], 4, true, 0, 1);
+  check_case(kCases[0], 2, true, 0, 3);
+  for (int fused : {1, 3, 2})
+    check_case({{1, 37, 10, 12}, 29, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, fused);
+  // the input channels over 1 (not split), 4 (the last part's 2 channels in its first chunk) and 2
+  // workgroups per block (5 chunks of 8, 2 x 3 blocks)
+  for (int split : {1, 4, 2}) {
+    ScopedSettings s;
+    s->conv_winograd_split = split;
+    check_case({{2, 37, 13, 12}, 40, {1, 1, 1, 1}, true, Epilogue(Activation::relu)}, 4, false, 0, 1);
+  }
 }
 
 // NaN and infinities in x: every output the reference makes non-finite is non-finite (NaN or
@@ -231,11 +275,17 @@ TEST(ConvWinograd, NanAndInfinity) {
 // epilogue, fuse_conv_affine, in the output transform) and a Conv of a weight that is a graph input
 // (made per run), against the float64 reference, in two runs; replayed (ModelOptions::replay),
 // three runs with the same values.
-TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
+void model_conv_keeps_filters(int fused) {
   GLT_RNG(rng);
+  SCOPED_TRACE(fused ? "fused" : "three stages");
   ScopedSettings s;
   s->conv_winograd = 4;
-  const Shape xs{2, 8, 11, 13}, ws{12, 8, 3, 3};
+  fuse(s, fused);
+  s->conv_winograd_split = fused ? 2 : 0;
+  // fused: 40 channels, 5 chunks of 8 over 2 workgroups per block (the parts' sums merged, the
+  // counters reset for the next run and replay)
+  const std::int64_t C = fused ? 40 : 8;
+  const Shape xs{2, C, 11, 13}, ws{12, C, 3, 3};
   auto xv = uniform(rng, numel_of(xs)), wv = uniform(rng, numel_of(ws)), bv = uniform(rng, 12);
   auto w2v = uniform(rng, numel_of(ws));
   OnnxBuilder b;
@@ -270,10 +320,11 @@ TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
     const auto y = out.at("y").to_vector(), z = out.at("z").to_vector(), v = out.at("v").to_vector();
     dispatches[run] = device().dispatch_count() - d0;
     ASSERT_EQ(y.size(), ry.size());
+    const double tol = 1e-4 * static_cast<double>(C) / 8;  // (F(4x4)'s rounding grows with the sum's length)
     for (std::size_t i = 0; i < y.size(); ++i) {
-      ASSERT_NEAR(y[i], std::max(ry[i], 0.0), 1e-4) << "y " << i;
-      ASSERT_NEAR(z[i], rz[i], 1e-4) << "z " << i;
-      ASSERT_NEAR(v[i], std::max(rv[i], 0.0) * 1.5 - 0.25, 2e-4) << "v " << i;
+      ASSERT_NEAR(y[i], std::max(ry[i], 0.0), tol) << "y " << i;
+      ASSERT_NEAR(z[i], rz[i], tol) << "z " << i;
+      ASSERT_NEAR(v[i], std::max(rv[i], 0.0) * 1.5 - 0.25, 2 * tol) << "v " << i;
     }
     if (run == 0) first[0] = y, first[1] = z, first[2] = v;
   }
@@ -289,6 +340,9 @@ TEST(ConvWinograd, ModelConvKeepsConstantFilters) {
     EXPECT_EQ(out.at("v").to_vector(), first[2]);
   }
 }
+
+TEST(ConvWinograd, ModelConvKeepsConstantFilters) { model_conv_keeps_filters(0); }
+TEST(ConvWinograd, FusedModelConvKeepsConstantFilters) { model_conv_keeps_filters(1); }
 
 // The QDQ pattern through Winograd (the model runtime's QConv: conv2d_winograd_quant): a chain of
 // two 3x3 convs with ReLU, x's QuantizeLinear fused into the first (XQIN: f32 x quantized and
@@ -343,11 +397,13 @@ TEST(ConvWinograd, QdqConvChain) {
       std::uniform_int_distribution<int> tie(-100, 100);
       for (std::size_t i = 0; i < xv.size(); i += 2) xv[i] = static_cast<float>((tie(rng) + 0.5) * 0.02);
       const Tensor x = Tensor::from_host(device(), xv, {1, C, H, W});
-      std::vector<float> got[2];
-      std::uint64_t dispatches[2];
-      for (int wino : {0, 1}) {
+      std::vector<float> got[3];
+      std::uint64_t dispatches[3];
+      for (int wino : {0, 1, 2}) {  // the integer path, Winograd, Winograd fused (W 12 only)
+        if (wino == 2 && W != 12) continue;
         ScopedSettings s;
         s->conv_winograd = wino ? 4 : 0;
+        fuse(s, wino == 2 ? 2 : 0);
         Model mod = Model::load(device(), path);
         mod.run({{"x", x}});
         device().synchronize();
@@ -358,9 +414,19 @@ TEST(ConvWinograd, QdqConvChain) {
       // W = 13: the first conv's 8-bit output has OW % 4 != 0 (its integer path); the last's is float32
       if (W == 12) {
         EXPECT_EQ(dispatches[1], 6u) << "integer path: " << dispatches[0];
+        EXPECT_EQ(dispatches[2], 2u) << "fused";
       } else {  // the first conv's integer dispatches (fewer than both convs'), the second's 3
         EXPECT_GT(dispatches[1], 3u) << "integer path: " << dispatches[0];
         EXPECT_LT(dispatches[1] - 3u, dispatches[0]) << "integer path: " << dispatches[0];
+      }
+      if (W == 12) {
+        ASSERT_EQ(got[2].size(), got[1].size());
+        int fused_equal = 0;
+        for (std::size_t i = 0; i < got[1].size(); ++i) {
+          ASSERT_LE(std::fabs(got[2][i] - got[0][i]), 0.0601f) << "fused " << i;
+          fused_equal += got[2][i] == got[0][i];
+        }
+        EXPECT_GT(fused_equal, static_cast<int>(got[0].size()) * 9 / 10);
       }
       ASSERT_EQ(got[1].size(), got[0].size());
       int nonzero = 0, equal = 0;
@@ -425,4 +491,104 @@ TEST(ConvWinograd, Plan) {
   EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), gpu, s), 0) << "GLTENSOR_CONV_WINOGRAD=0";
   s.conv_winograd = -1, s.conv = ConvSetting::im2col;
   EXPECT_EQ(plan_conv_winograd(conv(64, 128, 56), gpu, s), 0) << "GLTENSOR_CONV=im2col";
+}
+
+// plan_winograd_fused: chosen on GPUs for f32 F(4x4) convs of at most kWinogradFusedMaxTiles tiles
+// and C * O <= kWinogradFusedMaxCO (the narrow CNN's first two layers at 56 x 56), not for the QDQ
+// conv nor on software rasterizers; forced (GLTENSOR_CONV_WINOGRAD_FUSED=1) at the default
+// blocking, its tiles then channels halved until it fits the device's invocations, shared memory
+// and loop limit, or at the setting's blocking where that fits; never with 0; the channels split
+// over 2 workgroups from 4 chunks, or as GLTENSOR_CONV_WINOGRAD_SPLIT asks.
+TEST(ConvWinograd, PlanFused) {
+  using namespace gltensor::detail;
+  const ConvDevice gpu{false, 0, std::int64_t{1} << 31, 0, 1024}, sw{true, 65535, std::int64_t{128} << 20, 0, 1024};
+  const ConvDevice small_groups{false, 0, std::int64_t{1} << 31, 0, 256};
+  Settings s;
+  const WinogradFusedBlock b = plan_winograd_fused(4, 64, 64, 196, false, gpu, 49152, s);
+  EXPECT_EQ(b.o, 16);
+  EXPECT_EQ(b.p, 16);
+  EXPECT_EQ(b.c, 8);
+  EXPECT_EQ(b.ro, 4);
+  EXPECT_EQ(b.rp, 4);
+  EXPECT_TRUE(b.prefetch);
+  EXPECT_EQ(b.split, 2) << "8 chunks: 2 parts";
+  ConvWinogradVariant v{ConvWinogradVariant::Stage::fused, 4};
+  v.fb = b;
+  EXPECT_EQ(v.local(), 576u);
+  EXPECT_EQ(b.shared_floats(4), 36 * 16 * 16) << "M's 36 x 16 x 16: as U and V's chunks, 36 x 8 x 32";
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).o, 16) << "the narrow CNN's first layer";
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).split, 2) << "4 chunks: 2 parts";
+  EXPECT_EQ(plan_winograd_fused(4, 24, 64, 196, false, gpu, 49152, s).split, 1) << "3 chunks: not split";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "C * O past 64 x 64";
+  s.conv_winograd_split = 2;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 64, 196, false, gpu, 49152, s).split, 2) << "GLTENSOR_CONV_WINOGRAD_SPLIT=2";
+  EXPECT_EQ(plan_winograd_fused(4, 8, 64, 196, false, gpu, 49152, s).split, 1) << "1 chunk: not split";
+  s.conv_winograd_split = 4;
+  EXPECT_EQ(plan_winograd_fused(4, 32, 64, 196, false, gpu, 49152, s).split, 4) << "GLTENSOR_CONV_WINOGRAD_SPLIT=4";
+  EXPECT_EQ(plan_winograd_fused(4, 16, 64, 196, false, gpu, 49152, s).split, 1) << "4 parts of 2 chunks: 1";
+  s.conv_winograd_split = 0;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 784, false, gpu, 49152, s).o, 0) << "784 tiles (112 x 112)";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, true, gpu, 49152, s).o, 0) << "the QDQ conv";
+  EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, false, gpu, 49152, s).o, 0) << "F(2x2)";
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, sw, 32768, s).o, 0) << "software rasterizer";
+  s.conv_winograd_fused = 1;
+  EXPECT_EQ(plan_winograd_fused(4, 128, 256, 784, true, gpu, 49152, s).o, 16) << "forced";
+  const WinogradFusedBlock l = plan_winograd_fused(4, 64, 128, 196, false, sw, 32768, s);
+  EXPECT_EQ(l.o, 16) << "forced on llvmpipe: 16 x 8 in its 32 KiB";
+  EXPECT_EQ(l.p, 8);
+  const WinogradFusedBlock h = plan_winograd_fused(4, 64, 128, 196, false, gpu, 16384, s);
+  EXPECT_EQ(h.o, 8) << "16 KiB: 8 x 4";
+  EXPECT_EQ(h.p, 4);
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, small_groups, 49152, s).p, 4) << "256 invocations: 16 x 4";
+  EXPECT_EQ(plan_winograd_fused(2, 64, 128, 196, false, small_groups, 49152, s).p, 16) << "F(2x2): 256 invocations";
+  EXPECT_EQ(plan_winograd_fused(4, 4096, 128, 196, false, sw, 32768, s).o, 0) << "past the loop limit";
+  s.conv_winograd_block_o = 8, s.conv_winograd_block_p = 2, s.conv_winograd_block_c = 16, s.conv_winograd_block_f = 0;
+  const WinogradFusedBlock b2 = plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s);
+  EXPECT_EQ(b2.o, 8);
+  EXPECT_EQ(b2.p, 2);
+  EXPECT_EQ(b2.c, 16);
+  EXPECT_EQ(b2.ro, 4);
+  EXPECT_EQ(b2.rp, 2);
+  EXPECT_FALSE(b2.prefetch);
+  s.conv_winograd_block_o = 32, s.conv_winograd_block_p = 16;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "the setting's 1152 invocations";
+  s.conv_winograd_fused = 0, s.conv_winograd_block_o = s.conv_winograd_block_p = 0;
+  EXPECT_EQ(plan_winograd_fused(4, 64, 128, 196, false, gpu, 49152, s).o, 0) << "GLTENSOR_CONV_WINOGRAD_FUSED=0";
+}
+
+// GLTENSOR_CONV_WINOGRAD_FUSED's values: 0, 1, OxP, OxPxC, OxPxCxF (powers of 2 up to 64, F 0 or 1),
+// GLTENSOR_CONV_WINOGRAD_SPLIT's 1, 2, 4; anything else a ValueError naming the variable.
+TEST(ConvWinograd, FusedSetting) {
+  using gltensor::detail::settings;
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_FUSED", "0");
+    EXPECT_EQ(settings().conv_winograd_fused, 0);
+  }
+  EXPECT_EQ(settings().conv_winograd_fused, -1) << "unset: choose";
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_FUSED", "16x8");
+    EXPECT_EQ(settings().conv_winograd_fused, 1);
+    EXPECT_EQ(settings().conv_winograd_block_o, 16);
+    EXPECT_EQ(settings().conv_winograd_block_p, 8);
+    EXPECT_EQ(settings().conv_winograd_block_c, 0);
+    EXPECT_EQ(settings().conv_winograd_block_f, -1);
+  }
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_FUSED", "8x16x4x0");
+    EXPECT_EQ(settings().conv_winograd_block_c, 4);
+    EXPECT_EQ(settings().conv_winograd_block_f, 0);
+  }
+  {
+    ScopedEnv e("GLTENSOR_CONV_WINOGRAD_SPLIT", "4");
+    EXPECT_EQ(settings().conv_winograd_split, 4);
+  }
+  EXPECT_EQ(settings().conv_winograd_split, 0) << "unset: choose";
+  ::setenv("GLTENSOR_CONV_WINOGRAD_SPLIT", "3", 1);
+  EXPECT_THROW(gltensor::detail::Settings::from_env(), ValueError) << "GLTENSOR_CONV_WINOGRAD_SPLIT=3";
+  ::unsetenv("GLTENSOR_CONV_WINOGRAD_SPLIT");
+  for (const char* bad : {"2", "12x8", "16x8x8x2", "128x8", "16x", "x8", "16x8x8x1x1", "on"}) {
+    ::setenv("GLTENSOR_CONV_WINOGRAD_FUSED", bad, 1);
+    EXPECT_THROW(gltensor::detail::Settings::from_env(), ValueError) << bad;
+  }
+  ::unsetenv("GLTENSOR_CONV_WINOGRAD_FUSED");
 }

@@ -157,7 +157,11 @@ TEST(KernelVariants, Convolutions) {
   check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
   check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
   check_family("conv_wgrad", ConvWgradVariant::kFile, ConvWgradVariant::space(), kConvWgradLocal);
-  check_family("conv_winograd", ConvWinogradVariant::kFile, ConvWinogradVariant::space(), ConvWinogradVariant::kLocal);
+  // each variant at its own workgroup size (the fused stage's T x its blocking's invocations)
+  std::map<std::uint32_t, std::vector<ConvWinogradVariant>> winograd;
+  for (const ConvWinogradVariant& v : ConvWinogradVariant::space()) winograd[v.local()].push_back(v);
+  for (const auto& [local, vs] : winograd)
+    check_family("conv_winograd-" + std::to_string(local), ConvWinogradVariant::kFile, vs, local);
 }
 
 // Weight-only quantization (quant.comp, qlinear.comp) and the model runtime's integer kernels
