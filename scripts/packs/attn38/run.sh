@@ -5,14 +5,14 @@
 # 1. torchcmp's attention models (SVTR's 8 x 168 x 15 heads, 8 x 300 x 64), seeded inputs; Relu over q of each (one
 #    trivial dispatch, the same output: the floor of a run and its read-back);
 # 2. PyTorch's GPU time for the same nets (torch_kernels.py: CUDA graph replays between CUDA events, its kernels);
-# 3. GPU time per run (gltensor-run --profile --bench 100) of main, the branch and the branch's variants (A38_PROF:
-#    "case-regex:KNOB,KNOB ..." entries; knob words starting with -- are gltensor-run options);
-# 4. rounds, alternated: main's and the branch's gltensor-run --bench N --read-back, plain and --replay, and the
+# 3. rounds, alternated: main's and the branch's gltensor-run --bench N --read-back, plain and --replay, and the
 #    branch under each A38_E2E knob set (replayed);
+# 4. GPU time per run (gltensor-run --profile --bench 100) of main, the branch and the branch's variants (A38_PROF:
+#    "case-regex:KNOB,KNOB ..." entries; knob words starting with -- are gltensor-run options);
 # 5. the outputs, branch against main (default runs); PyTorch eager and its CUDA graph (torchcmp.py torch), the table;
 # 6. the changed tests, GLES then desktop GL (A38_TESTS=1).
 set -u
-W=/tmp/attn38w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A38_ONLY:-attention}; ROUNDS=${ROUNDS:-3}
+W=/tmp/attn38w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A38_ONLY:-attention}; ROUNDS=${ROUNDS:-2}
 rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/outmain" "$W/b"
 tar -C "$W/b" -xJf "$H/builds.tar.xz"
 B=$W/b; export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
@@ -57,22 +57,8 @@ run() {
   grep -E '^bench' "$log" | sed -E 's/.*mean ([0-9.]+) ms, min ([0-9.]+) ms.*/\1 \/ \2/' | grep . ||
     echo "? $(grep -m1 -iE 'rror' "$log" | cut -c1-100)"
 }
-step "GPU time per run (gltensor-run --profile --bench 100, plain; us per run = ms over 100 runs x 10)"
-while IFS='|' read -r name model _ args; do
-  for v in main branch $A38_PROF; do
-    b=branch; knobs=""
-    case "$v" in main | branch) b=$v ;; *) re=${v%%:*}; knobs=${v#*:}; echo "$name" | grep -qE "$re" || continue ;; esac
-    [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
-    [ "$SECONDS" -gt 70 ] && echo "no time left for $name $v" && continue
-    envs=() opts=()
-    for x in ${knobs//,/ }; do if [ "${x#--}" != "$x" ]; then opts+=("$x"); else envs+=("$x"); fi; done
-    # shellcheck disable=SC2086
-    echo "$name $v: $(env "${envs[@]}" LD_LIBRARY_PATH="$(lib_of $b)" timeout 8 "$(bin_of $b)" "$model" $args --bench 100 \
-      --profile "${opts[@]}" 2>&1 | grep -E '^GPU time|\.comp|rror' | tr -s ' ' | head -4 | tr '\n' ' ')"
-  done
-done < "$W/cases.txt"
 for round in $(seq 1 "$ROUNDS"); do
-  [ "$SECONDS" -gt 95 ] && echo "round $round: no time left" && break
+  [ "$SECONDS" -gt 40 ] && echo "round $round: no time left" && break
   step "round $round: gltensor-run --bench $REPS --read-back (mean / min ms), main and branch alternated"
   while IFS='|' read -r name model _ args; do
     line="$name:"
@@ -88,6 +74,20 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "$line"
   done < "$W/cases.txt"
 done
+step "GPU time per run (gltensor-run --profile --bench 100, plain; us per run = ms over 100 runs x 10)"
+while IFS='|' read -r name model _ args; do
+  for v in main branch $A38_PROF; do
+    b=branch; knobs=""
+    case "$v" in main | branch) b=$v ;; *) re=${v%%:*}; knobs=${v#*:}; echo "$name" | grep -qE "$re" || continue ;; esac
+    [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
+    [ "$SECONDS" -gt 100 ] && echo "no time left for $name $v" && continue
+    envs=() opts=()
+    for x in ${knobs//,/ }; do if [ "${x#--}" != "$x" ]; then opts+=("$x"); else envs+=("$x"); fi; done
+    # shellcheck disable=SC2086
+    echo "$name $v: $(env "${envs[@]}" LD_LIBRARY_PATH="$(lib_of $b)" timeout 8 "$(bin_of $b)" "$model" $args --bench 100 \
+      --profile "${opts[@]}" 2>&1 | grep -E '^GPU time|\.comp|rror' | tr -s ' ' | head -4 | tr '\n' ' ')"
+  done
+done < "$W/cases.txt"
 while IFS='|' read -r name _ _ _; do
   cp "$W/log/$name-plain-branch.txt" "$W/log/$name-plain.txt"; cp "$W/log/$name-replay-branch.txt" "$W/log/$name-replay.txt"
 done < "$W/cases.txt"
@@ -102,7 +102,7 @@ for d in sorted(glob.glob(os.path.join(w, "out", "*"))):
         print(f"{os.path.basename(d)} {os.path.basename(f)}: max|branch - main| {np.abs(a - b).max():.2e} (max|main| {np.abs(b).max():.2g})")
 PYEOF
 step "PyTorch eager and CUDA graph (torchcmp.py torch; gltensor columns: the branch's last round)"
-T=$((112 - SECONDS)); [ $T -gt 20 ] && T=20; [ $T -lt 5 ] && T=5
+T=$((125 - SECONDS)); [ $T -gt 20 ] && T=20; [ $T -lt 5 ] && T=5
 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only "$ONLY" | grep -vE "^$" || echo "torch side: rc $?"
 step "the changed tests, GLES then desktop GL (A38_TESTS=1)"
 [ "${A38_TESTS:-0}" = 1 ] || echo "(left out: A38_TESTS=1 runs them)"
