@@ -22,13 +22,14 @@ git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 git -C "$MAIN" log -1 --format='%h %s' | cut -c1-100 > "$P/main/COMMIT"
 du -sh "$P"
 # GLSL variants for GLTENSOR_GLSL_DIR (the same interface as the embedded kernels): gv/<name>/<kernel>.comp from
-# scripts/packs/attn38/gv, and gv/unroll (attention.comp and attention_lanes.comp with NVIDIA's unroll pragma),
+# scripts/packs/attn38/gv and gen/attn_variants.py (attention.comp's pv4, merge, early, all), and gv/unroll (attention.comp and attention_lanes.comp with NVIDIA's unroll pragma),
 # gv/<name>u (each variant with it)
 cp -r "$WT/scripts/packs/attn38/gv" "$P/gv"
+python3 "$WT/scripts/packs/attn38/gen/attn_variants.py" "$WT/glsl/nn/attention.comp" "$P/gv"  # pv4, merge, early, all
 unroll() { sed '/^layout(local_size_x/i #pragma optionNV(unroll all)' "$1" > "$2"; }
 mkdir -p "$P/gv/unroll"
 for f in attention.comp attention_lanes.comp; do unroll "$WT/glsl/nn/$f" "$P/gv/unroll/$f"; done
-for d in "$WT"/scripts/packs/attn38/gv/*/; do
+for d in "$WT"/scripts/packs/attn38/gv/*/ "$P"/gv/all/; do
   n=$(basename "$d"); mkdir -p "$P/gv/${n}u"
   for f in "$d"*.comp; do unroll "$f" "$P/gv/${n}u/$(basename "$f")"; done
 done

@@ -12,7 +12,7 @@
 # 5. the outputs, branch against main (default runs); PyTorch eager and its CUDA graph (torchcmp.py torch), the table;
 # 6. the changed tests, GLES then desktop GL (A38_TESTS=1).
 set -u
-W=/tmp/attn38w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A38_ONLY:-attention}; ROUNDS=${ROUNDS:-2}
+W=/tmp/attn38w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A38_ONLY:-attention}; ROUNDS=${ROUNDS:-3}
 rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/outmain" "$W/b"
 tar -C "$W/b" -xJf "$H/builds.tar.xz"
 B=$W/b; export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
@@ -44,7 +44,7 @@ lib_of() { if [ "$1" = main ]; then echo "$B/main/lib:$LD_LIBRARY_PATH"; else ec
 # run BUILD NAME MODEL ARGS MODE [KNOB...] -> "mean / min" (log in $W/log); MODE plain, replay or noread
 run() {
   local b=$1 name=$2 model=$3 args=$4 mode=$5; shift 5
-  local tag=$b; [ $# -gt 0 ] && tag="$b-$(echo "$*" | tr ' =' '_-')"
+  local tag=$b; [ $# -gt 0 ] && tag="$b-$(echo "$*" | sed 's#[^ =]*/gv/#gv-#g' | tr ' =/' '_-_')"
   local log=$W/log/$name-$mode-$tag.txt extra=--replay rb=--read-back
   [ "$mode" = plain ] && extra=""
   [ "$mode" = plain ] && [ $# -eq 0 ] && extra="--output-dir $W/out$([ "$b" = main ] && echo main)/$name"
