@@ -11,7 +11,7 @@ if [ -z "${A38_PROF:-}" ]; then
   A38_PROF="8x300:$SP=0"
   for v in pv4 merge early all allu; do A38_PROF="$A38_PROF 8x300:$G/$v"; done
   for k in "$SP=0" "$SP=1" "$SP=4" "GLTENSOR_ATTENTION_COMBINE=dispatch" "$SP=1,GLTENSOR_ATTENTION_COMBINE=dispatch" \
-    "GLTENSOR_SUBGROUPS=0"; do
+    "GLTENSOR_SUBGROUPS=0" "GLTENSOR_ATTENTION_KEYS=32"; do
     A38_PROF="$A38_PROF 8x300:$G/all,$k"
   done
   A38_PROF="$A38_PROF 8x300:GLTENSOR_ATTENTION_COMBINE=dispatch 8x300:GLTENSOR_SUBGROUPS=0 svtr:$(lw 16 2)
