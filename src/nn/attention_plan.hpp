@@ -19,11 +19,14 @@ struct AttentionDevice {
 // The fused kernel's tiling (glsl/nn/attention.comp): BQ query rows per workgroup (2 * BQ
 // invocations), 32 * KQ keys per tile, row reductions by subgroup shuffles or shared memory.
 // DQL: the head-dim quads loaded and multiplied per row (4, 8 or 16: narrow_attention_tiles).
+// KH = 2: key halves (plan_attention_halves): 4 BQ invocations, each half of them taking 32 keys
+// of every 64-key tile with its own online softmax, the halves merged at the end.
 struct AttentionTiles {
   std::int64_t bq;
   int kq;
   bool subgroup;
   int dql = 16;
+  int kh = 1;
 };
 
 /// Shared memory of a tiling: Q tile, K and V tiles, probabilities (in the K tile's memory when
@@ -35,7 +38,8 @@ std::int64_t attention_shared_bytes(const AttentionTiles& t);
 /// rows (24 or 30 KiB; llvmpipe has 32 KiB and no subgroups). Subgroup reductions need a row
 /// group of 8 lanes inside one subgroup: subgroups of a multiple of 8 lanes that divide the
 /// workgroup. Settings::attention_bq (32 or 16) / attention_keys = 32 cap the tiling (tests run
-/// every tiling the device has). bq = 0: none fits.
+/// every tiling the device has); with Settings::attention_halves = 1 the 32-row cap keeps 64-key
+/// tiles (40 KiB: the halves' register rule holds). bq = 0: none fits.
 AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& settings);
 
 /// The head-dim quads attention.comp needs for head dims E, Ev (<= 64): 4, 8 or 16.
@@ -57,6 +61,11 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
 struct LaneTiles {
   int local = 0, lanes = 0, keys = 0, dq = 0;
 };
+/// attention.comp's key halves (KH = 2) on t where 64-key tiles run (kq = 2, subgroups):
+/// Settings::attention_halves = 1 wherever they do, 0 never; unset (-1): never yet (the default is
+/// measured: attn38).
+AttentionTiles plan_attention_halves(AttentionTiles t, const Settings& settings);
+
 /// What the lanes kernel's plan depends on: query rows L, keys S, batch entries nb, head dims E
 /// and Ev, the kernel's batch dims bd.
 struct LaneProblem {

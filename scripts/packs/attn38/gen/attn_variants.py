@@ -14,7 +14,7 @@ def rep(s, old, new):
     return s.replace(old, new)
 
 
-PV_OLD = src[src.index("    for (uint j = 0u; j < BKV; ++j) {\n      vec4 a = PS(j, ty);"):src.index("  }\n#ifdef COMBINE\n  // Unnormalized")]
+PV_OLD = src[src.index("    for (uint j = BKVL * kh; j < BKVL * (kh + 1u); ++j) {\n      vec4 a = PS(j, ty);"):src.index("  }\n#if KH == 2\n  // The halves")]
 PV_NEW = """#if DQL == 16
 #define PV_STEP(j)                                                   \\
   {                                                                  \\
@@ -47,7 +47,7 @@ PV_NEW = """#if DQL == 16
     o[6] += a.w * b0;                                                \\
   }
 #endif
-    for (uint j = 0u; j < BKV; j += 4u) {  // (attn38 pv4: four keys a trip, their loads together)
+    for (uint j = BKVL * kh; j < BKVL * (kh + 1u); j += 4u) {  // (attn38 pv4: four keys a trip, their loads together)
       PV_STEP(j)
       PV_STEP(j + 1u)
       PV_STEP(j + 2u)
@@ -75,19 +75,19 @@ MERGE_NEW1 = """    float M = -F_INF;
     }
 """
 MERGE_OLD2 = """  for (uint c = 0u; LOOP(c < nch); ++c)
-    for (uint n = 0u; n < 8u; ++n) {
+    for (uint n = 0u; n < NMQ; ++n) {
       uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
       if (q0 + i < u_L && qd < evq) acc[n] += CW(c, i) * ws4[PART(c, q0 + i) * 16u + qd];
     }"""
 MERGE_NEW2 = """  for (uint c = 0u; LOOP(c < nch); c += 2u) {  // (attn38 merge: two chunks' 16 quads loaded together)
     vec4 w0[8], w1[8];
-    for (uint n = 0u; n < 8u; ++n) {
+    for (uint n = 0u; n < NMQ; ++n) {
       uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
       bool in_ = q0 + i < u_L && qd < evq;
       w0[n] = in_ ? ws4[PART(c, q0 + i) * 16u + qd] : vec4(0.0);
       w1[n] = in_ && c + 1u < nch ? ws4[PART(c + 1u, q0 + i) * 16u + qd] : vec4(0.0);
     }
-    for (uint n = 0u; n < 8u; ++n) {
+    for (uint n = 0u; n < NMQ; ++n) {
       uint i = (tid + n * LOCAL_X) / 16u;
       acc[n] += CW(c, i) * w0[n];
       if (c + 1u < nch) acc[n] += CW(c + 1u, i) * w1[n];
@@ -128,7 +128,6 @@ def write(name, s):
 
 
 pv4 = rep(src, PV_OLD, PV_NEW)
-dq2 = rep(src, DQ_OLD, DQ_NEW)
 merge = rep(rep(src, MERGE_OLD1, MERGE_NEW1), MERGE_OLD2, MERGE_NEW2)
 early = rep(src, EARLY_OLD, EARLY_NEW)
 write("pv4", pv4)
