@@ -223,7 +223,12 @@ void main() {
   uint lane = tid;
 #endif
   // (KH = 2: lanes 2 BQ.. the tile's second half of keys, the same rows)
-  uint tx = lane % 8u, ty = (lane / 8u) % (BQ / 4u), kh = lane / (2u * BQ);
+  uint tx = lane % 8u, ty = (lane / 8u) % (BQ / 4u);
+#if KH == 2
+  uint kh = lane / (2u * BQ);
+#else
+  const uint kh = 0u;
+#endif
   uint nqb = (u_L + BQ - 1u) / BQ;
   uint q0 = (nqb - 1u - WORKGROUP_ID.x) * BQ;  // longest causal blocks first
   uint z = WORKGROUP_ID.y;
