@@ -4,13 +4,13 @@
 # this branch's, main/ main's build).
 # 1. torchcmp's attention models (SVTR's 8 x 168 x 15 heads, 8 x 300 x 64), seeded inputs; Relu over q of each (one
 #    trivial dispatch, the same output: the floor of a run and its read-back);
-# 2. PyTorch's GPU time for the same nets (torch_kernels.py: CUDA graph replays between CUDA events, its kernels);
+# 2. with A38_TESTS=1, the changed tests first, GLES then desktop GL;
+# 2b. PyTorch's GPU time for the same nets (torch_kernels.py: CUDA graph replays between CUDA events, its kernels);
 # 3. rounds, alternated: main's and the branch's gltensor-run --bench N --read-back, plain and --replay, and the
 #    branch under each A38_E2E knob set (replayed);
 # 4. GPU time per run (gltensor-run --profile --bench 100) of main, the branch and the branch's variants (A38_PROF:
 #    "case-regex:KNOB,KNOB ..." entries; knob words starting with -- are gltensor-run options);
 # 5. the outputs, branch against main (default runs); PyTorch eager and its CUDA graph (torchcmp.py torch), the table;
-# 6. the changed tests, GLES then desktop GL (A38_TESTS=1).
 set -u
 W=/tmp/attn38w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A38_ONLY:-attention}; ROUNDS=${ROUNDS:-3}
 rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/outmain" "$W/b"
@@ -36,8 +36,24 @@ onnx.save(m, os.path.join(sys.argv[1], "models", "relu_" + sys.argv[2] + ".onnx"
 PYEOF
 done
 cut -d'|' -f1 "$W/cases.txt" | tr '\n' ' '; echo
+step "the changed tests, GLES then desktop GL (A38_TESTS=1; A38_TEST_LIST entries test:filter[:ENV=VAL,...])"
+[ "${A38_TESTS:-0}" = 1 ] || echo "(left out: A38_TESTS=1 runs them)"
+[ "${A38_TESTS:-0}" = 1 ] && for api in gles gl; do
+  for t in $A38_TEST_LIST; do
+    set -f
+    # shellcheck disable=SC2086
+    set -- ${t//:/ }
+    set +f
+    envs=(); [ $# -ge 3 ] && IFS=, read -r -a envs <<< "$3"
+    tl=$((${A38_TESTS_UNTIL:-70} - SECONDS)); [ $tl -gt 25 ] && tl=25
+    [ $tl -lt 3 ] && echo "no time left for $api $t" && continue
+    echo "$api $t: $(cd "$W" && env "${envs[@]}" GLTENSOR_API=$api timeout $tl "$B/bin/$1" --gtest_filter="$2" 2>&1 |
+      grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|seed=|rror' | head -6 | tr '\n' ' ')"
+  done
+done
+T0=$SECONDS
 step "PyTorch's GPU time (torch_kernels.py: CUDA graph replays between events, no read-back)"
-timeout 30 "$PY" "$H/py/torch_kernels.py" "$W" --only "^attention" || echo "torch_kernels: rc $?"
+[ "${A38_TORCHK:-1}" = 1 ] && { timeout 30 "$PY" "$H/py/torch_kernels.py" "$W" --only "^attention" || echo "torch_kernels: rc $?"; }
 # envs/opts of a knob list "A,B,--x": words starting with -- are gltensor-run options
 bin_of() { if [ "$1" = main ]; then echo "$B/main/bin/gltensor-run"; else echo "$B/bin/gltensor-run"; fi; }
 lib_of() { if [ "$1" = main ]; then echo "$B/main/lib:$LD_LIBRARY_PATH"; else echo "$LD_LIBRARY_PATH"; fi; }
@@ -58,7 +74,7 @@ run() {
     echo "? $(grep -m1 -iE 'rror' "$log" | cut -c1-100)"
 }
 for round in $(seq 1 "$ROUNDS"); do
-  [ "$SECONDS" -gt 40 ] && echo "round $round: no time left" && break
+  [ "$SECONDS" -gt $((T0 + ${A38_ROUNDS_S:-30})) ] && echo "round $round: no time left" && break
   step "round $round: gltensor-run --bench $REPS --read-back (mean / min ms), main and branch alternated"
   while IFS='|' read -r name model _ args; do
     line="$name:"
@@ -80,7 +96,7 @@ while IFS='|' read -r name model _ args; do
     b=branch; knobs=""
     case "$v" in main | branch) b=$v ;; *) re=${v%%:*}; knobs=${v#*:}; echo "$name" | grep -qE "$re" || continue ;; esac
     [ "${name#relu}" != "$name" ] && [ "$v" != branch ] && continue
-    [ "$SECONDS" -gt 100 ] && echo "no time left for $name $v" && continue
+    [ "$SECONDS" -gt $((T0 + ${A38_PROF_S:-75})) ] && echo "no time left for $name $v" && continue
     envs=() opts=()
     for x in ${knobs//,/ }; do if [ "${x#--}" != "$x" ]; then opts+=("$x"); else envs+=("$x"); fi; done
     # shellcheck disable=SC2086
@@ -104,17 +120,4 @@ PYEOF
 step "PyTorch eager and CUDA graph (torchcmp.py torch; gltensor columns: the branch's last round)"
 T=$((125 - SECONDS)); [ $T -gt 20 ] && T=20; [ $T -lt 5 ] && T=5
 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only "$ONLY" | grep -vE "^$" || echo "torch side: rc $?"
-step "the changed tests, GLES then desktop GL (A38_TESTS=1)"
-[ "${A38_TESTS:-0}" = 1 ] || echo "(left out: A38_TESTS=1 runs them)"
-[ "${A38_TESTS:-0}" = 1 ] && for api in gles gl; do
-  for t in $A38_TEST_LIST; do
-    set -f
-    # shellcheck disable=SC2086
-    set -- ${t//:/ }
-    set +f
-    tl=$((136 - SECONDS)); [ $tl -gt 20 ] && tl=20
-    [ $tl -lt 3 ] && echo "no time left for $api $1 $2" && continue
-    echo "$api $1 $2: $(cd "$W" && GLTENSOR_API=$api timeout $tl "$B/bin/$1" --gtest_filter="$2" 2>&1 | grep -E '^\[  (PASSED|FAILED) |Failure|seed=|rror' | head -6 | tr '\n' ' ')"
-  done
-done
 step done
