@@ -134,3 +134,9 @@ write("pv4", pv4)
 write("merge", merge)
 write("early", early)
 write("all", rep(rep(rep(pv4, MERGE_OLD1, MERGE_NEW1), MERGE_OLD2, MERGE_NEW2), EARLY_OLD, EARLY_NEW))
+
+# Timing probes (wrong outputs: GPU time only): t0 runs no key tile (the workgroup's fixed cost: batch offsets, Q and
+# the first K / V loads, the stores and merge), t1 at most one tile per workgroup.
+LOOP_OLD = "  for (uint k0 = kbegin; LOOP(k0 < kend); k0 += BKV) {"
+write("t0", rep(src, LOOP_OLD, "  for (uint k0 = kbegin; LOOP(k0 < min(kend, kbegin)); k0 += BKV) {  // (attn38 t0: no tile)"))
+write("t1", rep(src, LOOP_OLD, "  for (uint k0 = kbegin; LOOP(k0 < min(kend, kbegin + BKV)); k0 += BKV) {  // (attn38 t1: one tile)"))
