@@ -118,6 +118,6 @@ for d in sorted(glob.glob(os.path.join(w, "out", "*"))):
         print(f"{os.path.basename(d)} {os.path.basename(f)}: max|branch - main| {np.abs(a - b).max():.2e} (max|main| {np.abs(b).max():.2g})")
 PYEOF
 step "PyTorch eager and CUDA graph (torchcmp.py torch; gltensor columns: the branch's last round)"
-T=$((125 - SECONDS)); [ $T -gt 20 ] && T=20; [ $T -lt 5 ] && T=5
+T=$((${A38_END:-125} - SECONDS)); [ $T -gt 20 ] && T=20; [ $T -lt 5 ] && T=5
 timeout "$T" "$PY" "$H/py/torchcmp.py" torch "$W" --only "$ONLY" | grep -vE "^$" || echo "torch side: rc $?"
 step done
