@@ -392,12 +392,16 @@ void main() {
   // M the larger m): half 1's unnormalized o into Qs (dead since the last tile: BQ rows of 16
   // quads) and its m and l into Vs, then half 0 merges them and stores; half 1 stores nothing.
   workgroup_sync();  // every lane is done with the last tile's Vs and probabilities
+  // (the register arrays indexed by constants only: NVIDIA's compiler rejects o[2i] = ... in a loop)
+#define HALF_OUT(i)                                   \
+  Qs[(4u * ty + i) * 16u + tx] = o[2u * i];            \
+  Qs[(4u * ty + i) * 16u + 8u + tx] = o[2u * i + 1u];   \
+  if (tx == 0u) Vs[4u * ty + i] = vec4(m[i], l[i], 0.0, 0.0);
   if (kh == 1u) {
-    for (uint i = 0u; i < 4u; ++i) {
-      Qs[(4u * ty + i) * 16u + tx] = o[2u * i];
-      Qs[(4u * ty + i) * 16u + 8u + tx] = o[2u * i + 1u];
-      if (tx == 0u) Vs[4u * ty + i] = vec4(m[i], l[i], 0.0, 0.0);
-    }
+    HALF_OUT(0u)
+    HALF_OUT(1u)
+    HALF_OUT(2u)
+    HALF_OUT(3u)
   }
   workgroup_sync();
   if (kh == 0u) {
@@ -408,10 +412,13 @@ void main() {
     vec4 a0 = exp2(m - mu), a1 = exp2(m1 - mu);
     m = mm;
     l = l * a0 + l1 * a1;
-    for (uint i = 0u; i < 4u; ++i) {
-      o[2u * i] = o[2u * i] * a0[i] + Qs[(4u * ty + i) * 16u + tx] * a1[i];
-      o[2u * i + 1u] = o[2u * i + 1u] * a0[i] + Qs[(4u * ty + i) * 16u + 8u + tx] * a1[i];
-    }
+#define HALF_IN(i)                                                                  \
+  o[2u * i] = o[2u * i] * a0[i] + Qs[(4u * ty + i) * 16u + tx] * a1[i];               \
+  o[2u * i + 1u] = o[2u * i + 1u] * a0[i] + Qs[(4u * ty + i) * 16u + 8u + tx] * a1[i];
+    HALF_IN(0u)
+    HALF_IN(1u)
+    HALF_IN(2u)
+    HALF_IN(3u)
   } else {
     gi0 = u_L;  // (every store below is of rows gi0.. < u_L)
   }

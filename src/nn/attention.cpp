@@ -543,11 +543,11 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     const LaneTiles lt = plan_attention_lanes({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
                                               dev.loop_limit(), settings());
     if (lt.local > 0) return lanes_attention(q_in, k_in, v_in, opt.is_causal, sc, lt);
+    const SplitProblem sp{L, S, numel_of(batch), dev.adapter().software, dev.caps().max_ssbo_bindings};
     const AttentionTiles t = plan_attention_halves(
-        narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev), settings());
+        narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev), sp, settings());
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
-    const SplitProblem sp{L, S, numel_of(batch), dev.adapter().software, dev.caps().max_ssbo_bindings};
     auto split_loops = [&](const AttentionSplit& s) {
       const std::int64_t n = s.kchunk > 0 ? s.kchunk : S;
       return attention_loops(t, n, q_in.dim(), s.combine ? (S + n - 1) / n : 0, Ev);

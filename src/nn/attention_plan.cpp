@@ -50,8 +50,12 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
   return t;
 }
 
-AttentionTiles plan_attention_halves(AttentionTiles t, const Settings& settings) {
-  t.kh = t.bq > 0 && t.kq == 2 && t.subgroup && settings.attention_halves == 1 ? 2 : 1;
+AttentionTiles plan_attention_halves(AttentionTiles t, const SplitProblem& p, const Settings& settings) {
+  const bool fits = t.bq > 0 && t.kq == 2 && t.subgroup;
+  const bool want = settings.attention_halves == 1 ||
+                    (settings.attention_halves == -1 && !p.software &&
+                     p.nb * ((p.L + t.bq - 1) / t.bq) < kSplitBelowGroups && p.S > 32 * std::int64_t{t.kq});
+  t.kh = fits && want ? 2 : 1;
   return t;
 }
 
@@ -154,7 +158,7 @@ AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem&
   };
   if (settings.attention_split > 0) return split(settings.attention_split);
   const std::int64_t groups = p.nb * ((p.L + t.bq - 1) / t.bq);
-  if (p.software || groups >= kSplitBelowGroups || tiles < 2) return {};
+  if (p.software || groups >= kSplitBelowGroups || tiles < 2 || t.kh == 2) return {};  // (the halves instead)
   // chunks: those that give kSplitBelowGroups workgroups, at most what the merge's scratch holds
   const std::int64_t want = std::min((kSplitBelowGroups + groups - 1) / groups, (bkv * 64 / t.bq - 1) / 2);
   const AttentionSplit s = split(std::max<std::int64_t>(1, (tiles + want - 1) / want));

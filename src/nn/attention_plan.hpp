@@ -61,10 +61,6 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
 struct LaneTiles {
   int local = 0, lanes = 0, keys = 0, dq = 0;
 };
-/// attention.comp's key halves (KH = 2) on t where 64-key tiles run (kq = 2, subgroups):
-/// Settings::attention_halves = 1 wherever they do, 0 never; unset (-1): never yet (the default is
-/// measured: attn38).
-AttentionTiles plan_attention_halves(AttentionTiles t, const Settings& settings);
 
 /// What the lanes kernel's plan depends on: query rows L, keys S, batch entries nb, head dims E
 /// and Ev, the kernel's batch dims bd.
@@ -125,6 +121,13 @@ bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std:
 /// fits, else with kv_combine.
 constexpr std::int64_t kSplitBelowGroups = 128;
 AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem& p, const Settings& settings);
+
+/// attention.comp's key halves (KH = 2) on t where 64-key tiles run (kq = 2, subgroups): Settings::attention_halves
+/// = 1 wherever they do, 0 never; unset (-1) on GPUs where the row blocks are fewer than kSplitBelowGroups and the
+/// keys pass one tile, and then without the default key split (plan_attention_split: none unless forced): on the
+/// H200 the merge in the dispatch cost 14 us of 8 x 300 x 64's 38.5 with no key tile run at all (attn38's t0 probe;
+/// bench/RESULTS.md 2026-11-28).
+AttentionTiles plan_attention_halves(AttentionTiles t, const SplitProblem& p, const Settings& settings);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the

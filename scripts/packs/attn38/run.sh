@@ -39,7 +39,8 @@ cut -d'|' -f1 "$W/cases.txt" | tr '\n' ' '; echo
 step "the changed tests, GLES then desktop GL (A38_TESTS=1; A38_TEST_LIST entries test:filter[:ENV=VAL,...])"
 [ "${A38_TESTS:-0}" = 1 ] || echo "(left out: A38_TESTS=1 runs them)"
 [ "${A38_TESTS:-0}" = 1 ] && for api in gles gl; do
-  for t in $A38_TEST_LIST; do
+  list=$A38_TEST_LIST; [ "$api" = gl ] && list=${A38_TEST_LIST_GL:-$A38_TEST_LIST}
+  for t in $list; do
     set -f
     # shellcheck disable=SC2086
     set -- ${t//:/ }
@@ -50,6 +51,14 @@ step "the changed tests, GLES then desktop GL (A38_TESTS=1; A38_TEST_LIST entrie
     echo "$api $t: $(cd "$W" && env "${envs[@]}" GLTENSOR_API=$api timeout $tl "$B/bin/$1" --gtest_filter="$2" 2>&1 |
       grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|seed=|rror' | head -6 | tr '\n' ' ')"
   done
+done
+# sabotaged key halves (gv/sabN): test_nn KeyHalvesMatchReference must fail (GLES)
+[ "${A38_TESTS:-0}" = 1 ] && for sab in ${A38_SAB:-}; do
+  tl=$((${A38_TESTS_UNTIL:-70} + 14 - SECONDS)); [ $tl -gt 12 ] && tl=12
+  [ $tl -lt 3 ] && echo "no time left for $sab" && continue
+  r=$(cd "$W" && GLTENSOR_GLSL_DIR=$H/gv/$sab GLTENSOR_CACHE_DIR=$W/gc-$sab timeout $tl "$B/bin/test_nn" \
+    --gtest_filter='Attention.KeyHalves*' 2>&1 | grep -E '^\[  (PASSED|FAILED) |seed=' | head -2 | tr '\n' ' ')
+  case "$r" in *FAILED*) echo "sabotage $sab: CAUGHT ($r)" ;; *) echo "sabotage $sab: not caught ($r)" ;; esac
 done
 T0=$SECONDS
 step "PyTorch's GPU time (torch_kernels.py: CUDA graph replays between events, no read-back)"

@@ -143,6 +143,6 @@ write("t1", rep(src, LOOP_OLD, "  for (uint k0 = kbegin; LOOP(k0 < min(kend, kbe
 # Sabotages of the key halves (test_nn KeyHalvesMatchReference must fail under each): half 1's weight x 1.001 in the
 # merge (sab1), half 1's o dropped from the merge (sab2), every lane masking as half 0's keys (sab3).
 write("sab1", rep(src, "vec4 a0 = exp2(m - mu), a1 = exp2(m1 - mu);", "vec4 a0 = exp2(m - mu), a1 = 1.001 * exp2(m1 - mu);"))
-write("sab2", rep(src, "      o[2u * i] = o[2u * i] * a0[i] + Qs[(4u * ty + i) * 16u + tx] * a1[i];",
-                  "      o[2u * i] = o[2u * i] * a0[i];"))
+write("sab2", rep(src, "  o[2u * i] = o[2u * i] * a0[i] + Qs[(4u * ty + i) * 16u + tx] * a1[i];               \\",
+                  "  o[2u * i] = o[2u * i] * a0[i];               \\"))
 write("sab3", rep(src, "    uvec4 gj = uvec4(k0 + tx + 32u * (h + kh)) + lanes;", "    uvec4 gj = uvec4(k0 + tx + 32u * h) + lanes;"))
