@@ -537,7 +537,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool grad = autograd::any_requires_grad({&q_in, &k_in, &v_in});
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
-    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
+    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory,
+                             std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])};
     // Few row blocks (GPUs): the keys of each row over lanes, many short workgroups.
     const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
     const LaneTiles lt = plan_attention_lanes({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
@@ -545,7 +546,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     if (lt.local > 0) return lanes_attention(q_in, k_in, v_in, opt.is_causal, sc, lt);
     const SplitProblem sp{L, S, numel_of(batch), dev.adapter().software, dev.caps().max_ssbo_bindings};
     const AttentionTiles t = plan_attention_halves(
-        narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev), sp, settings());
+        narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev), ad, sp, settings());
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
     auto split_loops = [&](const AttentionSplit& s) {

@@ -50,8 +50,10 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
   return t;
 }
 
-AttentionTiles plan_attention_halves(AttentionTiles t, const SplitProblem& p, const Settings& settings) {
-  const bool fits = t.bq > 0 && t.kq == 2 && t.subgroup;
+AttentionTiles plan_attention_halves(AttentionTiles t, const AttentionDevice& dev, const SplitProblem& p,
+                                     const Settings& settings) {
+  const std::int64_t most = dev.max_invocations > 0 ? dev.max_invocations : 128;
+  const bool fits = t.bq > 0 && t.kq == 2 && t.subgroup && 4 * t.bq <= most;
   const bool want = settings.attention_halves == 1 ||
                     (settings.attention_halves == -1 && !p.software &&
                      p.nb * ((p.L + t.bq - 1) / t.bq) < kSplitBelowGroups && p.S > 32 * std::int64_t{t.kq});

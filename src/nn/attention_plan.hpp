@@ -14,6 +14,9 @@ struct AttentionDevice {
   bool shuffle = false;
   int subgroup_size = 0;
   int max_shared_memory = 0;
+  /// invocations a workgroup may have (the smaller of GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS and
+  /// size x; 0: unknown, taken as GLES 3.1's minimum, 128)
+  int max_invocations = 0;
 };
 
 // The fused kernel's tiling (glsl/nn/attention.comp): BQ query rows per workgroup (2 * BQ
@@ -127,7 +130,9 @@ AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem&
 /// keys pass one tile, and then without the default key split (plan_attention_split: none unless forced): on the
 /// H200 the merge in the dispatch cost 14 us of 8 x 300 x 64's 38.5 with no key tile run at all (attn38's t0 probe;
 /// bench/RESULTS.md 2026-11-28).
-AttentionTiles plan_attention_halves(AttentionTiles t, const SplitProblem& p, const Settings& settings);
+/// Never where 4 BQ invocations pass the device's (dev.max_invocations; unknown: 128).
+AttentionTiles plan_attention_halves(AttentionTiles t, const AttentionDevice& dev, const SplitProblem& p,
+                                     const Settings& settings);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the

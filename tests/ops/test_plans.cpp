@@ -590,19 +590,24 @@ TEST(PlanAttention, LanesByProblem) {
 TEST(PlanAttention, HalvesByProblem) {
   const Settings s;
   const AttentionTiles t{64, 2, true, 16};
-  EXPECT_EQ(plan_attention_halves(t, {300, 300, 8, false, 16}, s).kh, 2);   // 8 x 300 x 64: 40 row blocks
-  EXPECT_EQ(plan_attention_halves(t, {300, 300, 8, true, 16}, s).kh, 1);    // software rasterizer
-  EXPECT_EQ(plan_attention_halves(t, {300, 300, 32, false, 16}, s).kh, 1);  // 160 row blocks
-  EXPECT_EQ(plan_attention_halves(t, {300, 64, 8, false, 16}, s).kh, 1);    // one tile of keys
-  EXPECT_EQ(plan_attention_halves({64, 1, true, 16}, {300, 300, 8, false, 16}, s).kh, 1);   // 32-key tiles
-  EXPECT_EQ(plan_attention_halves({64, 2, false, 16}, {300, 300, 8, false, 16}, s).kh, 1);  // no subgroups
+  const AttentionDevice big{true, 32, 49152, 1024}, small{true, 32, 49152, 128}, unknown{true, 32, 49152};
+  // 256 invocations past a 128-invocation device (GLES 3.1's minimum; unknown counts as it): none
+  EXPECT_EQ(plan_attention_halves(t, small, {300, 300, 8, false, 16}, s).kh, 1);
+  EXPECT_EQ(plan_attention_halves(t, unknown, {300, 300, 8, false, 16}, s).kh, 1);
+  EXPECT_EQ(plan_attention_halves({32, 2, true, 16}, small, {300, 300, 8, false, 16}, s).kh, 2);  // 128
+  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 8, false, 16}, s).kh, 2);   // 8 x 300 x 64: 40 row blocks
+  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 8, true, 16}, s).kh, 1);    // software rasterizer
+  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 32, false, 16}, s).kh, 1);  // 160 row blocks
+  EXPECT_EQ(plan_attention_halves(t, big, {300, 64, 8, false, 16}, s).kh, 1);    // one tile of keys
+  EXPECT_EQ(plan_attention_halves({64, 1, true, 16}, big, {300, 300, 8, false, 16}, s).kh, 1);   // 32-key tiles
+  EXPECT_EQ(plan_attention_halves({64, 2, false, 16}, big, {300, 300, 8, false, 16}, s).kh, 1);  // no subgroups
   Settings on, off;
   on.attention_halves = 1;
   off.attention_halves = 0;
-  EXPECT_EQ(plan_attention_halves(t, {300, 300, 32, true, 16}, on).kh, 2);
-  EXPECT_EQ(plan_attention_halves(t, {300, 300, 8, false, 16}, off).kh, 1);
+  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 32, true, 16}, on).kh, 2);
+  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 8, false, 16}, off).kh, 1);
   // with the halves no default split; a forced one still splits (merged in the dispatch)
-  const AttentionTiles h = plan_attention_halves(t, {300, 300, 8, false, 16}, s);
+  const AttentionTiles h = plan_attention_halves(t, big, {300, 300, 8, false, 16}, s);
   EXPECT_EQ(plan_attention_split(h, {300, 300, 8, false, 16}, s).kchunk, 0);
   Settings two;
   two.attention_split = 2;
@@ -614,7 +619,7 @@ TEST(PlanAttention, HalvesByProblem) {
   b32.attention_bq = 32;
   const AttentionDevice gpu{true, 32, 49152};
   AttentionTiles n = plan_attention_halves(narrow_attention_tiles(plan_attention_tiles(gpu, b32), gpu, b32, 64, 64),
-                                           {300, 300, 8, false, 16}, b32);
+                                           small, {300, 300, 8, false, 16}, b32);
   EXPECT_EQ(n.bq, 32);
   EXPECT_EQ(n.kq, 2);
   EXPECT_EQ(n.kh, 2);

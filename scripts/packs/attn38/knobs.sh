@@ -7,12 +7,9 @@
 G=GLTENSOR_GLSL_DIR=$H/gv
 SP=GLTENSOR_ATTENTION_SPLIT
 HV=GLTENSOR_ATTENTION_HALVES
-if [ -z "${A38_PROF:-}" ]; then
-  A38_PROF="8x300:$HV=0 8x300:$HV=1,GLTENSOR_ATTENTION_BQ=32 8x300:$SP=2 8x300:$G/t0 8x300:$G/t1
-    8x300:$HV=1,GLTENSOR_ATTENTION_BQ=32,$G/t1 8x300:$SP=1 svtr:GLTENSOR_ATTENTION_LANES=0"
-fi
-: "${A38_E2E:=8x300:$HV=0 8x300:$HV=1,GLTENSOR_ATTENTION_BQ=32}"
-: "${A38_TESTS:=1}" "${A38_TORCHK:=0}" "${A38_TESTS_UNTIL:=55}" "${A38_ROUNDS_S:=8}" "${A38_PROF_S:=17}" "${A38_END:=88}"
-: "${A38_TEST_LIST:=test_nn:Attention.*}"
-: "${A38_TEST_LIST_GL:=test_nn:Attention.KeyHalves*}"
-: "${A38_SAB:=sab1 sab3}"
+: "${A38_PROF:=8x300:$HV=0 8x300:$HV=1,GLTENSOR_ATTENTION_BQ=32 8x300:$G/t1 8x300:$SP=2}"
+: "${A38_E2E:=8x300:$HV=0}"
+: "${A38_TESTS:=1}" "${A38_TORCHK:=0}" "${A38_TESTS_UNTIL:=60}" "${A38_SAB_S:=24}" "${A38_ROUNDS_S:=8}" "${A38_PROF_S:=14}"
+: "${A38_END:=98}"
+: "${A38_TEST_LIST:=test_nn:Attention.* test_model_attention:* test_kv_cache:*}"
+: "${A38_SAB:=sab1 sab2 sab3}"

@@ -54,7 +54,7 @@ step "the changed tests, GLES then desktop GL (A38_TESTS=1; A38_TEST_LIST entrie
 done
 # sabotaged key halves (gv/sabN): test_nn KeyHalvesMatchReference must fail (GLES)
 [ "${A38_TESTS:-0}" = 1 ] && for sab in ${A38_SAB:-}; do
-  tl=$((${A38_TESTS_UNTIL:-70} + 14 - SECONDS)); [ $tl -gt 12 ] && tl=12
+  tl=$((${A38_TESTS_UNTIL:-70} + ${A38_SAB_S:-14} - SECONDS)); [ $tl -gt 12 ] && tl=12
   [ $tl -lt 3 ] && echo "no time left for $sab" && continue
   r=$(cd "$W" && GLTENSOR_GLSL_DIR=$H/gv/$sab GLTENSOR_CACHE_DIR=$W/gc-$sab timeout $tl "$B/bin/test_nn" \
     --gtest_filter='Attention.KeyHalves*' 2>&1 | grep -E '^\[  (PASSED|FAILED) |seed=' | head -2 | tr '\n' ' ')
