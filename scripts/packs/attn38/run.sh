@@ -46,7 +46,7 @@ step "the changed tests, GLES then desktop GL (A38_TESTS=1; A38_TEST_LIST entrie
     set -- ${t//:/ }
     set +f
     envs=(); [ $# -ge 3 ] && IFS=, read -r -a envs <<< "$3"
-    tl=$((${A38_TESTS_UNTIL:-70} - SECONDS)); [ $tl -gt 25 ] && tl=25
+    tl=$((${A38_TESTS_UNTIL:-70} - SECONDS)); [ $tl -gt 32 ] && tl=32
     [ $tl -lt 3 ] && echo "no time left for $api $t" && continue
     echo "$api $t: $(cd "$W" && env "${envs[@]}" GLTENSOR_API=$api timeout $tl "$B/bin/$1" --gtest_filter="$2" 2>&1 |
       grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|seed=|rror' | head -6 | tr '\n' ' ')"
