@@ -14,8 +14,8 @@ struct AttentionDevice {
   bool shuffle = false;
   int subgroup_size = 0;
   int max_shared_memory = 0;
-  /// invocations a workgroup may have (the smaller of GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS and
-  /// size x; 0: unknown, taken as GLES 3.1's minimum, 128)
+  /// invocations a workgroup may have (the smaller of the device's most invocations and most
+  /// local size x, Capabilities; 0: unknown, taken as GLES 3.1's minimum, 128)
   int max_invocations = 0;
 };
 
