@@ -21,13 +21,6 @@
 // columns stop there, so that small heads (SVTR's 15) do not pay for 64 dims; rows keep 16 quads
 // of shared memory. BQ = 16 (32 invocations): GLTENSOR_ATTENTION_BQ=16 (attention_plan's
 // narrow_attention_tiles).
-// KH = 2 (key halves; 64-key tiles, SUBGROUP): 4 BQ invocations, lanes 2 BQ.. the second half;
-// each half takes the same rows over 32 keys of every tile (keys 32 kh + tx + 8c), with its own
-// online softmax (m, l, o), so that a tile's products are split over twice the invocations (8
-// warps for 64 rows: the few row blocks of short sequences, 8 x 300 x 64, keep more of each SM
-// busy without a split of the keys over workgroups). After the last tile half 1's o goes into Qs
-// and its m, l into Vs; half 0 merges them (the chunks' rule below) and stores, half 1 stores
-// nothing (its rows set past u_L).
 // Shared-memory layouts are XOR-swizzled so that a warp's 128-bit reads and writes spread over
 // all banks: K quad dq of key j at column dq ^ (j % 8), Q quad dq of row r at dq ^ (r / 4 % 4),
 // probability quad rq of key j at rq ^ (j % 8) (BQ = 16: rq ^ (j % 4)).
@@ -60,26 +53,15 @@ layout(local_size_x = LOCAL_X) in;
 #endif
 #define KQU uint(KQ)
 #define BKV (32u * KQU)
-#ifndef KH
-#define KH 1
-#endif
-#define KHU uint(KH)
-#define KQL (KQ / KH)  // key quads per lane: KH = 2 gives each half of the workgroup one of a tile's two
-#define KQLU uint(KQL)
-#define BKVL (32u * KQLU)  // keys per half (all of the tile's where KH = 1)
 #ifndef DQL
 #define DQL 16
 #endif
 #define DQLU uint(DQL)  // (DQL a plain int: #if compares it)
 #define NLD (BKV * DQLU / LOCAL_X)  // K (and V) quads each invocation loads per tile
 #define NLQ (BQ * DQLU / LOCAL_X)   // Q quads each invocation loads
-#define NMQ (BQ * 16u / LOCAL_X)    // COMBINE's output quads per invocation
 #define PS_SWZ (BQ >= 32u ? 7u : BQ / 4u - 1u)
 #if KQ == 2 && !defined(SUBGROUP)
 #error "64-key tiles need subgroup row reductions"
-#endif
-#if KH != 1 && (KH != 2 || KQ != 2)
-#error "key halves (KH = 2) split 64-key tiles"
 #endif
 
 uniform uint u_L;
@@ -208,7 +190,7 @@ float sum4(vec4 x) { return (x.x + x.y) + (x.z + x.w); }
 // Register arrays are only indexed by constants (the macros below expand per row and key quad),
 // so that compilers keep them in registers. s[KQU * i + h]: scores of row 4ty + i, keys
 // tx + 32h + 8c; o[2i], o[2i + 1]: output row 4ty + i, columns 4tx.. and 32 + 4tx...
-#if KQL == 2
+#if KQ == 2
 #define FOR_H(X, i) X(i, 0u) X(i, 1u)
 #else
 #define FOR_H(X, i) X(i, 0u)
@@ -222,13 +204,7 @@ void main() {
 #else
   uint lane = tid;
 #endif
-  // (KH = 2: lanes 2 BQ.. the tile's second half of keys, the same rows)
-  uint tx = lane % 8u, ty = (lane / 8u) % (BQ / 4u);
-#if KH == 2
-  uint kh = lane / (2u * BQ);
-#else
-  const uint kh = 0u;
-#endif
+  uint tx = lane % 8u, ty = lane / 8u;
   uint nqb = (u_L + BQ - 1u) / BQ;
   uint q0 = (nqb - 1u - WORKGROUP_ID.x) * BQ;  // longest causal blocks first
   uint z = WORKGROUP_ID.y;
@@ -272,7 +248,7 @@ void main() {
   vec4 m = vec4(-F_INF), l = vec4(0.0);
   vec4 o[8];
   for (int i = 0; i < 8; ++i) o[i] = vec4(0.0);
-  vec4 s[4 * KQL];
+  vec4 s[4 * KQ];
   uvec4 lanes = uvec4(0u, 8u, 16u, 24u);
   uint gi0 = q0 + 4u * ty;
   for (uint k0 = kbegin; LOOP(k0 < kend); k0 += BKV) {
@@ -292,15 +268,15 @@ void main() {
     }
     for (int i = 0; i < 4 * KQ; ++i) s[i] = vec4(0.0);
     for (uint dq = 0u; dq < DQLU; ++dq) {
-      vec4 kq[4 * KQL];
-#define LOAD_K(i, h)                                  \
-  kq[4u * h] = KS(tx + 32u * (h + kh), dq);           \
-  kq[4u * h + 1u] = KS(tx + 32u * (h + kh) + 8u, dq);  \
-  kq[4u * h + 2u] = KS(tx + 32u * (h + kh) + 16u, dq); \
-  kq[4u * h + 3u] = KS(tx + 32u * (h + kh) + 24u, dq);
+      vec4 kq[4 * KQ];
+#define LOAD_K(i, h)                             \
+  kq[4u * h] = KS(tx + 32u * h, dq);             \
+  kq[4u * h + 1u] = KS(tx + 32u * h + 8u, dq);   \
+  kq[4u * h + 2u] = KS(tx + 32u * h + 16u, dq);  \
+  kq[4u * h + 3u] = KS(tx + 32u * h + 24u, dq);
       FOR_H(LOAD_K, 0u)
 #define DOTS(i, h) \
-  s[KQLU * i + h] += vec4(dot(a, kq[4u * h]), dot(a, kq[4u * h + 1u]), dot(a, kq[4u * h + 2u]), dot(a, kq[4u * h + 3u]));
+  s[KQU * i + h] += vec4(dot(a, kq[4u * h]), dot(a, kq[4u * h + 1u]), dot(a, kq[4u * h + 2u]), dot(a, kq[4u * h + 3u]));
 #define ROW_DOTS(i)               \
   {                               \
     vec4 a = QS(4u * ty + i, dq); \
@@ -312,11 +288,11 @@ void main() {
     vec4 lmax = vec4(-F_INF);
 #define MASK(i, h)                                                                           \
   {                                                                                          \
-    uvec4 gj = uvec4(k0 + tx + 32u * (h + kh)) + lanes;                                      \
+    uvec4 gj = uvec4(k0 + tx + 32u * h) + lanes;                                             \
     bvec4 out_s = greaterThanEqual(gj, uvec4(u_S));                                          \
     if (u_causal != 0) out_s = bvec4(uvec4(out_s) | uvec4(greaterThan(gj, uvec4(gi0 + i)))); \
-    s[KQLU * i + h] = mix(s[KQLU * i + h], vec4(-F_INF), out_s);                             \
-    lmax[i] = max(lmax[i], max4(s[KQLU * i + h]));                                           \
+    s[KQU * i + h] = mix(s[KQU * i + h], vec4(-F_INF), out_s);                               \
+    lmax[i] = max(lmax[i], max4(s[KQU * i + h]));                                            \
   }
 #define MASK_ROW(i) FOR_H(MASK, i)
     FOR_ROWS(MASK_ROW)
@@ -335,18 +311,18 @@ void main() {
     m = mn;
     vec4 lsum = vec4(0.0);
 #define EXP(i, h)                                \
-  s[KQLU * i + h] = exp2(s[KQLU * i + h] - mu[i]); \
-  lsum[i] += sum4(s[KQLU * i + h]);
+  s[KQU * i + h] = exp2(s[KQU * i + h] - mu[i]); \
+  lsum[i] += sum4(s[KQU * i + h]);
 #define EXP_ROW(i) FOR_H(EXP, i)
     FOR_ROWS(EXP_ROW)
 #if KQ == 2
     workgroup_sync();  // every score is computed: the K tile's memory takes the probabilities
 #endif
-#define STORE_P(i, h)                                                                                   \
-  PS(tx + 32u * (h + kh), ty) = vec4(s[h].x, s[KQLU + h].x, s[2u * KQLU + h].x, s[3u * KQLU + h].x);       \
-  PS(tx + 32u * (h + kh) + 8u, ty) = vec4(s[h].y, s[KQLU + h].y, s[2u * KQLU + h].y, s[3u * KQLU + h].y);  \
-  PS(tx + 32u * (h + kh) + 16u, ty) = vec4(s[h].z, s[KQLU + h].z, s[2u * KQLU + h].z, s[3u * KQLU + h].z); \
-  PS(tx + 32u * (h + kh) + 24u, ty) = vec4(s[h].w, s[KQLU + h].w, s[2u * KQLU + h].w, s[3u * KQLU + h].w);
+#define STORE_P(i, h)                                                                               \
+  PS(tx + 32u * h, ty) = vec4(s[h].x, s[KQU + h].x, s[2u * KQU + h].x, s[3u * KQU + h].x);         \
+  PS(tx + 32u * h + 8u, ty) = vec4(s[h].y, s[KQU + h].y, s[2u * KQU + h].y, s[3u * KQU + h].y);    \
+  PS(tx + 32u * h + 16u, ty) = vec4(s[h].z, s[KQU + h].z, s[2u * KQU + h].z, s[3u * KQU + h].z);   \
+  PS(tx + 32u * h + 24u, ty) = vec4(s[h].w, s[KQU + h].w, s[2u * KQU + h].w, s[3u * KQU + h].w);
     FOR_H(STORE_P, 0u)
 #ifdef SUBGROUP
     vec4 t = group_sum(lsum);
@@ -368,7 +344,7 @@ void main() {
     o[5] *= alpha.z;
     o[6] *= alpha.w;
     o[7] *= alpha.w;
-    for (uint j = BKVL * kh; j < BKVL * (kh + 1u); ++j) {
+    for (uint j = 0u; j < BKV; ++j) {
       vec4 a = PS(j, ty);
 #if DQL == 16
       vec4 b0 = Vs[j * 16u + tx], b1 = Vs[j * 16u + 8u + tx];
@@ -387,42 +363,6 @@ void main() {
       o[6] += a.w * b0;
     }
   }
-#if KH == 2
-  // The halves' rows merged as the chunks' are (o = o0 2^(m0 - M) + o1 2^(m1 - M), the same for l;
-  // M the larger m): half 1's unnormalized o into Qs (dead since the last tile: BQ rows of 16
-  // quads) and its m and l into Vs, then half 0 merges them and stores; half 1 stores nothing.
-  workgroup_sync();  // every lane is done with the last tile's Vs and probabilities
-  // (the register arrays indexed by constants only: NVIDIA's compiler rejects o[2i] = ... in a loop)
-#define HALF_OUT(i)                                   \
-  Qs[(4u * ty + i) * 16u + tx] = o[2u * i];            \
-  Qs[(4u * ty + i) * 16u + 8u + tx] = o[2u * i + 1u];   \
-  if (tx == 0u) Vs[4u * ty + i] = vec4(m[i], l[i], 0.0, 0.0);
-  if (kh == 1u) {
-    HALF_OUT(0u)
-    HALF_OUT(1u)
-    HALF_OUT(2u)
-    HALF_OUT(3u)
-  }
-  workgroup_sync();
-  if (kh == 0u) {
-    vec4 ml0 = Vs[4u * ty], ml1 = Vs[4u * ty + 1u], ml2 = Vs[4u * ty + 2u], ml3 = Vs[4u * ty + 3u];
-    vec4 m1 = vec4(ml0.x, ml1.x, ml2.x, ml3.x), l1 = vec4(ml0.y, ml1.y, ml2.y, ml3.y);
-    vec4 mm = max(m, m1);
-    vec4 mu = mix(mm, vec4(0.0), equal(mm, vec4(-F_INF)));  // (no key in either half: weights 0)
-    vec4 a0 = exp2(m - mu), a1 = exp2(m1 - mu);
-    m = mm;
-    l = l * a0 + l1 * a1;
-#define HALF_IN(i)                                                                  \
-  o[2u * i] = o[2u * i] * a0[i] + Qs[(4u * ty + i) * 16u + tx] * a1[i];               \
-  o[2u * i + 1u] = o[2u * i + 1u] * a0[i] + Qs[(4u * ty + i) * 16u + 8u + tx] * a1[i];
-    HALF_IN(0u)
-    HALF_IN(1u)
-    HALF_IN(2u)
-    HALF_IN(3u)
-  } else {
-    gi0 = u_L;  // (every store below is of rows gi0.. < u_L)
-  }
-#endif
 #ifdef COMBINE
   // Unnormalized quads of o, and each row's m and l (lane tx = 0 of the row group).
   {
@@ -499,17 +439,17 @@ void main() {
     CW(nch, tid) = den;
   }
   workgroup_sync();
-  // Quads e = tid + n * LOCAL_X (n < NMQ: 8, or 4 with KH = 2) of the block's BQ rows of 16 quads: the
-  // chunks outside, the NMQ independent quad loads of a chunk inside (issued together).
+  // Quads e = tid + n * LOCAL_X (n < 8) of the block's BQ rows of 16 quads: the chunks outside,
+  // the 8 independent quad loads of a chunk inside (issued together).
   uint evq = (u_Ev + 3u) / 4u;
   vec4 acc[8];
   for (uint n = 0u; n < 8u; ++n) acc[n] = vec4(0.0);
   for (uint c = 0u; LOOP(c < nch); ++c)
-    for (uint n = 0u; n < NMQ; ++n) {
+    for (uint n = 0u; n < 8u; ++n) {
       uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
       if (q0 + i < u_L && qd < evq) acc[n] += CW(c, i) * ws4[PART(c, q0 + i) * 16u + qd];
     }
-  for (uint n = 0u; n < NMQ; ++n) {
+  for (uint n = 0u; n < 8u; ++n) {
     uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
     if (q0 + i < u_L && qd < evq) {
       vec4 y = acc[n] / CW(nch, i);

@@ -132,11 +132,11 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const std::int64_t bq = t.bq;
   const bool q_quads = o.q_quads, kv_quads = o.kv_quads;
   AttentionVariant av;
-  av.bd = static_cast<int>(bd), av.bq = bq, av.kq = t.kq, av.dql = t.dql, av.kh = t.kh, av.subgroup = t.subgroup,
+  av.bd = static_cast<int>(bd), av.bq = bq, av.kq = t.kq, av.dql = t.dql, av.subgroup = t.subgroup,
   av.split_kv = kchunk > 0, av.combine = combine;
   av.q_quads = q_quads, av.kv_quads = kv_quads;
   av.out = out.dtype(), av.q = q.dtype(), av.k = k.dtype(), av.v = v.dtype();
-  launch.program(av.kFile, av.defines(), {av.local()});
+  launch.program(av.kFile, av.defines(), {static_cast<std::uint32_t>(bq * 2)});
   // Quad views of q, k, v take the bindings after the four operands, in that order.
   launch.write(out).read(q).read(k).read(v);
   if (q_quads) launch.read(q);
@@ -537,18 +537,16 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool grad = autograd::any_requires_grad({&q_in, &k_in, &v_in});
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
-    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory,
-                             std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])};
+    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
     // Few row blocks (GPUs): the keys of each row over lanes, many short workgroups.
     const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
     const LaneTiles lt = plan_attention_lanes({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
                                               dev.loop_limit(), settings());
     if (lt.local > 0) return lanes_attention(q_in, k_in, v_in, opt.is_causal, sc, lt);
-    const SplitProblem sp{L, S, numel_of(batch), dev.adapter().software, dev.caps().max_ssbo_bindings};
-    const AttentionTiles t = plan_attention_halves(
-        narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev), ad, sp, settings());
+    const AttentionTiles t = narrow_attention_tiles(plan_attention_tiles(ad, settings()), ad, settings(), E, Ev);
     const std::uint64_t limit = dev.loop_limit();
     const std::int64_t bkv = 32 * t.kq;
+    const SplitProblem sp{L, S, numel_of(batch), dev.adapter().software, dev.caps().max_ssbo_bindings};
     auto split_loops = [&](const AttentionSplit& s) {
       const std::int64_t n = s.kchunk > 0 ? s.kchunk : S;
       return attention_loops(t, n, q_in.dim(), s.combine ? (S + n - 1) / n : 0, Ev);

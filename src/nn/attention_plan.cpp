@@ -13,13 +13,12 @@ std::int64_t attention_shared_bytes(const AttentionTiles& t) {
 
 AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& settings) {
   const bool bq32 = settings.attention_bq == 32 || settings.attention_bq == 16, keys32 = settings.attention_keys == 32;
-  const bool halves = settings.attention_halves == 1;
   const int sg = dev.subgroup_size;
   for (const std::int64_t bq : {64, 32}) {
     if (bq == 64 && bq32) continue;
     const bool subgroup = dev.shuffle && sg >= 8 && sg % 8 == 0 && (2 * bq) % sg == 0;
     for (const int kq : {2, 1}) {
-      if (kq == 2 && (!subgroup || keys32 || (bq != 64 && !halves))) continue;
+      if (kq == 2 && (!subgroup || keys32 || bq != 64)) continue;
       const AttentionTiles t{bq, kq, subgroup};
       if (attention_shared_bytes(t) <= dev.max_shared_memory) return t;
     }
@@ -50,21 +49,9 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
   return t;
 }
 
-AttentionTiles plan_attention_halves(AttentionTiles t, const AttentionDevice& dev, const SplitProblem& p,
-                                     const Settings& settings) {
-  const std::int64_t most = dev.max_invocations > 0 ? dev.max_invocations : 128;
-  const bool fits = t.bq > 0 && t.kq == 2 && t.subgroup && 4 * t.bq <= most;
-  const bool want = settings.attention_halves == 1 ||
-                    (settings.attention_halves == -1 && !p.software &&
-                     p.nb * ((p.L + t.bq - 1) / t.bq) < kSplitBelowGroups && p.S > 32 * std::int64_t{t.kq});
-  t.kh = fits && want ? 2 : 1;
-  return t;
-}
-
 std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size_t bd, std::int64_t combine,
                               std::int64_t /*Ev*/) {
-  const std::uint64_t kh = static_cast<std::uint64_t>(t.kh);
-  const std::uint64_t bkv = 32u * static_cast<std::uint64_t>(t.kq), local = 2u * static_cast<std::uint64_t>(t.bq) * kh;
+  const std::uint64_t bkv = 32u * static_cast<std::uint64_t>(t.kq), local = 2u * static_cast<std::uint64_t>(t.bq);
   const std::uint64_t dql = static_cast<std::uint64_t>(t.dql);
   const std::uint64_t nld = bkv * dql / local, nlq = static_cast<std::uint64_t>(t.bq) * dql / local;
   // Each loop counts its trips and its exit test. Per tile: the tile loop, the K/V stores, the
@@ -72,18 +59,14 @@ std::uint64_t attention_loops(const AttentionTiles& t, std::int64_t S, std::size
   // the row max and sum exchanges (shared memory: 4 writes and 8 reads each), the BKV-key
   // products. Before: the batch dims, the Q loads and stores, the output init, the first K/V
   // loads, the tile loop's exit.
-  // (KH = 2: each half's BKV / 2 keys in the products; 2 loops of 4 rows merge the halves)
-  const std::uint64_t per_tile = 1 + (nld + 1) + (nld + 1 + 10 * nld) + (4 * static_cast<std::uint64_t>(t.kq) + 1) +
-                                 (dql + 1) + 28 + (bkv / kh + 1);
-  const std::uint64_t halves = kh == 2 ? 10 : 0;
+  const std::uint64_t per_tile =
+      1 + (nld + 1) + (nld + 1 + 10 * nld) + (4 * static_cast<std::uint64_t>(t.kq) + 1) + (dql + 1) + 28 + (bkv + 1);
   const std::uint64_t tiles = (static_cast<std::uint64_t>(S) + bkv - 1) / bkv;
-  // COMBINE: the row's two passes over the chunks, then NMQ (8, 4 with KH = 2) quads per
-  // invocation: the 8 accumulators' init, the chunks around the NMQ quads, the stores.
+  // COMBINE: the row's two passes over the chunks, then 8 quads per invocation: their init, the
+  // chunks around the 8 quads, the stores.
   const auto nc = static_cast<std::uint64_t>(combine);
-  const std::uint64_t nmq = 16u * static_cast<std::uint64_t>(t.bq) / local;
-  const std::uint64_t merge = combine > 0 ? 2 * (nc + 1) + 9 + (nc + 1) + nc * (nmq + 1) + (nmq + 1) : 0;
-  return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16 + merge +
-         halves;
+  const std::uint64_t merge = combine > 0 ? 2 * (nc + 1) + 9 + (nc + 1) + nc * 9 + 9 : 0;
+  return tiles * per_tile + (bd + 1) + (nlq + 1 + 5 * nlq) + (nlq + 1) + 9 + (nld + 1 + 10 * nld) + 1 + 16 + merge;
 }
 
 std::int64_t lanes_shared_bytes(const LaneTiles& t) {
@@ -160,7 +143,7 @@ AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem&
   };
   if (settings.attention_split > 0) return split(settings.attention_split);
   const std::int64_t groups = p.nb * ((p.L + t.bq - 1) / t.bq);
-  if (p.software || groups >= kSplitBelowGroups || tiles < 2 || t.kh == 2) return {};  // (the halves instead)
+  if (p.software || groups >= kSplitBelowGroups || tiles < 2) return {};
   // chunks: those that give kSplitBelowGroups workgroups, at most what the merge's scratch holds
   const std::int64_t want = std::min((kSplitBelowGroups + groups - 1) / groups, (bkv * 64 / t.bq - 1) / 2);
   const AttentionSplit s = split(std::max<std::int64_t>(1, (tiles + want - 1) / want));

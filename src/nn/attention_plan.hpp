@@ -14,22 +14,16 @@ struct AttentionDevice {
   bool shuffle = false;
   int subgroup_size = 0;
   int max_shared_memory = 0;
-  /// invocations a workgroup may have (the smaller of the device's most invocations and most
-  /// local size x, Capabilities; 0: unknown, taken as GLES 3.1's minimum, 128)
-  int max_invocations = 0;
 };
 
 // The fused kernel's tiling (glsl/nn/attention.comp): BQ query rows per workgroup (2 * BQ
 // invocations), 32 * KQ keys per tile, row reductions by subgroup shuffles or shared memory.
 // DQL: the head-dim quads loaded and multiplied per row (4, 8 or 16: narrow_attention_tiles).
-// KH = 2: key halves (plan_attention_halves): 4 BQ invocations, each half of them taking 32 keys
-// of every 64-key tile with its own online softmax, the halves merged at the end.
 struct AttentionTiles {
   std::int64_t bq;
   int kq;
   bool subgroup;
   int dql = 16;
-  int kh = 1;
 };
 
 /// Shared memory of a tiling: Q tile, K and V tiles, probabilities (in the K tile's memory when
@@ -41,8 +35,7 @@ std::int64_t attention_shared_bytes(const AttentionTiles& t);
 /// rows (24 or 30 KiB; llvmpipe has 32 KiB and no subgroups). Subgroup reductions need a row
 /// group of 8 lanes inside one subgroup: subgroups of a multiple of 8 lanes that divide the
 /// workgroup. Settings::attention_bq (32 or 16) / attention_keys = 32 cap the tiling (tests run
-/// every tiling the device has); with Settings::attention_halves = 1 the 32-row cap keeps 64-key
-/// tiles (40 KiB: the halves' register rule holds). bq = 0: none fits.
+/// every tiling the device has). bq = 0: none fits.
 AttentionTiles plan_attention_tiles(const AttentionDevice& dev, const Settings& settings);
 
 /// The head-dim quads attention.comp needs for head dims E, Ev (<= 64): 4, 8 or 16.
@@ -64,7 +57,6 @@ AttentionTiles narrow_attention_tiles(AttentionTiles t, const AttentionDevice& d
 struct LaneTiles {
   int local = 0, lanes = 0, keys = 0, dq = 0;
 };
-
 /// What the lanes kernel's plan depends on: query rows L, keys S, batch entries nb, head dims E
 /// and Ev, the kernel's batch dims bd.
 struct LaneProblem {
@@ -124,15 +116,6 @@ bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std:
 /// fits, else with kv_combine.
 constexpr std::int64_t kSplitBelowGroups = 128;
 AttentionSplit plan_attention_split(const AttentionTiles& t, const SplitProblem& p, const Settings& settings);
-
-/// attention.comp's key halves (KH = 2) on t where 64-key tiles run (kq = 2, subgroups): Settings::attention_halves
-/// = 1 wherever they do, 0 never; unset (-1) on GPUs where the row blocks are fewer than kSplitBelowGroups and the
-/// keys pass one tile, and then without the default key split (plan_attention_split: none unless forced): on the
-/// H200 the merge in the dispatch cost 14 us of 8 x 300 x 64's 38.5 with no key tile run at all (attn38's t0 probe;
-/// bench/RESULTS.md 2026-11-28).
-/// Never where 4 BQ invocations pass the device's (dev.max_invocations; unknown: 128).
-AttentionTiles plan_attention_halves(AttentionTiles t, const AttentionDevice& dev, const SplitProblem& p,
-                                     const Settings& settings);
 
 /// attention.comp's loop iterations per invocation, every loop counted (compilers unroll some):
 /// per key tile the K/V stores and next loads (NLD quads, 4 lanes each without quad loads), the

@@ -25,7 +25,6 @@ Defines AttentionVariant::defines() const {
   Defines d;
   if (subgroup) d.subgroup(SubgroupFeature::shuffle);
   d.value("BD", bd).uvalue("BQ", static_cast<std::uint64_t>(bq)).value("KQ", kq).flag("SPLIT_KV", split_kv);
-  d.value("KH", kh);    // (a plain int: the kernel's #if compares it)
   d.value("DQL", dql);  // (a plain int: the kernel's #if compares it)
   qkv_operands(d, out, q, k, v, q_quads, kv_quads);
   if (split_kv && combine) d.flag("COMBINE").value("WS_BINDING", ws_binding()).value("CNT_BINDING", ws_binding() + 1);
@@ -54,15 +53,6 @@ std::vector<AttentionVariant> AttentionVariant::space() {
     v.bd = 3, v.out = v.q = v.k = v.v = dt;
     out.push_back(v);
   }
-  // key halves (64-key tiles with subgroups): 64 or 32 rows, every head-dim width, split and merged or not
-  for (const std::int64_t bq : {32, 64})
-    for (const int dql : {4, 8, 16})
-      for (int f = 0; f < 4; ++f) {
-        AttentionVariant v;
-        v.bq = bq, v.kq = 2, v.kh = 2, v.dql = dql, v.subgroup = true, v.kv_quads = f & 1, v.q_quads = f & 1;
-        v.split_kv = f & 2, v.combine = f & 2;
-        out.push_back(v);
-      }
   // narrow_attention_tiles' small heads and row blocks: 4 or 8 head-dim quads, 16 rows
   for (const int dql : {4, 8})
     for (const bool subgroup : {false, true}) {

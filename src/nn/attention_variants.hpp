@@ -12,22 +12,19 @@
 namespace gltensor::detail {
 
 /// attention.comp: BD batch dims, BQ query rows and KQ x 32 keys per tile, DQL head-dim quads
-/// (4, 8, 16), KH (2: the workgroup's two halves each take half of a 64-key tile, 4 BQ
-/// invocations; else 2 BQ), SUBGROUP (shuffle reductions), SPLIT_KV (partial results per key chunk), Q_QUADS / KV_QUADS
-/// (f32 q / k and v also read as vec4 arrays qQ / qK, qV at the bindings after the four operands); COMBINE (with
+/// (4, 8, 16), SUBGROUP (shuffle reductions), SPLIT_KV (partial results per key chunk), Q_QUADS / KV_QUADS (f32 q / k
+/// and v also read as vec4 arrays qQ / qK, qV at the bindings after the four operands); COMBINE (with
 /// split_kv: the chunks merged by their last workgroup; out the result, the f32 partials and the
 /// arrival counters at the two bindings after the quad arrays, WS_BINDING and CNT_BINDING).
 struct AttentionVariant {
   static constexpr const char* kFile = "attention.comp";
   int bd = 1;
   std::int64_t bq = 32;
-  int kq = 1, dql = 16, kh = 1;
+  int kq = 1, dql = 16;
   bool subgroup = false, split_kv = false, q_quads = false, kv_quads = false, combine = false;
   DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32;
   /// The binding of the partials' workspace under COMBINE (the counters' is the next).
   int ws_binding() const { return 4 + (q_quads ? 1 : 0) + (kv_quads ? 2 : 0); }
-  /// Invocations per workgroup: 2 BQ KH.
-  std::uint32_t local() const { return static_cast<std::uint32_t>(2 * bq * kh); }
   Defines defines() const;
   static std::vector<AttentionVariant> space();
 };

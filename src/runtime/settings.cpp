@@ -276,7 +276,6 @@ Settings Settings::from_env() {
                                      {{"", 0}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
   s.attention_split = parse<int>("GLTENSOR_ATTENTION_SPLIT", env("GLTENSOR_ATTENTION_SPLIT"),
                                  {{"", -1}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
-  s.attention_halves = env_flag("GLTENSOR_ATTENTION_HALVES", -1);
   s.attention_combine_dispatch = parse<int>("GLTENSOR_ATTENTION_COMBINE", env("GLTENSOR_ATTENTION_COMBINE"),
                                             {{"", 0}, {"fused", 0}, {"dispatch", 1}}) != 0;
   s.batch_norm_iters = parse<int>("GLTENSOR_BATCH_NORM_ITERS", env("GLTENSOR_BATCH_NORM_ITERS"),

@@ -237,11 +237,6 @@ struct Settings {
   /// chunks of that many key tiles wherever the keys pass one chunk (any device); 0: never; unset
   /// (-1): attention_plan's plan_attention_split chooses (GPUs, few row blocks).
   int attention_split = -1;
-  /// GLTENSOR_ATTENTION_HALVES: -1 (unset) attention_plan's plan_attention_halves chooses attention.comp's
-  /// key halves (KH = 2: each half of a workgroup of 4 BQ invocations takes 32 keys of each 64-key
-  /// tile, the halves merged at the end; GPUs, few row blocks), 0 never, 1 wherever 64-key tiles run
-  /// (subgroups; with GLTENSOR_ATTENTION_BQ=32, 32-row blocks of 64-key tiles).
-  int attention_halves = -1;
   /// GLTENSOR_ATTENTION_COMBINE=dispatch: attention.comp's key chunks always merged by
   /// kv_attention.comp's kv_combine in a second dispatch ("" or fused: by the chunks' last
   /// workgroup in the same dispatch where that fits, attention_plan's attention_combine_fits).

@@ -657,7 +657,6 @@ std::vector<std::pair<const char*, const char*>> smaller_attention_tilings() {
     v.push_back({"GLTENSOR_SUBGROUPS", "0"});
   }
   if (!device().adapter().software) v.push_back({"GLTENSOR_ATTENTION_KEYS", "64"});  // GPUs: the default tiling
-  if (device().caps().subgroup) v.push_back({"GLTENSOR_ATTENTION_HALVES", "1"});     // 64-key tiles in key halves
   return v;
 }
 
@@ -850,51 +849,6 @@ TEST(Attention, SplitMergedByTheLastWorkgroup) {
           ASSERT_FLOAT_EQ(out[i * 4 + c], 1.0f) << i;
       }
   }
-}
-
-// attention.comp's key halves (GLTENSOR_ATTENTION_HALVES=1: 4 BQ invocations, each half with 32 keys
-// of every 64-key tile, merged at the end; they need 64-key tiles, so subgroups: GPUs): tile and
-// row-block edges, L != S both ways, E != Ev, every head-dim quad count, broadcast k/v batches,
-// the 8 x 300 x 64 heads, causal or not; unsplit, split and merged in the dispatch or by
-// kv_combine, 64- and 32-row blocks, a grid past one dispatch's workgroups; NaN rows.
-TEST(Attention, KeyHalvesMatchReference) {
-  if (!device().caps().subgroup) GTEST_SKIP() << "key halves take 64-key tiles: subgroup shuffles";
-  GLT_RNG(rng);
-  using Case = AttentionCase;
-  ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
-  ScopedEnv halves("GLTENSOR_ATTENTION_HALVES", "1");
-  struct Knobs {
-    const char *split, *bq, *combine;
-  };
-  const std::vector<Knobs> knobs = {{nullptr, nullptr, nullptr}, {"0", nullptr, nullptr},  {"1", nullptr, nullptr},
-                                    {"2", nullptr, "dispatch"},  {nullptr, "32", nullptr}, {"1", "32", nullptr}};
-  for (const Case& c : std::vector<Case>{{8, 8, 300, 300, 64, 64},
-                                         {2, 2, 37, 301, 64, 64},
-                                         {3, 1, 70, 97, 24, 20},
-                                         {1, 1, 129, 65, 16, 40},
-                                         {2, 2, 168, 168, 15, 15},
-                                         {2, 2, 5, 6, 4, 3}})
-    for (bool causal : {false, true}) {
-      const AttentionInputs in = attention_inputs(rng, c, causal);
-      for (const auto& [split, bq, combine] : knobs) {
-        ScopedEnv e1("GLTENSOR_ATTENTION_SPLIT", split);
-        ScopedEnv e2("GLTENSOR_ATTENTION_BQ", bq);
-        ScopedEnv e3("GLTENSOR_ATTENTION_COMBINE", combine);
-        Tensor r = scaled_dot_product_attention(in.q, in.k, in.v, Tensor(), causal);
-        EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));
-        EXPECT_TRUE(close(r.to_vector(), in.ref, 1e-4, 1e-5)) << in.what << " split " << (split ? split : "-") << " bq "
-                                                              << (bq ? bq : "-") << " " << (combine ? combine : "");
-      }
-    }
-  {
-    const AttentionInputs in = attention_inputs(rng, {2, 1, 75, 200, 16, 16}, true);
-    ScopedEnv env("GLTENSOR_ATTENTION_SPLIT", "1");
-    ScopedDispatchLimit groups(3);
-    EXPECT_TRUE(close(scaled_dot_product_attention(in.q, in.k, in.v, Tensor(), true).to_vector(), in.ref, 1e-4, 1e-5))
-        << in.what << " in dispatches of 3 workgroups";
-  }
-  check_nan_rows(300, 200);
-  check_nan_rows(8, 3);
 }
 
 // attention_lanes.comp (forced, so that llvmpipe runs it too) in its widths: lanes per row (4 to

@@ -584,50 +584,6 @@ TEST(PlanAttention, LanesByProblem) {
 // merges them (COMBINE: its scratch, counters and bindings fit); under GLTENSOR_ATTENTION_SPLIT=N
 // chunks of N tiles where the keys pass them, merged in the dispatch where that fits; =0 never;
 // GLTENSOR_ATTENTION_COMBINE=dispatch: kv_combine's dispatch (and no default split).
-// attention.comp's key halves (KH = 2): unset, on GPUs where 64-key tiles run and the row blocks are fewer than 128
-// workgroups with keys past one tile, and then no default key split; GLTENSOR_ATTENTION_HALVES=1 wherever 64-key
-// tiles run (and with GLTENSOR_ATTENTION_BQ=32 the 32-row blocks keep them), =0 never.
-TEST(PlanAttention, HalvesByProblem) {
-  const Settings s;
-  const AttentionTiles t{64, 2, true, 16};
-  const AttentionDevice big{true, 32, 49152, 1024}, small{true, 32, 49152, 128}, unknown{true, 32, 49152};
-  // 256 invocations past a 128-invocation device (GLES 3.1's minimum; unknown counts as it): none
-  EXPECT_EQ(plan_attention_halves(t, small, {300, 300, 8, false, 16}, s).kh, 1);
-  EXPECT_EQ(plan_attention_halves(t, unknown, {300, 300, 8, false, 16}, s).kh, 1);
-  EXPECT_EQ(plan_attention_halves({32, 2, true, 16}, small, {300, 300, 8, false, 16}, s).kh, 2);  // 128
-  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 8, false, 16}, s).kh, 2);   // 8 x 300 x 64: 40 row blocks
-  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 8, true, 16}, s).kh, 1);    // software rasterizer
-  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 32, false, 16}, s).kh, 1);  // 160 row blocks
-  EXPECT_EQ(plan_attention_halves(t, big, {300, 64, 8, false, 16}, s).kh, 1);    // one tile of keys
-  EXPECT_EQ(plan_attention_halves({64, 1, true, 16}, big, {300, 300, 8, false, 16}, s).kh, 1);   // 32-key tiles
-  EXPECT_EQ(plan_attention_halves({64, 2, false, 16}, big, {300, 300, 8, false, 16}, s).kh, 1);  // no subgroups
-  Settings on, off;
-  on.attention_halves = 1;
-  off.attention_halves = 0;
-  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 32, true, 16}, on).kh, 2);
-  EXPECT_EQ(plan_attention_halves(t, big, {300, 300, 8, false, 16}, off).kh, 1);
-  // with the halves no default split; a forced one still splits (merged in the dispatch)
-  const AttentionTiles h = plan_attention_halves(t, big, {300, 300, 8, false, 16}, s);
-  EXPECT_EQ(plan_attention_split(h, {300, 300, 8, false, 16}, s).kchunk, 0);
-  Settings two;
-  two.attention_split = 2;
-  const AttentionSplit f = plan_attention_split(h, {300, 300, 8, false, 16}, two);
-  EXPECT_EQ(f.kchunk, 128);
-  EXPECT_TRUE(f.combine);
-  // GLTENSOR_ATTENTION_BQ=32 with the halves: 32 rows, 64-key tiles (40 KiB), 8 K quads per invocation
-  Settings b32 = on;
-  b32.attention_bq = 32;
-  const AttentionDevice gpu{true, 32, 49152};
-  AttentionTiles n = plan_attention_halves(narrow_attention_tiles(plan_attention_tiles(gpu, b32), gpu, b32, 64, 64),
-                                           small, {300, 300, 8, false, 16}, b32);
-  EXPECT_EQ(n.bq, 32);
-  EXPECT_EQ(n.kq, 2);
-  EXPECT_EQ(n.kh, 2);
-  EXPECT_EQ(attention_shared_bytes(n), 40960);
-  // the halves' loops: each half's products over 32 keys, fewer than one workgroup's over 64
-  EXPECT_LT(attention_loops(h, 300, 1), attention_loops(t, 300, 1));
-}
-
 TEST(PlanAttention, SplitByProblem) {
   const Settings s;
   const AttentionTiles t{64, 2, true, 16};  // 64 rows, 64 keys a tile

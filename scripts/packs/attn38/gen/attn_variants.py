@@ -14,7 +14,7 @@ def rep(s, old, new):
     return s.replace(old, new)
 
 
-PV_OLD = src[src.index("    for (uint j = BKVL * kh; j < BKVL * (kh + 1u); ++j) {\n      vec4 a = PS(j, ty);"):src.index("  }\n#if KH == 2\n  // The halves")]
+PV_OLD = src[src.index("    for (uint j = 0u; j < BKV; ++j) {\n      vec4 a = PS(j, ty);"):src.index("  }\n#ifdef COMBINE\n  // Unnormalized")]
 PV_NEW = """#if DQL == 16
 #define PV_STEP(j)                                                   \\
   {                                                                  \\
@@ -47,19 +47,13 @@ PV_NEW = """#if DQL == 16
     o[6] += a.w * b0;                                                \\
   }
 #endif
-    for (uint j = BKVL * kh; j < BKVL * (kh + 1u); j += 4u) {  // (attn38 pv4: four keys a trip, their loads together)
+    for (uint j = 0u; j < BKV; j += 4u) {  // (attn38 pv4: four keys a trip, their loads together)
       PV_STEP(j)
       PV_STEP(j + 1u)
       PV_STEP(j + 2u)
       PV_STEP(j + 3u)
     }
 """
-
-DQ_OLD = """    for (uint dq = 0u; dq < DQLU; ++dq) {
-      vec4 kq[4 * KQ];"""
-DQ_NEW = """    for (uint dq2 = 0u; dq2 < DQLU; ++dq2) {  // (attn38 dq2: written for unrolling by two)
-      uint dq = dq2;
-      vec4 kq[4 * KQ];"""
 
 MERGE_OLD1 = src[src.index("    float M = -F_INF;\n    for (uint c = 0u; LOOP(c < nch); ++c) {"):src.index("    float den = 0.0;")]
 MERGE_NEW1 = """    float M = -F_INF;
@@ -75,19 +69,19 @@ MERGE_NEW1 = """    float M = -F_INF;
     }
 """
 MERGE_OLD2 = """  for (uint c = 0u; LOOP(c < nch); ++c)
-    for (uint n = 0u; n < NMQ; ++n) {
+    for (uint n = 0u; n < 8u; ++n) {
       uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
       if (q0 + i < u_L && qd < evq) acc[n] += CW(c, i) * ws4[PART(c, q0 + i) * 16u + qd];
     }"""
 MERGE_NEW2 = """  for (uint c = 0u; LOOP(c < nch); c += 2u) {  // (attn38 merge: two chunks' 16 quads loaded together)
     vec4 w0[8], w1[8];
-    for (uint n = 0u; n < NMQ; ++n) {
+    for (uint n = 0u; n < 8u; ++n) {
       uint e = tid + n * LOCAL_X, i = e / 16u, qd = e % 16u;
       bool in_ = q0 + i < u_L && qd < evq;
       w0[n] = in_ ? ws4[PART(c, q0 + i) * 16u + qd] : vec4(0.0);
       w1[n] = in_ && c + 1u < nch ? ws4[PART(c + 1u, q0 + i) * 16u + qd] : vec4(0.0);
     }
-    for (uint n = 0u; n < NMQ; ++n) {
+    for (uint n = 0u; n < 8u; ++n) {
       uint i = (tid + n * LOCAL_X) / 16u;
       acc[n] += CW(c, i) * w0[n];
       if (c + 1u < nch) acc[n] += CW(c + 1u, i) * w1[n];
@@ -140,9 +134,3 @@ write("all", rep(rep(rep(pv4, MERGE_OLD1, MERGE_NEW1), MERGE_OLD2, MERGE_NEW2), 
 LOOP_OLD = "  for (uint k0 = kbegin; LOOP(k0 < kend); k0 += BKV) {"
 write("t0", rep(src, LOOP_OLD, "  for (uint k0 = kbegin; LOOP(k0 < min(kend, kbegin)); k0 += BKV) {  // (attn38 t0: no tile)"))
 write("t1", rep(src, LOOP_OLD, "  for (uint k0 = kbegin; LOOP(k0 < min(kend, kbegin + BKV)); k0 += BKV) {  // (attn38 t1: one tile)"))
-# Sabotages of the key halves (test_nn KeyHalvesMatchReference must fail under each): half 1's weight x 1.001 in the
-# merge (sab1), half 1's o dropped from the merge (sab2), every lane masking as half 0's keys (sab3).
-write("sab1", rep(src, "vec4 a0 = exp2(m - mu), a1 = exp2(m1 - mu);", "vec4 a0 = exp2(m - mu), a1 = 1.001 * exp2(m1 - mu);"))
-write("sab2", rep(src, "  o[2u * i] = o[2u * i] * a0[i] + Qs[(4u * ty + i) * 16u + tx] * a1[i];               \\",
-                  "  o[2u * i] = o[2u * i] * a0[i];               \\"))
-write("sab3", rep(src, "    uvec4 gj = uvec4(k0 + tx + 32u * (h + kh)) + lanes;", "    uvec4 gj = uvec4(k0 + tx + 32u * h) + lanes;"))
