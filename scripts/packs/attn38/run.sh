@@ -61,6 +61,7 @@ done
   case "$r" in *FAILED*) echo "sabotage $sab: CAUGHT ($r)" ;; *) echo "sabotage $sab: not caught ($r)" ;; esac
 done
 T0=$SECONDS
+[ "${A38_ONLY_TESTS:-0}" = 1 ] && { step done; exit 0; }  # (a short check: the tests only)
 step "PyTorch's GPU time (torch_kernels.py: CUDA graph replays between events, no read-back)"
 [ "${A38_TORCHK:-1}" = 1 ] && { timeout 30 "$PY" "$H/py/torch_kernels.py" "$W" --only "^attention" || echo "torch_kernels: rc $?"; }
 # envs/opts of a knob list "A,B,--x": words starting with -- are gltensor-run options
