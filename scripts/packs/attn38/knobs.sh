@@ -9,5 +9,5 @@ SP=GLTENSOR_ATTENTION_SPLIT
 : "${A38_PROF:=8x300:$SP=0 8x300:$G/t0 8x300:$G/t0,$SP=0 8x300:$G/t1 8x300:$G/t1,$SP=0}"
 : "${A38_E2E:=8x300:$SP=0}"
 : "${A38_TESTS:=1}" "${A38_ONLY_TESTS:=1}" "${A38_TORCHK:=0}" "${A38_TESTS_UNTIL:=28}"
-: "${A38_TEST_LIST:=test_nn:Attention.* test_model_attention:*}"
-: "${A38_TEST_LIST_GL:=test_model_attention:*}"
+: "${A38_TEST_LIST:=test_nn:Attention.* test_model_attention:* test_attention:*}"
+: "${A38_TEST_LIST_GL:=test_nn:Attention.Lanes* test_model_attention:*}"
