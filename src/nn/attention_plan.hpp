@@ -72,11 +72,12 @@ std::uint64_t attention_lanes_loops(const LaneTiles& t, const LaneProblem& p);
 /// (not software rasterizers), for head dims up to 16 (4 quads: SVTR's 15; at 64, 8 x 300 x 64, it
 /// took the H200 94.7 us of GPU time against attention.comp's 43.0, bench/RESULTS.md 2026-11-28), the lanes kernel: 128
 /// invocations in 16, 8 or 4 rows (the most rows that still give kLanesBelowGroups workgroups, else 4) of 128 / rows
-/// lanes, 8 keys per lane per tile (fewer, then 64 invocations, where shared memory is short); none (local = 0) where
+/// lanes, 2 keys per lane per tile where that makes at most kLanesFewKeyTiles tiles (unforced, GPUs), else 8 (fewer,
+/// then 64 invocations, where shared memory is short); none (local = 0) where
 /// head dims pass 64, the loop limit (0: none) is passed, or nothing fits. Settings::attention_lanes (0 never, 1
 /// wherever it applies, software rasterizers included), attention_lane_width (G) and attention_lane_keys (KPL) override
 /// the choice (and, unless attention_lanes is 0, force the kernel wherever it applies).
-constexpr std::int64_t kLanesBelowGroups = 128;
+constexpr std::int64_t kLanesBelowGroups = 128, kLanesFewKeyTiles = 16;
 LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                std::uint64_t loop_limit, const Settings& settings);
 

@@ -519,13 +519,16 @@ TEST(PlanAttention, NarrowedToTheProblem) {
 TEST(PlanAttention, LanesByProblem) {
   const Settings s;
   const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
-  // SVTR's 8 heads x 168 rows of 15: 8 rows of 16 lanes (168 workgroups), 128 keys a tile
+  // SVTR's 8 heads x 168 rows of 15: 8 rows of 16 lanes (168 workgroups), 2 keys a lane: 32 keys a tile (6 tiles)
   LaneTiles t = plan_attention_lanes({168, 168, 8, 15, 15, 1}, gpu, false, 0, s);
   EXPECT_EQ(t.local, 128);
   EXPECT_EQ(t.lanes, 16);
-  EXPECT_EQ(t.keys, 8);
+  EXPECT_EQ(t.keys, 2);
   EXPECT_EQ(t.dq, 4);
   EXPECT_LE(lanes_shared_bytes(t), 49152);
+  // past 16 tiles of 32 keys (513 keys): 8 keys a lane
+  EXPECT_EQ(plan_attention_lanes({168, 512, 8, 15, 15, 1}, gpu, false, 0, s).keys, 2);
+  EXPECT_EQ(plan_attention_lanes({168, 513, 8, 15, 15, 1}, gpu, false, 0, s).keys, 8);
   // 8 x 300 x 64 (forced: head dims past 16): 16 rows of 8 lanes (152 workgroups), 64 keys a tile in 32 KiB (+ 1 KiB)
   Settings on;
   on.attention_lanes = 1;
