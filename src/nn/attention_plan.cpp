@@ -115,7 +115,7 @@ LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev,
     if (lanes > local) lanes = local;
     // GPUs, unforced: 2 keys a lane where the key tiles stay at most kLanesFewKeyTiles (SVTR's 168 keys in 6
     // tiles of 32: 15.2 us of GPU time on the H200 against 16.7 with 8 keys a lane), else 8 first.
-    const bool two = !forced && !software && (p.S + 2 * lanes - 1) / (2 * lanes) <= kLanesFewKeyTiles;
+    const bool two = !forced && !software && ceil_div(p.S, std::int64_t{2} * lanes) <= kLanesFewKeyTiles;
     const std::array<int, 4> order = two ? std::array<int, 4>{2, 8, 4, 1} : std::array<int, 4>{8, 4, 2, 1};
     for (const int keys : order) {
       if (settings.attention_lane_keys > 0 && keys != settings.attention_lane_keys) continue;

@@ -7,6 +7,7 @@
 
 #include "runtime/device_impl.hpp"
 #include "runtime/host_copy.hpp"
+#include "runtime/int_math.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
 
@@ -98,7 +99,7 @@ void* make_host_visible(DeviceImpl& dev, GLuint& buffer, std::size_t bytes, cons
 }
 
 std::size_t upload_pieces(std::size_t bytes) {
-  const std::size_t by_ring = (bytes + MappedStaging::kHalf - 1) / MappedStaging::kHalf;  // no piece past a half
+  const std::size_t by_ring = ceil_div(bytes, MappedStaging::kHalf);  // no piece past a half
   if (bytes < kPieceUploadMin) return by_ring;
   const auto most = static_cast<std::size_t>(std::max(1, settings().upload_pieces));
   return std::max(by_ring, std::clamp<std::size_t>(bytes / kPieceUploadBytes, 1, most));
@@ -109,7 +110,7 @@ namespace {
 // Reserves `bytes` (at most a half) of the ring: in the current half if they fit, else in the
 // other half once the copies from it have run. Returns the ring offset.
 std::size_t ring_reserve(MappedStaging& s, std::size_t bytes) {
-  const std::size_t need = (bytes + MappedStaging::kAlign - 1) / MappedStaging::kAlign * MappedStaging::kAlign;
+  const std::size_t need = ceil_div(bytes, MappedStaging::kAlign) * MappedStaging::kAlign;
   if (s.head + need > static_cast<std::size_t>(s.half + 1) * MappedStaging::kHalf) {
     // Leave this half (a fence after its copies) and enter the other once its copies are done.
     s.left[s.half] = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
@@ -158,8 +159,8 @@ bool ring_upload(DeviceImpl& dev, const void* data, std::size_t bytes, GLuint ds
   }
   // In pieces: each piece's copy is submitted once the piece is written, so that the GPU copies
   // it while the host writes the next (and a piece's half is refilled only after its copies ran).
-  const std::size_t piece = std::min(MappedStaging::kHalf, (bytes / pieces + MappedStaging::kAlign - 1) /
-                                                               MappedStaging::kAlign * MappedStaging::kAlign);
+  const std::size_t piece =
+      std::min(MappedStaging::kHalf, ceil_div(bytes / pieces, MappedStaging::kAlign) * MappedStaging::kAlign);
   for (std::size_t done = 0; done < bytes; done += piece) {
     const std::size_t k = std::min(piece, bytes - done);
     const std::size_t at = ring_reserve(*s, k);
