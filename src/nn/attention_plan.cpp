@@ -129,6 +129,43 @@ LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev,
   return {};
 }
 
+std::int64_t block_shared_bytes(const BlockTiles& t) {
+  const std::int64_t rg = t.rows / 4;
+  return 16 * (std::max<std::int64_t>(t.sk * rg, 4 * std::int64_t{t.local}) + std::int64_t{t.rows} * t.dq + t.local +
+               9 * rg);
+}
+
+std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p) {
+  const auto W = static_cast<std::uint64_t>(t.local), dq = static_cast<std::uint64_t>(t.dq),
+             rg = static_cast<std::uint64_t>(t.rows / 4), S = static_cast<std::uint64_t>(p.S);
+  const std::uint64_t kp = W / (dq * rg), ni = W / rg, ev = static_cast<std::uint64_t>(p.Ev);
+  // Each loop counts its trips and its exit test (a quad load without quad arrays: 4 lanes).
+  const std::uint64_t q = ceil_div(static_cast<std::uint64_t>(t.rows) * dq, W);
+  const std::uint64_t items = ceil_div(rg * S, W), keys2 = ceil_div(S, ni), keys3 = ceil_div(S, kp);
+  const std::uint64_t out = ceil_div(static_cast<std::uint64_t>(t.rows) * ev, W);
+  return (p.bd + 1) + (q + 1 + 5 * q) + (items + 1 + items * (dq + 1 + 5 * dq)) + 2 * (keys2 + 1) +
+         2 * (ni / 8 + 1 + 9) + (keys3 / 4 + 1 + 4 * 5 * (keys3 / 4)) + (keys3 % 4 + 4 + 5 * (keys3 % 4)) + (out + 1 + out * (kp + 1));
+}
+
+BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
+                                std::uint64_t loop_limit, const Settings& settings) {
+  if (settings.attention_block == 0 || p.E < 1 || p.Ev < 1 || p.E > 64 || p.Ev > 64 || p.L < 1 || p.S < 1 || p.nb < 1)
+    return {};
+  const bool forced =
+      settings.attention_block > 0 || settings.attention_block_rows > 0 || settings.attention_block_local > 0;
+  const int dq = attention_head_quads(p.E, p.Ev);
+  if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq <= 4)) return {};
+  BlockTiles t;
+  t.rows = settings.attention_block_rows > 0 ? settings.attention_block_rows : 16;
+  t.dq = dq;
+  t.local = std::max(settings.attention_block_local > 0 ? settings.attention_block_local : 256, t.rows / 4 * dq);
+  t.sk = ceil_div(p.S, std::int64_t{32}) * 32;
+  if (t.local % (2 * t.rows) != 0) return {};  // phase 2's 8 partials per row group
+  if (block_shared_bytes(t) > dev.max_shared_memory) return {};
+  if (loop_limit != 0 && attention_block_loops(t, p) > loop_limit) return {};
+  return t;
+}
+
 bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std::int64_t chunks,
                             const Settings& settings) {
   if (settings.attention_combine_dispatch || t.bq <= 0 || chunks < 2 || p.ssbo_bindings < 9) return false;

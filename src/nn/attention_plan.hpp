@@ -81,6 +81,29 @@ constexpr std::int64_t kLanesBelowGroups = 128, kLanesFewKeyTiles = 16;
 LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                std::uint64_t loop_limit, const Settings& settings);
 
+/// The block kernel's tiling (glsl/nn/attention_block.comp): `local` invocations per workgroup, `rows` (BR, a
+/// multiple of 4) query rows, `dq` head-dim quads (attention_head_quads), `sk` keys its shared score rows hold (S
+/// rounded up to 32). local = 0: none.
+struct BlockTiles {
+  int local = 0, rows = 0, dq = 0;
+  std::int64_t sk = 0;
+};
+/// Shared memory of a block tiling: the scores (sk x rows floats) or phase 3's partials (4 local quads), whichever
+/// is larger; Q (rows x dq quads); the reductions (local + 9 rows / 4 quads).
+std::int64_t block_shared_bytes(const BlockTiles& t);
+/// attention_block.comp's loop iterations per invocation over S keys, every loop counted.
+std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p);
+/// Where attention.comp's 64-row blocks would be fewer than kSplitBelowGroups workgroups, on GPUs (not software
+/// rasterizers), for head dims past 16 (up to 16 the lanes kernel) and up to 64, the block kernel: 256 invocations,
+/// 16 query rows (8 x 300 x 64: 150 workgroups where attention.comp has 40 of 5 serial key tiles), where its
+/// shared memory (block_shared_bytes: S up to 608 keys in 48 KiB) and the loop limit (0: none) allow; none
+/// (local = 0) elsewhere. Settings::attention_block (0 never, 1 wherever it applies, software rasterizers
+/// included), attention_block_rows and attention_block_local override the choice (and, unless attention_block is
+/// 0, force the kernel wherever it applies); local grows to rows / 4 x dq where that is more (one invocation per
+/// output quad and row group).
+BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
+                                std::uint64_t loop_limit, const Settings& settings);
+
 /// What attention.comp's key split depends on: query rows L, keys S, batch entries nb; a software
 /// rasterizer; the SSBO bindings the device has (COMBINE binds up to 9).
 struct SplitProblem {

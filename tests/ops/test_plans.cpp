@@ -516,6 +516,47 @@ TEST(PlanAttention, NarrowedToTheProblem) {
 // fewer than 128 workgroups, rows of 128 / R lanes (R: 16, 8 or 4 rows, the most that give 128
 // workgroups), 8 keys per lane per tile; 64 invocations where shared memory is short; never on
 // software rasterizers unless forced, past head dim 64, or past the loop limit; the settings.
+// attention_block.comp's plan: 8 x 300 x 64 on a GPU (40 row blocks of attention.comp) takes 16 rows, 256
+// invocations, 320 keys of scores; SVTR's head dim 15 (the lanes kernel's), enough row blocks, software rasterizers,
+// head dims past 64, keys past shared memory or past a lowered loop limit: none; the settings force and shape it.
+TEST(PlanAttention, BlockByProblem) {
+  const Settings s;
+  const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
+  BlockTiles t = plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 0, s);
+  EXPECT_EQ(t.local, 256);
+  EXPECT_EQ(t.rows, 16);
+  EXPECT_EQ(t.dq, 16);
+  EXPECT_EQ(t.sk, 320);
+  EXPECT_EQ(block_shared_bytes(t), 16 * (320 * 4 + 16 * 16 + 256 + 36));
+  EXPECT_LT(attention_block_loops(t, {300, 300, 8, 64, 64, 1}), 1000u);
+  EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, gpu, false, 0, s).local, 0);     // dq 4: lanes
+  EXPECT_EQ(plan_attention_block({168, 168, 8, 17, 15, 1}, gpu, false, 0, s).dq, 8);        // past 16
+  EXPECT_EQ(plan_attention_block({1024, 1024, 16, 64, 64, 2}, gpu, false, 0, s).local, 0);  // 256 row blocks
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);  // software
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 65, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 65, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_GT(plan_attention_block({300, 608, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);  // 48 KiB: up to 608 keys
+  EXPECT_EQ(plan_attention_block({300, 609, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 200, s).local, 0);  // loop limit
+  Settings on;
+  on.attention_block = 1;
+  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);  // 32 KiB: 300 keys fit
+  EXPECT_EQ(t.local, 256);
+  EXPECT_LE(block_shared_bytes(t), 32768);
+  EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, cpu, true, 65535, on).dq, 4);
+  Settings rows;
+  rows.attention_block_rows = 32, rows.attention_block_local = 64;
+  t = plan_attention_block({37, 70, 3, 24, 20, 1}, cpu, true, 65535, rows);
+  EXPECT_EQ(t.rows, 32);
+  EXPECT_EQ(t.local, 64);  // 8 row groups x 8 quads; 2 x 32 divides it
+  rows.attention_block_rows = 32, rows.attention_block_local = 0;
+  EXPECT_EQ(plan_attention_block({37, 70, 3, 64, 64, 1}, cpu, true, 65535, rows).local, 256);
+  Settings off = on;
+  off.attention_block = 0;
+  off.attention_block_rows = 8;
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 0, off).local, 0);
+}
+
 TEST(PlanAttention, LanesByProblem) {
   const Settings s;
   const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};

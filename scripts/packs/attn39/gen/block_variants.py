@@ -1,0 +1,25 @@
+#!/usr/bin/env python3
+"""GLSL variants of glsl/nn/attention_block.comp for GLTENSOR_GLSL_DIR (attn39's pack; the same interface, measured
+or tested without a rebuild): block_variants.py SRC OUTDIR writes OUTDIR/<name>/attention_block.comp.
+
+Sabotages (test_nn Attention.BlockKernelMatchesReference must fail): sab_l (a row group's sum without its last of 8
+partials), sab_causal (the causal mask one key early: the diagonal masked), sab_scale (row 3 of each group x 1.001)."""
+import os, sys
+
+src, out = sys.argv[1], sys.argv[2]
+text = open(src).read()
+
+
+def variant(name, pairs):
+    t = text
+    for old, new in pairs:
+        if old not in t:
+            sys.exit(f"{name}: {old!r} not in {src}")
+        t = t.replace(old, new, 1)
+    os.makedirs(os.path.join(out, name), exist_ok=True)
+    open(os.path.join(out, name, "attention_block.comp"), "w").write(t)
+
+
+variant("sab_l", [("for (uint a = 0u; a < 8u; ++a) l += red8", "for (uint a = 0u; a < 7u; ++a) l += red8")])
+variant("sab_causal", [("greaterThan(uvec4(j)", "greaterThanEqual(uvec4(j)")])
+variant("sab_scale", [("CT0(acc * rinv[g][rr])", "CT0(acc * rinv[g][rr] * (rr == 3u ? 1.001 : 1.0))")])
