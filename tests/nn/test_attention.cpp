@@ -139,10 +139,10 @@ TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
     // attention.comp, attention_lanes.comp and attention_block.comp (GPUs choose the lanes kernel for head dims up to
     // 16, the block kernel past 16 for few row blocks)
     for (const char* kernel : {"attention", "lanes", "block"}) {
-      const std::string k = kernel;
-      ScopedEnv env("GLTENSOR_ATTENTION_LANES", k == "lanes" ? "1" : "0");
-      ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", k == "block" ? "1" : "0");
-      SCOPED_TRACE(k);
+      const std::string kn = kernel;
+      ScopedEnv env("GLTENSOR_ATTENTION_LANES", kn == "lanes" ? "1" : "0");
+      ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", kn == "block" ? "1" : "0");
+      SCOPED_TRACE(kn);
       EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
     }
   }
