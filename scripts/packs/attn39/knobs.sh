@@ -3,9 +3,9 @@
 # starting with -- are gltensor-run options); GLTENSOR_GLSL_DIR=$H/gv/NAME: make_pack.sh's GLSL variants.
 # Window 1: attention_block.comp (the default for 8 x 300 x 64 on GPUs) against main's attention.comp, its rows and
 # invocations per workgroup; the tests on both APIs and the sabotages; PyTorch's kernel time.
-B=GLTENSOR_ATTENTION_BLOCK
-: "${A39_PROF:=8x300:$B=0 8x300:${B}_ROWS=8 8x300:${B}_ROWS=32 8x300:${B}_LOCAL=128 8x300:${B}_LOCAL=512 8x300:${B}_ROWS=8,${B}_LOCAL=128}"
-: "${A39_E2E:=8x300:$B=0 8x300:${B}_ROWS=8 8x300:${B}_ROWS=32}"
+KB=GLTENSOR_ATTENTION_BLOCK
+: "${A39_PROF:=8x300:$KB=0 8x300:${KB}_ROWS=8 8x300:${KB}_ROWS=32 8x300:${KB}_LOCAL=128 8x300:${KB}_LOCAL=512 8x300:${KB}_ROWS=8,${KB}_LOCAL=128}"
+: "${A39_E2E:=8x300:$KB=0 8x300:${KB}_ROWS=8 8x300:${KB}_ROWS=32}"
 : "${A39_TESTS:=1}" "${A39_TORCHK:=1}"
 : "${A39_SAB:=sab_l sab_causal sab_scale}"
 : "${A39_TEST_LIST:=test_plans:PlanAttention.* test_nn:Attention.Block* test_nn:Attention.*-Attention.Block* test_attention:FlashAttention.InferenceQuads* test_model_attention:*}"
