@@ -564,7 +564,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool grad = autograd::any_requires_grad({&q_in, &k_in, &v_in});
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
-    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
+    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory,
+                             std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])};
     const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
     // Few row blocks, head dims past 16 (GPUs): blocks of 16 rows with their whole score rows in shared memory.
     const BlockTiles bt = plan_attention_block({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,

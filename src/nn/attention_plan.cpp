@@ -144,7 +144,8 @@ std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p) {
   const std::uint64_t items = ceil_div(rg * S, W), keys2 = ceil_div(S, ni), keys3 = ceil_div(S, kp);
   const std::uint64_t out = ceil_div(static_cast<std::uint64_t>(t.rows) * ev, W);
   return (p.bd + 1) + (q + 1 + 5 * q) + (items + 1 + items * (dq + 1 + 5 * dq)) + 2 * (keys2 + 1) +
-         2 * (ni / 8 + 1 + 9) + (keys3 / 4 + 1 + 4 * 5 * (keys3 / 4)) + (keys3 % 4 + 4 + 5 * (keys3 % 4)) + (out + 1 + out * (kp + 1));
+         2 * (ni / 8 + 1 + 9) + (keys3 / 4 + 1 + 4 * 5 * (keys3 / 4)) + (keys3 % 4 + 4 + 5 * (keys3 % 4)) +
+         (out + 1 + out * (kp + 1));
 }
 
 BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
@@ -154,14 +155,27 @@ BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev
   const bool forced =
       settings.attention_block > 0 || settings.attention_block_rows > 0 || settings.attention_block_local > 0;
   const int dq = attention_head_quads(p.E, p.Ev);
-  if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq <= 4)) return {};
+  const int max_local = dev.max_invocations > 0 ? dev.max_invocations : 128;
   BlockTiles t;
   t.rows = settings.attention_block_rows > 0 ? settings.attention_block_rows : 16;
+  if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq <= 4 || p.L < t.rows))
+    return {};
   t.dq = dq;
-  t.local = std::max(settings.attention_block_local > 0 ? settings.attention_block_local : 256, t.rows / 4 * dq);
-  t.sk = ceil_div(p.S, std::int64_t{32}) * 32;
-  if (t.local % (2 * t.rows) != 0) return {};  // phase 2's 8 partials per row group
-  if (block_shared_bytes(t) > dev.max_shared_memory) return {};
+  int local = settings.attention_block_local;
+  if (local == 0) {
+    local = 256;
+    while (local > max_local && local > 64) local /= 2;
+  }
+  t.local = std::max(local, t.rows / 4 * dq);
+  if (t.local > max_local || t.local % (2 * t.rows) != 0) return {};  // phase 2's 8 partials per row group
+  // sk: S rounded up to a power of two (at least 64), at most the largest multiple of 32 that fits
+  std::int64_t sk = 64;
+  while (sk < p.S) sk *= 2;
+  BlockTiles fit = t;
+  fit.sk = ceil_div(p.S, std::int64_t{32}) * 32;
+  if (block_shared_bytes(fit) > dev.max_shared_memory) return {};
+  t.sk = sk;
+  while (block_shared_bytes(t) > dev.max_shared_memory) t.sk -= 32;
   if (loop_limit != 0 && attention_block_loops(t, p) > loop_limit) return {};
   return t;
 }

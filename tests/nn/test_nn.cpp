@@ -914,7 +914,8 @@ TEST(Attention, LanesKernelMatchesReference) {
 // every case and in 4, 8 and 32 rows (64 or 128 invocations: phase 3's key parts 1 to 8) on one each: row-block
 // edges (L = 1, 5, 33, 37, 45), L != S both ways, E != Ev, each of its head-dim quad counts (4, 8, 16), broadcast k/v
 // batches, causal; the grid over dispatches of 3 workgroups; a strided q with f16 k/v and an all-f16 problem; NaN in a
-// key and Inf in a query. The plan is asserted to apply (a case that fell back to attention.comp would test nothing).
+// key and Inf in a query; scores past exp2's range. The plan is asserted to apply (a case that fell back to
+// attention.comp would test nothing).
 TEST(Attention, BlockKernelMatchesReference) {
   GLT_RNG(rng);
   using Case = AttentionCase;
@@ -936,9 +937,11 @@ TEST(Attention, BlockKernelMatchesReference) {
         if (only != all && only != ci) continue;
         ScopedEnv r("GLTENSOR_ATTENTION_BLOCK_ROWS", rows);
         ScopedEnv l("GLTENSOR_ATTENTION_BLOCK_LOCAL", local);
-        const detail::BlockTiles t =
-            detail::plan_attention_block({c.L, c.S, c.Bq, c.E, c.Ev, 1}, {false, 0, device().caps().max_shared_memory},
-                                         true, device().caps().max_loop_iterations, detail::settings());
+        const detail::BlockTiles t = detail::plan_attention_block(
+            {c.L, c.S, c.Bq, c.E, c.Ev, 1},
+            {false, 0, device().caps().max_shared_memory,
+             std::min(device().caps().max_workgroup_invocations, device().caps().max_workgroup_size[0])},
+            true, device().caps().max_loop_iterations, detail::settings());
         ASSERT_GT(t.local, 0) << what;
         if (rows) {
           EXPECT_EQ(t.rows, std::atoi(rows)) << what;
@@ -973,6 +976,26 @@ TEST(Attention, BlockKernelMatchesReference) {
   EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
   // NaN in key 3 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
   check_nan_rows(8, 3, false, true);
+  // Scores past exp2's range: row r's keys j = r (mod 64) score 41^2 / 8 = 210 (303 in log2 units), the others 0,
+  // so a row maximum that misses any partial of its reduction (phase 2's invocation i takes keys i (mod 64) in the
+  // plan's 16 rows x 256 invocations and in 4 x 64 here) gives 2^(s - M) past the float range (softmax's shift
+  // invariance hides it at small scores): inf, or where exp2 clamps (llvmpipe), 9 or 10 such keys a row overflow
+  // the sum; every residue of the keys among 64 rows.
+  {
+    ScopedEnv r("GLTENSOR_ATTENTION_BLOCK_ROWS", "4");
+    ScopedEnv l("GLTENSOR_ATTENTION_BLOCK_LOCAL", "64");
+    const int Ls = 64, Ss = 600, Es = 64;
+    std::vector<float> sq(Ls * Es, 0.0f), sk(Ss * Es, 0.0f), sv = uniform(rng, Ss * Es);
+    for (int i = 0; i < Ls; ++i) sq[i * Es + i % Es] = 41.0f;
+    for (int j = 0; j < Ss; ++j) sk[j * Es + j % Es] = 41.0f;
+    const auto sref = ref_attention(sq, sk, sv, 1, 1, Ls, Ss, Es, Es, false);
+    EXPECT_TRUE(close(scaled_dot_product_attention(Tensor::from_host(device(), sq, {1, Ls, Es}),
+                                                   Tensor::from_host(device(), sk, {1, Ss, Es}),
+                                                   Tensor::from_host(device(), sv, {1, Ss, Es}), Tensor(), false)
+                          .to_vector(),
+                      sref, 1e-4, 1e-5))
+        << "scores 303 apart in log2 units";
+  }
 }
 
 namespace {

@@ -521,29 +521,40 @@ TEST(PlanAttention, NarrowedToTheProblem) {
 // head dims past 64, keys past shared memory or past a lowered loop limit: none; the settings force and shape it.
 TEST(PlanAttention, BlockByProblem) {
   const Settings s;
-  const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
+  const AttentionDevice gpu{true, 32, 49152, 1024}, cpu{false, 0, 32768, 1024}, small{true, 32, 49152, 128};
   BlockTiles t = plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 0, s);
   EXPECT_EQ(t.local, 256);
   EXPECT_EQ(t.rows, 16);
   EXPECT_EQ(t.dq, 16);
-  EXPECT_EQ(t.sk, 320);
-  EXPECT_EQ(block_shared_bytes(t), 16 * (320 * 4 + 16 * 16 + 256 + 36));
+  EXPECT_EQ(t.sk, 512);  // a power of two: one program for 257 to 512 keys
+  EXPECT_EQ(block_shared_bytes(t), 16 * (512 * 4 + 16 * 16 + 256 + 36));
   EXPECT_LT(attention_block_loops(t, {300, 300, 8, 64, 64, 1}), 1000u);
+  EXPECT_EQ(plan_attention_block({300, 200, 8, 64, 64, 1}, gpu, false, 0, s).sk, 256);
+  EXPECT_EQ(plan_attention_block({300, 20, 8, 64, 64, 1}, gpu, false, 0, s).sk, 64);
+  // workgroups of at most 128 invocations (GLES 3.1's minimum; unknown taken so): 128
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, small, false, 0, s).local, 128);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, {true, 32, 49152, 0}, false, 0, s).local, 128);
   EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, gpu, false, 0, s).local, 0);     // dq 4: lanes
   EXPECT_EQ(plan_attention_block({168, 168, 8, 17, 15, 1}, gpu, false, 0, s).dq, 8);        // past 16
   EXPECT_EQ(plan_attention_block({1024, 1024, 16, 64, 64, 2}, gpu, false, 0, s).local, 0);  // 256 row blocks
+  EXPECT_EQ(plan_attention_block({15, 300, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);      // fewer rows than a block
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);  // software
   EXPECT_EQ(plan_attention_block({300, 300, 8, 65, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 65, 1}, gpu, false, 0, s).local, 0);
-  EXPECT_GT(plan_attention_block({300, 608, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);  // 48 KiB: up to 608 keys
+  t = plan_attention_block({300, 608, 8, 64, 64, 1}, gpu, false, 0, s);  // 48 KiB: up to 608 keys
+  EXPECT_EQ(t.sk, 608);
+  EXPECT_LE(block_shared_bytes(t), 49152);
+  EXPECT_EQ(plan_attention_block({300, 513, 8, 64, 64, 1}, gpu, false, 0, s).sk, 608);
   EXPECT_EQ(plan_attention_block({300, 609, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 200, s).local, 0);  // loop limit
   Settings on;
   on.attention_block = 1;
-  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);  // 32 KiB: 300 keys fit
+  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);  // 32 KiB: 352 keys of scores
   EXPECT_EQ(t.local, 256);
+  EXPECT_EQ(t.sk, 352);
   EXPECT_LE(block_shared_bytes(t), 32768);
   EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, cpu, true, 65535, on).dq, 4);
+  EXPECT_EQ(plan_attention_block({1, 168, 8, 64, 64, 1}, gpu, false, 0, on).rows, 16);  // forced: any L
   Settings rows;
   rows.attention_block_rows = 32, rows.attention_block_local = 64;
   t = plan_attention_block({37, 70, 3, 24, 20, 1}, cpu, true, 65535, rows);
@@ -551,6 +562,9 @@ TEST(PlanAttention, BlockByProblem) {
   EXPECT_EQ(t.local, 64);  // 8 row groups x 8 quads; 2 x 32 divides it
   rows.attention_block_rows = 32, rows.attention_block_local = 0;
   EXPECT_EQ(plan_attention_block({37, 70, 3, 64, 64, 1}, cpu, true, 65535, rows).local, 256);
+  EXPECT_EQ(plan_attention_block({37, 70, 3, 64, 64, 1}, small, false, 0, rows).local, 128);  // 8 x 16 quads
+  rows.attention_block_local = 512;
+  EXPECT_EQ(plan_attention_block({37, 70, 3, 64, 64, 1}, small, false, 0, rows).local, 0);  // past the device's
   Settings off = on;
   off.attention_block = 0;
   off.attention_block_rows = 8;
