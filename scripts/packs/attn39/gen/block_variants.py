@@ -6,7 +6,8 @@ Sabotages (test_nn Attention.BlockKernelMatchesReference must fail): sab_l (a ro
 partials), sab_m (a row group's maximum without the first partial of each 8: review39's R4), sab_m8 (the
 row maximum without the first of the 8), sab_causal (the causal mask one key early: the diagonal masked), sab_scale (row 3 of each group x 1.001).
 Timing probes (wrong outputs, GPU time only): t1 (phase 1 only: one shared value stored per invocation), t12 (phases 1
-and 2). Loop forms: p3plain (phase 3 one key a trip, no 4-key unroll)."""
+and 2). Loop forms: p3plain (phase 3 one key a trip, no 4-key unroll), p1k2 (phase 1 two keys an item, j and j + ceil(S / 2):
+each Q quad read from shared memory serves 8 dot products, not 4)."""
 import os, sys
 
 src, out = sys.argv[1], sys.argv[2]
@@ -32,3 +33,43 @@ probe = "  store0(WORKGROUP_ID.x * LOCAL_X + tid, CT0(sh[tid].x));\n  return;\n"
 variant("t1", [("  // 2. per row: M,", probe + "  // 2. per row: M,")])
 variant("t12", [("  // 3. O = P V:", probe + "  // 3. O = P V:")])
 variant("p3plain", [("for (; LOOP(j + 3u * KP < kend); j += 4u * KP) {", "for (; LOOP(j + 3u * KP < 0u); j += 4u * KP) {")])
+P1_OLD = """  for (uint it = tid; LOOP(it < RG * u_S); it += LOCAL_X) {
+    uint g = it / u_S, j = it - g * u_S;
+    vec4 s = vec4(0.0);
+    for (uint dq = 0u; dq < DQU; ++dq) {
+      vec4 kq = k_quad(k_off, j, dq);
+      s.x += dot(qs[(4u * g) * DQU + dq], kq);
+      s.y += dot(qs[(4u * g + 1u) * DQU + dq], kq);
+      s.z += dot(qs[(4u * g + 2u) * DQU + dq], kq);
+      s.w += dot(qs[(4u * g + 3u) * DQU + dq], kq);
+    }
+    if (u_causal != 0) {
+      uint r = q0 + 4u * g;
+      s = mix(s, vec4(-F_INF), greaterThan(uvec4(j), uvec4(r, r + 1u, r + 2u, r + 3u)));
+    }
+    sh[j * RG + g] = s;
+  }
+"""
+P1_K2 = """  uint H = (u_S + 1u) / 2u;
+  for (uint it = tid; LOOP(it < RG * H); it += LOCAL_X) {
+    uint g = it / H, j = it - g * H, j1 = j + H;
+    bool two = j1 < u_S;
+    vec4 s = vec4(0.0), t = vec4(0.0);
+    for (uint dq = 0u; dq < DQU; ++dq) {
+      vec4 kq = k_quad(k_off, j, dq), kr = two ? k_quad(k_off, j1, dq) : vec4(0.0);
+      vec4 a = qs[(4u * g) * DQU + dq], b = qs[(4u * g + 1u) * DQU + dq], c = qs[(4u * g + 2u) * DQU + dq],
+           d = qs[(4u * g + 3u) * DQU + dq];
+      s += vec4(dot(a, kq), dot(b, kq), dot(c, kq), dot(d, kq));
+      t += vec4(dot(a, kr), dot(b, kr), dot(c, kr), dot(d, kr));
+    }
+    if (u_causal != 0) {
+      uint r = q0 + 4u * g;
+      uvec4 rows = uvec4(r, r + 1u, r + 2u, r + 3u);
+      s = mix(s, vec4(-F_INF), greaterThan(uvec4(j), rows));
+      t = mix(t, vec4(-F_INF), greaterThan(uvec4(j1), rows));
+    }
+    sh[j * RG + g] = s;
+    if (two) sh[j1 * RG + g] = t;
+  }
+"""
+variant("p1k2", [(P1_OLD, P1_K2)])
