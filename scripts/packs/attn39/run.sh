@@ -13,6 +13,8 @@
 #    "case-regex:KNOB,KNOB ..." entries; knob words starting with -- are gltensor-run options);
 # 5. the outputs, branch against main (default runs); PyTorch eager and its CUDA graph (torchcmp.py torch), the table;
 set -u
+# Warm-ups of at least TC_WARMUP_MS ms on both sides (gltensor-run --warmup-ms, torchcmp.py's), as torchcmp's run.sh
+export TC_WARMUP_MS=${TC_WARMUP_MS:-300}
 W=/tmp/attn39w; PY=${PY:-python3}; REPS=${REPS:-200}; ONLY=${A39_ONLY:-attention}; ROUNDS=${ROUNDS:-3}
 rm -rf "$W"; mkdir -p "$W/log" "$W/out" "$W/outmain" "$W/b"
 tar -C "$W/b" -xJf "$H/builds.tar.xz"
@@ -79,7 +81,7 @@ run() {
   local envs=() opts=() x
   for x in "$@"; do if [ "${x#--}" != "$x" ]; then opts+=("$x"); else envs+=("$x"); fi; done
   # shellcheck disable=SC2086
-  env "${envs[@]}" LD_LIBRARY_PATH="$(lib_of "$b")" timeout 10 "$(bin_of "$b")" "$model" $args --bench "$REPS" $rb $extra \
+  env "${envs[@]}" LD_LIBRARY_PATH="$(lib_of "$b")" timeout 10 "$(bin_of "$b")" "$model" $args --bench "$REPS" --warmup-ms "$TC_WARMUP_MS" $rb $extra \
     "${opts[@]}" > "$log" 2>&1 || echo "($b $name $mode $*: rc $?)" >&2
   grep -E '^bench' "$log" | sed -E 's/.*mean ([0-9.]+) ms, min ([0-9.]+) ms.*/\1 \/ \2/' | grep . ||
     echo "? $(grep -m1 -iE 'rror' "$log" | cut -c1-100)"
