@@ -7,7 +7,8 @@ partials), sab_m (a row group's maximum without the first partial of each 8: rev
 row maximum without the first of the 8), sab_causal (the causal mask one key early: the diagonal masked), sab_scale (row 3 of each group x 1.001).
 Timing probes (wrong outputs, GPU time only): t1 (phase 1 only: one shared value stored per invocation), t12 (phases 1
 and 2). Loop forms: p3plain (phase 3 one key a trip, no 4-key unroll), p1k2 (phase 1 two keys an item, j and j + ceil(S / 2):
-each Q quad read from shared memory serves 8 dot products, not 4)."""
+each Q quad read from shared memory serves 8 dot products, not 4), br (k and v quads behind a branch, as windows 1-2's
+kernel: against fab3fd7's clamped index)."""
 import os, sys
 
 src, out = sys.argv[1], sys.argv[2]
@@ -73,3 +74,7 @@ P1_K2 = """  uint H = (u_S + 1u) / 2u;
   }
 """
 variant("p1k2", [(P1_OLD, P1_K2)])
+variant("br", [("""  vec4 x = qK[(off + j * u_k_ss) / 4u + min(dq, u_E / 4u - 1u)];
+  return 4u * dq < u_E ? x : vec4(0.0);""", """  if (4u * dq >= u_E) return vec4(0.0);
+  return qK[(off + j * u_k_ss) / 4u + dq];"""), ("""  return qV[(off + j * u_v_ss) / 4u + min(dq, u_Ev / 4u - 1u)];""", """  if (4u * dq >= u_Ev) return vec4(0.0);
+  return qV[(off + j * u_v_ss) / 4u + dq];""")])
