@@ -8,7 +8,9 @@ row maximum without the first of the 8), sab_causal (the causal mask one key ear
 Timing probes (wrong outputs, GPU time only): t1 (phase 1 only: one shared value stored per invocation), t12 (phases 1
 and 2). Loop forms: p3plain (phase 3 one key a trip, no 4-key unroll), p1k2 (phase 1 two keys an item, j and j + ceil(S / 2):
 each Q quad read from shared memory serves 8 dot products, not 4), br (k and v quads behind a branch, as windows 1-2's
-kernel: against fab3fd7's clamped index)."""
+kernel: against fab3fd7's clamped index), il (phase 1's items interleaved: the RG row groups of one key on
+consecutive invocations, so that a subgroup's k loads touch 8 rows, not 32, and its score stores are consecutive; Q's
+rows padded by a quad per row group against bank conflicts)."""
 import os, sys
 
 src, out = sys.argv[1], sys.argv[2]
@@ -78,3 +80,11 @@ variant("br", [("""  vec4 x = qK[(off + j * u_k_ss) / 4u + min(dq, u_E / 4u - 1u
   return 4u * dq < u_E ? x : vec4(0.0);""", """  if (4u * dq >= u_E) return vec4(0.0);
   return qK[(off + j * u_k_ss) / 4u + dq];"""), ("""  return qV[(off + j * u_v_ss) / 4u + min(dq, u_Ev / 4u - 1u)];""", """  if (4u * dq >= u_Ev) return vec4(0.0);
   return qV[(off + j * u_v_ss) / 4u + dq];""")])
+variant("il", [("shared vec4 qs[BRU * DQU];", "shared vec4 qs[BRU * DQU + RG];"),
+                ("qs[e] = q_quad(q_off, q0 + e / DQU, e % DQU) * u_scale;",
+                 "qs[e + e / (4u * DQU)] = q_quad(q_off, q0 + e / DQU, e % DQU) * u_scale;"),
+                ("uint g = it / u_S, j = it - g * u_S;", "uint g = it % RG, j = it / RG;"),
+                ("s.x += dot(qs[(4u * g) * DQU + dq], kq);", "s.x += dot(qs[(4u * g) * DQU + g + dq], kq);"),
+                ("s.y += dot(qs[(4u * g + 1u) * DQU + dq], kq);", "s.y += dot(qs[(4u * g + 1u) * DQU + g + dq], kq);"),
+                ("s.z += dot(qs[(4u * g + 2u) * DQU + dq], kq);", "s.z += dot(qs[(4u * g + 2u) * DQU + g + dq], kq);"),
+                ("s.w += dot(qs[(4u * g + 3u) * DQU + dq], kq);", "s.w += dot(qs[(4u * g + 3u) * DQU + g + dq], kq);")])
