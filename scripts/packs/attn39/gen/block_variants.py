@@ -10,7 +10,8 @@ and 2). Loop forms: p3plain (phase 3 one key a trip, no 4-key unroll), p1k2 (pha
 each Q quad read from shared memory serves 8 dot products, not 4), br (k and v quads behind a branch, as windows 1-2's
 kernel: against fab3fd7's clamped index), il (phase 1's items interleaved: the RG row groups of one key on
 consecutive invocations, so that a subgroup's k loads touch 8 rows, not 32, and its score stores are consecutive; Q's
-rows padded by a quad per row group against bank conflicts)."""
+rows padded by a quad per row group against bank conflicts), p3r8 (phase 3 with 8 rows an invocation: half the key
+trips and v loads; its partials need 8 LOCAL_X quads: only where SH_QUADS has them, 16 rows of 256 at S > 256), ilr8 (il and p3r8)."""
 import os, sys
 
 src, out = sys.argv[1], sys.argv[2]
@@ -80,11 +81,69 @@ variant("br", [("""  vec4 x = qK[(off + j * u_k_ss) / 4u + min(dq, u_E / 4u - 1u
   return 4u * dq < u_E ? x : vec4(0.0);""", """  if (4u * dq >= u_E) return vec4(0.0);
   return qK[(off + j * u_k_ss) / 4u + dq];"""), ("""  return qV[(off + j * u_v_ss) / 4u + min(dq, u_Ev / 4u - 1u)];""", """  if (4u * dq >= u_Ev) return vec4(0.0);
   return qV[(off + j * u_v_ss) / 4u + dq];""")])
-variant("il", [("shared vec4 qs[BRU * DQU];", "shared vec4 qs[BRU * DQU + RG];"),
+IL = [("shared vec4 qs[BRU * DQU];", "shared vec4 qs[BRU * DQU + RG];"),
                 ("qs[e] = q_quad(q_off, q0 + e / DQU, e % DQU) * u_scale;",
                  "qs[e + e / (4u * DQU)] = q_quad(q_off, q0 + e / DQU, e % DQU) * u_scale;"),
                 ("uint g = it / u_S, j = it - g * u_S;", "uint g = it % RG, j = it / RG;"),
                 ("s.x += dot(qs[(4u * g) * DQU + dq], kq);", "s.x += dot(qs[(4u * g) * DQU + g + dq], kq);"),
                 ("s.y += dot(qs[(4u * g + 1u) * DQU + dq], kq);", "s.y += dot(qs[(4u * g + 1u) * DQU + g + dq], kq);"),
                 ("s.z += dot(qs[(4u * g + 2u) * DQU + dq], kq);", "s.z += dot(qs[(4u * g + 2u) * DQU + g + dq], kq);"),
-                ("s.w += dot(qs[(4u * g + 3u) * DQU + dq], kq);", "s.w += dot(qs[(4u * g + 3u) * DQU + g + dq], kq);")])
+                ("s.w += dot(qs[(4u * g + 3u) * DQU + dq], kq);", "s.w += dot(qs[(4u * g + 3u) * DQU + g + dq], kq);")]
+variant("il", IL)
+P3_OLD = text[text.index("  // 3. O = P V:"):]
+P3_R8 = """  // 3. O = P V with 8 rows (row groups 2h, 2h + 1) an invocation: (dq, h, kp)
+#define RH (RG / 2u)
+#define KP8 (LOCAL_X / (DQU * RH))
+  uint dq3 = tid % DQU, h3 = (tid / DQU) % RH, kp = tid / (DQU * RH);
+  uint kend = u_causal != 0 ? min(u_S, q0 + BRU) : u_S;
+  vec4 o0 = vec4(0.0), o1 = vec4(0.0), o2 = vec4(0.0), o3 = vec4(0.0);
+  vec4 o4 = vec4(0.0), o5 = vec4(0.0), o6 = vec4(0.0), o7 = vec4(0.0);
+  uint j = kp;
+  for (; LOOP(j + KP8 < kend); j += 2u * KP8) {
+    vec4 v0 = v_quad(v_off, j, dq3), v1 = v_quad(v_off, j + KP8, dq3);
+    vec4 a0 = sh[j * RG + 2u * h3], b0 = sh[j * RG + 2u * h3 + 1u];
+    vec4 a1 = sh[(j + KP8) * RG + 2u * h3], b1 = sh[(j + KP8) * RG + 2u * h3 + 1u];
+    o0 += a0.x * v0 + a1.x * v1;
+    o1 += a0.y * v0 + a1.y * v1;
+    o2 += a0.z * v0 + a1.z * v1;
+    o3 += a0.w * v0 + a1.w * v1;
+    o4 += b0.x * v0 + b1.x * v1;
+    o5 += b0.y * v0 + b1.y * v1;
+    o6 += b0.z * v0 + b1.z * v1;
+    o7 += b0.w * v0 + b1.w * v1;
+  }
+  for (; LOOP(j < kend); j += KP8) {
+    vec4 vq = v_quad(v_off, j, dq3);
+    vec4 a = sh[j * RG + 2u * h3], b = sh[j * RG + 2u * h3 + 1u];
+    o0 += a.x * vq;
+    o1 += a.y * vq;
+    o2 += a.z * vq;
+    o3 += a.w * vq;
+    o4 += b.x * vq;
+    o5 += b.y * vq;
+    o6 += b.z * vq;
+    o7 += b.w * vq;
+  }
+  workgroup_sync();  // every p read: the partials take P's memory
+  sh[tid] = o0;
+  sh[LOCAL_X + tid] = o1;
+  sh[2u * LOCAL_X + tid] = o2;
+  sh[3u * LOCAL_X + tid] = o3;
+  sh[4u * LOCAL_X + tid] = o4;
+  sh[5u * LOCAL_X + tid] = o5;
+  sh[6u * LOCAL_X + tid] = o6;
+  sh[7u * LOCAL_X + tid] = o7;
+  workgroup_sync();
+  uint rows = min(BRU, u_L - q0);
+  uint base = (z * u_L + q0) * u_Ev;
+  for (uint e = tid; LOOP(e < rows * u_Ev); e += LOCAL_X) {
+    uint r = e / u_Ev, c = e % u_Ev, g = r / 4u, rr = r % 4u;
+    uint at = ((g % 2u) * 4u + rr) * LOCAL_X + (c / 4u) + DQU * (g / 2u);
+    float acc = 0.0;
+    for (uint k = 0u; k < KP8; ++k) acc += sh[at + k * DQU * RH][c % 4u];
+    store0(base + e, CT0(acc * rinv[g][rr]));
+  }
+}
+"""
+variant("p3r8", [(P3_OLD, P3_R8)])
+variant("ilr8", IL + [(P3_OLD, P3_R8)])
