@@ -11,7 +11,9 @@ each Q quad read from shared memory serves 8 dot products, not 4), br (k and v q
 kernel: against fab3fd7's clamped index), il (phase 1's items interleaved: the RG row groups of one key on
 consecutive invocations, so that a subgroup's k loads touch 8 rows, not 32, and its score stores are consecutive; Q's
 rows padded by a quad per row group against bank conflicts), p3r8 (phase 3 with 8 rows an invocation: half the key
-trips and v loads; its partials need 8 LOCAL_X quads: only where SH_QUADS has them, 16 rows of 256 at S > 256), ilr8 (il and p3r8)."""
+trips and v loads; its partials need 8 LOCAL_X quads: only where SH_QUADS has them, 16 rows of 256 at S > 256), ilr8 (il and p3r8); pf (phase 1 with the item's 16 k quads loaded into registers together,
+the next item's loaded while this one's are multiplied: window 2's probes put 27 us in phase 1), ilpf (il and pf),
+u8 (phase 3 eight keys a trip), ilpfu8 (all three)."""
 import os, sys
 
 src, out = sys.argv[1], sys.argv[2]
@@ -147,3 +149,56 @@ P3_R8 = """  // 3. O = P V with 8 rows (row groups 2h, 2h + 1) an invocation: (d
 """
 variant("p3r8", [(P3_OLD, P3_R8)])
 variant("ilr8", IL + [(P3_OLD, P3_R8)])
+def p1_pf(il):
+    gj = "uint g = it % RG, j = it / RG;" if il else "uint g = it / u_S, j = it - g * u_S;"
+    gjn = "uint gn = itn % RG, jn = itn / RG;" if il else "uint gn = itn / u_S, jn = itn - gn * u_S;"
+    qi = (lambda r: f"qs[(4u * g + {r}) * DQU + g + dq]") if il else (lambda r: f"qs[(4u * g + {r}) * DQU + dq]")
+    return f"""  vec4 kn[DQ];
+  if (tid < RG * u_S) {{
+    uint it = tid;
+    {gj}
+    for (uint dq = 0u; dq < DQU; ++dq) kn[dq] = k_quad(k_off, j, dq);
+  }}
+  for (uint it = tid; LOOP(it < RG * u_S); it += LOCAL_X) {{
+    {gj}
+    vec4 kc[DQ];
+    for (uint dq = 0u; dq < DQU; ++dq) kc[dq] = kn[dq];
+    uint itn = it + LOCAL_X;
+    if (itn < RG * u_S) {{  // the next item's k row, in flight while this one is multiplied
+      {gjn}
+      for (uint dq = 0u; dq < DQU; ++dq) kn[dq] = k_quad(k_off, jn, dq);
+    }}
+    vec4 s = vec4(0.0);
+    for (uint dq = 0u; dq < DQU; ++dq) {{
+      s.x += dot({qi("0u")}, kc[dq]);
+      s.y += dot({qi("1u")}, kc[dq]);
+      s.z += dot({qi("2u")}, kc[dq]);
+      s.w += dot({qi("3u")}, kc[dq]);
+    }}
+    if (u_causal != 0) {{
+      uint r = q0 + 4u * g;
+      s = mix(s, vec4(-F_INF), greaterThan(uvec4(j), uvec4(r, r + 1u, r + 2u, r + 3u)));
+    }}
+    sh[j * RG + g] = s;
+  }}
+"""
+ILQ = IL[:2]  # the padded Q layout only
+variant("pf", [(P1_OLD, p1_pf(False))])
+variant("ilpf", ILQ + [(P1_OLD, p1_pf(True))])
+P3U4 = text[text.index("  for (; LOOP(j + 3u * KP < kend); j += 4u * KP) {"):text.index("  for (; LOOP(j < kend); j += KP) {")]
+P3U8 = """  for (; LOOP(j + 7u * KP < kend); j += 8u * KP) {  // 8 keys a trip: their v loads in flight together
+    vec4 v[8], p[8];
+    for (uint u = 0u; u < 8u; ++u) {
+      v[u] = v_quad(v_off, j + u * KP, dq3);
+      p[u] = sh[(j + u * KP) * RG + g3];
+    }
+    for (uint u = 0u; u < 8u; ++u) {
+      o0 += p[u].x * v[u];
+      o1 += p[u].y * v[u];
+      o2 += p[u].z * v[u];
+      o3 += p[u].w * v[u];
+    }
+  }
+""" + P3U4
+variant("u8", [(P3U4, P3U8)])
+variant("ilpfu8", ILQ + [(P1_OLD, p1_pf(True)), (P3U4, P3U8)])
