@@ -3,19 +3,24 @@
 // S <= SK): one workgroup computes BR query rows of one batch entry in three phases, no online
 // softmax and no key split (FlashAttention-2's query-block loop order, Dao 2023, with the block's
 // whole score rows kept, as the standard softmax of Bridle 1990 over them):
-//   1. S = Q K^T: Q's BR rows (prescaled by scale * log2(e)) in shared memory; work item (key j,
-//      row group g of 4 rows) loads k row j and stores the 4 scores as one quad P[j][g];
+//   1. S = Q K^T: Q's BR rows (prescaled by scale * log2(e)) in shared memory, padded by a quad per
+//      row group (the RG row groups of a key read distinct banks); work item (row group g, key j)
+//      = (item % RG, item / RG), so that a subgroup's k loads touch few rows and its score stores
+//      are consecutive; the item's k row loaded into registers at once and the next item's loaded
+//      while this one's are multiplied; the 4 scores stored as one quad P[j][g];
 //   2. each row's maximum M and p = 2^(s - M) in place, the row sum l (shared-memory reductions);
 //   3. O = P V: invocation (quad dq, row group g, key part kp) sums p * v over the keys kp, kp + KP,
-//      ... for 4 rows; the KP parts summed and divided by l, the block's BR rows x Ev outputs
-//      stored by consecutive invocations at consecutive addresses (one span of the output).
+//      ... for 4 rows, 8 keys' v loads a trip; the KP parts summed and divided by l, the block's BR
+//      rows x Ev outputs stored by consecutive invocations at consecutive addresses (one span).
 // Where attention.comp's 64-row blocks are few (8 heads x 300 rows: 40 workgroups of 5 serial key
-// tiles), blocks of 16 rows give 150 workgroups with no serial tile loop and no merge.
+// tiles), blocks of 8 rows give 304 workgroups with no serial tile loop and no merge: 33.5 us of
+// GPU time on the H200 against attention.comp's 38.6 (16 rows 40.9; each loop form measured,
+// bench/RESULTS.md 2026-11-28, attn39).
 // Causal: key j is seen by query i iff j <= i (top-left aligned, as torch); phase 3 stops at the
 // block's last query. NaN propagates as in the reference (a NaN score makes its row NaN; Inf in q
 // gives inf - inf); a row whose scores are all -inf gives 0 / 0.
 // Shared memory: P (SK * RG quads) shares its memory with phase 3's partials (4 * LOCAL_X quads,
-// SH_QUADS the larger, host-computed); Q (BR * DQ quads); the reductions (LOCAL_X + 8 * RG quads).
+// SH_QUADS the larger, host-computed); Q (BR * DQ + RG quads); the reductions (LOCAL_X + 9 RG quads).
 // Operands: 0 out [batch, L, Ev] contiguous, 1 q, 2 k, 3 v (strided, batch via BD dims);
 // Q_QUADS / KV_QUADS: q / k and v also bound as vec4 arrays qQ / qK, qV at the next bindings.
 layout(local_size_x = LOCAL_X) in;
@@ -47,7 +52,7 @@ uniform float u_scale;  // softmax scale * log2(e)
 uniform int u_causal;
 
 shared vec4 sh[SH_QUADS];  // P [S][RG] quads; then phase 3's partials [4][LOCAL_X]
-shared vec4 qs[BRU * DQU];  // Q [BR][DQ]
+shared vec4 qs[BRU * DQU + RG];  // Q [BR][DQ], row r at r * DQ + r / 4
 shared vec4 red[LOCAL_X];  // phase 2's per-invocation maxima / sums of a row group's 4 rows
 shared vec4 red8[8u * RG];  // ... reduced to 8 per row group
 shared vec4 rinv[RG];       // 1 / l of a row group's rows
@@ -105,18 +110,27 @@ void main() {
   q_off += zz * u_bstride_q[0];  // zz < u_bshape[0]
   k_off += zz * u_bstride_k[0];
   v_off += zz * u_bstride_v[0];
-  for (uint e = tid; LOOP(e < BRU * DQU); e += LOCAL_X) qs[e] = q_quad(q_off, q0 + e / DQU, e % DQU) * u_scale;
+  for (uint e = tid; LOOP(e < BRU * DQU); e += LOCAL_X) qs[e + e / (4u * DQU)] = q_quad(q_off, q0 + e / DQU, e % DQU) * u_scale;
   workgroup_sync();
-  // 1. scores: item (row group g, key j), g = item / S (a subgroup's keys consecutive, one g)
+  // 1. scores: item (row group g, key j) = (item % RG, item / RG); kn: the k row of the invocation's next item
+  vec4 kn[DQ];
+  if (tid < RG * u_S) {
+    for (uint dq = 0u; dq < DQU; ++dq) kn[dq] = k_quad(k_off, tid / RG, dq);
+  }
   for (uint it = tid; LOOP(it < RG * u_S); it += LOCAL_X) {
-    uint g = it / u_S, j = it - g * u_S;
+    uint g = it % RG, j = it / RG;
+    vec4 kc[DQ];
+    for (uint dq = 0u; dq < DQU; ++dq) kc[dq] = kn[dq];
+    uint itn = it + LOCAL_X;
+    if (itn < RG * u_S) {  // the next item's k row, in flight while this one is multiplied
+      for (uint dq = 0u; dq < DQU; ++dq) kn[dq] = k_quad(k_off, itn / RG, dq);
+    }
     vec4 s = vec4(0.0);
     for (uint dq = 0u; dq < DQU; ++dq) {
-      vec4 kq = k_quad(k_off, j, dq);
-      s.x += dot(qs[(4u * g) * DQU + dq], kq);
-      s.y += dot(qs[(4u * g + 1u) * DQU + dq], kq);
-      s.z += dot(qs[(4u * g + 2u) * DQU + dq], kq);
-      s.w += dot(qs[(4u * g + 3u) * DQU + dq], kq);
+      s.x += dot(qs[(4u * g) * DQU + g + dq], kc[dq]);
+      s.y += dot(qs[(4u * g + 1u) * DQU + g + dq], kc[dq]);
+      s.z += dot(qs[(4u * g + 2u) * DQU + g + dq], kc[dq]);
+      s.w += dot(qs[(4u * g + 3u) * DQU + g + dq], kc[dq]);
     }
     if (u_causal != 0) {
       uint r = q0 + 4u * g;
@@ -166,6 +180,19 @@ void main() {
   uint kend = u_causal != 0 ? min(u_S, q0 + BRU) : u_S;
   vec4 o0 = vec4(0.0), o1 = vec4(0.0), o2 = vec4(0.0), o3 = vec4(0.0);
   uint j = kp;
+  for (; LOOP(j + 7u * KP < kend); j += 8u * KP) {  // 8 keys a trip: their v loads in flight together
+    vec4 v[8], p[8];
+    for (uint u = 0u; u < 8u; ++u) {
+      v[u] = v_quad(v_off, j + u * KP, dq3);
+      p[u] = sh[(j + u * KP) * RG + g3];
+    }
+    for (uint u = 0u; u < 8u; ++u) {
+      o0 += p[u].x * v[u];
+      o1 += p[u].y * v[u];
+      o2 += p[u].z * v[u];
+      o3 += p[u].w * v[u];
+    }
+  }
   for (; LOOP(j + 3u * KP < kend); j += 4u * KP) {  // 4 keys a trip: their v loads in flight together
     vec4 v0 = v_quad(v_off, j, dq3), v1 = v_quad(v_off, j + KP, dq3), v2 = v_quad(v_off, j + 2u * KP, dq3),
          v3 = v_quad(v_off, j + 3u * KP, dq3);

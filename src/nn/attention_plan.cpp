@@ -132,19 +132,22 @@ LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev,
 std::int64_t block_shared_bytes(const BlockTiles& t) {
   const std::int64_t rg = t.rows / 4;
   return 16 * (std::max<std::int64_t>(t.sk * rg, 4 * std::int64_t{t.local}) + std::int64_t{t.rows} * t.dq + t.local +
-               9 * rg);
+               10 * rg);
 }
 
 std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p) {
   const auto W = static_cast<std::uint64_t>(t.local), dq = static_cast<std::uint64_t>(t.dq),
              rg = static_cast<std::uint64_t>(t.rows / 4), S = static_cast<std::uint64_t>(p.S);
   const std::uint64_t kp = W / (dq * rg), ni = W / rg, ev = static_cast<std::uint64_t>(p.Ev);
-  // Each loop counts its trips and its exit test (a quad load without quad arrays: 4 lanes).
-  const std::uint64_t q = ceil_div(static_cast<std::uint64_t>(t.rows) * dq, W);
+  // Each loop counts its trips and its exit test (a quad load without quad arrays: 4 lanes, 5).
+  const std::uint64_t q = ceil_div(static_cast<std::uint64_t>(t.rows) * dq, W), loads = dq + 1 + 5 * dq;
   const std::uint64_t items = ceil_div(rg * S, W), keys2 = ceil_div(S, ni), keys3 = ceil_div(S, kp);
   const std::uint64_t out = ceil_div(static_cast<std::uint64_t>(t.rows) * ev, W);
-  return (p.bd + 1) + (q + 1 + 5 * q) + (items + 1 + items * (dq + 1 + 5 * dq)) + 2 * (keys2 + 1) +
-         2 * (ni / 8 + 1 + 9) + (keys3 / 4 + 1 + 4 * 5 * (keys3 / 4)) + (keys3 % 4 + 4 + 5 * (keys3 % 4)) +
+  // phase 1: the first k row, then per item the copy, the next row's loads and the products
+  const std::uint64_t phase1 = loads + (items + 1) + items * ((dq + 1) + loads + (dq + 1));
+  // phase 3: 8 keys a trip (8 loads, 8 products), then at most one trip of 4, then one key a trip
+  const std::uint64_t t8 = keys3 / 8, phase3 = (t8 + 1) + t8 * (2 * 9 + 8 * 5) + 2 + 4 * 5 + (3 + 1) + 3 * 5;
+  return (p.bd + 1) + (q + 1 + 5 * q) + phase1 + 2 * (keys2 + 1) + 2 * (ni / 8 + 1 + 9) + phase3 +
          (out + 1 + out * (kp + 1));
 }
 
@@ -157,7 +160,7 @@ BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev
   const int dq = attention_head_quads(p.E, p.Ev);
   const int max_local = dev.max_invocations > 0 ? dev.max_invocations : 128;
   BlockTiles t;
-  t.rows = settings.attention_block_rows > 0 ? settings.attention_block_rows : 16;
+  t.rows = settings.attention_block_rows > 0 ? settings.attention_block_rows : 8;
   if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq <= 4 || p.L < t.rows))
     return {};
   t.dq = dq;

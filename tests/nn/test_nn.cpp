@@ -910,9 +910,9 @@ TEST(Attention, LanesKernelMatchesReference) {
   check_nan_rows(8, 3, true);
 }
 
-// attention_block.comp (forced, so that llvmpipe runs it too) in the plan's tiling (16 rows, 256 invocations) on
-// every case, in 8 and 32 rows of 128 invocations on one case each and in 4 rows of 64 on the last (phase 3's key
-// parts 1 to 16): row-block edges (L = 1, 5, 33, 37, 45), L != S both ways, E != Ev, each of its head-dim quad counts
+// attention_block.comp (forced, so that llvmpipe runs it too) in the plan's tiling (8 rows, 256 invocations) on
+// every case, in 16 and 32 rows of 128 invocations on one case each and in 4 rows of 64 on the last (phase 3's key
+// parts 1 to 32): row-block edges (L = 1, 5, 33, 37, 45), L != S both ways, E != Ev, each of its head-dim quad counts
 // (4, 8, 16), broadcast k/v batches, causal; the grid over dispatches of 3 workgroups; a strided q with f16 k/v and
 // an all-f16 problem; NaN in a key and Inf in a query; scores past exp2's range. The plan is asserted to apply (a
 // case that fell back to attention.comp would test nothing).
@@ -925,7 +925,7 @@ TEST(Attention, BlockKernelMatchesReference) {
     std::size_t only;  // the case it runs on (none: all)
   };
   const std::size_t all = 99;
-  const std::vector<Tiling> tilings = {{nullptr, nullptr, all}, {"8", "128", 1}, {"32", "128", 3}};
+  const std::vector<Tiling> tilings = {{nullptr, nullptr, all}, {"16", "128", 1}, {"32", "128", 3}};
   const std::vector<Case> cases{{2, 2, 5, 6, 4, 3},      {3, 1, 37, 70, 24, 20}, {1, 1, 33, 100, 16, 40},
                                 {2, 2, 45, 129, 64, 64}, {1, 1, 1, 1, 1, 1},     {2, 1, 70, 45, 64, 64}};
   for (std::size_t ci = 0; ci < cases.size(); ++ci)

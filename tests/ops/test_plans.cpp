@@ -524,10 +524,10 @@ TEST(PlanAttention, BlockByProblem) {
   const AttentionDevice gpu{true, 32, 49152, 1024}, cpu{false, 0, 32768, 1024}, small{true, 32, 49152, 128};
   BlockTiles t = plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 0, s);
   EXPECT_EQ(t.local, 256);
-  EXPECT_EQ(t.rows, 16);
+  EXPECT_EQ(t.rows, 8);
   EXPECT_EQ(t.dq, 16);
   EXPECT_EQ(t.sk, 512);  // a power of two: one program for 257 to 512 keys
-  EXPECT_EQ(block_shared_bytes(t), 16 * (512 * 4 + 16 * 16 + 256 + 36));
+  EXPECT_EQ(block_shared_bytes(t), 16 * (1024 + 8 * 16 + 256 + 20));
   EXPECT_LT(attention_block_loops(t, {300, 300, 8, 64, 64, 1}), 1000u);
   EXPECT_EQ(plan_attention_block({300, 200, 8, 64, 64, 1}, gpu, false, 0, s).sk, 256);
   EXPECT_EQ(plan_attention_block({300, 20, 8, 64, 64, 1}, gpu, false, 0, s).sk, 64);
@@ -537,25 +537,29 @@ TEST(PlanAttention, BlockByProblem) {
   EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, gpu, false, 0, s).local, 0);     // dq 4: lanes
   EXPECT_EQ(plan_attention_block({168, 168, 8, 17, 15, 1}, gpu, false, 0, s).dq, 8);        // past 16
   EXPECT_EQ(plan_attention_block({1024, 1024, 16, 64, 64, 2}, gpu, false, 0, s).local, 0);  // 256 row blocks
-  EXPECT_EQ(plan_attention_block({15, 300, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);      // fewer rows than a block
+  EXPECT_EQ(plan_attention_block({7, 300, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);       // fewer rows than a block
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);  // software
   EXPECT_EQ(plan_attention_block({300, 300, 8, 65, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 65, 1}, gpu, false, 0, s).local, 0);
-  t = plan_attention_block({300, 608, 8, 64, 64, 1}, gpu, false, 0, s);  // 48 KiB: up to 608 keys
-  EXPECT_EQ(t.sk, 608);
+  t = plan_attention_block({300, 1312, 8, 64, 64, 1}, gpu, false, 0, s);  // 48 KiB: up to 1312 keys
+  EXPECT_EQ(t.sk, 1312);
   EXPECT_LE(block_shared_bytes(t), 49152);
-  EXPECT_EQ(plan_attention_block({300, 513, 8, 64, 64, 1}, gpu, false, 0, s).sk, 608);
-  EXPECT_EQ(plan_attention_block({300, 609, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 1025, 8, 64, 64, 1}, gpu, false, 0, s).sk, 1312);
+  EXPECT_EQ(plan_attention_block({300, 1313, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 200, s).local, 0);  // loop limit
   Settings on;
   on.attention_block = 1;
-  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);  // 32 KiB: 352 keys of scores
+  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);  // 32 KiB
   EXPECT_EQ(t.local, 256);
-  EXPECT_EQ(t.sk, 352);
+  EXPECT_EQ(t.sk, 512);
   EXPECT_LE(block_shared_bytes(t), 32768);
   EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, cpu, true, 65535, on).dq, 4);
-  EXPECT_EQ(plan_attention_block({1, 168, 8, 64, 64, 1}, gpu, false, 0, on).rows, 16);  // forced: any L
+  EXPECT_EQ(plan_attention_block({1, 168, 8, 64, 64, 1}, gpu, false, 0, on).rows, 8);  // forced: any L
   Settings rows;
+  rows.attention_block_rows = 16;
+  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, rows);  // 16 rows in 32 KiB: 352 keys
+  EXPECT_EQ(t.sk, 352);
+  EXPECT_LE(block_shared_bytes(t), 32768);
   rows.attention_block_rows = 32, rows.attention_block_local = 64;
   t = plan_attention_block({37, 70, 3, 24, 20, 1}, cpu, true, 65535, rows);
   EXPECT_EQ(t.rows, 32);

@@ -26,5 +26,7 @@ git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"
 git -C "$MAIN" log -1 --format='%h %s' | cut -c1-100 > "$P/main/COMMIT"
 mkdir -p "$P/gv"
-python3 "$WT/scripts/packs/attn39/gen/block_variants.py" "$WT/glsl/nn/attention_block.comp" "$P/gv"
+git -C "$WT" show fab3fd7:glsl/nn/attention_block.comp > "$P/gv/base.comp"  # the loop forms' base (windows 2-3)
+python3 "$WT/scripts/packs/attn39/gen/block_variants.py" "$WT/glsl/nn/attention_block.comp" "$P/gv" "$P/gv/base.comp"
+rm "$P/gv/base.comp"
 du -sh "$P"

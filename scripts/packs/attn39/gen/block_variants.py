@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """GLSL variants of glsl/nn/attention_block.comp for GLTENSOR_GLSL_DIR (attn39's pack; the same interface, measured
-or tested without a rebuild): block_variants.py SRC OUTDIR writes OUTDIR/<name>/attention_block.comp.
+or tested without a rebuild): block_variants.py SRC OUTDIR [BASE] writes OUTDIR/<name>/attention_block.comp: the
+sabotages and probes from SRC, the loop forms from BASE (default SRC; make_pack.sh passes fab3fd7's kernel, the one
+windows 2-3 measured them on: since 2a1c... the kernel is ilpfu8's form).
 
 Sabotages (test_nn Attention.BlockKernelMatchesReference must fail): sab_l (a row group's sum without its last of 8
 partials), sab_m (a row group's maximum without the first partial of each 8: review39's R4), sab_m8 (the
@@ -17,6 +19,7 @@ u8 (phase 3 eight keys a trip), ilpfu8 (all three)."""
 import os, sys
 
 src, out = sys.argv[1], sys.argv[2]
+base = sys.argv[3] if len(sys.argv) > 3 else src
 text = open(src).read()
 
 
@@ -38,6 +41,7 @@ variant("sab_scale", [("CT0(acc * rinv[g][rr])", "CT0(acc * rinv[g][rr] * (rr ==
 probe = "  store0(WORKGROUP_ID.x * LOCAL_X + tid, CT0(sh[tid].x));\n  return;\n"
 variant("t1", [("  // 2. per row: M,", probe + "  // 2. per row: M,")])
 variant("t12", [("  // 3. O = P V:", probe + "  // 3. O = P V:")])
+text = open(base).read()  # the loop forms below: on BASE
 variant("p3plain", [("for (; LOOP(j + 3u * KP < kend); j += 4u * KP) {", "for (; LOOP(j + 3u * KP < 0u); j += 4u * KP) {")])
 P1_OLD = """  for (uint it = tid; LOOP(it < RG * u_S); it += LOCAL_X) {
     uint g = it / u_S, j = it - g * u_S;
