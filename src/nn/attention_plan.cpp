@@ -161,7 +161,10 @@ BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev
   const int max_local = dev.max_invocations > 0 ? dev.max_invocations : 128;
   BlockTiles t;
   t.rows = settings.attention_block_rows > 0 ? settings.attention_block_rows : 8;
-  if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq <= 4 || p.L < t.rows))
+  // unforced: only what the H200 measured faster than attention.comp (8 x 300 x 64: 16 head-dim quads, 257 to 512
+  // keys, few row blocks; review39's R5)
+  if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq != 16 || p.S <= 256 ||
+                  p.S > 512 || p.L < t.rows))
     return {};
   t.dq = dq;
   int local = settings.attention_block_local;

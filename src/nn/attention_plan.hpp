@@ -97,16 +97,16 @@ std::int64_t block_shared_bytes(const BlockTiles& t);
 /// attention_block.comp's loop iterations per invocation over S keys, every loop counted.
 std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p);
 /// Where attention.comp's 64-row blocks would be fewer than kSplitBelowGroups workgroups, on GPUs (not software
-/// rasterizers), for head dims past 16 (up to 16 the lanes kernel) and up to 64 and at least `rows` query rows (no
-/// block mostly padding: decode's single rows stay with attention.comp), the block kernel: 256 invocations (fewer
+/// rasterizers), only in the range measured there (head dims 49 to 64, 16 quads; 257 to 512 keys, sk 512; at least
+/// `rows` query rows: decode's single rows stay with attention.comp), the block kernel: 256 invocations (fewer
 /// where the device's workgroups are smaller), 8 query rows (8 x 300 x 64: 304 workgroups, 33.5 us of GPU time on
 /// the H200 against attention.comp's 38.6 in 40 workgroups of 5 serial key tiles; 16 rows 40.9, 4 rows 55.9, 512
-/// invocations 41.3: bench/RESULTS.md 2026-11-28, attn39), where its shared memory (block_shared_bytes: S up to
-/// 1312 keys in 48 KiB) and the loop limit (0: none) allow; none (local = 0) elsewhere. Settings::attention_block (0
-/// never, 1 wherever it applies, software rasterizers and any L included), attention_block_rows and
-/// attention_block_local override the choice (and, unless attention_block is 0, force the kernel wherever it
-/// applies); local grows to rows / 4 x dq where that is more (one invocation per output quad and row group); none
-/// where local passes the device's invocations.
+/// invocations 41.3: bench/RESULTS.md 2026-11-28, attn39), where the loop limit (0: none) allows; none (local = 0)
+/// elsewhere. Forced, it takes keys up to what its shared memory holds (block_shared_bytes: 1312 in 48 KiB at 8 rows).
+/// Settings::attention_block (0 never, 1 wherever it applies, software rasterizers and any L included),
+/// attention_block_rows and attention_block_local override the choice (and, unless attention_block is 0, force the
+/// kernel wherever it applies); local grows to rows / 4 x dq where that is more (one invocation per output quad and row
+/// group); none where local passes the device's invocations.
 BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                 std::uint64_t loop_limit, const Settings& settings);
 

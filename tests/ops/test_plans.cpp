@@ -529,27 +529,34 @@ TEST(PlanAttention, BlockByProblem) {
   EXPECT_EQ(t.sk, 512);  // a power of two: one program for 257 to 512 keys
   EXPECT_EQ(block_shared_bytes(t), 16 * (1024 + 8 * 16 + 256 + 20));
   EXPECT_LT(attention_block_loops(t, {300, 300, 8, 64, 64, 1}), 1000u);
-  EXPECT_EQ(plan_attention_block({300, 200, 8, 64, 64, 1}, gpu, false, 0, s).sk, 256);
-  EXPECT_EQ(plan_attention_block({300, 20, 8, 64, 64, 1}, gpu, false, 0, s).sk, 64);
+  // unforced only where measured: 16 head-dim quads, 257 to 512 keys (review39's R5)
+  EXPECT_EQ(plan_attention_block({300, 256, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 257, 8, 64, 64, 1}, gpu, false, 0, s).sk, 512);
+  EXPECT_EQ(plan_attention_block({300, 512, 8, 49, 64, 1}, gpu, false, 0, s).sk, 512);
+  EXPECT_EQ(plan_attention_block({300, 513, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 48, 48, 1}, gpu, false, 0, s).local, 0);
   // workgroups of at most 128 invocations (GLES 3.1's minimum; unknown taken so): 128
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, small, false, 0, s).local, 128);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, {true, 32, 49152, 0}, false, 0, s).local, 128);
   EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, gpu, false, 0, s).local, 0);     // dq 4: lanes
-  EXPECT_EQ(plan_attention_block({168, 168, 8, 17, 15, 1}, gpu, false, 0, s).dq, 8);        // past 16
+  EXPECT_EQ(plan_attention_block({168, 300, 8, 17, 15, 1}, gpu, false, 0, s).local, 0);     // dq 8: unmeasured
   EXPECT_EQ(plan_attention_block({1024, 1024, 16, 64, 64, 2}, gpu, false, 0, s).local, 0);  // 256 row blocks
   EXPECT_EQ(plan_attention_block({7, 300, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);       // fewer rows than a block
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);  // software
   EXPECT_EQ(plan_attention_block({300, 300, 8, 65, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 65, 1}, gpu, false, 0, s).local, 0);
-  t = plan_attention_block({300, 1312, 8, 64, 64, 1}, gpu, false, 0, s);  // 48 KiB: up to 1312 keys
-  EXPECT_EQ(t.sk, 1312);
-  EXPECT_LE(block_shared_bytes(t), 49152);
-  EXPECT_EQ(plan_attention_block({300, 1025, 8, 64, 64, 1}, gpu, false, 0, s).sk, 1312);
-  EXPECT_EQ(plan_attention_block({300, 1313, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
-  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 200, s).local, 0);  // loop limit
   Settings on;
   on.attention_block = 1;
-  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);  // 32 KiB
+  t = plan_attention_block({300, 1312, 8, 64, 64, 1}, gpu, false, 0, on);  // forced, 48 KiB: up to 1312 keys
+  EXPECT_EQ(t.sk, 1312);
+  EXPECT_LE(block_shared_bytes(t), 49152);
+  EXPECT_EQ(plan_attention_block({300, 1025, 8, 64, 64, 1}, gpu, false, 0, on).sk, 1312);
+  EXPECT_EQ(plan_attention_block({300, 1313, 8, 64, 64, 1}, gpu, false, 0, on).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 200, 8, 64, 64, 1}, gpu, false, 0, on).sk, 256);
+  EXPECT_EQ(plan_attention_block({300, 20, 8, 64, 64, 1}, gpu, false, 0, on).sk, 64);
+  EXPECT_EQ(plan_attention_block({168, 168, 8, 17, 15, 1}, gpu, false, 0, on).dq, 8);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 200, s).local, 0);  // loop limit
+  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);                // 32 KiB
   EXPECT_EQ(t.local, 256);
   EXPECT_EQ(t.sk, 512);
   EXPECT_LE(block_shared_bytes(t), 32768);
