@@ -1,5 +1,5 @@
 // scaled_dot_product_attention. The plan: for inference without mask, dropout or GQA at head dims
-// <= 64, the block kernel (glsl/nn/attention_block.comp: GPUs, few row blocks, head dims past 48, 257-512 keys;
+// <= 64, the block kernel (glsl/nn/attention_block.comp: GPUs, few row blocks, head dims past 32, 257-512 keys;
 // plan_attention_block), the lanes kernel (glsl/nn/attention_lanes.comp: GPUs, few row blocks; plan_attention_lanes)
 // or the register-tiled kernel (glsl/nn/attention.comp); else the flash kernels (masks,
 // dropout, GQA, head dims <= 256, the row logsumexp and the recompute-based backward as an
@@ -567,7 +567,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory,
                              std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])};
     const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
-    // Few row blocks, head dims past 48, 257 to 512 keys (GPUs): blocks of 8 rows with their whole score rows in
+    // Few row blocks, head dims past 32, 257 to 512 keys (GPUs): blocks of 8 rows with their whole score rows in
     // shared memory.
     const BlockTiles bt = plan_attention_block({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
                                                dev.loop_limit(), settings());

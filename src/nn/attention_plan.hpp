@@ -97,8 +97,8 @@ std::int64_t block_shared_bytes(const BlockTiles& t);
 /// attention_block.comp's loop iterations per invocation over S keys, every loop counted.
 std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p);
 /// Where attention.comp's 64-row blocks would be fewer than kSplitBelowGroups workgroups, on GPUs (not software
-/// rasterizers), only in the range measured there (head dims 49 to 64, 16 quads; 257 to 512 keys, sk 512; at least
-/// `rows` query rows: decode's single rows stay with attention.comp), the block kernel: 256 invocations (fewer
+/// rasterizers), only in the range measured there (head dims 33 to 64, 16 quads as 64; 257 to 512 keys, sk 512; at
+/// least `rows` query rows: decode's single rows stay with attention.comp), the block kernel: 256 invocations (fewer
 /// where the device's workgroups are smaller), 8 query rows (8 x 300 x 64: 304 workgroups, 33.5 us of GPU time on
 /// the H200 against attention.comp's 38.6 in 40 workgroups of 5 serial key tiles; 16 rows 40.9, 4 rows 55.9, 512
 /// invocations 41.3: bench/RESULTS.md 2026-11-28, attn39), where the loop limit (0: none) allows; none (local = 0)

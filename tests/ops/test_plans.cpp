@@ -532,9 +532,10 @@ TEST(PlanAttention, BlockByProblem) {
   // unforced only where measured: 16 head-dim quads, 257 to 512 keys (review39's R5)
   EXPECT_EQ(plan_attention_block({300, 256, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 257, 8, 64, 64, 1}, gpu, false, 0, s).sk, 512);
-  EXPECT_EQ(plan_attention_block({300, 512, 8, 49, 64, 1}, gpu, false, 0, s).sk, 512);
+  EXPECT_EQ(plan_attention_block({300, 512, 8, 33, 64, 1}, gpu, false, 0, s).sk, 512);
   EXPECT_EQ(plan_attention_block({300, 513, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
-  EXPECT_EQ(plan_attention_block({300, 300, 8, 48, 48, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 48, 48, 1}, gpu, false, 0, s).dq, 16);  // (padded to 16 quads)
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 32, 32, 1}, gpu, false, 0, s).local, 0);
   // workgroups of at most 128 invocations (GLES 3.1's minimum; unknown taken so): 128
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, small, false, 0, s).local, 128);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, {true, 32, 49152, 0}, false, 0, s).local, 128);
