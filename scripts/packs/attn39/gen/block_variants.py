@@ -2,7 +2,7 @@
 """GLSL variants of glsl/nn/attention_block.comp for GLTENSOR_GLSL_DIR (attn39's pack; the same interface, measured
 or tested without a rebuild): block_variants.py SRC OUTDIR [BASE] writes OUTDIR/<name>/attention_block.comp: the
 sabotages and probes from SRC, the loop forms from BASE (default SRC; make_pack.sh passes fab3fd7's kernel, the one
-windows 2-3 measured them on: since 2a1c... the kernel is ilpfu8's form).
+windows 2-3 measured them on; since b2344c8 the kernel is ilpfu8's form).
 
 Sabotages (test_nn Attention.BlockKernelMatchesReference must fail): sab_l (a row group's sum without its last of 8
 partials), sab_m (a row group's maximum without the first partial of each 8: review39's R4), sab_m8 (the
