@@ -140,6 +140,7 @@ TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
     // 16, the block kernel past 16 for few row blocks)
     for (const char* kernel : {"attention", "lanes", "block"}) {
       const std::string kn = kernel;
+      if (kn == "block" && E != 36) continue;  // its 16 head-dim quads only (one program: review39's R6)
       ScopedEnv env("GLTENSOR_ATTENTION_LANES", kn == "lanes" ? "1" : "0");
       ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", kn == "block" ? "1" : "0");
       SCOPED_TRACE(kn);
