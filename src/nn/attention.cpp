@@ -1,5 +1,6 @@
 // scaled_dot_product_attention. The plan: for inference without mask, dropout or GQA at head dims
-// <= 64, the lanes kernel (glsl/nn/attention_lanes.comp: GPUs, few row blocks; plan_attention_lanes)
+// <= 64, the block kernel (glsl/nn/attention_block.comp: GPUs, few row blocks, head dims past 32, 257-512 keys;
+// plan_attention_block), the lanes kernel (glsl/nn/attention_lanes.comp: GPUs, few row blocks; plan_attention_lanes)
 // or the register-tiled kernel (glsl/nn/attention.comp); else the flash kernels (masks,
 // dropout, GQA, head dims <= 256, the row logsumexp and the recompute-based backward as an
 // autograd node: glsl/nn/attention_tiled.comp's register tiles where its 32 KiB of shared memory
@@ -182,6 +183,32 @@ Tensor lanes_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, 0})
       .loop_iterations(attention_lanes_loops(t, {L, S, numel_of(batch), E, Ev, bl.shape.size()}))
       .groups(static_cast<std::uint64_t>((L + rows - 1) / rows), static_cast<std::uint64_t>(numel_of(batch)), 1);
+  return out;
+}
+
+// The block kernel (glsl/nn/attention_block.comp): t.rows query rows per workgroup with their whole score rows in
+// shared memory; the same uniforms as attention.comp's (no split).
+Tensor block_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale,
+                       const BlockTiles& t) {
+  const char* op = "scaled_dot_product_attention";
+  DeviceImpl& dev = dev_of(q);
+  Launch launch(dev, op);
+  const InferenceOperands o = inference_operands(dev, op, q, k, v);
+  const std::int64_t L = o.L, S = o.S, E = o.E, Ev = o.Ev;
+  Tensor out = alloc(dev, o.out_shape, o.od, op);
+  if (out.numel() == 0) return out;
+  const BatchLayout& bl = o.bl;
+  AttentionBlockVariant av;
+  av.bd = static_cast<int>(bl.shape.size()), av.local = t.local, av.rows = t.rows, av.dq = t.dq, av.sk = t.sk;
+  av.q_quads = o.q_quads, av.kv_quads = o.kv_quads;
+  av.out = out.dtype(), av.q = q.dtype(), av.k = k.dtype(), av.v = v.dtype();
+  launch.program(av.kFile, av.defines(), {static_cast<std::uint32_t>(t.local)});
+  launch.write(out).read(q).read(k).read(v);
+  if (o.q_quads) launch.read(q);
+  if (o.kv_quads) launch.read(k).read(v);
+  launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, 0})
+      .loop_iterations(attention_block_loops(t, {L, S, numel_of(o.batch), E, Ev, bl.shape.size()}))
+      .groups(static_cast<std::uint64_t>((L + t.rows - 1) / t.rows), static_cast<std::uint64_t>(numel_of(o.batch)), 1);
   return out;
 }
 
@@ -537,9 +564,15 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const bool grad = autograd::any_requires_grad({&q_in, &k_in, &v_in});
   const bool mask_grad = mask_in.defined() && autograd::any_requires_grad({&mask_in});
   if (!mask.defined() && drop.p == 0 && !grad && fused_applies(q_in, k_in, v_in, Tensor()) && !g.on) {
-    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory};
-    // Few row blocks (GPUs): the keys of each row over lanes, many short workgroups.
+    const AttentionDevice ad{dev.subgroup_shuffle(), dev.caps().subgroup_size, dev.caps().max_shared_memory,
+                             std::min(dev.caps().max_workgroup_invocations, dev.caps().max_workgroup_size[0])};
     const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
+    // Few row blocks, head dims past 32, 257 to 512 keys (GPUs): blocks of 8 rows with their whole score rows in
+    // shared memory.
+    const BlockTiles bt = plan_attention_block({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
+                                               dev.loop_limit(), settings());
+    if (bt.local > 0) return block_attention(q_in, k_in, v_in, opt.is_causal, sc, bt);
+    // Few row blocks (GPUs): the keys of each row over lanes, many short workgroups.
     const LaneTiles lt = plan_attention_lanes({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
                                               dev.loop_limit(), settings());
     if (lt.local > 0) return lanes_attention(q_in, k_in, v_in, opt.is_causal, sc, lt);

@@ -129,6 +129,63 @@ LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev,
   return {};
 }
 
+std::int64_t block_shared_bytes(const BlockTiles& t) {
+  const std::int64_t rg = t.rows / 4;
+  return 16 * (std::max<std::int64_t>(t.sk * rg, 4 * std::int64_t{t.local}) + std::int64_t{t.rows} * t.dq + t.local +
+               10 * rg);
+}
+
+std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p) {
+  const auto W = static_cast<std::uint64_t>(t.local), dq = static_cast<std::uint64_t>(t.dq),
+             rg = static_cast<std::uint64_t>(t.rows / 4), S = static_cast<std::uint64_t>(p.S);
+  const std::uint64_t kp = W / (dq * rg), ni = W / rg, ev = static_cast<std::uint64_t>(p.Ev);
+  // Each loop counts its trips and its exit test (a quad load without quad arrays: 4 lanes, 5).
+  const std::uint64_t q = ceil_div(static_cast<std::uint64_t>(t.rows) * dq, W), loads = dq + 1 + 5 * dq;
+  const std::uint64_t items = ceil_div(rg * S, W), keys2 = ceil_div(S, ni), keys3 = ceil_div(S, kp);
+  const std::uint64_t out = ceil_div(static_cast<std::uint64_t>(t.rows) * ev, W);
+  // phase 1: the first k row, then per item the copy, the next row's loads and the products
+  const std::uint64_t phase1 = loads + (items + 1) + items * ((dq + 1) + loads + (dq + 1));
+  // phase 3: 8 keys a trip (8 loads, 8 products), then at most one trip of 4, then one key a trip
+  const std::uint64_t t8 = keys3 / 8, phase3 = (t8 + 1) + t8 * (2 * 9 + 8 * 5) + 2 + 4 * 5 + (3 + 1) + 3 * 5;
+  return (p.bd + 1) + (q + 1 + 5 * q) + phase1 + 2 * (keys2 + 1) + 2 * (ni / 8 + 1 + 9) + phase3 +
+         (out + 1 + out * (kp + 1));
+}
+
+BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
+                                std::uint64_t loop_limit, const Settings& settings) {
+  if (settings.attention_block == 0 || p.E < 1 || p.Ev < 1 || p.E > 64 || p.Ev > 64 || p.L < 1 || p.S < 1 || p.nb < 1)
+    return {};
+  const bool forced =
+      settings.attention_block > 0 || settings.attention_block_rows > 0 || settings.attention_block_local > 0;
+  const int dq = attention_head_quads(p.E, p.Ev);
+  const int max_local = dev.max_invocations > 0 ? dev.max_invocations : 128;
+  BlockTiles t;
+  t.rows = settings.attention_block_rows > 0 ? settings.attention_block_rows : 8;
+  // unforced: only what the H200 measured faster than attention.comp (8 x 300 x 64: 16 head-dim quads, 257 to 512
+  // keys, few row blocks; review39's R5)
+  if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq != 16 || p.S <= 256 ||
+                  p.S > 512 || p.L < t.rows))
+    return {};
+  t.dq = dq;
+  int local = settings.attention_block_local;
+  if (local == 0) {
+    local = 256;
+    while (local > max_local && local > 64) local /= 2;
+  }
+  t.local = std::max(local, t.rows / 4 * dq);
+  if (t.local > max_local || t.local % (2 * t.rows) != 0) return {};  // phase 2's 8 partials per row group
+  // sk: S rounded up to a power of two (at least 64), at most the largest multiple of 32 that fits
+  std::int64_t sk = 64;
+  while (sk < p.S) sk *= 2;
+  BlockTiles fit = t;
+  fit.sk = ceil_div(p.S, std::int64_t{32}) * 32;
+  if (block_shared_bytes(fit) > dev.max_shared_memory) return {};
+  t.sk = sk;
+  while (block_shared_bytes(t) > dev.max_shared_memory) t.sk -= 32;
+  if (loop_limit != 0 && attention_block_loops(t, p) > loop_limit) return {};
+  return t;
+}
+
 bool attention_combine_fits(const AttentionTiles& t, const SplitProblem& p, std::int64_t chunks,
                             const Settings& settings) {
   if (settings.attention_combine_dispatch || t.bq <= 0 || chunks < 2 || p.ssbo_bindings < 9) return false;

@@ -9,11 +9,13 @@
 namespace gltensor::detail {
 
 /// What the tiling depends on: subgroup shuffles usable in compute shaders (and allowed by the
-/// settings), the subgroup size, the shared memory per workgroup in bytes.
+/// settings), the subgroup size, the shared memory per workgroup in bytes, the invocations a
+/// workgroup may have (0: unknown, taken as GLES 3.1's 128; only the block kernel passes 128).
 struct AttentionDevice {
   bool shuffle = false;
   int subgroup_size = 0;
   int max_shared_memory = 0;
+  int max_invocations = 0;
 };
 
 // The fused kernel's tiling (glsl/nn/attention.comp): BQ query rows per workgroup (2 * BQ
@@ -80,6 +82,33 @@ std::uint64_t attention_lanes_loops(const LaneTiles& t, const LaneProblem& p);
 constexpr std::int64_t kLanesBelowGroups = 128, kLanesFewKeyTiles = 16;
 LaneTiles plan_attention_lanes(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                std::uint64_t loop_limit, const Settings& settings);
+
+/// The block kernel's tiling (glsl/nn/attention_block.comp): `local` invocations per workgroup, `rows` (BR, a
+/// multiple of 4) query rows, `dq` head-dim quads (attention_head_quads), `sk` keys its shared score rows hold: S
+/// rounded up to a power of two (at least 64), or to the largest multiple of 32 that fits the device where that is
+/// less (a handful of programs as S grows, not one per 32 keys). local = 0: none.
+struct BlockTiles {
+  int local = 0, rows = 0, dq = 0;
+  std::int64_t sk = 0;
+};
+/// Shared memory of a block tiling: the scores (sk x rows floats) or phase 3's partials (4 local quads), whichever
+/// is larger; Q (rows x dq + rows / 4 quads); the reductions (local + 9 rows / 4 quads).
+std::int64_t block_shared_bytes(const BlockTiles& t);
+/// attention_block.comp's loop iterations per invocation over S keys, every loop counted.
+std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p);
+/// Where attention.comp's 64-row blocks would be fewer than kSplitBelowGroups workgroups, on GPUs (not software
+/// rasterizers), only in the range measured there (head dims 33 to 64, 16 quads as 64; 257 to 512 keys, sk 512; at
+/// least `rows` query rows: decode's single rows stay with attention.comp), the block kernel: 256 invocations (fewer
+/// where the device's workgroups are smaller), 8 query rows (8 x 300 x 64: 304 workgroups, 33.5 us of GPU time on
+/// the H200 against attention.comp's 38.6 in 40 workgroups of 5 serial key tiles; 16 rows 40.9, 4 rows 55.9, 512
+/// invocations 41.3: bench/RESULTS.md 2026-11-28, attn39), where the loop limit (0: none) allows; none (local = 0)
+/// elsewhere. Forced, it takes keys up to what its shared memory holds (block_shared_bytes: 1312 in 48 KiB at 8 rows).
+/// Settings::attention_block (0 never, 1 wherever it applies, software rasterizers and any L included),
+/// attention_block_rows and attention_block_local override the choice (and, unless attention_block is 0, force the
+/// kernel wherever it applies); local grows to rows / 4 x dq where that is more (one invocation per output quad and row
+/// group); none where local passes the device's invocations.
+BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
+                                std::uint64_t loop_limit, const Settings& settings);
 
 /// What attention.comp's key split depends on: query rows L, keys S, batch entries nb; a software
 /// rasterizer; the SSBO bindings the device has (COMBINE binds up to 9).

@@ -92,6 +92,33 @@ std::vector<AttentionLanesVariant> AttentionLanesVariant::space() {
   return out;
 }
 
+Defines AttentionBlockVariant::defines() const {
+  Defines d;
+  d.value("BD", bd).value("BR", rows).value("DQ", dq);
+  d.uvalue("SH_QUADS", static_cast<std::uint64_t>(std::max<std::int64_t>(sk * (rows / 4), 4 * std::int64_t{local})));
+  qkv_operands(d, out, q, k, v, q_quads, kv_quads);
+  return d;
+}
+
+// At 64 invocations (tests/ops/test_kernel_variants' local size): every head-dim width, 4 to 16 rows, the quad
+// arrays, and the 16-bit dtypes.
+std::vector<AttentionBlockVariant> AttentionBlockVariant::space() {
+  std::vector<AttentionBlockVariant> out;
+  for (const int dq : {4, 8, 16})
+    for (const int rows : {4, 8, 16}) {
+      if (rows / 4 * dq > 64) continue;
+      AttentionBlockVariant v;
+      v.local = 64, v.rows = rows, v.dq = dq, v.q_quads = rows == 8, v.kv_quads = rows != 4;
+      out.push_back(v);
+    }
+  for (DType dt : {DType::f16, DType::bf16}) {
+    AttentionBlockVariant v;
+    v.local = 64, v.bd = 3, v.dq = 8, v.out = v.q = v.k = v.v = dt;
+    out.push_back(v);
+  }
+  return out;
+}
+
 namespace {
 struct FlashDTypes {
   DType out, q, k, v, dout, mask;

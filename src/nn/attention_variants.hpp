@@ -41,6 +41,19 @@ struct AttentionLanesVariant {
   static std::vector<AttentionLanesVariant> space();
 };
 
+/// attention_block.comp: BD batch dims, BR query rows, DQ head-dim quads, SH_QUADS its shared score quads for
+/// `local` invocations and sk keys (attention_plan's BlockTiles, block_shared_bytes); Q_QUADS / KV_QUADS as
+/// AttentionVariant's.
+struct AttentionBlockVariant {
+  static constexpr const char* kFile = "attention_block.comp";
+  int bd = 1, local = 256, rows = 16, dq = 16;
+  std::int64_t sk = 64;
+  bool q_quads = false, kv_quads = false;
+  DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32;
+  Defines defines() const;
+  static std::vector<AttentionBlockVariant> space();
+};
+
 /// attention_flash.comp: MODE by name (attn_fwd, attn_dkv, attn_dq, attn_keep: the dropout mask
 /// alone); BD, DQ4 / DV4 (head dims in quads), BKV and BQT (tiles), SPLIT (partial results per
 /// chunk), DROPOUT, a mask (HAS_MASK with MASK_BOOL or MASK_ADD, LOAD_MASK its load function),

@@ -324,6 +324,11 @@ Settings Settings::from_env() {
                                       {{"", 0}, {"0", 0}, {"4", 4}, {"8", 8}, {"16", 16}, {"32", 32}});
   s.attention_lane_keys = parse<int>("GLTENSOR_ATTENTION_LANE_KEYS", env("GLTENSOR_ATTENTION_LANE_KEYS"),
                                      {{"", 0}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
+  s.attention_block = env_flag("GLTENSOR_ATTENTION_BLOCK", -1);
+  s.attention_block_rows = parse<int>("GLTENSOR_ATTENTION_BLOCK_ROWS", env("GLTENSOR_ATTENTION_BLOCK_ROWS"),
+                                      {{"", 0}, {"0", 0}, {"4", 4}, {"8", 8}, {"16", 16}, {"32", 32}});
+  s.attention_block_local = parse<int>("GLTENSOR_ATTENTION_BLOCK_LOCAL", env("GLTENSOR_ATTENTION_BLOCK_LOCAL"),
+                                       {{"", 0}, {"0", 0}, {"64", 64}, {"128", 128}, {"256", 256}, {"512", 512}});
   s.attention_split = parse<int>("GLTENSOR_ATTENTION_SPLIT", env("GLTENSOR_ATTENTION_SPLIT"),
                                  {{"", -1}, {"0", 0}, {"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}});
   s.attention_combine_dispatch = parse<int>("GLTENSOR_ATTENTION_COMBINE", env("GLTENSOR_ATTENTION_COMBINE"),

@@ -266,6 +266,13 @@ struct Settings {
   /// GLTENSOR_ATTENTION_LANE_WIDTH = 4, 8, 16 or 32 / GLTENSOR_ATTENTION_LANE_KEYS = 1, 2, 4 or 8:
   /// the lanes kernel's lanes per query row / keys per lane per tile (0 = the plan's).
   int attention_lane_width = 0, attention_lane_keys = 0;
+  /// GLTENSOR_ATTENTION_BLOCK: -1 (unset) the planner chooses attention_block.comp (GPUs, few row
+  /// blocks, head dims past 16), 0 never, 1 wherever it applies (software rasterizers too: tests).
+  int attention_block = -1;
+  /// GLTENSOR_ATTENTION_BLOCK_ROWS = 4, 8, 16, 32 / GLTENSOR_ATTENTION_BLOCK_LOCAL = 64, 128, 256,
+  /// 512: the block kernel's query rows and invocations per workgroup (0 = the plan's; each forces
+  /// the kernel unless GLTENSOR_ATTENTION_BLOCK=0).
+  int attention_block_rows = 0, attention_block_local = 0;
   /// GLTENSOR_ATTENTION_SPLIT = 1, 2, 4 or 8: attention.comp's keys split over workgroups in
   /// chunks of that many key tiles wherever the keys pass one chunk (any device); 0: never; unset
   /// (-1): attention_plan's plan_attention_split chooses (GPUs, few row blocks).

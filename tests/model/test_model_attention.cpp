@@ -195,6 +195,7 @@ TEST(ModelAttention, OtherFormsLeftAlone) {
 TEST(ModelAttention, ReplayedKeySplitMergedInTheDispatch) {
   GLT_RNG(rng);
   ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
+  ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", "0");
   ScopedEnv split("GLTENSOR_ATTENTION_SPLIT", "1");
   const Form f{.q = {1, 2, 37, 16}, .k = {1, 2, 150, 16}, .v = {1, 2, 150, 16}};
   for (bool replay : {false, true}) {

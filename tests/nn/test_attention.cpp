@@ -122,8 +122,8 @@ Tensor rows_before_nan(std::mt19937_64& rng, int H, int T, int D, std::vector<do
 }
 }  // namespace
 
-// The inference kernels' quad loads (glsl/nn/attention.comp's and attention_lanes.comp's q_quad /
-// k_quad / v_quad, f32 rows on 4-element boundaries) past the head dim are branched around (0, no load): q, k, v are
+// The inference kernels' quad loads (glsl/nn/attention.comp's, attention_lanes.comp's and attention_block.comp's q_quad
+// / k_quad / v_quad, f32 rows on 4-element boundaries) past the head dim are branched around (0, no load): q, k, v are
 // the leading rows of storages whose next row (past each head's last row, past the tensor's end for the last head) is
 // NaN, head dims 4 to 36 below the kernel's 64-wide quads (the quads past E would read the next row), against float64.
 // Sabotage: q's and k's branch dropped fails (v's dims past Ev are not stored).
@@ -136,10 +136,14 @@ TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
     const Tensor q = rows_before_nan(rng, c.H, c.L, E, hq), k = rows_before_nan(rng, c.H, c.S, E, hk),
                  v = rows_before_nan(rng, c.H, c.S, Ev, hv);
     const Ref r = reference(c, hq, hk, hv, {}, {}, nullptr);
-    // attention.comp and attention_lanes.comp (GPUs choose the lanes kernel for head dims up to 16)
-    for (const char* lanes : {"0", "1"}) {
-      ScopedEnv env("GLTENSOR_ATTENTION_LANES", lanes);
-      SCOPED_TRACE(std::string("GLTENSOR_ATTENTION_LANES=") + lanes);
+    // attention.comp, attention_lanes.comp and attention_block.comp (GPUs choose the lanes kernel for head dims up to
+    // 16, the block kernel past 16 for few row blocks)
+    for (const char* kernel : {"attention", "lanes", "block"}) {
+      const std::string kn = kernel;
+      if (kn == "block" && E != 36) continue;  // its 16 head-dim quads only (one program: review39's R6)
+      ScopedEnv env("GLTENSOR_ATTENTION_LANES", kn == "lanes" ? "1" : "0");
+      ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", kn == "block" ? "1" : "0");
+      SCOPED_TRACE(kn);
       EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
     }
   }

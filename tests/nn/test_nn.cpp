@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "grad_check.hpp"
+#include "nn/attention_plan.hpp"
 #include "nn/conv_plan.hpp"
 #include "nn/conv_ref.hpp"
 
@@ -668,16 +669,18 @@ const char* lanes_unless(const char* var) {
 
 // Causal attention over S keys (constant q, k, v) with NaN in key `nan_key` and Inf in query 0,
 // in every tiling of the device: rows 0 and >= nan_key are NaN, the others 1.
-// (lanes: the lanes kernel instead, in its plan's tiling)
-void check_nan_rows(int S, int nan_key, bool lanes = false) {
+// (lanes / block_kernel: the lanes / block kernel instead, in its plan's tiling)
+void check_nan_rows(int S, int nan_key, bool lanes = false, bool block_kernel = false) {
   std::vector<float> q(S * 4, 0.5f), k(S * 4, 0.25f), v(S * 4, 1.0f);
   k[nan_key * 4 + 1] = NAN;
   q[0] = INFINITY;
   auto tilings = smaller_attention_tilings();
   tilings.insert(tilings.begin(), {"GLTENSOR_ATTENTION_KEYS", "64"});  // the default
   if (lanes) tilings = {{"GLTENSOR_ATTENTION_LANES", "1"}};
+  if (block_kernel) tilings = {{"GLTENSOR_ATTENTION_BLOCK", "1"}};
   for (const auto& [var, val] : tilings) {
     ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
+    ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", block_kernel ? "1" : "0");
     ScopedEnv env(var, val);
     auto out = scaled_dot_product_attention(Tensor::from_host(device(), q, {1, S, 4}),
                                             Tensor::from_host(device(), k, {1, S, 4}),
@@ -741,6 +744,7 @@ TEST(Attention, FusedKernelMatchesReference) {
       // per workgroup, 32 keys per tile, shared-memory row reductions instead of clusters.
       for (const auto& [var, val] : smaller_attention_tilings()) {
         ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
+        ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", "0");
         ScopedEnv env(var, val);
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
             << what << " with " << var << "=" << val;
@@ -752,6 +756,7 @@ TEST(Attention, FusedKernelMatchesReference) {
       }
       if (c.S == 45 || c.S == 168) {  // GLTENSOR_ATTENTION_SPLIT: chunks of one key tile, kv_combine
         ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
+        ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", "0");
         ScopedEnv env("GLTENSOR_ATTENTION_SPLIT", "1");
         EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
             << what << " with GLTENSOR_ATTENTION_SPLIT=1";
@@ -786,6 +791,7 @@ TEST(Attention, SplitMergedByTheLastWorkgroup) {
   GLT_RNG(rng);
   using Case = AttentionCase;
   ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", "0");
+  ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", "0");
   for (const Case& c : std::vector<Case>{{2, 2, 37, 301, 64, 64}, {3, 1, 70, 97, 24, 20}, {1, 1, 129, 65, 16, 40}})
     for (bool causal : {false, true}) {
       const AttentionInputs in = attention_inputs(rng, c, causal);
@@ -902,6 +908,92 @@ TEST(Attention, LanesKernelMatchesReference) {
   EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "f16";
   // NaN in key 3 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
   check_nan_rows(8, 3, true);
+}
+
+// attention_block.comp (forced, so that llvmpipe runs it too) in the plan's tiling (8 rows, 256 invocations) on
+// every case, in 16 rows of 128 invocations on one and in 4 rows of 64 on the last (phase 3's key parts 4 to 32;
+// PlanAttention.BlockByProblem checks the other tilings' plans): row-block edges (L = 1, 5, 33, 37, 45), L != S both
+// ways, E != Ev, each of its head-dim quad counts (4, 8, 16), broadcast k/v batches, causal; the grid over dispatches
+// of 3 workgroups; a strided f16 q with f16 k/v (an f16 result); NaN in a key and Inf in a query; scores past exp2's
+// range. The plan is asserted to apply (a case that fell back to attention.comp would test nothing).
+TEST(Attention, BlockKernelMatchesReference) {
+  GLT_RNG(rng);
+  using Case = AttentionCase;
+  ScopedEnv on("GLTENSOR_ATTENTION_BLOCK", "1");
+  struct Tiling {
+    const char *rows, *local;
+    std::size_t only;  // the case it runs on (none: all)
+  };
+  const std::size_t all = 99;
+  const std::vector<Tiling> tilings = {{nullptr, nullptr, all}, {"16", "128", 1}};
+  // (the 16-quad cases' keys in one power-of-two bucket, 128: one program for the three; review39's R6)
+  const std::vector<Case> cases{{2, 2, 5, 6, 4, 3},      {3, 1, 37, 70, 24, 20}, {1, 1, 33, 100, 16, 40},
+                                {2, 2, 45, 127, 64, 64}, {1, 1, 1, 1, 1, 1},     {2, 1, 70, 120, 64, 64}};
+  for (std::size_t ci = 0; ci < cases.size(); ++ci)
+    for (bool causal : {false, true}) {
+      const Case& c = cases[ci];
+      const AttentionInputs in = attention_inputs(rng, c, causal);
+      const auto& [ref, tq, tk, tv, what] = in;
+      for (const auto& [rows, local, only] : tilings) {
+        if (only != all && only != ci) continue;
+        ScopedEnv r("GLTENSOR_ATTENTION_BLOCK_ROWS", rows);
+        ScopedEnv l("GLTENSOR_ATTENTION_BLOCK_LOCAL", local);
+        const detail::BlockTiles t = detail::plan_attention_block(
+            {c.L, c.S, c.Bq, c.E, c.Ev, 1},
+            {false, 0, device().caps().max_shared_memory,
+             std::min(device().caps().max_workgroup_invocations, device().caps().max_workgroup_size[0])},
+            true, device().caps().max_loop_iterations, detail::settings());
+        ASSERT_GT(t.local, 0) << what;
+        if (rows) {
+          EXPECT_EQ(t.rows, std::atoi(rows)) << what;
+        }
+        Tensor out = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
+        EXPECT_EQ(out.shape(), (Shape{c.Bq, c.L, c.Ev}));
+        EXPECT_TRUE(close(out.to_vector(), ref, 1e-4, 1e-5))
+            << what << " with " << (rows ? rows : "the plan's") << " rows, " << (local ? local : "the plan's")
+            << " invocations";
+        if (ci == 5 && !rows) {  // 5 x 2 workgroups in dispatches of 3
+          ScopedDispatchLimit groups(3);
+          EXPECT_TRUE(close(scaled_dot_product_attention(tq, tk, tv, Tensor(), causal).to_vector(), ref, 1e-4, 1e-5))
+              << what << " in dispatches of 3 workgroups";
+        }
+      }
+    }
+  // q as a non-contiguous f16 view [B, L, H, E] -> [B, H, L, E], f16 k and v: scalar loads, an f16 result.
+  const int B = 2, H = 3, L = 40, S = 50, E = 32;
+  auto q = uniform(rng, B * L * H * E), k = uniform(rng, B * H * S * E), v = uniform(rng, B * H * S * E);
+  for (auto* x : {&q, &k, &v})
+    for (auto& f : *x) f = f16_to_f32(f32_to_f16(f));
+  Tensor tq = Tensor::from_host(device(), q, {B, L, H, E}, DType::f16).transpose(1, 2);
+  std::vector<float> qc = tq.to(DType::f32).contiguous().to_vector();
+  auto ref = ref_attention(qc, k, v, B * H, B * H, L, S, E, E, true);
+  Tensor tk = Tensor::from_host(device(), k, {B, H, S, E}, DType::f16),
+         tv = Tensor::from_host(device(), v, {B, H, S, E}, DType::f16);
+  Tensor h = scaled_dot_product_attention(tq, tk, tv, Tensor(), true);
+  EXPECT_EQ(h.dtype(), DType::f16);
+  EXPECT_TRUE(close(h.to(DType::f32).to_vector(), ref, 2e-3, 1e-3)) << "strided f16 q, f16 k/v";
+  // NaN in key 3 reaches exactly the causal rows that see it; Inf in query 0 makes its row NaN.
+  check_nan_rows(8, 3, false, true);
+  // Scores past exp2's range: row r's keys j = r (mod 64) score 41^2 / 8 = 210 (303 in log2 units), the others 0,
+  // so a row maximum that misses any partial of its reduction (phase 2's invocation i takes keys i (mod 64) in the
+  // plan's 16 rows x 256 invocations and in 4 x 64 here) gives 2^(s - M) past the float range (softmax's shift
+  // invariance hides it at small scores): inf, or where exp2 clamps (llvmpipe), 9 or 10 such keys a row overflow
+  // the sum; every residue of the keys among 64 rows.
+  {
+    ScopedEnv r("GLTENSOR_ATTENTION_BLOCK_ROWS", "4");
+    ScopedEnv l("GLTENSOR_ATTENTION_BLOCK_LOCAL", "64");
+    const int Ls = 64, Ss = 600, Es = 64;
+    std::vector<float> sq(Ls * Es, 0.0f), sk(Ss * Es, 0.0f), sv = uniform(rng, Ss * Es);
+    for (int i = 0; i < Ls; ++i) sq[i * Es + i % Es] = 41.0f;
+    for (int j = 0; j < Ss; ++j) sk[j * Es + j % Es] = 41.0f;
+    const auto sref = ref_attention(sq, sk, sv, 1, 1, Ls, Ss, Es, Es, false);
+    EXPECT_TRUE(close(scaled_dot_product_attention(Tensor::from_host(device(), sq, {1, Ls, Es}),
+                                                   Tensor::from_host(device(), sk, {1, Ss, Es}),
+                                                   Tensor::from_host(device(), sv, {1, Ss, Es}), Tensor(), false)
+                          .to_vector(),
+                      sref, 1e-4, 1e-5))
+        << "scores 303 apart in log2 units";
+  }
 }
 
 namespace {
@@ -1624,6 +1716,7 @@ TEST(Attention, SplitKVUnderALoweredLoopLimit) {
       const auto& [ref, tq, tk, tv, what] = in;
       for (const auto& [var, val] : tilings) {
         ScopedEnv lanes("GLTENSOR_ATTENTION_LANES", lanes_unless(var));
+        ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", "0");
         ScopedEnv env(var, val);
         Tensor r = scaled_dot_product_attention(tq, tk, tv, Tensor(), causal);
         EXPECT_EQ(r.shape(), (Shape{c.Bq, c.L, c.Ev}));

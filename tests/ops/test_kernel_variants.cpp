@@ -214,6 +214,7 @@ TEST(KernelVariants, Image) { check_family("warp", WarpVariant::kFile, WarpVaria
 TEST(KernelVariants, Attention) {
   check_family("attention", AttentionVariant::kFile, AttentionVariant::space(), 64);
   check_family("attention_lanes", AttentionLanesVariant::kFile, AttentionLanesVariant::space(), 64);
+  check_family("attention_block", AttentionBlockVariant::kFile, AttentionBlockVariant::space(), 64);
   check_family("attention_flash", FlashAttentionVariant::kFile, FlashAttentionVariant::space(), 64);
   check_family("attention_tiled", TiledAttentionVariant::kFile, TiledAttentionVariant::space(), 256);
 }

@@ -516,6 +516,73 @@ TEST(PlanAttention, NarrowedToTheProblem) {
 // fewer than 128 workgroups, rows of 128 / R lanes (R: 16, 8 or 4 rows, the most that give 128
 // workgroups), 8 keys per lane per tile; 64 invocations where shared memory is short; never on
 // software rasterizers unless forced, past head dim 64, or past the loop limit; the settings.
+// attention_block.comp's plan: 8 x 300 x 64 on a GPU (40 row blocks of attention.comp) takes 16 rows, 256
+// invocations, 320 keys of scores; SVTR's head dim 15 (the lanes kernel's), enough row blocks, software rasterizers,
+// head dims past 64, keys past shared memory or past a lowered loop limit: none; the settings force and shape it.
+TEST(PlanAttention, BlockByProblem) {
+  const Settings s;
+  const AttentionDevice gpu{true, 32, 49152, 1024}, cpu{false, 0, 32768, 1024}, small{true, 32, 49152, 128};
+  BlockTiles t = plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 0, s);
+  EXPECT_EQ(t.local, 256);
+  EXPECT_EQ(t.rows, 8);
+  EXPECT_EQ(t.dq, 16);
+  EXPECT_EQ(t.sk, 512);  // a power of two: one program for 257 to 512 keys
+  EXPECT_EQ(block_shared_bytes(t), 16 * (1024 + 8 * 16 + 256 + 20));
+  EXPECT_LT(attention_block_loops(t, {300, 300, 8, 64, 64, 1}), 1000u);
+  // unforced only where measured: 16 head-dim quads, 257 to 512 keys (review39's R5)
+  EXPECT_EQ(plan_attention_block({300, 256, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 257, 8, 64, 64, 1}, gpu, false, 0, s).sk, 512);
+  EXPECT_EQ(plan_attention_block({300, 512, 8, 33, 64, 1}, gpu, false, 0, s).sk, 512);
+  EXPECT_EQ(plan_attention_block({300, 513, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 48, 48, 1}, gpu, false, 0, s).dq, 16);  // (padded to 16 quads)
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 32, 32, 1}, gpu, false, 0, s).local, 0);
+  // workgroups of at most 128 invocations (GLES 3.1's minimum; unknown taken so): 128
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, small, false, 0, s).local, 128);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, {true, 32, 49152, 0}, false, 0, s).local, 128);
+  EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, gpu, false, 0, s).local, 0);     // dq 4: lanes
+  EXPECT_EQ(plan_attention_block({168, 300, 8, 17, 15, 1}, gpu, false, 0, s).local, 0);     // dq 8: unmeasured
+  EXPECT_EQ(plan_attention_block({1024, 1024, 16, 64, 64, 2}, gpu, false, 0, s).local, 0);  // 256 row blocks
+  EXPECT_EQ(plan_attention_block({7, 300, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);       // fewer rows than a block
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);  // software
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 65, 64, 1}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 65, 1}, gpu, false, 0, s).local, 0);
+  Settings on;
+  on.attention_block = 1;
+  t = plan_attention_block({300, 1312, 8, 64, 64, 1}, gpu, false, 0, on);  // forced, 48 KiB: up to 1312 keys
+  EXPECT_EQ(t.sk, 1312);
+  EXPECT_LE(block_shared_bytes(t), 49152);
+  EXPECT_EQ(plan_attention_block({300, 1025, 8, 64, 64, 1}, gpu, false, 0, on).sk, 1312);
+  EXPECT_EQ(plan_attention_block({300, 1313, 8, 64, 64, 1}, gpu, false, 0, on).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 200, 8, 64, 64, 1}, gpu, false, 0, on).sk, 256);
+  EXPECT_EQ(plan_attention_block({300, 20, 8, 64, 64, 1}, gpu, false, 0, on).sk, 64);
+  EXPECT_EQ(plan_attention_block({168, 168, 8, 17, 15, 1}, gpu, false, 0, on).dq, 8);
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 200, s).local, 0);  // loop limit
+  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, on);                // 32 KiB
+  EXPECT_EQ(t.local, 256);
+  EXPECT_EQ(t.sk, 512);
+  EXPECT_LE(block_shared_bytes(t), 32768);
+  EXPECT_EQ(plan_attention_block({168, 168, 8, 15, 15, 1}, cpu, true, 65535, on).dq, 4);
+  EXPECT_EQ(plan_attention_block({1, 168, 8, 64, 64, 1}, gpu, false, 0, on).rows, 8);  // forced: any L
+  Settings rows;
+  rows.attention_block_rows = 16;
+  t = plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, rows);  // 16 rows in 32 KiB: 352 keys
+  EXPECT_EQ(t.sk, 352);
+  EXPECT_LE(block_shared_bytes(t), 32768);
+  rows.attention_block_rows = 32, rows.attention_block_local = 64;
+  t = plan_attention_block({37, 70, 3, 24, 20, 1}, cpu, true, 65535, rows);
+  EXPECT_EQ(t.rows, 32);
+  EXPECT_EQ(t.local, 64);  // 8 row groups x 8 quads; 2 x 32 divides it
+  rows.attention_block_rows = 32, rows.attention_block_local = 0;
+  EXPECT_EQ(plan_attention_block({37, 70, 3, 64, 64, 1}, cpu, true, 65535, rows).local, 256);
+  EXPECT_EQ(plan_attention_block({37, 70, 3, 64, 64, 1}, small, false, 0, rows).local, 128);  // 8 x 16 quads
+  rows.attention_block_local = 512;
+  EXPECT_EQ(plan_attention_block({37, 70, 3, 64, 64, 1}, small, false, 0, rows).local, 0);  // past the device's
+  Settings off = on;
+  off.attention_block = 0;
+  off.attention_block_rows = 8;
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, gpu, false, 0, off).local, 0);
+}
+
 TEST(PlanAttention, LanesByProblem) {
   const Settings s;
   const AttentionDevice gpu{true, 32, 49152}, cpu{false, 0, 32768};
