@@ -3,7 +3,10 @@
 # bash scripts/packs/suite39b/make_pack.sh
 # bin/ (this worktree's release test_ocr_models, stripped, xz: its BatchedRecognitionMatchesLineByLine now
 # recognizes the shared run's boxes through OcrPipeline::recognize_lines), lib/ (its libgltensor.so.0, xz),
-# models/ (the OCR models, xz), run.sh, COMMIT. No kernel changed on the branch.
+# models/ (the OCR models, xz), run.sh, COMMIT; lib/ also OpenCV's core and imgproc and what they load (the
+# GPU machine's common-lib has no OpenCV; its X11 libraries are there: the other packs' test programs load
+# them through libGLX). No kernel changed on the branch. Under 20 MiB: the programs and libraries xz'd with
+# the x86 filter, the models with settings for float data.
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/suite39b}; B=$WT/${B:-build}
 M=${GLTENSOR_MODEL_CACHE:-/work/main/.cache}/models/ocr
@@ -13,8 +16,12 @@ for t in test_ocr_models; do
   strip -o "$P/bin/$t" "$B/tests/$t"
 done
 strip -o "$P/lib/libgltensor.so.0" "$B/libgltensor.so.0"
+S=/usr/lib/x86_64-linux-gnu
+for l in libopencv_imgproc.so.406 libopencv_core.so.406 libtbb.so.12 liblapack.so.3 libblas.so.3 libgfortran.so.5 \
+  libquadmath.so.0; do strip -o "$P/lib/$l" "$(readlink -f "$S/$l")"; done
 cp "$M"/*.onnx "$M"/ppocr_keys_v1.txt "$P/models/models/ocr/"
-xz -T2 -6 "$P"/bin/* "$P"/lib/* "$P"/models/models/ocr/*
+xz -T2 --x86 --lzma2=preset=9e "$P"/bin/* "$P"/lib/*
+xz -T2 --lzma2=preset=9e,pb=2,lp=2,lc=0 "$P"/models/models/ocr/*
 cp "$WT/scripts/packs/suite39b/run.sh" "$P/run.sh"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"

@@ -12,10 +12,12 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version 
 echo "branch: $(cat "$H/COMMIT")"
 for f in "$H"/bin/*.xz; do xz -dc "$f" > "$W/bin/$(basename "$f" .xz)"; done
 chmod +x "$W"/bin/*
-xz -dc "$H/lib/libgltensor.so.0.xz" > "$W/lib/libgltensor.so.0"
+for f in "$H"/lib/*.xz; do xz -dc "$f" > "$W/lib/$(basename "$f" .xz)"; done
 mkdir -p "$W/cache/models/ocr"
 for f in "$H"/models/models/ocr/*.xz; do xz -dc "$f" > "$W/cache/models/ocr/$(basename "$f" .xz)"; done
 export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-} GLTENSOR_MODEL_CACHE=$W/cache
+echo "libraries not found: $(ldd "$W/bin/test_ocr_models" | grep -c 'not found')"
+ldd "$W/bin/test_ocr_models" | grep 'not found'
 summary() { grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure|seed|tests ran|OK \]" "$1" | head -30; }
 for api in gles gl; do
   for t in test_ocr_models; do
