@@ -10,15 +10,17 @@ W=/tmp/suite39bw; rm -rf "$W"; mkdir -p "$W/bin" "$W/lib" "$W/cache"
 step() { echo; echo "=== [$SECONDS s] $*"; }
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "branch: $(cat "$H/COMMIT")"
-for f in "$H"/bin/*.xz; do xz -dc "$f" > "$W/bin/$(basename "$f" .xz)"; done
+xz -dc "$H/builds.tar.xz" | tar -C "$W" -xf -
 chmod +x "$W"/bin/*
-for f in "$H"/lib/*.xz; do xz -dc "$f" > "$W/lib/$(basename "$f" .xz)"; done
+# The sample's font where demos/ocr/image.hpp looks for it (as scripts/gpu_run.sh does).
+FONT=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+[ -f "$FONT" ] || { mkdir -p "$(dirname "$FONT")" && xz -dc "$H/DejaVuSans.ttf.xz" > "$FONT" && echo "font: $FONT from the pack"; }
 mkdir -p "$W/cache/models/ocr"
 for f in "$H"/models/models/ocr/*.xz; do xz -dc "$f" > "$W/cache/models/ocr/$(basename "$f" .xz)"; done
 export LD_LIBRARY_PATH=$W/lib:${LD_LIBRARY_PATH:-} GLTENSOR_MODEL_CACHE=$W/cache
 echo "libraries not found: $(ldd "$W/bin/test_ocr_models" | grep -c 'not found')"
 ldd "$W/bin/test_ocr_models" | grep 'not found'
-summary() { grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure|seed|tests ran|OK \]" "$1" | head -30; }
+summary() { grep -E -A3 "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure|seed|tests ran|OK \]" "$1" | head -40; }
 for api in gles gl; do
   for t in test_ocr_models; do
     step "$t, GLTENSOR_API=$api"
