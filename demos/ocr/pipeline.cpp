@@ -352,22 +352,45 @@ std::vector<TextLine> OcrPipeline::run(const cv::Mat& rgb, OcrTimings* timings) 
   tm.det_ms = ms_since(t1);
   const auto t2 = Clock::now();
   auto lines = boxes_from_map(prob, h, w, rgb.rows, rgb.cols);
+  crops_of(lines, rgb, crops);
+  tm.post_ms = ms_since(t2);
+  read_crops(crops, lines, tm);
+  tm.total_ms = ms_since(t0);
+  if (timings) *timings = tm;
+  return lines;
+}
+
+std::vector<TextLine> OcrPipeline::recognize_lines(const cv::Mat& rgb, std::vector<TextLine> lines,
+                                                   OcrTimings* timings) {
+  OcrTimings tm;
+  const auto t0 = Clock::now();
+  Crops crops;
+  if (opt_.gpu_images) crops.page = upload_image(rgb);
+  for (auto& l : lines) l.text.clear(), l.confidence = 0, l.rotated180 = false;
+  crops_of(lines, rgb, crops);
+  tm.post_ms = ms_since(t0);
+  read_crops(crops, lines, tm);
+  tm.total_ms = ms_since(t0);
+  if (timings) *timings = tm;
+  return lines;
+}
+
+void OcrPipeline::crops_of(const std::vector<TextLine>& lines, const cv::Mat& rgb, Crops& crops) const {
   for (const auto& l : lines) {
     if (crops.page.defined())
       crops.warps.push_back(line_warp(l.box));
     else
       crops.mats.push_back(crop(rgb, l.box));
   }
-  tm.post_ms = ms_since(t2);
+}
+
+void OcrPipeline::read_crops(Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm) {
   last_cls_.clear();
   last_rec_.clear();
   if (!lines.empty()) {
     if (opt_.use_cls) classify(crops, lines, tm);
     recognize(crops, lines, tm);
   }
-  tm.total_ms = ms_since(t0);
-  if (timings) *timings = tm;
-  return lines;
 }
 
 cv::Mat annotate(const cv::Mat& rgb, const std::vector<TextLine>& lines, const Font& font) {

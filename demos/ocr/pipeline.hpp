@@ -94,6 +94,11 @@ class OcrPipeline {
   OcrPipeline(const gltensor::Device& dev, const OcrOptions& options);
   /// Reads every text line of an RGB image, top to bottom.
   std::vector<TextLine> run(const cv::Mat& rgb, OcrTimings* timings = nullptr);
+  /// run's steps after the detector, for boxes already found (a test's second batching of one
+  /// page's lines without running the detector again): each box cropped from `rgb`, classified
+  /// (where on) and recognized; `lines`' texts, confidences and turns replaced. The timings' det
+  /// fields and det_shape stay empty.
+  std::vector<TextLine> recognize_lines(const cv::Mat& rgb, std::vector<TextLine> lines, OcrTimings* timings = nullptr);
 
   /// Changes how later runs batch the recognizer's lines (see rec_batches).
   void set_rec_batching(const RecBatchOptions& rec);
@@ -137,6 +142,8 @@ class OcrPipeline {
   struct Crops;  // the lines' crops: pixels on the host or maps into the page on the GPU
   void classify(Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm);
   void recognize(const Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm);
+  void crops_of(const std::vector<TextLine>& lines, const cv::Mat& rgb, Crops& crops) const;
+  void read_crops(Crops& crops, std::vector<TextLine>& lines, OcrTimings& tm);
 
   gltensor::Device dev_;
   OcrOptions opt_;
