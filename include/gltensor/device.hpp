@@ -194,9 +194,16 @@ class Device {
   const AdapterInfo& adapter() const;
   bool adopted() const;
 
-  /// Ends the current batch with a fence and submits it (glFlush); does not wait.
+  /// Ends the current batch with a fence and submits it (glFlush); does not wait. Uploads and
+  /// buffer copies issued with no dispatch after them are submitted too.
   void flush();
-  /// Waits until every recorded dispatch has finished.
+  /// Waits until every recorded dispatch and every transfer gltensor issued has finished:
+  /// uploads (Tensor::from_host and the like, whether written by glBufferSubData or copied from
+  /// the upload ring or a staging buffer with glCopyBufferSubData) and buffer copies, also where
+  /// no dispatch follows them. Afterwards the device holds no pending work of gltensor's: another
+  /// API or context may read the buffers (interop) without a fence of its own, and a host timer
+  /// read after it covers the GPU's part of an upload. Throws the errors kernels raised (e.g.
+  /// IndexError, LimitError), and DeviceError if the wait fails (context lost).
   void synchronize();
   /// Dispatches per batch before an automatic flush (default 64).
   void set_auto_flush(std::size_t dispatches);

@@ -377,7 +377,10 @@ void Queue::barrier_for_host(GLuint buffer) {
 }
 
 void Queue::flush(bool submit) {
-  if (batch_dispatches_ == 0) return;
+  if (batch_dispatches_ == 0) {
+    if (transfer_pending_ && submit) glFlush();  // an upload with no dispatch after it: sent, not fenced
+    return;
+  }
   // Retire finished batches now and then: work that never allocates or reads back (a frame
   // filter run every frame) would otherwise keep every batch's fence.
   if (fences_.size() >= kRetireAfter) poll();
@@ -392,6 +395,7 @@ void Queue::flush(bool submit) {
   fences_.emplace_back(batch_, fence);
   ++batch_;
   batch_dispatches_ = 0;
+  transfer_pending_ = false;  // the fence follows them
 }
 
 void Queue::wait_batch(std::uint64_t id) {
@@ -412,6 +416,18 @@ void Queue::wait_batch(std::uint64_t id) {
 void Queue::wait_all() {
   flush();
   if (!fences_.empty()) wait_batch(fences_.back().first);
+  if (transfer_pending_) {
+    // Transfers after the last batch end (an upload, a copy, with no dispatch after it): a fence
+    // of their own (fences signal in order: it also follows everything before them).
+    GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    const GLenum r = client_wait(fence);
+    glDeleteSync(fence);
+    if (r == GL_WAIT_FAILED) {
+      dev_.check_gl("wait");
+      throw DeviceError("gltensor::wait: glClientWaitSync failed (context lost?)");
+    }
+    transfer_pending_ = false;
+  }
 }
 
 void Queue::poll() {

@@ -104,7 +104,8 @@ class Queue {
     if (dispatches_ != full_barrier_at_) barrier(GL_ALL_BARRIER_BITS);
   }
   /// Ends the current batch with a barrier (GL_ALL_BARRIER_BITS; none where one already followed
-  /// the last dispatch) and a fence and submits it (glFlush); does not wait.
+  /// the last dispatch) and a fence and submits it (glFlush); does not wait. With no dispatch
+  /// recorded it ends no batch, but submits the transfers noted since the last fence.
   /// submit = false leaves the submission to the caller's next wait (glClientWaitSync with
   /// GL_SYNC_FLUSH_COMMANDS_BIT), so that work it queues behind the batch (a read-back's copy)
   /// goes to the GPU in the same submission.
@@ -113,8 +114,18 @@ class Queue {
   void wait_batch(std::uint64_t id);
   /// Retires submitted batches whose fences have signaled, without waiting.
   void poll();
-  /// Waits for every recorded dispatch.
+  /// Waits for every recorded dispatch and every transfer noted since the last fence
+  /// (note_transfer), with a fence of its own after them where no batch end follows them.
   void wait_all();
+  /// A GL command that writes a buffer outside a dispatch (an upload's glBufferSubData, a
+  /// glCopyBufferSubData: uploads through the ring or a staging buffer, a capture's input copy,
+  /// a read-back's copy). A batch's fence follows it only if the batch ends after it: flush()
+  /// with no dispatch recorded ends none, so that an upload with no dispatch after it would stay
+  /// unsubmitted and unwaited (review38's R11). flush() submits it (glFlush) and wait_all() waits
+  /// for it; a batch end's fence clears it.
+  void note_transfer() { transfer_pending_ = true; }
+  /// Whether a transfer was noted since the last fence the queue made (a batch end, wait_all's).
+  bool transfer_pending() const { return transfer_pending_; }
   /// Forgets a deleted buffer name (names are reused by new buffers).
   void forget_buffer(GLuint buffer);
   /// Deletes the fences (device destruction, context current).
@@ -184,6 +195,7 @@ class Queue {
   std::uint64_t dispatches_ = 0, barriers_ = 0;
   std::uint64_t full_barrier_at_ = 0;  // dispatches_ at the last GL_ALL_BARRIER_BITS barrier
   GLbitfield last_bits_ = 0;
+  bool transfer_pending_ = false;  // note_transfer() since the last fence the queue made
   Capture* capture_ = nullptr;
 };
 

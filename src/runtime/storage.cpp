@@ -41,6 +41,7 @@ void copy_buffer(DeviceImpl& dev, GLuint src, std::size_t src_off, GLuint dst, s
   dev.gl().bind_buffer(GlState::kCopyWrite, dst);
   glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(src_off),
                       static_cast<GLintptr>(dst_off), static_cast<GLsizeiptr>(bytes));
+  dev.queue().note_transfer();  // synchronize() waits for it even with no dispatch after it
 }
 
 void map_read(DeviceImpl& dev, GLuint buffer, std::size_t bytes, void* dst, const char* op) {
@@ -106,6 +107,7 @@ void Storage::upload(const void* data, std::size_t bytes) {
   if (upload_direct(*dev, bytes)) {  // from the caller's memory by the driver's own path
     dev->gl().bind_buffer(GlState::kCopyWrite, buffer());
     glBufferSubData(GL_COPY_WRITE_BUFFER, 0, static_cast<GLsizeiptr>(bytes), data);
+    dev->queue().note_transfer();
     return;
   }
   if (ring_upload(*dev, data, bytes, buffer())) return;

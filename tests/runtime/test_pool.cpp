@@ -547,6 +547,82 @@ TEST(Pool, TwoThreadsUploadingInPiecesKeepEveryByte) {
   EXPECT_EQ(bad[0] + bad[1], 0u);
 }
 
+// Device::synchronize() after an upload that no dispatch follows (review38's R11: the queue
+// fenced only batches with a dispatch, so the upload's copies could still be running, or not yet
+// submitted, when synchronize returned): the queue notes every transfer (glBufferSubData, a
+// glCopyBufferSubData from the ring or a staging buffer), flush() leaves it pending, and
+// synchronize() waits for it and clears it; a batch end after it clears it too. Every way an
+// upload goes, in one piece and in pieces past both ring halves. Sabotage: copy_buffer or the
+// direct path without note_transfer, or wait_all without its fence: fail.
+TEST(Pool, AnUploadWithNoDispatchAfterItIsPendingUntilSynchronize) {
+  GLT_RNG(rng);
+  struct Way {
+    const char* name;
+    std::int64_t direct;
+    int pieces;
+    bool persistent;
+  };
+  const Way ways[] = {{"glBufferSubData", std::int64_t{1} << 40, 1, true},
+                      {"ring, fewest pieces", 0, 1, true},
+                      {"ring, 8 pieces", 0, 8, true},
+                      {"a staging buffer", 0, 1, false}};
+  for (const Way& w : ways) {
+    ScopedSettings set;
+    set->upload_direct_bytes = w.direct;
+    set->upload_pieces = w.pieces;
+    set->persistent_staging = w.persistent;
+    Device dev = Device::open();
+    auto& q = dev.impl()->queue();
+    for (const std::int64_t n : {std::int64_t{3}, (std::int64_t{3} << 20) + 5}) {  // 12 B; 12 MiB: past both halves
+      SCOPED_TRACE(std::string(w.name) + ", " + std::to_string(n) + " floats");
+      const std::vector<float> v = uniform(rng, static_cast<std::size_t>(n));
+      const std::uint64_t d0 = q.dispatches(), b0 = q.batch();
+      Tensor x = Tensor::from_host(dev, v, {n});
+      ASSERT_EQ(q.dispatches(), d0) << "an upload dispatches nothing (the case under test)";
+      EXPECT_TRUE(q.transfer_pending());
+      dev.flush();  // submits it; no batch to end
+      EXPECT_EQ(q.batch(), b0);
+      EXPECT_TRUE(q.transfer_pending());
+      dev.synchronize();
+      EXPECT_FALSE(q.transfer_pending());
+      EXPECT_EQ(x.to_vector(), v);
+      // A batch end after the upload (a dispatch reading it) covers it: no fence of its own.
+      Tensor y = Tensor::from_host(dev, v, {n});
+      EXPECT_TRUE(q.transfer_pending());
+      Tensor z = y + 1.0;
+      q.flush();
+      EXPECT_FALSE(q.transfer_pending());
+      dev.synchronize();
+    }
+  }
+}
+
+// What an interop user sees (review38's R11): after from_host and synchronize(), with no
+// dispatch after the upload, a fence that the application put into the device's context between
+// the two has signaled (every command before synchronize has finished: the device is idle).
+// Public API and GL only, and the ways from the environment (GLTENSOR_UPLOAD_DIRECT,
+// GLTENSOR_UPLOAD_PIECES, GLTENSOR_STAGING), so that the GPU pack runs it against main's library
+// too, where synchronize() waited for no upload. llvmpipe copies synchronously, so it passes there
+// either way; the GPU is where it can fail.
+TEST(Pool, SynchronizeLeavesNoUploadRunning) {
+  Device dev = Device::open();  // no context of the caller's: the device's stays current
+  GLT_RNG(rng);
+  for (const std::int64_t n : {std::int64_t{3}, std::int64_t{1} << 18, (std::int64_t{3} << 20) + 5}) {
+    SCOPED_TRACE(std::to_string(n) + " floats");
+    const std::vector<float> v = uniform(rng, static_cast<std::size_t>(n));
+    dev.synchronize();
+    Tensor x = Tensor::from_host(dev, v, {n});
+    GLsync app = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);  // not flushed: synchronize must submit it too
+    ASSERT_NE(app, nullptr);
+    dev.synchronize();
+    GLint status = 0;
+    glGetSynciv(app, GL_SYNC_STATUS, 1, nullptr, &status);
+    glDeleteSync(app);
+    EXPECT_EQ(status, GL_SIGNALED) << "a fence issued after the upload, before synchronize(), has not signaled";
+    EXPECT_EQ(x.to_vector(), v);
+  }
+}
+
 // An upload past the SSBO limit (the device's, or one lowered to 8 MiB: past a ring half, in
 // pieces) is a LimitError before anything is written, with no buffer left; at the limit it goes.
 TEST(Pool, UploadPastTheSsboLimitIsLimitError) {
