@@ -3,7 +3,7 @@
 # builds.tar.xz: bin/ + lib/ (this worktree's release gltensor-run, test_nn, test_plans, test_model_attention,
 # test_attention, test_attention_head_dims and libgltensor.so.0, stripped) and main/bin + main/lib (/work/main/build's
 # gltensor-run and libgltensor.so.0), unpacked by run.sh into /tmp; py/ (torchcmp.py, onnx_torch_ext.py,
-# torch_kernels.py, shared/gpu's onnx_torch.py), run.sh, knobs.sh (the window's variants), COMMIT and main/COMMIT;
+# torch_kernels.py (attn38's), shared/gpu's onnx_torch.py), run.sh, knobs.sh (the window's variants), COMMIT and main/COMMIT;
 # gv/ (GLSL variants of attention_block.comp for GLTENSOR_GLSL_DIR: scripts/packs/attn39/gv, gen/block_variants.py).
 # Under 20 MiB.
 set -eu
@@ -19,7 +19,7 @@ cp "$MAIN/build/tools/gltensor-run" "$T/main/bin/"; cp -L "$MAIN/build/libgltens
 strip "$T"/bin/* "$T"/lib/* "$T"/main/bin/* "$T"/main/lib/*
 tar -C "$T" -cf - bin lib main | xz -T1 -6 > "$P/builds.tar.xz"; rm -rf "$T"
 cp "$WT/scripts/packs/torchcmp/torchcmp.py" "$WT/scripts/packs/torchcmp/onnx_torch_ext.py" \
-  "$WT/scripts/packs/attn39/torch_kernels.py" "$SHARED/onnx_torch.py" "$P/py/"
+  "$WT/scripts/packs/attn38/torch_kernels.py" "$SHARED/onnx_torch.py" "$P/py/"
 cp "$WT/scripts/packs/attn39/knobs.sh" "$P/knobs.sh"
 cp "$WT/scripts/packs/attn39/run.sh" "$P/run.sh"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"

@@ -12,7 +12,7 @@ cp -L "$WT/build/libgltensor.so.0" "$T/lib/"
 cp -L "$MAIN/build/libgltensor.so.0" "$T/main/lib/"
 strip "$T"/bin/* "$T"/lib/* "$T"/main/lib/*
 tar -C "$T" -cf - bin lib main | xz -T2 -6 > "$P/builds.tar.xz"; rm -rf "$T"
-cp "$S/run.sh" "$S/torch_upload.py" "$S/compare_upload.py" "$P/"
+cp "$S/run.sh" "$S/../upload38/torch_upload.py" "$S/../upload38/compare_upload.py" "$P/"
 git -C "$WT" log -1 --format='%h %s' | cut -c1-100 > "$P/COMMIT"
 [ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] || echo "+ uncommitted changes" >> "$P/COMMIT"
 git -C "$MAIN" log -1 --format='%h %s' | cut -c1-100 > "$P/main/COMMIT"
