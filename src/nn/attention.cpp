@@ -27,6 +27,7 @@
 #include "ops/autocast.hpp"
 #include "ops/batched.hpp"
 #include "runtime/counters.hpp"
+#include "runtime/int_math.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -208,7 +209,8 @@ Tensor block_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   if (o.kv_quads) launch.read(k).read(v);
   launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, 0})
       .loop_iterations(attention_block_loops(t, {L, S, numel_of(o.batch), E, Ev, bl.shape.size()}))
-      .groups(static_cast<std::uint64_t>((L + t.rows - 1) / t.rows), static_cast<std::uint64_t>(numel_of(o.batch)), 1);
+      .groups(static_cast<std::uint64_t>(ceil_div(L, std::int64_t{t.rows})),
+              static_cast<std::uint64_t>(numel_of(o.batch)), 1);
   return out;
 }
 
