@@ -102,7 +102,7 @@ Compiled compile_all(const std::string& name, const std::vector<std::pair<std::s
 // glslangValidator run per language (the log names a failing variant's file, <family>-<index>.comp).
 // suite40b: a run costs about 0.06 CPU-s before its first file (glslang's built-in symbol tables), so the
 // 136 runs of one per family and language were about 8 of the test's 18 CPU-s; one per test and
-// language: 38 runs.
+// language: 40 runs.
 class Variants {
  public:
   explicit Variants(std::string test) : test_(std::move(test)) {}
