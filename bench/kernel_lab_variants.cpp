@@ -141,12 +141,8 @@ const char* kernel_name(MatmulPlan::Kernel k) {
 // ---------------------------------------------------------------- matmul
 // a [M, K] x b [K, N]; bt: b stored [N, K] (linear's w.t(), K-major: GEMV's layout). warp_only:
 // the quad-load kernel's forms and the warp-tiled kernel's tiles (mode `warp`), else every kernel.
-// half 0 / 1: of the warp kernel's tiles only every other one, from the first / the second (--check's
-// shapes, lab_warp: each tile on one whole-tile and one edge shape, one of each B layout), but the
-// split-K forms and, with row-major B, the tiles that do not fit the shared memory with K-major B (those
-// run on both row-major shapes); -1: every tile.
 void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, bool bt, bool warp_only = false,
-                     bool splits_only = false, int half = -1) {
+                     bool splits_only = false) {
   const unsigned seed = std::random_device{}();
   std::mt19937 g(seed);
   Generator gen(seed);
@@ -245,14 +241,7 @@ void matmul_variants(Lab& lab, std::int64_t M, std::int64_t N, std::int64_t K, b
       only.push_back(list.substr(a, b - a));
     }
   }
-  const std::size_t first_warp = cands.size() - warps.size();
-  for (std::size_t ci = 0; ci < cands.size(); ++ci) {
-    const Cand& c = cands[ci];
-    if (half >= 0 && !splits_only && ci >= first_warp && c.splits == 0 &&
-        static_cast<int>((ci - first_warp) % 2) != half &&
-        (vl.b_kmajor || warp_shared_bytes(c.bm, c.bn, c.bk, vl.a_kmajor, true, c.tn == 8 && c.form != 1) <=
-                            d.caps().max_shared_memory))
-      continue;
+  for (const Cand& c : cands) {
     if (!only.empty() && std::none_of(only.begin(), only.end(), [&](const std::string& o) {
           return std::string(c.name).find(o) != std::string::npos;
         }))
@@ -399,17 +388,12 @@ int lab_warp(Device& dev, bool check, std::int64_t only) {
   std::printf("warp: the quad-load and warp-tiled matmul kernels (time, rate, ratio to the first row)\n");
   if (check || sw) {
     const std::int64_t s = check ? 1 : 2;
-    // --check: every warp tile on two of the four programs (whole tiles or EDGE) x (row-major or K-major B),
-    // the other two by the other half of the tiles: each tile with and without EDGE and with either B, and
-    // every pair of those two flags, compiled (suite40b: 42 -> 28 matmul_warp programs on llvmpipe,
-    // 0.3-0.5 CPU-s each); timing on software rasterizers, every tile on every shape.
-    const int h0 = check ? 0 : -1, h1 = check ? 1 : -1;
-    matmul_variants(lab, 128 * s, 256 * s, 64 * s, false, true, false, h0);  // whole tiles
-    matmul_variants(lab, 132, 260, 36, false, true, false, h1);              // edges in M, N and K
-    matmul_variants(lab, 128, 128, 4, true, true, false, h0);                // K-major B, one short K-tile
-    matmul_variants(lab, 128 * s, 256 * s, 64 * s, true, true, false, h1);   // K-major B, whole tiles
-    matmul_variants(lab, 132, 260, 36, true, true, false, h0);               // K-major B, edges
-    matmul_variants(lab, 128, 132, 520, false, true, false, h1);             // split-K forms, K past the chunks' tiles
+    matmul_variants(lab, 128 * s, 256 * s, 64 * s, false, true);  // whole tiles
+    matmul_variants(lab, 132, 260, 36, false, true);              // edges in M, N and K
+    matmul_variants(lab, 128, 128, 4, true, true);                // K-major B, one short K-tile
+    matmul_variants(lab, 128 * s, 256 * s, 64 * s, true, true);   // K-major B, whole tiles
+    matmul_variants(lab, 132, 260, 36, true, true);               // K-major B, edges
+    matmul_variants(lab, 128, 132, 520, false, true);             // split-K forms, K past the chunks' tiles
   } else if (const char* shapes = std::getenv("LAB_SHAPES"); shapes && only == 0) {
     // LAB_SHAPES: comma-separated MxNxK, a trailing 't' for K-major B.
     const std::string list = shapes;
