@@ -71,16 +71,16 @@ struct Compiled {
 };
 
 // Writes every source to its own file and compiles them in one glslangValidator run.
-Compiled compile_all(const std::string& family, const std::vector<std::string>& sources, bool desktop) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("gltensor-variants-" + family + (desktop ? "-gl" : "-es") + "-" + std::to_string(::getpid()));
+Compiled compile_all(const std::string& name, const std::vector<std::pair<std::string, std::string>>& sources) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gltensor-variants-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::ostringstream cmd;
   cmd << GLTENSOR_GLSLANG;
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    const std::filesystem::path path = dir / (family + "-" + std::to_string(i) + ".comp");
-    std::ofstream(path) << sources[i];
+  for (const auto& [file, source] : sources) {
+    const std::filesystem::path path = dir / file;
+    std::ofstream(path) << source;
     cmd << ' ' << path.string();
   }
   cmd << " 2>&1";
@@ -97,32 +97,55 @@ Compiled compile_all(const std::string& family, const std::vector<std::string>& 
   return c;
 }
 
-// GLSL ES 3.10 and, unless `es_only`, GLSL 4.30.
-template <typename V>
-void check_family(const std::string& family, const char* file, const std::vector<V>& space, std::uint32_t local,
-                  bool es_only = false) {
-  // The GPU pack runs every test_* on a machine without glslang-tools: nothing to compile with.
-  if (!std::filesystem::exists(GLTENSOR_GLSLANG)) GTEST_SKIP() << GLTENSOR_GLSLANG << " not found";
-  ASSERT_FALSE(space.empty());
-  for (bool desktop : {false, true}) {
-    if (desktop && es_only) continue;
-    Capabilities caps;
-    caps.desktop = desktop;
-    caps.gl_major = desktop ? 4 : 3;
-    caps.gl_minor = 1;
-    const std::string bare = ProgramCache::full_source(caps, file, "", local, 1, 1);
-    std::vector<std::string> sources;
-    for (const V& v : space) {
-      const Defines d = v.defines();
-      EXPECT_NO_THROW(d.check(file, bare)) << family << " variant " << d.key();
-      sources.push_back(glslang_source(ProgramCache::full_source(caps, file, d.header(), local, 1, 1)));
+// A test's families, GLSL ES 3.10 and (unless `es_only`) GLSL 4.30: every variant's defines checked
+// against its kernel as they are added, and every source compiled at the end of the test in one
+// glslangValidator run per language (the log names a failing variant's file, <family>-<index>.comp).
+// suite40b (2026-11-29, bench/RESULTS.md): a run costs about 0.06 CPU-s before its first file (glslang's
+// built-in symbol tables); one per family and language made 136 runs, one per test and language 40 (the
+// same 5329 sources): 19.1 / 18.9 -> 13.8 / 15.9 CPU-s cold on the 2-core CI machine.
+class Variants {
+ public:
+  explicit Variants(std::string test) : test_(std::move(test)) {}
+  Variants(const Variants&) = delete;
+  Variants& operator=(const Variants&) = delete;
+  ~Variants() {
+    for (bool desktop : {false, true}) {
+      const auto& sources = sources_[desktop];
+      if (sources.empty()) continue;
+      const Compiled c = compile_all(test_ + (desktop ? "-gl" : "-es"), sources);
+      EXPECT_EQ(c.rc, 0) << test_ << (desktop ? " (GLSL 4.30)" : " (GLSL ES 3.10)") << ": " << sources.size()
+                         << " variants\n"
+                         << c.log;
     }
-    const Compiled c = compile_all(family, sources, desktop);
-    EXPECT_EQ(c.rc, 0) << family << (desktop ? " (GLSL 4.30)" : " (GLSL ES 3.10)") << ": " << sources.size()
-                       << " variants\n"
-                       << c.log;
   }
-}
+
+  template <typename V>
+  void add(const std::string& family, const char* file, const std::vector<V>& space, std::uint32_t local,
+           bool es_only = false) {
+    // The GPU pack runs every test_* on a machine without glslang-tools: nothing to compile with.
+    if (!std::filesystem::exists(GLTENSOR_GLSLANG)) GTEST_SKIP() << GLTENSOR_GLSLANG << " not found";
+    ASSERT_FALSE(space.empty()) << family;
+    for (bool desktop : {false, true}) {
+      if (desktop && es_only) continue;
+      Capabilities caps;
+      caps.desktop = desktop;
+      caps.gl_major = desktop ? 4 : 3;
+      caps.gl_minor = 1;
+      const std::string bare = ProgramCache::full_source(caps, file, "", local, 1, 1);
+      std::size_t i = 0;
+      for (const V& v : space) {
+        const Defines d = v.defines();
+        EXPECT_NO_THROW(d.check(file, bare)) << family << " variant " << d.key();
+        sources_[desktop].emplace_back(family + "-" + std::to_string(i++) + ".comp",
+                                       glslang_source(ProgramCache::full_source(caps, file, d.header(), local, 1, 1)));
+      }
+    }
+  }
+
+ private:
+  std::string test_;
+  std::vector<std::pair<std::string, std::string>> sources_[2];  // [desktop]: file name, source
+};
 
 }  // namespace
 
@@ -130,50 +153,55 @@ void check_family(const std::string& family, const char* file, const std::vector
 // desktop drivers get them through NV_gpu_shader5 (DeviceImpl::f16_extension_glsl), which glslang does not know, and
 // glslang's EXT float16 types lack unpackFloat2x16 in desktop GLSL.
 TEST(KernelVariants, Elementwise) {
+  Variants batch("Elementwise");
   for (ElementwiseKernel k :
        {ElementwiseKernel::unary, ElementwiseKernel::binary, ElementwiseKernel::ternary, ElementwiseKernel::fused}) {
     std::vector<ElementwiseVariant> f32, f16;
     for (const ElementwiseVariant& v : ElementwiseVariant::space())
       if (v.kernel == k) (v.f16_fn.empty() ? f32 : f16).push_back(v);
-    check_family(kernel_file(k), kernel_file(k), f32, 256);
-    if (!f16.empty()) check_family(std::string(kernel_file(k)) + "-f16", kernel_file(k), f16, 256, true);
+    batch.add(kernel_file(k), kernel_file(k), f32, 256);
+    if (!f16.empty()) batch.add(std::string(kernel_file(k)) + "-f16", kernel_file(k), f16, 256, true);
   }
 }
 
 TEST(KernelVariants, Reductions) {
-  check_family("reduce", ReduceVariant::kFile, ReduceVariant::space(), 256);
-  check_family("reduce_rows", ReduceRowsVariant::kFile, ReduceRowsVariant::space(), 256);
-  check_family("softmax", SoftmaxVariant::kFile, SoftmaxVariant::space(), 256);
-  check_family("scan", ScanVariant::kFile, ScanVariant::space(), 256);
+  Variants batch("Reductions");
+  batch.add("reduce", ReduceVariant::kFile, ReduceVariant::space(), 256);
+  batch.add("reduce_rows", ReduceRowsVariant::kFile, ReduceRowsVariant::space(), 256);
+  batch.add("softmax", SoftmaxVariant::kFile, SoftmaxVariant::space(), 256);
+  batch.add("scan", ScanVariant::kFile, ScanVariant::space(), 256);
 }
 
 TEST(KernelVariants, SortIndexRandom) {
-  check_family("sort", SortVariant::kFile, SortVariant::space(), 256);
-  check_family("index", IndexVariant::kFile, IndexVariant::space(), 256);
-  check_family("random", RandomVariant::kFile, RandomVariant::space(), 256);
+  Variants batch("SortIndexRandom");
+  batch.add("sort", SortVariant::kFile, SortVariant::space(), 256);
+  batch.add("index", IndexVariant::kFile, IndexVariant::space(), 256);
+  batch.add("random", RandomVariant::kFile, RandomVariant::space(), 256);
 }
 
 TEST(KernelVariants, Convolutions) {
-  check_family("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
-  check_family("conv", ConvVariant::kFile, ConvVariant::space(), 256);
-  check_family("conv_wgrad", ConvWgradVariant::kFile, ConvWgradVariant::space(), kConvWgradLocal);
+  Variants batch("Convolutions");
+  batch.add("conv_direct", ConvDirectVariant::kFile, ConvDirectVariant::space(), 256);
+  batch.add("conv", ConvVariant::kFile, ConvVariant::space(), 256);
+  batch.add("conv_wgrad", ConvWgradVariant::kFile, ConvWgradVariant::space(), kConvWgradLocal);
   // each variant at its own workgroup size (the fused stage's T x its blocking's invocations)
   std::map<std::uint32_t, std::vector<ConvWinogradVariant>> winograd;
   for (const ConvWinogradVariant& v : ConvWinogradVariant::space()) winograd[v.local()].push_back(v);
   for (const auto& [local, vs] : winograd)
-    check_family("conv_winograd-" + std::to_string(local), ConvWinogradVariant::kFile, vs, local);
+    batch.add("conv_winograd-" + std::to_string(local), ConvWinogradVariant::kFile, vs, local);
 }
 
 // Weight-only quantization (quant.comp, qlinear.comp) and the model runtime's integer kernels
 // (quant_int.comp; imatmul.comp with the local size of each tiling: its staging divides by it).
 TEST(KernelVariants, Quantization) {
-  check_family("quant", QuantVariant::kFile, QuantVariant::space(), 64);
+  Variants batch("Quantization");
+  batch.add("quant", QuantVariant::kFile, QuantVariant::space(), 64);
   std::vector<QLinearVariant> gemv, gemm;
   for (const QLinearVariant& v : QLinearVariant::space()) (v.gemv ? gemv : gemm).push_back(v);
-  check_family("qlinear-gemv", QLinearVariant::kFile, gemv, 64);
-  check_family("qlinear-gemm", QLinearVariant::kFile, gemm, 256);
-  check_family("quant_int", QuantIntVariant::kFile, QuantIntVariant::space(), 64);
-  check_family("iconv_direct", IConvDirectVariant::kFile, IConvDirectVariant::space(), 64);
+  batch.add("qlinear-gemv", QLinearVariant::kFile, gemv, 64);
+  batch.add("qlinear-gemm", QLinearVariant::kFile, gemm, 256);
+  batch.add("quant_int", QuantIntVariant::kFile, QuantIntVariant::space(), 64);
+  batch.add("iconv_direct", IConvDirectVariant::kFile, IConvDirectVariant::space(), 64);
   // grouped by their local size: (64 / 4 RB) (BN / 4 CB) invocations per K slice
   std::map<std::uint32_t, std::vector<IMatmulVariant>> groups;
   for (const IMatmulVariant& v : IMatmulVariant::space()) {
@@ -181,72 +209,98 @@ TEST(KernelVariants, Quantization) {
     groups[static_cast<std::uint32_t>(64 / (4 * rb) * (v.bn / (4 * v.blocks)) * v.slices)].push_back(v);
   }
   for (const auto& [local, group] : groups)
-    check_family("imatmul-" + std::to_string(local), IMatmulVariant::kFile, group, local);
-  check_family("icol", IColVariant::kFile, IColVariant::space(), 64);
+    batch.add("imatmul-" + std::to_string(local), IMatmulVariant::kFile, group, local);
+  batch.add("icol", IColVariant::kFile, IColVariant::space(), 64);
   // the QDQ conv on the warp kernel: BM BN / (8 TN) invocations (the chunks' sum, IW_SUM: 256)
   std::map<std::uint32_t, std::vector<IWarpVariant>> warp;
   for (const IWarpVariant& v : IWarpVariant::space())
     warp[static_cast<std::uint32_t>(v.sum ? 256 : v.bm * 128 / (8 * v.tn))].push_back(v);
   for (const auto& [local, group] : warp)
-    check_family("imatmul_warp-" + std::to_string(local), IWarpVariant::kFile, group, local);
+    batch.add("imatmul_warp-" + std::to_string(local), IWarpVariant::kFile, group, local);
 }
 
 TEST(KernelVariants, Norms) {
-  check_family("norm", NormVariant::kFile, NormVariant::space(), 256);
-  check_family("rms_norm", RmsNormVariant::kFile, RmsNormVariant::space(), 256);
-  check_family("batch_norm", BatchNormVariant::kFile, BatchNormVariant::space(), 256);
+  Variants batch("Norms");
+  batch.add("norm", NormVariant::kFile, NormVariant::space(), 256);
+  batch.add("rms_norm", RmsNormVariant::kFile, RmsNormVariant::space(), 256);
+  batch.add("batch_norm", BatchNormVariant::kFile, BatchNormVariant::space(), 256);
 }
 
 TEST(KernelVariants, PoolingAndTraining) {
-  check_family("pool", PoolVariant::kFile, PoolVariant::space(), 256);
-  check_family("pool_axis", PoolAxisVariant::kFile, PoolAxisVariant::space(), 256);
-  check_family("cross_entropy", CrossEntropyVariant::kFile, CrossEntropyVariant::space(), 256);
-  check_family("optim", OptimVariant::kFile, OptimVariant::space(), 256);
+  Variants batch("PoolingAndTraining");
+  batch.add("pool", PoolVariant::kFile, PoolVariant::space(), 256);
+  batch.add("pool_axis", PoolAxisVariant::kFile, PoolAxisVariant::space(), 256);
+  batch.add("cross_entropy", CrossEntropyVariant::kFile, CrossEntropyVariant::space(), 256);
+  batch.add("optim", OptimVariant::kFile, OptimVariant::space(), 256);
 }
 
 TEST(KernelVariants, Transformer) {
-  check_family("rope", RopeVariant::kFile, RopeVariant::space(), 64);
-  check_family("glu", GluVariant::kFile, GluVariant::space(), 64);
+  Variants batch("Transformer");
+  batch.add("rope", RopeVariant::kFile, RopeVariant::space(), 64);
+  batch.add("glu", GluVariant::kFile, GluVariant::space(), 64);
 }
 
-TEST(KernelVariants, Image) { check_family("warp", WarpVariant::kFile, WarpVariant::space(), 64); }
+TEST(KernelVariants, Image) {
+  Variants batch("Image");
+  batch.add("warp", WarpVariant::kFile, WarpVariant::space(), 64);
+}
 
 TEST(KernelVariants, Attention) {
-  check_family("attention", AttentionVariant::kFile, AttentionVariant::space(), 64);
-  check_family("attention_lanes", AttentionLanesVariant::kFile, AttentionLanesVariant::space(), 64);
-  check_family("attention_block", AttentionBlockVariant::kFile, AttentionBlockVariant::space(), 64);
-  check_family("attention_flash", FlashAttentionVariant::kFile, FlashAttentionVariant::space(), 64);
-  check_family("attention_tiled", TiledAttentionVariant::kFile, TiledAttentionVariant::space(), 256);
+  Variants batch("Attention");
+  batch.add("attention", AttentionVariant::kFile, AttentionVariant::space(), 64);
+  batch.add("attention_lanes", AttentionLanesVariant::kFile, AttentionLanesVariant::space(), 64);
+  batch.add("attention_block", AttentionBlockVariant::kFile, AttentionBlockVariant::space(), 64);
+  batch.add("attention_flash", FlashAttentionVariant::kFile, FlashAttentionVariant::space(), 64);
+  batch.add("attention_tiled", TiledAttentionVariant::kFile, TiledAttentionVariant::space(), 256);
 }
 
-TEST(KernelVariants, Recurrent) { check_family("rnn", RnnVariant::kFile, RnnVariant::space(), 64); }
-TEST(KernelVariants, RecurrentSequence) { check_family("rnn_seq", RnnSeqVariant::kFile, RnnSeqVariant::space(), 128); }
+TEST(KernelVariants, Recurrent) {
+  Variants batch("Recurrent");
+  batch.add("rnn", RnnVariant::kFile, RnnVariant::space(), 64);
+}
+TEST(KernelVariants, RecurrentSequence) {
+  Variants batch("RecurrentSequence");
+  batch.add("rnn_seq", RnnSeqVariant::kFile, RnnSeqVariant::space(), 128);
+}
 TEST(KernelVariants, RecurrentSequenceRegs) {
-  check_family("rnn_seq_regs", RnnSeqVariant::kRegsFile, RnnSeqVariant::regs_space(), 256);
+  Variants batch("RecurrentSequenceRegs");
+  batch.add("rnn_seq_regs", RnnSeqVariant::kRegsFile, RnnSeqVariant::regs_space(), 256);
 }
-TEST(KernelVariants, RecurrentStep) { check_family("rnn_step", RnnStepVariant::kFile, RnnStepVariant::space(), 256); }
-TEST(KernelVariants, FusedMlp) { check_family("fused_mlp", FusedMlpVariant::kFile, FusedMlpVariant::space(), 256); }
+TEST(KernelVariants, RecurrentStep) {
+  Variants batch("RecurrentStep");
+  batch.add("rnn_step", RnnStepVariant::kFile, RnnStepVariant::space(), 256);
+}
+TEST(KernelVariants, FusedMlp) {
+  Variants batch("FusedMlp");
+  batch.add("fused_mlp", FusedMlpVariant::kFile, FusedMlpVariant::space(), 256);
+}
 TEST(KernelVariants, SqueezeExcite) {
-  check_family("squeeze_excite", SqueezeExciteVariant::kFile, SqueezeExciteVariant::space(), 256);
+  Variants batch("SqueezeExcite");
+  batch.add("squeeze_excite", SqueezeExciteVariant::kFile, SqueezeExciteVariant::space(), 256);
 }
-TEST(KernelVariants, StftMel) { check_family("stft_mel", StftMelVariant::kFile, StftMelVariant::space(), 256); }
+TEST(KernelVariants, StftMel) {
+  Variants batch("StftMel");
+  batch.add("stft_mel", StftMelVariant::kFile, StftMelVariant::space(), 256);
+}
 
 TEST(KernelVariants, Decoding) {
-  check_family("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);
-  check_family("kv_attention", KvAttentionVariant::kFile, KvAttentionVariant::space(), 64);
-  check_family("sample", SampleVariant::kFile, SampleVariant::space(), 256);
+  Variants batch("Decoding");
+  batch.add("kv_cache", KvCacheVariant::kFile, KvCacheVariant::space(), 64);
+  batch.add("kv_attention", KvAttentionVariant::kFile, KvAttentionVariant::space(), 64);
+  batch.add("sample", SampleVariant::kFile, SampleVariant::space(), 256);
 }
 
 // One family per kernel file (matmul_vec4/tile64/tile128/reg/warp.comp over matmul.glsl); the f16
 // math forms as GLSL ES only (as the elementwise F16V forms).
 TEST(KernelVariants, Matmul) {
+  Variants batch("Matmul");
   std::map<std::string, std::vector<MatmulVariant>> f32, f16;
   for (const MatmulVariant& v : MatmulVariant::space()) (v.f16_ext.empty() ? f32 : f16)[v.file()].push_back(v);
   ASSERT_EQ(f32.size(), 5u);
-  for (const auto& [file, space] : f32) check_family(file, file.c_str(), space, 256);
-  for (const auto& [file, space] : f16) check_family(file + "-f16", file.c_str(), space, 256, true);
-  check_family("gemv", GemvVariant::kFile, GemvVariant::space(), 128);
-  check_family("matmul_sum", MatmulSumVariant::kFile, MatmulSumVariant::space(), 256);
+  for (const auto& [file, space] : f32) batch.add(file, file.c_str(), space, 256);
+  for (const auto& [file, space] : f16) batch.add(file + "-f16", file.c_str(), space, 256, true);
+  batch.add("gemv", GemvVariant::kFile, GemvVariant::space(), 128);
+  batch.add("matmul_sum", MatmulSumVariant::kFile, MatmulSumVariant::space(), 256);
 }
 
 // The check itself: a misspelt flag or value throws, naming the kernel and the define.
@@ -278,6 +332,7 @@ TEST(KernelVariants, MisspeltDefinesThrow) {
 // image or intermediate out, weights and bias in f32 / f16 uniform blocks, shared memory or SSBOs,
 // fused steps.
 TEST(KernelVariants, InteropFrameFilter) {
-  check_family("frame_filter", FrameStageVariant::kFile, FrameStageVariant::space(), 256);
-  check_family("texture", TextureVariant::kFile, TextureVariant::space(), 256);
+  Variants batch("InteropFrameFilter");
+  batch.add("frame_filter", FrameStageVariant::kFile, FrameStageVariant::space(), 256);
+  batch.add("texture", TextureVariant::kFile, TextureVariant::space(), 256);
 }
