@@ -427,6 +427,16 @@ void Queue::wait_all() {
   }
 }
 
+void Queue::wait_fence_now(const char* op) {
+  const std::uint64_t n = transfers_;
+  GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  const GLenum r = client_wait(fence);
+  glDeleteSync(fence);
+  if (r == GL_WAIT_FAILED)
+    throw DeviceError(std::string("gltensor::") + op + ": glClientWaitSync failed (context lost?)");
+  transfers_done(n);
+}
+
 void Queue::poll() {
   while (!fences_.empty()) {
     GLint status = 0;

@@ -91,6 +91,7 @@ class Readback {
   GLuint staging_ = 0;
   GLsync fence_ = nullptr;
   std::size_t bytes_ = 0;
+  std::uint64_t transfers_ = 0;  // the queue's transfers() when fence_ was made (Queue::transfers_done)
 };
 
 }  // namespace gltensor::detail
