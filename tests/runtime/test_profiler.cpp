@@ -33,6 +33,7 @@ TEST(Profiler, AttributesDispatchesToKernelsOpsAndScopes) {
   dev.set_profiling(true);
   // The GPU's time lies inside the host's wall time from the first dispatch to the report (which waits for them).
   const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t d0 = dev.dispatch_count();
   for (int i = 0; i < 3; ++i) (void)matmul(a, b);
   {
     ProfileScope scope(dev, "my block");
@@ -41,6 +42,13 @@ TEST(Profiler, AttributesDispatchesToKernelsOpsAndScopes) {
   }
   const ProfileReport r = dev.profile();
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Every dispatch timed once, in each list.
+  const std::uint64_t dispatches = dev.dispatch_count() - d0;
+  for (const auto* rows : {&r.by_kernel, &r.by_op, &r.by_scope}) {
+    std::uint64_t calls = 0;
+    for (const auto& row : *rows) calls += row.calls;
+    EXPECT_EQ(calls, dispatches) << r.table();
+  }
   EXPECT_EQ(r.disjoint_events, 0u) << r.table();
   EXPECT_GT(r.total_ms, 0.0) << r.table();
   EXPECT_LT(r.total_ms, wall_ms) << r.table();
