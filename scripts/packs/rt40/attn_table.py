@@ -4,13 +4,19 @@ Per case: the GPU us per call (the lowest of the rounds) under GLTENSOR_ATTENTIO
 (block / the other: < 1 the block kernel is faster), the wall us per call likewise, and the kernel each default
 (the branch's, main's) chose with its GPU us. Then the cases where a default takes the block kernel though it is
 slower, and where it does not though it is faster by more than 10 %.
-  python3 attn_table.py LOGDIR"""
+  python3 attn_table.py LOGDIR
+  python3 attn_table.py result.txt   (run.sh's "a VARIANT-ROUND CASE KERNEL GPU_US WALL_US" lines)"""
 import collections, glob, os, re, sys
 
 d = sys.argv[1]
 runs = collections.defaultdict(lambda: collections.defaultdict(list))  # variant -> case -> [(gpu, wall, kernel)]
 pat = re.compile(r"^case (\S+) kernel (\S+) gpu_us ([\d.]+) wall_us ([\d.]+)")
-for f in sorted(glob.glob(os.path.join(d, "attn-*-*.txt"))):
+if os.path.isfile(d):
+    for line in open(d):
+        w = line.split()
+        if len(w) == 6 and w[0] == "a":
+            runs[w[1].split("-")[0]][w[2]].append((float(w[4]), float(w[5]), w[3]))
+for f in sorted(glob.glob(os.path.join(d, "attn-*-*.txt"))) if os.path.isdir(d) else []:
     v = os.path.basename(f).split("-")[1]
     for line in open(f):
         m = pat.match(line)

@@ -2,7 +2,7 @@
 # rt40's GPU pack (issue 21: timer queries on desktop GL, the transfer note after a read-back, attention_block's
 # default range). The lead runs it as `ONLY=rt40 bash gpu-multi/run-all.sh` ($H the pack of make_pack.sh;
 # builds.tar.xz unpacked into $W/b: bin + lib the branch's, main/bin + main/lib main's). In one call (~100 s; nothing
-# new starts past 60 s for the tests, 90 s for the latency, ATTN_UNTIL=130 s for the attention rounds):
+# new starts past 60 s for the tests, 90 s for the latency; the attention rounds end by ATTN_END=135 s):
 #   1. tests, GLES and desktop GL: test_profiler, test_pool's transfer-note tests, test_interop_state (a profiler
 #      family in adopted contexts), test_nn Attention.Block*; with the branch's library, then the new
 #      test_profiler / test_pool tests with main's library (they should fail there: what they catch)
@@ -59,17 +59,21 @@ for api in gles gl; do
 done
 
 step "4. attention corners: GPU us per call, $ROUNDS rounds of block=1, block=0, branch default, main default (GLES)"
+# (each case's line printed as it comes, "a VARIANT-ROUND CASE KERNEL GPU_US WALL_US", so that a run cut short keeps
+# what it measured; each process limited to what is left of ATTN_END s)
 for r in $(seq 1 "$ROUNDS"); do
   for v in block1 block0 branch main; do
-    [ "$SECONDS" -gt ${ATTN_UNTIL:-130} ] && { echo "round $r $v: no time left"; continue; }
+    tl=$((${ATTN_END:-135} - SECONDS)); [ $tl -gt 40 ] && tl=40
+    [ $tl -lt 5 ] && { echo "round $r $v: no time left"; continue; }
     envs=() l=$BR
     case $v in
       block1) envs=(GLTENSOR_ATTENTION_BLOCK=1) ;;
       block0) envs=(GLTENSOR_ATTENTION_BLOCK=0) ;;
       main) l=$MN ;;
     esac
-    (cd "$W" && env "${envs[@]}" GLTENSOR_API=gles LD_LIBRARY_PATH=$l timeout 40 "$B/bin/gltensor_attention_bench" \
-      --reps "$REPS" ${ATTN_CASES:-} > "$W/log/attn-$v-$r.txt" 2>&1) || echo "round $r $v: rc $?"
+    (set -o pipefail; cd "$W" && env "${envs[@]}" GLTENSOR_API=gles LD_LIBRARY_PATH=$l timeout $tl \
+      "$B/bin/gltensor_attention_bench" --reps "$REPS" ${ATTN_CASES:-} 2>&1 | tee "$W/log/attn-$v-$r.txt" |
+      awk -v t="$v-$r" '/^case/ {print "a", t, $2, $4, $6, $8}') || echo "round $r $v: rc $?"
     echo "round $r $v: $(grep -c '^case' "$W/log/attn-$v-$r.txt") cases; $(grep -m1 '^device' "$W/log/attn-$v-$r.txt")"
   done
 done
