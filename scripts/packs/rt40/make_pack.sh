@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Makes rt40's GPU pack: P=/work/main/gpu-multi/rt40 bash scripts/packs/rt40/make_pack.sh
-# builds.tar.xz: bin/ (this worktree's release test_profiler, test_pool, test_interop_state, test_nn,
+# builds.tar.xz: bin/ (this worktree's release test_profiler, test_pool, test_interop_state, test_nn, test_plans,
 # gltensor_attention_bench, gltensor_latency_bench, gltensor-run, stripped), lib/ (its libgltensor.so.0) and main/lib,
 # main/bin (/work/main/build's libgltensor.so.0 and gltensor-run); models/ (PP-OCR's cls model, 0.6 MB, for
 # gltensor-run --profile); run.sh, attn_table.py, COMMIT and main/COMMIT. Under 20 MiB.
 set -eu
 WT=$(git rev-parse --show-toplevel); P=${P:-/work/main/gpu-multi/rt40}; MAIN=${MAIN:-/work/main}
 T=$(mktemp -d); rm -rf "$P"; mkdir -p "$P/main" "$P/models" "$T/bin" "$T/lib" "$T/main/bin" "$T/main/lib"
-for t in test_profiler test_pool test_interop_state test_nn; do cp "$WT/build/tests/$t" "$T/bin/"; done
+for t in test_profiler test_pool test_interop_state test_nn test_plans; do cp "$WT/build/tests/$t" "$T/bin/"; done
 cp "$WT/build/bench/gltensor_attention_bench" "$WT/build/bench/gltensor_latency_bench" "$WT/build/tools/gltensor-run" \
   "$T/bin/"
 cp -L "$WT/build/libgltensor.so.0" "$T/lib/"

@@ -4,7 +4,8 @@
 # builds.tar.xz unpacked into $W/b: bin + lib the branch's, main/bin + main/lib main's). In one call (~100 s; nothing
 # new starts past 60 s for the tests, 90 s for the latency; the attention rounds end by ATTN_END=135 s):
 #   1. tests, GLES and desktop GL: test_profiler, test_pool's transfer-note tests, test_interop_state (a profiler
-#      family in adopted contexts), test_nn Attention.Block*; with the branch's library, then the new
+#      family in adopted contexts), test_nn Attention.Block* / FusedKernel*, test_plans PlanAttention.*; with the
+#      branch's library, then the new
 #      test_profiler / test_pool tests with main's library (they should fail there: what they catch)
 #   2. gltensor-run --profile --bench 20 on PP-OCR's cls model, GLES and desktop GL, main's and the branch's
 #   3. gltensor_latency_bench, GLES: main's library and the branch's (to_vector of a finished tensor, + synchronize)
@@ -24,7 +25,8 @@ brief() { grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|seed=|rror" | head -${1
 step "1. tests (branch's library), GLES then desktop GL"
 POOL='Pool.AReadBackClearsTheTransferNote:Pool.AnUploadWithNoDispatchAfterItIsPendingUntilSynchronize:Pool.SynchronizeLeavesNoUploadRunning'
 for api in gles gl; do
-  for t in "test_profiler:*" "test_pool:$POOL" "test_interop_state:*" "test_nn:Attention.Block*"; do
+  for t in "test_profiler:*" "test_pool:$POOL" "test_interop_state:*" "test_nn:Attention.Block*:Attention.FusedKernel*" \
+    "test_plans:PlanAttention.*"; do
     [ "$SECONDS" -gt ${TESTS_UNTIL:-60} ] && { echo "$api $t: no time left"; continue; }
     echo "$api ${t%%:*}: $(cd "$W" && GLTENSOR_API=$api LD_LIBRARY_PATH=$BR timeout 25 "$B/bin/${t%%:*}" \
       --gtest_filter="${t#*:}" --gtest_brief=1 2>&1 | brief)"
