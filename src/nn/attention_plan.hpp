@@ -108,12 +108,18 @@ std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p);
 /// range (rt40: head dims 40/64, keys 260/384/512, rows 8/64/300, heads 1/8/32; bench/RESULTS.md 2026-11-29): fewer
 /// than kBlockHalfBelowGroups row blocks of `rows` (past them, 32 heads x 64 rows: 0.93-1.36x attention.comp's GPU
 /// time, 8 x 300 rows: 1.26-1.79x), and at least kBlockHalfRows rows, kBlockHalfManyGroups row blocks, or causal
-/// (else, one block of 8 non-causal rows per head, 1 or 8 heads: 1.08-1.48x). Forced, it takes keys up to what its
-/// shared memory holds (block_shared_bytes: 1312 in 48 KiB at 8 rows). Settings::attention_block (0 never, 1 wherever
-/// it applies, software rasterizers and any L included), attention_block_rows and attention_block_local override the
-/// choice (and, unless attention_block is 0, force the kernel wherever it applies); local grows to rows / 4 x dq where
-/// that is more (one invocation per output quad and row group); none where local passes the device's invocations.
-constexpr std::int64_t kBlockHalfBelowGroups = 256, kBlockHalfManyGroups = 32, kBlockHalfRows = 64;
+/// (else, one block of 8 non-causal rows per head, 1 or 8 heads: 1.08-1.48x). In f32 with a causal mask, at least
+/// kBlockHalfBelowGroups row blocks, more than kBlockHalfRows rows, head dims past kBlockCausalHeadDim and more keys
+/// than rows (every row sees fewer than S keys, and attention.comp skips the masked tiles): none (8 x 300 x 64 causal
+/// at 384 / 512 keys: 1.02-1.03x and 1.10x in both windows of rt40; kept: 260 keys 0.89-0.90x, head dim 40
+/// 0.85-0.88x, 32 heads x 64 rows 0.61-0.73x). Forced, it takes keys up to
+/// what its shared memory holds (block_shared_bytes: 1312 in 48 KiB at 8 rows). Settings::attention_block (0 never, 1
+/// wherever it applies, software rasterizers and any L included), attention_block_rows and attention_block_local
+/// override the choice (and, unless attention_block is 0, force the kernel wherever it applies); local grows to rows /
+/// 4 x dq where that is more (one invocation per output quad and row group); none where local passes the device's
+/// invocations.
+constexpr std::int64_t kBlockHalfBelowGroups = 256, kBlockHalfManyGroups = 32, kBlockHalfRows = 64,
+                       kBlockCausalHeadDim = 48;
 BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                 std::uint64_t loop_limit, const Settings& settings);
 

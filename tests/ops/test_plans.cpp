@@ -560,7 +560,16 @@ TEST(PlanAttention, BlockByProblem) {
   EXPECT_EQ(half(300, 8, false), 0);                                                                   // 304
   EXPECT_EQ(plan_attention_block({8, 384, 8, 64, 64, 1, false, false}, gpu, false, 0, s).local, 256);  // f32: all
   EXPECT_EQ(plan_attention_block({300, 384, 8, 64, 64, 1, false, false}, gpu, false, 0, s).local, 256);
-  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);  // software
+  // f32, causal, 304 row blocks of 300-row heads: none past head dim 48 with more keys than rows (rt40's windows 1-2)
+  EXPECT_EQ(plan_attention_block({300, 384, 8, 64, 64, 1, false, true}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 512, 8, 64, 64, 1, false, true}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 260, 8, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);   // S < L
+  EXPECT_EQ(plan_attention_block({300, 384, 8, 40, 40, 1, false, true}, gpu, false, 0, s).local, 256);   // E 40
+  EXPECT_EQ(plan_attention_block({64, 384, 32, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);   // 256, 64 rows
+  EXPECT_EQ(plan_attention_block({72, 384, 28, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);   // 252, 72
+  EXPECT_EQ(plan_attention_block({72, 384, 32, 64, 64, 1, false, true}, gpu, false, 0, s).local, 0);     // 288, 72
+  EXPECT_EQ(plan_attention_block({200, 384, 10, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);  // 250
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);               // software
   EXPECT_EQ(plan_attention_block({300, 300, 8, 65, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 65, 1}, gpu, false, 0, s).local, 0);
   Settings on;
