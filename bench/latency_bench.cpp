@@ -3,7 +3,8 @@
 // read-back, an upload + dispatch + read-back, and the CPU cost of a tiny op. Ten independent
 // dispatches (no barrier between them) against ten dependent ones give the barriers' share.
 // GLTENSOR_STAGING=copy|persistent selects the host transfers' staging (README). Times in us per
-// iteration (mean of 2000 after 50 warm-up iterations).
+// iteration (mean of 2000 after 50 warm-up iterations). A read-back of a finished tensor alone and with a
+// synchronize() after it give what the read leaves for synchronize (nothing: its fence clears the transfer note).
 //   gltensor_latency_bench
 #include <chrono>
 #include <cstdio>
@@ -49,6 +50,15 @@ int main() {
                 dev.synchronize();
               }));
   std::printf("1 add [64] + to_vector:                  %8.2f us\n", us_per(n, [&] { (void)add(a, b).to_vector(); }));
+  // A read-back of a finished tensor waits for a fence after its copy; a synchronize() right after it has nothing
+  // left to wait for (before rt40 it made one more fence round trip).
+  Tensor done = add(a, b);
+  dev.synchronize();
+  std::printf("to_vector [64], finished:                %8.2f us\n", us_per(n, [&] { (void)done.to_vector(); }));
+  std::printf("to_vector [64], finished + synchronize:  %8.2f us\n", us_per(n, [&] {
+                (void)done.to_vector();
+                dev.synchronize();
+              }));
   std::printf("upload [34x96] + add + to_vector:        %8.2f us\n", us_per(n, [&] {
                 Tensor x = Tensor::from_host(dev, host, {34, 96});
                 (void)add(x, x).to_vector();

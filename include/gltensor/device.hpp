@@ -51,7 +51,8 @@ struct Capabilities {
   int max_uniform_block_size = 0;       ///< GL_MAX_UNIFORM_BLOCK_SIZE (bytes)
   int uniform_offset_alignment = 0;     ///< GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT (bytes)
   bool fp16_arithmetic = false;         ///< NV_gpu_shader5 or EXT_shader_explicit_arithmetic_types_float16
-  bool timer_query = false;             ///< EXT_disjoint_timer_query
+  bool timer_query = false;             ///< timestamp queries: desktop OpenGL 3.3+ or ARB_timer_query (core entry
+                                        ///< points), OpenGL ES with EXT_disjoint_timer_query
   /// Loop iterations one shader invocation may run, all its loops together, before the driver
   /// silently leaves them (Mesa's llvmpipe: 65535); 0 = no known limit. Kernels split longer
   /// work across invocations, workgroups or passes.
@@ -240,9 +241,11 @@ class Device {
   /// has fp16 arithmetic (Capabilities::fp16_arithmetic), else f32.
   Precision precision_in_effect() const;
 
-  /// GPU profiler: with `on`, every dispatch is timed by a GL_TIME_ELAPSED query
-  /// (EXT_disjoint_timer_query) and wrapped in a KHR_debug group named after its op (apitrace and
-  /// RenderDoc show them); costs a little speed. GLTENSOR_PROFILE=1 turns it on when a device
+  /// GPU profiler: with `on`, every dispatch is timed by two timestamp queries (GL_TIMESTAMP: the
+  /// core glQueryCounter on desktop OpenGL, EXT_disjoint_timer_query's on OpenGL ES; where the
+  /// context has GL_GPU_DISJOINT_EXT, timings of a disjoint interval are dropped and counted) and
+  /// wrapped in a KHR_debug group named after its op (apitrace and RenderDoc show them); costs a
+  /// little speed. GLTENSOR_PROFILE=1 turns it on when a device
   /// opens and prints the table to stderr when it closes. Throws DeviceError without timer
   /// queries. An adopted context must not have its own GL_TIME_ELAPSED query active meanwhile.
   void set_profiling(bool on);

@@ -571,8 +571,9 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     const std::size_t lbd = std::max<std::size_t>(batch.size(), 1);  // (at least the merged batch dims)
     // Few row blocks, head dims past 32, 257 to 512 keys (GPUs): blocks of 8 rows with their whole score rows in
     // shared memory.
-    const BlockTiles bt = plan_attention_block({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,
-                                               dev.loop_limit(), settings());
+    const bool half = q_in.dtype() != DType::f32 || k_in.dtype() != DType::f32 || v_in.dtype() != DType::f32;
+    const BlockTiles bt = plan_attention_block({L, S, numel_of(batch), E, Ev, lbd, half, opt.is_causal}, ad,
+                                               dev.adapter().software, dev.loop_limit(), settings());
     if (bt.local > 0) return block_attention(q_in, k_in, v_in, opt.is_causal, sc, bt);
     // Few row blocks (GPUs): the keys of each row over lanes, many short workgroups.
     const LaneTiles lt = plan_attention_lanes({L, S, numel_of(batch), E, Ev, lbd}, ad, dev.adapter().software,

@@ -166,6 +166,13 @@ BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev
   if (!forced && (software || p.nb * ceil_div(p.L, std::int64_t{64}) >= kSplitBelowGroups || dq != 16 || p.S <= 256 ||
                   p.S > 512 || p.L < t.rows))
     return {};
+  const std::int64_t groups = p.nb * ceil_div(p.L, std::int64_t{t.rows});
+  if (!forced && p.half &&  // 16-bit storage: only the measured faster part (kBlockHalf*)
+      (groups >= kBlockHalfBelowGroups || (p.L < kBlockHalfRows && groups < kBlockHalfManyGroups && !p.causal)))
+    return {};
+  if (!forced && !p.half && p.causal && groups >= kBlockHalfBelowGroups && p.L > kBlockHalfRows &&
+      std::max(p.E, p.Ev) > kBlockCausalHeadDim && p.S > p.L)  // f32, causal: (attention_plan.hpp)
+    return {};
   t.dq = dq;
   int local = settings.attention_block_local;
   if (local == 0) {

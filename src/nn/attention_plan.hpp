@@ -64,6 +64,8 @@ struct LaneTiles {
 struct LaneProblem {
   std::int64_t L = 0, S = 0, nb = 0, E = 0, Ev = 0;
   std::size_t bd = 1;
+  bool half = false;    ///< q, k or v stored in 16 bits (plan_attention_block's unforced range)
+  bool causal = false;  ///< (plan_attention_block's unforced range)
 };
 /// Shared memory of a lanes tiling: the K and V tiles or the combine's local x dq quads, whichever
 /// is larger, and two floats per invocation.
@@ -102,11 +104,22 @@ std::uint64_t attention_block_loops(const BlockTiles& t, const LaneProblem& p);
 /// where the device's workgroups are smaller), 8 query rows (8 x 300 x 64: 304 workgroups, 33.5 us of GPU time on
 /// the H200 against attention.comp's 38.6 in 40 workgroups of 5 serial key tiles; 16 rows 40.9, 4 rows 55.9, 512
 /// invocations 41.3: bench/RESULTS.md 2026-11-28, attn39), where the loop limit (0: none) allows; none (local = 0)
-/// elsewhere. Forced, it takes keys up to what its shared memory holds (block_shared_bytes: 1312 in 48 KiB at 8 rows).
-/// Settings::attention_block (0 never, 1 wherever it applies, software rasterizers and any L included),
-/// attention_block_rows and attention_block_local override the choice (and, unless attention_block is 0, force the
-/// kernel wherever it applies); local grows to rows / 4 x dq where that is more (one invocation per output quad and row
-/// group); none where local passes the device's invocations.
+/// elsewhere. With q, k or v stored in 16 bits (`half`) only where the H200 measured it faster at the corners of that
+/// range (rt40: head dims 40/64, keys 260/384/512, rows 8/64/300, heads 1/8/32; bench/RESULTS.md 2026-11-29): fewer
+/// than kBlockHalfBelowGroups row blocks of `rows` (past them, 32 heads x 64 rows: 0.93-1.36x attention.comp's GPU
+/// time, 8 x 300 rows: 1.26-1.79x), and at least kBlockHalfRows rows, kBlockHalfManyGroups row blocks, or causal
+/// (else, one block of 8 non-causal rows per head, 1 or 8 heads: 1.08-1.48x). In f32 with a causal mask, at least
+/// kBlockHalfBelowGroups row blocks, more than kBlockHalfRows rows, head dims past kBlockCausalHeadDim and more keys
+/// than rows (every row sees fewer than S keys, and attention.comp skips the masked tiles): none (8 x 300 x 64 causal
+/// at 384 / 512 keys: 1.02-1.03x and 1.10x in both windows of rt40; kept: 260 keys 0.89-0.90x, head dim 40
+/// 0.85-0.88x, 32 heads x 64 rows 0.61-0.73x). Forced, it takes keys up to
+/// what its shared memory holds (block_shared_bytes: 1312 in 48 KiB at 8 rows). Settings::attention_block (0 never, 1
+/// wherever it applies, software rasterizers and any L included), attention_block_rows and attention_block_local
+/// override the choice (and, unless attention_block is 0, force the kernel wherever it applies); local grows to rows /
+/// 4 x dq where that is more (one invocation per output quad and row group); none where local passes the device's
+/// invocations.
+constexpr std::int64_t kBlockHalfBelowGroups = 256, kBlockHalfManyGroups = 32, kBlockHalfRows = 64,
+                       kBlockCausalHeadDim = 48;
 BlockTiles plan_attention_block(const LaneProblem& p, const AttentionDevice& dev, bool software,
                                 std::uint64_t loop_limit, const Settings& settings);
 

@@ -17,6 +17,7 @@
 #include "runtime/profiler.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/timer_query.hpp"
 
 namespace gltensor {
 namespace detail {
@@ -220,7 +221,7 @@ void DeviceImpl::init_capabilities() {
   }
   c.fp16_arithmetic =
       c.has_extension("GL_NV_gpu_shader5") || c.has_extension("GL_EXT_shader_explicit_arithmetic_types_float16");
-  c.timer_query = c.has_extension("GL_EXT_disjoint_timer_query");  // the profiler uses its EXT entry points
+  c.timer_query = has_timer_queries(c);  // (timer_query.hpp: core on desktop OpenGL 3.3+, the EXT on OpenGL ES)
   // Mesa's gallivm (llvmpipe, softpipe's JIT) up to Mesa 22 gives every shader invocation one
   // loop counter for all its loops (LP_MAX_TGSI_LOOP_ITERATIONS) and leaves the loops silently
   // past it; Mesa 25 has no such limit. Software renderers are probed once per renderer/version

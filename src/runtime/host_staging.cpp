@@ -206,7 +206,7 @@ void mapped_read_end(DeviceImpl& dev, std::size_t bytes, void* dst) {
 
 bool mapped_download(DeviceImpl& dev, GLuint src, std::size_t offset, std::size_t bytes, void* dst) {
   if (!mapped_read_begin(dev, src, offset, bytes)) return false;
-  wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));
+  dev.queue().wait_fence_now("to_host");
   mapped_read_end(dev, bytes, dst);
   return true;
 }

@@ -9,21 +9,20 @@
 #ifndef GL_TIMESTAMP_EXT
 #define GL_TIMESTAMP_EXT 0x8E28
 #endif
-#ifndef GL_GPU_DISJOINT_EXT
-#define GL_GPU_DISJOINT_EXT 0x8FBB
-#endif
 
 namespace gltensor::detail {
 
 void Profiler::set_on(DeviceImpl& dev, bool on) {
   if (on && !dev.caps().timer_query)
-    throw DeviceError("gltensor::Device::set_profiling: the device has no timer queries (EXT_disjoint_timer_query)");
-  if (on && !get_u64_) {
-    get_u64_ = reinterpret_cast<GetU64>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
-    counter_ = reinterpret_cast<Counter>(eglGetProcAddress("glQueryCounterEXT"));
-    if (!get_u64_ || !counter_)
-      throw DeviceError(
-          "gltensor::Device::set_profiling: the driver lacks glQueryCounterEXT / glGetQueryObjectui64vEXT");
+    throw DeviceError(
+        "gltensor::Device::set_profiling: the device has no timer queries (OpenGL ES: EXT_disjoint_timer_query; "
+        "desktop OpenGL: 3.3 or ARB_timer_query)");
+  if (on && !tq_) {
+    tq_ = timer_queries(dev.caps());
+    if (!tq_)
+      throw DeviceError(std::string("gltensor::Device::set_profiling: the driver lacks ") +
+                        (dev.caps().desktop ? "glQueryCounter / glGetQueryObjectui64v"
+                                            : "glQueryCounterEXT / glGetQueryObjectui64vEXT"));
     push_group_ = reinterpret_cast<PushGroup>(eglGetProcAddress("glPushDebugGroup"));
     pop_group_ = reinterpret_cast<PopGroup>(eglGetProcAddress("glPopDebugGroup"));
     if (!push_group_ || !pop_group_) {
@@ -31,8 +30,7 @@ void Profiler::set_on(DeviceImpl& dev, bool on) {
       pop_group_ = reinterpret_cast<PopGroup>(eglGetProcAddress("glPopDebugGroupKHR"));
     }
     if (!dev.caps().debug_output) push_group_ = nullptr, pop_group_ = nullptr;
-    GLint disjoint = 0;
-    glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);  // clears the flag
+    (void)tq_.read_disjoint();  // clears the flag
   }
   on_ = on;
   dev.set_profiler(on ? this : nullptr);
@@ -52,20 +50,19 @@ GLuint Profiler::take_query() {
 void Profiler::begin(DeviceImpl&, const char* op, const std::string& kernel) {
   if (push_group_) push_group_(GL_DEBUG_SOURCE_APPLICATION, 0, -1, op);
   const GLuint start = take_query();
-  counter_(start, GL_TIMESTAMP_EXT);
+  tq_.counter(start, GL_TIMESTAMP_EXT);
   pending_.push_back({start, 0, kernel, op, scopes_.empty() ? std::string(op) : scopes_.back()});
 }
 
 void Profiler::end(DeviceImpl& dev) {
   pending_.back().stop = take_query();
-  counter_(pending_.back().stop, GL_TIMESTAMP_EXT);
+  tq_.counter(pending_.back().stop, GL_TIMESTAMP_EXT);
   if (pop_group_) pop_group_();
   if (pending_.size() > 4096) collect(dev, false);
 }
 
 void Profiler::collect(DeviceImpl&, bool wait) {
-  GLint disjoint = 0;
-  glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
+  const bool disjoint = tq_.read_disjoint();
   if (disjoint) ++disjoint_;
   while (!pending_.empty()) {
     Pending& p = pending_.front();
@@ -75,8 +72,8 @@ void Profiler::collect(DeviceImpl&, bool wait) {
       if (!available) break;
     }
     GLuint64 t0 = 0, t1 = 0;
-    get_u64_(p.start, GL_QUERY_RESULT, &t0);
-    get_u64_(p.stop, GL_QUERY_RESULT, &t1);
+    tq_.get_u64(p.start, GL_QUERY_RESULT, &t0);
+    tq_.get_u64(p.stop, GL_QUERY_RESULT, &t1);
     if (!disjoint) {
       const double ms = t1 > t0 ? static_cast<double>(t1 - t0) * 1e-6 : 0.0;
       for (auto* m : {&by_kernel_, &by_op_, &by_scope_}) {

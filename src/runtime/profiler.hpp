@@ -1,7 +1,8 @@
-// The GPU profiler (internal): two timestamp queries (EXT_disjoint_timer_query) around every
-// dispatch while it is on (timestamps rather than a time-elapsed query: Mesa's llvmpipe times
-// compute dispatches only that way), attributed to the kernel, the op and the innermost ProfileScope, and
-// a KHR_debug group named after the op around each dispatch (apitrace and RenderDoc show them).
+// The GPU profiler (internal): two timestamp queries (timer_query.hpp: the core entry points on desktop OpenGL,
+// EXT_disjoint_timer_query's on OpenGL ES) around every dispatch while it is on (timestamps rather than a
+// time-elapsed query: Mesa's llvmpipe times compute dispatches only that way), attributed to the kernel, the op and the
+// innermost ProfileScope, and a KHR_debug group named after the op around each dispatch (apitrace and RenderDoc show
+// them).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -11,6 +12,7 @@
 
 #include "gltensor/device.hpp"
 #include "runtime/device_impl.hpp"
+#include "runtime/timer_query.hpp"
 
 namespace gltensor::detail {
 
@@ -47,12 +49,9 @@ class Profiler : public DeviceExtension {
   std::map<std::string, Row> by_kernel_, by_op_, by_scope_;
   std::uint64_t disjoint_ = 0;
   GLuint take_query();
-  using GetU64 = void(GL_APIENTRY*)(GLuint, GLenum, GLuint64*);
-  using Counter = void(GL_APIENTRY*)(GLuint, GLenum);
-  Counter counter_ = nullptr;
+  TimerQueries tq_;
   using PushGroup = void(GL_APIENTRY*)(GLenum, GLuint, GLsizei, const GLchar*);
   using PopGroup = void(GL_APIENTRY*)();
-  GetU64 get_u64_ = nullptr;
   PushGroup push_group_ = nullptr;
   PopGroup pop_group_ = nullptr;
 };

@@ -10,6 +10,7 @@
 #include "runtime/readback.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/timer_query.hpp"
 
 namespace gltensor::detail {
 
@@ -20,21 +21,17 @@ thread_local WaitTrace* g_wait_trace = nullptr;
 #ifndef GL_TIMESTAMP_EXT
 #define GL_TIMESTAMP_EXT 0x8E28
 #endif
-using CounterFn = void(GL_APIENTRYP)(GLuint, GLenum);
-using GetU64Fn = void(GL_APIENTRYP)(GLuint, GLenum, GLuint64*);
-CounterFn counter_fn() {
-  static const auto f = reinterpret_cast<CounterFn>(eglGetProcAddress("glQueryCounterEXT"));
-  return f;
-}
-GetU64Fn get_u64_fn() {
-  static const auto f = reinterpret_cast<GetU64Fn>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
-  return f;
-}
-// A trace's timer query `i` (0: a run's start, 1: the last batch end) made now, where the driver has them.
-void trace_counter(WaitTrace& t, int i) {
-  if (!counter_fn() || !get_u64_fn()) return;
-  if (!t.queries[0]) glGenQueries(2, t.queries);
-  counter_fn()(t.queries[i], GL_TIMESTAMP_EXT);
+// A trace's timer query `i` (0: a run's start, 1: the last batch end) made now, where the device has them (the
+// entry points kept in the trace at its first query, for client_wait).
+void trace_counter(const DeviceImpl& dev, WaitTrace& t, int i) {
+  if (!t.queries[0]) {
+    const TimerQueries tq = timer_queries(dev.caps());
+    if (!tq) return;
+    t.counter = tq.counter;
+    t.get_u64 = tq.get_u64;
+    glGenQueries(2, t.queries);
+  }
+  t.counter(t.queries[i], GL_TIMESTAMP_EXT);
 }
 
 }  // namespace
@@ -77,10 +74,10 @@ GLenum client_wait(GLsync fence) {
       glGetInteger64v(GL_TIMESTAMP_EXT, &now);
       tr->gpu_wake = now;
       GLuint64 v = 0;
-      get_u64_fn()(tr->queries[1], GL_QUERY_RESULT, &v);
+      tr->get_u64(tr->queries[1], GL_QUERY_RESULT, &v);
       tr->gpu_end = static_cast<std::int64_t>(v);
       if (tr->started) {
-        get_u64_fn()(tr->queries[0], GL_QUERY_RESULT, &v);
+        tr->get_u64(tr->queries[0], GL_QUERY_RESULT, &v);
         tr->gpu_start = static_cast<std::int64_t>(v);
       }
     }
@@ -227,7 +224,7 @@ void Queue::replay(const Capture& c, std::span<const Rebind> rebinds) {
                   }),
                   std::span<const GLuint>{}, c.all_textures | std::views::transform(operand)));
   if (WaitTrace* tr = g_wait_trace; tr && tr->want_start) {
-    trace_counter(*tr, 0);
+    trace_counter(dev_, *tr, 0);
     tr->want_start = false;
     tr->started = tr->queries[0] != 0;
   }
@@ -389,7 +386,7 @@ void Queue::flush(bool submit) {
   // mapped reads of the host (already so where a full barrier followed the last dispatch: a
   // read-back's barrier_for_copy before its copy).
   if (dispatches_ != full_barrier_at_) barrier(GL_ALL_BARRIER_BITS);
-  if (g_wait_trace) trace_counter(*g_wait_trace, 1);
+  if (g_wait_trace) trace_counter(dev_, *g_wait_trace, 1);
   GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   if (submit) glFlush();
   fences_.emplace_back(batch_, fence);
@@ -428,6 +425,16 @@ void Queue::wait_all() {
     }
     transfer_pending_ = false;
   }
+}
+
+void Queue::wait_fence_now(const char* op) {
+  const std::uint64_t n = transfers_;
+  GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  const GLenum r = client_wait(fence);
+  glDeleteSync(fence);
+  if (r == GL_WAIT_FAILED)
+    throw DeviceError(std::string("gltensor::") + op + ": glClientWaitSync failed (context lost?)");
+  transfers_done(n);
 }
 
 void Queue::poll() {

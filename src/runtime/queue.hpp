@@ -122,10 +122,23 @@ class Queue {
   /// a read-back's copy). A batch's fence follows it only if the batch ends after it: flush()
   /// with no dispatch recorded ends none, so that an upload with no dispatch after it would stay
   /// unsubmitted and unwaited (review38's R11). flush() submits it (glFlush) and wait_all() waits
-  /// for it; a batch end's fence clears it.
-  void note_transfer() { transfer_pending_ = true; }
-  /// Whether a transfer was noted since the last fence the queue made (a batch end, wait_all's).
+  /// for it; a batch end's fence clears it, and so does a fence made after it that has signaled (wait_fence_now: a
+  /// read-back's copy waited for), so that synchronize() after a read-back makes no round trip of its own.
+  void note_transfer() {
+    transfer_pending_ = true;
+    ++transfers_;
+  }
+  /// Whether a transfer was noted since the last fence the queue made (a batch end, wait_all's) or waited for.
   bool transfer_pending() const { return transfer_pending_; }
+  /// Transfers noted so far: a fence made now follows them all (fences signal in order).
+  std::uint64_t transfers() const { return transfers_; }
+  /// A fence made when transfers() was `n` has signaled: the note is cleared unless a transfer was noted since.
+  void transfers_done(std::uint64_t n) {
+    if (n == transfers_) transfer_pending_ = false;
+  }
+  /// A fence made now and waited for (the host's copy of a read-back after its glCopyBufferSubData); clears the
+  /// transfer note (transfers_done). Throws DeviceError naming `op` where the wait fails.
+  void wait_fence_now(const char* op);
   /// Forgets a deleted buffer name (names are reused by new buffers).
   void forget_buffer(GLuint buffer);
   /// Deletes the fences (device destruction, context current).
@@ -195,7 +208,8 @@ class Queue {
   std::uint64_t dispatches_ = 0, barriers_ = 0;
   std::uint64_t full_barrier_at_ = 0;  // dispatches_ at the last GL_ALL_BARRIER_BITS barrier
   GLbitfield last_bits_ = 0;
-  bool transfer_pending_ = false;  // note_transfer() since the last fence the queue made
+  bool transfer_pending_ = false;  // note_transfer() since the last fence the queue made or waited for
+  std::uint64_t transfers_ = 0;    // note_transfer() calls
   Capture* capture_ = nullptr;
 };
 

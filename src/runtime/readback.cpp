@@ -69,7 +69,7 @@ void read_to_host(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_t
       if (par) prime_copy_helpers();
       void* dst = dest();  // (the caller's allocation while the GPU works)
       if (tr) t1 = Clock::now();
-      if (src.write_batch >= q.batch()) wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));  // no batch to end
+      if (src.write_batch >= q.batch()) q.wait_fence_now("to_host");  // no batch to end
       const unsigned char* from = mapped_read_data(dev);
       if (!fences.f.empty()) {
         std::size_t at = 0;
@@ -133,6 +133,7 @@ Readback::Readback(DeviceImpl& dev, Storage& src, std::size_t offset, std::size_
     copy_buffer(dev, src.buffer(), offset, staging_, 0, bytes);
     src.use_batch = dev.queue().batch();
   }
+  transfers_ = dev.queue().transfers();
   fence_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   glFlush();
 }
@@ -163,6 +164,7 @@ void Readback::get(void* dst) {
     glDeleteSync(fence_);
     if (r == GL_WAIT_FAILED) throw DeviceError("gltensor::AsyncRead::get: glClientWaitSync failed (context lost?)");
     fence_ = nullptr;
+    dev_->queue().transfers_done(transfers_);  // its copy and every transfer before it are done
   }
   if (bytes_) map_read(*dev_, staging_, bytes_, dst, "AsyncRead::get");
 }

@@ -63,6 +63,8 @@ struct WaitTrace {
   std::int64_t gpu_start = 0, gpu_end = 0, gpu_wake = 0;
   bool want_start = false, started = false;
   GLuint queries[2] = {0, 0};
+  void(GL_APIENTRYP counter)(GLuint, GLenum) = nullptr;  // the device's (timer_query.hpp), set with the queries
+  void(GL_APIENTRYP get_u64)(GLuint, GLenum, GLuint64*) = nullptr;
 };
 /// Records every later client_wait and replay on this thread into *t (null: none, the default).
 void set_wait_trace(WaitTrace* t);
@@ -89,6 +91,7 @@ class Readback {
   GLuint staging_ = 0;
   GLsync fence_ = nullptr;
   std::size_t bytes_ = 0;
+  std::uint64_t transfers_ = 0;  // the queue's transfers() when fence_ was made (Queue::transfers_done)
 };
 
 }  // namespace gltensor::detail

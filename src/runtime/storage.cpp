@@ -141,7 +141,7 @@ void Storage::download(std::size_t offset, std::size_t bytes, void* dst) {
     staging = keep.buffer;
   }
   copy_buffer(*dev, buffer(), offset, staging, 0, bytes);
-  wait_fence(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));
+  dev->queue().wait_fence_now("to_host");
   map_read(*dev, staging, bytes, dst, "to_host");
 }
 

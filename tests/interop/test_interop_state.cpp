@@ -2,7 +2,7 @@
 // binding, tests/interop/gl_app.hpp), its pending GL error pending and its context current, and
 // raises no GL error of its own: in an adopted OpenGL ES and desktop OpenGL context (each call
 // restoring, or a StateScope around the calls), and with a Device::open device used while the
-// application's context is current.
+// application's context is current. The profiler too (its timer queries).
 #include "gltensor/interop.hpp"
 #include "interop/gl_app.hpp"
 #include "interop/op_families.hpp"
@@ -47,6 +47,24 @@ glt_families::Family interop_family(const AppState& st) {
           }};
 }
 
+// The profiler's timer queries (the core entry points on desktop OpenGL, the EXT's on OpenGL ES) and its disjoint
+// check (only where the context has GL_GPU_DISJOINT_EXT: elsewhere the enum would raise GL_INVALID_ENUM).
+glt_families::Family profiler_family() {
+  return {"profiler", [](Device& d) {
+            if (!d.caps().timer_query) {
+              EXPECT_FALSE(d.caps().desktop) << "desktop OpenGL has core timer queries";
+              return;
+            }
+            d.set_profiling(true);
+            Tensor a = ones(d, {16, 24});
+            (void)matmul(a, ones(d, {24, 8}));
+            const ProfileReport r = d.profile();
+            EXPECT_GT(r.total_ms, 0.0) << r.table();
+            d.reset_profile();
+            d.set_profiling(false);
+          }};
+}
+
 class ApplicationState : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(ApplicationState, EveryOpFamilyLeavesItAsFound) {
@@ -69,6 +87,7 @@ TEST_P(ApplicationState, EveryOpFamilyLeavesItAsFound) {
   EXPECT_EQ(glt_app::diff(before, glt_app::snapshot(app)), "") << "opening / adopting";
   auto families = glt_families::families();
   if (v.mode != Mode::open_beside) families.push_back(interop_family(state));  // objects of the context
+  families.push_back(profiler_family());
   for (const auto& fam : families) {
     SCOPED_TRACE(fam.name);
     glEnable(0xDEAD);

@@ -916,6 +916,27 @@ TEST(Attention, LanesKernelMatchesReference) {
 // ways, E != Ev, each of its head-dim quad counts (4, 8, 16), broadcast k/v batches, causal; the grid over dispatches
 // of 3 workgroups; a strided f16 q with f16 k/v (an f16 result); NaN in a key and Inf in a query; scores past exp2's
 // range. The plan is asserted to apply (a case that fell back to attention.comp would test nothing).
+// The block kernel has no workspace (its score rows live in shared memory): the plan (plan_attention_block) takes no
+// SSBO limit, and the kernel runs with the device's limit lowered to its largest operand (Device::set_ssbo_limit),
+// where attention.comp's key split would find no room for its partials.
+TEST(Attention, BlockKernelAtTheSsboLimit) {
+  GLT_RNG(rng);
+  ScopedEnv on("GLTENSOR_ATTENTION_BLOCK", "1");
+  for (const AttentionCase& c : {AttentionCase{4, 4, 24, 300, 64, 64}, AttentionCase{3, 1, 17, 260, 40, 40}}) {
+    const AttentionInputs in = attention_inputs(rng, c, true);
+    const detail::BlockTiles t = detail::plan_attention_block(
+        {c.L, c.S, c.Bq, c.E, c.Ev, 1},
+        {false, 0, device().caps().max_shared_memory,
+         std::min(device().caps().max_workgroup_invocations, device().caps().max_workgroup_size[0])},
+        true, device().caps().max_loop_iterations, detail::settings());
+    ASSERT_GT(t.local, 0) << in.what;
+    const std::int64_t largest = 4 * std::int64_t{std::max({c.Bq * c.L * c.E, c.Bk * c.S * c.E, c.Bq * c.L * c.Ev})};
+    ScopedSsboLimit limit(largest);
+    EXPECT_TRUE(close(scaled_dot_product_attention(in.q, in.k, in.v, Tensor(), true).to_vector(), in.ref, 1e-4, 1e-5))
+        << in.what << " with the SSBO limit at " << largest << " bytes";
+  }
+}
+
 TEST(Attention, BlockKernelMatchesReference) {
   GLT_RNG(rng);
   using Case = AttentionCase;

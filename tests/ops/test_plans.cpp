@@ -518,7 +518,8 @@ TEST(PlanAttention, NarrowedToTheProblem) {
 // software rasterizers unless forced, past head dim 64, or past the loop limit; the settings.
 // attention_block.comp's plan: 8 x 300 x 64 on a GPU (40 row blocks of attention.comp) takes 16 rows, 256
 // invocations, 320 keys of scores; SVTR's head dim 15 (the lanes kernel's), enough row blocks, software rasterizers,
-// head dims past 64, keys past shared memory or past a lowered loop limit: none; the settings force and shape it.
+// head dims past 64, keys past shared memory or past a lowered loop limit: none; with 16-bit storage only the part
+// measured faster (rt40); the settings force and shape it.
 TEST(PlanAttention, BlockByProblem) {
   const Settings s;
   const AttentionDevice gpu{true, 32, 49152, 1024}, cpu{false, 0, 32768, 1024}, small{true, 32, 49152, 128};
@@ -543,7 +544,32 @@ TEST(PlanAttention, BlockByProblem) {
   EXPECT_EQ(plan_attention_block({168, 300, 8, 17, 15, 1}, gpu, false, 0, s).local, 0);     // dq 8: unmeasured
   EXPECT_EQ(plan_attention_block({1024, 1024, 16, 64, 64, 2}, gpu, false, 0, s).local, 0);  // 256 row blocks
   EXPECT_EQ(plan_attention_block({7, 300, 8, 64, 64, 1}, gpu, false, 0, s).local, 0);       // fewer rows than a block
-  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);  // software
+  // 16-bit storage, unforced: only what rt40 measured faster on the H200 (fewer than 256 row blocks of 8; at least 64
+  // rows, 32 row blocks, or causal)
+  auto half = [&](std::int64_t L, std::int64_t nb, bool causal) {
+    return plan_attention_block({L, 384, nb, 64, 64, 1, true, causal}, gpu, false, 0, s).local;
+  };
+  EXPECT_EQ(half(8, 1, false), 0);
+  EXPECT_EQ(half(8, 8, false), 0);
+  EXPECT_EQ(half(8, 8, true), 256);    // causal: 8 keys a row
+  EXPECT_EQ(half(8, 32, false), 256);  // 32 row blocks
+  EXPECT_EQ(half(64, 1, false), 256);
+  EXPECT_EQ(half(64, 8, false), 256);
+  EXPECT_EQ(half(300, 1, false), 256);
+  EXPECT_EQ(half(64, 32, true), 0);                                                                    // 256 row blocks
+  EXPECT_EQ(half(300, 8, false), 0);                                                                   // 304
+  EXPECT_EQ(plan_attention_block({8, 384, 8, 64, 64, 1, false, false}, gpu, false, 0, s).local, 256);  // f32: all
+  EXPECT_EQ(plan_attention_block({300, 384, 8, 64, 64, 1, false, false}, gpu, false, 0, s).local, 256);
+  // f32, causal, 304 row blocks of 300-row heads: none past head dim 48 with more keys than rows (rt40's windows 1-2)
+  EXPECT_EQ(plan_attention_block({300, 384, 8, 64, 64, 1, false, true}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 512, 8, 64, 64, 1, false, true}, gpu, false, 0, s).local, 0);
+  EXPECT_EQ(plan_attention_block({300, 260, 8, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);   // S < L
+  EXPECT_EQ(plan_attention_block({300, 384, 8, 40, 40, 1, false, true}, gpu, false, 0, s).local, 256);   // E 40
+  EXPECT_EQ(plan_attention_block({64, 384, 32, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);   // 256, 64 rows
+  EXPECT_EQ(plan_attention_block({72, 384, 28, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);   // 252, 72
+  EXPECT_EQ(plan_attention_block({72, 384, 32, 64, 64, 1, false, true}, gpu, false, 0, s).local, 0);     // 288, 72
+  EXPECT_EQ(plan_attention_block({200, 384, 10, 64, 64, 1, false, true}, gpu, false, 0, s).local, 256);  // 250
+  EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 64, 1}, cpu, true, 65535, s).local, 0);               // software
   EXPECT_EQ(plan_attention_block({300, 300, 8, 65, 64, 1}, gpu, false, 0, s).local, 0);
   EXPECT_EQ(plan_attention_block({300, 300, 8, 64, 65, 1}, gpu, false, 0, s).local, 0);
   Settings on;

@@ -11,6 +11,7 @@
 #include "gl_log.hpp"
 #include "runtime/cuda_memory.hpp"
 #include "runtime/host_copy.hpp"
+#include "runtime/readback.hpp"
 #include "runtime/settings.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "test_util.hpp"
@@ -593,6 +594,62 @@ TEST(Pool, AnUploadWithNoDispatchAfterItIsPendingUntilSynchronize) {
       q.flush();
       EXPECT_FALSE(q.transfer_pending());
       dev.synchronize();
+    }
+  }
+}
+
+// A read-back waits for a fence made after its copy, which follows every transfer noted before it (fences signal
+// in order): the read clears the queue's transfer note, so that synchronize() right after it makes no round trip of
+// its own (rt39's note stayed set: one more fence and wait). Round trips counted by the wait trace (client_wait's
+// calls), for each read path: the mapped read buffer and a staging buffer (GLTENSOR_STAGING), a tensor whose batch
+// has ended and one still being recorded, an asynchronous read; an upload after a read's fence stays noted.
+TEST(Pool, AReadBackClearsTheTransferNote) {
+  GLT_RNG(rng);
+  for (const bool persistent : {true, false}) {
+    ScopedSettings set;
+    set->persistent_staging = persistent;
+    Device dev = Device::open();
+    auto& q = dev.impl()->queue();
+    const auto sync_waits = [&] {
+      gltensor::detail::WaitTrace tr;
+      gltensor::detail::set_wait_trace(&tr);
+      dev.synchronize();
+      gltensor::detail::set_wait_trace(nullptr);
+      return tr.waits;
+    };
+    for (const std::int64_t n : {std::int64_t{5}, (std::int64_t{1} << 19) + 3}) {  // 20 B; 2 MiB: in pieces
+      SCOPED_TRACE(std::string(persistent ? "mapped read buffer, " : "staging buffer, ") + std::to_string(n) +
+                   " floats");
+      const std::vector<float> v = uniform(rng, static_cast<std::size_t>(n));
+      std::vector<float> twice(v);
+      for (float& f : twice) f *= 2;
+      Tensor x = Tensor::from_host(dev, v, {n});
+      // The count itself: an upload with no dispatch after it costs synchronize() one round trip, then none.
+      EXPECT_TRUE(q.transfer_pending());
+      EXPECT_EQ(sync_waits(), 1);
+      EXPECT_EQ(sync_waits(), 0);
+      Tensor y = x * 2.0;
+      dev.synchronize();
+      EXPECT_EQ(y.to_vector(), twice);  // y's batch has ended: the copy, then a fence of the read's own
+      EXPECT_FALSE(q.transfer_pending());
+      EXPECT_EQ(sync_waits(), 0);
+      Tensor z = y * -1.0;  // still being recorded: the batch end after the copy covers it
+      const std::vector<float> zv = z.to_vector();
+      EXPECT_EQ(zv.front(), -twice.front());
+      EXPECT_EQ(zv.back(), -twice.back());
+      EXPECT_FALSE(q.transfer_pending());
+      EXPECT_EQ(sync_waits(), 0);
+      AsyncRead r = y.to_host_async();  // its fence follows its copy
+      EXPECT_TRUE(q.transfer_pending());
+      EXPECT_EQ(r.get_float(), twice);
+      EXPECT_FALSE(q.transfer_pending());
+      EXPECT_EQ(sync_waits(), 0);
+      AsyncRead r2 = y.to_host_async();
+      Tensor w = Tensor::from_host(dev, v, {n});  // after r2's fence: not covered by it
+      EXPECT_EQ(r2.get_float(), twice);
+      EXPECT_TRUE(q.transfer_pending());
+      EXPECT_EQ(sync_waits(), 1);
+      EXPECT_EQ(w.to_vector(), v);
     }
   }
 }
