@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# suite40c's GPU pack (issue 21): GLTENSOR_IMATMUL_BLOCKS=1 (llvmpipe's integer matmul at 4 x 4 per
+# invocation in ctest's incidental entries; GPUs keep their plan) on the GPU. 1) test_plans and
+# test_nn_plans (the setting's parse and plan, host-only) on GLES; 2) the capped entries' tests as
+# ctest runs them (test_model's Qdq* with ONNX Runtime through python3, test_iconv_warp's
+# LargeSums, test_iconv_direct, test_iconv_implicit) with GLTENSOR_IMATMUL_BLOCKS=1, GLES; 3) the
+# same with llvmpipe's capped form forced on the GPU (GLTENSOR_IMATMUL_TILE=64 and
+# GLTENSOR_IMATMUL_SWIZZLE=0: 64 x 64 tiles of 4 x 4, one K slice, totals in registers, A not
+# swizzled); 4) test_model's Qdq* on desktop GL with the cap. The lead runs it as
+# `bash gpu-multi/suite40c/run.sh` ($H the pack); about 60 s on the H200, at most 135 s (per-run
+# timeouts, a hard end). F=FILTER replaces every gtest filter (a short local try on llvmpipe).
+set -u
+W=/tmp/suite40cw; rm -rf "$W"; mkdir -p "$W"
+step() { echo; echo "=== [$SECONDS s] $*"; }
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+echo "branch: $(cat "$H/COMMIT")"
+summary() { grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|^\[  SKIPPED \]|Failure|seed|tests ran" "$1" | head -30; }
+run() {  # NAME LIMIT BINARY FILTER [VAR=value ...]
+  local name=$1 lim=$2 bin=$3 filt=${F:-$4}; shift 4
+  [ $SECONDS -ge 125 ] && { step "$name: skipped (hard end)"; return; }
+  [ $((SECONDS + lim)) -gt 133 ] && lim=$((133 - SECONDS))
+  step "$name ($*)"
+  (cd "$W" && env "$@" GLTENSOR_ORT_PYTHON="$H/py/ort_run.py" GLTENSOR_REQUIRE_MODELS=1 \
+    timeout $lim "$H/bin/$bin" --gtest_brief=1 --gtest_filter="$filt" > "$W/$name.txt" 2>&1); echo "rc $?"
+  summary "$W/$name.txt"
+}
+run plans 10 test_plans 'Settings.*:Plan*' GLTENSOR_API=gles
+run nn_plans 10 test_nn_plans 'PlanIMatmul.*' GLTENSOR_API=gles
+cap=GLTENSOR_IMATMUL_BLOCKS=1
+for form in cap forced; do
+  extra=(); [ $form = forced ] && extra=(GLTENSOR_IMATMUL_TILE=64 GLTENSOR_IMATMUL_SWIZZLE=0)
+  run model-$form 30 test_model 'Model.Qdq*:Model.DynamicQuantizedMatMul*:Model.QLinear*' GLTENSOR_API=gles $cap "${extra[@]}"
+  run warp-$form 20 test_iconv_warp 'IConvWarp.LargeSums' GLTENSOR_API=gles $cap "${extra[@]}"
+  run direct-$form 20 test_iconv_direct '*' GLTENSOR_API=gles $cap "${extra[@]}"
+  run implicit-$form 25 test_iconv_implicit '*' GLTENSOR_API=gles $cap "${extra[@]}"
+done
+run model-cap-gl 30 test_model 'Model.Qdq*' GLTENSOR_API=gl $cap
+step "done"
