@@ -6,8 +6,9 @@
 # LargeSums, test_iconv_direct, test_iconv_implicit) with GLTENSOR_IMATMUL_BLOCKS=1, GLES; 3) the
 # same with llvmpipe's capped form forced on the GPU (GLTENSOR_IMATMUL_TILE=64 and
 # GLTENSOR_IMATMUL_SWIZZLE=0: 64 x 64 tiles of 4 x 4, one K slice, totals in registers, A not
-# swizzled); 4) test_model's Qdq* on desktop GL with the cap. The lead runs it as
-# `bash gpu-multi/suite40c/run.sh` ($H the pack); about 60 s on the H200, at most 135 s (per-run
+# swizzled); 4) test_model's Qdq* on desktop GL with the cap; 5) the entries that the branch runs
+# with GLTENSOR_MATMUL_REG_BLOCK=4x1 (REG at 4 x 4; test_matmul's own cap), as ctest runs them, GLES. The lead runs it as
+# `bash gpu-multi/suite40c/run.sh` ($H the pack); about 60-90 s on the H200, at most 135 s (per-run
 # timeouts, a hard end). F=FILTER replaces every gtest filter (a short local try on llvmpipe).
 set -u
 W=/tmp/suite40cw; rm -rf "$W"; mkdir -p "$W"
@@ -35,4 +36,12 @@ for form in cap forced; do
   run implicit-$form 25 test_iconv_implicit '*' GLTENSOR_API=gles $cap "${extra[@]}"
 done
 run model-cap-gl 30 test_model 'Model.Qdq*' GLTENSOR_API=gl $cap
+reg=GLTENSOR_MATMUL_REG_BLOCK=4x1
+run reg-model_run 10 test_model_run '*' GLTENSOR_API=gles $reg
+run reg-model_replay 10 test_model_replay '*' GLTENSOR_API=gles $reg
+run reg-conv_winograd 15 test_conv_winograd '*' GLTENSOR_API=gles $reg
+run reg-lora 10 test_lora '*' GLTENSOR_API=gles GLTENSOR_CHECK_LOOPS=1 $reg
+run reg-model_attention 10 test_model_attention '*' GLTENSOR_API=gles GLTENSOR_CHECK_LOOPS=1 $reg
+run reg-rnn 15 test_rnn '*' GLTENSOR_API=gles GLTENSOR_CHECK_LOOPS=1 $reg
+run reg-signal_ops 10 test_model_signal_ops 'SignalOps.LogMel*' GLTENSOR_API=gles GLTENSOR_CHECK_LOOPS=1 $reg
 step "done"
