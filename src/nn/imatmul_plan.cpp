@@ -33,8 +33,11 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // dependent layer waits for) 1.748, all 4 x 4 1.689; the layers alone, back to back, hide those
   // tails (4 x 8 1.06x faster than 4 x 4 there; int8w). GLTENSOR_IMATMUL_TILE=128 for the wide
   // tiles; software rasterizers: 64 x 128 (8 x 8) where that makes at least 256 workgroups.
-  const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb && !s.imatmul_blocks &&
-                      !s.imatmul_slices && !s.imatmul_bk;
+  const bool choose = s.imatmul == IMatmulSetting::choose && !s.imatmul_tile && !s.imatmul_rb &&
+                      s.imatmul_blocks != 2 && !s.imatmul_slices && !s.imatmul_bk;
+  // GLTENSOR_IMATMUL_BLOCKS=1: software rasterizers' tiles 64 x 64 of 4 x 4 per invocation (a test
+  // knob: LLVM compiles llvmpipe's 8 x 8 programs in about 4x the CPU; GPUs: their plan)
+  const bool soft4 = d.software && s.imatmul_blocks == 1;
   const int forced = d.software ? 0 : s.imatmul_tile;
   const std::int64_t row_tiles = (p.M + kIMatmulTileRows - 1) / kIMatmulTileRows;
   const bool wide = row_tiles * ((p.N + 127) / 128) * p.batch >= kWideGroups;
@@ -48,12 +51,12 @@ IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const 
   // 0.201, of one slice 0.294 (f32 0.197); at 112x112 (196, 196, 392 tiles) one slice 0.320,
   // two 0.371.
   const bool few = !d.software && choose && !wide && row_tiles * ((p.N + 63) / 64) * p.batch < kFewGroups;
-  v.bn = forced ? forced : wide && (d.software || wide4x8) ? 128 : 64;
+  v.bn = forced ? forced : wide && ((d.software && !soft4) || wide4x8) ? 128 : 64;
   // RB = CB: 4 x 4 blocks per invocation along each dim (software rasterizers, unless
   // GLTENSOR_MATMUL_KERNEL=gpu: always 2, fewer invocations with more work each ran faster on
   // llvmpipe; bench/RESULTS.md); GLTENSOR_IMATMUL_BLOCKS=2: 2 on the GPUs' 64 x 64 tiles too;
-  // 64 x 32 tiles (GLTENSOR_IMATMUL_TILE=32, GPUs only): 4 x 4
-  v.blocks = v.bn == 128 || (v.bn == 64 && (d.software || s.imatmul_blocks == 2)) ? 2 : 1;
+  // 64 x 32 tiles (GLTENSOR_IMATMUL_TILE=32, GPUs only): 4 x 4; GLTENSOR_IMATMUL_BLOCKS=1: 4 x 4 in software
+  v.blocks = !soft4 && (v.bn == 128 || (v.bn == 64 && (d.software || s.imatmul_blocks == 2))) ? 2 : 1;
   // GLTENSOR_IMATMUL_RB=2: 8 x 4 per invocation on the GPUs' 64 x 64 tiles; 1: 4 x 8 on 64 x 128
   const int rb = wide4x8                                             ? 1
                  : d.software || !s.imatmul_rb                       ? v.blocks

@@ -56,7 +56,8 @@ inline constexpr std::int64_t kFewGroups = 128;
 /// (GLTENSOR_IMATMUL, _TILE, _RB, _BLOCKS, _BK) force forms; the totals in shared memory only where they fit beside the
 /// tiles (else registers), K tiles of 8 only where every invocation stages an A word per tile, two K slices (_SLICES)
 /// for 8 x 8, 4 x 8 and 4 x 4 per invocation on GPUs, with the totals in registers;
-/// GLTENSOR_IMATMUL_TILE=32: 64 x 32 tiles of 4 x 4 (a lab form).
+/// GLTENSOR_IMATMUL_TILE=32: 64 x 32 tiles of 4 x 4 (a lab form); GLTENSOR_IMATMUL_BLOCKS=1: software
+/// rasterizers' tiles 64 x 64 of 4 x 4, totals in registers (a test knob; GPUs keep their plan).
 /// A's tile is swizzled (A_SWIZZLE) for the GPUs' 4 x 4 only, unless GLTENSOR_IMATMUL_SWIZZLE=0|1 (Settings::
 /// imatmul_swizzle) turns it off / on for every form on any device (gltensor_iconv_forms_bench).
 IMatmulPlan plan_imatmul(const IMatmulProblem& p, const IMatmulDevice& d, const Settings& s);

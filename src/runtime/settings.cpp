@@ -288,7 +288,7 @@ Settings Settings::from_env() {
   s.imatmul = parse_imatmul(env("GLTENSOR_IMATMUL"));
   s.iconv_gemm = parse_iconv_gemm(env("GLTENSOR_ICONV_GEMM"));
   if (const int r = std::atoi(env("GLTENSOR_IMATMUL_RB").c_str()); r == 1 || r == 2) s.imatmul_rb = r;
-  s.imatmul_blocks = std::atoi(env("GLTENSOR_IMATMUL_BLOCKS").c_str()) == 2 ? 2 : 0;
+  if (const int b = std::atoi(env("GLTENSOR_IMATMUL_BLOCKS").c_str()); b == 1 || b == 2) s.imatmul_blocks = b;
   s.imatmul_slices = std::atoi(env("GLTENSOR_IMATMUL_SLICES").c_str()) == 2 ? 2 : 0;
   s.qconv_requant = env_bool("GLTENSOR_QCONV_REQUANT", true);
   parse_fused_mlp(env("GLTENSOR_FUSED_MLP"), s.fused_mlp, s.fused_mlp_rows, s.fused_mlp_split);

@@ -175,7 +175,10 @@ struct Settings {
   /// (256 invocations) instead of 8 x 8 (0 = choose).
   int imatmul_rb = 0;
   /// GLTENSOR_IMATMUL_BLOCKS=2: the 64 x 64 tiles on GPUs with 8 x 8 outputs per invocation (64
-  /// invocations; 0 = choose).
+  /// invocations; 0 = choose). 1: software rasterizers' tiles 64 x 64 with 4 x 4 per invocation
+  /// (256 invocations, totals in registers) instead of their 8 x 8; GPUs keep their plan. A test
+  /// knob: LLVM compiles llvmpipe's 8 x 8 programs in about 4x the CPU of 4 x 4 ones (ctest sets it
+  /// for the entries whose integer matmuls serve another op's test; bench/RESULTS.md, suite40c).
   int imatmul_blocks = 0;
   /// GLTENSOR_IMATMUL_SLICES=2: the 64 x 128 tiles of 8 x 8 (GLTENSOR_IMATMUL_TILE=128; or 4 x 4 on
   /// 64 x 32 / 64 x 64) with K in two slices per workgroup (as matmul's sliced VEC4 kernel), the

@@ -493,6 +493,16 @@ TEST(PlanIMatmul, Forms) {
   EXPECT_EQ(k.local_x, 128u);
   EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::mem);
   EXPECT_EQ(plan_imatmul({64, 64, 300, 1, true, true}, sw, s).v.bn, 64);  // one workgroup
+  s.imatmul_blocks = 1;  // GLTENSOR_IMATMUL_BLOCKS=1: software 64 x 64 of 4 x 4, totals in registers
+  for (const IMatmulProblem q : {p, IMatmulProblem{64, 64, 300, 1, true, true}}) {
+    k = plan_imatmul(q, sw, s);
+    EXPECT_EQ(form(k), (Form{64, 1, 0, 1, 256u, false}));
+    EXPECT_EQ(k.v.totals, IMatmulVariant::Totals::regs);
+    EXPECT_FALSE(k.v.k_pairs);
+  }
+  for (const IMatmulProblem q : {p, IMatmulProblem{64, 3136, 288, 1}, IMatmulProblem{128, 12544, 1152, 1}})
+    EXPECT_EQ(form(plan_imatmul(q, gpu, s)), form(plan_imatmul(q, gpu, Settings{})));  // GPUs: their plan
+  s.imatmul_blocks = 0;
   s.imatmul_tile = 128, s.imatmul = IMatmulSetting::shared, s.imatmul_bk = 8;
   k = plan_imatmul(p, gpu, s);  // 8 x 8 on 64 x 128: totals 32 KiB + tiles 12 KiB
   EXPECT_EQ(k.v.bn, 128);

@@ -1450,6 +1450,11 @@ TEST(Settings, LabKnobsFromTheEnvironment) {
   const Settings rb = with("GLTENSOR_MATMUL_REG_BLOCK", "4x1");
   EXPECT_EQ(rb.matmul_reg_rows, 4);
   EXPECT_EQ(rb.matmul_reg_quads, 1);
+  // GLTENSOR_IMATMUL_BLOCKS: 1 (software 4 x 4, the tests' cap) or 2 (GPUs' 8 x 8), else the plan's
+  EXPECT_EQ(d.imatmul_blocks, 0);
+  EXPECT_EQ(with("GLTENSOR_IMATMUL_BLOCKS", "1").imatmul_blocks, 1);
+  EXPECT_EQ(with("GLTENSOR_IMATMUL_BLOCKS", "2").imatmul_blocks, 2);
+  EXPECT_EQ(with("GLTENSOR_IMATMUL_BLOCKS", "4").imatmul_blocks, 0);
   // GLTENSOR_RNN_REGS=KS,RR[,NG]: the register sequence kernel's forms (unset: the plan's)
   EXPECT_EQ(d.rnn_regs_parts, 0);
   EXPECT_EQ(d.rnn_regs_cols, -1);
