@@ -183,7 +183,7 @@ Tensor lanes_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   const std::int64_t rows = t.local / t.lanes;
   launch.params(AttentionParams{L, S, E, Ev, bl, o.eq, o.ek, o.ev, scale, causal, 0})
       .loop_iterations(attention_lanes_loops(t, {L, S, numel_of(batch), E, Ev, bl.shape.size()}))
-      .groups(static_cast<std::uint64_t>((L + rows - 1) / rows), static_cast<std::uint64_t>(numel_of(batch)), 1);
+      .groups(static_cast<std::uint64_t>(ceil_div(L, rows)), static_cast<std::uint64_t>(numel_of(batch)), 1);
   return out;
 }
 
