@@ -322,13 +322,14 @@ void lab_add(bool small) {
 
 // ---------------------------------------------------------------- stream: add at 2^20, 2^24, 2^26
 // Wall time per dispatch (batches with barriers, as time_ms) beside the GPU's own time per dispatch
-// (GL_TIME_ELAPSED_EXT queries around single dispatches): where the two differ, the cost is
+// (GL_TIME_ELAPSED queries around single dispatches: the core entry points on desktop OpenGL 3.3+,
+// EXT_disjoint_timer_query's on OpenGL ES): where the two differ, the cost is
 // between dispatches (barriers, submission), not in the kernel. Candidates: bench/lab/quad.comp's
 // add with 1, 2, 4 or 8 quads per invocation (loads before stores), workgroup sizes, buffers made
 // by glBufferStorageEXT (immutable) instead of glBufferData; copy and fill for the device's
 // bandwidth; then gltensor::add / mul (the library's path) at the same sizes.
 #ifndef GL_TIME_ELAPSED_EXT
-#define GL_TIME_ELAPSED_EXT 0x88BF
+#define GL_TIME_ELAPSED_EXT 0x88BF  // GL_TIME_ELAPSED: the same value in desktop OpenGL 3.3
 #endif
 using GetQueryU64 = void(GL_APIENTRYP)(GLuint, GLenum, GLuint64*);
 using BufferStorageFn = void(GL_APIENTRYP)(GLenum, GLsizeiptr, const void*, GLbitfield);
@@ -336,7 +337,8 @@ using BufferStorageFn = void(GL_APIENTRYP)(GLenum, GLsizeiptr, const void*, GLbi
 // Median GPU time (ms) of `reps` single dispatches, each in its own time-elapsed query; 0 where the
 // device has no timer queries.
 double gpu_ms(const std::function<void()>& once, int reps) {
-  static auto get = reinterpret_cast<GetQueryU64>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
+  static auto get = reinterpret_cast<GetQueryU64>(
+      eglGetProcAddress(g_dev->caps().desktop ? "glGetQueryObjectui64v" : "glGetQueryObjectui64vEXT"));
   if (!get || !g_dev->caps().timer_query) return 0;
   if (g_check) reps = 1;
   std::vector<GLuint> q(static_cast<std::size_t>(reps));

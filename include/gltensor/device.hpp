@@ -247,7 +247,10 @@ class Device {
   /// wrapped in a KHR_debug group named after its op (apitrace and RenderDoc show them); costs a
   /// little speed. GLTENSOR_PROFILE=1 turns it on when a device
   /// opens and prints the table to stderr when it closes. Throws DeviceError without timer
-  /// queries. An adopted context must not have its own GL_TIME_ELAPSED query active meanwhile.
+  /// queries. It begins no query (GL_TIMESTAMP counters only), so an adopted context's own
+  /// GL_TIME_ELAPSED query may stay active around gltensor's calls; but reading GL_GPU_DISJOINT_EXT
+  /// clears that context-wide flag, so an application that reads it too sees only the disjoint
+  /// events after gltensor's last read.
   void set_profiling(bool on);
   /// Waits for the pending timings and returns the profile so far.
   ProfileReport profile();
