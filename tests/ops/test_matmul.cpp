@@ -436,9 +436,9 @@ TEST(Matmul, EveryKernelPath) {
     // kernel's f16 / bf16 loads and stores, with and without the epilogue). Their f32 programs at
     // these shapes add no flag or flag pair to the release pass's (GemvKernel and WarpTiledKernel
     // run the f32 layouts, edges, batches and epilogues; suite41c, 2026-11-29, scripts/program_flags.py:
-    // gemv.comp 35 flags / 504 pairs and matmul_warp.comp 33 / 445 kept; 14 programs, about 4.5 CPU-s
-    // of llvmpipe's compiles, fewer; sabotage: an f32-only error in either kernel's last row fails
-    // GemvKernel / WarpTiledKernel). GPUs run every case.
+    // gemv.comp 35 flags / 504 pairs and matmul_warp.comp 33 / 445 kept; 14 programs fewer here, 8
+    // of them in the pass, about 2 CPU-s of llvmpipe's compiles; sabotage: an f32-only error in either
+    // kernel's last row fails GemvKernel / WarpTiledKernel). GPUs run every case.
     const bool halves_only =
         device().adapter().software && (std::string(kernel) == "gemv" || std::string(kernel) == "warp");
     for (const Case& c : cases) {
