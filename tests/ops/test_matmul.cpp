@@ -432,8 +432,18 @@ TEST(Matmul, EveryKernelPath) {
     // half outputs with the epilogue, and the layouts one operand at a time, are the same code in
     // every form: "vec4" runs them.
     const bool vec4_form = std::string(kernel).size() > 4 && std::string(kernel).rfind("vec4", 0) == 0;
+    // GEMV and warp forced on software rasterizers: the half-storage cases only (5 and 6: each
+    // kernel's f16 / bf16 loads and stores, with and without the epilogue). Their f32 programs at
+    // these shapes add no flag or flag pair to the release pass's (GemvKernel and WarpTiledKernel
+    // run the f32 layouts, edges, batches and epilogues; suite41c, 2026-11-29, scripts/program_flags.py:
+    // gemv.comp 35 flags / 504 pairs and matmul_warp.comp 33 / 445 kept; 14 programs fewer here, 8
+    // of them in the pass, about 2 CPU-s of llvmpipe's compiles; sabotage: an f32-only error in either
+    // kernel's last row fails GemvKernel / WarpTiledKernel). GPUs run every case.
+    const bool halves_only =
+        device().adapter().software && (std::string(kernel) == "gemv" || std::string(kernel) == "warp");
     for (const Case& c : cases) {
       if (vec4_form && c.batch == 1 && c.a_t != c.b_t) continue;
+      if (halves_only && c.dt == DType::f32) continue;
       auto a = uniform(rng, c.batch * c.M * c.K), b = uniform(rng, c.K * c.N), d = uniform(rng, c.N);
       auto round = [&](std::vector<float>& v) {
         for (auto& x : v)
