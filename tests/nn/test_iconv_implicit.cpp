@@ -301,7 +301,11 @@ TEST(IConvImplicit, GpuTilings) {
     // Forms 13-18 differ from their forms (1, 2, 9, 8, 10, 19) by A's tile in shared memory only
     // (A_SWIZZLE), which the exact sums read whole; the epilogue after it is the same code: their
     // requantizing programs would test nothing new (6 programs, about 1 s each on llvmpipe).
-    c.requant = own;
+    // On software rasterizers only form 8 (4 x 8 with K in pairs: K_PAIRS) requantizes: every flag
+    // and flag pair of the other forms' requantizing programs runs in the other tests and entries of
+    // the pass (scripts/program_flags.py; the sums above read every form's loads and totals), and
+    // K_PAIRS' epilogue pairs only here (suite41b, bench/RESULTS.md). GPUs requantize at every form.
+    c.requant = own && (!device().adapter().software || form == 8);
     check_case(rng, c);
   }
 }
