@@ -277,6 +277,10 @@ TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
   for (int f = 0; f < 22; ++f) {
     if (f == 0 || f == 20 || f == 21) continue;  // GpuFewTiles' three forms, at its five shapes
+    // Software rasterizers: not forms 14 and 15 (A swizzled on 8 x 8: 64 x 128 with the totals in
+    // memory, 64 x 64 with them in shared memory; 1.4 CPU-s of LLVM): the swizzle on 8 x 8 runs in
+    // form 17, and their flags and flag pairs elsewhere in the pass (suite41b, bench/RESULTS.md)
+    if ((f == 14 || f == 15) && device().adapter().software) continue;
     SCOPED_TRACE("form " + std::to_string(f));
     const bool own = f < 13 || f > 18;  // the form as its settings give it
     const int form = own ? f : std::array<int, 6>{1, 2, 9, 8, 10, 19}[static_cast<std::size_t>(f - 13)];
