@@ -21,10 +21,11 @@ run() {  # NAME LIMIT BINARY FILTER [VAR=value ...]
   summary "$W/$name.txt"
 }
 loops=GLTENSOR_CHECK_LOOPS=1
-run implicit 45 test_iconv_implicit '*' GLTENSOR_API=gles $loops GLTENSOR_IMATMUL_BLOCKS=1
+# (window 1: test_iconv_warp whole ran past 30 s, cold, on GLES; implicit 29 s, quant 19 s)
+run warp 55 test_iconv_warp '*' GLTENSOR_API=gles $loops
+run implicit 40 test_iconv_implicit '*' GLTENSOR_API=gles $loops GLTENSOR_IMATMUL_BLOCKS=1
 run quant 25 test_quant '*' GLTENSOR_API=gles $loops
-run warp 30 test_iconv_warp '*' GLTENSOR_API=gles $loops
-run implicit-gl 15 test_iconv_implicit 'IConvImplicit.GpuTilings' GLTENSOR_API=gl $loops GLTENSOR_IMATMUL_BLOCKS=1
+run implicit-gl 12 test_iconv_implicit 'IConvImplicit.GpuTilings' GLTENSOR_API=gl $loops GLTENSOR_IMATMUL_BLOCKS=1
 run warp-gl 8 test_iconv_warp 'IConvWarp.LargeSums' GLTENSOR_API=gl $loops
 run quant-gl 6 test_quant 'Quant.WordsGemvShapes' GLTENSOR_API=gl $loops
 step "done"
