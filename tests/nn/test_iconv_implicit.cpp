@@ -277,6 +277,10 @@ TEST(IConvImplicit, GpuTilings) {
   GLT_RNG(rng);
   for (int f = 0; f < 22; ++f) {
     if (f == 0 || f == 20 || f == 21) continue;  // GpuFewTiles' three forms, at its five shapes
+    // Software rasterizers: not form 14 (A swizzled on 64 x 128 tiles of 8 x 8 with the totals in memory;
+    // 0.9 CPU-s of LLVM): the swizzle on 8 x 8 runs in forms 15 and 17, on 64 x 128 in 16, and its
+    // flags, flag pairs and tile x flag pairs elsewhere in the pass (suite41b, bench/RESULTS.md)
+    if (f == 14 && device().adapter().software) continue;
     SCOPED_TRACE("form " + std::to_string(f));
     const bool own = f < 13 || f > 18;  // the form as its settings give it
     const int form = own ? f : std::array<int, 6>{1, 2, 9, 8, 10, 19}[static_cast<std::size_t>(f - 13)];
@@ -301,7 +305,14 @@ TEST(IConvImplicit, GpuTilings) {
     // Forms 13-18 differ from their forms (1, 2, 9, 8, 10, 19) by A's tile in shared memory only
     // (A_SWIZZLE), which the exact sums read whole; the epilogue after it is the same code: their
     // requantizing programs would test nothing new (6 programs, about 1 s each on llvmpipe).
-    c.requant = own;
+    // On software rasterizers only form 8 (4 x 8 with K in pairs: K_PAIRS) requantizes: every flag
+    // and flag pair of the other forms' requantizing programs runs in the other tests and entries of
+    // the pass (scripts/program_flags.py; the sums above read every form's loads and totals), and
+    // K_PAIRS' epilogue pairs only here; the dequantizing totals in memory (operand 10) no longer on
+    // 64 x 128 tiles on llvmpipe (store_row's epilogue: the same code at every tile). Sabotage: form
+    // 8's requantized value moved by 4 (K_PAIRS only) fails it (suite41b, bench/RESULTS.md). GPUs
+    // requantize at every form.
+    c.requant = own && (!device().adapter().software || form == 8);
     check_case(rng, c);
   }
 }
