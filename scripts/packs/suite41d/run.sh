@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # suite41d's GPU pack (issue 21: the cold suite's runs): the branch's changed tests on the GPU, on
 # GLES and desktop GL: test_reduce whole (Softmax.AnyDimViewsAndSpecials' reference, the [70001, 3]
-# rows of ContiguousRowsFastPath in f32 only), test_pool whole (test_pool's entry) and as the
-# test_pool_staging_copy entry now runs it (GLTENSOR_STAGING=copy and its gtest filter). The lead
+# rows of ContiguousRowsFastPath in f32 only), test_pool whole (test_pool's entry; its data from a
+# SplitMix stream) and as the test_pool_staging_copy entry now runs it (GLTENSOR_STAGING=copy and its
+# gtest filter), test_model_signal_ops whole (ref_stft's DFT table) (window 2 on). The lead
 # runs it as `bash gpu-multi/suite41d/run.sh` ($H the pack: bin/ the branch's stripped tests, lib/
 # its libgltensor.so.0); about 20-40 s on the H200, at most 130 s (per-run timeouts).
 set -u
@@ -24,5 +25,6 @@ for api in gles gl; do
   run reduce-$api 40 test_reduce '*' GLTENSOR_API=$api
   run pool-$api 30 test_pool '*' GLTENSOR_API=$api
   run pool-copy-$api 30 test_pool "$COPY_FILTER" GLTENSOR_API=$api GLTENSOR_STAGING=copy
+  [ -x "$H/bin/test_model_signal_ops" ] && run signal-$api 30 test_model_signal_ops '*' GLTENSOR_API=$api
 done
 step done
