@@ -68,6 +68,13 @@ std::vector<double> ref_mel(std::int64_t bins, std::int64_t dft, double rate, do
 std::vector<double> ref_stft(const std::vector<float>& x, std::int64_t Bn, std::int64_t L, std::int64_t ch,
                              std::int64_t step, const std::vector<float>& w, std::int64_t n, bool onesided) {
   const std::int64_t F = 1 + (L - n) / step, m = onesided ? n / 2 + 1 : n;
+  // e^(-2 pi i q / n) for q = j * k mod n (the cos and sin of every j, k: 18% of the binary's CPU).
+  std::vector<double> cs(static_cast<std::size_t>(n)), sn(static_cast<std::size_t>(n));
+  for (std::int64_t q = 0; q < n; ++q) {
+    const double t = -2 * M_PI * static_cast<double>(q) / static_cast<double>(n);
+    cs[static_cast<std::size_t>(q)] = std::cos(t);
+    sn[static_cast<std::size_t>(q)] = std::sin(t);
+  }
   std::vector<double> y;
   for (std::int64_t b = 0; b < Bn; ++b)
     for (std::int64_t f = 0; f < F; ++f)
@@ -76,9 +83,9 @@ std::vector<double> ref_stft(const std::vector<float>& x, std::int64_t Bn, std::
         for (std::int64_t j = 0; j < n; ++j) {
           const std::size_t at = static_cast<std::size_t>((b * L + f * step + j) * ch);
           const double wj = w.empty() ? 1.0 : w[j], xr = x[at] * wj, xi = ch == 2 ? x[at + 1] * wj : 0.0;
-          const double t = -2 * M_PI * static_cast<double>(j * k) / static_cast<double>(n);
-          re += xr * std::cos(t) - xi * std::sin(t);
-          im += xr * std::sin(t) + xi * std::cos(t);
+          const auto q = static_cast<std::size_t>(j * k % n);
+          re += xr * cs[q] - xi * sn[q];
+          im += xr * sn[q] + xi * cs[q];
         }
         y.push_back(re);
         y.push_back(im);

@@ -226,7 +226,7 @@ TEST(Reduce, ContiguousRowsFastPath) {
        {-1}},                     // row stride 0
       {{3, 4, 260}, id, {-1}},    // kept dims collapse
       {{3, 4, 260}, id, {1, 2}},  // reduced dims collapse
-      {{70001, 3}, id, {-1}},     // rows beyond 65535 groups
+      {{70001, 3}, id, {-1}},     // rows beyond 65535 groups (f32 only, below)
   };
   std::vector<const char*> modes = {nullptr};
   if (device().caps().subgroup) modes.push_back("0");
@@ -234,6 +234,10 @@ TEST(Reduce, ContiguousRowsFastPath) {
     ScopedEnv env("GLTENSOR_SUBGROUPS", mode);
     for (const V& c : cases)
       for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
+        // The rows past 65535 workgroups: the dispatch's split is the dtype's no matter, and its
+        // f16 and bf16 programs are the short rows' above (each of the 70001-row reductions took
+        // llvmpipe about 0.2 CPU-s: 2.4 of the test's 3.0 for the three dtypes).
+        if (c.base == Shape{70001, 3} && dt != DType::f32) continue;
         const std::size_t n = static_cast<std::size_t>(numel_of(c.base));
         auto x = uniform(rng, n);
         if (c.base.size() == 2 && c.base[0] >= 3 && c.base[1] >= 20) {  // NaN row, +Inf row, +Inf and -Inf row
@@ -335,7 +339,11 @@ TEST(Softmax, AnyDimViewsAndSpecials) {
     Tensor t = Tensor::from_host(device(), x, c.shape);
     const std::int64_t d = c.dim < 0 ? c.dim + c.shape.size() : c.dim;
     auto g = group(x, c.shape, {d});
-    // reference in the same element order: for each element, its group's stats
+    // reference in the same element order: for each element, its group's stats (each group's
+    // logsumexp once: per element it cost the test's CPU quadratically in the row length, about
+    // 2 CPU-s for the rows of 8192 and 8196)
+    std::vector<double> lses(g.size());
+    for (std::size_t o = 0; o < g.size(); ++o) lses[o] = r_lse(g[o]);
     std::vector<double> ref(n), lref(n);
     Shape st = contiguous_strides(c.shape);
     for (std::size_t lin = 0; lin < n; ++lin) {
@@ -348,7 +356,7 @@ TEST(Softmax, AnyDimViewsAndSpecials) {
           ostride *= c.shape[k];
         }
       }
-      const double lse = r_lse(g[o]);
+      const double lse = lses[static_cast<std::size_t>(o)];
       ref[lin] = std::exp(x[lin] - lse);
       lref[lin] = x[lin] - lse;
     }
