@@ -3,7 +3,9 @@
 // under the environment's settings (GLTENSOR_ATTENTION_BLOCK=0|1 and the like force one or the other). One process
 // per setting; the ratios come from runs of the same pack call (scripts/packs/rt40/attn_table.py).
 //   gltensor_attention_bench [--reps N] [--warmup N] [CASE ...]   (the first case also runs 300 ms untimed first)
-// CASE = H,L,S,E,c|n,f32|f16: q [1, H, L, E], k, v [1, H, S, E], causal or not, storage dtype; without cases, the
+// CASE = H,L,S,E,c|n,f32|f16[,m][g]: q [1, H, L, E], k, v [1, H, S, E], causal or not, storage dtype; m: a bool
+// [L, S] mask (random, key 0 always kept), g: the gradients of q, k and v too (backward): either takes the flash
+// kernels (attention_tiled.comp where it fits); without cases, the
 // corners of attention_block.comp's range (attention_plan.cpp's plan_attention_block): head dims 40/64, keys
 // 260/384/512, query rows 8/64/300, heads 1/8/32, causal and not, f32 and f16. Prints one line a case:
 //   case H,L,S,E,c,dt kernel K gpu_us G wall_us W
@@ -22,21 +24,23 @@ namespace {
 
 struct Case {
   std::int64_t H, L, S, E;
-  bool causal;
+  bool causal, mask, grad;
   DType dt;
   std::string name;
 };
 
 Case parse(const std::string& s) {
   Case c{};
-  char cz = 'n', dt[8] = {0};
+  char cz = 'n', dt[8] = {0}, mg[4] = {0};
   long long h = 0, l = 0, k = 0, e = 0;
-  if (std::sscanf(s.c_str(), "%lld,%lld,%lld,%lld,%c,%7s", &h, &l, &k, &e, &cz, dt) != 6) {
-    std::fprintf(stderr, "bad case %s (H,L,S,E,c|n,f32|f16)\n", s.c_str());
+  const int n = std::sscanf(s.c_str(), "%lld,%lld,%lld,%lld,%c,%3[^,],%3s", &h, &l, &k, &e, &cz, dt, mg);
+  if (n != 6 && n != 7) {
+    std::fprintf(stderr, "bad case %s (H,L,S,E,c|n,f32|f16[,m][g])\n", s.c_str());
     std::exit(2);
   }
   c.H = h, c.L = l, c.S = k, c.E = e, c.causal = cz == 'c';
   c.dt = std::string(dt) == "f16" ? DType::f16 : DType::f32;
+  c.mask = std::string(mg).find('m') != std::string::npos, c.grad = std::string(mg).find('g') != std::string::npos;
   c.name = s;
   return c;
 }
@@ -70,9 +74,27 @@ int main(int argc, char** argv) {
   Generator g(7);
   bool first = true;
   for (const Case& c : cases) {
-    const Tensor q = randn(dev, {1, c.H, c.L, c.E}, g).to(c.dt), k = randn(dev, {1, c.H, c.S, c.E}, g).to(c.dt),
-                 v = randn(dev, {1, c.H, c.S, c.E}, g).to(c.dt);
-    auto call = [&] { return scaled_dot_product_attention(q, k, v, Tensor(), c.causal); };
+    Tensor q = randn(dev, {1, c.H, c.L, c.E}, g).to(c.dt), k = randn(dev, {1, c.H, c.S, c.E}, g).to(c.dt),
+           v = randn(dev, {1, c.H, c.S, c.E}, g).to(c.dt);
+    Tensor mask, gy;
+    if (c.mask) {
+      std::vector<std::uint8_t> m(static_cast<std::size_t>(c.L * c.S));
+      for (std::size_t i = 0; i < m.size(); ++i)
+        m[i] = i % static_cast<std::size_t>(c.S) == 0 || (i * 2654435761u) % 7 != 0;
+      mask = Tensor::from_host(dev, std::span<const std::uint8_t>(m), {c.L, c.S}, DType::bool_);
+    }
+    if (c.grad) {
+      for (Tensor* t : {&q, &k, &v}) requires_grad_(*t);
+      gy = randn(dev, {1, c.H, c.L, c.E}, g).to(c.dt);
+    }
+    auto call = [&] {
+      Tensor y = scaled_dot_product_attention(q, k, v, mask, c.causal);
+      if (c.grad) {
+        backward(y, gy);
+        for (Tensor* t : {&q, &k, &v}) zero_grad(*t);
+      }
+      return y;
+    };
     for (int i = 0; i < warmup; ++i) (void)call();
     dev.synchronize();
     if (first) {  // the GPU's clocks up before the first case is timed (H200: 345 MHz idle)

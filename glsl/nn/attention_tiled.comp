@@ -59,6 +59,16 @@ uniform uint u_v_ss;
 uniform uint u_v_se;
 uniform float u_scale;  // softmax scale * log2(e)
 uniform uint u_chunk;   // SPLIT
+// UNIFORM_DIMS (llvmpipe, head dims up to 64: NQQ = NVQ = 1): DQ4 and DV4 are the uniforms u_dq4 and
+// u_dv4 (ceil(E / 4), ceil(Ev / 4)), not constants: the accumulations' staging and STORE_ROW's bounds
+// read them, the register arrays (NQQ, NVQ) and the chunks (VKQ, VK) stay constant; one program for
+// every head dim up to 64 (LLVM's compiles are most of llvmpipe's cold cost). GPUs: constants.
+#ifdef UNIFORM_DIMS
+uniform uint u_dq4;
+uniform uint u_dv4;
+#define DQ4 u_dq4
+#define DV4 u_dv4
+#endif
 #if MODE != tiled_fwd
 uniform float u_scale_e;  // softmax scale
 uniform uint u_bstride_o[BD];

@@ -238,13 +238,14 @@ struct FlashParams {
   const BatchLayout& bl;  // strides of q, k, v, mask, dO
   const Tensor &q, &mask, *dout;
   std::int64_t L, row0, chunk;
-  bool tiled = false;  // attention_tiled.comp: no head-dim bounds (nor u_scale_e in its forward)
+  bool tiled = false;         // attention_tiled.comp: no head-dim bounds (nor u_scale_e in its forward)
+  bool uniform_dims = false;  // attention_tiled.comp's UNIFORM_DIMS: the head-dim bounds
   void set(Uniforms& u) const {
     u.u32("u_L", L);
     u.u32("u_S", p.S);
     u.u32("u_E", p.E);
     u.u32("u_Ev", p.Ev);
-    if (!tiled) {
+    if (!tiled || uniform_dims) {
       u.u32("u_dq4", (p.E + 3) / 4);
       u.u32("u_dv4", (p.Ev + 3) / 4);
     }
@@ -312,6 +313,10 @@ TiledAttentionVariant tiled_variant(const char* mode, const FlashAttentionVarian
   tv.mode = mode, tv.bd = fv.bd, tv.dq4 = fv.dq4, tv.dv4 = fv.dv4, tv.vkq = tiled_v_keys(E), tv.vk = tiled_v_keys(Ev);
   tv.split = fv.split, tv.dropout = fv.dropout, tv.mask = fv.mask, tv.mask_dtype = fv.mask_dtype;
   tv.out = fv.out, tv.q = fv.q, tv.k = fv.k, tv.v = fv.v, tv.dout = fv.dout;
+  // llvmpipe (as attention_flash.comp's bounds without CONST_DIMS): one program per mode and flags for every head
+  // dim up to 64; past it (NQQ or NVQ > 1) the constants; GLTENSOR_ATTENTION_UNIFORM_DIMS forces either form
+  const int uniform = settings().attention_uniform_dims;
+  tv.uniform_dims = tv.dq4 <= 16 && tv.dv4 <= 16 && (uniform < 0 ? !fv.const_dims : uniform == 1);
   return tv;
 }
 
@@ -343,13 +348,13 @@ Forward flash_forward_rows(const Problem& p, const FlashTiles& t, bool tiled, st
   if (p.S == 0) return {zeros(q.device(), {nb, lc, p.Ev}, od), zeros(q.device(), {nb, lc}, DType::f32)};
   if (out.numel() == 0 || lse.numel() == 0) return {split ? alloc(dev, {nb, lc, p.Ev}, od, kOp) : out, lse};
   const std::int64_t rows = tiled ? kTiledRows : t.rows;
+  const TiledAttentionVariant tv = tiled_variant("tiled_fwd", fv, p.E, p.Ev);
   if (tiled) {
-    launch.program(TiledAttentionVariant::kFile, tiled_variant("tiled_fwd", fv, p.E, p.Ev).defines(),
-                   {static_cast<std::uint32_t>(kTiledLocal)});
+    launch.program(TiledAttentionVariant::kFile, tv.defines(), {static_cast<std::uint32_t>(kTiledLocal)});
   } else {
     launch.program(fv.kFile, fv.defines(), {static_cast<std::uint32_t>(t.rows)});
   }
-  launch.params(FlashParams{p, bl, q, mask, nullptr, lc, row0, kchunk, tiled})
+  launch.params(FlashParams{p, bl, q, mask, nullptr, lc, row0, kchunk, tiled, tiled && tv.uniform_dims})
       .loop_iterations(flash_loops(tiled ? FlashMode::tiled : FlashMode::forward, t, p.E, p.Ev, split ? kchunk : p.S,
                                    bl.shape.size(), p.drop.p > 0))
       .groups(static_cast<std::uint64_t>((lc + rows - 1) / rows), static_cast<std::uint64_t>(nb),
@@ -410,11 +415,12 @@ Grads flash_backward(const Problem& p, const FlashTiles& t, bool tiled, const Te
     launch.write(dst).read(p.q).read(p.k).read(p.v).read(stats).read(dout);
     if (p.mask.defined()) launch.read(p.mask);
     const std::int64_t n = fm == FlashMode::dkv || fm == FlashMode::tiled_dkv ? p.L : p.S;
+    const TiledAttentionVariant tv = tiled_variant(mode, fv, p.E, p.Ev);
     if (tiled)
-      launch.program(TiledAttentionVariant::kFile, tiled_variant(mode, fv, p.E, p.Ev).defines(), {local});
+      launch.program(TiledAttentionVariant::kFile, tv.defines(), {local});
     else
       launch.program(fv.kFile, fv.defines(), {local});
-    launch.params(FlashParams{p, bl, p.q, p.mask, &dout, p.L, 0, chunk, tiled})
+    launch.params(FlashParams{p, bl, p.q, p.mask, &dout, p.L, 0, chunk, tiled, tiled && tv.uniform_dims})
         .loop_iterations(flash_loops(fm, t, p.E, p.Ev, chunk > 0 ? chunk : n, bd, drop))
         .groups(static_cast<std::uint64_t>(tiles), static_cast<std::uint64_t>(nb),
                 static_cast<std::uint64_t>(chunk > 0 ? (n + chunk - 1) / chunk : 1));

@@ -195,7 +195,10 @@ std::vector<FlashAttentionVariant> FlashAttentionVariant::space() {
 Defines TiledAttentionVariant::defines() const {
   Defines d;
   d.ident("MODE", mode).value("BD", bd);
-  d.uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
+  if (uniform_dims)
+    d.flag("UNIFORM_DIMS");
+  else
+    d.uvalue("DQ4", static_cast<std::uint64_t>(dq4)).uvalue("DV4", static_cast<std::uint64_t>(dv4));
   d.uvalue("VKQ", static_cast<std::uint64_t>(vkq)).uvalue("VK", static_cast<std::uint64_t>(vk));
   d.uvalue("NQQ", static_cast<std::uint64_t>((dq4 + 15) / 16))
       .uvalue("NVQ", static_cast<std::uint64_t>((dv4 + 15) / 16));
@@ -222,6 +225,11 @@ std::vector<TiledAttentionVariant> TiledAttentionVariant::space() {
       v.out = v.q = v.k = v.v = v.dout = d4 == 32 ? DType::f16 : DType::f32;
       out.push_back(v);
     }
+  for (const char* mode : {"tiled_fwd", "tiled_dkv", "tiled_dq"}) {  // llvmpipe's form: head dims as uniforms
+    TiledAttentionVariant v;
+    v.mode = mode, v.uniform_dims = true, v.mask = Mask::bool_;
+    out.push_back(v);
+  }
   return out;
 }
 

@@ -75,14 +75,15 @@ struct FlashAttentionVariant {
 /// attention_tiled.comp: MODE by name (tiled_fwd, tiled_dkv, tiled_dq); BD batch dims, DQ4 / DV4
 /// (head dims in quads), VKQ / VK (rows per K or Q chunk / per V or dO chunk, tiled_v_keys), NQQ /
 /// NVQ (accumulator quads per invocation: ceil(DQ4 / 16), ceil(DV4 / 16)), SPLIT, DROPOUT and the
-/// mask as FlashAttentionVariant's; operands as attention_flash.comp's in the same modes.
+/// mask as FlashAttentionVariant's; operands as attention_flash.comp's in the same modes. UNIFORM_DIMS
+/// (uniform_dims; llvmpipe, dq4 and dv4 <= 16): DQ4 / DV4 not defined, the uniforms u_dq4 / u_dv4 instead.
 struct TiledAttentionVariant {
   static constexpr const char* kFile = "attention_tiled.comp";
   using Mask = FlashAttentionVariant::Mask;
   const char* mode = "tiled_fwd";
   int bd = 1;
   std::int64_t dq4 = 16, dv4 = 16, vkq = 64, vk = 64;
-  bool split = false, dropout = false;
+  bool split = false, dropout = false, uniform_dims = false;
   Mask mask = Mask::none;
   /// tiled_fwd: out (the result, or f32 partials with SPLIT), q, k, v; the backward modes: dout.
   DType out = DType::f32, q = DType::f32, k = DType::f32, v = DType::f32, dout = DType::f32, mask_dtype = DType::bool_;

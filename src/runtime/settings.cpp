@@ -311,6 +311,7 @@ Settings Settings::from_env() {
   s.tune = env_flag("GLTENSOR_TUNE", -1);
   s.attention_composite = env("GLTENSOR_ATTENTION") == "composite";
   s.attention_rows = env("GLTENSOR_ATTENTION") == "rows";
+  s.attention_uniform_dims = env_flag("GLTENSOR_ATTENTION_UNIFORM_DIMS", -1);
   // (16 as well: attention_plan's narrow_attention_tiles stays at or below the cap)
   const int attention_bq = std::atoi(env("GLTENSOR_ATTENTION_BQ").c_str());
   s.attention_bq = attention_bq == 32 || attention_bq == 16 ? attention_bq : 0;

@@ -258,6 +258,9 @@ struct Settings {
   /// GLTENSOR_ATTENTION=rows: the flash forward with one query row per invocation
   /// (attention_flash.comp) instead of the register-tiled one (attention_tiled.comp).
   bool attention_rows = false;
+  /// GLTENSOR_ATTENTION_UNIFORM_DIMS: -1 (unset) attention_tiled.comp's head dims up to 64 as uniforms (UNIFORM_DIMS)
+  /// on software rasterizers, constants on GPUs; 0 constants everywhere, 1 uniforms everywhere (GPUs too: tests).
+  int attention_uniform_dims = -1;
   /// GLTENSOR_ATTENTION_BQ / _KEYS = 32: cap the fused attention tiling (0 = no cap).
   int attention_bq = 0, attention_keys = 0;
   /// GLTENSOR_ATTENTION_TILE = 4, 8 or 16: cap the flash kernels' shared-memory tiles (keys per

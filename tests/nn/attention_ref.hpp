@@ -1,5 +1,5 @@
 // The float64 attention reference and the case helpers of the attention tests
-// (test_attention.cpp, test_attention_head_dims.cpp).
+// (test_attention.cpp, test_attention_head_dims.cpp, test_nn.cpp's Attention.InferenceQuadsPastTheHeadDim).
 #pragma once
 #include <cmath>
 #include <limits>
@@ -212,5 +212,22 @@ inline void check(std::mt19937_64& rng, const Case& c, double gtol = 1e-3) {
 
 // The flash kernels' tilings on this device: the default and every smaller tile cap.
 inline std::vector<const char*> tile_caps() { return {nullptr, "16", "8", "4"}; }
+
+// [1, H, T, D] random values in [-2, 2): the leading T rows of a storage whose next row (after
+// each head's last, past the tensor's end for the last head) is NaN; h gets them row-major.
+inline Tensor rows_before_nan(std::mt19937_64& rng, int H, int T, int D, std::vector<double>& h) {
+  auto w = uniform(rng, std::size_t(H) * (T + 1) * D, -2, 2);
+  h.clear();
+  for (int hd = 0; hd < H; ++hd)
+    for (int i = 0; i <= T; ++i)
+      for (int d = 0; d < D; ++d) {
+        float& x = w[(std::size_t(hd) * (T + 1) + i) * D + d];
+        if (i == T)
+          x = NAN;
+        else
+          h.push_back(x);
+      }
+  return Tensor::from_host(device(), w, {1, H, T + 1, D}).narrow(2, 0, T);
+}
 
 }  // namespace attn_test

@@ -103,52 +103,6 @@ TEST(FlashAttention, EdgeShapes) {
   check(rng, {2, 2, 1, 1, 9, 8, 3, MaskKind::key_padding});
 }
 
-namespace {
-// [1, H, T, D] random values in [-2, 2): the leading T rows of a storage whose next row (after
-// each head's last, past the tensor's end for the last head) is NaN; h gets them row-major.
-Tensor rows_before_nan(std::mt19937_64& rng, int H, int T, int D, std::vector<double>& h) {
-  auto w = uniform(rng, std::size_t(H) * (T + 1) * D, -2, 2);
-  h.clear();
-  for (int hd = 0; hd < H; ++hd)
-    for (int i = 0; i <= T; ++i)
-      for (int d = 0; d < D; ++d) {
-        float& x = w[(std::size_t(hd) * (T + 1) + i) * D + d];
-        if (i == T)
-          x = NAN;
-        else
-          h.push_back(x);
-      }
-  return Tensor::from_host(device(), w, {1, H, T + 1, D}).narrow(2, 0, T);
-}
-}  // namespace
-
-// The inference kernels' quad loads (glsl/nn/attention.comp's, attention_lanes.comp's and attention_block.comp's q_quad
-// / k_quad / v_quad, f32 rows on 4-element boundaries) past the head dim are branched around (0, no load): q, k, v are
-// the leading rows of storages whose next row (past each head's last row, past the tensor's end for the last head) is
-// NaN, head dims 4 to 36 below the kernel's 64-wide quads (the quads past E would read the next row), against float64.
-// Sabotage: q's and k's branch dropped fails (v's dims past Ev are not stored).
-TEST(FlashAttention, InferenceQuadsPastTheHeadDim) {
-  GLT_RNG(rng);
-  for (const auto& [E, Ev] : std::vector<std::pair<int, int>>{{4, 8}, {20, 12}, {36, 28}}) {
-    const Case c{1, 2, 2, 5, 7, E, Ev};
-    SCOPED_TRACE(c.what());
-    std::vector<double> hq, hk, hv;
-    const Tensor q = rows_before_nan(rng, c.H, c.L, E, hq), k = rows_before_nan(rng, c.H, c.S, E, hk),
-                 v = rows_before_nan(rng, c.H, c.S, Ev, hv);
-    const Ref r = reference(c, hq, hk, hv, {}, {}, nullptr);
-    // attention.comp, attention_lanes.comp and attention_block.comp (GPUs choose the lanes kernel for head dims up to
-    // 16, the block kernel past 16 for few row blocks)
-    for (const char* kernel : {"attention", "lanes", "block"}) {
-      const std::string kn = kernel;
-      if (kn == "block" && E != 36) continue;  // its 16 head-dim quads only (one program: review39's R6)
-      ScopedEnv env("GLTENSOR_ATTENTION_LANES", kn == "lanes" ? "1" : "0");
-      ScopedEnv block("GLTENSOR_ATTENTION_BLOCK", kn == "block" ? "1" : "0");
-      SCOPED_TRACE(kn);
-      EXPECT_TRUE(close(scaled_dot_product_attention(q, k, v, options(c, Tensor())).to_vector(), r.out, 1e-4, 1e-4));
-    }
-  }
-}
-
 // The flash kernels' edge loads (attention_flash.comp's QUAD and rows, attention_tiled.comp's
 // GEMM_TILE / ACC_TILE staging, the row statistics, the mask's bias) clamp their indices into the
 // tensors and replace the values past them with selects: q, k, v, their gradient's gy and an

@@ -2,8 +2,8 @@
 // 64 query rows x 64 keys per block) against the float64 reference: several row and key blocks
 // (odd L and S past 64), head dims 1 to 256, causal, masks, GQA, dropout, NaN, more workgroups
 // than one dispatch allows and keys split past the loop limit; gradients through the flash
-// backward from the tiled forward's logsumexp. The one-row forward (GLTENSOR_ATTENTION=rows)
-// must agree with it. Tolerances as test_attention.cpp.
+// backward from the tiled forward's logsumexp; the GPUs' constant head dims on llvmpipe too. The one-row forward
+// (GLTENSOR_ATTENTION=rows) must agree with it. Tolerances as test_attention.cpp.
 #include "attention_ref.hpp"
 #include "nn/attention_dropout.hpp"
 
@@ -107,6 +107,17 @@ TEST(TiledAttention, Dropout) {
   EXPECT_TRUE(close(grad(q).to_vector(), r.dq, 1e-3, 1e-3)) << "dq";
   EXPECT_TRUE(close(grad(k).to_vector(), r.dk, 1e-3, 1e-3)) << "dk";
   EXPECT_TRUE(close(grad(v).to_vector(), r.dv, 1e-3, 1e-3)) << "dv";
+}
+
+// The GPUs' form, head dims as constants (GLTENSOR_ATTENTION_UNIFORM_DIMS=0), on llvmpipe too, where the default
+// takes head dims up to 64 as uniforms (UNIFORM_DIMS): each mode with a bool mask, causal, GQA, odd head dims E 10 and
+// Ev 20 (DQ4 3, DV4 5), forward and gradients; an additive mask with the keys split past a lowered loop limit (SPLIT).
+TEST(TiledAttention, ConstantHeadDims) {
+  GLT_RNG(rng);
+  ScopedEnv env("GLTENSOR_ATTENTION_UNIFORM_DIMS", "0");
+  check(rng, {2, 4, 2, 70, 90, 10, 20, MaskKind::bool_full, true});
+  ScopedLoopLimit limit(1000);
+  check(rng, {1, 1, 1, 70, 330, 16, 8, MaskKind::add_full});
 }
 
 // The one-row forward (GLTENSOR_ATTENTION=rows) and the tiled one agree.
