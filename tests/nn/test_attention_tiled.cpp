@@ -114,7 +114,8 @@ TEST(TiledAttention, Dropout) {
 // Ev 20 (DQ4 3, DV4 5), forward and gradients; an additive mask with the keys split past a lowered loop limit (SPLIT).
 TEST(TiledAttention, ConstantHeadDims) {
   GLT_RNG(rng);
-  ScopedEnv env("GLTENSOR_ATTENTION_UNIFORM_DIMS", "0");
+  ScopedSettings s;  // restores the settings as they were (GLTENSOR_ATTENTION_UNIFORM_DIMS=1 outside, for one)
+  s->attention_uniform_dims = 0;
   check(rng, {2, 4, 2, 70, 90, 10, 20, MaskKind::bool_full, true});
   ScopedLoopLimit limit(1000);
   check(rng, {1, 1, 1, 70, 330, 16, 8, MaskKind::add_full});
