@@ -51,6 +51,7 @@
 #include "runtime/program_cache.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/timer_query.hpp"
 #include "tensor/tensor_impl.hpp"
 
 using namespace gltensor;
@@ -331,15 +332,13 @@ void lab_add(bool small) {
 #ifndef GL_TIME_ELAPSED_EXT
 #define GL_TIME_ELAPSED_EXT 0x88BF  // GL_TIME_ELAPSED: the same value in desktop OpenGL 3.3
 #endif
-using GetQueryU64 = void(GL_APIENTRYP)(GLuint, GLenum, GLuint64*);
 using BufferStorageFn = void(GL_APIENTRYP)(GLenum, GLsizeiptr, const void*, GLbitfield);
 
 // Median GPU time (ms) of `reps` single dispatches, each in its own time-elapsed query; 0 where the
 // device has no timer queries.
 double gpu_ms(const std::function<void()>& once, int reps) {
-  static auto get = reinterpret_cast<GetQueryU64>(
-      eglGetProcAddress(g_dev->caps().desktop ? "glGetQueryObjectui64v" : "glGetQueryObjectui64vEXT"));
-  if (!get || !g_dev->caps().timer_query) return 0;
+  static const auto get = detail::timer_queries(g_dev->caps()).get_u64;  // the library's own entry points
+  if (!get) return 0;
   if (g_check) reps = 1;
   std::vector<GLuint> q(static_cast<std::size_t>(reps));
   glGenQueries(reps, q.data());
